@@ -1,0 +1,258 @@
+//! The one interface every CNI plugin sits behind: an environment plus a stdin document in,
+//! a result or an error out — exactly what a plugin binary sees (`pkg/skel`).
+//!
+//! Plugins are stateless, like the real binaries: all their state lives on the node
+//! ([`Host`]: links, netns, iptables, tc, host-local's files). An in-process model and an
+//! exec of a real binary can both stand behind [`Plugin`], since the wire record is the same.
+
+use super::host::Host;
+use super::types::{CniError, CniResult};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// `CNI_COMMAND`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub enum CniCommand {
+    /// Add a container to a network.
+    Add,
+    /// Remove a container from a network.
+    Del,
+    /// Check that a container's networking is as expected.
+    Check,
+    /// Remove stale resources (1.1.0).
+    Gc,
+    /// Report whether the plugin can serve ADD (1.1.0).
+    Status,
+    /// Report supported versions.
+    Version,
+}
+
+impl CniCommand {
+    /// The value of `CNI_COMMAND`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CniCommand::Add => "ADD",
+            CniCommand::Del => "DEL",
+            CniCommand::Check => "CHECK",
+            CniCommand::Gc => "GC",
+            CniCommand::Status => "STATUS",
+            CniCommand::Version => "VERSION",
+        }
+    }
+
+    /// The lower-case verb libcni uses in wrapped errors (`failed (add): …`).
+    pub fn verb(self) -> &'static str {
+        match self {
+            CniCommand::Add => "add",
+            CniCommand::Del => "delete",
+            CniCommand::Check => "check",
+            CniCommand::Gc => "gc",
+            CniCommand::Status => "status",
+            CniCommand::Version => "version",
+        }
+    }
+}
+
+/// The `CNI_*` environment of one invocation (SPEC §3 "Parameters").
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CniEnv {
+    /// `CNI_COMMAND`.
+    pub command: Option<CniCommand>,
+    /// `CNI_CONTAINERID` (empty for GC, STATUS, VERSION).
+    pub container_id: String,
+    /// `CNI_NETNS` (may be empty for DEL).
+    pub netns: String,
+    /// `CNI_IFNAME`.
+    pub ifname: String,
+    /// `CNI_ARGS`: `K=V;K2=V2`.
+    pub args: String,
+    /// `CNI_PATH`.
+    pub path: String,
+}
+
+impl CniEnv {
+    /// The variables as libcni's `invoke.Args.AsEnv` sets them, in that order; empty
+    /// values are still set, as libcni does.
+    pub fn vars(&self) -> [(&'static str, &str); 6] {
+        let cmd = self.command.map(|c| c.as_str()).unwrap_or("");
+        [
+            ("CNI_COMMAND", cmd),
+            ("CNI_CONTAINERID", &self.container_id),
+            ("CNI_NETNS", &self.netns),
+            ("CNI_ARGS", &self.args),
+            ("CNI_IFNAME", &self.ifname),
+            ("CNI_PATH", &self.path),
+        ]
+    }
+
+    /// The command, or VERSION when unset.
+    pub fn cmd(&self) -> CniCommand {
+        self.command.unwrap_or(CniCommand::Version)
+    }
+}
+
+/// What a plugin reads on stdin. The plugin's own object from the conflist (with `name` and
+/// `cniVersion` injected by the runtime) is kept as JSON, since runtimes must pass unknown
+/// keys through; `runtimeConfig` and `prevResult` are kept typed and merged on [`Stdin::to_json`].
+#[derive(Debug, Clone)]
+pub struct Stdin {
+    /// The plugin object with `name` and `cniVersion` set (no `capabilities`, per SPEC §4).
+    pub conf: Arc<Value>,
+    /// `runtimeConfig`, present only when non-empty (libcni `injectRuntimeConfig`).
+    pub runtime_config: Option<Arc<Value>>,
+    /// `prevResult`: none for the first ADD, the final ADD result for DEL and CHECK.
+    pub prev_result: Option<Arc<CniResult>>,
+    /// GC: the attachments still valid (`cni.dev/valid-attachments`).
+    pub valid_attachments: Option<Arc<Vec<Attachment>>>,
+}
+
+/// One attachment, as GC names it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub struct Attachment {
+    /// The container ID.
+    #[serde(rename = "containerID")]
+    pub container_id: String,
+    /// The interface name.
+    pub ifname: String,
+}
+
+impl Stdin {
+    /// A stdin holding just a configuration object.
+    pub fn from_conf(conf: Value) -> Self {
+        Stdin {
+            conf: Arc::new(conf),
+            runtime_config: None,
+            prev_result: None,
+            valid_attachments: None,
+        }
+    }
+
+    /// A string field of the configuration (`name`, `type`, `cniVersion`…), or "".
+    pub fn str_field(&self, key: &str) -> &str {
+        self.conf.get(key).and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// The network name.
+    pub fn network_name(&self) -> &str {
+        self.str_field("name")
+    }
+
+    /// The configuration's `cniVersion`.
+    pub fn cni_version(&self) -> &str {
+        self.str_field("cniVersion")
+    }
+
+    /// The whole document as it would be written to the plugin's stdin. Keys are sorted, as
+    /// Go's `json.Marshal` of libcni's map orders them.
+    pub fn to_json(&self) -> Value {
+        let mut obj: Map<String, Value> = match self.conf.as_ref() {
+            Value::Object(m) => m.clone(),
+            other => return other.clone(),
+        };
+        if let Some(rc) = &self.runtime_config {
+            obj.insert("runtimeConfig".into(), rc.as_ref().clone());
+        }
+        if let Some(prev) = &self.prev_result {
+            obj.insert(
+                "prevResult".into(),
+                serde_json::to_value(prev.as_ref()).unwrap_or(Value::Null),
+            );
+        }
+        if let Some(valid) = &self.valid_attachments {
+            let list = serde_json::to_value(valid.as_ref()).unwrap_or(Value::Null);
+            // libcni sends both keys (spec-v1.1.0 and HEAD names; reference §0.7).
+            obj.insert("cni.dev/attachments".into(), list.clone());
+            obj.insert("cni.dev/valid-attachments".into(), list);
+        }
+        Value::Object(obj)
+    }
+}
+
+/// What a plugin printed: a result (ADD), nothing (DEL, CHECK, GC, STATUS), a version
+/// document (VERSION), or an error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PluginOutput {
+    /// An ADD result.
+    Result(Arc<CniResult>),
+    /// Success with nothing on stdout.
+    Empty,
+    /// VERSION's answer.
+    Versions(Value),
+}
+
+/// A plugin's answer to one invocation.
+pub type PluginReply = Result<PluginOutput, CniError>;
+
+/// Delegated calls a plugin made (bridge → host-local), reported so the wire log can show them.
+#[derive(Debug, Default)]
+pub struct Delegations {
+    /// Each delegated invocation: plugin type, env, stdin and reply.
+    pub calls: Vec<(String, CniEnv, Stdin, PluginReply)>,
+}
+
+/// A CNI plugin binary.
+pub trait Plugin: Send + Sync {
+    /// The binary name (`type` in the config).
+    fn type_name(&self) -> &'static str;
+
+    /// The versions `VERSION` reports.
+    fn supported_versions(&self) -> &'static [&'static str];
+
+    /// Run one invocation on a node. `ctx` lets the plugin delegate to another plugin
+    /// (IPAM), the way `ipam.ExecAdd` execs a binary found in `CNI_PATH`.
+    fn invoke(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply;
+}
+
+/// What a plugin can reach while it runs: the node, and other plugins to delegate to.
+pub struct PluginCtx<'a> {
+    /// The node the plugin runs on (its kernel state and disk).
+    pub host: &'a mut Host,
+    /// The plugins installed in CNI_PATH.
+    pub registry: &'a super::registry::Registry,
+    /// Delegated calls made so far.
+    pub delegations: Delegations,
+}
+
+impl PluginCtx<'_> {
+    /// Delegate to another plugin by type with the same env and stdin (`ipam.ExecAdd` etc.).
+    pub fn delegate(&mut self, plugin_type: &str, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+        let reply = match self.registry.find(plugin_type) {
+            Some(p) => {
+                let mut inner = PluginCtx {
+                    host: self.host,
+                    registry: self.registry,
+                    delegations: Delegations::default(),
+                };
+                let r = p.invoke(&mut inner, env, stdin);
+                self.delegations.calls.extend(inner.delegations.calls);
+                r
+            }
+            None => Err(CniError::internal(format!(
+                "failed to find plugin \"{plugin_type}\" in path [{}]",
+                env.path
+            ))),
+        };
+        self.delegations.calls.push((
+            plugin_type.to_string(),
+            env.clone(),
+            stdin.clone(),
+            reply.clone(),
+        ));
+        reply
+    }
+}
+
+/// The standard VERSION answer (`pkg/version/plugin.go`): skel prints the library's
+/// current version as `cniVersion`.
+pub fn version_reply(supported: &[&str]) -> PluginReply {
+    Ok(PluginOutput::Versions(serde_json::json!({
+        "cniVersion": "1.1.0",
+        "supportedVersions": supported,
+    })))
+}
+
+/// `version.All` of the CNI library.
+pub const ALL_VERSIONS: &[&str] = &["0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"];
+
+/// Versions 0.3.0 and later (`version.PluginSupports("0.3.0", …)` style plugins).
+pub const VERSIONS_FROM_030: &[&str] = &["0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"];

@@ -1,0 +1,1 @@
+//! The reference plugins the lab models, one module each.

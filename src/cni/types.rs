@@ -1,0 +1,217 @@
+//! The CNI wire types: results, errors and the JSON layout plugins print.
+//!
+//! Field names and order follow `containernetworking/cni:pkg/types/100/types.go`; the
+//! printed form follows `types.PrintResult` (Go's `json.MarshalIndent` with four spaces).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// The well-known CNI error codes (SPEC §6 "Error", table A.7 of the reference).
+pub mod code {
+    /// Incompatible CNI version.
+    pub const INCOMPATIBLE_VERSION: u32 = 1;
+    /// Unsupported field in the network configuration.
+    pub const UNSUPPORTED_FIELD: u32 = 2;
+    /// Container unknown or does not exist.
+    pub const UNKNOWN_CONTAINER: u32 = 3;
+    /// Invalid necessary environment variables.
+    pub const INVALID_ENV: u32 = 4;
+    /// I/O failure.
+    pub const IO_FAILURE: u32 = 5;
+    /// Failed to decode content.
+    pub const DECODING_FAILURE: u32 = 6;
+    /// Invalid network config.
+    pub const INVALID_NETWORK_CONFIG: u32 = 7;
+    /// Library only: the netns given is invalid (ErrInvalidNetNS).
+    pub const INVALID_NETNS: u32 = 8;
+    /// Try again later.
+    pub const TRY_AGAIN_LATER: u32 = 11;
+    /// STATUS: the plugin cannot serve ADD.
+    pub const PLUGIN_NOT_AVAILABLE: u32 = 50;
+    /// STATUS: not available, existing containers may have limited connectivity.
+    pub const PLUGIN_NOT_AVAILABLE_LIMITED: u32 = 51;
+    /// Library only: a plain Go error returned by a plugin callback (skel wraps it).
+    pub const INTERNAL: u32 = 999;
+}
+
+/// A CNI error as a plugin prints it on stdout (`pkg/types/types.go` Error: code, msg,
+/// details with omitempty; no cniVersion).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CniError {
+    /// The numeric CNI error code.
+    pub code: u32,
+    /// A short message.
+    pub msg: String,
+    /// Optional longer details.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub details: String,
+}
+
+impl CniError {
+    /// An error with a code and message and no details.
+    pub fn new(code: u32, msg: impl Into<String>) -> Self {
+        CniError {
+            code,
+            msg: msg.into(),
+            details: String::new(),
+        }
+    }
+
+    /// A plain error as skel reports it: code 999 with the error text as the message.
+    pub fn internal(msg: impl Into<String>) -> Self {
+        CniError::new(code::INTERNAL, msg)
+    }
+
+    /// The same error with details set.
+    pub fn with_details(mut self, details: impl Into<String>) -> Self {
+        self.details = details.into();
+        self
+    }
+
+    /// The error as a plugin prints it on stdout.
+    pub fn to_stdout(&self) -> String {
+        to_go_json(self)
+    }
+}
+
+impl fmt::Display for CniError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Go's types.Error.Error(): "msg; details" or just msg.
+        if self.details.is_empty() {
+            write!(f, "{}", self.msg)
+        } else {
+            write!(f, "{}; {}", self.msg, self.details)
+        }
+    }
+}
+
+impl std::error::Error for CniError {}
+
+/// One interface in a result (`types100.Interface`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Interface {
+    /// Interface name (`cni0`, `veth1a2b3c4d`, `eth0`).
+    pub name: String,
+    /// Hardware address.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mac: String,
+    /// MTU (1.1.0 only).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mtu: u32,
+    /// The netns path for in-container interfaces; empty for host interfaces.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sandbox: String,
+}
+
+/// One address in a result (`types100.IPConfig`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct IpConfig {
+    /// The address in CIDR form (`10.244.1.2/24`).
+    pub address: String,
+    /// The gateway, if any.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub gateway: String,
+    /// Index into `interfaces` (absent in a delegated IPAM result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<usize>,
+}
+
+/// One route in a result (`types.Route`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Route {
+    /// Destination in CIDR form.
+    pub dst: String,
+    /// Next hop; empty means the IP's gateway may be used.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub gw: String,
+}
+
+/// DNS settings (`types.DNS`). Go marshals the struct even when empty (`"dns": {}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Dns {
+    /// Name servers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nameservers: Vec<String>,
+    /// Local domain.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub domain: String,
+    /// Search domains.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub search: Vec<String>,
+    /// Resolver options.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+}
+
+/// The result of an ADD (`types100.Result`), in the field order Go prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct CniResult {
+    /// The version the result is printed in.
+    #[serde(rename = "cniVersion")]
+    pub cni_version: String,
+    /// Interfaces created or touched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interfaces: Vec<Interface>,
+    /// Addresses assigned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ips: Vec<IpConfig>,
+    /// Routes added in the container.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<Route>,
+    /// DNS settings.
+    #[serde(default)]
+    pub dns: Dns,
+}
+
+impl CniResult {
+    /// The result as a plugin prints it on stdout.
+    pub fn to_stdout(&self) -> String {
+        to_go_json(self)
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Serialize the way Go's `json.MarshalIndent(v, "", "    ")` does (four-space indent).
+pub fn to_go_json<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::with_capacity(256);
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+    // Serializing our own plain structs into memory cannot fail.
+    if value.serialize(&mut ser).is_err() {
+        return String::from("{}");
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipam_result_prints_like_host_local() {
+        let r = CniResult {
+            cni_version: "1.0.0".into(),
+            ips: vec![IpConfig {
+                address: "10.10.0.2/29".into(),
+                gateway: "10.10.0.1".into(),
+                interface: None,
+            }],
+            ..Default::default()
+        };
+        // Captured from Debian's /usr/lib/cni/host-local 1.1.1.
+        let real = "{\n    \"cniVersion\": \"1.0.0\",\n    \"ips\": [\n        {\n            \"address\": \"10.10.0.2/29\",\n            \"gateway\": \"10.10.0.1\"\n        }\n    ],\n    \"dns\": {}\n}";
+        assert_eq!(r.to_stdout(), real);
+    }
+
+    #[test]
+    fn error_prints_without_empty_details() {
+        let e = CniError::internal("failed to allocate for range 0: boom");
+        assert_eq!(
+            e.to_stdout(),
+            "{\n    \"code\": 999,\n    \"msg\": \"failed to allocate for range 0: boom\"\n}"
+        );
+    }
+}

@@ -1,0 +1,57 @@
+//! Stable hashing: the lab derives MACs, veth names, sandbox IDs and UIDs from names, so the
+//! same commands give the same output on every machine (no randomness in engine state).
+
+/// 64-bit FNV-1a over the bytes of each part, with a separator between parts.
+pub fn fnv64(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            h ^= 0x1f;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        for b in part.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// `n` lowercase hex digits derived from the parts (n ≤ 32).
+pub fn hex_id(parts: &[&str], n: usize) -> String {
+    let a = fnv64(parts);
+    let b = fnv64(&[&format!("{a:016x}"), "second"]);
+    let s = format!("{a:016x}{b:016x}");
+    s[..n.min(32)].to_string()
+}
+
+/// A locally administered unicast MAC derived from the parts (`x2:xx:xx:xx:xx:xx`).
+pub fn mac(parts: &[&str]) -> String {
+    let h = fnv64(parts).to_be_bytes();
+    // Set the locally-administered bit and clear the multicast bit, as the kernel does for
+    // random MACs (eth_random_addr).
+    let first = (h[0] & 0xfe) | 0x02;
+    format!(
+        "{first:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        h[1], h[2], h[3], h[4], h[5]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stable_across_runs() {
+        assert_eq!(fnv64(&["a"]), 0xaf63dc4c8601ec8c);
+        assert_eq!(hex_id(&["web"], 8).len(), 8);
+        assert_ne!(fnv64(&["ab", "c"]), fnv64(&["a", "bc"]));
+    }
+
+    #[test]
+    fn macs_are_local_unicast() {
+        let m = mac(&["node-1", "cni0"]);
+        let first = u8::from_str_radix(&m[..2], 16).unwrap();
+        assert_eq!(first & 0x03, 0x02);
+    }
+}

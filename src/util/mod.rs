@@ -1,0 +1,3 @@
+//! Small helpers shared by the engine: stable hashing for deterministic names.
+
+pub mod hash;
