@@ -1,8 +1,16 @@
 //! cni-csi-lab: an in-memory Kubernetes cluster that shows exactly what CNI and CSI do.
 //!
 //! Reading order: `command` (what you can say), `engine` (what happens), then the domain
-//! modules (`cluster`, `cni`, `net`, `csi`, `kubelet`), then the front ends.
+//! modules (`cluster`, `cni`, `kubelet`), then the front ends (`script`).
 //! Nothing outside the front ends touches a terminal.
 
+pub mod cluster;
 pub mod cni;
+pub mod command;
+pub mod engine;
+pub mod kubelet;
+pub mod render;
+pub mod script;
 pub mod util;
+
+pub use engine::{Lab, LabError};

@@ -163,7 +163,7 @@ impl Netns {
                 rest.push(r.clone());
             }
         }
-        rest.sort_by(|a, b| route_sort_key(&a.dst).cmp(&route_sort_key(&b.dst)));
+        rest.sort_by_key(|r| route_sort_key(&r.dst));
         table.extend(rest);
         table
     }

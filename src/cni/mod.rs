@@ -1,9 +1,13 @@
 //! CNI as libcni and containernetworking/plugins do it: wire types, the plugin interface,
 //! the node model plugins act on, the plugins themselves and the runtime that chains them.
 
+pub mod conf;
 pub mod host;
 pub mod ipam_store;
 pub mod plugin;
 pub mod plugins;
 pub mod registry;
+pub mod runtime;
+pub mod skel;
 pub mod types;
+pub mod version;

@@ -252,7 +252,9 @@ pub fn version_reply(supported: &[&str]) -> PluginReply {
 }
 
 /// `version.All` of the CNI library.
-pub const ALL_VERSIONS: &[&str] = &["0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"];
+pub const ALL_VERSIONS: &[&str] = &[
+    "0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0",
+];
 
 /// Versions 0.3.0 and later (`version.PluginSupports("0.3.0", …)` style plugins).
 pub const VERSIONS_FROM_030: &[&str] = &["0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"];

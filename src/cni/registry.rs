@@ -42,3 +42,14 @@ impl std::fmt::Debug for Registry {
         f.debug_list().entries(self.names()).finish()
     }
 }
+
+impl Registry {
+    /// The plugins the lab installs on every node (`/opt/cni/bin`).
+    pub fn standard() -> Self {
+        let mut r = Registry::empty();
+        for p in super::plugins::standard() {
+            r.install(p);
+        }
+        r
+    }
+}

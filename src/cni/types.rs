@@ -106,14 +106,15 @@ pub struct Interface {
 /// One address in a result (`types100.IPConfig`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct IpConfig {
+    /// Index into `interfaces` (absent in a delegated IPAM result). Go declares it first,
+    /// so it prints before `address`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<usize>,
     /// The address in CIDR form (`10.244.1.2/24`).
     pub address: String,
     /// The gateway, if any.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub gateway: String,
-    /// Index into `interfaces` (absent in a delegated IPAM result).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interface: Option<usize>,
 }
 
 /// One route in a result (`types.Route`).

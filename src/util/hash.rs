@@ -37,6 +37,26 @@ pub fn mac(parts: &[&str]) -> String {
     )
 }
 
+/// A deterministic UID in the 8-4-4-4-12 form Kubernetes prints.
+pub fn uid(parts: &[&str]) -> String {
+    let h = hex_id(parts, 32);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+/// A 64-hex-digit ID like containerd's sandbox and container IDs.
+pub fn id64(parts: &[&str]) -> String {
+    let a = hex_id(parts, 32);
+    let b = hex_id(&[&a, "tail"], 32);
+    format!("{a}{b}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

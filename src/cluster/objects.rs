@@ -1,0 +1,212 @@
+//! The core API kinds the network side needs: Namespace, Node and Pod.
+
+use super::store::Kind;
+use serde::Serialize;
+
+/// `Namespace` (v1). Kubernetes labels each namespace `kubernetes.io/metadata.name=<name>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct NamespaceSpec {}
+
+impl Kind for NamespaceSpec {
+    const KIND: &'static str = "Namespace";
+    const API_VERSION: &'static str = "v1";
+    const RESOURCE: &'static str = "namespaces";
+    const NAMESPACED: bool = false;
+    type Status = NamespaceStatus;
+}
+
+/// `Namespace.status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NamespaceStatus {
+    /// Always `Active` in the lab.
+    pub phase: String,
+}
+
+impl Default for NamespaceStatus {
+    fn default() -> Self {
+        NamespaceStatus {
+            phase: "Active".into(),
+        }
+    }
+}
+
+/// `Node.spec` (v1): the pod CIDR the node's pods are addressed from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSpec {
+    /// `podCIDR`.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub pod_cidr: String,
+    /// `podCIDRs`.
+    #[serde(skip_serializing_if = "Vec::is_empty", rename = "podCIDRs")]
+    pub pod_cidrs: Vec<String>,
+}
+
+impl Kind for NodeSpec {
+    const KIND: &'static str = "Node";
+    const API_VERSION: &'static str = "v1";
+    const RESOURCE: &'static str = "nodes";
+    const NAMESPACED: bool = false;
+    type Status = NodeStatus;
+}
+
+/// One entry of `Node.status.addresses`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeAddress {
+    /// `InternalIP`, `Hostname`…
+    #[serde(rename = "type")]
+    pub address_type: String,
+    /// The address.
+    pub address: String,
+}
+
+/// A condition (`Ready` …).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    /// Condition type.
+    #[serde(rename = "type")]
+    pub condition_type: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// Machine-readable reason.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// Human-readable message.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// `Node.status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct NodeStatus {
+    /// Addresses; the lab sets `InternalIP` and `Hostname`.
+    pub addresses: Vec<NodeAddress>,
+    /// Conditions; the lab keeps `Ready`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+impl NodeStatus {
+    /// The InternalIP, if any.
+    pub fn internal_ip(&self) -> Option<&str> {
+        self.addresses
+            .iter()
+            .find(|a| a.address_type == "InternalIP")
+            .map(|a| a.address.as_str())
+    }
+}
+
+/// `containers[].ports[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerPort {
+    /// Port inside the pod.
+    pub container_port: u16,
+    /// Port on the node (0 = none).
+    #[serde(skip_serializing_if = "is_zero_u16")]
+    pub host_port: u16,
+    /// TCP, UDP or SCTP.
+    pub protocol: String,
+}
+
+fn is_zero_u16(v: &u16) -> bool {
+    *v == 0
+}
+
+/// One container of a pod (the lab runs one, `app`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Container {
+    /// Container name.
+    pub name: String,
+    /// Image.
+    pub image: String,
+    /// Declared ports.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ports: Vec<ContainerPort>,
+}
+
+/// A volume of a pod backed by a claim.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodVolume {
+    /// Volume name in the pod.
+    pub name: String,
+    /// The claim.
+    pub persistent_volume_claim: ClaimRef,
+}
+
+/// `persistentVolumeClaim` volume source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimRef {
+    /// Claim name.
+    pub claim_name: String,
+    /// Mount read-only.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
+}
+
+/// `Pod.spec` (v1), the parts the lab models.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSpec {
+    /// The node it is scheduled to.
+    pub node_name: String,
+    /// Containers.
+    pub containers: Vec<Container>,
+    /// Volumes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<PodVolume>,
+}
+
+impl Kind for PodSpec {
+    const KIND: &'static str = "Pod";
+    const API_VERSION: &'static str = "v1";
+    const RESOURCE: &'static str = "pods";
+    const NAMESPACED: bool = true;
+    type Status = PodStatus;
+}
+
+/// `status.podIPs[]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PodIp {
+    /// The address.
+    pub ip: String,
+}
+
+/// `Pod.status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodStatus {
+    /// Pending, Running, Succeeded, Failed.
+    pub phase: String,
+    /// Conditions (PodScheduled, PodReadyToStartContainers, Initialized, ContainersReady, Ready).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// The node's InternalIP.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub host_ip: String,
+    /// The pod's primary IP.
+    #[serde(skip_serializing_if = "String::is_empty", rename = "podIP")]
+    pub pod_ip: String,
+    /// All pod IPs.
+    #[serde(skip_serializing_if = "Vec::is_empty", rename = "podIPs")]
+    pub pod_ips: Vec<PodIp>,
+    /// Why a waiting container waits (`ContainerCreating`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
+impl Default for PodStatus {
+    fn default() -> Self {
+        PodStatus {
+            phase: "Pending".into(),
+            conditions: Vec::new(),
+            host_ip: String::new(),
+            pod_ip: String::new(),
+            pod_ips: Vec::new(),
+            reason: String::new(),
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! The API server's store: typed objects with metadata/spec/status, a resourceVersion on
+//! every write, generation bumped only by spec changes, a status subresource that keeps
+//! generation, optimistic concurrency (a stale resourceVersion is a Conflict), and a bounded
+//! watch-event log readable from an index.
+
+use super::meta::Meta;
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+
+/// A kind of object: its spec type names the kind and its status type.
+pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug {
+    /// `kind` (`Pod`).
+    const KIND: &'static str;
+    /// `apiVersion` (`v1`, `storage.k8s.io/v1`).
+    const API_VERSION: &'static str;
+    /// The resource name errors use (`pods`, `storageclasses.storage.k8s.io`).
+    const RESOURCE: &'static str;
+    /// Whether objects live in a namespace.
+    const NAMESPACED: bool;
+    /// The status type.
+    type Status: Clone + PartialEq + Serialize + Default + fmt::Debug;
+}
+
+/// One API object: metadata, spec and status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Object<K: Kind> {
+    /// `metadata`.
+    pub metadata: Meta,
+    /// `spec`.
+    pub spec: K,
+    /// `status`.
+    pub status: K::Status,
+}
+
+impl<K: Kind> Object<K> {
+    /// A new object with an empty status.
+    pub fn new(name: &str, namespace: &str, spec: K) -> Self {
+        let ns = if K::NAMESPACED { namespace } else { "" };
+        Object {
+            metadata: Meta::named(name, ns),
+            spec,
+            status: K::Status::default(),
+        }
+    }
+
+    /// The object's name.
+    pub fn name(&self) -> &str {
+        &self.metadata.name
+    }
+
+    /// `namespace/name`, or just the name for cluster-scoped kinds.
+    pub fn key(&self) -> String {
+        if self.metadata.namespace.is_empty() {
+            self.metadata.name.clone()
+        } else {
+            format!("{}/{}", self.metadata.namespace, self.metadata.name)
+        }
+    }
+}
+
+impl<K: Kind> Serialize for Object<K> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(5))?;
+        m.serialize_entry("apiVersion", K::API_VERSION)?;
+        m.serialize_entry("kind", K::KIND)?;
+        m.serialize_entry("metadata", &self.metadata)?;
+        m.serialize_entry("spec", &self.spec)?;
+        m.serialize_entry("status", &self.status)?;
+        m.end()
+    }
+}
+
+/// An error as the API server reports it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApiError {
+    /// The object does not exist.
+    #[error("{resource} \"{name}\" not found")]
+    NotFound {
+        /// Resource name (`pods`).
+        resource: &'static str,
+        /// Object name.
+        name: String,
+    },
+    /// An object with that name exists.
+    #[error("{resource} \"{name}\" already exists")]
+    AlreadyExists {
+        /// Resource name.
+        resource: &'static str,
+        /// Object name.
+        name: String,
+    },
+    /// The write carried a stale resourceVersion.
+    #[error(
+        "Operation cannot be fulfilled on {resource} \"{name}\": the object has been modified; please apply your changes to the latest version and try again"
+    )]
+    Conflict {
+        /// Resource name.
+        resource: &'static str,
+        /// Object name.
+        name: String,
+    },
+    /// The object is invalid.
+    #[error("{resource} \"{name}\" is invalid: {reason}")]
+    Invalid {
+        /// Resource name.
+        resource: &'static str,
+        /// Object name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl ApiError {
+    /// The reason kubectl prints in `Error from server (<Reason>)`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            ApiError::NotFound { .. } => "NotFound",
+            ApiError::AlreadyExists { .. } => "AlreadyExists",
+            ApiError::Conflict { .. } => "Conflict",
+            ApiError::Invalid { .. } => "Invalid",
+        }
+    }
+}
+
+/// ADDED, MODIFIED or DELETED.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum EventType {
+    /// The object was created.
+    Added,
+    /// The object (or its status) was written.
+    Modified,
+    /// The object was removed.
+    Deleted,
+}
+
+/// One watch event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WatchEvent {
+    /// Position in the event stream (0-based, never reused).
+    pub index: u64,
+    /// The event type.
+    #[serde(rename = "type")]
+    pub event_type: EventType,
+    /// The object's kind.
+    pub kind: &'static str,
+    /// `namespace/name` or name.
+    pub key: String,
+    /// The object's resourceVersion after the write.
+    pub resource_version: u64,
+}
+
+/// Objects of one kind, ordered by (namespace, name).
+pub type Table<K> = BTreeMap<(String, String), Object<K>>;
+
+/// How many watch events are kept (older ones are dropped; `events_since` reports the gap).
+pub const WATCH_WINDOW: usize = 4096;
+
+/// The bookkeeping every table shares: the resourceVersion counter, the uid counter, the
+/// watch log and conflict injection.
+#[derive(Debug, Clone, Default)]
+pub struct Revisions {
+    /// The last resourceVersion handed out.
+    pub resource_version: u64,
+    /// Objects created so far (feeds deterministic UIDs).
+    pub created: u64,
+    /// The watch log window.
+    pub events: VecDeque<WatchEvent>,
+    /// Index of the next watch event.
+    pub next_event: u64,
+    /// Test hook: the next N writes fail with Conflict even with a fresh resourceVersion
+    /// (cni-csi-mini's "inject conflict" hook, used to prove kubelet really retries).
+    pub inject_conflicts: u32,
+}
+
+impl Revisions {
+    fn bump(&mut self) -> u64 {
+        self.resource_version += 1;
+        self.resource_version
+    }
+
+    fn record(&mut self, event_type: EventType, kind: &'static str, key: String, rv: u64) {
+        if self.events.len() == WATCH_WINDOW {
+            self.events.pop_front();
+        }
+        self.events.push_back(WatchEvent {
+            index: self.next_event,
+            event_type,
+            kind,
+            key,
+            resource_version: rv,
+        });
+        self.next_event += 1;
+    }
+
+    /// Watch events with index ≥ `index` still in the window.
+    pub fn events_since(&self, index: u64) -> impl Iterator<Item = &WatchEvent> {
+        self.events.iter().filter(move |e| e.index >= index)
+    }
+
+    fn take_injected_conflict(&mut self) -> bool {
+        if self.inject_conflicts > 0 {
+            self.inject_conflicts -= 1;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Create/get/update/delete on one table, with the shared revisions.
+pub struct TableOps<'a, K: Kind> {
+    /// The objects.
+    pub table: &'a mut Table<K>,
+    /// Shared counters and the watch log.
+    pub revs: &'a mut Revisions,
+}
+
+fn table_key(namespace: &str, name: &str, namespaced: bool) -> (String, String) {
+    let ns = if namespaced { namespace } else { "" };
+    (ns.to_string(), name.to_string())
+}
+
+impl<K: Kind> TableOps<'_, K> {
+    /// Create an object; its uid, resourceVersion and generation (1) are assigned here.
+    pub fn create(&mut self, mut obj: Object<K>, tick: u64) -> Result<&Object<K>, ApiError> {
+        if K::NAMESPACED && obj.metadata.namespace.is_empty() {
+            obj.metadata.namespace = "default".into();
+        }
+        let key = table_key(&obj.metadata.namespace, &obj.metadata.name, K::NAMESPACED);
+        if self.table.contains_key(&key) {
+            return Err(ApiError::AlreadyExists {
+                resource: K::RESOURCE,
+                name: obj.metadata.name,
+            });
+        }
+        self.revs.created += 1;
+        obj.metadata.uid = crate::util::hash::uid(&[
+            K::KIND,
+            &obj.metadata.namespace,
+            &obj.metadata.name,
+            &self.revs.created.to_string(),
+        ]);
+        obj.metadata.resource_version = self.revs.bump();
+        obj.metadata.generation = 1;
+        obj.metadata.creation_tick = tick;
+        let rv = obj.metadata.resource_version;
+        self.revs.record(EventType::Added, K::KIND, obj.key(), rv);
+        Ok(self.table.entry(key).or_insert(obj))
+    }
+
+    /// The object, if present.
+    pub fn get(&self, namespace: &str, name: &str) -> Result<&Object<K>, ApiError> {
+        self.table
+            .get(&table_key(namespace, name, K::NAMESPACED))
+            .ok_or_else(|| ApiError::NotFound {
+                resource: K::RESOURCE,
+                name: name.to_string(),
+            })
+    }
+
+    fn check_current(&mut self, obj: &Object<K>) -> Result<(String, String), ApiError> {
+        let key = table_key(&obj.metadata.namespace, &obj.metadata.name, K::NAMESPACED);
+        let current = self.table.get(&key).ok_or_else(|| ApiError::NotFound {
+            resource: K::RESOURCE,
+            name: obj.metadata.name.clone(),
+        })?;
+        if current.metadata.resource_version != obj.metadata.resource_version
+            || self.revs.take_injected_conflict()
+        {
+            return Err(ApiError::Conflict {
+                resource: K::RESOURCE,
+                name: obj.metadata.name.clone(),
+            });
+        }
+        Ok(key)
+    }
+
+    /// Update metadata and spec (the status in `obj` is ignored, as the main resource
+    /// endpoint does); generation is bumped only when the spec changed.
+    pub fn update(&mut self, obj: Object<K>) -> Result<u64, ApiError> {
+        let key = self.check_current(&obj)?;
+        let rv = self.revs.bump();
+        let Some(current) = self.table.get_mut(&key) else {
+            return Err(ApiError::NotFound {
+                resource: K::RESOURCE,
+                name: obj.metadata.name,
+            });
+        };
+        let spec_changed = current.spec != obj.spec;
+        let generation = current.metadata.generation + u64::from(spec_changed);
+        let uid = std::mem::take(&mut current.metadata.uid);
+        let creation_tick = current.metadata.creation_tick;
+        current.metadata = obj.metadata;
+        current.metadata.uid = uid;
+        current.metadata.creation_tick = creation_tick;
+        current.metadata.generation = generation;
+        current.metadata.resource_version = rv;
+        current.spec = obj.spec;
+        let k = current.key();
+        self.revs.record(EventType::Modified, K::KIND, k, rv);
+        Ok(rv)
+    }
+
+    /// Write the status subresource: only `status` changes; generation is kept.
+    pub fn update_status(&mut self, obj: &Object<K>) -> Result<u64, ApiError> {
+        let key = self.check_current(obj)?;
+        let rv = self.revs.bump();
+        let Some(current) = self.table.get_mut(&key) else {
+            return Err(ApiError::NotFound {
+                resource: K::RESOURCE,
+                name: obj.metadata.name.clone(),
+            });
+        };
+        current.status = obj.status.clone();
+        current.metadata.resource_version = rv;
+        let k = current.key();
+        self.revs.record(EventType::Modified, K::KIND, k, rv);
+        Ok(rv)
+    }
+
+    /// Remove the object.
+    pub fn delete(&mut self, namespace: &str, name: &str) -> Result<Object<K>, ApiError> {
+        let key = table_key(namespace, name, K::NAMESPACED);
+        let obj = self.table.remove(&key).ok_or_else(|| ApiError::NotFound {
+            resource: K::RESOURCE,
+            name: name.to_string(),
+        })?;
+        let rv = self.revs.bump();
+        self.revs.record(EventType::Deleted, K::KIND, obj.key(), rv);
+        Ok(obj)
+    }
+}

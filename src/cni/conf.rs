@@ -1,0 +1,398 @@
+//! Network configuration lists as libcni parses them (`libcni/conf.go`), with its
+//! validation and its exact error texts, and `/etc/cni/net.d` with the runtime's rule that
+//! the first file in lexical order wins.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One plugin object of a list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginConf {
+    /// `type`: the binary name.
+    pub plugin_type: String,
+    /// The plugin object's own `name`, if it has one (libcni names plugins by it in errors).
+    pub name: String,
+    /// `capabilities` the plugin declared true.
+    pub capabilities: Vec<String>,
+    /// The plugin object exactly as written (unknown keys kept, as runtimes must).
+    pub raw: Value,
+}
+
+impl PluginConf {
+    /// libcni's `pluginDescription`: `type="bridge"` plus ` name="x"` when the object has one.
+    pub fn description(&self) -> String {
+        if self.name.is_empty() {
+            format!("type={:?}", self.plugin_type)
+        } else {
+            format!("type={:?} name={:?}", self.plugin_type, self.name)
+        }
+    }
+}
+
+/// A parsed `.conflist` (or a single `.conf` turned into a list).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkConfigList {
+    /// `name`.
+    pub name: String,
+    /// The selected version: the highest of `cniVersion` and `cniVersions` not newer than
+    /// the library's.
+    pub cni_version: String,
+    /// `disableCheck`.
+    pub disable_check: bool,
+    /// `disableGC`.
+    pub disable_gc: bool,
+    /// `loadOnlyInlinedPlugins`.
+    pub load_only_inlined_plugins: bool,
+    /// The chain, in order.
+    pub plugins: Vec<PluginConf>,
+    /// The source text, as the file holds it.
+    pub source: Arc<str>,
+}
+
+/// The Go type name `%T` prints for a decoded JSON value.
+pub fn go_json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "<nil>",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "float64",
+        Value::String(_) => "string",
+        Value::Array(_) => "[]interface {}",
+        Value::Object(_) => "map[string]interface {}",
+    }
+}
+
+/// The JSON type name Go's decoder uses in "cannot unmarshal X into …".
+fn go_unmarshal_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+const LIST_ERR: &str = "error parsing configuration list";
+
+/// `libcni.ConfListFromBytes`.
+pub fn conflist_from_str(text: &str) -> Result<NetworkConfigList, String> {
+    let raw: Value = serde_json::from_str(text).map_err(|e| format!("{LIST_ERR}: {e}"))?;
+    let Value::Object(list) = &raw else {
+        return Err(format!(
+            "{LIST_ERR}: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            go_unmarshal_kind(&raw)
+        ));
+    };
+    let name = match list.get("name") {
+        None => return Err(format!("{LIST_ERR}: no name")),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            return Err(format!(
+                "{LIST_ERR}: invalid name type {}",
+                go_json_kind(other)
+            ));
+        }
+    };
+    let mut cni_version = match list.get("cniVersion") {
+        None => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            return Err(format!(
+                "{LIST_ERR}: invalid cniVersion type {}",
+                go_json_kind(other)
+            ));
+        }
+    };
+    if let Some(raw_versions) = list.get("cniVersions") {
+        cni_version = select_version(raw_versions, &cni_version)?;
+    }
+    let read_bool = |key: &str| -> Result<bool, String> {
+        match list.get(key) {
+            None => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(Value::String(s)) => match s.to_lowercase().as_str() {
+                "true" => Ok(true),
+                "false" => Ok(false),
+                lower => Err(format!("{LIST_ERR}: invalid value {lower:?} for {key}")),
+            },
+            Some(other) => Err(format!(
+                "{LIST_ERR}: invalid type {} for {key}",
+                go_json_kind(other)
+            )),
+        }
+    };
+    let disable_check = read_bool("disableCheck")?;
+    let disable_gc = read_bool("disableGC")?;
+    let load_only_inlined_plugins = read_bool("loadOnlyInlinedPlugins")?;
+    let mut out = NetworkConfigList {
+        name,
+        cni_version,
+        disable_check,
+        disable_gc,
+        load_only_inlined_plugins,
+        plugins: Vec::new(),
+        source: Arc::from(text),
+    };
+    let plugins = match list.get("plugins") {
+        None if load_only_inlined_plugins => {
+            return Err(format!(
+                "{LIST_ERR}: `loadOnlyInlinedPlugins` is true, and no 'plugins' key"
+            ));
+        }
+        // libcni accepts a list with no plugins key (plugins may come from a sibling
+        // directory); the lab has no such directory, so the list is empty.
+        None => return Ok(out),
+        Some(Value::Array(a)) => a,
+        Some(other) => {
+            return Err(format!(
+                "{LIST_ERR}: invalid 'plugins' type {}",
+                go_json_kind(other)
+            ));
+        }
+    };
+    if plugins.is_empty() {
+        return Err(format!("{LIST_ERR}: no plugins in list"));
+    }
+    for (i, p) in plugins.iter().enumerate() {
+        let conf =
+            plugin_from_value(p).map_err(|e| format!("failed to parse plugin config {i}: {e}"))?;
+        out.plugins.push(conf);
+    }
+    Ok(out)
+}
+
+/// The highest version of `cniVersions` ∪ {cniVersion}, dropping ones newer than ours.
+fn select_version(raw: &Value, cni_version: &str) -> Result<String, String> {
+    let Value::Array(items) = raw else {
+        return Err(format!(
+            "{LIST_ERR}: invalid type for cniVersions: {}",
+            go_json_kind(raw)
+        ));
+    };
+    let current = super::version::parse(super::version::CURRENT).unwrap_or((1, 1, 0));
+    let mut versions: Vec<((u64, u64, u64), String)> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let Value::String(v) = item else {
+            return Err(format!(
+                "{LIST_ERR}: invalid type for cniVersions index {i}: {}",
+                go_json_kind(item)
+            ));
+        };
+        let parsed = super::version::parse(v)
+            .map_err(|e| format!("{LIST_ERR}: invalid cniVersions entry {v} at index {i}: {e}"))?;
+        if parsed <= current {
+            versions.push((parsed, v.clone()));
+        }
+    }
+    if !cni_version.is_empty() {
+        let parsed = super::version::parse(cni_version)
+            .map_err(|e| format!("{LIST_ERR}: invalid cniVersion {cni_version}: {e}"))?;
+        if parsed <= current {
+            versions.push((parsed, cni_version.to_string()));
+        }
+    }
+    versions.sort();
+    Ok(versions
+        .pop()
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| cni_version.to_string()))
+}
+
+/// `libcni.ConfFromBytes` for one plugin object.
+fn plugin_from_value(p: &Value) -> Result<PluginConf, String> {
+    const ERR: &str = "error parsing configuration";
+    let Value::Object(obj) = p else {
+        return Err(format!(
+            "{ERR}: json: cannot unmarshal {} into Go value of type types.PluginConf",
+            go_unmarshal_kind(p)
+        ));
+    };
+    let str_field = |key: &str| -> Result<String, String> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(String::new()),
+            Some(Value::String(s)) => Ok(s.clone()),
+            Some(other) => Err(format!(
+                "{ERR}: json: cannot unmarshal {} into Go struct field PluginConf.{key} of type string",
+                go_unmarshal_kind(other)
+            )),
+        }
+    };
+    let plugin_type = str_field("type")?;
+    let name = str_field("name")?;
+    let mut capabilities = Vec::new();
+    match obj.get("capabilities") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(caps)) => {
+            for (k, v) in caps {
+                match v {
+                    Value::Bool(true) => capabilities.push(k.clone()),
+                    Value::Bool(false) => {}
+                    other => {
+                        return Err(format!(
+                            "{ERR}: json: cannot unmarshal {} into Go struct field PluginConf.capabilities of type bool",
+                            go_unmarshal_kind(other)
+                        ));
+                    }
+                }
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "{ERR}: json: cannot unmarshal {} into Go struct field PluginConf.capabilities of type map[string]bool",
+                go_unmarshal_kind(other)
+            ));
+        }
+    }
+    if plugin_type.is_empty() {
+        return Err(format!("{ERR}: missing 'type'"));
+    }
+    Ok(PluginConf {
+        plugin_type,
+        name,
+        capabilities,
+        raw: p.clone(),
+    })
+}
+
+/// `libcni.ConfListFromConf`: a single-plugin `.conf` becomes a one-element list.
+pub fn conflist_from_single_conf(text: &str) -> Result<NetworkConfigList, String> {
+    let raw: Value =
+        serde_json::from_str(text).map_err(|e| format!("error parsing configuration: {e}"))?;
+    let plugin = plugin_from_value(&raw)?;
+    let name = raw
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let cni_version = raw
+        .get("cniVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    Ok(NetworkConfigList {
+        name,
+        cni_version,
+        disable_check: false,
+        disable_gc: false,
+        load_only_inlined_plugins: false,
+        plugins: vec![plugin],
+        source: Arc::from(text),
+    })
+}
+
+/// Parse a file by its extension, as `libcni.LoadConfList` does: `.conflist` as a list,
+/// `.conf`/`.json` as a single plugin.
+pub fn parse_file(file_name: &str, text: &str) -> Result<NetworkConfigList, String> {
+    if file_name.ends_with(".conflist") {
+        conflist_from_str(text)
+    } else if file_name.ends_with(".conf") || file_name.ends_with(".json") {
+        // A .conf that is really a list is read as one (libcni: "a conf with plugins").
+        let is_list = serde_json::from_str::<Value>(text)
+            .ok()
+            .and_then(|v| v.get("plugins").map(|_| ()))
+            .is_some();
+        if is_list {
+            conflist_from_str(text)
+        } else {
+            conflist_from_single_conf(text)
+        }
+    } else {
+        Err(format!(
+            "{file_name}: not a CNI config file (accepted extensions: .conflist, .conf, .json)"
+        ))
+    }
+}
+
+/// `/etc/cni/net.d` on one node: file name → contents.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConfDir {
+    /// Files by name; iteration is lexical order, the order runtimes read them.
+    pub files: BTreeMap<String, Arc<str>>,
+}
+
+impl ConfDir {
+    /// The directory's path.
+    pub const PATH: &'static str = "/etc/cni/net.d";
+
+    /// The network the runtime uses: the first file in lexical order that parses, as
+    /// containerd's CRI plugin (go-cni `loadFromConfDir` with max 1 network) picks it.
+    pub fn active(&self) -> Result<(String, NetworkConfigList), String> {
+        let mut first_err = None;
+        for (name, text) in &self.files {
+            match parse_file(name, text) {
+                Ok(list) if !list.plugins.is_empty() => return Ok((name.clone(), list)),
+                Ok(_) => {}
+                Err(e) => {
+                    first_err.get_or_insert(format!("{}/{name}: {e}", Self::PATH));
+                }
+            }
+        }
+        Err(first_err.unwrap_or_else(|| {
+            format!(
+                "cni plugin not initialized: no network config found in {}",
+                Self::PATH
+            )
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libcni_messages() {
+        assert_eq!(
+            conflist_from_str(r#"{"plugins":[]}"#).unwrap_err(),
+            "error parsing configuration list: no name"
+        );
+        assert_eq!(
+            conflist_from_str(r#"{"name":"n","plugins":[]}"#).unwrap_err(),
+            "error parsing configuration list: no plugins in list"
+        );
+        assert_eq!(
+            conflist_from_str(r#"{"name":"n","plugins":{}}"#).unwrap_err(),
+            "error parsing configuration list: invalid 'plugins' type map[string]interface {}"
+        );
+        assert_eq!(
+            conflist_from_str(r#"{"name":"n","plugins":[{"ipam":{}}]}"#).unwrap_err(),
+            "failed to parse plugin config 0: error parsing configuration: missing 'type'"
+        );
+        assert_eq!(
+            conflist_from_str(r#"{"name":"n","loadOnlyInlinedPlugins":true}"#).unwrap_err(),
+            "error parsing configuration list: `loadOnlyInlinedPlugins` is true, and no 'plugins' key"
+        );
+        assert_eq!(
+            conflist_from_str(r#"{"name":"n","disableCheck":"maybe","plugins":[{"type":"x"}]}"#)
+                .unwrap_err(),
+            "error parsing configuration list: invalid value \"maybe\" for disableCheck"
+        );
+    }
+
+    #[test]
+    fn picks_highest_supported_version() {
+        let l = conflist_from_str(
+            r#"{"name":"n","cniVersion":"0.4.0","cniVersions":["1.0.0","9.9.9"],"disableCheck":"TRUE","plugins":[{"type":"x","capabilities":{"portMappings":true,"bandwidth":false}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(l.cni_version, "1.0.0");
+        assert!(l.disable_check);
+        assert_eq!(l.plugins[0].capabilities, vec!["portMappings".to_string()]);
+    }
+
+    #[test]
+    fn first_file_in_lexical_order_wins() {
+        let mut d = ConfDir::default();
+        d.files.insert(
+            "20-b.conflist".into(),
+            Arc::from(r#"{"name":"b","cniVersion":"1.0.0","plugins":[{"type":"bridge"}]}"#),
+        );
+        d.files.insert(
+            "10-a.conflist".into(),
+            Arc::from(r#"{"name":"a","cniVersion":"1.0.0","plugins":[{"type":"ptp"}]}"#),
+        );
+        assert_eq!(d.active().unwrap().1.name, "a");
+    }
+}

@@ -1,0 +1,500 @@
+//! The runtime side of CNI, as libcni (`libcni/api.go`) does it: ADD runs the chain in list
+//! order threading prevResult and caches the final result; DEL runs it in reverse with the
+//! cached result; CHECK forwards the cached result (never when `disableCheck`); GC deletes
+//! cached attachments not in the valid list and then sends GC to every plugin; STATUS asks
+//! every plugin. Every plugin execution, delegated IPAM calls included, is recorded.
+
+use super::conf::{NetworkConfigList, PluginConf};
+use super::host::Host;
+use super::plugin::{
+    Attachment, CniCommand, CniEnv, Delegations, PluginCtx, PluginOutput, PluginReply, Stdin,
+};
+use super::registry::Registry;
+use super::skel;
+use super::types::{CniError, CniResult};
+use super::version;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// `CNI_PATH` as the lab's runtime sets it.
+pub const CNI_PATH: &str = "/opt/cni/bin";
+
+/// libcni's cache directory for results.
+pub const CACHE_DIR: &str = "/var/lib/cni/results";
+
+/// A network list ready to run: the parsed list plus each plugin's stdin base (the plugin
+/// object with `name` and `cniVersion` injected, as `buildOneConfig` does).
+#[derive(Debug, Clone)]
+pub struct Network {
+    /// The parsed list.
+    pub list: Arc<NetworkConfigList>,
+    /// Per plugin, the object with `name` and `cniVersion` set.
+    pub injected: Vec<Arc<Value>>,
+}
+
+impl Network {
+    /// Prepare a parsed list for execution.
+    pub fn new(list: NetworkConfigList) -> Self {
+        let injected = list
+            .plugins
+            .iter()
+            .map(|p| Arc::new(inject_name_version(&p.raw, &list.name, &list.cni_version)))
+            .collect();
+        Network {
+            list: Arc::new(list),
+            injected,
+        }
+    }
+}
+
+fn inject_name_version(raw: &Value, name: &str, cni_version: &str) -> Value {
+    let mut obj = match raw {
+        Value::Object(m) => m.clone(),
+        _ => Map::new(),
+    };
+    obj.insert("name".into(), Value::String(name.to_string()));
+    obj.insert("cniVersion".into(), Value::String(cni_version.to_string()));
+    Value::Object(obj)
+}
+
+/// What the runtime knows about one attachment (`libcni.RuntimeConf`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RuntimeConf {
+    /// `CNI_CONTAINERID`.
+    pub container_id: String,
+    /// `CNI_NETNS`.
+    pub netns: String,
+    /// `CNI_IFNAME`.
+    pub ifname: String,
+    /// `CNI_ARGS` pairs, in order.
+    pub args: Vec<(String, String)>,
+    /// Capability arguments (`portMappings`, `bandwidth`, …) offered to plugins.
+    pub capability_args: BTreeMap<String, Value>,
+    /// `CNI_ARGS` exactly as typed, when given as text (kept verbatim, even if malformed).
+    pub args_raw: Option<String>,
+}
+
+impl RuntimeConf {
+    fn cni_args(&self) -> String {
+        if let Some(raw) = &self.args_raw {
+            return raw.clone();
+        }
+        let mut s = String::new();
+        for (i, (k, v)) in self.args.iter().enumerate() {
+            if i > 0 {
+                s.push(';');
+            }
+            s.push_str(k);
+            s.push('=');
+            s.push_str(v);
+        }
+        s
+    }
+
+    fn env(&self, cmd: CniCommand) -> CniEnv {
+        CniEnv {
+            command: Some(cmd),
+            container_id: self.container_id.clone(),
+            netns: self.netns.clone(),
+            ifname: self.ifname.clone(),
+            args: self.cni_args(),
+            path: CNI_PATH.to_string(),
+        }
+    }
+
+    fn runtime_config(&self, plugin: &PluginConf) -> Option<Arc<Value>> {
+        let mut rc = Map::new();
+        for cap in &plugin.capabilities {
+            if let Some(v) = self.capability_args.get(cap) {
+                rc.insert(cap.clone(), v.clone());
+            }
+        }
+        (!rc.is_empty()).then(|| Arc::new(Value::Object(rc)))
+    }
+}
+
+/// One cached attachment (`/var/lib/cni/results/<net>-<cid>-<ifname>`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheEntry {
+    /// The runtime configuration of the ADD.
+    pub rt: RuntimeConf,
+    /// The final result of the chain.
+    pub result: Arc<CniResult>,
+}
+
+/// libcni's result cache on one node, keyed by (network, container ID, ifname).
+pub type ResultCache = BTreeMap<(String, String, String), CacheEntry>;
+
+/// The cache file name libcni uses.
+pub fn cache_file(net: &str, container_id: &str, ifname: &str) -> String {
+    format!("{CACHE_DIR}/{net}-{container_id}-{ifname}")
+}
+
+/// One plugin execution as seen on the wire.
+#[derive(Debug, Clone)]
+pub struct WireCall {
+    /// The node it ran on.
+    pub node: Arc<str>,
+    /// Plugin type (binary name).
+    pub plugin_type: String,
+    /// 0 for a plugin the runtime ran, 1 for a delegate (IPAM) it ran.
+    pub depth: u8,
+    /// The environment.
+    pub env: CniEnv,
+    /// Stdin.
+    pub stdin: Stdin,
+    /// The reply (stdout is derived from it).
+    pub reply: PluginReply,
+}
+
+impl WireCall {
+    /// Stdout exactly as the plugin printed it.
+    pub fn stdout(&self) -> String {
+        skel::stdout_of(&self.reply)
+    }
+
+    /// Exit status: 0 on success, 1 on an error.
+    pub fn exit_code(&self) -> i32 {
+        i32::from(self.reply.is_err())
+    }
+}
+
+/// An error from a chain operation: libcni's error text and the plugin's CNI error, if a
+/// plugin produced one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChainError {
+    /// The CNI error (from a plugin's stdout, or a libcni validation error).
+    pub error: CniError,
+    /// The failing plugin's type, if a plugin failed.
+    pub plugin: Option<String>,
+    /// libcni's wrapped message (`plugin type="bridge" failed (add): …`).
+    pub message: String,
+}
+
+impl std::fmt::Display for ChainError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Runs plugins on one node and records each execution.
+pub struct Invoker<'a> {
+    /// The installed plugins.
+    pub registry: &'a Registry,
+    /// The node.
+    pub host: &'a mut Host,
+    /// The node's libcni cache.
+    pub cache: &'a mut ResultCache,
+    /// Where executions are recorded.
+    pub wire: &'a mut dyn FnMut(WireCall),
+    /// The node's name (for the record).
+    pub node: Arc<str>,
+}
+
+impl Invoker<'_> {
+    fn exec(
+        &mut self,
+        plugin: &PluginConf,
+        env: &CniEnv,
+        stdin: Stdin,
+    ) -> Result<PluginOutput, ChainError> {
+        if plugin.plugin_type.contains('/') || plugin.plugin_type.contains('\\') {
+            let msg = format!("invalid plugin name: {}", plugin.plugin_type);
+            return Err(ChainError {
+                error: CniError::internal(msg.clone()),
+                plugin: None,
+                message: msg,
+            });
+        }
+        let Some(p) = self.registry.find(&plugin.plugin_type) else {
+            let msg = format!(
+                "failed to find plugin {:?} in path [{CNI_PATH}]",
+                plugin.plugin_type
+            );
+            return Err(ChainError {
+                error: CniError::internal(msg.clone()),
+                plugin: None,
+                message: msg,
+            });
+        };
+        let mut ctx = PluginCtx {
+            host: self.host,
+            registry: self.registry,
+            delegations: Delegations::default(),
+        };
+        let reply = skel::dispatch(p, &mut ctx, env, &stdin);
+        let delegations = std::mem::take(&mut ctx.delegations.calls);
+        (self.wire)(WireCall {
+            node: self.node.clone(),
+            plugin_type: plugin.plugin_type.clone(),
+            depth: 0,
+            env: env.clone(),
+            stdin,
+            reply: reply.clone(),
+        });
+        for (plugin_type, denv, dstdin, dreply) in delegations {
+            (self.wire)(WireCall {
+                node: self.node.clone(),
+                plugin_type,
+                depth: 1,
+                env: denv,
+                stdin: dstdin,
+                reply: dreply,
+            });
+        }
+        reply.map_err(|e| ChainError {
+            message: e.to_string(),
+            error: e,
+            plugin: Some(plugin.plugin_type.clone()),
+        })
+    }
+
+    fn validate(rt: &RuntimeConf, net: &Network) -> Result<(), ChainError> {
+        let wrap = |e: CniError| ChainError {
+            message: e.to_string(),
+            error: e,
+            plugin: None,
+        };
+        skel::validate_container_id(&rt.container_id).map_err(wrap)?;
+        skel::validate_network_name(&net.list.name).map_err(wrap)?;
+        skel::validate_ifname(&rt.ifname).map_err(wrap)?;
+        Ok(())
+    }
+
+    fn wrap(plugin: &PluginConf, verb: &str, mut e: ChainError) -> ChainError {
+        e.message = format!(
+            "plugin {} failed ({verb}): {}",
+            plugin.description(),
+            e.message
+        );
+        e
+    }
+
+    /// `AddNetworkList`: run the chain in order, each plugin getting the previous result;
+    /// cache and return the final result.
+    pub fn add(&mut self, net: &Network, rt: &RuntimeConf) -> Result<Arc<CniResult>, ChainError> {
+        let env = rt.env(CniCommand::Add);
+        let mut prev: Option<Arc<CniResult>> = None;
+        for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
+            Self::validate(rt, net)?;
+            let stdin = Stdin {
+                conf: conf.clone(),
+                runtime_config: rt.runtime_config(plugin),
+                prev_result: prev.clone(),
+                valid_attachments: None,
+            };
+            match self.exec(plugin, &env, stdin) {
+                Ok(PluginOutput::Result(r)) => prev = Some(r),
+                Ok(_) => {
+                    // A plugin that prints nothing on ADD breaks the chain's result.
+                    let e = CniError::new(
+                        super::types::code::DECODING_FAILURE,
+                        "unexpected end of JSON input",
+                    );
+                    return Err(Self::wrap(
+                        plugin,
+                        "add",
+                        ChainError {
+                            message: e.to_string(),
+                            error: e,
+                            plugin: Some(plugin.plugin_type.clone()),
+                        },
+                    ));
+                }
+                Err(e) => return Err(Self::wrap(plugin, "add", e)),
+            }
+        }
+        let result = prev.unwrap_or_default();
+        self.cache.insert(
+            (
+                net.list.name.clone(),
+                rt.container_id.clone(),
+                rt.ifname.clone(),
+            ),
+            CacheEntry {
+                rt: rt.clone(),
+                result: result.clone(),
+            },
+        );
+        Ok(result)
+    }
+
+    fn cached(&self, net: &Network, rt: &RuntimeConf) -> Option<Arc<CniResult>> {
+        self.cache
+            .get(&(
+                net.list.name.clone(),
+                rt.container_id.clone(),
+                rt.ifname.clone(),
+            ))
+            .map(|c| c.result.clone())
+    }
+
+    /// `DelNetworkList`: run the chain in reverse with the cached result (for 0.4.0+), then
+    /// drop the cache entry.
+    pub fn del(&mut self, net: &Network, rt: &RuntimeConf) -> Result<(), ChainError> {
+        let uses_cache = version::gte(&net.list.cni_version, "0.4.0").map_err(|e| {
+            let err = CniError::new(super::types::code::DECODING_FAILURE, e);
+            ChainError {
+                message: err.msg.clone(),
+                error: err,
+                plugin: None,
+            }
+        })?;
+        let cached = if uses_cache {
+            self.cached(net, rt)
+        } else {
+            None
+        };
+        let env = rt.env(CniCommand::Del);
+        for (plugin, conf) in net.list.plugins.iter().zip(&net.injected).rev() {
+            Self::validate(rt, net)?;
+            let stdin = Stdin {
+                conf: conf.clone(),
+                runtime_config: rt.runtime_config(plugin),
+                prev_result: cached.clone(),
+                valid_attachments: None,
+            };
+            if let Err(e) = self.exec(plugin, &env, stdin) {
+                return Err(Self::wrap(plugin, "delete", e));
+            }
+        }
+        self.cache.remove(&(
+            net.list.name.clone(),
+            rt.container_id.clone(),
+            rt.ifname.clone(),
+        ));
+        Ok(())
+    }
+
+    /// `CheckNetworkList`: refuse below 0.4.0, skip when `disableCheck`, else run in order
+    /// with the cached result.
+    pub fn check(&mut self, net: &Network, rt: &RuntimeConf) -> Result<(), ChainError> {
+        let v = &net.list.cni_version;
+        let ok = version::gte(v, "0.4.0").unwrap_or(false);
+        if !ok {
+            let msg = format!("configuration version {v:?} does not support the CHECK command");
+            return Err(ChainError {
+                error: CniError::new(super::types::code::INCOMPATIBLE_VERSION, msg.clone()),
+                plugin: None,
+                message: msg,
+            });
+        }
+        if net.list.disable_check {
+            return Ok(());
+        }
+        let cached = self.cached(net, rt);
+        let env = rt.env(CniCommand::Check);
+        for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
+            Self::validate(rt, net)?;
+            let stdin = Stdin {
+                conf: conf.clone(),
+                runtime_config: rt.runtime_config(plugin),
+                prev_result: cached.clone(),
+                valid_attachments: None,
+            };
+            // libcni's CheckNetworkList returns the plugin's error unwrapped.
+            self.exec(plugin, &env, stdin)?;
+        }
+        Ok(())
+    }
+
+    /// `GCNetworkList`: DEL every cached attachment of this network not in `valid`, then, for
+    /// 1.1.0+, send GC to every plugin. Errors are collected, not fatal.
+    pub fn gc(&mut self, net: &Network, valid: &[Attachment]) -> Vec<ChainError> {
+        let mut errors = Vec::new();
+        if net.list.disable_gc {
+            return errors;
+        }
+        let stale: Vec<RuntimeConf> = self
+            .cache
+            .iter()
+            .filter(|((n, cid, ifname), _)| {
+                n == &net.list.name
+                    && !valid
+                        .iter()
+                        .any(|a| &a.container_id == cid && &a.ifname == ifname)
+            })
+            .map(|(_, e)| e.rt.clone())
+            .collect();
+        for rt in stale {
+            if let Err(mut e) = self.del(net, &rt) {
+                e.message = format!(
+                    "failed to delete stale attachment {} {}: {}",
+                    rt.container_id, rt.ifname, e.message
+                );
+                errors.push(e);
+            }
+        }
+        if version::gte(&net.list.cni_version, "1.1.0").unwrap_or(false) {
+            let env = CniEnv {
+                command: Some(CniCommand::Gc),
+                path: CNI_PATH.to_string(),
+                ..Default::default()
+            };
+            let valid = Arc::new(valid.to_vec());
+            for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
+                let stdin = Stdin {
+                    conf: conf.clone(),
+                    runtime_config: None,
+                    prev_result: None,
+                    valid_attachments: Some(valid.clone()),
+                };
+                if let Err(mut e) = self.exec(plugin, &env, stdin) {
+                    e.message =
+                        format!("failed to GC plugin {}: {}", plugin.plugin_type, e.message);
+                    errors.push(e);
+                }
+            }
+        }
+        errors
+    }
+
+    /// `GetStatusNetworkList`: a no-op below 1.1.0; else STATUS to each plugin, stopping at
+    /// the first error.
+    pub fn status(&mut self, net: &Network) -> Result<(), ChainError> {
+        if !version::gte(&net.list.cni_version, "1.1.0").unwrap_or(false) {
+            return Ok(());
+        }
+        let env = CniEnv {
+            command: Some(CniCommand::Status),
+            path: CNI_PATH.to_string(),
+            ..Default::default()
+        };
+        for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
+            let stdin = Stdin {
+                conf: conf.clone(),
+                runtime_config: None,
+                prev_result: None,
+                valid_attachments: None,
+            };
+            if let Err(e) = self.exec(plugin, &env, stdin) {
+                return Err(Self::wrap(plugin, "status", e));
+            }
+        }
+        Ok(())
+    }
+
+    /// VERSION to one plugin binary (`GetVersionInfo`), with libcni's placeholder env.
+    pub fn version(&mut self, plugin_type: &str, cni_version: &str) -> Result<Value, ChainError> {
+        let env = CniEnv {
+            command: Some(CniCommand::Version),
+            container_id: String::new(),
+            netns: "dummy".into(),
+            ifname: "dummy".into(),
+            args: String::new(),
+            path: "dummy".into(),
+        };
+        let plugin = PluginConf {
+            plugin_type: plugin_type.to_string(),
+            name: String::new(),
+            capabilities: Vec::new(),
+            raw: Value::Null,
+        };
+        let stdin = Stdin::from_conf(serde_json::json!({ "cniVersion": cni_version }));
+        match self.exec(&plugin, &env, stdin)? {
+            PluginOutput::Versions(v) => Ok(v),
+            _ => Ok(Value::Null),
+        }
+    }
+}

@@ -1,0 +1,403 @@
+//! What `pkg/skel` does before a plugin's own code runs, and how results are printed:
+//! required variables, network name validation, version reconciliation, the CHECK/GC/STATUS
+//! minimum versions, and `types.PrintResult`'s conversion to the config's version.
+
+use super::plugin::{CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin};
+use super::types::{CniError, CniResult, code, to_go_json};
+use super::version;
+use serde_json::{Value, json};
+
+/// Run one plugin invocation the way a plugin binary built on skel handles it.
+pub fn dispatch(
+    plugin: &dyn Plugin,
+    ctx: &mut PluginCtx<'_>,
+    env: &CniEnv,
+    stdin: &Stdin,
+) -> PluginReply {
+    let Some(cmd) = env.command else {
+        return Err(CniError::new(
+            code::INVALID_ENV,
+            "required env variables [CNI_COMMAND] missing",
+        ));
+    };
+    check_required_env(cmd, env)?;
+    let supported = plugin.supported_versions();
+    if cmd == CniCommand::Version {
+        return super::plugin::version_reply(supported);
+    }
+    validate_config(&stdin.conf)?;
+    let conf_version = version::config_version(&stdin.conf)?;
+    let decode = |e: String| CniError::new(code::DECODING_FAILURE, e);
+    let min = match cmd {
+        CniCommand::Check => Some(("0.4.0", "CHECK")),
+        CniCommand::Gc => Some(("1.1.0", "GC")),
+        CniCommand::Status => Some(("1.1.0", "STATUS")),
+        _ => None,
+    };
+    if let Some((min, name)) = min {
+        if !version::gte(&conf_version, min).map_err(decode)? {
+            return Err(CniError::new(
+                code::INCOMPATIBLE_VERSION,
+                format!("config version does not allow {name}"),
+            ));
+        }
+        let mut plugin_allows = false;
+        for v in supported {
+            if version::gte(v, &conf_version).map_err(decode)? {
+                plugin_allows = true;
+                break;
+            }
+        }
+        if !plugin_allows {
+            return Err(CniError::new(
+                code::INCOMPATIBLE_VERSION,
+                format!("plugin version does not allow {name}"),
+            ));
+        }
+    }
+    version::reconcile(&conf_version, supported)?;
+    plugin.invoke(ctx, env, stdin)
+}
+
+fn check_required_env(cmd: CniCommand, env: &CniEnv) -> Result<(), CniError> {
+    use CniCommand::*;
+    let mut missing = Vec::new();
+    let checks: [(&str, &str, bool); 4] = [
+        (
+            "CNI_CONTAINERID",
+            &env.container_id,
+            matches!(cmd, Add | Check | Del),
+        ),
+        ("CNI_NETNS", &env.netns, matches!(cmd, Add | Check)),
+        ("CNI_IFNAME", &env.ifname, matches!(cmd, Add | Check | Del)),
+        (
+            "CNI_PATH",
+            &env.path,
+            matches!(cmd, Add | Check | Del | Gc | Status),
+        ),
+    ];
+    for (name, value, required) in checks {
+        if required && value.is_empty() {
+            missing.push(name);
+        }
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(CniError::new(
+            code::INVALID_ENV,
+            format!("required env variables [{}] missing", missing.join(",")),
+        ))
+    }
+}
+
+/// skel's `validateConfig`: the network name must be present and valid.
+fn validate_config(conf: &Value) -> Result<(), CniError> {
+    let name = match conf.get("name") {
+        None | Some(Value::Null) => "",
+        Some(Value::String(s)) => s.as_str(),
+        Some(other) => {
+            return Err(CniError::new(
+                code::DECODING_FAILURE,
+                format!(
+                    "error unmarshall network config: json: cannot unmarshal {} into Go struct field .name of type string",
+                    super::conf::go_json_kind(other)
+                ),
+            ));
+        }
+    };
+    if name.is_empty() {
+        return Err(CniError::new(
+            code::INVALID_NETWORK_CONFIG,
+            "missing network name",
+        ));
+    }
+    validate_network_name(name)
+}
+
+fn valid_id_chars(s: &str) -> bool {
+    // `^[a-zA-Z0-9][a-zA-Z0-9_.\-]*$` (pkg/utils/utils.go cniReg).
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) if c.is_ascii_alphanumeric() => {}
+        _ => return false,
+    }
+    chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-')
+}
+
+/// `utils.ValidateNetworkName`.
+pub fn validate_network_name(name: &str) -> Result<(), CniError> {
+    if name.is_empty() {
+        return Err(CniError::new(
+            code::INVALID_NETWORK_CONFIG,
+            "missing network name:",
+        ));
+    }
+    if !valid_id_chars(name) {
+        return Err(CniError::new(
+            code::INVALID_NETWORK_CONFIG,
+            "invalid characters found in network name",
+        )
+        .with_details(name));
+    }
+    Ok(())
+}
+
+/// `utils.ValidateContainerID`.
+pub fn validate_container_id(id: &str) -> Result<(), CniError> {
+    if id.is_empty() {
+        return Err(CniError::new(
+            code::UNKNOWN_CONTAINER,
+            "missing containerID",
+        ));
+    }
+    if !valid_id_chars(id) {
+        return Err(
+            CniError::new(code::INVALID_ENV, "invalid characters in containerID").with_details(id),
+        );
+    }
+    Ok(())
+}
+
+/// `utils.ValidateInterfaceName` (Linux IFNAMSIZ-1 = 15 bytes).
+pub fn validate_ifname(ifname: &str) -> Result<(), CniError> {
+    if ifname.is_empty() {
+        return Err(CniError::new(code::INVALID_ENV, "interface name is empty"));
+    }
+    if ifname.len() > 15 {
+        return Err(
+            CniError::new(code::INVALID_ENV, "interface name is too long")
+                .with_details("interface name should be less than 16 characters"),
+        );
+    }
+    if ifname == "." || ifname == ".." {
+        return Err(CniError::new(
+            code::INVALID_ENV,
+            "interface name is . or ..",
+        ));
+    }
+    if ifname
+        .chars()
+        .any(|c| c == '/' || c == ':' || c.is_whitespace())
+    {
+        return Err(CniError::new(
+            code::INVALID_ENV,
+            "interface name contains / or : or whitespace characters",
+        ));
+    }
+    Ok(())
+}
+
+/// What a plugin prints on stdout for a reply (nothing for an empty success).
+pub fn stdout_of(reply: &PluginReply) -> String {
+    match reply {
+        Ok(PluginOutput::Result(r)) => print_result(r),
+        Ok(PluginOutput::Empty) => String::new(),
+        Ok(PluginOutput::Versions(v)) => serde_json::to_string(v).unwrap_or_default(),
+        Err(e) => e.to_stdout(),
+    }
+}
+
+/// `types.PrintResult`: the result converted to its `cniVersion`'s layout and printed with
+/// four-space indentation.
+pub fn print_result(result: &CniResult) -> String {
+    let v = result.cni_version.as_str();
+    if v == "1.0.0" || v == "1.1.0" {
+        return to_go_json(result);
+    }
+    if matches!(v, "0.3.0" | "0.3.1" | "0.4.0") {
+        return to_go_json_ordered(&result_040(result));
+    }
+    to_go_json_ordered(&result_020(result))
+}
+
+fn family(address: &str) -> &'static str {
+    if address.contains(':') { "6" } else { "4" }
+}
+
+/// The 0.3.x/0.4.0 layout (`types040`): each IP carries `version`.
+fn result_040(r: &CniResult) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert("cniVersion".into(), json!(r.cni_version));
+    if !r.interfaces.is_empty() {
+        let ifs: Vec<Value> = r
+            .interfaces
+            .iter()
+            .map(|i| {
+                let mut m = serde_json::Map::new();
+                m.insert("name".into(), json!(i.name));
+                if !i.mac.is_empty() {
+                    m.insert("mac".into(), json!(i.mac));
+                }
+                if !i.sandbox.is_empty() {
+                    m.insert("sandbox".into(), json!(i.sandbox));
+                }
+                Value::Object(m)
+            })
+            .collect();
+        out.insert("interfaces".into(), Value::Array(ifs));
+    }
+    if !r.ips.is_empty() {
+        let ips: Vec<Value> = r
+            .ips
+            .iter()
+            .map(|ip| {
+                let mut m = serde_json::Map::new();
+                m.insert("version".into(), json!(family(&ip.address)));
+                if let Some(i) = ip.interface {
+                    m.insert("interface".into(), json!(i));
+                }
+                m.insert("address".into(), json!(ip.address));
+                if !ip.gateway.is_empty() {
+                    m.insert("gateway".into(), json!(ip.gateway));
+                }
+                Value::Object(m)
+            })
+            .collect();
+        out.insert("ips".into(), Value::Array(ips));
+    }
+    if !r.routes.is_empty() {
+        out.insert("routes".into(), json!(r.routes));
+    }
+    out.insert("dns".into(), json!(r.dns));
+    ordered(out, &["cniVersion", "interfaces", "ips", "routes", "dns"])
+}
+
+/// The 0.1.0/0.2.0 layout (`types020`): one `ip4` and one `ip6` block.
+fn result_020(r: &CniResult) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert("cniVersion".into(), json!(r.cni_version));
+    for fam in ["4", "6"] {
+        if let Some(ip) = r.ips.iter().find(|ip| family(&ip.address) == fam) {
+            let mut m = serde_json::Map::new();
+            m.insert("ip".into(), json!(ip.address));
+            if !ip.gateway.is_empty() {
+                m.insert("gateway".into(), json!(ip.gateway));
+            }
+            let routes: Vec<_> = r
+                .routes
+                .iter()
+                .filter(|rt| family(&rt.dst) == fam)
+                .collect();
+            if !routes.is_empty() {
+                m.insert("routes".into(), json!(routes));
+            }
+            out.insert(format!("ip{fam}"), ordered(m, &["ip", "gateway", "routes"]));
+        }
+    }
+    out.insert("dns".into(), json!(r.dns));
+    ordered(out, &["cniVersion", "ip4", "ip6", "dns"])
+}
+
+/// serde_json's map is sorted; Go prints struct fields in declaration order. Rebuild the
+/// object through a struct-like serializer that keeps `order`.
+fn ordered(map: serde_json::Map<String, Value>, order: &[&str]) -> Value {
+    // The values are re-emitted by `OrderedObject` when printed.
+    let pairs: Vec<(String, Value)> = order
+        .iter()
+        .filter_map(|k| map.get(*k).map(|v| (k.to_string(), v.clone())))
+        .collect();
+    json!({ ORDERED_MARKER: pairs })
+}
+
+/// A marker key for objects whose field order matters (see [`to_go_json_ordered`]).
+const ORDERED_MARKER: &str = "\u{0}ordered";
+
+/// Print a value built with [`ordered`] keeping field order.
+pub fn to_go_json_ordered(v: &Value) -> String {
+    to_go_json(&OrderedRef(v))
+}
+
+struct OrderedRef<'a>(&'a Value);
+
+impl serde::Serialize for OrderedRef<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Object(m) => {
+                if let Some(Value::Array(pairs)) = m.get(ORDERED_MARKER) {
+                    let mut map = s.serialize_map(Some(pairs.len()))?;
+                    for p in pairs {
+                        if let Value::Array(kv) = p {
+                            if let (Some(Value::String(k)), Some(v)) = (kv.first(), kv.get(1)) {
+                                map.serialize_entry(k, &OrderedRef(v))?;
+                            }
+                        }
+                    }
+                    map.end()
+                } else {
+                    let mut map = s.serialize_map(Some(m.len()))?;
+                    for (k, v) in m {
+                        map.serialize_entry(k, &OrderedRef(v))?;
+                    }
+                    map.end()
+                }
+            }
+            Value::Array(a) => {
+                let mut seq = s.serialize_seq(Some(a.len()))?;
+                for v in a {
+                    seq.serialize_element(&OrderedRef(v))?;
+                }
+                seq.end()
+            }
+            other => other.serialize(s),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cni::types::IpConfig;
+
+    #[test]
+    fn missing_env_names_every_variable() {
+        let env = CniEnv {
+            command: Some(CniCommand::Add),
+            ..Default::default()
+        };
+        let e = check_required_env(CniCommand::Add, &env).unwrap_err();
+        assert_eq!(e.code, 4);
+        assert_eq!(
+            e.msg,
+            "required env variables [CNI_CONTAINERID,CNI_NETNS,CNI_IFNAME,CNI_PATH] missing"
+        );
+    }
+
+    #[test]
+    fn ifname_rules() {
+        assert!(validate_ifname("eth0").is_ok());
+        assert_eq!(
+            validate_ifname("a-very-long-ifname").unwrap_err().msg,
+            "interface name is too long"
+        );
+        assert!(validate_ifname("a:b").is_err());
+        assert_eq!(
+            validate_container_id("").unwrap_err().code,
+            code::UNKNOWN_CONTAINER
+        );
+        assert_eq!(
+            validate_container_id("-x").unwrap_err().code,
+            code::INVALID_ENV
+        );
+    }
+
+    #[test]
+    fn prints_040_with_ip_version() {
+        let r = CniResult {
+            cni_version: "0.4.0".into(),
+            ips: vec![IpConfig {
+                address: "10.1.2.2/24".into(),
+                gateway: "10.1.2.1".into(),
+                interface: None,
+            }],
+            ..Default::default()
+        };
+        let s = print_result(&r);
+        assert!(
+            s.contains("\"version\": \"4\",\n            \"address\""),
+            "{s}"
+        );
+        assert!(s.starts_with("{\n    \"cniVersion\": \"0.4.0\""));
+    }
+}

@@ -1,0 +1,431 @@
+//! Raw CNI commands: the learner plays the container runtime and calls the chain directly.
+//! Output is exactly what the chain printed on stdout (the result JSON, nothing for DEL and
+//! CHECK, or the CNI error JSON); libcni's error text goes to stderr.
+
+use super::{Lab, LabError};
+use crate::cni::conf::{ConfDir, parse_file};
+use crate::cni::host::Netns;
+use crate::cni::plugin::Attachment;
+use crate::cni::runtime::{ChainError, Invoker, Network};
+use crate::command::grammar::{CniAttachArgs, CniCmd, CniConfCmd};
+use crate::render::{Line, Outcome, Role};
+use std::sync::Arc;
+
+impl Lab {
+    /// Dispatch a `cni …` command.
+    pub fn cni(&mut self, cmd: CniCmd) -> Result<Outcome, LabError> {
+        match cmd {
+            CniCmd::Add(a) => self.cni_attach(&a, Op::Add),
+            CniCmd::Del(a) => self.cni_attach(&a, Op::Del),
+            CniCmd::Check(a) => self.cni_attach(&a, Op::Check),
+            CniCmd::Gc { node } => self.cni_gc(&node),
+            CniCmd::Status { node } => self.cni_status(&node),
+            CniCmd::Version { node } => self.cni_version(node.as_deref()),
+            CniCmd::Conf(CniConfCmd::Show { node }) => self.cni_conf_show(node.as_deref()),
+            CniCmd::Conf(CniConfCmd::Load {
+                file,
+                node,
+                all: _,
+                as_name,
+            }) => self.cni_conf_load(&file, node.as_deref(), as_name.as_deref()),
+        }
+    }
+
+    fn node_network(&self, node: &str) -> Result<Network, LabError> {
+        let rt = self
+            .nodes
+            .get(node)
+            .ok_or_else(|| unknown_node(self, node))?;
+        rt.network.clone().map_err(LabError::msg)
+    }
+
+    fn cni_attach(&mut self, a: &CniAttachArgs, op: Op) -> Result<Outcome, LabError> {
+        let net = self.node_network(&a.node)?;
+        let args = parse_cni_args(a.args.as_deref().unwrap_or(""));
+        let default_netns = format!("/var/run/netns/{}", a.container);
+        let node_rt = self
+            .nodes
+            .get_mut(&a.node)
+            .ok_or_else(|| LabError::msg(format!("node {:?} not found", a.node)))?;
+        let cached = node_rt
+            .cache
+            .get(&(net.list.name.clone(), a.container.clone(), a.ifname.clone()))
+            .map(|c| c.rt.clone());
+        let netns = match (&a.netns, op, &cached) {
+            (Some(n), _, _) => n.clone(),
+            (None, Op::Add, _) => default_netns.clone(),
+            (None, _, Some(c)) => c.netns.clone(),
+            (None, _, None) => {
+                if node_rt.host.netns.contains_key(&default_netns) {
+                    default_netns.clone()
+                } else {
+                    String::new()
+                }
+            }
+        };
+        let mut rt = cached.unwrap_or_default();
+        rt.container_id = a.container.clone();
+        rt.ifname = a.ifname.clone();
+        rt.netns = netns.clone();
+        if a.args.is_some() || op == Op::Add {
+            rt.args = args;
+            rt.args_raw = a.args.clone();
+        }
+        // Acting as the runtime: create the namespace before ADD (`ip netns add`), unless
+        // the learner named one explicitly.
+        let created_ns =
+            op == Op::Add && a.netns.is_none() && !node_rt.host.netns.contains_key(&netns);
+        if created_ns {
+            node_rt
+                .host
+                .netns
+                .insert(netns.clone(), Netns::with_loopback());
+        }
+        let registry = self.registry.clone();
+        let wire = &mut self.wire;
+        let first = wire.next_seq();
+        let mut record = |c| {
+            wire.push(c);
+        };
+        let mut inv = Invoker {
+            registry: &registry,
+            host: &mut node_rt.host,
+            cache: &mut node_rt.cache,
+            wire: &mut record,
+            node: Arc::from(a.node.as_str()),
+        };
+        let result = match op {
+            Op::Add => inv
+                .add(&net, &rt)
+                .map(|r| crate::cni::skel::print_result(&r)),
+            Op::Del => inv.del(&net, &rt).map(|_| String::new()),
+            Op::Check => inv.check(&net, &rt).map(|_| String::new()),
+        };
+        if op == Op::Del && result.is_ok() && netns == default_netns {
+            node_rt.host.netns.remove(&netns);
+        }
+        let last = self.wire.next_seq();
+        let actor = "runtime(you)";
+        self.log(
+            actor,
+            format!("CNI {}", op.name()),
+            format!(
+                "{} on {} net={} ifname={} (wire #{first}..#{})",
+                a.container,
+                a.node,
+                net.list.name,
+                a.ifname,
+                last.saturating_sub(1)
+            ),
+        );
+        self.log_wire_summaries(first, last);
+        match result {
+            Ok(stdout) => {
+                let mut out = Outcome::empty();
+                out.block(&stdout, Role::Json);
+                Ok(out)
+            }
+            Err(e) => Err(chain_error(e)),
+        }
+    }
+
+    fn cni_gc(&mut self, node: &str) -> Result<Outcome, LabError> {
+        let net = self.node_network(node)?;
+        // The valid attachments are the sandboxes the runtime still has on this node.
+        let node_rt = self
+            .nodes
+            .get_mut(node)
+            .ok_or_else(|| LabError::msg("node gone"))?;
+        let valid: Vec<Attachment> = node_rt
+            .sandboxes
+            .values()
+            .map(|s| Attachment {
+                container_id: s.id.clone(),
+                ifname: s.rt.ifname.clone(),
+            })
+            .collect();
+        let registry = self.registry.clone();
+        let wire = &mut self.wire;
+        let first = wire.next_seq();
+        let mut record = |c| {
+            wire.push(c);
+        };
+        let mut inv = Invoker {
+            registry: &registry,
+            host: &mut node_rt.host,
+            cache: &mut node_rt.cache,
+            wire: &mut record,
+            node: Arc::from(node),
+        };
+        let errors = inv.gc(&net, &valid);
+        let last = self.wire.next_seq();
+        self.log(
+            "runtime(you)",
+            "CNI GC",
+            format!(
+                "{node} net={} valid attachments: {}",
+                net.list.name,
+                valid.len()
+            ),
+        );
+        self.log_wire_summaries(first, last);
+        if errors.is_empty() {
+            Ok(Outcome::empty())
+        } else {
+            let msg = errors
+                .iter()
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+                .join("\n");
+            Err(LabError::msg(msg))
+        }
+    }
+
+    fn cni_status(&mut self, node: &str) -> Result<Outcome, LabError> {
+        let net = self.node_network(node)?;
+        let node_rt = self
+            .nodes
+            .get_mut(node)
+            .ok_or_else(|| LabError::msg("node gone"))?;
+        let registry = self.registry.clone();
+        let wire = &mut self.wire;
+        let mut record = |c| {
+            wire.push(c);
+        };
+        let mut inv = Invoker {
+            registry: &registry,
+            host: &mut node_rt.host,
+            cache: &mut node_rt.cache,
+            wire: &mut record,
+            node: Arc::from(node),
+        };
+        match inv.status(&net) {
+            Ok(()) => {
+                let mut out = Outcome::empty();
+                if crate::cni::version::gte(&net.list.cni_version, "1.1.0").unwrap_or(false) {
+                    out.line(Line::styled(
+                        format!(
+                            "network {} is ready (every plugin answered STATUS)",
+                            net.list.name
+                        ),
+                        Role::Good,
+                    ));
+                } else {
+                    out.line(Line::styled(
+                        format!(
+                            "network {} has cniVersion {}: STATUS needs 1.1.0, so libcni reports ready without asking the plugins",
+                            net.list.name, net.list.cni_version
+                        ),
+                        Role::Dim,
+                    ));
+                }
+                Ok(out)
+            }
+            Err(e) => Err(chain_error(e)),
+        }
+    }
+
+    fn cni_version(&mut self, node: Option<&str>) -> Result<Outcome, LabError> {
+        let node = match node {
+            Some(n) => n.to_string(),
+            None => self
+                .nodes
+                .keys()
+                .next()
+                .cloned()
+                .ok_or_else(|| LabError::msg("no nodes: add one with `node add NAME`"))?,
+        };
+        let net = self.node_network(&node)?;
+        let node_rt = self
+            .nodes
+            .get_mut(&node)
+            .ok_or_else(|| LabError::msg("node gone"))?;
+        let registry = self.registry.clone();
+        let wire = &mut self.wire;
+        let mut record = |c| {
+            wire.push(c);
+        };
+        let mut inv = Invoker {
+            registry: &registry,
+            host: &mut node_rt.host,
+            cache: &mut node_rt.cache,
+            wire: &mut record,
+            node: Arc::from(node.as_str()),
+        };
+        let mut out = Outcome::empty();
+        for p in &net.list.plugins {
+            match inv.version(&p.plugin_type, &net.list.cni_version) {
+                Ok(v) => out.line(
+                    Line::new()
+                        .push(format!("{:<10} ", p.plugin_type), Role::Actor)
+                        .push(serde_json::to_string(&v).unwrap_or_default(), Role::Json),
+                ),
+                Err(e) => out.line(
+                    Line::new()
+                        .push(format!("{:<10} ", p.plugin_type), Role::Actor)
+                        .push(e.message, Role::Bad),
+                ),
+            }
+        }
+        Ok(out)
+    }
+
+    fn cni_conf_show(&self, node: Option<&str>) -> Result<Outcome, LabError> {
+        let node = match node {
+            Some(n) => n.to_string(),
+            None => self
+                .nodes
+                .keys()
+                .next()
+                .cloned()
+                .ok_or_else(|| LabError::msg("no nodes: add one with `node add NAME`"))?,
+        };
+        let rt = self
+            .nodes
+            .get(&node)
+            .ok_or_else(|| unknown_node(self, &node))?;
+        let mut out = Outcome::empty();
+        let active = rt.confdir.active().ok().map(|(f, _)| f);
+        out.line(Line::styled(
+            format!(
+                "{}/ on {node} (the runtime uses the first file in lexical order)",
+                ConfDir::PATH
+            ),
+            Role::Header,
+        ));
+        for name in rt.confdir.files.keys() {
+            let mark = if Some(name) == active.as_ref() {
+                "* "
+            } else {
+                "  "
+            };
+            out.line(
+                Line::new()
+                    .push(mark, Role::Good)
+                    .push(name.clone(), Role::Name),
+            );
+        }
+        match (&active, &rt.network) {
+            (Some(f), Ok(_)) => {
+                out.plain("");
+                out.line(Line::styled(format!("{}/{f}:", ConfDir::PATH), Role::Dim));
+                if let Some(text) = rt.confdir.files.get(f) {
+                    out.block(text.trim_end(), Role::Json);
+                }
+            }
+            (_, Err(e)) => out.line(Line::styled(e.clone(), Role::Bad)),
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn cni_conf_load(
+        &mut self,
+        file: &str,
+        node: Option<&str>,
+        as_name: Option<&str>,
+    ) -> Result<Outcome, LabError> {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| LabError::msg(format!("cannot read {file}: {e}")))?;
+        let base = as_name.unwrap_or_else(|| {
+            std::path::Path::new(file)
+                .file_name()
+                .and_then(|s| s.to_str())
+                .unwrap_or(file)
+        });
+        if base.contains('/') || base.is_empty() {
+            return Err(LabError::msg(format!(
+                "invalid file name {base:?} for {}",
+                ConfDir::PATH
+            )));
+        }
+        let targets: Vec<String> = match node {
+            Some(n) => {
+                if !self.nodes.contains_key(n) {
+                    return Err(unknown_node(self, n));
+                }
+                vec![n.to_string()]
+            }
+            None => self.nodes.keys().cloned().collect(),
+        };
+        // Validate first (rendered for every target), so a bad file changes nothing.
+        let mut rendered = Vec::new();
+        for n in &targets {
+            let cidr = self
+                .cluster
+                .nodes
+                .get(&(String::new(), n.clone()))
+                .map(|o| o.spec.pod_cidr.clone())
+                .unwrap_or_default();
+            let t = text.replace("{{.PodCIDR}}", &cidr);
+            parse_file(base, &t).map_err(|e| LabError::msg(format!("{file}: {e}")))?;
+            rendered.push((n.clone(), t));
+        }
+        let mut out = Outcome::empty();
+        for (n, t) in rendered {
+            if let Some(rt) = self.nodes.get_mut(&n) {
+                rt.confdir.files.insert(base.to_string(), Arc::from(t));
+                rt.reload_network();
+                let active = rt.confdir.active().map(|(f, _)| f).unwrap_or_default();
+                out.line(
+                    Line::new()
+                        .push(format!("{}/{base}", ConfDir::PATH), Role::Name)
+                        .push(format!(" written on {n}"), Role::Good)
+                        .push(format!("  (active: {active})"), Role::Dim),
+                );
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Add,
+    Del,
+    Check,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Add => "ADD",
+            Op::Del => "DEL",
+            Op::Check => "CHECK",
+        }
+    }
+}
+
+fn parse_cni_args(s: &str) -> Vec<(String, String)> {
+    s.split(';')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (k.to_string(), v.to_string()),
+            None => (p.to_string(), String::new()),
+        })
+        .collect()
+}
+
+fn unknown_node(lab: &Lab, node: &str) -> LabError {
+    let known: Vec<_> = lab.nodes.keys().cloned().collect();
+    LabError::msg(format!(
+        "node {node:?} not found; nodes are: {}",
+        if known.is_empty() {
+            "(none)".to_string()
+        } else {
+            known.join(", ")
+        }
+    ))
+}
+
+/// A chain failure as the lab reports it: the plugin's error JSON on stdout, libcni's
+/// message (with the CNI code and the plugin) as the error.
+pub fn chain_error(e: ChainError) -> LabError {
+    let mut out = Outcome::empty();
+    out.block(&e.error.to_stdout(), Role::Json);
+    let who = e.plugin.as_deref().unwrap_or("libcni");
+    LabError::with_output(
+        format!("CNI code {} from {who}: {}", e.error.code, e.message),
+        out,
+    )
+}

@@ -1,0 +1,312 @@
+//! The Lab: one in-memory cluster and the single `execute` every front end goes through.
+//!
+//! A line is parsed into a [`Command`]; [`Lab::apply`] validates it (a rejected command
+//! changes nothing), performs it, and in auto mode runs the control loops until nothing
+//! changes. Everything that acted lands in the call log; every plugin execution lands in the
+//! wire log.
+
+pub mod cni_cmd;
+pub mod log;
+pub mod node;
+pub mod nodes;
+pub mod pods;
+pub mod validate;
+pub mod views;
+
+use crate::cluster::Cluster;
+use crate::cni::registry::Registry;
+use crate::cni::runtime::WireCall;
+use crate::command::{self, Command, ParseError};
+use crate::render::{Line, Outcome, Role};
+use log::{CallEvent, CallLog, Level, WireLog};
+use node::NodeRuntime;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// A failed command: what it printed before failing (for example the CNI error JSON on
+/// stdout) and the error message (stderr).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabError {
+    /// The error, naming what was wrong and what is accepted.
+    pub message: String,
+    /// Output produced before the failure.
+    pub output: Outcome,
+    /// True when the line was only a request for help (not a failure).
+    pub is_help: bool,
+}
+
+impl LabError {
+    /// An error with no output.
+    pub fn msg(message: impl Into<String>) -> Self {
+        LabError {
+            message: message.into(),
+            output: Outcome::empty(),
+            is_help: false,
+        }
+    }
+
+    /// An error with output that was printed before it.
+    pub fn with_output(message: impl Into<String>, output: Outcome) -> Self {
+        LabError {
+            message: message.into(),
+            output,
+            is_help: false,
+        }
+    }
+}
+
+impl From<crate::cluster::ApiError> for LabError {
+    fn from(e: crate::cluster::ApiError) -> Self {
+        LabError::msg(format!("Error from server ({}): {e}", e.reason()))
+    }
+}
+
+/// Whether control loops run after every command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Reconcile after every command until nothing changes.
+    Auto,
+    /// Nothing acts on its own; the learner drives each hop.
+    Step,
+}
+
+/// Kubelet bookkeeping for one pod.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PodWork {
+    /// Sandbox creation attempts so far.
+    pub attempts: u32,
+    /// Earliest tick of the next retry after a failure.
+    pub retry_at: u64,
+    /// The last error, for `describe` and the dashboard.
+    pub last_error: String,
+}
+
+/// Sizes of the bounded logs.
+pub const CALL_LOG_SIZE: usize = 5000;
+/// Wire records kept.
+pub const WIRE_LOG_SIZE: usize = 2000;
+/// kubelet's pod worker backoff after a failed sync, in logical seconds.
+pub const SYNC_BACKOFF: u64 = 10;
+
+/// The whole lab.
+pub struct Lab {
+    /// The API server's objects.
+    pub cluster: Cluster,
+    /// Per-node runtime state.
+    pub nodes: BTreeMap<String, NodeRuntime>,
+    /// The plugin binaries every node has in /opt/cni/bin.
+    pub registry: Arc<Registry>,
+    /// The call log.
+    pub calls: CallLog,
+    /// The wire log.
+    pub wire: WireLog,
+    /// The logical clock (seconds).
+    pub clock: u64,
+    /// Auto or step.
+    pub mode: Mode,
+    /// Pods whose kubelet has work to do.
+    pub dirty: BTreeSet<(String, String)>,
+    /// Kubelet bookkeeping per pod.
+    pub pod_work: BTreeMap<(String, String), PodWork>,
+    /// The conflist template new nodes get (`{{.PodCIDR}}` filled per node).
+    pub conf_template: Arc<str>,
+}
+
+/// The default network config, containerd's template plus bandwidth.
+pub const DEFAULT_CONFLIST: &str = include_str!("../../assets/10-lab.conflist");
+
+/// The file name the default config has in /etc/cni/net.d.
+pub const DEFAULT_CONF_NAME: &str = "10-lab.conflist";
+
+impl Lab {
+    /// An empty lab: no nodes, the `default` namespace, the standard plugins.
+    pub fn empty() -> Self {
+        let mut lab = Lab {
+            cluster: Cluster::default(),
+            nodes: BTreeMap::new(),
+            registry: Arc::new(Registry::standard()),
+            calls: CallLog::new(CALL_LOG_SIZE),
+            wire: WireLog::new(WIRE_LOG_SIZE),
+            clock: 0,
+            mode: Mode::Auto,
+            dirty: BTreeSet::new(),
+            pod_work: BTreeMap::new(),
+            conf_template: Arc::from(DEFAULT_CONFLIST),
+        };
+        for ns in ["default", "kube-system"] {
+            let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
+            obj.metadata
+                .labels
+                .insert("kubernetes.io/metadata.name".into(), ns.into());
+            // Creating a namespace in an empty store cannot conflict.
+            let _ = lab.cluster.namespaces().create(obj, 0);
+        }
+        lab
+    }
+
+    /// The default lab: node-1 and node-2 as DESIGN.md describes.
+    pub fn new() -> Self {
+        let mut lab = Lab::empty();
+        for line in DEFAULT_PRESET.lines() {
+            // The preset is part of the lab and always valid.
+            let _ = lab.execute(line);
+        }
+        lab.calls = CallLog::new(CALL_LOG_SIZE);
+        lab.wire = WireLog::new(WIRE_LOG_SIZE);
+        lab
+    }
+
+    /// Parse and run one line. Comments and blank lines do nothing.
+    pub fn execute(&mut self, line: &str) -> Result<Outcome, LabError> {
+        let text = command::strip_comment(line);
+        match command::parse(text) {
+            Ok(None) => Ok(Outcome::empty()),
+            Ok(Some(cmd)) => self.apply(cmd),
+            Err(ParseError::Help(h)) => {
+                let mut out = Outcome::empty();
+                out.block(&h, Role::Plain);
+                Ok(out)
+            }
+            Err(ParseError::Invalid(msg)) => {
+                let msg = msg.strip_prefix("error: ").unwrap_or(&msg).to_string();
+                Err(LabError::msg(msg))
+            }
+        }
+    }
+
+    /// Run one parsed command, then (in auto mode) the control loops.
+    pub fn apply(&mut self, cmd: Command) -> Result<Outcome, LabError> {
+        let mark = self.calls.next_seq();
+        let result = self.dispatch(cmd);
+        if self.mode == Mode::Auto {
+            self.reconcile();
+        }
+        match result {
+            Ok(mut out) => {
+                out.extend(self.calls_since(mark));
+                Ok(out)
+            }
+            Err(mut e) => {
+                e.output.extend(self.calls_since(mark));
+                Err(e)
+            }
+        }
+    }
+
+    fn dispatch(&mut self, cmd: Command) -> Result<Outcome, LabError> {
+        use crate::command::grammar::*;
+        match cmd {
+            Command::Node(NodeCmd::Add {
+                name,
+                cidr,
+                ip,
+                zone,
+            }) => self.node_add(&name, cidr.as_deref(), ip.as_deref(), zone.as_deref()),
+            Command::Node(NodeCmd::List) => Ok(self.node_list()),
+            Command::Pod(PodCmd::Create(args)) => self.pod_create(&args),
+            Command::Pod(PodCmd::Delete { name, ns }) => self.pod_delete(&ns, &name),
+            Command::Pod(PodCmd::List { ns }) => Ok(self.pod_list(ns.as_deref())),
+            Command::Cni(c) => self.cni(c),
+            Command::Show(s) => self.show(s),
+            Command::Get(g) => self.get(&g),
+            Command::Describe(d) => self.describe(&d),
+            Command::Reset(r) => {
+                *self = if r.empty { Lab::empty() } else { Lab::new() };
+                Ok(Outcome::empty())
+            }
+            Command::Echo(e) => {
+                let mut out = Outcome::empty();
+                out.plain(e.words.join(" "));
+                Ok(out)
+            }
+            Command::Policy(_) | Command::Reach(_) | Command::Trace(_) => Err(LabError::msg(
+                "network policy commands are not available in this build yet",
+            )),
+        }
+    }
+
+    /// Run the control loops until nothing changes: each kubelet syncs the pods it has work
+    /// for (in order), pods in backoff wait for the clock.
+    pub fn reconcile(&mut self) {
+        while let Some(key) = self.dirty.pop_first() {
+            self.sync_pod(&key);
+        }
+    }
+
+    /// Advance the logical clock; pods whose backoff expired get their retry.
+    pub fn tick(&mut self, seconds: u64) {
+        self.clock += seconds;
+        let due: Vec<_> = self
+            .pod_work
+            .iter()
+            .filter(|(_, w)| !w.last_error.is_empty() && w.retry_at <= self.clock)
+            .map(|(k, _)| k.clone())
+            .collect();
+        self.dirty.extend(due);
+    }
+
+    /// Record a call-log entry.
+    pub fn log(
+        &mut self,
+        actor: impl Into<String>,
+        action: impl Into<String>,
+        detail: impl Into<String>,
+    ) -> u64 {
+        self.log_event(CallEvent {
+            seq: 0,
+            tick: self.clock,
+            actor: actor.into(),
+            action: action.into(),
+            detail: detail.into(),
+            level: Level::Normal,
+            reason: None,
+            object: None,
+            wire: None,
+        })
+    }
+
+    /// Record a full call-log entry.
+    pub fn log_event(&mut self, mut e: CallEvent) -> u64 {
+        e.seq = self.calls.next_seq();
+        self.calls.push(e)
+    }
+
+    /// Record a plugin execution in the wire log.
+    pub fn record_wire(wire: &mut WireLog, call: WireCall) -> u64 {
+        wire.push(call)
+    }
+
+    /// The call-log entries since `mark`, rendered as the short trace a command prints.
+    fn calls_since(&self, mark: u64) -> Outcome {
+        let mut out = Outcome::empty();
+        for (_, e) in self.calls.iter().filter(|(s, _)| *s >= mark) {
+            out.line(views::call_line(e));
+        }
+        out
+    }
+
+    /// A one-line summary for the prompt or the dashboard's title.
+    pub fn summary(&self) -> Line {
+        Line::new().push(
+            format!(
+                "{} nodes · {} pods · t={}s",
+                self.cluster.nodes.len(),
+                self.cluster.pods.len(),
+                self.clock
+            ),
+            Role::Dim,
+        )
+    }
+}
+
+impl Default for Lab {
+    fn default() -> Self {
+        Lab::new()
+    }
+}
+
+/// The starting cluster of DESIGN.md.
+pub const DEFAULT_PRESET: &str =
+    "node add node-1 --cidr 10.244.1.0/24 --ip 192.168.0.1 --zone zone-1
+node add node-2 --cidr 10.244.2.0/24 --ip 192.168.0.2 --zone zone-2
+";

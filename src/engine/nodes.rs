@@ -1,0 +1,175 @@
+//! `node add` and `node list`: Node objects and the per-node runtime state behind them.
+
+use super::node::NodeRuntime;
+use super::validate;
+use super::{Lab, LabError};
+use crate::cluster::{Condition, NodeAddress, NodeSpec, Object};
+use crate::cni::conf::ConfDir;
+use crate::cni::host::Host;
+use crate::render::{Outcome, Role, Table};
+use ipnet::IpNet;
+use std::sync::Arc;
+
+impl Lab {
+    /// Register a node: the Node object (podCIDR, InternalIP, zone label), its host, and
+    /// `/etc/cni/net.d` rendered from the template with its podCIDR.
+    pub fn node_add(
+        &mut self,
+        name: &str,
+        cidr: Option<&str>,
+        ip: Option<&str>,
+        zone: Option<&str>,
+    ) -> Result<Outcome, LabError> {
+        validate::object_name("node", name).map_err(LabError::msg)?;
+        if self.nodes.contains_key(name) {
+            return Err(LabError::msg(format!(
+                "Error from server (AlreadyExists): nodes \"{name}\" already exists"
+            )));
+        }
+        let index = self.free_node_index();
+        let cidr: IpNet = match cidr {
+            Some(c) => validate::cidr(c).map_err(LabError::msg)?,
+            None => format!("10.244.{index}.0/24")
+                .parse()
+                .map_err(|_| LabError::msg("no free default podCIDR left; pass --cidr"))?,
+        };
+        for (other, obj) in self.cluster.nodes.iter() {
+            if let Ok(o) = obj.spec.pod_cidr.parse::<IpNet>() {
+                if o.contains(&cidr.network()) || cidr.contains(&o.network()) {
+                    return Err(LabError::msg(format!(
+                        "podCIDR {cidr} overlaps {o} of node {}; pick a free range, e.g. --cidr 10.244.{index}.0/24",
+                        other.1
+                    )));
+                }
+            }
+        }
+        let ip = match ip {
+            Some(i) => validate::ip(i).map_err(LabError::msg)?,
+            None => format!("192.168.0.{index}")
+                .parse()
+                .map_err(|_| LabError::msg("no free default InternalIP left; pass --ip"))?,
+        };
+        let ip_text = ip.to_string();
+        if let Some(other) = self
+            .cluster
+            .nodes
+            .values()
+            .find(|n| n.status.internal_ip() == Some(ip_text.as_str()))
+        {
+            return Err(LabError::msg(format!(
+                "InternalIP {ip} is already used by node {}",
+                other.metadata.name
+            )));
+        }
+        if let Some(z) = zone {
+            validate::label(&format!("topology.kubernetes.io/zone={z}")).map_err(LabError::msg)?;
+        }
+
+        let mut obj = Object::new(
+            name,
+            "",
+            NodeSpec {
+                pod_cidr: cidr.to_string(),
+                pod_cidrs: vec![cidr.to_string()],
+            },
+        );
+        let labels = &mut obj.metadata.labels;
+        labels.insert("kubernetes.io/hostname".into(), name.into());
+        labels.insert("kubernetes.io/os".into(), "linux".into());
+        if let Some(z) = zone {
+            labels.insert("topology.kubernetes.io/zone".into(), z.into());
+        }
+        obj.status.addresses = vec![
+            NodeAddress {
+                address_type: "InternalIP".into(),
+                address: ip_text.clone(),
+            },
+            NodeAddress {
+                address_type: "Hostname".into(),
+                address: name.into(),
+            },
+        ];
+        obj.status.conditions = vec![Condition {
+            condition_type: "Ready".into(),
+            status: "True".into(),
+            reason: "KubeletReady".into(),
+            message: "kubelet is posting ready status".into(),
+        }];
+        self.cluster.nodes().create(obj, self.clock)?;
+
+        let host = Host::new(name, &ip_text, crate::util::hash::mac(&[name, "eth0"]));
+        let mut confdir = ConfDir::default();
+        let rendered = self
+            .conf_template
+            .replace("{{.PodCIDR}}", &cidr.to_string());
+        confdir
+            .files
+            .insert(super::DEFAULT_CONF_NAME.to_string(), Arc::from(rendered));
+        self.nodes
+            .insert(name.to_string(), NodeRuntime::new(host, confdir));
+
+        let mut out = Outcome::empty();
+        out.line(
+            crate::render::Line::new()
+                .push(format!("node/{name}"), Role::Name)
+                .push(" created", Role::Good)
+                .push(
+                    format!(
+                        "  podCIDR {cidr} · InternalIP {ip}{}",
+                        zone.map(|z| format!(" · zone {z}")).unwrap_or_default()
+                    ),
+                    Role::Dim,
+                ),
+        );
+        Ok(out)
+    }
+
+    /// The smallest N ≥ 1 such that neither 10.244.N.0/24 nor 192.168.0.N is taken.
+    fn free_node_index(&self) -> u32 {
+        let mut n = 1u32;
+        loop {
+            let cidr = format!("10.244.{n}.0/24");
+            let ip = format!("192.168.0.{n}");
+            let taken =
+                self.cluster.nodes.values().any(|o| {
+                    o.spec.pod_cidr == cidr || o.status.internal_ip() == Some(ip.as_str())
+                });
+            if !taken || n >= 254 {
+                return n;
+            }
+            n += 1;
+        }
+    }
+
+    /// `node list`: name, podCIDR, InternalIP, bridge gateway, pods.
+    pub fn node_list(&self) -> Outcome {
+        let mut t = Table::new(&["NAME", "STATUS", "PODCIDR", "INTERNAL-IP", "ZONE", "PODS"]);
+        for obj in self.cluster.nodes.values() {
+            let name = obj.name();
+            let pods = self
+                .cluster
+                .pods
+                .values()
+                .filter(|p| p.spec.node_name == name)
+                .count();
+            t.row([
+                name.to_string(),
+                "Ready".to_string(),
+                obj.spec.pod_cidr.clone(),
+                obj.status.internal_ip().unwrap_or("<none>").to_string(),
+                obj.metadata
+                    .labels
+                    .get("topology.kubernetes.io/zone")
+                    .cloned()
+                    .unwrap_or_else(|| "<none>".into()),
+                pods.to_string(),
+            ]);
+        }
+        if t.is_empty() {
+            let mut out = Outcome::empty();
+            out.plain("No resources found");
+            return out;
+        }
+        t.render()
+    }
+}

@@ -1,0 +1,162 @@
+//! `pod create`, `pod delete`, `pod list`: the API side of pods. The kubelet does the rest
+//! (see `crate::kubelet`).
+
+use super::validate;
+use super::{Lab, LabError};
+use crate::cluster::{Container, ContainerPort, Object, PodSpec};
+use crate::command::grammar::PodCreateArgs;
+use crate::kubelet::sandbox::{EGRESS_BANDWIDTH, INGRESS_BANDWIDTH};
+use crate::render::{Line, Outcome, Role, Table};
+
+impl Lab {
+    /// Create a pod bound to a node (the lab schedules by `--node`).
+    pub fn pod_create(&mut self, a: &PodCreateArgs) -> Result<Outcome, LabError> {
+        validate::object_name("pod", &a.name).map_err(LabError::msg)?;
+        validate::namespace(&a.ns).map_err(LabError::msg)?;
+        if !self
+            .cluster
+            .namespaces
+            .contains_key(&(String::new(), a.ns.clone()))
+        {
+            return Err(LabError::msg(format!(
+                "Error from server (NotFound): namespaces \"{}\" not found",
+                a.ns
+            )));
+        }
+        if !self.nodes.contains_key(&a.node) {
+            let known: Vec<_> = self.nodes.keys().cloned().collect();
+            return Err(LabError::msg(format!(
+                "node {:?} not found; nodes are: {}",
+                a.node,
+                if known.is_empty() {
+                    "(none: add one with `node add NAME`)".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        }
+        if !a.pvcs.is_empty() {
+            return Err(LabError::msg(
+                "--pvc needs the storage side of the lab, which this build does not have yet",
+            ));
+        }
+        let mut labels = std::collections::BTreeMap::new();
+        for l in &a.labels {
+            let (k, v) = validate::label(l).map_err(LabError::msg)?;
+            labels.insert(k, v);
+        }
+        let mut ports = Vec::new();
+        for p in &a.ports {
+            let (host, container, proto) = validate::port_mapping(p).map_err(LabError::msg)?;
+            ports.push(ContainerPort {
+                container_port: container,
+                host_port: host,
+                protocol: proto.to_ascii_uppercase(),
+            });
+        }
+        let mut annotations = std::collections::BTreeMap::new();
+        if let Some(r) = &a.bandwidth_ingress {
+            validate::bandwidth(r).map_err(LabError::msg)?;
+            annotations.insert(INGRESS_BANDWIDTH.to_string(), r.clone());
+        }
+        if let Some(r) = &a.bandwidth_egress {
+            validate::bandwidth(r).map_err(LabError::msg)?;
+            annotations.insert(EGRESS_BANDWIDTH.to_string(), r.clone());
+        }
+        let spec = PodSpec {
+            node_name: a.node.clone(),
+            containers: vec![Container {
+                name: "app".into(),
+                image: "registry.k8s.io/pause:3.10".into(),
+                ports,
+            }],
+            volumes: Vec::new(),
+        };
+        let mut obj = Object::new(&a.name, &a.ns, spec);
+        obj.metadata.labels = labels;
+        obj.metadata.annotations = annotations;
+        let created = self.cluster.pods().create(obj, self.clock)?.clone();
+        let key = (a.ns.clone(), a.name.clone());
+        self.object_event(
+            "default-scheduler",
+            "Scheduled",
+            "Scheduled",
+            format!("Successfully assigned {}/{} to {}", a.ns, a.name, a.node),
+            &created,
+            super::log::Level::Normal,
+        );
+        self.dirty.insert(key);
+        let mut out = Outcome::empty();
+        out.line(
+            Line::new()
+                .push(format!("pod/{}", a.name), Role::Name)
+                .push(" created", Role::Good),
+        );
+        Ok(out)
+    }
+
+    /// Request deletion; the kubelet tears the pod down, then it is removed.
+    pub fn pod_delete(&mut self, ns: &str, name: &str) -> Result<Outcome, LabError> {
+        let mut pod = self.cluster.pods().get(ns, name)?.clone();
+        let key = (pod.metadata.namespace.clone(), name.to_string());
+        if pod.metadata.deletion_tick.is_none() {
+            pod.metadata.deletion_tick = Some(self.clock);
+            self.cluster.pods().update(pod)?;
+        }
+        self.dirty.insert(key);
+        let mut out = Outcome::empty();
+        out.line(
+            Line::new()
+                .push(format!("pod \"{name}\""), Role::Name)
+                .push(" deleted", Role::Good),
+        );
+        Ok(out)
+    }
+
+    /// `pod list`: name, node, IP, status.
+    pub fn pod_list(&self, ns: Option<&str>) -> Outcome {
+        let mut t = Table::new(&["NAMESPACE", "NAME", "NODE", "IP", "STATUS"]);
+        for p in self.cluster.pods.values() {
+            if ns.is_some_and(|n| n != p.metadata.namespace) {
+                continue;
+            }
+            let status = pod_status_text(p);
+            let role = match status.as_str() {
+                "Running" => Role::Good,
+                "ContainerCreating" | "Terminating" | "Pending" => Role::Warn,
+                _ => Role::Plain,
+            };
+            t.row_styled(vec![
+                (p.metadata.namespace.clone(), Role::Plain),
+                (p.metadata.name.clone(), Role::Name),
+                (p.spec.node_name.clone(), Role::Plain),
+                (
+                    if p.status.pod_ip.is_empty() {
+                        "<none>".into()
+                    } else {
+                        p.status.pod_ip.clone()
+                    },
+                    Role::Plain,
+                ),
+                (status, role),
+            ]);
+        }
+        if t.is_empty() {
+            let mut out = Outcome::empty();
+            out.plain("No resources found");
+            return out;
+        }
+        t.render()
+    }
+}
+
+/// The STATUS column kubectl shows.
+pub fn pod_status_text(p: &Object<PodSpec>) -> String {
+    if p.metadata.deletion_tick.is_some() {
+        "Terminating".into()
+    } else if !p.status.reason.is_empty() {
+        p.status.reason.clone()
+    } else {
+        p.status.phase.clone()
+    }
+}

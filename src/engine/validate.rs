@@ -1,0 +1,205 @@
+//! Checks on user input, with messages that say what was wrong and what is accepted.
+//! Rules follow Kubernetes' validation (DNS-1123 names, label syntax).
+
+use ipnet::IpNet;
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+/// A DNS-1123 subdomain (object names): lowercase alphanumerics, `-` and `.`, starting and
+/// ending alphanumeric, at most 253 characters.
+pub fn object_name(kind: &str, name: &str) -> Result<(), String> {
+    let ok_chars = name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
+    let ends_ok = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .last()
+            .is_some_and(|c| c.is_ascii_alphanumeric());
+    if name.is_empty() || name.len() > 253 || !ok_chars || !ends_ok {
+        return Err(format!(
+            "invalid {kind} name {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (at most 253 characters), e.g. 'web' or 'node-1'"
+        ));
+    }
+    Ok(())
+}
+
+/// A namespace name: a DNS-1123 label (at most 63 characters, no dots).
+pub fn namespace(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid namespace {name:?}: a lowercase RFC 1123 label (at most 63 characters of a-z, 0-9 and '-', starting and ending alphanumeric), e.g. 'default'"
+        ))
+    }
+}
+
+fn label_part_ok(s: &str, max: usize) -> bool {
+    s.len() <= max
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        && s.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && s.ends_with(|c: char| c.is_ascii_alphanumeric())
+}
+
+/// A label `k=v` (key: optional DNS prefix `/` name ≤63; value ≤63, may be empty).
+pub fn label(pair: &str) -> Result<(String, String), String> {
+    let Some((k, v)) = pair.split_once('=') else {
+        return Err(format!(
+            "invalid label {pair:?}: expected KEY=VALUE, e.g. app=web"
+        ));
+    };
+    let name = k.rsplit_once('/').map(|(_, n)| n).unwrap_or(k);
+    let prefix_ok = k
+        .rsplit_once('/')
+        .is_none_or(|(p, _)| !p.is_empty() && p.len() <= 253 && label_part_ok(p, 253));
+    if k.is_empty() || !label_part_ok(name, 63) || !prefix_ok {
+        return Err(format!(
+            "invalid label key {k:?}: name part must be 1-63 characters of [A-Za-z0-9_.-], starting and ending alphanumeric, with an optional DNS prefix (example.com/app)"
+        ));
+    }
+    if !v.is_empty() && !label_part_ok(v, 63) {
+        return Err(format!(
+            "invalid label value {v:?} for {k:?}: at most 63 characters of [A-Za-z0-9_.-], starting and ending alphanumeric (or empty)"
+        ));
+    }
+    Ok((k.to_string(), v.to_string()))
+}
+
+/// Parse `k=v[,k2=v2]` into labels ('' is the empty selector).
+pub fn labels(list: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = label(part)?;
+        out.insert(k, v);
+    }
+    Ok(out)
+}
+
+/// A network in CIDR form whose host bits are zero.
+pub fn cidr(text: &str) -> Result<IpNet, String> {
+    let net: IpNet = text.parse().map_err(|_| {
+        format!("invalid CIDR {text:?}: expected an address and prefix length, e.g. 10.244.3.0/24")
+    })?;
+    if net.trunc() != net {
+        return Err(format!(
+            "invalid CIDR {text:?}: host bits are set; the network address is {}",
+            net.trunc()
+        ));
+    }
+    Ok(net)
+}
+
+/// An IP address.
+pub fn ip(text: &str) -> Result<IpAddr, String> {
+    text.parse()
+        .map_err(|_| format!("invalid IP address {text:?}: expected e.g. 192.168.0.3"))
+}
+
+/// A Kubernetes quantity of bits per second for the bandwidth annotations (`10M`, `1Gi`,
+/// `500k`), checked like kubelet: at least 1k, at most 1P.
+pub fn bandwidth(text: &str) -> Result<u64, String> {
+    let err = || {
+        format!(
+            "invalid bandwidth {text:?}: expected a quantity like 10M, 500k or 1Gi (bits per second)"
+        )
+    };
+    let split = text
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(text.len());
+    let (num, suffix) = text.split_at(split);
+    let value: f64 = num.parse().map_err(|_| err())?;
+    let mult: f64 = match suffix {
+        "" => 1.0,
+        "k" => 1e3,
+        "M" => 1e6,
+        "G" => 1e9,
+        "T" => 1e12,
+        "P" => 1e15,
+        "Ki" => 1024.0,
+        "Mi" => 1024f64.powi(2),
+        "Gi" => 1024f64.powi(3),
+        "Ti" => 1024f64.powi(4),
+        "Pi" => 1024f64.powi(5),
+        _ => return Err(err()),
+    };
+    let bits = value * mult;
+    if bits < 1e3 {
+        return Err(format!("resource is unreasonably small (< 1kbit): {text}"));
+    }
+    if bits > 1e15 {
+        return Err(format!("resource is unreasonably large (> 1Pbit): {text}"));
+    }
+    Ok(bits.round() as u64)
+}
+
+/// A port mapping `HOST:CONTAINER[/PROTO]`.
+pub fn port_mapping(text: &str) -> Result<(u16, u16, String), String> {
+    let err = || {
+        format!(
+            "invalid port mapping {text:?}: expected HOST:CONTAINER[/PROTO] with ports 1-65535 and PROTO tcp, udp or sctp, e.g. 8080:80/tcp"
+        )
+    };
+    let (ports, proto) = match text.split_once('/') {
+        Some((p, proto)) => (p, proto.to_ascii_lowercase()),
+        None => (text, "tcp".to_string()),
+    };
+    if !matches!(proto.as_str(), "tcp" | "udp" | "sctp") {
+        return Err(err());
+    }
+    let (h, c) = ports.split_once(':').ok_or_else(err)?;
+    let h: u16 = h.parse().map_err(|_| err())?;
+    let c: u16 = c.parse().map_err(|_| err())?;
+    if h == 0 || c == 0 {
+        return Err(err());
+    }
+    Ok((h, c, proto))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert!(object_name("pod", "web-1").is_ok());
+        assert!(object_name("pod", "Web").is_err());
+        assert!(object_name("pod", "-web").is_err());
+        assert!(object_name("pod", &"a".repeat(254)).is_err());
+    }
+
+    #[test]
+    fn cidrs() {
+        assert!(cidr("10.244.3.0/24").is_ok());
+        assert!(cidr("10.244.3.5/24").unwrap_err().contains("10.244.3.0/24"));
+        assert!(cidr("10.244.3.0/33").is_err());
+    }
+
+    #[test]
+    fn quantities() {
+        assert_eq!(bandwidth("10M").unwrap(), 10_000_000);
+        assert_eq!(bandwidth("1Mi").unwrap(), 1_048_576);
+        assert!(bandwidth("10").is_err());
+        assert!(bandwidth("2P").is_err());
+        assert!(bandwidth("ten").is_err());
+    }
+
+    #[test]
+    fn ports() {
+        assert_eq!(port_mapping("8080:80").unwrap(), (8080, 80, "tcp".into()));
+        assert_eq!(port_mapping("53:53/UDP").unwrap().2, "udp");
+        assert!(port_mapping("0:80").is_err());
+        assert!(port_mapping("80").is_err());
+    }
+}

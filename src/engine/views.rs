@@ -1,0 +1,708 @@
+//! Read-only views: `show …`, `get`, `describe`, and the short lines the call log prints.
+//! The dashboard reads the same functions.
+
+use super::log::{CallEvent, Level};
+use super::pods::pod_status_text;
+use super::{Lab, LabError};
+use crate::cni::plugin::PluginOutput;
+use crate::cni::runtime::WireCall;
+use crate::cni::types::to_go_json;
+use crate::command::grammar::{DescribeArgs, GetArgs, OutputFormat, ShowCmd};
+use crate::render::{Line, Outcome, Role, Table};
+use serde::Serialize;
+
+/// The line a call-log entry prints: actor, action, detail.
+pub fn call_line(e: &CallEvent) -> Line {
+    let role = match e.level {
+        Level::Normal => Role::Plain,
+        Level::Warning => Role::Bad,
+    };
+    Line::new()
+        .push(format!("  {:<22}", e.actor), Role::Actor)
+        .push(format!("{:<15} ", e.action), Role::Dim)
+        .push(e.detail.clone(), role)
+}
+
+/// One line saying what a plugin execution did.
+pub fn wire_summary(c: &WireCall) -> String {
+    match &c.reply {
+        Err(e) => format!("error code {}: {e}", e.code),
+        Ok(PluginOutput::Empty) => "ok".into(),
+        Ok(PluginOutput::Versions(v)) => serde_json::to_string(v).unwrap_or_default(),
+        Ok(PluginOutput::Result(r)) => {
+            let ips: Vec<String> = r
+                .ips
+                .iter()
+                .map(|ip| {
+                    if ip.gateway.is_empty() {
+                        ip.address.clone()
+                    } else {
+                        format!("{} gw {}", ip.address, ip.gateway)
+                    }
+                })
+                .collect();
+            if c.stdin.prev_result.as_deref() == Some(r.as_ref()) {
+                "result = prevResult (passed through)".into()
+            } else if r.interfaces.is_empty() {
+                ips.join(", ")
+            } else {
+                let ifs: Vec<String> = r
+                    .interfaces
+                    .iter()
+                    .map(|i| {
+                        if i.sandbox.is_empty() {
+                            i.name.clone()
+                        } else {
+                            format!("{} (in pod)", i.name)
+                        }
+                    })
+                    .collect();
+                format!("{} · {}", ifs.join(" ↔ "), ips.join(", "))
+            }
+        }
+    }
+}
+
+fn json_block<T: Serialize + ?Sized>(out: &mut Outcome, v: &T) {
+    out.block(&to_go_json(v), Role::Json);
+}
+
+impl Lab {
+    /// Dispatch `show …`.
+    pub fn show(&mut self, s: ShowCmd) -> Result<Outcome, LabError> {
+        match s {
+            ShowCmd::Ipam { node } => self.show_ipam(node.as_deref()),
+            ShowCmd::Routes { node } => self.show_routes(node.as_deref()),
+            ShowCmd::Events { n } => Ok(self.show_events(n)),
+            ShowCmd::Wire { n, list } => self.show_wire(n, list),
+            ShowCmd::Iptables { node } => self.show_iptables(&node),
+            ShowCmd::Watch { since } => Ok(self.show_watch(since)),
+        }
+    }
+
+    fn nodes_selected(&self, node: Option<&str>) -> Result<Vec<String>, LabError> {
+        match node {
+            Some(n) if self.nodes.contains_key(n) => Ok(vec![n.to_string()]),
+            Some(n) => Err(LabError::msg(format!(
+                "node {n:?} not found; nodes are: {}",
+                self.nodes.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))),
+            None => Ok(self.nodes.keys().cloned().collect()),
+        }
+    }
+
+    /// Which pod owns a sandbox ID on a node, for annotating IPAM files.
+    fn owner_of(&self, node: &str, container_id: &str) -> Option<String> {
+        self.nodes.get(node).and_then(|n| {
+            n.sandboxes
+                .iter()
+                .find(|(_, s)| s.id == container_id)
+                .map(|(k, _)| format!("pod {k}"))
+        })
+    }
+
+    fn show_ipam(&self, node: Option<&str>) -> Result<Outcome, LabError> {
+        let mut out = Outcome::empty();
+        for n in self.nodes_selected(node)? {
+            let Some(rt) = self.nodes.get(&n) else {
+                continue;
+            };
+            if rt.host.ipam.is_empty() {
+                out.line(Line::new().push(format!("{n}: "), Role::Name).push(
+                    "no host-local data yet (the first ADD creates /var/lib/cni/networks/<net>)",
+                    Role::Dim,
+                ));
+                continue;
+            }
+            for (net, store) in &rt.host.ipam {
+                out.line(
+                    Line::new()
+                        .push(format!("{n}: "), Role::Name)
+                        .push(format!("/var/lib/cni/networks/{net}/"), Role::Header),
+                );
+                for (ip, lease) in &store.leases {
+                    let owner = self
+                        .owner_of(&n, &lease.container_id)
+                        .map(|o| format!("   ({o})"))
+                        .unwrap_or_default();
+                    out.line(
+                        Line::new()
+                            .push(format!("  {:<20}", ip.to_string()), Role::Name)
+                            .push(
+                                format!("{}\\r\\n{}", short_id(&lease.container_id), lease.ifname),
+                                Role::Plain,
+                            )
+                            .push(owner, Role::Dim),
+                    );
+                }
+                for (idx, ip) in &store.last_reserved {
+                    out.line(
+                        Line::new()
+                            .push(
+                                format!("  {:<20}", format!("last_reserved_ip.{idx}")),
+                                Role::Name,
+                            )
+                            .push(ip.to_string(), Role::Plain),
+                    );
+                }
+                out.line(Line::new().push("  lock", Role::Name));
+                out.line(Line::styled(
+                    format!("  {} leased", store.leases.len()),
+                    Role::Dim,
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    fn show_routes(&self, node: Option<&str>) -> Result<Outcome, LabError> {
+        let mut out = Outcome::empty();
+        for n in self.nodes_selected(node)? {
+            let Some(rt) = self.nodes.get(&n) else {
+                continue;
+            };
+            out.line(
+                Line::new()
+                    .push(n.to_string(), Role::Name)
+                    .push(" (host) $ ip route", Role::Dim),
+            );
+            for r in rt.host.root.route_table() {
+                out.plain(format!("  {}", r.to_ip_route()));
+            }
+            for (key, sb) in &rt.sandboxes {
+                if let Some(ns) = rt.host.netns.get(&sb.netns) {
+                    out.line(
+                        Line::new()
+                            .push(format!("  pod {key}"), Role::Name)
+                            .push(format!(" (netns {}) $ ip route", sb.netns), Role::Dim),
+                    );
+                    for r in ns.route_table() {
+                        out.plain(format!("    {}", r.to_ip_route()));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn show_events(&self, n: usize) -> Outcome {
+        let mut out = Outcome::empty();
+        let skip = self.calls.len().saturating_sub(n);
+        for (seq, e) in self.calls.iter().skip(skip) {
+            out.line(
+                Line::new()
+                    .push(format!("{seq:>5} t={:<4}", e.tick), Role::Dim)
+                    .push(
+                        call_line(e).text(),
+                        match e.level {
+                            Level::Normal => Role::Plain,
+                            Level::Warning => Role::Bad,
+                        },
+                    ),
+            );
+        }
+        if out.lines.is_empty() {
+            out.plain("No events yet");
+        }
+        out
+    }
+
+    fn show_wire(&self, n: Option<u64>, list: bool) -> Result<Outcome, LabError> {
+        let mut out = Outcome::empty();
+        if self.wire.is_empty() {
+            out.plain("No plugin executions yet (create a pod or run `cni add`)");
+            return Ok(out);
+        }
+        if list {
+            let mut t = Table::new(&["#", "NODE", "PLUGIN", "CMD", "CONTAINER", "EXIT", "SUMMARY"]);
+            let skip = self.wire.len().saturating_sub(20);
+            for (seq, c) in self.wire.iter().skip(skip) {
+                t.row([
+                    seq.to_string(),
+                    c.node.to_string(),
+                    format!("{}{}", if c.depth > 0 { "└ " } else { "" }, c.plugin_type),
+                    c.env.cmd().as_str().to_string(),
+                    short_id(&c.env.container_id).to_string(),
+                    c.exit_code().to_string(),
+                    wire_summary(c),
+                ]);
+            }
+            return Ok(t.render());
+        }
+        let seq = n.unwrap_or(self.wire.next_seq().saturating_sub(1));
+        let Some(c) = self.wire.get(seq) else {
+            let first = self.wire.iter().next().map(|(s, _)| s).unwrap_or(0);
+            return Err(LabError::msg(format!(
+                "no wire record #{seq}; records #{first}..#{} are kept",
+                self.wire.next_seq().saturating_sub(1)
+            )));
+        };
+        out.line(
+            Line::new()
+                .push(format!("wire #{seq}  "), Role::Header)
+                .push(format!("{} on {}", c.plugin_type, c.node), Role::Actor)
+                .push(
+                    format!(
+                        "  {}{}  exit {}",
+                        c.env.cmd().as_str(),
+                        if c.depth > 0 {
+                            " (delegated IPAM call)"
+                        } else {
+                            ""
+                        },
+                        c.exit_code()
+                    ),
+                    Role::Dim,
+                ),
+        );
+        out.line(Line::styled("env:", Role::Header));
+        for (k, v) in c.env.vars() {
+            out.plain(format!("  {k}={v}"));
+        }
+        out.line(Line::styled("stdin:", Role::Header));
+        if c.env.cmd() == crate::cni::plugin::CniCommand::Version {
+            let v = c.stdin.to_json();
+            json_block(&mut out, &v);
+        } else {
+            json_block(&mut out, &c.stdin.to_json());
+        }
+        out.line(Line::styled("stdout:", Role::Header));
+        let stdout = c.stdout();
+        if stdout.is_empty() {
+            out.line(Line::styled("  (empty)", Role::Dim));
+        } else {
+            out.block(&stdout, Role::Json);
+        }
+        Ok(out)
+    }
+
+    fn show_iptables(&self, node: &str) -> Result<Outcome, LabError> {
+        let n = self.nodes_selected(Some(node))?;
+        let mut out = Outcome::empty();
+        for name in n {
+            if let Some(rt) = self.nodes.get(&name) {
+                out.line(
+                    Line::new()
+                        .push(name.clone(), Role::Name)
+                        .push(" $ iptables -t nat -S", Role::Dim),
+                );
+                let lines = rt.host.nat.to_lines();
+                if lines.is_empty() {
+                    out.line(Line::styled("  (no rules yet)", Role::Dim));
+                }
+                for l in lines {
+                    out.plain(format!("  {l}"));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn show_watch(&self, since: u64) -> Outcome {
+        let mut t = Table::new(&["INDEX", "TYPE", "KIND", "OBJECT", "RESOURCEVERSION"]);
+        for e in self.cluster.revs.events_since(since) {
+            t.row([
+                e.index.to_string(),
+                format!("{:?}", e.event_type).to_uppercase(),
+                e.kind.to_string(),
+                e.key.clone(),
+                e.resource_version.to_string(),
+            ]);
+        }
+        t.render()
+    }
+
+    /// `get KIND [NAME] [-o wide|json]`.
+    pub fn get(&self, g: &GetArgs) -> Result<Outcome, LabError> {
+        let kind = canonical_kind(&g.kind)?;
+        let ns = g.ns.clone().unwrap_or_else(|| "default".into());
+        let mut out = Outcome::empty();
+        match (kind, &g.name, g.output) {
+            ("nodes", Some(name), Some(OutputFormat::Json)) => {
+                let o = self
+                    .cluster
+                    .nodes
+                    .get(&(String::new(), name.clone()))
+                    .ok_or_else(|| not_found("nodes", name))?;
+                json_block(&mut out, o);
+            }
+            ("nodes", None, Some(OutputFormat::Json)) => {
+                json_block(&mut out, &list_of(self.cluster.nodes.values()));
+            }
+            ("nodes", name, wide) => {
+                let mut t = if wide == Some(OutputFormat::Wide) {
+                    Table::new(&[
+                        "NAME",
+                        "STATUS",
+                        "ROLES",
+                        "AGE",
+                        "VERSION",
+                        "INTERNAL-IP",
+                        "POD-CIDR",
+                    ])
+                } else {
+                    Table::new(&["NAME", "STATUS", "ROLES", "AGE", "VERSION"])
+                };
+                for o in self.cluster.nodes.values() {
+                    if name.as_ref().is_some_and(|n| n != o.name()) {
+                        continue;
+                    }
+                    let mut row = vec![
+                        o.name().to_string(),
+                        "Ready".into(),
+                        "<none>".into(),
+                        age(self.clock, o.metadata.creation_tick),
+                        "v1.31.0-lab".into(),
+                    ];
+                    if wide == Some(OutputFormat::Wide) {
+                        row.push(o.status.internal_ip().unwrap_or("<none>").into());
+                        row.push(o.spec.pod_cidr.clone());
+                    }
+                    t.row(row);
+                }
+                if let (Some(n), true) = (name, t.is_empty()) {
+                    return Err(not_found("nodes", n));
+                }
+                out = table_or_none(t);
+            }
+            ("pods", Some(name), Some(OutputFormat::Json)) => {
+                let o = self
+                    .cluster
+                    .pods
+                    .get(&(ns.clone(), name.clone()))
+                    .ok_or_else(|| not_found("pods", name))?;
+                json_block(&mut out, o);
+            }
+            ("pods", None, Some(OutputFormat::Json)) => {
+                json_block(
+                    &mut out,
+                    &list_of(
+                        self.cluster
+                            .pods
+                            .values()
+                            .filter(|p| g.ns.is_none() || p.metadata.namespace == ns),
+                    ),
+                );
+            }
+            ("pods", name, wide) => {
+                let mut t = if wide == Some(OutputFormat::Wide) {
+                    Table::new(&["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"])
+                } else {
+                    Table::new(&["NAME", "READY", "STATUS", "RESTARTS", "AGE"])
+                };
+                for p in self.cluster.pods.values() {
+                    if p.metadata.namespace != ns || name.as_ref().is_some_and(|n| n != p.name()) {
+                        continue;
+                    }
+                    let ready = if p.status.phase == "Running" {
+                        "1/1"
+                    } else {
+                        "0/1"
+                    };
+                    let mut row = vec![
+                        p.name().to_string(),
+                        ready.into(),
+                        pod_status_text(p),
+                        "0".into(),
+                        age(self.clock, p.metadata.creation_tick),
+                    ];
+                    if wide == Some(OutputFormat::Wide) {
+                        row.push(if p.status.pod_ip.is_empty() {
+                            "<none>".into()
+                        } else {
+                            p.status.pod_ip.clone()
+                        });
+                        row.push(p.spec.node_name.clone());
+                    }
+                    t.row(row);
+                }
+                if let (Some(n), true) = (name, t.is_empty()) {
+                    return Err(not_found("pods", n));
+                }
+                if t.is_empty() {
+                    out.plain(format!("No resources found in {ns} namespace."));
+                } else {
+                    out = t.render();
+                }
+            }
+            ("namespaces", Some(name), Some(OutputFormat::Json)) => {
+                let o = self
+                    .cluster
+                    .namespaces
+                    .get(&(String::new(), name.clone()))
+                    .ok_or_else(|| not_found("namespaces", name))?;
+                json_block(&mut out, o);
+            }
+            ("namespaces", None, Some(OutputFormat::Json)) => {
+                json_block(&mut out, &list_of(self.cluster.namespaces.values()));
+            }
+            ("namespaces", name, _) => {
+                let mut t = Table::new(&["NAME", "STATUS", "AGE"]);
+                for o in self.cluster.namespaces.values() {
+                    if name.as_ref().is_some_and(|n| n != o.name()) {
+                        continue;
+                    }
+                    t.row([
+                        o.name().to_string(),
+                        "Active".into(),
+                        age(self.clock, o.metadata.creation_tick),
+                    ]);
+                }
+                if let (Some(n), true) = (name, t.is_empty()) {
+                    return Err(not_found("namespaces", n));
+                }
+                out = table_or_none(t);
+            }
+            (other, _, _) => {
+                return Err(LabError::msg(format!(
+                    "the server doesn't have a resource type {other:?} in this build"
+                )));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `describe KIND NAME`.
+    pub fn describe(&self, d: &DescribeArgs) -> Result<Outcome, LabError> {
+        let kind = canonical_kind(&d.kind)?;
+        let mut out = Outcome::empty();
+        match kind {
+            "pods" => {
+                let p = self
+                    .cluster
+                    .pods
+                    .get(&(d.ns.clone(), d.name.clone()))
+                    .ok_or_else(|| not_found("pods", &d.name))?;
+                let node_ip = self
+                    .cluster
+                    .nodes
+                    .get(&(String::new(), p.spec.node_name.clone()))
+                    .and_then(|n| n.status.internal_ip())
+                    .unwrap_or("");
+                let kv = |out: &mut Outcome, k: &str, v: String| {
+                    out.line(
+                        Line::new()
+                            .push(format!("{:<14}", format!("{k}:")), Role::Header)
+                            .push(v, Role::Plain),
+                    );
+                };
+                kv(&mut out, "Name", p.name().into());
+                kv(&mut out, "Namespace", p.metadata.namespace.clone());
+                kv(&mut out, "Node", format!("{}/{node_ip}", p.spec.node_name));
+                kv(&mut out, "Labels", labels_text(&p.metadata.labels));
+                kv(
+                    &mut out,
+                    "Annotations",
+                    labels_text(&p.metadata.annotations),
+                );
+                kv(&mut out, "Status", pod_status_text(p));
+                kv(&mut out, "IP", p.status.pod_ip.clone());
+                if let Some(sb) = self
+                    .nodes
+                    .get(&p.spec.node_name)
+                    .and_then(|n| n.sandboxes.get(&p.key()))
+                {
+                    kv(&mut out, "Sandbox", sb.id.clone());
+                    kv(&mut out, "Netns", sb.netns.clone());
+                }
+                out.line(Line::styled("Containers:", Role::Header));
+                for c in &p.spec.containers {
+                    out.plain(format!("  {}:", c.name));
+                    out.plain(format!("    Image:  {}", c.image));
+                    for port in &c.ports {
+                        out.plain(format!(
+                            "    Port:   {}/{} (host port {})",
+                            port.container_port, port.protocol, port.host_port
+                        ));
+                    }
+                }
+                out.line(Line::styled("Conditions:", Role::Header));
+                out.plain("  Type                        Status");
+                for c in &p.status.conditions {
+                    out.plain(format!("  {:<27} {}", c.condition_type, c.status));
+                }
+                self.events_for(&mut out, &format!("Pod/{}", p.key()));
+            }
+            "nodes" => {
+                let n = self
+                    .cluster
+                    .nodes
+                    .get(&(String::new(), d.name.clone()))
+                    .ok_or_else(|| not_found("nodes", &d.name))?;
+                out.line(
+                    Line::new()
+                        .push("Name:         ", Role::Header)
+                        .push(n.name().to_string(), Role::Plain),
+                );
+                out.line(
+                    Line::new()
+                        .push("Labels:       ", Role::Header)
+                        .push(labels_text(&n.metadata.labels), Role::Plain),
+                );
+                out.line(
+                    Line::new()
+                        .push("PodCIDR:      ", Role::Header)
+                        .push(n.spec.pod_cidr.clone(), Role::Plain),
+                );
+                out.line(Line::styled("Addresses:", Role::Header));
+                for a in &n.status.addresses {
+                    out.plain(format!("  {}:  {}", a.address_type, a.address));
+                }
+                let pods: Vec<_> = self
+                    .cluster
+                    .pods
+                    .values()
+                    .filter(|p| p.spec.node_name == n.name())
+                    .collect();
+                out.line(Line::styled(
+                    format!("Non-terminated Pods: ({} in total)", pods.len()),
+                    Role::Header,
+                ));
+                for p in pods {
+                    out.plain(format!(
+                        "  {:<12} {:<20} {}",
+                        p.metadata.namespace,
+                        p.name(),
+                        p.status.pod_ip
+                    ));
+                }
+            }
+            other => {
+                return Err(LabError::msg(format!(
+                    "describe does not know {other:?} in this build"
+                )));
+            }
+        }
+        Ok(out)
+    }
+
+    fn events_for(&self, out: &mut Outcome, object: &str) {
+        let events: Vec<_> = self
+            .calls
+            .iter()
+            .filter(|(_, e)| e.object.as_deref() == Some(object) && e.reason.is_some())
+            .collect();
+        if events.is_empty() {
+            out.line(
+                Line::new()
+                    .push("Events:", Role::Header)
+                    .push("        <none>", Role::Plain),
+            );
+            return;
+        }
+        out.line(Line::styled("Events:", Role::Header));
+        let mut t = Table::new(&["Type", "Reason", "Age", "From", "Message"]);
+        for (_, e) in events {
+            let kind = match e.level {
+                Level::Normal => "Normal",
+                Level::Warning => "Warning",
+            };
+            let from = e.actor.split('(').next().unwrap_or(&e.actor).to_string();
+            t.row_styled(vec![
+                (
+                    kind.into(),
+                    if e.level == Level::Warning {
+                        Role::Bad
+                    } else {
+                        Role::Plain
+                    },
+                ),
+                (e.reason.unwrap_or_default().into(), Role::Plain),
+                (age(self.clock, e.tick), Role::Plain),
+                (from, Role::Actor),
+                (e.detail.clone(), Role::Plain),
+            ]);
+        }
+        for l in t.render().lines {
+            let mut spans = vec![crate::render::Span {
+                text: "  ".into(),
+                role: Role::Plain,
+            }];
+            spans.extend(l.spans);
+            out.line(Line { spans });
+        }
+    }
+}
+
+/// Resolve kubectl's names and aliases for a kind.
+pub fn canonical_kind(k: &str) -> Result<&'static str, LabError> {
+    Ok(match k.to_ascii_lowercase().as_str() {
+        "node" | "nodes" | "no" => "nodes",
+        "pod" | "pods" | "po" => "pods",
+        "namespace" | "namespaces" | "ns" => "namespaces",
+        "networkpolicy" | "networkpolicies" | "netpol" | "policy" | "policies" => "networkpolicies",
+        "pvc" | "persistentvolumeclaim" | "persistentvolumeclaims" => "persistentvolumeclaims",
+        "pv" | "persistentvolume" | "persistentvolumes" => "persistentvolumes",
+        "sc" | "storageclass" | "storageclasses" => "storageclasses",
+        "va" | "volumeattachment" | "volumeattachments" => "volumeattachments",
+        "snapshot" | "snapshots" | "volumesnapshot" | "volumesnapshots" | "vs" => "volumesnapshots",
+        "csinode" | "csinodes" => "csinodes",
+        "csidriver" | "csidrivers" => "csidrivers",
+        other => {
+            return Err(LabError::msg(format!(
+                "the server doesn't have a resource type {other:?}; kinds are: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), pvc, pv, sc, va, snapshots, csinodes, csidrivers"
+            )));
+        }
+    })
+}
+
+fn not_found(resource: &str, name: &str) -> LabError {
+    LabError::msg(format!(
+        "Error from server (NotFound): {resource} \"{name}\" not found"
+    ))
+}
+
+fn table_or_none(t: Table) -> Outcome {
+    if t.is_empty() {
+        let mut out = Outcome::empty();
+        out.plain("No resources found");
+        out
+    } else {
+        t.render()
+    }
+}
+
+/// A kubectl-style list.
+#[derive(Serialize)]
+struct List<'a, T: Serialize> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    kind: &'static str,
+    items: Vec<&'a T>,
+}
+
+fn list_of<'a, T: Serialize + 'a>(items: impl Iterator<Item = &'a T>) -> List<'a, T> {
+    List {
+        api_version: "v1",
+        kind: "List",
+        items: items.collect(),
+    }
+}
+
+/// A short age like kubectl's, from the logical clock.
+pub fn age(now: u64, then: u64) -> String {
+    let s = now.saturating_sub(then);
+    if s < 120 {
+        format!("{s}s")
+    } else if s < 7200 {
+        format!("{}m", s / 60)
+    } else {
+        format!("{}h", s / 3600)
+    }
+}
+
+fn labels_text(m: &std::collections::BTreeMap<String, String>) -> String {
+    if m.is_empty() {
+        "<none>".into()
+    } else {
+        m.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+}
+
+/// The first 13 characters of a container ID, as crictl shows it.
+pub fn short_id(id: &str) -> &str {
+    id.get(..13).unwrap_or(id)
+}

@@ -1,0 +1,253 @@
+//! kubelet and the container runtime on each node: `syncPod` creates the pod sandbox
+//! (containerd's RunPodSandbox: netns, then the CNI chain with the pod's K8S_POD_* args),
+//! starts the containers and writes the pod status with optimistic-concurrency retries;
+//! `killPod` stops the sandbox (CNI DEL, netns removed) before the pod object goes away.
+//!
+//! Since Kubernetes 1.24 kubelet never runs CNI itself: it asks the CRI runtime for a pod
+//! sandbox, and the runtime (containerd's CRI plugin through go-cni/libcni) runs the plugins.
+
+pub mod sandbox;
+
+use crate::cluster::{ApiError, Condition, Object, PodIp, PodSpec};
+use crate::engine::log::{CallEvent, Level};
+use crate::engine::{Lab, PodWork, SYNC_BACKOFF};
+
+/// How many times a status write is retried on Conflict.
+pub const STATUS_RETRIES: u32 = 5;
+
+impl Lab {
+    /// One kubelet sync of one pod: create what is missing, tear down what is deleted.
+    pub fn sync_pod(&mut self, key: &(String, String)) {
+        let Some(pod) = self.cluster.pods.get(key).cloned() else {
+            self.pod_work.remove(key);
+            return;
+        };
+        let pod_key = pod.key();
+        if pod.metadata.deletion_tick.is_some() {
+            self.kill_pod(key, &pod);
+            return;
+        }
+        let node_name = pod.spec.node_name.clone();
+        let has_sandbox = self
+            .nodes
+            .get(&node_name)
+            .is_some_and(|n| n.sandboxes.contains_key(&pod_key));
+        if has_sandbox {
+            return;
+        }
+        let work = self.pod_work.entry(key.clone()).or_default();
+        if work.retry_at > self.clock {
+            return;
+        }
+        work.attempts += 1;
+        let attempt = work.attempts;
+        match self.run_pod_sandbox(&pod, attempt) {
+            Ok(ip) => {
+                self.pod_work.insert(key.clone(), PodWork::default());
+                let actor = format!("kubelet({node_name})");
+                self.object_event(
+                    &actor,
+                    "Started",
+                    "Started",
+                    format!("Started container {}", container_name(&pod)),
+                    &pod,
+                    Level::Normal,
+                );
+                let host_ip = self
+                    .cluster
+                    .nodes
+                    .get(&(String::new(), node_name.clone()))
+                    .and_then(|n| n.status.internal_ip())
+                    .unwrap_or_default()
+                    .to_string();
+                let ip2 = ip.clone();
+                let written = self.write_pod_status(key, &actor, move |p| {
+                    p.status.phase = "Running".into();
+                    p.status.reason.clear();
+                    p.status.host_ip = host_ip.clone();
+                    p.status.pod_ip = ip2.clone();
+                    p.status.pod_ips = vec![PodIp { ip: ip2.clone() }];
+                    p.status.conditions = ready_conditions(true);
+                });
+                if written.is_ok() {
+                    self.log(
+                        actor,
+                        "status",
+                        format!("pod/{} podIP={ip} phase=Running", pod.name()),
+                    );
+                }
+            }
+            Err(message) => {
+                let actor = format!("kubelet({node_name})");
+                self.object_event(
+                    &actor,
+                    "FailedCreatePodSandBox",
+                    "FailedCreatePodSandBox",
+                    format!("Failed to create pod sandbox: {message}"),
+                    &pod,
+                    Level::Warning,
+                );
+                let retry_at = self.clock + SYNC_BACKOFF;
+                if let Some(w) = self.pod_work.get_mut(key) {
+                    w.retry_at = retry_at;
+                    w.last_error = message;
+                }
+                let _ = self.write_pod_status(key, &actor, |p| {
+                    p.status.phase = "Pending".into();
+                    p.status.reason = "ContainerCreating".into();
+                    p.status.conditions = ready_conditions(false);
+                });
+                self.log(
+                    actor,
+                    "backoff",
+                    format!(
+                        "pod/{} stays ContainerCreating; retry at t={retry_at}s (`tick {SYNC_BACKOFF}`)",
+                        pod.name()
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Write a pod's status through the status subresource, re-reading and retrying on
+    /// Conflict as kubelet's status manager does.
+    pub fn write_pod_status(
+        &mut self,
+        key: &(String, String),
+        actor: &str,
+        mutate: impl Fn(&mut Object<PodSpec>),
+    ) -> Result<u64, ApiError> {
+        let mut last = None;
+        for attempt in 1..=STATUS_RETRIES {
+            let mut current = self.cluster.pods().get(&key.0, &key.1)?.clone();
+            mutate(&mut current);
+            match self.cluster.pods().update_status(&current) {
+                Ok(rv) => return Ok(rv),
+                Err(e @ ApiError::Conflict { .. }) => {
+                    self.log(
+                        actor,
+                        "conflict",
+                        format!("status write {attempt}/{STATUS_RETRIES} rejected: {e}; re-reading and retrying"),
+                    );
+                    last = Some(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or(ApiError::Conflict {
+            resource: "pods",
+            name: key.1.clone(),
+        }))
+    }
+
+    /// kubelet's killPod followed by the final delete: stop containers, StopPodSandbox
+    /// (CNI DEL), remove the sandbox, then the pod object is removed.
+    fn kill_pod(&mut self, key: &(String, String), pod: &Object<PodSpec>) {
+        let node_name = pod.spec.node_name.clone();
+        let actor = format!("kubelet({node_name})");
+        let had_sandbox = self
+            .nodes
+            .get(&node_name)
+            .is_some_and(|n| n.sandboxes.contains_key(&pod.key()));
+        if had_sandbox {
+            self.object_event(
+                &actor,
+                "Killing",
+                "Killing",
+                format!("Stopping container {}", container_name(pod)),
+                pod,
+                Level::Normal,
+            );
+            if let Err(message) = self.stop_pod_sandbox(pod) {
+                self.object_event(
+                    &actor,
+                    "FailedKillPod",
+                    "FailedKillPod",
+                    format!("error killing pod: {message}"),
+                    pod,
+                    Level::Warning,
+                );
+                let retry_at = self.clock + SYNC_BACKOFF;
+                let w = self.pod_work.entry(key.clone()).or_default();
+                w.retry_at = retry_at;
+                w.last_error = message;
+                return;
+            }
+        }
+        if self.cluster.pods().delete(&key.0, &key.1).is_ok() {
+            self.pod_work.remove(key);
+            self.log("apiserver", "delete", format!("pod/{} removed", pod.name()));
+        }
+    }
+
+    /// Record a call-log entry that is also a Kubernetes event on an object.
+    pub fn object_event(
+        &mut self,
+        actor: &str,
+        action: &str,
+        reason: &'static str,
+        message: String,
+        pod: &Object<PodSpec>,
+        level: Level,
+    ) {
+        self.log_event(CallEvent {
+            seq: 0,
+            tick: self.clock,
+            actor: actor.to_string(),
+            action: action.to_string(),
+            detail: message,
+            level,
+            reason: Some(reason),
+            object: Some(format!("Pod/{}", pod.key())),
+            wire: None,
+        });
+    }
+}
+
+fn container_name(pod: &Object<PodSpec>) -> String {
+    pod.spec
+        .containers
+        .first()
+        .map(|c| c.name.clone())
+        .unwrap_or_else(|| "app".into())
+}
+
+/// The pod conditions kubelet reports, all true once running.
+fn ready_conditions(ready: bool) -> Vec<Condition> {
+    let status = |b: bool| if b { "True" } else { "False" }.to_string();
+    let mut v = vec![Condition {
+        condition_type: "PodReadyToStartContainers".into(),
+        status: status(ready),
+        reason: String::new(),
+        message: String::new(),
+    }];
+    v.push(Condition {
+        condition_type: "Initialized".into(),
+        status: "True".into(),
+        reason: String::new(),
+        message: String::new(),
+    });
+    for t in ["Ready", "ContainersReady"] {
+        v.push(Condition {
+            condition_type: t.into(),
+            status: status(ready),
+            reason: if ready {
+                String::new()
+            } else {
+                "ContainersNotReady".into()
+            },
+            message: if ready {
+                String::new()
+            } else {
+                "containers with unready status: [app]".into()
+            },
+        });
+    }
+    v.push(Condition {
+        condition_type: "PodScheduled".into(),
+        status: "True".into(),
+        reason: String::new(),
+        message: String::new(),
+    });
+    v
+}

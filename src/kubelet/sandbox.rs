@@ -1,0 +1,281 @@
+//! containerd's CRI plugin: RunPodSandbox creates the network namespace and runs the CNI
+//! chain (go-cni → libcni) with the pod's labels as CNI_ARGS and its port mappings and
+//! bandwidth annotations as capability args; a failed ADD is torn down with DEL before the
+//! error goes back to kubelet. StopPodSandbox runs DEL and removes the namespace.
+
+use crate::cluster::{Object, PodSpec};
+use crate::cni::host::Netns;
+use crate::cni::runtime::{Invoker, RuntimeConf};
+use crate::engine::Lab;
+use crate::engine::node::Sandbox;
+use crate::engine::views;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Annotation kubelet reads for ingress shaping.
+pub const INGRESS_BANDWIDTH: &str = "kubernetes.io/ingress-bandwidth";
+/// Annotation kubelet reads for egress shaping.
+pub const EGRESS_BANDWIDTH: &str = "kubernetes.io/egress-bandwidth";
+
+impl Lab {
+    /// RunPodSandbox: returns the pod IP, or the error kubelet reports.
+    pub fn run_pod_sandbox(
+        &mut self,
+        pod: &Object<PodSpec>,
+        attempt: u32,
+    ) -> Result<String, String> {
+        let node_name = pod.spec.node_name.clone();
+        let pod_key = pod.key();
+        let id = crate::util::hash::id64(&[&pod.metadata.uid, &attempt.to_string()]);
+        let netns = format!(
+            "/var/run/netns/cni-{}",
+            crate::util::hash::uid(&[&id, "netns"])
+        );
+        let rt = runtime_conf(pod, &id, &netns)?;
+        let short = &id[..13];
+        let actor = format!("containerd({node_name})");
+        self.log(
+            &actor,
+            "RunPodSandbox",
+            format!("pod/{} → sandbox {short}, netns {netns}", pod.name()),
+        );
+        let Some(node) = self.nodes.get_mut(&node_name) else {
+            return Err(format!("node {node_name:?} not found"));
+        };
+        let net = match &node.network {
+            Ok(n) => n.clone(),
+            Err(e) => {
+                return Err(format!(
+                    "rpc error: code = Unknown desc = failed to setup network for sandbox {id:?}: {e}"
+                ));
+            }
+        };
+        node.host
+            .netns
+            .insert(netns.clone(), Netns::with_loopback());
+        let chain: Vec<&str> = net
+            .list
+            .plugins
+            .iter()
+            .map(|p| p.plugin_type.as_str())
+            .collect();
+        let chain_text = chain.join(" → ");
+        let first_wire = self.wire.next_seq();
+        let registry = self.registry.clone();
+        let wire = &mut self.wire;
+        let mut record = |c| {
+            wire.push(c);
+        };
+        let mut inv = Invoker {
+            registry: &registry,
+            host: &mut node.host,
+            cache: &mut node.cache,
+            wire: &mut record,
+            node: Arc::from(node_name.as_str()),
+        };
+        let added = inv.add(&net, &rt);
+        let teardown = if added.is_err() {
+            // containerd: "if retErr != nil { teardownPodNetwork }" — every failed ADD is
+            // followed by a DEL, then the namespace is removed.
+            let r = inv.del(&net, &rt);
+            node.host.netns.remove(&netns);
+            Some(r)
+        } else {
+            None
+        };
+        let last_wire = self.wire.next_seq();
+        self.log(
+            &actor,
+            "CNI ADD",
+            format!("net={} ifname=eth0 (chain: {chain_text})", net.list.name),
+        );
+        self.log_wire_summaries(first_wire, last_wire);
+        match added {
+            Ok(result) => {
+                let ip = result
+                    .ips
+                    .first()
+                    .map(|i| i.address.split('/').next().unwrap_or_default().to_string())
+                    .unwrap_or_default();
+                if let Some(node) = self.nodes.get_mut(&node_name) {
+                    node.sandboxes.insert(
+                        pod_key,
+                        Sandbox {
+                            id,
+                            netns,
+                            ip: ip.clone(),
+                            result,
+                            rt,
+                        },
+                    );
+                }
+                Ok(ip)
+            }
+            Err(e) => {
+                if let Some(Err(del)) = teardown {
+                    self.log(
+                        &actor,
+                        "CNI DEL",
+                        format!("teardown after failed ADD also failed: {del}"),
+                    );
+                } else {
+                    self.log(
+                        &actor,
+                        "CNI DEL",
+                        "teardown after failed ADD (every ADD is followed by a DEL)",
+                    );
+                }
+                Err(format!(
+                    "rpc error: code = Unknown desc = failed to setup network for sandbox {id:?}: {e}"
+                ))
+            }
+        }
+    }
+
+    /// StopPodSandbox + RemovePodSandbox: CNI DEL with the cached result, netns removed.
+    pub fn stop_pod_sandbox(&mut self, pod: &Object<PodSpec>) -> Result<(), String> {
+        let node_name = pod.spec.node_name.clone();
+        let pod_key = pod.key();
+        let actor = format!("containerd({node_name})");
+        let Some(node) = self.nodes.get_mut(&node_name) else {
+            return Ok(());
+        };
+        let Some(sb) = node.sandboxes.get(&pod_key).cloned() else {
+            return Ok(());
+        };
+        let first_wire = self.wire.next_seq();
+        let result = match &node.network {
+            Ok(net) => {
+                let net = net.clone();
+                let registry = self.registry.clone();
+                let wire = &mut self.wire;
+                let mut record = |c| {
+                    wire.push(c);
+                };
+                let mut inv = Invoker {
+                    registry: &registry,
+                    host: &mut node.host,
+                    cache: &mut node.cache,
+                    wire: &mut record,
+                    node: Arc::from(node_name.as_str()),
+                };
+                inv.del(&net, &sb.rt).map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e.clone()),
+        };
+        if result.is_ok() {
+            node.host.netns.remove(&sb.netns);
+            node.sandboxes.remove(&pod_key);
+        }
+        let last_wire = self.wire.next_seq();
+        self.log(
+            &actor,
+            "StopPodSandbox",
+            format!(
+                "sandbox {} → CNI DEL ifname=eth0, netns {} removed",
+                &sb.id[..13],
+                sb.netns
+            ),
+        );
+        self.log_wire_summaries(first_wire, last_wire);
+        result.map_err(|e| {
+            format!(
+                "rpc error: code = Unknown desc = failed to destroy network for sandbox {:?}: {e}",
+                sb.id
+            )
+        })
+    }
+
+    /// One call-log line per plugin execution in the wire range.
+    pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
+        let lines: Vec<(String, String, bool)> = (first..last)
+            .filter_map(|seq| self.wire.get(seq).map(|c| (seq, c)))
+            .map(|(seq, c)| {
+                let indent = if c.depth > 0 { "  " } else { "" };
+                (
+                    format!("{indent}{}", c.plugin_type),
+                    format!(
+                        "{} #{seq}: {}",
+                        c.env.cmd().as_str(),
+                        views::wire_summary(c)
+                    ),
+                    c.reply.is_err(),
+                )
+            })
+            .collect();
+        for (actor, detail, failed) in lines {
+            self.log_event(crate::engine::log::CallEvent {
+                seq: 0,
+                tick: self.clock,
+                actor,
+                action: "exec".into(),
+                detail,
+                level: if failed {
+                    crate::engine::log::Level::Warning
+                } else {
+                    crate::engine::log::Level::Normal
+                },
+                reason: None,
+                object: None,
+                wire: None,
+            });
+        }
+    }
+}
+
+/// The RuntimeConf containerd builds for a pod sandbox.
+fn runtime_conf(pod: &Object<PodSpec>, id: &str, netns: &str) -> Result<RuntimeConf, String> {
+    let mut rt = RuntimeConf {
+        container_id: id.to_string(),
+        netns: netns.to_string(),
+        ifname: "eth0".into(),
+        args: vec![
+            ("IgnoreUnknown".into(), "1".into()),
+            ("K8S_POD_NAMESPACE".into(), pod.metadata.namespace.clone()),
+            ("K8S_POD_NAME".into(), pod.metadata.name.clone()),
+            ("K8S_POD_INFRA_CONTAINER_ID".into(), id.to_string()),
+            ("K8S_POD_UID".into(), pod.metadata.uid.clone()),
+        ],
+        ..Default::default()
+    };
+    let mut mappings = Vec::new();
+    for c in &pod.spec.containers {
+        for p in &c.ports {
+            if p.host_port != 0 {
+                mappings.push(json!({
+                    "hostPort": p.host_port,
+                    "containerPort": p.container_port,
+                    "protocol": p.protocol.to_ascii_lowercase(),
+                }));
+            }
+        }
+    }
+    if !mappings.is_empty() {
+        rt.capability_args
+            .insert("portMappings".into(), Value::Array(mappings));
+    }
+    // containerd's toCNIBandWidth: rates from the annotations, bursts math.MaxUint32.
+    let ann = &pod.metadata.annotations;
+    let ingress = ann
+        .get(INGRESS_BANDWIDTH)
+        .map(|v| crate::engine::validate::bandwidth(v))
+        .transpose()?;
+    let egress = ann
+        .get(EGRESS_BANDWIDTH)
+        .map(|v| crate::engine::validate::bandwidth(v))
+        .transpose()?;
+    if ingress.is_some() || egress.is_some() {
+        let mut bw = serde_json::Map::new();
+        if let Some(r) = ingress {
+            bw.insert("ingressRate".into(), json!(r));
+            bw.insert("ingressBurst".into(), json!(u32::MAX));
+        }
+        if let Some(r) = egress {
+            bw.insert("egressRate".into(), json!(r));
+            bw.insert("egressBurst".into(), json!(u32::MAX));
+        }
+        rt.capability_args
+            .insert("bandwidth".into(), Value::Object(bw));
+    }
+    Ok(rt)
+}

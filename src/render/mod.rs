@@ -1,0 +1,7 @@
+//! Output as data (`Outcome`), tables, and the plain-text painter used by scripts and tests.
+
+pub mod outcome;
+pub mod table;
+
+pub use outcome::{Line, Outcome, Role, Span};
+pub use table::Table;

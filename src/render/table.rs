@@ -1,0 +1,102 @@
+//! Aligned, kubectl-style tables: upper-case headers, columns padded with three spaces.
+
+use super::outcome::{Line, Outcome, Role};
+
+/// A table being built: a header row and data rows of cells with roles.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<(String, Role)>>,
+}
+
+impl Table {
+    /// A table with these column titles.
+    pub fn new(header: &[&str]) -> Self {
+        Table {
+            header: header.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// Add a row of plain cells.
+    pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
+        self.rows
+            .push(cells.into_iter().map(|c| (c.into(), Role::Plain)).collect());
+    }
+
+    /// Add a row whose cells carry roles.
+    pub fn row_styled(&mut self, cells: Vec<(String, Role)>) {
+        self.rows.push(cells);
+    }
+
+    /// Number of data rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no data rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Render with columns aligned like kubectl (three spaces between columns).
+    pub fn render(&self) -> Outcome {
+        let cols = self.header.len();
+        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        for r in &self.rows {
+            for (i, (c, _)) in r.iter().enumerate().take(cols) {
+                widths[i] = widths[i].max(c.chars().count());
+            }
+        }
+        let mut out = Outcome::empty();
+        let mut head = Line::new();
+        for (i, h) in self.header.iter().enumerate() {
+            let text = if i + 1 == cols {
+                h.clone()
+            } else {
+                pad(h, widths[i] + 3)
+            };
+            head = head.push(text, Role::Header);
+        }
+        out.line(head);
+        for r in &self.rows {
+            let mut line = Line::new();
+            for (i, (c, role)) in r.iter().enumerate().take(cols) {
+                let text = if i + 1 == cols {
+                    c.clone()
+                } else {
+                    pad(c, widths[i] + 3)
+                };
+                line = line.push(text, *role);
+            }
+            out.line(line);
+        }
+        out
+    }
+}
+
+fn pad(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    let mut out = String::with_capacity(width);
+    out.push_str(s);
+    for _ in n..width {
+        out.push(' ');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligns_like_kubectl() {
+        let mut t = Table::new(&["NAME", "STATUS"]);
+        t.row(["node-1", "Ready"]);
+        t.row(["n", "NotReady"]);
+        assert_eq!(
+            t.render().to_text(),
+            "NAME     STATUS\nnode-1   Ready\nn        NotReady\n"
+        );
+    }
+}
