@@ -163,7 +163,7 @@ impl Netns {
                 rest.push(r.clone());
             }
         }
-        rest.sort_by(|a, b| route_sort_key(&a.dst).cmp(&route_sort_key(&b.dst)));
+        rest.sort_by_key(|r| route_sort_key(&r.dst));
         table.extend(rest);
         table
     }
@@ -249,6 +249,23 @@ pub struct Qdisc {
     pub kind: String,
     /// Parameters as `tc qdisc show` prints them.
     pub params: String,
+}
+
+impl Qdisc {
+    /// The line `tc qdisc show` prints, e.g. `qdisc tbf 1: dev veth1 root refcnt 3 rate
+    /// 1Mbit burst 250000b lat 25ms`. The handle follows the kind: `ffff:` for `ingress`,
+    /// `1:` otherwise (what the bandwidth plugin creates).
+    pub fn to_tc_line(&self) -> String {
+        let handle = if self.kind == "ingress" {
+            "ffff:"
+        } else {
+            "1:"
+        };
+        format!(
+            "qdisc {} {handle} dev {} {} ",
+            self.kind, self.dev, self.params
+        )
+    }
 }
 
 /// One node's kernel and disk as the CNI plugins see them.
