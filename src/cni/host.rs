@@ -251,6 +251,23 @@ pub struct Qdisc {
     pub params: String,
 }
 
+impl Qdisc {
+    /// The line `tc qdisc show` prints, e.g. `qdisc tbf 1: dev veth1 root refcnt 3 rate
+    /// 1Mbit burst 250000b lat 25ms`. The handle follows the kind: `ffff:` for `ingress`,
+    /// `1:` otherwise (what the bandwidth plugin creates).
+    pub fn to_tc_line(&self) -> String {
+        let handle = if self.kind == "ingress" {
+            "ffff:"
+        } else {
+            "1:"
+        };
+        format!(
+            "qdisc {} {handle} dev {} {} ",
+            self.kind, self.dev, self.params
+        )
+    }
+}
+
 /// One node's kernel and disk as the CNI plugins see them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Host {

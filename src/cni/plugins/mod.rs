@@ -1,8 +1,22 @@
 //! The reference plugins the lab models, one module each.
 
+pub mod bandwidth;
+pub mod bridge;
+pub mod common;
+pub mod loopback;
+pub mod portmap;
+
+#[cfg(test)]
+mod chain_tests;
+
 use super::plugin::Plugin;
 
 /// Every plugin the lab ships, as installed in `/opt/cni/bin`.
 pub fn standard() -> Vec<Box<dyn Plugin>> {
-    Vec::new()
+    vec![
+        Box::new(bandwidth::Bandwidth),
+        Box::new(bridge::Bridge),
+        Box::new(loopback::Loopback),
+        Box::new(portmap::Portmap),
+    ]
 }

@@ -1,0 +1,905 @@
+//! The `bridge` plugin (`containernetworking/plugins:plugins/main/bridge/bridge.go`): a Linux
+//! bridge on the node, one veth pair per container with the host end enslaved to it, IPAM
+//! delegated (host-local), optionally the gateway address on the bridge and an SNAT chain.
+//!
+//! Strings follow the Debian 1.1.1 binary where it was observed on this machine
+//! (`tests/fixtures/real`), and HEAD for what 1.1.1 lacks (`disableContainerInterface`,
+//! STATUS). Not modelled: `vlan`/`vlanTrunk` tagging (validated only), `macspoofchk`,
+//! `portIsolation`, IPv6 DAD sysctls, the nftables `ipMasqBackend`.
+
+use super::common::{
+    self, GoConf, IptRule, format_chain_name, format_comment, go_quote, netns_open_error,
+};
+use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
+use crate::cni::plugin::{
+    ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
+};
+use crate::cni::types::{CniError, CniResult, Dns, Interface, Route};
+use crate::util::hash;
+use ipnet::IpNet;
+use serde_json::Value;
+
+/// `defaultBrName`.
+pub const DEFAULT_BRIDGE: &str = "cni0";
+
+/// The MTU the kernel gives a new link when `mtu` is 0.
+const KERNEL_DEFAULT_MTU: u32 = 1500;
+
+/// The `bridge` plugin binary.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Bridge;
+
+/// The parsed `NetConf` of bridge.go (the keys the model acts on).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BridgeConf {
+    /// Network name.
+    pub name: String,
+    /// `bridge` (default `cni0`).
+    pub br_name: String,
+    /// `isGateway` (forced on by `isDefaultGateway`).
+    pub is_gw: bool,
+    /// `isDefaultGateway`.
+    pub is_default_gw: bool,
+    /// `forceAddress`.
+    pub force_address: bool,
+    /// `ipMasq`.
+    pub ip_masq: bool,
+    /// `mtu` (0 = kernel default).
+    pub mtu: i64,
+    /// `hairpinMode`.
+    pub hairpin: bool,
+    /// `promiscMode`.
+    pub promisc: bool,
+    /// `vlan`.
+    pub vlan: i64,
+    /// `disableContainerInterface` (HEAD).
+    pub disable_container_interface: bool,
+    /// `ipam.type` ("" = L2 only).
+    pub ipam_type: String,
+    /// Container MAC from CNI_ARGS `MAC`, `args.cni.mac` or `runtimeConfig.mac`.
+    pub mac: Option<String>,
+    /// The plugin config's own `dns`, when set (`dnsConfSet`).
+    pub dns: Option<Dns>,
+}
+
+fn load_err(e: String) -> CniError {
+    CniError::internal(format!("failed to load netconf: {e}"))
+}
+
+/// `collectVlanTrunk`'s validation (bridge.go); the IDs themselves are not modelled.
+fn check_vlan_trunk(v: &Value) -> Result<bool, String> {
+    let Some(items) = v.as_array() else {
+        return Ok(false);
+    };
+    let mut any = false;
+    for item in items {
+        let get = |k: &str| item.get(k).and_then(Value::as_i64);
+        match (get("minID"), get("maxID")) {
+            (Some(min), Some(max)) => {
+                if min <= 0 || min > 4094 {
+                    return Err("incorrect trunk minID parameter".into());
+                }
+                if max <= 0 || max > 4094 {
+                    return Err("incorrect trunk maxID parameter".into());
+                }
+                if max < min {
+                    return Err("minID is greater than maxID in trunk parameter".into());
+                }
+                any = true;
+            }
+            (None, Some(_)) => {
+                return Err(
+                    "minID and maxID should be configured simultaneously, minID is missing".into(),
+                );
+            }
+            (Some(_), None) => {
+                return Err(
+                    "minID and maxID should be configured simultaneously, maxID is missing".into(),
+                );
+            }
+            (None, None) => {}
+        }
+        if let Some(id) = get("id") {
+            if id <= 0 || id > 4094 {
+                return Err("incorrect trunk id parameter".into());
+            }
+            any = true;
+        }
+    }
+    Ok(any)
+}
+
+/// `loadNetConf`: defaults, the vlan checks, and the MAC sources in priority order.
+pub fn load_conf(stdin: &Stdin, env: &CniEnv) -> Result<BridgeConf, CniError> {
+    let conf = stdin.conf.as_ref();
+    let g = GoConf::new(conf, "NetConf");
+    let vlan = g.int("vlan").map_err(load_err)?.unwrap_or(0);
+    let mut c = BridgeConf {
+        name: stdin.network_name().to_string(),
+        br_name: g
+            .string("bridge")
+            .map_err(load_err)?
+            .unwrap_or_else(|| DEFAULT_BRIDGE.to_string()),
+        is_gw: g.bool("isGateway").map_err(load_err)?.unwrap_or(false),
+        is_default_gw: g
+            .bool("isDefaultGateway")
+            .map_err(load_err)?
+            .unwrap_or(false),
+        force_address: g.bool("forceAddress").map_err(load_err)?.unwrap_or(false),
+        ip_masq: g.bool("ipMasq").map_err(load_err)?.unwrap_or(false),
+        mtu: g.int("mtu").map_err(load_err)?.unwrap_or(0),
+        hairpin: g.bool("hairpinMode").map_err(load_err)?.unwrap_or(false),
+        promisc: g.bool("promiscMode").map_err(load_err)?.unwrap_or(false),
+        vlan,
+        disable_container_interface: g
+            .bool("disableContainerInterface")
+            .map_err(load_err)?
+            .unwrap_or(false),
+        ipam_type: g.ipam_type().map_err(load_err)?,
+        mac: None,
+        dns: None,
+    };
+    // An empty "bridge" string is kept as given by Go (it overrides the default).
+    if let Some(d) = conf.get("dns").filter(|d| !d.is_null()) {
+        let dns: Dns =
+            serde_json::from_value(d.clone()).map_err(|e| load_err(format!("json: {e}")))?;
+        // dnsConfSet: any list present (even empty) or a domain.
+        let set = ["nameservers", "search", "options"]
+            .iter()
+            .any(|k| d.get(*k).is_some_and(|v| !v.is_null()))
+            || !dns.domain.is_empty();
+        if set {
+            c.dns = Some(dns);
+        }
+    }
+    if !(0..=4094).contains(&c.vlan) {
+        return Err(CniError::internal(format!(
+            "invalid VLAN ID {} (must be between 0 and 4094)",
+            c.vlan
+        )));
+    }
+    let trunk = match conf.get("vlanTrunk") {
+        Some(v) => check_vlan_trunk(v).map_err(CniError::internal)?,
+        None => false,
+    };
+    if c.vlan > 0 && trunk {
+        return Err(CniError::internal(
+            "cannot set vlan and vlanTrunk at the same time",
+        ));
+    }
+    let args = common::load_args(&env.args, &["MAC"]).map_err(CniError::internal)?;
+    for (k, v) in args {
+        if k == "MAC" && !v.is_empty() {
+            c.mac = Some(v);
+        }
+    }
+    if let Some(m) = conf
+        .pointer("/args/cni/mac")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+    {
+        c.mac = Some(m.to_string());
+    }
+    if let Some(m) = stdin
+        .runtime_config
+        .as_ref()
+        .and_then(|rc| rc.get("mac"))
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+    {
+        c.mac = Some(m.to_string());
+    }
+    Ok(c)
+}
+
+/// The host-side veth name for an attachment: `veth` + 8 lowercase hex digits. The real
+/// plugin draws 4 random bytes (`pkg/ip/link_linux.go` RandomVethName); the lab derives them
+/// from (node, container ID, ifname) so runs repeat, salting on the rare collision.
+pub fn host_veth_name(host: &Host, container_id: &str, ifname: &str) -> String {
+    let mut salt = 0u32;
+    loop {
+        let s = salt.to_string();
+        let parts: Vec<&str> = if salt == 0 {
+            vec![host.node.as_str(), container_id, ifname]
+        } else {
+            vec![host.node.as_str(), container_id, ifname, s.as_str()]
+        };
+        let name = format!("veth{}", hash::hex_id(&parts, 8));
+        if !host.root.links.contains_key(&name) || salt > 1000 {
+            return name;
+        }
+        salt += 1;
+    }
+}
+
+/// Go's `net.ParseMAC` acceptance for the colon form, lowercased.
+fn parse_mac(m: &str) -> Option<String> {
+    let parts: Vec<&str> = m.split([':', '-']).collect();
+    if parts.len() != 6
+        || parts
+            .iter()
+            .any(|p| p.len() != 2 || !p.chars().all(|c| c.is_ascii_hexdigit()))
+    {
+        return None;
+    }
+    Some(parts.join(":").to_ascii_lowercase())
+}
+
+fn mtu_of(conf: &BridgeConf) -> u32 {
+    if conf.mtu <= 0 {
+        KERNEL_DEFAULT_MTU
+    } else {
+        u32::try_from(conf.mtu).unwrap_or(KERNEL_DEFAULT_MTU)
+    }
+}
+
+/// `setupBridge` / `ensureBridge`: create the bridge if needed, set promisc, bring it up.
+fn ensure_bridge(host: &mut Host, conf: &BridgeConf) -> Result<Interface, CniError> {
+    let br = conf.br_name.clone();
+    let mac = hash::mac(&[&host.node, &br]);
+    let link = host
+        .root
+        .links
+        .entry(br.clone())
+        .or_insert_with(|| Link::new(&br, LinkKind::Bridge, mac, mtu_of(conf)));
+    if link.kind != LinkKind::Bridge {
+        return Err(CniError::internal(format!(
+            "failed to create bridge {}: {} already exists but is not a bridge",
+            go_quote(&br),
+            go_quote(&br)
+        )));
+    }
+    if conf.promisc {
+        link.promisc = true;
+    }
+    link.up = true;
+    Ok(Interface {
+        name: br,
+        mac: link.mac.clone(),
+        ..Default::default()
+    })
+}
+
+/// `setupVeth`: the pair, container end named `ifname` in the sandbox, host end enslaved.
+fn setup_veth(
+    host: &mut Host,
+    conf: &BridgeConf,
+    env: &CniEnv,
+) -> Result<(Interface, Interface), CniError> {
+    let exists = host
+        .netns
+        .get(&env.netns)
+        .is_some_and(|ns| ns.links.contains_key(&env.ifname));
+    if exists {
+        return Err(CniError::internal(format!(
+            "container veth name provided ({}) already exists",
+            env.ifname
+        )));
+    }
+    let cont_mac = match &conf.mac {
+        Some(m) => parse_mac(m)
+            .ok_or_else(|| CniError::internal(format!("address {m}: invalid MAC address")))?,
+        None => hash::mac(&[&host.node, &env.container_id, &env.ifname, "container"]),
+    };
+    let host_name = host_veth_name(host, &env.container_id, &env.ifname);
+    let host_mac = hash::mac(&[&host.node, &env.container_id, &env.ifname, "host"]);
+    let mtu = mtu_of(conf);
+    let mut cont = Link::new(
+        &env.ifname,
+        LinkKind::Veth {
+            peer: host_name.clone(),
+            peer_netns: String::new(),
+        },
+        cont_mac.clone(),
+        mtu,
+    );
+    cont.up = false;
+    let mut hostl = Link::new(
+        &host_name,
+        LinkKind::Veth {
+            peer: env.ifname.clone(),
+            peer_netns: env.netns.clone(),
+        },
+        host_mac.clone(),
+        mtu,
+    );
+    hostl.up = true;
+    hostl.master = Some(conf.br_name.clone());
+    hostl.hairpin = conf.hairpin;
+    let Some(ns) = host.netns.get_mut(&env.netns) else {
+        return Err(netns_open_error(&env.netns));
+    };
+    ns.links.insert(env.ifname.clone(), cont);
+    host.root.links.insert(host_name.clone(), hostl);
+    Ok((
+        Interface {
+            name: host_name,
+            mac: host_mac,
+            ..Default::default()
+        },
+        Interface {
+            name: env.ifname.clone(),
+            mac: cont_mac,
+            sandbox: env.netns.clone(),
+            ..Default::default()
+        },
+    ))
+}
+
+/// The IPAM result of a delegated call.
+fn ipam_result(reply: PluginOutput) -> CniResult {
+    match reply {
+        PluginOutput::Result(r) => r.as_ref().clone(),
+        _ => CniResult::default(),
+    }
+}
+
+fn env_with(env: &CniEnv, cmd: CniCommand) -> CniEnv {
+    let mut e = env.clone();
+    e.command = Some(cmd);
+    e
+}
+
+fn is_default_dst(dst: &str, v4: bool) -> bool {
+    match dst.parse::<IpNet>() {
+        Ok(n) => n.prefix_len() == 0 && n.addr().is_ipv4() == v4,
+        Err(_) => false,
+    }
+}
+
+/// `calcGateways`: interface index 2, gateway = network+1 when isGateway, the default route
+/// per family. Returns the (v4, v6) gateway addresses with their prefix for the bridge.
+fn calc_gateways(result: &mut CniResult, conf: &BridgeConf) -> (Vec<String>, Vec<String>) {
+    let (mut gw4, mut gw6) = (Vec::new(), Vec::new());
+    let (mut def4, mut def6) = (false, false);
+    for i in 0..result.ips.len() {
+        let Ok(addr) = result.ips[i].address.parse::<IpNet>() else {
+            continue;
+        };
+        let v4 = addr.addr().is_ipv4();
+        result.ips[i].interface = Some(2);
+        if result.ips[i].gateway.is_empty() && conf.is_gw {
+            result.ips[i].gateway = common::network_plus_one(&addr);
+        }
+        let found = if v4 { &mut def4 } else { &mut def6 };
+        if conf.is_default_gw && !*found {
+            *found = result
+                .routes
+                .iter()
+                .any(|r| !r.gw.is_empty() && is_default_dst(&r.dst, v4));
+            if !*found {
+                result.routes.push(Route {
+                    dst: if v4 { "0.0.0.0/0" } else { "::/0" }.into(),
+                    gw: result.ips[i].gateway.clone(),
+                });
+                *found = true;
+            }
+        }
+        if conf.is_gw {
+            let gw = format!("{}/{}", result.ips[i].gateway, addr.prefix_len());
+            if v4 { gw4.push(gw) } else { gw6.push(gw) }
+        }
+    }
+    (gw4, gw6)
+}
+
+/// `ipam.ConfigureIface`: the link up, its addresses, and the result's routes (a route
+/// without `gw` goes via the first gateway of its family).
+fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<(), CniError> {
+    let Some(ns) = host.netns.get_mut(&env.netns) else {
+        return Err(netns_open_error(&env.netns));
+    };
+    let Some(link) = ns.links.get_mut(&env.ifname) else {
+        return Err(CniError::internal(format!(
+            "failed to lookup {}: Link not found",
+            go_quote(&env.ifname)
+        )));
+    };
+    let mut gw4 = None;
+    let mut gw6 = None;
+    for ip in &result.ips {
+        let Ok(addr) = ip.address.parse::<IpNet>() else {
+            continue;
+        };
+        if !link.addrs.contains(&ip.address) {
+            link.addrs.push(ip.address.clone());
+        }
+        if !ip.gateway.is_empty() {
+            let slot = if addr.addr().is_ipv4() {
+                &mut gw4
+            } else {
+                &mut gw6
+            };
+            if slot.is_none() {
+                *slot = Some(ip.gateway.clone());
+            }
+        }
+    }
+    link.up = true;
+    for r in &result.routes {
+        let Ok(dst) = r.dst.parse::<IpNet>() else {
+            continue;
+        };
+        let v4 = dst.addr().is_ipv4();
+        let via = if r.gw.is_empty() {
+            if v4 { gw4.clone() } else { gw6.clone() }
+        } else {
+            Some(r.gw.clone())
+        };
+        let entry = RouteEntry {
+            dst: route_dst(&dst),
+            via,
+            dev: env.ifname.clone(),
+            proto_kernel: false,
+            scope_link: false,
+            src: None,
+        };
+        if !ns.routes.contains(&entry) {
+            ns.routes.push(entry);
+        }
+    }
+    Ok(())
+}
+
+/// A destination as `ip route` names it (`default` for /0).
+fn route_dst(dst: &IpNet) -> String {
+    if dst.prefix_len() == 0 {
+        "default".into()
+    } else {
+        dst.trunc().to_string()
+    }
+}
+
+/// `ensureAddr` on the bridge: a different v4 address (or an overlapping v6 one) is an
+/// error unless `forceAddress`, which replaces it.
+fn ensure_addr(host: &mut Host, conf: &BridgeConf, gw: &str) -> Result<(), CniError> {
+    let Ok(want) = gw.parse::<IpNet>() else {
+        return Ok(());
+    };
+    let Some(br) = host.root.links.get_mut(&conf.br_name) else {
+        return Err(CniError::internal(format!(
+            "failed to set bridge addr: could not lookup {}: Link not found",
+            go_quote(&conf.br_name)
+        )));
+    };
+    let mut keep = Vec::new();
+    for a in &br.addrs {
+        let Ok(have) = a.parse::<IpNet>() else {
+            keep.push(a.clone());
+            continue;
+        };
+        if have.addr().is_ipv4() != want.addr().is_ipv4() {
+            keep.push(a.clone());
+            continue;
+        }
+        if have == want {
+            return Ok(());
+        }
+        let clash =
+            want.addr().is_ipv4() || have.contains(&want.addr()) || want.contains(&have.addr());
+        if clash {
+            if !conf.force_address {
+                return Err(CniError::internal(format!(
+                    "failed to set bridge addr: {} already has an IP address different from {}",
+                    go_quote(&conf.br_name),
+                    want
+                )));
+            }
+            continue;
+        }
+        keep.push(a.clone());
+    }
+    keep.push(want.to_string());
+    br.addrs = keep;
+    Ok(())
+}
+
+/// `ip.SetupIPMasq` (`pkg/ip/ipmasq_iptables_linux.go`).
+fn setup_ip_masq(host: &mut Host, addr: &IpNet, chain: &str, comment: &str) {
+    let multicast = if addr.addr().is_ipv4() {
+        "224.0.0.0/4"
+    } else {
+        "ff00::/8"
+    };
+    host.nat.ensure_chain(chain);
+    let mut accept = IptRule::jump("ACCEPT").comment(comment);
+    accept.dst = Some(addr.to_string());
+    host.nat.append_unique(chain, accept.render());
+    let mut masq = IptRule::jump("MASQUERADE").comment(comment);
+    masq.dst = Some(multicast.to_string());
+    masq.dst_negated = true;
+    host.nat.append_unique(chain, masq.render());
+    let mut post = IptRule::jump(chain).comment(comment);
+    post.src = Some(addr.addr().to_string());
+    host.nat.append_unique("POSTROUTING", post.render());
+}
+
+/// `ip.TeardownIPMasq`: the POSTROUTING jump (both forms), then the chain.
+fn teardown_ip_masq(host: &mut Host, addr: &IpNet, chain: &str, comment: &str) {
+    for src in [addr.addr().to_string(), addr.to_string()] {
+        let mut post = IptRule::jump(chain).comment(comment);
+        post.src = Some(src);
+        host.nat.delete_rule("POSTROUTING", &post.render());
+    }
+    host.nat.delete_chain(chain);
+}
+
+impl Bridge {
+    fn cmd_add(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+        let mut conf = load_conf(stdin, env)?;
+        let layer3 = !conf.ipam_type.is_empty();
+        if layer3 && conf.disable_container_interface {
+            return Err(CniError::internal(
+                "cannot use IPAM when DisableContainerInterface flag is set",
+            ));
+        }
+        if conf.is_default_gw {
+            conf.is_gw = true;
+        }
+        if conf.hairpin && conf.promisc {
+            // 1.1.1 ends the sentence with a period (HEAD dropped it).
+            return Err(CniError::internal(
+                "cannot set hairpin mode and promiscuous mode at the same time.",
+            ));
+        }
+        let br_iface = ensure_bridge(ctx.host, &conf)?;
+        if !common::netns_exists(ctx.host, &env.netns) {
+            return Err(netns_open_error(&env.netns));
+        }
+        let (host_iface, cont_iface) = setup_veth(ctx.host, &conf, env)?;
+        let mut result = CniResult {
+            cni_version: stdin.cni_version().to_string(),
+            interfaces: vec![br_iface, host_iface, cont_iface],
+            ..Default::default()
+        };
+
+        if layer3 {
+            let ipam = ipam_result(ctx.delegate(&conf.ipam_type, env, stdin)?);
+            if let Err(e) = self.after_ipam(ctx.host, &conf, env, &mut result, ipam) {
+                // "release IP in case of failure"; the DEL's own error is ignored.
+                let _ = ctx.delegate(&conf.ipam_type, &env_with(env, CniCommand::Del), stdin);
+                return Err(e);
+            }
+        } else if !conf.disable_container_interface {
+            if let Some(l) = ctx
+                .host
+                .netns
+                .get_mut(&env.netns)
+                .and_then(|ns| ns.links.get_mut(&env.ifname))
+            {
+                l.up = true;
+            }
+        }
+        if let Some(dns) = &conf.dns {
+            result.dns = dns.clone();
+        }
+        Ok(PluginOutput::Result(std::sync::Arc::new(result)))
+    }
+
+    /// Everything after a successful IPAM ADD; an error here triggers IPAM DEL.
+    fn after_ipam(
+        &self,
+        host: &mut Host,
+        conf: &BridgeConf,
+        env: &CniEnv,
+        result: &mut CniResult,
+        ipam: CniResult,
+    ) -> Result<(), CniError> {
+        result.ips = ipam.ips;
+        result.routes = ipam.routes;
+        result.dns = ipam.dns;
+        if result.ips.is_empty() {
+            return Err(CniError::internal("IPAM plugin returned missing IP config"));
+        }
+        let (gw4, gw6) = calc_gateways(result, conf);
+        configure_iface(host, env, result)?;
+        if conf.is_gw {
+            for gw in &gw4 {
+                ensure_addr(host, conf, gw)?;
+            }
+            if !gw4.is_empty() {
+                host.sysctls
+                    .insert("net.ipv4.ip_forward".into(), "1".into());
+            }
+            for gw in &gw6 {
+                ensure_addr(host, conf, gw)?;
+            }
+            if !gw6.is_empty() {
+                host.sysctls
+                    .insert("net.ipv6.conf.all.forwarding".into(), "1".into());
+            }
+        }
+        if conf.ip_masq {
+            let chain = format_chain_name(&conf.name, &env.container_id);
+            let comment = format_comment(&conf.name, &env.container_id);
+            for ip in &result.ips {
+                if let Ok(addr) = ip.address.parse::<IpNet>() {
+                    setup_ip_masq(host, &addr, &chain, &comment);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn cmd_del(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+        let conf = load_conf(stdin, env)?;
+        let layer3 = !conf.ipam_type.is_empty();
+        let ipam_del = |ctx: &mut PluginCtx<'_>| -> Result<(), CniError> {
+            if layer3 {
+                ctx.delegate(&conf.ipam_type, env, stdin)?;
+            }
+            Ok(())
+        };
+        // No netns, or the netns is gone (NSPathNotExistErr): release the IP only.
+        if !common::netns_exists(ctx.host, &env.netns) {
+            ipam_del(ctx)?;
+            return Ok(PluginOutput::Empty);
+        }
+        // ip.DelLinkByNameAddr: delete the link (the kernel removes the veth peer too),
+        // remembering its addresses; a missing link is fine.
+        let mut addrs: Vec<IpNet> = Vec::new();
+        let removed = ctx.host.netns.get_mut(&env.netns).and_then(|ns| {
+            ns.routes.retain(|r| r.dev != env.ifname);
+            ns.links.remove(&env.ifname)
+        });
+        if let Some(link) = removed {
+            addrs = link.addrs.iter().filter_map(|a| a.parse().ok()).collect();
+            if let LinkKind::Veth { peer, peer_netns } = &link.kind {
+                if let Some(ns) = ctx.host.ns_mut(peer_netns) {
+                    ns.links.remove(peer);
+                }
+                // The kernel drops a deleted device's qdiscs (bandwidth's TBF/ingress).
+                if peer_netns.is_empty() {
+                    ctx.host.qdiscs.retain(|q| &q.dev != peer);
+                }
+            }
+        }
+        ipam_del(ctx)?;
+        if layer3 && conf.ip_masq {
+            let chain = format_chain_name(&conf.name, &env.container_id);
+            let comment = format_comment(&conf.name, &env.container_id);
+            for a in &addrs {
+                teardown_ip_masq(ctx.host, a, &chain, &comment);
+            }
+        }
+        Ok(PluginOutput::Empty)
+    }
+
+    fn cmd_check(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+        let conf = load_conf(stdin, env)?;
+        if !common::netns_exists(ctx.host, &env.netns) {
+            return Err(netns_open_error(&env.netns));
+        }
+        if !conf.ipam_type.is_empty() {
+            ctx.delegate(&conf.ipam_type, env, stdin)?;
+        }
+        let Some(prev) = common::prev_result(stdin) else {
+            return Err(CniError::internal("Required prevResult missing"));
+        };
+        check_prev(ctx.host, &conf, env, &prev).map_err(CniError::internal)?;
+        Ok(PluginOutput::Empty)
+    }
+}
+
+/// The `validateInterface` part shared by the three checks: name present, link present,
+/// sandbox as expected.
+fn validate_interface<'h>(
+    host: &'h Host,
+    ns_path: &str,
+    intf: &Interface,
+    expect_in_sb: bool,
+) -> Result<&'h Link, String> {
+    if intf.name.is_empty() {
+        return Err("Interface name missing ".into());
+    }
+    let Some(link) = host.ns(ns_path).and_then(|ns| ns.links.get(&intf.name)) else {
+        return Err(format!("Interface name {} not found", intf.name));
+    };
+    if expect_in_sb && intf.sandbox.is_empty() {
+        return Err(format!(
+            "Interface {} is expected to be in a sandbox",
+            intf.name
+        ));
+    }
+    if !expect_in_sb && !intf.sandbox.is_empty() {
+        return Err(format!("Interface {} should not be in sandbox", intf.name));
+    }
+    Ok(link)
+}
+
+/// Go's `%v` of a `types.Route` in 1.1.1: `{Dst:{IP:10.96.0.0 Mask:fff00000} GW:<nil>}`.
+fn go_route(r: &Route) -> String {
+    let (ip, mask) = match r.dst.parse::<IpNet>() {
+        Ok(IpNet::V4(n)) => (
+            n.network().to_string(),
+            format!("{:08x}", u32::from(n.netmask())),
+        ),
+        Ok(IpNet::V6(n)) => (
+            n.network().to_string(),
+            format!("{:032x}", u128::from(n.netmask())),
+        ),
+        Err(_) => (r.dst.clone(), String::new()),
+    };
+    let gw = if r.gw.is_empty() { "<nil>" } else { &r.gw };
+    format!("{{Dst:{{IP:{ip} Mask:{mask}}} GW:{gw}}}")
+}
+
+/// `cmdCheck` after prevResult is known: bridge, container veth, host veth, addresses,
+/// routes, with bridge.go's messages.
+fn check_prev(
+    host: &Host,
+    conf: &BridgeConf,
+    env: &CniEnv,
+    prev: &CniResult,
+) -> Result<(), String> {
+    let mut br_map = Interface::default();
+    let mut cont_map = Interface::default();
+    for intf in &prev.interfaces {
+        if intf.name == conf.br_name {
+            br_map = intf.clone();
+        } else if intf.name == env.ifname && intf.sandbox == env.netns {
+            cont_map = intf.clone();
+        }
+    }
+    // validateCniBrInterface
+    let br = validate_interface(host, "", &br_map, false)?;
+    if br.kind != LinkKind::Bridge {
+        return Err(format!(
+            "Interface {} does not have link type of bridge",
+            br_map.name
+        ));
+    }
+    if !br_map.mac.is_empty() && br_map.mac != br.mac {
+        return Err(format!(
+            "Bridge interface {} Mac doesn't match: {}",
+            br_map.name, br_map.mac
+        ));
+    }
+    if br.promisc != conf.promisc {
+        return Err(format!(
+            "Bridge interface {} configured Promisc Mode {} doesn't match current state: {} ",
+            br_map.name, conf.promisc, br.promisc
+        ));
+    }
+    if env.netns != cont_map.sandbox {
+        return Err(format!(
+            "Sandbox in prevResult {} doesn't match configured netns: {}",
+            cont_map.sandbox, env.netns
+        ));
+    }
+    // validateCniContainerInterface
+    let cont = validate_interface(host, &env.netns, &cont_map, true)?;
+    let LinkKind::Veth {
+        peer: cont_peer, ..
+    } = &cont.kind
+    else {
+        return Err(format!(
+            "Error: Container interface {} not of type veth",
+            cont.name
+        ));
+    };
+    if !cont_map.mac.is_empty() && cont_map.mac != cont.mac {
+        return Err(format!(
+            "Interface {} Mac {} doesn't match container Mac: {}",
+            cont_map.name, cont_map.mac, cont.mac
+        ));
+    }
+    // validateCniVethInterface over the remaining interfaces
+    let mut veth_found = false;
+    for intf in &prev.interfaces {
+        if intf.name == br_map.name || intf.name == cont_map.name {
+            continue;
+        }
+        let link = validate_interface(host, "", intf, false)?;
+        let LinkKind::Veth { peer, peer_netns } = &link.kind else {
+            continue;
+        };
+        if &link.name != cont_peer
+            || peer != &env.ifname
+            || peer_netns != &env.netns
+            || link.master.as_deref() != Some(conf.br_name.as_str())
+        {
+            continue;
+        }
+        if !intf.mac.is_empty() && intf.mac != link.mac {
+            return Err(format!(
+                "Interface {} Mac doesn't match: {} not found",
+                intf.name, intf.mac
+            ));
+        }
+        veth_found = true;
+        break;
+    }
+    if !veth_found {
+        return Err(format!(
+            "CNI veth created for bridge {} was not found",
+            conf.br_name
+        ));
+    }
+    // ip.ValidateExpectedInterfaceIPs
+    let Some(ns) = host.netns.get(&env.netns) else {
+        return Err(statfs_err(&env.netns));
+    };
+    let table = ns.route_table();
+    for ip in &prev.ips {
+        let Some(link) = ns.links.get(&env.ifname) else {
+            return Err(format!("Cannot find container link {}", env.ifname));
+        };
+        if !link.addrs.contains(&ip.address) {
+            return Err(format!(
+                "Failed to match addr {} on interface {}",
+                ip.address, env.ifname
+            ));
+        }
+        if let Ok(addr) = ip.address.parse::<IpNet>() {
+            let prefix = addr.trunc().to_string();
+            let has_route =
+                addr.addr().is_ipv6() && link.up || table.iter().any(|r| r.dst == prefix);
+            if !has_route {
+                return Err(format!(
+                    "Failed to find Gateway {} for interface {}",
+                    if ip.gateway.is_empty() {
+                        "<nil>"
+                    } else {
+                        &ip.gateway
+                    },
+                    env.ifname
+                ));
+            }
+        }
+    }
+    // ip.ValidateExpectedRoute: destination and gateway must both match (a route without
+    // gw only matches a table entry without a next hop, as in 1.1.1).
+    for r in &prev.routes {
+        let Ok(dst) = r.dst.parse::<IpNet>() else {
+            continue;
+        };
+        let want_dst = route_dst(&dst);
+        let want_via = if r.gw.is_empty() {
+            None
+        } else {
+            Some(r.gw.clone())
+        };
+        if !table.iter().any(|e| e.dst == want_dst && e.via == want_via) {
+            return Err(format!(
+                "Expected Route {} not found in routing table",
+                go_route(r)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn statfs_err(path: &str) -> String {
+    common::statfs_missing(path)
+}
+
+impl Plugin for Bridge {
+    fn type_name(&self) -> &'static str {
+        "bridge"
+    }
+
+    fn supported_versions(&self) -> &'static [&'static str] {
+        ALL_VERSIONS
+    }
+
+    fn invoke(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+        match env.cmd() {
+            CniCommand::Add => self.cmd_add(ctx, env, stdin),
+            CniCommand::Del => self.cmd_del(ctx, env, stdin),
+            CniCommand::Check => self.cmd_check(ctx, env, stdin),
+            CniCommand::Status => {
+                // cmdStatus (HEAD): forward to IPAM.
+                let g = GoConf::new(stdin.conf.as_ref(), "NetConf");
+                let ipam = g.ipam_type().map_err(load_err)?;
+                if !ipam.is_empty() {
+                    ctx.delegate(&ipam, env, stdin)?;
+                }
+                Ok(PluginOutput::Empty)
+            }
+            // "FIXME GC": no GC in bridge.
+            CniCommand::Gc => Ok(PluginOutput::Empty),
+            CniCommand::Version => crate::cni::plugin::version_reply(ALL_VERSIONS),
+        }
+    }
+}

@@ -1,0 +1,408 @@
+//! Helpers the modelled plugins share: the hash-derived names of `pkg/utils/utils.go`, the
+//! errors of `pkg/ns`, Go-style typed reads of the JSON config, CNI_ARGS parsing, and
+//! iptables rules rendered the way `iptables -t nat -S` prints them.
+
+use crate::cni::host::Host;
+use crate::cni::types::{CniError, CniResult};
+use serde_json::Value;
+use sha2::{Digest, Sha512};
+
+/// `maxChainLength` of `pkg/utils/utils.go`: iptables chain names are at most 28 chars.
+pub const MAX_CHAIN_LENGTH: usize = 28;
+
+/// Lowercase hex of sha512(`s`).
+pub fn sha512_hex(s: &str) -> String {
+    let digest = Sha512::digest(s.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `utils.MustFormatHashWithPrefix(length, prefix, toHash)`: `prefix` + the first
+/// `length - len(prefix)` hex digits of sha512(toHash).
+pub fn hash_with_prefix(length: usize, prefix: &str, to_hash: &str) -> String {
+    let hex = sha512_hex(to_hash);
+    let n = length.saturating_sub(prefix.len()).min(hex.len());
+    format!("{prefix}{}", &hex[..n])
+}
+
+/// `utils.FormatChainName(name, id)`: `CNI-` + 24 hex digits of sha512(name + id).
+pub fn format_chain_name(name: &str, id: &str) -> String {
+    format_chain_name_with_prefix(name, id, "")
+}
+
+/// `utils.MustFormatChainNameWithPrefix(name, id, prefix)`: `CNI-` + prefix + hex digits of
+/// sha512(name + id), 28 chars in all (`CNI-DN-` + 21 hex for portmap).
+pub fn format_chain_name_with_prefix(name: &str, id: &str, prefix: &str) -> String {
+    hash_with_prefix(
+        MAX_CHAIN_LENGTH,
+        &format!("CNI-{prefix}"),
+        &format!("{name}{id}"),
+    )
+}
+
+/// Go's `%q` of a string (enough for names and IDs: quotes and backslashes escaped).
+pub fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `utils.FormatComment(name, id)`: `name: "<net>" id: "<cid>"`.
+pub fn format_comment(name: &str, id: &str) -> String {
+    format!("name: {} id: {}", go_quote(name), go_quote(id))
+}
+
+/// The error `ns.GetNS` gives for a path that does not exist, wrapped the way bridge,
+/// loopback and bandwidth wrap it: `failed to open netns "<p>": failed to Statfs "<p>": no
+/// such file or directory` (checked against Debian's 1.1.1 bridge). Code 999.
+pub fn netns_open_error(path: &str) -> CniError {
+    CniError::internal(format!(
+        "failed to open netns {}: {}",
+        go_quote(path),
+        statfs_missing(path)
+    ))
+}
+
+/// `ns.NSPathNotExistErr`'s text for a missing path.
+pub fn statfs_missing(path: &str) -> String {
+    format!(
+        "failed to Statfs {}: no such file or directory",
+        go_quote(path)
+    )
+}
+
+/// Whether the sandbox netns at `path` exists on the node.
+pub fn netns_exists(host: &Host, path: &str) -> bool {
+    !path.is_empty() && host.netns.contains_key(path)
+}
+
+/// The prevResult, or None.
+pub fn prev_result(stdin: &crate::cni::plugin::Stdin) -> Option<CniResult> {
+    stdin.prev_result.as_ref().map(|r| r.as_ref().clone())
+}
+
+/// Reads fields of the plugin config with the type checks of Go's `json.Unmarshal` into the
+/// plugin's `NetConf` struct: a value of the wrong JSON type is an error
+/// `json: cannot unmarshal <type> into Go struct field <Struct>.<key> of type <go type>`; a
+/// missing key or `null` leaves the default.
+pub struct GoConf<'a> {
+    /// The config object.
+    pub conf: &'a Value,
+    /// The Go struct name used in type errors (`NetConf`, `PortMapConf`, `PluginConf`).
+    pub struct_name: &'static str,
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+impl<'a> GoConf<'a> {
+    /// A reader over `conf`.
+    pub fn new(conf: &'a Value, struct_name: &'static str) -> Self {
+        GoConf { conf, struct_name }
+    }
+
+    fn type_err(&self, path: &str, v: &Value, go_type: &str) -> String {
+        let what = match v {
+            Value::Number(n) => format!("number {n}"),
+            other => json_type(other).to_string(),
+        };
+        format!(
+            "json: cannot unmarshal {what} into Go struct field {}.{path} of type {go_type}",
+            self.struct_name
+        )
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        match self.conf.get(key) {
+            Some(Value::Null) | None => None,
+            Some(v) => Some(v),
+        }
+    }
+
+    /// A `bool` field.
+    pub fn bool(&self, key: &str) -> Result<Option<bool>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(v) => Err(self.type_err(key, v, "bool")),
+        }
+    }
+
+    /// An `int` field (Go's int is 64-bit here).
+    pub fn int(&self, key: &str) -> Result<Option<i64>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v @ Value::Number(n)) => n
+                .as_i64()
+                .map(Some)
+                .ok_or_else(|| self.type_err(key, v, "int")),
+            Some(v) => Err(self.type_err(key, v, "int")),
+        }
+    }
+
+    /// A `uint64` field.
+    pub fn uint(&self, key: &str) -> Result<Option<u64>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v @ Value::Number(n)) => n
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| self.type_err(key, v, "uint64")),
+            Some(v) => Err(self.type_err(key, v, "uint64")),
+        }
+    }
+
+    /// A `string` field.
+    pub fn string(&self, key: &str) -> Result<Option<String>, String> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(self.type_err(key, v, "string")),
+        }
+    }
+
+    /// The `ipam.type` string (`types.NetConf.IPAM.Type`), "" when absent.
+    pub fn ipam_type(&self) -> Result<String, String> {
+        match self.get("ipam") {
+            None => Ok(String::new()),
+            Some(Value::Object(m)) => match m.get("type") {
+                None | Some(Value::Null) => Ok(String::new()),
+                Some(Value::String(s)) => Ok(s.clone()),
+                Some(v) => Err(self.type_err("ipam.type", v, "string")),
+            },
+            Some(v) => Err(self.type_err("ipam", v, "types.IPAM")),
+        }
+    }
+}
+
+/// `types.LoadArgs` for the keys a plugin knows: parses `K=V;K2=V2`, returning the value of
+/// each known key. Errors as the library words them: `ARGS: invalid pair "x"` and
+/// `ARGS: unknown args ["A" "B"]` (unless `IgnoreUnknown` is 1/true).
+pub fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, String> {
+    if args.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut pairs = Vec::new();
+    for item in args.split(';') {
+        let kv: Vec<&str> = item.split('=').collect();
+        if kv.len() != 2 {
+            return Err(format!("ARGS: invalid pair {}", go_quote(item)));
+        }
+        pairs.push((kv[0].to_string(), kv[1].to_string()));
+    }
+    let ignore_unknown = pairs
+        .iter()
+        .any(|(k, v)| k == "IgnoreUnknown" && (v == "1" || v.eq_ignore_ascii_case("true")));
+    let mut out = Vec::new();
+    let mut unknown = Vec::new();
+    for (k, v) in pairs {
+        if k == "IgnoreUnknown" {
+            continue;
+        }
+        if known.contains(&k.as_str()) {
+            out.push((k, v));
+        } else {
+            unknown.push(go_quote(&k));
+        }
+    }
+    if !unknown.is_empty() && !ignore_unknown {
+        return Err(format!("ARGS: unknown args [{}]", unknown.join(" ")));
+    }
+    Ok(out)
+}
+
+/// Quote an iptables string argument the way `xtables_save_string` prints it: bare when it is
+/// only `[A-Za-z0-9_-]`, otherwise in double quotes with `"`, `\` and `'` escaped.
+pub fn ipt_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if plain {
+        return s.to_string();
+    }
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        if matches!(c, '"' | '\\' | '\'') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// An address as iptables prints `-s`/`-d`: a bare IP gets `/32` (`/128`), a CIDR is masked
+/// to its network (`10.244.1.2/24` → `10.244.1.0/24`).
+pub fn ipt_addr(s: &str) -> String {
+    if let Ok(net) = s.parse::<ipnet::IpNet>() {
+        return net.trunc().to_string();
+    }
+    match s.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(a)) => format!("{a}/32"),
+        Ok(std::net::IpAddr::V6(a)) => format!("{a}/128"),
+        Err(_) => s.to_string(),
+    }
+}
+
+/// One iptables rule, kept in parts so it renders in the order `iptables -S` prints them:
+/// `[!] -s`, `[!] -d`, `-p`, the matches in the order given, then `-j` and its options.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IptRule {
+    /// `-s` (already in printed form).
+    pub src: Option<String>,
+    /// `-d` (already in printed form).
+    pub dst: Option<String>,
+    /// `! -d` instead of `-d`.
+    pub dst_negated: bool,
+    /// `-p` protocol.
+    pub proto: Option<String>,
+    /// Match modules, each already rendered (`-m comment --comment "…"`).
+    pub matches: Vec<String>,
+    /// `-j TARGET [options]`.
+    pub target: String,
+}
+
+impl IptRule {
+    /// A rule jumping to `target` (with its options).
+    pub fn jump(target: &str) -> Self {
+        IptRule {
+            target: target.to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// Add `-m comment --comment <c>`.
+    pub fn comment(mut self, c: &str) -> Self {
+        self.matches
+            .push(format!("-m comment --comment {}", ipt_quote(c)));
+        self
+    }
+
+    /// The rule text after `-A CHAIN `.
+    pub fn render(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(s) = &self.src {
+            parts.push(format!("-s {}", ipt_addr(s)));
+        }
+        if let Some(d) = &self.dst {
+            if self.dst_negated {
+                parts.push(format!("! -d {}", ipt_addr(d)));
+            } else {
+                parts.push(format!("-d {}", ipt_addr(d)));
+            }
+        }
+        if let Some(p) = &self.proto {
+            parts.push(format!("-p {p}"));
+        }
+        parts.extend(self.matches.iter().cloned());
+        parts.push(format!("-j {}", self.target));
+        parts.join(" ")
+    }
+}
+
+/// `ip.NextIP(network)`: the first address after the network address of `addr`
+/// (bridge's `calcGatewayIP`).
+pub fn network_plus_one(addr: &ipnet::IpNet) -> String {
+    match addr.trunc() {
+        ipnet::IpNet::V4(n) => {
+            std::net::Ipv4Addr::from(u32::from(n.network()).wrapping_add(1)).to_string()
+        }
+        ipnet::IpNet::V6(n) => {
+            std::net::Ipv6Addr::from(u128::from(n.network()).wrapping_add(1)).to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chain_names_match_upstream_vectors() {
+        // pkg/utils/utils_test.go
+        assert_eq!(
+            format_chain_name("test", "1234"),
+            "CNI-2bbe0c48b91a7d1b8a6753a8"
+        );
+        assert_eq!(
+            format_chain_name("testalongnamethatdoesnotmakesense", "1234"),
+            "CNI-374f33fe84ab0ed84dcdebe3"
+        );
+        assert_eq!(
+            format_chain_name_with_prefix("test", "1234", "PREFIX-"),
+            "CNI-PREFIX-2bbe0c48b91a7d1b8"
+        );
+        // Seen on the real 1.1.1 plugins (tests/fixtures/real).
+        assert_eq!(
+            format_chain_name("lab-net", "c0ffee01"),
+            "CNI-20afed91d8ddf530016083b5"
+        );
+        assert_eq!(
+            format_chain_name_with_prefix("lab-net", "c0ffee01", "DN-"),
+            "CNI-DN-20afed91d8ddf53001608"
+        );
+        assert_eq!(
+            hash_with_prefix(15, "bwp", "lab-netc0ffee01"),
+            "bwp20afed91d8dd"
+        );
+    }
+
+    #[test]
+    fn comment_and_quoting() {
+        let c = format_comment("lab-net", "c0ffee01");
+        assert_eq!(c, "name: \"lab-net\" id: \"c0ffee01\"");
+        assert_eq!(
+            ipt_quote(&c),
+            "\"name: \\\"lab-net\\\" id: \\\"c0ffee01\\\"\""
+        );
+        assert_eq!(ipt_quote("CNI-HOSTPORT-DNAT"), "CNI-HOSTPORT-DNAT");
+    }
+
+    #[test]
+    fn go_type_errors() {
+        let v = serde_json::json!({"mtu": "x", "isGateway": 1});
+        let c = GoConf::new(&v, "NetConf");
+        assert_eq!(
+            c.int("mtu").unwrap_err(),
+            "json: cannot unmarshal string into Go struct field NetConf.mtu of type int"
+        );
+        assert_eq!(
+            c.bool("isGateway").unwrap_err(),
+            "json: cannot unmarshal number 1 into Go struct field NetConf.isGateway of type bool"
+        );
+    }
+
+    #[test]
+    fn args_parsing() {
+        assert_eq!(
+            load_args("IgnoreUnknown=1;K8S_POD_NAME=x;MAC=aa", &["MAC"]).unwrap(),
+            vec![("MAC".to_string(), "aa".to_string())]
+        );
+        assert_eq!(
+            load_args("FOO=1", &["MAC"]).unwrap_err(),
+            "ARGS: unknown args [\"FOO\"]"
+        );
+        assert_eq!(
+            load_args("FOO", &["MAC"]).unwrap_err(),
+            "ARGS: invalid pair \"FOO\""
+        );
+    }
+}

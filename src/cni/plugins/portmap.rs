@@ -1,0 +1,614 @@
+//! The `portmap` plugin (`containernetworking/plugins:plugins/meta/portmap/{main.go,
+//! portmap_iptables.go, chain.go, utils.go}`), iptables backend: host ports DNAT'ed to the
+//! pod IP through `CNI-HOSTPORT-DNAT` → a per-container `CNI-DN-<hash>` chain, with the
+//! hairpin/localhost masquerade mark (`CNI-HOSTPORT-SETMARK`, `CNI-HOSTPORT-MASQ`).
+//!
+//! Rule text is what `iptables -t nat -S` printed after the Debian 1.1.1 plugin ran
+//! (`tests/fixtures/real/portmap-iptables-S-nat.txt`); like 1.1.1 the container's entry rules
+//! are appended to CNI-HOSTPORT-DNAT (HEAD prepends them). CHECK looks only at the families
+//! the pod has, as HEAD does (1.1.1 also probes ip6tables and fails). Not modelled: the
+//! nftables backend, conntrack flushing.
+
+use super::common::{self, IptRule, format_chain_name_with_prefix, go_quote};
+use crate::cni::host::Host;
+use crate::cni::plugin::{
+    ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
+};
+use crate::cni::types::{CniError, CniResult};
+use ipnet::IpNet;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+/// `TopLevelDNATChainName`.
+pub const TOP_DNAT_CHAIN: &str = "CNI-HOSTPORT-DNAT";
+/// `SetMarkChainName`.
+pub const SETMARK_CHAIN: &str = "CNI-HOSTPORT-SETMARK";
+/// `MarkMasqChainName`.
+pub const MASQ_CHAIN: &str = "CNI-HOSTPORT-MASQ";
+/// `DefaultMarkBit`.
+pub const DEFAULT_MARK_BIT: i64 = 13;
+
+/// The `portmap` plugin binary.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Portmap;
+
+/// One `portMappings` entry (CONVENTIONS.md).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct PortMapEntry {
+    /// `hostPort`.
+    #[serde(rename = "hostPort", default)]
+    pub host_port: i64,
+    /// `containerPort`.
+    #[serde(rename = "containerPort", default)]
+    pub container_port: i64,
+    /// `protocol`.
+    #[serde(default)]
+    pub protocol: String,
+    /// `hostIP`.
+    #[serde(rename = "hostIP", default)]
+    pub host_ip: String,
+}
+
+/// The parsed `PortMapConf`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PortMapConf {
+    /// Network name.
+    pub name: String,
+    /// `snat` (default true).
+    pub snat: bool,
+    /// `masqAll`.
+    pub masq_all: bool,
+    /// `markMasqBit` (default 13).
+    pub mark_bit: i64,
+    /// `externalSetMarkChain`.
+    pub external_set_mark_chain: Option<String>,
+    /// `conditionsV4`.
+    pub conditions_v4: Vec<String>,
+    /// `conditionsV6`.
+    pub conditions_v6: Vec<String>,
+    /// `runtimeConfig.portMappings`.
+    pub port_maps: Vec<PortMapEntry>,
+    /// The pod's IPv4 address from prevResult (`ContIPv4`).
+    pub cont_v4: Option<IpNet>,
+    /// The pod's IPv6 address from prevResult (`ContIPv6`).
+    pub cont_v6: Option<IpNet>,
+}
+
+fn str_list(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `parseConfig`: defaults, mark-bit checks, port checks, and the pod IPs from prevResult
+/// (the first v4/v6 whose `interface` is CNI_IFNAME in a sandbox, or has no index).
+pub fn parse_config(stdin: &Stdin, ifname: &str) -> Result<PortMapConf, String> {
+    let conf = stdin.conf.as_ref();
+    let g = common::GoConf::new(conf, "PortMapConf");
+    let wrap = |e: String| format!("failed to parse network configuration: {e}");
+    let snat = g.bool("snat").map_err(wrap)?.unwrap_or(true);
+    let masq_all = g.bool("masqAll").map_err(wrap)?.unwrap_or(false);
+    let mark = g.int("markMasqBit").map_err(wrap)?;
+    let ext = g.string("externalSetMarkChain").map_err(wrap)?;
+    let mut port_maps = Vec::new();
+    if let Some(pm) = stdin
+        .runtime_config
+        .as_ref()
+        .and_then(|rc| rc.get("portMappings"))
+        .filter(|v| !v.is_null())
+    {
+        port_maps = serde_json::from_value::<Vec<PortMapEntry>>(pm.clone())
+            .map_err(|e| wrap(format!("json: {e}")))?;
+    }
+    if mark.is_some() && ext.is_some() {
+        return Err("Cannot specify externalSetMarkChain and markMasqBit".into());
+    }
+    let mark_bit = mark.unwrap_or(DEFAULT_MARK_BIT);
+    if !(0..=31).contains(&mark_bit) {
+        return Err("MasqMarkBit must be between 0 and 31".into());
+    }
+    for pm in &port_maps {
+        if pm.container_port <= 0 {
+            return Err(format!(
+                "Invalid container port number: {}",
+                pm.container_port
+            ));
+        }
+        if pm.host_port <= 0 {
+            return Err(format!("Invalid host port number: {}", pm.host_port));
+        }
+    }
+    let mut c = PortMapConf {
+        name: stdin.network_name().to_string(),
+        snat,
+        masq_all,
+        mark_bit,
+        external_set_mark_chain: ext,
+        conditions_v4: str_list(conf.get("conditionsV4")),
+        conditions_v6: str_list(conf.get("conditionsV6")),
+        port_maps,
+        cont_v4: None,
+        cont_v6: None,
+    };
+    if let Some(prev) = &stdin.prev_result {
+        for ip in &prev.ips {
+            let Ok(addr) = ip.address.parse::<IpNet>() else {
+                continue;
+            };
+            let v4 = addr.addr().is_ipv4();
+            if (v4 && c.cont_v4.is_some()) || (!v4 && c.cont_v6.is_some()) {
+                continue;
+            }
+            if let Some(idx) = ip.interface {
+                if let Some(intf) = prev.interfaces.get(idx) {
+                    if intf.name != ifname || intf.sandbox.is_empty() {
+                        continue;
+                    }
+                }
+            }
+            if v4 {
+                c.cont_v4 = Some(addr);
+            } else {
+                c.cont_v6 = Some(addr);
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// One rule: the arguments the plugin passes (for CHECK's messages) and its printed form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Rule {
+    args: Vec<String>,
+    printed: String,
+}
+
+/// `chain` of chain.go: a chain, its rules, and the rules in other chains that jump to it.
+#[derive(Debug, Clone, Default)]
+struct Chain {
+    name: String,
+    entry_chains: Vec<&'static str>,
+    entry_rules: Vec<Rule>,
+    rules: Vec<Rule>,
+    prepend_entry: bool,
+}
+
+impl Chain {
+    /// `setup`: ensure the chain, append its rules, add the entry rules (unique).
+    fn setup(&self, host: &mut Host) {
+        host.nat.ensure_chain(&self.name);
+        for r in &self.rules {
+            host.nat.append_unique(&self.name, r.printed.clone());
+        }
+        for entry in &self.entry_chains {
+            for r in &self.entry_rules {
+                if self.prepend_entry {
+                    host.nat.prepend_unique(entry, r.printed.clone());
+                } else {
+                    host.nat.append_unique(entry, r.printed.clone());
+                }
+            }
+        }
+    }
+
+    /// `teardown`: delete the jumps to the chain and the chain (idempotent).
+    fn teardown(&self, host: &mut Host) {
+        host.nat.delete_chain(&self.name);
+    }
+
+    /// `check`: the chain, then its rules and entry rules (last first), chain.go's messages.
+    fn check(&self, host: &Host) -> Result<(), String> {
+        let Some(rules) = host.nat.chains.get(&self.name) else {
+            return Err(format!(
+                "chain {} not found in iptables table nat",
+                self.name
+            ));
+        };
+        for r in self.rules.iter().rev() {
+            if !rules.contains(&r.printed) {
+                return Err(format!(
+                    "rule {} in chain {} not found in table nat",
+                    go_rules(&self.rules),
+                    self.name
+                ));
+            }
+        }
+        for entry in &self.entry_chains {
+            let have = host.nat.chains.get(*entry);
+            for r in self.entry_rules.iter().rev() {
+                if !have.is_some_and(|h| h.contains(&r.printed)) {
+                    return Err(format!(
+                        "rule {} in chain {} not found in table nat",
+                        go_rules(&self.entry_rules),
+                        entry
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Go's `%s` of a `[][]string`.
+fn go_rules(rules: &[Rule]) -> String {
+    let inner: Vec<String> = rules
+        .iter()
+        .map(|r| format!("[{}]", r.args.join(" ")))
+        .collect();
+    format!("[{}]", inner.join(" "))
+}
+
+fn mark_def(bit: i64) -> String {
+    let v: u64 = 1u64 << bit.clamp(0, 31);
+    format!("{v:#x}/{v:#x}")
+}
+
+/// `genSetMarkChain`.
+fn set_mark_chain(bit: i64) -> Chain {
+    let md = mark_def(bit);
+    let r = IptRule::jump(&format!("MARK --set-xmark {md}")).comment("CNI portfwd masquerade mark");
+    Chain {
+        name: SETMARK_CHAIN.into(),
+        rules: vec![Rule {
+            args: vec![
+                "-m".into(),
+                "comment".into(),
+                "--comment".into(),
+                "CNI portfwd masquerade mark".into(),
+                "-j".into(),
+                "MARK".into(),
+                "--set-xmark".into(),
+                md,
+            ],
+            printed: r.render(),
+        }],
+        ..Default::default()
+    }
+}
+
+/// `genMarkMasqChain`: entered from POSTROUTING, prepended.
+fn mark_masq_chain(bit: i64) -> Chain {
+    let md = mark_def(bit);
+    let mut rule = IptRule::jump("MASQUERADE");
+    rule.matches.push(format!("-m mark --mark {md}"));
+    let entry = IptRule::jump(MASQ_CHAIN).comment("CNI portfwd requiring masquerade");
+    Chain {
+        name: MASQ_CHAIN.into(),
+        entry_chains: vec!["POSTROUTING"],
+        prepend_entry: true,
+        entry_rules: vec![Rule {
+            args: vec![
+                "-m".into(),
+                "comment".into(),
+                "--comment".into(),
+                "CNI portfwd requiring masquerade".into(),
+            ],
+            printed: entry.render(),
+        }],
+        rules: vec![Rule {
+            args: vec![
+                "-m".into(),
+                "mark".into(),
+                "--mark".into(),
+                md,
+                "-j".into(),
+                "MASQUERADE".into(),
+            ],
+            printed: rule.render(),
+        }],
+    }
+}
+
+/// `genToplevelDnatChain`: entered from PREROUTING and OUTPUT for local destinations.
+fn toplevel_dnat_chain() -> Chain {
+    let mut entry = IptRule::jump(TOP_DNAT_CHAIN);
+    entry.matches.push("-m addrtype --dst-type LOCAL".into());
+    Chain {
+        name: TOP_DNAT_CHAIN.into(),
+        entry_chains: vec!["PREROUTING", "OUTPUT"],
+        entry_rules: vec![Rule {
+            args: vec![
+                "-m".into(),
+                "addrtype".into(),
+                "--dst-type".into(),
+                "LOCAL".into(),
+            ],
+            printed: entry.render(),
+        }],
+        ..Default::default()
+    }
+}
+
+/// The per-container chain name: `CNI-DN-` + 21 hex digits of sha512(net + container ID).
+pub fn dnat_chain_name(net: &str, container_id: &str) -> String {
+    format_chain_name_with_prefix(net, container_id, "DN-")
+}
+
+/// `splitPortList`: multiport takes at most 15 ports per rule.
+fn split_port_list(ports: &[i64]) -> Vec<String> {
+    ports
+        .chunks(15)
+        .map(|c| c.iter().map(i64::to_string).collect::<Vec<_>>().join(","))
+        .collect()
+}
+
+/// `genDnatChain` + `fillDnatRules` for one pod address.
+fn dnat_chain(conf: &PortMapConf, container_id: &str, cont: &IpNet) -> Chain {
+    let v6 = cont.addr().is_ipv6();
+    let comment = {
+        let c = format!(
+            "dnat name: {} id: {}",
+            go_quote(&conf.name),
+            go_quote(container_id)
+        );
+        if c.len() <= 255 {
+            c
+        } else {
+            let mut cut = 253;
+            while !c.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            format!("{}...", &c[..cut])
+        }
+    };
+    let name = dnat_chain_name(&conf.name, container_id);
+    let setmark = conf
+        .external_set_mark_chain
+        .clone()
+        .unwrap_or_else(|| SETMARK_CHAIN.to_string());
+    let conditions = if v6 {
+        &conf.conditions_v6
+    } else {
+        &conf.conditions_v4
+    };
+
+    // Entry rules, grouped by protocol in sorted order.
+    let mut by_proto: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for e in &conf.port_maps {
+        by_proto
+            .entry(e.protocol.clone())
+            .or_default()
+            .push(e.host_port);
+    }
+    let mut entry_rules = Vec::new();
+    for (proto, ports) in &by_proto {
+        for spec in split_port_list(ports) {
+            let mut args: Vec<String> = [
+                "-m",
+                "comment",
+                "--comment",
+                comment.as_str(),
+                "-m",
+                "multiport",
+                "-p",
+                proto.as_str(),
+                "--destination-ports",
+                spec.as_str(),
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            let mut r = IptRule::jump(&name).comment(&comment);
+            r.proto = Some(proto.to_ascii_lowercase());
+            r.matches.push(format!("-m multiport --dports {spec}"));
+            if !conditions.is_empty() {
+                args.extend(conditions.iter().cloned());
+                r.matches.push(conditions.join(" "));
+            }
+            entry_rules.push(Rule {
+                args,
+                printed: r.render(),
+            });
+        }
+    }
+
+    let mut rules = Vec::new();
+    for e in &conf.port_maps {
+        let mut dst = None;
+        if !e.host_ip.is_empty() {
+            let hip = e.host_ip.parse::<IpAddr>().ok();
+            let host_v6 = !hip.is_some_and(|a| a.is_ipv4());
+            if v6 != host_v6 {
+                continue;
+            }
+            if !hip.is_some_and(|a| a.is_unspecified()) {
+                dst = Some(e.host_ip.clone());
+            }
+        }
+        let proto = e.protocol.to_ascii_lowercase();
+        let mut base_args = vec![
+            "-p".to_string(),
+            e.protocol.clone(),
+            "--dport".to_string(),
+            e.host_port.to_string(),
+        ];
+        if let Some(d) = &dst {
+            base_args.push("-d".into());
+            base_args.push(d.clone());
+        }
+        let base = |target: &str| {
+            let mut r = IptRule::jump(target);
+            r.proto = Some(proto.clone());
+            r.dst = dst.clone();
+            r.matches
+                .push(format!("-m {proto} --dport {}", e.host_port));
+            r
+        };
+        if conf.snat {
+            let masq_cidr = if conf.masq_all {
+                if v6 { "::/0" } else { "0.0.0.0/0" }.to_string()
+            } else {
+                cont.to_string()
+            };
+            let mut hp = base(&setmark);
+            // iptables does not print a 0.0.0.0/0 (::/0) source.
+            if !conf.masq_all {
+                hp.src = Some(masq_cidr.clone());
+            }
+            let mut args = base_args.clone();
+            args.extend(["-s".into(), masq_cidr, "-j".into(), setmark.clone()]);
+            rules.push(Rule {
+                args,
+                printed: hp.render(),
+            });
+            if !v6 && !conf.masq_all {
+                let mut lo = base(&setmark);
+                lo.src = Some("127.0.0.1".into());
+                let mut args = base_args.clone();
+                args.extend([
+                    "-s".into(),
+                    "127.0.0.1".into(),
+                    "-j".into(),
+                    setmark.clone(),
+                ]);
+                rules.push(Rule {
+                    args,
+                    printed: lo.render(),
+                });
+            }
+        }
+        let to = if v6 {
+            format!("[{}]:{}", cont.addr(), e.container_port)
+        } else {
+            format!("{}:{}", cont.addr(), e.container_port)
+        };
+        let d = base(&format!("DNAT --to-destination {to}"));
+        let mut args = base_args.clone();
+        args.extend([
+            "-j".into(),
+            "DNAT".into(),
+            "--to-destination".into(),
+            to.clone(),
+        ]);
+        rules.push(Rule {
+            args,
+            printed: d.render(),
+        });
+    }
+    Chain {
+        name,
+        entry_chains: vec![TOP_DNAT_CHAIN],
+        entry_rules,
+        rules,
+        prepend_entry: false,
+    }
+}
+
+/// `getRoutableHostIF`: the host link whose connected subnet holds the pod IP (the bridge).
+fn routable_host_if(host: &Host, ip: &IpAddr) -> Option<String> {
+    host.root
+        .links
+        .values()
+        .find(|l| {
+            l.addrs
+                .iter()
+                .filter_map(|a| a.parse::<IpNet>().ok())
+                .any(|n| n.contains(ip))
+        })
+        .map(|l| l.name.clone())
+}
+
+/// `forwardPorts` for one pod address.
+fn forward_ports(host: &mut Host, conf: &PortMapConf, container_id: &str, cont: &IpNet) {
+    if conf.snat {
+        if conf.external_set_mark_chain.is_none() {
+            set_mark_chain(conf.mark_bit).setup(host);
+            mark_masq_chain(conf.mark_bit).setup(host);
+        }
+        if cont.addr().is_ipv4() {
+            if let Some(ifname) = routable_host_if(host, &cont.addr()) {
+                host.sysctls
+                    .insert(format!("net.ipv4.conf.{ifname}.route_localnet"), "1".into());
+            }
+        }
+    }
+    toplevel_dnat_chain().setup(host);
+    let chain = dnat_chain(conf, container_id, cont);
+    // "First, idempotently tear down this chain in case there was some sort of collision".
+    chain.teardown(host);
+    chain.setup(host);
+}
+
+impl Portmap {
+    fn cmd_add(&self, host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+        let conf = parse_config(stdin, &env.ifname)
+            .map_err(|e| CniError::internal(format!("failed to parse config: {e}")))?;
+        let Some(prev) = &stdin.prev_result else {
+            return Err(CniError::internal("must be called as chained plugin"));
+        };
+        let out = CniResult {
+            cni_version: stdin.cni_version().to_string(),
+            ..prev.as_ref().clone()
+        };
+        if !conf.port_maps.is_empty() {
+            for cont in [conf.cont_v4, conf.cont_v6].iter().flatten() {
+                forward_ports(host, &conf, &env.container_id, cont);
+            }
+        }
+        Ok(PluginOutput::Result(std::sync::Arc::new(out)))
+    }
+
+    fn cmd_del(&self, host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+        let conf = parse_config(stdin, &env.ifname)
+            .map_err(|e| CniError::internal(format!("failed to parse config: {e}")))?;
+        if conf.port_maps.is_empty() {
+            return Ok(PluginOutput::Empty);
+        }
+        host.nat
+            .delete_chain(&dnat_chain_name(&conf.name, &env.container_id));
+        // The SNAT chain older versions made is torn down too.
+        host.nat.delete_chain(&format_chain_name_with_prefix(
+            &conf.name,
+            &env.container_id,
+            "SN-",
+        ));
+        Ok(PluginOutput::Empty)
+    }
+
+    fn cmd_check(&self, host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+        let conf = parse_config(stdin, &env.ifname).map_err(CniError::internal)?;
+        if stdin.prev_result.is_none() {
+            return Err(CniError::internal("Required prevResult missing"));
+        }
+        if conf.port_maps.is_empty() {
+            return Ok(PluginOutput::Empty);
+        }
+        for cont in [conf.cont_v4, conf.cont_v6].iter().flatten() {
+            let fam = if cont.addr().is_ipv4() {
+                "ipv4"
+            } else {
+                "ipv6"
+            };
+            dnat_chain(&conf, &env.container_id, cont)
+                .check(host)
+                .map_err(|e| CniError::internal(format!("could not check {fam} dnat: {e}")))?;
+        }
+        Ok(PluginOutput::Empty)
+    }
+}
+
+impl Plugin for Portmap {
+    fn type_name(&self) -> &'static str {
+        "portmap"
+    }
+
+    fn supported_versions(&self) -> &'static [&'static str] {
+        ALL_VERSIONS
+    }
+
+    fn invoke(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+        match env.cmd() {
+            CniCommand::Add => self.cmd_add(ctx.host, env, stdin),
+            CniCommand::Del => self.cmd_del(ctx.host, env, stdin),
+            CniCommand::Check => self.cmd_check(ctx.host, env, stdin),
+            // "FIXME GC" / no STATUS.
+            CniCommand::Gc | CniCommand::Status => Ok(PluginOutput::Empty),
+            CniCommand::Version => crate::cni::plugin::version_reply(ALL_VERSIONS),
+        }
+    }
+}
