@@ -19,6 +19,8 @@ pub struct Cluster {
     pub nodes: Table<NodeSpec>,
     /// Pods.
     pub pods: Table<PodSpec>,
+    /// NetworkPolicies.
+    pub policies: Table<crate::net::policy::NetworkPolicySpec>,
 }
 
 impl Cluster {
@@ -34,6 +36,14 @@ impl Cluster {
     pub fn nodes(&mut self) -> TableOps<'_, NodeSpec> {
         TableOps {
             table: &mut self.nodes,
+            revs: &mut self.revs,
+        }
+    }
+
+    /// Operations on the NetworkPolicies.
+    pub fn policies(&mut self) -> TableOps<'_, crate::net::policy::NetworkPolicySpec> {
+        TableOps {
+            table: &mut self.policies,
             revs: &mut self.revs,
         }
     }

@@ -210,3 +210,15 @@ impl Default for PodStatus {
         }
     }
 }
+
+/// `NetworkPolicy.status` (empty in networking.k8s.io/v1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct NetworkPolicyStatus {}
+
+impl Kind for crate::net::policy::NetworkPolicySpec {
+    const KIND: &'static str = "NetworkPolicy";
+    const API_VERSION: &'static str = "networking.k8s.io/v1";
+    const RESOURCE: &'static str = "networkpolicies.networking.k8s.io";
+    const NAMESPACED: bool = true;
+    type Status = NetworkPolicyStatus;
+}

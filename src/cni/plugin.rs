@@ -216,28 +216,27 @@ pub struct PluginCtx<'a> {
 impl PluginCtx<'_> {
     /// Delegate to another plugin by type with the same env and stdin (`ipam.ExecAdd` etc.).
     pub fn delegate(&mut self, plugin_type: &str, env: &CniEnv, stdin: &Stdin) -> PluginReply {
-        let reply = match self.registry.find(plugin_type) {
-            Some(p) => {
-                let mut inner = PluginCtx {
-                    host: self.host,
-                    registry: self.registry,
-                    delegations: Delegations::default(),
-                };
-                let r = p.invoke(&mut inner, env, stdin);
-                self.delegations.calls.extend(inner.delegations.calls);
-                r
-            }
-            None => Err(CniError::internal(format!(
+        let Some(p) = self.registry.find(plugin_type) else {
+            // No binary was found, so nothing ran: nothing goes on the wire.
+            return Err(CniError::internal(format!(
                 "failed to find plugin \"{plugin_type}\" in path [{}]",
                 env.path
-            ))),
+            )));
         };
+        let mut inner = PluginCtx {
+            host: self.host,
+            registry: self.registry,
+            delegations: Delegations::default(),
+        };
+        let reply = super::skel::dispatch(p, &mut inner, env, stdin);
+        let nested = inner.delegations.calls;
         self.delegations.calls.push((
             plugin_type.to_string(),
             env.clone(),
             stdin.clone(),
             reply.clone(),
         ));
+        self.delegations.calls.extend(nested);
         reply
     }
 }

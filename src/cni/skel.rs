@@ -232,7 +232,7 @@ fn result_040(r: &CniResult) -> Value {
                 if !i.sandbox.is_empty() {
                     m.insert("sandbox".into(), json!(i.sandbox));
                 }
-                Value::Object(m)
+                ordered(m, &["name", "mac", "sandbox"])
             })
             .collect();
         out.insert("interfaces".into(), Value::Array(ifs));
@@ -251,7 +251,7 @@ fn result_040(r: &CniResult) -> Value {
                 if !ip.gateway.is_empty() {
                     m.insert("gateway".into(), json!(ip.gateway));
                 }
-                Value::Object(m)
+                ordered(m, &["version", "interface", "address", "gateway"])
             })
             .collect();
         out.insert("ips".into(), Value::Array(ips));

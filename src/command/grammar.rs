@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
     help_template = "{all-args}",
     subcommand_help_heading = "Commands"
 )]
-pub struct Line {
+pub struct CommandLine {
     /// The command.
     #[command(subcommand)]
     pub command: Command,
@@ -48,6 +48,21 @@ pub enum Command {
     Get(GetArgs),
     /// Describe an object with its events (kubectl describe)
     Describe(DescribeArgs),
+    /// Advance the logical clock (seconds); retries whose backoff expired run
+    #[command(after_help = "Examples:\n  tick\n  tick 10")]
+    Tick {
+        /// Seconds to advance
+        #[arg(default_value_t = 1)]
+        seconds: u64,
+    },
+    /// auto: control loops run after every command; step: nothing acts until `reconcile`
+    Mode {
+        /// auto or step
+        #[arg(value_enum)]
+        mode: ModeArg,
+    },
+    /// Run the control loops now (in step mode, one pass)
+    Reconcile,
     /// Start over with the default cluster
     Reset(ResetArgs),
     /// Print text (useful in scripts)
@@ -370,6 +385,15 @@ pub struct DescribeArgs {
         default_value = "default"
     )]
     pub ns: String,
+}
+
+/// `mode` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// Reconcile after every command
+    Auto,
+    /// Only on `reconcile`
+    Step,
 }
 
 /// `reset` arguments.

@@ -3,7 +3,7 @@
 
 pub mod grammar;
 
-pub use grammar::{Command, Line};
+pub use grammar::{Command, CommandLine};
 
 use clap::Parser;
 
@@ -31,7 +31,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, ParseError> {
     if words.is_empty() {
         return Ok(None);
     }
-    match Line::try_parse_from(&words) {
+    match CommandLine::try_parse_from(&words) {
         Ok(l) => Ok(Some(l.command)),
         Err(e) => {
             use clap::error::ErrorKind;
@@ -73,7 +73,7 @@ mod tests {
 
     #[test]
     fn grammar_is_consistent() {
-        Line::command().debug_assert();
+        CommandLine::command().debug_assert();
     }
 
     #[test]

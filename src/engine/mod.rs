@@ -7,6 +7,7 @@
 
 pub mod cni_cmd;
 pub mod log;
+pub mod network;
 pub mod node;
 pub mod nodes;
 pub mod pods;
@@ -210,6 +211,30 @@ impl Lab {
             Command::Show(s) => self.show(s),
             Command::Get(g) => self.get(&g),
             Command::Describe(d) => self.describe(&d),
+            Command::Tick { seconds } => {
+                self.tick(seconds);
+                let mut out = Outcome::empty();
+                out.line(Line::styled(format!("t={}s", self.clock), Role::Dim));
+                Ok(out)
+            }
+            Command::Mode { mode } => {
+                self.mode = match mode {
+                    ModeArg::Auto => Mode::Auto,
+                    ModeArg::Step => Mode::Step,
+                };
+                let mut out = Outcome::empty();
+                out.plain(match self.mode {
+                    Mode::Auto => "mode auto: control loops run after every command",
+                    Mode::Step => "mode step: nothing acts until you run `reconcile`",
+                });
+                Ok(out)
+            }
+            Command::Reconcile => {
+                if self.mode == Mode::Step {
+                    self.reconcile();
+                }
+                Ok(Outcome::empty())
+            }
             Command::Reset(r) => {
                 *self = if r.empty { Lab::empty() } else { Lab::new() };
                 Ok(Outcome::empty())
@@ -219,9 +244,9 @@ impl Lab {
                 out.plain(e.words.join(" "));
                 Ok(out)
             }
-            Command::Policy(_) | Command::Reach(_) | Command::Trace(_) => Err(LabError::msg(
-                "network policy commands are not available in this build yet",
-            )),
+            Command::Policy(p) => self.policy(p),
+            Command::Reach(f) => self.reach(&f),
+            Command::Trace(f) => self.trace(&f),
         }
     }
 

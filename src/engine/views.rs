@@ -157,6 +157,7 @@ impl Lab {
 
     fn show_routes(&self, node: Option<&str>) -> Result<Outcome, LabError> {
         let mut out = Outcome::empty();
+        let net = self.cluster_net();
         for n in self.nodes_selected(node)? {
             let Some(rt) = self.nodes.get(&n) else {
                 continue;
@@ -166,8 +167,13 @@ impl Lab {
                     .push(n.to_string(), Role::Name)
                     .push(" (host) $ ip route", Role::Dim),
             );
-            for r in rt.host.root.route_table() {
-                out.plain(format!("  {}", r.to_ip_route()));
+            match crate::net::routes::node_table(&net, &n) {
+                Ok(lines) => {
+                    for l in lines {
+                        out.plain(format!("  {l}"));
+                    }
+                }
+                Err(e) => out.line(Line::styled(format!("  {e}"), Role::Bad)),
             }
             for (key, sb) in &rt.sandboxes {
                 if let Some(ns) = rt.host.netns.get(&sb.netns) {

@@ -544,11 +544,14 @@ fn bridge_check() {
 
 #[test]
 fn bridge_status_forwards_to_ipam() {
+    // STATUS exists from 1.1.0 on; skel refuses it for older configs.
+    let mut conf = bridge_conf();
+    conf["cniVersion"] = json!("1.1.0");
     let c = call(
         &mut host(),
         &Bridge,
         &env(CniCommand::Status),
-        bridge_conf(),
+        conf,
         None,
         None,
     );

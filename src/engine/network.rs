@@ -1,0 +1,328 @@
+//! NetworkPolicy commands, `reach`, `trace` and the node route view: the engine builds the
+//! plain-data [`ClusterNet`] from its objects and the node kernels, and asks `crate::net`.
+
+use super::{Lab, LabError};
+use crate::cluster::Object;
+use crate::command::grammar::{FlowArgs, PolicyCmd, PolicyCreateArgs};
+use crate::net::policy::{
+    IntOrString, NetworkPolicyEgressRule, NetworkPolicyIngressRule, NetworkPolicyPeer,
+    NetworkPolicyPort, NetworkPolicySpec, Protocol,
+};
+use crate::net::selector::LabelSelector;
+use crate::net::{ClusterNet, Flow, NodeNet, PodNet, Policy};
+use crate::render::{Line, Outcome, Role, Table};
+use std::net::IpAddr;
+
+impl Lab {
+    /// The network as `crate::net` sees it: nodes (podCIDR, InternalIP, cni0's address),
+    /// pods (labels, IP, host veth), namespaces and policies.
+    pub fn cluster_net(&self) -> ClusterNet {
+        let mut net = ClusterNet::default();
+        for n in self.cluster.nodes.values() {
+            let mut nn = NodeNet::new(
+                n.name(),
+                n.spec.pod_cidr.parse().ok(),
+                n.status.internal_ip().and_then(|ip| ip.parse().ok()),
+            );
+            if let Some(rt) = self.nodes.get(n.name()) {
+                nn.gateway = rt
+                    .host
+                    .root
+                    .links
+                    .get(&nn.bridge)
+                    .and_then(|l| l.addrs.first())
+                    .and_then(|a| a.split('/').next())
+                    .and_then(|a| a.parse::<IpAddr>().ok());
+            }
+            net.nodes.push(nn);
+        }
+        for p in self.cluster.pods.values() {
+            let mut pn = PodNet::new(&p.metadata.namespace, p.name(), &p.spec.node_name);
+            pn.labels = p.metadata.labels.clone();
+            pn.ip = p.status.pod_ip.parse().ok();
+            pn.host_veth = self
+                .nodes
+                .get(&p.spec.node_name)
+                .and_then(|n| n.sandboxes.get(&p.key()))
+                .and_then(|sb| {
+                    sb.result
+                        .interfaces
+                        .iter()
+                        .find(|i| i.sandbox.is_empty() && i.name.starts_with("veth"))
+                })
+                .map(|i| i.name.clone());
+            net.pods.push(pn);
+        }
+        for ns in self.cluster.namespaces.values() {
+            net.namespaces
+                .insert(ns.name().to_string(), ns.metadata.labels.clone());
+        }
+        for p in self.cluster.policies.values() {
+            net.policies.push(Policy {
+                namespace: p.metadata.namespace.clone(),
+                name: p.name().to_string(),
+                spec: p.spec.clone(),
+            });
+        }
+        net
+    }
+
+    /// Dispatch `policy …`.
+    pub fn policy(&mut self, cmd: PolicyCmd) -> Result<Outcome, LabError> {
+        match cmd {
+            PolicyCmd::Create(a) => self.policy_create(&a),
+            PolicyCmd::Delete { name, ns } => {
+                self.cluster.policies().delete(&ns, &name)?;
+                let mut out = Outcome::empty();
+                out.line(
+                    Line::new()
+                        .push(
+                            format!("networkpolicy.networking.k8s.io \"{name}\""),
+                            Role::Name,
+                        )
+                        .push(" deleted", Role::Good),
+                );
+                Ok(out)
+            }
+            PolicyCmd::List => Ok(self.policy_list()),
+        }
+    }
+
+    fn policy_create(&mut self, a: &PolicyCreateArgs) -> Result<Outcome, LabError> {
+        let spec = policy_spec(a).map_err(LabError::msg)?;
+        crate::net::validate::validate_policy(&a.ns, &a.name, &spec)
+            .map_err(|e| LabError::msg(format!("The {e}")))?;
+        if !self
+            .cluster
+            .namespaces
+            .contains_key(&(String::new(), a.ns.clone()))
+        {
+            return Err(LabError::msg(format!(
+                "Error from server (NotFound): namespaces \"{}\" not found",
+                a.ns
+            )));
+        }
+        let obj = Object::new(&a.name, &a.ns, spec.defaulted());
+        let clock = self.clock;
+        let created = self.cluster.policies().create(obj, clock)?.clone();
+        let (ingress, egress) = created.spec.effective_types();
+        let mut out = Outcome::empty();
+        out.line(
+            Line::new()
+                .push(
+                    format!("networkpolicy.networking.k8s.io/{}", a.name),
+                    Role::Name,
+                )
+                .push(" created", Role::Good),
+        );
+        let isolates = match (ingress, egress) {
+            (true, true) => "ingress and egress",
+            (true, false) => "ingress",
+            (false, true) => "egress",
+            (false, false) => "nothing",
+        };
+        out.line(Line::styled(
+            format!(
+                "  selects pods {} in {} · isolates {isolates}",
+                created.spec.pod_selector.describe(),
+                a.ns
+            ),
+            Role::Dim,
+        ));
+        Ok(out)
+    }
+
+    fn policy_list(&self) -> Outcome {
+        let mut t = Table::new(&["NAMESPACE", "NAME", "POD-SELECTOR", "TYPES", "AGE"]);
+        for p in self.cluster.policies.values() {
+            t.row([
+                p.metadata.namespace.clone(),
+                p.name().to_string(),
+                p.spec.pod_selector.describe(),
+                p.spec.policy_types.join(","),
+                super::views::age(self.clock, p.metadata.creation_tick),
+            ]);
+        }
+        if t.is_empty() {
+            let mut out = Outcome::empty();
+            out.plain("No resources found");
+            return out;
+        }
+        t.render()
+    }
+
+    fn flow(&self, net: &ClusterNet, a: &FlowArgs) -> Result<Flow, LabError> {
+        let src = net
+            .resolve(&a.src, "default")
+            .map_err(|e| LabError::msg(e.to_string()))?;
+        let dst = net
+            .resolve(&a.dst, "default")
+            .map_err(|e| LabError::msg(e.to_string()))?;
+        let (port, protocol) = match &a.port {
+            Some(p) => parse_port(p).map_err(LabError::msg)?,
+            None => (80, Protocol::Tcp),
+        };
+        Ok(Flow {
+            src,
+            dst,
+            port: Some(port),
+            protocol,
+        })
+    }
+
+    /// `reach SRC DST [--port P[/PROTO]]`.
+    pub fn reach(&self, a: &FlowArgs) -> Result<Outcome, LabError> {
+        let net = self.cluster_net();
+        let flow = self.flow(&net, a)?;
+        let verdict =
+            crate::net::policy::evaluate(&net, &flow).map_err(|e| LabError::msg(e.to_string()))?;
+        let mut out = Outcome::empty();
+        let text = verdict.text();
+        let role = if verdict.allowed() {
+            Role::Good
+        } else {
+            Role::Bad
+        };
+        out.line(Line::styled(text, role));
+        Ok(out)
+    }
+
+    /// `trace SRC DST [--port P[/PROTO]]`.
+    pub fn trace(&self, a: &FlowArgs) -> Result<Outcome, LabError> {
+        let net = self.cluster_net();
+        let flow = self.flow(&net, a)?;
+        let trace =
+            crate::net::trace::trace(&net, &flow).map_err(|e| LabError::msg(e.to_string()))?;
+        let mut out = Outcome::empty();
+        let lines = trace.lines();
+        let last = lines.len().saturating_sub(1);
+        for (i, l) in lines.into_iter().enumerate() {
+            let role = if i == last {
+                if trace.delivered() {
+                    Role::Good
+                } else {
+                    Role::Bad
+                }
+            } else {
+                Role::Plain
+            };
+            out.line(Line::styled(l, role));
+        }
+        Ok(out)
+    }
+}
+
+/// `P[/PROTO]` → (port, protocol).
+pub fn parse_port(text: &str) -> Result<(u16, Protocol), String> {
+    let (p, proto) = match text.split_once('/') {
+        Some((p, proto)) => (p, Some(proto)),
+        None => (text, None),
+    };
+    let protocol = match proto {
+        None => Protocol::Tcp,
+        Some(s) => Protocol::parse_loose(s)
+            .ok_or_else(|| format!("invalid protocol {s:?}: expected TCP, UDP or SCTP"))?,
+    };
+    let port: u16 = p
+        .parse()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| format!("invalid port {p:?}: expected a number from 1 to 65535"))?;
+    Ok((port, protocol))
+}
+
+fn selector(text: &str) -> Result<LabelSelector, String> {
+    let labels = super::validate::labels(text)?;
+    Ok(LabelSelector {
+        match_labels: labels,
+        ..Default::default()
+    })
+}
+
+/// A peer: `k=v` (pods in the policy's namespace), `ns:k=v` (namespaces), `cidr:X`.
+fn peer(text: &str) -> Result<NetworkPolicyPeer, String> {
+    let mut p = NetworkPolicyPeer::default();
+    if let Some(rest) = text.strip_prefix("ns:") {
+        p.namespace_selector = Some(selector(rest)?);
+    } else if let Some(rest) = text.strip_prefix("cidr:") {
+        p.ip_block = Some(crate::net::policy::IpBlock {
+            cidr: rest.to_string(),
+            except: Vec::new(),
+        });
+    } else {
+        p.pod_selector = Some(selector(text)?);
+    }
+    Ok(p)
+}
+
+fn policy_port(text: &str) -> Result<NetworkPolicyPort, String> {
+    let (range, proto) = match text.split_once('/') {
+        Some((r, p)) => (r, Some(p)),
+        None => (text, None),
+    };
+    // Kept as typed (upper-cased) so validation can name a bad protocol, as the apiserver does.
+    let protocol = proto.map(|s| s.to_ascii_uppercase());
+    let (port, end) = match range.split_once('-') {
+        Some((a, b)) => (a, Some(b)),
+        None => (range, None),
+    };
+    let num = |s: &str| -> Result<i32, String> {
+        s.parse::<i32>().map_err(|_| {
+            format!("invalid port {s:?}: expected P[/PROTO] or P-END[/PROTO], e.g. 3306/TCP")
+        })
+    };
+    Ok(NetworkPolicyPort {
+        protocol,
+        port: Some(match port.parse::<i32>() {
+            Ok(n) => IntOrString::Int(n),
+            Err(_) => IntOrString::Str(port.to_string()),
+        }),
+        end_port: end.map(num).transpose()?,
+    })
+}
+
+/// Build a NetworkPolicy spec from `policy create` flags.
+fn policy_spec(a: &PolicyCreateArgs) -> Result<NetworkPolicySpec, String> {
+    let ports = a
+        .ports
+        .iter()
+        .map(|p| policy_port(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let types: Vec<String> = match &a.types {
+        Some(t) => t
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut spec = NetworkPolicySpec {
+        pod_selector: selector(&a.select)?,
+        policy_types: types.clone(),
+        ..Default::default()
+    };
+    let wants_ingress = types.is_empty() || types.iter().any(|t| t == "Ingress");
+    if !a.ingress_from.is_empty() || (a.egress_to.is_empty() && !ports.is_empty() && wants_ingress)
+    {
+        let from = a
+            .ingress_from
+            .iter()
+            .filter(|p| p.as_str() != "all")
+            .map(|p| peer(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        spec.ingress.push(NetworkPolicyIngressRule {
+            from,
+            ports: ports.clone(),
+        });
+    }
+    if !a.egress_to.is_empty() {
+        let to = a
+            .egress_to
+            .iter()
+            .filter(|p| p.as_str() != "all")
+            .map(|p| peer(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        spec.egress.push(NetworkPolicyEgressRule { to, ports });
+    }
+    Ok(spec)
+}
