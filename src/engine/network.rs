@@ -138,7 +138,7 @@ impl Lab {
             t.row([
                 p.metadata.namespace.clone(),
                 p.name().to_string(),
-                p.spec.pod_selector.describe(),
+                super::views::selector_column(&p.spec.pod_selector),
                 p.spec.policy_types.join(","),
                 super::views::age(self.clock, p.metadata.creation_tick),
             ]);

@@ -459,6 +459,46 @@ impl Lab {
                 }
                 out = table_or_none(t);
             }
+            ("networkpolicies", Some(name), Some(OutputFormat::Json)) => {
+                let o = self
+                    .cluster
+                    .policies
+                    .get(&(ns.clone(), name.clone()))
+                    .ok_or_else(|| not_found("networkpolicies.networking.k8s.io", name))?;
+                json_block(&mut out, o);
+            }
+            ("networkpolicies", None, Some(OutputFormat::Json)) => {
+                json_block(
+                    &mut out,
+                    &list_of(
+                        self.cluster
+                            .policies
+                            .values()
+                            .filter(|p| g.ns.is_none() || p.metadata.namespace == ns),
+                    ),
+                );
+            }
+            ("networkpolicies", name, _) => {
+                let mut t = Table::new(&["NAME", "POD-SELECTOR", "AGE"]);
+                for p in self.cluster.policies.values() {
+                    if p.metadata.namespace != ns || name.as_ref().is_some_and(|n| n != p.name()) {
+                        continue;
+                    }
+                    t.row([
+                        p.name().to_string(),
+                        selector_column(&p.spec.pod_selector),
+                        age(self.clock, p.metadata.creation_tick),
+                    ]);
+                }
+                if let (Some(n), true) = (name, t.is_empty()) {
+                    return Err(not_found("networkpolicies.networking.k8s.io", n));
+                }
+                if t.is_empty() {
+                    out.plain(format!("No resources found in {ns} namespace."));
+                } else {
+                    out = t.render();
+                }
+            }
             (other, _, _) => {
                 return Err(LabError::msg(format!(
                     "the server doesn't have a resource type {other:?} in this build"
@@ -711,4 +751,13 @@ fn labels_text(m: &std::collections::BTreeMap<String, String>) -> String {
 /// The first 13 characters of a container ID, as crictl shows it.
 pub fn short_id(id: &str) -> &str {
     id.get(..13).unwrap_or(id)
+}
+
+/// kubectl's POD-SELECTOR column: `<none>` for the empty selector.
+pub fn selector_column(sel: &crate::net::selector::LabelSelector) -> String {
+    if sel.is_empty() {
+        "<none>".into()
+    } else {
+        sel.describe()
+    }
 }
