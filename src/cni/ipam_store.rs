@@ -1,24 +1,310 @@
 //! host-local's data directory for one network, `/var/lib/cni/networks/<net>/`, as typed
 //! data: one lease per IP (the file named by the IP holding `<id>\r\n<ifname>`) and
 //! `last_reserved_ip.<rangeset>`. Indexed by owner so a lookup does not scan the directory.
+//!
+//! The operations mirror `containernetworking/plugins:plugins/ipam/host-local/backend/disk/
+//! backend.go` (`Reserve`, `LastReservedIP`, `GetByID`, `FindByID`, `ReleaseByID`), including
+//! how they match file *contents*: a file matches an owner when its trimmed content equals
+//! `<id>\r\n<ifname>`, or, for files written by old versions, just `<id>`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
+/// The line break host-local writes between the container ID and the ifname (`disk.LineBreak`).
+pub const LINE_BREAK: &str = "\r\n";
+
+/// The prefix of the round-robin cursor files (`last_reserved_ip.<rangeSetIndex>`).
+pub const LAST_IP_FILE_PREFIX: &str = "last_reserved_ip.";
+
 /// One lease file's content.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Lease {
     /// The container ID (trimmed).
     pub container_id: String,
-    /// The interface name.
+    /// The interface name; empty for a legacy file that holds only the container ID.
     pub ifname: String,
 }
 
+impl Lease {
+    /// A lease for a container's interface.
+    pub fn new(container_id: &str, ifname: &str) -> Self {
+        Lease {
+            container_id: container_id.trim().to_string(),
+            ifname: ifname.to_string(),
+        }
+    }
+
+    /// The file's bytes: `<id>\r\n<ifname>`, or just `<id>` for a legacy lease.
+    pub fn content(&self) -> String {
+        if self.ifname.is_empty() {
+            self.container_id.clone()
+        } else {
+            format!("{}{LINE_BREAK}{}", self.container_id, self.ifname)
+        }
+    }
+}
+
 /// The data directory of one network on one node.
+///
+/// Leases are keyed by IP (one file per IP) and indexed by owner `(container ID, ifname)`,
+/// so the duplicate check and release are index lookups rather than directory walks.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct IpamStore {
     /// Leases by IP (one file per IP).
-    pub leases: BTreeMap<IpAddr, Lease>,
+    leases: BTreeMap<IpAddr, Lease>,
+    /// The owner index: `(container ID, ifname)` → the IPs whose file holds exactly that.
+    by_owner: BTreeMap<(String, String), BTreeSet<IpAddr>>,
     /// `last_reserved_ip.<index>` files by range-set index.
-    pub last_reserved: BTreeMap<usize, IpAddr>,
+    last_reserved: BTreeMap<usize, IpAddr>,
+}
+
+impl IpamStore {
+    /// An empty directory (what `disk.New` creates: the directory and its `lock`).
+    pub fn new() -> Self {
+        IpamStore::default()
+    }
+
+    /// Leases by IP.
+    pub fn leases(&self) -> &BTreeMap<IpAddr, Lease> {
+        &self.leases
+    }
+
+    /// The `last_reserved_ip.<index>` cursors by range-set index.
+    pub fn last_reserved(&self) -> &BTreeMap<usize, IpAddr> {
+        &self.last_reserved
+    }
+
+    /// The lease on an IP, if its file exists.
+    pub fn lease(&self, ip: &IpAddr) -> Option<&Lease> {
+        self.leases.get(ip)
+    }
+
+    /// Whether a file exists for this IP.
+    pub fn is_leased(&self, ip: &IpAddr) -> bool {
+        self.leases.contains_key(ip)
+    }
+
+    /// Number of leased IPs.
+    pub fn len(&self) -> usize {
+        self.leases.len()
+    }
+
+    /// True when no IP is leased.
+    pub fn is_empty(&self) -> bool {
+        self.leases.is_empty()
+    }
+
+    /// `Store.Reserve`: create the IP's file (O_EXCL) for the owner and record the IP as
+    /// `last_reserved_ip.<range_set>`. Returns false, changing nothing, if the file exists.
+    pub fn reserve(&mut self, id: &str, ifname: &str, ip: IpAddr, range_set: usize) -> bool {
+        if self.leases.contains_key(&ip) {
+            return false;
+        }
+        self.insert_lease(ip, Lease::new(id, ifname));
+        self.last_reserved.insert(range_set, ip);
+        true
+    }
+
+    /// Write a lease file directly (what a previous run, or an older host-local, left on
+    /// disk). Replaces an existing file for that IP. Does not move the cursor.
+    pub fn insert_lease(&mut self, ip: IpAddr, lease: Lease) {
+        self.remove_lease(&ip);
+        self.by_owner
+            .entry((lease.container_id.clone(), lease.ifname.clone()))
+            .or_default()
+            .insert(ip);
+        self.leases.insert(ip, lease);
+    }
+
+    /// Write `last_reserved_ip.<range_set>` directly.
+    pub fn set_last_reserved(&mut self, range_set: usize, ip: IpAddr) {
+        self.last_reserved.insert(range_set, ip);
+    }
+
+    /// `Store.LastReservedIP`: the cursor of a range set, if its file exists.
+    pub fn last_reserved_ip(&self, range_set: usize) -> Option<IpAddr> {
+        self.last_reserved.get(&range_set).copied()
+    }
+
+    /// `Store.GetByID`: the IPs whose file holds `<id>\r\n<ifname>` or the legacy `<id>`, in
+    /// the order `filepath.Walk` visits them (lexical order of the file names).
+    pub fn get_by_id(&self, id: &str, ifname: &str) -> Vec<IpAddr> {
+        let id = id.trim();
+        let mut ips: Vec<IpAddr> = Vec::new();
+        for key in [
+            (id.to_string(), ifname.to_string()),
+            (id.to_string(), String::new()),
+        ] {
+            if let Some(set) = self.by_owner.get(&key) {
+                ips.extend(set.iter().copied());
+            }
+            if ifname.is_empty() {
+                // Both keys are the same; do not list the IPs twice.
+                break;
+            }
+        }
+        ips.sort_by_key(|ip| ip.to_string());
+        ips
+    }
+
+    /// `Store.FindByID` (CHECK): whether any file holds `<id>\r\n<ifname>`, or, failing that,
+    /// just `<id>`. The fallback compares every file's content, so a `last_reserved_ip.N`
+    /// whose IP text equals the ID matches too, as it does on disk.
+    pub fn find_by_id(&self, id: &str, ifname: &str) -> bool {
+        let id = id.trim();
+        if self.has_owner(id, ifname) {
+            return true;
+        }
+        self.has_owner(id, "") || self.last_reserved.values().any(|ip| ip.to_string() == id)
+    }
+
+    /// `Store.ReleaseByID`: remove every file holding `<id>\r\n<ifname>`; if there was none,
+    /// remove every file holding just `<id>` (legacy leases, and — as on disk — any
+    /// `last_reserved_ip.N` whose content equals the ID). Unknown owners are fine.
+    pub fn release_by_id(&mut self, id: &str, ifname: &str) {
+        let id = id.trim();
+        if !ifname.is_empty() && self.remove_owner(id, ifname) {
+            return;
+        }
+        // A query with an empty ifname matches `<id>\r\n` trimmed, i.e. the legacy form;
+        // the second pass below covers it.
+        self.remove_owner(id, "");
+        self.last_reserved.retain(|_, ip| ip.to_string() != id);
+    }
+
+    /// The directory as `ls -A` lists it (C-locale byte order): each lease file, each
+    /// `last_reserved_ip.N`, and the empty `lock`. Pairs are (file name, content).
+    pub fn files(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::with_capacity(self.leases.len() + 3);
+        for (ip, lease) in &self.leases {
+            out.push((ip.to_string(), lease.content()));
+        }
+        for (idx, ip) in &self.last_reserved {
+            out.push((format!("{LAST_IP_FILE_PREFIX}{idx}"), ip.to_string()));
+        }
+        out.push(("lock".to_string(), String::new()));
+        out.sort();
+        out
+    }
+
+    /// Whether the owner index agrees exactly with the leases (an invariant; for tests).
+    pub fn index_consistent(&self) -> bool {
+        let mut rebuilt: BTreeMap<(String, String), BTreeSet<IpAddr>> = BTreeMap::new();
+        for (ip, lease) in &self.leases {
+            rebuilt
+                .entry((lease.container_id.clone(), lease.ifname.clone()))
+                .or_default()
+                .insert(*ip);
+        }
+        rebuilt == self.by_owner
+    }
+
+    fn has_owner(&self, id: &str, ifname: &str) -> bool {
+        self.by_owner
+            .get(&(id.to_string(), ifname.to_string()))
+            .is_some_and(|s| !s.is_empty())
+    }
+
+    fn remove_owner(&mut self, id: &str, ifname: &str) -> bool {
+        match self.by_owner.remove(&(id.to_string(), ifname.to_string())) {
+            Some(ips) => {
+                for ip in &ips {
+                    self.leases.remove(ip);
+                }
+                !ips.is_empty()
+            }
+            None => false,
+        }
+    }
+
+    fn remove_lease(&mut self, ip: &IpAddr) {
+        if let Some(old) = self.leases.remove(ip) {
+            let key = (old.container_id, old.ifname);
+            if let Some(set) = self.by_owner.get_mut(&key) {
+                set.remove(ip);
+                if set.is_empty() {
+                    self.by_owner.remove(&key);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn reserve_writes_file_and_cursor() {
+        let mut s = IpamStore::new();
+        assert!(s.reserve("dummy", "eth0", ip("10.1.2.2"), 0));
+        assert!(!s.reserve("other", "eth0", ip("10.1.2.2"), 0));
+        assert_eq!(
+            s.files(),
+            vec![
+                ("10.1.2.2".to_string(), "dummy\r\neth0".to_string()),
+                ("last_reserved_ip.0".to_string(), "10.1.2.2".to_string()),
+                ("lock".to_string(), String::new()),
+            ]
+        );
+    }
+
+    #[test]
+    fn files_sort_like_ls_in_c_locale() {
+        let mut s = IpamStore::new();
+        s.reserve("a", "eth0", ip("10.0.0.2"), 0);
+        s.reserve("b", "eth0", ip("10.0.0.10"), 0);
+        s.reserve("c", "eth0", ip("2001:db8::2"), 1);
+        let names: Vec<String> = s.files().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(
+            names,
+            [
+                "10.0.0.10",
+                "10.0.0.2",
+                "2001:db8::2",
+                "last_reserved_ip.0",
+                "last_reserved_ip.1",
+                "lock"
+            ]
+        );
+    }
+
+    #[test]
+    fn release_prefers_exact_owner_then_legacy() {
+        let mut s = IpamStore::new();
+        s.reserve("c1", "eth0", ip("10.0.0.2"), 0);
+        s.insert_lease(ip("10.0.0.3"), Lease::new("c1", ""));
+        s.release_by_id("c1", "eth0");
+        assert!(!s.is_leased(&ip("10.0.0.2")));
+        assert!(s.is_leased(&ip("10.0.0.3")), "legacy kept when exact found");
+        s.release_by_id("c1", "eth0");
+        assert!(s.is_empty());
+        assert!(s.index_consistent());
+    }
+
+    #[test]
+    fn legacy_match_also_hits_cursor_file_with_same_text() {
+        let mut s = IpamStore::new();
+        s.reserve("c1", "eth0", ip("10.1.3.2"), 0);
+        assert!(s.find_by_id("10.1.3.2", "eth0"));
+        s.release_by_id("10.1.3.2", "eth0");
+        assert!(s.last_reserved().is_empty());
+        assert!(s.is_leased(&ip("10.1.3.2")));
+    }
+
+    #[test]
+    fn get_by_id_lists_in_file_name_order() {
+        let mut s = IpamStore::new();
+        s.reserve("c1", "eth0", ip("10.1.2.2"), 0);
+        s.reserve("c1", "eth0", ip("10.1.2.10"), 0);
+        assert_eq!(
+            s.get_by_id("c1", "eth0"),
+            vec![ip("10.1.2.10"), ip("10.1.2.2")]
+        );
+        assert!(s.get_by_id("c1", "eth1").is_empty());
+    }
 }

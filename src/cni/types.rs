@@ -184,7 +184,29 @@ pub fn to_go_json<T: Serialize + ?Sized>(value: &T) -> String {
     if value.serialize(&mut ser).is_err() {
         return String::from("{}");
     }
-    String::from_utf8(out).unwrap_or_default()
+    let text = String::from_utf8(out).unwrap_or_default();
+    go_html_escape(&text)
+}
+
+/// Go's encoder escapes `<`, `>`, `&`, U+2028 and U+2029 inside strings (`json.Marshal`
+/// HTML-escapes by default, so `types.PrintResult` prints `\u003cnil\u003e`). Those
+/// characters only occur inside strings in JSON text, so replacing them everywhere is exact.
+fn go_html_escape(text: &str) -> String {
+    if !text.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -205,6 +227,16 @@ mod tests {
         // Captured from Debian's /usr/lib/cni/host-local 1.1.1.
         let real = "{\n    \"cniVersion\": \"1.0.0\",\n    \"ips\": [\n        {\n            \"address\": \"10.10.0.2/29\",\n            \"gateway\": \"10.10.0.1\"\n        }\n    ],\n    \"dns\": {}\n}";
         assert_eq!(r.to_stdout(), real);
+    }
+
+    #[test]
+    fn strings_are_html_escaped_like_go() {
+        // Captured from Debian's host-local 1.1.1 (a range set without a subnet).
+        let e = CniError::internal("invalid range set 0: IP <nil> not v4 nor v6");
+        assert_eq!(
+            e.to_stdout(),
+            "{\n    \"code\": 999,\n    \"msg\": \"invalid range set 0: IP \\u003cnil\\u003e not v4 nor v6\"\n}"
+        );
     }
 
     #[test]

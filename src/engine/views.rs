@@ -120,7 +120,7 @@ impl Lab {
                         .push(format!("{n}: "), Role::Name)
                         .push(format!("/var/lib/cni/networks/{net}/"), Role::Header),
                 );
-                for (ip, lease) in &store.leases {
+                for (ip, lease) in store.leases() {
                     let owner = self
                         .owner_of(&n, &lease.container_id)
                         .map(|o| format!("   ({o})"))
@@ -135,7 +135,7 @@ impl Lab {
                             .push(owner, Role::Dim),
                     );
                 }
-                for (idx, ip) in &store.last_reserved {
+                for (idx, ip) in store.last_reserved() {
                     out.line(
                         Line::new()
                             .push(
@@ -147,7 +147,7 @@ impl Lab {
                 }
                 out.line(Line::new().push("  lock", Role::Name));
                 out.line(Line::styled(
-                    format!("  {} leased", store.leases.len()),
+                    format!("  {} leased", store.leases().len()),
                     Role::Dim,
                 ));
             }

@@ -1,0 +1,240 @@
+//! The `host-local` IPAM plugin (`containernetworking/plugins:plugins/ipam/host-local/
+//! main.go`), in-process: ADD allocates one IP per range set from the node's data directory,
+//! DEL releases them, CHECK looks for a lease. GC and STATUS are not implemented upstream
+//! ("FIXME GC"); skel answers success for them, and so does this model.
+//!
+//! State lives on the node: `Host::ipam[store_key(dataDir, network)]` stands for the
+//! directory `<dataDir>/<network>/`. With the default data directory the key is just the
+//! network name; with any other `dataDir` it is the joined, cleaned path, so two configs with
+//! the same name but different data directories do not share leases — as on disk.
+//!
+//! Things the lab cannot do like the real binary, by design:
+//! - `resolvConf` names a file on the node's disk; the lab's nodes have no files, so every
+//!   path reads as missing and ADD fails with Go's `open <path>: no such file or directory`.
+//! - When several requested IPs fall in one range set, Go picks one in map order (random)
+//!   and lists the leftovers in map order; the lab takes them in request order.
+
+pub mod allocator;
+pub mod args;
+pub mod config;
+pub mod range;
+
+use crate::cni::host::Host;
+use crate::cni::ipam_store::IpamStore;
+use crate::cni::plugin::{
+    ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
+    version_reply,
+};
+use crate::cni::types::{CniError, CniResult, Dns, IpConfig};
+use allocator::IpAllocator;
+use config::{IpamConfig, load_ipam_config};
+use std::net::IpAddr;
+use std::sync::Arc;
+
+/// host-local's default data directory (`disk.defaultDataDir`).
+pub const DEFAULT_DATA_DIR: &str = "/var/lib/cni/networks";
+
+/// The `host-local` plugin binary.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostLocal;
+
+/// The key of a network's store in `Host::ipam`: the network name for the default data
+/// directory, otherwise the data directory's full path (`filepath.Join(dataDir, network)`).
+pub fn store_key(data_dir: &str, network: &str) -> String {
+    let dir = if data_dir.is_empty() {
+        DEFAULT_DATA_DIR
+    } else {
+        data_dir
+    };
+    if clean_path(dir) == DEFAULT_DATA_DIR {
+        network.to_string()
+    } else {
+        store_path(data_dir, network)
+    }
+}
+
+/// The directory host-local uses for a network: `filepath.Join(dataDir or default, network)`.
+pub fn store_path(data_dir: &str, network: &str) -> String {
+    let dir = if data_dir.is_empty() {
+        DEFAULT_DATA_DIR
+    } else {
+        data_dir
+    };
+    if network.is_empty() {
+        clean_path(dir)
+    } else {
+        clean_path(&format!("{dir}/{network}"))
+    }
+}
+
+/// Go's `path.Clean` (`filepath.Clean` on Linux).
+pub fn clean_path(p: &str) -> String {
+    if p.is_empty() {
+        return ".".to_string();
+    }
+    let rooted = p.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for seg in p.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(last) if *last != ".." => {
+                    parts.pop();
+                }
+                _ if rooted => {}
+                _ => parts.push(".."),
+            },
+            s => parts.push(s),
+        }
+    }
+    let joined = parts.join("/");
+    match (rooted, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    }
+}
+
+impl Plugin for HostLocal {
+    fn type_name(&self) -> &'static str {
+        "host-local"
+    }
+
+    fn supported_versions(&self) -> &'static [&'static str] {
+        ALL_VERSIONS
+    }
+
+    fn invoke(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+        match env.cmd() {
+            CniCommand::Add => cmd_add(ctx.host, env, stdin),
+            CniCommand::Del => cmd_del(ctx.host, env, stdin),
+            CniCommand::Check => cmd_check(ctx.host, env, stdin),
+            // host-local passes no GC or STATUS func to skel, which then reports success.
+            CniCommand::Gc | CniCommand::Status => Ok(PluginOutput::Empty),
+            CniCommand::Version => version_reply(ALL_VERSIONS),
+        }
+    }
+}
+
+fn load(env: &CniEnv, stdin: &Stdin) -> Result<IpamConfig, CniError> {
+    load_ipam_config(&stdin.to_json(), &env.args).map_err(CniError::internal)
+}
+
+/// Open (create) the network's directory, as `disk.New` does.
+fn open_store<'h>(host: &'h mut Host, conf: &IpamConfig) -> &'h mut IpamStore {
+    host.ipam
+        .entry(store_key(&conf.data_dir, &conf.name))
+        .or_default()
+}
+
+/// Release an owner from every range set already allocated (main.go's rollback loop).
+fn release_sets(store: &mut IpamStore, conf: &IpamConfig, sets: &[usize], env: &CniEnv) {
+    for &idx in sets {
+        if let Some(set) = conf.ranges.get(idx) {
+            IpAllocator::new(set, store, idx).release(&env.container_id, &env.ifname);
+        }
+    }
+}
+
+/// `cmdAdd`.
+fn cmd_add(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+    let conf = load(env, stdin)?;
+    if !conf.resolv_conf.is_empty() {
+        // parseResolvConf opens the file before the store is touched; the lab's nodes have
+        // no files.
+        return Err(CniError::internal(format!(
+            "open {}: no such file or directory",
+            conf.resolv_conf
+        )));
+    }
+    let store = open_store(host, &conf);
+
+    // Requested IPs, one per distinct text (main.go keeps them in a map keyed by String()).
+    let mut requested: Vec<IpAddr> = Vec::with_capacity(conf.ip_args.len());
+    for ip in &conf.ip_args {
+        if !requested.contains(ip) {
+            requested.push(*ip);
+        }
+    }
+
+    let mut done: Vec<usize> = Vec::with_capacity(conf.ranges.len());
+    let mut ips: Vec<IpConfig> = Vec::with_capacity(conf.ranges.len());
+    for (idx, set) in conf.ranges.iter().enumerate() {
+        let wanted = requested
+            .iter()
+            .position(|ip| set.contains(*ip))
+            .map(|i| requested.remove(i));
+        let got = IpAllocator::new(set, store, idx).get(&env.container_id, &env.ifname, wanted);
+        match got {
+            Ok(a) => {
+                done.push(idx);
+                ips.push(IpConfig {
+                    address: a.address(),
+                    gateway: a.gateway.to_string(),
+                    interface: None,
+                });
+            }
+            Err(e) => {
+                release_sets(store, &conf, &done, env);
+                return Err(CniError::internal(format!(
+                    "failed to allocate for range {idx}: {e}"
+                )));
+            }
+        }
+    }
+
+    if !requested.is_empty() {
+        release_sets(store, &conf, &done, env);
+        let mut msg = String::from("failed to allocate all requested IPs:");
+        for ip in &requested {
+            msg.push(' ');
+            msg.push_str(&ip.to_string());
+        }
+        return Err(CniError::internal(msg));
+    }
+
+    Ok(PluginOutput::Result(Arc::new(CniResult {
+        cni_version: conf.cni_version.clone(),
+        interfaces: Vec::new(),
+        ips,
+        routes: conf.routes.clone(),
+        dns: Dns::default(),
+    })))
+}
+
+/// `cmdDel`: release per range set; unknown owners are fine.
+fn cmd_del(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+    let conf = load(env, stdin)?;
+    let store = open_store(host, &conf);
+    let all: Vec<usize> = (0..conf.ranges.len()).collect();
+    release_sets(store, &conf, &all, env);
+    Ok(PluginOutput::Empty)
+}
+
+/// `cmdCheck`: some file must hold the container's ID (and ifname).
+fn cmd_check(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+    let conf = load(env, stdin)?;
+    let store = open_store(host, &conf);
+    if store.find_by_id(&env.container_id, &env.ifname) {
+        Ok(PluginOutput::Empty)
+    } else {
+        Err(CniError::internal(format!(
+            "host-local: Failed to find address added by container {}",
+            env.container_id
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_keys() {
+        assert_eq!(store_key("", "mynet"), "mynet");
+        assert_eq!(store_key("/var/lib/cni/networks/", "mynet"), "mynet");
+        assert_eq!(store_key("/tmp/x//y/", "mynet"), "/tmp/x/y/mynet");
+        assert_eq!(store_key("rel/../d", "n"), "d/n");
+        assert_eq!(store_path("", "mynet"), "/var/lib/cni/networks/mynet");
+    }
+}
