@@ -227,12 +227,25 @@ impl NatTable {
 
     /// The table as `iptables -t nat -S` prints it.
     pub fn to_lines(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for name in self.chains.keys() {
+        // `iptables -S` prints the built-in chains' policies first (in hook order), then the
+        // user chains (sorted, as libiptc keeps them), then the rules chain by chain in the
+        // same order.
+        const BUILTIN: [&str; 4] = ["PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"];
+        let mut out: Vec<String> = BUILTIN.iter().map(|c| format!("-P {c} ACCEPT")).collect();
+        let user: Vec<&String> = self
+            .chains
+            .keys()
+            .filter(|c| !BUILTIN.contains(&c.as_str()))
+            .collect();
+        for name in &user {
             out.push(format!("-N {name}"));
         }
-        for (name, rules) in &self.chains {
-            for r in rules {
+        let order = BUILTIN
+            .iter()
+            .copied()
+            .chain(user.iter().map(|s| s.as_str()));
+        for name in order {
+            for r in self.chains.get(name).into_iter().flatten() {
                 out.push(format!("-A {name} {r}"));
             }
         }

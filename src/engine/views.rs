@@ -292,11 +292,7 @@ impl Lab {
                         .push(name.clone(), Role::Name)
                         .push(" $ iptables -t nat -S", Role::Dim),
                 );
-                let lines = rt.host.nat.to_lines();
-                if lines.is_empty() {
-                    out.line(Line::styled("  (no rules yet)", Role::Dim));
-                }
-                for l in lines {
+                for l in rt.host.nat.to_lines() {
                     out.plain(format!("  {l}"));
                 }
             }
