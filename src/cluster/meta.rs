@@ -20,17 +20,24 @@ pub struct Meta {
     pub resource_version: u64,
     /// Bumped only when the spec changes.
     pub generation: u64,
+    /// The logical time the object was created (the lab's clock, not wall time), printed
+    /// as `creationTimestamp` counted from the lab's epoch.
+    #[serde(rename = "creationTimestamp", serialize_with = "tick_as_timestamp")]
+    pub creation_tick: u64,
+    /// Set when deletion was requested and teardown is still running
+    /// (`deletionTimestamp`).
+    #[serde(
+        rename = "deletionTimestamp",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "opt_tick_as_timestamp"
+    )]
+    pub deletion_tick: Option<u64>,
     /// Labels.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
     /// Annotations.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub annotations: BTreeMap<String, String>,
-    /// The logical time the object was created (the lab's clock, not wall time).
-    pub creation_tick: u64,
-    /// Set when deletion was requested and teardown is still running.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deletion_tick: Option<u64>,
     /// Finalizers that hold the object until they are removed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub finalizers: Vec<String>,
@@ -38,6 +45,66 @@ pub struct Meta {
 
 fn rv_as_string<S: serde::Serializer>(rv: &u64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&rv.to_string())
+}
+
+/// The lab's clock starts at this instant; timestamps are deterministic.
+pub const EPOCH: &str = "2025-01-01T00:00:00Z";
+
+/// A logical tick (seconds since the lab's epoch) as an RFC 3339 timestamp.
+pub fn timestamp(tick: u64) -> String {
+    let days = tick / 86_400;
+    let rem = tick % 86_400;
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // Civil date from days since 2025-01-01 (proleptic Gregorian).
+    let mut year = 2025u64;
+    let mut day = days;
+    loop {
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+        let len = if leap { 366 } else { 365 };
+        if day < len {
+            break;
+        }
+        day -= len;
+        year += 1;
+    }
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let months = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    let mut month = 1;
+    for len in months {
+        if day < len {
+            break;
+        }
+        day -= len;
+        month += 1;
+    }
+    format!("{year:04}-{month:02}-{:02}T{h:02}:{m:02}:{s:02}Z", day + 1)
+}
+
+fn tick_as_timestamp<S: serde::Serializer>(tick: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&timestamp(*tick))
+}
+
+fn opt_tick_as_timestamp<S: serde::Serializer>(
+    tick: &Option<u64>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match tick {
+        Some(t) => s.serialize_str(&timestamp(*t)),
+        None => s.serialize_none(),
+    }
 }
 
 impl Meta {
@@ -48,5 +115,18 @@ impl Meta {
             namespace: namespace.to_string(),
             ..Default::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::timestamp;
+
+    #[test]
+    fn timestamps_count_from_the_epoch() {
+        assert_eq!(timestamp(0), super::EPOCH);
+        assert_eq!(timestamp(3661), "2025-01-01T01:01:01Z");
+        assert_eq!(timestamp(59 * 86_400), "2025-03-01T00:00:00Z");
+        assert_eq!(timestamp(365 * 86_400), "2026-01-01T00:00:00Z");
     }
 }

@@ -220,7 +220,15 @@ impl Lab {
             return Ok(out);
         }
         if list {
-            let mut t = Table::new(&["#", "NODE", "PLUGIN", "CMD", "CONTAINER", "EXIT", "SUMMARY"]);
+            let mut t = Table::new(&[
+                "SEQ",
+                "NODE",
+                "PLUGIN",
+                "CMD",
+                "CONTAINER",
+                "EXIT",
+                "SUMMARY",
+            ]);
             let skip = self.wire.len().saturating_sub(20);
             for (seq, c) in self.wire.iter().skip(skip) {
                 t.row([
