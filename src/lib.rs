@@ -5,4 +5,5 @@
 //! Nothing outside the front ends touches a terminal.
 
 pub mod cni;
+pub mod csi;
 pub mod util;
