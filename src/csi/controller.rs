@@ -404,13 +404,23 @@ impl Driver {
             });
         }
         let mode = cap.mode();
-        if let Some((other, att)) = vol
+        // Every mode the volume is used with on another node: attached, staged, published.
+        let mut elsewhere = vol
             .attachments
             .iter()
-            .find(|(_, a)| !mode.is_multi_node() || !a.capability.mode().is_multi_node())
+            .map(|(n, a)| (n, a.capability.mode()))
+            .chain(vol.staged.iter().map(|(n, s)| (n, s.capability.mode())))
+            .chain(
+                vol.published
+                    .iter()
+                    .flat_map(|(n, t)| t.values().map(move |p| (n, p.capability.mode()))),
+            )
+            .filter(|(n, _)| **n != req.node_id);
+        if let Some((other, other_mode)) =
+            elsewhere.find(|(_, m)| !mode.is_multi_node() || !m.is_multi_node())
         {
             let single = if mode.is_multi_node() {
-                att.capability.mode()
+                other_mode
             } else {
                 mode
             };

@@ -38,9 +38,14 @@ impl Driver {
 }
 
 /// Another node that holds the volume (staged or published) in a way that forbids `mode`
-/// here: one of the two modes is not MULTI_NODE_*. Only reachable without attach, since
-/// ControllerPublish already keeps single-node volumes on one node.
+/// here: one of the two modes is not MULTI_NODE_*. This catches a volume attached to two
+/// nodes as MULTI_NODE_* and then staged or published with a SINGLE_NODE_* capability.
 fn other_node_conflict(vol: &VolumeRecord, node_id: &str, mode: AccessModeType) -> Option<String> {
+    let attached = vol
+        .attachments
+        .iter()
+        .filter(|(n, _)| n.as_str() != node_id)
+        .map(|(n, a)| (n.clone(), a.capability.mode()));
     let staged = vol
         .staged
         .iter()
@@ -51,7 +56,8 @@ fn other_node_conflict(vol: &VolumeRecord, node_id: &str, mode: AccessModeType) 
         .iter()
         .filter(|(n, _)| n.as_str() != node_id)
         .flat_map(|(n, t)| t.values().map(move |p| (n.clone(), p.capability.mode())));
-    staged
+    attached
+        .chain(staged)
         .chain(published)
         .find(|(_, m)| !mode.is_multi_node() || !m.is_multi_node())
         .map(|(n, _)| n)

@@ -1888,3 +1888,35 @@ fn block_volumes_need_no_node_expansion() {
     assert_eq!(r.capacity_bytes, 2 * SIZE);
     assert!(!r.node_expansion_required);
 }
+
+#[test]
+fn single_node_use_on_one_node_blocks_a_second_node() {
+    // Found by the property test: attached as MULTI_NODE_READER_ONLY, staged as
+    // SINGLE_NODE_WRITER, then attached to a second node.
+    let mut d = driver();
+    let multi = cap(AccessModeType::MultiNodeReaderOnly);
+    let mut req = create_req("v", SIZE);
+    req.volume_capabilities = vec![multi.clone()];
+    let vol = d.create_volume(req).unwrap().volume.unwrap().volume_id;
+    let attach = |node: &str| ControllerPublishVolumeRequest {
+        volume_capability: Some(multi.clone()),
+        ..publish_req(&vol, node)
+    };
+    d.controller_publish_volume(attach("node-2")).unwrap();
+    d.node("node-2")
+        .unwrap()
+        .node_stage_volume(NodeStageVolumeRequest {
+            volume_id: vol.clone(),
+            staging_target_path: "/staging".into(),
+            volume_capability: Some(snw()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_code(
+        d.controller_publish_volume(attach("node-1")),
+        Code::FailedPrecondition,
+        &format!(
+            "Volume '{vol}' is already published to node 'node-2' and access mode SINGLE_NODE_WRITER does not allow publishing to another node"
+        ),
+    );
+}
