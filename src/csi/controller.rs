@@ -1,0 +1,822 @@
+//! The Controller service: volumes, attachments, snapshots, expansion.
+//!
+//! Messages and checks follow `kubernetes-csi/csi-driver-host-path:pkg/hostpath/
+//! controllerserver.go` and `hostpath.go`; codes follow the CSI spec (reference E.5/E.6).
+//! Every check runs before any state changes, so a rejected call changes nothing.
+
+use super::driver::{AccessType, Attachment, Driver, SnapshotRecord, VolumeRecord, go_list};
+use super::protojson::{Timestamp, binary_quantity};
+use super::status::Status;
+use super::types::*;
+use std::collections::BTreeMap;
+
+/// True when every segment of `want` is present with the same value in `have`.
+fn segments_match(have: &StringMap, want: &StringMap) -> bool {
+    want.iter().all(|(k, v)| have.get(k) == Some(v))
+}
+
+/// Parses a paging token: empty = 0, otherwise a non-negative decimal index.
+fn parse_token(token: &str) -> Option<usize> {
+    if token.is_empty() {
+        Some(0)
+    } else if token.bytes().all(|b| b.is_ascii_digit()) {
+        token.parse::<u32>().ok().map(|n| n as usize)
+    } else {
+        None
+    }
+}
+
+/// The page `[start, start+max)` of `len` items and the next token ("" on the last page).
+fn page(start: usize, max_entries: i32, len: usize) -> (usize, usize, String) {
+    let end = if max_entries <= 0 {
+        len
+    } else {
+        start.saturating_add(max_entries as usize).min(len)
+    };
+    let next = if end < len {
+        end.to_string()
+    } else {
+        String::new()
+    };
+    (start, end, next)
+}
+
+impl Driver {
+    fn exhausted(&self, requested: i64) -> Status {
+        let used = self
+            .config
+            .total_capacity
+            .saturating_sub(self.available_capacity());
+        Status::resource_exhausted(format!(
+            "requested capacity {requested} exceeds remaining capacity, {} out of {} already used",
+            binary_quantity(used),
+            binary_quantity(self.config.total_capacity)
+        ))
+    }
+
+    /// Topologies requested, preferred first.
+    fn candidate_topologies(req: Option<&TopologyRequirement>) -> Vec<&Topology> {
+        match req {
+            Some(r) => r.preferred.iter().chain(r.requisite.iter()).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Picks where a new volume lives: the first preferred topology a node matches, else the
+    /// first requisite one, else the first node (by ID). The volume's accessible_topology is
+    /// that node's segments.
+    fn pick_topology(&self, req: Option<&TopologyRequirement>) -> Result<Vec<Topology>, Status> {
+        if !self.has_plugin_service(ServiceType::VolumeAccessibilityConstraints) {
+            return Ok(Vec::new());
+        }
+        let candidates = Self::candidate_topologies(req);
+        if candidates.is_empty() {
+            return Ok(self
+                .nodes
+                .values()
+                .next()
+                .map(|n| {
+                    vec![Topology {
+                        segments: n.segments.clone(),
+                    }]
+                })
+                .unwrap_or_default());
+        }
+        for t in candidates {
+            if let Some(n) = self
+                .nodes
+                .values()
+                .find(|n| segments_match(&n.segments, &t.segments))
+            {
+                return Ok(vec![Topology {
+                    segments: n.segments.clone(),
+                }]);
+            }
+        }
+        Err(Status::resource_exhausted(
+            "Unable to provision in accessible_topology: no node matches the accessibility requirements",
+        ))
+    }
+
+    /// CreateVolume: provision a volume, idempotent by name.
+    pub fn create_volume(
+        &mut self,
+        req: CreateVolumeRequest,
+    ) -> Result<CreateVolumeResponse, Status> {
+        self.require_controller_cap(ControllerRpcType::CreateDeleteVolume, "CreateVolume")?;
+        if !req.mutable_parameters.is_empty()
+            && !self.has_controller_cap(ControllerRpcType::ModifyVolume)
+        {
+            return Err(Status::invalid_argument(
+                "unsupported capability MODIFY_VOLUME",
+            ));
+        }
+        if req.name.is_empty() {
+            return Err(Status::invalid_argument("Name missing in request"));
+        }
+        if req.volume_capabilities.is_empty() {
+            return Err(Status::invalid_argument(
+                "Volume Capabilities missing in request",
+            ));
+        }
+        let any_block = req.volume_capabilities.iter().any(|c| c.block.is_some());
+        let any_mount = req.volume_capabilities.iter().any(|c| c.mount.is_some());
+        if any_block && any_mount {
+            return Err(Status::invalid_argument(
+                "cannot have both block and mount access type",
+            ));
+        }
+        let access_type = if any_block {
+            AccessType::Block
+        } else {
+            AccessType::Mount
+        };
+        let range = req.capacity_range.unwrap_or_default();
+        let (required, limit) = (range.required_bytes, range.limit_bytes);
+        if required < 0 || limit < 0 {
+            return Err(Status::invalid_argument("cannot have negative capacity"));
+        }
+        if limit > 0 && required > limit {
+            return Err(Status::invalid_argument("capacity cannot exceed limit"));
+        }
+        let mut capacity = required;
+        if capacity == 0 && limit > 0 {
+            capacity = limit;
+        }
+
+        // Same name: the same volume if compatible, else ALREADY_EXISTS.
+        if let Some(ex) = self.volumes.values().find(|v| v.name == req.name) {
+            return self.existing_volume(ex, &req, capacity, limit, access_type);
+        }
+
+        // Content source: must exist and be supported.
+        let source_size = match &req.volume_content_source {
+            None => None,
+            Some(src) => Some(self.check_source(src, access_type)?),
+        };
+        if capacity == 0 {
+            capacity = source_size.unwrap_or(self.config.default_volume_size);
+        }
+        if capacity > self.config.max_volume_size {
+            return Err(Status::out_of_range(format!(
+                "Requested capacity {capacity} exceeds maximum allowed {}",
+                self.config.max_volume_size
+            )));
+        }
+        if let (Some(src), Some(size)) = (&req.volume_content_source, source_size)
+            && size > capacity
+        {
+            // hostpath.go loadFromSnapshot/loadFromVolume say InvalidArgument; the spec's
+            // code for a capacity the plugin cannot honour is OUT_OF_RANGE.
+            let msg = match (&src.snapshot, &src.volume) {
+                (Some(s), _) => format!(
+                    "snapshot {} size {size} is greater than requested volume size {capacity}",
+                    s.snapshot_id
+                ),
+                (_, Some(v)) => format!(
+                    "volume {} size {size} is greater than requested volume size {capacity}",
+                    v.volume_id
+                ),
+                _ => format!("source size {size} is greater than requested volume size {capacity}"),
+            };
+            return Err(Status::out_of_range(msg));
+        }
+        if capacity > self.available_capacity() {
+            return Err(self.exhausted(capacity));
+        }
+        let accessible_topology = self.pick_topology(req.accessibility_requirements.as_ref())?;
+
+        let volume_id = self.new_id("vol", &req.name);
+        let record = VolumeRecord {
+            name: req.name.clone(),
+            volume_id: volume_id.clone(),
+            capacity_bytes: capacity,
+            fs_size_bytes: capacity,
+            used_bytes: 0,
+            access_type,
+            parameters: req.parameters.clone(),
+            content_source: req.volume_content_source.clone(),
+            accessible_topology,
+            attachments: BTreeMap::new(),
+            staged: BTreeMap::new(),
+            published: BTreeMap::new(),
+        };
+        let volume = record.to_volume();
+        self.volumes.insert(volume_id, record);
+        Ok(CreateVolumeResponse {
+            volume: Some(volume),
+        })
+    }
+
+    /// Validates a content source and returns its size.
+    fn check_source(
+        &self,
+        src: &VolumeContentSource,
+        access_type: AccessType,
+    ) -> Result<i64, Status> {
+        match (&src.snapshot, &src.volume) {
+            (Some(s), None) => {
+                if !self.has_controller_cap(ControllerRpcType::CreateDeleteSnapshot) {
+                    return Err(Status::invalid_argument(
+                        "unsupported capability CREATE_DELETE_SNAPSHOT",
+                    ));
+                }
+                let snap = self.get_snapshot(&s.snapshot_id)?;
+                Ok(snap.snapshot.size_bytes)
+            }
+            (None, Some(v)) => {
+                if !self.has_controller_cap(ControllerRpcType::CloneVolume) {
+                    return Err(Status::invalid_argument(
+                        "unsupported capability CLONE_VOLUME",
+                    ));
+                }
+                let vol = self.get_volume(&v.volume_id)?;
+                if vol.access_type != access_type {
+                    return Err(Status::invalid_argument(format!(
+                        "volume {} mode is not compatible with requested mode",
+                        v.volume_id
+                    )));
+                }
+                Ok(vol.capacity_bytes)
+            }
+            _ => Err(Status::invalid_argument(
+                "volume content source must set exactly one of snapshot or volume",
+            )),
+        }
+    }
+
+    /// CreateVolume for a name that already exists (controllerserver.go, same-name branch).
+    fn existing_volume(
+        &self,
+        ex: &VolumeRecord,
+        req: &CreateVolumeRequest,
+        capacity: i64,
+        limit: i64,
+        access_type: AccessType,
+    ) -> Result<CreateVolumeResponse, Status> {
+        let name = &req.name;
+        if ex.capacity_bytes < capacity || (limit > 0 && ex.capacity_bytes > limit) {
+            return Err(Status::already_exists(format!(
+                "Volume with the same name: {name} but with different size already exist"
+            )));
+        }
+        if req.volume_content_source != ex.content_source {
+            let existing_is_snapshot = ex
+                .content_source
+                .as_ref()
+                .is_some_and(|s| s.snapshot.is_some());
+            let requested_is_snapshot = req
+                .volume_content_source
+                .as_ref()
+                .is_some_and(|s| s.snapshot.is_some());
+            let what = if existing_is_snapshot || requested_is_snapshot {
+                "snapshot"
+            } else {
+                "volume"
+            };
+            return Err(Status::already_exists(format!(
+                "existing volume source {what} id not matching"
+            )));
+        }
+        if ex.access_type != access_type {
+            return Err(Status::already_exists(format!(
+                "Volume with the same name: {name} but with different access type already exist"
+            )));
+        }
+        if ex.parameters != req.parameters {
+            return Err(Status::already_exists(format!(
+                "Volume with the same name: {name} but with different parameters already exist"
+            )));
+        }
+        let candidates = Self::candidate_topologies(req.accessibility_requirements.as_ref());
+        if self.has_plugin_service(ServiceType::VolumeAccessibilityConstraints)
+            && !candidates.is_empty()
+        {
+            let fits = ex.accessible_topology.iter().any(|have| {
+                candidates
+                    .iter()
+                    .any(|want| segments_match(&have.segments, &want.segments))
+            });
+            if !fits {
+                return Err(Status::already_exists(format!(
+                    "Volume with the same name: {name} but with different topology already exist"
+                )));
+            }
+        }
+        Ok(CreateVolumeResponse {
+            volume: Some(ex.to_volume()),
+        })
+    }
+
+    /// DeleteVolume: unknown → OK; in use → FAILED_PRECONDITION (spec "Volume in use").
+    pub fn delete_volume(
+        &mut self,
+        req: DeleteVolumeRequest,
+    ) -> Result<DeleteVolumeResponse, Status> {
+        if req.volume_id.is_empty() {
+            return Err(Status::invalid_argument("Volume ID missing in request"));
+        }
+        self.require_controller_cap(ControllerRpcType::CreateDeleteVolume, "DeleteVolume")?;
+        let Some(vol) = self.volumes.get(&req.volume_id) else {
+            return Ok(DeleteVolumeResponse {});
+        };
+        if vol.in_use() {
+            let mut nodes: Vec<String> = vol.attachments.keys().cloned().collect();
+            nodes.extend(vol.staged.keys().cloned());
+            nodes.extend(
+                vol.published
+                    .iter()
+                    .filter(|(_, t)| !t.is_empty())
+                    .map(|(n, _)| n.clone()),
+            );
+            nodes.sort();
+            nodes.dedup();
+            let staged: Vec<String> = vol.staged.values().map(|s| s.path.clone()).collect();
+            let published: Vec<String> = vol
+                .published
+                .values()
+                .flat_map(|t| t.keys().cloned())
+                .collect();
+            return Err(Status::failed_precondition(format!(
+                "Volume '{}' is still used (attached: {}, staged: {}, published: {}) by '{}' node",
+                vol.volume_id,
+                !vol.attachments.is_empty(),
+                go_list(&staged),
+                go_list(&published),
+                nodes.join(",")
+            )));
+        }
+        self.volumes.remove(&req.volume_id);
+        Ok(DeleteVolumeResponse {})
+    }
+
+    /// ControllerPublishVolume: attach a volume to a node.
+    pub fn controller_publish_volume(
+        &mut self,
+        req: ControllerPublishVolumeRequest,
+    ) -> Result<ControllerPublishVolumeResponse, Status> {
+        self.require_controller_cap(
+            ControllerRpcType::PublishUnpublishVolume,
+            "ControllerPublishVolume",
+        )?;
+        if req.volume_id.is_empty() {
+            return Err(Status::invalid_argument("Volume ID cannot be empty"));
+        }
+        if req.node_id.is_empty() {
+            return Err(Status::invalid_argument("Node ID cannot be empty"));
+        }
+        let Some(cap) = req.volume_capability.clone() else {
+            return Err(Status::invalid_argument(
+                "Volume Capabilities cannot be empty",
+            ));
+        };
+        if req.readonly && !self.has_controller_cap(ControllerRpcType::PublishReadonly) {
+            return Err(Status::invalid_argument(
+                "unsupported capability PUBLISH_READONLY",
+            ));
+        }
+        let Some(node) = self.nodes.get(&req.node_id) else {
+            return Err(Status::not_found(format!(
+                "node id {} does not exist in the nodes list",
+                req.node_id
+            )));
+        };
+        let max = node.max_volumes_per_node;
+        let vol = self.get_volume(&req.volume_id)?;
+        let publish_context: StringMap =
+            [("device".to_string(), format!("/dev/lab/{}", vol.volume_id))]
+                .into_iter()
+                .collect();
+
+        if let Some(att) = vol.attachments.get(&req.node_id) {
+            if att.readonly != req.readonly {
+                return Err(Status::already_exists(
+                    "Volume published but has incompatible readonly flag",
+                ));
+            }
+            if att.capability != cap {
+                return Err(Status::already_exists(
+                    "Volume published but has incompatible volume capability",
+                ));
+            }
+            return Ok(ControllerPublishVolumeResponse {
+                publish_context: att.publish_context.clone(),
+            });
+        }
+        let mode = cap.mode();
+        // Every mode the volume is used with on another node: attached, staged, published.
+        let mut elsewhere = vol
+            .attachments
+            .iter()
+            .map(|(n, a)| (n, a.capability.mode()))
+            .chain(vol.staged.iter().map(|(n, s)| (n, s.capability.mode())))
+            .chain(
+                vol.published
+                    .iter()
+                    .flat_map(|(n, t)| t.values().map(move |p| (n, p.capability.mode()))),
+            )
+            .filter(|(n, _)| **n != req.node_id);
+        if let Some((other, other_mode)) =
+            elsewhere.find(|(_, m)| !mode.is_multi_node() || !m.is_multi_node())
+        {
+            let single = if mode.is_multi_node() {
+                other_mode
+            } else {
+                mode
+            };
+            return Err(Status::failed_precondition(format!(
+                "Volume '{}' is already published to node '{other}' and access mode {single} does not allow publishing to another node",
+                vol.volume_id
+            )));
+        }
+        let attached_here = self
+            .volumes
+            .values()
+            .filter(|v| v.attachments.contains_key(&req.node_id))
+            .count() as i64;
+        if max > 0 && attached_here >= max {
+            return Err(Status::resource_exhausted(format!(
+                "Cannot attach any more volumes to this node ('{}')",
+                req.node_id
+            )));
+        }
+        let vol = self.get_volume_mut(&req.volume_id)?;
+        vol.attachments.insert(
+            req.node_id.clone(),
+            Attachment {
+                readonly: req.readonly,
+                capability: cap,
+                publish_context: publish_context.clone(),
+            },
+        );
+        Ok(ControllerPublishVolumeResponse { publish_context })
+    }
+
+    /// ControllerUnpublishVolume: detach; not attached, unknown volume or node → OK.
+    pub fn controller_unpublish_volume(
+        &mut self,
+        req: ControllerUnpublishVolumeRequest,
+    ) -> Result<ControllerUnpublishVolumeResponse, Status> {
+        self.require_controller_cap(
+            ControllerRpcType::PublishUnpublishVolume,
+            "ControllerUnpublishVolume",
+        )?;
+        if req.volume_id.is_empty() {
+            return Err(Status::invalid_argument("Volume ID cannot be empty"));
+        }
+        let Some(vol) = self.volumes.get(&req.volume_id) else {
+            // A volume that does not exist is not published (external-attacher#165).
+            return Ok(ControllerUnpublishVolumeResponse {});
+        };
+        let nodes: Vec<String> = if req.node_id.is_empty() {
+            vol.attachments.keys().cloned().collect()
+        } else {
+            vec![req.node_id.clone()]
+        };
+        for n in &nodes {
+            let staged: Vec<String> = vol
+                .staged
+                .get(n)
+                .map(|s| vec![s.path.clone()])
+                .unwrap_or_default();
+            let published = vol.targets_on(n);
+            if !staged.is_empty() || !published.is_empty() {
+                return Err(Status::internal(format!(
+                    "Volume '{}' is still used (staged: {}, published: {}) by '{n}' node",
+                    vol.volume_id,
+                    go_list(&staged),
+                    go_list(&published)
+                )));
+            }
+        }
+        let vol = self.get_volume_mut(&req.volume_id)?;
+        for n in nodes {
+            vol.attachments.remove(&n);
+        }
+        Ok(ControllerUnpublishVolumeResponse {})
+    }
+
+    /// ValidateVolumeCapabilities: `confirmed` only when every capability is supported.
+    pub fn validate_volume_capabilities(
+        &mut self,
+        req: ValidateVolumeCapabilitiesRequest,
+    ) -> Result<ValidateVolumeCapabilitiesResponse, Status> {
+        if req.volume_id.is_empty() {
+            return Err(Status::invalid_argument("Volume ID cannot be empty"));
+        }
+        if req.volume_capabilities.is_empty() {
+            // controllerserver.go returns the volume ID as the message here.
+            return Err(Status::invalid_argument(req.volume_id.clone()));
+        }
+        let vol = self.get_volume(&req.volume_id)?;
+        for cap in &req.volume_capabilities {
+            if cap.mount.is_none() && cap.block.is_none() {
+                return Err(Status::invalid_argument(
+                    "cannot have both mount and block access type be undefined",
+                ));
+            }
+        }
+        let snmw = self.has_controller_cap(ControllerRpcType::SingleNodeMultiWriter);
+        let mut problem = None;
+        for cap in &req.volume_capabilities {
+            let is_block = cap.block.is_some();
+            if cap.block.is_some() && cap.mount.is_some() {
+                problem = Some("cannot have both block and mount access type".to_string());
+            } else if is_block != (vol.access_type == AccessType::Block) {
+                problem = Some(format!(
+                    "volume {} is a {} volume",
+                    vol.volume_id,
+                    if vol.access_type == AccessType::Block {
+                        "block"
+                    } else {
+                        "mount"
+                    }
+                ));
+            } else {
+                let mode = cap.mode();
+                let supported = match mode {
+                    AccessModeType::Unknown => false,
+                    AccessModeType::SingleNodeSingleWriter
+                    | AccessModeType::SingleNodeMultiWriter => snmw,
+                    _ => true,
+                };
+                if !supported {
+                    problem = Some(format!("access mode {mode} is not supported"));
+                }
+            }
+            if problem.is_some() {
+                break;
+            }
+        }
+        Ok(match problem {
+            Some(message) => ValidateVolumeCapabilitiesResponse {
+                confirmed: None,
+                message,
+            },
+            None => ValidateVolumeCapabilitiesResponse {
+                confirmed: Some(ValidateVolumeCapabilitiesConfirmed {
+                    volume_context: req.volume_context,
+                    volume_capabilities: req.volume_capabilities,
+                    parameters: req.parameters,
+                    mutable_parameters: req.mutable_parameters,
+                }),
+                message: String::new(),
+            },
+        })
+    }
+
+    /// ListVolumes: volumes by ID, paged; the token is the index of the next entry.
+    pub fn list_volumes(&mut self, req: ListVolumesRequest) -> Result<ListVolumesResponse, Status> {
+        self.require_controller_cap(ControllerRpcType::ListVolumes, "ListVolumes")?;
+        if req.max_entries < 0 {
+            return Err(Status::invalid_argument("max_entries must not be negative"));
+        }
+        let Some(start) = parse_token(&req.starting_token) else {
+            return Err(Status::aborted(
+                "The type of startingToken should be integer",
+            ));
+        };
+        let len = self.volumes.len();
+        if start > len {
+            return Err(Status::aborted(format!(
+                "startingToken={start} > len(volumes)={len}"
+            )));
+        }
+        let (start, end, next_token) = page(start, req.max_entries, len);
+        let with_nodes = self.has_controller_cap(ControllerRpcType::ListVolumesPublishedNodes);
+        let entries = self
+            .volumes
+            .values()
+            .skip(start)
+            .take(end - start)
+            .map(|v| ListVolumesEntry {
+                volume: Some(v.to_volume()),
+                status: with_nodes.then(|| ListVolumesVolumeStatus {
+                    published_node_ids: v.attachments.keys().cloned().collect(),
+                    volume_condition: None,
+                }),
+            })
+            .collect();
+        Ok(ListVolumesResponse {
+            entries,
+            next_token,
+        })
+    }
+
+    /// ControllerGetVolume: one volume and where it is attached.
+    pub fn controller_get_volume(
+        &mut self,
+        req: ControllerGetVolumeRequest,
+    ) -> Result<ControllerGetVolumeResponse, Status> {
+        self.require_controller_cap(ControllerRpcType::GetVolume, "ControllerGetVolume")?;
+        if req.volume_id.is_empty() {
+            return Err(Status::invalid_argument("Volume ID missing in request"));
+        }
+        let vol = self.get_volume(&req.volume_id)?;
+        Ok(ControllerGetVolumeResponse {
+            volume: Some(vol.to_volume()),
+            status: Some(ControllerGetVolumeStatus {
+                published_node_ids: vol.attachments.keys().cloned().collect(),
+                volume_condition: None,
+            }),
+        })
+    }
+
+    /// GetCapacity: what is left of `total_capacity` (0 for a topology no node matches).
+    pub fn get_capacity(&mut self, req: GetCapacityRequest) -> Result<GetCapacityResponse, Status> {
+        self.require_controller_cap(ControllerRpcType::GetCapacity, "GetCapacity")?;
+        let mut available = self.available_capacity().max(0);
+        if let Some(t) = &req.accessible_topology
+            && self.has_plugin_service(ServiceType::VolumeAccessibilityConstraints)
+            && !self
+                .nodes
+                .values()
+                .any(|n| segments_match(&n.segments, &t.segments))
+        {
+            available = 0;
+        }
+        Ok(GetCapacityResponse {
+            available_capacity: available,
+            maximum_volume_size: Some(self.config.max_volume_size.min(available)),
+            minimum_volume_size: Some(0),
+        })
+    }
+
+    /// ControllerGetCapabilities: the configured controller RPCs.
+    pub fn controller_get_capabilities(
+        &mut self,
+        _req: ControllerGetCapabilitiesRequest,
+    ) -> Result<ControllerGetCapabilitiesResponse, Status> {
+        Ok(ControllerGetCapabilitiesResponse {
+            capabilities: self
+                .config
+                .controller_capabilities
+                .iter()
+                .map(|c| ControllerServiceCapability {
+                    rpc: Some(ControllerRpc { kind: *c }),
+                })
+                .collect(),
+        })
+    }
+
+    /// CreateSnapshot: cut a snapshot, idempotent by name.
+    pub fn create_snapshot(
+        &mut self,
+        req: CreateSnapshotRequest,
+    ) -> Result<CreateSnapshotResponse, Status> {
+        self.require_controller_cap(ControllerRpcType::CreateDeleteSnapshot, "CreateSnapshot")?;
+        if req.name.is_empty() {
+            return Err(Status::invalid_argument("Name missing in request"));
+        }
+        if req.source_volume_id.is_empty() {
+            return Err(Status::invalid_argument(
+                "SourceVolumeId missing in request",
+            ));
+        }
+        if let Some(ex) = self.snapshots.values().find(|s| s.name == req.name) {
+            if ex.snapshot.source_volume_id == req.source_volume_id {
+                return Ok(CreateSnapshotResponse {
+                    snapshot: Some(ex.snapshot.clone()),
+                });
+            }
+            return Err(Status::already_exists(format!(
+                "snapshot with the same name: {} but with different SourceVolumeId already exist",
+                req.name
+            )));
+        }
+        let size_bytes = self.get_volume(&req.source_volume_id)?.capacity_bytes;
+        let snapshot_id = self.new_id("snap", &req.name);
+        let snapshot = Snapshot {
+            size_bytes,
+            snapshot_id: snapshot_id.clone(),
+            source_volume_id: req.source_volume_id.clone(),
+            creation_time: Some(Timestamp::from_seconds(self.clock_seconds)),
+            ready_to_use: true,
+            group_snapshot_id: String::new(),
+        };
+        self.snapshots.insert(
+            snapshot_id,
+            SnapshotRecord {
+                name: req.name,
+                snapshot: snapshot.clone(),
+            },
+        );
+        Ok(CreateSnapshotResponse {
+            snapshot: Some(snapshot),
+        })
+    }
+
+    /// DeleteSnapshot: unknown → OK.
+    pub fn delete_snapshot(
+        &mut self,
+        req: DeleteSnapshotRequest,
+    ) -> Result<DeleteSnapshotResponse, Status> {
+        if req.snapshot_id.is_empty() {
+            return Err(Status::invalid_argument("Snapshot ID missing in request"));
+        }
+        self.require_controller_cap(ControllerRpcType::CreateDeleteSnapshot, "DeleteSnapshot")?;
+        self.snapshots.remove(&req.snapshot_id);
+        Ok(DeleteSnapshotResponse {})
+    }
+
+    /// ListSnapshots: filtered by snapshot_id / source_volume_id, by ID, paged.
+    pub fn list_snapshots(
+        &mut self,
+        req: ListSnapshotsRequest,
+    ) -> Result<ListSnapshotsResponse, Status> {
+        self.require_controller_cap(ControllerRpcType::ListSnapshots, "ListSnapshots")?;
+        if req.max_entries < 0 {
+            return Err(Status::invalid_argument("max_entries must not be negative"));
+        }
+        let matching: Vec<&SnapshotRecord> = self
+            .snapshots
+            .values()
+            .filter(|s| req.snapshot_id.is_empty() || s.snapshot.snapshot_id == req.snapshot_id)
+            .filter(|s| {
+                req.source_volume_id.is_empty()
+                    || s.snapshot.source_volume_id == req.source_volume_id
+            })
+            .collect();
+        let Some(start) = parse_token(&req.starting_token) else {
+            // controllerserver.go prints the still-zero startingToken here.
+            return Err(Status::aborted(format!(
+                "startingToken=0 !< int32={}",
+                u32::MAX
+            )));
+        };
+        let len = matching.len();
+        if start > len {
+            return Err(Status::aborted(format!(
+                "startingToken={start} > len(snapshots)={len}"
+            )));
+        }
+        let (start, end, next_token) = page(start, req.max_entries, len);
+        let entries = matching
+            .iter()
+            .skip(start)
+            .take(end - start)
+            .map(|s| ListSnapshotsEntry {
+                snapshot: Some(s.snapshot.clone()),
+            })
+            .collect();
+        Ok(ListSnapshotsResponse {
+            entries,
+            next_token,
+        })
+    }
+
+    /// ControllerExpandVolume: grow the device; the filesystem grows on NodeExpandVolume.
+    pub fn controller_expand_volume(
+        &mut self,
+        req: ControllerExpandVolumeRequest,
+    ) -> Result<ControllerExpandVolumeResponse, Status> {
+        self.require_controller_cap(ControllerRpcType::ExpandVolume, "ControllerExpandVolume")?;
+        if req.volume_id.is_empty() {
+            return Err(Status::invalid_argument("Volume ID missing in request"));
+        }
+        let Some(range) = req.capacity_range else {
+            return Err(Status::invalid_argument("Capacity range not provided"));
+        };
+        if range.required_bytes < 0 || range.limit_bytes < 0 {
+            return Err(Status::invalid_argument("cannot have negative capacity"));
+        }
+        let capacity = if range.required_bytes == 0 {
+            range.limit_bytes
+        } else {
+            range.required_bytes
+        };
+        if capacity > self.config.max_volume_size {
+            return Err(Status::out_of_range(format!(
+                "Requested capacity {capacity} exceeds maximum allowed {}",
+                self.config.max_volume_size
+            )));
+        }
+        let available = self.available_capacity();
+        let offline_only = self.config.volume_expansion == Some(ExpansionType::Offline);
+        let node_expand = self.has_node_cap(NodeRpcType::ExpandVolume);
+        let vol = self.get_volume(&req.volume_id)?;
+        let grow = capacity.saturating_sub(vol.capacity_bytes).max(0);
+        if grow > 0 && offline_only && vol.in_use() {
+            return Err(Status::failed_precondition(format!(
+                "volume {} is in use and the plugin only supports OFFLINE expansion",
+                vol.volume_id
+            )));
+        }
+        if grow > available {
+            return Err(self.exhausted(capacity));
+        }
+        let vol = self.get_volume_mut(&req.volume_id)?;
+        if grow > 0 {
+            vol.capacity_bytes = capacity;
+            if vol.access_type == AccessType::Block {
+                vol.fs_size_bytes = capacity;
+            }
+        }
+        Ok(ControllerExpandVolumeResponse {
+            capacity_bytes: vol.capacity_bytes,
+            node_expansion_required: node_expand
+                && vol.access_type == AccessType::Mount
+                && vol.fs_size_bytes < vol.capacity_bytes,
+        })
+    }
+}
