@@ -13,6 +13,7 @@ pub mod kubelet;
 pub mod net;
 pub mod render;
 pub mod script;
+pub mod storage;
 pub mod util;
 
 pub use engine::{Lab, LabError};

@@ -2,57 +2,60 @@
 
 pub mod meta;
 pub mod objects;
+pub mod storage;
 pub mod store;
 
 pub use meta::Meta;
 pub use objects::*;
+pub use storage::*;
 pub use store::{ApiError, EventType, Kind, Object, Revisions, Table, TableOps, WatchEvent};
 
-/// Every table of the cluster plus the shared revision counters.
-#[derive(Debug, Clone, Default)]
-pub struct Cluster {
-    /// resourceVersion counter, uid counter and the watch log.
-    pub revs: Revisions,
-    /// Namespaces.
-    pub namespaces: Table<NamespaceSpec>,
-    /// Nodes.
-    pub nodes: Table<NodeSpec>,
-    /// Pods.
-    pub pods: Table<PodSpec>,
-    /// NetworkPolicies.
-    pub policies: Table<crate::net::policy::NetworkPolicySpec>,
+/// Every table of the cluster plus the shared revision counters, and one accessor per
+/// table that pairs it with the counters (`cluster.pods().create(…)`).
+macro_rules! tables {
+    ($( $(#[$doc:meta])* $field:ident: $spec:ty ),* $(,)?) => {
+        /// Every table of the cluster plus the shared revision counters.
+        #[derive(Debug, Clone, Default)]
+        pub struct Cluster {
+            /// resourceVersion counter, uid counter and the watch log.
+            pub revs: Revisions,
+            $( $(#[$doc])* pub $field: Table<$spec>, )*
+        }
+
+        impl Cluster {
+            $(
+                /// Operations on this table.
+                pub fn $field(&mut self) -> TableOps<'_, $spec> {
+                    TableOps { table: &mut self.$field, revs: &mut self.revs }
+                }
+            )*
+        }
+    };
 }
 
-impl Cluster {
-    /// Operations on the namespaces.
-    pub fn namespaces(&mut self) -> TableOps<'_, NamespaceSpec> {
-        TableOps {
-            table: &mut self.namespaces,
-            revs: &mut self.revs,
-        }
-    }
-
-    /// Operations on the nodes.
-    pub fn nodes(&mut self) -> TableOps<'_, NodeSpec> {
-        TableOps {
-            table: &mut self.nodes,
-            revs: &mut self.revs,
-        }
-    }
-
-    /// Operations on the NetworkPolicies.
-    pub fn policies(&mut self) -> TableOps<'_, crate::net::policy::NetworkPolicySpec> {
-        TableOps {
-            table: &mut self.policies,
-            revs: &mut self.revs,
-        }
-    }
-
-    /// Operations on the pods.
-    pub fn pods(&mut self) -> TableOps<'_, PodSpec> {
-        TableOps {
-            table: &mut self.pods,
-            revs: &mut self.revs,
-        }
-    }
+tables! {
+    /// Namespaces.
+    namespaces: NamespaceSpec,
+    /// Nodes.
+    nodes: NodeSpec,
+    /// Pods.
+    pods: PodSpec,
+    /// NetworkPolicies.
+    policies: crate::net::policy::NetworkPolicySpec,
+    /// StorageClasses.
+    storage_classes: StorageClassSpec,
+    /// PersistentVolumeClaims.
+    pvcs: PvcSpec,
+    /// PersistentVolumes.
+    pvs: PvSpec,
+    /// VolumeAttachments.
+    volume_attachments: VaSpec,
+    /// CSIDrivers.
+    csi_drivers: CsiDriverSpec,
+    /// CSINodes.
+    csi_nodes: CsiNodeSpec,
+    /// VolumeSnapshots.
+    snapshots: VolumeSnapshotSpec,
+    /// VolumeSnapshotContents.
+    snapshot_contents: VolumeSnapshotContentSpec,
 }

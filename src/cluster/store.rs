@@ -19,6 +19,9 @@ pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug {
     const RESOURCE: &'static str;
     /// Whether objects live in a namespace.
     const NAMESPACED: bool;
+    /// Whether the kind's fields sit at the top level instead of under `spec`/`status`
+    /// (StorageClass).
+    const FLAT: bool = false;
     /// The status type.
     type Status: Clone + PartialEq + Serialize + Default + fmt::Debug;
 }
@@ -62,12 +65,20 @@ impl<K: Kind> Object<K> {
 
 impl<K: Kind> Serialize for Object<K> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(5))?;
+        let mut m = s.serialize_map(None)?;
         m.serialize_entry("apiVersion", K::API_VERSION)?;
         m.serialize_entry("kind", K::KIND)?;
         m.serialize_entry("metadata", &self.metadata)?;
-        m.serialize_entry("spec", &self.spec)?;
-        m.serialize_entry("status", &self.status)?;
+        if K::FLAT {
+            if let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(&self.spec) {
+                for (k, v) in fields {
+                    m.serialize_entry(&k, &v)?;
+                }
+            }
+        } else {
+            m.serialize_entry("spec", &self.spec)?;
+            m.serialize_entry("status", &self.status)?;
+        }
         m.end()
     }
 }
@@ -321,6 +332,60 @@ impl<K: Kind> TableOps<'_, K> {
         let k = current.key();
         self.revs.record(EventType::Modified, K::KIND, k, rv);
         Ok(rv)
+    }
+
+    /// Request deletion as the API server does: an object without finalizers goes at once
+    /// (returned); one with finalizers gets a deletionTimestamp and stays until they are
+    /// removed (`None`).
+    pub fn request_delete(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        tick: u64,
+    ) -> Result<Option<Object<K>>, ApiError> {
+        let current = self.get(namespace, name)?;
+        if current.metadata.finalizers.is_empty() {
+            return self.delete(namespace, name).map(Some);
+        }
+        if current.metadata.deletion_tick.is_none() {
+            let mut obj = current.clone();
+            obj.metadata.deletion_tick = Some(tick);
+            self.update(obj)?;
+        }
+        Ok(None)
+    }
+
+    /// Add a finalizer (no-op if present).
+    pub fn add_finalizer(&mut self, namespace: &str, name: &str, f: &str) -> Result<(), ApiError> {
+        let current = self.get(namespace, name)?;
+        if current.metadata.finalizers.iter().any(|x| x == f) {
+            return Ok(());
+        }
+        let mut obj = current.clone();
+        obj.metadata.finalizers.push(f.to_string());
+        self.update(obj).map(|_| ())
+    }
+
+    /// Remove a finalizer; an object being deleted goes away with its last finalizer.
+    /// Returns true when the object was removed.
+    pub fn remove_finalizer(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        f: &str,
+    ) -> Result<bool, ApiError> {
+        let current = self.get(namespace, name)?;
+        if !current.metadata.finalizers.iter().any(|x| x == f) {
+            return Ok(false);
+        }
+        let mut obj = current.clone();
+        obj.metadata.finalizers.retain(|x| x != f);
+        let gone = obj.metadata.finalizers.is_empty() && obj.metadata.deletion_tick.is_some();
+        self.update(obj)?;
+        if gone {
+            self.delete(namespace, name)?;
+        }
+        Ok(gone)
     }
 
     /// Remove the object.

@@ -29,6 +29,18 @@ pub enum Command {
     /// Call the CNI chain directly, as a container runtime would
     #[command(subcommand)]
     Cni(CniCmd),
+    /// Create, delete or list StorageClasses
+    #[command(subcommand, visible_alias = "storageclass")]
+    Sc(ScCmd),
+    /// Create, bind, expand, delete or list PersistentVolumeClaims
+    #[command(subcommand, visible_alias = "claim")]
+    Pvc(PvcCmd),
+    /// Create, delete or list VolumeSnapshots
+    #[command(subcommand, visible_alias = "vs")]
+    Snapshot(SnapshotCmd),
+    /// Call the CSI driver directly, as a sidecar or kubelet would
+    #[command(subcommand)]
+    Csi(CsiCmd),
     /// Create, delete or list NetworkPolicies
     #[command(subcommand, visible_alias = "netpol")]
     Policy(PolicyCmd),
@@ -333,6 +345,11 @@ pub enum ShowCmd {
         #[arg(long)]
         list: bool,
     },
+    /// Volumes: PVC → PV → volume ID → attachment → staging path → targets, with CSI state
+    Volumes {
+        /// Node (default: every node)
+        node: Option<String>,
+    },
     /// iptables nat rules on a node (portmap, ipMasq)
     Iptables {
         /// Node
@@ -410,4 +427,407 @@ pub struct EchoArgs {
     /// Words to print
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub words: Vec<String>,
+}
+
+/// `sc …`
+#[derive(Debug, Subcommand, Clone, PartialEq)]
+pub enum ScCmd {
+    /// Create a StorageClass
+    #[command(
+        after_help = "Examples:\n  sc create fast --param type=ssd\n  sc create keep --reclaim Retain\n  sc create local --binding WaitForFirstConsumer"
+    )]
+    Create {
+        /// Class name
+        name: String,
+        /// The CSI driver that provisions it
+        #[arg(long, default_value = "hostpath.csi.lab")]
+        provisioner: String,
+        /// reclaimPolicy: Delete or Retain
+        #[arg(long, default_value = "Delete")]
+        reclaim: String,
+        /// volumeBindingMode: Immediate or WaitForFirstConsumer
+        #[arg(long, default_value = "Immediate")]
+        binding: String,
+        /// A parameter k=v passed to CreateVolume (repeatable)
+        #[arg(long = "param")]
+        params: Vec<String>,
+        /// Forbid expansion (allowVolumeExpansion false)
+        #[arg(long)]
+        no_expansion: bool,
+        /// allowedTopologies: zones, e.g. zone-1,zone-2
+        #[arg(long)]
+        zones: Option<String>,
+        /// Make it the default class
+        #[arg(long)]
+        default: bool,
+    },
+    /// Delete a StorageClass
+    #[command(visible_alias = "rm")]
+    Delete {
+        /// Class name
+        name: String,
+    },
+    /// List StorageClasses
+    #[command(visible_alias = "ls")]
+    List,
+}
+
+/// `pvc …`
+#[derive(Debug, Subcommand, Clone, PartialEq)]
+pub enum PvcCmd {
+    /// Create a PersistentVolumeClaim
+    #[command(
+        after_help = "Examples:\n  pvc create data --size 10Gi\n  pvc create shared --size 1Gi --access RWX\n  pvc create local --size 1Gi --class local-wffc\n  pvc create restored --size 10Gi --from-snapshot snap-1"
+    )]
+    Create(PvcCreateArgs),
+    /// Run the provisioner and the binder for this claim now (step mode)
+    Bind {
+        /// Claim name
+        name: String,
+        /// Namespace
+        #[arg(
+            long,
+            short = 'n',
+            visible_alias = "namespace",
+            default_value = "default"
+        )]
+        ns: String,
+    },
+    /// Raise a claim's requested size (external-resizer, then kubelet)
+    #[command(after_help = "Example:\n  pvc expand data 20Gi")]
+    Expand {
+        /// Claim name
+        name: String,
+        /// New size, e.g. 20Gi
+        size: String,
+        /// Namespace
+        #[arg(
+            long,
+            short = 'n',
+            visible_alias = "namespace",
+            default_value = "default"
+        )]
+        ns: String,
+    },
+    /// Delete a claim (it stays Terminating while a pod uses it)
+    #[command(visible_alias = "rm")]
+    Delete {
+        /// Claim name
+        name: String,
+        /// Namespace
+        #[arg(
+            long,
+            short = 'n',
+            visible_alias = "namespace",
+            default_value = "default"
+        )]
+        ns: String,
+    },
+    /// List claims
+    #[command(visible_alias = "ls")]
+    List,
+}
+
+/// `pvc create` arguments.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct PvcCreateArgs {
+    /// Claim name
+    pub name: String,
+    /// Requested size, e.g. 10Gi
+    #[arg(long)]
+    pub size: String,
+    /// Access mode: RWO, ROX, RWX or RWOP (repeatable)
+    #[arg(long = "access", default_value = "RWO")]
+    pub access: Vec<String>,
+    /// StorageClass (default: the default class)
+    #[arg(long)]
+    pub class: Option<String>,
+    /// volumeMode: Filesystem or Block
+    #[arg(long, default_value = "Filesystem")]
+    pub mode: String,
+    /// Restore from this VolumeSnapshot
+    #[arg(long)]
+    pub from_snapshot: Option<String>,
+    /// Namespace
+    #[arg(
+        long,
+        short = 'n',
+        visible_alias = "namespace",
+        default_value = "default"
+    )]
+    pub ns: String,
+}
+
+/// `snapshot …`
+#[derive(Debug, Subcommand, Clone, PartialEq)]
+pub enum SnapshotCmd {
+    /// Snapshot a claim (snapshot-controller, then csi-snapshotter → CreateSnapshot)
+    #[command(after_help = "Example:\n  snapshot create snap-1 --pvc data")]
+    Create {
+        /// Snapshot name
+        name: String,
+        /// The claim to snapshot
+        #[arg(long)]
+        pvc: String,
+        /// Namespace
+        #[arg(
+            long,
+            short = 'n',
+            visible_alias = "namespace",
+            default_value = "default"
+        )]
+        ns: String,
+    },
+    /// Delete a snapshot (DeleteSnapshot with deletionPolicy Delete)
+    #[command(visible_alias = "rm")]
+    Delete {
+        /// Snapshot name
+        name: String,
+        /// Namespace
+        #[arg(
+            long,
+            short = 'n',
+            visible_alias = "namespace",
+            default_value = "default"
+        )]
+        ns: String,
+    },
+    /// List snapshots
+    #[command(visible_alias = "ls")]
+    List,
+}
+
+/// `csi …`: one RPC each, as a sidecar or kubelet sends it.
+#[derive(Debug, Subcommand, Clone, PartialEq)]
+pub enum CsiCmd {
+    /// Identity.GetPluginInfo
+    GetPluginInfo,
+    /// Identity.GetPluginCapabilities
+    GetPluginCapabilities,
+    /// Identity.Probe
+    Probe,
+    /// Controller.ControllerGetCapabilities
+    ControllerGetCapabilities,
+    /// Controller.CreateVolume (what external-provisioner sends)
+    #[command(
+        after_help = "Examples:\n  csi create-volume vol-a --size 10Gi\n  csi create-volume vol-b --size 1Gi --access MULTI_NODE_MULTI_WRITER\n  csi create-volume vol-c --size 10Gi --from-snapshot snap-1a2b3c4d"
+    )]
+    CreateVolume {
+        /// The idempotency name
+        name: String,
+        /// capacity_range.required_bytes, e.g. 10Gi
+        #[arg(long)]
+        size: Option<String>,
+        /// Access mode (SINGLE_NODE_WRITER, MULTI_NODE_READER_ONLY, … or RWO/ROX/RWX/RWOP)
+        #[arg(long, default_value = "SINGLE_NODE_WRITER")]
+        access: String,
+        /// A block volume instead of a filesystem
+        #[arg(long)]
+        block: bool,
+        /// A parameter k=v (repeatable)
+        #[arg(long = "param")]
+        params: Vec<String>,
+        /// Restore from a snapshot ID
+        #[arg(long)]
+        from_snapshot: Option<String>,
+        /// Clone a volume ID
+        #[arg(long)]
+        from_volume: Option<String>,
+        /// Require the volume to be reachable from this node (accessibility_requirements)
+        #[arg(long)]
+        node: Option<String>,
+    },
+    /// Controller.DeleteVolume
+    DeleteVolume {
+        /// Volume ID
+        id: String,
+    },
+    /// Controller.ControllerPublishVolume (attach; what external-attacher sends)
+    ControllerPublish {
+        /// Volume ID
+        id: String,
+        /// Node ID
+        #[arg(long)]
+        node: String,
+        /// Attach read-only
+        #[arg(long)]
+        readonly: bool,
+        /// Access mode
+        #[arg(long, default_value = "SINGLE_NODE_WRITER")]
+        access: String,
+    },
+    /// Controller.ControllerUnpublishVolume (detach)
+    ControllerUnpublish {
+        /// Volume ID
+        id: String,
+        /// Node ID (empty = every node)
+        #[arg(long, default_value = "")]
+        node: String,
+    },
+    /// Controller.ValidateVolumeCapabilities
+    ValidateVolumeCapabilities {
+        /// Volume ID
+        id: String,
+        /// Access mode to validate
+        #[arg(long, default_value = "SINGLE_NODE_WRITER")]
+        access: String,
+    },
+    /// Controller.ListVolumes
+    ListVolumes {
+        /// max_entries (0 = all)
+        #[arg(long, default_value_t = 0)]
+        max_entries: i32,
+        /// starting_token from a previous next_token
+        #[arg(long, default_value = "")]
+        starting_token: String,
+    },
+    /// Controller.ControllerGetVolume
+    ControllerGetVolume {
+        /// Volume ID
+        id: String,
+    },
+    /// Controller.GetCapacity
+    GetCapacity,
+    /// Controller.CreateSnapshot
+    CreateSnapshot {
+        /// The idempotency name
+        name: String,
+        /// Source volume ID
+        #[arg(long)]
+        volume: String,
+    },
+    /// Controller.DeleteSnapshot
+    DeleteSnapshot {
+        /// Snapshot ID
+        id: String,
+    },
+    /// Controller.ListSnapshots
+    ListSnapshots {
+        /// Only this snapshot ID
+        #[arg(long, default_value = "")]
+        snapshot_id: String,
+        /// Only snapshots of this volume
+        #[arg(long, default_value = "")]
+        source_volume_id: String,
+        /// max_entries (0 = all)
+        #[arg(long, default_value_t = 0)]
+        max_entries: i32,
+        /// starting_token
+        #[arg(long, default_value = "")]
+        starting_token: String,
+    },
+    /// Controller.ControllerExpandVolume
+    ControllerExpand {
+        /// Volume ID
+        id: String,
+        /// New size, e.g. 20Gi
+        size: String,
+    },
+    /// Node.NodeStageVolume (format + global mount; what kubelet sends)
+    NodeStage {
+        /// Volume ID
+        id: String,
+        /// Node whose plugin is called
+        #[arg(long)]
+        node: String,
+        /// staging_target_path (default: kubelet's globalmount path for the volume)
+        #[arg(long)]
+        staging: Option<String>,
+        /// Access mode
+        #[arg(long, default_value = "SINGLE_NODE_WRITER")]
+        access: String,
+    },
+    /// Node.NodeUnstageVolume
+    NodeUnstage {
+        /// Volume ID
+        id: String,
+        /// Node
+        #[arg(long)]
+        node: String,
+        /// staging_target_path (default: kubelet's globalmount path)
+        #[arg(long)]
+        staging: Option<String>,
+    },
+    /// Node.NodePublishVolume (bind mount into a pod)
+    NodePublish {
+        /// Volume ID
+        id: String,
+        /// Node
+        #[arg(long)]
+        node: String,
+        /// target_path
+        #[arg(long)]
+        target: String,
+        /// staging_target_path (default: kubelet's globalmount path; '' for none)
+        #[arg(long)]
+        staging: Option<String>,
+        /// Mount read-only
+        #[arg(long)]
+        readonly: bool,
+        /// Access mode
+        #[arg(long, default_value = "SINGLE_NODE_WRITER")]
+        access: String,
+    },
+    /// Node.NodeUnpublishVolume
+    NodeUnpublish {
+        /// Volume ID
+        id: String,
+        /// Node
+        #[arg(long)]
+        node: String,
+        /// target_path
+        #[arg(long)]
+        target: String,
+    },
+    /// Node.NodeExpandVolume
+    NodeExpand {
+        /// Volume ID
+        id: String,
+        /// Node
+        #[arg(long)]
+        node: String,
+        /// volume_path (a published target)
+        #[arg(long)]
+        path: String,
+        /// New size (default: the volume's size)
+        #[arg(long)]
+        size: Option<String>,
+    },
+    /// Node.NodeGetInfo
+    NodeGetInfo {
+        /// Node
+        #[arg(long)]
+        node: String,
+    },
+    /// Node.NodeGetCapabilities
+    NodeGetCapabilities {
+        /// Node
+        #[arg(long)]
+        node: String,
+    },
+    /// Node.NodeGetVolumeStats
+    NodeGetVolumeStats {
+        /// Volume ID
+        id: String,
+        /// Node
+        #[arg(long)]
+        node: String,
+        /// volume_path
+        #[arg(long)]
+        path: String,
+    },
+    /// Any RPC with a protojson request, e.g. csi call CreateVolume '{"name":"x"}'
+    #[command(
+        after_help = "Examples:\n  csi call CreateVolume '{\"name\": \"\"}'\n  csi call /csi.v1.Node/NodeGetInfo '{}' --node node-1"
+    )]
+    Call {
+        /// RPC name (CreateVolume or /csi.v1.Controller/CreateVolume)
+        rpc: String,
+        /// The request as protojson (csi.proto field names)
+        #[arg(default_value = "{}")]
+        request: String,
+        /// Node plugin for Node RPCs
+        #[arg(long)]
+        node: Option<String>,
+    },
 }

@@ -63,24 +63,17 @@ impl Driver {
     }
 
     /// Picks where a new volume lives: the first preferred topology a node matches, else the
-    /// first requisite one, else the first node (by ID). The volume's accessible_topology is
-    /// that node's segments.
+    /// first requisite one. The volume's accessible_topology is that node's segments. With no
+    /// requirements the volume is left reachable from every node: the spec lets the CO
+    /// "assume the volume is equally accessible from all nodes" when accessible_topology is
+    /// empty, which is how the lab models its shared backend for Immediate binding.
     fn pick_topology(&self, req: Option<&TopologyRequirement>) -> Result<Vec<Topology>, Status> {
         if !self.has_plugin_service(ServiceType::VolumeAccessibilityConstraints) {
             return Ok(Vec::new());
         }
         let candidates = Self::candidate_topologies(req);
         if candidates.is_empty() {
-            return Ok(self
-                .nodes
-                .values()
-                .next()
-                .map(|n| {
-                    vec![Topology {
-                        segments: n.segments.clone(),
-                    }]
-                })
-                .unwrap_or_default());
+            return Ok(Vec::new());
         }
         for t in candidates {
             if let Some(n) = self

@@ -85,7 +85,7 @@ impl Lab {
         let wire = &mut self.wire;
         let first = wire.next_seq();
         let mut record = |c| {
-            wire.push(c);
+            wire.push(crate::engine::wire::WireRecord::Cni(c));
         };
         let mut inv = Invoker {
             registry: &registry,
@@ -148,7 +148,7 @@ impl Lab {
         let wire = &mut self.wire;
         let first = wire.next_seq();
         let mut record = |c| {
-            wire.push(c);
+            wire.push(crate::engine::wire::WireRecord::Cni(c));
         };
         let mut inv = Invoker {
             registry: &registry,
@@ -190,7 +190,7 @@ impl Lab {
         let registry = self.registry.clone();
         let wire = &mut self.wire;
         let mut record = |c| {
-            wire.push(c);
+            wire.push(crate::engine::wire::WireRecord::Cni(c));
         };
         let mut inv = Invoker {
             registry: &registry,
@@ -243,7 +243,7 @@ impl Lab {
         let registry = self.registry.clone();
         let wire = &mut self.wire;
         let mut record = |c| {
-            wire.push(c);
+            wire.push(crate::engine::wire::WireRecord::Cni(c));
         };
         let mut inv = Invoker {
             registry: &registry,

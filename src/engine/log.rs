@@ -2,7 +2,7 @@
 //! what, in order, with Kubernetes event reasons for `describe`) and the wire log (each
 //! plugin execution with its exact env, stdin and stdout).
 
-use crate::cni::runtime::WireCall;
+use super::wire::WireRecord;
 use std::collections::VecDeque;
 
 /// How serious an entry is.
@@ -101,7 +101,7 @@ impl<T> Ring<T> {
 pub type CallLog = Ring<CallEvent>;
 
 /// The wire log.
-pub type WireLog = Ring<WireCall>;
+pub type WireLog = Ring<WireRecord>;
 
 #[cfg(test)]
 mod tests {

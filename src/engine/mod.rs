@@ -6,17 +6,21 @@
 //! wire log.
 
 pub mod cni_cmd;
+pub mod csi_client;
+pub mod csi_cmd;
 pub mod log;
 pub mod network;
 pub mod node;
 pub mod nodes;
 pub mod pods;
+pub mod quantity;
+pub mod storage_cmd;
 pub mod validate;
 pub mod views;
+pub mod wire;
 
 use crate::cluster::Cluster;
 use crate::cni::registry::Registry;
-use crate::cni::runtime::WireCall;
 use crate::command::{self, Command, ParseError};
 use crate::render::{Line, Outcome, Role};
 use log::{CallEvent, CallLog, Level, WireLog};
@@ -86,6 +90,9 @@ pub struct PodWork {
 pub const CALL_LOG_SIZE: usize = 5000;
 /// Wire records kept.
 pub const WIRE_LOG_SIZE: usize = 2000;
+/// The most control-loop passes one reconcile runs (a guard against a loop that never
+/// settles; real work settles in a handful).
+pub const MAX_PASSES: usize = 64;
 /// kubelet's pod worker backoff after a failed sync, in logical seconds.
 pub const SYNC_BACKOFF: u64 = 10;
 
@@ -105,12 +112,19 @@ pub struct Lab {
     pub clock: u64,
     /// Auto or step.
     pub mode: Mode,
-    /// Pods whose kubelet has work to do.
+    /// Pods whose kubelet has work to do (not yet running, being deleted, or waiting for a
+    /// resize on the node).
     pub dirty: BTreeSet<(String, String)>,
     /// Kubelet bookkeeping per pod.
     pub pod_work: BTreeMap<(String, String), PodWork>,
     /// The conflist template new nodes get (`{{.PodCIDR}}` filled per node).
     pub conf_template: Arc<str>,
+    /// The CSI driver `hostpath.csi.lab`: its controller and every node plugin.
+    pub driver: crate::csi::Driver,
+    /// What each kubelet has mounted (see `crate::kubelet::volumes`).
+    pub mounts: crate::kubelet::volumes::Mounts,
+    /// Controllers' retry times after failures, by `controller/object`.
+    pub backoff: BTreeMap<String, u64>,
 }
 
 /// The default network config, containerd's template plus bandwidth.
@@ -133,6 +147,9 @@ impl Lab {
             dirty: BTreeSet::new(),
             pod_work: BTreeMap::new(),
             conf_template: Arc::from(DEFAULT_CONFLIST),
+            driver: crate::csi::Driver::default(),
+            mounts: Default::default(),
+            backoff: BTreeMap::new(),
         };
         for ns in ["default", "kube-system"] {
             let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
@@ -148,6 +165,7 @@ impl Lab {
     /// The default lab: node-1 and node-2 as DESIGN.md describes.
     pub fn new() -> Self {
         let mut lab = Lab::empty();
+        lab.install_storage_defaults();
         for line in DEFAULT_PRESET.lines() {
             // The preset is part of the lab and always valid.
             let _ = lab.execute(line);
@@ -208,6 +226,10 @@ impl Lab {
             Command::Pod(PodCmd::Delete { name, ns }) => self.pod_delete(&ns, &name),
             Command::Pod(PodCmd::List { ns }) => Ok(self.pod_list(ns.as_deref())),
             Command::Cni(c) => self.cni(c),
+            Command::Sc(c) => self.sc(c),
+            Command::Pvc(c) => self.pvc(c),
+            Command::Snapshot(c) => self.snapshot(c),
+            Command::Csi(c) => self.csi(c),
             Command::Show(s) => self.show(s),
             Command::Get(g) => self.get(&g),
             Command::Describe(d) => self.describe(&d),
@@ -250,12 +272,53 @@ impl Lab {
         }
     }
 
-    /// Run the control loops until nothing changes: each kubelet syncs the pods it has work
-    /// for (in order), pods in backoff wait for the clock.
+    /// Run the control loops until nothing changes: the storage controllers, then each
+    /// kubelet syncs the pods it has work for (in order). Work waiting on a backoff waits for
+    /// the clock (`tick`).
     pub fn reconcile(&mut self) {
-        while let Some(key) = self.dirty.pop_first() {
-            self.sync_pod(&key);
+        for _ in 0..MAX_PASSES {
+            let mut changed = self.run_storage_controllers();
+            changed |= self.run_kubelets();
+            if !changed {
+                break;
+            }
         }
+    }
+
+    /// One pass of every kubelet over the pods with work to do.
+    pub fn run_kubelets(&mut self) -> bool {
+        let mut changed = false;
+        let work: Vec<(String, String)> = self.dirty.iter().cloned().collect();
+        for key in work {
+            changed |= self.sync_pod(&key);
+            let done = self.cluster.pods.get(&key).is_none_or(|p| {
+                p.status.phase == "Running"
+                    && p.metadata.deletion_tick.is_none()
+                    && !self.resize_pending_for(p)
+            });
+            if done {
+                self.dirty.remove(&key);
+            }
+        }
+        changed
+    }
+
+    /// Whether a running pod uses a claim whose filesystem resize waits for the node.
+    fn resize_pending_for(&self, pod: &crate::cluster::Object<crate::cluster::PodSpec>) -> bool {
+        pod.spec.volumes.iter().any(|v| {
+            self.cluster
+                .pvcs
+                .get(&(
+                    pod.metadata.namespace.clone(),
+                    v.persistent_volume_claim.claim_name.clone(),
+                ))
+                .is_some_and(|c| {
+                    c.status
+                        .conditions
+                        .iter()
+                        .any(|c| c.condition_type == crate::storage::resizer::FS_RESIZE_PENDING)
+                })
+        })
     }
 
     /// Advance the logical clock; pods whose backoff expired get their retry.
@@ -264,10 +327,26 @@ impl Lab {
         let due: Vec<_> = self
             .pod_work
             .iter()
-            .filter(|(_, w)| !w.last_error.is_empty() && w.retry_at <= self.clock)
+            .filter(|(_, w)| w.retry_at <= self.clock)
             .map(|(k, _)| k.clone())
             .collect();
         self.dirty.extend(due);
+    }
+
+    /// Whether a controller's work on an object waits for a retry time still ahead.
+    pub fn backing_off(&self, key: &str) -> bool {
+        self.backoff.get(key).is_some_and(|t| *t > self.clock)
+    }
+
+    /// Note a failure: retry after the backoff.
+    pub fn set_backoff(&mut self, key: String) {
+        let at = self.clock + crate::storage::RETRY_BACKOFF;
+        self.backoff.insert(key, at);
+    }
+
+    /// Forget a failure after success.
+    pub fn clear_backoff(&mut self, key: &str) {
+        self.backoff.remove(key);
     }
 
     /// Record a call-log entry.
@@ -294,11 +373,6 @@ impl Lab {
     pub fn log_event(&mut self, mut e: CallEvent) -> u64 {
         e.seq = self.calls.next_seq();
         self.calls.push(e)
-    }
-
-    /// Record a plugin execution in the wire log.
-    pub fn record_wire(wire: &mut WireLog, call: WireCall) -> u64 {
-        wire.push(call)
     }
 
     /// The call-log entries since `mark`, rendered as the short trace a command prints.

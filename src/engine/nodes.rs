@@ -107,6 +107,7 @@ impl Lab {
             .insert(super::DEFAULT_CONF_NAME.to_string(), Arc::from(rendered));
         self.nodes
             .insert(name.to_string(), NodeRuntime::new(host, confdir));
+        self.register_csi_node(name, zone);
 
         let mut out = Outcome::empty();
         out.line(

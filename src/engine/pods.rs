@@ -3,7 +3,7 @@
 
 use super::validate;
 use super::{Lab, LabError};
-use crate::cluster::{Container, ContainerPort, Object, PodSpec};
+use crate::cluster::{ClaimRef, Container, ContainerPort, Object, PodSpec, PodVolume};
 use crate::command::grammar::PodCreateArgs;
 use crate::kubelet::sandbox::{EGRESS_BANDWIDTH, INGRESS_BANDWIDTH};
 use crate::render::{Line, Outcome, Role, Table};
@@ -35,10 +35,35 @@ impl Lab {
                 }
             )));
         }
-        if !a.pvcs.is_empty() {
-            return Err(LabError::msg(
-                "--pvc needs the storage side of the lab, which this build does not have yet",
-            ));
+        let mut volumes = Vec::new();
+        for spec in &a.pvcs {
+            let (claim, read_only) = match spec.split_once(':') {
+                Some((c, "ro")) => (c, true),
+                Some((c, "rw")) => (c, false),
+                Some((_, other)) => {
+                    return Err(LabError::msg(format!(
+                        "invalid --pvc {spec:?}: the suffix {other:?} is not ro or rw (CLAIM[:ro])"
+                    )));
+                }
+                None => (spec.as_str(), false),
+            };
+            validate::object_name("persistentvolumeclaim", claim).map_err(LabError::msg)?;
+            if volumes
+                .iter()
+                .any(|v: &PodVolume| v.persistent_volume_claim.claim_name == claim)
+            {
+                return Err(LabError::msg(format!(
+                    "Pod \"{}\" is invalid: spec.volumes: claim {claim:?} is listed twice",
+                    a.name
+                )));
+            }
+            volumes.push(PodVolume {
+                name: claim.to_string(),
+                persistent_volume_claim: ClaimRef {
+                    claim_name: claim.to_string(),
+                    read_only,
+                },
+            });
         }
         let mut labels = std::collections::BTreeMap::new();
         for l in &a.labels {
@@ -70,7 +95,7 @@ impl Lab {
                 image: "registry.k8s.io/pause:3.10".into(),
                 ports,
             }],
-            volumes: Vec::new(),
+            volumes,
         };
         let mut obj = Object::new(&a.name, &a.ns, spec);
         obj.metadata.labels = labels;

@@ -8,6 +8,7 @@ use crate::cni::plugin::PluginOutput;
 use crate::cni::runtime::WireCall;
 use crate::cni::types::to_go_json;
 use crate::command::grammar::{DescribeArgs, GetArgs, OutputFormat, ShowCmd};
+use crate::engine::wire::{CsiCall, WireRecord};
 use crate::render::{Line, Outcome, Role, Table};
 use serde::Serialize;
 
@@ -18,7 +19,7 @@ pub fn call_line(e: &CallEvent) -> Line {
         Level::Warning => Role::Bad,
     };
     Line::new()
-        .push(format!("  {:<22}", e.actor), Role::Actor)
+        .push(format!("  {:<27} ", e.actor), Role::Actor)
         .push(format!("{:<15} ", e.action), Role::Dim)
         .push(e.detail.clone(), role)
 }
@@ -76,6 +77,7 @@ impl Lab {
             ShowCmd::Events { n } => Ok(self.show_events(n)),
             ShowCmd::Wire { n, list } => self.show_wire(n, list),
             ShowCmd::Iptables { node } => self.show_iptables(&node),
+            ShowCmd::Volumes { node } => self.show_volumes(node.as_deref()),
             ShowCmd::Watch { since } => Ok(self.show_watch(since)),
         }
     }
@@ -216,76 +218,30 @@ impl Lab {
     fn show_wire(&self, n: Option<u64>, list: bool) -> Result<Outcome, LabError> {
         let mut out = Outcome::empty();
         if self.wire.is_empty() {
-            out.plain("No plugin executions yet (create a pod or run `cni add`)");
+            out.plain("No calls on the wire yet (create a pod, run `cni add` or a `csi` command)");
             return Ok(out);
         }
         if list {
             let mut t = Table::new(&[
-                "SEQ",
-                "NODE",
-                "PLUGIN",
-                "CMD",
-                "CONTAINER",
-                "EXIT",
-                "SUMMARY",
+                "SEQ", "NODE", "TARGET", "CALL", "SUBJECT", "RESULT", "SUMMARY",
             ]);
             let skip = self.wire.len().saturating_sub(20);
-            for (seq, c) in self.wire.iter().skip(skip) {
-                t.row([
-                    seq.to_string(),
-                    c.node.to_string(),
-                    format!("{}{}", if c.depth > 0 { "└ " } else { "" }, c.plugin_type),
-                    c.env.cmd().as_str().to_string(),
-                    short_id(&c.env.container_id).to_string(),
-                    c.exit_code().to_string(),
-                    wire_summary(c),
-                ]);
+            for (seq, rec) in self.wire.iter().skip(skip) {
+                t.row(wire_row(seq, rec));
             }
             return Ok(t.render());
         }
         let seq = n.unwrap_or(self.wire.next_seq().saturating_sub(1));
-        let Some(c) = self.wire.get(seq) else {
+        let Some(rec) = self.wire.get(seq) else {
             let first = self.wire.iter().next().map(|(s, _)| s).unwrap_or(0);
             return Err(LabError::msg(format!(
                 "no wire record #{seq}; records #{first}..#{} are kept",
                 self.wire.next_seq().saturating_sub(1)
             )));
         };
-        out.line(
-            Line::new()
-                .push(format!("wire #{seq}  "), Role::Header)
-                .push(format!("{} on {}", c.plugin_type, c.node), Role::Actor)
-                .push(
-                    format!(
-                        "  {}{}  exit {}",
-                        c.env.cmd().as_str(),
-                        if c.depth > 0 {
-                            " (delegated IPAM call)"
-                        } else {
-                            ""
-                        },
-                        c.exit_code()
-                    ),
-                    Role::Dim,
-                ),
-        );
-        out.line(Line::styled("env:", Role::Header));
-        for (k, v) in c.env.vars() {
-            out.plain(format!("  {k}={v}"));
-        }
-        out.line(Line::styled("stdin:", Role::Header));
-        if c.env.cmd() == crate::cni::plugin::CniCommand::Version {
-            let v = c.stdin.to_json();
-            json_block(&mut out, &v);
-        } else {
-            json_block(&mut out, &c.stdin.to_json());
-        }
-        out.line(Line::styled("stdout:", Role::Header));
-        let stdout = c.stdout();
-        if stdout.is_empty() {
-            out.line(Line::styled("  (empty)", Role::Dim));
-        } else {
-            out.block(&stdout, Role::Json);
+        match rec {
+            WireRecord::Cni(c) => cni_wire_detail(&mut out, seq, c),
+            WireRecord::Csi(c) => csi_wire_detail(&mut out, seq, c),
         }
         Ok(out)
     }
@@ -326,21 +282,18 @@ impl Lab {
     pub fn get(&self, g: &GetArgs) -> Result<Outcome, LabError> {
         let kind = canonical_kind(&g.kind)?;
         let ns = g.ns.clone().unwrap_or_else(|| "default".into());
-        let mut out = Outcome::empty();
-        match (kind, &g.name, g.output) {
-            ("nodes", Some(name), Some(OutputFormat::Json)) => {
-                let o = self
-                    .cluster
-                    .nodes
-                    .get(&(String::new(), name.clone()))
-                    .ok_or_else(|| not_found("nodes", name))?;
-                json_block(&mut out, o);
-            }
-            ("nodes", None, Some(OutputFormat::Json)) => {
-                json_block(&mut out, &list_of(self.cluster.nodes.values()));
-            }
-            ("nodes", name, wide) => {
-                let mut t = if wide == Some(OutputFormat::Wide) {
+        if g.output == Some(OutputFormat::Json) {
+            return self.get_json(kind, g.name.as_deref(), g.ns.as_deref());
+        }
+        let wide = g.output == Some(OutputFormat::Wide);
+        let name = g.name.as_deref();
+        // A named object that does not exist is NotFound, as kubectl says.
+        if let Some(n) = name {
+            self.get_json(kind, Some(n), Some(&ns))?;
+        }
+        let mut out = match kind {
+            "nodes" => {
+                let mut t = if wide {
                     Table::new(&[
                         "NAME",
                         "STATUS",
@@ -353,10 +306,12 @@ impl Lab {
                 } else {
                     Table::new(&["NAME", "STATUS", "ROLES", "AGE", "VERSION"])
                 };
-                for o in self.cluster.nodes.values() {
-                    if name.as_ref().is_some_and(|n| n != o.name()) {
-                        continue;
-                    }
+                for o in self
+                    .cluster
+                    .nodes
+                    .values()
+                    .filter(|o| name.is_none_or(|n| n == o.name()))
+                {
                     let mut row = vec![
                         o.name().to_string(),
                         "Ready".into(),
@@ -364,44 +319,22 @@ impl Lab {
                         age(self.clock, o.metadata.creation_tick),
                         "v1.31.0-lab".into(),
                     ];
-                    if wide == Some(OutputFormat::Wide) {
+                    if wide {
                         row.push(o.status.internal_ip().unwrap_or("<none>").into());
                         row.push(o.spec.pod_cidr.clone());
                     }
                     t.row(row);
                 }
-                if let (Some(n), true) = (name, t.is_empty()) {
-                    return Err(not_found("nodes", n));
-                }
-                out = table_or_none(t);
+                table_or_none(t)
             }
-            ("pods", Some(name), Some(OutputFormat::Json)) => {
-                let o = self
-                    .cluster
-                    .pods
-                    .get(&(ns.clone(), name.clone()))
-                    .ok_or_else(|| not_found("pods", name))?;
-                json_block(&mut out, o);
-            }
-            ("pods", None, Some(OutputFormat::Json)) => {
-                json_block(
-                    &mut out,
-                    &list_of(
-                        self.cluster
-                            .pods
-                            .values()
-                            .filter(|p| g.ns.is_none() || p.metadata.namespace == ns),
-                    ),
-                );
-            }
-            ("pods", name, wide) => {
-                let mut t = if wide == Some(OutputFormat::Wide) {
+            "pods" => {
+                let mut t = if wide {
                     Table::new(&["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"])
                 } else {
                     Table::new(&["NAME", "READY", "STATUS", "RESTARTS", "AGE"])
                 };
                 for p in self.cluster.pods.values() {
-                    if p.metadata.namespace != ns || name.as_ref().is_some_and(|n| n != p.name()) {
+                    if p.metadata.namespace != ns || name.is_some_and(|n| n != p.name()) {
                         continue;
                     }
                     let ready = if p.status.phase == "Running" {
@@ -416,7 +349,7 @@ impl Lab {
                         "0".into(),
                         age(self.clock, p.metadata.creation_tick),
                     ];
-                    if wide == Some(OutputFormat::Wide) {
+                    if wide {
                         row.push(if p.status.pod_ip.is_empty() {
                             "<none>".into()
                         } else {
@@ -426,66 +359,34 @@ impl Lab {
                     }
                     t.row(row);
                 }
-                if let (Some(n), true) = (name, t.is_empty()) {
-                    return Err(not_found("pods", n));
-                }
                 if t.is_empty() {
-                    out.plain(format!("No resources found in {ns} namespace."));
+                    let mut o = Outcome::empty();
+                    o.plain(format!("No resources found in {ns} namespace."));
+                    o
                 } else {
-                    out = t.render();
+                    t.render()
                 }
             }
-            ("namespaces", Some(name), Some(OutputFormat::Json)) => {
-                let o = self
+            "namespaces" => {
+                let mut t = Table::new(&["NAME", "STATUS", "AGE"]);
+                for o in self
                     .cluster
                     .namespaces
-                    .get(&(String::new(), name.clone()))
-                    .ok_or_else(|| not_found("namespaces", name))?;
-                json_block(&mut out, o);
-            }
-            ("namespaces", None, Some(OutputFormat::Json)) => {
-                json_block(&mut out, &list_of(self.cluster.namespaces.values()));
-            }
-            ("namespaces", name, _) => {
-                let mut t = Table::new(&["NAME", "STATUS", "AGE"]);
-                for o in self.cluster.namespaces.values() {
-                    if name.as_ref().is_some_and(|n| n != o.name()) {
-                        continue;
-                    }
+                    .values()
+                    .filter(|o| name.is_none_or(|n| n == o.name()))
+                {
                     t.row([
                         o.name().to_string(),
                         "Active".into(),
                         age(self.clock, o.metadata.creation_tick),
                     ]);
                 }
-                if let (Some(n), true) = (name, t.is_empty()) {
-                    return Err(not_found("namespaces", n));
-                }
-                out = table_or_none(t);
+                table_or_none(t)
             }
-            ("networkpolicies", Some(name), Some(OutputFormat::Json)) => {
-                let o = self
-                    .cluster
-                    .policies
-                    .get(&(ns.clone(), name.clone()))
-                    .ok_or_else(|| not_found("networkpolicies.networking.k8s.io", name))?;
-                json_block(&mut out, o);
-            }
-            ("networkpolicies", None, Some(OutputFormat::Json)) => {
-                json_block(
-                    &mut out,
-                    &list_of(
-                        self.cluster
-                            .policies
-                            .values()
-                            .filter(|p| g.ns.is_none() || p.metadata.namespace == ns),
-                    ),
-                );
-            }
-            ("networkpolicies", name, _) => {
+            "networkpolicies" => {
                 let mut t = Table::new(&["NAME", "POD-SELECTOR", "AGE"]);
                 for p in self.cluster.policies.values() {
-                    if p.metadata.namespace != ns || name.as_ref().is_some_and(|n| n != p.name()) {
+                    if p.metadata.namespace != ns || name.is_some_and(|n| n != p.name()) {
                         continue;
                     }
                     t.row([
@@ -494,18 +395,191 @@ impl Lab {
                         age(self.clock, p.metadata.creation_tick),
                     ]);
                 }
-                if let (Some(n), true) = (name, t.is_empty()) {
-                    return Err(not_found("networkpolicies.networking.k8s.io", n));
-                }
-                if t.is_empty() {
-                    out.plain(format!("No resources found in {ns} namespace."));
-                } else {
-                    out = t.render();
-                }
+                table_or_none(t)
             }
-            (other, _, _) => {
+            "persistentvolumeclaims" => self.pvc_table(Some(&ns)),
+            "persistentvolumes" => self.pv_table(),
+            "storageclasses" => self.sc_table(),
+            "volumesnapshots" => self.snapshot_table(),
+            "volumeattachments" => {
+                let mut t = Table::new(&["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"]);
+                for va in self
+                    .cluster
+                    .volume_attachments
+                    .values()
+                    .filter(|o| name.is_none_or(|n| n == o.name()))
+                {
+                    t.row([
+                        va.name().to_string(),
+                        va.spec.attacher.clone(),
+                        va.spec.source.persistent_volume_name.clone(),
+                        va.spec.node_name.clone(),
+                        va.status.attached.to_string(),
+                        age(self.clock, va.metadata.creation_tick),
+                    ]);
+                }
+                table_or_none(t)
+            }
+            "csinodes" => {
+                let mut t = Table::new(&["NAME", "DRIVERS", "AGE"]);
+                for c in self
+                    .cluster
+                    .csi_nodes
+                    .values()
+                    .filter(|o| name.is_none_or(|n| n == o.name()))
+                {
+                    t.row([
+                        c.name().to_string(),
+                        c.spec.drivers.len().to_string(),
+                        age(self.clock, c.metadata.creation_tick),
+                    ]);
+                }
+                table_or_none(t)
+            }
+            "csidrivers" => {
+                let mut t = Table::new(&[
+                    "NAME",
+                    "ATTACHREQUIRED",
+                    "PODINFOONMOUNT",
+                    "STORAGECAPACITY",
+                    "MODES",
+                    "AGE",
+                ]);
+                for d in self
+                    .cluster
+                    .csi_drivers
+                    .values()
+                    .filter(|o| name.is_none_or(|n| n == o.name()))
+                {
+                    t.row([
+                        d.name().to_string(),
+                        d.spec.attach_required.to_string(),
+                        d.spec.pod_info_on_mount.to_string(),
+                        d.spec.storage_capacity.to_string(),
+                        d.spec.volume_lifecycle_modes.join(","),
+                        age(self.clock, d.metadata.creation_tick),
+                    ]);
+                }
+                table_or_none(t)
+            }
+            "volumesnapshotcontents" => {
+                let mut t = Table::new(&[
+                    "NAME",
+                    "READYTOUSE",
+                    "RESTORESIZE",
+                    "DELETIONPOLICY",
+                    "DRIVER",
+                    "VOLUMESNAPSHOT",
+                    "AGE",
+                ]);
+                for c in self
+                    .cluster
+                    .snapshot_contents
+                    .values()
+                    .filter(|o| name.is_none_or(|n| n == o.name()))
+                {
+                    t.row([
+                        c.name().to_string(),
+                        c.status.ready_to_use.to_string(),
+                        c.status
+                            .restore_size
+                            .map(|b| b.to_string())
+                            .unwrap_or_default(),
+                        c.spec.deletion_policy.clone(),
+                        c.spec.driver.clone(),
+                        c.spec.volume_snapshot_ref.name.clone(),
+                        age(self.clock, c.metadata.creation_tick),
+                    ]);
+                }
+                table_or_none(t)
+            }
+            other => {
                 return Err(LabError::msg(format!(
-                    "the server doesn't have a resource type {other:?} in this build"
+                    "the server doesn't have a resource type {other:?}"
+                )));
+            }
+        };
+        if name.is_some() && kind == "persistentvolumeclaims" {
+            // Keep only the header and the named claim.
+            let n = name.unwrap_or_default();
+            out.lines.retain(|l| {
+                let t = l.text();
+                t.starts_with("NAME") || t.split_whitespace().next() == Some(n)
+            });
+        }
+        Ok(out)
+    }
+
+    /// `get KIND [NAME] -o json`: the object as Kubernetes prints it, or a List.
+    fn get_json(
+        &self,
+        kind: &str,
+        name: Option<&str>,
+        ns: Option<&str>,
+    ) -> Result<Outcome, LabError> {
+        let mut out = Outcome::empty();
+        macro_rules! one_or_list {
+            ($table:expr, $resource:expr, $namespaced:expr) => {{
+                let nsv = ns.unwrap_or("default");
+                match name {
+                    Some(n) => {
+                        let key = if $namespaced {
+                            (nsv.to_string(), n.to_string())
+                        } else {
+                            (String::new(), n.to_string())
+                        };
+                        let o = $table.get(&key).ok_or_else(|| not_found($resource, n))?;
+                        json_block(&mut out, o);
+                    }
+                    None => json_block(
+                        &mut out,
+                        &list_of($table.values().filter(|o| {
+                            !$namespaced || ns.is_none() || o.metadata.namespace == nsv
+                        })),
+                    ),
+                }
+            }};
+        }
+        match kind {
+            "nodes" => one_or_list!(self.cluster.nodes, "nodes", false),
+            "pods" => one_or_list!(self.cluster.pods, "pods", true),
+            "namespaces" => one_or_list!(self.cluster.namespaces, "namespaces", false),
+            "networkpolicies" => one_or_list!(
+                self.cluster.policies,
+                "networkpolicies.networking.k8s.io",
+                true
+            ),
+            "persistentvolumeclaims" => {
+                one_or_list!(self.cluster.pvcs, "persistentvolumeclaims", true)
+            }
+            "persistentvolumes" => one_or_list!(self.cluster.pvs, "persistentvolumes", false),
+            "storageclasses" => one_or_list!(
+                self.cluster.storage_classes,
+                "storageclasses.storage.k8s.io",
+                false
+            ),
+            "volumeattachments" => one_or_list!(
+                self.cluster.volume_attachments,
+                "volumeattachments.storage.k8s.io",
+                false
+            ),
+            "csidrivers" => {
+                one_or_list!(self.cluster.csi_drivers, "csidrivers.storage.k8s.io", false)
+            }
+            "csinodes" => one_or_list!(self.cluster.csi_nodes, "csinodes.storage.k8s.io", false),
+            "volumesnapshots" => one_or_list!(
+                self.cluster.snapshots,
+                "volumesnapshots.snapshot.storage.k8s.io",
+                true
+            ),
+            "volumesnapshotcontents" => one_or_list!(
+                self.cluster.snapshot_contents,
+                "volumesnapshotcontents.snapshot.storage.k8s.io",
+                false
+            ),
+            other => {
+                return Err(LabError::msg(format!(
+                    "the server doesn't have a resource type {other:?}"
                 )));
             }
         }
@@ -688,9 +762,10 @@ pub fn canonical_kind(k: &str) -> Result<&'static str, LabError> {
         "snapshot" | "snapshots" | "volumesnapshot" | "volumesnapshots" | "vs" => "volumesnapshots",
         "csinode" | "csinodes" => "csinodes",
         "csidriver" | "csidrivers" => "csidrivers",
+        "volumesnapshotcontent" | "volumesnapshotcontents" | "vsc" => "volumesnapshotcontents",
         other => {
             return Err(LabError::msg(format!(
-                "the server doesn't have a resource type {other:?}; kinds are: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), pvc, pv, sc, va, snapshots, csinodes, csidrivers"
+                "the server doesn't have a resource type {other:?}; kinds are: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), pvc, pv, sc, va, snapshots (vs), volumesnapshotcontents (vsc), csinodes, csidrivers"
             )));
         }
     })
@@ -763,5 +838,163 @@ pub fn selector_column(sel: &crate::net::selector::LabelSelector) -> String {
         "<none>".into()
     } else {
         sel.describe()
+    }
+}
+
+/// One row of `show wire --list`.
+fn wire_row(seq: u64, rec: &WireRecord) -> Vec<String> {
+    match rec {
+        WireRecord::Cni(c) => vec![
+            seq.to_string(),
+            c.node.to_string(),
+            format!("{}{}", if c.depth > 0 { "└ " } else { "" }, c.plugin_type),
+            c.env.cmd().as_str().to_string(),
+            short_id(&c.env.container_id).to_string(),
+            format!("exit {}", c.exit_code()),
+            wire_summary(c),
+        ],
+        WireRecord::Csi(c) => vec![
+            seq.to_string(),
+            c.node.clone().unwrap_or_else(|| "-".into()),
+            format!(
+                "csi {}",
+                c.service.grpc_name().trim_start_matches("csi.v1.")
+            ),
+            c.rpc.to_string(),
+            csi_subject(c),
+            match &c.reply {
+                Ok(_) => "OK".into(),
+                Err(s) => s.code.name().to_string(),
+            },
+            csi_summary(c),
+        ],
+    }
+}
+
+/// The volume or snapshot a CSI call is about.
+pub fn csi_subject(c: &CsiCall) -> String {
+    let req = c.request.to_json();
+    for key in ["volume_id", "name", "snapshot_id", "source_volume_id"] {
+        if let Some(v) = req.get(key).and_then(|v| v.as_str()) {
+            return v.to_string();
+        }
+    }
+    "-".into()
+}
+
+/// One line saying how a CSI call went.
+pub fn csi_summary(c: &CsiCall) -> String {
+    match &c.reply {
+        Err(s) => format!("{} ({}): {}", s.code.name(), s.code.number(), s.message),
+        Ok(resp) => {
+            let v = resp.to_json();
+            if let Some(id) = v.pointer("/volume/volume_id").and_then(|v| v.as_str()) {
+                let size = v
+                    .pointer("/volume/capacity_bytes")
+                    .and_then(|v| v.as_str())
+                    .and_then(|s| s.parse::<i64>().ok())
+                    .map(crate::engine::quantity::format_bytes)
+                    .unwrap_or_default();
+                format!("volume {id} {size}")
+            } else if let Some(id) = v.pointer("/snapshot/snapshot_id").and_then(|v| v.as_str()) {
+                format!("snapshot {id}")
+            } else if let Some(bytes) = v
+                .get("capacity_bytes")
+                .and_then(|v| v.as_str())
+                .and_then(|s| s.parse::<i64>().ok())
+            {
+                let node =
+                    if v.get("node_expansion_required").and_then(|b| b.as_bool()) == Some(true) {
+                        ", node_expansion_required"
+                    } else {
+                        ""
+                    };
+                format!(
+                    "capacity {}{node}",
+                    crate::engine::quantity::format_bytes(bytes)
+                )
+            } else if v.as_object().is_some_and(|m| m.is_empty()) {
+                "OK".into()
+            } else {
+                let text = serde_json::to_string(&v).unwrap_or_default();
+                if text.chars().count() > 60 {
+                    format!("{}…", text.chars().take(60).collect::<String>())
+                } else {
+                    text
+                }
+            }
+        }
+    }
+}
+
+fn cni_wire_detail(out: &mut Outcome, seq: u64, c: &WireCall) {
+    out.line(
+        Line::new()
+            .push(format!("wire #{seq}  "), Role::Header)
+            .push(format!("{} on {}", c.plugin_type, c.node), Role::Actor)
+            .push(
+                format!(
+                    "  {}{}  exit {}",
+                    c.env.cmd().as_str(),
+                    if c.depth > 0 {
+                        " (delegated IPAM call)"
+                    } else {
+                        ""
+                    },
+                    c.exit_code()
+                ),
+                Role::Dim,
+            ),
+    );
+    out.line(Line::styled("env:", Role::Header));
+    for (k, v) in c.env.vars() {
+        out.plain(format!("  {k}={v}"));
+    }
+    out.line(Line::styled("stdin:", Role::Header));
+    json_block(out, &c.stdin.to_json());
+    out.line(Line::styled("stdout:", Role::Header));
+    let stdout = c.stdout();
+    if stdout.is_empty() {
+        out.line(Line::styled("  (empty)", Role::Dim));
+    } else {
+        out.block(&stdout, Role::Json);
+    }
+}
+
+fn csi_wire_detail(out: &mut Outcome, seq: u64, c: &CsiCall) {
+    out.line(
+        Line::new()
+            .push(format!("wire #{seq}  "), Role::Header)
+            .push(c.path(), Role::Actor)
+            .push(
+                format!(
+                    "  from {}{}",
+                    c.caller,
+                    c.node
+                        .as_ref()
+                        .map(|n| format!(" to the node plugin on {n}"))
+                        .unwrap_or_default()
+                ),
+                Role::Dim,
+            ),
+    );
+    out.line(Line::styled("request:", Role::Header));
+    json_block(out, &c.request.to_json());
+    match &c.reply {
+        Ok(resp) => {
+            out.line(Line::styled("response:", Role::Header));
+            json_block(out, &resp.to_json());
+        }
+        Err(s) => {
+            out.line(Line::styled("status:", Role::Header));
+            out.line(Line::styled(
+                format!("  code = {} ({})", s.code.name(), s.code.number()),
+                Role::Bad,
+            ));
+            out.line(Line::styled(
+                format!("  message = {}", s.message),
+                Role::Bad,
+            ));
+        }
     }
 }

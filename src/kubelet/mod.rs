@@ -7,6 +7,7 @@
 //! sandbox, and the runtime (containerd's CRI plugin through go-cni/libcni) runs the plugins.
 
 pub mod sandbox;
+pub mod volumes;
 
 use crate::cluster::{ApiError, Condition, Object, PodIp, PodSpec};
 use crate::engine::log::{CallEvent, Level};
@@ -16,69 +17,88 @@ use crate::engine::{Lab, PodWork, SYNC_BACKOFF};
 pub const STATUS_RETRIES: u32 = 5;
 
 impl Lab {
-    /// One kubelet sync of one pod: create what is missing, tear down what is deleted.
-    pub fn sync_pod(&mut self, key: &(String, String)) {
+    /// One kubelet sync of one pod: tear down what is deleted; otherwise wait for and mount
+    /// the volumes, then ask the runtime for the sandbox (network), then start the
+    /// containers. Returns true when anything changed.
+    ///
+    /// The order is the real kubelet's (`SyncPod`: `WaitForAttachAndMount` comes before
+    /// `containerRuntime.SyncPod`, which creates the sandbox and runs CNI ADD). Chapter 7's
+    /// Python mini sets up the network first; the lessons say so.
+    pub fn sync_pod(&mut self, key: &(String, String)) -> bool {
         let Some(pod) = self.cluster.pods.get(key).cloned() else {
             self.pod_work.remove(key);
-            return;
+            return false;
         };
-        let pod_key = pod.key();
         if pod.metadata.deletion_tick.is_some() {
-            self.kill_pod(key, &pod);
-            return;
+            return self.kill_pod(key, &pod);
+        }
+        if pod.status.phase == "Running" {
+            // Running pods only need attention when a resize waits for the node.
+            return self.mount_pod_volumes(&pod).unwrap_or_default();
         }
         let node_name = pod.spec.node_name.clone();
+        let actor = format!("kubelet({node_name})");
+        let work = self.pod_work.entry(key.clone()).or_default();
+        if work.retry_at > self.clock {
+            return false;
+        }
+        if !pod.spec.volumes.is_empty() {
+            match self.mount_pod_volumes(&pod) {
+                Ok(_) => {}
+                Err(crate::kubelet::volumes::MountWait::Waiting(reason, msg)) => {
+                    let first = self.pod_work.get(key).is_none_or(|w| w.last_error != msg);
+                    if first {
+                        let from = if reason == "FailedScheduling" {
+                            "default-scheduler"
+                        } else {
+                            actor.as_str()
+                        };
+                        self.object_event(from, reason, reason, msg.clone(), &pod, Level::Warning);
+                        if let Some(w) = self.pod_work.get_mut(key) {
+                            w.last_error = msg;
+                        }
+                        self.mark_container_creating(key, &actor);
+                    }
+                    return first;
+                }
+                Err(crate::kubelet::volumes::MountWait::Failed(msg)) => {
+                    self.object_event(
+                        &actor,
+                        "FailedMount",
+                        "FailedMount",
+                        msg.clone(),
+                        &pod,
+                        Level::Warning,
+                    );
+                    let retry_at = self.clock + SYNC_BACKOFF;
+                    if let Some(w) = self.pod_work.get_mut(key) {
+                        w.retry_at = retry_at;
+                        w.last_error = msg;
+                    }
+                    self.mark_container_creating(key, &actor);
+                    self.log(
+                        actor,
+                        "backoff",
+                        format!(
+                            "pod/{} retries its mounts at t={retry_at}s (`tick {SYNC_BACKOFF}`)",
+                            pod.name()
+                        ),
+                    );
+                    return true;
+                }
+            }
+        }
         let has_sandbox = self
             .nodes
             .get(&node_name)
-            .is_some_and(|n| n.sandboxes.contains_key(&pod_key));
-        if has_sandbox {
-            return;
-        }
-        let work = self.pod_work.entry(key.clone()).or_default();
-        if work.retry_at > self.clock {
-            return;
-        }
-        work.attempts += 1;
-        let attempt = work.attempts;
-        match self.run_pod_sandbox(&pod, attempt) {
-            Ok(ip) => {
-                self.pod_work.insert(key.clone(), PodWork::default());
-                let actor = format!("kubelet({node_name})");
-                self.object_event(
-                    &actor,
-                    "Started",
-                    "Started",
-                    format!("Started container {}", container_name(&pod)),
-                    &pod,
-                    Level::Normal,
-                );
-                let host_ip = self
-                    .cluster
-                    .nodes
-                    .get(&(String::new(), node_name.clone()))
-                    .and_then(|n| n.status.internal_ip())
-                    .unwrap_or_default()
-                    .to_string();
-                let ip2 = ip.clone();
-                let written = self.write_pod_status(key, &actor, move |p| {
-                    p.status.phase = "Running".into();
-                    p.status.reason.clear();
-                    p.status.host_ip = host_ip.clone();
-                    p.status.pod_ip = ip2.clone();
-                    p.status.pod_ips = vec![PodIp { ip: ip2.clone() }];
-                    p.status.conditions = ready_conditions(true);
-                });
-                if written.is_ok() {
-                    self.log(
-                        actor,
-                        "status",
-                        format!("pod/{} podIP={ip} phase=Running", pod.name()),
-                    );
-                }
-            }
-            Err(message) => {
-                let actor = format!("kubelet({node_name})");
+            .is_some_and(|n| n.sandboxes.contains_key(&pod.key()));
+        if !has_sandbox {
+            let attempt = {
+                let w = self.pod_work.entry(key.clone()).or_default();
+                w.attempts += 1;
+                w.attempts
+            };
+            if let Err(message) = self.run_pod_sandbox(&pod, attempt) {
                 self.object_event(
                     &actor,
                     "FailedCreatePodSandBox",
@@ -92,11 +112,7 @@ impl Lab {
                     w.retry_at = retry_at;
                     w.last_error = message;
                 }
-                let _ = self.write_pod_status(key, &actor, |p| {
-                    p.status.phase = "Pending".into();
-                    p.status.reason = "ContainerCreating".into();
-                    p.status.conditions = ready_conditions(false);
-                });
+                self.mark_container_creating(key, &actor);
                 self.log(
                     actor,
                     "backoff",
@@ -105,7 +121,62 @@ impl Lab {
                         pod.name()
                     ),
                 );
+                return true;
             }
+        }
+        let ip = self
+            .nodes
+            .get(&node_name)
+            .and_then(|n| n.sandboxes.get(&pod.key()))
+            .map(|s| s.ip.clone())
+            .unwrap_or_default();
+        self.pod_work.insert(key.clone(), PodWork::default());
+        self.object_event(
+            &actor,
+            "Started",
+            "Started",
+            format!("Started container {}", container_name(&pod)),
+            &pod,
+            Level::Normal,
+        );
+        let host_ip = self
+            .cluster
+            .nodes
+            .get(&(String::new(), node_name.clone()))
+            .and_then(|n| n.status.internal_ip())
+            .unwrap_or_default()
+            .to_string();
+        let ip2 = ip.clone();
+        let written = self.write_pod_status(key, &actor, move |p| {
+            p.status.phase = "Running".into();
+            p.status.reason.clear();
+            p.status.host_ip = host_ip.clone();
+            p.status.pod_ip = ip2.clone();
+            p.status.pod_ips = vec![PodIp { ip: ip2.clone() }];
+            p.status.conditions = ready_conditions(true);
+        });
+        if written.is_ok() {
+            self.log(
+                actor,
+                "status",
+                format!("pod/{} podIP={ip} phase=Running", pod.name()),
+            );
+        }
+        true
+    }
+
+    fn mark_container_creating(&mut self, key: &(String, String), actor: &str) {
+        let already = self
+            .cluster
+            .pods
+            .get(key)
+            .is_some_and(|p| p.status.reason == "ContainerCreating");
+        if !already {
+            let _ = self.write_pod_status(key, actor, |p| {
+                p.status.phase = "Pending".into();
+                p.status.reason = "ContainerCreating".into();
+                p.status.conditions = ready_conditions(false);
+            });
         }
     }
 
@@ -140,15 +211,35 @@ impl Lab {
         }))
     }
 
-    /// kubelet's killPod followed by the final delete: stop containers, StopPodSandbox
-    /// (CNI DEL), remove the sandbox, then the pod object is removed.
-    fn kill_pod(&mut self, key: &(String, String), pod: &Object<PodSpec>) {
+    /// kubelet's killPod and the final delete: stop the containers, StopPodSandbox (CNI
+    /// DEL, netns removed), unmount the volumes (NodeUnpublish, NodeUnstage when no other pod
+    /// on the node uses them), then the pod object is removed. The attach/detach controller
+    /// detaches afterwards.
+    fn kill_pod(&mut self, key: &(String, String), pod: &Object<PodSpec>) -> bool {
+        let work = self.pod_work.entry(key.clone()).or_default();
+        if work.retry_at > self.clock {
+            return false;
+        }
         let node_name = pod.spec.node_name.clone();
         let actor = format!("kubelet({node_name})");
         let had_sandbox = self
             .nodes
             .get(&node_name)
             .is_some_and(|n| n.sandboxes.contains_key(&pod.key()));
+        let fail = |lab: &mut Lab, message: String| {
+            lab.object_event(
+                &actor,
+                "FailedKillPod",
+                "FailedKillPod",
+                format!("error killing pod: {message}"),
+                pod,
+                Level::Warning,
+            );
+            let retry_at = lab.clock + SYNC_BACKOFF;
+            let w = lab.pod_work.entry(key.clone()).or_default();
+            w.retry_at = retry_at;
+            w.last_error = message;
+        };
         if had_sandbox {
             self.object_event(
                 &actor,
@@ -159,25 +250,19 @@ impl Lab {
                 Level::Normal,
             );
             if let Err(message) = self.stop_pod_sandbox(pod) {
-                self.object_event(
-                    &actor,
-                    "FailedKillPod",
-                    "FailedKillPod",
-                    format!("error killing pod: {message}"),
-                    pod,
-                    Level::Warning,
-                );
-                let retry_at = self.clock + SYNC_BACKOFF;
-                let w = self.pod_work.entry(key.clone()).or_default();
-                w.retry_at = retry_at;
-                w.last_error = message;
-                return;
+                fail(self, message);
+                return true;
             }
+        }
+        if let Err(message) = self.unmount_pod_volumes(pod) {
+            fail(self, message);
+            return true;
         }
         if self.cluster.pods().delete(&key.0, &key.1).is_ok() {
             self.pod_work.remove(key);
             self.log("apiserver", "delete", format!("pod/{} removed", pod.name()));
         }
+        true
     }
 
     /// Record a call-log entry that is also a Kubernetes event on an object.

@@ -64,7 +64,7 @@ impl Lab {
         let registry = self.registry.clone();
         let wire = &mut self.wire;
         let mut record = |c| {
-            wire.push(c);
+            wire.push(crate::engine::wire::WireRecord::Cni(c));
         };
         let mut inv = Invoker {
             registry: &registry,
@@ -150,7 +150,7 @@ impl Lab {
                 let registry = self.registry.clone();
                 let wire = &mut self.wire;
                 let mut record = |c| {
-                    wire.push(c);
+                    wire.push(crate::engine::wire::WireRecord::Cni(c));
                 };
                 let mut inv = Invoker {
                     registry: &registry,
@@ -188,19 +188,23 @@ impl Lab {
 
     /// One call-log line per plugin execution in the wire range.
     pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
+        use crate::engine::wire::WireRecord;
         let lines: Vec<(String, String, bool)> = (first..last)
             .filter_map(|seq| self.wire.get(seq).map(|c| (seq, c)))
-            .map(|(seq, c)| {
-                let indent = if c.depth > 0 { "  " } else { "" };
-                (
-                    format!("{indent}{}", c.plugin_type),
-                    format!(
-                        "{} #{seq}: {}",
-                        c.env.cmd().as_str(),
-                        views::wire_summary(c)
-                    ),
-                    c.reply.is_err(),
-                )
+            .filter_map(|(seq, rec)| match rec {
+                WireRecord::Cni(c) => {
+                    let indent = if c.depth > 0 { "  " } else { "" };
+                    Some((
+                        format!("{indent}{}", c.plugin_type),
+                        format!(
+                            "{} #{seq}: {}",
+                            c.env.cmd().as_str(),
+                            views::wire_summary(c)
+                        ),
+                        c.reply.is_err(),
+                    ))
+                }
+                WireRecord::Csi(_) => None,
             })
             .collect();
         for (actor, detail, failed) in lines {

@@ -1,0 +1,64 @@
+//! How the sidecars, kubelet and the learner call the CSI driver: every RPC goes through
+//! [`Lab::csi_call`], which records it on the wire (request, response or status) and in the
+//! call log with the caller's name.
+
+use super::Lab;
+use super::log::{CallEvent, Level};
+use super::wire::{CsiCall, WireMessage, WireRecord};
+use crate::csi::{Driver, Status};
+use std::sync::Arc;
+
+impl Lab {
+    /// Call one RPC on the driver as `caller`; `node` names the node plugin for Node RPCs.
+    pub fn csi_call<Req, Resp>(
+        &mut self,
+        caller: &str,
+        node: Option<&str>,
+        rpc: &'static str,
+        req: Req,
+        call: impl FnOnce(&mut Driver, Req) -> Result<Resp, Status>,
+    ) -> Result<Resp, Status>
+    where
+        Req: WireMessage + Clone + 'static,
+        Resp: WireMessage + Clone + 'static,
+    {
+        let service = crate::csi::resolve(rpc)
+            .map(|(s, _)| s)
+            .unwrap_or(crate::csi::Service::Controller);
+        self.driver.set_clock(self.clock as i64);
+        let request: Arc<dyn WireMessage> = Arc::new(req.clone());
+        let result = call(&mut self.driver, req);
+        let reply = match &result {
+            Ok(resp) => Ok(Arc::new(resp.clone()) as Arc<dyn WireMessage>),
+            Err(s) => Err(s.clone()),
+        };
+        let record = CsiCall {
+            caller: caller.to_string(),
+            node: node.map(str::to_string),
+            service,
+            rpc,
+            request,
+            reply,
+        };
+        let subject = super::views::csi_subject(&record);
+        let summary = super::views::csi_summary(&record);
+        let failed = record.reply.is_err();
+        let seq = self.wire.push(WireRecord::Csi(record));
+        self.log_event(CallEvent {
+            seq: 0,
+            tick: self.clock,
+            actor: caller.to_string(),
+            action: rpc.to_string(),
+            detail: format!("#{seq} {subject}: {summary}"),
+            level: if failed {
+                Level::Warning
+            } else {
+                Level::Normal
+            },
+            reason: None,
+            object: None,
+            wire: Some((seq, seq)),
+        });
+        result
+    }
+}

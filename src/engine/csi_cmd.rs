@@ -1,0 +1,529 @@
+//! Raw CSI commands: the learner plays a sidecar or kubelet and sends one RPC. Output is
+//! the response in protojson form (csi.proto field names), or the gRPC status.
+
+use super::quantity::parse_bytes;
+use super::wire::WireMessage;
+use super::{Lab, LabError};
+use crate::command::grammar::CsiCmd;
+use crate::csi::types::*;
+use crate::csi::{K8sAccessMode, Status};
+use crate::render::{Line, Outcome, Role};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+const YOU: &str = "you";
+
+/// An access mode by CSI name (`SINGLE_NODE_WRITER`) or Kubernetes short name (`RWO`).
+fn access_mode(text: &str) -> Result<AccessModeType, LabError> {
+    if let Some(m) = AccessModeType::from_name(&text.to_ascii_uppercase()) {
+        return Ok(m);
+    }
+    if let Some(k) = K8sAccessMode::parse(text) {
+        return crate::csi::to_csi_access_mode(&[k], false).map_err(LabError::msg);
+    }
+    let names: Vec<&str> = AccessModeType::ALL.iter().map(|m| m.name()).collect();
+    Err(LabError::msg(format!(
+        "unknown access mode {text:?}: expected one of {} (or RWO, ROX, RWX, RWOP)",
+        names.join(", ")
+    )))
+}
+
+fn capability(access: &str, block: bool) -> Result<VolumeCapability, LabError> {
+    let mode = access_mode(access)?;
+    Ok(if block {
+        VolumeCapability::block(mode)
+    } else {
+        VolumeCapability::mount(mode, "ext4")
+    })
+}
+
+fn size(text: &str) -> Result<i64, LabError> {
+    parse_bytes(text).map_err(LabError::msg)
+}
+
+/// The response as the command prints it, or the status as an error.
+fn reply<R: WireMessage>(rpc: &str, r: Result<R, Status>) -> Result<Outcome, LabError> {
+    match r {
+        Ok(resp) => {
+            let mut out = Outcome::empty();
+            out.block(&crate::cni::types::to_go_json(&resp.to_json()), Role::Json);
+            Ok(out)
+        }
+        Err(s) => {
+            let mut out = Outcome::empty();
+            out.block(&crate::cni::types::to_go_json(&s), Role::Json);
+            Err(LabError::with_output(
+                format!(
+                    "CSI {} ({}) from {rpc}: {}",
+                    s.code.name(),
+                    s.code.number(),
+                    s.message
+                ),
+                out,
+            ))
+        }
+    }
+}
+
+impl Lab {
+    fn default_staging(&self, id: &str) -> String {
+        crate::kubelet::volumes::staging_path(id)
+    }
+
+    /// Dispatch `csi …`.
+    pub fn csi(&mut self, cmd: CsiCmd) -> Result<Outcome, LabError> {
+        match cmd {
+            CsiCmd::GetPluginInfo => {
+                let r = self.csi_call(
+                    YOU,
+                    None,
+                    "GetPluginInfo",
+                    GetPluginInfoRequest::default(),
+                    |d, r| d.get_plugin_info(r),
+                );
+                reply("GetPluginInfo", r)
+            }
+            CsiCmd::GetPluginCapabilities => {
+                let r = self.csi_call(
+                    YOU,
+                    None,
+                    "GetPluginCapabilities",
+                    GetPluginCapabilitiesRequest::default(),
+                    |d, r| d.get_plugin_capabilities(r),
+                );
+                reply("GetPluginCapabilities", r)
+            }
+            CsiCmd::Probe => {
+                let r = self.csi_call(YOU, None, "Probe", ProbeRequest::default(), |d, r| {
+                    d.probe(r)
+                });
+                reply("Probe", r)
+            }
+            CsiCmd::ControllerGetCapabilities => {
+                let r = self.csi_call(
+                    YOU,
+                    None,
+                    "ControllerGetCapabilities",
+                    ControllerGetCapabilitiesRequest::default(),
+                    |d, r| d.controller_get_capabilities(r),
+                );
+                reply("ControllerGetCapabilities", r)
+            }
+            CsiCmd::CreateVolume {
+                name,
+                size: sz,
+                access,
+                block,
+                params,
+                from_snapshot,
+                from_volume,
+                node,
+            } => {
+                let mut parameters = BTreeMap::new();
+                for p in &params {
+                    let (k, v) = p.split_once('=').ok_or_else(|| {
+                        LabError::msg(format!("invalid parameter {p:?}: expected KEY=VALUE"))
+                    })?;
+                    parameters.insert(k.to_string(), v.to_string());
+                }
+                let capacity_range = match &sz {
+                    Some(s) => Some(CapacityRange {
+                        required_bytes: size(s)?,
+                        limit_bytes: 0,
+                    }),
+                    None => None,
+                };
+                let volume_content_source = match (from_snapshot, from_volume) {
+                    (Some(_), Some(_)) => {
+                        return Err(LabError::msg(
+                            "--from-snapshot and --from-volume are exclusive (volume_content_source is a oneof)",
+                        ));
+                    }
+                    (Some(s), None) => Some(VolumeContentSource {
+                        snapshot: Some(SnapshotSource { snapshot_id: s }),
+                        volume: None,
+                    }),
+                    (None, Some(v)) => Some(VolumeContentSource {
+                        snapshot: None,
+                        volume: Some(VolumeSource { volume_id: v }),
+                    }),
+                    (None, None) => None,
+                };
+                let accessibility_requirements = match node {
+                    Some(n) => {
+                        let seg = self
+                            .driver
+                            .nodes()
+                            .find(|x| x.node_id == n)
+                            .map(|x| x.segments.clone())
+                            .unwrap_or_else(|| {
+                                BTreeMap::from([(
+                                    crate::csi::TOPOLOGY_KEY_NODE.to_string(),
+                                    n.clone(),
+                                )])
+                            });
+                        let t = Topology { segments: seg };
+                        Some(TopologyRequirement {
+                            requisite: vec![t.clone()],
+                            preferred: vec![t],
+                        })
+                    }
+                    None => None,
+                };
+                let req = CreateVolumeRequest {
+                    name,
+                    capacity_range,
+                    volume_capabilities: vec![capability(&access, block)?],
+                    parameters,
+                    volume_content_source,
+                    accessibility_requirements,
+                    ..Default::default()
+                };
+                let r = self.csi_call(YOU, None, "CreateVolume", req, |d, r| d.create_volume(r));
+                reply("CreateVolume", r)
+            }
+            CsiCmd::DeleteVolume { id } => {
+                let req = DeleteVolumeRequest {
+                    volume_id: id,
+                    ..Default::default()
+                };
+                let r = self.csi_call(YOU, None, "DeleteVolume", req, |d, r| d.delete_volume(r));
+                reply("DeleteVolume", r)
+            }
+            CsiCmd::ControllerPublish {
+                id,
+                node,
+                readonly,
+                access,
+            } => {
+                let req = ControllerPublishVolumeRequest {
+                    volume_id: id,
+                    node_id: node,
+                    volume_capability: Some(capability(&access, false)?),
+                    readonly,
+                    ..Default::default()
+                };
+                let r = self.csi_call(YOU, None, "ControllerPublishVolume", req, |d, r| {
+                    d.controller_publish_volume(r)
+                });
+                reply("ControllerPublishVolume", r)
+            }
+            CsiCmd::ControllerUnpublish { id, node } => {
+                let req = ControllerUnpublishVolumeRequest {
+                    volume_id: id,
+                    node_id: node,
+                    ..Default::default()
+                };
+                let r = self.csi_call(YOU, None, "ControllerUnpublishVolume", req, |d, r| {
+                    d.controller_unpublish_volume(r)
+                });
+                reply("ControllerUnpublishVolume", r)
+            }
+            CsiCmd::ValidateVolumeCapabilities { id, access } => {
+                let req = ValidateVolumeCapabilitiesRequest {
+                    volume_id: id,
+                    volume_capabilities: vec![capability(&access, false)?],
+                    ..Default::default()
+                };
+                let r = self.csi_call(YOU, None, "ValidateVolumeCapabilities", req, |d, r| {
+                    d.validate_volume_capabilities(r)
+                });
+                reply("ValidateVolumeCapabilities", r)
+            }
+            CsiCmd::ListVolumes {
+                max_entries,
+                starting_token,
+            } => {
+                let req = ListVolumesRequest {
+                    max_entries,
+                    starting_token,
+                };
+                let r = self.csi_call(YOU, None, "ListVolumes", req, |d, r| d.list_volumes(r));
+                reply("ListVolumes", r)
+            }
+            CsiCmd::ControllerGetVolume { id } => {
+                let req = ControllerGetVolumeRequest { volume_id: id };
+                let r = self.csi_call(YOU, None, "ControllerGetVolume", req, |d, r| {
+                    d.controller_get_volume(r)
+                });
+                reply("ControllerGetVolume", r)
+            }
+            CsiCmd::GetCapacity => {
+                let r = self.csi_call(
+                    YOU,
+                    None,
+                    "GetCapacity",
+                    GetCapacityRequest::default(),
+                    |d, r| d.get_capacity(r),
+                );
+                reply("GetCapacity", r)
+            }
+            CsiCmd::CreateSnapshot { name, volume } => {
+                let req = CreateSnapshotRequest {
+                    source_volume_id: volume,
+                    name,
+                    ..Default::default()
+                };
+                let r = self.csi_call(YOU, None, "CreateSnapshot", req, |d, r| {
+                    d.create_snapshot(r)
+                });
+                reply("CreateSnapshot", r)
+            }
+            CsiCmd::DeleteSnapshot { id } => {
+                let req = DeleteSnapshotRequest {
+                    snapshot_id: id,
+                    ..Default::default()
+                };
+                let r = self.csi_call(YOU, None, "DeleteSnapshot", req, |d, r| {
+                    d.delete_snapshot(r)
+                });
+                reply("DeleteSnapshot", r)
+            }
+            CsiCmd::ListSnapshots {
+                snapshot_id,
+                source_volume_id,
+                max_entries,
+                starting_token,
+            } => {
+                let req = ListSnapshotsRequest {
+                    max_entries,
+                    starting_token,
+                    source_volume_id,
+                    snapshot_id,
+                    ..Default::default()
+                };
+                let r = self.csi_call(YOU, None, "ListSnapshots", req, |d, r| d.list_snapshots(r));
+                reply("ListSnapshots", r)
+            }
+            CsiCmd::ControllerExpand { id, size: sz } => {
+                let req = ControllerExpandVolumeRequest {
+                    volume_id: id,
+                    capacity_range: Some(CapacityRange {
+                        required_bytes: size(&sz)?,
+                        limit_bytes: 0,
+                    }),
+                    volume_capability: Some(capability("SINGLE_NODE_WRITER", false)?),
+                    ..Default::default()
+                };
+                let r = self.csi_call(YOU, None, "ControllerExpandVolume", req, |d, r| {
+                    d.controller_expand_volume(r)
+                });
+                reply("ControllerExpandVolume", r)
+            }
+            CsiCmd::NodeStage {
+                id,
+                node,
+                staging,
+                access,
+            } => {
+                let staging_target_path = staging.unwrap_or_else(|| self.default_staging(&id));
+                let req = NodeStageVolumeRequest {
+                    volume_id: id,
+                    staging_target_path,
+                    volume_capability: Some(capability(&access, false)?),
+                    ..Default::default()
+                };
+                let n = node.clone();
+                let r = self.csi_call(YOU, Some(&node), "NodeStageVolume", req, |d, r| {
+                    d.node(&n)?.node_stage_volume(r)
+                });
+                reply("NodeStageVolume", r)
+            }
+            CsiCmd::NodeUnstage { id, node, staging } => {
+                let staging_target_path = staging.unwrap_or_else(|| self.default_staging(&id));
+                let req = NodeUnstageVolumeRequest {
+                    volume_id: id,
+                    staging_target_path,
+                };
+                let n = node.clone();
+                let r = self.csi_call(YOU, Some(&node), "NodeUnstageVolume", req, |d, r| {
+                    d.node(&n)?.node_unstage_volume(r)
+                });
+                reply("NodeUnstageVolume", r)
+            }
+            CsiCmd::NodePublish {
+                id,
+                node,
+                target,
+                staging,
+                readonly,
+                access,
+            } => {
+                let staging_target_path = staging.unwrap_or_else(|| self.default_staging(&id));
+                let req = NodePublishVolumeRequest {
+                    volume_id: id,
+                    staging_target_path,
+                    target_path: target,
+                    volume_capability: Some(capability(&access, false)?),
+                    readonly,
+                    ..Default::default()
+                };
+                let n = node.clone();
+                let r = self.csi_call(YOU, Some(&node), "NodePublishVolume", req, |d, r| {
+                    d.node(&n)?.node_publish_volume(r)
+                });
+                reply("NodePublishVolume", r)
+            }
+            CsiCmd::NodeUnpublish { id, node, target } => {
+                let req = NodeUnpublishVolumeRequest {
+                    volume_id: id,
+                    target_path: target,
+                };
+                let n = node.clone();
+                let r = self.csi_call(YOU, Some(&node), "NodeUnpublishVolume", req, |d, r| {
+                    d.node(&n)?.node_unpublish_volume(r)
+                });
+                reply("NodeUnpublishVolume", r)
+            }
+            CsiCmd::NodeExpand {
+                id,
+                node,
+                path,
+                size: sz,
+            } => {
+                let capacity_range = match sz {
+                    Some(s) => Some(CapacityRange {
+                        required_bytes: size(&s)?,
+                        limit_bytes: 0,
+                    }),
+                    None => self.driver.volume(&id).map(|v| CapacityRange {
+                        required_bytes: v.capacity_bytes,
+                        limit_bytes: 0,
+                    }),
+                };
+                let req = NodeExpandVolumeRequest {
+                    volume_id: id,
+                    volume_path: path,
+                    capacity_range,
+                    ..Default::default()
+                };
+                let n = node.clone();
+                let r = self.csi_call(YOU, Some(&node), "NodeExpandVolume", req, |d, r| {
+                    d.node(&n)?.node_expand_volume(r)
+                });
+                reply("NodeExpandVolume", r)
+            }
+            CsiCmd::NodeGetInfo { node } => {
+                let n = node.clone();
+                let r = self.csi_call(
+                    YOU,
+                    Some(&node),
+                    "NodeGetInfo",
+                    NodeGetInfoRequest::default(),
+                    |d, r| d.node(&n)?.node_get_info(r),
+                );
+                reply("NodeGetInfo", r)
+            }
+            CsiCmd::NodeGetCapabilities { node } => {
+                let n = node.clone();
+                let r = self.csi_call(
+                    YOU,
+                    Some(&node),
+                    "NodeGetCapabilities",
+                    NodeGetCapabilitiesRequest::default(),
+                    |d, r| d.node(&n)?.node_get_capabilities(r),
+                );
+                reply("NodeGetCapabilities", r)
+            }
+            CsiCmd::NodeGetVolumeStats { id, node, path } => {
+                let req = NodeGetVolumeStatsRequest {
+                    volume_id: id,
+                    volume_path: path,
+                    ..Default::default()
+                };
+                let n = node.clone();
+                let r = self.csi_call(YOU, Some(&node), "NodeGetVolumeStats", req, |d, r| {
+                    d.node(&n)?.node_get_volume_stats(r)
+                });
+                reply("NodeGetVolumeStats", r)
+            }
+            CsiCmd::Call { rpc, request, node } => {
+                let req: Value = serde_json::from_str(&request).map_err(|e| {
+                    LabError::msg(format!(
+                        "the request is not JSON ({e}); give a protojson object with csi.proto field names, e.g. '{{\"volume_id\": \"vol-1\"}}'"
+                    ))
+                })?;
+                let (_, method) = crate::csi::resolve(&rpc).map_err(|s| {
+                    LabError::msg(format!(
+                        "CSI {} ({}): {}",
+                        s.code.name(),
+                        s.code.number(),
+                        s.message
+                    ))
+                })?;
+                let n = node.clone();
+                let r = self.csi_call(YOU, node.as_deref(), method, req, |d, r| {
+                    d.call(n.as_deref(), method, &r)
+                });
+                reply(method, r)
+            }
+        }
+    }
+
+    /// `show volumes [NODE]`: every claim's path from PVC to publish targets.
+    pub fn show_volumes(&self, node: Option<&str>) -> Result<Outcome, LabError> {
+        let rows = crate::storage::view::volume_rows(self);
+        let mut out = Outcome::empty();
+        if rows.is_empty() {
+            out.line(Line::styled(
+                "No volumes yet — try `pvc create data --size 1Gi` and `pod create web --node node-1 --pvc data`",
+                Role::Dim,
+            ));
+            return Ok(out);
+        }
+        for r in rows {
+            if node.is_some_and(|n| r.node.as_deref() != Some(n)) {
+                continue;
+            }
+            out.line(
+                Line::new()
+                    .push(format!("pvc/{}", r.pvc), Role::Name)
+                    .push(
+                        format!(" {}", r.pvc_phase),
+                        if r.pvc_phase == "Bound" {
+                            Role::Good
+                        } else {
+                            Role::Warn
+                        },
+                    )
+                    .push(
+                        format!(
+                            " → pv {} → volume {} {}",
+                            r.pv.as_deref().unwrap_or("-"),
+                            r.volume_id.as_deref().unwrap_or("-"),
+                            r.size
+                        ),
+                        Role::Plain,
+                    ),
+            );
+            if r.nodes.is_empty() {
+                out.line(Line::styled(
+                    "    CREATED (not attached to any node)".to_string(),
+                    Role::Dim,
+                ));
+            }
+            for n in &r.nodes {
+                out.line(
+                    Line::new()
+                        .push(format!("    {:<8}", n.node), Role::Name)
+                        .push(format!("{:<11}", n.state), Role::Good)
+                        .push(
+                            format!(
+                                " va {} attached={}",
+                                n.attachment.as_deref().unwrap_or("-"),
+                                n.attached
+                            ),
+                            Role::Dim,
+                        ),
+                );
+                if let Some(s) = &n.staging {
+                    out.line(Line::styled(format!("      staged    {s}"), Role::Plain));
+                }
+                for t in &n.targets {
+                    out.line(Line::styled(format!("      published {t}"), Role::Plain));
+                }
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,544 @@
+//! `sc`, `pvc` and `snapshot`: the API side of storage. The controllers in
+//! `crate::storage` and the kubelets do the rest.
+
+use super::quantity::{format_bytes, parse_bytes};
+use super::validate;
+use super::{Lab, LabError};
+use crate::cluster::{
+    CsiDriverSpec, Object, PvcSpec, Resources, StorageClassSpec, TopologyRequirement,
+    TopologySelectorTerm, TypedLocalObjectReference, VolumeSnapshotSource, VolumeSnapshotSpec,
+};
+use crate::command::grammar::{PvcCmd, PvcCreateArgs, ScCmd, SnapshotCmd};
+use crate::csi::K8sAccessMode;
+use crate::render::{Line, Outcome, Role, Table};
+use crate::storage::{DEFAULT_CLASS, DRIVER, PVC_PROTECTION, SNAPSHOT_CLASS, STORAGE_PROVISIONER};
+use std::collections::BTreeMap;
+
+fn created(what: String) -> Outcome {
+    let mut out = Outcome::empty();
+    out.line(
+        Line::new()
+            .push(what, Role::Name)
+            .push(" created", Role::Good),
+    );
+    out
+}
+
+impl Lab {
+    /// The CSIDriver object and the two StorageClasses of the default cluster.
+    pub fn install_storage_defaults(&mut self) {
+        let clock = self.clock;
+        let driver = Object::new(
+            DRIVER,
+            "",
+            CsiDriverSpec {
+                attach_required: true,
+                pod_info_on_mount: true,
+                volume_lifecycle_modes: vec!["Persistent".into()],
+                storage_capacity: false,
+                fs_group_policy: "File".into(),
+            },
+        );
+        let _ = self.cluster.csi_drivers().create(driver, clock);
+        for (name, binding, default) in [
+            ("standard", "Immediate", true),
+            ("local-wffc", "WaitForFirstConsumer", false),
+        ] {
+            let mut sc = Object::new(
+                name,
+                "",
+                StorageClassSpec {
+                    provisioner: DRIVER.into(),
+                    parameters: BTreeMap::new(),
+                    reclaim_policy: "Delete".into(),
+                    volume_binding_mode: binding.into(),
+                    allow_volume_expansion: true,
+                    allowed_topologies: Vec::new(),
+                },
+            );
+            if default {
+                sc.metadata
+                    .annotations
+                    .insert(DEFAULT_CLASS.into(), "true".into());
+            }
+            let _ = self.cluster.storage_classes().create(sc, clock);
+        }
+    }
+
+    /// Dispatch `sc …`.
+    pub fn sc(&mut self, cmd: ScCmd) -> Result<Outcome, LabError> {
+        match cmd {
+            ScCmd::Create {
+                name,
+                provisioner,
+                reclaim,
+                binding,
+                params,
+                no_expansion,
+                zones,
+                default,
+            } => {
+                validate::object_name("storageclass", &name).map_err(LabError::msg)?;
+                if !matches!(reclaim.as_str(), "Delete" | "Retain") {
+                    return Err(LabError::msg(format!(
+                        "StorageClass.storage.k8s.io \"{name}\" is invalid: reclaimPolicy: Unsupported value: \"{reclaim}\": supported values: \"Delete\", \"Retain\""
+                    )));
+                }
+                if !matches!(binding.as_str(), "Immediate" | "WaitForFirstConsumer") {
+                    return Err(LabError::msg(format!(
+                        "StorageClass.storage.k8s.io \"{name}\" is invalid: volumeBindingMode: Unsupported value: \"{binding}\": supported values: \"Immediate\", \"WaitForFirstConsumer\""
+                    )));
+                }
+                let mut parameters = BTreeMap::new();
+                for p in &params {
+                    let (k, v) = p.split_once('=').ok_or_else(|| {
+                        LabError::msg(format!("invalid parameter {p:?}: expected KEY=VALUE"))
+                    })?;
+                    parameters.insert(k.to_string(), v.to_string());
+                }
+                let allowed_topologies = match zones {
+                    Some(z) => vec![TopologySelectorTerm {
+                        match_label_expressions: vec![TopologyRequirement {
+                            key: crate::csi::TOPOLOGY_KEY_ZONE.into(),
+                            values: z.split(',').map(|s| s.trim().to_string()).collect(),
+                        }],
+                    }],
+                    None => Vec::new(),
+                };
+                let mut sc = Object::new(
+                    &name,
+                    "",
+                    StorageClassSpec {
+                        provisioner,
+                        parameters,
+                        reclaim_policy: reclaim,
+                        volume_binding_mode: binding,
+                        allow_volume_expansion: !no_expansion,
+                        allowed_topologies,
+                    },
+                );
+                if default {
+                    sc.metadata
+                        .annotations
+                        .insert(DEFAULT_CLASS.into(), "true".into());
+                }
+                let clock = self.clock;
+                self.cluster.storage_classes().create(sc, clock)?;
+                Ok(created(format!("storageclass.storage.k8s.io/{name}")))
+            }
+            ScCmd::Delete { name } => {
+                self.cluster.storage_classes().delete("", &name)?;
+                let mut out = Outcome::empty();
+                out.line(
+                    Line::new()
+                        .push(
+                            format!("storageclass.storage.k8s.io \"{name}\""),
+                            Role::Name,
+                        )
+                        .push(" deleted", Role::Good),
+                );
+                Ok(out)
+            }
+            ScCmd::List => Ok(self.sc_table()),
+        }
+    }
+
+    /// `sc list` / `get sc`.
+    pub fn sc_table(&self) -> Outcome {
+        let mut t = Table::new(&[
+            "NAME",
+            "PROVISIONER",
+            "RECLAIMPOLICY",
+            "VOLUMEBINDINGMODE",
+            "ALLOWVOLUMEEXPANSION",
+            "AGE",
+        ]);
+        for sc in self.cluster.storage_classes.values() {
+            let name = if sc
+                .metadata
+                .annotations
+                .get(DEFAULT_CLASS)
+                .is_some_and(|v| v == "true")
+            {
+                format!("{} (default)", sc.name())
+            } else {
+                sc.name().to_string()
+            };
+            t.row([
+                name,
+                sc.spec.provisioner.clone(),
+                sc.spec.reclaim_policy.clone(),
+                sc.spec.volume_binding_mode.clone(),
+                sc.spec.allow_volume_expansion.to_string(),
+                super::views::age(self.clock, sc.metadata.creation_tick),
+            ]);
+        }
+        table_or(t, "No resources found")
+    }
+
+    /// Dispatch `pvc …`.
+    pub fn pvc(&mut self, cmd: PvcCmd) -> Result<Outcome, LabError> {
+        match cmd {
+            PvcCmd::Create(a) => self.pvc_create(&a),
+            PvcCmd::Bind { name, ns } => {
+                self.cluster.pvcs().get(&ns, &name)?;
+                let mut changed = true;
+                let mut passes = 0;
+                while changed && passes < super::MAX_PASSES {
+                    changed = self.schedule_wffc_claims();
+                    changed |= self.run_provisioner();
+                    changed |= self.run_binder();
+                    passes += 1;
+                }
+                let pvc = self.cluster.pvcs().get(&ns, &name)?.clone();
+                let mut out = Outcome::empty();
+                out.line(Line::styled(
+                    format!(
+                        "persistentvolumeclaim/{name} {}{}",
+                        pvc.status.phase,
+                        if pvc.spec.volume_name.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" → {}", pvc.spec.volume_name)
+                        }
+                    ),
+                    if pvc.status.phase == "Bound" {
+                        Role::Good
+                    } else {
+                        Role::Warn
+                    },
+                ));
+                Ok(out)
+            }
+            PvcCmd::Expand { name, size, ns } => self.pvc_expand(&ns, &name, &size),
+            PvcCmd::Delete { name, ns } => {
+                let clock = self.clock;
+                let gone = self.cluster.pvcs().request_delete(&ns, &name, clock)?;
+                let mut out = Outcome::empty();
+                out.line(
+                    Line::new()
+                        .push(format!("persistentvolumeclaim \"{name}\""), Role::Name)
+                        .push(" deleted", Role::Good),
+                );
+                if gone.is_none() {
+                    out.line(Line::styled(
+                        format!("  (Terminating until no pod uses it: finalizer {PVC_PROTECTION})"),
+                        Role::Dim,
+                    ));
+                }
+                Ok(out)
+            }
+            PvcCmd::List => Ok(self.pvc_table(None)),
+        }
+    }
+
+    fn pvc_create(&mut self, a: &PvcCreateArgs) -> Result<Outcome, LabError> {
+        validate::object_name("persistentvolumeclaim", &a.name).map_err(LabError::msg)?;
+        validate::namespace(&a.ns).map_err(LabError::msg)?;
+        let size = parse_bytes(&a.size).map_err(LabError::msg)?;
+        if size <= 0 {
+            return Err(LabError::msg(format!(
+                "PersistentVolumeClaim \"{}\" is invalid: spec.resources[storage]: Invalid value: \"{}\": must be greater than zero",
+                a.name, a.size
+            )));
+        }
+        let mut modes = Vec::new();
+        for m in &a.access {
+            let mode = K8sAccessMode::parse(m).ok_or_else(|| {
+                LabError::msg(format!(
+                    "PersistentVolumeClaim \"{}\" is invalid: spec.accessModes: Unsupported value: \"{m}\": supported values: \"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\" (or RWO, ROX, RWX, RWOP)",
+                    a.name
+                ))
+            })?;
+            let name = mode.api_name().to_string();
+            if !modes.contains(&name) {
+                modes.push(name);
+            }
+        }
+        if modes.contains(&"ReadWriteOncePod".to_string()) && modes.len() > 1 {
+            return Err(LabError::msg(format!(
+                "PersistentVolumeClaim \"{}\" is invalid: spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes",
+                a.name
+            )));
+        }
+        if !matches!(a.mode.as_str(), "Filesystem" | "Block") {
+            return Err(LabError::msg(format!(
+                "PersistentVolumeClaim \"{}\" is invalid: spec.volumeMode: Unsupported value: \"{}\": supported values: \"Block\", \"Filesystem\"",
+                a.name, a.mode
+            )));
+        }
+        // The DefaultStorageClass admission plugin fills in the default class.
+        let class = match &a.class {
+            Some(c) => c.clone(),
+            None => self
+                .cluster
+                .storage_classes
+                .values()
+                .find(|sc| {
+                    sc.metadata
+                        .annotations
+                        .get(DEFAULT_CLASS)
+                        .is_some_and(|v| v == "true")
+                })
+                .map(|sc| sc.name().to_string())
+                .unwrap_or_default(),
+        };
+        let data_source = a.from_snapshot.as_ref().map(|s| TypedLocalObjectReference {
+            api_group: "snapshot.storage.k8s.io".into(),
+            kind: "VolumeSnapshot".into(),
+            name: s.clone(),
+        });
+        let mut obj = Object::new(
+            &a.name,
+            &a.ns,
+            PvcSpec {
+                access_modes: modes,
+                resources: Resources {
+                    requests: BTreeMap::from([("storage".to_string(), a.size.clone())]),
+                },
+                storage_class_name: class.clone(),
+                volume_mode: a.mode.clone(),
+                volume_name: String::new(),
+                data_source,
+            },
+        );
+        obj.metadata.finalizers.push(PVC_PROTECTION.into());
+        if let Some(sc) = self
+            .cluster
+            .storage_classes
+            .get(&(String::new(), class.clone()))
+        {
+            obj.metadata
+                .annotations
+                .insert(STORAGE_PROVISIONER.into(), sc.spec.provisioner.clone());
+        }
+        let clock = self.clock;
+        self.cluster.pvcs().create(obj, clock)?;
+        let mut out = created(format!("persistentvolumeclaim/{}", a.name));
+        out.line(Line::styled(
+            format!(
+                "  {} {} · class {}",
+                format_bytes(size),
+                a.access.join(","),
+                if class.is_empty() { "<none>" } else { &class }
+            ),
+            Role::Dim,
+        ));
+        Ok(out)
+    }
+
+    fn pvc_expand(&mut self, ns: &str, name: &str, size: &str) -> Result<Outcome, LabError> {
+        let want = parse_bytes(size).map_err(LabError::msg)?;
+        let pvc = self.cluster.pvcs().get(ns, name)?.clone();
+        let allowed = self
+            .class_of(&pvc)
+            .is_some_and(|c| c.spec.allow_volume_expansion);
+        if !allowed {
+            return Err(LabError::msg(format!(
+                "persistentvolumeclaims \"{name}\" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize"
+            )));
+        }
+        let current = pvc
+            .status
+            .capacity
+            .get("storage")
+            .or_else(|| pvc.spec.resources.requests.get("storage"))
+            .and_then(|s| parse_bytes(s).ok())
+            .unwrap_or(0);
+        if want < current {
+            return Err(LabError::msg(format!(
+                "PersistentVolumeClaim \"{name}\" is invalid: spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"
+            )));
+        }
+        let mut next = pvc;
+        next.spec
+            .resources
+            .requests
+            .insert("storage".into(), size.to_string());
+        self.cluster.pvcs().update(next)?;
+        // Pods using the claim need kubelet's attention if the node must grow the filesystem.
+        let users: Vec<(String, String)> = self
+            .cluster
+            .pods
+            .values()
+            .filter(|p| {
+                p.metadata.namespace == ns
+                    && p.spec
+                        .volumes
+                        .iter()
+                        .any(|v| v.persistent_volume_claim.claim_name == name)
+            })
+            .map(|p| (p.metadata.namespace.clone(), p.name().to_string()))
+            .collect();
+        self.dirty.extend(users);
+        let mut out = Outcome::empty();
+        out.line(
+            Line::new()
+                .push(format!("persistentvolumeclaim/{name}"), Role::Name)
+                .push(format!(" requests {size}"), Role::Good),
+        );
+        Ok(out)
+    }
+
+    /// `pvc list` / `get pvc`.
+    pub fn pvc_table(&self, ns: Option<&str>) -> Outcome {
+        let mut t = Table::new(&[
+            "NAME",
+            "STATUS",
+            "VOLUME",
+            "CAPACITY",
+            "ACCESS MODES",
+            "STORAGECLASS",
+            "AGE",
+        ]);
+        for p in self.cluster.pvcs.values() {
+            if ns.is_some_and(|n| n != p.metadata.namespace) {
+                continue;
+            }
+            let status = if p.metadata.deletion_tick.is_some() {
+                "Terminating".to_string()
+            } else {
+                p.status.phase.clone()
+            };
+            let role = if status == "Bound" {
+                Role::Good
+            } else {
+                Role::Warn
+            };
+            t.row_styled(vec![
+                (p.name().to_string(), Role::Name),
+                (status, role),
+                (p.spec.volume_name.clone(), Role::Plain),
+                (
+                    p.status
+                        .capacity
+                        .get("storage")
+                        .cloned()
+                        .unwrap_or_default(),
+                    Role::Plain,
+                ),
+                (short_modes(&p.status.access_modes), Role::Plain),
+                (p.spec.storage_class_name.clone(), Role::Plain),
+                (
+                    super::views::age(self.clock, p.metadata.creation_tick),
+                    Role::Plain,
+                ),
+            ]);
+        }
+        table_or(t, "No resources found")
+    }
+
+    /// `get pv`.
+    pub fn pv_table(&self) -> Outcome {
+        let mut t = Table::new(&[
+            "NAME",
+            "CAPACITY",
+            "ACCESS MODES",
+            "RECLAIM POLICY",
+            "STATUS",
+            "CLAIM",
+            "STORAGECLASS",
+            "AGE",
+        ]);
+        for pv in self.cluster.pvs.values() {
+            t.row([
+                pv.name().to_string(),
+                pv.spec.capacity.get("storage").cloned().unwrap_or_default(),
+                short_modes(&pv.spec.access_modes),
+                pv.spec.persistent_volume_reclaim_policy.clone(),
+                pv.status.phase.clone(),
+                pv.spec
+                    .claim_ref
+                    .as_ref()
+                    .map(|c| format!("{}/{}", c.namespace, c.name))
+                    .unwrap_or_default(),
+                pv.spec.storage_class_name.clone(),
+                super::views::age(self.clock, pv.metadata.creation_tick),
+            ]);
+        }
+        table_or(t, "No resources found")
+    }
+
+    /// Dispatch `snapshot …`.
+    pub fn snapshot(&mut self, cmd: SnapshotCmd) -> Result<Outcome, LabError> {
+        match cmd {
+            SnapshotCmd::Create { name, pvc, ns } => {
+                validate::object_name("volumesnapshot", &name).map_err(LabError::msg)?;
+                self.cluster.pvcs().get(&ns, &pvc)?;
+                let obj = Object::new(
+                    &name,
+                    &ns,
+                    VolumeSnapshotSpec {
+                        source: VolumeSnapshotSource {
+                            persistent_volume_claim_name: pvc,
+                        },
+                        volume_snapshot_class_name: SNAPSHOT_CLASS.into(),
+                    },
+                );
+                let clock = self.clock;
+                self.cluster.snapshots().create(obj, clock)?;
+                Ok(created(format!(
+                    "volumesnapshot.snapshot.storage.k8s.io/{name}"
+                )))
+            }
+            SnapshotCmd::Delete { name, ns } => {
+                self.cluster.snapshots().delete(&ns, &name)?;
+                let mut out = Outcome::empty();
+                out.line(
+                    Line::new()
+                        .push(
+                            format!("volumesnapshot.snapshot.storage.k8s.io \"{name}\""),
+                            Role::Name,
+                        )
+                        .push(" deleted", Role::Good),
+                );
+                Ok(out)
+            }
+            SnapshotCmd::List => Ok(self.snapshot_table()),
+        }
+    }
+
+    /// `snapshot list` / `get snapshots`.
+    pub fn snapshot_table(&self) -> Outcome {
+        let mut t = Table::new(&[
+            "NAME",
+            "READYTOUSE",
+            "SOURCEPVC",
+            "RESTORESIZE",
+            "SNAPSHOTCLASS",
+            "SNAPSHOTCONTENT",
+            "AGE",
+        ]);
+        for s in self.cluster.snapshots.values() {
+            t.row([
+                s.name().to_string(),
+                s.status.ready_to_use.to_string(),
+                s.spec.source.persistent_volume_claim_name.clone(),
+                s.status.restore_size.clone(),
+                s.spec.volume_snapshot_class_name.clone(),
+                s.status.bound_volume_snapshot_content_name.clone(),
+                super::views::age(self.clock, s.metadata.creation_tick),
+            ]);
+        }
+        table_or(t, "No resources found")
+    }
+}
+
+/// Access modes as kubectl prints them (`RWO,ROX`).
+pub fn short_modes(modes: &[String]) -> String {
+    modes
+        .iter()
+        .map(|m| K8sAccessMode::parse(m).map(|x| x.short_name()).unwrap_or(m))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn table_or(t: Table, empty: &str) -> Outcome {
+    if t.is_empty() {
+        let mut out = Outcome::empty();
+        out.plain(empty);
+        out
+    } else {
+        t.render()
+    }
+}

@@ -1,0 +1,436 @@
+//! kubelet's volume manager for CSI volumes: wait for the attach (VolumeAttachment
+//! `status.attached`), NodeStageVolume once per node at the global mount
+//! (`/var/lib/kubelet/plugins/kubernetes.io/csi/<driver>/<sha256(volume handle)>/globalmount`),
+//! NodePublishVolume once per pod at
+//! (`/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~csi/<pv>/mount`), NodeExpandVolume
+//! when a resize waits for the node; and the reverse on teardown: NodeUnpublish, then
+//! NodeUnstage when no other pod on the node uses the volume.
+
+use crate::cluster::{Object, PodSpec, PvSpec};
+use crate::csi::types::{
+    CapacityRange, NodeExpandVolumeRequest, NodePublishVolumeRequest, NodeRpcType,
+    NodeStageVolumeRequest, NodeUnpublishVolumeRequest, NodeUnstageVolumeRequest,
+};
+use crate::engine::Lab;
+use crate::engine::quantity::parse_bytes;
+use crate::storage::resizer::FS_RESIZE_PENDING;
+use crate::storage::{DRIVER, volume_capability};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+/// What every kubelet has mounted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mounts {
+    /// Staged volumes: (node, PV name) → staging path.
+    pub staged: BTreeMap<(String, String), String>,
+    /// Published volumes: (node, pod key, PV name) → target path.
+    pub published: BTreeMap<(String, String, String), String>,
+}
+
+impl Mounts {
+    /// Whether a pod on a node has a PV published.
+    pub fn pod_uses(&self, node: &str, pod: &str, pv: &str) -> bool {
+        self.published
+            .contains_key(&(node.to_string(), pod.to_string(), pv.to_string()))
+    }
+
+    /// Whether a node has a PV staged or published for any pod (`volumesInUse`).
+    pub fn volume_in_use(&self, node: &str, pv: &str) -> bool {
+        self.staged
+            .contains_key(&(node.to_string(), pv.to_string()))
+            || self.published.keys().any(|(n, _, p)| n == node && p == pv)
+    }
+}
+
+/// The global mount path of a volume on a node.
+pub fn staging_path(volume_handle: &str) -> String {
+    let digest = Sha256::digest(volume_handle.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("/var/lib/kubelet/plugins/kubernetes.io/csi/{DRIVER}/{hex}/globalmount")
+}
+
+/// The per-pod mount path of a volume.
+pub fn target_path(pod_uid: &str, pv: &str) -> String {
+    format!("/var/lib/kubelet/pods/{pod_uid}/volumes/kubernetes.io~csi/{pv}/mount")
+}
+
+/// Why a pod's volumes are not ready yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MountWait {
+    /// Waiting for another controller; retried on every pass at no cost.
+    Waiting(&'static str, String),
+    /// A CSI call failed; retried after kubelet's backoff.
+    Failed(String),
+}
+
+impl Lab {
+    fn driver_stages(&self) -> bool {
+        self.driver
+            .config
+            .node_capabilities
+            .contains(&NodeRpcType::StageUnstageVolume)
+    }
+
+    /// Attach-wait, stage, publish (and node-expand) every volume of a pod.
+    pub fn mount_pod_volumes(&mut self, pod: &Object<PodSpec>) -> Result<bool, MountWait> {
+        let node = pod.spec.node_name.clone();
+        let actor = format!("kubelet({node})");
+        let mut changed = false;
+        let mut unattached = Vec::new();
+        for v in &pod.spec.volumes {
+            let claim = &v.persistent_volume_claim.claim_name;
+            let ns = &pod.metadata.namespace;
+            let Some(pvc) = self.cluster.pvcs.get(&(ns.clone(), claim.clone())).cloned() else {
+                return Err(MountWait::Waiting(
+                    "FailedMount",
+                    format!(
+                        "Unable to attach or mount volumes: unmounted volumes=[{}]: error processing PVC {ns}/{claim}: failed to fetch PVC from API server: persistentvolumeclaims \"{claim}\" not found",
+                        v.name
+                    ),
+                ));
+            };
+            let Some(pv) = self.pv_for_claim(ns, claim).cloned() else {
+                let _ = pvc;
+                return Err(MountWait::Waiting(
+                    "FailedMount",
+                    format!(
+                        "Unable to attach or mount volumes: unmounted volumes=[{}]: error processing PVC {ns}/{claim}: PVC is not bound",
+                        v.name
+                    ),
+                ));
+            };
+            if let Some(reason) = self.node_affinity_conflict(&pv, &node) {
+                return Err(MountWait::Waiting("FailedScheduling", reason));
+            }
+            if self.attach_required() {
+                let va = crate::storage::attach_detach::attachment_name(
+                    &pv.spec.csi.volume_handle,
+                    DRIVER,
+                    &node,
+                );
+                let attached = self
+                    .cluster
+                    .volume_attachments
+                    .get(&(String::new(), va))
+                    .is_some_and(|va| va.status.attached);
+                if !attached {
+                    unattached.push(v.name.clone());
+                    continue;
+                }
+            }
+            changed |= self.mount_one(pod, &pv, v.persistent_volume_claim.read_only, &actor)?;
+        }
+        if !unattached.is_empty() {
+            return Err(MountWait::Waiting(
+                "FailedMount",
+                format!(
+                    "Unable to attach or mount volumes: unmounted volumes=[{0}], unattached volumes=[{0}]: waiting for the attach/detach controller and external-attacher",
+                    unattached.join(" ")
+                ),
+            ));
+        }
+        Ok(changed)
+    }
+
+    fn node_affinity_conflict(&self, pv: &Object<PvSpec>, node: &str) -> Option<String> {
+        let affinity = pv.spec.node_affinity.as_ref()?;
+        let labels = &self
+            .cluster
+            .nodes
+            .get(&(String::new(), node.to_string()))?
+            .metadata
+            .labels;
+        let fits = affinity.required.node_selector_terms.iter().any(|t| {
+            t.match_expressions
+                .iter()
+                .all(|r| labels.get(&r.key).is_some_and(|v| r.values.contains(v)))
+        });
+        (!fits).then(|| {
+            format!(
+                "0/1 nodes are available: 1 node(s) had volume node affinity conflict (persistentvolume {} is only reachable where {})",
+                pv.name(),
+                affinity
+                    .required
+                    .node_selector_terms
+                    .iter()
+                    .flat_map(|t| t.match_expressions.iter())
+                    .map(|r| format!("{} in ({})", r.key, r.values.join(",")))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )
+        })
+    }
+
+    fn mount_one(
+        &mut self,
+        pod: &Object<PodSpec>,
+        pv: &Object<PvSpec>,
+        read_only: bool,
+        actor: &str,
+    ) -> Result<bool, MountWait> {
+        let node = pod.spec.node_name.clone();
+        let pv_name = pv.name().to_string();
+        let handle = pv.spec.csi.volume_handle.clone();
+        let mut changed = false;
+        let cap = volume_capability(
+            &pv.spec.access_modes,
+            &pv.spec.volume_mode,
+            &pv.spec.csi.fs_type,
+            self.driver_snmw(),
+        )
+        .map_err(MountWait::Failed)?;
+        let publish_context = if self.attach_required() {
+            let va = crate::storage::attach_detach::attachment_name(&handle, DRIVER, &node);
+            self.cluster
+                .volume_attachments
+                .get(&(String::new(), va))
+                .map(|va| va.status.attachment_metadata.clone())
+                .unwrap_or_default()
+        } else {
+            BTreeMap::new()
+        };
+        let stage_path = if self.driver_stages() {
+            staging_path(&handle)
+        } else {
+            String::new()
+        };
+        if self.driver_stages()
+            && !self
+                .mounts
+                .staged
+                .contains_key(&(node.clone(), pv_name.clone()))
+        {
+            let req = NodeStageVolumeRequest {
+                volume_id: handle.clone(),
+                publish_context: publish_context.clone(),
+                staging_target_path: stage_path.clone(),
+                volume_capability: Some(cap.clone()),
+                volume_context: pv.spec.csi.volume_attributes.clone(),
+                ..Default::default()
+            };
+            let n = node.clone();
+            self.csi_call(actor, Some(&node), "NodeStageVolume", req, |d, r| {
+                d.node(&n)?.node_stage_volume(r)
+            })
+            .map_err(|s| {
+                MountWait::Failed(format!(
+                    "MountVolume.MountDevice failed for volume \"{pv_name}\" : {}",
+                    s.go_error_string()
+                ))
+            })?;
+            self.mounts
+                .staged
+                .insert((node.clone(), pv_name.clone()), stage_path.clone());
+            changed = true;
+        }
+        let key = (node.clone(), pod.key(), pv_name.clone());
+        let target = target_path(&pod.metadata.uid, &pv_name);
+        if !self.mounts.published.contains_key(&key) {
+            let mut volume_context = pv.spec.csi.volume_attributes.clone();
+            let pod_info = self
+                .cluster
+                .csi_drivers
+                .get(&(String::new(), DRIVER.to_string()))
+                .is_some_and(|d| d.spec.pod_info_on_mount);
+            if pod_info {
+                volume_context.insert("csi.storage.k8s.io/pod.name".into(), pod.name().into());
+                volume_context.insert(
+                    "csi.storage.k8s.io/pod.namespace".into(),
+                    pod.metadata.namespace.clone(),
+                );
+                volume_context.insert(
+                    "csi.storage.k8s.io/pod.uid".into(),
+                    pod.metadata.uid.clone(),
+                );
+                volume_context.insert(
+                    "csi.storage.k8s.io/serviceAccount.name".into(),
+                    "default".into(),
+                );
+                volume_context.insert("csi.storage.k8s.io/ephemeral".into(), "false".into());
+            }
+            let req = NodePublishVolumeRequest {
+                volume_id: handle.clone(),
+                publish_context,
+                staging_target_path: stage_path.clone(),
+                target_path: target.clone(),
+                volume_capability: Some(cap.clone()),
+                readonly: read_only,
+                volume_context,
+                ..Default::default()
+            };
+            let n = node.clone();
+            self.csi_call(actor, Some(&node), "NodePublishVolume", req, |d, r| {
+                d.node(&n)?.node_publish_volume(r)
+            })
+            .map_err(|s| {
+                MountWait::Failed(format!(
+                    "MountVolume.SetUp failed for volume \"{pv_name}\" : {}",
+                    s.go_error_string()
+                ))
+            })?;
+            self.mounts.published.insert(key, target.clone());
+            changed = true;
+        }
+        changed |= self.node_expand_if_pending(pod, pv, &target, &stage_path, cap, actor)?;
+        Ok(changed)
+    }
+
+    fn node_expand_if_pending(
+        &mut self,
+        pod: &Object<PodSpec>,
+        pv: &Object<PvSpec>,
+        target: &str,
+        stage_path: &str,
+        cap: crate::csi::types::VolumeCapability,
+        actor: &str,
+    ) -> Result<bool, MountWait> {
+        let Some(claim) = pv.spec.claim_ref.as_ref() else {
+            return Ok(false);
+        };
+        let Some(pvc) = self
+            .cluster
+            .pvcs
+            .get(&(claim.namespace.clone(), claim.name.clone()))
+            .cloned()
+        else {
+            return Ok(false);
+        };
+        if !pvc
+            .status
+            .conditions
+            .iter()
+            .any(|c| c.condition_type == FS_RESIZE_PENDING)
+        {
+            return Ok(false);
+        }
+        let size = pv
+            .spec
+            .capacity
+            .get("storage")
+            .and_then(|s| parse_bytes(s).ok())
+            .unwrap_or(0);
+        let node = pod.spec.node_name.clone();
+        let req = NodeExpandVolumeRequest {
+            volume_id: pv.spec.csi.volume_handle.clone(),
+            volume_path: target.to_string(),
+            capacity_range: Some(CapacityRange {
+                required_bytes: size,
+                limit_bytes: 0,
+            }),
+            staging_target_path: stage_path.to_string(),
+            volume_capability: Some(cap),
+            ..Default::default()
+        };
+        let n = node.clone();
+        self.csi_call(actor, Some(&node), "NodeExpandVolume", req, |d, r| {
+            d.node(&n)?.node_expand_volume(r)
+        })
+        .map_err(|s| {
+            MountWait::Failed(format!(
+                "MountVolume.NodeExpandVolume failed for volume \"{}\" : {}",
+                pv.name(),
+                s.go_error_string()
+            ))
+        })?;
+        if let Ok(cur) = self
+            .cluster
+            .pvcs()
+            .get(&claim.namespace, &claim.name)
+            .cloned()
+        {
+            let mut next = cur;
+            next.status
+                .conditions
+                .retain(|c| c.condition_type != FS_RESIZE_PENDING);
+            if let Some(s) = pv.spec.capacity.get("storage") {
+                next.status.capacity.insert("storage".into(), s.clone());
+            }
+            let _ = self.cluster.pvcs().update_status(&next);
+        }
+        self.event(
+            actor,
+            "FileSystemResizeSuccessful",
+            format!(
+                "MountVolume.NodeExpandVolume succeeded for volume \"{}\" {node}",
+                pv.name()
+            ),
+            format!("PersistentVolumeClaim/{}", pvc.key()),
+            crate::engine::log::Level::Normal,
+        );
+        Ok(true)
+    }
+
+    /// NodeUnpublish every volume of a pod, then NodeUnstage the ones no other pod on the
+    /// node still uses.
+    pub fn unmount_pod_volumes(&mut self, pod: &Object<PodSpec>) -> Result<(), String> {
+        let node = pod.spec.node_name.clone();
+        let actor = format!("kubelet({node})");
+        let pod_key = pod.key();
+        let published: Vec<((String, String, String), String)> = self
+            .mounts
+            .published
+            .iter()
+            .filter(|((n, p, _), _)| *n == node && *p == pod_key)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (key, target) in published {
+            let pv_name = key.2.clone();
+            let handle = self.handle_of(&pv_name);
+            let req = NodeUnpublishVolumeRequest {
+                volume_id: handle.clone(),
+                target_path: target,
+            };
+            let n = node.clone();
+            self.csi_call(&actor, Some(&node), "NodeUnpublishVolume", req, |d, r| {
+                d.node(&n)?.node_unpublish_volume(r)
+            })
+            .map_err(|s| {
+                format!(
+                    "UnmountVolume.TearDown failed for volume \"{pv_name}\" : {}",
+                    s.go_error_string()
+                )
+            })?;
+            self.mounts.published.remove(&key);
+            let still_used = self
+                .mounts
+                .published
+                .keys()
+                .any(|(n, _, p)| *n == node && *p == pv_name);
+            if still_used {
+                continue;
+            }
+            if let Some(path) = self
+                .mounts
+                .staged
+                .get(&(node.clone(), pv_name.clone()))
+                .cloned()
+            {
+                let req = NodeUnstageVolumeRequest {
+                    volume_id: handle,
+                    staging_target_path: path,
+                };
+                let n = node.clone();
+                self.csi_call(&actor, Some(&node), "NodeUnstageVolume", req, |d, r| {
+                    d.node(&n)?.node_unstage_volume(r)
+                })
+                .map_err(|s| {
+                    format!(
+                        "UnmountDevice failed for volume \"{pv_name}\" : {}",
+                        s.go_error_string()
+                    )
+                })?;
+                self.mounts.staged.remove(&(node.clone(), pv_name));
+            }
+        }
+        Ok(())
+    }
+
+    /// The volume handle of a PV (from the PV, or from the driver if the PV is gone).
+    fn handle_of(&self, pv: &str) -> String {
+        self.cluster
+            .pvs
+            .get(&(String::new(), pv.to_string()))
+            .map(|p| p.spec.csi.volume_handle.clone())
+            .unwrap_or_default()
+    }
+}

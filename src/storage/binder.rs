@@ -1,0 +1,125 @@
+//! kube-controller-manager's persistent volume controller (binding a claim to the PV whose
+//! claimRef names it; a PV whose claim is gone becomes Released) and its pvc-protection
+//! controller (a deleted claim stays Terminating while a pod still uses it).
+
+use super::PVC_PROTECTION;
+use crate::cluster::{Object, PvSpec, PvcSpec};
+use crate::engine::Lab;
+
+impl Lab {
+    /// One pass of the PV controller.
+    pub fn run_binder(&mut self) -> bool {
+        let mut changed = false;
+        // PVs: bind to their claim, or become Released when it is gone.
+        let pvs: Vec<Object<PvSpec>> = self.cluster.pvs.values().cloned().collect();
+        for pv in pvs {
+            let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
+                self.cluster
+                    .pvcs
+                    .get(&(r.namespace.clone(), r.name.clone()))
+                    .filter(|c| c.metadata.uid == r.uid)
+                    .cloned()
+            });
+            let want = match (&pv.spec.claim_ref, &claim) {
+                (Some(_), Some(_)) => "Bound",
+                (Some(_), None) => "Released",
+                (None, _) => "Available",
+            };
+            if pv.status.phase != want {
+                let mut next = pv.clone();
+                next.status.phase = want.into();
+                if self.cluster.pvs().update_status(&next).is_ok() {
+                    changed = true;
+                    self.log(
+                        "persistentvolume-controller",
+                        "phase",
+                        format!("persistentvolume {} → {want}", pv.name()),
+                    );
+                }
+            }
+            if let Some(pvc) = claim {
+                changed |= self.bind_claim(&pvc, &pv);
+            }
+        }
+        changed
+    }
+
+    fn bind_claim(&mut self, pvc: &Object<PvcSpec>, pv: &Object<PvSpec>) -> bool {
+        let mut changed = false;
+        let (ns, name) = (pvc.metadata.namespace.clone(), pvc.name().to_string());
+        if pvc.spec.volume_name.is_empty() {
+            let mut next = pvc.clone();
+            next.spec.volume_name = pv.name().to_string();
+            let ann = &mut next.metadata.annotations;
+            ann.insert("pv.kubernetes.io/bind-completed".into(), "yes".into());
+            ann.insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
+            if self.cluster.pvcs().update(next).is_ok() {
+                changed = true;
+            }
+        }
+        let Ok(cur) = self.cluster.pvcs().get(&ns, &name).cloned() else {
+            return changed;
+        };
+        if cur.status.phase != "Bound" {
+            let mut next = cur.clone();
+            next.status.phase = "Bound".into();
+            next.status.access_modes = pv.spec.access_modes.clone();
+            next.status.capacity = pv.spec.capacity.clone();
+            if self.cluster.pvcs().update_status(&next).is_ok() {
+                changed = true;
+                self.log(
+                    "persistentvolume-controller",
+                    "bind",
+                    format!(
+                        "claim {}/{name} Bound to persistentvolume {} ({})",
+                        ns,
+                        pv.name(),
+                        pv.spec.capacity.get("storage").cloned().unwrap_or_default()
+                    ),
+                );
+            }
+        }
+        changed
+    }
+
+    /// The pvc-protection controller: drop the finalizer of a deleted claim no pod uses.
+    pub fn run_pvc_protection(&mut self) -> bool {
+        let deleting: Vec<(String, String)> = self
+            .cluster
+            .pvcs
+            .values()
+            .filter(|p| {
+                p.metadata.deletion_tick.is_some()
+                    && p.metadata.finalizers.iter().any(|f| f == PVC_PROTECTION)
+            })
+            .map(|p| (p.metadata.namespace.clone(), p.name().to_string()))
+            .collect();
+        let mut changed = false;
+        for (ns, name) in deleting {
+            let used = self.cluster.pods.values().any(|pod| {
+                pod.metadata.namespace == ns
+                    && pod
+                        .spec
+                        .volumes
+                        .iter()
+                        .any(|v| v.persistent_volume_claim.claim_name == name)
+            });
+            if used {
+                continue;
+            }
+            if let Ok(true) = self
+                .cluster
+                .pvcs()
+                .remove_finalizer(&ns, &name, PVC_PROTECTION)
+            {
+                changed = true;
+                self.log(
+                    "pvc-protection-controller",
+                    "delete",
+                    format!("claim {ns}/{name} removed (no pod uses it any more)"),
+                );
+            }
+        }
+        changed
+    }
+}

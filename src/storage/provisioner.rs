@@ -1,0 +1,472 @@
+//! external-provisioner: for each claim of a class it serves, call CreateVolume (with the
+//! claim's size, access modes, the class parameters, topology and data source) and write a
+//! PV bound to the claim; when a PV with reclaim policy Delete is released, call
+//! DeleteVolume and remove the PV. Also the scheduler's part of WaitForFirstConsumer: a
+//! claim used by a pod gets the `selected-node` annotation.
+
+use super::{DRIVER, SELECTED_NODE, volume_capability};
+use crate::cluster::{
+    CsiPvSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Object, ObjectReference,
+    PvSpec, PvcSpec, StorageClassSpec, VolumeNodeAffinity,
+};
+use crate::csi::types::{
+    CapacityRange, CreateVolumeRequest, DeleteVolumeRequest, SnapshotSource, Topology,
+    TopologyRequirement, VolumeContentSource,
+};
+use crate::engine::Lab;
+use crate::engine::log::Level;
+use crate::engine::quantity::{format_bytes, parse_bytes};
+use std::collections::BTreeMap;
+
+/// The PV and CreateVolume name external-provisioner uses: `pvc-<claim uid>`.
+pub fn volume_name(pvc: &Object<PvcSpec>) -> String {
+    format!("pvc-{}", pvc.metadata.uid)
+}
+
+impl Lab {
+    /// The class a claim names, if it exists.
+    pub fn class_of(&self, pvc: &Object<PvcSpec>) -> Option<&Object<StorageClassSpec>> {
+        self.cluster
+            .storage_classes
+            .get(&(String::new(), pvc.spec.storage_class_name.clone()))
+    }
+
+    /// The scheduler's volume binding for WaitForFirstConsumer: a pending claim used by a
+    /// pod gets `volume.kubernetes.io/selected-node` = the pod's node.
+    pub fn schedule_wffc_claims(&mut self) -> bool {
+        let mut work = Vec::new();
+        for pod in self.cluster.pods.values() {
+            if pod.metadata.deletion_tick.is_some() {
+                continue;
+            }
+            for v in &pod.spec.volumes {
+                let key = (
+                    pod.metadata.namespace.clone(),
+                    v.persistent_volume_claim.claim_name.clone(),
+                );
+                let Some(pvc) = self.cluster.pvcs.get(&key) else {
+                    continue;
+                };
+                let wffc = self
+                    .class_of(pvc)
+                    .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
+                if wffc
+                    && pvc.spec.volume_name.is_empty()
+                    && !pvc.metadata.annotations.contains_key(SELECTED_NODE)
+                {
+                    work.push((key, pod.spec.node_name.clone(), pod.key()));
+                }
+            }
+        }
+        let mut changed = false;
+        for ((ns, name), node, pod) in work {
+            let Ok(cur) = self.cluster.pvcs().get(&ns, &name).cloned() else {
+                continue;
+            };
+            if cur.metadata.annotations.contains_key(SELECTED_NODE) {
+                continue;
+            }
+            let mut pvc = cur.clone();
+            pvc.metadata
+                .annotations
+                .insert(SELECTED_NODE.into(), node.clone());
+            if self.cluster.pvcs().update(pvc).is_ok() {
+                changed = true;
+                self.log(
+                    "default-scheduler",
+                    "bind volumes",
+                    format!(
+                        "pod {pod} → {node}: claim {ns}/{name} (WaitForFirstConsumer) gets {SELECTED_NODE}={node}"
+                    ),
+                );
+            }
+        }
+        changed
+    }
+
+    /// One pass of external-provisioner.
+    pub fn run_provisioner(&mut self) -> bool {
+        let mut changed = false;
+        let claims: Vec<Object<PvcSpec>> = self
+            .cluster
+            .pvcs
+            .values()
+            .filter(|p| p.spec.volume_name.is_empty() && p.metadata.deletion_tick.is_none())
+            .cloned()
+            .collect();
+        for pvc in claims {
+            changed |= self.provision(&pvc);
+        }
+        changed |= self.delete_released_volumes();
+        changed
+    }
+
+    fn provision(&mut self, pvc: &Object<PvcSpec>) -> bool {
+        let object = format!("PersistentVolumeClaim/{}", pvc.key());
+        let Some(class) = self.class_of(pvc).cloned() else {
+            if !pvc.spec.storage_class_name.is_empty() {
+                self.event(
+                    "persistentvolume-controller",
+                    "ProvisioningFailed",
+                    format!(
+                        "storageclass.storage.k8s.io \"{}\" not found",
+                        pvc.spec.storage_class_name
+                    ),
+                    object,
+                    Level::Warning,
+                );
+            }
+            return false;
+        };
+        if class.spec.provisioner != DRIVER {
+            self.event(
+                "persistentvolume-controller",
+                "ExternalProvisioning",
+                format!(
+                    "Waiting for a volume to be created either by the external provisioner '{}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.",
+                    class.spec.provisioner
+                ),
+                object,
+                Level::Normal,
+            );
+            return false;
+        }
+        let pv_name = volume_name(pvc);
+        if self
+            .cluster
+            .pvs
+            .contains_key(&(String::new(), pv_name.clone()))
+        {
+            return false; // provisioned; the binder takes it from here
+        }
+        let wffc = class.spec.volume_binding_mode == "WaitForFirstConsumer";
+        let selected = pvc.metadata.annotations.get(SELECTED_NODE).cloned();
+        if wffc && selected.is_none() {
+            self.event(
+                "persistentvolume-controller",
+                "WaitForFirstConsumer",
+                "waiting for first consumer to be created before binding".into(),
+                object,
+                Level::Normal,
+            );
+            return false;
+        }
+        let backoff_key = format!("provisioner/{}", pvc.key());
+        if self.backing_off(&backoff_key) {
+            return false;
+        }
+        self.event(
+            "persistentvolume-controller",
+            "ExternalProvisioning",
+            format!(
+                "Waiting for a volume to be created either by the external provisioner '{DRIVER}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered."
+            ),
+            object.clone(),
+            Level::Normal,
+        );
+        self.event(
+            "external-provisioner",
+            "Provisioning",
+            format!(
+                "External provisioner is provisioning volume for claim \"{}\"",
+                pvc.key()
+            ),
+            object.clone(),
+            Level::Normal,
+        );
+        let req = match self.create_volume_request(pvc, &class, selected.as_deref(), &pv_name) {
+            Ok(r) => r,
+            Err(msg) => {
+                self.event(
+                    "external-provisioner",
+                    "ProvisioningFailed",
+                    format!(
+                        "failed to provision volume with StorageClass \"{}\": {msg}",
+                        class.name()
+                    ),
+                    object,
+                    Level::Warning,
+                );
+                self.set_backoff(backoff_key);
+                return true;
+            }
+        };
+        let resp = self.csi_call("external-provisioner", None, "CreateVolume", req, |d, r| {
+            d.create_volume(r)
+        });
+        let volume = match resp {
+            Ok(r) => r.volume.unwrap_or_default(),
+            Err(status) => {
+                self.event(
+                    "external-provisioner",
+                    "ProvisioningFailed",
+                    format!(
+                        "failed to provision volume with StorageClass \"{}\": {}",
+                        class.name(),
+                        status.go_error_string()
+                    ),
+                    object,
+                    Level::Warning,
+                );
+                self.set_backoff(backoff_key);
+                return true;
+            }
+        };
+        self.clear_backoff(&backoff_key);
+        let mut attrs = volume.volume_context.clone();
+        attrs.insert(
+            "storage.kubernetes.io/csiProvisionerIdentity".into(),
+            format!("0-8081-{DRIVER}"),
+        );
+        let node_affinity = if volume.accessible_topology.is_empty() {
+            None
+        } else {
+            Some(VolumeNodeAffinity {
+                required: NodeSelector {
+                    node_selector_terms: volume
+                        .accessible_topology
+                        .iter()
+                        .map(|t| NodeSelectorTerm {
+                            match_expressions: t
+                                .segments
+                                .iter()
+                                .map(|(k, v)| NodeSelectorRequirement {
+                                    key: k.clone(),
+                                    operator: "In".into(),
+                                    values: vec![v.clone()],
+                                })
+                                .collect(),
+                        })
+                        .collect(),
+                },
+            })
+        };
+        let mut pv = Object::new(
+            &pv_name,
+            "",
+            PvSpec {
+                capacity: BTreeMap::from([(
+                    "storage".to_string(),
+                    format_bytes(volume.capacity_bytes),
+                )]),
+                access_modes: pvc.spec.access_modes.clone(),
+                claim_ref: Some(ObjectReference {
+                    kind: "PersistentVolumeClaim".into(),
+                    namespace: pvc.metadata.namespace.clone(),
+                    name: pvc.name().to_string(),
+                    uid: pvc.metadata.uid.clone(),
+                }),
+                persistent_volume_reclaim_policy: class.spec.reclaim_policy.clone(),
+                storage_class_name: class.name().to_string(),
+                volume_mode: pvc.spec.volume_mode.clone(),
+                csi: CsiPvSource {
+                    driver: DRIVER.into(),
+                    volume_handle: volume.volume_id.clone(),
+                    fs_type: if pvc.spec.volume_mode == "Block" {
+                        String::new()
+                    } else {
+                        "ext4".into()
+                    },
+                    volume_attributes: attrs,
+                },
+                node_affinity,
+            },
+        );
+        pv.metadata
+            .annotations
+            .insert("pv.kubernetes.io/provisioned-by".into(), DRIVER.into());
+        pv.metadata
+            .finalizers
+            .push("kubernetes.io/pv-protection".into());
+        let clock = self.clock;
+        if self.cluster.pvs().create(pv, clock).is_ok() {
+            self.event(
+                "external-provisioner",
+                "ProvisioningSucceeded",
+                format!("Successfully provisioned volume {pv_name}"),
+                object,
+                Level::Normal,
+            );
+        }
+        true
+    }
+
+    fn create_volume_request(
+        &self,
+        pvc: &Object<PvcSpec>,
+        class: &Object<StorageClassSpec>,
+        selected_node: Option<&str>,
+        name: &str,
+    ) -> Result<CreateVolumeRequest, String> {
+        let size = pvc
+            .spec
+            .resources
+            .requests
+            .get("storage")
+            .map(|s| parse_bytes(s))
+            .transpose()?
+            .unwrap_or(0);
+        let fs = if pvc.spec.volume_mode == "Block" {
+            ""
+        } else {
+            "ext4"
+        };
+        let cap = volume_capability(
+            &pvc.spec.access_modes,
+            &pvc.spec.volume_mode,
+            fs,
+            self.driver_snmw(),
+        )?;
+        let mut content = None;
+        if let Some(src) = &pvc.spec.data_source {
+            match src.kind.as_str() {
+                "VolumeSnapshot" => {
+                    let vs = self
+                        .cluster
+                        .snapshots
+                        .get(&(pvc.metadata.namespace.clone(), src.name.clone()))
+                        .ok_or_else(|| {
+                            format!(
+                                "error getting handle for DataSource Type VolumeSnapshot by Name {}: error getting snapshot {} from api server: volumesnapshots.snapshot.storage.k8s.io \"{}\" not found",
+                                src.name, src.name, src.name
+                            )
+                        })?;
+                    if !vs.status.ready_to_use {
+                        return Err(format!(
+                            "error getting handle for DataSource Type VolumeSnapshot by Name {}: snapshot {} is not Ready",
+                            src.name, src.name
+                        ));
+                    }
+                    let content_obj = self
+                        .cluster
+                        .snapshot_contents
+                        .get(&(
+                            String::new(),
+                            vs.status.bound_volume_snapshot_content_name.clone(),
+                        ))
+                        .ok_or_else(|| format!("snapshot {} has no bound content", src.name))?;
+                    let restore = content_obj.status.restore_size.unwrap_or(0);
+                    if size < restore {
+                        return Err(format!(
+                            "requested volume size {size} is less than the size {restore} for the source snapshot {}",
+                            src.name
+                        ));
+                    }
+                    content = Some(VolumeContentSource {
+                        snapshot: Some(SnapshotSource {
+                            snapshot_id: content_obj.status.snapshot_handle.clone(),
+                        }),
+                        volume: None,
+                    });
+                }
+                other => {
+                    return Err(format!("unsupported dataSource kind {other:?}"));
+                }
+            }
+        }
+        // Topology: WaitForFirstConsumer asks for the selected node's topology; a class
+        // with allowedTopologies asks for those; otherwise no requirement (the volume may be
+        // reachable from every node).
+        let mut requirement = None;
+        if let Some(node) = selected_node {
+            let seg = self
+                .driver
+                .nodes()
+                .find(|n| n.node_id == node)
+                .map(|n| n.segments.clone())
+                .unwrap_or_default();
+            let t = Topology { segments: seg };
+            requirement = Some(TopologyRequirement {
+                requisite: vec![t.clone()],
+                preferred: vec![t],
+            });
+        } else if !class.spec.allowed_topologies.is_empty() {
+            let mut ts = Vec::new();
+            for term in &class.spec.allowed_topologies {
+                for req in &term.match_label_expressions {
+                    for v in &req.values {
+                        ts.push(Topology {
+                            segments: BTreeMap::from([(req.key.clone(), v.clone())]),
+                        });
+                    }
+                }
+            }
+            requirement = Some(TopologyRequirement {
+                requisite: ts.clone(),
+                preferred: ts,
+            });
+        }
+        Ok(CreateVolumeRequest {
+            name: name.to_string(),
+            capacity_range: Some(CapacityRange {
+                required_bytes: size,
+                limit_bytes: 0,
+            }),
+            volume_capabilities: vec![cap],
+            parameters: class.spec.parameters.clone(),
+            volume_content_source: content,
+            accessibility_requirements: requirement,
+            ..Default::default()
+        })
+    }
+
+    /// Reclaim policy Delete: a Released PV's volume is deleted, then the PV.
+    fn delete_released_volumes(&mut self) -> bool {
+        let released: Vec<Object<PvSpec>> = self
+            .cluster
+            .pvs
+            .values()
+            .filter(|pv| {
+                pv.status.phase == "Released"
+                    && pv.spec.persistent_volume_reclaim_policy == "Delete"
+                    && pv.spec.csi.driver == DRIVER
+            })
+            .cloned()
+            .collect();
+        let mut changed = false;
+        for pv in released {
+            let key = format!("provisioner-delete/{}", pv.name());
+            if self.backing_off(&key) {
+                continue;
+            }
+            let object = format!("PersistentVolume/{}", pv.name());
+            let req = DeleteVolumeRequest {
+                volume_id: pv.spec.csi.volume_handle.clone(),
+                ..Default::default()
+            };
+            match self.csi_call("external-provisioner", None, "DeleteVolume", req, |d, r| {
+                d.delete_volume(r)
+            }) {
+                Ok(_) => {
+                    self.clear_backoff(&key);
+                    let _ = self.cluster.pvs().remove_finalizer(
+                        "",
+                        pv.name(),
+                        "kubernetes.io/pv-protection",
+                    );
+                    let _ = self.cluster.pvs().delete("", pv.name());
+                    self.log(
+                        "external-provisioner",
+                        "delete",
+                        format!(
+                            "persistentvolume {} deleted (reclaimPolicy Delete)",
+                            pv.name()
+                        ),
+                    );
+                }
+                Err(status) => {
+                    self.event(
+                        "external-provisioner",
+                        "VolumeFailedDelete",
+                        status.go_error_string(),
+                        object,
+                        Level::Warning,
+                    );
+                    self.set_backoff(key);
+                }
+            }
+            changed = true;
+        }
+        changed
+    }
+}

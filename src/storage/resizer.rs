@@ -1,0 +1,153 @@
+//! external-resizer: a bound claim whose requested size rose above its capacity gets
+//! ControllerExpandVolume; the PV's capacity follows. When the driver says
+//! `node_expansion_required`, the claim waits in FileSystemResizePending until kubelet calls
+//! NodeExpandVolume on a node where it is mounted — "the disk grew but the filesystem did
+//! not" until then.
+
+use super::volume_capability;
+use crate::cluster::{Object, PvcCondition, PvcSpec};
+use crate::csi::types::{CapacityRange, ControllerExpandVolumeRequest};
+use crate::engine::Lab;
+use crate::engine::log::Level;
+use crate::engine::quantity::{format_bytes, parse_bytes};
+
+/// The condition a claim carries while kubelet still has to grow the filesystem.
+pub const FS_RESIZE_PENDING: &str = "FileSystemResizePending";
+
+impl Lab {
+    /// One pass of external-resizer.
+    pub fn run_resizer(&mut self) -> bool {
+        let claims: Vec<Object<PvcSpec>> = self
+            .cluster
+            .pvcs
+            .values()
+            .filter(|p| p.status.phase == "Bound")
+            .cloned()
+            .collect();
+        let mut changed = false;
+        for pvc in claims {
+            let want = pvc
+                .spec
+                .resources
+                .requests
+                .get("storage")
+                .and_then(|s| parse_bytes(s).ok())
+                .unwrap_or(0);
+            let Some(pv) = self
+                .pv_for_claim(&pvc.metadata.namespace, pvc.name())
+                .cloned()
+            else {
+                continue;
+            };
+            let pv_size = pv
+                .spec
+                .capacity
+                .get("storage")
+                .and_then(|s| parse_bytes(s).ok())
+                .unwrap_or(0);
+            if want <= pv_size {
+                continue;
+            }
+            let key = format!("resizer/{}", pvc.key());
+            if self.backing_off(&key) {
+                continue;
+            }
+            let object = format!("PersistentVolumeClaim/{}", pvc.key());
+            self.event(
+                "external-resizer",
+                "Resizing",
+                format!("External resizer is resizing volume {}", pv.name()),
+                object.clone(),
+                Level::Normal,
+            );
+            let cap = volume_capability(
+                &pv.spec.access_modes,
+                &pv.spec.volume_mode,
+                &pv.spec.csi.fs_type,
+                self.driver_snmw(),
+            )
+            .ok();
+            let req = ControllerExpandVolumeRequest {
+                volume_id: pv.spec.csi.volume_handle.clone(),
+                capacity_range: Some(CapacityRange {
+                    required_bytes: want,
+                    limit_bytes: 0,
+                }),
+                volume_capability: cap,
+                ..Default::default()
+            };
+            changed = true;
+            match self.csi_call(
+                "external-resizer",
+                None,
+                "ControllerExpandVolume",
+                req,
+                |d, r| d.controller_expand_volume(r),
+            ) {
+                Ok(resp) => {
+                    self.clear_backoff(&key);
+                    let size = format_bytes(resp.capacity_bytes);
+                    if let Ok(cur) = self.cluster.pvs().get("", pv.name()).cloned() {
+                        let mut next = cur.clone();
+                        next.spec.capacity.insert("storage".into(), size.clone());
+                        let _ = self.cluster.pvs().update(next);
+                    }
+                    if let Ok(cur) = self
+                        .cluster
+                        .pvcs()
+                        .get(&pvc.metadata.namespace, pvc.name())
+                        .cloned()
+                    {
+                        let mut next = cur.clone();
+                        if resp.node_expansion_required {
+                            next.status
+                                .conditions
+                                .retain(|c| c.condition_type != FS_RESIZE_PENDING);
+                            next.status.conditions.push(PvcCondition {
+                                condition_type: FS_RESIZE_PENDING.into(),
+                                status: "True".into(),
+                                message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node.".into(),
+                            });
+                        } else {
+                            next.status.capacity.insert("storage".into(), size.clone());
+                        }
+                        let _ = self.cluster.pvcs().update_status(&next);
+                    }
+                    if resp.node_expansion_required {
+                        self.event(
+                            "external-resizer",
+                            "FileSystemResizeRequired",
+                            "Require file system resize of volume on node".into(),
+                            object,
+                            Level::Normal,
+                        );
+                    } else {
+                        self.event(
+                            "external-resizer",
+                            "VolumeResizeSuccessful",
+                            "Resize volume succeeded".into(),
+                            object,
+                            Level::Normal,
+                        );
+                    }
+                }
+                Err(status) => {
+                    self.event(
+                        "external-resizer",
+                        "VolumeResizeFailed",
+                        format!(
+                            "resize volume \"{}\" by resizer \"{}\" failed: {}",
+                            pv.name(),
+                            super::DRIVER,
+                            status.go_error_string()
+                        ),
+                        object,
+                        Level::Warning,
+                    );
+                    self.set_backoff(key);
+                }
+            }
+        }
+        changed
+    }
+}

@@ -1,0 +1,199 @@
+//! snapshot-controller and the csi-snapshotter sidecar: a VolumeSnapshot gets a
+//! VolumeSnapshotContent (`snapcontent-<snapshot uid>`), the sidecar calls CreateSnapshot
+//! (`snapshot-<snapshot uid>`) and fills the content's status, and the controller copies
+//! readiness and size back to the VolumeSnapshot. A content whose snapshot is gone is
+//! deleted with DeleteSnapshot (deletionPolicy Delete).
+
+use super::{DRIVER, SNAPSHOT_CLASS};
+use crate::cluster::{
+    ContentSource, Object, ObjectReference, VolumeSnapshotContentSpec, VolumeSnapshotSpec,
+};
+use crate::csi::types::{CreateSnapshotRequest, DeleteSnapshotRequest};
+use crate::engine::Lab;
+use crate::engine::log::Level;
+use crate::engine::quantity::format_bytes;
+
+impl Lab {
+    /// One pass of the snapshot controllers.
+    pub fn run_snapshotter(&mut self) -> bool {
+        let mut changed = false;
+        let snaps: Vec<Object<VolumeSnapshotSpec>> =
+            self.cluster.snapshots.values().cloned().collect();
+        for vs in snaps {
+            changed |= self.sync_snapshot(&vs);
+        }
+        // Contents whose snapshot is gone: delete the snapshot in the driver, then the content.
+        let orphans: Vec<Object<VolumeSnapshotContentSpec>> = self
+            .cluster
+            .snapshot_contents
+            .values()
+            .filter(|c| {
+                let r = &c.spec.volume_snapshot_ref;
+                self.cluster
+                    .snapshots
+                    .get(&(r.namespace.clone(), r.name.clone()))
+                    .is_none_or(|s| s.metadata.uid != r.uid)
+            })
+            .cloned()
+            .collect();
+        for c in orphans {
+            if c.spec.deletion_policy == "Delete" && !c.status.snapshot_handle.is_empty() {
+                let req = DeleteSnapshotRequest {
+                    snapshot_id: c.status.snapshot_handle.clone(),
+                    ..Default::default()
+                };
+                if self
+                    .csi_call("csi-snapshotter", None, "DeleteSnapshot", req, |d, r| {
+                        d.delete_snapshot(r)
+                    })
+                    .is_err()
+                {
+                    continue;
+                }
+            }
+            let _ = self.cluster.snapshot_contents().delete("", c.name());
+            changed = true;
+        }
+        changed
+    }
+
+    fn sync_snapshot(&mut self, vs: &Object<VolumeSnapshotSpec>) -> bool {
+        let ns = vs.metadata.namespace.clone();
+        let object = format!("VolumeSnapshot/{}", vs.key());
+        let content_name = format!("snapcontent-{}", vs.metadata.uid);
+        let mut changed = false;
+        if vs.status.bound_volume_snapshot_content_name.is_empty() {
+            let claim = vs.spec.source.persistent_volume_claim_name.clone();
+            let Some(pv) = self.pv_for_claim(&ns, &claim).cloned() else {
+                self.event(
+                    "snapshot-controller",
+                    "SnapshotPending",
+                    format!(
+                        "waiting for the claim {ns}/{claim} to be bound before snapshotting it"
+                    ),
+                    object,
+                    Level::Warning,
+                );
+                return false;
+            };
+            let content = Object::new(
+                &content_name,
+                "",
+                VolumeSnapshotContentSpec {
+                    deletion_policy: "Delete".into(),
+                    driver: DRIVER.into(),
+                    source: ContentSource {
+                        volume_handle: pv.spec.csi.volume_handle.clone(),
+                    },
+                    volume_snapshot_ref: ObjectReference {
+                        kind: "VolumeSnapshot".into(),
+                        namespace: ns.clone(),
+                        name: vs.name().to_string(),
+                        uid: vs.metadata.uid.clone(),
+                    },
+                    volume_snapshot_class_name: SNAPSHOT_CLASS.into(),
+                },
+            );
+            let clock = self.clock;
+            let _ = self.cluster.snapshot_contents().create(content, clock);
+            if let Ok(cur) = self.cluster.snapshots().get(&ns, vs.name()).cloned() {
+                let mut next = cur.clone();
+                next.status.bound_volume_snapshot_content_name = content_name.clone();
+                let _ = self.cluster.snapshots().update_status(&next);
+            }
+            self.event(
+                "snapshot-controller",
+                "CreatingSnapshot",
+                format!(
+                    "Waiting for a snapshot {} to be created by the CSI driver.",
+                    vs.key()
+                ),
+                object.clone(),
+                Level::Normal,
+            );
+            changed = true;
+        }
+        let Some(content) = self
+            .cluster
+            .snapshot_contents
+            .get(&(String::new(), content_name.clone()))
+            .cloned()
+        else {
+            return changed;
+        };
+        if content.status.snapshot_handle.is_empty() {
+            let key = format!("snapshotter/{content_name}");
+            if self.backing_off(&key) {
+                return changed;
+            }
+            let req = CreateSnapshotRequest {
+                source_volume_id: content.spec.source.volume_handle.clone(),
+                name: format!("snapshot-{}", vs.metadata.uid),
+                ..Default::default()
+            };
+            match self.csi_call("csi-snapshotter", None, "CreateSnapshot", req, |d, r| {
+                d.create_snapshot(r)
+            }) {
+                Ok(resp) => {
+                    self.clear_backoff(&key);
+                    let snap = resp.snapshot.unwrap_or_default();
+                    if let Ok(cur) = self
+                        .cluster
+                        .snapshot_contents()
+                        .get("", &content_name)
+                        .cloned()
+                    {
+                        let mut next = cur.clone();
+                        next.status.snapshot_handle = snap.snapshot_id.clone();
+                        next.status.ready_to_use = snap.ready_to_use;
+                        next.status.restore_size = Some(snap.size_bytes);
+                        let _ = self.cluster.snapshot_contents().update_status(&next);
+                    }
+                }
+                Err(status) => {
+                    self.event(
+                        "csi-snapshotter",
+                        "SnapshotCreationFailed",
+                        format!("Failed to create snapshot: {}", status.go_error_string()),
+                        object.clone(),
+                        Level::Warning,
+                    );
+                    self.set_backoff(key);
+                    return true;
+                }
+            }
+            changed = true;
+        }
+        // Copy readiness back to the VolumeSnapshot.
+        let Some(content) = self
+            .cluster
+            .snapshot_contents
+            .get(&(String::new(), content_name))
+            .cloned()
+        else {
+            return changed;
+        };
+        if let Ok(cur) = self.cluster.snapshots().get(&ns, vs.name()).cloned() {
+            if cur.status.ready_to_use != content.status.ready_to_use {
+                let mut next = cur.clone();
+                next.status.ready_to_use = content.status.ready_to_use;
+                next.status.restore_size = content
+                    .status
+                    .restore_size
+                    .map(format_bytes)
+                    .unwrap_or_default();
+                next.status.creation_time = crate::cluster::meta::timestamp(self.clock);
+                let _ = self.cluster.snapshots().update_status(&next);
+                self.event(
+                    "snapshot-controller",
+                    "SnapshotReady",
+                    format!("Snapshot {} is ready to use.", vs.key()),
+                    object,
+                    Level::Normal,
+                );
+                changed = true;
+            }
+        }
+        changed
+    }
+}
