@@ -73,7 +73,18 @@ fn check_file(path: &Path, bless: bool) -> Result<(), String> {
     let mut failures = Vec::new();
     for (i, e) in entries.into_iter().enumerate() {
         let actual = match run_line(&mut lab, i + 1, &e.command) {
-            Some(r) => format!("{}{}", r.stdout, r.stderr),
+            Some(r) => {
+                if !r.ok {
+                    failures.push(format!(
+                        "--- {} : $ {}\n--- did not meet its expectation (a line without `!` failed, or a `!` line succeeded):\n{}{}",
+                        path.display(),
+                        e.command,
+                        r.stdout,
+                        r.stderr
+                    ));
+                }
+                format!("{}{}", r.stdout, r.stderr)
+            }
             None => String::new(),
         };
         if actual != e.expected {
@@ -89,7 +100,7 @@ fn check_file(path: &Path, bless: bool) -> Result<(), String> {
     }
     if bless {
         std::fs::write(path, render(&header, &results)).map_err(|e| e.to_string())?;
-        return Ok(());
+        failures.retain(|f| f.contains("did not meet its expectation"));
     }
     if failures.is_empty() {
         Ok(())
