@@ -487,4 +487,14 @@ mod tests {
         assert!(hint("pod create web", 3).is_none());
         assert!(hint("frob ", 5).is_none());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn completion_and_hints_never_panic(line in "[a-z -=\"'\\\\é·0-9]{0,40}", cut in 0usize..45) {
+            let pos = cut.min(line.len() + 2);
+            let _ = complete(&line, pos, &NoNames);
+            let _ = hint(&line, pos);
+            let _ = super::super::parse(&line);
+        }
+    }
 }
