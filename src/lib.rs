@@ -1,7 +1,7 @@
 //! cni-csi-lab: an in-memory Kubernetes cluster that shows exactly what CNI and CSI do.
 //!
 //! Reading order: `command` (what you can say), `engine` (what happens), then the domain
-//! modules (`cluster`, `cni`, `kubelet`), then the front ends (`script`).
+//! modules (`cluster`, `cni`, `kubelet`), then the front ends (`script`, `repl`).
 //! Nothing outside the front ends touches a terminal.
 
 pub mod cluster;
@@ -11,7 +11,9 @@ pub mod csi;
 pub mod engine;
 pub mod kubelet;
 pub mod net;
+pub mod presets;
 pub mod render;
+pub mod repl;
 pub mod script;
 pub mod storage;
 pub mod util;

@@ -1,38 +1,77 @@
-//! The `cni-csi-lab` binary: picks a front end.
+//! The `cni-csi-lab` binary: picks a front end. Exit codes: 0 success, 1 a command failed,
+//! 2 bad usage (unknown flag, unreadable file, unknown preset). Results go to stdout,
+//! errors to stderr.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use cni_csi_lab::Lab;
+use cni_csi_lab::render::ansi::ColorChoice;
+use cni_csi_lab::repl::{self, Options};
 use cni_csi_lab::script::{self, RunOptions};
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 /// A terminal lab for Kubernetes networking (CNI) and storage (CSI).
+///
+/// With no command: an interactive session on a terminal, or a script read from stdin.
 #[derive(Debug, Parser)]
 #[command(name = "cni-csi-lab", version, about, long_about = None)]
+#[command(after_help = "Examples:
+  cni-csi-lab                          interactive session (Tab completes, `help` lists commands)
+  cni-csi-lab run lesson.lab           run a script; stops at the first failing command
+  echo 'node list' | cni-csi-lab       a script on stdin
+  cni-csi-lab --preset three-nodes     start with three nodes
+  cni-csi-lab --conflist my.conflist   start with your own CNI config on every node")]
 struct Cli {
-    /// Start with no nodes (instead of node-1 and node-2)
-    #[arg(long, global = true)]
+    /// Start with no nodes (same as --preset empty)
+    #[arg(long, global = true, conflicts_with = "preset")]
     empty: bool,
+    /// The starting cluster: default, empty, single-node, three-nodes, or a FILE of lab
+    /// commands run on an empty lab
+    #[arg(long, global = true, value_name = "NAME|FILE")]
+    preset: Option<String>,
+    /// A CNI config to start with, copied into every node's /etc/cni/net.d
+    /// ({{.PodCIDR}} is filled per node)
+    #[arg(long, global = true, value_name = "FILE")]
+    conflist: Option<String>,
+    /// Colours in the interactive session (NO_COLOR turns `auto` off); scripts are plain
+    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
+    color: ColorArg,
     /// What to run (default: an interactive session)
     #[command(subcommand)]
-    command: Option<Mode>,
+    command: Option<Front>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ColorArg {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
-enum Mode {
-    /// Run a script of lab commands (FILE, or - for stdin)
+enum Front {
+    /// Run a script of lab commands (FILE, or - for stdin); exit 1 if a command fails
     Run {
         /// The script file, or - for stdin
         file: String,
-        /// Keep going after a failing command
+        /// Keep going after a failing command (the exit code still reports it)
         #[arg(long)]
         keep_going: bool,
         /// Print each command before its output
         #[arg(long)]
         echo: bool,
     },
-    /// An interactive session (line by line)
-    Repl,
+    /// An interactive session
+    Repl {
+        /// No line editing: read stdin line by line (for pipes and tests)
+        #[arg(long)]
+        plain: bool,
+    },
+    /// Print a shell completion script for this CLI
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
 }
 
 fn main() -> ExitCode {
@@ -47,16 +86,131 @@ fn main() -> ExitCode {
             };
         }
     };
-    let mut lab = if cli.empty { Lab::empty() } else { Lab::new() };
+    if let Some(Front::Completions { shell }) = cli.command {
+        let mut cmd = Cli::command();
+        clap_complete::generate(shell, &mut cmd, "cni-csi-lab", &mut std::io::stdout());
+        return ExitCode::SUCCESS;
+    }
+    let mut lab = match starting_lab(&cli) {
+        Ok(lab) => lab,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let choice = match cli.color {
+        ColorArg::Auto => ColorChoice::Auto,
+        ColorArg::Always => ColorChoice::Always,
+        ColorArg::Never => ColorChoice::Never,
+    };
+    let no_color = std::env::var("NO_COLOR").ok();
+    let opts = Options {
+        color_out: choice.enabled(std::io::stdout().is_terminal(), no_color.as_deref()),
+        color_err: choice.enabled(std::io::stderr().is_terminal(), no_color.as_deref()),
+        history: repl::history::path(),
+    };
+    let stdin_is_terminal = std::io::stdin().is_terminal();
     match cli.command {
-        Some(Mode::Run {
+        Some(Front::Run {
             file,
             keep_going,
             echo,
         }) => run_file(&mut lab, &file, RunOptions { keep_going, echo }),
-        Some(Mode::Repl) => repl(&mut lab),
-        None if std::io::stdin().is_terminal() => repl(&mut lab),
+        Some(Front::Repl { plain }) if plain || !stdin_is_terminal => plain_repl(lab, &opts),
+        Some(Front::Repl { .. }) => line_editor(lab, &opts),
+        // Hook: the dashboard (issue 5) takes over the no-argument terminal case here.
+        None if stdin_is_terminal => line_editor(lab, &opts),
         None => run_file(&mut lab, "-", RunOptions::default()),
+        Some(Front::Completions { .. }) => ExitCode::SUCCESS,
+    }
+}
+
+/// The lab the flags ask for: a preset (or `--empty`), then `--conflist`.
+fn starting_lab(cli: &Cli) -> Result<Lab, String> {
+    let preset = match (&cli.preset, cli.empty) {
+        (Some(p), _) => p.as_str(),
+        (None, true) => "empty",
+        (None, false) => "default",
+    };
+    let mut lab = cni_csi_lab::presets::build(preset)?;
+    if let Some(file) = &cli.conflist {
+        load_conflist(&mut lab, file)?;
+    }
+    Ok(lab)
+}
+
+/// `--conflist FILE`: `cni conf load FILE` on every node. The runtime uses the first file
+/// in lexical order, so a file that would sort after the lab's own is loaded as
+/// `00-<name>` (and the note says so).
+fn load_conflist(lab: &mut Lab, file: &str) -> Result<(), String> {
+    if lab.nodes.is_empty() {
+        return Err(format!(
+            "--conflist {file}: the lab has no nodes to copy it to; use a preset with nodes"
+        ));
+    }
+    let base = std::path::Path::new(file)
+        .file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or(file)
+        .to_string();
+    let first_existing = lab
+        .nodes
+        .values()
+        .filter_map(|n| n.confdir.files.keys().next())
+        .min()
+        .cloned();
+    let mut line = format!(
+        "cni conf load {}",
+        shlex::try_quote(file).map_err(|e| format!("--conflist {file}: {e}"))?
+    );
+    let mut note = None;
+    if let Some(first) = first_existing.filter(|f| base.as_str() > f.as_str()) {
+        let renamed = format!("00-{base}");
+        line.push_str(&format!(
+            " --as {}",
+            shlex::try_quote(&renamed).map_err(|e| format!("--conflist {file}: {e}"))?
+        ));
+        note = Some(format!(
+            "note: loaded as {renamed}: the runtime uses the first file in lexical order, and {base} sorts after {first}"
+        ));
+    }
+    let out = lab
+        .execute(&line)
+        .map_err(|e| format!("--conflist: {}", e.message))?;
+    eprint!("{}", out.to_text());
+    if let Some(n) = note {
+        eprintln!("{n}");
+    }
+    Ok(())
+}
+
+fn line_editor(lab: Lab, opts: &Options) -> ExitCode {
+    match repl::run(lab, opts) {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn plain_repl(mut lab: Lab, opts: &Options) -> ExitCode {
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    match repl::run_plain(
+        &mut lab,
+        &mut stdin.lock(),
+        opts,
+        &mut stdout.lock(),
+        &mut stderr.lock(),
+    ) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
     }
 }
 
@@ -86,42 +240,6 @@ fn run_file(lab: &mut Lab, file: &str, opts: RunOptions) -> ExitCode {
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(1)
-        }
-    }
-}
-
-fn repl(lab: &mut Lab) -> ExitCode {
-    println!(
-        "cni-csi-lab {} — type `help` for commands, Ctrl-D to quit",
-        env!("CARGO_PKG_VERSION")
-    );
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
-    loop {
-        print!("lab> ");
-        let _ = std::io::stdout().flush();
-        let mut line = String::new();
-        match input.read_line(&mut line) {
-            Ok(0) => {
-                println!();
-                return ExitCode::SUCCESS;
-            }
-            Ok(_) => {}
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(1);
-            }
-        }
-        let trimmed = line.trim();
-        if matches!(trimmed, "quit" | "exit" | "q") {
-            return ExitCode::SUCCESS;
-        }
-        match lab.execute(trimmed) {
-            Ok(out) => print!("{}", out.to_text()),
-            Err(e) => {
-                print!("{}", e.output.to_text());
-                eprintln!("error: {}", e.message);
-            }
         }
     }
 }

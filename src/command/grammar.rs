@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 #[command(
     multicall = true,
     disable_help_flag = false,
+    disable_help_subcommand = true,
     help_template = "{all-args}",
     subcommand_help_heading = "Commands"
 )]
@@ -50,7 +51,7 @@ pub enum Command {
     /// Follow a packet hop by hop: eth0 → veth → cni0 → route → node → …
     #[command(after_help = "Examples:\n  trace app-a app-b\n  trace web db --port 3306")]
     Trace(FlowArgs),
-    /// Views: IPAM store, routes, events (call log), wire log
+    /// Views: IPAM store, routes, volumes, events (call log), wire log, iptables, watch
     #[command(subcommand)]
     Show(ShowCmd),
     /// Print objects (kubectl get)
@@ -79,6 +80,27 @@ pub enum Command {
     Reset(ResetArgs),
     /// Print text (useful in scripts)
     Echo(EchoArgs),
+    /// List the commands, or show one command's usage and examples
+    #[command(after_help = "Examples:\n  help\n  help pod create\n  help cni")]
+    Help(HelpArgs),
+    /// A short concept card (netns, veth, prevResult, …) and where the handbook covers it
+    #[command(after_help = "Examples:\n  explain\n  explain veth\n  explain prevResult")]
+    Explain(ExplainArgs),
+}
+
+/// `help` arguments.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct HelpArgs {
+    /// The command, e.g. `pod create`
+    #[arg(value_name = "COMMAND")]
+    pub words: Vec<String>,
+}
+
+/// `explain` arguments.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct ExplainArgs {
+    /// The concept (all topics when omitted)
+    pub topic: Option<String>,
 }
 
 /// `node …`
@@ -175,7 +197,7 @@ pub struct PodCreateArgs {
 pub enum CniCmd {
     /// ADD: run the chain for a container (prints the result JSON or the CNI error JSON)
     #[command(
-        after_help = "Examples:\n  cni add c1 --node node-1\n  cni add c2 --node node-1 --args IP=10.244.1.50\n  cni add c3 --node node-1 --ifname net1"
+        after_help = "Examples:\n  cni add c1 --node node-1\n  cni add c2 --node node-1 --args 'IgnoreUnknown=1;IP=10.244.1.50'\n  cni add c3 --node node-1 --ifname net1"
     )]
     Add(CniAttachArgs),
     /// DEL: run the chain in reverse with the cached result (prints nothing on success)

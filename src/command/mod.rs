@@ -1,7 +1,10 @@
 //! The command language: text → [`grammar::Command`]. One definition (a clap tree) serves
 //! parsing, help and suggestions for every front end.
 
+pub mod complete;
+pub mod explain;
 pub mod grammar;
+pub mod help;
 
 pub use grammar::{Command, CommandLine};
 
@@ -33,19 +36,13 @@ pub fn parse(line: &str) -> Result<Option<Command>, ParseError> {
     }
     match CommandLine::try_parse_from(&words) {
         Ok(l) => Ok(Some(l.command)),
-        Err(e) => {
-            use clap::error::ErrorKind;
-            let text = e.render().to_string();
-            let text = text.trim_end().to_string();
-            match e.kind() {
-                ErrorKind::DisplayHelp
-                | ErrorKind::DisplayVersion
-                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-                    Err(ParseError::Help(text))
-                }
-                _ => Err(ParseError::Invalid(text)),
-            }
-        }
+        // `pod create --help` and `pod` alone are the same as `help pod create`/`help pod`.
+        Err(e) => match help::from_clap_error(&words, &e) {
+            ParseError::Help(w) => Ok(Some(Command::Help(grammar::HelpArgs {
+                words: w.split_whitespace().map(String::from).collect(),
+            }))),
+            invalid => Err(invalid),
+        },
     }
 }
 

@@ -9,6 +9,7 @@ pub mod cni_cmd;
 pub mod csi_client;
 pub mod csi_cmd;
 pub mod log;
+pub mod names;
 pub mod network;
 pub mod node;
 pub mod nodes;
@@ -269,6 +270,10 @@ impl Lab {
             Command::Policy(p) => self.policy(p),
             Command::Reach(f) => self.reach(&f),
             Command::Trace(f) => self.trace(&f),
+            Command::Help(h) => command::help::command_help(&h.words).map_err(LabError::msg),
+            Command::Explain(e) => {
+                command::explain::explain(e.topic.as_deref()).map_err(LabError::msg)
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 //! Output as data (`Outcome`), tables, and the plain-text painter used by scripts and tests.
 
+pub mod ansi;
 pub mod outcome;
 pub mod table;
 

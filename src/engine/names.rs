@@ -1,0 +1,88 @@
+//! Names of live objects, for completion in the front ends: `Lab::completion_names(kind)`
+//! answers with the names a learner could type after `get KIND`, `--node`, `cni del`, …
+//! Kinds are kubectl's plural resource names (as `views::canonical_kind` resolves them),
+//! plus `containers` (container IDs in the nodes' libcni result caches) and `kinds`.
+
+use super::Lab;
+use std::collections::BTreeSet;
+
+/// The kinds `get`/`describe` accept, as they are best typed (completion candidates).
+pub const KINDS: &[&str] = &[
+    "nodes",
+    "pods",
+    "namespaces",
+    "networkpolicies",
+    "pvc",
+    "pv",
+    "sc",
+    "va",
+    "snapshots",
+    "csinodes",
+    "csidrivers",
+];
+
+impl Lab {
+    /// Sorted, de-duplicated names of the objects of `kind` (any spelling
+    /// `canonical_kind` accepts), or of `containers`/`kinds`. Unknown kinds, and kinds the
+    /// lab does not hold yet, give an empty list.
+    pub fn completion_names(&self, kind: &str) -> Vec<String> {
+        let mut out = BTreeSet::new();
+        match kind {
+            "containers" => {
+                for rt in self.nodes.values() {
+                    out.extend(rt.cache.keys().map(|(_, id, _)| id.clone()));
+                }
+            }
+            "kinds" => out.extend(KINDS.iter().map(|k| k.to_string())),
+            _ => match super::views::canonical_kind(kind).unwrap_or("") {
+                "nodes" => out.extend(self.cluster.nodes.values().map(|o| o.name().to_string())),
+                "pods" => out.extend(self.cluster.pods.values().map(|o| o.name().to_string())),
+                "namespaces" => out.extend(
+                    self.cluster
+                        .namespaces
+                        .values()
+                        .map(|o| o.name().to_string()),
+                ),
+                "networkpolicies" => {
+                    out.extend(self.cluster.policies.values().map(|o| o.name().to_string()))
+                }
+                // Storage kinds slot in here as their tables appear.
+                _ => {}
+            },
+        }
+        out.into_iter().collect()
+    }
+}
+
+impl crate::command::complete::Names for Lab {
+    fn names(&self, kind: &str) -> Vec<String> {
+        self.completion_names(kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_come_from_live_state() {
+        let mut lab = Lab::new();
+        assert_eq!(lab.completion_names("no"), vec!["node-1", "node-2"]);
+        assert!(lab.completion_names("pods").is_empty());
+        lab.execute("pod create web --node node-1").unwrap();
+        lab.execute("cni add c1 --node node-2").unwrap();
+        assert_eq!(lab.completion_names("po"), vec!["web"]);
+        let containers = lab.completion_names("containers");
+        assert!(containers.contains(&"c1".to_string()), "{containers:?}");
+        assert_eq!(
+            containers.len(),
+            2,
+            "the pod's sandbox and c1: {containers:?}"
+        );
+        assert!(
+            lab.completion_names("namespaces")
+                .contains(&"default".to_string())
+        );
+        assert!(lab.completion_names("widgets").is_empty());
+    }
+}

@@ -1,0 +1,268 @@
+//! The interactive front end: a rustyline line editor over the lab (completion, usage
+//! hints, a highlighted verb, history in the user's data directory), and a plain mode that
+//! reads stdin line by line for pipes and tests. Both go through `Lab::execute`, like every
+//! other front end; `quit`/`exit` are the only words handled here.
+
+pub mod helper;
+pub mod history;
+
+use crate::engine::{Lab, Mode};
+use crate::render::{Outcome, ansi};
+use helper::LabHelper;
+use owo_colors::OwoColorize;
+use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
+use rustyline::{CompletionType, Config, Editor};
+use std::cell::RefCell;
+use std::io::{BufRead, Write};
+use std::rc::Rc;
+
+/// How the REPL paints and where it keeps history.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Colour on stdout.
+    pub color_out: bool,
+    /// Colour on stderr.
+    pub color_err: bool,
+    /// The history file (none: no history).
+    pub history: Option<std::path::PathBuf>,
+}
+
+/// Words that end the session.
+pub fn is_quit(line: &str) -> bool {
+    matches!(line.trim(), "quit" | "exit" | "q")
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The prompt's context: `2 nodes · 3 pods`, plus `step` and the clock when they matter.
+pub fn context(lab: &Lab) -> String {
+    let mut parts = vec![
+        plural(lab.cluster.nodes.len(), "node", "nodes"),
+        plural(lab.cluster.pods.len(), "pod", "pods"),
+    ];
+    if lab.mode == Mode::Step {
+        parts.push("step".to_string());
+    }
+    if lab.clock > 0 {
+        parts.push(format!("t={}s", lab.clock));
+    }
+    parts.join(" · ")
+}
+
+/// The prompt, plain and styled (same width): `lab[2 nodes · 0 pods]> `.
+pub fn prompt(lab: &Lab, color: bool) -> (String, String) {
+    let ctx = context(lab);
+    let raw = format!("lab[{ctx}]> ");
+    let styled = if color {
+        format!("{}[{}]> ", "lab".bold(), ctx.dimmed())
+    } else {
+        raw.clone()
+    };
+    (raw, styled)
+}
+
+/// The welcome line.
+pub fn banner(lab: &Lab) -> String {
+    let nodes = lab.completion_names("nodes");
+    let cluster = if nodes.is_empty() {
+        "an empty cluster (add one: node add node-1)".to_string()
+    } else {
+        format!(
+            "{} ({})",
+            plural(nodes.len(), "node", "nodes"),
+            nodes.join(", ")
+        )
+    };
+    format!(
+        "cni-csi-lab {}: {cluster}.\nType `help` for commands, `explain` for concepts; Tab completes; Ctrl-D quits.",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// Print one command's result: the output on `out`, then `error: …` on `err`.
+pub fn print_result(
+    result: Result<Outcome, crate::LabError>,
+    opts: &Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<bool> {
+    let paint = |o: &Outcome, color: bool| {
+        if color { ansi::paint(o) } else { o.to_text() }
+    };
+    match result {
+        Ok(o) => {
+            out.write_all(paint(&o, opts.color_out).as_bytes())?;
+            out.flush()?;
+            Ok(true)
+        }
+        Err(e) => {
+            out.write_all(paint(&e.output, opts.color_out).as_bytes())?;
+            out.flush()?;
+            let msg = if opts.color_err {
+                ansi::paint_error(&e.message)
+            } else {
+                format!("error: {}\n", e.message)
+            };
+            err.write_all(msg.as_bytes())?;
+            err.flush()?;
+            Ok(false)
+        }
+    }
+}
+
+/// The line-editing REPL. Ctrl-C clears the line (twice in a row on an empty prompt
+/// quits), Ctrl-D or `quit` quits. Returns the lab as the session left it.
+pub fn run(lab: Lab, opts: &Options) -> std::io::Result<Lab> {
+    let lab = Rc::new(RefCell::new(lab));
+    let config = Config::builder()
+        .completion_type(CompletionType::List)
+        .history_ignore_dups(true)
+        .map_err(std::io::Error::other)?
+        .history_ignore_space(true)
+        .max_history_size(1000)
+        .map_err(std::io::Error::other)?
+        .auto_add_history(false)
+        .build();
+    let mut rl: Editor<LabHelper, DefaultHistory> =
+        Editor::with_config(config).map_err(std::io::Error::other)?;
+    rl.set_helper(Some(LabHelper::new(lab.clone(), opts.color_out)));
+    if let Some(h) = &opts.history {
+        // A missing or unreadable history is not a reason to refuse to start.
+        let _ = rl.load_history(h);
+    }
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    {
+        let l = lab.borrow();
+        writeln!(stdout.lock(), "{}", banner(&l))?;
+    }
+    let mut interrupts = 0;
+    loop {
+        let p = prompt(&lab.borrow(), opts.color_out);
+        match rl.readline(&p) {
+            Ok(input) => {
+                interrupts = 0;
+                let line = helper::join_continued(&input);
+                if !line.trim().is_empty() {
+                    let _ = rl.add_history_entry(input.as_str());
+                    if let Some(h) = &opts.history {
+                        let saved = history::save_atomically(h, |tmp| {
+                            rl.save_history(tmp).map_err(std::io::Error::other)
+                        });
+                        if let Err(e) = saved {
+                            let _ = writeln!(
+                                stderr.lock(),
+                                "warning: cannot save history to {}: {e}",
+                                h.display()
+                            );
+                        }
+                    }
+                }
+                if is_quit(&line) {
+                    break;
+                }
+                let result = lab.borrow_mut().execute(&line);
+                print_result(result, opts, &mut stdout.lock(), &mut stderr.lock())?;
+            }
+            Err(ReadlineError::Interrupted) => {
+                interrupts += 1;
+                if interrupts >= 2 {
+                    break;
+                }
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(std::io::Error::other(e)),
+        }
+    }
+    drop(rl);
+    Ok(Rc::try_unwrap(lab)
+        .map(RefCell::into_inner)
+        .unwrap_or_else(|rc| std::mem::replace(&mut *rc.borrow_mut(), Lab::empty())))
+}
+
+/// The plain REPL (`repl --plain`, or stdin not a terminal): prompts on `out`, reads lines
+/// from `input`, `\` continues a line, errors do not end the session.
+pub fn run_plain(
+    lab: &mut Lab,
+    input: &mut dyn BufRead,
+    opts: &Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> std::io::Result<()> {
+    let mut pending = String::new();
+    loop {
+        let (raw, styled) = prompt(lab, opts.color_out);
+        let p = if pending.is_empty() {
+            if opts.color_out { styled } else { raw }
+        } else {
+            "...> ".to_string()
+        };
+        out.write_all(p.as_bytes())?;
+        out.flush()?;
+        let mut buf = String::new();
+        if input.read_line(&mut buf)? == 0 {
+            writeln!(out)?;
+            return Ok(());
+        }
+        let line = buf.trim_end_matches(['\n', '\r']);
+        if let Some(more) = line.strip_suffix('\\') {
+            pending.push_str(more);
+            pending.push(' ');
+            continue;
+        }
+        pending.push_str(line);
+        let line = std::mem::take(&mut pending);
+        if is_quit(&line) {
+            return Ok(());
+        }
+        print_result(lab.execute(&line), opts, out, err)?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prompt_shows_the_cluster_briefly() {
+        let mut lab = Lab::new();
+        assert_eq!(prompt(&lab, false).0, "lab[2 nodes · 0 pods]> ");
+        lab.execute("pod create web --node node-1").unwrap();
+        lab.execute("mode step").unwrap();
+        lab.execute("tick 5").unwrap();
+        assert_eq!(
+            prompt(&lab, false).0,
+            "lab[2 nodes · 1 pod · step · t=5s]> "
+        );
+        let (raw, styled) = prompt(&lab, true);
+        assert_eq!(ansi::strip(&styled), raw);
+    }
+
+    #[test]
+    fn plain_mode_keeps_going_after_errors_and_stops_at_quit() {
+        let mut lab = Lab::new();
+        let script = "nod\npod create web \\\n --node node-1\nquit\nnode list\n";
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        run_plain(
+            &mut lab,
+            &mut script.as_bytes(),
+            &Options::default(),
+            &mut out,
+            &mut err,
+        )
+        .unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let err = String::from_utf8(err).unwrap();
+        assert!(err.starts_with("error: unknown command \"nod\""), "{err}");
+        assert!(out.contains("lab[2 nodes · 1 pod]> "), "{out}");
+        assert!(
+            !out.contains("NAME"),
+            "quit stopped before node list: {out}"
+        );
+        assert_eq!(lab.cluster.pods.len(), 1);
+    }
+}
