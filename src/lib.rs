@@ -9,6 +9,7 @@ pub mod cni;
 pub mod command;
 pub mod engine;
 pub mod kubelet;
+pub mod lesson;
 pub mod net;
 pub mod render;
 pub mod script;

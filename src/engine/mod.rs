@@ -111,6 +111,8 @@ pub struct Lab {
     pub pod_work: BTreeMap<(String, String), PodWork>,
     /// The conflist template new nodes get (`{{.PodCIDR}}` filled per node).
     pub conf_template: Arc<str>,
+    /// The lesson desk: lessons, progress store, the lesson in progress (`crate::lesson`).
+    pub lessons: crate::lesson::Lessons,
 }
 
 /// The default network config, containerd's template plus bandwidth.
@@ -133,6 +135,7 @@ impl Lab {
             dirty: BTreeSet::new(),
             pod_work: BTreeMap::new(),
             conf_template: Arc::from(DEFAULT_CONFLIST),
+            lessons: crate::lesson::Lessons::default(),
         };
         for ns in ["default", "kube-system"] {
             let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
@@ -162,7 +165,11 @@ impl Lab {
         let text = command::strip_comment(line);
         match command::parse(text) {
             Ok(None) => Ok(Outcome::empty()),
-            Ok(Some(cmd)) => self.apply(cmd),
+            Ok(Some(cmd)) if crate::lesson::is_control(&cmd) => self.apply(cmd),
+            Ok(Some(cmd)) => {
+                let result = self.apply(cmd);
+                self.lesson_observe(text, result)
+            }
             Err(ParseError::Help(h)) => {
                 let mut out = Outcome::empty();
                 out.block(&h, Role::Plain);
@@ -170,13 +177,17 @@ impl Lab {
             }
             Err(ParseError::Invalid(msg)) => {
                 let msg = msg.strip_prefix("error: ").unwrap_or(&msg).to_string();
-                Err(LabError::msg(msg))
+                self.lesson_observe(text, Err(LabError::msg(msg)))
             }
         }
     }
 
     /// Run one parsed command, then (in auto mode) the control loops.
     pub fn apply(&mut self, cmd: Command) -> Result<Outcome, LabError> {
+        if crate::lesson::is_control(&cmd) {
+            // Lesson commands drive the lab themselves (they may rebuild it).
+            return self.lesson_control(cmd);
+        }
         let mark = self.calls.next_seq();
         let result = self.dispatch(cmd);
         if self.mode == Mode::Auto {
@@ -235,10 +246,7 @@ impl Lab {
                 }
                 Ok(Outcome::empty())
             }
-            Command::Reset(r) => {
-                *self = if r.empty { Lab::empty() } else { Lab::new() };
-                Ok(Outcome::empty())
-            }
+            Command::Reset(r) => Ok(self.reset_keeping_lessons(r.empty)),
             Command::Echo(e) => {
                 let mut out = Outcome::empty();
                 out.plain(e.words.join(" "));
@@ -247,6 +255,9 @@ impl Lab {
             Command::Policy(p) => self.policy(p),
             Command::Reach(f) => self.reach(&f),
             Command::Trace(f) => self.trace(&f),
+            c @ (Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back) => {
+                self.lesson_control(c)
+            }
         }
     }
 
