@@ -10,6 +10,7 @@ pub mod command;
 pub mod csi;
 pub mod engine;
 pub mod kubelet;
+pub mod lesson;
 pub mod net;
 pub mod presets;
 pub mod render;

@@ -33,6 +33,9 @@ struct Cli {
     /// ({{.PodCIDR}} is filled per node)
     #[arg(long, global = true, value_name = "FILE")]
     conflist: Option<String>,
+    /// Read lessons from this directory instead of the built-in ones (for lesson authors)
+    #[arg(long, global = true, value_name = "DIR")]
+    lessons: Option<String>,
     /// Colours in the interactive session (NO_COLOR turns `auto` off); scripts are plain
     #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
@@ -66,6 +69,13 @@ enum Front {
         /// No line editing: read stdin line by line (for pipes and tests)
         #[arg(long)]
         plain: bool,
+    },
+    /// Run one `lesson …` command and exit, e.g. `cni-csi-lab lesson lint` or
+    /// `cni-csi-lab lesson verify ch7-hands-on`
+    Lesson {
+        /// The words after `lesson`
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        args: Vec<String>,
     },
     /// Print a shell completion script for this CLI
     Completions {
@@ -109,8 +119,28 @@ fn main() -> ExitCode {
         color_err: choice.enabled(std::io::stderr().is_terminal(), no_color.as_deref()),
         history: repl::history::path(),
     };
+    if let Some(dir) = &cli.lessons {
+        if let Err(e) = lab.lessons.use_dir(std::path::Path::new(dir)) {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    }
     let stdin_is_terminal = std::io::stdin().is_terminal();
+    let interactive = matches!(cli.command, Some(Front::Repl { .. }) | None) && stdin_is_terminal;
+    if interactive {
+        // A learner's progress is kept in the user's data directory; scripts keep it in memory.
+        if let Some(store) = cni_csi_lab::lesson::FileStore::user_default() {
+            lab.lessons.set_store(Box::new(store));
+        }
+    }
     match cli.command {
+        Some(Front::Lesson { args }) => {
+            let line = format!(
+                "lesson {}",
+                shlex::try_join(args.iter().map(String::as_str)).unwrap_or_default()
+            );
+            run_file_text(&mut lab, &line, RunOptions::default())
+        }
         Some(Front::Run {
             file,
             keep_going,
@@ -231,9 +261,14 @@ fn run_file(lab: &mut Lab, file: &str, opts: RunOptions) -> ExitCode {
             }
         }
     };
+    run_file_text(lab, &text, opts)
+}
+
+/// Run script text with plain output.
+fn run_file_text(lab: &mut Lab, text: &str, opts: RunOptions) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    match script::run(lab, &text, opts, &mut stdout.lock(), &mut stderr.lock()) {
+    match script::run(lab, text, opts, &mut stdout.lock(), &mut stderr.lock()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,

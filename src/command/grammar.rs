@@ -86,6 +86,18 @@ pub enum Command {
     /// A short concept card (netns, veth, prevResult, …) and where the handbook covers it
     #[command(after_help = "Examples:\n  explain\n  explain veth\n  explain prevResult")]
     Explain(ExplainArgs),
+    /// Guided lessons: list, start, play, verify, lint
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  lesson list\n  lesson start ch7-hands-on\n  lesson play ch7-hands-on --speed 2\n  lesson verify"
+    )]
+    Lesson(LessonCmd),
+    /// Lesson: the next hint for the current step (repeat for more)
+    Hint,
+    /// Lesson: let the lab do the current step (or show a quiz's answer) and move on
+    Skip,
+    /// Lesson: back to the previous step (the cluster is rebuilt as it was then)
+    Back,
 }
 
 /// `help` arguments.
@@ -852,4 +864,50 @@ pub enum CsiCmd {
         #[arg(long)]
         node: Option<String>,
     },
+}
+
+/// `lesson …`
+#[derive(Debug, Subcommand, Clone, PartialEq)]
+pub enum LessonCmd {
+    /// List the lessons with your progress
+    #[command(visible_alias = "ls")]
+    List,
+    /// Start (or resume) a lesson on a fresh cluster
+    Start {
+        /// Lesson id (see `lesson list`)
+        id: String,
+    },
+    /// Show the current step again, with your progress
+    Status,
+    /// Answer the current quiz: a letter, or your prediction
+    Answer {
+        /// The answer
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        words: Vec<String>,
+    },
+    /// Try the current step again: the cluster is rebuilt as it was when the step began
+    Retry,
+    /// Start the current lesson over from step 1 on a fresh cluster (clears its progress)
+    Reset,
+    /// Leave the lesson (progress is kept)
+    Stop,
+    /// Play a lesson's steps as a demo: text, then each reference command and its output
+    Play {
+        /// Lesson id
+        id: String,
+        /// Playback speed (2 = twice as fast; front ends that animate use it)
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+        /// Wait for a key between steps (front ends that animate use it)
+        #[arg(long)]
+        step: bool,
+    },
+    /// Play every step on a fresh cluster and check every check (all lessons, or one)
+    Verify {
+        /// Lesson id (all when omitted)
+        id: Option<String>,
+    },
+    /// Check the lesson files: format, sections, hints, commands, and that each check is
+    /// false before its step and true after
+    Lint,
 }

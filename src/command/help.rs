@@ -36,6 +36,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("Views", &["show"]),
     ("Time and control loops", &["tick", "mode", "reconcile"]),
+    ("Lessons", &["lesson", "hint", "skip", "back"]),
     ("Session", &["help", "explain", "reset", "echo", "quit"]),
 ];
 

@@ -126,6 +126,8 @@ pub struct Lab {
     pub mounts: crate::kubelet::volumes::Mounts,
     /// Controllers' retry times after failures, by `controller/object`.
     pub backoff: BTreeMap<String, u64>,
+    /// The lesson desk: lessons, progress store, the lesson in progress (`crate::lesson`).
+    pub lessons: crate::lesson::Lessons,
 }
 
 /// The default network config, containerd's template plus bandwidth.
@@ -151,6 +153,7 @@ impl Lab {
             driver: crate::csi::Driver::default(),
             mounts: Default::default(),
             backoff: BTreeMap::new(),
+            lessons: crate::lesson::Lessons::default(),
         };
         for ns in ["default", "kube-system"] {
             let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
@@ -181,7 +184,11 @@ impl Lab {
         let text = command::strip_comment(line);
         match command::parse(text) {
             Ok(None) => Ok(Outcome::empty()),
-            Ok(Some(cmd)) => self.apply(cmd),
+            Ok(Some(cmd)) if crate::lesson::is_control(&cmd) => self.apply(cmd),
+            Ok(Some(cmd)) => {
+                let result = self.apply(cmd);
+                self.lesson_observe(text, result)
+            }
             Err(ParseError::Help(h)) => {
                 let mut out = Outcome::empty();
                 out.block(&h, Role::Plain);
@@ -189,13 +196,17 @@ impl Lab {
             }
             Err(ParseError::Invalid(msg)) => {
                 let msg = msg.strip_prefix("error: ").unwrap_or(&msg).to_string();
-                Err(LabError::msg(msg))
+                self.lesson_observe(text, Err(LabError::msg(msg)))
             }
         }
     }
 
     /// Run one parsed command, then (in auto mode) the control loops.
     pub fn apply(&mut self, cmd: Command) -> Result<Outcome, LabError> {
+        if crate::lesson::is_control(&cmd) {
+            // Lesson commands drive the lab themselves (they may rebuild it).
+            return self.lesson_control(cmd);
+        }
         let mark = self.calls.next_seq();
         let result = self.dispatch(cmd);
         if self.mode == Mode::Auto {
@@ -258,10 +269,7 @@ impl Lab {
                 }
                 Ok(Outcome::empty())
             }
-            Command::Reset(r) => {
-                *self = if r.empty { Lab::empty() } else { Lab::new() };
-                Ok(Outcome::empty())
-            }
+            Command::Reset(r) => Ok(self.reset_keeping_lessons(r.empty)),
             Command::Echo(e) => {
                 let mut out = Outcome::empty();
                 out.plain(e.words.join(" "));
@@ -273,6 +281,9 @@ impl Lab {
             Command::Help(h) => command::help::command_help(&h.words).map_err(LabError::msg),
             Command::Explain(e) => {
                 command::explain::explain(e.topic.as_deref()).map_err(LabError::msg)
+            }
+            c @ (Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back) => {
+                self.lesson_control(c)
             }
         }
     }

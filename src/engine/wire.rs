@@ -54,6 +54,22 @@ pub enum WireRecord {
 }
 
 impl WireRecord {
+    /// The CNI plugin type, or the CSI method name.
+    pub fn plugin_type(&self) -> &str {
+        match self {
+            WireRecord::Cni(c) => &c.plugin_type,
+            WireRecord::Csi(c) => c.rpc,
+        }
+    }
+
+    /// The CNI exit status (0/1), or the gRPC code number (0 = OK).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            WireRecord::Cni(c) => c.exit_code(),
+            WireRecord::Csi(c) => c.reply.as_ref().err().map(|s| s.code.number()).unwrap_or(0),
+        }
+    }
+
     /// Whether the call failed.
     pub fn failed(&self) -> bool {
         match self {

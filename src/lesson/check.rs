@@ -1,0 +1,819 @@
+//! The check language: one small declarative predicate per line, evaluated against the
+//! `Lab`'s state (and what the learner just ran). Every predicate is a row of
+//! [`PREDICATES`]: a pattern such as `pod <pod> ip in <cidr>` and an evaluator. Adding a
+//! predicate (for example `pvc <name> phase <word>` when storage lands) is adding one row.
+//!
+//! Placeholders: `<pod>` (`name` or `ns/name`, namespace `default`), `<node>`, `<name>`,
+//! `<word>`, `<ip>`, `<cidr>`, `<n>` (a number), `<port>` (`P[/PROTO]`), `<text>` (a
+//! word or a "quoted string"). A token `a|b` is one of its words. A line starting with
+//! `not` holds when the rest does not.
+
+use crate::cluster::{Object, PodSpec};
+use crate::command::CommandLine;
+use crate::engine::Lab;
+use clap::CommandFactory;
+use ipnet::IpNet;
+use std::net::IpAddr;
+use std::sync::OnceLock;
+
+/// One parsed check line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// Line in the lesson file.
+    pub line: usize,
+    /// The line as written.
+    pub text: String,
+    /// Written with a leading `not`.
+    pub negated: bool,
+    /// Index into [`PREDICATES`].
+    pub predicate: usize,
+    /// The placeholder values, in pattern order.
+    pub args: Vec<String>,
+}
+
+/// The result of evaluating a check: whether it holds, and what the lab actually has
+/// (for hints, `lesson verify` and the linter).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Eval {
+    /// Whether the check holds.
+    pub holds: bool,
+    /// What the lab has, in a few words (`pod default/web has ip 10.244.1.3`).
+    pub actual: String,
+}
+
+impl Eval {
+    fn new(holds: bool, actual: impl Into<String>) -> Self {
+        Eval {
+            holds,
+            actual: actual.into(),
+        }
+    }
+}
+
+/// What the learner did during the current step, for `output …`, `command …` and
+/// `last command …` checks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observed {
+    /// stdout plus `error: …` of the last command (of any step).
+    pub last_output: String,
+    /// Whether the last command failed; `None` before any command.
+    pub last_failed: Option<bool>,
+    /// The commands run since the step began, canonical (aliases resolved).
+    pub commands: Vec<Shape>,
+}
+
+impl Observed {
+    /// Record one command line and what it printed.
+    pub fn record(&mut self, line: &str, output: String, failed: bool) {
+        self.last_output = output;
+        self.last_failed = Some(failed);
+        if let Some(shape) = Shape::of(line) {
+            self.commands.push(shape);
+        }
+    }
+
+    /// A new step begins: forget the commands (keep the last output).
+    pub fn new_step(&mut self) {
+        self.commands.clear();
+    }
+}
+
+/// A command line in canonical form: the subcommand path with aliases resolved (`po ls`
+/// → `pod list`) and the remaining words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    /// Subcommand names (`["pod", "create"]`).
+    pub path: Vec<String>,
+    /// The words after the path.
+    pub rest: Vec<String>,
+}
+
+fn grammar() -> &'static clap::Command {
+    static TREE: OnceLock<clap::Command> = OnceLock::new();
+    TREE.get_or_init(CommandLine::command)
+}
+
+impl Shape {
+    /// The shape of a line; `None` for a blank line or unbalanced quotes.
+    pub fn of(line: &str) -> Option<Shape> {
+        let words = crate::command::split(crate::command::strip_comment(line)).ok()?;
+        if words.is_empty() {
+            return None;
+        }
+        let mut cmd = grammar();
+        let mut path = Vec::new();
+        let mut i = 0;
+        while let Some(w) = words.get(i) {
+            match cmd.find_subcommand(w) {
+                Some(sub) => {
+                    path.push(sub.get_name().to_string());
+                    cmd = sub;
+                    i += 1;
+                }
+                None => break,
+            }
+        }
+        Some(Shape {
+            path,
+            rest: words.get(i..).unwrap_or_default().to_vec(),
+        })
+    }
+
+    /// Whether `self` (a learner's command) has the shape `want`: the same path, and every
+    /// extra word of `want` among its words.
+    pub fn matches(&self, want: &Shape) -> bool {
+        self.path == want.path && want.rest.iter().all(|w| self.rest.contains(w))
+    }
+}
+
+/// One predicate of the check language.
+pub struct Predicate {
+    /// The pattern (`pod <pod> ip in <cidr>`).
+    pub pattern: &'static str,
+    /// What it means, for `help` and error messages.
+    pub about: &'static str,
+    eval: fn(&Lab, &Observed, &[String]) -> Eval,
+}
+
+/// Every predicate. Order does not matter: two patterns never match the same line (a test
+/// proves it).
+pub const PREDICATES: &[Predicate] = &[
+    Predicate {
+        pattern: "pod <pod> exists",
+        about: "the pod object exists",
+        eval: pod_exists,
+    },
+    Predicate {
+        pattern: "pod <pod> phase <word>",
+        about: "status.phase (Pending, Running, …)",
+        eval: pod_phase,
+    },
+    Predicate {
+        pattern: "pod <pod> ip <ip>",
+        about: "status.podIP is this address",
+        eval: pod_ip,
+    },
+    Predicate {
+        pattern: "pod <pod> ip in <cidr>",
+        about: "status.podIP is inside this CIDR",
+        eval: pod_ip_in,
+    },
+    Predicate {
+        pattern: "pod <pod> node <node>",
+        about: "spec.nodeName",
+        eval: pod_node,
+    },
+    Predicate {
+        pattern: "node <node> exists",
+        about: "the Node object exists",
+        eval: node_exists,
+    },
+    Predicate {
+        pattern: "node <node> ipam leased <n>",
+        about: "host-local on the node holds this many leases (every network)",
+        eval: ipam_leased,
+    },
+    Predicate {
+        pattern: "node <node> ipam has <ip>",
+        about: "host-local on the node has a lease file for this address",
+        eval: ipam_has,
+    },
+    Predicate {
+        pattern: "node <node> ipam last-reserved <ip>",
+        about: "host-local's last_reserved_ip.0 on the node",
+        eval: ipam_last_reserved,
+    },
+    Predicate {
+        pattern: "node <node> route <cidr> via <ip>",
+        about: "the node's route table sends this CIDR via this next hop",
+        eval: node_route_via,
+    },
+    Predicate {
+        pattern: "cni cached <name> on <node>",
+        about: "libcni's result cache on the node has an entry for this container ID",
+        eval: cni_cached,
+    },
+    Predicate {
+        pattern: "wire last exit <n>",
+        about: "the latest plugin execution exited with this status",
+        eval: wire_last_exit,
+    },
+    Predicate {
+        pattern: "wire last plugin <word> exit <n>",
+        about: "the latest execution of this plugin type exited with this status",
+        eval: wire_last_plugin_exit,
+    },
+    Predicate {
+        pattern: "call log contains <text>",
+        about: "some call-log entry (actor, action, detail or reason) contains the text",
+        eval: call_log_contains,
+    },
+    Predicate {
+        pattern: "watch has <word> <word> <name>",
+        about: "the API server's watch log has an event of this type for this kind and object",
+        eval: watch_has,
+    },
+    Predicate {
+        pattern: "reach <name> <name> port <port> allowed|denied",
+        about: "NetworkPolicy's verdict for this flow",
+        eval: reach,
+    },
+    Predicate {
+        pattern: "policy <pod> exists",
+        about: "the NetworkPolicy exists (name or ns/name)",
+        eval: policy_exists,
+    },
+    Predicate {
+        pattern: "output contains <text>",
+        about: "the output of the learner's last command contains the text",
+        eval: output_contains,
+    },
+    Predicate {
+        pattern: "command ran <text>",
+        about: "during this step the learner ran a command of this shape (aliases allowed)",
+        eval: command_ran,
+    },
+    Predicate {
+        pattern: "last command failed|succeeded",
+        about: "how the learner's last command ended",
+        eval: last_command,
+    },
+];
+
+/// Why a check line did not parse.
+fn unknown(words: &[String], text: &str) -> String {
+    let first = words.first().map(String::as_str).unwrap_or("");
+    let same: Vec<String> = PREDICATES
+        .iter()
+        .filter(|p| p.pattern.split(' ').next() == Some(first))
+        .map(|p| format!("`{}`", p.pattern))
+        .collect();
+    if same.is_empty() {
+        let mut firsts: Vec<&str> = PREDICATES
+            .iter()
+            .filter_map(|p| p.pattern.split(' ').next())
+            .collect();
+        firsts.dedup();
+        format!(
+            "unknown check `{text}`; a check starts with one of: {}",
+            firsts.join(", ")
+        )
+    } else {
+        format!(
+            "unknown check `{text}`; checks about `{first}` are: {}",
+            same.join(", ")
+        )
+    }
+}
+
+fn validate(placeholder: &str, value: &str) -> Result<(), String> {
+    let ok = match placeholder {
+        "<ip>" => value.parse::<IpAddr>().is_ok(),
+        "<cidr>" => value.parse::<IpNet>().is_ok(),
+        "<n>" => value.parse::<u64>().is_ok(),
+        "<port>" => crate::engine::network::parse_port(value).is_ok(),
+        _ => !value.is_empty(),
+    };
+    if ok {
+        return Ok(());
+    }
+    let what = match placeholder {
+        "<ip>" => "an IP address",
+        "<cidr>" => "a CIDR such as 10.244.1.0/24",
+        "<n>" => "a number",
+        "<port>" => "a port P[/PROTO] such as 3306/TCP",
+        _ => "a non-empty word",
+    };
+    Err(format!("expected {what} for {placeholder}, got {value:?}"))
+}
+
+/// Parse one check line (comments and blank lines are the caller's business).
+pub fn parse(line: usize, text: &str) -> Result<Check, String> {
+    let text = text.trim();
+    let mut words =
+        shlex::split(text).ok_or_else(|| format!("unbalanced quotes in check `{text}`"))?;
+    let negated = words.first().is_some_and(|w| w == "not");
+    if negated {
+        words.remove(0);
+    }
+    for (i, p) in PREDICATES.iter().enumerate() {
+        let pat: Vec<&str> = p.pattern.split(' ').collect();
+        if pat.len() != words.len() {
+            continue;
+        }
+        let literal_ok = pat.iter().zip(&words).all(|(t, w)| {
+            t.starts_with('<') || (t.contains('|') && t.split('|').any(|a| a == w)) || t == w
+        });
+        if !literal_ok {
+            continue;
+        }
+        let mut args = Vec::new();
+        for (t, w) in pat.iter().zip(&words) {
+            if t.starts_with('<') {
+                validate(t, w).map_err(|e| format!("check `{text}`: {e}"))?;
+                args.push(w.clone());
+            } else if t.contains('|') {
+                args.push(w.clone());
+            }
+        }
+        if p.pattern == "command ran <text>" {
+            Shape::of(arg(&args, 0))
+                .ok_or_else(|| format!("check `{text}`: the command is empty"))?;
+        }
+        return Ok(Check {
+            line,
+            text: text.to_string(),
+            negated,
+            predicate: i,
+            args,
+        });
+    }
+    Err(unknown(&words, text))
+}
+
+impl Check {
+    /// Evaluate against the lab and what the learner did.
+    pub fn eval(&self, lab: &Lab, seen: &Observed) -> Eval {
+        let Some(p) = PREDICATES.get(self.predicate) else {
+            return Eval::new(false, "unknown predicate");
+        };
+        let mut e = (p.eval)(lab, seen, &self.args);
+        if self.negated {
+            e.holds = !e.holds;
+        }
+        e
+    }
+}
+
+/// Evaluate every check: `Ok(())` when all hold, else the first that does not, with what
+/// the lab has.
+pub fn eval_all<'a>(
+    checks: &'a [Check],
+    lab: &Lab,
+    seen: &Observed,
+) -> Result<(), (&'a Check, Eval)> {
+    for c in checks {
+        let e = c.eval(lab, seen);
+        if !e.holds {
+            return Err((c, e));
+        }
+    }
+    Ok(())
+}
+
+// ---- evaluators (args are already validated by `parse`) ----
+
+fn arg(args: &[String], i: usize) -> &str {
+    args.get(i).map(String::as_str).unwrap_or("")
+}
+
+fn split_ns(key: &str) -> (String, String) {
+    match key.split_once('/') {
+        Some((ns, n)) => (ns.to_string(), n.to_string()),
+        None => ("default".to_string(), key.to_string()),
+    }
+}
+
+fn pod<'a>(lab: &'a Lab, key: &str) -> Result<&'a Object<PodSpec>, Eval> {
+    let (ns, name) = split_ns(key);
+    lab.cluster
+        .pods
+        .get(&(ns.clone(), name.clone()))
+        .ok_or_else(|| Eval::new(false, format!("there is no pod {ns}/{name}")))
+}
+
+fn pod_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pod(lab, arg(a, 0)) {
+        Ok(p) => Eval::new(true, format!("pod {} exists", p.key())),
+        Err(e) => e,
+    }
+}
+
+fn pod_phase(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pod(lab, arg(a, 0)) {
+        Ok(p) => Eval::new(
+            p.status.phase == arg(a, 1),
+            format!("pod {} is {}", p.key(), p.status.phase),
+        ),
+        Err(e) => e,
+    }
+}
+
+fn pod_ip_text(p: &Object<PodSpec>) -> String {
+    if p.status.pod_ip.is_empty() {
+        format!("pod {} has no IP yet", p.key())
+    } else {
+        format!("pod {} has ip {}", p.key(), p.status.pod_ip)
+    }
+}
+
+fn pod_ip(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pod(lab, arg(a, 0)) {
+        Ok(p) => {
+            let want: Option<IpAddr> = arg(a, 1).parse().ok();
+            let have: Option<IpAddr> = p.status.pod_ip.parse().ok();
+            Eval::new(have.is_some() && have == want, pod_ip_text(p))
+        }
+        Err(e) => e,
+    }
+}
+
+fn pod_ip_in(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pod(lab, arg(a, 0)) {
+        Ok(p) => {
+            let net: Option<IpNet> = arg(a, 1).parse().ok();
+            let have: Option<IpAddr> = p.status.pod_ip.parse().ok();
+            let holds = matches!((net, have), (Some(n), Some(ip)) if n.contains(&ip));
+            Eval::new(holds, pod_ip_text(p))
+        }
+        Err(e) => e,
+    }
+}
+
+fn pod_node(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pod(lab, arg(a, 0)) {
+        Ok(p) => Eval::new(
+            p.spec.node_name == arg(a, 1),
+            format!("pod {} is on node {:?}", p.key(), p.spec.node_name),
+        ),
+        Err(e) => e,
+    }
+}
+
+fn node_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let n = arg(a, 0);
+    let holds = lab
+        .cluster
+        .nodes
+        .contains_key(&(String::new(), n.to_string()));
+    Eval::new(
+        holds,
+        if holds {
+            format!("node {n} exists")
+        } else {
+            format!("there is no node {n}")
+        },
+    )
+}
+
+fn node_rt<'a>(lab: &'a Lab, n: &str) -> Result<&'a crate::engine::node::NodeRuntime, Eval> {
+    lab.nodes
+        .get(n)
+        .ok_or_else(|| Eval::new(false, format!("there is no node {n}")))
+}
+
+fn ipam_leased(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match node_rt(lab, arg(a, 0)) {
+        Ok(rt) => {
+            let count: usize = rt.host.ipam.values().map(|s| s.len()).sum();
+            let want: usize = arg(a, 1).parse().unwrap_or(usize::MAX);
+            Eval::new(
+                count == want,
+                format!("host-local on {} holds {count} leases", arg(a, 0)),
+            )
+        }
+        Err(e) => e,
+    }
+}
+
+fn ipam_has(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match node_rt(lab, arg(a, 0)) {
+        Ok(rt) => {
+            let ip: Option<IpAddr> = arg(a, 1).parse().ok();
+            let holds = ip.is_some_and(|ip| rt.host.ipam.values().any(|s| s.is_leased(&ip)));
+            let leased: Vec<String> = rt
+                .host
+                .ipam
+                .values()
+                .flat_map(|s| s.leases().keys().map(|ip| ip.to_string()))
+                .collect();
+            Eval::new(
+                holds,
+                format!(
+                    "host-local on {} has leases [{}]",
+                    arg(a, 0),
+                    leased.join(", ")
+                ),
+            )
+        }
+        Err(e) => e,
+    }
+}
+
+fn ipam_last_reserved(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match node_rt(lab, arg(a, 0)) {
+        Ok(rt) => {
+            let want: Option<IpAddr> = arg(a, 1).parse().ok();
+            let have: Vec<IpAddr> = rt
+                .host
+                .ipam
+                .values()
+                .filter_map(|s| s.last_reserved_ip(0))
+                .collect();
+            let holds = want.is_some_and(|w| have.contains(&w));
+            let shown: Vec<String> = have.iter().map(|ip| ip.to_string()).collect();
+            Eval::new(
+                holds,
+                format!(
+                    "last_reserved_ip.0 on {} is [{}]",
+                    arg(a, 0),
+                    shown.join(", ")
+                ),
+            )
+        }
+        Err(e) => e,
+    }
+}
+
+fn node_route_via(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let net = lab.cluster_net();
+    match crate::net::routes::node_routes(&net, arg(a, 0)) {
+        Ok(routes) => {
+            let dst: Option<IpNet> = arg(a, 1).parse().ok();
+            let via: Option<IpAddr> = arg(a, 2).parse().ok();
+            let found = routes.iter().find(|r| r.dst.is_some() && r.dst == dst);
+            match found {
+                Some(r) => Eval::new(
+                    r.via.is_some() && r.via == via,
+                    format!("node {}: {}", arg(a, 0), r.to_ip_route()),
+                ),
+                None => Eval::new(
+                    false,
+                    format!("node {} has no route to {}", arg(a, 0), arg(a, 1)),
+                ),
+            }
+        }
+        Err(e) => Eval::new(false, e.to_string()),
+    }
+}
+
+fn cni_cached(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match node_rt(lab, arg(a, 1)) {
+        Ok(rt) => {
+            let holds = rt.cache.keys().any(|(_, id, _)| id == arg(a, 0));
+            Eval::new(
+                holds,
+                format!(
+                    "libcni's cache on {} {} {}",
+                    arg(a, 1),
+                    if holds { "has" } else { "has no entry for" },
+                    arg(a, 0)
+                ),
+            )
+        }
+        Err(e) => e,
+    }
+}
+
+fn wire_last_exit(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match lab.wire.iter().next_back() {
+        Some((seq, w)) => Eval::new(
+            w.exit_code().to_string() == arg(a, 0),
+            format!("wire #{seq} ({}) exited {}", w.plugin_type(), w.exit_code()),
+        ),
+        None => Eval::new(false, "the wire log is empty"),
+    }
+}
+
+fn wire_last_plugin_exit(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let plugin = arg(a, 0);
+    match lab
+        .wire
+        .iter()
+        .rev()
+        .find(|(_, w)| w.plugin_type() == plugin)
+    {
+        Some((seq, w)) => Eval::new(
+            w.exit_code().to_string() == arg(a, 1),
+            format!("wire #{seq} ({plugin}) exited {}", w.exit_code()),
+        ),
+        None => Eval::new(false, format!("{plugin} has not run")),
+    }
+}
+
+fn call_log_contains(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let want = arg(a, 0);
+    let holds = lab.calls.iter().any(|(_, e)| {
+        e.actor.contains(want)
+            || e.action.contains(want)
+            || e.detail.contains(want)
+            || e.reason.is_some_and(|r| r.contains(want))
+    });
+    Eval::new(
+        holds,
+        format!(
+            "the call log {} {want:?}",
+            if holds {
+                "contains"
+            } else {
+                "does not contain"
+            }
+        ),
+    )
+}
+
+fn watch_has(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let ty = arg(a, 0).to_ascii_uppercase();
+    let holds = lab.cluster.revs.events_since(0).any(|e| {
+        format!("{:?}", e.event_type).to_ascii_uppercase() == ty
+            && e.kind.eq_ignore_ascii_case(arg(a, 1))
+            && e.key == arg(a, 2)
+    });
+    Eval::new(
+        holds,
+        format!(
+            "the watch log {} {ty} {} {}",
+            if holds { "has" } else { "has no" },
+            arg(a, 1),
+            arg(a, 2)
+        ),
+    )
+}
+
+fn reach(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    use crate::net::policy::{Flow, evaluate};
+    let net = lab.cluster_net();
+    let (src, dst) = match (
+        net.resolve(arg(a, 0), "default"),
+        net.resolve(arg(a, 1), "default"),
+    ) {
+        (Ok(s), Ok(d)) => (s, d),
+        (Err(e), _) | (_, Err(e)) => return Eval::new(false, e.to_string()),
+    };
+    let Ok((port, protocol)) = crate::engine::network::parse_port(arg(a, 2)) else {
+        return Eval::new(false, format!("bad port {:?}", arg(a, 2)));
+    };
+    let flow = Flow {
+        src,
+        dst,
+        port: Some(port),
+        protocol,
+    };
+    match evaluate(&net, &flow) {
+        Ok(v) => {
+            let want_allowed = arg(a, 3) == "allowed";
+            Eval::new(v.allowed() == want_allowed, v.text())
+        }
+        Err(e) => Eval::new(false, e.to_string()),
+    }
+}
+
+fn policy_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (ns, name) = split_ns(arg(a, 0));
+    let holds = lab
+        .cluster
+        .policies
+        .contains_key(&(ns.clone(), name.clone()));
+    Eval::new(
+        holds,
+        format!(
+            "networkpolicy {ns}/{name} {}",
+            if holds { "exists" } else { "does not exist" }
+        ),
+    )
+}
+
+fn output_contains(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let want = arg(a, 0);
+    let holds = seen.last_output.contains(want);
+    Eval::new(
+        holds,
+        format!(
+            "the last command's output {} {want:?}",
+            if holds {
+                "contains"
+            } else {
+                "does not contain"
+            }
+        ),
+    )
+}
+
+fn command_ran(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let Some(want) = Shape::of(arg(a, 0)) else {
+        return Eval::new(false, "empty command");
+    };
+    let holds = seen.commands.iter().any(|c| c.matches(&want));
+    Eval::new(
+        holds,
+        format!(
+            "`{}` {} during this step",
+            arg(a, 0),
+            if holds { "was run" } else { "has not been run" }
+        ),
+    )
+}
+
+fn last_command(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    match seen.last_failed {
+        Some(failed) => Eval::new(
+            failed == (arg(a, 0) == "failed"),
+            if failed {
+                "the last command failed"
+            } else {
+                "the last command succeeded"
+            },
+        ),
+        None => Eval::new(false, "no command has run yet"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example(pattern: &str) -> String {
+        pattern
+            .split(' ')
+            .map(|t| match t {
+                "<ip>" => "10.244.1.2".to_string(),
+                "<cidr>" => "10.244.1.0/24".to_string(),
+                "<n>" => "2".to_string(),
+                "<port>" => "3306/TCP".to_string(),
+                "<text>" => "\"show wire\"".to_string(),
+                t if t.starts_with('<') => "x".to_string(),
+                t if t.contains('|') => t.split('|').next().unwrap_or("").to_string(),
+                t => t.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    #[test]
+    fn every_pattern_matches_exactly_its_own_row() {
+        for (i, p) in PREDICATES.iter().enumerate() {
+            let line = example(p.pattern);
+            let c = parse(1, &line).unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert_eq!(
+                c.predicate, i,
+                "{line} matched {}",
+                PREDICATES[c.predicate].pattern
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_and_invalid_checks_explain_themselves() {
+        let e = parse(1, "pod web colour red").unwrap_err();
+        assert!(
+            e.starts_with(
+                "unknown check `pod web colour red`; checks about `pod` are: `pod <pod> exists`"
+            ),
+            "{e}"
+        );
+        let e = parse(1, "pvc data phase Bound").unwrap_err();
+        assert!(
+            e.contains("a check starts with one of: pod, node, cni"),
+            "{e}"
+        );
+        assert_eq!(
+            parse(1, "pod web ip 10.244.1.x").unwrap_err(),
+            "check `pod web ip 10.244.1.x`: expected an IP address for <ip>, got \"10.244.1.x\""
+        );
+        assert!(parse(1, "reach web db port 3306 maybe").is_err());
+    }
+
+    #[test]
+    fn checks_read_the_lab() {
+        let mut lab = Lab::new();
+        let seen = Observed::default();
+        let c = |t: &str| parse(1, t).unwrap();
+        assert!(!c("pod web exists").eval(&lab, &seen).holds);
+        assert!(c("not pod web exists").eval(&lab, &seen).holds);
+        lab.execute("pod create web --node node-1 --label app=web")
+            .unwrap();
+        for t in [
+            "pod web phase Running",
+            "pod default/web ip 10.244.1.2",
+            "pod web ip in 10.244.1.0/24",
+            "pod web node node-1",
+            "node node-1 ipam leased 1",
+            "node node-1 ipam has 10.244.1.2",
+            "node node-1 ipam last-reserved 10.244.1.2",
+            "node node-1 route 10.244.2.0/24 via 192.168.0.2",
+            "wire last plugin host-local exit 0",
+            "wire last exit 0",
+            "call log contains Scheduled",
+            "watch has MODIFIED Pod default/web",
+            "reach web web port 80 allowed",
+        ] {
+            let e = c(t).eval(&lab, &seen);
+            assert!(e.holds, "{t}: {}", e.actual);
+        }
+        let e = c("pod web ip 10.244.1.3").eval(&lab, &seen);
+        assert_eq!(e, Eval::new(false, "pod default/web has ip 10.244.1.2"));
+    }
+
+    #[test]
+    fn command_shapes_resolve_aliases() {
+        let mut seen = Observed::default();
+        seen.record("po create web --node node-1", String::new(), false);
+        let c = parse(1, "command ran \"pod create\"").unwrap();
+        assert!(c.eval(&Lab::empty(), &seen).holds);
+        let c = parse(1, "command ran \"pod create --node node-2\"").unwrap();
+        assert!(!c.eval(&Lab::empty(), &seen).holds);
+        seen.new_step();
+        let c = parse(1, "command ran \"pod create\"").unwrap();
+        assert!(!c.eval(&Lab::empty(), &seen).holds);
+    }
+}

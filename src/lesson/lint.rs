@@ -1,0 +1,123 @@
+//! The author's linter (`lesson lint`): every file parses with a known format version; ids
+//! are unique and slug-safe; every step names its handbook section, has a task, reference
+//! commands that parse, a check and non-empty hints; and, played on a fresh lab, every
+//! step's check is false before its reference commands and true after them (on the state
+//! all previous steps produced). Errors name file, line and reason.
+
+use super::catalog::Parsed;
+use super::model::Lesson;
+use super::parse::{LessonError, parse_error_text};
+use super::play::verify_with;
+use std::collections::BTreeMap;
+
+/// Whether an id is a slug: lower-case ASCII letters and digits in words joined by `-`.
+pub fn is_slug(id: &str) -> bool {
+    !id.is_empty()
+        && id.split('-').all(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        })
+}
+
+/// The structural problems of one lesson (no playing).
+pub fn lint_structure(lesson: &Lesson) -> Vec<LessonError> {
+    let mut errs = Vec::new();
+    let mut err = |line: usize, r: String| errs.push(LessonError::new(&lesson.file, line, r));
+    if !is_slug(&lesson.id) {
+        err(
+            lesson.meta_line,
+            format!(
+                "id {:?} is not slug-safe (lower-case letters, digits and single dashes, e.g. ch7-hands-on)",
+                lesson.id
+            ),
+        );
+    }
+    if lesson.title.trim().is_empty() {
+        err(lesson.meta_line, "the title is empty".into());
+    }
+    for s in &lesson.steps {
+        let what = format!("step {}", s.number);
+        if s.section.as_deref().is_none_or(|x| x.trim().is_empty()) {
+            err(
+                s.line,
+                format!(
+                    "{what} does not name the handbook section it follows (a line `Section: 7.4 scenario 1`)"
+                ),
+            );
+        }
+        if s.task.as_deref().is_none_or(|x| x.trim().is_empty()) {
+            err(s.line, format!("{what} has no task (a line `**Task:** …`)"));
+        }
+        if s.commands.is_empty() {
+            err(
+                s.line,
+                format!("{what} has no reference commands (a ```lab block)"),
+            );
+        }
+        if s.checks.is_empty() {
+            err(s.line, format!("{what} has no check (a ```check block)"));
+        }
+        if s.hints.is_empty() {
+            err(s.line, format!("{what} has no hints (a ```hint block)"));
+        }
+        for h in &s.hints {
+            if h.text.trim().is_empty() {
+                err(h.line, format!("{what}: this hint is empty"));
+            }
+        }
+        for c in &s.commands {
+            match crate::command::parse(&c.text) {
+                Ok(Some(cmd)) if super::is_control(&cmd) => err(
+                    c.line,
+                    format!(
+                        "{what}: `{}` is a lesson command, not a lab command",
+                        c.text
+                    ),
+                ),
+                Ok(Some(_)) => {}
+                Ok(None) => err(c.line, format!("{what}: empty command")),
+                Err(e) => err(
+                    c.line,
+                    format!(
+                        "{what}: `{}` does not parse: {}",
+                        c.text,
+                        parse_error_text(&e)
+                    ),
+                ),
+            }
+        }
+    }
+    for (i, q) in lesson.quizzes.iter().enumerate() {
+        if let super::QuizKind::Choice { options, .. } = &q.kind {
+            for (c, o) in options {
+                if o.trim().is_empty() {
+                    err(q.line, format!("quiz {}: option {c}) is empty", i + 1));
+                }
+            }
+        }
+    }
+    errs
+}
+
+/// Lint everything a catalog holds; errors sorted by file and line.
+pub fn lint(parsed: &Parsed) -> Vec<LessonError> {
+    let mut errs: Vec<LessonError> = parsed.errors.clone();
+    let mut seen: BTreeMap<&str, &Lesson> = BTreeMap::new();
+    for l in &parsed.lessons {
+        if let Some(first) = seen.get(l.id.as_str()) {
+            errs.push(LessonError::new(
+                &l.file,
+                l.meta_line,
+                format!("id {:?} is already used by {}", l.id, first.file),
+            ));
+        } else {
+            seen.insert(&l.id, l);
+        }
+        errs.extend(lint_structure(l));
+        errs.extend(verify_with(l, true));
+    }
+    errs.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
+    errs.dedup();
+    errs
+}

@@ -1,0 +1,123 @@
+//! What a parsed lesson is: metadata, steps and quizzes, each remembering the line it came
+//! from so every error can name `file:line`.
+
+use super::check::Check;
+
+/// A lesson as the player and the linter see it (one Markdown file under `lessons/`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lesson {
+    /// The file it came from (`lessons/ch7-hands-on.md`), for error messages.
+    pub file: String,
+    /// The `format_version` it declares.
+    pub format_version: u32,
+    /// Slug (`ch7-hands-on`), unique across lessons.
+    pub id: String,
+    /// Title shown in `lesson list`.
+    pub title: String,
+    /// The handbook chapter it follows (2..7).
+    pub chapter: u32,
+    /// Line of the metadata block.
+    pub meta_line: usize,
+    /// The steps, in order (`## Step 1 · …`, `## Step 2 · …`).
+    pub steps: Vec<Step>,
+    /// The quizzes after the steps, in order.
+    pub quizzes: Vec<Quiz>,
+}
+
+/// One step: teaching text, a task, reference commands, a check and hints.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// 1-based number from the heading.
+    pub number: u32,
+    /// Title from the heading.
+    pub title: String,
+    /// Line of the heading.
+    pub line: usize,
+    /// The handbook section it follows (`7.4 scenario 1`), from the `Section:` line.
+    pub section: Option<String>,
+    /// Teaching text: the step's prose, Markdown as written.
+    pub text: Vec<String>,
+    /// The task sentence (`**Task:** …`).
+    pub task: Option<String>,
+    /// The reference commands (```lab blocks).
+    pub commands: Vec<RefCommand>,
+    /// The check (```check blocks): every predicate must hold.
+    pub checks: Vec<Check>,
+    /// Hints (one per ```hint block), given in order by `hint`, cycling.
+    pub hints: Vec<Hint>,
+}
+
+/// One reference command from a ```lab block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefCommand {
+    /// Line in the file.
+    pub line: usize,
+    /// The command as the learner would type it (without a leading `!`).
+    pub text: String,
+    /// A leading `!`: the command is meant to fail (as in scripts).
+    pub expect_failure: bool,
+}
+
+/// One hint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hint {
+    /// Line of the block.
+    pub line: usize,
+    /// The text.
+    pub text: String,
+}
+
+/// A quiz after the steps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quiz {
+    /// Line of the block.
+    pub line: usize,
+    /// The question.
+    pub question: String,
+    /// What kind, with its answer.
+    pub kind: QuizKind,
+    /// Shown after the learner answers.
+    pub explanation: String,
+}
+
+/// The two kinds of quiz.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum QuizKind {
+    /// Multiple choice: options labelled A, B, …; `answer` is a label.
+    Choice {
+        /// (label, text), in order.
+        options: Vec<(char, String)>,
+        /// The right label.
+        answer: char,
+    },
+    /// Predict, then run: the learner types a prediction, the lab runs `run` and compares
+    /// the prediction with `answer` (which the linter proves appears in `run`'s output).
+    Predict {
+        /// The command the lab runs after the prediction.
+        run: String,
+        /// The expected answer.
+        answer: String,
+    },
+}
+
+impl Lesson {
+    /// Steps plus quizzes: what the progress bar counts.
+    pub fn item_count(&self) -> usize {
+        self.steps.len() + self.quizzes.len()
+    }
+}
+
+impl Quiz {
+    /// Whether `given` is the right answer (case and surrounding space ignored; a choice
+    /// may be given as `B`, `b` or `B)`).
+    pub fn is_right(&self, given: &str) -> bool {
+        let given = given.trim();
+        match &self.kind {
+            QuizKind::Choice { answer, .. } => {
+                let g = given.trim_end_matches([')', '.', ':']).trim();
+                g.len() == 1 && g.eq_ignore_ascii_case(&answer.to_string())
+            }
+            QuizKind::Predict { answer, .. } => given.eq_ignore_ascii_case(answer.trim()),
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! Playing a lesson without a learner: scripted playback for demos (a list of events a
+//! front end renders — the REPL and dashboard animate them, `run` prints them at once) and
+//! `lesson verify` (a fresh lab plays every step's reference commands and asserts every
+//! check, so a lesson cannot rot).
+
+use super::check::{self, Observed};
+use super::model::{Lesson, QuizKind, RefCommand};
+use super::parse::LessonError;
+use crate::engine::Lab;
+
+/// Playback options (`lesson play ID [--speed X] [--step]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlayOptions {
+    /// 1.0 is normal; 2.0 twice as fast.
+    pub speed: f64,
+    /// Wait for a key between steps instead of pausing.
+    pub step: bool,
+}
+
+impl Default for PlayOptions {
+    fn default() -> Self {
+        PlayOptions {
+            speed: 1.0,
+            step: false,
+        }
+    }
+}
+
+/// One thing a front end does during playback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlayEvent {
+    /// A heading (the lesson's title, a step's title).
+    Heading(String),
+    /// Teaching text (Markdown as written).
+    Text(String),
+    /// Type this command visibly (one character every `millis_per_char`), then run it
+    /// through `Lab::execute` and show its output. `expect_failure`: it is meant to fail.
+    Type {
+        /// The command.
+        command: String,
+        /// Meant to fail (a `!` line).
+        expect_failure: bool,
+        /// Typing speed.
+        millis_per_char: u64,
+    },
+    /// Wait this long.
+    Pause {
+        /// Milliseconds.
+        millis: u64,
+    },
+    /// Wait for a key (`--step`).
+    WaitForKey,
+}
+
+/// Base timings at speed 1.0, in milliseconds.
+const CHAR_MS: f64 = 40.0;
+const AFTER_COMMAND_MS: f64 = 800.0;
+const BETWEEN_STEPS_MS: f64 = 2000.0;
+
+fn scaled(ms: f64, speed: f64) -> u64 {
+    let speed = if speed.is_finite() && speed > 0.0 {
+        speed
+    } else {
+        1.0
+    };
+    // Bounded: at most an hour, so the cast cannot overflow.
+    (ms / speed).round().clamp(0.0, 3_600_000.0) as u64
+}
+
+/// The playback of a lesson as events. Deterministic: the same lesson and options give
+/// the same events.
+pub fn plan(lesson: &Lesson, opts: PlayOptions) -> Vec<PlayEvent> {
+    let mut ev = vec![PlayEvent::Heading(format!(
+        "{} (chapter {})",
+        lesson.title, lesson.chapter
+    ))];
+    let gap = |ev: &mut Vec<PlayEvent>| {
+        ev.push(if opts.step {
+            PlayEvent::WaitForKey
+        } else {
+            PlayEvent::Pause {
+                millis: scaled(BETWEEN_STEPS_MS, opts.speed),
+            }
+        })
+    };
+    for s in &lesson.steps {
+        let section = s
+            .section
+            .as_deref()
+            .map(|x| format!("  ·  {x}"))
+            .unwrap_or_default();
+        ev.push(PlayEvent::Heading(format!(
+            "Step {}/{} · {}{section}",
+            s.number,
+            lesson.steps.len(),
+            s.title
+        )));
+        if !s.text.is_empty() {
+            ev.push(PlayEvent::Text(s.text.join("\n")));
+        }
+        if let Some(t) = &s.task {
+            ev.push(PlayEvent::Text(format!("Task: {t}")));
+        }
+        for c in &s.commands {
+            ev.push(PlayEvent::Type {
+                command: c.text.clone(),
+                expect_failure: c.expect_failure,
+                millis_per_char: scaled(CHAR_MS, opts.speed),
+            });
+            ev.push(PlayEvent::Pause {
+                millis: scaled(AFTER_COMMAND_MS, opts.speed),
+            });
+        }
+        gap(&mut ev);
+    }
+    for (i, q) in lesson.quizzes.iter().enumerate() {
+        ev.push(PlayEvent::Heading(format!(
+            "Quiz {}/{}",
+            i + 1,
+            lesson.quizzes.len()
+        )));
+        match &q.kind {
+            QuizKind::Choice { options, answer } => {
+                let mut t = q.question.clone();
+                for (c, o) in options {
+                    t.push_str(&format!("\n  {c}) {o}"));
+                }
+                ev.push(PlayEvent::Text(t));
+                gap(&mut ev);
+                ev.push(PlayEvent::Text(format!(
+                    "Answer: {answer}. {}",
+                    q.explanation
+                )));
+            }
+            QuizKind::Predict { run, answer } => {
+                ev.push(PlayEvent::Text(format!("Predict: {}", q.question)));
+                gap(&mut ev);
+                ev.push(PlayEvent::Type {
+                    command: run.clone(),
+                    expect_failure: false,
+                    millis_per_char: scaled(CHAR_MS, opts.speed),
+                });
+                ev.push(PlayEvent::Text(format!(
+                    "Answer: {answer}. {}",
+                    q.explanation
+                )));
+            }
+        }
+        gap(&mut ev);
+    }
+    ev
+}
+
+/// What a command printed (stdout, then `error: …`) and whether it failed.
+pub fn run_text(lab: &mut Lab, line: &str) -> (String, bool) {
+    match lab.execute(line) {
+        Ok(o) => (o.to_text(), false),
+        Err(e) => (
+            format!("{}error: {}\n", e.output.to_text(), e.message),
+            true,
+        ),
+    }
+}
+
+/// Run one reference command, recording it; an error if it did not end as written.
+pub fn run_reference(
+    lab: &mut Lab,
+    seen: &mut Observed,
+    lesson: &Lesson,
+    what: &str,
+    c: &RefCommand,
+) -> Result<(), LessonError> {
+    let (out, failed) = run_text(lab, &c.text);
+    seen.record(&c.text, out.clone(), failed);
+    match (failed, c.expect_failure) {
+        (true, false) => {
+            let msg = out
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix("error: "))
+                .unwrap_or("")
+                .to_string();
+            Err(LessonError::new(
+                &lesson.file,
+                c.line,
+                format!("{what}: reference command `{}` failed: {msg}", c.text),
+            ))
+        }
+        (false, true) => Err(LessonError::new(
+            &lesson.file,
+            c.line,
+            format!(
+                "{what}: reference command `! {}` is meant to fail but succeeded",
+                c.text
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Play the reference commands of items `0..upto` (steps, then predict quizzes) on `lab`,
+/// silently: how the player rebuilds the cluster for `back`, `lesson reset` and resuming.
+/// Returns the record of what ran (its last output).
+pub fn replay(lab: &mut Lab, lesson: &Lesson, upto: usize) -> Observed {
+    let mut seen = Observed::default();
+    for s in lesson.steps.iter().take(upto) {
+        for c in &s.commands {
+            let _ = run_reference(lab, &mut seen, lesson, "replay", c);
+        }
+    }
+    for q in lesson
+        .quizzes
+        .iter()
+        .take(upto.saturating_sub(lesson.steps.len()))
+    {
+        if let QuizKind::Predict { run, .. } = &q.kind {
+            let (out, failed) = run_text(lab, run);
+            seen.record(run, out, failed);
+        }
+    }
+    seen.new_step();
+    seen
+}
+
+/// Play a lesson headlessly on a fresh lab and return every problem: a reference command
+/// that did not end as written, a check false after its step's commands, a predict quiz
+/// whose answer is not in its command's output. With `strict` (the linter), also a step
+/// whose check already holds before its commands.
+pub fn verify_with(lesson: &Lesson, strict: bool) -> Vec<LessonError> {
+    let mut errors = Vec::new();
+    let mut lab = Lab::new();
+    let mut seen = Observed::default();
+    for s in &lesson.steps {
+        let what = format!("step {}", s.number);
+        seen.new_step();
+        if strict && !s.checks.is_empty() && check::eval_all(&s.checks, &lab, &seen).is_ok() {
+            errors.push(LessonError::new(
+                &lesson.file,
+                s.line,
+                format!(
+                    "{what}: its check already holds before its reference commands (the step would pass with nothing done)"
+                ),
+            ));
+        }
+        for c in &s.commands {
+            if let Err(e) = run_reference(&mut lab, &mut seen, lesson, &what, c) {
+                errors.push(e);
+            }
+        }
+        for c in &s.checks {
+            let e = c.eval(&lab, &seen);
+            if !e.holds {
+                errors.push(LessonError::new(
+                    &lesson.file,
+                    c.line,
+                    format!(
+                        "{what}: check `{}` is false after the reference commands ({})",
+                        c.text, e.actual
+                    ),
+                ));
+            }
+        }
+    }
+    for (i, q) in lesson.quizzes.iter().enumerate() {
+        if let QuizKind::Predict { run, answer } = &q.kind {
+            let (out, failed) = run_text(&mut lab, run);
+            if failed {
+                errors.push(LessonError::new(
+                    &lesson.file,
+                    q.line,
+                    format!("quiz {}: `{run}` failed: {}", i + 1, out.trim_end()),
+                ));
+            } else if !out.contains(answer.as_str()) {
+                errors.push(LessonError::new(
+                    &lesson.file,
+                    q.line,
+                    format!(
+                        "quiz {}: the answer {answer:?} does not appear in the output of `{run}`",
+                        i + 1
+                    ),
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// `lesson verify`: [`verify_with`] without the before-check.
+pub fn verify(lesson: &Lesson) -> Vec<LessonError> {
+    verify_with(lesson, false)
+}

@@ -1,0 +1,218 @@
+//! Lesson progress: which steps and quizzes a learner has done, saved as `progress.json` in
+//! the user's data directory. Persistence sits behind [`ProgressStore`] so tests use
+//! [`MemoryStore`]; [`FileStore`] writes atomically (temp file + rename) and reports a
+//! damaged file instead of failing.
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The progress file's own format version.
+pub const PROGRESS_VERSION: u32 = 1;
+
+/// Progress in one lesson.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LessonProgress {
+    /// Step numbers (1-based) whose check passed.
+    #[serde(default)]
+    pub steps: BTreeSet<u32>,
+    /// Quiz numbers (1-based) answered correctly.
+    #[serde(default)]
+    pub quizzes: BTreeSet<u32>,
+}
+
+impl LessonProgress {
+    /// Items done (steps plus quizzes).
+    pub fn done(&self) -> usize {
+        self.steps.len() + self.quizzes.len()
+    }
+}
+
+/// Everything saved: progress by lesson id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// [`PROGRESS_VERSION`].
+    pub version: u32,
+    /// By lesson id.
+    #[serde(default)]
+    pub lessons: BTreeMap<String, LessonProgress>,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Progress {
+            version: PROGRESS_VERSION,
+            lessons: BTreeMap::new(),
+        }
+    }
+}
+
+impl Progress {
+    /// Progress in a lesson (empty if none).
+    pub fn of(&self, id: &str) -> LessonProgress {
+        self.lessons.get(id).cloned().unwrap_or_default()
+    }
+
+    /// Parse the saved JSON; the error says what is wrong.
+    pub fn from_json(text: &str) -> Result<Progress, String> {
+        let p: Progress = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if p.version != PROGRESS_VERSION {
+            return Err(format!(
+                "progress format version {} is not {PROGRESS_VERSION}",
+                p.version
+            ));
+        }
+        Ok(p)
+    }
+
+    /// The JSON saved.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string()) + "\n"
+    }
+}
+
+/// Why progress could not be loaded or saved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The file exists but is not valid progress; it is ignored (and replaced on the next save).
+    #[error(
+        "progress file {path} is damaged ({reason}); starting with no progress, it will be replaced when progress is next saved"
+    )]
+    Damaged {
+        /// Where.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Reading or writing failed.
+    #[error("cannot {action} progress file {path}: {reason}")]
+    Io {
+        /// read or write.
+        action: &'static str,
+        /// Where.
+        path: String,
+        /// The OS error.
+        reason: String,
+    },
+}
+
+/// Where progress lives.
+pub trait ProgressStore: Send {
+    /// Load saved progress (no file yet is empty progress, not an error).
+    fn load(&self) -> Result<Progress, StoreError>;
+    /// Save progress.
+    fn save(&mut self, progress: &Progress) -> Result<(), StoreError>;
+    /// Where it is kept, for messages.
+    fn location(&self) -> String;
+}
+
+/// Progress kept in memory only (tests, and the library's default).
+#[derive(Debug, Clone, Default)]
+pub struct MemoryStore {
+    /// What was saved last.
+    pub saved: Option<Progress>,
+}
+
+impl ProgressStore for MemoryStore {
+    fn load(&self) -> Result<Progress, StoreError> {
+        Ok(self.saved.clone().unwrap_or_default())
+    }
+
+    fn save(&mut self, progress: &Progress) -> Result<(), StoreError> {
+        self.saved = Some(progress.clone());
+        Ok(())
+    }
+
+    fn location(&self) -> String {
+        "memory (not saved to disk)".to_string()
+    }
+}
+
+/// Progress in a JSON file, written atomically.
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    /// The file (`…/progress.json`).
+    pub path: PathBuf,
+}
+
+impl FileStore {
+    /// A store at this file.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        FileStore { path: path.into() }
+    }
+
+    /// `progress.json` in the user's data directory
+    /// (`directories::ProjectDirs::from("lab", "cni-csi-lab", "cni-csi-lab")`), or `None`
+    /// when the system has no home directory.
+    pub fn user_default() -> Option<Self> {
+        directories::ProjectDirs::from("lab", "cni-csi-lab", "cni-csi-lab")
+            .map(|d| FileStore::new(d.data_dir().join("progress.json")))
+    }
+
+    fn io(&self, action: &'static str, e: &std::io::Error) -> StoreError {
+        StoreError::Io {
+            action,
+            path: self.path.display().to_string(),
+            reason: e.to_string(),
+        }
+    }
+}
+
+/// Write `text` to `path` atomically: a temp file beside it, then rename over it.
+pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+impl ProgressStore for FileStore {
+    fn load(&self) -> Result<Progress, StoreError> {
+        let text = match std::fs::read_to_string(&self.path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Progress::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                return Err(StoreError::Damaged {
+                    path: self.path.display().to_string(),
+                    reason: "not UTF-8".into(),
+                });
+            }
+            Err(e) => return Err(self.io("read", &e)),
+        };
+        Progress::from_json(&text).map_err(|reason| StoreError::Damaged {
+            path: self.path.display().to_string(),
+            reason,
+        })
+    }
+
+    fn save(&mut self, progress: &Progress) -> Result<(), StoreError> {
+        write_atomic(&self.path, &progress.to_json()).map_err(|e| self.io("write", &e))
+    }
+
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_round_trip_and_version() {
+        let mut p = Progress::default();
+        p.lessons.entry("ch7".into()).or_default().steps.insert(2);
+        assert_eq!(Progress::from_json(&p.to_json()), Ok(p));
+        assert!(Progress::from_json(r#"{"version": 9, "lessons": {}}"#).is_err());
+        assert!(Progress::from_json("{").is_err());
+    }
+}

@@ -1,0 +1,401 @@
+//! The lesson player through `Lab::execute`, as a learner drives it: start, mistakes, hints
+//! (cycling), skip, back, reset, quizzes, completion; and progress persistence (memory,
+//! a file in a temp dir, a damaged file).
+
+use cni_csi_lab::Lab;
+use cni_csi_lab::lesson::{FileStore, Item, MemoryStore, Progress, ProgressStore};
+use std::path::PathBuf;
+
+const ID: &str = "ch7-hands-on";
+
+fn ok(lab: &mut Lab, line: &str) -> String {
+    match lab.execute(line) {
+        Ok(o) => o.to_text(),
+        Err(e) => panic!("`{line}` failed: {}\n{}", e.message, e.output.to_text()),
+    }
+}
+
+fn err(lab: &mut Lab, line: &str) -> String {
+    match lab.execute(line) {
+        Ok(o) => panic!("`{line}` succeeded:\n{}", o.to_text()),
+        Err(e) => e.message,
+    }
+}
+
+fn at(lab: &Lab) -> usize {
+    lab.lessons
+        .session
+        .as_ref()
+        .map(|s| s.at)
+        .expect("a session")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cni-csi-lab-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
+    let mut lab = Lab::new();
+    ok(&mut lab, "pod create stray --node node-1");
+    let out = ok(&mut lab, &format!("lesson start {ID}"));
+    assert!(
+        out.contains("── Step 1/12 · A pod gets its address  ·  7.4 scenario 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Task: Create a pod named `web` on `node-1`"),
+        "{out}"
+    );
+    assert!(out.contains("[░░░░░░░░░░] 0/16"), "{out}");
+    assert!(
+        lab.cluster.pods.is_empty(),
+        "the lesson starts on a fresh cluster"
+    );
+
+    // A mistake: a node that does not exist. The step stays.
+    let e = err(&mut lab, "pod create web --node node-3");
+    assert!(e.contains("node-3"), "{e}");
+    assert_eq!(at(&lab), 0);
+    let h1 = ok(&mut lab, "hint");
+    assert!(
+        h1.starts_with("Hint 1/2: The command is `pod create NAME --node NODE --label KEY=VALUE`."),
+        "{h1}"
+    );
+    assert!(
+        h1.contains("Not yet: `pod web phase Running` — there is no pod default/web"),
+        "{h1}"
+    );
+    let h2 = ok(&mut lab, "hint");
+    assert!(
+        h2.starts_with("Hint 2/2: Type exactly: pod create web --node node-1 --label app=web"),
+        "{h2}"
+    );
+    let h3 = ok(&mut lab, "hint");
+    assert!(h3.starts_with("Hint 1/2"), "hints cycle: {h3}");
+    assert!(ok(&mut lab, "hint").starts_with("Hint 2/2"));
+
+    // Another mistake: the right pod with the wrong name takes 10.244.1.2, so `web` gets .3.
+    ok(&mut lab, "pod create webb --node node-1 --label app=web");
+    ok(&mut lab, "pod create web --node node-1 --label app=web");
+    assert_eq!(at(&lab), 0);
+    let h = ok(&mut lab, "hint");
+    assert!(
+        h.contains("Not yet: `pod web ip 10.244.1.2` — pod default/web has ip 10.244.1.3"),
+        "{h}"
+    );
+    assert!(h.contains("`lesson retry`"), "{h}");
+    let out = ok(&mut lab, "lesson retry");
+    assert!(out.contains("── Step 1/12"), "{out}");
+    assert!(lab.cluster.pods.is_empty());
+
+    let out = ok(&mut lab, "po create web --node node-1 --label app=web");
+    assert!(out.contains("pod/web created"), "{out}");
+    assert!(
+        out.contains("✓ Step 1 done: A pod gets its address"),
+        "{out}"
+    );
+    assert!(
+        out.contains("── Step 2/12 · What bridge was given"),
+        "{out}"
+    );
+    assert!(out.contains("[█░░░░░░░░░] 1/16"), "{out}");
+    assert_eq!(at(&lab), 1);
+    assert_eq!(
+        lab.lessons
+            .progress()
+            .of(ID)
+            .steps
+            .into_iter()
+            .collect::<Vec<_>>(),
+        vec![1]
+    );
+    // The hint counter restarts on the new step.
+    assert!(ok(&mut lab, "hint").starts_with("Hint 1/2: `show wire --list`"));
+}
+
+#[test]
+fn skip_back_and_reset_rebuild_the_cluster() {
+    let mut lab = Lab::new();
+    ok(&mut lab, &format!("lesson start {ID}"));
+    let out = ok(&mut lab, "skip");
+    assert!(out.contains("The lab does step 1 for you"), "{out}");
+    assert!(
+        out.contains("lab> pod create web --node node-1 --label app=web"),
+        "{out}"
+    );
+    assert!(out.contains("── Step 2/12"), "{out}");
+    assert_eq!(at(&lab), 1);
+    assert!(
+        lab.lessons.progress().of(ID).steps.is_empty(),
+        "a skipped step is not done"
+    );
+
+    ok(&mut lab, "show wire 0");
+    assert_eq!(at(&lab), 2, "step 2 passed");
+    ok(&mut lab, "pod create extra --node node-2");
+    assert_eq!(lab.cluster.pods.len(), 2);
+
+    let out = ok(&mut lab, "back");
+    assert!(out.contains("── Step 2/12"), "{out}");
+    assert_eq!(at(&lab), 1);
+    assert_eq!(lab.cluster.pods.len(), 1, "rebuilt: only step 1's pod");
+    assert!(
+        lab.cluster
+            .pods
+            .contains_key(&("default".into(), "web".into()))
+    );
+    ok(&mut lab, "back");
+    assert_eq!(at(&lab), 0);
+    assert!(lab.cluster.pods.is_empty());
+    assert_eq!(err(&mut lab, "back"), "already at the first step");
+
+    ok(&mut lab, "skip");
+    ok(&mut lab, "show wire 0");
+    assert_eq!(lab.lessons.progress().of(ID).steps.len(), 1);
+    let out = ok(&mut lab, "lesson reset");
+    assert!(out.contains("starts over on a fresh cluster"), "{out}");
+    assert_eq!(at(&lab), 0);
+    assert!(lab.cluster.pods.is_empty());
+    assert!(lab.lessons.progress().of(ID).steps.is_empty());
+}
+
+#[test]
+fn a_step_meant_to_fail_passes_on_the_error_and_shows_both_in_order() {
+    let mut lab = Lab::new();
+    ok(&mut lab, &format!("lesson start {ID}"));
+    for _ in 0..4 {
+        ok(&mut lab, "skip");
+    }
+    assert_eq!(at(&lab), 4);
+    ok(&mut lab, "cni add c1 --node node-1");
+    assert_eq!(at(&lab), 4);
+    let out = ok(&mut lab, "cni add c1 --node node-1");
+    let err_at = out.find("error: CNI code 999 from bridge").expect(&out);
+    let done_at = out
+        .find("✓ Step 5 done: ADD twice is an error")
+        .expect(&out);
+    assert!(err_at < done_at, "{out}");
+}
+
+#[test]
+fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
+    let mut lab = Lab::new();
+    ok(&mut lab, &format!("lesson start {ID}"));
+    let lesson = lab.lessons.session.as_ref().unwrap().lesson.clone();
+    for step in &lesson.steps {
+        assert_eq!(at(&lab), (step.number - 1) as usize);
+        for c in &step.commands {
+            let _ = lab.execute(&c.text);
+        }
+    }
+    assert!(matches!(
+        lab.lessons.session.as_ref().unwrap().current(),
+        Item::Quiz(0, _)
+    ));
+    assert!(err(&mut lab, "lesson answer").contains("needs WORDS"));
+    let out = ok(&mut lab, "lesson answer b");
+    assert!(out.contains("✓ Right: B."), "{out}");
+    let out = ok(&mut lab, "lesson answer A");
+    assert!(out.contains("✗ Not quite: the answer is B."), "{out}");
+    assert!(
+        out.contains("db's egress is not"),
+        "the explanation follows: {out}"
+    );
+    let out = ok(&mut lab, "skip");
+    assert!(out.contains("The answer: B."), "{out}");
+    let out = ok(&mut lab, "lesson answer 10.244.1.6");
+    assert!(out.contains("Your prediction: 10.244.1.6"), "{out}");
+    assert!(out.contains("lab> pod create probe --node node-1"), "{out}");
+    assert!(out.contains("✓ Right: 10.244.1.6."), "{out}");
+    assert!(out.contains("── Lesson complete"), "{out}");
+    assert!(
+        out.contains("You did 12 of 12 steps and answered 2 of 4 quizzes right."),
+        "{out}"
+    );
+    assert!(out.contains("14/16"), "{out}");
+    assert_eq!(
+        err(&mut lab, "skip"),
+        "nothing to skip: the lesson is complete (`lesson reset` starts it over)"
+    );
+    let list = ok(&mut lab, "lesson list");
+    assert!(list.contains("14/16  ← in progress"), "{list}");
+}
+
+#[test]
+fn lesson_commands_without_a_lesson_say_what_to_do() {
+    let mut lab = Lab::new();
+    for c in [
+        "hint",
+        "skip",
+        "back",
+        "lesson status",
+        "lesson reset",
+        "lesson answer A",
+    ] {
+        assert!(err(&mut lab, c).starts_with("no lesson in progress"), "{c}");
+    }
+    assert_eq!(
+        err(&mut lab, "lesson start nope"),
+        "no lesson \"nope\"; lessons are: ch7-hands-on"
+    );
+    ok(&mut lab, &format!("lesson start {ID}"));
+    assert!(err(&mut lab, "lesson answer B").starts_with("step 1 is not a quiz"));
+    let out = ok(&mut lab, "reset");
+    assert!(out.contains("Left lesson ch7-hands-on"), "{out}");
+    assert!(lab.lessons.session.is_none());
+    assert!(err(&mut lab, "lesson play ch7-hands-on --speed 0").starts_with("invalid --speed 0"));
+}
+
+#[test]
+fn play_is_deterministic_and_leaves_the_final_state() {
+    let run = || {
+        let mut lab = Lab::new();
+        ok(&mut lab, &format!("lesson start {ID}"));
+        let out = ok(&mut lab, &format!("lesson play {ID} --speed 4 --step"));
+        (out, lab)
+    };
+    let (a, lab) = run();
+    let (b, _) = run();
+    assert_eq!(a, b);
+    assert!(a.starts_with("Left lesson ch7-hands-on"), "{a}");
+    assert!(a.contains("lab> policy create db-allow-web"), "{a}");
+    assert!(a.contains("── Quiz 4/4"), "{a}");
+    assert!(lab.lessons.session.is_none());
+    assert!(
+        lab.cluster
+            .pods
+            .contains_key(&("default".into(), "probe".into()))
+    );
+    let events = cni_csi_lab::lesson::play::plan(
+        &lab.lessons
+            .session
+            .as_ref()
+            .map(|s| s.lesson.clone())
+            .unwrap_or_else(|| {
+                cni_csi_lab::lesson::Catalog::Embedded
+                    .load()
+                    .find(ID)
+                    .unwrap()
+            }),
+        cni_csi_lab::lesson::play::PlayOptions {
+            speed: 2.0,
+            step: false,
+        },
+    );
+    assert!(events.contains(&cni_csi_lab::lesson::play::PlayEvent::Pause { millis: 1000 }));
+}
+
+#[test]
+fn verify_and_lint_as_commands() {
+    let mut lab = Lab::new();
+    let out = ok(&mut lab, "lesson verify");
+    assert_eq!(out, "ok    ch7-hands-on  (12 steps, 4 quizzes)\n");
+    assert_eq!(
+        ok(&mut lab, "lesson lint"),
+        "lint: 1 lessons, no problems\n"
+    );
+    assert!(lab.cluster.pods.is_empty(), "verify plays on its own lab");
+}
+
+#[test]
+fn progress_round_trips_through_a_file_and_resumes() {
+    let dir = temp_dir("progress");
+    let path = dir.join("sub/progress.json");
+    let mut lab = Lab::new();
+    lab.lessons.set_store(Box::new(FileStore::new(&path)));
+    ok(&mut lab, &format!("lesson start {ID}"));
+    ok(&mut lab, "pod create web --node node-1 --label app=web");
+    ok(&mut lab, "show wire 0");
+    let saved = Progress::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        saved.of(ID).steps.into_iter().collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    assert!(
+        !dir.join("sub/progress.json.tmp").exists(),
+        "the temp file was renamed"
+    );
+
+    let mut lab = Lab::new();
+    lab.lessons.set_store(Box::new(FileStore::new(&path)));
+    let list = ok(&mut lab, "lesson list");
+    assert!(list.contains("2/16"), "{list}");
+    let out = ok(&mut lab, &format!("lesson start {ID}"));
+    assert!(out.contains("Resuming where you left off"), "{out}");
+    assert!(out.contains("── Step 3/12"), "{out}");
+    assert!(
+        lab.cluster
+            .pods
+            .contains_key(&("default".into(), "web".into()))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_damaged_progress_file_is_reported_and_replaced() {
+    let dir = temp_dir("damaged");
+    let path = dir.join("progress.json");
+    std::fs::write(&path, "{ this is not json").unwrap();
+    let mut lab = Lab::new();
+    lab.lessons.set_store(Box::new(FileStore::new(&path)));
+    let out = ok(&mut lab, "lesson list");
+    assert!(
+        out.starts_with(&format!(
+            "warning: progress file {} is damaged (",
+            path.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("0/16"), "{out}");
+    // Reported once.
+    assert!(!ok(&mut lab, "lesson list").contains("warning"));
+    ok(&mut lab, &format!("lesson start {ID}"));
+    ok(&mut lab, "pod create web --node node-1 --label app=web");
+    let saved = Progress::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(saved.of(ID).steps.len(), 1);
+
+    // Not UTF-8 at all, and a newer progress version: also damaged, never a crash.
+    std::fs::write(&path, [0xff, 0xfe, 0x00]).unwrap();
+    assert!(matches!(
+        FileStore::new(&path).load(),
+        Err(cni_csi_lab::lesson::StoreError::Damaged { .. })
+    ));
+    std::fs::write(&path, r#"{"version": 7, "lessons": {}}"#).unwrap();
+    let e = FileStore::new(&path).load().unwrap_err().to_string();
+    assert!(e.contains("progress format version 7 is not 1"), "{e}");
+    // A missing file is empty progress, not an error.
+    assert_eq!(
+        FileStore::new(dir.join("none.json")).load(),
+        Ok(Progress::default())
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_failed_save_is_a_warning_not_a_failure() {
+    let dir = temp_dir("unwritable");
+    // The "file" is a directory: the rename over it fails.
+    let path = dir.join("progress.json");
+    std::fs::create_dir_all(path.join("x")).unwrap();
+    let mut lab = Lab::new();
+    lab.lessons.set_store(Box::new(FileStore::new(&path)));
+    ok(&mut lab, &format!("lesson start {ID}"));
+    let out = ok(&mut lab, "pod create web --node node-1 --label app=web");
+    assert!(out.contains("✓ Step 1 done"), "{out}");
+    assert!(out.contains("warning: cannot "), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn memory_store_round_trip() {
+    let mut s = MemoryStore::default();
+    assert_eq!(s.load(), Ok(Progress::default()));
+    let mut p = Progress::default();
+    p.lessons.entry("x".into()).or_default().quizzes.insert(1);
+    s.save(&p).unwrap();
+    assert_eq!(s.load(), Ok(p));
+}
