@@ -224,6 +224,86 @@ pub const PREDICATES: &[Predicate] = &[
         eval: policy_exists,
     },
     Predicate {
+        pattern: "pod <pod> status <word>",
+        about: "the STATUS column kubectl shows (Running, ContainerCreating, Terminating, …)",
+        eval: pod_status,
+    },
+    Predicate {
+        pattern: "pod <pod> event <word>",
+        about: "the pod has a Kubernetes event with this reason (FailedAttachVolume, …)",
+        eval: pod_event,
+    },
+    Predicate {
+        pattern: "pvc <pod> exists",
+        about: "the PersistentVolumeClaim exists (name or ns/name)",
+        eval: pvc_exists,
+    },
+    Predicate {
+        pattern: "pvc <pod> phase <word>",
+        about: "the claim's status.phase (Pending, Bound, Lost) or Terminating",
+        eval: pvc_phase,
+    },
+    Predicate {
+        pattern: "pvc <pod> capacity <word>",
+        about: "the claim's status.capacity.storage (e.g. 20Gi)",
+        eval: pvc_capacity,
+    },
+    Predicate {
+        pattern: "pvc <pod> condition <word>",
+        about: "the claim carries this condition (e.g. FileSystemResizePending)",
+        eval: pvc_condition,
+    },
+    Predicate {
+        pattern: "pvc <pod> event <word>",
+        about: "the claim has a Kubernetes event with this reason (ProvisioningFailed, …)",
+        eval: pvc_event,
+    },
+    Predicate {
+        pattern: "pvc <pod> pv phase <word>",
+        about: "the phase of the PV provisioned for the claim (Bound, Released, …)",
+        eval: pvc_pv_phase,
+    },
+    Predicate {
+        pattern: "pvc <pod> on <node> state <word>",
+        about: "the CSI lifecycle state of the claim's volume on a node (CREATED, NODE_READY, VOL_READY, PUBLISHED)",
+        eval: pvc_state_on,
+    },
+    Predicate {
+        pattern: "pvc <pod> attached to <node>",
+        about: "a VolumeAttachment for the claim's volume on the node has status.attached",
+        eval: pvc_attached_to,
+    },
+    Predicate {
+        pattern: "snapshot <pod> ready",
+        about: "the VolumeSnapshot has readyToUse true",
+        eval: snapshot_ready,
+    },
+    Predicate {
+        pattern: "sc <name> exists",
+        about: "the StorageClass exists",
+        eval: sc_exists,
+    },
+    Predicate {
+        pattern: "csi last <word> code <word>",
+        about: "the latest call of this CSI RPC ended with this gRPC code name (OK, ALREADY_EXISTS, …)",
+        eval: csi_last_code,
+    },
+    Predicate {
+        pattern: "driver volumes <n>",
+        about: "the CSI driver holds this many volumes",
+        eval: driver_volumes,
+    },
+    Predicate {
+        pattern: "attachments <n>",
+        about: "this many VolumeAttachment objects exist",
+        eval: attachment_count,
+    },
+    Predicate {
+        pattern: "mode <word>",
+        about: "the lab runs in auto or step mode",
+        eval: mode_is,
+    },
+    Predicate {
         pattern: "output contains <text>",
         about: "the output of the learner's last command contains the text",
         eval: output_contains,
@@ -718,6 +798,269 @@ fn last_command(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     }
 }
 
+fn pod_status(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pod(lab, arg(a, 0)) {
+        Ok(p) => {
+            let status = crate::engine::pods::pod_status_text(p);
+            Eval::new(status == arg(a, 1), format!("pod {} is {status}", p.key()))
+        }
+        Err(e) => e,
+    }
+}
+
+fn has_event(lab: &Lab, object: &str, reason: &str) -> bool {
+    lab.calls
+        .iter()
+        .any(|(_, e)| e.object.as_deref() == Some(object) && e.reason == Some(reason))
+}
+
+fn pod_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (ns, name) = split_ns(arg(a, 0));
+    let holds = has_event(lab, &format!("Pod/{ns}/{name}"), arg(a, 1));
+    Eval::new(
+        holds,
+        format!(
+            "pod {ns}/{name} {} a {} event",
+            if holds { "has" } else { "has no" },
+            arg(a, 1)
+        ),
+    )
+}
+
+fn pvc<'a>(lab: &'a Lab, key: &str) -> Result<&'a Object<crate::cluster::PvcSpec>, Eval> {
+    let (ns, name) = split_ns(key);
+    lab.cluster
+        .pvcs
+        .get(&(ns.clone(), name.clone()))
+        .ok_or_else(|| Eval::new(false, format!("there is no claim {ns}/{name}")))
+}
+
+fn pvc_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pvc(lab, arg(a, 0)) {
+        Ok(p) => Eval::new(true, format!("claim {} exists", p.key())),
+        Err(e) => e,
+    }
+}
+
+fn pvc_phase(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pvc(lab, arg(a, 0)) {
+        Ok(p) => {
+            let phase = if p.metadata.deletion_tick.is_some() {
+                "Terminating"
+            } else {
+                p.status.phase.as_str()
+            };
+            Eval::new(phase == arg(a, 1), format!("claim {} is {phase}", p.key()))
+        }
+        Err(e) => e,
+    }
+}
+
+fn pvc_capacity(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pvc(lab, arg(a, 0)) {
+        Ok(p) => {
+            let have = p
+                .status
+                .capacity
+                .get("storage")
+                .cloned()
+                .unwrap_or_default();
+            Eval::new(
+                have == arg(a, 1),
+                format!(
+                    "claim {} has capacity {}",
+                    p.key(),
+                    if have.is_empty() { "<none>" } else { &have }
+                ),
+            )
+        }
+        Err(e) => e,
+    }
+}
+
+fn pvc_condition(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pvc(lab, arg(a, 0)) {
+        Ok(p) => {
+            let holds = p
+                .status
+                .conditions
+                .iter()
+                .any(|c| c.condition_type == arg(a, 1));
+            Eval::new(
+                holds,
+                format!(
+                    "claim {} {} condition {}",
+                    p.key(),
+                    if holds { "has" } else { "has no" },
+                    arg(a, 1)
+                ),
+            )
+        }
+        Err(e) => e,
+    }
+}
+
+fn pvc_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (ns, name) = split_ns(arg(a, 0));
+    let holds = has_event(
+        lab,
+        &format!("PersistentVolumeClaim/{ns}/{name}"),
+        arg(a, 1),
+    );
+    Eval::new(
+        holds,
+        format!(
+            "claim {ns}/{name} {} a {} event",
+            if holds { "has" } else { "has no" },
+            arg(a, 1)
+        ),
+    )
+}
+
+fn pv_of<'a>(lab: &'a Lab, key: &str) -> Result<&'a Object<crate::cluster::PvSpec>, Eval> {
+    let (ns, name) = split_ns(key);
+    // The PV provisioned for the claim, found by its claimRef (it outlives the claim).
+    lab.cluster
+        .pvs
+        .values()
+        .find(|pv| {
+            pv.spec
+                .claim_ref
+                .as_ref()
+                .is_some_and(|r| r.namespace == ns && r.name == name)
+        })
+        .ok_or_else(|| {
+            Eval::new(
+                false,
+                format!("no persistent volume was made for claim {ns}/{name}"),
+            )
+        })
+}
+
+fn pvc_pv_phase(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pv_of(lab, arg(a, 0)) {
+        Ok(pv) => Eval::new(
+            pv.status.phase == arg(a, 1),
+            format!("persistentvolume {} is {}", pv.name(), pv.status.phase),
+        ),
+        Err(e) => e,
+    }
+}
+
+fn pvc_state_on(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pv_of(lab, arg(a, 0)) {
+        Ok(pv) => {
+            let state = lab
+                .driver
+                .lifecycle(&pv.spec.csi.volume_handle, arg(a, 1))
+                .map(|s| s.name().to_string())
+                .unwrap_or_else(|| "gone".into());
+            Eval::new(
+                state == arg(a, 2),
+                format!(
+                    "volume {} is {state} on {}",
+                    pv.spec.csi.volume_handle,
+                    arg(a, 1)
+                ),
+            )
+        }
+        Err(e) => e,
+    }
+}
+
+fn pvc_attached_to(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pv_of(lab, arg(a, 0)) {
+        Ok(pv) => {
+            let attached = lab.cluster.volume_attachments.values().any(|va| {
+                va.spec.source.persistent_volume_name == pv.name()
+                    && va.spec.node_name == arg(a, 1)
+                    && va.status.attached
+            });
+            Eval::new(
+                attached,
+                format!(
+                    "{} {} attached to {}",
+                    pv.name(),
+                    if attached { "is" } else { "is not" },
+                    arg(a, 1)
+                ),
+            )
+        }
+        Err(e) => e,
+    }
+}
+
+fn snapshot_ready(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (ns, name) = split_ns(arg(a, 0));
+    match lab.cluster.snapshots.get(&(ns.clone(), name.clone())) {
+        Some(s) => Eval::new(
+            s.status.ready_to_use,
+            format!("snapshot {ns}/{name} readyToUse={}", s.status.ready_to_use),
+        ),
+        None => Eval::new(false, format!("there is no snapshot {ns}/{name}")),
+    }
+}
+
+fn sc_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let holds = lab
+        .cluster
+        .storage_classes
+        .contains_key(&(String::new(), arg(a, 0).to_string()));
+    Eval::new(
+        holds,
+        format!(
+            "storageclass {} {}",
+            arg(a, 0),
+            if holds { "exists" } else { "does not exist" }
+        ),
+    )
+}
+
+fn csi_last_code(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    use crate::engine::wire::WireRecord;
+    let last = lab.wire.iter().rev().find_map(|(seq, w)| match w {
+        WireRecord::Csi(c) if c.rpc == arg(a, 0) => Some((seq, c)),
+        _ => None,
+    });
+    match last {
+        Some((seq, c)) => {
+            let code = match &c.reply {
+                Ok(_) => "OK",
+                Err(s) => s.code.name(),
+            };
+            Eval::new(
+                code == arg(a, 1),
+                format!("{} (wire #{seq}) ended {code}", c.rpc),
+            )
+        }
+        None => Eval::new(false, format!("no {} call on the wire yet", arg(a, 0))),
+    }
+}
+
+fn driver_volumes(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let n = lab.driver.volumes().count();
+    Eval::new(
+        n.to_string() == arg(a, 0),
+        format!("the driver holds {n} volume(s)"),
+    )
+}
+
+fn attachment_count(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let n = lab.cluster.volume_attachments.len();
+    Eval::new(
+        n.to_string() == arg(a, 0),
+        format!("{n} VolumeAttachment(s) exist"),
+    )
+}
+
+fn mode_is(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let mode = match lab.mode {
+        crate::engine::Mode::Auto => "auto",
+        crate::engine::Mode::Step => "step",
+    };
+    Eval::new(mode == arg(a, 0), format!("the lab is in {mode} mode"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -761,7 +1104,8 @@ mod tests {
             ),
             "{e}"
         );
-        let e = parse(1, "pvc data phase Bound").unwrap_err();
+        assert!(parse(1, "pvc data phase Bound").is_ok());
+        let e = parse(1, "volume data is happy").unwrap_err();
         assert!(
             e.contains("a check starts with one of: pod, node, cni"),
             "{e}"
