@@ -394,8 +394,10 @@ impl Lab {
     /// The call-log entries since `mark`, rendered as the short trace a command prints.
     fn calls_since(&self, mark: u64) -> Outcome {
         let mut out = Outcome::empty();
-        for (_, e) in self.calls.iter().filter(|(s, _)| *s >= mark) {
-            out.line(views::call_line(e));
+        for seq in mark..self.calls.next_seq() {
+            if let Some(e) = self.calls.get(seq) {
+                out.line(views::call_line(e));
+            }
         }
         out
     }
