@@ -12,6 +12,7 @@ pub mod kubelet;
 pub mod net;
 pub mod render;
 pub mod script;
+pub mod tui;
 pub mod util;
 
 pub use engine::{Lab, LabError};

@@ -33,6 +33,12 @@ enum Mode {
     },
     /// An interactive session (line by line)
     Repl,
+    /// The live dashboard: topology, IPAM, routes, volumes, calls and wire, with a command line
+    Dash {
+        /// High-contrast theme with thicker borders, for a projector
+        #[arg(long)]
+        big: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -55,6 +61,15 @@ fn main() -> ExitCode {
             echo,
         }) => run_file(&mut lab, &file, RunOptions { keep_going, echo }),
         Some(Mode::Repl) => repl(&mut lab),
+        Some(Mode::Dash { big }) => {
+            match cni_csi_lab::tui::run(lab, cni_csi_lab::tui::Options::from_env(big)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(1)
+                }
+            }
+        }
         None if std::io::stdin().is_terminal() => repl(&mut lab),
         None => run_file(&mut lab, "-", RunOptions::default()),
     }
