@@ -201,6 +201,20 @@ pub struct Derived {
     pub calls: Option<Vec<u64>>,
     /// What the last command changed in the IPAM store on screen.
     pub ipam: IpamChanges,
+    /// The selected node's route table (`ip route` lines), and which node it is for. A node
+    /// table is O(nodes²) to build, so it is built once per command or selection change.
+    pub routes: NodeRoutes,
+}
+
+/// A node's route table as computed for the routes pane.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeRoutes {
+    /// The node.
+    pub node: Option<String>,
+    /// `ip route` lines.
+    pub lines: Vec<String>,
+    /// Why there is no table (an unknown node).
+    pub error: Option<String>,
 }
 
 /// The dashboard: the lab, the view state and the theme.
@@ -235,6 +249,7 @@ impl App {
         app.ui.hint = None;
         app.fix_selection();
         app.derived.ipam.node = app.ui.sel_node.clone().unwrap_or_default();
+        app.refresh_routes();
         app
     }
 
@@ -270,6 +285,34 @@ impl App {
 
     /// Apply one action; the returned action (if any) is applied next (TEA chaining).
     pub fn update(&mut self, action: Action) -> Option<Action> {
+        let next = self.apply(action);
+        if self.derived.routes.node != self.ui.sel_node {
+            self.refresh_routes();
+        }
+        next
+    }
+
+    fn refresh_routes(&mut self) {
+        let node = self.ui.sel_node.clone();
+        let table = node
+            .as_ref()
+            .map(|n| model::node_route_lines(&self.lab, n))
+            .unwrap_or(Ok(Vec::new()));
+        self.derived.routes = match table {
+            Ok(lines) => NodeRoutes {
+                node,
+                lines,
+                error: None,
+            },
+            Err(e) => NodeRoutes {
+                node,
+                lines: Vec::new(),
+                error: Some(e),
+            },
+        };
+    }
+
+    fn apply(&mut self, action: Action) -> Option<Action> {
         if self.ui.mode == Mode::Help {
             match action {
                 Action::Select(d) | Action::Page(d) => {
@@ -709,6 +752,7 @@ impl App {
         self.fix_selection();
         self.refresh_filter();
         self.diff_ipam(snapshot, wire_mark);
+        self.refresh_routes();
         if self
             .ui
             .sel_call

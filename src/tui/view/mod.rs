@@ -154,7 +154,7 @@ pub fn content_len(app: &App, pane: Pane) -> usize {
     match pane {
         Pane::Topology => app.topo_rows(),
         Pane::Ipam => ipam::content_len(app),
-        Pane::Routes => routes::lines(app).len(),
+        Pane::Routes => routes::content_len(app),
         Pane::Volumes => volumes::content_len(app),
         Pane::Calls => app
             .derived
