@@ -141,8 +141,9 @@ pub struct UiState {
     pub show_hint: bool,
     /// How far the help overlay is scrolled.
     pub help_scroll: usize,
-    /// The first call-log entry of the last command.
-    pub last_call_mark: u64,
+    /// The call the wire pane follows while no call is selected: chosen after each command
+    /// that ran plugins (its first failure, else its newest CNI chain); kept otherwise.
+    pub wire_follow: Option<u64>,
     /// Set when the dashboard should exit.
     pub quit: bool,
 }
@@ -170,7 +171,7 @@ impl Default for UiState {
             sel_call: None,
             show_hint: false,
             help_scroll: 0,
-            last_call_mark: 0,
+            wire_follow: None,
             quit: false,
         }
     }
@@ -651,29 +652,37 @@ impl App {
         Ok(line)
     }
 
-    /// The call the wire pane shows: the selected one; else, from the last command, the
-    /// first plugin execution that failed, or the newest runtime CNI call (its whole
-    /// chain); else the newest call with wire records.
+    /// The call the wire pane shows: the selected one, else the one it follows, else the
+    /// newest call with wire records.
     pub fn current_call(&self) -> Option<u64> {
-        if let Some(c) = self.ui.sel_call {
-            return Some(c);
-        }
+        self.ui
+            .sel_call
+            .or(self
+                .ui
+                .wire_follow
+                .filter(|c| self.lab.calls.get(*c).is_some()))
+            .or_else(|| model::latest_call_with_wire(&self.lab, 256))
+    }
+
+    /// Among the calls from `mark` on: the first plugin execution that failed, else the
+    /// newest runtime CNI call (its whole chain), else the newest call with wire records.
+    fn interesting_call(&self, mark: u64) -> Option<u64> {
         let lab = &self.lab;
-        let since = self.ui.last_call_mark..lab.calls.next_seq();
+        let since = mark..lab.calls.next_seq();
         let has_wire = |s: &u64| model::wire_range(lab, *s).is_some();
-        let failed = since.clone().filter(has_wire).find(|s| {
-            lab.calls
-                .get(*s)
-                .is_some_and(|e| e.level == crate::engine::log::Level::Warning)
-        });
-        let chain = since.rev().filter(has_wire).find(|s| {
-            lab.calls
-                .get(*s)
-                .is_some_and(|e| e.action.starts_with("CNI "))
-        });
-        failed
-            .or(chain)
-            .or_else(|| model::latest_call_with_wire(lab, 256))
+        let is = |s: &u64, f: &dyn Fn(&crate::engine::log::CallEvent) -> bool| {
+            lab.calls.get(*s).is_some_and(f)
+        };
+        let failed = since
+            .clone()
+            .filter(has_wire)
+            .find(|s| is(s, &|e| e.level == crate::engine::log::Level::Warning));
+        let chain = since
+            .clone()
+            .rev()
+            .filter(has_wire)
+            .find(|s| is(s, &|e| e.action.starts_with("CNI ")));
+        failed.or(chain).or_else(|| since.rev().find(has_wire))
     }
 
     // -----------------------------------------------------------------------------------
@@ -711,7 +720,7 @@ impl App {
         );
         let snapshot = self.ipam_snapshot();
         let wire_mark = self.lab.wire.next_seq();
-        self.ui.last_call_mark = self.lab.calls.next_seq();
+        let call_mark = self.lab.calls.next_seq();
         match self.lab.execute(line) {
             Ok(out) => {
                 let n = out.lines.len();
@@ -753,6 +762,12 @@ impl App {
         self.refresh_filter();
         self.diff_ipam(snapshot, wire_mark);
         self.refresh_routes();
+        if self.lab.calls.next_seq() < call_mark {
+            self.ui.wire_follow = None; // the lab was reset
+        }
+        if let Some(c) = self.interesting_call(call_mark) {
+            self.ui.wire_follow = Some(c);
+        }
         if self
             .ui
             .sel_call
@@ -1277,6 +1292,17 @@ mod tests {
             (e.actor.as_str(), e.level),
             ("bridge", crate::engine::log::Level::Warning)
         );
+    }
+
+    #[test]
+    fn views_keep_the_wire_pane_on_the_last_plugin_chain() {
+        let mut a = app();
+        a.run_command("pod create web --node node-1");
+        a.run_command("show ipam node-2");
+        a.run_command("describe pod web");
+        assert_eq!(a.fill("show wire {wire}").unwrap(), "show wire 0");
+        a.run_command("reset");
+        assert!(a.fill("show wire {wire}").is_err());
     }
 
     #[test]

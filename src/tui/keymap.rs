@@ -452,7 +452,13 @@ pub static KEYMAP: &[Binding] = &[
     },
     // Command line
     Binding {
-        keys: &[KeyPat::Key(KeyCode::Enter, NONE)],
+        // Ctrl-J is what a newline typed ahead (before raw mode) arrives as; readline
+        // treats it as Enter too.
+        keys: &[
+            KeyPat::Key(KeyCode::Enter, NONE),
+            KeyPat::Key(KeyCode::Char('j'), CTRL),
+            KeyPat::Key(KeyCode::Char('m'), CTRL),
+        ],
         label: "Enter",
         modes: CF,
         action: Action::Submit,

@@ -10,7 +10,9 @@
 //!
 //! The terminal is restored on every exit path: normal return and errors (a guard's `Drop`),
 //! panics (ratatui's hook, wrapped to also turn mouse capture off), and SIGTERM/SIGHUP/SIGINT
-//! (a `signal-hook` flag the loop checks between events; in raw mode Ctrl-C is a key).
+//! (a `signal-hook` flag the loop checks at least every tick; in raw mode Ctrl-C is a key).
+//! Terminal input is read on its own thread (the event-driven template's shape) so the
+//! loop never blocks inside the terminal library.
 
 pub mod app;
 pub mod complete;
@@ -31,8 +33,8 @@ use ratatui::backend::Backend;
 use ratatui::layout::Rect;
 use std::collections::VecDeque;
 use std::io::{self, IsTerminal};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 /// How the dashboard looks.
@@ -82,10 +84,50 @@ impl EventSource for ScriptedEvents {
     }
 }
 
-/// The terminal's events, polled with a tick timeout; a termination signal ends the loop.
+/// The terminal's events, read on a thread of their own and received with a tick timeout,
+/// so a termination signal ends the loop even if the terminal is gone (crossterm 0.29
+/// spins inside its read when the tty reports end-of-file after a hangup).
 pub struct CrosstermEvents {
+    rx: mpsc::Receiver<io::Result<Event>>,
     stop: Arc<AtomicBool>,
+    done: Arc<AtomicBool>,
     tick: Duration,
+}
+
+impl CrosstermEvents {
+    /// Start the reader thread. It stops within a poll interval once this is dropped.
+    pub fn start(stop: Arc<AtomicBool>, tick: Duration) -> io::Result<Self> {
+        let (tx, rx) = mpsc::channel();
+        let done = Arc::new(AtomicBool::new(false));
+        let reader_done = Arc::clone(&done);
+        std::thread::Builder::new()
+            .name("tui-input".into())
+            .spawn(move || {
+                while !reader_done.load(Ordering::Relaxed) {
+                    let got = match event::poll(Duration::from_millis(100)) {
+                        Ok(false) => continue,
+                        Ok(true) => event::read(),
+                        Err(e) => Err(e),
+                    };
+                    let failed = got.is_err();
+                    if tx.send(got).is_err() || failed {
+                        break;
+                    }
+                }
+            })?;
+        Ok(CrosstermEvents {
+            rx,
+            stop,
+            done,
+            tick,
+        })
+    }
+}
+
+impl Drop for CrosstermEvents {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+    }
 }
 
 impl EventSource for CrosstermEvents {
@@ -93,12 +135,14 @@ impl EventSource for CrosstermEvents {
         if self.stop.load(Ordering::Relaxed) {
             return Ok(Input::Shutdown);
         }
-        if event::poll(self.tick)? {
-            Ok(Input::Event(event::read()?))
-        } else if self.stop.load(Ordering::Relaxed) {
-            Ok(Input::Shutdown)
-        } else {
-            Ok(Input::Tick)
+        match self.rx.recv_timeout(self.tick) {
+            Ok(Ok(e)) => Ok(Input::Event(e)),
+            Ok(Err(e)) => Err(e),
+            Err(mpsc::RecvTimeoutError::Timeout) if self.stop.load(Ordering::Relaxed) => {
+                Ok(Input::Shutdown)
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => Ok(Input::Tick),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Ok(Input::Shutdown),
         }
     }
 }
@@ -217,10 +261,7 @@ pub fn run(lab: Lab, options: Options) -> io::Result<()> {
     }));
     let result = guard.and_then(|_g| {
         let mut app = App::new(lab, Theme::pick(options.big, options.no_color));
-        let mut events = CrosstermEvents {
-            stop: Arc::clone(&stop),
-            tick: Duration::from_millis(250),
-        };
+        let mut events = CrosstermEvents::start(Arc::clone(&stop), Duration::from_millis(250))?;
         run_loop(&mut terminal, &mut app, &mut events)
     });
     // `_g` dropped above restored the terminal; make sure even if enter() failed.

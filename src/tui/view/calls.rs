@@ -42,6 +42,41 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         put(buf, inner, 0, &dim(t, msg));
         return;
     }
+    // With a call selected, its full detail (wrapped) sits under the list.
+    let detail: Vec<Line<'static>> = match app.ui.sel_call.and_then(|c| app.lab.calls.get(c)) {
+        Some(e) if inner.height >= 8 => {
+            let role = if e.level == Level::Warning {
+                crate::render::Role::Bad
+            } else {
+                crate::render::Role::Plain
+            };
+            let text = crate::render::Line::new()
+                .push(
+                    format!("#{} ", app.ui.sel_call.unwrap_or(0)),
+                    crate::render::Role::Dim,
+                )
+                .push(format!("{} ", e.actor), crate::render::Role::Actor)
+                .push(format!("{}: ", e.action), crate::render::Role::Dim)
+                .push(e.detail.clone(), role);
+            let mut rows = super::output::wrap(t, &text, inner.width as usize);
+            rows.truncate((inner.height as usize / 2).max(2));
+            rows
+        }
+        _ => Vec::new(),
+    };
+    let list_h = inner.height.saturating_sub(if detail.is_empty() {
+        0
+    } else {
+        detail.len() as u16 + 1
+    });
+    if !detail.is_empty() {
+        let sep = "┄".repeat(inner.width as usize);
+        put(buf, inner, list_h, &Line::from(Span::styled(sep, t.dim)));
+        for (i, l) in detail.iter().enumerate() {
+            put(buf, inner, list_h + 1 + i as u16, l);
+        }
+    }
+    let inner = Rect::new(inner.x, inner.y, inner.width, list_h);
     let h = inner.height as usize;
     let first_seq = app.lab.calls.iter().next().map_or(0, |(s, _)| s);
     let position_of = |seq: u64| -> Option<usize> {
@@ -51,7 +86,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         }
     };
     let start = match app.ui.sel_call.and_then(position_of) {
-        Some(_) => app.ui.scroll[Pane::Calls.index()].min(len.saturating_sub(h)),
+        // Keep the selected row in view even when the detail box took rows.
+        Some(pos) => app.ui.scroll[Pane::Calls.index()]
+            .min(pos)
+            .max((pos + 1).saturating_sub(h))
+            .min(len.saturating_sub(h)),
         None => len.saturating_sub(h),
     };
     for row in 0..h.min(len - start) {

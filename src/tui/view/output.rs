@@ -59,9 +59,20 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let out = &app.ui.output;
     let scroll = app.ui.scroll[Pane::Output.index()].min(out.len().saturating_sub(1));
+    let keys_here = app.ui.focus == Pane::Output || app.ui.mode == crate::tui::Mode::Command;
     let extra = if scroll > 0 {
+        let n = app
+            .panes()
+            .iter()
+            .position(|p| *p == Pane::Output)
+            .map_or(7, |i| i + 1);
+        let how = if keys_here {
+            "PgDn".to_string()
+        } else {
+            format!("Alt-{n}, then PgDn")
+        };
         vec![Span::styled(
-            format!("↓ {scroll} more lines below · PgDn"),
+            format!("↓ {scroll} more lines below · {how}"),
             t.warn,
         )]
     } else {

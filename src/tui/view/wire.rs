@@ -22,7 +22,7 @@ pub fn lines(app: &App, _width: u16) -> Vec<Line<'static>> {
     let Some(call) = app.current_call() else {
         return vec![dim(
             t,
-            "no plugin calls yet — `pod create web --node node-1` runs the CNI chain",
+            "no plugin calls yet — create a pod to run the CNI chain",
         )];
     };
     let Some((first, last)) = model::wire_range(&app.lab, call) else {
