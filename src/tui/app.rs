@@ -129,6 +129,8 @@ pub struct UiState {
     pub flash: Option<Flash>,
     /// Output scrollback (the echo of each command, then what it printed).
     pub output: VecDeque<Line>,
+    /// Lines ever pushed to the output (to find a command's echo after old lines dropped).
+    pub output_pushed: u64,
     /// Per pane: the first row shown (Output: lines up from the bottom).
     pub scroll: [usize; Pane::ALL.len()],
     /// The selected node (IPAM and Routes show it).
@@ -165,6 +167,7 @@ impl Default for UiState {
             candidates: Vec::new(),
             flash: None,
             output: VecDeque::new(),
+            output_pushed: 0,
             scroll: [0; Pane::ALL.len()],
             sel_node: None,
             sel_pod: None,
@@ -689,6 +692,7 @@ impl App {
     // Running commands.
 
     fn push_output(&mut self, line: Line) {
+        self.ui.output_pushed += 1;
         if self.ui.output.len() == OUTPUT_KEEP {
             self.ui.output.pop_front();
         }
@@ -712,7 +716,7 @@ impl App {
             self.ui.quit = true;
             return;
         }
-        let before_len = self.ui.output.len();
+        let pushed_before = self.ui.output_pushed;
         self.push_output(
             Line::new()
                 .push("lab> ", Role::Actor)
@@ -775,7 +779,10 @@ impl App {
         {
             self.ui.sel_call = None;
         }
-        self.show_output_from(before_len.min(self.ui.output.len().saturating_sub(1)));
+        // Where this command's echo is now (older lines may have been dropped).
+        let new = usize::try_from(self.ui.output_pushed - pushed_before).unwrap_or(usize::MAX);
+        let echo = self.ui.output.len().saturating_sub(new);
+        self.show_output_from(echo);
     }
 
     /// Scroll the output so the command's echo is at the top if what it printed does not
@@ -1303,6 +1310,21 @@ mod tests {
         assert_eq!(a.fill("show wire {wire}").unwrap(), "show wire 0");
         a.run_command("reset");
         assert!(a.fill("show wire {wire}").is_err());
+    }
+
+    #[test]
+    fn scrollback_is_bounded_and_a_long_output_starts_at_its_echo() {
+        let mut a = app();
+        for i in 0..(OUTPUT_KEEP / 2 + 10) {
+            a.run_command(&format!("echo {i}"));
+        }
+        assert_eq!(a.ui.output.len(), OUTPUT_KEEP);
+        a.run_command("show wire 0");
+        a.run_command("pod create web --node node-1");
+        a.run_command("show wire 0");
+        let h = a.viewport(Pane::Output).height as usize;
+        let top = a.ui.output.len() - a.ui.scroll[Pane::Output.index()] - h;
+        assert_eq!(a.ui.output[top].text(), "lab> show wire 0");
     }
 
     #[test]

@@ -143,3 +143,45 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Lab;
+    use crate::tui::Theme;
+
+    #[test]
+    fn a_volume_row_reads_left_to_right_with_its_progression() {
+        let app = App::new(Lab::new(), Theme::standard());
+        let v = VolumeRow {
+            pvc: "default/data".into(),
+            pv: "pvc-1a2b".into(),
+            volume_id: "vol-0001".into(),
+            attachment: "csi-9f8e".into(),
+            node: "node-1".into(),
+            staging: "/var/lib/kubelet/plugins/kubernetes.io/csi/hostpath.csi.lab/x/globalmount"
+                .into(),
+            targets: vec![],
+            state: VolumeState::VolReady,
+        };
+        let [a, b, c] = row_lines(&app, &v);
+        let text = |l: &Line| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+        };
+        assert_eq!(
+            text(&a),
+            "default/data → pvc-1a2b → vol-0001 → csi-9f8e @node-1"
+        );
+        assert!(text(&b).ends_with("targets —"), "{}", text(&b));
+        assert_eq!(
+            text(&c),
+            "  ● CREATED ━ ● NODE_READY ━ ◉ VOL_READY ━ ○ PUBLISHED"
+        );
+        // Reached states are styled as done, the rest dim.
+        assert_eq!(c.spans[1].style, app.theme.step_done);
+        assert_eq!(c.spans[7].style, app.theme.dim);
+    }
+}
