@@ -17,6 +17,7 @@ pub mod render;
 pub mod repl;
 pub mod script;
 pub mod storage;
+pub mod tui;
 pub mod util;
 
 pub use engine::{Lab, LabError};

@@ -87,6 +87,12 @@ enum Front {
         /// The shell
         shell: clap_complete::Shell,
     },
+    /// The live dashboard: topology, IPAM, routes, volumes, calls and wire, with a command line
+    Dash {
+        /// High-contrast theme with thicker borders, for a projector
+        #[arg(long)]
+        big: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -131,7 +137,10 @@ fn main() -> ExitCode {
         }
     }
     let stdin_is_terminal = std::io::stdin().is_terminal();
-    let interactive = matches!(cli.command, Some(Front::Repl { .. }) | None) && stdin_is_terminal;
+    let interactive = matches!(
+        cli.command,
+        Some(Front::Repl { .. } | Front::Dash { .. }) | None
+    ) && stdin_is_terminal;
     if interactive {
         // A learner's progress is kept in the user's data directory; scripts keep it in memory.
         if let Some(store) = cni_csi_lab::lesson::FileStore::user_default() {
@@ -153,7 +162,9 @@ fn main() -> ExitCode {
         }) => run_file(&mut lab, &file, RunOptions { keep_going, echo }),
         Some(Front::Repl { plain }) if plain || !stdin_is_terminal => plain_repl(lab, &opts),
         Some(Front::Repl { .. }) => line_editor(lab, &opts),
-        // Hook: the dashboard (issue 5) takes over the no-argument terminal case here.
+        Some(Front::Dash { big }) => dashboard(lab, big),
+        // No command on a terminal: the dashboard (the line REPL is `cni-csi-lab repl`).
+        None if stdin_is_terminal && std::io::stdout().is_terminal() => dashboard(lab, false),
         None if stdin_is_terminal => line_editor(lab, &opts),
         None => run_file(&mut lab, "-", RunOptions::default()),
         Some(Front::Completions { .. }) => ExitCode::SUCCESS,
@@ -277,6 +288,17 @@ fn run_file_text(lab: &mut Lab, text: &str, opts: RunOptions) -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The live dashboard.
+fn dashboard(lab: Lab, big: bool) -> ExitCode {
+    match cni_csi_lab::tui::run(lab, cni_csi_lab::tui::Options::from_env(big)) {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(1)

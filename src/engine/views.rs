@@ -19,7 +19,7 @@ pub fn call_line(e: &CallEvent) -> Line {
         Level::Warning => Role::Bad,
     };
     Line::new()
-        .push(format!("  {:<27} ", e.actor), Role::Actor)
+        .push(format!("  {:<20} ", e.actor), Role::Actor)
         .push(format!("{:<15} ", e.action), Role::Dim)
         .push(e.detail.clone(), role)
 }
@@ -239,10 +239,7 @@ impl Lab {
                 self.wire.next_seq().saturating_sub(1)
             )));
         };
-        match rec {
-            WireRecord::Cni(c) => cni_wire_detail(&mut out, seq, c),
-            WireRecord::Csi(c) => csi_wire_detail(&mut out, seq, c),
-        }
+        out.extend(wire_detail(seq, rec));
         Ok(out)
     }
 
@@ -839,6 +836,17 @@ pub fn selector_column(sel: &crate::net::selector::LabelSelector) -> String {
     } else {
         sel.describe()
     }
+}
+
+/// What `show wire N` prints for one record: CNI env, stdin and stdout, or a CSI request
+/// and its response or status.
+pub fn wire_detail(seq: u64, rec: &WireRecord) -> Outcome {
+    let mut out = Outcome::empty();
+    match rec {
+        WireRecord::Cni(c) => cni_wire_detail(&mut out, seq, c),
+        WireRecord::Csi(c) => csi_wire_detail(&mut out, seq, c),
+    }
+    out
 }
 
 /// One row of `show wire --list`.

@@ -54,6 +54,22 @@ pub enum WireRecord {
 }
 
 impl WireRecord {
+    /// The node the call ran on (a CSI controller call has none).
+    pub fn node(&self) -> Option<&str> {
+        match self {
+            WireRecord::Cni(c) => Some(&c.node),
+            WireRecord::Csi(c) => c.node.as_deref(),
+        }
+    }
+
+    /// The CNI container ID, or the CSI call's volume/snapshot subject.
+    pub fn container_id(&self) -> &str {
+        match self {
+            WireRecord::Cni(c) => &c.env.container_id,
+            WireRecord::Csi(_) => "",
+        }
+    }
+
     /// The CNI plugin type, or the CSI method name.
     pub fn plugin_type(&self) -> &str {
         match self {

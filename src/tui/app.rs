@@ -1,0 +1,1336 @@
+//! The dashboard's state and its one update function (C3): `App { lab, ui }`, where `ui`
+//! holds view-only state (mode, focus, selections, scroll, prompt, history, output) and
+//! [`App::update`] applies an [`Action`]. Only [`Action::Run`] touches the lab, through
+//! `Lab::execute`; everything a hotkey does is a command line a learner could type.
+//!
+//! Selections follow commands, not the other way round: `show ipam node-2` (typed, or the
+//! `n` hotkey) selects node-2; `describe pod web` (or `d`) selects web; `pod create …`
+//! selects the new pod; and after a command whose plugin calls all ran on one node, that
+//! node is selected so its IPAM change is on screen.
+
+use super::keymap::{Action, Edit, Mode, Pane};
+use super::model::{self, LessonView, PodIndex, PodKey};
+use super::theme::Theme;
+use super::view;
+use crate::Lab;
+use crate::cni::ipam_store::{IpamStore, Lease};
+use crate::render::{Line, Role};
+use ratatui::layout::Rect;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::net::IpAddr;
+
+/// Lines of output kept for scrollback.
+pub const OUTPUT_KEEP: usize = 10_000;
+/// Commands kept in the history.
+pub const HISTORY_KEEP: usize = 1_000;
+/// Ticks (about 250 ms each) a flash message stays.
+pub const FLASH_TICKS: u32 = 40;
+
+/// A line being edited (command line or filter), with a cursor at a char boundary.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Prompt {
+    /// The text.
+    pub text: String,
+    /// Byte offset of the cursor.
+    pub cursor: usize,
+}
+
+impl Prompt {
+    /// Replace the text and put the cursor at the end.
+    pub fn set(&mut self, text: &str) {
+        self.text = text.to_string();
+        self.cursor = self.text.len();
+    }
+
+    /// Apply an editing operation.
+    pub fn edit(&mut self, e: Edit) {
+        let before = |p: &Prompt| p.text[..p.cursor].chars().next_back().map(char::len_utf8);
+        let after = |p: &Prompt| p.text[p.cursor..].chars().next().map(char::len_utf8);
+        match e {
+            Edit::Insert(c) => {
+                self.text.insert(self.cursor, c);
+                self.cursor += c.len_utf8();
+            }
+            Edit::Backspace => {
+                if let Some(n) = before(self) {
+                    self.cursor -= n;
+                    self.text.remove(self.cursor);
+                }
+            }
+            Edit::Delete => {
+                if after(self).is_some() {
+                    self.text.remove(self.cursor);
+                }
+            }
+            Edit::Left => self.cursor -= before(self).unwrap_or(0),
+            Edit::Right => self.cursor += after(self).unwrap_or(0),
+            Edit::Home => self.cursor = 0,
+            Edit::End => self.cursor = self.text.len(),
+            Edit::Clear => self.set(""),
+            Edit::DeleteWord => {
+                let head = &self.text[..self.cursor];
+                let trimmed = head.trim_end();
+                let start = trimmed.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+                self.text.replace_range(start..self.cursor, "");
+                self.cursor = start;
+            }
+        }
+    }
+}
+
+/// How a flash message reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlashLevel {
+    /// A command ran.
+    Info,
+    /// A hotkey could not run (nothing selected).
+    Warn,
+    /// A command failed.
+    Err,
+}
+
+/// A short message about the last thing that happened (k9s' flash).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flash {
+    /// The text.
+    pub text: String,
+    /// Its level.
+    pub level: FlashLevel,
+    /// Ticks since it appeared.
+    pub age: u32,
+}
+
+/// View-only state.
+#[derive(Debug, Clone)]
+pub struct UiState {
+    /// What keys act on.
+    pub mode: Mode,
+    /// The mode to return to when the help overlay closes.
+    pub prev_mode: Mode,
+    /// The focused pane.
+    pub focus: Pane,
+    /// Panes to return to with Esc after an automatic focus change.
+    pub focus_stack: Vec<Pane>,
+    /// The terminal's area at the last resize or draw.
+    pub area: Rect,
+    /// The command line.
+    pub prompt: Prompt,
+    /// The filter (applies while non-empty).
+    pub filter: Prompt,
+    /// Commands run, oldest first.
+    pub history: Vec<String>,
+    history_pos: Option<usize>,
+    draft: String,
+    /// The usage hint for what is typed.
+    pub hint: Option<String>,
+    /// Candidates from the last Tab, when there were several.
+    pub candidates: Vec<String>,
+    /// The flash message.
+    pub flash: Option<Flash>,
+    /// Output scrollback (the echo of each command, then what it printed).
+    pub output: VecDeque<Line>,
+    /// Lines ever pushed to the output (to find a command's echo after old lines dropped).
+    pub output_pushed: u64,
+    /// Per pane: the first row shown (Output: lines up from the bottom).
+    pub scroll: [usize; Pane::ALL.len()],
+    /// The selected node (IPAM and Routes show it).
+    pub sel_node: Option<String>,
+    /// The selected pod.
+    pub sel_pod: Option<PodKey>,
+    /// The selected call; `None` follows the newest.
+    pub sel_call: Option<u64>,
+    /// Whether the lesson hint is shown.
+    pub show_hint: bool,
+    /// How far the help overlay is scrolled.
+    pub help_scroll: usize,
+    /// The call the wire pane follows while no call is selected: chosen after each command
+    /// that ran plugins (its first failure, else its newest CNI chain); kept otherwise.
+    pub wire_follow: Option<u64>,
+    /// Set when the dashboard should exit.
+    pub quit: bool,
+}
+
+impl Default for UiState {
+    fn default() -> Self {
+        UiState {
+            mode: Mode::Command,
+            prev_mode: Mode::Command,
+            focus: Pane::Topology,
+            focus_stack: Vec::new(),
+            area: Rect::new(0, 0, 160, 48),
+            prompt: Prompt::default(),
+            filter: Prompt::default(),
+            history: Vec::new(),
+            history_pos: None,
+            draft: String::new(),
+            hint: None,
+            candidates: Vec::new(),
+            flash: None,
+            output: VecDeque::new(),
+            output_pushed: 0,
+            scroll: [0; Pane::ALL.len()],
+            sel_node: None,
+            sel_pod: None,
+            sel_call: None,
+            show_hint: false,
+            help_scroll: 0,
+            wire_follow: None,
+            quit: false,
+        }
+    }
+}
+
+/// What the last command changed in the selected node's host-local store.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IpamChanges {
+    /// The node the changes are about.
+    pub node: String,
+    /// Lease files written: (network, IP).
+    pub added: BTreeSet<(String, IpAddr)>,
+    /// Lease files removed: (network, IP, what the file held).
+    pub removed: Vec<(String, IpAddr, Lease)>,
+    /// `last_reserved_ip.N` files that changed: (network, N).
+    pub cursors: BTreeSet<(String, usize)>,
+}
+
+/// State derived from the lab and the UI, refreshed after each command or filter change
+/// (never per frame).
+#[derive(Debug, Clone, Default)]
+pub struct Derived {
+    /// Pods by node.
+    pub pods: PodIndex,
+    /// Pods by node under the filter (`None` without a filter).
+    pub filtered: Option<BTreeMap<String, Vec<PodKey>>>,
+    /// Call-log sequence numbers matching the filter (`None` without a filter).
+    pub calls: Option<Vec<u64>>,
+    /// What the last command changed in the IPAM store on screen.
+    pub ipam: IpamChanges,
+    /// The selected node's route table (`ip route` lines), and which node it is for. A node
+    /// table is O(nodes²) to build, so it is built once per command or selection change.
+    pub routes: NodeRoutes,
+}
+
+/// A node's route table as computed for the routes pane.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeRoutes {
+    /// The node.
+    pub node: Option<String>,
+    /// `ip route` lines.
+    pub lines: Vec<String>,
+    /// Why there is no table (an unknown node).
+    pub error: Option<String>,
+}
+
+/// The dashboard: the lab, the view state and the theme.
+pub struct App {
+    /// The lab (mutated only through `Lab::execute`).
+    pub lab: Lab,
+    /// View-only state.
+    pub ui: UiState,
+    /// Styles.
+    pub theme: Theme,
+    /// The lesson pane's content while a lesson runs.
+    pub lesson: Option<LessonView>,
+    /// Derived state.
+    pub derived: Derived,
+}
+
+type IpamSnapshot = (String, BTreeMap<String, IpamStore>);
+
+impl App {
+    /// A dashboard on a lab.
+    pub fn new(lab: Lab, theme: Theme) -> Self {
+        let mut app = App {
+            derived: Derived {
+                pods: PodIndex::new(&lab),
+                ..Derived::default()
+            },
+            lab,
+            ui: UiState::default(),
+            theme,
+            lesson: None,
+        };
+        app.ui.hint = None;
+        app.fix_selection();
+        app.derived.ipam.node = app.ui.sel_node.clone().unwrap_or_default();
+        app.refresh_routes();
+        app
+    }
+
+    /// Whether the loop should stop.
+    pub fn should_quit(&self) -> bool {
+        self.ui.quit
+    }
+
+    /// Show (or clear) the lesson pane.
+    pub fn set_lesson(&mut self, lesson: Option<LessonView>) {
+        self.lesson = lesson;
+        if self.lesson.is_none() && self.ui.focus == Pane::Lesson {
+            self.ui.focus = Pane::Topology;
+        }
+    }
+
+    /// The panes on screen, in focus order (the lesson pane only while a lesson runs).
+    pub fn panes(&self) -> Vec<Pane> {
+        Pane::ALL
+            .iter()
+            .copied()
+            .filter(|p| *p != Pane::Lesson || self.lesson.is_some())
+            .collect()
+    }
+
+    /// Pods by node as the topology shows them (filtered when a filter is set).
+    pub fn groups(&self) -> &BTreeMap<String, Vec<PodKey>> {
+        self.derived
+            .filtered
+            .as_ref()
+            .unwrap_or(&self.derived.pods.by_node)
+    }
+
+    /// Apply one action; the returned action (if any) is applied next (TEA chaining).
+    pub fn update(&mut self, action: Action) -> Option<Action> {
+        let next = self.apply(action);
+        if self.derived.routes.node != self.ui.sel_node {
+            self.refresh_routes();
+        }
+        next
+    }
+
+    fn refresh_routes(&mut self) {
+        let node = self.ui.sel_node.clone();
+        let table = node
+            .as_ref()
+            .map(|n| model::node_route_lines(&self.lab, n))
+            .unwrap_or(Ok(Vec::new()));
+        self.derived.routes = match table {
+            Ok(lines) => NodeRoutes {
+                node,
+                lines,
+                error: None,
+            },
+            Err(e) => NodeRoutes {
+                node,
+                lines: Vec::new(),
+                error: Some(e),
+            },
+        };
+    }
+
+    fn apply(&mut self, action: Action) -> Option<Action> {
+        if self.ui.mode == Mode::Help {
+            match action {
+                Action::Select(d) | Action::Page(d) => {
+                    let step = if matches!(action, Action::Page(_)) {
+                        10
+                    } else {
+                        1
+                    };
+                    self.ui.help_scroll =
+                        (self.ui.help_scroll as i64 + i64::from(d) * step).clamp(0, 200) as usize;
+                    return None;
+                }
+                Action::ToggleHelp | Action::Back => self.ui.help_scroll = 0,
+                _ => {}
+            }
+        }
+        match action {
+            Action::Run(line) => {
+                self.run_command(&line);
+                None
+            }
+            Action::RunTemplate(t) => match self.fill(t) {
+                Ok(line) => Some(Action::Run(line)),
+                Err(msg) => {
+                    self.flash(msg, FlashLevel::Warn);
+                    None
+                }
+            },
+            Action::OpenPrompt => {
+                self.ui.mode = Mode::Command;
+                self.update_hint();
+                None
+            }
+            Action::OpenFilter => {
+                self.ui.mode = Mode::Filter;
+                self.ui.filter.cursor = self.ui.filter.text.len();
+                None
+            }
+            Action::Submit => match self.ui.mode {
+                Mode::Command => {
+                    let line = std::mem::take(&mut self.ui.prompt.text);
+                    self.ui.prompt.cursor = 0;
+                    self.ui.history_pos = None;
+                    self.ui.candidates.clear();
+                    self.ui.hint = None;
+                    Some(Action::Run(line))
+                }
+                Mode::Filter => {
+                    self.ui.mode = Mode::Normal;
+                    None
+                }
+                _ => None,
+            },
+            Action::Complete => {
+                self.complete();
+                None
+            }
+            Action::History(d) => {
+                self.history(d);
+                None
+            }
+            Action::Edit(e) => {
+                self.edit(e);
+                None
+            }
+            Action::Paste(text) => {
+                if self.ui.mode == Mode::Normal {
+                    self.ui.mode = Mode::Command;
+                }
+                let first = text.lines().next().unwrap_or("").to_string();
+                for c in first.chars() {
+                    self.edit(Edit::Insert(c));
+                }
+                None
+            }
+            Action::Select(d) => {
+                self.select(self.ui.focus, d as i64);
+                None
+            }
+            Action::Page(d) => {
+                let h = self.viewport(self.ui.focus).height.max(1) as i64;
+                match self.ui.focus {
+                    Pane::Output => self.scroll_output(-(d as i64) * h),
+                    p => self.select(p, d as i64 * h),
+                }
+                None
+            }
+            Action::PageOutput(d) => {
+                let h = self.viewport(Pane::Output).height.max(1) as i64;
+                self.scroll_output(-(d as i64) * h);
+                None
+            }
+            Action::Home => {
+                self.select(self.ui.focus, i64::MIN / 2);
+                None
+            }
+            Action::End => {
+                match self.ui.focus {
+                    Pane::Calls => self.ui.sel_call = None,
+                    Pane::Output => self.ui.scroll[Pane::Output.index()] = 0,
+                    p => self.select(p, i64::MAX / 2),
+                }
+                None
+            }
+            Action::FocusNext | Action::FocusPrev => {
+                let panes = self.panes();
+                let at = panes.iter().position(|p| *p == self.ui.focus).unwrap_or(0);
+                let n = panes.len();
+                let next = if action == Action::FocusNext {
+                    (at + 1) % n
+                } else {
+                    (at + n - 1) % n
+                };
+                self.ui.focus = panes[next];
+                self.ui.focus_stack.clear();
+                None
+            }
+            Action::FocusNth(i) => {
+                if let Some(p) = self.panes().get(i) {
+                    self.ui.focus = *p;
+                    self.ui.focus_stack.clear();
+                }
+                None
+            }
+            Action::ScrollAt(x, y, d) => {
+                if let Some(p) = self.pane_at(x, y) {
+                    match p {
+                        Pane::Output => self.scroll_output(-(d as i64)),
+                        p => self.select(p, d as i64),
+                    }
+                }
+                None
+            }
+            Action::ClickAt(x, y) => {
+                if let Some(p) = self.pane_at(x, y) {
+                    self.ui.focus = p;
+                }
+                None
+            }
+            Action::ToggleHelp => {
+                if self.ui.mode == Mode::Help {
+                    self.ui.mode = self.ui.prev_mode;
+                } else {
+                    self.ui.prev_mode = self.ui.mode;
+                    self.ui.mode = Mode::Help;
+                }
+                None
+            }
+            Action::ToggleHint => {
+                self.ui.show_hint = !self.ui.show_hint;
+                if self.lesson.is_none() {
+                    self.flash("no lesson is running".to_string(), FlashLevel::Warn);
+                }
+                None
+            }
+            Action::Back => {
+                self.back();
+                None
+            }
+            Action::Resize(w, h) => {
+                self.ui.area = Rect::new(0, 0, w, h);
+                None
+            }
+            Action::Tick => {
+                if let Some(f) = &mut self.ui.flash {
+                    f.age += 1;
+                    if f.age >= FLASH_TICKS {
+                        self.ui.flash = None;
+                    }
+                }
+                None
+            }
+            Action::Quit => {
+                self.ui.quit = true;
+                None
+            }
+        }
+    }
+
+    fn back(&mut self) {
+        match self.ui.mode {
+            Mode::Help => self.ui.mode = self.ui.prev_mode,
+            Mode::Command => {
+                self.ui.mode = Mode::Normal;
+                self.ui.candidates.clear();
+            }
+            Mode::Filter => {
+                self.ui.filter = Prompt::default();
+                self.ui.mode = Mode::Normal;
+                self.refresh_filter();
+            }
+            Mode::Normal => {
+                if let Some(p) = self.ui.focus_stack.pop() {
+                    self.ui.focus = p;
+                } else if !self.ui.filter.text.is_empty() {
+                    self.ui.filter = Prompt::default();
+                    self.refresh_filter();
+                } else if self.ui.sel_call.is_some() {
+                    self.ui.sel_call = None;
+                } else {
+                    self.ui.mode = Mode::Command;
+                }
+            }
+        }
+    }
+
+    fn flash(&mut self, text: String, level: FlashLevel) {
+        self.ui.flash = Some(Flash {
+            text,
+            level,
+            age: 0,
+        });
+    }
+
+    fn edit(&mut self, e: Edit) {
+        match self.ui.mode {
+            Mode::Command => {
+                // `:` on an empty line is the k9s habit of opening the prompt; `?` asks for help.
+                if self.ui.prompt.text.is_empty() {
+                    if e == Edit::Insert(':') {
+                        return;
+                    }
+                    if e == Edit::Insert('?') {
+                        self.update(Action::ToggleHelp);
+                        return;
+                    }
+                }
+                self.ui.prompt.edit(e);
+                self.ui.candidates.clear();
+                self.update_hint();
+            }
+            Mode::Filter => {
+                self.ui.filter.edit(e);
+                self.refresh_filter();
+            }
+            _ => {}
+        }
+    }
+
+    fn update_hint(&mut self) {
+        let head = &self.ui.prompt.text[..self.ui.prompt.cursor];
+        self.ui.hint = super::complete::usage_hint(head);
+    }
+
+    fn complete(&mut self) {
+        let p = &self.ui.prompt;
+        let head = p.text[..p.cursor].to_string();
+        let rest = p.text[p.cursor..].to_string();
+        let c = super::complete::complete(&self.lab, &head);
+        if let Some(new_head) = c.apply(&head) {
+            self.ui.prompt.text = format!("{new_head}{rest}");
+            self.ui.prompt.cursor = new_head.len();
+        }
+        let nothing = c.candidates.is_empty();
+        self.ui.candidates = if c.candidates.len() > 1 {
+            c.candidates
+        } else {
+            Vec::new()
+        };
+        self.update_hint();
+        if nothing {
+            self.ui.hint = Some("(nothing to complete here)".to_string());
+        }
+    }
+
+    fn history(&mut self, d: i32) {
+        let n = self.ui.history.len();
+        if n == 0 {
+            return;
+        }
+        let pos = match (self.ui.history_pos, d < 0) {
+            (None, true) => {
+                self.ui.draft = self.ui.prompt.text.clone();
+                Some(n - 1)
+            }
+            (None, false) => None,
+            (Some(p), true) => Some(p.saturating_sub(1)),
+            (Some(p), false) if p + 1 < n => Some(p + 1),
+            (Some(_), false) => None,
+        };
+        self.ui.history_pos = pos;
+        let text = match pos {
+            Some(p) => self.ui.history[p].clone(),
+            None => self.ui.draft.clone(),
+        };
+        self.ui.prompt.set(&text);
+        self.ui.candidates.clear();
+        self.update_hint();
+    }
+
+    /// Fill a hotkey's command template from the selection.
+    pub fn fill(&self, template: &str) -> Result<String, String> {
+        let mut line = template.to_string();
+        let nodes: Vec<&String> = self.lab.cluster.nodes.keys().map(|(_, n)| n).collect();
+        let need_node = || "no nodes yet — add one: node add node-1".to_string();
+        if line.contains("{node}") {
+            let n = self.ui.sel_node.clone().ok_or_else(need_node)?;
+            line = line.replace("{node}", &n);
+        }
+        for (ph, step) in [("{next_node}", 1i64), ("{prev_node}", -1)] {
+            if line.contains(ph) {
+                if nodes.is_empty() {
+                    return Err(need_node());
+                }
+                let at = self
+                    .ui
+                    .sel_node
+                    .as_ref()
+                    .and_then(|s| nodes.iter().position(|n| *n == s));
+                let len = nodes.len() as i64;
+                let i = match at {
+                    Some(i) => (i as i64 + step).rem_euclid(len),
+                    None => 0,
+                };
+                line = line.replace(ph, nodes[i as usize]);
+            }
+        }
+        if line.contains("{pod}") || line.contains("{pod_ns}") {
+            let (ns, name) = self.ui.sel_pod.clone().ok_or_else(|| {
+                "select a pod first (Topology: ↑/↓), or create one: pod create web --node node-1"
+                    .to_string()
+            })?;
+            line = line.replace("{pod_ns}", &ns).replace("{pod}", &name);
+        }
+        if line.contains("{wire}") {
+            let seq = self
+                .current_call()
+                .and_then(|c| model::wire_range(&self.lab, c))
+                .map(|(first, _)| first)
+                .ok_or_else(|| {
+                    "no plugin call selected (Calls: ↑/↓ to an `exec` line), or no calls yet"
+                        .to_string()
+                })?;
+            line = line.replace("{wire}", &seq.to_string());
+        }
+        Ok(line)
+    }
+
+    /// The call the wire pane shows: the selected one, else the one it follows, else the
+    /// newest call with wire records.
+    pub fn current_call(&self) -> Option<u64> {
+        self.ui
+            .sel_call
+            .or(self
+                .ui
+                .wire_follow
+                .filter(|c| self.lab.calls.get(*c).is_some()))
+            .or_else(|| model::latest_call_with_wire(&self.lab, 256))
+    }
+
+    /// Among the calls from `mark` on: the first plugin execution that failed, else the
+    /// newest runtime CNI call (its whole chain), else the newest call with wire records.
+    fn interesting_call(&self, mark: u64) -> Option<u64> {
+        let lab = &self.lab;
+        let since = mark..lab.calls.next_seq();
+        let has_wire = |s: &u64| model::wire_range(lab, *s).is_some();
+        let is = |s: &u64, f: &dyn Fn(&crate::engine::log::CallEvent) -> bool| {
+            lab.calls.get(*s).is_some_and(f)
+        };
+        let failed = since
+            .clone()
+            .filter(has_wire)
+            .find(|s| is(s, &|e| e.level == crate::engine::log::Level::Warning));
+        let chain = since
+            .clone()
+            .rev()
+            .filter(has_wire)
+            .find(|s| is(s, &|e| e.action.starts_with("CNI ")));
+        failed.or(chain).or_else(|| since.rev().find(has_wire))
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Running commands.
+
+    fn push_output(&mut self, line: Line) {
+        self.ui.output_pushed += 1;
+        if self.ui.output.len() == OUTPUT_KEEP {
+            self.ui.output.pop_front();
+        }
+        self.ui.output.push_back(line);
+    }
+
+    /// Run one command line through `Lab::execute`, show what it printed, and let the
+    /// selection follow it. `quit`, `exit` and `q` leave the dashboard.
+    pub fn run_command(&mut self, line: &str) {
+        let line = line.trim();
+        if line.is_empty() {
+            return;
+        }
+        if self.ui.history.last().map(String::as_str) != Some(line) {
+            if self.ui.history.len() == HISTORY_KEEP {
+                self.ui.history.remove(0);
+            }
+            self.ui.history.push(line.to_string());
+        }
+        if matches!(line, "quit" | "exit" | "q" | "q!") {
+            self.ui.quit = true;
+            return;
+        }
+        let pushed_before = self.ui.output_pushed;
+        self.push_output(
+            Line::new()
+                .push("lab> ", Role::Actor)
+                .push(line.to_string(), Role::Name),
+        );
+        let snapshot = self.ipam_snapshot();
+        let wire_mark = self.lab.wire.next_seq();
+        let call_mark = self.lab.calls.next_seq();
+        match self.lab.execute(line) {
+            Ok(out) => {
+                let n = out.lines.len();
+                for l in out.lines {
+                    self.push_output(l);
+                }
+                if n == 0 {
+                    self.push_output(Line::styled("(done, nothing printed)", Role::Dim));
+                }
+                self.flash(format!("✓ {line}"), FlashLevel::Info);
+            }
+            Err(e) => {
+                for l in e.output.lines {
+                    self.push_output(l);
+                }
+                if e.is_help {
+                    self.flash(format!("✓ {line}"), FlashLevel::Info);
+                } else {
+                    let mut first = true;
+                    for part in e.message.lines() {
+                        let l = if first {
+                            Line::new()
+                                .push("✗ error: ", Role::Bad)
+                                .push(part.to_string(), Role::Bad)
+                        } else {
+                            Line::styled(format!("         {part}"), Role::Bad)
+                        };
+                        first = false;
+                        self.push_output(l);
+                    }
+                    let msg = e.message.lines().next().unwrap_or("").to_string();
+                    self.flash(format!("✗ {msg}"), FlashLevel::Err);
+                }
+            }
+        }
+        self.derived.pods.sync(&self.lab);
+        self.observe(line, wire_mark);
+        self.fix_selection();
+        self.refresh_filter();
+        self.diff_ipam(snapshot, wire_mark);
+        self.refresh_routes();
+        if self.lab.calls.next_seq() < call_mark {
+            self.ui.wire_follow = None; // the lab was reset
+        }
+        if let Some(c) = self.interesting_call(call_mark) {
+            self.ui.wire_follow = Some(c);
+        }
+        if self
+            .ui
+            .sel_call
+            .is_some_and(|c| self.lab.calls.get(c).is_none())
+        {
+            self.ui.sel_call = None;
+        }
+        // Where this command's echo is now (older lines may have been dropped).
+        let new = usize::try_from(self.ui.output_pushed - pushed_before).unwrap_or(usize::MAX);
+        let echo = self.ui.output.len().saturating_sub(new);
+        self.show_output_from(echo);
+    }
+
+    /// Scroll the output so the command's echo is at the top if what it printed does not
+    /// fit, else show the bottom; in the compact layout, bring the output into view when it
+    /// is longer than the strip under the pane.
+    fn show_output_from(&mut self, echo: usize) {
+        let strip = self.viewport(Pane::Output);
+        let new_lines = self.ui.output.len().saturating_sub(echo);
+        let compact = view::is_compact(self.ui.area);
+        if compact && self.ui.focus != Pane::Output && new_lines > strip.height as usize {
+            self.ui.focus_stack.push(self.ui.focus);
+            self.ui.focus = Pane::Output;
+        }
+        let area = self.viewport(Pane::Output);
+        let (w, h) = (area.width.max(1) as usize, area.height.max(1) as usize);
+        let mut rows = 0;
+        let mut end = echo;
+        while end < self.ui.output.len() {
+            let n = view::output::wrapped_height(&self.ui.output[end], w);
+            if rows + n > h {
+                break;
+            }
+            rows += n;
+            end += 1;
+        }
+        self.ui.scroll[Pane::Output.index()] = self.ui.output.len() - end;
+    }
+
+    fn observe(&mut self, line: &str, wire_mark: u64) {
+        use crate::command::grammar::{NodeCmd, PodCmd, ShowCmd};
+        use crate::command::{Command, parse, strip_comment};
+        let cmd = match parse(strip_comment(line)) {
+            Ok(Some(c)) => c,
+            _ => return,
+        };
+        match cmd {
+            Command::Show(ShowCmd::Ipam { node: Some(n) })
+            | Command::Show(ShowCmd::Routes { node: Some(n) })
+            | Command::Show(ShowCmd::Iptables { node: n }) => self.select_node(&n),
+            Command::Node(NodeCmd::Add { name, .. }) => self.select_node(&name),
+            Command::Describe(d) => match crate::engine::views::canonical_kind(&d.kind) {
+                Ok("pods") => self.select_pod(&(d.ns, d.name)),
+                Ok("nodes") => self.select_node(&d.name),
+                _ => {}
+            },
+            Command::Pod(PodCmd::Create(a)) => self.select_pod(&(a.ns, a.name)),
+            _ => {
+                // Follow the node where the plugins just ran, when it is one node.
+                let nodes: BTreeSet<&str> = self
+                    .lab
+                    .wire
+                    .iter()
+                    .rev()
+                    .take_while(|(s, _)| *s >= wire_mark)
+                    .filter_map(|(_, c)| c.node())
+                    .collect();
+                if nodes.len() == 1
+                    && let Some(n) = nodes.first()
+                {
+                    let n = n.to_string();
+                    self.select_node(&n);
+                }
+            }
+        }
+    }
+
+    /// Select a node (its first pod too, unless the selected pod is already on it).
+    pub fn select_node(&mut self, node: &str) {
+        if !self.groups().contains_key(node) && !self.derived.pods.by_node.contains_key(node) {
+            return;
+        }
+        self.ui.sel_node = Some(node.to_string());
+        let pod_on_node = self.ui.sel_pod.as_ref().is_some_and(|k| {
+            self.lab
+                .cluster
+                .pods
+                .get(k)
+                .is_some_and(|p| p.spec.node_name == node)
+        });
+        if !pod_on_node {
+            self.ui.sel_pod = self.groups().get(node).and_then(|v| v.first()).cloned();
+        }
+        self.reveal_selection();
+    }
+
+    /// Select a pod (and its node).
+    pub fn select_pod(&mut self, key: &PodKey) {
+        if let Some(p) = self.lab.cluster.pods.get(key) {
+            self.ui.sel_node = Some(p.spec.node_name.clone());
+            self.ui.sel_pod = Some(key.clone());
+            self.reveal_selection();
+        }
+    }
+
+    /// Keep the selection pointing at things that exist.
+    fn fix_selection(&mut self) {
+        if let Some(k) = &self.ui.sel_pod
+            && !self.lab.cluster.pods.contains_key(k)
+        {
+            self.ui.sel_pod = None;
+        }
+        let node_ok = self
+            .ui
+            .sel_node
+            .as_ref()
+            .is_some_and(|n| self.derived.pods.by_node.contains_key(n));
+        if !node_ok {
+            self.ui.sel_node = self.derived.pods.by_node.keys().next().cloned();
+        }
+        if self.ui.sel_pod.is_none()
+            && let Some(n) = &self.ui.sel_node
+        {
+            self.ui.sel_pod = self.groups().get(n).and_then(|v| v.first()).cloned();
+        }
+    }
+
+    fn ipam_snapshot(&self) -> Option<IpamSnapshot> {
+        let node = self.ui.sel_node.clone()?;
+        let stores = self.lab.nodes.get(&node)?.host.ipam.clone();
+        Some((node, stores))
+    }
+
+    fn diff_ipam(&mut self, before: Option<IpamSnapshot>, wire_mark: u64) {
+        let node = self.ui.sel_node.clone().unwrap_or_default();
+        let mut ch = IpamChanges {
+            node: node.clone(),
+            ..IpamChanges::default()
+        };
+        let empty = BTreeMap::new();
+        let now = self.lab.nodes.get(&node).map_or(&empty, |rt| &rt.host.ipam);
+        match before {
+            Some((n, old)) if n == node => {
+                for (net, store) in now {
+                    let prev = old.get(net);
+                    for (ip, lease) in store.leases() {
+                        if prev.and_then(|p| p.lease(ip)) != Some(lease) {
+                            ch.added.insert((net.clone(), *ip));
+                        }
+                    }
+                    for (idx, ip) in store.last_reserved() {
+                        if prev.and_then(|p| p.last_reserved_ip(*idx)) != Some(*ip) {
+                            ch.cursors.insert((net.clone(), *idx));
+                        }
+                    }
+                }
+                for (net, store) in &old {
+                    for (ip, lease) in store.leases() {
+                        if now.get(net).is_none_or(|s| !s.is_leased(ip)) {
+                            ch.removed.push((net.clone(), *ip, lease.clone()));
+                        }
+                    }
+                }
+            }
+            _ => {
+                // The selection moved to this node with the command: what the command's
+                // plugin calls wrote here is what changed.
+                let ids: BTreeSet<&str> = self
+                    .lab
+                    .wire
+                    .iter()
+                    .rev()
+                    .take_while(|(s, _)| *s >= wire_mark)
+                    .filter(|(_, c)| c.node() == Some(node.as_str()))
+                    .map(|(_, c)| c.container_id())
+                    .collect();
+                for (net, store) in now {
+                    for (ip, lease) in store.leases() {
+                        if ids.contains(lease.container_id.as_str()) {
+                            ch.added.insert((net.clone(), *ip));
+                        }
+                    }
+                    if !ids.is_empty() {
+                        for idx in store.last_reserved().keys() {
+                            ch.cursors.insert((net.clone(), *idx));
+                        }
+                    }
+                }
+            }
+        }
+        self.derived.ipam = ch;
+    }
+
+    fn refresh_filter(&mut self) {
+        let f = self.ui.filter.text.trim().to_lowercase();
+        if f.is_empty() {
+            self.derived.filtered = None;
+            self.derived.calls = None;
+            return;
+        }
+        let mut groups: BTreeMap<String, Vec<PodKey>> = BTreeMap::new();
+        for (node, pods) in &self.derived.pods.by_node {
+            let node_hit = node.to_lowercase().contains(&f);
+            let hits: Vec<PodKey> = pods
+                .iter()
+                .filter(|k| {
+                    node_hit
+                        || k.1.to_lowercase().contains(&f)
+                        || self
+                            .lab
+                            .cluster
+                            .pods
+                            .get(*k)
+                            .is_some_and(|p| p.status.pod_ip.contains(&f))
+                })
+                .cloned()
+                .collect();
+            if node_hit || !hits.is_empty() {
+                groups.insert(node.clone(), hits);
+            }
+        }
+        self.derived.filtered = Some(groups);
+        let calls = self
+            .lab
+            .calls
+            .iter()
+            .filter(|(_, e)| {
+                e.actor.to_lowercase().contains(&f)
+                    || e.action.to_lowercase().contains(&f)
+                    || e.detail.to_lowercase().contains(&f)
+            })
+            .map(|(s, _)| s)
+            .collect();
+        self.derived.calls = Some(calls);
+        self.ui.scroll[Pane::Topology.index()] = 0;
+        self.ui.scroll[Pane::Calls.index()] = 0;
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Selection and scrolling.
+
+    /// The inner area a pane has on screen now (zero-sized when hidden).
+    pub fn viewport(&self, pane: Pane) -> Rect {
+        view::layout(self, self.ui.area)
+            .inner(pane, &self.theme)
+            .unwrap_or_default()
+    }
+
+    fn pane_at(&self, x: u16, y: u16) -> Option<Pane> {
+        let l = view::layout(self, self.ui.area);
+        l.panes
+            .iter()
+            .find(|(_, r)| r.contains(ratatui::layout::Position::new(x, y)))
+            .map(|(p, _)| *p)
+    }
+
+    /// Rows a node's box takes in the topology.
+    pub fn node_rows(&self, pods: usize) -> usize {
+        3 + pods.max(1) + usize::from(self.theme.airy)
+    }
+
+    /// The selected pod's position among all pods on screen, and the row it is drawn on.
+    pub fn topo_position(&self) -> Option<(usize, usize)> {
+        let sel = self.ui.sel_pod.as_ref()?;
+        let mut index = 0;
+        let mut row = 0;
+        for pods in self.groups().values() {
+            if let Ok(i) = pods.binary_search(sel) {
+                return Some((index + i, row + 2 + i));
+            }
+            index += pods.len();
+            row += self.node_rows(pods.len());
+        }
+        None
+    }
+
+    /// The row a node's box starts on.
+    fn node_row(&self, node: &str) -> Option<usize> {
+        let mut row = 0;
+        for (n, pods) in self.groups() {
+            if n == node {
+                return Some(row);
+            }
+            row += self.node_rows(pods.len());
+        }
+        None
+    }
+
+    /// The pod at a position among all pods on screen, with its node.
+    pub fn topo_pod_at(&self, mut index: usize) -> Option<(&String, &PodKey)> {
+        for (node, pods) in self.groups() {
+            if index < pods.len() {
+                return Some((node, &pods[index]));
+            }
+            index -= pods.len();
+        }
+        None
+    }
+
+    /// Rows the whole topology takes.
+    pub fn topo_rows(&self) -> usize {
+        self.groups()
+            .values()
+            .map(|p| self.node_rows(p.len()))
+            .sum()
+    }
+
+    fn topo_pod_count(&self) -> usize {
+        self.groups().values().map(Vec::len).sum()
+    }
+
+    fn reveal_selection(&mut self) {
+        let h = self.viewport(Pane::Topology).height as usize;
+        let row = match self.topo_position() {
+            Some((_, row)) => Some(row),
+            None => self.ui.sel_node.as_ref().and_then(|n| self.node_row(n)),
+        };
+        if let Some(row) = row {
+            let s = &mut self.ui.scroll[Pane::Topology.index()];
+            if row < *s + 2 {
+                *s = row.saturating_sub(2);
+            } else if h > 0 && row >= *s + h.saturating_sub(1) {
+                *s = row + 2 - h.min(row + 2);
+            }
+        }
+    }
+
+    fn select(&mut self, pane: Pane, d: i64) {
+        match pane {
+            Pane::Topology => {
+                let total = self.topo_pod_count();
+                if total == 0 {
+                    // No pods: move between nodes.
+                    let nodes: Vec<String> = self.groups().keys().cloned().collect();
+                    if nodes.is_empty() {
+                        return;
+                    }
+                    let at = self
+                        .ui
+                        .sel_node
+                        .as_ref()
+                        .and_then(|s| nodes.iter().position(|n| n == s))
+                        .unwrap_or(0) as i64;
+                    let i = (at + d).clamp(0, nodes.len() as i64 - 1) as usize;
+                    self.ui.sel_node = Some(nodes[i].clone());
+                    self.reveal_selection();
+                    return;
+                }
+                let at = self.topo_position().map_or(-1, |(i, _)| i as i64);
+                let base = if at < 0 && d > 0 { -1 } else { at.max(0) };
+                let i = (base + d).clamp(0, total as i64 - 1) as usize;
+                if let Some((node, key)) = self.topo_pod_at(i) {
+                    let (node, key) = (node.clone(), key.clone());
+                    let moved_node = self.ui.sel_node.as_deref() != Some(node.as_str());
+                    self.ui.sel_node = Some(node);
+                    self.ui.sel_pod = Some(key);
+                    if moved_node {
+                        self.derived.ipam = IpamChanges {
+                            node: self.ui.sel_node.clone().unwrap_or_default(),
+                            ..IpamChanges::default()
+                        };
+                    }
+                }
+                self.reveal_selection();
+            }
+            Pane::Calls => {
+                let list: Vec<u64> = match &self.derived.calls {
+                    Some(v) => v.clone(),
+                    None => self.lab.calls.iter().map(|(s, _)| s).collect(),
+                };
+                if list.is_empty() {
+                    return;
+                }
+                let last = list.len() as i64 - 1;
+                let at = match self.ui.sel_call {
+                    Some(c) => list.iter().position(|s| *s == c).map_or(last, |p| p as i64),
+                    None => last + 1,
+                };
+                let i = at + d;
+                if i > last {
+                    self.ui.sel_call = None;
+                    return;
+                }
+                let i = i.clamp(0, last) as usize;
+                self.ui.sel_call = Some(list[i]);
+                let h = self.viewport(Pane::Calls).height.max(1) as usize;
+                let s = &mut self.ui.scroll[Pane::Calls.index()];
+                if i < *s {
+                    *s = i;
+                } else if i >= *s + h {
+                    *s = i + 1 - h;
+                }
+            }
+            Pane::Output => self.scroll_output(-d),
+            p => {
+                let max = view::content_len(self, p).saturating_sub(1) as i64;
+                let s = &mut self.ui.scroll[p.index()];
+                *s = (*s as i64 + d).clamp(0, max.max(0)) as usize;
+            }
+        }
+    }
+
+    /// Scroll the output: positive `d` goes up (older), negative down.
+    fn scroll_output(&mut self, d: i64) {
+        let max = self.ui.output.len().saturating_sub(1) as i64;
+        let s = &mut self.ui.scroll[Pane::Output.index()];
+        *s = (*s as i64 + d).clamp(0, max) as usize;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app() -> App {
+        App::new(Lab::new(), Theme::standard())
+    }
+
+    #[test]
+    fn prompt_editing() {
+        let mut p = Prompt::default();
+        for c in "pod crate".chars() {
+            p.edit(Edit::Insert(c));
+        }
+        p.edit(Edit::Left);
+        p.edit(Edit::Left);
+        p.edit(Edit::Left);
+        p.edit(Edit::Insert('e'));
+        assert_eq!(p.text, "pod create");
+        p.edit(Edit::End);
+        p.edit(Edit::DeleteWord);
+        assert_eq!(p.text, "pod ");
+        p.edit(Edit::Backspace);
+        p.edit(Edit::Home);
+        p.edit(Edit::Delete);
+        assert_eq!(p.text, "od");
+        p.edit(Edit::Clear);
+        assert_eq!((p.text.as_str(), p.cursor), ("", 0));
+        // Multi-byte characters keep the cursor on a boundary.
+        p.edit(Edit::Insert('⇄'));
+        p.edit(Edit::Left);
+        p.edit(Edit::Delete);
+        assert!(p.text.is_empty());
+    }
+
+    #[test]
+    fn hotkeys_fill_in_the_selection() {
+        let mut a = app();
+        assert_eq!(a.fill("show ipam {next_node}").unwrap(), "show ipam node-2");
+        assert_eq!(a.fill("show ipam {prev_node}").unwrap(), "show ipam node-2");
+        assert!(a.fill("describe pod {pod}").is_err());
+        a.run_command("pod create web --node node-1");
+        assert_eq!(
+            a.fill("describe pod {pod} -n {pod_ns}").unwrap(),
+            "describe pod web -n default"
+        );
+        assert_eq!(a.fill("show wire {wire}").unwrap(), "show wire 0");
+    }
+
+    #[test]
+    fn commands_move_the_selection() {
+        let mut a = app();
+        a.run_command("pod create web --node node-1");
+        a.run_command("pod create db --node node-2");
+        assert_eq!(a.ui.sel_pod, Some(("default".into(), "db".into())));
+        assert_eq!(a.ui.sel_node.as_deref(), Some("node-2"));
+        a.run_command("show ipam node-1");
+        assert_eq!(a.ui.sel_node.as_deref(), Some("node-1"));
+        assert_eq!(a.ui.sel_pod, Some(("default".into(), "web".into())));
+        a.run_command("describe pod db");
+        assert_eq!(a.ui.sel_node.as_deref(), Some("node-2"));
+    }
+
+    #[test]
+    fn ipam_changes_are_tracked() {
+        let mut a = app();
+        a.run_command("pod create web --node node-1");
+        let ip: IpAddr = "10.244.1.2".parse().unwrap();
+        assert!(a.derived.ipam.added.contains(&("lab-net".to_string(), ip)));
+        a.run_command("pod delete web");
+        assert_eq!(a.derived.ipam.removed.len(), 1);
+        assert!(a.derived.ipam.added.is_empty());
+    }
+
+    #[test]
+    fn history_walks_back_and_forth() {
+        let mut a = app();
+        a.run_command("echo one");
+        a.run_command("echo two");
+        a.ui.prompt.set("draft");
+        a.update(Action::History(-1));
+        assert_eq!(a.ui.prompt.text, "echo two");
+        a.update(Action::History(-1));
+        a.update(Action::History(-1));
+        assert_eq!(a.ui.prompt.text, "echo one");
+        a.update(Action::History(1));
+        a.update(Action::History(1));
+        assert_eq!(a.ui.prompt.text, "draft");
+    }
+
+    #[test]
+    fn errors_reach_the_output_and_the_flash() {
+        let mut a = app();
+        a.run_command("pod create x --node nowhere");
+        let last = a.ui.output.back().unwrap().text();
+        assert!(last.starts_with("✗ error: "), "{last}");
+        assert_eq!(a.ui.flash.as_ref().unwrap().level, FlashLevel::Err);
+    }
+
+    #[test]
+    fn the_wire_pane_follows_the_failure_of_the_last_command() {
+        let mut a = app();
+        a.run_command("node add tiny --cidr 10.9.0.0/30 --ip 192.168.0.9");
+        a.run_command("pod create t1 --node tiny");
+        let chain = a.current_call().and_then(|c| model::wire_range(&a.lab, c));
+        assert_eq!(
+            chain,
+            Some((1, 5)),
+            "a successful ADD shows its whole chain (#0 is the new node's NodeGetInfo)"
+        );
+        a.run_command("pod create t2 --node tiny");
+        let c = a.current_call().unwrap();
+        let e = a.lab.calls.get(c).unwrap();
+        assert_eq!(
+            (e.actor.as_str(), e.level),
+            ("bridge", crate::engine::log::Level::Warning)
+        );
+    }
+
+    #[test]
+    fn views_keep_the_wire_pane_on_the_last_plugin_chain() {
+        let mut a = app();
+        a.run_command("pod create web --node node-1");
+        a.run_command("show ipam node-2");
+        a.run_command("describe pod web");
+        assert_eq!(a.fill("show wire {wire}").unwrap(), "show wire 0");
+        a.run_command("reset");
+        assert!(a.fill("show wire {wire}").is_err());
+    }
+
+    #[test]
+    fn scrollback_is_bounded_and_a_long_output_starts_at_its_echo() {
+        let mut a = app();
+        for i in 0..(OUTPUT_KEEP / 2 + 10) {
+            a.run_command(&format!("echo {i}"));
+        }
+        assert_eq!(a.ui.output.len(), OUTPUT_KEEP);
+        a.run_command("show wire 0");
+        a.run_command("pod create web --node node-1");
+        a.run_command("show wire 0");
+        let h = a.viewport(Pane::Output).height as usize;
+        let top = a.ui.output.len() - a.ui.scroll[Pane::Output.index()] - h;
+        assert_eq!(a.ui.output[top].text(), "lab> show wire 0");
+    }
+
+    #[test]
+    fn quit_words_quit() {
+        let mut a = app();
+        a.run_command("quit");
+        assert!(a.should_quit());
+    }
+}

@@ -1,0 +1,273 @@
+//! The live dashboard (ratatui + crossterm): the cluster's wiring, IPAM, routes, volumes,
+//! the call log and the wire view, redrawn after every command, with a command line that
+//! speaks the same language as the REPL and scripts.
+//!
+//! Shape (STYLE.md C3, the event-driven template without threads): [`App`] holds the lab
+//! and view state; [`keymap::lookup`] turns keys into [`keymap::Action`]s; [`App::update`]
+//! applies them (only `Action::Run` touches the lab, through `Lab::execute`); rendering is
+//! `impl Widget for &App`. [`run_loop`] is generic over the backend so tests drive it with
+//! `TestBackend` and scripted events.
+//!
+//! The terminal is restored on every exit path: normal return and errors (a guard's `Drop`),
+//! panics (ratatui's hook, wrapped to also turn mouse capture off), and SIGTERM/SIGHUP/SIGINT
+//! (a `signal-hook` flag the loop checks at least every tick; in raw mode Ctrl-C is a key).
+//! Terminal input is read on its own thread (the event-driven template's shape) so the
+//! loop never blocks inside the terminal library.
+
+pub mod app;
+pub mod complete;
+pub mod keymap;
+pub mod model;
+pub mod theme;
+pub mod view;
+
+pub use app::App;
+pub use keymap::{Action, Mode, Pane};
+pub use model::{LessonView, VolumeRow, VolumeState, volume_rows};
+pub use theme::Theme;
+
+use crate::Lab;
+use crossterm::event::{self, Event, MouseButton, MouseEventKind};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use ratatui::layout::Rect;
+use std::collections::VecDeque;
+use std::io::{self, IsTerminal};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+/// How the dashboard looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Options {
+    /// High-contrast theme with thicker borders and more spacing (for a projector).
+    pub big: bool,
+    /// No colour at all (emphasis by weight only).
+    pub no_color: bool,
+}
+
+impl Options {
+    /// Options with `no_color` taken from the environment (`NO_COLOR` set and non-empty,
+    /// as no-color.org defines it).
+    pub fn from_env(big: bool) -> Self {
+        Options {
+            big,
+            no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+        }
+    }
+}
+
+/// What the loop gets from its source of events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// A terminal event.
+    Event(Event),
+    /// Nothing happened for a while.
+    Tick,
+    /// Stop now (a signal, or a scripted source that ran out).
+    Shutdown,
+}
+
+/// A source of events: the terminal, or a script in tests.
+pub trait EventSource {
+    /// The next input (blocking at most about a tick).
+    fn next_input(&mut self) -> io::Result<Input>;
+}
+
+/// Scripted events for tests; [`Input::Shutdown`] once they run out.
+#[derive(Debug, Clone, Default)]
+pub struct ScriptedEvents(pub VecDeque<Event>);
+
+impl EventSource for ScriptedEvents {
+    fn next_input(&mut self) -> io::Result<Input> {
+        Ok(self.0.pop_front().map_or(Input::Shutdown, Input::Event))
+    }
+}
+
+/// The terminal's events, read on a thread of their own and received with a tick timeout,
+/// so a termination signal ends the loop even if the terminal is gone (crossterm 0.29
+/// spins inside its read when the tty reports end-of-file after a hangup).
+pub struct CrosstermEvents {
+    rx: mpsc::Receiver<io::Result<Event>>,
+    stop: Arc<AtomicBool>,
+    done: Arc<AtomicBool>,
+    tick: Duration,
+}
+
+impl CrosstermEvents {
+    /// Start the reader thread. It stops within a poll interval once this is dropped.
+    pub fn start(stop: Arc<AtomicBool>, tick: Duration) -> io::Result<Self> {
+        let (tx, rx) = mpsc::channel();
+        let done = Arc::new(AtomicBool::new(false));
+        let reader_done = Arc::clone(&done);
+        std::thread::Builder::new()
+            .name("tui-input".into())
+            .spawn(move || {
+                while !reader_done.load(Ordering::Relaxed) {
+                    let got = match event::poll(Duration::from_millis(100)) {
+                        Ok(false) => continue,
+                        Ok(true) => event::read(),
+                        Err(e) => Err(e),
+                    };
+                    let failed = got.is_err();
+                    if tx.send(got).is_err() || failed {
+                        break;
+                    }
+                }
+            })?;
+        Ok(CrosstermEvents {
+            rx,
+            stop,
+            done,
+            tick,
+        })
+    }
+}
+
+impl Drop for CrosstermEvents {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+    }
+}
+
+impl EventSource for CrosstermEvents {
+    fn next_input(&mut self) -> io::Result<Input> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Ok(Input::Shutdown);
+        }
+        match self.rx.recv_timeout(self.tick) {
+            Ok(Ok(e)) => Ok(Input::Event(e)),
+            Ok(Err(e)) => Err(e),
+            Err(mpsc::RecvTimeoutError::Timeout) if self.stop.load(Ordering::Relaxed) => {
+                Ok(Input::Shutdown)
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => Ok(Input::Tick),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Ok(Input::Shutdown),
+        }
+    }
+}
+
+/// The action a terminal event means in a mode (keys through the keymap; wheel and click
+/// by position; resize; bracketed paste).
+pub fn to_action(mode: Mode, e: &Event) -> Option<Action> {
+    match e {
+        Event::Key(k) => keymap::lookup(mode, k),
+        Event::Mouse(m) => match m.kind {
+            MouseEventKind::ScrollDown => Some(Action::ScrollAt(m.column, m.row, 3)),
+            MouseEventKind::ScrollUp => Some(Action::ScrollAt(m.column, m.row, -3)),
+            MouseEventKind::Down(MouseButton::Left) => Some(Action::ClickAt(m.column, m.row)),
+            _ => None,
+        },
+        Event::Resize(w, h) => Some(Action::Resize(*w, *h)),
+        Event::Paste(s) => Some(Action::Paste(s.clone())),
+        _ => None,
+    }
+}
+
+fn to_io<E: std::fmt::Display>(e: E) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+/// Draw one frame.
+pub fn draw<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> io::Result<()> {
+    let size = terminal.size().map_err(to_io)?;
+    app.ui.area = Rect::new(0, 0, size.width, size.height);
+    let app: &App = app;
+    terminal
+        .draw(|f| {
+            f.render_widget(app, f.area());
+            if let Some(p) = view::cursor_position(app, f.area()) {
+                f.set_cursor_position(p);
+            }
+        })
+        .map_err(to_io)?;
+    Ok(())
+}
+
+/// The event loop: draw, wait for an input, apply the actions it means, until quit.
+pub fn run_loop<B: Backend, S: EventSource>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    events: &mut S,
+) -> io::Result<()> {
+    while !app.should_quit() {
+        draw(terminal, app)?;
+        let mut next = match events.next_input()? {
+            Input::Event(e) => to_action(app.ui.mode, &e),
+            Input::Tick => Some(Action::Tick),
+            Input::Shutdown => Some(Action::Quit),
+        };
+        while let Some(a) = next {
+            next = app.update(a);
+        }
+    }
+    Ok(())
+}
+
+/// Undoes what `run` turned on, whatever way the loop ends (`Drop`).
+struct TerminalGuard;
+
+impl TerminalGuard {
+    fn enter() -> io::Result<Self> {
+        crossterm::execute!(
+            io::stdout(),
+            crossterm::event::EnableMouseCapture,
+            crossterm::event::EnableBracketedPaste
+        )?;
+        Ok(TerminalGuard)
+    }
+
+    fn leave() {
+        let _ = crossterm::execute!(
+            io::stdout(),
+            crossterm::event::DisableMouseCapture,
+            crossterm::event::DisableBracketedPaste
+        );
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        TerminalGuard::leave();
+        ratatui::restore();
+    }
+}
+
+/// Open the dashboard full screen on a lab and run it until the learner quits (Ctrl-C,
+/// F10, or the command `quit`) or a termination signal arrives.
+pub fn run(lab: Lab, options: Options) -> io::Result<()> {
+    if !io::stdout().is_terminal() {
+        return Err(io::Error::other(
+            "the dashboard needs a terminal; use `cni-csi-lab run FILE` or `repl` otherwise",
+        ));
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut signals: Vec<signal_hook::SigId> = Vec::new();
+    #[cfg(unix)]
+    for sig in [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+        signal_hook::consts::SIGINT,
+    ] {
+        signals.push(signal_hook::flag::register(sig, Arc::clone(&stop))?);
+    }
+    // Raw mode, the alternate screen, and ratatui's panic hook (restore, then report).
+    let mut terminal = ratatui::try_init()?;
+    let guard = TerminalGuard::enter();
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        TerminalGuard::leave();
+        prev(info);
+    }));
+    let result = guard.and_then(|_g| {
+        let mut app = App::new(lab, Theme::pick(options.big, options.no_color));
+        let mut events = CrosstermEvents::start(Arc::clone(&stop), Duration::from_millis(250))?;
+        run_loop(&mut terminal, &mut app, &mut events)
+    });
+    // `_g` dropped above restored the terminal; make sure even if enter() failed.
+    ratatui::restore();
+    for id in signals {
+        signal_hook::low_level::unregister(id);
+    }
+    result
+}

@@ -1,0 +1,651 @@
+//! View models the dashboard reads from the [`Lab`]: plain data, computed from public engine
+//! state only (the dashboard never mutates the lab outside `Lab::execute`).
+//!
+//! Everything here is cheap per call or is kept incrementally ([`PodIndex`]), so a frame
+//! costs what is visible, not what exists: at 100,000 pods the topology formats only the
+//! rows on screen.
+
+use crate::Lab;
+use crate::cni::host::LinkKind;
+use crate::engine::pods::pod_status_text;
+use std::collections::BTreeMap;
+
+/// A pod's key in the API server's table: (namespace, name).
+pub type PodKey = (String, String);
+
+// ---------------------------------------------------------------------------------------
+// Volumes (the storage side is being added to the engine; this is the pane's contract).
+
+/// The CSI lifecycle of a volume on a node, as the CSI spec's state diagram draws it
+/// (container-storage-interface/spec `spec.md`, "Volume Lifecycle", figure 6):
+/// CreateVolume → CREATED, ControllerPublishVolume → NODE_READY, NodeStageVolume →
+/// VOL_READY, NodePublishVolume → PUBLISHED.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum VolumeState {
+    /// The volume exists (CreateVolume returned).
+    Created,
+    /// Attached to the node (ControllerPublishVolume returned).
+    NodeReady,
+    /// Staged on the node's global mount (NodeStageVolume returned).
+    VolReady,
+    /// Bind-mounted into a pod's target path (NodePublishVolume returned).
+    Published,
+}
+
+impl VolumeState {
+    /// The states in lifecycle order.
+    pub const ALL: [VolumeState; 4] = [
+        VolumeState::Created,
+        VolumeState::NodeReady,
+        VolumeState::VolReady,
+        VolumeState::Published,
+    ];
+
+    /// The name the CSI spec uses.
+    pub fn label(self) -> &'static str {
+        match self {
+            VolumeState::Created => "CREATED",
+            VolumeState::NodeReady => "NODE_READY",
+            VolumeState::VolReady => "VOL_READY",
+            VolumeState::Published => "PUBLISHED",
+        }
+    }
+}
+
+/// One row of the volumes pane: a claim followed all the way to the pods' mount points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeRow {
+    /// The PVC, `ns/name`.
+    pub pvc: String,
+    /// The bound PV's name ("" while unbound).
+    pub pv: String,
+    /// The CSI volume ID the driver returned ("" before CreateVolume).
+    pub volume_id: String,
+    /// The VolumeAttachment's name ("" when not attached).
+    pub attachment: String,
+    /// The node it is attached to ("" when not attached).
+    pub node: String,
+    /// The staging (global mount) path ("" before NodeStageVolume).
+    pub staging: String,
+    /// Publish target paths, one per pod using it.
+    pub targets: Vec<String>,
+    /// How far along the CSI lifecycle it is.
+    pub state: VolumeState,
+}
+
+/// The volumes to show, one row per claim. The storage side fills this in; until then the
+/// pane shows how to make the first one.
+pub fn volume_rows(_lab: &Lab) -> Vec<VolumeRow> {
+    Vec::new()
+}
+
+// ---------------------------------------------------------------------------------------
+// Lessons (the player is written separately; this is what the pane renders).
+
+/// What the lesson pane shows while a lesson runs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LessonView {
+    /// The lesson's title.
+    pub title: String,
+    /// The current step, 0-based.
+    pub step_index: usize,
+    /// How many steps the lesson has.
+    pub step_count: usize,
+    /// The step's teaching text.
+    pub text: String,
+    /// What the learner should achieve in this step.
+    pub goal: String,
+    /// The hint, when the learner asked for it.
+    pub hint: Option<String>,
+}
+
+// ---------------------------------------------------------------------------------------
+// Nodes and pods.
+
+/// What the topology pane draws for a node.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeFacts {
+    /// Node name.
+    pub name: String,
+    /// `topology.kubernetes.io/zone`, if set.
+    pub zone: String,
+    /// `spec.podCIDR`.
+    pub pod_cidr: String,
+    /// The InternalIP.
+    pub internal_ip: String,
+    /// The uplink device and its address (`eth0`, `192.168.0.1/24`).
+    pub uplink: (String, String),
+    /// The bridge and its address once the first ADD created it (`cni0`, `10.244.1.1/24`).
+    pub bridge: Option<(String, String)>,
+}
+
+/// The facts of one node, from its Node object and its kernel.
+pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
+    let node = lab.cluster.nodes.get(&(String::new(), name.to_string()))?;
+    let mut f = NodeFacts {
+        name: name.to_string(),
+        zone: node
+            .metadata
+            .labels
+            .get("topology.kubernetes.io/zone")
+            .cloned()
+            .unwrap_or_default(),
+        pod_cidr: node.spec.pod_cidr.clone(),
+        internal_ip: node.status.internal_ip().unwrap_or("").to_string(),
+        uplink: ("eth0".to_string(), String::new()),
+        bridge: None,
+    };
+    if let Some(rt) = lab.nodes.get(name) {
+        for link in rt.host.root.links.values() {
+            match link.kind {
+                LinkKind::Physical => {
+                    f.uplink = (
+                        link.name.clone(),
+                        link.addrs.first().cloned().unwrap_or_default(),
+                    );
+                }
+                LinkKind::Bridge if f.bridge.is_none() => {
+                    f.bridge = Some((
+                        link.name.clone(),
+                        link.addrs.first().cloned().unwrap_or_default(),
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    Some(f)
+}
+
+/// What the topology pane draws for a pod.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PodFacts {
+    /// Namespace.
+    pub ns: String,
+    /// Name.
+    pub name: String,
+    /// The node it runs on.
+    pub node: String,
+    /// kubectl's STATUS column (`Running`, `ContainerCreating`, `Terminating`).
+    pub status: String,
+    /// Whether the pod is fully up (`Running` and not terminating).
+    pub running: bool,
+    /// The pod's address with prefix from the CNI result (`10.244.1.2/24`), or its podIP.
+    pub ip: String,
+    /// The host end of the veth pair (`veth1c2d3e4f`).
+    pub host_veth: String,
+    /// The pod end (`eth0`).
+    pub pod_if: String,
+    /// The sandbox's network namespace path.
+    pub netns: String,
+}
+
+/// The facts of one pod.
+pub fn pod_facts(lab: &Lab, key: &PodKey) -> Option<PodFacts> {
+    let p = lab.cluster.pods.get(key)?;
+    let status = pod_status_text(p);
+    let mut f = PodFacts {
+        ns: key.0.clone(),
+        name: key.1.clone(),
+        node: p.spec.node_name.clone(),
+        running: status == "Running",
+        status,
+        ip: p.status.pod_ip.clone(),
+        ..PodFacts::default()
+    };
+    let sandbox = lab
+        .nodes
+        .get(&p.spec.node_name)
+        .and_then(|n| n.sandboxes.get(&format!("{}/{}", key.0, key.1)));
+    if let Some(sb) = sandbox {
+        f.netns = sb.netns.clone();
+        for i in &sb.result.interfaces {
+            if i.sandbox.is_empty() {
+                if i.name.starts_with("veth") {
+                    f.host_veth = i.name.clone();
+                }
+            } else if f.pod_if.is_empty() {
+                f.pod_if = i.name.clone();
+            }
+        }
+        if let Some(ip) = sb.result.ips.first() {
+            f.ip = ip.address.clone();
+        }
+    }
+    Some(f)
+}
+
+/// Pods grouped by node, kept up to date from the API server's watch log so a refresh costs
+/// the number of changes, not the number of pods. Every node of the cluster has an entry
+/// (possibly empty); pods of a node the lab does not know sit under their `nodeName` too.
+#[derive(Debug, Clone, Default)]
+pub struct PodIndex {
+    /// Pod keys per node, sorted.
+    pub by_node: BTreeMap<String, Vec<PodKey>>,
+    node_of: BTreeMap<PodKey, String>,
+    /// The next watch-event index to read.
+    seen: u64,
+    /// The last event read: (index, key, resourceVersion), to notice a replaced store.
+    last: Option<(u64, String, u64)>,
+}
+
+impl PodIndex {
+    /// An index of the lab as it is now.
+    pub fn new(lab: &Lab) -> Self {
+        let mut ix = PodIndex::default();
+        ix.rebuild(lab);
+        ix
+    }
+
+    /// Number of pods indexed.
+    pub fn len(&self) -> usize {
+        self.node_of.len()
+    }
+
+    /// Whether no pod is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.node_of.is_empty()
+    }
+
+    /// Rebuild from scratch (O(pods)).
+    pub fn rebuild(&mut self, lab: &Lab) {
+        self.by_node.clear();
+        self.node_of.clear();
+        for name in lab.cluster.nodes.keys().map(|(_, n)| n) {
+            self.by_node.insert(name.clone(), Vec::new());
+        }
+        for (key, p) in &lab.cluster.pods {
+            // The table is ordered by key, so each node's list comes out sorted.
+            self.by_node
+                .entry(p.spec.node_name.clone())
+                .or_default()
+                .push(key.clone());
+            self.node_of.insert(key.clone(), p.spec.node_name.clone());
+        }
+        let revs = &lab.cluster.revs;
+        self.seen = revs.next_event;
+        self.last = revs
+            .events
+            .back()
+            .map(|e| (e.index, e.key.clone(), e.resource_version));
+    }
+
+    /// Catch up with the watch log: apply Pod and Node additions and deletions since the
+    /// last sync, or rebuild when the log no longer covers them (or the lab was replaced).
+    pub fn sync(&mut self, lab: &Lab) {
+        let revs = &lab.cluster.revs;
+        let still_same = match &self.last {
+            None => true,
+            Some((index, key, rv)) => revs
+                .events
+                .iter()
+                .rev()
+                .find(|e| e.index == *index)
+                .is_some_and(|e| &e.key == key && e.resource_version == *rv),
+        };
+        let first_kept = revs.events.front().map_or(revs.next_event, |e| e.index);
+        if !still_same || first_kept > self.seen || revs.next_event < self.seen {
+            self.rebuild(lab);
+            return;
+        }
+        for e in revs.events_since(self.seen) {
+            use crate::cluster::EventType;
+            match (e.kind, e.event_type) {
+                ("Pod", EventType::Added) => {
+                    let Some((ns, name)) = e.key.split_once('/') else {
+                        continue;
+                    };
+                    let key = (ns.to_string(), name.to_string());
+                    if let Some(p) = lab.cluster.pods.get(&key) {
+                        self.insert(key, &p.spec.node_name);
+                    }
+                }
+                ("Pod", EventType::Deleted) => {
+                    if let Some((ns, name)) = e.key.split_once('/') {
+                        self.remove(&(ns.to_string(), name.to_string()));
+                    }
+                }
+                ("Node", EventType::Added) => {
+                    self.by_node.entry(e.key.clone()).or_default();
+                }
+                ("Node", EventType::Deleted)
+                    if self.by_node.get(&e.key).is_some_and(Vec::is_empty) =>
+                {
+                    self.by_node.remove(&e.key);
+                }
+                _ => {}
+            }
+        }
+        self.seen = revs.next_event;
+        self.last = revs
+            .events
+            .back()
+            .map(|e| (e.index, e.key.clone(), e.resource_version));
+        // A cheap consistency check: if anything slipped past the log, start over.
+        if self.node_of.len() != lab.cluster.pods.len()
+            || self.by_node.len() < lab.cluster.nodes.len()
+        {
+            self.rebuild(lab);
+        }
+    }
+
+    fn insert(&mut self, key: PodKey, node: &str) {
+        if self.node_of.contains_key(&key) {
+            return;
+        }
+        let list = self.by_node.entry(node.to_string()).or_default();
+        if let Err(at) = list.binary_search(&key) {
+            list.insert(at, key.clone());
+        }
+        self.node_of.insert(key, node.to_string());
+    }
+
+    fn remove(&mut self, key: &PodKey) {
+        if let Some(node) = self.node_of.remove(key)
+            && let Some(list) = self.by_node.get_mut(&node)
+            && let Ok(at) = list.binary_search(key)
+        {
+            list.remove(at);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// IPAM.
+
+/// One host-local network directory on a node, summarised for the IPAM pane's header.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IpamSummary {
+    /// The store's key (the network name, or the data directory for a custom one).
+    pub net: String,
+    /// The directory on disk.
+    pub path: String,
+    /// The range sets as host-local prints them (`10.244.1.1-10.244.1.254`).
+    pub ranges: Vec<String>,
+    /// The gateway host-local skips (`10.244.1.1`).
+    pub gateway: String,
+    /// Addresses the ranges hold, gateways excluded.
+    pub capacity: u128,
+    /// Leased addresses.
+    pub used: usize,
+}
+
+impl IpamSummary {
+    /// Addresses still free.
+    pub fn free(&self) -> u128 {
+        self.capacity.saturating_sub(self.used as u128)
+    }
+}
+
+/// The host-local directories of a node with their ranges, read from the node's active
+/// network config (the ranges are what `LoadIPAMConfig` derives from it).
+pub fn ipam_summaries(lab: &Lab, node: &str) -> Vec<IpamSummary> {
+    use crate::cni::plugins::host_local::range::to_u128;
+    use crate::cni::plugins::host_local::{config::load_ipam_config, store_key, store_path};
+    let Some(rt) = lab.nodes.get(node) else {
+        return Vec::new();
+    };
+    // The ranges of each host-local in the active network, by store key.
+    let mut ranges: BTreeMap<
+        String,
+        (String, crate::cni::plugins::host_local::config::IpamConfig),
+    > = BTreeMap::new();
+    if let Ok(net) = &rt.network {
+        for conf in &net.injected {
+            let is_host_local = conf
+                .get("ipam")
+                .and_then(|i| i.get("type"))
+                .and_then(|t| t.as_str())
+                == Some("host-local");
+            if !is_host_local {
+                continue;
+            }
+            if let Ok(cfg) = load_ipam_config(conf, "") {
+                let key = store_key(&cfg.data_dir, &cfg.name);
+                let path = store_path(&cfg.data_dir, &cfg.name);
+                ranges.entry(key).or_insert((path, cfg));
+            }
+        }
+    }
+    let mut keys: Vec<String> = rt.host.ipam.keys().cloned().collect();
+    for k in ranges.keys() {
+        if !keys.contains(k) {
+            keys.push(k.clone());
+        }
+    }
+    keys.sort();
+    keys.into_iter()
+        .map(|key| {
+            let used = rt.host.ipam.get(&key).map_or(0, |s| s.len());
+            let mut s = IpamSummary {
+                path: format!("/var/lib/cni/networks/{key}"),
+                net: key.clone(),
+                used,
+                ..IpamSummary::default()
+            };
+            if let Some((path, cfg)) = ranges.get(&key) {
+                s.path = path.clone();
+                let mut gws: Vec<String> = Vec::new();
+                for set in &cfg.ranges {
+                    s.ranges.push(set.to_string());
+                    for r in set.ranges() {
+                        let (a, b) = (to_u128(&r.range_start), to_u128(&r.range_end));
+                        let mut n = b.saturating_sub(a).saturating_add(1);
+                        let gw = to_u128(&r.gateway);
+                        if gw >= a && gw <= b {
+                            n = n.saturating_sub(1);
+                        }
+                        s.capacity = s.capacity.saturating_add(n);
+                        let g = r.gateway.to_string();
+                        if !gws.contains(&g) {
+                            gws.push(g);
+                        }
+                    }
+                }
+                s.gateway = gws.join(", ");
+            }
+            s
+        })
+        .collect()
+}
+
+/// Who owns a sandbox (container) ID on a node: `ns/name` of the pod, by sandbox.
+pub fn owners(lab: &Lab, node: &str) -> BTreeMap<String, String> {
+    lab.nodes
+        .get(node)
+        .map(|rt| {
+            rt.sandboxes
+                .iter()
+                .map(|(k, sb)| (sb.id.clone(), k.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------------------
+// Routes.
+
+/// A node's routing table in `ip route` form, computed from the nodes alone (the route
+/// table does not depend on pods, so this stays cheap with many pods).
+pub fn node_route_lines(lab: &Lab, node: &str) -> Result<Vec<String>, String> {
+    use crate::net::{ClusterNet, NodeNet};
+    use std::net::IpAddr;
+    let mut net = ClusterNet::default();
+    for n in lab.cluster.nodes.values() {
+        let mut nn = NodeNet::new(
+            n.name(),
+            n.spec.pod_cidr.parse().ok(),
+            n.status.internal_ip().and_then(|ip| ip.parse().ok()),
+        );
+        if let Some(rt) = lab.nodes.get(n.name()) {
+            nn.gateway = rt
+                .host
+                .root
+                .links
+                .get(&nn.bridge)
+                .and_then(|l| l.addrs.first())
+                .and_then(|a| a.split('/').next())
+                .and_then(|a| a.parse::<IpAddr>().ok());
+        }
+        net.nodes.push(nn);
+    }
+    crate::net::routes::node_table(&net, node).map_err(|e| e.to_string())
+}
+
+/// The routes inside a pod's network namespace, `ip route` form.
+pub fn pod_route_lines(lab: &Lab, pod: &PodFacts) -> Vec<String> {
+    lab.nodes
+        .get(&pod.node)
+        .and_then(|rt| rt.host.netns.get(&pod.netns))
+        .map(|ns| ns.route_table().iter().map(|r| r.to_ip_route()).collect())
+        .unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------------------
+// Calls and wire records.
+
+/// The wire records (`[first, last)`) behind a call-log entry: the entry's own range, or
+/// the `#N` a plugin `exec` line names, or for a runtime's `CNI ADD|DEL|CHECK` line the
+/// plugin executions logged right after it.
+pub fn wire_range(lab: &Lab, call: u64) -> Option<(u64, u64)> {
+    let e = lab.calls.get(call)?;
+    if let Some(r) = e.wire {
+        return Some(r);
+    }
+    if let Some(n) = exec_wire_seq(&e.detail) {
+        return Some((n, n + 1));
+    }
+    if e.action.starts_with("CNI ") {
+        // The plugin executions are logged right after the runtime's line (ADD), or right
+        // before it (the DEL that tears down after a failed ADD).
+        let cmd = e.action.trim_start_matches("CNI ");
+        let after = exec_run(lab, cmd, (call + 1..call + 64).map(Some));
+        let before = exec_run(lab, cmd, (call.saturating_sub(64)..call).rev().map(Some));
+        return after.or(before);
+    }
+    None
+}
+
+/// The wire records of a contiguous run of `exec` lines of one CNI command (`ADD #…`),
+/// walking the call log in the order given; stops at the first other line once the run
+/// started.
+fn exec_run(lab: &Lab, cmd: &str, seqs: impl Iterator<Item = Option<u64>>) -> Option<(u64, u64)> {
+    let mut lo: Option<u64> = None;
+    let mut hi = 0;
+    for seq in seqs.flatten() {
+        let Some(next) = lab.calls.get(seq) else {
+            break;
+        };
+        match exec_wire_seq(&next.detail) {
+            Some(n) if next.action == "exec" && next.detail.starts_with(cmd) => {
+                lo = Some(lo.map_or(n, |l| l.min(n)));
+                hi = hi.max(n + 1);
+            }
+            _ if lo.is_some() => break,
+            _ => {}
+        }
+    }
+    lo.map(|l| (l, hi))
+}
+
+/// The wire number an `exec` line names (`ADD #12: …` → 12).
+fn exec_wire_seq(detail: &str) -> Option<u64> {
+    let (_, rest) = detail.split_once(" #")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    if rest[digits.len()..].starts_with(':') {
+        digits.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// The latest call-log entry that has wire records, looking back at most `limit` entries.
+pub fn latest_call_with_wire(lab: &Lab, limit: usize) -> Option<u64> {
+    lab.calls
+        .iter()
+        .rev()
+        .take(limit)
+        .find(|(seq, _)| wire_range(lab, *seq).is_some())
+        .map(|(seq, _)| seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exec_lines_name_their_wire_record() {
+        assert_eq!(exec_wire_seq("ADD #12: error code 999"), Some(12));
+        assert_eq!(exec_wire_seq("DEL #0: ok"), Some(0));
+        assert_eq!(exec_wire_seq("pod #x"), None);
+        assert_eq!(exec_wire_seq("net=lab-net"), None);
+    }
+
+    #[test]
+    fn pod_index_follows_creates_and_deletes_and_resets() {
+        let mut lab = Lab::new();
+        let mut ix = PodIndex::new(&lab);
+        assert_eq!(ix.by_node.len(), 2);
+        lab.execute("pod create web --node node-1").unwrap();
+        lab.execute("pod create db --node node-2").unwrap();
+        lab.execute("pod create api --node node-1").unwrap();
+        ix.sync(&lab);
+        let n1: Vec<&str> = ix.by_node["node-1"].iter().map(|k| k.1.as_str()).collect();
+        assert_eq!(n1, ["api", "web"]);
+        lab.execute("pod delete web").unwrap();
+        ix.sync(&lab);
+        assert_eq!(ix.by_node["node-1"].len(), 1);
+        assert_eq!(ix.len(), 2);
+        lab.execute("reset").unwrap();
+        ix.sync(&lab);
+        assert!(ix.is_empty());
+        assert_eq!(ix.by_node.len(), 2);
+    }
+
+    #[test]
+    fn ipam_summary_counts_the_range_without_the_gateway() {
+        let mut lab = Lab::empty();
+        lab.execute("node add tiny --cidr 10.9.0.0/30 --ip 192.168.0.9")
+            .unwrap();
+        lab.execute("pod create t1 --node tiny").unwrap();
+        let s = ipam_summaries(&lab, "tiny");
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].ranges, ["10.9.0.1-10.9.0.2"]);
+        assert_eq!(s[0].gateway, "10.9.0.1");
+        assert_eq!((s[0].capacity, s[0].used, s[0].free()), (1, 1, 0));
+    }
+
+    #[test]
+    fn containerd_cni_line_maps_to_the_chain_it_ran() {
+        let mut lab = Lab::new();
+        lab.execute("pod create web --node node-1").unwrap();
+        let cni = lab
+            .calls
+            .iter()
+            .find(|(_, e)| e.action == "CNI ADD")
+            .map(|(s, _)| s)
+            .unwrap();
+        assert_eq!(wire_range(&lab, cni), Some((0, 4)));
+        assert_eq!(
+            latest_call_with_wire(&lab, 100).map(|s| wire_range(&lab, s)),
+            Some(Some((3, 4)))
+        );
+    }
+
+    #[test]
+    fn teardown_line_maps_to_the_dels_before_it() {
+        let mut lab = Lab::empty();
+        lab.execute("node add tiny --cidr 10.9.0.0/30 --ip 192.168.0.9")
+            .unwrap();
+        lab.execute("pod create t1 --node tiny").unwrap();
+        lab.execute("pod create t2 --node tiny").unwrap();
+        let del = lab
+            .calls
+            .iter()
+            .find(|(_, e)| e.action == "CNI DEL")
+            .map(|(s, _)| s)
+            .unwrap();
+        // #0 is the new node's NodeGetInfo (CSI registration).
+        assert_eq!(wire_range(&lab, del), Some((7, 11)));
+    }
+}

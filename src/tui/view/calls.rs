@@ -1,0 +1,124 @@
+//! The call log pane: who called what, in order (kubelet → containerd → CNI plugin → IPAM),
+//! Warning entries marked `!` in the error style, entries with wire records marked `⇄`.
+//! Follows the newest entry until one is selected (↑/↓); Esc or End follows again.
+
+use super::{dim, highlight, pane_block, put};
+use crate::engine::log::Level;
+use crate::tui::app::App;
+use crate::tui::keymap::Pane;
+use crate::tui::model;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+/// Draw the pane.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let filtered = app.derived.calls.as_ref();
+    let len = filtered.map_or(app.lab.calls.len(), Vec::len);
+    let mut extra = vec![Span::styled(
+        match app.ui.sel_call {
+            Some(s) => format!("#{s} selected · w: wire · Esc: follow"),
+            None => format!("{len} · following"),
+        },
+        t.dim,
+    )];
+    if !app.ui.filter.text.is_empty() {
+        extra.push(Span::styled(format!(" · /{}", app.ui.filter.text), t.warn));
+    }
+    let block = pane_block(app, Pane::Calls, extra);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height == 0 {
+        return;
+    }
+    if len == 0 {
+        let msg = if filtered.is_some() {
+            "no call matches the filter"
+        } else {
+            "no calls yet — each command's controllers, runtime and plugins log here"
+        };
+        put(buf, inner, 0, &dim(t, msg));
+        return;
+    }
+    // With a call selected, its full detail (wrapped) sits under the list.
+    let detail: Vec<Line<'static>> = match app.ui.sel_call.and_then(|c| app.lab.calls.get(c)) {
+        Some(e) if inner.height >= 8 => {
+            let role = if e.level == Level::Warning {
+                crate::render::Role::Bad
+            } else {
+                crate::render::Role::Plain
+            };
+            let text = crate::render::Line::new()
+                .push(
+                    format!("#{} ", app.ui.sel_call.unwrap_or(0)),
+                    crate::render::Role::Dim,
+                )
+                .push(format!("{} ", e.actor), crate::render::Role::Actor)
+                .push(format!("{}: ", e.action), crate::render::Role::Dim)
+                .push(e.detail.clone(), role);
+            let mut rows = super::output::wrap(t, &text, inner.width as usize);
+            rows.truncate((inner.height as usize / 2).max(2));
+            rows
+        }
+        _ => Vec::new(),
+    };
+    let list_h = inner.height.saturating_sub(if detail.is_empty() {
+        0
+    } else {
+        detail.len() as u16 + 1
+    });
+    if !detail.is_empty() {
+        let sep = "┄".repeat(inner.width as usize);
+        put(buf, inner, list_h, &Line::from(Span::styled(sep, t.dim)));
+        for (i, l) in detail.iter().enumerate() {
+            put(buf, inner, list_h + 1 + i as u16, l);
+        }
+    }
+    let inner = Rect::new(inner.x, inner.y, inner.width, list_h);
+    let h = inner.height as usize;
+    let first_seq = app.lab.calls.iter().next().map_or(0, |(s, _)| s);
+    let position_of = |seq: u64| -> Option<usize> {
+        match filtered {
+            Some(v) => v.binary_search(&seq).ok(),
+            None => seq.checked_sub(first_seq).map(|p| p as usize),
+        }
+    };
+    let start = match app.ui.sel_call.and_then(position_of) {
+        // Keep the selected row in view even when the detail box took rows.
+        Some(pos) => app.ui.scroll[Pane::Calls.index()]
+            .min(pos)
+            .max((pos + 1).saturating_sub(h))
+            .min(len.saturating_sub(h)),
+        None => len.saturating_sub(h),
+    };
+    for row in 0..h.min(len - start) {
+        let pos = start + row;
+        let seq = match filtered {
+            Some(v) => v[pos],
+            None => first_seq + pos as u64,
+        };
+        let Some(e) = app.lab.calls.get(seq) else {
+            continue;
+        };
+        let warn = e.level == Level::Warning;
+        let wire = model::wire_range(&app.lab, seq).is_some();
+        let text_style = if warn { t.bad } else { t.plain };
+        let line = Line::from(vec![
+            Span::styled(format!("{seq:>5} "), t.dim),
+            Span::styled(if warn { "! " } else { "  " }, t.bad),
+            Span::styled(if wire { "⇄ " } else { "  " }, t.dim),
+            Span::styled(format!("{:<22}", e.actor), t.actor),
+            Span::styled(
+                format!("{:<15} ", e.action),
+                if warn { t.bad } else { t.dim },
+            ),
+            Span::styled(e.detail.clone(), text_style),
+        ]);
+        put(buf, inner, row as u16, &line);
+        if app.ui.sel_call == Some(seq) {
+            highlight(buf, inner, row as u16, t.selected);
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! The IPAM pane: host-local's directory on the selected node as it sits on disk — one
+//! file per leased IP holding `<containerID>\r\n<ifname>`, `last_reserved_ip.N`, `lock` —
+//! with the range, the gateway, used/free, and what the last command changed marked `●`
+//! (written) or `✗` (released).
+//!
+//! Rows are virtual: the lease rows on screen are read with a skip into the store's ordered
+//! map, so a node with many leases costs only the visible rows.
+
+use super::{dim, pane_block, put};
+use crate::cni::ipam_store::IpamStore;
+use crate::engine::views::short_id;
+use crate::tui::app::App;
+use crate::tui::keymap::Pane;
+use crate::tui::model::{self, IpamSummary};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+/// Rows of one network's section.
+struct Section<'a> {
+    summary: IpamSummary,
+    store: Option<&'a IpamStore>,
+    removed: Vec<&'a (String, std::net::IpAddr, crate::cni::ipam_store::Lease)>,
+}
+
+impl Section<'_> {
+    const HEAD: usize = 3;
+
+    fn leases(&self) -> usize {
+        self.store.map_or(1, |s| s.len().max(1))
+    }
+
+    fn cursors(&self) -> usize {
+        self.store.map_or(0, |s| s.last_reserved().len() + 1)
+    }
+
+    fn rows(&self) -> usize {
+        Self::HEAD + self.removed.len() + self.leases() + self.cursors() + 1
+    }
+}
+
+fn sections(app: &App) -> Vec<Section<'_>> {
+    let Some(node) = app.ui.sel_node.as_deref() else {
+        return Vec::new();
+    };
+    let Some(rt) = app.lab.nodes.get(node) else {
+        return Vec::new();
+    };
+    let changes = &app.derived.ipam;
+    model::ipam_summaries(&app.lab, node)
+        .into_iter()
+        .map(|summary| Section {
+            store: rt.host.ipam.get(&summary.net),
+            removed: if changes.node == node {
+                changes
+                    .removed
+                    .iter()
+                    .filter(|(n, _, _)| *n == summary.net)
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            summary,
+        })
+        .collect()
+}
+
+/// Rows of content (for scrolling).
+pub fn content_len(app: &App) -> usize {
+    sections(app)
+        .iter()
+        .map(Section::rows)
+        .sum::<usize>()
+        .max(1)
+}
+
+/// Draw the pane.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let node = app.ui.sel_node.clone().unwrap_or_default();
+    let extra = if node.is_empty() {
+        Vec::new()
+    } else {
+        vec![
+            Span::styled(node.clone(), t.name),
+            Span::styled("  n/N: other node", t.dim),
+        ]
+    };
+    let block = pane_block(app, Pane::Ipam, extra);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height == 0 {
+        return;
+    }
+    if node.is_empty() {
+        put(
+            buf,
+            inner,
+            0,
+            &dim(t, "no node selected — `node add NAME`, then `n`"),
+        );
+        return;
+    }
+    let secs = sections(app);
+    if secs.is_empty() {
+        put(
+            buf,
+            inner,
+            0,
+            &dim(t, "no host-local in this node's network config"),
+        );
+        return;
+    }
+    let h = inner.height as usize;
+    let total: usize = secs.iter().map(Section::rows).sum();
+    let mut skip = app.ui.scroll[Pane::Ipam.index()].min(total.saturating_sub(h));
+    let mut y = 0usize;
+    for sec in &secs {
+        if y >= h {
+            break;
+        }
+        if skip >= sec.rows() {
+            skip -= sec.rows();
+            continue;
+        }
+        let mut r = skip;
+        skip = 0;
+        let lease_start = Section::HEAD + sec.removed.len();
+        let has_leases = sec.store.is_some_and(|s| !s.is_empty());
+        while r < sec.rows() && y < h {
+            if has_leases && r >= lease_start && r < lease_start + sec.leases() {
+                let first = r - lease_start;
+                let room = (sec.leases() - first).min(h - y);
+                let n = draw_leases(app, &node, sec, first, room, inner, y, buf);
+                y += n.max(1);
+                r += n.max(1);
+                continue;
+            }
+            put(buf, inner, y as u16, &section_row(app, &node, sec, r));
+            y += 1;
+            r += 1;
+        }
+    }
+}
+
+fn section_row(app: &App, node: &str, sec: &Section<'_>, r: usize) -> Line<'static> {
+    let t = &app.theme;
+    let s = &sec.summary;
+    let removed = sec.removed.len();
+    let lease_start = Section::HEAD + removed;
+    let cursor_start = lease_start + sec.leases();
+    match r {
+        0 => Line::from(vec![
+            Span::styled(format!("{}/", s.path), t.header),
+            Span::styled(format!("  ({})", s.net), t.dim),
+        ]),
+        1 => Line::from(vec![
+            Span::styled("range ", t.dim),
+            Span::styled(
+                if s.ranges.is_empty() {
+                    "?".to_string()
+                } else {
+                    s.ranges.join(" + ")
+                },
+                t.plain,
+            ),
+            Span::styled(" · gateway ", t.dim),
+            Span::styled(s.gateway.clone(), t.plain),
+            Span::styled(" (skipped)", t.dim),
+        ]),
+        2 => {
+            let bar_w = 20u128;
+            let filled = if s.capacity == 0 {
+                0
+            } else {
+                ((s.used as u128).min(s.capacity) * bar_w).div_ceil(s.capacity)
+            };
+            let full = s.capacity > 0 && s.free() == 0;
+            Line::from(vec![
+                Span::styled(format!("used {} · free {} ", s.used, s.free()), t.plain),
+                Span::styled(
+                    format!(
+                        "▕{}{}▏",
+                        "█".repeat(filled as usize),
+                        "░".repeat((bar_w - filled) as usize)
+                    ),
+                    if full { t.bad } else { t.good },
+                ),
+                Span::styled(if full { " FULL" } else { "" }, t.bad),
+            ])
+        }
+        r if r < lease_start => {
+            let (_, ip, lease) = sec.removed[r - Section::HEAD];
+            Line::from(vec![
+                Span::styled("✗ ", t.bad),
+                Span::styled(
+                    format!("{:<16}", ip.to_string()),
+                    t.dim.add_modifier(Modifier::CROSSED_OUT),
+                ),
+                Span::styled(
+                    format!("released (held {})", short_id(&lease.container_id)),
+                    t.dim,
+                ),
+            ])
+        }
+        r if r < cursor_start => {
+            // Only reached for an empty or missing store (leases are drawn in a run).
+            dim(
+                t,
+                "  (no leases yet: the first pod's ADD writes one file per IP)",
+            )
+        }
+        r => {
+            let Some(store) = sec.store else {
+                return Line::raw("");
+            };
+            let i = r - cursor_start;
+            if let Some((idx, ip)) = store.last_reserved().iter().nth(i) {
+                let changed = app.derived.ipam.node == node
+                    && app.derived.ipam.cursors.contains(&(s.net.clone(), *idx));
+                let mark = if changed { "● " } else { "  " };
+                let style = if changed { t.changed } else { t.plain };
+                Line::from(vec![
+                    Span::styled(mark, style),
+                    Span::styled(format!("last_reserved_ip.{idx:<3} "), style),
+                    Span::styled(ip.to_string(), style),
+                    Span::styled("  (round-robin cursor)", t.dim),
+                ])
+            } else if i == store.last_reserved().len() {
+                Line::from(vec![
+                    Span::raw("  "),
+                    Span::styled("lock", t.plain),
+                    Span::styled("  (flock while allocating)", t.dim),
+                ])
+            } else {
+                Line::raw("")
+            }
+        }
+    }
+}
+
+/// Draw lease rows from `first` (at most `room`), starting at screen row `y`; returns how
+/// many rows were drawn.
+#[allow(clippy::too_many_arguments)]
+fn draw_leases(
+    app: &App,
+    node: &str,
+    sec: &Section<'_>,
+    first: usize,
+    room: usize,
+    inner: Rect,
+    y: usize,
+    buf: &mut Buffer,
+) -> usize {
+    let t = &app.theme;
+    let Some(store) = sec.store else {
+        return 0;
+    };
+    let sandboxes = app.lab.nodes.get(node).map(|rt| &rt.sandboxes);
+    let mut n = 0;
+    for (ip, lease) in store.leases().iter().skip(first).take(room) {
+        let changed = app.derived.ipam.node == node
+            && app
+                .derived
+                .ipam
+                .added
+                .contains(&(sec.summary.net.clone(), *ip));
+        let owner = sandboxes
+            .and_then(|s| s.iter().find(|(_, sb)| sb.id == lease.container_id))
+            .map(|(k, _)| k.strip_prefix("default/").unwrap_or(k).to_string())
+            .unwrap_or_else(|| "(no pod: raw `cni add`?)".to_string());
+        let style = if changed { t.changed } else { t.plain };
+        let line = Line::from(vec![
+            Span::styled(if changed { "● " } else { "  " }, style),
+            Span::styled(
+                format!("{:<16}", ip.to_string()),
+                if changed { style } else { t.name },
+            ),
+            Span::styled(
+                format!("{}…\\r\\n{}", short_id(&lease.container_id), lease.ifname),
+                style,
+            ),
+            Span::styled(format!("  {owner}"), t.dim),
+        ]);
+        put(buf, inner, (y + n) as u16, &line);
+        n += 1;
+    }
+    n
+}

@@ -1,0 +1,110 @@
+//! The lesson pane, shown while a lesson runs: title, a progress bar of steps, the step's
+//! text, its goal, and the hint when asked for (`h`).
+
+use super::{dim, draw_lines, pane_block};
+use crate::tui::app::App;
+use crate::tui::keymap::Pane;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+/// The pane's lines at a width (text wraps at words).
+pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let Some(l) = &app.lesson else {
+        return vec![dim(t, "no lesson running")];
+    };
+    let width = (width as usize).max(10);
+    let n = l.step_count.max(1);
+    let done = l.step_index.min(n);
+    let bar_w = width.saturating_sub(14).clamp(4, 40);
+    let filled = done * bar_w / n;
+    let mut out = vec![
+        Line::styled(l.title.clone(), t.header),
+        Line::from(vec![
+            Span::styled("█".repeat(filled), t.step_done),
+            Span::styled("░".repeat(bar_w - filled), t.dim),
+            Span::styled(format!(" step {}/{}", (done + 1).min(n), n), t.plain),
+        ]),
+        Line::raw(""),
+    ];
+    for para in l.text.lines() {
+        for row in wrap_words(para, width) {
+            out.push(Line::styled(row, t.plain));
+        }
+    }
+    out.push(Line::raw(""));
+    for (i, row) in wrap_words(&l.goal, width.saturating_sub(6))
+        .into_iter()
+        .enumerate()
+    {
+        out.push(Line::from(vec![
+            Span::styled(if i == 0 { "Goal: " } else { "      " }, t.header),
+            Span::styled(row, t.name),
+        ]));
+    }
+    match (&l.hint, app.ui.show_hint) {
+        (Some(h), true) => {
+            out.push(Line::raw(""));
+            for (i, row) in wrap_words(h, width.saturating_sub(6))
+                .into_iter()
+                .enumerate()
+            {
+                out.push(Line::from(vec![
+                    Span::styled(if i == 0 { "Hint: " } else { "      " }, t.warn),
+                    Span::styled(row, t.plain),
+                ]));
+            }
+        }
+        (Some(_), false) => out.push(dim(t, "(h shows a hint)")),
+        (None, _) => {}
+    }
+    out
+}
+
+/// Wrap text at spaces to a width (words longer than the width are cut).
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut rows = Vec::new();
+    let mut cur = String::new();
+    for word in text.split_whitespace() {
+        let wlen = word.chars().count();
+        let clen = cur.chars().count();
+        if clen > 0 && clen + 1 + wlen > width {
+            rows.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    if !cur.is_empty() || rows.is_empty() {
+        rows.push(cur);
+    }
+    rows
+}
+
+/// Draw the pane.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let block = pane_block(app, Pane::Lesson, Vec::new());
+    let inner = block.inner(area);
+    block.render(area, buf);
+    draw_lines(
+        buf,
+        inner,
+        &lines(app, inner.width),
+        app.ui.scroll[Pane::Lesson.index()],
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_wrap() {
+        assert_eq!(wrap_words("a bb ccc dd", 6), ["a bb", "ccc dd"]);
+        assert_eq!(wrap_words("", 5), [""]);
+    }
+}

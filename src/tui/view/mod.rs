@@ -1,0 +1,285 @@
+//! Rendering: `impl Widget for &App`, a pure function of state (demo2's shape). The screen
+//! is laid out by [`layout`] (also used by `App` to know pane sizes for scrolling and mouse
+//! hits), each pane is drawn by its own module, and every pane draws only the rows that
+//! are visible.
+//!
+//! Two layouts: *wide* (≥ 120×34) shows every pane at once; *compact* (e.g. 80×24) shows
+//! one pane at a time under a tab bar, with a strip of command output under it.
+
+pub mod calls;
+pub mod chrome;
+pub mod ipam;
+pub mod lesson;
+pub mod output;
+pub mod routes;
+pub mod topology;
+pub mod volumes;
+pub mod wire;
+
+use super::app::App;
+use super::keymap::{Mode, Pane};
+use super::theme::Theme;
+use crate::render::Role;
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Padding, Widget};
+
+/// Below this width or height the dashboard uses the compact (tabbed) layout.
+pub const WIDE_MIN: (u16, u16) = (120, 34);
+
+/// Whether an area gets the compact layout.
+pub fn is_compact(area: Rect) -> bool {
+    area.width < WIDE_MIN.0 || area.height < WIDE_MIN.1
+}
+
+/// Where everything goes on screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Screen {
+    /// The title bar.
+    pub title: Rect,
+    /// The tab bar (compact layout only).
+    pub tabs: Option<Rect>,
+    /// Visible panes with their outer rectangles (borders included).
+    pub panes: Vec<(Pane, Rect)>,
+    /// The command line.
+    pub prompt: Rect,
+    /// The key footer.
+    pub footer: Rect,
+    /// Whether this is the compact layout.
+    pub compact: bool,
+}
+
+impl Screen {
+    /// The outer rectangle of a pane, if it is on screen.
+    pub fn rect(&self, pane: Pane) -> Option<Rect> {
+        self.panes.iter().find(|(p, _)| *p == pane).map(|(_, r)| *r)
+    }
+
+    /// The inner rectangle (inside borders and padding) of a pane on screen.
+    pub fn inner(&self, pane: Pane, theme: &Theme) -> Option<Rect> {
+        self.rect(pane).map(|r| block_inner(r, theme))
+    }
+}
+
+fn block_inner(r: Rect, theme: &Theme) -> Rect {
+    let r = Rect::new(
+        r.x.saturating_add(1 + theme.pad),
+        r.y.saturating_add(1),
+        r.width.saturating_sub(2 + 2 * theme.pad),
+        r.height.saturating_sub(2),
+    );
+    if r.width == 0 || r.height == 0 {
+        Rect::new(r.x, r.y, 0, 0)
+    } else {
+        r
+    }
+}
+
+/// Lay out the screen for an area.
+pub fn layout(app: &App, area: Rect) -> Screen {
+    let compact = is_compact(area);
+    let [title, body, prompt, footer] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let mut panes = Vec::new();
+    let mut tabs = None;
+    if compact {
+        let [tab_row, rest] =
+            Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(body);
+        tabs = Some(tab_row);
+        let strip = if app.ui.focus != Pane::Output && rest.height >= 16 {
+            6
+        } else {
+            0
+        };
+        let [main, out] =
+            Layout::vertical([Constraint::Fill(1), Constraint::Length(strip)]).areas(rest);
+        panes.push((app.ui.focus, main));
+        if strip > 0 {
+            panes.push((Pane::Output, out));
+        }
+    } else {
+        let lesson = app.lesson.is_some();
+        let [a, b, c, d] = Layout::vertical([
+            Constraint::Fill(4),
+            Constraint::Length(if lesson { 11 } else { 9 }),
+            Constraint::Fill(3),
+            Constraint::Fill(2),
+        ])
+        .areas(body);
+        let [topo, ipam] =
+            Layout::horizontal([Constraint::Percentage(60), Constraint::Fill(1)]).areas(a);
+        panes.push((Pane::Topology, topo));
+        panes.push((Pane::Ipam, ipam));
+        if lesson {
+            let [routes, vols, les] = Layout::horizontal([
+                Constraint::Percentage(36),
+                Constraint::Percentage(28),
+                Constraint::Fill(1),
+            ])
+            .areas(b);
+            panes.push((Pane::Routes, routes));
+            panes.push((Pane::Volumes, vols));
+            panes.push((Pane::Lesson, les));
+        } else {
+            let [routes, vols] =
+                Layout::horizontal([Constraint::Percentage(42), Constraint::Fill(1)]).areas(b);
+            panes.push((Pane::Routes, routes));
+            panes.push((Pane::Volumes, vols));
+        }
+        let [calls, wire] =
+            Layout::horizontal([Constraint::Percentage(56), Constraint::Fill(1)]).areas(c);
+        panes.push((Pane::Calls, calls));
+        panes.push((Pane::Wire, wire));
+        panes.push((Pane::Output, d));
+    }
+    Screen {
+        title,
+        tabs,
+        panes,
+        prompt,
+        footer,
+        compact,
+    }
+}
+
+/// How many rows a pane's content has (for clamping scroll positions).
+pub fn content_len(app: &App, pane: Pane) -> usize {
+    match pane {
+        Pane::Topology => app.topo_rows(),
+        Pane::Ipam => ipam::content_len(app),
+        Pane::Routes => routes::content_len(app),
+        Pane::Volumes => volumes::content_len(app),
+        Pane::Calls => app
+            .derived
+            .calls
+            .as_ref()
+            .map_or(app.lab.calls.len(), Vec::len),
+        Pane::Wire => wire::lines(app, u16::MAX).len(),
+        Pane::Output => app.ui.output.len(),
+        Pane::Lesson => {
+            let w = app.viewport(Pane::Lesson).width;
+            lesson::lines(app, w).len()
+        }
+    }
+}
+
+/// A pane's frame: numbered title (Alt-N), focus shown by colour *and* border weight.
+pub fn pane_block<'a>(app: &App, pane: Pane, extra: Vec<Span<'a>>) -> Block<'a> {
+    let t = &app.theme;
+    let focused = app.ui.focus == pane && app.ui.mode != Mode::Help;
+    let n = app
+        .panes()
+        .iter()
+        .position(|p| *p == pane)
+        .map_or(0, |i| i + 1);
+    let mut title = vec![
+        Span::styled(format!(" {n} "), if focused { t.key } else { t.dim }),
+        Span::styled(
+            pane.title(),
+            if focused { t.border_focused } else { t.title },
+        ),
+    ];
+    if !extra.is_empty() {
+        title.push(Span::styled(" · ", t.dim));
+        title.extend(extra);
+    }
+    title.push(Span::raw(" "));
+    Block::new()
+        .borders(Borders::ALL)
+        .border_type(if focused {
+            t.border_type_focused
+        } else {
+            t.border_type
+        })
+        .border_style(if focused { t.border_focused } else { t.border })
+        .title(Line::from(title))
+        .padding(Padding::horizontal(t.pad))
+        .style(t.plain)
+}
+
+/// Paint an output line with the theme.
+pub fn paint<'a>(theme: &Theme, line: &'a crate::render::Line) -> Line<'a> {
+    Line::from(
+        line.spans
+            .iter()
+            .map(|s| Span::styled(s.text.as_str(), theme.role(s.role)))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Draw a line at a row, cut to the width.
+pub fn put(buf: &mut Buffer, area: Rect, row: u16, line: &Line<'_>) {
+    if row < area.height {
+        buf.set_line(area.x, area.y + row, line, area.width);
+    }
+}
+
+/// Style a whole row (selection highlight).
+pub fn highlight(buf: &mut Buffer, area: Rect, row: u16, style: Style) {
+    if row < area.height {
+        buf.set_style(Rect::new(area.x, area.y + row, area.width, 1), style);
+    }
+}
+
+/// Draw plain lines into an area from a scroll offset (clamped so the end stays in view).
+pub fn draw_lines(buf: &mut Buffer, area: Rect, lines: &[Line<'_>], scroll: usize) {
+    let h = area.height as usize;
+    let start = scroll.min(lines.len().saturating_sub(h));
+    for (i, l) in lines.iter().skip(start).take(h).enumerate() {
+        put(buf, area, i as u16, l);
+    }
+}
+
+/// A dim line.
+pub fn dim<'a>(theme: &Theme, text: impl Into<std::borrow::Cow<'a, str>>) -> Line<'a> {
+    Line::from(Span::styled(text.into(), theme.dim))
+}
+
+/// A span in a role's style.
+pub fn role<'a>(theme: &Theme, r: Role, text: impl Into<std::borrow::Cow<'a, str>>) -> Span<'a> {
+    Span::styled(text.into(), theme.role(r))
+}
+
+fn render_pane(app: &App, pane: Pane, area: Rect, buf: &mut Buffer) {
+    match pane {
+        Pane::Topology => topology::render(app, area, buf),
+        Pane::Ipam => ipam::render(app, area, buf),
+        Pane::Routes => routes::render(app, area, buf),
+        Pane::Volumes => volumes::render(app, area, buf),
+        Pane::Calls => calls::render(app, area, buf),
+        Pane::Wire => wire::render(app, area, buf),
+        Pane::Output => output::render(app, area, buf),
+        Pane::Lesson => lesson::render(app, area, buf),
+    }
+}
+
+impl Widget for &App {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        buf.set_style(area, self.theme.plain);
+        let screen = layout(self, area);
+        chrome::title(self, screen.title, buf);
+        if let Some(tabs) = screen.tabs {
+            chrome::tabs(self, tabs, buf);
+        }
+        for (pane, rect) in &screen.panes {
+            render_pane(self, *pane, *rect, buf);
+        }
+        chrome::prompt(self, screen.prompt, buf);
+        chrome::footer(self, screen.footer, buf);
+        if self.ui.mode == Mode::Help {
+            chrome::help(self, area, buf);
+        }
+    }
+}
+
+/// Where the terminal cursor belongs (in the command line or filter), if anywhere.
+pub fn cursor_position(app: &App, area: Rect) -> Option<(u16, u16)> {
+    chrome::cursor(app, layout(app, area).prompt)
+}

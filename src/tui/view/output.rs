@@ -1,0 +1,135 @@
+//! The output pane: each command echoed after `lab> `, then what it printed, painted by
+//! role; errors as `✗ error: …`. Long lines wrap. Anchored at the bottom: the scroll
+//! position counts lines up from the newest, and only the lines that fit are wrapped.
+
+use super::{dim, pane_block, put};
+use crate::render::Line as OutLine;
+use crate::tui::app::App;
+use crate::tui::keymap::Pane;
+use crate::tui::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+use unicode_width::UnicodeWidthChar;
+
+/// Rows a line takes when wrapped at `width` columns.
+pub fn wrapped_height(line: &OutLine, width: usize) -> usize {
+    let w: usize = line
+        .spans
+        .iter()
+        .flat_map(|s| s.text.chars())
+        .map(|c| c.width().unwrap_or(0))
+        .sum();
+    w.div_ceil(width.max(1)).max(1)
+}
+
+/// Wrap a line at `width` columns (by character; JSON and IDs have few spaces to break at).
+pub fn wrap(theme: &Theme, line: &OutLine, width: usize) -> Vec<Line<'static>> {
+    let width = width.max(1);
+    let mut rows: Vec<Line<'static>> = vec![Line::default()];
+    let mut col = 0;
+    for s in &line.spans {
+        let style = theme.role(s.role);
+        let mut chunk = String::new();
+        for c in s.text.chars() {
+            let cw = c.width().unwrap_or(0);
+            if col + cw > width {
+                if let Some(last) = rows.last_mut() {
+                    last.spans
+                        .push(Span::styled(std::mem::take(&mut chunk), style));
+                }
+                rows.push(Line::default());
+                col = 0;
+            }
+            chunk.push(c);
+            col += cw;
+        }
+        if !chunk.is_empty()
+            && let Some(last) = rows.last_mut()
+        {
+            last.spans.push(Span::styled(chunk, style));
+        }
+    }
+    rows
+}
+
+/// Draw the pane.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let out = &app.ui.output;
+    let scroll = app.ui.scroll[Pane::Output.index()].min(out.len().saturating_sub(1));
+    let keys_here = app.ui.focus == Pane::Output || app.ui.mode == crate::tui::Mode::Command;
+    let extra = if scroll > 0 {
+        let n = app
+            .panes()
+            .iter()
+            .position(|p| *p == Pane::Output)
+            .map_or(7, |i| i + 1);
+        let how = if keys_here {
+            "PgDn".to_string()
+        } else {
+            format!("Alt-{n}, then PgDn")
+        };
+        vec![Span::styled(
+            format!("↓ {scroll} more lines below · {how}"),
+            t.warn,
+        )]
+    } else {
+        vec![Span::styled("PgUp/PgDn scroll", t.dim)]
+    };
+    let block = pane_block(app, Pane::Output, extra);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height == 0 || inner.width == 0 {
+        return;
+    }
+    if out.is_empty() {
+        put(
+            buf,
+            inner,
+            0,
+            &dim(
+                t,
+                "output of your commands appears here — start with `help`, or `pod create web --node node-1`",
+            ),
+        );
+        return;
+    }
+    let (w, h) = (inner.width as usize, inner.height as usize);
+    // Walk back from the bottom line, wrapping only what fits.
+    let end = out.len() - scroll;
+    let mut rows: Vec<Line<'static>> = Vec::new();
+    let mut i = end;
+    while i > 0 && rows.len() < h {
+        i -= 1;
+        let mut wrapped = wrap(t, &out[i], w);
+        wrapped.extend(rows);
+        rows = wrapped;
+    }
+    let skip = rows.len().saturating_sub(h);
+    for (y, l) in rows.iter().skip(skip).enumerate() {
+        put(buf, inner, y as u16, l);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::Role;
+
+    #[test]
+    fn wrapping_keeps_styles_and_counts_rows() {
+        let t = Theme::standard();
+        let l = OutLine::new()
+            .push("abcd", Role::Bad)
+            .push("efg", Role::Plain);
+        assert_eq!(wrapped_height(&l, 3), 3);
+        let rows = wrap(&t, &l, 3);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[1].spans[0].content, "d");
+        assert_eq!(rows[1].spans[0].style, t.bad);
+        assert_eq!(rows[1].spans[1].content, "ef");
+        assert_eq!(wrapped_height(&OutLine::new(), 10), 1);
+    }
+}

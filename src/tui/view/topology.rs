@@ -1,0 +1,274 @@
+//! The topology pane: one box per node showing how a pod is wired —
+//!
+//! ```text
+//! ╭─ node-1 · zone-1 · podCIDR 10.244.1.0/24 ──────────────────────────╮
+//! │ eth0 192.168.0.1/24 ══ cni0 10.244.1.1/24 (bridge · pods' gateway)   │
+//! │                        ├─ veth07c293f6 ⇄ eth0 10.244.1.2/24  web  Running │
+//! │                        └─ vethb7c66997 ⇄ eth0 10.244.1.3/24  db   Running │
+//! ╰──────────────────────────────────────────────────────────────────────╯
+//! ```
+//!
+//! Rows are virtual: only the rows inside the viewport are formatted, found by walking the
+//! per-node pod counts (O(nodes + visible rows), never O(pods)).
+
+use super::{dim, pane_block, put};
+use crate::tui::app::App;
+use crate::tui::keymap::Pane;
+use crate::tui::model::{self, NodeFacts, PodKey};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+use unicode_width::UnicodeWidthStr;
+
+/// Draw the pane.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let groups = app.groups();
+    let pods: usize = groups.values().map(Vec::len).sum();
+    let mut extra = vec![Span::styled(
+        format!("{} nodes · {} pods", groups.len(), pods),
+        t.dim,
+    )];
+    if !app.ui.filter.text.is_empty() {
+        extra.push(Span::styled(format!(" · /{}", app.ui.filter.text), t.warn));
+    }
+    let block = pane_block(app, Pane::Topology, extra);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height == 0 || inner.width < 8 {
+        return;
+    }
+    if groups.is_empty() {
+        let msg = if app.lab.cluster.nodes.is_empty() {
+            "no nodes yet — try `node add node-1 --cidr 10.244.1.0/24 --ip 192.168.0.1`"
+        } else {
+            "nothing matches the filter (Esc clears it)"
+        };
+        put(buf, inner, 0, &dim(t, msg));
+        return;
+    }
+    let h = inner.height as usize;
+    let total = app.topo_rows();
+    let scroll = app.ui.scroll[Pane::Topology.index()].min(total.saturating_sub(h));
+    let mut row = 0usize; // first row of the current node's box
+    let mut drawn = 0usize;
+    for (node, pods) in groups {
+        let rows = app.node_rows(pods.len());
+        if row + rows <= scroll {
+            row += rows;
+            continue;
+        }
+        if drawn >= h {
+            break;
+        }
+        let facts = model::node_facts(&app.lab, node).unwrap_or_else(|| NodeFacts {
+            name: node.clone(),
+            ..NodeFacts::default()
+        });
+        let first = scroll.saturating_sub(row);
+        for r in first..rows {
+            if drawn >= h {
+                break;
+            }
+            draw_row(app, inner, buf, drawn as u16, &facts, pods, r);
+            drawn += 1;
+        }
+        row += rows;
+    }
+}
+
+/// Columns a pod branch needs after its indent (veth ⇄ eth0 IP name status).
+const POD_LINE: usize = 66;
+
+/// The column pod branches hang from: under `cni0` when the row has room, else a small
+/// indent (narrow screens).
+fn branch_col(facts: &NodeFacts, width: u16) -> usize {
+    let col = 2 + uplink_text(facts).width() + 4;
+    if (width as usize).saturating_sub(2) >= col + POD_LINE {
+        col
+    } else {
+        4
+    }
+}
+
+fn uplink_text(f: &NodeFacts) -> String {
+    let addr = if f.uplink.1.is_empty() {
+        f.internal_ip.clone()
+    } else {
+        f.uplink.1.clone()
+    };
+    format!("{} {}", f.uplink.0, addr)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_row(
+    app: &App,
+    area: Rect,
+    buf: &mut Buffer,
+    y: u16,
+    facts: &NodeFacts,
+    pods: &[PodKey],
+    r: usize,
+) {
+    let t = &app.theme;
+    let w = area.width as usize;
+    let rows = app.node_rows(pods.len());
+    let last_box_row = rows - 1 - usize::from(t.airy);
+    let node_selected = app.ui.sel_node.as_deref() == Some(facts.name.as_str());
+    let frame = if node_selected {
+        t.border_focused
+    } else {
+        t.border
+    };
+    if t.airy && r == rows - 1 {
+        return; // the blank line between boxes
+    }
+    if r == 0 {
+        let mut spans = vec![
+            Span::styled("╭─ ", frame),
+            Span::styled(facts.name.clone(), t.name),
+        ];
+        if !facts.zone.is_empty() {
+            spans.push(Span::styled(format!(" · {}", facts.zone), t.dim));
+        }
+        spans.push(Span::styled(" · podCIDR ", t.dim));
+        spans.push(Span::styled(
+            if facts.pod_cidr.is_empty() {
+                "none".to_string()
+            } else {
+                facts.pod_cidr.clone()
+            },
+            t.plain,
+        ));
+        spans.push(Span::raw(" "));
+        let used: usize = spans.iter().map(|s| s.content.width()).sum();
+        let fill = w.saturating_sub(used + 1);
+        spans.push(Span::styled("─".repeat(fill), frame));
+        spans.push(Span::styled("╮", frame));
+        put(buf, area, y, &Line::from(spans));
+        return;
+    }
+    if r == last_box_row {
+        let line = format!("╰{}╯", "─".repeat(w.saturating_sub(2)));
+        put(buf, area, y, &Line::from(Span::styled(line, frame)));
+        return;
+    }
+    let body_w = w.saturating_sub(2);
+    let body = if r == 1 {
+        let mut spans = vec![
+            Span::raw(" "),
+            Span::styled(facts.uplink.0.clone(), t.name),
+            Span::raw(" "),
+            Span::styled(
+                if facts.uplink.1.is_empty() {
+                    facts.internal_ip.clone()
+                } else {
+                    facts.uplink.1.clone()
+                },
+                t.plain,
+            ),
+            Span::styled(" ══ ", t.dim),
+        ];
+        match &facts.bridge {
+            Some((name, addr)) => {
+                spans.push(Span::styled(name.clone(), t.name));
+                spans.push(Span::raw(" "));
+                if addr.is_empty() {
+                    spans.push(Span::styled("(no address: not a gateway)", t.dim));
+                } else {
+                    spans.push(Span::styled(addr.clone(), t.plain));
+                    spans.push(Span::styled(" (bridge · pods' gateway)", t.dim));
+                }
+            }
+            None => {
+                spans.push(Span::styled("cni0", t.dim));
+                spans.push(Span::styled(
+                    " not created yet — the first pod's CNI ADD creates it",
+                    t.dim,
+                ));
+            }
+        }
+        Line::from(spans)
+    } else {
+        let i = r - 2;
+        let indent = " ".repeat(branch_col(facts, area.width));
+        if pods.is_empty() {
+            Line::from(vec![
+                Span::raw(indent),
+                Span::styled("└─ ", t.dim),
+                Span::styled("no pods — try `pod create web --node ", t.dim),
+                Span::styled(format!("{}`", facts.name), t.dim),
+            ])
+        } else {
+            pod_line(app, &pods[i], i + 1 == pods.len(), indent)
+        }
+    };
+    put(buf, area, y, &Line::from(Span::styled("│", frame)));
+    let inner = Rect::new(area.x + 1, area.y, body_w as u16, area.height);
+    put(buf, inner, y, &body);
+    if r >= 2
+        && let Some(k) = pods.get(r - 2)
+        && app.ui.sel_pod.as_ref() == Some(k)
+    {
+        // Highlight the pod's part of the row, not the box.
+        let start = branch_col(facts, area.width) as u16;
+        let hl = Rect::new(
+            inner.x + start.min(inner.width),
+            inner.y + y,
+            inner.width.saturating_sub(start),
+            1,
+        );
+        buf.set_style(hl, t.selected);
+    }
+    if w >= 2 {
+        put(
+            buf,
+            Rect::new(area.x + area.width - 1, area.y, 1, area.height),
+            y,
+            &Line::from(Span::styled("│", frame)),
+        );
+    }
+}
+
+fn pod_line(app: &App, key: &PodKey, last: bool, indent: String) -> Line<'static> {
+    let t = &app.theme;
+    let branch = if last { "└─ " } else { "├─ " };
+    let Some(p) = model::pod_facts(&app.lab, key) else {
+        return Line::from(vec![Span::raw(indent), Span::styled(branch, t.dim)]);
+    };
+    let name = if p.ns == "default" {
+        p.name.clone()
+    } else {
+        format!("{}/{}", p.ns, p.name)
+    };
+    let mut spans = vec![Span::raw(indent), Span::styled(branch, t.dim)];
+    if p.host_veth.is_empty() {
+        spans.push(Span::styled("············", t.dim));
+    } else {
+        spans.push(Span::styled(format!("{:<12}", p.host_veth), t.plain));
+    }
+    spans.push(Span::styled(" ⇄ ", t.dim));
+    spans.push(Span::styled(
+        if p.pod_if.is_empty() {
+            "eth0".to_string()
+        } else {
+            p.pod_if.clone()
+        },
+        t.plain,
+    ));
+    spans.push(Span::raw(" "));
+    if p.ip.is_empty() {
+        spans.push(Span::styled(format!("{:<14}", "(no IP)"), t.warn));
+    } else {
+        spans.push(Span::styled(format!("{:<14}", p.ip), t.name));
+    }
+    spans.push(Span::raw(" "));
+    spans.push(Span::styled(format!("{name:<8} "), t.plain));
+    if p.running {
+        spans.push(Span::styled(p.status, t.good));
+    } else {
+        spans.push(Span::styled(format!("! {}", p.status), t.warn));
+    }
+    Line::from(spans)
+}

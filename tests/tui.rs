@@ -1,0 +1,498 @@
+//! The dashboard, drawn into ratatui's `TestBackend` after scripted commands and keys:
+//! insta snapshots of the screen at 80×24 (compact, tabbed) and 160×48 (every pane), plus
+//! styled-cell asserts for what colour and weight mean (snapshots do not record style).
+
+use cni_csi_lab::Lab;
+use cni_csi_lab::tui::{self, App, Mode, Pane, ScriptedEvents, Theme};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Modifier};
+
+const SMALL: (u16, u16) = (80, 24);
+const LARGE: (u16, u16) = (160, 48);
+
+fn app(lab: Lab, size: (u16, u16)) -> App {
+    let mut a = App::new(lab, Theme::standard());
+    a.update(tui::Action::Resize(size.0, size.1));
+    a
+}
+
+fn after(lab: Lab, size: (u16, u16), lines: &[&str]) -> App {
+    let mut a = app(lab, size);
+    for l in lines {
+        a.run_command(l);
+    }
+    a
+}
+
+fn frame(a: &mut App, size: (u16, u16)) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
+    tui::draw(&mut t, a).unwrap();
+    t
+}
+
+fn key(code: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn ch(c: char) -> Event {
+    key(KeyCode::Char(c))
+}
+
+fn typed(s: &str) -> Vec<Event> {
+    s.chars().map(ch).collect()
+}
+
+/// Run the real event loop over scripted events, then draw the final state. (The script
+/// ends with a shutdown, which quits; the flag is cleared first so a test can drive again.)
+fn drive(a: &mut App, size: (u16, u16), events: Vec<Event>) -> Terminal<TestBackend> {
+    a.ui.quit = false;
+    let mut t = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
+    let mut src = ScriptedEvents(events.into());
+    tui::run_loop(&mut t, a, &mut src).unwrap();
+    tui::draw(&mut t, a).unwrap();
+    t
+}
+
+fn screen_text(buf: &Buffer) -> String {
+    let mut s = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            s.push_str(buf[(x, y)].symbol());
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The first cell where `needle` starts on screen.
+fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
+    let text = screen_text(buf);
+    for (y, line) in text.lines().enumerate() {
+        let chars: Vec<char> = line.chars().collect();
+        let n: Vec<char> = needle.chars().collect();
+        if let Some(x) = chars.windows(n.len()).position(|w| w == n.as_slice()) {
+            return Some((x as u16, y as u16));
+        }
+    }
+    None
+}
+
+const PODS: &[&str] = &[
+    "pod create web --node node-1 --label app=web",
+    "pod create db --node node-2 --label app=db",
+    "pod create api --node node-1",
+];
+
+const EXHAUST: &[&str] = &[
+    "node add tiny --cidr 10.9.0.0/30 --ip 192.168.0.9",
+    "pod create t1 --node tiny",
+    "pod create t2 --node tiny",
+];
+
+// ---------------------------------------------------------------------------------------
+// Snapshots after scripted commands.
+
+#[test]
+fn empty_cluster() {
+    for size in [SMALL, LARGE] {
+        let mut a = app(Lab::empty(), size);
+        let t = frame(&mut a, size);
+        insta::assert_snapshot!(format!("empty_{}x{}", size.0, size.1), t.backend());
+    }
+}
+
+#[test]
+fn default_cluster_before_any_pod() {
+    let mut a = app(Lab::new(), LARGE);
+    let t = frame(&mut a, LARGE);
+    insta::assert_snapshot!("default_160x48", t.backend());
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("cni0 not created yet"), "{text}");
+}
+
+#[test]
+fn pods_on_two_nodes() {
+    for size in [SMALL, LARGE] {
+        let mut a = after(Lab::new(), size, PODS);
+        let t = frame(&mut a, size);
+        insta::assert_snapshot!(format!("pods_{}x{}", size.0, size.1), t.backend());
+    }
+    let mut a = after(Lab::new(), LARGE, PODS);
+    let t = frame(&mut a, LARGE);
+    let text = screen_text(t.backend().buffer());
+    // The wiring: uplink ══ bridge, then veth ⇄ eth0 per pod; IPAM and routes of node-1.
+    assert!(
+        text.contains("eth0 192.168.0.1/24 ══ cni0 10.244.1.1/24"),
+        "{text}"
+    );
+    assert!(text.contains("⇄ eth0 10.244.1.3/24"), "{text}");
+    assert!(text.contains("last_reserved_ip.0"), "{text}");
+    assert!(text.contains("default via 10.244.1.1 dev eth0"), "{text}");
+}
+
+#[test]
+fn ipam_exhaustion() {
+    for size in [SMALL, LARGE] {
+        let mut a = after(Lab::new(), size, EXHAUST);
+        let t = frame(&mut a, size);
+        insta::assert_snapshot!(format!("exhausted_{}x{}", size.0, size.1), t.backend());
+    }
+    let mut a = after(Lab::new(), LARGE, EXHAUST);
+    let t = frame(&mut a, LARGE);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("used 1 · free 0"), "{text}");
+    assert!(text.contains("FULL"), "{text}");
+    assert!(text.contains("! ContainerCreating"), "{text}");
+    assert!(text.contains("no IP addresses available in range set: 10.9.0.1-10.9.0.2"));
+}
+
+#[test]
+fn a_failing_command_shows_the_error() {
+    let mut a = after(Lab::new(), LARGE, &["pod create x --node nowhere"]);
+    let t = frame(&mut a, LARGE);
+    insta::assert_snapshot!("error_160x48", t.backend());
+}
+
+#[test]
+fn help_overlay_from_the_keymap() {
+    for size in [SMALL, LARGE] {
+        let mut a = app(Lab::new(), size);
+        let t = drive(&mut a, size, vec![key(KeyCode::Esc), ch('?')]);
+        assert_eq!(a.ui.mode, Mode::Help);
+        insta::assert_snapshot!(format!("help_{}x{}", size.0, size.1), t.backend());
+        // Any other key closes it.
+        drive(&mut a, size, vec![ch('x')]);
+        assert_eq!(a.ui.mode, Mode::Normal);
+    }
+}
+
+#[test]
+fn a_lesson_pane_when_a_lesson_runs() {
+    let mut a = after(Lab::new(), LARGE, PODS);
+    a.set_lesson(Some(tui::LessonView {
+        title: "Chapter 2 · A pod gets an IP".into(),
+        step_index: 1,
+        step_count: 4,
+        text: "host-local hands out addresses in order from the node's podCIDR.".into(),
+        goal: "create a second pod on node-1 and predict its IP".into(),
+        hint: Some("pod create web2 --node node-1".into()),
+    }));
+    let t = drive(&mut a, LARGE, vec![key(KeyCode::Esc), ch('h')]);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("step 2/4"), "{text}");
+    assert!(text.contains("Hint: pod create web2"), "{text}");
+    insta::assert_snapshot!("lesson_160x48", t.backend());
+}
+
+// ---------------------------------------------------------------------------------------
+// Keys.
+
+#[test]
+fn typing_a_command_and_enter_runs_it() {
+    let mut a = app(Lab::new(), LARGE);
+    let mut ev = typed(":pod create web --node node-1");
+    ev.push(key(KeyCode::Enter));
+    let t = drive(&mut a, LARGE, ev);
+    assert!(
+        a.lab
+            .cluster
+            .pods
+            .contains_key(&("default".into(), "web".into()))
+    );
+    assert_eq!(a.ui.prompt.text, "", "the line is cleared after Enter");
+    assert_eq!(a.ui.history, ["pod create web --node node-1"]);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("lab> pod create web --node node-1"), "{text}");
+    insta::assert_snapshot!("typed_160x48", t.backend());
+}
+
+#[test]
+fn tab_completes_from_the_grammar_and_the_lab() {
+    let mut a = app(Lab::new(), SMALL);
+    let mut ev = typed("po");
+    ev.push(key(KeyCode::Tab));
+    drive(&mut a, SMALL, ev);
+    assert_eq!(a.ui.prompt.text, "po");
+    assert_eq!(a.ui.candidates, ["pod", "policy"]);
+    let mut ev = typed("d");
+    ev.push(key(KeyCode::Tab));
+    ev.extend(typed("cr"));
+    ev.push(key(KeyCode::Tab));
+    ev.extend(typed("web --node n"));
+    ev.push(key(KeyCode::Tab));
+    let t = drive(&mut a, SMALL, ev);
+    assert_eq!(a.ui.prompt.text, "pod create web --node node-");
+    assert_eq!(a.ui.candidates, ["node-1", "node-2"]);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("⇥ node-1  node-2"), "{text}");
+}
+
+#[test]
+fn usage_hint_follows_the_typing() {
+    let mut a = app(Lab::new(), LARGE);
+    let t = drive(&mut a, LARGE, typed("pod create "));
+    let text = screen_text(t.backend().buffer());
+    assert!(
+        text.contains("lab> pod create    pod create [OPTIONS] --node <NODE> <NAME>"),
+        "{text}"
+    );
+}
+
+#[test]
+fn history_with_up_and_down() {
+    let mut a = after(Lab::new(), SMALL, &["echo one", "echo two"]);
+    drive(&mut a, SMALL, vec![key(KeyCode::Up), key(KeyCode::Up)]);
+    assert_eq!(a.ui.prompt.text, "echo one");
+    drive(&mut a, SMALL, vec![key(KeyCode::Down), key(KeyCode::Down)]);
+    assert_eq!(a.ui.prompt.text, "");
+}
+
+#[test]
+fn focus_moves_with_tab_shift_tab_and_alt_digits() {
+    let mut a = after(Lab::new(), SMALL, PODS);
+    // The long output of the last command took over the small screen (Output focused).
+    assert_eq!(a.ui.focus, Pane::Output);
+    // Start in the command line; Esc gives the keys to the panes; Esc again goes back to
+    // the pane that was focused before; Tab moves on.
+    let t = drive(
+        &mut a,
+        SMALL,
+        vec![key(KeyCode::Esc), key(KeyCode::Esc), key(KeyCode::Tab)],
+    );
+    assert_eq!(a.ui.mode, Mode::Normal);
+    assert_eq!(a.ui.focus, Pane::Ipam);
+    insta::assert_snapshot!("focus_ipam_80x24", t.backend());
+    drive(
+        &mut a,
+        SMALL,
+        vec![key(KeyCode::BackTab), key(KeyCode::BackTab)],
+    );
+    assert_eq!(a.ui.focus, Pane::Output, "Shift-Tab wraps around");
+    let alt5 = Event::Key(KeyEvent::new(KeyCode::Char('5'), KeyModifiers::ALT));
+    let t = drive(&mut a, SMALL, vec![alt5]);
+    assert_eq!(a.ui.focus, Pane::Calls);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("Calls"), "{text}");
+}
+
+#[test]
+fn n_selects_the_next_node_by_running_show_ipam() {
+    let mut a = after(Lab::new(), LARGE, PODS);
+    a.run_command("show ipam node-1");
+    let t = drive(&mut a, LARGE, vec![key(KeyCode::Esc), ch('n')]);
+    assert_eq!(a.ui.sel_node.as_deref(), Some("node-2"));
+    assert_eq!(
+        a.ui.history.last().map(String::as_str),
+        Some("show ipam node-2")
+    );
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("lab> show ipam node-2"), "{text}");
+    assert!(text.contains("IPAM · node-2"), "{text}");
+}
+
+#[test]
+fn d_describes_the_selected_pod() {
+    let mut a = after(Lab::new(), SMALL, PODS);
+    // Select the first pod (api on node-1) with the arrows, then describe it.
+    let t = drive(
+        &mut a,
+        SMALL,
+        vec![key(KeyCode::Esc), key(KeyCode::Home), ch('d')],
+    );
+    assert_eq!(
+        a.ui.history.last().map(String::as_str),
+        Some("describe pod api -n default")
+    );
+    // On a small screen the long output takes over the main area (Esc goes back).
+    assert_eq!(a.ui.focus, Pane::Output);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("lab> describe pod api -n default"), "{text}");
+    insta::assert_snapshot!("describe_80x24", t.backend());
+    drive(&mut a, SMALL, vec![key(KeyCode::Esc)]);
+    assert_eq!(a.ui.focus, Pane::Topology);
+}
+
+#[test]
+fn w_shows_the_wire_record_of_the_selected_call() {
+    let mut a = after(Lab::new(), LARGE, &["pod create web --node node-1"]);
+    a.update(tui::Action::FocusNth(4));
+    assert_eq!(a.ui.focus, Pane::Calls);
+    // Up from following: the newest call, then older ones; select the bridge ADD line.
+    let bridge = a
+        .lab
+        .calls
+        .iter()
+        .find(|(_, e)| e.actor == "bridge")
+        .map(|(s, _)| s)
+        .unwrap();
+    let ups = (a.lab.calls.len() as u64 - bridge) as usize;
+    let mut ev = vec![key(KeyCode::Esc)];
+    ev.extend(std::iter::repeat_n(key(KeyCode::Up), ups));
+    ev.push(ch('w'));
+    let t = drive(&mut a, LARGE, ev);
+    assert_eq!(a.ui.sel_call, Some(bridge));
+    assert_eq!(a.ui.history.last().map(String::as_str), Some("show wire 0"));
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("wire #0  bridge on node-1"), "{text}");
+    assert!(text.contains("CNI_COMMAND=ADD"), "{text}");
+    insta::assert_snapshot!("wire_160x48", t.backend());
+}
+
+#[test]
+fn hotkeys_without_a_selection_explain_themselves() {
+    let mut a = app(Lab::new(), SMALL);
+    drive(&mut a, SMALL, vec![key(KeyCode::Esc), ch('d')]);
+    let f = a.ui.flash.clone().unwrap();
+    assert!(f.text.starts_with("select a pod first"), "{}", f.text);
+    assert!(a.ui.history.is_empty(), "nothing ran");
+}
+
+#[test]
+fn scrolling_with_page_keys_and_the_mouse_wheel() {
+    let mut a = after(
+        Lab::new(),
+        SMALL,
+        &["pod create web --node node-1", "show wire 0"],
+    );
+    a.update(tui::Action::Back); // keys to the panes; output is focused after the long output
+    assert_eq!(a.ui.focus, Pane::Output);
+    let before = a.ui.scroll[Pane::Output.index()];
+    drive(&mut a, SMALL, vec![key(KeyCode::PageUp)]);
+    assert!(
+        a.ui.scroll[Pane::Output.index()] > before,
+        "PgUp scrolls back"
+    );
+    drive(&mut a, SMALL, vec![key(KeyCode::End)]);
+    assert_eq!(
+        a.ui.scroll[Pane::Output.index()],
+        0,
+        "End returns to the newest"
+    );
+    // Wheel over the wire pane at 160×48 scrolls it.
+    let mut b = after(Lab::new(), LARGE, &["pod create web --node node-1"]);
+    let t = frame(&mut b, LARGE);
+    let (x, y) = find(t.backend().buffer(), "Wire").unwrap();
+    let wheel = Event::Mouse(MouseEvent {
+        kind: MouseEventKind::ScrollDown,
+        column: x,
+        row: y + 3,
+        modifiers: KeyModifiers::NONE,
+    });
+    drive(&mut b, LARGE, vec![wheel]);
+    assert_eq!(b.ui.scroll[Pane::Wire.index()], 3);
+}
+
+#[test]
+fn filter_narrows_pods_and_calls() {
+    let mut a = after(Lab::new(), LARGE, PODS);
+    let mut ev = vec![key(KeyCode::Esc), ch('/')];
+    ev.extend(typed("db"));
+    ev.push(key(KeyCode::Enter));
+    let t = drive(&mut a, LARGE, ev);
+    assert_eq!(a.ui.mode, Mode::Normal);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("1 nodes · 1 pods · /db"), "{text}");
+    drive(&mut a, LARGE, vec![key(KeyCode::Esc)]);
+    assert!(a.ui.filter.text.is_empty(), "Esc clears the filter");
+}
+
+#[test]
+fn quit_and_ctrl_c_end_the_loop() {
+    let mut a = app(Lab::new(), SMALL);
+    let mut ev = typed("quit");
+    ev.push(key(KeyCode::Enter));
+    ev.push(ch('x')); // never read
+    let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    let mut src = ScriptedEvents(ev.into());
+    tui::run_loop(&mut t, &mut a, &mut src).unwrap();
+    assert!(a.should_quit());
+    assert_eq!(src.0.len(), 1);
+    let mut b = app(Lab::new(), SMALL);
+    let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    let mut src = ScriptedEvents(vec![ctrl_c, ch('x')].into());
+    tui::run_loop(&mut t, &mut b, &mut src).unwrap();
+    assert!(b.should_quit());
+}
+
+#[test]
+fn the_screen_reflows_on_resize() {
+    let mut a = after(Lab::new(), LARGE, PODS);
+    let t = drive(&mut a, SMALL, vec![Event::Resize(80, 24)]);
+    let text = screen_text(t.backend().buffer());
+    assert!(
+        text.contains(" 1 Topology  2 IPAM "),
+        "compact layout has tabs: {text}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// What colour and weight mean (insta does not record styles).
+
+#[test]
+fn styles_carry_meaning() {
+    let th = Theme::standard();
+    let mut a = after(Lab::new(), LARGE, EXHAUST);
+    a.run_command("pod create x --node nowhere");
+    let t = frame(&mut a, LARGE);
+    let buf = t.backend().buffer();
+    // The error line is in the error style (vermillion, bold) and starts with ✗.
+    let (x, y) = find(buf, "✗ error:").unwrap();
+    assert_eq!(buf[(x, y)].fg, th.bad.fg.unwrap());
+    assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
+    // The IPAM lease the last successful ADD wrote is marked and highlighted.
+    a.run_command("pod create t3 --node node-1");
+    let t = frame(&mut a, LARGE);
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "● 10.244.1.2").unwrap();
+    assert_eq!(buf[(x + 2, y)].bg, th.changed.bg.unwrap());
+    assert!(buf[(x + 2, y)].modifier.contains(Modifier::BOLD));
+    // A Running pod is in the success colour, a waiting one in the warning colour with `!`.
+    let (x, y) = find(buf, "Running").unwrap();
+    assert_eq!(buf[(x, y)].fg, th.good.fg.unwrap());
+    a.run_command("show ipam tiny");
+    let t = frame(&mut a, LARGE);
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "! ContainerCreating").unwrap();
+    assert_eq!(buf[(x, y)].fg, th.warn.fg.unwrap());
+    // The focused pane's border is yellow and thick; the others grey.
+    let (x, y) = find(buf, "┏").unwrap();
+    assert_eq!(buf[(x, y)].fg, th.border_focused.fg.unwrap());
+    let (x, y) = find(buf, "┌").unwrap();
+    assert_eq!(buf[(x, y)].fg, Color::DarkGray);
+}
+
+#[test]
+fn no_color_is_monochrome_with_emphasis_by_weight() {
+    let mut a = App::new(Lab::new(), Theme::pick(false, true));
+    a.update(tui::Action::Resize(LARGE.0, LARGE.1));
+    for l in EXHAUST {
+        a.run_command(l);
+    }
+    a.run_command("bogus");
+    let t = frame(&mut a, LARGE);
+    let buf = t.backend().buffer();
+    for cell in buf.content() {
+        assert_eq!(cell.fg, Color::Reset, "no foreground colour under NO_COLOR");
+        assert_eq!(cell.bg, Color::Reset, "no background colour under NO_COLOR");
+    }
+    let (x, y) = find(buf, "✗ error:").unwrap();
+    assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
+}
+
+#[test]
+fn big_theme_is_high_contrast_with_heavier_borders() {
+    let mut a = App::new(Lab::new(), Theme::pick(true, false));
+    a.update(tui::Action::Resize(LARGE.0, LARGE.1));
+    for l in PODS {
+        a.run_command(l);
+    }
+    let t = frame(&mut a, LARGE);
+    insta::assert_snapshot!("big_160x48", t.backend());
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "┗").or_else(|| find(buf, "╚")).unwrap();
+    assert_eq!(buf[(x, y)].bg, Color::Black);
+    assert!(find(buf, "┌").is_none(), "no thin borders in the big theme");
+}
