@@ -238,9 +238,11 @@ fn lesson_commands_without_a_lesson_say_what_to_do() {
     ] {
         assert!(err(&mut lab, c).starts_with("no lesson in progress"), "{c}");
     }
-    assert_eq!(
-        err(&mut lab, "lesson start nope"),
-        "no lesson \"nope\"; lessons are: ch7-hands-on"
+    // Independent of how many lessons are embedded (other chapters add theirs).
+    let e = err(&mut lab, "lesson start nope");
+    assert!(
+        e.starts_with("no lesson \"nope\"; lessons are: ") && e.contains("ch7-hands-on"),
+        "{e}"
     );
     ok(&mut lab, &format!("lesson start {ID}"));
     assert!(err(&mut lab, "lesson answer B").starts_with("step 1 is not a quiz"));
@@ -292,11 +294,18 @@ fn play_is_deterministic_and_leaves_the_final_state() {
 #[test]
 fn verify_and_lint_as_commands() {
     let mut lab = Lab::new();
+    // Every embedded lesson verifies; the line for ch7 is exact.
     let out = ok(&mut lab, "lesson verify");
-    assert_eq!(out, "ok    ch7-hands-on  (12 steps, 4 quizzes)\n");
-    assert_eq!(
-        ok(&mut lab, "lesson lint"),
-        "lint: 1 lessons, no problems\n"
+    assert!(out.lines().all(|l| l.starts_with("ok    ")), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l == "ok    ch7-hands-on  (12 steps, 4 quizzes)"),
+        "{out}"
+    );
+    let lint = ok(&mut lab, "lesson lint");
+    assert!(
+        lint.starts_with("lint: ") && lint.ends_with(" lessons, no problems\n"),
+        "{lint}"
     );
     assert!(lab.cluster.pods.is_empty(), "verify plays on its own lab");
 }

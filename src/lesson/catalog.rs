@@ -7,10 +7,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Every file of `lessons/`, embedded. A test proves this list matches the directory.
-pub const EMBEDDED: &[(&str, &str)] = &[(
-    "lessons/ch7-hands-on.md",
-    include_str!("../../lessons/ch7-hands-on.md"),
-)];
+pub const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "lessons/ch2-core-ideas.md",
+        include_str!("../../lessons/ch2-core-ideas.md"),
+    ),
+    (
+        "lessons/ch3-architecture.md",
+        include_str!("../../lessons/ch3-architecture.md"),
+    ),
+    (
+        "lessons/ch7-hands-on.md",
+        include_str!("../../lessons/ch7-hands-on.md"),
+    ),
+];
 
 /// The lesson files in use.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
