@@ -7,10 +7,20 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Every file of `lessons/`, embedded. A test proves this list matches the directory.
-pub const EMBEDDED: &[(&str, &str)] = &[(
-    "lessons/ch7-hands-on.md",
-    include_str!("../../lessons/ch7-hands-on.md"),
-)];
+pub const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "lessons/ch4-runtime-workflow.md",
+        include_str!("../../lessons/ch4-runtime-workflow.md"),
+    ),
+    (
+        "lessons/ch5-core-modules.md",
+        include_str!("../../lessons/ch5-core-modules.md"),
+    ),
+    (
+        "lessons/ch7-hands-on.md",
+        include_str!("../../lessons/ch7-hands-on.md"),
+    ),
+];
 
 /// The lesson files in use.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
