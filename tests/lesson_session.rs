@@ -3,6 +3,7 @@
 //! a file in a temp dir, a damaged file).
 
 use cni_csi_lab::Lab;
+use cni_csi_lab::lesson::catalog::EMBEDDED;
 use cni_csi_lab::lesson::{FileStore, Item, MemoryStore, Progress, ProgressStore};
 use std::path::PathBuf;
 
@@ -238,7 +239,7 @@ fn lesson_commands_without_a_lesson_say_what_to_do() {
     ] {
         assert!(err(&mut lab, c).starts_with("no lesson in progress"), "{c}");
     }
-    // Independent of how many lessons are embedded (other chapters add theirs).
+    // Every embedded lesson is listed, by id (other lessons are added over time).
     let e = err(&mut lab, "lesson start nope");
     assert!(
         e.starts_with("no lesson \"nope\"; lessons are: ") && e.contains("ch7-hands-on"),
@@ -296,16 +297,16 @@ fn verify_and_lint_as_commands() {
     let mut lab = Lab::new();
     // Every embedded lesson verifies; the line for ch7 is exact.
     let out = ok(&mut lab, "lesson verify");
-    assert!(out.lines().all(|l| l.starts_with("ok    ")), "{out}");
+    // One `ok` line per embedded lesson, ch7's among them.
     assert!(
-        out.lines()
-            .any(|l| l == "ok    ch7-hands-on  (12 steps, 4 quizzes)"),
+        out.contains("ok    ch7-hands-on  (12 steps, 4 quizzes)\n"),
         "{out}"
     );
-    let lint = ok(&mut lab, "lesson lint");
-    assert!(
-        lint.starts_with("lint: ") && lint.ends_with(" lessons, no problems\n"),
-        "{lint}"
+    assert_eq!(out.lines().count(), EMBEDDED.len(), "{out}");
+    assert!(out.lines().all(|l| l.starts_with("ok    ")), "{out}");
+    assert_eq!(
+        ok(&mut lab, "lesson lint"),
+        format!("lint: {} lessons, no problems\n", EMBEDDED.len())
     );
     assert!(lab.cluster.pods.is_empty(), "verify plays on its own lab");
 }

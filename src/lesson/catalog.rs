@@ -17,6 +17,14 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../lessons/ch3-architecture.md"),
     ),
     (
+        "lessons/ch4-runtime-workflow.md",
+        include_str!("../../lessons/ch4-runtime-workflow.md"),
+    ),
+    (
+        "lessons/ch5-core-modules.md",
+        include_str!("../../lessons/ch5-core-modules.md"),
+    ),
+    (
         "lessons/ch7-hands-on.md",
         include_str!("../../lessons/ch7-hands-on.md"),
     ),
