@@ -7,10 +7,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Every file of `lessons/`, embedded. A test proves this list matches the directory.
-pub const EMBEDDED: &[(&str, &str)] = &[(
-    "lessons/ch7-hands-on.md",
-    include_str!("../../lessons/ch7-hands-on.md"),
-)];
+pub const EMBEDDED: &[(&str, &str)] = &[
+    (
+        "lessons/ch6-source-walkthrough.md",
+        include_str!("../../lessons/ch6-source-walkthrough.md"),
+    ),
+    (
+        "lessons/ch7-hands-on.md",
+        include_str!("../../lessons/ch7-hands-on.md"),
+    ),
+];
 
 /// The lesson files in use.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
