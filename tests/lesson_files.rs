@@ -188,6 +188,11 @@ fn chapter7_lesson_uses_the_chapter_values() {
         "pod app-b ip 10.244.2.2",
         "reach web db port 3306/TCP allowed",
         "reach web db port 8080/TCP denied",
+        "pvc data on node-1 state PUBLISHED",
+        "attachments 0",
+        "pvc db-data capacity 20Gi",
+        "pvc db-restore capacity 10Gi",
+        "pvc shared phase Bound",
     ] {
         assert!(checks.contains(&want), "missing check {want}");
     }
@@ -196,7 +201,14 @@ fn chapter7_lesson_uses_the_chapter_values() {
         .iter()
         .filter_map(|s| s.section.as_deref())
         .collect();
-    for want in ["7.4 scenario 1", "7.4 scenario 2", "7.4 scenario 3"] {
+    for want in [
+        "7.4 scenario 1",
+        "7.4 scenario 2",
+        "7.4 scenario 3",
+        "7.4 scenario 4",
+        "7.4 scenario 5",
+        "7.4 scenario 6",
+    ] {
         assert!(
             sections.iter().any(|s| s.starts_with(want)),
             "no step follows {want}"

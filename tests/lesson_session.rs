@@ -44,14 +44,14 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     ok(&mut lab, "pod create stray --node node-1");
     let out = ok(&mut lab, &format!("lesson start {ID}"));
     assert!(
-        out.contains("── Step 1/12 · A pod gets its address  ·  7.4 scenario 1"),
+        out.contains("── Step 1/20 · A pod gets its address  ·  7.4 scenario 1"),
         "{out}"
     );
     assert!(
         out.contains("Task: Create a pod named `web` on `node-1`"),
         "{out}"
     );
-    assert!(out.contains("[░░░░░░░░░░] 0/16"), "{out}");
+    assert!(out.contains("[░░░░░░░░░░] 0/26"), "{out}");
     assert!(
         lab.cluster.pods.is_empty(),
         "the lesson starts on a fresh cluster"
@@ -90,7 +90,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     );
     assert!(h.contains("`lesson retry`"), "{h}");
     let out = ok(&mut lab, "lesson retry");
-    assert!(out.contains("── Step 1/12"), "{out}");
+    assert!(out.contains("── Step 1/20"), "{out}");
     assert!(lab.cluster.pods.is_empty());
 
     let out = ok(&mut lab, "po create web --node node-1 --label app=web");
@@ -100,10 +100,10 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         "{out}"
     );
     assert!(
-        out.contains("── Step 2/12 · What bridge was given"),
+        out.contains("── Step 2/20 · What bridge was given"),
         "{out}"
     );
-    assert!(out.contains("[█░░░░░░░░░] 1/16"), "{out}");
+    assert!(out.contains("[░░░░░░░░░░] 1/26"), "{out}");
     assert_eq!(at(&lab), 1);
     assert_eq!(
         lab.lessons
@@ -128,7 +128,7 @@ fn skip_back_and_reset_rebuild_the_cluster() {
         out.contains("lab> pod create web --node node-1 --label app=web"),
         "{out}"
     );
-    assert!(out.contains("── Step 2/12"), "{out}");
+    assert!(out.contains("── Step 2/20"), "{out}");
     assert_eq!(at(&lab), 1);
     assert!(
         lab.lessons.progress().of(ID).steps.is_empty(),
@@ -141,7 +141,7 @@ fn skip_back_and_reset_rebuild_the_cluster() {
     assert_eq!(lab.cluster.pods.len(), 2);
 
     let out = ok(&mut lab, "back");
-    assert!(out.contains("── Step 2/12"), "{out}");
+    assert!(out.contains("── Step 2/20"), "{out}");
     assert_eq!(at(&lab), 1);
     assert_eq!(lab.cluster.pods.len(), 1, "rebuilt: only step 1's pod");
     assert!(
@@ -208,22 +208,27 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
     );
     let out = ok(&mut lab, "skip");
     assert!(out.contains("The answer: B."), "{out}");
-    let out = ok(&mut lab, "lesson answer 10.244.1.6");
-    assert!(out.contains("Your prediction: 10.244.1.6"), "{out}");
+    let out = ok(&mut lab, "lesson answer 10.244.1.9");
+    assert!(out.contains("Your prediction: 10.244.1.9"), "{out}");
     assert!(out.contains("lab> pod create probe --node node-1"), "{out}");
-    assert!(out.contains("✓ Right: 10.244.1.6."), "{out}");
+    assert!(out.contains("✓ Right: 10.244.1.9."), "{out}");
+    let out = ok(&mut lab, "lesson answer B");
+    assert!(out.contains("✓ Right: B."), "{out}");
+    let out = ok(&mut lab, "lesson answer cni del");
+    assert!(out.contains("lab> pod delete trainer"), "{out}");
+    assert!(out.contains("✓ Right: CNI DEL."), "{out}");
     assert!(out.contains("── Lesson complete"), "{out}");
     assert!(
-        out.contains("You did 12 of 12 steps and answered 2 of 4 quizzes right."),
+        out.contains("You did 20 of 20 steps and answered 4 of 6 quizzes right."),
         "{out}"
     );
-    assert!(out.contains("14/16"), "{out}");
+    assert!(out.contains("24/26"), "{out}");
     assert_eq!(
         err(&mut lab, "skip"),
         "nothing to skip: the lesson is complete (`lesson reset` starts it over)"
     );
     let list = ok(&mut lab, "lesson list");
-    assert!(list.contains("14/16  ← in progress"), "{list}");
+    assert!(list.contains("24/26  ← in progress"), "{list}");
 }
 
 #[test]
@@ -266,7 +271,7 @@ fn play_is_deterministic_and_leaves_the_final_state() {
     assert_eq!(a, b);
     assert!(a.starts_with("Left lesson ch7-hands-on"), "{a}");
     assert!(a.contains("lab> policy create db-allow-web"), "{a}");
-    assert!(a.contains("── Quiz 4/4"), "{a}");
+    assert!(a.contains("── Quiz 6/6"), "{a}");
     assert!(lab.lessons.session.is_none());
     assert!(
         lab.cluster
@@ -299,7 +304,7 @@ fn verify_and_lint_as_commands() {
     let out = ok(&mut lab, "lesson verify");
     // One `ok` line per embedded lesson, ch7's among them.
     assert!(
-        out.contains("ok    ch7-hands-on  (12 steps, 4 quizzes)\n"),
+        out.contains("ok    ch7-hands-on  (20 steps, 6 quizzes)\n"),
         "{out}"
     );
     assert_eq!(out.lines().count(), EMBEDDED.len(), "{out}");
@@ -333,10 +338,10 @@ fn progress_round_trips_through_a_file_and_resumes() {
     let mut lab = Lab::new();
     lab.lessons.set_store(Box::new(FileStore::new(&path)));
     let list = ok(&mut lab, "lesson list");
-    assert!(list.contains("2/16"), "{list}");
+    assert!(list.contains("2/26"), "{list}");
     let out = ok(&mut lab, &format!("lesson start {ID}"));
     assert!(out.contains("Resuming where you left off"), "{out}");
-    assert!(out.contains("── Step 3/12"), "{out}");
+    assert!(out.contains("── Step 3/20"), "{out}");
     assert!(
         lab.cluster
             .pods
@@ -360,7 +365,7 @@ fn a_damaged_progress_file_is_reported_and_replaced() {
         )),
         "{out}"
     );
-    assert!(out.contains("0/16"), "{out}");
+    assert!(out.contains("0/26"), "{out}");
     // Reported once.
     assert!(!ok(&mut lab, "lesson list").contains("warning"));
     ok(&mut lab, &format!("lesson start {ID}"));

@@ -25,6 +25,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../lessons/ch5-core-modules.md"),
     ),
     (
+        "lessons/ch6-source-walkthrough.md",
+        include_str!("../../lessons/ch6-source-walkthrough.md"),
+    ),
+    (
         "lessons/ch7-hands-on.md",
         include_str!("../../lessons/ch7-hands-on.md"),
     ),

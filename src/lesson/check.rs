@@ -318,6 +318,11 @@ pub const PREDICATES: &[Predicate] = &[
         about: "how the learner's last command ended",
         eval: last_command,
     },
+    Predicate {
+        pattern: "pvc <pod> on <node> targets <n>",
+        about: "how many NodePublish target paths the claim's volume has on the node",
+        eval: pvc_targets_on,
+    },
 ];
 
 /// Why a check line did not parse.
@@ -1061,6 +1066,29 @@ fn mode_is(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     Eval::new(mode == arg(a, 0), format!("the lab is in {mode} mode"))
 }
 
+/// One staging path per node, one target per pod: NodePublish bind-mounts the staged volume
+/// into each pod's directory (`kubelet/pkg/volume/csi/csi_mounter.go`).
+fn pvc_targets_on(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pv_of(lab, arg(a, 0)) {
+        Ok(pv) => {
+            let n = lab
+                .driver
+                .volume(&pv.spec.csi.volume_handle)
+                .map(|v| v.targets_on(arg(a, 1)).len())
+                .unwrap_or(0);
+            Eval::new(
+                n.to_string() == arg(a, 2),
+                format!(
+                    "volume {} has {n} published target(s) on {}",
+                    pv.spec.csi.volume_handle,
+                    arg(a, 1)
+                ),
+            )
+        }
+        Err(e) => e,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1146,6 +1174,29 @@ mod tests {
         }
         let e = c("pod web ip 10.244.1.3").eval(&lab, &seen);
         assert_eq!(e, Eval::new(false, "pod default/web has ip 10.244.1.2"));
+    }
+
+    #[test]
+    fn targets_count_publishes_per_node() {
+        let mut lab = Lab::new();
+        let seen = Observed::default();
+        let c = |t: &str| parse(1, t).unwrap();
+        lab.execute("pvc create data --size 1Gi").unwrap();
+        assert!(c("pvc data on node-1 targets 0").eval(&lab, &seen).holds);
+        lab.execute("pod create a --node node-1 --pvc data")
+            .unwrap();
+        lab.execute("pod create b --node node-1 --pvc data")
+            .unwrap();
+        assert!(c("pvc data on node-1 targets 2").eval(&lab, &seen).holds);
+        lab.execute("pod delete a").unwrap();
+        let e = c("pvc data on node-1 targets 2").eval(&lab, &seen);
+        assert!(!e.holds);
+        assert!(
+            e.actual.ends_with("has 1 published target(s) on node-1"),
+            "{}",
+            e.actual
+        );
+        assert!(!c("pvc nope on node-1 targets 0").eval(&lab, &seen).holds);
     }
 
     #[test]
