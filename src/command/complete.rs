@@ -483,7 +483,7 @@ mod tests {
         assert_eq!(&h.display[..h.complete_up_to], "eate ");
         assert_eq!(hint("pod ", 4).unwrap().display, "create|delete|list");
         assert_eq!(hint("pod create web --node ", 22).unwrap().display, "NODE");
-        assert!(hint("reconcile", 9).is_none());
+        assert!(hint("reset --empty", 13).is_none());
         assert!(hint("pod create web", 3).is_none());
         assert!(hint("frob ", 5).is_none());
     }

@@ -74,8 +74,18 @@ pub enum Command {
         #[arg(value_enum)]
         mode: ModeArg,
     },
-    /// Run the control loops now (in step mode, one pass)
-    Reconcile,
+    /// Run the control loops now: all of them until nothing changes, or one controller once
+    #[command(
+        after_help = "Controllers: scheduler, provisioner, binder, attachdetach, attacher, resizer, snapshotter, kubelet\nExamples (in step mode, one hop at a time):\n  mode step\n  reconcile provisioner\n  reconcile binder\n  reconcile attachdetach\n  reconcile attacher\n  reconcile kubelet --node node-1\n  reconcile"
+    )]
+    Reconcile {
+        /// Run only this controller, one pass
+        #[arg(value_enum)]
+        controller: Option<ControllerArg>,
+        /// With `kubelet`: only this node's kubelet
+        #[arg(long)]
+        node: Option<String>,
+    },
     /// Start over with the default cluster
     Reset(ResetArgs),
     /// Print text (useful in scripts)
@@ -436,6 +446,27 @@ pub struct DescribeArgs {
         default_value = "default"
     )]
     pub ns: String,
+}
+
+/// The control loops `reconcile` can run one at a time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ControllerArg {
+    /// The scheduler's volume binding (WaitForFirstConsumer: selected-node)
+    Scheduler,
+    /// external-provisioner (CreateVolume, DeleteVolume, PV objects)
+    Provisioner,
+    /// The PV controller (binding claims, Released) and pvc-protection
+    Binder,
+    /// The attach/detach controller (VolumeAttachment objects)
+    Attachdetach,
+    /// external-attacher (ControllerPublish/Unpublish)
+    Attacher,
+    /// external-resizer (ControllerExpandVolume)
+    Resizer,
+    /// snapshot-controller and csi-snapshotter (CreateSnapshot)
+    Snapshotter,
+    /// kubelet (mounts, sandbox and CNI, containers; teardown)
+    Kubelet,
 }
 
 /// `mode` values.

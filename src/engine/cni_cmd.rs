@@ -325,8 +325,27 @@ impl Lab {
         node: Option<&str>,
         as_name: Option<&str>,
     ) -> Result<Outcome, LabError> {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| LabError::msg(format!("cannot read {file}: {e}")))?;
+        let text = match std::fs::read_to_string(file) {
+            Ok(t) => t,
+            Err(e) => {
+                // The example configs ship inside the lab, so `assets/conflists/X` (or just
+                // `X`) works from any directory.
+                let base = std::path::Path::new(file)
+                    .file_name()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or(file);
+                match EXAMPLE_CONFLISTS.iter().find(|(n, _)| *n == base) {
+                    Some((_, t)) => t.to_string(),
+                    None => {
+                        let names: Vec<&str> = EXAMPLE_CONFLISTS.iter().map(|(n, _)| *n).collect();
+                        return Err(LabError::msg(format!(
+                            "cannot read {file}: {e}; built-in examples: {}",
+                            names.join(", ")
+                        )));
+                    }
+                }
+            }
+        };
         let base = as_name.unwrap_or_else(|| {
             std::path::Path::new(file)
                 .file_name()
@@ -429,3 +448,19 @@ pub fn chain_error(e: ChainError) -> LabError {
         out,
     )
 }
+
+/// The example configs under `assets/conflists/`, built into the lab.
+pub const EXAMPLE_CONFLISTS: &[(&str, &str)] = &[
+    (
+        "01-minimal.conflist",
+        include_str!("../../assets/conflists/01-minimal.conflist"),
+    ),
+    (
+        "05-lab-v110.conflist",
+        include_str!("../../assets/conflists/05-lab-v110.conflist"),
+    ),
+    (
+        "99-broken.conflist",
+        include_str!("../../assets/conflists/99-broken.conflist"),
+    ),
+];

@@ -58,6 +58,7 @@ impl Lab {
             reason: None,
             object: None,
             wire: Some((seq, seq)),
+            object_uid: None,
         });
         result
     }

@@ -33,6 +33,9 @@ pub struct CallEvent {
     pub reason: Option<&'static str>,
     /// The object it concerns, as `Kind/ns/name`, for `describe`.
     pub object: Option<String>,
+    /// The object's UID when the event was recorded, so `describe` shows only the events of
+    /// this incarnation of a name (kubectl filters events by UID too).
+    pub object_uid: Option<String>,
     /// Wire records produced by this call (first, last), for the wire view.
     pub wire: Option<(u64, u64)>,
 }

@@ -15,6 +15,7 @@ pub mod node;
 pub mod nodes;
 pub mod pods;
 pub mod quantity;
+pub mod scheduler;
 pub mod storage_cmd;
 pub mod validate;
 pub mod views;
@@ -263,11 +264,39 @@ impl Lab {
                 });
                 Ok(out)
             }
-            Command::Reconcile => {
-                if self.mode == Mode::Step {
-                    self.reconcile();
+            Command::Reconcile { controller, node } => {
+                if let Some(n) = &node {
+                    if !self.nodes.contains_key(n) {
+                        return Err(LabError::msg(format!("node {n:?} not found")));
+                    }
                 }
-                Ok(Outcome::empty())
+                let changed = match controller {
+                    None => {
+                        if self.mode == Mode::Step {
+                            self.reconcile();
+                        }
+                        true
+                    }
+                    Some(ControllerArg::Scheduler) => self.run_scheduler(),
+                    Some(ControllerArg::Provisioner) => self.run_provisioner(),
+                    Some(ControllerArg::Binder) => {
+                        let a = self.run_binder();
+                        self.run_pvc_protection() || a
+                    }
+                    Some(ControllerArg::Attachdetach) => self.run_attach_detach(),
+                    Some(ControllerArg::Attacher) => self.run_attacher(),
+                    Some(ControllerArg::Resizer) => self.run_resizer(),
+                    Some(ControllerArg::Snapshotter) => self.run_snapshotter(),
+                    Some(ControllerArg::Kubelet) => self.run_kubelets_on(node.as_deref()),
+                };
+                let mut out = Outcome::empty();
+                if !changed {
+                    out.line(Line::styled(
+                        "nothing to do: the controller found no work (the state already matches)",
+                        Role::Dim,
+                    ));
+                }
+                Ok(out)
             }
             Command::Reset(r) => Ok(self.reset_keeping_lessons(r.empty)),
             Command::Echo(e) => {
@@ -293,7 +322,8 @@ impl Lab {
     /// the clock (`tick`).
     pub fn reconcile(&mut self) {
         for _ in 0..MAX_PASSES {
-            let mut changed = self.run_storage_controllers();
+            let mut changed = self.run_scheduler();
+            changed |= self.run_storage_controllers();
             changed |= self.run_kubelets();
             if !changed {
                 break;
@@ -303,8 +333,25 @@ impl Lab {
 
     /// One pass of every kubelet over the pods with work to do.
     pub fn run_kubelets(&mut self) -> bool {
+        self.run_kubelets_on(None)
+    }
+
+    /// One pass of the kubelets (or one node's) over the pods with work to do.
+    pub fn run_kubelets_on(&mut self, node: Option<&str>) -> bool {
         let mut changed = false;
-        let work: Vec<(String, String)> = self.dirty.iter().cloned().collect();
+        let work: Vec<(String, String)> = self
+            .dirty
+            .iter()
+            .filter(|k| {
+                node.is_none_or(|n| {
+                    self.cluster
+                        .pods
+                        .get(*k)
+                        .is_none_or(|p| p.spec.node_name == n)
+                })
+            })
+            .cloned()
+            .collect();
         for key in work {
             changed |= self.sync_pod(&key);
             let done = self.cluster.pods.get(&key).is_none_or(|p| {
@@ -382,6 +429,7 @@ impl Lab {
             reason: None,
             object: None,
             wire: None,
+            object_uid: None,
         })
     }
 

@@ -100,17 +100,10 @@ impl Lab {
         let mut obj = Object::new(&a.name, &a.ns, spec);
         obj.metadata.labels = labels;
         obj.metadata.annotations = annotations;
-        let created = self.cluster.pods().create(obj, self.clock)?.clone();
-        let key = (a.ns.clone(), a.name.clone());
-        self.object_event(
-            "default-scheduler",
-            "Scheduled",
-            "Scheduled",
-            format!("Successfully assigned {}/{} to {}", a.ns, a.name, a.node),
-            &created,
-            super::log::Level::Normal,
-        );
-        self.dirty.insert(key);
+        let clock = self.clock;
+        self.cluster.pods().create(obj, clock)?;
+        // The scheduler (run in the reconcile after this command) places it.
+        self.dirty.insert((a.ns.clone(), a.name.clone()));
         let mut out = Outcome::empty();
         out.line(
             Line::new()

@@ -642,7 +642,7 @@ impl Lab {
                 for c in &p.status.conditions {
                     out.plain(format!("  {:<27} {}", c.condition_type, c.status));
                 }
-                self.events_for(&mut out, &format!("Pod/{}", p.key()));
+                self.events_for(&mut out, &format!("Pod/{}", p.key()), &p.metadata.uid);
             }
             "nodes" => {
                 let n = self
@@ -688,20 +688,208 @@ impl Lab {
                     ));
                 }
             }
+            "persistentvolumeclaims" => {
+                let p = self
+                    .cluster
+                    .pvcs
+                    .get(&(d.ns.clone(), d.name.clone()))
+                    .ok_or_else(|| not_found("persistentvolumeclaims", &d.name))?;
+                let kv = |out: &mut Outcome, k: &str, v: String| {
+                    out.line(
+                        Line::new()
+                            .push(format!("{:<15}", format!("{k}:")), Role::Header)
+                            .push(v, Role::Plain),
+                    );
+                };
+                kv(&mut out, "Name", p.name().into());
+                kv(&mut out, "Namespace", p.metadata.namespace.clone());
+                kv(&mut out, "StorageClass", p.spec.storage_class_name.clone());
+                let status = if p.metadata.deletion_tick.is_some() {
+                    format!(
+                        "Terminating (lasts {})",
+                        age(self.clock, p.metadata.deletion_tick.unwrap_or(0))
+                    )
+                } else {
+                    p.status.phase.clone()
+                };
+                kv(&mut out, "Status", status);
+                kv(&mut out, "Volume", p.spec.volume_name.clone());
+                kv(&mut out, "Labels", labels_text(&p.metadata.labels));
+                kv(
+                    &mut out,
+                    "Annotations",
+                    labels_text(&p.metadata.annotations),
+                );
+                kv(
+                    &mut out,
+                    "Finalizers",
+                    format!("[{}]", p.metadata.finalizers.join(" ")),
+                );
+                kv(
+                    &mut out,
+                    "Capacity",
+                    p.status
+                        .capacity
+                        .get("storage")
+                        .cloned()
+                        .unwrap_or_default(),
+                );
+                kv(
+                    &mut out,
+                    "Access Modes",
+                    super::storage_cmd::short_modes(&p.status.access_modes),
+                );
+                kv(&mut out, "VolumeMode", p.spec.volume_mode.clone());
+                if let Some(ds) = &p.spec.data_source {
+                    out.line(Line::styled("DataSource:", Role::Header));
+                    out.plain(format!("  APIGroup:  {}", ds.api_group));
+                    out.plain(format!("  Kind:      {}", ds.kind));
+                    out.plain(format!("  Name:      {}", ds.name));
+                }
+                let users: Vec<String> = self
+                    .cluster
+                    .pods
+                    .values()
+                    .filter(|pod| {
+                        pod.metadata.namespace == p.metadata.namespace
+                            && pod
+                                .spec
+                                .volumes
+                                .iter()
+                                .any(|v| v.persistent_volume_claim.claim_name == p.name())
+                    })
+                    .map(|pod| pod.name().to_string())
+                    .collect();
+                kv(
+                    &mut out,
+                    "Used By",
+                    if users.is_empty() {
+                        "<none>".into()
+                    } else {
+                        users.join(", ")
+                    },
+                );
+                if !p.status.conditions.is_empty() {
+                    out.line(Line::styled("Conditions:", Role::Header));
+                    out.plain("  Type                      Status  Message");
+                    for c in &p.status.conditions {
+                        out.plain(format!(
+                            "  {:<25} {:<7} {}",
+                            c.condition_type, c.status, c.message
+                        ));
+                    }
+                }
+                self.events_for(
+                    &mut out,
+                    &format!("PersistentVolumeClaim/{}", p.key()),
+                    &p.metadata.uid,
+                );
+            }
+            "persistentvolumes" => {
+                let pv = self
+                    .cluster
+                    .pvs
+                    .get(&(String::new(), d.name.clone()))
+                    .ok_or_else(|| not_found("persistentvolumes", &d.name))?;
+                let kv = |out: &mut Outcome, k: &str, v: String| {
+                    out.line(
+                        Line::new()
+                            .push(format!("{:<17}", format!("{k}:")), Role::Header)
+                            .push(v, Role::Plain),
+                    );
+                };
+                kv(&mut out, "Name", pv.name().into());
+                kv(&mut out, "Labels", labels_text(&pv.metadata.labels));
+                kv(
+                    &mut out,
+                    "Annotations",
+                    labels_text(&pv.metadata.annotations),
+                );
+                kv(
+                    &mut out,
+                    "Finalizers",
+                    format!("[{}]", pv.metadata.finalizers.join(" ")),
+                );
+                kv(&mut out, "StorageClass", pv.spec.storage_class_name.clone());
+                kv(&mut out, "Status", pv.status.phase.clone());
+                kv(
+                    &mut out,
+                    "Claim",
+                    pv.spec
+                        .claim_ref
+                        .as_ref()
+                        .map(|c| format!("{}/{}", c.namespace, c.name))
+                        .unwrap_or_default(),
+                );
+                kv(
+                    &mut out,
+                    "Reclaim Policy",
+                    pv.spec.persistent_volume_reclaim_policy.clone(),
+                );
+                kv(
+                    &mut out,
+                    "Access Modes",
+                    super::storage_cmd::short_modes(&pv.spec.access_modes),
+                );
+                kv(&mut out, "VolumeMode", pv.spec.volume_mode.clone());
+                kv(
+                    &mut out,
+                    "Capacity",
+                    pv.spec.capacity.get("storage").cloned().unwrap_or_default(),
+                );
+                match &pv.spec.node_affinity {
+                    None => kv(&mut out, "Node Affinity", "<none>".into()),
+                    Some(a) => {
+                        out.line(Line::styled("Node Affinity:", Role::Header));
+                        out.plain("  Required Terms:");
+                        for t in &a.required.node_selector_terms {
+                            for r in &t.match_expressions {
+                                out.plain(format!(
+                                    "    Term 0:  {} in [{}]",
+                                    r.key,
+                                    r.values.join(", ")
+                                ));
+                            }
+                        }
+                    }
+                }
+                out.line(Line::styled("Source:", Role::Header));
+                out.plain("    Type:              CSI (a Container Storage Interface (CSI) volume source)");
+                out.plain(format!("    Driver:            {}", pv.spec.csi.driver));
+                out.plain(format!("    FSType:            {}", pv.spec.csi.fs_type));
+                out.plain(format!(
+                    "    VolumeHandle:      {}",
+                    pv.spec.csi.volume_handle
+                ));
+                out.plain("    ReadOnly:          false");
+                out.plain("    VolumeAttributes:");
+                for (k, v) in &pv.spec.csi.volume_attributes {
+                    out.plain(format!("        {k}={v}"));
+                }
+                self.events_for(
+                    &mut out,
+                    &format!("PersistentVolume/{}", pv.name()),
+                    &pv.metadata.uid,
+                );
+            }
             other => {
                 return Err(LabError::msg(format!(
-                    "describe does not know {other:?} in this build"
+                    "describe does not know {other:?}; it describes pods, nodes, pvc and pv"
                 )));
             }
         }
         Ok(out)
     }
 
-    fn events_for(&self, out: &mut Outcome, object: &str) {
+    fn events_for(&self, out: &mut Outcome, object: &str, uid: &str) {
         let events: Vec<_> = self
             .calls
             .iter()
-            .filter(|(_, e)| e.object.as_deref() == Some(object) && e.reason.is_some())
+            .filter(|(_, e)| {
+                e.object.as_deref() == Some(object)
+                    && e.reason.is_some()
+                    && e.object_uid.as_deref().is_none_or(|u| u == uid)
+            })
             .collect();
         if events.is_empty() {
             out.line(

@@ -32,6 +32,9 @@ impl Lab {
         if pod.metadata.deletion_tick.is_some() {
             return self.kill_pod(key, &pod);
         }
+        if !crate::engine::scheduler::is_scheduled(&pod) {
+            return false; // not placed on the node yet: its kubelet does not see it
+        }
         if pod.status.phase == "Running" {
             // Running pods only need attention when a resize waits for the node.
             return self.mount_pod_volumes(&pod).unwrap_or_default();
@@ -285,6 +288,7 @@ impl Lab {
             reason: Some(reason),
             object: Some(format!("Pod/{}", pod.key())),
             wire: None,
+            object_uid: Some(pod.metadata.uid.clone()),
         });
     }
 }

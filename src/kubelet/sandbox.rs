@@ -222,6 +222,7 @@ impl Lab {
                 reason: None,
                 object: None,
                 wire: None,
+                object_uid: None,
             });
         }
     }

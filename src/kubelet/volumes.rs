@@ -124,7 +124,7 @@ impl Lab {
             return Err(MountWait::Waiting(
                 "FailedMount",
                 format!(
-                    "Unable to attach or mount volumes: unmounted volumes=[{0}], unattached volumes=[{0}]: waiting for the attach/detach controller and external-attacher",
+                    "Unable to attach or mount volumes: unmounted volumes=[{0}], unattached volumes=[{0}], failed to process volumes=[]: timed out waiting for the condition",
                     unattached.join(" ")
                 ),
             ));

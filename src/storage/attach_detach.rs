@@ -72,6 +72,9 @@ impl Lab {
                 if pv.spec.csi.driver != DRIVER {
                     continue;
                 }
+                if !crate::engine::scheduler::is_scheduled(&pod) {
+                    continue;
+                }
                 let terminating = pod.metadata.deletion_tick.is_some();
                 let mounted = self
                     .mounts

@@ -91,13 +91,15 @@ impl Lab {
         object: String,
         level: Level,
     ) {
-        let repeat = self
-            .calls
-            .iter()
-            .rev()
-            .take(64)
-            .find(|(_, e)| e.object.as_deref() == Some(object.as_str()))
-            .is_some_and(|(_, e)| e.reason == Some(reason) && e.detail == message);
+        // The API server aggregates a repeated event (same object, reason and message) into
+        // one with a count; the lab keeps the first.
+        let uid = self.uid_of(&object);
+        let repeat = self.calls.iter().rev().take(256).any(|(_, e)| {
+            e.object.as_deref() == Some(object.as_str())
+                && e.object_uid == uid
+                && e.reason == Some(reason)
+                && e.detail == message
+        });
         if repeat {
             return;
         }
@@ -109,15 +111,38 @@ impl Lab {
             detail: message,
             level,
             reason: Some(reason),
+            object_uid: self.uid_of(&object),
             object: Some(object),
             wire: None,
         });
     }
 
+    /// The current UID of an object named `Kind/ns/name` (or `Kind/name`).
+    pub fn uid_of(&self, object: &str) -> Option<String> {
+        let mut parts = object.splitn(3, '/');
+        let kind = parts.next()?;
+        let a = parts.next()?;
+        let (ns, name) = match parts.next() {
+            Some(n) => (a.to_string(), n.to_string()),
+            None => (String::new(), a.to_string()),
+        };
+        let key = (ns, name);
+        match kind {
+            "Pod" => self.cluster.pods.get(&key).map(|o| o.metadata.uid.clone()),
+            "PersistentVolumeClaim" => self.cluster.pvcs.get(&key).map(|o| o.metadata.uid.clone()),
+            "PersistentVolume" => self.cluster.pvs.get(&key).map(|o| o.metadata.uid.clone()),
+            "VolumeSnapshot" => self
+                .cluster
+                .snapshots
+                .get(&key)
+                .map(|o| o.metadata.uid.clone()),
+            _ => None,
+        }
+    }
+
     /// Run every storage controller once; true when any of them changed something.
     pub fn run_storage_controllers(&mut self) -> bool {
         let mut changed = false;
-        changed |= self.schedule_wffc_claims();
         changed |= self.run_provisioner();
         changed |= self.run_binder();
         changed |= self.run_snapshotter();

@@ -1,0 +1,165 @@
+//! The scheduler's part: a pod is placed on the node its `--node` names (the lab's stand-in
+//! for the scheduler's choice) once the volume checks pass — claims exist, Immediate claims
+//! are bound, the PV's node affinity admits the node, a ReadWriteOncePod claim is not in use
+//! by another pod — and a WaitForFirstConsumer claim gets the `selected-node` annotation.
+//! Until then the pod stays Pending with a FailedScheduling event, and nothing is attached.
+
+use super::Lab;
+use super::log::Level;
+use crate::cluster::{Condition, Object, PodSpec};
+
+/// Whether the scheduler has placed the pod (`PodScheduled=True`).
+pub fn is_scheduled(pod: &Object<PodSpec>) -> bool {
+    pod.status
+        .conditions
+        .iter()
+        .any(|c| c.condition_type == "PodScheduled" && c.status == "True")
+}
+
+impl Lab {
+    /// One pass of the scheduler: place pending pods, then WaitForFirstConsumer binding.
+    pub fn run_scheduler(&mut self) -> bool {
+        let pending: Vec<Object<PodSpec>> = self
+            .cluster
+            .pods
+            .values()
+            .filter(|p| p.metadata.deletion_tick.is_none() && !is_scheduled(p))
+            .cloned()
+            .collect();
+        let mut changed = false;
+        for pod in pending {
+            changed |= self.schedule_pod(&pod);
+        }
+        changed |= self.schedule_wffc_claims();
+        changed
+    }
+
+    fn schedule_pod(&mut self, pod: &Object<PodSpec>) -> bool {
+        let key = (pod.metadata.namespace.clone(), pod.name().to_string());
+        match self.unschedulable_reason(pod) {
+            Some(reason) => {
+                let already = pod
+                    .status
+                    .conditions
+                    .iter()
+                    .any(|c| c.condition_type == "PodScheduled" && c.message == reason);
+                if already {
+                    return false;
+                }
+                self.object_event(
+                    "default-scheduler",
+                    "FailedScheduling",
+                    "FailedScheduling",
+                    reason.clone(),
+                    pod,
+                    Level::Warning,
+                );
+                let _ = self.write_pod_status(&key, "default-scheduler", |p| {
+                    p.status.phase = "Pending".into();
+                    p.status.conditions = vec![Condition {
+                        condition_type: "PodScheduled".into(),
+                        status: "False".into(),
+                        reason: "Unschedulable".into(),
+                        message: reason.clone(),
+                    }];
+                });
+                true
+            }
+            None => {
+                self.object_event(
+                    "default-scheduler",
+                    "Scheduled",
+                    "Scheduled",
+                    format!(
+                        "Successfully assigned {}/{} to {}",
+                        pod.metadata.namespace,
+                        pod.name(),
+                        pod.spec.node_name
+                    ),
+                    pod,
+                    Level::Normal,
+                );
+                let _ = self.write_pod_status(&key, "default-scheduler", |p| {
+                    p.status.conditions = vec![Condition {
+                        condition_type: "PodScheduled".into(),
+                        status: "True".into(),
+                        reason: String::new(),
+                        message: String::new(),
+                    }];
+                });
+                self.dirty.insert(key);
+                true
+            }
+        }
+    }
+
+    /// Why the scheduler cannot place the pod on its node, in the scheduler's words.
+    fn unschedulable_reason(&self, pod: &Object<PodSpec>) -> Option<String> {
+        let n = self.cluster.nodes.len();
+        let ns = &pod.metadata.namespace;
+        for v in &pod.spec.volumes {
+            let claim = &v.persistent_volume_claim.claim_name;
+            let Some(pvc) = self.cluster.pvcs.get(&(ns.clone(), claim.clone())) else {
+                return Some(format!(
+                    "0/{n} nodes are available: persistentvolumeclaim \"{claim}\" not found. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+                ));
+            };
+            if pvc.metadata.deletion_tick.is_some() {
+                return Some(format!(
+                    "0/{n} nodes are available: persistentvolumeclaim \"{claim}\" is being deleted. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+                ));
+            }
+            let wffc = self
+                .class_of(pvc)
+                .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
+            if pvc.spec.volume_name.is_empty() && !wffc {
+                return Some(format!(
+                    "0/{n} nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+                ));
+            }
+            if let Some(pv) = self.pv_for_claim(ns, claim) {
+                if let Some(affinity) = &pv.spec.node_affinity {
+                    let labels = self
+                        .cluster
+                        .nodes
+                        .get(&(String::new(), pod.spec.node_name.clone()))
+                        .map(|o| o.metadata.labels.clone())
+                        .unwrap_or_default();
+                    let fits = affinity.required.node_selector_terms.iter().any(|t| {
+                        t.match_expressions
+                            .iter()
+                            .all(|r| labels.get(&r.key).is_some_and(|v| r.values.contains(v)))
+                    });
+                    if !fits {
+                        return Some(format!(
+                            "0/{n} nodes are available: 1 node(s) had volume node affinity conflict. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+                        ));
+                    }
+                }
+            }
+            if pvc
+                .spec
+                .access_modes
+                .iter()
+                .any(|m| m == "ReadWriteOncePod")
+            {
+                let in_use = self.cluster.pods.values().any(|other| {
+                    other.metadata.uid != pod.metadata.uid
+                        && other.metadata.namespace == *ns
+                        && is_scheduled(other)
+                        && other
+                            .spec
+                            .volumes
+                            .iter()
+                            .any(|ov| ov.persistent_volume_claim.claim_name == *claim)
+                });
+                if in_use {
+                    return Some(format!(
+                        "0/{n} nodes are available: 1 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode. preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."
+                    ));
+                }
+            }
+        }
+        None
+    }
+}
