@@ -5,6 +5,7 @@ pub mod complete;
 pub mod explain;
 pub mod grammar;
 pub mod help;
+pub mod reference;
 
 pub use grammar::{Command, CommandLine};
 
