@@ -142,6 +142,20 @@ impl Stdin {
         self.str_field("cniVersion")
     }
 
+    /// The document without `prevResult`, for plugins that never read it (host-local):
+    /// the same answer as [`Stdin::to_json`] for them, without serializing the result.
+    pub fn to_json_without_prev_result(&self) -> Value {
+        match (&self.runtime_config, self.conf.as_ref()) {
+            (None, conf) => conf.clone(),
+            (Some(rc), Value::Object(m)) => {
+                let mut obj = m.clone();
+                obj.insert("runtimeConfig".into(), rc.as_ref().clone());
+                Value::Object(obj)
+            }
+            (Some(_), other) => other.clone(),
+        }
+    }
+
     /// The whole document as it would be written to the plugin's stdin. Keys are sorted, as
     /// Go's `json.Marshal` of libcni's map orders them.
     pub fn to_json(&self) -> Value {

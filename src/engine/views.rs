@@ -42,7 +42,12 @@ pub fn wire_summary(c: &WireCall) -> String {
                     }
                 })
                 .collect();
-            if c.stdin.prev_result.as_deref() == Some(r.as_ref()) {
+            let same = c
+                .stdin
+                .prev_result
+                .as_ref()
+                .is_some_and(|p| std::sync::Arc::ptr_eq(p, r) || p.as_ref() == r.as_ref());
+            if same {
                 "result = prevResult (passed through)".into()
             } else if r.interfaces.is_empty() {
                 ips.join(", ")

@@ -45,7 +45,7 @@ impl Mounts {
 /// The global mount path of a volume on a node.
 pub fn staging_path(volume_handle: &str) -> String {
     let digest = Sha256::digest(volume_handle.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = crate::util::hash::to_hex(&digest);
     format!("/var/lib/kubelet/plugins/kubernetes.io/csi/{DRIVER}/{hex}/globalmount")
 }
 

@@ -13,11 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The VolumeAttachment name: `csi-` + sha256(volume handle + driver + node) in hex.
 pub fn attachment_name(volume_handle: &str, driver: &str, node: &str) -> String {
     let digest = Sha256::digest(format!("{volume_handle}{driver}{node}").as_bytes());
-    let mut s = String::from("csi-");
-    for b in digest {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
+    format!("csi-{}", crate::util::hash::to_hex(&digest))
 }
 
 /// One volume a pod on a node wants attached.

@@ -57,6 +57,17 @@ pub fn id64(parts: &[&str]) -> String {
     format!("{a}{b}")
 }
 
+/// Lowercase hex of a byte string (one allocation).
+pub fn to_hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 0x0f)] as char);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

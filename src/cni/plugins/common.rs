@@ -13,15 +13,34 @@ pub const MAX_CHAIN_LENGTH: usize = 28;
 /// Lowercase hex of sha512(`s`).
 pub fn sha512_hex(s: &str) -> String {
     let digest = Sha512::digest(s.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    let mut out = String::with_capacity(digest.len() * 2);
+    push_hex(&mut out, &digest, digest.len() * 2);
+    out
+}
+
+/// Append the first `digits` lowercase hex digits of `bytes`.
+fn push_hex(out: &mut String, bytes: &[u8], digits: usize) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (i, b) in bytes.iter().enumerate() {
+        if 2 * i >= digits {
+            break;
+        }
+        out.push(HEX[usize::from(b >> 4)] as char);
+        if 2 * i + 1 < digits {
+            out.push(HEX[usize::from(b & 0x0f)] as char);
+        }
+    }
 }
 
 /// `utils.MustFormatHashWithPrefix(length, prefix, toHash)`: `prefix` + the first
 /// `length - len(prefix)` hex digits of sha512(toHash).
 pub fn hash_with_prefix(length: usize, prefix: &str, to_hash: &str) -> String {
-    let hex = sha512_hex(to_hash);
-    let n = length.saturating_sub(prefix.len()).min(hex.len());
-    format!("{prefix}{}", &hex[..n])
+    let digest = Sha512::digest(to_hash.as_bytes());
+    let n = length.saturating_sub(prefix.len()).min(digest.len() * 2);
+    let mut out = String::with_capacity(prefix.len() + n);
+    out.push_str(prefix);
+    push_hex(&mut out, &digest, n);
+    out
 }
 
 /// `utils.FormatChainName(name, id)`: `CNI-` + 24 hex digits of sha512(name + id).

@@ -541,15 +541,19 @@ impl Portmap {
         let Some(prev) = &stdin.prev_result else {
             return Err(CniError::internal("must be called as chained plugin"));
         };
-        let out = CniResult {
-            cni_version: stdin.cni_version().to_string(),
-            ..prev.as_ref().clone()
-        };
         if !conf.port_maps.is_empty() {
             for cont in [conf.cont_v4, conf.cont_v6].iter().flatten() {
                 forward_ports(host, &conf, &env.container_id, cont);
             }
         }
+        // portmap prints prevResult unchanged (converted to the config's version).
+        if prev.cni_version == stdin.cni_version() {
+            return Ok(PluginOutput::Result(prev.clone()));
+        }
+        let out = CniResult {
+            cni_version: stdin.cni_version().to_string(),
+            ..prev.as_ref().clone()
+        };
         Ok(PluginOutput::Result(std::sync::Arc::new(out)))
     }
 

@@ -117,7 +117,8 @@ impl Plugin for HostLocal {
 }
 
 fn load(env: &CniEnv, stdin: &Stdin) -> Result<IpamConfig, CniError> {
-    load_ipam_config(&stdin.to_json(), &env.args).map_err(CniError::internal)
+    // host-local never reads prevResult, so it is left out rather than serialized.
+    load_ipam_config(&stdin.to_json_without_prev_result(), &env.args).map_err(CniError::internal)
 }
 
 /// Open (create) the network's directory, as `disk.New` does.
