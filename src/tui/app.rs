@@ -783,6 +783,13 @@ impl App {
         let new = usize::try_from(self.ui.output_pushed - pushed_before).unwrap_or(usize::MAX);
         let echo = self.ui.output.len().saturating_sub(new);
         self.show_output_from(echo);
+        // The lesson pane follows the lesson player (started, advanced, left by a command).
+        let hint = if line == "hint" {
+            self.ui.output.back().map(|l| l.text())
+        } else {
+            None
+        };
+        self.set_lesson(model::lesson_view(&self.lab, hint));
     }
 
     /// Scroll the output so the command's echo is at the top if what it printed does not

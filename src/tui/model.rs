@@ -73,10 +73,96 @@ pub struct VolumeRow {
     pub state: VolumeState,
 }
 
-/// The volumes to show, one row per claim. The storage side fills this in; until then the
-/// pane shows how to make the first one.
-pub fn volume_rows(_lab: &Lab) -> Vec<VolumeRow> {
-    Vec::new()
+/// The volumes to show: one row per claim and node it is attached to (a claim on no node
+/// gets one row), from the engine's volume view model (`storage::view`).
+pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
+    let mut rows = Vec::new();
+    for r in crate::storage::view::volume_rows(lab) {
+        let base = VolumeRow {
+            pvc: r.pvc.clone(),
+            pv: r.pv.clone().unwrap_or_default(),
+            volume_id: r.volume_id.clone().unwrap_or_default(),
+            attachment: String::new(),
+            node: String::new(),
+            staging: String::new(),
+            targets: Vec::new(),
+            state: VolumeState::Created,
+        };
+        if r.nodes.is_empty() {
+            rows.push(base);
+            continue;
+        }
+        for n in &r.nodes {
+            rows.push(VolumeRow {
+                attachment: n.attachment.clone().unwrap_or_default(),
+                node: n.node.clone(),
+                staging: n.staging.clone().unwrap_or_default(),
+                targets: n.targets.clone(),
+                state: match n.state.as_str() {
+                    "NODE_READY" => VolumeState::NodeReady,
+                    "VOL_READY" => VolumeState::VolReady,
+                    "PUBLISHED" => VolumeState::Published,
+                    _ => VolumeState::Created,
+                },
+                ..base.clone()
+            });
+        }
+    }
+    rows
+}
+
+/// Markdown source lines joined into paragraphs, so the pane wraps them to its own width.
+fn paragraphs(lines: &[String]) -> String {
+    let mut out = String::new();
+    let mut para = String::new();
+    for l in lines {
+        let t = l.trim();
+        if t.is_empty() {
+            if !para.is_empty() {
+                out.push_str(&para);
+                out.push_str("\n\n");
+                para.clear();
+            }
+        } else {
+            if !para.is_empty() {
+                para.push(' ');
+            }
+            para.push_str(t);
+        }
+    }
+    out.push_str(&para);
+    out.trim_end().to_string()
+}
+
+/// What the lesson pane shows for the lesson in progress, if any.
+pub fn lesson_view(lab: &Lab, hint: Option<String>) -> Option<LessonView> {
+    use crate::lesson::session::Item;
+    let s = lab.lessons.session.as_ref()?;
+    let (done, total) = s.counts();
+    let (text, goal) = match s.current() {
+        Item::Step(step) => (
+            format!(
+                "Step {} · {}\n{}",
+                step.number,
+                step.title,
+                paragraphs(&step.text)
+            ),
+            step.task.clone().unwrap_or_default(),
+        ),
+        Item::Quiz(i, q) => (
+            format!("Quiz {}\n{}", i + 1, q.question),
+            "answer with `lesson answer …`".into(),
+        ),
+        Item::Finished => ("Lesson complete.".into(), String::new()),
+    };
+    Some(LessonView {
+        title: s.lesson.title.clone(),
+        step_index: done,
+        step_count: total,
+        text,
+        goal,
+        hint,
+    })
 }
 
 // ---------------------------------------------------------------------------------------
