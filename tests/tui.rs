@@ -171,19 +171,16 @@ fn help_overlay_from_the_keymap() {
 
 #[test]
 fn a_lesson_pane_when_a_lesson_runs() {
-    let mut a = after(Lab::new(), LARGE, PODS);
-    a.set_lesson(Some(tui::LessonView {
-        title: "Chapter 2 · A pod gets an IP".into(),
-        step_index: 1,
-        step_count: 4,
-        text: "host-local hands out addresses in order from the node's podCIDR.".into(),
-        goal: "create a second pod on node-1 and predict its IP".into(),
-        hint: Some("pod create web2 --node node-1".into()),
-    }));
+    let mut a = after(Lab::new(), LARGE, &["lesson start ch2-core-ideas"]);
+    let pane = a.lesson.clone().expect("the lesson pane follows the player");
+    assert_eq!(pane.step_index, 0);
+    assert!(pane.text.starts_with("Step 1 · "), "{}", pane.text);
+    // `h` runs the `hint` command; the pane shows the hint it printed.
     let t = drive(&mut a, LARGE, vec![key(KeyCode::Esc), ch('h')]);
+    assert_eq!(a.ui.history.last().map(String::as_str), Some("hint"));
     let text = screen_text(t.backend().buffer());
-    assert!(text.contains("step 2/4"), "{text}");
-    assert!(text.contains("Hint: pod create web2"), "{text}");
+    assert!(text.contains("step 1/"), "{text}");
+    assert!(a.lesson.as_ref().and_then(|l| l.hint.clone()).is_some());
     insta::assert_snapshot!("lesson_160x48", t.backend());
 }
 
@@ -495,4 +492,49 @@ fn big_theme_is_high_contrast_with_heavier_borders() {
     let (x, y) = find(buf, "┗").or_else(|| find(buf, "╚")).unwrap();
     assert_eq!(buf[(x, y)].bg, Color::Black);
     assert!(find(buf, "┌").is_none(), "no thin borders in the big theme");
+}
+
+/// The captures the book's dashboard tour shows are real frames: rendered here and compared
+/// with the checked-in text (`BLESS=1` rewrites them).
+#[test]
+fn book_dashboard_captures_are_current() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/captures");
+    let shots: [(&str, (u16, u16), &[&str]); 2] = [
+        (
+            "dashboard-160x48.txt",
+            LARGE,
+            &[
+                "pod create web --node node-1 --label app=web",
+                "pvc create data --size 1Gi",
+                "pod create db --node node-2 --label app=db --pvc data",
+            ],
+        ),
+        (
+            "dashboard-80x24.txt",
+            SMALL,
+            &["pod create web --node node-1 --label app=web"],
+        ),
+    ];
+    let bless = std::env::var_os("BLESS").is_some();
+    for (file, size, lines) in shots {
+        let mut a = after(Lab::new(), size, lines);
+        let t = frame(&mut a, size);
+        let text: String = screen_text(t.backend().buffer())
+            .lines()
+            .map(|l| format!("{}\n", l.trim_end()))
+            .collect();
+        let path = dir.join(file);
+        if bless {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &text).unwrap();
+            continue;
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(
+            have,
+            text,
+            "{} is stale; run `BLESS=1 cargo test --test tui book_dashboard`",
+            path.display()
+        );
+    }
 }
