@@ -172,7 +172,10 @@ fn help_overlay_from_the_keymap() {
 #[test]
 fn a_lesson_pane_when_a_lesson_runs() {
     let mut a = after(Lab::new(), LARGE, &["lesson start ch2-core-ideas"]);
-    let pane = a.lesson.clone().expect("the lesson pane follows the player");
+    let pane = a
+        .lesson
+        .clone()
+        .expect("the lesson pane follows the player");
     assert_eq!(pane.step_index, 0);
     assert!(pane.text.starts_with("Step 1 · "), "{}", pane.text);
     // `h` runs the `hint` command; the pane shows the hint it printed.

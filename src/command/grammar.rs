@@ -24,6 +24,9 @@ pub enum Command {
     /// Add or list nodes
     #[command(subcommand, visible_alias = "no", visible_alias = "nodes")]
     Node(NodeCmd),
+    /// Create, delete or list namespaces (with labels, for namespaceSelector)
+    #[command(subcommand, name = "ns", visible_alias = "namespace")]
+    Ns(NsCmd),
     /// Create, delete or list pods (the kubelet and the runtime do the rest)
     #[command(subcommand, visible_alias = "po", visible_alias = "pods")]
     Pod(PodCmd),
@@ -146,6 +149,29 @@ pub enum NodeCmd {
         zone: Option<String>,
     },
     /// List nodes
+    #[command(visible_alias = "ls")]
+    List,
+}
+
+/// `ns …`
+#[derive(Debug, Subcommand, Clone, PartialEq)]
+pub enum NsCmd {
+    /// Create a namespace
+    #[command(after_help = "Example:\n  ns create team-a --label team=a")]
+    Create {
+        /// Namespace name
+        name: String,
+        /// Label k=v (repeatable)
+        #[arg(long = "label", short = 'l')]
+        labels: Vec<String>,
+    },
+    /// Delete an empty namespace
+    #[command(visible_alias = "rm")]
+    Delete {
+        /// Namespace name
+        name: String,
+    },
+    /// List namespaces
     #[command(visible_alias = "ls")]
     List,
 }

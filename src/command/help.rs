@@ -26,7 +26,7 @@ pub const REPL_ONLY: &[(&str, &str)] = &[("quit", "Leave the lab (also: exit, Ct
 /// How `help` groups the top-level commands, in kubectl's manner. A command missing here
 /// is listed under "Other commands", so new commands always show up.
 const GROUPS: &[(&str, &[&str])] = &[
-    ("Cluster", &["node", "get", "describe"]),
+    ("Cluster", &["node", "ns", "get", "describe"]),
     ("Workloads", &["pod"]),
     ("Storage", &["sc", "pvc", "pv", "snapshot"]),
     ("Network", &["policy", "reach", "trace"]),

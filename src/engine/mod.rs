@@ -8,6 +8,7 @@
 pub mod cni_cmd;
 pub mod csi_client;
 pub mod csi_cmd;
+pub mod ipam_view;
 pub mod log;
 pub mod names;
 pub mod network;
@@ -235,6 +236,7 @@ impl Lab {
                 zone,
             }) => self.node_add(&name, cidr.as_deref(), ip.as_deref(), zone.as_deref()),
             Command::Node(NodeCmd::List) => Ok(self.node_list()),
+            Command::Ns(c) => self.namespace(c),
             Command::Pod(PodCmd::Create(args)) => self.pod_create(&args),
             Command::Pod(PodCmd::Delete { name, ns }) => self.pod_delete(&ns, &name),
             Command::Pod(PodCmd::List { ns }) => Ok(self.pod_list(ns.as_deref())),

@@ -178,3 +178,72 @@ pub fn pod_status_text(p: &Object<PodSpec>) -> String {
         p.status.phase.clone()
     }
 }
+
+impl Lab {
+    /// `ns create|delete|list`.
+    pub fn namespace(&mut self, cmd: crate::command::grammar::NsCmd) -> Result<Outcome, LabError> {
+        use crate::command::grammar::NsCmd;
+        match cmd {
+            NsCmd::Create { name, labels } => {
+                validate::namespace(&name).map_err(LabError::msg)?;
+                let mut obj = Object::new(&name, "", crate::cluster::NamespaceSpec {});
+                for l in &labels {
+                    let (k, v) = validate::label(l).map_err(LabError::msg)?;
+                    obj.metadata.labels.insert(k, v);
+                }
+                obj.metadata
+                    .labels
+                    .insert("kubernetes.io/metadata.name".into(), name.clone());
+                let clock = self.clock;
+                self.cluster.namespaces().create(obj, clock)?;
+                let mut out = Outcome::empty();
+                out.line(
+                    Line::new()
+                        .push(format!("namespace/{name}"), Role::Name)
+                        .push(" created", Role::Good),
+                );
+                Ok(out)
+            }
+            NsCmd::Delete { name } => {
+                if matches!(name.as_str(), "default" | "kube-system") {
+                    return Err(LabError::msg(format!(
+                        "Error from server (Forbidden): namespaces \"{name}\" is forbidden: this namespace may not be deleted"
+                    )));
+                }
+                self.cluster.namespaces().get("", &name)?;
+                let used = self.cluster.pods.keys().any(|(ns, _)| *ns == name)
+                    || self.cluster.pvcs.keys().any(|(ns, _)| *ns == name)
+                    || self.cluster.policies.keys().any(|(ns, _)| *ns == name);
+                if used {
+                    return Err(LabError::msg(format!(
+                        "namespace {name:?} still holds pods, claims or policies: delete them first (Kubernetes would delete them for you, in the background, while the namespace is Terminating)"
+                    )));
+                }
+                self.cluster.namespaces().delete("", &name)?;
+                let mut out = Outcome::empty();
+                out.line(
+                    Line::new()
+                        .push(format!("namespace \"{name}\""), Role::Name)
+                        .push(" deleted", Role::Good),
+                );
+                Ok(out)
+            }
+            NsCmd::List => {
+                let mut t = Table::new(&["NAME", "STATUS", "LABELS"]);
+                for o in self.cluster.namespaces.values() {
+                    t.row([
+                        o.name().to_string(),
+                        "Active".into(),
+                        o.metadata
+                            .labels
+                            .iter()
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(","),
+                    ]);
+                }
+                Ok(t.render())
+            }
+        }
+    }
+}

@@ -121,11 +121,16 @@ impl Lab {
                 ));
                 continue;
             }
+            let summaries = super::ipam_view::ipam_summaries(self, &n);
             for (net, store) in &rt.host.ipam {
+                let summary = summaries.iter().find(|s| &s.net == net);
+                let path = summary
+                    .map(|s| s.path.clone())
+                    .unwrap_or_else(|| format!("/var/lib/cni/networks/{net}"));
                 out.line(
                     Line::new()
                         .push(format!("{n}: "), Role::Name)
-                        .push(format!("/var/lib/cni/networks/{net}/"), Role::Header),
+                        .push(format!("{path}/"), Role::Header),
                 );
                 for (ip, lease) in store.leases() {
                     let owner = self
@@ -136,7 +141,7 @@ impl Lab {
                         Line::new()
                             .push(format!("  {:<20}", ip.to_string()), Role::Name)
                             .push(
-                                format!("{}\\r\\n{}", short_id(&lease.container_id), lease.ifname),
+                                format!("{}\\r\\n{}", lease.container_id, lease.ifname),
                                 Role::Plain,
                             )
                             .push(owner, Role::Dim),
@@ -153,10 +158,17 @@ impl Lab {
                     );
                 }
                 out.line(Line::new().push("  lock", Role::Name));
-                out.line(Line::styled(
-                    format!("  {} leased", store.leases().len()),
-                    Role::Dim,
-                ));
+                let text = match summary {
+                    Some(s) if !s.ranges.is_empty() => format!(
+                        "  range {} · gateway {} (skipped) · {} leased · {} free",
+                        s.ranges.join(" + "),
+                        s.gateway,
+                        s.used,
+                        s.free()
+                    ),
+                    _ => format!("  {} leased", store.leases().len()),
+                };
+                out.line(Line::styled(text, Role::Dim));
             }
         }
         Ok(out)

@@ -1,0 +1,102 @@
+//! host-local's stores on a node summarised with their ranges, as `show ipam` and the
+//! dashboard's IPAM pane print them: the range sets host-local derives from the active
+//! network config (`LoadIPAMConfig`), the gateway it skips, capacity, used and free.
+
+use super::Lab;
+use std::collections::BTreeMap;
+
+/// One host-local network directory on a node, summarised for the IPAM pane's header.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IpamSummary {
+    /// The store's key (the network name, or the data directory for a custom one).
+    pub net: String,
+    /// The directory on disk.
+    pub path: String,
+    /// The range sets as host-local prints them (`10.244.1.1-10.244.1.254`).
+    pub ranges: Vec<String>,
+    /// The gateway host-local skips (`10.244.1.1`).
+    pub gateway: String,
+    /// Addresses the ranges hold, gateways excluded.
+    pub capacity: u128,
+    /// Leased addresses.
+    pub used: usize,
+}
+
+impl IpamSummary {
+    /// Addresses still free.
+    pub fn free(&self) -> u128 {
+        self.capacity.saturating_sub(self.used as u128)
+    }
+}
+
+/// The host-local directories of a node with their ranges, read from the node's active
+/// network config (the ranges are what `LoadIPAMConfig` derives from it).
+pub fn ipam_summaries(lab: &Lab, node: &str) -> Vec<IpamSummary> {
+    use crate::cni::plugins::host_local::range::to_u128;
+    use crate::cni::plugins::host_local::{config::load_ipam_config, store_key, store_path};
+    let Some(rt) = lab.nodes.get(node) else {
+        return Vec::new();
+    };
+    // The ranges of each host-local in the active network, by store key.
+    let mut ranges: BTreeMap<
+        String,
+        (String, crate::cni::plugins::host_local::config::IpamConfig),
+    > = BTreeMap::new();
+    if let Ok(net) = &rt.network {
+        for conf in &net.injected {
+            let is_host_local = conf
+                .get("ipam")
+                .and_then(|i| i.get("type"))
+                .and_then(|t| t.as_str())
+                == Some("host-local");
+            if !is_host_local {
+                continue;
+            }
+            if let Ok(cfg) = load_ipam_config(conf, "") {
+                let key = store_key(&cfg.data_dir, &cfg.name);
+                let path = store_path(&cfg.data_dir, &cfg.name);
+                ranges.entry(key).or_insert((path, cfg));
+            }
+        }
+    }
+    let mut keys: Vec<String> = rt.host.ipam.keys().cloned().collect();
+    for k in ranges.keys() {
+        if !keys.contains(k) {
+            keys.push(k.clone());
+        }
+    }
+    keys.sort();
+    keys.into_iter()
+        .map(|key| {
+            let used = rt.host.ipam.get(&key).map_or(0, |s| s.len());
+            let mut s = IpamSummary {
+                path: format!("/var/lib/cni/networks/{key}"),
+                net: key.clone(),
+                used,
+                ..IpamSummary::default()
+            };
+            if let Some((path, cfg)) = ranges.get(&key) {
+                s.path = path.clone();
+                let mut gws: Vec<String> = Vec::new();
+                for set in &cfg.ranges {
+                    s.ranges.push(set.to_string());
+                    for r in set.ranges() {
+                        let (a, b) = (to_u128(&r.range_start), to_u128(&r.range_end));
+                        let mut n = b.saturating_sub(a).saturating_add(1);
+                        let gw = to_u128(&r.gateway);
+                        if gw >= a && gw <= b {
+                            n = n.saturating_sub(1);
+                        }
+                        s.capacity = s.capacity.saturating_add(n);
+                        let g = r.gateway.to_string();
+                        if !gws.contains(&g) {
+                            gws.push(g);
+                        }
+                    }
+                }
+                s.gateway = gws.join(", ");
+            }
+            s
+        })
+        .collect()
+}
