@@ -345,3 +345,35 @@ fn step_mode_and_pending_work_round_trip() {
     assert_eq!(views(&mut lab), views(&mut loaded));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_binary_starts_from_a_save_with_load() {
+    let dir = scratch("cli");
+    let path = dir.join("lab.json");
+    let mut lab = busy_lab();
+    lab.execute(&format!("save {}", path.display())).unwrap();
+    let expected = run(&mut lab, "get pods -o wide");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cni-csi-lab"))
+        .args(["--load", &path.display().to_string(), "run", "-"])
+        .env("CNI_CSI_LAB_HISTORY", "")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .map(|mut i| i.write_all(b"get pods -o wide\n"));
+            c.wait_with_output()
+        })
+        .expect("the binary runs");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), expected);
+    let _ = std::fs::remove_dir_all(&dir);
+}
