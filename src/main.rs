@@ -25,7 +25,8 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
   cni-csi-lab run lesson.lab           run a script; stops at the first failing command
   echo 'node list' | cni-csi-lab       a script on stdin
   cni-csi-lab --preset three-nodes     start with three nodes
-  cni-csi-lab --conflist my.conflist   start with your own CNI config on every node")]
+  cni-csi-lab --conflist my.conflist   start with your own CNI config on every node
+  cni-csi-lab --load lab.json          start from a lab saved with `save lab.json`")]
 struct Cli {
     /// Start with no nodes (same as --preset empty)
     #[arg(long, global = true, conflicts_with = "preset")]
@@ -38,6 +39,10 @@ struct Cli {
     /// ({{.PodCIDR}} is filled per node)
     #[arg(long, global = true, value_name = "FILE")]
     conflist: Option<String>,
+    /// Start from a lab saved with `save FILE` (replayed and checked; a damaged or newer
+    /// file is refused)
+    #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["preset", "empty", "conflist"])]
+    load: Option<String>,
     /// Read lessons from this directory instead of the built-in ones (for lesson authors)
     #[arg(long, global = true, value_name = "DIR")]
     lessons: Option<String>,
@@ -171,8 +176,12 @@ fn main() -> ExitCode {
     }
 }
 
-/// The lab the flags ask for: a preset (or `--empty`), then `--conflist`.
+/// The lab the flags ask for: a save (`--load`), or a preset (or `--empty`), then
+/// `--conflist`.
 fn starting_lab(cli: &Cli) -> Result<Lab, String> {
+    if let Some(file) = &cli.load {
+        return Lab::read_save(file).map_err(|e| format!("cannot load {e}"));
+    }
     let preset = match (&cli.preset, cli.empty) {
         (Some(p), _) => p.as_str(),
         (None, true) => "empty",

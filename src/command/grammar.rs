@@ -93,6 +93,16 @@ pub enum Command {
     Reset(ResetArgs),
     /// Print text (useful in scripts)
     Echo(EchoArgs),
+    /// Save the whole lab (objects, node state, logs) to a versioned JSON file, atomically
+    #[command(
+        after_help = "The file holds how the lab started, every command that changed it (with any file it read)\nand a snapshot of the state with its digest; `load FILE` replays it.\nExamples:\n  save lab.json\n  save /tmp/before-upgrade.json"
+    )]
+    Save(FileArgs),
+    /// Replace the lab with a saved one; a damaged or newer file is refused and nothing changes
+    #[command(
+        after_help = "The save is replayed on a fresh lab and checked against its snapshot before it replaces\nthe current lab. A lesson in progress is left (its progress is kept). From the shell,\n`cni-csi-lab --load lab.json` starts from a save.\nExamples:\n  load lab.json\n  load /tmp/before-upgrade.json"
+    )]
+    Load(FileArgs),
     /// List the commands, or show one command's usage and examples
     #[command(after_help = "Examples:\n  help\n  help pod create\n  help cni")]
     Help(HelpArgs),
@@ -510,6 +520,13 @@ pub struct ResetArgs {
     /// Start with no nodes at all
     #[arg(long)]
     pub empty: bool,
+}
+
+/// `save` / `load` arguments.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct FileArgs {
+    /// The save file (JSON)
+    pub file: String,
 }
 
 /// `echo` arguments.

@@ -37,7 +37,10 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("Views", &["show"]),
     ("Time and control loops", &["tick", "mode", "reconcile"]),
     ("Lessons", &["lesson", "hint", "skip", "back"]),
-    ("Session", &["help", "explain", "reset", "echo", "quit"]),
+    (
+        "Session",
+        &["help", "explain", "reset", "save", "load", "echo", "quit"],
+    ),
 ];
 
 /// The subcommand of `cmd` called `word` (by name or any alias).

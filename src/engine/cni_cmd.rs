@@ -325,7 +325,7 @@ impl Lab {
         node: Option<&str>,
         as_name: Option<&str>,
     ) -> Result<Outcome, LabError> {
-        let text = match std::fs::read_to_string(file) {
+        let text = match self.read_input_file(file) {
             Ok(t) => t,
             Err(e) => {
                 // The example configs ship inside the lab, so `assets/conflists/X` (or just

@@ -9,6 +9,7 @@ pub mod cni_cmd;
 pub mod csi_client;
 pub mod csi_cmd;
 pub mod ipam_view;
+pub mod journal;
 pub mod log;
 pub mod names;
 pub mod network;
@@ -16,6 +17,7 @@ pub mod node;
 pub mod nodes;
 pub mod pods;
 pub mod quantity;
+pub mod save;
 pub mod scheduler;
 pub mod storage_cmd;
 pub mod validate;
@@ -130,6 +132,8 @@ pub struct Lab {
     pub backoff: BTreeMap<String, u64>,
     /// The lesson desk: lessons, progress store, the lesson in progress (`crate::lesson`).
     pub lessons: crate::lesson::Lessons,
+    /// How the lab started and every command that changed it (for `save`/`load`).
+    pub journal: journal::Journal,
 }
 
 /// The default network config, containerd's template plus bandwidth.
@@ -156,6 +160,7 @@ impl Lab {
             mounts: Default::default(),
             backoff: BTreeMap::new(),
             lessons: crate::lesson::Lessons::default(),
+            journal: journal::Journal::new(journal::Start::Empty),
         };
         for ns in ["default", "kube-system"] {
             let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
@@ -178,6 +183,7 @@ impl Lab {
         }
         lab.calls = CallLog::new(CALL_LOG_SIZE);
         lab.wire = WireLog::new(WIRE_LOG_SIZE);
+        lab.journal = journal::Journal::new(journal::Start::Default);
         lab
     }
 
@@ -188,7 +194,10 @@ impl Lab {
             Ok(None) => Ok(Outcome::empty()),
             Ok(Some(cmd)) if crate::lesson::is_control(&cmd) => self.apply(cmd),
             Ok(Some(cmd)) => {
+                let class = journal::classify(&cmd);
+                let before = self.journal_begin();
                 let result = self.apply(cmd);
+                self.journal_end(text, class, before, result.is_err());
                 self.lesson_observe(text, result)
             }
             Err(ParseError::Help(h)) => {
@@ -208,6 +217,10 @@ impl Lab {
         if crate::lesson::is_control(&cmd) {
             // Lesson commands drive the lab themselves (they may rebuild it).
             return self.lesson_control(cmd);
+        }
+        if let Command::Load(a) = &cmd {
+            // The lab is replaced whole; nothing of the old one is reported or reconciled.
+            return self.load_cmd(&a.file);
         }
         let mark = self.calls.next_seq();
         let result = self.dispatch(cmd);
@@ -306,6 +319,8 @@ impl Lab {
                 out.plain(e.words.join(" "));
                 Ok(out)
             }
+            Command::Save(a) => self.save_cmd(&a.file),
+            Command::Load(a) => self.load_cmd(&a.file),
             Command::Policy(p) => self.policy(p),
             Command::Reach(f) => self.reach(&f),
             Command::Trace(f) => self.trace(&f),

@@ -158,21 +158,9 @@ impl FileStore {
     }
 }
 
-/// Write `text` to `path` atomically: a temp file beside it, then rename over it.
+/// Write `text` to `path` atomically (see [`crate::util::fs::write_atomic`]).
 pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+    crate::util::fs::write_atomic(path, text.as_bytes())
 }
 
 impl ProgressStore for FileStore {

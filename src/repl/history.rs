@@ -23,7 +23,8 @@ pub fn path() -> Option<PathBuf> {
 }
 
 /// Write the history with `write` (which saves to the path it is given) atomically to
-/// `target`: into `<target>.<pid>.tmp`, then renamed over `target`. Creates the directory.
+/// `target`: into a temporary file beside it (see [`crate::util::fs::temp_path`]), flushed
+/// to disk, then renamed over `target`. Creates the directory.
 pub fn save_atomically(
     target: &Path,
     write: impl FnOnce(&Path) -> std::io::Result<()>,
@@ -31,11 +32,10 @@ pub fn save_atomically(
     if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let mut tmp = target.as_os_str().to_owned();
-    tmp.push(format!(".{}.tmp", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    match write(&tmp) {
-        Ok(()) => std::fs::rename(&tmp, target),
+    let tmp = crate::util::fs::temp_path(target);
+    let written = write(&tmp).and_then(|()| std::fs::File::open(&tmp)?.sync_all());
+    match written.and_then(|()| std::fs::rename(&tmp, target)) {
+        Ok(()) => Ok(()),
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
             Err(e)

@@ -1,3 +1,5 @@
-//! Small helpers shared by the engine: stable hashing for deterministic names.
+//! Small helpers shared by the engine: stable hashing for deterministic names, and atomic
+//! file writes.
 
+pub mod fs;
 pub mod hash;

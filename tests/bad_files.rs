@@ -1,0 +1,295 @@
+//! Bad files (issue 8): a malformed conflist, preset, lesson or save file is refused with the
+//! file, the line where it applies and the reason, and the running lab keeps its state.
+//! Fixtures live in tests/fixtures/bad/; damaged save files are made from a fresh save
+//! here (a committed save would go stale whenever the engine's output changes).
+
+use cni_csi_lab::Lab;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+const BAD: &str = "tests/fixtures/bad";
+
+fn fixture(name: &str) -> String {
+    format!("{BAD}/{name}")
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lab-bad-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+/// A lab with some state, to show that a refused file leaves it as it was.
+fn busy_lab() -> Lab {
+    let mut lab = Lab::new();
+    for line in [
+        "pod create web --node node-1 --label app=web",
+        "pod create db --node node-2 --label app=db",
+        "pvc create data --size 1Gi",
+    ] {
+        lab.execute(line).expect(line);
+    }
+    lab
+}
+
+/// `line` fails with an error containing every one of `needles`, and changes nothing.
+fn refused(lab: &mut Lab, line: &str, needles: &[&str]) -> String {
+    let before = lab.state_snapshot();
+    let journal = lab.journal.entries.len();
+    let e = lab.execute(line).expect_err(line);
+    for n in needles {
+        assert!(e.message.contains(n), "{line}: {:?} lacks {n:?}", e.message);
+    }
+    assert_eq!(lab.state_snapshot(), before, "{line} changed the lab");
+    assert!(lab.journal.entries.len() <= journal + 1);
+    e.message
+}
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cni-csi-lab"))
+        .args(args)
+        .env("CNI_CSI_LAB_HISTORY", "")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the binary runs")
+}
+
+// ---- conflists ----
+
+#[test]
+fn a_conflist_with_a_syntax_error_names_file_line_and_column() {
+    let mut lab = busy_lab();
+    let f = fixture("trailing-comma.conflist");
+    refused(
+        &mut lab,
+        &format!("cni conf load {f}"),
+        &[&format!(
+            "{f}: error parsing configuration list: trailing comma at line 5 column 23"
+        )],
+    );
+    // The active config is still the lab's own.
+    let out = lab
+        .execute("cni conf show --node node-1")
+        .unwrap()
+        .to_text();
+    assert!(out.contains("10-lab.conflist"), "{out}");
+    assert!(!out.contains("trailing-comma"), "{out}");
+}
+
+#[test]
+fn a_truncated_conflist_is_refused() {
+    let mut lab = busy_lab();
+    let f = fixture("truncated.conflist");
+    refused(
+        &mut lab,
+        &format!("cni conf load {f}"),
+        &[&format!(
+            "{f}: error parsing configuration list: EOF while parsing"
+        )],
+    );
+}
+
+#[test]
+fn conflist_flag_refuses_a_bad_file_with_exit_2() {
+    let f = fixture("trailing-comma.conflist");
+    let o = cli(&["--conflist", &f, "run", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "--conflist: {f}: error parsing configuration list: trailing comma at line 5 column 23"
+        )),
+        "{err}"
+    );
+}
+
+// ---- presets ----
+
+#[test]
+fn a_preset_file_names_the_failing_line() {
+    let f = fixture("overlapping.lab");
+    let e = cni_csi_lab::presets::build(&f).err().expect("refused");
+    assert!(e.starts_with(&format!("{f}:4: ")), "{e}");
+    assert!(e.contains("overlaps"), "{e}");
+    let o = cli(&["--preset", &f, "run", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("error: {f}:4: ")), "{err}");
+}
+
+// ---- lessons ----
+
+#[test]
+fn a_malformed_lesson_names_file_and_line_and_the_lab_is_kept() {
+    let mut lab = busy_lab();
+    let before = lab.state_snapshot();
+    lab.lessons
+        .use_dir(std::path::Path::new(&fixture("lessons")))
+        .expect("the directory is readable");
+    let out = lab.execute("lesson list").unwrap().to_text();
+    assert!(
+        out.contains(
+            "bad-step-heading.md:8: a step heading reads `## Step N · title`, got `## Step one`"
+        ),
+        "{out}"
+    );
+    assert!(lab.execute("lesson start heading").is_err());
+    assert_eq!(lab.state_snapshot(), before);
+}
+
+// ---- save files ----
+
+fn load_refused(file: &str, needles: &[&str]) -> String {
+    let mut lab = busy_lab();
+    let mut all = vec!["cannot load ", "; the lab is unchanged"];
+    all.extend_from_slice(needles);
+    refused(&mut lab, &format!("load {file}"), &all)
+}
+
+#[test]
+fn a_save_file_that_is_not_json_names_line_and_column() {
+    let f = fixture("not-json.json");
+    load_refused(&f, &[&format!("{f}:1:1: not valid JSON: expected value")]);
+}
+
+#[test]
+fn a_newer_save_format_asks_for_an_upgrade() {
+    let f = fixture("newer-version.json");
+    load_refused(
+        &f,
+        &[&format!(
+            "{f}: this save was written by a newer cni-csi-lab (format 2); upgrade the lab to load it"
+        )],
+    );
+}
+
+#[test]
+fn other_json_is_not_a_save_file() {
+    let f = fixture("wrong-format.json");
+    load_refused(
+        &f,
+        &[&format!(
+            "{f}: not a cni-csi-lab save file: \"format\" is \"kubeconfig\", expected \"cni-csi-lab-save\""
+        )],
+    );
+}
+
+#[test]
+fn ill_typed_and_missing_fields_name_their_json_path() {
+    let f = fixture("ill-typed-journal.json");
+    load_refused(
+        &f,
+        &[&format!(
+            "{f}: journal[1].line: expected a string, found a number"
+        )],
+    );
+    let f = fixture("missing-state.json");
+    load_refused(&f, &[&format!("{f}: state: missing")]);
+}
+
+#[test]
+fn lesson_commands_in_a_journal_are_refused() {
+    let f = fixture("lesson-in-journal.json");
+    load_refused(
+        &f,
+        &[&format!(
+            "{f}: journal[0] `lesson start ch7-hands-on`: not a command a save replays"
+        )],
+    );
+}
+
+/// A real save of `busy_lab` plus a CNI ADD, in a scratch directory.
+fn fresh_save(tag: &str) -> (PathBuf, String) {
+    let dir = scratch(tag);
+    let path = dir.join("lab.json");
+    let mut lab = busy_lab();
+    lab.execute("cni add c1 --node node-1").unwrap();
+    lab.execute(&format!("save {}", path.display())).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    (path, text)
+}
+
+#[test]
+fn a_truncated_save_file_is_refused() {
+    let (path, text) = fresh_save("trunc");
+    std::fs::write(&path, &text[..text.len() / 2]).unwrap();
+    let p = path.display().to_string();
+    let msg = load_refused(&p, &["not valid JSON: EOF while parsing", "truncated?"]);
+    assert!(msg.contains(&format!("cannot load {p}:")), "{msg}");
+}
+
+#[test]
+fn a_state_edited_by_hand_does_not_match_its_digest() {
+    let (path, text) = fresh_save("edit-state");
+    let edited = text.replacen("\"clock\": 0", "\"clock\": 7", 1);
+    assert_ne!(edited, text);
+    std::fs::write(&path, edited).unwrap();
+    load_refused(
+        &path.display().to_string(),
+        &["the save file's state does not match its digest (damaged or edited by hand)"],
+    );
+}
+
+#[test]
+fn a_state_and_digest_edited_together_do_not_match_the_journal() {
+    let (path, text) = fresh_save("edit-both");
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["state"]["clock"] = serde_json::json!(7);
+    v["digest"] = serde_json::json!(cni_csi_lab::engine::save::digest(&v["state"]));
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    load_refused(
+        &path.display().to_string(),
+        &[
+            "the save file's state does not match its journal (damaged or edited by hand): state.clock: the journal gives 0, the file says 7",
+        ],
+    );
+}
+
+#[test]
+fn a_journal_that_fails_to_replay_is_refused() {
+    let (path, text) = fresh_save("replay");
+    let edited = text.replacen("cni add c1 --node node-1", "cni add c1 --node node-9", 1);
+    std::fs::write(&path, edited).unwrap();
+    load_refused(
+        &path.display().to_string(),
+        &["journal[3] `cni add c1 --node node-9` failed on replay: node \"node-9\" not found"],
+    );
+}
+
+#[test]
+fn an_edited_journal_that_still_replays_does_not_match_the_state() {
+    let (path, text) = fresh_save("journal-edit");
+    let edited = text.replacen("--label app=web", "--label app=api", 1);
+    std::fs::write(&path, edited).unwrap();
+    load_refused(
+        &path.display().to_string(),
+        &["does not match its journal (damaged or edited by hand): state.objects.pods"],
+    );
+}
+
+#[test]
+fn a_missing_or_binary_save_file_is_refused() {
+    let dir = scratch("binary");
+    let p = dir.join("bin.json");
+    std::fs::write(&p, [0xff, 0xfe, 0x00]).unwrap();
+    load_refused(&p.display().to_string(), &["not UTF-8 text"]);
+    load_refused(
+        &dir.join("nope.json").display().to_string(),
+        &["No such file or directory"],
+    );
+}
+
+#[test]
+fn load_flag_refuses_a_bad_save_with_exit_2() {
+    let f = fixture("newer-version.json");
+    let o = cli(&["--load", &f, "run", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "error: cannot load {f}: this save was written by a newer"
+        )),
+        "{err}"
+    );
+}
