@@ -671,6 +671,7 @@ impl Node {
             host: &mut self.host,
             registry: &self.registry,
             delegations: Default::default(),
+            faults: None,
         };
         match HostLocal.invoke(&mut ctx, &env, &Stdin::from_conf(conf.clone())) {
             Ok(PluginOutput::Result(r)) => Ok(r.to_stdout()),

@@ -314,6 +314,7 @@ fn run_lab(host: &mut Host, env: &CniEnv, conf: &Value) -> Outcome {
         host,
         registry: &registry,
         delegations: Default::default(),
+        faults: None,
     };
     match HostLocal.invoke(&mut ctx, env, &Stdin::from_conf(conf.clone())) {
         Ok(PluginOutput::Result(r)) => Outcome {

@@ -64,6 +64,7 @@ fn invoke(
         host,
         registry: &registry,
         delegations: Default::default(),
+        faults: None,
     };
     match HostLocal.invoke(&mut ctx, &env, &Stdin::from_conf(conf())) {
         Ok(PluginOutput::Result(r)) => {

@@ -225,6 +225,8 @@ pub struct PluginCtx<'a> {
     pub registry: &'a super::registry::Registry,
     /// Delegated calls made so far.
     pub delegations: Delegations,
+    /// Armed faults (`fault inject`), checked before each delegate runs.
+    pub faults: Option<&'a mut dyn super::runtime::FaultHook>,
 }
 
 impl PluginCtx<'_> {
@@ -237,12 +239,24 @@ impl PluginCtx<'_> {
                 env.path
             )));
         };
+        let injected = match self.faults.as_deref_mut() {
+            Some(f) => f.on_exec(plugin_type, env.cmd(), true),
+            None => None,
+        };
         let mut inner = PluginCtx {
             host: self.host,
             registry: self.registry,
             delegations: Delegations::default(),
+            faults: self
+                .faults
+                .as_deref_mut()
+                .map(|f| f as &mut dyn super::runtime::FaultHook),
         };
-        let reply = super::skel::dispatch(p, &mut inner, env, stdin);
+        let reply = match injected {
+            Some(super::runtime::Injected::Error(e)) => Err(e),
+            Some(super::runtime::Injected::KilledAfterIpam) => Err(super::runtime::killed_error()),
+            None => super::skel::dispatch(p, &mut inner, env, stdin),
+        };
         let nested = inner.delegations.calls;
         self.delegations.calls.push((
             plugin_type.to_string(),

@@ -178,6 +178,31 @@ impl std::fmt::Display for ChainError {
     }
 }
 
+/// What an armed fault (`fault inject`, `engine::faults`) does to one plugin execution.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Injected {
+    /// The plugin prints this CNI error on stdout and exits 1.
+    Error(CniError),
+    /// The plugin process is killed right after its IPAM delegate returned: the lease is
+    /// written, nothing else is, and libcni sees an exit with no output.
+    KilledAfterIpam,
+}
+
+/// The fault table as the runtime sees it: asked once per plugin execution.
+pub trait FaultHook {
+    /// The fault for this execution, if one is armed (it is counted when it fires).
+    /// `delegated` is true for a delegate (IPAM) a plugin runs.
+    fn on_exec(&mut self, plugin_type: &str, cmd: CniCommand, delegated: bool) -> Option<Injected>;
+    /// Whether the runtime process itself died during the last operation.
+    fn runtime_died(&self) -> bool;
+}
+
+/// libcni's error for a plugin that exited without printing anything
+/// (`pkg/invoke/raw_exec.go` pluginErr).
+pub fn killed_error() -> CniError {
+    CniError::new(0, "netplugin failed with no error message: signal: killed")
+}
+
 /// Runs plugins on one node and records each execution.
 pub struct Invoker<'a> {
     /// The installed plugins.
@@ -190,6 +215,8 @@ pub struct Invoker<'a> {
     pub wire: &'a mut dyn FnMut(WireCall),
     /// The node's name (for the record).
     pub node: Arc<str>,
+    /// Armed faults (`fault inject`), if any.
+    pub faults: Option<&'a mut dyn FaultHook>,
 }
 
 impl Invoker<'_> {
@@ -218,12 +245,26 @@ impl Invoker<'_> {
                 message: msg,
             });
         };
+        let injected = match self.faults.as_deref_mut() {
+            Some(f) => f.on_exec(&plugin.plugin_type, env.cmd(), false),
+            None => None,
+        };
         let mut ctx = PluginCtx {
             host: self.host,
             registry: self.registry,
             delegations: Delegations::default(),
+            faults: self.faults.as_deref_mut().map(|f| f as &mut dyn FaultHook),
         };
-        let reply = skel::dispatch(p, &mut ctx, env, &stdin);
+        let reply = match injected {
+            None => skel::dispatch(p, &mut ctx, env, &stdin),
+            Some(Injected::Error(e)) => Err(e),
+            Some(Injected::KilledAfterIpam) => {
+                if let Some(ipam) = stdin.conf.get("ipam").and_then(|i| i.get("type")) {
+                    let _ = ctx.delegate(ipam.as_str().unwrap_or_default(), env, &stdin);
+                }
+                Err(killed_error())
+            }
+        };
         let delegations = std::mem::take(&mut ctx.delegations.calls);
         (self.wire)(WireCall {
             node: self.node.clone(),

@@ -64,6 +64,12 @@ pub enum Command {
     Get(GetArgs),
     /// Describe an object with its events (kubectl describe)
     Describe(DescribeArgs),
+    /// Make a CNI plugin or a CSI RPC fail, crash a component mid-operation, or lose a node
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  fault inject bridge --code 11\n  fault inject CreateVolume --code UNAVAILABLE --times 2\n  fault inject kubelet-after-stage --node node-1\n  fault inject node-down --node node-2\n  fault list\n  fault clear all"
+    )]
+    Fault(FaultCmd),
     /// Advance the logical clock (seconds); retries whose backoff expired run
     #[command(after_help = "Examples:\n  tick\n  tick 10")]
     Tick {
@@ -984,4 +990,38 @@ pub enum LessonCmd {
     /// Check the lesson files: format, sections, hints, commands, and that each check is
     /// false before its step and true after
     Lint,
+}
+
+/// `fault …`
+#[derive(Debug, Subcommand, Clone, PartialEq)]
+pub enum FaultCmd {
+    /// Arm a fault; it fires on the next matching calls (counted, never random)
+    #[command(
+        after_help = "TARGET is one of:\n  a CNI plugin type (bridge, host-local, portmap, bandwidth, loopback): the plugin prints the CNI error JSON with --code (default 11) on ADD (or --command DEL|CHECK); a delegated IPAM call too\n  a CSI RPC (CreateVolume, ControllerPublishVolume, NodeStageVolume, NodePublishVolume, …): the RPC answers the gRPC status --code (name or number, default UNAVAILABLE)\n  a crash point: kubelet-after-stage (kubelet dies between NodeStage and NodePublish), bridge-after-ipam (the bridge plugin is killed after IPAM allocated), containerd-after-ipam (containerd dies mid-ADD: the lease leaks), provisioner-after-create (CreateVolume returned, the PV was never written), attacher-after-publish (ControllerPublish returned, status.attached was never written)\n  node-down --node NODE: the node's kubelet stops acting until `fault clear`\nExamples:\n  fault inject bridge --code 11\n  fault inject host-local --node node-1 --times 3 --code 999\n  fault inject bridge --command DEL\n  fault inject NodePublishVolume --code INTERNAL\n  fault inject CreateVolume --code 14 --times 2\n  fault inject containerd-after-ipam --node node-1\n  fault inject node-down --node node-2"
+    )]
+    Inject {
+        /// A CNI plugin type, a CSI RPC name, a crash point, or node-down
+        target: String,
+        /// Only on this node (any node when omitted)
+        #[arg(long)]
+        node: Option<String>,
+        /// How many matching calls fail (default 1)
+        #[arg(long)]
+        times: Option<u32>,
+        /// CNI code (a number) or gRPC code (a name such as UNAVAILABLE, or a number)
+        #[arg(long)]
+        code: Option<String>,
+        /// For a plugin: the CNI command that fails (ADD, DEL or CHECK; default ADD)
+        #[arg(long = "command", value_name = "CMD")]
+        cni_command: Option<String>,
+    },
+    /// List the armed faults
+    #[command(visible_alias = "ls")]
+    List,
+    /// Disarm one fault by number, or all of them (a lost node comes back)
+    #[command(after_help = "Examples:\n  fault clear 1\n  fault clear all\n  fault clear")]
+    Clear {
+        /// The fault number, or `all` (the default)
+        id: Option<String>,
+    },
 }

@@ -87,12 +87,14 @@ impl Lab {
         let mut record = |c| {
             wire.push(crate::engine::wire::WireRecord::Cni(c));
         };
+        let mut scope = super::faults::FaultScope::new(&mut self.faults, &a.node);
         let mut inv = Invoker {
             registry: &registry,
             host: &mut node_rt.host,
             cache: &mut node_rt.cache,
             wire: &mut record,
             node: Arc::from(a.node.as_str()),
+            faults: Some(&mut scope),
         };
         let result = match op {
             Op::Add => inv
@@ -150,12 +152,14 @@ impl Lab {
         let mut record = |c| {
             wire.push(crate::engine::wire::WireRecord::Cni(c));
         };
+        let mut scope = super::faults::FaultScope::new(&mut self.faults, node);
         let mut inv = Invoker {
             registry: &registry,
             host: &mut node_rt.host,
             cache: &mut node_rt.cache,
             wire: &mut record,
             node: Arc::from(node),
+            faults: Some(&mut scope),
         };
         let errors = inv.gc(&net, &valid);
         let last = self.wire.next_seq();
@@ -198,6 +202,7 @@ impl Lab {
             cache: &mut node_rt.cache,
             wire: &mut record,
             node: Arc::from(node),
+            faults: None,
         };
         match inv.status(&net) {
             Ok(()) => {
@@ -251,6 +256,7 @@ impl Lab {
             cache: &mut node_rt.cache,
             wire: &mut record,
             node: Arc::from(node.as_str()),
+            faults: None,
         };
         let mut out = Outcome::empty();
         for p in &net.list.plugins {

@@ -27,7 +27,10 @@ impl Lab {
             .unwrap_or(crate::csi::Service::Controller);
         self.driver.set_clock(self.clock as i64);
         let request: Arc<dyn WireMessage> = Arc::new(req.clone());
-        let result = call(&mut self.driver, req);
+        let result = match self.faults.take_rpc(node, rpc) {
+            Some(injected) => Err(injected),
+            None => call(&mut self.driver, req),
+        };
         let reply = match &result {
             Ok(resp) => Ok(Arc::new(resp.clone()) as Arc<dyn WireMessage>),
             Err(s) => Err(s.clone()),

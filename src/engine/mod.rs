@@ -8,6 +8,8 @@
 pub mod cni_cmd;
 pub mod csi_client;
 pub mod csi_cmd;
+pub mod fault_cmd;
+pub mod faults;
 pub mod ipam_view;
 pub mod journal;
 pub mod log;
@@ -130,10 +132,14 @@ pub struct Lab {
     pub mounts: crate::kubelet::volumes::Mounts,
     /// Controllers' retry times after failures, by `controller/object`.
     pub backoff: BTreeMap<String, u64>,
+    /// Failures in a row per `controller/object` (the backoff doubles with each).
+    pub failures: BTreeMap<String, u32>,
     /// The lesson desk: lessons, progress store, the lesson in progress (`crate::lesson`).
     pub lessons: crate::lesson::Lessons,
     /// How the lab started and every command that changed it (for `save`/`load`).
     pub journal: journal::Journal,
+    /// Armed faults and what they broke (`fault inject`, see `engine::faults`).
+    pub faults: faults::Faults,
 }
 
 /// The default network config, containerd's template plus bandwidth.
@@ -159,8 +165,10 @@ impl Lab {
             driver: crate::csi::Driver::default(),
             mounts: Default::default(),
             backoff: BTreeMap::new(),
+            failures: BTreeMap::new(),
             lessons: crate::lesson::Lessons::default(),
             journal: journal::Journal::new(journal::Start::Empty),
+            faults: faults::Faults::default(),
         };
         for ns in ["default", "kube-system"] {
             let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
@@ -258,6 +266,7 @@ impl Lab {
             Command::Pvc(c) => self.pvc(c),
             Command::Snapshot(c) => self.snapshot(c),
             Command::Csi(c) => self.csi(c),
+            Command::Fault(c) => self.fault(c),
             Command::Show(s) => self.show(s),
             Command::Get(g) => self.get(&g),
             Command::Describe(d) => self.describe(&d),
@@ -360,6 +369,14 @@ impl Lab {
             .dirty
             .iter()
             .filter(|k| {
+                // A lost node's kubelet, or one restarting after a crash, does nothing.
+                let down = self.cluster.pods.get(*k).is_some_and(|p| {
+                    !p.spec.node_name.is_empty()
+                        && self.faults.kubelet_down(&p.spec.node_name, self.clock)
+                });
+                !down
+            })
+            .filter(|k| {
                 node.is_none_or(|n| {
                     self.cluster
                         .pods
@@ -404,6 +421,7 @@ impl Lab {
     /// Advance the logical clock; pods whose backoff expired get their retry.
     pub fn tick(&mut self, seconds: u64) {
         self.clock += seconds;
+        self.node_lifecycle();
         let due: Vec<_> = self
             .pod_work
             .iter()
@@ -418,15 +436,32 @@ impl Lab {
         self.backoff.get(key).is_some_and(|t| *t > self.clock)
     }
 
-    /// Note a failure: retry after the backoff.
+    /// Note a failure: retry after the backoff, which doubles with each failure in a row
+    /// (the sidecars' workqueue rate limiter, see `storage::retry_delay`). The call log says
+    /// when the retry comes.
     pub fn set_backoff(&mut self, key: String) {
-        let at = self.clock + crate::storage::RETRY_BACKOFF;
+        let n = {
+            let n = self.failures.entry(key.clone()).or_insert(0);
+            *n += 1;
+            *n
+        };
+        let delay = crate::storage::retry_delay(n);
+        let at = self.clock + delay;
+        let (actor, object) = crate::storage::backoff_actor(&key);
+        self.log(
+            actor,
+            "backoff",
+            format!(
+                "{object}: failure {n} in a row, retry at t={at}s (`tick {delay}`; 1s doubling to 5m)"
+            ),
+        );
         self.backoff.insert(key, at);
     }
 
     /// Forget a failure after success.
     pub fn clear_backoff(&mut self, key: &str) {
         self.backoff.remove(key);
+        self.failures.remove(key);
     }
 
     /// Record a call-log entry.

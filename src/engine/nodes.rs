@@ -155,7 +155,7 @@ impl Lab {
                 .count();
             t.row([
                 name.to_string(),
-                "Ready".to_string(),
+                ready_text(&obj.status).to_string(),
                 obj.spec.pod_cidr.clone(),
                 obj.status.internal_ip().unwrap_or("<none>").to_string(),
                 obj.metadata
@@ -173,4 +173,13 @@ impl Lab {
         }
         t.render()
     }
+}
+
+/// kubectl's node STATUS: `Ready` when the Ready condition is True, else `NotReady`.
+pub fn ready_text(status: &crate::cluster::NodeStatus) -> &'static str {
+    let ready = status
+        .conditions
+        .iter()
+        .any(|c| c.condition_type == "Ready" && c.status == "True");
+    if ready { "Ready" } else { "NotReady" }
 }

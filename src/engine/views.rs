@@ -98,6 +98,21 @@ impl Lab {
         }
     }
 
+    /// A lease no sandbox and no cached attachment accounts for has leaked (for example
+    /// after `fault inject containerd-after-ipam`): say so, with the DEL that releases it.
+    fn leak_note(&self, node: &str, container_id: &str) -> String {
+        let cached = self
+            .nodes
+            .get(node)
+            .is_some_and(|n| n.cache.keys().any(|(_, cid, _)| cid == container_id));
+        if cached {
+            return String::new();
+        }
+        format!(
+            "   (leaked: no sandbox or cached attachment; `cni del {container_id} --node {node}` releases it)"
+        )
+    }
+
     /// Which pod owns a sandbox ID on a node, for annotating IPAM files.
     fn owner_of(&self, node: &str, container_id: &str) -> Option<String> {
         self.nodes.get(node).and_then(|n| {
@@ -136,7 +151,7 @@ impl Lab {
                     let owner = self
                         .owner_of(&n, &lease.container_id)
                         .map(|o| format!("   ({o})"))
-                        .unwrap_or_default();
+                        .unwrap_or_else(|| self.leak_note(&n, &lease.container_id));
                     out.line(
                         Line::new()
                             .push(format!("  {:<20}", ip.to_string()), Role::Name)
@@ -328,7 +343,7 @@ impl Lab {
                 {
                     let mut row = vec![
                         o.name().to_string(),
-                        "Ready".into(),
+                        crate::engine::nodes::ready_text(&o.status).into(),
                         "<none>".into(),
                         age(self.clock, o.metadata.creation_tick),
                         "v1.31.0-lab".into(),

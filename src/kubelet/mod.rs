@@ -64,6 +64,7 @@ impl Lab {
                     }
                     return first;
                 }
+                Err(crate::kubelet::volumes::MountWait::Crashed) => return true,
                 Err(crate::kubelet::volumes::MountWait::Failed(msg)) => {
                     self.object_event(
                         &actor,

@@ -66,15 +66,18 @@ impl Lab {
         let mut record = |c| {
             wire.push(crate::engine::wire::WireRecord::Cni(c));
         };
+        let mut scope = crate::engine::faults::FaultScope::new(&mut self.faults, &node_name);
         let mut inv = Invoker {
             registry: &registry,
             host: &mut node.host,
             cache: &mut node.cache,
             wire: &mut record,
             node: Arc::from(node_name.as_str()),
+            faults: Some(&mut scope),
         };
         let added = inv.add(&net, &rt);
-        let teardown = if added.is_err() {
+        let runtime_died = inv.faults.as_deref().is_some_and(|f| f.runtime_died());
+        let teardown = if added.is_err() && !runtime_died {
             // containerd: "if retErr != nil { teardownPodNetwork }" — every failed ADD is
             // followed by a DEL, then the namespace is removed.
             let r = inv.del(&net, &rt);
@@ -90,6 +93,9 @@ impl Lab {
             format!("net={} ifname=eth0 (chain: {chain_text})", net.list.name),
         );
         self.log_wire_summaries(first_wire, last_wire);
+        if runtime_died {
+            return Err(self.runtime_crashed(&node_name, &id, &netns));
+        }
         match added {
             Ok(result) => {
                 let ip = result
@@ -152,12 +158,15 @@ impl Lab {
                 let mut record = |c| {
                     wire.push(crate::engine::wire::WireRecord::Cni(c));
                 };
+                let mut scope =
+                    crate::engine::faults::FaultScope::new(&mut self.faults, &node_name);
                 let mut inv = Invoker {
                     registry: &registry,
                     host: &mut node.host,
                     cache: &mut node.cache,
                     wire: &mut record,
                     node: Arc::from(node_name.as_str()),
+                    faults: Some(&mut scope),
                 };
                 inv.del(&net, &sb.rt).map_err(|e| e.to_string())
             }

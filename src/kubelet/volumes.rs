@@ -61,6 +61,9 @@ pub enum MountWait {
     Waiting(&'static str, String),
     /// A CSI call failed; retried after kubelet's backoff.
     Failed(String),
+    /// kubelet died mid-operation (`fault inject kubelet-after-stage`); it resumes after
+    /// its restart.
+    Crashed,
 }
 
 impl Lab {
@@ -218,6 +221,16 @@ impl Lab {
                     s.go_error_string()
                 ))
             })?;
+            if self.crash_at(
+                Some(&node),
+                crate::engine::faults::CrashPoint::KubeletAfterStage,
+            ) {
+                let what = format!(
+                    "after NodeStageVolume of {pv_name} returned, before NodePublishVolume"
+                );
+                self.kubelet_crashed(&node, pod, &what);
+                return Err(MountWait::Crashed);
+            }
             self.mounts
                 .staged
                 .insert((node.clone(), pv_name.clone()), stage_path.clone());

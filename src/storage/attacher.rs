@@ -76,6 +76,18 @@ impl Lab {
             req,
             |d, r| d.controller_publish_volume(r),
         ) {
+            Ok(_)
+                if self.crash_at(
+                    None,
+                    crate::engine::faults::CrashPoint::AttacherAfterPublish,
+                ) =>
+            {
+                let what = format!(
+                    "after ControllerPublishVolume returned, before status.attached of {} was written",
+                    crate::storage::attach_detach::short_va(va.name())
+                );
+                self.sidecar_crashed("external-attacher", key, &what);
+            }
             Ok(resp) => {
                 self.clear_backoff(key);
                 if let Ok(cur) = self

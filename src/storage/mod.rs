@@ -40,8 +40,33 @@ pub const STORAGE_PROVISIONER: &str = "volume.kubernetes.io/storage-provisioner"
 pub const DEFAULT_CLASS: &str = "storageclass.kubernetes.io/is-default-class";
 /// The snapshot class the lab installs.
 pub const SNAPSHOT_CLASS: &str = "csi-hostpath-snapclass";
-/// Controller backoff after a failed call, in logical seconds.
-pub const RETRY_BACKOFF: u64 = 10;
+/// Controller backoff after the first failed call, in logical seconds: the CSI sidecars'
+/// `--retry-interval-start` default (1s); it doubles per failure in a row up to
+/// [`RETRY_BACKOFF_MAX`] (`--retry-interval-max`, 5m) — client-go's
+/// `ItemExponentialFailureRateLimiter` as external-provisioner, external-attacher,
+/// external-resizer and csi-snapshotter configure it.
+pub const RETRY_BACKOFF: u64 = 1;
+/// The longest controller backoff (5 minutes).
+pub const RETRY_BACKOFF_MAX: u64 = 300;
+
+/// The delay before retry number `failures` (1 = after the first failure).
+pub fn retry_delay(failures: u32) -> u64 {
+    let shift = failures.saturating_sub(1).min(16);
+    (RETRY_BACKOFF << shift).min(RETRY_BACKOFF_MAX)
+}
+
+/// The component and object a backoff key (`controller/object`) names, for the call log.
+pub fn backoff_actor(key: &str) -> (&'static str, &str) {
+    let (controller, object) = key.split_once('/').unwrap_or((key, ""));
+    let actor = match controller {
+        "provisioner" | "provisioner-delete" => "external-provisioner",
+        "attacher" => "external-attacher",
+        "resizer" => "external-resizer",
+        "snapshotter" => "csi-snapshotter",
+        _ => "controller",
+    };
+    (actor, object)
+}
 
 /// The CSI volume capability for a PV's access modes and volume mode, as kubelet and the
 /// sidecars build it (csi-lib-utils access mode mapping).

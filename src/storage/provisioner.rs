@@ -212,6 +212,17 @@ impl Lab {
                 return true;
             }
         };
+        if self.crash_at(
+            None,
+            crate::engine::faults::CrashPoint::ProvisionerAfterCreate,
+        ) {
+            let what = format!(
+                "after CreateVolume returned {}, before the PV was written",
+                volume.volume_id
+            );
+            self.sidecar_crashed("external-provisioner", &backoff_key, &what);
+            return true;
+        }
         self.clear_backoff(&backoff_key);
         let mut attrs = volume.volume_context.clone();
         attrs.insert(

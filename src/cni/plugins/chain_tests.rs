@@ -115,6 +115,7 @@ fn call(
         host: h,
         registry: &reg,
         delegations: Default::default(),
+        faults: None,
     };
     let mut stdin = Stdin::from_conf(conf);
     stdin.runtime_config = rc.map(Arc::new);

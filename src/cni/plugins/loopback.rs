@@ -127,6 +127,7 @@ mod tests {
             host,
             registry: &reg,
             delegations: Default::default(),
+            faults: None,
         };
         let env = CniEnv {
             command: Some(cmd),

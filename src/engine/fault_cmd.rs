@@ -1,0 +1,317 @@
+//! `fault inject|list|clear` and what the lab does when an armed crash fires: the component
+//! logs its death, restarts after the delay its supervisor uses, and resumes from what it
+//! can see (the API objects, the driver's state), which is how real clusters converge.
+
+use super::faults::{self, CrashPoint, Fault, FaultCode, Request, Target};
+use super::log::{CallEvent, Level};
+use super::{Lab, LabError};
+use crate::cluster::{Condition, Object, PodSpec};
+use crate::command::grammar::FaultCmd;
+use crate::render::{Line, Outcome, Role, Table};
+
+/// kube-controller-manager's `--node-monitor-grace-period` (40 s up to v1.31): after this
+/// long without a status from the kubelet, the node lifecycle controller sets Ready to
+/// Unknown.
+pub const NODE_MONITOR_GRACE_SEC: u64 = 40;
+
+impl Lab {
+    /// Dispatch a `fault …` command.
+    pub fn fault(&mut self, cmd: FaultCmd) -> Result<Outcome, LabError> {
+        match cmd {
+            FaultCmd::Inject {
+                target,
+                node,
+                times,
+                code,
+                cni_command,
+            } => {
+                let plugins: Vec<String> = self
+                    .registry
+                    .names()
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect();
+                let nodes: Vec<String> = self.nodes.keys().cloned().collect();
+                let req = Request {
+                    target: &target,
+                    node: node.as_deref(),
+                    times,
+                    code: code.as_deref(),
+                    command: cni_command.as_deref(),
+                };
+                let mut fault = self
+                    .faults
+                    .arm(&req, &plugins, &nodes)
+                    .map_err(LabError::msg)?;
+                fault.armed_at = self.clock;
+                if let Some(f) = self.faults.armed.last_mut() {
+                    f.armed_at = self.clock;
+                }
+                let text = describe(&fault);
+                self.log_warning("lab", "fault inject", format!("#{} {text}", fault.id));
+                if fault.target == Target::NodeDown {
+                    let n = fault.node.clone().unwrap_or_default();
+                    self.log_warning(
+                        &format!("kubelet({n})"),
+                        "down",
+                        format!(
+                            "{n} is lost: its kubelet stops syncing pods and posting status; the node lifecycle controller marks it NotReady after {NODE_MONITOR_GRACE_SEC}s without a status (`tick {NODE_MONITOR_GRACE_SEC}`)"
+                        ),
+                    );
+                }
+                let mut out = Outcome::empty();
+                out.line(Line::styled(
+                    format!("fault #{} armed: {text}", fault.id),
+                    Role::Warn,
+                ));
+                Ok(out)
+            }
+            FaultCmd::List => Ok(self.fault_list()),
+            FaultCmd::Clear { id } => {
+                let id = match id.as_deref() {
+                    None | Some("all") => None,
+                    Some(s) => Some(
+                        s.trim_start_matches('#')
+                            .parse::<u32>()
+                            .map_err(|_| {
+                                LabError::msg(format!(
+                                    "invalid fault {s:?}: expected a fault number (see `fault list`) or `all`"
+                                ))
+                            })?,
+                    ),
+                };
+                let removed = self.faults.clear(id).map_err(LabError::msg)?;
+                let mut out = Outcome::empty();
+                if removed.is_empty() {
+                    out.line(Line::styled("no fault is armed", Role::Dim));
+                }
+                for f in &removed {
+                    out.line(Line::styled(
+                        format!("fault #{} cleared: {}", f.id, describe(f)),
+                        Role::Good,
+                    ));
+                    self.log("lab", "fault clear", format!("#{} {}", f.id, f.target));
+                    if f.target == Target::NodeDown {
+                        let n = f.node.clone().unwrap_or_default();
+                        self.node_back(&n);
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+
+    fn fault_list(&self) -> Outcome {
+        let mut out = Outcome::empty();
+        if self.faults.armed.is_empty() {
+            out.line(Line::styled(
+                "no fault is armed (`fault inject TARGET` arms one; `help fault inject` lists the targets)",
+                Role::Dim,
+            ));
+            return out;
+        }
+        let mut t = Table::new(&["ID", "TARGET", "NODE", "CODE", "LEFT", "FIRED", "SINCE"]);
+        for f in &self.faults.armed {
+            t.row([
+                format!("#{}", f.id),
+                f.target.to_string(),
+                f.node.clone().unwrap_or_else(|| "*".into()),
+                f.code.to_string(),
+                f.remaining
+                    .map(|r| r.to_string())
+                    .unwrap_or_else(|| "until cleared".into()),
+                f.fired.to_string(),
+                format!("t={}s", f.armed_at),
+            ]);
+        }
+        out.extend(t.render());
+        out
+    }
+
+    fn log_warning(&mut self, actor: &str, action: &str, detail: String) {
+        self.log_event(CallEvent {
+            seq: 0,
+            tick: self.clock,
+            actor: actor.to_string(),
+            action: action.to_string(),
+            detail,
+            level: Level::Warning,
+            reason: None,
+            object: None,
+            wire: None,
+            object_uid: None,
+        });
+    }
+
+    /// The node lifecycle controller's view of lost nodes: Ready becomes Unknown once the
+    /// kubelet has been silent for the grace period, and True again when it posts status.
+    pub fn node_lifecycle(&mut self) {
+        let names: Vec<String> = self.nodes.keys().cloned().collect();
+        for n in names {
+            let lost_since = self
+                .faults
+                .armed
+                .iter()
+                .find(|f| f.target == Target::NodeDown && f.node.as_deref() == Some(&n))
+                .map(|f| f.armed_at);
+            let want_unknown = lost_since.is_some_and(|t| self.clock >= t + NODE_MONITOR_GRACE_SEC);
+            let Ok(cur) = self.cluster.nodes().get("", &n).cloned() else {
+                continue;
+            };
+            let is_unknown = cur
+                .status
+                .conditions
+                .iter()
+                .any(|c| c.condition_type == "Ready" && c.status == "Unknown");
+            if want_unknown == is_unknown {
+                continue;
+            }
+            let mut next = cur;
+            next.status.conditions = vec![if want_unknown {
+                Condition {
+                    condition_type: "Ready".into(),
+                    status: "Unknown".into(),
+                    reason: "NodeStatusUnknown".into(),
+                    message: "Kubelet stopped posting node status.".into(),
+                }
+            } else {
+                Condition {
+                    condition_type: "Ready".into(),
+                    status: "True".into(),
+                    reason: "KubeletReady".into(),
+                    message: "kubelet is posting ready status".into(),
+                }
+            }];
+            if self.cluster.nodes().update_status(&next).is_ok() {
+                if want_unknown {
+                    self.log_warning(
+                        "node-lifecycle-controller",
+                        "NodeNotReady",
+                        format!("node {n}: Ready=Unknown (Kubelet stopped posting node status.)"),
+                    );
+                } else {
+                    self.log(
+                        format!("kubelet({n})"),
+                        "NodeReady",
+                        format!("node {n} status is now: NodeReady"),
+                    );
+                }
+            }
+        }
+    }
+
+    /// A lost node comes back: its kubelet posts status again and syncs every pod it has.
+    fn node_back(&mut self, node: &str) {
+        self.log(
+            format!("kubelet({node})"),
+            "up",
+            format!("{node} is back: the kubelet syncs its pods again"),
+        );
+        let pods: Vec<(String, String)> = self
+            .cluster
+            .pods
+            .iter()
+            .filter(|(_, p)| p.spec.node_name == node)
+            .map(|(k, _)| k.clone())
+            .collect();
+        self.dirty.extend(pods);
+        self.node_lifecycle();
+    }
+
+    /// containerd died during a CNI ADD (`containerd-after-ipam`): no DEL follows, the
+    /// lease stays in host-local's store, and kubelet's RunPodSandbox call fails the way
+    /// grpc-go reports a connection that closed mid-call. Returns that error.
+    pub fn runtime_crashed(&mut self, node: &str, sandbox: &str, netns: &str) -> String {
+        if let Some(n) = self.nodes.get_mut(node) {
+            // The lab drops the half-made namespace; the IPAM lease is what leaks.
+            n.host.netns.remove(netns);
+        }
+        self.log_warning(
+            &format!("containerd({node})"),
+            "crash",
+            format!(
+                "containerd died during CNI ADD (containerd-after-ipam) for sandbox {}: no DEL ran and libcni cached nothing, so the address host-local allocated leaks (`show ipam {node}`); systemd restarts containerd",
+                sandbox.get(..13).unwrap_or(sandbox)
+            ),
+        );
+        "rpc error: code = Unavailable desc = error reading from server: EOF".into()
+    }
+
+    /// kubelet died at a crash point: it stops acting until systemd restarts it
+    /// (`RestartSec=10`), then resumes from scratch for the pod.
+    pub fn kubelet_crashed(&mut self, node: &str, pod: &Object<PodSpec>, what: &str) {
+        let back = self.clock + faults::KUBELET_RESTART_SEC;
+        self.faults
+            .kubelet_down_until
+            .insert(node.to_string(), back);
+        let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
+        let w = self.pod_work.entry(key).or_default();
+        w.retry_at = back;
+        self.log_warning(
+            &format!("kubelet({node})"),
+            "crash",
+            format!(
+                "kubelet died {what} (pod/{}); systemd restarts it at t={back}s (RestartSec=10, `tick {}`)",
+                pod.name(),
+                faults::KUBELET_RESTART_SEC
+            ),
+        );
+    }
+
+    /// A sidecar container died at a crash point: kubelet restarts it (immediately the
+    /// first time, then CrashLoopBackOff); it retries its work from the API objects.
+    pub fn sidecar_crashed(&mut self, container: &'static str, backoff_key: &str, what: &str) {
+        let delay = self.faults.restart_delay(container);
+        let restarts = self.faults.restarts.get(container).copied().unwrap_or(0);
+        self.backoff
+            .insert(backoff_key.to_string(), self.clock + delay);
+        let when = if delay == 0 {
+            "kubelet restarts the container now".to_string()
+        } else {
+            format!(
+                "CrashLoopBackOff: kubelet restarts the container at t={}s (`tick {delay}`)",
+                self.clock + delay
+            )
+        };
+        self.log_warning(
+            container,
+            "crash",
+            format!("{container} died {what} (restart {restarts}); {when}"),
+        );
+    }
+
+    /// Whether a crash is armed at `point` (on `node`) and fires now.
+    pub fn crash_at(&mut self, node: Option<&str>, point: CrashPoint) -> bool {
+        self.faults.take_crash(node, point).is_some()
+    }
+}
+
+/// One line about a fault: what fails, where, how, how often.
+fn describe(f: &Fault) -> String {
+    let node = f
+        .node
+        .as_deref()
+        .map(|n| format!("on {n}"))
+        .unwrap_or_else(|| "on any node".into());
+    match (&f.target, f.code) {
+        (Target::NodeDown, _) => format!("node-down {node} until `fault clear {}`", f.id),
+        (Target::Crash(c), _) => format!(
+            "crash at {} {}, {}",
+            c.name(),
+            if c.on_node() { node.as_str() } else { "" },
+            times(f)
+        )
+        .replace("  ", " ")
+        .replace(" ,", ","),
+        (t, FaultCode::None) => format!("{t} {node}, {}", times(f)),
+        (t, code) => format!("{t} fails with {code} {node}, {}", times(f)),
+    }
+}
+
+fn times(f: &Fault) -> String {
+    match f.remaining {
+        Some(1) => "next call".into(),
+        Some(n) => format!("next {n} calls"),
+        None => "until cleared".into(),
+    }
+}
