@@ -59,7 +59,7 @@ pub enum Command {
     Show(ShowCmd),
     /// Print objects (kubectl get)
     #[command(
-        after_help = "Kinds: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol)\nExamples:\n  get pods\n  get pod web -o json\n  get nodes -o wide"
+        after_help = "Kinds: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), pvc, pv, sc, va\n       (volumeattachments), snapshots (vs), volumesnapshotcontents (vsc), csinodes, csidrivers\nExamples:\n  get pods\n  get pod web -o json\n  get nodes -o wide"
     )]
     Get(GetArgs),
     /// Describe an object with its events (kubectl describe)
@@ -326,7 +326,7 @@ pub enum CniConfCmd {
         /// Only this node
         #[arg(long, conflicts_with = "all")]
         node: Option<String>,
-        /// Every node (the default)
+        /// Every node (also what happens without --node)
         #[arg(long)]
         all: bool,
         /// Name in net.d (default: the file's name)

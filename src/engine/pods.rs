@@ -92,7 +92,7 @@ impl Lab {
             node_name: a.node.clone(),
             containers: vec![Container {
                 name: "app".into(),
-                image: "registry.k8s.io/pause:3.10".into(),
+                image: "registry.k8s.io/nginx-slim:0.27".into(),
                 ports,
             }],
             volumes,

@@ -49,6 +49,16 @@ pub fn staging_path(volume_handle: &str) -> String {
     format!("/var/lib/kubelet/plugins/kubernetes.io/csi/{DRIVER}/{hex}/globalmount")
 }
 
+/// Block volumes: kubelet's staging path (`csi_block.go` getStagingPath).
+pub fn block_staging_path(pv: &str) -> String {
+    format!("/var/lib/kubelet/plugins/kubernetes.io/csi/volumeDevices/staging/{pv}")
+}
+
+/// Block volumes: kubelet's publish path (`csi_block.go` getPublishPath), a file per pod.
+pub fn block_target_path(pod_uid: &str, pv: &str) -> String {
+    format!("/var/lib/kubelet/plugins/kubernetes.io/csi/volumeDevices/publish/{pv}/{pod_uid}")
+}
+
 /// The per-pod mount path of a volume.
 pub fn target_path(pod_uid: &str, pv: &str) -> String {
     format!("/var/lib/kubelet/pods/{pod_uid}/volumes/kubernetes.io~csi/{pv}/mount")
@@ -192,10 +202,11 @@ impl Lab {
         } else {
             BTreeMap::new()
         };
-        let stage_path = if self.driver_stages() {
-            staging_path(&handle)
-        } else {
-            String::new()
+        let block = pv.spec.volume_mode == "Block";
+        let stage_path = match (self.driver_stages(), block) {
+            (false, _) => String::new(),
+            (true, false) => staging_path(&handle),
+            (true, true) => block_staging_path(&pv_name),
         };
         if self.driver_stages()
             && !self
@@ -237,7 +248,11 @@ impl Lab {
             changed = true;
         }
         let key = (node.clone(), pod.key(), pv_name.clone());
-        let target = target_path(&pod.metadata.uid, &pv_name);
+        let target = if block {
+            block_target_path(&pod.metadata.uid, &pv_name)
+        } else {
+            target_path(&pod.metadata.uid, &pv_name)
+        };
         if !self.mounts.published.contains_key(&key) {
             let mut volume_context = pv.spec.csi.volume_attributes.clone();
             let pod_info = self

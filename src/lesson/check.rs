@@ -825,8 +825,8 @@ fn pod_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     Eval::new(
         holds,
         format!(
-            "pod {ns}/{name} {} a {} event",
-            if holds { "has" } else { "has no" },
+            "pod {ns}/{name} {} {} event",
+            if holds { "has a" } else { "has no" },
             arg(a, 1)
         ),
     )
@@ -915,8 +915,8 @@ fn pvc_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     Eval::new(
         holds,
         format!(
-            "claim {ns}/{name} {} a {} event",
-            if holds { "has" } else { "has no" },
+            "claim {ns}/{name} {} {} event",
+            if holds { "has a" } else { "has no" },
             arg(a, 1)
         ),
     )
