@@ -289,3 +289,85 @@ pub fn verify_with(lesson: &Lesson, strict: bool) -> Vec<LessonError> {
 pub fn verify(lesson: &Lesson) -> Vec<LessonError> {
     verify_with(lesson, false)
 }
+
+/// Where live playback goes: a front end that shows typing and waits (the REPL, the
+/// dashboard). The engine drives the lab; the sink only paces and shows.
+pub trait PlaySink {
+    /// A heading or teaching text to show.
+    fn show(&mut self, out: &crate::render::Outcome);
+    /// Type a command visibly, one character every `millis_per_char`.
+    fn type_command(&mut self, command: &str, millis_per_char: u64);
+    /// Pause; false to stop playback.
+    fn pause(&mut self, millis: u64) -> bool;
+    /// Wait for a key (Enter); false to stop playback.
+    fn wait_for_key(&mut self) -> bool;
+}
+
+impl crate::engine::Lab {
+    /// `lesson play` for a live front end: the lab is reset, then each event of the plan is
+    /// shown through `sink` — commands typed visibly, run, and their output shown.
+    pub fn lesson_play_live(
+        &mut self,
+        id: &str,
+        opts: PlayOptions,
+        sink: &mut dyn PlaySink,
+    ) -> Result<(), crate::engine::LabError> {
+        use crate::render::{Line, Outcome, Role};
+        if !(opts.speed.is_finite() && opts.speed > 0.0) {
+            return Err(crate::engine::LabError::msg(format!(
+                "invalid --speed {}: expected a number above 0, e.g. 2 for twice as fast",
+                opts.speed
+            )));
+        }
+        let lesson = self
+            .lessons
+            .find(id)
+            .map_err(crate::engine::LabError::msg)?;
+        let left = self.reset_keeping_lessons(false);
+        if !left.lines.is_empty() {
+            sink.show(&left);
+        }
+        for ev in plan(&lesson, opts) {
+            match ev {
+                PlayEvent::Heading(h) => {
+                    let mut out = Outcome::empty();
+                    out.plain("");
+                    out.line(Line::styled(format!("── {h}"), Role::Header));
+                    sink.show(&out);
+                }
+                PlayEvent::Text(t) => {
+                    let mut out = Outcome::empty();
+                    out.block(&t, Role::Plain);
+                    sink.show(&out);
+                }
+                PlayEvent::Type {
+                    command,
+                    millis_per_char,
+                    ..
+                } => {
+                    sink.type_command(&command, millis_per_char);
+                    let out = match self.execute(&command) {
+                        Ok(o) => o,
+                        Err(e) => {
+                            let mut o = e.output.clone();
+                            o.line(Line::styled(format!("error: {}", e.message), Role::Bad));
+                            o
+                        }
+                    };
+                    sink.show(&out);
+                }
+                PlayEvent::Pause { millis } => {
+                    if !sink.pause(millis) {
+                        return Ok(());
+                    }
+                }
+                PlayEvent::WaitForKey => {
+                    if !sink.wait_for_key() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

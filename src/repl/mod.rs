@@ -5,6 +5,7 @@
 
 pub mod helper;
 pub mod history;
+pub mod playback;
 
 use crate::engine::{Lab, Mode};
 use crate::render::{Outcome, ansi};
@@ -163,6 +164,21 @@ pub fn run(lab: Lab, opts: &Options) -> std::io::Result<Lab> {
                 }
                 if is_quit(&line) {
                     break;
+                }
+                if let Ok(Some(crate::command::Command::Lesson(
+                    crate::command::grammar::LessonCmd::Play { id, speed, step },
+                ))) = crate::command::parse(crate::command::strip_comment(&line))
+                {
+                    // Live playback: typed visibly and paced, not printed all at once.
+                    let mut sink = playback::TerminalSink {
+                        color: opts.color_out,
+                    };
+                    let opts_play = crate::lesson::play::PlayOptions { speed, step };
+                    let r = lab.borrow_mut().lesson_play_live(&id, opts_play, &mut sink);
+                    if let Err(e) = r {
+                        print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
+                    }
+                    continue;
                 }
                 let result = lab.borrow_mut().execute(&line);
                 print_result(result, opts, &mut stdout.lock(), &mut stderr.lock())?;

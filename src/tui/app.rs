@@ -24,7 +24,7 @@ pub const OUTPUT_KEEP: usize = 10_000;
 /// Commands kept in the history.
 pub const HISTORY_KEEP: usize = 1_000;
 /// Ticks (about 250 ms each) a flash message stays.
-pub const FLASH_TICKS: u32 = 40;
+pub const FLASH_TICKS: u32 = 100;
 
 /// A line being edited (command line or filter), with a cursor at a char boundary.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -231,11 +231,29 @@ pub struct App {
     pub theme: Theme,
     /// The lesson pane's content while a lesson runs.
     pub lesson: Option<LessonView>,
+    /// `lesson play` in progress: the events still to show, paced by ticks.
+    pub playback: Option<Playback>,
     /// Derived state.
     pub derived: Derived,
 }
 
 type IpamSnapshot = (String, BTreeMap<String, IpamStore>);
+
+/// How often playback advances (the event loop's tick).
+const PLAYBACK_TICK_MS: u64 = 100;
+
+/// `lesson play` in the dashboard: what is left to show and how long to wait.
+#[derive(Debug, Clone)]
+pub struct Playback {
+    /// Events still to show.
+    pub events: std::collections::VecDeque<crate::lesson::play::PlayEvent>,
+    /// Characters of the current command typed so far.
+    pub typed: usize,
+    /// Ticks to wait before the next event.
+    pub wait_ticks: u64,
+    /// `--step`: waiting for Enter.
+    pub waiting_key: bool,
+}
 
 impl App {
     /// A dashboard on a lab.
@@ -249,6 +267,7 @@ impl App {
             ui: UiState::default(),
             theme,
             lesson: None,
+            playback: None,
         };
         app.ui.hint = None;
         app.fix_selection();
@@ -353,6 +372,12 @@ impl App {
             Action::OpenFilter => {
                 self.ui.mode = Mode::Filter;
                 self.ui.filter.cursor = self.ui.filter.text.len();
+                None
+            }
+            Action::Submit if self.playback.as_ref().is_some_and(|p| p.waiting_key) => {
+                if let Some(p) = &mut self.playback {
+                    p.waiting_key = false;
+                }
                 None
             }
             Action::Submit => match self.ui.mode {
@@ -481,6 +506,7 @@ impl App {
                 None
             }
             Action::Tick => {
+                self.playback_tick();
                 if let Some(f) = &mut self.ui.flash {
                     f.age += 1;
                     if f.age >= FLASH_TICKS {
@@ -497,6 +523,11 @@ impl App {
     }
 
     fn back(&mut self) {
+        if self.playback.take().is_some() {
+            self.ui.prompt.set("");
+            self.push_output(Line::styled("── playback stopped", Role::Dim));
+            return;
+        }
         match self.ui.mode {
             Mode::Help => self.ui.mode = self.ui.prev_mode,
             Mode::Command => {
@@ -691,6 +722,106 @@ impl App {
     // -----------------------------------------------------------------------------------
     // Running commands.
 
+    /// `lesson play ID`: reset the cluster and queue the lesson's events; each tick shows
+    /// the next one, typing commands into the prompt at the lesson's pace.
+    fn start_playback(&mut self, id: &str, speed: f64, step: bool) {
+        use crate::lesson::play::{PlayOptions, plan};
+        if !(speed.is_finite() && speed > 0.0) {
+            self.push_output(Line::styled(
+                format!("error: invalid --speed {speed}: expected a number above 0"),
+                Role::Bad,
+            ));
+            return;
+        }
+        let lesson = match self.lab.lessons.find(id) {
+            Ok(l) => l,
+            Err(e) => {
+                self.push_output(Line::styled(format!("error: {e}"), Role::Bad));
+                return;
+            }
+        };
+        let left = self.lab.reset_keeping_lessons(false);
+        for l in left.lines {
+            self.push_output(l);
+        }
+        self.playback = Some(Playback {
+            events: plan(&lesson, PlayOptions { speed, step }).into(),
+            typed: 0,
+            wait_ticks: 0,
+            waiting_key: false,
+        });
+        self.ui.mode = Mode::Command;
+    }
+
+    /// Advance playback by one tick (called every ~100–250 ms).
+    fn playback_tick(&mut self) {
+        use crate::lesson::play::PlayEvent;
+        let Some(mut p) = self.playback.take() else {
+            return;
+        };
+        if p.waiting_key {
+            self.playback = Some(p);
+            return;
+        }
+        if p.wait_ticks > 0 {
+            p.wait_ticks -= 1;
+            self.playback = Some(p);
+            return;
+        }
+        loop {
+            let Some(ev) = p.events.front().cloned() else {
+                self.push_output(Line::styled("── playback finished", Role::Dim));
+                return;
+            };
+            match ev {
+                PlayEvent::Heading(h) => {
+                    self.push_output(Line::styled(format!("── {h}"), Role::Header));
+                    p.events.pop_front();
+                }
+                PlayEvent::Text(t) => {
+                    for l in t.lines() {
+                        self.push_output(Line::plain(l));
+                    }
+                    p.events.pop_front();
+                }
+                PlayEvent::Pause { millis } => {
+                    p.events.pop_front();
+                    p.wait_ticks = millis.div_ceil(PLAYBACK_TICK_MS);
+                    break;
+                }
+                PlayEvent::WaitForKey => {
+                    p.events.pop_front();
+                    p.waiting_key = true;
+                    self.push_output(Line::styled("  [Enter: next · Esc: stop]", Role::Dim));
+                    break;
+                }
+                PlayEvent::Type {
+                    command,
+                    millis_per_char,
+                    ..
+                } => {
+                    let per_tick = usize::try_from(PLAYBACK_TICK_MS / millis_per_char.max(1))
+                        .unwrap_or(1)
+                        .max(1);
+                    let total = command.chars().count();
+                    p.typed = (p.typed + per_tick).min(total);
+                    let shown: String = command.chars().take(p.typed).collect();
+                    self.ui.prompt.set(&shown);
+                    if p.typed >= total {
+                        p.events.pop_front();
+                        p.typed = 0;
+                        self.ui.prompt.set("");
+                        self.playback = Some(p);
+                        self.run_command(&command);
+                        return;
+                    }
+                    break;
+                }
+            }
+        }
+        self.playback = Some(p);
+    }
+
     fn push_output(&mut self, line: Line) {
         self.ui.output_pushed += 1;
         if self.ui.output.len() == OUTPUT_KEEP {
@@ -714,6 +845,13 @@ impl App {
         }
         if matches!(line, "quit" | "exit" | "q" | "q!") {
             self.ui.quit = true;
+            return;
+        }
+        if let Ok(Some(crate::command::Command::Lesson(
+            crate::command::grammar::LessonCmd::Play { id, speed, step },
+        ))) = crate::command::parse(crate::command::strip_comment(line))
+        {
+            self.start_playback(&id, speed, step);
             return;
         }
         let pushed_before = self.ui.output_pushed;

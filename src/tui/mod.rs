@@ -261,7 +261,7 @@ pub fn run(lab: Lab, options: Options) -> io::Result<()> {
     }));
     let result = guard.and_then(|_g| {
         let mut app = App::new(lab, Theme::pick(options.big, options.no_color));
-        let mut events = CrosstermEvents::start(Arc::clone(&stop), Duration::from_millis(250))?;
+        let mut events = CrosstermEvents::start(Arc::clone(&stop), Duration::from_millis(100))?;
         run_loop(&mut terminal, &mut app, &mut events)
     });
     // `_g` dropped above restored the terminal; make sure even if enter() failed.
