@@ -477,6 +477,10 @@ pub fn suggest(word: &str, candidates: &[(String, String)]) -> Vec<String> {
         let score = if spelling.starts_with(&w) && w.chars().count() >= 2 {
             0
         } else {
+            // The distance is at least the length difference: skip the O(n·m) table.
+            if w.chars().count().abs_diff(spelling.chars().count()) > limit {
+                continue;
+            }
             let d = distance(&w, spelling);
             if d > limit {
                 continue;
