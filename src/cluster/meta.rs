@@ -56,8 +56,9 @@ pub fn timestamp(tick: u64) -> String {
     let rem = tick % 86_400;
     let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
     // Civil date from days since 2025-01-01 (proleptic Gregorian).
-    let mut year = 2025u64;
-    let mut day = days;
+    // Whole 400-year cycles (146,097 days each) first, so a huge clock cannot loop long.
+    let mut year = 2025u64.saturating_add((days / 146_097).saturating_mul(400));
+    let mut day = days % 146_097;
     loop {
         let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
         let len = if leap { 366 } else { 365 };

@@ -240,7 +240,7 @@ impl Lab {
     /// kubelet died at a crash point: it stops acting until systemd restarts it
     /// (`RestartSec=10`), then resumes from scratch for the pod.
     pub fn kubelet_crashed(&mut self, node: &str, pod: &Object<PodSpec>, what: &str) {
-        let back = self.clock + faults::KUBELET_RESTART_SEC;
+        let back = self.clock.saturating_add(faults::KUBELET_RESTART_SEC);
         self.faults
             .kubelet_down_until
             .insert(node.to_string(), back);
@@ -264,13 +264,13 @@ impl Lab {
         let delay = self.faults.restart_delay(container);
         let restarts = self.faults.restarts.get(container).copied().unwrap_or(0);
         self.backoff
-            .insert(backoff_key.to_string(), self.clock + delay);
+            .insert(backoff_key.to_string(), self.clock.saturating_add(delay));
         let when = if delay == 0 {
             "kubelet restarts the container now".to_string()
         } else {
             format!(
                 "CrashLoopBackOff: kubelet restarts the container at t={}s (`tick {delay}`)",
-                self.clock + delay
+                self.clock.saturating_add(delay)
             )
         };
         self.log_warning(

@@ -420,7 +420,7 @@ impl Lab {
 
     /// Advance the logical clock; pods whose backoff expired get their retry.
     pub fn tick(&mut self, seconds: u64) {
-        self.clock += seconds;
+        self.clock = self.clock.saturating_add(seconds);
         self.node_lifecycle();
         let due: Vec<_> = self
             .pod_work
@@ -446,7 +446,7 @@ impl Lab {
             *n
         };
         let delay = crate::storage::retry_delay(n);
-        let at = self.clock + delay;
+        let at = self.clock.saturating_add(delay);
         let (actor, object) = crate::storage::backoff_actor(&key);
         self.log(
             actor,

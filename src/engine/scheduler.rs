@@ -66,6 +66,9 @@ impl Lab {
                 true
             }
             None => {
+                // The volume binder picks the node for WaitForFirstConsumer claims as it
+                // binds the pod, so a second pod elsewhere sees the choice.
+                self.select_node_for_claims(pod);
                 self.object_event(
                     "default-scheduler",
                     "Scheduled",
@@ -93,6 +96,45 @@ impl Lab {
         }
     }
 
+    fn select_node_for_claims(&mut self, pod: &Object<PodSpec>) {
+        let ns = pod.metadata.namespace.clone();
+        for v in &pod.spec.volumes {
+            let claim = v.persistent_volume_claim.claim_name.clone();
+            let Some(pvc) = self.cluster.pvcs.get(&(ns.clone(), claim.clone())).cloned() else {
+                continue;
+            };
+            let wffc = self
+                .class_of(&pvc)
+                .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
+            if wffc
+                && pvc.spec.volume_name.is_empty()
+                && !pvc
+                    .metadata
+                    .annotations
+                    .contains_key(crate::storage::SELECTED_NODE)
+            {
+                let mut next = pvc;
+                next.metadata.annotations.insert(
+                    crate::storage::SELECTED_NODE.into(),
+                    pod.spec.node_name.clone(),
+                );
+                if self.cluster.pvcs().update(next).is_ok() {
+                    self.log(
+                        "default-scheduler",
+                        "bind volumes",
+                        format!(
+                            "pod {} → {}: claim {ns}/{claim} (WaitForFirstConsumer) gets {}={}",
+                            pod.key(),
+                            pod.spec.node_name,
+                            crate::storage::SELECTED_NODE,
+                            pod.spec.node_name
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
     /// Why the scheduler cannot place the pod on its node, in the scheduler's words.
     fn unschedulable_reason(&self, pod: &Object<PodSpec>) -> Option<String> {
         let n = self.cluster.nodes.len();
@@ -112,6 +154,17 @@ impl Lab {
             let wffc = self
                 .class_of(pvc)
                 .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
+            if pvc.spec.volume_name.is_empty() && wffc {
+                if let Some(selected) = pvc.metadata.annotations.get(crate::storage::SELECTED_NODE)
+                {
+                    if *selected != pod.spec.node_name {
+                        return Some(format!(
+                            "0/{n} nodes are available: 1 node(s) did not match the node selected for persistentvolumeclaim \"{claim}\" ({}={selected}). preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling.",
+                            crate::storage::SELECTED_NODE
+                        ));
+                    }
+                }
+            }
             if pvc.spec.volume_name.is_empty() && !wffc {
                 return Some(format!(
                     "0/{n} nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."

@@ -74,7 +74,7 @@ impl Lab {
                         &pod,
                         Level::Warning,
                     );
-                    let retry_at = self.clock + SYNC_BACKOFF;
+                    let retry_at = self.clock.saturating_add(SYNC_BACKOFF);
                     if let Some(w) = self.pod_work.get_mut(key) {
                         w.retry_at = retry_at;
                         w.last_error = msg;
@@ -111,7 +111,7 @@ impl Lab {
                     &pod,
                     Level::Warning,
                 );
-                let retry_at = self.clock + SYNC_BACKOFF;
+                let retry_at = self.clock.saturating_add(SYNC_BACKOFF);
                 if let Some(w) = self.pod_work.get_mut(key) {
                     w.retry_at = retry_at;
                     w.last_error = message;
@@ -239,7 +239,7 @@ impl Lab {
                 pod,
                 Level::Warning,
             );
-            let retry_at = lab.clock + SYNC_BACKOFF;
+            let retry_at = lab.clock.saturating_add(SYNC_BACKOFF);
             let w = lab.pod_work.entry(key.clone()).or_default();
             w.retry_at = retry_at;
             w.last_error = message;

@@ -401,6 +401,7 @@ impl Lab {
             .filter(|((n, p, _), _)| *n == node && *p == pod_key)
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        let pod_pvs = self.pod_pv_names(pod);
         for (key, target) in published {
             let pv_name = key.2.clone();
             let handle = self.handle_of(&pv_name);
@@ -419,6 +420,11 @@ impl Lab {
                 )
             })?;
             self.mounts.published.remove(&key);
+        }
+        // Then unstage what this pod used and no pod on the node still publishes. Done
+        // after every unpublish (not inside that loop) so a failed NodeUnstage is retried
+        // on the next sync, as the volume manager's reconciler keeps retrying.
+        for pv_name in pod_pvs {
             let still_used = self
                 .mounts
                 .published
@@ -427,30 +433,68 @@ impl Lab {
             if still_used {
                 continue;
             }
-            if let Some(path) = self
+            let Some(path) = self
                 .mounts
                 .staged
                 .get(&(node.clone(), pv_name.clone()))
                 .cloned()
-            {
-                let req = NodeUnstageVolumeRequest {
-                    volume_id: handle,
-                    staging_target_path: path,
-                };
-                let n = node.clone();
-                self.csi_call(&actor, Some(&node), "NodeUnstageVolume", req, |d, r| {
-                    d.node(&n)?.node_unstage_volume(r)
-                })
-                .map_err(|s| {
-                    format!(
-                        "UnmountDevice failed for volume \"{pv_name}\" : {}",
-                        s.go_error_string()
-                    )
-                })?;
-                self.mounts.staged.remove(&(node.clone(), pv_name));
-            }
+            else {
+                continue;
+            };
+            let req = NodeUnstageVolumeRequest {
+                volume_id: self.handle_of(&pv_name),
+                staging_target_path: path,
+            };
+            let n = node.clone();
+            self.csi_call(&actor, Some(&node), "NodeUnstageVolume", req, |d, r| {
+                d.node(&n)?.node_unstage_volume(r)
+            })
+            .map_err(|s| {
+                format!(
+                    "UnmountDevice failed for volume \"{pv_name}\" : {}",
+                    s.go_error_string()
+                )
+            })?;
+            self.mounts.staged.remove(&(node.clone(), pv_name));
         }
         Ok(())
+    }
+
+    /// The PVs a pod's claims are bound to (found through the claim, or through the PV's
+    /// claimRef once the claim is gone).
+    fn pod_pv_names(&self, pod: &Object<PodSpec>) -> Vec<String> {
+        let ns = &pod.metadata.namespace;
+        let mut out = Vec::new();
+        for v in &pod.spec.volumes {
+            let claim = &v.persistent_volume_claim.claim_name;
+            let pv = self
+                .pv_for_claim(ns, claim)
+                .map(|p| p.name().to_string())
+                .or_else(|| {
+                    self.cluster
+                        .pvs
+                        .values()
+                        .find(|p| {
+                            p.spec
+                                .claim_ref
+                                .as_ref()
+                                .is_some_and(|r| r.namespace == *ns && r.name == *claim)
+                        })
+                        .map(|p| p.name().to_string())
+                });
+            if let Some(pv) = pv {
+                if !out.contains(&pv) {
+                    out.push(pv);
+                }
+            }
+        }
+        // Published entries of this pod name their PVs too (a claim may be gone entirely).
+        for (n, p, pv) in self.mounts.published.keys() {
+            if *n == pod.spec.node_name && *p == pod.key() && !out.contains(pv) {
+                out.push(pv.clone());
+            }
+        }
+        out
     }
 
     /// The volume handle of a PV (from the PV, or from the driver if the PV is gone).

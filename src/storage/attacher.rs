@@ -39,6 +39,12 @@ impl Lab {
             .cluster
             .volume_attachments()
             .add_finalizer("", va.name(), ATTACHER_FINALIZER);
+        // external-attacher also holds the PV, so it cannot go while an attachment names it.
+        let _ = self.cluster.pvs().add_finalizer(
+            "",
+            &va.spec.source.persistent_volume_name,
+            ATTACHER_FINALIZER,
+        );
         let Some(pv) = self
             .cluster
             .pvs
@@ -206,11 +212,23 @@ impl Lab {
             }
         }
         self.clear_backoff(key);
+        let pv = va.spec.source.persistent_volume_name.clone();
         if let Ok(true) =
             self.cluster
                 .volume_attachments()
                 .remove_finalizer("", va.name(), ATTACHER_FINALIZER)
         {
+            let still_named = self
+                .cluster
+                .volume_attachments
+                .values()
+                .any(|o| o.spec.source.persistent_volume_name == pv);
+            if !still_named {
+                let _ = self
+                    .cluster
+                    .pvs()
+                    .remove_finalizer("", &pv, ATTACHER_FINALIZER);
+            }
             self.log(
                 "external-attacher",
                 "detached",

@@ -428,7 +428,8 @@ impl Lab {
             .pvs
             .values()
             .filter(|pv| {
-                pv.status.phase == "Released"
+                pv.metadata.deletion_tick.is_none()
+                    && pv.status.phase == "Released"
                     && pv.spec.persistent_volume_reclaim_policy == "Delete"
                     && pv.spec.csi.driver == DRIVER
             })
@@ -455,7 +456,9 @@ impl Lab {
                         pv.name(),
                         "kubernetes.io/pv-protection",
                     );
-                    let _ = self.cluster.pvs().delete("", pv.name());
+                    // Other finalizers (external-attacher's) keep it until they are done.
+                    let clock = self.clock;
+                    let _ = self.cluster.pvs().request_delete("", pv.name(), clock);
                     self.log(
                         "external-provisioner",
                         "delete",
