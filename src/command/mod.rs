@@ -9,8 +9,6 @@ pub mod reference;
 
 pub use grammar::{Command, CommandLine};
 
-use clap::Parser;
-
 /// Why a line did not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParseError {
@@ -35,7 +33,7 @@ pub fn parse(line: &str) -> Result<Option<Command>, ParseError> {
     if words.is_empty() {
         return Ok(None);
     }
-    match CommandLine::try_parse_from(&words) {
+    match parse_words(&words) {
         Ok(l) => Ok(Some(l.command)),
         // `pod create --help` and `pod` alone are the same as `help pod create`/`help pod`.
         Err(e) => match help::from_clap_error(&words, &e) {
@@ -45,6 +43,22 @@ pub fn parse(line: &str) -> Result<Option<Command>, ParseError> {
             invalid => Err(invalid),
         },
     }
+}
+
+thread_local! {
+    /// The clap tree, built once per thread: building it costs far more than parsing a line.
+    static TREE: std::cell::RefCell<clap::Command> =
+        std::cell::RefCell::new(<CommandLine as clap::CommandFactory>::command());
+}
+
+/// `CommandLine::try_parse_from` on the cached tree.
+fn parse_words(words: &[String]) -> Result<CommandLine, clap::Error> {
+    use clap::FromArgMatches;
+    TREE.with(|t| {
+        let mut tree = t.borrow_mut();
+        let matches = tree.try_get_matches_from_mut(words)?;
+        CommandLine::from_arg_matches(&matches)
+    })
 }
 
 /// Remove a trailing `#` comment that is not inside quotes.

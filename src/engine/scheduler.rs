@@ -19,10 +19,12 @@ pub fn is_scheduled(pod: &Object<PodSpec>) -> bool {
 impl Lab {
     /// One pass of the scheduler: place pending pods, then WaitForFirstConsumer binding.
     pub fn run_scheduler(&mut self) -> bool {
+        // Every pod not yet running is in the kubelets' work set (`dirty`), unscheduled ones
+        // included, so the scheduler looks only there rather than at every pod.
         let pending: Vec<Object<PodSpec>> = self
-            .cluster
-            .pods
-            .values()
+            .dirty
+            .iter()
+            .filter_map(|k| self.cluster.pods.get(k))
             .filter(|p| p.metadata.deletion_tick.is_none() && !is_scheduled(p))
             .cloned()
             .collect();

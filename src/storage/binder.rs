@@ -11,7 +11,29 @@ impl Lab {
     pub fn run_binder(&mut self) -> bool {
         let mut changed = false;
         // PVs: bind to their claim, or become Released when it is gone.
-        let pvs: Vec<Object<PvSpec>> = self.cluster.pvs.values().cloned().collect();
+        // Only PVs with something to do: a phase to change or a claim still to bind.
+        let pvs: Vec<Object<PvSpec>> = self
+            .cluster
+            .pvs
+            .values()
+            .filter(|pv| {
+                let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
+                    self.cluster
+                        .pvcs
+                        .get(&(r.namespace.clone(), r.name.clone()))
+                        .filter(|c| c.metadata.uid == r.uid)
+                });
+                let want = match (&pv.spec.claim_ref, claim) {
+                    (Some(_), Some(_)) => "Bound",
+                    (Some(_), None) => "Released",
+                    (None, _) => "Available",
+                };
+                pv.status.phase != want
+                    || claim
+                        .is_some_and(|c| c.spec.volume_name.is_empty() || c.status.phase != "Bound")
+            })
+            .cloned()
+            .collect();
         for pv in pvs {
             let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
                 self.cluster

@@ -35,8 +35,9 @@ impl Lab {
     /// pod gets `volume.kubernetes.io/selected-node` = the pod's node.
     pub fn schedule_wffc_claims(&mut self) -> bool {
         let mut work = Vec::new();
-        for pod in self.cluster.pods.values() {
-            if pod.metadata.deletion_tick.is_some() {
+        // Only pods the kubelets still have work for can be waiting on a claim.
+        for pod in self.dirty.iter().filter_map(|k| self.cluster.pods.get(k)) {
+            if pod.metadata.deletion_tick.is_some() || pod.spec.volumes.is_empty() {
                 continue;
             }
             for v in &pod.spec.volumes {

@@ -35,6 +35,28 @@ fn push_hex(out: &mut String, bytes: &[u8], digits: usize) {
 /// `utils.MustFormatHashWithPrefix(length, prefix, toHash)`: `prefix` + the first
 /// `length - len(prefix)` hex digits of sha512(toHash).
 pub fn hash_with_prefix(length: usize, prefix: &str, to_hash: &str) -> String {
+    // A pure function called on every ADD and DEL with the same few inputs: memoized per
+    // thread (bounded), which changes nothing but the time it takes.
+    thread_local! {
+        static MEMO: std::cell::RefCell<std::collections::HashMap<(usize, String, String), String>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    let key = (length, prefix.to_string(), to_hash.to_string());
+    if let Some(v) = MEMO.with(|m| m.borrow().get(&key).cloned()) {
+        return v;
+    }
+    let v = hash_with_prefix_uncached(length, prefix, to_hash);
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= 4096 {
+            m.clear();
+        }
+        m.insert(key, v.clone());
+    });
+    v
+}
+
+fn hash_with_prefix_uncached(length: usize, prefix: &str, to_hash: &str) -> String {
     let digest = Sha512::digest(to_hash.as_bytes());
     let n = length.saturating_sub(prefix.len()).min(digest.len() * 2);
     let mut out = String::with_capacity(prefix.len() + n);
