@@ -25,13 +25,14 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
   cni-csi-lab run lesson.lab           run a script; stops at the first failing command
   echo 'node list' | cni-csi-lab       a script on stdin
   cni-csi-lab --preset three-nodes     start with three nodes
+  cni-csi-lab --preset dc-1000         start with 1,000 nodes (/24 podCIDRs, four zones)
   cni-csi-lab --conflist my.conflist   start with your own CNI config on every node")]
 struct Cli {
     /// Start with no nodes (same as --preset empty)
     #[arg(long, global = true, conflicts_with = "preset")]
     empty: bool,
-    /// The starting cluster: default, empty, single-node, three-nodes, or a FILE of lab
-    /// commands run on an empty lab
+    /// The starting cluster: default, empty, single-node, three-nodes, dc-1000 (1,000 nodes),
+    /// or a FILE of lab commands run on an empty lab
     #[arg(long, global = true, value_name = "NAME|FILE")]
     preset: Option<String>,
     /// A CNI config to start with, copied into every node's /etc/cni/net.d
