@@ -21,18 +21,19 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Debug, Parser)]
 #[command(name = "cni-csi-lab", version, about, long_about = None)]
 #[command(after_help = "Examples:
-  cni-csi-lab                          interactive session (Tab completes, `help` lists commands)
+  cni-csi-lab                          the dashboard on a terminal (`repl` for a line REPL)
   cni-csi-lab run lesson.lab           run a script; stops at the first failing command
   echo 'node list' | cni-csi-lab       a script on stdin
   cni-csi-lab --preset three-nodes     start with three nodes
+  cni-csi-lab --preset dc-1000         start with 1,000 nodes (/24 podCIDRs, four zones)
   cni-csi-lab --conflist my.conflist   start with your own CNI config on every node
   cni-csi-lab --load lab.json          start from a lab saved with `save lab.json`")]
 struct Cli {
     /// Start with no nodes (same as --preset empty)
     #[arg(long, global = true, conflicts_with = "preset")]
     empty: bool,
-    /// The starting cluster: default, empty, single-node, three-nodes, or a FILE of lab
-    /// commands run on an empty lab
+    /// The starting cluster: default, empty, single-node, three-nodes, dc-1000 (1,000 nodes),
+    /// or a FILE of lab commands run on an empty lab
     #[arg(long, global = true, value_name = "NAME|FILE")]
     preset: Option<String>,
     /// A CNI config to start with, copied into every node's /etc/cni/net.d

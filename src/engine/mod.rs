@@ -124,6 +124,9 @@ pub struct Lab {
     pub dirty: BTreeSet<(String, String)>,
     /// Kubelet bookkeeping per pod.
     pub pod_work: BTreeMap<(String, String), PodWork>,
+    /// Pods that use claims (an index, so the attach/detach controller does not scan every
+    /// pod on every pass).
+    pub pods_with_volumes: BTreeSet<(String, String)>,
     /// The conflist template new nodes get (`{{.PodCIDR}}` filled per node).
     pub conf_template: Arc<str>,
     /// The CSI driver `hostpath.csi.lab`: its controller and every node plugin.
@@ -161,6 +164,7 @@ impl Lab {
             mode: Mode::Auto,
             dirty: BTreeSet::new(),
             pod_work: BTreeMap::new(),
+            pods_with_volumes: BTreeSet::new(),
             conf_template: Arc::from(DEFAULT_CONFLIST),
             driver: crate::csi::Driver::default(),
             mounts: Default::default(),

@@ -104,6 +104,9 @@ impl Lab {
         self.cluster.pods().create(obj, clock)?;
         // The scheduler (run in the reconcile after this command) places it.
         self.dirty.insert((a.ns.clone(), a.name.clone()));
+        if !a.pvcs.is_empty() {
+            self.pods_with_volumes.insert((a.ns.clone(), a.name.clone()));
+        }
         let mut out = Outcome::empty();
         out.line(
             Line::new()

@@ -263,6 +263,7 @@ impl Lab {
             return true;
         }
         if self.cluster.pods().delete(&key.0, &key.1).is_ok() {
+            self.pods_with_volumes.remove(key);
             self.pod_work.remove(key);
             self.log("apiserver", "delete", format!("pod/{} removed", pod.name()));
         }

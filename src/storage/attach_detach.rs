@@ -229,9 +229,9 @@ impl Lab {
 
     /// Pods that use at least one claim.
     pub fn volume_pods(&self) -> Vec<Object<PodSpec>> {
-        self.cluster
-            .pods
-            .values()
+        self.pods_with_volumes
+            .iter()
+            .filter_map(|k| self.cluster.pods.get(k))
             .filter(|p| !p.spec.volumes.is_empty())
             .cloned()
             .collect()
