@@ -14,9 +14,9 @@ use crate::render::{Line, Outcome, Role, Table};
 use std::net::IpAddr;
 
 impl Lab {
-    /// The network as `crate::net` sees it: nodes (podCIDR, InternalIP, cni0's address),
-    /// pods (labels, IP, host veth), namespaces and policies.
-    pub fn cluster_net(&self) -> ClusterNet {
+    /// The nodes alone as `crate::net` sees them (podCIDR, InternalIP, cni0's address):
+    /// all that route tables need, so they stay cheap with many pods.
+    fn node_nets(&self) -> ClusterNet {
         let mut net = ClusterNet::default();
         for n in self.cluster.nodes.values() {
             let mut nn = NodeNet::new(
@@ -36,6 +36,18 @@ impl Lab {
             }
             net.nodes.push(nn);
         }
+        net
+    }
+
+    /// A node's routing table in `ip route` form (host-gw routes to the other nodes).
+    pub fn node_route_lines(&self, node: &str) -> Result<Vec<String>, String> {
+        crate::net::routes::node_table(&self.node_nets(), node).map_err(|e| e.to_string())
+    }
+
+    /// The network as `crate::net` sees it: nodes (podCIDR, InternalIP, cni0's address),
+    /// pods (labels, IP, host veth), namespaces and policies.
+    pub fn cluster_net(&self) -> ClusterNet {
+        let mut net = self.node_nets();
         for p in self.cluster.pods.values() {
             let mut pn = PodNet::new(&p.metadata.namespace, p.name(), &p.spec.node_name);
             pn.labels = p.metadata.labels.clone();

@@ -191,7 +191,6 @@ impl Lab {
 
     fn show_routes(&self, node: Option<&str>) -> Result<Outcome, LabError> {
         let mut out = Outcome::empty();
-        let net = self.cluster_net();
         for n in self.nodes_selected(node)? {
             let Some(rt) = self.nodes.get(&n) else {
                 continue;
@@ -201,7 +200,7 @@ impl Lab {
                     .push(n.to_string(), Role::Name)
                     .push(" (host) $ ip route", Role::Dim),
             );
-            match crate::net::routes::node_table(&net, &n) {
+            match self.node_route_lines(&n) {
                 Ok(lines) => {
                     for l in lines {
                         out.plain(format!("  {l}"));

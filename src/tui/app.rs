@@ -319,7 +319,7 @@ impl App {
         let node = self.ui.sel_node.clone();
         let table = node
             .as_ref()
-            .map(|n| model::node_route_lines(&self.lab, n))
+            .map(|n| self.lab.node_route_lines(n))
             .unwrap_or(Ok(Vec::new()));
         self.derived.routes = match table {
             Ok(lines) => NodeRoutes {

@@ -457,33 +457,6 @@ pub fn owners(lab: &Lab, node: &str) -> BTreeMap<String, String> {
 // ---------------------------------------------------------------------------------------
 // Routes.
 
-/// A node's routing table in `ip route` form, computed from the nodes alone (the route
-/// table does not depend on pods, so this stays cheap with many pods).
-pub fn node_route_lines(lab: &Lab, node: &str) -> Result<Vec<String>, String> {
-    use crate::net::{ClusterNet, NodeNet};
-    use std::net::IpAddr;
-    let mut net = ClusterNet::default();
-    for n in lab.cluster.nodes.values() {
-        let mut nn = NodeNet::new(
-            n.name(),
-            n.spec.pod_cidr.parse().ok(),
-            n.status.internal_ip().and_then(|ip| ip.parse().ok()),
-        );
-        if let Some(rt) = lab.nodes.get(n.name()) {
-            nn.gateway = rt
-                .host
-                .root
-                .links
-                .get(&nn.bridge)
-                .and_then(|l| l.addrs.first())
-                .and_then(|a| a.split('/').next())
-                .and_then(|a| a.parse::<IpAddr>().ok());
-        }
-        net.nodes.push(nn);
-    }
-    crate::net::routes::node_table(&net, node).map_err(|e| e.to_string())
-}
-
 /// The routes inside a pod's network namespace, `ip route` form.
 pub fn pod_route_lines(lab: &Lab, pod: &PodFacts) -> Vec<String> {
     lab.nodes
