@@ -3,6 +3,10 @@
 use super::store::Kind;
 use serde::Serialize;
 
+/// Text that is usually a literal (a phase, a condition type, a reason): borrowed when it
+/// is, so copying an object copies no such string.
+pub type Text = std::borrow::Cow<'static, str>;
+
 /// `Namespace` (v1). Kubernetes labels each namespace `kubernetes.io/metadata.name=<name>`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct NamespaceSpec {}
@@ -66,15 +70,15 @@ pub struct NodeAddress {
 pub struct Condition {
     /// Condition type.
     #[serde(rename = "type")]
-    pub condition_type: String,
+    pub condition_type: Text,
     /// `True`, `False` or `Unknown`.
-    pub status: String,
+    pub status: Text,
     /// Machine-readable reason.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub reason: String,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub reason: Text,
     /// Human-readable message.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub message: String,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub message: Text,
 }
 
 /// `Node.status`.
@@ -180,7 +184,7 @@ pub struct PodIp {
 #[serde(rename_all = "camelCase")]
 pub struct PodStatus {
     /// Pending, Running, Succeeded, Failed.
-    pub phase: String,
+    pub phase: Text,
     /// Conditions (PodScheduled, PodReadyToStartContainers, Initialized, ContainersReady, Ready).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
@@ -194,19 +198,19 @@ pub struct PodStatus {
     #[serde(skip_serializing_if = "Vec::is_empty", rename = "podIPs")]
     pub pod_ips: Vec<PodIp>,
     /// Why a waiting container waits (`ContainerCreating`).
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub reason: String,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub reason: Text,
 }
 
 impl Default for PodStatus {
     fn default() -> Self {
         PodStatus {
-            phase: "Pending".into(),
+            phase: Text::Borrowed("Pending"),
             conditions: Vec::new(),
             host_ip: String::new(),
             pod_ip: String::new(),
             pod_ips: Vec::new(),
-            reason: String::new(),
+            reason: Text::Borrowed(""),
         }
     }
 }

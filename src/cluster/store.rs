@@ -275,17 +275,27 @@ impl<K: Kind> TableOps<'_, K> {
     }
 
     fn check_current(&mut self, obj: &Object<K>) -> Result<(String, String), ApiError> {
-        let key = table_key(&obj.metadata.namespace, &obj.metadata.name, K::NAMESPACED);
+        let m = &obj.metadata;
+        self.check_version(&m.namespace, &m.name, m.resource_version)
+    }
+
+    /// The table key of `namespace/name` if its resourceVersion is still `rv` (and no
+    /// conflict is injected), else NotFound or Conflict.
+    fn check_version(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        rv: u64,
+    ) -> Result<(String, String), ApiError> {
+        let key = table_key(namespace, name, K::NAMESPACED);
         let current = self.table.get(&key).ok_or_else(|| ApiError::NotFound {
             resource: K::RESOURCE,
-            name: obj.metadata.name.clone(),
+            name: name.to_string(),
         })?;
-        if current.metadata.resource_version != obj.metadata.resource_version
-            || self.revs.take_injected_conflict()
-        {
+        if current.metadata.resource_version != rv || self.revs.take_injected_conflict() {
             return Err(ApiError::Conflict {
                 resource: K::RESOURCE,
-                name: obj.metadata.name.clone(),
+                name: name.to_string(),
             });
         }
         Ok(key)
@@ -319,15 +329,33 @@ impl<K: Kind> TableOps<'_, K> {
 
     /// Write the status subresource: only `status` changes; generation is kept.
     pub fn update_status(&mut self, obj: &Object<K>) -> Result<u64, ApiError> {
-        let key = self.check_current(obj)?;
+        let m = &obj.metadata;
+        self.write_status(
+            &m.namespace,
+            &m.name,
+            m.resource_version,
+            obj.status.clone(),
+        )
+    }
+
+    /// The status subresource write of [`TableOps::update_status`] for a writer that read
+    /// the object at resourceVersion `rv` and computed a new status from it.
+    pub fn write_status(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        rv: u64,
+        status: K::Status,
+    ) -> Result<u64, ApiError> {
+        let key = self.check_version(namespace, name, rv)?;
         let rv = self.revs.bump();
         let Some(current) = self.table.get_mut(&key) else {
             return Err(ApiError::NotFound {
                 resource: K::RESOURCE,
-                name: obj.metadata.name.clone(),
+                name: name.to_string(),
             });
         };
-        current.status = obj.status.clone();
+        current.status = status;
         current.metadata.resource_version = rv;
         let k = current.key();
         self.revs.record(EventType::Modified, K::KIND, k, rv);

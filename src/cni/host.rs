@@ -6,6 +6,7 @@
 //! (BTreeMap) so that views are deterministic.
 
 use super::ipam_store::IpamStore;
+use super::links::Links;
 use std::collections::BTreeMap;
 
 /// The kind of a network link.
@@ -114,7 +115,7 @@ impl RouteEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Netns {
     /// Links by name.
-    pub links: BTreeMap<String, Link>,
+    pub links: Links,
     /// Routes added explicitly (connected routes are derived from addresses).
     pub routes: Vec<RouteEntry>,
 }
@@ -220,8 +221,9 @@ impl NatTable {
     pub fn delete_chain(&mut self, chain: &str) {
         self.chains.remove(chain);
         let jump = format!("-j {chain}");
+        let jump_then_more = format!("{jump} ");
         for rules in self.chains.values_mut() {
-            rules.retain(|r| !r.ends_with(&jump) && !r.contains(&format!("{jump} ")));
+            rules.retain(|r| !r.ends_with(&jump) && !r.contains(&jump_then_more));
         }
     }
 

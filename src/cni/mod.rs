@@ -4,6 +4,7 @@
 pub mod conf;
 pub mod host;
 pub mod ipam_store;
+pub mod links;
 pub mod plugin;
 pub mod plugins;
 pub mod registry;

@@ -8,6 +8,7 @@
 use super::host::Host;
 use super::types::{CniError, CniResult};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// `CNI_COMMAND`.
@@ -144,15 +145,15 @@ impl Stdin {
 
     /// The document without `prevResult`, for plugins that never read it (host-local):
     /// the same answer as [`Stdin::to_json`] for them, without serializing the result.
-    pub fn to_json_without_prev_result(&self) -> Value {
+    pub fn to_json_without_prev_result(&self) -> Cow<'_, Value> {
         match (&self.runtime_config, self.conf.as_ref()) {
-            (None, conf) => conf.clone(),
+            (None, conf) => Cow::Borrowed(conf),
             (Some(rc), Value::Object(m)) => {
                 let mut obj = m.clone();
                 obj.insert("runtimeConfig".into(), rc.as_ref().clone());
-                Value::Object(obj)
+                Cow::Owned(Value::Object(obj))
             }
-            (Some(_), other) => other.clone(),
+            (Some(_), other) => Cow::Borrowed(other),
         }
     }
 
@@ -201,7 +202,10 @@ pub type PluginReply = Result<PluginOutput, CniError>;
 #[derive(Debug, Default)]
 pub struct Delegations {
     /// Each delegated invocation: plugin type, env, stdin and reply.
-    pub calls: Vec<(String, CniEnv, Stdin, PluginReply)>,
+    pub calls: Vec<(String, Arc<CniEnv>, Stdin, PluginReply)>,
+    /// The env of the execution that delegates, shared with the records of delegates that
+    /// run with the very same env (the usual case) instead of copied into each.
+    pub env: Option<Arc<CniEnv>>,
 }
 
 /// A CNI plugin binary.
@@ -243,10 +247,17 @@ impl PluginCtx<'_> {
             Some(f) => f.on_exec(plugin_type, env.cmd(), true),
             None => None,
         };
+        let env_shared = match &self.delegations.env {
+            Some(a) if std::ptr::eq(a.as_ref(), env) => a.clone(),
+            _ => Arc::new(env.clone()),
+        };
         let mut inner = PluginCtx {
             host: self.host,
             registry: self.registry,
-            delegations: Delegations::default(),
+            delegations: Delegations {
+                calls: Vec::new(),
+                env: Some(env_shared.clone()),
+            },
             faults: self
                 .faults
                 .as_deref_mut()
@@ -260,7 +271,7 @@ impl PluginCtx<'_> {
         let nested = inner.delegations.calls;
         self.delegations.calls.push((
             plugin_type.to_string(),
-            env.clone(),
+            env_shared,
             stdin.clone(),
             reply.clone(),
         ));

@@ -117,8 +117,8 @@ impl RuntimeConf {
 /// One cached attachment (`/var/lib/cni/results/<net>-<cid>-<ifname>`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CacheEntry {
-    /// The runtime configuration of the ADD.
-    pub rt: RuntimeConf,
+    /// The runtime configuration of the ADD (shared with the sandbox that made it).
+    pub rt: Arc<RuntimeConf>,
     /// The final result of the chain.
     pub result: Arc<CniResult>,
 }
@@ -141,7 +141,7 @@ pub struct WireCall {
     /// 0 for a plugin the runtime ran, 1 for a delegate (IPAM) it ran.
     pub depth: u8,
     /// The environment.
-    pub env: CniEnv,
+    pub env: Arc<CniEnv>,
     /// Stdin.
     pub stdin: Stdin,
     /// The reply (stdout is derived from it).
@@ -223,7 +223,7 @@ impl Invoker<'_> {
     fn exec(
         &mut self,
         plugin: &PluginConf,
-        env: &CniEnv,
+        env: &Arc<CniEnv>,
         stdin: Stdin,
     ) -> Result<PluginOutput, ChainError> {
         if plugin.plugin_type.contains('/') || plugin.plugin_type.contains('\\') {
@@ -252,7 +252,10 @@ impl Invoker<'_> {
         let mut ctx = PluginCtx {
             host: self.host,
             registry: self.registry,
-            delegations: Delegations::default(),
+            delegations: Delegations {
+                calls: Vec::new(),
+                env: Some(env.clone()),
+            },
             faults: self.faults.as_deref_mut().map(|f| f as &mut dyn FaultHook),
         };
         let reply = match injected {
@@ -314,8 +317,12 @@ impl Invoker<'_> {
 
     /// `AddNetworkList`: run the chain in order, each plugin getting the previous result;
     /// cache and return the final result.
-    pub fn add(&mut self, net: &Network, rt: &RuntimeConf) -> Result<Arc<CniResult>, ChainError> {
-        let env = rt.env(CniCommand::Add);
+    pub fn add(
+        &mut self,
+        net: &Network,
+        rt: &Arc<RuntimeConf>,
+    ) -> Result<Arc<CniResult>, ChainError> {
+        let env = Arc::new(rt.env(CniCommand::Add));
         let mut prev: Option<Arc<CniResult>> = None;
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
             Self::validate(rt, net)?;
@@ -387,7 +394,7 @@ impl Invoker<'_> {
         } else {
             None
         };
-        let env = rt.env(CniCommand::Del);
+        let env = Arc::new(rt.env(CniCommand::Del));
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected).rev() {
             Self::validate(rt, net)?;
             let stdin = Stdin {
@@ -425,7 +432,7 @@ impl Invoker<'_> {
             return Ok(());
         }
         let cached = self.cached(net, rt);
-        let env = rt.env(CniCommand::Check);
+        let env = Arc::new(rt.env(CniCommand::Check));
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
             Self::validate(rt, net)?;
             let stdin = Stdin {
@@ -447,7 +454,7 @@ impl Invoker<'_> {
         if net.list.disable_gc {
             return errors;
         }
-        let stale: Vec<RuntimeConf> = self
+        let stale: Vec<Arc<RuntimeConf>> = self
             .cache
             .iter()
             .filter(|((n, cid, ifname), _)| {
@@ -468,11 +475,11 @@ impl Invoker<'_> {
             }
         }
         if version::gte(&net.list.cni_version, "1.1.0").unwrap_or(false) {
-            let env = CniEnv {
+            let env = Arc::new(CniEnv {
                 command: Some(CniCommand::Gc),
                 path: CNI_PATH.to_string(),
                 ..Default::default()
-            };
+            });
             let valid = Arc::new(valid.to_vec());
             for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
                 let stdin = Stdin {
@@ -497,11 +504,11 @@ impl Invoker<'_> {
         if !version::gte(&net.list.cni_version, "1.1.0").unwrap_or(false) {
             return Ok(());
         }
-        let env = CniEnv {
+        let env = Arc::new(CniEnv {
             command: Some(CniCommand::Status),
             path: CNI_PATH.to_string(),
             ..Default::default()
-        };
+        });
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
             let stdin = Stdin {
                 conf: conf.clone(),
@@ -518,14 +525,14 @@ impl Invoker<'_> {
 
     /// VERSION to one plugin binary (`GetVersionInfo`), with libcni's placeholder env.
     pub fn version(&mut self, plugin_type: &str, cni_version: &str) -> Result<Value, ChainError> {
-        let env = CniEnv {
+        let env = Arc::new(CniEnv {
             command: Some(CniCommand::Version),
             container_id: String::new(),
             netns: "dummy".into(),
             ifname: "dummy".into(),
             args: String::new(),
             path: "dummy".into(),
-        };
+        });
         let plugin = PluginConf {
             plugin_type: plugin_type.to_string(),
             name: String::new(),

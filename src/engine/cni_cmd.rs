@@ -50,7 +50,7 @@ impl Lab {
         let cached = node_rt
             .cache
             .get(&(net.list.name.clone(), a.container.clone(), a.ifname.clone()))
-            .map(|c| c.rt.clone());
+            .map(|c| c.rt.as_ref().clone());
         let netns = match (&a.netns, op, &cached) {
             (Some(n), _, _) => n.clone(),
             (None, Op::Add, _) => default_netns.clone(),
@@ -81,6 +81,7 @@ impl Lab {
                 .netns
                 .insert(netns.clone(), Netns::with_loopback());
         }
+        let rt = Arc::new(rt);
         let registry = self.registry.clone();
         let wire = &mut self.wire;
         let first = wire.next_seq();

@@ -51,7 +51,7 @@ impl Lab {
             seq: 0,
             tick: self.clock,
             actor: caller.to_string(),
-            action: rpc.to_string(),
+            action: rpc.into(),
             detail: format!("#{seq} {subject}: {summary}"),
             level: if failed {
                 Level::Warning

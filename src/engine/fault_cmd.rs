@@ -128,12 +128,12 @@ impl Lab {
         out
     }
 
-    fn log_warning(&mut self, actor: &str, action: &str, detail: String) {
+    fn log_warning(&mut self, actor: &str, action: &'static str, detail: String) {
         self.log_event(CallEvent {
             seq: 0,
             tick: self.clock,
             actor: actor.to_string(),
-            action: action.to_string(),
+            action: action.into(),
             detail,
             level: Level::Warning,
             reason: None,

@@ -3,6 +3,7 @@
 //! plugin execution with its exact env, stdin and stdout).
 
 use super::wire::WireRecord;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 /// How serious an entry is.
@@ -23,8 +24,8 @@ pub struct CallEvent {
     pub tick: u64,
     /// Who acted (`kubelet(node-1)`, `containerd(node-1)`, `bridge`).
     pub actor: String,
-    /// What it did, in a few words (`CNI ADD`, `RunPodSandbox`).
-    pub action: String,
+    /// What it did, in a few words (`CNI ADD`, `RunPodSandbox`): usually a literal.
+    pub action: Cow<'static, str>,
     /// The detail line.
     pub detail: String,
     /// Normal or Warning.

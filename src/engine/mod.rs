@@ -472,7 +472,7 @@ impl Lab {
     pub fn log(
         &mut self,
         actor: impl Into<String>,
-        action: impl Into<String>,
+        action: impl Into<std::borrow::Cow<'static, str>>,
         detail: impl Into<String>,
     ) -> u64 {
         self.log_event(CallEvent {

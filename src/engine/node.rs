@@ -21,7 +21,7 @@ pub struct Sandbox {
     /// The final CNI result.
     pub result: Arc<CniResult>,
     /// Capability arguments it was created with (needed again for DEL).
-    pub rt: crate::cni::runtime::RuntimeConf,
+    pub rt: Arc<crate::cni::runtime::RuntimeConf>,
 }
 
 /// One node's runtime state.

@@ -177,9 +177,9 @@ pub fn pod_status_text(p: &Object<PodSpec>) -> String {
     if p.metadata.deletion_tick.is_some() {
         "Terminating".into()
     } else if !p.status.reason.is_empty() {
-        p.status.reason.clone()
+        p.status.reason.to_string()
     } else {
-        p.status.phase.clone()
+        p.status.phase.to_string()
     }
 }
 

@@ -56,13 +56,13 @@ impl Lab {
                     pod,
                     Level::Warning,
                 );
-                let _ = self.write_pod_status(&key, "default-scheduler", |p| {
-                    p.status.phase = "Pending".into();
-                    p.status.conditions = vec![Condition {
+                let _ = self.write_pod_status(&key, "default-scheduler", |st| {
+                    st.phase = "Pending".into();
+                    st.conditions = vec![Condition {
                         condition_type: "PodScheduled".into(),
                         status: "False".into(),
                         reason: "Unschedulable".into(),
-                        message: reason.clone(),
+                        message: reason.clone().into(),
                     }];
                 });
                 true
@@ -84,12 +84,12 @@ impl Lab {
                     pod,
                     Level::Normal,
                 );
-                let _ = self.write_pod_status(&key, "default-scheduler", |p| {
-                    p.status.conditions = vec![Condition {
+                let _ = self.write_pod_status(&key, "default-scheduler", |st| {
+                    st.conditions = vec![Condition {
                         condition_type: "PodScheduled".into(),
                         status: "True".into(),
-                        reason: String::new(),
-                        message: String::new(),
+                        reason: "".into(),
+                        message: "".into(),
                     }];
                 });
                 self.dirty.insert(key);

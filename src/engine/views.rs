@@ -18,10 +18,12 @@ pub fn call_line(e: &CallEvent) -> Line {
         Level::Normal => Role::Plain,
         Level::Warning => Role::Bad,
     };
-    Line::new()
-        .push(format!("  {:<20} ", e.actor), Role::Actor)
-        .push(format!("{:<15} ", e.action), Role::Dim)
-        .push(e.detail.clone(), role)
+    let mut line = Line {
+        spans: Vec::with_capacity(3),
+    };
+    line = line.push(format!("  {:<20} ", e.actor), Role::Actor);
+    line = line.push(format!("{:<15} ", e.action), Role::Dim);
+    line.push(e.detail.clone(), role)
 }
 
 /// One line saying what a plugin execution did.

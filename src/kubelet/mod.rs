@@ -9,7 +9,7 @@
 pub mod sandbox;
 pub mod volumes;
 
-use crate::cluster::{ApiError, Condition, Object, PodIp, PodSpec};
+use crate::cluster::{ApiError, Condition, Object, PodIp, PodSpec, PodStatus, Text};
 use crate::engine::log::{CallEvent, Level};
 use crate::engine::{Lab, PodWork, SYNC_BACKOFF};
 
@@ -151,13 +151,13 @@ impl Lab {
             .unwrap_or_default()
             .to_string();
         let ip2 = ip.clone();
-        let written = self.write_pod_status(key, &actor, move |p| {
-            p.status.phase = "Running".into();
-            p.status.reason.clear();
-            p.status.host_ip = host_ip.clone();
-            p.status.pod_ip = ip2.clone();
-            p.status.pod_ips = vec![PodIp { ip: ip2.clone() }];
-            p.status.conditions = ready_conditions(true);
+        let written = self.write_pod_status(key, &actor, move |st| {
+            st.phase = "Running".into();
+            st.reason = Text::Borrowed("");
+            st.host_ip = host_ip.clone();
+            st.pod_ip = ip2.clone();
+            st.pod_ips = vec![PodIp { ip: ip2.clone() }];
+            st.conditions = ready_conditions(true);
         });
         if written.is_ok() {
             self.log(
@@ -176,10 +176,10 @@ impl Lab {
             .get(key)
             .is_some_and(|p| p.status.reason == "ContainerCreating");
         if !already {
-            let _ = self.write_pod_status(key, actor, |p| {
-                p.status.phase = "Pending".into();
-                p.status.reason = "ContainerCreating".into();
-                p.status.conditions = ready_conditions(false);
+            let _ = self.write_pod_status(key, actor, |st| {
+                st.phase = "Pending".into();
+                st.reason = "ContainerCreating".into();
+                st.conditions = ready_conditions(false);
             });
         }
     }
@@ -190,13 +190,20 @@ impl Lab {
         &mut self,
         key: &(String, String),
         actor: &str,
-        mutate: impl Fn(&mut Object<PodSpec>),
+        mutate: impl Fn(&mut PodStatus),
     ) -> Result<u64, ApiError> {
         let mut last = None;
         for attempt in 1..=STATUS_RETRIES {
-            let mut current = self.cluster.pods().get(&key.0, &key.1)?.clone();
-            mutate(&mut current);
-            match self.cluster.pods().update_status(&current) {
+            let pods = self.cluster.pods();
+            let current = pods.get(&key.0, &key.1)?;
+            let read_at = current.metadata.resource_version;
+            let mut status = current.status.clone();
+            mutate(&mut status);
+            match self
+                .cluster
+                .pods()
+                .write_status(&key.0, &key.1, read_at, status)
+            {
                 Ok(rv) => return Ok(rv),
                 Err(e @ ApiError::Conflict { .. }) => {
                     self.log(
@@ -274,7 +281,7 @@ impl Lab {
     pub fn object_event(
         &mut self,
         actor: &str,
-        action: &str,
+        action: &'static str,
         reason: &'static str,
         message: String,
         pod: &Object<PodSpec>,
@@ -284,7 +291,7 @@ impl Lab {
             seq: 0,
             tick: self.clock,
             actor: actor.to_string(),
-            action: action.to_string(),
+            action: action.into(),
             detail: message,
             level,
             reason: Some(reason),
@@ -305,30 +312,30 @@ fn container_name(pod: &Object<PodSpec>) -> String {
 
 /// The pod conditions kubelet reports, all true once running.
 fn ready_conditions(ready: bool) -> Vec<Condition> {
-    let status = |b: bool| if b { "True" } else { "False" }.to_string();
+    let status = |b: bool| Text::Borrowed(if b { "True" } else { "False" });
     let mut v = vec![Condition {
         condition_type: "PodReadyToStartContainers".into(),
         status: status(ready),
-        reason: String::new(),
-        message: String::new(),
+        reason: Text::Borrowed(""),
+        message: Text::Borrowed(""),
     }];
     v.push(Condition {
         condition_type: "Initialized".into(),
         status: "True".into(),
-        reason: String::new(),
-        message: String::new(),
+        reason: Text::Borrowed(""),
+        message: Text::Borrowed(""),
     });
     for t in ["Ready", "ContainersReady"] {
         v.push(Condition {
             condition_type: t.into(),
             status: status(ready),
             reason: if ready {
-                String::new()
+                Text::Borrowed("")
             } else {
                 "ContainersNotReady".into()
             },
             message: if ready {
-                String::new()
+                Text::Borrowed("")
             } else {
                 "containers with unready status: [app]".into()
             },
@@ -337,8 +344,8 @@ fn ready_conditions(ready: bool) -> Vec<Condition> {
     v.push(Condition {
         condition_type: "PodScheduled".into(),
         status: "True".into(),
-        reason: String::new(),
-        message: String::new(),
+        reason: Text::Borrowed(""),
+        message: Text::Borrowed(""),
     });
     v
 }

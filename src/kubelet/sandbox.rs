@@ -31,7 +31,7 @@ impl Lab {
             "/var/run/netns/cni-{}",
             crate::util::hash::uid(&[&id, "netns"])
         );
-        let rt = runtime_conf(pod, &id, &netns)?;
+        let rt = Arc::new(runtime_conf(pod, &id, &netns)?);
         let short = &id[..13];
         let actor = format!("containerd({node_name})");
         self.log(

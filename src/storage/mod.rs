@@ -132,7 +132,7 @@ impl Lab {
             seq: 0,
             tick: self.clock,
             actor: actor.to_string(),
-            action: reason.to_string(),
+            action: reason.into(),
             detail: message,
             level,
             reason: Some(reason),

@@ -280,6 +280,8 @@ impl Bandwidth {
             Some(b) if !b.is_zero() => b,
             _ => {
                 return Ok(match prev {
+                    // Printed as it came in: the same result, shared rather than copied.
+                    Some(p) if p.cni_version == stdin.cni_version() => PluginOutput::Result(p),
                     Some(p) => PluginOutput::Result(Arc::new(CniResult {
                         cni_version: stdin.cni_version().to_string(),
                         ..p.as_ref().clone()

@@ -236,12 +236,10 @@ fn mtu_of(conf: &BridgeConf) -> u32 {
 /// `setupBridge` / `ensureBridge`: create the bridge if needed, set promisc, bring it up.
 fn ensure_bridge(host: &mut Host, conf: &BridgeConf) -> Result<Interface, CniError> {
     let br = conf.br_name.clone();
-    let mac = hash::mac(&[&host.node, &br]);
-    let link = host
-        .root
-        .links
-        .entry(br.clone())
-        .or_insert_with(|| Link::new(&br, LinkKind::Bridge, mac, mtu_of(conf)));
+    let node = &host.node;
+    let link = host.root.links.get_or_insert_with(&br, || {
+        Link::new(&br, LinkKind::Bridge, hash::mac(&[node, &br]), mtu_of(conf))
+    });
     if link.kind != LinkKind::Bridge {
         return Err(CniError::internal(format!(
             "failed to create bridge {}: {} already exists but is not a bridge",

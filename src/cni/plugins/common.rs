@@ -241,30 +241,28 @@ pub fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, St
     if args.is_empty() {
         return Ok(Vec::new());
     }
-    let mut pairs = Vec::new();
+    let mut ignore_unknown = false;
     for item in args.split(';') {
-        let kv: Vec<&str> = item.split('=').collect();
-        if kv.len() != 2 {
+        let mut kv = item.split('=');
+        let (Some(k), Some(v), None) = (kv.next(), kv.next(), kv.next()) else {
             return Err(format!("ARGS: invalid pair {}", go_quote(item)));
-        }
-        pairs.push((kv[0].to_string(), kv[1].to_string()));
+        };
+        ignore_unknown |= k == "IgnoreUnknown" && (v == "1" || v.eq_ignore_ascii_case("true"));
     }
-    let ignore_unknown = pairs
-        .iter()
-        .any(|(k, v)| k == "IgnoreUnknown" && (v == "1" || v.eq_ignore_ascii_case("true")));
     let mut out = Vec::new();
     let mut unknown = Vec::new();
-    for (k, v) in pairs {
+    // Every item is a valid pair now.
+    for (k, v) in args.split(';').filter_map(|item| item.split_once('=')) {
         if k == "IgnoreUnknown" {
             continue;
         }
-        if known.contains(&k.as_str()) {
-            out.push((k, v));
-        } else {
-            unknown.push(go_quote(&k));
+        if known.contains(&k) {
+            out.push((k.to_string(), v.to_string()));
+        } else if !ignore_unknown {
+            unknown.push(go_quote(k));
         }
     }
-    if !unknown.is_empty() && !ignore_unknown {
+    if !unknown.is_empty() {
         return Err(format!("ARGS: unknown args [{}]", unknown.join(" ")));
     }
     Ok(out)
@@ -273,13 +271,21 @@ pub fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, St
 /// Quote an iptables string argument the way `xtables_save_string` prints it: bare when it is
 /// only `[A-Za-z0-9_-]`, otherwise in double quotes with `"`, `\` and `'` escaped.
 pub fn ipt_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    push_ipt_quoted(&mut out, s);
+    out
+}
+
+/// [`ipt_quote`], appended to `out`.
+pub fn push_ipt_quoted(out: &mut String, s: &str) {
     let plain = !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if plain {
-        return s.to_string();
+        out.push_str(s);
+        return;
     }
-    let mut out = String::from("\"");
+    out.push('"');
     for c in s.chars() {
         if matches!(c, '"' | '\\' | '\'') {
             out.push('\\');
@@ -287,20 +293,31 @@ pub fn ipt_quote(s: &str) -> String {
         out.push(c);
     }
     out.push('"');
-    out
 }
 
 /// An address as iptables prints `-s`/`-d`: a bare IP gets `/32` (`/128`), a CIDR is masked
 /// to its network (`10.244.1.2/24` → `10.244.1.0/24`).
 pub fn ipt_addr(s: &str) -> String {
+    let mut out = String::new();
+    push_ipt_addr(&mut out, s);
+    out
+}
+
+/// [`ipt_addr`], appended to `out`.
+fn push_ipt_addr(out: &mut String, s: &str) {
+    use std::fmt::Write;
     if let Ok(net) = s.parse::<ipnet::IpNet>() {
-        return net.trunc().to_string();
+        let _ = write!(out, "{}", net.trunc());
+        return;
     }
-    match s.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V4(a)) => format!("{a}/32"),
-        Ok(std::net::IpAddr::V6(a)) => format!("{a}/128"),
-        Err(_) => s.to_string(),
-    }
+    let _ = match s.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(a)) => write!(out, "{a}/32"),
+        Ok(std::net::IpAddr::V6(a)) => write!(out, "{a}/128"),
+        Err(_) => {
+            out.push_str(s);
+            Ok(())
+        }
+    };
 }
 
 /// One iptables rule, kept in parts so it renders in the order `iptables -S` prints them:
@@ -332,30 +349,45 @@ impl IptRule {
 
     /// Add `-m comment --comment <c>`.
     pub fn comment(mut self, c: &str) -> Self {
-        self.matches
-            .push(format!("-m comment --comment {}", ipt_quote(c)));
+        let mut m = String::with_capacity(c.len() + 24);
+        m.push_str("-m comment --comment ");
+        push_ipt_quoted(&mut m, c);
+        self.matches.push(m);
         self
     }
 
     /// The rule text after `-A CHAIN `.
     pub fn render(&self) -> String {
-        let mut parts: Vec<String> = Vec::new();
+        let mut out = String::with_capacity(
+            48 + self.target.len() + self.matches.iter().map(|m| m.len() + 1).sum::<usize>(),
+        );
+        let sep = |out: &mut String| {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+        };
         if let Some(s) = &self.src {
-            parts.push(format!("-s {}", ipt_addr(s)));
+            out.push_str("-s ");
+            push_ipt_addr(&mut out, s);
         }
         if let Some(d) = &self.dst {
-            if self.dst_negated {
-                parts.push(format!("! -d {}", ipt_addr(d)));
-            } else {
-                parts.push(format!("-d {}", ipt_addr(d)));
-            }
+            sep(&mut out);
+            out.push_str(if self.dst_negated { "! -d " } else { "-d " });
+            push_ipt_addr(&mut out, d);
         }
         if let Some(p) = &self.proto {
-            parts.push(format!("-p {p}"));
+            sep(&mut out);
+            out.push_str("-p ");
+            out.push_str(p);
         }
-        parts.extend(self.matches.iter().cloned());
-        parts.push(format!("-j {}", self.target));
-        parts.join(" ")
+        for m in &self.matches {
+            sep(&mut out);
+            out.push_str(m);
+        }
+        sep(&mut out);
+        out.push_str("-j ");
+        out.push_str(&self.target);
+        out
     }
 }
 
