@@ -117,12 +117,12 @@ fn validate_config(conf: &Value) -> Result<(), CniError> {
 
 fn valid_id_chars(s: &str) -> bool {
     // `^[a-zA-Z0-9][a-zA-Z0-9_.\-]*$` (pkg/utils/utils.go cniReg).
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(c) if c.is_ascii_alphanumeric() => {}
-        _ => return false,
+    match s.as_bytes() {
+        [first, rest @ ..] if first.is_ascii_alphanumeric() => rest
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')),
+        _ => false,
     }
-    chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '-')
 }
 
 /// `utils.ValidateNetworkName`.

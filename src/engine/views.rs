@@ -21,9 +21,21 @@ pub fn call_line(e: &CallEvent) -> Line {
     let mut line = Line {
         spans: Vec::with_capacity(3),
     };
-    line = line.push(format!("  {:<20} ", e.actor), Role::Actor);
-    line = line.push(format!("{:<15} ", e.action), Role::Dim);
+    line = line.push(padded("  ", &e.actor, 20), Role::Actor);
+    line = line.push(padded("", &e.action, 15), Role::Dim);
     line.push(e.detail.clone(), role)
+}
+
+/// `format!("{prefix}{text:<width$} ")` without the formatting machinery (a call-log line
+/// is built for every event a command prints).
+fn padded(prefix: &str, text: &str, width: usize) -> String {
+    let fill = width.saturating_sub(text.chars().count());
+    let mut s = String::with_capacity(prefix.len() + text.len() + fill + 1);
+    s.push_str(prefix);
+    s.push_str(text);
+    s.extend(std::iter::repeat_n(' ', fill));
+    s.push(' ');
+    s
 }
 
 /// One line saying what a plugin execution did.
@@ -33,40 +45,38 @@ pub fn wire_summary(c: &WireCall) -> String {
         Ok(PluginOutput::Empty) => "ok".into(),
         Ok(PluginOutput::Versions(v)) => serde_json::to_string(v).unwrap_or_default(),
         Ok(PluginOutput::Result(r)) => {
-            let ips: Vec<String> = r
-                .ips
-                .iter()
-                .map(|ip| {
-                    if ip.gateway.is_empty() {
-                        ip.address.clone()
-                    } else {
-                        format!("{} gw {}", ip.address, ip.gateway)
-                    }
-                })
-                .collect();
             let same = c
                 .stdin
                 .prev_result
                 .as_ref()
                 .is_some_and(|p| std::sync::Arc::ptr_eq(p, r) || p.as_ref() == r.as_ref());
             if same {
-                "result = prevResult (passed through)".into()
-            } else if r.interfaces.is_empty() {
-                ips.join(", ")
-            } else {
-                let ifs: Vec<String> = r
-                    .interfaces
-                    .iter()
-                    .map(|i| {
-                        if i.sandbox.is_empty() {
-                            i.name.clone()
-                        } else {
-                            format!("{} (in pod)", i.name)
-                        }
-                    })
-                    .collect();
-                format!("{} · {}", ifs.join(" ↔ "), ips.join(", "))
+                return "result = prevResult (passed through)".into();
             }
+            let mut s = String::with_capacity(96);
+            for (n, i) in r.interfaces.iter().enumerate() {
+                if n > 0 {
+                    s.push_str(" ↔ ");
+                }
+                s.push_str(&i.name);
+                if !i.sandbox.is_empty() {
+                    s.push_str(" (in pod)");
+                }
+            }
+            if !r.interfaces.is_empty() {
+                s.push_str(" · ");
+            }
+            for (n, ip) in r.ips.iter().enumerate() {
+                if n > 0 {
+                    s.push_str(", ");
+                }
+                s.push_str(&ip.address);
+                if !ip.gateway.is_empty() {
+                    s.push_str(" gw ");
+                    s.push_str(&ip.gateway);
+                }
+            }
+            s
         }
     }
 }

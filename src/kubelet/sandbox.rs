@@ -197,37 +197,35 @@ impl Lab {
 
     /// One call-log line per plugin execution in the wire range.
     pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
+        use crate::engine::log::{CallEvent, Level};
         use crate::engine::wire::WireRecord;
-        let lines: Vec<(String, String, bool)> = (first..last)
-            .filter_map(|seq| self.wire.get(seq).map(|c| (seq, c)))
-            .filter_map(|(seq, rec)| match rec {
-                WireRecord::Cni(c) => {
-                    let indent = if c.depth > 0 { "  " } else { "" };
-                    Some((
-                        format!("{indent}{}", c.plugin_type),
-                        format!(
-                            "{} #{seq}: {}",
-                            c.env.cmd().as_str(),
-                            views::wire_summary(c)
-                        ),
-                        c.reply.is_err(),
-                    ))
-                }
-                WireRecord::Csi(_) => None,
-            })
-            .collect();
-        for (actor, detail, failed) in lines {
-            self.log_event(crate::engine::log::CallEvent {
+        let tick = self.clock;
+        for seq in first..last {
+            let Some(WireRecord::Cni(c)) = self.wire.get(seq) else {
+                continue;
+            };
+            let actor = if c.depth > 0 {
+                format!("  {}", c.plugin_type)
+            } else {
+                c.plugin_type.clone()
+            };
+            let detail = format!(
+                "{} #{seq}: {}",
+                c.env.cmd().as_str(),
+                views::wire_summary(c)
+            );
+            let level = if c.reply.is_err() {
+                Level::Warning
+            } else {
+                Level::Normal
+            };
+            self.log_event(CallEvent {
                 seq: 0,
-                tick: self.clock,
+                tick,
                 actor,
                 action: "exec".into(),
                 detail,
-                level: if failed {
-                    crate::engine::log::Level::Warning
-                } else {
-                    crate::engine::log::Level::Normal
-                },
+                level,
                 reason: None,
                 object: None,
                 wire: None,

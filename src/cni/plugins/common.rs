@@ -84,6 +84,11 @@ pub fn format_chain_name_with_prefix(name: &str, id: &str, prefix: &str) -> Stri
 pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
+    if !s.contains(['"', '\\', '\n', '\t', '\r']) {
+        out.push_str(s);
+        out.push('"');
+        return out;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -279,19 +284,23 @@ pub fn ipt_quote(s: &str) -> String {
 /// [`ipt_quote`], appended to `out`.
 pub fn push_ipt_quoted(out: &mut String, s: &str) {
     let plain = !s.is_empty()
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
     if plain {
         out.push_str(s);
         return;
     }
     out.push('"');
-    for c in s.chars() {
-        if matches!(c, '"' | '\\' | '\'') {
-            out.push('\\');
-        }
-        out.push(c);
+    // Copy the runs between the characters that need a backslash (all ASCII, so every
+    // split is on a char boundary).
+    let mut rest = s;
+    while let Some(i) = rest.find(['"', '\\', '\'']) {
+        out.push_str(&rest[..i]);
+        out.push('\\');
+        out.push_str(&rest[i..=i]);
+        rest = &rest[i + 1..];
     }
+    out.push_str(rest);
     out.push('"');
 }
 

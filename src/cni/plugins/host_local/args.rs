@@ -43,11 +43,11 @@ pub fn load_env_args(args: &str) -> Result<IpamEnvArgs, String> {
     }
     let mut unknown: Vec<&str> = Vec::new();
     for pair in args.split(';') {
-        let kv: Vec<&str> = pair.split('=').collect();
-        let [key, value] = kv.as_slice() else {
+        let mut kv = pair.split('=');
+        let (Some(key), Some(value), None) = (kv.next(), kv.next(), kv.next()) else {
             return Err(format!("ARGS: invalid pair {}", go_quote(pair)));
         };
-        match *key {
+        match key {
             "IP" => {
                 out.ip = parse_cni_ip(value).map_err(|e| value_error(pair, &e))?;
             }
