@@ -67,38 +67,21 @@ pub struct RuntimeConf {
     pub netns: String,
     /// `CNI_IFNAME`.
     pub ifname: String,
-    /// `CNI_ARGS` pairs, in order.
-    pub args: Vec<(String, String)>,
+    /// `CNI_ARGS` as the runtime passes it: `K=V;K2=V2` (libcni joins `RuntimeConf.Args`
+    /// that way).
+    pub args: String,
     /// Capability arguments (`portMappings`, `bandwidth`, …) offered to plugins.
     pub capability_args: BTreeMap<String, Value>,
-    /// `CNI_ARGS` exactly as typed, when given as text (kept verbatim, even if malformed).
-    pub args_raw: Option<String>,
 }
 
 impl RuntimeConf {
-    fn cni_args(&self) -> String {
-        if let Some(raw) = &self.args_raw {
-            return raw.clone();
-        }
-        let mut s = String::new();
-        for (i, (k, v)) in self.args.iter().enumerate() {
-            if i > 0 {
-                s.push(';');
-            }
-            s.push_str(k);
-            s.push('=');
-            s.push_str(v);
-        }
-        s
-    }
-
     fn env(&self, cmd: CniCommand) -> CniEnv {
         CniEnv {
             command: Some(cmd),
             container_id: self.container_id.clone(),
             netns: self.netns.clone(),
             ifname: self.ifname.clone(),
-            args: self.cni_args(),
+            args: self.args.clone(),
             path: CNI_PATH.to_string(),
         }
     }

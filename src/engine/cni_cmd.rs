@@ -41,7 +41,6 @@ impl Lab {
 
     fn cni_attach(&mut self, a: &CniAttachArgs, op: Op) -> Result<Outcome, LabError> {
         let net = self.node_network(&a.node)?;
-        let args = parse_cni_args(a.args.as_deref().unwrap_or(""));
         let default_netns = format!("/var/run/netns/{}", a.container);
         let node_rt = self
             .nodes
@@ -68,8 +67,8 @@ impl Lab {
         rt.ifname = a.ifname.clone();
         rt.netns = netns.clone();
         if a.args.is_some() || op == Op::Add {
-            rt.args = args;
-            rt.args_raw = a.args.clone();
+            // Kept verbatim, even if malformed: the plugins' parsers report it.
+            rt.args = a.args.clone().unwrap_or_default();
         }
         // Acting as the runtime: create the namespace before ADD (`ip netns add`), unless
         // the learner named one explicitly.
@@ -420,16 +419,6 @@ impl Op {
             Op::Check => "CHECK",
         }
     }
-}
-
-fn parse_cni_args(s: &str) -> Vec<(String, String)> {
-    s.split(';')
-        .filter(|p| !p.is_empty())
-        .map(|p| match p.split_once('=') {
-            Some((k, v)) => (k.to_string(), v.to_string()),
-            None => (p.to_string(), String::new()),
-        })
-        .collect()
 }
 
 fn unknown_node(lab: &Lab, node: &str) -> LabError {

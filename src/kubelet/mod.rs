@@ -313,12 +313,13 @@ fn container_name(pod: &Object<PodSpec>) -> String {
 /// The pod conditions kubelet reports, all true once running.
 fn ready_conditions(ready: bool) -> Vec<Condition> {
     let status = |b: bool| Text::Borrowed(if b { "True" } else { "False" });
-    let mut v = vec![Condition {
+    let mut v = Vec::with_capacity(5);
+    v.push(Condition {
         condition_type: "PodReadyToStartContainers".into(),
         status: status(ready),
         reason: Text::Borrowed(""),
         message: Text::Borrowed(""),
-    }];
+    });
     v.push(Condition {
         condition_type: "Initialized".into(),
         status: "True".into(),

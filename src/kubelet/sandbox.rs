@@ -241,13 +241,11 @@ fn runtime_conf(pod: &Object<PodSpec>, id: &str, netns: &str) -> Result<RuntimeC
         container_id: id.to_string(),
         netns: netns.to_string(),
         ifname: "eth0".into(),
-        args: vec![
-            ("IgnoreUnknown".into(), "1".into()),
-            ("K8S_POD_NAMESPACE".into(), pod.metadata.namespace.clone()),
-            ("K8S_POD_NAME".into(), pod.metadata.name.clone()),
-            ("K8S_POD_INFRA_CONTAINER_ID".into(), id.to_string()),
-            ("K8S_POD_UID".into(), pod.metadata.uid.clone()),
-        ],
+        // containerd's labels, in this order, joined as libcni joins `Args`.
+        args: format!(
+            "IgnoreUnknown=1;K8S_POD_NAMESPACE={};K8S_POD_NAME={};K8S_POD_INFRA_CONTAINER_ID={id};K8S_POD_UID={}",
+            pod.metadata.namespace, pod.metadata.name, pod.metadata.uid
+        ),
         ..Default::default()
     };
     let mut mappings = Vec::new();

@@ -400,6 +400,8 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
             continue;
         };
         if !link.addrs.contains(&ip.address) {
+            // A pod's eth0 holds one or two addresses: no room reserved for more.
+            link.addrs.reserve_exact(1);
             link.addrs.push(ip.address.clone());
         }
         if !ip.gateway.is_empty() {
@@ -433,6 +435,7 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
             src: None,
         };
         if !ns.routes.contains(&entry) {
+            ns.routes.reserve_exact(1);
             ns.routes.push(entry);
         }
     }
