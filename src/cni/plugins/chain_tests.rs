@@ -445,8 +445,13 @@ fn bridge_del_twice_and_without_netns() {
     }
     assert!(!h.root.links.contains_key(&veth));
     assert!(!h.netns[NS].links.contains_key("eth0"));
-    assert!(!h.nat.chains.contains_key("CNI-20afed91d8ddf530016083b5"));
-    assert!(h.nat.chains.get("POSTROUTING").is_none_or(|r| r.is_empty()));
+    assert!(!h.nat.chains().contains_key("CNI-20afed91d8ddf530016083b5"));
+    assert!(
+        h.nat
+            .chains()
+            .get("POSTROUTING")
+            .is_none_or(|r| r.is_empty())
+    );
     // Netns gone, or not given: IPAM DEL only.
     h.netns.clear();
     let c = call(
@@ -742,7 +747,7 @@ fn portmap_masq_all_and_no_snat() {
         Some(&br),
     ));
     assert_eq!(
-        h.nat.chains["CNI-DN-20afed91d8ddf53001608"],
+        h.nat.chains()["CNI-DN-20afed91d8ddf53001608"],
         vec![
             "-p tcp -m tcp --dport 80 -j CNI-HOSTPORT-SETMARK",
             "-p tcp -m tcp --dport 80 -j DNAT --to-destination 10.244.1.2:8080",
@@ -760,8 +765,8 @@ fn portmap_masq_all_and_no_snat() {
         Some(pm),
         Some(&br),
     ));
-    assert!(!h.nat.chains.contains_key("CNI-HOSTPORT-SETMARK"));
-    assert_eq!(h.nat.chains["CNI-DN-20afed91d8ddf53001608"].len(), 1);
+    assert!(!h.nat.chains().contains_key("CNI-HOSTPORT-SETMARK"));
+    assert_eq!(h.nat.chains()["CNI-DN-20afed91d8ddf53001608"].len(), 1);
 }
 
 fn bw_conf() -> Value {

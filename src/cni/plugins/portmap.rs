@@ -203,7 +203,7 @@ impl Chain {
 
     /// `check`: the chain, then its rules and entry rules (last first), chain.go's messages.
     fn check(&self, host: &Host) -> Result<(), String> {
-        let Some(rules) = host.nat.chains.get(&self.name) else {
+        let Some(rules) = host.nat.chains().get(&self.name) else {
             return Err(format!(
                 "chain {} not found in iptables table nat",
                 self.name
@@ -219,7 +219,7 @@ impl Chain {
             }
         }
         for entry in &self.entry_chains {
-            let have = host.nat.chains.get(*entry);
+            let have = host.nat.chains().get(*entry);
             for r in self.entry_rules.iter().rev() {
                 if !have.is_some_and(|h| h.contains(&r.printed)) {
                     return Err(format!(
