@@ -10,6 +10,7 @@
 use super::common::{
     self, GoConf, IptRule, format_chain_name, format_comment, go_quote, netns_open_error,
 };
+use super::memo::DocMemo;
 use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
@@ -111,11 +112,50 @@ fn check_vlan_trunk(v: &Value) -> Result<bool, String> {
 
 /// `loadNetConf`: defaults, the vlan checks, and the MAC sources in priority order.
 pub fn load_conf(stdin: &Stdin, env: &CniEnv) -> Result<BridgeConf, CniError> {
-    let conf = stdin.conf.as_ref();
+    thread_local! {
+        static DECODED: std::cell::RefCell<DocMemo<Result<BridgeConf, CniError>>> =
+            std::cell::RefCell::new(DocMemo::default());
+    }
+    // The document is the same on every call of a network: decoded once.
+    let decoded = DECODED.with(|m| m.borrow_mut().get_or(&stdin.conf, load_doc));
+    let mut c = decoded.as_ref().clone()?;
+    let args = common::load_args(&env.args, &["MAC"]).map_err(CniError::internal)?;
+    for (k, v) in args {
+        if k == "MAC" && !v.is_empty() {
+            c.mac = Some(v);
+        }
+    }
+    if let Some(m) = stdin
+        .conf
+        .pointer("/args/cni/mac")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+    {
+        c.mac = Some(m.to_string());
+    }
+    if let Some(m) = stdin
+        .runtime_config
+        .as_ref()
+        .and_then(|rc| rc.get("mac"))
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+    {
+        c.mac = Some(m.to_string());
+    }
+    Ok(c)
+}
+
+/// The part of `loadNetConf` that reads only the config document: defaults, DNS and the
+/// vlan checks (all before `CNI_ARGS` is parsed, as upstream orders them).
+fn load_doc(conf: &Value) -> Result<BridgeConf, CniError> {
     let g = GoConf::new(conf, "NetConf");
     let vlan = g.int("vlan").map_err(load_err)?.unwrap_or(0);
     let mut c = BridgeConf {
-        name: stdin.network_name().to_string(),
+        name: conf
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         br_name: g
             .string("bridge")
             .map_err(load_err)?
@@ -166,28 +206,6 @@ pub fn load_conf(stdin: &Stdin, env: &CniEnv) -> Result<BridgeConf, CniError> {
         return Err(CniError::internal(
             "cannot set vlan and vlanTrunk at the same time",
         ));
-    }
-    let args = common::load_args(&env.args, &["MAC"]).map_err(CniError::internal)?;
-    for (k, v) in args {
-        if k == "MAC" && !v.is_empty() {
-            c.mac = Some(v);
-        }
-    }
-    if let Some(m) = conf
-        .pointer("/args/cni/mac")
-        .and_then(Value::as_str)
-        .filter(|m| !m.is_empty())
-    {
-        c.mac = Some(m.to_string());
-    }
-    if let Some(m) = stdin
-        .runtime_config
-        .as_ref()
-        .and_then(|rc| rc.get("mac"))
-        .and_then(Value::as_str)
-        .filter(|m| !m.is_empty())
-    {
-        c.mac = Some(m.to_string());
     }
     Ok(c)
 }

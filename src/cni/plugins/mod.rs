@@ -5,6 +5,7 @@ pub mod bridge;
 pub mod common;
 pub mod host_local;
 pub mod loopback;
+pub mod memo;
 pub mod portmap;
 
 #[cfg(test)]

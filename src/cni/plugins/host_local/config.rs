@@ -65,34 +65,103 @@ struct RawNet {
 /// `LoadIPAMConfig(stdin, CNI_ARGS)`. Errors are the plain Go error texts (skel reports them
 /// with code 999).
 pub fn load_ipam_config(conf: &Value, env_args: &str) -> Result<IpamConfig, String> {
-    let mut dec = Decoder::default();
-    let net = dec.net(conf)?;
-    if let Some(e) = dec.saved {
-        return Err(e);
-    }
-    let Some(ipam) = net.ipam else {
-        return Err("IPAM config missing 'ipam' key".to_string());
+    prepare(conf).finish(env_args)
+}
+
+/// What `LoadIPAMConfig` finds in the stdin document alone, before `CNI_ARGS` is read: the
+/// same document always gives the same answer, so a runtime that sends the same config on
+/// every call can decode it once ([`Prepared::finish`] adds `CNI_ARGS`).
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// An error found before `CNI_ARGS` is parsed (decoding, no `ipam` key).
+    early: Option<String>,
+    /// `args.cni.ips` then `runtimeConfig.ips` (`None`: an entry Go holds as an empty IP).
+    doc_ips: Vec<Option<IpAddr>>,
+    /// The configuration without the `CNI_ARGS` IP, or the error found after the IPs.
+    late: Result<IpamConfig, String>,
+}
+
+/// Decode the stdin document (everything of `LoadIPAMConfig` but `CNI_ARGS`).
+pub fn prepare(conf: &Value) -> Prepared {
+    let early = |e: String| Prepared {
+        early: Some(e),
+        doc_ips: Vec::new(),
+        late: Err(String::new()),
     };
-
-    let mut ip_args: Vec<Option<IpAddr>> = Vec::new();
-    if !env_args.is_empty() {
-        let e = load_env_args(env_args)?;
-        if let Some(ip) = e.ip {
-            ip_args = vec![Some(ip)];
-        }
+    let mut dec = Decoder::default();
+    let net = match dec.net(conf) {
+        Ok(net) => net,
+        Err(e) => return early(e),
+    };
+    if let Some(e) = dec.saved {
+        return early(e);
     }
-    ip_args.extend(net.args_ips.iter().copied());
-    ip_args.extend(net.rc_ips.iter().copied());
-    let mut requested: Vec<IpAddr> = Vec::with_capacity(ip_args.len());
-    for ip in ip_args {
-        match ip {
-            Some(ip) => requested.push(canonical(ip)),
-            None => return Err("cannot understand ip: IP <nil> not v4 nor v6".to_string()),
-        }
+    let doc_ips: Vec<Option<IpAddr>> = net.args_ips.iter().chain(&net.rc_ips).copied().collect();
+    match after_ips(net) {
+        Err(Early(e)) => early(e),
+        Ok(late) => Prepared {
+            early: None,
+            doc_ips,
+            late,
+        },
     }
+}
 
+/// An error `LoadIPAMConfig` reports before reading `CNI_ARGS`.
+struct Early(String);
+
+impl Prepared {
+    /// The rest of `LoadIPAMConfig`: `CNI_ARGS` (its `IP` first among the requested IPs),
+    /// then the checks on the ranges, in the upstream order.
+    pub fn finish(&self, env_args: &str) -> Result<IpamConfig, String> {
+        if let Some(e) = &self.early {
+            return Err(e.clone());
+        }
+        let mut ip_args: Vec<Option<IpAddr>> = Vec::new();
+        if !env_args.is_empty() {
+            let e = load_env_args(env_args)?;
+            if let Some(ip) = e.ip {
+                ip_args = vec![Some(ip)];
+            }
+        }
+        ip_args.extend(self.doc_ips.iter().copied());
+        let mut requested: Vec<IpAddr> = Vec::with_capacity(ip_args.len());
+        for ip in ip_args {
+            match ip {
+                Some(ip) => requested.push(canonical(ip)),
+                None => return Err("cannot understand ip: IP <nil> not v4 nor v6".to_string()),
+            }
+        }
+        let mut conf = self.late.clone()?;
+        conf.ip_args = requested;
+        Ok(conf)
+    }
+}
+
+/// From the decoded document to the configuration (with no requested IPs yet): the `ipam`
+/// key, the range sets, their version limit and overlaps.
+fn after_ips(net: RawNet) -> Result<Result<IpamConfig, String>, Early> {
+    let Some(ipam) = net.ipam else {
+        return Err(Early("IPAM config missing 'ipam' key".to_string()));
+    };
+    Ok(ranges_config(
+        net.name,
+        net.cni_version,
+        net.ip_ranges,
+        ipam,
+    ))
+}
+
+/// The range sets in allocation order, canonicalized and checked, and the rest of the
+/// configuration around them.
+fn ranges_config(
+    name: String,
+    cni_version: String,
+    ip_ranges: Vec<Vec<RangeConf>>,
+    ipam: RawIpam,
+) -> Result<IpamConfig, String> {
     // Order: runtimeConfig.ipRanges, then the legacy single range, then ipam.ranges.
-    let mut sets: Vec<Vec<RangeConf>> = net.ip_ranges;
+    let mut sets: Vec<Vec<RangeConf>> = ip_ranges;
     if ipam.legacy.subnet.is_some() {
         sets.push(vec![ipam.legacy.clone()]);
     }
@@ -113,10 +182,10 @@ pub fn load_ipam_config(conf: &Value, env_args: &str) -> Result<IpamConfig, Stri
         ranges.push(rs);
     }
     // CNI spec 0.2.0 and below supported only one v4 and one v6 address.
-    if (v4 > 1 || v6 > 1) && !version_at_least(&net.cni_version, (0, 3, 0)) {
+    if (v4 > 1 || v6 > 1) && !version_at_least(&cni_version, (0, 3, 0)) {
         return Err(format!(
             "CNI version {} does not support more than 1 address per family",
-            net.cni_version
+            cni_version
         ));
     }
     for (i, p1) in ranges.iter().enumerate() {
@@ -128,14 +197,14 @@ pub fn load_ipam_config(conf: &Value, env_args: &str) -> Result<IpamConfig, Stri
     }
 
     Ok(IpamConfig {
-        name: net.name,
-        cni_version: net.cni_version,
+        name,
+        cni_version,
         ipam_type: ipam.ipam_type,
         routes: ipam.routes,
         data_dir: ipam.data_dir,
         resolv_conf: ipam.resolv_conf,
         ranges,
-        ip_args: requested,
+        ip_args: Vec::new(),
     })
 }
 

@@ -19,6 +19,7 @@ pub mod args;
 pub mod config;
 pub mod range;
 
+use super::memo::DocMemo;
 use crate::cni::host::Host;
 use crate::cni::ipam_store::IpamStore;
 use crate::cni::plugin::{
@@ -27,7 +28,7 @@ use crate::cni::plugin::{
 };
 use crate::cni::types::{CniError, CniResult, Dns, IpConfig};
 use allocator::IpAllocator;
-use config::{IpamConfig, load_ipam_config};
+use config::IpamConfig;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -117,8 +118,18 @@ impl Plugin for HostLocal {
 }
 
 fn load(env: &CniEnv, stdin: &Stdin) -> Result<IpamConfig, CniError> {
-    // host-local never reads prevResult, so it is left out rather than serialized.
-    load_ipam_config(&stdin.to_json_without_prev_result(), &env.args).map_err(CniError::internal)
+    thread_local! {
+        static DECODED: std::cell::RefCell<DocMemo<config::Prepared>> =
+            std::cell::RefCell::new(DocMemo::default());
+    }
+    // The runtime's document is decoded once; one with runtimeConfig merged in is new on
+    // every call. host-local never reads prevResult, so it is left out rather than
+    // serialized.
+    let prepared = match &stdin.runtime_config {
+        None => DECODED.with(|m| m.borrow_mut().get_or(&stdin.conf, config::prepare)),
+        Some(_) => Arc::new(config::prepare(&stdin.to_json_without_prev_result())),
+    };
+    prepared.finish(&env.args).map_err(CniError::internal)
 }
 
 /// Open (create) the network's directory, as `disk.New` does.
