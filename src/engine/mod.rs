@@ -16,6 +16,7 @@ pub mod log;
 pub mod names;
 pub mod network;
 pub mod node;
+pub mod node_index;
 pub mod nodes;
 pub mod pods;
 pub mod quantity;
@@ -109,6 +110,8 @@ pub struct Lab {
     pub cluster: Cluster,
     /// Per-node runtime state.
     pub nodes: BTreeMap<String, NodeRuntime>,
+    /// The nodes' podCIDRs and InternalIPs, indexed for `node add`'s checks.
+    pub node_index: node_index::NodeIndex,
     /// The plugin binaries every node has in /opt/cni/bin.
     pub registry: Arc<Registry>,
     /// The call log.
@@ -157,6 +160,7 @@ impl Lab {
         let mut lab = Lab {
             cluster: Cluster::default(),
             nodes: BTreeMap::new(),
+            node_index: node_index::NodeIndex::default(),
             registry: Arc::new(Registry::standard()),
             calls: CallLog::new(CALL_LOG_SIZE),
             wire: WireLog::new(WIRE_LOG_SIZE),
