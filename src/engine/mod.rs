@@ -130,6 +130,9 @@ pub struct Lab {
     /// Pods that use claims (an index, so the attach/detach controller does not scan every
     /// pod on every pass).
     pub pods_with_volumes: BTreeSet<(String, String)>,
+    /// What each storage controller selected on its last pass and how far it has read the
+    /// watch log (so a pass looks only at objects with work, see `crate::storage::work`).
+    pub storage_work: crate::storage::work::ControllerWork,
     /// The conflist template new nodes get (`{{.PodCIDR}}` filled per node).
     pub conf_template: Arc<str>,
     /// The CSI driver `hostpath.csi.lab`: its controller and every node plugin.
@@ -169,6 +172,7 @@ impl Lab {
             dirty: BTreeSet::new(),
             pod_work: BTreeMap::new(),
             pods_with_volumes: BTreeSet::new(),
+            storage_work: Default::default(),
             conf_template: Arc::from(DEFAULT_CONFLIST),
             driver: crate::csi::Driver::default(),
             mounts: Default::default(),
