@@ -311,7 +311,16 @@ mod tests {
 
     #[test]
     fn obj_keys_order_as_the_store_orders_its_keys() {
-        let words = ["", "a", "ab", "b", "default", "kube-system", "node-1", "node-10"];
+        let words = [
+            "",
+            "a",
+            "ab",
+            "b",
+            "default",
+            "kube-system",
+            "node-1",
+            "node-10",
+        ];
         for a in words {
             for b in words {
                 for c in words {
