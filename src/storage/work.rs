@@ -10,7 +10,7 @@
 //! the watch log dropped events it had not read (`WATCH_WINDOW`), looks at every object,
 //! as a relist does. A replaced lab (`load`, `reset`) starts with fresh work sets.
 
-use crate::cluster::{Kind, Object, PvSpec, Revisions, Table, WatchEvent};
+use crate::cluster::{EventType, Kind, Object, PvSpec, Revisions, Table, WatchEvent};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A table key: (namespace, name); the namespace is empty for cluster-scoped kinds.
@@ -175,9 +175,19 @@ impl BinderWork {
             pvs,
             |e, candidates| {
                 if e.kind == PvSpec::KIND {
-                    let name = event_key(e).0.1;
-                    let pv = pvs.get(&(String::new(), name.clone()));
-                    note(claim_of, pvs_of, &name, pv);
+                    // A PV's claimRef is written when the PV is created and not changed
+                    // after (external-provisioner writes it; nothing in the lab rebinds a
+                    // PV), so only a create, a delete, or a PV not indexed yet needs a look
+                    // (a lookup in the PV table is not free, see `ObjKey`).
+                    let name = &e.key;
+                    match e.event_type {
+                        EventType::Deleted => note(claim_of, pvs_of, name, None),
+                        EventType::Modified if claim_of.contains_key(name) => {}
+                        _ => {
+                            let pv = pvs.get(&(String::new(), name.clone()));
+                            note(claim_of, pvs_of, name, pv);
+                        }
+                    }
                 } else if e.kind == crate::cluster::PvcSpec::KIND {
                     if let Some(names) = pvs_of.get(&event_key(e).0) {
                         candidates.extend(names.iter().map(|n| ObjKey((String::new(), n.clone()))));
