@@ -423,10 +423,18 @@ impl Driver {
             )));
         }
         let attached_here = self
-            .volumes
-            .values()
-            .filter(|v| v.attachments.contains_key(&req.node_id))
-            .count() as i64;
+            .attached_per_node
+            .get(&req.node_id)
+            .copied()
+            .unwrap_or(0);
+        debug_assert_eq!(
+            attached_here,
+            self.volumes
+                .values()
+                .filter(|v| v.attachments.contains_key(&req.node_id))
+                .count() as i64,
+            "attached_per_node is stale"
+        );
         if max > 0 && attached_here >= max {
             return Err(Status::resource_exhausted(format!(
                 "Cannot attach any more volumes to this node ('{}')",
@@ -434,7 +442,7 @@ impl Driver {
             )));
         }
         let vol = self.get_volume_mut(&req.volume_id)?;
-        vol.attachments.insert(
+        let previous = vol.attachments.insert(
             req.node_id.clone(),
             Attachment {
                 readonly: req.readonly,
@@ -442,6 +450,12 @@ impl Driver {
                 publish_context: publish_context.clone(),
             },
         );
+        if previous.is_none() {
+            *self
+                .attached_per_node
+                .entry(req.node_id.clone())
+                .or_default() += 1;
+        }
         Ok(ControllerPublishVolumeResponse { publish_context })
     }
 
@@ -483,8 +497,19 @@ impl Driver {
             }
         }
         let vol = self.get_volume_mut(&req.volume_id)?;
+        let mut detached = Vec::new();
         for n in nodes {
-            vol.attachments.remove(&n);
+            if vol.attachments.remove(&n).is_some() {
+                detached.push(n);
+            }
+        }
+        for n in detached {
+            if let Some(count) = self.attached_per_node.get_mut(&n) {
+                *count -= 1;
+                if *count == 0 {
+                    self.attached_per_node.remove(&n);
+                }
+            }
         }
         Ok(ControllerUnpublishVolumeResponse {})
     }

@@ -282,6 +282,10 @@ pub struct Driver {
     pub(crate) nodes: BTreeMap<String, NodeInfo>,
     pub(crate) volumes: BTreeMap<String, VolumeRecord>,
     pub(crate) snapshots: BTreeMap<String, SnapshotRecord>,
+    /// How many volumes are attached (ControllerPublished) to each node: the attach limit
+    /// check reads this instead of walking every volume. Kept by ControllerPublishVolume
+    /// and ControllerUnpublishVolume, the only writers of `attachments`.
+    pub(crate) attached_per_node: BTreeMap<String, i64>,
 }
 
 impl Default for Driver {
@@ -300,6 +304,7 @@ impl Driver {
             nodes: BTreeMap::new(),
             volumes: BTreeMap::new(),
             snapshots: BTreeMap::new(),
+            attached_per_node: BTreeMap::new(),
         }
     }
 

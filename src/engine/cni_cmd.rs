@@ -36,7 +36,7 @@ impl Lab {
             .nodes
             .get(node)
             .ok_or_else(|| unknown_node(self, node))?;
-        rt.network.clone().map_err(LabError::msg)
+        rt.network().clone().map_err(LabError::msg)
     }
 
     fn cni_attach(&mut self, a: &CniAttachArgs, op: Op) -> Result<Outcome, LabError> {
@@ -311,7 +311,7 @@ impl Lab {
                     .push(name.clone(), Role::Name),
             );
         }
-        match (&active, &rt.network) {
+        match (&active, rt.network()) {
             (Some(f), Ok(_)) => {
                 out.plain("");
                 out.line(Line::styled(format!("{}/{f}:", ConfDir::PATH), Role::Dim));

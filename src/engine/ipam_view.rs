@@ -42,7 +42,7 @@ pub fn ipam_summaries(lab: &Lab, node: &str) -> Vec<IpamSummary> {
         String,
         (String, crate::cni::plugins::host_local::config::IpamConfig),
     > = BTreeMap::new();
-    if let Ok(net) = &rt.network {
+    if let Ok(net) = rt.network() {
         for conf in &net.injected {
             let is_host_local = conf
                 .get("ipam")

@@ -16,6 +16,7 @@ pub mod log;
 pub mod names;
 pub mod network;
 pub mod node;
+pub mod node_index;
 pub mod nodes;
 pub mod pods;
 pub mod quantity;
@@ -109,6 +110,8 @@ pub struct Lab {
     pub cluster: Cluster,
     /// Per-node runtime state.
     pub nodes: BTreeMap<String, NodeRuntime>,
+    /// The nodes' podCIDRs and InternalIPs, indexed for `node add`'s checks.
+    pub node_index: node_index::NodeIndex,
     /// The plugin binaries every node has in /opt/cni/bin.
     pub registry: Arc<Registry>,
     /// The call log.
@@ -127,6 +130,9 @@ pub struct Lab {
     /// Pods that use claims (an index, so the attach/detach controller does not scan every
     /// pod on every pass).
     pub pods_with_volumes: BTreeSet<(String, String)>,
+    /// What each storage controller selected on its last pass and how far it has read the
+    /// watch log (so a pass looks only at objects with work, see `crate::storage::work`).
+    pub storage_work: crate::storage::work::ControllerWork,
     /// The conflist template new nodes get (`{{.PodCIDR}}` filled per node).
     pub conf_template: Arc<str>,
     /// The CSI driver `hostpath.csi.lab`: its controller and every node plugin.
@@ -157,6 +163,7 @@ impl Lab {
         let mut lab = Lab {
             cluster: Cluster::default(),
             nodes: BTreeMap::new(),
+            node_index: node_index::NodeIndex::default(),
             registry: Arc::new(Registry::standard()),
             calls: CallLog::new(CALL_LOG_SIZE),
             wire: WireLog::new(WIRE_LOG_SIZE),
@@ -165,6 +172,7 @@ impl Lab {
             dirty: BTreeSet::new(),
             pod_work: BTreeMap::new(),
             pods_with_volumes: BTreeSet::new(),
+            storage_work: Default::default(),
             conf_template: Arc::from(DEFAULT_CONFLIST),
             driver: crate::csi::Driver::default(),
             mounts: Default::default(),

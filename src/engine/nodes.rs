@@ -26,39 +26,29 @@ impl Lab {
                 "Error from server (AlreadyExists): nodes \"{name}\" already exists"
             )));
         }
-        let index = self.free_node_index();
+        // The default index is only worked out when a default or the overlap hint needs it.
         let cidr: IpNet = match cidr {
             Some(c) => validate::cidr(c).map_err(LabError::msg)?,
-            None => format!("10.244.{index}.0/24")
+            None => format!("10.244.{}.0/24", self.free_node_index())
                 .parse()
                 .map_err(|_| LabError::msg("no free default podCIDR left; pass --cidr"))?,
         };
-        for (other, obj) in self.cluster.nodes.iter() {
-            if let Ok(o) = obj.spec.pod_cidr.parse::<IpNet>() {
-                if o.contains(&cidr.network()) || cidr.contains(&o.network()) {
-                    return Err(LabError::msg(format!(
-                        "podCIDR {cidr} overlaps {o} of node {}; pick a free range, e.g. --cidr 10.244.{index}.0/24",
-                        other.1
-                    )));
-                }
-            }
+        if let Some((other, o)) = self.node_index.overlapping(&self.cluster.nodes, &cidr) {
+            return Err(LabError::msg(format!(
+                "podCIDR {cidr} overlaps {o} of node {other}; pick a free range, e.g. --cidr 10.244.{}.0/24",
+                self.free_node_index()
+            )));
         }
         let ip = match ip {
             Some(i) => validate::ip(i).map_err(LabError::msg)?,
-            None => format!("192.168.0.{index}")
+            None => format!("192.168.0.{}", self.free_node_index())
                 .parse()
                 .map_err(|_| LabError::msg("no free default InternalIP left; pass --ip"))?,
         };
         let ip_text = ip.to_string();
-        if let Some(other) = self
-            .cluster
-            .nodes
-            .values()
-            .find(|n| n.status.internal_ip() == Some(ip_text.as_str()))
-        {
+        if let Some(other) = self.node_index.ip_owner(&ip_text) {
             return Err(LabError::msg(format!(
-                "InternalIP {ip} is already used by node {}",
-                other.metadata.name
+                "InternalIP {ip} is already used by node {other}"
             )));
         }
         if let Some(z) = zone {
@@ -96,6 +86,8 @@ impl Lab {
             message: "kubelet is posting ready status".into(),
         }];
         self.cluster.nodes().create(obj, self.clock)?;
+        self.node_index
+            .insert_parts(name, &cidr.to_string(), Some(&ip_text));
 
         let host = Host::new(name, &ip_text, crate::util::hash::mac(&[name, "eth0"]));
         let mut confdir = ConfDir::default();
@@ -127,19 +119,7 @@ impl Lab {
 
     /// The smallest N ≥ 1 such that neither 10.244.N.0/24 nor 192.168.0.N is taken.
     fn free_node_index(&self) -> u32 {
-        let mut n = 1u32;
-        loop {
-            let cidr = format!("10.244.{n}.0/24");
-            let ip = format!("192.168.0.{n}");
-            let taken =
-                self.cluster.nodes.values().any(|o| {
-                    o.spec.pod_cidr == cidr || o.status.internal_ip() == Some(ip.as_str())
-                });
-            if !taken || n >= 254 {
-                return n;
-            }
-            n += 1;
-        }
+        self.node_index.free_default(&self.cluster.nodes)
     }
 
     /// `node list`: name, podCIDR, InternalIP, bridge gateway, pods.

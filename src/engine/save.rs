@@ -493,7 +493,7 @@ impl Lab {
                 json!({
                     "net.d": rt.confdir.files.keys().collect::<Vec<_>>(),
                     "active": rt.confdir.active().map(|(f, _)| f).ok(),
-                    "network": rt.network.as_ref().err(),
+                    "network": rt.network().as_ref().err(),
                     "host-local": host_local,
                     "sandboxes": sandboxes,
                     "routes": routes,

@@ -42,7 +42,7 @@ impl Lab {
         let Some(node) = self.nodes.get_mut(&node_name) else {
             return Err(format!("node {node_name:?} not found"));
         };
-        let net = match &node.network {
+        let net = match node.network() {
             Ok(n) => n.clone(),
             Err(e) => {
                 return Err(format!(
@@ -150,7 +150,7 @@ impl Lab {
             return Ok(());
         };
         let first_wire = self.wire.next_seq();
-        let result = match &node.network {
+        let result = match node.network() {
             Ok(net) => {
                 let net = net.clone();
                 let registry = self.registry.clone();

@@ -38,7 +38,23 @@ impl Mounts {
     pub fn volume_in_use(&self, node: &str, pv: &str) -> bool {
         self.staged
             .contains_key(&(node.to_string(), pv.to_string()))
-            || self.published.keys().any(|(n, _, p)| n == node && p == pv)
+            || self.published_on(node, pv)
+    }
+
+    /// Whether a node has a PV published for any pod.
+    pub fn published_on(&self, node: &str, pv: &str) -> bool {
+        self.published_keys(node).any(|(_, _, p)| p == pv)
+    }
+
+    /// The published entries of one node, in order (a range of the map, not a scan).
+    pub fn published_keys<'a>(
+        &'a self,
+        node: &'a str,
+    ) -> impl Iterator<Item = &'a (String, String, String)> + 'a {
+        self.published
+            .range((node.to_string(), String::new(), String::new())..)
+            .map(|(k, _)| k)
+            .take_while(move |(n, _, _)| n == node)
     }
 }
 
@@ -425,11 +441,7 @@ impl Lab {
         // after every unpublish (not inside that loop) so a failed NodeUnstage is retried
         // on the next sync, as the volume manager's reconciler keeps retrying.
         for pv_name in pod_pvs {
-            let still_used = self
-                .mounts
-                .published
-                .keys()
-                .any(|(n, _, p)| *n == node && *p == pv_name);
+            let still_used = self.mounts.published_on(&node, &pv_name);
             if still_used {
                 continue;
             }
@@ -489,8 +501,9 @@ impl Lab {
             }
         }
         // Published entries of this pod name their PVs too (a claim may be gone entirely).
-        for (n, p, pv) in self.mounts.published.keys() {
-            if *n == pod.spec.node_name && *p == pod.key() && !out.contains(pv) {
+        let pod_key = pod.key();
+        for (_, p, pv) in self.mounts.published_keys(&pod.spec.node_name) {
+            if *p == pod_key && !out.contains(pv) {
                 out.push(pv.clone());
             }
         }

@@ -4,7 +4,7 @@
 //! needs, and whose volume the node no longer has mounted, is deleted.
 
 use super::{DRIVER, multi_attach_allowed};
-use crate::cluster::{Object, PodSpec, VaSource, VaSpec};
+use crate::cluster::{Object, VaSource, VaSpec};
 use crate::engine::Lab;
 use crate::engine::log::Level;
 use sha2::{Digest, Sha256};
@@ -23,7 +23,16 @@ struct Want {
     handle: String,
     node: String,
     multi: bool,
-    pods: Vec<Object<PodSpec>>,
+    pods: Vec<PodRef>,
+}
+
+/// A pod that wants a volume: what the Multi-Attach message needs of it.
+#[derive(Debug, Clone)]
+struct PodRef {
+    namespace: String,
+    name: String,
+    /// `namespace/name`.
+    key: String,
 }
 
 impl Lab {
@@ -57,7 +66,15 @@ impl Lab {
         // Desired state: (pv, node) for every pod in the API that uses a bound claim and
         // is not yet torn down (a terminating pod keeps its volumes until kubelet unmounts).
         let mut wants: BTreeMap<(String, String), Want> = BTreeMap::new();
-        for pod in self.volume_pods() {
+        // The pods are read in place (not cloned): this runs on every pass, for every pod
+        // that uses a claim.
+        let pods = self
+            .pods_with_volumes
+            .iter()
+            .filter_map(|k| self.cluster.pods.get(k))
+            .filter(|p| !p.spec.volumes.is_empty());
+        for pod in pods {
+            let pod_key = pod.key();
             for v in &pod.spec.volumes {
                 let Some(pv) = self.pv_for_claim(
                     &pod.metadata.namespace,
@@ -68,13 +85,13 @@ impl Lab {
                 if pv.spec.csi.driver != DRIVER {
                     continue;
                 }
-                if !crate::engine::scheduler::is_scheduled(&pod) {
+                if !crate::engine::scheduler::is_scheduled(pod) {
                     continue;
                 }
                 let terminating = pod.metadata.deletion_tick.is_some();
                 let mounted = self
                     .mounts
-                    .pod_uses(&pod.spec.node_name, &pod.key(), pv.name());
+                    .pod_uses(&pod.spec.node_name, &pod_key, pv.name());
                 if terminating && !mounted {
                     continue;
                 }
@@ -87,7 +104,11 @@ impl Lab {
                         multi: multi_attach_allowed(&pv.spec.access_modes),
                         pods: Vec::new(),
                     });
-                w.pods.push(pod.clone());
+                w.pods.push(PodRef {
+                    namespace: pod.metadata.namespace.clone(),
+                    name: pod.name().to_string(),
+                    key: pod_key.clone(),
+                });
             }
         }
         let mut changed = false;
@@ -191,7 +212,7 @@ impl Lab {
         wants: &BTreeMap<(String, String), Want>,
     ) {
         // The pods that use the volume on the other nodes (reportMultiAttachError).
-        let others: Vec<&Object<PodSpec>> = wants
+        let others: Vec<&PodRef> = wants
             .values()
             .filter(|o| o.pv == w.pv && elsewhere.contains(&o.node))
             .flat_map(|o| o.pods.iter())
@@ -202,8 +223,8 @@ impl Lab {
             } else {
                 let local: Vec<&str> = others
                     .iter()
-                    .filter(|p| p.metadata.namespace == pod.metadata.namespace)
-                    .map(|p| p.name())
+                    .filter(|p| p.namespace == pod.namespace)
+                    .map(|p| p.name.as_str())
                     .collect();
                 let other_ns = others.len() - local.len();
                 if local.is_empty() {
@@ -221,20 +242,10 @@ impl Lab {
                 "attachdetach-controller",
                 "FailedAttachVolume",
                 format!("Multi-Attach error for volume \"{}\" {msg}", w.pv),
-                format!("Pod/{}", pod.key()),
+                format!("Pod/{}", pod.key),
                 Level::Warning,
             );
         }
-    }
-
-    /// Pods that use at least one claim.
-    pub fn volume_pods(&self) -> Vec<Object<PodSpec>> {
-        self.pods_with_volumes
-            .iter()
-            .filter_map(|k| self.cluster.pods.get(k))
-            .filter(|p| !p.spec.volumes.is_empty())
-            .cloned()
-            .collect()
     }
 }
 

@@ -12,13 +12,16 @@ use crate::engine::log::Level;
 impl Lab {
     /// One pass of external-attacher.
     pub fn run_attacher(&mut self) -> bool {
-        let vas: Vec<Object<VaSpec>> = self
-            .cluster
-            .volume_attachments
-            .values()
-            .filter(|va| va.spec.attacher == DRIVER)
-            .cloned()
-            .collect();
+        // Only attachments with something to do: an attached one not being deleted is done.
+        let vas: Vec<Object<VaSpec>> = self.storage_work.attacher.select(
+            &self.cluster.revs,
+            &self.cluster.volume_attachments,
+            super::work::only_own,
+            |va| {
+                va.spec.attacher == DRIVER
+                    && (va.metadata.deletion_tick.is_some() || !va.status.attached)
+            },
+        );
         let mut changed = false;
         for va in vas {
             let key = format!("attacher/{}", va.name());
@@ -251,11 +254,12 @@ impl Lab {
             .unwrap_or_else(|| node.to_string())
     }
 
-    /// Keys of pods on a node that use a PV.
+    /// Keys of pods on a node that use a PV (only pods with claims can: the
+    /// `pods_with_volumes` index, in the same order as the pod table).
     pub fn pods_on_node_using(&self, node: &str, pv: &str) -> Vec<String> {
-        self.cluster
-            .pods
-            .values()
+        self.pods_with_volumes
+            .iter()
+            .filter_map(|k| self.cluster.pods.get(k))
             .filter(|p| p.spec.node_name == node)
             .filter(|p| {
                 p.spec.volumes.iter().any(|v| {

@@ -12,28 +12,25 @@ impl Lab {
         let mut changed = false;
         // PVs: bind to their claim, or become Released when it is gone.
         // Only PVs with something to do: a phase to change or a claim still to bind.
-        let pvs: Vec<Object<PvSpec>> = self
-            .cluster
-            .pvs
-            .values()
-            .filter(|pv| {
-                let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
-                    self.cluster
-                        .pvcs
-                        .get(&(r.namespace.clone(), r.name.clone()))
-                        .filter(|c| c.metadata.uid == r.uid)
+        let pvcs = &self.cluster.pvcs;
+        let pvs: Vec<Object<PvSpec>> =
+            self.storage_work
+                .binder
+                .select(&self.cluster.revs, &self.cluster.pvs, |pv| {
+                    let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
+                        pvcs.get(&(r.namespace.clone(), r.name.clone()))
+                            .filter(|c| c.metadata.uid == r.uid)
+                    });
+                    let want = match (&pv.spec.claim_ref, claim) {
+                        (Some(_), Some(_)) => "Bound",
+                        (Some(_), None) => "Released",
+                        (None, _) => "Available",
+                    };
+                    pv.status.phase != want
+                        || claim.is_some_and(|c| {
+                            c.spec.volume_name.is_empty() || c.status.phase != "Bound"
+                        })
                 });
-                let want = match (&pv.spec.claim_ref, claim) {
-                    (Some(_), Some(_)) => "Bound",
-                    (Some(_), None) => "Released",
-                    (None, _) => "Available",
-                };
-                pv.status.phase != want
-                    || claim
-                        .is_some_and(|c| c.spec.volume_name.is_empty() || c.status.phase != "Bound")
-            })
-            .cloned()
-            .collect();
         for pv in pvs {
             let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
                 self.cluster
@@ -107,13 +104,18 @@ impl Lab {
     /// The pvc-protection controller: drop the finalizer of a deleted claim no pod uses.
     pub fn run_pvc_protection(&mut self) -> bool {
         let deleting: Vec<(String, String)> = self
-            .cluster
-            .pvcs
-            .values()
-            .filter(|p| {
-                p.metadata.deletion_tick.is_some()
-                    && p.metadata.finalizers.iter().any(|f| f == PVC_PROTECTION)
-            })
+            .storage_work
+            .protection
+            .select(
+                &self.cluster.revs,
+                &self.cluster.pvcs,
+                super::work::only_own,
+                |p| {
+                    p.metadata.deletion_tick.is_some()
+                        && p.metadata.finalizers.iter().any(|f| f == PVC_PROTECTION)
+                },
+            )
+            .into_iter()
             .map(|p| (p.metadata.namespace.clone(), p.name().to_string()))
             .collect();
         let mut changed = false;

@@ -20,6 +20,7 @@ pub mod registration;
 pub mod resizer;
 pub mod snapshotter;
 pub mod view;
+pub mod work;
 
 use crate::csi::types::{AccessModeType, VolumeCapability};
 use crate::csi::{K8sAccessMode, to_csi_access_mode};

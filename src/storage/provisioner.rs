@@ -88,13 +88,12 @@ impl Lab {
     /// One pass of external-provisioner.
     pub fn run_provisioner(&mut self) -> bool {
         let mut changed = false;
-        let claims: Vec<Object<PvcSpec>> = self
-            .cluster
-            .pvcs
-            .values()
-            .filter(|p| p.spec.volume_name.is_empty() && p.metadata.deletion_tick.is_none())
-            .cloned()
-            .collect();
+        let claims: Vec<Object<PvcSpec>> = self.storage_work.provision.select(
+            &self.cluster.revs,
+            &self.cluster.pvcs,
+            super::work::only_own,
+            |p| p.spec.volume_name.is_empty() && p.metadata.deletion_tick.is_none(),
+        );
         for pvc in claims {
             changed |= self.provision(&pvc);
         }
@@ -424,18 +423,17 @@ impl Lab {
 
     /// Reclaim policy Delete: a Released PV's volume is deleted, then the PV.
     fn delete_released_volumes(&mut self) -> bool {
-        let released: Vec<Object<PvSpec>> = self
-            .cluster
-            .pvs
-            .values()
-            .filter(|pv| {
+        let released: Vec<Object<PvSpec>> = self.storage_work.released.select(
+            &self.cluster.revs,
+            &self.cluster.pvs,
+            super::work::only_own,
+            |pv| {
                 pv.metadata.deletion_tick.is_none()
                     && pv.status.phase == "Released"
                     && pv.spec.persistent_volume_reclaim_policy == "Delete"
                     && pv.spec.csi.driver == DRIVER
-            })
-            .cloned()
-            .collect();
+            },
+        );
         let mut changed = false;
         for pv in released {
             let key = format!("provisioner-delete/{}", pv.name());

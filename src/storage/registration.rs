@@ -49,8 +49,7 @@ impl Lab {
             .csi_nodes()
             .create(Object::new(node, "", spec), clock);
         // kubelet labels the node with the driver's topology segments.
-        if let Ok(cur) = self.cluster.nodes().get("", node).cloned() {
-            let mut next = cur.clone();
+        if let Ok(mut next) = self.cluster.nodes().get("", node).cloned() {
             for (k, v) in &segments {
                 next.metadata.labels.insert(k.clone(), v.clone());
             }

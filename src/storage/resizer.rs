@@ -18,20 +18,19 @@ impl Lab {
     /// One pass of external-resizer.
     pub fn run_resizer(&mut self) -> bool {
         // Only claims whose request is above their capacity (cheap to tell without the PV).
-        let claims: Vec<Object<PvcSpec>> = self
-            .cluster
-            .pvcs
-            .values()
-            .filter(|p| p.status.phase == "Bound")
-            .filter(|p| {
+        let claims: Vec<Object<PvcSpec>> = self.storage_work.resize.select(
+            &self.cluster.revs,
+            &self.cluster.pvcs,
+            super::work::only_own,
+            |p| {
                 let want = p.spec.resources.requests.get("storage");
                 let have = p.status.capacity.get("storage");
-                want != have
+                p.status.phase == "Bound"
+                    && want != have
                     && want.and_then(|w| parse_bytes(w).ok()).unwrap_or(0)
                         > have.and_then(|h| parse_bytes(h).ok()).unwrap_or(0)
-            })
-            .cloned()
-            .collect();
+            },
+        );
         let mut changed = false;
         for pvc in claims {
             let want = pvc
