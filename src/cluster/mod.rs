@@ -8,7 +8,9 @@ pub mod store;
 pub use meta::Meta;
 pub use objects::*;
 pub use storage::*;
-pub use store::{ApiError, EventType, Kind, Object, Revisions, Table, TableOps, WatchEvent};
+pub use store::{
+    ApiError, EventType, Kind, Object, Revisions, Table, TableOps, WatchEvent, no_namespace,
+};
 
 /// Every table of the cluster plus the shared revision counters, and one accessor per
 /// table that pairs it with the counters (`cluster.pods().create(…)`).

@@ -379,7 +379,7 @@ impl Lab {
             let cidr = self
                 .cluster
                 .nodes
-                .get(&(String::new(), n.clone()))
+                .get(&(crate::cluster::no_namespace(), n.clone()))
                 .map(|o| o.spec.pod_cidr.clone())
                 .unwrap_or_default();
             let t = text.replace("{{.PodCIDR}}", &cidr);

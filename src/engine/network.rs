@@ -107,7 +107,7 @@ impl Lab {
         if !self
             .cluster
             .namespaces
-            .contains_key(&(String::new(), a.ns.clone()))
+            .contains_key(&(crate::cluster::no_namespace(), a.ns.clone()))
         {
             return Err(LabError::msg(format!(
                 "Error from server (NotFound): namespaces \"{}\" not found",

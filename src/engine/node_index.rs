@@ -89,7 +89,8 @@ impl NodeIndex {
         }
         // The candidates, checked as a scan would check them, first by name.
         names.into_iter().find_map(|name| {
-            let (name, obj) = nodes.get_key_value(&(String::new(), name.to_string()))?;
+            let (name, obj) =
+                nodes.get_key_value(&(crate::cluster::no_namespace(), name.to_string()))?;
             let o: IpNet = obj.spec.pod_cidr.parse().ok()?;
             (o.contains(&cidr.network()) || cidr.contains(&o.network()))
                 .then_some((name.1.as_str(), o))
@@ -118,7 +119,7 @@ impl NodeIndex {
                 .is_some_and(|held| {
                     held.iter().any(|name| {
                         nodes
-                            .get(&(String::new(), name.clone()))
+                            .get(&(crate::cluster::no_namespace(), name.clone()))
                             .is_some_and(|o| o.spec.pod_cidr == cidr)
                     })
                 });

@@ -177,7 +177,7 @@ impl Lab {
                     let labels = self
                         .cluster
                         .nodes
-                        .get(&(String::new(), pod.spec.node_name.clone()))
+                        .get(&(crate::cluster::no_namespace(), pod.spec.node_name.clone()))
                         .map(|o| o.metadata.labels.clone())
                         .unwrap_or_default();
                     let fits = affinity.required.node_selector_terms.iter().any(|t| {

@@ -306,7 +306,7 @@ impl Lab {
         if let Some(sc) = self
             .cluster
             .storage_classes
-            .get(&(String::new(), class.clone()))
+            .get(&(crate::cluster::no_namespace(), class.clone()))
         {
             obj.metadata
                 .annotations

@@ -566,7 +566,7 @@ impl Lab {
                         let key = if $namespaced {
                             (nsv.to_string(), n.to_string())
                         } else {
-                            (String::new(), n.to_string())
+                            (crate::cluster::no_namespace(), n.to_string())
                         };
                         let o = $table.get(&key).ok_or_else(|| not_found($resource, n))?;
                         json_block(&mut out, o);
@@ -640,7 +640,7 @@ impl Lab {
                 let node_ip = self
                     .cluster
                     .nodes
-                    .get(&(String::new(), p.spec.node_name.clone()))
+                    .get(&(crate::cluster::no_namespace(), p.spec.node_name.clone()))
                     .and_then(|n| n.status.internal_ip())
                     .unwrap_or("");
                 let kv = |out: &mut Outcome, k: &str, v: String| {
@@ -691,7 +691,7 @@ impl Lab {
                 let n = self
                     .cluster
                     .nodes
-                    .get(&(String::new(), d.name.clone()))
+                    .get(&(crate::cluster::no_namespace(), d.name.clone()))
                     .ok_or_else(|| not_found("nodes", &d.name))?;
                 out.line(
                     Line::new()
@@ -832,7 +832,7 @@ impl Lab {
                 let pv = self
                     .cluster
                     .pvs
-                    .get(&(String::new(), d.name.clone()))
+                    .get(&(crate::cluster::no_namespace(), d.name.clone()))
                     .ok_or_else(|| not_found("persistentvolumes", &d.name))?;
                 let kv = |out: &mut Outcome, k: &str, v: String| {
                     out.line(

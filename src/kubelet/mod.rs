@@ -146,7 +146,7 @@ impl Lab {
         let host_ip = self
             .cluster
             .nodes
-            .get(&(String::new(), node_name.clone()))
+            .get(&(crate::cluster::no_namespace(), node_name.clone()))
             .and_then(|n| n.status.internal_ip())
             .unwrap_or_default()
             .to_string();

@@ -52,7 +52,13 @@ impl Mounts {
         node: &'a str,
     ) -> impl Iterator<Item = &'a (String, String, String)> + 'a {
         self.published
-            .range((node.to_string(), String::new(), String::new())..)
+            .range(
+                (
+                    node.to_string(),
+                    crate::cluster::no_namespace(),
+                    crate::cluster::no_namespace(),
+                )..,
+            )
             .map(|(k, _)| k)
             .take_while(move |(n, _, _)| n == node)
     }
@@ -140,7 +146,7 @@ impl Lab {
                 let attached = self
                     .cluster
                     .volume_attachments
-                    .get(&(String::new(), va))
+                    .get(&(crate::cluster::no_namespace(), va))
                     .is_some_and(|va| va.status.attached);
                 if !attached {
                     unattached.push(v.name.clone());
@@ -166,7 +172,7 @@ impl Lab {
         let labels = &self
             .cluster
             .nodes
-            .get(&(String::new(), node.to_string()))?
+            .get(&(crate::cluster::no_namespace(), node.to_string()))?
             .metadata
             .labels;
         let fits = affinity.required.node_selector_terms.iter().any(|t| {
@@ -212,7 +218,7 @@ impl Lab {
             let va = crate::storage::attach_detach::attachment_name(&handle, DRIVER, &node);
             self.cluster
                 .volume_attachments
-                .get(&(String::new(), va))
+                .get(&(crate::cluster::no_namespace(), va))
                 .map(|va| va.status.attachment_metadata.clone())
                 .unwrap_or_default()
         } else {
@@ -274,7 +280,7 @@ impl Lab {
             let pod_info = self
                 .cluster
                 .csi_drivers
-                .get(&(String::new(), DRIVER.to_string()))
+                .get(&(crate::cluster::no_namespace(), DRIVER.to_string()))
                 .is_some_and(|d| d.spec.pod_info_on_mount);
             if pod_info {
                 volume_context.insert("csi.storage.k8s.io/pod.name".into(), pod.name().into());
@@ -514,7 +520,7 @@ impl Lab {
     fn handle_of(&self, pv: &str) -> String {
         self.cluster
             .pvs
-            .get(&(String::new(), pv.to_string()))
+            .get(&(crate::cluster::no_namespace(), pv.to_string()))
             .map(|p| p.spec.csi.volume_handle.clone())
             .unwrap_or_default()
     }

@@ -530,7 +530,7 @@ fn node_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let holds = lab
         .cluster
         .nodes
-        .contains_key(&(String::new(), n.to_string()));
+        .contains_key(&(crate::cluster::no_namespace(), n.to_string()));
     Eval::new(
         holds,
         if holds {
@@ -1010,7 +1010,7 @@ fn sc_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let holds = lab
         .cluster
         .storage_classes
-        .contains_key(&(String::new(), arg(a, 0).to_string()));
+        .contains_key(&(crate::cluster::no_namespace(), arg(a, 0).to_string()));
     Eval::new(
         holds,
         format!(

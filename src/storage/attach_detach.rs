@@ -40,7 +40,7 @@ impl Lab {
     pub fn attach_required(&self) -> bool {
         self.cluster
             .csi_drivers
-            .get(&(String::new(), DRIVER.to_string()))
+            .get(&(crate::cluster::no_namespace(), DRIVER.to_string()))
             .is_none_or(|d| d.spec.attach_required)
     }
 
@@ -55,7 +55,7 @@ impl Lab {
         }
         self.cluster
             .pvs
-            .get(&(String::new(), pvc.spec.volume_name.clone()))
+            .get(&(crate::cluster::no_namespace(), pvc.spec.volume_name.clone()))
     }
 
     /// One pass of the attach/detach controller.
@@ -118,7 +118,7 @@ impl Lab {
             if self
                 .cluster
                 .volume_attachments
-                .contains_key(&(String::new(), name.clone()))
+                .contains_key(&(crate::cluster::no_namespace(), name.clone()))
             {
                 continue;
             }

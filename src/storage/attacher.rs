@@ -51,7 +51,10 @@ impl Lab {
         let Some(pv) = self
             .cluster
             .pvs
-            .get(&(String::new(), va.spec.source.persistent_volume_name.clone()))
+            .get(&(
+                crate::cluster::no_namespace(),
+                va.spec.source.persistent_volume_name.clone(),
+            ))
             .cloned()
         else {
             return false;
@@ -173,7 +176,10 @@ impl Lab {
         let handle = self
             .cluster
             .pvs
-            .get(&(String::new(), va.spec.source.persistent_volume_name.clone()))
+            .get(&(
+                crate::cluster::no_namespace(),
+                va.spec.source.persistent_volume_name.clone(),
+            ))
             .map(|pv| pv.spec.csi.volume_handle.clone());
         if va.status.attached {
             let Some(handle) = handle else {
@@ -248,7 +254,7 @@ impl Lab {
     pub fn csi_node_id(&self, node: &str) -> String {
         self.cluster
             .csi_nodes
-            .get(&(String::new(), node.to_string()))
+            .get(&(crate::cluster::no_namespace(), node.to_string()))
             .and_then(|c| c.spec.drivers.iter().find(|d| d.name == DRIVER))
             .map(|d| d.node_id.clone())
             .unwrap_or_else(|| node.to_string())

@@ -150,7 +150,7 @@ impl Lab {
         let a = parts.next()?;
         let (ns, name) = match parts.next() {
             Some(n) => (a.to_string(), n.to_string()),
-            None => (String::new(), a.to_string()),
+            None => (crate::cluster::no_namespace(), a.to_string()),
         };
         let key = (ns, name);
         match kind {

@@ -26,9 +26,10 @@ pub fn volume_name(pvc: &Object<PvcSpec>) -> String {
 impl Lab {
     /// The class a claim names, if it exists.
     pub fn class_of(&self, pvc: &Object<PvcSpec>) -> Option<&Object<StorageClassSpec>> {
-        self.cluster
-            .storage_classes
-            .get(&(String::new(), pvc.spec.storage_class_name.clone()))
+        self.cluster.storage_classes.get(&(
+            crate::cluster::no_namespace(),
+            pvc.spec.storage_class_name.clone(),
+        ))
     }
 
     /// The scheduler's volume binding for WaitForFirstConsumer: a pending claim used by a
@@ -135,7 +136,7 @@ impl Lab {
         if self
             .cluster
             .pvs
-            .contains_key(&(String::new(), pv_name.clone()))
+            .contains_key(&(crate::cluster::no_namespace(), pv_name.clone()))
         {
             return false; // provisioned; the binder takes it from here
         }

@@ -116,7 +116,7 @@ impl Lab {
         let Some(content) = self
             .cluster
             .snapshot_contents
-            .get(&(String::new(), content_name.clone()))
+            .get(&(crate::cluster::no_namespace(), content_name.clone()))
             .cloned()
         else {
             return changed;
@@ -168,7 +168,7 @@ impl Lab {
         let Some(content) = self
             .cluster
             .snapshot_contents
-            .get(&(String::new(), content_name))
+            .get(&(crate::cluster::no_namespace(), content_name))
             .cloned()
         else {
             return changed;

@@ -72,7 +72,7 @@ pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
                 let va = lab
                     .cluster
                     .volume_attachments
-                    .get(&(String::new(), va_name.clone()));
+                    .get(&(crate::cluster::no_namespace(), va_name.clone()));
                 let rec = lab.driver.volume(id);
                 nodes.push(NodeVolume {
                     state: lab

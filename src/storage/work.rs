@@ -68,7 +68,7 @@ fn events_from(revs: &Revisions, from: u64) -> Option<impl Iterator<Item = &Watc
 pub fn event_key(e: &WatchEvent) -> ObjKey {
     ObjKey(match e.key.split_once('/') {
         Some((ns, name)) => (ns.to_string(), name.to_string()),
-        None => (String::new(), e.key.clone()),
+        None => (crate::cluster::no_namespace(), e.key.clone()),
     })
 }
 
@@ -184,13 +184,17 @@ impl BinderWork {
                         EventType::Deleted => note(claim_of, pvs_of, name, None),
                         EventType::Modified if claim_of.contains_key(name) => {}
                         _ => {
-                            let pv = pvs.get(&(String::new(), name.clone()));
+                            let pv = pvs.get(&(crate::cluster::no_namespace(), name.clone()));
                             note(claim_of, pvs_of, name, pv);
                         }
                     }
                 } else if e.kind == crate::cluster::PvcSpec::KIND {
                     if let Some(names) = pvs_of.get(&event_key(e).0) {
-                        candidates.extend(names.iter().map(|n| ObjKey((String::new(), n.clone()))));
+                        candidates.extend(
+                            names
+                                .iter()
+                                .map(|n| ObjKey((crate::cluster::no_namespace(), n.clone()))),
+                        );
                     }
                 }
             },

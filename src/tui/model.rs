@@ -207,7 +207,10 @@ pub struct NodeFacts {
 
 /// The facts of one node, from its Node object and its kernel.
 pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
-    let node = lab.cluster.nodes.get(&(String::new(), name.to_string()))?;
+    let node = lab
+        .cluster
+        .nodes
+        .get(&(crate::cluster::no_namespace(), name.to_string()))?;
     let mut f = NodeFacts {
         name: name.to_string(),
         zone: node
