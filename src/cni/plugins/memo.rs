@@ -2,18 +2,19 @@
 //!
 //! The runtime hands every call on a network the same document (one `Arc` per plugin of
 //! the loaded list), so decoding it again on each ADD and DEL only repeats work. A memo
-//! entry holds a clone of that `Arc`: while it is held, no other document can live at the
-//! same address, so "same pointer" means "same document". Bounded, so loading many lists
-//! cannot grow it without end.
+//! entry holds a `Weak` to that document: the document is freed as usual when its list
+//! goes, but its allocation stays reserved while the entry lives, so no other document can
+//! appear at the same address: "same pointer" means "same document". Bounded, so decoding
+//! many one-off documents cannot grow it without end.
 
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
-/// Decoded documents by address (each entry holds its document, so the address is its own).
+/// Decoded documents by address.
 #[derive(Debug)]
 pub struct DocMemo<T> {
-    entries: HashMap<usize, (Arc<Value>, Arc<T>)>,
+    entries: HashMap<usize, (Weak<Value>, Arc<T>)>,
 }
 
 impl<T> Default for DocMemo<T> {
@@ -33,7 +34,8 @@ impl<T> DocMemo<T> {
     pub fn get_or(&mut self, doc: &Arc<Value>, decode: impl FnOnce(&Value) -> T) -> Arc<T> {
         let addr = Arc::as_ptr(doc) as usize;
         if let Some((d, v)) = self.entries.get(&addr) {
-            if Arc::ptr_eq(d, doc) {
+            // The entry's Weak keeps this address reserved, so it is this very document.
+            if std::ptr::eq(d.as_ptr(), Arc::as_ptr(doc)) {
                 return v.clone();
             }
         }
@@ -41,7 +43,7 @@ impl<T> DocMemo<T> {
         if self.entries.len() >= Self::CAPACITY {
             self.entries.clear();
         }
-        self.entries.insert(addr, (doc.clone(), v.clone()));
+        self.entries.insert(addr, (Arc::downgrade(doc), v.clone()));
         v
     }
 }
@@ -68,9 +70,22 @@ mod tests {
             calls, 2,
             "the same Arc is decoded once; another Arc is its own entry"
         );
-        for i in 0..DocMemo::<String>::CAPACITY + 5 {
-            memo.get_or(&Arc::new(json!(i)), |v| v.to_string());
+        let held: Vec<Arc<Value>> = (0..DocMemo::<String>::CAPACITY + 5)
+            .map(|i| Arc::new(json!(i)))
+            .collect();
+        for doc in &held {
+            memo.get_or(doc, |v| v.to_string());
         }
         assert!(memo.entries.len() <= DocMemo::<String>::CAPACITY);
+        // A freed document's address is not reused while its entry lives: a new document
+        // is decoded afresh.
+        memo.entries.clear();
+        for i in 0..100 {
+            let once = Arc::new(json!(format!("doc {i}")));
+            assert_eq!(
+                *memo.get_or(&once, |v| v.to_string()),
+                format!("\"doc {i}\"")
+            );
+        }
     }
 }
