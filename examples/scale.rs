@@ -10,7 +10,9 @@
 //! Memory: VmRSS (from /proc/self/status) after the nodes exist and after the largest run's
 //! pods are all running; the difference divided by the pods is KiB per running pod (the
 //! call and wire logs are rings of fixed size, so they do not grow with the run).
-//! The largest run goes first so its RSS reading is not inflated by earlier runs.
+//! Each size runs in a process of its own (the example starts itself with `--one N`), so
+//! every run starts from the same empty heap: in one process the later runs would reuse
+//! pages the first one already faulted in and look cheaper than they are.
 
 use cni_csi_lab::Lab;
 use cni_csi_lab::presets::dc_script;
@@ -20,16 +22,19 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Command-line options: `--pods N` (largest run) and `--nodes N` (at most 1,024).
+/// Command-line options: `--pods N` (largest run), `--nodes N` (at most 1,024), and
+/// `--one N` (run only that size, in this process, and print its figures as one line).
 struct Opts {
     pods: u32,
     nodes: u32,
+    one: Option<u32>,
 }
 
 fn parse_opts() -> Result<Opts, String> {
     let mut o = Opts {
         pods: 100_000,
         nodes: 400,
+        one: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -41,6 +46,7 @@ fn parse_opts() -> Result<Opts, String> {
         match a.as_str() {
             "--pods" => o.pods = num("--pods")?,
             "--nodes" => o.nodes = num("--nodes")?,
+            "--one" => o.one = Some(num("--one")?),
             "-h" | "--help" => {
                 return Err("usage: scale [--pods N (100000)] [--nodes N (400, max 1024)]".into());
             }
@@ -49,6 +55,9 @@ fn parse_opts() -> Result<Opts, String> {
     }
     if o.nodes == 0 || o.nodes > 1024 {
         return Err("--nodes must be between 1 and 1024".into());
+    }
+    if let Some(one) = o.one {
+        o.pods = one;
     }
     if o.pods as u64 > o.nodes as u64 * 253 {
         return Err(format!(
@@ -155,6 +164,30 @@ fn run(pods: u32, nodes: u32) -> Run {
     }
 }
 
+/// Run one size in a fresh copy of this example (`--one N`); `None` if that cannot be done.
+fn in_own_process(pods: u32, nodes: u32) -> Option<Run> {
+    let exe = std::env::current_exe().ok()?;
+    let out = std::process::Command::new(exe)
+        .args(["--one", &pods.to_string(), "--nodes", &nodes.to_string()])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(out.stdout).ok()?;
+    let line = text.lines().find_map(|l| l.strip_prefix("RESULT "))?;
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let nanos = |s: &str| s.parse::<u64>().ok().map(Duration::from_nanos);
+    Some(Run {
+        pods: f.first()?.parse().ok()?,
+        create: nanos(f.get(1)?)?,
+        delete: nanos(f.get(2)?)?,
+        rss_before: f.get(3)?.parse().ok(),
+        rss_running: f.get(4)?.parse().ok(),
+    })
+}
+
 fn main() {
     let opts = match parse_opts() {
         Ok(o) => o,
@@ -163,6 +196,19 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if let Some(one) = opts.one {
+        let r = run(one, opts.nodes);
+        let kib = |v: Option<u64>| v.map_or("-".to_string(), |k| k.to_string());
+        println!(
+            "RESULT {} {} {} {} {}",
+            r.pods,
+            r.create.as_nanos(),
+            r.delete.as_nanos(),
+            kib(r.rss_before),
+            kib(r.rss_running)
+        );
+        return;
+    }
     let mut sizes = vec![opts.pods];
     for s in [10_000, 1_000] {
         if s < opts.pods {
@@ -173,7 +219,10 @@ fn main() {
         "scale: pod create then delete through Lab::execute on {} nodes (/24 podCIDRs)",
         opts.nodes
     );
-    let runs: Vec<Run> = sizes.iter().map(|&p| run(p, opts.nodes)).collect();
+    let runs: Vec<Run> = sizes
+        .iter()
+        .map(|&p| in_own_process(p, opts.nodes).unwrap_or_else(|| run(p, opts.nodes)))
+        .collect();
     let base = runs.last().map(|r| r.create.as_secs_f64() / r.pods as f64);
     println!(
         "{:>8} {:>11} {:>10} {:>10} {:>11} {:>10} {:>9}",

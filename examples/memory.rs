@@ -1,0 +1,77 @@
+//! What a running pod and a pod create+delete cost in heap, counted exactly (dhat's
+//! allocator counts every allocation and every live byte, so the figures repeat run to run).
+//!
+//! ```text
+//! cargo run --release --example memory -- 2000
+//! ```
+//!
+//! 40 nodes; 3,000 pods are created and deleted first, so the call and wire logs are full
+//! rings before anything is counted (they stay that size). Then: allocations and bytes per
+//! `pod create` + `pod delete` (network only, through `Lab::apply`), and live heap bytes per
+//! running pod after N more creates. RSS-based figures (`examples/scale.rs`) add the
+//! allocator's own overhead and unused pages on top of these.
+
+use cni_csi_lab::Lab;
+use cni_csi_lab::command::parse;
+
+#[global_allocator]
+static ALLOC: dhat::Alloc = dhat::Alloc;
+
+fn main() -> Result<(), String> {
+    let n: usize = match std::env::args().nth(1) {
+        None => 2000,
+        Some(s) => s
+            .parse()
+            .map_err(|_| format!("expected a number of pods, got {s:?}"))?,
+    };
+    let mut lab = Lab::empty();
+    let run = |lab: &mut Lab, line: &str| lab.execute(line).map(|_| ()).map_err(|e| e.message);
+    for i in 0..40u32 {
+        run(
+            &mut lab,
+            &format!(
+                "node add n{i} --cidr 10.1.{}.0/24 --ip 192.168.0.{}",
+                i + 1,
+                i + 1
+            ),
+        )?;
+    }
+    for i in 0..3000 {
+        run(&mut lab, &format!("pod create warm{i} --node n{}", i % 40))?;
+        run(&mut lab, &format!("pod delete warm{i}"))?;
+    }
+    let command = |line: String| match parse(&line) {
+        Ok(Some(c)) => Ok(c),
+        _ => Err(format!("does not parse: {line}")),
+    };
+    let mut churn = Vec::with_capacity(n);
+    for i in 0..n {
+        let create = command(format!("pod create churn{i} --node n{}", i % 40))?;
+        let delete = command(format!("pod delete churn{i}"))?;
+        churn.push((create, delete));
+    }
+
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let before = dhat::HeapStats::get();
+    for (create, delete) in churn {
+        lab.apply(create).map_err(|e| e.message)?;
+        lab.apply(delete).map_err(|e| e.message)?;
+    }
+    let after = dhat::HeapStats::get();
+    let per = |x: u64, y: u64| (x - y) as f64 / n as f64;
+    println!(
+        "pod create+delete: {:.0} allocations, {:.0} bytes allocated",
+        per(after.total_blocks, before.total_blocks),
+        per(after.total_bytes, before.total_bytes)
+    );
+    let live_before = dhat::HeapStats::get().curr_bytes;
+    for i in 0..n {
+        run(&mut lab, &format!("pod create p{i} --node n{}", i % 40))?;
+    }
+    let live_after = dhat::HeapStats::get().curr_bytes;
+    println!(
+        "{n} running pods: {:.0} live heap bytes per pod",
+        (live_after - live_before) as f64 / n as f64
+    );
+    Ok(())
+}
