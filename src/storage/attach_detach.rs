@@ -23,16 +23,18 @@ struct Want {
     handle: String,
     node: String,
     multi: bool,
-    pods: Vec<PodRef>,
+    /// The pods that want it, as (namespace, name): what the Multi-Attach message needs.
+    pods: Vec<(String, String)>,
 }
 
-/// A pod that wants a volume: what the Multi-Attach message needs of it.
-#[derive(Debug, Clone)]
-struct PodRef {
-    namespace: String,
-    name: String,
-    /// `namespace/name`.
-    key: String,
+/// Desired attachments by PV, then node (nested so a VolumeAttachment's (PV, node) can be
+/// looked up without building a key).
+type Wants = BTreeMap<String, BTreeMap<String, Want>>;
+
+fn wanted(wants: &Wants, pv: &str, node: &str) -> bool {
+    wants
+        .get(pv)
+        .is_some_and(|by_node| by_node.contains_key(node))
 }
 
 impl Lab {
@@ -65,16 +67,16 @@ impl Lab {
         }
         // Desired state: (pv, node) for every pod in the API that uses a bound claim and
         // is not yet torn down (a terminating pod keeps its volumes until kubelet unmounts).
-        let mut wants: BTreeMap<(String, String), Want> = BTreeMap::new();
+        let mut wants: Wants = BTreeMap::new();
         // The pods are read in place (not cloned): this runs on every pass, for every pod
         // that uses a claim.
         let pods = self
             .pods_with_volumes
             .iter()
             .filter_map(|k| self.cluster.pods.get(k))
-            .filter(|p| !p.spec.volumes.is_empty());
+            .filter(|p| !p.spec.volumes.is_empty() && crate::engine::scheduler::is_scheduled(p));
         for pod in pods {
-            let pod_key = pod.key();
+            let terminating = pod.metadata.deletion_tick.is_some();
             for v in &pod.spec.volumes {
                 let Some(pv) = self.pv_for_claim(
                     &pod.metadata.namespace,
@@ -85,35 +87,36 @@ impl Lab {
                 if pv.spec.csi.driver != DRIVER {
                     continue;
                 }
-                if !crate::engine::scheduler::is_scheduled(pod) {
+                if terminating
+                    && !self
+                        .mounts
+                        .pod_uses(&pod.spec.node_name, &pod.key(), pv.name())
+                {
                     continue;
                 }
-                let terminating = pod.metadata.deletion_tick.is_some();
-                let mounted = self
-                    .mounts
-                    .pod_uses(&pod.spec.node_name, &pod_key, pv.name());
-                if terminating && !mounted {
-                    continue;
-                }
-                let w = wants
-                    .entry((pv.name().to_string(), pod.spec.node_name.clone()))
-                    .or_insert_with(|| Want {
-                        pv: pv.name().to_string(),
-                        handle: pv.spec.csi.volume_handle.clone(),
-                        node: pod.spec.node_name.clone(),
-                        multi: multi_attach_allowed(&pv.spec.access_modes),
-                        pods: Vec::new(),
-                    });
-                w.pods.push(PodRef {
-                    namespace: pod.metadata.namespace.clone(),
-                    name: pod.name().to_string(),
-                    key: pod_key.clone(),
-                });
+                let by_node = match wants.get_mut(pv.name()) {
+                    Some(m) => m,
+                    None => wants.entry(pv.name().to_string()).or_default(),
+                };
+                let w = match by_node.get_mut(&pod.spec.node_name) {
+                    Some(w) => w,
+                    None => by_node
+                        .entry(pod.spec.node_name.clone())
+                        .or_insert_with(|| Want {
+                            pv: pv.name().to_string(),
+                            handle: pv.spec.csi.volume_handle.clone(),
+                            node: pod.spec.node_name.clone(),
+                            multi: multi_attach_allowed(&pv.spec.access_modes),
+                            pods: Vec::new(),
+                        }),
+                };
+                w.pods
+                    .push((pod.metadata.namespace.clone(), pod.name().to_string()));
             }
         }
         let mut changed = false;
         // Attach what is wanted.
-        for w in wants.values() {
+        for w in wants.values().flat_map(BTreeMap::values) {
             let name = attachment_name(&w.handle, DRIVER, &w.node);
             if self
                 .cluster
@@ -164,23 +167,27 @@ impl Lab {
             }
         }
         // Detach what no pod wants and no kubelet has mounted.
-        let vas: Vec<(String, String, String, bool)> = self
+        let vas: Vec<(String, String, String)> = self
             .cluster
             .volume_attachments
             .values()
+            .filter(|va| {
+                va.metadata.deletion_tick.is_none()
+                    && !wanted(
+                        &wants,
+                        &va.spec.source.persistent_volume_name,
+                        &va.spec.node_name,
+                    )
+            })
             .map(|va| {
                 (
                     va.name().to_string(),
                     va.spec.source.persistent_volume_name.clone(),
                     va.spec.node_name.clone(),
-                    va.metadata.deletion_tick.is_some(),
                 )
             })
             .collect();
-        for (name, pv, node, deleting) in vas {
-            if deleting || wants.contains_key(&(pv.clone(), node.clone())) {
-                continue;
-            }
+        for (name, pv, node) in vas {
             if self.mounts.volume_in_use(&node, &pv) {
                 continue;
             }
@@ -205,26 +212,23 @@ impl Lab {
         changed
     }
 
-    fn multi_attach_error(
-        &mut self,
-        w: &Want,
-        elsewhere: &BTreeSet<String>,
-        wants: &BTreeMap<(String, String), Want>,
-    ) {
+    fn multi_attach_error(&mut self, w: &Want, elsewhere: &BTreeSet<String>, wants: &Wants) {
         // The pods that use the volume on the other nodes (reportMultiAttachError).
-        let others: Vec<&PodRef> = wants
-            .values()
-            .filter(|o| o.pv == w.pv && elsewhere.contains(&o.node))
+        let others: Vec<&(String, String)> = wants
+            .get(&w.pv)
+            .into_iter()
+            .flat_map(BTreeMap::values)
+            .filter(|o| elsewhere.contains(&o.node))
             .flat_map(|o| o.pods.iter())
             .collect();
-        for pod in &w.pods {
+        for (namespace, name) in &w.pods {
             let msg = if others.is_empty() {
                 "Volume is already exclusively attached to one node and can't be attached to another".to_string()
             } else {
                 let local: Vec<&str> = others
                     .iter()
-                    .filter(|p| p.namespace == pod.namespace)
-                    .map(|p| p.name.as_str())
+                    .filter(|(ns, _)| ns == namespace)
+                    .map(|(_, n)| n.as_str())
                     .collect();
                 let other_ns = others.len() - local.len();
                 if local.is_empty() {
@@ -242,7 +246,7 @@ impl Lab {
                 "attachdetach-controller",
                 "FailedAttachVolume",
                 format!("Multi-Attach error for volume \"{}\" {msg}", w.pv),
-                format!("Pod/{}", pod.key),
+                format!("Pod/{namespace}/{name}"),
                 Level::Warning,
             );
         }
