@@ -8,7 +8,7 @@
 //!
 //! For each count R: 100 nodes (so the driver's per-node attach limit is never reached),
 //! the default StorageClasses, R+1 claims, R running pods each mounting its own claim; then
-//! 50 times `pod create` + `pod delete` of one more pod mounting the last claim, timed.
+//! 500 times `pod create` + `pod delete` of one more pod mounting the last claim, timed.
 
 use cni_csi_lab::Lab;
 use std::time::Instant;
@@ -17,7 +17,7 @@ use std::time::Instant;
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const NODES: usize = 100;
-const ROUNDS: usize = 50;
+const ROUNDS: usize = 500;
 
 fn run(lab: &mut Lab, line: &str) -> Result<(), String> {
     lab.execute(line)

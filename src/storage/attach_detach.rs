@@ -3,6 +3,7 @@
 //! already attached elsewhere gets a Multi-Attach error instead; a VolumeAttachment no pod
 //! needs, and whose volume the node no longer has mounted, is deleted.
 
+use super::attach_wants::{Key, PodWants, Want, Wants, wanted};
 use super::{DRIVER, multi_attach_allowed};
 use crate::cluster::{Object, VaSource, VaSpec};
 use crate::engine::Lab;
@@ -14,27 +15,6 @@ use std::collections::{BTreeMap, BTreeSet};
 pub fn attachment_name(volume_handle: &str, driver: &str, node: &str) -> String {
     let digest = Sha256::digest(format!("{volume_handle}{driver}{node}").as_bytes());
     format!("csi-{}", crate::util::hash::to_hex(&digest))
-}
-
-/// One volume a pod on a node wants attached.
-#[derive(Debug, Clone)]
-struct Want {
-    pv: String,
-    handle: String,
-    node: String,
-    multi: bool,
-    /// The pods that want it, as (namespace, name): what the Multi-Attach message needs.
-    pods: Vec<(String, String)>,
-}
-
-/// Desired attachments by PV, then node (nested so a VolumeAttachment's (PV, node) can be
-/// looked up without building a key).
-type Wants = BTreeMap<String, BTreeMap<String, Want>>;
-
-fn wanted(wants: &Wants, pv: &str, node: &str) -> bool {
-    wants
-        .get(pv)
-        .is_some_and(|by_node| by_node.contains_key(node))
 }
 
 impl Lab {
@@ -60,69 +40,135 @@ impl Lab {
             .get(&(crate::cluster::no_namespace(), pvc.spec.volume_name.clone()))
     }
 
+    /// What one pod wants attached: for every claim it names that is bound to a PV of this
+    /// driver, (PV, node), once the pod is scheduled; a terminating pod keeps only the
+    /// volumes kubelet still has mounted for it. `None` for a pod that is gone.
+    fn pod_wants(&self, key: &Key) -> Option<PodWants> {
+        if !self.pods_with_volumes.contains(key) {
+            return None;
+        }
+        let pod = self.cluster.pods.get(key)?;
+        let ns = &pod.metadata.namespace;
+        let mut out = PodWants {
+            claims: pod
+                .spec
+                .volumes
+                .iter()
+                .map(|v| (ns.clone(), v.persistent_volume_claim.claim_name.clone()))
+                .collect(),
+            parts: Vec::new(),
+            terminating: pod.metadata.deletion_tick.is_some(),
+        };
+        if !crate::engine::scheduler::is_scheduled(pod) {
+            return Some(out);
+        }
+        for v in &pod.spec.volumes {
+            let Some(pv) = self.pv_for_claim(ns, &v.persistent_volume_claim.claim_name) else {
+                continue;
+            };
+            if pv.spec.csi.driver != DRIVER {
+                continue;
+            }
+            if out.terminating
+                && !self
+                    .mounts
+                    .pod_uses(&pod.spec.node_name, &pod.key(), pv.name())
+            {
+                continue;
+            }
+            out.parts.push((
+                pv.name().to_string(),
+                pv.spec.csi.volume_handle.clone(),
+                pod.spec.node_name.clone(),
+                multi_attach_allowed(&pv.spec.access_modes),
+            ));
+        }
+        Some(out)
+    }
+
+    /// The desired state rebuilt from every pod that uses a claim (what the kept state
+    /// must equal; debug builds check it on every pass).
+    #[cfg(debug_assertions)]
+    fn all_wants(&self) -> Wants {
+        let mut fresh = super::attach_wants::AttachWants::default();
+        fresh.refresh(
+            &crate::cluster::Revisions::default(),
+            &self.pods_with_volumes,
+            &self.cluster.volume_attachments,
+            |k| self.pod_wants(k),
+        );
+        fresh.wants
+    }
+
     /// One pass of the attach/detach controller.
     pub fn run_attach_detach(&mut self) -> bool {
         if !self.attach_required() {
             return false;
         }
         // Desired state: (pv, node) for every pod in the API that uses a bound claim and
-        // is not yet torn down (a terminating pod keeps its volumes until kubelet unmounts).
-        let mut wants: Wants = BTreeMap::new();
-        // The pods are read in place (not cloned): this runs on every pass, for every pod
-        // that uses a claim.
-        let pods = self
-            .pods_with_volumes
-            .iter()
-            .filter_map(|k| self.cluster.pods.get(k))
-            .filter(|p| !p.spec.volumes.is_empty() && crate::engine::scheduler::is_scheduled(p));
-        for pod in pods {
-            let terminating = pod.metadata.deletion_tick.is_some();
-            for v in &pod.spec.volumes {
-                let Some(pv) = self.pv_for_claim(
-                    &pod.metadata.namespace,
-                    &v.persistent_volume_claim.claim_name,
-                ) else {
-                    continue;
-                };
-                if pv.spec.csi.driver != DRIVER {
-                    continue;
-                }
-                if terminating
-                    && !self
-                        .mounts
-                        .pod_uses(&pod.spec.node_name, &pod.key(), pv.name())
-                {
-                    continue;
-                }
-                let by_node = match wants.get_mut(pv.name()) {
-                    Some(m) => m,
-                    None => wants.entry(pv.name().to_string()).or_default(),
-                };
-                let w = match by_node.get_mut(&pod.spec.node_name) {
-                    Some(w) => w,
-                    None => by_node
-                        .entry(pod.spec.node_name.clone())
-                        .or_insert_with(|| Want {
-                            pv: pv.name().to_string(),
-                            handle: pv.spec.csi.volume_handle.clone(),
-                            node: pod.spec.node_name.clone(),
-                            multi: multi_attach_allowed(&pv.spec.access_modes),
-                            pods: Vec::new(),
-                        }),
-                };
-                w.pods
-                    .push((pod.metadata.namespace.clone(), pod.name().to_string()));
+        // is not yet torn down (a terminating pod keeps its volumes until kubelet
+        // unmounts); kept up to date from the watch log rather than rebuilt.
+        let mut state = std::mem::take(&mut self.storage_work.attach_detach);
+        state.refresh(
+            &self.cluster.revs,
+            &self.pods_with_volumes,
+            &self.cluster.volume_attachments,
+            |k| self.pod_wants(k),
+        );
+        #[cfg(debug_assertions)]
+        {
+            let all = self.all_wants();
+            assert_eq!(
+                super::attach_wants::want_keys(&state.wants),
+                super::attach_wants::want_keys(&all),
+                "the attach/detach controller's kept state differs from a rebuild"
+            );
+            for w in all.values().flat_map(BTreeMap::values) {
+                let name = attachment_name(&w.handle, DRIVER, &w.node);
+                let has_va = self
+                    .cluster
+                    .volume_attachments
+                    .contains_key(&(crate::cluster::no_namespace(), name));
+                assert!(
+                    has_va || state.to_attach.contains(&(w.pv.clone(), w.node.clone())),
+                    "want {}→{} lacks a VolumeAttachment and is not queued",
+                    w.pv,
+                    w.node
+                );
+            }
+            for va in self.cluster.volume_attachments.values() {
+                let candidate = va.metadata.deletion_tick.is_none()
+                    && !wanted(
+                        &state.wants,
+                        &va.spec.source.persistent_volume_name,
+                        &va.spec.node_name,
+                    );
+                assert!(
+                    !candidate || state.to_detach.contains(va.name()),
+                    "unwanted VolumeAttachment {} is not queued for detach",
+                    va.name()
+                );
             }
         }
         let mut changed = false;
-        // Attach what is wanted.
-        for w in wants.values().flat_map(BTreeMap::values) {
+        // Attach what is wanted (in (pv, node) order, as a walk of every want would).
+        let queued: Vec<(String, String)> = state.to_attach.iter().cloned().collect();
+        for target in queued {
+            let Some(w) = state
+                .wants
+                .get(&target.0)
+                .and_then(|by_node| by_node.get(&target.1))
+            else {
+                state.to_attach.remove(&target);
+                continue;
+            };
             let name = attachment_name(&w.handle, DRIVER, &w.node);
             if self
                 .cluster
                 .volume_attachments
                 .contains_key(&(crate::cluster::no_namespace(), name.clone()))
             {
+                state.to_attach.remove(&target);
                 continue;
             }
             if !w.multi {
@@ -136,7 +182,8 @@ impl Lab {
                     .map(|va| va.spec.node_name.clone())
                     .collect();
                 if !elsewhere.is_empty() {
-                    self.multi_attach_error(w, &elsewhere, &wants);
+                    // Stays queued: tried (and reported) again on the next pass.
+                    self.multi_attach_error(w, &elsewhere, &state.wants);
                     continue;
                 }
             }
@@ -164,31 +211,33 @@ impl Lab {
                         w.node
                     ),
                 );
+                state.to_attach.remove(&target);
             }
         }
-        // Detach what no pod wants and no kubelet has mounted.
-        let vas: Vec<(String, String, String)> = self
-            .cluster
-            .volume_attachments
-            .values()
-            .filter(|va| {
-                va.metadata.deletion_tick.is_none()
-                    && !wanted(
-                        &wants,
-                        &va.spec.source.persistent_volume_name,
-                        &va.spec.node_name,
+        // Detach what no pod wants and no kubelet has mounted (in name order).
+        let queued: Vec<String> = state.to_detach.iter().cloned().collect();
+        for name in queued {
+            let target = self
+                .cluster
+                .volume_attachments
+                .get(&(crate::cluster::no_namespace(), name.clone()))
+                .filter(|va| va.metadata.deletion_tick.is_none())
+                .map(|va| {
+                    (
+                        va.spec.source.persistent_volume_name.clone(),
+                        va.spec.node_name.clone(),
                     )
-            })
-            .map(|va| {
-                (
-                    va.name().to_string(),
-                    va.spec.source.persistent_volume_name.clone(),
-                    va.spec.node_name.clone(),
-                )
-            })
-            .collect();
-        for (name, pv, node) in vas {
+                });
+            let Some((pv, node)) = target else {
+                state.to_detach.remove(&name);
+                continue;
+            };
+            if wanted(&state.wants, &pv, &node) {
+                state.to_detach.remove(&name);
+                continue;
+            }
             if self.mounts.volume_in_use(&node, &pv) {
+                // Stays queued: kubelet's mounts are looked at again on the next pass.
                 continue;
             }
             let clock = self.clock;
@@ -199,6 +248,7 @@ impl Lab {
                 .is_ok()
             {
                 changed = true;
+                state.to_detach.remove(&name);
                 self.log(
                     "attachdetach-controller",
                     "detach",
@@ -209,12 +259,13 @@ impl Lab {
                 );
             }
         }
+        self.storage_work.attach_detach = state;
         changed
     }
 
     fn multi_attach_error(&mut self, w: &Want, elsewhere: &BTreeSet<String>, wants: &Wants) {
         // The pods that use the volume on the other nodes (reportMultiAttachError).
-        let others: Vec<&(String, String)> = wants
+        let others: Vec<&Key> = wants
             .get(&w.pv)
             .into_iter()
             .flat_map(BTreeMap::values)

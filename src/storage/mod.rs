@@ -13,6 +13,7 @@
 //! - `registration`: node-driver-registrar and kubelet's plugin registration (CSINode).
 
 pub mod attach_detach;
+pub mod attach_wants;
 pub mod attacher;
 pub mod binder;
 pub mod provisioner;

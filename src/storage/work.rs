@@ -55,7 +55,10 @@ pub struct WorkSet {
 }
 
 /// The watch events from index `from` on, or `None` when some of them were dropped.
-fn events_from(revs: &Revisions, from: u64) -> Option<impl Iterator<Item = &WatchEvent>> {
+pub(crate) fn events_from(
+    revs: &Revisions,
+    from: u64,
+) -> Option<impl Iterator<Item = &WatchEvent>> {
     let first = revs.events.front().map_or(revs.next_event, |e| e.index);
     if from < first || from > revs.next_event {
         return None;
@@ -252,6 +255,8 @@ pub struct ControllerWork {
     pub protection: WorkSet,
     /// external-attacher: VolumeAttachments not attached yet, or being deleted.
     pub attacher: WorkSet,
+    /// The attach/detach controller's desired state (see `crate::storage::attach_wants`).
+    pub attach_detach: super::attach_wants::AttachWants,
 }
 
 /// No related objects: only the kind's own writes matter.

@@ -1,0 +1,246 @@
+//! The attach/detach controller's desired state, kept up to date instead of rebuilt.
+//!
+//! What a pod wants attached depends on the pod (its node, its claims, whether it is
+//! terminating), on its claims' bindings, on the bound PVs, and, for a terminating pod, on
+//! what kubelet still has mounted. Each pass reads the watch log from where the last one
+//! stopped and recomputes only the pods an event may have changed: the pod itself, the pods
+//! using a claim or PV that was written, and every terminating pod (kubelet's mounts are
+//! not in the store, so those are looked at every pass). It likewise keeps which wants may
+//! need a VolumeAttachment and which VolumeAttachments may no longer be wanted. A first
+//! pass, a watch log that dropped events not read yet, or a write to the CSIDriver starts
+//! over from every pod, as a relist does.
+//!
+//! Debug builds (every test) check each pass against the full computation.
+
+use super::work::{event_key, events_from};
+use crate::cluster::{Kind, PodSpec, PvSpec, PvcSpec, Revisions, VaSpec};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A table key: (namespace, name).
+pub type Key = (String, String);
+
+/// One volume a pod on a node wants attached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Want {
+    /// The PV.
+    pub pv: String,
+    /// Its volume handle.
+    pub handle: String,
+    /// The node.
+    pub node: String,
+    /// Whether its access modes allow attachment to several nodes.
+    pub multi: bool,
+    /// The pods that want it, as (namespace, name), in key order.
+    pub pods: Vec<Key>,
+}
+
+/// Desired attachments by PV, then node.
+pub type Wants = BTreeMap<String, BTreeMap<String, Want>>;
+
+/// Whether (pv, node) is wanted.
+pub fn wanted(wants: &Wants, pv: &str, node: &str) -> bool {
+    wants
+        .get(pv)
+        .is_some_and(|by_node| by_node.contains_key(node))
+}
+
+/// What one pod contributes: the claims it names (bound or not) and its wants.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodWants {
+    /// (namespace, claim) for every volume.
+    pub claims: Vec<Key>,
+    /// The wants, as (pv, handle, node, multi).
+    pub parts: Vec<(String, String, String, bool)>,
+    /// Whether the pod is terminating (its wants then depend on kubelet's mounts).
+    pub terminating: bool,
+}
+
+/// The desired state and the work for the next pass.
+#[derive(Debug, Clone, Default)]
+pub struct AttachWants {
+    /// The index of the first watch event not read yet (`None`: start over).
+    seen: Option<u64>,
+    /// Each pod's contribution.
+    by_pod: BTreeMap<Key, PodWants>,
+    /// Pods by the claims they name.
+    pods_of_claim: BTreeMap<Key, BTreeSet<Key>>,
+    /// Pods by the PVs they want.
+    pods_of_pv: BTreeMap<String, BTreeSet<Key>>,
+    /// Terminating pods (recomputed every pass).
+    terminating: BTreeSet<Key>,
+    /// The desired attachments.
+    pub wants: Wants,
+    /// Wants that may lack a VolumeAttachment: looked at by the next attach loop.
+    pub to_attach: BTreeSet<(String, String)>,
+    /// VolumeAttachments that may no longer be wanted: looked at by the next detach loop.
+    pub to_detach: BTreeSet<String>,
+    /// VolumeAttachment name → (pv, node), for events about attachments already gone.
+    va_target: BTreeMap<String, (String, String)>,
+}
+
+impl AttachWants {
+    /// Bring the desired state up to date. `compute` gives a pod's contribution (`None`
+    /// for a pod that is gone or uses no claims).
+    pub fn refresh(
+        &mut self,
+        revs: &Revisions,
+        pods_with_volumes: &BTreeSet<Key>,
+        vas: &crate::cluster::Table<VaSpec>,
+        mut compute: impl FnMut(&Key) -> Option<PodWants>,
+    ) {
+        let events = self.seen.and_then(|seen| events_from(revs, seen));
+        let mut dirty: BTreeSet<Key> = self.terminating.clone();
+        let mut restart = events.is_none();
+        if let Some(events) = events {
+            for e in events {
+                if e.kind == PodSpec::KIND {
+                    dirty.insert(event_key(e).0);
+                } else if e.kind == PvcSpec::KIND {
+                    if let Some(pods) = self.pods_of_claim.get(&event_key(e).0) {
+                        dirty.extend(pods.iter().cloned());
+                    }
+                } else if e.kind == PvSpec::KIND {
+                    if let Some(pods) = self.pods_of_pv.get(&e.key) {
+                        dirty.extend(pods.iter().cloned());
+                    }
+                } else if e.kind == VaSpec::KIND {
+                    let name = &e.key;
+                    let target = vas
+                        .get(&(crate::cluster::no_namespace(), name.clone()))
+                        .map(|va| {
+                            (
+                                va.spec.source.persistent_volume_name.clone(),
+                                va.spec.node_name.clone(),
+                            )
+                        });
+                    match target {
+                        Some(t) => {
+                            self.to_attach.insert(t.clone());
+                            self.va_target.insert(name.clone(), t);
+                            self.to_detach.insert(name.clone());
+                        }
+                        None => {
+                            if let Some(t) = self.va_target.remove(name) {
+                                self.to_attach.insert(t);
+                            }
+                            self.to_detach.remove(name);
+                        }
+                    }
+                } else if e.kind == crate::cluster::CsiDriverSpec::KIND {
+                    restart = true;
+                }
+            }
+        }
+        self.seen = Some(revs.next_event);
+        if restart {
+            *self = AttachWants {
+                seen: self.seen,
+                ..Default::default()
+            };
+            dirty = pods_with_volumes.clone();
+            for va in vas.values() {
+                let t = (
+                    va.spec.source.persistent_volume_name.clone(),
+                    va.spec.node_name.clone(),
+                );
+                self.va_target.insert(va.name().to_string(), t);
+                self.to_detach.insert(va.name().to_string());
+            }
+        }
+        for key in dirty {
+            let next = compute(&key).unwrap_or_default();
+            self.set_pod(&key, next);
+        }
+    }
+
+    /// Replace a pod's contribution, updating the indexes and the work sets.
+    fn set_pod(&mut self, key: &Key, next: PodWants) {
+        let prev = self.by_pod.remove(key).unwrap_or_default();
+        if prev == next {
+            if next != PodWants::default() {
+                self.by_pod.insert(key.clone(), next);
+            }
+            return;
+        }
+        for claim in &prev.claims {
+            if let Some(pods) = self.pods_of_claim.get_mut(claim) {
+                pods.remove(key);
+                if pods.is_empty() {
+                    self.pods_of_claim.remove(claim);
+                }
+            }
+        }
+        for (pv, _, node, _) in &prev.parts {
+            if let Some(pods) = self.pods_of_pv.get_mut(pv) {
+                pods.remove(key);
+                if pods.is_empty() {
+                    self.pods_of_pv.remove(pv);
+                }
+            }
+            let Some(by_node) = self.wants.get_mut(pv) else {
+                continue;
+            };
+            if let Some(w) = by_node.get_mut(node) {
+                w.pods.retain(|p| p != key);
+                if w.pods.is_empty() {
+                    let handle = w.handle.clone();
+                    by_node.remove(node);
+                    // Its VolumeAttachment may now be unwanted.
+                    self.to_detach.insert(super::attach_detach::attachment_name(
+                        &handle,
+                        super::DRIVER,
+                        node,
+                    ));
+                }
+            }
+            if by_node.is_empty() {
+                self.wants.remove(pv);
+            }
+        }
+        self.terminating.remove(key);
+        if next.terminating {
+            self.terminating.insert(key.clone());
+        }
+        for claim in &next.claims {
+            self.pods_of_claim
+                .entry(claim.clone())
+                .or_default()
+                .insert(key.clone());
+        }
+        for (pv, handle, node, multi) in &next.parts {
+            self.pods_of_pv
+                .entry(pv.clone())
+                .or_default()
+                .insert(key.clone());
+            let w = self
+                .wants
+                .entry(pv.clone())
+                .or_default()
+                .entry(node.clone())
+                .or_insert_with(|| Want {
+                    pv: pv.clone(),
+                    handle: handle.clone(),
+                    node: node.clone(),
+                    multi: *multi,
+                    pods: Vec::new(),
+                });
+            // In key order; a pod naming the claim twice is listed twice, as a rebuild
+            // from every pod would list it.
+            let at = w.pods.partition_point(|p| p <= key);
+            w.pods.insert(at, key.clone());
+            self.to_attach.insert((pv.clone(), node.clone()));
+        }
+        if next != PodWants::default() {
+            self.by_pod.insert(key.clone(), next);
+        }
+    }
+}
+
+/// Every want as (pv, node, pods), in order: what the debug check compares.
+pub fn want_keys(wants: &Wants) -> Vec<(String, String, Vec<Key>)> {
+    wants
+        .values()
+        .flat_map(BTreeMap::values)
+        .map(|w| (w.pv.clone(), w.node.clone(), w.pods.clone()))
+        .collect()
+}
