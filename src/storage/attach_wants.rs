@@ -91,8 +91,14 @@ impl AttachWants {
         let events = self.seen.and_then(|seen| events_from(revs, seen));
         let mut dirty: BTreeSet<Key> = self.terminating.clone();
         let mut restart = events.is_none();
+        // With no pod using a claim, now or at the last pass, no pod event can matter (the
+        // usual case of a network-only cluster).
+        let pods_matter = !pods_with_volumes.is_empty() || !self.by_pod.is_empty();
         if let Some(events) = events {
             for e in events {
+                if !pods_matter && matches!(e.kind, PodSpec::KIND | PvcSpec::KIND | PvSpec::KIND) {
+                    continue;
+                }
                 if e.kind == PodSpec::KIND {
                     dirty.insert(event_key(e).0);
                 } else if e.kind == PvcSpec::KIND {
