@@ -70,7 +70,11 @@ fn main() -> Result<(), String> {
             .filter(|p| p.status.phase == "Running")
             .count();
         if up != running {
-            return Err(format!("only {up} of {running} pods are Running"));
+            return Err(format!(
+                "only {up} of {running} pods are Running: the CSI driver attaches a limited \
+                 number of volumes per node ({NODES} nodes here; `describe pod` on a waiting \
+                 pod says why); try a smaller count"
+            ));
         }
         let t = Instant::now();
         for j in 0..ROUNDS {

@@ -246,7 +246,10 @@ fn table_key(namespace: &str, name: &str, namespaced: bool) -> (String, String) 
 /// very slow path (~100 ns instead of ~2) for a zero-length compare at the dangling
 /// pointer of `String::new()` on some CPUs (the benchmark machine's EPYC among them).
 /// Every lookup in the Node, PV, CSINode or VolumeAttachment table compares the empty
-/// namespace about `log2(n)` times, so keys are built with this instead.
+/// namespace about `log2(n)` times, so keys are built with this instead. A clone of an
+/// empty `String` is `String::new()` again: keys that are cloned and then compared (the
+/// storage controllers' work sets) use `storage::work::ObjKey`, whose ordering never hands
+/// an empty string to `memcmp`.
 pub fn no_namespace() -> String {
     String::with_capacity(1)
 }

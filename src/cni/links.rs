@@ -70,18 +70,30 @@ impl Links {
 
     /// The link called `name`, made by `make` (and named `name`) if there is none.
     pub fn get_or_insert_with(&mut self, name: &str, make: impl FnOnce() -> Link) -> &mut Link {
-        if !self.contains_key(name) {
-            self.insert(name.to_string(), make());
+        if self.many.is_empty() && self.few_index(name).is_err() && self.few.len() == Self::FEW {
+            // Adding one more: move to the tree first.
+            self.many = std::mem::take(&mut self.few)
+                .into_iter()
+                .map(|l| (l.name.clone(), l))
+                .collect();
         }
-        if self.many.is_empty() {
-            let i = self.few_index(name).unwrap_or_default();
-            &mut self.few[i]
-        } else {
-            self.many.entry(name.to_string()).or_insert_with(|| {
-                // Present: inserted above when missing.
-                Link::new(name, super::host::LinkKind::Loopback, String::new(), 0)
-            })
+        let named = || {
+            let mut link = make();
+            link.name = name.to_string();
+            link
+        };
+        if !self.many.is_empty() {
+            return self.many.entry(name.to_string()).or_insert_with(named);
         }
+        let i = match self.few_index(name) {
+            Ok(i) => i,
+            Err(i) => {
+                self.few.reserve_exact(1);
+                self.few.insert(i, named());
+                i
+            }
+        };
+        &mut self.few[i]
     }
 
     /// Remove the link called `name`.
@@ -172,6 +184,23 @@ mod tests {
         assert!(links.remove("veth07").is_some());
         assert!(!links.contains_key("veth07"));
         assert_eq!(links.len(), 19);
+    }
+
+    #[test]
+    fn get_or_insert_with_makes_once_and_names_the_link() {
+        let mut links = Links::default();
+        for i in 0..=Links::FEW {
+            let made = links.get_or_insert_with(&format!("br{i}"), || link("x"));
+            assert_eq!(made.name, format!("br{i}"));
+            made.mtu = 9000;
+        }
+        assert_eq!(links.len(), Links::FEW + 1);
+        let again = links.get_or_insert_with("br0", || link("never"));
+        assert_eq!(again.mtu, 9000, "an existing link is returned, not remade");
+        let order: Vec<&str> = links.values().map(|l| l.name.as_str()).collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(order, sorted);
     }
 
     #[test]

@@ -691,14 +691,8 @@ impl Lab {
         let lab = Lab::read_save(file)
             .map_err(|e| LabError::msg(format!("cannot load {e}; the lab is unchanged")))?;
         let mut out = Outcome::empty();
-        if let Some(s) = self.lessons.session.take() {
-            out.line(Line::styled(
-                format!(
-                    "Left lesson {id} (progress kept); `lesson start {id}` resumes it on a fresh cluster.",
-                    id = s.lesson.id
-                ),
-                Role::Dim,
-            ));
+        if let Some(left) = self.leave_lesson() {
+            out.line(left);
         }
         let desk = std::mem::take(&mut self.lessons);
         let replayed = lab.journal.entries.len();

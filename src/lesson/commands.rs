@@ -149,17 +149,24 @@ impl Lab {
         self.lessons = desk;
     }
 
+    /// Leave the lesson in progress, if any (its progress stays), for a command that
+    /// replaces the cluster under it; the line saying so.
+    pub fn leave_lesson(&mut self) -> Option<Line> {
+        let s = self.lessons.session.take()?;
+        Some(Line::styled(
+            format!(
+                "Left lesson {id} (progress kept); `lesson start {id}` resumes it on a fresh cluster.",
+                id = s.lesson.id
+            ),
+            Role::Dim,
+        ))
+    }
+
     /// `reset [--empty]`: a fresh cluster. A lesson in progress is left (its progress stays).
     pub fn reset_keeping_lessons(&mut self, empty: bool) -> Outcome {
         let mut out = Outcome::empty();
-        if let Some(s) = self.lessons.session.take() {
-            out.line(Line::styled(
-                format!(
-                    "Left lesson {id} (progress kept); `lesson start {id}` resumes it on a fresh cluster.",
-                    id = s.lesson.id
-                ),
-                Role::Dim,
-            ));
+        if let Some(left) = self.leave_lesson() {
+            out.line(left);
         }
         self.fresh_cluster(empty);
         out

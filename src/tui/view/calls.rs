@@ -109,7 +109,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Span::styled(format!("{seq:>5} "), t.dim),
             Span::styled(if warn { "! " } else { "  " }, t.bad),
             Span::styled(if wire { "⇄ " } else { "  " }, t.dim),
-            Span::styled(format!("{:<22}", e.actor), t.actor),
+            // Always a space after the actor, even one longer than the column.
+            Span::styled(format!("{:<21} ", e.actor), t.actor),
             Span::styled(
                 format!("{:<15} ", e.action),
                 if warn { t.bad } else { t.dim },
