@@ -2,6 +2,8 @@
 
 pub mod meta;
 pub mod objects;
+pub mod policy;
+pub mod selector;
 pub mod storage;
 pub mod store;
 
@@ -43,7 +45,7 @@ tables! {
     /// Pods.
     pods: PodSpec,
     /// NetworkPolicies.
-    policies: crate::net::policy::NetworkPolicySpec,
+    policies: policy::NetworkPolicySpec,
     /// StorageClasses.
     storage_classes: StorageClassSpec,
     /// PersistentVolumeClaims.

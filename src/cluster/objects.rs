@@ -219,7 +219,7 @@ impl Default for PodStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct NetworkPolicyStatus {}
 
-impl Kind for crate::net::policy::NetworkPolicySpec {
+impl Kind for super::policy::NetworkPolicySpec {
     const KIND: &'static str = "NetworkPolicy";
     const API_VERSION: &'static str = "networking.k8s.io/v1";
     const RESOURCE: &'static str = "networkpolicies.networking.k8s.io";

@@ -161,7 +161,7 @@ impl std::fmt::Display for ChainError {
     }
 }
 
-/// What an armed fault (`fault inject`, `engine::faults`) does to one plugin execution.
+/// What an armed fault (`fault inject`, `crate::faults`) does to one plugin execution.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Injected {
     /// The plugin prints this CNI error on stdout and exits 1.

@@ -85,9 +85,9 @@ impl Lab {
         let wire = &mut self.wire;
         let first = wire.next_seq();
         let mut record = |c| {
-            wire.push(crate::engine::wire::WireRecord::Cni(c));
+            wire.push(crate::record::wire::WireRecord::Cni(c));
         };
-        let mut scope = super::faults::FaultScope::new(&mut self.faults, &a.node);
+        let mut scope = crate::faults::FaultScope::new(&mut self.faults, &a.node);
         let mut inv = Invoker {
             registry: &registry,
             host: &mut node_rt.host,
@@ -150,9 +150,9 @@ impl Lab {
         let wire = &mut self.wire;
         let first = wire.next_seq();
         let mut record = |c| {
-            wire.push(crate::engine::wire::WireRecord::Cni(c));
+            wire.push(crate::record::wire::WireRecord::Cni(c));
         };
-        let mut scope = super::faults::FaultScope::new(&mut self.faults, node);
+        let mut scope = crate::faults::FaultScope::new(&mut self.faults, node);
         let mut inv = Invoker {
             registry: &registry,
             host: &mut node_rt.host,
@@ -194,7 +194,7 @@ impl Lab {
         let registry = self.registry.clone();
         let wire = &mut self.wire;
         let mut record = |c| {
-            wire.push(crate::engine::wire::WireRecord::Cni(c));
+            wire.push(crate::record::wire::WireRecord::Cni(c));
         };
         let mut inv = Invoker {
             registry: &registry,
@@ -248,7 +248,7 @@ impl Lab {
         let registry = self.registry.clone();
         let wire = &mut self.wire;
         let mut record = |c| {
-            wire.push(crate::engine::wire::WireRecord::Cni(c));
+            wire.push(crate::record::wire::WireRecord::Cni(c));
         };
         let mut inv = Invoker {
             registry: &registry,

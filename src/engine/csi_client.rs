@@ -3,8 +3,8 @@
 //! call log with the caller's name.
 
 use super::Lab;
-use super::log::{CallEvent, Level};
-use super::wire::{CsiCall, WireMessage, WireRecord};
+use crate::record::{CallEvent, Level};
+use crate::record::wire::{CsiCall, WireMessage, WireRecord};
 use crate::csi::{Driver, Status};
 use std::sync::Arc;
 

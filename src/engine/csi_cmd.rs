@@ -2,7 +2,7 @@
 //! the response in protojson form (csi.proto field names), or the gRPC status.
 
 use super::quantity::parse_bytes;
-use super::wire::WireMessage;
+use crate::record::wire::WireMessage;
 use super::{Lab, LabError};
 use crate::command::grammar::CsiCmd;
 use crate::csi::types::*;

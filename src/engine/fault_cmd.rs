@@ -2,8 +2,8 @@
 //! logs its death, restarts after the delay its supervisor uses, and resumes from what it
 //! can see (the API objects, the driver's state), which is how real clusters converge.
 
-use super::faults::{self, CrashPoint, Fault, FaultCode, Request, Target};
-use super::log::{CallEvent, Level};
+use crate::faults::{self, CrashPoint, Fault, FaultCode, Request, Target};
+use crate::record::{CallEvent, Level};
 use super::{Lab, LabError};
 use crate::cluster::{Condition, Object, PodSpec};
 use crate::command::grammar::FaultCmd;

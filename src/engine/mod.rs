@@ -9,10 +9,8 @@ pub mod cni_cmd;
 pub mod csi_client;
 pub mod csi_cmd;
 pub mod fault_cmd;
-pub mod faults;
 pub mod ipam_view;
 pub mod journal;
-pub mod log;
 pub mod names;
 pub mod network;
 pub mod node;
@@ -25,13 +23,12 @@ pub mod scheduler;
 pub mod storage_cmd;
 pub mod validate;
 pub mod views;
-pub mod wire;
 
 use crate::cluster::Cluster;
 use crate::cni::registry::Registry;
 use crate::command::{self, Command, ParseError};
 use crate::render::{Line, Outcome, Role};
-use log::{CallEvent, CallLog, Level, WireLog};
+use crate::record::{CallEvent, CallLog, Level, WireLog};
 use node::NodeRuntime;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -147,8 +144,8 @@ pub struct Lab {
     pub lessons: crate::lesson::Lessons,
     /// How the lab started and every command that changed it (for `save`/`load`).
     pub journal: journal::Journal,
-    /// Armed faults and what they broke (`fault inject`, see `engine::faults`).
-    pub faults: faults::Faults,
+    /// Armed faults and what they broke (`fault inject`, see `crate::faults`).
+    pub faults: crate::faults::Faults,
 }
 
 /// The default network config, containerd's template plus bandwidth.
@@ -180,7 +177,7 @@ impl Lab {
             failures: BTreeMap::new(),
             lessons: crate::lesson::Lessons::default(),
             journal: journal::Journal::new(journal::Start::Empty),
-            faults: faults::Faults::default(),
+            faults: crate::faults::Faults::default(),
         };
         for ns in ["default", "kube-system"] {
             let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});

@@ -8,7 +8,7 @@ use crate::net::policy::{
     IntOrString, NetworkPolicyEgressRule, NetworkPolicyIngressRule, NetworkPolicyPeer,
     NetworkPolicyPort, NetworkPolicySpec, Protocol,
 };
-use crate::net::selector::LabelSelector;
+use crate::cluster::selector::LabelSelector;
 use crate::net::{ClusterNet, Flow, NodeNet, PodNet, Policy};
 use crate::render::{Line, Outcome, Role, Table};
 use std::net::IpAddr;

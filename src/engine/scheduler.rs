@@ -5,7 +5,7 @@
 //! Until then the pod stays Pending with a FailedScheduling event, and nothing is attached.
 
 use super::Lab;
-use super::log::Level;
+use crate::record::Level;
 use crate::cluster::{Condition, Object, PodSpec};
 
 /// Whether the scheduler has placed the pod (`PodScheduled=True`).

@@ -1,14 +1,14 @@
 //! Read-only views: `show …`, `get`, `describe`, and the short lines the call log prints.
 //! The dashboard reads the same functions.
 
-use super::log::{CallEvent, Level};
+use crate::record::{CallEvent, Level};
 use super::pods::pod_status_text;
 use super::{Lab, LabError};
 use crate::cni::plugin::PluginOutput;
 use crate::cni::runtime::WireCall;
 use crate::cni::types::to_go_json;
 use crate::command::grammar::{DescribeArgs, GetArgs, OutputFormat, ShowCmd};
-use crate::engine::wire::{CsiCall, WireRecord};
+use crate::record::wire::{CsiCall, WireRecord};
 use crate::render::{Line, Outcome, Role, Table};
 use serde::Serialize;
 
@@ -1061,7 +1061,7 @@ pub fn short_id(id: &str) -> &str {
 }
 
 /// kubectl's POD-SELECTOR column: `<none>` for the empty selector.
-pub fn selector_column(sel: &crate::net::selector::LabelSelector) -> String {
+pub fn selector_column(sel: &crate::cluster::selector::LabelSelector) -> String {
     if sel.is_empty() {
         "<none>".into()
     } else {

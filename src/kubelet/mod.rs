@@ -10,7 +10,7 @@ pub mod sandbox;
 pub mod volumes;
 
 use crate::cluster::{ApiError, Condition, Object, PodIp, PodSpec, PodStatus, Text};
-use crate::engine::log::{CallEvent, Level};
+use crate::record::{CallEvent, Level};
 use crate::engine::{Lab, PodWork, SYNC_BACKOFF};
 
 /// How many times a status write is retried on Conflict.

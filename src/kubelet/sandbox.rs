@@ -64,9 +64,9 @@ impl Lab {
         let registry = self.registry.clone();
         let wire = &mut self.wire;
         let mut record = |c| {
-            wire.push(crate::engine::wire::WireRecord::Cni(c));
+            wire.push(crate::record::wire::WireRecord::Cni(c));
         };
-        let mut scope = crate::engine::faults::FaultScope::new(&mut self.faults, &node_name);
+        let mut scope = crate::faults::FaultScope::new(&mut self.faults, &node_name);
         let mut inv = Invoker {
             registry: &registry,
             host: &mut node.host,
@@ -156,10 +156,10 @@ impl Lab {
                 let registry = self.registry.clone();
                 let wire = &mut self.wire;
                 let mut record = |c| {
-                    wire.push(crate::engine::wire::WireRecord::Cni(c));
+                    wire.push(crate::record::wire::WireRecord::Cni(c));
                 };
                 let mut scope =
-                    crate::engine::faults::FaultScope::new(&mut self.faults, &node_name);
+                    crate::faults::FaultScope::new(&mut self.faults, &node_name);
                 let mut inv = Invoker {
                     registry: &registry,
                     host: &mut node.host,
@@ -197,8 +197,8 @@ impl Lab {
 
     /// One call-log line per plugin execution in the wire range.
     pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
-        use crate::engine::log::{CallEvent, Level};
-        use crate::engine::wire::WireRecord;
+        use crate::record::{CallEvent, Level};
+        use crate::record::wire::WireRecord;
         let tick = self.clock;
         for seq in first..last {
             let Some(WireRecord::Cni(c)) = self.wire.get(seq) else {

@@ -256,7 +256,7 @@ impl Lab {
             })?;
             if self.crash_at(
                 Some(&node),
-                crate::engine::faults::CrashPoint::KubeletAfterStage,
+                crate::faults::CrashPoint::KubeletAfterStage,
             ) {
                 let what = format!(
                     "after NodeStageVolume of {pv_name} returned, before NodePublishVolume"
@@ -405,7 +405,7 @@ impl Lab {
                 pv.name()
             ),
             format!("PersistentVolumeClaim/{}", pvc.key()),
-            crate::engine::log::Level::Normal,
+            crate::record::Level::Normal,
         );
         Ok(true)
     }

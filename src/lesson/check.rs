@@ -1022,7 +1022,7 @@ fn sc_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 }
 
 fn csi_last_code(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    use crate::engine::wire::WireRecord;
+    use crate::record::wire::WireRecord;
     let last = lab.wire.iter().rev().find_map(|(seq, w)| match w {
         WireRecord::Csi(c) if c.rpc == arg(a, 0) => Some((seq, c)),
         _ => None,

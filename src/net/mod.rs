@@ -13,7 +13,6 @@
 
 pub mod policy;
 pub mod routes;
-pub mod selector;
 pub mod trace;
 pub mod validate;
 pub mod view;

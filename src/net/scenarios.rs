@@ -4,7 +4,7 @@ use super::policy::{
     IntOrString, IpBlock, NetworkPolicyEgressRule, NetworkPolicyIngressRule, NetworkPolicyPeer,
     NetworkPolicyPort, NetworkPolicySpec,
 };
-use super::selector::{LabelSelector, LabelSelectorRequirement};
+use crate::cluster::selector::{LabelSelector, LabelSelectorRequirement};
 use super::trace::{HopKind, Outcome};
 use super::*;
 use std::net::IpAddr;

@@ -14,7 +14,7 @@
 use super::policy::{
     IntOrString, IpBlock, NetworkPolicyPeer, NetworkPolicyPort, NetworkPolicySpec,
 };
-use super::selector::LabelSelector;
+use crate::cluster::selector::LabelSelector;
 use std::fmt;
 
 /// The kind of a field error (`field.ErrorType`).
@@ -544,7 +544,7 @@ pub fn go_quote(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::net::policy::{IpBlock, NetworkPolicyIngressRule};
-    use crate::net::selector::LabelSelectorRequirement;
+    use crate::cluster::selector::LabelSelectorRequirement;
 
     fn spec_json(json: &str) -> NetworkPolicySpec {
         serde_json::from_str(json).unwrap()

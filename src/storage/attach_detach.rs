@@ -7,7 +7,7 @@ use super::attach_wants::{Key, PodWants, Want, Wants, wanted};
 use super::{DRIVER, multi_attach_allowed};
 use crate::cluster::{Object, VaSource, VaSpec};
 use crate::engine::Lab;
-use crate::engine::log::Level;
+use crate::record::Level;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -7,7 +7,7 @@ use super::{ATTACHER_FINALIZER, DRIVER, volume_capability};
 use crate::cluster::{Object, VaSpec, VolumeError};
 use crate::csi::types::{ControllerPublishVolumeRequest, ControllerUnpublishVolumeRequest};
 use crate::engine::Lab;
-use crate::engine::log::Level;
+use crate::record::Level;
 
 impl Lab {
     /// One pass of external-attacher.
@@ -91,7 +91,7 @@ impl Lab {
             Ok(_)
                 if self.crash_at(
                     None,
-                    crate::engine::faults::CrashPoint::AttacherAfterPublish,
+                    crate::faults::CrashPoint::AttacherAfterPublish,
                 ) =>
             {
                 let what = format!(

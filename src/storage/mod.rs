@@ -26,7 +26,7 @@ pub mod work;
 use crate::csi::types::{AccessModeType, VolumeCapability};
 use crate::csi::{K8sAccessMode, to_csi_access_mode};
 use crate::engine::Lab;
-use crate::engine::log::{CallEvent, Level};
+use crate::record::{CallEvent, Level};
 
 /// The driver every StorageClass of the lab names.
 pub const DRIVER: &str = crate::csi::DRIVER_NAME;

@@ -14,7 +14,7 @@ use crate::csi::types::{
     TopologyRequirement, VolumeContentSource,
 };
 use crate::engine::Lab;
-use crate::engine::log::Level;
+use crate::record::Level;
 use crate::engine::quantity::{format_bytes, parse_bytes};
 use std::collections::BTreeMap;
 
@@ -215,7 +215,7 @@ impl Lab {
         };
         if self.crash_at(
             None,
-            crate::engine::faults::CrashPoint::ProvisionerAfterCreate,
+            crate::faults::CrashPoint::ProvisionerAfterCreate,
         ) {
             let what = format!(
                 "after CreateVolume returned {}, before the PV was written",

@@ -8,7 +8,7 @@ use super::volume_capability;
 use crate::cluster::{Object, PvcCondition, PvcSpec};
 use crate::csi::types::{CapacityRange, ControllerExpandVolumeRequest};
 use crate::engine::Lab;
-use crate::engine::log::Level;
+use crate::record::Level;
 use crate::engine::quantity::{format_bytes, parse_bytes};
 
 /// The condition a claim carries while kubelet still has to grow the filesystem.

@@ -10,7 +10,7 @@ use crate::cluster::{
 };
 use crate::csi::types::{CreateSnapshotRequest, DeleteSnapshotRequest};
 use crate::engine::Lab;
-use crate::engine::log::Level;
+use crate::record::Level;
 use crate::engine::quantity::format_bytes;
 
 impl Lab {

@@ -704,13 +704,13 @@ impl App {
         let lab = &self.lab;
         let since = mark..lab.calls.next_seq();
         let has_wire = |s: &u64| model::wire_range(lab, *s).is_some();
-        let is = |s: &u64, f: &dyn Fn(&crate::engine::log::CallEvent) -> bool| {
+        let is = |s: &u64, f: &dyn Fn(&crate::record::CallEvent) -> bool| {
             lab.calls.get(*s).is_some_and(f)
         };
         let failed = since
             .clone()
             .filter(has_wire)
-            .find(|s| is(s, &|e| e.level == crate::engine::log::Level::Warning));
+            .find(|s| is(s, &|e| e.level == crate::record::Level::Warning));
         let chain = since
             .clone()
             .rev()
@@ -1442,7 +1442,7 @@ mod tests {
         let e = a.lab.calls.get(c).unwrap();
         assert_eq!(
             (e.actor.as_str(), e.level),
-            ("bridge", crate::engine::log::Level::Warning)
+            ("bridge", crate::record::Level::Warning)
         );
     }
 

@@ -3,7 +3,7 @@
 //! Follows the newest entry until one is selected (↑/↓); Esc or End follows again.
 
 use super::{dim, highlight, pane_block, put};
-use crate::engine::log::Level;
+use crate::record::Level;
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
 use crate::tui::model;
