@@ -7,6 +7,7 @@
 pub mod cluster;
 pub mod cni;
 pub mod command;
+pub mod control;
 pub mod csi;
 pub mod engine;
 pub mod faults;

@@ -3,6 +3,7 @@
 pub mod meta;
 pub mod objects;
 pub mod policy;
+pub mod reports;
 pub mod selector;
 pub mod storage;
 pub mod store;
@@ -23,6 +24,10 @@ macro_rules! tables {
         pub struct Cluster {
             /// resourceVersion counter, uid counter and the watch log.
             pub revs: Revisions,
+            /// What each kubelet's volume manager has mounted (`volumesInUse`, see `reports`).
+            pub mounts: reports::Mounts,
+            /// The pods that use claims (an informer index, see `reports`).
+            pub pods_with_volumes: std::collections::BTreeSet<(String, String)>,
             $( $(#[$doc])* pub $field: Table<$spec>, )*
         }
 

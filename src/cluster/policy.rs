@@ -137,4 +137,3 @@ impl fmt::Display for Protocol {
         f.write_str(self.as_str())
     }
 }
-

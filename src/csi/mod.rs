@@ -6,7 +6,8 @@
 //! - `access_modes`: Kubernetes PV access modes → CSI access mode (csi-lib-utils);
 //! - `driver`: the driver's configuration, nodes, volume state and lifecycle query;
 //! - `identity`, `controller`, `node`: one function per RPC;
-//! - `dispatch`: every RPC by name, JSON in and out, for the wire log.
+//! - `dispatch`: every RPC by name, JSON in and out, for the wire log;
+//! - `endpoint`: the three services as one trait, the only way clients reach the driver.
 //!
 //! The sidecars and kubelet that drive it live elsewhere; this module is the plugin.
 
@@ -14,6 +15,7 @@ pub mod access_modes;
 pub mod controller;
 pub mod dispatch;
 pub mod driver;
+pub mod endpoint;
 pub mod identity;
 pub mod node;
 pub mod protojson;
@@ -26,6 +28,7 @@ pub use driver::{
     AccessType, DRIVER_NAME, Driver, DriverConfig, LifecycleState, NodeInfo, TOPOLOGY_KEY_NODE,
     TOPOLOGY_KEY_ZONE, VolumeRecord,
 };
+pub use endpoint::CsiEndpoint;
 pub use node::NodeService;
 pub use status::{Code, Status};
 

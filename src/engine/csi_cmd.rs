@@ -1,13 +1,13 @@
 //! Raw CSI commands: the learner plays a sidecar or kubelet and sends one RPC. Output is
 //! the response in protojson form (csi.proto field names), or the gRPC status.
 
-use super::quantity::parse_bytes;
-use crate::record::wire::WireMessage;
 use super::{Lab, LabError};
 use crate::command::grammar::CsiCmd;
 use crate::csi::types::*;
 use crate::csi::{K8sAccessMode, Status};
+use crate::record::wire::WireMessage;
 use crate::render::{Line, Outcome, Role};
+use crate::util::quantity::parse_bytes;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -325,7 +325,7 @@ impl Lab {
                 };
                 let n = node.clone();
                 let r = self.csi_call(YOU, Some(&node), "NodeStageVolume", req, |d, r| {
-                    d.node(&n)?.node_stage_volume(r)
+                    d.node_stage_volume(&n, r)
                 });
                 reply("NodeStageVolume", r)
             }
@@ -337,7 +337,7 @@ impl Lab {
                 };
                 let n = node.clone();
                 let r = self.csi_call(YOU, Some(&node), "NodeUnstageVolume", req, |d, r| {
-                    d.node(&n)?.node_unstage_volume(r)
+                    d.node_unstage_volume(&n, r)
                 });
                 reply("NodeUnstageVolume", r)
             }
@@ -360,7 +360,7 @@ impl Lab {
                 };
                 let n = node.clone();
                 let r = self.csi_call(YOU, Some(&node), "NodePublishVolume", req, |d, r| {
-                    d.node(&n)?.node_publish_volume(r)
+                    d.node_publish_volume(&n, r)
                 });
                 reply("NodePublishVolume", r)
             }
@@ -371,7 +371,7 @@ impl Lab {
                 };
                 let n = node.clone();
                 let r = self.csi_call(YOU, Some(&node), "NodeUnpublishVolume", req, |d, r| {
-                    d.node(&n)?.node_unpublish_volume(r)
+                    d.node_unpublish_volume(&n, r)
                 });
                 reply("NodeUnpublishVolume", r)
             }
@@ -399,7 +399,7 @@ impl Lab {
                 };
                 let n = node.clone();
                 let r = self.csi_call(YOU, Some(&node), "NodeExpandVolume", req, |d, r| {
-                    d.node(&n)?.node_expand_volume(r)
+                    d.node_expand_volume(&n, r)
                 });
                 reply("NodeExpandVolume", r)
             }
@@ -410,7 +410,7 @@ impl Lab {
                     Some(&node),
                     "NodeGetInfo",
                     NodeGetInfoRequest::default(),
-                    |d, r| d.node(&n)?.node_get_info(r),
+                    |d, r| d.node_get_info(&n, r),
                 );
                 reply("NodeGetInfo", r)
             }
@@ -421,7 +421,7 @@ impl Lab {
                     Some(&node),
                     "NodeGetCapabilities",
                     NodeGetCapabilitiesRequest::default(),
-                    |d, r| d.node(&n)?.node_get_capabilities(r),
+                    |d, r| d.node_get_capabilities(&n, r),
                 );
                 reply("NodeGetCapabilities", r)
             }
@@ -433,7 +433,7 @@ impl Lab {
                 };
                 let n = node.clone();
                 let r = self.csi_call(YOU, Some(&node), "NodeGetVolumeStats", req, |d, r| {
-                    d.node(&n)?.node_get_volume_stats(r)
+                    d.node_get_volume_stats(&n, r)
                 });
                 reply("NodeGetVolumeStats", r)
             }
@@ -453,7 +453,7 @@ impl Lab {
                 })?;
                 let n = node.clone();
                 let r = self.csi_call(YOU, node.as_deref(), method, req, |d, r| {
-                    d.call(n.as_deref(), method, &r)
+                    d.call_json(n.as_deref(), method, &r)
                 });
                 reply(method, r)
             }

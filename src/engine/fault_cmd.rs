@@ -2,11 +2,11 @@
 //! logs its death, restarts after the delay its supervisor uses, and resumes from what it
 //! can see (the API objects, the driver's state), which is how real clusters converge.
 
-use crate::faults::{self, CrashPoint, Fault, FaultCode, Request, Target};
-use crate::record::{CallEvent, Level};
 use super::{Lab, LabError};
 use crate::cluster::{Condition, Object, PodSpec};
 use crate::command::grammar::FaultCmd;
+use crate::faults::{self, Fault, FaultCode, Request, Target};
+use crate::record::{CallEvent, Level};
 use crate::render::{Line, Outcome, Role, Table};
 
 /// kube-controller-manager's `--node-monitor-grace-period` (40 s up to v1.31): after this
@@ -266,33 +266,6 @@ impl Lab {
                 faults::KUBELET_RESTART_SEC
             ),
         );
-    }
-
-    /// A sidecar container died at a crash point: kubelet restarts it (immediately the
-    /// first time, then CrashLoopBackOff); it retries its work from the API objects.
-    pub fn sidecar_crashed(&mut self, container: &'static str, backoff_key: &str, what: &str) {
-        let delay = self.faults.restart_delay(container);
-        let restarts = self.faults.restarts.get(container).copied().unwrap_or(0);
-        self.backoff
-            .insert(backoff_key.to_string(), self.clock.saturating_add(delay));
-        let when = if delay == 0 {
-            "kubelet restarts the container now".to_string()
-        } else {
-            format!(
-                "CrashLoopBackOff: kubelet restarts the container at t={}s (`tick {delay}`)",
-                self.clock.saturating_add(delay)
-            )
-        };
-        self.log_warning(
-            container,
-            "crash",
-            format!("{container} died {what} (restart {restarts}); {when}"),
-        );
-    }
-
-    /// Whether a crash is armed at `point` (on `node`) and fires now.
-    pub fn crash_at(&mut self, node: Option<&str>, point: CrashPoint) -> bool {
-        self.faults.take_crash(node, point).is_some()
     }
 }
 

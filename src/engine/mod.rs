@@ -6,7 +6,6 @@
 //! wire log.
 
 pub mod cni_cmd;
-pub mod csi_client;
 pub mod csi_cmd;
 pub mod fault_cmd;
 pub mod ipam_view;
@@ -17,7 +16,6 @@ pub mod node;
 pub mod node_index;
 pub mod nodes;
 pub mod pods;
-pub mod quantity;
 pub mod save;
 pub mod scheduler;
 pub mod storage_cmd;
@@ -27,11 +25,31 @@ pub mod views;
 use crate::cluster::Cluster;
 use crate::cni::registry::Registry;
 use crate::command::{self, Command, ParseError};
-use crate::render::{Line, Outcome, Role};
+use crate::control::Component;
 use crate::record::{CallEvent, CallLog, Level, WireLog};
+use crate::render::{Line, Outcome, Role};
 use node::NodeRuntime;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+
+/// What a component is handed (`crate::control::Ctx`), borrowed field by field from the
+/// lab so that the components themselves (other fields) can be borrowed beside it.
+macro_rules! ctx {
+    ($lab:expr) => {{
+        $lab.driver.set_clock($lab.clock as i64);
+        let caps = $lab.driver_caps();
+        crate::control::Ctx {
+            api: &mut $lab.cluster,
+            clock: $lab.clock,
+            calls: &mut $lab.calls,
+            wire: &mut $lab.wire,
+            faults: &mut $lab.faults,
+            csi: &mut $lab.driver,
+            caps,
+        }
+    }};
+}
+pub(crate) use ctx;
 
 /// A failed command: what it printed before failing (for example the CNI error JSON on
 /// stdout) and the error message (stderr).
@@ -124,22 +142,12 @@ pub struct Lab {
     pub dirty: BTreeSet<(String, String)>,
     /// Kubelet bookkeeping per pod.
     pub pod_work: BTreeMap<(String, String), PodWork>,
-    /// Pods that use claims (an index, so the attach/detach controller does not scan every
-    /// pod on every pass).
-    pub pods_with_volumes: BTreeSet<(String, String)>,
-    /// What each storage controller selected on its last pass and how far it has read the
-    /// watch log (so a pass looks only at objects with work, see `crate::storage::work`).
-    pub storage_work: crate::storage::work::ControllerWork,
+    /// The storage controllers and sidecars, each with its own state.
+    pub storage: crate::storage::StorageControllers,
     /// The conflist template new nodes get (`{{.PodCIDR}}` filled per node).
     pub conf_template: Arc<str>,
     /// The CSI driver `hostpath.csi.lab`: its controller and every node plugin.
     pub driver: crate::csi::Driver,
-    /// What each kubelet has mounted (see `crate::kubelet::volumes`).
-    pub mounts: crate::kubelet::volumes::Mounts,
-    /// Controllers' retry times after failures, by `controller/object`.
-    pub backoff: BTreeMap<String, u64>,
-    /// Failures in a row per `controller/object` (the backoff doubles with each).
-    pub failures: BTreeMap<String, u32>,
     /// The lesson desk: lessons, progress store, the lesson in progress (`crate::lesson`).
     pub lessons: crate::lesson::Lessons,
     /// How the lab started and every command that changed it (for `save`/`load`).
@@ -168,13 +176,9 @@ impl Lab {
             mode: Mode::Auto,
             dirty: BTreeSet::new(),
             pod_work: BTreeMap::new(),
-            pods_with_volumes: BTreeSet::new(),
-            storage_work: Default::default(),
+            storage: Default::default(),
             conf_template: Arc::from(DEFAULT_CONFLIST),
             driver: crate::csi::Driver::default(),
-            mounts: Default::default(),
-            backoff: BTreeMap::new(),
-            failures: BTreeMap::new(),
             lessons: crate::lesson::Lessons::default(),
             journal: journal::Journal::new(journal::Start::Empty),
             faults: crate::faults::Faults::default(),
@@ -311,15 +315,25 @@ impl Lab {
                         true
                     }
                     Some(ControllerArg::Scheduler) => self.run_scheduler(),
-                    Some(ControllerArg::Provisioner) => self.run_provisioner(),
-                    Some(ControllerArg::Binder) => {
-                        let a = self.run_binder();
-                        self.run_pvc_protection() || a
+                    Some(ControllerArg::Provisioner) => {
+                        self.run_storage(|s, ctx| s.provisioner.reconcile(ctx))
                     }
-                    Some(ControllerArg::Attachdetach) => self.run_attach_detach(),
-                    Some(ControllerArg::Attacher) => self.run_attacher(),
-                    Some(ControllerArg::Resizer) => self.run_resizer(),
-                    Some(ControllerArg::Snapshotter) => self.run_snapshotter(),
+                    Some(ControllerArg::Binder) => self.run_storage(|s, ctx| {
+                        let a = s.binder.reconcile(ctx);
+                        s.protection.reconcile(ctx) || a
+                    }),
+                    Some(ControllerArg::Attachdetach) => {
+                        self.run_storage(|s, ctx| s.attach_detach.reconcile(ctx))
+                    }
+                    Some(ControllerArg::Attacher) => {
+                        self.run_storage(|s, ctx| s.attacher.reconcile(ctx))
+                    }
+                    Some(ControllerArg::Resizer) => {
+                        self.run_storage(|s, ctx| s.resizer.reconcile(ctx))
+                    }
+                    Some(ControllerArg::Snapshotter) => {
+                        self.run_storage(|s, ctx| s.snapshotter.reconcile(ctx))
+                    }
                     Some(ControllerArg::Kubelet) => self.run_kubelets_on(node.as_deref()),
                 };
                 let mut out = Outcome::empty();
@@ -440,37 +454,58 @@ impl Lab {
         self.dirty.extend(due);
     }
 
-    /// Whether a controller's work on an object waits for a retry time still ahead.
-    pub fn backing_off(&self, key: &str) -> bool {
-        self.backoff.get(key).is_some_and(|t| *t > self.clock)
+    /// What the sidecars learned of the driver's controller capabilities.
+    pub fn driver_caps(&self) -> crate::control::DriverCaps {
+        crate::control::DriverCaps {
+            single_node_multi_writer: self
+                .driver
+                .config
+                .controller_capabilities
+                .contains(&crate::csi::types::ControllerRpcType::SingleNodeMultiWriter),
+        }
     }
 
-    /// Note a failure: retry after the backoff, which doubles with each failure in a row
-    /// (the sidecars' workqueue rate limiter, see `storage::retry_delay`). The call log says
-    /// when the retry comes.
-    pub fn set_backoff(&mut self, key: String) {
-        let n = {
-            let n = self.failures.entry(key.clone()).or_insert(0);
-            *n += 1;
-            *n
-        };
-        let delay = crate::storage::retry_delay(n);
-        let at = self.clock.saturating_add(delay);
-        let (actor, object) = crate::storage::backoff_actor(&key);
-        self.log(
-            actor,
-            "backoff",
-            format!(
-                "{object}: failure {n} in a row, retry at t={at}s (`tick {delay}`; 1s doubling to 5m)"
-            ),
-        );
-        self.backoff.insert(key, at);
+    /// Run one storage controller (or all of them) once.
+    pub fn run_storage(
+        &mut self,
+        pick: impl FnOnce(&mut crate::storage::StorageControllers, &mut crate::control::Ctx<'_>) -> bool,
+    ) -> bool {
+        let mut ctx = ctx!(self);
+        pick(&mut self.storage, &mut ctx)
     }
 
-    /// Forget a failure after success.
-    pub fn clear_backoff(&mut self, key: &str) {
-        self.backoff.remove(key);
-        self.failures.remove(key);
+    /// Run every storage controller once; true when any of them changed something.
+    pub fn run_storage_controllers(&mut self) -> bool {
+        self.run_storage(|s, ctx| s.reconcile_all(ctx))
+    }
+
+    /// Call one CSI RPC as `caller` (the learner's `csi …` commands, kubelet), recorded on
+    /// the wire and in the call log (see `crate::control::csi_client`).
+    pub fn csi_call<Req, Resp>(
+        &mut self,
+        caller: &str,
+        node: Option<&str>,
+        rpc: &'static str,
+        req: Req,
+        call: impl FnOnce(&mut dyn crate::csi::CsiEndpoint, Req) -> Result<Resp, crate::csi::Status>,
+    ) -> Result<Resp, crate::csi::Status>
+    where
+        Req: crate::record::WireMessage + Clone + 'static,
+        Resp: crate::record::WireMessage + Clone + 'static,
+    {
+        ctx!(self).csi_call(caller, node, rpc, req, call)
+    }
+
+    /// Record a Kubernetes event on an object (`Kind/ns/name`), see `Ctx::event`.
+    pub fn event(
+        &mut self,
+        actor: &str,
+        reason: &'static str,
+        message: String,
+        object: String,
+        level: Level,
+    ) {
+        ctx!(self).event(actor, reason, message, object, level);
     }
 
     /// Record a call-log entry.

@@ -3,12 +3,12 @@
 
 use super::{Lab, LabError};
 use crate::cluster::Object;
+use crate::cluster::selector::LabelSelector;
 use crate::command::grammar::{FlowArgs, PolicyCmd, PolicyCreateArgs};
 use crate::net::policy::{
     IntOrString, NetworkPolicyEgressRule, NetworkPolicyIngressRule, NetworkPolicyPeer,
     NetworkPolicyPort, NetworkPolicySpec, Protocol,
 };
-use crate::cluster::selector::LabelSelector;
 use crate::net::{ClusterNet, Flow, NodeNet, PodNet, Policy};
 use crate::render::{Line, Outcome, Role, Table};
 use std::net::IpAddr;

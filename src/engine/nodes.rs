@@ -99,7 +99,11 @@ impl Lab {
             .insert(super::DEFAULT_CONF_NAME.to_string(), Arc::from(rendered));
         self.nodes
             .insert(name.to_string(), NodeRuntime::new(host, confdir));
-        self.register_csi_node(name, zone);
+        // The driver's DaemonSet starts its node plugin on the new node; the plugin
+        // registers with kubelet.
+        if self.driver.add_node_default(name, zone).is_ok() {
+            crate::storage::registration::register_csi_node(&mut super::ctx!(self), name);
+        }
 
         let mut out = Outcome::empty();
         out.line(

@@ -105,7 +105,8 @@ impl Lab {
         // The scheduler (run in the reconcile after this command) places it.
         self.dirty.insert((a.ns.clone(), a.name.clone()));
         if !a.pvcs.is_empty() {
-            self.pods_with_volumes
+            self.cluster
+                .pods_with_volumes
                 .insert((a.ns.clone(), a.name.clone()));
         }
         let mut out = Outcome::empty();

@@ -547,7 +547,7 @@ impl Lab {
                 "dirty": self.dirty.iter().map(key_name).collect::<Vec<_>>(),
                 "work": work,
             },
-            "backoff": self.backoff,
+            "backoff": self.storage.retry_times(),
             "logs": {
                 "calls": self.calls.len(),
                 "callsNextSeq": self.calls.next_seq(),

@@ -5,8 +5,9 @@
 //! Until then the pod stays Pending with a FailedScheduling event, and nothing is attached.
 
 use super::Lab;
-use crate::record::Level;
 use crate::cluster::{Condition, Object, PodSpec};
+use crate::record::Level;
+use crate::storage::SELECTED_NODE;
 
 /// Whether the scheduler has placed the pod (`PodScheduled=True`).
 pub fn is_scheduled(pod: &Object<PodSpec>) -> bool {
@@ -17,6 +18,59 @@ pub fn is_scheduled(pod: &Object<PodSpec>) -> bool {
 }
 
 impl Lab {
+    /// The scheduler's volume binding for WaitForFirstConsumer: a pending claim used by a
+    /// pod gets `volume.kubernetes.io/selected-node` = the pod's node.
+    pub fn schedule_wffc_claims(&mut self) -> bool {
+        let mut work = Vec::new();
+        // Only pods the kubelets still have work for can be waiting on a claim.
+        for pod in self.dirty.iter().filter_map(|k| self.cluster.pods.get(k)) {
+            if pod.metadata.deletion_tick.is_some() || pod.spec.volumes.is_empty() {
+                continue;
+            }
+            for v in &pod.spec.volumes {
+                let key = (
+                    pod.metadata.namespace.clone(),
+                    v.persistent_volume_claim.claim_name.clone(),
+                );
+                let Some(pvc) = self.cluster.pvcs.get(&key) else {
+                    continue;
+                };
+                let wffc = crate::storage::listers::class_of(&self.cluster, pvc)
+                    .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
+                if wffc
+                    && pvc.spec.volume_name.is_empty()
+                    && !pvc.metadata.annotations.contains_key(SELECTED_NODE)
+                {
+                    work.push((key, pod.spec.node_name.clone(), pod.key()));
+                }
+            }
+        }
+        let mut changed = false;
+        for ((ns, name), node, pod) in work {
+            let Ok(cur) = self.cluster.pvcs().get(&ns, &name).cloned() else {
+                continue;
+            };
+            if cur.metadata.annotations.contains_key(SELECTED_NODE) {
+                continue;
+            }
+            let mut pvc = cur.clone();
+            pvc.metadata
+                .annotations
+                .insert(SELECTED_NODE.into(), node.clone());
+            if self.cluster.pvcs().update(pvc).is_ok() {
+                changed = true;
+                self.log(
+                    "default-scheduler",
+                    "bind volumes",
+                    format!(
+                        "pod {pod} → {node}: claim {ns}/{name} (WaitForFirstConsumer) gets {SELECTED_NODE}={node}"
+                    ),
+                );
+            }
+        }
+        changed
+    }
+
     /// One pass of the scheduler: place pending pods, then WaitForFirstConsumer binding.
     pub fn run_scheduler(&mut self) -> bool {
         // Every pod not yet running is in the kubelets' work set (`dirty`), unscheduled ones
@@ -105,8 +159,7 @@ impl Lab {
             let Some(pvc) = self.cluster.pvcs.get(&(ns.clone(), claim.clone())).cloned() else {
                 continue;
             };
-            let wffc = self
-                .class_of(&pvc)
+            let wffc = crate::storage::listers::class_of(&self.cluster, &pvc)
                 .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
             if wffc
                 && pvc.spec.volume_name.is_empty()
@@ -153,8 +206,7 @@ impl Lab {
                     "0/{n} nodes are available: persistentvolumeclaim \"{claim}\" is being deleted. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
                 ));
             }
-            let wffc = self
-                .class_of(pvc)
+            let wffc = crate::storage::listers::class_of(&self.cluster, pvc)
                 .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
             if pvc.spec.volume_name.is_empty() && wffc {
                 if let Some(selected) = pvc.metadata.annotations.get(crate::storage::SELECTED_NODE)
@@ -172,7 +224,7 @@ impl Lab {
                     "0/{n} nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
                 ));
             }
-            if let Some(pv) = self.pv_for_claim(ns, claim) {
+            if let Some(pv) = crate::storage::listers::pv_for_claim(&self.cluster, ns, claim) {
                 if let Some(affinity) = &pv.spec.node_affinity {
                     let labels = self
                         .cluster

@@ -1,7 +1,6 @@
 //! `sc`, `pvc` and `snapshot`: the API side of storage. The controllers in
 //! `crate::storage` and the kubelets do the rest.
 
-use super::quantity::{format_bytes, parse_bytes};
 use super::validate;
 use super::{Lab, LabError};
 use crate::cluster::{
@@ -9,9 +8,11 @@ use crate::cluster::{
     TopologySelectorTerm, TypedLocalObjectReference, VolumeSnapshotSource, VolumeSnapshotSpec,
 };
 use crate::command::grammar::{PvcCmd, PvcCreateArgs, ScCmd, SnapshotCmd};
+use crate::control::Component;
 use crate::csi::K8sAccessMode;
 use crate::render::{Line, Outcome, Role, Table};
 use crate::storage::{DEFAULT_CLASS, DRIVER, PVC_PROTECTION, SNAPSHOT_CLASS, STORAGE_PROVISIONER};
+use crate::util::quantity::{format_bytes, parse_bytes};
 use std::collections::BTreeMap;
 
 fn created(what: String) -> Outcome {
@@ -186,8 +187,10 @@ impl Lab {
                 let mut passes = 0;
                 while changed && passes < super::MAX_PASSES {
                     changed = self.schedule_wffc_claims();
-                    changed |= self.run_provisioner();
-                    changed |= self.run_binder();
+                    changed |= self.run_storage(|s, ctx| {
+                        let a = s.provisioner.reconcile(ctx);
+                        s.binder.reconcile(ctx) || a
+                    });
                     passes += 1;
                 }
                 let pvc = self.cluster.pvcs().get(&ns, &name)?.clone();
@@ -330,8 +333,7 @@ impl Lab {
     fn pvc_expand(&mut self, ns: &str, name: &str, size: &str) -> Result<Outcome, LabError> {
         let want = parse_bytes(size).map_err(LabError::msg)?;
         let pvc = self.cluster.pvcs().get(ns, name)?.clone();
-        let allowed = self
-            .class_of(&pvc)
+        let allowed = crate::storage::listers::class_of(&self.cluster, &pvc)
             .is_some_and(|c| c.spec.allow_volume_expansion);
         if !allowed {
             return Err(LabError::msg(format!(

@@ -1,14 +1,14 @@
 //! Read-only views: `show …`, `get`, `describe`, and the short lines the call log prints.
 //! The dashboard reads the same functions.
 
-use crate::record::{CallEvent, Level};
 use super::pods::pod_status_text;
 use super::{Lab, LabError};
-use crate::cni::plugin::PluginOutput;
+
 use crate::cni::runtime::WireCall;
 use crate::cni::types::to_go_json;
 use crate::command::grammar::{DescribeArgs, GetArgs, OutputFormat, ShowCmd};
 use crate::record::wire::{CsiCall, WireRecord};
+use crate::record::{CallEvent, Level};
 use crate::render::{Line, Outcome, Role, Table};
 use serde::Serialize;
 
@@ -36,49 +36,6 @@ fn padded(prefix: &str, text: &str, width: usize) -> String {
     s.extend(std::iter::repeat_n(' ', fill));
     s.push(' ');
     s
-}
-
-/// One line saying what a plugin execution did.
-pub fn wire_summary(c: &WireCall) -> String {
-    match &c.reply {
-        Err(e) => format!("error code {}: {e}", e.code),
-        Ok(PluginOutput::Empty) => "ok".into(),
-        Ok(PluginOutput::Versions(v)) => serde_json::to_string(v).unwrap_or_default(),
-        Ok(PluginOutput::Result(r)) => {
-            let same = c
-                .stdin
-                .prev_result
-                .as_ref()
-                .is_some_and(|p| std::sync::Arc::ptr_eq(p, r) || p.as_ref() == r.as_ref());
-            if same {
-                return "result = prevResult (passed through)".into();
-            }
-            let mut s = String::with_capacity(96);
-            for (n, i) in r.interfaces.iter().enumerate() {
-                if n > 0 {
-                    s.push_str(" ↔ ");
-                }
-                s.push_str(&i.name);
-                if !i.sandbox.is_empty() {
-                    s.push_str(" (in pod)");
-                }
-            }
-            if !r.interfaces.is_empty() {
-                s.push_str(" · ");
-            }
-            for (n, ip) in r.ips.iter().enumerate() {
-                if n > 0 {
-                    s.push_str(", ");
-                }
-                s.push_str(&ip.address);
-                if !ip.gateway.is_empty() {
-                    s.push_str(" gw ");
-                    s.push_str(&ip.gateway);
-                }
-            }
-            s
-        }
-    }
 }
 
 fn json_block<T: Serialize + ?Sized>(out: &mut Outcome, v: &T) {
@@ -1090,7 +1047,7 @@ fn wire_row(seq: u64, rec: &WireRecord) -> Vec<String> {
             c.env.cmd().as_str().to_string(),
             short_id(&c.env.container_id).to_string(),
             format!("exit {}", c.exit_code()),
-            wire_summary(c),
+            crate::record::wire::cni_summary(c),
         ],
         WireRecord::Csi(c) => vec![
             seq.to_string(),
@@ -1100,69 +1057,13 @@ fn wire_row(seq: u64, rec: &WireRecord) -> Vec<String> {
                 c.service.grpc_name().trim_start_matches("csi.v1.")
             ),
             c.rpc.to_string(),
-            csi_subject(c),
+            c.subject(),
             match &c.reply {
                 Ok(_) => "OK".into(),
                 Err(s) => s.code.name().to_string(),
             },
-            csi_summary(c),
+            c.summary(),
         ],
-    }
-}
-
-/// The volume or snapshot a CSI call is about.
-pub fn csi_subject(c: &CsiCall) -> String {
-    let req = c.request.to_json();
-    for key in ["volume_id", "name", "snapshot_id", "source_volume_id"] {
-        if let Some(v) = req.get(key).and_then(|v| v.as_str()) {
-            return v.to_string();
-        }
-    }
-    "-".into()
-}
-
-/// One line saying how a CSI call went.
-pub fn csi_summary(c: &CsiCall) -> String {
-    match &c.reply {
-        Err(s) => format!("{} ({}): {}", s.code.name(), s.code.number(), s.message),
-        Ok(resp) => {
-            let v = resp.to_json();
-            if let Some(id) = v.pointer("/volume/volume_id").and_then(|v| v.as_str()) {
-                let size = v
-                    .pointer("/volume/capacity_bytes")
-                    .and_then(|v| v.as_str())
-                    .and_then(|s| s.parse::<i64>().ok())
-                    .map(crate::engine::quantity::format_bytes)
-                    .unwrap_or_default();
-                format!("volume {id} {size}")
-            } else if let Some(id) = v.pointer("/snapshot/snapshot_id").and_then(|v| v.as_str()) {
-                format!("snapshot {id}")
-            } else if let Some(bytes) = v
-                .get("capacity_bytes")
-                .and_then(|v| v.as_str())
-                .and_then(|s| s.parse::<i64>().ok())
-            {
-                let node =
-                    if v.get("node_expansion_required").and_then(|b| b.as_bool()) == Some(true) {
-                        ", node_expansion_required"
-                    } else {
-                        ""
-                    };
-                format!(
-                    "capacity {}{node}",
-                    crate::engine::quantity::format_bytes(bytes)
-                )
-            } else if v.as_object().is_some_and(|m| m.is_empty()) {
-                "OK".into()
-            } else {
-                let text = serde_json::to_string(&v).unwrap_or_default();
-                if text.chars().count() > 60 {
-                    format!("{}…", text.chars().take(60).collect::<String>())
-                } else {
-                    text
-                }
-            }
-        }
     }
 }
 

@@ -10,8 +10,8 @@ pub mod sandbox;
 pub mod volumes;
 
 use crate::cluster::{ApiError, Condition, Object, PodIp, PodSpec, PodStatus, Text};
-use crate::record::{CallEvent, Level};
 use crate::engine::{Lab, PodWork, SYNC_BACKOFF};
+use crate::record::{CallEvent, Level};
 
 /// How many times a status write is retried on Conflict.
 pub const STATUS_RETRIES: u32 = 5;
@@ -270,7 +270,7 @@ impl Lab {
             return true;
         }
         if self.cluster.pods().delete(&key.0, &key.1).is_ok() {
-            self.pods_with_volumes.remove(key);
+            self.cluster.pods_with_volumes.remove(key);
             self.pod_work.remove(key);
             self.log("apiserver", "delete", format!("pod/{} removed", pod.name()));
         }

@@ -8,7 +8,6 @@ use crate::cni::host::Netns;
 use crate::cni::runtime::{Invoker, RuntimeConf};
 use crate::engine::Lab;
 use crate::engine::node::Sandbox;
-use crate::engine::views;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -158,8 +157,7 @@ impl Lab {
                 let mut record = |c| {
                     wire.push(crate::record::wire::WireRecord::Cni(c));
                 };
-                let mut scope =
-                    crate::faults::FaultScope::new(&mut self.faults, &node_name);
+                let mut scope = crate::faults::FaultScope::new(&mut self.faults, &node_name);
                 let mut inv = Invoker {
                     registry: &registry,
                     host: &mut node.host,
@@ -197,8 +195,8 @@ impl Lab {
 
     /// One call-log line per plugin execution in the wire range.
     pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
-        use crate::record::{CallEvent, Level};
         use crate::record::wire::WireRecord;
+        use crate::record::{CallEvent, Level};
         let tick = self.clock;
         for seq in first..last {
             let Some(WireRecord::Cni(c)) = self.wire.get(seq) else {
@@ -212,7 +210,7 @@ impl Lab {
             let detail = format!(
                 "{} #{seq}: {}",
                 c.env.cmd().as_str(),
-                views::wire_summary(c)
+                crate::record::wire::cni_summary(c)
             );
             let level = if c.reply.is_err() {
                 Level::Warning

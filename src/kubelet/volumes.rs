@@ -12,57 +12,13 @@ use crate::csi::types::{
     NodeStageVolumeRequest, NodeUnpublishVolumeRequest, NodeUnstageVolumeRequest,
 };
 use crate::engine::Lab;
-use crate::engine::quantity::parse_bytes;
 use crate::storage::resizer::FS_RESIZE_PENDING;
 use crate::storage::{DRIVER, volume_capability};
+use crate::util::quantity::parse_bytes;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 
-/// What every kubelet has mounted.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Mounts {
-    /// Staged volumes: (node, PV name) → staging path.
-    pub staged: BTreeMap<(String, String), String>,
-    /// Published volumes: (node, pod key, PV name) → target path.
-    pub published: BTreeMap<(String, String, String), String>,
-}
-
-impl Mounts {
-    /// Whether a pod on a node has a PV published.
-    pub fn pod_uses(&self, node: &str, pod: &str, pv: &str) -> bool {
-        self.published
-            .contains_key(&(node.to_string(), pod.to_string(), pv.to_string()))
-    }
-
-    /// Whether a node has a PV staged or published for any pod (`volumesInUse`).
-    pub fn volume_in_use(&self, node: &str, pv: &str) -> bool {
-        self.staged
-            .contains_key(&(node.to_string(), pv.to_string()))
-            || self.published_on(node, pv)
-    }
-
-    /// Whether a node has a PV published for any pod.
-    pub fn published_on(&self, node: &str, pv: &str) -> bool {
-        self.published_keys(node).any(|(_, _, p)| p == pv)
-    }
-
-    /// The published entries of one node, in order (a range of the map, not a scan).
-    pub fn published_keys<'a>(
-        &'a self,
-        node: &'a str,
-    ) -> impl Iterator<Item = &'a (String, String, String)> + 'a {
-        self.published
-            .range(
-                (
-                    node.to_string(),
-                    crate::cluster::no_namespace(),
-                    crate::cluster::no_namespace(),
-                )..,
-            )
-            .map(|(k, _)| k)
-            .take_while(move |(n, _, _)| n == node)
-    }
-}
+pub use crate::cluster::reports::Mounts;
 
 /// The global mount path of a volume on a node.
 pub fn staging_path(volume_handle: &str) -> String {
@@ -124,7 +80,8 @@ impl Lab {
                     ),
                 ));
             };
-            let Some(pv) = self.pv_for_claim(ns, claim).cloned() else {
+            let Some(pv) = crate::storage::listers::pv_for_claim(&self.cluster, ns, claim).cloned()
+            else {
                 let _ = pvc;
                 return Err(MountWait::Waiting(
                     "FailedMount",
@@ -137,7 +94,7 @@ impl Lab {
             if let Some(reason) = self.node_affinity_conflict(&pv, &node) {
                 return Err(MountWait::Waiting("FailedScheduling", reason));
             }
-            if self.attach_required() {
+            if crate::storage::listers::attach_required(&self.cluster) {
                 let va = crate::storage::attach_detach::attachment_name(
                     &pv.spec.csi.volume_handle,
                     DRIVER,
@@ -211,10 +168,10 @@ impl Lab {
             &pv.spec.access_modes,
             &pv.spec.volume_mode,
             &pv.spec.csi.fs_type,
-            self.driver_snmw(),
+            self.driver_caps().single_node_multi_writer,
         )
         .map_err(MountWait::Failed)?;
-        let publish_context = if self.attach_required() {
+        let publish_context = if crate::storage::listers::attach_required(&self.cluster) {
             let va = crate::storage::attach_detach::attachment_name(&handle, DRIVER, &node);
             self.cluster
                 .volume_attachments
@@ -232,6 +189,7 @@ impl Lab {
         };
         if self.driver_stages()
             && !self
+                .cluster
                 .mounts
                 .staged
                 .contains_key(&(node.clone(), pv_name.clone()))
@@ -246,7 +204,7 @@ impl Lab {
             };
             let n = node.clone();
             self.csi_call(actor, Some(&node), "NodeStageVolume", req, |d, r| {
-                d.node(&n)?.node_stage_volume(r)
+                d.node_stage_volume(&n, r)
             })
             .map_err(|s| {
                 MountWait::Failed(format!(
@@ -254,17 +212,19 @@ impl Lab {
                     s.go_error_string()
                 ))
             })?;
-            if self.crash_at(
-                Some(&node),
-                crate::faults::CrashPoint::KubeletAfterStage,
-            ) {
+            if self
+                .faults
+                .take_crash(Some(&node), crate::faults::CrashPoint::KubeletAfterStage)
+                .is_some()
+            {
                 let what = format!(
                     "after NodeStageVolume of {pv_name} returned, before NodePublishVolume"
                 );
                 self.kubelet_crashed(&node, pod, &what);
                 return Err(MountWait::Crashed);
             }
-            self.mounts
+            self.cluster
+                .mounts
                 .staged
                 .insert((node.clone(), pv_name.clone()), stage_path.clone());
             changed = true;
@@ -275,7 +235,7 @@ impl Lab {
         } else {
             target_path(&pod.metadata.uid, &pv_name)
         };
-        if !self.mounts.published.contains_key(&key) {
+        if !self.cluster.mounts.published.contains_key(&key) {
             let mut volume_context = pv.spec.csi.volume_attributes.clone();
             let pod_info = self
                 .cluster
@@ -310,7 +270,7 @@ impl Lab {
             };
             let n = node.clone();
             self.csi_call(actor, Some(&node), "NodePublishVolume", req, |d, r| {
-                d.node(&n)?.node_publish_volume(r)
+                d.node_publish_volume(&n, r)
             })
             .map_err(|s| {
                 MountWait::Failed(format!(
@@ -318,7 +278,7 @@ impl Lab {
                     s.go_error_string()
                 ))
             })?;
-            self.mounts.published.insert(key, target.clone());
+            self.cluster.mounts.published.insert(key, target.clone());
             changed = true;
         }
         changed |= self.node_expand_if_pending(pod, pv, &target, &stage_path, cap, actor)?;
@@ -373,7 +333,7 @@ impl Lab {
         };
         let n = node.clone();
         self.csi_call(actor, Some(&node), "NodeExpandVolume", req, |d, r| {
-            d.node(&n)?.node_expand_volume(r)
+            d.node_expand_volume(&n, r)
         })
         .map_err(|s| {
             MountWait::Failed(format!(
@@ -417,6 +377,7 @@ impl Lab {
         let actor = format!("kubelet({node})");
         let pod_key = pod.key();
         let published: Vec<((String, String, String), String)> = self
+            .cluster
             .mounts
             .published
             .iter()
@@ -433,7 +394,7 @@ impl Lab {
             };
             let n = node.clone();
             self.csi_call(&actor, Some(&node), "NodeUnpublishVolume", req, |d, r| {
-                d.node(&n)?.node_unpublish_volume(r)
+                d.node_unpublish_volume(&n, r)
             })
             .map_err(|s| {
                 format!(
@@ -441,17 +402,18 @@ impl Lab {
                     s.go_error_string()
                 )
             })?;
-            self.mounts.published.remove(&key);
+            self.cluster.mounts.published.remove(&key);
         }
         // Then unstage what this pod used and no pod on the node still publishes. Done
         // after every unpublish (not inside that loop) so a failed NodeUnstage is retried
         // on the next sync, as the volume manager's reconciler keeps retrying.
         for pv_name in pod_pvs {
-            let still_used = self.mounts.published_on(&node, &pv_name);
+            let still_used = self.cluster.mounts.published_on(&node, &pv_name);
             if still_used {
                 continue;
             }
             let Some(path) = self
+                .cluster
                 .mounts
                 .staged
                 .get(&(node.clone(), pv_name.clone()))
@@ -465,7 +427,7 @@ impl Lab {
             };
             let n = node.clone();
             self.csi_call(&actor, Some(&node), "NodeUnstageVolume", req, |d, r| {
-                d.node(&n)?.node_unstage_volume(r)
+                d.node_unstage_volume(&n, r)
             })
             .map_err(|s| {
                 format!(
@@ -473,7 +435,7 @@ impl Lab {
                     s.go_error_string()
                 )
             })?;
-            self.mounts.staged.remove(&(node.clone(), pv_name));
+            self.cluster.mounts.staged.remove(&(node.clone(), pv_name));
         }
         Ok(())
     }
@@ -485,8 +447,7 @@ impl Lab {
         let mut out = Vec::new();
         for v in &pod.spec.volumes {
             let claim = &v.persistent_volume_claim.claim_name;
-            let pv = self
-                .pv_for_claim(ns, claim)
+            let pv = crate::storage::listers::pv_for_claim(&self.cluster, ns, claim)
                 .map(|p| p.name().to_string())
                 .or_else(|| {
                     self.cluster
@@ -508,7 +469,7 @@ impl Lab {
         }
         // Published entries of this pod name their PVs too (a claim may be gone entirely).
         let pod_key = pod.key();
-        for (_, p, pv) in self.mounts.published_keys(&pod.spec.node_name) {
+        for (_, p, pv) in self.cluster.mounts.published_keys(&pod.spec.node_name) {
             if *p == pod_key && !out.contains(pv) {
                 out.push(pv.clone());
             }

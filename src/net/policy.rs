@@ -20,11 +20,11 @@
 //!   (`spec.containers[].ports[].name`); against a node or an external IP they match nothing.
 
 use super::NetError;
+use super::view::{ClusterNet, Endpoint, PodNet, Policy, Resolved};
 pub use crate::cluster::policy::{
     IntOrString, IpBlock, NetworkPolicyEgressRule, NetworkPolicyIngressRule, NetworkPolicyPeer,
     NetworkPolicyPort, NetworkPolicySpec, Protocol,
 };
-use super::view::{ClusterNet, Endpoint, PodNet, Policy, Resolved};
 use std::fmt;
 use std::net::IpAddr;
 

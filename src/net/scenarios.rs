@@ -4,9 +4,9 @@ use super::policy::{
     IntOrString, IpBlock, NetworkPolicyEgressRule, NetworkPolicyIngressRule, NetworkPolicyPeer,
     NetworkPolicyPort, NetworkPolicySpec,
 };
-use crate::cluster::selector::{LabelSelector, LabelSelectorRequirement};
 use super::trace::{HopKind, Outcome};
 use super::*;
+use crate::cluster::selector::{LabelSelector, LabelSelectorRequirement};
 use std::net::IpAddr;
 
 fn ip(s: &str) -> IpAddr {

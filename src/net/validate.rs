@@ -543,8 +543,8 @@ pub fn go_quote(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::policy::{IpBlock, NetworkPolicyIngressRule};
     use crate::cluster::selector::LabelSelectorRequirement;
+    use crate::net::policy::{IpBlock, NetworkPolicyIngressRule};
 
     fn spec_json(json: &str) -> NetworkPolicySpec {
         serde_json::from_str(json).unwrap()

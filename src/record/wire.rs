@@ -94,3 +94,110 @@ impl WireRecord {
         }
     }
 }
+
+impl CsiCall {
+    /// The volume or snapshot a CSI call is about.
+    pub fn subject(&self) -> String {
+        let c = self;
+        let req = c.request.to_json();
+        for key in ["volume_id", "name", "snapshot_id", "source_volume_id"] {
+            if let Some(v) = req.get(key).and_then(|v| v.as_str()) {
+                return v.to_string();
+            }
+        }
+        "-".into()
+    }
+
+    /// One line saying how a CSI call went.
+    pub fn summary(&self) -> String {
+        let c = self;
+        match &c.reply {
+            Err(s) => format!("{} ({}): {}", s.code.name(), s.code.number(), s.message),
+            Ok(resp) => {
+                let v = resp.to_json();
+                if let Some(id) = v.pointer("/volume/volume_id").and_then(|v| v.as_str()) {
+                    let size = v
+                        .pointer("/volume/capacity_bytes")
+                        .and_then(|v| v.as_str())
+                        .and_then(|s| s.parse::<i64>().ok())
+                        .map(crate::util::quantity::format_bytes)
+                        .unwrap_or_default();
+                    format!("volume {id} {size}")
+                } else if let Some(id) = v.pointer("/snapshot/snapshot_id").and_then(|v| v.as_str())
+                {
+                    format!("snapshot {id}")
+                } else if let Some(bytes) = v
+                    .get("capacity_bytes")
+                    .and_then(|v| v.as_str())
+                    .and_then(|s| s.parse::<i64>().ok())
+                {
+                    let node = if v.get("node_expansion_required").and_then(|b| b.as_bool())
+                        == Some(true)
+                    {
+                        ", node_expansion_required"
+                    } else {
+                        ""
+                    };
+                    format!(
+                        "capacity {}{node}",
+                        crate::util::quantity::format_bytes(bytes)
+                    )
+                } else if v.as_object().is_some_and(|m| m.is_empty()) {
+                    "OK".into()
+                } else {
+                    let text = serde_json::to_string(&v).unwrap_or_default();
+                    if text.chars().count() > 60 {
+                        format!("{}…", text.chars().take(60).collect::<String>())
+                    } else {
+                        text
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One line saying what a plugin execution did.
+pub fn cni_summary(c: &WireCall) -> String {
+    match &c.reply {
+        Err(e) => format!("error code {}: {e}", e.code),
+        Ok(crate::cni::plugin::PluginOutput::Empty) => "ok".into(),
+        Ok(crate::cni::plugin::PluginOutput::Versions(v)) => {
+            serde_json::to_string(v).unwrap_or_default()
+        }
+        Ok(crate::cni::plugin::PluginOutput::Result(r)) => {
+            let same = c
+                .stdin
+                .prev_result
+                .as_ref()
+                .is_some_and(|p| std::sync::Arc::ptr_eq(p, r) || p.as_ref() == r.as_ref());
+            if same {
+                return "result = prevResult (passed through)".into();
+            }
+            let mut s = String::with_capacity(96);
+            for (n, i) in r.interfaces.iter().enumerate() {
+                if n > 0 {
+                    s.push_str(" ↔ ");
+                }
+                s.push_str(&i.name);
+                if !i.sandbox.is_empty() {
+                    s.push_str(" (in pod)");
+                }
+            }
+            if !r.interfaces.is_empty() {
+                s.push_str(" · ");
+            }
+            for (n, ip) in r.ips.iter().enumerate() {
+                if n > 0 {
+                    s.push_str(", ");
+                }
+                s.push_str(&ip.address);
+                if !ip.gateway.is_empty() {
+                    s.push_str(" gw ");
+                    s.push_str(&ip.gateway);
+                }
+            }
+            s
+        }
+    }
+}

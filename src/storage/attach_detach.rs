@@ -6,7 +6,7 @@
 use super::attach_wants::{Key, PodWants, Want, Wants, wanted};
 use super::{DRIVER, multi_attach_allowed};
 use crate::cluster::{Object, VaSource, VaSpec};
-use crate::engine::Lab;
+use crate::control::{Component, Ctx};
 use crate::record::Level;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
@@ -17,37 +17,32 @@ pub fn attachment_name(volume_handle: &str, driver: &str, node: &str) -> String 
     format!("csi-{}", crate::util::hash::to_hex(&digest))
 }
 
-impl Lab {
-    /// Whether the CSIDriver object asks for attach (absent object: attach required).
-    pub fn attach_required(&self) -> bool {
-        self.cluster
-            .csi_drivers
-            .get(&(crate::cluster::no_namespace(), DRIVER.to_string()))
-            .is_none_or(|d| d.spec.attach_required)
+/// kube-controller-manager's attach/detach controller: a VolumeAttachment for every (PV, node) a scheduled pod needs, Multi-Attach errors, detach once kubelet unmounted.
+#[derive(Debug, Clone, Default)]
+pub struct AttachDetach {
+    /// Its desired state of the world, kept from the watch log.
+    pub wants: super::attach_wants::AttachWants,
+}
+
+impl Component for AttachDetach {
+    fn name(&self) -> &'static str {
+        "attachdetach-controller"
     }
 
-    /// The PV a pod's claim is bound to, if any.
-    pub fn pv_for_claim(&self, ns: &str, claim: &str) -> Option<&Object<crate::cluster::PvSpec>> {
-        let pvc = self
-            .cluster
-            .pvcs
-            .get(&(ns.to_string(), claim.to_string()))?;
-        if pvc.spec.volume_name.is_empty() {
-            return None;
-        }
-        self.cluster
-            .pvs
-            .get(&(crate::cluster::no_namespace(), pvc.spec.volume_name.clone()))
+    fn reconcile(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        self.pass(ctx)
     }
+}
 
+impl AttachDetach {
     /// What one pod wants attached: for every claim it names that is bound to a PV of this
     /// driver, (PV, node), once the pod is scheduled; a terminating pod keeps only the
     /// volumes kubelet still has mounted for it. `None` for a pod that is gone.
-    fn pod_wants(&self, key: &Key) -> Option<PodWants> {
-        if !self.pods_with_volumes.contains(key) {
+    fn pod_wants(&self, ctx: &Ctx<'_>, key: &Key) -> Option<PodWants> {
+        if !ctx.api.pods_with_volumes.contains(key) {
             return None;
         }
-        let pod = self.cluster.pods.get(key)?;
+        let pod = ctx.api.pods.get(key)?;
         let ns = &pod.metadata.namespace;
         let mut out = PodWants {
             claims: pod
@@ -63,14 +58,17 @@ impl Lab {
             return Some(out);
         }
         for v in &pod.spec.volumes {
-            let Some(pv) = self.pv_for_claim(ns, &v.persistent_volume_claim.claim_name) else {
+            let Some(pv) =
+                super::listers::pv_for_claim(ctx.api, ns, &v.persistent_volume_claim.claim_name)
+            else {
                 continue;
             };
             if pv.spec.csi.driver != DRIVER {
                 continue;
             }
             if out.terminating
-                && !self
+                && !ctx
+                    .api
                     .mounts
                     .pod_uses(&pod.spec.node_name, &pod.key(), pv.name())
             {
@@ -89,35 +87,35 @@ impl Lab {
     /// The desired state rebuilt from every pod that uses a claim (what the kept state
     /// must equal; debug builds check it on every pass).
     #[cfg(debug_assertions)]
-    fn all_wants(&self) -> Wants {
+    fn all_wants(&self, ctx: &Ctx<'_>) -> Wants {
         let mut fresh = super::attach_wants::AttachWants::default();
         fresh.refresh(
             &crate::cluster::Revisions::default(),
-            &self.pods_with_volumes,
-            &self.cluster.volume_attachments,
-            |k| self.pod_wants(k),
+            &ctx.api.pods_with_volumes,
+            &ctx.api.volume_attachments,
+            |k| self.pod_wants(ctx, k),
         );
         fresh.wants
     }
 
     /// One pass of the attach/detach controller.
-    pub fn run_attach_detach(&mut self) -> bool {
-        if !self.attach_required() {
+    pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        if !super::listers::attach_required(ctx.api) {
             return false;
         }
         // Desired state: (pv, node) for every pod in the API that uses a bound claim and
         // is not yet torn down (a terminating pod keeps its volumes until kubelet
         // unmounts); kept up to date from the watch log rather than rebuilt.
-        let mut state = std::mem::take(&mut self.storage_work.attach_detach);
+        let mut state = std::mem::take(&mut self.wants);
         state.refresh(
-            &self.cluster.revs,
-            &self.pods_with_volumes,
-            &self.cluster.volume_attachments,
-            |k| self.pod_wants(k),
+            &ctx.api.revs,
+            &ctx.api.pods_with_volumes,
+            &ctx.api.volume_attachments,
+            |k| self.pod_wants(ctx, k),
         );
         #[cfg(debug_assertions)]
         {
-            let all = self.all_wants();
+            let all = self.all_wants(ctx);
             assert_eq!(
                 super::attach_wants::want_keys(&state.wants),
                 super::attach_wants::want_keys(&all),
@@ -125,8 +123,8 @@ impl Lab {
             );
             for w in all.values().flat_map(BTreeMap::values) {
                 let name = attachment_name(&w.handle, DRIVER, &w.node);
-                let has_va = self
-                    .cluster
+                let has_va = ctx
+                    .api
                     .volume_attachments
                     .contains_key(&(crate::cluster::no_namespace(), name));
                 assert!(
@@ -136,7 +134,7 @@ impl Lab {
                     w.node
                 );
             }
-            for va in self.cluster.volume_attachments.values() {
+            for va in ctx.api.volume_attachments.values() {
                 let candidate = va.metadata.deletion_tick.is_none()
                     && !wanted(
                         &state.wants,
@@ -163,8 +161,8 @@ impl Lab {
                 continue;
             };
             let name = attachment_name(&w.handle, DRIVER, &w.node);
-            if self
-                .cluster
+            if ctx
+                .api
                 .volume_attachments
                 .contains_key(&(crate::cluster::no_namespace(), name.clone()))
             {
@@ -172,8 +170,8 @@ impl Lab {
                 continue;
             }
             if !w.multi {
-                let elsewhere: BTreeSet<String> = self
-                    .cluster
+                let elsewhere: BTreeSet<String> = ctx
+                    .api
                     .volume_attachments
                     .values()
                     .filter(|va| {
@@ -183,7 +181,7 @@ impl Lab {
                     .collect();
                 if !elsewhere.is_empty() {
                     // Stays queued: tried (and reported) again on the next pass.
-                    self.multi_attach_error(w, &elsewhere, &state.wants);
+                    self.multi_attach_error(ctx, w, &elsewhere, &state.wants);
                     continue;
                 }
             }
@@ -198,10 +196,10 @@ impl Lab {
                     node_name: w.node.clone(),
                 },
             );
-            let clock = self.clock;
-            if self.cluster.volume_attachments().create(va, clock).is_ok() {
+            let clock = ctx.clock;
+            if ctx.api.volume_attachments().create(va, clock).is_ok() {
                 changed = true;
-                self.log(
+                ctx.log(
                     "attachdetach-controller",
                     "attach",
                     format!(
@@ -217,8 +215,8 @@ impl Lab {
         // Detach what no pod wants and no kubelet has mounted (in name order).
         let queued: Vec<String> = state.to_detach.iter().cloned().collect();
         for name in queued {
-            let target = self
-                .cluster
+            let target = ctx
+                .api
                 .volume_attachments
                 .get(&(crate::cluster::no_namespace(), name.clone()))
                 .filter(|va| va.metadata.deletion_tick.is_none())
@@ -236,20 +234,20 @@ impl Lab {
                 state.to_detach.remove(&name);
                 continue;
             }
-            if self.mounts.volume_in_use(&node, &pv) {
+            if ctx.api.mounts.volume_in_use(&node, &pv) {
                 // Stays queued: kubelet's mounts are looked at again on the next pass.
                 continue;
             }
-            let clock = self.clock;
-            if self
-                .cluster
+            let clock = ctx.clock;
+            if ctx
+                .api
                 .volume_attachments()
                 .request_delete("", &name, clock)
                 .is_ok()
             {
                 changed = true;
                 state.to_detach.remove(&name);
-                self.log(
+                ctx.log(
                     "attachdetach-controller",
                     "detach",
                     format!(
@@ -259,11 +257,17 @@ impl Lab {
                 );
             }
         }
-        self.storage_work.attach_detach = state;
+        self.wants = state;
         changed
     }
 
-    fn multi_attach_error(&mut self, w: &Want, elsewhere: &BTreeSet<String>, wants: &Wants) {
+    fn multi_attach_error(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        w: &Want,
+        elsewhere: &BTreeSet<String>,
+        wants: &Wants,
+    ) {
         // The pods that use the volume on the other nodes (reportMultiAttachError).
         let others: Vec<&Key> = wants
             .get(&w.pv)
@@ -293,7 +297,7 @@ impl Lab {
                     format!("Volume is already used by pod(s) {}", local.join(", "))
                 }
             };
-            self.event(
+            ctx.event(
                 "attachdetach-controller",
                 "FailedAttachVolume",
                 format!("Multi-Attach error for volume \"{}\" {msg}", w.pv),

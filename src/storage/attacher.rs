@@ -5,17 +5,36 @@
 
 use super::{ATTACHER_FINALIZER, DRIVER, volume_capability};
 use crate::cluster::{Object, VaSpec, VolumeError};
+use crate::control::{Component, Ctx};
 use crate::csi::types::{ControllerPublishVolumeRequest, ControllerUnpublishVolumeRequest};
-use crate::engine::Lab;
 use crate::record::Level;
 
-impl Lab {
+/// external-attacher: ControllerPublish/Unpublish for VolumeAttachments, `status.attached`.
+#[derive(Debug, Clone, Default)]
+pub struct Attacher {
+    /// VolumeAttachments not attached yet, or being deleted.
+    pub work: super::work::WorkSet,
+    /// Its work queue's rate limiter.
+    pub backoff: crate::control::Backoff,
+}
+
+impl Component for Attacher {
+    fn name(&self) -> &'static str {
+        "external-attacher"
+    }
+
+    fn reconcile(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        self.pass(ctx)
+    }
+}
+
+impl Attacher {
     /// One pass of external-attacher.
-    pub fn run_attacher(&mut self) -> bool {
+    pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
         // Only attachments with something to do: an attached one not being deleted is done.
-        let vas: Vec<Object<VaSpec>> = self.storage_work.attacher.select(
-            &self.cluster.revs,
-            &self.cluster.volume_attachments,
+        let vas: Vec<Object<VaSpec>> = self.work.select(
+            &ctx.api.revs,
+            &ctx.api.volume_attachments,
             super::work::only_own,
             |va| {
                 va.spec.attacher == DRIVER
@@ -25,31 +44,31 @@ impl Lab {
         let mut changed = false;
         for va in vas {
             let key = format!("attacher/{}", va.name());
-            if self.backing_off(&key) {
+            if self.backoff.waiting(ctx.clock, &key) {
                 continue;
             }
             if va.metadata.deletion_tick.is_some() {
-                changed |= self.detach(&va, &key);
+                changed |= self.detach(ctx, &va, &key);
             } else if !va.status.attached {
-                changed |= self.attach(&va, &key);
+                changed |= self.attach(ctx, &va, &key);
             }
         }
         changed
     }
 
-    fn attach(&mut self, va: &Object<VaSpec>, key: &str) -> bool {
-        let _ = self
-            .cluster
+    fn attach(&mut self, ctx: &mut Ctx<'_>, va: &Object<VaSpec>, key: &str) -> bool {
+        let _ = ctx
+            .api
             .volume_attachments()
             .add_finalizer("", va.name(), ATTACHER_FINALIZER);
         // external-attacher also holds the PV, so it cannot go while an attachment names it.
-        let _ = self.cluster.pvs().add_finalizer(
+        let _ = ctx.api.pvs().add_finalizer(
             "",
             &va.spec.source.persistent_volume_name,
             ATTACHER_FINALIZER,
         );
-        let Some(pv) = self
-            .cluster
+        let Some(pv) = ctx
+            .api
             .pvs
             .get(&(
                 crate::cluster::no_namespace(),
@@ -63,16 +82,16 @@ impl Lab {
             &pv.spec.access_modes,
             &pv.spec.volume_mode,
             &pv.spec.csi.fs_type,
-            self.driver_snmw(),
+            ctx.caps.single_node_multi_writer,
         ) {
             Ok(c) => c,
             Err(e) => {
-                self.write_attach_error(va, e);
-                self.set_backoff(key.to_string());
+                self.write_attach_error(ctx, va, e);
+                self.backoff.fail(ctx, key.to_string());
                 return true;
             }
         };
-        let node_id = self.csi_node_id(&va.spec.node_name);
+        let node_id = super::listers::csi_node_id(ctx.api, &va.spec.node_name);
         let req = ControllerPublishVolumeRequest {
             volume_id: pv.spec.csi.volume_handle.clone(),
             node_id,
@@ -81,47 +100,46 @@ impl Lab {
             volume_context: pv.spec.csi.volume_attributes.clone(),
             ..Default::default()
         };
-        match self.csi_call(
+        match ctx.csi_call(
             "external-attacher",
             None,
             "ControllerPublishVolume",
             req,
             |d, r| d.controller_publish_volume(r),
         ) {
-            Ok(_)
-                if self.crash_at(
-                    None,
-                    crate::faults::CrashPoint::AttacherAfterPublish,
-                ) =>
-            {
+            Ok(_) if ctx.crash_at(None, crate::faults::CrashPoint::AttacherAfterPublish) => {
                 let what = format!(
                     "after ControllerPublishVolume returned, before status.attached of {} was written",
                     crate::storage::attach_detach::short_va(va.name())
                 );
-                self.sidecar_crashed("external-attacher", key, &what);
+                crate::control::sidecar_crashed(
+                    ctx,
+                    &mut self.backoff,
+                    "external-attacher",
+                    key,
+                    &what,
+                );
             }
             Ok(resp) => {
-                self.clear_backoff(key);
-                if let Ok(cur) = self
-                    .cluster
-                    .volume_attachments()
-                    .get("", va.name())
-                    .cloned()
-                {
+                self.backoff.clear(key);
+                if let Ok(cur) = ctx.api.volume_attachments().get("", va.name()).cloned() {
                     let mut next = cur.clone();
                     next.status.attached = true;
                     next.status.attachment_metadata = resp.publish_context.clone();
                     next.status.attach_error = None;
-                    let _ = self.cluster.volume_attachments().update_status(&next);
+                    let _ = ctx.api.volume_attachments().update_status(&next);
                 }
-                self.volume_attached_events(va);
+                self.volume_attached_events(ctx, va);
             }
             Err(status) => {
-                self.write_attach_error(va, status.go_error_string());
-                let pods = self
-                    .pods_on_node_using(&va.spec.node_name, &va.spec.source.persistent_volume_name);
+                self.write_attach_error(ctx, va, status.go_error_string());
+                let pods = super::listers::pods_on_node_using(
+                    ctx.api,
+                    &va.spec.node_name,
+                    &va.spec.source.persistent_volume_name,
+                );
                 for p in pods {
-                    self.event(
+                    ctx.event(
                         "attachdetach-controller",
                         "FailedAttachVolume",
                         format!(
@@ -133,17 +151,20 @@ impl Lab {
                         Level::Warning,
                     );
                 }
-                self.set_backoff(key.to_string());
+                self.backoff.fail(ctx, key.to_string());
             }
         }
         true
     }
 
-    fn volume_attached_events(&mut self, va: &Object<VaSpec>) {
-        let pods =
-            self.pods_on_node_using(&va.spec.node_name, &va.spec.source.persistent_volume_name);
+    fn volume_attached_events(&mut self, ctx: &mut Ctx<'_>, va: &Object<VaSpec>) {
+        let pods = super::listers::pods_on_node_using(
+            ctx.api,
+            &va.spec.node_name,
+            &va.spec.source.persistent_volume_name,
+        );
         for p in pods {
-            self.event(
+            ctx.event(
                 "attachdetach-controller",
                 "SuccessfulAttachVolume",
                 format!(
@@ -156,25 +177,20 @@ impl Lab {
         }
     }
 
-    fn write_attach_error(&mut self, va: &Object<VaSpec>, message: String) {
-        if let Ok(cur) = self
-            .cluster
-            .volume_attachments()
-            .get("", va.name())
-            .cloned()
-        {
+    fn write_attach_error(&mut self, ctx: &mut Ctx<'_>, va: &Object<VaSpec>, message: String) {
+        if let Ok(cur) = ctx.api.volume_attachments().get("", va.name()).cloned() {
             let mut next = cur.clone();
             next.status.attach_error = Some(VolumeError {
                 message,
-                time: crate::cluster::meta::timestamp(self.clock),
+                time: crate::cluster::meta::timestamp(ctx.clock),
             });
-            let _ = self.cluster.volume_attachments().update_status(&next);
+            let _ = ctx.api.volume_attachments().update_status(&next);
         }
     }
 
-    fn detach(&mut self, va: &Object<VaSpec>, key: &str) -> bool {
-        let handle = self
-            .cluster
+    fn detach(&mut self, ctx: &mut Ctx<'_>, va: &Object<VaSpec>, key: &str) -> bool {
+        let handle = ctx
+            .api
             .pvs
             .get(&(
                 crate::cluster::no_namespace(),
@@ -184,7 +200,7 @@ impl Lab {
         if va.status.attached {
             let Some(handle) = handle else {
                 // The PV is gone: nothing the driver can be asked about.
-                let _ = self.cluster.volume_attachments().remove_finalizer(
+                let _ = ctx.api.volume_attachments().remove_finalizer(
                     "",
                     va.name(),
                     ATTACHER_FINALIZER,
@@ -193,52 +209,44 @@ impl Lab {
             };
             let req = ControllerUnpublishVolumeRequest {
                 volume_id: handle,
-                node_id: self.csi_node_id(&va.spec.node_name),
+                node_id: super::listers::csi_node_id(ctx.api, &va.spec.node_name),
                 ..Default::default()
             };
-            if let Err(status) = self.csi_call(
+            if let Err(status) = ctx.csi_call(
                 "external-attacher",
                 None,
                 "ControllerUnpublishVolume",
                 req,
                 |d, r| d.controller_unpublish_volume(r),
             ) {
-                if let Ok(cur) = self
-                    .cluster
-                    .volume_attachments()
-                    .get("", va.name())
-                    .cloned()
-                {
+                if let Ok(cur) = ctx.api.volume_attachments().get("", va.name()).cloned() {
                     let mut next = cur.clone();
                     next.status.detach_error = Some(VolumeError {
                         message: status.go_error_string(),
-                        time: crate::cluster::meta::timestamp(self.clock),
+                        time: crate::cluster::meta::timestamp(ctx.clock),
                     });
-                    let _ = self.cluster.volume_attachments().update_status(&next);
+                    let _ = ctx.api.volume_attachments().update_status(&next);
                 }
-                self.set_backoff(key.to_string());
+                self.backoff.fail(ctx, key.to_string());
                 return true;
             }
         }
-        self.clear_backoff(key);
+        self.backoff.clear(key);
         let pv = va.spec.source.persistent_volume_name.clone();
         if let Ok(true) =
-            self.cluster
+            ctx.api
                 .volume_attachments()
                 .remove_finalizer("", va.name(), ATTACHER_FINALIZER)
         {
-            let still_named = self
-                .cluster
+            let still_named = ctx
+                .api
                 .volume_attachments
                 .values()
                 .any(|o| o.spec.source.persistent_volume_name == pv);
             if !still_named {
-                let _ = self
-                    .cluster
-                    .pvs()
-                    .remove_finalizer("", &pv, ATTACHER_FINALIZER);
+                let _ = ctx.api.pvs().remove_finalizer("", &pv, ATTACHER_FINALIZER);
             }
-            self.log(
+            ctx.log(
                 "external-attacher",
                 "detached",
                 format!(
@@ -248,32 +256,5 @@ impl Lab {
             );
         }
         true
-    }
-
-    /// The node ID the driver reported for a node (CSINode), or the node name.
-    pub fn csi_node_id(&self, node: &str) -> String {
-        self.cluster
-            .csi_nodes
-            .get(&(crate::cluster::no_namespace(), node.to_string()))
-            .and_then(|c| c.spec.drivers.iter().find(|d| d.name == DRIVER))
-            .map(|d| d.node_id.clone())
-            .unwrap_or_else(|| node.to_string())
-    }
-
-    /// Keys of pods on a node that use a PV (only pods with claims can: the
-    /// `pods_with_volumes` index, in the same order as the pod table).
-    pub fn pods_on_node_using(&self, node: &str, pv: &str) -> Vec<String> {
-        self.pods_with_volumes
-            .iter()
-            .filter_map(|k| self.cluster.pods.get(k))
-            .filter(|p| p.spec.node_name == node)
-            .filter(|p| {
-                p.spec.volumes.iter().any(|v| {
-                    self.pv_for_claim(&p.metadata.namespace, &v.persistent_volume_claim.claim_name)
-                        .is_some_and(|x| x.name() == pv)
-                })
-            })
-            .map(|p| p.key())
-            .collect()
     }
 }

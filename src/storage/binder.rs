@@ -4,36 +4,66 @@
 
 use super::PVC_PROTECTION;
 use crate::cluster::{Object, PvSpec, PvcSpec};
-use crate::engine::Lab;
+use crate::control::{Component, Ctx};
 
-impl Lab {
+/// kube-controller-manager's PV controller: binds claims and PVs, marks PVs Released.
+#[derive(Debug, Clone, Default)]
+pub struct PvController {
+    /// PVs whose phase or claim binding is not done, and the claim each names.
+    pub work: super::work::BinderWork,
+}
+
+impl Component for PvController {
+    fn name(&self) -> &'static str {
+        "persistentvolume-controller"
+    }
+
+    fn reconcile(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        self.pass(ctx)
+    }
+}
+
+/// kube-controller-manager's pvc-protection controller: a deleted claim keeps its finalizer
+/// while a pod still uses it.
+#[derive(Debug, Clone, Default)]
+pub struct PvcProtection {
+    /// Deleted claims still holding the finalizer.
+    pub work: super::work::WorkSet,
+}
+
+impl Component for PvcProtection {
+    fn name(&self) -> &'static str {
+        "pvc-protection-controller"
+    }
+
+    fn reconcile(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        self.protect(ctx)
+    }
+}
+
+impl PvController {
     /// One pass of the PV controller.
-    pub fn run_binder(&mut self) -> bool {
+    pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let mut changed = false;
         // PVs: bind to their claim, or become Released when it is gone.
         // Only PVs with something to do: a phase to change or a claim still to bind.
-        let pvcs = &self.cluster.pvcs;
-        let pvs: Vec<Object<PvSpec>> =
-            self.storage_work
-                .binder
-                .select(&self.cluster.revs, &self.cluster.pvs, |pv| {
-                    let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
-                        pvcs.get(&(r.namespace.clone(), r.name.clone()))
-                            .filter(|c| c.metadata.uid == r.uid)
-                    });
-                    let want = match (&pv.spec.claim_ref, claim) {
-                        (Some(_), Some(_)) => "Bound",
-                        (Some(_), None) => "Released",
-                        (None, _) => "Available",
-                    };
-                    pv.status.phase != want
-                        || claim.is_some_and(|c| {
-                            c.spec.volume_name.is_empty() || c.status.phase != "Bound"
-                        })
-                });
+        let pvcs = &ctx.api.pvcs;
+        let pvs: Vec<Object<PvSpec>> = self.work.select(&ctx.api.revs, &ctx.api.pvs, |pv| {
+            let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
+                pvcs.get(&(r.namespace.clone(), r.name.clone()))
+                    .filter(|c| c.metadata.uid == r.uid)
+            });
+            let want = match (&pv.spec.claim_ref, claim) {
+                (Some(_), Some(_)) => "Bound",
+                (Some(_), None) => "Released",
+                (None, _) => "Available",
+            };
+            pv.status.phase != want
+                || claim.is_some_and(|c| c.spec.volume_name.is_empty() || c.status.phase != "Bound")
+        });
         for pv in pvs {
             let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
-                self.cluster
+                ctx.api
                     .pvcs
                     .get(&(r.namespace.clone(), r.name.clone()))
                     .filter(|c| c.metadata.uid == r.uid)
@@ -47,9 +77,9 @@ impl Lab {
             if pv.status.phase != want {
                 let mut next = pv.clone();
                 next.status.phase = want.into();
-                if self.cluster.pvs().update_status(&next).is_ok() {
+                if ctx.api.pvs().update_status(&next).is_ok() {
                     changed = true;
-                    self.log(
+                    ctx.log(
                         "persistentvolume-controller",
                         "phase",
                         format!("persistentvolume {} → {want}", pv.name()),
@@ -57,13 +87,18 @@ impl Lab {
                 }
             }
             if let Some(pvc) = claim {
-                changed |= self.bind_claim(&pvc, &pv);
+                changed |= self.bind_claim(ctx, &pvc, &pv);
             }
         }
         changed
     }
 
-    fn bind_claim(&mut self, pvc: &Object<PvcSpec>, pv: &Object<PvSpec>) -> bool {
+    fn bind_claim(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pvc: &Object<PvcSpec>,
+        pv: &Object<PvSpec>,
+    ) -> bool {
         let mut changed = false;
         let (ns, name) = (pvc.metadata.namespace.clone(), pvc.name().to_string());
         if pvc.spec.volume_name.is_empty() {
@@ -72,11 +107,11 @@ impl Lab {
             let ann = &mut next.metadata.annotations;
             ann.insert("pv.kubernetes.io/bind-completed".into(), "yes".into());
             ann.insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
-            if self.cluster.pvcs().update(next).is_ok() {
+            if ctx.api.pvcs().update(next).is_ok() {
                 changed = true;
             }
         }
-        let Ok(cur) = self.cluster.pvcs().get(&ns, &name).cloned() else {
+        let Ok(cur) = ctx.api.pvcs().get(&ns, &name).cloned() else {
             return changed;
         };
         if cur.status.phase != "Bound" {
@@ -84,9 +119,9 @@ impl Lab {
             next.status.phase = "Bound".into();
             next.status.access_modes = pv.spec.access_modes.clone();
             next.status.capacity = pv.spec.capacity.clone();
-            if self.cluster.pvcs().update_status(&next).is_ok() {
+            if ctx.api.pvcs().update_status(&next).is_ok() {
                 changed = true;
-                self.log(
+                ctx.log(
                     "persistentvolume-controller",
                     "bind",
                     format!(
@@ -100,27 +135,23 @@ impl Lab {
         }
         changed
     }
+}
 
+impl PvcProtection {
     /// The pvc-protection controller: drop the finalizer of a deleted claim no pod uses.
-    pub fn run_pvc_protection(&mut self) -> bool {
+    pub fn protect(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let deleting: Vec<(String, String)> = self
-            .storage_work
-            .protection
-            .select(
-                &self.cluster.revs,
-                &self.cluster.pvcs,
-                super::work::only_own,
-                |p| {
-                    p.metadata.deletion_tick.is_some()
-                        && p.metadata.finalizers.iter().any(|f| f == PVC_PROTECTION)
-                },
-            )
+            .work
+            .select(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
+                p.metadata.deletion_tick.is_some()
+                    && p.metadata.finalizers.iter().any(|f| f == PVC_PROTECTION)
+            })
             .into_iter()
             .map(|p| (p.metadata.namespace.clone(), p.name().to_string()))
             .collect();
         let mut changed = false;
         for (ns, name) in deleting {
-            let used = self.cluster.pods.values().any(|pod| {
+            let used = ctx.api.pods.values().any(|pod| {
                 pod.metadata.namespace == ns
                     && pod
                         .spec
@@ -131,13 +162,9 @@ impl Lab {
             if used {
                 continue;
             }
-            if let Ok(true) = self
-                .cluster
-                .pvcs()
-                .remove_finalizer(&ns, &name, PVC_PROTECTION)
-            {
+            if let Ok(true) = ctx.api.pvcs().remove_finalizer(&ns, &name, PVC_PROTECTION) {
                 changed = true;
-                self.log(
+                ctx.log(
                     "pvc-protection-controller",
                     "delete",
                     format!("claim {ns}/{name} removed (no pod uses it any more)"),

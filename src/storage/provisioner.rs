@@ -9,13 +9,13 @@ use crate::cluster::{
     CsiPvSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Object, ObjectReference,
     PvSpec, PvcSpec, StorageClassSpec, VolumeNodeAffinity,
 };
+use crate::control::{Component, Ctx};
 use crate::csi::types::{
     CapacityRange, CreateVolumeRequest, DeleteVolumeRequest, SnapshotSource, Topology,
     TopologyRequirement, VolumeContentSource,
 };
-use crate::engine::Lab;
 use crate::record::Level;
-use crate::engine::quantity::{format_bytes, parse_bytes};
+use crate::util::quantity::{format_bytes, parse_bytes};
 use std::collections::BTreeMap;
 
 /// The PV and CreateVolume name external-provisioner uses: `pvc-<claim uid>`.
@@ -23,90 +23,48 @@ pub fn volume_name(pvc: &Object<PvcSpec>) -> String {
     format!("pvc-{}", pvc.metadata.uid)
 }
 
-impl Lab {
-    /// The class a claim names, if it exists.
-    pub fn class_of(&self, pvc: &Object<PvcSpec>) -> Option<&Object<StorageClassSpec>> {
-        self.cluster.storage_classes.get(&(
-            crate::cluster::no_namespace(),
-            pvc.spec.storage_class_name.clone(),
-        ))
+/// external-provisioner: CreateVolume for claims without a volume, DeleteVolume for Released PVs with reclaim policy Delete.
+#[derive(Debug, Clone, Default)]
+pub struct Provisioner {
+    /// Claims without a volume, not being deleted.
+    pub provision: super::work::WorkSet,
+    /// Released PVs with reclaim policy Delete.
+    pub released: super::work::WorkSet,
+    /// Its work queue's rate limiter.
+    pub backoff: crate::control::Backoff,
+}
+
+impl Component for Provisioner {
+    fn name(&self) -> &'static str {
+        "external-provisioner"
     }
 
-    /// The scheduler's volume binding for WaitForFirstConsumer: a pending claim used by a
-    /// pod gets `volume.kubernetes.io/selected-node` = the pod's node.
-    pub fn schedule_wffc_claims(&mut self) -> bool {
-        let mut work = Vec::new();
-        // Only pods the kubelets still have work for can be waiting on a claim.
-        for pod in self.dirty.iter().filter_map(|k| self.cluster.pods.get(k)) {
-            if pod.metadata.deletion_tick.is_some() || pod.spec.volumes.is_empty() {
-                continue;
-            }
-            for v in &pod.spec.volumes {
-                let key = (
-                    pod.metadata.namespace.clone(),
-                    v.persistent_volume_claim.claim_name.clone(),
-                );
-                let Some(pvc) = self.cluster.pvcs.get(&key) else {
-                    continue;
-                };
-                let wffc = self
-                    .class_of(pvc)
-                    .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
-                if wffc
-                    && pvc.spec.volume_name.is_empty()
-                    && !pvc.metadata.annotations.contains_key(SELECTED_NODE)
-                {
-                    work.push((key, pod.spec.node_name.clone(), pod.key()));
-                }
-            }
-        }
-        let mut changed = false;
-        for ((ns, name), node, pod) in work {
-            let Ok(cur) = self.cluster.pvcs().get(&ns, &name).cloned() else {
-                continue;
-            };
-            if cur.metadata.annotations.contains_key(SELECTED_NODE) {
-                continue;
-            }
-            let mut pvc = cur.clone();
-            pvc.metadata
-                .annotations
-                .insert(SELECTED_NODE.into(), node.clone());
-            if self.cluster.pvcs().update(pvc).is_ok() {
-                changed = true;
-                self.log(
-                    "default-scheduler",
-                    "bind volumes",
-                    format!(
-                        "pod {pod} → {node}: claim {ns}/{name} (WaitForFirstConsumer) gets {SELECTED_NODE}={node}"
-                    ),
-                );
-            }
-        }
-        changed
+    fn reconcile(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        self.pass(ctx)
     }
+}
 
+impl Provisioner {
     /// One pass of external-provisioner.
-    pub fn run_provisioner(&mut self) -> bool {
+    pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let mut changed = false;
-        let claims: Vec<Object<PvcSpec>> = self.storage_work.provision.select(
-            &self.cluster.revs,
-            &self.cluster.pvcs,
-            super::work::only_own,
-            |p| p.spec.volume_name.is_empty() && p.metadata.deletion_tick.is_none(),
-        );
+        let claims: Vec<Object<PvcSpec>> =
+            self.provision
+                .select(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
+                    p.spec.volume_name.is_empty() && p.metadata.deletion_tick.is_none()
+                });
         for pvc in claims {
-            changed |= self.provision(&pvc);
+            changed |= self.provision(ctx, &pvc);
         }
-        changed |= self.delete_released_volumes();
+        changed |= self.delete_released_volumes(ctx);
         changed
     }
 
-    fn provision(&mut self, pvc: &Object<PvcSpec>) -> bool {
+    fn provision(&mut self, ctx: &mut Ctx<'_>, pvc: &Object<PvcSpec>) -> bool {
         let object = format!("PersistentVolumeClaim/{}", pvc.key());
-        let Some(class) = self.class_of(pvc).cloned() else {
+        let Some(class) = super::listers::class_of(ctx.api, pvc).cloned() else {
             if !pvc.spec.storage_class_name.is_empty() {
-                self.event(
+                ctx.event(
                     "persistentvolume-controller",
                     "ProvisioningFailed",
                     format!(
@@ -120,7 +78,7 @@ impl Lab {
             return false;
         };
         if class.spec.provisioner != DRIVER {
-            self.event(
+            ctx.event(
                 "persistentvolume-controller",
                 "ExternalProvisioning",
                 format!(
@@ -133,8 +91,8 @@ impl Lab {
             return false;
         }
         let pv_name = volume_name(pvc);
-        if self
-            .cluster
+        if ctx
+            .api
             .pvs
             .contains_key(&(crate::cluster::no_namespace(), pv_name.clone()))
         {
@@ -143,7 +101,7 @@ impl Lab {
         let wffc = class.spec.volume_binding_mode == "WaitForFirstConsumer";
         let selected = pvc.metadata.annotations.get(SELECTED_NODE).cloned();
         if wffc && selected.is_none() {
-            self.event(
+            ctx.event(
                 "persistentvolume-controller",
                 "WaitForFirstConsumer",
                 "waiting for first consumer to be created before binding".into(),
@@ -153,10 +111,10 @@ impl Lab {
             return false;
         }
         let backoff_key = format!("provisioner/{}", pvc.key());
-        if self.backing_off(&backoff_key) {
+        if self.backoff.waiting(ctx.clock, &backoff_key) {
             return false;
         }
-        self.event(
+        ctx.event(
             "persistentvolume-controller",
             "ExternalProvisioning",
             format!(
@@ -165,7 +123,7 @@ impl Lab {
             object.clone(),
             Level::Normal,
         );
-        self.event(
+        ctx.event(
             "external-provisioner",
             "Provisioning",
             format!(
@@ -175,10 +133,11 @@ impl Lab {
             object.clone(),
             Level::Normal,
         );
-        let req = match self.create_volume_request(pvc, &class, selected.as_deref(), &pv_name) {
+        let req = match self.create_volume_request(ctx, pvc, &class, selected.as_deref(), &pv_name)
+        {
             Ok(r) => r,
             Err(msg) => {
-                self.event(
+                ctx.event(
                     "external-provisioner",
                     "ProvisioningFailed",
                     format!(
@@ -188,17 +147,17 @@ impl Lab {
                     object,
                     Level::Warning,
                 );
-                self.set_backoff(backoff_key);
+                self.backoff.fail(ctx, backoff_key);
                 return true;
             }
         };
-        let resp = self.csi_call("external-provisioner", None, "CreateVolume", req, |d, r| {
+        let resp = ctx.csi_call("external-provisioner", None, "CreateVolume", req, |d, r| {
             d.create_volume(r)
         });
         let volume = match resp {
             Ok(r) => r.volume.unwrap_or_default(),
             Err(status) => {
-                self.event(
+                ctx.event(
                     "external-provisioner",
                     "ProvisioningFailed",
                     format!(
@@ -209,22 +168,25 @@ impl Lab {
                     object,
                     Level::Warning,
                 );
-                self.set_backoff(backoff_key);
+                self.backoff.fail(ctx, backoff_key);
                 return true;
             }
         };
-        if self.crash_at(
-            None,
-            crate::faults::CrashPoint::ProvisionerAfterCreate,
-        ) {
+        if ctx.crash_at(None, crate::faults::CrashPoint::ProvisionerAfterCreate) {
             let what = format!(
                 "after CreateVolume returned {}, before the PV was written",
                 volume.volume_id
             );
-            self.sidecar_crashed("external-provisioner", &backoff_key, &what);
+            crate::control::sidecar_crashed(
+                ctx,
+                &mut self.backoff,
+                "external-provisioner",
+                &backoff_key,
+                &what,
+            );
             return true;
         }
-        self.clear_backoff(&backoff_key);
+        self.backoff.clear(&backoff_key);
         let mut attrs = volume.volume_context.clone();
         attrs.insert(
             "storage.kubernetes.io/csiProvisionerIdentity".into(),
@@ -290,9 +252,9 @@ impl Lab {
         pv.metadata
             .finalizers
             .push("kubernetes.io/pv-protection".into());
-        let clock = self.clock;
-        if self.cluster.pvs().create(pv, clock).is_ok() {
-            self.event(
+        let clock = ctx.clock;
+        if ctx.api.pvs().create(pv, clock).is_ok() {
+            ctx.event(
                 "external-provisioner",
                 "ProvisioningSucceeded",
                 format!("Successfully provisioned volume {pv_name}"),
@@ -305,6 +267,7 @@ impl Lab {
 
     fn create_volume_request(
         &self,
+        ctx: &Ctx<'_>,
         pvc: &Object<PvcSpec>,
         class: &Object<StorageClassSpec>,
         selected_node: Option<&str>,
@@ -327,14 +290,14 @@ impl Lab {
             &pvc.spec.access_modes,
             &pvc.spec.volume_mode,
             fs,
-            self.driver_snmw(),
+            ctx.caps.single_node_multi_writer,
         )?;
         let mut content = None;
         if let Some(src) = &pvc.spec.data_source {
             match src.kind.as_str() {
                 "VolumeSnapshot" => {
-                    let vs = self
-                        .cluster
+                    let vs = ctx
+                        .api
                         .snapshots
                         .get(&(pvc.metadata.namespace.clone(), src.name.clone()))
                         .ok_or_else(|| {
@@ -349,8 +312,8 @@ impl Lab {
                             src.name, src.name
                         ));
                     }
-                    let content_obj = self
-                        .cluster
+                    let content_obj = ctx
+                        .api
                         .snapshot_contents
                         .get(&(
                             String::new(),
@@ -381,12 +344,22 @@ impl Lab {
         // reachable from every node).
         let mut requirement = None;
         if let Some(node) = selected_node {
-            let seg = self
-                .driver
-                .nodes()
-                .find(|n| n.node_id == node)
-                .map(|n| n.segments.clone())
+            // external-provisioner's GenerateAccessibilityRequirements: the topology keys
+            // the driver reported in the selected node's CSINode, with the node's label
+            // values for them (kubelet labelled the node from NodeGetInfo).
+            let key = (crate::cluster::no_namespace(), node.to_string());
+            let keys = ctx
+                .api
+                .csi_nodes
+                .get(&key)
+                .and_then(|c| c.spec.drivers.iter().find(|d| d.name == DRIVER))
+                .map(|d| d.topology_keys.clone())
                 .unwrap_or_default();
+            let labels = ctx.api.nodes.get(&key).map(|n| &n.metadata.labels);
+            let seg: BTreeMap<String, String> = keys
+                .iter()
+                .filter_map(|k| Some((k.clone(), labels?.get(k)?.clone())))
+                .collect();
             let t = Topology { segments: seg };
             requirement = Some(TopologyRequirement {
                 requisite: vec![t.clone()],
@@ -423,22 +396,19 @@ impl Lab {
     }
 
     /// Reclaim policy Delete: a Released PV's volume is deleted, then the PV.
-    fn delete_released_volumes(&mut self) -> bool {
-        let released: Vec<Object<PvSpec>> = self.storage_work.released.select(
-            &self.cluster.revs,
-            &self.cluster.pvs,
-            super::work::only_own,
-            |pv| {
-                pv.metadata.deletion_tick.is_none()
-                    && pv.status.phase == "Released"
-                    && pv.spec.persistent_volume_reclaim_policy == "Delete"
-                    && pv.spec.csi.driver == DRIVER
-            },
-        );
+    fn delete_released_volumes(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        let released: Vec<Object<PvSpec>> =
+            self.released
+                .select(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
+                    pv.metadata.deletion_tick.is_none()
+                        && pv.status.phase == "Released"
+                        && pv.spec.persistent_volume_reclaim_policy == "Delete"
+                        && pv.spec.csi.driver == DRIVER
+                });
         let mut changed = false;
         for pv in released {
             let key = format!("provisioner-delete/{}", pv.name());
-            if self.backing_off(&key) {
+            if self.backoff.waiting(ctx.clock, &key) {
                 continue;
             }
             let object = format!("PersistentVolume/{}", pv.name());
@@ -446,20 +416,20 @@ impl Lab {
                 volume_id: pv.spec.csi.volume_handle.clone(),
                 ..Default::default()
             };
-            match self.csi_call("external-provisioner", None, "DeleteVolume", req, |d, r| {
+            match ctx.csi_call("external-provisioner", None, "DeleteVolume", req, |d, r| {
                 d.delete_volume(r)
             }) {
                 Ok(_) => {
-                    self.clear_backoff(&key);
-                    let _ = self.cluster.pvs().remove_finalizer(
+                    self.backoff.clear(&key);
+                    let _ = ctx.api.pvs().remove_finalizer(
                         "",
                         pv.name(),
                         "kubernetes.io/pv-protection",
                     );
                     // Other finalizers (external-attacher's) keep it until they are done.
-                    let clock = self.clock;
-                    let _ = self.cluster.pvs().request_delete("", pv.name(), clock);
-                    self.log(
+                    let clock = ctx.clock;
+                    let _ = ctx.api.pvs().request_delete("", pv.name(), clock);
+                    ctx.log(
                         "external-provisioner",
                         "delete",
                         format!(
@@ -469,14 +439,14 @@ impl Lab {
                     );
                 }
                 Err(status) => {
-                    self.event(
+                    ctx.event(
                         "external-provisioner",
                         "VolumeFailedDelete",
                         status.go_error_string(),
                         object,
                         Level::Warning,
                     );
-                    self.set_backoff(key);
+                    self.backoff.fail(ctx, key);
                 }
             }
             changed = true;

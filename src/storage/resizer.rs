@@ -6,31 +6,47 @@
 
 use super::volume_capability;
 use crate::cluster::{Object, PvcCondition, PvcSpec};
+use crate::control::{Component, Ctx};
 use crate::csi::types::{CapacityRange, ControllerExpandVolumeRequest};
-use crate::engine::Lab;
 use crate::record::Level;
-use crate::engine::quantity::{format_bytes, parse_bytes};
+use crate::util::quantity::{format_bytes, parse_bytes};
 
 /// The condition a claim carries while kubelet still has to grow the filesystem.
 pub const FS_RESIZE_PENDING: &str = "FileSystemResizePending";
 
-impl Lab {
+/// external-resizer: ControllerExpandVolume for bound claims asking for more than they have.
+#[derive(Debug, Clone, Default)]
+pub struct Resizer {
+    /// Bound claims asking for more than their capacity.
+    pub work: super::work::WorkSet,
+    /// Its work queue's rate limiter.
+    pub backoff: crate::control::Backoff,
+}
+
+impl Component for Resizer {
+    fn name(&self) -> &'static str {
+        "external-resizer"
+    }
+
+    fn reconcile(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        self.pass(ctx)
+    }
+}
+
+impl Resizer {
     /// One pass of external-resizer.
-    pub fn run_resizer(&mut self) -> bool {
+    pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
         // Only claims whose request is above their capacity (cheap to tell without the PV).
-        let claims: Vec<Object<PvcSpec>> = self.storage_work.resize.select(
-            &self.cluster.revs,
-            &self.cluster.pvcs,
-            super::work::only_own,
-            |p| {
-                let want = p.spec.resources.requests.get("storage");
-                let have = p.status.capacity.get("storage");
-                p.status.phase == "Bound"
-                    && want != have
-                    && want.and_then(|w| parse_bytes(w).ok()).unwrap_or(0)
-                        > have.and_then(|h| parse_bytes(h).ok()).unwrap_or(0)
-            },
-        );
+        let claims: Vec<Object<PvcSpec>> =
+            self.work
+                .select(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
+                    let want = p.spec.resources.requests.get("storage");
+                    let have = p.status.capacity.get("storage");
+                    p.status.phase == "Bound"
+                        && want != have
+                        && want.and_then(|w| parse_bytes(w).ok()).unwrap_or(0)
+                            > have.and_then(|h| parse_bytes(h).ok()).unwrap_or(0)
+                });
         let mut changed = false;
         for pvc in claims {
             let want = pvc
@@ -40,9 +56,8 @@ impl Lab {
                 .get("storage")
                 .and_then(|s| parse_bytes(s).ok())
                 .unwrap_or(0);
-            let Some(pv) = self
-                .pv_for_claim(&pvc.metadata.namespace, pvc.name())
-                .cloned()
+            let Some(pv) =
+                super::listers::pv_for_claim(ctx.api, &pvc.metadata.namespace, pvc.name()).cloned()
             else {
                 continue;
             };
@@ -56,11 +71,11 @@ impl Lab {
                 continue;
             }
             let key = format!("resizer/{}", pvc.key());
-            if self.backing_off(&key) {
+            if self.backoff.waiting(ctx.clock, &key) {
                 continue;
             }
             let object = format!("PersistentVolumeClaim/{}", pvc.key());
-            self.event(
+            ctx.event(
                 "external-resizer",
                 "Resizing",
                 format!("External resizer is resizing volume {}", pv.name()),
@@ -71,7 +86,7 @@ impl Lab {
                 &pv.spec.access_modes,
                 &pv.spec.volume_mode,
                 &pv.spec.csi.fs_type,
-                self.driver_snmw(),
+                ctx.caps.single_node_multi_writer,
             )
             .ok();
             let req = ControllerExpandVolumeRequest {
@@ -84,7 +99,7 @@ impl Lab {
                 ..Default::default()
             };
             changed = true;
-            match self.csi_call(
+            match ctx.csi_call(
                 "external-resizer",
                 None,
                 "ControllerExpandVolume",
@@ -92,15 +107,15 @@ impl Lab {
                 |d, r| d.controller_expand_volume(r),
             ) {
                 Ok(resp) => {
-                    self.clear_backoff(&key);
+                    self.backoff.clear(&key);
                     let size = format_bytes(resp.capacity_bytes);
-                    if let Ok(cur) = self.cluster.pvs().get("", pv.name()).cloned() {
+                    if let Ok(cur) = ctx.api.pvs().get("", pv.name()).cloned() {
                         let mut next = cur.clone();
                         next.spec.capacity.insert("storage".into(), size.clone());
-                        let _ = self.cluster.pvs().update(next);
+                        let _ = ctx.api.pvs().update(next);
                     }
-                    if let Ok(cur) = self
-                        .cluster
+                    if let Ok(cur) = ctx
+                        .api
                         .pvcs()
                         .get(&pvc.metadata.namespace, pvc.name())
                         .cloned()
@@ -118,10 +133,10 @@ impl Lab {
                         } else {
                             next.status.capacity.insert("storage".into(), size.clone());
                         }
-                        let _ = self.cluster.pvcs().update_status(&next);
+                        let _ = ctx.api.pvcs().update_status(&next);
                     }
                     if resp.node_expansion_required {
-                        self.event(
+                        ctx.event(
                             "external-resizer",
                             "FileSystemResizeRequired",
                             "Require file system resize of volume on node".into(),
@@ -129,7 +144,7 @@ impl Lab {
                             Level::Normal,
                         );
                     } else {
-                        self.event(
+                        ctx.event(
                             "external-resizer",
                             "VolumeResizeSuccessful",
                             "Resize volume succeeded".into(),
@@ -139,7 +154,7 @@ impl Lab {
                     }
                 }
                 Err(status) => {
-                    self.event(
+                    ctx.event(
                         "external-resizer",
                         "VolumeResizeFailed",
                         format!(
@@ -151,7 +166,7 @@ impl Lab {
                         object,
                         Level::Warning,
                     );
-                    self.set_backoff(key);
+                    self.backoff.fail(ctx, key);
                 }
             }
         }

@@ -8,28 +8,44 @@ use super::{DRIVER, SNAPSHOT_CLASS};
 use crate::cluster::{
     ContentSource, Object, ObjectReference, VolumeSnapshotContentSpec, VolumeSnapshotSpec,
 };
+use crate::control::{Component, Ctx};
 use crate::csi::types::{CreateSnapshotRequest, DeleteSnapshotRequest};
-use crate::engine::Lab;
 use crate::record::Level;
-use crate::engine::quantity::format_bytes;
+use crate::util::quantity::format_bytes;
 
-impl Lab {
+/// snapshot-controller and csi-snapshotter: VolumeSnapshot → content → CreateSnapshot, and DeleteSnapshot for orphaned contents.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshotter {
+    /// Its work queue's rate limiter.
+    pub backoff: crate::control::Backoff,
+}
+
+impl Component for Snapshotter {
+    fn name(&self) -> &'static str {
+        "csi-snapshotter"
+    }
+
+    fn reconcile(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        self.pass(ctx)
+    }
+}
+
+impl Snapshotter {
     /// One pass of the snapshot controllers.
-    pub fn run_snapshotter(&mut self) -> bool {
+    pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let mut changed = false;
-        let snaps: Vec<Object<VolumeSnapshotSpec>> =
-            self.cluster.snapshots.values().cloned().collect();
+        let snaps: Vec<Object<VolumeSnapshotSpec>> = ctx.api.snapshots.values().cloned().collect();
         for vs in snaps {
-            changed |= self.sync_snapshot(&vs);
+            changed |= self.sync_snapshot(ctx, &vs);
         }
         // Contents whose snapshot is gone: delete the snapshot in the driver, then the content.
-        let orphans: Vec<Object<VolumeSnapshotContentSpec>> = self
-            .cluster
+        let orphans: Vec<Object<VolumeSnapshotContentSpec>> = ctx
+            .api
             .snapshot_contents
             .values()
             .filter(|c| {
                 let r = &c.spec.volume_snapshot_ref;
-                self.cluster
+                ctx.api
                     .snapshots
                     .get(&(r.namespace.clone(), r.name.clone()))
                     .is_none_or(|s| s.metadata.uid != r.uid)
@@ -42,7 +58,7 @@ impl Lab {
                     snapshot_id: c.status.snapshot_handle.clone(),
                     ..Default::default()
                 };
-                if self
+                if ctx
                     .csi_call("csi-snapshotter", None, "DeleteSnapshot", req, |d, r| {
                         d.delete_snapshot(r)
                     })
@@ -51,21 +67,21 @@ impl Lab {
                     continue;
                 }
             }
-            let _ = self.cluster.snapshot_contents().delete("", c.name());
+            let _ = ctx.api.snapshot_contents().delete("", c.name());
             changed = true;
         }
         changed
     }
 
-    fn sync_snapshot(&mut self, vs: &Object<VolumeSnapshotSpec>) -> bool {
+    fn sync_snapshot(&mut self, ctx: &mut Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -> bool {
         let ns = vs.metadata.namespace.clone();
         let object = format!("VolumeSnapshot/{}", vs.key());
         let content_name = format!("snapcontent-{}", vs.metadata.uid);
         let mut changed = false;
         if vs.status.bound_volume_snapshot_content_name.is_empty() {
             let claim = vs.spec.source.persistent_volume_claim_name.clone();
-            let Some(pv) = self.pv_for_claim(&ns, &claim).cloned() else {
-                self.event(
+            let Some(pv) = super::listers::pv_for_claim(ctx.api, &ns, &claim).cloned() else {
+                ctx.event(
                     "snapshot-controller",
                     "SnapshotPending",
                     format!(
@@ -94,14 +110,14 @@ impl Lab {
                     volume_snapshot_class_name: SNAPSHOT_CLASS.into(),
                 },
             );
-            let clock = self.clock;
-            let _ = self.cluster.snapshot_contents().create(content, clock);
-            if let Ok(cur) = self.cluster.snapshots().get(&ns, vs.name()).cloned() {
+            let clock = ctx.clock;
+            let _ = ctx.api.snapshot_contents().create(content, clock);
+            if let Ok(cur) = ctx.api.snapshots().get(&ns, vs.name()).cloned() {
                 let mut next = cur.clone();
                 next.status.bound_volume_snapshot_content_name = content_name.clone();
-                let _ = self.cluster.snapshots().update_status(&next);
+                let _ = ctx.api.snapshots().update_status(&next);
             }
-            self.event(
+            ctx.event(
                 "snapshot-controller",
                 "CreatingSnapshot",
                 format!(
@@ -113,8 +129,8 @@ impl Lab {
             );
             changed = true;
         }
-        let Some(content) = self
-            .cluster
+        let Some(content) = ctx
+            .api
             .snapshot_contents
             .get(&(crate::cluster::no_namespace(), content_name.clone()))
             .cloned()
@@ -123,7 +139,7 @@ impl Lab {
         };
         if content.status.snapshot_handle.is_empty() {
             let key = format!("snapshotter/{content_name}");
-            if self.backing_off(&key) {
+            if self.backoff.waiting(ctx.clock, &key) {
                 return changed;
             }
             let req = CreateSnapshotRequest {
@@ -131,49 +147,44 @@ impl Lab {
                 name: format!("snapshot-{}", vs.metadata.uid),
                 ..Default::default()
             };
-            match self.csi_call("csi-snapshotter", None, "CreateSnapshot", req, |d, r| {
+            match ctx.csi_call("csi-snapshotter", None, "CreateSnapshot", req, |d, r| {
                 d.create_snapshot(r)
             }) {
                 Ok(resp) => {
-                    self.clear_backoff(&key);
+                    self.backoff.clear(&key);
                     let snap = resp.snapshot.unwrap_or_default();
-                    if let Ok(cur) = self
-                        .cluster
-                        .snapshot_contents()
-                        .get("", &content_name)
-                        .cloned()
-                    {
+                    if let Ok(cur) = ctx.api.snapshot_contents().get("", &content_name).cloned() {
                         let mut next = cur.clone();
                         next.status.snapshot_handle = snap.snapshot_id.clone();
                         next.status.ready_to_use = snap.ready_to_use;
                         next.status.restore_size = Some(snap.size_bytes);
-                        let _ = self.cluster.snapshot_contents().update_status(&next);
+                        let _ = ctx.api.snapshot_contents().update_status(&next);
                     }
                 }
                 Err(status) => {
-                    self.event(
+                    ctx.event(
                         "csi-snapshotter",
                         "SnapshotCreationFailed",
                         format!("Failed to create snapshot: {}", status.go_error_string()),
                         object.clone(),
                         Level::Warning,
                     );
-                    self.set_backoff(key);
+                    self.backoff.fail(ctx, key);
                     return true;
                 }
             }
             changed = true;
         }
         // Copy readiness back to the VolumeSnapshot.
-        let Some(content) = self
-            .cluster
+        let Some(content) = ctx
+            .api
             .snapshot_contents
             .get(&(crate::cluster::no_namespace(), content_name))
             .cloned()
         else {
             return changed;
         };
-        if let Ok(cur) = self.cluster.snapshots().get(&ns, vs.name()).cloned() {
+        if let Ok(cur) = ctx.api.snapshots().get(&ns, vs.name()).cloned() {
             if cur.status.ready_to_use != content.status.ready_to_use {
                 let mut next = cur.clone();
                 next.status.ready_to_use = content.status.ready_to_use;
@@ -182,9 +193,9 @@ impl Lab {
                     .restore_size
                     .map(format_bytes)
                     .unwrap_or_default();
-                next.status.creation_time = crate::cluster::meta::timestamp(self.clock);
-                let _ = self.cluster.snapshots().update_status(&next);
-                self.event(
+                next.status.creation_time = crate::cluster::meta::timestamp(ctx.clock);
+                let _ = ctx.api.snapshots().update_status(&next);
+                ctx.event(
                     "snapshot-controller",
                     "SnapshotReady",
                     format!("Snapshot {} is ready to use.", vs.key()),

@@ -44,7 +44,11 @@ pub struct VolumeRow {
 pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
     let mut rows = Vec::new();
     for pvc in lab.cluster.pvcs.values() {
-        let pv = lab.pv_for_claim(&pvc.metadata.namespace, pvc.name());
+        let pv = crate::storage::listers::pv_for_claim(
+            &lab.cluster,
+            &pvc.metadata.namespace,
+            pvc.name(),
+        );
         let volume_id = pv.map(|p| p.spec.csi.volume_handle.clone());
         let size = pv
             .and_then(|p| p.spec.capacity.get("storage").cloned())

@@ -3,3 +3,4 @@
 
 pub mod fs;
 pub mod hash;
+pub mod quantity;

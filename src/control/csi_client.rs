@@ -1,14 +1,16 @@
-//! How the sidecars, kubelet and the learner call the CSI driver: every RPC goes through
-//! [`Lab::csi_call`], which records it on the wire (request, response or status) and in the
-//! call log with the caller's name.
+//! How a component calls the CSI driver: every RPC goes through [`Ctx::csi_call`], which
+//! sends it to the endpoint (unless an armed fault fails it first) and records it on the
+//! wire (request, response or status) and in the call log under the caller's name.
 
-use super::Lab;
-use crate::record::{CallEvent, Level};
+use super::Ctx;
+use crate::csi::Status;
 use crate::record::wire::{CsiCall, WireMessage, WireRecord};
-use crate::csi::{Driver, Status};
+use crate::record::{CallEvent, Level};
 use std::sync::Arc;
 
-impl Lab {
+pub use crate::csi::CsiEndpoint;
+
+impl Ctx<'_> {
     /// Call one RPC on the driver as `caller`; `node` names the node plugin for Node RPCs.
     pub fn csi_call<Req, Resp>(
         &mut self,
@@ -16,7 +18,7 @@ impl Lab {
         node: Option<&str>,
         rpc: &'static str,
         req: Req,
-        call: impl FnOnce(&mut Driver, Req) -> Result<Resp, Status>,
+        call: impl FnOnce(&mut dyn CsiEndpoint, Req) -> Result<Resp, Status>,
     ) -> Result<Resp, Status>
     where
         Req: WireMessage + Clone + 'static,
@@ -25,11 +27,10 @@ impl Lab {
         let service = crate::csi::resolve(rpc)
             .map(|(s, _)| s)
             .unwrap_or(crate::csi::Service::Controller);
-        self.driver.set_clock(self.clock as i64);
         let request: Arc<dyn WireMessage> = Arc::new(req.clone());
         let result = match self.faults.take_rpc(node, rpc) {
             Some(injected) => Err(injected),
-            None => call(&mut self.driver, req),
+            None => call(&mut *self.csi, req),
         };
         let reply = match &result {
             Ok(resp) => Ok(Arc::new(resp.clone()) as Arc<dyn WireMessage>),
@@ -43,13 +44,14 @@ impl Lab {
             request,
             reply,
         };
-        let subject = super::views::csi_subject(&record);
-        let summary = super::views::csi_summary(&record);
+        let subject = record.subject();
+        let summary = record.summary();
         let failed = record.reply.is_err();
         let seq = self.wire.push(WireRecord::Csi(record));
+        let tick = self.clock;
         self.log_event(CallEvent {
             seq: 0,
-            tick: self.clock,
+            tick,
             actor: caller.to_string(),
             action: rpc.into(),
             detail: format!("#{seq} {subject}: {summary}"),

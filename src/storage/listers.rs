@@ -1,0 +1,65 @@
+//! What the storage controllers look up in the API store between their own objects, as
+//! their informers' listers answer it: the class a claim names, the PV a claim is bound to,
+//! whether the CSIDriver asks for attach, the node ID a CSINode reports, the pods on a node
+//! using a volume.
+
+use super::DRIVER;
+use crate::cluster::{Cluster, Object, PvSpec, PvcSpec, StorageClassSpec};
+
+/// The class a claim names, if it exists.
+pub fn class_of<'a>(
+    api: &'a Cluster,
+    pvc: &Object<PvcSpec>,
+) -> Option<&'a Object<StorageClassSpec>> {
+    api.storage_classes.get(&(
+        crate::cluster::no_namespace(),
+        pvc.spec.storage_class_name.clone(),
+    ))
+}
+
+/// Whether the CSIDriver object asks for attach (absent object: attach required).
+pub fn attach_required(api: &Cluster) -> bool {
+    api.csi_drivers
+        .get(&(crate::cluster::no_namespace(), DRIVER.to_string()))
+        .is_none_or(|d| d.spec.attach_required)
+}
+
+/// The PV a pod's claim is bound to, if any.
+pub fn pv_for_claim<'a>(api: &'a Cluster, ns: &str, claim: &str) -> Option<&'a Object<PvSpec>> {
+    let pvc = api.pvcs.get(&(ns.to_string(), claim.to_string()))?;
+    if pvc.spec.volume_name.is_empty() {
+        return None;
+    }
+    api.pvs
+        .get(&(crate::cluster::no_namespace(), pvc.spec.volume_name.clone()))
+}
+
+/// The node ID the driver reported for a node (CSINode), or the node name.
+pub fn csi_node_id(api: &Cluster, node: &str) -> String {
+    api.csi_nodes
+        .get(&(crate::cluster::no_namespace(), node.to_string()))
+        .and_then(|c| c.spec.drivers.iter().find(|d| d.name == DRIVER))
+        .map(|d| d.node_id.clone())
+        .unwrap_or_else(|| node.to_string())
+}
+
+/// Keys of pods on a node that use a PV (only pods with claims can: the
+/// `pods_with_volumes` index, in the same order as the pod table).
+pub fn pods_on_node_using(api: &Cluster, node: &str, pv: &str) -> Vec<String> {
+    api.pods_with_volumes
+        .iter()
+        .filter_map(|k| api.pods.get(k))
+        .filter(|p| p.spec.node_name == node)
+        .filter(|p| {
+            p.spec.volumes.iter().any(|v| {
+                pv_for_claim(
+                    api,
+                    &p.metadata.namespace,
+                    &v.persistent_volume_claim.claim_name,
+                )
+                .is_some_and(|x| x.name() == pv)
+            })
+        })
+        .map(|p| p.key())
+        .collect()
+}
