@@ -14,6 +14,7 @@ pub mod names;
 pub mod network;
 pub mod node;
 pub mod node_index;
+pub mod node_view;
 pub mod nodes;
 pub mod pods;
 pub mod save;

@@ -13,7 +13,7 @@ use super::model::{self, LessonView, PodIndex, PodKey};
 use super::theme::Theme;
 use super::view;
 use crate::Lab;
-use crate::cni::ipam_store::{IpamStore, Lease};
+use crate::engine::node_view::{self, IpamFiles, LeaseRow};
 use crate::render::{Line, Role};
 use ratatui::layout::Rect;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -187,8 +187,8 @@ pub struct IpamChanges {
     pub node: String,
     /// Lease files written: (network, IP).
     pub added: BTreeSet<(String, IpAddr)>,
-    /// Lease files removed: (network, IP, what the file held).
-    pub removed: Vec<(String, IpAddr, Lease)>,
+    /// Lease files removed: (network, the file's IP and what it held).
+    pub removed: Vec<(String, LeaseRow)>,
     /// `last_reserved_ip.N` files that changed: (network, N).
     pub cursors: BTreeSet<(String, usize)>,
 }
@@ -237,7 +237,7 @@ pub struct App {
     pub derived: Derived,
 }
 
-type IpamSnapshot = (String, BTreeMap<String, IpamStore>);
+type IpamSnapshot = (String, BTreeMap<String, IpamFiles>);
 
 /// How often playback advances (the event loop's tick).
 const PLAYBACK_TICK_MS: u64 = 100;
@@ -1046,7 +1046,7 @@ impl App {
 
     fn ipam_snapshot(&self) -> Option<IpamSnapshot> {
         let node = self.ui.sel_node.clone()?;
-        let stores = self.lab.nodes.get(&node)?.host.ipam.clone();
+        let stores = node_view::ipam_files(&self.lab, &node)?;
         Some((node, stores))
     }
 
@@ -1056,27 +1056,26 @@ impl App {
             node: node.clone(),
             ..IpamChanges::default()
         };
-        let empty = BTreeMap::new();
-        let now = self.lab.nodes.get(&node).map_or(&empty, |rt| &rt.host.ipam);
+        let now = node_view::ipam_dirs(&self.lab, &node).unwrap_or_default();
         match before {
             Some((n, old)) if n == node => {
-                for (net, store) in now {
-                    let prev = old.get(net);
-                    for (ip, lease) in store.leases() {
-                        if prev.and_then(|p| p.lease(ip)) != Some(lease) {
-                            ch.added.insert((net.clone(), *ip));
+                for (net, store) in &now {
+                    let prev = old.get(*net);
+                    for lease in store.leases_from(0) {
+                        if prev.and_then(|p| p.leases.get(&lease.ip)) != Some(&lease) {
+                            ch.added.insert((net.to_string(), lease.ip));
                         }
                     }
-                    for (idx, ip) in store.last_reserved() {
-                        if prev.and_then(|p| p.last_reserved_ip(*idx)) != Some(*ip) {
-                            ch.cursors.insert((net.clone(), *idx));
+                    for (idx, ip) in store.cursors() {
+                        if prev.and_then(|p| p.cursors.get(&idx)) != Some(&ip) {
+                            ch.cursors.insert((net.to_string(), idx));
                         }
                     }
                 }
-                for (net, store) in &old {
-                    for (ip, lease) in store.leases() {
-                        if now.get(net).is_none_or(|s| !s.is_leased(ip)) {
-                            ch.removed.push((net.clone(), *ip, lease.clone()));
+                for (net, files) in old {
+                    for (ip, lease) in files.leases {
+                        if now.get(net.as_str()).is_none_or(|s| !s.is_leased(&ip)) {
+                            ch.removed.push((net.clone(), lease));
                         }
                     }
                 }
@@ -1093,15 +1092,15 @@ impl App {
                     .filter(|(_, c)| c.node() == Some(node.as_str()))
                     .map(|(_, c)| c.container_id())
                     .collect();
-                for (net, store) in now {
-                    for (ip, lease) in store.leases() {
+                for (net, store) in &now {
+                    for lease in store.leases_from(0) {
                         if ids.contains(lease.container_id.as_str()) {
-                            ch.added.insert((net.clone(), *ip));
+                            ch.added.insert((net.to_string(), lease.ip));
                         }
                     }
                     if !ids.is_empty() {
-                        for idx in store.last_reserved().keys() {
-                            ch.cursors.insert((net.clone(), *idx));
+                        for (idx, _) in store.cursors() {
+                            ch.cursors.insert((net.to_string(), idx));
                         }
                     }
                 }

@@ -6,7 +6,7 @@
 //! rows on screen.
 
 use crate::Lab;
-use crate::cni::host::LinkKind;
+use crate::engine::node_view::{self, LinkType};
 use crate::engine::pods::pod_status_text;
 use std::collections::BTreeMap;
 
@@ -224,23 +224,15 @@ pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
         uplink: ("eth0".to_string(), String::new()),
         bridge: None,
     };
-    if let Some(rt) = lab.nodes.get(name) {
-        for link in rt.host.root.links.values() {
-            match link.kind {
-                LinkKind::Physical => {
-                    f.uplink = (
-                        link.name.clone(),
-                        link.addrs.first().cloned().unwrap_or_default(),
-                    );
-                }
-                LinkKind::Bridge if f.bridge.is_none() => {
-                    f.bridge = Some((
-                        link.name.clone(),
-                        link.addrs.first().cloned().unwrap_or_default(),
-                    ));
-                }
-                _ => {}
+    for link in node_view::host_links(lab, name) {
+        match link.kind {
+            LinkType::Physical => {
+                f.uplink = (link.name.to_string(), link.first_addr().to_string());
             }
+            LinkType::Bridge if f.bridge.is_none() => {
+                f.bridge = Some((link.name.to_string(), link.first_addr().to_string()));
+            }
+            _ => {}
         }
     }
     Some(f)
@@ -282,23 +274,20 @@ pub fn pod_facts(lab: &Lab, key: &PodKey) -> Option<PodFacts> {
         ip: p.status.pod_ip.clone(),
         ..PodFacts::default()
     };
-    let sandbox = lab
-        .nodes
-        .get(&p.spec.node_name)
-        .and_then(|n| n.sandboxes.get(&format!("{}/{}", key.0, key.1)));
+    let sandbox = node_view::sandbox(lab, &p.spec.node_name, &format!("{}/{}", key.0, key.1));
     if let Some(sb) = sandbox {
-        f.netns = sb.netns.clone();
-        for i in &sb.result.interfaces {
+        f.netns = sb.netns;
+        for i in sb.interfaces {
             if i.sandbox.is_empty() {
                 if i.name.starts_with("veth") {
-                    f.host_veth = i.name.clone();
+                    f.host_veth = i.name;
                 }
             } else if f.pod_if.is_empty() {
-                f.pod_if = i.name.clone();
+                f.pod_if = i.name;
             }
         }
-        if let Some(ip) = sb.result.ips.first() {
-            f.ip = ip.address.clone();
+        if let Some(ip) = sb.addresses.into_iter().next() {
+            f.ip = ip;
         }
     }
     Some(f)
@@ -446,15 +435,10 @@ pub use crate::engine::ipam_view::{IpamSummary, ipam_summaries};
 
 /// Who owns a sandbox (container) ID on a node: `ns/name` of the pod, by sandbox.
 pub fn owners(lab: &Lab, node: &str) -> BTreeMap<String, String> {
-    lab.nodes
-        .get(node)
-        .map(|rt| {
-            rt.sandboxes
-                .iter()
-                .map(|(k, sb)| (sb.id.clone(), k.clone()))
-                .collect()
-        })
-        .unwrap_or_default()
+    node_view::sandboxes(lab, node)
+        .into_iter()
+        .map(|sb| (sb.id, sb.pod))
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------
@@ -462,11 +446,7 @@ pub fn owners(lab: &Lab, node: &str) -> BTreeMap<String, String> {
 
 /// The routes inside a pod's network namespace, `ip route` form.
 pub fn pod_route_lines(lab: &Lab, pod: &PodFacts) -> Vec<String> {
-    lab.nodes
-        .get(&pod.node)
-        .and_then(|rt| rt.host.netns.get(&pod.netns))
-        .map(|ns| ns.route_table().iter().map(|r| r.to_ip_route()).collect())
-        .unwrap_or_default()
+    node_view::netns_routes(lab, &pod.node, &pod.netns)
 }
 
 // ---------------------------------------------------------------------------------------

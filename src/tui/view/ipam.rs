@@ -7,7 +7,7 @@
 //! map, so a node with many leases costs only the visible rows.
 
 use super::{dim, pane_block, put};
-use crate::cni::ipam_store::IpamStore;
+use crate::engine::node_view::{self, IpamDir, LeaseRow};
 use crate::engine::views::short_id;
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
@@ -21,8 +21,8 @@ use ratatui::widgets::Widget;
 /// Rows of one network's section.
 struct Section<'a> {
     summary: IpamSummary,
-    store: Option<&'a IpamStore>,
-    removed: Vec<&'a (String, std::net::IpAddr, crate::cni::ipam_store::Lease)>,
+    store: Option<IpamDir<'a>>,
+    removed: Vec<&'a (String, LeaseRow)>,
 }
 
 impl Section<'_> {
@@ -33,7 +33,7 @@ impl Section<'_> {
     }
 
     fn cursors(&self) -> usize {
-        self.store.map_or(0, |s| s.last_reserved().len() + 1)
+        self.store.map_or(0, |s| s.cursor_count() + 1)
     }
 
     fn rows(&self) -> usize {
@@ -45,19 +45,19 @@ fn sections(app: &App) -> Vec<Section<'_>> {
     let Some(node) = app.ui.sel_node.as_deref() else {
         return Vec::new();
     };
-    let Some(rt) = app.lab.nodes.get(node) else {
+    let Some(dirs) = node_view::ipam_dirs(&app.lab, node) else {
         return Vec::new();
     };
     let changes = &app.derived.ipam;
     model::ipam_summaries(&app.lab, node)
         .into_iter()
         .map(|summary| Section {
-            store: rt.host.ipam.get(&summary.net),
+            store: dirs.get(summary.net.as_str()).copied(),
             removed: if changes.node == node {
                 changes
                     .removed
                     .iter()
-                    .filter(|(n, _, _)| *n == summary.net)
+                    .filter(|(n, _)| *n == summary.net)
                     .collect()
             } else {
                 Vec::new()
@@ -192,11 +192,11 @@ fn section_row(app: &App, node: &str, sec: &Section<'_>, r: usize) -> Line<'stat
             ])
         }
         r if r < lease_start => {
-            let (_, ip, lease) = sec.removed[r - Section::HEAD];
+            let (_, lease) = sec.removed[r - Section::HEAD];
             Line::from(vec![
                 Span::styled("✗ ", t.bad),
                 Span::styled(
-                    format!("{:<16}", ip.to_string()),
+                    format!("{:<16}", lease.ip.to_string()),
                     t.dim.add_modifier(Modifier::CROSSED_OUT),
                 ),
                 Span::styled(
@@ -217,9 +217,9 @@ fn section_row(app: &App, node: &str, sec: &Section<'_>, r: usize) -> Line<'stat
                 return Line::raw("");
             };
             let i = r - cursor_start;
-            if let Some((idx, ip)) = store.last_reserved().iter().nth(i) {
+            if let Some((idx, ip)) = store.cursors().nth(i) {
                 let changed = app.derived.ipam.node == node
-                    && app.derived.ipam.cursors.contains(&(s.net.clone(), *idx));
+                    && app.derived.ipam.cursors.contains(&(s.net.clone(), idx));
                 let mark = if changed { "● " } else { "  " };
                 let style = if changed { t.changed } else { t.plain };
                 Line::from(vec![
@@ -228,7 +228,7 @@ fn section_row(app: &App, node: &str, sec: &Section<'_>, r: usize) -> Line<'stat
                     Span::styled(ip.to_string(), style),
                     Span::styled("  (round-robin cursor)", t.dim),
                 ])
-            } else if i == store.last_reserved().len() {
+            } else if i == store.cursor_count() {
                 Line::from(vec![
                     Span::raw("  "),
                     Span::styled("lock", t.plain),
@@ -258,18 +258,17 @@ fn draw_leases(
     let Some(store) = sec.store else {
         return 0;
     };
-    let sandboxes = app.lab.nodes.get(node).map(|rt| &rt.sandboxes);
     let mut n = 0;
-    for (ip, lease) in store.leases().iter().skip(first).take(room) {
+    for lease in store.leases_from(first).take(room) {
+        let ip = &lease.ip;
         let changed = app.derived.ipam.node == node
             && app
                 .derived
                 .ipam
                 .added
                 .contains(&(sec.summary.net.clone(), *ip));
-        let owner = sandboxes
-            .and_then(|s| s.iter().find(|(_, sb)| sb.id == lease.container_id))
-            .map(|(k, _)| k.strip_prefix("default/").unwrap_or(k).to_string())
+        let owner = node_view::sandbox_owner(&app.lab, node, &lease.container_id)
+            .map(|k| k.strip_prefix("default/").unwrap_or(k).to_string())
             .unwrap_or_else(|| "(no pod: raw `cni add`?)".to_string());
         let style = if changed { t.changed } else { t.plain };
         let line = Line::from(vec![

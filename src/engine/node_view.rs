@@ -1,0 +1,336 @@
+//! A node's kernel and disk as the front ends read them: the host namespace's links, a
+//! pod namespace's links and routes, the sandboxes containerd holds, and host-local's lease
+//! files — what `ip link`, `ip route`, `crictl pods` and `ls /var/lib/cni/networks/<net>`
+//! would show on the node. Plain data for the dashboard and the REPL, so they read no CNI
+//! internals (`Host`, `IpamStore`, `Sandbox`).
+//!
+//! Rows a frame reads per visible line are borrowed or produced lazily ([`host_links`],
+//! [`IpamDir::leases_from`]), so a view costs what it shows, not what the node holds.
+
+use super::Lab;
+use crate::cni::host::{Link, LinkKind, Netns};
+use crate::cni::ipam_store::IpamStore;
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+// ---------------------------------------------------------------------------------------
+// Links and routes.
+
+/// What a network link is, as `ip -d link` tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkType {
+    /// `lo`.
+    Loopback,
+    /// A Linux bridge (`cni0`).
+    Bridge,
+    /// One end of a veth pair.
+    Veth,
+    /// An ifb device (bandwidth's egress shaping).
+    Ifb,
+    /// The node's uplink (`eth0` of the node, carrying the InternalIP).
+    Physical,
+}
+
+/// One link of a network namespace, as `ip addr` prints it (borrowed from the node).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkRow<'a> {
+    /// Interface name.
+    pub name: &'a str,
+    /// What it is.
+    pub kind: LinkType,
+    /// Addresses in CIDR form (`10.244.1.1/24`), in the order they were added.
+    pub addrs: &'a [String],
+    /// Hardware address.
+    pub mac: &'a str,
+    /// MTU.
+    pub mtu: u32,
+    /// The bridge it is enslaved to.
+    pub master: Option<&'a str>,
+    /// Administratively up.
+    pub up: bool,
+    /// For a veth end: the other end's name and its namespace path ("" for the host).
+    pub peer: Option<(&'a str, &'a str)>,
+}
+
+impl<'a> LinkRow<'a> {
+    fn of(link: &'a Link) -> Self {
+        let (kind, peer) = match &link.kind {
+            LinkKind::Loopback => (LinkType::Loopback, None),
+            LinkKind::Bridge => (LinkType::Bridge, None),
+            LinkKind::Veth { peer, peer_netns } => {
+                (LinkType::Veth, Some((peer.as_str(), peer_netns.as_str())))
+            }
+            LinkKind::Ifb => (LinkType::Ifb, None),
+            LinkKind::Physical => (LinkType::Physical, None),
+        };
+        LinkRow {
+            name: &link.name,
+            kind,
+            addrs: &link.addrs,
+            mac: &link.mac,
+            mtu: link.mtu,
+            master: link.master.as_deref(),
+            up: link.up,
+            peer,
+        }
+    }
+
+    /// The first address ("" when it has none).
+    pub fn first_addr(&self) -> &'a str {
+        self.addrs.first().map_or("", String::as_str)
+    }
+}
+
+fn links_of(ns: Option<&Netns>) -> impl Iterator<Item = LinkRow<'_>> {
+    ns.into_iter()
+        .flat_map(|ns| ns.links.values().map(LinkRow::of))
+}
+
+/// The links of a node's host namespace in name order (none for an unknown node).
+pub fn host_links<'a>(lab: &'a Lab, node: &str) -> impl Iterator<Item = LinkRow<'a>> {
+    links_of(lab.nodes.get(node).map(|rt| &rt.host.root))
+}
+
+/// The links of a sandbox namespace on a node, by its path (none when it does not exist).
+pub fn netns_links<'a>(lab: &'a Lab, node: &str, netns: &str) -> impl Iterator<Item = LinkRow<'a>> {
+    links_of(lab.nodes.get(node).and_then(|rt| rt.host.netns.get(netns)))
+}
+
+/// The routing table of a sandbox namespace on a node as `ip route` prints it, one line
+/// per route (empty when the namespace does not exist).
+pub fn netns_routes(lab: &Lab, node: &str, netns: &str) -> Vec<String> {
+    lab.nodes
+        .get(node)
+        .and_then(|rt| rt.host.netns.get(netns))
+        .map(|ns| ns.route_table().iter().map(|r| r.to_ip_route()).collect())
+        .unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------------------
+// Sandboxes.
+
+/// One interface of a sandbox's CNI result (`interfaces[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InterfaceRow {
+    /// Interface name (`cni0`, `veth1a2b3c4d`, `eth0`).
+    pub name: String,
+    /// The netns path for an in-container interface; "" for a host interface.
+    pub sandbox: String,
+}
+
+/// A pod sandbox on a node as containerd keeps it (`crictl inspectp`): its ID, network
+/// namespace and what its CNI ADD returned.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SandboxRow {
+    /// The pod, `ns/name`.
+    pub pod: String,
+    /// The 64-hex sandbox ID (CNI_CONTAINERID).
+    pub id: String,
+    /// The network namespace path (CNI_NETNS).
+    pub netns: String,
+    /// The pod's IP from the CNI result.
+    pub ip: String,
+    /// The result's interfaces, in result order.
+    pub interfaces: Vec<InterfaceRow>,
+    /// The result's addresses in CIDR form (`10.244.1.2/24`), in result order.
+    pub addresses: Vec<String>,
+}
+
+fn sandbox_row(pod: &str, sb: &super::node::Sandbox) -> SandboxRow {
+    SandboxRow {
+        pod: pod.to_string(),
+        id: sb.id.clone(),
+        netns: sb.netns.clone(),
+        ip: sb.ip.clone(),
+        interfaces: sb
+            .result
+            .interfaces
+            .iter()
+            .map(|i| InterfaceRow {
+                name: i.name.clone(),
+                sandbox: i.sandbox.clone(),
+            })
+            .collect(),
+        addresses: sb.result.ips.iter().map(|ip| ip.address.clone()).collect(),
+    }
+}
+
+/// The sandbox of a pod (`ns/name`) on a node, if the runtime has one.
+pub fn sandbox(lab: &Lab, node: &str, pod: &str) -> Option<SandboxRow> {
+    let sb = lab.nodes.get(node)?.sandboxes.get(pod)?;
+    Some(sandbox_row(pod, sb))
+}
+
+/// Every sandbox on a node, by pod key order.
+pub fn sandboxes(lab: &Lab, node: &str) -> Vec<SandboxRow> {
+    lab.nodes
+        .get(node)
+        .map(|rt| {
+            rt.sandboxes
+                .iter()
+                .map(|(k, sb)| sandbox_row(k, sb))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The pod (`ns/name`) whose sandbox has this container ID on a node, if any (a raw
+/// `cni add` has none).
+pub fn sandbox_owner<'a>(lab: &'a Lab, node: &str, container_id: &str) -> Option<&'a str> {
+    lab.nodes
+        .get(node)?
+        .sandboxes
+        .iter()
+        .find(|(_, sb)| sb.id == container_id)
+        .map(|(k, _)| k.as_str())
+}
+
+// ---------------------------------------------------------------------------------------
+// host-local's lease files.
+
+/// One lease file in host-local's directory: the file named by the IP, holding
+/// `<containerID>\r\n<ifname>`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LeaseRow {
+    /// The leased IP (the file's name).
+    pub ip: IpAddr,
+    /// The container ID the file holds.
+    pub container_id: String,
+    /// The interface name; "" for a legacy file that holds only the container ID.
+    pub ifname: String,
+}
+
+/// One network's host-local directory on a node, read in place (borrowed from the node):
+/// the lease files in IP order and the `last_reserved_ip.N` cursors.
+#[derive(Debug, Clone, Copy)]
+pub struct IpamDir<'a> {
+    store: &'a IpamStore,
+}
+
+impl<'a> IpamDir<'a> {
+    /// Number of lease files.
+    pub fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// True when no IP is leased.
+    pub fn is_empty(&self) -> bool {
+        self.store.is_empty()
+    }
+
+    /// The lease files in IP order, from the `first`-th on (the ones skipped cost no copy).
+    pub fn leases_from(&self, first: usize) -> impl Iterator<Item = LeaseRow> + 'a {
+        self.store
+            .leases()
+            .iter()
+            .skip(first)
+            .map(|(ip, l)| LeaseRow {
+                ip: *ip,
+                container_id: l.container_id.clone(),
+                ifname: l.ifname.clone(),
+            })
+    }
+
+    /// Whether a file exists for this IP.
+    pub fn is_leased(&self, ip: &IpAddr) -> bool {
+        self.store.is_leased(ip)
+    }
+
+    /// Whether the file for `row.ip` exists and holds what `row` says.
+    pub fn holds(&self, row: &LeaseRow) -> bool {
+        self.store
+            .lease(&row.ip)
+            .is_some_and(|l| l.container_id == row.container_id && l.ifname == row.ifname)
+    }
+
+    /// The `last_reserved_ip.N` cursors: (N, IP), by N.
+    pub fn cursors(&self) -> impl Iterator<Item = (usize, IpAddr)> + 'a {
+        self.store.last_reserved().iter().map(|(i, ip)| (*i, *ip))
+    }
+
+    /// Number of `last_reserved_ip.N` files.
+    pub fn cursor_count(&self) -> usize {
+        self.store.last_reserved().len()
+    }
+
+    /// The content of `last_reserved_ip.N`, if the file exists.
+    pub fn cursor(&self, n: usize) -> Option<IpAddr> {
+        self.store.last_reserved_ip(n)
+    }
+
+    /// A copy of every file, to compare with the directory later.
+    pub fn files(&self) -> IpamFiles {
+        IpamFiles {
+            leases: self.leases_from(0).map(|r| (r.ip, r)).collect(),
+            cursors: self.cursors().collect(),
+        }
+    }
+}
+
+/// A copy of one network's host-local directory: what a view keeps from before a command
+/// to tell which files the command wrote or removed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct IpamFiles {
+    /// Lease files by IP.
+    pub leases: BTreeMap<IpAddr, LeaseRow>,
+    /// `last_reserved_ip.N` contents by N.
+    pub cursors: BTreeMap<usize, IpAddr>,
+}
+
+/// A node's host-local directories by store key (the network name, or the data directory
+/// of a custom one); `None` for an unknown node.
+pub fn ipam_dirs<'a>(lab: &'a Lab, node: &str) -> Option<BTreeMap<&'a str, IpamDir<'a>>> {
+    let rt = lab.nodes.get(node)?;
+    Some(
+        rt.host
+            .ipam
+            .iter()
+            .map(|(k, store)| (k.as_str(), IpamDir { store }))
+            .collect(),
+    )
+}
+
+/// One host-local directory of a node by store key, if it exists.
+pub fn ipam_dir<'a>(lab: &'a Lab, node: &str, net: &str) -> Option<IpamDir<'a>> {
+    let store = lab.nodes.get(node)?.host.ipam.get(net)?;
+    Some(IpamDir { store })
+}
+
+/// A copy of every host-local directory of a node by store key; `None` for an unknown
+/// node.
+pub fn ipam_files(lab: &Lab, node: &str) -> Option<BTreeMap<String, IpamFiles>> {
+    let dirs = ipam_dirs(lab, node)?;
+    Some(
+        dirs.into_iter()
+            .map(|(k, d)| (k.to_string(), d.files()))
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pod_shows_in_links_sandboxes_routes_and_leases() {
+        let mut lab = Lab::new();
+        lab.execute("pod create web --node node-1").unwrap();
+        let kinds: Vec<LinkType> = host_links(&lab, "node-1").map(|l| l.kind).collect();
+        assert!(kinds.contains(&LinkType::Physical));
+        assert!(kinds.contains(&LinkType::Bridge));
+        assert!(kinds.contains(&LinkType::Veth));
+        let sb = sandbox(&lab, "node-1", "default/web").unwrap();
+        assert_eq!(sandboxes(&lab, "node-1"), vec![sb.clone()]);
+        assert_eq!(sandbox_owner(&lab, "node-1", &sb.id), Some("default/web"));
+        assert!(netns_links(&lab, "node-1", &sb.netns).any(|l| l.name == "eth0"));
+        assert!(!netns_routes(&lab, "node-1", &sb.netns).is_empty());
+        let files = ipam_files(&lab, "node-1").unwrap();
+        let (net, f) = files.iter().next().unwrap();
+        let lease = f.leases.values().next().unwrap();
+        assert_eq!(lease.container_id, sb.id);
+        let dir = ipam_dir(&lab, "node-1", net).unwrap();
+        assert!(dir.holds(lease));
+        assert_eq!((dir.len(), dir.cursor_count()), (1, 1));
+        assert!(ipam_files(&lab, "nope").is_none());
+    }
+}
