@@ -14,6 +14,7 @@ pub mod faults;
 pub mod kubelet;
 pub mod lesson;
 pub mod net;
+pub mod node;
 pub mod presets;
 pub mod record;
 pub mod render;

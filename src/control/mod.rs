@@ -14,7 +14,10 @@ pub mod csi_client;
 pub use backoff::Backoff;
 pub use csi_client::CsiEndpoint;
 
-use crate::cluster::{Cluster, Object, PodSpec};
+use crate::cluster::{ApiError, Cluster, Object, PodSpec, PodStatus};
+
+/// How many times a status write is retried on Conflict (kubelet's status manager).
+pub const STATUS_RETRIES: u32 = 5;
 use crate::faults::Faults;
 use crate::record::{CallEvent, CallLog, Level, WireLog};
 
@@ -42,6 +45,8 @@ pub struct Ctx<'a> {
 pub struct DriverCaps {
     /// SINGLE_NODE_MULTI_WRITER: ReadWriteOncePod maps to SINGLE_NODE_SINGLE_WRITER.
     pub single_node_multi_writer: bool,
+    /// STAGE_UNSTAGE_VOLUME (NodeGetCapabilities): kubelet stages before it publishes.
+    pub node_stage_unstage: bool,
 }
 
 /// One control loop the engine runs: a controller, a sidecar, a kubelet.
@@ -53,6 +58,88 @@ pub trait Component {
 }
 
 impl Ctx<'_> {
+    /// Write a pod's status through the status subresource, re-reading and retrying on
+    /// Conflict as kubelet's status manager does.
+    pub fn write_pod_status(
+        &mut self,
+        key: &(String, String),
+        actor: &str,
+        mutate: impl Fn(&mut PodStatus),
+    ) -> Result<u64, ApiError> {
+        let mut last = None;
+        for attempt in 1..=STATUS_RETRIES {
+            let pods = self.api.pods();
+            let current = pods.get(&key.0, &key.1)?;
+            let read_at = current.metadata.resource_version;
+            let mut status = current.status.clone();
+            mutate(&mut status);
+            match self
+                .api
+                .pods()
+                .write_status(&key.0, &key.1, read_at, status)
+            {
+                Ok(rv) => return Ok(rv),
+                Err(e @ ApiError::Conflict { .. }) => {
+                    self.log(
+                        actor,
+                        "conflict",
+                        format!("status write {attempt}/{STATUS_RETRIES} rejected: {e}; re-reading and retrying"),
+                    );
+                    last = Some(e);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or(ApiError::Conflict {
+            resource: "pods",
+            name: key.1.clone(),
+        }))
+    }
+
+    /// One call-log line per plugin execution in the wire range.
+    pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
+        use crate::record::wire::WireRecord;
+        use crate::record::{CallEvent, Level};
+        let tick = self.clock;
+        for seq in first..last {
+            let Some(WireRecord::Cni(c)) = self.wire.get(seq) else {
+                continue;
+            };
+            let actor = if c.depth > 0 {
+                format!("  {}", c.plugin_type)
+            } else {
+                c.plugin_type.clone()
+            };
+            let detail = format!(
+                "{} #{seq}: {}",
+                c.env.cmd().as_str(),
+                crate::record::wire::cni_summary(c)
+            );
+            let level = if c.reply.is_err() {
+                Level::Warning
+            } else {
+                Level::Normal
+            };
+            self.log_event(CallEvent {
+                seq: 0,
+                tick,
+                actor,
+                action: "exec".into(),
+                detail,
+                level,
+                reason: None,
+                object: None,
+                wire: None,
+                object_uid: None,
+            });
+        }
+    }
+
+    /// Record a warning in the call log.
+    pub fn log_warning(&mut self, actor: &str, action: &'static str, detail: String) {
+        self.log_at(actor, action, detail, Level::Warning);
+    }
+
     /// Whether a crash is armed at `point` (on `node`) and fires now.
     pub fn crash_at(&mut self, node: Option<&str>, point: crate::faults::CrashPoint) -> bool {
         self.faults.take_crash(node, point).is_some()

@@ -3,9 +3,9 @@
 //! can see (the API objects, the driver's state), which is how real clusters converge.
 
 use super::{Lab, LabError};
-use crate::cluster::{Condition, Object, PodSpec};
+use crate::cluster::Condition;
 use crate::command::grammar::FaultCmd;
-use crate::faults::{self, Fault, FaultCode, Request, Target};
+use crate::faults::{Fault, FaultCode, Request, Target};
 use crate::record::{CallEvent, Level};
 use crate::render::{Line, Outcome, Role, Table};
 
@@ -226,46 +226,6 @@ impl Lab {
             .collect();
         self.dirty.extend(pods);
         self.node_lifecycle();
-    }
-
-    /// containerd died during a CNI ADD (`containerd-after-ipam`): no DEL follows, the
-    /// lease stays in host-local's store, and kubelet's RunPodSandbox call fails the way
-    /// grpc-go reports a connection that closed mid-call. Returns that error.
-    pub fn runtime_crashed(&mut self, node: &str, sandbox: &str, netns: &str) -> String {
-        if let Some(n) = self.nodes.get_mut(node) {
-            // The lab drops the half-made namespace; the IPAM lease is what leaks.
-            n.host.netns.remove(netns);
-        }
-        self.log_warning(
-            &format!("containerd({node})"),
-            "crash",
-            format!(
-                "containerd died during CNI ADD (containerd-after-ipam) for sandbox {}: no DEL ran and libcni cached nothing, so the address host-local allocated leaks (`show ipam {node}`); systemd restarts containerd",
-                sandbox.get(..13).unwrap_or(sandbox)
-            ),
-        );
-        "rpc error: code = Unavailable desc = error reading from server: EOF".into()
-    }
-
-    /// kubelet died at a crash point: it stops acting until systemd restarts it
-    /// (`RestartSec=10`), then resumes from scratch for the pod.
-    pub fn kubelet_crashed(&mut self, node: &str, pod: &Object<PodSpec>, what: &str) {
-        let back = self.clock.saturating_add(faults::KUBELET_RESTART_SEC);
-        self.faults
-            .kubelet_down_until
-            .insert(node.to_string(), back);
-        let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
-        let w = self.pod_work.entry(key).or_default();
-        w.retry_at = back;
-        self.log_warning(
-            &format!("kubelet({node})"),
-            "crash",
-            format!(
-                "kubelet died {what} (pod/{}); systemd restarts it at t={back}s (RestartSec=10, `tick {}`)",
-                pod.name(),
-                faults::KUBELET_RESTART_SEC
-            ),
-        );
     }
 }
 

@@ -12,7 +12,6 @@ pub mod ipam_view;
 pub mod journal;
 pub mod names;
 pub mod network;
-pub mod node;
 pub mod node_index;
 pub mod node_view;
 pub mod nodes;
@@ -27,9 +26,9 @@ use crate::cluster::Cluster;
 use crate::cni::registry::Registry;
 use crate::command::{self, Command, ParseError};
 use crate::control::Component;
+use crate::node::NodeRuntime;
 use crate::record::{CallEvent, CallLog, Level, WireLog};
 use crate::render::{Line, Outcome, Role};
-use node::NodeRuntime;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -99,16 +98,7 @@ pub enum Mode {
     Step,
 }
 
-/// Kubelet bookkeeping for one pod.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct PodWork {
-    /// Sandbox creation attempts so far.
-    pub attempts: u32,
-    /// Earliest tick of the next retry after a failure.
-    pub retry_at: u64,
-    /// The last error, for `describe` and the dashboard.
-    pub last_error: String,
-}
+pub use crate::kubelet::PodWork;
 
 /// Sizes of the bounded logs.
 pub const CALL_LOG_SIZE: usize = 5000;
@@ -117,8 +107,7 @@ pub const WIRE_LOG_SIZE: usize = 2000;
 /// The most control-loop passes one reconcile runs (a guard against a loop that never
 /// settles; real work settles in a handful).
 pub const MAX_PASSES: usize = 64;
-/// kubelet's pod worker backoff after a failed sync, in logical seconds.
-pub const SYNC_BACKOFF: u64 = 10;
+pub use crate::kubelet::SYNC_BACKOFF;
 
 /// The whole lab.
 pub struct Lab {
@@ -141,8 +130,8 @@ pub struct Lab {
     /// Pods whose kubelet has work to do (not yet running, being deleted, or waiting for a
     /// resize on the node).
     pub dirty: BTreeSet<(String, String)>,
-    /// Kubelet bookkeeping per pod.
-    pub pod_work: BTreeMap<(String, String), PodWork>,
+    /// The kubelets' pod workers (see `crate::kubelet`).
+    pub kubelet: crate::kubelet::Kubelet,
     /// The storage controllers and sidecars, each with its own state.
     pub storage: crate::storage::StorageControllers,
     /// The conflist template new nodes get (`{{.PodCIDR}}` filled per node).
@@ -176,7 +165,7 @@ impl Lab {
             clock: 0,
             mode: Mode::Auto,
             dirty: BTreeSet::new(),
-            pod_work: BTreeMap::new(),
+            kubelet: Default::default(),
             storage: Default::default(),
             conf_template: Arc::from(DEFAULT_CONFLIST),
             driver: crate::csi::Driver::default(),
@@ -447,6 +436,7 @@ impl Lab {
         self.clock = self.clock.saturating_add(seconds);
         self.node_lifecycle();
         let due: Vec<_> = self
+            .kubelet
             .pod_work
             .iter()
             .filter(|(_, w)| w.retry_at <= self.clock)
@@ -463,7 +453,50 @@ impl Lab {
                 .config
                 .controller_capabilities
                 .contains(&crate::csi::types::ControllerRpcType::SingleNodeMultiWriter),
+            node_stage_unstage: self
+                .driver
+                .config
+                .node_capabilities
+                .contains(&crate::csi::types::NodeRpcType::StageUnstageVolume),
         }
+    }
+
+    /// One kubelet sync of one pod (see `crate::kubelet`), on the pod's node's runtime.
+    pub fn sync_pod(&mut self, key: &(String, String)) -> bool {
+        let mut ctx = ctx!(self);
+        let mut cri = crate::kubelet::Cri {
+            nodes: &mut self.nodes,
+            registry: &self.registry,
+        };
+        self.kubelet.sync_pod(&mut ctx, &mut cri, key)
+    }
+
+    /// Record a call-log entry that is also an event on a pod (see `Ctx::pod_event`).
+    pub fn object_event(
+        &mut self,
+        actor: &str,
+        action: &'static str,
+        reason: &'static str,
+        message: String,
+        pod: &crate::cluster::Object<crate::cluster::PodSpec>,
+        level: Level,
+    ) {
+        ctx!(self).pod_event(actor, action, reason, message, pod, level);
+    }
+
+    /// Write a pod's status with conflict retries (see `Ctx::write_pod_status`).
+    pub fn write_pod_status(
+        &mut self,
+        key: &(String, String),
+        actor: &str,
+        mutate: impl Fn(&mut crate::cluster::PodStatus),
+    ) -> Result<u64, crate::cluster::ApiError> {
+        ctx!(self).write_pod_status(key, actor, mutate)
+    }
+
+    /// One call-log line per plugin execution in the wire range.
+    pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
+        ctx!(self).log_wire_summaries(first, last);
     }
 
     /// Run one storage controller (or all of them) once.

@@ -136,7 +136,7 @@ pub struct SandboxRow {
     pub addresses: Vec<String>,
 }
 
-fn sandbox_row(pod: &str, sb: &super::node::Sandbox) -> SandboxRow {
+fn sandbox_row(pod: &str, sb: &crate::node::Sandbox) -> SandboxRow {
     SandboxRow {
         pod: pod.to_string(),
         id: sb.id.clone(),

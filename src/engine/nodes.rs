@@ -1,11 +1,11 @@
 //! `node add` and `node list`: Node objects and the per-node runtime state behind them.
 
-use super::node::NodeRuntime;
 use super::validate;
 use super::{Lab, LabError};
 use crate::cluster::{Condition, NodeAddress, NodeSpec, Object};
 use crate::cni::conf::ConfDir;
 use crate::cni::host::Host;
+use crate::node::NodeRuntime;
 use crate::render::{Outcome, Role, Table};
 use ipnet::IpNet;
 use std::sync::Arc;

@@ -523,7 +523,7 @@ impl Lab {
                     s
                 });
         let work: Map<String, Value> = self
-            .pod_work
+            .kubelet.pod_work
             .iter()
             .map(|(k, w)| {
                 (

@@ -9,14 +9,49 @@
 pub mod sandbox;
 pub mod volumes;
 
-use crate::cluster::{ApiError, Condition, Object, PodIp, PodSpec, PodStatus, Text};
-use crate::engine::{Lab, PodWork, SYNC_BACKOFF};
-use crate::record::{CallEvent, Level};
+use crate::cluster::{Condition, Object, PodIp, PodSpec, Text};
+use crate::cni::registry::Registry;
+use crate::control::Ctx;
+use crate::node::NodeRuntime;
+use crate::record::Level;
+use std::collections::BTreeMap;
 
-/// How many times a status write is retried on Conflict.
-pub const STATUS_RETRIES: u32 = 5;
+pub use crate::control::STATUS_RETRIES;
 
-impl Lab {
+/// kubelet's pod worker backoff after a failed sync, in logical seconds.
+pub const SYNC_BACKOFF: u64 = 10;
+
+/// kubelet's bookkeeping for one pod.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PodWork {
+    /// Sandbox creation attempts so far.
+    pub attempts: u32,
+    /// Earliest tick of the next retry after a failure.
+    pub retry_at: u64,
+    /// The last error, for `describe` and the dashboard.
+    pub last_error: String,
+}
+
+/// The kubelets of the cluster: each pod's worker state, kept by the kubelet of the node
+/// the pod is bound to (a pod belongs to one node's kubelet, so one map keyed by pod holds
+/// every kubelet's workers). It reaches the API store, its CSI node client and the event
+/// recorder through [`Ctx`], and its node's container runtime through [`Cri`].
+#[derive(Debug, Clone, Default)]
+pub struct Kubelet {
+    /// Pod workers by pod key.
+    pub pod_work: BTreeMap<(String, String), PodWork>,
+}
+
+/// The CRI endpoint kubelet talks to: containerd on each node, with the node's kernel and
+/// `/etc/cni/net.d` it runs CNI against, and the plugins installed in `/opt/cni/bin`.
+pub struct Cri<'a> {
+    /// Each node's runtime state (containerd's sandboxes, libcni's cache, the kernel).
+    pub nodes: &'a mut BTreeMap<String, NodeRuntime>,
+    /// The plugin binaries every node has.
+    pub registry: &'a Registry,
+}
+
+impl Kubelet {
     /// One kubelet sync of one pod: tear down what is deleted; otherwise wait for and mount
     /// the volumes, then ask the runtime for the sandbox (network), then start the
     /// containers. Returns true when anything changed.
@@ -24,29 +59,34 @@ impl Lab {
     /// The order is the real kubelet's (`SyncPod`: `WaitForAttachAndMount` comes before
     /// `containerRuntime.SyncPod`, which creates the sandbox and runs CNI ADD). Chapter 7's
     /// Python mini sets up the network first; the lessons say so.
-    pub fn sync_pod(&mut self, key: &(String, String)) -> bool {
-        let Some(pod) = self.cluster.pods.get(key).cloned() else {
+    pub fn sync_pod(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        cri: &mut Cri<'_>,
+        key: &(String, String),
+    ) -> bool {
+        let Some(pod) = ctx.api.pods.get(key).cloned() else {
             self.pod_work.remove(key);
             return false;
         };
         if pod.metadata.deletion_tick.is_some() {
-            return self.kill_pod(key, &pod);
+            return self.kill_pod(ctx, cri, key, &pod);
         }
         if !crate::engine::scheduler::is_scheduled(&pod) {
             return false; // not placed on the node yet: its kubelet does not see it
         }
         if pod.status.phase == "Running" {
             // Running pods only need attention when a resize waits for the node.
-            return self.mount_pod_volumes(&pod).unwrap_or_default();
+            return self.mount_pod_volumes(ctx, &pod).unwrap_or_default();
         }
         let node_name = pod.spec.node_name.clone();
         let actor = format!("kubelet({node_name})");
         let work = self.pod_work.entry(key.clone()).or_default();
-        if work.retry_at > self.clock {
+        if work.retry_at > ctx.clock {
             return false;
         }
         if !pod.spec.volumes.is_empty() {
-            match self.mount_pod_volumes(&pod) {
+            match self.mount_pod_volumes(ctx, &pod) {
                 Ok(_) => {}
                 Err(crate::kubelet::volumes::MountWait::Waiting(reason, msg)) => {
                     let first = self.pod_work.get(key).is_none_or(|w| w.last_error != msg);
@@ -56,17 +96,17 @@ impl Lab {
                         } else {
                             actor.as_str()
                         };
-                        self.object_event(from, reason, reason, msg.clone(), &pod, Level::Warning);
+                        ctx.pod_event(from, reason, reason, msg.clone(), &pod, Level::Warning);
                         if let Some(w) = self.pod_work.get_mut(key) {
                             w.last_error = msg;
                         }
-                        self.mark_container_creating(key, &actor);
+                        self.mark_container_creating(ctx, key, &actor);
                     }
                     return first;
                 }
                 Err(crate::kubelet::volumes::MountWait::Crashed) => return true,
                 Err(crate::kubelet::volumes::MountWait::Failed(msg)) => {
-                    self.object_event(
+                    ctx.pod_event(
                         &actor,
                         "FailedMount",
                         "FailedMount",
@@ -74,13 +114,13 @@ impl Lab {
                         &pod,
                         Level::Warning,
                     );
-                    let retry_at = self.clock.saturating_add(SYNC_BACKOFF);
+                    let retry_at = ctx.clock.saturating_add(SYNC_BACKOFF);
                     if let Some(w) = self.pod_work.get_mut(key) {
                         w.retry_at = retry_at;
                         w.last_error = msg;
                     }
-                    self.mark_container_creating(key, &actor);
-                    self.log(
+                    self.mark_container_creating(ctx, key, &actor);
+                    ctx.log(
                         actor,
                         "backoff",
                         format!(
@@ -92,7 +132,7 @@ impl Lab {
                 }
             }
         }
-        let has_sandbox = self
+        let has_sandbox = cri
             .nodes
             .get(&node_name)
             .is_some_and(|n| n.sandboxes.contains_key(&pod.key()));
@@ -102,8 +142,8 @@ impl Lab {
                 w.attempts += 1;
                 w.attempts
             };
-            if let Err(message) = self.run_pod_sandbox(&pod, attempt) {
-                self.object_event(
+            if let Err(message) = self.run_pod_sandbox(ctx, cri, &pod, attempt) {
+                ctx.pod_event(
                     &actor,
                     "FailedCreatePodSandBox",
                     "FailedCreatePodSandBox",
@@ -111,13 +151,13 @@ impl Lab {
                     &pod,
                     Level::Warning,
                 );
-                let retry_at = self.clock.saturating_add(SYNC_BACKOFF);
+                let retry_at = ctx.clock.saturating_add(SYNC_BACKOFF);
                 if let Some(w) = self.pod_work.get_mut(key) {
                     w.retry_at = retry_at;
                     w.last_error = message;
                 }
-                self.mark_container_creating(key, &actor);
-                self.log(
+                self.mark_container_creating(ctx, key, &actor);
+                ctx.log(
                     actor,
                     "backoff",
                     format!(
@@ -128,14 +168,14 @@ impl Lab {
                 return true;
             }
         }
-        let ip = self
+        let ip = cri
             .nodes
             .get(&node_name)
             .and_then(|n| n.sandboxes.get(&pod.key()))
             .map(|s| s.ip.clone())
             .unwrap_or_default();
         self.pod_work.insert(key.clone(), PodWork::default());
-        self.object_event(
+        ctx.pod_event(
             &actor,
             "Started",
             "Started",
@@ -143,15 +183,15 @@ impl Lab {
             &pod,
             Level::Normal,
         );
-        let host_ip = self
-            .cluster
+        let host_ip = ctx
+            .api
             .nodes
             .get(&(crate::cluster::no_namespace(), node_name.clone()))
             .and_then(|n| n.status.internal_ip())
             .unwrap_or_default()
             .to_string();
         let ip2 = ip.clone();
-        let written = self.write_pod_status(key, &actor, move |st| {
+        let written = ctx.write_pod_status(key, &actor, move |st| {
             st.phase = "Running".into();
             st.reason = Text::Borrowed("");
             st.host_ip = host_ip.clone();
@@ -160,7 +200,7 @@ impl Lab {
             st.conditions = ready_conditions(true);
         });
         if written.is_ok() {
-            self.log(
+            ctx.log(
                 actor,
                 "status",
                 format!("pod/{} podIP={ip} phase=Running", pod.name()),
@@ -169,14 +209,14 @@ impl Lab {
         true
     }
 
-    fn mark_container_creating(&mut self, key: &(String, String), actor: &str) {
-        let already = self
-            .cluster
+    fn mark_container_creating(&mut self, ctx: &mut Ctx<'_>, key: &(String, String), actor: &str) {
+        let already = ctx
+            .api
             .pods
             .get(key)
             .is_some_and(|p| p.status.reason == "ContainerCreating");
         if !already {
-            let _ = self.write_pod_status(key, actor, |st| {
+            let _ = ctx.write_pod_status(key, actor, |st| {
                 st.phase = "Pending".into();
                 st.reason = "ContainerCreating".into();
                 st.conditions = ready_conditions(false);
@@ -184,61 +224,29 @@ impl Lab {
         }
     }
 
-    /// Write a pod's status through the status subresource, re-reading and retrying on
-    /// Conflict as kubelet's status manager does.
-    pub fn write_pod_status(
-        &mut self,
-        key: &(String, String),
-        actor: &str,
-        mutate: impl Fn(&mut PodStatus),
-    ) -> Result<u64, ApiError> {
-        let mut last = None;
-        for attempt in 1..=STATUS_RETRIES {
-            let pods = self.cluster.pods();
-            let current = pods.get(&key.0, &key.1)?;
-            let read_at = current.metadata.resource_version;
-            let mut status = current.status.clone();
-            mutate(&mut status);
-            match self
-                .cluster
-                .pods()
-                .write_status(&key.0, &key.1, read_at, status)
-            {
-                Ok(rv) => return Ok(rv),
-                Err(e @ ApiError::Conflict { .. }) => {
-                    self.log(
-                        actor,
-                        "conflict",
-                        format!("status write {attempt}/{STATUS_RETRIES} rejected: {e}; re-reading and retrying"),
-                    );
-                    last = Some(e);
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last.unwrap_or(ApiError::Conflict {
-            resource: "pods",
-            name: key.1.clone(),
-        }))
-    }
-
     /// kubelet's killPod and the final delete: stop the containers, StopPodSandbox (CNI
     /// DEL, netns removed), unmount the volumes (NodeUnpublish, NodeUnstage when no other pod
     /// on the node uses them), then the pod object is removed. The attach/detach controller
     /// detaches afterwards.
-    fn kill_pod(&mut self, key: &(String, String), pod: &Object<PodSpec>) -> bool {
+    fn kill_pod(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        cri: &mut Cri<'_>,
+        key: &(String, String),
+        pod: &Object<PodSpec>,
+    ) -> bool {
         let work = self.pod_work.entry(key.clone()).or_default();
-        if work.retry_at > self.clock {
+        if work.retry_at > ctx.clock {
             return false;
         }
         let node_name = pod.spec.node_name.clone();
         let actor = format!("kubelet({node_name})");
-        let had_sandbox = self
+        let had_sandbox = cri
             .nodes
             .get(&node_name)
             .is_some_and(|n| n.sandboxes.contains_key(&pod.key()));
-        let fail = |lab: &mut Lab, message: String| {
-            lab.object_event(
+        let fail = |kubelet: &mut Kubelet, ctx: &mut Ctx<'_>, message: String| {
+            ctx.pod_event(
                 &actor,
                 "FailedKillPod",
                 "FailedKillPod",
@@ -246,13 +254,13 @@ impl Lab {
                 pod,
                 Level::Warning,
             );
-            let retry_at = lab.clock.saturating_add(SYNC_BACKOFF);
-            let w = lab.pod_work.entry(key.clone()).or_default();
+            let retry_at = ctx.clock.saturating_add(SYNC_BACKOFF);
+            let w = kubelet.pod_work.entry(key.clone()).or_default();
             w.retry_at = retry_at;
             w.last_error = message;
         };
         if had_sandbox {
-            self.object_event(
+            ctx.pod_event(
                 &actor,
                 "Killing",
                 "Killing",
@@ -260,45 +268,72 @@ impl Lab {
                 pod,
                 Level::Normal,
             );
-            if let Err(message) = self.stop_pod_sandbox(pod) {
-                fail(self, message);
+            if let Err(message) = self.stop_pod_sandbox(ctx, cri, pod) {
+                fail(self, ctx, message);
                 return true;
             }
         }
-        if let Err(message) = self.unmount_pod_volumes(pod) {
-            fail(self, message);
+        if let Err(message) = self.unmount_pod_volumes(ctx, pod) {
+            fail(self, ctx, message);
             return true;
         }
-        if self.cluster.pods().delete(&key.0, &key.1).is_ok() {
-            self.cluster.pods_with_volumes.remove(key);
+        if ctx.api.pods().delete(&key.0, &key.1).is_ok() {
+            ctx.api.pods_with_volumes.remove(key);
             self.pod_work.remove(key);
-            self.log("apiserver", "delete", format!("pod/{} removed", pod.name()));
+            ctx.log("apiserver", "delete", format!("pod/{} removed", pod.name()));
         }
         true
     }
 
-    /// Record a call-log entry that is also a Kubernetes event on an object.
-    pub fn object_event(
+    /// containerd died during a CNI ADD (`containerd-after-ipam`): no DEL follows, the
+    /// lease stays in host-local's store, and kubelet's RunPodSandbox call fails the way
+    /// grpc-go reports a connection that closed mid-call. Returns that error.
+    pub fn runtime_crashed(
         &mut self,
-        actor: &str,
-        action: &'static str,
-        reason: &'static str,
-        message: String,
+        ctx: &mut Ctx<'_>,
+        cri: &mut Cri<'_>,
+        node: &str,
+        sandbox: &str,
+        netns: &str,
+    ) -> String {
+        if let Some(n) = cri.nodes.get_mut(node) {
+            // The lab drops the half-made namespace; the IPAM lease is what leaks.
+            n.host.netns.remove(netns);
+        }
+        ctx.log_warning(
+            &format!("containerd({node})"),
+            "crash",
+            format!(
+                "containerd died during CNI ADD (containerd-after-ipam) for sandbox {}: no DEL ran and libcni cached nothing, so the address host-local allocated leaks (`show ipam {node}`); systemd restarts containerd",
+                sandbox.get(..13).unwrap_or(sandbox)
+            ),
+        );
+        "rpc error: code = Unavailable desc = error reading from server: EOF".into()
+    }
+
+    /// kubelet died at a crash point: it stops acting until systemd restarts it
+    /// (`RestartSec=10`), then resumes from scratch for the pod.
+    pub fn kubelet_crashed(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        node: &str,
         pod: &Object<PodSpec>,
-        level: Level,
+        what: &str,
     ) {
-        self.log_event(CallEvent {
-            seq: 0,
-            tick: self.clock,
-            actor: actor.to_string(),
-            action: action.into(),
-            detail: message,
-            level,
-            reason: Some(reason),
-            object: Some(format!("Pod/{}", pod.key())),
-            wire: None,
-            object_uid: Some(pod.metadata.uid.clone()),
-        });
+        let back = ctx.clock.saturating_add(crate::faults::KUBELET_RESTART_SEC);
+        ctx.faults.kubelet_down_until.insert(node.to_string(), back);
+        let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
+        let w = self.pod_work.entry(key).or_default();
+        w.retry_at = back;
+        ctx.log_warning(
+            &format!("kubelet({node})"),
+            "crash",
+            format!(
+                "kubelet died {what} (pod/{}); systemd restarts it at t={back}s (RestartSec=10, `tick {}`)",
+                pod.name(),
+                crate::faults::KUBELET_RESTART_SEC
+            ),
+        );
     }
 }
 

@@ -3,11 +3,12 @@
 //! bandwidth annotations as capability args; a failed ADD is torn down with DEL before the
 //! error goes back to kubelet. StopPodSandbox runs DEL and removes the namespace.
 
+use super::{Cri, Kubelet};
 use crate::cluster::{Object, PodSpec};
 use crate::cni::host::Netns;
 use crate::cni::runtime::{Invoker, RuntimeConf};
-use crate::engine::Lab;
-use crate::engine::node::Sandbox;
+use crate::control::Ctx;
+use crate::node::Sandbox;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -16,10 +17,12 @@ pub const INGRESS_BANDWIDTH: &str = "kubernetes.io/ingress-bandwidth";
 /// Annotation kubelet reads for egress shaping.
 pub const EGRESS_BANDWIDTH: &str = "kubernetes.io/egress-bandwidth";
 
-impl Lab {
+impl Kubelet {
     /// RunPodSandbox: returns the pod IP, or the error kubelet reports.
     pub fn run_pod_sandbox(
         &mut self,
+        ctx: &mut Ctx<'_>,
+        cri: &mut Cri<'_>,
         pod: &Object<PodSpec>,
         attempt: u32,
     ) -> Result<String, String> {
@@ -33,12 +36,12 @@ impl Lab {
         let rt = Arc::new(runtime_conf(pod, &id, &netns)?);
         let short = &id[..13];
         let actor = format!("containerd({node_name})");
-        self.log(
+        ctx.log(
             &actor,
             "RunPodSandbox",
             format!("pod/{} → sandbox {short}, netns {netns}", pod.name()),
         );
-        let Some(node) = self.nodes.get_mut(&node_name) else {
+        let Some(node) = cri.nodes.get_mut(&node_name) else {
             return Err(format!("node {node_name:?} not found"));
         };
         let net = match node.network() {
@@ -59,15 +62,15 @@ impl Lab {
             .map(|p| p.plugin_type.as_str())
             .collect();
         let chain_text = chain.join(" → ");
-        let first_wire = self.wire.next_seq();
-        let registry = self.registry.clone();
-        let wire = &mut self.wire;
+        let first_wire = ctx.wire.next_seq();
+        let registry = cri.registry;
+        let wire = &mut ctx.wire;
         let mut record = |c| {
             wire.push(crate::record::wire::WireRecord::Cni(c));
         };
-        let mut scope = crate::faults::FaultScope::new(&mut self.faults, &node_name);
+        let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
         let mut inv = Invoker {
-            registry: &registry,
+            registry,
             host: &mut node.host,
             cache: &mut node.cache,
             wire: &mut record,
@@ -85,15 +88,15 @@ impl Lab {
         } else {
             None
         };
-        let last_wire = self.wire.next_seq();
-        self.log(
+        let last_wire = ctx.wire.next_seq();
+        ctx.log(
             &actor,
             "CNI ADD",
             format!("net={} ifname=eth0 (chain: {chain_text})", net.list.name),
         );
-        self.log_wire_summaries(first_wire, last_wire);
+        ctx.log_wire_summaries(first_wire, last_wire);
         if runtime_died {
-            return Err(self.runtime_crashed(&node_name, &id, &netns));
+            return Err(self.runtime_crashed(ctx, cri, &node_name, &id, &netns));
         }
         match added {
             Ok(result) => {
@@ -102,7 +105,7 @@ impl Lab {
                     .first()
                     .map(|i| i.address.split('/').next().unwrap_or_default().to_string())
                     .unwrap_or_default();
-                if let Some(node) = self.nodes.get_mut(&node_name) {
+                if let Some(node) = cri.nodes.get_mut(&node_name) {
                     node.sandboxes.insert(
                         pod_key,
                         Sandbox {
@@ -118,13 +121,13 @@ impl Lab {
             }
             Err(e) => {
                 if let Some(Err(del)) = teardown {
-                    self.log(
+                    ctx.log(
                         &actor,
                         "CNI DEL",
                         format!("teardown after failed ADD also failed: {del}"),
                     );
                 } else {
-                    self.log(
+                    ctx.log(
                         &actor,
                         "CNI DEL",
                         "teardown after failed ADD (every ADD is followed by a DEL)",
@@ -138,28 +141,33 @@ impl Lab {
     }
 
     /// StopPodSandbox + RemovePodSandbox: CNI DEL with the cached result, netns removed.
-    pub fn stop_pod_sandbox(&mut self, pod: &Object<PodSpec>) -> Result<(), String> {
+    pub fn stop_pod_sandbox(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        cri: &mut Cri<'_>,
+        pod: &Object<PodSpec>,
+    ) -> Result<(), String> {
         let node_name = pod.spec.node_name.clone();
         let pod_key = pod.key();
         let actor = format!("containerd({node_name})");
-        let Some(node) = self.nodes.get_mut(&node_name) else {
+        let Some(node) = cri.nodes.get_mut(&node_name) else {
             return Ok(());
         };
         let Some(sb) = node.sandboxes.get(&pod_key).cloned() else {
             return Ok(());
         };
-        let first_wire = self.wire.next_seq();
+        let first_wire = ctx.wire.next_seq();
         let result = match node.network() {
             Ok(net) => {
                 let net = net.clone();
-                let registry = self.registry.clone();
-                let wire = &mut self.wire;
+                let registry = cri.registry;
+                let wire = &mut ctx.wire;
                 let mut record = |c| {
                     wire.push(crate::record::wire::WireRecord::Cni(c));
                 };
-                let mut scope = crate::faults::FaultScope::new(&mut self.faults, &node_name);
+                let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
                 let mut inv = Invoker {
-                    registry: &registry,
+                    registry,
                     host: &mut node.host,
                     cache: &mut node.cache,
                     wire: &mut record,
@@ -174,8 +182,8 @@ impl Lab {
             node.host.netns.remove(&sb.netns);
             node.sandboxes.remove(&pod_key);
         }
-        let last_wire = self.wire.next_seq();
-        self.log(
+        let last_wire = ctx.wire.next_seq();
+        ctx.log(
             &actor,
             "StopPodSandbox",
             format!(
@@ -184,52 +192,13 @@ impl Lab {
                 sb.netns
             ),
         );
-        self.log_wire_summaries(first_wire, last_wire);
+        ctx.log_wire_summaries(first_wire, last_wire);
         result.map_err(|e| {
             format!(
                 "rpc error: code = Unknown desc = failed to destroy network for sandbox {:?}: {e}",
                 sb.id
             )
         })
-    }
-
-    /// One call-log line per plugin execution in the wire range.
-    pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
-        use crate::record::wire::WireRecord;
-        use crate::record::{CallEvent, Level};
-        let tick = self.clock;
-        for seq in first..last {
-            let Some(WireRecord::Cni(c)) = self.wire.get(seq) else {
-                continue;
-            };
-            let actor = if c.depth > 0 {
-                format!("  {}", c.plugin_type)
-            } else {
-                c.plugin_type.clone()
-            };
-            let detail = format!(
-                "{} #{seq}: {}",
-                c.env.cmd().as_str(),
-                crate::record::wire::cni_summary(c)
-            );
-            let level = if c.reply.is_err() {
-                Level::Warning
-            } else {
-                Level::Normal
-            };
-            self.log_event(CallEvent {
-                seq: 0,
-                tick,
-                actor,
-                action: "exec".into(),
-                detail,
-                level,
-                reason: None,
-                object: None,
-                wire: None,
-                object_uid: None,
-            });
-        }
     }
 }
 

@@ -6,12 +6,13 @@
 //! when a resize waits for the node; and the reverse on teardown: NodeUnpublish, then
 //! NodeUnstage when no other pod on the node uses the volume.
 
+use super::Kubelet;
 use crate::cluster::{Object, PodSpec, PvSpec};
+use crate::control::Ctx;
 use crate::csi::types::{
-    CapacityRange, NodeExpandVolumeRequest, NodePublishVolumeRequest, NodeRpcType,
-    NodeStageVolumeRequest, NodeUnpublishVolumeRequest, NodeUnstageVolumeRequest,
+    CapacityRange, NodeExpandVolumeRequest, NodePublishVolumeRequest, NodeStageVolumeRequest,
+    NodeUnpublishVolumeRequest, NodeUnstageVolumeRequest,
 };
-use crate::engine::Lab;
 use crate::storage::resizer::FS_RESIZE_PENDING;
 use crate::storage::{DRIVER, volume_capability};
 use crate::util::quantity::parse_bytes;
@@ -54,16 +55,13 @@ pub enum MountWait {
     Crashed,
 }
 
-impl Lab {
-    fn driver_stages(&self) -> bool {
-        self.driver
-            .config
-            .node_capabilities
-            .contains(&NodeRpcType::StageUnstageVolume)
-    }
-
+impl Kubelet {
     /// Attach-wait, stage, publish (and node-expand) every volume of a pod.
-    pub fn mount_pod_volumes(&mut self, pod: &Object<PodSpec>) -> Result<bool, MountWait> {
+    pub fn mount_pod_volumes(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pod: &Object<PodSpec>,
+    ) -> Result<bool, MountWait> {
         let node = pod.spec.node_name.clone();
         let actor = format!("kubelet({node})");
         let mut changed = false;
@@ -71,7 +69,7 @@ impl Lab {
         for v in &pod.spec.volumes {
             let claim = &v.persistent_volume_claim.claim_name;
             let ns = &pod.metadata.namespace;
-            let Some(pvc) = self.cluster.pvcs.get(&(ns.clone(), claim.clone())).cloned() else {
+            let Some(pvc) = ctx.api.pvcs.get(&(ns.clone(), claim.clone())).cloned() else {
                 return Err(MountWait::Waiting(
                     "FailedMount",
                     format!(
@@ -80,7 +78,7 @@ impl Lab {
                     ),
                 ));
             };
-            let Some(pv) = crate::storage::listers::pv_for_claim(&self.cluster, ns, claim).cloned()
+            let Some(pv) = crate::storage::listers::pv_for_claim(ctx.api, ns, claim).cloned()
             else {
                 let _ = pvc;
                 return Err(MountWait::Waiting(
@@ -91,17 +89,17 @@ impl Lab {
                     ),
                 ));
             };
-            if let Some(reason) = self.node_affinity_conflict(&pv, &node) {
+            if let Some(reason) = self.node_affinity_conflict(ctx, &pv, &node) {
                 return Err(MountWait::Waiting("FailedScheduling", reason));
             }
-            if crate::storage::listers::attach_required(&self.cluster) {
+            if crate::storage::listers::attach_required(ctx.api) {
                 let va = crate::storage::attach_detach::attachment_name(
                     &pv.spec.csi.volume_handle,
                     DRIVER,
                     &node,
                 );
-                let attached = self
-                    .cluster
+                let attached = ctx
+                    .api
                     .volume_attachments
                     .get(&(crate::cluster::no_namespace(), va))
                     .is_some_and(|va| va.status.attached);
@@ -110,7 +108,8 @@ impl Lab {
                     continue;
                 }
             }
-            changed |= self.mount_one(pod, &pv, v.persistent_volume_claim.read_only, &actor)?;
+            changed |=
+                self.mount_one(ctx, pod, &pv, v.persistent_volume_claim.read_only, &actor)?;
         }
         if !unattached.is_empty() {
             return Err(MountWait::Waiting(
@@ -124,10 +123,15 @@ impl Lab {
         Ok(changed)
     }
 
-    fn node_affinity_conflict(&self, pv: &Object<PvSpec>, node: &str) -> Option<String> {
+    fn node_affinity_conflict(
+        &self,
+        ctx: &Ctx<'_>,
+        pv: &Object<PvSpec>,
+        node: &str,
+    ) -> Option<String> {
         let affinity = pv.spec.node_affinity.as_ref()?;
-        let labels = &self
-            .cluster
+        let labels = &ctx
+            .api
             .nodes
             .get(&(crate::cluster::no_namespace(), node.to_string()))?
             .metadata
@@ -155,6 +159,7 @@ impl Lab {
 
     fn mount_one(
         &mut self,
+        ctx: &mut Ctx<'_>,
         pod: &Object<PodSpec>,
         pv: &Object<PvSpec>,
         read_only: bool,
@@ -168,12 +173,12 @@ impl Lab {
             &pv.spec.access_modes,
             &pv.spec.volume_mode,
             &pv.spec.csi.fs_type,
-            self.driver_caps().single_node_multi_writer,
+            ctx.caps.single_node_multi_writer,
         )
         .map_err(MountWait::Failed)?;
-        let publish_context = if crate::storage::listers::attach_required(&self.cluster) {
+        let publish_context = if crate::storage::listers::attach_required(ctx.api) {
             let va = crate::storage::attach_detach::attachment_name(&handle, DRIVER, &node);
-            self.cluster
+            ctx.api
                 .volume_attachments
                 .get(&(crate::cluster::no_namespace(), va))
                 .map(|va| va.status.attachment_metadata.clone())
@@ -182,14 +187,14 @@ impl Lab {
             BTreeMap::new()
         };
         let block = pv.spec.volume_mode == "Block";
-        let stage_path = match (self.driver_stages(), block) {
+        let stage_path = match (ctx.caps.node_stage_unstage, block) {
             (false, _) => String::new(),
             (true, false) => staging_path(&handle),
             (true, true) => block_staging_path(&pv_name),
         };
-        if self.driver_stages()
-            && !self
-                .cluster
+        if ctx.caps.node_stage_unstage
+            && !ctx
+                .api
                 .mounts
                 .staged
                 .contains_key(&(node.clone(), pv_name.clone()))
@@ -203,7 +208,7 @@ impl Lab {
                 ..Default::default()
             };
             let n = node.clone();
-            self.csi_call(actor, Some(&node), "NodeStageVolume", req, |d, r| {
+            ctx.csi_call(actor, Some(&node), "NodeStageVolume", req, |d, r| {
                 d.node_stage_volume(&n, r)
             })
             .map_err(|s| {
@@ -212,7 +217,7 @@ impl Lab {
                     s.go_error_string()
                 ))
             })?;
-            if self
+            if ctx
                 .faults
                 .take_crash(Some(&node), crate::faults::CrashPoint::KubeletAfterStage)
                 .is_some()
@@ -220,10 +225,10 @@ impl Lab {
                 let what = format!(
                     "after NodeStageVolume of {pv_name} returned, before NodePublishVolume"
                 );
-                self.kubelet_crashed(&node, pod, &what);
+                self.kubelet_crashed(ctx, &node, pod, &what);
                 return Err(MountWait::Crashed);
             }
-            self.cluster
+            ctx.api
                 .mounts
                 .staged
                 .insert((node.clone(), pv_name.clone()), stage_path.clone());
@@ -235,10 +240,10 @@ impl Lab {
         } else {
             target_path(&pod.metadata.uid, &pv_name)
         };
-        if !self.cluster.mounts.published.contains_key(&key) {
+        if !ctx.api.mounts.published.contains_key(&key) {
             let mut volume_context = pv.spec.csi.volume_attributes.clone();
-            let pod_info = self
-                .cluster
+            let pod_info = ctx
+                .api
                 .csi_drivers
                 .get(&(crate::cluster::no_namespace(), DRIVER.to_string()))
                 .is_some_and(|d| d.spec.pod_info_on_mount);
@@ -269,7 +274,7 @@ impl Lab {
                 ..Default::default()
             };
             let n = node.clone();
-            self.csi_call(actor, Some(&node), "NodePublishVolume", req, |d, r| {
+            ctx.csi_call(actor, Some(&node), "NodePublishVolume", req, |d, r| {
                 d.node_publish_volume(&n, r)
             })
             .map_err(|s| {
@@ -278,15 +283,15 @@ impl Lab {
                     s.go_error_string()
                 ))
             })?;
-            self.cluster.mounts.published.insert(key, target.clone());
+            ctx.api.mounts.published.insert(key, target.clone());
             changed = true;
         }
-        changed |= self.node_expand_if_pending(pod, pv, &target, &stage_path, cap, actor)?;
+        changed |= Self::node_expand_if_pending(ctx, pod, pv, &target, &stage_path, cap, actor)?;
         Ok(changed)
     }
 
     fn node_expand_if_pending(
-        &mut self,
+        ctx: &mut Ctx<'_>,
         pod: &Object<PodSpec>,
         pv: &Object<PvSpec>,
         target: &str,
@@ -297,8 +302,8 @@ impl Lab {
         let Some(claim) = pv.spec.claim_ref.as_ref() else {
             return Ok(false);
         };
-        let Some(pvc) = self
-            .cluster
+        let Some(pvc) = ctx
+            .api
             .pvcs
             .get(&(claim.namespace.clone(), claim.name.clone()))
             .cloned()
@@ -332,7 +337,7 @@ impl Lab {
             ..Default::default()
         };
         let n = node.clone();
-        self.csi_call(actor, Some(&node), "NodeExpandVolume", req, |d, r| {
+        ctx.csi_call(actor, Some(&node), "NodeExpandVolume", req, |d, r| {
             d.node_expand_volume(&n, r)
         })
         .map_err(|s| {
@@ -342,12 +347,7 @@ impl Lab {
                 s.go_error_string()
             ))
         })?;
-        if let Ok(cur) = self
-            .cluster
-            .pvcs()
-            .get(&claim.namespace, &claim.name)
-            .cloned()
-        {
+        if let Ok(cur) = ctx.api.pvcs().get(&claim.namespace, &claim.name).cloned() {
             let mut next = cur;
             next.status
                 .conditions
@@ -355,9 +355,9 @@ impl Lab {
             if let Some(s) = pv.spec.capacity.get("storage") {
                 next.status.capacity.insert("storage".into(), s.clone());
             }
-            let _ = self.cluster.pvcs().update_status(&next);
+            let _ = ctx.api.pvcs().update_status(&next);
         }
-        self.event(
+        ctx.event(
             actor,
             "FileSystemResizeSuccessful",
             format!(
@@ -372,28 +372,32 @@ impl Lab {
 
     /// NodeUnpublish every volume of a pod, then NodeUnstage the ones no other pod on the
     /// node still uses.
-    pub fn unmount_pod_volumes(&mut self, pod: &Object<PodSpec>) -> Result<(), String> {
+    pub fn unmount_pod_volumes(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pod: &Object<PodSpec>,
+    ) -> Result<(), String> {
         let node = pod.spec.node_name.clone();
         let actor = format!("kubelet({node})");
         let pod_key = pod.key();
-        let published: Vec<((String, String, String), String)> = self
-            .cluster
+        let published: Vec<((String, String, String), String)> = ctx
+            .api
             .mounts
             .published
             .iter()
             .filter(|((n, p, _), _)| *n == node && *p == pod_key)
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        let pod_pvs = self.pod_pv_names(pod);
+        let pod_pvs = self.pod_pv_names(ctx, pod);
         for (key, target) in published {
             let pv_name = key.2.clone();
-            let handle = self.handle_of(&pv_name);
+            let handle = self.handle_of(ctx, &pv_name);
             let req = NodeUnpublishVolumeRequest {
                 volume_id: handle.clone(),
                 target_path: target,
             };
             let n = node.clone();
-            self.csi_call(&actor, Some(&node), "NodeUnpublishVolume", req, |d, r| {
+            ctx.csi_call(&actor, Some(&node), "NodeUnpublishVolume", req, |d, r| {
                 d.node_unpublish_volume(&n, r)
             })
             .map_err(|s| {
@@ -402,18 +406,18 @@ impl Lab {
                     s.go_error_string()
                 )
             })?;
-            self.cluster.mounts.published.remove(&key);
+            ctx.api.mounts.published.remove(&key);
         }
         // Then unstage what this pod used and no pod on the node still publishes. Done
         // after every unpublish (not inside that loop) so a failed NodeUnstage is retried
         // on the next sync, as the volume manager's reconciler keeps retrying.
         for pv_name in pod_pvs {
-            let still_used = self.cluster.mounts.published_on(&node, &pv_name);
+            let still_used = ctx.api.mounts.published_on(&node, &pv_name);
             if still_used {
                 continue;
             }
-            let Some(path) = self
-                .cluster
+            let Some(path) = ctx
+                .api
                 .mounts
                 .staged
                 .get(&(node.clone(), pv_name.clone()))
@@ -422,11 +426,11 @@ impl Lab {
                 continue;
             };
             let req = NodeUnstageVolumeRequest {
-                volume_id: self.handle_of(&pv_name),
+                volume_id: self.handle_of(ctx, &pv_name),
                 staging_target_path: path,
             };
             let n = node.clone();
-            self.csi_call(&actor, Some(&node), "NodeUnstageVolume", req, |d, r| {
+            ctx.csi_call(&actor, Some(&node), "NodeUnstageVolume", req, |d, r| {
                 d.node_unstage_volume(&n, r)
             })
             .map_err(|s| {
@@ -435,22 +439,22 @@ impl Lab {
                     s.go_error_string()
                 )
             })?;
-            self.cluster.mounts.staged.remove(&(node.clone(), pv_name));
+            ctx.api.mounts.staged.remove(&(node.clone(), pv_name));
         }
         Ok(())
     }
 
     /// The PVs a pod's claims are bound to (found through the claim, or through the PV's
     /// claimRef once the claim is gone).
-    fn pod_pv_names(&self, pod: &Object<PodSpec>) -> Vec<String> {
+    fn pod_pv_names(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Vec<String> {
         let ns = &pod.metadata.namespace;
         let mut out = Vec::new();
         for v in &pod.spec.volumes {
             let claim = &v.persistent_volume_claim.claim_name;
-            let pv = crate::storage::listers::pv_for_claim(&self.cluster, ns, claim)
+            let pv = crate::storage::listers::pv_for_claim(ctx.api, ns, claim)
                 .map(|p| p.name().to_string())
                 .or_else(|| {
-                    self.cluster
+                    ctx.api
                         .pvs
                         .values()
                         .find(|p| {
@@ -469,7 +473,7 @@ impl Lab {
         }
         // Published entries of this pod name their PVs too (a claim may be gone entirely).
         let pod_key = pod.key();
-        for (_, p, pv) in self.cluster.mounts.published_keys(&pod.spec.node_name) {
+        for (_, p, pv) in ctx.api.mounts.published_keys(&pod.spec.node_name) {
             if *p == pod_key && !out.contains(pv) {
                 out.push(pv.clone());
             }
@@ -478,8 +482,8 @@ impl Lab {
     }
 
     /// The volume handle of a PV (from the PV, or from the driver if the PV is gone).
-    fn handle_of(&self, pv: &str) -> String {
-        self.cluster
+    fn handle_of(&self, ctx: &Ctx<'_>, pv: &str) -> String {
+        ctx.api
             .pvs
             .get(&(crate::cluster::no_namespace(), pv.to_string()))
             .map(|p| p.spec.csi.volume_handle.clone())

@@ -541,7 +541,7 @@ fn node_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
-fn node_rt<'a>(lab: &'a Lab, n: &str) -> Result<&'a crate::engine::node::NodeRuntime, Eval> {
+fn node_rt<'a>(lab: &'a Lab, n: &str) -> Result<&'a crate::node::NodeRuntime, Eval> {
     lab.nodes
         .get(n)
         .ok_or_else(|| Eval::new(false, format!("there is no node {n}")))
