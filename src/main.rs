@@ -272,14 +272,32 @@ fn plain_repl(mut lab: Lab, opts: &Options) -> ExitCode {
 
 fn run_file(lab: &mut Lab, file: &str, opts: RunOptions) -> ExitCode {
     let text = if file == "-" {
+        // Capped like a script file (`cat /dev/zero | cni-csi-lab run -` must not exhaust
+        // memory); one byte more than the cap is read to tell "at the cap" from "over it".
+        let cap = cni_csi_lab::util::fs::SCRIPT_CAP;
         let mut s = String::new();
-        if let Err(e) = std::io::stdin().read_to_string(&mut s) {
+        if let Err(e) = std::io::stdin().take(cap + 1).read_to_string(&mut s) {
             eprintln!("error: cannot read stdin: {e}");
             return ExitCode::from(2);
         }
-        s
+        if s.len() as u64 > cap {
+            eprintln!(
+                "error: cannot read stdin: over the {} limit for a script",
+                cni_csi_lab::util::fs::human_size(cap)
+            );
+            return ExitCode::from(2);
+        }
+        match s.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => s,
+        }
     } else {
-        match std::fs::read_to_string(file) {
+        let read = cni_csi_lab::util::fs::read_capped(
+            std::path::Path::new(file),
+            "a script",
+            cni_csi_lab::util::fs::SCRIPT_CAP,
+        );
+        match read {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("error: cannot read {file}: {e}");
