@@ -334,7 +334,10 @@ fn cli_in_time(args: &[&str], stdin: Option<&str>) -> Output {
 
 fn mkfifo(dir: &std::path::Path, name: &str) -> String {
     let p = dir.join(name);
-    let st = Command::new("mkfifo").arg(&p).status().expect("mkfifo runs");
+    let st = Command::new("mkfifo")
+        .arg(&p)
+        .status()
+        .expect("mkfifo runs");
     assert!(st.success(), "mkfifo {}", p.display());
     p.display().to_string()
 }
@@ -396,7 +399,11 @@ fn conf_load_refuses_a_fifo_a_directory_and_a_device_and_journals_nothing() {
             &format!("cni conf load {p}"),
             &[&format!("cannot read {p}: not a regular file")],
         );
-        assert_eq!(lab.journal.entries.len(), journal, "a refused load is not journaled");
+        assert_eq!(
+            lab.journal.entries.len(),
+            journal,
+            "a refused load is not journaled"
+        );
         let o = cli_in_time(&["--conflist", &p, "run", "-"], Some(""));
         assert_eq!(o.status.code(), Some(2), "--conflist {p}");
         assert!(

@@ -98,6 +98,15 @@ impl Journal {
     pub fn replay_files(&mut self, files: Option<BTreeMap<String, String>>) {
         self.replay = files;
     }
+
+    /// [`replay_files`](Self::replay_files), returning the files set before (lesson code
+    /// runs with an empty set, so it never reads the disk; see `lesson::guard`).
+    pub fn swap_replay_files(
+        &mut self,
+        files: Option<BTreeMap<String, String>>,
+    ) -> Option<BTreeMap<String, String>> {
+        std::mem::replace(&mut self.replay, files)
+    }
 }
 
 /// How a parsed command relates to the journal.

@@ -213,13 +213,19 @@ mod tests {
         let dir = scratch("capped");
         std::fs::create_dir_all(&dir).unwrap();
         let e = read_capped(&dir, "a script", SCRIPT_CAP).unwrap_err();
-        assert!(e.to_string().contains("not a regular file (a directory)"), "{e}");
+        assert!(
+            e.to_string().contains("not a regular file (a directory)"),
+            "{e}"
+        );
         let e = read_capped(Path::new("/dev/zero"), "a script", SCRIPT_CAP).unwrap_err();
         assert!(e.to_string().contains("not a regular file"), "{e}");
         let big = dir.join("big");
         std::fs::write(&big, vec![b'a'; 2049]).unwrap();
         let e = read_capped(&big, "a conflist", 2048).unwrap_err();
-        assert_eq!(e.to_string(), "2049 bytes is over the 2 KiB limit for a conflist");
+        assert_eq!(
+            e.to_string(),
+            "2049 bytes is over the 2 KiB limit for a conflist"
+        );
         std::fs::write(&big, "\u{feff}echo hi\n").unwrap();
         assert_eq!(read_capped(&big, "a script", 2048).unwrap(), "echo hi\n");
         let _ = std::fs::remove_dir_all(&dir);
