@@ -121,7 +121,7 @@ fn main() -> ExitCode {
     let mut lab = match starting_lab(&cli) {
         Ok(lab) => lab,
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(&e);
             return ExitCode::from(2);
         }
     };
@@ -138,7 +138,7 @@ fn main() -> ExitCode {
     };
     if let Some(dir) = &cli.lessons {
         if let Err(e) = lab.lessons.use_dir(std::path::Path::new(dir)) {
-            eprintln!("error: {e}");
+            print_error(&e);
             return ExitCode::from(2);
         }
     }
@@ -235,16 +235,25 @@ fn load_conflist(lab: &mut Lab, file: &str) -> Result<(), String> {
         .map_err(|e| format!("--conflist: {}", e.message))?;
     eprint!("{}", out.to_text());
     if let Some(n) = note {
-        eprintln!("{n}");
+        eprintln!("{}", cni_csi_lab::render::escape_controls(&n));
     }
     Ok(())
+}
+
+/// `error: …` on stderr, control characters escaped (see `render::escape`): messages
+/// quote file names, flags and lines from outside.
+fn print_error(e: impl std::fmt::Display) {
+    eprintln!(
+        "error: {}",
+        cni_csi_lab::render::escape_controls(&e.to_string())
+    );
 }
 
 fn line_editor(lab: Lab, opts: &Options) -> ExitCode {
     match repl::run(lab, opts) {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(&e);
             ExitCode::from(1)
         }
     }
@@ -264,7 +273,7 @@ fn plain_repl(mut lab: Lab, opts: &Options) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(&e);
             ExitCode::from(1)
         }
     }
@@ -300,7 +309,7 @@ fn run_file(lab: &mut Lab, file: &str, opts: RunOptions) -> ExitCode {
         match read {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("error: cannot read {file}: {e}");
+                print_error(format!("cannot read {file}: {e}"));
                 return ExitCode::from(2);
             }
         }
@@ -317,7 +326,7 @@ fn run_file_text(lab: &mut Lab, text: &str, opts: RunOptions) -> ExitCode {
         Ok(false) => ExitCode::from(1),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(&e);
             ExitCode::from(1)
         }
     }
@@ -328,7 +337,7 @@ fn dashboard(lab: Lab, big: bool) -> ExitCode {
     match cni_csi_lab::tui::run(lab, cni_csi_lab::tui::Options::from_env(big)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(&e);
             ExitCode::from(1)
         }
     }
