@@ -121,7 +121,7 @@ fn main() -> ExitCode {
     let mut lab = match starting_lab(&cli) {
         Ok(lab) => lab,
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(&e);
             return ExitCode::from(2);
         }
     };
@@ -138,7 +138,7 @@ fn main() -> ExitCode {
     };
     if let Some(dir) = &cli.lessons {
         if let Err(e) = lab.lessons.use_dir(std::path::Path::new(dir)) {
-            eprintln!("error: {e}");
+            print_error(&e);
             return ExitCode::from(2);
         }
     }
@@ -235,16 +235,25 @@ fn load_conflist(lab: &mut Lab, file: &str) -> Result<(), String> {
         .map_err(|e| format!("--conflist: {}", e.message))?;
     eprint!("{}", out.to_text());
     if let Some(n) = note {
-        eprintln!("{n}");
+        eprintln!("{}", cni_csi_lab::render::escape_controls(&n));
     }
     Ok(())
+}
+
+/// `error: …` on stderr, control characters escaped (see `render::escape`): messages
+/// quote file names, flags and lines from outside.
+fn print_error(e: impl std::fmt::Display) {
+    eprintln!(
+        "error: {}",
+        cni_csi_lab::render::escape_controls(&e.to_string())
+    );
 }
 
 fn line_editor(lab: Lab, opts: &Options) -> ExitCode {
     match repl::run(lab, opts) {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(&e);
             ExitCode::from(1)
         }
     }
@@ -264,7 +273,7 @@ fn plain_repl(mut lab: Lab, opts: &Options) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(&e);
             ExitCode::from(1)
         }
     }
@@ -272,17 +281,35 @@ fn plain_repl(mut lab: Lab, opts: &Options) -> ExitCode {
 
 fn run_file(lab: &mut Lab, file: &str, opts: RunOptions) -> ExitCode {
     let text = if file == "-" {
+        // Capped like a script file (`cat /dev/zero | cni-csi-lab run -` must not exhaust
+        // memory); one byte more than the cap is read to tell "at the cap" from "over it".
+        let cap = cni_csi_lab::util::fs::SCRIPT_CAP;
         let mut s = String::new();
-        if let Err(e) = std::io::stdin().read_to_string(&mut s) {
+        if let Err(e) = std::io::stdin().take(cap + 1).read_to_string(&mut s) {
             eprintln!("error: cannot read stdin: {e}");
             return ExitCode::from(2);
         }
-        s
+        if s.len() as u64 > cap {
+            eprintln!(
+                "error: cannot read stdin: over the {} limit for a script",
+                cni_csi_lab::util::fs::human_size(cap)
+            );
+            return ExitCode::from(2);
+        }
+        match s.strip_prefix('\u{feff}') {
+            Some(rest) => rest.to_string(),
+            None => s,
+        }
     } else {
-        match std::fs::read_to_string(file) {
+        let read = cni_csi_lab::util::fs::read_capped(
+            std::path::Path::new(file),
+            "a script",
+            cni_csi_lab::util::fs::SCRIPT_CAP,
+        );
+        match read {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("error: cannot read {file}: {e}");
+                print_error(format!("cannot read {file}: {e}"));
                 return ExitCode::from(2);
             }
         }
@@ -299,7 +326,7 @@ fn run_file_text(lab: &mut Lab, text: &str, opts: RunOptions) -> ExitCode {
         Ok(false) => ExitCode::from(1),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(&e);
             ExitCode::from(1)
         }
     }
@@ -310,7 +337,7 @@ fn dashboard(lab: Lab, big: bool) -> ExitCode {
     match cni_csi_lab::tui::run(lab, cni_csi_lab::tui::Options::from_env(big)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            print_error(&e);
             ExitCode::from(1)
         }
     }

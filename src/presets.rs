@@ -87,10 +87,18 @@ pub fn build(preset: &str) -> Result<Lab, String> {
         apply_script(&mut lab, &format!("preset {name}"), &dc_script(*nodes))?;
         return Ok(lab);
     }
-    match std::fs::read_to_string(preset) {
+    let read = crate::util::fs::read_capped(
+        std::path::Path::new(preset),
+        "a preset",
+        crate::util::fs::CONFIG_CAP,
+    );
+    match read {
         Ok(text) => {
             apply_script(&mut lab, preset, &text)?;
             Ok(lab)
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("cannot read preset {preset}: {e}"))
         }
         Err(e) => {
             let known: Vec<&str> = names().iter().map(|(n, _)| *n).collect();

@@ -4,6 +4,7 @@
 //! `\` continues a line. Tests and transcripts use this same path.
 
 use crate::engine::Lab;
+use crate::render::escape_controls as safe;
 use std::io::Write;
 
 /// Options for a run.
@@ -65,12 +66,17 @@ pub fn run_line(lab: &mut Lab, line_no: usize, line: &str) -> Option<LineReport>
     };
     let (stdout, stderr, failed) = match lab.execute(command) {
         Ok(out) => (out.to_text(), String::new(), false),
-        Err(e) => (e.output.to_text(), format!("error: {}\n", e.message), true),
+        Err(e) => (
+            e.output.to_text(),
+            format!("error: {}\n", safe(&e.message)),
+            true,
+        ),
     };
     let ok = failed == expect_fail;
     let stderr = if expect_fail && !failed {
         format!(
-            "error: line {line_no}: expected `{command}` to fail (it starts with !), but it succeeded\n"
+            "error: line {line_no}: expected `{}` to fail (it starts with !), but it succeeded\n",
+            safe(command)
         )
     } else {
         stderr
@@ -99,7 +105,7 @@ pub fn run(
             continue;
         };
         if opts.echo {
-            writeln!(out, "lab> {}", line.trim())?;
+            writeln!(out, "lab> {}", safe(line.trim()))?;
         }
         out.write_all(report.stdout.as_bytes())?;
         out.flush()?;
@@ -107,7 +113,12 @@ pub fn run(
         if !report.ok {
             all_ok = false;
             if !report.stderr.contains("line ") {
-                writeln!(err, "  (line {}: {})", report.line_no, report.command)?;
+                writeln!(
+                    err,
+                    "  (line {}: {})",
+                    report.line_no,
+                    safe(&report.command)
+                )?;
             }
             if !opts.keep_going {
                 break;

@@ -293,3 +293,218 @@ fn load_flag_refuses_a_bad_save_with_exit_2() {
         "{err}"
     );
 }
+
+// ---- files that are not small regular files (issue 19) ----
+//
+// Every file the lab reads goes through `util::fs::read_capped`: a FIFO, a device, a
+// directory or a socket is refused with "not a regular file", a file over its cap (1 MiB
+// for conflists, presets, lessons and progress; 16 MiB for scripts and saves) with its
+// size and the cap, and nothing is journaled or changed.
+
+/// Run the binary, failing the test (instead of hanging it) if it does not finish in time.
+fn cli_in_time(args: &[&str], stdin: Option<&str>) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cni-csi-lab"))
+        .args(args)
+        .env("CNI_CSI_LAB_HISTORY", "")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    if let Some(text) = stdin {
+        let mut i = child.stdin.take().unwrap();
+        i.write_all(text.as_bytes()).unwrap();
+    }
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn mkfifo(dir: &std::path::Path, name: &str) -> String {
+    let p = dir.join(name);
+    let st = Command::new("mkfifo")
+        .arg(&p)
+        .status()
+        .expect("mkfifo runs");
+    assert!(st.success(), "mkfifo {}", p.display());
+    p.display().to_string()
+}
+
+/// Paths that are not regular files: a FIFO (nobody writes to it), a directory, a device.
+fn not_regular(tag: &str, name: &str) -> Vec<String> {
+    let dir = scratch(tag);
+    let sub = dir.join(format!("dir-{name}"));
+    std::fs::create_dir_all(&sub).unwrap();
+    vec![
+        mkfifo(&dir, name),
+        sub.display().to_string(),
+        "/dev/zero".to_string(),
+    ]
+}
+
+#[test]
+fn run_refuses_a_fifo_a_directory_and_a_device() {
+    for p in not_regular("run", "script.lab") {
+        let o = cli_in_time(&["run", &p], None);
+        assert_eq!(o.status.code(), Some(2), "run {p}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("error: cannot read {p}: not a regular file")),
+            "run {p}: {err}"
+        );
+    }
+}
+
+#[test]
+fn run_dash_still_reads_stdin_and_accepts_a_byte_order_mark() {
+    let o = cli_in_time(&["run", "-"], Some("\u{feff}echo from-stdin\n"));
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "from-stdin\n");
+}
+
+#[test]
+fn load_refuses_a_fifo_a_directory_and_a_device() {
+    for p in not_regular("load", "lab.json") {
+        let mut lab = busy_lab();
+        refused(&mut lab, &format!("load {p}"), &[&p, "not a regular file"]);
+        let o = cli_in_time(&["--load", &p, "run", "-"], Some(""));
+        assert_eq!(o.status.code(), Some(2), "--load {p}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("not a regular file"),
+            "--load {p}: {o:?}"
+        );
+    }
+}
+
+#[test]
+fn conf_load_refuses_a_fifo_a_directory_and_a_device_and_journals_nothing() {
+    // Named like a built-in example: the refused file is reported, not replaced by it.
+    for p in not_regular("conf", "01-minimal.conflist") {
+        let mut lab = busy_lab();
+        let journal = lab.journal.entries.len();
+        refused(
+            &mut lab,
+            &format!("cni conf load {p}"),
+            &[&format!("cannot read {p}: not a regular file")],
+        );
+        assert_eq!(
+            lab.journal.entries.len(),
+            journal,
+            "a refused load is not journaled"
+        );
+        let o = cli_in_time(&["--conflist", &p, "run", "-"], Some(""));
+        assert_eq!(o.status.code(), Some(2), "--conflist {p}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("not a regular file"),
+            "--conflist {p}: {o:?}"
+        );
+    }
+}
+
+#[test]
+fn preset_refuses_a_fifo_a_directory_and_a_device() {
+    for p in not_regular("preset", "cluster.lab") {
+        let e = cni_csi_lab::presets::build(&p).err().expect("refused");
+        assert!(e.contains(&format!("{p}: not a regular file")), "{e}");
+        let o = cli_in_time(&["--preset", &p, "run", "-"], Some(""));
+        assert_eq!(o.status.code(), Some(2), "--preset {p}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("not a regular file"),
+            "--preset {p}: {o:?}"
+        );
+    }
+}
+
+#[test]
+fn a_lesson_directory_with_a_fifo_named_md_does_not_hang() {
+    let dir = scratch("lesson-fifo");
+    mkfifo(&dir, "trap.md");
+    let o = cli_in_time(
+        &["--lessons", &dir.display().to_string(), "lesson", "list"],
+        None,
+    );
+    assert!(o.status.code().is_some(), "{o:?}");
+}
+
+#[test]
+fn files_over_their_cap_are_refused_with_size_and_cap() {
+    let dir = scratch("caps");
+    // Sparse files: the size is what counts, no disk is used.
+    let conf = dir.join("big.conflist");
+    std::fs::File::create(&conf)
+        .unwrap()
+        .set_len((1 << 20) + 1)
+        .unwrap();
+    let c = conf.display().to_string();
+    let mut lab = busy_lab();
+    let journal = lab.journal.entries.len();
+    refused(
+        &mut lab,
+        &format!("cni conf load {c}"),
+        &[&format!(
+            "cannot read {c}: 1048577 bytes is over the 1 MiB limit for a conflist"
+        )],
+    );
+    assert_eq!(lab.journal.entries.len(), journal);
+    let e = cni_csi_lab::presets::build(&c).err().expect("refused");
+    assert!(
+        e.contains("1048577 bytes is over the 1 MiB limit for a preset"),
+        "{e}"
+    );
+    let script = dir.join("big.lab");
+    std::fs::File::create(&script)
+        .unwrap()
+        .set_len((16 << 20) + 1)
+        .unwrap();
+    let s = script.display().to_string();
+    let o = cli_in_time(&["run", &s], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!(
+            "cannot read {s}: 16777217 bytes is over the 16 MiB limit for a script"
+        )),
+        "{o:?}"
+    );
+    refused(
+        &mut lab,
+        &format!("load {s}"),
+        &["16777217 bytes is over the 16 MiB limit for a save file"],
+    );
+}
+
+#[test]
+fn a_byte_order_mark_is_accepted_in_scripts_presets_and_conflists() {
+    let dir = scratch("bom");
+    let script = dir.join("bom.lab");
+    std::fs::write(&script, "\u{feff}echo with-bom\n").unwrap();
+    let o = cli_in_time(&["run", &script.display().to_string()], None);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "with-bom\n");
+
+    let preset = dir.join("bom-preset.lab");
+    std::fs::write(&preset, "\u{feff}node add solo\n").unwrap();
+    let lab = cni_csi_lab::presets::build(&preset.display().to_string()).expect("accepted");
+    assert!(lab.nodes.contains_key("solo"));
+
+    let conf = dir.join("bom.conflist");
+    let text = cni_csi_lab::engine::cni_cmd::EXAMPLE_CONFLISTS[0].1;
+    std::fs::write(&conf, format!("\u{feff}{text}")).unwrap();
+    let mut lab = busy_lab();
+    let out = lab
+        .execute(&format!("cni conf load {} --node node-1", conf.display()))
+        .expect("accepted")
+        .to_text();
+    assert!(out.contains("bom.conflist written on node-1"), "{out}");
+}

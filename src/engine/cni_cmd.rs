@@ -341,7 +341,10 @@ impl Lab {
                     .and_then(|s| s.to_str())
                     .unwrap_or(file);
                 match EXAMPLE_CONFLISTS.iter().find(|(n, _)| *n == base) {
-                    Some((_, t)) => t.to_string(),
+                    Some((_, t)) if e.kind() == std::io::ErrorKind::NotFound => t.to_string(),
+                    // A file that is there but refused (not a regular file, too large) is
+                    // reported, not silently replaced by the built-in of the same name.
+                    Some(_) => return Err(LabError::msg(format!("cannot read {file}: {e}"))),
                     None => {
                         let names: Vec<&str> = EXAMPLE_CONFLISTS.iter().map(|(n, _)| *n).collect();
                         return Err(LabError::msg(format!(
@@ -373,23 +376,32 @@ impl Lab {
             }
             None => self.nodes.keys().cloned().collect(),
         };
-        // Validate first (rendered for every target), so a bad file changes nothing.
-        let mut rendered = Vec::new();
+        // Validate first (rendered for every target), so a bad file changes nothing. A file
+        // without the placeholder is the same on every node: parsed once, one shared copy.
+        let templated = text.contains("{{.PodCIDR}}");
+        let shared: Arc<str> = Arc::from(text.as_str());
+        let mut rendered: Vec<(String, Arc<str>)> = Vec::new();
         for n in &targets {
-            let cidr = self
-                .cluster
-                .nodes
-                .get(&(crate::cluster::no_namespace(), n.clone()))
-                .map(|o| o.spec.pod_cidr.clone())
-                .unwrap_or_default();
-            let t = text.replace("{{.PodCIDR}}", &cidr);
-            parse_file(base, &t).map_err(|e| LabError::msg(format!("{file}: {e}")))?;
+            let t = if templated {
+                let cidr = self
+                    .cluster
+                    .nodes
+                    .get(&(crate::cluster::no_namespace(), n.clone()))
+                    .map(|o| o.spec.pod_cidr.clone())
+                    .unwrap_or_default();
+                Arc::from(text.replace("{{.PodCIDR}}", &cidr))
+            } else {
+                Arc::clone(&shared)
+            };
+            if templated || rendered.is_empty() {
+                parse_file(base, &t).map_err(|e| LabError::msg(format!("{file}: {e}")))?;
+            }
             rendered.push((n.clone(), t));
         }
         let mut out = Outcome::empty();
         for (n, t) in rendered {
             if let Some(rt) = self.nodes.get_mut(&n) {
-                rt.confdir.files.insert(base.to_string(), Arc::from(t));
+                rt.confdir.files.insert(base.to_string(), t);
                 rt.reload_network();
                 let active = rt.confdir.active().map(|(f, _)| f).unwrap_or_default();
                 out.line(

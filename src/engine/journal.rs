@@ -77,6 +77,9 @@ pub struct Journal {
     reading: BTreeMap<String, String>,
     /// While replaying: the files the entry being replayed read (the disk is not used).
     replay: Option<BTreeMap<String, String>>,
+    /// The command running now could not read a file it named (missing, not a regular
+    /// file, over its size cap): if it fails and moved no mark, it is not journaled.
+    read_refused: bool,
 }
 
 impl Journal {
@@ -87,12 +90,22 @@ impl Journal {
             entries: Vec::new(),
             reading: BTreeMap::new(),
             replay: None,
+            read_refused: false,
         }
     }
 
     /// Replay mode: file reads are answered from `files` (an entry's recorded files).
     pub fn replay_files(&mut self, files: Option<BTreeMap<String, String>>) {
         self.replay = files;
+    }
+
+    /// [`replay_files`](Self::replay_files), returning the files set before (lesson code
+    /// runs with an empty set, so it never reads the disk; see `lesson::guard`).
+    pub fn swap_replay_files(
+        &mut self,
+        files: Option<BTreeMap<String, String>>,
+    ) -> Option<BTreeMap<String, String>> {
+        std::mem::replace(&mut self.replay, files)
     }
 }
 
@@ -167,7 +180,12 @@ impl Lab {
                 )
             });
         }
-        let text = std::fs::read_to_string(path)?;
+        let text = crate::util::fs::read_capped(
+            std::path::Path::new(path),
+            "a conflist",
+            crate::util::fs::CONFIG_CAP,
+        )
+        .inspect_err(|_| self.journal.read_refused = true)?;
         self.journal.reading.insert(path.to_string(), text.clone());
         Ok(text)
     }
@@ -175,6 +193,7 @@ impl Lab {
     /// Before a command runs: forget files read by the previous one.
     pub(crate) fn journal_begin(&mut self) -> Marks {
         self.journal.reading.clear();
+        self.journal.read_refused = false;
         self.marks()
     }
 
@@ -184,7 +203,7 @@ impl Lab {
             Class::Change => true,
             Class::View => self.marks() != before,
             Class::Restart => false,
-        };
+        } && !(failed && self.journal.read_refused && self.marks() == before);
         let files = std::mem::take(&mut self.journal.reading);
         if record {
             self.journal.entries.push(Entry {

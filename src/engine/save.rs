@@ -648,7 +648,12 @@ impl Lab {
     /// Read, validate and replay a save file. Errors name the file (and line and column
     /// for JSON syntax).
     pub fn read_save(file: &str) -> Result<Lab, String> {
-        let bytes = std::fs::read(file).map_err(|e| format!("{file}: {e}"))?;
+        let bytes = crate::util::fs::read_capped_bytes(
+            std::path::Path::new(file),
+            "a save file",
+            crate::util::fs::SCRIPT_CAP,
+        )
+        .map_err(|e| format!("{file}: {e}"))?;
         let text = String::from_utf8(bytes).map_err(|e| {
             format!(
                 "{file}: not UTF-8 text (invalid byte at offset {}); not a save file",

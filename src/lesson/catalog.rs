@@ -79,7 +79,7 @@ pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, String> {
     paths.sort();
     let mut files = Vec::new();
     for p in paths {
-        let text = std::fs::read_to_string(&p)
+        let text = crate::util::fs::read_capped(&p, "a lesson file", crate::util::fs::CONFIG_CAP)
             .map_err(|e| format!("cannot read lesson file {}: {e}", p.display()))?;
         files.push((p.display().to_string(), text));
     }

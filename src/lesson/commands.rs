@@ -134,7 +134,7 @@ fn error_line(e: &LabError) -> Outcome {
 fn run_visibly(lab: &mut Lab, line: &str) -> Outcome {
     let mut out = Outcome::empty();
     out.line(Line::styled(format!("lab> {line}"), Role::Actor));
-    match lab.execute(line) {
+    match lab.execute_lesson_code(line) {
         Ok(o) => out.extend(o),
         Err(e) => out.extend(error_line(&e)),
     }

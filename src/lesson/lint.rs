@@ -75,7 +75,11 @@ pub fn lint_structure(lesson: &Lesson) -> Vec<LessonError> {
                         c.text
                     ),
                 ),
-                Ok(Some(_)) => {}
+                Ok(Some(cmd)) => {
+                    if let Some(r) = super::guard::refusal(&cmd) {
+                        err(c.line, format!("{what}: {r}"));
+                    }
+                }
                 Ok(None) => err(c.line, format!("{what}: empty command")),
                 Err(e) => err(
                     c.line,
@@ -89,6 +93,11 @@ pub fn lint_structure(lesson: &Lesson) -> Vec<LessonError> {
         }
     }
     for (i, q) in lesson.quizzes.iter().enumerate() {
+        if let super::QuizKind::Predict { run, .. } = &q.kind {
+            if let Some(r) = super::guard::refusal_of_line(run) {
+                err(q.line, format!("quiz {}: {r}", i + 1));
+            }
+        }
         if let super::QuizKind::Choice { options, .. } = &q.kind {
             for (c, o) in options {
                 if o.trim().is_empty() {
@@ -114,8 +123,19 @@ pub fn lint(parsed: &Parsed) -> Vec<LessonError> {
         } else {
             seen.insert(&l.id, l);
         }
-        errs.extend(lint_structure(l));
-        errs.extend(verify_with(l, true));
+        let structure = lint_structure(l);
+        // A refused file command is reported once (its refusal), not again as failing.
+        let refused: Vec<usize> = structure
+            .iter()
+            .filter(|e| e.reason.contains(super::guard::MARK))
+            .map(|e| e.line)
+            .collect();
+        errs.extend(structure);
+        errs.extend(
+            verify_with(l, true)
+                .into_iter()
+                .filter(|e| !refused.contains(&e.line)),
+        );
     }
     errs.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     errs.dedup();

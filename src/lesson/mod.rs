@@ -13,6 +13,7 @@
 pub mod catalog;
 pub mod check;
 pub mod commands;
+pub mod guard;
 pub mod lint;
 pub mod model;
 pub mod parse;

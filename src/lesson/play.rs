@@ -153,7 +153,7 @@ pub fn plan(lesson: &Lesson, opts: PlayOptions) -> Vec<PlayEvent> {
 
 /// What a command printed (stdout, then `error: …`) and whether it failed.
 pub fn run_text(lab: &mut Lab, line: &str) -> (String, bool) {
-    match lab.execute(line) {
+    match lab.execute_lesson_code(line) {
         Ok(o) => (o.to_text(), false),
         Err(e) => (
             format!("{}error: {}\n", e.output.to_text(), e.message),
@@ -346,7 +346,7 @@ impl crate::engine::Lab {
                     ..
                 } => {
                     sink.type_command(&command, millis_per_char);
-                    let out = match self.execute(&command) {
+                    let out = match self.execute_lesson_code(&command) {
                         Ok(o) => o,
                         Err(e) => {
                             let mut o = e.output.clone();

@@ -165,7 +165,12 @@ pub fn write_atomic(path: &Path, text: &str) -> std::io::Result<()> {
 
 impl ProgressStore for FileStore {
     fn load(&self) -> Result<Progress, StoreError> {
-        let text = match std::fs::read_to_string(&self.path) {
+        let read = crate::util::fs::read_capped(
+            &self.path,
+            "a progress file",
+            crate::util::fs::CONFIG_CAP,
+        );
+        let text = match read {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Progress::default()),
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {

@@ -49,16 +49,18 @@ pub fn style(role: Role) -> Style {
     }
 }
 
-/// A line in colour (no trailing newline).
+/// A line in colour (no trailing newline); control characters in its text are escaped
+/// (see [`super::escape`]), only the painter's own styles are escape sequences.
 pub fn paint_line(line: &Line) -> String {
     let mut s = String::new();
     for span in &line.spans {
+        let text = super::escape_controls(&span.text);
         if span.role == Role::Json {
-            s.push_str(&json(&span.text));
-        } else if span.text.is_empty() || span.role == Role::Plain {
-            s.push_str(&span.text);
+            s.push_str(&json(&text));
+        } else if text.is_empty() || span.role == Role::Plain {
+            s.push_str(&text);
         } else {
-            s.push_str(&span.text.style(style(span.role)).to_string());
+            s.push_str(&text.style(style(span.role)).to_string());
         }
     }
     s
@@ -78,6 +80,7 @@ pub fn paint(out: &Outcome) -> String {
 /// message (continuation lines, such as the usage, dimmed).
 pub fn paint_error(message: &str) -> String {
     let mut s = format!("{} ", "error:".style(style(Role::Bad)));
+    let message = super::escape_controls(message);
     for (i, l) in message.lines().enumerate() {
         if i == 0 {
             s.push_str(l);

@@ -109,11 +109,12 @@ impl Outcome {
         self.lines.extend(other.lines);
     }
 
-    /// Plain text, one line per line, each ending in a newline.
+    /// Plain text, one line per line, each ending in a newline; control characters are
+    /// escaped (see [`super::escape`]).
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         for l in &self.lines {
-            s.push_str(&l.text());
+            s.push_str(&super::escape_controls(&l.text()));
             s.push('\n');
         }
         s

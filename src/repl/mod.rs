@@ -105,7 +105,7 @@ pub fn print_result(
             let msg = if opts.color_err {
                 ansi::paint_error(&e.message)
             } else {
-                format!("error: {}\n", e.message)
+                format!("error: {}\n", crate::render::escape_controls(&e.message))
             };
             err.write_all(msg.as_bytes())?;
             err.flush()?;

@@ -27,7 +27,7 @@ impl PlaySink for TerminalSink {
     fn type_command(&mut self, command: &str, millis_per_char: u64) {
         let mut o = std::io::stdout().lock();
         let _ = write!(o, "lab> ");
-        for c in command.chars() {
+        for c in crate::render::escape_controls(command).chars() {
             let _ = write!(o, "{c}");
             let _ = o.flush();
             std::thread::sleep(Duration::from_millis(millis_per_char));

@@ -812,7 +812,7 @@ impl App {
                         p.typed = 0;
                         self.ui.prompt.set("");
                         self.playback = Some(p);
-                        self.run_command(&command);
+                        self.run_lesson_code(&command);
                         return;
                     }
                     break;
@@ -828,6 +828,33 @@ impl App {
             self.ui.output.pop_front();
         }
         self.ui.output.push_back(line);
+    }
+
+    /// A command from a lesson's code block (playback): refused as `lesson::guard` says
+    /// (and a lesson cannot quit the dashboard); otherwise run as if typed, with the disk
+    /// out of reach (see `Lab::execute_lesson_code`).
+    fn run_lesson_code(&mut self, line: &str) {
+        let refusal = crate::lesson::guard::refusal_of_line(line).or_else(|| {
+            matches!(line.trim(), "quit" | "exit" | "q" | "q!")
+                .then(|| "a lesson cannot quit the lab".to_string())
+        });
+        if let Some(r) = refusal {
+            self.push_output(
+                Line::new()
+                    .push("lab> ", Role::Actor)
+                    .push(line.to_string(), Role::Name),
+            );
+            self.push_output(
+                Line::new()
+                    .push("✗ error: ", Role::Bad)
+                    .push(r.clone(), Role::Bad),
+            );
+            self.flash(format!("✗ {r}"), FlashLevel::Err);
+            return;
+        }
+        let saved = self.lab.journal.swap_replay_files(Some(Default::default()));
+        self.run_command(line);
+        self.lab.journal.swap_replay_files(saved);
     }
 
     /// Run one command line through `Lab::execute`, show what it printed, and let the

@@ -1,8 +1,13 @@
 //! Writing files so that a crash mid-write never leaves a half-written file: the bytes go to
 //! a temporary file in the same directory, which is flushed to disk and then renamed over
 //! the target (a rename within one directory is atomic on POSIX file systems).
+//!
+//! Reading files the lab is given (scripts, saves, presets, conflists, lessons, progress)
+//! goes through [`read_capped`]: only a regular file, and only up to a size cap, so a FIFO,
+//! a device such as `/dev/zero`, a directory or a growing file can neither hang the lab nor
+//! exhaust its memory.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -51,6 +56,119 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// The cap for configuration-sized files: conflists (`cni conf load`, `--conflist`),
+/// presets (`--preset FILE`), lesson files and the lesson progress file. 1 MiB is over a
+/// hundred times the largest real conflist or lesson, and small enough that a copy per
+/// node on a 1,000-node preset stays bounded.
+pub const CONFIG_CAP: u64 = 1 << 20;
+
+/// The cap for scripts (`run FILE`) and save files (`load FILE`, `--load`): 16 MiB. A save
+/// journals every command with the files it read, so it grows with a session; 16 MiB is
+/// hundreds of thousands of commands, far past any lab session, and still a bounded read.
+pub const SCRIPT_CAP: u64 = 16 << 20;
+
+/// A size for messages: `1 MiB`, `16 MiB`, `512 KiB`, `100 bytes`.
+pub fn human_size(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes % (1 << 10) == 0 {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} bytes")
+    }
+}
+
+/// What kind of non-regular file the metadata describes, for "not a regular file (a FIFO)".
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_dir() {
+        return "a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+    }
+    "not a plain file"
+}
+
+/// Open `path` for reading without blocking on a FIFO (a FIFO with no writer would
+/// otherwise block `open` forever; the caller refuses it once it is open).
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NONBLOCK);
+    }
+    o.open(path)
+}
+
+/// Read at most `cap` bytes of the regular file `path`. `what` names the file's role in
+/// the size message ("a conflist", "a script"). Errors (their text never repeats the path,
+/// so callers keep prefixing it as before):
+/// - the file is not a regular file (checked on the opened handle, so a file swapped after
+///   a check cannot slip through): `not a regular file (a FIFO)`, kind `InvalidInput`;
+/// - it is larger than `cap` (its length, or what a read produced for files such as
+///   `/proc` ones whose length is 0): `12582912 bytes is over the 1 MiB limit for a
+///   conflist`, kind `Other`; at most `cap + 1` bytes are ever read;
+/// - opening or reading failed: the I/O error as is.
+pub fn read_capped_bytes(path: &Path, what: &str, cap: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind};
+    let f = open_nonblocking(path)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("not a regular file ({})", kind_of(&meta)),
+        ));
+    }
+    let too_big = |len: u64| {
+        Error::other(format!(
+            "{len} bytes is over the {} limit for {what}",
+            human_size(cap)
+        ))
+    };
+    if meta.len() > cap {
+        return Err(too_big(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    f.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_big(meta.len().max(bytes.len() as u64)));
+    }
+    Ok(bytes)
+}
+
+/// [`read_capped_bytes`] as UTF-8 text, a leading byte-order mark removed (editors on
+/// some systems write one at the start of scripts, presets and conflists). Text that is
+/// not UTF-8 is an `InvalidData` error, as `std::fs::read_to_string` reports it.
+pub fn read_capped(path: &Path, what: &str, cap: u64) -> std::io::Result<String> {
+    let bytes = read_capped_bytes(path, what, cap)?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +206,35 @@ mod tests {
         let names: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
         assert_eq!(names.len(), 1, "only the directory itself: {names:?}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn read_capped_refuses_what_is_not_a_small_regular_file() {
+        let dir = scratch("capped");
+        std::fs::create_dir_all(&dir).unwrap();
+        let e = read_capped(&dir, "a script", SCRIPT_CAP).unwrap_err();
+        assert!(
+            e.to_string().contains("not a regular file (a directory)"),
+            "{e}"
+        );
+        let e = read_capped(Path::new("/dev/zero"), "a script", SCRIPT_CAP).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let big = dir.join("big");
+        std::fs::write(&big, vec![b'a'; 2049]).unwrap();
+        let e = read_capped(&big, "a conflist", 2048).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "2049 bytes is over the 2 KiB limit for a conflist"
+        );
+        std::fs::write(&big, "\u{feff}echo hi\n").unwrap();
+        assert_eq!(read_capped(&big, "a script", 2048).unwrap(), "echo hi\n");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human_size(CONFIG_CAP), "1 MiB");
+        assert_eq!(human_size(SCRIPT_CAP), "16 MiB");
+        assert_eq!(human_size(1000), "1000 bytes");
     }
 }

@@ -1,0 +1,51 @@
+//! Nothing from outside reaches the terminal raw. Names, files, conflists, lesson text, save
+//! journals and echoed command lines can hold control characters: an ESC starts a terminal
+//! escape sequence (OSC `\x1b]0;title\x07` retitles the window, CSI `\x1b[2J` clears the
+//! screen, others remap keys or write files on some terminals). Every painter
+//! ([`Outcome::to_text`](super::Outcome::to_text), [`super::ansi`]) and every front end that
+//! writes text of its own passes it through [`escape_controls`] at the edge, so each path is
+//! covered whatever produced the text. The dashboard draws through ratatui, which is already
+//! safe.
+
+use std::borrow::Cow;
+
+/// A character that must not reach a terminal as is: C0 controls (but tab and newline,
+/// which multi-line text keeps), DEL and the C1 controls U+0080–U+009F.
+pub fn is_unsafe(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// `text` with every [unsafe](is_unsafe) character written as a Rust escape (`\u{1b}`,
+/// the form error messages already use when they quote a name with `{:?}`). Text without
+/// one is returned as is, without copying.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_are_escaped_and_plain_text_is_untouched() {
+        assert_eq!(
+            escape_controls("a\x1b]0;pwned\x07b\x1b[2J"),
+            "a\\u{1b}]0;pwned\\u{7}b\\u{1b}[2J"
+        );
+        assert_eq!(escape_controls("\u{7f}\u{9b}\r"), "\\u{7f}\\u{9b}\\u{d}");
+        let plain = "tab\tnewline\nünïcode · ✓";
+        assert!(matches!(escape_controls(plain), Cow::Borrowed(_)));
+        assert_eq!(escape_controls(plain), plain);
+    }
+}
