@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod cni;
 pub mod command;
 pub mod control;
+pub mod controllers;
 pub mod csi;
 pub mod engine;
 pub mod faults;

@@ -226,3 +226,11 @@ impl Kind for super::policy::NetworkPolicySpec {
     const NAMESPACED: bool = true;
     type Status = NetworkPolicyStatus;
 }
+
+/// Whether the scheduler has placed the pod (`PodScheduled=True`).
+pub fn is_scheduled(pod: &super::store::Object<PodSpec>) -> bool {
+    pod.status
+        .conditions
+        .iter()
+        .any(|c| c.condition_type == "PodScheduled" && c.status == "True")
+}

@@ -3,7 +3,6 @@
 //! can see (the API objects, the driver's state), which is how real clusters converge.
 
 use super::{Lab, LabError};
-use crate::cluster::Condition;
 use crate::command::grammar::FaultCmd;
 use crate::faults::{Fault, FaultCode, Request, Target};
 use crate::record::{CallEvent, Level};
@@ -12,7 +11,7 @@ use crate::render::{Line, Outcome, Role, Table};
 /// kube-controller-manager's `--node-monitor-grace-period` (40 s up to v1.31): after this
 /// long without a status from the kubelet, the node lifecycle controller sets Ready to
 /// Unknown.
-pub const NODE_MONITOR_GRACE_SEC: u64 = 40;
+pub use crate::controllers::node_lifecycle::NODE_MONITOR_GRACE_SEC;
 
 impl Lab {
     /// Dispatch a `fault …` command.
@@ -141,73 +140,6 @@ impl Lab {
             wire: None,
             object_uid: None,
         });
-    }
-
-    /// The node lifecycle controller's view of lost nodes: Ready becomes Unknown once the
-    /// kubelet has been silent for the grace period, and True again when it posts status.
-    pub fn node_lifecycle(&mut self) {
-        // Only the nodes whose Ready condition has to change, found by reading the Node
-        // objects in place (in name order, as before): a tick on 1,000 nodes used to clone
-        // every Node object to find the one or two lost ones.
-        let flips: Vec<(String, bool)> = self
-            .cluster
-            .nodes
-            .values()
-            .filter(|o| self.nodes.contains_key(o.name()))
-            .filter_map(|o| {
-                let n = o.name();
-                let lost_since = self
-                    .faults
-                    .armed
-                    .iter()
-                    .find(|f| f.target == Target::NodeDown && f.node.as_deref() == Some(n))
-                    .map(|f| f.armed_at);
-                let want_unknown =
-                    lost_since.is_some_and(|t| self.clock >= t + NODE_MONITOR_GRACE_SEC);
-                let is_unknown = o
-                    .status
-                    .conditions
-                    .iter()
-                    .any(|c| c.condition_type == "Ready" && c.status == "Unknown");
-                (want_unknown != is_unknown).then(|| (n.to_string(), want_unknown))
-            })
-            .collect();
-        for (n, want_unknown) in flips {
-            let Ok(cur) = self.cluster.nodes().get("", &n).cloned() else {
-                continue;
-            };
-            let mut next = cur;
-            next.status.conditions = vec![if want_unknown {
-                Condition {
-                    condition_type: "Ready".into(),
-                    status: "Unknown".into(),
-                    reason: "NodeStatusUnknown".into(),
-                    message: "Kubelet stopped posting node status.".into(),
-                }
-            } else {
-                Condition {
-                    condition_type: "Ready".into(),
-                    status: "True".into(),
-                    reason: "KubeletReady".into(),
-                    message: "kubelet is posting ready status".into(),
-                }
-            }];
-            if self.cluster.nodes().update_status(&next).is_ok() {
-                if want_unknown {
-                    self.log_warning(
-                        "node-lifecycle-controller",
-                        "NodeNotReady",
-                        format!("node {n}: Ready=Unknown (Kubelet stopped posting node status.)"),
-                    );
-                } else {
-                    self.log(
-                        format!("kubelet({n})"),
-                        "NodeReady",
-                        format!("node {n} status is now: NodeReady"),
-                    );
-                }
-            }
-        }
     }
 
     /// A lost node comes back: its kubelet posts status again and syncs every pod it has.

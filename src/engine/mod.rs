@@ -17,7 +17,6 @@ pub mod node_view;
 pub mod nodes;
 pub mod pods;
 pub mod save;
-pub mod scheduler;
 pub mod storage_cmd;
 pub mod validate;
 pub mod views;
@@ -132,6 +131,8 @@ pub struct Lab {
     pub dirty: BTreeSet<(String, String)>,
     /// The kubelets' pod workers (see `crate::kubelet`).
     pub kubelet: crate::kubelet::Kubelet,
+    /// kube-scheduler.
+    pub scheduler: crate::controllers::Scheduler,
     /// The storage controllers and sidecars, each with its own state.
     pub storage: crate::storage::StorageControllers,
     /// The conflist template new nodes get (`{{.PodCIDR}}` filled per node).
@@ -166,6 +167,7 @@ impl Lab {
             mode: Mode::Auto,
             dirty: BTreeSet::new(),
             kubelet: Default::default(),
+            scheduler: Default::default(),
             storage: Default::default(),
             conf_template: Arc::from(DEFAULT_CONFLIST),
             driver: crate::csi::Driver::default(),
@@ -506,6 +508,24 @@ impl Lab {
     ) -> bool {
         let mut ctx = ctx!(self);
         pick(&mut self.storage, &mut ctx)
+    }
+
+    /// One pass of the scheduler.
+    pub fn run_scheduler(&mut self) -> bool {
+        let mut ctx = ctx!(self);
+        self.scheduler.reconcile(&mut ctx)
+    }
+
+    /// The scheduler's WaitForFirstConsumer pass alone (`pvc bind` waits on it).
+    pub fn schedule_wffc_claims(&mut self) -> bool {
+        let mut ctx = ctx!(self);
+        self.scheduler.schedule_wffc_claims(&mut ctx)
+    }
+
+    /// One pass of the node lifecycle controller.
+    pub fn node_lifecycle(&mut self) -> bool {
+        let mut ctx = ctx!(self);
+        crate::controllers::NodeLifecycle.reconcile(&mut ctx)
     }
 
     /// Run every storage controller once; true when any of them changed something.

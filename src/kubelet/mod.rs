@@ -72,7 +72,7 @@ impl Kubelet {
         if pod.metadata.deletion_tick.is_some() {
             return self.kill_pod(ctx, cri, key, &pod);
         }
-        if !crate::engine::scheduler::is_scheduled(&pod) {
+        if !crate::cluster::is_scheduled(&pod) {
             return false; // not placed on the node yet: its kubelet does not see it
         }
         if pod.status.phase == "Running" {

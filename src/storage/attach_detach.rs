@@ -54,7 +54,7 @@ impl AttachDetach {
             parts: Vec::new(),
             terminating: pod.metadata.deletion_tick.is_some(),
         };
-        if !crate::engine::scheduler::is_scheduled(pod) {
+        if !crate::cluster::is_scheduled(pod) {
             return Some(out);
         }
         for v in &pod.spec.volumes {

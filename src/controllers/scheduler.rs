@@ -4,38 +4,59 @@
 //! by another pod — and a WaitForFirstConsumer claim gets the `selected-node` annotation.
 //! Until then the pod stays Pending with a FailedScheduling event, and nothing is attached.
 
-use super::Lab;
-use crate::cluster::{Condition, Object, PodSpec};
+use crate::cluster::{Condition, Object, PodSpec, is_scheduled};
+use crate::control::{Component, Ctx};
 use crate::record::Level;
 use crate::storage::SELECTED_NODE;
+use crate::storage::work::WorkSet;
 
-/// Whether the scheduler has placed the pod (`PodScheduled=True`).
-pub fn is_scheduled(pod: &Object<PodSpec>) -> bool {
-    pod.status
-        .conditions
-        .iter()
-        .any(|c| c.condition_type == "PodScheduled" && c.status == "True")
+/// kube-scheduler, as far as the lab needs it: binds pending pods to the node they name
+/// once the volume checks pass, and the VolumeBinding plugin's WaitForFirstConsumer choice.
+#[derive(Debug, Clone, Default)]
+pub struct Scheduler {
+    /// Pods not scheduled yet, not being deleted (its informer's unscheduled-pods queue).
+    pub unscheduled: WorkSet,
+    /// Pods with volumes not running yet (a WaitForFirstConsumer claim may wait on them).
+    pub waiting: WorkSet,
 }
 
-impl Lab {
+impl Component for Scheduler {
+    fn name(&self) -> &'static str {
+        "default-scheduler"
+    }
+
+    fn reconcile(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        self.pass(ctx)
+    }
+}
+
+impl Scheduler {
     /// The scheduler's volume binding for WaitForFirstConsumer: a pending claim used by a
     /// pod gets `volume.kubernetes.io/selected-node` = the pod's node.
-    pub fn schedule_wffc_claims(&mut self) -> bool {
+    pub fn schedule_wffc_claims(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let mut work = Vec::new();
-        // Only pods the kubelets still have work for can be waiting on a claim.
-        for pod in self.dirty.iter().filter_map(|k| self.cluster.pods.get(k)) {
-            if pod.metadata.deletion_tick.is_some() || pod.spec.volumes.is_empty() {
-                continue;
-            }
+        // Only pods not running yet can be waiting on a claim: its work set follows them
+        // from the watch log.
+        let waiting = self.waiting.select(
+            &ctx.api.revs,
+            &ctx.api.pods,
+            crate::storage::work::only_own,
+            |p| {
+                p.metadata.deletion_tick.is_none()
+                    && !p.spec.volumes.is_empty()
+                    && p.status.phase != "Running"
+            },
+        );
+        for pod in &waiting {
             for v in &pod.spec.volumes {
                 let key = (
                     pod.metadata.namespace.clone(),
                     v.persistent_volume_claim.claim_name.clone(),
                 );
-                let Some(pvc) = self.cluster.pvcs.get(&key) else {
+                let Some(pvc) = ctx.api.pvcs.get(&key) else {
                     continue;
                 };
-                let wffc = crate::storage::listers::class_of(&self.cluster, pvc)
+                let wffc = crate::storage::listers::class_of(ctx.api, pvc)
                     .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
                 if wffc
                     && pvc.spec.volume_name.is_empty()
@@ -47,7 +68,7 @@ impl Lab {
         }
         let mut changed = false;
         for ((ns, name), node, pod) in work {
-            let Ok(cur) = self.cluster.pvcs().get(&ns, &name).cloned() else {
+            let Ok(cur) = ctx.api.pvcs().get(&ns, &name).cloned() else {
                 continue;
             };
             if cur.metadata.annotations.contains_key(SELECTED_NODE) {
@@ -57,9 +78,9 @@ impl Lab {
             pvc.metadata
                 .annotations
                 .insert(SELECTED_NODE.into(), node.clone());
-            if self.cluster.pvcs().update(pvc).is_ok() {
+            if ctx.api.pvcs().update(pvc).is_ok() {
                 changed = true;
-                self.log(
+                ctx.log(
                     "default-scheduler",
                     "bind volumes",
                     format!(
@@ -72,27 +93,26 @@ impl Lab {
     }
 
     /// One pass of the scheduler: place pending pods, then WaitForFirstConsumer binding.
-    pub fn run_scheduler(&mut self) -> bool {
+    pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
         // Every pod not yet running is in the kubelets' work set (`dirty`), unscheduled ones
         // included, so the scheduler looks only there rather than at every pod.
-        let pending: Vec<Object<PodSpec>> = self
-            .dirty
-            .iter()
-            .filter_map(|k| self.cluster.pods.get(k))
-            .filter(|p| p.metadata.deletion_tick.is_none() && !is_scheduled(p))
-            .cloned()
-            .collect();
+        let pending: Vec<Object<PodSpec>> = self.unscheduled.select(
+            &ctx.api.revs,
+            &ctx.api.pods,
+            crate::storage::work::only_own,
+            |p| p.metadata.deletion_tick.is_none() && !is_scheduled(p),
+        );
         let mut changed = false;
         for pod in pending {
-            changed |= self.schedule_pod(&pod);
+            changed |= self.schedule_pod(ctx, &pod);
         }
-        changed |= self.schedule_wffc_claims();
+        changed |= self.schedule_wffc_claims(ctx);
         changed
     }
 
-    fn schedule_pod(&mut self, pod: &Object<PodSpec>) -> bool {
+    fn schedule_pod(&mut self, ctx: &mut Ctx<'_>, pod: &Object<PodSpec>) -> bool {
         let key = (pod.metadata.namespace.clone(), pod.name().to_string());
-        match self.unschedulable_reason(pod) {
+        match self.unschedulable_reason(ctx, pod) {
             Some(reason) => {
                 let already = pod
                     .status
@@ -102,7 +122,7 @@ impl Lab {
                 if already {
                     return false;
                 }
-                self.object_event(
+                ctx.pod_event(
                     "default-scheduler",
                     "FailedScheduling",
                     "FailedScheduling",
@@ -110,7 +130,7 @@ impl Lab {
                     pod,
                     Level::Warning,
                 );
-                let _ = self.write_pod_status(&key, "default-scheduler", |st| {
+                let _ = ctx.write_pod_status(&key, "default-scheduler", |st| {
                     st.phase = "Pending".into();
                     st.conditions = vec![Condition {
                         condition_type: "PodScheduled".into(),
@@ -124,8 +144,8 @@ impl Lab {
             None => {
                 // The volume binder picks the node for WaitForFirstConsumer claims as it
                 // binds the pod, so a second pod elsewhere sees the choice.
-                self.select_node_for_claims(pod);
-                self.object_event(
+                self.select_node_for_claims(ctx, pod);
+                ctx.pod_event(
                     "default-scheduler",
                     "Scheduled",
                     "Scheduled",
@@ -138,7 +158,7 @@ impl Lab {
                     pod,
                     Level::Normal,
                 );
-                let _ = self.write_pod_status(&key, "default-scheduler", |st| {
+                let _ = ctx.write_pod_status(&key, "default-scheduler", |st| {
                     st.conditions = vec![Condition {
                         condition_type: "PodScheduled".into(),
                         status: "True".into(),
@@ -146,20 +166,19 @@ impl Lab {
                         message: "".into(),
                     }];
                 });
-                self.dirty.insert(key);
                 true
             }
         }
     }
 
-    fn select_node_for_claims(&mut self, pod: &Object<PodSpec>) {
+    fn select_node_for_claims(&mut self, ctx: &mut Ctx<'_>, pod: &Object<PodSpec>) {
         let ns = pod.metadata.namespace.clone();
         for v in &pod.spec.volumes {
             let claim = v.persistent_volume_claim.claim_name.clone();
-            let Some(pvc) = self.cluster.pvcs.get(&(ns.clone(), claim.clone())).cloned() else {
+            let Some(pvc) = ctx.api.pvcs.get(&(ns.clone(), claim.clone())).cloned() else {
                 continue;
             };
-            let wffc = crate::storage::listers::class_of(&self.cluster, &pvc)
+            let wffc = crate::storage::listers::class_of(ctx.api, &pvc)
                 .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
             if wffc
                 && pvc.spec.volume_name.is_empty()
@@ -173,8 +192,8 @@ impl Lab {
                     crate::storage::SELECTED_NODE.into(),
                     pod.spec.node_name.clone(),
                 );
-                if self.cluster.pvcs().update(next).is_ok() {
-                    self.log(
+                if ctx.api.pvcs().update(next).is_ok() {
+                    ctx.log(
                         "default-scheduler",
                         "bind volumes",
                         format!(
@@ -191,12 +210,12 @@ impl Lab {
     }
 
     /// Why the scheduler cannot place the pod on its node, in the scheduler's words.
-    fn unschedulable_reason(&self, pod: &Object<PodSpec>) -> Option<String> {
-        let n = self.cluster.nodes.len();
+    fn unschedulable_reason(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Option<String> {
+        let n = ctx.api.nodes.len();
         let ns = &pod.metadata.namespace;
         for v in &pod.spec.volumes {
             let claim = &v.persistent_volume_claim.claim_name;
-            let Some(pvc) = self.cluster.pvcs.get(&(ns.clone(), claim.clone())) else {
+            let Some(pvc) = ctx.api.pvcs.get(&(ns.clone(), claim.clone())) else {
                 return Some(format!(
                     "0/{n} nodes are available: persistentvolumeclaim \"{claim}\" not found. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
                 ));
@@ -206,7 +225,7 @@ impl Lab {
                     "0/{n} nodes are available: persistentvolumeclaim \"{claim}\" is being deleted. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
                 ));
             }
-            let wffc = crate::storage::listers::class_of(&self.cluster, pvc)
+            let wffc = crate::storage::listers::class_of(ctx.api, pvc)
                 .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
             if pvc.spec.volume_name.is_empty() && wffc {
                 if let Some(selected) = pvc.metadata.annotations.get(crate::storage::SELECTED_NODE)
@@ -224,10 +243,10 @@ impl Lab {
                     "0/{n} nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
                 ));
             }
-            if let Some(pv) = crate::storage::listers::pv_for_claim(&self.cluster, ns, claim) {
+            if let Some(pv) = crate::storage::listers::pv_for_claim(ctx.api, ns, claim) {
                 if let Some(affinity) = &pv.spec.node_affinity {
-                    let labels = self
-                        .cluster
+                    let labels = ctx
+                        .api
                         .nodes
                         .get(&(crate::cluster::no_namespace(), pod.spec.node_name.clone()))
                         .map(|o| o.metadata.labels.clone())
@@ -250,7 +269,7 @@ impl Lab {
                 .iter()
                 .any(|m| m == "ReadWriteOncePod")
             {
-                let in_use = self.cluster.pods.values().any(|other| {
+                let in_use = ctx.api.pods.values().any(|other| {
                     other.metadata.uid != pod.metadata.uid
                         && other.metadata.namespace == *ns
                         && is_scheduled(other)

@@ -1,0 +1,9 @@
+//! The control-plane controllers outside storage: kube-scheduler and kube-controller-manager's
+//! node lifecycle controller. Each is a [`crate::control::Component`] with its own state;
+//! the storage controllers and sidecars live in `crate::storage`, kubelet in `crate::kubelet`.
+
+pub mod node_lifecycle;
+pub mod scheduler;
+
+pub use node_lifecycle::NodeLifecycle;
+pub use scheduler::Scheduler;
