@@ -303,7 +303,7 @@ pub trait PlaySink {
     fn wait_for_key(&mut self) -> bool;
 }
 
-impl crate::engine::Lab {
+impl super::Desk {
     /// `lesson play` for a live front end: the lab is reset, then each event of the plan is
     /// shown through `sink` — commands typed visibly, run, and their output shown.
     pub fn lesson_play_live(

@@ -6,6 +6,7 @@
 //! rows on screen.
 
 use crate::Lab;
+use crate::lesson::Lessons;
 use crate::engine::node_view::{self, LinkType};
 use crate::engine::pods::pod_status_text;
 use std::collections::BTreeMap;
@@ -135,9 +136,9 @@ fn paragraphs(lines: &[String]) -> String {
 }
 
 /// What the lesson pane shows for the lesson in progress, if any.
-pub fn lesson_view(lab: &Lab, hint: Option<String>) -> Option<LessonView> {
+pub fn lesson_view(lessons: &Lessons, hint: Option<String>) -> Option<LessonView> {
     use crate::lesson::session::Item;
-    let s = lab.lessons.session.as_ref()?;
+    let s = lessons.session.as_ref()?;
     let (done, total) = s.counts();
     let (text, goal) = match s.current() {
         Item::Step(step) => (
