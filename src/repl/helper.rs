@@ -217,7 +217,7 @@ mod tests {
         let shown: Vec<_> = pairs.iter().map(|p| p.display.as_str()).collect();
         assert_eq!(shown, vec!["node-1", "node-2"]);
         // While the loop holds the lab, completion degrades to the grammar alone.
-        let _guard = h.lab.borrow_mut();
+        let _guard = h.desk.borrow_mut();
         let (_, pairs, _) = candidates("pod create web --node ", 22, &names);
         assert!(pairs.is_empty());
     }

@@ -282,6 +282,6 @@ mod tests {
             !out.contains("NAME"),
             "quit stopped before node list: {out}"
         );
-        assert_eq!(lab.cluster.pods.len(), 1);
+        assert_eq!(desk.lab.cluster.pods.len(), 1);
     }
 }

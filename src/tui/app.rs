@@ -1336,7 +1336,7 @@ mod tests {
     use super::*;
 
     fn app() -> App {
-        App::new(Lab::new(), Theme::standard())
+        App::new(Desk::new(), Theme::standard())
     }
 
     #[test]
