@@ -9,9 +9,9 @@
 //!
 //! Run: `cargo bench --bench script -- --warm-up-time 1 --measurement-time 3`.
 
-use cni_csi_lab::{Desk, Lab};
 use cni_csi_lab::command;
 use cni_csi_lab::script::{self, RunOptions, logical_lines};
+use cni_csi_lab::{Desk, Lab};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 

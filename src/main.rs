@@ -3,10 +3,10 @@
 //! errors to stderr.
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
-use cni_csi_lab::{Desk, Lab};
 use cni_csi_lab::render::ansi::ColorChoice;
 use cni_csi_lab::repl::{self, Options};
 use cni_csi_lab::script::{self, RunOptions};
+use cni_csi_lab::{Desk, Lab};
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
@@ -118,8 +118,8 @@ fn main() -> ExitCode {
         clap_complete::generate(shell, &mut cmd, "cni-csi-lab", &mut std::io::stdout());
         return ExitCode::SUCCESS;
     }
-    let mut desk = match starting_lab(&cli) {
-        Ok(lab) => Desk::with_lab(lab),
+    let mut desk = match starting_desk(&cli) {
+        Ok(desk) => desk,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
@@ -178,28 +178,30 @@ fn main() -> ExitCode {
 }
 
 /// The lab the flags ask for: a save (`--load`), or a preset (or `--empty`), then
-/// `--conflist`.
-fn starting_lab(cli: &Cli) -> Result<Lab, String> {
+/// `--conflist`; the embedded lessons beside it.
+fn starting_desk(cli: &Cli) -> Result<Desk, String> {
     if let Some(file) = &cli.load {
-        return Lab::read_save(file).map_err(|e| format!("cannot load {e}"));
+        return Lab::read_save(file)
+            .map(Desk::with_lab)
+            .map_err(|e| format!("cannot load {e}"));
     }
     let preset = match (&cli.preset, cli.empty) {
         (Some(p), _) => p.as_str(),
         (None, true) => "empty",
         (None, false) => "default",
     };
-    let mut lab = cni_csi_lab::presets::build(preset)?;
+    let mut desk = cni_csi_lab::presets::build_desk(preset)?;
     if let Some(file) = &cli.conflist {
-        load_conflist(&mut lab, file)?;
+        load_conflist(&mut desk, file)?;
     }
-    Ok(lab)
+    Ok(desk)
 }
 
 /// `--conflist FILE`: `cni conf load FILE` on every node. The runtime uses the first file
 /// in lexical order, so a file that would sort after the lab's own is loaded as
 /// `00-<name>` (and the note says so).
-fn load_conflist(lab: &mut Lab, file: &str) -> Result<(), String> {
-    if lab.nodes.is_empty() {
+fn load_conflist(desk: &mut Desk, file: &str) -> Result<(), String> {
+    if desk.lab.nodes.is_empty() {
         return Err(format!(
             "--conflist {file}: the lab has no nodes to copy it to; use a preset with nodes"
         ));
@@ -209,7 +211,8 @@ fn load_conflist(lab: &mut Lab, file: &str) -> Result<(), String> {
         .and_then(|s| s.to_str())
         .unwrap_or(file)
         .to_string();
-    let first_existing = lab
+    let first_existing = desk
+        .lab
         .nodes
         .values()
         .filter_map(|n| n.confdir.files.keys().next())
@@ -230,7 +233,7 @@ fn load_conflist(lab: &mut Lab, file: &str) -> Result<(), String> {
             "note: loaded as {renamed}: the runtime uses the first file in lexical order, and {base} sorts after {first}"
         ));
     }
-    let out = lab
+    let out = desk
         .execute(&line)
         .map_err(|e| format!("--conflist: {}", e.message))?;
     eprint!("{}", out.to_text());

@@ -145,7 +145,8 @@ fn skip_back_and_reset_rebuild_the_cluster() {
     assert_eq!(at(&desk), 1);
     assert_eq!(desk.lab.cluster.pods.len(), 1, "rebuilt: only step 1's pod");
     assert!(
-        desk.lab.cluster
+        desk.lab
+            .cluster
             .pods
             .contains_key(&("default".into(), "web".into()))
     );
@@ -242,7 +243,10 @@ fn lesson_commands_without_a_lesson_say_what_to_do() {
         "lesson reset",
         "lesson answer A",
     ] {
-        assert!(err(&mut desk, c).starts_with("no lesson in progress"), "{c}");
+        assert!(
+            err(&mut desk, c).starts_with("no lesson in progress"),
+            "{c}"
+        );
     }
     // Every embedded lesson is listed, by id (other lessons are added over time).
     let e = err(&mut desk, "lesson start nope");
@@ -274,12 +278,14 @@ fn play_is_deterministic_and_leaves_the_final_state() {
     assert!(a.contains("── Quiz 6/6"), "{a}");
     assert!(desk.lessons.session.is_none());
     assert!(
-        desk.lab.cluster
+        desk.lab
+            .cluster
             .pods
             .contains_key(&("default".into(), "probe".into()))
     );
     let events = cni_csi_lab::lesson::play::plan(
-        &desk.lessons
+        &desk
+            .lessons
             .session
             .as_ref()
             .map(|s| s.lesson.clone())
@@ -313,7 +319,10 @@ fn verify_and_lint_as_commands() {
         ok(&mut desk, "lesson lint"),
         format!("lint: {} lessons, no problems\n", EMBEDDED.len())
     );
-    assert!(desk.lab.cluster.pods.is_empty(), "verify plays on its own lab");
+    assert!(
+        desk.lab.cluster.pods.is_empty(),
+        "verify plays on its own lab"
+    );
 }
 
 #[test]
@@ -343,7 +352,8 @@ fn progress_round_trips_through_a_file_and_resumes() {
     assert!(out.contains("Resuming where you left off"), "{out}");
     assert!(out.contains("── Step 3/20"), "{out}");
     assert!(
-        desk.lab.cluster
+        desk.lab
+            .cluster
             .pods
             .contains_key(&("default".into(), "web".into()))
     );

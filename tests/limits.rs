@@ -3,8 +3,8 @@
 //! Each test runs its input under a generous time bound: the bound catches a hang or an
 //! accidental quadratic path, not ordinary slowness on a busy machine.
 
-use cni_csi_lab::{Desk, Lab};
 use cni_csi_lab::script::{self, RunOptions};
+use cni_csi_lab::{Desk, Lab};
 use std::time::{Duration, Instant};
 
 /// Far above what any of these takes in a debug build; only a hang gets near it.

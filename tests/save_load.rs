@@ -1,9 +1,9 @@
 //! `save FILE` / `load FILE` (issue 4): the whole lab round-trips through a save file —
 //! objects, node state, logs — and a loaded lab goes on exactly as the saved one would.
 
-use cni_csi_lab::{Desk, Lab};
 use cni_csi_lab::engine::journal::Start;
 use cni_csi_lab::engine::save::{KINDS, SaveFile};
+use cni_csi_lab::{Desk, Lab};
 use std::path::PathBuf;
 
 fn scratch(tag: &str) -> PathBuf {

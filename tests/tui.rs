@@ -197,7 +197,8 @@ fn typing_a_command_and_enter_runs_it() {
     ev.push(key(KeyCode::Enter));
     let t = drive(&mut a, LARGE, ev);
     assert!(
-        a.desk.lab
+        a.desk
+            .lab
             .cluster
             .pods
             .contains_key(&("default".into(), "web".into()))

@@ -177,7 +177,7 @@ impl Desk {
     fn rebuild_for(&mut self, s: &mut LessonSession) {
         self.fresh_cluster(false);
         let lesson = Arc::clone(&s.lesson);
-        s.seen = play::replay(&mut self.lab, &lesson, s.at);
+        s.seen = play::replay(self, &lesson, s.at);
     }
 
     /// Dispatch a lesson command (`lesson …`, `hint`, `skip`, `back`).

@@ -175,7 +175,9 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                         color: opts.color_out,
                     };
                     let opts_play = crate::lesson::play::PlayOptions { speed, step };
-                    let r = desk.borrow_mut().lesson_play_live(&id, opts_play, &mut sink);
+                    let r = desk
+                        .borrow_mut()
+                        .lesson_play_live(&id, opts_play, &mut sink);
                     if let Err(e) = r {
                         print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
                     }

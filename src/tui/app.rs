@@ -12,8 +12,8 @@ use super::keymap::{Action, Edit, Mode, Pane};
 use super::model::{self, LessonView, PodIndex, PodKey};
 use super::theme::Theme;
 use super::view;
-use crate::lesson::Desk;
 use crate::engine::node_view::{self, IpamFiles, LeaseRow};
+use crate::lesson::Desk;
 use crate::render::{Line, Role};
 use ratatui::layout::Rect;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -1003,7 +1003,8 @@ impl App {
         }
         self.ui.sel_node = Some(node.to_string());
         let pod_on_node = self.ui.sel_pod.as_ref().is_some_and(|k| {
-            self.desk.lab
+            self.desk
+                .lab
                 .cluster
                 .pods
                 .get(k)
@@ -1435,7 +1436,9 @@ mod tests {
         let mut a = app();
         a.run_command("node add tiny --cidr 10.9.0.0/30 --ip 192.168.0.9");
         a.run_command("pod create t1 --node tiny");
-        let chain = a.current_call().and_then(|c| model::wire_range(&a.desk.lab, c));
+        let chain = a
+            .current_call()
+            .and_then(|c| model::wire_range(&a.desk.lab, c));
         assert_eq!(
             chain,
             Some((1, 5)),

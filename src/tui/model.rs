@@ -6,9 +6,9 @@
 //! rows on screen.
 
 use crate::Lab;
-use crate::lesson::Lessons;
 use crate::engine::node_view::{self, LinkType};
 use crate::engine::pods::pod_status_text;
+use crate::lesson::Lessons;
 use std::collections::BTreeMap;
 
 /// A pod's key in the API server's table: (namespace, name).
