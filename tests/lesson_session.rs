@@ -1,4 +1,4 @@
-//! The lesson player through `Lab::execute`, as a learner drives it: start, mistakes, hints
+//! The lesson player through `Desk::execute`, as a learner drives it: start, mistakes, hints
 //! (cycling), skip, back, reset, quizzes, completion; and progress persistence (memory,
 //! a file in a temp dir, a damaged file).
 

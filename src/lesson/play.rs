@@ -34,7 +34,7 @@ pub enum PlayEvent {
     /// Teaching text (Markdown as written).
     Text(String),
     /// Type this command visibly (one character every `millis_per_char`), then run it
-    /// through `Lab::execute` and show its output. `expect_failure`: it is meant to fail.
+    /// through `Desk::execute` and show its output. `expect_failure`: it is meant to fail.
     Type {
         /// The command.
         command: String,

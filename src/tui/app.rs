@@ -831,7 +831,7 @@ impl App {
         self.ui.output.push_back(line);
     }
 
-    /// Run one command line through `Lab::execute`, show what it printed, and let the
+    /// Run one command line through `Desk::execute`, show what it printed, and let the
     /// selection follow it. `quit`, `exit` and `q` leave the dashboard.
     pub fn run_command(&mut self, line: &str) {
         let line = line.trim();

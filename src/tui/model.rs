@@ -1,5 +1,5 @@
 //! View models the dashboard reads from the [`Lab`]: plain data, computed from public engine
-//! state only (the dashboard never mutates the lab outside `Lab::execute`).
+//! state only (the dashboard never mutates the lab outside `Desk::execute`).
 //!
 //! Everything here is cheap per call or is kept incrementally ([`PodIndex`]), so a frame
 //! costs what is visible, not what exists: at 100,000 pods the topology formats only the
