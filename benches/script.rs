@@ -9,9 +9,9 @@
 //!
 //! Run: `cargo bench --bench script -- --warm-up-time 1 --measurement-time 3`.
 
-use cni_csi_lab::Lab;
 use cni_csi_lab::command;
 use cni_csi_lab::script::{self, RunOptions, logical_lines};
+use cni_csi_lab::{Desk, Lab};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -55,7 +55,7 @@ fn run_script(pods: usize) -> String {
     s
 }
 
-fn lab() -> Lab {
+fn desk() -> Desk {
     let mut lab = Lab::empty();
     for i in 0..NODES {
         lab.execute(&format!(
@@ -64,7 +64,7 @@ fn lab() -> Lab {
         ))
         .expect("node add");
     }
-    lab
+    Desk::with_lab(lab)
 }
 
 fn bench_parse(c: &mut Criterion) {
@@ -101,10 +101,10 @@ fn bench_run(c: &mut Criterion) {
     group.throughput(Throughput::Elements(10_000));
     group.bench_function("10000_lines", |b| {
         b.iter_batched(
-            lab,
-            |mut lab| {
+            desk,
+            |mut desk| {
                 let ok = script::run(
-                    &mut lab,
+                    &mut desk,
                     &text,
                     RunOptions::default(),
                     &mut std::io::sink(),
@@ -112,7 +112,7 @@ fn bench_run(c: &mut Criterion) {
                 )
                 .expect("sink writes cannot fail");
                 assert!(ok, "the generated script runs cleanly");
-                lab
+                desk
             },
             BatchSize::PerIteration,
         )

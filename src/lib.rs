@@ -26,3 +26,4 @@ pub mod tui;
 pub mod util;
 
 pub use engine::{Lab, LabError};
+pub use lesson::Desk;

@@ -3,10 +3,10 @@
 //! errors to stderr.
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
-use cni_csi_lab::Lab;
 use cni_csi_lab::render::ansi::ColorChoice;
 use cni_csi_lab::repl::{self, Options};
 use cni_csi_lab::script::{self, RunOptions};
+use cni_csi_lab::{Desk, Lab};
 use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
@@ -118,8 +118,8 @@ fn main() -> ExitCode {
         clap_complete::generate(shell, &mut cmd, "cni-csi-lab", &mut std::io::stdout());
         return ExitCode::SUCCESS;
     }
-    let mut lab = match starting_lab(&cli) {
-        Ok(lab) => lab,
+    let mut desk = match starting_desk(&cli) {
+        Ok(desk) => desk,
         Err(e) => {
             print_error(&e);
             return ExitCode::from(2);
@@ -137,7 +137,7 @@ fn main() -> ExitCode {
         history: repl::history::path(),
     };
     if let Some(dir) = &cli.lessons {
-        if let Err(e) = lab.lessons.use_dir(std::path::Path::new(dir)) {
+        if let Err(e) = desk.lessons.use_dir(std::path::Path::new(dir)) {
             print_error(&e);
             return ExitCode::from(2);
         }
@@ -150,7 +150,7 @@ fn main() -> ExitCode {
     if interactive {
         // A learner's progress is kept in the user's data directory; scripts keep it in memory.
         if let Some(store) = cni_csi_lab::lesson::FileStore::user_default() {
-            lab.lessons.set_store(Box::new(store));
+            desk.lessons.set_store(Box::new(store));
         }
     }
     match cli.command {
@@ -159,47 +159,49 @@ fn main() -> ExitCode {
                 "lesson {}",
                 shlex::try_join(args.iter().map(String::as_str)).unwrap_or_default()
             );
-            run_file_text(&mut lab, &line, RunOptions::default())
+            run_file_text(&mut desk, &line, RunOptions::default())
         }
         Some(Front::Run {
             file,
             keep_going,
             echo,
-        }) => run_file(&mut lab, &file, RunOptions { keep_going, echo }),
-        Some(Front::Repl { plain }) if plain || !stdin_is_terminal => plain_repl(lab, &opts),
-        Some(Front::Repl { .. }) => line_editor(lab, &opts),
-        Some(Front::Dash { big }) => dashboard(lab, big),
+        }) => run_file(&mut desk, &file, RunOptions { keep_going, echo }),
+        Some(Front::Repl { plain }) if plain || !stdin_is_terminal => plain_repl(desk, &opts),
+        Some(Front::Repl { .. }) => line_editor(desk, &opts),
+        Some(Front::Dash { big }) => dashboard(desk, big),
         // No command on a terminal: the dashboard (the line REPL is `cni-csi-lab repl`).
-        None if stdin_is_terminal && std::io::stdout().is_terminal() => dashboard(lab, false),
-        None if stdin_is_terminal => line_editor(lab, &opts),
-        None => run_file(&mut lab, "-", RunOptions::default()),
+        None if stdin_is_terminal && std::io::stdout().is_terminal() => dashboard(desk, false),
+        None if stdin_is_terminal => line_editor(desk, &opts),
+        None => run_file(&mut desk, "-", RunOptions::default()),
         Some(Front::Completions { .. }) => ExitCode::SUCCESS,
     }
 }
 
 /// The lab the flags ask for: a save (`--load`), or a preset (or `--empty`), then
-/// `--conflist`.
-fn starting_lab(cli: &Cli) -> Result<Lab, String> {
+/// `--conflist`; the embedded lessons beside it.
+fn starting_desk(cli: &Cli) -> Result<Desk, String> {
     if let Some(file) = &cli.load {
-        return Lab::read_save(file).map_err(|e| format!("cannot load {e}"));
+        return Lab::read_save(file)
+            .map(Desk::with_lab)
+            .map_err(|e| format!("cannot load {e}"));
     }
     let preset = match (&cli.preset, cli.empty) {
         (Some(p), _) => p.as_str(),
         (None, true) => "empty",
         (None, false) => "default",
     };
-    let mut lab = cni_csi_lab::presets::build(preset)?;
+    let mut desk = cni_csi_lab::presets::build_desk(preset)?;
     if let Some(file) = &cli.conflist {
-        load_conflist(&mut lab, file)?;
+        load_conflist(&mut desk, file)?;
     }
-    Ok(lab)
+    Ok(desk)
 }
 
 /// `--conflist FILE`: `cni conf load FILE` on every node. The runtime uses the first file
 /// in lexical order, so a file that would sort after the lab's own is loaded as
 /// `00-<name>` (and the note says so).
-fn load_conflist(lab: &mut Lab, file: &str) -> Result<(), String> {
-    if lab.nodes.is_empty() {
+fn load_conflist(desk: &mut Desk, file: &str) -> Result<(), String> {
+    if desk.lab.nodes.is_empty() {
         return Err(format!(
             "--conflist {file}: the lab has no nodes to copy it to; use a preset with nodes"
         ));
@@ -209,7 +211,8 @@ fn load_conflist(lab: &mut Lab, file: &str) -> Result<(), String> {
         .and_then(|s| s.to_str())
         .unwrap_or(file)
         .to_string();
-    let first_existing = lab
+    let first_existing = desk
+        .lab
         .nodes
         .values()
         .filter_map(|n| n.confdir.files.keys().next())
@@ -230,7 +233,7 @@ fn load_conflist(lab: &mut Lab, file: &str) -> Result<(), String> {
             "note: loaded as {renamed}: the runtime uses the first file in lexical order, and {base} sorts after {first}"
         ));
     }
-    let out = lab
+    let out = desk
         .execute(&line)
         .map_err(|e| format!("--conflist: {}", e.message))?;
     eprint!("{}", out.to_text());
@@ -249,8 +252,8 @@ fn print_error(e: impl std::fmt::Display) {
     );
 }
 
-fn line_editor(lab: Lab, opts: &Options) -> ExitCode {
-    match repl::run(lab, opts) {
+fn line_editor(desk: Desk, opts: &Options) -> ExitCode {
+    match repl::run(desk, opts) {
         Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             print_error(&e);
@@ -259,12 +262,12 @@ fn line_editor(lab: Lab, opts: &Options) -> ExitCode {
     }
 }
 
-fn plain_repl(mut lab: Lab, opts: &Options) -> ExitCode {
+fn plain_repl(mut desk: Desk, opts: &Options) -> ExitCode {
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     match repl::run_plain(
-        &mut lab,
+        &mut desk,
         &mut stdin.lock(),
         opts,
         &mut stdout.lock(),
@@ -279,7 +282,7 @@ fn plain_repl(mut lab: Lab, opts: &Options) -> ExitCode {
     }
 }
 
-fn run_file(lab: &mut Lab, file: &str, opts: RunOptions) -> ExitCode {
+fn run_file(desk: &mut Desk, file: &str, opts: RunOptions) -> ExitCode {
     let text = if file == "-" {
         // Capped like a script file (`cat /dev/zero | cni-csi-lab run -` must not exhaust
         // memory); one byte more than the cap is read to tell "at the cap" from "over it".
@@ -314,14 +317,14 @@ fn run_file(lab: &mut Lab, file: &str, opts: RunOptions) -> ExitCode {
             }
         }
     };
-    run_file_text(lab, &text, opts)
+    run_file_text(desk, &text, opts)
 }
 
 /// Run script text with plain output.
-fn run_file_text(lab: &mut Lab, text: &str, opts: RunOptions) -> ExitCode {
+fn run_file_text(desk: &mut Desk, text: &str, opts: RunOptions) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    match script::run(lab, text, opts, &mut stdout.lock(), &mut stderr.lock()) {
+    match script::run(desk, text, opts, &mut stdout.lock(), &mut stderr.lock()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -333,8 +336,8 @@ fn run_file_text(lab: &mut Lab, text: &str, opts: RunOptions) -> ExitCode {
 }
 
 /// The live dashboard.
-fn dashboard(lab: Lab, big: bool) -> ExitCode {
-    match cni_csi_lab::tui::run(lab, cni_csi_lab::tui::Options::from_env(big)) {
+fn dashboard(desk: Desk, big: bool) -> ExitCode {
+    match cni_csi_lab::tui::run(desk, cni_csi_lab::tui::Options::from_env(big)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             print_error(&e);

@@ -6,6 +6,7 @@
 //! failing line rejects the preset.
 
 use crate::engine::Lab;
+use crate::lesson::Desk;
 use crate::script::logical_lines;
 
 /// The embedded presets: name, one-line description, script.
@@ -61,10 +62,10 @@ pub fn dc_script(nodes: u32) -> String {
     s
 }
 
-/// Run a script of lab commands on `lab`; the first failure is an error naming its line.
-pub fn apply_script(lab: &mut Lab, origin: &str, text: &str) -> Result<(), String> {
+/// Run a script of lab commands on `desk`; the first failure is an error naming its line.
+pub fn apply_script(desk: &mut Desk, origin: &str, text: &str) -> Result<(), String> {
     for (line_no, line) in logical_lines(text) {
-        if let Err(e) = lab.execute(&line) {
+        if let Err(e) = desk.execute(&line) {
             return Err(format!("{origin}:{line_no}: {}", e.message));
         }
     }
@@ -73,19 +74,25 @@ pub fn apply_script(lab: &mut Lab, origin: &str, text: &str) -> Result<(), Strin
 
 /// Build the lab for a preset name, or for a FILE of lab commands.
 pub fn build(preset: &str) -> Result<Lab, String> {
+    build_desk(preset).map(|desk| desk.lab)
+}
+
+/// Build the desk for a preset name, or for a FILE of lab commands (run as a learner's
+/// lines, so a file may use the lesson commands too).
+pub fn build_desk(preset: &str) -> Result<Desk, String> {
     match preset {
-        "default" => return Ok(Lab::new()),
-        "empty" => return Ok(Lab::empty()),
+        "default" => return Ok(Desk::new()),
+        "empty" => return Ok(Desk::with_lab(Lab::empty())),
         _ => {}
     }
-    let mut lab = Lab::empty();
+    let mut desk = Desk::with_lab(Lab::empty());
     if let Some((name, _, text)) = PRESETS.iter().find(|(n, _, _)| *n == preset) {
-        apply_script(&mut lab, &format!("preset {name}"), text)?;
-        return Ok(lab);
+        apply_script(&mut desk, &format!("preset {name}"), text)?;
+        return Ok(desk);
     }
     if let Some((name, _, nodes)) = GENERATED.iter().find(|(n, _, _)| *n == preset) {
-        apply_script(&mut lab, &format!("preset {name}"), &dc_script(*nodes))?;
-        return Ok(lab);
+        apply_script(&mut desk, &format!("preset {name}"), &dc_script(*nodes))?;
+        return Ok(desk);
     }
     let read = crate::util::fs::read_capped(
         std::path::Path::new(preset),
@@ -94,8 +101,8 @@ pub fn build(preset: &str) -> Result<Lab, String> {
     );
     match read {
         Ok(text) => {
-            apply_script(&mut lab, preset, &text)?;
-            Ok(lab)
+            apply_script(&mut desk, preset, &text)?;
+            Ok(desk)
         }
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
             Err(format!("cannot read preset {preset}: {e}"))

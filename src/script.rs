@@ -3,7 +3,7 @@
 //! starting with `!` is expected to fail and fails the script if it succeeds. A trailing
 //! `\` continues a line. Tests and transcripts use this same path.
 
-use crate::engine::Lab;
+use crate::lesson::Desk;
 use crate::render::escape_controls as safe;
 use std::io::Write;
 
@@ -55,7 +55,7 @@ pub fn logical_lines(text: &str) -> Vec<(usize, String)> {
 }
 
 /// Run one logical line (with an optional leading `!`) and report it.
-pub fn run_line(lab: &mut Lab, line_no: usize, line: &str) -> Option<LineReport> {
+pub fn run_line(desk: &mut Desk, line_no: usize, line: &str) -> Option<LineReport> {
     let trimmed = line.trim();
     if trimmed.is_empty() || trimmed.starts_with('#') {
         return None;
@@ -64,7 +64,7 @@ pub fn run_line(lab: &mut Lab, line_no: usize, line: &str) -> Option<LineReport>
         Some(rest) => (true, rest.trim_start()),
         None => (false, trimmed),
     };
-    let (stdout, stderr, failed) = match lab.execute(command) {
+    let (stdout, stderr, failed) = match desk.execute(command) {
         Ok(out) => (out.to_text(), String::new(), false),
         Err(e) => (
             e.output.to_text(),
@@ -93,7 +93,7 @@ pub fn run_line(lab: &mut Lab, line_no: usize, line: &str) -> Option<LineReport>
 /// Run a whole script, writing stdout and stderr as it goes. Returns true when every line
 /// met its expectation.
 pub fn run(
-    lab: &mut Lab,
+    desk: &mut Desk,
     text: &str,
     opts: RunOptions,
     out: &mut dyn Write,
@@ -101,7 +101,7 @@ pub fn run(
 ) -> std::io::Result<bool> {
     let mut all_ok = true;
     for (line_no, line) in logical_lines(text) {
-        let Some(report) = run_line(lab, line_no, &line) else {
+        let Some(report) = run_line(desk, line_no, &line) else {
             continue;
         };
         if opts.echo {

@@ -3,7 +3,7 @@
 //! Fixtures live in tests/fixtures/bad/; damaged save files are made from a fresh save
 //! here (a committed save would go stale whenever the engine's output changes).
 
-use cni_csi_lab::Lab;
+use cni_csi_lab::{Desk, Lab};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
@@ -122,20 +122,20 @@ fn a_preset_file_names_the_failing_line() {
 
 #[test]
 fn a_malformed_lesson_names_file_and_line_and_the_lab_is_kept() {
-    let mut lab = busy_lab();
-    let before = lab.state_snapshot();
-    lab.lessons
+    let mut desk = Desk::with_lab(busy_lab());
+    let before = desk.lab.state_snapshot();
+    desk.lessons
         .use_dir(std::path::Path::new(&fixture("lessons")))
         .expect("the directory is readable");
-    let out = lab.execute("lesson list").unwrap().to_text();
+    let out = desk.execute("lesson list").unwrap().to_text();
     assert!(
         out.contains(
             "bad-step-heading.md:8: a step heading reads `## Step N · title`, got `## Step one`"
         ),
         "{out}"
     );
-    assert!(lab.execute("lesson start heading").is_err());
-    assert_eq!(lab.state_snapshot(), before);
+    assert!(desk.execute("lesson start heading").is_err());
+    assert_eq!(desk.lab.state_snapshot(), before);
 }
 
 // ---- save files ----

@@ -10,7 +10,7 @@
 //! `BLESS=1 cargo test --test book` rewrites the generated page and the session captures.
 //! The build itself (`mdbook build book`) runs in `.ci/run`.
 
-use cni_csi_lab::Lab;
+use cni_csi_lab::Desk;
 use cni_csi_lab::command::reference::{checks_markdown, reference_markdown};
 use cni_csi_lab::repl;
 use cni_csi_lab::script::{self, RunOptions, logical_lines, run_line};
@@ -94,16 +94,16 @@ impl Write for Shared {
 /// What the interactive session shows for a script typed line by line on the default
 /// cluster: the banner, then each prompt with its command, its output and its error.
 fn repl_capture(text: &str) -> String {
-    let mut lab = Lab::new();
-    let mut s = format!("{}\n", repl::banner(&lab));
+    let mut desk = Desk::new();
+    let mut s = format!("{}\n", repl::banner(&desk.lab));
     for (n, line) in logical_lines(text) {
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
-        let (prompt, _) = repl::prompt(&lab, false);
+        let (prompt, _) = repl::prompt(&desk.lab, false);
         s.push_str(&format!("{prompt}{trimmed}\n"));
-        if let Some(r) = run_line(&mut lab, n, trimmed) {
+        if let Some(r) = run_line(&mut desk, n, trimmed) {
             s.push_str(&r.stdout);
             s.push_str(&r.stderr);
         }
@@ -113,10 +113,10 @@ fn repl_capture(text: &str) -> String {
 
 /// What `cni-csi-lab run --echo FILE` prints (stdout and stderr together) and its status.
 fn run_capture(file_name: &str, text: &str) -> String {
-    let mut lab = Lab::new();
+    let mut desk = Desk::new();
     let buf = Shared::default();
     let ok = script::run(
-        &mut lab,
+        &mut desk,
         text,
         RunOptions {
             keep_going: false,

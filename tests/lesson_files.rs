@@ -223,20 +223,20 @@ fn the_lessons_dir_override_reads_files_fresh() {
     std::fs::create_dir_all(&dir).unwrap();
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lessons/valid/minimal.md");
     std::fs::copy(&src, dir.join("minimal.md")).unwrap();
-    let mut lab = cni_csi_lab::Lab::new();
-    assert_eq!(lab.lessons.use_dir(&dir), Ok(1));
-    let out = lab.execute("lesson list").unwrap().to_text();
+    let mut desk = cni_csi_lab::Desk::new();
+    assert_eq!(desk.lessons.use_dir(&dir), Ok(1));
+    let out = desk.execute("lesson list").unwrap().to_text();
     assert!(
         out.contains("mini-one") && !out.contains("ch7-hands-on"),
         "{out}"
     );
     // An author edits the file: the next command sees it.
     std::fs::write(dir.join("broken.md"), "# nothing\n").unwrap();
-    let out = lab.execute("lesson list").unwrap().to_text();
+    let out = desk.execute("lesson list").unwrap().to_text();
     assert!(out.contains("warning: "), "{out}");
     assert!(out.contains("broken.md:1: no ```lesson block"), "{out}");
-    let e = lab.execute("lesson lint").unwrap_err();
+    let e = desk.execute("lesson lint").unwrap_err();
     assert_eq!(e.message, "lint: 1 problem");
-    assert!(lab.lessons.use_dir(&dir.join("missing")).is_err());
+    assert!(desk.lessons.use_dir(&dir.join("missing")).is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,7 +3,7 @@
 //! and `lesson verify`, `lesson play`, `skip`, a predict quiz's answer and the replay of
 //! `back` refuse those lines: no file is written. The learner's own lines still may.
 
-use cni_csi_lab::Lab;
+use cni_csi_lab::Desk;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -31,11 +31,11 @@ fn nothing_written() {
     }
 }
 
-fn lab_with(tag: &str) -> Lab {
+fn lab_with(tag: &str) -> Desk {
     for f in WRITTEN {
         let _ = std::fs::remove_file(f);
     }
-    let mut lab = Lab::new();
+    let mut lab = Desk::new();
     lab.lessons.use_dir(&lesson_dir(tag)).expect("readable");
     lab
 }

@@ -1,7 +1,7 @@
 //! No panic on any input: the lesson parser on arbitrary text, the check language on
 //! arbitrary lines, and the player on arbitrary sequences of learner commands.
 
-use cni_csi_lab::Lab;
+use cni_csi_lab::Desk;
 use cni_csi_lab::lesson::{check, parse};
 use proptest::prelude::*;
 
@@ -78,10 +78,10 @@ proptest! {
 
     #[test]
     fn the_player_never_panics_and_stays_in_range(ops in prop::collection::vec(0..LINES.len(), 1..14)) {
-        let mut lab = Lab::new();
+        let mut desk = Desk::new();
         for i in ops {
-            let _ = lab.execute(LINES[i]);
-            if let Some(s) = &lab.lessons.session {
+            let _ = desk.execute(LINES[i]);
+            if let Some(s) = &desk.lessons.session {
                 prop_assert!(s.at <= s.lesson.item_count());
                 prop_assert!(s.progress.done() <= s.lesson.item_count());
             }

@@ -1,30 +1,30 @@
-//! The lesson player through `Lab::execute`, as a learner drives it: start, mistakes, hints
+//! The lesson player through `Desk::execute`, as a learner drives it: start, mistakes, hints
 //! (cycling), skip, back, reset, quizzes, completion; and progress persistence (memory,
 //! a file in a temp dir, a damaged file).
 
-use cni_csi_lab::Lab;
+use cni_csi_lab::Desk;
 use cni_csi_lab::lesson::catalog::EMBEDDED;
 use cni_csi_lab::lesson::{FileStore, Item, MemoryStore, Progress, ProgressStore};
 use std::path::PathBuf;
 
 const ID: &str = "ch7-hands-on";
 
-fn ok(lab: &mut Lab, line: &str) -> String {
-    match lab.execute(line) {
+fn ok(desk: &mut Desk, line: &str) -> String {
+    match desk.execute(line) {
         Ok(o) => o.to_text(),
         Err(e) => panic!("`{line}` failed: {}\n{}", e.message, e.output.to_text()),
     }
 }
 
-fn err(lab: &mut Lab, line: &str) -> String {
-    match lab.execute(line) {
+fn err(desk: &mut Desk, line: &str) -> String {
+    match desk.execute(line) {
         Ok(o) => panic!("`{line}` succeeded:\n{}", o.to_text()),
         Err(e) => e.message,
     }
 }
 
-fn at(lab: &Lab) -> usize {
-    lab.lessons
+fn at(desk: &Desk) -> usize {
+    desk.lessons
         .session
         .as_ref()
         .map(|s| s.at)
@@ -40,9 +40,9 @@ fn temp_dir(name: &str) -> PathBuf {
 
 #[test]
 fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
-    let mut lab = Lab::new();
-    ok(&mut lab, "pod create stray --node node-1");
-    let out = ok(&mut lab, &format!("lesson start {ID}"));
+    let mut desk = Desk::new();
+    ok(&mut desk, "pod create stray --node node-1");
+    let out = ok(&mut desk, &format!("lesson start {ID}"));
     assert!(
         out.contains("── Step 1/20 · A pod gets its address  ·  7.4 scenario 1"),
         "{out}"
@@ -53,15 +53,15 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     );
     assert!(out.contains("[░░░░░░░░░░] 0/26"), "{out}");
     assert!(
-        lab.cluster.pods.is_empty(),
+        desk.lab.cluster.pods.is_empty(),
         "the lesson starts on a fresh cluster"
     );
 
     // A mistake: a node that does not exist. The step stays.
-    let e = err(&mut lab, "pod create web --node node-3");
+    let e = err(&mut desk, "pod create web --node node-3");
     assert!(e.contains("node-3"), "{e}");
-    assert_eq!(at(&lab), 0);
-    let h1 = ok(&mut lab, "hint");
+    assert_eq!(at(&desk), 0);
+    let h1 = ok(&mut desk, "hint");
     assert!(
         h1.starts_with("Hint 1/2: The command is `pod create NAME --node NODE --label KEY=VALUE`."),
         "{h1}"
@@ -70,30 +70,30 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         h1.contains("Not yet: `pod web phase Running` — there is no pod default/web"),
         "{h1}"
     );
-    let h2 = ok(&mut lab, "hint");
+    let h2 = ok(&mut desk, "hint");
     assert!(
         h2.starts_with("Hint 2/2: Type exactly: pod create web --node node-1 --label app=web"),
         "{h2}"
     );
-    let h3 = ok(&mut lab, "hint");
+    let h3 = ok(&mut desk, "hint");
     assert!(h3.starts_with("Hint 1/2"), "hints cycle: {h3}");
-    assert!(ok(&mut lab, "hint").starts_with("Hint 2/2"));
+    assert!(ok(&mut desk, "hint").starts_with("Hint 2/2"));
 
     // Another mistake: the right pod with the wrong name takes 10.244.1.2, so `web` gets .3.
-    ok(&mut lab, "pod create webb --node node-1 --label app=web");
-    ok(&mut lab, "pod create web --node node-1 --label app=web");
-    assert_eq!(at(&lab), 0);
-    let h = ok(&mut lab, "hint");
+    ok(&mut desk, "pod create webb --node node-1 --label app=web");
+    ok(&mut desk, "pod create web --node node-1 --label app=web");
+    assert_eq!(at(&desk), 0);
+    let h = ok(&mut desk, "hint");
     assert!(
         h.contains("Not yet: `pod web ip 10.244.1.2` — pod default/web has ip 10.244.1.3"),
         "{h}"
     );
     assert!(h.contains("`lesson retry`"), "{h}");
-    let out = ok(&mut lab, "lesson retry");
+    let out = ok(&mut desk, "lesson retry");
     assert!(out.contains("── Step 1/20"), "{out}");
-    assert!(lab.cluster.pods.is_empty());
+    assert!(desk.lab.cluster.pods.is_empty());
 
-    let out = ok(&mut lab, "po create web --node node-1 --label app=web");
+    let out = ok(&mut desk, "po create web --node node-1 --label app=web");
     assert!(out.contains("pod/web created"), "{out}");
     assert!(
         out.contains("✓ Step 1 done: A pod gets its address"),
@@ -104,9 +104,9 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         "{out}"
     );
     assert!(out.contains("[░░░░░░░░░░] 1/26"), "{out}");
-    assert_eq!(at(&lab), 1);
+    assert_eq!(at(&desk), 1);
     assert_eq!(
-        lab.lessons
+        desk.lessons
             .progress()
             .of(ID)
             .steps
@@ -115,66 +115,67 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         vec![1]
     );
     // The hint counter restarts on the new step.
-    assert!(ok(&mut lab, "hint").starts_with("Hint 1/2: `show wire --list`"));
+    assert!(ok(&mut desk, "hint").starts_with("Hint 1/2: `show wire --list`"));
 }
 
 #[test]
 fn skip_back_and_reset_rebuild_the_cluster() {
-    let mut lab = Lab::new();
-    ok(&mut lab, &format!("lesson start {ID}"));
-    let out = ok(&mut lab, "skip");
+    let mut desk = Desk::new();
+    ok(&mut desk, &format!("lesson start {ID}"));
+    let out = ok(&mut desk, "skip");
     assert!(out.contains("The lab does step 1 for you"), "{out}");
     assert!(
         out.contains("lab> pod create web --node node-1 --label app=web"),
         "{out}"
     );
     assert!(out.contains("── Step 2/20"), "{out}");
-    assert_eq!(at(&lab), 1);
+    assert_eq!(at(&desk), 1);
     assert!(
-        lab.lessons.progress().of(ID).steps.is_empty(),
+        desk.lessons.progress().of(ID).steps.is_empty(),
         "a skipped step is not done"
     );
 
-    ok(&mut lab, "show wire 0");
-    assert_eq!(at(&lab), 2, "step 2 passed");
-    ok(&mut lab, "pod create extra --node node-2");
-    assert_eq!(lab.cluster.pods.len(), 2);
+    ok(&mut desk, "show wire 0");
+    assert_eq!(at(&desk), 2, "step 2 passed");
+    ok(&mut desk, "pod create extra --node node-2");
+    assert_eq!(desk.lab.cluster.pods.len(), 2);
 
-    let out = ok(&mut lab, "back");
+    let out = ok(&mut desk, "back");
     assert!(out.contains("── Step 2/20"), "{out}");
-    assert_eq!(at(&lab), 1);
-    assert_eq!(lab.cluster.pods.len(), 1, "rebuilt: only step 1's pod");
+    assert_eq!(at(&desk), 1);
+    assert_eq!(desk.lab.cluster.pods.len(), 1, "rebuilt: only step 1's pod");
     assert!(
-        lab.cluster
+        desk.lab
+            .cluster
             .pods
             .contains_key(&("default".into(), "web".into()))
     );
-    ok(&mut lab, "back");
-    assert_eq!(at(&lab), 0);
-    assert!(lab.cluster.pods.is_empty());
-    assert_eq!(err(&mut lab, "back"), "already at the first step");
+    ok(&mut desk, "back");
+    assert_eq!(at(&desk), 0);
+    assert!(desk.lab.cluster.pods.is_empty());
+    assert_eq!(err(&mut desk, "back"), "already at the first step");
 
-    ok(&mut lab, "skip");
-    ok(&mut lab, "show wire 0");
-    assert_eq!(lab.lessons.progress().of(ID).steps.len(), 1);
-    let out = ok(&mut lab, "lesson reset");
+    ok(&mut desk, "skip");
+    ok(&mut desk, "show wire 0");
+    assert_eq!(desk.lessons.progress().of(ID).steps.len(), 1);
+    let out = ok(&mut desk, "lesson reset");
     assert!(out.contains("starts over on a fresh cluster"), "{out}");
-    assert_eq!(at(&lab), 0);
-    assert!(lab.cluster.pods.is_empty());
-    assert!(lab.lessons.progress().of(ID).steps.is_empty());
+    assert_eq!(at(&desk), 0);
+    assert!(desk.lab.cluster.pods.is_empty());
+    assert!(desk.lessons.progress().of(ID).steps.is_empty());
 }
 
 #[test]
 fn a_step_meant_to_fail_passes_on_the_error_and_shows_both_in_order() {
-    let mut lab = Lab::new();
-    ok(&mut lab, &format!("lesson start {ID}"));
+    let mut desk = Desk::new();
+    ok(&mut desk, &format!("lesson start {ID}"));
     for _ in 0..4 {
-        ok(&mut lab, "skip");
+        ok(&mut desk, "skip");
     }
-    assert_eq!(at(&lab), 4);
-    ok(&mut lab, "cni add c1 --node node-1");
-    assert_eq!(at(&lab), 4);
-    let out = ok(&mut lab, "cni add c1 --node node-1");
+    assert_eq!(at(&desk), 4);
+    ok(&mut desk, "cni add c1 --node node-1");
+    assert_eq!(at(&desk), 4);
+    let out = ok(&mut desk, "cni add c1 --node node-1");
     let err_at = out.find("error: CNI code 999 from bridge").expect(&out);
     let done_at = out
         .find("✓ Step 5 done: ADD twice is an error")
@@ -184,37 +185,37 @@ fn a_step_meant_to_fail_passes_on_the_error_and_shows_both_in_order() {
 
 #[test]
 fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
-    let mut lab = Lab::new();
-    ok(&mut lab, &format!("lesson start {ID}"));
-    let lesson = lab.lessons.session.as_ref().unwrap().lesson.clone();
+    let mut desk = Desk::new();
+    ok(&mut desk, &format!("lesson start {ID}"));
+    let lesson = desk.lessons.session.as_ref().unwrap().lesson.clone();
     for step in &lesson.steps {
-        assert_eq!(at(&lab), (step.number - 1) as usize);
+        assert_eq!(at(&desk), (step.number - 1) as usize);
         for c in &step.commands {
-            let _ = lab.execute(&c.text);
+            let _ = desk.execute(&c.text);
         }
     }
     assert!(matches!(
-        lab.lessons.session.as_ref().unwrap().current(),
+        desk.lessons.session.as_ref().unwrap().current(),
         Item::Quiz(0, _)
     ));
-    assert!(err(&mut lab, "lesson answer").contains("needs WORDS"));
-    let out = ok(&mut lab, "lesson answer b");
+    assert!(err(&mut desk, "lesson answer").contains("needs WORDS"));
+    let out = ok(&mut desk, "lesson answer b");
     assert!(out.contains("✓ Right: B."), "{out}");
-    let out = ok(&mut lab, "lesson answer A");
+    let out = ok(&mut desk, "lesson answer A");
     assert!(out.contains("✗ Not quite: the answer is B."), "{out}");
     assert!(
         out.contains("db's egress is not"),
         "the explanation follows: {out}"
     );
-    let out = ok(&mut lab, "skip");
+    let out = ok(&mut desk, "skip");
     assert!(out.contains("The answer: B."), "{out}");
-    let out = ok(&mut lab, "lesson answer 10.244.1.9");
+    let out = ok(&mut desk, "lesson answer 10.244.1.9");
     assert!(out.contains("Your prediction: 10.244.1.9"), "{out}");
     assert!(out.contains("lab> pod create probe --node node-1"), "{out}");
     assert!(out.contains("✓ Right: 10.244.1.9."), "{out}");
-    let out = ok(&mut lab, "lesson answer B");
+    let out = ok(&mut desk, "lesson answer B");
     assert!(out.contains("✓ Right: B."), "{out}");
-    let out = ok(&mut lab, "lesson answer cni del");
+    let out = ok(&mut desk, "lesson answer cni del");
     assert!(out.contains("lab> pod delete trainer"), "{out}");
     assert!(out.contains("✓ Right: CNI DEL."), "{out}");
     assert!(out.contains("── Lesson complete"), "{out}");
@@ -224,16 +225,16 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
     );
     assert!(out.contains("24/26"), "{out}");
     assert_eq!(
-        err(&mut lab, "skip"),
+        err(&mut desk, "skip"),
         "nothing to skip: the lesson is complete (`lesson reset` starts it over)"
     );
-    let list = ok(&mut lab, "lesson list");
+    let list = ok(&mut desk, "lesson list");
     assert!(list.contains("24/26  ← in progress"), "{list}");
 }
 
 #[test]
 fn lesson_commands_without_a_lesson_say_what_to_do() {
-    let mut lab = Lab::new();
+    let mut desk = Desk::new();
     for c in [
         "hint",
         "skip",
@@ -242,44 +243,49 @@ fn lesson_commands_without_a_lesson_say_what_to_do() {
         "lesson reset",
         "lesson answer A",
     ] {
-        assert!(err(&mut lab, c).starts_with("no lesson in progress"), "{c}");
+        assert!(
+            err(&mut desk, c).starts_with("no lesson in progress"),
+            "{c}"
+        );
     }
     // Every embedded lesson is listed, by id (other lessons are added over time).
-    let e = err(&mut lab, "lesson start nope");
+    let e = err(&mut desk, "lesson start nope");
     assert!(
         e.starts_with("no lesson \"nope\"; lessons are: ") && e.contains("ch7-hands-on"),
         "{e}"
     );
-    ok(&mut lab, &format!("lesson start {ID}"));
-    assert!(err(&mut lab, "lesson answer B").starts_with("step 1 is not a quiz"));
-    let out = ok(&mut lab, "reset");
+    ok(&mut desk, &format!("lesson start {ID}"));
+    assert!(err(&mut desk, "lesson answer B").starts_with("step 1 is not a quiz"));
+    let out = ok(&mut desk, "reset");
     assert!(out.contains("Left lesson ch7-hands-on"), "{out}");
-    assert!(lab.lessons.session.is_none());
-    assert!(err(&mut lab, "lesson play ch7-hands-on --speed 0").starts_with("invalid --speed 0"));
+    assert!(desk.lessons.session.is_none());
+    assert!(err(&mut desk, "lesson play ch7-hands-on --speed 0").starts_with("invalid --speed 0"));
 }
 
 #[test]
 fn play_is_deterministic_and_leaves_the_final_state() {
     let run = || {
-        let mut lab = Lab::new();
-        ok(&mut lab, &format!("lesson start {ID}"));
-        let out = ok(&mut lab, &format!("lesson play {ID} --speed 4 --step"));
-        (out, lab)
+        let mut desk = Desk::new();
+        ok(&mut desk, &format!("lesson start {ID}"));
+        let out = ok(&mut desk, &format!("lesson play {ID} --speed 4 --step"));
+        (out, desk)
     };
-    let (a, lab) = run();
+    let (a, desk) = run();
     let (b, _) = run();
     assert_eq!(a, b);
     assert!(a.starts_with("Left lesson ch7-hands-on"), "{a}");
     assert!(a.contains("lab> policy create db-allow-web"), "{a}");
     assert!(a.contains("── Quiz 6/6"), "{a}");
-    assert!(lab.lessons.session.is_none());
+    assert!(desk.lessons.session.is_none());
     assert!(
-        lab.cluster
+        desk.lab
+            .cluster
             .pods
             .contains_key(&("default".into(), "probe".into()))
     );
     let events = cni_csi_lab::lesson::play::plan(
-        &lab.lessons
+        &desk
+            .lessons
             .session
             .as_ref()
             .map(|s| s.lesson.clone())
@@ -299,9 +305,9 @@ fn play_is_deterministic_and_leaves_the_final_state() {
 
 #[test]
 fn verify_and_lint_as_commands() {
-    let mut lab = Lab::new();
+    let mut desk = Desk::new();
     // Every embedded lesson verifies; the line for ch7 is exact.
-    let out = ok(&mut lab, "lesson verify");
+    let out = ok(&mut desk, "lesson verify");
     // One `ok` line per embedded lesson, ch7's among them.
     assert!(
         out.contains("ok    ch7-hands-on  (20 steps, 6 quizzes)\n"),
@@ -310,21 +316,24 @@ fn verify_and_lint_as_commands() {
     assert_eq!(out.lines().count(), EMBEDDED.len(), "{out}");
     assert!(out.lines().all(|l| l.starts_with("ok    ")), "{out}");
     assert_eq!(
-        ok(&mut lab, "lesson lint"),
+        ok(&mut desk, "lesson lint"),
         format!("lint: {} lessons, no problems\n", EMBEDDED.len())
     );
-    assert!(lab.cluster.pods.is_empty(), "verify plays on its own lab");
+    assert!(
+        desk.lab.cluster.pods.is_empty(),
+        "verify plays on its own lab"
+    );
 }
 
 #[test]
 fn progress_round_trips_through_a_file_and_resumes() {
     let dir = temp_dir("progress");
     let path = dir.join("sub/progress.json");
-    let mut lab = Lab::new();
-    lab.lessons.set_store(Box::new(FileStore::new(&path)));
-    ok(&mut lab, &format!("lesson start {ID}"));
-    ok(&mut lab, "pod create web --node node-1 --label app=web");
-    ok(&mut lab, "show wire 0");
+    let mut desk = Desk::new();
+    desk.lessons.set_store(Box::new(FileStore::new(&path)));
+    ok(&mut desk, &format!("lesson start {ID}"));
+    ok(&mut desk, "pod create web --node node-1 --label app=web");
+    ok(&mut desk, "show wire 0");
     let saved = Progress::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(
         saved.of(ID).steps.into_iter().collect::<Vec<_>>(),
@@ -335,15 +344,16 @@ fn progress_round_trips_through_a_file_and_resumes() {
         "the temp file was renamed"
     );
 
-    let mut lab = Lab::new();
-    lab.lessons.set_store(Box::new(FileStore::new(&path)));
-    let list = ok(&mut lab, "lesson list");
+    let mut desk = Desk::new();
+    desk.lessons.set_store(Box::new(FileStore::new(&path)));
+    let list = ok(&mut desk, "lesson list");
     assert!(list.contains("2/26"), "{list}");
-    let out = ok(&mut lab, &format!("lesson start {ID}"));
+    let out = ok(&mut desk, &format!("lesson start {ID}"));
     assert!(out.contains("Resuming where you left off"), "{out}");
     assert!(out.contains("── Step 3/20"), "{out}");
     assert!(
-        lab.cluster
+        desk.lab
+            .cluster
             .pods
             .contains_key(&("default".into(), "web".into()))
     );
@@ -355,9 +365,9 @@ fn a_damaged_progress_file_is_reported_and_replaced() {
     let dir = temp_dir("damaged");
     let path = dir.join("progress.json");
     std::fs::write(&path, "{ this is not json").unwrap();
-    let mut lab = Lab::new();
-    lab.lessons.set_store(Box::new(FileStore::new(&path)));
-    let out = ok(&mut lab, "lesson list");
+    let mut desk = Desk::new();
+    desk.lessons.set_store(Box::new(FileStore::new(&path)));
+    let out = ok(&mut desk, "lesson list");
     assert!(
         out.starts_with(&format!(
             "warning: progress file {} is damaged (",
@@ -367,9 +377,9 @@ fn a_damaged_progress_file_is_reported_and_replaced() {
     );
     assert!(out.contains("0/26"), "{out}");
     // Reported once.
-    assert!(!ok(&mut lab, "lesson list").contains("warning"));
-    ok(&mut lab, &format!("lesson start {ID}"));
-    ok(&mut lab, "pod create web --node node-1 --label app=web");
+    assert!(!ok(&mut desk, "lesson list").contains("warning"));
+    ok(&mut desk, &format!("lesson start {ID}"));
+    ok(&mut desk, "pod create web --node node-1 --label app=web");
     let saved = Progress::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(saved.of(ID).steps.len(), 1);
 
@@ -396,10 +406,10 @@ fn a_failed_save_is_a_warning_not_a_failure() {
     // The "file" is a directory: the rename over it fails.
     let path = dir.join("progress.json");
     std::fs::create_dir_all(path.join("x")).unwrap();
-    let mut lab = Lab::new();
-    lab.lessons.set_store(Box::new(FileStore::new(&path)));
-    ok(&mut lab, &format!("lesson start {ID}"));
-    let out = ok(&mut lab, "pod create web --node node-1 --label app=web");
+    let mut desk = Desk::new();
+    desk.lessons.set_store(Box::new(FileStore::new(&path)));
+    ok(&mut desk, &format!("lesson start {ID}"));
+    let out = ok(&mut desk, "pod create web --node node-1 --label app=web");
     assert!(out.contains("✓ Step 1 done"), "{out}");
     assert!(out.contains("warning: cannot "), "{out}");
     let _ = std::fs::remove_dir_all(&dir);

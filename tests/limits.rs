@@ -3,8 +3,8 @@
 //! Each test runs its input under a generous time bound: the bound catches a hang or an
 //! accidental quadratic path, not ordinary slowness on a busy machine.
 
-use cni_csi_lab::Lab;
 use cni_csi_lab::script::{self, RunOptions};
+use cni_csi_lab::{Desk, Lab};
 use std::time::{Duration, Instant};
 
 /// Far above what any of these takes in a debug build; only a hang gets near it.
@@ -59,14 +59,14 @@ fn a_long_script_runs_to_the_end() {
         }
         i += 1;
     }
-    let mut lab = Lab::new();
+    let mut desk = Desk::new();
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let opts = RunOptions {
         keep_going: true,
         echo: false,
     };
     let start = Instant::now();
-    let ok = script::run(&mut lab, &text, opts, &mut out, &mut err).expect("in-memory writes");
+    let ok = script::run(&mut desk, &text, opts, &mut out, &mut err).expect("in-memory writes");
     let took = start.elapsed();
     assert!(
         took < Duration::from_secs(120),
@@ -80,9 +80,9 @@ fn a_long_script_runs_to_the_end() {
         SCRIPT_LINES / 5,
         "every echo ran"
     );
-    assert!(lab.clock >= (SCRIPT_LINES / 5) as u64);
+    assert!(desk.lab.clock >= (SCRIPT_LINES / 5) as u64);
     // The IP pool of node-1 never ran dry: every deleted pod gave its address back.
-    assert!(lab.cluster.pods.len() <= 40);
+    assert!(desk.lab.cluster.pods.len() <= 40);
     let stderr = String::from_utf8_lossy(&err);
     assert!(
         !stderr.contains("no IP addresses available"),

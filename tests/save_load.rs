@@ -1,9 +1,9 @@
 //! `save FILE` / `load FILE` (issue 4): the whole lab round-trips through a save file —
 //! objects, node state, logs — and a loaded lab goes on exactly as the saved one would.
 
-use cni_csi_lab::Lab;
 use cni_csi_lab::engine::journal::Start;
 use cni_csi_lab::engine::save::{KINDS, SaveFile};
+use cni_csi_lab::{Desk, Lab};
 use std::path::PathBuf;
 
 fn scratch(tag: &str) -> PathBuf {
@@ -240,17 +240,17 @@ fn a_loaded_conflist_is_inlined_so_replay_never_reads_the_disk() {
 fn a_lesson_lab_saves_and_loading_leaves_the_lesson() {
     let dir = scratch("lesson");
     let path = dir.join("lesson.json");
-    let mut lab = Lab::new();
-    let id = lab
+    let mut desk = Desk::new();
+    let id = desk
         .lessons
         .parsed()
         .ids()
         .first()
         .cloned()
         .expect("a lesson");
-    lab.execute(&format!("lesson start {id}")).unwrap();
-    lab.execute("skip").unwrap();
-    lab.execute(&format!("save {}", path.display())).unwrap();
+    desk.execute(&format!("lesson start {id}")).unwrap();
+    desk.execute("skip").unwrap();
+    desk.execute(&format!("save {}", path.display())).unwrap();
     // The save holds the lab (the replayed reference commands), not the lesson.
     let v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
@@ -261,15 +261,18 @@ fn a_lesson_lab_saves_and_loading_leaves_the_lesson() {
             .iter()
             .all(|e| !e["line"].as_str().unwrap().starts_with("lesson"))
     );
-    let out = run(&mut lab, &format!("load {}", path.display()));
+    let out = match desk.execute(&format!("load {}", path.display())) {
+        Ok(o) => o.to_text(),
+        Err(e) => format!("{}error: {}\n", e.output.to_text(), e.message),
+    };
     assert!(
         out.contains(&format!("Left lesson {id} (progress kept)")),
         "{out}"
     );
-    assert!(lab.lessons.session.is_none());
+    assert!(desk.lessons.session.is_none());
     let mut fresh = Lab::new();
     fresh.execute(&format!("load {}", path.display())).unwrap();
-    assert_eq!(views(&mut lab), views(&mut fresh));
+    assert_eq!(views(&mut desk.lab), views(&mut fresh));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -1,9 +1,9 @@
 //! Golden transcripts: every `tests/transcripts/*.lab` file is a session — `$ command`
 //! lines, each followed by the exact output it must print (stdout, then `error: …` lines).
-//! Lines starting with `# ` are comments. Each file starts from the default lab.
+//! Lines starting with `# ` are comments. Each file starts from the default desk.
 //! Run with `BLESS=1` to rewrite the expected output after an intended change.
 
-use cni_csi_lab::Lab;
+use cni_csi_lab::Desk;
 use cni_csi_lab::script::run_line;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -68,11 +68,11 @@ fn render(header: &[String], entries: &[(Entry, String)]) -> String {
 fn check_file(path: &Path, bless: bool) -> Result<(), String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let (header, entries) = parse(&text);
-    let mut lab = Lab::new();
+    let mut desk = Desk::new();
     let mut results = Vec::new();
     let mut failures = Vec::new();
     for (i, e) in entries.into_iter().enumerate() {
-        let actual = match run_line(&mut lab, i + 1, &e.command) {
+        let actual = match run_line(&mut desk, i + 1, &e.command) {
             Some(r) => {
                 if !r.ok {
                     failures.push(format!(

@@ -197,7 +197,8 @@ fn typing_a_command_and_enter_runs_it() {
     ev.push(key(KeyCode::Enter));
     let t = drive(&mut a, LARGE, ev);
     assert!(
-        a.lab
+        a.desk
+            .lab
             .cluster
             .pods
             .contains_key(&("default".into(), "web".into()))
@@ -322,13 +323,14 @@ fn w_shows_the_wire_record_of_the_selected_call() {
     assert_eq!(a.ui.focus, Pane::Calls);
     // Up from following: the newest call, then older ones; select the bridge ADD line.
     let bridge = a
+        .desk
         .lab
         .calls
         .iter()
         .find(|(_, e)| e.actor == "bridge")
         .map(|(s, _)| s)
         .unwrap();
-    let ups = (a.lab.calls.len() as u64 - bridge) as usize;
+    let ups = (a.desk.lab.calls.len() as u64 - bridge) as usize;
     let mut ev = vec![key(KeyCode::Esc)];
     ev.extend(std::iter::repeat_n(key(KeyCode::Up), ups));
     ev.push(ch('w'));

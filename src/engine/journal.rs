@@ -3,15 +3,15 @@
 //! a fresh lab of the same start rebuilds the same state, logs included; `save` writes it
 //! and `load` replays it (see [`super::save`]).
 //!
-//! What is journaled (decided per parsed line in `Lab::execute`):
+//! What is journaled (decided per parsed line in `Lab::execute_command`):
 //! - every command except pure views (`show`, `get`, `describe`, `reach`, `trace`, the
 //!   `… list` commands, `help`, `explain`, `echo`, `save`), failing ones included (a failed
 //!   CNI ADD may have leaked an IP and logged calls; it fails again identically on replay);
 //! - a view too, should it ever move the call log, the wire log, the object store or the
 //!   clock (so a view that grows a side effect cannot make a save unloadable);
 //! - never `reset` and `load` (they replace the lab and restart the journal) nor the lesson
-//!   commands (those that rebuild the cluster do it through `execute`, which journals the
-//!   reference commands they replay).
+//!   commands (the engine refuses them; the front ends' lesson desk rebuilds the cluster
+//!   through `execute`, which journals the reference commands it replays).
 
 use super::Lab;
 use crate::command::Command;
@@ -100,7 +100,7 @@ impl Journal {
     }
 
     /// [`replay_files`](Self::replay_files), returning the files set before (lesson code
-    /// runs with an empty set, so it never reads the disk; see `lesson::guard`).
+    /// runs with an empty set, so it never reads the disk; see the lesson guard).
     pub fn swap_replay_files(
         &mut self,
         files: Option<BTreeMap<String, String>>,
@@ -140,7 +140,7 @@ pub fn classify(cmd: &Command) -> Class {
         | Command::Snapshot(SnapshotCmd::List)
         | Command::Policy(PolicyCmd::List) => Class::View,
         Command::Reset(_) | Command::Load(_) => Class::Restart,
-        c if crate::lesson::is_control(c) => Class::Restart,
+        c if super::is_front_end_command(c) => Class::Restart,
         _ => Class::Change,
     }
 }

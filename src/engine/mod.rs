@@ -139,8 +139,6 @@ pub struct Lab {
     pub conf_template: Arc<str>,
     /// The CSI driver `hostpath.csi.lab`: its controller and every node plugin.
     pub driver: crate::csi::Driver,
-    /// The lesson desk: lessons, progress store, the lesson in progress (`crate::lesson`).
-    pub lessons: crate::lesson::Lessons,
     /// How the lab started and every command that changed it (for `save`/`load`).
     pub journal: journal::Journal,
     /// Armed faults and what they broke (`fault inject`, see `crate::faults`).
@@ -152,6 +150,22 @@ pub const DEFAULT_CONFLIST: &str = include_str!("../../assets/10-lab.conflist");
 
 /// The file name the default config has in /etc/cni/net.d.
 pub const DEFAULT_CONF_NAME: &str = "10-lab.conflist";
+
+/// Whether a command belongs to the guided lessons (`lesson …`, `hint`, `skip`, `back`):
+/// the front ends run those beside the lab; the engine only parses them.
+pub fn is_front_end_command(cmd: &Command) -> bool {
+    matches!(
+        cmd,
+        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back
+    )
+}
+
+/// The error for a lesson command that reached the engine itself.
+fn front_end_only() -> LabError {
+    LabError::msg(
+        "`lesson`, `hint`, `skip` and `back` run in the lab's front ends (the lesson desk), not in the engine",
+    )
+}
 
 impl Lab {
     /// An empty lab: no nodes, the `default` namespace, the standard plugins.
@@ -171,7 +185,6 @@ impl Lab {
             storage: Default::default(),
             conf_template: Arc::from(DEFAULT_CONFLIST),
             driver: crate::csi::Driver::default(),
-            lessons: crate::lesson::Lessons::default(),
             journal: journal::Journal::new(journal::Start::Empty),
             faults: crate::faults::Faults::default(),
         };
@@ -205,14 +218,7 @@ impl Lab {
         let text = command::strip_comment(line);
         match command::parse(text) {
             Ok(None) => Ok(Outcome::empty()),
-            Ok(Some(cmd)) if crate::lesson::is_control(&cmd) => self.apply(cmd),
-            Ok(Some(cmd)) => {
-                let class = journal::classify(&cmd);
-                let before = self.journal_begin();
-                let result = self.apply(cmd);
-                self.journal_end(text, class, before, result.is_err());
-                self.lesson_observe(text, result)
-            }
+            Ok(Some(cmd)) => self.execute_command(text, cmd),
             Err(ParseError::Help(h)) => {
                 let mut out = Outcome::empty();
                 out.block(&h, Role::Plain);
@@ -220,16 +226,28 @@ impl Lab {
             }
             Err(ParseError::Invalid(msg)) => {
                 let msg = msg.strip_prefix("error: ").unwrap_or(&msg).to_string();
-                self.lesson_observe(text, Err(LabError::msg(msg)))
+                Err(LabError::msg(msg))
             }
         }
     }
 
+    /// Run one parsed command whose text is `text` (comment stripped), journaling it when it
+    /// changed the lab (see [`journal::classify`]).
+    pub fn execute_command(&mut self, text: &str, cmd: Command) -> Result<Outcome, LabError> {
+        if is_front_end_command(&cmd) {
+            return Err(front_end_only());
+        }
+        let class = journal::classify(&cmd);
+        let before = self.journal_begin();
+        let result = self.apply(cmd);
+        self.journal_end(text, class, before, result.is_err());
+        result
+    }
+
     /// Run one parsed command, then (in auto mode) the control loops.
     pub fn apply(&mut self, cmd: Command) -> Result<Outcome, LabError> {
-        if crate::lesson::is_control(&cmd) {
-            // Lesson commands drive the lab themselves (they may rebuild it).
-            return self.lesson_control(cmd);
+        if is_front_end_command(&cmd) {
+            return Err(front_end_only());
         }
         if let Command::Load(a) = &cmd {
             // The lab is replaced whole; nothing of the old one is reported or reconciled.
@@ -337,7 +355,7 @@ impl Lab {
                 }
                 Ok(out)
             }
-            Command::Reset(r) => Ok(self.reset_keeping_lessons(r.empty)),
+            Command::Reset(r) => Ok(self.reset_cmd(r.empty)),
             Command::Echo(e) => {
                 let mut out = Outcome::empty();
                 out.plain(e.words.join(" "));
@@ -352,10 +370,16 @@ impl Lab {
             Command::Explain(e) => {
                 command::explain::explain(e.topic.as_deref()).map_err(LabError::msg)
             }
-            c @ (Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back) => {
-                self.lesson_control(c)
+            Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back => {
+                Err(front_end_only())
             }
         }
+    }
+
+    /// `reset [--empty]`: a fresh cluster (the default one, or an empty one).
+    pub fn reset_cmd(&mut self, empty: bool) -> Outcome {
+        *self = if empty { Lab::empty() } else { Lab::new() };
+        Outcome::empty()
     }
 
     /// Run the control loops until nothing changes: the storage controllers, then each

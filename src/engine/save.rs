@@ -31,7 +31,8 @@
 //! digests, and only then replaces the lab: on any error the current lab is untouched.
 //! `save` does the same replay before writing, so it never writes a file that would not
 //! load, and writes atomically (temporary file + rename). Lesson progress is not part of a
-//! save; a lesson in progress is left on `load`, as on `reset`.
+//! save; the lesson desk (`Desk` in the lessons) leaves a lesson in progress on `load`,
+//! as on `reset`.
 
 use super::journal::{Entry, Start};
 use super::{Lab, LabError, Mode};
@@ -572,7 +573,7 @@ impl Lab {
 
     /// Rebuild a lab from a save: check the digest, replay the journal on a fresh lab of
     /// its start (each entry must succeed or fail as recorded), and check the rebuilt
-    /// state against the snapshot. The lesson desk of the result is a default one.
+    /// state against the snapshot.
     pub fn from_save(save: &SaveFile) -> Result<Lab, SaveError> {
         let stated = digest(&save.state);
         if stated != save.digest {
@@ -696,13 +697,8 @@ impl Lab {
         let lab = Lab::read_save(file)
             .map_err(|e| LabError::msg(format!("cannot load {e}; the lab is unchanged")))?;
         let mut out = Outcome::empty();
-        if let Some(left) = self.leave_lesson() {
-            out.line(left);
-        }
-        let desk = std::mem::take(&mut self.lessons);
         let replayed = lab.journal.entries.len();
         *self = lab;
-        self.lessons = desk;
         out.line(Line::new().push(format!("loaded {file}"), Role::Good).push(
             format!(
                 "  ({replayed} commands replayed; {} nodes · {} pods · t={}s)",

@@ -1,4 +1,4 @@
-//! The lesson commands inside `Lab::execute`: `lesson list|start|status|answer|reset|stop|
+//! The lesson commands the [`Desk`] runs beside the lab: `lesson list|start|status|answer|reset|stop|
 //! play|verify|lint`, `hint`, `skip`, `back`, and the hook that feeds every other line the
 //! learner types to the current step's check.
 //!
@@ -6,6 +6,7 @@
 //! start from a fresh default cluster and replay the reference commands of the steps before
 //! the target one, so the learner always stands where the lesson expects.
 
+use super::Desk;
 use super::check;
 use super::lint;
 use super::model::{Lesson, QuizKind};
@@ -131,22 +132,20 @@ fn error_line(e: &LabError) -> Outcome {
 }
 
 /// Run a line visibly: `lab> line` then its output (and `error: …`).
-fn run_visibly(lab: &mut Lab, line: &str) -> Outcome {
+fn run_visibly(desk: &mut Desk, line: &str) -> Outcome {
     let mut out = Outcome::empty();
     out.line(Line::styled(format!("lab> {line}"), Role::Actor));
-    match lab.execute_lesson_code(line) {
+    match desk.execute_lesson_code(line) {
         Ok(o) => out.extend(o),
         Err(e) => out.extend(error_line(&e)),
     }
     out
 }
 
-impl Lab {
-    /// A fresh default cluster; the lesson desk (catalog, progress store, session) stays.
+impl Desk {
+    /// A fresh default cluster; the lessons (catalog, progress store, session) stay.
     fn fresh_cluster(&mut self, empty: bool) {
-        let desk = std::mem::take(&mut self.lessons);
-        *self = if empty { Lab::empty() } else { Lab::new() };
-        self.lessons = desk;
+        self.lab = if empty { Lab::empty() } else { Lab::new() };
     }
 
     /// Leave the lesson in progress, if any (its progress stays), for a command that
@@ -162,7 +161,8 @@ impl Lab {
         ))
     }
 
-    /// `reset [--empty]`: a fresh cluster. A lesson in progress is left (its progress stays).
+    /// A fresh cluster, as `reset [--empty]` makes; a lesson in progress is left (its
+    /// progress stays) and the line saying so is the output.
     pub fn reset_keeping_lessons(&mut self, empty: bool) -> Outcome {
         let mut out = Outcome::empty();
         if let Some(left) = self.leave_lesson() {
@@ -406,7 +406,7 @@ impl Lab {
             Item::Finished => out.plain("The lesson is complete; `lesson list` shows the others."),
         }
         if let Item::Step(step) = s.current() {
-            if let Err((c, e)) = check::eval_all(&step.checks, self, &s.seen) {
+            if let Err((c, e)) = check::eval_all(&step.checks, &self.lab, &s.seen) {
                 out.line(Line::styled(
                     format!("Not yet: `{}` — {}", c.text, e.actual),
                     Role::Dim,
@@ -617,7 +617,7 @@ impl Lab {
         };
         s.seen.record(line, text, failed);
         let passed = match s.current() {
-            Item::Step(step) => check::eval_all(&step.checks, self, &s.seen)
+            Item::Step(step) => check::eval_all(&step.checks, &self.lab, &s.seen)
                 .is_ok()
                 .then(|| (step.number, step.title.clone())),
             _ => None,

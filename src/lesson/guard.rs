@@ -9,10 +9,11 @@
 //! The rule is [`refusal`]; every place lesson code runs goes through
 //! [`Lab::execute_lesson_code`], and the linter reports the same refusals as errors.
 
+use super::desk::Desk;
 use crate::command::Command;
 use crate::command::grammar::{CniCmd, CniConfCmd};
+use crate::engine::LabError;
 use crate::engine::cni_cmd::EXAMPLE_CONFLISTS;
-use crate::engine::{Lab, LabError};
 use crate::render::Outcome;
 
 /// The words every refusal contains (the linter and tests look for them).
@@ -59,18 +60,18 @@ pub fn refusal_of_line(line: &str) -> Option<String> {
     }
 }
 
-impl Lab {
+impl Desk {
     /// Run one line of lesson code: refused (nothing runs, nothing is journaled) when
-    /// [`refusal`] says so; otherwise through [`Lab::execute`] with the disk out of reach
+    /// [`refusal`] says so; otherwise through [`Desk::execute`] with the disk out of reach
     /// (a file read is answered like a replay with no files, so `cni conf load` falls back
     /// to the built-in example of that name).
     pub fn execute_lesson_code(&mut self, line: &str) -> Result<Outcome, LabError> {
         if let Some(reason) = refusal_of_line(line) {
             return Err(LabError::msg(reason));
         }
-        let saved = self.journal.swap_replay_files(Some(Default::default()));
+        let saved = self.lab.journal.swap_replay_files(Some(Default::default()));
         let result = self.execute(line);
-        self.journal.swap_replay_files(saved);
+        self.lab.journal.swap_replay_files(saved);
         result
     }
 }
@@ -113,7 +114,7 @@ mod tests {
         // A file on disk named like a built-in example: lesson code gets the built-in.
         let f = dir.join("01-minimal.conflist");
         std::fs::write(&f, "not json").unwrap();
-        let mut lab = Lab::new();
+        let mut lab = Desk::new();
         let line = format!("cni conf load {}", f.display());
         lab.execute_lesson_code(&line)
             .expect("the built-in is used");

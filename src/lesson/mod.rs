@@ -3,16 +3,19 @@
 //!
 //! Reading order: [`model`] (what a lesson is), [`parse`] (the file format), [`check`] (the
 //! check language), [`session`] (the learner's place), [`progress`] (saved progress),
-//! [`play`] (playback and `lesson verify`), [`lint`] (the author's linter), [`commands`]
-//! (the `lesson …`, `hint`, `skip`, `back` commands inside `Lab::execute`).
+//! [`play`] (playback and `lesson verify`), [`lint`] (the author's linter), [`desk`] (the
+//! lab and the lessons together, what the front ends run lines through), [`commands`] (the
+//! `lesson …`, `hint`, `skip`, `back` commands the desk runs).
 //!
-//! The lesson desk ([`Lessons`]) lives in the `Lab` as `lab.lessons`: lessons are driven by
-//! the same `execute` every front end uses, so a learner's line goes through the lab and then
-//! through the current step's check, whichever front end typed it.
+//! The lessons sit above the engine: a [`Desk`] owns the `Lab` and the [`Lessons`], and every
+//! front end runs lines through `Desk::execute`, so a learner's line goes through the lab and
+//! then through the current step's check, whichever front end typed it. The engine never
+//! sees a lesson.
 
 pub mod catalog;
 pub mod check;
 pub mod commands;
+pub mod desk;
 pub mod guard;
 pub mod lint;
 pub mod model;
@@ -22,6 +25,7 @@ pub mod progress;
 pub mod session;
 
 pub use catalog::{Catalog, Parsed};
+pub use desk::Desk;
 pub use model::{Lesson, Quiz, QuizKind, RefCommand, Step};
 pub use parse::LessonError;
 pub use progress::{FileStore, LessonProgress, MemoryStore, Progress, ProgressStore, StoreError};
@@ -37,13 +41,11 @@ pub const FORMAT_VERSION: u32 = 1;
 
 /// Whether a command belongs to the lesson player (it is not fed to a step's check).
 pub fn is_control(cmd: &Command) -> bool {
-    matches!(
-        cmd,
-        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back
-    )
+    crate::engine::is_front_end_command(cmd)
 }
 
-/// The lesson desk: which lessons exist, where progress is kept, and the lesson in progress.
+/// The lessons beside a lab: which lessons exist, where progress is kept, and the lesson in
+/// progress.
 pub struct Lessons {
     catalog: Catalog,
     parsed: Option<Arc<Parsed>>,

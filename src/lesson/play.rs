@@ -3,10 +3,10 @@
 //! `lesson verify` (a fresh lab plays every step's reference commands and asserts every
 //! check, so a lesson cannot rot).
 
+use super::Desk;
 use super::check::{self, Observed};
 use super::model::{Lesson, QuizKind, RefCommand};
 use super::parse::LessonError;
-use crate::engine::Lab;
 
 /// Playback options (`lesson play ID [--speed X] [--step]`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -34,7 +34,7 @@ pub enum PlayEvent {
     /// Teaching text (Markdown as written).
     Text(String),
     /// Type this command visibly (one character every `millis_per_char`), then run it
-    /// through `Lab::execute` and show its output. `expect_failure`: it is meant to fail.
+    /// through `Desk::execute` and show its output. `expect_failure`: it is meant to fail.
     Type {
         /// The command.
         command: String,
@@ -152,8 +152,8 @@ pub fn plan(lesson: &Lesson, opts: PlayOptions) -> Vec<PlayEvent> {
 }
 
 /// What a command printed (stdout, then `error: …`) and whether it failed.
-pub fn run_text(lab: &mut Lab, line: &str) -> (String, bool) {
-    match lab.execute_lesson_code(line) {
+pub fn run_text(desk: &mut Desk, line: &str) -> (String, bool) {
+    match desk.execute_lesson_code(line) {
         Ok(o) => (o.to_text(), false),
         Err(e) => (
             format!("{}error: {}\n", e.output.to_text(), e.message),
@@ -164,13 +164,13 @@ pub fn run_text(lab: &mut Lab, line: &str) -> (String, bool) {
 
 /// Run one reference command, recording it; an error if it did not end as written.
 pub fn run_reference(
-    lab: &mut Lab,
+    desk: &mut Desk,
     seen: &mut Observed,
     lesson: &Lesson,
     what: &str,
     c: &RefCommand,
 ) -> Result<(), LessonError> {
-    let (out, failed) = run_text(lab, &c.text);
+    let (out, failed) = run_text(desk, &c.text);
     seen.record(&c.text, out.clone(), failed);
     match (failed, c.expect_failure) {
         (true, false) => {
@@ -198,14 +198,14 @@ pub fn run_reference(
     }
 }
 
-/// Play the reference commands of items `0..upto` (steps, then predict quizzes) on `lab`,
+/// Play the reference commands of items `0..upto` (steps, then predict quizzes) on `desk`,
 /// silently: how the player rebuilds the cluster for `back`, `lesson reset` and resuming.
 /// Returns the record of what ran (its last output).
-pub fn replay(lab: &mut Lab, lesson: &Lesson, upto: usize) -> Observed {
+pub fn replay(desk: &mut Desk, lesson: &Lesson, upto: usize) -> Observed {
     let mut seen = Observed::default();
     for s in lesson.steps.iter().take(upto) {
         for c in &s.commands {
-            let _ = run_reference(lab, &mut seen, lesson, "replay", c);
+            let _ = run_reference(desk, &mut seen, lesson, "replay", c);
         }
     }
     for q in lesson
@@ -214,7 +214,7 @@ pub fn replay(lab: &mut Lab, lesson: &Lesson, upto: usize) -> Observed {
         .take(upto.saturating_sub(lesson.steps.len()))
     {
         if let QuizKind::Predict { run, .. } = &q.kind {
-            let (out, failed) = run_text(lab, run);
+            let (out, failed) = run_text(desk, run);
             seen.record(run, out, failed);
         }
     }
@@ -228,12 +228,12 @@ pub fn replay(lab: &mut Lab, lesson: &Lesson, upto: usize) -> Observed {
 /// whose check already holds before its commands.
 pub fn verify_with(lesson: &Lesson, strict: bool) -> Vec<LessonError> {
     let mut errors = Vec::new();
-    let mut lab = Lab::new();
+    let mut desk = Desk::new();
     let mut seen = Observed::default();
     for s in &lesson.steps {
         let what = format!("step {}", s.number);
         seen.new_step();
-        if strict && !s.checks.is_empty() && check::eval_all(&s.checks, &lab, &seen).is_ok() {
+        if strict && !s.checks.is_empty() && check::eval_all(&s.checks, &desk.lab, &seen).is_ok() {
             errors.push(LessonError::new(
                 &lesson.file,
                 s.line,
@@ -243,12 +243,12 @@ pub fn verify_with(lesson: &Lesson, strict: bool) -> Vec<LessonError> {
             ));
         }
         for c in &s.commands {
-            if let Err(e) = run_reference(&mut lab, &mut seen, lesson, &what, c) {
+            if let Err(e) = run_reference(&mut desk, &mut seen, lesson, &what, c) {
                 errors.push(e);
             }
         }
         for c in &s.checks {
-            let e = c.eval(&lab, &seen);
+            let e = c.eval(&desk.lab, &seen);
             if !e.holds {
                 errors.push(LessonError::new(
                     &lesson.file,
@@ -263,7 +263,7 @@ pub fn verify_with(lesson: &Lesson, strict: bool) -> Vec<LessonError> {
     }
     for (i, q) in lesson.quizzes.iter().enumerate() {
         if let QuizKind::Predict { run, answer } = &q.kind {
-            let (out, failed) = run_text(&mut lab, run);
+            let (out, failed) = run_text(&mut desk, run);
             if failed {
                 errors.push(LessonError::new(
                     &lesson.file,
@@ -303,7 +303,7 @@ pub trait PlaySink {
     fn wait_for_key(&mut self) -> bool;
 }
 
-impl crate::engine::Lab {
+impl super::Desk {
     /// `lesson play` for a live front end: the lab is reset, then each event of the plan is
     /// shown through `sink` — commands typed visibly, run, and their output shown.
     pub fn lesson_play_live(

@@ -5,7 +5,7 @@
 
 use crate::command::complete::{self, Names};
 use crate::command::help;
-use crate::engine::Lab;
+use crate::lesson::Desk;
 use crate::render::Role;
 use crate::render::ansi;
 use owo_colors::OwoColorize;
@@ -20,8 +20,8 @@ use std::rc::Rc;
 
 /// The REPL's helper.
 pub struct LabHelper {
-    /// The lab, for live names.
-    pub lab: Rc<RefCell<Lab>>,
+    /// The desk (its lab), for live names.
+    pub desk: Rc<RefCell<Desk>>,
     /// Whether to emit colours.
     pub color: bool,
     files: FilenameCompleter,
@@ -29,10 +29,10 @@ pub struct LabHelper {
 }
 
 impl LabHelper {
-    /// A helper over a shared lab.
-    pub fn new(lab: Rc<RefCell<Lab>>, color: bool) -> Self {
+    /// A helper over a shared desk.
+    pub fn new(desk: Rc<RefCell<Desk>>, color: bool) -> Self {
         LabHelper {
-            lab,
+            desk,
             color,
             files: FilenameCompleter::new(),
             history: HistoryHinter::new(),
@@ -41,13 +41,13 @@ impl LabHelper {
 }
 
 /// Names from the shared lab; none while the lab is borrowed elsewhere.
-struct Shared<'a>(&'a RefCell<Lab>);
+struct Shared<'a>(&'a RefCell<Desk>);
 
 impl Names for Shared<'_> {
     fn names(&self, kind: &str) -> Vec<String> {
         self.0
             .try_borrow()
-            .map(|lab| lab.completion_names(kind))
+            .map(|desk| desk.lab.completion_names(kind))
             .unwrap_or_default()
     }
 }
@@ -76,7 +76,7 @@ impl Completer for LabHelper {
         pos: usize,
         ctx: &Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
-        let (start, pairs, wants_path) = candidates(line, pos, &Shared(&self.lab));
+        let (start, pairs, wants_path) = candidates(line, pos, &Shared(&self.desk));
         if wants_path {
             return self.files.complete(line, pos, ctx);
         }
@@ -202,13 +202,13 @@ mod tests {
     use rustyline::hint::Hint;
 
     fn helper() -> LabHelper {
-        LabHelper::new(Rc::new(RefCell::new(Lab::new())), true)
+        LabHelper::new(Rc::new(RefCell::new(Desk::new())), true)
     }
 
     #[test]
     fn completion_uses_the_grammar_and_the_lab() {
         let h = helper();
-        let names = Shared(&h.lab);
+        let names = Shared(&h.desk);
         let (start, pairs, _) = candidates("pod cr", 6, &names);
         assert_eq!(start, 4);
         assert_eq!(pairs.len(), 1);
@@ -217,7 +217,7 @@ mod tests {
         let shown: Vec<_> = pairs.iter().map(|p| p.display.as_str()).collect();
         assert_eq!(shown, vec!["node-1", "node-2"]);
         // While the loop holds the lab, completion degrades to the grammar alone.
-        let _guard = h.lab.borrow_mut();
+        let _guard = h.desk.borrow_mut();
         let (_, pairs, _) = candidates("pod create web --node ", 22, &names);
         assert!(pairs.is_empty());
     }

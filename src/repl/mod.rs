@@ -1,6 +1,6 @@
 //! The interactive front end: a rustyline line editor over the lab (completion, usage
 //! hints, a highlighted verb, history in the user's data directory), and a plain mode that
-//! reads stdin line by line for pipes and tests. Both go through `Lab::execute`, like every
+//! reads stdin line by line for pipes and tests. Both go through `Desk::execute`, like every
 //! other front end; `quit`/`exit` are the only words handled here.
 
 pub mod helper;
@@ -8,6 +8,7 @@ pub mod history;
 pub mod playback;
 
 use crate::engine::{Lab, Mode};
+use crate::lesson::Desk;
 use crate::render::{Outcome, ansi};
 use helper::LabHelper;
 use owo_colors::OwoColorize;
@@ -115,9 +116,9 @@ pub fn print_result(
 }
 
 /// The line-editing REPL. Ctrl-C clears the line (twice in a row on an empty prompt
-/// quits), Ctrl-D or `quit` quits. Returns the lab as the session left it.
-pub fn run(lab: Lab, opts: &Options) -> std::io::Result<Lab> {
-    let lab = Rc::new(RefCell::new(lab));
+/// quits), Ctrl-D or `quit` quits. Returns the desk as the session left it.
+pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
+    let desk = Rc::new(RefCell::new(desk));
     let config = Config::builder()
         .completion_type(CompletionType::List)
         .history_ignore_dups(true)
@@ -129,7 +130,7 @@ pub fn run(lab: Lab, opts: &Options) -> std::io::Result<Lab> {
         .build();
     let mut rl: Editor<LabHelper, DefaultHistory> =
         Editor::with_config(config).map_err(std::io::Error::other)?;
-    rl.set_helper(Some(LabHelper::new(lab.clone(), opts.color_out)));
+    rl.set_helper(Some(LabHelper::new(desk.clone(), opts.color_out)));
     if let Some(h) = &opts.history {
         // A missing or unreadable history is not a reason to refuse to start.
         let _ = rl.load_history(h);
@@ -137,12 +138,12 @@ pub fn run(lab: Lab, opts: &Options) -> std::io::Result<Lab> {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     {
-        let l = lab.borrow();
-        writeln!(stdout.lock(), "{}", banner(&l))?;
+        let d = desk.borrow();
+        writeln!(stdout.lock(), "{}", banner(&d.lab))?;
     }
     let mut interrupts = 0;
     loop {
-        let p = prompt(&lab.borrow(), opts.color_out);
+        let p = prompt(&desk.borrow().lab, opts.color_out);
         match rl.readline(&p) {
             Ok(input) => {
                 interrupts = 0;
@@ -174,13 +175,15 @@ pub fn run(lab: Lab, opts: &Options) -> std::io::Result<Lab> {
                         color: opts.color_out,
                     };
                     let opts_play = crate::lesson::play::PlayOptions { speed, step };
-                    let r = lab.borrow_mut().lesson_play_live(&id, opts_play, &mut sink);
+                    let r = desk
+                        .borrow_mut()
+                        .lesson_play_live(&id, opts_play, &mut sink);
                     if let Err(e) = r {
                         print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
                     }
                     continue;
                 }
-                let result = lab.borrow_mut().execute(&line);
+                let result = desk.borrow_mut().execute(&line);
                 print_result(result, opts, &mut stdout.lock(), &mut stderr.lock())?;
             }
             Err(ReadlineError::Interrupted) => {
@@ -194,15 +197,17 @@ pub fn run(lab: Lab, opts: &Options) -> std::io::Result<Lab> {
         }
     }
     drop(rl);
-    Ok(Rc::try_unwrap(lab)
+    Ok(Rc::try_unwrap(desk)
         .map(RefCell::into_inner)
-        .unwrap_or_else(|rc| std::mem::replace(&mut *rc.borrow_mut(), Lab::empty())))
+        .unwrap_or_else(|rc| {
+            std::mem::replace(&mut *rc.borrow_mut(), Desk::with_lab(Lab::empty()))
+        }))
 }
 
 /// The plain REPL (`repl --plain`, or stdin not a terminal): prompts on `out`, reads lines
 /// from `input`, `\` continues a line, errors do not end the session.
 pub fn run_plain(
-    lab: &mut Lab,
+    desk: &mut Desk,
     input: &mut dyn BufRead,
     opts: &Options,
     out: &mut dyn Write,
@@ -210,7 +215,7 @@ pub fn run_plain(
 ) -> std::io::Result<()> {
     let mut pending = String::new();
     loop {
-        let (raw, styled) = prompt(lab, opts.color_out);
+        let (raw, styled) = prompt(&desk.lab, opts.color_out);
         let p = if pending.is_empty() {
             if opts.color_out { styled } else { raw }
         } else {
@@ -234,7 +239,7 @@ pub fn run_plain(
         if is_quit(&line) {
             return Ok(());
         }
-        print_result(lab.execute(&line), opts, out, err)?;
+        print_result(desk.execute(&line), opts, out, err)?;
     }
 }
 
@@ -259,12 +264,12 @@ mod tests {
 
     #[test]
     fn plain_mode_keeps_going_after_errors_and_stops_at_quit() {
-        let mut lab = Lab::new();
+        let mut desk = Desk::new();
         let script = "nod\npod create web \\\n --node node-1\nquit\nnode list\n";
         let mut out = Vec::new();
         let mut err = Vec::new();
         run_plain(
-            &mut lab,
+            &mut desk,
             &mut script.as_bytes(),
             &Options::default(),
             &mut out,
@@ -279,6 +284,6 @@ mod tests {
             !out.contains("NAME"),
             "quit stopped before node list: {out}"
         );
-        assert_eq!(lab.cluster.pods.len(), 1);
+        assert_eq!(desk.lab.cluster.pods.len(), 1);
     }
 }

@@ -1,7 +1,7 @@
-//! The dashboard's state and its one update function (C3): `App { lab, ui }`, where `ui`
+//! The dashboard's state and its one update function (C3): `App { desk, ui }`, where `ui`
 //! holds view-only state (mode, focus, selections, scroll, prompt, history, output) and
 //! [`App::update`] applies an [`Action`]. Only [`Action::Run`] touches the lab, through
-//! `Lab::execute`; everything a hotkey does is a command line a learner could type.
+//! `Desk::execute`; everything a hotkey does is a command line a learner could type.
 //!
 //! Selections follow commands, not the other way round: `show ipam node-2` (typed, or the
 //! `n` hotkey) selects node-2; `describe pod web` (or `d`) selects web; `pod create …`
@@ -12,8 +12,8 @@ use super::keymap::{Action, Edit, Mode, Pane};
 use super::model::{self, LessonView, PodIndex, PodKey};
 use super::theme::Theme;
 use super::view;
-use crate::Lab;
 use crate::engine::node_view::{self, IpamFiles, LeaseRow};
+use crate::lesson::Desk;
 use crate::render::{Line, Role};
 use ratatui::layout::Rect;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -223,8 +223,8 @@ pub struct NodeRoutes {
 
 /// The dashboard: the lab, the view state and the theme.
 pub struct App {
-    /// The lab (mutated only through `Lab::execute`).
-    pub lab: Lab,
+    /// The lab and its lessons (mutated only through `Desk::execute`).
+    pub desk: Desk,
     /// View-only state.
     pub ui: UiState,
     /// Styles.
@@ -256,14 +256,15 @@ pub struct Playback {
 }
 
 impl App {
-    /// A dashboard on a lab.
-    pub fn new(lab: Lab, theme: Theme) -> Self {
+    /// A dashboard on a lab (a bare `Lab` gets the embedded lessons beside it).
+    pub fn new(desk: impl Into<Desk>, theme: Theme) -> Self {
+        let desk = desk.into();
         let mut app = App {
             derived: Derived {
-                pods: PodIndex::new(&lab),
+                pods: PodIndex::new(&desk.lab),
                 ..Derived::default()
             },
-            lab,
+            desk,
             ui: UiState::default(),
             theme,
             lesson: None,
@@ -319,7 +320,7 @@ impl App {
         let node = self.ui.sel_node.clone();
         let table = node
             .as_ref()
-            .map(|n| self.lab.node_route_lines(n))
+            .map(|n| self.desk.lab.node_route_lines(n))
             .unwrap_or(Ok(Vec::new()));
         self.derived.routes = match table {
             Ok(lines) => NodeRoutes {
@@ -596,7 +597,7 @@ impl App {
         let p = &self.ui.prompt;
         let head = p.text[..p.cursor].to_string();
         let rest = p.text[p.cursor..].to_string();
-        let c = super::complete::complete(&self.lab, &head);
+        let c = super::complete::complete(&self.desk.lab, &head);
         if let Some(new_head) = c.apply(&head) {
             self.ui.prompt.text = format!("{new_head}{rest}");
             self.ui.prompt.cursor = new_head.len();
@@ -641,7 +642,7 @@ impl App {
     /// Fill a hotkey's command template from the selection.
     pub fn fill(&self, template: &str) -> Result<String, String> {
         let mut line = template.to_string();
-        let nodes: Vec<&String> = self.lab.cluster.nodes.keys().map(|(_, n)| n).collect();
+        let nodes: Vec<&String> = self.desk.lab.cluster.nodes.keys().map(|(_, n)| n).collect();
         let need_node = || "no nodes yet — add one: node add node-1".to_string();
         if line.contains("{node}") {
             let n = self.ui.sel_node.clone().ok_or_else(need_node)?;
@@ -675,7 +676,7 @@ impl App {
         if line.contains("{wire}") {
             let seq = self
                 .current_call()
-                .and_then(|c| model::wire_range(&self.lab, c))
+                .and_then(|c| model::wire_range(&self.desk.lab, c))
                 .map(|(first, _)| first)
                 .ok_or_else(|| {
                     "no plugin call selected (Calls: ↑/↓ to an `exec` line), or no calls yet"
@@ -694,14 +695,14 @@ impl App {
             .or(self
                 .ui
                 .wire_follow
-                .filter(|c| self.lab.calls.get(*c).is_some()))
-            .or_else(|| model::latest_call_with_wire(&self.lab, 256))
+                .filter(|c| self.desk.lab.calls.get(*c).is_some()))
+            .or_else(|| model::latest_call_with_wire(&self.desk.lab, 256))
     }
 
     /// Among the calls from `mark` on: the first plugin execution that failed, else the
     /// newest runtime CNI call (its whole chain), else the newest call with wire records.
     fn interesting_call(&self, mark: u64) -> Option<u64> {
-        let lab = &self.lab;
+        let lab = &self.desk.lab;
         let since = mark..lab.calls.next_seq();
         let has_wire = |s: &u64| model::wire_range(lab, *s).is_some();
         let is = |s: &u64, f: &dyn Fn(&crate::record::CallEvent) -> bool| {
@@ -733,14 +734,14 @@ impl App {
             ));
             return;
         }
-        let lesson = match self.lab.lessons.find(id) {
+        let lesson = match self.desk.lessons.find(id) {
             Ok(l) => l,
             Err(e) => {
                 self.push_output(Line::styled(format!("error: {e}"), Role::Bad));
                 return;
             }
         };
-        let left = self.lab.reset_keeping_lessons(false);
+        let left = self.desk.reset_keeping_lessons(false);
         for l in left.lines {
             self.push_output(l);
         }
@@ -832,7 +833,7 @@ impl App {
 
     /// A command from a lesson's code block (playback): refused as `lesson::guard` says
     /// (and a lesson cannot quit the dashboard); otherwise run as if typed, with the disk
-    /// out of reach (see `Lab::execute_lesson_code`).
+    /// out of reach (see `Desk::execute_lesson_code`).
     fn run_lesson_code(&mut self, line: &str) {
         let refusal = crate::lesson::guard::refusal_of_line(line).or_else(|| {
             matches!(line.trim(), "quit" | "exit" | "q" | "q!")
@@ -852,12 +853,16 @@ impl App {
             self.flash(format!("✗ {r}"), FlashLevel::Err);
             return;
         }
-        let saved = self.lab.journal.swap_replay_files(Some(Default::default()));
+        let saved = self
+            .desk
+            .lab
+            .journal
+            .swap_replay_files(Some(Default::default()));
         self.run_command(line);
-        self.lab.journal.swap_replay_files(saved);
+        self.desk.lab.journal.swap_replay_files(saved);
     }
 
-    /// Run one command line through `Lab::execute`, show what it printed, and let the
+    /// Run one command line through `Desk::execute`, show what it printed, and let the
     /// selection follow it. `quit`, `exit` and `q` leave the dashboard.
     pub fn run_command(&mut self, line: &str) {
         let line = line.trim();
@@ -888,9 +893,9 @@ impl App {
                 .push(line.to_string(), Role::Name),
         );
         let snapshot = self.ipam_snapshot();
-        let wire_mark = self.lab.wire.next_seq();
-        let call_mark = self.lab.calls.next_seq();
-        match self.lab.execute(line) {
+        let wire_mark = self.desk.lab.wire.next_seq();
+        let call_mark = self.desk.lab.calls.next_seq();
+        match self.desk.execute(line) {
             Ok(out) => {
                 let n = out.lines.len();
                 for l in out.lines {
@@ -925,13 +930,13 @@ impl App {
                 }
             }
         }
-        self.derived.pods.sync(&self.lab);
+        self.derived.pods.sync(&self.desk.lab);
         self.observe(line, wire_mark);
         self.fix_selection();
         self.refresh_filter();
         self.diff_ipam(snapshot, wire_mark);
         self.refresh_routes();
-        if self.lab.calls.next_seq() < call_mark {
+        if self.desk.lab.calls.next_seq() < call_mark {
             self.ui.wire_follow = None; // the lab was reset
         }
         if let Some(c) = self.interesting_call(call_mark) {
@@ -940,7 +945,7 @@ impl App {
         if self
             .ui
             .sel_call
-            .is_some_and(|c| self.lab.calls.get(c).is_none())
+            .is_some_and(|c| self.desk.lab.calls.get(c).is_none())
         {
             self.ui.sel_call = None;
         }
@@ -954,7 +959,7 @@ impl App {
         } else {
             None
         };
-        self.set_lesson(model::lesson_view(&self.lab, hint));
+        self.set_lesson(model::lesson_view(&self.desk.lessons, hint));
     }
 
     /// Scroll the output so the command's echo is at the top if what it printed does not
@@ -1004,6 +1009,7 @@ impl App {
             _ => {
                 // Follow the node where the plugins just ran, when it is one node.
                 let nodes: BTreeSet<&str> = self
+                    .desk
                     .lab
                     .wire
                     .iter()
@@ -1028,7 +1034,8 @@ impl App {
         }
         self.ui.sel_node = Some(node.to_string());
         let pod_on_node = self.ui.sel_pod.as_ref().is_some_and(|k| {
-            self.lab
+            self.desk
+                .lab
                 .cluster
                 .pods
                 .get(k)
@@ -1042,7 +1049,7 @@ impl App {
 
     /// Select a pod (and its node).
     pub fn select_pod(&mut self, key: &PodKey) {
-        if let Some(p) = self.lab.cluster.pods.get(key) {
+        if let Some(p) = self.desk.lab.cluster.pods.get(key) {
             self.ui.sel_node = Some(p.spec.node_name.clone());
             self.ui.sel_pod = Some(key.clone());
             self.reveal_selection();
@@ -1052,7 +1059,7 @@ impl App {
     /// Keep the selection pointing at things that exist.
     fn fix_selection(&mut self) {
         if let Some(k) = &self.ui.sel_pod
-            && !self.lab.cluster.pods.contains_key(k)
+            && !self.desk.lab.cluster.pods.contains_key(k)
         {
             self.ui.sel_pod = None;
         }
@@ -1073,7 +1080,7 @@ impl App {
 
     fn ipam_snapshot(&self) -> Option<IpamSnapshot> {
         let node = self.ui.sel_node.clone()?;
-        let stores = node_view::ipam_files(&self.lab, &node)?;
+        let stores = node_view::ipam_files(&self.desk.lab, &node)?;
         Some((node, stores))
     }
 
@@ -1083,7 +1090,7 @@ impl App {
             node: node.clone(),
             ..IpamChanges::default()
         };
-        let now = node_view::ipam_dirs(&self.lab, &node).unwrap_or_default();
+        let now = node_view::ipam_dirs(&self.desk.lab, &node).unwrap_or_default();
         match before {
             Some((n, old)) if n == node => {
                 for (net, store) in &now {
@@ -1111,6 +1118,7 @@ impl App {
                 // The selection moved to this node with the command: what the command's
                 // plugin calls wrote here is what changed.
                 let ids: BTreeSet<&str> = self
+                    .desk
                     .lab
                     .wire
                     .iter()
@@ -1152,6 +1160,7 @@ impl App {
                     node_hit
                         || k.1.to_lowercase().contains(&f)
                         || self
+                            .desk
                             .lab
                             .cluster
                             .pods
@@ -1166,6 +1175,7 @@ impl App {
         }
         self.derived.filtered = Some(groups);
         let calls = self
+            .desk
             .lab
             .calls
             .iter()
@@ -1311,7 +1321,7 @@ impl App {
             Pane::Calls => {
                 let list: Vec<u64> = match &self.derived.calls {
                     Some(v) => v.clone(),
-                    None => self.lab.calls.iter().map(|(s, _)| s).collect(),
+                    None => self.desk.lab.calls.iter().map(|(s, _)| s).collect(),
                 };
                 if list.is_empty() {
                     return;
@@ -1358,7 +1368,7 @@ mod tests {
     use super::*;
 
     fn app() -> App {
-        App::new(Lab::new(), Theme::standard())
+        App::new(Desk::new(), Theme::standard())
     }
 
     #[test]
@@ -1457,7 +1467,9 @@ mod tests {
         let mut a = app();
         a.run_command("node add tiny --cidr 10.9.0.0/30 --ip 192.168.0.9");
         a.run_command("pod create t1 --node tiny");
-        let chain = a.current_call().and_then(|c| model::wire_range(&a.lab, c));
+        let chain = a
+            .current_call()
+            .and_then(|c| model::wire_range(&a.desk.lab, c));
         assert_eq!(
             chain,
             Some((1, 5)),
@@ -1465,7 +1477,7 @@ mod tests {
         );
         a.run_command("pod create t2 --node tiny");
         let c = a.current_call().unwrap();
-        let e = a.lab.calls.get(c).unwrap();
+        let e = a.desk.lab.calls.get(c).unwrap();
         assert_eq!(
             (e.actor.as_str(), e.level),
             ("bridge", crate::record::Level::Warning)

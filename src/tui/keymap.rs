@@ -5,7 +5,7 @@
 //!
 //! Hotkeys that *do* something in the lab are command strings ([`Action::RunTemplate`]):
 //! the dashboard fills in the selection (`{pod}`, `{node}` …) and runs the line through
-//! `Lab::execute`, exactly as if it had been typed, and echoes it in the output pane.
+//! `Desk::execute`, exactly as if it had been typed, and echoes it in the output pane.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -103,7 +103,7 @@ pub enum Edit {
 /// touches the lab.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
-    /// Run a command line through `Lab::execute`.
+    /// Run a command line through `Desk::execute`.
     Run(String),
     /// Run a command line after filling in the selection: `{node}`, `{next_node}`,
     /// `{prev_node}`, `{pod}`, `{pod_ns}`, `{wire}`.

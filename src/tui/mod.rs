@@ -4,7 +4,7 @@
 //!
 //! Shape (STYLE.md C3, the event-driven template without threads): [`App`] holds the lab
 //! and view state; [`keymap::lookup`] turns keys into [`keymap::Action`]s; [`App::update`]
-//! applies them (only `Action::Run` touches the lab, through `Lab::execute`); rendering is
+//! applies them (only `Action::Run` touches the lab, through `Desk::execute`); rendering is
 //! `impl Widget for &App`. [`run_loop`] is generic over the backend so tests drive it with
 //! `TestBackend` and scripted events.
 //!
@@ -26,7 +26,7 @@ pub use keymap::{Action, Mode, Pane};
 pub use model::{LessonView, VolumeRow, VolumeState, volume_rows};
 pub use theme::Theme;
 
-use crate::Lab;
+use crate::lesson::Desk;
 use crossterm::event::{self, Event, MouseButton, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::Backend;
@@ -235,7 +235,7 @@ impl Drop for TerminalGuard {
 
 /// Open the dashboard full screen on a lab and run it until the learner quits (Ctrl-C,
 /// F10, or the command `quit`) or a termination signal arrives.
-pub fn run(lab: Lab, options: Options) -> io::Result<()> {
+pub fn run(desk: Desk, options: Options) -> io::Result<()> {
     if !io::stdout().is_terminal() {
         return Err(io::Error::other(
             "the dashboard needs a terminal; use `cni-csi-lab run FILE` or `repl` otherwise",
@@ -260,7 +260,7 @@ pub fn run(lab: Lab, options: Options) -> io::Result<()> {
         prev(info);
     }));
     let result = guard.and_then(|_g| {
-        let mut app = App::new(lab, Theme::pick(options.big, options.no_color));
+        let mut app = App::new(desk, Theme::pick(options.big, options.no_color));
         let mut events = CrosstermEvents::start(Arc::clone(&stop), Duration::from_millis(100))?;
         run_loop(&mut terminal, &mut app, &mut events)
     });

@@ -1,5 +1,5 @@
 //! View models the dashboard reads from the [`Lab`]: plain data, computed from public engine
-//! state only (the dashboard never mutates the lab outside `Lab::execute`).
+//! state only (the dashboard never mutates the lab outside `Desk::execute`).
 //!
 //! Everything here is cheap per call or is kept incrementally ([`PodIndex`]), so a frame
 //! costs what is visible, not what exists: at 100,000 pods the topology formats only the
@@ -8,6 +8,7 @@
 use crate::Lab;
 use crate::engine::node_view::{self, LinkType};
 use crate::engine::pods::pod_status_text;
+use crate::lesson::Lessons;
 use std::collections::BTreeMap;
 
 /// A pod's key in the API server's table: (namespace, name).
@@ -135,9 +136,9 @@ fn paragraphs(lines: &[String]) -> String {
 }
 
 /// What the lesson pane shows for the lesson in progress, if any.
-pub fn lesson_view(lab: &Lab, hint: Option<String>) -> Option<LessonView> {
+pub fn lesson_view(lessons: &Lessons, hint: Option<String>) -> Option<LessonView> {
     use crate::lesson::session::Item;
-    let s = lab.lessons.session.as_ref()?;
+    let s = lessons.session.as_ref()?;
     let (done, total) = s.counts();
     let (text, goal) = match s.current() {
         Item::Step(step) => (

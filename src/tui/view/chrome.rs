@@ -15,7 +15,7 @@ use unicode_width::UnicodeWidthStr;
 pub fn title(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     buf.set_style(area, t.bar);
-    let mode = match app.lab.mode {
+    let mode = match app.desk.lab.mode {
         crate::engine::Mode::Auto => "auto",
         crate::engine::Mode::Step => "step",
     };
@@ -25,7 +25,7 @@ pub fn title(app: &App, area: Rect, buf: &mut Buffer) {
             t.bar.add_modifier(ratatui::style::Modifier::BOLD),
         ),
         Span::styled(
-            format!("│ {} · mode {mode} ", app.lab.summary().text()),
+            format!("│ {} · mode {mode} ", app.desk.lab.summary().text()),
             t.bar,
         ),
     ]);

@@ -45,11 +45,11 @@ fn sections(app: &App) -> Vec<Section<'_>> {
     let Some(node) = app.ui.sel_node.as_deref() else {
         return Vec::new();
     };
-    let Some(dirs) = node_view::ipam_dirs(&app.lab, node) else {
+    let Some(dirs) = node_view::ipam_dirs(&app.desk.lab, node) else {
         return Vec::new();
     };
     let changes = &app.derived.ipam;
-    model::ipam_summaries(&app.lab, node)
+    model::ipam_summaries(&app.desk.lab, node)
         .into_iter()
         .map(|summary| Section {
             store: dirs.get(summary.net.as_str()).copied(),
@@ -267,7 +267,7 @@ fn draw_leases(
                 .ipam
                 .added
                 .contains(&(sec.summary.net.clone(), *ip));
-        let owner = node_view::sandbox_owner(&app.lab, node, &lease.container_id)
+        let owner = node_view::sandbox_owner(&app.desk.lab, node, &lease.container_id)
             .map(|k| k.strip_prefix("default/").unwrap_or(k).to_string())
             .unwrap_or_else(|| "(no pod: raw `cni add`?)".to_string());
         let style = if changed { t.changed } else { t.plain };

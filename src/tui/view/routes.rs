@@ -43,7 +43,7 @@ fn rows(app: &App) -> (usize, Box<dyn Iterator<Item = Line<'static>> + '_>) {
         .ui
         .sel_pod
         .as_ref()
-        .and_then(|k| model::pod_facts(&app.lab, k))
+        .and_then(|k| model::pod_facts(&app.desk.lab, k))
         .filter(|p| p.node == node);
     let mut tail = Vec::new();
     if let Some(p) = pod {
@@ -51,7 +51,7 @@ fn rows(app: &App) -> (usize, Box<dyn Iterator<Item = Line<'static>> + '_>) {
             Span::styled(format!("pod {}/{}", p.ns, p.name), t.name),
             Span::styled(" (netns) $ ip route", t.dim),
         ]));
-        let routes = model::pod_route_lines(&app.lab, &p);
+        let routes = model::pod_route_lines(&app.desk.lab, &p);
         if routes.is_empty() {
             tail.push(dim(t, "  (no sandbox network yet)"));
         }

@@ -40,7 +40,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     if groups.is_empty() {
-        let msg = if app.lab.cluster.nodes.is_empty() {
+        let msg = if app.desk.lab.cluster.nodes.is_empty() {
             "no nodes yet — try `node add node-1 --cidr 10.244.1.0/24 --ip 192.168.0.1`"
         } else {
             "nothing matches the filter (Esc clears it)"
@@ -62,7 +62,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         if drawn >= h {
             break;
         }
-        let facts = model::node_facts(&app.lab, node).unwrap_or_else(|| NodeFacts {
+        let facts = model::node_facts(&app.desk.lab, node).unwrap_or_else(|| NodeFacts {
             name: node.clone(),
             ..NodeFacts::default()
         });
@@ -234,7 +234,7 @@ fn draw_row(
 fn pod_line(app: &App, key: &PodKey, last: bool, indent: String) -> Line<'static> {
     let t = &app.theme;
     let branch = if last { "└─ " } else { "├─ " };
-    let Some(p) = model::pod_facts(&app.lab, key) else {
+    let Some(p) = model::pod_facts(&app.desk.lab, key) else {
         return Line::from(vec![Span::raw(indent), Span::styled(branch, t.dim)]);
     };
     let name = if p.ns == "default" {

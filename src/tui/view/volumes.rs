@@ -16,7 +16,7 @@ const ROWS: usize = 3;
 
 /// Rows of content (for scrolling).
 pub fn content_len(app: &App) -> usize {
-    (volume_rows(&app.lab).len() * ROWS).max(2)
+    (volume_rows(&app.desk.lab).len() * ROWS).max(2)
 }
 
 /// The lifecycle progression of a volume.
@@ -98,7 +98,7 @@ fn row_lines(app: &App, v: &VolumeRow) -> [Line<'static>; ROWS] {
 /// Draw the pane.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let rows = volume_rows(&app.lab);
+    let rows = volume_rows(&app.desk.lab);
     let block = pane_block(
         app,
         Pane::Volumes,

@@ -24,8 +24,9 @@ pub fn lines(app: &App, _width: u16) -> Vec<Line<'static>> {
             "no plugin calls yet — create a pod to run the CNI chain",
         )];
     };
-    let Some((first, last)) = model::wire_range(&app.lab, call) else {
+    let Some((first, last)) = model::wire_range(&app.desk.lab, call) else {
         let who = app
+            .desk
             .lab
             .calls
             .get(call)
@@ -38,7 +39,7 @@ pub fn lines(app: &App, _width: u16) -> Vec<Line<'static>> {
     };
     let mut out = Vec::new();
     for seq in first..last.min(first + MAX_RECORDS) {
-        let Some(rec) = app.lab.wire.get(seq) else {
+        let Some(rec) = app.desk.lab.wire.get(seq) else {
             out.push(dim(t, format!("wire #{seq} is no longer kept")));
             continue;
         };
@@ -64,7 +65,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let extra = match app
         .current_call()
-        .and_then(|c| model::wire_range(&app.lab, c))
+        .and_then(|c| model::wire_range(&app.desk.lab, c))
     {
         Some((a, b)) if b > a + 1 => vec![Span::styled(format!("#{a}…#{}", b - 1), t.dim)],
         Some((a, _)) => vec![Span::styled(format!("#{a}"), t.dim)],

@@ -1,0 +1,89 @@
+//! The lesson desk: a lab and the guided lessons beside it, the one thing every front end
+//! runs lines through.
+//!
+//! The arrows run one way: the front ends hand each line to [`Desk::execute`]; the desk
+//! handles the lesson commands (`lesson …`, `hint`, `skip`, `back`, see [`super::commands`])
+//! itself and hands every other line to the engine's [`Lab::execute`], then feeds what it
+//! printed to the current step's check. The engine knows nothing of lessons.
+
+use super::Lessons;
+use crate::command::{self, Command, ParseError};
+use crate::engine::{Lab, LabError, is_front_end_command};
+use crate::render::Outcome;
+
+/// The learner's desk: the lab being taught on and the lessons (catalog, progress store,
+/// the lesson in progress) that drive it. Front ends own one and run every line through
+/// [`Desk::execute`]; read-only views take `&desk.lab`.
+pub struct Desk {
+    /// The lab (rebuilt by the lesson commands that start a step over).
+    pub lab: Lab,
+    /// The lessons, their saved progress and the lesson in progress.
+    pub lessons: Lessons,
+}
+
+impl std::fmt::Debug for Desk {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Desk")
+            .field("lessons", &self.lessons)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Desk {
+    fn default() -> Self {
+        Desk::new()
+    }
+}
+
+impl From<Lab> for Desk {
+    fn from(lab: Lab) -> Self {
+        Desk::with_lab(lab)
+    }
+}
+
+impl Desk {
+    /// The default lab (`Lab::new()`) with the embedded lessons and an in-memory progress
+    /// store.
+    pub fn new() -> Self {
+        Desk::with_lab(Lab::new())
+    }
+
+    /// A desk on this lab, with the embedded lessons and an in-memory progress store.
+    pub fn with_lab(lab: Lab) -> Self {
+        Desk {
+            lab,
+            lessons: Lessons::default(),
+        }
+    }
+
+    /// Parse and run one line, as the learner typed it. Lesson commands run here; any other
+    /// line runs in the lab and then goes to the current step's check. `reset` and a
+    /// successful `load` replace the lab, so they leave the lesson in progress (its progress
+    /// stays).
+    pub fn execute(&mut self, line: &str) -> Result<Outcome, LabError> {
+        let text = command::strip_comment(line);
+        match command::parse(text) {
+            Ok(Some(cmd)) if is_front_end_command(&cmd) => self.lesson_control(cmd),
+            Ok(Some(cmd)) => {
+                let replaces_lab = matches!(cmd, Command::Reset(_) | Command::Load(_));
+                let mut result = self.lab.execute_command(text, cmd);
+                if replaces_lab {
+                    if let Ok(out) = &mut result {
+                        if let Some(left) = self.leave_lesson() {
+                            let mut first = Outcome::empty();
+                            first.line(left);
+                            first.extend(std::mem::take(out));
+                            *out = first;
+                        }
+                    }
+                }
+                self.lesson_observe(text, result)
+            }
+            Ok(None) | Err(ParseError::Help(_)) => self.lab.execute(line),
+            Err(ParseError::Invalid(_)) => {
+                let result = self.lab.execute(line);
+                self.lesson_observe(text, result)
+            }
+        }
+    }
+}
