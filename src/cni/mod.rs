@@ -2,6 +2,7 @@
 //! the node model plugins act on, the plugins themselves and the runtime that chains them.
 
 pub mod conf;
+pub mod exec;
 pub mod host;
 pub mod ipam_store;
 pub mod links;

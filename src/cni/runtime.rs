@@ -5,11 +5,7 @@
 //! every plugin. Every plugin execution, delegated IPAM calls included, is recorded.
 
 use super::conf::{NetworkConfigList, PluginConf};
-use super::host::Host;
-use super::plugin::{
-    Attachment, CniCommand, CniEnv, Delegations, PluginCtx, PluginOutput, PluginReply, Stdin,
-};
-use super::registry::Registry;
+use super::plugin::{Attachment, CniCommand, CniEnv, PluginOutput, PluginReply, Stdin};
 use super::skel;
 use super::types::{CniError, CniResult};
 use super::version;
@@ -186,12 +182,11 @@ pub fn killed_error() -> CniError {
     CniError::new(0, "netplugin failed with no error message: signal: killed")
 }
 
-/// Runs plugins on one node and records each execution.
+/// libcni on one node: runs a network's chain through the plugin executor, keeps the
+/// result cache, and records each execution.
 pub struct Invoker<'a> {
-    /// The installed plugins.
-    pub registry: &'a Registry,
-    /// The node.
-    pub host: &'a mut Host,
+    /// How plugins are executed (the in-process models, or real binaries).
+    pub exec: &'a mut dyn super::exec::PluginExec,
     /// The node's libcni cache.
     pub cache: &'a mut ResultCache,
     /// Where executions are recorded.
@@ -217,7 +212,7 @@ impl Invoker<'_> {
                 message: msg,
             });
         }
-        let Some(p) = self.registry.find(&plugin.plugin_type) else {
+        if !self.exec.installed(&plugin.plugin_type) {
             let msg = format!(
                 "failed to find plugin {:?} in path [{CNI_PATH}]",
                 plugin.plugin_type
@@ -227,31 +222,15 @@ impl Invoker<'_> {
                 plugin: None,
                 message: msg,
             });
-        };
+        }
         let injected = match self.faults.as_deref_mut() {
             Some(f) => f.on_exec(&plugin.plugin_type, env.cmd(), false),
             None => None,
         };
-        let mut ctx = PluginCtx {
-            host: self.host,
-            registry: self.registry,
-            delegations: Delegations {
-                calls: Vec::new(),
-                env: Some(env.clone()),
-            },
-            faults: self.faults.as_deref_mut().map(|f| f as &mut dyn FaultHook),
-        };
-        let reply = match injected {
-            None => skel::dispatch(p, &mut ctx, env, &stdin),
-            Some(Injected::Error(e)) => Err(e),
-            Some(Injected::KilledAfterIpam) => {
-                if let Some(ipam) = stdin.conf.get("ipam").and_then(|i| i.get("type")) {
-                    let _ = ctx.delegate(ipam.as_str().unwrap_or_default(), env, &stdin);
-                }
-                Err(killed_error())
-            }
-        };
-        let delegations = std::mem::take(&mut ctx.delegations.calls);
+        let faults = self.faults.as_deref_mut().map(|f| f as &mut dyn FaultHook);
+        let super::exec::Execution { reply, delegations } =
+            self.exec
+                .exec(&plugin.plugin_type, env, &stdin, injected, faults);
         (self.wire)(WireCall {
             node: self.node.clone(),
             plugin_type: plugin.plugin_type.clone(),

@@ -89,8 +89,10 @@ impl Lab {
         };
         let mut scope = crate::faults::FaultScope::new(&mut self.faults, &a.node);
         let mut inv = Invoker {
-            registry: &registry,
-            host: &mut node_rt.host,
+            exec: &mut crate::cni::exec::InProcess {
+                registry: &registry,
+                host: &mut node_rt.host,
+            },
             cache: &mut node_rt.cache,
             wire: &mut record,
             node: Arc::from(a.node.as_str()),
@@ -154,8 +156,10 @@ impl Lab {
         };
         let mut scope = crate::faults::FaultScope::new(&mut self.faults, node);
         let mut inv = Invoker {
-            registry: &registry,
-            host: &mut node_rt.host,
+            exec: &mut crate::cni::exec::InProcess {
+                registry: &registry,
+                host: &mut node_rt.host,
+            },
             cache: &mut node_rt.cache,
             wire: &mut record,
             node: Arc::from(node),
@@ -197,8 +201,10 @@ impl Lab {
             wire.push(crate::record::wire::WireRecord::Cni(c));
         };
         let mut inv = Invoker {
-            registry: &registry,
-            host: &mut node_rt.host,
+            exec: &mut crate::cni::exec::InProcess {
+                registry: &registry,
+                host: &mut node_rt.host,
+            },
             cache: &mut node_rt.cache,
             wire: &mut record,
             node: Arc::from(node),
@@ -251,8 +257,10 @@ impl Lab {
             wire.push(crate::record::wire::WireRecord::Cni(c));
         };
         let mut inv = Invoker {
-            registry: &registry,
-            host: &mut node_rt.host,
+            exec: &mut crate::cni::exec::InProcess {
+                registry: &registry,
+                host: &mut node_rt.host,
+            },
             cache: &mut node_rt.cache,
             wire: &mut record,
             node: Arc::from(node.as_str()),

@@ -70,8 +70,10 @@ impl Kubelet {
         };
         let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
         let mut inv = Invoker {
-            registry,
-            host: &mut node.host,
+            exec: &mut crate::cni::exec::InProcess {
+                registry,
+                host: &mut node.host,
+            },
             cache: &mut node.cache,
             wire: &mut record,
             node: Arc::from(node_name.as_str()),
@@ -167,8 +169,10 @@ impl Kubelet {
                 };
                 let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
                 let mut inv = Invoker {
-                    registry,
-                    host: &mut node.host,
+                    exec: &mut crate::cni::exec::InProcess {
+                        registry,
+                        host: &mut node.host,
+                    },
                     cache: &mut node.cache,
                     wire: &mut record,
                     node: Arc::from(node_name.as_str()),
