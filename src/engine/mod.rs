@@ -36,7 +36,7 @@ use std::sync::Arc;
 macro_rules! ctx {
     ($lab:expr) => {{
         $lab.driver.set_clock($lab.clock as i64);
-        let caps = $lab.driver_caps();
+        let caps = $crate::engine::driver_caps(&$lab.driver);
         crate::control::Ctx {
             api: &mut $lab.cluster,
             clock: $lab.clock,
@@ -129,8 +129,8 @@ pub struct Lab {
     /// Pods whose kubelet has work to do (not yet running, being deleted, or waiting for a
     /// resize on the node).
     pub dirty: BTreeSet<(String, String)>,
-    /// The kubelets' pod workers (see `crate::kubelet`).
-    pub kubelet: crate::kubelet::Kubelet,
+    /// The kubelet of each node, by node name (see `crate::kubelet`).
+    pub kubelets: BTreeMap<String, crate::kubelet::Kubelet>,
     /// kube-scheduler.
     pub scheduler: crate::controllers::Scheduler,
     /// The storage controllers and sidecars, each with its own state.
@@ -143,6 +143,21 @@ pub struct Lab {
     pub journal: journal::Journal,
     /// Armed faults and what they broke (`fault inject`, see `crate::faults`).
     pub faults: crate::faults::Faults,
+}
+
+/// The capabilities the sidecars and kubelet learned from the driver when they started
+/// (ControllerGetCapabilities, NodeGetCapabilities).
+pub fn driver_caps(driver: &crate::csi::Driver) -> crate::control::DriverCaps {
+    crate::control::DriverCaps {
+        single_node_multi_writer: driver
+            .config
+            .controller_capabilities
+            .contains(&crate::csi::types::ControllerRpcType::SingleNodeMultiWriter),
+        node_stage_unstage: driver
+            .config
+            .node_capabilities
+            .contains(&crate::csi::types::NodeRpcType::StageUnstageVolume),
+    }
 }
 
 /// The default network config, containerd's template plus bandwidth.
@@ -180,7 +195,7 @@ impl Lab {
             clock: 0,
             mode: Mode::Auto,
             dirty: BTreeSet::new(),
-            kubelet: Default::default(),
+            kubelets: BTreeMap::new(),
             scheduler: Default::default(),
             storage: Default::default(),
             conf_template: Arc::from(DEFAULT_CONFLIST),
@@ -462,9 +477,7 @@ impl Lab {
         self.clock = self.clock.saturating_add(seconds);
         self.node_lifecycle();
         let due: Vec<_> = self
-            .kubelet
-            .pod_work
-            .iter()
+            .pod_workers()
             .filter(|(_, w)| w.retry_at <= self.clock)
             .map(|(k, _)| k.clone())
             .collect();
@@ -473,28 +486,46 @@ impl Lab {
 
     /// What the sidecars learned of the driver's controller capabilities.
     pub fn driver_caps(&self) -> crate::control::DriverCaps {
-        crate::control::DriverCaps {
-            single_node_multi_writer: self
-                .driver
-                .config
-                .controller_capabilities
-                .contains(&crate::csi::types::ControllerRpcType::SingleNodeMultiWriter),
-            node_stage_unstage: self
-                .driver
-                .config
-                .node_capabilities
-                .contains(&crate::csi::types::NodeRpcType::StageUnstageVolume),
-        }
+        driver_caps(&self.driver)
     }
 
-    /// One kubelet sync of one pod (see `crate::kubelet`), on the pod's node's runtime.
+    /// One sync of one pod by the kubelet of the node it is bound to (see
+    /// `crate::kubelet`), on that node's runtime. A pod bound to no node has no kubelet:
+    /// deleting it removes it at once, as the API server does for an unscheduled pod.
     pub fn sync_pod(&mut self, key: &(String, String)) -> bool {
+        let Some(pod) = self.cluster.pods.get(key) else {
+            for k in self.kubelets.values_mut() {
+                k.pod_work.remove(key);
+            }
+            return false;
+        };
+        let deleting = pod.metadata.deletion_tick.is_some();
+        let node = pod.spec.node_name.clone();
+        let (Some(kubelet), Some(runtime)) =
+            (self.kubelets.get_mut(&node), self.nodes.get_mut(&node))
+        else {
+            return deleting && self.delete_unbound_pod(key);
+        };
         let mut ctx = ctx!(self);
         let mut cri = crate::kubelet::Cri {
-            nodes: &mut self.nodes,
+            node: runtime,
             registry: &self.registry,
         };
-        self.kubelet.sync_pod(&mut ctx, &mut cri, key)
+        kubelet.sync_pod(&mut ctx, &mut cri, key)
+    }
+
+    /// The API server's delete of a pod no kubelet holds (never bound to a node).
+    fn delete_unbound_pod(&mut self, key: &(String, String)) -> bool {
+        if self.cluster.pods().delete(&key.0, &key.1).is_ok() {
+            self.cluster.pods_with_volumes.remove(key);
+            self.log("apiserver", "delete", format!("pod/{} removed", key.1));
+        }
+        true
+    }
+
+    /// Every kubelet's pod workers, by pod (for `describe`, `tick` and the save state).
+    pub fn pod_workers(&self) -> impl Iterator<Item = (&(String, String), &PodWork)> {
+        self.kubelets.values().flat_map(|k| k.pod_work.iter())
     }
 
     /// Record a call-log entry that is also an event on a pod (see `Ctx::pod_event`).

@@ -99,6 +99,8 @@ impl Lab {
             .insert(super::DEFAULT_CONF_NAME.to_string(), Arc::from(rendered));
         self.nodes
             .insert(name.to_string(), NodeRuntime::new(host, confdir));
+        self.kubelets
+            .insert(name.to_string(), crate::kubelet::Kubelet::new(name));
         // The driver's DaemonSet starts its node plugin on the new node; the plugin
         // registers with kubelet.
         if self.driver.add_node_default(name, zone).is_ok() {

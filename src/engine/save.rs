@@ -524,8 +524,9 @@ impl Lab {
                     s
                 });
         let work: Map<String, Value> = self
-            .kubelet.pod_work
-            .iter()
+            .pod_workers()
+            .collect::<BTreeMap<_, _>>()
+            .into_iter()
             .map(|(k, w)| {
                 (
                     key_name(k),

@@ -32,22 +32,33 @@ pub struct PodWork {
     pub last_error: String,
 }
 
-/// The kubelets of the cluster: each pod's worker state, kept by the kubelet of the node
-/// the pod is bound to (a pod belongs to one node's kubelet, so one map keyed by pod holds
-/// every kubelet's workers). It reaches the API store, its CSI node client and the event
-/// recorder through [`Ctx`], and its node's container runtime through [`Cri`].
+/// The kubelet of one node: the workers of the pods bound to its node. It reaches the API
+/// store, its CSI node client and the event recorder through [`Ctx`], and its node's
+/// container runtime through [`Cri`]; it never sees another node.
 #[derive(Debug, Clone, Default)]
 pub struct Kubelet {
+    /// The node it runs on.
+    pub node: String,
     /// Pod workers by pod key.
     pub pod_work: BTreeMap<(String, String), PodWork>,
 }
 
-/// The CRI endpoint kubelet talks to: containerd on each node, with the node's kernel and
+impl Kubelet {
+    /// The kubelet that starts when a node joins.
+    pub fn new(node: &str) -> Self {
+        Kubelet {
+            node: node.to_string(),
+            pod_work: BTreeMap::new(),
+        }
+    }
+}
+
+/// The CRI endpoint kubelet talks to: containerd on its node, with the node's kernel and
 /// `/etc/cni/net.d` it runs CNI against, and the plugins installed in `/opt/cni/bin`.
 pub struct Cri<'a> {
-    /// Each node's runtime state (containerd's sandboxes, libcni's cache, the kernel).
-    pub nodes: &'a mut BTreeMap<String, NodeRuntime>,
-    /// The plugin binaries every node has.
+    /// The node's runtime state (containerd's sandboxes, libcni's cache, the kernel).
+    pub node: &'a mut NodeRuntime,
+    /// The plugin binaries the node has.
     pub registry: &'a Registry,
 }
 
@@ -132,10 +143,7 @@ impl Kubelet {
                 }
             }
         }
-        let has_sandbox = cri
-            .nodes
-            .get(&node_name)
-            .is_some_and(|n| n.sandboxes.contains_key(&pod.key()));
+        let has_sandbox = cri.node.sandboxes.contains_key(&pod.key());
         if !has_sandbox {
             let attempt = {
                 let w = self.pod_work.entry(key.clone()).or_default();
@@ -169,9 +177,9 @@ impl Kubelet {
             }
         }
         let ip = cri
-            .nodes
-            .get(&node_name)
-            .and_then(|n| n.sandboxes.get(&pod.key()))
+            .node
+            .sandboxes
+            .get(&pod.key())
             .map(|s| s.ip.clone())
             .unwrap_or_default();
         self.pod_work.insert(key.clone(), PodWork::default());
@@ -241,10 +249,7 @@ impl Kubelet {
         }
         let node_name = pod.spec.node_name.clone();
         let actor = format!("kubelet({node_name})");
-        let had_sandbox = cri
-            .nodes
-            .get(&node_name)
-            .is_some_and(|n| n.sandboxes.contains_key(&pod.key()));
+        let had_sandbox = cri.node.sandboxes.contains_key(&pod.key());
         let fail = |kubelet: &mut Kubelet, ctx: &mut Ctx<'_>, message: String| {
             ctx.pod_event(
                 &actor,
@@ -296,7 +301,8 @@ impl Kubelet {
         sandbox: &str,
         netns: &str,
     ) -> String {
-        if let Some(n) = cri.nodes.get_mut(node) {
+        {
+            let n = &mut *cri.node;
             // The lab drops the half-made namespace; the IPAM lease is what leaks.
             n.host.netns.remove(netns);
         }

@@ -41,9 +41,7 @@ impl Kubelet {
             "RunPodSandbox",
             format!("pod/{} → sandbox {short}, netns {netns}", pod.name()),
         );
-        let Some(node) = cri.nodes.get_mut(&node_name) else {
-            return Err(format!("node {node_name:?} not found"));
-        };
+        let node = &mut *cri.node;
         let net = match node.network() {
             Ok(n) => n.clone(),
             Err(e) => {
@@ -107,7 +105,8 @@ impl Kubelet {
                     .first()
                     .map(|i| i.address.split('/').next().unwrap_or_default().to_string())
                     .unwrap_or_default();
-                if let Some(node) = cri.nodes.get_mut(&node_name) {
+                {
+                    let node = &mut *cri.node;
                     node.sandboxes.insert(
                         pod_key,
                         Sandbox {
@@ -152,9 +151,7 @@ impl Kubelet {
         let node_name = pod.spec.node_name.clone();
         let pod_key = pod.key();
         let actor = format!("containerd({node_name})");
-        let Some(node) = cri.nodes.get_mut(&node_name) else {
-            return Ok(());
-        };
+        let node = &mut *cri.node;
         let Some(sb) = node.sandboxes.get(&pod_key).cloned() else {
             return Ok(());
         };
