@@ -386,7 +386,6 @@ pub fn hint(line: &str, pos: usize) -> Option<Hint> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Lab;
 
     fn cands(line: &str, names: &dyn Names) -> Vec<String> {
         complete(line, line.len(), names).candidates
@@ -418,38 +417,6 @@ mod tests {
         assert!(f.contains(&"--label".to_string()), "{f:?}");
         assert_eq!(cands("get pods -o ", &NoNames), vec!["json", "wide"]);
         assert_eq!(cands("mode s", &NoNames), vec!["step"]);
-    }
-
-    #[test]
-    fn live_names_come_from_the_lab() {
-        let mut lab = Lab::new();
-        lab.execute("pod create web --node node-1").unwrap();
-        lab.execute("pod create db --node node-2").unwrap();
-        lab.execute("cni add c1 --node node-1").unwrap();
-        assert_eq!(
-            cands("pod create x --node ", &lab),
-            vec!["node-1", "node-2"]
-        );
-        assert_eq!(cands("pod create x --node node-2", &lab), vec!["node-2"]);
-        assert_eq!(cands("pod delete ", &lab), vec!["db", "web"]);
-        assert_eq!(cands("po rm w", &lab), vec!["web"]);
-        assert_eq!(cands("reach web ", &lab), vec!["db", "web"]);
-        assert_eq!(cands("get pods ", &lab), vec!["db", "web"]);
-        assert_eq!(cands("describe no ", &lab), vec!["node-1", "node-2"]);
-        assert!(cands("get ", &lab).contains(&"networkpolicies".to_string()));
-        assert_eq!(cands("cni del c1", &lab), vec!["c1"]);
-        assert_eq!(
-            cands("cni del ", &lab).len(),
-            3,
-            "c1 and the sandboxes of web and db"
-        );
-        assert_eq!(cands("show ipam ", &lab), vec!["node-1", "node-2"]);
-        assert!(cands("pod list -n ", &lab).contains(&"default".to_string()));
-        // A new name has no candidates.
-        assert!(cands("pod create ", &lab).is_empty());
-        assert!(cands("explain ve", &lab) == vec!["veth"]);
-        assert_eq!(cands("help pod c", &lab), vec!["create"]);
-        assert!(complete("cni conf load ", 14, &lab).wants_path);
     }
 
     #[test]

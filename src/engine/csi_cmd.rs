@@ -462,7 +462,7 @@ impl Lab {
 
     /// `show volumes [NODE]`: every claim's path from PVC to publish targets.
     pub fn show_volumes(&self, node: Option<&str>) -> Result<Outcome, LabError> {
-        let rows = crate::storage::view::volume_rows(self);
+        let rows = crate::engine::volume_view::volume_rows(self);
         let mut out = Outcome::empty();
         if rows.is_empty() {
             out.line(Line::styled(

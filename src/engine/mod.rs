@@ -20,6 +20,7 @@ pub mod save;
 pub mod storage_cmd;
 pub mod validate;
 pub mod views;
+pub mod volume_view;
 
 use crate::cluster::Cluster;
 use crate::cni::registry::Registry;

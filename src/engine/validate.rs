@@ -107,42 +107,7 @@ pub fn ip(text: &str) -> Result<IpAddr, String> {
         .map_err(|_| format!("invalid IP address {text:?}: expected e.g. 192.168.0.3"))
 }
 
-/// A Kubernetes quantity of bits per second for the bandwidth annotations (`10M`, `1Gi`,
-/// `500k`), checked like kubelet: at least 1k, at most 1P.
-pub fn bandwidth(text: &str) -> Result<u64, String> {
-    let err = || {
-        format!(
-            "invalid bandwidth {text:?}: expected a quantity like 10M, 500k or 1Gi (bits per second)"
-        )
-    };
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    let (num, suffix) = text.split_at(split);
-    let value: f64 = num.parse().map_err(|_| err())?;
-    let mult: f64 = match suffix {
-        "" => 1.0,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        _ => return Err(err()),
-    };
-    let bits = value * mult;
-    if bits < 1e3 {
-        return Err(format!("resource is unreasonably small (< 1kbit): {text}"));
-    }
-    if bits > 1e15 {
-        return Err(format!("resource is unreasonably large (> 1Pbit): {text}"));
-    }
-    Ok(bits.round() as u64)
-}
+pub use crate::kubelet::bandwidth::parse as bandwidth;
 
 /// A port mapping `HOST:CONTAINER[/PROTO]`.
 pub fn port_mapping(text: &str) -> Result<(u16, u16, String), String> {

@@ -6,6 +6,7 @@
 //! Since Kubernetes 1.24 kubelet never runs CNI itself: it asks the CRI runtime for a pod
 //! sandbox, and the runtime (containerd's CRI plugin through go-cni/libcni) runs the plugins.
 
+pub mod bandwidth;
 pub mod sandbox;
 pub mod volumes;
 

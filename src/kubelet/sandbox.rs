@@ -236,11 +236,11 @@ fn runtime_conf(pod: &Object<PodSpec>, id: &str, netns: &str) -> Result<RuntimeC
     let ann = &pod.metadata.annotations;
     let ingress = ann
         .get(INGRESS_BANDWIDTH)
-        .map(|v| crate::engine::validate::bandwidth(v))
+        .map(|v| super::bandwidth::parse(v))
         .transpose()?;
     let egress = ann
         .get(EGRESS_BANDWIDTH)
-        .map(|v| crate::engine::validate::bandwidth(v))
+        .map(|v| super::bandwidth::parse(v))
         .transpose()?;
     if ingress.is_some() || egress.is_some() {
         let mut bw = serde_json::Map::new();

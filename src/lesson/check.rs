@@ -135,6 +135,11 @@ pub struct Predicate {
     eval: fn(&Lab, &Observed, &[String]) -> Eval,
 }
 
+/// Every predicate as (pattern, meaning), for the generated check reference.
+pub fn predicate_table() -> Vec<(&'static str, &'static str)> {
+    PREDICATES.iter().map(|p| (p.pattern, p.about)).collect()
+}
+
 /// Every predicate. Order does not matter: two patterns never match the same line (a test
 /// proves it).
 pub const PREDICATES: &[Predicate] = &[

@@ -22,7 +22,6 @@ pub mod provisioner;
 pub mod registration;
 pub mod resizer;
 pub mod snapshotter;
-pub mod view;
 pub mod work;
 
 use crate::control::{Component, Ctx};

@@ -75,10 +75,10 @@ pub struct VolumeRow {
 }
 
 /// The volumes to show: one row per claim and node it is attached to (a claim on no node
-/// gets one row), from the engine's volume view model (`storage::view`).
+/// gets one row), from the engine's volume view model (`engine::volume_view`).
 pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
     let mut rows = Vec::new();
-    for r in crate::storage::view::volume_rows(lab) {
+    for r in crate::engine::volume_view::volume_rows(lab) {
         let base = VolumeRow {
             pvc: r.pvc.clone(),
             pv: r.pv.clone().unwrap_or_default(),
