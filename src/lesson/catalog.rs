@@ -74,13 +74,17 @@ pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, String> {
     read_dir_reporting(dir).map(|(files, _)| files)
 }
 
+/// The files of a lessons directory that were read (name, text), and the errors of the
+/// entries that could not be.
+pub type DirFiles = (Vec<(String, String)>, Vec<LessonError>);
+
 /// The `.md` entries of a directory, sorted by name: the files read (name, text), and an
 /// error for each entry that could not be read, naming it and why — a FIFO, socket or
 /// device ("not a regular file (a FIFO)"), a directory named `x.md`, a symbolic link that
 /// loops or dangles, a file over the size cap or not UTF-8, or one the user may not read.
 /// Such entries used to be skipped silently (or end the whole catalog); `lesson lint`
 /// reports them. An unreadable directory is an error.
-pub fn read_dir_reporting(dir: &Path) -> Result<(Vec<(String, String)>, Vec<LessonError>), String> {
+pub fn read_dir_reporting(dir: &Path) -> Result<DirFiles, String> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot read lessons directory {}: {e}", dir.display()))?;
     let mut errors = Vec::new();

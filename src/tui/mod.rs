@@ -370,5 +370,5 @@ pub fn run_until_signal(desk: Desk, options: Options) -> io::Result<Option<i32>>
     }
     result?;
     let sig = caught.load(Ordering::Relaxed);
-    Ok((sig != 0).then(|| sig as i32))
+    Ok((sig != 0).then_some(sig as i32))
 }
