@@ -209,9 +209,21 @@ fn huge_sizes_are_refused_cleanly() {
 fn regression_tick_saturates_the_logical_clock() {
     let mut lab = Lab::new();
     lab.execute("pvc create large --size 2Pi").ok(); // a provisioning failure sets a backoff
-    let _ = lab.execute(&format!("tick {}", u64::MAX));
-    let _ = lab.execute("tick 1");
-    assert_eq!(lab.clock, u64::MAX, "the clock saturates");
+    // Issue 19 chose the other fix: a tick past `MAX_CLOCK` is refused (a saturated clock
+    // made every retry due at once), so the clock neither wraps nor overflows.
+    assert!(lab.execute(&format!("tick {}", u64::MAX)).is_err());
+    lab.execute("tick 1").unwrap();
+    assert_eq!(
+        lab.clock, 1,
+        "the refused tick left the clock; `tick 1` advanced it"
+    );
+    lab.tick(u64::MAX);
+    lab.tick(1);
+    assert_eq!(
+        lab.clock,
+        cni_csi_lab::engine::MAX_CLOCK,
+        "Lab::tick stops at the ceiling"
+    );
 }
 
 #[test]
