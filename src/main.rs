@@ -1,5 +1,6 @@
 //! The `cni-csi-lab` binary: picks a front end. Exit codes: 0 success, 1 a command failed,
-//! 2 bad usage (unknown flag, unreadable file, unknown preset). Results go to stdout,
+//! 2 bad usage (unknown flag, unreadable file, unknown preset), 128+n ended by signal n
+//! (SIGTERM 143, SIGHUP 129, SIGINT 130). Results go to stdout,
 //! errors to stderr.
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
@@ -118,6 +119,19 @@ fn main() -> ExitCode {
         clap_complete::generate(shell, &mut cmd, "cni-csi-lab", &mut std::io::stdout());
         return ExitCode::SUCCESS;
     }
+    let stdin_is_terminal = std::io::stdin().is_terminal();
+    let dashboard_front = match &cli.command {
+        Some(Front::Dash { .. }) => true,
+        None => stdin_is_terminal && std::io::stdout().is_terminal(),
+        _ => false,
+    };
+    if !dashboard_front {
+        // SIGTERM/SIGHUP/SIGINT end `run`, `lesson` and the REPLs with 128+n, the terminal
+        // restored (the dashboard handles them in its loop).
+        if let Err(e) = cni_csi_lab::util::signals::exit_on_signals() {
+            print_error(format!("cannot watch for signals: {e}"));
+        }
+    }
     let mut desk = match starting_desk(&cli) {
         Ok(desk) => desk,
         Err(e) => {
@@ -142,16 +156,22 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let stdin_is_terminal = std::io::stdin().is_terminal();
     let interactive = matches!(
         cli.command,
         Some(Front::Repl { .. } | Front::Dash { .. }) | None
     ) && stdin_is_terminal;
-    if interactive {
-        // A learner's progress is kept in the user's data directory; scripts keep it in memory.
-        if let Some(store) = cni_csi_lab::lesson::FileStore::user_default() {
-            desk.lessons.set_store(Box::new(store));
+    match cni_csi_lab::lesson::progress::store_from_env() {
+        // `CNI_CSI_LAB_PROGRESS=FILE`: that file, in every front end (empty: memory).
+        Some(Some(store)) => desk.lessons.set_store(Box::new(store)),
+        Some(None) => {}
+        None if interactive => {
+            // A learner's progress is kept in the user's data directory; scripts keep it in
+            // memory.
+            if let Some(store) = cni_csi_lab::lesson::FileStore::user_default() {
+                desk.lessons.set_store(Box::new(store));
+            }
         }
+        None => {}
     }
     match cli.command {
         Some(Front::Lesson { args }) => {
@@ -337,8 +357,10 @@ fn run_file_text(desk: &mut Desk, text: &str, opts: RunOptions) -> ExitCode {
 
 /// The live dashboard.
 fn dashboard(desk: Desk, big: bool) -> ExitCode {
-    match cni_csi_lab::tui::run(desk, cni_csi_lab::tui::Options::from_env(big)) {
-        Ok(()) => ExitCode::SUCCESS,
+    match cni_csi_lab::tui::run_until_signal(desk, cni_csi_lab::tui::Options::from_env(big)) {
+        Ok(None) => ExitCode::SUCCESS,
+        // Ended by SIGTERM, SIGHUP or SIGINT: 128 + the signal, the terminal restored.
+        Ok(Some(sig)) => ExitCode::from(cni_csi_lab::util::signals::exit_status(sig)),
         Err(e) => {
             print_error(&e);
             ExitCode::from(1)

@@ -508,3 +508,49 @@ fn a_byte_order_mark_is_accepted_in_scripts_presets_and_conflists() {
         .to_text();
     assert!(out.contains("bom.conflist written on node-1"), "{out}");
 }
+
+/// Issue 19: `lesson lint` on a `--lessons DIR` reports every `.md` entry it cannot read —
+/// a FIFO, a symbolic link that loops, a dangling link, a directory named `x.md` — as an
+/// error naming the entry and why, instead of skipping it and saying "no problems"; the
+/// readable lesson beside them is still linted and listed.
+#[test]
+fn lesson_lint_reports_entries_it_cannot_read() {
+    let dir = scratch("lesson-unreadable");
+    std::fs::copy("lessons/ch2-core-ideas.md", dir.join("ch2-core-ideas.md")).unwrap();
+    let fifo = mkfifo(&dir, "pipe.md");
+    std::fs::create_dir_all(dir.join("folder.md")).unwrap();
+    let looped = dir.join("loop.md");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    let dangling = dir.join("gone.md");
+    std::os::unix::fs::symlink(dir.join("nowhere"), &dangling).unwrap();
+    let d = dir.display().to_string();
+    let o = cli_in_time(&["--lessons", &d, "lesson", "lint"], None);
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.status.code(), Some(1), "lint fails: {out}");
+    for (entry, why) in [
+        (fifo.as_str(), "not a regular file (a FIFO)"),
+        (
+            &format!("{d}/folder.md"),
+            "not a regular file (a directory)",
+        ),
+        (&format!("{d}/loop.md"), "a symbolic link that loops"),
+        (&format!("{d}/gone.md"), "a symbolic link to nothing"),
+    ] {
+        assert!(
+            out.lines().any(|l| l.contains(entry) && l.contains(why)),
+            "{entry}: {why} missing from:\n{out}"
+        );
+    }
+    assert!(!out.contains("no problems"), "{out}");
+    // The readable lesson is still there.
+    let o = cli_in_time(&["--lessons", &d, "lesson", "list"], None);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("ch2-core-ideas"),
+        "{o:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -145,3 +145,84 @@ fn presets_and_conflist_shape_the_starting_cluster() {
     let o = lab(&["--conflist", "/no/such.conflist", "run", "-"], "");
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// Start the binary with stdin held open (so it blocks reading), wait until it printed
+/// `ready` on stdout, send `signal` with `kill`, and return its exit code.
+fn exit_code_after_signal(args: &[&str], ready: &str, signal: &str) -> Option<i32> {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cni-csi-lab"))
+        .args(args)
+        .env("CNI_CSI_LAB_HISTORY", "")
+        .env("CNI_CSI_LAB_PROGRESS", "")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"echo ready\n").unwrap();
+    stdin.flush().unwrap();
+    let mut out = child.stdout.take().unwrap();
+    let mut seen = String::new();
+    let mut buf = [0u8; 1024];
+    while !seen.contains(ready) {
+        let n = out.read(&mut buf).unwrap();
+        assert!(n > 0, "{args:?} ended before {ready:?}: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    // The session is now blocked reading its next line.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let st = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(st.success());
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("{args:?} did not end on SIG{signal}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    drop(stdin);
+    status.code()
+}
+
+/// Issue 19: a session ended by SIGTERM, SIGHUP or SIGINT exits with 128 + the signal
+/// (143, 129, 130) — an exit status, not death by the signal — in the plain REPL and in
+/// `run -` (a script still being read), while they wait for input.
+#[test]
+fn signals_end_the_repl_and_run_with_128_plus_n() {
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
+        assert_eq!(
+            exit_code_after_signal(&["repl", "--plain"], "ready", signal),
+            Some(code),
+            "repl --plain on SIG{signal}"
+        );
+    }
+    // `run -` reads the whole script before running it: it is blocked in that read.
+    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cni-csi-lab"))
+            .args(["run", "-"])
+            .env("CNI_CSI_LAB_HISTORY", "")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the binary runs");
+        let stdin = child.stdin.take().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1000));
+        let st = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(st.success());
+        let status = child.wait().unwrap();
+        drop(stdin);
+        assert_eq!(status.code(), Some(code), "run - on SIG{signal}");
+    }
+}

@@ -424,3 +424,138 @@ fn memory_store_round_trip() {
     s.save(&p).unwrap();
     assert_eq!(s.load(), Ok(p));
 }
+
+/// One `repl --plain` process, driven line by line: each line is sent only after the
+/// previous one's prompt came back, so two sessions interleave exactly as written.
+struct Session {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    out: std::sync::mpsc::Receiver<Vec<u8>>,
+    seen: String,
+    prompts: usize,
+}
+
+impl Session {
+    fn start(lessons: &std::path::Path, home: &std::path::Path) -> Session {
+        use std::io::Read;
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cni-csi-lab"))
+            .args([
+                "--lessons",
+                &lessons.display().to_string(),
+                "repl",
+                "--plain",
+            ])
+            .env("HOME", home)
+            .env("XDG_DATA_HOME", home)
+            .env("CNI_CSI_LAB_HISTORY", "")
+            .env(
+                cni_csi_lab::lesson::progress::PROGRESS_ENV,
+                home.join("progress.json"),
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the binary runs");
+        let mut stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut s = Session {
+            stdin: child.stdin.take(),
+            child,
+            out: rx,
+            seen: String::new(),
+            prompts: 0,
+        };
+        s.wait_prompt();
+        s
+    }
+
+    /// Wait for one more prompt than seen so far.
+    fn wait_prompt(&mut self) {
+        let want = self.prompts + 1;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while self.seen.matches("]> ").count() < want {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.out.recv_timeout(left) {
+                Ok(b) => self.seen.push_str(&String::from_utf8_lossy(&b)),
+                Err(_) => panic!("no prompt came back; output so far:\n{}", self.seen),
+            }
+        }
+        self.prompts = want;
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        self.wait_prompt();
+    }
+
+    fn quit(mut self) -> String {
+        drop(self.stdin.take());
+        assert!(self.child.wait().unwrap().success());
+        while let Ok(b) = self.out.recv_timeout(std::time::Duration::from_secs(5)) {
+            self.seen.push_str(&String::from_utf8_lossy(&b));
+        }
+        self.seen
+    }
+}
+
+/// Issue 19: two sessions recording progress in one file at the same time (two REPL
+/// processes sharing a data directory, steps of different lessons interleaved) keep each
+/// other's progress: each save re-reads the file and merges under a lock. Before, the last
+/// writer won and the other lesson's progress disappeared.
+#[test]
+fn two_repl_processes_interleaving_lessons_keep_both_progress() {
+    let home = temp_dir("two-sessions-home");
+    let lessons = temp_dir("two-sessions-lessons");
+    let minimal = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/lessons/valid/minimal.md"),
+    )
+    .unwrap();
+    std::fs::write(lessons.join("one.md"), &minimal).unwrap();
+    std::fs::write(
+        lessons.join("two.md"),
+        minimal.replace("id: mini-one", "id: mini-two"),
+    )
+    .unwrap();
+    let mut a = Session::start(&lessons, &home);
+    let mut b = Session::start(&lessons, &home);
+    a.send("lesson start mini-one");
+    b.send("lesson start mini-two");
+    for line in [
+        "pod create web --node node-1 --label app=web",
+        "cni add c1 --node node-1",
+        "cni add c1 --node node-1",
+    ] {
+        a.send(line);
+        b.send(line);
+    }
+    let (out_a, out_b) = (a.quit(), b.quit());
+    let text = std::fs::read_to_string(home.join("progress.json")).expect("progress saved");
+    let p = Progress::from_json(&text).unwrap();
+    let both: std::collections::BTreeSet<u32> = [1, 2].into();
+    assert_eq!(
+        p.of("mini-one").steps,
+        both,
+        "session A's progress survived B's saves: {text}\nA:\n{out_a}"
+    );
+    assert_eq!(
+        p.of("mini-two").steps,
+        both,
+        "session B's progress: {text}\nB:\n{out_b}"
+    );
+    let _ = std::fs::remove_dir_all(&home);
+    let _ = std::fs::remove_dir_all(&lessons);
+}

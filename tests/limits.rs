@@ -209,9 +209,21 @@ fn huge_sizes_are_refused_cleanly() {
 fn regression_tick_saturates_the_logical_clock() {
     let mut lab = Lab::new();
     lab.execute("pvc create large --size 2Pi").ok(); // a provisioning failure sets a backoff
-    let _ = lab.execute(&format!("tick {}", u64::MAX));
-    let _ = lab.execute("tick 1");
-    assert_eq!(lab.clock, u64::MAX, "the clock saturates");
+    // Issue 19 chose the other fix: a tick past `MAX_CLOCK` is refused (a saturated clock
+    // made every retry due at once), so the clock neither wraps nor overflows.
+    assert!(lab.execute(&format!("tick {}", u64::MAX)).is_err());
+    lab.execute("tick 1").unwrap();
+    assert_eq!(
+        lab.clock, 1,
+        "the refused tick left the clock; `tick 1` advanced it"
+    );
+    lab.tick(u64::MAX);
+    lab.tick(1);
+    assert_eq!(
+        lab.clock,
+        cni_csi_lab::engine::MAX_CLOCK,
+        "Lab::tick stops at the ceiling"
+    );
 }
 
 #[test]
@@ -294,4 +306,49 @@ fn binary_garbage_lines_are_refused_cleanly() {
         );
     }
     let _ = before;
+}
+
+/// Issue 19: `tick 18446744073709551615` saturated the clock, every retry time (clock plus a
+/// backoff) saturated to the clock itself, and every command re-ran every failing call. A
+/// tick past `MAX_CLOCK` is refused, naming the maximum and the clock, and changes nothing.
+#[test]
+fn tick_past_the_clock_ceiling_is_refused_and_retries_stay_ahead() {
+    use cni_csi_lab::engine::MAX_CLOCK;
+    let mut lab = Lab::new();
+    for l in [
+        "fault inject CreateVolume --code UNAVAILABLE --times 1000",
+        "pvc create data --size 1Gi",
+        "tick 5",
+    ] {
+        lab.execute(l).unwrap();
+    }
+    let msg = refused(&mut lab, "tick 18446744073709551615");
+    assert!(
+        msg.contains(&format!("t={MAX_CLOCK}s")) && msg.contains("t=5s"),
+        "the error names the maximum and the clock: {msg}"
+    );
+    assert_eq!(lab.clock, 5, "a refused tick leaves the clock");
+    let msg = refused(&mut lab, &format!("tick {}", MAX_CLOCK - 4));
+    assert!(
+        msg.contains(&format!("largest tick now is {}", MAX_CLOCK - 5)),
+        "{msg}"
+    );
+    // Up to the ceiling is allowed; from there retries are still ahead of the clock, so a
+    // view does not re-run the failing CreateVolume.
+    lab.execute(&format!("tick {}", MAX_CLOCK - 5)).unwrap();
+    assert_eq!(lab.clock, MAX_CLOCK);
+    lab.execute("tick 0").unwrap();
+    refused(&mut lab, "tick 1");
+    let before = lab.calls.next_seq();
+    for _ in 0..20 {
+        lab.execute("node list").unwrap();
+    }
+    assert!(
+        lab.calls.next_seq() - before <= 2,
+        "views re-ran failing calls: {} calls",
+        lab.calls.next_seq() - before
+    );
+    // Library callers of `Lab::tick` cannot pass the ceiling either.
+    lab.tick(u64::MAX);
+    assert_eq!(lab.clock, MAX_CLOCK);
 }

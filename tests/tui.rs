@@ -543,3 +543,57 @@ fn book_dashboard_captures_are_current() {
         );
     }
 }
+
+/// Issue 19: the dashboard on a real terminal (a pty from util-linux `script`) ended by
+/// SIGTERM, SIGHUP or SIGINT exits 128 + the signal, as the other front ends do (it exited 0).
+/// Skipped where `script` or `/proc` is missing.
+#[test]
+fn the_dashboard_ends_with_128_plus_n_on_signals() {
+    use std::process::{Command, Stdio};
+    let has_script = Command::new("script")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_script || !std::path::Path::new("/proc/self/task").exists() {
+        eprintln!("skipped: no util-linux script or /proc");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_cni-csi-lab");
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
+        // `script` gives the dashboard a pty; its stdin stays open (piped) meanwhile.
+        let mut script = Command::new("script")
+            .args(["-qefc", &format!("{bin} dash"), "/dev/null"])
+            .env("TERM", "xterm")
+            .env("CNI_CSI_LAB_HISTORY", "")
+            .env("CNI_CSI_LAB_PROGRESS", "")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("script runs");
+        // The dashboard is `script`'s child; wait until it has drawn for a while.
+        let children = format!("/proc/{0}/task/{0}/children", script.id());
+        let start = std::time::Instant::now();
+        let child = loop {
+            let text = std::fs::read_to_string(&children).unwrap_or_default();
+            if let Some(pid) = text.split_whitespace().next() {
+                break pid.to_string();
+            }
+            assert!(
+                start.elapsed().as_secs() < 20,
+                "the dashboard did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let st = Command::new("kill")
+            .args([&format!("-{signal}"), &child])
+            .status()
+            .expect("kill runs");
+        assert!(st.success());
+        let status = script.wait().unwrap();
+        assert_eq!(status.code(), Some(code), "dashboard on SIG{signal}");
+    }
+}

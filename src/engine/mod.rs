@@ -104,6 +104,13 @@ pub use crate::kubelet::PodWork;
 pub const CALL_LOG_SIZE: usize = 5000;
 /// Wire records kept.
 pub const WIRE_LOG_SIZE: usize = 2000;
+
+/// The latest the logical clock may read: 10 years of logical seconds (315,360,000). Far
+/// past any lesson or experiment (the longest backoff is 5 minutes), and far enough below
+/// `u64::MAX` that a retry time (clock plus a backoff) is always a real time ahead of the
+/// clock: at a saturated clock every retry was due at once and each command re-ran every
+/// failing call. `tick` refuses to go past it.
+pub const MAX_CLOCK: u64 = 315_360_000;
 /// The most control-loop passes one reconcile runs (a guard against a loop that never
 /// settles; real work settles in a handful).
 pub const MAX_PASSES: usize = 64;
@@ -310,6 +317,7 @@ impl Lab {
             Command::Get(g) => self.get(&g),
             Command::Describe(d) => self.describe(&d),
             Command::Tick { seconds } => {
+                self.check_tick(seconds).map_err(LabError::msg)?;
                 self.tick(seconds);
                 let mut out = Outcome::empty();
                 out.line(Line::styled(format!("t={}s", self.clock), Role::Dim));
@@ -473,9 +481,26 @@ impl Lab {
         })
     }
 
-    /// Advance the logical clock; pods whose backoff expired get their retry.
+    /// Whether `tick SECONDS` keeps the clock within [`MAX_CLOCK`]; the error names the
+    /// maximum, the current clock and the largest tick still allowed.
+    pub fn check_tick(&self, seconds: u64) -> Result<(), String> {
+        match self.clock.checked_add(seconds) {
+            Some(t) if t <= MAX_CLOCK => Ok(()),
+            _ => Err(format!(
+                "tick {seconds} would take the clock past its maximum of t={MAX_CLOCK}s (10 years of logical seconds); the clock is at t={}s, so the largest tick now is {}",
+                self.clock,
+                MAX_CLOCK.saturating_sub(self.clock)
+            )),
+        }
+    }
+
+    /// Advance the logical clock (never past [`MAX_CLOCK`]); pods whose backoff expired get
+    /// their retry.
     pub fn tick(&mut self, seconds: u64) {
-        self.clock = self.clock.saturating_add(seconds);
+        self.clock = self
+            .clock
+            .saturating_add(seconds)
+            .min(MAX_CLOCK.max(self.clock));
         self.node_lifecycle();
         let due: Vec<_> = self
             .pod_workers()

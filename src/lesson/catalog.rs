@@ -67,23 +67,87 @@ impl Parsed {
     }
 }
 
-/// The `.md` files of a directory, sorted by name.
+/// The `.md` files of a directory, sorted by name, that could be read (see
+/// [`read_dir_reporting`] for the entries that could not). An unreadable directory is an
+/// error.
 pub fn read_dir(dir: &Path) -> Result<Vec<(String, String)>, String> {
+    read_dir_reporting(dir).map(|(files, _)| files)
+}
+
+/// The files of a lessons directory that were read (name, text), and the errors of the
+/// entries that could not be.
+pub type DirFiles = (Vec<(String, String)>, Vec<LessonError>);
+
+/// The `.md` entries of a directory, sorted by name: the files read (name, text), and an
+/// error for each entry that could not be read, naming it and why — a FIFO, socket or
+/// device ("not a regular file (a FIFO)"), a directory named `x.md`, a symbolic link that
+/// loops or dangles, a file over the size cap or not UTF-8, or one the user may not read.
+/// Such entries used to be skipped silently (or end the whole catalog); `lesson lint`
+/// reports them. An unreadable directory is an error.
+pub fn read_dir_reporting(dir: &Path) -> Result<DirFiles, String> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot read lessons directory {}: {e}", dir.display()))?;
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "md") && p.is_file())
-        .collect();
+    let mut errors = Vec::new();
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for entry in entries {
+        match entry {
+            Ok(e) => {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "md") {
+                    paths.push(p);
+                }
+            }
+            Err(e) => errors.push(LessonError::new(
+                &dir.display().to_string(),
+                0,
+                format!("cannot read an entry of the lessons directory: {e}"),
+            )),
+        }
+    }
     paths.sort();
     let mut files = Vec::new();
     for p in paths {
-        let text = crate::util::fs::read_capped(&p, "a lesson file", crate::util::fs::CONFIG_CAP)
-            .map_err(|e| format!("cannot read lesson file {}: {e}", p.display()))?;
-        files.push((p.display().to_string(), text));
+        let name = p.display().to_string();
+        match crate::util::fs::read_capped(&p, "a lesson file", crate::util::fs::CONFIG_CAP) {
+            Ok(text) => files.push((name, text)),
+            Err(e) => errors.push(LessonError::new(
+                &name,
+                0,
+                format!("cannot read this lesson file: {}", entry_problem(&p, &e)),
+            )),
+        }
     }
-    Ok(files)
+    Ok((files, errors))
+}
+
+/// Why an entry could not be read, in words: the read error, with what the entry is when
+/// that explains it (a symbolic link that loops or points nowhere).
+fn entry_problem(p: &Path, e: &std::io::Error) -> String {
+    let is_link = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    if is_link {
+        if e.raw_os_error() == Some(libc_eloop()) {
+            return format!("a symbolic link that loops ({e})");
+        }
+        if e.kind() == std::io::ErrorKind::NotFound {
+            return format!("a symbolic link to nothing ({e})");
+        }
+    }
+    if e.kind() == std::io::ErrorKind::InvalidData {
+        return "not UTF-8 text".to_string();
+    }
+    e.to_string()
+}
+
+/// `ELOOP`, the error of opening a symbolic link that loops.
+fn libc_eloop() -> i32 {
+    #[cfg(unix)]
+    {
+        libc::ELOOP
+    }
+    #[cfg(not(unix))]
+    {
+        -1
+    }
 }
 
 impl Catalog {
@@ -94,8 +158,12 @@ impl Catalog {
                 .iter()
                 .map(|(n, t)| (n.to_string(), t.to_string()))
                 .collect(),
-            Catalog::Dir(dir) => match read_dir(dir) {
-                Ok(f) => f,
+            Catalog::Dir(dir) => match read_dir_reporting(dir) {
+                Ok((files, unreadable)) => {
+                    let mut parsed = parse_files(files);
+                    parsed.errors.extend(unreadable);
+                    return parsed;
+                }
                 Err(e) => {
                     return Parsed {
                         errors: vec![LessonError::new(&dir.display().to_string(), 0, e)],

@@ -148,14 +148,18 @@ impl Lessons {
         self.progress.get_or_insert_with(Progress::default)
     }
 
-    /// Record a lesson's progress and save it; a failed save is reported once.
+    /// Record a lesson's progress and save it, merged with what other sessions saved
+    /// meanwhile (see [`ProgressStore::record`]); a failed save is reported once.
     pub fn save(&mut self, id: &str, lp: &LessonProgress) {
-        self.progress();
-        let p = self.progress.get_or_insert_with(Progress::default);
-        p.lessons.insert(id.to_string(), lp.clone());
-        let snapshot = p.clone();
-        if let Err(e) = self.store.save(&snapshot) {
-            self.warning = Some(e.to_string());
+        let before = self.progress().of(id);
+        match self.store.record(id, &before, lp) {
+            // What the store holds now: ours merged with other sessions' progress.
+            Ok(merged) => self.progress = Some(merged),
+            Err(e) => {
+                let p = self.progress.get_or_insert_with(Progress::default);
+                p.lessons.insert(id.to_string(), lp.clone());
+                self.warning = Some(e.to_string());
+            }
         }
     }
 

@@ -65,6 +65,23 @@ impl Progress {
         Ok(p)
     }
 
+    /// Apply one session's change to lesson `id` — its progress went from `before` to
+    /// `after` — onto this progress, which may hold what other sessions saved meanwhile:
+    /// the steps and quizzes it added are added, the ones it removed (a lesson started
+    /// over) are removed, and everything else (other lessons, other sessions' items) is
+    /// kept. With no other session this is just `lessons[id] = after`.
+    pub fn apply_change(&mut self, id: &str, before: &LessonProgress, after: &LessonProgress) {
+        let lp = self.lessons.entry(id.to_string()).or_default();
+        for s in before.steps.difference(&after.steps) {
+            lp.steps.remove(s);
+        }
+        for q in before.quizzes.difference(&after.quizzes) {
+            lp.quizzes.remove(q);
+        }
+        lp.steps.extend(after.steps.iter().copied());
+        lp.quizzes.extend(after.quizzes.iter().copied());
+    }
+
     /// The JSON saved.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string()) + "\n"
@@ -104,6 +121,22 @@ pub trait ProgressStore: Send {
     fn save(&mut self, progress: &Progress) -> Result<(), StoreError>;
     /// Where it is kept, for messages.
     fn location(&self) -> String;
+
+    /// Record that lesson `id`'s progress went from `before` to `after` and save, merged
+    /// with whatever else the store holds now (see [`Progress::apply_change`]); returns the
+    /// progress saved. A store another session may write too ([`FileStore`]) re-reads and
+    /// merges under a lock; this default loads, applies and saves.
+    fn record(
+        &mut self,
+        id: &str,
+        before: &LessonProgress,
+        after: &LessonProgress,
+    ) -> Result<Progress, StoreError> {
+        let mut p = self.load().unwrap_or_default();
+        p.apply_change(id, before, after);
+        self.save(&p)?;
+        Ok(p)
+    }
 }
 
 /// Progress kept in memory only (tests, and the library's default).
@@ -194,6 +227,40 @@ impl ProgressStore for FileStore {
     fn location(&self) -> String {
         self.path.display().to_string()
     }
+
+    /// Under the lock beside the file (see [`crate::util::fs::with_lock`]): re-read it (a
+    /// missing or damaged file counts as no progress, as on load), apply this session's
+    /// change, write atomically. Another session's progress saved since ours was loaded
+    /// stays.
+    fn record(
+        &mut self,
+        id: &str,
+        before: &LessonProgress,
+        after: &LessonProgress,
+    ) -> Result<Progress, StoreError> {
+        let mut merged = None;
+        crate::util::fs::with_lock(&self.path, || {
+            let mut p = self.load().unwrap_or_default();
+            p.apply_change(id, before, after);
+            write_atomic(&self.path, &p.to_json())?;
+            merged = Some(p);
+            Ok(())
+        })
+        .map_err(|e| self.io("write", &e))?;
+        Ok(merged.unwrap_or_default())
+    }
+}
+
+/// Environment variable naming the progress file every front end uses, scripts included
+/// (empty: keep progress in memory). Unset: the interactive front ends keep it in the
+/// user's data directory ([`FileStore::user_default`]) and scripts in memory.
+pub const PROGRESS_ENV: &str = "CNI_CSI_LAB_PROGRESS";
+
+/// The store `$CNI_CSI_LAB_PROGRESS` asks for: `None` when it is unset, `Some(None)` when it
+/// is empty (memory), `Some(Some(store))` for a file.
+pub fn store_from_env() -> Option<Option<FileStore>> {
+    let v = std::env::var_os(PROGRESS_ENV)?;
+    Some((!v.is_empty()).then(|| FileStore::new(PathBuf::from(v))))
 }
 
 #[cfg(test)]
@@ -207,5 +274,45 @@ mod tests {
         assert_eq!(Progress::from_json(&p.to_json()), Ok(p));
         assert!(Progress::from_json(r#"{"version": 9, "lessons": {}}"#).is_err());
         assert!(Progress::from_json("{").is_err());
+    }
+
+    #[test]
+    fn apply_change_keeps_other_sessions_items_and_drops_only_ours() {
+        let lp = |steps: &[u32], quizzes: &[u32]| LessonProgress {
+            steps: steps.iter().copied().collect(),
+            quizzes: quizzes.iter().copied().collect(),
+        };
+        // On disk: another session finished ch2 step 1 and ch7 steps 1, 3.
+        let mut disk = Progress::default();
+        disk.lessons.insert("ch2".into(), lp(&[1], &[]));
+        disk.lessons.insert("ch7".into(), lp(&[1, 3], &[]));
+        // We had ch7 step 1 and now finished step 2 and quiz 1.
+        disk.apply_change("ch7", &lp(&[1], &[]), &lp(&[1, 2], &[1]));
+        assert_eq!(disk.of("ch7"), lp(&[1, 2, 3], &[1]));
+        assert_eq!(disk.of("ch2"), lp(&[1], &[]));
+        // Starting ch7 over clears what we had, not what we never saw.
+        disk.apply_change("ch7", &lp(&[1, 2], &[1]), &lp(&[], &[]));
+        assert_eq!(disk.of("ch7"), lp(&[3], &[]));
+    }
+
+    #[test]
+    fn two_file_stores_on_one_file_keep_both_sessions_progress() {
+        let dir = std::env::temp_dir().join(format!("lab-progress-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("progress.json");
+        let mut a = FileStore::new(&path);
+        let mut b = FileStore::new(&path);
+        let one = LessonProgress {
+            steps: [1].into(),
+            ..LessonProgress::default()
+        };
+        let none = LessonProgress::default();
+        a.record("ch2", &none, &one).unwrap();
+        let seen = b.record("ch7", &none, &one).unwrap();
+        assert_eq!(seen.of("ch2"), one, "b's save kept a's progress");
+        let p = a.load().unwrap();
+        assert_eq!((p.of("ch2"), p.of("ch7")), (one.clone(), one));
+        assert!(dir.join("progress.json.lock").exists());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -43,9 +43,78 @@ pub fn save_atomically(
     }
 }
 
+/// Save one new history entry to `target`, a file other sessions may be saving to at the
+/// same time: under the lock beside it (see [`crate::util::fs::with_lock`]), re-read the
+/// file into a fresh history with `config`'s limits (size cap, duplicates, leading space),
+/// add `line` after what other sessions saved, and write it atomically
+/// ([`save_atomically`]). Each session thus keeps the others' lines: saving this session's
+/// whole in-memory history, as before, dropped every line another session had saved since
+/// this one started. Nothing is written when the history ignores the line (a repeat of the
+/// last entry, a line starting with a space).
+pub fn append_entry(target: &Path, line: &str, config: &rustyline::Config) -> std::io::Result<()> {
+    use rustyline::history::{FileHistory, History};
+    crate::util::fs::with_lock(target, || {
+        let mut merged = FileHistory::with_config(config);
+        match merged.load(target) {
+            Ok(()) => {}
+            Err(rustyline::error::ReadlineError::Io(e))
+                if e.kind() == std::io::ErrorKind::NotFound => {}
+            // An unreadable or damaged history is replaced, as a fresh session would.
+            Err(_) => merged = FileHistory::with_config(config),
+        }
+        if !merged.add(line).map_err(std::io::Error::other)? {
+            return Ok(());
+        }
+        save_atomically(target, |tmp| {
+            merged.save(tmp).map_err(std::io::Error::other)
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19: two sessions saving history to one file keep each other's lines (they
+    /// used to save their whole in-memory history, so the last writer won), in the order
+    /// they were entered, capped at the history size.
+    #[test]
+    fn two_sessions_appending_history_keep_each_others_lines() {
+        use rustyline::history::{FileHistory, History};
+        let dir = std::env::temp_dir().join(format!("lab-hist-two-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let target = dir.join("history.txt");
+        let config = rustyline::Config::builder()
+            .history_ignore_dups(true)
+            .unwrap()
+            .history_ignore_space(true)
+            .max_history_size(5)
+            .unwrap()
+            .build();
+        for line in ["a1", "b1", "a2", "b2", "b2", " secret"] {
+            append_entry(&target, line, &config).unwrap();
+        }
+        let read = |path: &Path| {
+            let mut h = FileHistory::with_config(&config);
+            h.load(path).unwrap();
+            (0..h.len())
+                .map(|i| {
+                    h.get(i, rustyline::history::SearchDirection::Forward)
+                        .unwrap()
+                        .unwrap()
+                        .entry
+                        .into_owned()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(read(&target), ["a1", "b1", "a2", "b2"]);
+        for line in ["a3", "b3", "a4"] {
+            append_entry(&target, line, &config).unwrap();
+        }
+        assert_eq!(read(&target), ["a2", "b2", "a3", "b3", "a4"], "capped at 5");
+        assert!(dir.join("history.txt.lock").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn a_failed_write_keeps_the_old_history() {

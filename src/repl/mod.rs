@@ -129,7 +129,7 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
         .auto_add_history(false)
         .build();
     let mut rl: Editor<LabHelper, DefaultHistory> =
-        Editor::with_config(config).map_err(std::io::Error::other)?;
+        Editor::with_config(config.clone()).map_err(std::io::Error::other)?;
     rl.set_helper(Some(LabHelper::new(desk.clone(), opts.color_out)));
     if let Some(h) = &opts.history {
         // A missing or unreadable history is not a reason to refuse to start.
@@ -151,9 +151,8 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                 if !line.trim().is_empty() {
                     let _ = rl.add_history_entry(input.as_str());
                     if let Some(h) = &opts.history {
-                        let saved = history::save_atomically(h, |tmp| {
-                            rl.save_history(tmp).map_err(std::io::Error::other)
-                        });
+                        // Merged with what other sessions saved meanwhile, under a lock.
+                        let saved = history::append_entry(h, input.as_str(), &config);
                         if let Err(e) = saved {
                             let _ = writeln!(
                                 stderr.lock(),

@@ -33,7 +33,7 @@ use ratatui::backend::Backend;
 use ratatui::layout::Rect;
 use std::collections::VecDeque;
 use std::io::{self, IsTerminal};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
@@ -92,6 +92,10 @@ pub struct CrosstermEvents {
     stop: Arc<AtomicBool>,
     done: Arc<AtomicBool>,
     tick: Duration,
+    /// Counts calls of `next_input`: the loop is alive while it moves (see [`Watchdog`]).
+    heartbeat: Arc<AtomicU64>,
+    /// Set by the reader thread when Ctrl-C is pressed (see [`Watchdog`]).
+    ctrl_c: Arc<AtomicBool>,
 }
 
 impl CrosstermEvents {
@@ -100,6 +104,8 @@ impl CrosstermEvents {
         let (tx, rx) = mpsc::channel();
         let done = Arc::new(AtomicBool::new(false));
         let reader_done = Arc::clone(&done);
+        let ctrl_c = Arc::new(AtomicBool::new(false));
+        let reader_ctrl_c = Arc::clone(&ctrl_c);
         std::thread::Builder::new()
             .name("tui-input".into())
             .spawn(move || {
@@ -109,6 +115,14 @@ impl CrosstermEvents {
                         Ok(true) => event::read(),
                         Err(e) => Err(e),
                     };
+                    if let Ok(Event::Key(k)) = &got {
+                        if k.code == crossterm::event::KeyCode::Char('c')
+                            && k.modifiers
+                                .contains(crossterm::event::KeyModifiers::CONTROL)
+                        {
+                            reader_ctrl_c.store(true, Ordering::Relaxed);
+                        }
+                    }
                     let failed = got.is_err();
                     if tx.send(got).is_err() || failed {
                         break;
@@ -120,6 +134,8 @@ impl CrosstermEvents {
             stop,
             done,
             tick,
+            heartbeat: Arc::new(AtomicU64::new(0)),
+            ctrl_c,
         })
     }
 }
@@ -132,6 +148,7 @@ impl Drop for CrosstermEvents {
 
 impl EventSource for CrosstermEvents {
     fn next_input(&mut self) -> io::Result<Input> {
+        self.heartbeat.fetch_add(1, Ordering::Relaxed);
         if self.stop.load(Ordering::Relaxed) {
             return Ok(Input::Shutdown);
         }
@@ -236,20 +253,97 @@ impl Drop for TerminalGuard {
 /// Open the dashboard full screen on a lab and run it until the learner quits (Ctrl-C,
 /// F10, or the command `quit`) or a termination signal arrives.
 pub fn run(desk: Desk, options: Options) -> io::Result<()> {
+    run_until_signal(desk, options).map(|_| ())
+}
+
+/// How long the loop may be busy (a long command, a slow frame) after Ctrl-C or a
+/// termination signal before the [`Watchdog`] restores the terminal and exits for it.
+pub const UNRESPONSIVE_GRACE: Duration = Duration::from_secs(1);
+
+/// Keeps the dashboard responsive to Ctrl-C and termination signals while its loop is busy:
+/// commands run on the loop's thread, so a signal or a Ctrl-C that the loop does not
+/// pick up within [`UNRESPONSIVE_GRACE`] (its heartbeat, the calls for the next input,
+/// stands still) makes this thread restore the terminal and exit with 128 + the signal
+/// (130 for Ctrl-C).
+struct Watchdog {
+    finished: Arc<AtomicBool>,
+}
+
+impl Watchdog {
+    fn start(
+        signal: Arc<AtomicUsize>,
+        ctrl_c: Arc<AtomicBool>,
+        heartbeat: Arc<AtomicU64>,
+    ) -> io::Result<Self> {
+        let finished = Arc::new(AtomicBool::new(false));
+        let done = Arc::clone(&finished);
+        std::thread::Builder::new()
+            .name("tui-watchdog".into())
+            .spawn(move || {
+                let mut pending: Option<(u64, std::time::Instant)> = None;
+                while !done.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                    let sig = signal.load(Ordering::Relaxed);
+                    let asked = sig != 0 || ctrl_c.load(Ordering::Relaxed);
+                    let beat = heartbeat.load(Ordering::Relaxed);
+                    match pending {
+                        _ if !asked => pending = None,
+                        None => pending = Some((beat, std::time::Instant::now())),
+                        Some((b, _)) if b != beat && sig == 0 => {
+                            // The loop took the Ctrl-C (whatever it means there).
+                            ctrl_c.store(false, Ordering::Relaxed);
+                            pending = None;
+                        }
+                        Some((b, since)) if b == beat && since.elapsed() >= UNRESPONSIVE_GRACE => {
+                            if done.load(Ordering::Relaxed) {
+                                return;
+                            }
+                            TerminalGuard::leave();
+                            ratatui::restore();
+                            let sig = if sig == 0 {
+                                signal_hook::consts::SIGINT
+                            } else {
+                                sig as i32
+                            };
+                            std::process::exit(i32::from(crate::util::signals::exit_status(sig)));
+                        }
+                        Some((b, _)) if b != beat => {
+                            pending = Some((beat, std::time::Instant::now()));
+                        }
+                        Some(_) => {}
+                    }
+                }
+            })?;
+        Ok(Watchdog { finished })
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        self.finished.store(true, Ordering::Relaxed);
+    }
+}
+
+/// [`run`], telling how it ended: `Some(signal)` when SIGTERM, SIGHUP or SIGINT ended it
+/// (the binary exits 128 + the signal), `None` when the learner quit. The terminal is
+/// restored either way.
+pub fn run_until_signal(desk: Desk, options: Options) -> io::Result<Option<i32>> {
     if !io::stdout().is_terminal() {
         return Err(io::Error::other(
             "the dashboard needs a terminal; use `cni-csi-lab run FILE` or `repl` otherwise",
         ));
     }
     let stop = Arc::new(AtomicBool::new(false));
+    let caught = Arc::new(AtomicUsize::new(0));
     let mut signals: Vec<signal_hook::SigId> = Vec::new();
     #[cfg(unix)]
-    for sig in [
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-        signal_hook::consts::SIGINT,
-    ] {
+    for sig in crate::util::signals::SIGNALS {
         signals.push(signal_hook::flag::register(sig, Arc::clone(&stop))?);
+        signals.push(signal_hook::flag::register_usize(
+            sig,
+            Arc::clone(&caught),
+            sig as usize,
+        )?);
     }
     // Raw mode, the alternate screen, and ratatui's panic hook (restore, then report).
     let mut terminal = ratatui::try_init()?;
@@ -262,6 +356,11 @@ pub fn run(desk: Desk, options: Options) -> io::Result<()> {
     let result = guard.and_then(|_g| {
         let mut app = App::new(desk, Theme::pick(options.big, options.no_color));
         let mut events = CrosstermEvents::start(Arc::clone(&stop), Duration::from_millis(100))?;
+        let _watchdog = Watchdog::start(
+            Arc::clone(&caught),
+            Arc::clone(&events.ctrl_c),
+            Arc::clone(&events.heartbeat),
+        )?;
         run_loop(&mut terminal, &mut app, &mut events)
     });
     // `_g` dropped above restored the terminal; make sure even if enter() failed.
@@ -269,5 +368,7 @@ pub fn run(desk: Desk, options: Options) -> io::Result<()> {
     for id in signals {
         signal_hook::low_level::unregister(id);
     }
-    result
+    result?;
+    let sig = caught.load(Ordering::Relaxed);
+    Ok((sig != 0).then_some(sig as i32))
 }

@@ -56,6 +56,34 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// Run `f` holding an exclusive advisory lock (`flock`) on `<target>.lock`, a file beside
+/// `target` (created if needed, never removed: removing it would let two sessions lock
+/// different files). Sessions that read-modify-write one file (lesson progress, REPL
+/// history) take it around "re-read, merge, write atomically", so two sessions at once
+/// do not lose each other's work. The lock is released when `f` returns (the file is
+/// closed). Blocks while another session holds it; its holders only hold it for one write.
+pub fn with_lock<T>(target: &Path, f: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
+    if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut name = target
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "file".into());
+    name.push(".lock");
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(target.with_file_name(name))?;
+    fs4::FileExt::lock(&lock)?;
+    let result = f();
+    // Closing the file releases the lock (also on a panic in `f`).
+    drop(lock);
+    result
+}
+
 /// The cap for configuration-sized files: conflists (`cni conf load`, `--conflist`),
 /// presets (`--preset FILE`), lesson files and the lesson progress file. 1 MiB is over a
 /// hundred times the largest real conflist or lesson, and small enough that a copy per

@@ -4,3 +4,4 @@
 pub mod fs;
 pub mod hash;
 pub mod quantity;
+pub mod signals;
