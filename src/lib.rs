@@ -1,8 +1,10 @@
 //! cni-csi-lab: an in-memory Kubernetes cluster that shows exactly what CNI and CSI do.
 //!
-//! Reading order: `command` (what you can say), `engine` (what happens), then the domain
-//! modules (`cluster`, `cni`, `kubelet`), then the front ends (`script`, `repl`).
-//! Nothing outside the front ends touches a terminal.
+//! Reading order: `command` (what you can say), `engine` (what happens and in which order),
+//! `control` (what every component is handed), the components (`controllers`, `storage`,
+//! `kubelet`), then the domain models (`cluster`, `cni`, `csi`, `net`) and the front ends
+//! (`lesson`, `script`, `repl`, `tui`). `docs/architecture.md` draws the rooms and which
+//! way the arrows between them point. Nothing outside the front ends touches a terminal.
 
 pub mod cluster;
 pub mod cni;

@@ -4,6 +4,13 @@
 //! changes nothing), performs it, and in auto mode runs the control loops until nothing
 //! changes. Everything that acted lands in the call log; every plugin execution lands in the
 //! wire log.
+//!
+//! The engine owns the components (the scheduler, the storage controllers, one kubelet per
+//! node), their order, the clock and the logs; each component is handed only a
+//! [`crate::control::Ctx`] borrowed from the lab's fields (see `ctx!`), and a kubelet its
+//! own node's runtime. The `*_cmd` modules are the command handlers; `views`, `node_view`,
+//! `ipam_view` and `volume_view` are the view models every `show`, `describe`, `get` and
+//! dashboard pane reads.
 
 pub mod cni_cmd;
 pub mod csi_cmd;
