@@ -211,6 +211,20 @@ fn typing_a_command_and_enter_runs_it() {
 }
 
 #[test]
+fn a_long_pasted_line_runs_on_the_next_enter() {
+    // A paste arrives as one event; it goes into the prompt in one edit (the usage hint is
+    // worked out once, not once per character), so the Enter after it runs the whole line.
+    let long = format!("echo {}", "x".repeat(5000));
+    let mut a = app(Lab::new(), LARGE);
+    let ev = vec![ch(':'), Event::Paste(long.clone()), key(KeyCode::Enter)];
+    drive(&mut a, LARGE, ev);
+    assert_eq!(a.ui.prompt.text, "", "the line ran and the prompt is empty");
+    assert_eq!(a.ui.history, [long.as_str()]);
+    let echoed = a.ui.output.iter().any(|l| l.text() == "x".repeat(5000));
+    assert!(echoed, "the echo printed the pasted text");
+}
+
+#[test]
 fn tab_completes_from_the_grammar_and_the_lab() {
     let mut a = app(Lab::new(), SMALL);
     let mut ev = typed("po");

@@ -42,6 +42,12 @@ impl Prompt {
         self.cursor = self.text.len();
     }
 
+    /// Insert text at the cursor (a paste), in one step.
+    pub fn insert_str(&mut self, text: &str) {
+        self.text.insert_str(self.cursor, text);
+        self.cursor += text.len();
+    }
+
     /// Apply an editing operation.
     pub fn edit(&mut self, e: Edit) {
         let before = |p: &Prompt| p.text[..p.cursor].chars().next_back().map(char::len_utf8);
@@ -412,10 +418,8 @@ impl App {
                 if self.ui.mode == Mode::Normal {
                     self.ui.mode = Mode::Command;
                 }
-                let first = text.lines().next().unwrap_or("").to_string();
-                for c in first.chars() {
-                    self.edit(Edit::Insert(c));
-                }
+                let first = text.lines().next().unwrap_or("");
+                self.paste(first);
                 None
             }
             Action::Select(d) => {
@@ -582,6 +586,32 @@ impl App {
             }
             Mode::Filter => {
                 self.ui.filter.edit(e);
+                self.refresh_filter();
+            }
+            _ => {}
+        }
+    }
+
+    /// Pasted text goes in as typed (`:` and `?` on an empty prompt keep their meaning),
+    /// but in one edit: the usage hint and the filter are worked out once, not once per
+    /// character, so a long paste (thousands of characters) is in place before the next
+    /// key, Enter included, is read.
+    fn paste(&mut self, text: &str) {
+        let mut chars = text.chars();
+        let Some(c) = chars.next() else { return };
+        self.edit(Edit::Insert(c));
+        let rest = chars.as_str();
+        if rest.is_empty() {
+            return;
+        }
+        match self.ui.mode {
+            Mode::Command => {
+                self.ui.prompt.insert_str(rest);
+                self.ui.candidates.clear();
+                self.update_hint();
+            }
+            Mode::Filter => {
+                self.ui.filter.insert_str(rest);
                 self.refresh_filter();
             }
             _ => {}
