@@ -29,12 +29,16 @@ pub fn split(line: &str) -> Result<Vec<String>, ParseError> {
 
 /// Parse one line (without its comment) into a command. Blank lines give `Ok(None)`.
 pub fn parse(line: &str) -> Result<Option<Command>, ParseError> {
-    let words = split(line)?;
+    let mut words = split(line)?;
     if words.is_empty() {
         return Ok(None);
     }
+    grammar::split_kind_name(&mut words);
     match parse_words(&words) {
-        Ok(l) => Ok(Some(l.command)),
+        Ok(l) => {
+            grammar::check(&l.command).map_err(ParseError::Invalid)?;
+            Ok(Some(l.command))
+        }
         // `pod create --help` and `pod` alone are the same as `help pod create`/`help pod`.
         Err(e) => match help::from_clap_error(&words, &e) {
             ParseError::Help(w) => Ok(Some(Command::Help(grammar::HelpArgs {

@@ -21,6 +21,21 @@ pub const KINDS: &[&str] = &[
     "csidrivers",
 ];
 
+/// How many names an error lists before it counts the rest.
+pub const LISTED: usize = 3;
+
+/// Names for an error message ("node \"x\" not found; nodes are: …"): all of them when
+/// there are a few, else the first [`LISTED`] and how many more ("node-1, node-2, node-3
+/// and 997 more"), so a 1,000-node lab does not print 1,000 names. `none` is the text for
+/// an empty list.
+pub fn few(names: &[String], none: &str) -> String {
+    match names.len() {
+        0 => none.to_string(),
+        n if n <= LISTED + 2 => names.join(", "),
+        n => format!("{} and {} more", names[..LISTED].join(", "), n - LISTED),
+    }
+}
+
 impl Lab {
     /// Sorted, de-duplicated names of the objects of `kind` (any spelling
     /// `canonical_kind` accepts), or of `containers`/`kinds`. Unknown kinds, and kinds the
@@ -63,6 +78,18 @@ impl crate::command::complete::Names for Lab {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_name_lists_show_a_few_and_the_count() {
+        let names = |n: usize| (1..=n).map(|i| format!("node-{i}")).collect::<Vec<_>>();
+        assert_eq!(few(&[], "(none)"), "(none)");
+        assert_eq!(few(&names(2), "-"), "node-1, node-2");
+        assert_eq!(few(&names(5), "-"), "node-1, node-2, node-3, node-4, node-5");
+        assert_eq!(
+            few(&names(1000), "-"),
+            "node-1, node-2, node-3 and 997 more"
+        );
+    }
 
     #[test]
     fn names_come_from_live_state() {

@@ -6,8 +6,17 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 /// A DNS-1123 subdomain (object names): lowercase alphanumerics, `-` and `.`, starting and
-/// ending alphanumeric, at most 253 characters.
+/// ending alphanumeric, at most 253 characters, each dot-separated part a DNS-1123 label
+/// (so `a.b..c` and `a.-b` are refused, as the API server refuses them). Names of every
+/// kind the lab creates are subdomains (nodes, pods, claims, classes, snapshots); only
+/// namespaces are labels ([`namespace`]).
 pub fn object_name(kind: &str, name: &str) -> Result<(), String> {
+    if name.len() > 253 {
+        return Err(format!(
+            "invalid {kind} name {}: must be no more than 253 characters",
+            crate::util::clip::quoted(name)
+        ));
+    }
     let ok_chars = name
         .chars()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
@@ -19,10 +28,36 @@ pub fn object_name(kind: &str, name: &str) -> Result<(), String> {
             .chars()
             .last()
             .is_some_and(|c| c.is_ascii_alphanumeric());
-    if name.is_empty() || name.len() > 253 || !ok_chars || !ends_ok {
+    if name.is_empty() || !ok_chars || !ends_ok {
         return Err(format!(
             "invalid {kind} name {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (at most 253 characters), e.g. 'web' or 'node-1'"
         ));
+    }
+    // The characters are right; the parts between dots are not (`a.b..c`, `a.-b`).
+    if let Some(why) = crate::net::validate::is_dns1123_subdomain(name)
+        .into_iter()
+        .next()
+    {
+        return Err(format!("invalid {kind} name {name:?}: {why}"));
+    }
+    Ok(())
+}
+
+/// A StorageClass's provisioner, checked as the API server's `validateProvisioner` does:
+/// required, and a qualified name once lowercased (`hostpath.csi.lab`, `example.com/nfs`).
+pub fn provisioner(class: &str, provisioner: &str) -> Result<(), String> {
+    let invalid = |why: String| {
+        format!("StorageClass.storage.k8s.io {class:?} is invalid: provisioner: {why}")
+    };
+    if provisioner.is_empty() {
+        return Err(invalid("Required value".to_string()));
+    }
+    let errs = crate::net::validate::is_qualified_name(&provisioner.to_ascii_lowercase());
+    if let Some(why) = errs.into_iter().next() {
+        return Err(invalid(format!(
+            "Invalid value: {}: {why}",
+            crate::net::validate::go_quote(provisioner)
+        )));
     }
     Ok(())
 }
@@ -110,38 +145,22 @@ pub fn ip(text: &str) -> Result<IpAddr, String> {
 /// A Kubernetes quantity of bits per second for the bandwidth annotations (`10M`, `1Gi`,
 /// `500k`), checked like kubelet: at least 1k, at most 1P.
 pub fn bandwidth(text: &str) -> Result<u64, String> {
-    let err = || {
+    use std::cmp::Ordering;
+    let q = crate::util::quantity::Quantity::parse(text).ok_or_else(|| {
         format!(
-            "invalid bandwidth {text:?}: expected a quantity like 10M, 500k or 1Gi (bits per second)"
+            "invalid bandwidth {text:?}: expected a quantity like 10M, 500k, 1Gi or 1e6 (bits per second)"
         )
-    };
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    let (num, suffix) = text.split_at(split);
-    let value: f64 = num.parse().map_err(|_| err())?;
-    let mult: f64 = match suffix {
-        "" => 1.0,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        _ => return Err(err()),
-    };
-    let bits = value * mult;
-    if bits < 1e3 {
+    })?;
+    if q.negative || q.cmp_whole(1_000) == Ordering::Less {
         return Err(format!("resource is unreasonably small (< 1kbit): {text}"));
     }
-    if bits > 1e15 {
+    if q.cmp_whole(1_000_000_000_000_000) == Ordering::Greater {
         return Err(format!("resource is unreasonably large (> 1Pbit): {text}"));
     }
-    Ok(bits.round() as u64)
+    let bits = q
+        .round()
+        .map_err(|_| format!("resource is unreasonably large (> 1Pbit): {text}"))?;
+    Ok(bits as u64)
 }
 
 /// A port mapping `HOST:CONTAINER[/PROTO]`.
@@ -177,6 +196,36 @@ mod tests {
         assert!(object_name("pod", "Web").is_err());
         assert!(object_name("pod", "-web").is_err());
         assert!(object_name("pod", &"a".repeat(254)).is_err());
+        assert!(object_name("pod", "a.b.c").is_ok());
+    }
+
+    #[test]
+    fn names_are_refused_as_the_api_server_refuses_them() {
+        let e = object_name("pod", "a.b..c").unwrap_err();
+        assert!(
+            e.starts_with("invalid pod name \"a.b..c\": a lowercase RFC 1123 subdomain must consist of"),
+            "{e}"
+        );
+        assert!(e.contains("regex used for validation is"), "{e}");
+        assert!(object_name("node", "a.-b").is_err());
+        let e = object_name("persistentvolumeclaim", &"a".repeat(254)).unwrap_err();
+        assert!(e.ends_with("must be no more than 253 characters"), "{e}");
+        assert!(object_name("pod", &"a".repeat(253)).is_ok());
+        let e = namespace(&"a".repeat(64)).unwrap_err();
+        assert!(e.contains("at most 63 characters"), "{e}");
+        assert!(namespace("a.b").is_err());
+    }
+
+    #[test]
+    fn provisioners_follow_validate_provisioner() {
+        assert!(provisioner("s", "hostpath.csi.lab").is_ok());
+        assert!(provisioner("s", "example.com/nfs").is_ok());
+        assert_eq!(
+            provisioner("s", "").unwrap_err(),
+            "StorageClass.storage.k8s.io \"s\" is invalid: provisioner: Required value"
+        );
+        assert!(provisioner("s", &"p".repeat(64)).unwrap_err().contains("no more than 63"));
+        assert!(provisioner("s", "bad name!").unwrap_err().contains("Invalid value: \"bad name!\""));
     }
 
     #[test]
@@ -193,6 +242,11 @@ mod tests {
         assert!(bandwidth("10").is_err());
         assert!(bandwidth("2P").is_err());
         assert!(bandwidth("ten").is_err());
+        assert_eq!(bandwidth("1e6").unwrap(), 1_000_000);
+        assert_eq!(bandwidth("1.5M").unwrap(), 1_500_000);
+        assert!(bandwidth("-1M").unwrap_err().contains("unreasonably small"));
+        assert!(bandwidth("999.6").unwrap_err().contains("unreasonably small"));
+        assert!(bandwidth("1e99").unwrap_err().contains("unreasonably large"));
     }
 
     #[test]
