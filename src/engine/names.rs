@@ -80,11 +80,50 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_node_not_found_on_1000_nodes_lists_three_and_the_count() {
+        let mut lab = crate::presets::build("dc-1000").unwrap();
+        for line in [
+            "pod create w --node nosuch",
+            "cni add c1 --node nosuch",
+            "show ipam nosuch",
+        ] {
+            let e = lab.execute(line).unwrap_err();
+            assert_eq!(
+                e.message,
+                "node \"nosuch\" not found; nodes are: node-0001, node-0002, node-0003 and 997 more",
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_huge_bad_word_is_cut_in_every_error() {
+        let mut lab = Lab::new();
+        let word = "z".repeat(10 << 20);
+        for line in [
+            word.clone(),
+            format!("pod create {word} --node node-1"),
+            format!("get pods {word}"),
+            format!("pod create w --node {word}"),
+            format!("node list {word}"),
+            format!("pvc create d --size {word}"),
+        ] {
+            let e = lab.execute(&line).unwrap_err();
+            assert!(e.message.len() < 600, "{}", &e.message[..600]);
+            assert!(e.message.contains('…'), "{}", e.message);
+            assert!(e.message.contains(" bytes)"), "{}", e.message);
+        }
+    }
+
+    #[test]
     fn long_name_lists_show_a_few_and_the_count() {
         let names = |n: usize| (1..=n).map(|i| format!("node-{i}")).collect::<Vec<_>>();
         assert_eq!(few(&[], "(none)"), "(none)");
         assert_eq!(few(&names(2), "-"), "node-1, node-2");
-        assert_eq!(few(&names(5), "-"), "node-1, node-2, node-3, node-4, node-5");
+        assert_eq!(
+            few(&names(5), "-"),
+            "node-1, node-2, node-3, node-4, node-5"
+        );
         assert_eq!(
             few(&names(1000), "-"),
             "node-1, node-2, node-3 and 997 more"

@@ -203,7 +203,9 @@ mod tests {
     fn names_are_refused_as_the_api_server_refuses_them() {
         let e = object_name("pod", "a.b..c").unwrap_err();
         assert!(
-            e.starts_with("invalid pod name \"a.b..c\": a lowercase RFC 1123 subdomain must consist of"),
+            e.starts_with(
+                "invalid pod name \"a.b..c\": a lowercase RFC 1123 subdomain must consist of"
+            ),
             "{e}"
         );
         assert!(e.contains("regex used for validation is"), "{e}");
@@ -224,8 +226,16 @@ mod tests {
             provisioner("s", "").unwrap_err(),
             "StorageClass.storage.k8s.io \"s\" is invalid: provisioner: Required value"
         );
-        assert!(provisioner("s", &"p".repeat(64)).unwrap_err().contains("no more than 63"));
-        assert!(provisioner("s", "bad name!").unwrap_err().contains("Invalid value: \"bad name!\""));
+        assert!(
+            provisioner("s", &"p".repeat(64))
+                .unwrap_err()
+                .contains("no more than 63")
+        );
+        assert!(
+            provisioner("s", "bad name!")
+                .unwrap_err()
+                .contains("Invalid value: \"bad name!\"")
+        );
     }
 
     #[test]
@@ -245,8 +255,16 @@ mod tests {
         assert_eq!(bandwidth("1e6").unwrap(), 1_000_000);
         assert_eq!(bandwidth("1.5M").unwrap(), 1_500_000);
         assert!(bandwidth("-1M").unwrap_err().contains("unreasonably small"));
-        assert!(bandwidth("999.6").unwrap_err().contains("unreasonably small"));
-        assert!(bandwidth("1e99").unwrap_err().contains("unreasonably large"));
+        assert!(
+            bandwidth("999.6")
+                .unwrap_err()
+                .contains("unreasonably small")
+        );
+        assert!(
+            bandwidth("1e99")
+                .unwrap_err()
+                .contains("unreasonably large")
+        );
     }
 
     #[test]

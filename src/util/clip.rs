@@ -18,6 +18,11 @@ fn head(s: &str) -> &str {
     }
 }
 
+/// A long word cut: its first [`KEEP`] characters, `…` and its size in bytes.
+pub fn cut(s: &str) -> String {
+    format!("{}… ({} bytes)", head(s), s.len())
+}
+
 /// `s` quoted as `{:?}` quotes it, or cut when it is long: `"aaaa…" (10485760 bytes)`.
 pub fn quoted(s: &str) -> String {
     if s.len() <= LONG_WORD {
@@ -42,7 +47,9 @@ pub fn long_words(message: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(LONG_WORD * 2);
     let mut rest = message;
     while !rest.is_empty() {
-        let start = rest.find(|c: char| !c.is_whitespace()).unwrap_or(rest.len());
+        let start = rest
+            .find(|c: char| !c.is_whitespace())
+            .unwrap_or(rest.len());
         out.push_str(&rest[..start]);
         rest = &rest[start..];
         let end = rest.find(char::is_whitespace).unwrap_or(rest.len());

@@ -68,7 +68,11 @@ impl Quantity {
                     return None;
                 }
                 // A huge exponent saturates: the value is then far out of any range.
-                let n = e.parse::<i64>().unwrap_or(if e.starts_with('-') { i64::MIN } else { i64::MAX });
+                let n = e.parse::<i64>().unwrap_or(if e.starts_with('-') {
+                    i64::MIN
+                } else {
+                    i64::MAX
+                });
                 (n.clamp(-(1 << 40), 1 << 40), 0)
             }
             _ => return None,
@@ -227,7 +231,11 @@ mod tests {
         assert_eq!(parse_bytes("1e3").unwrap(), 1000);
         assert_eq!(parse_bytes("1E3").unwrap(), 1000);
         assert_eq!(parse_bytes("1.5e3").unwrap(), 1500);
-        assert_eq!(parse_bytes("2e-1").unwrap(), 1, "a fraction of a byte rounds up");
+        assert_eq!(
+            parse_bytes("2e-1").unwrap(),
+            1,
+            "a fraction of a byte rounds up"
+        );
         assert_eq!(parse_bytes("500m").unwrap(), 1);
         assert_eq!(parse_bytes("1500m").unwrap(), 2);
         assert_eq!(parse_bytes("0.5").unwrap(), 1);
@@ -240,7 +248,9 @@ mod tests {
         assert_eq!(parse_bytes("0").unwrap(), 0);
         assert_eq!(parse_bytes("0.0Gi").unwrap(), 0);
         assert_eq!(parse_bytes("1e-999999999999").unwrap(), 1);
-        for bad in ["", ".", "1..5", "1.2.3", "e3", "1e", "1e+", "1ee3", "1Gib", "1 Gi", "--1", "1.5.Gi"] {
+        for bad in [
+            "", ".", "1..5", "1.2.3", "e3", "1e", "1e+", "1ee3", "1Gib", "1 Gi", "--1", "1.5.Gi",
+        ] {
             assert!(parse_bytes(bad).is_err(), "{bad:?}");
         }
     }
@@ -253,9 +263,20 @@ mod tests {
         );
         assert_eq!(parse_bytes("-0").unwrap(), 0);
         let e = parse_bytes("8Ei").unwrap_err();
-        assert!(e.contains("the largest is 9223372036854775807 bytes"), "{e}");
-        for big in ["9999999Pi", "1e19", "1e400", "99999999999999999999999999999999999999999999"] {
-            assert!(parse_bytes(big).unwrap_err().contains("the largest is"), "{big}");
+        assert!(
+            e.contains("the largest is 9223372036854775807 bytes"),
+            "{e}"
+        );
+        for big in [
+            "9999999Pi",
+            "1e19",
+            "1e400",
+            "99999999999999999999999999999999999999999999",
+        ] {
+            assert!(
+                parse_bytes(big).unwrap_err().contains("the largest is"),
+                "{big}"
+            );
         }
         assert_eq!(parse_bytes("9223372036854775807").unwrap(), i64::MAX);
     }
@@ -265,9 +286,21 @@ mod tests {
         let q = Quantity::parse("1.2345Ki").unwrap();
         assert_eq!(q.round().unwrap(), 1264);
         assert_eq!(q.ceil().unwrap(), 1265);
-        assert_eq!(Quantity::parse("999.6").unwrap().cmp_whole(1000), std::cmp::Ordering::Less);
-        assert_eq!(Quantity::parse("1k").unwrap().cmp_whole(1000), std::cmp::Ordering::Equal);
-        assert_eq!(Quantity::parse("1e-50").unwrap().cmp_whole(0), std::cmp::Ordering::Greater);
-        assert_eq!(Quantity::parse("1e99").unwrap().cmp_whole(1), std::cmp::Ordering::Greater);
+        assert_eq!(
+            Quantity::parse("999.6").unwrap().cmp_whole(1000),
+            std::cmp::Ordering::Less
+        );
+        assert_eq!(
+            Quantity::parse("1k").unwrap().cmp_whole(1000),
+            std::cmp::Ordering::Equal
+        );
+        assert_eq!(
+            Quantity::parse("1e-50").unwrap().cmp_whole(0),
+            std::cmp::Ordering::Greater
+        );
+        assert_eq!(
+            Quantity::parse("1e99").unwrap().cmp_whole(1),
+            std::cmp::Ordering::Greater
+        );
     }
 }
