@@ -105,7 +105,11 @@ pub fn run(
             continue;
         };
         if opts.echo {
-            writeln!(out, "lab> {}", safe(line.trim()))?;
+            writeln!(
+                out,
+                "lab> {}",
+                safe(&crate::util::clip::long_words(line.trim()))
+            )?;
         }
         out.write_all(report.stdout.as_bytes())?;
         out.flush()?;
@@ -117,7 +121,7 @@ pub fn run(
                     err,
                     "  (line {}: {})",
                     report.line_no,
-                    safe(&report.command)
+                    safe(&crate::util::clip::long_words(&report.command))
                 )?;
             }
             if !opts.keep_going {

@@ -22,10 +22,12 @@ fn sources(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The code lines of a file (comments dropped), with their numbers.
+/// The code lines of a file (comments dropped), with their numbers, up to its unit tests
+/// (`mod tests {`): a test may use any room to set up what it checks.
 fn code_lines(path: &Path) -> Vec<(usize, String)> {
     let text = std::fs::read_to_string(path).expect("readable source");
     text.lines()
+        .take_while(|l| l.trim() != "mod tests {")
         .enumerate()
         .filter_map(|(i, l)| {
             let code = match l.find("//") {

@@ -554,3 +554,105 @@ fn lesson_lint_reports_entries_it_cannot_read() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// ---- clear errors (issue 19) ----
+
+/// `/proc` files are regular but report a length of 0: they are read up to the cap (never
+/// unbounded), and their text is refused as a script or preset naming the first line.
+#[cfg(target_os = "linux")]
+#[test]
+fn proc_files_are_capped_and_refused_by_their_first_line() {
+    use cni_csi_lab::util::fs::{CONFIG_CAP, read_capped};
+    let status = std::path::Path::new("/proc/self/status");
+    let e = read_capped(status, "a preset", 16).unwrap_err();
+    assert!(
+        e.to_string()
+            .ends_with("bytes is over the 16 bytes limit for a preset"),
+        "{e}"
+    );
+    assert!(read_capped(status, "a preset", CONFIG_CAP).is_ok());
+    let e = cni_csi_lab::presets::build("/proc/self/status")
+        .err()
+        .expect("refused");
+    assert!(
+        e.starts_with("/proc/self/status:1: unknown command \"Name:\""),
+        "{e}"
+    );
+    let o = cli_in_time(&["--preset", "/proc/self/status", "run", "-"], Some(""));
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("/proc/self/status:1: unknown command"),
+        "{o:?}"
+    );
+    let o = cli_in_time(&["run", "/proc/self/status"], None);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("unknown command \"Name:\""), "{err}");
+    assert!(err.contains("(line 1: Name:"), "{err}");
+}
+
+#[test]
+fn a_directory_given_as_a_preset_or_script_is_refused() {
+    let dir = scratch("dir-preset");
+    let d = dir.display().to_string();
+    let e = cni_csi_lab::presets::build(&d).err().expect("refused");
+    assert_eq!(
+        e,
+        format!("cannot read preset {d}: not a regular file (a directory)")
+    );
+    let o = cli_in_time(&["--preset", &d, "run", "-"], Some(""));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("not a regular file (a directory)"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn an_empty_file_name_is_refused_before_any_file_is_touched() {
+    let mut lab = busy_lab();
+    for line in ["save ''", "load ''", "cni conf load ''"] {
+        refused(
+            &mut lab,
+            line,
+            &["invalid value \"\" for FILE: the file name is empty"],
+        );
+    }
+}
+
+#[test]
+fn quit_in_a_script_is_explained() {
+    let o = cli_in_time(&["run", "-"], Some("node list\nquit\n"));
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("error: \"quit\" ends an interactive session (the REPL or the dashboard); a script (`run FILE`, a preset) stops after its last command"),
+        "{err}"
+    );
+    assert!(err.contains("(line 2: quit)"), "{err}");
+}
+
+#[test]
+fn a_huge_bad_word_is_cut_in_the_error_and_the_line_echo() {
+    let word = "x".repeat(10 << 20);
+    let o = cli_in_time(&["run", "-"], Some(&format!("{word}\n")));
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.len() < 1000, "{} bytes of stderr", err.len());
+    assert!(
+        err.contains(&format!(
+            "unknown command \"{}… ({} bytes)\"",
+            "x".repeat(60),
+            word.len()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "(line 1: {}… ({} bytes))",
+            "x".repeat(60),
+            word.len()
+        )),
+        "{err}"
+    );
+}

@@ -74,7 +74,7 @@ pub enum Command {
     #[command(after_help = "Examples:\n  tick\n  tick 10")]
     Tick {
         /// Seconds to advance
-        #[arg(default_value_t = 1)]
+        #[arg(default_value_t = 1, allow_negative_numbers = true, value_parser = whole_u64)]
         seconds: u64,
     },
     /// auto: control loops run after every command; step: nothing acts until `reconcile`
@@ -91,7 +91,7 @@ pub enum Command {
         /// Run only this controller, one pass
         #[arg(value_enum)]
         controller: Option<ControllerArg>,
-        /// With `kubelet`: only this node's kubelet
+        /// With `kubelet`: only this node's kubelet (no other controller runs per node)
         #[arg(long)]
         node: Option<String>,
     },
@@ -238,10 +238,10 @@ pub struct PodCreateArgs {
     #[arg(long = "port", short = 'p')]
     pub ports: Vec<String>,
     /// Ingress bandwidth limit (kubernetes.io/ingress-bandwidth), e.g. 10M
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = quantity_text)]
     pub bandwidth_ingress: Option<String>,
     /// Egress bandwidth limit (kubernetes.io/egress-bandwidth), e.g. 10M
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = quantity_text)]
     pub bandwidth_egress: Option<String>,
     /// A PersistentVolumeClaim to mount, CLAIM[:ro] (repeatable)
     #[arg(long = "pvc")]
@@ -322,6 +322,7 @@ pub enum CniConfCmd {
     /// Copy a conflist file into /etc/cni/net.d ({{.PodCIDR}} is filled per node)
     Load {
         /// The file (.conflist, .conf or .json)
+        #[arg(value_parser = file_name)]
         file: String,
         /// Only this node
         #[arg(long, conflicts_with = "all")]
@@ -420,12 +421,13 @@ pub enum ShowCmd {
     /// The call log: who called what, in order
     Events {
         /// How many of the latest entries
-        #[arg(short = 'n', long, default_value_t = 20)]
+        #[arg(short = 'n', long, default_value_t = 20, allow_negative_numbers = true, value_parser = whole_usize)]
         n: usize,
     },
     /// The wire log: exact CNI env, stdin and stdout of each plugin execution
     Wire {
         /// Show the N-th record (as numbered in the list); the latest when omitted
+        #[arg(allow_negative_numbers = true, value_parser = whole_u64)]
         n: Option<u64>,
         /// List the latest records instead of showing one
         #[arg(long)]
@@ -444,7 +446,7 @@ pub enum ShowCmd {
     /// Watch events of the API server since an index
     Watch {
         /// First event index
-        #[arg(long, default_value_t = 0)]
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = whole_u64)]
         since: u64,
     },
 }
@@ -532,6 +534,7 @@ pub struct ResetArgs {
 #[derive(Debug, Args, Clone, PartialEq)]
 pub struct FileArgs {
     /// The save file (JSON)
+    #[arg(value_parser = file_name)]
     pub file: String,
 }
 
@@ -613,6 +616,7 @@ pub enum PvcCmd {
         /// Claim name
         name: String,
         /// New size, e.g. 20Gi
+        #[arg(allow_hyphen_values = true, value_parser = size_text)]
         size: String,
         /// Namespace
         #[arg(
@@ -648,7 +652,7 @@ pub struct PvcCreateArgs {
     /// Claim name
     pub name: String,
     /// Requested size, e.g. 10Gi
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = size_text)]
     pub size: String,
     /// Access mode: RWO, ROX, RWX or RWOP (repeatable)
     #[arg(long = "access", default_value = "RWO")]
@@ -730,7 +734,7 @@ pub enum CsiCmd {
         /// The idempotency name
         name: String,
         /// capacity_range.required_bytes, e.g. 10Gi
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true, value_parser = size_text)]
         size: Option<String>,
         /// Access mode (SINGLE_NODE_WRITER, MULTI_NODE_READER_ONLY, … or RWO/ROX/RWX/RWOP)
         #[arg(long, default_value = "SINGLE_NODE_WRITER")]
@@ -835,6 +839,7 @@ pub enum CsiCmd {
         /// Volume ID
         id: String,
         /// New size, e.g. 20Gi
+        #[arg(allow_hyphen_values = true, value_parser = size_text)]
         size: String,
     },
     /// Node.NodeStageVolume (format + global mount; what kubelet sends)
@@ -904,7 +909,7 @@ pub enum CsiCmd {
         #[arg(long)]
         path: String,
         /// New size (default: the volume's size)
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true, value_parser = size_text)]
         size: Option<String>,
     },
     /// Node.NodeGetInfo
@@ -1006,7 +1011,7 @@ pub enum FaultCmd {
         #[arg(long)]
         node: Option<String>,
         /// How many matching calls fail (default 1)
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = whole_u32)]
         times: Option<u32>,
         /// CNI code (a number) or gRPC code (a name such as UNAVAILABLE, or a number)
         #[arg(long)]
@@ -1024,4 +1029,142 @@ pub enum FaultCmd {
         /// The fault number, or `all` (the default)
         id: Option<String>,
     },
+}
+
+// ---- values checked while parsing ----
+//
+// Numbers and sizes allow a leading `-` (clap would take `-1` for a flag and say "unknown
+// flag") so that a negative value is refused as what it is: "must be ≥ 0".
+
+/// A whole number of type `T` (at most `max`): `-1` is "must be ≥ 0", a number past the
+/// type "too large; the largest is …"; other text keeps Rust's reason ("invalid digit
+/// found in string").
+fn whole<T: std::str::FromStr<Err = std::num::ParseIntError>>(
+    text: &str,
+    max: u64,
+) -> Result<T, String> {
+    if text
+        .strip_prefix('-')
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+    {
+        return Err("must be ≥ 0".to_string());
+    }
+    text.parse::<T>().map_err(|e| match e.kind() {
+        std::num::IntErrorKind::PosOverflow => format!("too large; the largest is {max}"),
+        _ => e.to_string(),
+    })
+}
+
+/// A `u64` argument (`tick SECONDS`, `show wire N`).
+pub fn whole_u64(text: &str) -> Result<u64, String> {
+    whole(text, u64::MAX)
+}
+
+/// A `usize` argument (`show events -n N`).
+pub fn whole_usize(text: &str) -> Result<usize, String> {
+    whole(text, usize::MAX as u64)
+}
+
+/// A `u32` argument (`fault inject --times N`).
+pub fn whole_u32(text: &str) -> Result<u32, String> {
+    whole(text, u64::from(u32::MAX))
+}
+
+/// Text that must not be a flag: allowing hyphen values lets `-1Gi` reach its check, and
+/// this keeps `--size --class x` from taking `--class` for the size.
+fn not_a_flag(text: &str) -> Result<(), String> {
+    let short_flag = text.len() == 2
+        && text.starts_with('-')
+        && text[1..].starts_with(|c: char| c.is_ascii_alphabetic());
+    if text.starts_with("--") || short_flag {
+        return Err(format!("needs a value before the flag {text}"));
+    }
+    Ok(())
+}
+
+/// A storage size as typed (`10Gi`, `1.5Gi`, `1e9`; the engine parses it): a negative
+/// one is refused here with "must be ≥ 0".
+pub fn size_text(text: &str) -> Result<String, String> {
+    not_a_flag(text)?;
+    if text
+        .strip_prefix('-')
+        .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+    {
+        return Err("must be ≥ 0 (a size such as 10Gi)".to_string());
+    }
+    Ok(text.to_string())
+}
+
+/// A quantity as typed (bandwidth): a negative one reaches the kubelet's own check.
+pub fn quantity_text(text: &str) -> Result<String, String> {
+    not_a_flag(text)?;
+    Ok(text.to_string())
+}
+
+/// A file name: not empty.
+pub fn file_name(text: &str) -> Result<String, String> {
+    if text.is_empty() {
+        return Err("the file name is empty".to_string());
+    }
+    Ok(text.to_string())
+}
+
+// ---- words rewritten before parsing, and checks after ----
+
+/// kubectl's `KIND/NAME` form: `describe pod/web` and `get pod/web -o json` are read as
+/// `describe pod web` and `get pod web -o json`. Only the first argument of `get` and
+/// `describe` is split, and only at a `/` with text on both sides.
+pub fn split_kind_name(words: &mut Vec<String>) {
+    if !matches!(words.first().map(String::as_str), Some("get" | "describe")) {
+        return;
+    }
+    let mut i = 1;
+    while i < words.len() {
+        let w = words[i].as_str();
+        if w == "--" {
+            return;
+        }
+        if matches!(w, "-n" | "--ns" | "--namespace" | "-o" | "--output") {
+            i += 2;
+            continue;
+        }
+        if w.starts_with('-') {
+            i += 1;
+            continue;
+        }
+        if let Some((kind, name)) = w.split_once('/') {
+            if !kind.is_empty() && !name.is_empty() {
+                let (kind, name) = (kind.to_string(), name.to_string());
+                words[i] = kind;
+                words.insert(i + 1, name);
+            }
+        }
+        return;
+    }
+}
+
+/// Checks clap cannot express: a flag that applies only with some value of an argument.
+pub fn check(cmd: &Command) -> Result<(), String> {
+    if let Command::Reconcile {
+        controller,
+        node: Some(_),
+    } = cmd
+    {
+        if *controller != Some(ControllerArg::Kubelet) {
+            let what = match controller {
+                Some(c) => format!(
+                    "\"reconcile {}\"",
+                    c.to_possible_value()
+                        .map(|v| v.get_name().to_string())
+                        .unwrap_or_default()
+                ),
+                None => "\"reconcile\" (every controller)".to_string(),
+            };
+            return Err(format!(
+                "--node does not apply to {what}: only the kubelet runs per node (`reconcile kubelet --node NODE`); the other controllers act for the whole cluster\n{}",
+                super::help::usage_block(&super::help::walk(&["reconcile".to_string()]).0)
+            ));
+        }
+    }
+    Ok(())
 }

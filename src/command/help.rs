@@ -23,6 +23,33 @@ pub fn tree() -> &'static clap::Command {
 /// Commands the REPL understands itself (they never reach the engine).
 pub const REPL_ONLY: &[(&str, &str)] = &[("quit", "Leave the lab (also: exit, Ctrl-D)")];
 
+/// Why `quit` is refused where it reaches the parser: only the interactive front ends
+/// (the REPL and the dashboard) handle it; scripts, presets and saves end at their last
+/// line.
+pub const QUIT_IN_SCRIPT: &str = "ends an interactive session (the REPL or the dashboard); a script (`run FILE`, a preset) stops after its last command, so it has nothing to quit: remove the command (see `help quit`)";
+
+/// Whether `word` is one of the words the interactive front ends quit on.
+pub fn is_quit_word(word: &str) -> bool {
+    matches!(word, "quit" | "exit" | "q")
+}
+
+/// `help quit`: what quit does, and that a script does not need it.
+fn quit_help() -> Outcome {
+    let mut out = Outcome::empty();
+    out.line(
+        Line::new()
+            .push("quit", Role::Header)
+            .push(": Leave the lab (also: exit, Ctrl-D)", Role::Plain),
+    );
+    out.plain("");
+    out.plain("usage: quit");
+    out.plain("");
+    out.plain("In the REPL and the dashboard, quit, exit and Ctrl-D end the session.");
+    out.plain("A script (`cni-csi-lab run FILE`, a --preset FILE) stops after its last command:");
+    out.plain("quit in a script is an error that says so, and can be removed.");
+    out
+}
+
 /// How `help` groups the top-level commands, in kubectl's manner. A command missing here
 /// is listed under "Other commands", so new commands always show up.
 const GROUPS: &[(&str, &[&str])] = &[
@@ -362,6 +389,9 @@ pub fn command_help(words: &[String]) -> Result<Outcome, String> {
         return Ok(overview());
     }
     let (path, used) = walk(words);
+    if used == 0 && words.len() == 1 && is_quit_word(&words[0]) {
+        return Ok(quit_help());
+    }
     if let Some(bad) = words.get(used) {
         return Err(unknown_word(&path, bad, "no help for"));
     }
@@ -630,7 +660,9 @@ pub fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
                 .or_else(|| words.get(used).cloned())
                 .unwrap_or_default();
             let parent = path.last().copied().unwrap_or(tree());
-            if parent.has_subcommands() {
+            if path.is_empty() && is_quit_word(&bad) {
+                format!("{bad:?} {QUIT_IN_SCRIPT}")
+            } else if parent.has_subcommands() {
                 unknown_word(&path, &bad, "unknown")
             } else {
                 format!("unexpected argument {bad:?} for {here:?}{usage}")
@@ -687,6 +719,7 @@ pub fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
         }
         ErrorKind::ValueValidation => {
             let arg = plain_arg(&ctx_str(e, ContextKind::InvalidArg).unwrap_or_default());
+            let arg = arg.split(' ').next().unwrap_or(&arg).to_string();
             let value = ctx_str(e, ContextKind::InvalidValue).unwrap_or_default();
             let why = std::error::Error::source(e)
                 .map(|s| format!(": {s}"))
@@ -698,7 +731,12 @@ pub fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
             let b = plain_arg(&ctx_str(e, ContextKind::PriorArg).unwrap_or_default());
             let a = a.split(' ').next().unwrap_or(&a).to_string();
             let b = b.split(' ').next().unwrap_or(&b).to_string();
-            format!("{a} and {b} cannot be used together{usage}")
+            if a == b {
+                // clap reports a single-valued flag given again as a conflict with itself.
+                format!("{a} given twice: it takes one value{usage}")
+            } else {
+                format!("{a} and {b} cannot be used together{usage}")
+            }
         }
         _ => {
             // Other kinds (a value that does not parse, conflicting flags, …): clap's own

@@ -29,14 +29,18 @@ pub fn split(line: &str) -> Result<Vec<String>, ParseError> {
 
 /// Parse one line (without its comment) into a command. Blank lines give `Ok(None)`.
 pub fn parse(line: &str) -> Result<Option<Command>, ParseError> {
-    let words = split(line)?;
+    let mut words = split(line)?;
     if words.is_empty() {
         return Ok(None);
     }
-    match parse_words(&words) {
-        Ok(l) => Ok(Some(l.command)),
+    grammar::split_kind_name(&mut words);
+    match parse_cut(&words) {
+        Ok(l) => {
+            grammar::check(&l.command).map_err(ParseError::Invalid)?;
+            Ok(Some(l.command))
+        }
         // `pod create --help` and `pod` alone are the same as `help pod create`/`help pod`.
-        Err(e) => match help::from_clap_error(&words, &e) {
+        Err((words, e)) => match help::from_clap_error(&words, &e) {
             ParseError::Help(w) => Ok(Some(Command::Help(grammar::HelpArgs {
                 words: w.split_whitespace().map(String::from).collect(),
             }))),
@@ -49,6 +53,33 @@ thread_local! {
     /// The clap tree, built once per thread: building it costs far more than parsing a line.
     static TREE: std::cell::RefCell<clap::Command> =
         std::cell::RefCell::new(<CommandLine as clap::CommandFactory>::command());
+}
+
+/// Parse `words`; a word over [`crate::util::clip::LONG_WORD`] bytes is first stood in for
+/// by its cut form (`zzz… (10485760 bytes)`): clap's "did you mean" search on a 10 MB
+/// word takes minutes, and the error then echoes the cut form. The words themselves are
+/// parsed when the cut ones parse (or fail only on a value's own check). On an error, the
+/// words the error is about are returned with it.
+fn parse_cut(words: &[String]) -> Result<CommandLine, (Vec<String>, clap::Error)> {
+    use crate::util::clip;
+    if words.iter().any(|w| w.len() > clip::LONG_WORD) {
+        let cut: Vec<String> = words
+            .iter()
+            .map(|w| {
+                if w.len() > clip::LONG_WORD {
+                    clip::cut(w)
+                } else {
+                    w.clone()
+                }
+            })
+            .collect();
+        if let Err(e) = parse_words(&cut) {
+            if e.kind() != clap::error::ErrorKind::ValueValidation {
+                return Err((cut, e));
+            }
+        }
+    }
+    parse_words(words).map_err(|e| (words.to_vec(), e))
 }
 
 /// `CommandLine::try_parse_from` on the cached tree.
@@ -103,6 +134,115 @@ mod tests {
             panic!("expected an error");
         };
         assert!(msg.contains("node"), "{msg}");
+    }
+
+    fn invalid(line: &str) -> String {
+        match parse(line) {
+            Err(ParseError::Invalid(m)) => m,
+            other => panic!("{line}: expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn negative_numbers_are_refused_as_numbers() {
+        for (line, msg) in [
+            ("tick -1", "invalid value \"-1\" for SECONDS: must be ≥ 0"),
+            ("show wire -1", "invalid value \"-1\" for N: must be ≥ 0"),
+            (
+                "show watch --since -2",
+                "invalid value \"-2\" for --since: must be ≥ 0",
+            ),
+            (
+                "pvc create x --size -1Gi",
+                "invalid value \"-1Gi\" for --size: must be ≥ 0",
+            ),
+            (
+                "pvc expand x -.5Gi",
+                "invalid value \"-.5Gi\" for SIZE: must be ≥ 0",
+            ),
+            (
+                "csi node-expand v --node n --path p --size -1",
+                "for --size: must be ≥ 0",
+            ),
+            (
+                "tick 18446744073709551616",
+                "too large; the largest is 18446744073709551615",
+            ),
+        ] {
+            let m = invalid(line);
+            assert!(m.contains(msg), "{line}: {m}");
+            assert!(!m.contains("unknown flag"), "{line}: {m}");
+        }
+        // Other text keeps its reason; a flag is still a flag.
+        assert!(invalid("tick soon").contains("invalid digit found in string"));
+        assert!(invalid("tick -x").contains("unknown flag \"-x\""));
+        assert!(matches!(
+            parse("tick 5").unwrap(),
+            Some(Command::Tick { seconds: 5 })
+        ));
+    }
+
+    #[test]
+    fn single_valued_flags_given_twice_say_so_and_repeatable_ones_repeat() {
+        let m = invalid("pvc create x --size 1Gi --size 2Gi");
+        assert!(
+            m.starts_with("--size given twice: it takes one value\nusage: pvc create"),
+            "{m}"
+        );
+        assert!(invalid("cni add c --node a --node b").starts_with("--node given twice"));
+        let Some(Command::Pod(grammar::PodCmd::Create(a))) =
+            parse("pod create w --node n -l a=b -l c=d --port 80:80 --port 81:81 --pvc x --pvc y")
+                .unwrap()
+        else {
+            panic!("pod create");
+        };
+        assert_eq!((a.labels.len(), a.ports.len(), a.pvcs.len()), (2, 2, 2));
+    }
+
+    #[test]
+    fn kind_slash_name_is_kubectl_s_form() {
+        for (line, kind, name) in [
+            ("describe pod/web", "pod", "web"),
+            ("describe -n team-a pods/web", "pods", "web"),
+            ("describe pvc/data -n x", "pvc", "data"),
+        ] {
+            let Some(Command::Describe(a)) = parse(line).unwrap() else {
+                panic!("{line}");
+            };
+            assert_eq!((a.kind.as_str(), a.name.as_str()), (kind, name), "{line}");
+        }
+        let Some(Command::Get(a)) = parse("get pod/web -o json").unwrap() else {
+            panic!("get");
+        };
+        assert_eq!((a.kind.as_str(), a.name.as_deref()), ("pod", Some("web")));
+        // Only the first argument of get/describe, and only with text on both sides.
+        let Some(Command::Get(a)) = parse("get pod/").unwrap() else {
+            panic!("get pod/");
+        };
+        assert_eq!(a.kind, "pod/");
+        assert!(matches!(parse("echo a/b").unwrap(), Some(Command::Echo(_))));
+    }
+
+    #[test]
+    fn empty_file_names_reconcile_node_and_quit_are_explained() {
+        assert!(
+            invalid("save ''").starts_with("invalid value \"\" for FILE: the file name is empty")
+        );
+        assert!(invalid("load ''").contains("the file name is empty"));
+        let m = invalid("reconcile scheduler --node node-1");
+        assert!(
+            m.starts_with(
+                "--node does not apply to \"reconcile scheduler\": only the kubelet runs per node"
+            ),
+            "{m}"
+        );
+        assert!(invalid("reconcile --node node-1").contains("does not apply"));
+        assert!(parse("reconcile kubelet --node node-1").is_ok());
+        for w in ["quit", "exit"] {
+            let m = invalid(w);
+            assert!(m.contains("ends an interactive session"), "{m}");
+            assert!(m.contains("`help quit`"), "{m}");
+        }
     }
 
     #[test]

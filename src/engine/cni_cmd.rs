@@ -445,11 +445,7 @@ fn unknown_node(lab: &Lab, node: &str) -> LabError {
     let known: Vec<_> = lab.nodes.keys().cloned().collect();
     LabError::msg(format!(
         "node {node:?} not found; nodes are: {}",
-        if known.is_empty() {
-            "(none)".to_string()
-        } else {
-            known.join(", ")
-        }
+        super::names::few(&known, "(none)")
     ))
 }
 

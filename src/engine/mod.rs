@@ -70,11 +70,19 @@ pub struct LabError {
     pub is_help: bool,
 }
 
+/// A message with any huge word the learner typed cut (see [`crate::util::clip`]).
+fn clip_words(message: String) -> String {
+    match crate::util::clip::long_words(&message) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(cut) => cut,
+    }
+}
+
 impl LabError {
     /// An error with no output.
     pub fn msg(message: impl Into<String>) -> Self {
         LabError {
-            message: message.into(),
+            message: clip_words(message.into()),
             output: Outcome::empty(),
             is_help: false,
         }
@@ -83,7 +91,7 @@ impl LabError {
     /// An error with output that was printed before it.
     pub fn with_output(message: impl Into<String>, output: Outcome) -> Self {
         LabError {
-            message: message.into(),
+            message: clip_words(message.into()),
             output,
             is_help: false,
         }

@@ -21,6 +21,21 @@ pub const KINDS: &[&str] = &[
     "csidrivers",
 ];
 
+/// How many names an error lists before it counts the rest.
+pub const LISTED: usize = 3;
+
+/// Names for an error message ("node \"x\" not found; nodes are: …"): all of them when
+/// there are a few, else the first [`LISTED`] and how many more ("node-1, node-2, node-3
+/// and 997 more"), so a 1,000-node lab does not print 1,000 names. `none` is the text for
+/// an empty list.
+pub fn few(names: &[String], none: &str) -> String {
+    match names.len() {
+        0 => none.to_string(),
+        n if n <= LISTED + 2 => names.join(", "),
+        n => format!("{} and {} more", names[..LISTED].join(", "), n - LISTED),
+    }
+}
+
 impl Lab {
     /// Sorted, de-duplicated names of the objects of `kind` (any spelling
     /// `canonical_kind` accepts), or of `containers`/`kinds`. Unknown kinds, and kinds the
@@ -64,6 +79,57 @@ impl crate::command::complete::Names for Lab {
 mod tests {
     use super::*;
     use crate::command::complete::{Names, complete};
+
+    #[test]
+    fn a_node_not_found_on_1000_nodes_lists_three_and_the_count() {
+        let mut lab = crate::presets::build("dc-1000").unwrap();
+        for line in [
+            "pod create w --node nosuch",
+            "cni add c1 --node nosuch",
+            "show ipam nosuch",
+        ] {
+            let e = lab.execute(line).unwrap_err();
+            assert_eq!(
+                e.message,
+                "node \"nosuch\" not found; nodes are: node-0001, node-0002, node-0003 and 997 more",
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_huge_bad_word_is_cut_in_every_error() {
+        let mut lab = Lab::new();
+        let word = "z".repeat(10 << 20);
+        for line in [
+            word.clone(),
+            format!("pod create {word} --node node-1"),
+            format!("get pods {word}"),
+            format!("pod create w --node {word}"),
+            format!("node list {word}"),
+            format!("pvc create d --size {word}"),
+        ] {
+            let e = lab.execute(&line).unwrap_err();
+            assert!(e.message.len() < 600, "{}", &e.message[..600]);
+            assert!(e.message.contains('…'), "{}", e.message);
+            assert!(e.message.contains(" bytes)"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn long_name_lists_show_a_few_and_the_count() {
+        let names = |n: usize| (1..=n).map(|i| format!("node-{i}")).collect::<Vec<_>>();
+        assert_eq!(few(&[], "(none)"), "(none)");
+        assert_eq!(few(&names(2), "-"), "node-1, node-2");
+        assert_eq!(
+            few(&names(5), "-"),
+            "node-1, node-2, node-3, node-4, node-5"
+        );
+        assert_eq!(
+            few(&names(1000), "-"),
+            "node-1, node-2, node-3 and 997 more"
+        );
+    }
 
     #[test]
     fn names_come_from_live_state() {

@@ -28,11 +28,7 @@ impl Lab {
             return Err(LabError::msg(format!(
                 "node {:?} not found; nodes are: {}",
                 a.node,
-                if known.is_empty() {
-                    "(none: add one with `node add NAME`)".to_string()
-                } else {
-                    known.join(", ")
-                }
+                super::names::few(&known, "(none: add one with `node add NAME`)")
             )));
         }
         let mut volumes = Vec::new();

@@ -80,6 +80,7 @@ impl Lab {
                 default,
             } => {
                 validate::object_name("storageclass", &name).map_err(LabError::msg)?;
+                validate::provisioner(&name, &provisioner).map_err(LabError::msg)?;
                 if !matches!(reclaim.as_str(), "Delete" | "Retain") {
                     return Err(LabError::msg(format!(
                         "StorageClass.storage.k8s.io \"{name}\" is invalid: reclaimPolicy: Unsupported value: \"{reclaim}\": supported values: \"Delete\", \"Retain\""

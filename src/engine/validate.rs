@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 /// A DNS-1123 subdomain (object names): lowercase alphanumerics, `-` and `.`, starting and
-/// ending alphanumeric, at most 253 characters.
+/// ending alphanumeric, at most 253 characters, each dot-separated part a DNS-1123 label
+/// (so `a.b..c` and `a.-b` are refused, as the API server refuses them). Names of every
+/// kind the lab creates are subdomains (nodes, pods, claims, classes, snapshots); only
+/// namespaces are labels ([`namespace`]).
 pub fn object_name(kind: &str, name: &str) -> Result<(), String> {
     let ok_chars = name
         .chars()
@@ -23,6 +26,32 @@ pub fn object_name(kind: &str, name: &str) -> Result<(), String> {
         return Err(format!(
             "invalid {kind} name {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (at most 253 characters), e.g. 'web' or 'node-1'"
         ));
+    }
+    // The characters are right; the parts between dots are not (`a.b..c`, `a.-b`).
+    if let Some(why) = crate::net::validate::is_dns1123_subdomain(name)
+        .into_iter()
+        .next()
+    {
+        return Err(format!("invalid {kind} name {name:?}: {why}"));
+    }
+    Ok(())
+}
+
+/// A StorageClass's provisioner, checked as the API server's `validateProvisioner` does:
+/// required, and a qualified name once lowercased (`hostpath.csi.lab`, `example.com/nfs`).
+pub fn provisioner(class: &str, provisioner: &str) -> Result<(), String> {
+    let invalid = |why: String| {
+        format!("StorageClass.storage.k8s.io {class:?} is invalid: provisioner: {why}")
+    };
+    if provisioner.is_empty() {
+        return Err(invalid("Required value".to_string()));
+    }
+    let errs = crate::net::validate::is_qualified_name(&provisioner.to_ascii_lowercase());
+    if let Some(why) = errs.into_iter().next() {
+        return Err(invalid(format!(
+            "Invalid value: {}: {why}",
+            crate::net::validate::go_quote(provisioner)
+        )));
     }
     Ok(())
 }
@@ -142,6 +171,46 @@ mod tests {
         assert!(object_name("pod", "Web").is_err());
         assert!(object_name("pod", "-web").is_err());
         assert!(object_name("pod", &"a".repeat(254)).is_err());
+        assert!(object_name("pod", "a.b.c").is_ok());
+    }
+
+    #[test]
+    fn names_are_refused_as_the_api_server_refuses_them() {
+        let e = object_name("pod", "a.b..c").unwrap_err();
+        assert!(
+            e.starts_with(
+                "invalid pod name \"a.b..c\": a lowercase RFC 1123 subdomain must consist of"
+            ),
+            "{e}"
+        );
+        assert!(e.contains("regex used for validation is"), "{e}");
+        assert!(object_name("node", "a.-b").is_err());
+        let e = object_name("persistentvolumeclaim", &"a".repeat(254)).unwrap_err();
+        assert!(e.contains("(at most 253 characters)"), "{e}");
+        assert!(object_name("pod", &"a".repeat(253)).is_ok());
+        let e = namespace(&"a".repeat(64)).unwrap_err();
+        assert!(e.contains("at most 63 characters"), "{e}");
+        assert!(namespace("a.b").is_err());
+    }
+
+    #[test]
+    fn provisioners_follow_validate_provisioner() {
+        assert!(provisioner("s", "hostpath.csi.lab").is_ok());
+        assert!(provisioner("s", "example.com/nfs").is_ok());
+        assert_eq!(
+            provisioner("s", "").unwrap_err(),
+            "StorageClass.storage.k8s.io \"s\" is invalid: provisioner: Required value"
+        );
+        assert!(
+            provisioner("s", &"p".repeat(64))
+                .unwrap_err()
+                .contains("no more than 63")
+        );
+        assert!(
+            provisioner("s", "bad name!")
+                .unwrap_err()
+                .contains("Invalid value: \"bad name!\"")
+        );
     }
 
     #[test]
@@ -158,6 +227,19 @@ mod tests {
         assert!(bandwidth("10").is_err());
         assert!(bandwidth("2P").is_err());
         assert!(bandwidth("ten").is_err());
+        assert_eq!(bandwidth("1e6").unwrap(), 1_000_000);
+        assert_eq!(bandwidth("1.5M").unwrap(), 1_500_000);
+        assert!(bandwidth("-1M").unwrap_err().contains("unreasonably small"));
+        assert!(
+            bandwidth("999.6")
+                .unwrap_err()
+                .contains("unreasonably small")
+        );
+        assert!(
+            bandwidth("1e99")
+                .unwrap_err()
+                .contains("unreasonably large")
+        );
     }
 
     #[test]

@@ -61,7 +61,7 @@ impl Lab {
             Some(n) if self.nodes.contains_key(n) => Ok(vec![n.to_string()]),
             Some(n) => Err(LabError::msg(format!(
                 "node {n:?} not found; nodes are: {}",
-                self.nodes.keys().cloned().collect::<Vec<_>>().join(", ")
+                super::names::few(&self.nodes.keys().cloned().collect::<Vec<_>>(), "")
             ))),
             None => Ok(self.nodes.keys().cloned().collect()),
         }

@@ -6,36 +6,20 @@
 /// A Kubernetes quantity of bits per second for the bandwidth annotations (`10M`, `1Gi`,
 /// `500k`), checked like kubelet: at least 1k, at most 1P.
 pub fn parse(text: &str) -> Result<u64, String> {
-    let err = || {
+    use std::cmp::Ordering;
+    let q = crate::util::quantity::Quantity::parse(text).ok_or_else(|| {
         format!(
-            "invalid bandwidth {text:?}: expected a quantity like 10M, 500k or 1Gi (bits per second)"
+            "invalid bandwidth {text:?}: expected a quantity like 10M, 500k, 1Gi or 1e6 (bits per second)"
         )
-    };
-    let split = text
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(text.len());
-    let (num, suffix) = text.split_at(split);
-    let value: f64 = num.parse().map_err(|_| err())?;
-    let mult: f64 = match suffix {
-        "" => 1.0,
-        "k" => 1e3,
-        "M" => 1e6,
-        "G" => 1e9,
-        "T" => 1e12,
-        "P" => 1e15,
-        "Ki" => 1024.0,
-        "Mi" => 1024f64.powi(2),
-        "Gi" => 1024f64.powi(3),
-        "Ti" => 1024f64.powi(4),
-        "Pi" => 1024f64.powi(5),
-        _ => return Err(err()),
-    };
-    let bits = value * mult;
-    if bits < 1e3 {
+    })?;
+    if q.negative || q.cmp_whole(1_000) == Ordering::Less {
         return Err(format!("resource is unreasonably small (< 1kbit): {text}"));
     }
-    if bits > 1e15 {
+    if q.cmp_whole(1_000_000_000_000_000) == Ordering::Greater {
         return Err(format!("resource is unreasonably large (> 1Pbit): {text}"));
     }
-    Ok(bits.round() as u64)
+    let bits = q
+        .round()
+        .map_err(|_| format!("resource is unreasonably large (> 1Pbit): {text}"))?;
+    Ok(bits as u64)
 }
