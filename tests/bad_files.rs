@@ -656,3 +656,29 @@ fn a_huge_bad_word_is_cut_in_the_error_and_the_line_echo() {
         "{err}"
     );
 }
+
+/// Issue 19: a negative `--max-entries` reaches the driver, which refuses it as csi.proto
+/// says (INVALID_ARGUMENT), and a negative `--speed` gets playback's own message: neither is
+/// taken for an unknown flag `-1`.
+#[test]
+fn negative_max_entries_and_speed_are_values_not_flags() {
+    let mut desk = cni_csi_lab::Desk::new();
+    let e = desk
+        .execute("csi list-volumes --max-entries -1")
+        .expect_err("refused by the driver");
+    assert!(
+        e.message
+            .contains("INVALID_ARGUMENT (3) from ListVolumes: max_entries must not be negative"),
+        "{}",
+        e.message
+    );
+    let e = desk
+        .execute("lesson play ch2-core-ideas --speed -1")
+        .expect_err("refused by playback");
+    assert!(
+        e.message
+            .contains("invalid --speed -1: expected a number above 0"),
+        "{}",
+        e.message
+    );
+}

@@ -792,8 +792,8 @@ pub enum CsiCmd {
     },
     /// Controller.ListVolumes
     ListVolumes {
-        /// max_entries (0 = all)
-        #[arg(long, default_value_t = 0)]
+        /// max_entries (0 = all; a negative value goes to the driver, which refuses it)
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
         max_entries: i32,
         /// starting_token from a previous next_token
         #[arg(long, default_value = "")]
@@ -827,8 +827,8 @@ pub enum CsiCmd {
         /// Only snapshots of this volume
         #[arg(long, default_value = "")]
         source_volume_id: String,
-        /// max_entries (0 = all)
-        #[arg(long, default_value_t = 0)]
+        /// max_entries (0 = all; a negative value goes to the driver, which refuses it)
+        #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
         max_entries: i32,
         /// starting_token
         #[arg(long, default_value = "")]
@@ -981,7 +981,7 @@ pub enum LessonCmd {
         /// Lesson id
         id: String,
         /// Playback speed (2 = twice as fast; front ends that animate use it)
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
         speed: f64,
         /// Wait for a key between steps (front ends that animate use it)
         #[arg(long)]
