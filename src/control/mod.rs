@@ -120,18 +120,7 @@ impl Ctx<'_> {
             } else {
                 Level::Normal
             };
-            self.log_event(CallEvent {
-                seq: 0,
-                tick,
-                actor,
-                action: "exec".into(),
-                detail,
-                level,
-                reason: None,
-                object: None,
-                wire: None,
-                object_uid: None,
-            });
+            self.log_event(CallEvent::line(tick, actor, "exec".into(), detail, level));
         }
     }
 
@@ -163,22 +152,14 @@ impl Ctx<'_> {
         detail: impl Into<String>,
         level: Level,
     ) -> u64 {
-        let tick = self.clock;
-        record_event(
-            self.calls,
-            CallEvent {
-                seq: 0,
-                tick,
-                actor: actor.into(),
-                action: action.into(),
-                detail: detail.into(),
-                level,
-                reason: None,
-                object: None,
-                wire: None,
-                object_uid: None,
-            },
-        )
+        let e = CallEvent::line(
+            self.clock,
+            actor.into(),
+            action.into(),
+            detail.into(),
+            level,
+        );
+        record_event(self.calls, e)
     }
 
     /// Record a full call-log entry.

@@ -128,18 +128,14 @@ impl Lab {
     }
 
     fn log_warning(&mut self, actor: &str, action: &'static str, detail: String) {
-        self.log_event(CallEvent {
-            seq: 0,
-            tick: self.clock,
-            actor: actor.to_string(),
-            action: action.into(),
+        let e = CallEvent::line(
+            self.clock,
+            actor.to_string(),
+            action.into(),
             detail,
-            level: Level::Warning,
-            reason: None,
-            object: None,
-            wire: None,
-            object_uid: None,
-        });
+            Level::Warning,
+        );
+        self.log_event(e);
     }
 
     /// A lost node comes back: its kubelet posts status again and syncs every pod it has.

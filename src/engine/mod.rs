@@ -665,24 +665,19 @@ impl Lab {
         action: impl Into<std::borrow::Cow<'static, str>>,
         detail: impl Into<String>,
     ) -> u64 {
-        self.log_event(CallEvent {
-            seq: 0,
-            tick: self.clock,
-            actor: actor.into(),
-            action: action.into(),
-            detail: detail.into(),
-            level: Level::Normal,
-            reason: None,
-            object: None,
-            wire: None,
-            object_uid: None,
-        })
+        let e = CallEvent::line(
+            self.clock,
+            actor.into(),
+            action.into(),
+            detail.into(),
+            Level::Normal,
+        );
+        self.log_event(e)
     }
 
     /// Record a full call-log entry.
-    pub fn log_event(&mut self, mut e: CallEvent) -> u64 {
-        e.seq = self.calls.next_seq();
-        self.calls.push(e)
+    pub fn log_event(&mut self, e: CallEvent) -> u64 {
+        crate::control::record_event(&mut self.calls, e)
     }
 
     /// The call-log entries since `mark`, rendered as the short trace a command prints.

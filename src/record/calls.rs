@@ -41,6 +41,31 @@ pub struct CallEvent {
     pub wire: Option<(u64, u64)>,
 }
 
+impl CallEvent {
+    /// A plain log line (no event reason, object or wire records); its sequence number is
+    /// set when it is recorded.
+    pub fn line(
+        tick: u64,
+        actor: String,
+        action: Cow<'static, str>,
+        detail: String,
+        level: Level,
+    ) -> Self {
+        CallEvent {
+            seq: 0,
+            tick,
+            actor,
+            action,
+            detail,
+            level,
+            reason: None,
+            object: None,
+            object_uid: None,
+            wire: None,
+        }
+    }
+}
+
 /// A bounded ring with absolute sequence numbers.
 #[derive(Debug, Clone)]
 pub struct Ring<T> {
