@@ -576,10 +576,13 @@ fn the_dashboard_ends_with_128_plus_n_on_signals() {
     }
     let bin = env!("CARGO_BIN_EXE_cni-csi-lab");
     for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
-        // `script` gives the dashboard a pty; its stdin stays open (piped) meanwhile.
+        // `script` gives the dashboard a pty; its stdin stays open (piped) meanwhile. `exec`
+        // makes the dashboard `script`'s own child whatever shell `script` starts (dash, the
+        // usual /bin/sh, forks for `-c CMD`; a signal to the shell would orphan the dashboard).
         let mut script = Command::new("script")
-            .args(["-qefc", &format!("{bin} dash"), "/dev/null"])
+            .args(["-qefc", &format!("exec {bin} dash"), "/dev/null"])
             .env("TERM", "xterm")
+            .env("SHELL", "/bin/sh")
             .env("CNI_CSI_LAB_HISTORY", "")
             .env("CNI_CSI_LAB_PROGRESS", "")
             .stdin(Stdio::piped())
@@ -587,18 +590,23 @@ fn the_dashboard_ends_with_128_plus_n_on_signals() {
             .stderr(Stdio::null())
             .spawn()
             .expect("script runs");
-        // The dashboard is `script`'s child; wait until it has drawn for a while.
+        // The dashboard is `script`'s child; wait until it runs the lab and has drawn a while.
         let children = format!("/proc/{0}/task/{0}/children", script.id());
         let start = std::time::Instant::now();
         let child = loop {
             let text = std::fs::read_to_string(&children).unwrap_or_default();
-            if let Some(pid) = text.split_whitespace().next() {
+            let lab = text.split_whitespace().find(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/exe"))
+                    .is_ok_and(|exe| exe == std::path::Path::new(bin))
+            });
+            if let Some(pid) = lab {
                 break pid.to_string();
             }
-            assert!(
-                start.elapsed().as_secs() < 20,
-                "the dashboard did not start"
-            );
+            if start.elapsed().as_secs() >= 20 {
+                let _ = script.kill();
+                let _ = script.wait();
+                panic!("the dashboard did not start under script within 20 s");
+            }
             std::thread::sleep(std::time::Duration::from_millis(50));
         };
         std::thread::sleep(std::time::Duration::from_millis(1500));
@@ -607,7 +615,20 @@ fn the_dashboard_ends_with_128_plus_n_on_signals() {
             .status()
             .expect("kill runs");
         assert!(st.success());
-        let status = script.wait().unwrap();
+        // Never hang the suite: a dashboard that ignores the signal fails the test.
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = script.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed().as_secs() >= 20 {
+                let _ = Command::new("kill").args(["-KILL", &child]).status();
+                let _ = script.kill();
+                let _ = script.wait();
+                panic!("the dashboard was still running 20 s after SIG{signal}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
         assert_eq!(status.code(), Some(code), "dashboard on SIG{signal}");
     }
 }
