@@ -17,6 +17,7 @@ pub mod faults;
 pub mod kubelet;
 pub mod lesson;
 pub mod net;
+pub mod netd;
 pub mod node;
 pub mod presets;
 pub mod record;

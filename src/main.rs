@@ -28,6 +28,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
   cni-csi-lab --preset three-nodes     start with three nodes
   cni-csi-lab --preset dc-1000         start with 1,000 nodes (/24 podCIDRs, four zones)
   cni-csi-lab --conflist my.conflist   start with your own CNI config on every node
+  cni-csi-lab --network flannel-vxlan  start with flannel's VXLAN backend (default host-gw)
   cni-csi-lab --load lab.json          start from a lab saved with `save lab.json`")]
 struct Cli {
     /// Start with no nodes (same as --preset empty)
@@ -41,9 +42,12 @@ struct Cli {
     /// ({{.PodCIDR}} is filled per node)
     #[arg(long, global = true, value_name = "FILE")]
     conflist: Option<String>,
+    /// The network implementation: flannel-host-gw (the default) or flannel-vxlan
+    #[arg(long, global = true, value_name = "NAME", value_parser = ["flannel-host-gw", "flannel-vxlan"])]
+    network: Option<String>,
     /// Start from a lab saved with `save FILE` (replayed and checked; a damaged or newer
     /// file is refused)
-    #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["preset", "empty", "conflist"])]
+    #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["preset", "empty", "conflist", "network"])]
     load: Option<String>,
     /// Read lessons from this directory instead of the built-in ones (for lesson authors)
     #[arg(long, global = true, value_name = "DIR")]
@@ -211,6 +215,11 @@ fn starting_desk(cli: &Cli) -> Result<Desk, String> {
         (None, false) => "default",
     };
     let mut desk = cni_csi_lab::presets::build_desk(preset)?;
+    if let Some(name) = &cli.network {
+        // Journaled like a typed command, so `save` replays it.
+        desk.execute(&format!("network use {name}"))
+            .map_err(|e| format!("--network: {}", e.message))?;
+    }
     if let Some(file) = &cli.conflist {
         load_conflist(&mut desk, file)?;
     }

@@ -48,6 +48,8 @@ pub fn names() -> Vec<(&'static str, &'static str)> {
 pub fn dc_script(nodes: u32) -> String {
     let nodes = nodes.min(1024);
     let mut s = format!("# dc-{nodes}: {nodes} nodes with /24 podCIDRs, four zones.\n");
+    // flannel's Network must hold every podCIDR: 10.244.0.0/14 for 1,024 /24s.
+    s.push_str("network use flannel-host-gw --cidr 10.244.0.0/14\n");
     for i in 0..nodes {
         s.push_str(&format!(
             "node add node-{:04} --cidr 10.{}.{}.0/24 --ip 192.168.{}.{} --zone zone-{}\n",
@@ -154,7 +156,7 @@ mod tests {
         let lab = build("dc-1000").unwrap();
         let node = lab.cluster.nodes.values().last().unwrap();
         assert_eq!(node.metadata.name, "node-1000");
-        assert_eq!(dc_script(5000).lines().count(), 1025, "capped at the /14");
+        assert_eq!(dc_script(5000).lines().count(), 1026, "capped at the /14");
     }
 
     #[test]

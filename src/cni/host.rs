@@ -28,6 +28,20 @@ pub enum LinkKind {
     Ifb,
     /// The node's uplink (`eth0` of the node, carrying the InternalIP).
     Physical,
+    /// A VXLAN device (`ip link add flannel.1 type vxlan id 1 local IP dev eth0 nolearning`):
+    /// it encapsulates what it sends in UDP to the VTEP its FDB names.
+    Vxlan {
+        /// The VXLAN network identifier (`id`).
+        vni: u32,
+        /// The outer source address (`local`).
+        local: String,
+        /// The underlay device (`dev`).
+        dev: String,
+        /// The UDP destination port (`dstport`; the kernel's default is 8472).
+        port: u16,
+        /// Whether the device learns remote MACs (`nolearning` when false).
+        learning: bool,
+    },
 }
 
 /// A network interface in some namespace.
@@ -85,9 +99,33 @@ pub struct RouteEntry {
     pub scope_link: bool,
     /// Preferred source address.
     pub src: Option<String>,
+    /// `onlink`: the next hop is on the device even though no address covers it (flannel's
+    /// VXLAN routes via `<peer subnet>.0 dev flannel.1`).
+    pub onlink: bool,
 }
 
 impl RouteEntry {
+    /// A route to `dst` via `via` (if any) on `dev`, added by a program (no proto/scope).
+    pub fn static_route(dst: &str, via: Option<&str>, dev: &str) -> Self {
+        RouteEntry {
+            dst: dst.to_string(),
+            via: via.map(str::to_string),
+            dev: dev.to_string(),
+            proto_kernel: false,
+            scope_link: false,
+            src: None,
+            onlink: false,
+        }
+    }
+
+    /// The destination as a network (`default` is 0.0.0.0/0).
+    pub fn dst_net(&self) -> Option<ipnet::IpNet> {
+        if self.dst == "default" {
+            return "0.0.0.0/0".parse().ok();
+        }
+        self.dst.parse().ok()
+    }
+
     /// The line as `ip route` prints it.
     pub fn to_ip_route(&self) -> String {
         let mut s = self.dst.clone();
@@ -107,8 +145,85 @@ impl RouteEntry {
             s.push_str(" src ");
             s.push_str(src);
         }
+        if self.onlink {
+            s.push_str(" onlink");
+        }
         s
     }
+}
+
+/// One entry of a neighbour (ARP) table, as `ip neigh` prints it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Neigh {
+    /// The neighbour's address.
+    pub ip: String,
+    /// The device it is reached on.
+    pub dev: String,
+    /// Its hardware address.
+    pub lladdr: String,
+    /// `PERMANENT` for entries a program added (flannel), `REACHABLE` for learned ones.
+    pub state: String,
+}
+
+impl Neigh {
+    /// The line as `ip neigh show` prints it (`10.244.2.0 dev flannel.1 lladdr … PERMANENT`).
+    pub fn to_ip_neigh(&self) -> String {
+        format!(
+            "{} dev {} lladdr {} {}",
+            self.ip, self.dev, self.lladdr, self.state
+        )
+    }
+}
+
+/// One bridge forwarding database entry, as `bridge fdb show` prints it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FdbEntry {
+    /// The MAC address.
+    pub mac: String,
+    /// The device (a VXLAN device or a bridge port).
+    pub dev: String,
+    /// For a VXLAN device: the remote VTEP's underlay address.
+    pub dst: Option<String>,
+    /// The flags as printed (`self permanent`).
+    pub flags: String,
+}
+
+impl FdbEntry {
+    /// The line as `bridge fdb show` prints it.
+    pub fn to_bridge_fdb(&self) -> String {
+        let mut s = format!("{} dev {}", self.mac, self.dev);
+        if let Some(d) = &self.dst {
+            s.push_str(" dst ");
+            s.push_str(d);
+        }
+        s.push(' ');
+        s.push_str(&self.flags);
+        s
+    }
+}
+
+/// What a network daemon (flanneld) programmed on every node for the other nodes' leases:
+/// one route per peer, and for VXLAN a permanent neighbour and an FDB entry per peer. Every
+/// node's daemon programs the same entries from the same leases, less its own, so the nodes
+/// share one copy ([`Host::peers`]) and each reads it without the entries `owner`-ed by
+/// itself (a /24 per node on 1,000 nodes would otherwise be a million routes).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PeerEntries {
+    /// Per peer node, in node order: its route, and for VXLAN its neighbour and FDB entry.
+    pub peers: Vec<std::sync::Arc<PeerEntry>>,
+}
+
+/// The kernel entries a daemon programmed for one peer node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerEntry {
+    /// The peer node whose lease this is.
+    pub owner: String,
+    /// The route to its pod subnet.
+    pub route: RouteEntry,
+    /// VXLAN: the permanent neighbour for its VTEP address.
+    pub neigh: Option<Neigh>,
+    /// VXLAN: the FDB entry sending its VTEP MAC to its underlay address.
+    pub fdb: Option<FdbEntry>,
 }
 
 /// A network namespace: its links and its main routing table.
@@ -145,7 +260,8 @@ impl Netns {
             }
             for addr in &link.addrs {
                 if let Ok(net) = addr.parse::<ipnet::IpNet>() {
-                    if net.addr().is_ipv6() {
+                    // An IPv4 /32 gets only a local route (table local), no prefix route.
+                    if net.addr().is_ipv6() || net.prefix_len() == 32 {
                         continue;
                     }
                     rest.push(RouteEntry {
@@ -155,6 +271,7 @@ impl Netns {
                         proto_kernel: true,
                         scope_link: true,
                         src: Some(net.addr().to_string()),
+                        onlink: false,
                     });
                 }
             }
@@ -170,10 +287,12 @@ impl Netns {
     }
 }
 
+/// `ip route`'s order: by destination address; for one address the longer prefix first
+/// (the kernel's FIB trie lists a leaf's aliases that way; checked with `ip route` on 6.x).
 fn route_sort_key(dst: &str) -> (u128, u8) {
     match dst.parse::<ipnet::IpNet>() {
-        Ok(ipnet::IpNet::V4(n)) => (u32::from(n.network()) as u128, n.prefix_len()),
-        Ok(ipnet::IpNet::V6(n)) => (u128::from(n.network()), n.prefix_len()),
+        Ok(ipnet::IpNet::V4(n)) => (u32::from(n.network()) as u128, 128 - n.prefix_len()),
+        Ok(ipnet::IpNet::V6(n)) => (u128::from(n.network()), 128 - n.prefix_len()),
         Err(_) => (u128::MAX, 0),
     }
 }
@@ -406,6 +525,11 @@ pub struct Host {
     pub sysctls: BTreeMap<String, String>,
     /// host-local's data directories by network name (`/var/lib/cni/networks/<net>`).
     pub ipam: BTreeMap<String, IpamStore>,
+    /// Routes, neighbours and FDB entries the node's network daemon programmed for the other
+    /// nodes (shared between nodes: see [`PeerEntries`]; entries owned by this node skipped).
+    pub peers: std::sync::Arc<PeerEntries>,
+    /// Files daemons wrote on the node (`/run/flannel/subnet.env`), by path.
+    pub files: BTreeMap<String, String>,
 }
 
 impl Host {
@@ -426,6 +550,63 @@ impl Host {
             root,
             ..Default::default()
         }
+    }
+
+    /// The peer entries this node's kernel holds: every one not owned by the node itself,
+    /// less the routes the kernel refuses here: a gateway that no connected route of the
+    /// device covers, without `onlink` (`Error: Nexthop has invalid gateway.`, ENETUNREACH;
+    /// host-gw peers on another segment). The node's addresses do not change once made, so
+    /// deciding this when reading is deciding it when the route was added.
+    pub fn peer_entries(&self) -> impl Iterator<Item = &PeerEntry> {
+        self.peers
+            .peers
+            .iter()
+            .map(|p| p.as_ref())
+            .filter(|p| p.owner != self.node && self.accepts_route(&p.route))
+    }
+
+    /// Would the kernel take this route on the host (its gateway on-link)?
+    pub fn accepts_route(&self, route: &RouteEntry) -> bool {
+        let Some(via) = route.via.as_deref() else {
+            return true;
+        };
+        if route.onlink {
+            return self.root.links.contains_key(&route.dev);
+        }
+        let Ok(gw) = via.parse::<std::net::IpAddr>() else {
+            return false;
+        };
+        self.root.links.get(&route.dev).is_some_and(|l| {
+            l.up && l
+                .addrs
+                .iter()
+                .filter_map(|a| a.parse::<ipnet::IpNet>().ok())
+                .any(|n| n.trunc().contains(&gw))
+        })
+    }
+
+    /// The host's main routing table as `ip route` shows it: the namespace's own routes
+    /// and the daemon's peer routes, default first, then by destination.
+    pub fn route_table(&self) -> Vec<RouteEntry> {
+        let mut table = self.root.route_table();
+        if self.peers.peers.is_empty() {
+            return table;
+        }
+        table.extend(self.peer_entries().map(|p| p.route.clone()));
+        table.sort_by_key(|r| (r.dst != "default", route_sort_key(&r.dst)));
+        table
+    }
+
+    /// The host's neighbour table (`ip neigh show`): the daemon's permanent entries.
+    pub fn neighbours(&self) -> Vec<Neigh> {
+        self.peer_entries()
+            .filter_map(|p| p.neigh.clone())
+            .collect()
+    }
+
+    /// The host's FDB entries on non-bridge devices (`bridge fdb show`, VXLAN part).
+    pub fn fdb_entries(&self) -> Vec<FdbEntry> {
+        self.peer_entries().filter_map(|p| p.fdb.clone()).collect()
     }
 
     /// The namespace at a path, host (`""`) included.

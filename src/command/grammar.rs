@@ -57,6 +57,12 @@ pub enum Command {
     /// Views: IPAM store, routes, volumes, events (call log), wire log, iptables, watch
     #[command(subcommand)]
     Show(ShowCmd),
+    /// The network implementation: flannel with the host-gw or the VXLAN backend
+    #[command(
+        subcommand,
+        after_help = "Networks:\n  flannel-host-gw  routes to each peer's pod subnet via its InternalIP (the default)\n  flannel-vxlan    flannel.1 (VNI 1, UDP 8472, MTU 1450) tunnels to each peer\nExamples:\n  network show\n  network use flannel-vxlan\n  network use flannel-host-gw --cidr 10.244.0.0/14"
+    )]
+    Network(NetworkCmd),
     /// Print objects (kubectl get)
     #[command(
         after_help = "Kinds: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), pvc, pv, sc, va\n       (volumeattachments), snapshots (vs), volumesnapshotcontents (vsc), csinodes, csidrivers\nExamples:\n  get pods\n  get pod web -o json\n  get nodes -o wide"
@@ -403,6 +409,26 @@ pub struct FlowArgs {
     /// Destination port P[/PROTO] (default 80/TCP)
     #[arg(long)]
     pub port: Option<String>,
+    /// The IP packet's size in bytes, DF set (default 84, `ping`'s; `ping -s N` is N+28)
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(28..=65535))]
+    pub size: Option<u32>,
+}
+
+/// `network …`
+#[derive(Debug, Subcommand, Clone, PartialEq)]
+pub enum NetworkCmd {
+    /// The network's card: backend, encapsulation, MTU, who masquerades, NetworkPolicy
+    Show,
+    /// Run another network: flanneld restarts on every node with the new backend
+    Use {
+        /// flannel-host-gw or flannel-vxlan
+        #[arg(value_parser = ["flannel-host-gw", "flannel-vxlan"])]
+        name: String,
+        /// The cluster CIDR (net-conf.json Network; default 10.244.0.0/16): every node's
+        /// podCIDR must lie in it
+        #[arg(long, value_name = "CIDR")]
+        cidr: Option<String>,
+    },
 }
 
 /// `show …`
@@ -417,6 +443,24 @@ pub enum ShowCmd {
     Routes {
         /// Node (default: every node)
         node: Option<String>,
+    },
+    /// Links in `ip -d link` form: the node's, or a pod's with --pod
+    Links {
+        /// Node
+        node: String,
+        /// A pod on that node: its network namespace instead of the host's
+        #[arg(long)]
+        pod: Option<String>,
+    },
+    /// The neighbour (ARP) table in `ip neigh` form
+    Neigh {
+        /// Node
+        node: String,
+    },
+    /// The forwarding database in `bridge fdb` form (VXLAN remote VTEPs)
+    Fdb {
+        /// Node
+        node: String,
     },
     /// The call log: who called what, in order
     Events {

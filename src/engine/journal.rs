@@ -15,7 +15,7 @@
 
 use super::Lab;
 use crate::command::Command;
-use crate::command::grammar::{NodeCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd};
+use crate::command::grammar::{NetworkCmd, NodeCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -138,7 +138,8 @@ pub fn classify(cmd: &Command) -> Class {
         | Command::Sc(ScCmd::List)
         | Command::Pvc(PvcCmd::List)
         | Command::Snapshot(SnapshotCmd::List)
-        | Command::Policy(PolicyCmd::List) => Class::View,
+        | Command::Policy(PolicyCmd::List)
+        | Command::Network(NetworkCmd::Show) => Class::View,
         Command::Reset(_) | Command::Load(_) => Class::Restart,
         c if super::is_front_end_command(c) => Class::Restart,
         _ => Class::Change,

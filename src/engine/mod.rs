@@ -17,6 +17,7 @@ pub mod csi_cmd;
 pub mod fault_cmd;
 pub mod ipam_view;
 pub mod journal;
+pub mod kernel_views;
 pub mod names;
 pub mod network;
 pub mod node_index;
@@ -166,6 +167,8 @@ pub struct Lab {
     pub journal: journal::Journal,
     /// Armed faults and what they broke (`fault inject`, see `crate::faults`).
     pub faults: crate::faults::Faults,
+    /// The network implementation's node daemons (flanneld on every node).
+    pub network: crate::netd::Network,
 }
 
 /// The capabilities the sidecars and kubelet learned from the driver when they started
@@ -225,6 +228,7 @@ impl Lab {
             driver: crate::csi::Driver::default(),
             journal: journal::Journal::new(journal::Start::Empty),
             faults: crate::faults::Faults::default(),
+            network: crate::netd::Network::default(),
         };
         for ns in ["default", "kube-system"] {
             let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
@@ -403,6 +407,7 @@ impl Lab {
             Command::Save(a) => self.save_cmd(&a.file),
             Command::Load(a) => self.load_cmd(&a.file),
             Command::Policy(p) => self.policy(p),
+            Command::Network(n) => self.network_cmd(n),
             Command::Reach(f) => self.reach(&f),
             Command::Trace(f) => self.trace(&f),
             Command::Help(h) => command::help::command_help(&h.words).map_err(LabError::msg),
@@ -426,6 +431,7 @@ impl Lab {
     /// the clock (`tick`).
     pub fn reconcile(&mut self) {
         for _ in 0..MAX_PASSES {
+            // The network daemons act on Node events (`node add`, `network use`), not here.
             let mut changed = self.run_scheduler();
             changed |= self.run_storage_controllers();
             changed |= self.run_kubelets();

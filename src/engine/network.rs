@@ -14,6 +14,42 @@ use crate::render::{Line, Outcome, Role, Table};
 use std::net::IpAddr;
 
 impl Lab {
+    /// The network daemons (every node's flanneld) resync with every Node object.
+    pub fn run_network(&mut self) -> bool {
+        self.network_event(None)
+    }
+
+    /// The network daemons handle a Node event (`Some(node)`: that node was added or
+    /// changed) or resync with every Node (`None`).
+    pub fn network_event(&mut self, node: Option<&str>) -> bool {
+        let nodes: Vec<crate::netd::flannel::NodeLease<'_>> = self
+            .cluster
+            .nodes
+            .values()
+            .filter(|n| node.is_none_or(|x| x == n.name()))
+            .map(|n| crate::netd::flannel::NodeLease {
+                name: n.name(),
+                pod_cidr: &n.spec.pod_cidr,
+                internal_ip: n.status.internal_ip(),
+            })
+            .collect();
+        let (calls, clock) = (&mut self.calls, self.clock);
+        self.network.reconcile(
+            &nodes,
+            node.is_none(),
+            &mut self.nodes,
+            &mut |node, line| {
+                calls.push(crate::record::CallEvent::line(
+                    clock,
+                    format!("flanneld({node})"),
+                    "error".into(),
+                    line.to_string(),
+                    crate::record::Level::Warning,
+                ));
+            },
+        )
+    }
+
     /// The nodes alone as `crate::net` sees them (podCIDR, InternalIP, cni0's address):
     /// all that route tables need, so they stay cheap with many pods.
     fn node_nets(&self) -> ClusterNet {
@@ -39,9 +75,19 @@ impl Lab {
         net
     }
 
-    /// A node's routing table in `ip route` form (host-gw routes to the other nodes).
+    /// A node's main routing table in `ip route` form, as its kernel holds it: the
+    /// connected routes of its addresses, and what the network daemon programmed.
     pub fn node_route_lines(&self, node: &str) -> Result<Vec<String>, String> {
-        crate::net::routes::node_table(&self.node_nets(), node).map_err(|e| e.to_string())
+        let rt = self
+            .nodes
+            .get(node)
+            .ok_or_else(|| format!("Error from server (NotFound): nodes \"{node}\" not found"))?;
+        Ok(rt
+            .host
+            .route_table()
+            .iter()
+            .map(|r| r.to_ip_route())
+            .collect())
     }
 
     /// The network as `crate::net` sees it: nodes (podCIDR, InternalIP, cni0's address),
@@ -52,10 +98,12 @@ impl Lab {
             let mut pn = PodNet::new(&p.metadata.namespace, p.name(), &p.spec.node_name);
             pn.labels = p.metadata.labels.clone();
             pn.ip = p.status.pod_ip.parse().ok();
-            pn.host_veth = self
+            let sandbox = self
                 .nodes
                 .get(&p.spec.node_name)
-                .and_then(|n| n.sandboxes.get(&p.key()))
+                .and_then(|n| n.sandboxes.get(&p.key()));
+            pn.netns = sandbox.map(|sb| sb.netns.clone());
+            pn.host_veth = sandbox
                 .and_then(|sb| {
                     sb.result
                         .interfaces
@@ -182,29 +230,48 @@ impl Lab {
         })
     }
 
-    /// `reach SRC DST [--port P[/PROTO]]`.
-    pub fn reach(&self, a: &FlowArgs) -> Result<Outcome, LabError> {
+    /// The nodes' kernels as the packet walker reads them.
+    fn fabric(&self) -> crate::net::trace::Fabric<'_> {
+        crate::net::trace::Fabric::new(self.nodes.iter().map(|(n, rt)| (n.as_str(), &rt.host)))
+    }
+
+    /// Walk one packet of the flow (see [`crate::net::trace`]).
+    pub fn walk(&self, a: &FlowArgs) -> Result<crate::net::trace::Trace, LabError> {
         let net = self.cluster_net();
         let flow = self.flow(&net, a)?;
-        let verdict =
-            crate::net::policy::evaluate(&net, &flow).map_err(|e| LabError::msg(e.to_string()))?;
+        let size = a.size.unwrap_or(crate::net::trace::DEFAULT_SIZE);
+        crate::net::trace::trace(&net, &self.fabric(), &flow, size)
+            .map_err(|e| LabError::msg(e.to_string()))
+    }
+
+    /// `reach SRC DST [--port P[/PROTO]]`: the NetworkPolicy verdict on the packet as the
+    /// enforcing hooks see it (a source rewritten on the way is what ingress judges).
+    pub fn reach(&self, a: &FlowArgs) -> Result<Outcome, LabError> {
+        let trace = self.walk(a)?;
+        let verdict = &trace.verdict;
         let mut out = Outcome::empty();
-        let text = verdict.text();
         let role = if verdict.allowed() {
             Role::Good
         } else {
             Role::Bad
         };
-        out.line(Line::styled(text, role));
+        out.line(Line::styled(verdict.text(), role));
+        if let Some(hop) = trace
+            .hops
+            .iter()
+            .find(|h| h.kind == crate::net::trace::HopKind::Netfilter && h.text.contains(" → "))
+        {
+            out.line(Line::styled(
+                format!("  the source is rewritten on the way ({}); ingress judges the rewritten source", hop.text),
+                Role::Dim,
+            ));
+        }
         Ok(out)
     }
 
-    /// `trace SRC DST [--port P[/PROTO]]`.
+    /// `trace SRC DST [--port P[/PROTO]] [--size BYTES]`.
     pub fn trace(&self, a: &FlowArgs) -> Result<Outcome, LabError> {
-        let net = self.cluster_net();
-        let flow = self.flow(&net, a)?;
-        let trace =
-            crate::net::trace::trace(&net, &flow).map_err(|e| LabError::msg(e.to_string()))?;
+        let trace = self.walk(a)?;
         let mut out = Outcome::empty();
         let lines = trace.lines();
         let last = lines.len().saturating_sub(1);

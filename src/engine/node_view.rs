@@ -29,6 +29,8 @@ pub enum LinkType {
     Ifb,
     /// The node's uplink (`eth0` of the node, carrying the InternalIP).
     Physical,
+    /// A VXLAN device (`flannel.1`).
+    Vxlan,
 }
 
 /// One link of a network namespace, as `ip addr` prints it (borrowed from the node).
@@ -62,6 +64,7 @@ impl<'a> LinkRow<'a> {
             }
             LinkKind::Ifb => (LinkType::Ifb, None),
             LinkKind::Physical => (LinkType::Physical, None),
+            LinkKind::Vxlan { .. } => (LinkType::Vxlan, None),
         };
         LinkRow {
             name: &link.name,

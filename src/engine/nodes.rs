@@ -107,6 +107,10 @@ impl Lab {
             crate::storage::registration::register_csi_node(&mut super::ctx!(self), name);
         }
 
+        // The network's DaemonSet starts flanneld on the new node; every node's flanneld
+        // learns the new lease (in step mode too: daemons are not the learner's hops).
+        self.network_event(Some(name));
+
         let mut out = Outcome::empty();
         out.line(
             crate::render::Line::new()

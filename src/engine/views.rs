@@ -48,6 +48,9 @@ impl Lab {
         match s {
             ShowCmd::Ipam { node } => self.show_ipam(node.as_deref()),
             ShowCmd::Routes { node } => self.show_routes(node.as_deref()),
+            ShowCmd::Links { node, pod } => self.show_links(&node, pod.as_deref()),
+            ShowCmd::Neigh { node } => self.show_neigh(&node),
+            ShowCmd::Fdb { node } => self.show_fdb(&node),
             ShowCmd::Events { n } => Ok(self.show_events(n)),
             ShowCmd::Wire { n, list } => self.show_wire(n, list),
             ShowCmd::Iptables { node } => self.show_iptables(&node),

@@ -616,15 +616,17 @@ fn ipam_last_reserved(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 }
 
 fn node_route_via(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    let net = lab.cluster_net();
-    match crate::net::routes::node_routes(&net, arg(a, 0)) {
-        Ok(routes) => {
+    match node_rt(lab, arg(a, 0)) {
+        Ok(rt) => {
             let dst: Option<IpNet> = arg(a, 1).parse().ok();
             let via: Option<IpAddr> = arg(a, 2).parse().ok();
-            let found = routes.iter().find(|r| r.dst.is_some() && r.dst == dst);
+            let routes = rt.host.route_table();
+            let found = routes.iter().find(|r| {
+                r.dst != "default" && r.dst_net().map(|d| d.trunc()) == dst.map(|d| d.trunc())
+            });
             match found {
                 Some(r) => Eval::new(
-                    r.via.is_some() && r.via == via,
+                    r.via.is_some() && r.via.as_deref().and_then(|v| v.parse().ok()) == via,
                     format!("node {}: {}", arg(a, 0), r.to_ip_route()),
                 ),
                 None => Eval::new(
@@ -633,7 +635,7 @@ fn node_route_via(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
                 ),
             }
         }
-        Err(e) => Eval::new(false, e.to_string()),
+        Err(e) => e,
     }
 }
 

@@ -1,18 +1,18 @@
-//! The pod network seen from above: node route tables (host-gw), NetworkPolicy as
-//! `networking.k8s.io/v1` defines it, and a hop-by-hop trace of one packet.
+//! The pod network seen from above: NetworkPolicy as `networking.k8s.io/v1` defines it, and
+//! the walk of one packet through the nodes' kernels.
 //!
-//! The module is standalone: the engine builds a [`ClusterNet`] (plain data: nodes, pods,
-//! namespaces, policies) from its objects and asks questions of it:
+//! The engine builds a [`ClusterNet`] (plain data: nodes, pods, namespaces, policies) from
+//! its objects, and a [`trace::Fabric`] of the nodes' kernels (the tables the plugins and
+//! the network daemon wrote), and asks:
 //!
-//! - [`routes::node_table`] / [`routes::pod_table`]: `ip route` lines of a node or a pod netns;
 //! - [`policy::evaluate`]: is a [`Flow`] allowed, and which policies decided ([`Verdict`]);
 //! - [`validate::validate_policy`]: the apiserver's validation of a NetworkPolicy on create;
-//! - [`trace::trace`]: the path of a packet, hop by hop, with the policy checks on it.
+//! - [`trace::trace`]: the path of a packet, hop by hop, through routes, bridges, veths,
+//!   netfilter hooks and tunnels, with the policy checks on the packet as each hook sees it.
 //!
-//! Nothing here mutates state; every answer is a function of the view.
+//! Nothing here mutates state; every answer is a function of the view and the kernels.
 
 pub mod policy;
-pub mod routes;
 pub mod trace;
 pub mod validate;
 pub mod view;

@@ -1,16 +1,29 @@
-//! The path of one packet, hop by hop: pod `eth0` → host veth → bridge → node routing →
-//! peer node → bridge → veth → pod `eth0`, with the NetworkPolicy checks where a
-//! policy-enforcing plugin makes them (egress on the source pod's host veth, ingress on
-//! the destination pod's host veth) and the first hop where the packet stops.
+//! The path of one packet through the nodes' kernels, hop by hop, read from the state the
+//! plugins and the network daemon wrote ([`crate::cni::host::Host`]): the routing table of
+//! the namespace it is in (longest prefix; for one prefix the first route), the veth pair
+//! to the other namespace, the bridge it is a port of (the pods on it by their addresses),
+//! the netfilter hooks in the kernel's order (nat PREROUTING on arrival; routing; filter
+//! FORWARD for a forwarded packet, OUTPUT for one the host sends; nat POSTROUTING before
+//! it leaves), the underlay between the nodes (the node whose uplink holds the next hop),
+//! and VXLAN: the neighbour and FDB entries of the tunnel device give the remote VTEP, the
+//! packet travels inside a UDP datagram to port 8472 and is unwrapped on the peer's
+//! flannel.1. Every link's MTU is checked: a packet with DF set that does not fit is
+//! dropped where it would be (the sender's "message too long", or a router's ICMP
+//! "fragmentation needed"); the VXLAN outer datagram has no DF and is fragmented.
 //!
-//! A missing route stops the trace with `no route to host` and says why (no podCIDR, no
-//! InternalIP, next hop not on-link, nobody answers ARP). Masquerading (bridge `ipMasq`) is
-//! not modelled: the packet keeps the pod's source address end to end.
+//! NetworkPolicy is judged where the lab's policy agent enforces it, on the packet as that
+//! hook sees it: egress on the source pod's host veth, ingress on the destination pod's
+//! host veth, so a source rewritten by MASQUERADE on the way is what the ingress rules see.
+//!
+//! Not modelled: conntrack beyond the first packet (replies, established state), tc,
+//! timing, IPv6 packets (an IPv6 destination is refused).
 
 use super::NetError;
-use super::policy::{Decision, Flow, SideVerdict, Verdict, evaluate_resolved};
-use super::routes::{self, Route, missing_peer_route};
-use super::view::{ClusterNet, NodeNet, PodNet, Resolved};
+use super::policy::{Decision, Flow, Protocol, SideVerdict, Verdict, evaluate_resolved};
+use super::view::{ClusterNet, PodNet, Resolved};
+use crate::cni::host::{Host, LinkKind, RouteEntry};
+use ipnet::IpNet;
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 /// What a hop is.
@@ -30,6 +43,10 @@ pub enum HopKind {
     Node,
     /// A NetworkPolicy check.
     Policy,
+    /// A netfilter hook where a rule matched (NAT, drop).
+    Netfilter,
+    /// A tunnel device wrapping or unwrapping the packet (VXLAN).
+    Tunnel,
 }
 
 /// One hop of a trace.
@@ -130,8 +147,68 @@ impl Trace {
     }
 }
 
-/// Trace a flow. Errors only for unknown names or a source that is not a pod or a node.
-pub fn trace(net: &ClusterNet, flow: &Flow) -> Result<Trace, NetError> {
+/// The nodes' kernels a packet can walk through, by node name, and who holds each underlay
+/// address (what ARP on the shared segment would find).
+pub struct Fabric<'a> {
+    /// Each node's kernel.
+    pub hosts: BTreeMap<&'a str, &'a Host>,
+    /// Underlay addresses (on the nodes' `eth0`) and the node holding each.
+    uplink_owner: BTreeMap<IpAddr, &'a str>,
+}
+
+impl<'a> Fabric<'a> {
+    /// The fabric of these nodes.
+    pub fn new(hosts: impl IntoIterator<Item = (&'a str, &'a Host)>) -> Self {
+        let hosts: BTreeMap<&'a str, &'a Host> = hosts.into_iter().collect();
+        let mut uplink_owner = BTreeMap::new();
+        for (name, h) in &hosts {
+            for l in h.root.links.values() {
+                if l.kind == LinkKind::Physical && l.up {
+                    for a in &l.addrs {
+                        if let Ok(n) = a.parse::<IpNet>() {
+                            uplink_owner.insert(n.addr(), *name);
+                        }
+                    }
+                }
+            }
+        }
+        Fabric {
+            hosts,
+            uplink_owner,
+        }
+    }
+}
+
+/// The packet as it is now (addresses change under NAT).
+#[derive(Debug, Clone)]
+struct Pkt {
+    src: IpAddr,
+    dst: IpAddr,
+    proto: Protocol,
+    dport: u16,
+    /// IP packet size in bytes.
+    size: u32,
+}
+
+/// What a netfilter hook did to the packet: the hop line when a rule matched, and the
+/// change.
+#[derive(Debug, Default)]
+struct HookStep {
+    text: Option<String>,
+    drop: Option<String>,
+    snat: Option<IpAddr>,
+    masquerade: bool,
+    dnat: Option<(IpAddr, Option<u16>)>,
+}
+
+/// Trace a flow: one packet of `size` bytes (IP header included) with DF set. Errors only
+/// for unknown names, a source that is not a pod or a node, or an IPv6 destination.
+pub fn trace(
+    net: &ClusterNet,
+    fabric: &Fabric<'_>,
+    flow: &Flow,
+    size: u32,
+) -> Result<Trace, NetError> {
     let src = net.lookup(&flow.src)?;
     let dst = net.lookup(&flow.dst)?;
     if let Resolved::Ip(ip) = src {
@@ -140,10 +217,18 @@ pub fn trace(net: &ClusterNet, flow: &Flow) -> Result<Trace, NetError> {
     let verdict = evaluate_resolved(net, src, dst, flow.port, flow.protocol);
     let mut w = Walker {
         net,
-        verdict: &verdict,
+        fabric,
+        original: &verdict,
+        judged_ingress: None,
         hops: Vec::new(),
+        dst,
+        orig_src: src.ip(),
     };
-    let outcome = w.run(src, dst);
+    let outcome = w.run(src, dst, flow, size);
+    let mut verdict = verdict.clone();
+    if let Some(ingress) = w.judged_ingress.take() {
+        verdict.ingress = ingress;
+    }
     let hops = w.hops;
     Ok(Trace {
         verdict,
@@ -152,13 +237,24 @@ pub fn trace(net: &ClusterNet, flow: &Flow) -> Result<Trace, NetError> {
     })
 }
 
-struct Walker<'a> {
+/// The default packet size of `trace`: `ping`'s 56 data bytes + ICMP 8 + IPv4 20.
+pub const DEFAULT_SIZE: u32 = 84;
+
+/// Walks cap: more hops than this is a loop.
+const MAX_HOPS: usize = 64;
+
+struct Walker<'a, 'n> {
     net: &'a ClusterNet,
-    verdict: &'a Verdict,
+    fabric: &'a Fabric<'n>,
+    original: &'a Verdict,
+    /// The ingress verdict as the destination's veth judged it (on the packet's source then).
+    judged_ingress: Option<SideVerdict>,
     hops: Vec<Hop>,
+    dst: Resolved<'a>,
+    orig_src: Option<IpAddr>,
 }
 
-impl<'a> Walker<'a> {
+impl<'a, 'n> Walker<'a, 'n> {
     fn push(&mut self, kind: HopKind, text: String) {
         self.hops.push(Hop {
             kind,
@@ -174,12 +270,19 @@ impl<'a> Walker<'a> {
         }
     }
 
+    fn dropped(&self, reason: String) -> Outcome {
+        Outcome::Dropped {
+            hop: self.hops.len(),
+            reason,
+        }
+    }
+
     /// A policy check hop; returns the drop outcome if the side denies.
     fn policy(&mut self, side: &SideVerdict, at: &str) -> Option<Outcome> {
         if side.decision == Decision::NotAPod {
             return None;
         }
-        let full = self.verdict.side_text(side);
+        let full = self.original.side_text(side);
         let prefix = format!("{}: ", side.direction.as_str());
         let reason = full.strip_prefix(&prefix).unwrap_or(&full).to_string();
         let word = if side.decision.allows() {
@@ -197,27 +300,7 @@ impl<'a> Walker<'a> {
         if side.decision.allows() {
             None
         } else {
-            Some(Outcome::Dropped {
-                hop: self.hops.len(),
-                reason: full,
-            })
-        }
-    }
-
-    fn run(&mut self, src: Resolved<'a>, dst: Resolved<'a>) -> Outcome {
-        match src {
-            Resolved::Pod(p) => self.start_at_pod(p, dst),
-            Resolved::Node(n) => {
-                self.push(
-                    HopKind::Endpoint,
-                    format!("{} (host network namespace)", n.name),
-                );
-                match self.dst_ip(dst) {
-                    Ok(ip) => self.forward(n, ip, dst),
-                    Err(o) => o,
-                }
-            }
-            Resolved::Ip(_) => self.no_route("a trace starts at a pod or a node".into()),
+            Some(self.dropped(full))
         }
     }
 
@@ -236,7 +319,57 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn start_at_pod(&mut self, pod: &'a PodNet, dst: Resolved<'a>) -> Outcome {
+    fn run(&mut self, src: Resolved<'a>, dst: Resolved<'a>, flow: &Flow, size: u32) -> Outcome {
+        let dst_ip = match self.dst_ip(dst) {
+            Ok(ip) => ip,
+            Err(o) => {
+                if let Resolved::Pod(p) = src {
+                    self.push(HopKind::Endpoint, format!("{} {}", p.key(), p.ifname));
+                }
+                return o;
+            }
+        };
+        let proto = flow.protocol;
+        let dport = flow.port.unwrap_or(0);
+        match src {
+            Resolved::Pod(p) => self.start_at_pod(p, dst_ip, proto, dport, size),
+            Resolved::Node(n) => {
+                self.push(
+                    HopKind::Endpoint,
+                    format!("{} (host network namespace)", n.name),
+                );
+                let Some(host) = self.fabric.hosts.get(n.name.as_str()).copied() else {
+                    return self.no_route(format!("{} has no kernel in the lab", n.name));
+                };
+                // The source of a packet the host sends is the route's preferred source,
+                // or the output device's first address.
+                let table = host.route_table();
+                let Some(r) = lookup(&table, dst_ip) else {
+                    return self.no_route(self.why_no_route(host, dst_ip));
+                };
+                let src_ip = preferred_src(host, r).unwrap_or(dst_ip);
+                self.orig_src = Some(src_ip);
+                let pkt = Pkt {
+                    src: src_ip,
+                    dst: dst_ip,
+                    proto,
+                    dport,
+                    size,
+                };
+                self.host_stack(host, pkt, None)
+            }
+            Resolved::Ip(_) => self.no_route("a trace starts at a pod or a node".into()),
+        }
+    }
+
+    fn start_at_pod(
+        &mut self,
+        pod: &'a PodNet,
+        dst_ip: IpAddr,
+        proto: Protocol,
+        dport: u16,
+        size: u32,
+    ) -> Outcome {
         let Some(src_ip) = pod.ip else {
             self.push(
                 HopKind::Endpoint,
@@ -251,14 +384,15 @@ impl<'a> Walker<'a> {
             HopKind::Endpoint,
             format!("{} {} {src_ip}", pod.key(), pod.ifname),
         );
-        let dst_ip = match self.dst_ip(dst) {
-            Ok(ip) => ip,
-            Err(o) => return o,
+        let host = self.fabric.hosts.get(pod.node.as_str()).copied();
+        let ns = host.and_then(|h| pod.netns.as_deref().and_then(|p| h.netns.get(p)));
+        let (Some(host), Some(ns)) = (host, ns) else {
+            return self.no_route(format!(
+                "{}'s network namespace is gone (no sandbox on {})",
+                pod.key(),
+                pod.node
+            ));
         };
-        let Some(node) = self.net.node(&pod.node) else {
-            return self.no_route(format!("{}'s node {} is unknown", pod.key(), pod.node));
-        };
-        let veth = pod.host_veth.clone().unwrap_or_else(|| "veth?".to_string());
         if dst_ip == src_ip {
             self.push(
                 HopKind::PodRoute,
@@ -269,151 +403,669 @@ impl<'a> Walker<'a> {
                 ),
             );
             let at = format!("{} (to itself)", pod.key());
-            if let Some(o) = self.policy(&self.verdict.egress.clone(), &at) {
+            if let Some(o) = self.policy(&self.original.egress.clone(), &at) {
                 return o;
             }
-            if let Some(o) = self.policy(&self.verdict.ingress.clone(), &at) {
+            if let Some(o) = self.policy(&self.original.ingress.clone(), &at) {
                 return o;
             }
             return Outcome::Delivered(format!("{} {} {src_ip} (itself)", pod.key(), pod.ifname));
         }
-        let proutes = routes::pod_routes_of(self.net, pod);
-        let Some(r) = routes::lookup(&proutes, dst_ip).cloned() else {
-            return self.no_route(format!("{} has no route to {dst_ip}", pod.key()));
+        if dst_ip.is_ipv6() {
+            return self.no_route("the walker follows IPv4 packets only".to_string());
+        }
+        let table = ns.route_table();
+        let Some(r) = lookup(&table, dst_ip).cloned() else {
+            return self.no_route(format!(
+                "{} has no route to {dst_ip} (connect: Network is unreachable)",
+                pod.key()
+            ));
         };
         self.push(
             HopKind::PodRoute,
             format!("route in {}: {}", pod.key(), r.to_ip_route()),
         );
-        self.push(
-            HopKind::Veth,
-            format!("{veth} (host side) on {}", node.name),
-        );
-        if let Some(o) = self.policy(&self.verdict.egress.clone(), &veth) {
+        let Some(link) = ns.links.get(&r.dev) else {
+            return self.no_route(format!("{} has no device {}", pod.key(), r.dev));
+        };
+        if size > link.mtu {
+            return self.dropped(format!(
+                "{size}-byte packet with DF set does not fit {}'s {} (local error: message too long, mtu={})",
+                pod.key(),
+                r.dev,
+                link.mtu
+            ));
+        }
+        let LinkKind::Veth { peer, peer_netns } = &link.kind else {
+            return self.no_route(format!("{}'s {} is not a veth", pod.key(), r.dev));
+        };
+        let Some(hveth) = host.ns(peer_netns).and_then(|n| n.links.get(peer)) else {
+            return self.no_route(format!(
+                "the other end of {}'s {} ({peer}) is gone",
+                pod.key(),
+                r.dev
+            ));
+        };
+        let node = pod.node.as_str();
+        self.push(HopKind::Veth, format!("{peer} (host side) on {node}"));
+        if let Some(o) = self.policy(&self.original.egress.clone(), peer) {
             return o;
         }
-        self.push(HopKind::Bridge, bridge_text(node));
-        if r.via.is_none() {
-            // On-link in the pod subnet: bridged at L2, no routing on the node.
-            if node.owns(dst_ip) {
-                return Outcome::Delivered(format!("{} ({} {dst_ip})", node.name, node.bridge));
+        let pkt = Pkt {
+            src: src_ip,
+            dst: dst_ip,
+            proto,
+            dport,
+            size,
+        };
+        let next = r
+            .via
+            .as_deref()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(dst_ip);
+        match hveth.master.as_deref() {
+            Some(br) => {
+                if host_owns_on(host, br, next) {
+                    self.push(HopKind::Bridge, bridge_text(host, br, node));
+                    self.host_stack(host, pkt, Some(br.to_string()))
+                } else {
+                    self.push(HopKind::Bridge, bridge_text(host, br, node));
+                    self.bridge_deliver(host, node, br, pkt, next)
+                }
             }
-            return self.deliver_on_bridge(node, dst_ip, dst);
+            None => self.host_stack(host, pkt, Some(peer.clone())),
         }
-        self.forward(node, dst_ip, dst)
     }
 
-    /// Route on `node` (the packet is in its host namespace) until delivery or failure.
-    fn forward(&mut self, start: &'a NodeNet, dst_ip: IpAddr, dst: Resolved<'a>) -> Outcome {
-        let mut node = start;
-        let mut visited: Vec<&str> = Vec::new();
-        loop {
-            if node.owns(dst_ip) {
-                return Outcome::Delivered(format!("{} (local address {dst_ip})", node.name));
+    /// The packet in a node's host network stack, arrived on `iif` (None: the host sends it).
+    fn host_stack(&mut self, host: &'a Host, mut pkt: Pkt, iif: Option<String>) -> Outcome {
+        let node: &str = &host.node;
+        let forwarded = iif.is_some();
+        if self.hops.len() > MAX_HOPS {
+            return self.no_route(format!("routing loop through {node}"));
+        }
+        if forwarded {
+            let step = nat_hook(host, "PREROUTING", &pkt, iif.as_deref(), None);
+            if let Some(o) = self.apply_hook(node, "nat PREROUTING", step, &mut pkt) {
+                return o;
             }
-            if visited.contains(&node.name.as_str()) {
-                return self.no_route(format!("routing loop through {}", node.name));
+        }
+        if host_owns(host, pkt.dst) {
+            if forwarded {
+                let step = filter_hook(host, "INPUT", &pkt, iif.as_deref(), None);
+                if let Some(o) = self.apply_hook(node, "filter INPUT", step, &mut pkt) {
+                    return o;
+                }
             }
-            visited.push(&node.name);
-            let table = routes::node_routes(self.net, &node.name).unwrap_or_default();
-            let Some(r) = routes::lookup(&table, dst_ip).cloned() else {
-                return self.no_route(self.why_no_route(node, dst_ip));
-            };
-            self.hops.push(Hop {
-                kind: HopKind::NodeRoute,
-                text: format!("route on {}: {}", node.name, r.to_ip_route()),
-                next_hop: r.via,
+            return Outcome::Delivered(format!("{node} (local address {})", pkt.dst));
+        }
+        let table = host.route_table();
+        let Some(r) = lookup(&table, pkt.dst).cloned() else {
+            return self.no_route(self.why_no_route(host, pkt.dst));
+        };
+        let via: Option<IpAddr> = r.via.as_deref().and_then(|v| v.parse().ok());
+        self.hops.push(Hop {
+            kind: HopKind::NodeRoute,
+            text: format!("route on {node}: {}", r.to_ip_route()),
+            next_hop: via,
+        });
+        let chain = if forwarded { "FORWARD" } else { "OUTPUT" };
+        let step = filter_hook(host, chain, &pkt, iif.as_deref(), Some(&r.dev));
+        if let Some(o) = self.apply_hook(node, &format!("filter {chain}"), step, &mut pkt) {
+            return o;
+        }
+        let step = nat_hook(host, "POSTROUTING", &pkt, iif.as_deref(), Some(&r.dev));
+        let masq_src = preferred_src(host, &r);
+        if let Some(o) = self.apply_hook_masq(node, step, &mut pkt, masq_src) {
+            return o;
+        }
+        let Some(out) = host.root.links.get(&r.dev) else {
+            return self.no_route(format!("{node} has no device {}", r.dev));
+        };
+        if pkt.size > out.mtu {
+            return self.dropped(if forwarded {
+                format!(
+                    "{}-byte packet with DF set does not fit {node}'s {} (mtu {}): {node} answers ICMP fragmentation needed (mtu = {})",
+                    pkt.size, r.dev, out.mtu, out.mtu
+                )
+            } else {
+                format!(
+                    "{}-byte packet with DF set does not fit {node}'s {} (local error: message too long, mtu={})",
+                    pkt.size, r.dev, out.mtu
+                )
             });
-            if r.dev == node.bridge && r.via.is_none() {
-                self.push(HopKind::Bridge, bridge_text(node));
-                return self.deliver_on_bridge(node, dst_ip, dst);
+        }
+        let next = via.unwrap_or(pkt.dst);
+        match &out.kind {
+            LinkKind::Bridge => {
+                self.push(HopKind::Bridge, bridge_text(host, &r.dev, node));
+                self.bridge_deliver(host, node, &r.dev, pkt, next)
             }
-            let target = r.via.unwrap_or(dst_ip);
-            let next = self
-                .net
-                .nodes
-                .iter()
-                .find(|n| n.internal_ip == Some(target));
-            let Some(next) = next else {
-                return self.no_route(match r.via {
-                    Some(gw) => format!("next hop {gw} does not answer ARP on {}", r.dev),
-                    None => format!(
-                        "nothing on {}'s {} answers ARP for {dst_ip}",
-                        node.name, r.dev
-                    ),
-                });
-            };
-            self.push(HopKind::Node, uplink_text(next, &r));
-            node = next;
+            LinkKind::Physical => {
+                let Some(peer) = self
+                    .fabric
+                    .uplink_owner
+                    .get(&next)
+                    .and_then(|n| self.fabric.hosts.get(n))
+                    .copied()
+                else {
+                    return self.no_route(format!(
+                        "nothing on {node}'s {} segment answers ARP for {next}",
+                        r.dev
+                    ));
+                };
+                self.push(HopKind::Node, format!("{} eth0 {next}", peer.node));
+                self.host_stack(peer, pkt, Some("eth0".to_string()))
+            }
+            LinkKind::Vxlan {
+                vni, local, port, ..
+            } => self.vxlan(host, &r.dev, *vni, local, *port, pkt, next),
+            LinkKind::Veth { .. } => {
+                let pod = self
+                    .net
+                    .pods
+                    .iter()
+                    .find(|p| p.node == node && p.host_veth.as_deref() == Some(r.dev.as_str()));
+                match pod {
+                    Some(p) => self.deliver_to_pod(p, &r.dev, pkt),
+                    None => self.no_route(format!("nothing behind {node}'s {}", r.dev)),
+                }
+            }
+            LinkKind::Loopback | LinkKind::Ifb => {
+                self.no_route(format!("{node}'s {} does not lead anywhere", r.dev))
+            }
         }
     }
 
-    fn why_no_route(&self, node: &NodeNet, dst_ip: IpAddr) -> String {
+    /// Out of a VXLAN device: neighbour, FDB, the outer datagram across the underlay, and
+    /// the peer's device unwrapping it.
+    #[allow(clippy::too_many_arguments)]
+    fn vxlan(
+        &mut self,
+        host: &'a Host,
+        dev: &str,
+        vni: u32,
+        local: &str,
+        port: u16,
+        pkt: Pkt,
+        next: IpAddr,
+    ) -> Outcome {
+        let node: &str = &host.node;
+        let next_text = next.to_string();
+        let Some(neigh) = host
+            .neighbours()
+            .into_iter()
+            .find(|n| n.dev == dev && n.ip == next_text)
+        else {
+            return self.dropped(format!(
+                "{node} has no neighbour entry for {next} on {dev} (INCOMPLETE, then FAILED)"
+            ));
+        };
+        let Some(fdb) = host
+            .fdb_entries()
+            .into_iter()
+            .find(|f| f.dev == dev && f.mac == neigh.lladdr)
+        else {
+            return self.dropped(format!(
+                "{node}'s {dev} has no FDB entry for {}: the frame is dropped on transmit",
+                neigh.lladdr
+            ));
+        };
+        let Some(remote) = fdb.dst.as_deref().and_then(|d| d.parse::<IpAddr>().ok()) else {
+            return self.dropped(format!(
+                "{node}'s FDB entry for {} has no dst",
+                neigh.lladdr
+            ));
+        };
+        let outer = pkt.size + 50;
+        let uplink_mtu = host.root.links.get("eth0").map(|l| l.mtu).unwrap_or(1500);
+        let frag = if outer > uplink_mtu {
+            format!(", fragmented: {outer} > eth0 mtu {uplink_mtu} (the outer packet has no DF)")
+        } else {
+            String::new()
+        };
+        self.push(
+            HopKind::Tunnel,
+            format!(
+                "{dev} on {node}: VXLAN VNI {vni}, neighbour {next} lladdr {} → FDB dst {remote}; outer {local} → {remote} UDP dport {port}, {outer} bytes{frag}",
+                neigh.lladdr
+            ),
+        );
+        let Some(peer) = self
+            .fabric
+            .uplink_owner
+            .get(&remote)
+            .and_then(|n| self.fabric.hosts.get(n))
+            .copied()
+        else {
+            return self.no_route(format!(
+                "nothing on {node}'s eth0 segment answers ARP for the VTEP {remote}"
+            ));
+        };
+        self.push(HopKind::Node, format!("{} eth0 {remote}", peer.node));
+        let peer_dev = peer.root.links.values().find(|l| {
+            matches!(&l.kind, LinkKind::Vxlan { vni: v, port: p, .. } if *v == vni && *p == port)
+        });
+        let Some(peer_dev) = peer_dev else {
+            return self.dropped(format!(
+                "{} has no VXLAN device for VNI {vni} on UDP {port}: the datagram is dropped",
+                peer.node
+            ));
+        };
+        let name = peer_dev.name.clone();
+        self.push(
+            HopKind::Tunnel,
+            format!(
+                "{name} on {}: decapsulated, inner {} → {}",
+                peer.node, pkt.src, pkt.dst
+            ),
+        );
+        self.host_stack(peer, pkt, Some(name))
+    }
+
+    /// Across bridge `br` to the port whose pod holds `next`.
+    fn bridge_deliver(
+        &mut self,
+        host: &'a Host,
+        node: &str,
+        br: &str,
+        pkt: Pkt,
+        next: IpAddr,
+    ) -> Outcome {
+        let pod = self.net.pods.iter().find(|p| {
+            p.node == node
+                && p.ip == Some(next)
+                && p.host_veth
+                    .as_deref()
+                    .and_then(|v| host.root.links.get(v))
+                    .is_some_and(|l| l.master.as_deref() == Some(br))
+        });
+        let Some(pod) = pod else {
+            return self.no_route(format!("nothing on {br} of {node} answers ARP for {next}"));
+        };
+        let veth = pod.host_veth.clone().unwrap_or_default();
+        self.deliver_to_pod(pod, &veth, pkt)
+    }
+
+    /// Out of the host veth `veth` into `pod`: the ingress check on the packet as it is now.
+    fn deliver_to_pod(&mut self, pod: &'a PodNet, veth: &str, pkt: Pkt) -> Outcome {
+        self.push(HopKind::Veth, format!("{veth} (host side) on {}", pod.node));
+        if matches!(self.dst, Resolved::Pod(_)) {
+            let seen = self.net.resolve_ip(pkt.src);
+            let side = if Some(pkt.src) == self.orig_src {
+                self.original.ingress.clone()
+            } else {
+                evaluate_resolved(self.net, seen, self.dst, Some(pkt.dport), pkt.proto).ingress
+            };
+            self.judged_ingress = Some(side.clone());
+            if let Some(o) = self.policy(&side, veth) {
+                return o;
+            }
+        }
+        let from = if Some(pkt.src) == self.orig_src {
+            String::new()
+        } else {
+            format!(" (from {}, as the source was rewritten)", pkt.src)
+        };
+        let text = format!("{} {} {}", pod.key(), pod.ifname, pkt.dst);
+        self.push(HopKind::Endpoint, format!("{text}{from}"));
+        Outcome::Delivered(text)
+    }
+
+    /// Apply a hook's step: a hop line for a rule that matched, DNAT, a drop.
+    fn apply_hook(
+        &mut self,
+        node: &str,
+        hook: &str,
+        step: HookStep,
+        pkt: &mut Pkt,
+    ) -> Option<Outcome> {
+        if let Some(t) = step.text {
+            self.push(HopKind::Netfilter, format!("{hook} on {node}: {t}"));
+        }
+        if let Some(why) = step.drop {
+            return Some(self.dropped(format!("{hook} on {node} drops it: {why}")));
+        }
+        if let Some((ip, port)) = step.dnat {
+            pkt.dst = ip;
+            if let Some(p) = port {
+                pkt.dport = p;
+            }
+        }
+        if let Some(ip) = step.snat {
+            pkt.src = ip;
+        }
+        None
+    }
+
+    /// POSTROUTING: as [`Walker::apply_hook`], MASQUERADE taking the output's address.
+    fn apply_hook_masq(
+        &mut self,
+        node: &str,
+        mut step: HookStep,
+        pkt: &mut Pkt,
+        masq_src: Option<IpAddr>,
+    ) -> Option<Outcome> {
+        if step.masquerade {
+            if let Some(ip) = masq_src {
+                step.snat = Some(ip);
+                if let Some(t) = step.text.as_mut() {
+                    t.push_str(&format!(" (source {} → {ip})", pkt.src));
+                }
+            }
+        }
+        self.apply_hook(node, "nat POSTROUTING", step, pkt)
+    }
+
+    fn why_no_route(&self, host: &Host, dst_ip: IpAddr) -> String {
+        let node = &host.node;
         let owner = self
             .net
             .nodes
             .iter()
             .find(|n| n.pod_cidr.is_some_and(|c| c.trunc().contains(&dst_ip)));
         match owner {
-            Some(o) if o.name == node.name => format!(
-                "{} has no route to {dst_ip}: its {} has no address yet (no pod networked on it)",
-                node.name, node.bridge
+            Some(o) if &o.name == node => format!(
+                "{node} has no route to {dst_ip}: no pod has been networked on it yet (its bridge has no address)"
             ),
             Some(o) => {
-                let why = missing_peer_route(node, o)
-                    .unwrap_or_else(|| "the route is missing".to_string());
+                let cidr = o
+                    .pod_cidr
+                    .map(|c| c.trunc().to_string())
+                    .unwrap_or_default();
+                let refused = host.peers.peers.iter().find(|p| p.owner == o.name);
+                let why = match refused {
+                    Some(p) if !host.accepts_route(&p.route) => format!(
+                        "the kernel refused `{}`: Nexthop has invalid gateway (host-gw needs the nodes on one L2 segment)",
+                        p.route.to_ip_route()
+                    ),
+                    Some(_) => "the route is missing".to_string(),
+                    None => format!("the network daemon programmed no route for {}", o.name),
+                };
                 format!(
-                    "{} has no route to {dst_ip} ({} is {}'s podCIDR, but {why})",
-                    node.name,
-                    o.pod_cidr
-                        .map(|c| c.trunc().to_string())
-                        .unwrap_or_default(),
+                    "{node} has no route to {dst_ip} ({cidr} is {}'s podCIDR, but {why})",
                     o.name
                 )
             }
-            None => format!("{} has no route to {dst_ip}", node.name),
+            None => format!("{node} has no route to {dst_ip} (Network is unreachable)"),
         }
     }
+}
 
-    /// Across the bridge to a pod on `node` with address `dst_ip`, through its veth.
-    fn deliver_on_bridge(&mut self, node: &NodeNet, dst_ip: IpAddr, dst: Resolved<'a>) -> Outcome {
-        let pod = self
-            .net
-            .pods
+/// Longest-prefix match over a table in `ip route` order (for one prefix, the first).
+fn lookup(table: &[RouteEntry], ip: IpAddr) -> Option<&RouteEntry> {
+    let mut best: Option<(&RouteEntry, u8)> = None;
+    for r in table {
+        let Some(net) = r.dst_net() else { continue };
+        if net.addr().is_ipv4() != ip.is_ipv4() || !net.contains(&ip) {
+            continue;
+        }
+        if best.is_none_or(|(_, len)| net.prefix_len() > len) {
+            best = Some((r, net.prefix_len()));
+        }
+    }
+    best.map(|(r, _)| r)
+}
+
+/// The source address the host puts on a packet it sends by `r` (and MASQUERADE uses):
+/// the route's `src`, else the first address of the output device.
+fn preferred_src(host: &Host, r: &RouteEntry) -> Option<IpAddr> {
+    if let Some(s) = r.src.as_deref().and_then(|s| s.parse().ok()) {
+        return Some(s);
+    }
+    host.root
+        .links
+        .get(&r.dev)
+        .and_then(|l| l.addrs.first())
+        .and_then(|a| a.parse::<IpNet>().ok())
+        .map(|n| n.addr())
+}
+
+/// Is `ip` one of the host namespace's addresses?
+fn host_owns(host: &Host, ip: IpAddr) -> bool {
+    host.root.links.values().any(|l| {
+        l.addrs
             .iter()
-            .find(|p| p.node == node.name && p.ip == Some(dst_ip));
-        let Some(pod) = pod else {
-            return self.no_route(format!(
-                "nothing on {} of {} answers ARP for {dst_ip}",
-                node.bridge, node.name
-            ));
+            .filter_map(|a| a.parse::<IpNet>().ok())
+            .any(|n| n.addr() == ip)
+    })
+}
+
+/// Is `ip` an address of the host's device `dev`?
+fn host_owns_on(host: &Host, dev: &str, ip: IpAddr) -> bool {
+    host.root.links.get(dev).is_some_and(|l| {
+        l.addrs
+            .iter()
+            .filter_map(|a| a.parse::<IpNet>().ok())
+            .any(|n| n.addr() == ip)
+    })
+}
+
+fn bridge_text(host: &Host, br: &str, node: &str) -> String {
+    let addr = host
+        .root
+        .links
+        .get(br)
+        .and_then(|l| l.addrs.first())
+        .and_then(|a| a.split('/').next().map(str::to_string));
+    match addr {
+        Some(a) => format!("{br} on {node} ({a})"),
+        None => format!("{br} on {node}"),
+    }
+}
+
+/// The nat table's verdict on the packet at `chain` (the first packet of a connection:
+/// nat is consulted only then, and later packets follow conntrack).
+fn nat_hook(host: &Host, chain: &str, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>) -> HookStep {
+    let local = host_owns(host, pkt.dst);
+    let chains = host.nat.chains();
+    let mut step = HookStep::default();
+    let mut mark = 0u32;
+    let Some((rule, target)) = traverse(chains, chain, pkt, iif, oif, local, &mut mark, 0) else {
+        return step;
+    };
+    let mut words = target.split_whitespace();
+    match words.next() {
+        Some("MASQUERADE") => step.masquerade = true,
+        Some("SNAT") => {
+            step.snat = option_value(&target, "--to-source").and_then(|v| v.parse().ok());
+        }
+        Some("DNAT") => {
+            step.dnat =
+                option_value(&target, "--to-destination").and_then(|v| match v.rsplit_once(':') {
+                    Some((ip, port)) => Some((ip.parse().ok()?, port.parse().ok())),
+                    None => Some((v.parse().ok()?, None)),
+                });
+        }
+        Some("DROP") => step.drop = Some(rule.clone()),
+        _ => {}
+    }
+    step.text = Some(rule);
+    step
+}
+
+/// The filter table's verdict on the packet at `chain`. The lab's components write no
+/// filter rules yet, so every chain has only its ACCEPT policy.
+fn filter_hook(
+    host: &Host,
+    chain: &str,
+    pkt: &Pkt,
+    iif: Option<&str>,
+    oif: Option<&str>,
+) -> HookStep {
+    let _ = (host, chain, pkt, iif, oif);
+    HookStep::default()
+}
+
+/// Walk `chain` (and the chains it jumps to) for the packet: the first terminating rule,
+/// as `-A CHAIN rule` text, and its target with options. RETURN and the end of a user chain
+/// go back to the caller; MARK sets the mark and goes on. None: the chain's policy decides.
+#[allow(clippy::too_many_arguments)]
+fn traverse(
+    chains: &BTreeMap<String, Vec<String>>,
+    chain: &str,
+    pkt: &Pkt,
+    iif: Option<&str>,
+    oif: Option<&str>,
+    local: bool,
+    mark: &mut u32,
+    depth: usize,
+) -> Option<(String, String)> {
+    if depth > 16 {
+        return None;
+    }
+    for rule in chains.get(chain)? {
+        let Some(target) = rule_matches(rule, pkt, iif, oif, local, *mark) else {
+            continue;
         };
-        let veth = pod.host_veth.clone().unwrap_or_else(|| "veth?".to_string());
-        self.push(
-            HopKind::Veth,
-            format!("{veth} (host side) on {}", node.name),
-        );
-        if matches!(dst, Resolved::Pod(_)) {
-            if let Some(o) = self.policy(&self.verdict.ingress.clone(), &veth) {
-                return o;
+        let name = target.split_whitespace().next().unwrap_or_default();
+        match name {
+            "RETURN" => return None,
+            "MARK" => {
+                if let Some(v) = option_value(&target, "--set-xmark") {
+                    let (val, mask) = parse_mark(v);
+                    *mark = (*mark & !mask) ^ val;
+                }
+            }
+            "ACCEPT" | "DROP" | "MASQUERADE" | "SNAT" | "DNAT" | "REJECT" => {
+                return Some((format!("-A {chain} {rule}"), target));
+            }
+            user => {
+                if let Some(hit) = traverse(chains, user, pkt, iif, oif, local, mark, depth + 1) {
+                    return Some(hit);
+                }
             }
         }
-        let text = format!("{} {} {dst_ip}", pod.key(), pod.ifname);
-        self.push(HopKind::Endpoint, text.clone());
-        Outcome::Delivered(text)
     }
+    None
 }
 
-fn bridge_text(node: &NodeNet) -> String {
-    match node.gateway {
-        Some(gw) => format!("{} on {} ({gw})", node.bridge, node.name),
-        None => format!("{} on {}", node.bridge, node.name),
+/// The words of a rule, with `--comment "…"`'s quoted text as one word.
+fn words(rule: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = rule.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if quoted => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            '"' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            _ => cur.push(c),
+        }
     }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
 }
 
-fn uplink_text(node: &NodeNet, r: &Route) -> String {
-    match node.internal_ip {
-        Some(ip) => format!("{} {} {ip}", node.name, r.dev),
-        None => format!("{} {}", node.name, r.dev),
+/// Does the rule match? Some(target with its options) when it does. A match the walker
+/// does not know makes the rule not match.
+fn rule_matches(
+    rule: &str,
+    pkt: &Pkt,
+    iif: Option<&str>,
+    oif: Option<&str>,
+    local: bool,
+    mark: u32,
+) -> Option<String> {
+    let w = words(rule);
+    let mut i = 0;
+    let mut negate = false;
+    while i < w.len() {
+        let word = w[i].as_str();
+        let next = w.get(i + 1).map(String::as_str).unwrap_or_default();
+        let ok = match word {
+            "!" => {
+                negate = true;
+                i += 1;
+                continue;
+            }
+            "-s" | "-d" => {
+                let ip = if word == "-s" { pkt.src } else { pkt.dst };
+                let hit = next
+                    .parse::<IpNet>()
+                    .map(|n| n.contains(&ip))
+                    .or_else(|_| next.parse::<IpAddr>().map(|a| a == ip))
+                    .unwrap_or(false);
+                i += 2;
+                hit
+            }
+            "-i" | "-o" => {
+                let dev = if word == "-i" { iif } else { oif };
+                let hit = match next.strip_suffix('+') {
+                    Some(prefix) => dev.is_some_and(|d| d.starts_with(prefix)),
+                    None => dev == Some(next),
+                };
+                i += 2;
+                hit
+            }
+            "-p" => {
+                i += 2;
+                next.eq_ignore_ascii_case(&pkt.proto.to_string())
+            }
+            "--dport" => {
+                i += 2;
+                next.parse::<u16>().is_ok_and(|p| p == pkt.dport)
+            }
+            "--dports" => {
+                i += 2;
+                next.split(',')
+                    .any(|p| p.parse::<u16>().is_ok_and(|p| p == pkt.dport))
+            }
+            "-m" => {
+                i += 2;
+                true
+            }
+            "--comment" => {
+                i += 2;
+                true
+            }
+            "--mark" => {
+                let (val, mask) = parse_mark(next);
+                i += 2;
+                mark & mask == val
+            }
+            "--dst-type" => {
+                i += 2;
+                next == "LOCAL" && local
+            }
+            "-j" => return Some(w[i + 1..].join(" ")),
+            _ => return None,
+        };
+        if ok == negate {
+            return None;
+        }
+        negate = false;
+    }
+    None
+}
+
+/// The value after `opt` in a target's words.
+fn option_value<'t>(target: &'t str, opt: &str) -> Option<&'t str> {
+    let mut it = target.split_whitespace();
+    while let Some(w) = it.next() {
+        if w == opt {
+            return it.next();
+        }
+    }
+    None
+}
+
+/// `0x4000/0x4000` → (value, mask); no mask is all ones.
+fn parse_mark(text: &str) -> (u32, u32) {
+    let num = |t: &str| u32::from_str_radix(t.trim_start_matches("0x"), 16).unwrap_or(0);
+    match text.split_once('/') {
+        Some((v, m)) => (num(v), num(m)),
+        None => (num(text), u32::MAX),
     }
 }

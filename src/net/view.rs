@@ -82,6 +82,8 @@ pub struct PodNet {
     pub ip: Option<IpAddr>,
     /// The host end of its veth pair (`veth1a2b3c4d`).
     pub host_veth: Option<String>,
+    /// The path of its sandbox's network namespace on the node (`/var/run/netns/cni-…`).
+    pub netns: Option<String>,
     /// The interface inside the pod (`eth0`).
     pub ifname: String,
     /// Named container ports (for `port: "http"` in policies).
@@ -98,6 +100,7 @@ impl PodNet {
             labels: BTreeMap::new(),
             ip: None,
             host_veth: None,
+            netns: None,
             ifname: "eth0".to_string(),
             ports: Vec::new(),
         }
@@ -252,6 +255,17 @@ impl ClusterNet {
             return Endpoint::Node(n.name.clone());
         }
         Endpoint::Ip(ip)
+    }
+
+    /// What an address on a packet is: the pod holding it, else the node, else the address.
+    pub(crate) fn resolve_ip(&self, ip: IpAddr) -> Resolved<'_> {
+        match self.pods.iter().find(|p| p.ip == Some(ip)) {
+            Some(p) => Resolved::Pod(p),
+            None => match self.nodes.iter().find(|n| n.owns(ip)) {
+                Some(n) => Resolved::Node(n),
+                None => Resolved::Ip(ip),
+            },
+        }
     }
 
     pub(crate) fn lookup(&self, ep: &Endpoint) -> Result<Resolved<'_>, NetError> {

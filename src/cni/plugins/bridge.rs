@@ -451,6 +451,7 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
             proto_kernel: false,
             scope_link: false,
             src: None,
+            onlink: false,
         };
         if !ns.routes.contains(&entry) {
             ns.routes.reserve_exact(1);

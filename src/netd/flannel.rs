@@ -1,0 +1,519 @@
+//! flanneld, as kube-flannel's DaemonSet runs it (`--ip-masq --kube-subnet-mgr`), one per
+//! node, with the host-gw or the VXLAN backend (`flannel-io/flannel` v0.28:
+//! `pkg/subnet/kube/kube.go`, `pkg/backend/hostgw`, `pkg/backend/vxlan`,
+//! `pkg/trafficmngr/iptables`; summarised in `flannel-and-netfilter.md` §1, §3–§5).
+//!
+//! flanneld allocates nothing: its lease is its Node's `spec.podCIDR`, which must lie in the
+//! `Network` of net-conf.json. It learns the peers' leases from their Node objects and
+//! programs, for each peer, in this order:
+//! - host-gw: `<peer subnet> via <peer public-ip> dev eth0` (refused by the kernel when the
+//!   peer is not on the segment: host-gw needs L2 adjacency);
+//! - VXLAN: the permanent neighbour `<peer subnet>.0 lladdr <peer VtepMAC>` on flannel.1, the
+//!   FDB entry `<VtepMAC> dst <peer public-ip> self permanent`, then the route
+//!   `<peer subnet> via <peer subnet>.0 dev flannel.1 onlink`.
+//!
+//! On its own node it creates flannel.1 (VXLAN: VNI 1, `local` the public IP, `dev eth0`, the
+//! kernel's default port 8472, `nolearning`, MTU = eth0's − 50, address `<subnet>.0/32`),
+//! writes `/run/flannel/subnet.env` last, and keeps its iptables rules.
+//!
+//! The lab's flanneld takes the public IP from the Node's InternalIP (flanneld takes the
+//! address of the interface with the default route; on the lab's nodes that is eth0 with
+//! the InternalIP) and derives the VtepMAC from the node name (flanneld makes a random one
+//! once and keeps it in the `backend-data` annotation). It does not write the
+//! `flannel.alpha.coreos.com/*` annotations: peers are read from podCIDR and InternalIP.
+
+use crate::cni::host::{FdbEntry, Host, Link, LinkKind, Neigh, PeerEntries, PeerEntry, RouteEntry};
+use ipnet::IpNet;
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+
+/// The path of the file flanneld writes for the flannel CNI plugin.
+pub const SUBNET_ENV: &str = "/run/flannel/subnet.env";
+
+/// The VXLAN device's name and VNI (`flannel.<VNI>`, VNI 1 by default).
+pub const VXLAN_DEV: &str = "flannel.1";
+/// flannel's default VNI.
+pub const VNI: u32 = 1;
+/// The kernel's default VXLAN port (flanneld passes port 0, so netlink omits it).
+pub const VXLAN_PORT: u16 = 8472;
+/// Outer IPv4 20 + UDP 8 + VXLAN 8 + inner Ethernet 14 bytes.
+pub const VXLAN_OVERHEAD: u32 = 50;
+
+/// A flannel backend (`Backend.Type` in net-conf.json).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Routes via the peers' addresses on a shared L2 segment.
+    HostGw,
+    /// A VXLAN overlay through flannel.1.
+    Vxlan,
+}
+
+impl Backend {
+    /// The name net-conf.json uses (`host-gw`, `vxlan`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::HostGw => "host-gw",
+            Backend::Vxlan => "vxlan",
+        }
+    }
+}
+
+/// One node's lease as flanneld holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Lease {
+    /// The node's podCIDR (the lease's subnet).
+    subnet: IpNet,
+    /// The node's public IP (its InternalIP).
+    public_ip: IpAddr,
+    /// The VTEP MAC of its flannel.1 (VXLAN).
+    vtep_mac: String,
+    /// The podCIDR and InternalIP as the Node object spells them (to notice changes
+    /// without formatting anything).
+    seen: (String, String),
+    /// What every other node programs for this lease.
+    entry: Arc<PeerEntry>,
+}
+
+/// A node as flanneld's informer sees it: name, `spec.podCIDR`, InternalIP.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeLease<'a> {
+    /// The node's name.
+    pub name: &'a str,
+    /// `spec.podCIDR` ("" when unassigned).
+    pub pod_cidr: &'a str,
+    /// `status.addresses[InternalIP]`.
+    pub internal_ip: Option<&'a str>,
+}
+
+/// flannel on every node: the configuration kube-flannel's ConfigMap and DaemonSet give
+/// flanneld, and what each node's flanneld holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flannel {
+    /// `Backend.Type`.
+    pub backend: Backend,
+    /// `Network` in net-conf.json (the cluster CIDR).
+    pub network: IpNet,
+    /// flanneld's `--ip-masq` (kube-flannel's manifest passes it): flanneld masquerades
+    /// traffic leaving the cluster, and the plugin's bridge delegate gets `ipMasq: false`.
+    pub ip_masq: bool,
+    /// The lease each node's flanneld holds, by node.
+    leases: BTreeMap<String, Lease>,
+    /// Why a node's flanneld holds no lease (its log line), by node.
+    problems: BTreeMap<String, String>,
+    /// The peer entries every node programs, shared (see [`PeerEntries`]).
+    shared: Arc<PeerEntries>,
+}
+
+impl Default for Flannel {
+    fn default() -> Self {
+        Flannel::new(Backend::HostGw)
+    }
+}
+
+impl Flannel {
+    /// flannel with a backend, Network 10.244.0.0/16 and `--ip-masq`, as kube-flannel.yml.
+    pub fn new(backend: Backend) -> Self {
+        Flannel {
+            backend,
+            network: "10.244.0.0/16"
+                .parse()
+                .unwrap_or(IpNet::V4(Default::default())),
+            ip_masq: true,
+            leases: BTreeMap::new(),
+            problems: BTreeMap::new(),
+            shared: Arc::new(PeerEntries::default()),
+        }
+    }
+
+    /// The `--network` name of this configuration.
+    pub fn name(&self) -> &'static str {
+        match self.backend {
+            Backend::HostGw => "flannel-host-gw",
+            Backend::Vxlan => "flannel-vxlan",
+        }
+    }
+
+    /// The MTU flanneld writes to subnet.env for an uplink of `uplink_mtu`.
+    pub fn mtu(&self, uplink_mtu: u32) -> u32 {
+        match self.backend {
+            Backend::HostGw => uplink_mtu,
+            Backend::Vxlan => uplink_mtu.saturating_sub(VXLAN_OVERHEAD),
+        }
+    }
+
+    /// Why `node`'s flanneld holds no lease, if it does not.
+    pub fn problem(&self, node: &str) -> Option<&str> {
+        self.problems.get(node).map(String::as_str)
+    }
+
+    /// The subnet `node` holds, if any.
+    pub fn lease_of(&self, node: &str) -> Option<IpNet> {
+        self.leases.get(node).map(|l| l.subnet)
+    }
+
+    /// The lease (or the error) flanneld's AcquireLease gets for a node.
+    fn acquire(&self, n: &NodeLease<'_>) -> Result<(IpNet, IpAddr), String> {
+        if n.pod_cidr.is_empty() {
+            return Err(format!("node \"{}\" pod cidr not assigned", n.name));
+        }
+        let subnet: IpNet = n
+            .pod_cidr
+            .parse()
+            .map_err(|_| format!("node \"{}\" pod cidr not assigned", n.name))?;
+        if !self.network.contains(&subnet) {
+            return Err(format!(
+                "subnet \"{}\" specified in the flannel net config doesn't contain \"{}\" PodCIDR of the \"{}\" node",
+                self.network, n.pod_cidr, n.name
+            ));
+        }
+        let ip = n
+            .internal_ip
+            .and_then(|i| i.parse::<IpAddr>().ok())
+            .ok_or_else(|| {
+                "Failed to find any valid interface to use: failed to get default interface: Unable to find default route".to_string()
+            })?;
+        Ok((subnet, ip))
+    }
+
+    /// What every peer programs for a lease.
+    fn peer_entry(&self, node: &str, subnet: IpNet, ip: IpAddr, mac: &str) -> PeerEntry {
+        let net = subnet.network().to_string();
+        match self.backend {
+            Backend::HostGw => PeerEntry {
+                owner: node.to_string(),
+                route: RouteEntry::static_route(
+                    &subnet.trunc().to_string(),
+                    Some(&ip.to_string()),
+                    "eth0",
+                ),
+                neigh: None,
+                fdb: None,
+            },
+            Backend::Vxlan => {
+                let mut route =
+                    RouteEntry::static_route(&subnet.trunc().to_string(), Some(&net), VXLAN_DEV);
+                route.onlink = true;
+                PeerEntry {
+                    owner: node.to_string(),
+                    route,
+                    neigh: Some(Neigh {
+                        ip: net,
+                        dev: VXLAN_DEV.to_string(),
+                        lladdr: mac.to_string(),
+                        state: "PERMANENT".to_string(),
+                    }),
+                    fdb: Some(FdbEntry {
+                        mac: mac.to_string(),
+                        dev: VXLAN_DEV.to_string(),
+                        dst: Some(ip.to_string()),
+                        flags: "self permanent".to_string(),
+                    }),
+                }
+            }
+        }
+    }
+
+    /// Every node's flanneld handles Node events: acquire or drop leases, program the nodes
+    /// whose own lease changed, and give every node the peers' entries. `full`: `nodes` is
+    /// every Node (a resync, which also notices deleted ones); otherwise only the Nodes an
+    /// event named. `log(node, line)` records a flanneld error once. True when anything
+    /// changed.
+    pub fn reconcile(
+        &mut self,
+        nodes: &[NodeLease<'_>],
+        full: bool,
+        hosts: &mut BTreeMap<String, crate::node::NodeRuntime>,
+        log: &mut dyn FnMut(&str, &str),
+    ) -> bool {
+        let mut changed = false;
+        let mut peers_changed = false;
+        let mut seen: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+        for n in nodes {
+            seen.insert(n.name);
+            let same = self.leases.get(n.name).is_some_and(|l| {
+                l.seen.0 == n.pod_cidr && Some(l.seen.1.as_str()) == n.internal_ip
+            });
+            if same {
+                continue;
+            }
+            match self.acquire(n) {
+                Ok((subnet, ip)) => {
+                    self.problems.remove(n.name);
+                    let mac = crate::util::hash::mac(&[n.name, VXLAN_DEV]);
+                    let entry = Arc::new(self.peer_entry(n.name, subnet, ip, &mac));
+                    self.leases.insert(
+                        n.name.to_string(),
+                        Lease {
+                            subnet,
+                            public_ip: ip,
+                            vtep_mac: mac,
+                            seen: (
+                                n.pod_cidr.to_string(),
+                                n.internal_ip.unwrap_or_default().to_string(),
+                            ),
+                            entry,
+                        },
+                    );
+                    if let Some(rt) = hosts.get_mut(n.name) {
+                        self.program_own(&mut rt.host, n.name);
+                    }
+                    peers_changed = true;
+                }
+                Err(e) => {
+                    if self.leases.remove(n.name).is_some() {
+                        peers_changed = true;
+                    }
+                    if self.problems.get(n.name) != Some(&e) {
+                        log(n.name, &e);
+                        self.problems.insert(n.name.to_string(), e);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        // A deleted Node is a Removed event: its peers delete what they programmed for it.
+        // (Only a full pass knows every Node; an event names one.)
+        let gone: Vec<String> = if full {
+            self.leases
+                .keys()
+                .filter(|k| !seen.contains(&k.as_str()))
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for k in gone {
+            self.leases.remove(&k);
+            peers_changed = true;
+        }
+        if peers_changed {
+            let peers = PeerEntries {
+                peers: self.leases.values().map(|l| Arc::clone(&l.entry)).collect(),
+            };
+            self.shared = Arc::new(peers);
+            // A node whose flanneld holds no lease has exited: it programs nothing.
+            let empty = Arc::new(PeerEntries::default());
+            // Both maps are in name order: walk them side by side.
+            let mut leased = self.leases.keys().peekable();
+            for (name, rt) in hosts.iter_mut() {
+                while leased.next_if(|k| k.as_str() < name.as_str()).is_some() {}
+                let holds = leased.peek().is_some_and(|k| *k == name);
+                rt.host.peers = if holds {
+                    Arc::clone(&self.shared)
+                } else {
+                    Arc::clone(&empty)
+                };
+            }
+            changed = true;
+        }
+        changed
+    }
+
+    /// Start over with another backend (`network use`): every node's flanneld is restarted
+    /// with the new net-conf.json; what the old backend programmed is removed first.
+    pub fn switch(
+        &mut self,
+        backend: Backend,
+        network: IpNet,
+        hosts: &mut BTreeMap<String, crate::node::NodeRuntime>,
+    ) {
+        for rt in hosts.values_mut() {
+            rt.host.nat.delete_chain("FLANNEL-POSTRTG");
+            rt.host.root.links.remove(VXLAN_DEV);
+            rt.host.files.remove(SUBNET_ENV);
+            rt.host.peers = Arc::new(PeerEntries::default());
+        }
+        *self = Flannel {
+            network,
+            ip_masq: self.ip_masq,
+            ..Flannel::new(backend)
+        };
+    }
+
+    /// What flanneld sets up on its own node once it holds its lease: the VXLAN device, then
+    /// subnet.env (written last: the plugin waits for it).
+    fn program_own(&self, host: &mut Host, node: &str) {
+        let Some(lease) = self.leases.get(node) else {
+            return;
+        };
+        let uplink_mtu = host.root.links.get("eth0").map(|l| l.mtu).unwrap_or(1500);
+        if self.backend == Backend::Vxlan {
+            let mut dev = Link::new(
+                VXLAN_DEV,
+                LinkKind::Vxlan {
+                    vni: VNI,
+                    local: lease.public_ip.to_string(),
+                    dev: "eth0".to_string(),
+                    port: VXLAN_PORT,
+                    learning: false,
+                },
+                lease.vtep_mac.clone(),
+                uplink_mtu.saturating_sub(VXLAN_OVERHEAD),
+            );
+            dev.up = true;
+            dev.addrs = vec![format!("{}/32", lease.subnet.network())];
+            host.root.links.insert(VXLAN_DEV.to_string(), dev);
+        } else {
+            host.root.links.remove(VXLAN_DEV);
+        }
+        if self.ip_masq {
+            self.masquerade_rules(host, lease.subnet);
+        }
+        host.files.insert(
+            SUBNET_ENV.to_string(),
+            self.subnet_env(lease.subnet, uplink_mtu),
+        );
+    }
+
+    /// `--ip-masq`: the FLANNEL-POSTRTG chain in nat POSTROUTING
+    /// (`pkg/trafficmngr/iptables/iptables.go` MasqRules, v0.22–v0.28): skip kube-proxy's
+    /// masquerade mark, no NAT between pods or from outside to local pods, masquerade the
+    /// cluster's traffic leaving it (not multicast) and the host's traffic into it.
+    fn masquerade_rules(&self, host: &mut Host, subnet: IpNet) {
+        const COMMENT: &str = "-m comment --comment \"flanneld masq\"";
+        const CHAIN: &str = "FLANNEL-POSTRTG";
+        let (net, sub) = (self.network, subnet.trunc());
+        host.nat.delete_chain(CHAIN);
+        host.nat.ensure_chain(CHAIN);
+        host.nat
+            .append_unique("POSTROUTING", format!("{COMMENT} -j {CHAIN}"));
+        for rule in [
+            format!("-m mark --mark 0x4000/0x4000 {COMMENT} -j RETURN"),
+            format!("-s {sub} -d {net} {COMMENT} -j RETURN"),
+            format!("-s {net} -d {sub} {COMMENT} -j RETURN"),
+            format!("! -s {net} -d {sub} {COMMENT} -j RETURN"),
+            format!("-s {net} ! -d 224.0.0.0/4 {COMMENT} -j MASQUERADE --random-fully"),
+            format!("! -s {net} -d {net} {COMMENT} -j MASQUERADE --random-fully"),
+        ] {
+            host.nat.append_unique(CHAIN, rule);
+        }
+    }
+
+    /// `/run/flannel/subnet.env` (`pkg/subnet/subnet.go` WriteSubnetFile): FLANNEL_SUBNET is
+    /// the lease's network address plus one.
+    fn subnet_env(&self, subnet: IpNet, uplink_mtu: u32) -> String {
+        let first = match subnet.network() {
+            IpAddr::V4(a) => IpAddr::V4(std::net::Ipv4Addr::from(u32::from(a).saturating_add(1))),
+            IpAddr::V6(a) => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(a).saturating_add(1))),
+        };
+        format!(
+            "FLANNEL_NETWORK={}\nFLANNEL_SUBNET={first}/{}\nFLANNEL_MTU={}\nFLANNEL_IPMASQ={}\n",
+            self.network,
+            subnet.prefix_len(),
+            self.mtu(uplink_mtu),
+            self.ip_masq
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cni::conf::ConfDir;
+    use crate::node::NodeRuntime;
+
+    fn hosts(names: &[(&str, &str)]) -> BTreeMap<String, NodeRuntime> {
+        names
+            .iter()
+            .map(|(n, ip)| {
+                let host = Host::new(n, ip, crate::util::hash::mac(&[n, "eth0"]));
+                (n.to_string(), NodeRuntime::new(host, ConfDir::default()))
+            })
+            .collect()
+    }
+
+    fn leases<'a>(v: &'a [(&'a str, &'a str, &'a str)]) -> Vec<NodeLease<'a>> {
+        v.iter()
+            .map(|(name, cidr, ip)| NodeLease {
+                name,
+                pod_cidr: cidr,
+                internal_ip: Some(ip),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn host_gw_routes_each_peer_via_its_address_and_skips_its_own() {
+        let nodes = [
+            ("node-1", "10.244.1.0/24", "192.168.0.1"),
+            ("node-2", "10.244.2.0/24", "192.168.0.2"),
+            ("node-3", "10.244.3.0/24", "192.168.9.3"),
+        ];
+        let mut h = hosts(&[
+            ("node-1", "192.168.0.1"),
+            ("node-2", "192.168.0.2"),
+            ("node-3", "192.168.9.3"),
+        ]);
+        let mut f = Flannel::new(Backend::HostGw);
+        assert!(f.reconcile(&leases(&nodes), true, &mut h, &mut |_, _| {}));
+        let lines: Vec<String> = h["node-1"]
+            .host
+            .route_table()
+            .iter()
+            .map(|r| r.to_ip_route())
+            .collect();
+        // node-3 is on another segment: the kernel refuses its route.
+        assert_eq!(
+            lines,
+            [
+                "10.244.2.0/24 via 192.168.0.2 dev eth0",
+                "192.168.0.0/24 dev eth0 proto kernel scope link src 192.168.0.1"
+            ]
+        );
+        assert_eq!(
+            h["node-2"].host.files[SUBNET_ENV],
+            "FLANNEL_NETWORK=10.244.0.0/16\nFLANNEL_SUBNET=10.244.2.1/24\nFLANNEL_MTU=1500\nFLANNEL_IPMASQ=true\n"
+        );
+        // A second pass with the same nodes changes nothing.
+        assert!(!f.reconcile(&leases(&nodes), true, &mut h, &mut |_, _| {}));
+    }
+
+    #[test]
+    fn vxlan_programs_neighbour_fdb_and_onlink_route_per_peer() {
+        let nodes = [
+            ("node-1", "10.244.1.0/24", "192.168.0.1"),
+            ("node-2", "10.244.2.0/24", "192.168.0.2"),
+        ];
+        let mut h = hosts(&[("node-1", "192.168.0.1"), ("node-2", "192.168.0.2")]);
+        let mut f = Flannel::new(Backend::Vxlan);
+        f.reconcile(&leases(&nodes), true, &mut h, &mut |_, _| {});
+        let host = &h["node-1"].host;
+        let dev = host.root.links.get(VXLAN_DEV).expect("flannel.1");
+        assert_eq!(dev.mtu, 1450);
+        assert_eq!(dev.addrs, ["10.244.1.0/32"]);
+        let routes: Vec<String> = host.route_table().iter().map(|r| r.to_ip_route()).collect();
+        assert!(routes.contains(&"10.244.2.0/24 via 10.244.2.0 dev flannel.1 onlink".to_string()));
+        let mac = crate::util::hash::mac(&["node-2", VXLAN_DEV]);
+        assert_eq!(
+            host.neighbours()[0].to_ip_neigh(),
+            format!("10.244.2.0 dev flannel.1 lladdr {mac} PERMANENT")
+        );
+        assert_eq!(
+            host.fdb_entries()[0].to_bridge_fdb(),
+            format!("{mac} dev flannel.1 dst 192.168.0.2 self permanent")
+        );
+        assert!(h["node-2"].host.files[SUBNET_ENV].contains("FLANNEL_MTU=1450\n"));
+    }
+
+    #[test]
+    fn a_node_outside_the_network_has_no_lease_and_says_why_once() {
+        let nodes = [("node-9", "10.9.0.0/24", "192.168.0.9")];
+        let mut h = hosts(&[("node-9", "192.168.0.9")]);
+        let mut f = Flannel::default();
+        let mut logged = Vec::new();
+        f.reconcile(&leases(&nodes), true, &mut h, &mut |n, l| {
+            logged.push(format!("{n}: {l}"))
+        });
+        f.reconcile(&leases(&nodes), true, &mut h, &mut |n, l| {
+            logged.push(format!("{n}: {l}"))
+        });
+        assert_eq!(
+            logged,
+            [
+                "node-9: subnet \"10.244.0.0/16\" specified in the flannel net config doesn't contain \"10.9.0.0/24\" PodCIDR of the \"node-9\" node"
+            ]
+        );
+        assert!(!h["node-9"].host.files.contains_key(SUBNET_ENV));
+    }
+}
