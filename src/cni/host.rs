@@ -1,5 +1,6 @@
 //! A node as CNI plugins see it: the host network namespace (links, addresses, routes),
-//! the sandbox namespaces the runtime created, iptables' nat table, tc qdiscs, sysctls, and
+//! the sandbox namespaces the runtime created, netfilter (iptables and ip6tables, nat and
+//! filter: [`super::netfilter`]), tc qdiscs, sysctls, and
 //! the files host-local keeps under `/var/lib/cni/networks`.
 //!
 //! This is the "kernel and disk" the stateless plugins act on. Everything is ordered
@@ -7,6 +8,7 @@
 
 use super::ipam_store::IpamStore;
 use super::links::Links;
+use super::netfilter::Netfilter;
 use std::collections::BTreeMap;
 
 /// The kind of a network link.
@@ -297,189 +299,6 @@ fn route_sort_key(dst: &str) -> (u128, u8) {
     }
 }
 
-/// One iptables rule in a chain, in `iptables -S` form without the `-A CHAIN` prefix.
-pub type Rule = String;
-
-/// The nat table: chains by name, each with its rules in order.
-#[derive(Debug, Clone, Default)]
-pub struct NatTable {
-    /// Chains by name; built-in chains are created on first use.
-    chains: BTreeMap<String, Vec<Rule>>,
-    /// For each chain some rule jumps to: the chains holding such rules, with how many.
-    /// Deleting a chain then visits only those, instead of every rule of the table (which
-    /// grows with the pods): usually none, since bridge and portmap delete their jump
-    /// rules before the chain.
-    referrers: BTreeMap<String, BTreeMap<String, usize>>,
-}
-
-/// Targets that are never user chains: not worth an index entry.
-const STANDARD_TARGETS: [&str; 9] = [
-    "ACCEPT",
-    "DROP",
-    "RETURN",
-    "REJECT",
-    "MASQUERADE",
-    "DNAT",
-    "SNAT",
-    "MARK",
-    "LOG",
-];
-
-/// The chains a rule jumps to, each once: every word that follows a `-j ` (ends at a space
-/// or the end). A rule jumps to chain `C` exactly when it ends with `-j C` or contains
-/// `-j C `, which is how [`NatTable::delete_chain`] finds jumps.
-fn jump_targets(rule: &str) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
-    for (i, _) in rule.match_indices("-j ") {
-        let word = rule[i + 3..].split(' ').next().unwrap_or_default();
-        if !word.is_empty() && !STANDARD_TARGETS.contains(&word) && !out.contains(&word) {
-            out.push(word);
-        }
-    }
-    out
-}
-
-impl PartialEq for NatTable {
-    fn eq(&self, other: &Self) -> bool {
-        self.chains == other.chains
-    }
-}
-
-impl Eq for NatTable {}
-
-impl NatTable {
-    /// The chains by name, each with its rules in order.
-    pub fn chains(&self) -> &BTreeMap<String, Vec<Rule>> {
-        &self.chains
-    }
-
-    /// Ensure a chain exists.
-    pub fn ensure_chain(&mut self, chain: &str) {
-        if !self.chains.contains_key(chain) {
-            self.chains.insert(chain.to_string(), Vec::new());
-        }
-    }
-
-    /// Count `rule` (in `chain`) in or out of the jump index.
-    fn index_rule(&mut self, chain: &str, rule: &str, added: bool) {
-        for target in jump_targets(rule) {
-            if added {
-                let from = self.referrers.entry(target.to_string()).or_default();
-                match from.get_mut(chain) {
-                    Some(n) => *n += 1,
-                    None => {
-                        from.insert(chain.to_string(), 1);
-                    }
-                }
-            } else if let Some(from) = self.referrers.get_mut(target) {
-                if let Some(n) = from.get_mut(chain) {
-                    *n = n.saturating_sub(1);
-                    if *n == 0 {
-                        from.remove(chain);
-                    }
-                }
-                if from.is_empty() {
-                    self.referrers.remove(target);
-                }
-            }
-        }
-    }
-
-    /// Append a rule unless already present (`iptables -C` then `-A`).
-    pub fn append_unique(&mut self, chain: &str, rule: Rule) {
-        self.ensure_chain(chain);
-        if self.chains.get(chain).is_some_and(|r| r.contains(&rule)) {
-            return;
-        }
-        self.index_rule(chain, &rule, true);
-        if let Some(rules) = self.chains.get_mut(chain) {
-            rules.push(rule);
-        }
-    }
-
-    /// Insert a rule at the top unless already present (`-I`).
-    pub fn prepend_unique(&mut self, chain: &str, rule: Rule) {
-        self.ensure_chain(chain);
-        if self.chains.get(chain).is_some_and(|r| r.contains(&rule)) {
-            return;
-        }
-        self.index_rule(chain, &rule, true);
-        if let Some(rules) = self.chains.get_mut(chain) {
-            rules.insert(0, rule);
-        }
-    }
-
-    /// Delete every rule in `chain` that equals `rule`.
-    pub fn delete_rule(&mut self, chain: &str, rule: &str) {
-        let Some(rules) = self.chains.get_mut(chain) else {
-            return;
-        };
-        let before = rules.len();
-        rules.retain(|r| r != rule);
-        for _ in rules.len()..before {
-            self.index_rule(chain, rule, false);
-        }
-    }
-
-    /// Flush and delete a chain, and every rule jumping to it.
-    pub fn delete_chain(&mut self, chain: &str) {
-        if let Some(rules) = self.chains.remove(chain) {
-            for rule in &rules {
-                self.index_rule(chain, rule, false);
-            }
-        }
-        let Some(from) = self.referrers.get(chain) else {
-            return;
-        };
-        let from: Vec<String> = from.keys().cloned().collect();
-        let jump = format!("-j {chain}");
-        let jump_then_more = format!("{jump} ");
-        for name in from {
-            let Some(rules) = self.chains.get_mut(&name) else {
-                continue;
-            };
-            let mut removed = Vec::new();
-            rules.retain(|r| {
-                let keep = !r.ends_with(&jump) && !r.contains(&jump_then_more);
-                if !keep {
-                    removed.push(r.clone());
-                }
-                keep
-            });
-            for r in removed {
-                self.index_rule(&name, &r, false);
-            }
-        }
-    }
-
-    /// The table as `iptables -t nat -S` prints it.
-    pub fn to_lines(&self) -> Vec<String> {
-        // `iptables -S` prints the built-in chains' policies first (in hook order), then the
-        // user chains (sorted, as libiptc keeps them), then the rules chain by chain in the
-        // same order.
-        const BUILTIN: [&str; 4] = ["PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"];
-        let mut out: Vec<String> = BUILTIN.iter().map(|c| format!("-P {c} ACCEPT")).collect();
-        let user: Vec<&String> = self
-            .chains
-            .keys()
-            .filter(|c| !BUILTIN.contains(&c.as_str()))
-            .collect();
-        for name in &user {
-            out.push(format!("-N {name}"));
-        }
-        let order = BUILTIN
-            .iter()
-            .copied()
-            .chain(user.iter().map(|s| s.as_str()));
-        for name in order {
-            for r in self.chains.get(name).into_iter().flatten() {
-                out.push(format!("-A {name} {r}"));
-            }
-        }
-        out
-    }
-}
-
 /// A tc qdisc on a device.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Qdisc {
@@ -517,8 +336,8 @@ pub struct Host {
     pub root: Netns,
     /// Sandbox namespaces by path (`/var/run/netns/cni-…`).
     pub netns: BTreeMap<String, Netns>,
-    /// iptables nat table.
-    pub nat: NatTable,
+    /// iptables and ip6tables: the nat and filter tables of each family.
+    pub netfilter: Netfilter,
     /// tc qdiscs.
     pub qdiscs: Vec<Qdisc>,
     /// sysctls that plugins set (`net.ipv4.ip_forward` …).
@@ -624,129 +443,6 @@ impl Host {
             Some(&mut self.root)
         } else {
             self.netns.get_mut(path)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The jump index must find every rule jumping to a deleted chain, wherever it is, and
-    /// forget the deleted chain's own jumps (or churn would grow it without bound).
-    #[test]
-    fn delete_chain_removes_every_jump_and_leaves_no_index_behind() {
-        let mut nat = NatTable::default();
-        for i in 0..50 {
-            let chain = format!("CNI-{i:04}");
-            nat.ensure_chain(&chain);
-            nat.append_unique(&chain, "-d 10.0.0.0/24 -j ACCEPT".into());
-            nat.append_unique(&chain, format!("-j CNI-SHARED --mark {i}"));
-            nat.append_unique("POSTROUTING", format!("-s 10.0.0.{i}/32 -j {chain}"));
-            nat.prepend_unique(
-                "PREROUTING",
-                format!("-m comment --comment x{i} -j {chain}"),
-            );
-        }
-        nat.ensure_chain("CNI-SHARED");
-        for i in 0..50 {
-            nat.delete_chain(&format!("CNI-{i:04}"));
-        }
-        let mut expected = NatTable::default();
-        expected.ensure_chain("POSTROUTING");
-        expected.ensure_chain("PREROUTING");
-        expected.ensure_chain("CNI-SHARED");
-        assert_eq!(nat, expected);
-        assert_eq!(nat.to_lines(), expected.to_lines());
-        assert!(
-            nat.referrers.is_empty(),
-            "index left behind: {:?}",
-            nat.referrers
-        );
-        // A jump with options after the target is found too, and only the named chain's.
-        nat.append_unique("OUTPUT", "-p tcp -j CNI-HOSTPORT-DNAT --dport 80".into());
-        nat.append_unique("OUTPUT", "-p tcp -j CNI-HOSTPORT-DNATX".into());
-        nat.ensure_chain("CNI-HOSTPORT-DNAT");
-        nat.delete_chain("CNI-HOSTPORT-DNAT");
-        assert_eq!(
-            nat.chains()["OUTPUT"],
-            vec!["-p tcp -j CNI-HOSTPORT-DNATX".to_string()]
-        );
-    }
-
-    /// The table before the jump index: every rule of every chain is looked at.
-    #[derive(Default)]
-    struct Naive(BTreeMap<String, Vec<String>>);
-
-    impl Naive {
-        fn append(&mut self, c: &str, r: &str) {
-            let rules = self.0.entry(c.into()).or_default();
-            if !rules.iter().any(|x| x == r) {
-                rules.push(r.into());
-            }
-        }
-        fn prepend(&mut self, c: &str, r: &str) {
-            let rules = self.0.entry(c.into()).or_default();
-            if !rules.iter().any(|x| x == r) {
-                rules.insert(0, r.into());
-            }
-        }
-        fn delete_rule(&mut self, c: &str, r: &str) {
-            if let Some(rules) = self.0.get_mut(c) {
-                rules.retain(|x| x != r);
-            }
-        }
-        fn delete_chain(&mut self, c: &str) {
-            self.0.remove(c);
-            let (jump, more) = (format!("-j {c}"), format!("-j {c} "));
-            for rules in self.0.values_mut() {
-                rules.retain(|x| !x.ends_with(&jump) && !x.contains(&more));
-            }
-        }
-    }
-
-    /// 20,000 random operations on a few chains: the indexed table always equals the naive
-    /// one, so the index never misses a jump.
-    #[test]
-    fn indexed_table_matches_the_naive_one_under_random_operations() {
-        let chains = ["POSTROUTING", "OUTPUT", "CNI-A", "CNI-B", "CNI-DN-C", "X"];
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
-        let (mut nat, mut naive) = (NatTable::default(), Naive::default());
-        for step in 0..20_000 {
-            let c = chains[next(chains.len())];
-            let t = chains[next(chains.len())];
-            let rule = match next(5) {
-                0 => format!("-s 10.0.0.{}/32 -j {t}", next(3)),
-                1 => format!("-p tcp -j {t} --to-destination 10.0.0.{}:80", next(3)),
-                2 => format!("-m comment --comment \"x -j {t}\" -j ACCEPT"),
-                3 => format!("-j {t}X"),
-                _ => "-d 10.0.0.0/8 -j MASQUERADE".to_string(),
-            };
-            match next(5) {
-                0 | 1 => {
-                    nat.append_unique(c, rule.clone());
-                    naive.append(c, &rule);
-                }
-                2 => {
-                    nat.prepend_unique(c, rule.clone());
-                    naive.prepend(c, &rule);
-                }
-                3 => {
-                    nat.delete_rule(c, &rule);
-                    naive.delete_rule(c, &rule);
-                }
-                _ => {
-                    nat.delete_chain(t);
-                    naive.delete_chain(t);
-                }
-            }
-            assert_eq!(nat.chains(), &naive.0, "after step {step}");
         }
     }
 }

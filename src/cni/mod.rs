@@ -6,6 +6,7 @@ pub mod exec;
 pub mod host;
 pub mod ipam_store;
 pub mod links;
+pub mod netfilter;
 pub mod plugin;
 pub mod plugins;
 pub mod registry;

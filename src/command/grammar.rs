@@ -482,10 +482,20 @@ pub enum ShowCmd {
         /// Node (default: every node)
         node: Option<String>,
     },
-    /// iptables nat rules on a node (portmap, ipMasq)
+    /// iptables rules on a node, as `iptables -t TABLE -S` prints them (portmap, ipMasq,
+    /// flannel)
+    #[command(
+        after_help = "The lab models the nat and filter tables of IPv4 (iptables) and IPv6 (ip6tables).\nExamples:\n  show iptables node-1\n  show iptables node-1 -6\n  show iptables node-1 --table filter"
+    )]
     Iptables {
         /// Node
         node: String,
+        /// The IPv6 tables (ip6tables)
+        #[arg(short = '6', long = "ipv6")]
+        v6: bool,
+        /// The table
+        #[arg(long, short = 't', default_value = "nat", value_parser = TableParser)]
+        table: TableArg,
     },
     /// Watch events of the API server since an index
     Watch {
@@ -493,6 +503,66 @@ pub enum ShowCmd {
         #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = whole_u64)]
         since: u64,
     },
+}
+
+/// The iptables tables `show iptables --table` takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TableArg {
+    /// `-t nat`
+    #[default]
+    Nat,
+    /// `-t filter`
+    Filter,
+}
+
+impl TableArg {
+    /// Both, in the order help lists them.
+    pub const ALL: [TableArg; 2] = [TableArg::Nat, TableArg::Filter];
+
+    /// The name `-t` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            TableArg::Nat => "nat",
+            TableArg::Filter => "filter",
+        }
+    }
+}
+
+/// `--table NAME`: nat or filter, refused with what the lab models (raw, mangle and security
+/// are not); the names are the flag's possible values, so completion offers them.
+#[derive(Debug, Clone, Copy)]
+pub struct TableParser;
+
+/// `--table`'s check: the table by name.
+fn table_name(text: &str) -> Result<TableArg, String> {
+    TableArg::ALL
+        .into_iter()
+        .find(|t| t.name() == text)
+        .ok_or_else(|| "the lab models the nat and filter tables".to_string())
+}
+
+impl clap::builder::TypedValueParser for TableParser {
+    type Value = TableArg;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<TableArg, clap::Error> {
+        let check: fn(&str) -> Result<TableArg, String> = table_name;
+        check.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            TableArg::ALL
+                .into_iter()
+                .map(|t| clap::builder::PossibleValue::new(t.name())),
+        ))
+    }
 }
 
 /// Output formats for `get`.

@@ -36,7 +36,7 @@
 
 use super::journal::{Entry, Start};
 use super::{Lab, LabError, Mode};
-use crate::command::grammar::ShowCmd;
+use crate::command::grammar::{ShowCmd, TableArg};
 use crate::command::{self, Command, ParseError};
 use crate::render::{Line, Outcome, Role};
 use serde_json::{Map, Value, json};
@@ -465,7 +465,11 @@ impl Lab {
                 .map(|o| text_lines(&o))
                 .unwrap_or(Value::Null);
             let iptables = self
-                .show(ShowCmd::Iptables { node: n.clone() })
+                .show(ShowCmd::Iptables {
+                    node: n.clone(),
+                    v6: false,
+                    table: TableArg::Nat,
+                })
                 .map(|o| text_lines(&o))
                 .unwrap_or(Value::Null);
             let Some(rt) = self.nodes.get(&n) else {

@@ -4,9 +4,10 @@
 use super::pods::pod_status_text;
 use super::{Lab, LabError};
 
+use crate::cni::netfilter::TableKind;
 use crate::cni::runtime::WireCall;
 use crate::cni::types::to_go_json;
-use crate::command::grammar::{DescribeArgs, GetArgs, OutputFormat, ShowCmd};
+use crate::command::grammar::{DescribeArgs, GetArgs, OutputFormat, ShowCmd, TableArg};
 use crate::record::wire::{CsiCall, WireRecord};
 use crate::record::{CallEvent, Level};
 use crate::render::{Line, Outcome, Role, Table};
@@ -53,7 +54,7 @@ impl Lab {
             ShowCmd::Fdb { node } => self.show_fdb(&node),
             ShowCmd::Events { n } => Ok(self.show_events(n)),
             ShowCmd::Wire { n, list } => self.show_wire(n, list),
-            ShowCmd::Iptables { node } => self.show_iptables(&node),
+            ShowCmd::Iptables { node, v6, table } => self.show_iptables(&node, v6, table),
             ShowCmd::Volumes { node } => self.show_volumes(node.as_deref()),
             ShowCmd::Watch { since } => Ok(self.show_watch(since)),
         }
@@ -246,7 +247,14 @@ impl Lab {
         Ok(out)
     }
 
-    fn show_iptables(&self, node: &str) -> Result<Outcome, LabError> {
+    /// `show iptables NODE [-6] [--table nat|filter]`: one table of one family, as
+    /// `iptables -t TABLE -S` (or `ip6tables`) prints it.
+    fn show_iptables(&self, node: &str, v6: bool, table: TableArg) -> Result<Outcome, LabError> {
+        let kind = match table {
+            TableArg::Nat => TableKind::Nat,
+            TableArg::Filter => TableKind::Filter,
+        };
+        let tool = if v6 { "ip6tables" } else { "iptables" };
         let n = self.nodes_selected(Some(node))?;
         let mut out = Outcome::empty();
         for name in n {
@@ -254,9 +262,9 @@ impl Lab {
                 out.line(
                     Line::new()
                         .push(name.clone(), Role::Name)
-                        .push(" $ iptables -t nat -S", Role::Dim),
+                        .push(format!(" $ {tool} -t {kind} -S"), Role::Dim),
                 );
-                for l in rt.host.nat.to_lines() {
+                for l in rt.host.netfilter.family(v6).get(kind).to_lines() {
                     out.plain(format!("  {l}"));
                 }
             }

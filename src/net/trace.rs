@@ -22,6 +22,7 @@ use super::NetError;
 use super::policy::{Decision, Flow, Protocol, SideVerdict, Verdict, evaluate_resolved};
 use super::view::{ClusterNet, PodNet, Resolved};
 use crate::cni::host::{Host, LinkKind, RouteEntry};
+use crate::cni::netfilter::{Decision as NfDecision, L4, Packet, Policy as NfPolicy, TableKind};
 use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -750,7 +751,13 @@ impl<'a, 'n> Walker<'a, 'n> {
             if let Some(ip) = masq_src {
                 step.snat = Some(ip);
                 if let Some(t) = step.text.as_mut() {
-                    t.push_str(&format!(" (source {} → {ip})", pkt.src));
+                    if ip == pkt.src {
+                        t.push_str(&format!(
+                            " (the source {ip} is already the output's address)"
+                        ));
+                    } else {
+                        t.push_str(&format!(" (source {} → {ip})", pkt.src));
+                    }
                 }
             }
         }
@@ -854,38 +861,69 @@ fn bridge_text(host: &Host, br: &str, node: &str) -> String {
     }
 }
 
-/// The nat table's verdict on the packet at `chain` (the first packet of a connection:
-/// nat is consulted only then, and later packets follow conntrack).
-fn nat_hook(host: &Host, chain: &str, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>) -> HookStep {
-    let local = host_owns(host, pkt.dst);
-    let chains = host.nat.chains();
-    let mut step = HookStep::default();
-    let mut mark = 0u32;
-    let Some((rule, target)) = traverse(chains, chain, pkt, iif, oif, local, &mut mark, 0) else {
-        return step;
+/// The packet as netfilter's matches see it at a hook.
+fn nf_packet(host: &Host, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>) -> Packet {
+    let proto = match pkt.proto {
+        Protocol::Tcp => L4::Tcp,
+        Protocol::Udp => L4::Udp,
+        Protocol::Sctp => L4::Sctp,
     };
-    let mut words = target.split_whitespace();
-    match words.next() {
-        Some("MASQUERADE") => step.masquerade = true,
-        Some("SNAT") => {
-            step.snat = option_value(&target, "--to-source").and_then(|v| v.parse().ok());
+    let mut p = Packet::new(pkt.src, pkt.dst, proto, 0, pkt.dport);
+    p.iif = iif.map(str::to_string);
+    p.oif = oif.map(str::to_string);
+    p.dst_local = host_owns(host, pkt.dst);
+    p
+}
+
+/// Run one table's hook chain on the packet and say what it did: the deciding rule (and
+/// every rule that matched on the way, when one of them is a jump that returned), the
+/// rewrite, a drop. nat is consulted for the first packet of a connection only; that is
+/// the packet the walker follows.
+fn hook(
+    host: &Host,
+    table: TableKind,
+    chain: &str,
+    pkt: &Pkt,
+    iif: Option<&str>,
+    oif: Option<&str>,
+) -> HookStep {
+    let tables = host.netfilter.family(pkt.dst.is_ipv6());
+    let mut p = nf_packet(host, pkt, iif, oif);
+    let t = tables.get(table).traverse(chain, &mut p);
+    let mut step = HookStep::default();
+    match t.decision {
+        NfDecision::Masquerade => step.masquerade = true,
+        NfDecision::Snat(ip) => step.snat = Some(ip),
+        NfDecision::Dnat(ip, port) => step.dnat = Some((ip, port)),
+        NfDecision::Drop => {
+            step.drop = Some(
+                t.decided_by
+                    .clone()
+                    .or(t.aborted.clone())
+                    .unwrap_or_else(|| format!("the {chain} policy is DROP")),
+            );
         }
-        Some("DNAT") => {
-            step.dnat =
-                option_value(&target, "--to-destination").and_then(|v| match v.rsplit_once(':') {
-                    Some((ip, port)) => Some((ip.parse().ok()?, port.parse().ok())),
-                    None => Some((v.parse().ok()?, None)),
-                });
+        NfDecision::Policy(NfPolicy::Drop) => {
+            step.drop = Some(format!("no rule accepts it and the {chain} policy is DROP"));
         }
-        Some("DROP") => step.drop = Some(rule.clone()),
-        _ => {}
+        NfDecision::Accept | NfDecision::Policy(NfPolicy::Accept) => {}
     }
-    step.text = Some(rule);
+    step.text = match (&t.decided_by, t.matched.last()) {
+        (Some(rule), _) => Some(rule.clone()),
+        // Nothing decided but a rule matched (a RETURN): show the last one, it is why the
+        // packet went on untouched.
+        (None, Some(last)) if table == TableKind::Nat => Some(format!("{last} (no NAT)")),
+        _ => None,
+    };
     step
 }
 
-/// The filter table's verdict on the packet at `chain`. The lab's components write no
-/// filter rules yet, so every chain has only its ACCEPT policy.
+/// The nat table's verdict on the packet at `chain`.
+fn nat_hook(host: &Host, chain: &str, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>) -> HookStep {
+    hook(host, TableKind::Nat, chain, pkt, iif, oif)
+}
+
+/// The filter table's verdict on the packet at `chain`: a hop only when a rule dropped it.
 fn filter_hook(
     host: &Host,
     chain: &str,
@@ -893,179 +931,9 @@ fn filter_hook(
     iif: Option<&str>,
     oif: Option<&str>,
 ) -> HookStep {
-    let _ = (host, chain, pkt, iif, oif);
-    HookStep::default()
-}
-
-/// Walk `chain` (and the chains it jumps to) for the packet: the first terminating rule,
-/// as `-A CHAIN rule` text, and its target with options. RETURN and the end of a user chain
-/// go back to the caller; MARK sets the mark and goes on. None: the chain's policy decides.
-#[allow(clippy::too_many_arguments)]
-fn traverse(
-    chains: &BTreeMap<String, Vec<String>>,
-    chain: &str,
-    pkt: &Pkt,
-    iif: Option<&str>,
-    oif: Option<&str>,
-    local: bool,
-    mark: &mut u32,
-    depth: usize,
-) -> Option<(String, String)> {
-    if depth > 16 {
-        return None;
+    let mut step = hook(host, TableKind::Filter, chain, pkt, iif, oif);
+    if step.drop.is_none() {
+        step.text = None;
     }
-    for rule in chains.get(chain)? {
-        let Some(target) = rule_matches(rule, pkt, iif, oif, local, *mark) else {
-            continue;
-        };
-        let name = target.split_whitespace().next().unwrap_or_default();
-        match name {
-            "RETURN" => return None,
-            "MARK" => {
-                if let Some(v) = option_value(&target, "--set-xmark") {
-                    let (val, mask) = parse_mark(v);
-                    *mark = (*mark & !mask) ^ val;
-                }
-            }
-            "ACCEPT" | "DROP" | "MASQUERADE" | "SNAT" | "DNAT" | "REJECT" => {
-                return Some((format!("-A {chain} {rule}"), target));
-            }
-            user => {
-                if let Some(hit) = traverse(chains, user, pkt, iif, oif, local, mark, depth + 1) {
-                    return Some(hit);
-                }
-            }
-        }
-    }
-    None
-}
-
-/// The words of a rule, with `--comment "…"`'s quoted text as one word.
-fn words(rule: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = rule.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if quoted => {
-                if let Some(n) = chars.next() {
-                    cur.push(n);
-                }
-            }
-            '"' => quoted = !quoted,
-            ' ' if !quoted => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            _ => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
-/// Does the rule match? Some(target with its options) when it does. A match the walker
-/// does not know makes the rule not match.
-fn rule_matches(
-    rule: &str,
-    pkt: &Pkt,
-    iif: Option<&str>,
-    oif: Option<&str>,
-    local: bool,
-    mark: u32,
-) -> Option<String> {
-    let w = words(rule);
-    let mut i = 0;
-    let mut negate = false;
-    while i < w.len() {
-        let word = w[i].as_str();
-        let next = w.get(i + 1).map(String::as_str).unwrap_or_default();
-        let ok = match word {
-            "!" => {
-                negate = true;
-                i += 1;
-                continue;
-            }
-            "-s" | "-d" => {
-                let ip = if word == "-s" { pkt.src } else { pkt.dst };
-                let hit = next
-                    .parse::<IpNet>()
-                    .map(|n| n.contains(&ip))
-                    .or_else(|_| next.parse::<IpAddr>().map(|a| a == ip))
-                    .unwrap_or(false);
-                i += 2;
-                hit
-            }
-            "-i" | "-o" => {
-                let dev = if word == "-i" { iif } else { oif };
-                let hit = match next.strip_suffix('+') {
-                    Some(prefix) => dev.is_some_and(|d| d.starts_with(prefix)),
-                    None => dev == Some(next),
-                };
-                i += 2;
-                hit
-            }
-            "-p" => {
-                i += 2;
-                next.eq_ignore_ascii_case(&pkt.proto.to_string())
-            }
-            "--dport" => {
-                i += 2;
-                next.parse::<u16>().is_ok_and(|p| p == pkt.dport)
-            }
-            "--dports" => {
-                i += 2;
-                next.split(',')
-                    .any(|p| p.parse::<u16>().is_ok_and(|p| p == pkt.dport))
-            }
-            "-m" => {
-                i += 2;
-                true
-            }
-            "--comment" => {
-                i += 2;
-                true
-            }
-            "--mark" => {
-                let (val, mask) = parse_mark(next);
-                i += 2;
-                mark & mask == val
-            }
-            "--dst-type" => {
-                i += 2;
-                next == "LOCAL" && local
-            }
-            "-j" => return Some(w[i + 1..].join(" ")),
-            _ => return None,
-        };
-        if ok == negate {
-            return None;
-        }
-        negate = false;
-    }
-    None
-}
-
-/// The value after `opt` in a target's words.
-fn option_value<'t>(target: &'t str, opt: &str) -> Option<&'t str> {
-    let mut it = target.split_whitespace();
-    while let Some(w) = it.next() {
-        if w == opt {
-            return it.next();
-        }
-    }
-    None
-}
-
-/// `0x4000/0x4000` → (value, mask); no mask is all ones.
-fn parse_mark(text: &str) -> (u32, u32) {
-    let num = |t: &str| u32::from_str_radix(t.trim_start_matches("0x"), 16).unwrap_or(0);
-    match text.split_once('/') {
-        Some((v, m)) => (num(v), num(m)),
-        None => (num(text), u32::MAX),
-    }
+    step
 }

@@ -319,7 +319,8 @@ impl Flannel {
         hosts: &mut BTreeMap<String, crate::node::NodeRuntime>,
     ) {
         for rt in hosts.values_mut() {
-            rt.host.nat.delete_chain("FLANNEL-POSTRTG");
+            rt.host.netfilter.ip4.nat.delete_chain("FLANNEL-POSTRTG");
+            rt.host.netfilter.ip4.filter.delete_chain("FLANNEL-FWD");
             rt.host.root.links.remove(VXLAN_DEV);
             rt.host.files.remove(SUBNET_ENV);
             rt.host.peers = Arc::new(PeerEntries::default());
@@ -360,6 +361,7 @@ impl Flannel {
         if self.ip_masq {
             self.masquerade_rules(host, lease.subnet);
         }
+        self.forward_rules(host);
         host.files.insert(
             SUBNET_ENV.to_string(),
             self.subnet_env(lease.subnet, uplink_mtu),
@@ -374,10 +376,10 @@ impl Flannel {
         const COMMENT: &str = "-m comment --comment \"flanneld masq\"";
         const CHAIN: &str = "FLANNEL-POSTRTG";
         let (net, sub) = (self.network, subnet.trunc());
-        host.nat.delete_chain(CHAIN);
-        host.nat.ensure_chain(CHAIN);
-        host.nat
-            .append_unique("POSTROUTING", format!("{COMMENT} -j {CHAIN}"));
+        let nat = &mut host.netfilter.family_mut(net.addr().is_ipv6()).nat;
+        nat.delete_chain(CHAIN);
+        nat.ensure_chain(CHAIN);
+        nat.append_unique("POSTROUTING", format!("{COMMENT} -j {CHAIN}"));
         for rule in [
             format!("-m mark --mark 0x4000/0x4000 {COMMENT} -j RETURN"),
             format!("-s {sub} -d {net} {COMMENT} -j RETURN"),
@@ -386,8 +388,22 @@ impl Flannel {
             format!("-s {net} ! -d 224.0.0.0/4 {COMMENT} -j MASQUERADE --random-fully"),
             format!("! -s {net} -d {net} {COMMENT} -j MASQUERADE --random-fully"),
         ] {
-            host.nat.append_unique(CHAIN, rule);
+            nat.append_unique(CHAIN, rule);
         }
+    }
+
+    /// `--iptables-forward-rules` (on by default): FLANNEL-FWD in the filter table's FORWARD
+    /// accepts the cluster's traffic both ways (for hosts whose FORWARD policy is DROP).
+    fn forward_rules(&self, host: &mut Host) {
+        const COMMENT: &str = "-m comment --comment \"flanneld forward\"";
+        const CHAIN: &str = "FLANNEL-FWD";
+        let net = self.network;
+        let filter = &mut host.netfilter.family_mut(net.addr().is_ipv6()).filter;
+        filter.delete_chain(CHAIN);
+        filter.ensure_chain(CHAIN);
+        filter.append_unique("FORWARD", format!("{COMMENT} -j {CHAIN}"));
+        filter.append_unique(CHAIN, format!("-s {net} {COMMENT} -j ACCEPT"));
+        filter.append_unique(CHAIN, format!("-d {net} {COMMENT} -j ACCEPT"));
     }
 
     /// `/run/flannel/subnet.env` (`pkg/subnet/subnet.go` WriteSubnetFile): FLANNEL_SUBNET is

@@ -514,34 +514,38 @@ fn ensure_addr(host: &mut Host, conf: &BridgeConf, gw: &str) -> Result<(), CniEr
     Ok(())
 }
 
-/// `ip.SetupIPMasq` (`pkg/ip/ipmasq_iptables_linux.go`).
+/// `ip.SetupIPMasq` (`pkg/ip/ipmasq_iptables_linux.go`): in the nat table of the address's
+/// family (`iptables.NewWithProtocol(ProtocolIPv6)` and `ff00::/8` for an IPv6 address).
 fn setup_ip_masq(host: &mut Host, addr: &IpNet, chain: &str, comment: &str) {
     let multicast = if addr.addr().is_ipv4() {
         "224.0.0.0/4"
     } else {
         "ff00::/8"
     };
-    host.nat.ensure_chain(chain);
+    let nat = &mut host.netfilter.for_addr_mut(&addr.addr()).nat;
+    nat.ensure_chain(chain);
     let mut accept = IptRule::jump("ACCEPT").comment(comment);
     accept.dst = Some(addr.to_string());
-    host.nat.append_unique(chain, accept.render());
+    nat.append_unique(chain, accept.render());
     let mut masq = IptRule::jump("MASQUERADE").comment(comment);
     masq.dst = Some(multicast.to_string());
     masq.dst_negated = true;
-    host.nat.append_unique(chain, masq.render());
+    nat.append_unique(chain, masq.render());
     let mut post = IptRule::jump(chain).comment(comment);
     post.src = Some(addr.addr().to_string());
-    host.nat.append_unique("POSTROUTING", post.render());
+    nat.append_unique("POSTROUTING", post.render());
 }
 
-/// `ip.TeardownIPMasq`: the POSTROUTING jump (both forms), then the chain.
+/// `ip.TeardownIPMasq`: the POSTROUTING jump (both forms), then the chain, in the address's
+/// family.
 fn teardown_ip_masq(host: &mut Host, addr: &IpNet, chain: &str, comment: &str) {
+    let nat = &mut host.netfilter.for_addr_mut(&addr.addr()).nat;
     for src in [addr.addr().to_string(), addr.to_string()] {
         let mut post = IptRule::jump(chain).comment(comment);
         post.src = Some(src);
-        host.nat.delete_rule("POSTROUTING", &post.render());
+        nat.delete_rule("POSTROUTING", &post.render());
     }
-    host.nat.delete_chain(chain);
+    nat.delete_chain(chain);
 }
 
 impl Bridge {

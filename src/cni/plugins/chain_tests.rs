@@ -202,7 +202,7 @@ fn real_rules(fixture: &str) -> BTreeMap<String, Vec<String>> {
 }
 
 fn lab_rules(h: &Host) -> BTreeMap<String, Vec<String>> {
-    let mut m = rules_by_chain(h.nat.to_lines().into_iter());
+    let mut m = rules_by_chain(h.netfilter.ip4.nat.to_lines().into_iter());
     m.retain(|_, v| !v.is_empty());
     m
 }
@@ -445,9 +445,17 @@ fn bridge_del_twice_and_without_netns() {
     }
     assert!(!h.root.links.contains_key(&veth));
     assert!(!h.netns[NS].links.contains_key("eth0"));
-    assert!(!h.nat.chains().contains_key("CNI-20afed91d8ddf530016083b5"));
     assert!(
-        h.nat
+        !h.netfilter
+            .ip4
+            .nat
+            .chains()
+            .contains_key("CNI-20afed91d8ddf530016083b5")
+    );
+    assert!(
+        h.netfilter
+            .ip4
+            .nat
             .chains()
             .get("POSTROUTING")
             .is_none_or(|r| r.is_empty())
@@ -718,7 +726,7 @@ fn portmap_errors_and_pass_through() {
         "failed to parse config: MasqMarkBit must be between 0 and 31"
     );
     // No mappings: prevResult out, nothing written.
-    let before = h.nat.clone();
+    let before = h.netfilter.ip4.nat.clone();
     let r = result(call(
         &mut h,
         &Portmap,
@@ -728,7 +736,7 @@ fn portmap_errors_and_pass_through() {
         Some(&br),
     ));
     assert_eq!(r, br);
-    assert_eq!(h.nat, before);
+    assert_eq!(h.netfilter.ip4.nat, before);
 }
 
 #[test]
@@ -747,7 +755,7 @@ fn portmap_masq_all_and_no_snat() {
         Some(&br),
     ));
     assert_eq!(
-        h.nat.chains()["CNI-DN-20afed91d8ddf53001608"],
+        h.netfilter.ip4.nat.chains()["CNI-DN-20afed91d8ddf53001608"],
         vec![
             "-p tcp -m tcp --dport 80 -j CNI-HOSTPORT-SETMARK",
             "-p tcp -m tcp --dport 80 -j DNAT --to-destination 10.244.1.2:8080",
@@ -765,8 +773,17 @@ fn portmap_masq_all_and_no_snat() {
         Some(pm),
         Some(&br),
     ));
-    assert!(!h.nat.chains().contains_key("CNI-HOSTPORT-SETMARK"));
-    assert_eq!(h.nat.chains()["CNI-DN-20afed91d8ddf53001608"].len(), 1);
+    assert!(
+        !h.netfilter
+            .ip4
+            .nat
+            .chains()
+            .contains_key("CNI-HOSTPORT-SETMARK")
+    );
+    assert_eq!(
+        h.netfilter.ip4.nat.chains()["CNI-DN-20afed91d8ddf53001608"].len(),
+        1
+    );
 }
 
 fn bw_conf() -> Value {

@@ -5,12 +5,15 @@
 //!
 //! Rule text is what `iptables -t nat -S` printed after the Debian 1.1.1 plugin ran
 //! (`tests/fixtures/real/portmap-iptables-S-nat.txt`); like 1.1.1 the container's entry rules
-//! are appended to CNI-HOSTPORT-DNAT (HEAD prepends them). CHECK looks only at the families
-//! the pod has, as HEAD does (1.1.1 also probes ip6tables and fails). Not modelled: the
-//! nftables backend, conntrack flushing.
+//! are appended to CNI-HOSTPORT-DNAT (HEAD prepends them). Each pod address gets its rules in
+//! the nat table of its family (`forwardPorts`: `iptables.NewWithProtocol(ProtocolIPv6)` for
+//! an IPv6 address, in 1.1.1 and HEAD alike); DEL tears the chains down in both families
+//! (`unforwardPorts`). CHECK looks only at the families the pod has, as HEAD does (1.1.1
+//! also probes ip6tables and fails). Not modelled: the nftables backend, conntrack flushing.
 
 use super::common::{self, IptRule, format_chain_name_with_prefix, go_quote};
 use crate::cni::host::Host;
+use crate::cni::netfilter::XtTable;
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -180,37 +183,37 @@ struct Chain {
 
 impl Chain {
     /// `setup`: ensure the chain, append its rules, add the entry rules (unique).
-    fn setup(&self, host: &mut Host) {
-        host.nat.ensure_chain(&self.name);
+    fn setup(&self, nat: &mut XtTable) {
+        nat.ensure_chain(&self.name);
         for r in &self.rules {
-            host.nat.append_unique(&self.name, r.printed.clone());
+            nat.append_unique(&self.name, r.printed.clone());
         }
         for entry in &self.entry_chains {
             for r in &self.entry_rules {
                 if self.prepend_entry {
-                    host.nat.prepend_unique(entry, r.printed.clone());
+                    nat.prepend_unique(entry, r.printed.clone());
                 } else {
-                    host.nat.append_unique(entry, r.printed.clone());
+                    nat.append_unique(entry, r.printed.clone());
                 }
             }
         }
     }
 
     /// `teardown`: delete the jumps to the chain and the chain (idempotent).
-    fn teardown(&self, host: &mut Host) {
-        host.nat.delete_chain(&self.name);
+    fn teardown(&self, nat: &mut XtTable) {
+        nat.delete_chain(&self.name);
     }
 
     /// `check`: the chain, then its rules and entry rules (last first), chain.go's messages.
-    fn check(&self, host: &Host) -> Result<(), String> {
-        let Some(rules) = host.nat.chains().get(&self.name) else {
+    fn check(&self, nat: &XtTable) -> Result<(), String> {
+        let Some(rules) = nat.chains().get(&self.name) else {
             return Err(format!(
                 "chain {} not found in iptables table nat",
                 self.name
             ));
         };
         for r in self.rules.iter().rev() {
-            if !rules.contains(&r.printed) {
+            if !rules.iter().any(|have| *have == r.printed) {
                 return Err(format!(
                     "rule {} in chain {} not found in table nat",
                     go_rules(&self.rules),
@@ -219,9 +222,8 @@ impl Chain {
             }
         }
         for entry in &self.entry_chains {
-            let have = host.nat.chains().get(*entry);
             for r in self.entry_rules.iter().rev() {
-                if !have.is_some_and(|h| h.contains(&r.printed)) {
+                if !nat.has_rule(entry, &r.printed) {
                     return Err(format!(
                         "rule {} in chain {} not found in table nat",
                         go_rules(&self.entry_rules),
@@ -513,25 +515,24 @@ fn routable_host_if(host: &Host, ip: &IpAddr) -> Option<String> {
         .map(|l| l.name.clone())
 }
 
-/// `forwardPorts` for one pod address.
+/// `forwardPorts` for one pod address, in the nat table of its family.
 fn forward_ports(host: &mut Host, conf: &PortMapConf, container_id: &str, cont: &IpNet) {
-    if conf.snat {
-        if conf.external_set_mark_chain.is_none() {
-            set_mark_chain(conf.mark_bit).setup(host);
-            mark_masq_chain(conf.mark_bit).setup(host);
-        }
-        if cont.addr().is_ipv4() {
-            if let Some(ifname) = routable_host_if(host, &cont.addr()) {
-                host.sysctls
-                    .insert(format!("net.ipv4.conf.{ifname}.route_localnet"), "1".into());
-            }
+    if conf.snat && cont.addr().is_ipv4() {
+        if let Some(ifname) = routable_host_if(host, &cont.addr()) {
+            host.sysctls
+                .insert(format!("net.ipv4.conf.{ifname}.route_localnet"), "1".into());
         }
     }
-    toplevel_dnat_chain().setup(host);
+    let nat = &mut host.netfilter.for_addr_mut(&cont.addr()).nat;
+    if conf.snat && conf.external_set_mark_chain.is_none() {
+        set_mark_chain(conf.mark_bit).setup(nat);
+        mark_masq_chain(conf.mark_bit).setup(nat);
+    }
+    toplevel_dnat_chain().setup(nat);
     let chain = dnat_chain(conf, container_id, cont);
     // "First, idempotently tear down this chain in case there was some sort of collision".
-    chain.teardown(host);
-    chain.setup(host);
+    chain.teardown(nat);
+    chain.setup(nat);
 }
 
 impl Portmap {
@@ -563,14 +564,17 @@ impl Portmap {
         if conf.port_maps.is_empty() {
             return Ok(PluginOutput::Empty);
         }
-        host.nat
-            .delete_chain(&dnat_chain_name(&conf.name, &env.container_id));
-        // The SNAT chain older versions made is torn down too.
-        host.nat.delete_chain(&format_chain_name_with_prefix(
-            &conf.name,
-            &env.container_id,
-            "SN-",
-        ));
+        // `unforwardPorts`: both families, whatever addresses the pod had.
+        for v6 in [false, true] {
+            let nat = &mut host.netfilter.family_mut(v6).nat;
+            nat.delete_chain(&dnat_chain_name(&conf.name, &env.container_id));
+            // The SNAT chain older versions made is torn down too.
+            nat.delete_chain(&format_chain_name_with_prefix(
+                &conf.name,
+                &env.container_id,
+                "SN-",
+            ));
+        }
         Ok(PluginOutput::Empty)
     }
 
@@ -589,7 +593,7 @@ impl Portmap {
                 "ipv6"
             };
             dnat_chain(&conf, &env.container_id, cont)
-                .check(host)
+                .check(&host.netfilter.for_addr(&cont.addr()).nat)
                 .map_err(|e| CniError::internal(format!("could not check {fam} dnat: {e}")))?;
         }
         Ok(PluginOutput::Empty)
