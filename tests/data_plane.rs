@@ -126,3 +126,79 @@ fn a_peer_on_another_segment_gets_no_host_gw_route_and_the_trace_says_why() {
     let trace = run(&mut lab, "trace web x");
     assert!(trace.contains("Nexthop has invalid gateway"), "{trace}");
 }
+
+#[test]
+fn kube_flannels_conflist_loads_unchanged_and_delegates_to_bridge_with_subnet_env() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/conflists/10-flannel.conflist"
+    );
+    let mut lab = Lab::new();
+    run(&mut lab, "network use flannel-vxlan");
+    for node in ["node-1", "node-2"] {
+        run(&mut lab, &format!("cni conf load {file} --node {node}"));
+    }
+    let out = run(&mut lab, "pod create web --node node-1");
+    assert!(
+        out.contains("net=cbr0 ifname=eth0 (chain: flannel → portmap)"),
+        "{out}"
+    );
+    run(&mut lab, "pod create db --node node-2");
+    let host = &lab.nodes["node-1"].host;
+    let saved: Vec<&String> = host
+        .files
+        .iter()
+        .filter(|(k, _)| k.starts_with("/var/lib/cni/flannel/"))
+        .map(|(_, v)| v)
+        .collect();
+    // flannel-and-netfilter.md §2: the delegate as flannel saves it (sorted, compact).
+    assert_eq!(
+        saved,
+        [
+            r#"{"cniVersion":"0.3.1","hairpinMode":true,"ipMasq":false,"ipam":{"ranges":[[{"subnet":"10.244.1.0/24"}]],"routes":[{"dst":"10.244.0.0/16"}],"type":"host-local"},"isDefaultGateway":true,"isGateway":true,"mtu":1450,"name":"cbr0","type":"bridge"}"#
+        ]
+    );
+    // The pod's MTU follows FLANNEL_MTU: 1450 fits, 1451 is the sender's local error.
+    assert!(run(&mut lab, "trace web db --size 1450").contains("delivered to default/db"));
+    let big = run(&mut lab, "trace web db --size 1451");
+    assert!(
+        big.contains("local error: message too long, mtu=1450"),
+        "{big}"
+    );
+    let routes = run(&mut lab, "show routes node-1");
+    assert!(
+        routes.contains("10.244.0.0/16 via 10.244.1.1 dev eth0"),
+        "{routes}"
+    );
+    let del = run(&mut lab, "pod delete web");
+    assert!(del.contains("flannel") && del.contains("DEL"), "{del}");
+    assert!(
+        !lab.nodes["node-1"]
+            .host
+            .files
+            .keys()
+            .any(|k| k.starts_with("/var/lib/cni/flannel/"))
+    );
+}
+
+#[test]
+fn without_subnet_env_the_flannel_plugin_says_to_check_flanneld() {
+    let file = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/conflists/10-flannel.conflist"
+    );
+    let mut lab = Lab::new();
+    // A node whose podCIDR is outside flannel's Network: its flanneld has no lease.
+    run(&mut lab, "node add odd --cidr 10.9.0.0/24 --ip 192.168.0.9");
+    run(&mut lab, &format!("cni conf load {file} --node odd"));
+    let out = run(&mut lab, "pod create x --node odd");
+    assert!(
+        out.contains("failed to load flannel 'subnet.env' file: open /run/flannel/subnet.env: no such file or directory. Check the flannel pod log for this node."),
+        "{out}"
+    );
+    let events = run(&mut lab, "show events -n 200");
+    assert!(
+        events.contains("doesn't contain \"10.9.0.0/24\" PodCIDR of the \"odd\" node"),
+        "{events}"
+    );
+}

@@ -471,7 +471,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                     self.host_stack(host, pkt, Some(br.to_string()))
                 } else {
                     self.push(HopKind::Bridge, bridge_text(host, br, node));
-                    self.bridge_deliver(host, node, br, pkt, next)
+                    self.bridged(host, br, pkt, next)
                 }
             }
             None => self.host_stack(host, pkt, Some(peer.clone())),
@@ -517,7 +517,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         }
         let step = nat_hook(host, "POSTROUTING", &pkt, iif.as_deref(), Some(&r.dev));
         let masq_src = preferred_src(host, &r);
-        if let Some(o) = self.apply_hook_masq(node, step, &mut pkt, masq_src) {
+        if let Some(o) = self.apply_hook_masq(node, "nat POSTROUTING", step, &mut pkt, masq_src) {
             return o;
         }
         let Some(out) = host.root.links.get(&r.dev) else {
@@ -664,6 +664,42 @@ impl<'a, 'n> Walker<'a, 'n> {
         self.host_stack(peer, pkt, Some(name))
     }
 
+    /// A frame the bridge forwards between two of its ports. With br_netfilter loaded and
+    /// `net.bridge.bridge-nf-call-iptables=1` (what Kubernetes requires of bridge plugins,
+    /// and the default once the module is loaded) the IP packet inside still passes nat
+    /// PREROUTING, filter FORWARD and nat POSTROUTING (`flannel-and-netfilter.md` §6.5).
+    fn bridged(&mut self, host: &'a Host, br: &str, mut pkt: Pkt, next: IpAddr) -> Outcome {
+        let node: &str = &host.node;
+        let calls = host
+            .sysctls
+            .get("net.bridge.bridge-nf-call-iptables")
+            .is_none_or(|v| v == "1");
+        if calls {
+            let step = nat_hook(host, "PREROUTING", &pkt, Some(br), None);
+            if let Some(o) = self.apply_hook(node, "nat PREROUTING (bridged)", step, &mut pkt) {
+                return o;
+            }
+            let step = filter_hook(host, "FORWARD", &pkt, Some(br), Some(br));
+            if let Some(o) = self.apply_hook(node, "filter FORWARD (bridged)", step, &mut pkt) {
+                return o;
+            }
+            let step = nat_hook(host, "POSTROUTING", &pkt, Some(br), Some(br));
+            let masq = host
+                .root
+                .links
+                .get(br)
+                .and_then(|l| l.addrs.first())
+                .and_then(|a| a.parse::<IpNet>().ok())
+                .map(|n| n.addr());
+            if let Some(o) =
+                self.apply_hook_masq(node, "nat POSTROUTING (bridged)", step, &mut pkt, masq)
+            {
+                return o;
+            }
+        }
+        self.bridge_deliver(host, node, br, pkt, next)
+    }
+
     /// Across bridge `br` to the port whose pod holds `next`.
     fn bridge_deliver(
         &mut self,
@@ -743,6 +779,7 @@ impl<'a, 'n> Walker<'a, 'n> {
     fn apply_hook_masq(
         &mut self,
         node: &str,
+        hook: &str,
         mut step: HookStep,
         pkt: &mut Pkt,
         masq_src: Option<IpAddr>,
@@ -761,7 +798,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 }
             }
         }
-        self.apply_hook(node, "nat POSTROUTING", step, pkt)
+        self.apply_hook(node, hook, step, pkt)
     }
 
     fn why_no_route(&self, host: &Host, dst_ip: IpAddr) -> String {

@@ -292,18 +292,16 @@ impl Flannel {
                 peers: self.leases.values().map(|l| Arc::clone(&l.entry)).collect(),
             };
             self.shared = Arc::new(peers);
-            // A node whose flanneld holds no lease has exited: it programs nothing.
+            // A node whose flanneld holds no lease has exited: it programs nothing. (Every
+            // node gets the new copy first; the few without a lease are then emptied.)
+            for rt in hosts.values_mut() {
+                rt.host.peers = Arc::clone(&self.shared);
+            }
             let empty = Arc::new(PeerEntries::default());
-            // Both maps are in name order: walk them side by side.
-            let mut leased = self.leases.keys().peekable();
-            for (name, rt) in hosts.iter_mut() {
-                while leased.next_if(|k| k.as_str() < name.as_str()).is_some() {}
-                let holds = leased.peek().is_some_and(|k| *k == name);
-                rt.host.peers = if holds {
-                    Arc::clone(&self.shared)
-                } else {
-                    Arc::clone(&empty)
-                };
+            for name in self.problems.keys() {
+                if let Some(rt) = hosts.get_mut(name) {
+                    rt.host.peers = Arc::clone(&empty);
+                }
             }
             changed = true;
         }

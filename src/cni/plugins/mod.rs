@@ -3,6 +3,7 @@
 pub mod bandwidth;
 pub mod bridge;
 pub mod common;
+pub mod flannel;
 pub mod host_local;
 pub mod loopback;
 pub mod memo;
@@ -18,6 +19,7 @@ pub fn standard() -> Vec<Box<dyn Plugin>> {
     vec![
         Box::new(bandwidth::Bandwidth),
         Box::new(bridge::Bridge),
+        Box::new(flannel::Flannel),
         Box::new(host_local::HostLocal),
         Box::new(loopback::Loopback),
         Box::new(portmap::Portmap),
