@@ -510,16 +510,10 @@ impl<'a, 'n> Walker<'a, 'n> {
             text: format!("route on {node}: {}", r.to_ip_route()),
             next_hop: via,
         });
-        let chain = if forwarded { "FORWARD" } else { "OUTPUT" };
-        let step = filter_hook(host, chain, &pkt, iif.as_deref(), Some(&r.dev));
-        if let Some(o) = self.apply_hook(node, &format!("filter {chain}"), step, &mut pkt) {
-            return o;
-        }
-        let step = nat_hook(host, "POSTROUTING", &pkt, iif.as_deref(), Some(&r.dev));
-        let masq_src = preferred_src(host, &r);
-        if let Some(o) = self.apply_hook_masq(node, "nat POSTROUTING", step, &mut pkt, masq_src) {
-            return o;
-        }
+        // The MTU is checked right after routing, before any hook: ip_forward() answers
+        // "fragmentation needed" before the FORWARD hook, and a local sender gets "message
+        // too long" from the socket before OUTPUT (checked with FORWARD counters on a real
+        // kernel, tests/dataplane_differential.rs; flannel-and-netfilter.md §7).
         let Some(out) = host.root.links.get(&r.dev) else {
             return self.no_route(format!("{node} has no device {}", r.dev));
         };
@@ -535,6 +529,16 @@ impl<'a, 'n> Walker<'a, 'n> {
                     pkt.size, r.dev, out.mtu
                 )
             });
+        }
+        let chain = if forwarded { "FORWARD" } else { "OUTPUT" };
+        let step = filter_hook(host, chain, &pkt, iif.as_deref(), Some(&r.dev));
+        if let Some(o) = self.apply_hook(node, &format!("filter {chain}"), step, &mut pkt) {
+            return o;
+        }
+        let step = nat_hook(host, "POSTROUTING", &pkt, iif.as_deref(), Some(&r.dev));
+        let masq_src = preferred_src(host, &r);
+        if let Some(o) = self.apply_hook_masq(node, "nat POSTROUTING", step, &mut pkt, masq_src) {
+            return o;
         }
         let next = via.unwrap_or(pkt.dst);
         match &out.kind {
