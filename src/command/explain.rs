@@ -31,6 +31,12 @@ pub const CARDS: &[(&str, &str)] = &[
     ),
     ("gc", include_str!("../../assets/explain/gc.md")),
     ("host-gw", include_str!("../../assets/explain/host-gw.md")),
+    ("vxlan", include_str!("../../assets/explain/vxlan.md")),
+    (
+        "masquerade",
+        include_str!("../../assets/explain/masquerade.md"),
+    ),
+    ("mtu", include_str!("../../assets/explain/mtu.md")),
     (
         "networkpolicy",
         include_str!("../../assets/explain/networkpolicy.md"),

@@ -232,7 +232,10 @@ impl Lab {
 
     /// The nodes' kernels as the packet walker reads them.
     fn fabric(&self) -> crate::net::trace::Fabric<'_> {
-        crate::net::trace::Fabric::new(self.nodes.iter().map(|(n, rt)| (n.as_str(), &rt.host)))
+        crate::net::trace::Fabric::new(
+            self.nodes.iter().map(|(n, rt)| (n.as_str(), &rt.host)),
+            |n| self.faults.node_down(n),
+        )
     }
 
     /// Walk one packet of the flow (see [`crate::net::trace`]).

@@ -158,11 +158,18 @@ pub struct Fabric<'a> {
 }
 
 impl<'a> Fabric<'a> {
-    /// The fabric of these nodes.
-    pub fn new(hosts: impl IntoIterator<Item = (&'a str, &'a Host)>) -> Self {
+    /// The fabric of these nodes. A node that is down (`fault inject node-down`) answers
+    /// nothing on the segment: packets for it find no neighbour.
+    pub fn new(
+        hosts: impl IntoIterator<Item = (&'a str, &'a Host)>,
+        is_down: impl Fn(&str) -> bool,
+    ) -> Self {
         let hosts: BTreeMap<&'a str, &'a Host> = hosts.into_iter().collect();
         let mut uplink_owner = BTreeMap::new();
         for (name, h) in &hosts {
+            if is_down(name) {
+                continue;
+            }
             for l in h.root.links.values() {
                 if l.kind == LinkKind::Physical && l.up {
                     for a in &l.addrs {
