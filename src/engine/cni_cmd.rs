@@ -105,7 +105,17 @@ impl Lab {
             Op::Del => inv.del(&net, &rt).map(|_| String::new()),
             Op::Check => inv.check(&net, &rt).map(|_| String::new()),
         };
-        if op == Op::Del && result.is_ok() && netns == default_netns {
+        // The runtime removes the namespace it made (`ip netns del`) once nothing but `lo`
+        // is left in it: another attachment (`net1`) keeps it.
+        if op == Op::Del
+            && result.is_ok()
+            && netns == default_netns
+            && node_rt.host.netns.get(&netns).is_some_and(|ns| {
+                ns.links
+                    .values()
+                    .all(|l| matches!(l.kind, crate::cni::host::LinkKind::Loopback))
+            })
+        {
             node_rt.host.netns.remove(&netns);
         }
         let last = self.wire.next_seq();
