@@ -482,6 +482,11 @@ pub const EXAMPLE_CONFLISTS: &[(&str, &str)] = &[
         include_str!("../../assets/conflists/05-lab-v110.conflist"),
     ),
     (
+        // kube-flannel's cni-conf.json, as its init container installs it.
+        "10-flannel.conflist",
+        include_str!("../../assets/conflists/10-flannel.conflist"),
+    ),
+    (
         "99-broken.conflist",
         include_str!("../../assets/conflists/99-broken.conflist"),
     ),

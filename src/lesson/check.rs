@@ -723,30 +723,20 @@ fn watch_has(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 }
 
 fn reach(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    use crate::net::policy::{Flow, evaluate};
-    let net = lab.cluster_net();
-    let (src, dst) = match (
-        net.resolve(arg(a, 0), "default"),
-        net.resolve(arg(a, 1), "default"),
-    ) {
-        (Ok(s), Ok(d)) => (s, d),
-        (Err(e), _) | (_, Err(e)) => return Eval::new(false, e.to_string()),
+    // The verdict `reach` prints: judged by the packet walker on the packet as the enforcing
+    // hook sees it (a source masqueraded on the way is what ingress judges).
+    let args = crate::command::grammar::FlowArgs {
+        src: arg(a, 0).to_string(),
+        dst: arg(a, 1).to_string(),
+        port: Some(arg(a, 2).to_string()),
+        size: None,
     };
-    let Ok((port, protocol)) = crate::engine::network::parse_port(arg(a, 2)) else {
-        return Eval::new(false, format!("bad port {:?}", arg(a, 2)));
-    };
-    let flow = Flow {
-        src,
-        dst,
-        port: Some(port),
-        protocol,
-    };
-    match evaluate(&net, &flow) {
-        Ok(v) => {
+    match lab.walk(&args) {
+        Ok(t) => {
             let want_allowed = arg(a, 3) == "allowed";
-            Eval::new(v.allowed() == want_allowed, v.text())
+            Eval::new(t.verdict.allowed() == want_allowed, t.verdict.text())
         }
-        Err(e) => Eval::new(false, e.to_string()),
+        Err(e) => Eval::new(false, e.message),
     }
 }
 

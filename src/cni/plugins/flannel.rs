@@ -230,11 +230,6 @@ impl Plugin for Flannel {
     }
 }
 
-/// kube-flannel's `cni-conf.json` as its init container installs it in
-/// `/etc/cni/net.d/10-flannel.conflist` (`Documentation/kube-flannel.yml`).
-pub const KUBE_FLANNEL_CONFLIST: &str =
-    include_str!("../../../assets/conflists/10-flannel.conflist");
-
 #[cfg(test)]
 mod tests {
     use super::*;
