@@ -715,9 +715,16 @@ impl Parser {
     /// The value of option `opt`, or a note that it is missing.
     fn value(&mut self, opt: &str) -> Option<String> {
         match self.toks.get(self.i) {
-            Some(v) if !v.is("!") => {
+            // An empty word (`""`, a lone `\`) is no value: iptables refuses it too.
+            Some(v) if !v.is("!") && !v.text.is_empty() => {
                 let v = v.text.clone();
                 self.i += 1;
+                // Only a comment's text may hold spaces; addresses, names, ports, marks
+                // and chain names never do, and `iptables -S` would not quote them.
+                if opt != "--comment" && v.chars().any(char::is_whitespace) {
+                    self.unmodelled(format!("{opt} {v:?}: a value with spaces"));
+                    return None;
+                }
                 Some(v)
             }
             _ => {
@@ -796,6 +803,11 @@ impl Parser {
             }
             "-i" | "--in-interface" | "-o" | "--out-interface" => {
                 let Some(v) = self.value(tok) else { return };
+                // An interface name has no whitespace (the kernel's dev_valid_name).
+                if v.chars().any(char::is_whitespace) {
+                    self.unmodelled(format!("{tok} {v:?} is not an interface name"));
+                    return;
+                }
                 let (name, wildcard) = match v.strip_suffix('+') {
                     Some(n) => (n.to_string(), true),
                     None => (v.clone(), false),

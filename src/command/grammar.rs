@@ -443,6 +443,9 @@ pub enum ShowCmd {
     Routes {
         /// Node (default: every node)
         node: Option<String>,
+        /// Only this pod's namespace (NS/NAME or NAME in default)
+        #[arg(long)]
+        pod: Option<String>,
     },
     /// Links in `ip -d link` form: the node's, or a pod's with --pod
     Links {

@@ -461,6 +461,7 @@ impl Lab {
             let routes = self
                 .show(ShowCmd::Routes {
                     node: Some(n.clone()),
+                    pod: None,
                 })
                 .map(|o| text_lines(&o))
                 .unwrap_or(Value::Null);

@@ -48,7 +48,7 @@ impl Lab {
     pub fn show(&mut self, s: ShowCmd) -> Result<Outcome, LabError> {
         match s {
             ShowCmd::Ipam { node } => self.show_ipam(node.as_deref()),
-            ShowCmd::Routes { node } => self.show_routes(node.as_deref()),
+            ShowCmd::Routes { node, pod } => self.show_routes(node.as_deref(), pod.as_deref()),
             ShowCmd::Links { node, pod } => self.show_links(&node, pod.as_deref()),
             ShowCmd::Neigh { node } => self.show_neigh(&node),
             ShowCmd::Fdb { node } => self.show_fdb(&node),
@@ -162,12 +162,44 @@ impl Lab {
         Ok(out)
     }
 
-    fn show_routes(&self, node: Option<&str>) -> Result<Outcome, LabError> {
+    fn show_routes(&self, node: Option<&str>, pod: Option<&str>) -> Result<Outcome, LabError> {
         let mut out = Outcome::empty();
+        let pod_key = pod.map(|p| match p.split_once('/') {
+            Some(_) => p.to_string(),
+            None => format!("default/{p}"),
+        });
+        if let Some(key) = &pod_key {
+            let found = self.nodes_selected(node)?.iter().any(|n| {
+                self.nodes
+                    .get(n)
+                    .is_some_and(|rt| rt.sandboxes.contains_key(key))
+            });
+            if !found {
+                return Err(LabError::msg(format!(
+                    "pod {key} has no sandbox{}: is it created, and on that node?",
+                    node.map(|n| format!(" on {n}")).unwrap_or_default()
+                )));
+            }
+        }
         for n in self.nodes_selected(node)? {
             let Some(rt) = self.nodes.get(&n) else {
                 continue;
             };
+            if let Some(key) = &pod_key {
+                if let Some(sb) = rt.sandboxes.get(key) {
+                    if let Some(ns) = rt.host.netns.get(&sb.netns) {
+                        out.line(
+                            Line::new()
+                                .push(format!("pod {key}"), Role::Name)
+                                .push(format!(" (netns {}) $ ip route", sb.netns), Role::Dim),
+                        );
+                        for r in ns.route_table() {
+                            out.plain(format!("  {}", r.to_ip_route()));
+                        }
+                    }
+                }
+                continue;
+            }
             out.line(
                 Line::new()
                     .push(n.to_string(), Role::Name)

@@ -351,11 +351,10 @@ impl<'a, 'n> Walker<'a, 'n> {
                 };
                 // The source of a packet the host sends is the route's preferred source,
                 // or the output device's first address.
-                let table = host.route_table();
-                let Some(r) = lookup(&table, dst_ip) else {
+                let Some(r) = host_lookup(host, dst_ip) else {
                     return self.no_route(self.why_no_route(host, dst_ip));
                 };
-                let src_ip = preferred_src(host, r).unwrap_or(dst_ip);
+                let src_ip = preferred_src(host, &r).unwrap_or(dst_ip);
                 self.orig_src = Some(src_ip);
                 let pkt = Pkt {
                     src: src_ip,
@@ -507,8 +506,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             }
             return Outcome::Delivered(format!("{node} (local address {})", pkt.dst));
         }
-        let table = host.route_table();
-        let Some(r) = lookup(&table, pkt.dst).cloned() else {
+        let Some(r) = host_lookup(host, pkt.dst) else {
             return self.no_route(self.why_no_route(host, pkt.dst));
         };
         let via: Option<IpAddr> = r.via.as_deref().and_then(|v| v.parse().ok());
@@ -860,6 +858,26 @@ fn lookup(table: &[RouteEntry], ip: IpAddr) -> Option<&RouteEntry> {
         }
     }
     best.map(|(r, _)| r)
+}
+
+/// The host's FIB lookup: longest prefix over its own routes and the daemon's peer routes,
+/// read in place (no table is built or sorted per packet).
+fn host_lookup(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
+    let own = host.root.route_table();
+    let mut best: Option<(&RouteEntry, u8)> =
+        lookup(&own, ip).and_then(|r| r.dst_net().map(|n| (r, n.prefix_len())));
+    for p in host.peer_entries() {
+        let Some(net) = p.route.dst_net() else {
+            continue;
+        };
+        if net.addr().is_ipv4() == ip.is_ipv4()
+            && net.contains(&ip)
+            && best.is_none_or(|(_, len)| net.prefix_len() > len)
+        {
+            best = Some((&p.route, net.prefix_len()));
+        }
+    }
+    best.map(|(r, _)| r.clone())
 }
 
 /// The source address the host puts on a packet it sends by `r` (and MASQUERADE uses):

@@ -1027,7 +1027,7 @@ impl App {
         };
         match cmd {
             Command::Show(ShowCmd::Ipam { node: Some(n) })
-            | Command::Show(ShowCmd::Routes { node: Some(n) })
+            | Command::Show(ShowCmd::Routes { node: Some(n), .. })
             | Command::Show(ShowCmd::Iptables { node: n, .. }) => self.select_node(&n),
             Command::Node(NodeCmd::Add { name, .. }) => self.select_node(&name),
             Command::Describe(d) => match crate::engine::views::canonical_kind(&d.kind) {
