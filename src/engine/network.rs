@@ -259,6 +259,31 @@ impl Lab {
             Role::Bad
         };
         out.line(Line::styled(verdict.text(), role));
+        // Where the deciding check sits on the packet's path (the hop `trace` numbers).
+        let checks: Vec<(usize, &crate::net::trace::Hop)> = trace
+            .hops
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.kind == crate::net::trace::HopKind::Policy)
+            .collect();
+        let decisive = checks
+            .iter()
+            .find(|(_, h)| h.text.contains(": denied ("))
+            .or(checks.last());
+        if let Some((i, h)) = decisive {
+            out.line(Line::styled(
+                format!("  judged at hop {} of `trace`: {}", i + 1, h.text),
+                Role::Dim,
+            ));
+        } else if !trace.delivered() {
+            out.line(Line::styled(
+                format!(
+                    "  the packet does not get that far: {}",
+                    trace.result_line()
+                ),
+                Role::Dim,
+            ));
+        }
         if let Some(hop) = trace
             .hops
             .iter()
