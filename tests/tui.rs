@@ -133,6 +133,25 @@ fn pods_on_two_nodes() {
     assert!(text.contains("default via 10.244.1.1 dev eth0"), "{text}");
 }
 
+/// With flannel's VXLAN backend the topology names flannel.1 beside the uplink and the
+/// bridge, and the Routes pane shows the onlink route through it.
+#[test]
+fn vxlan_shows_flannel_1_in_the_topology() {
+    let mut lines = vec!["network use flannel-vxlan"];
+    lines.extend(PODS);
+    let mut a = after(Lab::new(), LARGE, &lines);
+    let t = frame(&mut a, LARGE);
+    let text = screen_text(t.backend().buffer());
+    assert!(
+        text.contains("(bridge · pods' gateway) · flannel.1 (VXLAN)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("via 10.244.2.0 dev flannel.1 onlink"),
+        "{text}"
+    );
+}
+
 #[test]
 fn ipam_exhaustion() {
     for size in [SMALL, LARGE] {

@@ -204,6 +204,8 @@ pub struct NodeFacts {
     pub uplink: (String, String),
     /// The bridge and its address once the first ADD created it (`cni0`, `10.244.1.1/24`).
     pub bridge: Option<(String, String)>,
+    /// A tunnel device the network daemon made, and what it is (`flannel.1`, `VXLAN`).
+    pub tunnel: Option<(String, String)>,
 }
 
 /// The facts of one node, from its Node object and its kernel.
@@ -224,6 +226,7 @@ pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
         internal_ip: node.status.internal_ip().unwrap_or("").to_string(),
         uplink: ("eth0".to_string(), String::new()),
         bridge: None,
+        tunnel: None,
     };
     for link in node_view::host_links(lab, name) {
         match link.kind {
@@ -232,6 +235,9 @@ pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
             }
             LinkType::Bridge if f.bridge.is_none() => {
                 f.bridge = Some((link.name.to_string(), link.first_addr().to_string()));
+            }
+            LinkType::Vxlan if f.tunnel.is_none() => {
+                f.tunnel = Some((link.name.to_string(), "VXLAN".to_string()));
             }
             _ => {}
         }

@@ -189,6 +189,11 @@ fn draw_row(
                 ));
             }
         }
+        if let Some((name, what)) = &facts.tunnel {
+            spans.push(Span::styled(" · ", t.dim));
+            spans.push(Span::styled(name.clone(), t.name));
+            spans.push(Span::styled(format!(" ({what})"), t.dim));
+        }
         Line::from(spans)
     } else {
         let i = r - 2;
