@@ -185,6 +185,14 @@ impl<'a> Fabric<'a> {
             uplink_owner,
         }
     }
+
+    /// The node whose uplink holds `ip` (who answers ARP for it on the segment).
+    fn holder_of(&self, ip: IpAddr) -> Option<&'a Host> {
+        self.uplink_owner
+            .get(&ip)
+            .and_then(|n| self.hosts.get(n))
+            .copied()
+    }
 }
 
 /// The packet as it is now (addresses change under NAT).
@@ -552,13 +560,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 self.bridge_deliver(host, node, &r.dev, pkt, next)
             }
             LinkKind::Physical => {
-                let Some(peer) = self
-                    .fabric
-                    .uplink_owner
-                    .get(&next)
-                    .and_then(|n| self.fabric.hosts.get(n))
-                    .copied()
-                else {
+                let Some(peer) = self.fabric.holder_of(next) else {
                     return self.no_route(format!(
                         "nothing on {node}'s {} segment answers ARP for {next}",
                         r.dev
@@ -641,13 +643,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 neigh.lladdr
             ),
         );
-        let Some(peer) = self
-            .fabric
-            .uplink_owner
-            .get(&remote)
-            .and_then(|n| self.fabric.hosts.get(n))
-            .copied()
-        else {
+        let Some(peer) = self.fabric.holder_of(remote) else {
             return self.no_route(format!(
                 "nothing on {node}'s eth0 segment answers ARP for the VTEP {remote}"
             ));

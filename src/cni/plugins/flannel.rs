@@ -178,13 +178,7 @@ impl Flannel {
         ctx.host
             .files
             .insert(format!("{data_dir}/{}", env.container_id), saved);
-        let kind = delegate
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("bridge")
-            .to_string();
-        let inner = Stdin::from_conf(Value::Object(delegate));
-        ctx.delegate(&kind, env, &inner)
+        run_delegate(ctx, env, delegate)
     }
 
     fn cmd_del(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
@@ -199,15 +193,22 @@ impl Flannel {
             return Ok(PluginOutput::Empty);
         };
         ctx.host.files.remove(&file);
-        let kind = delegate
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("bridge")
-            .to_string();
-        let inner = Stdin::from_conf(Value::Object(delegate));
-        ctx.delegate(&kind, env, &inner)
-            .map(|_| PluginOutput::Empty)
+        run_delegate(ctx, env, delegate).map(|_| PluginOutput::Empty)
     }
+}
+
+/// Exec the delegate its config names (`invoke.DelegateAdd`/`DelegateDel` by `type`).
+fn run_delegate(
+    ctx: &mut PluginCtx<'_>,
+    env: &CniEnv,
+    delegate: Map<String, Value>,
+) -> PluginReply {
+    let kind = delegate
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("bridge")
+        .to_string();
+    ctx.delegate(&kind, env, &Stdin::from_conf(Value::Object(delegate)))
 }
 
 impl Plugin for Flannel {
