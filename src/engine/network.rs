@@ -50,7 +50,7 @@ impl Lab {
         )
     }
 
-    /// The nodes alone as `crate::net` sees them (podCIDR, InternalIP, cni0's address):
+    /// The nodes alone as `crate::net` sees them (podCIDR, InternalIP, the bridge's address):
     /// all that route tables need, so they stay cheap with many pods.
     fn node_nets(&self) -> ClusterNet {
         let mut net = ClusterNet::default();
@@ -65,7 +65,8 @@ impl Lab {
                     .host
                     .root
                     .links
-                    .get(&nn.bridge)
+                    .values()
+                    .find(|l| l.kind == crate::cni::host::LinkKind::Bridge && !l.addrs.is_empty())
                     .and_then(|l| l.addrs.first())
                     .and_then(|a| a.split('/').next())
                     .and_then(|a| a.parse::<IpAddr>().ok());

@@ -20,34 +20,20 @@ pub struct NodeNet {
     pub pod_cidr: Option<IpNet>,
     /// `status.addresses[type=InternalIP]`, the address of the uplink.
     pub internal_ip: Option<IpAddr>,
-    /// Prefix length of the uplink subnet (`192.168.0.0/24` → 24).
-    pub uplink_prefix: u8,
-    /// The uplink device (`eth0`).
-    pub uplink_dev: String,
-    /// The bridge pods are attached to (`cni0`).
-    pub bridge: String,
-    /// The bridge's address (isGateway), set once the first pod was networked on the node.
+    /// The address of the bridge pods are attached to (isGateway; whatever the bridge is
+    /// called), set once the first pod was networked on the node.
     pub gateway: Option<IpAddr>,
 }
 
 impl NodeNet {
-    /// A node with an uplink `eth0` in a /24, a bridge `cni0` without an address yet.
+    /// A node whose bridge has no address yet.
     pub fn new(name: &str, pod_cidr: Option<IpNet>, internal_ip: Option<IpAddr>) -> Self {
         NodeNet {
             name: name.to_string(),
             pod_cidr,
             internal_ip,
-            uplink_prefix: 24,
-            uplink_dev: "eth0".to_string(),
-            bridge: "cni0".to_string(),
             gateway: None,
         }
-    }
-
-    /// The uplink subnet (`192.168.0.0/24`), if the node has an InternalIP.
-    pub fn uplink_subnet(&self) -> Option<IpNet> {
-        let ip = self.internal_ip?;
-        IpNet::new(ip, self.uplink_prefix).ok().map(|n| n.trunc())
     }
 
     /// True if `ip` is one of the node's own addresses (InternalIP or bridge address).
