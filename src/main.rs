@@ -43,7 +43,7 @@ struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     conflist: Option<String>,
     /// The network implementation: flannel-host-gw (the default) or flannel-vxlan
-    #[arg(long, global = true, value_name = "NAME", value_parser = ["flannel-host-gw", "flannel-vxlan"])]
+    #[arg(long, global = true, value_name = "NAME", value_parser = ["flannel-host-gw", "flannel-vxlan", "calico-bgp"])]
     network: Option<String>,
     /// Start from a lab saved with `save FILE` (replayed and checked; a damaged or newer
     /// file is refused)

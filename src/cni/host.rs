@@ -104,6 +104,11 @@ pub struct RouteEntry {
     /// `onlink`: the next hop is on the device even though no address covers it (flannel's
     /// VXLAN routes via `<peer subnet>.0 dev flannel.1`).
     pub onlink: bool,
+    /// The routing protocol that installed it, other than `kernel` (`proto bird` for the
+    /// routes Calico's BIRD programs); `None` prints nothing (`boot`, `static`'s default).
+    pub proto: Option<&'static str>,
+    /// A `blackhole` route (type blackhole, no device): matching packets are discarded.
+    pub blackhole: bool,
 }
 
 impl RouteEntry {
@@ -117,6 +122,17 @@ impl RouteEntry {
             scope_link: false,
             src: None,
             onlink: false,
+            proto: None,
+            blackhole: false,
+        }
+    }
+
+    /// `blackhole DST proto P`: what BIRD installs for a block the node owns.
+    pub fn blackhole(dst: &str, proto: &'static str) -> Self {
+        RouteEntry {
+            blackhole: true,
+            proto: Some(proto),
+            ..RouteEntry::static_route(dst, None, "")
         }
     }
 
@@ -125,11 +141,25 @@ impl RouteEntry {
         if self.dst == "default" {
             return "0.0.0.0/0".parse().ok();
         }
-        self.dst.parse().ok()
+        // `ip route` prints a host route's destination as a bare address.
+        self.dst.parse().ok().or_else(|| {
+            self.dst
+                .parse::<std::net::IpAddr>()
+                .ok()
+                .map(ipnet::IpNet::from)
+        })
     }
 
     /// The line as `ip route` prints it.
     pub fn to_ip_route(&self) -> String {
+        if self.blackhole {
+            let mut s = format!("blackhole {}", self.dst);
+            if let Some(p) = self.proto {
+                s.push_str(" proto ");
+                s.push_str(p);
+            }
+            return s;
+        }
         let mut s = self.dst.clone();
         if let Some(via) = &self.via {
             s.push_str(" via ");
@@ -139,6 +169,9 @@ impl RouteEntry {
         s.push_str(&self.dev);
         if self.proto_kernel {
             s.push_str(" proto kernel");
+        } else if let Some(p) = self.proto {
+            s.push_str(" proto ");
+            s.push_str(p);
         }
         if self.scope_link {
             s.push_str(" scope link");
@@ -274,6 +307,8 @@ impl Netns {
                         scope_link: true,
                         src: Some(net.addr().to_string()),
                         onlink: false,
+                        proto: None,
+                        blackhole: false,
                     });
                 }
             }
@@ -292,7 +327,11 @@ impl Netns {
 /// `ip route`'s order: by destination address; for one address the longer prefix first
 /// (the kernel's FIB trie lists a leaf's aliases that way; checked with `ip route` on 6.x).
 fn route_sort_key(dst: &str) -> (u128, u8) {
-    match dst.parse::<ipnet::IpNet>() {
+    // A bare address (`10.244.1.5 dev cali…`) is a host route.
+    let net = dst
+        .parse::<ipnet::IpNet>()
+        .or_else(|_| dst.parse::<std::net::IpAddr>().map(ipnet::IpNet::from));
+    match net {
         Ok(ipnet::IpNet::V4(n)) => (u32::from(n.network()) as u128, 128 - n.prefix_len()),
         Ok(ipnet::IpNet::V6(n)) => (u128::from(n.network()), 128 - n.prefix_len()),
         Err(_) => (u128::MAX, 0),
@@ -349,6 +388,9 @@ pub struct Host {
     pub peers: std::sync::Arc<PeerEntries>,
     /// Files daemons wrote on the node (`/run/flannel/subnet.env`), by path.
     pub files: BTreeMap<String, String>,
+    /// The cluster datastore this node's plugins reach through the kubeconfig a network's
+    /// installer wrote (`/etc/cni/net.d/calico-kubeconfig`); `None` when there is none.
+    pub datastore: Option<super::datastore::Datastore>,
 }
 
 impl Host {

@@ -14,3 +14,4 @@ pub mod runtime;
 pub mod skel;
 pub mod types;
 pub mod version;
+pub mod datastore;

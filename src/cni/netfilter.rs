@@ -1495,6 +1495,18 @@ impl XtTable {
         self.insert_unique(chain, rule.into(), false);
     }
 
+    /// Append a rule even if the chain holds the same text already (`iptables -A`, or a
+    /// chain written whole by `iptables-restore`: Felix repeats its "Return if profile
+    /// accepted" rule after each profile).
+    pub fn append(&mut self, chain: &str, rule: impl Into<String>) {
+        self.ensure_chain(chain);
+        let rule = XtRule::new(rule.into());
+        self.index_rule(chain, &rule, true);
+        if let Some(rules) = self.chains.get_mut(chain) {
+            rules.push(rule);
+        }
+    }
+
     /// Insert a rule at the top unless already present (`-I`).
     pub fn prepend_unique(&mut self, chain: &str, rule: impl Into<String>) {
         self.insert_unique(chain, rule.into(), true);

@@ -340,6 +340,16 @@ pub enum CniConfCmd {
         #[arg(long = "as")]
         as_name: Option<String>,
     },
+    /// Delete a file from /etc/cni/net.d (`rm /etc/cni/net.d/NAME`): the runtime then loads
+    /// the next file in lexical order
+    #[command(visible_alias = "rm")]
+    Remove {
+        /// The file's name in net.d (`01-minimal.conflist`)
+        name: String,
+        /// Only this node (default: every node)
+        #[arg(long)]
+        node: Option<String>,
+    },
 }
 
 /// `policy …`
@@ -422,7 +432,7 @@ pub enum NetworkCmd {
     /// Run another network: flanneld restarts on every node with the new backend
     Use {
         /// flannel-host-gw or flannel-vxlan
-        #[arg(value_parser = ["flannel-host-gw", "flannel-vxlan"])]
+        #[arg(value_parser = ["flannel-host-gw", "flannel-vxlan", "calico-bgp"])]
         name: String,
         /// The cluster CIDR (net-conf.json Network; default 10.244.0.0/16): every node's
         /// podCIDR must lie in it
@@ -454,6 +464,12 @@ pub enum ShowCmd {
         /// A pod on that node: its network namespace instead of the host's
         #[arg(long)]
         pod: Option<String>,
+    },
+    /// BGP on a node under Calico: `calicoctl node status` (the mesh peers and their state)
+    /// and `birdcl show route` (blocks learned and exported)
+    Bgp {
+        /// Node
+        node: String,
     },
     /// The neighbour (ARP) table in `ip neigh` form
     Neigh {

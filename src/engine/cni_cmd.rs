@@ -28,7 +28,64 @@ impl Lab {
                 all: _,
                 as_name,
             }) => self.cni_conf_load(&file, node.as_deref(), as_name.as_deref()),
+            CniCmd::Conf(CniConfCmd::Remove { name, node }) => {
+                self.cni_conf_remove(&name, node.as_deref())
+            }
         }
+    }
+
+    /// `cni conf remove NAME [--node NODE]`: the file goes from each node's net.d. A node
+    /// without it is reported, not an error, unless no node has it.
+    fn cni_conf_remove(&mut self, name: &str, node: Option<&str>) -> Result<Outcome, LabError> {
+        let targets: Vec<String> = match node {
+            Some(n) => {
+                if !self.nodes.contains_key(n) {
+                    return Err(unknown_node(self, n));
+                }
+                vec![n.to_string()]
+            }
+            None => self.nodes.keys().cloned().collect(),
+        };
+        let holders: Vec<&String> = targets
+            .iter()
+            .filter(|n| {
+                self.nodes
+                    .get(*n)
+                    .is_some_and(|rt| rt.confdir.files.contains_key(name))
+            })
+            .collect();
+        if holders.is_empty() {
+            let have: Vec<String> = targets
+                .first()
+                .and_then(|n| self.nodes.get(n))
+                .map(|rt| rt.confdir.files.keys().cloned().collect())
+                .unwrap_or_default();
+            return Err(LabError::msg(format!(
+                "rm: cannot remove '{}/{name}': No such file or directory (net.d holds: {})",
+                ConfDir::PATH,
+                super::names::few(&have, "nothing")
+            )));
+        }
+        let holders: Vec<String> = holders.into_iter().cloned().collect();
+        let mut out = Outcome::empty();
+        for n in holders {
+            if let Some(rt) = self.nodes.get_mut(&n) {
+                rt.confdir.files.remove(name);
+                rt.reload_network();
+                let active = rt
+                    .confdir
+                    .active()
+                    .map(|(f, _)| f)
+                    .unwrap_or_else(|_| "none".to_string());
+                out.line(
+                    Line::new()
+                        .push(format!("{}/{name}", ConfDir::PATH), Role::Name)
+                        .push(format!(" removed on {n}"), Role::Good)
+                        .push(format!("  (active: {active})"), Role::Dim),
+                );
+            }
+        }
+        Ok(out)
     }
 
     fn node_network(&self, node: &str) -> Result<Network, LabError> {

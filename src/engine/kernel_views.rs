@@ -95,47 +95,160 @@ impl Lab {
     /// `network show` / `network use NAME`.
     pub fn network_cmd(&mut self, cmd: NetworkCmd) -> Result<Outcome, LabError> {
         match cmd {
-            NetworkCmd::Show => Ok(self.network_card()),
-            NetworkCmd::Use { name, cidr } => {
-                let backend = match name.as_str() {
-                    "flannel-host-gw" => Backend::HostGw,
-                    "flannel-vxlan" => Backend::Vxlan,
-                    other => {
-                        return Err(LabError::msg(format!(
-                            "unknown network {other:?}: the lab runs flannel-host-gw or flannel-vxlan"
-                        )));
-                    }
-                };
-                let network: ipnet::IpNet = match cidr.as_deref() {
-                    None => self.network.network,
-                    Some(c) => super::validate::cidr(c).map_err(LabError::msg)?,
-                };
-                let mut out = Outcome::empty();
-                if self.network.backend == backend && self.network.network == network {
-                    out.line(Line::styled(
-                        format!("the cluster already runs {name}"),
-                        Role::Dim,
-                    ));
-                    return Ok(out);
-                }
-                self.network.switch(backend, network, &mut self.nodes);
-                self.run_network();
-                out.line(
-                    Line::new()
-                        .push(format!("network {name} ({network})"), Role::Name)
-                        .push(" running", Role::Good)
-                        .push(
-                            "  flanneld restarted on every node with the new backend; pods keep the MTU they were created with",
-                            Role::Dim,
-                        ),
-                );
-                Ok(out)
-            }
+            NetworkCmd::Show => Ok(match &self.network {
+                crate::netd::Network::Flannel(f) => self.flannel_card(f),
+                crate::netd::Network::Calico(c) => self.calico_card(c),
+            }),
+            NetworkCmd::Use { name, cidr } => self.network_use(&name, cidr.as_deref()),
         }
     }
 
-    fn network_card(&self) -> Outcome {
-        let f = &self.network;
+    fn network_use(&mut self, name: &str, cidr: Option<&str>) -> Result<Outcome, LabError> {
+        let known: Vec<&str> = crate::netd::NETWORKS.iter().map(|(n, _)| *n).collect();
+        if !known.contains(&name) {
+            return Err(LabError::msg(format!(
+                "unknown network {name:?}: the lab runs {}",
+                known.join(", ")
+            )));
+        }
+        let network: ipnet::IpNet = match cidr {
+            None => self.network.cluster_cidr(),
+            Some(c) => super::validate::cidr(c).map_err(LabError::msg)?,
+        };
+        let mut out = Outcome::empty();
+        if self.network.name() == name && self.network.cluster_cidr() == network {
+            out.line(Line::styled(
+                format!("the cluster already runs {name}"),
+                Role::Dim,
+            ));
+            return Ok(out);
+        }
+        let next = match name {
+            "calico-bgp" => {
+                crate::netd::Network::Calico(Box::new(
+                    crate::netd::Calico::new(network).map_err(LabError::msg)?,
+                ))
+            }
+            other => {
+                let backend = if other == "flannel-vxlan" {
+                    Backend::Vxlan
+                } else {
+                    Backend::HostGw
+                };
+                crate::netd::Network::Flannel(crate::netd::Flannel::new(backend))
+            }
+        };
+        // The old implementation's daemons are removed with what they programmed.
+        match &mut self.network {
+            crate::netd::Network::Flannel(f) => {
+                let backend = f.backend;
+                f.switch(backend, network, &mut self.nodes);
+            }
+            crate::netd::Network::Calico(_) => crate::netd::Calico::uninstall(&mut self.nodes),
+        }
+        self.network = next;
+        let note = match &mut self.network {
+            crate::netd::Network::Flannel(f) => {
+                let backend = f.backend;
+                f.switch(backend, network, &mut self.nodes);
+                "flanneld restarted on every node with the new backend; pods keep the network they were created with"
+            }
+            crate::netd::Network::Calico(_) => {
+                "calico-node started on every node: 10-calico.conflist (calico, calico-ipam, portmap) now sorts first in /etc/cni/net.d; pods created from now on get Calico's network, running ones keep theirs"
+            }
+        };
+        self.run_network();
+        out.line(
+            Line::new()
+                .push(format!("network {name} ({network})"), Role::Name)
+                .push(" running", Role::Good)
+                .push(format!("  {note}"), Role::Dim),
+        );
+        Ok(out)
+    }
+
+    /// `show bgp NODE`: `calicoctl node status` and `birdcl show route` on the node.
+    pub fn show_bgp(&self, node: &str) -> Result<Outcome, LabError> {
+        let rt = self.kernel_node(node)?;
+        let crate::netd::Network::Calico(c) = &self.network else {
+            return Err(LabError::msg(format!(
+                "{} runs no BGP (flannel routes by {}); `network use calico-bgp` runs Calico's BIRD mesh",
+                self.network.name(),
+                if self.network.name() == "flannel-vxlan" {
+                    "VXLAN tunnels"
+                } else {
+                    "static routes via the peers' addresses"
+                }
+            )));
+        };
+        let lines = c
+            .mesh
+            .status(node, Some(&rt.host))
+            .map_err(LabError::msg)?;
+        let mut out = Outcome::empty();
+        Self::header(&mut out, format!("{node} (calico-node)"), "calicoctl node status; birdcl show route");
+        for l in lines.into_iter().skip(1) {
+            if l.starts_with("$ ") {
+                out.line(Line::styled(format!("  {l}"), Role::Dim));
+            } else {
+                out.plain(format!("  {l}"));
+            }
+        }
+        Ok(out)
+    }
+
+    fn calico_card(&self, c: &crate::netd::Calico) -> Outcome {
+        let mut out = Outcome::empty();
+        out.line(
+            Line::new()
+                .push(format!("network {}", c.name()), Role::Name)
+                .push(
+                    "  Calico as calico.yaml deploys it with CALICO_IPV4POOL_IPIP=Never: calico-node (BIRD, Felix) on every node",
+                    Role::Dim,
+                ),
+        );
+        let blocks: Vec<String> = c.datastore.read(|d| {
+            self.cluster
+                .nodes
+                .values()
+                .map(|n| {
+                    let mine: Vec<String> = d
+                        .blocks_of(n.name())
+                        .iter()
+                        .map(|b| format!("{} ({} in use)", b.cidr, b.in_use()))
+                        .collect();
+                    if mine.is_empty() {
+                        format!("{} none yet", n.name())
+                    } else {
+                        format!("{} {}", n.name(), mine.join(" "))
+                    }
+                })
+                .collect()
+        });
+        let shown = if blocks.len() > 6 {
+            format!("{} … ({} nodes)", blocks[..6].join(", "), blocks.len())
+        } else if blocks.is_empty() {
+            "none (no nodes)".to_string()
+        } else {
+            blocks.join(", ")
+        };
+        let rows: Vec<(&str, String)> = vec![
+            ("routing", format!("BGP: BIRD on every node peers with every other (node-to-node mesh, AS {}) and programs `<block> via <peer> dev eth0 proto bird` for each peer's blocks; its own blocks are `blackhole … proto bird`. Needs the nodes on one L2 segment, or routers that peer too (`show bgp NODE`)", crate::netd::calico::AS_NUMBER)),
+            ("encapsulation", "none (ipipMode and vxlanMode Never): pod packets cross the underlay as they are".to_string()),
+            ("MTU", "1500: /var/lib/calico/mtu (no encapsulation overhead); the conflist's \"mtu\": 0 reads it".to_string()),
+            ("IPAM", format!("calico-ipam: IPPool {} {} with blockSize {}; each node claims /{} blocks as it needs them (not its podCIDR), a pod gets a /32 on eth0 with default via 169.254.1.1, which the host's cali… veth answers by proxy ARP", c.pool.name, c.pool.cidr, c.pool.block_size, c.pool.block_size)),
+            ("masquerade", format!("Felix (natOutgoing): cali-nat-outgoing in nat POSTROUTING masquerades traffic from {} to outside it", c.pool.cidr)),
+            ("NetworkPolicy", "enforced by Felix in filter FORWARD: cali-FORWARD → cali-from-wl-dispatch / cali-to-wl-dispatch → cali-fw-<iface> / cali-tw-<iface> → cali-po-… / cali-pi-… per policy; `show iptables NODE --table filter`, `show ipset NODE`".to_string()),
+            ("cluster CIDR", format!("{} (the pool's CIDR)", c.pool.cidr)),
+        ];
+        for (k, v) in rows {
+            out.plain(format!("  {k:<14} {v}"));
+        }
+        out.plain(format!("  {:<14} {shown}", "blocks"));
+        out
+    }
+
+    fn flannel_card(&self, f: &crate::netd::Flannel) -> Outcome {
         let mut out = Outcome::empty();
         out.line(
             Line::new()
@@ -182,7 +295,7 @@ impl Lab {
             ),
             (
                 "NetworkPolicy",
-                "enforced by the lab's policy agent at each pod's host veth (flannel enforces none; Canal pairs it with Calico's Felix)".to_string(),
+                "not enforced: flannel programs no policy, so the API server stores NetworkPolicies and nothing on the nodes acts on them (Canal pairs flannel with Calico's Felix for that; `network use calico-bgp` enforces them)".to_string(),
             ),
             ("cluster CIDR", format!("{} (net-conf.json Network)", f.network)),
         ];

@@ -300,6 +300,8 @@ impl Lab {
         if self.mode == Mode::Auto {
             self.reconcile();
         }
+        // Node agents are not stepped controllers: calico-node takes in every change.
+        self.run_calico();
         match result {
             Ok(mut out) => {
                 out.extend(self.calls_since(mark));

@@ -22,6 +22,12 @@ impl Lab {
     /// The network daemons handle a Node event (`Some(node)`: that node was added or
     /// changed) or resync with every Node (`None`).
     pub fn network_event(&mut self, node: Option<&str>) -> bool {
+        if matches!(self.network, crate::netd::Network::Calico(_)) {
+            return self.run_calico();
+        }
+        let crate::netd::Network::Flannel(flannel) = &mut self.network else {
+            return false;
+        };
         let nodes: Vec<crate::netd::flannel::NodeLease<'_>> = self
             .cluster
             .nodes
@@ -34,7 +40,7 @@ impl Lab {
             })
             .collect();
         let (calls, clock) = (&mut self.calls, self.clock);
-        self.network.reconcile(
+        flannel.reconcile(
             &nodes,
             node.is_none(),
             &mut self.nodes,
@@ -48,6 +54,45 @@ impl Lab {
                 ));
             },
         )
+    }
+
+    /// Every node's calico-node (when the cluster runs Calico) takes in what changed since
+    /// its last pass: nodes, pods, policies, namespaces, the IPAM blocks. Cheap when nothing
+    /// did (the API server's resourceVersion and the datastore's generation say so).
+    pub fn run_calico(&mut self) -> bool {
+        let crate::netd::Network::Calico(calico) = &self.network else {
+            return false;
+        };
+        let ips: Vec<(String, Option<std::net::Ipv4Addr>, bool)> = self
+            .cluster
+            .nodes
+            .values()
+            .map(|n| {
+                (
+                    n.name().to_string(),
+                    n.status.internal_ip().and_then(|i| i.parse().ok()),
+                    !self.faults.node_down(n.name()),
+                )
+            })
+            .collect();
+        let nodes: Vec<crate::netd::calico::CalicoNode<'_>> = ips
+            .iter()
+            .map(|(name, ip, up)| crate::netd::calico::CalicoNode {
+                name,
+                ip: *ip,
+                up: *up,
+            })
+            .collect();
+        let rv = self.cluster.revs.resource_version;
+        if calico.up_to_date(&nodes, rv) {
+            return false;
+        }
+        let net = self.cluster_net();
+        let clock = self.clock;
+        let crate::netd::Network::Calico(calico) = &mut self.network else {
+            return false;
+        };
+        calico.reconcile(&nodes, rv, clock, &net, &mut self.nodes)
     }
 
     /// The nodes alone as `crate::net` sees them (podCIDR, InternalIP, the bridge's address):
@@ -104,12 +149,15 @@ impl Lab {
                 .get(&p.spec.node_name)
                 .and_then(|n| n.sandboxes.get(&p.key()));
             pn.netns = sandbox.map(|sb| sb.netns.clone());
+            let root = self.nodes.get(&p.spec.node_name).map(|n| &n.host.root);
             pn.host_veth = sandbox
                 .and_then(|sb| {
-                    sb.result
-                        .interfaces
-                        .iter()
-                        .find(|i| i.sandbox.is_empty() && i.name.starts_with("veth"))
+                    sb.result.interfaces.iter().find(|i| {
+                        i.sandbox.is_empty()
+                            && root.and_then(|r| r.links.get(&i.name)).is_some_and(|l| {
+                                matches!(l.kind, crate::cni::host::LinkKind::Veth { .. })
+                            })
+                    })
                 })
                 .map(|i| i.name.clone());
             net.pods.push(pn);
@@ -244,7 +292,13 @@ impl Lab {
         let net = self.cluster_net();
         let flow = self.flow(&net, a)?;
         let size = a.size.unwrap_or(crate::net::trace::DEFAULT_SIZE);
-        crate::net::trace::trace(&net, &self.fabric(), &flow, size)
+        crate::net::trace::trace(
+            &net,
+            &self.fabric(),
+            &flow,
+            size,
+            self.network.enforcement(),
+        )
             .map_err(|e| LabError::msg(e.to_string()))
     }
 
@@ -254,12 +308,46 @@ impl Lab {
         let trace = self.walk(a)?;
         let verdict = &trace.verdict;
         let mut out = Outcome::empty();
-        let role = if verdict.allowed() {
-            Role::Good
-        } else {
-            Role::Bad
-        };
-        out.line(Line::styled(verdict.text(), role));
+        match trace.enforcement {
+            crate::net::trace::Enforcement::None => {
+                if verdict.allowed() {
+                    out.line(Line::styled(verdict.text(), Role::Good));
+                    if !self.cluster.policies.is_empty() {
+                        out.line(Line::styled(
+                            format!(
+                                "  (whatever the policies said: {} enforces no NetworkPolicy)",
+                                self.network.name()
+                            ),
+                            Role::Dim,
+                        ));
+                    }
+                } else {
+                    out.line(Line::styled(
+                        format!(
+                            "allowed: {}; {} enforces no NetworkPolicy, so nothing on the nodes drops it",
+                            verdict.flow,
+                            self.network.name()
+                        ),
+                        Role::Good,
+                    ));
+                    out.line(Line::styled(
+                        format!(
+                            "  the policies' verdict, which a network that enforces them would apply: {}",
+                            verdict.text()
+                        ),
+                        Role::Dim,
+                    ));
+                }
+            }
+            _ => {
+                let role = if trace.policy_allows() {
+                    Role::Good
+                } else {
+                    Role::Bad
+                };
+                out.line(Line::styled(verdict.text(), role));
+            }
+        }
         // Where the deciding check sits on the packet's path (the hop `trace` numbers).
         let checks: Vec<(usize, &crate::net::trace::Hop)> = trace
             .hops

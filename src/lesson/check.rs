@@ -734,7 +734,7 @@ fn reach(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match lab.walk(&args) {
         Ok(t) => {
             let want_allowed = arg(a, 3) == "allowed";
-            Eval::new(t.verdict.allowed() == want_allowed, t.verdict.text())
+            Eval::new(t.policy_allows() == want_allowed, t.verdict.text())
         }
         Err(e) => Eval::new(false, e.message),
     }

@@ -11,21 +11,32 @@
 //! dropped where it would be (the sender's "message too long", or a router's ICMP
 //! "fragmentation needed"); the VXLAN outer datagram has no DF and is fragmented.
 //!
-//! NetworkPolicy is judged where the lab's policy agent enforces it, on the packet as that
-//! hook sees it: egress on the source pod's host veth, ingress on the destination pod's
-//! host veth, so a source rewritten by MASQUERADE on the way is what the ingress rules see.
+//! NetworkPolicy is enforced by whatever the network implementation programmed, and only
+//! there ([`Enforcement`]): under flannel by nothing (the trace says so; the policies'
+//! verdict is still computed, as what an enforcing network would do); under Calico by
+//! Felix's chains in filter FORWARD, which the hook walks like any other rule: the trace
+//! names the endpoint chain, and the rule that accepted or dropped the packet.
 //!
 //! Not modelled: conntrack beyond the first packet (replies, established state), tc,
 //! timing, IPv6 packets (an IPv6 destination is refused).
 
 use super::NetError;
-use super::policy::{Decision, Flow, Protocol, SideVerdict, Verdict, evaluate_resolved};
+use super::policy::{Flow, Protocol, SideVerdict, Verdict, evaluate_resolved};
 use super::view::{ClusterNet, PodNet, Resolved};
 use crate::cni::host::{Host, LinkKind, RouteEntry};
 use crate::cni::netfilter::{Decision as NfDecision, L4, Packet, Policy as NfPolicy, TableKind};
 use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
+
+/// What enforces NetworkPolicy on the nodes' data path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enforcement {
+    /// Nothing: the API server stores policies and no node acts on them (flannel).
+    None,
+    /// iptables chains in filter FORWARD (Calico's Felix: `cali-fw-…`/`cali-tw-…`).
+    Iptables,
+}
 
 /// What a hop is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,9 +102,20 @@ pub struct Trace {
     pub hops: Vec<Hop>,
     /// The end.
     pub outcome: Outcome,
+    /// What enforced NetworkPolicy on the way.
+    pub enforcement: Enforcement,
 }
 
 impl Trace {
+    /// Whether the data plane's policy let the packet through: no policy check on the
+    /// path denied it (under [`Enforcement::None`] nothing checks).
+    pub fn policy_allows(&self) -> bool {
+        !self
+            .hops
+            .iter()
+            .any(|h| h.kind == HopKind::Policy && h.text.contains(": denied ("))
+    }
+
     /// Did the packet arrive?
     pub fn delivered(&self) -> bool {
         matches!(self.outcome, Outcome::Delivered(_))
@@ -215,6 +237,8 @@ struct HookStep {
     snat: Option<IpAddr>,
     masquerade: bool,
     dnat: Option<(IpAddr, Option<u16>)>,
+    /// Every rule that matched on the way (`-A CHAIN rule`).
+    matched: Vec<String>,
 }
 
 /// Trace a flow: one packet of `size` bytes (IP header included) with DF set. Errors only
@@ -224,6 +248,7 @@ pub fn trace(
     fabric: &Fabric<'_>,
     flow: &Flow,
     size: u32,
+    enforcement: Enforcement,
 ) -> Result<Trace, NetError> {
     let src = net.lookup(&flow.src)?;
     let dst = net.lookup(&flow.dst)?;
@@ -234,7 +259,7 @@ pub fn trace(
     let mut w = Walker {
         net,
         fabric,
-        original: &verdict,
+        enforcement,
         judged_ingress: None,
         hops: Vec::new(),
         dst,
@@ -250,6 +275,7 @@ pub fn trace(
         verdict,
         hops,
         outcome,
+        enforcement,
     })
 }
 
@@ -262,7 +288,7 @@ const MAX_HOPS: usize = 64;
 struct Walker<'a, 'n> {
     net: &'a ClusterNet,
     fabric: &'a Fabric<'n>,
-    original: &'a Verdict,
+    enforcement: Enforcement,
     /// The ingress verdict as the destination's veth judged it (on the packet's source then).
     judged_ingress: Option<SideVerdict>,
     hops: Vec<Hop>,
@@ -290,33 +316,6 @@ impl<'a, 'n> Walker<'a, 'n> {
         Outcome::Dropped {
             hop: self.hops.len(),
             reason,
-        }
-    }
-
-    /// A policy check hop; returns the drop outcome if the side denies.
-    fn policy(&mut self, side: &SideVerdict, at: &str) -> Option<Outcome> {
-        if side.decision == Decision::NotAPod {
-            return None;
-        }
-        let full = self.original.side_text(side);
-        let prefix = format!("{}: ", side.direction.as_str());
-        let reason = full.strip_prefix(&prefix).unwrap_or(&full).to_string();
-        let word = if side.decision.allows() {
-            "allowed"
-        } else {
-            "denied"
-        };
-        self.push(
-            HopKind::Policy,
-            format!(
-                "{} policy at {at}: {word} ({reason})",
-                side.direction.as_str()
-            ),
-        );
-        if side.decision.allows() {
-            None
-        } else {
-            Some(self.dropped(full))
         }
     }
 
@@ -417,13 +416,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                     pod.ifname
                 ),
             );
-            let at = format!("{} (to itself)", pod.key());
-            if let Some(o) = self.policy(&self.original.egress.clone(), &at) {
-                return o;
-            }
-            if let Some(o) = self.policy(&self.original.ingress.clone(), &at) {
-                return o;
-            }
+            // Looped back inside the pod: no host hook (nor Felix) sees it.
             return Outcome::Delivered(format!("{} {} {src_ip} (itself)", pod.key(), pod.ifname));
         }
         if dst_ip.is_ipv6() {
@@ -462,9 +455,18 @@ impl<'a, 'n> Walker<'a, 'n> {
             ));
         };
         let node = pod.node.as_str();
-        self.push(HopKind::Veth, format!("{peer} (host side) on {node}"));
-        if let Some(o) = self.policy(&self.original.egress.clone(), peer) {
-            return o;
+        let gw = r.via.as_deref().unwrap_or_default();
+        let proxy_arp = host
+            .sysctls
+            .get(&format!("net.ipv4.conf.{peer}.proxy_arp"))
+            .is_some_and(|v| v == "1");
+        if proxy_arp && !host_owns(host, gw.parse().unwrap_or(dst_ip)) && !gw.is_empty() {
+            self.push(
+                HopKind::Veth,
+                format!("{peer} (host side) on {node}, answering ARP for {gw} (proxy_arp)"),
+            );
+        } else {
+            self.push(HopKind::Veth, format!("{peer} (host side) on {node}"));
         }
         let pkt = Pkt {
             src: src_ip,
@@ -523,6 +525,20 @@ impl<'a, 'n> Walker<'a, 'n> {
             text: format!("route on {node}: {}", r.to_ip_route()),
             next_hop: via,
         });
+        if r.blackhole {
+            // A forwarded packet is discarded silently; a local sender gets EINVAL.
+            return self.no_route(if forwarded {
+                format!(
+                    "{node}'s blackhole route {} discards it: no pod of the block holds {}",
+                    r.dst, pkt.dst
+                )
+            } else {
+                format!(
+                    "{node}'s blackhole route {} refuses it (connect: Invalid argument)",
+                    r.dst
+                )
+            });
+        }
         // The MTU is checked right after routing, before any hook: ip_forward() answers
         // "fragmentation needed" before the FORWARD hook, and a local sender gets "message
         // too long" from the socket before OUTPUT (checked with FORWARD counters on a real
@@ -545,6 +561,11 @@ impl<'a, 'n> Walker<'a, 'n> {
         }
         let chain = if forwarded { "FORWARD" } else { "OUTPUT" };
         let step = filter_hook(host, chain, &pkt, iif.as_deref(), Some(&r.dev));
+        if self.enforcement == Enforcement::Iptables {
+            if let Some(o) = self.felix(host, &format!("filter {chain}"), &step) {
+                return o;
+            }
+        }
         if let Some(o) = self.apply_hook(node, &format!("filter {chain}"), step, &mut pkt) {
             return o;
         }
@@ -729,20 +750,16 @@ impl<'a, 'n> Walker<'a, 'n> {
         self.deliver_to_pod(pod, &veth, pkt)
     }
 
-    /// Out of the host veth `veth` into `pod`: the ingress check on the packet as it is now.
+    /// Out of the host veth `veth` into `pod`. The policies' ingress verdict is taken on
+    /// the packet as it is now (a source masqueraded on the way is what an enforcing data
+    /// plane judges).
     fn deliver_to_pod(&mut self, pod: &'a PodNet, veth: &str, pkt: Pkt) -> Outcome {
         self.push(HopKind::Veth, format!("{veth} (host side) on {}", pod.node));
-        if matches!(self.dst, Resolved::Pod(_)) {
+        if matches!(self.dst, Resolved::Pod(_)) && Some(pkt.src) != self.orig_src {
             let seen = self.net.resolve_ip(pkt.src);
-            let side = if Some(pkt.src) == self.orig_src {
-                self.original.ingress.clone()
-            } else {
-                evaluate_resolved(self.net, seen, self.dst, Some(pkt.dport), pkt.proto).ingress
-            };
-            self.judged_ingress = Some(side.clone());
-            if let Some(o) = self.policy(&side, veth) {
-                return o;
-            }
+            let side =
+                evaluate_resolved(self.net, seen, self.dst, Some(pkt.dport), pkt.proto).ingress;
+            self.judged_ingress = Some(side);
         }
         let from = if Some(pkt.src) == self.orig_src {
             String::new()
@@ -752,6 +769,75 @@ impl<'a, 'n> Walker<'a, 'n> {
         let text = format!("{} {} {}", pod.key(), pod.ifname, pkt.dst);
         self.push(HopKind::Endpoint, format!("{text}{from}"));
         Outcome::Delivered(text)
+    }
+
+    /// Felix's verdicts in a filter hook the packet just went through: one policy hop per
+    /// workload endpoint chain it passed (the sender's `cali-fw-…`, the receiver's
+    /// `cali-tw-…`), naming the rule that accepted it or the one that dropped it. Returns
+    /// the drop when one of those chains dropped the packet.
+    fn felix(&mut self, host: &Host, hook: &str, step: &HookStep) -> Option<Outcome> {
+        let node: &str = &host.node;
+        let mut current: Option<(bool, String)> = None;
+        let mut accepted_by: Option<String> = None;
+        let mut hops: Vec<(bool, String, String, bool)> = Vec::new();
+        let flush = |cur: &Option<(bool, String)>,
+                     acc: &Option<String>,
+                     hops: &mut Vec<(bool, String, String, bool)>| {
+            if let (Some((ingress, iface)), Some(rule)) = (cur, acc) {
+                hops.push((*ingress, iface.clone(), rule.clone(), true));
+            }
+        };
+        for line in &step.matched {
+            let chain = line
+                .strip_prefix("-A ")
+                .and_then(|l| l.split_whitespace().next())
+                .unwrap_or_default();
+            if let Some(iface) = chain
+                .strip_prefix("cali-tw-")
+                .map(|i| (true, i))
+                .or(chain.strip_prefix("cali-fw-").map(|i| (false, i)))
+            {
+                if current.as_ref().is_none_or(|(_, c)| c != iface.1) {
+                    flush(&current, &accepted_by, &mut hops);
+                    current = Some((iface.0, iface.1.to_string()));
+                    accepted_by = None;
+                }
+            } else if line.contains("--set-xmark 0x10000/0x10000") {
+                accepted_by = Some(line.clone());
+            }
+        }
+        let dropped = step
+            .drop
+            .as_ref()
+            .filter(|_| current.is_some())
+            .filter(|why| why.starts_with("-A cali-"));
+        if let (Some(why), Some((ingress, iface))) = (dropped, &current) {
+            hops.push((*ingress, iface.clone(), why.clone(), false));
+        } else {
+            flush(&current, &accepted_by, &mut hops);
+        }
+        for (ingress, iface, rule, allowed) in hops {
+            let dir = if ingress { "ingress" } else { "egress" };
+            let pod = self
+                .net
+                .pods
+                .iter()
+                .find(|p| p.node == node && p.host_veth.as_deref() == Some(iface.as_str()))
+                .map(|p| format!(" ({})", p.key()))
+                .unwrap_or_default();
+            let chain = if ingress { "cali-tw-" } else { "cali-fw-" };
+            let word = if allowed { "allowed" } else { "denied" };
+            self.push(
+                HopKind::Policy,
+                format!("{dir} policy at {chain}{iface}{pod} on {node} ({hook}, Felix): {word} ({rule})"),
+            );
+            if !allowed {
+                return Some(self.dropped(format!(
+                    "{hook} on {node} drops it in {chain}{iface}{pod}: {rule}"
+                )));
+            }
+        }
+        None
     }
 
     /// Apply a hook's step: a hop line for a rule that matched, DNAT, a drop.
@@ -952,7 +1038,10 @@ fn hook(
     let tables = host.netfilter.family(pkt.dst.is_ipv6());
     let mut p = nf_packet(host, pkt, iif, oif);
     let t = tables.get(table).traverse(chain, &mut p);
-    let mut step = HookStep::default();
+    let mut step = HookStep {
+        matched: t.matched.clone(),
+        ..HookStep::default()
+    };
     match t.decision {
         NfDecision::Masquerade => step.masquerade = true,
         NfDecision::Snat(ip) => step.snat = Some(ip),

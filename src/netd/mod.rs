@@ -4,15 +4,56 @@
 //! neighbour and FDB entries, the node's own masquerade and forward rules, and the files the
 //! plugins read (`/run/flannel/subnet.env`).
 //!
-//! The cluster runs one implementation at a time ([`Network`], `--network` / `network use`);
-//! today that is flannel with its host-gw or VXLAN backend ([`flannel`]).
+//! The cluster runs one implementation at a time ([`Network`], `--network` / `network use`):
+//! flannel with its host-gw or VXLAN backend ([`flannel`]), or Calico in BGP mode
+//! ([`calico`]).
 
+pub mod calico;
 pub mod flannel;
 
+pub use calico::Calico;
 pub use flannel::{Backend, Flannel};
 
 /// The network implementation the cluster runs: what `network show` describes.
-pub type Network = Flannel;
+#[derive(Debug, Clone)]
+pub enum Network {
+    /// flanneld on every node (it enforces no NetworkPolicy).
+    Flannel(Flannel),
+    /// calico-node on every node: calico-ipam, BIRD, Felix.
+    Calico(Box<Calico>),
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network::Flannel(Flannel::default())
+    }
+}
+
+impl Network {
+    /// The `--network` name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Network::Flannel(f) => f.name(),
+            Network::Calico(c) => c.name(),
+        }
+    }
+
+    /// The cluster's pod network (flannel's `Network`, Calico's pool).
+    pub fn cluster_cidr(&self) -> ipnet::IpNet {
+        match self {
+            Network::Flannel(f) => f.network,
+            Network::Calico(c) => ipnet::IpNet::V4(c.cidr()),
+        }
+    }
+
+    /// What enforces NetworkPolicy on the nodes.
+    pub fn enforcement(&self) -> crate::net::trace::Enforcement {
+        match self {
+            Network::Flannel(_) => crate::net::trace::Enforcement::None,
+            Network::Calico(_) => crate::net::trace::Enforcement::Iptables,
+        }
+    }
+}
 
 /// The names `--network` and `network use` accept, with one line each.
 pub const NETWORKS: &[(&str, &str)] = &[
@@ -23,5 +64,9 @@ pub const NETWORKS: &[(&str, &str)] = &[
     (
         "flannel-vxlan",
         "flannel, VXLAN backend: flannel.1 (VNI 1, UDP 8472, MTU 1450) tunnels to each peer",
+    ),
+    (
+        "calico-bgp",
+        "Calico, BGP mode: calico-ipam /26 blocks per node, BIRD's node-to-node mesh, NetworkPolicy as Felix's iptables chains",
     ),
 ];

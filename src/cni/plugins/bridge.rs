@@ -452,6 +452,8 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
             scope_link: false,
             src: None,
             onlink: false,
+            proto: None,
+            blackhole: false,
         };
         if !ns.routes.contains(&entry) {
             ns.routes.reserve_exact(1);

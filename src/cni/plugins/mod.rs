@@ -2,6 +2,7 @@
 
 pub mod bandwidth;
 pub mod bridge;
+pub mod calico;
 pub mod common;
 pub mod flannel;
 pub mod host_local;
@@ -19,6 +20,8 @@ pub fn standard() -> Vec<Box<dyn Plugin>> {
     vec![
         Box::new(bandwidth::Bandwidth),
         Box::new(bridge::Bridge),
+        Box::new(calico::Calico),
+        Box::new(calico::CalicoIpam),
         Box::new(flannel::Flannel),
         Box::new(host_local::HostLocal),
         Box::new(loopback::Loopback),
