@@ -951,7 +951,7 @@ fn hook(
 ) -> HookStep {
     let tables = host.netfilter.family(pkt.dst.is_ipv6());
     let mut p = nf_packet(host, pkt, iif, oif);
-    let t = tables.get(table).traverse(chain, &mut p);
+    let t = tables.get(table).traverse_with(chain, &mut p, &host.ipsets);
     let mut step = HookStep::default();
     match t.decision {
         NfDecision::Masquerade => step.masquerade = true,
