@@ -162,3 +162,72 @@ fn the_table_flag_completes_its_values() {
     let words: Vec<&str> = c.candidates.iter().map(|s| s.as_str()).collect();
     assert_eq!(words, ["filter", "nat"]);
 }
+
+/// The walker tests the node's ipsets: a FORWARD rule on node-1 dropping what goes to a
+/// `hash:net` set's members stops `trace` there only while the destination is in the set,
+/// and a goto'd chain's rule decides. `show ipset` prints `ipset save` (a dim line when the
+/// node has none; an unknown node is the views' not-found error).
+#[test]
+fn the_walker_evaluates_set_matches_and_gotos_and_show_ipset_prints_the_sets() {
+    use cni_csi_lab::cni::ipset::{Family, SetType};
+    let mut lab = Lab::new();
+    text(&mut lab, "pod create web --node node-1");
+    text(&mut lab, "pod create db --node node-2");
+    let empty = text(&mut lab, "show ipset node-1");
+    assert!(
+        empty.contains("$ ipset save") && empty.contains("no sets"),
+        "{empty}"
+    );
+    let db_ip = lab
+        .execute("get pods db -o wide")
+        .map(|o| o.to_text())
+        .unwrap_or_default();
+    let db_ip = db_ip
+        .split_whitespace()
+        .find(|w| w.starts_with("10.244."))
+        .unwrap_or_else(|| panic!("no pod IP in {db_ip}"))
+        .to_string();
+    let trace = text(&mut lab, "trace web db --port 3306");
+    assert!(trace.contains("delivered to default/db"), "{trace}");
+    {
+        let host = &mut lab.nodes.get_mut("node-1").expect("node-1").host;
+        host.ipsets
+            .create("cali40s:db", SetType::HashNet, Family::Inet, 1_048_576)
+            .expect("new set");
+        host.ipsets
+            .replace_members("cali40s:db", [format!("{db_ip}/32")])
+            .expect("members");
+        let f = &mut host.netfilter.ip4.filter;
+        // Felix inserts its jump at the top, before flannel's FLANNEL-FWD ACCEPT.
+        f.prepend_unique("FORWARD", "-g cali-FORWARD");
+        f.append_unique("cali-FORWARD", "-m set --match-set cali40s:db dst -j DROP");
+    }
+    let trace = text(&mut lab, "trace web db --port 3306");
+    assert!(
+        trace.contains("-A cali-FORWARD -m set --match-set cali40s:db dst -j DROP"),
+        "{trace}"
+    );
+    assert!(!trace.contains("delivered to default/db"), "{trace}");
+    let shown = text(&mut lab, "show ipset node-1");
+    assert!(
+        shown.contains("create cali40s:db hash:net family inet hashsize 1024 maxelem 1048576 bucketsize 12 initval 0x"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("add cali40s:db {db_ip}\n")),
+        "{shown}"
+    );
+    // Out of the set: delivered again.
+    lab.nodes
+        .get_mut("node-1")
+        .expect("node-1")
+        .host
+        .ipsets
+        .replace_members("cali40s:db", Vec::<String>::new())
+        .expect("members");
+    let trace = text(&mut lab, "trace web db --port 3306");
+    assert!(trace.contains("delivered to default/db"), "{trace}");
+    let err = lab.execute("show ipset nope").map(|_| ()).unwrap_err();
+    let ipt = lab.execute("show iptables nope").map(|_| ()).unwrap_err();
+    assert_eq!(err.message, ipt.message);
+}

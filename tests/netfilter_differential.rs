@@ -6,11 +6,17 @@
 //! tables. The kernel validates each rule too (a DNAT reachable from POSTROUTING, say, is
 //! refused), so the lab writes only rules a node could hold.
 //!
-//! Needs root, `ip` and `iptables-restore`; otherwise it says why on stderr and passes
-//! (`.ci/run` installs iptables and iproute2). The namespace is deleted on every exit
-//! path (a guard's `Drop`).
+//! A second case writes Calico-Felix-shaped filter rules (`-g` gotos, `-m set` matches)
+//! and the ipsets they test: the kernel must accept the lab's `ipset save` through `ipset
+//! restore` and print the same sets back (members in its own hash order, so compared
+//! sorted), and accept and print the rules exactly.
+//!
+//! Needs root, `ip` and `iptables-restore` (and `ipset` for the second case); otherwise it
+//! says why on stderr and passes (`.ci/run` installs iptables, ipset and iproute2). The
+//! namespace is deleted on every exit path (a guard's `Drop`).
 
 use cni_csi_lab::Lab;
+use cni_csi_lab::cni::ipset::{DEFAULT_MAXELEM, Family, SetType};
 use cni_csi_lab::cni::netfilter::{TableKind, XtTable};
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -66,6 +72,14 @@ impl Drop for Netns {
     fn drop(&mut self) {
         let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
     }
+}
+
+/// Whether `tool` is on the PATH.
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 /// Why the test cannot run here, if it cannot.
@@ -171,5 +185,155 @@ fn the_kernel_prints_exactly_the_lab_s_tables() {
             );
         }
     }
+    drop(ns);
+}
+
+/// Felix-shaped filter rules and the sets they test, in both families: a dispatch chain
+/// that `-g`s per interface, policy chains that `-g` on, `-m set` (negated, two flags) on
+/// `hash:net` and `hash:ip` sets.
+fn felix_state() -> Lab {
+    let mut lab = lab_state();
+    let Some(rt) = lab.nodes.get_mut("node-1") else {
+        panic!("node-1 missing");
+    };
+    let sets = &mut rt.host.ipsets;
+    let ok = |r: Result<(), String>| r.unwrap_or_else(|e| panic!("{e}"));
+    ok(sets.create("cali40s:web", SetType::HashNet, Family::Inet, 1_048_576));
+    ok(sets.replace_members("cali40s:web", ["10.244.1.0/24", "10.244.7.9", "10.0.0.0/8"]));
+    ok(sets.create(
+        "cali40all-hosts",
+        SetType::HashIp,
+        Family::Inet,
+        DEFAULT_MAXELEM,
+    ));
+    ok(sets.replace_members("cali40all-hosts", ["192.168.0.2", "192.168.0.3"]));
+    ok(sets.create("cali60s:web", SetType::HashNet, Family::Inet6, 1_048_576));
+    ok(sets.replace_members("cali60s:web", ["fd00:10:1::/64", "fd00:10:2::5"]));
+    ok(sets.create(
+        "cali40empty",
+        SetType::HashNet,
+        Family::Inet,
+        DEFAULT_MAXELEM,
+    ));
+    for (v6, ver) in [(false, "4"), (true, "6")] {
+        let f = &mut rt.host.netfilter.family_mut(v6).filter;
+        let c = r#"-m comment --comment "cali:dispatch""#;
+        f.append_unique("FORWARD", format!("{c} -j cali-FORWARD"));
+        f.append_unique("cali-FORWARD", "-i cali+ -g cali-from-wl-dispatch");
+        f.append_unique("cali-FORWARD", "-o cali+ -g cali-to-wl-dispatch");
+        f.append_unique("cali-from-wl-dispatch", "-i cali1234 -g cali-fw-cali1234");
+        f.append_unique("cali-from-wl-dispatch", "-j DROP");
+        f.ensure_chain("cali-to-wl-dispatch");
+        f.append_unique(
+            "cali-fw-cali1234",
+            format!("-m set --match-set cali{ver}0s:web dst -j ACCEPT"),
+        );
+        f.append_unique(
+            "cali-fw-cali1234",
+            format!("-m set ! --match-set cali{ver}0s:web src,dst -g cali-po-deny"),
+        );
+        if !v6 {
+            f.append_unique(
+                "cali-fw-cali1234",
+                "-p tcp -m set --match-set cali40all-hosts dst -m tcp --dport 10250 -j ACCEPT",
+            );
+        }
+        f.append_unique("cali-po-deny", "-j MARK --set-xmark 0x10000/0x10000");
+        f.append_unique("cali-po-deny", "-j RETURN");
+    }
+    lab
+}
+
+#[test]
+fn the_kernel_takes_the_lab_s_gotos_and_ipsets() {
+    if let Some(why) = missing_prerequisite() {
+        eprintln!("skipping the goto/ipset differential test: {why}");
+        return;
+    }
+    if !have("ipset") {
+        eprintln!("skipping the goto/ipset differential test: ipset is not installed");
+        return;
+    }
+    let lab = felix_state();
+    let ns = match Netns::add(format!("lab-nfset-{}", std::process::id())) {
+        Ok(ns) => ns,
+        Err(e) => {
+            eprintln!("skipping the goto/ipset differential test: {e}");
+            return;
+        }
+    };
+    let host = &lab.nodes["node-1"].host;
+    let save = host.ipsets.to_save_lines();
+    ns.exec("ipset", &["restore"], &(save.join("\n") + "\n"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let kernel = ns
+        .exec("ipset", &["save"], "")
+        .unwrap_or_else(|e| panic!("{e}"));
+    // The kernel prints a set's members in hash order: compare each set's lines sorted
+    // (the create line sorts first), and the sets in the lab's (name) order.
+    let by_set = |lines: Vec<String>| {
+        let mut sets: Vec<Vec<String>> = Vec::new();
+        for l in lines {
+            if l.starts_with("create ") || sets.is_empty() {
+                sets.push(Vec::new());
+            }
+            if let Some(s) = sets.last_mut() {
+                s.push(l);
+            }
+        }
+        for s in &mut sets {
+            s.sort();
+        }
+        sets.sort();
+        sets
+    };
+    assert_eq!(
+        by_set(kernel.lines().map(str::to_string).collect()),
+        by_set(save.clone()),
+        "ipset save: the kernel (left) and the lab (right) differ"
+    );
+    assert!(
+        save.iter().any(|l| l.starts_with("create cali40s:web hash:net family inet hashsize 1024 maxelem 1048576 bucketsize 12 initval 0x")),
+        "{save:?}"
+    );
+    let nf = &host.netfilter;
+    for (v6, restore, list) in [
+        (false, "iptables-restore", "iptables"),
+        (true, "ip6tables-restore", "ip6tables"),
+    ] {
+        let filter = &nf.family(v6).filter;
+        ns.exec(restore, &[], &restore_input(&[filter]))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let kernel = ns
+            .exec(list, &["-t", "filter", "-S"], "")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let kernel: Vec<&str> = kernel.lines().collect();
+        assert!(kernel.iter().any(|l| l.contains(" -g ")), "{kernel:?}");
+        assert!(
+            kernel.iter().any(|l| l.contains("! --match-set")),
+            "{kernel:?}"
+        );
+        assert_eq!(
+            kernel,
+            filter.to_lines(),
+            "{list} -t filter -S: the kernel (left) and the lab (right) differ"
+        );
+    }
+    // The kernel refuses to destroy a set a rule uses, as the lab does.
+    let err = ns
+        .exec("ipset", &["destroy", "cali40s:web"], "")
+        .expect_err("the set is in use");
+    assert!(
+        err.contains("Set cannot be destroyed: it is in use by a kernel component"),
+        "{err}"
+    );
+    let mut sets = host.ipsets.clone();
+    assert_eq!(
+        sets.destroy("cali40s:web", nf),
+        Err("Set cannot be destroyed: it is in use by a kernel component".into())
+    );
+    assert_eq!(sets.destroy("cali40empty", nf), Ok(()));
+    ns.exec("ipset", &["destroy", "cali40empty"], "")
+        .unwrap_or_else(|e| panic!("{e}"));
     drop(ns);
 }

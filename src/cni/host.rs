@@ -1,12 +1,13 @@
 //! A node as CNI plugins see it: the host network namespace (links, addresses, routes),
 //! the sandbox namespaces the runtime created, netfilter (iptables and ip6tables, nat and
-//! filter: [`super::netfilter`]), tc qdiscs, sysctls, and
+//! filter: [`super::netfilter`]), ipsets ([`super::ipset`]), tc qdiscs, sysctls, and
 //! the files host-local keeps under `/var/lib/cni/networks`.
 //!
 //! This is the "kernel and disk" the stateless plugins act on. Everything is ordered
 //! (BTreeMap) so that views are deterministic.
 
 use super::ipam_store::IpamStore;
+use super::ipset::IpSets;
 use super::links::Links;
 use super::netfilter::Netfilter;
 use std::collections::BTreeMap;
@@ -377,6 +378,8 @@ pub struct Host {
     pub netns: BTreeMap<String, Netns>,
     /// iptables and ip6tables: the nat and filter tables of each family.
     pub netfilter: Netfilter,
+    /// The ipsets `-m set` rules test (one namespace of names for both families).
+    pub ipsets: IpSets,
     /// tc qdiscs.
     pub qdiscs: Vec<Qdisc>,
     /// sysctls that plugins set (`net.ipv4.ip_forward` …).

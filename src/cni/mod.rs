@@ -5,6 +5,7 @@ pub mod conf;
 pub mod exec;
 pub mod host;
 pub mod ipam_store;
+pub mod ipset;
 pub mod links;
 pub mod netfilter;
 pub mod plugin;

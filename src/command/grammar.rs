@@ -54,7 +54,7 @@ pub enum Command {
     /// Follow a packet hop by hop: eth0 → veth → cni0 → route → node → …
     #[command(after_help = "Examples:\n  trace app-a app-b\n  trace web db --port 3306")]
     Trace(FlowArgs),
-    /// Views: IPAM store, routes, volumes, events (call log), wire log, iptables, watch
+    /// Views: IPAM store, routes, volumes, events (call log), wire log, iptables, ipset, watch
     #[command(subcommand)]
     Show(ShowCmd),
     /// The network implementation: flannel with the host-gw or the VXLAN backend
@@ -515,6 +515,14 @@ pub enum ShowCmd {
         /// The table
         #[arg(long, short = 't', default_value = "nat", value_parser = TableParser)]
         table: TableArg,
+    },
+    /// ipsets on a node, as `ipset save` prints them (the sets `-m set` rules test)
+    #[command(
+        after_help = "The lab models hash:ip and hash:net sets of both families; members are listed sorted.\nExample:\n  show ipset node-1"
+    )]
+    Ipset {
+        /// Node
+        node: String,
     },
     /// Watch events of the API server since an index
     Watch {

@@ -1,6 +1,7 @@
 //! The node's kernel in the real tools' words: `show links` (`ip -d addr`), `show neigh`
-//! (`ip neigh`), `show fdb` (`bridge fdb`), and `network show|use`: every line renders
-//! the state the plugins and the network daemon wrote on the node.
+//! (`ip neigh`), `show fdb` (`bridge fdb`), `show ipset` (`ipset save`), and `network
+//! show|use`: every line renders the state the plugins and the network daemon wrote on the
+//! node.
 
 use super::{Lab, LabError};
 use crate::cni::host::{Link, LinkKind, Netns};
@@ -88,6 +89,23 @@ impl Lab {
         }
         for f in entries {
             out.plain(format!("  {}", f.to_bridge_fdb()));
+        }
+        Ok(out)
+    }
+
+    /// `show ipset NODE`: the node's ipsets as `ipset save` prints them.
+    pub fn show_ipset(&self, node: &str) -> Result<Outcome, LabError> {
+        let rt = self.kernel_node(node)?;
+        let mut out = Outcome::empty();
+        Self::header(&mut out, format!("{node} (host)"), "ipset save");
+        if rt.host.ipsets.is_empty() {
+            out.line(Line::styled(
+                "  (no sets: a policy agent such as Calico's Felix creates them for its rules' -m set matches)",
+                Role::Dim,
+            ));
+        }
+        for l in rt.host.ipsets.to_save_lines() {
+            out.plain(format!("  {l}"));
         }
         Ok(out)
     }

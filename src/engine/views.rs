@@ -56,6 +56,7 @@ impl Lab {
             ShowCmd::Events { n } => Ok(self.show_events(n)),
             ShowCmd::Wire { n, list } => self.show_wire(n, list),
             ShowCmd::Iptables { node, v6, table } => self.show_iptables(&node, v6, table),
+            ShowCmd::Ipset { node } => self.show_ipset(&node),
             ShowCmd::Volumes { node } => self.show_volumes(node.as_deref()),
             ShowCmd::Watch { since } => Ok(self.show_watch(since)),
         }

@@ -1037,7 +1037,7 @@ fn hook(
 ) -> HookStep {
     let tables = host.netfilter.family(pkt.dst.is_ipv6());
     let mut p = nf_packet(host, pkt, iif, oif);
-    let t = tables.get(table).traverse(chain, &mut p);
+    let t = tables.get(table).traverse_with(chain, &mut p, &host.ipsets);
     let mut step = HookStep {
         matched: t.matched.clone(),
         ..HookStep::default()
@@ -1063,7 +1063,9 @@ fn hook(
         (Some(rule), _) => Some(rule.clone()),
         // Nothing decided but a rule matched (a RETURN): show the last one, it is why the
         // packet went on untouched.
-        (None, Some(last)) if table == TableKind::Nat => Some(format!("{last} (no NAT)")),
+        (None, Some(last)) if table == TableKind::Nat && last.ends_with("-j RETURN") => {
+            Some(format!("{last} (no NAT)"))
+        }
         _ => None,
     };
     step

@@ -1028,7 +1028,8 @@ impl App {
         match cmd {
             Command::Show(ShowCmd::Ipam { node: Some(n) })
             | Command::Show(ShowCmd::Routes { node: Some(n), .. })
-            | Command::Show(ShowCmd::Iptables { node: n, .. }) => self.select_node(&n),
+            | Command::Show(ShowCmd::Iptables { node: n, .. })
+            | Command::Show(ShowCmd::Ipset { node: n }) => self.select_node(&n),
             Command::Node(NodeCmd::Add { name, .. }) => self.select_node(&name),
             Command::Describe(d) => match crate::engine::views::canonical_kind(&d.kind) {
                 Ok("pods") => self.select_pod(&(d.ns, d.name)),

@@ -353,7 +353,7 @@ mod tests {
         );
         assert_eq!(cands(&lab, "po"), ["pod", "policy"]);
         assert_eq!(cands(&lab, "pod c"), ["create"]);
-        assert_eq!(cands(&lab, "show ip"), ["ipam", "iptables"]);
+        assert_eq!(cands(&lab, "show ip"), ["ipam", "iptables", "ipset"]);
     }
 
     #[test]

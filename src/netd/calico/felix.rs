@@ -439,7 +439,7 @@ pub fn program(host: &mut Host, node: &str, net: &ClusterNet, pool: &IpPool) {
                 .filter(|c| c.starts_with("cali-"))
                 .count()
                 == chains.len()
-            && current_sets(host) == sets
+            && current_sets(host) == normalised(&sets)
     };
     if same {
         return;
@@ -488,16 +488,67 @@ pub fn remove(host: &mut Host) {
     remove_sets(host, "cali");
 }
 
-/// The node's ipsets Felix owns, as (name → members).
-fn current_sets(_host: &Host) -> IpSetSpec {
-    IpSetSpec::new()
+/// A member as the set holds it (`10.244.1.5` → `10.244.1.5/32`).
+fn normal(member: &str) -> String {
+    member
+        .parse::<ipnet::IpNet>()
+        .or_else(|_| member.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| member.to_string())
 }
 
-/// Replace the node's Felix ipsets with these (hash:net).
-fn replace_sets(_host: &mut Host, _sets: &IpSetSpec) {}
+/// The node's ipsets Felix owns, as (name → members).
+fn current_sets(host: &Host) -> IpSetSpec {
+    host.ipsets
+        .iter()
+        .filter(|(name, _)| name.starts_with("cali"))
+        .map(|(name, set)| {
+            let mut m: Vec<String> = set.members().map(|n| n.to_string()).collect();
+            m.sort();
+            (name.to_string(), m)
+        })
+        .collect()
+}
 
-/// Destroy the node's ipsets whose names start with `prefix`.
-fn remove_sets(_host: &mut Host, _prefix: &str) {}
+/// Felix's sets in the form [`current_sets`] reads them back.
+fn normalised(sets: &IpSetSpec) -> IpSetSpec {
+    sets.iter()
+        .map(|(k, v)| {
+            let mut m: Vec<String> = v.iter().map(|x| normal(x)).collect();
+            m.sort();
+            m.dedup();
+            (k.clone(), m)
+        })
+        .collect()
+}
+
+/// Replace the node's Felix ipsets with these (hash:net, `maxelem` 1048576 as Felix's
+/// `MaxIPSetSize`).
+fn replace_sets(host: &mut Host, sets: &IpSetSpec) {
+    use crate::cni::ipset::{Family, SetType};
+    for (name, members) in sets {
+        if host
+            .ipsets
+            .create(name, SetType::HashNet, Family::Inet, 1_048_576)
+            .is_ok()
+        {
+            let _ = host.ipsets.replace_members(name, members);
+        }
+    }
+}
+
+/// Destroy the node's ipsets whose names start with `prefix` (once no rule uses them).
+fn remove_sets(host: &mut Host, prefix: &str) {
+    let names: Vec<String> = host
+        .ipsets
+        .iter()
+        .map(|(n, _)| n.to_string())
+        .filter(|n| n.starts_with(prefix))
+        .collect();
+    for n in names {
+        let _ = host.ipsets.destroy(&n, &host.netfilter);
+    }
+}
 
 #[cfg(test)]
 mod tests {
