@@ -7,6 +7,7 @@
 //! The cluster runs one implementation at a time ([`Network`], `--network` / `network use`);
 //! today that is flannel with its host-gw or VXLAN backend ([`flannel`]).
 
+pub mod cilium;
 pub mod flannel;
 
 pub use flannel::{Backend, Flannel};
