@@ -9,6 +9,7 @@
 //! ([`calico`]).
 
 pub mod calico;
+pub mod cilium;
 pub mod flannel;
 
 pub use calico::Calico;
