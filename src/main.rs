@@ -29,6 +29,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
   cni-csi-lab --preset dc-1000         start with 1,000 nodes (/24 podCIDRs, four zones)
   cni-csi-lab --conflist my.conflist   start with your own CNI config on every node
   cni-csi-lab --network flannel-vxlan  start with flannel's VXLAN backend (default host-gw)
+  cni-csi-lab --network calico-bgp     start with Calico (BGP, NetworkPolicy enforced by Felix)
   cni-csi-lab --load lab.json          start from a lab saved with `save lab.json`")]
 struct Cli {
     /// Start with no nodes (same as --preset empty)
@@ -42,7 +43,7 @@ struct Cli {
     /// ({{.PodCIDR}} is filled per node)
     #[arg(long, global = true, value_name = "FILE")]
     conflist: Option<String>,
-    /// The network implementation: flannel-host-gw (the default) or flannel-vxlan
+    /// The network implementation: flannel-host-gw (the default), flannel-vxlan or calico-bgp
     #[arg(long, global = true, value_name = "NAME", value_parser = ["flannel-host-gw", "flannel-vxlan", "calico-bgp"])]
     network: Option<String>,
     /// Start from a lab saved with `save FILE` (replayed and checked; a damaged or newer

@@ -186,8 +186,8 @@ fn chapter7_lesson_uses_the_chapter_values() {
     for want in [
         "pod web ip 10.244.1.2",
         "pod app-b ip 10.244.2.2",
-        "reach web db port 3306/TCP allowed",
-        "reach web db port 8080/TCP denied",
+        "policies web db port 3306/TCP allowed",
+        "policies web db port 8080/TCP denied",
         "pvc data on node-1 state PUBLISHED",
         "attachments 0",
         "pvc db-data capacity 20Gi",

@@ -325,6 +325,20 @@ impl Netns {
     }
 }
 
+/// The router a node's uplink points its default route at: `.254` of the node's /24 (the
+/// lab's segments are /24s; a node that is itself `.254` uses `.253`). Nothing answers
+/// there: the lab models no network beyond the nodes.
+pub fn default_gateway(internal_ip: &str) -> Option<String> {
+    let ip: std::net::Ipv4Addr = internal_ip.parse().ok()?;
+    let base = u32::from(ip) & 0xffff_ff00;
+    let gw = if u32::from(ip) == base | 254 {
+        base | 253
+    } else {
+        base | 254
+    };
+    Some(std::net::Ipv4Addr::from(gw).to_string())
+}
+
 /// `ip route`'s order: by destination address; for one address the longer prefix first
 /// (the kernel's FIB trie lists a leaf's aliases that way; checked with `ip route` on 6.x).
 fn route_sort_key(dst: &str) -> (u128, u8) {
@@ -409,6 +423,10 @@ impl Host {
             eth0.addrs.push(format!("{internal_ip}/24"));
         }
         root.links.insert("eth0".into(), eth0);
+        if let Some(gw) = default_gateway(internal_ip) {
+            root.routes
+                .push(RouteEntry::static_route("default", Some(&gw), "eth0"));
+        }
         Host {
             node: node.to_string(),
             root,

@@ -2,6 +2,7 @@
 //! the node model plugins act on, the plugins themselves and the runtime that chains them.
 
 pub mod conf;
+pub mod datastore;
 pub mod exec;
 pub mod host;
 pub mod ipam_store;
@@ -15,4 +16,3 @@ pub mod runtime;
 pub mod skel;
 pub mod types;
 pub mod version;
-pub mod datastore;

@@ -32,6 +32,8 @@ pub const CARDS: &[(&str, &str)] = &[
     ("gc", include_str!("../../assets/explain/gc.md")),
     ("host-gw", include_str!("../../assets/explain/host-gw.md")),
     ("vxlan", include_str!("../../assets/explain/vxlan.md")),
+    ("bgp", include_str!("../../assets/explain/bgp.md")),
+    ("felix", include_str!("../../assets/explain/felix.md")),
     (
         "masquerade",
         include_str!("../../assets/explain/masquerade.md"),

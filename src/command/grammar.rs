@@ -495,6 +495,13 @@ pub enum ShowCmd {
         /// List the latest records instead of showing one
         #[arg(long)]
         list: bool,
+        /// The latest record of this call: a CSI RPC (`ControllerPublishVolume`) or a CNI
+        /// command with or without the plugin (`ADD`, `bridge:ADD`)
+        #[arg(long, value_name = "CALL", conflicts_with_all = ["n", "list"])]
+        last: Option<String>,
+        /// With --last: only records of this node
+        #[arg(long, requires = "last")]
+        node: Option<String>,
     },
     /// Volumes: PVC → PV → volume ID → attachment → staging path → targets, with CSI state
     Volumes {

@@ -142,11 +142,9 @@ impl Lab {
             return Ok(out);
         }
         let next = match name {
-            "calico-bgp" => {
-                crate::netd::Network::Calico(Box::new(
-                    crate::netd::Calico::new(network).map_err(LabError::msg)?,
-                ))
-            }
+            "calico-bgp" => crate::netd::Network::Calico(Box::new(
+                crate::netd::Calico::new(network).map_err(LabError::msg)?,
+            )),
             other => {
                 let backend = if other == "flannel-vxlan" {
                     Backend::Vxlan
@@ -199,12 +197,13 @@ impl Lab {
                 }
             )));
         };
-        let lines = c
-            .mesh
-            .status(node, Some(&rt.host))
-            .map_err(LabError::msg)?;
+        let lines = c.mesh.status(node, Some(&rt.host)).map_err(LabError::msg)?;
         let mut out = Outcome::empty();
-        Self::header(&mut out, format!("{node} (calico-node)"), "calicoctl node status; birdcl show route");
+        Self::header(
+            &mut out,
+            format!("{node} (calico-node)"),
+            "calicoctl node status; birdcl show route",
+        );
         for l in lines.into_iter().skip(1) {
             if l.starts_with("$ ") {
                 out.line(Line::styled(format!("  {l}"), Role::Dim));

@@ -299,7 +299,7 @@ impl Lab {
             size,
             self.network.enforcement(),
         )
-            .map_err(|e| LabError::msg(e.to_string()))
+        .map_err(|e| LabError::msg(e.to_string()))
     }
 
     /// `reach SRC DST [--port P[/PROTO]]`: the NetworkPolicy verdict on the packet as the
@@ -394,7 +394,7 @@ impl Lab {
         let last = lines.len().saturating_sub(1);
         for (i, l) in lines.into_iter().enumerate() {
             let role = if i == last {
-                if trace.delivered() {
+                if trace.went_through() {
                     Role::Good
                 } else {
                     Role::Bad

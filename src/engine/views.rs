@@ -54,7 +54,15 @@ impl Lab {
             ShowCmd::Neigh { node } => self.show_neigh(&node),
             ShowCmd::Fdb { node } => self.show_fdb(&node),
             ShowCmd::Events { n } => Ok(self.show_events(n)),
-            ShowCmd::Wire { n, list } => self.show_wire(n, list),
+            ShowCmd::Wire {
+                n,
+                list,
+                last,
+                node,
+            } => match last {
+                Some(call) => self.show_wire_last(&call, node.as_deref()),
+                None => self.show_wire(n, list),
+            },
             ShowCmd::Iptables { node, v6, table } => self.show_iptables(&node, v6, table),
             ShowCmd::Ipset { node } => self.show_ipset(&node),
             ShowCmd::Volumes { node } => self.show_volumes(node.as_deref()),
@@ -277,6 +285,41 @@ impl Lab {
                 self.wire.next_seq().saturating_sub(1)
             )));
         };
+        out.extend(wire_detail(seq, rec));
+        Ok(out)
+    }
+
+    /// `show wire --last CALL [--node NODE]`: the latest record of a call, so a lesson or a
+    /// learner never depends on record numbers.
+    fn show_wire_last(&self, call: &str, node: Option<&str>) -> Result<Outcome, LabError> {
+        let (plugin, cmd) = match call.split_once(':') {
+            Some((p, c)) => (Some(p), c),
+            None => (None, call),
+        };
+        let hit = self.wire.iter().rev().find(|(_, rec)| match rec {
+            WireRecord::Cni(c) => {
+                c.env.cmd().as_str().eq_ignore_ascii_case(cmd)
+                    && plugin.is_none_or(|p| c.plugin_type == p)
+                    && node.is_none_or(|n| c.node.as_ref() == n)
+            }
+            WireRecord::Csi(c) => {
+                // A controller RPC names its node in the request (`node_id`).
+                let on = |n: &str| {
+                    c.node.as_deref() == Some(n)
+                        || c.request.to_json().get("node_id").and_then(|v| v.as_str()) == Some(n)
+                };
+                plugin.is_none()
+                    && c.rpc.to_string().eq_ignore_ascii_case(cmd)
+                    && node.is_none_or(on)
+            }
+        });
+        let Some((seq, rec)) = hit else {
+            let on = node.map(|n| format!(" on {n}")).unwrap_or_default();
+            return Err(LabError::msg(format!(
+                "no {call} record{on} on the wire among the kept records; CALL is a CSI RPC (ControllerPublishVolume) or a CNI command (ADD, DEL, CHECK), optionally PLUGIN:COMMAND (bridge:ADD)"
+            )));
+        };
+        let mut out = Outcome::empty();
         out.extend(wire_detail(seq, rec));
         Ok(out)
     }

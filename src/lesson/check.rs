@@ -220,8 +220,13 @@ pub const PREDICATES: &[Predicate] = &[
     },
     Predicate {
         pattern: "reach <name> <name> port <port> allowed|denied",
-        about: "NetworkPolicy's verdict for this flow",
+        about: "whether the cluster's data plane lets this flow through its NetworkPolicy checks (under flannel, which enforces none: allowed)",
         eval: reach,
+    },
+    Predicate {
+        pattern: "policies <name> <name> port <port> allowed|denied",
+        about: "the NetworkPolicies' verdict on this flow by Kubernetes' rules, whatever the network enforces",
+        eval: policies_verdict,
     },
     Predicate {
         pattern: "policy <pod> exists",
@@ -735,6 +740,22 @@ fn reach(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
         Ok(t) => {
             let want_allowed = arg(a, 3) == "allowed";
             Eval::new(t.policy_allows() == want_allowed, t.verdict.text())
+        }
+        Err(e) => Eval::new(false, e.message),
+    }
+}
+
+fn policies_verdict(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let args = crate::command::grammar::FlowArgs {
+        src: arg(a, 0).to_string(),
+        dst: arg(a, 1).to_string(),
+        port: Some(arg(a, 2).to_string()),
+        size: None,
+    };
+    match lab.walk(&args) {
+        Ok(t) => {
+            let want_allowed = arg(a, 3) == "allowed";
+            Eval::new(t.verdict.allowed() == want_allowed, t.verdict.text())
         }
         Err(e) => Eval::new(false, e.message),
     }

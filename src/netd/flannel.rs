@@ -471,6 +471,7 @@ mod tests {
         assert_eq!(
             lines,
             [
+                "default via 192.168.0.254 dev eth0",
                 "10.244.2.0/24 via 192.168.0.2 dev eth0",
                 "192.168.0.0/24 dev eth0 proto kernel scope link src 192.168.0.1"
             ]
