@@ -59,8 +59,7 @@ fn pods_get_addresses_from_per_node_blocks_and_host_routes_to_their_veths() {
     assert!(links.contains(&format!("inet {web}/32")), "{links}");
     let bgp = run(&mut lab, "show bgp node-1");
     assert!(
-        bgp.contains("| 192.168.0.2  | node-to-node mesh | up    |")
-            && bgp.contains("Established"),
+        bgp.contains("| 192.168.0.2  | node-to-node mesh | up    |") && bgp.contains("Established"),
         "{bgp}"
     );
     assert!(bgp.contains("[Mesh_192_168_0_2 "), "{bgp}");
@@ -79,14 +78,23 @@ fn a_node_that_goes_down_has_its_routes_withdrawn_and_they_return_with_it() {
     let db = ip_of(&mut lab, "db");
     run(&mut lab, "fault inject node-down --node node-2");
     let routes = run(&mut lab, "show routes node-1");
-    assert!(!routes.contains("proto bird\n") || !routes.contains("via 192.168.0.2"), "{routes}");
+    assert!(
+        !routes.contains("proto bird\n") || !routes.contains("via 192.168.0.2"),
+        "{routes}"
+    );
     let bgp = run(&mut lab, "show bgp node-1");
     assert!(bgp.contains("| start |"), "{bgp}");
     let trace = run(&mut lab, &format!("trace web {db}"));
-    assert!(trace.contains("blackhole") || trace.contains("no route"), "{trace}");
+    assert!(
+        trace.contains("blackhole") || trace.contains("no route"),
+        "{trace}"
+    );
     run(&mut lab, "fault clear all");
     let routes = run(&mut lab, "show routes node-1");
-    assert!(routes.contains("via 192.168.0.2 dev eth0 proto bird"), "{routes}");
+    assert!(
+        routes.contains("via 192.168.0.2 dev eth0 proto bird"),
+        "{routes}"
+    );
 }
 
 #[test]
@@ -132,10 +140,14 @@ fn flannel_enforces_nothing_and_says_so() {
     let mut lab = Lab::new();
     run(&mut lab, "pod create web --node node-1 --label app=web");
     run(&mut lab, "pod create db --node node-2 --label app=db");
-    run(&mut lab, "policy create deny-all --select '' --types Ingress");
+    run(
+        &mut lab,
+        "policy create deny-all --select '' --types Ingress",
+    );
     let reach = run(&mut lab, "reach web db --port 5432");
     assert!(
-        reach.starts_with("allowed:") && reach.contains("flannel-host-gw enforces no NetworkPolicy"),
+        reach.starts_with("allowed:")
+            && reach.contains("flannel-host-gw enforces no NetworkPolicy"),
         "{reach}"
     );
     assert!(reach.contains("the policies' verdict"), "{reach}");
@@ -153,7 +165,10 @@ fn switching_back_to_flannel_removes_what_calico_programmed() {
     assert!(!conf.contains("10-calico.conflist"), "{conf}");
     let routes = run(&mut lab, "show routes node-1");
     assert!(!routes.contains("proto bird"), "{routes}");
-    assert!(routes.contains("10.244.2.0/24 via 192.168.0.2 dev eth0"), "{routes}");
+    assert!(
+        routes.contains("10.244.2.0/24 via 192.168.0.2 dev eth0"),
+        "{routes}"
+    );
 }
 
 /// A small cluster state for the property: pods with labels in two namespaces, policies.
@@ -185,7 +200,10 @@ const APPS: [&str; 3] = ["web", "db", "cache"];
 const PORTS: [u16; 3] = [80, 443, 5432];
 
 fn peer() -> impl Strategy<Value = Peer> {
-    prop_oneof![(0..3usize).prop_map(Peer::Pods), (0..2usize).prop_map(Peer::Ns)]
+    prop_oneof![
+        (0..3usize).prop_map(Peer::Pods),
+        (0..2usize).prop_map(Peer::Ns)
+    ]
 }
 
 fn case() -> impl Strategy<Value = Case> {

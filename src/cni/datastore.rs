@@ -151,10 +151,11 @@ impl CalicoIpam {
             return Err(format!("no configured Calico pools for node {node}"));
         };
         let mine: Vec<Ipv4Net> = self.blocks_of(node).iter().map(|b| b.cidr).collect();
-        let free = mine
-            .iter()
-            .copied()
-            .find(|c| self.blocks.get(c).is_some_and(|b| !b.unallocated.is_empty()));
+        let free = mine.iter().copied().find(|c| {
+            self.blocks
+                .get(c)
+                .is_some_and(|b| !b.unallocated.is_empty())
+        });
         let cidr = match free {
             Some(c) => c,
             None => {
@@ -295,15 +296,29 @@ mod tests {
     #[test]
     fn a_node_claims_a_block_hands_out_from_the_front_and_reuses_fifo() {
         let mut d = ipam();
-        let (a, block) = d.auto_assign("k8s-pod-network.a", "node-1", "default/a").unwrap();
+        let (a, block) = d
+            .auto_assign("k8s-pod-network.a", "node-1", "default/a")
+            .unwrap();
         assert_eq!(block.prefix_len(), 26);
-        assert_eq!(a, block.network(), "base+0 first (no tunnel address in BGP mode)");
-        let (b, _) = d.auto_assign("k8s-pod-network.b", "node-1", "default/b").unwrap();
+        assert_eq!(
+            a,
+            block.network(),
+            "base+0 first (no tunnel address in BGP mode)"
+        );
+        let (b, _) = d
+            .auto_assign("k8s-pod-network.b", "node-1", "default/b")
+            .unwrap();
         assert_eq!(u32::from(b), u32::from(a) + 1);
         assert!(d.release_by_handle("k8s-pod-network.a"));
         assert!(!d.release_by_handle("k8s-pod-network.a"));
-        let (c, _) = d.auto_assign("k8s-pod-network.c", "node-1", "default/c").unwrap();
-        assert_eq!(u32::from(c), u32::from(a) + 2, "the freed address goes to the tail");
+        let (c, _) = d
+            .auto_assign("k8s-pod-network.c", "node-1", "default/c")
+            .unwrap();
+        assert_eq!(
+            u32::from(c),
+            u32::from(a) + 2,
+            "the freed address goes to the tail"
+        );
         assert_eq!(d.blocks_of("node-1").len(), 1);
         assert_eq!(d.blocks_of("node-1")[0].name(), cidr_name(block));
     }

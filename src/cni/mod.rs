@@ -1,7 +1,9 @@
 //! CNI as libcni and containernetworking/plugins do it: wire types, the plugin interface,
 //! the node model plugins act on, the plugins themselves and the runtime that chains them.
 
+pub mod cilium_api;
 pub mod conf;
+pub mod datastore;
 pub mod exec;
 pub mod host;
 pub mod ipam_store;
@@ -15,4 +17,3 @@ pub mod runtime;
 pub mod skel;
 pub mod types;
 pub mod version;
-pub mod datastore;

@@ -396,7 +396,7 @@ mod tests {
         assert_eq!(cands("po", &NoNames), vec!["pod", "policy"]);
         assert_eq!(cands("pod cr", &NoNames), vec!["create"]);
         assert_eq!(cands("pod ", &NoNames), vec!["create", "delete", "list"]);
-        assert_eq!(cands("cni conf ", &NoNames), vec!["load", "show"]);
+        assert_eq!(cands("cni conf ", &NoNames), vec!["load", "remove", "show"]);
         assert!(cands("", &NoNames).contains(&"explain".to_string()));
         assert!(cands("", &NoNames).contains(&"quit".to_string()));
         // An alias is offered when only an alias matches.

@@ -74,11 +74,9 @@ fn pod_of(env: &CniEnv) -> Result<(String, String), CniError> {
 
 /// The datastore the kubeconfig points at, or the error the binary prints without one.
 fn datastore(host: &Host) -> Result<crate::cni::datastore::Datastore, CniError> {
-    host.datastore.clone().ok_or_else(|| {
-        CniError::internal(format!(
-            "stat {KUBECONFIG}: no such file or directory"
-        ))
-    })
+    host.datastore
+        .clone()
+        .ok_or_else(|| CniError::internal(format!("stat {KUBECONFIG}: no such file or directory")))
 }
 
 /// The node name the conflist was rendered with (`nodename`), else the host's.
@@ -231,13 +229,10 @@ impl Calico {
         ctx.delegate(&ipam_type, env, stdin)?;
         // CleanUpNamespace: the pod's interface and its veth peer; a missing one is fine.
         let host = &mut *ctx.host;
-        let removed = host
-            .netns
-            .get_mut(&env.netns)
-            .and_then(|ns| {
-                ns.routes.retain(|r| r.dev != env.ifname);
-                ns.links.remove(&env.ifname)
-            });
+        let removed = host.netns.get_mut(&env.netns).and_then(|ns| {
+            ns.routes.retain(|r| r.dev != env.ifname);
+            ns.links.remove(&env.ifname)
+        });
         if let Some(Link {
             kind: LinkKind::Veth { peer, .. },
             ..

@@ -169,7 +169,11 @@ impl Mesh {
         for (b, t) in &me.blocks {
             routes.push((
                 *b,
-                format!("{:<18} blackhole [static1 {}] * (200)", b.to_string(), clock_text(*t)),
+                format!(
+                    "{:<18} blackhole [static1 {}] * (200)",
+                    b.to_string(),
+                    clock_text(*t)
+                ),
             ));
         }
         for (name, peer) in &self.nodes {
@@ -178,7 +182,11 @@ impl Mesh {
             };
             // A route whose next hop is not on the segment is unreachable for the kernel.
             let reachable = host.is_none_or(|h| {
-                h.accepts_route(&RouteEntry::static_route("0.0.0.0/0", Some(&ip.to_string()), "eth0"))
+                h.accepts_route(&RouteEntry::static_route(
+                    "0.0.0.0/0",
+                    Some(&ip.to_string()),
+                    "eth0",
+                ))
             });
             for (b, t) in &peer.blocks {
                 let via = if reachable {
@@ -266,7 +274,10 @@ mod tests {
         ]];
         // calico-and-cilium.md §A4, the docs' sample.
         assert_eq!(
-            table(&["PEER ADDRESS", "PEER TYPE", "STATE", "SINCE", "INFO"], &rows),
+            table(
+                &["PEER ADDRESS", "PEER TYPE", "STATE", "SINCE", "INFO"],
+                &rows
+            ),
             [
                 "+--------------+-------------------+-------+----------+-------------+",
                 "| PEER ADDRESS |     PEER TYPE     | STATE |  SINCE   |    INFO     |",
@@ -316,6 +327,9 @@ mod tests {
         m.update(&nodes, &blocks, 9);
         assert_eq!(m.learned_routes().peers.len(), 1);
         let status = m.status("node-1", None).unwrap().join("\n");
-        assert!(status.contains("| 192.168.0.2  | node-to-node mesh | start | 00:00:09 |"), "{status}");
+        assert!(
+            status.contains("| 192.168.0.2  | node-to-node mesh | start | 00:00:09 |"),
+            "{status}"
+        );
     }
 }

@@ -93,7 +93,11 @@ fn calico_selector(sel: &crate::cluster::selector::LabelSelector) -> String {
 }
 
 /// The selector text and the pods a peer selects (for the policy in `ns`).
-fn peer_selector(net: &ClusterNet, policy: &Policy, peer: &NetworkPolicyPeer) -> (String, Vec<String>) {
+fn peer_selector(
+    net: &ClusterNet,
+    policy: &Policy,
+    peer: &NetworkPolicyPeer,
+) -> (String, Vec<String>) {
     let pods = |f: &dyn Fn(&PodNet) -> bool| -> Vec<String> {
         let mut v: Vec<String> = net
             .pods
@@ -150,7 +154,11 @@ fn render_rule(
     // Per protocol, in the order the ports name them: None = every port of it.
     let mut protos: Vec<(String, Option<Vec<String>>)> = Vec::new();
     for p in ports {
-        let proto = p.protocol.clone().unwrap_or_else(|| "TCP".into()).to_lowercase();
+        let proto = p
+            .protocol
+            .clone()
+            .unwrap_or_else(|| "TCP".into())
+            .to_lowercase();
         let item = match (&p.port, p.end_port) {
             (None, _) => None,
             (Some(IntOrString::Int(n)), Some(end)) => Some(Some(format!("{n}:{end}"))),
@@ -405,10 +413,7 @@ pub fn render(
         ],
     );
     if pool.nat_outgoing {
-        sets.insert(
-            "cali40masq-ipam-pools".into(),
-            vec![pool.cidr.to_string()],
-        );
+        sets.insert("cali40masq-ipam-pools".into(), vec![pool.cidr.to_string()]);
     }
     sets.insert("cali40all-ipam-pools".into(), vec![pool.cidr.to_string()]);
     (chains, sets)
@@ -428,17 +433,16 @@ pub fn program(host: &mut Host, node: &str, net: &ClusterNet, pool: &IpPool) {
     let (chains, sets) = render(node, net, pool);
     let same = {
         let filter = &host.netfilter.ip4.filter;
-        chains
-            .iter()
-            .all(|(c, rules)| filter.chains().get(c).is_some_and(|have| {
+        chains.iter().all(|(c, rules)| {
+            filter.chains().get(c).is_some_and(|have| {
                 have.len() == rules.len() && have.iter().zip(rules).all(|(h, r)| h.text() == r)
-            }))
-            && filter
-                .chains()
-                .keys()
-                .filter(|c| c.starts_with("cali-"))
-                .count()
-                == chains.len()
+            })
+        }) && filter
+            .chains()
+            .keys()
+            .filter(|c| c.starts_with("cali-"))
+            .count()
+            == chains.len()
             && current_sets(host) == normalised(&sets)
     };
     if same {
@@ -565,6 +569,9 @@ mod tests {
             chain_name("cali-pi-", "knp/default/allow-client"),
             "cali-pi-_xkkHayCrFy5osyT5E7F"
         );
-        assert_eq!(chain_name("cali-pi-", "gnp/deny-all"), "cali-pi-gnp/deny-all");
+        assert_eq!(
+            chain_name("cali-pi-", "gnp/deny-all"),
+            "cali-pi-gnp/deny-all"
+        );
     }
 }

@@ -74,9 +74,7 @@ impl Calico {
     /// blockSize 26 and natOutgoing.
     pub fn new(cidr: IpNet) -> Result<Self, String> {
         let IpNet::V4(v4) = cidr else {
-            return Err(format!(
-                "{cidr}: the lab's Calico runs an IPv4 pool only"
-            ));
+            return Err(format!("{cidr}: the lab's Calico runs an IPv4 pool only"));
         };
         if v4.prefix_len() > 26 {
             return Err(format!(
@@ -133,10 +131,17 @@ impl Calico {
             crate::cni::plugins::calico::KUBECONFIG.to_string(),
             "# the kubeconfig of the calico-cni-plugin ServiceAccount\n".to_string(),
         );
-        let mtu = rt.host.root.links.get("eth0").map(|l| l.mtu).unwrap_or(1500);
-        rt.host
-            .files
-            .insert(crate::cni::plugins::calico::MTU_FILE.to_string(), format!("{mtu}\n"));
+        let mtu = rt
+            .host
+            .root
+            .links
+            .get("eth0")
+            .map(|l| l.mtu)
+            .unwrap_or(1500);
+        rt.host.files.insert(
+            crate::cni::plugins::calico::MTU_FILE.to_string(),
+            format!("{mtu}\n"),
+        );
     }
 
     /// calico-node is removed from every node: what it installed and programmed goes.
