@@ -43,8 +43,9 @@ struct Cli {
     /// ({{.PodCIDR}} is filled per node)
     #[arg(long, global = true, value_name = "FILE")]
     conflist: Option<String>,
-    /// The network implementation: flannel-host-gw (the default), flannel-vxlan or calico-bgp
-    #[arg(long, global = true, value_name = "NAME", value_parser = ["flannel-host-gw", "flannel-vxlan", "calico-bgp"])]
+    /// The network implementation: flannel-host-gw (the default), flannel-vxlan, calico-bgp
+    /// or cilium
+    #[arg(long, global = true, value_name = "NAME", value_parser = ["flannel-host-gw", "flannel-vxlan", "calico-bgp", "cilium"])]
     network: Option<String>,
     /// Start from a lab saved with `save FILE` (replayed and checked; a damaged or newer
     /// file is refused)

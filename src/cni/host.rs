@@ -110,6 +110,9 @@ pub struct RouteEntry {
     pub proto: Option<&'static str>,
     /// A `blackhole` route (type blackhole, no device): matching packets are discarded.
     pub blackhole: bool,
+    /// The route's `mtu` metric (Cilium's tunnel routes: `mtu 1450`); `None` prints nothing
+    /// and the output device's MTU applies.
+    pub mtu: Option<u32>,
 }
 
 impl RouteEntry {
@@ -125,6 +128,7 @@ impl RouteEntry {
             onlink: false,
             proto: None,
             blackhole: false,
+            mtu: None,
         }
     }
 
@@ -183,6 +187,9 @@ impl RouteEntry {
         }
         if self.onlink {
             s.push_str(" onlink");
+        }
+        if let Some(mtu) = self.mtu {
+            s.push_str(&format!(" mtu {mtu}"));
         }
         s
     }
@@ -310,6 +317,7 @@ impl Netns {
                         onlink: false,
                         proto: None,
                         blackhole: false,
+                        mtu: None,
                     });
                 }
             }
@@ -408,6 +416,9 @@ pub struct Host {
     /// The cluster datastore this node's plugins reach through the kubeconfig a network's
     /// installer wrote (`/etc/cni/net.d/calico-kubeconfig`); `None` when there is none.
     pub datastore: Option<super::datastore::Datastore>,
+    /// cilium-agent's API as this node's `cilium-cni` reaches it over
+    /// `/var/run/cilium/cilium.sock`; `None` when no agent runs on the node.
+    pub cilium: Option<super::cilium_api::AgentApi>,
 }
 
 impl Host {

@@ -1,6 +1,7 @@
 //! CNI as libcni and containernetworking/plugins do it: wire types, the plugin interface,
 //! the node model plugins act on, the plugins themselves and the runtime that chains them.
 
+pub mod cilium_api;
 pub mod conf;
 pub mod datastore;
 pub mod exec;

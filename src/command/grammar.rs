@@ -431,8 +431,8 @@ pub enum NetworkCmd {
     Show,
     /// Run another network: flanneld restarts on every node with the new backend
     Use {
-        /// flannel-host-gw or flannel-vxlan
-        #[arg(value_parser = ["flannel-host-gw", "flannel-vxlan", "calico-bgp"])]
+        /// flannel-host-gw, flannel-vxlan, calico-bgp or cilium
+        #[arg(value_parser = ["flannel-host-gw", "flannel-vxlan", "calico-bgp", "cilium"])]
         name: String,
         /// The cluster CIDR (net-conf.json Network; default 10.244.0.0/16): every node's
         /// podCIDR must lie in it
@@ -470,6 +470,19 @@ pub enum ShowCmd {
     Bgp {
         /// Node
         node: String,
+    },
+    /// Cilium's agent on a node: `cilium endpoint list` and `cilium bpf ipcache list`;
+    /// a pod's policy map (`cilium bpf policy get`) with --policy, the identities with
+    /// --identities
+    Bpf {
+        /// Node
+        node: String,
+        /// A pod on that node (NS/NAME or NAME in default): its endpoint's policy map
+        #[arg(long, value_name = "POD", conflicts_with = "identities")]
+        policy: Option<String>,
+        /// `cilium identity list`
+        #[arg(long)]
+        identities: bool,
     },
     /// The neighbour (ARP) table in `ip neigh` form
     Neigh {

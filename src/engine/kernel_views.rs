@@ -116,6 +116,7 @@ impl Lab {
             NetworkCmd::Show => Ok(match &self.network {
                 crate::netd::Network::Flannel(f) => self.flannel_card(f),
                 crate::netd::Network::Calico(c) => self.calico_card(c),
+                crate::netd::Network::Cilium(c) => self.cilium_card(c),
             }),
             NetworkCmd::Use { name, cidr } => self.network_use(&name, cidr.as_deref()),
         }
@@ -145,6 +146,9 @@ impl Lab {
             "calico-bgp" => crate::netd::Network::Calico(Box::new(
                 crate::netd::Calico::new(network).map_err(LabError::msg)?,
             )),
+            "cilium" => crate::netd::Network::Cilium(Box::new(
+                crate::netd::cilium::agent::CiliumNetwork::new(network).map_err(LabError::msg)?,
+            )),
             other => {
                 let backend = if other == "flannel-vxlan" {
                     Backend::Vxlan
@@ -161,6 +165,9 @@ impl Lab {
                 f.switch(backend, network, &mut self.nodes);
             }
             crate::netd::Network::Calico(_) => crate::netd::Calico::uninstall(&mut self.nodes),
+            crate::netd::Network::Cilium(_) => {
+                crate::netd::cilium::agent::CiliumNetwork::uninstall(&mut self.nodes)
+            }
         }
         self.network = next;
         let note = match &mut self.network {
@@ -171,6 +178,9 @@ impl Lab {
             }
             crate::netd::Network::Calico(_) => {
                 "calico-node started on every node: 10-calico.conflist (calico, calico-ipam, portmap) now sorts first in /etc/cni/net.d; pods created from now on get Calico's network, running ones keep theirs"
+            }
+            crate::netd::Network::Cilium(_) => {
+                "cilium-agent started on every node with a podCIDR: cilium_host, cilium_net, cilium_vxlan and the tunnel routes; 05-cilium.conflist (cilium-cni) now sorts first in /etc/cni/net.d; pods created from now on are Cilium endpoints, running ones keep their network"
             }
         };
         self.run_network();
@@ -212,6 +222,137 @@ impl Lab {
             }
         }
         Ok(out)
+    }
+
+    /// `show bpf NODE [--policy POD | --identities]`: what cilium-agent on the node holds,
+    /// as its CLI prints it.
+    pub fn show_bpf(
+        &self,
+        node: &str,
+        policy: Option<&str>,
+        identities: bool,
+    ) -> Result<Outcome, LabError> {
+        self.kernel_node(node)?;
+        let crate::netd::Network::Cilium(c) = &self.network else {
+            return Err(LabError::msg(format!(
+                "{} loads no BPF programs or maps (it {}); `network use cilium` runs Cilium's agent",
+                self.network.name(),
+                if self.network.name() == "calico-bgp" {
+                    "enforces NetworkPolicy with iptables: `show iptables NODE --table filter`"
+                } else {
+                    "enforces no NetworkPolicy"
+                }
+            )));
+        };
+        let Some(agent) = c.state.agent(node) else {
+            return Err(LabError::msg(format!(
+                "cilium-agent on {node} is not running: the node has no podCIDR yet (IPAM mode kubernetes waits for Node.spec.podCIDR)"
+            )));
+        };
+        let mut out = Outcome::empty();
+        let block = |out: &mut Outcome, cmd: &str, text: String| {
+            Self::header(out, format!("{node} (cilium-agent)"), cmd);
+            for l in text.lines() {
+                out.plain(format!("  {l}"));
+            }
+        };
+        if identities {
+            block(
+                &mut out,
+                "cilium identity list",
+                crate::netd::cilium::render::identity_list(&c.state.identities),
+            );
+            return Ok(out);
+        }
+        if let Some(pod) = policy {
+            let key = if pod.contains('/') {
+                pod.to_string()
+            } else {
+                format!("default/{pod}")
+            };
+            let Some(ep) = agent.endpoints.values().find(|e| e.pod_key() == key) else {
+                let elsewhere = c.state.endpoint_of_pod(&key).map(|e| e.node.clone());
+                return Err(LabError::msg(match elsewhere {
+                    Some(n) => format!(
+                        "{key} is an endpoint on {n}, not {node}: `show bpf {n} --policy {pod}`"
+                    ),
+                    None => format!(
+                        "{key} is no Cilium endpoint on {node} (no such pod there, or it has no IP, or it was networked before Cilium ran)"
+                    ),
+                }));
+            };
+            block(
+                &mut out,
+                &format!("cilium bpf policy get {}", ep.id),
+                crate::netd::cilium::render::bpf_policy_get(&c.state.identities, ep, false),
+            );
+            return Ok(out);
+        }
+        block(
+            &mut out,
+            "cilium endpoint list",
+            crate::netd::cilium::render::endpoint_list(&c.state.identities, agent),
+        );
+        block(
+            &mut out,
+            "cilium bpf ipcache list",
+            crate::netd::cilium::render::bpf_ipcache_list(agent),
+        );
+        Ok(out)
+    }
+
+    fn cilium_card(&self, c: &crate::netd::cilium::agent::CiliumNetwork) -> Outcome {
+        let mut out = Outcome::empty();
+        out.line(
+            Line::new()
+                .push(format!("network {}", c.name()), Role::Name)
+                .push(
+                    "  Cilium as its Helm chart deploys it (routingMode tunnel, tunnelProtocol vxlan) with ipam.mode kubernetes: cilium-agent on every node",
+                    Role::Dim,
+                ),
+        );
+        let pools: Vec<String> = self
+            .cluster
+            .nodes
+            .values()
+            .map(|n| {
+                match self
+                    .nodes
+                    .get(n.name())
+                    .and_then(|rt| rt.host.cilium.as_ref())
+                {
+                    Some(a) => format!(
+                        "{} {} (router {}, {} in use)",
+                        n.name(),
+                        a.pod_cidr,
+                        a.router_ip,
+                        a.endpoints_in_use()
+                    ),
+                    None => format!("{} none (no podCIDR: the agent waits)", n.name()),
+                }
+            })
+            .collect();
+        let shown = if pools.len() > 6 {
+            format!("{} … ({} nodes)", pools[..6].join(", "), pools.len())
+        } else if pools.is_empty() {
+            "none (no nodes)".to_string()
+        } else {
+            pools.join(", ")
+        };
+        let rows: Vec<(&str, String)> = vec![
+            ("routing", "tunnel: every node routes each podCIDR `via <router IP> dev cilium_host` (its own without, the others' with mtu 1450); bpf_lxc at each pod's lxc… device looks the destination up in the ipcache and redirects to a local endpoint or encapsulates to the ipcache's tunnel endpoint (`show bpf NODE`)".to_string()),
+            ("encapsulation", format!("VXLAN on cilium_vxlan (external mode, UDP {}): the tunnel endpoint comes from the ipcache per packet, the VNI carries the source's security identity; 50 bytes of overhead", crate::netd::cilium::agent::VXLAN_PORT)),
+            ("MTU", "devices 1500 (eth0's); the tunnel routes and the pods' default route say mtu 1450 (route MTU = device MTU − 50)".to_string()),
+            ("IPAM", "kubernetes: each node's agent hands out addresses from its Node.spec.podCIDR (the first one is its router IP on cilium_host); a pod gets a /32 on eth0 with `default via <router IP> dev eth0 mtu 1450` and `<router IP> dev eth0 scope link`".to_string()),
+            ("masquerade", format!("Helm's default is iptables masquerading (enableIPv4Masquerade true, bpf.masquerade false) of traffic from the pods to outside {}; not modelled: traces keep the pod source", c.cidr)),
+            ("NetworkPolicy", "enforced by bpf_lxc at each endpoint's lxc device with per-endpoint policy maps (cilium_policy_<id>, keyed by the peer's security identity); `show bpf NODE --policy POD`, `show bpf NODE --identities`".to_string()),
+            ("cluster CIDR", format!("{} (the podCIDRs kube-controller-manager allocated)", c.cidr)),
+        ];
+        for (k, v) in rows {
+            out.plain(format!("  {k:<14} {v}"));
+        }
+        out.plain(format!("  {:<14} {shown}", "pools"));
+        out
     }
 
     fn calico_card(&self, c: &crate::netd::Calico) -> Outcome {
@@ -359,6 +500,12 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<String> {
     let mut out = Vec::new();
     for (i, l) in links.iter().enumerate() {
         let name = match &l.kind {
+            // A peer in the same namespace prints by name (`cilium_host@cilium_net`).
+            LinkKind::Veth { peer, peer_netns }
+                if peer_netns.is_empty() && std::ptr::eq(ns, &host.root) =>
+            {
+                format!("{}@{peer}", l.name)
+            }
             LinkKind::Veth { peer, peer_netns } => {
                 let idx = host
                     .ns(peer_netns)
@@ -402,6 +549,17 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<String> {
             )),
             LinkKind::Bridge => out.push("    bridge".to_string()),
             LinkKind::Ifb => out.push("    ifb".to_string()),
+            LinkKind::Vxlan {
+                vni,
+                local,
+                dev,
+                port,
+                learning,
+            } if local.is_empty() => out.push(format!(
+                // External (collect_metadata) mode, as Cilium creates cilium_vxlan.
+                "    vxlan external id {vni} srcport 0 0 dstport {port} {}ttl auto ageing 300",
+                if *learning { "" } else { "nolearning " }
+            )),
             LinkKind::Vxlan {
                 vni,
                 local,

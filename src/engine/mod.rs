@@ -300,8 +300,10 @@ impl Lab {
         if self.mode == Mode::Auto {
             self.reconcile();
         }
-        // Node agents are not stepped controllers: calico-node takes in every change.
+        // Node agents are not stepped controllers: calico-node and cilium-agent take in
+        // every change.
         self.run_calico();
+        self.run_cilium();
         match result {
             Ok(mut out) => {
                 out.extend(self.calls_since(mark));

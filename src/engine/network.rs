@@ -25,6 +25,9 @@ impl Lab {
         if matches!(self.network, crate::netd::Network::Calico(_)) {
             return self.run_calico();
         }
+        if matches!(self.network, crate::netd::Network::Cilium(_)) {
+            return self.run_cilium();
+        }
         let crate::netd::Network::Flannel(flannel) = &mut self.network else {
             return false;
         };
@@ -95,6 +98,53 @@ impl Lab {
         calico.reconcile(&nodes, rv, clock, &net, &mut self.nodes)
     }
 
+    /// Every node's cilium-agent (when the cluster runs Cilium) takes in what changed: nodes
+    /// (podCIDR, InternalIP), pods, policies, namespaces, and the pods' sandbox IDs (the
+    /// endpoints' container IDs, as the CNI plugin passed them). Cheap when nothing did.
+    pub fn run_cilium(&mut self) -> bool {
+        let crate::netd::Network::Cilium(cilium) = &self.network else {
+            return false;
+        };
+        let info: Vec<(String, Option<ipnet::Ipv4Net>, Option<std::net::Ipv4Addr>)> = self
+            .cluster
+            .nodes
+            .values()
+            .map(|n| {
+                (
+                    n.name().to_string(),
+                    n.spec.pod_cidr.parse().ok(),
+                    n.status.internal_ip().and_then(|i| i.parse().ok()),
+                )
+            })
+            .collect();
+        let nodes: Vec<crate::netd::cilium::agent::CiliumNode<'_>> = info
+            .iter()
+            .map(|(name, cidr, ip)| crate::netd::cilium::agent::CiliumNode {
+                name,
+                pod_cidr: *cidr,
+                ip: *ip,
+            })
+            .collect();
+        let container_ids: std::collections::BTreeMap<String, String> = self
+            .nodes
+            .values()
+            .flat_map(|rt| {
+                rt.sandboxes
+                    .iter()
+                    .map(|(k, sb)| (k.clone(), sb.id.clone()))
+            })
+            .collect();
+        let rv = self.cluster.revs.resource_version;
+        if cilium.up_to_date(&nodes, rv, &container_ids) {
+            return false;
+        }
+        let net = self.cluster_net();
+        let crate::netd::Network::Cilium(cilium) = &mut self.network else {
+            return false;
+        };
+        cilium.reconcile(&nodes, rv, &net, &container_ids, &mut self.nodes)
+    }
+
     /// The nodes alone as `crate::net` sees them (podCIDR, InternalIP, the bridge's address):
     /// all that route tables need, so they stay cheap with many pods.
     fn node_nets(&self) -> ClusterNet {
@@ -106,12 +156,20 @@ impl Lab {
                 n.status.internal_ip().and_then(|ip| ip.parse().ok()),
             );
             if let Some(rt) = self.nodes.get(n.name()) {
+                // The bridge's address (flannel's cni0), or Cilium's router IP on cilium_host.
                 nn.gateway = rt
                     .host
                     .root
                     .links
                     .values()
                     .find(|l| l.kind == crate::cni::host::LinkKind::Bridge && !l.addrs.is_empty())
+                    .or_else(|| {
+                        rt.host
+                            .root
+                            .links
+                            .get(crate::netd::cilium::agent::HOST_DEV)
+                            .filter(|_| rt.host.cilium.is_some())
+                    })
                     .and_then(|l| l.addrs.first())
                     .and_then(|a| a.split('/').next())
                     .and_then(|a| a.parse::<IpAddr>().ok());
@@ -159,7 +217,20 @@ impl Lab {
                             })
                     })
                 })
-                .map(|i| i.name.clone());
+                .map(|i| i.name.clone())
+                // A plugin that reports only the pod's interface (cilium-cni): the host end
+                // of the veth whose peer is in the sandbox.
+                .or_else(|| {
+                    let sb = sandbox?;
+                    root?.links.values().find_map(|l| match &l.kind {
+                        crate::cni::host::LinkKind::Veth { peer_netns, .. }
+                            if *peer_netns == sb.netns =>
+                        {
+                            Some(l.name.clone())
+                        }
+                        _ => None,
+                    })
+                });
             net.pods.push(pn);
         }
         for ns in self.cluster.namespaces.values() {
@@ -280,11 +351,18 @@ impl Lab {
     }
 
     /// The nodes' kernels as the packet walker reads them.
-    fn fabric(&self) -> crate::net::trace::Fabric<'_> {
-        crate::net::trace::Fabric::new(
+    fn fabric<'a>(
+        &'a self,
+        bpf: Option<&'a dyn crate::net::bpf::BpfDatapath>,
+    ) -> crate::net::trace::Fabric<'a> {
+        let f = crate::net::trace::Fabric::new(
             self.nodes.iter().map(|(n, rt)| (n.as_str(), &rt.host)),
             |n| self.faults.node_down(n),
-        )
+        );
+        match bpf {
+            Some(b) => f.with_bpf(b),
+            None => f,
+        }
     }
 
     /// Walk one packet of the flow (see [`crate::net::trace`]).
@@ -292,9 +370,16 @@ impl Lab {
         let net = self.cluster_net();
         let flow = self.flow(&net, a)?;
         let size = a.size.unwrap_or(crate::net::trace::DEFAULT_SIZE);
+        let datapath = match &self.network {
+            crate::netd::Network::Cilium(c) => Some(c.datapath()),
+            _ => None,
+        };
+        let bpf = datapath
+            .as_ref()
+            .map(|d| d as &dyn crate::net::bpf::BpfDatapath);
         crate::net::trace::trace(
             &net,
-            &self.fabric(),
+            &self.fabric(bpf),
             &flow,
             size,
             self.network.enforcement(),

@@ -51,6 +51,11 @@ impl Lab {
             ShowCmd::Routes { node, pod } => self.show_routes(node.as_deref(), pod.as_deref()),
             ShowCmd::Links { node, pod } => self.show_links(&node, pod.as_deref()),
             ShowCmd::Bgp { node } => self.show_bgp(&node),
+            ShowCmd::Bpf {
+                node,
+                policy,
+                identities,
+            } => self.show_bpf(&node, policy.as_deref(), identities),
             ShowCmd::Neigh { node } => self.show_neigh(&node),
             ShowCmd::Fdb { node } => self.show_fdb(&node),
             ShowCmd::Events { n } => Ok(self.show_events(n)),

@@ -12,6 +12,7 @@
 //!
 //! Nothing here mutates state; every answer is a function of the view and the kernels.
 
+pub mod bpf;
 pub mod policy;
 pub mod trace;
 pub mod validate;

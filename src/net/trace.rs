@@ -15,12 +15,21 @@
 //! there ([`Enforcement`]): under flannel by nothing (the trace says so; the policies'
 //! verdict is still computed, as what an enforcing network would do); under Calico by
 //! Felix's chains in filter FORWARD, which the hook walks like any other rule: the trace
-//! names the endpoint chain, and the rule that accepted or dropped the packet.
+//! names the endpoint chain, and the rule that accepted or dropped the packet; under Cilium
+//! by bpf_lxc at each endpoint's `lxc…` device ([`Enforcement::Bpf`]): the pod's traffic
+//! never reaches the host's netfilter or routing (BPF host routing). bpf_lxc (from-container)
+//! looks the destination up in the node's ipcache and checks the source endpoint's egress
+//! map, then redirects to a local endpoint (whose ingress map decides) or encapsulates to the
+//! ipcache's tunnel endpoint through `cilium_vxlan` (the VNI carries the source's security
+//! identity); the peer's bpf_overlay decapsulates and the destination endpoint's ingress map
+//! decides. Traffic the ipcache has no tunnel for (a node's address, the world) goes on
+//! through the host stack. The agent's state is read through [`super::bpf::BpfDatapath`].
 //!
 //! Not modelled: conntrack beyond the first packet (replies, established state), tc,
 //! timing, IPv6 packets (an IPv6 destination is refused).
 
 use super::NetError;
+use super::bpf::{BpfDatapath, BpfEndpoint, PolicyQuery};
 use super::policy::{Flow, Protocol, SideVerdict, Verdict, evaluate_resolved};
 use super::view::{ClusterNet, PodNet, Resolved};
 use crate::cni::host::{Host, LinkKind, RouteEntry};
@@ -36,6 +45,9 @@ pub enum Enforcement {
     None,
     /// iptables chains in filter FORWARD (Calico's Felix: `cali-fw-…`/`cali-tw-…`).
     Iptables,
+    /// eBPF programs at each endpoint's device with per-endpoint policy maps (Cilium's
+    /// bpf_lxc and `cilium_policy_<id>`).
+    Bpf,
 }
 
 /// What a hop is.
@@ -193,6 +205,8 @@ pub struct Fabric<'a> {
     pub hosts: BTreeMap<&'a str, &'a Host>,
     /// Underlay addresses (on the nodes' `eth0`) and the node holding each.
     uplink_owner: BTreeMap<IpAddr, &'a str>,
+    /// The eBPF datapath's state (Cilium's agents), when the network runs one.
+    bpf: Option<&'a dyn BpfDatapath>,
 }
 
 impl<'a> Fabric<'a> {
@@ -221,7 +235,14 @@ impl<'a> Fabric<'a> {
         Fabric {
             hosts,
             uplink_owner,
+            bpf: None,
         }
+    }
+
+    /// The fabric with an eBPF datapath's maps to read (used under [`Enforcement::Bpf`]).
+    pub fn with_bpf(mut self, bpf: &'a dyn BpfDatapath) -> Self {
+        self.bpf = Some(bpf);
+        self
     }
 
     /// The node whose uplink holds `ip` (who answers ARP for it on the segment).
@@ -294,6 +315,11 @@ pub fn trace(
         enforcement,
     })
 }
+
+/// Cilium's host device, holding the router IP.
+const CILIUM_HOST: &str = "cilium_host";
+/// Cilium's tunnel device.
+const CILIUM_VXLAN: &str = "cilium_vxlan";
 
 /// The default packet size of `trace`: `ping`'s 56 data bytes + ICMP 8 + IPv4 20.
 pub const DEFAULT_SIZE: u32 = 84;
@@ -460,6 +486,12 @@ impl<'a, 'n> Walker<'a, 'n> {
                 link.mtu
             ));
         }
+        if let Some(m) = r.mtu.filter(|m| size > *m) {
+            return self.dropped(format!(
+                "{size}-byte packet with DF set does not fit the route's mtu {m} in {} (local error: message too long, mtu={m})",
+                pod.key()
+            ));
+        }
         let LinkKind::Veth { peer, peer_netns } = &link.kind else {
             return self.no_route(format!("{}'s {} is not a veth", pod.key(), r.dev));
         };
@@ -496,6 +528,13 @@ impl<'a, 'n> Walker<'a, 'n> {
             .as_deref()
             .and_then(|v| v.parse().ok())
             .unwrap_or(dst_ip);
+        if self.enforcement == Enforcement::Bpf {
+            if let Some(bpf) = self.fabric.bpf {
+                if let Some(o) = self.bpf_from_container(bpf, host, peer, pkt.clone()) {
+                    return o;
+                }
+            }
+        }
         match hveth.master.as_deref() {
             Some(br) => {
                 if host_owns_on(host, br, next) {
@@ -562,16 +601,20 @@ impl<'a, 'n> Walker<'a, 'n> {
         let Some(out) = host.root.links.get(&r.dev) else {
             return self.no_route(format!("{node} has no device {}", r.dev));
         };
-        if pkt.size > out.mtu {
+        let (mtu, what) = match r.mtu {
+            Some(m) if m < out.mtu => (m, format!("route to {} (mtu {m})", r.dst)),
+            _ => (out.mtu, r.dev.clone()),
+        };
+        if pkt.size > mtu {
             return self.dropped(if forwarded {
                 format!(
-                    "{}-byte packet with DF set does not fit {node}'s {} (mtu {}): {node} answers ICMP fragmentation needed (mtu = {})",
-                    pkt.size, r.dev, out.mtu, out.mtu
+                    "{}-byte packet with DF set does not fit {node}'s {what} (mtu {mtu}): {node} answers ICMP fragmentation needed (mtu = {mtu})",
+                    pkt.size
                 )
             } else {
                 format!(
-                    "{}-byte packet with DF set does not fit {node}'s {} (local error: message too long, mtu={})",
-                    pkt.size, r.dev, out.mtu
+                    "{}-byte packet with DF set does not fit {node}'s {what} (local error: message too long, mtu={mtu})",
+                    pkt.size
                 )
             });
         }
@@ -630,6 +673,14 @@ impl<'a, 'n> Walker<'a, 'n> {
             LinkKind::Vxlan {
                 vni, local, port, ..
             } => self.vxlan(host, &r.dev, *vni, local, *port, pkt, next),
+            LinkKind::Veth { .. }
+                if self.enforcement == Enforcement::Bpf && r.dev == CILIUM_HOST =>
+            {
+                match self.fabric.bpf {
+                    Some(bpf) => self.bpf_from_host(bpf, host, pkt),
+                    None => self.no_route(format!("nothing behind {node}'s {}", r.dev)),
+                }
+            }
             LinkKind::Veth { .. } => {
                 let pod = self
                     .net
@@ -806,6 +857,283 @@ impl<'a, 'n> Walker<'a, 'n> {
         let text = format!("{} {} {}", pod.key(), pod.ifname, pkt.dst);
         self.push(HopKind::Endpoint, format!("{text}{from}"));
         Outcome::Delivered(text)
+    }
+
+    /// A reserved identity's name in parentheses, or nothing.
+    fn id_text(bpf: &dyn BpfDatapath, id: u32) -> String {
+        match bpf.identity_name(id) {
+            Some(n) => format!("{id} ({n})"),
+            None => id.to_string(),
+        }
+    }
+
+    /// One policy-map lookup as a hop; the drop when the map denies.
+    fn bpf_policy(
+        &mut self,
+        bpf: &dyn BpfDatapath,
+        host: &Host,
+        ep: &BpfEndpoint,
+        ingress: bool,
+        peer: u32,
+        pkt: &Pkt,
+    ) -> Option<Outcome> {
+        let node: &str = &host.node;
+        let ifindex = host
+            .root
+            .links
+            .values()
+            .position(|l| l.name == ep.ifname)
+            .map_or(0, |i| i as u32 + 1);
+        let q = PolicyQuery {
+            node,
+            endpoint: ep.id,
+            ingress,
+            peer,
+            src: pkt.src,
+            dst: pkt.dst,
+            proto: pkt.proto,
+            dport: pkt.dport,
+            ifindex,
+        };
+        let Some(v) = bpf.policy(&q) else {
+            return Some(self.dropped(format!(
+                "{node} has no policy program for endpoint {} ({})",
+                ep.id, ep.pod
+            )));
+        };
+        let (dir, prog) = if ingress {
+            ("ingress", "bpf_lxc to-container")
+        } else {
+            ("egress", "bpf_lxc from-container")
+        };
+        let word = if v.allowed { "allowed" } else { "denied" };
+        self.push(
+            HopKind::Policy,
+            format!(
+                "{dir} policy at {} ({}) on {node} ({prog}, {}): {word} ({})",
+                ep.ifname, ep.pod, v.map, v.detail
+            ),
+        );
+        if v.allowed {
+            return None;
+        }
+        let monitor = v
+            .monitor
+            .map(|m| format!("; cilium monitor: {m}"))
+            .unwrap_or_default();
+        Some(self.dropped(format!(
+            "bpf_lxc on {node} drops it at {} ({}), {dir}: {}{monitor}",
+            ep.ifname, ep.pod, v.detail
+        )))
+    }
+
+    /// bpf_lxc's from-container program at the source pod's `lxc…` device: ipcache, the
+    /// egress map, then a local endpoint, the tunnel, or (no tunnel endpoint: a node's
+    /// address, the world) the host stack. `None` when the source is not a Cilium
+    /// endpoint (the kernel path goes on) or the packet is handed to the host stack.
+    fn bpf_from_container(
+        &mut self,
+        bpf: &'n dyn BpfDatapath,
+        host: &'a Host,
+        lxc: &str,
+        pkt: Pkt,
+    ) -> Option<Outcome> {
+        let node: &str = &host.node;
+        let src_ep = bpf.endpoint(node, pkt.src).filter(|e| e.ifname == lxc)?;
+        let hit = bpf.ipcache(node, pkt.dst);
+        let (dst_id, tunnel, prefix) = match &hit {
+            Some(h) => (h.identity, h.tunnel, h.prefix.clone()),
+            None => (2, None, "(none)".to_string()),
+        };
+        if let Some(o) = self.bpf_policy(bpf, host, &src_ep, false, dst_id, &pkt) {
+            return Some(o);
+        }
+        if let Some(dst_ep) = bpf.endpoint(node, pkt.dst) {
+            self.push(
+                HopKind::NodeRoute,
+                format!(
+                    "bpf_lxc on {node}: ipcache {prefix} → identity {}, local endpoint {} ({}): redirected to {} (no routing, no netfilter)",
+                    Self::id_text(bpf, dst_id),
+                    dst_ep.id,
+                    dst_ep.pod,
+                    dst_ep.ifname
+                ),
+            );
+            return Some(self.bpf_to_container(bpf, host, &dst_ep, src_ep.identity, pkt));
+        }
+        if let Some(remote) = tunnel {
+            return Some(self.bpf_tunnel(
+                bpf,
+                host,
+                "bpf_lxc",
+                &prefix,
+                dst_id,
+                src_ep.identity,
+                remote,
+                pkt,
+            ));
+        }
+        self.push(
+            HopKind::NodeRoute,
+            format!(
+                "bpf_lxc on {node}: ipcache {prefix} → identity {}, no tunnel endpoint: passed to the host stack",
+                Self::id_text(bpf, dst_id)
+            ),
+        );
+        None
+    }
+
+    /// bpf_host at `cilium_host` for a packet the host sends to a pod: a local endpoint
+    /// (its ingress map, the peer being `reserved:host`) or the tunnel.
+    fn bpf_from_host(&mut self, bpf: &'n dyn BpfDatapath, host: &'a Host, pkt: Pkt) -> Outcome {
+        let node: &str = &host.node;
+        let src_id = bpf.ipcache(node, pkt.src).map_or(1, |h| h.identity);
+        let hit = bpf.ipcache(node, pkt.dst);
+        let (dst_id, tunnel, prefix) = match &hit {
+            Some(h) => (h.identity, h.tunnel, h.prefix.clone()),
+            None => (2, None, "(none)".to_string()),
+        };
+        if let Some(dst_ep) = bpf.endpoint(node, pkt.dst) {
+            self.push(
+                HopKind::NodeRoute,
+                format!(
+                    "{CILIUM_HOST} on {node} (bpf_host): ipcache {prefix} → identity {}, local endpoint {} ({}): redirected to {}",
+                    Self::id_text(bpf, dst_id),
+                    dst_ep.id,
+                    dst_ep.pod,
+                    dst_ep.ifname
+                ),
+            );
+            return self.bpf_to_container(bpf, host, &dst_ep, src_id, pkt);
+        }
+        match tunnel {
+            Some(remote) => {
+                self.bpf_tunnel(bpf, host, "bpf_host", &prefix, dst_id, src_id, remote, pkt)
+            }
+            None => self.no_route(format!(
+                "{node}'s ipcache has no endpoint or tunnel for {}: bpf_host drops it",
+                pkt.dst
+            )),
+        }
+    }
+
+    /// bpf_lxc's to-container program: the destination endpoint's ingress map, then the
+    /// pod.
+    fn bpf_to_container(
+        &mut self,
+        bpf: &dyn BpfDatapath,
+        host: &'a Host,
+        ep: &BpfEndpoint,
+        peer: u32,
+        pkt: Pkt,
+    ) -> Outcome {
+        if let Some(o) = self.bpf_policy(bpf, host, ep, true, peer, &pkt) {
+            return o;
+        }
+        let pod = self
+            .net
+            .pods
+            .iter()
+            .find(|p| p.node == host.node && p.key() == ep.pod);
+        match pod {
+            Some(p) => self.deliver_to_pod(p, &ep.ifname, pkt),
+            None => self.no_route(format!("nothing behind {}'s {}", host.node, ep.ifname)),
+        }
+    }
+
+    /// Encapsulation through `cilium_vxlan` to the ipcache's tunnel endpoint, the underlay,
+    /// and the peer's bpf_overlay: decapsulated, the source identity taken from the VNI
+    /// (`reserved:host` becomes `reserved:remote-node` on the peer), then the destination
+    /// endpoint's ingress map.
+    #[allow(clippy::too_many_arguments)]
+    fn bpf_tunnel(
+        &mut self,
+        bpf: &'n dyn BpfDatapath,
+        host: &'a Host,
+        prog: &str,
+        prefix: &str,
+        dst_id: u32,
+        src_id: u32,
+        remote: IpAddr,
+        pkt: Pkt,
+    ) -> Outcome {
+        let node: &str = &host.node;
+        let Some(dev) = host.root.links.get(CILIUM_VXLAN) else {
+            return self.dropped(format!("{node} has no {CILIUM_VXLAN} device"));
+        };
+        let port = match &dev.kind {
+            LinkKind::Vxlan { port, .. } => *port,
+            _ => 8472,
+        };
+        let local = host
+            .root
+            .links
+            .get("eth0")
+            .and_then(|l| l.addrs.first())
+            .and_then(|a| a.split('/').next())
+            .unwrap_or("0.0.0.0")
+            .to_string();
+        let outer = pkt.size + 50;
+        let uplink_mtu = host.root.links.get("eth0").map(|l| l.mtu).unwrap_or(1500);
+        let frag = if outer > uplink_mtu {
+            format!(", fragmented: {outer} > eth0 mtu {uplink_mtu} (the outer packet has no DF)")
+        } else {
+            String::new()
+        };
+        self.push(
+            HopKind::Tunnel,
+            format!(
+                "{CILIUM_VXLAN} on {node} ({prog}): ipcache {prefix} → identity {}, tunnel endpoint {remote}; outer {local} → {remote} UDP dport {port}, VNI {src_id} (the source's security identity), {outer} bytes{frag}",
+                Self::id_text(bpf, dst_id)
+            ),
+        );
+        let Some(peer) = self.fabric.holder_of(remote) else {
+            return self.no_route(format!(
+                "nothing on {node}'s eth0 segment answers ARP for the tunnel endpoint {remote}"
+            ));
+        };
+        self.push(HopKind::Node, format!("{} eth0 {remote}", peer.node));
+        let decap = peer
+            .root
+            .links
+            .get(CILIUM_VXLAN)
+            .filter(|l| matches!(&l.kind, LinkKind::Vxlan { port: p, .. } if *p == port));
+        if decap.is_none() {
+            return self.dropped(format!(
+                "{} has no VXLAN device on UDP {port}: the datagram is dropped",
+                peer.node
+            ));
+        }
+        // bpf_overlay: a packet from a remote host carries reserved:host; it is the
+        // remote-node identity here.
+        let (id, note) = if src_id == 1 {
+            (
+                6,
+                " (reserved:host from the sender is reserved:remote-node here)",
+            )
+        } else {
+            (src_id, "")
+        };
+        self.push(
+            HopKind::Tunnel,
+            format!(
+                "{CILIUM_VXLAN} on {} (bpf_overlay): decapsulated, inner {} → {}, source identity {} from the VNI{note}",
+                peer.node,
+                pkt.src,
+                pkt.dst,
+                Self::id_text(bpf, id)
+            ),
+        );
+        if let Some(ep) = bpf.endpoint(&peer.node, pkt.dst) {
+            return self.bpf_to_container(bpf, peer, &ep, id, pkt);
+        }
+        if host_owns(peer, pkt.dst) {
+            return Outcome::Delivered(format!("{} (local address {})", peer.node, pkt.dst));
+        }
+        self.dropped(format!(
+            "{} has no endpoint for {}: bpf_overlay drops it",
+            peer.node, pkt.dst
+        ))
     }
 
     /// Felix's verdicts in a filter hook the packet just went through: one policy hop per

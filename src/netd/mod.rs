@@ -5,8 +5,8 @@
 //! plugins read (`/run/flannel/subnet.env`).
 //!
 //! The cluster runs one implementation at a time ([`Network`], `--network` / `network use`):
-//! flannel with its host-gw or VXLAN backend ([`flannel`]), or Calico in BGP mode
-//! ([`calico`]).
+//! flannel with its host-gw or VXLAN backend ([`flannel`]), Calico in BGP mode
+//! ([`calico`]), or Cilium in tunnel mode ([`cilium`], [`cilium::agent`]).
 
 pub mod calico;
 pub mod cilium;
@@ -22,6 +22,8 @@ pub enum Network {
     Flannel(Flannel),
     /// calico-node on every node: calico-ipam, BIRD, Felix.
     Calico(Box<Calico>),
+    /// cilium-agent on every node: VXLAN tunnel, identities, BPF policy maps.
+    Cilium(Box<cilium::agent::CiliumNetwork>),
 }
 
 impl Default for Network {
@@ -36,6 +38,7 @@ impl Network {
         match self {
             Network::Flannel(f) => f.name(),
             Network::Calico(c) => c.name(),
+            Network::Cilium(c) => c.name(),
         }
     }
 
@@ -44,6 +47,7 @@ impl Network {
         match self {
             Network::Flannel(f) => f.network,
             Network::Calico(c) => ipnet::IpNet::V4(c.cidr()),
+            Network::Cilium(c) => c.cidr,
         }
     }
 
@@ -52,6 +56,7 @@ impl Network {
         match self {
             Network::Flannel(_) => crate::net::trace::Enforcement::None,
             Network::Calico(_) => crate::net::trace::Enforcement::Iptables,
+            Network::Cilium(_) => crate::net::trace::Enforcement::Bpf,
         }
     }
 }
@@ -69,5 +74,9 @@ pub const NETWORKS: &[(&str, &str)] = &[
     (
         "calico-bgp",
         "Calico, BGP mode: calico-ipam /26 blocks per node, BIRD's node-to-node mesh, NetworkPolicy as Felix's iptables chains",
+    ),
+    (
+        "cilium",
+        "Cilium, tunnel mode: VXLAN between nodes, identities and per-endpoint BPF policy maps",
     ),
 ];

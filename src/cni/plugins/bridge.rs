@@ -454,6 +454,7 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
             onlink: false,
             proto: None,
             blackhole: false,
+            mtu: None,
         };
         if !ns.routes.contains(&entry) {
             ns.routes.reserve_exact(1);

@@ -934,3 +934,80 @@ fn bandwidth_config_rules() {
         "failed to open netns %!q(<nil>): failed to Statfs \"/var/run/netns/nope\": no such file or directory"
     );
 }
+
+#[test]
+fn cilium_cni_needs_the_agent_and_asks_it_for_the_address() {
+    use crate::cni::cilium_api::AgentApi;
+    use crate::cni::plugins::cilium::{CiliumCni, NO_AGENT, lxc_name};
+    let conf = json!({"cniVersion": "0.3.1", "name": "cilium", "type": "cilium-cni"});
+    let mut h = host();
+    let e = err(call(
+        &mut h,
+        &CiliumCni,
+        &env(CniCommand::Add),
+        conf.clone(),
+        None,
+        None,
+    ));
+    assert_eq!(e.msg, NO_AGENT);
+    assert!(
+        e.msg.starts_with("unable to connect to Cilium agent: "),
+        "{}",
+        e.msg
+    );
+    h.cilium = AgentApi::start("10.244.1.0/24".parse().unwrap(), 1500, 1450);
+    let r = result(call(
+        &mut h,
+        &CiliumCni,
+        &env(CniCommand::Add),
+        conf.clone(),
+        None,
+        None,
+    ));
+    assert_eq!(r.interfaces.len(), 1);
+    assert_eq!(r.interfaces[0].name, "eth0");
+    assert_eq!(r.ips[0].address, "10.244.1.2/32");
+    assert_eq!(r.ips[0].gateway, "10.244.1.1");
+    assert_eq!(r.ips[0].interface, Some(0));
+    let lxc = lxc_name(CID);
+    assert!(h.root.links.contains_key(&lxc), "{lxc}");
+    let routes: Vec<String> = h.netns[NS]
+        .route_table()
+        .iter()
+        .map(|r| r.to_ip_route())
+        .collect();
+    assert_eq!(
+        routes,
+        [
+            "default via 10.244.1.1 dev eth0 mtu 1450",
+            "10.244.1.1 dev eth0 scope link"
+        ]
+    );
+    // DEL releases the address; without the agent it still succeeds (the deletion
+    // queue), removing the interface.
+    call(
+        &mut h,
+        &CiliumCni,
+        &env(CniCommand::Del),
+        conf.clone(),
+        None,
+        None,
+    )
+    .reply
+    .unwrap();
+    assert_eq!(h.cilium.as_ref().unwrap().endpoints_in_use(), 0);
+    assert!(!h.root.links.contains_key(&lxc));
+    h.cilium = None;
+    call(&mut h, &CiliumCni, &env(CniCommand::Del), conf, None, None)
+        .reply
+        .unwrap();
+}
+
+#[test]
+fn the_lxc_name_is_sha256_of_the_container_id() {
+    // SHA-256("abc") = ba7816bf8f01cfea414140de5dae2223…
+    assert_eq!(
+        crate::cni::plugins::cilium::lxc_name("abc"),
+        "lxcba7816bf8f01"
+    );
+}

@@ -3,6 +3,7 @@
 pub mod bandwidth;
 pub mod bridge;
 pub mod calico;
+pub mod cilium;
 pub mod common;
 pub mod flannel;
 pub mod host_local;
@@ -22,6 +23,7 @@ pub fn standard() -> Vec<Box<dyn Plugin>> {
         Box::new(bridge::Bridge),
         Box::new(calico::Calico),
         Box::new(calico::CalicoIpam),
+        Box::new(cilium::CiliumCni),
         Box::new(flannel::Flannel),
         Box::new(host_local::HostLocal),
         Box::new(loopback::Loopback),

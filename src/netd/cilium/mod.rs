@@ -13,9 +13,10 @@
 //! the model keeps Cilium's behaviour; the property test in `prop_tests.rs` lists and
 //! excludes exactly those cases.
 //!
-//! Not integrated with the engine yet: the engine builds [`Cilium`] from its `ClusterNet`
-//! and the pods' sandbox IDs, then asks [`Cilium::flow`] or renders a node's view.
+//! [`agent`] runs it on the nodes (`--network cilium`): the agent's devices, routes, IPAM
+//! and conflist, and the datapath the packet walker reads.
 
+pub mod agent;
 pub mod identity;
 pub mod ipcache;
 pub mod policymap;

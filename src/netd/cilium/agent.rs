@@ -1,0 +1,434 @@
+//! cilium-agent on every node, as the cilium DaemonSet runs it with the Helm defaults
+//! `routingMode: tunnel`, `tunnelProtocol: vxlan`, and `ipam.mode: kubernetes` (the lab's
+//! choice: a real mode, simpler than the default `cluster-pool`; the node's pool is its
+//! `Node.spec.podCIDR`).
+//!
+//! On a node it starts on, the agent (and the DaemonSet's `install-cni-binaries` init
+//! container, which copies `cilium-cni` to `/opt/cni/bin`):
+//! - allocates its router IP from IPAM (the first allocation) and creates the veth pair
+//!   `cilium_host` (holding the router IP as a /32: the pods' gateway) / `cilium_net`, and
+//!   `cilium_vxlan` (VXLAN in external/metadata mode, UDP 8472: one device for every peer,
+//!   the tunnel endpoint chosen per packet from the ipcache);
+//! - installs the routes tunnel mode needs on the host (`pkg/datapath/linux/node.go`,
+//!   `createNodeRouteSpec`): `<router IP> dev cilium_host proto kernel scope link`, its own
+//!   podCIDR `via <router IP> dev cilium_host proto kernel src <router IP>` and every other
+//!   node's podCIDR the same with `mtu 1450` (the route MTU: device MTU − 50 of VXLAN
+//!   overhead);
+//! - writes `/etc/cni/net.d/05-cilium.conflist` once it is ready
+//!   (`write-cni-conf-when-ready`, `daemon/cmd/cni/config.go`, chaining mode none);
+//! - serves its API on `/var/run/cilium/cilium.sock` ([`crate::cni::cilium_api`]);
+//! - computes identities, the ipcache and every local endpoint's policy map
+//!   ([`super::Cilium`]) and loads bpf_lxc on each endpoint's `lxc…` device. NetworkPolicy
+//!   lives in those maps: the agent writes no iptables rule for it.
+//!
+//! Verified against real output (blog posts and issues quoting `ip route` on Cilium nodes):
+//! the route texts above, `cilium_host` holding a /32, pod routes. Not confirmed: the exact
+//! `ip -d link` line of `cilium_vxlan` (the lab prints `vxlan external id 0 … dstport
+//! 8472`), and whether 1.20 writes `cniVersion` 1.0.0 (users report it; the template in
+//! `daemon/cmd/cni/config.go` read here says 0.3.1, which the lab writes).
+//!
+//! Left out: `cni.exclusive` (the agent renames other configs to `*.cilium_bak`; the lab
+//! leaves them, the conflist sorts first anyway), the health endpoint (`lxc_health`),
+//! kube-proxy replacement, masquerading (Helm's default is iptables masquerade,
+//! `enableIPv4Masquerade: true` with `bpf.masquerade: false`, for traffic leaving the
+//! cluster CIDR: the lab's traces to the world see pod sources), conntrack and replies,
+//! CiliumNode objects (the lab reads the Node objects).
+
+use super::Cilium;
+use super::identity::reserved_name;
+use super::policymap::{MapVerdict, TrafficDirection, proto_number};
+use super::render::{DropEvent, Packet};
+use crate::cni::cilium_api::AgentApi;
+use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
+use crate::net::ClusterNet;
+use crate::net::bpf::{BpfDatapath, BpfEndpoint, BpfVerdict, IpcacheHit, PolicyQuery};
+use crate::node::NodeRuntime;
+use ipnet::{IpNet, Ipv4Net};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// The conflist the agent writes (`cniConfigs["none"]`, `enable-debug` false, the default
+/// `cni-log-file`), byte for byte as the template renders (it starts with a newline).
+pub const CONFLIST: &str = "\n{\n  \"cniVersion\": \"0.3.1\",\n  \"name\": \"cilium\",\n  \"plugins\": [\n    {\n       \"type\": \"cilium-cni\",\n       \"enable-debug\": false,\n       \"log-file\": \"/var/run/cilium/cilium-cni.log\"\n    }\n  ]\n}";
+/// The file it writes it to.
+pub const CONFLIST_NAME: &str = "05-cilium.conflist";
+/// The host device holding the router IP.
+pub const HOST_DEV: &str = "cilium_host";
+/// Its veth peer.
+pub const NET_DEV: &str = "cilium_net";
+/// The tunnel device.
+pub const VXLAN_DEV: &str = "cilium_vxlan";
+/// The VXLAN port (the Linux default Cilium keeps, `tunnel-port`).
+pub const VXLAN_PORT: u16 = 8472;
+/// VXLAN's overhead over IPv4 (`pkg/mtu`: `TunnelOverheadIPv4`).
+pub const TUNNEL_OVERHEAD: u32 = 50;
+/// The source port the lab gives a traced packet in drop notifications (the first of
+/// Linux's ephemeral range; the walker follows no sockets).
+pub const TRACE_SPORT: u16 = 32768;
+
+/// One node as the agents see it.
+#[derive(Debug, Clone, Copy)]
+pub struct CiliumNode<'a> {
+    /// The node's name.
+    pub name: &'a str,
+    /// `spec.podCIDR` (IPAM mode kubernetes waits for it).
+    pub pod_cidr: Option<Ipv4Net>,
+    /// Its InternalIP.
+    pub ip: Option<Ipv4Addr>,
+}
+
+/// Cilium on every node: the cluster CIDR it was started with, and the agents' policy
+/// state (identities, ipcaches, endpoints and their maps).
+#[derive(Debug, Clone)]
+pub struct CiliumNetwork {
+    /// The cluster's pod CIDR (what kube-controller-manager cut the podCIDRs from).
+    pub cidr: IpNet,
+    /// The agents' state.
+    pub state: Cilium,
+    /// What the last pass ran on.
+    seen: Option<Seen>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    cluster_rv: u64,
+    nodes: Vec<(String, Option<Ipv4Net>, Option<Ipv4Addr>)>,
+    container_ids: BTreeMap<String, String>,
+}
+
+impl CiliumNetwork {
+    /// Cilium on the cluster CIDR `cidr`.
+    pub fn new(cidr: IpNet) -> Result<Self, String> {
+        if !matches!(cidr, IpNet::V4(_)) {
+            return Err(format!("{cidr}: the lab's Cilium runs IPv4 only"));
+        }
+        Ok(CiliumNetwork {
+            cidr,
+            state: Cilium::build(&ClusterNet::default(), &BTreeMap::new()),
+            seen: None,
+        })
+    }
+
+    /// The `--network` name.
+    pub fn name(&self) -> &'static str {
+        "cilium"
+    }
+
+    /// The agent starts on a node with a podCIDR: IPAM, the router IP, the devices, then
+    /// the conflist (written when ready).
+    pub fn install_on(rt: &mut NodeRuntime, pod_cidr: Ipv4Net) {
+        let uplink = rt
+            .host
+            .root
+            .links
+            .get("eth0")
+            .map(|l| l.mtu)
+            .unwrap_or(1500);
+        let Some(api) = AgentApi::start(pod_cidr, uplink, uplink - TUNNEL_OVERHEAD) else {
+            return;
+        };
+        let h = &mut rt.host;
+        let router = api.router_ip;
+        let node = h.node.clone();
+        let mut host_dev = Link::new(
+            HOST_DEV,
+            LinkKind::Veth {
+                peer: NET_DEV.into(),
+                peer_netns: String::new(),
+            },
+            crate::util::hash::mac(&[&node, HOST_DEV]),
+            uplink,
+        );
+        host_dev.up = true;
+        host_dev.addrs.push(format!("{router}/32"));
+        let mut net_dev = Link::new(
+            NET_DEV,
+            LinkKind::Veth {
+                peer: HOST_DEV.into(),
+                peer_netns: String::new(),
+            },
+            crate::util::hash::mac(&[&node, NET_DEV]),
+            uplink,
+        );
+        net_dev.up = true;
+        // External (collect_metadata) mode: no fixed VNI or remote; `local` and `dev` stay
+        // empty, bpf_overlay sets the tunnel key per packet.
+        let mut vxlan = Link::new(
+            VXLAN_DEV,
+            LinkKind::Vxlan {
+                vni: 0,
+                local: String::new(),
+                dev: String::new(),
+                port: VXLAN_PORT,
+                learning: false,
+            },
+            crate::util::hash::mac(&[&node, VXLAN_DEV]),
+            uplink,
+        );
+        vxlan.up = true;
+        for l in [host_dev, net_dev, vxlan] {
+            h.root.links.insert(l.name.clone(), l);
+        }
+        h.cilium = Some(api);
+        rt.confdir
+            .files
+            .insert(CONFLIST_NAME.to_string(), CONFLIST.to_string().into());
+        rt.reload_network();
+    }
+
+    /// The agents are removed from every node with what they programmed (the endpoints'
+    /// `lxc…` devices stay with their pods, as they do when the DaemonSet is deleted).
+    pub fn uninstall(hosts: &mut BTreeMap<String, NodeRuntime>) {
+        for rt in hosts.values_mut() {
+            if rt.confdir.files.remove(CONFLIST_NAME).is_some() {
+                rt.reload_network();
+            }
+            let h = &mut rt.host;
+            h.cilium = None;
+            for d in [HOST_DEV, NET_DEV, VXLAN_DEV] {
+                h.root.links.remove(d);
+            }
+            h.root.routes.retain(|r| r.dev != HOST_DEV);
+        }
+    }
+
+    fn inputs(
+        nodes: &[CiliumNode<'_>],
+        cluster_rv: u64,
+        container_ids: &BTreeMap<String, String>,
+    ) -> Seen {
+        Seen {
+            cluster_rv,
+            nodes: nodes
+                .iter()
+                .map(|n| (n.name.to_string(), n.pod_cidr, n.ip))
+                .collect(),
+            container_ids: container_ids.clone(),
+        }
+    }
+
+    /// Whether the last pass ran on these inputs.
+    pub fn up_to_date(
+        &self,
+        nodes: &[CiliumNode<'_>],
+        cluster_rv: u64,
+        container_ids: &BTreeMap<String, String>,
+    ) -> bool {
+        self.seen.as_ref() == Some(&Self::inputs(nodes, cluster_rv, container_ids))
+    }
+
+    /// One pass of every node's agent: start where it is not running, the tunnel routes,
+    /// then identities, ipcaches and policy maps from the cluster (`net`) and the pods'
+    /// sandbox IDs (`container_ids`, `namespace/name` → ID). True when anything changed.
+    pub fn reconcile(
+        &mut self,
+        nodes: &[CiliumNode<'_>],
+        cluster_rv: u64,
+        net: &ClusterNet,
+        container_ids: &BTreeMap<String, String>,
+        hosts: &mut BTreeMap<String, NodeRuntime>,
+    ) -> bool {
+        let seen = Self::inputs(nodes, cluster_rv, container_ids);
+        if self.seen.as_ref() == Some(&seen) {
+            return false;
+        }
+        for n in nodes {
+            let (Some(rt), Some(cidr)) = (hosts.get_mut(n.name), n.pod_cidr) else {
+                continue;
+            };
+            if rt.host.cilium.is_none() {
+                Self::install_on(rt, cidr);
+            }
+        }
+        let routers: BTreeMap<String, Ipv4Addr> = hosts
+            .iter()
+            .filter_map(|(n, rt)| rt.host.cilium.as_ref().map(|a| (n.clone(), a.router_ip)))
+            .collect();
+        for n in nodes {
+            let Some(rt) = hosts.get_mut(n.name) else {
+                continue;
+            };
+            program_routes(&mut rt.host, n.name, nodes);
+        }
+        // The ipcache holds every node's router IP (`cilium_host`): the agents learn them
+        // from the CiliumNode objects, which the lab reads off the hosts.
+        let mut net = net.clone();
+        for nn in &mut net.nodes {
+            if let Some(r) = routers.get(&nn.name) {
+                nn.gateway = Some(IpAddr::V4(*r));
+            }
+        }
+        self.state = Cilium::update(Some(&self.state), &net, container_ids);
+        self.seen = Some(seen);
+        true
+    }
+
+    /// The datapath the walker reads.
+    pub fn datapath(&self) -> Datapath<'_> {
+        Datapath(&self.state)
+    }
+}
+
+/// The host routes of tunnel mode on `node`: its router IP, its own podCIDR, and every
+/// other agent's podCIDR with the route MTU. Replaced whole on each pass.
+fn program_routes(host: &mut Host, node: &str, nodes: &[CiliumNode<'_>]) {
+    let Some(api) = host.cilium.as_ref() else {
+        return;
+    };
+    let router = api.router_ip.to_string();
+    let route_mtu = api.route_mtu;
+    let mut routes = vec![RouteEntry {
+        proto_kernel: true,
+        scope_link: true,
+        ..RouteEntry::static_route(&router, None, HOST_DEV)
+    }];
+    for n in nodes {
+        let Some(cidr) = n.pod_cidr else { continue };
+        routes.push(RouteEntry {
+            proto_kernel: true,
+            src: Some(router.clone()),
+            mtu: (n.name != node).then_some(route_mtu),
+            ..RouteEntry::static_route(&cidr.trunc().to_string(), Some(&router), HOST_DEV)
+        });
+    }
+    host.root.routes.retain(|r| r.dev != HOST_DEV);
+    host.root.routes.extend(routes);
+}
+
+/// The agents' maps as the walker's [`BpfDatapath`].
+pub struct Datapath<'a>(pub &'a Cilium);
+
+impl BpfDatapath for Datapath<'_> {
+    fn endpoint(&self, node: &str, ip: IpAddr) -> Option<BpfEndpoint> {
+        let agent = self.0.agent(node)?;
+        agent
+            .endpoints
+            .values()
+            .find(|e| e.ip == ip)
+            .map(|e| BpfEndpoint {
+                id: e.id,
+                ifname: e.ifname.clone(),
+                identity: e.identity,
+                pod: e.pod_key(),
+            })
+    }
+
+    fn ipcache(&self, node: &str, ip: IpAddr) -> Option<IpcacheHit> {
+        let e = self.0.agent(node)?.ipcache.lookup(ip)?;
+        Some(IpcacheHit {
+            prefix: e.prefix.to_string(),
+            identity: e.identity,
+            tunnel: e.has_tunnel.then_some(e.tunnel_endpoint),
+        })
+    }
+
+    fn policy(&self, q: &PolicyQuery<'_>) -> Option<BpfVerdict> {
+        let ep = self.0.agent(q.node)?.endpoints.get(&q.endpoint)?;
+        let dir = if q.ingress {
+            TrafficDirection::Ingress
+        } else {
+            TrafficDirection::Egress
+        };
+        let proto = proto_number(q.proto);
+        let v = ep.policy.lookup(q.peer, dir, proto, q.dport);
+        let map = format!("cilium_policy_{:05}", ep.id);
+        let name = |id: u32| match reserved_name(id) {
+            Some(n) => format!("{id} (reserved:{n})"),
+            None => id.to_string(),
+        };
+        let (src_id, dst_id) = if q.ingress {
+            (q.peer, ep.identity)
+        } else {
+            (ep.identity, q.peer)
+        };
+        let proto_name = super::policymap::proto_name(proto);
+        Some(match v {
+            MapVerdict::Allow { key, .. } => BpfVerdict {
+                allowed: true,
+                map,
+                detail: format!(
+                    "identity {} → {}, key: identity {} {} {}",
+                    name(src_id),
+                    name(dst_id),
+                    name(key.identity),
+                    dir.as_str(),
+                    key.port_proto()
+                ),
+                monitor: None,
+            },
+            MapVerdict::Drop { reason, .. } => {
+                let event = DropEvent {
+                    direction: dir,
+                    reason,
+                    src_identity: src_id,
+                    dst_identity: dst_id,
+                    dst_endpoint: if q.ingress { ep.id } else { 0 },
+                    ifindex: q.ifindex,
+                    packet: Packet {
+                        src: q.src,
+                        sport: TRACE_SPORT,
+                        dst: q.dst,
+                        dport: q.dport,
+                        proto: q.proto,
+                    },
+                    src_pod: self.0.endpoint_by_ip(q.src).map(|e| e.pod_key()),
+                    dst_pod: self.0.endpoint_by_ip(q.dst).map(|e| e.pod_key()),
+                };
+                let missing = if reason == super::DropReason::PolicyDenied {
+                    format!(
+                        "no entry for identity {} or 0 {} {}/{proto_name}",
+                        q.peer,
+                        dir.as_str(),
+                        q.dport
+                    )
+                } else {
+                    "a deny entry matches".to_string()
+                };
+                BpfVerdict {
+                    allowed: false,
+                    map,
+                    detail: format!(
+                        "{} ({}): identity {} → {}, {missing}",
+                        reason.text(),
+                        reason.code(),
+                        name(src_id),
+                        name(dst_id)
+                    ),
+                    monitor: Some(event.monitor_line()),
+                }
+            }
+        })
+    }
+
+    fn identity_name(&self, id: u32) -> Option<String> {
+        reserved_name(id)
+            .filter(|_| id != 0)
+            .map(|n| format!("reserved:{n}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plugin_and_the_agent_name_the_endpoint_device_alike() {
+        for id in ["abc", "0123456789abcdef", ""] {
+            assert_eq!(
+                crate::cni::plugins::cilium::lxc_name(id),
+                super::super::lxc_name(id)
+            );
+        }
+    }
+
+    #[test]
+    fn the_conflist_is_the_template_rendered() {
+        let v: serde_json::Value = serde_json::from_str(CONFLIST).unwrap();
+        assert_eq!(v["cniVersion"], "0.3.1");
+        assert_eq!(v["plugins"][0]["type"], "cilium-cni");
+        assert_eq!(
+            v["plugins"][0]["log-file"],
+            "/var/run/cilium/cilium-cni.log"
+        );
+    }
+}
