@@ -323,3 +323,17 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn network_compare_puts_the_four_side_by_side_and_marks_the_running_one() {
+    let mut lab = calico();
+    let out = run(&mut lab, "network compare");
+    for want in [
+        "NetworkPolicy",
+        "  * calico-bgp",
+        "    flannel-host-gw  not enforced",
+        "eBPF: bpf_lxc",
+    ] {
+        assert!(out.contains(want), "{want} missing:\n{out}");
+    }
+}

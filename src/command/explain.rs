@@ -34,6 +34,7 @@ pub const CARDS: &[(&str, &str)] = &[
     ("vxlan", include_str!("../../assets/explain/vxlan.md")),
     ("bgp", include_str!("../../assets/explain/bgp.md")),
     ("felix", include_str!("../../assets/explain/felix.md")),
+    ("ebpf", include_str!("../../assets/explain/ebpf.md")),
     (
         "masquerade",
         include_str!("../../assets/explain/masquerade.md"),

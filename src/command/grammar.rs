@@ -429,7 +429,10 @@ pub struct FlowArgs {
 pub enum NetworkCmd {
     /// The network's card: backend, encapsulation, MTU, who masquerades, NetworkPolicy
     Show,
-    /// Run another network: flanneld restarts on every node with the new backend
+    /// flannel, Calico and Cilium side by side: encapsulation, routing, MTU, IPAM, who
+    /// masquerades, who enforces NetworkPolicy and where
+    Compare,
+    /// Run another network: the old one's daemons go with what they programmed
     Use {
         /// flannel-host-gw, flannel-vxlan, calico-bgp or cilium
         #[arg(value_parser = ["flannel-host-gw", "flannel-vxlan", "calico-bgp", "cilium"])]

@@ -118,8 +118,34 @@ impl Lab {
                 crate::netd::Network::Calico(c) => self.calico_card(c),
                 crate::netd::Network::Cilium(c) => self.cilium_card(c),
             }),
+            NetworkCmd::Compare => Ok(self.network_compare()),
             NetworkCmd::Use { name, cidr } => self.network_use(&name, cidr.as_deref()),
         }
+    }
+
+    /// `network compare`: the implementations side by side, the running one marked.
+    fn network_compare(&self) -> Outcome {
+        let mut out = Outcome::empty();
+        let running = self.network.name();
+        let width = crate::netd::NETWORKS
+            .iter()
+            .map(|(n, _)| n.len())
+            .max()
+            .unwrap_or(0);
+        for (row, cells) in crate::netd::COMPARISON {
+            out.line(Line::styled((*row).to_string(), Role::Header));
+            for ((name, _), cell) in crate::netd::NETWORKS.iter().zip(cells.iter()) {
+                let mark = if *name == running { "*" } else { " " };
+                out.plain(format!("  {mark} {name:<width$}  {cell}"));
+            }
+        }
+        out.line(Line::styled(
+            format!(
+                "(* running: {running}; `network use NAME` switches, `network show` describes it)"
+            ),
+            Role::Dim,
+        ));
+        out
     }
 
     fn network_use(&mut self, name: &str, cidr: Option<&str>) -> Result<Outcome, LabError> {

@@ -80,3 +80,71 @@ pub const NETWORKS: &[(&str, &str)] = &[
         "Cilium, tunnel mode: VXLAN between nodes, identities and per-endpoint BPF policy maps",
     ),
 ];
+
+/// The implementations side by side, one row per property, in [`NETWORKS`]' order
+/// (`network compare`); each cell is what that implementation's model does.
+pub const COMPARISON: &[(&str, [&str; 4])] = &[
+    (
+        "encapsulation",
+        [
+            "none",
+            "VXLAN: flannel.1, VNI 1, UDP 8472",
+            "none (ipipMode, vxlanMode Never)",
+            "VXLAN: cilium_vxlan, UDP 8472, the VNI carries the sender's security identity",
+        ],
+    ),
+    (
+        "routing",
+        [
+            "flanneld: <peer podCIDR> via <peer InternalIP> dev eth0 (one L2 segment)",
+            "flanneld: <peer podCIDR> via <peer>.0 dev flannel.1 onlink, a neighbour and an FDB entry per peer",
+            "BIRD's BGP mesh: <peer block> via <peer> dev eth0 proto bird; own blocks blackhole",
+            "<podCIDR> via <router IP> dev cilium_host; bpf_lxc redirects by the ipcache's tunnel endpoint",
+        ],
+    ),
+    (
+        "MTU",
+        [
+            "1500",
+            "1450 on flannel.1 (FLANNEL_MTU); the lab's conflist leaves pods at 1500",
+            "1500 (/var/lib/calico/mtu, no overhead)",
+            "1500 on devices, mtu 1450 on the tunnel routes and the pods' default route",
+        ],
+    ),
+    (
+        "IPAM",
+        [
+            "host-local on the node's podCIDR (the lab's conflist)",
+            "host-local on the node's podCIDR (the lab's conflist)",
+            "calico-ipam: /26 blocks of the IPPool claimed per node; a /32 per pod",
+            "the agent (ipam kubernetes): the node's podCIDR, router IP first; a /32 per pod",
+        ],
+    ),
+    (
+        "masquerade",
+        [
+            "flanneld --ip-masq: FLANNEL-POSTRTG in nat POSTROUTING",
+            "flanneld --ip-masq: FLANNEL-POSTRTG in nat POSTROUTING",
+            "Felix natOutgoing: cali-nat-outgoing with the pool ipsets",
+            "the agent's iptables masquerade (not modelled)",
+        ],
+    ),
+    (
+        "NetworkPolicy",
+        [
+            "not enforced: stored by the API server, ignored by the nodes",
+            "not enforced: stored by the API server, ignored by the nodes",
+            "Felix: iptables chains in filter FORWARD (cali-fw-/cali-tw-, cali-pi-/cali-po-), ipsets",
+            "eBPF: bpf_lxc at each lxc device, per-endpoint policy maps keyed by identity",
+        ],
+    ),
+    (
+        "look at it",
+        [
+            "show routes, show iptables",
+            "show links, show neigh, show fdb",
+            "show bgp, show iptables --table filter, show ipset",
+            "show bpf, show bpf --policy POD, show bpf --identities",
+        ],
+    ),
+];
