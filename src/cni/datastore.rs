@@ -124,6 +124,8 @@ pub struct CalicoIpam {
     pub handles: BTreeMap<String, Vec<Ipv4Addr>>,
     /// Bumped on every write (watchers compare it, as they would a resourceVersion).
     pub generation: u64,
+    /// Bumped when a block is claimed or released (what BIRD exports changes).
+    pub blocks_generation: u64,
 }
 
 impl CalicoIpam {
@@ -171,6 +173,7 @@ impl CalicoIpam {
                     )
                 })?;
                 self.blocks.insert(c, IpamBlock::new(c, node));
+                self.blocks_generation += 1;
                 c
             }
         };

@@ -1694,6 +1694,29 @@ impl XtTable {
         }
     }
 
+    /// Insert a rule at a position (`iptables -I CHAIN N`, 0-based here; past the end
+    /// appends).
+    pub fn insert_at(&mut self, chain: &str, index: usize, rule: impl Into<String>) {
+        self.ensure_chain(chain);
+        let rule = XtRule::new(rule.into());
+        self.index_rule(chain, &rule, true);
+        if let Some(rules) = self.chains.get_mut(chain) {
+            let at = index.min(rules.len());
+            rules.insert(at, rule);
+        }
+    }
+
+    /// Empty a chain, keeping it and the rules that jump to it (`iptables -F CHAIN`).
+    pub fn flush_chain(&mut self, chain: &str) {
+        let Some(rules) = self.chains.get_mut(chain) else {
+            return;
+        };
+        let rules = std::mem::take(rules);
+        for rule in &rules {
+            self.index_rule(chain, rule, false);
+        }
+    }
+
     /// Flush and delete a user chain, and every rule jumping to it. A built-in chain is
     /// only flushed (iptables refuses `-X` on one).
     pub fn delete_chain(&mut self, chain: &str) {

@@ -259,7 +259,7 @@ impl Lab {
         identities: bool,
     ) -> Result<Outcome, LabError> {
         self.kernel_node(node)?;
-        let crate::netd::Network::Cilium(c) = &self.network else {
+        let Some(state) = self.cilium_state() else {
             return Err(LabError::msg(format!(
                 "{} loads no BPF programs or maps (it {}); `network use cilium` runs Cilium's agent",
                 self.network.name(),
@@ -270,7 +270,7 @@ impl Lab {
                 }
             )));
         };
-        let Some(agent) = c.state.agent(node) else {
+        let Some(agent) = state.agent(node) else {
             return Err(LabError::msg(format!(
                 "cilium-agent on {node} is not running: the node has no podCIDR yet (IPAM mode kubernetes waits for Node.spec.podCIDR)"
             )));
@@ -286,7 +286,7 @@ impl Lab {
             block(
                 &mut out,
                 "cilium identity list",
-                crate::netd::cilium::render::identity_list(&c.state.identities),
+                crate::netd::cilium::render::identity_list(&state.identities),
             );
             return Ok(out);
         }
@@ -297,7 +297,7 @@ impl Lab {
                 format!("default/{pod}")
             };
             let Some(ep) = agent.endpoints.values().find(|e| e.pod_key() == key) else {
-                let elsewhere = c.state.endpoint_of_pod(&key).map(|e| e.node.clone());
+                let elsewhere = state.endpoint_of_pod(&key).map(|e| e.node.clone());
                 return Err(LabError::msg(match elsewhere {
                     Some(n) => format!(
                         "{key} is an endpoint on {n}, not {node}: `show bpf {n} --policy {pod}`"
@@ -310,14 +310,14 @@ impl Lab {
             block(
                 &mut out,
                 &format!("cilium bpf policy get {}", ep.id),
-                crate::netd::cilium::render::bpf_policy_get(&c.state.identities, ep, false),
+                crate::netd::cilium::render::bpf_policy_get(&state.identities, ep, false),
             );
             return Ok(out);
         }
         block(
             &mut out,
             "cilium endpoint list",
-            crate::netd::cilium::render::endpoint_list(&c.state.identities, agent),
+            crate::netd::cilium::render::endpoint_list(&state.identities, agent),
         );
         block(
             &mut out,

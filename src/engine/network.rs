@@ -13,6 +13,15 @@ use crate::net::{ClusterNet, Flow, NodeNet, PodNet, Policy};
 use crate::render::{Line, Outcome, Role, Table};
 use std::net::IpAddr;
 
+/// What a watcher saw change (see [`Lab::changes_since`]).
+#[derive(Debug, Default)]
+struct Changes {
+    /// Pods added, changed or deleted (`namespace/name`).
+    pods: std::collections::BTreeSet<String>,
+    /// A policy, namespace or node changed.
+    others: bool,
+}
+
 impl Lab {
     /// The network daemons (every node's flanneld) resync with every Node object.
     pub fn run_network(&mut self) -> bool {
@@ -90,12 +99,90 @@ impl Lab {
         if calico.up_to_date(&nodes, rv) {
             return false;
         }
-        let net = self.cluster_net();
+        // What Felix must look at again, from the watch events since the last pass.
+        let changes = calico.seen_rv().and_then(|since| self.changes_since(since));
+        let work = match changes {
+            Some(c)
+                if !c.others
+                    && !calico.nodes_changed(&nodes)
+                    && (c.pods.is_empty() || self.cluster.policies.is_empty()) =>
+            {
+                crate::netd::calico::FelixWork::Pods(
+                    c.pods
+                        .into_iter()
+                        .map(|key| {
+                            let (ns, name) = key.split_once('/').unwrap_or(("", key.as_str()));
+                            let now = self
+                                .cluster
+                                .pods
+                                .get(&(ns.to_string(), name.to_string()))
+                                .map(|p| p.spec.node_name.clone())
+                                .filter(|n| !n.is_empty());
+                            (key, now)
+                        })
+                        .collect(),
+                )
+            }
+            _ => crate::netd::calico::FelixWork::All,
+        };
+        let net = match &work {
+            crate::netd::calico::FelixWork::All => self.cluster_net(),
+            crate::netd::calico::FelixWork::Pods(changed) => {
+                self.cluster_net_where(changed.iter().filter_map(|(key, _)| {
+                    let (ns, name) = key.split_once('/')?;
+                    self.cluster.pods.get(&(ns.to_string(), name.to_string()))
+                }))
+            }
+        };
         let clock = self.clock;
         let crate::netd::Network::Calico(calico) = &mut self.network else {
             return false;
         };
-        calico.reconcile(&nodes, rv, clock, &net, &mut self.nodes)
+        let changed = calico.reconcile(&nodes, rv, clock, &net, &work, &mut self.nodes);
+        if calico.seen_rv().is_none() {
+            // A node needs a full resync.
+            let net = self.cluster_net();
+            let crate::netd::Network::Calico(calico) = &mut self.network else {
+                return changed;
+            };
+            calico.reconcile(
+                &nodes,
+                rv,
+                clock,
+                &net,
+                &crate::netd::calico::FelixWork::All,
+                &mut self.nodes,
+            );
+        }
+        changed
+    }
+
+    /// The API writes after resourceVersion `since`, as a watcher of pods, policies,
+    /// namespaces and nodes sees them: the pods' keys, and whether anything else changed.
+    /// `None` when the watch window no longer reaches back that far (a relist).
+    fn changes_since(&self, since: u64) -> Option<Changes> {
+        let revs = &self.cluster.revs;
+        let mut c = Changes::default();
+        let mut oldest = u64::MAX;
+        for e in revs.events.iter().rev() {
+            if e.resource_version <= since {
+                break;
+            }
+            oldest = e.resource_version;
+            match e.kind {
+                "Pod" => {
+                    c.pods.insert(e.key.clone());
+                }
+                "NetworkPolicy" | "Namespace" | "Node" => c.others = true,
+                _ => {}
+            }
+        }
+        // Every write bumps the resourceVersion once and records one event: a gap means
+        // the window dropped some.
+        if revs.resource_version > since && oldest != since + 1 {
+            return None;
+        }
+        Some(c)
     }
 
     /// Every node's cilium-agent (when the cluster runs Cilium) takes in what changed: nodes
@@ -125,24 +212,34 @@ impl Lab {
                 ip: *ip,
             })
             .collect();
-        let container_ids: std::collections::BTreeMap<String, String> = self
-            .nodes
-            .values()
-            .flat_map(|rt| {
-                rt.sandboxes
-                    .iter()
-                    .map(|(k, sb)| (k.clone(), sb.id.clone()))
-            })
-            .collect();
         let rv = self.cluster.revs.resource_version;
-        if cilium.up_to_date(&nodes, rv, &container_ids) {
+        if cilium.up_to_date(&nodes, rv) {
             return false;
         }
-        let net = self.cluster_net();
         let crate::netd::Network::Cilium(cilium) = &mut self.network else {
             return false;
         };
-        cilium.reconcile(&nodes, rv, &net, &container_ids, &mut self.nodes)
+        cilium.reconcile(&nodes, rv, &mut self.nodes)
+    }
+
+    /// The Cilium agents' state (identities, ipcaches, endpoints, policy maps), when the
+    /// cluster runs Cilium: built from the cluster on the first read after a change.
+    pub fn cilium_state(&self) -> Option<&crate::netd::cilium::Cilium> {
+        let crate::netd::Network::Cilium(c) = &self.network else {
+            return None;
+        };
+        Some(c.state(|| {
+            let ids: std::collections::BTreeMap<String, String> = self
+                .nodes
+                .values()
+                .flat_map(|rt| {
+                    rt.sandboxes
+                        .iter()
+                        .map(|(k, sb)| (k.clone(), sb.id.clone()))
+                })
+                .collect();
+            (self.cluster_net(), ids)
+        }))
     }
 
     /// The nodes alone as `crate::net` sees them (podCIDR, InternalIP, the bridge's address):
@@ -197,8 +294,16 @@ impl Lab {
     /// The network as `crate::net` sees it: nodes (podCIDR, InternalIP, cni0's address),
     /// pods (labels, IP, host veth), namespaces and policies.
     pub fn cluster_net(&self) -> ClusterNet {
+        self.cluster_net_where(self.cluster.pods.values())
+    }
+
+    /// [`Lab::cluster_net`] with only the pods `keep` picks.
+    fn cluster_net_where<'p>(
+        &self,
+        pods: impl Iterator<Item = &'p crate::cluster::Object<crate::cluster::objects::PodSpec>>,
+    ) -> ClusterNet {
         let mut net = self.node_nets();
-        for p in self.cluster.pods.values() {
+        for p in pods {
             let mut pn = PodNet::new(&p.metadata.namespace, p.name(), &p.spec.node_name);
             pn.labels = p.metadata.labels.clone();
             pn.ip = p.status.pod_ip.parse().ok();
@@ -219,17 +324,18 @@ impl Lab {
                 })
                 .map(|i| i.name.clone())
                 // A plugin that reports only the pod's interface (cilium-cni): the host end
-                // of the veth whose peer is in the sandbox.
+                // of the pod's veth, its peer.
                 .or_else(|| {
                     let sb = sandbox?;
-                    root?.links.values().find_map(|l| match &l.kind {
-                        crate::cni::host::LinkKind::Veth { peer_netns, .. }
-                            if *peer_netns == sb.netns =>
+                    let host = &self.nodes.get(&p.spec.node_name)?.host;
+                    match &host.netns.get(&sb.netns)?.links.get(&pn.ifname)?.kind {
+                        crate::cni::host::LinkKind::Veth { peer, peer_netns }
+                            if peer_netns.is_empty() =>
                         {
-                            Some(l.name.clone())
+                            Some(peer.clone())
                         }
                         _ => None,
-                    })
+                    }
                 });
             net.pods.push(pn);
         }
@@ -370,10 +476,9 @@ impl Lab {
         let net = self.cluster_net();
         let flow = self.flow(&net, a)?;
         let size = a.size.unwrap_or(crate::net::trace::DEFAULT_SIZE);
-        let datapath = match &self.network {
-            crate::netd::Network::Cilium(c) => Some(c.datapath()),
-            _ => None,
-        };
+        let datapath = self
+            .cilium_state()
+            .map(crate::netd::cilium::agent::Datapath);
         let bpf = datapath
             .as_ref()
             .map(|d| d as &dyn crate::net::bpf::BpfDatapath);

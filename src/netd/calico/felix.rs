@@ -333,7 +333,7 @@ fn endpoint_chain(ingress: bool, policies: &[String], ns: &str) -> Vec<String> {
 
 /// Felix's chains and sets for `node` now (`(table chains, sets)`): chain → rules.
 pub fn render(
-    node: &str,
+    local: &[&PodNet],
     net: &ClusterNet,
     pool: &IpPool,
 ) -> (BTreeMap<String, Vec<String>>, IpSetSpec) {
@@ -342,10 +342,10 @@ pub fn render(
     let mut policies: Vec<&Policy> = net.policies.iter().collect();
     policies.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
     // The node's workload endpoints: its pods on a Calico veth.
-    let mut endpoints: Vec<(&PodNet, &str)> = net
-        .pods
+    let mut endpoints: Vec<(&PodNet, &str)> = local
         .iter()
-        .filter(|p| p.node == node && p.ip.is_some())
+        .copied()
+        .filter(|p| p.ip.is_some())
         .filter_map(|p| {
             p.host_veth
                 .as_deref()
@@ -428,36 +428,43 @@ const FORWARD_RULES: [&str; 2] = [
 /// natOutgoing: pool addresses leaving the pools are masqueraded.
 const NAT_OUTGOING: &str = "-m set --match-set cali40masq-ipam-pools src -m set ! --match-set cali40all-ipam-pools dst -j MASQUERADE --random-fully";
 
-/// Program Felix's chains and sets on a node (replacing what it programmed before).
-pub fn program(host: &mut Host, node: &str, net: &ClusterNet, pool: &IpPool) {
-    let (chains, sets) = render(node, net, pool);
-    let same = {
-        let filter = &host.netfilter.ip4.filter;
-        chains.iter().all(|(c, rules)| {
-            filter.chains().get(c).is_some_and(|have| {
-                have.len() == rules.len() && have.iter().zip(rules).all(|(h, r)| h.text() == r)
-            })
-        }) && filter
-            .chains()
-            .keys()
-            .filter(|c| c.starts_with("cali-"))
-            .count()
-            == chains.len()
-            && current_sets(host) == normalised(&sets)
-    };
-    if same {
-        return;
+/// Program Felix's chains and sets on a node whose workload endpoints are `local`, as
+/// Felix's iptables and ipsets syncers do: only the chains and sets that differ from what
+/// the node holds are rewritten, the ones no longer wanted go.
+pub fn program(host: &mut Host, local: &[&PodNet], net: &ClusterNet, pool: &IpPool) {
+    let (chains, sets) = render(local, net, pool);
+    let wanted = normalised(&sets);
+    {
+        let have = current_sets(host);
+        for (name, members) in &wanted {
+            if have.get(name) != Some(members) {
+                replace_sets(host, &BTreeMap::from([(name.clone(), members.clone())]));
+            }
+        }
     }
-    remove(host);
-    replace_sets(host, &sets);
     let filter = &mut host.netfilter.ip4.filter;
+    let stale: Vec<String> = filter
+        .chains()
+        .keys()
+        .filter(|c| c.starts_with("cali-") && !chains.contains_key(*c))
+        .cloned()
+        .collect();
     for c in chains.keys() {
         filter.ensure_chain(c);
     }
     for (c, rules) in &chains {
-        for r in rules {
-            filter.append(c, r.clone());
+        let same = filter.chains().get(c).is_some_and(|have| {
+            have.len() == rules.len() && have.iter().zip(rules).all(|(h, r)| h.text() == r)
+        });
+        if !same {
+            filter.flush_chain(c);
+            for r in rules {
+                filter.append(c, r.clone());
+            }
         }
+    }
+    for c in &stale {
+        filter.delete_chain(c);
     }
     for r in FORWARD_RULES.iter().rev() {
         filter.prepend_unique("FORWARD", *r);
@@ -469,6 +476,95 @@ pub fn program(host: &mut Host, node: &str, net: &ClusterNet, pool: &IpPool) {
         nat.append_unique("cali-nat-outgoing", NAT_OUTGOING);
         nat.append_unique("cali-POSTROUTING", "-j cali-nat-outgoing");
         nat.prepend_unique("POSTROUTING", "-j cali-POSTROUTING");
+    }
+    let gone: Vec<String> = current_sets(host)
+        .into_keys()
+        .filter(|n| !wanted.contains_key(n))
+        .collect();
+    for n in gone {
+        let _ = host.ipsets.destroy(&n, &host.netfilter);
+    }
+}
+
+/// Felix's update for a few workload endpoints of a node, when no policy exists (so no
+/// ipset or policy chain depends on them): each pod in `now` gets its `cali-tw-`/`cali-fw-`
+/// chains rewritten and its dispatch entries inserted in order; each interface in `gone`
+/// loses its chains (and with them the dispatch entries). The node must have been
+/// programmed whole before (its `cali-FORWARD` exists).
+pub fn update_endpoints(
+    host: &mut Host,
+    now: &[&PodNet],
+    gone: &[String],
+    local: &[&PodNet],
+    net: &ClusterNet,
+    pool: &IpPool,
+) {
+    if !net.policies.is_empty() {
+        program(host, local, net, pool);
+        return;
+    }
+    let filter = &mut host.netfilter.ip4.filter;
+    for iface in gone {
+        filter.delete_chain(&format!("cali-tw-{iface}"));
+        filter.delete_chain(&format!("cali-fw-{iface}"));
+    }
+    for pod in now {
+        let Some(iface) = pod.host_veth.as_deref().filter(|v| v.starts_with("cali")) else {
+            continue;
+        };
+        if pod.ip.is_none() {
+            continue;
+        }
+        for (prefix, dir) in [("cali-pri-", "ingress"), ("cali-pro-", "egress")] {
+            let kns = chain_name(prefix, &format!("kns.{}", pod.namespace));
+            if !filter.chains().contains_key(&kns) {
+                filter.append(
+                    &kns,
+                    format!(
+                        "-m comment --comment \"Profile kns.{} {dir}\" -j MARK --set-xmark {MARK_ACCEPT:#x}/{MARK_ACCEPT:#x}",
+                        pod.namespace
+                    ),
+                );
+            }
+            filter.ensure_chain(&chain_name(
+                prefix,
+                &format!("ksa.{}.default", pod.namespace),
+            ));
+        }
+        for (ingress, chain) in [
+            (true, format!("cali-tw-{iface}")),
+            (false, format!("cali-fw-{iface}")),
+        ] {
+            let rules = endpoint_chain(ingress, &[], &pod.namespace);
+            let same = filter.chains().get(&chain).is_some_and(|have| {
+                have.len() == rules.len() && have.iter().zip(&rules).all(|(h, r)| h.text() == r)
+            });
+            if !same {
+                filter.flush_chain(&chain);
+                for r in rules {
+                    filter.append(&chain, r);
+                }
+            }
+        }
+        for (dispatch, flag, target) in [
+            ("cali-from-wl-dispatch", "-i", "cali-fw-"),
+            ("cali-to-wl-dispatch", "-o", "cali-tw-"),
+        ] {
+            let rule = format!("{flag} {iface} -g {target}{iface}");
+            if filter.has_rule(dispatch, &rule) {
+                continue;
+            }
+            // Sorted by interface, before the final "Unknown interface" DROP.
+            let rules = filter.rules(dispatch);
+            let at = rules
+                .iter()
+                .position(|r| {
+                    let other = r.text().split_whitespace().nth(1).unwrap_or_default();
+                    !r.text().starts_with(flag) || other > iface
+                })
+                .unwrap_or(rules.len());
+            filter.insert_at(dispatch, at, rule);
+        }
     }
 }
 

@@ -57,6 +57,8 @@ pub struct Calico {
     pub mesh: bird::Mesh,
     /// The inputs the last pass programmed from (a pass with the same ones does nothing).
     seen: Option<Seen>,
+    /// The node each workload endpoint Felix programmed is on (to find it when the pod goes).
+    endpoint_nodes: BTreeMap<String, String>,
     /// The routes every node learned, shared (see [`PeerEntries`]).
     shared: Arc<PeerEntries>,
 }
@@ -65,8 +67,19 @@ pub struct Calico {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Seen {
     cluster_rv: u64,
-    datastore: u64,
+    blocks: u64,
     nodes: Vec<(String, Option<std::net::Ipv4Addr>, bool)>,
+}
+
+/// Which nodes' Felix has something new to program: the watch events since the last pass
+/// decide (a pod event concerns its node, unless policies select across nodes; a policy,
+/// namespace or node event concerns every node).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FelixWork {
+    /// Every node.
+    All,
+    /// These pods changed (`namespace/name`, and the node each is on now, if it exists).
+    Pods(Vec<(String, Option<String>)>),
 }
 
 impl Calico {
@@ -92,6 +105,7 @@ impl Calico {
             pool,
             mesh: bird::Mesh::default(),
             seen: None,
+            endpoint_nodes: BTreeMap::new(),
             shared: Arc::new(PeerEntries::default()),
         })
     }
@@ -163,7 +177,7 @@ impl Calico {
     fn inputs(&self, nodes: &[CalicoNode<'_>], cluster_rv: u64) -> Seen {
         Seen {
             cluster_rv,
-            datastore: self.datastore.read(|d| d.generation),
+            blocks: self.datastore.read(|d| d.blocks_generation),
             nodes: nodes
                 .iter()
                 .map(|n| (n.name.to_string(), n.ip, n.up))
@@ -177,15 +191,40 @@ impl Calico {
         self.seen.as_ref() == Some(&self.inputs(nodes, cluster_rv))
     }
 
+    /// The resourceVersion the last pass saw (the engine reads the watch events after it),
+    /// or `None` before the first pass.
+    pub fn seen_rv(&self) -> Option<u64> {
+        self.seen.as_ref().map(|s| s.cluster_rv)
+    }
+
+    /// The node of a workload endpoint Felix programmed (`namespace/name`).
+    pub fn endpoint_node(&self, pod: &str) -> Option<&str> {
+        self.endpoint_nodes.get(pod).map(String::as_str)
+    }
+
+    /// Whether the nodes (names, addresses, up) differ from the last pass's.
+    pub fn nodes_changed(&self, nodes: &[CalicoNode<'_>]) -> bool {
+        self.seen.as_ref().is_none_or(|s| {
+            s.nodes.len() != nodes.len()
+                || s.nodes
+                    .iter()
+                    .zip(nodes)
+                    .any(|(a, b)| a.0 != b.name || a.1 != b.ip || a.2 != b.up)
+        })
+    }
+
     /// One pass of every node's calico-node: the installer's files on nodes new to it,
-    /// BIRD's routes and Felix's chains, from the cluster (`net`), the nodes and the
-    /// datastore. True when anything changed.
+    /// BIRD's routes when blocks or nodes changed, and Felix's chains on the nodes `work`
+    /// names, from the cluster (`net`: every pod for [`FelixWork::All`], just the changed
+    /// pods for [`FelixWork::Pods`]). True when anything changed. After a pass that needs
+    /// a full resync (a node Felix has not programmed), [`Calico::seen_rv`] is `None`.
     pub fn reconcile(
         &mut self,
         nodes: &[CalicoNode<'_>],
         cluster_rv: u64,
         clock: u64,
         net: &ClusterNet,
+        work: &FelixWork,
         hosts: &mut BTreeMap<String, NodeRuntime>,
     ) -> bool {
         let seen = self.inputs(nodes, cluster_rv);
@@ -199,29 +238,107 @@ impl Calico {
                 }
             }
         }
-        let blocks: BTreeMap<String, Vec<Ipv4Net>> = self.datastore.read(|d| {
-            nodes
-                .iter()
-                .map(|n| {
-                    (
-                        n.name.to_string(),
-                        d.blocks_of(n.name).iter().map(|b| b.cidr).collect(),
-                    )
-                })
-                .collect()
-        });
-        self.mesh.update(nodes, &blocks, clock);
-        self.shared = Arc::new(self.mesh.learned_routes());
-        for n in nodes {
-            if let Some(rt) = hosts.get_mut(n.name) {
-                self.mesh.program_own(&mut rt.host, n.name);
-                rt.host.peers = Arc::clone(&self.shared);
-                felix::program(&mut rt.host, n.name, net, &self.pool);
+        let routes_changed = self
+            .seen
+            .as_ref()
+            .is_none_or(|s| s.blocks != seen.blocks || s.nodes != seen.nodes);
+        if routes_changed {
+            let blocks: BTreeMap<String, Vec<Ipv4Net>> = self.datastore.read(|d| {
+                let mut by_node: BTreeMap<String, Vec<Ipv4Net>> = BTreeMap::new();
+                for b in d.blocks.values() {
+                    if let Some(node) = b.affinity.as_deref().and_then(|a| a.strip_prefix("host:"))
+                    {
+                        by_node.entry(node.to_string()).or_default().push(b.cidr);
+                    }
+                }
+                by_node
+            });
+            self.mesh.update(nodes, &blocks, clock);
+            self.shared = Arc::new(self.mesh.learned_routes());
+            for n in nodes {
+                if let Some(rt) = hosts.get_mut(n.name) {
+                    self.mesh.program_own(&mut rt.host, n.name);
+                    rt.host.peers = Arc::clone(&self.shared);
+                }
             }
         }
-        // The datastore may have moved on while installing; record what was read.
+        // The workload endpoints by node, once.
+        let mut local: BTreeMap<&str, Vec<&crate::net::PodNet>> = BTreeMap::new();
+        for p in &net.pods {
+            local.entry(p.node.as_str()).or_default().push(p);
+        }
+        let targets: Vec<&str> = match work {
+            FelixWork::All => nodes.iter().map(|n| n.name).collect(),
+            FelixWork::Pods(changed) => {
+                let mut t: Vec<&str> = Vec::new();
+                for (key, now) in changed {
+                    for node in [
+                        now.as_deref(),
+                        self.endpoint_nodes.get(key).map(String::as_str),
+                    ]
+                    .into_iter()
+                    .flatten()
+                    {
+                        if let Some(n) = nodes.iter().find(|n| n.name == node) {
+                            t.push(n.name);
+                        }
+                    }
+                }
+                t.sort_unstable();
+                t.dedup();
+                t
+            }
+        };
+        if matches!(work, FelixWork::All) {
+            self.endpoint_nodes.clear();
+        }
+        if let FelixWork::Pods(changed) = work {
+            for (key, _) in changed {
+                self.endpoint_nodes.remove(key);
+            }
+        }
+        if matches!(work, FelixWork::Pods(_))
+            && targets.iter().any(|n| {
+                hosts.get(*n).is_some_and(|rt| {
+                    !rt.host
+                        .netfilter
+                        .ip4
+                        .filter
+                        .chains()
+                        .contains_key("cali-FORWARD")
+                })
+            })
+        {
+            // A node Felix never programmed: the caller resyncs every node from scratch.
+            self.seen = None;
+            return true;
+        }
+        for node in targets {
+            let pods = local.get(node).map(Vec::as_slice).unwrap_or_default();
+            for p in pods {
+                self.endpoint_nodes.insert(p.key(), node.to_string());
+            }
+            let Some(rt) = hosts.get_mut(node) else {
+                continue;
+            };
+            match work {
+                FelixWork::All => felix::program(&mut rt.host, pods, net, &self.pool),
+                FelixWork::Pods(changed) => {
+                    // `net` holds just the changed pods here.
+                    let keys: Vec<&str> = changed.iter().map(|(k, _)| k.as_str()).collect();
+                    let now: Vec<&crate::net::PodNet> = pods.to_vec();
+                    let gone: Vec<String> = keys
+                        .iter()
+                        .filter(|k| !now.iter().any(|p| p.key() == **k))
+                        .filter_map(|k| k.split_once('/'))
+                        .map(|(ns, name)| crate::cni::plugins::calico::host_veth_name(ns, name))
+                        .collect();
+                    felix::update_endpoints(&mut rt.host, &now, &gone, pods, net, &self.pool);
+                }
+            }
+        }
         self.seen = Some(Seen {
-            datastore: self.datastore.read(|d| d.generation),
+            blocks: self.datastore.read(|d| d.blocks_generation),
             ..seen
         });
         true

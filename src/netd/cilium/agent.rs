@@ -83,8 +83,13 @@ pub struct CiliumNode<'a> {
 pub struct CiliumNetwork {
     /// The cluster's pod CIDR (what kube-controller-manager cut the podCIDRs from).
     pub cidr: IpNet,
-    /// The agents' state.
-    pub state: Cilium,
+    /// The agents' state, built from the cluster the first time something reads it after
+    /// a change (see [`CiliumNetwork::state`]).
+    cache: std::sync::OnceLock<Cilium>,
+    /// The state built last, which keeps identity numbers and endpoint IDs stable.
+    prev: Option<Cilium>,
+    /// Every agent's router IP (`cilium_host`), as the CiliumNode objects publish them.
+    routers: BTreeMap<String, Ipv4Addr>,
     /// What the last pass ran on.
     seen: Option<Seen>,
 }
@@ -93,7 +98,6 @@ pub struct CiliumNetwork {
 struct Seen {
     cluster_rv: u64,
     nodes: Vec<(String, Option<Ipv4Net>, Option<Ipv4Addr>)>,
-    container_ids: BTreeMap<String, String>,
 }
 
 impl CiliumNetwork {
@@ -104,7 +108,9 @@ impl CiliumNetwork {
         }
         Ok(CiliumNetwork {
             cidr,
-            state: Cilium::build(&ClusterNet::default(), &BTreeMap::new()),
+            cache: std::sync::OnceLock::new(),
+            prev: None,
+            routers: BTreeMap::new(),
             seen: None,
         })
     }
@@ -192,80 +198,80 @@ impl CiliumNetwork {
         }
     }
 
-    fn inputs(
-        nodes: &[CiliumNode<'_>],
-        cluster_rv: u64,
-        container_ids: &BTreeMap<String, String>,
-    ) -> Seen {
+    fn inputs(nodes: &[CiliumNode<'_>], cluster_rv: u64) -> Seen {
         Seen {
             cluster_rv,
             nodes: nodes
                 .iter()
                 .map(|n| (n.name.to_string(), n.pod_cidr, n.ip))
                 .collect(),
-            container_ids: container_ids.clone(),
         }
     }
 
     /// Whether the last pass ran on these inputs.
-    pub fn up_to_date(
-        &self,
-        nodes: &[CiliumNode<'_>],
-        cluster_rv: u64,
-        container_ids: &BTreeMap<String, String>,
-    ) -> bool {
-        self.seen.as_ref() == Some(&Self::inputs(nodes, cluster_rv, container_ids))
+    pub fn up_to_date(&self, nodes: &[CiliumNode<'_>], cluster_rv: u64) -> bool {
+        self.seen.as_ref() == Some(&Self::inputs(nodes, cluster_rv))
     }
 
-    /// One pass of every node's agent: start where it is not running, the tunnel routes,
-    /// then identities, ipcaches and policy maps from the cluster (`net`) and the pods'
-    /// sandbox IDs (`container_ids`, `namespace/name` → ID). True when anything changed.
+    /// One pass of every node's agent: start where it is not running and program the
+    /// tunnel routes (when the nodes changed); the identities, ipcaches and policy maps are
+    /// rebuilt from the cluster when next read ([`CiliumNetwork::state`]), as the agents'
+    /// watches would have caught up by then. True when anything changed.
     pub fn reconcile(
         &mut self,
         nodes: &[CiliumNode<'_>],
         cluster_rv: u64,
-        net: &ClusterNet,
-        container_ids: &BTreeMap<String, String>,
         hosts: &mut BTreeMap<String, NodeRuntime>,
     ) -> bool {
-        let seen = Self::inputs(nodes, cluster_rv, container_ids);
+        let seen = Self::inputs(nodes, cluster_rv);
         if self.seen.as_ref() == Some(&seen) {
             return false;
         }
-        for n in nodes {
-            let (Some(rt), Some(cidr)) = (hosts.get_mut(n.name), n.pod_cidr) else {
-                continue;
-            };
-            if rt.host.cilium.is_none() {
-                Self::install_on(rt, cidr);
+        let nodes_changed = self.seen.as_ref().is_none_or(|s| s.nodes != seen.nodes);
+        if nodes_changed {
+            for n in nodes {
+                let (Some(rt), Some(cidr)) = (hosts.get_mut(n.name), n.pod_cidr) else {
+                    continue;
+                };
+                if rt.host.cilium.is_none() {
+                    Self::install_on(rt, cidr);
+                }
+            }
+            self.routers = hosts
+                .iter()
+                .filter_map(|(n, rt)| rt.host.cilium.as_ref().map(|a| (n.clone(), a.router_ip)))
+                .collect();
+            for n in nodes {
+                let Some(rt) = hosts.get_mut(n.name) else {
+                    continue;
+                };
+                program_routes(&mut rt.host, n.name, nodes);
             }
         }
-        let routers: BTreeMap<String, Ipv4Addr> = hosts
-            .iter()
-            .filter_map(|(n, rt)| rt.host.cilium.as_ref().map(|a| (n.clone(), a.router_ip)))
-            .collect();
-        for n in nodes {
-            let Some(rt) = hosts.get_mut(n.name) else {
-                continue;
-            };
-            program_routes(&mut rt.host, n.name, nodes);
+        if let Some(built) = self.cache.take() {
+            self.prev = Some(built);
         }
-        // The ipcache holds every node's router IP (`cilium_host`): the agents learn them
-        // from the CiliumNode objects, which the lab reads off the hosts.
-        let mut net = net.clone();
-        for nn in &mut net.nodes {
-            if let Some(r) = routers.get(&nn.name) {
-                nn.gateway = Some(IpAddr::V4(*r));
-            }
-        }
-        self.state = Cilium::update(Some(&self.state), &net, container_ids);
         self.seen = Some(seen);
         true
     }
 
-    /// The datapath the walker reads.
-    pub fn datapath(&self) -> Datapath<'_> {
-        Datapath(&self.state)
+    /// The agents' state now: built from the cluster (`inputs()`: the network view and
+    /// the pods' sandbox IDs, `namespace/name` → ID) on the first read after a change.
+    pub fn state(
+        &self,
+        inputs: impl FnOnce() -> (ClusterNet, BTreeMap<String, String>),
+    ) -> &Cilium {
+        self.cache.get_or_init(|| {
+            let (mut net, container_ids) = inputs();
+            // The ipcache holds every node's router IP (`cilium_host`): the agents learn
+            // them from the CiliumNode objects, which the lab reads off the hosts.
+            for nn in &mut net.nodes {
+                if let Some(r) = self.routers.get(&nn.name) {
+                    nn.gateway = Some(IpAddr::V4(*r));
+                }
+            }
+            Cilium::update(self.prev.as_ref(), &net, &container_ids)
+        })
     }
 }
 
