@@ -374,10 +374,7 @@ impl Lab {
             ("NetworkPolicy", "enforced by bpf_lxc at each endpoint's lxc device with per-endpoint policy maps (cilium_policy_<id>, keyed by the peer's security identity); `show bpf NODE --policy POD`, `show bpf NODE --identities`".to_string()),
             ("cluster CIDR", format!("{} (the podCIDRs kube-controller-manager allocated)", c.cidr)),
         ];
-        for (k, v) in rows {
-            out.plain(format!("  {k:<14} {v}"));
-        }
-        out.plain(format!("  {:<14} {shown}", "pools"));
+        card_rows(&mut out, &rows, ("pools", &shown));
         out
     }
 
@@ -425,10 +422,7 @@ impl Lab {
             ("NetworkPolicy", "enforced by Felix in filter FORWARD: cali-FORWARD → cali-from-wl-dispatch / cali-to-wl-dispatch → cali-fw-<iface> / cali-tw-<iface> → cali-po-… / cali-pi-… per policy; `show iptables NODE --table filter`, `show ipset NODE`".to_string()),
             ("cluster CIDR", format!("{} (the pool's CIDR)", c.pool.cidr)),
         ];
-        for (k, v) in rows {
-            out.plain(format!("  {k:<14} {v}"));
-        }
-        out.plain(format!("  {:<14} {shown}", "blocks"));
+        card_rows(&mut out, &rows, ("blocks", &shown));
         out
     }
 
@@ -517,6 +511,14 @@ impl Lab {
         }
         out
     }
+}
+
+/// A network card's rows, then the per-node line (leases, blocks, pools).
+fn card_rows(out: &mut Outcome, rows: &[(&str, String)], last: (&str, &str)) {
+    for (k, v) in rows {
+        out.plain(format!("  {k:<14} {v}"));
+    }
+    out.plain(format!("  {:<14} {}", last.0, last.1));
 }
 
 /// `ip -d addr` for a namespace: index, name (`@peer` for a veth), flags, MTU, master,

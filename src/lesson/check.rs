@@ -728,24 +728,22 @@ fn watch_has(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 }
 
 fn reach(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    // The verdict `reach` prints: judged by the packet walker on the packet as the enforcing
-    // hook sees it (a source masqueraded on the way is what ingress judges).
-    let args = crate::command::grammar::FlowArgs {
-        src: arg(a, 0).to_string(),
-        dst: arg(a, 1).to_string(),
-        port: Some(arg(a, 2).to_string()),
-        size: None,
-    };
-    match lab.walk(&args) {
-        Ok(t) => {
-            let want_allowed = arg(a, 3) == "allowed";
-            Eval::new(t.policy_allows() == want_allowed, t.verdict.text())
-        }
-        Err(e) => Eval::new(false, e.message),
-    }
+    // What the data plane does: the packet walker's policy checks on the packet as each
+    // enforcing hook sees it (nothing checks under flannel).
+    flow_verdict(lab, a, |t| t.policy_allows())
 }
 
 fn policies_verdict(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    // What the NetworkPolicies say by Kubernetes' rules, enforced or not.
+    flow_verdict(lab, a, |t| t.verdict.allowed())
+}
+
+/// `SRC DST port P allowed|denied`, decided by `allowed` on the walk of that flow.
+fn flow_verdict(
+    lab: &Lab,
+    a: &[String],
+    allowed: impl Fn(&crate::net::trace::Trace) -> bool,
+) -> Eval {
     let args = crate::command::grammar::FlowArgs {
         src: arg(a, 0).to_string(),
         dst: arg(a, 1).to_string(),
@@ -755,7 +753,7 @@ fn policies_verdict(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match lab.walk(&args) {
         Ok(t) => {
             let want_allowed = arg(a, 3) == "allowed";
-            Eval::new(t.verdict.allowed() == want_allowed, t.verdict.text())
+            Eval::new(allowed(&t) == want_allowed, t.verdict.text())
         }
         Err(e) => Eval::new(false, e.message),
     }

@@ -738,13 +738,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 neigh.lladdr
             ));
         };
-        let outer = pkt.size + 50;
-        let uplink_mtu = host.root.links.get("eth0").map(|l| l.mtu).unwrap_or(1500);
-        let frag = if outer > uplink_mtu {
-            format!(", fragmented: {outer} > eth0 mtu {uplink_mtu} (the outer packet has no DF)")
-        } else {
-            String::new()
-        };
+        let (outer, frag) = vxlan_outer(host, &pkt);
         self.push(
             HopKind::Tunnel,
             format!(
@@ -1073,13 +1067,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             .and_then(|a| a.split('/').next())
             .unwrap_or("0.0.0.0")
             .to_string();
-        let outer = pkt.size + 50;
-        let uplink_mtu = host.root.links.get("eth0").map(|l| l.mtu).unwrap_or(1500);
-        let frag = if outer > uplink_mtu {
-            format!(", fragmented: {outer} > eth0 mtu {uplink_mtu} (the outer packet has no DF)")
-        } else {
-            String::new()
-        };
+        let (outer, frag) = vxlan_outer(host, &pkt);
         self.push(
             HopKind::Tunnel,
             format!(
@@ -1292,6 +1280,19 @@ impl<'a, 'n> Walker<'a, 'n> {
             None => format!("{node} has no route to {dst_ip} (Network is unreachable)"),
         }
     }
+}
+
+/// The VXLAN datagram carrying `pkt` (50 bytes more) and, when it does not fit the
+/// uplink, the note that it is fragmented (the outer packet has no DF).
+fn vxlan_outer(host: &Host, pkt: &Pkt) -> (u32, String) {
+    let outer = pkt.size + 50;
+    let uplink_mtu = host.root.links.get("eth0").map(|l| l.mtu).unwrap_or(1500);
+    let frag = if outer > uplink_mtu {
+        format!(", fragmented: {outer} > eth0 mtu {uplink_mtu} (the outer packet has no DF)")
+    } else {
+        String::new()
+    };
+    (outer, frag)
 }
 
 /// Longest-prefix match over a table in `ip route` order (for one prefix, the first).

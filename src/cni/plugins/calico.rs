@@ -87,6 +87,17 @@ fn node_name(host: &Host, stdin: &Stdin) -> String {
     }
 }
 
+/// The conflist's `ipam.type` (calico-ipam unless it says otherwise).
+fn ipam_type(stdin: &Stdin) -> String {
+    stdin
+        .conf
+        .get("ipam")
+        .and_then(|i| i.get("type"))
+        .and_then(|t| t.as_str())
+        .unwrap_or("calico-ipam")
+        .to_string()
+}
+
 /// The IPAM handle of a container: `<network name>.<containerID>`.
 fn handle(stdin: &Stdin, env: &CniEnv) -> String {
     format!("{}.{}", stdin.network_name(), env.container_id)
@@ -104,13 +115,7 @@ impl Calico {
         if !super::common::netns_exists(ctx.host, &env.netns) {
             return Err(super::common::netns_open_error(&env.netns));
         }
-        let ipam_type = stdin
-            .conf
-            .get("ipam")
-            .and_then(|i| i.get("type"))
-            .and_then(|t| t.as_str())
-            .unwrap_or("calico-ipam")
-            .to_string();
+        let ipam_type = ipam_type(stdin);
         let ipam = match ctx.delegate(&ipam_type, env, stdin)? {
             PluginOutput::Result(r) => r.as_ref().clone(),
             _ => CniResult::default(),
@@ -219,13 +224,7 @@ impl Calico {
 
     fn cmd_del(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         datastore(ctx.host)?;
-        let ipam_type = stdin
-            .conf
-            .get("ipam")
-            .and_then(|i| i.get("type"))
-            .and_then(|t| t.as_str())
-            .unwrap_or("calico-ipam")
-            .to_string();
+        let ipam_type = ipam_type(stdin);
         ctx.delegate(&ipam_type, env, stdin)?;
         // CleanUpNamespace: the pod's interface and its veth peer; a missing one is fine.
         let host = &mut *ctx.host;
