@@ -206,6 +206,9 @@ pub struct NodeFacts {
     pub bridge: Option<(String, String)>,
     /// A tunnel device the network daemon made, and what it is (`flannel.1`, `VXLAN`).
     pub tunnel: Option<(String, String)>,
+    /// With no bridge: how pods reach the node instead (Cilium's `cilium_host` and its
+    /// router IP, or Calico's routed `cali…` veths), as (device, address, what).
+    pub routed: Option<(String, String, String)>,
 }
 
 /// The facts of one node, from its Node object and its kernel.
@@ -227,7 +230,9 @@ pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
         uplink: ("eth0".to_string(), String::new()),
         bridge: None,
         tunnel: None,
+        routed: None,
     };
+    let mut cali = 0usize;
     for link in node_view::host_links(lab, name) {
         match link.kind {
             LinkType::Physical => {
@@ -239,8 +244,23 @@ pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
             LinkType::Vxlan if f.tunnel.is_none() => {
                 f.tunnel = Some((link.name.to_string(), "VXLAN".to_string()));
             }
+            LinkType::Veth if link.name == "cilium_host" => {
+                f.routed = Some((
+                    link.name.to_string(),
+                    link.first_addr().to_string(),
+                    "router IP · pods' gateway".to_string(),
+                ));
+            }
+            LinkType::Veth if link.name.starts_with("cali") => cali += 1,
             _ => {}
         }
+    }
+    if f.routed.is_none() && (cali > 0 || lab.network.name() == "calico-bgp") {
+        f.routed = Some((
+            "cali…".to_string(),
+            String::new(),
+            format!("{cali} routed veth(s), no bridge: each answers ARP for 169.254.1.1"),
+        ));
     }
     Some(f)
 }
@@ -284,13 +304,24 @@ pub fn pod_facts(lab: &Lab, key: &PodKey) -> Option<PodFacts> {
     let sandbox = node_view::sandbox(lab, &p.spec.node_name, &format!("{}/{}", key.0, key.1));
     if let Some(sb) = sandbox {
         f.netns = sb.netns;
+        let netns = f.netns.clone();
         for i in sb.interfaces {
             if i.sandbox.is_empty() {
-                if i.name.starts_with("veth") {
+                if i.name.starts_with("veth") || i.name.starts_with("cali") {
                     f.host_veth = i.name;
                 }
             } else if f.pod_if.is_empty() {
                 f.pod_if = i.name;
+            }
+        }
+        if f.host_veth.is_empty() {
+            // A plugin that reports only the pod's end (cilium-cni): the host veth whose
+            // peer is in the sandbox.
+            if let Some(l) = node_view::host_links(lab, &p.spec.node_name)
+                .into_iter()
+                .find(|l| l.peer.is_some_and(|(_, ns)| ns == netns))
+            {
+                f.host_veth = l.name.to_string();
             }
         }
         if let Some(ip) = sb.addresses.into_iter().next() {

@@ -181,13 +181,23 @@ fn draw_row(
                     spans.push(Span::styled(" (bridge · pods' gateway)", t.dim));
                 }
             }
-            None => {
-                spans.push(Span::styled("cni0", t.dim));
-                spans.push(Span::styled(
-                    " not created yet — the first pod's CNI ADD creates it",
-                    t.dim,
-                ));
-            }
+            None => match &facts.routed {
+                Some((dev, addr, what)) => {
+                    spans.push(Span::styled(dev.clone(), t.name));
+                    if !addr.is_empty() {
+                        spans.push(Span::raw(" "));
+                        spans.push(Span::styled(addr.clone(), t.plain));
+                    }
+                    spans.push(Span::styled(format!(" ({what})"), t.dim));
+                }
+                None => {
+                    spans.push(Span::styled("cni0", t.dim));
+                    spans.push(Span::styled(
+                        " not created yet — the first pod's CNI ADD creates it",
+                        t.dim,
+                    ));
+                }
+            },
         }
         if let Some((name, what)) = &facts.tunnel {
             spans.push(Span::styled(" · ", t.dim));
