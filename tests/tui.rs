@@ -152,6 +152,30 @@ fn vxlan_shows_flannel_1_in_the_topology() {
     );
 }
 
+/// Calico and Cilium have no bridge: the topology names what pods reach the node through
+/// (Calico's routed cali veths, Cilium's cilium_host and its tunnel).
+#[test]
+fn calico_and_cilium_show_their_devices_in_the_topology() {
+    let mut lines = vec!["network use calico-bgp"];
+    lines.extend(PODS);
+    let mut a = after(Lab::new(), LARGE, &lines);
+    let text = screen_text(frame(&mut a, LARGE).backend().buffer());
+    assert!(
+        text.contains("cali… (1 routed veth(s), no bridge"),
+        "{text}"
+    );
+    assert!(text.contains("proto bird"), "{text}");
+    let mut lines = vec!["network use cilium"];
+    lines.extend(PODS);
+    let mut a = after(Lab::new(), LARGE, &lines);
+    let text = screen_text(frame(&mut a, LARGE).backend().buffer());
+    assert!(
+        text.contains("cilium_host 10.244.1.1/32 (router IP · pods' gateway) · cilium_vxlan"),
+        "{text}"
+    );
+    assert!(text.contains("└─ lxc"), "{text}");
+}
+
 #[test]
 fn ipam_exhaustion() {
     for size in [SMALL, LARGE] {
