@@ -165,6 +165,12 @@ fn calico_and_cilium_show_their_devices_in_the_topology() {
         "{text}"
     );
     assert!(text.contains("proto bird"), "{text}");
+    // node-1's IPAM pane: the node's calico-ipam block (web and api hold two addresses).
+    assert!(
+        text.contains("calico-ipam (the cluster datastore)"),
+        "{text}"
+    );
+    assert!(text.contains("· used 2 · free 62"), "{text}");
     let mut lines = vec!["network use cilium"];
     lines.extend(PODS);
     let mut a = after(Lab::new(), LARGE, &lines);
@@ -174,6 +180,11 @@ fn calico_and_cilium_show_their_devices_in_the_topology() {
         "{text}"
     );
     assert!(text.contains("└─ lxc"), "{text}");
+    assert!(
+        text.contains("cilium-agent (IPAM kubernetes): 10.244.1.0/24 · used 3"),
+        "{text}"
+    );
+    assert!(text.contains("router IP (cilium_host)"), "{text}");
 }
 
 #[test]

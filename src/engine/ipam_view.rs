@@ -100,3 +100,58 @@ pub fn ipam_summaries(lab: &Lab, node: &str) -> Vec<IpamSummary> {
         })
         .collect()
 }
+
+/// A node's addresses when its network hands them out without host-local (Calico's
+/// calico-ipam blocks, the Cilium agent's pool): one line each, for the IPAM pane. Empty
+/// when the node's pods get them from host-local (or from nowhere yet).
+pub fn other_ipam_lines(lab: &Lab, node: &str) -> Vec<String> {
+    let Some(rt) = lab.nodes.get(node) else {
+        return Vec::new();
+    };
+    if let Some(ds) = &rt.host.datastore {
+        let mut out = vec![format!(
+            "calico-ipam (the cluster datastore): {node}'s blocks"
+        )];
+        ds.read(|d| {
+            for b in d.blocks_of(node) {
+                let size = b.allocations.len();
+                out.push(format!(
+                    "  {} · used {} · free {}",
+                    b.cidr,
+                    b.in_use(),
+                    size - b.in_use()
+                ));
+                for (ord, a) in b.allocations.iter().enumerate() {
+                    if let Some(a) = a {
+                        out.push(format!("    {}  {}", b.addr(ord as u32), a.pod));
+                    }
+                }
+            }
+        });
+        if out.len() == 1 {
+            out.push("  none yet: the node claims a /26 with its first pod".to_string());
+        }
+        return out;
+    }
+    if let Some(api) = &rt.host.cilium {
+        let mut out = vec![format!(
+            "cilium-agent (IPAM kubernetes): {} · used {}",
+            api.pod_cidr,
+            api.allocated.len()
+        )];
+        for (ip, owner) in &api.allocated {
+            let who = if owner == crate::cni::cilium_api::ROUTER_OWNER {
+                "router IP (cilium_host)".to_string()
+            } else {
+                lab.nodes
+                    .get(node)
+                    .and_then(|rt| rt.sandboxes.iter().find(|(_, sb)| &sb.id == owner))
+                    .map(|(k, _)| k.clone())
+                    .unwrap_or_else(|| owner.chars().take(13).collect())
+            };
+            out.push(format!("    {ip}  {who}"));
+        }
+        return out;
+    }
+    Vec::new()
+}

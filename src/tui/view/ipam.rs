@@ -105,12 +105,23 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let secs = sections(app);
     if secs.is_empty() {
-        put(
-            buf,
-            inner,
-            0,
-            &dim(t, "no host-local in this node's network config"),
-        );
+        let other = crate::engine::ipam_view::other_ipam_lines(&app.desk.lab, &node);
+        if other.is_empty() {
+            put(
+                buf,
+                inner,
+                0,
+                &dim(t, "no host-local in this node's network config"),
+            );
+        }
+        for (y, l) in other.iter().enumerate().take(inner.height as usize) {
+            let line = if y == 0 {
+                Line::from(Span::styled(l.clone(), t.name))
+            } else {
+                Line::from(Span::styled(l.clone(), t.plain))
+            };
+            put(buf, inner, y as u16, &line);
+        }
         return;
     }
     let h = inner.height as usize;
