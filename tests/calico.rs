@@ -195,25 +195,7 @@ proptest! {
             if src == dst {
                 continue;
             }
-            let proto = if *udp { "UDP" } else { "TCP" };
-            let line = format!("trace {src} {dst} --port {port}/{proto}");
-            let Ok(_) = lab.execute(&line) else { continue };
-            let args = cni_csi_lab::command::grammar::FlowArgs {
-                src: src.clone(),
-                dst: dst.clone(),
-                port: Some(format!("{port}/{proto}")),
-                size: None,
-            };
-            let t = lab.walk(&args).expect("walk");
-            prop_assert_eq!(
-                t.policy_allows(),
-                t.verdict.allowed(),
-                "{}: {}\n{}",
-                line,
-                t.verdict.text(),
-                t.lines().join("\n")
-            );
-            prop_assert!(t.delivered() || !t.policy_allows(), "{}", t.lines().join("\n"));
+            support::check_flow(&mut lab, &src, &dst, *port, *udp)?;
         }
     }
 }

@@ -323,25 +323,9 @@ proptest! {
             {
                 continue;
             }
-            let proto = if *udp { "UDP" } else { "TCP" };
-            let line = format!("trace {src} {dst} --port {port}/{proto}");
-            let Ok(_) = lab.execute(&line) else { continue };
-            let args = cni_csi_lab::command::grammar::FlowArgs {
-                src: src.clone(),
-                dst: dst.clone(),
-                port: Some(format!("{port}/{proto}")),
-                size: None,
+            let Some(t) = support::check_flow(&mut lab, &src, &dst, *port, *udp)? else {
+                continue;
             };
-            let t = lab.walk(&args).expect("walk");
-            prop_assert_eq!(
-                t.policy_allows(),
-                t.verdict.allowed(),
-                "{}: {}\n{}",
-                line,
-                t.verdict.text(),
-                t.lines().join("\n")
-            );
-            prop_assert!(t.delivered() || !t.policy_allows(), "{}", t.lines().join("\n"));
             // Every pod-to-pod flow is judged by bpf_lxc, never by netfilter.
             if src_pod.is_some() && dst_pod.is_some() {
                 prop_assert!(

@@ -154,3 +154,41 @@ pub fn setup(lab: &mut Lab, c: &Case) -> (Vec<String>, Vec<PolicyCase>) {
     }
     (names, created)
 }
+
+/// Trace one flow and check that the data plane's policy verdict is the policies' verdict
+/// (and that a packet the policy lets through arrives). `None` when the flow is refused as
+/// a command; the trace otherwise, for further checks.
+pub fn check_flow(
+    lab: &mut Lab,
+    src: &str,
+    dst: &str,
+    port: u16,
+    udp: bool,
+) -> Result<Option<cni_csi_lab::net::trace::Trace>, TestCaseError> {
+    let proto = if udp { "UDP" } else { "TCP" };
+    let line = format!("trace {src} {dst} --port {port}/{proto}");
+    if lab.execute(&line).is_err() {
+        return Ok(None);
+    }
+    let args = cni_csi_lab::command::grammar::FlowArgs {
+        src: src.to_string(),
+        dst: dst.to_string(),
+        port: Some(format!("{port}/{proto}")),
+        size: None,
+    };
+    let t = lab.walk(&args).expect("walk");
+    prop_assert_eq!(
+        t.policy_allows(),
+        t.verdict.allowed(),
+        "{}: {}\n{}",
+        line,
+        t.verdict.text(),
+        t.lines().join("\n")
+    );
+    prop_assert!(
+        t.delivered() || !t.policy_allows(),
+        "{}",
+        t.lines().join("\n")
+    );
+    Ok(Some(t))
+}

@@ -290,6 +290,22 @@ fn policy_chain(net: &ClusterNet, p: &Policy, ingress: bool, sets: &mut IpSetSpe
     rules
 }
 
+/// A namespace's profile chains (`kns.<ns>` accepts both ways; `ksa.<ns>.default`, the
+/// service account's, only carries labels and is empty), by chain name.
+fn profile_chains(ns: &str) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    for (prefix, dir) in [("cali-pri-", "ingress"), ("cali-pro-", "egress")] {
+        out.push((
+            chain_name(prefix, &format!("kns.{ns}")),
+            vec![format!(
+                "-m comment --comment \"Profile kns.{ns} {dir}\" -j MARK --set-xmark {MARK_ACCEPT:#x}/{MARK_ACCEPT:#x}"
+            )],
+        ));
+        out.push((chain_name(prefix, &format!("ksa.{ns}.default")), Vec::new()));
+    }
+    out
+}
+
 /// The endpoint chain of one direction (`cali-tw-<iface>` or `cali-fw-<iface>`).
 fn endpoint_chain(ingress: bool, policies: &[String], ns: &str) -> Vec<String> {
     let mask = MARK_ACCEPT | MARK_PASS;
@@ -386,16 +402,8 @@ pub fn render(
             format!("cali-fw-{iface}"),
             endpoint_chain(false, &egress, &pod.namespace),
         );
-        for (prefix, dir) in [("cali-pri-", "ingress"), ("cali-pro-", "egress")] {
-            let kns = chain_name(prefix, &format!("kns.{}", pod.namespace));
-            chains.entry(kns).or_insert_with(|| {
-                vec![format!(
-                    "-m comment --comment \"Profile kns.{} {dir}\" -j MARK --set-xmark {MARK_ACCEPT:#x}/{MARK_ACCEPT:#x}",
-                    pod.namespace
-                )]
-            });
-            let ksa = chain_name(prefix, &format!("ksa.{}.default", pod.namespace));
-            chains.entry(ksa).or_default();
+        for (name, rules) in profile_chains(&pod.namespace) {
+            chains.entry(name).or_insert(rules);
         }
         from_dispatch.push(format!("-i {iface} -g cali-fw-{iface}"));
         to_dispatch.push(format!("-o {iface} -g cali-tw-{iface}"));
@@ -515,21 +523,13 @@ pub fn update_endpoints(
         if pod.ip.is_none() {
             continue;
         }
-        for (prefix, dir) in [("cali-pri-", "ingress"), ("cali-pro-", "egress")] {
-            let kns = chain_name(prefix, &format!("kns.{}", pod.namespace));
-            if !filter.chains().contains_key(&kns) {
-                filter.append(
-                    &kns,
-                    format!(
-                        "-m comment --comment \"Profile kns.{} {dir}\" -j MARK --set-xmark {MARK_ACCEPT:#x}/{MARK_ACCEPT:#x}",
-                        pod.namespace
-                    ),
-                );
+        for (name, rules) in profile_chains(&pod.namespace) {
+            if !filter.chains().contains_key(&name) {
+                filter.ensure_chain(&name);
+                for r in rules {
+                    filter.append(&name, r);
+                }
             }
-            filter.ensure_chain(&chain_name(
-                prefix,
-                &format!("ksa.{}.default", pod.namespace),
-            ));
         }
         for (ingress, chain) in [
             (true, format!("cali-tw-{iface}")),
