@@ -69,6 +69,7 @@ fn lab_call(host: &mut Host, registry: &Registry, env: &CniEnv, stdin: &[u8]) ->
         registry,
         delegations: Default::default(),
         faults: None,
+        kube: None,
     };
     let reply = skel::dispatch(&HostLocal, &mut ctx, env, &Stdin::from_conf(conf));
     let printed = match &reply {

@@ -69,6 +69,7 @@ impl Ipam {
             registry: &self.registry,
             delegations: Default::default(),
             faults: None,
+            kube: None,
         };
         let reply = skel::dispatch(&HostLocal, &mut ctx, env, &self.stdin);
         let ok = matches!(reply, Ok(PluginOutput::Result(_)) | Ok(PluginOutput::Empty));

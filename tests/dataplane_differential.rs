@@ -353,6 +353,12 @@ fn mirror_links(
     for l in &links {
         match &l.kind {
             LinkKind::Loopback => {}
+            LinkKind::Macvlan { .. } | LinkKind::Ipvlan { .. } | LinkKind::SriovVf { .. } => {
+                return Err(format!(
+                    "{}: the scenarios here make no underlay links (the underlay differential covers them)",
+                    l.name
+                ));
+            }
             LinkKind::Physical => {
                 if !is_host {
                     return Err(format!("a physical link {} in a pod", l.name));

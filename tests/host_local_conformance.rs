@@ -672,6 +672,7 @@ impl Node {
             registry: &self.registry,
             delegations: Default::default(),
             faults: None,
+            kube: None,
         };
         match HostLocal.invoke(&mut ctx, &env, &Stdin::from_conf(conf.clone())) {
             Ok(PluginOutput::Result(r)) => Ok(r.to_stdout()),

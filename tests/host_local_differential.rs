@@ -315,6 +315,7 @@ fn run_lab(host: &mut Host, env: &CniEnv, conf: &Value) -> Outcome {
         registry: &registry,
         delegations: Default::default(),
         faults: None,
+        kube: None,
     };
     match HostLocal.invoke(&mut ctx, env, &Stdin::from_conf(conf.clone())) {
         Ok(PluginOutput::Result(r)) => Outcome {

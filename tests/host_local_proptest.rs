@@ -65,6 +65,7 @@ fn invoke(
         registry: &registry,
         delegations: Default::default(),
         faults: None,
+        kube: None,
     };
     match HostLocal.invoke(&mut ctx, &env, &Stdin::from_conf(conf())) {
         Ok(PluginOutput::Result(r)) => {

@@ -50,6 +50,8 @@ pub struct InProcess<'a> {
     pub registry: &'a Registry,
     /// The node the plugins run on: its links, namespaces, routes, netfilter and disk.
     pub host: &'a mut Host,
+    /// The API server and kubelet as a plugin with a kubeconfig reaches them (Multus).
+    pub kube: Option<&'a mut dyn super::kube_api::KubeClient>,
 }
 
 impl PluginExec for InProcess<'_> {
@@ -82,6 +84,10 @@ impl PluginExec for InProcess<'_> {
                 env: Some(env.clone()),
             },
             faults: faults.map(|f| f as &mut dyn FaultHook),
+            kube: self
+                .kube
+                .as_deref_mut()
+                .map(|k| k as &mut dyn super::kube_api::KubeClient),
         };
         let reply = match injected {
             None => super::skel::dispatch(p, &mut ctx, env, stdin),

@@ -45,6 +45,30 @@ pub enum LinkKind {
         /// Whether the device learns remote MACs (`nolearning` when false).
         learning: bool,
     },
+    /// A macvlan (`ip link add net1 link eth0 type macvlan mode bridge`): its own MAC on the
+    /// wire of `master`, a link of the node's host namespace. Its traffic leaves by the
+    /// master's wire without passing the host's IP stack (and its iptables).
+    Macvlan {
+        /// The lower device in the host namespace (`link eth0`).
+        master: String,
+        /// `bridge`, `private`, `vepa` or `passthru`.
+        mode: String,
+    },
+    /// An ipvlan (`type ipvlan mode l2`): the master's MAC, its own addresses.
+    Ipvlan {
+        /// The lower device in the host namespace.
+        master: String,
+        /// `l2`, `l3` or `l3s`.
+        mode: String,
+    },
+    /// An SR-IOV virtual function's netdev (`ens1f0v3`): VF number `vf` of the physical
+    /// function `pf` (a link of the host namespace); its PCI address is [`Link::pci`].
+    SriovVf {
+        /// The PF's netdev name in the host namespace.
+        pf: String,
+        /// The VF index on the PF.
+        vf: u32,
+    },
 }
 
 /// A network interface in some namespace.
@@ -68,6 +92,13 @@ pub struct Link {
     pub hairpin: bool,
     /// Promiscuous mode.
     pub promisc: bool,
+    /// `allmulticast` (tuning's `allmulti`).
+    pub allmulti: bool,
+    /// `ip link set … alias NAME` (host-device keeps the device's host name here).
+    pub alias: Option<String>,
+    /// The PCI address of the device behind the netdev (`/sys/bus/pci/devices/<pci>/net/`),
+    /// for NICs, SR-IOV PFs and VFs; `None` for virtual links.
+    pub pci: Option<String>,
 }
 
 impl Link {
@@ -83,6 +114,9 @@ impl Link {
             up: false,
             hairpin: false,
             promisc: false,
+            allmulti: false,
+            alias: None,
+            pci: None,
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod exec;
 pub mod host;
 pub mod ipam_store;
 pub mod ipset;
+pub mod kube_api;
 pub mod links;
 pub mod netfilter;
 pub mod plugin;

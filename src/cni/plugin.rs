@@ -231,6 +231,9 @@ pub struct PluginCtx<'a> {
     pub delegations: Delegations,
     /// Armed faults (`fault inject`), checked before each delegate runs.
     pub faults: Option<&'a mut dyn super::runtime::FaultHook>,
+    /// The API server and kubelet, for a plugin with a kubeconfig (Multus); `None` when
+    /// the caller is not a kubelet (`cni add` from the command line).
+    pub kube: Option<&'a mut dyn super::kube_api::KubeClient>,
 }
 
 impl PluginCtx<'_> {
@@ -262,6 +265,10 @@ impl PluginCtx<'_> {
                 .faults
                 .as_deref_mut()
                 .map(|f| f as &mut dyn super::runtime::FaultHook),
+            kube: self
+                .kube
+                .as_deref_mut()
+                .map(|k| k as &mut dyn super::kube_api::KubeClient),
         };
         let reply = match injected {
             Some(super::runtime::Injected::Error(e)) => Err(e),

@@ -149,6 +149,7 @@ impl Lab {
             exec: &mut crate::cni::exec::InProcess {
                 registry: &registry,
                 host: &mut node_rt.host,
+                kube: None,
             },
             cache: &mut node_rt.cache,
             wire: &mut record,
@@ -226,6 +227,7 @@ impl Lab {
             exec: &mut crate::cni::exec::InProcess {
                 registry: &registry,
                 host: &mut node_rt.host,
+                kube: None,
             },
             cache: &mut node_rt.cache,
             wire: &mut record,
@@ -271,6 +273,7 @@ impl Lab {
             exec: &mut crate::cni::exec::InProcess {
                 registry: &registry,
                 host: &mut node_rt.host,
+                kube: None,
             },
             cache: &mut node_rt.cache,
             wire: &mut record,
@@ -327,6 +330,7 @@ impl Lab {
             exec: &mut crate::cni::exec::InProcess {
                 registry: &registry,
                 host: &mut node_rt.host,
+                kube: None,
             },
             cache: &mut node_rt.cache,
             wire: &mut record,

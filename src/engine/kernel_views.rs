@@ -598,6 +598,10 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<String> {
                 "    vxlan id {vni} local {local} dev {dev} srcport 0 0 dstport {port} {}ttl auto ageing 300",
                 if *learning { "" } else { "nolearning " }
             )),
+            // `ip -d link`'s detail line for each kind.
+            LinkKind::Macvlan { mode, .. } => out.push(format!("    macvlan mode {mode}")),
+            LinkKind::Ipvlan { mode, .. } => out.push(format!("    ipvlan  mode {mode} bridge")),
+            LinkKind::SriovVf { pf, vf } => out.push(format!("    vf {vf} of {pf}")),
             LinkKind::Loopback | LinkKind::Physical => {}
         }
         for a in &l.addrs {

@@ -31,6 +31,10 @@ pub enum LinkType {
     Physical,
     /// A VXLAN device (`flannel.1`).
     Vxlan,
+    /// A macvlan or ipvlan on a host link (`net1` on `eth0`).
+    Underlay,
+    /// An SR-IOV virtual function's netdev.
+    SriovVf,
 }
 
 /// One link of a network namespace, as `ip addr` prints it (borrowed from the node).
@@ -65,6 +69,8 @@ impl<'a> LinkRow<'a> {
             LinkKind::Ifb => (LinkType::Ifb, None),
             LinkKind::Physical => (LinkType::Physical, None),
             LinkKind::Vxlan { .. } => (LinkType::Vxlan, None),
+            LinkKind::Macvlan { .. } | LinkKind::Ipvlan { .. } => (LinkType::Underlay, None),
+            LinkKind::SriovVf { .. } => (LinkType::SriovVf, None),
         };
         LinkRow {
             name: &link.name,

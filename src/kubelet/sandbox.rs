@@ -71,6 +71,7 @@ impl Kubelet {
             exec: &mut crate::cni::exec::InProcess {
                 registry,
                 host: &mut node.host,
+                kube: None,
             },
             cache: &mut node.cache,
             wire: &mut record,
@@ -169,6 +170,7 @@ impl Kubelet {
                     exec: &mut crate::cni::exec::InProcess {
                         registry,
                         host: &mut node.host,
+                        kube: None,
                     },
                     cache: &mut node.cache,
                     wire: &mut record,

@@ -695,6 +695,10 @@ impl<'a, 'n> Walker<'a, 'n> {
             LinkKind::Loopback | LinkKind::Ifb => {
                 self.no_route(format!("{node}'s {} does not lead anywhere", r.dev))
             }
+            // The host namespace routes nothing out of these (they live in pods).
+            LinkKind::Macvlan { .. } | LinkKind::Ipvlan { .. } | LinkKind::SriovVf { .. } => {
+                self.no_route(format!("{node}'s {} is not a routed device", r.dev))
+            }
         }
     }
 

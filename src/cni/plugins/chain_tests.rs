@@ -116,6 +116,7 @@ fn call(
         registry: &reg,
         delegations: Default::default(),
         faults: None,
+        kube: None,
     };
     let mut stdin = Stdin::from_conf(conf);
     stdin.runtime_config = rc.map(Arc::new);

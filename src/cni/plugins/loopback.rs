@@ -128,6 +128,7 @@ mod tests {
             registry: &reg,
             delegations: Default::default(),
             faults: None,
+            kube: None,
         };
         let env = CniEnv {
             command: Some(cmd),
