@@ -71,6 +71,9 @@ pub enum HopKind {
     Netfilter,
     /// A tunnel device wrapping or unwrapping the packet (VXLAN).
     Tunnel,
+    /// A macvlan, ipvlan or SR-IOV VF putting the frame straight on its lower device's
+    /// wire (past the node's IP stack), or the wire delivering it.
+    Underlay,
 }
 
 /// One hop of a trace.
@@ -207,6 +210,52 @@ pub struct Fabric<'a> {
     uplink_owner: BTreeMap<IpAddr, &'a str>,
     /// The eBPF datapath's state (Cilium's agents), when the network runs one.
     bpf: Option<&'a dyn BpfDatapath>,
+    /// Who holds each address on each underlay wire, found the first time a packet takes
+    /// one (see [`Fabric::underlay_holder`]).
+    underlay: std::cell::OnceCell<BTreeMap<(&'a str, IpAddr), UnderlayEnd<'a>>>,
+}
+
+/// A macvlan, ipvlan or VF holding an address on some lower device's wire.
+#[derive(Debug, Clone, Copy)]
+struct UnderlayEnd<'a> {
+    /// The node whose pod holds it.
+    host: &'a Host,
+    /// The pod's namespace path.
+    netns: &'a str,
+    /// The interface in the pod (`net1`).
+    ifname: &'a str,
+    /// How it sits on the wire (`macvlan`, `ipvlan`, `vf`) and its mode.
+    kind: &'a LinkKind,
+}
+
+/// The wire a pod's underlay link puts frames on: the lower device in the host namespace
+/// (`master`, or the VF's PF), and what the link is. Every node's device of one name is
+/// cabled to the same segment (all `eth0`s share the cluster's segment; all `ens1f0` PFs
+/// the training fabric), which is how the lab's nodes are wired.
+fn underlay_lower(kind: &LinkKind) -> Option<&str> {
+    match kind {
+        LinkKind::Macvlan { master, .. } | LinkKind::Ipvlan { master, .. } => Some(master),
+        LinkKind::SriovVf { pf, .. } => Some(pf),
+        _ => None,
+    }
+}
+
+/// `macvlan mode bridge on eth0` and the like.
+fn underlay_text(kind: &LinkKind, lower: &str) -> String {
+    match kind {
+        LinkKind::Macvlan { mode, .. } => {
+            format!("macvlan mode {} on {lower}", or_default(mode, "bridge"))
+        }
+        LinkKind::Ipvlan { mode, .. } => {
+            format!("ipvlan mode {} on {lower}", or_default(mode, "l2"))
+        }
+        LinkKind::SriovVf { vf, .. } => format!("SR-IOV VF {vf} of {lower}"),
+        _ => lower.to_string(),
+    }
+}
+
+fn or_default<'s>(s: &'s str, d: &'s str) -> &'s str {
+    if s.is_empty() { d } else { s }
 }
 
 impl<'a> Fabric<'a> {
@@ -236,6 +285,7 @@ impl<'a> Fabric<'a> {
             hosts,
             uplink_owner,
             bpf: None,
+            underlay: std::cell::OnceCell::new(),
         }
     }
 
@@ -251,6 +301,44 @@ impl<'a> Fabric<'a> {
             .get(&ip)
             .and_then(|n| self.hosts.get(n))
             .copied()
+    }
+
+    /// The pod interface (macvlan, ipvlan, VF) holding `ip` on the wire of the devices
+    /// called `lower`: the pods' namespaces are read once, the first time it is asked.
+    fn underlay_holder(&self, lower: &str, ip: IpAddr) -> Option<UnderlayEnd<'a>> {
+        let index = self.underlay.get_or_init(|| {
+            let mut index = BTreeMap::new();
+            for host in self.hosts.values().copied() {
+                if !self.uplink_owner.values().any(|n| *n == host.node.as_str()) {
+                    continue; // a node that is down answers nothing
+                }
+                for (path, ns) in &host.netns {
+                    for l in ns.links.values() {
+                        let Some(lower) = underlay_lower(&l.kind) else {
+                            continue;
+                        };
+                        if !l.up {
+                            continue;
+                        }
+                        for a in &l.addrs {
+                            if let Ok(n) = a.parse::<IpNet>() {
+                                index.insert(
+                                    (lower, n.addr()),
+                                    UnderlayEnd {
+                                        host,
+                                        netns: path.as_str(),
+                                        ifname: l.name.as_str(),
+                                        kind: &l.kind,
+                                    },
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+            index
+        });
+        index.get(&(lower, ip)).copied()
     }
 }
 
@@ -492,6 +580,21 @@ impl<'a, 'n> Walker<'a, 'n> {
                 pod.key()
             ));
         }
+        if let Some(lower) = underlay_lower(&link.kind) {
+            let pkt = Pkt {
+                src: src_ip,
+                dst: dst_ip,
+                proto,
+                dport,
+                size,
+            };
+            let next = r
+                .via
+                .as_deref()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(dst_ip);
+            return self.underlay_out(host, pod, &r.dev, &link.kind, lower, pkt, next);
+        }
         let LinkKind::Veth { peer, peer_netns } = &link.kind else {
             return self.no_route(format!("{}'s {} is not a veth", pod.key(), r.dev));
         };
@@ -640,6 +743,13 @@ impl<'a, 'n> Walker<'a, 'n> {
                 self.bridge_deliver(host, node, &r.dev, pkt, next)
             }
             LinkKind::Physical => {
+                if self.fabric.holder_of(next).is_none()
+                    && let Some(end) = self.fabric.underlay_holder(&r.dev, next)
+                    && end.host.node != node
+                {
+                    // A pod's macvlan on another node's device of this segment answers.
+                    return self.underlay_deliver(end, &r.dev, pkt);
+                }
                 let Some(peer) = self.fabric.holder_of(next) else {
                     let in_cluster = self.net.pods.iter().any(|p| p.ip == Some(pkt.dst))
                         || self
@@ -780,6 +890,124 @@ impl<'a, 'n> Walker<'a, 'n> {
     /// `net.bridge.bridge-nf-call-iptables=1` (what Kubernetes requires of bridge plugins,
     /// and the default once the module is loaded) the IP packet inside still passes nat
     /// PREROUTING, filter FORWARD and nat POSTROUTING (`flannel-and-netfilter.md` §6.5).
+    /// Out of a pod's macvlan, ipvlan or SR-IOV VF (`dev`, on the lower device `lower`):
+    /// the frame goes onto the lower device's wire without passing the node's IP stack,
+    /// routing or netfilter (so no iptables rule, Felix chain or NetworkPolicy sees it), and
+    /// whoever holds `next` on that wire answers ARP. Between two macvlans of one master the
+    /// mode decides (`drivers/net/macvlan.c`): bridge switches the frame inside the node,
+    /// private drops it, VEPA sends it to the switch port, which must reflect it (the lab's
+    /// switch does not). A macvlan never reaches its own master's addresses. VFs of one PF
+    /// are switched by the NIC's embedded switch.
+    #[allow(clippy::too_many_arguments)]
+    fn underlay_out(
+        &mut self,
+        host: &'a Host,
+        pod: &'a PodNet,
+        dev: &str,
+        kind: &LinkKind,
+        lower: &str,
+        pkt: Pkt,
+        next: IpAddr,
+    ) -> Outcome {
+        let node: &str = &host.node;
+        let secondary = if dev == pod.ifname {
+            ""
+        } else {
+            "; NetworkPolicy does not apply to a secondary network"
+        };
+        self.push(
+            HopKind::Underlay,
+            format!(
+                "{dev} ({}): onto {node}'s {lower} wire, past {node}'s IP stack and iptables{secondary}",
+                underlay_text(kind, lower)
+            ),
+        );
+        if let Some(end) = self.fabric.underlay_holder(lower, next) {
+            if end.host.node == node {
+                match (kind, end.kind) {
+                    (LinkKind::Macvlan { mode, .. }, _) if mode == "private" => {
+                        return self.dropped(format!(
+                            "macvlan private mode: macvlans on one master ({lower}) never talk to each other"
+                        ));
+                    }
+                    (LinkKind::Macvlan { mode, .. }, _) if mode == "vepa" => {
+                        return self.dropped(format!(
+                            "macvlan VEPA mode sends the frame out of {lower} to the switch port, which must send it back (reflective relay, hairpin); the lab's switch does not"
+                        ));
+                    }
+                    (_, LinkKind::Macvlan { mode, .. }) if mode == "private" || mode == "vepa" => {
+                        return self.dropped(format!(
+                            "the receiving macvlan is in {mode} mode: it takes no frame switched inside {node}"
+                        ));
+                    }
+                    (LinkKind::SriovVf { .. }, _) => self.push(
+                        HopKind::Underlay,
+                        format!("switched by {lower}'s embedded switch (VEB) on {node}, never on the wire"),
+                    ),
+                    _ => self.push(
+                        HopKind::Underlay,
+                        format!("switched inside {node} between the {lower} children, never on the wire"),
+                    ),
+                }
+                return self.underlay_arrive(end, pkt);
+            }
+            return self.underlay_deliver(end, lower, pkt);
+        }
+        if let Some(peer) = self.fabric.holder_of(next) {
+            let peer_lower = peer.root.links.get(lower);
+            if peer.node == node {
+                return self.dropped(format!(
+                    "{next} is {node}'s own address on {lower}: a {} child never reaches its lower device's addresses (the kernel passes frames between them neither way)",
+                    underlay_text(kind, lower)
+                ));
+            }
+            if peer_lower.is_some_and(|l| {
+                l.addrs
+                    .iter()
+                    .any(|a| a.split('/').next() == Some(next.to_string().as_str()))
+            }) {
+                self.push(HopKind::Node, format!("{} {lower} {next}", peer.node));
+                return self.host_stack(peer, pkt, Some(lower.to_string()));
+            }
+        }
+        self.no_route(format!(
+            "nothing on the {lower} wire answers ARP for {next}"
+        ))
+    }
+
+    /// Across the wire of `lower` to another node's pod interface.
+    fn underlay_deliver(&mut self, end: UnderlayEnd<'a>, lower: &str, pkt: Pkt) -> Outcome {
+        self.push(
+            HopKind::Underlay,
+            format!("across the {lower} wire to {}'s {lower}", end.host.node),
+        );
+        self.underlay_arrive(end, pkt)
+    }
+
+    /// Into the pod interface that holds the destination.
+    fn underlay_arrive(&mut self, end: UnderlayEnd<'a>, pkt: Pkt) -> Outcome {
+        let lower = underlay_lower(end.kind).unwrap_or_default();
+        let who = self
+            .net
+            .pods
+            .iter()
+            .find(|p| p.node == end.host.node && p.netns.as_deref() == Some(end.netns))
+            .map(|p| p.key())
+            .unwrap_or_else(|| format!("netns {}", end.netns));
+        self.push(
+            HopKind::Underlay,
+            format!(
+                "{} ({}) on {}",
+                end.ifname,
+                underlay_text(end.kind, lower),
+                end.host.node
+            ),
+        );
+        let text = format!("{who} {} {}", end.ifname, pkt.dst);
+        self.push(HopKind::Endpoint, text.clone());
+        Outcome::Delivered(text)
+    }
+
     fn bridged(&mut self, host: &'a Host, br: &str, mut pkt: Pkt, next: IpAddr) -> Outcome {
         let node: &str = &host.node;
         let calls = host
