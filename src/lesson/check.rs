@@ -164,6 +164,16 @@ pub const PREDICATES: &[Predicate] = &[
         eval: pod_ip_in,
     },
     Predicate {
+        pattern: "pod <pod> interface <word> ip in <cidr>",
+        about: "an interface in the pod's network namespace (net1) has an address inside this CIDR",
+        eval: pod_interface_ip_in,
+    },
+    Predicate {
+        pattern: "pod <pod> interface <word> kind <word>",
+        about: "an interface in the pod's network namespace is a veth, macvlan, ipvlan or vf",
+        eval: pod_interface_kind,
+    },
+    Predicate {
         pattern: "pod <pod> node <node>",
         about: "spec.nodeName",
         eval: pod_node,
@@ -523,6 +533,90 @@ fn pod_ip_in(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
         }
         Err(e) => e,
     }
+}
+
+/// The link called `ifname` in the pod's sandbox namespace, or what is there instead.
+fn pod_link<'l>(
+    lab: &'l Lab,
+    p: &Object<PodSpec>,
+    ifname: &str,
+) -> Result<&'l crate::cni::host::Link, Eval> {
+    let sandbox = lab
+        .nodes
+        .get(&p.spec.node_name)
+        .and_then(|n| n.sandboxes.get(&p.key()).map(|sb| (n, sb)));
+    let Some((node, sb)) = sandbox else {
+        return Err(Eval::new(
+            false,
+            format!("pod {} has no sandbox (no network namespace)", p.key()),
+        ));
+    };
+    let Some(ns) = node.host.netns.get(&sb.netns) else {
+        return Err(Eval::new(
+            false,
+            format!("pod {}'s network namespace is gone", p.key()),
+        ));
+    };
+    ns.links.get(ifname).ok_or_else(|| {
+        let names: Vec<&str> = ns.links.values().map(|l| l.name.as_str()).collect();
+        Eval::new(
+            false,
+            format!(
+                "pod {} has no {ifname}; its interfaces are {}",
+                p.key(),
+                names.join(", ")
+            ),
+        )
+    })
+}
+
+fn pod_interface_ip_in(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let p = match pod(lab, arg(a, 0)) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let link = match pod_link(lab, p, arg(a, 1)) {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    let net: Option<IpNet> = arg(a, 2).parse().ok();
+    let holds = link.addrs.iter().any(|addr| {
+        let ip = addr.parse::<IpNet>().ok().map(|n| n.addr());
+        matches!((net, ip), (Some(n), Some(ip)) if n.contains(&ip))
+    });
+    let have = if link.addrs.is_empty() {
+        "no address".to_string()
+    } else {
+        link.addrs.join(", ")
+    };
+    Eval::new(holds, format!("pod {} {}: {have}", p.key(), link.name))
+}
+
+fn pod_interface_kind(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    use crate::cni::host::LinkKind;
+    let p = match pod(lab, arg(a, 0)) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let link = match pod_link(lab, p, arg(a, 1)) {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    let kind = match &link.kind {
+        LinkKind::Loopback => "loopback",
+        LinkKind::Bridge => "bridge",
+        LinkKind::Veth { .. } => "veth",
+        LinkKind::Ifb => "ifb",
+        LinkKind::Physical => "physical",
+        LinkKind::Vxlan { .. } => "vxlan",
+        LinkKind::Macvlan { .. } => "macvlan",
+        LinkKind::Ipvlan { .. } => "ipvlan",
+        LinkKind::SriovVf { .. } => "vf",
+    };
+    Eval::new(
+        kind == arg(a, 2),
+        format!("pod {} {} is a {kind}", p.key(), link.name),
+    )
 }
 
 fn pod_node(lab: &Lab, _: &Observed, a: &[String]) -> Eval {

@@ -286,6 +286,9 @@ pub struct PodFacts {
     pub pod_if: String,
     /// The sandbox's network namespace path.
     pub netns: String,
+    /// The pod's other interfaces (Multus attachments): `net1 10.10.0.5/24 macvlan·eth0
+    /// default/macvlan-conf`, one entry each, in name order.
+    pub more_ifs: Vec<String>,
 }
 
 /// The facts of one pod.
@@ -327,8 +330,58 @@ pub fn pod_facts(lab: &Lab, key: &PodKey) -> Option<PodFacts> {
         if let Some(ip) = sb.addresses.into_iter().next() {
             f.ip = ip;
         }
+        f.more_ifs = more_interfaces(lab, p, &f.netns, &f.pod_if);
     }
     Some(f)
+}
+
+/// The pod's interfaces besides `lo` and the primary one, from its namespace on the node,
+/// each with the network the `k8s.v1.cni.cncf.io/network-status` annotation names for it.
+fn more_interfaces(
+    lab: &Lab,
+    pod: &crate::cluster::Object<crate::cluster::PodSpec>,
+    netns: &str,
+    primary: &str,
+) -> Vec<String> {
+    use crate::cni::host::LinkKind;
+    let Some(ns) = lab
+        .nodes
+        .get(&pod.spec.node_name)
+        .and_then(|n| n.host.netns.get(netns))
+    else {
+        return Vec::new();
+    };
+    let status: Vec<serde_json::Value> = pod
+        .metadata
+        .annotations
+        .get("k8s.v1.cni.cncf.io/network-status")
+        .and_then(|s| serde_json::from_str(s).ok())
+        .unwrap_or_default();
+    let primary = if primary.is_empty() { "eth0" } else { primary };
+    ns.links
+        .values()
+        .filter(|l| l.kind != LinkKind::Loopback && l.name != primary)
+        .map(|l| {
+            let what = match &l.kind {
+                LinkKind::Macvlan { master, .. } => format!("macvlan·{master}"),
+                LinkKind::Ipvlan { master, .. } => format!("ipvlan·{master}"),
+                LinkKind::SriovVf { pf, .. } => match &l.pci {
+                    Some(pci) => format!("VF {pci} of {pf}"),
+                    None => format!("VF of {pf}"),
+                },
+                LinkKind::Veth { .. } => "veth".to_string(),
+                _ => "device".to_string(),
+            };
+            let net = status
+                .iter()
+                .find(|e| e.get("interface").and_then(|v| v.as_str()) == Some(l.name.as_str()))
+                .and_then(|e| e.get("name").and_then(|v| v.as_str()))
+                .map(|n| format!(" {n}"))
+                .unwrap_or_default();
+            let addr = l.addrs.first().map(String::as_str).unwrap_or("(no IP)");
+            format!("{} {addr} {what}{net}", l.name)
+        })
+        .collect()
 }
 
 /// Pods grouped by node, kept up to date from the API server's watch log so a refresh costs

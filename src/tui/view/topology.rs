@@ -285,5 +285,9 @@ fn pod_line(app: &App, key: &PodKey, last: bool, indent: String) -> Line<'static
     } else {
         spans.push(Span::styled(format!("! {}", p.status), t.warn));
     }
+    for more in p.more_ifs {
+        spans.push(Span::styled(" + ", t.dim));
+        spans.push(Span::styled(more, t.plain));
+    }
     Line::from(spans)
 }
