@@ -56,10 +56,22 @@ pub struct LinkRow<'a> {
     pub up: bool,
     /// For a veth end: the other end's name and its namespace path ("" for the host).
     pub peer: Option<(&'a str, &'a str)>,
+    /// For a macvlan/ipvlan: its master; for an SR-IOV VF: its PF (in the host namespace).
+    pub lower: Option<&'a str>,
+    /// What a macvlan/ipvlan is, with its mode (`macvlan`, `ipvlan`); "" otherwise.
+    pub flavour: &'static str,
+    /// The PCI address of the device behind it (NICs, SR-IOV PFs and VFs).
+    pub pci: Option<&'a str>,
 }
 
 impl<'a> LinkRow<'a> {
     fn of(link: &'a Link) -> Self {
+        let (lower, flavour) = match &link.kind {
+            LinkKind::Macvlan { master, .. } => (Some(master.as_str()), "macvlan"),
+            LinkKind::Ipvlan { master, .. } => (Some(master.as_str()), "ipvlan"),
+            LinkKind::SriovVf { pf, .. } => (Some(pf.as_str()), "vf"),
+            _ => (None, ""),
+        };
         let (kind, peer) = match &link.kind {
             LinkKind::Loopback => (LinkType::Loopback, None),
             LinkKind::Bridge => (LinkType::Bridge, None),
@@ -81,6 +93,9 @@ impl<'a> LinkRow<'a> {
             master: link.master.as_deref(),
             up: link.up,
             peer,
+            lower,
+            flavour,
+            pci: link.pci.as_deref(),
         }
     }
 

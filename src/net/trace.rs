@@ -212,8 +212,11 @@ pub struct Fabric<'a> {
     bpf: Option<&'a dyn BpfDatapath>,
     /// Who holds each address on each underlay wire, found the first time a packet takes
     /// one (see [`Fabric::underlay_holder`]).
-    underlay: std::cell::OnceCell<BTreeMap<(&'a str, IpAddr), UnderlayEnd<'a>>>,
+    underlay: std::cell::OnceCell<UnderlayIndex<'a>>,
 }
+
+/// Lower device name → address → the pod interfaces holding it on that wire.
+type UnderlayIndex<'a> = BTreeMap<&'a str, BTreeMap<IpAddr, Vec<UnderlayEnd<'a>>>>;
 
 /// A macvlan, ipvlan or VF holding an address on some lower device's wire.
 #[derive(Debug, Clone, Copy)]
@@ -303,11 +306,12 @@ impl<'a> Fabric<'a> {
             .copied()
     }
 
-    /// The pod interface (macvlan, ipvlan, VF) holding `ip` on the wire of the devices
-    /// called `lower`: the pods' namespaces are read once, the first time it is asked.
-    fn underlay_holder(&self, lower: &str, ip: IpAddr) -> Option<UnderlayEnd<'a>> {
+    /// The pod interfaces (macvlan, ipvlan, VF) holding `ip` on the wire of the devices
+    /// called `lower` (more than one is an address conflict: both answer ARP): the pods'
+    /// namespaces are read once, the first time it is asked.
+    fn underlay_holders(&self, lower: &str, ip: IpAddr) -> &[UnderlayEnd<'a>] {
         let index = self.underlay.get_or_init(|| {
-            let mut index = BTreeMap::new();
+            let mut index: UnderlayIndex<'a> = BTreeMap::new();
             for host in self.hosts.values().copied() {
                 if !self.uplink_owner.values().any(|n| *n == host.node.as_str()) {
                     continue; // a node that is down answers nothing
@@ -322,15 +326,17 @@ impl<'a> Fabric<'a> {
                         }
                         for a in &l.addrs {
                             if let Ok(n) = a.parse::<IpNet>() {
-                                index.insert(
-                                    (lower, n.addr()),
-                                    UnderlayEnd {
+                                index
+                                    .entry(lower)
+                                    .or_default()
+                                    .entry(n.addr())
+                                    .or_default()
+                                    .push(UnderlayEnd {
                                         host,
                                         netns: path.as_str(),
                                         ifname: l.name.as_str(),
                                         kind: &l.kind,
-                                    },
-                                );
+                                    });
                             }
                         }
                     }
@@ -338,7 +344,11 @@ impl<'a> Fabric<'a> {
             }
             index
         });
-        index.get(&(lower, ip)).copied()
+        index
+            .get(lower)
+            .and_then(|by_ip| by_ip.get(&ip))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
     }
 }
 
@@ -743,12 +753,20 @@ impl<'a, 'n> Walker<'a, 'n> {
                 self.bridge_deliver(host, node, &r.dev, pkt, next)
             }
             LinkKind::Physical => {
-                if self.fabric.holder_of(next).is_none()
-                    && let Some(end) = self.fabric.underlay_holder(&r.dev, next)
-                    && end.host.node != node
-                {
-                    // A pod's macvlan on another node's device of this segment answers.
-                    return self.underlay_deliver(end, &r.dev, pkt);
+                if self.fabric.holder_of(next).is_none() {
+                    // Pods' macvlans on other nodes' devices of this segment answer ARP.
+                    let others: Vec<UnderlayEnd<'_>> = self
+                        .fabric
+                        .underlay_holders(&r.dev, next)
+                        .iter()
+                        .filter(|e| e.host.node != node)
+                        .copied()
+                        .collect();
+                    match others.as_slice() {
+                        [] => {}
+                        [end] => return self.underlay_deliver(*end, &r.dev, pkt),
+                        many => return self.conflict(&r.dev, next, many),
+                    }
                 }
                 let Some(peer) = self.fabric.holder_of(next) else {
                     let in_cluster = self.net.pods.iter().any(|p| p.ip == Some(pkt.dst))
@@ -922,7 +940,11 @@ impl<'a, 'n> Walker<'a, 'n> {
                 underlay_text(kind, lower)
             ),
         );
-        if let Some(end) = self.fabric.underlay_holder(lower, next) {
+        let holders = self.fabric.underlay_holders(lower, next);
+        if holders.len() > 1 {
+            return self.conflict(lower, next, holders);
+        }
+        if let Some(&end) = holders.first() {
             if end.host.node == node {
                 match (kind, end.kind) {
                     (LinkKind::Macvlan { mode, .. }, _) if mode == "private" => {
@@ -972,6 +994,29 @@ impl<'a, 'n> Walker<'a, 'n> {
         }
         self.no_route(format!(
             "nothing on the {lower} wire answers ARP for {next}"
+        ))
+    }
+
+    /// Two interfaces on one wire hold the address: both answer ARP, and which one the
+    /// sender's neighbour entry ends up with depends on timing (the lab does not pick). The
+    /// usual cause: host-local, which keeps its leases per node, on a NAD shared by nodes.
+    fn conflict(&self, lower: &str, ip: IpAddr, holders: &[UnderlayEnd<'_>]) -> Outcome {
+        let who: Vec<String> = holders
+            .iter()
+            .map(|e| {
+                let pod = self
+                    .net
+                    .pods
+                    .iter()
+                    .find(|p| p.node == e.host.node && p.netns.as_deref() == Some(e.netns))
+                    .map(|p| p.key())
+                    .unwrap_or_else(|| format!("netns {}", e.netns));
+                format!("{pod} {} on {}", e.ifname, e.host.node)
+            })
+            .collect();
+        self.no_route(format!(
+            "address conflict on the {lower} wire: {ip} is held by {} — both answer ARP, so where the packet goes depends on whose reply came last (host-local keeps leases per node: give each node its own range, or use a cluster-wide IPAM such as whereabouts)",
+            who.join(" and ")
         ))
     }
 

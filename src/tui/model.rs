@@ -343,14 +343,6 @@ fn more_interfaces(
     netns: &str,
     primary: &str,
 ) -> Vec<String> {
-    use crate::cni::host::LinkKind;
-    let Some(ns) = lab
-        .nodes
-        .get(&pod.spec.node_name)
-        .and_then(|n| n.host.netns.get(netns))
-    else {
-        return Vec::new();
-    };
     let status: Vec<serde_json::Value> = pod
         .metadata
         .annotations
@@ -358,30 +350,28 @@ fn more_interfaces(
         .and_then(|s| serde_json::from_str(s).ok())
         .unwrap_or_default();
     let primary = if primary.is_empty() { "eth0" } else { primary };
-    ns.links
-        .values()
-        .filter(|l| l.kind != LinkKind::Loopback && l.name != primary)
+    node_view::netns_links(lab, &pod.spec.node_name, netns)
+        .filter(|l| l.kind != LinkType::Loopback && l.name != primary)
         .map(|l| {
-            let what = match &l.kind {
-                LinkKind::Macvlan { master, .. } => format!("macvlan·{master}"),
-                LinkKind::Ipvlan { master, .. } => format!("ipvlan·{master}"),
-                LinkKind::SriovVf { pf, .. } => match &l.pci {
-                    Some(pci) => format!("VF {pci} of {pf}"),
-                    None => format!("VF of {pf}"),
-                },
-                LinkKind::Veth { .. } => "veth".to_string(),
+            let what = match (l.kind, l.lower, l.pci) {
+                (LinkType::SriovVf, Some(pf), Some(pci)) => format!("VF {pci} of {pf}"),
+                (_, Some(lower), _) => format!("{}·{lower}", l.flavour),
+                (LinkType::Veth, ..) => "veth".to_string(),
                 _ => "device".to_string(),
             };
             let net = status
                 .iter()
-                .find(|e| e.get("interface").and_then(|v| v.as_str()) == Some(l.name.as_str()))
+                .find(|e| e.get("interface").and_then(|v| v.as_str()) == Some(l.name))
                 .and_then(|e| e.get("name").and_then(|v| v.as_str()))
                 .map(|n| format!(" {n}"))
                 .unwrap_or_default();
-            let addr = l.addrs.first().map(String::as_str).unwrap_or("(no IP)");
-            format!("{} {addr} {what}{net}", l.name)
+            format!("{} {} {what}{net}", l.name, or_no_ip(l.first_addr()))
         })
         .collect()
+}
+
+fn or_no_ip(addr: &str) -> &str {
+    if addr.is_empty() { "(no IP)" } else { addr }
 }
 
 /// Pods grouped by node, kept up to date from the API server's watch log so a refresh costs
