@@ -591,6 +591,22 @@ impl<'a, 'n> Walker<'a, 'n> {
             ));
         }
         if let Some(lower) = underlay_lower(&link.kind) {
+            // The packet leaves by that interface, from its address (the route's `src`).
+            let src_ip = r
+                .src
+                .as_deref()
+                .and_then(|a| a.parse().ok())
+                .or_else(|| {
+                    link.addrs
+                        .first()
+                        .and_then(|a| a.parse::<IpNet>().ok())
+                        .map(|n| n.addr())
+                })
+                .unwrap_or(src_ip);
+            if let Some(first) = self.hops.first_mut() {
+                first.text = format!("{} {} {src_ip}", pod.key(), r.dev);
+            }
+            self.orig_src = Some(src_ip);
             let pkt = Pkt {
                 src: src_ip,
                 dst: dst_ip,
