@@ -134,3 +134,16 @@ fn nothing_on_the_wire_holds_the_address() {
         "{t}"
     );
 }
+
+#[test]
+fn a_pods_own_second_address_is_looped_back() {
+    let mut lab = three_pods();
+    macvlan(&mut lab, "a", "10.10.0.5/24", "bridge");
+    macvlan(&mut lab, "c", "10.10.0.5/24", "bridge");
+    let t = run(&mut lab, "trace a 10.10.0.5");
+    assert!(t.contains("local 10.10.0.5 dev net1 table local"), "{t}");
+    assert!(
+        t.contains("delivered to default/a net1 10.10.0.5 (itself)"),
+        "{t}"
+    );
+}

@@ -547,17 +547,29 @@ impl<'a, 'n> Walker<'a, 'n> {
                 pod.node
             ));
         };
-        if dst_ip == src_ip {
+        // Any address of the pod's own interfaces (eth0's, or net1's) is in its local table.
+        let own_dev = if dst_ip == src_ip {
+            Some(pod.ifname.as_str())
+        } else {
+            ns.links
+                .values()
+                .find(|l| {
+                    l.addrs
+                        .iter()
+                        .any(|a| a.parse::<IpNet>().is_ok_and(|n| n.addr() == dst_ip))
+                })
+                .map(|l| l.name.as_str())
+        };
+        if let Some(dev) = own_dev {
             self.push(
                 HopKind::PodRoute,
                 format!(
-                    "route in {}: local {src_ip} dev {} table local proto kernel scope host src {src_ip} (its own address: looped back inside the pod)",
+                    "route in {}: local {dst_ip} dev {dev} table local proto kernel scope host src {dst_ip} (its own address: looped back inside the pod)",
                     pod.key(),
-                    pod.ifname
                 ),
             );
             // Looped back inside the pod: no host hook (nor Felix) sees it.
-            return Outcome::Delivered(format!("{} {} {src_ip} (itself)", pod.key(), pod.ifname));
+            return Outcome::Delivered(format!("{} {dev} {dst_ip} (itself)", pod.key()));
         }
         if dst_ip.is_ipv6() {
             return self.no_route("the walker follows IPv4 packets only".to_string());
