@@ -20,6 +20,9 @@ pub mod conf;
 pub mod delegate;
 pub mod status;
 
+#[cfg(test)]
+mod tests;
+
 use crate::cluster::nad::{NETWORK_STATUS_ANNOTATION, NETWORKS_ANNOTATION, RESOURCE_NAME_ANNOTATION};
 use crate::cni::plugin::{CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin};
 use crate::cni::types::{CniError, CniResult, Interface, IpConfig};
@@ -168,7 +171,7 @@ fn nad_config(ctx: &PluginCtx<'_>, config: &str, nad: &str, conf_dir: &str) -> R
     let spec_err = |e: String| {
         format!("GetCNIConfig: err in getCNIConfigFromSpec: failed to unmarshal Spec.Config: {e}")
     };
-    let mut v: Value = serde_json::from_str(config).map_err(|e| spec_err(go_json_error(config, &e)))?;
+    let mut v: Value = serde_json::from_str(config).map_err(|e| spec_err(annotation::go_syntax_error(config, &e)))?;
     let Value::Object(m) = &mut v else {
         return Err(spec_err(format!(
             "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
@@ -185,20 +188,6 @@ fn nad_config(ctx: &PluginCtx<'_>, config: &str, nad: &str, conf_dir: &str) -> R
         _ => {}
     }
     Ok(v)
-}
-
-/// Go's `encoding/json` error for text that is not JSON.
-fn go_json_error(text: &str, e: &serde_json::Error) -> String {
-    if e.is_eof() {
-        return "unexpected end of JSON input".into();
-    }
-    let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
-    match line.chars().nth(e.column().saturating_sub(1)) {
-        Some(c) if e.to_string().starts_with("expected value") => {
-            format!("invalid character '{c}' looking for beginning of value")
-        }
-        _ => e.to_string(),
-    }
 }
 
 /// The pod's delegates after the cluster network (`TryLoadPodDelegates` → `GetNetworkDelegates`
@@ -367,7 +356,7 @@ fn cmd_add(ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> Result<CniRe
         let devinfo = (!info_file.is_empty())
             .then(|| ctx.host.files.get(&info_file))
             .flatten()
-            .and_then(|t| serde_json::from_str::<Value>(t).ok());
+            .and_then(|t| serde_json::from_str::<status::DeviceInfo>(t).ok());
         statuses.extend(status::statuses(&r, &d.name, d.master_plugin, devinfo.as_ref()));
     }
     // One write of every status (`SetNetworkStatus`); the skip compares the pod's *name*

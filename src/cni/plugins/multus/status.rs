@@ -34,10 +34,53 @@ pub struct NetworkStatus {
     pub dns: Dns,
     /// The device plugin's device info (SR-IOV: the VF's PCI address).
     #[serde(rename = "device-info", skip_serializing_if = "Option::is_none")]
-    pub device_info: Option<Value>,
+    pub device_info: Option<DeviceInfo>,
     /// The `gw` of each default route of the result.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub gateway: Vec<String>,
+}
+
+/// `v1.DeviceInfo`, in the Go struct's field order (the device-info spec 1.1.0).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, Default)]
+pub struct DeviceInfo {
+    /// `pci`, `vdpa`, `vhost-user` or `memif`.
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    /// The spec version (`1.1.0`).
+    #[serde(default)]
+    pub version: String,
+    /// PCI details.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci: Option<PciDevice>,
+    /// vDPA details, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vdpa: Option<Value>,
+    /// vhost-user details, as given.
+    #[serde(default, rename = "vhost-user", skip_serializing_if = "Option::is_none")]
+    pub vhost_user: Option<Value>,
+    /// memif details, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memif: Option<Value>,
+}
+
+/// `v1.PciDevice`.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, Default)]
+pub struct PciDevice {
+    /// The device's PCI address.
+    #[serde(rename = "pci-address", default, skip_serializing_if = "String::is_empty")]
+    pub pci_address: String,
+    /// `vhost-net`.
+    #[serde(rename = "vhost-net", default, skip_serializing_if = "String::is_empty")]
+    pub vhost_net: String,
+    /// `rdma-device`.
+    #[serde(rename = "rdma-device", default, skip_serializing_if = "String::is_empty")]
+    pub rdma_device: String,
+    /// `pf-pci-address`.
+    #[serde(rename = "pf-pci-address", default, skip_serializing_if = "String::is_empty")]
+    pub pf_pci_address: String,
+    /// `representor-device`.
+    #[serde(rename = "representor-device", default, skip_serializing_if = "String::is_empty")]
+    pub representor_device: String,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -75,7 +118,7 @@ pub fn statuses(
     result: &CniResult,
     name: &str,
     default: bool,
-    device_info: Option<&Value>,
+    device_info: Option<&DeviceInfo>,
 ) -> Vec<NetworkStatus> {
     let gateways: Vec<String> = result
         .routes
@@ -214,7 +257,10 @@ mod tests {
             routes: vec![],
             dns: Dns::default(),
         };
-        let dev = serde_json::json!({"type": "pci", "version": "1.1.0", "pci": {"pci-address": "0000:03:02.1"}});
+        let dev: DeviceInfo = serde_json::from_str(
+            r#"{"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:03:02.1"}}"#,
+        )
+        .unwrap();
         let mut all = statuses(&bridge, "cbr0", true, None);
         all.extend(statuses(&macvlan, "default/macvlan-conf", false, None));
         all.extend(statuses(&sriov, "default/sriov-net", false, Some(&dev)));
