@@ -1208,10 +1208,13 @@ fn cni_wire_detail(out: &mut Outcome, seq: u64, c: &WireCall) {
                 format!(
                     "  {}{}  exit {}",
                     c.env.cmd().as_str(),
-                    if c.depth > 0 {
-                        " (delegated IPAM call)"
-                    } else {
+                    if c.depth == 0 {
                         ""
+                    } else if c.stdin.str_field("type") == c.plugin_type {
+                        // Its own config: a network a meta-plugin (Multus) ran.
+                        " (delegate of a meta-plugin)"
+                    } else {
+                        " (delegated IPAM call)"
                     },
                     c.exit_code()
                 ),
