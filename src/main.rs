@@ -36,7 +36,7 @@ struct Cli {
     /// Start with no nodes (same as --preset empty)
     #[arg(long, global = true, conflicts_with = "preset")]
     empty: bool,
-    /// The starting cluster: default, empty, single-node, three-nodes, dc-1000 (1,000 nodes),
+    /// The starting cluster: default, empty, single-node, three-nodes, multus, dc-1000 (1,000 nodes),
     /// or a FILE of lab commands run on an empty lab
     #[arg(long, global = true, value_name = "NAME|FILE")]
     preset: Option<String>,

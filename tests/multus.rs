@@ -127,6 +127,9 @@ fn a_pod_gets_a_second_interface_and_network_status() {
     assert!(d.contains("k8s.v1.cni.cncf.io/networks: blue"));
     assert!(d.contains("net1        default/blue   10.10.0.2"), "{d}");
     assert!(status(&mut lab, "p1").contains("k8s.v1.cni.cncf.io/network-status"));
+    let y = run(&mut lab, "get pod p1 -o yaml");
+    assert!(y.contains("    k8s.v1.cni.cncf.io/network-status: |-\n      [{\n          \"name\": \"lab-net\","), "{y}");
+    assert!(y.contains("    k8s.v1.cni.cncf.io/networks: blue\n"), "{y}");
     // The wire log nests each delegate's call under Multus's.
     let w = run(&mut lab, "show wire --list");
     assert!(w.contains("multus         ADD"), "{w}");

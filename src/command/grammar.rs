@@ -696,6 +696,8 @@ pub enum OutputFormat {
     Wide,
     /// The object(s) as JSON
     Json,
+    /// The object(s) as YAML, as kubectl prints it
+    Yaml,
 }
 
 /// `get` arguments.

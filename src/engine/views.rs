@@ -375,6 +375,15 @@ impl Lab {
         if g.output == Some(OutputFormat::Json) {
             return self.get_json(kind, g.name.as_deref(), g.ns.as_deref());
         }
+        if g.output == Some(OutputFormat::Yaml) {
+            // The same document as -o json, printed as YAML.
+            let json = self.get_json(kind, g.name.as_deref(), g.ns.as_deref())?;
+            let v: serde_json::Value =
+                serde_json::from_str(&json.to_text()).unwrap_or(serde_json::Value::Null);
+            let mut out = Outcome::empty();
+            out.block(crate::render::yaml::to_yaml(&v).trim_end(), Role::Plain);
+            return Ok(out);
+        }
         let wide = g.output == Some(OutputFormat::Wide);
         let name = g.name.as_deref();
         // A named object that does not exist is NotFound, as kubectl says.
