@@ -94,19 +94,37 @@ fn installing_writes_the_thin_config_on_every_node() {
         assert!(text.contains("\"type\": \"multus\""));
         assert!(text.contains("\"name\": \"multus-cni-network\""));
         assert!(text.contains("\"kubeconfig\": \"/etc/cni/net.d/multus.d/multus.kubeconfig\""));
-        assert!(text.contains("\"delegates\": [\n            {\"cniVersion\":\"1.0.0\",\"name\":\"lab-net\""));
-        assert!(rt.host.files.contains_key("/etc/cni/net.d/multus.d/multus.kubeconfig"));
+        assert!(text.contains(
+            "\"delegates\": [\n            {\"cniVersion\":\"1.0.0\",\"name\":\"lab-net\""
+        ));
+        assert!(
+            rt.host
+                .files
+                .contains_key("/etc/cni/net.d/multus.d/multus.kubeconfig")
+        );
         assert_eq!(rt.confdir.active().unwrap().0, "00-multus.conflist");
     }
     // A node that joins gets it too; `network use` regenerates it from the new primary.
     run(&mut lab, "node add node-3");
-    assert!(lab.nodes["node-3"].confdir.files.contains_key("00-multus.conflist"));
+    assert!(
+        lab.nodes["node-3"]
+            .confdir
+            .files
+            .contains_key("00-multus.conflist")
+    );
     run(&mut lab, "network use calico-bgp");
-    assert!(lab.nodes["node-1"].confdir.files["00-multus.conflist"].contains("\"name\":\"k8s-pod-network\""));
+    assert!(
+        lab.nodes["node-1"].confdir.files["00-multus.conflist"]
+            .contains("\"name\":\"k8s-pod-network\"")
+    );
     run(&mut lab, "network multus off");
     for rt in lab.nodes.values() {
         assert!(!rt.confdir.files.keys().any(|f| f.starts_with("00-multus")));
-        assert!(!rt.host.files.contains_key("/etc/cni/net.d/multus.d/multus.kubeconfig"));
+        assert!(
+            !rt.host
+                .files
+                .contains_key("/etc/cni/net.d/multus.d/multus.kubeconfig")
+        );
     }
     assert!(run(&mut lab, "network multus off").contains("already off"));
 }
@@ -115,12 +133,18 @@ fn installing_writes_the_thin_config_on_every_node() {
 fn a_pod_gets_a_second_interface_and_network_status() {
     let mut lab = multus_lab();
     let out = run(&mut lab, "pod create p1 --node node-1 --networks blue");
-    assert!(out.contains("AddedInterface  Add net1 [10.10.0.2/24] from default/blue"), "{out}");
+    assert!(
+        out.contains("AddedInterface  Add net1 [10.10.0.2/24] from default/blue"),
+        "{out}"
+    );
     let mut links = pod_links(&lab, "p1");
     links.sort();
     assert_eq!(links, vec!["eth0", "lo", "net1"]);
     let s = network_status(&lab, "p1").expect("network-status");
-    assert!(s.starts_with("[{\n    \"name\": \"lab-net\",\n    \"interface\": \"eth0\""), "{s}");
+    assert!(
+        s.starts_with("[{\n    \"name\": \"lab-net\",\n    \"interface\": \"eth0\""),
+        "{s}"
+    );
     assert!(s.contains("},{\n    \"name\": \"default/blue\",\n    \"interface\": \"net1\",\n    \"ips\": [\n        \"10.10.0.2\"\n    ]"), "{s}");
     // The learner sees it in describe (readable) and -o json (exact).
     let d = run(&mut lab, "describe pod p1");
@@ -128,7 +152,12 @@ fn a_pod_gets_a_second_interface_and_network_status() {
     assert!(d.contains("net1        default/blue   10.10.0.2"), "{d}");
     assert!(status(&mut lab, "p1").contains("k8s.v1.cni.cncf.io/network-status"));
     let y = run(&mut lab, "get pod p1 -o yaml");
-    assert!(y.contains("    k8s.v1.cni.cncf.io/network-status: |-\n      [{\n          \"name\": \"lab-net\","), "{y}");
+    assert!(
+        y.contains(
+            "    k8s.v1.cni.cncf.io/network-status: |-\n      [{\n          \"name\": \"lab-net\","
+        ),
+        "{y}"
+    );
     assert!(y.contains("    k8s.v1.cni.cncf.io/networks: blue\n"), "{y}");
     // The wire log nests each delegate's call under Multus's.
     let w = run(&mut lab, "show wire --list");
@@ -141,7 +170,10 @@ fn a_pod_gets_a_second_interface_and_network_status() {
 #[test]
 fn pod_delete_removes_every_attachment() {
     let mut lab = multus_lab();
-    run(&mut lab, "pod create p1 --node node-1 --networks blue@blue0,blue");
+    run(
+        &mut lab,
+        "pod create p1 --node node-1 --networks blue@blue0,blue",
+    );
     assert_eq!(leases(&lab, "blue").len(), 2);
     assert_eq!(host_veths(&lab), 3);
     let out = run(&mut lab, "pod delete p1");
@@ -166,9 +198,7 @@ fn a_missing_nad_fails_the_sandbox_with_multus_message_and_an_event() {
     assert!(d.contains("NoNetworkFound"), "{d}");
     assert!(d.contains("ContainerCreating"), "{d}");
     let ev = run(&mut lab, "show events -n 40");
-    assert!(ev.contains(
-        "Multus: [default/p2/"
-    ));
+    assert!(ev.contains("Multus: [default/p2/"));
     assert!(ev.contains("getKubernetesDelegate: cannot find a network-attachment-definition (nope) in namespace (default): network-attachment-definitions.k8s.cni.cncf.io \"nope\" not found"), "{ev}");
     assert!(ev.contains("failed to setup network for sandbox"), "{ev}");
     // Nothing leaks: the cluster network's address was released by the teardown.
@@ -186,9 +216,15 @@ fn a_bad_annotation_is_accepted_by_the_api_server_and_refused_by_multus() {
     assert!(network_status(&lab, "p3").is_none());
     let ev = run(&mut lab, "show events -n 40");
     assert!(ev.contains("parsePodNetworkAnnotation: parsePodNetworkObjectName: Failed to parse: one or more items did not match comma-delimited format (must consist of lower case alphanumeric characters). Must start and end with an alphanumeric character), mismatch @ 'Blue'"), "{ev}");
-    run(&mut lab, "pod create p4 --node node-1 --networks '[{\"name\":\"blue\",\"mac\":\"zz\"}]'");
+    run(
+        &mut lab,
+        "pod create p4 --node node-1 --networks '[{\"name\":\"blue\",\"mac\":\"zz\"}]'",
+    );
     let ev = run(&mut lab, "show events -n 40");
-    assert!(ev.contains("parsePodNetworkAnnotation: failed to mac: address zz: invalid MAC address"), "{ev}");
+    assert!(
+        ev.contains("parsePodNetworkAnnotation: failed to mac: address zz: invalid MAC address"),
+        "{ev}"
+    );
 }
 
 #[test]
@@ -201,7 +237,10 @@ fn a_failing_delegate_is_rolled_back_without_leftovers() {
     // The second pod: eth0 and net1 (blue) are added, net2 (tiny) runs out of addresses.
     run(&mut lab, "pod create b --node node-1 --networks blue,tiny");
     let ev = run(&mut lab, "show events -n 60");
-    assert!(ev.contains(":tiny]: error adding container to network \"tiny\": "), "{ev}");
+    assert!(
+        ev.contains(":tiny]: error adding container to network \"tiny\": "),
+        "{ev}"
+    );
     assert!(status(&mut lab, "b").contains("ContainerCreating"));
     // Rollback and teardown left nothing of b: no veths, no leases, no pod netns.
     assert_eq!(host_veths(&lab), veths);
@@ -217,17 +256,31 @@ fn nad_commands_validate_as_the_api_server_does() {
     let e = fails(&mut lab, "nad create Bad_Name --config '{}'");
     assert!(e.starts_with("The NetworkAttachmentDefinition \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain"), "{e}");
     assert!(fails(&mut lab, "nad create x -n nope").contains("namespaces \"nope\" not found"));
-    assert!(fails(&mut lab, "nad create x --file /nonexistent/x.json").starts_with("cannot read /nonexistent/x.json: "));
-    assert!(fails(&mut lab, "nad create x --config a --file b").contains("cannot be used together"));
+    assert!(
+        fails(&mut lab, "nad create x --file /nonexistent/x.json")
+            .starts_with("cannot read /nonexistent/x.json: ")
+    );
+    assert!(
+        fails(&mut lab, "nad create x --config a --file b").contains("cannot be used together")
+    );
     // Any string is a valid spec.config; Multus parses it later.
-    run(&mut lab, "nad create x --config 'not json' --resource intel.com/sriov_netdevice");
+    run(
+        &mut lab,
+        "nad create x --config 'not json' --resource intel.com/sriov_netdevice",
+    );
     assert!(fails(&mut lab, "nad create x").contains("already exists"));
     let d = run(&mut lab, "describe net-attach-def x");
-    assert!(d.contains("k8s.v1.cni.cncf.io/resourceName=intel.com/sriov_netdevice"), "{d}");
+    assert!(
+        d.contains("k8s.v1.cni.cncf.io/resourceName=intel.com/sriov_netdevice"),
+        "{d}"
+    );
     assert!(run(&mut lab, "get network-attachment-definitions").contains("x "));
     assert!(run(&mut lab, "get net-attach-def/x -o json").contains("\"config\": \"not json\""));
     run(&mut lab, "nad delete x");
-    assert!(fails(&mut lab, "nad delete x").contains("network-attachment-definitions.k8s.cni.cncf.io \"x\" not found"));
+    assert!(
+        fails(&mut lab, "nad delete x")
+            .contains("network-attachment-definitions.k8s.cni.cncf.io \"x\" not found")
+    );
 }
 
 #[test]
@@ -239,7 +292,10 @@ fn a_nad_file_is_read_within_the_limits_and_saves_keep_nads() {
     std::fs::write(&file, BLUE).unwrap();
     let mut lab = Lab::new();
     run(&mut lab, "network multus on");
-    run(&mut lab, &format!("nad create blue --file {}", file.display()));
+    run(
+        &mut lab,
+        &format!("nad create blue --file {}", file.display()),
+    );
     run(&mut lab, "pod create p1 --node node-1 --networks blue");
     let e = fails(&mut lab, &format!("nad create d --file {}", dir.display()));
     assert!(e.contains("not a regular file"), "{e}");

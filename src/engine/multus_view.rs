@@ -121,7 +121,9 @@ impl Lab {
         kv(out, "Kind", "NetworkAttachmentDefinition".into());
         out.line(Line::styled("Spec:", Role::Header));
         if n.spec.config.is_empty() {
-            out.plain("  Config:  <empty: Multus loads the file in its confDir whose name is this NAD's>");
+            out.plain(
+                "  Config:  <empty: Multus loads the file in its confDir whose name is this NAD's>",
+            );
         } else {
             out.plain("  Config:");
             for l in n.spec.config.lines() {
@@ -139,8 +141,9 @@ impl Lab {
                     .is_some_and(|v| {
                         crate::cni::plugins::multus::annotation::parse(v, &p.metadata.namespace)
                             .is_ok_and(|sels| {
-                                sels.iter()
-                                    .any(|s| s.name == n.name() && s.namespace == n.metadata.namespace)
+                                sels.iter().any(|s| {
+                                    s.name == n.name() && s.namespace == n.metadata.namespace
+                                })
                             })
                     })
             })

@@ -86,7 +86,10 @@ impl Lab {
         }
         if let Some(n) = &a.networks {
             // The API server stores any string; Multus parses it when the sandbox is made.
-            annotations.insert(crate::cluster::nad::NETWORKS_ANNOTATION.to_string(), n.clone());
+            annotations.insert(
+                crate::cluster::nad::NETWORKS_ANNOTATION.to_string(),
+                n.clone(),
+            );
         }
         let spec = PodSpec {
             node_name: a.node.clone(),

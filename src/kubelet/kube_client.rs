@@ -130,7 +130,10 @@ impl crate::control::Ctx<'_> {
                         self.log(
                             actor,
                             "conflict",
-                            format!("pod update {attempt}/{} rejected: {e}; re-reading and retrying", crate::control::STATUS_RETRIES),
+                            format!(
+                                "pod update {attempt}/{} rejected: {e}; re-reading and retrying",
+                                crate::control::STATUS_RETRIES
+                            ),
                         );
                     }
                     Err(_) => break,

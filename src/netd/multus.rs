@@ -165,8 +165,11 @@ mod tests {
 
     #[test]
     fn old_versions_get_a_single_conf() {
-        let (name, text) =
-            render("10-x.conf", r#"{"cniVersion":"0.4.0","name":"x","type":"bridge"}"#).unwrap();
+        let (name, text) = render(
+            "10-x.conf",
+            r#"{"cniVersion":"0.4.0","name":"x","type":"bridge"}"#,
+        )
+        .unwrap();
         assert_eq!(name, "00-multus.conf");
         assert!(text.starts_with("{\n        \"cniVersion\": \"0.4.0\""));
         assert!(crate::cni::conf::parse_file(&name, &text).is_ok());

@@ -115,9 +115,9 @@ fn string(s: &str, indent: usize) -> String {
 /// go-yaml v2's `resolve`: null, bools (YAML 1.1 spellings), numbers, timestamps.
 fn resolves_to_non_string(s: &str) -> bool {
     const WORDS: &[&str] = &[
-        "", "~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No",
-        "NO", "true", "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off",
-        "OFF", ".inf", ".Inf", ".INF", "-.inf", "+.inf", ".nan", ".NaN", ".NAN",
+        "", "~", "null", "Null", "NULL", "y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO",
+        "true", "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF",
+        ".inf", ".Inf", ".INF", "-.inf", "+.inf", ".nan", ".NaN", ".NAN",
     ];
     if WORDS.contains(&s) {
         return true;
@@ -128,9 +128,13 @@ fn resolves_to_non_string(s: &str) -> bool {
     }
     let digits = |x: &str| !x.is_empty() && x.chars().all(|c| c.is_ascii_digit() || c == '_');
     let number = digits(t)
-        || t.strip_prefix("0x").is_some_and(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit() || c == '_'))
-        || t.strip_prefix("0b").is_some_and(|b| !b.is_empty() && b.chars().all(|c| c == '0' || c == '1' || c == '_'))
-        || (t.parse::<f64>().is_ok() && t.chars().all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-' | '_')));
+        || t.strip_prefix("0x")
+            .is_some_and(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit() || c == '_'))
+        || t.strip_prefix("0b")
+            .is_some_and(|b| !b.is_empty() && b.chars().all(|c| c == '0' || c == '1' || c == '_'))
+        || (t.parse::<f64>().is_ok()
+            && t.chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-' | '_')));
     // A timestamp: YYYY-MM-DD, optionally with a time.
     let b = s.as_bytes();
     let timestamp = b.len() >= 10

@@ -125,7 +125,9 @@ fn parse_object_name(item: &str) -> Result<(String, String, String), String> {
             ));
         }
     }
-    if !ifname.is_empty() && (ifname.len() > 15 || ifname.contains([' ', '\t', '\n', '\x0b', '\x0c', '\r', '/'])) {
+    if !ifname.is_empty()
+        && (ifname.len() > 15 || ifname.contains([' ', '\t', '\n', '\x0b', '\x0c', '\r', '/']))
+    {
         return Err(format!(
             "{F}: Failed to parse interface name: must be less than 15 chars and not contain '/' or spaces. interface name '{ifname}'"
         ));
@@ -163,7 +165,8 @@ pub fn parse_mac(s: &str) -> Result<(), String> {
             return Err(bad());
         }
         for chunk in b.chunks(5) {
-            if !chunk[..4].iter().all(u8::is_ascii_hexdigit) || (chunk.len() == 5 && chunk[4] != b'.')
+            if !chunk[..4].iter().all(u8::is_ascii_hexdigit)
+                || (chunk.len() == 5 && chunk[4] != b'.')
             {
                 return Err(bad());
             }
@@ -291,7 +294,10 @@ pub(crate) fn go_syntax_error(text: &str, e: &serde_json::Error) -> String {
         // serde stops at the first wrong letter of a literal; Go names the letter it expected.
         let start = (0..=col)
             .rev()
-            .find(|&i| matches!(chars[i], 'n' | 't' | 'f') && (i == 0 || !chars[i - 1].is_ascii_alphabetic()))
+            .find(|&i| {
+                matches!(chars[i], 'n' | 't' | 'f')
+                    && (i == 0 || !chars[i - 1].is_ascii_alphabetic())
+            })
             .unwrap_or(col);
         let word = match chars.get(start) {
             Some('n') => "null",
@@ -299,7 +305,10 @@ pub(crate) fn go_syntax_error(text: &str, e: &serde_json::Error) -> String {
             _ => "false",
         };
         let want = word.chars().nth(col - start).unwrap_or(' ');
-        return format!("invalid character {q} in literal {word} (expecting {})", go_char(want));
+        return format!(
+            "invalid character {q} in literal {word} (expecting {})",
+            go_char(want)
+        );
     }
     let what = if msg.starts_with("expected value") {
         "looking for beginning of value"
@@ -338,10 +347,17 @@ mod tests {
         let v = parse(" macvlan-conf@macvlan1 , other/b ,c", "default").unwrap();
         assert_eq!(v.len(), 3);
         assert_eq!(
-            (v[0].namespace.as_str(), v[0].name.as_str(), v[0].interface.as_str()),
+            (
+                v[0].namespace.as_str(),
+                v[0].name.as_str(),
+                v[0].interface.as_str()
+            ),
             ("default", "macvlan-conf", "macvlan1")
         );
-        assert_eq!((v[1].namespace.as_str(), v[1].name.as_str()), ("other", "b"));
+        assert_eq!(
+            (v[1].namespace.as_str(), v[1].name.as_str()),
+            ("other", "b")
+        );
         assert_eq!(v[2].interface, "");
     }
 
@@ -350,7 +366,9 @@ mod tests {
         let p = "parsePodNetworkAnnotation: parsePodNetworkObjectName: ";
         assert_eq!(
             parse("Macvlan-Conf", "default").unwrap_err(),
-            format!("{p}Failed to parse: one or more items did not match comma-delimited format (must consist of lower case alphanumeric characters). Must start and end with an alphanumeric character), mismatch @ 'Macvlan-Conf'")
+            format!(
+                "{p}Failed to parse: one or more items did not match comma-delimited format (must consist of lower case alphanumeric characters). Must start and end with an alphanumeric character), mismatch @ 'Macvlan-Conf'"
+            )
         );
         assert_eq!(
             parse("a/b/c", "default").unwrap_err(),
@@ -362,11 +380,15 @@ mod tests {
         );
         assert_eq!(
             parse("a@averyveryverylongname", "default").unwrap_err(),
-            format!("{p}Failed to parse interface name: must be less than 15 chars and not contain '/' or spaces. interface name 'averyveryverylongname'")
+            format!(
+                "{p}Failed to parse interface name: must be less than 15 chars and not contain '/' or spaces. interface name 'averyveryverylongname'"
+            )
         );
         assert_eq!(
             parse("Bad_NS/a", "default").unwrap_err(),
-            format!("{p}Failed to parse: one or more items did not match comma-delimited format (must consist of lower case alphanumeric characters). Must start and end with an alphanumeric character), mismatch @ 'Bad_NS'")
+            format!(
+                "{p}Failed to parse: one or more items did not match comma-delimited format (must consist of lower case alphanumeric characters). Must start and end with an alphanumeric character), mismatch @ 'Bad_NS'"
+            )
         );
         // An empty item (a trailing comma) passes the parser with an empty name; the GET
         // of that NAD is what fails.
@@ -395,11 +417,15 @@ mod tests {
         let p = "parsePodNetworkAnnotation: failed to parse pod Network Attachment Selection Annotation JSON format: ";
         assert_eq!(
             parse(r#"[{"name":1}]"#, "default").unwrap_err(),
-            format!("{p}json: cannot unmarshal number into Go struct field NetworkSelectionElement.name of type string")
+            format!(
+                "{p}json: cannot unmarshal number into Go struct field NetworkSelectionElement.name of type string"
+            )
         );
         assert_eq!(
             parse(r#"{"name":"a"}"#, "default").unwrap_err(),
-            format!("{p}json: cannot unmarshal object into Go value of type []*types.NetworkSelectionElement")
+            format!(
+                "{p}json: cannot unmarshal object into Go value of type []*types.NetworkSelectionElement"
+            )
         );
         assert_eq!(
             parse(r#"[{"name":"a"}"#, "default").unwrap_err(),
@@ -414,7 +440,10 @@ mod tests {
             format!("{p}invalid character '{{' after array element")
         );
         assert_eq!(
-            go_syntax_error("not json", &serde_json::from_str::<Value>("not json").unwrap_err()),
+            go_syntax_error(
+                "not json",
+                &serde_json::from_str::<Value>("not json").unwrap_err()
+            ),
             "invalid character 'o' in literal null (expecting 'u')"
         );
         assert_eq!(

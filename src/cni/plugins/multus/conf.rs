@@ -57,7 +57,10 @@ fn kind(v: &Value) -> &'static str {
 /// `LoadNetConf` on the stdin document (the plugin object with `runtimeConfig`).
 pub fn load(doc: &Value) -> Result<NetConf, String> {
     let Value::Object(obj) = doc else {
-        return Err("failed to load netconf: json: cannot unmarshal into Go value of type types.NetConf".into());
+        return Err(
+            "failed to load netconf: json: cannot unmarshal into Go value of type types.NetConf"
+                .into(),
+        );
     };
     let delegates = match obj.get("delegates") {
         None | Some(Value::Null) => Vec::new(),

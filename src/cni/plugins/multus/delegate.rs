@@ -140,9 +140,7 @@ pub fn load(
     }
     if let Some(args) = sel.and_then(|s| s.cni_args.as_ref()) {
         edit_plugins(&mut conf, &|m| {
-            let a = m
-                .entry("args")
-                .or_insert_with(|| Value::Object(Map::new()));
+            let a = m.entry("args").or_insert_with(|| Value::Object(Map::new()));
             if let Value::Object(a) = a {
                 let cni = a.entry("cni").or_insert_with(|| Value::Object(Map::new()));
                 if let Value::Object(cni) = cni {
@@ -221,7 +219,10 @@ pub fn runtime_conf(
         let Some((k, v)) = pair.split_once('=') else {
             continue; // "is not recognized as CNI arg, skipped"
         };
-        match args.iter_mut().find(|(ak, av)| ak == k && av.is_empty() && !v.is_empty()) {
+        match args
+            .iter_mut()
+            .find(|(ak, av)| ak == k && av.is_empty() && !v.is_empty())
+        {
             Some(slot) => slot.1 = v.to_string(),
             None => args.push((k.to_string(), v.to_string())),
         }
@@ -251,7 +252,11 @@ pub fn runtime_conf(
         }
     }
     let mut info_file = String::new();
-    if caps.get("deviceID").and_then(Value::as_str).is_some_and(|s| !s.is_empty()) {
+    if caps
+        .get("deviceID")
+        .and_then(Value::as_str)
+        .is_some_and(|s| !s.is_empty())
+    {
         info_file = cni_device_info_path(&format!("{}-{}_{ifname}", d.name, env.container_id));
         caps.insert("CNIDeviceInfoFile".into(), Value::String(info_file.clone()));
     }
@@ -270,7 +275,10 @@ pub fn runtime_conf(
 
 /// `GetCNIDeviceInfoPath`: `/var/run/k8s.cni.cncf.io/devinfo/cni/<id with / as ->`.
 pub fn cni_device_info_path(id: &str) -> String {
-    format!("/var/run/k8s.cni.cncf.io/devinfo/cni/{}", id.replace('/', "-"))
+    format!(
+        "/var/run/k8s.cni.cncf.io/devinfo/cni/{}",
+        id.replace('/', "-")
+    )
 }
 
 /// The device plugin's devinfo file for a device (`GetDPDeviceInfoPath`).

@@ -23,7 +23,9 @@ pub mod status;
 #[cfg(test)]
 mod tests;
 
-use crate::cluster::nad::{NETWORK_STATUS_ANNOTATION, NETWORKS_ANNOTATION, RESOURCE_NAME_ANNOTATION};
+use crate::cluster::nad::{
+    NETWORK_STATUS_ANNOTATION, NETWORKS_ANNOTATION, RESOURCE_NAME_ANNOTATION,
+};
 use crate::cni::plugin::{CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin};
 use crate::cni::types::{CniError, CniResult, Interface, IpConfig};
 use delegate::Delegate;
@@ -93,12 +95,18 @@ impl K8sArgs {
 
     /// `cmdErr`'s prefix: `Multus: [<ns>/<pod>/<uid>]: `.
     fn err(&self, msg: impl std::fmt::Display) -> String {
-        format!("Multus: [{}/{}/{}]: {msg}", self.namespace, self.name, self.uid)
+        format!(
+            "Multus: [{}/{}/{}]: {msg}",
+            self.namespace, self.name, self.uid
+        )
     }
 
     /// `cmdPluginErr`'s prefix: `[<ns>/<pod>/<uid>:<conf name>]: `.
     fn plugin_err(&self, conf: &str, msg: impl std::fmt::Display) -> String {
-        format!("[{}/{}/{}:{conf}]: {msg}", self.namespace, self.name, self.uid)
+        format!(
+            "[{}/{}/{}:{conf}]: {msg}",
+            self.namespace, self.name, self.uid
+        )
     }
 }
 
@@ -115,7 +123,8 @@ pub(crate) fn json_kind(v: &Value) -> &'static str {
 }
 
 fn load(env: &CniEnv, stdin: &Stdin) -> Result<(conf::NetConf, K8sArgs), String> {
-    let n = conf::load(&stdin.to_json()).map_err(|e| format!("Multus: error loading netconf: {e}"))?;
+    let n =
+        conf::load(&stdin.to_json()).map_err(|e| format!("Multus: error loading netconf: {e}"))?;
     let k8s =
         K8sArgs::parse(&env.args).map_err(|e| format!("Multus: error getting k8s args: {e}"))?;
     Ok((n, k8s))
@@ -137,7 +146,12 @@ const GETTING: &str = "TryLoadPodDelegates: error in getting k8s network for pod
 /// `GetCNIConfig`: the NAD's `spec.config` with `name` injected when missing or empty
 /// (re-marshalled, so compact with sorted keys), or for an empty spec the file in `confDir`
 /// whose `name` is the NAD's (`network-attachment-definition-client: pkg/utils/cniconfig.go`).
-fn nad_config(ctx: &PluginCtx<'_>, config: &str, nad: &str, conf_dir: &str) -> Result<Value, String> {
+fn nad_config(
+    ctx: &PluginCtx<'_>,
+    config: &str,
+    nad: &str,
+    conf_dir: &str,
+) -> Result<Value, String> {
     if config.is_empty() {
         let files: Vec<(&String, &String)> = ctx
             .host
@@ -148,7 +162,9 @@ fn nad_config(ctx: &PluginCtx<'_>, config: &str, nad: &str, conf_dir: &str) -> R
                     .and_then(|r| r.strip_prefix('/'))
                     .is_some_and(|f| {
                         !f.contains('/')
-                            && (f.ends_with(".conf") || f.ends_with(".json") || f.ends_with(".conflist"))
+                            && (f.ends_with(".conf")
+                                || f.ends_with(".json")
+                                || f.ends_with(".conflist"))
                     })
             })
             .collect();
@@ -171,7 +187,8 @@ fn nad_config(ctx: &PluginCtx<'_>, config: &str, nad: &str, conf_dir: &str) -> R
     let spec_err = |e: String| {
         format!("GetCNIConfig: err in getCNIConfigFromSpec: failed to unmarshal Spec.Config: {e}")
     };
-    let mut v: Value = serde_json::from_str(config).map_err(|e| spec_err(annotation::go_syntax_error(config, &e)))?;
+    let mut v: Value = serde_json::from_str(config)
+        .map_err(|e| spec_err(annotation::go_syntax_error(config, &e)))?;
     let Value::Object(m) = &mut v else {
         return Err(spec_err(format!(
             "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
@@ -200,15 +217,22 @@ fn pod_delegates(
     annotations: &BTreeMap<String, String>,
     events: bool,
 ) -> Result<Vec<Delegate>, String> {
-    let Some(value) = annotations.get(NETWORKS_ANNOTATION).filter(|v| !v.is_empty()) else {
+    let Some(value) = annotations
+        .get(NETWORKS_ANNOTATION)
+        .filter(|v| !v.is_empty())
+    else {
         return Ok(Vec::new());
     };
-    let nets = annotation::parse(value, &k8s.namespace).map_err(|e| k8s.err(format!("{LOADING}: {e}")))?;
+    let nets =
+        annotation::parse(value, &k8s.namespace).map_err(|e| k8s.err(format!("{LOADING}: {e}")))?;
     let mut resources: Option<BTreeMap<String, (Vec<String>, usize)>> = None;
     let mut out = Vec::new();
     for sel in &nets {
         let kube = ctx.kube.as_deref_mut();
-        let Some(nad) = kube.as_ref().and_then(|k| k.net_attach_def(&sel.namespace, &sel.name)) else {
+        let Some(nad) = kube
+            .as_ref()
+            .and_then(|k| k.net_attach_def(&sel.namespace, &sel.name))
+        else {
             let msg = format!(
                 "cannot find a network-attachment-definition ({}) in namespace ({}): network-attachment-definitions.k8s.cni.cncf.io \"{}\" not found",
                 sel.name, sel.namespace, sel.name
@@ -218,10 +242,16 @@ fn pod_delegates(
                     k.event(&k8s.namespace, &k8s.name, true, "NoNetworkFound", &msg);
                 }
             }
-            return Err(k8s.err(format!("{LOADING}: {GETTING}: getKubernetesDelegate: {msg}")));
+            return Err(k8s.err(format!(
+                "{LOADING}: {GETTING}: getKubernetesDelegate: {msg}"
+            )));
         };
         let mut device_id = String::new();
-        let resource = nad.annotations.get(RESOURCE_NAME_ANNOTATION).cloned().unwrap_or_default();
+        let resource = nad
+            .annotations
+            .get(RESOURCE_NAME_ANNOTATION)
+            .cloned()
+            .unwrap_or_default();
         if !resource.is_empty() && !k8s.name.is_empty() && !k8s.namespace.is_empty() {
             let map = resources.get_or_insert_with(|| {
                 let mut m: BTreeMap<String, (Vec<String>, usize)> = BTreeMap::new();
@@ -281,7 +311,10 @@ fn cmd_add(ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> Result<CniRe
     let use_kube = !n.kubeconfig.is_empty() && ctx.kube.is_some() && !k8s.name.is_empty();
     let mut pod = None;
     if use_kube {
-        let got = ctx.kube.as_deref().and_then(|k| k.pod(&k8s.namespace, &k8s.name));
+        let got = ctx
+            .kube
+            .as_deref()
+            .and_then(|k| k.pod(&k8s.namespace, &k8s.name));
         let Some(p) = got else {
             return Ok(empty_result(env, &n.cni_version));
         };
@@ -313,7 +346,9 @@ fn cmd_add(ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> Result<CniRe
     }
     // Cache the list for DEL.
     let saved = serde_json::to_string(&delegates).unwrap_or_default();
-    ctx.host.files.insert(scratch_path(&n.cni_dir, &env.container_id), saved);
+    ctx.host
+        .files
+        .insert(scratch_path(&n.cni_dir, &env.container_id), saved);
     let mut result: Option<CniResult> = None;
     let mut statuses = Vec::new();
     for (idx, d) in delegates.iter().enumerate() {
@@ -357,7 +392,12 @@ fn cmd_add(ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> Result<CniRe
             .then(|| ctx.host.files.get(&info_file))
             .flatten()
             .and_then(|t| serde_json::from_str::<status::DeviceInfo>(t).ok());
-        statuses.extend(status::statuses(&r, &d.name, d.master_plugin, devinfo.as_ref()));
+        statuses.extend(status::statuses(
+            &r,
+            &d.name,
+            d.master_plugin,
+            devinfo.as_ref(),
+        ));
     }
     // One write of every status (`SetNetworkStatus`); the skip compares the pod's *name*
     // with systemNamespaces, as upstream does.
@@ -378,7 +418,13 @@ fn delegate_add(
     rt: &mut delegate::DelegateRt,
     cni_dir: &str,
 ) -> Result<CniResult, String> {
-    let cannot = |e: String| format!("DelegateAdd: cannot set {:?} interface name to {:?}: {e}", d.conf_type(), rt.ifname);
+    let cannot = |e: String| {
+        format!(
+            "DelegateAdd: cannot set {:?} interface name to {:?}: {e}",
+            d.conf_type(),
+            rt.ifname
+        )
+    };
     match ctx.host.netns.get(&rt.netns) {
         None => {
             return Err(cannot(format!(
@@ -397,7 +443,10 @@ fn delegate_add(
     }
     if !d.mac_request.is_empty() {
         if annotation::parse_mac(&d.mac_request).is_err() {
-            return Err(format!("DelegateAdd: failed to parse mac address {:?}", d.mac_request));
+            return Err(format!(
+                "DelegateAdd: failed to parse mac address {:?}",
+                d.mac_request
+            ));
         }
         rt.args.push(("MAC".into(), d.mac_request.clone()));
     }
@@ -423,9 +472,15 @@ fn del_plugins(
         let (rt, info_file) = delegate::runtime_conf(env, k8s, &ifname, &n.runtime_config, d);
         if let Err(e) = delegate::del(ctx, d, &rt, &n.cni_dir) {
             errors.push(if d.conf_list_plugin {
-                format!("DelegateDel: error invoking ConflistDel - {:?}: {e}", d.net_name())
+                format!(
+                    "DelegateDel: error invoking ConflistDel - {:?}: {e}",
+                    d.net_name()
+                )
             } else {
-                format!("DelegateDel: error invoking DelegateDel - {:?}: {e}", d.conf_type())
+                format!(
+                    "DelegateDel: error invoking DelegateDel - {:?}: {e}",
+                    d.conf_type()
+                )
             });
         }
         if !info_file.is_empty() {
@@ -456,7 +511,9 @@ fn cmd_del(ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> Result<(), S
             // No cache: rebuild from the API when the pod is still there, else nothing can
             // be deleted properly and DEL succeeds (a sandbox must always go).
             let pod = if !n.kubeconfig.is_empty() && !k8s.name.is_empty() {
-                ctx.kube.as_deref().and_then(|k| k.pod(&k8s.namespace, &k8s.name))
+                ctx.kube
+                    .as_deref()
+                    .and_then(|k| k.pod(&k8s.namespace, &k8s.name))
             } else {
                 None
             };
@@ -483,10 +540,15 @@ fn cmd_check(ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> Result<(),
     let (rt, _) = delegate::runtime_conf(env, &k8s, &ifname, &n.runtime_config, &d);
     delegate::check(ctx, &d, &rt, &n.cni_dir).map_err(|e| {
         if d.conf_list_plugin {
-            format!("DelegateCheck: error invoking ConflistCheck - {:?}: {e}", d.net_name())
+            format!(
+                "DelegateCheck: error invoking ConflistCheck - {:?}: {e}",
+                d.net_name()
+            )
         } else {
-            format!("DelegateCheck: error invoking DelegateCheck - {:?}: {e}", d.conf_type())
+            format!(
+                "DelegateCheck: error invoking DelegateCheck - {:?}: {e}",
+                d.conf_type()
+            )
         }
     })
 }
-

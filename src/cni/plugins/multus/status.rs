@@ -56,7 +56,11 @@ pub struct DeviceInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vdpa: Option<Value>,
     /// vhost-user details, as given.
-    #[serde(default, rename = "vhost-user", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        rename = "vhost-user",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub vhost_user: Option<Value>,
     /// memif details, as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,19 +71,39 @@ pub struct DeviceInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, Default)]
 pub struct PciDevice {
     /// The device's PCI address.
-    #[serde(rename = "pci-address", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "pci-address",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub pci_address: String,
     /// `vhost-net`.
-    #[serde(rename = "vhost-net", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "vhost-net",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub vhost_net: String,
     /// `rdma-device`.
-    #[serde(rename = "rdma-device", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "rdma-device",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub rdma_device: String,
     /// `pf-pci-address`.
-    #[serde(rename = "pf-pci-address", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "pf-pci-address",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub pf_pci_address: String,
     /// `representor-device`.
-    #[serde(rename = "representor-device", default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        rename = "representor-device",
+        default,
+        skip_serializing_if = "String::is_empty"
+    )]
     pub representor_device: String,
 }
 
@@ -316,7 +340,10 @@ mod tests {
             ..Default::default()
         };
         let s = annotation(&statuses(&r, "default/m", false, None));
-        assert!(s.contains("\"gateway\": [\n        \"\\u003cnil\\u003e\"\n    ]"), "{s}");
+        assert!(
+            s.contains("\"gateway\": [\n        \"\\u003cnil\\u003e\"\n    ]"),
+            "{s}"
+        );
     }
 
     #[test]

@@ -53,7 +53,10 @@ fn fake(networks: &str) -> Fake {
             annotations,
         },
     );
-    for (name, bridge, subnet) in [("blue", "br-blue", "10.10.0.0/24"), ("red", "br-red", "10.20.0.0/24")] {
+    for (name, bridge, subnet) in [
+        ("blue", "br-blue", "10.10.0.0/24"),
+        ("red", "br-red", "10.20.0.0/24"),
+    ] {
         f.nads.insert(
             ("default".into(), name.into()),
             NadInfo {
@@ -86,7 +89,9 @@ fn env(cmd: CniCommand) -> CniEnv {
         container_id: CID.into(),
         netns: NETNS.into(),
         ifname: "eth0".into(),
-        args: format!("IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p1;K8S_POD_INFRA_CONTAINER_ID={CID};K8S_POD_UID=uid-1"),
+        args: format!(
+            "IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p1;K8S_POD_INFRA_CONTAINER_ID={CID};K8S_POD_UID=uid-1"
+        ),
         path: "/opt/cni/bin".into(),
     }
 }
@@ -153,13 +158,27 @@ fn delegates_run_in_order_with_net_index_names() {
     let (_, e, _) = &r.calls[2];
     assert_eq!(
         e.args,
-        format!("IgnoreUnknown=true;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p1;K8S_POD_INFRA_CONTAINER_ID={CID};K8S_POD_UID=uid-1;IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p1;K8S_POD_INFRA_CONTAINER_ID={CID};K8S_POD_UID=uid-1")
+        format!(
+            "IgnoreUnknown=true;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p1;K8S_POD_INFRA_CONTAINER_ID={CID};K8S_POD_UID=uid-1;IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p1;K8S_POD_INFRA_CONTAINER_ID={CID};K8S_POD_UID=uid-1"
+        )
     );
     let status = &k.annotations[0];
     assert_eq!(status.0, "k8s.v1.cni.cncf.io/network-status");
-    assert!(status.1.starts_with("[{\n    \"name\": \"lab-net\",\n    \"interface\": \"eth0\""));
-    assert!(status.1.contains("},{\n    \"name\": \"default/blue\",\n    \"interface\": \"macvlan1\""));
-    assert!(status.1.contains("\"name\": \"default/red\",\n    \"interface\": \"net2\""));
+    assert!(
+        status
+            .1
+            .starts_with("[{\n    \"name\": \"lab-net\",\n    \"interface\": \"eth0\"")
+    );
+    assert!(
+        status
+            .1
+            .contains("},{\n    \"name\": \"default/blue\",\n    \"interface\": \"macvlan1\"")
+    );
+    assert!(
+        status
+            .1
+            .contains("\"name\": \"default/red\",\n    \"interface\": \"net2\"")
+    );
     let reasons: Vec<&str> = k.events.iter().map(|e| e.2.as_str()).collect();
     assert_eq!(reasons[1], "Add macvlan1 [10.10.0.2/24] from default/blue");
     // The list is saved for DEL.
@@ -197,7 +216,11 @@ fn requested_name_colliding_with_a_generated_one_fails_and_rolls_back() {
     let names: Vec<&str> = ns.links.values().map(|l| l.name.as_str()).collect();
     assert_eq!(names, vec!["lo"]);
     for store in h.ipam.values() {
-        assert!(store.files().iter().all(|(f, _)| !f.starts_with("10.")), "{:?}", store.files());
+        assert!(
+            store.files().iter().all(|(f, _)| !f.starts_with("10.")),
+            "{:?}",
+            store.files()
+        );
     }
     assert!(k.annotations.is_empty());
 }
@@ -206,7 +229,11 @@ fn requested_name_colliding_with_a_generated_one_fails_and_rolls_back() {
 fn del_runs_the_cached_list_in_reverse() {
     let mut h = host();
     let mut k = fake("blue,red");
-    assert!(run(&mut h, &mut k, CniCommand::Add, &multus_conf()).reply.is_ok());
+    assert!(
+        run(&mut h, &mut k, CniCommand::Add, &multus_conf())
+            .reply
+            .is_ok()
+    );
     // The pod is gone from the API by now: DEL works from the cache alone.
     k.pods.clear();
     let r = run(&mut h, &mut k, CniCommand::Del, &multus_conf());
@@ -230,12 +257,18 @@ fn del_runs_the_cached_list_in_reverse() {
 fn del_collects_every_error() {
     let mut h = host();
     let mut k = fake("blue");
-    assert!(run(&mut h, &mut k, CniCommand::Add, &multus_conf()).reply.is_ok());
+    assert!(
+        run(&mut h, &mut k, CniCommand::Add, &multus_conf())
+            .reply
+            .is_ok()
+    );
     // Break both delegates' IPAM in the cached list.
     let path = format!("/var/lib/cni/multus/{CID}");
     let text = h.files[&path].replace("host-local", "gone");
     h.files.insert(path, text);
-    let e = run(&mut h, &mut k, CniCommand::Del, &multus_conf()).reply.unwrap_err();
+    let e = run(&mut h, &mut k, CniCommand::Del, &multus_conf())
+        .reply
+        .unwrap_err();
     assert_eq!(
         e.msg,
         "errors: DelegateDel: error invoking DelegateDel - \"bridge\": failed to find plugin \"gone\" in path [/opt/cni/bin] / DelegateDel: error invoking ConflistDel - \"lab-net\": plugin type=\"bridge\" failed (delete): failed to find plugin \"gone\" in path [/opt/cni/bin]"
@@ -261,12 +294,14 @@ fn missing_pod_gives_the_placeholder_result() {
 fn missing_nad_is_an_error_and_a_warning_event() {
     let mut h = host();
     let mut k = fake("nope");
-    let e = run(&mut h, &mut k, CniCommand::Add, &multus_conf()).reply.unwrap_err();
+    let e = run(&mut h, &mut k, CniCommand::Add, &multus_conf())
+        .reply
+        .unwrap_err();
     assert_eq!(
         e.msg,
         "Multus: [default/p1/uid-1]: error loading k8s delegates k8s args: TryLoadPodDelegates: error in getting k8s network for pod: GetNetworkDelegates: failed getting the delegate: getKubernetesDelegate: cannot find a network-attachment-definition (nope) in namespace (default): network-attachment-definitions.k8s.cni.cncf.io \"nope\" not found"
     );
-    assert_eq!(k.events[0].0, true);
+    assert!(k.events[0].0);
     assert_eq!(k.events[0].1, "NoNetworkFound");
 }
 
@@ -288,7 +323,9 @@ fn nad_name_injection_and_bad_spec() {
             annotations: BTreeMap::new(),
         },
     );
-    let e = run(&mut h, &mut k, CniCommand::Add, &multus_conf()).reply.unwrap_err();
+    let e = run(&mut h, &mut k, CniCommand::Add, &multus_conf())
+        .reply
+        .unwrap_err();
     assert_eq!(
         e.msg,
         "Multus: [default/p1/uid-1]: error loading k8s delegates k8s args: TryLoadPodDelegates: error in getting k8s network for pod: GetNetworkDelegates: failed getting the delegate: GetCNIConfig: err in getCNIConfigFromSpec: failed to unmarshal Spec.Config: invalid character 'o' looking for beginning of object key string"
@@ -323,7 +360,11 @@ fn selection_requests_become_args_and_capabilities() {
         .iter()
         .find(|(t, e, _)| t == "bridge" && e.ifname == "net1")
         .unwrap();
-    assert!(e.args.ends_with(";MAC=ca:fe:c0:ff:ee:00;IP=10.10.0.9/24"), "{}", e.args);
+    assert!(
+        e.args.ends_with(";MAC=ca:fe:c0:ff:ee:00;IP=10.10.0.9/24"),
+        "{}",
+        e.args
+    );
     let rc = s.runtime_config.as_ref().unwrap();
     assert_eq!(rc.as_ref(), &json!({"ips": ["10.10.0.9/24"]}));
     // The master delegate gets no MAC/IP and no selection capabilities.
@@ -357,7 +398,8 @@ fn device_ids_are_sorted_and_handed_out_in_delegate_order() {
         device_ids: vec!["0000:03:02.3".into(), "0000:03:02.1".into()],
     }];
     h.files.insert(
-        "/var/run/k8s.cni.cncf.io/devinfo/dp/intel.com-sriov_netdevice-0000:03:02.1-device.json".into(),
+        "/var/run/k8s.cni.cncf.io/devinfo/dp/intel.com-sriov_netdevice-0000:03:02.1-device.json"
+            .into(),
         r#"{"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:03:02.1"}}"#.into(),
     );
     let r = run(&mut h, &mut k, CniCommand::Add, &multus_conf());
@@ -378,10 +420,18 @@ fn device_ids_are_sorted_and_handed_out_in_delegate_order() {
     let (_, _, s) = r.calls.iter().find(|(_, e, _)| e.ifname == "net1").unwrap();
     assert_eq!(s.str_field("deviceID"), "0000:03:02.1");
     // The device plugin's devinfo reaches network-status.
-    assert!(k.annotations[0].1.contains("\"device-info\": {\n        \"type\": \"pci\""));
+    assert!(
+        k.annotations[0]
+            .1
+            .contains("\"device-info\": {\n        \"type\": \"pci\"")
+    );
     let info = format!("/var/run/k8s.cni.cncf.io/devinfo/cni/default-sriov-a-{CID}_net1");
     assert!(h.files.contains_key(&info));
-    assert!(run(&mut h, &mut k, CniCommand::Del, &multus_conf()).reply.is_ok());
+    assert!(
+        run(&mut h, &mut k, CniCommand::Del, &multus_conf())
+            .reply
+            .is_ok()
+    );
     assert!(!h.files.contains_key(&info));
 }
 
@@ -389,9 +439,14 @@ fn device_ids_are_sorted_and_handed_out_in_delegate_order() {
 fn conf_errors() {
     let mut h = host();
     let mut k = fake("blue");
-    let e = run(&mut h, &mut k, CniCommand::Add, &json!({"cniVersion": "1.0.0", "name": "m", "type": "multus"}))
-        .reply
-        .unwrap_err();
+    let e = run(
+        &mut h,
+        &mut k,
+        CniCommand::Add,
+        &json!({"cniVersion": "1.0.0", "name": "m", "type": "multus"}),
+    )
+    .reply
+    .unwrap_err();
     assert_eq!(
         e.msg,
         "Multus: error loading netconf: at least one delegate/clusterNetwork must be specified"
