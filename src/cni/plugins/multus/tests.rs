@@ -453,3 +453,38 @@ fn conf_errors() {
     );
     let _ = CniResult::default();
 }
+
+#[test]
+fn an_empty_spec_loads_the_conf_dir_file_of_that_name() {
+    let mut h = host();
+    let mut k = fake("green");
+    k.nads
+        .insert(("default".into(), "green".into()), NadInfo::default());
+    let e = run(&mut h, &mut k, CniCommand::Add, &multus_conf())
+        .reply
+        .unwrap_err();
+    assert!(
+        e.msg.ends_with("failed getting the delegate: GetCNIConfig: err in GetCNIConfigFromFile: No networks found in /etc/cni/multus/net.d"),
+        "{}",
+        e.msg
+    );
+    h.files.insert(
+        "/etc/cni/multus/net.d/10-other.conf".into(),
+        r#"{"cniVersion":"1.0.0","name":"other","type":"bridge"}"#.into(),
+    );
+    let e = run(&mut h, &mut k, CniCommand::Add, &multus_conf())
+        .reply
+        .unwrap_err();
+    assert!(
+        e.msg.ends_with("GetCNIConfigFromFile: no network available in the name green in cni dir /etc/cni/multus/net.d"),
+        "{}",
+        e.msg
+    );
+    h.files.insert(
+        "/etc/cni/multus/net.d/20-green.conf".into(),
+        r#"{"cniVersion":"1.0.0","name":"green","type":"bridge","bridge":"br-green","ipam":{"type":"host-local","subnet":"10.50.0.0/24"}}"#.into(),
+    );
+    let r = run(&mut h, &mut k, CniCommand::Add, &multus_conf());
+    assert!(r.reply.is_ok(), "{:?}", r.reply);
+    assert_eq!(bridges(&r)[1], ("net1".to_string(), "green".to_string()));
+}
