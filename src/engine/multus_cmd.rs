@@ -189,9 +189,17 @@ impl Lab {
                 );
             }
             Err(e) => {
+                // The entrypoint exits; the DaemonSet restarts it (CrashLoopBackOff) and the
+                // runtime keeps using the node's current config.
                 let detail = format!("failed to create multus config: {e}");
-                let seq = self.log(actor, "error", detail);
-                let _ = seq;
+                let clock = self.clock;
+                self.log_event(crate::record::CallEvent::line(
+                    clock,
+                    actor,
+                    "error".into(),
+                    detail,
+                    crate::record::Level::Warning,
+                ));
             }
         }
     }
