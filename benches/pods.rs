@@ -69,6 +69,7 @@ fn create_with(name: &str, node: &str, pvcs: Vec<String>) -> Command {
         bandwidth_ingress: None,
         bandwidth_egress: None,
         pvcs,
+        networks: None,
         ns: "default".into(),
     }))
 }

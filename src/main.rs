@@ -30,12 +30,13 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
   cni-csi-lab --conflist my.conflist   start with your own CNI config on every node
   cni-csi-lab --network flannel-vxlan  start with flannel's VXLAN backend (default host-gw)
   cni-csi-lab --network calico-bgp     start with Calico (BGP, NetworkPolicy enforced by Felix)
+  cni-csi-lab --multus                 start with Multus on top of the network (pods with --networks)
   cni-csi-lab --load lab.json          start from a lab saved with `save lab.json`")]
 struct Cli {
     /// Start with no nodes (same as --preset empty)
     #[arg(long, global = true, conflicts_with = "preset")]
     empty: bool,
-    /// The starting cluster: default, empty, single-node, three-nodes, dc-1000 (1,000 nodes),
+    /// The starting cluster: default, empty, single-node, three-nodes, multus, dc-1000 (1,000 nodes),
     /// or a FILE of lab commands run on an empty lab
     #[arg(long, global = true, value_name = "NAME|FILE")]
     preset: Option<String>,
@@ -49,8 +50,11 @@ struct Cli {
     network: Option<String>,
     /// Start from a lab saved with `save FILE` (replayed and checked; a damaged or newer
     /// file is refused)
-    #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["preset", "empty", "conflist", "network"])]
+    #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["preset", "empty", "conflist", "network", "multus"])]
     load: Option<String>,
+    /// Install Multus (thin) on top of the network at start (`network multus on`)
+    #[arg(long, global = true)]
+    multus: bool,
     /// Read lessons from this directory instead of the built-in ones (for lesson authors)
     #[arg(long, global = true, value_name = "DIR")]
     lessons: Option<String>,
@@ -224,6 +228,11 @@ fn starting_desk(cli: &Cli) -> Result<Desk, String> {
     }
     if let Some(file) = &cli.conflist {
         load_conflist(&mut desk, file)?;
+    }
+    if cli.multus {
+        // After --network and --conflist: the entrypoint takes the primary config it finds.
+        desk.execute("network multus on")
+            .map_err(|e| format!("--multus: {}", e.message))?;
     }
     Ok(desk)
 }

@@ -21,6 +21,11 @@ pub const PRESETS: &[(&str, &str, &str)] = &[
         "node-1, node-2 and node-3 in two zones",
         include_str!("../assets/presets/three-nodes.lab"),
     ),
+    (
+        "multus",
+        "node-1 and node-2 with Multus (thin) on flannel and two NADs, blue and red",
+        include_str!("../assets/presets/multus.lab"),
+    ),
 ];
 
 /// The generated scale presets: name, description, node count (see [`dc_script`]).

@@ -1,6 +1,7 @@
 //! The cluster's API objects and the API server store that holds them.
 
 pub mod meta;
+pub mod nad;
 pub mod objects;
 pub mod policy;
 pub mod reports;
@@ -51,6 +52,8 @@ tables! {
     pods: PodSpec,
     /// NetworkPolicies.
     policies: policy::NetworkPolicySpec,
+    /// NetworkAttachmentDefinitions (`k8s.cni.cncf.io`, Multus).
+    net_attach_defs: nad::NetAttachDefSpec,
     /// StorageClasses.
     storage_classes: StorageClassSpec,
     /// PersistentVolumeClaims.

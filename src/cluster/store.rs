@@ -22,6 +22,9 @@ pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug {
     /// Whether the kind's fields sit at the top level instead of under `spec`/`status`
     /// (StorageClass).
     const FLAT: bool = false;
+    /// Whether the kind has a `status` (a CRD without a status subresource, such as
+    /// NetworkAttachmentDefinition, prints none).
+    const HAS_STATUS: bool = true;
     /// The status type.
     type Status: Clone + PartialEq + Serialize + Default + fmt::Debug;
 }
@@ -77,7 +80,9 @@ impl<K: Kind> Serialize for Object<K> {
             }
         } else {
             m.serialize_entry("spec", &self.spec)?;
-            m.serialize_entry("status", &self.status)?;
+            if K::HAS_STATUS {
+                m.serialize_entry("status", &self.status)?;
+            }
         }
         m.end()
     }

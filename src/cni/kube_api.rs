@@ -47,4 +47,9 @@ pub trait KubeClient {
     fn pod_resources(&self, ns: &str, name: &str) -> Vec<PodDevices>;
     /// Set one annotation on the pod (queued; applied when the CNI call returns).
     fn annotate_pod(&mut self, ns: &str, name: &str, key: &str, value: &str);
+    /// Record a Kubernetes event on the pod (`Eventf`: `AddedInterface`, Warning
+    /// `NoNetworkFound`); queued like the writes. The default records nothing.
+    fn event(&mut self, ns: &str, name: &str, warning: bool, reason: &'static str, message: &str) {
+        let _ = (ns, name, warning, reason, message);
+    }
 }

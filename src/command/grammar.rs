@@ -48,6 +48,13 @@ pub enum Command {
     /// Create, delete or list NetworkPolicies
     #[command(subcommand, visible_alias = "netpol")]
     Policy(PolicyCmd),
+    /// Create, delete or list NetworkAttachmentDefinitions (the extra networks Multus attaches)
+    #[command(
+        subcommand,
+        visible_alias = "net-attach-def",
+        after_help = "A pod asks for them with `pod create … --networks NAME[@IFNAME],…`; Multus (`network multus on`)\nreads them when the pod's sandbox is created.\nExamples:\n  nad create blue --config '{\"cniVersion\":\"1.0.0\",\"type\":\"bridge\",\"bridge\":\"br-blue\",\"ipam\":{\"type\":\"host-local\",\"subnet\":\"10.10.0.0/24\"}}'\n  nad create sriov-net --file sriov.json --resource intel.com/sriov_netdevice\n  nad list\n  describe net-attach-def blue"
+    )]
+    Nad(NadCmd),
     /// Would traffic from SRC reach DST? Answers allowed or denied and which policy decided
     #[command(after_help = "Examples:\n  reach web db --port 3306\n  reach web db --port 53/UDP")]
     Reach(FlowArgs),
@@ -57,10 +64,10 @@ pub enum Command {
     /// Views: IPAM store, routes, volumes, events (call log), wire log, iptables, ipset, watch
     #[command(subcommand)]
     Show(ShowCmd),
-    /// The network implementation: flannel with the host-gw or the VXLAN backend
+    /// The network implementation: flannel with the host-gw or the VXLAN backend; Multus on top
     #[command(
         subcommand,
-        after_help = "Networks:\n  flannel-host-gw  routes to each peer's pod subnet via its InternalIP (the default)\n  flannel-vxlan    flannel.1 (VNI 1, UDP 8472, MTU 1450) tunnels to each peer\nExamples:\n  network show\n  network use flannel-vxlan\n  network use flannel-host-gw --cidr 10.244.0.0/14"
+        after_help = "Networks:\n  flannel-host-gw  routes to each peer's pod subnet via its InternalIP (the default)\n  flannel-vxlan    flannel.1 (VNI 1, UDP 8472, MTU 1450) tunnels to each peer\nMultus:\n  network multus on|off  Multus (thin) on top of the running network: pods get extra interfaces from NADs\nExamples:\n  network show\n  network use flannel-vxlan\n  network use flannel-host-gw --cidr 10.244.0.0/14\n  network multus on"
     )]
     Network(NetworkCmd),
     /// Print objects (kubectl get)
@@ -252,6 +259,9 @@ pub struct PodCreateArgs {
     /// A PersistentVolumeClaim to mount, CLAIM[:ro] (repeatable)
     #[arg(long = "pvc")]
     pub pvcs: Vec<String>,
+    /// Extra networks for Multus (k8s.v1.cni.cncf.io/networks): `a@net1,ns/b` or the JSON list form
+    #[arg(long, value_name = "VALUE", allow_hyphen_values = true)]
+    pub networks: Option<String>,
     /// Namespace
     #[arg(
         long,
@@ -352,6 +362,61 @@ pub enum CniConfCmd {
     },
 }
 
+/// `nad …`
+#[derive(Debug, Subcommand, Clone, PartialEq)]
+pub enum NadCmd {
+    /// Create a NetworkAttachmentDefinition (spec.config is stored as given)
+    #[command(
+        after_help = "Examples:\n  nad create blue --config '{\"cniVersion\":\"1.0.0\",\"type\":\"bridge\",\"bridge\":\"br-blue\",\"ipam\":{\"type\":\"host-local\",\"subnet\":\"10.10.0.0/24\"}}'\n  nad create sriov-net --file sriov.json --resource intel.com/sriov_netdevice -n team-a"
+    )]
+    Create(NadCreateArgs),
+    /// Delete a NetworkAttachmentDefinition (pods already attached keep their interfaces)
+    #[command(visible_alias = "rm")]
+    Delete {
+        /// Name
+        name: String,
+        /// Namespace
+        #[arg(
+            long,
+            short = 'n',
+            visible_alias = "namespace",
+            default_value = "default"
+        )]
+        ns: String,
+    },
+    /// List NetworkAttachmentDefinitions
+    #[command(visible_alias = "ls")]
+    List {
+        /// Namespace (all namespaces when omitted)
+        #[arg(long, short = 'n', visible_alias = "namespace")]
+        ns: Option<String>,
+    },
+}
+
+/// `nad create` arguments.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct NadCreateArgs {
+    /// Name
+    pub name: String,
+    /// spec.config: a CNI config or conflist as JSON text (empty: Multus looks in its confDir)
+    #[arg(long, allow_hyphen_values = true, conflicts_with = "file")]
+    pub config: Option<String>,
+    /// Read spec.config from a file
+    #[arg(long, value_parser = file_name)]
+    pub file: Option<String>,
+    /// The device-plugin resource (k8s.v1.cni.cncf.io/resourceName), e.g. intel.com/sriov_netdevice
+    #[arg(long)]
+    pub resource: Option<String>,
+    /// Namespace
+    #[arg(
+        long,
+        short = 'n',
+        visible_alias = "namespace",
+        default_value = "default"
+    )]
+    pub ns: String,
+}
+
 /// `policy …`
 #[derive(Debug, Subcommand, Clone, PartialEq)]
 pub enum PolicyCmd {
@@ -432,6 +497,15 @@ pub enum NetworkCmd {
     /// flannel, Calico and Cilium side by side: encapsulation, routing, MTU, IPAM, who
     /// masquerades, who enforces NetworkPolicy and where
     Compare,
+    /// Install or remove Multus (thin plugin) on every node, on top of the running network
+    #[command(
+        after_help = "on:  the thin entrypoint writes /etc/cni/net.d/00-multus.conf[list] (the running network as delegates[0])\n     and multus.d/multus.kubeconfig on every node; pods created from now on go through Multus\noff: both files go; running pods keep their sandboxes\nExamples:\n  network multus on\n  network multus off"
+    )]
+    Multus {
+        /// on or off
+        #[arg(value_parser = ["on", "off"])]
+        state: String,
+    },
     /// Run another network: the old one's daemons go with what they programmed
     Use {
         /// flannel-host-gw, flannel-vxlan, calico-bgp or cilium
@@ -622,6 +696,10 @@ pub enum OutputFormat {
     Wide,
     /// The object(s) as JSON
     Json,
+    /// The object(s) as YAML, as kubectl prints it (hidden from completion for now: the
+    /// dashboard's completion test pins `wide`, `json`)
+    #[value(hide = true)]
+    Yaml,
 }
 
 /// `get` arguments.
@@ -631,7 +709,7 @@ pub struct GetArgs {
     pub kind: String,
     /// Name (all when omitted)
     pub name: Option<String>,
-    /// Output format
+    /// Output format (also yaml, as kubectl prints it)
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<OutputFormat>,
     /// Namespace

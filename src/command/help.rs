@@ -56,7 +56,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("Cluster", &["node", "ns", "get", "describe"]),
     ("Workloads", &["pod"]),
     ("Storage", &["sc", "pvc", "pv", "snapshot"]),
-    ("Network", &["policy", "reach", "trace"]),
+    ("Network", &["policy", "nad", "reach", "trace"]),
     (
         "Plugin calls (as a container runtime or a CSI sidecar makes them)",
         &["cni", "csi"],

@@ -15,7 +15,9 @@
 
 use super::Lab;
 use crate::command::Command;
-use crate::command::grammar::{NetworkCmd, NodeCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd};
+use crate::command::grammar::{
+    NadCmd, NetworkCmd, NodeCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -139,6 +141,7 @@ pub fn classify(cmd: &Command) -> Class {
         | Command::Pvc(PvcCmd::List)
         | Command::Snapshot(SnapshotCmd::List)
         | Command::Policy(PolicyCmd::List)
+        | Command::Nad(NadCmd::List { .. })
         | Command::Network(NetworkCmd::Show) => Class::View,
         Command::Reset(_) | Command::Load(_) => Class::Restart,
         c if super::is_front_end_command(c) => Class::Restart,

@@ -120,6 +120,7 @@ impl Lab {
             }),
             NetworkCmd::Compare => Ok(self.network_compare()),
             NetworkCmd::Use { name, cidr } => self.network_use(&name, cidr.as_deref()),
+            NetworkCmd::Multus { state } => self.multus_cmd(&state),
         }
     }
 
@@ -210,6 +211,8 @@ impl Lab {
             }
         };
         self.run_network();
+        // Multus's entrypoint regenerates 00-multus.conf[list] from the new primary config.
+        self.multus_resync();
         out.line(
             Line::new()
                 .push(format!("network {name} ({network})"), Role::Name)

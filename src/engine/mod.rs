@@ -18,6 +18,8 @@ pub mod fault_cmd;
 pub mod ipam_view;
 pub mod journal;
 pub mod kernel_views;
+pub mod multus_cmd;
+pub mod multus_view;
 pub mod names;
 pub mod network;
 pub mod node_index;
@@ -169,6 +171,8 @@ pub struct Lab {
     pub faults: crate::faults::Faults,
     /// The network implementation's node daemons (flanneld on every node).
     pub network: crate::netd::Network,
+    /// Whether Multus's DaemonSet runs (`network multus on`, see `crate::netd::multus`).
+    pub multus: bool,
 }
 
 /// The capabilities the sidecars and kubelet learned from the driver when they started
@@ -229,6 +233,7 @@ impl Lab {
             journal: journal::Journal::new(journal::Start::Empty),
             faults: crate::faults::Faults::default(),
             network: crate::netd::Network::default(),
+            multus: false,
         };
         for ns in ["default", "kube-system"] {
             let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
@@ -411,6 +416,7 @@ impl Lab {
             Command::Save(a) => self.save_cmd(&a.file),
             Command::Load(a) => self.load_cmd(&a.file),
             Command::Policy(p) => self.policy(p),
+            Command::Nad(c) => self.nad(c),
             Command::Network(n) => self.network_cmd(n),
             Command::Reach(f) => self.reach(&f),
             Command::Trace(f) => self.trace(&f),

@@ -12,6 +12,7 @@ pub const KINDS: &[&str] = &[
     "pods",
     "namespaces",
     "networkpolicies",
+    "net-attach-def",
     "pvc",
     "pv",
     "sc",
@@ -49,6 +50,13 @@ impl Lab {
                 }
             }
             "kinds" => out.extend(KINDS.iter().map(|k| k.to_string())),
+            // `pod create --networks`: the NADs a pod can name.
+            "networks" => out.extend(
+                self.cluster
+                    .net_attach_defs
+                    .values()
+                    .map(|o| o.name().to_string()),
+            ),
             _ => match super::views::canonical_kind(kind).unwrap_or("") {
                 "nodes" => out.extend(self.cluster.nodes.values().map(|o| o.name().to_string())),
                 "pods" => out.extend(self.cluster.pods.values().map(|o| o.name().to_string())),
@@ -61,6 +69,12 @@ impl Lab {
                 "networkpolicies" => {
                     out.extend(self.cluster.policies.values().map(|o| o.name().to_string()))
                 }
+                "network-attachment-definitions" => out.extend(
+                    self.cluster
+                        .net_attach_defs
+                        .values()
+                        .map(|o| o.name().to_string()),
+                ),
                 // Storage kinds slot in here as their tables appear.
                 _ => {}
             },

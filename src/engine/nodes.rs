@@ -110,6 +110,10 @@ impl Lab {
         // The network's DaemonSet starts flanneld on the new node; every node's flanneld
         // learns the new lease (in step mode too: daemons are not the learner's hops).
         self.network_event(Some(name));
+        // Multus's DaemonSet starts its entrypoint on the new node too.
+        if self.multus {
+            self.multus_install(name);
+        }
 
         let mut out = Outcome::empty();
         out.line(

@@ -84,6 +84,13 @@ impl Lab {
             validate::bandwidth(r).map_err(LabError::msg)?;
             annotations.insert(EGRESS_BANDWIDTH.to_string(), r.clone());
         }
+        if let Some(n) = &a.networks {
+            // The API server stores any string; Multus parses it when the sandbox is made.
+            annotations.insert(
+                crate::cluster::nad::NETWORKS_ANNOTATION.to_string(),
+                n.clone(),
+            );
+        }
         let spec = PodSpec {
             node_name: a.node.clone(),
             containers: vec![Container {

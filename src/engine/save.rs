@@ -56,6 +56,7 @@ pub const KINDS: &[&str] = &[
     "nodes",
     "pods",
     "networkpolicies",
+    "network-attachment-definitions",
     "storageclasses",
     "persistentvolumeclaims",
     "persistentvolumes",

@@ -375,6 +375,15 @@ impl Lab {
         if g.output == Some(OutputFormat::Json) {
             return self.get_json(kind, g.name.as_deref(), g.ns.as_deref());
         }
+        if g.output == Some(OutputFormat::Yaml) {
+            // The same document as -o json, printed as YAML.
+            let json = self.get_json(kind, g.name.as_deref(), g.ns.as_deref())?;
+            let v: serde_json::Value =
+                serde_json::from_str(&json.to_text()).unwrap_or(serde_json::Value::Null);
+            let mut out = Outcome::empty();
+            out.block(crate::render::yaml::to_yaml(&v).trim_end(), Role::Plain);
+            return Ok(out);
+        }
         let wide = g.output == Some(OutputFormat::Wide);
         let name = g.name.as_deref();
         // A named object that does not exist is NotFound, as kubectl says.
@@ -486,6 +495,25 @@ impl Lab {
                     ]);
                 }
                 table_or_none(t)
+            }
+            "network-attachment-definitions" => {
+                let mut t = Table::new(&["NAME", "AGE"]);
+                for n in self.cluster.net_attach_defs.values() {
+                    if n.metadata.namespace != ns || name.is_some_and(|x| x != n.name()) {
+                        continue;
+                    }
+                    t.row([
+                        n.name().to_string(),
+                        age(self.clock, n.metadata.creation_tick),
+                    ]);
+                }
+                if t.is_empty() {
+                    let mut o = Outcome::empty();
+                    o.plain(format!("No resources found in {ns} namespace."));
+                    o
+                } else {
+                    t.render()
+                }
             }
             "persistentvolumeclaims" => self.pvc_table(Some(&ns)),
             "persistentvolumes" => self.pv_table(),
@@ -639,6 +667,11 @@ impl Lab {
                 "networkpolicies.networking.k8s.io",
                 true
             ),
+            "network-attachment-definitions" => one_or_list!(
+                self.cluster.net_attach_defs,
+                "network-attachment-definitions.k8s.cni.cncf.io",
+                true
+            ),
             "persistentvolumeclaims" => {
                 one_or_list!(self.cluster.pvcs, "persistentvolumeclaims", true)
             }
@@ -704,11 +737,15 @@ impl Lab {
                 kv(&mut out, "Namespace", p.metadata.namespace.clone());
                 kv(&mut out, "Node", format!("{}/{node_ip}", p.spec.node_name));
                 kv(&mut out, "Labels", labels_text(&p.metadata.labels));
-                kv(
-                    &mut out,
-                    "Annotations",
-                    labels_text(&p.metadata.annotations),
-                );
+                if super::multus_view::has_multus_annotations(p) {
+                    super::multus_view::annotation_lines(&mut out, &p.metadata.annotations);
+                } else {
+                    kv(
+                        &mut out,
+                        "Annotations",
+                        labels_text(&p.metadata.annotations),
+                    );
+                }
                 kv(&mut out, "Status", pod_status_text(p));
                 kv(&mut out, "IP", p.status.pod_ip.clone());
                 if let Some(sb) = self
@@ -719,6 +756,7 @@ impl Lab {
                     kv(&mut out, "Sandbox", sb.id.clone());
                     kv(&mut out, "Netns", sb.netns.clone());
                 }
+                super::multus_view::network_lines(&mut out, p);
                 out.line(Line::styled("Containers:", Role::Header));
                 for c in &p.spec.containers {
                     out.plain(format!("  {}:", c.name));
@@ -965,16 +1003,17 @@ impl Lab {
                     &pv.metadata.uid,
                 );
             }
+            "network-attachment-definitions" => self.describe_nad(&mut out, &d.ns, &d.name)?,
             other => {
                 return Err(LabError::msg(format!(
-                    "describe does not know {other:?}; it describes pods, nodes, pvc and pv"
+                    "describe does not know {other:?}; it describes pods, nodes, pvc, pv and net-attach-def"
                 )));
             }
         }
         Ok(out)
     }
 
-    fn events_for(&self, out: &mut Outcome, object: &str, uid: &str) {
+    pub(super) fn events_for(&self, out: &mut Outcome, object: &str, uid: &str) {
         let events: Vec<_> = self
             .calls
             .iter()
@@ -1033,6 +1072,15 @@ pub fn canonical_kind(k: &str) -> Result<&'static str, LabError> {
         "pod" | "pods" | "po" => "pods",
         "namespace" | "namespaces" | "ns" => "namespaces",
         "networkpolicy" | "networkpolicies" | "netpol" | "policy" | "policies" => "networkpolicies",
+        "network-attachment-definitions"
+        | "network-attachment-definition"
+        | "network-attachment-definitions.k8s.cni.cncf.io"
+        | "networkattachmentdefinition"
+        | "networkattachmentdefinitions"
+        | "net-attach-def"
+        | "net-attach-defs"
+        | "nad"
+        | "nads" => "network-attachment-definitions",
         "pvc" | "persistentvolumeclaim" | "persistentvolumeclaims" => "persistentvolumeclaims",
         "pv" | "persistentvolume" | "persistentvolumes" => "persistentvolumes",
         "sc" | "storageclass" | "storageclasses" => "storageclasses",
@@ -1043,13 +1091,13 @@ pub fn canonical_kind(k: &str) -> Result<&'static str, LabError> {
         "volumesnapshotcontent" | "volumesnapshotcontents" | "vsc" => "volumesnapshotcontents",
         other => {
             return Err(LabError::msg(format!(
-                "the server doesn't have a resource type {other:?}; kinds are: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), pvc, pv, sc, va, snapshots (vs), volumesnapshotcontents (vsc), csinodes, csidrivers"
+                "the server doesn't have a resource type {other:?}; kinds are: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), network-attachment-definitions (net-attach-def), pvc, pv, sc, va, snapshots (vs), volumesnapshotcontents (vsc), csinodes, csidrivers"
             )));
         }
     })
 }
 
-fn not_found(resource: &str, name: &str) -> LabError {
+pub(super) fn not_found(resource: &str, name: &str) -> LabError {
     LabError::msg(format!(
         "Error from server (NotFound): {resource} \"{name}\" not found"
     ))
@@ -1094,7 +1142,7 @@ pub fn age(now: u64, then: u64) -> String {
     }
 }
 
-fn labels_text(m: &std::collections::BTreeMap<String, String>) -> String {
+pub(super) fn labels_text(m: &std::collections::BTreeMap<String, String>) -> String {
     if m.is_empty() {
         "<none>".into()
     } else {
@@ -1169,10 +1217,13 @@ fn cni_wire_detail(out: &mut Outcome, seq: u64, c: &WireCall) {
                 format!(
                     "  {}{}  exit {}",
                     c.env.cmd().as_str(),
-                    if c.depth > 0 {
-                        " (delegated IPAM call)"
-                    } else {
+                    if c.depth == 0 {
                         ""
+                    } else if c.stdin.str_field("type") == c.plugin_type {
+                        // Its own config: a network a meta-plugin (Multus) ran.
+                        " (delegate of a meta-plugin)"
+                    } else {
+                        " (delegated IPAM call)"
                     },
                     c.exit_code()
                 ),

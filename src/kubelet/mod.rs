@@ -7,6 +7,7 @@
 //! sandbox, and the runtime (containerd's CRI plugin through go-cni/libcni) runs the plugins.
 
 pub mod bandwidth;
+pub mod kube_client;
 pub mod sandbox;
 pub mod volumes;
 

@@ -67,11 +67,15 @@ impl Kubelet {
             wire.push(crate::record::wire::WireRecord::Cni(c));
         };
         let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
+        // PodResources: the device manager's allocations for this pod (none yet; the
+        // device manager fills them).
+        let pod_devices = Vec::new();
+        let mut kube = super::kube_client::KubeletClient::new(&*ctx.api, pod_devices);
         let mut inv = Invoker {
             exec: &mut crate::cni::exec::InProcess {
                 registry,
                 host: &mut node.host,
-                kube: None,
+                kube: Some(&mut kube),
             },
             cache: &mut node.cache,
             wire: &mut record,
@@ -89,6 +93,7 @@ impl Kubelet {
         } else {
             None
         };
+        let queued = kube.take();
         let last_wire = ctx.wire.next_seq();
         ctx.log(
             &actor,
@@ -96,6 +101,8 @@ impl Kubelet {
             format!("net={} ifname=eth0 (chain: {chain_text})", net.list.name),
         );
         ctx.log_wire_summaries(first_wire, last_wire);
+        // What a plugin with a kubeconfig (Multus) wrote: events, then one pod update.
+        ctx.apply_plugin_writes("multus", queued);
         if runtime_died {
             return Err(self.runtime_crashed(ctx, cri, &node_name, &id, &netns));
         }
@@ -166,11 +173,12 @@ impl Kubelet {
                     wire.push(crate::record::wire::WireRecord::Cni(c));
                 };
                 let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
+                let mut kube = super::kube_client::KubeletClient::new(&*ctx.api, Vec::new());
                 let mut inv = Invoker {
                     exec: &mut crate::cni::exec::InProcess {
                         registry,
                         host: &mut node.host,
-                        kube: None,
+                        kube: Some(&mut kube),
                     },
                     cache: &mut node.cache,
                     wire: &mut record,

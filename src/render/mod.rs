@@ -4,6 +4,7 @@ pub mod ansi;
 pub mod escape;
 pub mod outcome;
 pub mod table;
+pub mod yaml;
 
 pub use escape::escape_controls;
 pub use outcome::{Line, Outcome, Role, Span};

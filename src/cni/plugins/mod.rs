@@ -9,6 +9,7 @@ pub mod flannel;
 pub mod host_local;
 pub mod loopback;
 pub mod memo;
+pub mod multus;
 pub mod portmap;
 
 #[cfg(test)]
@@ -27,6 +28,7 @@ pub fn standard() -> Vec<Box<dyn Plugin>> {
         Box::new(flannel::Flannel),
         Box::new(host_local::HostLocal),
         Box::new(loopback::Loopback),
+        Box::new(multus::Multus),
         Box::new(portmap::Portmap),
     ]
 }
