@@ -11,6 +11,7 @@
 pub mod calico;
 pub mod cilium;
 pub mod flannel;
+pub mod sriov_dp;
 
 pub use calico::Calico;
 pub use flannel::{Backend, Flannel};
