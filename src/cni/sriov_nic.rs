@@ -216,7 +216,7 @@ mod tests {
         assert!(check_request(&h, "a/b", 2).unwrap_err().contains("interface name"));
         assert!(check_request(&h, "", 2).is_err());
         assert!(check_request(&h, "eth0", 2).unwrap_err().contains("already has"));
-        assert!(check_request(&h, "enp175s0f1np1", 10).unwrap_err().contains("15"));
+        assert!(check_request(&h, "enp175s0f1np12", 10).unwrap_err().contains("15"));
     }
 
     #[test]

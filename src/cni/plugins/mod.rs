@@ -10,6 +10,7 @@ pub mod host_local;
 pub mod loopback;
 pub mod memo;
 pub mod portmap;
+pub mod sriov;
 
 #[cfg(test)]
 mod chain_tests;
@@ -28,5 +29,6 @@ pub fn standard() -> Vec<Box<dyn Plugin>> {
         Box::new(host_local::HostLocal),
         Box::new(loopback::Loopback),
         Box::new(portmap::Portmap),
+        Box::new(sriov::Sriov),
     ]
 }
