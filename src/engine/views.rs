@@ -801,6 +801,7 @@ impl Lab {
                     .pods
                     .values()
                     .filter(|p| p.spec.node_name == n.name())
+                    .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
                     .collect();
                 out.line(Line::styled(
                     format!("Non-terminated Pods: ({} in total)", pods.len()),

@@ -381,7 +381,7 @@ impl super::Kubelet {
                 let reason = reason_text(&rej.reason);
                 ctx.pod_event(
                     &actor,
-                    "admit",
+                    reason,
                     reason,
                     rej.message.clone(),
                     pod,
