@@ -244,9 +244,9 @@ pub struct PodCreateArgs {
     /// The node to run on (spec.nodeName; without it the scheduler picks one)
     #[arg(long)]
     pub node: Option<String>,
-    /// An extended resource the container requests, NAME=COUNT (requests = limits;
-    /// repeatable), e.g. intel.com/sriov_netdevice=1
-    #[arg(long = "resource")]
+    /// An extended resource the container requests (requests = limits; repeatable),
+    /// e.g. intel.com/sriov_netdevice=1
+    #[arg(long = "resource", value_name = "NAME=COUNT")]
     pub resources: Vec<String>,
     /// Label k=v (repeatable)
     #[arg(long = "label", short = 'l')]
