@@ -28,7 +28,10 @@ fn fails(lab: &mut Lab, line: &str) -> String {
 /// node-1 (no NIC) and sriov-1 (PF ens1f0, 2 VFs).
 fn cluster() -> Lab {
     let mut lab = Lab::empty();
-    run(&mut lab, "node add node-1 --cidr 10.244.1.0/24 --ip 192.168.0.1");
+    run(
+        &mut lab,
+        "node add node-1 --cidr 10.244.1.0/24 --ip 192.168.0.1",
+    );
     run(
         &mut lab,
         "node add sriov-1 --cidr 10.244.2.0/24 --ip 192.168.0.2 --sriov-pf ens1f0 --vfs 2",
@@ -98,8 +101,14 @@ fn the_node_shows_its_nic_and_capacity() {
 #[test]
 fn scheduler_places_admits_rejects_and_frees() {
     let mut lab = cluster();
-    run(&mut lab, "pod create a --resource intel.com/sriov_netdevice=1");
-    run(&mut lab, "pod create b --resource intel.com/sriov_netdevice=1");
+    run(
+        &mut lab,
+        "pod create a --resource intel.com/sriov_netdevice=1",
+    );
+    run(
+        &mut lab,
+        "pod create b --resource intel.com/sriov_netdevice=1",
+    );
     assert_eq!(node_of(&lab, "a"), "sriov-1");
     assert_eq!(node_of(&lab, "b"), "sriov-1");
     assert_eq!(phase(&lab, "a"), "Running");
@@ -107,7 +116,10 @@ fn scheduler_places_admits_rejects_and_frees() {
     assert_eq!(devices(&lab, "b"), ["0000:03:02.1"]);
 
     // The third has nowhere to go.
-    let out = run(&mut lab, "pod create c --resource intel.com/sriov_netdevice=1");
+    let out = run(
+        &mut lab,
+        "pod create c --resource intel.com/sriov_netdevice=1",
+    );
     assert!(out.contains(FULL), "{out}");
     assert_eq!(node_of(&lab, "c"), "");
     assert_eq!(phase(&lab, "c"), "Pending");
@@ -143,25 +155,42 @@ fn scheduler_places_admits_rejects_and_frees() {
         d.contains("PCIDEVICE_INTEL_COM_SRIOV_NETDEVICE:  0000:03:02.0"),
         "{d}"
     );
-    assert!(d.contains(r#"{"0000:03:02.0":{"generic":{"deviceID":"0000:03:02.0"}}}"#), "{d}");
+    assert!(
+        d.contains(r#"{"0000:03:02.0":{"generic":{"deviceID":"0000:03:02.0"}}}"#),
+        "{d}"
+    );
     assert!(lab.nodes["sriov-1"].host.files.contains_key(
         "/var/run/k8s.cni.cncf.io/devinfo/dp/intel.com-sriov_netdevice-0000:03:02.0-device.json"
     ));
     let d = run(&mut lab, "describe node sriov-1");
-    assert!(d.contains("  intel.com/sriov_netdevice  2         2"), "{d}");
+    assert!(
+        d.contains("  intel.com/sriov_netdevice  2         2"),
+        "{d}"
+    );
 
     // Deleting a frees its VF; the pending pod is scheduled and gets it.
     run(&mut lab, "pod delete a");
-    assert!(!lab.cluster.pods.contains_key(&("default".into(), "a".into())));
+    assert!(
+        !lab.cluster
+            .pods
+            .contains_key(&("default".into(), "a".into()))
+    );
     assert_eq!(node_of(&lab, "c"), "sriov-1");
     assert_eq!(phase(&lab, "c"), "Running");
     assert_eq!(devices(&lab, "c"), ["0000:03:02.0"]);
     let d = run(&mut lab, "describe pod c");
-    assert!(d.contains("Successfully assigned default/c to sriov-1"), "{d}");
+    assert!(
+        d.contains("Successfully assigned default/c to sriov-1"),
+        "{d}"
+    );
 
     // The rejected pod holds nothing; deleting it removes it.
     run(&mut lab, "pod delete pinned");
-    assert!(!lab.cluster.pods.contains_key(&("default".into(), "pinned".into())));
+    assert!(
+        !lab.cluster
+            .pods
+            .contains_key(&("default".into(), "pinned".into()))
+    );
 }
 
 #[test]
@@ -185,9 +214,15 @@ fn bad_input_changes_nothing() {
             "pod create x --resource intel.com/sriov_netdevice=1.5",
             "must be an integer",
         ),
-        ("pod create x --resource intel.com/sriov_netdevice", "NAME=COUNT"),
+        (
+            "pod create x --resource intel.com/sriov_netdevice",
+            "NAME=COUNT",
+        ),
         ("pod create x --resource cpu=1", "extended resources only"),
-        ("pod create x --resource intel.com/sriov_netdevice=1 --resource intel.com/sriov_netdevice=2", "twice"),
+        (
+            "pod create x --resource intel.com/sriov_netdevice=1 --resource intel.com/sriov_netdevice=2",
+            "twice",
+        ),
         ("node add n2 --sriov-pf ens1f0 --vfs 65", "1 to 64"),
         ("node add n2 --sriov-pf ens1f0 --vfs 0", "1 to 64"),
         ("node add n2 --sriov-pf eth0 --vfs 2", "already has a link"),
@@ -244,7 +279,10 @@ fn sriov_cni_moves_the_vf_in_and_out() {
         let l = host.netns["/var/run/netns/c1"].links.get("net2").unwrap();
         assert_eq!(l.pci.as_deref(), Some("0000:03:02.1"));
         assert!(l.up);
-        assert_eq!(host.files["/var/lib/cni/sriov/pci/0000:03:02.1"], "/var/run/netns/c1");
+        assert_eq!(
+            host.files["/var/lib/cni/sriov/pci/0000:03:02.1"],
+            "/var/run/netns/c1"
+        );
         assert!(host.files.contains_key("/var/lib/cni/sriov/c1-net2"));
     }
     let links = run(&mut lab, "show links sriov-1");
@@ -253,14 +291,21 @@ fn sriov_cni_moves_the_vf_in_and_out() {
 
     // The same VF for another container: refused.
     let e = fails(&mut lab, "cni add c2 --node sriov-1 --ifname net2");
-    assert!(e.contains("pci address 0000:03:02.1 is already allocated"), "{e}");
+    assert!(
+        e.contains("pci address 0000:03:02.1 is already allocated"),
+        "{e}"
+    );
 
     run(&mut lab, "cni del c1 --node sriov-1 --ifname net2");
     let host = &lab.nodes["sriov-1"].host;
     let back = host.root.links.get("ens1f0v1").unwrap();
     assert!(!back.up);
     assert!(back.addrs.is_empty());
-    assert!(!host.files.contains_key("/var/lib/cni/sriov/pci/0000:03:02.1"));
+    assert!(
+        !host
+            .files
+            .contains_key("/var/lib/cni/sriov/pci/0000:03:02.1")
+    );
     assert!(!host.files.contains_key("/var/lib/cni/sriov/c1-net2"));
     assert_eq!(host.vfs["0000:03:02.1"].vlan, 0);
     let _ = std::fs::remove_dir_all(&dir);

@@ -306,8 +306,9 @@ impl PodSpec {
 pub fn is_extended_resource(name: &str) -> bool {
     match name.split_once('/') {
         Some((domain, _)) => {
-            !(domain == "kubernetes.io" || domain.ends_with(".kubernetes.io"))
-                && !name.starts_with("requests.")
+            !(domain == "kubernetes.io"
+                || domain.ends_with(".kubernetes.io")
+                || name.starts_with("requests."))
         }
         None => false,
     }

@@ -121,7 +121,9 @@ pub fn check_request(host: &Host, pf: &str, vfs: u32) -> Result<(), String> {
         || pf.len() > 15
         || pf == "."
         || pf == ".."
-        || pf.chars().any(|c| c == '/' || c == ':' || c.is_whitespace());
+        || pf
+            .chars()
+            .any(|c| c == '/' || c == ':' || c.is_whitespace());
     if bad_name {
         return Err(format!(
             "invalid --sriov-pf {pf:?}: a Linux interface name is 1 to 15 characters without '/', ':' or whitespace, and not \".\" or \"..\" (e.g. ens1f0)"
@@ -211,12 +213,28 @@ mod tests {
     fn requests_are_checked() {
         let h = Host::new("n", "192.168.0.9", "02:00:00:00:00:09".into());
         assert!(check_request(&h, "ens1f0", 8).is_ok());
-        assert!(check_request(&h, "ens1f0", 0).unwrap_err().contains("1 to 64"));
+        assert!(
+            check_request(&h, "ens1f0", 0)
+                .unwrap_err()
+                .contains("1 to 64")
+        );
         assert!(check_request(&h, "ens1f0", 65).is_err());
-        assert!(check_request(&h, "a/b", 2).unwrap_err().contains("interface name"));
+        assert!(
+            check_request(&h, "a/b", 2)
+                .unwrap_err()
+                .contains("interface name")
+        );
         assert!(check_request(&h, "", 2).is_err());
-        assert!(check_request(&h, "eth0", 2).unwrap_err().contains("already has"));
-        assert!(check_request(&h, "enp175s0f1np12", 10).unwrap_err().contains("15"));
+        assert!(
+            check_request(&h, "eth0", 2)
+                .unwrap_err()
+                .contains("already has")
+        );
+        assert!(
+            check_request(&h, "enp175s0f1np12", 10)
+                .unwrap_err()
+                .contains("15")
+        );
     }
 
     #[test]
@@ -237,7 +255,10 @@ mod tests {
             }
         );
         assert_eq!(h.vfs.len(), 2);
-        assert_eq!(find_vf_netdev(&h, "0000:03:02.1").unwrap().1.name, "ens1f0v1");
+        assert_eq!(
+            find_vf_netdev(&h, "0000:03:02.1").unwrap().1.name,
+            "ens1f0v1"
+        );
         assert_eq!(
             h.vfs["0000:03:02.0"].to_ip_link(),
             "vf 0     link/ether 00:00:00:00:00:00 brd ff:ff:ff:ff:ff:ff, spoof checking on, link-state auto, trust off"

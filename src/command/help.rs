@@ -833,10 +833,7 @@ mod tests {
     #[test]
     fn command_help_has_usage_options_and_examples() {
         let text = command_help(&words("pod create")).unwrap().to_text();
-        assert!(
-            text.contains("pod create NAME [options]"),
-            "{text}"
-        );
+        assert!(text.contains("pod create NAME [options]"), "{text}");
         assert!(text.contains("--node NODE"), "{text}");
         assert!(text.contains("Examples:"), "{text}");
         assert!(command_help(&words("pod craete")).is_err());

@@ -93,7 +93,10 @@ fn node_failures(
 fn milli_cpu(q: &str) -> i64 {
     match q.strip_suffix('m') {
         Some(m) => m.parse().unwrap_or(0),
-        None => q.parse::<i64>().map(|c| c.saturating_mul(1000)).unwrap_or(0),
+        None => q
+            .parse::<i64>()
+            .map(|c| c.saturating_mul(1000))
+            .unwrap_or(0),
     }
 }
 
@@ -109,7 +112,10 @@ fn bytes(q: &str) -> i64 {
     ];
     for (suffix, mult) in UNITS {
         if let Some(n) = q.strip_suffix(suffix) {
-            return n.parse::<i64>().map(|v| v.saturating_mul(mult)).unwrap_or(0);
+            return n
+                .parse::<i64>()
+                .map(|v| v.saturating_mul(mult))
+                .unwrap_or(0);
         }
     }
     q.parse().unwrap_or(0)

@@ -277,7 +277,12 @@ impl Scheduler {
 
     /// The per-node volume checks (VolumeBinding's Filter) for `node`, as a histogram
     /// reason (`node(s) had volume node affinity conflict`).
-    fn node_volume_reason(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>, node: &str) -> Option<String> {
+    fn node_volume_reason(
+        &self,
+        ctx: &Ctx<'_>,
+        pod: &Object<PodSpec>,
+        node: &str,
+    ) -> Option<String> {
         if pod.spec.volumes.is_empty() {
             return None;
         }

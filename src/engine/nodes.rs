@@ -113,7 +113,9 @@ impl Lab {
         // What kubelet reports for the machine: every lab node is the same 4-CPU, 8 GiB VM.
         for (k, cap, alloc) in NODE_RESOURCES {
             obj.status.capacity.insert(k.to_string(), cap.to_string());
-            obj.status.allocatable.insert(k.to_string(), alloc.to_string());
+            obj.status
+                .allocatable
+                .insert(k.to_string(), alloc.to_string());
         }
         self.cluster.nodes().create(obj, self.clock)?;
         self.node_index

@@ -174,7 +174,10 @@ pub fn extended_resource(pod: &str, text: &str) -> Result<(String, i64), String>
         ));
     };
     let field = format!("Pod {pod:?} is invalid: spec.containers[0].resources.limits[{name}]");
-    if let Some(why) = crate::net::validate::is_qualified_name(name).into_iter().next() {
+    if let Some(why) = crate::net::validate::is_qualified_name(name)
+        .into_iter()
+        .next()
+    {
         return Err(format!(
             "{field}: Invalid value: {}: {why}",
             crate::net::validate::go_quote(name)
@@ -331,13 +334,41 @@ mod tests {
             extended_resource("p", "intel.com/sriov_netdevice=1.5").unwrap_err(),
             "Pod \"p\" is invalid: spec.containers[0].resources.limits[intel.com/sriov_netdevice]: Invalid value: \"1.5\": must be an integer"
         );
-        assert!(extended_resource("p", "example.com/x=-1").unwrap_err().contains("greater than or equal to 0"));
-        assert!(extended_resource("p", "example.com/x=one").unwrap_err().contains("regular expression"));
-        assert!(extended_resource("p", "example.com/x").unwrap_err().contains("NAME=COUNT"));
-        assert!(extended_resource("p", "cpu=1").unwrap_err().contains("extended resources only"));
-        assert!(extended_resource("p", "kubernetes.io/x=1").unwrap_err().contains("extended resource name standard"));
-        assert!(extended_resource("p", "bad name/x=1").unwrap_err().contains("Invalid value"));
-        assert!(extended_resource("p", "example.com/x=99999999999999999999").unwrap_err().contains("at most"));
+        assert!(
+            extended_resource("p", "example.com/x=-1")
+                .unwrap_err()
+                .contains("greater than or equal to 0")
+        );
+        assert!(
+            extended_resource("p", "example.com/x=one")
+                .unwrap_err()
+                .contains("regular expression")
+        );
+        assert!(
+            extended_resource("p", "example.com/x")
+                .unwrap_err()
+                .contains("NAME=COUNT")
+        );
+        assert!(
+            extended_resource("p", "cpu=1")
+                .unwrap_err()
+                .contains("extended resources only")
+        );
+        assert!(
+            extended_resource("p", "kubernetes.io/x=1")
+                .unwrap_err()
+                .contains("extended resource name standard")
+        );
+        assert!(
+            extended_resource("p", "bad name/x=1")
+                .unwrap_err()
+                .contains("Invalid value")
+        );
+        assert!(
+            extended_resource("p", "example.com/x=99999999999999999999")
+                .unwrap_err()
+                .contains("at most")
+        );
     }
 
     #[test]

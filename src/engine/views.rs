@@ -702,7 +702,15 @@ impl Lab {
                 };
                 kv(&mut out, "Name", p.name().into());
                 kv(&mut out, "Namespace", p.metadata.namespace.clone());
-                kv(&mut out, "Node", format!("{}/{node_ip}", p.spec.node_name));
+                kv(
+                    &mut out,
+                    "Node",
+                    if p.spec.node_name.is_empty() {
+                        "<none>".to_string() // not scheduled yet
+                    } else {
+                        format!("{}/{node_ip}", p.spec.node_name)
+                    },
+                );
                 kv(&mut out, "Labels", labels_text(&p.metadata.labels));
                 kv(
                     &mut out,
@@ -747,7 +755,11 @@ impl Lab {
                     let held = self
                         .kubelets
                         .get(&p.spec.node_name)
-                        .and_then(|k| k.devices.allocated.get(&(p.metadata.namespace.clone(), p.name().to_string())))
+                        .and_then(|k| {
+                            k.devices
+                                .allocated
+                                .get(&(p.metadata.namespace.clone(), p.name().to_string()))
+                        })
                         .and_then(|a| a.containers.get(&c.name));
                     if let Some(held) = held {
                         out.plain("    Devices (kubelet device manager):");
@@ -1323,8 +1335,14 @@ fn allocated_block(
     }
     let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(8);
     let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(8);
-    out.plain(format!("  {:<w0$}  {:<w1$}  Limits", "Resource", "Requests"));
-    out.plain(format!("  {:<w0$}  {:<w1$}  ------", "--------", "--------"));
+    out.plain(format!(
+        "  {:<w0$}  {:<w1$}  Limits",
+        "Resource", "Requests"
+    ));
+    out.plain(format!(
+        "  {:<w0$}  {:<w1$}  ------",
+        "--------", "--------"
+    ));
     for (r, req, lim) in rows {
         out.plain(format!("  {r:<w0$}  {req:<w1$}  {lim}"));
     }

@@ -459,14 +459,27 @@ mod tests {
         let (mut h, mut dm) = setup(2);
         dm.allocate(&mut h, &pod("a", 1)).unwrap();
         dm.allocate(&mut h, &pod("b", 1)).unwrap();
-        assert_eq!(dm.pod_devices("default", "a")[0].device_ids, ["0000:03:02.0"]);
-        assert_eq!(dm.pod_devices("default", "b")[0].device_ids, ["0000:03:02.1"]);
+        assert_eq!(
+            dm.pod_devices("default", "a")[0].device_ids,
+            ["0000:03:02.0"]
+        );
+        assert_eq!(
+            dm.pod_devices("default", "b")[0].device_ids,
+            ["0000:03:02.1"]
+        );
         let e = dm.allocate(&mut h, &pod("c", 1)).unwrap_err();
         assert_eq!(e.reason, "UnexpectedAdmissionError");
-        assert!(e.message.contains("Requested: 1, Available: 0"), "{}", e.message);
+        assert!(
+            e.message.contains("Requested: 1, Available: 0"),
+            "{}",
+            e.message
+        );
         dm.free(&("default".into(), "a".into()));
         dm.allocate(&mut h, &pod("c", 1)).unwrap();
-        assert_eq!(dm.pod_devices("default", "c")[0].device_ids, ["0000:03:02.0"]);
+        assert_eq!(
+            dm.pod_devices("default", "c")[0].device_ids,
+            ["0000:03:02.0"]
+        );
         let envs = &dm.allocated[&("default".into(), "c".into())].containers["app"][RES].envs;
         assert_eq!(envs["PCIDEVICE_INTEL_COM_SRIOV_NETDEVICE"], "0000:03:02.0");
         assert!(dm.pod_devices("default", "zz").is_empty());

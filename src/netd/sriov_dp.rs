@@ -93,7 +93,8 @@ impl Selector {
             && any(&self.devices, VF_DEVICE)
             && any(&self.drivers, VF_DRIVER)
             && any(&self.pci_addresses, pci)
-            && (self.pf_names.is_empty() || self.pf_names.iter().any(|p| pf_name_matches(p, pf, vf)))
+            && (self.pf_names.is_empty()
+                || self.pf_names.iter().any(|p| pf_name_matches(p, pf, vf)))
     }
 }
 
@@ -162,10 +163,12 @@ impl SriovDevicePlugin {
     /// or unreadable config is the error the plugin exits with.
     pub fn start(host: &Host) -> Result<Self, String> {
         let text = host.files.get(CONFIG_PATH).ok_or_else(|| {
-            format!("error reading file {CONFIG_PATH}: open {CONFIG_PATH}: no such file or directory")
+            format!(
+                "error reading file {CONFIG_PATH}: open {CONFIG_PATH}: no such file or directory"
+            )
         })?;
-        let v: Value = serde_json::from_str(text)
-            .map_err(|e| format!("error unmarshalling raw bytes {e}"))?;
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| format!("error unmarshalling raw bytes {e}"))?;
         let mut dp = SriovDevicePlugin::default();
         let list = v
             .get("resourceList")
@@ -184,8 +187,9 @@ impl SriovDevicePlugin {
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
             if !valid {
-                dp.warnings
-                    .push(format!("resource name \"{name}\" contains invalid characters"));
+                dp.warnings.push(format!(
+                    "resource name \"{name}\" contains invalid characters"
+                ));
                 continue;
             }
             let prefix = entry
@@ -275,7 +279,10 @@ pub fn env_name(prefix: &str, name: &str) -> String {
 
 /// The device-info file of one device: `<dir>/<prefix>-<name>-<pci>-device.json`.
 pub fn devinfo_path(resource: &str, id: &str) -> String {
-    format!("{DEVINFO_DIR}/{}-{id}-device.json", resource.replace('/', "-"))
+    format!(
+        "{DEVINFO_DIR}/{}-{id}-device.json",
+        resource.replace('/', "-")
+    )
 }
 
 #[cfg(test)]
@@ -312,7 +319,10 @@ mod tests {
                 .into(),
         );
         let dp = SriovDevicePlugin::start(&h).unwrap();
-        assert_eq!(dp.warnings, ["resource name \"bad name\" contains invalid characters"]);
+        assert_eq!(
+            dp.warnings,
+            ["resource name \"bad name\" contains invalid characters"]
+        );
         let l = dp.list_and_watch(&h);
         assert_eq!(l[0].0, "intel.com/low");
         assert_eq!(l[0].1.len(), 2);
@@ -347,6 +357,10 @@ mod tests {
     #[test]
     fn missing_config_is_an_error() {
         let h = Host::new("n", "192.168.0.9", "02:00:00:00:00:09".into());
-        assert!(SriovDevicePlugin::start(&h).unwrap_err().contains("no such file"));
+        assert!(
+            SriovDevicePlugin::start(&h)
+                .unwrap_err()
+                .contains("no such file")
+        );
     }
 }

@@ -208,7 +208,10 @@ fn parse_mac(m: &str) -> Option<String> {
 fn apply_vf_config(host: &mut Host, c: &SriovConf) -> Result<(), String> {
     let vf = c.vf_id;
     if !host.root.links.contains_key(&c.master) {
-        return Err(format!("failed to lookup master {}: Link not found", go_quote(&c.master)));
+        return Err(format!(
+            "failed to lookup master {}: Link not found",
+            go_quote(&c.master)
+        ));
     }
     let Some(entry) = host.vfs.get_mut(&c.device_id) else {
         return Err(format!("failed to find vf {vf}"));
@@ -261,7 +264,12 @@ fn reset_vf_config(host: &mut Host, pci: &str, orig: &VfConfig) {
 
 /// `SetupVF`: the VF netdev leaves the host for the pod as `ifname`, with `mac` (if set),
 /// up. Returns its MTU.
-fn setup_vf(host: &mut Host, c: &SriovConf, host_ifname: &str, env: &CniEnv) -> Result<u32, String> {
+fn setup_vf(
+    host: &mut Host,
+    c: &SriovConf,
+    host_ifname: &str,
+    env: &CniEnv,
+) -> Result<u32, String> {
     if host
         .netns
         .get(&env.netns)
@@ -343,7 +351,11 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) {
             continue;
         };
         let via = if r.gw.is_empty() {
-            if dst.addr().is_ipv4() { gw4.clone() } else { gw6.clone() }
+            if dst.addr().is_ipv4() {
+                gw4.clone()
+            } else {
+                gw6.clone()
+            }
         } else {
             Some(r.gw.clone())
         };
@@ -397,7 +409,12 @@ fn cache_doc(stdin: &Stdin, c: &SriovConf, orig: &OrigVfState, mtu: u32) -> Valu
 /// The original state back from a cache document.
 fn orig_from_cache(doc: &Value, pf: &str, vf: u32) -> OrigVfState {
     let o = doc.get("OrigVfState").cloned().unwrap_or(Value::Null);
-    let s = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or_default().to_string();
+    let s = |k: &str| {
+        o.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
     let n = |k: &str| {
         o.get(k)
             .and_then(Value::as_u64)
@@ -411,7 +428,12 @@ fn orig_from_cache(doc: &Value, pf: &str, vf: u32) -> OrigVfState {
     admin.trust = b("Trust");
     admin.vlan = n("Vlan");
     admin.qos = n("VlanQoS");
-    admin.vlan_proto = if n("VlanProto") == 0x88a8 { "802.1ad" } else { "802.1q" }.into();
+    admin.vlan_proto = if n("VlanProto") == 0x88a8 {
+        "802.1ad"
+    } else {
+        "802.1q"
+    }
+    .into();
     admin.min_tx_rate = n("MinTxRate");
     admin.max_tx_rate = n("MaxTxRate");
     admin.link_state = match n("LinkState") {
@@ -551,7 +573,10 @@ impl Sriov {
             return Ok(PluginOutput::Empty);
         };
         let doc: Value = serde_json::from_str(&text).map_err(|e| {
-            CniError::internal(format!("failed to parse NetConf: {}", go_quote(&e.to_string())))
+            CniError::internal(format!(
+                "failed to parse NetConf: {}",
+                go_quote(&e.to_string())
+            ))
         })?;
         let device_id = doc
             .get("deviceID")
@@ -578,7 +603,13 @@ impl Sriov {
             done(ctx.host);
             return Ok(PluginOutput::Empty);
         }
-        let Some(vf) = ctx.host.vfs.get(&device_id).cloned().filter(|v| v.pf == master) else {
+        let Some(vf) = ctx
+            .host
+            .vfs
+            .get(&device_id)
+            .cloned()
+            .filter(|v| v.pf == master)
+        else {
             return Err(CniError::internal(format!(
                 "cmdDel() error obtaining VF ID: {}",
                 go_quote(&format!(

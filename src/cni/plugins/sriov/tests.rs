@@ -93,13 +93,20 @@ fn err(r: PluginReply) -> String {
 fn add_moves_the_vf_and_del_restores_it() {
     let mut h = host();
     let before = h.root.links.get("ens1f0v0").unwrap().clone();
-    let r = run(&mut h, &env(CniCommand::Add, "c1", NS, "net2"), conf(json!({"mac": "CA:FE:C0:FF:EE:01"})));
+    let r = run(
+        &mut h,
+        &env(CniCommand::Add, "c1", NS, "net2"),
+        conf(json!({"mac": "CA:FE:C0:FF:EE:01"})),
+    );
     let Ok(PluginOutput::Result(res)) = r else {
         panic!("{r:?}")
     };
     assert_eq!(res.interfaces.len(), 1);
     let i = &res.interfaces[0];
-    assert_eq!((i.name.as_str(), i.mac.as_str(), i.mtu, i.sandbox.as_str()), ("net2", "ca:fe:c0:ff:ee:01", 1500, NS));
+    assert_eq!(
+        (i.name.as_str(), i.mac.as_str(), i.mtu, i.sandbox.as_str()),
+        ("net2", "ca:fe:c0:ff:ee:01", 1500, NS)
+    );
     assert_eq!(res.ips[0].address, "10.56.217.2/24");
     assert_eq!(res.ips[0].interface, Some(0));
     assert!(!h.root.links.contains_key("ens1f0v0"), "gone from the host");
@@ -113,11 +120,32 @@ fn add_moves_the_vf_and_del_restores_it() {
     assert!(h.files.contains_key("/var/lib/cni/sriov/c1-net2"));
 
     // A second pod asking for the same VF is refused.
-    let e = err(run(&mut h, &env(CniCommand::Add, "c2", NS2, "net1"), conf(json!({}))));
-    assert_eq!(e, "SRIOV-CNI failed to load netconf: pci address 0000:03:02.0 is already allocated");
+    let e = err(run(
+        &mut h,
+        &env(CniCommand::Add, "c2", NS2, "net1"),
+        conf(json!({})),
+    ));
+    assert_eq!(
+        e,
+        "SRIOV-CNI failed to load netconf: pci address 0000:03:02.0 is already allocated"
+    );
 
-    assert_eq!(run(&mut h, &env(CniCommand::Check, "c1", NS, "net2"), conf(json!({}))), Ok(PluginOutput::Empty));
-    assert_eq!(run(&mut h, &env(CniCommand::Del, "c1", NS, "net2"), conf(json!({}))), Ok(PluginOutput::Empty));
+    assert_eq!(
+        run(
+            &mut h,
+            &env(CniCommand::Check, "c1", NS, "net2"),
+            conf(json!({}))
+        ),
+        Ok(PluginOutput::Empty)
+    );
+    assert_eq!(
+        run(
+            &mut h,
+            &env(CniCommand::Del, "c1", NS, "net2"),
+            conf(json!({}))
+        ),
+        Ok(PluginOutput::Empty)
+    );
     let back = h.root.links.get("ens1f0v0").unwrap();
     assert_eq!(back, &before, "name, MAC, MTU, DOWN, no addresses");
     assert!(!h.netns[NS].links.contains_key("net2"));
@@ -125,9 +153,20 @@ fn add_moves_the_vf_and_del_restores_it() {
     assert!(!h.files.contains_key("/var/lib/cni/sriov/c1-net2"));
     assert_eq!(h.vfs[VF0].admin_mac, "00:00:00:00:00:00");
     // DEL again: no cache, success.
-    assert_eq!(run(&mut h, &env(CniCommand::Del, "c1", NS, "net2"), conf(json!({}))), Ok(PluginOutput::Empty));
+    assert_eq!(
+        run(
+            &mut h,
+            &env(CniCommand::Del, "c1", NS, "net2"),
+            conf(json!({}))
+        ),
+        Ok(PluginOutput::Empty)
+    );
     // host-local hands out the next address after its last reservation.
-    let Ok(PluginOutput::Result(res)) = run(&mut h, &env(CniCommand::Add, "c3", NS2, "net1"), conf(json!({}))) else {
+    let Ok(PluginOutput::Result(res)) = run(
+        &mut h,
+        &env(CniCommand::Add, "c3", NS2, "net1"),
+        conf(json!({})),
+    ) else {
         panic!()
     };
     assert_eq!(res.ips[0].address, "10.56.217.3/24");
@@ -139,15 +178,42 @@ fn load_conf_errors() {
     let mut h = host();
     let add = env(CniCommand::Add, "c1", NS, "net2");
     let cases: Vec<(Value, &str)> = vec![
-        (json!({"deviceID": null}), "SRIOV-CNI failed to load netconf: LoadConf(): VF pci addr is required"),
-        (json!({"deviceID": "0000:99:00.0"}), "SRIOV-CNI failed to load netconf: LoadConf(): failed to get VF information: \"lstat /sys/bus/pci/devices/0000:99:00.0/physfn/net: no such file or directory\""),
-        (json!({"vlan": 5000}), "SRIOV-CNI failed to load netconf: LoadConf(): vlan id 5000 invalid: value must be in the range 0-4094"),
-        (json!({"vlan": 10, "vlanQoS": 9}), "SRIOV-CNI failed to load netconf: LoadConf(): vlan QoS PCP 9 invalid: value must be in the range 0-7"),
-        (json!({"vlanQoS": 1}), "SRIOV-CNI failed to load netconf: LoadConf(): vlan id must be configured to set vlan QoS to a non-nil value"),
-        (json!({"vlan": 0, "vlanQoS": 3}), "SRIOV-CNI failed to load netconf: LoadConf(): non-zero vlan id must be configured to set vlan QoS to a non-zero value"),
-        (json!({"vlan": 10, "vlanProto": "802.1x"}), "SRIOV-CNI failed to load netconf: LoadConf(): vlan Proto 802.1x invalid: value must be '802.1Q' or '802.1ad'"),
-        (json!({"link_state": "up"}), "SRIOV-CNI failed to load netconf: LoadConf(): invalid link_state value: up"),
-        (json!({"vlan": "10"}), "SRIOV-CNI failed to load netconf: LoadConf(): failed to load netconf: json: cannot unmarshal string into Go struct field NetConf.vlan of type int"),
+        (
+            json!({"deviceID": null}),
+            "SRIOV-CNI failed to load netconf: LoadConf(): VF pci addr is required",
+        ),
+        (
+            json!({"deviceID": "0000:99:00.0"}),
+            "SRIOV-CNI failed to load netconf: LoadConf(): failed to get VF information: \"lstat /sys/bus/pci/devices/0000:99:00.0/physfn/net: no such file or directory\"",
+        ),
+        (
+            json!({"vlan": 5000}),
+            "SRIOV-CNI failed to load netconf: LoadConf(): vlan id 5000 invalid: value must be in the range 0-4094",
+        ),
+        (
+            json!({"vlan": 10, "vlanQoS": 9}),
+            "SRIOV-CNI failed to load netconf: LoadConf(): vlan QoS PCP 9 invalid: value must be in the range 0-7",
+        ),
+        (
+            json!({"vlanQoS": 1}),
+            "SRIOV-CNI failed to load netconf: LoadConf(): vlan id must be configured to set vlan QoS to a non-nil value",
+        ),
+        (
+            json!({"vlan": 0, "vlanQoS": 3}),
+            "SRIOV-CNI failed to load netconf: LoadConf(): non-zero vlan id must be configured to set vlan QoS to a non-zero value",
+        ),
+        (
+            json!({"vlan": 10, "vlanProto": "802.1x"}),
+            "SRIOV-CNI failed to load netconf: LoadConf(): vlan Proto 802.1x invalid: value must be '802.1Q' or '802.1ad'",
+        ),
+        (
+            json!({"link_state": "up"}),
+            "SRIOV-CNI failed to load netconf: LoadConf(): invalid link_state value: up",
+        ),
+        (
+            json!({"vlan": "10"}),
+            "SRIOV-CNI failed to load netconf: LoadConf(): failed to load netconf: json: cannot unmarshal string into Go struct field NetConf.vlan of type int",
+        ),
     ];
     for (extra, want) in cases {
         assert_eq!(err(run(&mut h, &add, conf(extra.clone()))), want, "{extra}");
@@ -161,16 +227,39 @@ fn load_conf_errors() {
 fn vf_config_through_the_pf_and_its_reset() {
     let mut h = host();
     let add = env(CniCommand::Add, "c1", NS, "net2");
-    let c = conf(json!({"vlan": 100, "vlanQoS": 2, "spoofchk": "off", "trust": "on", "link_state": "enable", "min_tx_rate": 10, "max_tx_rate": 100}));
+    let c = conf(
+        json!({"vlan": 100, "vlanQoS": 2, "spoofchk": "off", "trust": "on", "link_state": "enable", "min_tx_rate": 10, "max_tx_rate": 100}),
+    );
     assert!(run(&mut h, &add, c.clone()).is_ok());
     let v = &h.vfs[VF0];
-    assert_eq!((v.vlan, v.qos, v.spoofchk, v.trust, v.link_state.as_str(), v.min_tx_rate, v.max_tx_rate), (100, 2, false, true, "enable", 10, 100));
+    assert_eq!(
+        (
+            v.vlan,
+            v.qos,
+            v.spoofchk,
+            v.trust,
+            v.link_state.as_str(),
+            v.min_tx_rate,
+            v.max_tx_rate
+        ),
+        (100, 2, false, true, "enable", 10, 100)
+    );
     assert!(run(&mut h, &env(CniCommand::Del, "c1", NS, "net2"), c).is_ok());
-    assert_eq!(h.vfs[VF0], crate::cni::sriov_nic::VfConfig::new("ens1f0", 0));
+    assert_eq!(
+        h.vfs[VF0],
+        crate::cni::sriov_nic::VfConfig::new("ens1f0", 0)
+    );
 
     // A bad rate: the VF is reset and stays on the host.
-    let e = err(run(&mut h, &add, conf(json!({"vlan": 7, "min_tx_rate": 200, "max_tx_rate": 100}))));
-    assert_eq!(e, "SRIOV-CNI failed to configure VF \"failed to set vf 0 min_tx_rate to 200 Mbps: max_tx_rate to 100 Mbps: invalid argument\"");
+    let e = err(run(
+        &mut h,
+        &add,
+        conf(json!({"vlan": 7, "min_tx_rate": 200, "max_tx_rate": 100})),
+    ));
+    assert_eq!(
+        e,
+        "SRIOV-CNI failed to configure VF \"failed to set vf 0 min_tx_rate to 200 Mbps: max_tx_rate to 100 Mbps: invalid argument\""
+    );
     assert_eq!(h.vfs[VF0].vlan, 0);
     assert!(h.root.links.contains_key("ens1f0v0"));
 }
@@ -181,35 +270,64 @@ fn failures_after_the_move_roll_back() {
     // The pod already has net2.
     let mut taken = h.root.links.get("eth0").unwrap().clone();
     taken.name = "net2".into();
-    h.netns.get_mut(NS).unwrap().links.insert("net2".into(), taken);
-    let e = err(run(&mut h, &env(CniCommand::Add, "c1", NS, "net2"), conf(json!({}))));
-    assert_eq!(e, "failed to set up pod interface \"net2\" from the device \"ens1f0\": setupVF failed: failed to move IF net2 to netns: file exists");
+    h.netns
+        .get_mut(NS)
+        .unwrap()
+        .links
+        .insert("net2".into(), taken);
+    let e = err(run(
+        &mut h,
+        &env(CniCommand::Add, "c1", NS, "net2"),
+        conf(json!({})),
+    ));
+    assert_eq!(
+        e,
+        "failed to set up pod interface \"net2\" from the device \"ens1f0\": setupVF failed: failed to move IF net2 to netns: file exists"
+    );
     assert!(h.root.links.contains_key("ens1f0v0"));
 
     // IPAM without addresses: the VF comes back.
-    let e = err(run(&mut h, &env(CniCommand::Add, "c1", NS2, "net1"), conf(json!({"ipam": {"type": "empty-ipam"}}))));
+    let e = err(run(
+        &mut h,
+        &env(CniCommand::Add, "c1", NS2, "net1"),
+        conf(json!({"ipam": {"type": "empty-ipam"}})),
+    ));
     assert_eq!(e, "IPAM plugin returned missing IP config");
     let l = h.root.links.get("ens1f0v0").unwrap();
     assert!(!l.up);
     assert!(!h.files.contains_key(&marker_path(VF0)));
 
     // A missing IPAM binary.
-    let e = err(run(&mut h, &env(CniCommand::Add, "c1", NS2, "net1"), conf(json!({"ipam": {"type": "nosuch"}}))));
+    let e = err(run(
+        &mut h,
+        &env(CniCommand::Add, "c1", NS2, "net1"),
+        conf(json!({"ipam": {"type": "nosuch"}})),
+    ));
     assert!(e.starts_with("failed to set up IPAM plugin type \"nosuch\" from the device \"ens1f0\": failed to find plugin"), "{e}");
     assert!(h.root.links.contains_key("ens1f0v0"));
 
     // A missing netns.
-    let e = err(run(&mut h, &env(CniCommand::Add, "c1", "/var/run/netns/nope", "net1"), conf(json!({}))));
-    assert!(e.starts_with("failed to open netns \"/var/run/netns/nope\""), "{e}");
+    let e = err(run(
+        &mut h,
+        &env(CniCommand::Add, "c1", "/var/run/netns/nope", "net1"),
+        conf(json!({})),
+    ));
+    assert!(
+        e.starts_with("failed to open netns \"/var/run/netns/nope\""),
+        "{e}"
+    );
 }
 
 #[test]
 fn stale_markers_and_l2_only() {
     let mut h = host();
     // A marker whose netns is gone is stale: deleted, the VF is free.
-    h.files.insert(marker_path(VF0), "/var/run/netns/gone".into());
+    h.files
+        .insert(marker_path(VF0), "/var/run/netns/gone".into());
     let c = conf(json!({"ipam": null}));
-    let Ok(PluginOutput::Result(res)) = run(&mut h, &env(CniCommand::Add, "c1", NS, "net1"), c.clone()) else {
+    let Ok(PluginOutput::Result(res)) =
+        run(&mut h, &env(CniCommand::Add, "c1", NS, "net1"), c.clone())
+    else {
         panic!()
     };
     assert!(res.ips.is_empty(), "L2 only");
@@ -217,8 +335,15 @@ fn stale_markers_and_l2_only() {
     // The VF is in a pod now: a second ADD with a fresh marker-less view still fails,
     // because the host no longer shows a netdev for it.
     h.files.remove(&marker_path(VF0));
-    let e = err(run(&mut h, &env(CniCommand::Add, "c2", NS2, "net1"), c.clone()));
-    assert_eq!(e, "SRIOV-CNI failed to load netconf: LoadConf(): the VF 0000:03:02.0 does not have a interface name or a dpdk driver");
+    let e = err(run(
+        &mut h,
+        &env(CniCommand::Add, "c2", NS2, "net1"),
+        c.clone(),
+    ));
+    assert_eq!(
+        e,
+        "SRIOV-CNI failed to load netconf: LoadConf(): the VF 0000:03:02.0 does not have a interface name or a dpdk driver"
+    );
     // DEL with an empty netns: IPAM only, the cache goes, the VF stays where it is.
     assert!(run(&mut h, &env(CniCommand::Del, "c1", "", "net1"), c).is_ok());
     assert!(!h.files.contains_key("/var/lib/cni/sriov/c1-net1"));
