@@ -170,10 +170,10 @@ pub enum NodeCmd {
         #[arg(long)]
         zone: Option<String>,
         /// An SR-IOV NIC: the PF's netdev name (its VFs are PFv0, PFv1 …; with --vfs)
-        #[arg(long, requires = "vfs")]
+        #[arg(long, requires = "vfs", value_name = "PF")]
         sriov_pf: Option<String>,
         /// How many VFs the PF has, 1 to 64 (advertised as intel.com/sriov_netdevice)
-        #[arg(long, requires = "sriov_pf")]
+        #[arg(long, requires = "sriov_pf", value_name = "N")]
         vfs: Option<u32>,
     },
     /// List nodes
