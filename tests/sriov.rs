@@ -356,3 +356,17 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_scheduled_pod_takes_its_wait_for_first_consumer_claim_along() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pvc create data --size 1Gi --class local-wffc");
+    run(&mut lab, "pod create w --pvc data");
+    let pvc = &lab.cluster.pvcs[&("default".to_string(), "data".to_string())];
+    assert_eq!(
+        pvc.metadata.annotations["volume.kubernetes.io/selected-node"],
+        "node-1"
+    );
+    assert_eq!(node_of(&lab, "w"), "node-1");
+    assert_eq!(phase(&lab, "w"), "Running");
+}

@@ -209,7 +209,7 @@ pub enum NsCmd {
 pub enum PodCmd {
     /// Create a pod (on --node, or where the scheduler places it); the kubelet creates its sandbox and network
     #[command(
-        override_usage = "create <NAME> [--node <NODE>] [OPTIONS]",
+        override_usage = "create [OPTIONS] [--node <NODE>] <NAME>",
         after_help = "Examples:\n  pod create web --node node-1 --label app=web\n  pod create api --node node-2 --port 8080:80\n  pod create slow --node node-1 --bandwidth-ingress 1M --bandwidth-egress 1M\n  pod create dpdk --resource intel.com/sriov_netdevice=1"
     )]
     Create(PodCreateArgs),

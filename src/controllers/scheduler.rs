@@ -45,8 +45,10 @@ impl Scheduler {
             &ctx.api.pods,
             crate::storage::work::only_own,
             |p| {
+                // A pod with no node yet gets its claims' node when it is bound.
                 p.metadata.deletion_tick.is_none()
                     && !p.spec.volumes.is_empty()
+                    && !p.spec.node_name.is_empty()
                     && p.status.phase != "Running"
             },
         );
