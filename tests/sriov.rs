@@ -184,6 +184,20 @@ fn scheduler_places_admits_rejects_and_frees() {
         "{d}"
     );
 
+    // Pinned to a node that has no such resource at all: kubelet drops the unknown
+    // extended resource from its check (removeMissingExtendedResources) and runs the pod,
+    // without a device.
+    run(
+        &mut lab,
+        "pod create elsewhere --node node-1 --resource intel.com/sriov_netdevice=1",
+    );
+    assert_eq!(phase(&lab, "elsewhere"), "Running");
+    assert!(
+        lab.kubelets["node-1"]
+            .pod_devices("default", "elsewhere")
+            .is_empty()
+    );
+
     // The rejected pod holds nothing; deleting it removes it.
     run(&mut lab, "pod delete pinned");
     assert!(

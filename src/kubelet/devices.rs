@@ -188,7 +188,8 @@ fn pod_key(pod: &Object<PodSpec>) -> (String, String) {
 
 /// predicate.go's resource fit for one pod against the node's allocatable and the requests
 /// of the pods already admitted (`others`): the first extended resource that does not fit.
-/// `pods` (the pod count) is checked first, as `fitsRequest` does.
+/// `pods` (the pod count) is checked first, as `fitsRequest` does. Extended resources the
+/// node does not have are not checked (`removeMissingExtendedResources`).
 pub fn admit(
     allocatable: &crate::cluster::ResourceList,
     pod: &PodSpec,
@@ -201,13 +202,16 @@ pub fn admit(
         }
     }
     for (resource, requested) in pod.extended_requests() {
+        // removeMissingExtendedResources: an extended resource the node does not list at
+        // all is dropped from the check (it may be a cluster-level resource), so such a
+        // pod is admitted, and runs without the device.
+        let Some(capacity) = allocatable.get(&resource) else {
+            continue;
+        };
         if requested == 0 {
             continue;
         }
-        let capacity = allocatable
-            .get(&resource)
-            .and_then(|q| q.parse::<i64>().ok())
-            .unwrap_or(0);
+        let capacity = capacity.parse::<i64>().unwrap_or(0);
         let used: i64 = others.iter().map(|o| o.request_count(&resource)).sum();
         if requested > capacity - used {
             return Err(insufficient(&resource, requested, used, capacity));
@@ -499,9 +503,12 @@ mod tests {
             e.message,
             "Node didn't have enough resource: intel.com/sriov_netdevice, requested: 1, used: 2, capacity: 2"
         );
-        alloc.remove(RES);
+        alloc.insert(RES.into(), "0".into());
         let e = admit(&alloc, &a.spec, &[]).unwrap_err();
         assert!(e.message.ends_with("requested: 1, used: 0, capacity: 0"));
+        // A node without the resource at all does not check it.
+        alloc.remove(RES);
+        assert!(admit(&alloc, &a.spec, &[]).is_ok());
         assert!(admit(&alloc, &pod("d", 0).spec, &[]).is_ok());
     }
 }
