@@ -63,7 +63,8 @@ fn create(name: &str, node: &str) -> Command {
 fn create_with(name: &str, node: &str, pvcs: Vec<String>) -> Command {
     Command::Pod(PodCmd::Create(PodCreateArgs {
         name: name.to_string(),
-        node: node.to_string(),
+        node: Some(node.to_string()),
+        resources: Vec::new(),
         labels: vec!["app=bench".into()],
         ports: Vec::new(),
         bandwidth_ingress: None,

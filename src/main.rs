@@ -36,8 +36,8 @@ struct Cli {
     /// Start with no nodes (same as --preset empty)
     #[arg(long, global = true, conflicts_with = "preset")]
     empty: bool,
-    /// The starting cluster: default, empty, single-node, three-nodes, multus, dc-1000 (1,000 nodes),
-    /// or a FILE of lab commands run on an empty lab
+    /// The starting cluster: default, empty, single-node, three-nodes, multus, sriov (an SR-IOV
+    /// node), dc-1000 (1,000 nodes), or a FILE of lab commands run on an empty lab
     #[arg(long, global = true, value_name = "NAME|FILE")]
     preset: Option<String>,
     /// A CNI config to start with, copied into every node's /etc/cni/net.d

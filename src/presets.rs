@@ -26,6 +26,11 @@ pub const PRESETS: &[(&str, &str, &str)] = &[
         "node-1 and node-2 with Multus (thin) on flannel and two NADs, blue and red",
         include_str!("../assets/presets/multus.lab"),
     ),
+    (
+        "sriov",
+        "node-1, node-2 and sriov-1, whose SR-IOV NIC ens1f0 has 4 VFs (intel.com/sriov_netdevice)",
+        include_str!("../assets/presets/sriov.lab"),
+    ),
 ];
 
 /// The generated scale presets: name, description, node count (see [`dc_script`]).
@@ -138,6 +143,11 @@ mod tests {
                 "single-node" => assert_eq!(n, 1),
                 "default" => assert_eq!(n, 2),
                 "three-nodes" => assert_eq!(n, 3),
+                "sriov" => {
+                    assert_eq!(n, 3);
+                    let node = &lab.cluster.nodes[&(String::new(), "sriov-1".to_string())];
+                    assert_eq!(node.status.allocatable["intel.com/sriov_netdevice"], "4");
+                }
                 "dc-1000" => assert_eq!(n, 1000),
                 _ => assert!(n > 0, "{name}"),
             }

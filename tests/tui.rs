@@ -305,7 +305,7 @@ fn usage_hint_follows_the_typing() {
     let t = drive(&mut a, LARGE, typed("pod create "));
     let text = screen_text(t.backend().buffer());
     assert!(
-        text.contains("lab> pod create    pod create [OPTIONS] --node <NODE> <NAME>"),
+        text.contains("lab> pod create    pod create [OPTIONS] [--node <NODE>] <NAME>"),
         "{text}"
     );
 }

@@ -89,7 +89,18 @@ pub struct NodeStatus {
     /// Conditions; the lab keeps `Ready`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+    /// `capacity`: what the node has (`cpu`, `memory`, `pods`, and the extended resources
+    /// kubelet's device manager reports: healthy plus unhealthy devices).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub capacity: ResourceList,
+    /// `allocatable`: what pods may request (capacity less the reservations; for a device
+    /// plugin's resource, its healthy devices).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub allocatable: ResourceList,
 }
+
+/// A `ResourceList` (`cpu: "4"`, `intel.com/sriov_netdevice: "2"`), quantities as text.
+pub type ResourceList = std::collections::BTreeMap<String, String>;
 
 impl NodeStatus {
     /// The InternalIP, if any.
@@ -128,6 +139,27 @@ pub struct Container {
     /// Declared ports.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<ContainerPort>,
+    /// `resources`: requests and limits (extended resources need both, equal).
+    #[serde(skip_serializing_if = "ResourceRequirements::is_empty")]
+    pub resources: ResourceRequirements,
+}
+
+/// `containers[].resources`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct ResourceRequirements {
+    /// `limits`.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub limits: ResourceList,
+    /// `requests` (for an extended resource, equal to its limit).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub requests: ResourceList,
+}
+
+impl ResourceRequirements {
+    /// Neither requests nor limits.
+    pub fn is_empty(&self) -> bool {
+        self.limits.is_empty() && self.requests.is_empty()
+    }
 }
 
 /// A volume of a pod backed by a claim.
@@ -197,9 +229,13 @@ pub struct PodStatus {
     /// All pod IPs.
     #[serde(skip_serializing_if = "Vec::is_empty", rename = "podIPs")]
     pub pod_ips: Vec<PodIp>,
-    /// Why a waiting container waits (`ContainerCreating`).
+    /// Why a waiting container waits (`ContainerCreating`), or why the pod failed
+    /// (`OutOfintel.com/sriov_netdevice`).
     #[serde(skip_serializing_if = "str::is_empty")]
     pub reason: Text,
+    /// A human-readable message (kubelet's `Pod was rejected: …`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
 }
 
 impl Default for PodStatus {
@@ -211,6 +247,7 @@ impl Default for PodStatus {
             pod_ip: String::new(),
             pod_ips: Vec::new(),
             reason: Text::Borrowed(""),
+            message: String::new(),
         }
     }
 }
@@ -233,4 +270,46 @@ pub fn is_scheduled(pod: &super::store::Object<PodSpec>) -> bool {
         .conditions
         .iter()
         .any(|c| c.condition_type == "PodScheduled" && c.status == "True")
+}
+
+impl PodSpec {
+    /// The pod's total request of a resource, as an integer count (extended resources are
+    /// whole numbers), summed over its containers; 0 when it asks for none.
+    pub fn request_count(&self, resource: &str) -> i64 {
+        self.containers
+            .iter()
+            .filter_map(|c| c.resources.requests.get(resource))
+            .filter_map(|q| q.parse::<i64>().ok())
+            .sum()
+    }
+
+    /// The extended resources any container requests (`vendor/name` outside
+    /// `kubernetes.io`), in name order.
+    pub fn extended_requests(&self) -> Vec<(String, i64)> {
+        let mut names: Vec<&String> = self
+            .containers
+            .iter()
+            .flat_map(|c| c.resources.requests.keys())
+            .filter(|k| is_extended_resource(k))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+            .into_iter()
+            .map(|n| (n.clone(), self.request_count(n)))
+            .collect()
+    }
+}
+
+/// `v1helper.IsExtendedResourceName`: a fully-qualified name (it has a `/`) outside the
+/// `kubernetes.io` domain and not a `requests.` quota name.
+pub fn is_extended_resource(name: &str) -> bool {
+    match name.split_once('/') {
+        Some((domain, _)) => {
+            !(domain == "kubernetes.io"
+                || domain.ends_with(".kubernetes.io")
+                || name.starts_with("requests."))
+        }
+        None => false,
+    }
 }

@@ -453,6 +453,9 @@ pub struct Host {
     /// cilium-agent's API as this node's `cilium-cni` reaches it over
     /// `/var/run/cilium/cilium.sock`; `None` when no agent runs on the node.
     pub cilium: Option<super::cilium_api::AgentApi>,
+    /// The SR-IOV PFs' VF tables, by VF PCI address (sysfs `virtfnN`, `ip link show PF`'s
+    /// `vf N` lines); empty on a node without an SR-IOV NIC (see [`super::sriov_nic`]).
+    pub vfs: BTreeMap<String, super::sriov_nic::VfConfig>,
 }
 
 impl Host {

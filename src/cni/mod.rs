@@ -16,5 +16,6 @@ pub mod plugins;
 pub mod registry;
 pub mod runtime;
 pub mod skel;
+pub mod sriov_nic;
 pub mod types;
 pub mod version;

@@ -442,11 +442,11 @@ mod tests {
     #[test]
     fn hints_show_the_rest_of_the_usage() {
         let h = hint("pod create ", 11).unwrap();
-        assert_eq!(h.display, "NAME --node NODE [options]");
+        assert_eq!(h.display, "NAME [options]");
         let h = hint("pod create web ", 15).unwrap();
-        assert_eq!(h.display, "--node NODE [options]");
+        assert_eq!(h.display, "[options]");
         let h = hint("pod cr", 6).unwrap();
-        assert_eq!(h.display, "eate NAME --node NODE [options]");
+        assert_eq!(h.display, "eate NAME [options]");
         assert_eq!(&h.display[..h.complete_up_to], "eate ");
         assert_eq!(hint("pod ", 4).unwrap().display, "create|delete|list");
         assert_eq!(hint("pod create web --node ", 22).unwrap().display, "NODE");

@@ -40,6 +40,7 @@ pub const CARDS: &[(&str, &str)] = &[
         include_str!("../../assets/explain/masquerade.md"),
     ),
     ("mtu", include_str!("../../assets/explain/mtu.md")),
+    ("sriov", include_str!("../../assets/explain/sriov.md")),
     (
         "networkpolicy",
         include_str!("../../assets/explain/networkpolicy.md"),

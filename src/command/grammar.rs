@@ -162,7 +162,7 @@ pub struct ExplainArgs {
 pub enum NodeCmd {
     /// Register a node with its podCIDR and InternalIP
     #[command(
-        after_help = "Examples:\n  node add node-3 --cidr 10.244.3.0/24 --ip 192.168.0.3\n  node add edge --cidr 10.250.0.0/28 --ip 192.168.0.9 --zone zone-2"
+        after_help = "Examples:\n  node add node-3 --cidr 10.244.3.0/24 --ip 192.168.0.3\n  node add edge --cidr 10.250.0.0/28 --ip 192.168.0.9 --zone zone-2\n  node add sriov-1 --sriov-pf ens1f0 --vfs 8"
     )]
     Add {
         /// Node name
@@ -176,6 +176,12 @@ pub enum NodeCmd {
         /// topology.kubernetes.io/zone label
         #[arg(long)]
         zone: Option<String>,
+        /// An SR-IOV NIC: the PF's netdev name (its VFs are PFv0, PFv1 …; with --vfs)
+        #[arg(long, requires = "vfs", value_name = "PF")]
+        sriov_pf: Option<String>,
+        /// How many VFs the PF has, 1 to 64 (advertised as intel.com/sriov_netdevice)
+        #[arg(long, requires = "sriov_pf", value_name = "N")]
+        vfs: Option<u32>,
     },
     /// List nodes
     #[command(visible_alias = "ls")]
@@ -208,9 +214,10 @@ pub enum NsCmd {
 /// `pod …`
 #[derive(Debug, Subcommand, Clone, PartialEq)]
 pub enum PodCmd {
-    /// Create a pod bound to a node; the kubelet creates its sandbox and network
+    /// Create a pod (on --node, or where the scheduler places it); the kubelet creates its sandbox and network
     #[command(
-        after_help = "Examples:\n  pod create web --node node-1 --label app=web\n  pod create api --node node-2 --port 8080:80\n  pod create slow --node node-1 --bandwidth-ingress 1M --bandwidth-egress 1M"
+        override_usage = "create [OPTIONS] [--node <NODE>] <NAME>",
+        after_help = "Examples:\n  pod create web --node node-1 --label app=web\n  pod create api --node node-2 --port 8080:80\n  pod create slow --node node-1 --bandwidth-ingress 1M --bandwidth-egress 1M\n  pod create dpdk --resource intel.com/sriov_netdevice=1"
     )]
     Create(PodCreateArgs),
     /// Delete a pod; the kubelet tears it down (CNI DEL) before it is gone
@@ -241,9 +248,13 @@ pub enum PodCmd {
 pub struct PodCreateArgs {
     /// Pod name
     pub name: String,
-    /// The node to run on
+    /// The node to run on (spec.nodeName; without it the scheduler picks one)
     #[arg(long)]
-    pub node: String,
+    pub node: Option<String>,
+    /// An extended resource the container requests (requests = limits; repeatable),
+    /// e.g. intel.com/sriov_netdevice=1
+    #[arg(long = "resource", value_name = "NAME=COUNT")]
+    pub resources: Vec<String>,
     /// Label k=v (repeatable)
     #[arg(long = "label", short = 'l')]
     pub labels: Vec<String>,

@@ -765,7 +765,7 @@ mod tests {
     #[test]
     fn usage_lines_read_like_kubectl() {
         let (p, _) = walk(&words("pod create"));
-        assert_eq!(usage_line(&p), "pod create NAME --node NODE [options]");
+        assert_eq!(usage_line(&p), "pod create NAME [options]");
         let (p, _) = walk(&words("show ipam"));
         assert_eq!(usage_line(&p), "show ipam [NODE]");
         let (p, _) = walk(&words("node"));
@@ -833,10 +833,7 @@ mod tests {
     #[test]
     fn command_help_has_usage_options_and_examples() {
         let text = command_help(&words("pod create")).unwrap().to_text();
-        assert!(
-            text.contains("pod create NAME --node NODE [options]"),
-            "{text}"
-        );
+        assert!(text.contains("pod create NAME [options]"), "{text}");
         assert!(text.contains("--node NODE"), "{text}");
         assert!(text.contains("Examples:"), "{text}");
         assert!(command_help(&words("pod craete")).is_err());

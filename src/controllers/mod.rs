@@ -3,6 +3,7 @@
 //! the storage controllers and sidecars live in `crate::storage`, kubelet in `crate::kubelet`.
 
 pub mod node_lifecycle;
+pub mod placement;
 pub mod scheduler;
 
 pub use node_lifecycle::NodeLifecycle;

@@ -1,5 +1,8 @@
-//! The scheduler's part: a pod is placed on the node its `--node` names (the lab's stand-in
-//! for the scheduler's choice) once the volume checks pass — claims exist, Immediate claims
+//! kube-scheduler. A pod without `spec.nodeName` is placed by filtering and scoring every
+//! node ([`super::placement`]: Ready, NodeResourcesFit for extended resources, the volume
+//! checks; LeastAllocated, then the node name). A pod whose `--node` names a node is bound
+//! there (the lab's stand-in for a pinned pod, which a real cluster hands straight to the
+//! kubelet) once the volume checks pass — claims exist, Immediate claims
 //! are bound, the PV's node affinity admits the node, a ReadWriteOncePod claim is not in use
 //! by another pod — and a WaitForFirstConsumer claim gets the `selected-node` annotation.
 //! Until then the pod stays Pending with a FailedScheduling event, and nothing is attached.
@@ -42,8 +45,10 @@ impl Scheduler {
             &ctx.api.pods,
             crate::storage::work::only_own,
             |p| {
+                // A pod with no node yet gets its claims' node when it is bound.
                 p.metadata.deletion_tick.is_none()
                     && !p.spec.volumes.is_empty()
+                    && !p.spec.node_name.is_empty()
                     && p.status.phase != "Running"
             },
         );
@@ -112,6 +117,9 @@ impl Scheduler {
 
     fn schedule_pod(&mut self, ctx: &mut Ctx<'_>, pod: &Object<PodSpec>) -> bool {
         let key = (pod.metadata.namespace.clone(), pod.name().to_string());
+        if pod.spec.node_name.is_empty() {
+            return self.schedule_unbound(ctx, pod);
+        }
         match self.unschedulable_reason(ctx, pod) {
             Some(reason) => {
                 let already = pod
@@ -169,6 +177,128 @@ impl Scheduler {
                 true
             }
         }
+    }
+
+    /// A pod with no `spec.nodeName`: filter every node, score the feasible ones, bind the
+    /// pod to the best (see [`crate::controllers::placement`]), or leave it Pending with the
+    /// FailedScheduling event that says why no node fits.
+    fn schedule_unbound(&mut self, ctx: &mut Ctx<'_>, pod: &Object<PodSpec>) -> bool {
+        let key = (pod.metadata.namespace.clone(), pod.name().to_string());
+        let decision = match self.pod_level_volume_reason(ctx, pod) {
+            Some(reason) => Err(reason),
+            None => super::placement::place(ctx.api, pod, |node| {
+                self.node_volume_reason(ctx, pod, node)
+            }),
+        };
+        let node = match decision {
+            Ok(node) => node,
+            Err(reason) => return self.mark_unschedulable(ctx, pod, &key, reason),
+        };
+        let Ok(mut bound) = ctx.api.pods().get(&key.0, &key.1).cloned() else {
+            return false;
+        };
+        bound.spec.node_name = node.clone();
+        if ctx.api.pods().update(bound.clone()).is_err() {
+            return false;
+        }
+        ctx.log(
+            "default-scheduler",
+            "bind",
+            format!("pod/{} → {node} (pods/binding)", pod.name()),
+        );
+        self.select_node_for_claims(ctx, &bound);
+        ctx.pod_event(
+            "default-scheduler",
+            "Scheduled",
+            "Scheduled",
+            format!(
+                "Successfully assigned {}/{} to {node}",
+                pod.metadata.namespace,
+                pod.name()
+            ),
+            &bound,
+            Level::Normal,
+        );
+        let _ = ctx.write_pod_status(&key, "default-scheduler", |st| {
+            st.conditions = vec![Condition {
+                condition_type: "PodScheduled".into(),
+                status: "True".into(),
+                reason: "".into(),
+                message: "".into(),
+            }];
+        });
+        true
+    }
+
+    /// Pending with `PodScheduled=False` and a FailedScheduling event, once per message.
+    fn mark_unschedulable(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pod: &Object<PodSpec>,
+        key: &(String, String),
+        reason: String,
+    ) -> bool {
+        let already = pod
+            .status
+            .conditions
+            .iter()
+            .any(|c| c.condition_type == "PodScheduled" && c.message == reason);
+        if already {
+            return false;
+        }
+        ctx.pod_event(
+            "default-scheduler",
+            "FailedScheduling",
+            "FailedScheduling",
+            reason.clone(),
+            pod,
+            Level::Warning,
+        );
+        let _ = ctx.write_pod_status(key, "default-scheduler", |st| {
+            st.phase = "Pending".into();
+            st.conditions = vec![Condition {
+                condition_type: "PodScheduled".into(),
+                status: "False".into(),
+                reason: "Unschedulable".into(),
+                message: reason.clone().into(),
+            }];
+        });
+        true
+    }
+
+    /// The volume checks that fail the pod whatever the node (VolumeBinding's and
+    /// VolumeRestrictions' PreFilter): a missing or deleted claim, an unbound Immediate
+    /// claim, a ReadWriteOncePod claim in use.
+    fn pod_level_volume_reason(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Option<String> {
+        let reason = self.unschedulable_reason(ctx, pod)?;
+        // The node-specific checks speak of "1 node(s)"; those are per node here.
+        let per_node = reason.contains("did not match the node selected")
+            || reason.contains("volume node affinity conflict");
+        (!per_node).then_some(reason)
+    }
+
+    /// The per-node volume checks (VolumeBinding's Filter) for `node`, as a histogram
+    /// reason (`node(s) had volume node affinity conflict`).
+    fn node_volume_reason(
+        &self,
+        ctx: &Ctx<'_>,
+        pod: &Object<PodSpec>,
+        node: &str,
+    ) -> Option<String> {
+        if pod.spec.volumes.is_empty() {
+            return None;
+        }
+        let mut probe = pod.clone();
+        probe.spec.node_name = node.to_string();
+        let full = self.unschedulable_reason(ctx, &probe)?;
+        // "0/N nodes are available: 1 <reason>. preemption: …" → "<reason>"
+        let head = full.split(". preemption:").next().unwrap_or(&full);
+        let short = head
+            .split_once(": 1 ")
+            .map(|(_, r)| r)
+            .unwrap_or(head)
+            .to_string();
+        Some(short)
     }
 
     fn select_node_for_claims(&mut self, ctx: &mut Ctx<'_>, pod: &Object<PodSpec>) {

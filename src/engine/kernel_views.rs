@@ -607,6 +607,15 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<String> {
             LinkKind::SriovVf { pf, vf } => out.push(format!("    vf {vf} of {pf}")),
             LinkKind::Loopback | LinkKind::Physical => {}
         }
+        if let Some(pci) = &l.pci {
+            out.push(format!("    parentbus pci parentdev {pci}"));
+        }
+        // A PF lists its VFs' administrative state (`ip link show ens1f0`).
+        if std::ptr::eq(ns, &host.root) {
+            for vf in host.vfs.values().filter(|v| v.pf == l.name) {
+                out.push(format!("    {}", vf.to_ip_link()));
+            }
+        }
         for a in &l.addrs {
             let fam = if a.contains(':') { "inet6" } else { "inet" };
             let scope = if l.kind == LinkKind::Loopback {

@@ -329,7 +329,18 @@ impl Lab {
                 cidr,
                 ip,
                 zone,
-            }) => self.node_add(&name, cidr.as_deref(), ip.as_deref(), zone.as_deref()),
+                sriov_pf,
+                vfs,
+            }) => {
+                let sriov = sriov_pf.as_deref().zip(vfs);
+                self.node_add_with(
+                    &name,
+                    cidr.as_deref(),
+                    ip.as_deref(),
+                    zone.as_deref(),
+                    sriov,
+                )
+            }
             Command::Node(NodeCmd::List) => Ok(self.node_list()),
             Command::Ns(c) => self.namespace(c),
             Command::Pod(PodCmd::Create(args)) => self.pod_create(&args),

@@ -20,6 +20,21 @@ impl Lab {
         ip: Option<&str>,
         zone: Option<&str>,
     ) -> Result<Outcome, LabError> {
+        self.node_add_with(name, cidr, ip, zone, None)
+    }
+
+    /// [`Lab::node_add`], optionally with an SR-IOV NIC: `sriov` = (PF name, VF count).
+    /// The PF and its VF netdevs appear in the host namespace, the SR-IOV network device
+    /// plugin gets `/etc/pcidp/config.json` and registers `intel.com/sriov_netdevice` with
+    /// the node's kubelet, which reports it in the Node's capacity and allocatable.
+    pub fn node_add_with(
+        &mut self,
+        name: &str,
+        cidr: Option<&str>,
+        ip: Option<&str>,
+        zone: Option<&str>,
+        sriov: Option<(&str, u32)>,
+    ) -> Result<Outcome, LabError> {
         validate::object_name("node", name).map_err(LabError::msg)?;
         if self.nodes.contains_key(name) {
             return Err(LabError::msg(format!(
@@ -54,6 +69,16 @@ impl Lab {
         if let Some(z) = zone {
             validate::label(&format!("topology.kubernetes.io/zone={z}")).map_err(LabError::msg)?;
         }
+        let mut host = Host::new(name, &ip_text, crate::util::hash::mac(&[name, "eth0"]));
+        if let Some((pf, vfs)) = sriov {
+            crate::cni::sriov_nic::check_request(&host, pf, vfs).map_err(LabError::msg)?;
+            crate::cni::sriov_nic::install(&mut host, pf, vfs);
+            // The device plugin's ConfigMap, mounted where the DaemonSet reads it.
+            host.files.insert(
+                crate::netd::sriov_dp::CONFIG_PATH.to_string(),
+                crate::netd::sriov_dp::default_config(pf),
+            );
+        }
 
         let mut obj = Object::new(
             name,
@@ -85,11 +110,17 @@ impl Lab {
             reason: "KubeletReady".into(),
             message: "kubelet is posting ready status".into(),
         }];
+        // What kubelet reports for the machine: every lab node is the same 4-CPU, 8 GiB VM.
+        for (k, cap, alloc) in NODE_RESOURCES {
+            obj.status.capacity.insert(k.to_string(), cap.to_string());
+            obj.status
+                .allocatable
+                .insert(k.to_string(), alloc.to_string());
+        }
         self.cluster.nodes().create(obj, self.clock)?;
         self.node_index
             .insert_parts(name, &cidr.to_string(), Some(&ip_text));
 
-        let host = Host::new(name, &ip_text, crate::util::hash::mac(&[name, "eth0"]));
         let mut confdir = ConfDir::default();
         let rendered = self
             .conf_template
@@ -99,8 +130,11 @@ impl Lab {
             .insert(super::DEFAULT_CONF_NAME.to_string(), Arc::from(rendered));
         self.nodes
             .insert(name.to_string(), NodeRuntime::new(host, confdir));
-        self.kubelets
-            .insert(name.to_string(), crate::kubelet::Kubelet::new(name));
+        let mut kubelet = crate::kubelet::Kubelet::new(name);
+        if let Some(rt) = self.nodes.get(name) {
+            kubelet.start_device_plugins(&mut super::ctx!(self), &rt.host);
+        }
+        self.kubelets.insert(name.to_string(), kubelet);
         // The driver's DaemonSet starts its node plugin on the new node; the plugin
         // registers with kubelet.
         if self.driver.add_node_default(name, zone).is_ok() {
@@ -122,8 +156,11 @@ impl Lab {
                 .push(" created", Role::Good)
                 .push(
                     format!(
-                        "  podCIDR {cidr} · InternalIP {ip}{}",
-                        zone.map(|z| format!(" · zone {z}")).unwrap_or_default()
+                        "  podCIDR {cidr} · InternalIP {ip}{}{}",
+                        zone.map(|z| format!(" · zone {z}")).unwrap_or_default(),
+                        sriov
+                            .map(|(pf, n)| format!(" · SR-IOV {pf} with {n} VFs"))
+                            .unwrap_or_default()
                     ),
                     Role::Dim,
                 ),
@@ -168,6 +205,16 @@ impl Lab {
         t.render()
     }
 }
+
+/// The machine resources kubelet reports for every lab node: (name, capacity,
+/// allocatable). Allocatable is capacity less the eviction thresholds (memory.available
+/// 100Mi, nodefs.available 10%), as a kubelet without reservations computes it.
+pub const NODE_RESOURCES: [(&str, &str, &str); 4] = [
+    ("cpu", "4", "4"),
+    ("ephemeral-storage", "61255492Ki", "56453061882"),
+    ("memory", "8136868Ki", "8034468Ki"),
+    ("pods", "110", "110"),
+];
 
 /// kubectl's node STATUS: `Ready` when the Ready condition is True, else `NotReady`.
 pub fn ready_text(status: &crate::cluster::NodeStatus) -> &'static str {

@@ -23,13 +23,26 @@ impl Lab {
                 a.ns
             )));
         }
-        if !self.nodes.contains_key(&a.node) {
-            let known: Vec<_> = self.nodes.keys().cloned().collect();
-            return Err(LabError::msg(format!(
-                "node {:?} not found; nodes are: {}",
-                a.node,
-                super::names::few(&known, "(none: add one with `node add NAME`)")
-            )));
+        if let Some(node) = &a.node {
+            if !self.nodes.contains_key(node) {
+                let known: Vec<_> = self.nodes.keys().cloned().collect();
+                return Err(LabError::msg(format!(
+                    "node {node:?} not found; nodes are: {}",
+                    super::names::few(&known, "(none: add one with `node add NAME`)")
+                )));
+            }
+        }
+        let mut resources = crate::cluster::ResourceRequirements::default();
+        for r in &a.resources {
+            let (name, count) = validate::extended_resource(&a.name, r).map_err(LabError::msg)?;
+            if resources.limits.contains_key(&name) {
+                return Err(LabError::msg(format!(
+                    "invalid --resource {r:?}: {name} is given twice; give each resource once with its count"
+                )));
+            }
+            // Extended resources cannot be overcommitted: requests = limits.
+            resources.limits.insert(name.clone(), count.to_string());
+            resources.requests.insert(name, count.to_string());
         }
         let mut volumes = Vec::new();
         for spec in &a.pvcs {
@@ -92,11 +105,12 @@ impl Lab {
             );
         }
         let spec = PodSpec {
-            node_name: a.node.clone(),
+            node_name: a.node.clone().unwrap_or_default(),
             containers: vec![Container {
                 name: "app".into(),
                 image: "registry.k8s.io/nginx-slim:0.27".into(),
                 ports,
+                resources,
             }],
             volumes,
         };

@@ -161,6 +161,86 @@ pub fn port_mapping(text: &str) -> Result<(u16, u16, String), String> {
     Ok((h, c, proto))
 }
 
+/// The most of one extended resource a container may ask for in the lab.
+pub const MAX_EXTENDED_COUNT: i64 = 1024;
+
+/// `--resource NAME=COUNT` of pod `pod`: an extended resource name (a qualified name with a
+/// domain outside `kubernetes.io`, as `validateContainerResourceName` demands) and a
+/// whole, non-negative count (`IsIntegerResourceName`: extended resources are counted).
+pub fn extended_resource(pod: &str, text: &str) -> Result<(String, i64), String> {
+    let Some((name, qty)) = text.split_once('=') else {
+        return Err(format!(
+            "invalid --resource {text:?}: expected NAME=COUNT, e.g. intel.com/sriov_netdevice=1"
+        ));
+    };
+    let field = format!("Pod {pod:?} is invalid: spec.containers[0].resources.limits[{name}]");
+    if let Some(why) = crate::net::validate::is_qualified_name(name)
+        .into_iter()
+        .next()
+    {
+        return Err(format!(
+            "{field}: Invalid value: {}: {why}",
+            crate::net::validate::go_quote(name)
+        ));
+    }
+    if !name.contains('/') {
+        return Err(format!(
+            "invalid --resource {text:?}: the lab's pods request extended resources only (DOMAIN/NAME, e.g. intel.com/sriov_netdevice); {name:?} is a standard resource, and cpu and memory requests are not modelled"
+        ));
+    }
+    if !crate::cluster::is_extended_resource(name) {
+        return Err(format!(
+            "{field}: Invalid value: {}: doesn't follow extended resource name standard",
+            crate::net::validate::go_quote(name)
+        ));
+    }
+    let bad_syntax = || {
+        format!(
+            "invalid --resource {text:?}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        )
+    };
+    let num = qty.strip_prefix('+').unwrap_or(qty);
+    let (neg, digits) = match num.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, num),
+    };
+    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(bad_syntax());
+    }
+    let (int, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if frac.contains('.') || (int.is_empty() && frac.is_empty()) {
+        return Err(bad_syntax());
+    }
+    let whole = frac.chars().all(|c| c == '0');
+    let zero = int.chars().all(|c| c == '0') && whole;
+    if neg && !zero {
+        return Err(format!(
+            "{field}: Invalid value: {}: must be greater than or equal to 0",
+            crate::net::validate::go_quote(qty)
+        ));
+    }
+    if !whole {
+        return Err(format!(
+            "{field}: Invalid value: {}: must be an integer",
+            crate::net::validate::go_quote(qty)
+        ));
+    }
+    let trimmed = int.trim_start_matches('0');
+    let n: i64 = if trimmed.is_empty() {
+        0
+    } else if trimmed.len() > 6 {
+        MAX_EXTENDED_COUNT + 1
+    } else {
+        trimmed.parse().unwrap_or(MAX_EXTENDED_COUNT + 1)
+    };
+    if n > MAX_EXTENDED_COUNT {
+        return Err(format!(
+            "invalid --resource {text:?}: at most {MAX_EXTENDED_COUNT} of one resource per pod in the lab"
+        ));
+    }
+    Ok((name.to_string(), n))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +319,55 @@ mod tests {
             bandwidth("1e99")
                 .unwrap_err()
                 .contains("unreasonably large")
+        );
+    }
+
+    #[test]
+    fn extended_resources() {
+        assert_eq!(
+            extended_resource("p", "intel.com/sriov_netdevice=1").unwrap(),
+            ("intel.com/sriov_netdevice".into(), 1)
+        );
+        assert_eq!(extended_resource("p", "example.com/x=02").unwrap().1, 2);
+        assert_eq!(extended_resource("p", "example.com/x=1.0").unwrap().1, 1);
+        assert_eq!(
+            extended_resource("p", "intel.com/sriov_netdevice=1.5").unwrap_err(),
+            "Pod \"p\" is invalid: spec.containers[0].resources.limits[intel.com/sriov_netdevice]: Invalid value: \"1.5\": must be an integer"
+        );
+        assert!(
+            extended_resource("p", "example.com/x=-1")
+                .unwrap_err()
+                .contains("greater than or equal to 0")
+        );
+        assert!(
+            extended_resource("p", "example.com/x=one")
+                .unwrap_err()
+                .contains("regular expression")
+        );
+        assert!(
+            extended_resource("p", "example.com/x")
+                .unwrap_err()
+                .contains("NAME=COUNT")
+        );
+        assert!(
+            extended_resource("p", "cpu=1")
+                .unwrap_err()
+                .contains("extended resources only")
+        );
+        assert!(
+            extended_resource("p", "kubernetes.io/x=1")
+                .unwrap_err()
+                .contains("extended resource name standard")
+        );
+        assert!(
+            extended_resource("p", "bad name/x=1")
+                .unwrap_err()
+                .contains("Invalid value")
+        );
+        assert!(
+            extended_resource("p", "example.com/x=99999999999999999999")
+                .unwrap_err()
+                .contains("at most")
         );
     }
 

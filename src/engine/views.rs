@@ -735,7 +735,15 @@ impl Lab {
                 };
                 kv(&mut out, "Name", p.name().into());
                 kv(&mut out, "Namespace", p.metadata.namespace.clone());
-                kv(&mut out, "Node", format!("{}/{node_ip}", p.spec.node_name));
+                kv(
+                    &mut out,
+                    "Node",
+                    if p.spec.node_name.is_empty() {
+                        "<none>".to_string() // not scheduled yet
+                    } else {
+                        format!("{}/{node_ip}", p.spec.node_name)
+                    },
+                );
                 kv(&mut out, "Labels", labels_text(&p.metadata.labels));
                 if super::multus_view::has_multus_annotations(p) {
                     super::multus_view::annotation_lines(&mut out, &p.metadata.annotations);
@@ -747,6 +755,10 @@ impl Lab {
                     );
                 }
                 kv(&mut out, "Status", pod_status_text(p));
+                if p.status.phase == "Failed" {
+                    kv(&mut out, "Reason", p.status.reason.to_string());
+                    kv(&mut out, "Message", p.status.message.clone());
+                }
                 kv(&mut out, "IP", p.status.pod_ip.clone());
                 if let Some(sb) = self
                     .nodes
@@ -766,6 +778,38 @@ impl Lab {
                             "    Port:   {}/{} (host port {})",
                             port.container_port, port.protocol, port.host_port
                         ));
+                    }
+                    for (title, list) in [
+                        ("    Limits:", &c.resources.limits),
+                        ("    Requests:", &c.resources.requests),
+                    ] {
+                        if !list.is_empty() {
+                            out.plain(title);
+                            for (k, v) in list {
+                                out.plain(format!("      {k}:  {v}"));
+                            }
+                        }
+                    }
+                    let held = self
+                        .kubelets
+                        .get(&p.spec.node_name)
+                        .and_then(|k| {
+                            k.devices
+                                .allocated
+                                .get(&(p.metadata.namespace.clone(), p.name().to_string()))
+                        })
+                        .and_then(|a| a.containers.get(&c.name));
+                    if let Some(held) = held {
+                        out.plain("    Devices (kubelet device manager):");
+                        for (r, d) in held {
+                            out.plain(format!("      {r}:  {}", d.ids.join(",")));
+                        }
+                        out.plain("    Environment (from the device plugin's Allocate):");
+                        for d in held.values() {
+                            for (k, v) in &d.envs {
+                                out.plain(format!("      {k}:  {v}"));
+                            }
+                        }
                     }
                 }
                 out.line(Line::styled("Conditions:", Role::Header));
@@ -800,23 +844,29 @@ impl Lab {
                 for a in &n.status.addresses {
                     out.plain(format!("  {}:  {}", a.address_type, a.address));
                 }
+                resource_block(&mut out, "Capacity:", &n.status.capacity);
+                resource_block(&mut out, "Allocatable:", &n.status.allocatable);
                 let pods: Vec<_> = self
                     .cluster
                     .pods
                     .values()
                     .filter(|p| p.spec.node_name == n.name())
+                    .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
                     .collect();
                 out.line(Line::styled(
                     format!("Non-terminated Pods: ({} in total)", pods.len()),
                     Role::Header,
                 ));
-                for p in pods {
+                for p in &pods {
                     out.plain(format!(
                         "  {:<12} {:<20} {}",
                         p.metadata.namespace,
                         p.name(),
                         p.status.pod_ip
                     ));
+                }
+                if !n.status.allocatable.is_empty() {
+                    allocated_block(&mut out, &n.status.allocatable, &pods);
                 }
             }
             "persistentvolumeclaims" => {
@@ -1280,5 +1330,71 @@ fn csi_wire_detail(out: &mut Outcome, seq: u64, c: &CsiCall) {
                 Role::Bad,
             ));
         }
+    }
+}
+
+/// kubectl describe node's `Capacity:` / `Allocatable:` block: `  name:  value`, aligned.
+fn resource_block(out: &mut Outcome, title: &str, list: &crate::cluster::ResourceList) {
+    if list.is_empty() {
+        return;
+    }
+    out.line(Line::styled(title, Role::Header));
+    let width = list.keys().map(|k| k.len() + 1).max().unwrap_or(0);
+    for (k, v) in list {
+        out.plain(format!("  {:<width$}  {v}", format!("{k}:")));
+    }
+}
+
+/// kubectl describe node's `Allocated resources:`: requests and limits of the node's
+/// non-terminated pods; cpu, memory and ephemeral-storage with their share of allocatable,
+/// extended resources as counts.
+fn allocated_block(
+    out: &mut Outcome,
+    allocatable: &crate::cluster::ResourceList,
+    pods: &[&crate::cluster::Object<crate::cluster::PodSpec>],
+) {
+    let active: Vec<_> = pods
+        .iter()
+        .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
+        .collect();
+    out.line(Line::styled("Allocated resources:", Role::Header));
+    out.plain("  (Total limits may be over 100 percent, i.e., overcommitted.)");
+    let mut rows: Vec<(String, String, String)> = Vec::new();
+    // The lab's containers set no cpu, memory or storage requests.
+    for r in ["cpu", "memory", "ephemeral-storage"] {
+        rows.push((r.to_string(), "0 (0%)".into(), "0 (0%)".into()));
+    }
+    for r in allocatable
+        .keys()
+        .filter(|k| crate::cluster::is_extended_resource(k))
+    {
+        let sum = |limits: bool| -> i64 {
+            active
+                .iter()
+                .flat_map(|p| p.spec.containers.iter())
+                .filter_map(|c| {
+                    let l = if limits {
+                        &c.resources.limits
+                    } else {
+                        &c.resources.requests
+                    };
+                    l.get(r).and_then(|q| q.parse::<i64>().ok())
+                })
+                .sum()
+        };
+        rows.push((r.clone(), sum(false).to_string(), sum(true).to_string()));
+    }
+    let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(8);
+    let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(8);
+    out.plain(format!(
+        "  {:<w0$}  {:<w1$}  Limits",
+        "Resource", "Requests"
+    ));
+    out.plain(format!(
+        "  {:<w0$}  {:<w1$}  ------",
+        "--------", "--------"
+    ));
+    for (r, req, lim) in rows {
+        out.plain(format!("  {r:<w0$}  {req:<w1$}  {lim}"));
     }
 }

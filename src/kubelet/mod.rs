@@ -7,6 +7,7 @@
 //! sandbox, and the runtime (containerd's CRI plugin through go-cni/libcni) runs the plugins.
 
 pub mod bandwidth;
+pub mod devices;
 pub mod kube_client;
 pub mod sandbox;
 pub mod volumes;
@@ -43,6 +44,11 @@ pub struct Kubelet {
     pub node: String,
     /// Pod workers by pod key.
     pub pod_work: BTreeMap<(String, String), PodWork>,
+    /// The pods admitted to the node (its pod manager), by key: their requests count as
+    /// used when the next pod is admitted.
+    pub admitted: std::collections::BTreeSet<(String, String)>,
+    /// The device manager: device plugin endpoints and the devices each pod holds.
+    pub devices: devices::DeviceManager,
 }
 
 impl Kubelet {
@@ -51,6 +57,8 @@ impl Kubelet {
         Kubelet {
             node: node.to_string(),
             pod_work: BTreeMap::new(),
+            admitted: Default::default(),
+            devices: Default::default(),
         }
     }
 }
@@ -80,6 +88,8 @@ impl Kubelet {
     ) -> bool {
         let Some(pod) = ctx.api.pods.get(key).cloned() else {
             self.pod_work.remove(key);
+            self.admitted.remove(key);
+            self.devices.free(key);
             return false;
         };
         if pod.metadata.deletion_tick.is_some() {
@@ -87,6 +97,12 @@ impl Kubelet {
         }
         if !crate::cluster::is_scheduled(&pod) {
             return false; // not placed on the node yet: its kubelet does not see it
+        }
+        if pod.status.phase == "Failed" {
+            return false; // rejected at admission: nothing runs until it is deleted
+        }
+        if !self.admitted.contains(key) && !self.admit_pod(ctx, cri, &pod) {
+            return true; // rejected now
         }
         if pod.status.phase == "Running" {
             // Running pods only need attention when a resize waits for the node.
@@ -287,6 +303,20 @@ impl Kubelet {
         if ctx.api.pods().delete(&key.0, &key.1).is_ok() {
             ctx.api.pods_with_volumes.remove(key);
             self.pod_work.remove(key);
+            self.admitted.remove(key);
+            if let Some(a) = self.devices.free(key) {
+                let ids: Vec<String> = a
+                    .containers
+                    .values()
+                    .flat_map(|m| m.iter())
+                    .map(|(r, c)| format!("{r} {}", c.ids.join(",")))
+                    .collect();
+                ctx.log(
+                    format!("kubelet({node_name})"),
+                    "devices",
+                    format!("pod/{} is gone: {} free again", pod.name(), ids.join("; ")),
+                );
+            }
             ctx.log("apiserver", "delete", format!("pod/{} removed", pod.name()));
         }
         true

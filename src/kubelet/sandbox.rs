@@ -67,9 +67,9 @@ impl Kubelet {
             wire.push(crate::record::wire::WireRecord::Cni(c));
         };
         let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
-        // PodResources: the device manager's allocations for this pod (none yet; the
-        // device manager fills them).
-        let pod_devices = Vec::new();
+        // PodResources `List`: the device manager's allocations for this pod (kubelet
+        // admitted the pod and allocated its devices before RunPodSandbox).
+        let pod_devices = self.pod_devices(&pod.metadata.namespace, &pod.metadata.name);
         let mut kube = super::kube_client::KubeletClient::new(&*ctx.api, pod_devices);
         let mut inv = Invoker {
             exec: &mut crate::cni::exec::InProcess {
@@ -173,7 +173,8 @@ impl Kubelet {
                     wire.push(crate::record::wire::WireRecord::Cni(c));
                 };
                 let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
-                let mut kube = super::kube_client::KubeletClient::new(&*ctx.api, Vec::new());
+                let pod_devices = self.pod_devices(&pod.metadata.namespace, &pod.metadata.name);
+                let mut kube = super::kube_client::KubeletClient::new(&*ctx.api, pod_devices);
                 let mut inv = Invoker {
                     exec: &mut crate::cni::exec::InProcess {
                         registry,

@@ -12,6 +12,7 @@ pub mod calico;
 pub mod cilium;
 pub mod flannel;
 pub mod multus;
+pub mod sriov_dp;
 
 pub use calico::Calico;
 pub use flannel::{Backend, Flannel};

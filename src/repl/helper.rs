@@ -228,7 +228,7 @@ mod tests {
         let hist = rustyline::history::DefaultHistory::new();
         let ctx = Context::new(&hist);
         let hint = h.hint("pod cr", 6, &ctx).unwrap();
-        assert_eq!(hint.display(), "eate NAME --node NODE [options]");
+        assert_eq!(hint.display(), "eate NAME [options]");
         assert_eq!(hint.completion(), Some("eate "));
         let hint = h.hint("pod create ", 11, &ctx).unwrap();
         assert_eq!(hint.completion(), None);

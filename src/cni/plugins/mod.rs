@@ -11,6 +11,7 @@ pub mod loopback;
 pub mod memo;
 pub mod multus;
 pub mod portmap;
+pub mod sriov;
 
 #[cfg(test)]
 mod chain_tests;
@@ -30,5 +31,6 @@ pub fn standard() -> Vec<Box<dyn Plugin>> {
         Box::new(loopback::Loopback),
         Box::new(multus::Multus),
         Box::new(portmap::Portmap),
+        Box::new(sriov::Sriov),
     ]
 }

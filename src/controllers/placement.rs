@@ -1,0 +1,221 @@
+//! kube-scheduler's scheduling cycle for a pod with no node: every node is filtered, the
+//! feasible ones are scored, and the best one wins; when none is feasible the reasons make
+//! the `FailedScheduling` message.
+//!
+//! **Filters** (in this order, all reasons of a node collected):
+//! - the node is Ready (a NotReady or Unknown node carries the `not-ready`/`unreachable`
+//!   NoSchedule taint the node lifecycle controller adds: TaintToleration);
+//! - NodeResourcesFit (`pkg/scheduler/framework/plugins/noderesources/fit.go`): the pod
+//!   count (`Too many pods`) and each extended resource the pod requests against the node's
+//!   allocatable less what the pods already bound to it request (`Insufficient <name>`);
+//! - the per-node volume checks (VolumeBinding: selected node, PV node affinity).
+//!
+//! **Message** (`FitError.Error()`): `0/<N> nodes are available: <count> <reason>, ….` with
+//! the `<count> <reason>` strings sorted, then the DefaultPreemption post-filter's own
+//! histogram: nodes that failed only resolvable filters (NodeResourcesFit) give `No
+//! preemption victims found for incoming pod` (every lab pod has priority 0, so there is
+//! never a lower-priority victim); nodes with an unresolvable failure (taint, volume) give
+//! `Preemption is not helpful for scheduling`.
+//!
+//! **Score** (the lab's deterministic stand-in for the default score plugins): the default
+//! NodeResourcesFit strategy, LeastAllocated over `cpu` and `memory` with weight 1 each.
+//! A lab pod requests neither, so each pod counts the scheduler's non-zero defaults (100m
+//! CPU, 200Mi memory; `pkg/scheduler/util/pod_resources.go`), the incoming pod included:
+//! the node with the most room left wins. Ties go to the node whose name sorts first (the
+//! real scheduler breaks ties at random, `selectHost`).
+
+use crate::cluster::{Cluster, Object, PodSpec};
+use std::collections::BTreeMap;
+
+/// The scheduler's CPU request for a container that sets none (millicores).
+pub const DEFAULT_MILLI_CPU: i64 = 100;
+/// The scheduler's memory request for a container that sets none (bytes).
+pub const DEFAULT_MEMORY: i64 = 200 * 1024 * 1024;
+
+/// Whether a pod still holds its node's resources (not finished).
+fn is_active(p: &Object<PodSpec>) -> bool {
+    p.status.phase != "Failed" && p.status.phase != "Succeeded"
+}
+
+/// Why one node cannot take the pod: (reason, resolvable by preemption).
+fn node_failures(
+    pod: &Object<PodSpec>,
+    node: &Object<crate::cluster::NodeSpec>,
+    bound: &[&Object<PodSpec>],
+    volume: Option<String>,
+) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let ready = node
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.condition_type == "Ready")
+        .map(|c| c.status.to_string());
+    match ready.as_deref() {
+        Some("True") => {}
+        Some("False") => out.push((
+            "node(s) had untolerated taint {node.kubernetes.io/not-ready: }".to_string(),
+            false,
+        )),
+        _ => out.push((
+            "node(s) had untolerated taint {node.kubernetes.io/unreachable: }".to_string(),
+            false,
+        )),
+    }
+    if out.is_empty() {
+        let alloc = &node.status.allocatable;
+        if let Some(max) = alloc.get("pods").and_then(|q| q.parse::<usize>().ok()) {
+            if bound.len() + 1 > max {
+                out.push(("Too many pods".to_string(), true));
+            }
+        }
+        for (resource, requested) in pod.spec.extended_requests() {
+            if requested == 0 {
+                continue;
+            }
+            let allocatable = alloc
+                .get(&resource)
+                .and_then(|q| q.parse::<i64>().ok())
+                .unwrap_or(0);
+            let used: i64 = bound.iter().map(|p| p.spec.request_count(&resource)).sum();
+            if requested > allocatable - used {
+                out.push((format!("Insufficient {resource}"), true));
+            }
+        }
+        if let Some(v) = volume {
+            out.push((v, false));
+        }
+    }
+    out
+}
+
+/// `4` → 4000 millicores, `500m` → 500.
+fn milli_cpu(q: &str) -> i64 {
+    match q.strip_suffix('m') {
+        Some(m) => m.parse().unwrap_or(0),
+        None => q
+            .parse::<i64>()
+            .map(|c| c.saturating_mul(1000))
+            .unwrap_or(0),
+    }
+}
+
+/// `8034468Ki` → bytes (binary and decimal suffixes the lab writes).
+fn bytes(q: &str) -> i64 {
+    const UNITS: [(&str, i64); 6] = [
+        ("Ki", 1 << 10),
+        ("Mi", 1 << 20),
+        ("Gi", 1 << 30),
+        ("k", 1000),
+        ("M", 1_000_000),
+        ("G", 1_000_000_000),
+    ];
+    for (suffix, mult) in UNITS {
+        if let Some(n) = q.strip_suffix(suffix) {
+            return n
+                .parse::<i64>()
+                .map(|v| v.saturating_mul(mult))
+                .unwrap_or(0);
+        }
+    }
+    q.parse().unwrap_or(0)
+}
+
+/// LeastAllocated over cpu and memory (0–100), counting `pods` pods at the default
+/// requests.
+pub fn least_allocated_score(allocatable: &crate::cluster::ResourceList, pods: usize) -> i64 {
+    let n = i64::try_from(pods).unwrap_or(i64::MAX);
+    let score = |cap: i64, req: i64| {
+        if cap <= 0 || req > cap {
+            0
+        } else {
+            (cap - req) * 100 / cap
+        }
+    };
+    let cpu = score(
+        allocatable.get("cpu").map_or(0, |q| milli_cpu(q)),
+        n.saturating_mul(DEFAULT_MILLI_CPU),
+    );
+    let mem = score(
+        allocatable.get("memory").map_or(0, |q| bytes(q)),
+        n.saturating_mul(DEFAULT_MEMORY),
+    );
+    (cpu + mem) / 2
+}
+
+/// One scheduling cycle for `pod` (no node yet): the chosen node, or the FailedScheduling
+/// message. `volume_reason(node)` is the per-node volume check.
+pub fn place(
+    api: &Cluster,
+    pod: &Object<PodSpec>,
+    volume_reason: impl Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    let mut bound: BTreeMap<&str, Vec<&Object<PodSpec>>> = BTreeMap::new();
+    for p in api.pods.values() {
+        if !p.spec.node_name.is_empty() && p.metadata.uid != pod.metadata.uid && is_active(p) {
+            bound.entry(p.spec.node_name.as_str()).or_default().push(p);
+        }
+    }
+    let total = api.nodes.len();
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    let mut preemption: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut best: Option<(i64, &str)> = None;
+    for node in api.nodes.values() {
+        let name = node.name();
+        let on_node = bound.get(name).map(Vec::as_slice).unwrap_or(&[]);
+        let fails = node_failures(pod, node, on_node, volume_reason(name));
+        if fails.is_empty() {
+            let score = least_allocated_score(&node.status.allocatable, on_node.len() + 1);
+            // Nodes come in name order: a later node wins only with a higher score.
+            if best.is_none_or(|(s, _)| score > s) {
+                best = Some((score, name));
+            }
+            continue;
+        }
+        let resolvable = fails.iter().all(|(_, r)| *r);
+        for (r, _) in fails {
+            *reasons.entry(r).or_default() += 1;
+        }
+        *preemption
+            .entry(if resolvable {
+                "No preemption victims found for incoming pod"
+            } else {
+                "Preemption is not helpful for scheduling"
+            })
+            .or_default() += 1;
+    }
+    if let Some((_, name)) = best {
+        return Ok(name.to_string());
+    }
+    let hist = |m: &mut dyn Iterator<Item = String>| {
+        let mut v: Vec<String> = m.collect();
+        v.sort();
+        v.join(", ")
+    };
+    let main = hist(&mut reasons.iter().map(|(r, n)| format!("{n} {r}")));
+    let pre = hist(&mut preemption.iter().map(|(r, n)| format!("{n} {r}")));
+    if total == 0 {
+        // ErrNoNodesAvailable.
+        return Err("no nodes available to schedule pods".to_string());
+    }
+    Err(format!(
+        "0/{total} nodes are available: {main}. preemption: 0/{total} nodes are available: {pre}."
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_prefer_emptier_nodes() {
+        let mut a = crate::cluster::ResourceList::new();
+        a.insert("cpu".into(), "4".into());
+        a.insert("memory".into(), "8034468Ki".into());
+        assert!(least_allocated_score(&a, 1) > least_allocated_score(&a, 2));
+        assert_eq!(least_allocated_score(&a, 0), 100);
+        assert_eq!(milli_cpu("500m"), 500);
+        assert_eq!(bytes("1Ki"), 1024);
+        assert_eq!(least_allocated_score(&Default::default(), 3), 0);
+    }
+}
