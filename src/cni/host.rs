@@ -554,3 +554,14 @@ impl Host {
         }
     }
 }
+
+/// The key of a sysctl of the namespace at `netns` in [`Host::sysctls`]: the bare name
+/// (`net.ipv4.ip_forward`) for the host namespace, `<netns path>:<name>` for a sandbox (a
+/// sandbox has its own `/proc/sys/net`).
+pub fn sysctl_key(netns: &str, name: &str) -> String {
+    if netns.is_empty() {
+        name.to_string()
+    } else {
+        format!("{netns}:{name}")
+    }
+}

@@ -8,8 +8,10 @@ pub mod common;
 pub mod flannel;
 pub mod host_local;
 pub mod loopback;
+pub mod macvlan;
 pub mod memo;
 pub mod portmap;
+pub mod static_ipam;
 
 #[cfg(test)]
 mod chain_tests;
@@ -27,6 +29,8 @@ pub fn standard() -> Vec<Box<dyn Plugin>> {
         Box::new(flannel::Flannel),
         Box::new(host_local::HostLocal),
         Box::new(loopback::Loopback),
+        Box::new(macvlan::Macvlan),
         Box::new(portmap::Portmap),
+        Box::new(static_ipam::StaticIpam),
     ]
 }
