@@ -134,6 +134,8 @@ pub struct RouteEntry {
     pub proto_kernel: bool,
     /// `scope link` for on-link routes.
     pub scope_link: bool,
+    /// `scope host` (`ip.AddHostRoute`: ptp's route to its pod on the host veth).
+    pub scope_host: bool,
     /// Preferred source address.
     pub src: Option<String>,
     /// `onlink`: the next hop is on the device even though no address covers it (flannel's
@@ -158,6 +160,7 @@ impl RouteEntry {
             dev: dev.to_string(),
             proto_kernel: false,
             scope_link: false,
+            scope_host: false,
             src: None,
             onlink: false,
             proto: None,
@@ -214,6 +217,8 @@ impl RouteEntry {
         }
         if self.scope_link {
             s.push_str(" scope link");
+        } else if self.scope_host {
+            s.push_str(" scope host");
         }
         if let Some(src) = &self.src {
             s.push_str(" src ");
@@ -310,6 +315,9 @@ pub struct Netns {
     pub links: Links,
     /// Routes added explicitly (connected routes are derived from addresses).
     pub routes: Vec<RouteEntry>,
+    /// Connected routes a program deleted (`ip route del 10.12.0.0/24 dev net6`, as ptp
+    /// does), as (device, destination): left out of [`Netns::route_table`].
+    pub deleted_connected: Vec<(String, String)>,
 }
 
 impl Netns {
@@ -341,12 +349,21 @@ impl Netns {
                     if net.addr().is_ipv6() || net.prefix_len() == 32 {
                         continue;
                     }
+                    let dst = net.trunc().to_string();
+                    if self
+                        .deleted_connected
+                        .iter()
+                        .any(|(d, n)| d == &link.name && n == &dst)
+                    {
+                        continue;
+                    }
                     rest.push(RouteEntry {
                         dst: net.trunc().to_string(),
                         via: None,
                         dev: link.name.clone(),
                         proto_kernel: true,
                         scope_link: true,
+                        scope_host: false,
                         src: Some(net.addr().to_string()),
                         onlink: false,
                         proto: None,

@@ -472,6 +472,9 @@ pub fn exec_ipam(
 pub fn route_dst(dst: &ipnet::IpNet) -> String {
     if dst.prefix_len() == 0 {
         "default".into()
+    } else if dst.prefix_len() == dst.max_prefix_len() {
+        // `ip route` prints a host route's destination as a bare address.
+        dst.addr().to_string()
     } else {
         dst.trunc().to_string()
     }
@@ -573,6 +576,7 @@ pub fn del_link(host: &mut Host, netns: &str, ifname: &str) -> Option<crate::cni
     let ns = host.ns_mut(netns)?;
     let link = ns.links.remove(ifname)?;
     ns.routes.retain(|r| r.dev != ifname);
+    ns.deleted_connected.retain(|(d, _)| d != ifname);
     if let crate::cni::host::LinkKind::Veth { peer, peer_netns } = &link.kind {
         if let Some(pns) = host.ns_mut(peer_netns) {
             pns.links.remove(peer);

@@ -7,10 +7,12 @@ pub mod cilium;
 pub mod common;
 pub mod flannel;
 pub mod host_local;
+pub mod ipvlan;
 pub mod loopback;
 pub mod macvlan;
 pub mod memo;
 pub mod portmap;
+pub mod ptp;
 pub mod static_ipam;
 
 #[cfg(test)]
@@ -28,9 +30,11 @@ pub fn standard() -> Vec<Box<dyn Plugin>> {
         Box::new(cilium::CiliumCni),
         Box::new(flannel::Flannel),
         Box::new(host_local::HostLocal),
+        Box::new(ipvlan::Ipvlan),
         Box::new(loopback::Loopback),
         Box::new(macvlan::Macvlan),
         Box::new(portmap::Portmap),
+        Box::new(ptp::Ptp),
         Box::new(static_ipam::StaticIpam),
     ]
 }
