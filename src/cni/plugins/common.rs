@@ -273,6 +273,27 @@ pub fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, St
     Ok(out)
 }
 
+/// [`load_args`] with the library's own wording for unknown keys: `types.LoadArgs` lists
+/// each unknown *pair* (`ARGS: unknown args ["K8S_POD_NAME=x"]`, checked against Debian's
+/// 1.1.1 macvlan and static). [`load_args`] names only the keys; bridge, calico and
+/// cilium still use it (a transcript holds its text), the underlay plugins use this one.
+pub fn load_args_pairs(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, String> {
+    match load_args(args, known) {
+        Err(e) if e.starts_with("ARGS: unknown args") => {
+            let unknown: Vec<String> = args
+                .split(';')
+                .filter(|item| {
+                    item.split_once('=')
+                        .is_some_and(|(k, _)| k != "IgnoreUnknown" && !known.contains(&k))
+                })
+                .map(go_quote)
+                .collect();
+            Err(format!("ARGS: unknown args [{}]", unknown.join(" ")))
+        }
+        other => other,
+    }
+}
+
 /// Quote an iptables string argument the way `xtables_save_string` prints it: bare when it is
 /// only `[A-Za-z0-9_-]`, otherwise in double quotes with `"`, `\` and `'` escaped.
 pub fn ipt_quote(s: &str) -> String {
@@ -646,7 +667,8 @@ pub fn validate_ips_and_routes(
         };
         let want = route_dst(&dst);
         let found = table.iter().any(|e| {
-            e.dst == want && (r.gw.is_empty() || want == "default" || e.via.as_deref() == Some(&r.gw))
+            e.dst == want
+                && (r.gw.is_empty() || want == "default" || e.via.as_deref() == Some(&r.gw))
         });
         if !found {
             let gw = if r.gw.is_empty() { "<nil>" } else { &r.gw };

@@ -16,7 +16,7 @@ use crate::cni::host::{Host, Link, LinkKind};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
-use crate::cni::types::{CniError, CniResult, Interface};
+use crate::cni::types::{CniError, Interface};
 use crate::util::hash;
 
 /// The `ipvlan` plugin binary.
@@ -94,8 +94,10 @@ fn create_ipvlan(
             go_quote(&env.ifname)
         )));
     }
-    ns.links
-        .insert(env.ifname.clone(), Link::new(&env.ifname, kind, mac.clone(), mtu));
+    ns.links.insert(
+        env.ifname.clone(),
+        Link::new(&env.ifname, kind, mac.clone(), mtu),
+    );
     Ok(Interface {
         name: env.ifname.clone(),
         mac,
@@ -221,7 +223,7 @@ impl Plugin for Ipvlan {
 
 /// The result of a chained ipvlan when the prevResult has addresses (kept for tests).
 #[cfg(test)]
-fn prev_with_ips() -> CniResult {
+fn prev_with_ips() -> crate::cni::types::CniResult {
     CniResult {
         cni_version: "1.0.0".into(),
         interfaces: vec![Interface {

@@ -102,7 +102,7 @@ pub fn load_conf(host: &Host, stdin: &Stdin, env: &CniEnv) -> Result<MacvlanConf
             m.mtu
         )));
     }
-    for (k, v) in common::load_args(&env.args, &["MAC"]).map_err(CniError::internal)? {
+    for (k, v) in common::load_args_pairs(&env.args, &["MAC"]).map_err(CniError::internal)? {
         if k == "MAC" && !v.is_empty() {
             mac = v;
         }
@@ -147,7 +147,11 @@ fn macvlans_on(host: &Host, master: &str) -> Vec<String> {
 
 /// `createMacvlan`: the link, made DOWN in the pod's namespace and renamed to `ifname`
 /// (a name already taken there is `file exists`, and the new link is deleted again).
-fn create_macvlan(host: &mut Host, conf: &MacvlanConf, env: &CniEnv) -> Result<Interface, CniError> {
+fn create_macvlan(
+    host: &mut Host,
+    conf: &MacvlanConf,
+    env: &CniEnv,
+) -> Result<Interface, CniError> {
     let mode = mode_from_string(&conf.mode)?;
     let Some(master) = host.root.links.get(&conf.master) else {
         return Err(CniError::internal(format!(
@@ -515,9 +519,8 @@ pub(crate) mod tests {
     #[test]
     fn config_errors_are_upstreams() {
         let mut h = host();
-        let err = |h: &mut Host, extra: Value| {
-            run(h, CniCommand::Add, &conf(extra), "").unwrap_err().msg
-        };
+        let err =
+            |h: &mut Host, extra: Value| run(h, CniCommand::Add, &conf(extra), "").unwrap_err().msg;
         assert_eq!(err(&mut h, json!({"master": "eth9"})), "Link not found");
         assert_eq!(
             err(&mut h, json!({"mode": "source"})),
@@ -541,14 +544,24 @@ pub(crate) mod tests {
             "runtimeConfig": {"mac": "02:00:00:00:00:0r"}}));
         // An invalid runtime MAC shows which one won.
         assert!(
-            run(&mut h, CniCommand::Add, &c, "IgnoreUnknown=1;MAC=02:00:00:00:00:0a")
-                .unwrap_err()
-                .msg
-                .contains("02:00:00:00:00:0r")
+            run(
+                &mut h,
+                CniCommand::Add,
+                &c,
+                "IgnoreUnknown=1;MAC=02:00:00:00:00:0a"
+            )
+            .unwrap_err()
+            .msg
+            .contains("02:00:00:00:00:0r")
         );
         let c = conf(json!({"mac": "02:00:00:00:00:0c"}));
         // static rejects an unknown MAC= without IgnoreUnknown, as the real one does.
-        let r = result(run(&mut h, CniCommand::Add, &c, "IgnoreUnknown=1;MAC=02:00:00:00:00:0A"));
+        let r = result(run(
+            &mut h,
+            CniCommand::Add,
+            &c,
+            "IgnoreUnknown=1;MAC=02:00:00:00:00:0A",
+        ));
         assert_eq!(r.interfaces[0].mac, "02:00:00:00:00:0a");
     }
 
@@ -570,7 +583,14 @@ pub(crate) mod tests {
         }
         assert!(h.netns[NS].links.get("net1").is_none());
         assert!(matches!(
-            run_in(&mut h, CniCommand::Del, &c, "", "/var/run/netns/gone", "net1"),
+            run_in(
+                &mut h,
+                CniCommand::Del,
+                &c,
+                "",
+                "/var/run/netns/gone",
+                "net1"
+            ),
             Ok(PluginOutput::Empty)
         ));
     }

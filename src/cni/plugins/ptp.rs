@@ -21,7 +21,6 @@ use crate::cni::plugin::{
 use crate::cni::types::{CniError, CniResult, Dns, Interface};
 use crate::util::hash;
 use ipnet::IpNet;
-use serde_json::Value;
 
 /// The `ptp` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
@@ -45,7 +44,8 @@ fn load_conf(stdin: &Stdin) -> Result<PtpConf, CniError> {
     let dns = match conf.get("dns").filter(|d| !d.is_null()) {
         None => None,
         Some(d) => {
-            let dns: Dns = serde_json::from_value(d.clone()).map_err(|e| err(format!("json: {e}")))?;
+            let dns: Dns =
+                serde_json::from_value(d.clone()).map_err(|e| err(format!("json: {e}")))?;
             let set = ["nameservers", "search", "options"]
                 .iter()
                 .any(|k| d.get(*k).is_some_and(|v| !v.is_null()))
@@ -87,7 +87,10 @@ fn setup_container_veth(
     let host_name = host_veth_name(host, &env.container_id, &env.ifname);
     let cont_mac = hash::mac(&[&host.node, &env.container_id, &env.ifname, "container"]);
     let host_mac = hash::mac(&[&host.node, &env.container_id, &env.ifname, "host"]);
-    let mtu = u32::try_from(conf.mtu).ok().filter(|m| *m > 0).unwrap_or(1500);
+    let mtu = u32::try_from(conf.mtu)
+        .ok()
+        .filter(|m| *m > 0)
+        .unwrap_or(1500);
     let cont = Link::new(
         &env.ifname,
         LinkKind::Veth {
@@ -141,7 +144,8 @@ fn setup_container_veth(
             continue;
         };
         let prefix = addr.trunc().to_string();
-        ns.deleted_connected.push((env.ifname.clone(), prefix.clone()));
+        ns.deleted_connected
+            .push((env.ifname.clone(), prefix.clone()));
         let src = addr.addr().to_string();
         if ip.gateway.is_empty() {
             // The nil gateway's /32 is a default route to the kernel.
@@ -385,7 +389,10 @@ mod tests {
                 "10.12.0.1 dev net6 scope link src 10.12.0.5",
             ]
         );
-        assert_eq!(h.sysctls.get("net.ipv4.ip_forward").map(String::as_str), Some("1"));
+        assert_eq!(
+            h.sysctls.get("net.ipv4.ip_forward").map(String::as_str),
+            Some("1")
+        );
         for _ in 0..2 {
             assert!(matches!(
                 run_in(&mut h, CniCommand::Del, &c, "", NS, "net6"),
@@ -401,8 +408,15 @@ mod tests {
         let mut h = host();
         let c = conf(json!({"address": "10.13.0.5/24"}));
         let e = run_in(&mut h, CniCommand::Add, &c, "", NS, "net6").unwrap_err();
-        assert!(e.msg.starts_with("failed to add route {Ifindex: "), "{}", e.msg);
-        assert!(e.msg.ends_with("Src: 10.13.0.5 Gw: <nil> Flags: [] Table: 0 Realm: 0}: file exists"));
+        assert!(
+            e.msg.starts_with("failed to add route {Ifindex: "),
+            "{}",
+            e.msg
+        );
+        assert!(
+            e.msg
+                .ends_with("Src: 10.13.0.5 Gw: <nil> Flags: [] Table: 0 Realm: 0}: file exists")
+        );
         assert!(h.netns[NS].links.get("net6").is_some());
         let e = run_in(&mut h, CniCommand::Add, &c, "", NS, "net6").unwrap_err();
         assert_eq!(e.msg, "container veth name provided (net6) already exists");

@@ -76,9 +76,9 @@ fn decode_ipam(ipam: &Value) -> Result<StaticConf, CniError> {
                 let gateway = match o.get("gateway") {
                     None | Some(Value::Null) => None,
                     Some(Value::String(s)) if s.is_empty() => None,
-                    Some(Value::String(s)) => Some(
-                        parse_ip(s).ok_or_else(|| err(format!("invalid IP address: {s}")))?,
-                    ),
+                    Some(Value::String(s)) => {
+                        Some(parse_ip(s).ok_or_else(|| err(format!("invalid IP address: {s}")))?)
+                    }
                     Some(other) => {
                         return Err(err(format!(
                             "json: cannot unmarshal {} into Go struct field Address.ipam.addresses.gateway of type net.IP",
@@ -135,7 +135,8 @@ fn load_ipam_config(stdin: &Stdin, env_args: &str) -> Result<StaticConf, CniErro
     };
     let mut c = decode_ipam(ipam)?;
     if !env_args.is_empty() {
-        let args = common::load_args(env_args, &["IP", "GATEWAY"]).map_err(CniError::internal)?;
+        let args =
+            common::load_args_pairs(env_args, &["IP", "GATEWAY"]).map_err(CniError::internal)?;
         let get = |k: &str| {
             args.iter()
                 .rev()
@@ -348,7 +349,9 @@ mod tests {
         );
         let s = stdout(&r);
         assert!(
-            s.contains(r#"{"address":"10.10.0.5/24"},{"address":"10.20.0.7/24","gateway":"10.20.0.1"}"#),
+            s.contains(
+                r#"{"address":"10.10.0.5/24"},{"address":"10.20.0.7/24","gateway":"10.20.0.1"}"#
+            ),
             "{s}"
         );
         let mut c = conf(base.clone());
