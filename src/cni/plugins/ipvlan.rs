@@ -224,7 +224,7 @@ impl Plugin for Ipvlan {
 /// The result of a chained ipvlan when the prevResult has addresses (kept for tests).
 #[cfg(test)]
 fn prev_with_ips() -> crate::cni::types::CniResult {
-    CniResult {
+    crate::cni::types::CniResult {
         cni_version: "1.0.0".into(),
         interfaces: vec![Interface {
             name: "eth0".into(),

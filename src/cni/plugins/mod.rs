@@ -6,6 +6,7 @@ pub mod calico;
 pub mod cilium;
 pub mod common;
 pub mod flannel;
+pub mod host_device;
 pub mod host_local;
 pub mod ipvlan;
 pub mod loopback;
@@ -14,6 +15,7 @@ pub mod memo;
 pub mod portmap;
 pub mod ptp;
 pub mod static_ipam;
+pub mod tuning;
 
 #[cfg(test)]
 mod chain_tests;
@@ -29,6 +31,7 @@ pub fn standard() -> Vec<Box<dyn Plugin>> {
         Box::new(calico::CalicoIpam),
         Box::new(cilium::CiliumCni),
         Box::new(flannel::Flannel),
+        Box::new(host_device::HostDevice),
         Box::new(host_local::HostLocal),
         Box::new(ipvlan::Ipvlan),
         Box::new(loopback::Loopback),
@@ -36,5 +39,6 @@ pub fn standard() -> Vec<Box<dyn Plugin>> {
         Box::new(portmap::Portmap),
         Box::new(ptp::Ptp),
         Box::new(static_ipam::StaticIpam),
+        Box::new(tuning::Tuning),
     ]
 }

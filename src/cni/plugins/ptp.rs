@@ -350,7 +350,7 @@ fn masq_rules(host: &Host) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::cni::plugins::macvlan::tests::{NS, host, result, run_in};
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn conf(addr: Value) -> Value {
         json!({"cniVersion": "1.0.0", "name": "pt", "type": "ptp", "mtu": 1400,
