@@ -221,7 +221,12 @@ fn move_link_out(host: &mut Host, env: &CniEnv) -> Result<(), CniError> {
             go_quote(&alias)
         )));
     }
-    let Some(mut link) = common::del_link(host, &env.netns, &env.ifname) else {
+    // Moved, not deleted: a veth's peer stays where it is.
+    let Some(mut link) = host.netns.get_mut(&env.netns).and_then(|ns| {
+        ns.routes.retain(|r| r.dev != env.ifname);
+        ns.deleted_connected.retain(|(d, _)| d != &env.ifname);
+        ns.links.remove(&env.ifname)
+    }) else {
         return Ok(());
     };
     link.alias = None;

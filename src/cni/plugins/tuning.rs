@@ -24,7 +24,7 @@ use crate::cni::host::{Host, LinkKind, sysctl_key};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
-use crate::cni::types::{CniError, CniResult};
+use crate::cni::types::CniError;
 use serde_json::Value;
 
 /// The `tuning` plugin binary.
@@ -591,7 +591,7 @@ impl Plugin for Tuning {
 
 /// The result a tuning test chains after: a macvlan `net1` made by the lab's macvlan.
 #[cfg(test)]
-fn chained(h: &mut Host) -> CniResult {
+fn chained(h: &mut Host) -> crate::cni::types::CniResult {
     use crate::cni::plugins::macvlan::tests::{result, run};
     let mv = serde_json::json!({"cniVersion": "1.0.0", "name": "mv", "type": "macvlan"});
     result(run(h, CniCommand::Add, &mv, ""))
