@@ -602,6 +602,7 @@ mod tests {
     use super::*;
     use crate::cni::plugins::macvlan::tests::{NS, host};
     use crate::cni::registry::Registry;
+    use crate::cni::types::CniResult;
     use serde_json::json;
 
     fn invoke(h: &mut Host, cmd: CniCommand, conf: Value, prev: Option<CniResult>) -> PluginReply {
