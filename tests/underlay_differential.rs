@@ -9,7 +9,9 @@
 //!   to `<veth>` and kernel ifindexes to `N`, and the exit status (0, 1, or 2 for a panic);
 //! - the pod netns's links (name, kind, mode, master, IPv4 addresses, up/down, MTU) and
 //!   IPv4 routes (`ip route` lines);
-//! - the node netns's link names and up/down, and its routes through veths (ptp).
+//! - the node netns's link names, up/down and aliases, its routes through veths and its
+//!   `iptables -t nat -S` (ptp);
+//! - tuning's backup files in its `dataDir`, and the pod sysctls a case names.
 //!
 //! The lab models HEAD where HEAD and 1.1.1 differ; each such step is listed in
 //! [`KNOWN_DIFFERENCES`] with both sides' expected text and why. A listed difference that
@@ -449,6 +451,17 @@ fn cases() -> Vec<Case> {
                         "routes": [{"dst": "0.0.0.0/0"}]}}),
             ),
             steps: &["ADD c1 net6", "ADD c1 net6", "DEL c1 net6", "DEL c1 net6"],
+        },
+        Case {
+            pre: Value::Null,
+            sysctls: &[],
+            name: "ptp_ip_masq",
+            conf: conf(
+                "ptp",
+                json!({"ipMasq": true,
+                    "ipam": {"type": "static", "addresses": [{"address": "10.12.0.5/24", "gateway": "10.12.0.1"}]}}),
+            ),
+            steps: &["ADD c1 net6", "DEL c1 net6", "DEL c1 net6"],
         },
         Case {
             pre: Value::Null,
@@ -1000,6 +1013,14 @@ fn with_prev(
     (real, stdin)
 }
 
+/// `iptables -t nat -S` in the node's namespace (ptp's `ipMasq`).
+fn real_nat(node: &str) -> Vec<String> {
+    sh(&format!("ip netns exec {node} iptables -t nat -S"))
+        .lines()
+        .map(|l| l.trim_end().to_string())
+        .collect()
+}
+
 /// The files of a real directory (name → bytes), sorted.
 fn real_files(dir: &str) -> Vec<String> {
     let mut out: Vec<String> = std::fs::read_dir(dir)
@@ -1161,6 +1182,11 @@ fn run_case(case: &Case, tag: &str) -> Vec<String> {
                 "node veth routes",
                 format!("{:?}", real_routes(&node, true)),
                 format!("{:?}", lab_routes(&host, "", true)),
+            ),
+            (
+                "iptables nat",
+                format!("{:?}", real_nat(&node)),
+                format!("{:?}", host.netfilter.ip4.nat.to_lines()),
             ),
             (
                 "files",
