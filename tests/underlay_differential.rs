@@ -1066,10 +1066,7 @@ fn lab_sysctls(host: &Host, pod_path: &str, keys: &[&str]) -> Vec<String> {
     keys.iter()
         .filter(|k| cni_csi_lab::cni::plugins::tuning::sysctl_exists(host, pod_path, k))
         .map(|k| {
-            let v = host
-                .sysctls
-                .get(&cni_csi_lab::cni::host::sysctl_key(pod_path, k))
-                .map_or("0", String::as_str);
+            let v = host.sysctl(pod_path, k).unwrap_or("0");
             format!("{k}={v}")
         })
         .collect()

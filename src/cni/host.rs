@@ -315,6 +315,10 @@ pub struct Netns {
     pub links: Links,
     /// Routes added explicitly (connected routes are derived from addresses).
     pub routes: Vec<RouteEntry>,
+    /// sysctls written in this namespace (a sandbox's own `/proc/sys/net`: they go with the
+    /// namespace, and a link's `conf`/`neigh` knobs go with the link). The host namespace's
+    /// are [`Host::sysctls`].
+    pub sysctls: BTreeMap<String, String>,
     /// Connected routes a program deleted (`ip route del 10.12.0.0/24 dev net6`, as ptp
     /// does), as (device, destination): left out of [`Netns::route_table`].
     pub deleted_connected: Vec<(String, String)>,
@@ -572,13 +576,44 @@ impl Host {
     }
 }
 
-/// The key of a sysctl of the namespace at `netns` in [`Host::sysctls`]: the bare name
-/// (`net.ipv4.ip_forward`) for the host namespace, `<netns path>:<name>` for a sandbox (a
-/// sandbox has its own `/proc/sys/net`).
-pub fn sysctl_key(netns: &str, name: &str) -> String {
-    if netns.is_empty() {
-        name.to_string()
-    } else {
-        format!("{netns}:{name}")
+impl Host {
+    /// Write a sysctl of the namespace at `netns` ("" = the host's, in [`Host::sysctls`];
+    /// a sandbox's in its [`Netns::sysctls`]). A namespace that does not exist takes nothing.
+    pub fn set_sysctl(&mut self, netns: &str, name: &str, value: &str) {
+        let map = if netns.is_empty() {
+            Some(&mut self.sysctls)
+        } else {
+            self.netns.get_mut(netns).map(|ns| &mut ns.sysctls)
+        };
+        if let Some(m) = map {
+            m.insert(name.to_string(), value.to_string());
+        }
     }
+
+    /// A sysctl a program wrote in the namespace at `netns` ("" = the host's).
+    pub fn sysctl(&self, netns: &str, name: &str) -> Option<&str> {
+        let map = if netns.is_empty() {
+            Some(&self.sysctls)
+        } else {
+            self.netns.get(netns).map(|ns| &ns.sysctls)
+        };
+        map.and_then(|m| m.get(name)).map(String::as_str)
+    }
+}
+
+/// Whether a sysctl name is one of a link's own knobs (`net.ipv4.conf.<ifname>.…`,
+/// `net.ipv6.conf…`, `net.ipv{4,6}.neigh.<ifname>.…`), which go when the link goes.
+pub fn is_link_sysctl(name: &str, ifname: &str) -> bool {
+    [
+        "net.ipv4.conf.",
+        "net.ipv6.conf.",
+        "net.ipv4.neigh.",
+        "net.ipv6.neigh.",
+    ]
+    .iter()
+    .any(|p| {
+        name.strip_prefix(p)
+            .and_then(|rest| rest.strip_prefix(ifname))
+            .is_some_and(|rest| rest.starts_with('.'))
+    })
 }

@@ -598,6 +598,8 @@ pub fn del_link(host: &mut Host, netns: &str, ifname: &str) -> Option<crate::cni
     let link = ns.links.remove(ifname)?;
     ns.routes.retain(|r| r.dev != ifname);
     ns.deleted_connected.retain(|(d, _)| d != ifname);
+    ns.sysctls
+        .retain(|k, _| !crate::cni::host::is_link_sysctl(k, ifname));
     if let crate::cni::host::LinkKind::Veth { peer, peer_netns } = &link.kind {
         if let Some(pns) = host.ns_mut(peer_netns) {
             pns.links.remove(peer);

@@ -141,9 +141,7 @@ impl Ipvlan {
             format!("net.ipv4.conf.{}.arp_notify", env.ifname),
             format!("net.ipv6.conf.{}.ndisc_notify", env.ifname),
         ] {
-            ctx.host
-                .sysctls
-                .insert(crate::cni::host::sysctl_key(&env.netns, &key), "1".into());
+            ctx.host.set_sysctl(&env.netns, &key, "1");
         }
         if let Err(e) = common::configure_iface(ctx.host, &env.netns, &env.ifname, &result) {
             if !ipam_type.is_empty() {

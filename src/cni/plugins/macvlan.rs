@@ -244,8 +244,8 @@ pub(crate) fn add_layer3(
         } else {
             "ndisc_notify"
         };
-        let key = crate::cni::host::sysctl_key(&env.netns, &format!("{fam}.{}.{leaf}", env.ifname));
-        ctx.host.sysctls.insert(key, "1".into());
+        let key = format!("{fam}.{}.{leaf}", env.ifname);
+        ctx.host.set_sysctl(&env.netns, &key, "1");
     }
     if let Err(e) = common::configure_iface(ctx.host, &env.netns, &env.ifname, result) {
         let _ = common::exec_ipam(ctx, ipam_type, CniCommand::Del, env, stdin);
@@ -514,6 +514,11 @@ pub(crate) mod tests {
                 "192.168.100.0/24 via 10.10.0.254 dev net1",
             ]
         );
+        assert_eq!(h.sysctl(NS, "net.ipv4.conf.net1.arp_notify"), Some("1"));
+        run(&mut h, CniCommand::Del, &conf(json!({})), "").unwrap();
+        // The link's knobs go with it.
+        assert_eq!(h.sysctl(NS, "net.ipv4.conf.net1.arp_notify"), None);
+        assert!(h.netns[NS].route_table().is_empty());
     }
 
     #[test]

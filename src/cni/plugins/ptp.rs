@@ -14,7 +14,7 @@
 
 use super::bridge::{host_veth_name, setup_ip_masq, teardown_ip_masq};
 use super::common::{self, GoConf, format_chain_name, format_comment, go_quote};
-use crate::cni::host::{Host, Link, LinkKind, RouteEntry, sysctl_key};
+use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -240,11 +240,11 @@ impl Ptp {
         // ip.EnableForward
         if result.ips.iter().any(|i| !i.address.contains(':')) {
             host.sysctls
-                .insert(sysctl_key("", "net.ipv4.ip_forward"), "1".into());
+                .insert("net.ipv4.ip_forward".into(), "1".into());
         }
         if result.ips.iter().any(|i| i.address.contains(':')) {
             host.sysctls
-                .insert(sysctl_key("", "net.ipv6.conf.all.forwarding"), "1".into());
+                .insert("net.ipv6.conf.all.forwarding".into(), "1".into());
         }
         if !common::netns_exists(host, &env.netns) {
             return Err(common::netns_open_error(&env.netns));

@@ -20,7 +20,7 @@
 //! duplicated sysctl keys (the lab's config is already a JSON object without duplicates).
 
 use super::common::{self, go_quote};
-use crate::cni::host::{Host, LinkKind, sysctl_key};
+use crate::cni::host::{Host, LinkKind};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -424,8 +424,7 @@ impl Tuning {
                     "open {file}: no such file or directory"
                 )));
             }
-            host.sysctls
-                .insert(sysctl_key(&env.netns, &name), value.clone());
+            host.set_sysctl(&env.netns, &name, value);
         }
         let mut result = prev;
         result.cni_version = stdin.cni_version().to_string();
@@ -517,10 +516,7 @@ impl Tuning {
                     "open {file}: no such file or directory"
                 )));
             }
-            let have = host
-                .sysctls
-                .get(&sysctl_key(&env.netns, &name))
-                .map_or("0", String::as_str);
+            let have = host.sysctl(&env.netns, &name).unwrap_or("0");
             if want != have {
                 return Err(CniError::internal(format!(
                     "Error: Tuning configured value of {file} is {want}, current value is {have}"
@@ -656,8 +652,8 @@ mod tests {
                 "{{\n \"mac\": \"{old_mac}\",\n \"promisc\": false,\n \"mtu\": 1500,\n \"allmulti\": false\n}}"
             )
         );
-        let key = sysctl_key(NS, "net.ipv4.conf.net1.proxy_arp");
-        assert_eq!(h.sysctls.get(&key).map(String::as_str), Some("1"));
+        let key = "net.ipv4.conf.net1.proxy_arp";
+        assert_eq!(h.sysctl(NS, key), Some("1"));
         assert!(invoke(&mut h, CniCommand::Check, c.clone(), Some((*r).clone())).is_ok());
         invoke(&mut h, CniCommand::Del, c, Some((*r).clone())).unwrap();
         let l = h.netns[NS].links.get("net1").cloned().unwrap();
@@ -666,7 +662,7 @@ mod tests {
             (old_mac.as_str(), false, 1500, false)
         );
         assert!(!h.files.contains_key("/run/cni/tuning/c1_net1.json"));
-        assert_eq!(h.sysctls.get(&key).map(String::as_str), Some("1"));
+        assert_eq!(h.sysctl(NS, key), Some("1"));
     }
 
     #[test]
