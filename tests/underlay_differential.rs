@@ -477,6 +477,16 @@ fn cases() -> Vec<Case> {
         Case {
             pre: Value::Null,
             sysctls: &[],
+            name: "ptp_without_gateway_or_routes",
+            conf: conf(
+                "ptp",
+                json!({"ipam": {"type": "static", "addresses": [{"address": "10.13.0.5/24"}]}}),
+            ),
+            steps: &["ADD c1 net6", "DEL c1 net6"],
+        },
+        Case {
+            pre: Value::Null,
+            sysctls: &[],
             name: "ptp_without_ipam",
             conf: conf("ptp", json!({})),
             steps: &["ADD c1 net6"],
@@ -655,6 +665,15 @@ impl Drop for Namespaces {
         for n in self.0.iter().rev() {
             let _ = run("ip", &["netns", "del", n], &[], "");
         }
+    }
+}
+
+/// A directory removed when the guard goes (also on a panic).
+struct DirGuard(String);
+
+impl Drop for DirGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -1077,6 +1096,7 @@ fn run_case(case: &Case, tag: &str) -> Vec<String> {
     let pod_path = format!("/var/run/netns/{pod}");
     let data_dir = format!("/tmp/uld-data-{tag}");
     let _ = std::fs::remove_dir_all(&data_dir);
+    let _dir_guard = DirGuard(data_dir.clone());
     let mut host = lab_world(&pod_path);
     let registry = Registry::standard();
     let mut case_conf = case.conf.clone();
@@ -1243,7 +1263,6 @@ fn run_case(case: &Case, tag: &str) -> Vec<String> {
             ));
         }
     }
-    let _ = std::fs::remove_dir_all(&data_dir);
     bad
 }
 

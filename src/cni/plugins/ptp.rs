@@ -190,8 +190,10 @@ fn setup_host_veth(host: &mut Host, veth: &str, result: &CniResult) -> Result<()
         };
         let bits = if addr.addr().is_ipv4() { 32 } else { 128 };
         if ip.gateway.is_empty() {
+            // netlink sends the nil gateway's /32 with no address bytes: ERANGE (checked
+            // against Debian's 1.1.1 ptp).
             return Err(CniError::internal(format!(
-                "failed to add IP addr (&net.IPNet{{IP:net.IP(nil), Mask:net.IPMask{{{}}}}}) to veth: invalid argument",
+                "failed to add IP addr (&net.IPNet{{IP:net.IP(nil), Mask:net.IPMask{{{}}}}}) to veth: numerical result out of range",
                 vec!["0xff"; bits / 8].join(", ")
             )));
         }
