@@ -21,7 +21,9 @@
 //! ipvlan lifecycle is skipped with a note.
 //!
 //! Skipped with a printed note when not root or `/usr/lib/cni/macvlan` is missing. Every
-//! netns is deleted by a guard, also on a panic.
+//! netns (and tuning's data directory) is deleted by a guard, also on a panic.
+//! `ULD_VERBOSE=1 cargo test --test underlay_differential -- --nocapture` prints what the
+//! real plugins answered at each step.
 
 use cni_csi_lab::cni::host::{Host, Link, LinkKind, Netns};
 use cni_csi_lab::cni::plugin::{CniCommand, CniEnv, PluginCtx, PluginReply, Stdin};
@@ -182,6 +184,13 @@ fn cases() -> Vec<Case> {
             name: "macvlan_missing_netns",
             conf: mv(json!({})),
             steps: &["ADD c1 net1 @gone"],
+        },
+        Case {
+            pre: conf("macvlan", json!({"master": "eth0", "mode": "bridge"})),
+            sysctls: &[],
+            name: "macvlan_check_mode_mismatch",
+            conf: conf("macvlan", json!({"master": "eth0", "mode": "vepa"})),
+            steps: &["CHECK pre net1", "DEL pre net1"],
         },
         // ---- static ----
         Case {
@@ -520,6 +529,16 @@ const KNOWN_DIFFERENCES: &[KnownDifference] = &[
         real: "failed to create ipvlan: operation not supported",
         lab: "\"interfaces\"",
         why: "this kernel has no ipvlan module; the lab's kernel model has ipvlan",
+    },
+    // macvlan CHECK: HEAD lower-cased its error strings.
+    KnownDifference {
+        case: "macvlan_check_mode_mismatch",
+        steps: &[0],
+        view: "stdout",
+        ends_case: false,
+        real: "Container macvlan mode bridge does not match expected value: vepa",
+        lab: "container macvlan mode bridge does not match expected value: vepa",
+        why: "HEAD starts its CHECK errors lower-case",
     },
     // host-device: HEAD clears the alias when it moves the device back; 1.1.1 keeps it.
     KnownDifference {

@@ -17,6 +17,11 @@
 //! - **the leak:** when the IPAM fails (or returns no IP) the macvlan stays in the pod,
 //!   DOWN: cmdAdd's cleanup `defer` tests an `err` the IPAM block shadowed.
 //! - DEL: IPAM DEL first, then the link; an empty or vanished netns is success.
+//!
+//! Differences from 1.1.1 (listed in the differential): its CHECK errors start upper-case
+//! (`Container macvlan mode bridge does not match expected value: vepa`, `Sandbox in
+//! prevResult …`); 1.1.1 ignores `linkInContainer` and `bcqueuelen`, which the lab parses
+//! but does not model (the master is always a link of the node's namespace).
 
 use super::common::{self, GoConf, go_quote};
 use crate::cni::host::{Host, Link, LinkKind};
