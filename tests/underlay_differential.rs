@@ -123,6 +123,16 @@ fn cases() -> Vec<Case> {
         Case {
             pre: Value::Null,
             sysctls: &[],
+            name: "macvlan_passthru_with_a_mac",
+            conf: conf(
+                "macvlan",
+                json!({"master": "hd1", "mode": "passthru", "mac": "02:00:00:00:0b:0b"}),
+            ),
+            steps: &["ADD c1 net1", "DEL c1 net1"],
+        },
+        Case {
+            pre: Value::Null,
+            sysctls: &[],
             name: "macvlan_errors",
             conf: mv(json!({"master": "eth9"})),
             steps: &["ADD c1 net1"],
@@ -546,8 +556,8 @@ const KNOWN_DIFFERENCES: &[KnownDifference] = &[
         steps: &[2, 3, 4],
         view: "node links",
         ends_case: false,
-        real: "hd0 up=false alias=hd0",
-        lab: "\"hd0 up=false alias=\"",
+        real: "hd0 up=false alias=hd0 mac",
+        lab: "hd0 up=false alias= mac",
         why: "HEAD's moveLinkOut unsets the alias; 1.1.1 leaves `alias hd0` on the node's link",
     },
     KnownDifference {
@@ -555,8 +565,8 @@ const KNOWN_DIFFERENCES: &[KnownDifference] = &[
         steps: &[2],
         view: "node links",
         ends_case: false,
-        real: "hd1 up=false alias=hd1",
-        lab: "\"hd1 up=false alias=\"",
+        real: "hd1 up=false alias=hd1 mac",
+        lab: "hd1 up=false alias= mac",
         why: "HEAD's moveLinkOut unsets the alias; 1.1.1 leaves it",
     },
     // host-device: the second DEL fails in both, worded differently.
@@ -604,8 +614,8 @@ const KNOWN_DIFFERENCES: &[KnownDifference] = &[
         steps: &[0],
         view: "node links",
         ends_case: false,
-        real: "\"hd0p up=true alias=\", \"hd1p up=true alias=\"",
-        lab: "\"hd1 up=true alias=\"",
+        real: "\"hd0p up=true alias= mac=02:00:00:00:00:22\", \"hd1p up=true",
+        lab: "\"hd1 up=true alias= mac=02:00:00:00:00:21\"",
         why: "1.1.1 leaks the device into the pod; HEAD puts it back on the node, up as it was",
     },
     // tuning: 1.1.1's CHECK does not replace IFNAME in sysctl keys (ADD does); HEAD's
@@ -711,9 +721,9 @@ fn real_world(tag: &str) -> (Namespaces, String, String) {
     let n = &node;
     sh(&format!(
         "ip -n {n} link set lo up && \
-         ip -n {n} link add eth0 address 02:00:00:00:00:01 type veth peer name eth0p && \
-         ip -n {n} link add hd0 address 02:00:00:00:00:20 type veth peer name hd0p && \
-         ip -n {n} link add hd1 address 02:00:00:00:00:21 type veth peer name hd1p && \
+         ip -n {n} link add eth0 address 02:00:00:00:00:01 type veth peer name eth0p address 02:00:00:00:00:02 && \
+         ip -n {n} link add hd0 address 02:00:00:00:00:20 type veth peer name hd0p address 02:00:00:00:00:22 && \
+         ip -n {n} link add hd1 address 02:00:00:00:00:21 type veth peer name hd1p address 02:00:00:00:00:23 && \
          for l in eth0 eth0p hd0p hd1 hd1p; do ip -n {n} link set $l up; done && \
          ip -n {n} addr add 192.168.0.10/24 dev eth0 && \
          ip -n {n} route add default via 192.168.0.254 dev eth0 && \
@@ -937,9 +947,10 @@ fn real_node_links(node: &str) -> Vec<String> {
                 .as_array()
                 .is_some_and(|f| f.iter().any(|x| x == "UP"));
             normalise(&format!(
-                "{} up={up} alias={}",
+                "{} up={up} alias={} mac={}",
                 l["ifname"].as_str().unwrap_or(""),
-                l["ifalias"].as_str().unwrap_or("")
+                l["ifalias"].as_str().unwrap_or(""),
+                l["address"].as_str().unwrap_or("")
             ))
         })
         .collect();
@@ -954,10 +965,11 @@ fn lab_node_links(host: &Host) -> Vec<String> {
         .values()
         .map(|l| {
             normalise(&format!(
-                "{} up={} alias={}",
+                "{} up={} alias={} mac={}",
                 l.name,
                 l.up,
-                l.alias.as_deref().unwrap_or("")
+                l.alias.as_deref().unwrap_or(""),
+                l.mac
             ))
         })
         .collect();

@@ -12,7 +12,8 @@
 //!   inherits the master's, more than the master's is refused.
 //! - MAC: `runtimeConfig.mac` > CNI_ARGS `MAC` > `mac`; the kernel draws a random one
 //!   otherwise, the lab derives one from (node, container, ifname). `passthru` takes the
-//!   master's MAC, and a master in passthru takes no second macvlan (`invalid argument`).
+//!   master's MAC (even with a `mac` set), and a master in passthru takes no second
+//!   macvlan (`invalid argument`).
 //! - the result's `dns` is the config's, replacing the IPAM's.
 //! - **the leak:** when the IPAM fails (or returns no IP) the macvlan stays in the pod,
 //!   DOWN: cmdAdd's cleanup `defer` tests an `err` the IPAM block shadowed.
@@ -179,7 +180,9 @@ fn create_macvlan(
             "failed to create macvlan: invalid argument",
         ));
     }
-    if mode == "passthru" && conf.mac.is_empty() {
+    if mode == "passthru" {
+        // The kernel gives a passthru macvlan its lower device's address, even when one
+        // was asked for (checked against Debian's 1.1.1 on 6.1).
         mac = master.mac.clone();
     }
     let mtu = if conf.mtu == 0 {
