@@ -134,6 +134,8 @@ pub struct RouteEntry {
     pub proto_kernel: bool,
     /// `scope link` for on-link routes.
     pub scope_link: bool,
+    /// `scope host` (`ip.AddHostRoute`: ptp's route to its pod on the host veth).
+    pub scope_host: bool,
     /// Preferred source address.
     pub src: Option<String>,
     /// `onlink`: the next hop is on the device even though no address covers it (flannel's
@@ -158,6 +160,7 @@ impl RouteEntry {
             dev: dev.to_string(),
             proto_kernel: false,
             scope_link: false,
+            scope_host: false,
             src: None,
             onlink: false,
             proto: None,
@@ -214,6 +217,8 @@ impl RouteEntry {
         }
         if self.scope_link {
             s.push_str(" scope link");
+        } else if self.scope_host {
+            s.push_str(" scope host");
         }
         if let Some(src) = &self.src {
             s.push_str(" src ");
@@ -310,6 +315,13 @@ pub struct Netns {
     pub links: Links,
     /// Routes added explicitly (connected routes are derived from addresses).
     pub routes: Vec<RouteEntry>,
+    /// sysctls written in this namespace (a sandbox's own `/proc/sys/net`: they go with the
+    /// namespace, and a link's `conf`/`neigh` knobs go with the link). The host namespace's
+    /// are [`Host::sysctls`].
+    pub sysctls: BTreeMap<String, String>,
+    /// Connected routes a program deleted (`ip route del 10.12.0.0/24 dev net6`, as ptp
+    /// does), as (device, destination): left out of [`Netns::route_table`].
+    pub deleted_connected: Vec<(String, String)>,
 }
 
 impl Netns {
@@ -341,12 +353,21 @@ impl Netns {
                     if net.addr().is_ipv6() || net.prefix_len() == 32 {
                         continue;
                     }
+                    let dst = net.trunc().to_string();
+                    if self
+                        .deleted_connected
+                        .iter()
+                        .any(|(d, n)| d == &link.name && n == &dst)
+                    {
+                        continue;
+                    }
                     rest.push(RouteEntry {
                         dst: net.trunc().to_string(),
                         via: None,
                         dev: link.name.clone(),
                         proto_kernel: true,
                         scope_link: true,
+                        scope_host: false,
                         src: Some(net.addr().to_string()),
                         onlink: false,
                         proto: None,
@@ -556,4 +577,46 @@ impl Host {
             self.netns.get_mut(path)
         }
     }
+}
+
+impl Host {
+    /// Write a sysctl of the namespace at `netns` ("" = the host's, in [`Host::sysctls`];
+    /// a sandbox's in its [`Netns::sysctls`]). A namespace that does not exist takes nothing.
+    pub fn set_sysctl(&mut self, netns: &str, name: &str, value: &str) {
+        let map = if netns.is_empty() {
+            Some(&mut self.sysctls)
+        } else {
+            self.netns.get_mut(netns).map(|ns| &mut ns.sysctls)
+        };
+        if let Some(m) = map {
+            m.insert(name.to_string(), value.to_string());
+        }
+    }
+
+    /// A sysctl a program wrote in the namespace at `netns` ("" = the host's).
+    pub fn sysctl(&self, netns: &str, name: &str) -> Option<&str> {
+        let map = if netns.is_empty() {
+            Some(&self.sysctls)
+        } else {
+            self.netns.get(netns).map(|ns| &ns.sysctls)
+        };
+        map.and_then(|m| m.get(name)).map(String::as_str)
+    }
+}
+
+/// Whether a sysctl name is one of a link's own knobs (`net.ipv4.conf.<ifname>.…`,
+/// `net.ipv6.conf…`, `net.ipv{4,6}.neigh.<ifname>.…`), which go when the link goes.
+pub fn is_link_sysctl(name: &str, ifname: &str) -> bool {
+    [
+        "net.ipv4.conf.",
+        "net.ipv6.conf.",
+        "net.ipv4.neigh.",
+        "net.ipv6.neigh.",
+    ]
+    .iter()
+    .any(|p| {
+        name.strip_prefix(p)
+            .and_then(|rest| rest.strip_prefix(ifname))
+            .is_some_and(|rest| rest.starts_with('.'))
+    })
 }

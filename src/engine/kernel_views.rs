@@ -545,6 +545,23 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<String> {
                     .unwrap_or(0);
                 format!("{}@if{idx}", l.name)
             }
+            // A macvlan/ipvlan names its lower device by index in the host namespace, as
+            // `ip link` does from a pod (`net1@if2`).
+            LinkKind::Macvlan { master, .. } | LinkKind::Ipvlan { master, .. }
+                if !std::ptr::eq(ns, &host.root) =>
+            {
+                let idx = host
+                    .root
+                    .links
+                    .values()
+                    .position(|x| &x.name == master)
+                    .map(|p| p + 1)
+                    .unwrap_or(0);
+                format!("{}@if{idx}", l.name)
+            }
+            LinkKind::Macvlan { master, .. } | LinkKind::Ipvlan { master, .. } => {
+                format!("{}@{master}", l.name)
+            }
             _ => l.name.clone(),
         };
         let flags = match (&l.kind, l.up) {
@@ -602,10 +619,16 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<String> {
                 if *learning { "" } else { "nolearning " }
             )),
             // `ip -d link`'s detail line for each kind.
-            LinkKind::Macvlan { mode, .. } => out.push(format!("    macvlan mode {mode}")),
+            // iproute2 6.1 `ip -d link show` (checked in a netns here).
+            LinkKind::Macvlan { mode, .. } => out.push(format!(
+                "    macvlan mode {mode} bcqueuelen 1000 usedbcqueuelen 1000"
+            )),
             LinkKind::Ipvlan { mode, .. } => out.push(format!("    ipvlan  mode {mode} bridge")),
             LinkKind::SriovVf { pf, vf } => out.push(format!("    vf {vf} of {pf}")),
             LinkKind::Loopback | LinkKind::Physical => {}
+        }
+        if let Some(alias) = &l.alias {
+            out.push(format!("    alias {alias}"));
         }
         if let Some(pci) = &l.pci {
             out.push(format!("    parentbus pci parentdev {pci}"));

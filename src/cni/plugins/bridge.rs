@@ -450,6 +450,7 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
             dev: env.ifname.clone(),
             proto_kernel: false,
             scope_link: false,
+            scope_host: false,
             src: None,
             onlink: false,
             proto: None,
@@ -519,7 +520,7 @@ fn ensure_addr(host: &mut Host, conf: &BridgeConf, gw: &str) -> Result<(), CniEr
 
 /// `ip.SetupIPMasq` (`pkg/ip/ipmasq_iptables_linux.go`): in the nat table of the address's
 /// family (`iptables.NewWithProtocol(ProtocolIPv6)` and `ff00::/8` for an IPv6 address).
-fn setup_ip_masq(host: &mut Host, addr: &IpNet, chain: &str, comment: &str) {
+pub(crate) fn setup_ip_masq(host: &mut Host, addr: &IpNet, chain: &str, comment: &str) {
     let multicast = if addr.addr().is_ipv4() {
         "224.0.0.0/4"
     } else {
@@ -541,7 +542,7 @@ fn setup_ip_masq(host: &mut Host, addr: &IpNet, chain: &str, comment: &str) {
 
 /// `ip.TeardownIPMasq`: the POSTROUTING jump (both forms), then the chain, in the address's
 /// family.
-fn teardown_ip_masq(host: &mut Host, addr: &IpNet, chain: &str, comment: &str) {
+pub(crate) fn teardown_ip_masq(host: &mut Host, addr: &IpNet, chain: &str, comment: &str) {
     let nat = &mut host.netfilter.for_addr_mut(&addr.addr()).nat;
     for src in [addr.addr().to_string(), addr.to_string()] {
         let mut post = IptRule::jump(chain).comment(comment);

@@ -273,6 +273,27 @@ pub fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, St
     Ok(out)
 }
 
+/// [`load_args`] with the library's own wording for unknown keys: `types.LoadArgs` lists
+/// each unknown *pair* (`ARGS: unknown args ["K8S_POD_NAME=x"]`, checked against Debian's
+/// 1.1.1 macvlan and static). [`load_args`] names only the keys; bridge, calico and
+/// cilium still use it (a transcript holds its text), the underlay plugins use this one.
+pub fn load_args_pairs(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, String> {
+    match load_args(args, known) {
+        Err(e) if e.starts_with("ARGS: unknown args") => {
+            let unknown: Vec<String> = args
+                .split(';')
+                .filter(|item| {
+                    item.split_once('=')
+                        .is_some_and(|(k, _)| k != "IgnoreUnknown" && !known.contains(&k))
+                })
+                .map(go_quote)
+                .collect();
+            Err(format!("ARGS: unknown args [{}]", unknown.join(" ")))
+        }
+        other => other,
+    }
+}
+
 /// Quote an iptables string argument the way `xtables_save_string` prints it: bare when it is
 /// only `[A-Za-z0-9_-]`, otherwise in double quotes with `"`, `\` and `'` escaped.
 pub fn ipt_quote(s: &str) -> String {
@@ -411,6 +432,255 @@ pub fn network_plus_one(addr: &ipnet::IpNet) -> String {
             std::net::Ipv6Addr::from(u128::from(n.network()).wrapping_add(1)).to_string()
         }
     }
+}
+
+/// Go's `net.ParseMAC` for the 6-byte forms (`aa:bb:cc:dd:ee:ff`, `aa-bb-…`,
+/// `aabb.ccdd.eeff`), lower-cased as `HardwareAddr.String()` prints it. The error is Go's
+/// `address <m>: invalid MAC address`.
+pub fn parse_mac(m: &str) -> Result<String, String> {
+    let bad = || format!("address {m}: invalid MAC address");
+    let hex_ok = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit());
+    let bytes: Vec<String> = if m.len() == 14 && m.as_bytes().get(4) == Some(&b'.') {
+        let parts: Vec<&str> = m.split('.').collect();
+        if parts.len() != 3 || !parts.iter().all(|p| hex_ok(p, 4)) {
+            return Err(bad());
+        }
+        parts
+            .iter()
+            .flat_map(|p| [p[..2].to_string(), p[2..].to_string()])
+            .collect()
+    } else {
+        let sep = if m.contains('-') { '-' } else { ':' };
+        let parts: Vec<&str> = m.split(sep).collect();
+        if parts.len() != 6 || !parts.iter().all(|p| hex_ok(p, 2)) {
+            return Err(bad());
+        }
+        parts.iter().map(|p| p.to_string()).collect()
+    };
+    Ok(bytes.join(":").to_ascii_lowercase())
+}
+
+/// The interface of the first default route (v4 or v6) of a namespace, as
+/// `getDefaultRouteInterfaceName` finds it (macvlan, ipvlan).
+pub fn default_route_iface(ns: &crate::cni::host::Netns) -> Option<String> {
+    ns.route_table()
+        .into_iter()
+        .find(|r| r.dst == "default" && !r.blackhole && !r.dev.is_empty())
+        .map(|r| r.dev)
+}
+
+/// `ipam.ExecAdd`/`ExecDel`/`ExecCheck` (`pkg/ipam`): delegate to the IPAM plugin with the
+/// command of `cmd` and the same stdin. An empty type is `invoke`'s `no plugin name provided`.
+pub fn exec_ipam(
+    ctx: &mut crate::cni::plugin::PluginCtx<'_>,
+    ipam_type: &str,
+    cmd: crate::cni::plugin::CniCommand,
+    env: &crate::cni::plugin::CniEnv,
+    stdin: &crate::cni::plugin::Stdin,
+) -> Result<CniResult, CniError> {
+    if ipam_type.is_empty() {
+        return Err(CniError::internal("no plugin name provided"));
+    }
+    let mut e = env.clone();
+    e.command = Some(cmd);
+    match ctx.delegate(ipam_type, &e, stdin)? {
+        crate::cni::plugin::PluginOutput::Result(r) => Ok(r.as_ref().clone()),
+        _ => Ok(CniResult::default()),
+    }
+}
+
+/// A destination as `ip route` names it (`default` for a /0, the masked network else).
+pub fn route_dst(dst: &ipnet::IpNet) -> String {
+    if dst.prefix_len() == 0 {
+        "default".into()
+    } else if dst.prefix_len() == dst.max_prefix_len() {
+        // `ip route` prints a host route's destination as a bare address.
+        dst.addr().to_string()
+    } else {
+        dst.trunc().to_string()
+    }
+}
+
+/// `ipam.ConfigureIface` (`pkg/ipam/ipam_linux.go`, HEAD): every `ips` entry whose
+/// `interface` names `ifname` goes on the link, the link comes up, then each result route
+/// is added on it; a route without `gw` goes via the first gateway of its family. A route
+/// the table already holds is the kernel's `file exists`.
+pub fn configure_iface(
+    host: &mut Host,
+    netns: &str,
+    ifname: &str,
+    result: &CniResult,
+) -> Result<(), CniError> {
+    use crate::cni::host::RouteEntry;
+    if result.interfaces.is_empty() {
+        return Err(CniError::internal("no interfaces to configure"));
+    }
+    let Some(ns) = host.ns_mut(netns) else {
+        return Err(netns_open_error(netns));
+    };
+    let Some(link) = ns.links.get_mut(ifname) else {
+        return Err(CniError::internal(format!(
+            "failed to lookup {}: Link not found",
+            go_quote(ifname)
+        )));
+    };
+    let (mut gw4, mut gw6): (Option<String>, Option<String>) = (None, None);
+    for ip in &result.ips {
+        let Some(idx) = ip.interface else { continue };
+        if result.interfaces.get(idx).map(|i| i.name.as_str()) != Some(ifname) {
+            return Err(CniError::internal(format!(
+                "failed to add IP addr {} to {}: invalid interface index",
+                go_ipconfig(ip),
+                go_quote(ifname)
+            )));
+        }
+        if link.addrs.contains(&ip.address) {
+            return Err(CniError::internal(format!(
+                "failed to add IP addr {} to {}: file exists",
+                go_ipconfig(ip),
+                go_quote(ifname)
+            )));
+        }
+        link.addrs.push(ip.address.clone());
+        if let Ok(gw) = ip.gateway.parse::<std::net::IpAddr>() {
+            let slot = if gw.is_ipv4() { &mut gw4 } else { &mut gw6 };
+            if slot.is_none() {
+                *slot = Some(gw.to_string());
+            }
+        }
+    }
+    link.up = true;
+    for r in &result.routes {
+        let Ok(dst) = r.dst.parse::<ipnet::IpNet>() else {
+            continue;
+        };
+        let via = if r.gw.is_empty() {
+            if dst.addr().is_ipv4() {
+                gw4.clone()
+            } else {
+                gw6.clone()
+            }
+        } else {
+            Some(r.gw.clone())
+        };
+        let entry = RouteEntry::static_route(&route_dst(&dst), via.as_deref(), ifname);
+        // The kernel refuses a second route to the same prefix (same table and metric),
+        // whatever its device: EEXIST.
+        let clash = ns.route_table().iter().any(|e| e.dst == entry.dst);
+        if clash {
+            return Err(CniError::internal(format!(
+                "failed to add route '{} via {} dev {} metric 0 (Scope: universe, Table: 0)': file exists",
+                dst,
+                via.as_deref().unwrap_or("<nil>"),
+                ifname
+            )));
+        }
+        ns.routes.push(entry);
+    }
+    Ok(())
+}
+
+/// Go's `%v` of a `*current.IPConfig` (`{Interface:0xc… Address:{IP:… Mask:…} Gateway:…}`
+/// prints a pointer; the lab prints the address and gateway only).
+fn go_ipconfig(ip: &crate::cni::types::IpConfig) -> String {
+    let gw = if ip.gateway.is_empty() {
+        "<nil>"
+    } else {
+        &ip.gateway
+    };
+    format!("{{Address:{} Gateway:{gw}}}", ip.address)
+}
+
+/// Delete a link of a namespace with the routes through it (`ip.DelLinkByName`); its
+/// addresses are returned. A veth takes its peer with it.
+pub fn del_link(host: &mut Host, netns: &str, ifname: &str) -> Option<crate::cni::host::Link> {
+    let ns = host.ns_mut(netns)?;
+    let link = ns.links.remove(ifname)?;
+    ns.routes.retain(|r| r.dev != ifname);
+    ns.deleted_connected.retain(|(d, _)| d != ifname);
+    ns.sysctls
+        .retain(|k, _| !crate::cni::host::is_link_sysctl(k, ifname));
+    if let crate::cni::host::LinkKind::Veth { peer, peer_netns } = &link.kind {
+        if let Some(pns) = host.ns_mut(peer_netns) {
+            pns.links.remove(peer);
+            pns.routes.retain(|r| &r.dev != peer);
+        }
+        if peer_netns.is_empty() {
+            host.qdiscs.retain(|q| &q.dev != peer);
+        }
+    }
+    Some(link)
+}
+
+/// The model of a Go plugin that panics: the binary exits 2 with the panic on stderr and
+/// nothing on stdout, which libcni reports as `netplugin failed: "<stderr>"` with code 0
+/// (`pkg/invoke/raw_exec.go` pluginErr). The goroutine trace that follows the panic line
+/// is not reproduced.
+pub fn go_panic(msg: &str) -> CniError {
+    CniError::new(
+        0,
+        format!("netplugin failed: \"panic: {msg}\\n\\ngoroutine 1 [running]:\\n…\""),
+    )
+}
+
+/// Whether a lab error is the model of a Go panic ([`go_panic`]): exit status 2.
+pub fn is_go_panic(e: &CniError) -> bool {
+    e.code == 0 && e.msg.starts_with("netplugin failed: \"panic: ")
+}
+
+/// `ip.ValidateExpectedInterfaceIPs` and `ip.ValidateExpectedRoute` (`pkg/ip/utils_linux.go`,
+/// HEAD) for CHECK: each result address on `ifname` with a route to its prefix, and each
+/// result route in the table (by destination, and by gateway when it has one).
+pub fn validate_ips_and_routes(
+    ns: &crate::cni::host::Netns,
+    ifname: &str,
+    result: &CniResult,
+) -> Result<(), CniError> {
+    let table = ns.route_table();
+    for ip in &result.ips {
+        let Some(link) = ns.links.get(ifname) else {
+            return Err(CniError::internal(format!(
+                "Cannot find container link {ifname}"
+            )));
+        };
+        if !link.addrs.contains(&ip.address) {
+            return Err(CniError::internal(format!(
+                "Failed to match addr {} on interface {ifname}",
+                ip.address
+            )));
+        }
+        if let Ok(addr) = ip.address.parse::<ipnet::IpNet>() {
+            let prefix = addr.trunc().to_string();
+            if !table.iter().any(|r| r.dst == prefix) {
+                let gw = if ip.gateway.is_empty() {
+                    "<nil>"
+                } else {
+                    &ip.gateway
+                };
+                return Err(CniError::internal(format!(
+                    "Failed to find Gateway {gw} for interface {ifname}"
+                )));
+            }
+        }
+    }
+    for r in &result.routes {
+        let Ok(dst) = r.dst.parse::<ipnet::IpNet>() else {
+            continue;
+        };
+        let want = route_dst(&dst);
+        let found = table.iter().any(|e| {
+            e.dst == want
+                && (r.gw.is_empty() || want == "default" || e.via.as_deref() == Some(&r.gw))
+        });
+        if !found {
+            let gw = if r.gw.is_empty() { "<nil>" } else { &r.gw };
+            return Err(CniError::internal(format!(
+                "Expected Route {{Dst:{} GW:{gw}}} not found in routing table",
+                r.dst
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
