@@ -187,6 +187,53 @@ fn calico_and_cilium_show_their_devices_in_the_topology() {
     assert!(text.contains("router IP (cilium_host)"), "{text}");
 }
 
+/// A pod with Multus attachments: the topology lists its other interfaces, what each is
+/// and the network Multus's network-status names for it.
+#[test]
+fn a_multus_pod_shows_every_interface_and_its_network() {
+    let lines = [
+        "network multus on",
+        r#"nad create storage --config '{"cniVersion":"1.0.0","type":"macvlan","master":"eth0","ipam":{"type":"host-local","subnet":"10.10.0.0/24"}}'"#,
+        "node add gpu-1 --cidr 10.244.4.0/24 --ip 192.168.0.4 --sriov-pf ens1f0 --vfs 2",
+        r#"nad create rdma --resource intel.com/sriov_netdevice --config '{"cniVersion":"1.0.0","type":"sriov","ipam":{"type":"host-local","subnet":"10.56.0.0/24"}}'"#,
+        "pod create g0 --networks storage,rdma --resource intel.com/sriov_netdevice=1",
+    ];
+    let wide = (200, 48);
+    let mut a = after(Lab::new(), wide, &lines);
+    let text = screen_text(frame(&mut a, wide).backend().buffer());
+    assert!(text.contains("+ net1 10.10.0.2 storage·macvlan"), "{text}");
+    assert!(text.contains("+ net2 10.56.0.2 rdma·VF"), "{text}");
+    // The IPAM pane knows the attachments' ranges from the NADs (Multus's delegates).
+    assert!(text.contains("/var/lib/cni/networks/rdma/"), "{text}");
+    assert!(text.contains("used 1 · free 252"), "{text}");
+}
+
+/// A pod the scheduler places later (it waited for a free VF) moves under its node.
+#[test]
+fn a_pod_bound_later_moves_under_its_node() {
+    let lines = [
+        "node add gpu-1 --cidr 10.244.4.0/24 --ip 192.168.0.4 --sriov-pf ens1f0 --vfs 1",
+        "pod create first --resource intel.com/sriov_netdevice=1",
+        "pod create waiter --resource intel.com/sriov_netdevice=1",
+    ];
+    let mut a = after(Lab::new(), LARGE, &lines);
+    let text = screen_text(frame(&mut a, LARGE).backend().buffer());
+    assert!(text.contains("waiter"), "the Pending pod is shown: {text}");
+    assert!(text.contains("not scheduled yet"), "{text}");
+    let mut events = typed("pod delete first");
+    events.push(key(KeyCode::Enter));
+    let text = screen_text(drive(&mut a, LARGE, events).backend().buffer());
+    let gpu = text.find("gpu-1 · podCIDR").expect("gpu-1's box");
+    let node1 = text.find("node-1 · zone-1").expect("node-1's box");
+    let waiter = text.find(" waiter ").expect("waiter shown");
+    assert!(
+        gpu < waiter && waiter < node1,
+        "waiter sits in gpu-1's box: {text}"
+    );
+    assert!(!text.contains("not scheduled yet"), "{text}");
+    assert!(text.contains("3 nodes · 1 pods"), "{text}");
+}
+
 #[test]
 fn ipam_exhaustion() {
     for size in [SMALL, LARGE] {

@@ -147,3 +147,58 @@ fn a_pods_own_second_address_is_looped_back() {
         "{t}"
     );
 }
+
+/// The real path: Multus runs the macvlan NAD for net1 and sriov-cni for a VF; the walker
+/// follows what those plugins wrote.
+#[test]
+fn through_multus_macvlan_and_a_vf_the_trace_follows_what_the_plugins_wrote() {
+    let mut lab = Lab::new();
+    run(&mut lab, "network multus on");
+    run(
+        &mut lab,
+        r#"nad create storage --config '{"cniVersion":"1.0.0","type":"macvlan","master":"eth0","mode":"bridge","ipam":{"type":"host-local","subnet":"10.10.0.0/24","rangeStart":"10.10.0.10"}}'"#,
+    );
+    run(
+        &mut lab,
+        "node add gpu-1 --cidr 10.244.4.0/24 --ip 192.168.0.4 --sriov-pf ens1f0 --vfs 2",
+    );
+    run(
+        &mut lab,
+        r#"nad create rdma --resource intel.com/sriov_netdevice --config '{"cniVersion":"1.0.0","type":"sriov","ipam":{"type":"host-local","subnet":"10.56.0.0/24"}}'"#,
+    );
+    run(&mut lab, "pod create a --node node-1 --networks storage");
+    run(
+        &mut lab,
+        "pod create g0 --networks storage,rdma --resource intel.com/sriov_netdevice=1",
+    );
+    run(
+        &mut lab,
+        "pod create g1 --networks storage,rdma --resource intel.com/sriov_netdevice=1",
+    );
+    // a (node-1, 10.10.0.10) to g0 (gpu-1): node-1's host-local and gpu-1's both start at
+    // .10, so the storage network has a conflict at .10; g1 holds .11 on gpu-1.
+    let t = run(&mut lab, "trace a 10.10.0.11");
+    assert!(
+        t.contains("net1 (macvlan mode bridge on eth0): onto node-1's eth0 wire"),
+        "{t}"
+    );
+    assert!(t.contains("across the eth0 wire to gpu-1's eth0"), "{t}");
+    assert!(t.contains("delivered to default/g1 net1 10.10.0.11"), "{t}");
+    assert!(!t.contains("cni0"), "{t}");
+    let t = run(&mut lab, "trace a 10.10.0.10");
+    assert!(t.contains("10.10.0.10 (itself)"), "a's own address: {t}");
+    let t = run(&mut lab, "trace g0 10.10.0.10");
+    assert!(
+        t.contains("local 10.10.0.10 dev net1"),
+        "g0's own net1: {t}"
+    );
+    // The VFs: net2 of both, switched by the PF's embedded switch.
+    let t = run(&mut lab, "trace g0 10.56.0.3");
+    assert!(t.contains("net2 (SR-IOV VF"), "{t}");
+    assert!(t.contains("embedded switch (VEB) on gpu-1"), "{t}");
+    assert!(t.contains("delivered to default/g1 net2 10.56.0.3"), "{t}");
+    // The cluster network is untouched: eth0 to eth0 through the bridges and routes.
+    let t = run(&mut lab, "trace a g0");
+    assert!(t.contains("cni0"), "{t}");
+    assert!(t.contains("delivered to default/g0 eth0"), "{t}");
+}

@@ -42,21 +42,43 @@ pub fn ipam_summaries(lab: &Lab, node: &str) -> Vec<IpamSummary> {
         String,
         (String, crate::cni::plugins::host_local::config::IpamConfig),
     > = BTreeMap::new();
+    let mut configs: Vec<serde_json::Value> = Vec::new();
     if let Ok(net) = rt.network() {
         for conf in &net.injected {
-            let is_host_local = conf
-                .get("ipam")
-                .and_then(|i| i.get("type"))
-                .and_then(|t| t.as_str())
-                == Some("host-local");
-            if !is_host_local {
-                continue;
+            if conf.get("type").and_then(|t| t.as_str()) == Some("multus") {
+                // Multus's delegates, and every attachment a pod may name (the NADs'
+                // configs, with the NAD's name where the config has none, as Multus does).
+                for d in conf
+                    .get("delegates")
+                    .and_then(|d| d.as_array())
+                    .into_iter()
+                    .flatten()
+                {
+                    configs.extend(plugin_objects(d, ""));
+                }
+                for nad in lab.cluster.net_attach_defs.values() {
+                    if let Ok(v) = serde_json::from_str::<serde_json::Value>(&nad.spec.config) {
+                        configs.extend(plugin_objects(&v, nad.name()));
+                    }
+                }
+            } else {
+                configs.push(conf.as_ref().clone());
             }
-            if let Ok(cfg) = load_ipam_config(conf, "") {
-                let key = store_key(&cfg.data_dir, &cfg.name);
-                let path = store_path(&cfg.data_dir, &cfg.name);
-                ranges.entry(key).or_insert((path, cfg));
-            }
+        }
+    }
+    for conf in &configs {
+        let is_host_local = conf
+            .get("ipam")
+            .and_then(|i| i.get("type"))
+            .and_then(|t| t.as_str())
+            == Some("host-local");
+        if !is_host_local {
+            continue;
+        }
+        if let Ok(cfg) = load_ipam_config(conf, "") {
+            let key = store_key(&cfg.data_dir, &cfg.name);
+            let path = store_path(&cfg.data_dir, &cfg.name);
+            ranges.entry(key).or_insert((path, cfg));
         }
     }
     let mut keys: Vec<String> = rt.host.ipam.keys().cloned().collect();
@@ -97,6 +119,30 @@ pub fn ipam_summaries(lab: &Lab, node: &str) -> Vec<IpamSummary> {
                 s.gateway = gws.join(", ");
             }
             s
+        })
+        .collect()
+}
+
+/// The plugin objects of a CNI config or conflist, each with the network's `name` (or
+/// `default_name` when it has none) and `cniVersion`, as libcni injects them.
+fn plugin_objects(conf: &serde_json::Value, default_name: &str) -> Vec<serde_json::Value> {
+    let name = conf
+        .get("name")
+        .and_then(|n| n.as_str())
+        .filter(|n| !n.is_empty())
+        .unwrap_or(default_name);
+    let version = conf.get("cniVersion").cloned().unwrap_or_default();
+    let plugins: Vec<&serde_json::Value> = match conf.get("plugins").and_then(|p| p.as_array()) {
+        Some(list) => list.iter().collect(),
+        None => vec![conf],
+    };
+    plugins
+        .into_iter()
+        .filter_map(|p| {
+            let mut obj = p.as_object()?.clone();
+            obj.insert("name".into(), name.into());
+            obj.insert("cniVersion".into(), version.clone());
+            Some(serde_json::Value::Object(obj))
         })
         .collect()
 }

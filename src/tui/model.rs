@@ -209,6 +209,9 @@ pub struct NodeFacts {
     /// With no bridge: how pods reach the node instead (Cilium's `cilium_host` and its
     /// router IP, or Calico's routed `cali…` veths), as (device, address, what).
     pub routed: Option<(String, String, String)>,
+    /// Some pod on the node has more interfaces than `eth0` (Multus attachments): its
+    /// row needs the width.
+    pub multi_if: bool,
 }
 
 /// The facts of one node, from its Node object and its kernel.
@@ -231,6 +234,7 @@ pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
         bridge: None,
         tunnel: None,
         routed: None,
+        multi_if: node_view::has_multi_interface_pods(lab, name),
     };
     let mut cali = 0usize;
     for link in node_view::host_links(lab, name) {
@@ -286,8 +290,8 @@ pub struct PodFacts {
     pub pod_if: String,
     /// The sandbox's network namespace path.
     pub netns: String,
-    /// The pod's other interfaces (Multus attachments): `net1 10.10.0.5/24 macvlan·eth0
-    /// default/macvlan-conf`, one entry each, in name order.
+    /// The pod's other interfaces (Multus attachments): `net1 10.10.0.5 storage·macvlan`,
+    /// one entry each, in name order.
     pub more_ifs: Vec<String>,
 }
 
@@ -353,19 +357,23 @@ fn more_interfaces(
     node_view::netns_links(lab, &pod.spec.node_name, netns)
         .filter(|l| l.kind != LinkType::Loopback && l.name != primary)
         .map(|l| {
+            // Compact, to fit the pod's row: `net1 10.10.0.5 storage (macvlan)`.
             let what = match (l.kind, l.lower, l.pci) {
-                (LinkType::SriovVf, Some(pf), Some(pci)) => format!("VF {pci} of {pf}"),
-                (_, Some(lower), _) => format!("{}·{lower}", l.flavour),
+                // The VF's PCI address is in `describe pod` and `show links`.
+                (LinkType::SriovVf, ..) => "VF".to_string(),
+                (_, Some(_), _) => l.flavour.to_string(),
                 (LinkType::Veth, ..) => "veth".to_string(),
                 _ => "device".to_string(),
             };
+            let own_ns = format!("{}/", pod.metadata.namespace);
             let net = status
                 .iter()
                 .find(|e| e.get("interface").and_then(|v| v.as_str()) == Some(l.name))
                 .and_then(|e| e.get("name").and_then(|v| v.as_str()))
-                .map(|n| format!(" {n}"))
+                .map(|n| format!("{}·", n.strip_prefix(&own_ns).unwrap_or(n)))
                 .unwrap_or_default();
-            format!("{} {} {what}{net}", l.name, or_no_ip(l.first_addr()))
+            let addr = l.first_addr().split('/').next().unwrap_or_default();
+            format!("{} {} {net}{what}", l.name, or_no_ip(addr))
         })
         .collect()
 }
@@ -459,6 +467,22 @@ impl PodIndex {
                         self.insert(key, &p.spec.node_name);
                     }
                 }
+                ("Pod", EventType::Modified) => {
+                    // The scheduler binds a pod created without a node: follow it.
+                    let Some((ns, name)) = e.key.split_once('/') else {
+                        continue;
+                    };
+                    let key = (ns.to_string(), name.to_string());
+                    if let Some(p) = lab.cluster.pods.get(&key)
+                        && self
+                            .node_of
+                            .get(&key)
+                            .is_some_and(|n| *n != p.spec.node_name)
+                    {
+                        self.remove(&key);
+                        self.insert(key, &p.spec.node_name);
+                    }
+                }
                 ("Pod", EventType::Deleted) => {
                     if let Some((ns, name)) = e.key.split_once('/') {
                         self.remove(&(ns.to_string(), name.to_string()));
@@ -505,6 +529,10 @@ impl PodIndex {
             && let Ok(at) = list.binary_search(key)
         {
             list.remove(at);
+            // The group of pods not scheduled yet goes when its last pod is placed.
+            if node.is_empty() && list.is_empty() {
+                self.by_node.remove(&node);
+            }
         }
     }
 }

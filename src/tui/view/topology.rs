@@ -27,7 +27,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let groups = app.groups();
     let pods: usize = groups.values().map(Vec::len).sum();
     let mut extra = vec![Span::styled(
-        format!("{} nodes · {} pods", groups.len(), pods),
+        format!(
+            "{} nodes · {} pods",
+            groups.keys().filter(|n| !n.is_empty()).count(),
+            pods
+        ),
         t.dim,
     )];
     if !app.ui.filter.text.is_empty() {
@@ -85,7 +89,8 @@ const POD_LINE: usize = 66;
 /// indent (narrow screens).
 fn branch_col(facts: &NodeFacts, width: u16) -> usize {
     let col = 2 + uplink_text(facts).width() + 4;
-    if (width as usize).saturating_sub(2) >= col + POD_LINE {
+    // A pod with Multus attachments lists them on its row: give the row the width.
+    if !facts.multi_if && (width as usize).saturating_sub(2) >= col + POD_LINE {
         col
     } else {
         4
@@ -123,6 +128,44 @@ fn draw_row(
     };
     if t.airy && r == rows - 1 {
         return; // the blank line between boxes
+    }
+    if r == 0 && facts.name.is_empty() {
+        // Pods with no spec.nodeName yet: the scheduler has not placed them.
+        let mut spans = vec![
+            Span::styled("╭─ ", frame),
+            Span::styled("not scheduled yet", t.warn),
+            Span::styled(
+                " · `describe pod NAME` shows the scheduler's reason ",
+                t.dim,
+            ),
+        ];
+        let used: usize = spans.iter().map(|s| s.content.width()).sum();
+        spans.push(Span::styled("─".repeat(w.saturating_sub(used + 1)), frame));
+        spans.push(Span::styled("╮", frame));
+        put(buf, area, y, &Line::from(spans));
+        return;
+    }
+    if r == 1 && facts.name.is_empty() {
+        put(buf, area, y, &Line::from(Span::styled("│", frame)));
+        let inner = Rect::new(area.x + 1, area.y, w.saturating_sub(2) as u16, area.height);
+        put(
+            buf,
+            inner,
+            y,
+            &Line::from(Span::styled(
+                " Pending: no node, no sandbox, no address",
+                t.dim,
+            )),
+        );
+        if w >= 2 {
+            put(
+                buf,
+                Rect::new(area.x + area.width - 1, area.y, 1, area.height),
+                y,
+                &Line::from(Span::styled("│", frame)),
+            );
+        }
+        return;
     }
     if r == 0 {
         let mut spans = vec![
