@@ -40,6 +40,8 @@ pub const CARDS: &[(&str, &str)] = &[
         include_str!("../../assets/explain/masquerade.md"),
     ),
     ("mtu", include_str!("../../assets/explain/mtu.md")),
+    ("multus", include_str!("../../assets/explain/multus.md")),
+    ("macvlan", include_str!("../../assets/explain/macvlan.md")),
     ("sriov", include_str!("../../assets/explain/sriov.md")),
     (
         "networkpolicy",
