@@ -198,11 +198,18 @@ fn a_multus_pod_shows_every_interface_and_its_network() {
         r#"nad create rdma --resource intel.com/sriov_netdevice --config '{"cniVersion":"1.0.0","type":"sriov","ipam":{"type":"host-local","subnet":"10.56.0.0/24"}}'"#,
         "pod create g0 --networks storage,rdma --resource intel.com/sriov_netdevice=1",
     ];
-    let wide = (200, 48);
+    let wide = (120, 40);
     let mut a = after(Lab::new(), wide, &lines);
     let text = screen_text(frame(&mut a, wide).backend().buffer());
-    assert!(text.contains("+ net1 10.10.0.2 storage·macvlan"), "{text}");
-    assert!(text.contains("+ net2 10.56.0.2 rdma·VF"), "{text}");
+    // Each on a row of its own under the pod, so it fits a projector's width.
+    assert!(
+        text.contains("├ net1 10.10.0.2/24 macvlan on eth0 · storage"),
+        "{text}"
+    );
+    assert!(
+        text.contains("└ net2 10.56.0.2/24 VF 0000:03:02.0 of ens1f0 · rdma"),
+        "{text}"
+    );
     // The IPAM pane knows the attachments' ranges from the NADs (Multus's delegates).
     assert!(text.contains("/var/lib/cni/networks/rdma/"), "{text}");
     assert!(text.contains("used 1 · free 252"), "{text}");

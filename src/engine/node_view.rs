@@ -115,17 +115,6 @@ pub fn host_links<'a>(lab: &'a Lab, node: &str) -> impl Iterator<Item = LinkRow<
     links_of(lab.nodes.get(node).map(|rt| &rt.host.root))
 }
 
-/// Whether a sandbox on the node has interfaces besides `lo` and one more (Multus
-/// attachments: `net1`, `net2`…).
-pub fn has_multi_interface_pods(lab: &Lab, node: &str) -> bool {
-    lab.nodes.get(node).is_some_and(|rt| {
-        rt.sandboxes
-            .values()
-            .filter_map(|sb| rt.host.netns.get(&sb.netns))
-            .any(|ns| ns.links.len() > 2)
-    })
-}
-
 /// The links of a sandbox namespace on a node, by its path (none when it does not exist).
 pub fn netns_links<'a>(lab: &'a Lab, node: &str, netns: &str) -> impl Iterator<Item = LinkRow<'a>> {
     links_of(lab.nodes.get(node).and_then(|rt| rt.host.netns.get(netns)))

@@ -1240,9 +1240,37 @@ impl App {
             .map(|(p, _)| *p)
     }
 
-    /// Rows a node's box takes in the topology.
-    pub fn node_rows(&self, pods: usize) -> usize {
-        3 + pods.max(1) + usize::from(self.theme.airy)
+    /// Rows a node's box takes in the topology: one per pod, plus one per extra interface
+    /// of a pod with Multus attachments.
+    pub fn node_rows(&self, node: &str, pods: &[PodKey]) -> usize {
+        3 + self.pod_rows(node, pods).max(1) + usize::from(self.theme.airy)
+    }
+
+    /// The rows the pods of one node take (a walk only for a node with multi-interface pods).
+    fn pod_rows(&self, node: &str, pods: &[PodKey]) -> usize {
+        let ix = &self.derived.pods;
+        if !ix.node_has_extra(node) {
+            return pods.len();
+        }
+        pods.iter().map(|k| 1 + ix.extra_rows(k)).sum()
+    }
+
+    /// Which pod (its index in `pods`) and which of its rows (0: the pod's own, 1…: its
+    /// extra interfaces) a pod row of a node's box shows.
+    pub fn pod_at_row(&self, node: &str, pods: &[PodKey], row: usize) -> Option<(usize, usize)> {
+        let ix = &self.derived.pods;
+        if !ix.node_has_extra(node) {
+            return (row < pods.len()).then_some((row, 0));
+        }
+        let mut at = 0;
+        for (i, k) in pods.iter().enumerate() {
+            let n = 1 + ix.extra_rows(k);
+            if row < at + n {
+                return Some((i, row - at));
+            }
+            at += n;
+        }
+        None
     }
 
     /// The selected pod's position among all pods on screen, and the row it is drawn on.
@@ -1250,12 +1278,12 @@ impl App {
         let sel = self.ui.sel_pod.as_ref()?;
         let mut index = 0;
         let mut row = 0;
-        for pods in self.groups().values() {
+        for (node, pods) in self.groups() {
             if let Ok(i) = pods.binary_search(sel) {
-                return Some((index + i, row + 2 + i));
+                return Some((index + i, row + 2 + self.pod_rows(node, &pods[..i])));
             }
             index += pods.len();
-            row += self.node_rows(pods.len());
+            row += self.node_rows(node, pods);
         }
         None
     }
@@ -1267,7 +1295,7 @@ impl App {
             if n == node {
                 return Some(row);
             }
-            row += self.node_rows(pods.len());
+            row += self.node_rows(n, pods);
         }
         None
     }
@@ -1286,8 +1314,8 @@ impl App {
     /// Rows the whole topology takes.
     pub fn topo_rows(&self) -> usize {
         self.groups()
-            .values()
-            .map(|p| self.node_rows(p.len()))
+            .iter()
+            .map(|(n, p)| self.node_rows(n, p))
             .sum()
     }
 

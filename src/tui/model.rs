@@ -209,9 +209,6 @@ pub struct NodeFacts {
     /// With no bridge: how pods reach the node instead (Cilium's `cilium_host` and its
     /// router IP, or Calico's routed `cali…` veths), as (device, address, what).
     pub routed: Option<(String, String, String)>,
-    /// Some pod on the node has more interfaces than `eth0` (Multus attachments): its
-    /// row needs the width.
-    pub multi_if: bool,
 }
 
 /// The facts of one node, from its Node object and its kernel.
@@ -234,7 +231,6 @@ pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
         bridge: None,
         tunnel: None,
         routed: None,
-        multi_if: node_view::has_multi_interface_pods(lab, name),
     };
     let mut cali = 0usize;
     for link in node_view::host_links(lab, name) {
@@ -290,8 +286,8 @@ pub struct PodFacts {
     pub pod_if: String,
     /// The sandbox's network namespace path.
     pub netns: String,
-    /// The pod's other interfaces (Multus attachments): `net1 10.10.0.5 storage·macvlan`,
-    /// one entry each, in name order.
+    /// The pod's other interfaces (Multus attachments): `net1 10.10.0.5/24 macvlan on eth0
+    /// · storage`, one entry each, in name order.
     pub more_ifs: Vec<String>,
 }
 
@@ -357,11 +353,10 @@ fn more_interfaces(
     node_view::netns_links(lab, &pod.spec.node_name, netns)
         .filter(|l| l.kind != LinkType::Loopback && l.name != primary)
         .map(|l| {
-            // Compact, to fit the pod's row: `net1 10.10.0.5 storage (macvlan)`.
+            // `net1 10.10.0.5/24 macvlan on eth0 · storage`
             let what = match (l.kind, l.lower, l.pci) {
-                // The VF's PCI address is in `describe pod` and `show links`.
-                (LinkType::SriovVf, ..) => "VF".to_string(),
-                (_, Some(_), _) => l.flavour.to_string(),
+                (LinkType::SriovVf, Some(pf), Some(pci)) => format!("VF {pci} of {pf}"),
+                (_, Some(lower), _) => format!("{} on {lower}", l.flavour),
                 (LinkType::Veth, ..) => "veth".to_string(),
                 _ => "device".to_string(),
             };
@@ -370,10 +365,9 @@ fn more_interfaces(
                 .iter()
                 .find(|e| e.get("interface").and_then(|v| v.as_str()) == Some(l.name))
                 .and_then(|e| e.get("name").and_then(|v| v.as_str()))
-                .map(|n| format!("{}·", n.strip_prefix(&own_ns).unwrap_or(n)))
+                .map(|n| format!(" · {}", n.strip_prefix(&own_ns).unwrap_or(n)))
                 .unwrap_or_default();
-            let addr = l.first_addr().split('/').next().unwrap_or_default();
-            format!("{} {} {net}{what}", l.name, or_no_ip(addr))
+            format!("{} {} {what}{net}", l.name, or_no_ip(l.first_addr()))
         })
         .collect()
 }
@@ -390,6 +384,11 @@ pub struct PodIndex {
     /// Pod keys per node, sorted.
     pub by_node: BTreeMap<String, Vec<PodKey>>,
     node_of: BTreeMap<PodKey, String>,
+    /// Pods with interfaces besides the cluster network's (Multus's network-status lists
+    /// more than one): how many, each drawn on a row of its own under the pod.
+    extra: BTreeMap<PodKey, usize>,
+    /// The sum of `extra` per node (absent when zero).
+    node_extra: BTreeMap<String, usize>,
     /// The next watch-event index to read.
     seen: u64,
     /// The last event read: (index, key, resourceVersion), to notice a replaced store.
@@ -418,6 +417,8 @@ impl PodIndex {
     pub fn rebuild(&mut self, lab: &Lab) {
         self.by_node.clear();
         self.node_of.clear();
+        self.extra.clear();
+        self.node_extra.clear();
         for name in lab.cluster.nodes.keys().map(|(_, n)| n) {
             self.by_node.insert(name.clone(), Vec::new());
         }
@@ -428,6 +429,7 @@ impl PodIndex {
                 .or_default()
                 .push(key.clone());
             self.node_of.insert(key.clone(), p.spec.node_name.clone());
+            self.set_extra(key, p);
         }
         let revs = &lab.cluster.revs;
         self.seen = revs.next_event;
@@ -464,23 +466,27 @@ impl PodIndex {
                     };
                     let key = (ns.to_string(), name.to_string());
                     if let Some(p) = lab.cluster.pods.get(&key) {
-                        self.insert(key, &p.spec.node_name);
+                        self.insert(key.clone(), &p.spec.node_name);
+                        self.set_extra(&key, p);
                     }
                 }
                 ("Pod", EventType::Modified) => {
-                    // The scheduler binds a pod created without a node: follow it.
+                    // The scheduler binds a pod created without a node: follow it. Multus
+                    // writes network-status with a pod update.
                     let Some((ns, name)) = e.key.split_once('/') else {
                         continue;
                     };
                     let key = (ns.to_string(), name.to_string());
-                    if let Some(p) = lab.cluster.pods.get(&key)
-                        && self
+                    if let Some(p) = lab.cluster.pods.get(&key) {
+                        if self
                             .node_of
                             .get(&key)
                             .is_some_and(|n| *n != p.spec.node_name)
-                    {
-                        self.remove(&key);
-                        self.insert(key, &p.spec.node_name);
+                        {
+                            self.remove(&key);
+                            self.insert(key.clone(), &p.spec.node_name);
+                        }
+                        self.set_extra(&key, p);
                     }
                 }
                 ("Pod", EventType::Deleted) => {
@@ -523,7 +529,50 @@ impl PodIndex {
         self.node_of.insert(key, node.to_string());
     }
 
+    /// How many rows a pod's other interfaces take (0 for most pods).
+    pub fn extra_rows(&self, key: &PodKey) -> usize {
+        self.extra.get(key).copied().unwrap_or(0)
+    }
+
+    /// Whether any pod on the node has other interfaces (its rows are not one per pod).
+    pub fn node_has_extra(&self, node: &str) -> bool {
+        self.node_extra.contains_key(node)
+    }
+
+    /// Record the pod's interfaces besides the first from its network-status annotation.
+    fn set_extra(&mut self, key: &PodKey, pod: &crate::cluster::Object<crate::cluster::PodSpec>) {
+        let n = pod
+            .metadata
+            .annotations
+            .get(crate::cluster::nad::NETWORK_STATUS_ANNOTATION)
+            .map(|s| s.matches("\"interface\":").count().saturating_sub(1))
+            .unwrap_or(0);
+        self.set_extra_count(key, n);
+    }
+
+    fn set_extra_count(&mut self, key: &PodKey, n: usize) {
+        let old = self.extra_rows(key);
+        if old == n {
+            return;
+        }
+        let Some(node) = self.node_of.get(key).cloned() else {
+            return;
+        };
+        if n == 0 {
+            self.extra.remove(key);
+        } else {
+            self.extra.insert(key.clone(), n);
+        }
+        let total = self.node_extra.get(&node).copied().unwrap_or(0) + n - old;
+        if total == 0 {
+            self.node_extra.remove(&node);
+        } else {
+            self.node_extra.insert(node, total);
+        }
+    }
+
     fn remove(&mut self, key: &PodKey) {
+        self.set_extra_count(key, 0);
         if let Some(node) = self.node_of.remove(key)
             && let Some(list) = self.by_node.get_mut(&node)
             && let Ok(at) = list.binary_search(key)

@@ -58,7 +58,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let mut row = 0usize; // first row of the current node's box
     let mut drawn = 0usize;
     for (node, pods) in groups {
-        let rows = app.node_rows(pods.len());
+        let rows = app.node_rows(node, pods);
         if row + rows <= scroll {
             row += rows;
             continue;
@@ -89,8 +89,7 @@ const POD_LINE: usize = 66;
 /// indent (narrow screens).
 fn branch_col(facts: &NodeFacts, width: u16) -> usize {
     let col = 2 + uplink_text(facts).width() + 4;
-    // A pod with Multus attachments lists them on its row: give the row the width.
-    if !facts.multi_if && (width as usize).saturating_sub(2) >= col + POD_LINE {
+    if (width as usize).saturating_sub(2) >= col + POD_LINE {
         col
     } else {
         4
@@ -118,7 +117,7 @@ fn draw_row(
 ) {
     let t = &app.theme;
     let w = area.width as usize;
-    let rows = app.node_rows(pods.len());
+    let rows = app.node_rows(&facts.name, pods);
     let last_box_row = rows - 1 - usize::from(t.airy);
     let node_selected = app.ui.sel_node.as_deref() == Some(facts.name.as_str());
     let frame = if node_selected {
@@ -249,7 +248,6 @@ fn draw_row(
         }
         Line::from(spans)
     } else {
-        let i = r - 2;
         let indent = " ".repeat(branch_col(facts, area.width));
         if pods.is_empty() {
             Line::from(vec![
@@ -259,15 +257,19 @@ fn draw_row(
                 Span::styled(format!("{}`", facts.name), t.dim),
             ])
         } else {
-            pod_line(app, &pods[i], i + 1 == pods.len(), indent)
+            match app.pod_at_row(&facts.name, pods, r - 2) {
+                Some((i, 0)) => pod_line(app, &pods[i], i + 1 == pods.len(), indent),
+                Some((i, k)) => more_line(app, &pods[i], i + 1 == pods.len(), k - 1, indent),
+                None => Line::default(),
+            }
         }
     };
     put(buf, area, y, &Line::from(Span::styled("│", frame)));
     let inner = Rect::new(area.x + 1, area.y, body_w as u16, area.height);
     put(buf, inner, y, &body);
     if r >= 2
-        && let Some(k) = pods.get(r - 2)
-        && app.ui.sel_pod.as_ref() == Some(k)
+        && let Some((i, _)) = app.pod_at_row(&facts.name, pods, r - 2)
+        && app.ui.sel_pod.as_ref() == Some(&pods[i])
     {
         // Highlight the pod's part of the row, not the box.
         let start = branch_col(facts, area.width) as u16;
@@ -328,9 +330,29 @@ fn pod_line(app: &App, key: &PodKey, last: bool, indent: String) -> Line<'static
     } else {
         spans.push(Span::styled(format!("! {}", p.status), t.warn));
     }
-    for more in p.more_ifs {
-        spans.push(Span::styled(" + ", t.dim));
-        spans.push(Span::styled(more, t.plain));
+    Line::from(spans)
+}
+
+/// One of a pod's other interfaces, on a row under the pod: `│  ├ net1 10.10.0.5/24
+/// macvlan on eth0 · storage`.
+fn more_line(app: &App, key: &PodKey, last_pod: bool, k: usize, indent: String) -> Line<'static> {
+    let t = &app.theme;
+    let stem = if last_pod { "   " } else { "│  " };
+    let Some(p) = model::pod_facts(&app.desk.lab, key) else {
+        return Line::from(vec![Span::raw(indent), Span::styled(stem, t.dim)]);
+    };
+    let last = k + 1 >= p.more_ifs.len();
+    let mut spans = vec![
+        Span::raw(indent),
+        Span::styled(stem, t.dim),
+        Span::styled(if last { "└ " } else { "├ " }, t.dim),
+    ];
+    match p.more_ifs.get(k) {
+        Some(more) => spans.push(Span::styled(more.clone(), t.plain)),
+        None => spans.push(Span::styled(
+            "(interface gone from the pod's namespace)",
+            t.dim,
+        )),
     }
     Line::from(spans)
 }
