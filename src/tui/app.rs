@@ -324,10 +324,14 @@ impl App {
 
     fn refresh_routes(&mut self) {
         let node = self.ui.sel_node.clone();
-        let table = node
-            .as_ref()
-            .map(|n| self.desk.lab.node_route_lines(n))
-            .unwrap_or(Ok(Vec::new()));
+        let table = match node.as_deref() {
+            // The group of pods not scheduled yet has no kernel.
+            Some("") => Ok(vec![
+                "(not scheduled yet: no node, so no routes)".to_string(),
+            ]),
+            Some(n) => self.desk.lab.node_route_lines(n),
+            None => Ok(Vec::new()),
+        };
         self.derived.routes = match table {
             Ok(lines) => NodeRoutes {
                 node,
@@ -1100,7 +1104,12 @@ impl App {
             .as_ref()
             .is_some_and(|n| self.derived.pods.by_node.contains_key(n));
         if !node_ok {
-            self.ui.sel_node = self.derived.pods.by_node.keys().next().cloned();
+            // A real node first, not the group of pods not scheduled yet.
+            let keys = || self.derived.pods.by_node.keys();
+            self.ui.sel_node = keys()
+                .find(|n| !n.is_empty())
+                .or_else(|| keys().next())
+                .cloned();
         }
         if self.ui.sel_pod.is_none()
             && let Some(n) = &self.ui.sel_node
