@@ -602,6 +602,11 @@ impl<'a, 'n> Walker<'a, 'n> {
                 pod.key()
             ));
         }
+        let next: IpAddr = r
+            .via
+            .as_deref()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(dst_ip);
         if let Some(lower) = underlay_lower(&link.kind) {
             // The packet leaves by that interface, from its address (the route's `src`).
             let src_ip = r
@@ -626,11 +631,6 @@ impl<'a, 'n> Walker<'a, 'n> {
                 dport,
                 size,
             };
-            let next = r
-                .via
-                .as_deref()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(dst_ip);
             return self.underlay_out(host, pod, &r.dev, &link.kind, lower, pkt, next);
         }
         let LinkKind::Veth { peer, peer_netns } = &link.kind else {
@@ -664,11 +664,6 @@ impl<'a, 'n> Walker<'a, 'n> {
             dport,
             size,
         };
-        let next = r
-            .via
-            .as_deref()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(dst_ip);
         if self.enforcement == Enforcement::Bpf {
             if let Some(bpf) = self.fabric.bpf {
                 if let Some(o) = self.bpf_from_container(bpf, host, peer, pkt.clone()) {
