@@ -58,7 +58,8 @@ pub struct Observed {
     pub last_output: String,
     /// Whether the last command failed; `None` before any command.
     pub last_failed: Option<bool>,
-    /// The commands run since the step began, canonical (aliases resolved).
+    /// The commands run since the step began that succeeded, canonical (aliases
+    /// resolved). A command that failed (a usage error, a wrong name) ran nothing.
     pub commands: Vec<Shape>,
 }
 
@@ -67,6 +68,9 @@ impl Observed {
     pub fn record(&mut self, line: &str, output: String, failed: bool) {
         self.last_output = output;
         self.last_failed = Some(failed);
+        if failed {
+            return;
+        }
         if let Some(shape) = Shape::of(line) {
             self.commands.push(shape);
         }
@@ -330,8 +334,13 @@ pub const PREDICATES: &[Predicate] = &[
     },
     Predicate {
         pattern: "command ran <text>",
-        about: "during this step the learner ran a command of this shape (aliases allowed)",
+        about: "during this step the learner ran a command of this shape (aliases allowed) and it succeeded",
         eval: command_ran,
+    },
+    Predicate {
+        pattern: "command ran <text> <n> times",
+        about: "during this step a command of this shape succeeded at least this many times (a repeated DEL, a second publish)",
+        eval: command_ran_times,
     },
     Predicate {
         pattern: "last command failed|succeeded",
@@ -421,7 +430,7 @@ pub fn parse(line: usize, text: &str) -> Result<Check, String> {
                 args.push(w.clone());
             }
         }
-        if p.pattern == "command ran <text>" {
+        if p.pattern == "command ran <text>" || p.pattern == "command ran <text> <n> times" {
             Shape::of(arg(&args, 0))
                 .ok_or_else(|| format!("check `{text}`: the command is empty"))?;
         }
@@ -894,7 +903,27 @@ fn command_ran(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
         format!(
             "`{}` {} during this step",
             arg(a, 0),
-            if holds { "was run" } else { "has not been run" }
+            if holds {
+                "was run"
+            } else {
+                "has not been run successfully"
+            }
+        ),
+    )
+}
+
+fn command_ran_times(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let Some(want) = Shape::of(arg(a, 0)) else {
+        return Eval::new(false, "empty command");
+    };
+    let need: usize = arg(a, 1).parse().unwrap_or(usize::MAX);
+    let have = seen.commands.iter().filter(|c| c.matches(&want)).count();
+    Eval::new(
+        have >= need,
+        format!(
+            "`{}` succeeded {have} time{} during this step",
+            arg(a, 0),
+            if have == 1 { "" } else { "s" }
         ),
     )
 }
@@ -1284,6 +1313,35 @@ mod tests {
         }
         let e = c("pod web ip 10.244.1.3").eval(&lab, &seen);
         assert_eq!(e, Eval::new(false, "pod default/web has ip 10.244.1.2"));
+    }
+
+    #[test]
+    fn a_failed_command_ran_nothing_and_twice_means_twice() {
+        let lab = Lab::new();
+        let c = |t: &str| parse(1, t).unwrap();
+        let mut seen = Observed::default();
+        // A usage error (the port without --port) is not the command having run.
+        seen.record(
+            "reach web db 5432",
+            "error: unexpected argument".into(),
+            true,
+        );
+        assert!(!c("command ran \"reach web db\"").eval(&lab, &seen).holds);
+        seen.record("reach web db --port 5432", "allowed".into(), false);
+        assert!(c("command ran \"reach web db\"").eval(&lab, &seen).holds);
+        // A repeated DEL: the first call alone does not complete a "twice" step.
+        seen.record("cni del c1 --node node-1", String::new(), false);
+        let e = c("command ran \"cni del c1\" 2 times").eval(&lab, &seen);
+        assert!(!e.holds);
+        assert_eq!(e.actual, "`cni del c1` succeeded 1 time during this step");
+        seen.record("cni del c1 --node node-1", String::new(), false);
+        assert!(
+            c("command ran \"cni del c1\" 2 times")
+                .eval(&lab, &seen)
+                .holds
+        );
+        seen.new_step();
+        assert!(!c("command ran \"cni del c1\"").eval(&lab, &seen).holds);
     }
 
     #[test]
