@@ -1010,12 +1010,12 @@ pub enum CsiCmd {
     },
     /// Controller.DeleteVolume
     DeleteVolume {
-        /// Volume ID
+        /// Volume ID, or pvc/NAME for the volume of a bound claim
         id: String,
     },
     /// Controller.ControllerPublishVolume (attach; what external-attacher sends)
     ControllerPublish {
-        /// Volume ID
+        /// Volume ID, or pvc/NAME for the volume of a bound claim
         id: String,
         /// Node ID
         #[arg(long)]
@@ -1029,7 +1029,7 @@ pub enum CsiCmd {
     },
     /// Controller.ControllerUnpublishVolume (detach)
     ControllerUnpublish {
-        /// Volume ID
+        /// Volume ID, or pvc/NAME for the volume of a bound claim
         id: String,
         /// Node ID (empty = every node)
         #[arg(long, default_value = "")]
@@ -1037,7 +1037,7 @@ pub enum CsiCmd {
     },
     /// Controller.ValidateVolumeCapabilities
     ValidateVolumeCapabilities {
-        /// Volume ID
+        /// Volume ID, or pvc/NAME for the volume of a bound claim
         id: String,
         /// Access mode to validate
         #[arg(long, default_value = "SINGLE_NODE_WRITER")]
@@ -1054,7 +1054,7 @@ pub enum CsiCmd {
     },
     /// Controller.ControllerGetVolume
     ControllerGetVolume {
-        /// Volume ID
+        /// Volume ID, or pvc/NAME for the volume of a bound claim
         id: String,
     },
     /// Controller.GetCapacity
@@ -1089,7 +1089,7 @@ pub enum CsiCmd {
     },
     /// Controller.ControllerExpandVolume
     ControllerExpand {
-        /// Volume ID
+        /// Volume ID, or pvc/NAME for the volume of a bound claim
         id: String,
         /// New size, e.g. 20Gi
         #[arg(allow_hyphen_values = true, value_parser = size_text)]
@@ -1097,7 +1097,7 @@ pub enum CsiCmd {
     },
     /// Node.NodeStageVolume (format + global mount; what kubelet sends)
     NodeStage {
-        /// Volume ID
+        /// Volume ID, or pvc/NAME for the volume of a bound claim
         id: String,
         /// Node whose plugin is called
         #[arg(long)]
@@ -1111,7 +1111,7 @@ pub enum CsiCmd {
     },
     /// Node.NodeUnstageVolume
     NodeUnstage {
-        /// Volume ID
+        /// Volume ID, or pvc/NAME for the volume of a bound claim
         id: String,
         /// Node
         #[arg(long)]
@@ -1122,7 +1122,7 @@ pub enum CsiCmd {
     },
     /// Node.NodePublishVolume (bind mount into a pod)
     NodePublish {
-        /// Volume ID
+        /// Volume ID, or pvc/NAME for the volume of a bound claim
         id: String,
         /// Node
         #[arg(long)]
@@ -1142,7 +1142,7 @@ pub enum CsiCmd {
     },
     /// Node.NodeUnpublishVolume
     NodeUnpublish {
-        /// Volume ID
+        /// Volume ID, or pvc/NAME for the volume of a bound claim
         id: String,
         /// Node
         #[arg(long)]
@@ -1153,7 +1153,7 @@ pub enum CsiCmd {
     },
     /// Node.NodeExpandVolume
     NodeExpand {
-        /// Volume ID
+        /// Volume ID, or pvc/NAME for the volume of a bound claim
         id: String,
         /// Node
         #[arg(long)]
@@ -1179,7 +1179,7 @@ pub enum CsiCmd {
     },
     /// Node.NodeGetVolumeStats
     NodeGetVolumeStats {
-        /// Volume ID
+        /// Volume ID, or pvc/NAME for the volume of a bound claim
         id: String,
         /// Node
         #[arg(long)]

@@ -67,7 +67,34 @@ fn reply<R: WireMessage>(rpc: &str, r: Result<R, Status>) -> Result<Outcome, Lab
 
 impl Lab {
     fn default_staging(&self, id: &str) -> String {
-        crate::kubelet::volumes::staging_path(id)
+        // kubelet's globalmount is named after the volume handle (a `pvc/NAME` reference
+        // stands for its claim's handle).
+        let handle = self.volume_ref(id).unwrap_or_else(|_| id.to_string());
+        crate::kubelet::volumes::staging_path(&handle)
+    }
+
+    /// A volume ID as the learner gives it: the driver's ID itself, or `pvc/NAME`
+    /// (`pvc/NS/NAME`) for the volume behind a bound claim (its PV's `spec.csi.volumeHandle`)
+    /// — the ID external-attacher and kubelet read from the PV, without copying it by hand.
+    fn volume_ref(&self, id: &str) -> Result<String, LabError> {
+        let Some(claim) = id.strip_prefix("pvc/") else {
+            return Ok(id.to_string());
+        };
+        let (ns, name) = claim.split_once('/').unwrap_or(("default", claim));
+        let key = (ns.to_string(), name.to_string());
+        let Some(pvc) = self.cluster.pvcs.get(&key) else {
+            return Err(LabError::msg(format!(
+                "Error from server (NotFound): persistentvolumeclaims {name:?} not found (give a volume ID, or pvc/NAME of a bound claim)"
+            )));
+        };
+        let pv_key = (crate::cluster::no_namespace(), pvc.spec.volume_name.clone());
+        match self.cluster.pvs.get(&pv_key) {
+            Some(pv) if !pvc.spec.volume_name.is_empty() => Ok(pv.spec.csi.volume_handle.clone()),
+            _ => Err(LabError::msg(format!(
+                "claim {ns}/{name} is not bound to a PersistentVolume yet (phase {}): it has no volume ID",
+                pvc.status.phase
+            ))),
+        }
     }
 
     /// Dispatch `csi …`.
@@ -184,7 +211,7 @@ impl Lab {
             }
             CsiCmd::DeleteVolume { id } => {
                 let req = DeleteVolumeRequest {
-                    volume_id: id,
+                    volume_id: self.volume_ref(&id)?,
                     ..Default::default()
                 };
                 let r = self.csi_call(YOU, None, "DeleteVolume", req, |d, r| d.delete_volume(r));
@@ -197,7 +224,7 @@ impl Lab {
                 access,
             } => {
                 let req = ControllerPublishVolumeRequest {
-                    volume_id: id,
+                    volume_id: self.volume_ref(&id)?,
                     node_id: node,
                     volume_capability: Some(capability(&access, false)?),
                     readonly,
@@ -210,7 +237,7 @@ impl Lab {
             }
             CsiCmd::ControllerUnpublish { id, node } => {
                 let req = ControllerUnpublishVolumeRequest {
-                    volume_id: id,
+                    volume_id: self.volume_ref(&id)?,
                     node_id: node,
                     ..Default::default()
                 };
@@ -221,7 +248,7 @@ impl Lab {
             }
             CsiCmd::ValidateVolumeCapabilities { id, access } => {
                 let req = ValidateVolumeCapabilitiesRequest {
-                    volume_id: id,
+                    volume_id: self.volume_ref(&id)?,
                     volume_capabilities: vec![capability(&access, false)?],
                     ..Default::default()
                 };
@@ -242,7 +269,9 @@ impl Lab {
                 reply("ListVolumes", r)
             }
             CsiCmd::ControllerGetVolume { id } => {
-                let req = ControllerGetVolumeRequest { volume_id: id };
+                let req = ControllerGetVolumeRequest {
+                    volume_id: self.volume_ref(&id)?,
+                };
                 let r = self.csi_call(YOU, None, "ControllerGetVolume", req, |d, r| {
                     d.controller_get_volume(r)
                 });
@@ -297,7 +326,7 @@ impl Lab {
             }
             CsiCmd::ControllerExpand { id, size: sz } => {
                 let req = ControllerExpandVolumeRequest {
-                    volume_id: id,
+                    volume_id: self.volume_ref(&id)?,
                     capacity_range: Some(CapacityRange {
                         required_bytes: size(&sz)?,
                         limit_bytes: 0,
@@ -318,7 +347,7 @@ impl Lab {
             } => {
                 let staging_target_path = staging.unwrap_or_else(|| self.default_staging(&id));
                 let req = NodeStageVolumeRequest {
-                    volume_id: id,
+                    volume_id: self.volume_ref(&id)?,
                     staging_target_path,
                     volume_capability: Some(capability(&access, false)?),
                     ..Default::default()
@@ -332,7 +361,7 @@ impl Lab {
             CsiCmd::NodeUnstage { id, node, staging } => {
                 let staging_target_path = staging.unwrap_or_else(|| self.default_staging(&id));
                 let req = NodeUnstageVolumeRequest {
-                    volume_id: id,
+                    volume_id: self.volume_ref(&id)?,
                     staging_target_path,
                 };
                 let n = node.clone();
@@ -351,7 +380,7 @@ impl Lab {
             } => {
                 let staging_target_path = staging.unwrap_or_else(|| self.default_staging(&id));
                 let req = NodePublishVolumeRequest {
-                    volume_id: id,
+                    volume_id: self.volume_ref(&id)?,
                     staging_target_path,
                     target_path: target,
                     volume_capability: Some(capability(&access, false)?),
@@ -366,7 +395,7 @@ impl Lab {
             }
             CsiCmd::NodeUnpublish { id, node, target } => {
                 let req = NodeUnpublishVolumeRequest {
-                    volume_id: id,
+                    volume_id: self.volume_ref(&id)?,
                     target_path: target,
                 };
                 let n = node.clone();
@@ -392,7 +421,7 @@ impl Lab {
                     }),
                 };
                 let req = NodeExpandVolumeRequest {
-                    volume_id: id,
+                    volume_id: self.volume_ref(&id)?,
                     volume_path: path,
                     capacity_range,
                     ..Default::default()
@@ -427,7 +456,7 @@ impl Lab {
             }
             CsiCmd::NodeGetVolumeStats { id, node, path } => {
                 let req = NodeGetVolumeStatsRequest {
-                    volume_id: id,
+                    volume_id: self.volume_ref(&id)?,
                     volume_path: path,
                     ..Default::default()
                 };
