@@ -115,7 +115,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         vec![1]
     );
     // The hint counter restarts on the new step.
-    assert!(ok(&mut desk, "hint").starts_with("Hint 1/2: `show wire --list`"));
+    assert!(ok(&mut desk, "hint").starts_with("Hint 1/2: `show wire --last bridge:ADD`"));
 }
 
 #[test]
@@ -201,12 +201,16 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
     assert!(err(&mut desk, "lesson answer").contains("needs WORDS"));
     let out = ok(&mut desk, "lesson answer b");
     assert!(out.contains("✓ Right: B."), "{out}");
+    // A wrong answer gets the explanation and one more try; a second wrong one moves on.
     let out = ok(&mut desk, "lesson answer A");
-    assert!(out.contains("✗ Not quite: the answer is B."), "{out}");
     assert!(
-        out.contains("db's egress is not"),
-        "the explanation follows: {out}"
+        out.contains("✗ Not quite. Read this, then try once more"),
+        "{out}"
     );
+    assert!(!out.contains("the answer is B"), "{out}");
+    assert!(out.contains("db's egress is not"), "the explanation: {out}");
+    let out = ok(&mut desk, "lesson answer C");
+    assert!(out.contains("✗ Not quite: the answer is B."), "{out}");
     let out = ok(&mut desk, "skip");
     assert!(out.contains("The answer: B."), "{out}");
     let out = ok(&mut desk, "lesson answer 10.244.1.9");

@@ -514,7 +514,10 @@ impl Desk {
         let mut out = Outcome::empty();
         if let QuizKind::Predict { run, .. } = &quiz.kind {
             out.plain(format!("Your prediction: {given}"));
-            out.extend(run_visibly(self, run));
+            // The command runs once; a second try reads what it printed.
+            if s.wrong_answers == 0 {
+                out.extend(run_visibly(self, run));
+            }
         }
         let right = quiz.is_right(given);
         let answer = match &quiz.kind {
@@ -525,6 +528,16 @@ impl Desk {
             out.line(Line::styled(format!("✓ Right: {answer}."), Role::Good));
             s.complete();
             self.lessons.save(&s.lesson.id, &s.progress);
+        } else if s.wrong_answers == 0 {
+            // One more try, with the explanation to go on.
+            s.wrong_answers += 1;
+            out.line(Line::styled(
+                "✗ Not quite. Read this, then try once more with `answer …` (`skip` moves on):",
+                Role::Bad,
+            ));
+            out.plain(quiz.explanation.clone());
+            self.lessons.session = Some(s);
+            return Ok(out);
         } else {
             out.line(Line::styled(
                 format!("✗ Not quite: the answer is {answer}."),

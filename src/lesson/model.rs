@@ -117,7 +117,74 @@ impl Quiz {
                 let g = given.trim_end_matches([')', '.', ':']).trim();
                 g.len() == 1 && g.eq_ignore_ascii_case(&answer.to_string())
             }
-            QuizKind::Predict { answer, .. } => given.eq_ignore_ascii_case(answer.trim()),
+            QuizKind::Predict { answer, .. } => same_prediction(given, answer.trim()),
+        }
+    }
+}
+
+/// Whether a prediction says what the answer says, as an engineer would write it: case,
+/// quotes, backticks and a final full stop do not matter; an address may carry its prefix
+/// (`10.244.1.3/24` for `10.244.1.3`); an RPC may drop `Volume` (`NodeUnpublish`); success
+/// may be said as `ok`, `OK`, `success`, `succeeds` or `0`.
+pub fn same_prediction(given: &str, answer: &str) -> bool {
+    fn clean(s: &str) -> String {
+        s.trim()
+            .trim_end_matches('.')
+            .trim_matches(|c| matches!(c, '`' | '"' | '\''))
+            .trim()
+            .to_ascii_lowercase()
+    }
+    let (g, a) = (clean(given), clean(answer));
+    if g == a {
+        return true;
+    }
+    let ok = |s: &str| {
+        matches!(
+            s,
+            "ok" | "success" | "succeeds" | "succeeded" | "0" | "exit 0"
+        )
+    };
+    if ok(&g) && ok(&a) {
+        return true;
+    }
+    // An address with its prefix length, when the answer is the bare address.
+    if a.parse::<std::net::IpAddr>().is_ok()
+        && let Some((addr, len)) = g.split_once('/')
+        && addr == a
+        && len.parse::<u8>().is_ok()
+    {
+        return true;
+    }
+    // An RPC without its `Volume` suffix (`nodeunpublish` for `nodeunpublishvolume`).
+    a.ends_with("volume") && a.len() > 6 && g == a[..a.len() - 6]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_prediction;
+
+    #[test]
+    fn predictions_match_as_an_engineer_writes_them() {
+        for (given, answer) in [
+            ("10.244.1.3", "10.244.1.3"),
+            ("10.244.1.3/24", "10.244.1.3"),
+            ("`10.244.1.3`.", "10.244.1.3"),
+            ("succeeds", "OK"),
+            ("ok", "0"),
+            ("NodeUnpublish", "NodeUnpublishVolume"),
+            ("nodeunpublishvolume", "NodeUnpublishVolume"),
+            ("\"ALREADY_EXISTS\"", "already_exists"),
+        ] {
+            assert!(same_prediction(given, answer), "{given} for {answer}");
+        }
+        for (given, answer) in [
+            ("10.244.1.4", "10.244.1.3"),
+            ("10.244.1.3/x", "10.244.1.3"),
+            ("fails", "OK"),
+            ("Volume", "NodeUnpublishVolume"),
+            ("NodePublish", "NodeUnpublishVolume"),
+        ] {
+            assert!(!same_prediction(given, answer), "{given} for {answer}");
         }
     }
 }

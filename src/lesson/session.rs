@@ -29,6 +29,8 @@ pub struct LessonSession {
     pub next_hint: usize,
     /// What the learner ran during the current item.
     pub seen: Observed,
+    /// Wrong answers given to the current quiz (a second one moves on).
+    pub wrong_answers: u32,
     /// Steps and quizzes done (saved).
     pub progress: LessonProgress,
 }
@@ -42,6 +44,7 @@ impl LessonSession {
             at,
             next_hint: 0,
             seen: Observed::default(),
+            wrong_answers: 0,
             progress,
         }
     }
@@ -124,6 +127,7 @@ impl LessonSession {
     pub fn move_to(&mut self, at: usize) {
         self.at = at.min(self.lesson.item_count());
         self.next_hint = 0;
+        self.wrong_answers = 0;
         self.seen.new_step();
     }
 }
