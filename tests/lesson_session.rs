@@ -63,7 +63,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     assert_eq!(at(&desk), 0);
     let h1 = ok(&mut desk, "hint");
     assert!(
-        h1.starts_with("Hint 1/2: The command is `pod create NAME --node NODE --label KEY=VALUE`."),
+        h1.starts_with("Hint 1/3: The command is `pod create NAME --node NODE --label KEY=VALUE`."),
         "{h1}"
     );
     assert!(
@@ -72,12 +72,15 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     );
     let h2 = ok(&mut desk, "hint");
     assert!(
-        h2.starts_with("Hint 2/2: Type exactly: pod create web --node node-1 --label app=web"),
+        h2.starts_with("Hint 2/3: Type exactly: pod create web --node node-1 --label app=web"),
         "{h2}"
     );
     let h3 = ok(&mut desk, "hint");
-    assert!(h3.starts_with("Hint 1/2"), "hints cycle: {h3}");
-    assert!(ok(&mut desk, "hint").starts_with("Hint 2/2"));
+    assert!(
+        h3.starts_with("Hint 3/3: web runs but without `app=web`?"),
+        "{h3}"
+    );
+    assert!(ok(&mut desk, "hint").starts_with("Hint 1/3"), "hints cycle");
 
     // Another mistake: the right pod with the wrong name takes 10.244.1.2, so `web` gets .3.
     ok(&mut desk, "pod create webb --node node-1 --label app=web");

@@ -178,6 +178,11 @@ pub const PREDICATES: &[Predicate] = &[
         eval: pod_interface_kind,
     },
     Predicate {
+        pattern: "pod <pod> label <word>",
+        about: "metadata.labels has this KEY=VALUE (what NetworkPolicy selectors match)",
+        eval: pod_label,
+    },
+    Predicate {
         pattern: "pod <pod> node <node>",
         about: "spec.nodeName",
         eval: pod_node,
@@ -625,6 +630,29 @@ fn pod_interface_kind(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     Eval::new(
         kind == arg(a, 2),
         format!("pod {} {} is a {kind}", p.key(), link.name),
+    )
+}
+
+fn pod_label(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let p = match pod(lab, arg(a, 0)) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let (k, v) = arg(a, 1).split_once('=').unwrap_or((arg(a, 1), ""));
+    let holds = p.metadata.labels.get(k).is_some_and(|have| have == v);
+    let labels: Vec<String> = p
+        .metadata
+        .labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    Eval::new(
+        holds,
+        if labels.is_empty() {
+            format!("pod {} has no labels", p.key())
+        } else {
+            format!("pod {} has labels {}", p.key(), labels.join(","))
+        },
     )
 }
 
