@@ -39,7 +39,7 @@ impl Default for NamespaceStatus {
 #[serde(rename_all = "camelCase")]
 pub struct NodeSpec {
     /// `podCIDR`.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(rename = "podCIDR", skip_serializing_if = "String::is_empty")]
     pub pod_cidr: String,
     /// `podCIDRs`.
     #[serde(skip_serializing_if = "Vec::is_empty", rename = "podCIDRs")]
@@ -220,8 +220,8 @@ pub struct PodStatus {
     /// Conditions (PodScheduled, PodReadyToStartContainers, Initialized, ContainersReady, Ready).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
-    /// The node's InternalIP.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    /// The node's InternalIP (`hostIP`).
+    #[serde(rename = "hostIP", skip_serializing_if = "String::is_empty")]
     pub host_ip: String,
     /// The pod's primary IP.
     #[serde(skip_serializing_if = "String::is_empty", rename = "podIP")]

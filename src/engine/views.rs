@@ -754,7 +754,17 @@ impl Lab {
                         labels_text(&p.metadata.annotations),
                     );
                 }
-                kv(&mut out, "Status", pod_status_text(p));
+                // kubectl describe prints the phase (ContainerCreating is the container's
+                // waiting reason, below), or Terminating for a pod being deleted.
+                let column = pod_status_text(p);
+                let status = if p.metadata.deletion_tick.is_some() {
+                    column.clone()
+                } else if p.status.phase.is_empty() {
+                    "Pending".to_string()
+                } else {
+                    p.status.phase.to_string()
+                };
+                kv(&mut out, "Status", status);
                 if p.status.phase == "Failed" {
                     kv(&mut out, "Reason", p.status.reason.to_string());
                     kv(&mut out, "Message", p.status.message.clone());
@@ -765,14 +775,27 @@ impl Lab {
                     .get(&p.spec.node_name)
                     .and_then(|n| n.sandboxes.get(&p.key()))
                 {
+                    // Not in kubectl's output: what `crictl inspectp` shows on the node.
                     kv(&mut out, "Sandbox", sb.id.clone());
                     kv(&mut out, "Netns", sb.netns.clone());
+                    out.line(Line::styled(
+                        "              ↑ the lab's additions (crictl inspectp on the node)",
+                        Role::Dim,
+                    ));
                 }
                 super::multus_view::network_lines(&mut out, p);
                 out.line(Line::styled("Containers:", Role::Header));
                 for c in &p.spec.containers {
                     out.plain(format!("  {}:", c.name));
                     out.plain(format!("    Image:  {}", c.image));
+                    match column.as_str() {
+                        "Running" => out.plain("    State:  Running"),
+                        "ContainerCreating" => {
+                            out.plain("    State:  Waiting");
+                            out.plain("      Reason:  ContainerCreating");
+                        }
+                        _ => {}
+                    }
                     for port in &c.ports {
                         out.plain(format!(
                             "    Port:   {}/{} (host port {})",
