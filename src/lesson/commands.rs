@@ -532,7 +532,7 @@ impl Desk {
             // One more try, with the explanation to go on.
             s.wrong_answers += 1;
             out.line(Line::styled(
-                "✗ Not quite. Read this, then try once more with `answer …` (`skip` moves on):",
+                "✗ Not quite. Read this, then try once more with `lesson answer …` (`skip` moves on):",
                 Role::Bad,
             ));
             out.plain(quiz.explanation.clone());
