@@ -121,34 +121,7 @@ impl Scheduler {
             return self.schedule_unbound(ctx, pod);
         }
         match self.unschedulable_reason(ctx, pod) {
-            Some(reason) => {
-                let already = pod
-                    .status
-                    .conditions
-                    .iter()
-                    .any(|c| c.condition_type == "PodScheduled" && c.message == reason);
-                if already {
-                    return false;
-                }
-                ctx.pod_event(
-                    "default-scheduler",
-                    "FailedScheduling",
-                    "FailedScheduling",
-                    reason.clone(),
-                    pod,
-                    Level::Warning,
-                );
-                let _ = ctx.write_pod_status(&key, "default-scheduler", |st| {
-                    st.phase = "Pending".into();
-                    st.conditions = vec![Condition {
-                        condition_type: "PodScheduled".into(),
-                        status: "False".into(),
-                        reason: "Unschedulable".into(),
-                        message: reason.clone().into(),
-                    }];
-                });
-                true
-            }
+            Some(reason) => self.mark_unschedulable(ctx, pod, &key, reason),
             None => {
                 // The volume binder picks the node for WaitForFirstConsumer claims as it
                 // binds the pod, so a second pod elsewhere sees the choice.

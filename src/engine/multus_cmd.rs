@@ -42,16 +42,7 @@ impl Lab {
             )));
         }
         super::validate::namespace(&a.ns).map_err(LabError::msg)?;
-        if !self
-            .cluster
-            .namespaces
-            .contains_key(&(crate::cluster::no_namespace(), a.ns.clone()))
-        {
-            return Err(LabError::msg(format!(
-                "Error from server (NotFound): namespaces \"{}\" not found",
-                a.ns
-            )));
-        }
+        self.require_namespace(&a.ns)?;
         if let Some(r) = &a.resource {
             if r.is_empty() || r.chars().any(char::is_whitespace) {
                 return Err(LabError::msg(format!(

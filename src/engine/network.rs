@@ -378,16 +378,7 @@ impl Lab {
         let spec = policy_spec(a).map_err(LabError::msg)?;
         crate::net::validate::validate_policy(&a.ns, &a.name, &spec)
             .map_err(|e| LabError::msg(format!("The {e}")))?;
-        if !self
-            .cluster
-            .namespaces
-            .contains_key(&(crate::cluster::no_namespace(), a.ns.clone()))
-        {
-            return Err(LabError::msg(format!(
-                "Error from server (NotFound): namespaces \"{}\" not found",
-                a.ns
-            )));
-        }
+        self.require_namespace(&a.ns)?;
         let obj = Object::new(&a.name, &a.ns, spec.defaulted());
         let clock = self.clock;
         let created = self.cluster.policies().create(obj, clock)?.clone();

@@ -9,20 +9,25 @@ use crate::kubelet::sandbox::{EGRESS_BANDWIDTH, INGRESS_BANDWIDTH};
 use crate::render::{Line, Outcome, Role, Table};
 
 impl Lab {
-    /// Create a pod bound to a node (the lab schedules by `--node`).
+    /// The API server's answer when an object is created in a namespace that does not exist.
+    pub(crate) fn require_namespace(&self, ns: &str) -> Result<(), LabError> {
+        if self
+            .cluster
+            .namespaces
+            .contains_key(&(crate::cluster::no_namespace(), ns.to_string()))
+        {
+            return Ok(());
+        }
+        Err(LabError::msg(format!(
+            "Error from server (NotFound): namespaces \"{ns}\" not found"
+        )))
+    }
+
+    /// Create a pod: on `--node`, or where the scheduler places it.
     pub fn pod_create(&mut self, a: &PodCreateArgs) -> Result<Outcome, LabError> {
         validate::object_name("pod", &a.name).map_err(LabError::msg)?;
         validate::namespace(&a.ns).map_err(LabError::msg)?;
-        if !self
-            .cluster
-            .namespaces
-            .contains_key(&(crate::cluster::no_namespace(), a.ns.clone()))
-        {
-            return Err(LabError::msg(format!(
-                "Error from server (NotFound): namespaces \"{}\" not found",
-                a.ns
-            )));
-        }
+        self.require_namespace(&a.ns)?;
         if let Some(node) = &a.node {
             if !self.nodes.contains_key(node) {
                 let known: Vec<_> = self.nodes.keys().cloned().collect();

@@ -518,6 +518,35 @@ fn ensure_addr(host: &mut Host, conf: &BridgeConf, gw: &str) -> Result<(), CniEr
     Ok(())
 }
 
+/// `ipMasq: true` for one attachment (bridge's and ptp's cmdAdd): the chain named after the
+/// network and container, one `ip.SetupIPMasq` per address.
+pub(crate) fn setup_ip_masq_all(
+    host: &mut Host,
+    net: &str,
+    container_id: &str,
+    addrs: impl IntoIterator<Item = IpNet>,
+) {
+    let chain = format_chain_name(net, container_id);
+    let comment = format_comment(net, container_id);
+    for addr in addrs {
+        setup_ip_masq(host, &addr, &chain, &comment);
+    }
+}
+
+/// The attachment's masquerade rules removed (bridge's and ptp's cmdDel).
+pub(crate) fn teardown_ip_masq_all<'a>(
+    host: &mut Host,
+    net: &str,
+    container_id: &str,
+    addrs: impl IntoIterator<Item = &'a IpNet>,
+) {
+    let chain = format_chain_name(net, container_id);
+    let comment = format_comment(net, container_id);
+    for addr in addrs {
+        teardown_ip_masq(host, addr, &chain, &comment);
+    }
+}
+
 /// `ip.SetupIPMasq` (`pkg/ip/ipmasq_iptables_linux.go`): in the nat table of the address's
 /// family (`iptables.NewWithProtocol(ProtocolIPv6)` and `ff00::/8` for an IPv6 address).
 pub(crate) fn setup_ip_masq(host: &mut Host, addr: &IpNet, chain: &str, comment: &str) {
@@ -638,13 +667,8 @@ impl Bridge {
             }
         }
         if conf.ip_masq {
-            let chain = format_chain_name(&conf.name, &env.container_id);
-            let comment = format_comment(&conf.name, &env.container_id);
-            for ip in &result.ips {
-                if let Ok(addr) = ip.address.parse::<IpNet>() {
-                    setup_ip_masq(host, &addr, &chain, &comment);
-                }
-            }
+            let addrs = result.ips.iter().filter_map(|ip| ip.address.parse().ok());
+            setup_ip_masq_all(host, &conf.name, &env.container_id, addrs);
         }
         Ok(())
     }
@@ -684,11 +708,7 @@ impl Bridge {
         }
         ipam_del(ctx)?;
         if layer3 && conf.ip_masq {
-            let chain = format_chain_name(&conf.name, &env.container_id);
-            let comment = format_comment(&conf.name, &env.container_id);
-            for a in &addrs {
-                teardown_ip_masq(ctx.host, a, &chain, &comment);
-            }
+            teardown_ip_masq_all(ctx.host, &conf.name, &env.container_id, &addrs);
         }
         Ok(PluginOutput::Empty)
     }

@@ -12,8 +12,8 @@
 //! pod's, with every address on interface 1; the config's `dns` replaces the IPAM's only
 //! when set. DEL is IPAM DEL, then the link (idempotent; an empty or missing netns is fine).
 
-use super::bridge::{host_veth_name, setup_ip_masq, teardown_ip_masq};
-use super::common::{self, GoConf, format_chain_name, format_comment, go_quote};
+use super::bridge::{host_veth_name, setup_ip_masq_all, teardown_ip_masq_all};
+use super::common::{self, GoConf, go_quote};
 use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
@@ -255,13 +255,8 @@ impl Ptp {
         let veth = result.interfaces[0].name.clone();
         setup_host_veth(host, &veth, result)?;
         if conf.ip_masq {
-            let chain = format_chain_name(&conf.name, &env.container_id);
-            let comment = format_comment(&conf.name, &env.container_id);
-            for ip in &result.ips {
-                if let Ok(addr) = ip.address.parse::<IpNet>() {
-                    setup_ip_masq(host, &addr, &chain, &comment);
-                }
-            }
+            let addrs = result.ips.iter().filter_map(|ip| ip.address.parse().ok());
+            setup_ip_masq_all(host, &conf.name, &env.container_id, addrs);
         }
         Ok(())
     }
@@ -279,11 +274,8 @@ impl Ptp {
             ctx.host.root.routes.retain(|r| &r.dev != peer);
         }
         if conf.ip_masq {
-            let chain = format_chain_name(&conf.name, &env.container_id);
-            let comment = format_comment(&conf.name, &env.container_id);
-            for a in link.addrs.iter().filter_map(|a| a.parse::<IpNet>().ok()) {
-                teardown_ip_masq(ctx.host, &a, &chain, &comment);
-            }
+            let addrs: Vec<IpNet> = link.addrs.iter().filter_map(|a| a.parse().ok()).collect();
+            teardown_ip_masq_all(ctx.host, &conf.name, &env.container_id, &addrs);
         }
         Ok(PluginOutput::Empty)
     }
@@ -437,7 +429,7 @@ mod tests {
         let mut c = conf(json!({"address": "10.12.0.5/24", "gateway": "10.12.0.1"}));
         c["ipMasq"] = json!(true);
         result(run_in(&mut h, CniCommand::Add, &c, "", NS, "net6"));
-        let chain = format_chain_name("pt", "c1");
+        let chain = common::format_chain_name("pt", "c1");
         assert!(masq_rules(&h).iter().any(|l| l.contains(&chain)));
         run_in(&mut h, CniCommand::Del, &c, "", NS, "net6").unwrap();
         assert!(!masq_rules(&h).iter().any(|l| l.contains(&chain)));
