@@ -123,9 +123,12 @@ impl Scheduler {
         match self.unschedulable_reason(ctx, pod) {
             Some(reason) => self.mark_unschedulable(ctx, pod, &key, reason),
             None => {
-                // The volume binder picks the node for WaitForFirstConsumer claims as it
-                // binds the pod, so a second pod elsewhere sees the choice.
-                self.select_node_for_claims(ctx, pod);
+                // VolumeBinding's PreBind: WaitForFirstConsumer claims get the node, and the
+                // pod is bound only once they are (a second pod elsewhere sees the choice).
+                let annotated = self.select_node_for_claims(ctx, pod, &pod.spec.node_name);
+                if self.waits_for_claims(ctx, pod) {
+                    return annotated;
+                }
                 ctx.pod_event(
                     "default-scheduler",
                     "Scheduled",
@@ -167,6 +170,12 @@ impl Scheduler {
             Ok(node) => node,
             Err(reason) => return self.mark_unschedulable(ctx, pod, &key, reason),
         };
+        // VolumeBinding's PreBind (`volume_binding.go`): the claims get the chosen node and
+        // the binding waits until they are bound, so provisioning comes before Scheduled.
+        let annotated = self.select_node_for_claims(ctx, pod, &node);
+        if self.waits_for_claims(ctx, pod) {
+            return annotated;
+        }
         let Ok(mut bound) = ctx.api.pods().get(&key.0, &key.1).cloned() else {
             return false;
         };
@@ -179,7 +188,6 @@ impl Scheduler {
             "bind",
             format!("pod/{} → {node} (pods/binding)", pod.name()),
         );
-        self.select_node_for_claims(ctx, &bound);
         ctx.pod_event(
             "default-scheduler",
             "Scheduled",
@@ -274,7 +282,29 @@ impl Scheduler {
         Some(short)
     }
 
-    fn select_node_for_claims(&mut self, ctx: &mut Ctx<'_>, pod: &Object<PodSpec>) {
+    /// Whether a WaitForFirstConsumer claim of the pod is not bound yet (its provisioning
+    /// follows the `selected-node` annotation; the pod is bound after it).
+    fn waits_for_claims(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> bool {
+        let ns = &pod.metadata.namespace;
+        pod.spec.volumes.iter().any(|v| {
+            let key = (ns.clone(), v.persistent_volume_claim.claim_name.clone());
+            ctx.api.pvcs.get(&key).is_some_and(|pvc| {
+                pvc.spec.volume_name.is_empty()
+                    && crate::storage::listers::class_of(ctx.api, pvc)
+                        .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer")
+            })
+        })
+    }
+
+    /// Give each unbound WaitForFirstConsumer claim of the pod `selected-node` = `node`;
+    /// true when one was written.
+    fn select_node_for_claims(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pod: &Object<PodSpec>,
+        node: &str,
+    ) -> bool {
+        let mut changed = false;
         let ns = pod.metadata.namespace.clone();
         for v in &pod.spec.volumes {
             let claim = v.persistent_volume_claim.claim_name.clone();
@@ -291,25 +321,24 @@ impl Scheduler {
                     .contains_key(crate::storage::SELECTED_NODE)
             {
                 let mut next = pvc;
-                next.metadata.annotations.insert(
-                    crate::storage::SELECTED_NODE.into(),
-                    pod.spec.node_name.clone(),
-                );
+                next.metadata
+                    .annotations
+                    .insert(crate::storage::SELECTED_NODE.into(), node.to_string());
                 if ctx.api.pvcs().update(next).is_ok() {
+                    changed = true;
                     ctx.log(
                         "default-scheduler",
                         "bind volumes",
                         format!(
-                            "pod {} → {}: claim {ns}/{claim} (WaitForFirstConsumer) gets {}={}",
+                            "pod {} → {node}: claim {ns}/{claim} (WaitForFirstConsumer) gets {}={node}",
                             pod.key(),
-                            pod.spec.node_name,
                             crate::storage::SELECTED_NODE,
-                            pod.spec.node_name
                         ),
                     );
                 }
             }
         }
+        changed
     }
 
     /// Why the scheduler cannot place the pod on its node, in the scheduler's words.

@@ -61,6 +61,8 @@ pub struct Observed {
     /// The commands run since the step began that succeeded, canonical (aliases
     /// resolved). A command that failed (a usage error, a wrong name) ran nothing.
     pub commands: Vec<Shape>,
+    /// What each of `commands` printed, in the same order.
+    pub printed: Vec<String>,
 }
 
 impl Observed {
@@ -73,12 +75,14 @@ impl Observed {
         }
         if let Some(shape) = Shape::of(line) {
             self.commands.push(shape);
+            self.printed.push(self.last_output.clone());
         }
     }
 
     /// A new step begins: forget the commands (keep the last output).
     pub fn new_step(&mut self) {
         self.commands.clear();
+        self.printed.clear();
     }
 }
 
@@ -168,6 +172,11 @@ pub const PREDICATES: &[Predicate] = &[
         eval: pod_ip_in,
     },
     Predicate {
+        pattern: "pod <pod> ip is last-reserved",
+        about: "status.podIP is host-local's last_reserved_ip on the pod's node (round robin gave it the next address, whatever came before)",
+        eval: pod_ip_is_last_reserved,
+    },
+    Predicate {
         pattern: "pod <pod> interface <word> ip in <cidr>",
         about: "an interface in the pod's network namespace (net1) has an address inside this CIDR",
         eval: pod_interface_ip_in,
@@ -201,6 +210,16 @@ pub const PREDICATES: &[Predicate] = &[
         pattern: "node <node> ipam has <ip>",
         about: "host-local on the node has a lease file for this address",
         eval: ipam_has,
+    },
+    Predicate {
+        pattern: "node <node> ipam lease <name> <word>",
+        about: "host-local on the node holds a lease for this container ID and interface (every network)",
+        eval: ipam_lease_for,
+    },
+    Predicate {
+        pattern: "node <node> ipam leaks nothing",
+        about: "every host-local lease on the node belongs to a live attachment: an entry in libcni's cache or a pod sandbox",
+        eval: ipam_leaks_nothing,
     },
     Predicate {
         pattern: "node <node> ipam last-reserved <ip>",
@@ -251,6 +270,11 @@ pub const PREDICATES: &[Predicate] = &[
         pattern: "policy <pod> exists",
         about: "the NetworkPolicy exists (name or ns/name)",
         eval: policy_exists,
+    },
+    Predicate {
+        pattern: "policy <pod> types <word>",
+        about: "spec.policyTypes, comma-separated in order (Ingress, Egress or Ingress,Egress)",
+        eval: policy_types,
     },
     Predicate {
         pattern: "pod <pod> status <word>",
@@ -341,6 +365,11 @@ pub const PREDICATES: &[Predicate] = &[
         pattern: "command ran <text>",
         about: "during this step the learner ran a command of this shape (aliases allowed) and it succeeded",
         eval: command_ran,
+    },
+    Predicate {
+        pattern: "command ran <text> printing <text>",
+        about: "during this step a command of this shape succeeded and printed the text (what the learner saw at that moment: a claim still Pending)",
+        eval: command_ran_printing,
     },
     Predicate {
         pattern: "command ran <text> <n> times",
@@ -493,7 +522,7 @@ fn split_ns(key: &str) -> (String, String) {
     }
 }
 
-fn pod<'a>(lab: &'a Lab, key: &str) -> Result<&'a Object<PodSpec>, Eval> {
+pub(super) fn pod<'a>(lab: &'a Lab, key: &str) -> Result<&'a Object<PodSpec>, Eval> {
     let (ns, name) = split_ns(key);
     lab.cluster
         .pods
@@ -549,8 +578,36 @@ fn pod_ip_in(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     }
 }
 
+fn pod_ip_is_last_reserved(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let p = match pod(lab, arg(a, 0)) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let rt = match node_rt(lab, &p.spec.node_name) {
+        Ok(rt) => rt,
+        Err(_) => return Eval::new(false, format!("pod {} is not on a node", p.key())),
+    };
+    let have: Option<IpAddr> = p.status.pod_ip.parse().ok();
+    let last: Vec<IpAddr> = rt
+        .host
+        .ipam
+        .values()
+        .filter_map(|s| s.last_reserved_ip(0))
+        .collect();
+    let shown: Vec<String> = last.iter().map(|ip| ip.to_string()).collect();
+    Eval::new(
+        have.is_some_and(|ip| last.contains(&ip)),
+        format!(
+            "{}; last_reserved_ip.0 on {} is [{}]",
+            pod_ip_text(p),
+            p.spec.node_name,
+            shown.join(", ")
+        ),
+    )
+}
+
 /// The link called `ifname` in the pod's sandbox namespace, or what is there instead.
-fn pod_link<'l>(
+pub(super) fn pod_link<'l>(
     lab: &'l Lab,
     p: &Object<PodSpec>,
     ifname: &str,
@@ -682,7 +739,7 @@ fn node_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
-fn node_rt<'a>(lab: &'a Lab, n: &str) -> Result<&'a crate::node::NodeRuntime, Eval> {
+pub(super) fn node_rt<'a>(lab: &'a Lab, n: &str) -> Result<&'a crate::node::NodeRuntime, Eval> {
     lab.nodes
         .get(n)
         .ok_or_else(|| Eval::new(false, format!("there is no node {n}")))
@@ -724,6 +781,73 @@ fn ipam_has(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
         }
         Err(e) => e,
     }
+}
+
+fn ipam_lease_for(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let rt = match node_rt(lab, arg(a, 0)) {
+        Ok(rt) => rt,
+        Err(e) => return e,
+    };
+    let (id, ifname) = (arg(a, 1), arg(a, 2));
+    let held: Vec<String> = rt
+        .host
+        .ipam
+        .values()
+        .flat_map(|store| store.leases().iter())
+        .filter(|(_, l)| l.container_id == id && l.ifname == ifname)
+        .map(|(ip, _)| ip.to_string())
+        .collect();
+    let actual = if held.is_empty() {
+        format!(
+            "host-local on {} holds no lease for {id}/{ifname}",
+            arg(a, 0)
+        )
+    } else {
+        format!(
+            "host-local on {} leased {} to {id}/{ifname}",
+            arg(a, 0),
+            held.join(", ")
+        )
+    };
+    Eval::new(!held.is_empty(), actual)
+}
+
+/// A lease is live when libcni's cache has its attachment (a `cni add`, or a pod's sandbox
+/// network) or a pod sandbox has its container ID (a Multus delegate's `net1`, cached by
+/// Multus rather than libcni).
+fn ipam_leaks_nothing(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let rt = match node_rt(lab, arg(a, 0)) {
+        Ok(rt) => rt,
+        Err(e) => return e,
+    };
+    let live = |id: &str, ifname: &str| {
+        rt.cache.keys().any(|(_, c, i)| c == id && i == ifname)
+            || rt.sandboxes.values().any(|sb| sb.id == id)
+    };
+    let mut count = 0;
+    let mut leaked = Vec::new();
+    for store in rt.host.ipam.values() {
+        for (ip, lease) in store.leases() {
+            count += 1;
+            if !live(&lease.container_id, &lease.ifname) {
+                let short: String = lease.container_id.chars().take(12).collect();
+                leaked.push(format!("{ip} ({short}/{})", lease.ifname));
+            }
+        }
+    }
+    let actual = if leaked.is_empty() {
+        format!(
+            "host-local on {} holds {count} lease(s), each of a live attachment",
+            arg(a, 0)
+        )
+    } else {
+        format!(
+            "host-local on {} holds lease(s) nothing live owns: {}",
+            arg(a, 0),
+            leaked.join(", ")
+        )
+    };
+    Eval::new(leaked.is_empty(), actual)
 }
 
 fn ipam_last_reserved(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
@@ -905,6 +1029,20 @@ fn policy_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
+fn policy_types(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (ns, name) = split_ns(arg(a, 0));
+    match lab.cluster.policies.get(&(ns.clone(), name.clone())) {
+        Some(p) => {
+            let types = p.spec.policy_types.join(",");
+            Eval::new(
+                types == arg(a, 1),
+                format!("networkpolicy {ns}/{name} has policyTypes [{types}]"),
+            )
+        }
+        None => Eval::new(false, format!("networkpolicy {ns}/{name} does not exist")),
+    }
+}
+
 fn output_contains(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let want = arg(a, 0);
     let holds = seen.last_output.contains(want);
@@ -938,6 +1076,34 @@ fn command_ran(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
             }
         ),
     )
+}
+
+fn command_ran_printing(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let Some(want) = Shape::of(arg(a, 0)) else {
+        return Eval::new(false, "empty command");
+    };
+    let runs: Vec<&String> = seen
+        .commands
+        .iter()
+        .zip(&seen.printed)
+        .filter(|(c, _)| c.matches(&want))
+        .map(|(_, out)| out)
+        .collect();
+    let holds = runs.iter().any(|out| out.contains(arg(a, 1)));
+    let actual = match (runs.len(), holds) {
+        (0, _) => format!(
+            "`{}` has not been run successfully during this step",
+            arg(a, 0)
+        ),
+        (_, true) => format!("`{}` printed {:?}", arg(a, 0), arg(a, 1)),
+        (n, false) => format!(
+            "`{}` ran {n} time{} during this step, never printing {:?}",
+            arg(a, 0),
+            if n == 1 { "" } else { "s" },
+            arg(a, 1)
+        ),
+    };
+    Eval::new(holds, actual)
 }
 
 fn command_ran_times(_: &Lab, seen: &Observed, a: &[String]) -> Eval {

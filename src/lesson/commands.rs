@@ -445,14 +445,16 @@ impl Desk {
                 s.skip();
             }
             Item::Quiz(_, q) => {
-                let answer = match &q.kind {
-                    QuizKind::Choice { answer, .. } => answer.to_string(),
-                    QuizKind::Predict { answer, .. } => answer.clone(),
-                };
-                out.plain(format!("The answer: {answer}. {}", q.explanation));
-                if let QuizKind::Predict { run, .. } = &q.kind {
-                    let run = run.clone();
-                    out.extend(run_visibly(self, &run));
+                match &q.kind {
+                    QuizKind::Choice { answer, .. } => {
+                        out.plain(format!("The answer: {answer}. {}", q.explanation));
+                    }
+                    QuizKind::Predict { run, answer } => {
+                        // The command first: an answer named as a fact is read after it.
+                        out.extend(run_visibly(self, run));
+                        let answer = super::facts::answer_in(&self.lab, answer);
+                        out.plain(format!("The answer: {answer}. {}", q.explanation));
+                    }
                 }
                 s.skip();
             }
@@ -519,10 +521,14 @@ impl Desk {
                 out.extend(run_visibly(self, run));
             }
         }
-        let right = quiz.is_right(given);
-        let answer = match &quiz.kind {
-            QuizKind::Choice { answer, .. } => answer.to_string(),
-            QuizKind::Predict { answer, .. } => answer.clone(),
+        // A predict answer written as a fact (`{pod probe ip}`) is what the learner's own
+        // cluster gave, read after the command ran.
+        let (right, answer) = match &quiz.kind {
+            QuizKind::Choice { answer, .. } => (quiz.is_right(given), answer.to_string()),
+            QuizKind::Predict { answer, .. } => {
+                let answer = super::facts::answer_in(&self.lab, answer);
+                (super::model::same_prediction(given, &answer), answer)
+            }
         };
         if right {
             out.line(Line::styled(format!("✓ Right: {answer}."), Role::Good));
@@ -561,7 +567,7 @@ impl Desk {
                     }
                     out.line(Line::styled(format!("── {h}"), Role::Header));
                 }
-                PlayEvent::Text(t) => out.block(&t, Role::Plain),
+                PlayEvent::Text(t) => out.block(&super::facts::fill(&self.lab, &t), Role::Plain),
                 PlayEvent::Type { command, .. } => out.extend(run_visibly(self, &command)),
                 PlayEvent::Pause { .. } | PlayEvent::WaitForKey => {}
             }

@@ -2,10 +2,11 @@
 //! can teach interactively, play back as a demo, and verify headlessly.
 //!
 //! Reading order: [`model`] (what a lesson is), [`parse`] (the file format), [`check`] (the
-//! check language), [`session`] (the learner's place), [`progress`] (saved progress),
-//! [`play`] (playback and `lesson verify`), [`lint`] (the author's linter), [`desk`] (the
-//! lab and the lessons together, what the front ends run lines through), [`commands`] (the
-//! `lesson …`, `hint`, `skip`, `back` commands the desk runs).
+//! check language), [`facts`] (answers named by what they are), [`session`] (the learner's
+//! place), [`progress`] (saved progress), [`play`] (playback and `lesson verify`), [`lint`]
+//! (the author's linter), [`desk`] (the lab and the lessons together, what the front ends
+//! run lines through), [`commands`] (the `lesson …`, `hint`, `skip`, `back` commands the
+//! desk runs).
 //!
 //! The lessons sit above the engine: a [`Desk`] owns the `Lab` and the [`Lessons`], and every
 //! front end runs lines through `Desk::execute`, so a learner's line goes through the lab and
@@ -16,6 +17,7 @@ pub mod catalog;
 pub mod check;
 pub mod commands;
 pub mod desk;
+pub mod facts;
 pub mod guard;
 pub mod lint;
 pub mod model;

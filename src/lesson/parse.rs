@@ -256,6 +256,9 @@ fn parse_quiz(file: &str, b: &Block) -> Result<Quiz, LessonError> {
                 ),
             )
         })?;
+        if let Some(Err(e)) = super::facts::Fact::parse(&answer) {
+            return Err(err(b.line, format!("the `answer:` {e}")));
+        }
         QuizKind::Predict { run, answer }
     } else {
         if options.len() < 2 {

@@ -264,6 +264,7 @@ pub fn verify_with(lesson: &Lesson, strict: bool) -> Vec<LessonError> {
     for (i, q) in lesson.quizzes.iter().enumerate() {
         if let QuizKind::Predict { run, answer } = &q.kind {
             let (out, failed) = run_text(&mut desk, run);
+            let answer = &super::facts::answer_in(&desk.lab, answer);
             if failed {
                 errors.push(LessonError::new(
                     &lesson.file,
@@ -337,7 +338,7 @@ impl super::Desk {
                 }
                 PlayEvent::Text(t) => {
                     let mut out = Outcome::empty();
-                    out.block(&t, Role::Plain);
+                    out.block(&super::facts::fill(&self.lab, &t), Role::Plain);
                     sink.show(&out);
                 }
                 PlayEvent::Type {

@@ -814,6 +814,7 @@ impl App {
                     p.events.pop_front();
                 }
                 PlayEvent::Text(t) => {
+                    let t = crate::lesson::facts::fill(&self.desk.lab, &t);
                     for l in t.lines() {
                         self.push_output(Line::plain(l));
                     }
