@@ -406,6 +406,19 @@ pub struct VolumeSnapshotStatus {
     /// Minimum size of a volume restored from it.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub restore_size: String,
+    /// The last error snapshot-controller met (`status.error`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<VolumeSnapshotError>,
+}
+
+/// `VolumeSnapshot.status.error`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct VolumeSnapshotError {
+    /// What went wrong.
+    pub message: String,
+    /// When (the lab's clock).
+    pub time: String,
 }
 
 impl Kind for VolumeSnapshotSpec {

@@ -124,6 +124,22 @@ impl Driver {
         } else {
             AccessType::Mount
         };
+        if any_mount && !self.config.shared_filesystem {
+            let multi_writer = req.volume_capabilities.iter().find_map(|c| {
+                let mode = c.access_mode.as_ref()?.mode;
+                matches!(
+                    mode,
+                    AccessModeType::MultiNodeMultiWriter | AccessModeType::MultiNodeSingleWriter
+                )
+                .then_some(mode)
+            });
+            if let Some(mode) = multi_writer {
+                return Err(Status::invalid_argument(format!(
+                    "access mode {} needs access type block: a filesystem on one block device cannot be mounted read-write on more than one node (use volumeMode Block, or a shared-filesystem driver)",
+                    mode.name()
+                )));
+            }
+        }
         let range = req.capacity_range.unwrap_or_default();
         let (required, limit) = (range.required_bytes, range.limit_bytes);
         if required < 0 || limit < 0 {

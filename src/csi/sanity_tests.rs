@@ -1625,6 +1625,37 @@ fn delete_volume_in_use_is_failed_precondition() {
 }
 
 #[test]
+fn a_block_driver_refuses_a_filesystem_written_from_several_nodes() {
+    let mut d = driver();
+    for mode in [
+        AccessModeType::MultiNodeMultiWriter,
+        AccessModeType::MultiNodeSingleWriter,
+    ] {
+        let mut req = create_req("rwx-fs", SIZE);
+        req.volume_capabilities = vec![cap(mode)];
+        assert_code(
+            d.create_volume(req),
+            Code::InvalidArgument,
+            &format!(
+                "access mode {} needs access type block: a filesystem on one block device cannot be mounted read-write on more than one node (use volumeMode Block, or a shared-filesystem driver)",
+                mode.name()
+            ),
+        );
+    }
+    // Read-only on many nodes is fine, and a shared-filesystem backend takes any mode.
+    let mut req = create_req("rox", SIZE);
+    req.volume_capabilities = vec![cap(AccessModeType::MultiNodeReaderOnly)];
+    assert!(d.create_volume(req).is_ok());
+    let mut shared = Driver::new(DriverConfig {
+        shared_filesystem: true,
+        ..DriverConfig::default()
+    });
+    let mut req = create_req("rwx-fs", SIZE);
+    req.volume_capabilities = vec![cap(AccessModeType::MultiNodeMultiWriter)];
+    assert!(shared.create_volume(req).is_ok());
+}
+
+#[test]
 fn controller_publish_to_a_second_node_needs_multi_node() {
     let mut d = driver();
     let v = create(&mut d, "v");
@@ -1638,12 +1669,21 @@ fn controller_publish_to_a_second_node_needs_multi_node() {
             v.volume_id
         ),
     );
+    // A block device may be written from two nodes (a cluster filesystem or a database
+    // does that); a filesystem on it may not (see the next test).
+    let block = || VolumeCapability {
+        block: Some(BlockVolume {}),
+        mount: None,
+        access_mode: Some(AccessMode {
+            mode: AccessModeType::MultiNodeMultiWriter,
+        }),
+    };
     let mut req = create_req("rwx", SIZE);
-    req.volume_capabilities = vec![cap(AccessModeType::MultiNodeMultiWriter)];
+    req.volume_capabilities = vec![block()];
     let rwx = d.create_volume(req).unwrap().volume.unwrap();
     for node in ["node-1", "node-2"] {
         let mut p = publish_req(&rwx.volume_id, node);
-        p.volume_capability = Some(cap(AccessModeType::MultiNodeMultiWriter));
+        p.volume_capability = Some(block());
         d.controller_publish_volume(p).unwrap();
     }
     let r = d.controller_get_volume(ControllerGetVolumeRequest {

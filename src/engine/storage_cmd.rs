@@ -467,7 +467,10 @@ impl Lab {
         match cmd {
             SnapshotCmd::Create { name, pvc, ns } => {
                 validate::object_name("volumesnapshot", &name).map_err(LabError::msg)?;
-                self.cluster.pvcs().get(&ns, &pvc)?;
+                validate::object_name("persistentvolumeclaim", &pvc).map_err(LabError::msg)?;
+                // The API server does not look the claim up: a snapshot of a missing claim is
+                // created, and snapshot-controller reports the error (SnapshotContentCreationFailed).
+                self.require_namespace(&ns)?;
                 let obj = Object::new(
                     &name,
                     &ns,

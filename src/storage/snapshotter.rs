@@ -81,16 +81,22 @@ impl Snapshotter {
         if vs.status.bound_volume_snapshot_content_name.is_empty() {
             let claim = vs.spec.source.persistent_volume_claim_name.clone();
             let Some(pv) = super::listers::pv_for_claim(ctx.api, &ns, &claim).cloned() else {
-                ctx.event(
-                    "snapshot-controller",
-                    "SnapshotPending",
+                // syncUnreadySnapshot → createSnapshotContent: ensurePVCFinalizer fails on a
+                // missing claim, getVolumeFromVolumeSnapshot on an unbound one
+                // (external-snapshotter `pkg/common-controller/snapshot_controller.go`).
+                let cause = if ctx.api.pvcs.contains_key(&(ns.clone(), claim.clone())) {
                     format!(
-                        "waiting for the claim {ns}/{claim} to be bound before snapshotting it"
-                    ),
-                    object,
-                    Level::Warning,
-                );
-                return false;
+                        "failed to get input parameters to create snapshot {}: \"the PVC {claim} is not yet bound to a PV, will not attempt to take a snapshot\"",
+                        vs.name()
+                    )
+                } else {
+                    format!(
+                        "snapshot controller failed to update {} on API server: cannot get claim from snapshot",
+                        vs.name()
+                    )
+                };
+                let message = format!("Failed to create snapshot content with error {cause}");
+                return snapshot_error(ctx, vs, "SnapshotContentCreationFailed", message);
             };
             let content = Object::new(
                 &content_name,
@@ -115,6 +121,7 @@ impl Snapshotter {
             if let Ok(cur) = ctx.api.snapshots().get(&ns, vs.name()).cloned() {
                 let mut next = cur.clone();
                 next.status.bound_volume_snapshot_content_name = content_name.clone();
+                next.status.error = None;
                 let _ = ctx.api.snapshots().update_status(&next);
             }
             ctx.event(
@@ -207,4 +214,40 @@ impl Snapshotter {
         }
         changed
     }
+}
+
+/// `updateSnapshotErrorStatusWithEvent`: `status.error` and `readyToUse: false`, and a
+/// Warning event, unless the same error is already set.
+fn snapshot_error(
+    ctx: &mut Ctx<'_>,
+    vs: &Object<VolumeSnapshotSpec>,
+    reason: &'static str,
+    message: String,
+) -> bool {
+    if vs
+        .status
+        .error
+        .as_ref()
+        .is_some_and(|e| e.message == message)
+    {
+        return false;
+    }
+    let ns = vs.metadata.namespace.clone();
+    if let Ok(cur) = ctx.api.snapshots().get(&ns, vs.name()).cloned() {
+        let mut next = cur.clone();
+        next.status.ready_to_use = false;
+        next.status.error = Some(crate::cluster::VolumeSnapshotError {
+            message: message.clone(),
+            time: crate::cluster::meta::timestamp(ctx.clock),
+        });
+        let _ = ctx.api.snapshots().update_status(&next);
+    }
+    ctx.event(
+        "snapshot-controller",
+        reason,
+        message,
+        format!("VolumeSnapshot/{}", vs.key()),
+        Level::Warning,
+    );
+    true
 }
