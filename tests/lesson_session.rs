@@ -51,7 +51,10 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         out.contains("Task: Create a pod named `web` on `node-1`"),
         "{out}"
     );
-    assert!(out.contains("[░░░░░░░░░░] 0/26"), "{out}");
+    assert!(
+        out.contains("[░░░░░░░░░░] steps 0/20 · quizzes 0/6"),
+        "{out}"
+    );
     assert!(
         desk.lab.cluster.pods.is_empty(),
         "the lesson starts on a fresh cluster"
@@ -106,7 +109,10 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         out.contains("── Step 2/20 · What bridge was given"),
         "{out}"
     );
-    assert!(out.contains("[░░░░░░░░░░] 1/26"), "{out}");
+    assert!(
+        out.contains("[░░░░░░░░░░] steps 1/20 · quizzes 0/6"),
+        "{out}"
+    );
     assert_eq!(at(&desk), 1);
     assert_eq!(
         desk.lessons
@@ -227,16 +233,19 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
     assert!(out.contains("✓ Right: CNI DEL."), "{out}");
     assert!(out.contains("── Lesson complete"), "{out}");
     assert!(
-        out.contains("You did 20 of 20 steps and answered 4 of 6 quizzes right."),
+        out.contains("Steps: 20 of 20 done. Quizzes: 4 of 6 right."),
         "{out}"
     );
-    assert!(out.contains("24/26"), "{out}");
+    assert!(out.contains("steps 20/20 · quizzes 4/6"), "{out}");
     assert_eq!(
         err(&mut desk, "skip"),
         "nothing to skip: the lesson is complete (`lesson reset` starts it over)"
     );
     let list = ok(&mut desk, "lesson list");
-    assert!(list.contains("24/26  ← in progress"), "{list}");
+    assert!(
+        list.contains("ch7-hands-on             7    20/20   4/6       [█████████░] ← now"),
+        "{list}"
+    );
 }
 
 #[test]
@@ -354,7 +363,10 @@ fn progress_round_trips_through_a_file_and_resumes() {
     let mut desk = Desk::new();
     desk.lessons.set_store(Box::new(FileStore::new(&path)));
     let list = ok(&mut desk, "lesson list");
-    assert!(list.contains("2/26"), "{list}");
+    assert!(
+        list.contains("ch7-hands-on             7    2/20    0/6 "),
+        "{list}"
+    );
     let out = ok(&mut desk, &format!("lesson start {ID}"));
     assert!(out.contains("Resuming where you left off"), "{out}");
     assert!(out.contains("── Step 3/20"), "{out}");
@@ -382,7 +394,7 @@ fn a_damaged_progress_file_is_reported_and_replaced() {
         )),
         "{out}"
     );
-    assert!(out.contains("0/26"), "{out}");
+    assert!(out.contains("0/20    0/6"), "{out}");
     // Reported once.
     assert!(!ok(&mut desk, "lesson list").contains("warning"));
     ok(&mut desk, &format!("lesson start {ID}"));

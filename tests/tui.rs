@@ -284,7 +284,8 @@ fn a_lesson_pane_when_a_lesson_runs() {
         .lesson
         .clone()
         .expect("the lesson pane follows the player");
-    assert_eq!(pane.step_index, 0);
+    assert_eq!(pane.done, 0);
+    assert!(pane.position.starts_with("step 1/"), "{}", pane.position);
     assert!(pane.text.starts_with("Step 1 · "), "{}", pane.text);
     // `h` runs the `hint` command; the pane shows the hint it printed.
     let t = drive(&mut a, LARGE, vec![key(KeyCode::Esc), ch('h')]);

@@ -36,6 +36,20 @@ pub fn progress_bar(done: usize, total: usize) -> String {
     )
 }
 
+/// The progress line: the bar over every item, then steps and quizzes counted apart
+/// (`[███░░░░░░░] steps 3/17 · quizzes 0/6`), the same words in the REPL and the dashboard.
+pub fn progress_line(lesson: &Lesson, p: &super::LessonProgress) -> String {
+    let bar = progress_bar(p.done(), lesson.item_count());
+    let bar = bar.split(']').next().unwrap_or(&bar);
+    format!(
+        "{bar}] steps {}/{} · quizzes {}/{}",
+        p.steps.len(),
+        lesson.steps.len(),
+        p.quizzes.len(),
+        lesson.quizzes.len()
+    )
+}
+
 /// The card for the learner's current item.
 pub fn render_current(s: &LessonSession) -> Outcome {
     let mut out = Outcome::empty();
@@ -110,7 +124,7 @@ pub fn render_current(s: &LessonSession) -> Outcome {
             ));
             out.line(Line::styled(
                 format!(
-                    "You did {} of {} steps and answered {} of {} quizzes right. `lesson list` shows what is next.",
+                    "Steps: {} of {} done. Quizzes: {} of {} right. `lesson list` shows what is next.",
                     s.progress.steps.len(),
                     lesson.steps.len(),
                     s.progress.quizzes.len(),
@@ -120,8 +134,7 @@ pub fn render_current(s: &LessonSession) -> Outcome {
             ));
         }
     }
-    let (done, total) = s.counts();
-    out.line(Line::styled(progress_bar(done, total), Role::Dim));
+    out.line(Line::styled(progress_line(lesson, &s.progress), Role::Dim));
     out
 }
 
@@ -258,9 +271,15 @@ impl Desk {
                 s.move_to(s.at);
                 self.rebuild_for(&mut s);
                 let mut out = Outcome::empty();
+                let what = match s.current() {
+                    Item::Step(step) => format!("step {}", step.number),
+                    _ => "this quiz".to_string(),
+                };
                 out.line(Line::styled(
-                    "The cluster is rebuilt as it was when this step began; try again.",
-                    Role::Dim,
+                    format!(
+                        "lesson retry: the lab rebuilt the cluster this lesson expects at the start of {what} (a fresh cluster, then the lesson's own commands for everything before it); what you changed since is gone. Try {what} again."
+                    ),
+                    Role::Warn,
                 ));
                 out.extend(render_current(&s));
                 self.lessons.session = Some(s);
@@ -324,23 +343,37 @@ impl Desk {
         if parsed.lessons.is_empty() {
             out.plain("No lessons found");
         } else {
-            let mut t = Table::new(&["ID", "CHAPTER", "TITLE", "STEPS", "PROGRESS"]);
+            // Fits 80 columns: the counts on the lesson's line, its title (cut to the width)
+            // on the next.
+            let mut t = Table::new(&["ID", "CH", "STEPS", "QUIZZES", "PROGRESS"]);
+            let mut titles = Vec::new();
             for l in &parsed.lessons {
                 let p = progress.of(&l.id);
                 let mark = if current.as_deref() == Some(l.id.as_str()) {
-                    "  ← in progress"
+                    " ← now"
                 } else {
                     ""
                 };
+                let bar = progress_bar(p.done(), l.item_count());
+                let bar = bar.split(']').next().unwrap_or(&bar).to_string() + "]";
                 t.row([
                     l.id.clone(),
                     l.chapter.to_string(),
-                    l.title.clone(),
-                    l.steps.len().to_string(),
-                    format!("{}{mark}", progress_bar(p.done(), l.item_count())),
+                    format!("{}/{}", p.steps.len(), l.steps.len()),
+                    format!("{}/{}", p.quizzes.len(), l.quizzes.len()),
+                    format!("{bar}{mark}"),
                 ]);
+                titles.push(crate::util::clip::fit(&l.title, 76));
             }
-            out.extend(t.render());
+            let rendered = t.render();
+            let mut rows = rendered.lines.into_iter();
+            if let Some(header) = rows.next() {
+                out.line(header);
+            }
+            for (row, title) in rows.zip(titles) {
+                out.line(row);
+                out.line(Line::styled(format!("  {title}"), Role::Dim));
+            }
         }
         for e in &parsed.errors {
             out.line(Line::styled(format!("warning: {e}"), Role::Warn));

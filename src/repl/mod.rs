@@ -142,6 +142,8 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
         writeln!(stdout.lock(), "{}", banner(&d.lab))?;
     }
     let mut interrupts = 0;
+    // A history file that cannot be written is said once, on stderr, not after every line.
+    let mut history_warned = false;
     loop {
         let p = prompt(&desk.borrow().lab, opts.color_out);
         match rl.readline(&p) {
@@ -153,10 +155,13 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     if let Some(h) = &opts.history {
                         // Merged with what other sessions saved meanwhile, under a lock.
                         let saved = history::append_entry(h, input.as_str(), &config);
-                        if let Err(e) = saved {
+                        if let Err(e) = saved
+                            && !history_warned
+                        {
+                            history_warned = true;
                             let _ = writeln!(
                                 stderr.lock(),
-                                "warning: cannot save history to {}: {e}",
+                                "warning: cannot save history to {}: {e} (said once; the session goes on without saving it)",
                                 h.display()
                             );
                         }

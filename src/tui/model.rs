@@ -140,6 +140,14 @@ pub fn lesson_view(lessons: &Lessons, hint: Option<String>) -> Option<LessonView
     use crate::lesson::session::Item;
     let s = lessons.session.as_ref()?;
     let (done, total) = s.counts();
+    let (steps, quizzes) = (s.lesson.steps.len(), s.lesson.quizzes.len());
+    let (steps_done, right) = (s.progress.steps.len(), s.progress.quizzes.len());
+    // The same count as the REPL's `── Step N/M` heading; quizzes counted apart.
+    let position = match s.current() {
+        Item::Step(step) => format!("step {}/{steps} · quizzes {right}/{quizzes}", step.number),
+        Item::Quiz(i, _) => format!("quiz {}/{quizzes} · steps {steps_done}/{steps}", i + 1),
+        Item::Finished => format!("steps {steps_done}/{steps} · quizzes {right}/{quizzes}"),
+    };
     let (text, goal) = match s.current() {
         Item::Step(step) => (
             format!(
@@ -158,8 +166,9 @@ pub fn lesson_view(lessons: &Lessons, hint: Option<String>) -> Option<LessonView
     };
     Some(LessonView {
         title: s.lesson.title.clone(),
-        step_index: done,
-        step_count: total,
+        done,
+        total,
+        position,
         text,
         goal,
         hint,
@@ -174,10 +183,12 @@ pub fn lesson_view(lessons: &Lessons, hint: Option<String>) -> Option<LessonView
 pub struct LessonView {
     /// The lesson's title.
     pub title: String,
-    /// The current step, 0-based.
-    pub step_index: usize,
-    /// How many steps the lesson has.
-    pub step_count: usize,
+    /// Items (steps and quizzes) done, for the bar.
+    pub done: usize,
+    /// Items in the lesson.
+    pub total: usize,
+    /// Where the learner is, in the REPL's words: `step 3/17 · quizzes 0/6`.
+    pub position: String,
     /// The step's teaching text.
     pub text: String,
     /// What the learner should achieve in this step.

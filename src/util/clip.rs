@@ -109,3 +109,22 @@ mod tests {
         assert!(quoted(&wide).ends_with("(600 bytes)"));
     }
 }
+
+/// `s` cut to at most `max` characters, the last of them `…` when something was cut.
+pub fn fit(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let keep: String = s.chars().take(max.saturating_sub(1)).collect();
+    format!("{}…", keep.trim_end())
+}
+
+#[cfg(test)]
+mod fit_tests {
+    #[test]
+    fn fit_cuts_with_an_ellipsis_only_when_needed() {
+        assert_eq!(super::fit("short", 10), "short");
+        assert_eq!(super::fit("a long title here", 8), "a long…");
+        assert_eq!(super::fit("é中文 abc", 4), "é中文…");
+    }
+}

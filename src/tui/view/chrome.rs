@@ -67,6 +67,32 @@ const PROMPT: &str = "lab> ";
 
 /// The command line (or the filter while it is edited), with the usage hint or the
 /// completion candidates after the text.
+/// What the empty prompt suggests: the lesson's task while a lesson runs, a first pod on an
+/// empty cluster, and a look at an existing pod otherwise.
+pub fn placeholder(app: &App) -> String {
+    const KEYS: &str = "(Tab completes · Esc: keys for the panes · ? help)";
+    if let Some(l) = &app.lesson {
+        if l.goal.is_empty() {
+            return format!("lesson list · lesson start ID   {KEYS}");
+        }
+        return format!("task: {}   (hint · skip · Tab completes)", l.goal);
+    }
+    match app.desk.lab.cluster.pods.values().next() {
+        None => format!("try: pod create web --node node-1   {KEYS}"),
+        Some(p) if p.metadata.namespace == "default" => {
+            format!(
+                "try: describe pod {}  ·  show wire --list   {KEYS}",
+                p.name()
+            )
+        }
+        Some(p) => format!(
+            "try: describe pod {} -n {}  ·  show wire --list   {KEYS}",
+            p.name(),
+            p.metadata.namespace
+        ),
+    }
+}
+
 pub fn prompt(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let ui = &app.ui;
@@ -89,17 +115,17 @@ pub fn prompt(app: &App, area: Rect, buf: &mut Buffer) {
         }
         Mode::Command => match &ui.hint {
             Some(h) => format!("   {h}"),
-            None if text.is_empty() => {
-                "try: pod create web --node node-1   (Tab completes · Esc: keys for the panes · ? help)"
-                    .to_string()
-            }
+            None if text.is_empty() => placeholder(app),
             None => String::new(),
         },
         _ if text.is_empty() => {
             if ui.filter.text.is_empty() {
                 "press : to type a command · ? for keys".to_string()
             } else {
-                format!("press : to type a command · filter /{} (Esc clears)", ui.filter.text)
+                format!(
+                    "press : to type a command · filter /{} (Esc clears)",
+                    ui.filter.text
+                )
             }
         }
         _ => String::new(),

@@ -1,5 +1,6 @@
-//! The lesson pane, shown while a lesson runs: title, a progress bar of steps, the step's
-//! text, its goal, and the hint when asked for (`h`).
+//! The lesson pane, shown while a lesson runs: title, a progress bar with the step number
+//! the REPL shows (quizzes counted apart), the goal first so it shows without scrolling,
+//! then the step's text, and the hint when asked for (`h`).
 
 use super::{dim, draw_lines, pane_block};
 use crate::tui::app::App;
@@ -16,33 +17,35 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
         return vec![dim(t, "no lesson running")];
     };
     let width = (width as usize).max(10);
-    let n = l.step_count.max(1);
-    let done = l.step_index.min(n);
-    let bar_w = width.saturating_sub(14).clamp(4, 40);
+    let n = l.total.max(1);
+    let done = l.done.min(n);
+    let label = format!(" {}", l.position);
+    let bar_w = width.saturating_sub(label.chars().count()).clamp(4, 30);
     let filled = done * bar_w / n;
     let mut out = vec![
         Line::styled(l.title.clone(), t.header),
         Line::from(vec![
             Span::styled("█".repeat(filled), t.step_done),
             Span::styled("░".repeat(bar_w - filled), t.dim),
-            Span::styled(format!(" step {}/{}", (done + 1).min(n), n), t.plain),
+            Span::styled(label, t.plain),
         ]),
-        Line::raw(""),
     ];
+    if !l.goal.is_empty() {
+        for (i, row) in wrap_words(&l.goal, width.saturating_sub(6))
+            .into_iter()
+            .enumerate()
+        {
+            out.push(Line::from(vec![
+                Span::styled(if i == 0 { "Goal: " } else { "      " }, t.header),
+                Span::styled(row, t.name),
+            ]));
+        }
+    }
+    out.push(Line::raw(""));
     for para in l.text.lines() {
         for row in wrap_words(para, width) {
             out.push(Line::styled(row, t.plain));
         }
-    }
-    out.push(Line::raw(""));
-    for (i, row) in wrap_words(&l.goal, width.saturating_sub(6))
-        .into_iter()
-        .enumerate()
-    {
-        out.push(Line::from(vec![
-            Span::styled(if i == 0 { "Goal: " } else { "      " }, t.header),
-            Span::styled(row, t.name),
-        ]));
     }
     match (&l.hint, app.ui.show_hint) {
         (Some(h), true) => {
