@@ -847,7 +847,7 @@ pub enum ScCmd {
 pub enum PvcCmd {
     /// Create a PersistentVolumeClaim
     #[command(
-        after_help = "Examples:\n  pvc create data --size 10Gi\n  pvc create shared --size 1Gi --access RWX\n  pvc create local --size 1Gi --class local-wffc\n  pvc create restored --size 10Gi --from-snapshot snap-1"
+        after_help = "Examples:\n  pvc create data --size 10Gi\n  pvc create shared --size 1Gi --access RWX\n  pvc create local --size 1Gi --class local-wffc\n  pvc create restored --size 10Gi --from-snapshot snap-1\n  pvc create copy --size 10Gi --from-pvc data"
     )]
     Create(PvcCreateArgs),
     /// Run the provisioner and the binder for this claim now (step mode)
@@ -917,8 +917,11 @@ pub struct PvcCreateArgs {
     #[arg(long, default_value = "Filesystem")]
     pub mode: String,
     /// Restore from this VolumeSnapshot
-    #[arg(long)]
+    #[arg(long, conflicts_with = "from_pvc")]
     pub from_snapshot: Option<String>,
+    /// Clone this claim (same namespace; dataSource kind PersistentVolumeClaim)
+    #[arg(long)]
+    pub from_pvc: Option<String>,
     /// Namespace
     #[arg(
         long,

@@ -287,11 +287,20 @@ impl Lab {
                 .map(|sc| sc.name().to_string())
                 .unwrap_or_default(),
         };
-        let data_source = a.from_snapshot.as_ref().map(|s| TypedLocalObjectReference {
-            api_group: "snapshot.storage.k8s.io".into(),
-            kind: "VolumeSnapshot".into(),
-            name: s.clone(),
-        });
+        let data_source = match (&a.from_snapshot, &a.from_pvc) {
+            (Some(s), _) => Some(TypedLocalObjectReference {
+                api_group: "snapshot.storage.k8s.io".into(),
+                kind: "VolumeSnapshot".into(),
+                name: s.clone(),
+            }),
+            // A clone: the core group, written without apiGroup.
+            (None, Some(c)) => Some(TypedLocalObjectReference {
+                api_group: String::new(),
+                kind: "PersistentVolumeClaim".into(),
+                name: c.clone(),
+            }),
+            (None, None) => None,
+        };
         let mut obj = Object::new(
             &a.name,
             &a.ns,

@@ -334,6 +334,16 @@ impl Provisioner {
                         volume: None,
                     });
                 }
+                "PersistentVolumeClaim" => {
+                    content = Some(clone_source(ctx, pvc, class, &src.name, size).map_err(
+                        |e| {
+                            format!(
+                                "error getting handle for DataSource Type PersistentVolumeClaim by Name {}: {e}",
+                                src.name
+                            )
+                        },
+                    )?);
+                }
                 other => {
                     return Err(format!("unsupported dataSource kind {other:?}"));
                 }
@@ -453,4 +463,82 @@ impl Provisioner {
         }
         changed
     }
+}
+
+/// external-provisioner's `getPVCSource` (`pkg/controller/controller.go`), check for check:
+/// the source claim is Bound and not being deleted, the new claim is not smaller, the source
+/// PV is this driver's and bound to that claim, the volume modes match. The result names the
+/// source PV's volume handle (`volume_content_source.volume`).
+fn clone_source(
+    ctx: &Ctx<'_>,
+    claim: &Object<PvcSpec>,
+    class: &Object<StorageClassSpec>,
+    source: &str,
+    requested: i64,
+) -> Result<VolumeContentSource, String> {
+    let ns = &claim.metadata.namespace;
+    let src = ctx
+        .api
+        .pvcs
+        .get(&(ns.clone(), source.to_string()))
+        .ok_or_else(|| {
+            format!(
+                "error getting PVC {source} (namespace \"{ns}\") from api server: persistentvolumeclaim \"{source}\" not found"
+            )
+        })?;
+    if src.status.phase != "Bound" {
+        // Go's %v of the PersistentVolumeClaimStatus struct: the phase, then its seven
+        // other fields, empty.
+        return Err(format!(
+            "the PVC DataSource {source} must have a status of Bound.  Got {{{} [] map[] [] map[] map[] <nil> <nil>}}",
+            src.status.phase
+        ));
+    }
+    if src.metadata.deletion_tick.is_some() {
+        return Err(format!(
+            "the PVC DataSource {source} is currently being deleted"
+        ));
+    }
+    let src_size = src
+        .spec
+        .resources
+        .requests
+        .get("storage")
+        .map(|s| parse_bytes(s))
+        .transpose()?
+        .unwrap_or(0);
+    if requested < src_size {
+        return Err(format!(
+            "error, new PVC request must be greater than or equal in size to the specified PVC data source, requested {requested} but source is {src_size}"
+        ));
+    }
+    if src.spec.volume_name.is_empty() {
+        return Err(format!("volume name is empty in source PVC {source}"));
+    }
+    let invalid = || "claim in dataSource not bound or invalid".to_string();
+    let pv = ctx
+        .api
+        .pvs
+        .get(&(crate::cluster::no_namespace(), src.spec.volume_name.clone()))
+        .ok_or_else(invalid)?;
+    let bound_to_it = pv.spec.claim_ref.as_ref().is_some_and(|r| {
+        r.uid == src.metadata.uid && r.namespace == *ns && r.name == source
+    });
+    if pv.spec.csi.driver != class.spec.provisioner || !bound_to_it || pv.status.phase != "Bound" {
+        return Err(invalid());
+    }
+    let want_block = claim.spec.volume_mode == "Block";
+    let src_block = pv.spec.volume_mode == "Block";
+    if !want_block && src_block {
+        return Err("the source PVC and destination PVCs must have the same volume mode for cloning.  Source is Block, but new PVC requested Filesystem".into());
+    }
+    if want_block && !src_block {
+        return Err("the source PVC and destination PVCs must have the same volume mode for cloning.  Source is Filesystem, but new PVC requested Block".into());
+    }
+    Ok(VolumeContentSource {
+        snapshot: None,
+        volume: Some(crate::csi::types::VolumeSource {
+            volume_id: pv.spec.csi.volume_handle.clone(),
+        }),
+    })
 }
