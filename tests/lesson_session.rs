@@ -44,7 +44,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     ok(&mut desk, "pod create stray --node node-1");
     let out = ok(&mut desk, &format!("lesson start {ID}"));
     assert!(
-        out.contains("── Step 1/20 · A pod gets its address  ·  7.4 scenario 1"),
+        out.contains("── Step 1/21 · A pod gets its address  ·  7.4 scenario 1"),
         "{out}"
     );
     assert!(
@@ -52,7 +52,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         "{out}"
     );
     assert!(
-        out.contains("[░░░░░░░░░░] steps 0/20 · quizzes 0/6"),
+        out.contains("[░░░░░░░░░░] steps 0/21 · quizzes 0/6"),
         "{out}"
     );
     assert!(
@@ -96,7 +96,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     );
     assert!(h.contains("`lesson retry`"), "{h}");
     let out = ok(&mut desk, "lesson retry");
-    assert!(out.contains("── Step 1/20"), "{out}");
+    assert!(out.contains("── Step 1/21"), "{out}");
     assert!(desk.lab.cluster.pods.is_empty());
 
     let out = ok(&mut desk, "po create web --node node-1 --label app=web");
@@ -106,11 +106,11 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         "{out}"
     );
     assert!(
-        out.contains("── Step 2/20 · What bridge was given"),
+        out.contains("── Step 2/21 · What bridge was given"),
         "{out}"
     );
     assert!(
-        out.contains("[░░░░░░░░░░] steps 1/20 · quizzes 0/6"),
+        out.contains("[░░░░░░░░░░] steps 1/21 · quizzes 0/6"),
         "{out}"
     );
     assert_eq!(at(&desk), 1);
@@ -137,7 +137,7 @@ fn skip_back_and_reset_rebuild_the_cluster() {
         out.contains("lab> pod create web --node node-1 --label app=web"),
         "{out}"
     );
-    assert!(out.contains("── Step 2/20"), "{out}");
+    assert!(out.contains("── Step 2/21"), "{out}");
     assert_eq!(at(&desk), 1);
     assert!(
         desk.lessons.progress().of(ID).steps.is_empty(),
@@ -150,7 +150,7 @@ fn skip_back_and_reset_rebuild_the_cluster() {
     assert_eq!(desk.lab.cluster.pods.len(), 2);
 
     let out = ok(&mut desk, "back");
-    assert!(out.contains("── Step 2/20"), "{out}");
+    assert!(out.contains("── Step 2/21"), "{out}");
     assert_eq!(at(&desk), 1);
     assert_eq!(desk.lab.cluster.pods.len(), 1, "rebuilt: only step 1's pod");
     assert!(
@@ -233,17 +233,17 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
     assert!(out.contains("✓ Right: CNI DEL."), "{out}");
     assert!(out.contains("── Lesson complete"), "{out}");
     assert!(
-        out.contains("Steps: 20 of 20 done. Quizzes: 4 of 6 right."),
+        out.contains("Steps: 21 of 21 done. Quizzes: 4 of 6 right."),
         "{out}"
     );
-    assert!(out.contains("steps 20/20 · quizzes 4/6"), "{out}");
+    assert!(out.contains("steps 21/21 · quizzes 4/6"), "{out}");
     assert_eq!(
         err(&mut desk, "skip"),
         "nothing to skip: the lesson is complete (`lesson reset` starts it over)"
     );
     let list = ok(&mut desk, "lesson list");
     assert!(
-        list.contains("ch7-hands-on             7    20/20   4/6       [█████████░] ← now"),
+        list.contains("ch7-hands-on             7    21/21   4/6       [█████████░] ← now"),
         "{list}"
     );
 }
@@ -326,7 +326,7 @@ fn verify_and_lint_as_commands() {
     let out = ok(&mut desk, "lesson verify");
     // One `ok` line per embedded lesson, ch7's among them.
     assert!(
-        out.contains("ok    ch7-hands-on  (20 steps, 6 quizzes)\n"),
+        out.contains("ok    ch7-hands-on  (21 steps, 6 quizzes)\n"),
         "{out}"
     );
     assert_eq!(out.lines().count(), EMBEDDED.len(), "{out}");
@@ -364,12 +364,12 @@ fn progress_round_trips_through_a_file_and_resumes() {
     desk.lessons.set_store(Box::new(FileStore::new(&path)));
     let list = ok(&mut desk, "lesson list");
     assert!(
-        list.contains("ch7-hands-on             7    2/20    0/6 "),
+        list.contains("ch7-hands-on             7    2/21    0/6 "),
         "{list}"
     );
     let out = ok(&mut desk, &format!("lesson start {ID}"));
     assert!(out.contains("Resuming where you left off"), "{out}");
-    assert!(out.contains("── Step 3/20"), "{out}");
+    assert!(out.contains("── Step 3/21"), "{out}");
     assert!(
         desk.lab
             .cluster
@@ -394,7 +394,7 @@ fn a_damaged_progress_file_is_reported_and_replaced() {
         )),
         "{out}"
     );
-    assert!(out.contains("0/20    0/6"), "{out}");
+    assert!(out.contains("0/21    0/6"), "{out}");
     // Reported once.
     assert!(!ok(&mut desk, "lesson list").contains("warning"));
     ok(&mut desk, &format!("lesson start {ID}"));

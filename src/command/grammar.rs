@@ -77,6 +77,11 @@ pub enum Command {
     Get(GetArgs),
     /// Describe an object with its events (kubectl describe)
     Describe(DescribeArgs),
+    /// Add, change or remove labels of a pod, node or namespace (kubectl label)
+    #[command(
+        after_help = "Examples:\n  label pod web tier=frontend\n  label pod web app=api --overwrite\n  label pod web tier-\n  label ns team-a team=a\n  label pod web tier=x --resource-version 12   (a stale version is a Conflict)"
+    )]
+    Label(LabelArgs),
     /// Make a CNI plugin or a CSI RPC fail, crash a component mid-operation, or lose a node
     #[command(
         subcommand,
@@ -736,6 +741,32 @@ pub struct DescribeArgs {
     /// Name
     pub name: String,
     /// Namespace
+    #[arg(
+        long,
+        short = 'n',
+        visible_alias = "namespace",
+        default_value = "default"
+    )]
+    pub ns: String,
+}
+
+/// `label KIND NAME KEY=VALUE…`.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct LabelArgs {
+    /// Kind: pod, node or namespace
+    pub kind: String,
+    /// Name
+    pub name: String,
+    /// KEY=VALUE to set, KEY- to remove
+    #[arg(required = true)]
+    pub labels: Vec<String>,
+    /// Change a label that already has another value
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Update only if the object still has this resourceVersion (else a Conflict)
+    #[arg(long)]
+    pub resource_version: Option<String>,
+    /// Namespace (pods)
     #[arg(
         long,
         short = 'n',

@@ -53,7 +53,7 @@ fn quit_help() -> Outcome {
 /// How `help` groups the top-level commands, in kubectl's manner. A command missing here
 /// is listed under "Other commands", so new commands always show up.
 const GROUPS: &[(&str, &[&str])] = &[
-    ("Cluster", &["node", "ns", "get", "describe"]),
+    ("Cluster", &["node", "ns", "get", "describe", "label"]),
     ("Workloads", &["pod"]),
     ("Storage", &["sc", "pvc", "pv", "snapshot"]),
     ("Network", &["policy", "nad", "reach", "trace"]),

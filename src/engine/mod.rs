@@ -18,6 +18,7 @@ pub mod fault_cmd;
 pub mod ipam_view;
 pub mod journal;
 pub mod kernel_views;
+pub mod label_cmd;
 pub mod multus_cmd;
 pub mod multus_view;
 pub mod names;
@@ -355,6 +356,7 @@ impl Lab {
             Command::Show(s) => self.show(s),
             Command::Get(g) => self.get(&g),
             Command::Describe(d) => self.describe(&d),
+            Command::Label(a) => self.label(&a),
             Command::Tick { seconds } => {
                 self.check_tick(seconds).map_err(LabError::msg)?;
                 self.tick(seconds);

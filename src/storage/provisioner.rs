@@ -521,9 +521,11 @@ fn clone_source(
         .pvs
         .get(&(crate::cluster::no_namespace(), src.spec.volume_name.clone()))
         .ok_or_else(invalid)?;
-    let bound_to_it = pv.spec.claim_ref.as_ref().is_some_and(|r| {
-        r.uid == src.metadata.uid && r.namespace == *ns && r.name == source
-    });
+    let bound_to_it = pv
+        .spec
+        .claim_ref
+        .as_ref()
+        .is_some_and(|r| r.uid == src.metadata.uid && r.namespace == *ns && r.name == source);
     if pv.spec.csi.driver != class.spec.provisioner || !bound_to_it || pv.status.phase != "Bound" {
         return Err(invalid());
     }
