@@ -112,6 +112,21 @@ impl Driver {
                 "Volume Capabilities missing in request",
             ));
         }
+        // Each capability names an access mode and exactly one access type (spec: "REQUIRED"
+        // fields; a missing one is INVALID_ARGUMENT). hostpath does not check; a driver that
+        // took UNKNOWN would promise nothing about sharing.
+        for (i, c) in req.volume_capabilities.iter().enumerate() {
+            if c.mode() == AccessModeType::Unknown {
+                return Err(Status::invalid_argument(format!(
+                    "volume_capabilities[{i}]: access_mode is required and cannot be UNKNOWN"
+                )));
+            }
+            if c.block.is_none() && c.mount.is_none() {
+                return Err(Status::invalid_argument(format!(
+                    "volume_capabilities[{i}]: one of access type block or mount is required"
+                )));
+            }
+        }
         let any_block = req.volume_capabilities.iter().any(|c| c.block.is_some());
         let any_mount = req.volume_capabilities.iter().any(|c| c.mount.is_some());
         if any_block && any_mount {
@@ -203,6 +218,7 @@ impl Driver {
             fs_size_bytes: capacity,
             used_bytes: 0,
             access_type,
+            access_modes: requested_modes(&req),
             parameters: req.parameters.clone(),
             content_source: req.volume_content_source.clone(),
             accessible_topology,
@@ -290,6 +306,13 @@ impl Driver {
         if ex.access_type != access_type {
             return Err(Status::already_exists(format!(
                 "Volume with the same name: {name} but with different access type already exist"
+            )));
+        }
+        // The spec: a volume of that name that is not compatible with the request (its
+        // capabilities included) is ALREADY_EXISTS.
+        if ex.access_modes != requested_modes(req) {
+            return Err(Status::already_exists(format!(
+                "Volume with the same name: {name} but with different access mode already exist"
             )));
         }
         if ex.parameters != req.parameters {
@@ -392,6 +415,9 @@ impl Driver {
         };
         let max = node.max_volumes_per_node;
         let vol = self.get_volume(&req.volume_id)?;
+        // A capability the volume was not created with (block for a mount volume, or the
+        // other way round) is INVALID_ARGUMENT, as NodeStage/NodePublish answer it.
+        super::node::check_access_type(vol, &cap, "publish")?;
         let publish_context: StringMap =
             [("device".to_string(), format!("/dev/lab/{}", vol.volume_id))]
                 .into_iter()
@@ -814,6 +840,9 @@ impl Driver {
         if range.required_bytes < 0 || range.limit_bytes < 0 {
             return Err(Status::invalid_argument("cannot have negative capacity"));
         }
+        if range.limit_bytes > 0 && range.required_bytes > range.limit_bytes {
+            return Err(Status::invalid_argument("capacity cannot exceed limit"));
+        }
         let capacity = if range.required_bytes == 0 {
             range.limit_bytes
         } else {
@@ -853,4 +882,12 @@ impl Driver {
                 && vol.fs_size_bytes < vol.capacity_bytes,
         })
     }
+}
+
+/// The access modes a CreateVolume asks for, sorted and without repeats.
+fn requested_modes(req: &CreateVolumeRequest) -> Vec<AccessModeType> {
+    let mut modes: Vec<AccessModeType> = req.volume_capabilities.iter().map(|c| c.mode()).collect();
+    modes.sort_by_key(|m| m.number());
+    modes.dedup();
+    modes
 }

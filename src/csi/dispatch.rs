@@ -97,7 +97,7 @@ fn decode<T: DeserializeOwned>(req: &Value) -> Result<T, Status> {
     let v = if req.is_null() {
         Value::Object(Default::default())
     } else {
-        req.clone()
+        super::protojson::proto_field_names(req)
     };
     serde_json::from_value(v)
         .map_err(|e| Status::internal(format!("grpc: error unmarshalling request: {e}")))

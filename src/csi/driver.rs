@@ -201,6 +201,8 @@ pub struct VolumeRecord {
     pub used_bytes: i64,
     /// Mount or block.
     pub access_type: AccessType,
+    /// The access modes CreateVolume asked for (a repeat must ask for the same).
+    pub access_modes: Vec<AccessModeType>,
     /// CreateVolume parameters, returned as volume_context.
     pub parameters: StringMap,
     /// Snapshot or volume it was created from.

@@ -37,6 +37,8 @@ mod sanity_tests;
 
 #[cfg(test)]
 mod publish_table_tests;
+#[cfg(test)]
+mod spec_error_tests;
 
 #[cfg(test)]
 mod prop_tests;

@@ -10,6 +10,11 @@ use super::driver::{
 use super::status::Status;
 use super::types::*;
 
+/// mke2fs's default bytes-per-inode (`inode_ratio` in mke2fs.conf).
+const INODE_RATIO: i64 = 16 * 1024;
+/// The inodes an empty ext4 uses (1–10 reserved, 11 lost+found).
+const RESERVED_INODES: i64 = 11;
+
 /// hostpath's message for a SINGLE_NODE_SINGLE_WRITER volume published twice (nodeserver.go).
 pub const ACCESS_MODE_CONFLICT: &str = "volume uses SINGLE_NODE_SINGLE_WRITER access mode and is already mounted at a different target path";
 
@@ -136,7 +141,7 @@ impl NodeService<'_> {
                 go_list(std::slice::from_ref(&st.path))
             )));
         }
-        Self::check_access_type(vol, &cap, "stage")?;
+        check_access_type(vol, &cap, "stage")?;
         if let Some(other) = other_node_conflict(vol, &node, cap.mode()) {
             return Err(Status::failed_precondition(format!(
                 "volume {:?} is in use on node {other:?} and access mode {} is not MULTI_NODE",
@@ -153,29 +158,6 @@ impl NodeService<'_> {
             },
         );
         Ok(NodeStageVolumeResponse {})
-    }
-
-    /// Block/mount of the capability must match the volume (nodeserver.go NodePublishVolume).
-    fn check_access_type(
-        vol: &VolumeRecord,
-        cap: &VolumeCapability,
-        verb: &str,
-    ) -> Result<(), Status> {
-        match (cap.block.is_some(), cap.mount.is_some()) {
-            (true, true) => Err(Status::invalid_argument(
-                "cannot have both block and mount access type",
-            )),
-            (false, false) => Err(Status::invalid_argument(
-                "cannot have both mount and block access type be undefined",
-            )),
-            (true, false) if vol.access_type != AccessType::Block => Err(Status::invalid_argument(
-                format!("cannot {verb} a non-block volume as block volume"),
-            )),
-            (false, true) if vol.access_type != AccessType::Mount => Err(Status::invalid_argument(
-                format!("cannot {verb} a non-mount volume as mount volume"),
-            )),
-            _ => Ok(()),
-        }
     }
 
     /// NodeUnstageVolume: not staged there → OK; still published → INTERNAL (hostpath).
@@ -284,7 +266,7 @@ impl NodeService<'_> {
                 vol.volume_id
             )));
         }
-        Self::check_access_type(vol, &cap, "publish")?;
+        check_access_type(vol, &cap, "publish")?;
 
         let publication = Publication {
             staging_target_path: req.staging_target_path.clone(),
@@ -378,13 +360,26 @@ impl NodeService<'_> {
         }
         let total = vol.fs_size_bytes;
         let used = vol.used_bytes.clamp(0, total);
+        // hostpath reports BYTES and INODES from statfs. The lab's filesystem is an ext4 made
+        // with mke2fs's default inode ratio (one inode per 16 KiB); an empty one uses its 11
+        // reserved inodes (lost+found is inode 11).
+        let inodes = total / INODE_RATIO;
+        let inodes_used = RESERVED_INODES.min(inodes);
         Ok(NodeGetVolumeStatsResponse {
-            usage: vec![VolumeUsage {
-                available: total - used,
-                total,
-                used,
-                unit: UsageUnit::Bytes,
-            }],
+            usage: vec![
+                VolumeUsage {
+                    available: total - used,
+                    total,
+                    used,
+                    unit: UsageUnit::Bytes,
+                },
+                VolumeUsage {
+                    available: inodes - inodes_used,
+                    total: inodes,
+                    used: inodes_used,
+                    unit: UsageUnit::Inodes,
+                },
+            ],
             volume_condition: None,
         })
     }
@@ -488,5 +483,28 @@ impl NodeService<'_> {
                 segments: n.segments.clone(),
             }),
         })
+    }
+}
+
+/// Block/mount of the capability must match the volume (nodeserver.go NodePublishVolume).
+pub(super) fn check_access_type(
+    vol: &VolumeRecord,
+    cap: &VolumeCapability,
+    verb: &str,
+) -> Result<(), Status> {
+    match (cap.block.is_some(), cap.mount.is_some()) {
+        (true, true) => Err(Status::invalid_argument(
+            "cannot have both block and mount access type",
+        )),
+        (false, false) => Err(Status::invalid_argument(
+            "cannot have both mount and block access type be undefined",
+        )),
+        (true, false) if vol.access_type != AccessType::Block => Err(Status::invalid_argument(
+            format!("cannot {verb} a non-block volume as block volume"),
+        )),
+        (false, true) if vol.access_type != AccessType::Mount => Err(Status::invalid_argument(
+            format!("cannot {verb} a non-mount volume as mount volume"),
+        )),
+        _ => Ok(()),
     }
 }

@@ -12,7 +12,8 @@
 //! - wrappers print bare: `BoolValue` as `true`/`false`, `Int64Value` as a string;
 //! - `Timestamp` prints as RFC 3339 in UTC (`"1970-01-01T00:00:05Z"`).
 //!
-//! Unknown fields are rejected when parsing, as protojson does by default.
+//! Unknown fields are rejected when parsing, as protojson does by default; the JSON names
+//! (`volumeId`) are accepted too and read as the proto names ([`proto_field_names`]).
 
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -373,5 +374,90 @@ mod tests {
         assert_eq!(binary_quantity(1536 << 20), "1536Mi");
         assert_eq!(binary_quantity(1000), "1000");
         assert_eq!(binary_quantity(0), "0");
+    }
+}
+
+/// Fields whose value is a protobuf `map<string, …>`: their keys are data, never renamed.
+const MAP_FIELDS: &[&str] = &[
+    "parameters",
+    "secrets",
+    "volume_context",
+    "publish_context",
+    "mutable_parameters",
+    "segments",
+];
+
+/// `volumeId` → `volume_id`: protojson's lowerCamelCase JSON name back to the proto name.
+/// A key that is no field's JSON name (`volumeID`: protoc never makes two capitals in a row
+/// from a csi.proto name) is kept, so the unknown-field error names it as written.
+fn proto_name(key: &str) -> String {
+    let bytes = key.as_bytes();
+    if bytes
+        .windows(2)
+        .any(|w| w[0].is_ascii_uppercase() && w[1].is_ascii_uppercase())
+        || bytes.first().is_some_and(u8::is_ascii_uppercase)
+    {
+        return key.to_string();
+    }
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A protojson request with the JSON names (`volumeId`, `volumeCapabilities`) a protojson
+/// parser accepts alongside the proto names, rewritten to the proto names the lab's types
+/// use. Keys inside map fields (`parameters`, `secrets`, `volume_context`, …) are left as
+/// they are.
+pub fn proto_field_names(v: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, val)| {
+                    let name = proto_name(k);
+                    let val = if MAP_FIELDS.contains(&name.as_str()) {
+                        val.clone()
+                    } else {
+                        proto_field_names(val)
+                    };
+                    (name, val)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(proto_field_names).collect()),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod json_name_tests {
+    use super::proto_field_names;
+    use serde_json::json;
+
+    #[test]
+    fn json_names_become_proto_names_and_map_keys_stay() {
+        let v = json!({
+            "volumeId": "vol-1",
+            "volumeCapability": {"accessMode": {"mode": "SINGLE_NODE_WRITER"}, "mount": {"fsType": "ext4"}},
+            "volumeContext": {"fooBar": "x"},
+            "accessibilityRequirements": {"requisite": [{"segments": {"topology.kubernetes.io/zone": "z"}}]},
+            "volume_id": "vol-1"
+        });
+        assert_eq!(
+            proto_field_names(&v),
+            json!({
+                "volume_id": "vol-1",
+                "volume_capability": {"access_mode": {"mode": "SINGLE_NODE_WRITER"}, "mount": {"fs_type": "ext4"}},
+                "volume_context": {"fooBar": "x"},
+                "accessibility_requirements": {"requisite": [{"segments": {"topology.kubernetes.io/zone": "z"}}]}
+            })
+        );
     }
 }

@@ -1414,14 +1414,23 @@ fn node_lifecycle(repeat: usize) {
             ..Default::default()
         })
         .unwrap();
+    // BYTES and INODES, as hostpath reports them from statfs (an empty ext4: 11 inodes used).
     assert_eq!(
         stats.usage,
-        vec![VolumeUsage {
-            available: SIZE,
-            total: SIZE,
-            used: 0,
-            unit: UsageUnit::Bytes
-        }]
+        vec![
+            VolumeUsage {
+                available: SIZE,
+                total: SIZE,
+                used: 0,
+                unit: UsageUnit::Bytes
+            },
+            VolumeUsage {
+                available: SIZE / 16384 - 11,
+                total: SIZE / 16384,
+                used: 11,
+                unit: UsageUnit::Inodes
+            }
+        ]
     );
     // Cleanup, LIFO.
     n.node_unpublish_volume(NodeUnpublishVolumeRequest {

@@ -472,6 +472,8 @@ impl Lab {
                         "the request is not JSON ({e}); give a protojson object with csi.proto field names, e.g. '{{\"volume_id\": \"vol-1\"}}'"
                     ))
                 })?;
+                // protojson accepts the JSON names (`volumeId`) as well as the proto names.
+                let req = crate::csi::protojson::proto_field_names(&req);
                 let (_, method) = crate::csi::resolve(&rpc).map_err(|s| {
                     LabError::msg(format!(
                         "CSI {} ({}): {}",
