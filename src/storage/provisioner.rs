@@ -273,14 +273,7 @@ impl Provisioner {
         selected_node: Option<&str>,
         name: &str,
     ) -> Result<CreateVolumeRequest, String> {
-        let size = pvc
-            .spec
-            .resources
-            .requests
-            .get("storage")
-            .map(|s| parse_bytes(s))
-            .transpose()?
-            .unwrap_or(0);
+        let size = requested_bytes(pvc)?;
         let fs = if pvc.spec.volume_mode == "Block" {
             ""
         } else {
@@ -499,14 +492,7 @@ fn clone_source(
             "the PVC DataSource {source} is currently being deleted"
         ));
     }
-    let src_size = src
-        .spec
-        .resources
-        .requests
-        .get("storage")
-        .map(|s| parse_bytes(s))
-        .transpose()?
-        .unwrap_or(0);
+    let src_size = requested_bytes(src)?;
     if requested < src_size {
         return Err(format!(
             "error, new PVC request must be greater than or equal in size to the specified PVC data source, requested {requested} but source is {src_size}"
@@ -543,4 +529,16 @@ fn clone_source(
             volume_id: pv.spec.csi.volume_handle.clone(),
         }),
     })
+}
+
+/// A claim's `spec.resources.requests.storage` in bytes (0 when it asks for none).
+fn requested_bytes(pvc: &Object<PvcSpec>) -> Result<i64, String> {
+    Ok(pvc
+        .spec
+        .resources
+        .requests
+        .get("storage")
+        .map(|s| parse_bytes(s))
+        .transpose()?
+        .unwrap_or(0))
 }
