@@ -239,7 +239,9 @@ impl Provisioner {
                     fs_type: if pvc.spec.volume_mode == "Block" {
                         String::new()
                     } else {
-                        "ext4".into()
+                        class_parameters(&class.spec.parameters)
+                            .map(|(fs, _)| fs)
+                            .unwrap_or_else(|_| DEFAULT_FS_TYPE.into())
                     },
                     volume_attributes: attrs,
                 },
@@ -274,10 +276,11 @@ impl Provisioner {
         name: &str,
     ) -> Result<CreateVolumeRequest, String> {
         let size = requested_bytes(pvc)?;
+        let (fs_type, parameters) = class_parameters(&class.spec.parameters)?;
         let fs = if pvc.spec.volume_mode == "Block" {
             ""
         } else {
-            "ext4"
+            fs_type.as_str()
         };
         let cap = volume_capability(
             &pvc.spec.access_modes,
@@ -391,7 +394,7 @@ impl Provisioner {
                 limit_bytes: 0,
             }),
             volume_capabilities: vec![cap],
-            parameters: class.spec.parameters.clone(),
+            parameters,
             volume_content_source: content,
             accessibility_requirements: requirement,
             ..Default::default()
@@ -541,4 +544,72 @@ fn requested_bytes(pvc: &Object<PvcSpec>) -> Result<i64, String> {
         .map(|s| parse_bytes(s))
         .transpose()?
         .unwrap_or(0))
+}
+
+/// The filesystem a Filesystem volume gets when the class names none: the lab's
+/// external-provisioner runs with `--default-fstype=ext4` (its own default is empty, and the
+/// kubelet would then mount ext4 anyway).
+pub const DEFAULT_FS_TYPE: &str = "ext4";
+
+/// The `csi.storage.k8s.io/` keys external-provisioner knows (`controller.go`): the fsType
+/// and the secret references, stripped before CreateVolume.
+const RESERVED_PARAMETER_KEYS: &[&str] = &[
+    "fstype",
+    "provisioner-secret-name",
+    "provisioner-secret-namespace",
+    "controller-publish-secret-name",
+    "controller-publish-secret-namespace",
+    "node-stage-secret-name",
+    "node-stage-secret-namespace",
+    "node-publish-secret-name",
+    "node-publish-secret-namespace",
+    "controller-expand-secret-name",
+    "controller-expand-secret-namespace",
+    "secret-name",
+    "secret-namespace",
+    "node-expand-secret-name",
+    "node-expand-secret-namespace",
+    "controller-modify-secret-name",
+    "controller-modify-secret-namespace",
+];
+
+/// A StorageClass's parameters as external-provisioner reads them: the fsType (from
+/// `csi.storage.k8s.io/fstype` or the deprecated `fstype`, not both; else the default) and
+/// the parameters CreateVolume gets, with the known `csi.storage.k8s.io/` keys stripped and
+/// an unknown one refused (`removePrefixedParameters`).
+pub fn class_parameters(
+    params: &std::collections::BTreeMap<String, String>,
+) -> Result<(String, std::collections::BTreeMap<String, String>), String> {
+    const PREFIX: &str = "csi.storage.k8s.io/";
+    let prefixed_fs = format!("{PREFIX}fstype");
+    let found: Vec<&String> = params
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("fstype") || **k == prefixed_fs)
+        .map(|(_, v)| v)
+        .collect();
+    if found.len() > 1 {
+        return Err(format!(
+            "fstype specified in parameters with both \"fstype\" and \"{prefixed_fs}\" keys"
+        ));
+    }
+    let fs_type = found
+        .first()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.to_string())
+        .unwrap_or_else(|| DEFAULT_FS_TYPE.to_string());
+    let mut rest = std::collections::BTreeMap::new();
+    for (k, v) in params {
+        match k.strip_prefix(PREFIX) {
+            Some(key) if RESERVED_PARAMETER_KEYS.contains(&key) => {}
+            Some(_) => {
+                return Err(format!(
+                    "failed to strip CSI Parameters of prefixed keys: found unknown parameter key \"{k}\" with reserved namespace {PREFIX}"
+                ));
+            }
+            None => {
+                rest.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Ok((fs_type, rest))
 }
