@@ -32,6 +32,10 @@ pub struct Provisioner {
     pub released: super::work::WorkSet,
     /// Its work queue's rate limiter.
     pub backoff: crate::control::Backoff,
+    /// The UID of the claim each backoff key last failed for: a claim deleted and created
+    /// again under the same name is a new object, and the work queue forgot the old one's
+    /// failures when it saw it gone (sig-storage-lib-external-provisioner `Forget`).
+    pub backoff_uid: std::collections::BTreeMap<String, String>,
 }
 
 impl Component for Provisioner {
@@ -111,9 +115,19 @@ impl Provisioner {
             return false;
         }
         let backoff_key = format!("provisioner/{}", pvc.key());
+        if self
+            .backoff_uid
+            .get(&backoff_key)
+            .is_some_and(|uid| *uid != pvc.metadata.uid)
+        {
+            self.backoff.clear(&backoff_key);
+            self.backoff_uid.remove(&backoff_key);
+        }
         if self.backoff.waiting(ctx.clock, &backoff_key) {
             return false;
         }
+        self.backoff_uid
+            .insert(backoff_key.clone(), pvc.metadata.uid.clone());
         ctx.event(
             "persistentvolume-controller",
             "ExternalProvisioning",
@@ -187,6 +201,7 @@ impl Provisioner {
             return true;
         }
         self.backoff.clear(&backoff_key);
+        self.backoff_uid.remove(&backoff_key);
         let mut attrs = volume.volume_context.clone();
         attrs.insert(
             "storage.kubernetes.io/csiProvisionerIdentity".into(),
