@@ -798,17 +798,29 @@ fn gc_and_status_succeed_silently() {
 }
 
 #[test]
-fn resolv_conf_reads_as_missing() {
+fn resolv_conf_fills_dns_from_the_nodes_file_and_a_missing_file_fails() {
     let mut n = Node::new();
     let mut c = dual_stack();
-    c["ipam"]["resolvConf"] = json!("/etc/resolv.conf");
+    c["ipam"]["resolvConf"] = json!("/etc/no-such-resolv.conf");
     assert_eq!(
         n.add("dummy", &c),
-        Err("open /etc/resolv.conf: no such file or directory".into())
+        Err("open /etc/no-such-resolv.conf: no such file or directory".into())
     );
     assert!(
         n.host.ipam.is_empty(),
         "no directory before the file is read"
+    );
+    // The node's own file (Host::new writes it): nameserver and search as host-local's
+    // parseResolvConf reads them.
+    n.host.files.insert(
+        "/etc/resolv.conf".into(),
+        "nameserver 10.0.0.2\nsearch ec2.internal\noptions ndots:2\n".into(),
+    );
+    c["ipam"]["resolvConf"] = json!("/etc/resolv.conf");
+    let out: serde_json::Value = serde_json::from_str(&n.add("dummy", &c).unwrap()).unwrap();
+    assert_eq!(
+        out["dns"],
+        json!({"nameservers": ["10.0.0.2"], "search": ["ec2.internal"], "options": ["ndots:2"]})
     );
 }
 

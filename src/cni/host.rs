@@ -479,8 +479,12 @@ pub struct Host {
     pub vfs: BTreeMap<String, super::sriov_nic::VfConfig>,
 }
 
+/// The node's resolver configuration (a file in [`Host::files`]).
+pub const RESOLV_CONF: &str = "/etc/resolv.conf";
+
 impl Host {
-    /// A node whose host namespace has `lo` and an uplink `eth0` with the InternalIP.
+    /// A node whose host namespace has `lo` and an uplink `eth0` with the InternalIP, and
+    /// `/etc/resolv.conf` naming the uplink's gateway.
     pub fn new(node: &str, internal_ip: &str, mac: String) -> Self {
         let mut root = Netns::with_loopback();
         if let Some(lo) = root.links.get_mut("lo") {
@@ -492,13 +496,21 @@ impl Host {
             eth0.addrs.push(format!("{internal_ip}/24"));
         }
         root.links.insert("eth0".into(), eth0);
+        let mut files = BTreeMap::new();
         if let Some(gw) = default_gateway(internal_ip) {
             root.routes
                 .push(RouteEntry::static_route("default", Some(&gw), "eth0"));
+            // The node's resolver: its uplink's gateway, as DHCP would set it. host-local's
+            // `resolvConf` reads this file.
+            files.insert(
+                RESOLV_CONF.to_string(),
+                format!("nameserver {gw}\nsearch lab.internal\n"),
+            );
         }
         Host {
             node: node.to_string(),
             root,
+            files,
             ..Default::default()
         }
     }

@@ -718,9 +718,13 @@ impl Bridge {
         if !common::netns_exists(ctx.host, &env.netns) {
             return Err(netns_open_error(&env.netns));
         }
-        if !conf.ipam_type.is_empty() {
-            ctx.delegate(&conf.ipam_type, env, stdin)?;
+        // cmdCheck runs `ipam.ExecCheck(n.IPAM.Type, …)` whether or not the network has IPAM
+        // (bridge.go, 1.1.1 and upstream alike): with none, libcni's FindInPath fails on the
+        // empty name, so CHECK of a bridge without IPAM always fails.
+        if conf.ipam_type.is_empty() {
+            return Err(CniError::internal("no plugin name provided"));
         }
+        ctx.delegate(&conf.ipam_type, env, stdin)?;
         let Some(prev) = common::prev_result(stdin) else {
             return Err(CniError::internal("Required prevResult missing"));
         };

@@ -241,7 +241,8 @@ impl<'a> GoConf<'a> {
 
 /// `types.LoadArgs` for the keys a plugin knows: parses `K=V;K2=V2`, returning the value of
 /// each known key. Errors as the library words them: `ARGS: invalid pair "x"` and
-/// `ARGS: unknown args ["A" "B"]` (unless `IgnoreUnknown` is 1/true).
+/// `ARGS: unknown args ["A=1" "B=2"]` (unless `IgnoreUnknown` is 1/true), checked against
+/// Debian's 1.1.1 macvlan and static.
 pub fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, String> {
     if args.is_empty() {
         return Ok(Vec::new());
@@ -264,34 +265,14 @@ pub fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, St
         if known.contains(&k) {
             out.push((k.to_string(), v.to_string()));
         } else if !ignore_unknown {
-            unknown.push(go_quote(k));
+            // The library lists each unknown *pair* (`%q` of a []string).
+            unknown.push(go_quote(&format!("{k}={v}")));
         }
     }
     if !unknown.is_empty() {
         return Err(format!("ARGS: unknown args [{}]", unknown.join(" ")));
     }
     Ok(out)
-}
-
-/// [`load_args`] with the library's own wording for unknown keys: `types.LoadArgs` lists
-/// each unknown *pair* (`ARGS: unknown args ["K8S_POD_NAME=x"]`, checked against Debian's
-/// 1.1.1 macvlan and static). [`load_args`] names only the keys; bridge, calico and
-/// cilium still use it (a transcript holds its text), the underlay plugins use this one.
-pub fn load_args_pairs(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, String> {
-    match load_args(args, known) {
-        Err(e) if e.starts_with("ARGS: unknown args") => {
-            let unknown: Vec<String> = args
-                .split(';')
-                .filter(|item| {
-                    item.split_once('=')
-                        .is_some_and(|(k, _)| k != "IgnoreUnknown" && !known.contains(&k))
-                })
-                .map(go_quote)
-                .collect();
-            Err(format!("ARGS: unknown args [{}]", unknown.join(" ")))
-        }
-        other => other,
-    }
 }
 
 /// Quote an iptables string argument the way `xtables_save_string` prints it: bare when it is
@@ -750,7 +731,7 @@ mod tests {
         );
         assert_eq!(
             load_args("FOO=1", &["MAC"]).unwrap_err(),
-            "ARGS: unknown args [\"FOO\"]"
+            "ARGS: unknown args [\"FOO=1\"]"
         );
         assert_eq!(
             load_args("FOO", &["MAC"]).unwrap_err(),

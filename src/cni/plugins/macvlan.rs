@@ -108,7 +108,7 @@ pub fn load_conf(host: &Host, stdin: &Stdin, env: &CniEnv) -> Result<MacvlanConf
             m.mtu
         )));
     }
-    for (k, v) in common::load_args_pairs(&env.args, &["MAC"]).map_err(CniError::internal)? {
+    for (k, v) in common::load_args(&env.args, &["MAC"]).map_err(CniError::internal)? {
         if k == "MAC" && !v.is_empty() {
             mac = v;
         }

@@ -135,8 +135,7 @@ fn load_ipam_config(stdin: &Stdin, env_args: &str) -> Result<StaticConf, CniErro
     };
     let mut c = decode_ipam(ipam)?;
     if !env_args.is_empty() {
-        let args =
-            common::load_args_pairs(env_args, &["IP", "GATEWAY"]).map_err(CniError::internal)?;
+        let args = common::load_args(env_args, &["IP", "GATEWAY"]).map_err(CniError::internal)?;
         let get = |k: &str| {
             args.iter()
                 .rev()

@@ -92,7 +92,7 @@ fn parse_conf(stdin: &Stdin, env_args: &str) -> Result<TuningConf, CniError> {
     if c.data_dir.is_empty() {
         c.data_dir = DEFAULT_DATA_DIR.to_string();
     }
-    for (k, v) in common::load_args_pairs(env_args, &["MAC"]).map_err(CniError::internal)? {
+    for (k, v) in common::load_args(env_args, &["MAC"]).map_err(CniError::internal)? {
         if k == "MAC" && !v.is_empty() {
             c.mac = v;
         }

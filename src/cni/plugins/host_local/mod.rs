@@ -9,8 +9,9 @@
 //! the same name but different data directories do not share leases — as on disk.
 //!
 //! Things the lab cannot do like the real binary, by design:
-//! - `resolvConf` names a file on the node's disk; the lab's nodes have no files, so every
-//!   path reads as missing and ADD fails with Go's `open <path>: no such file or directory`.
+//! - `resolvConf` names a file on the node's disk: the lab's nodes have one,
+//!   `/etc/resolv.conf` (their gateway as nameserver); any other path reads as missing and
+//!   ADD fails with Go's `open <path>: no such file or directory`.
 //! - When several requested IPs fall in one range set, Go picks one in map order (random)
 //!   and lists the leftovers in map order; the lab takes them in request order.
 
@@ -151,14 +152,20 @@ fn release_sets(store: &mut IpamStore, conf: &IpamConfig, sets: &[usize], env: &
 /// `cmdAdd`.
 fn cmd_add(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
     let conf = load(env, stdin)?;
-    if !conf.resolv_conf.is_empty() {
-        // parseResolvConf opens the file before the store is touched; the lab's nodes have
-        // no files.
-        return Err(CniError::internal(format!(
-            "open {}: no such file or directory",
-            conf.resolv_conf
-        )));
-    }
+    // parseResolvConf reads the file before the store is touched (main.go, dns.go).
+    let dns = if conf.resolv_conf.is_empty() {
+        Dns::default()
+    } else {
+        match host.files.get(&conf.resolv_conf) {
+            Some(text) => parse_resolv_conf(text),
+            None => {
+                return Err(CniError::internal(format!(
+                    "open {}: no such file or directory",
+                    conf.resolv_conf
+                )));
+            }
+        }
+    };
     let store = open_store(host, &conf);
 
     // Requested IPs, one per distinct text (main.go keeps them in a map keyed by String()).
@@ -210,8 +217,34 @@ fn cmd_add(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         interfaces: Vec::new(),
         ips,
         routes: conf.routes.clone(),
-        dns: Dns::default(),
+        dns,
     })))
+}
+
+/// host-local's `parseResolvConf` (`plugins/ipam/host-local/dns.go`): `nameserver`,
+/// `domain`, `search` and `options` lines; comments (`#`, `;`), blank lines and lines of one
+/// word are skipped, anything else ignored.
+pub fn parse_resolv_conf(text: &str) -> Dns {
+    let mut dns = Dns::default();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields.len() < 2 {
+            continue;
+        }
+        let rest = fields[1..].iter().map(|s| s.to_string());
+        match fields[0] {
+            "nameserver" => dns.nameservers.push(fields[1].to_string()),
+            "domain" => dns.domain = fields[1].to_string(),
+            "search" => dns.search.extend(rest),
+            "options" => dns.options.extend(rest),
+            _ => {}
+        }
+    }
+    dns
 }
 
 /// `cmdDel`: release per range set; unknown owners are fine.
@@ -248,5 +281,27 @@ mod tests {
         assert_eq!(store_key("/tmp/x//y/", "mynet"), "/tmp/x/y/mynet");
         assert_eq!(store_key("rel/../d", "n"), "d/n");
         assert_eq!(store_path("", "mynet"), "/var/lib/cni/networks/mynet");
+    }
+}
+
+#[cfg(test)]
+mod resolv_conf_tests {
+    use super::parse_resolv_conf;
+
+    /// The file and the `dns` Debian's host-local 1.1.1 printed for it (captured here with
+    /// `resolvConf` pointing at it).
+    #[test]
+    fn resolv_conf_reads_as_the_real_plugin_reads_it() {
+        let text = "# comment\nnameserver 192.168.0.254\nnameserver 1.1.1.1\n; semi\nsearch a.lab b.lab\ndomain lab\noptions ndots:5 edns0\nbogus\n";
+        let dns = serde_json::to_value(parse_resolv_conf(text)).unwrap();
+        assert_eq!(
+            dns,
+            serde_json::json!({
+                "nameservers": ["192.168.0.254", "1.1.1.1"],
+                "domain": "lab",
+                "search": ["a.lab", "b.lab"],
+                "options": ["ndots:5", "edns0"]
+            })
+        );
     }
 }
