@@ -85,7 +85,7 @@ fn a_truncated_conflist_is_refused() {
         &mut lab,
         &format!("cni conf load {f}"),
         &[&format!(
-            "{f}: error parsing configuration list: EOF while parsing"
+            "{f}: error parsing configuration list: unexpected end of JSON input"
         )],
     );
 }

@@ -78,7 +78,8 @@ const LIST_ERR: &str = "error parsing configuration list";
 
 /// `libcni.ConfListFromBytes`.
 pub fn conflist_from_str(text: &str) -> Result<NetworkConfigList, String> {
-    let raw: Value = serde_json::from_str(text).map_err(|e| format!("{LIST_ERR}: {e}"))?;
+    let raw: Value = serde_json::from_str(text)
+        .map_err(|e| format!("{LIST_ERR}: {}", super::go_json::syntax_error(text, &e)))?;
     let Value::Object(list) = &raw else {
         return Err(format!(
             "{LIST_ERR}: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
@@ -258,8 +259,12 @@ fn plugin_from_value(p: &Value) -> Result<PluginConf, String> {
 
 /// `libcni.ConfListFromConf`: a single-plugin `.conf` becomes a one-element list.
 pub fn conflist_from_single_conf(text: &str) -> Result<NetworkConfigList, String> {
-    let raw: Value =
-        serde_json::from_str(text).map_err(|e| format!("error parsing configuration: {e}"))?;
+    let raw: Value = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "error parsing configuration: {}",
+            super::go_json::syntax_error(text, &e)
+        )
+    })?;
     let plugin = plugin_from_value(&raw)?;
     let name = raw
         .get("name")
@@ -341,6 +346,29 @@ impl ConfDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_that_is_not_json_reads_as_go_reads_it() {
+        for (text, want) in [
+            ("", "unexpected end of JSON input"),
+            (r#"{"name":"x","plugins":["#, "unexpected end of JSON input"),
+            (
+                "not json",
+                "invalid character 'o' in literal null (expecting 'u')",
+            ),
+            (r#"{"name" "x"}"#, "invalid character '\"' after object key"),
+        ] {
+            assert_eq!(
+                conflist_from_str(text).unwrap_err(),
+                format!("error parsing configuration list: {want}"),
+                "{text:?}"
+            );
+        }
+        assert_eq!(
+            conflist_from_single_conf("{").unwrap_err(),
+            "error parsing configuration: unexpected end of JSON input"
+        );
+    }
 
     #[test]
     fn libcni_messages() {

@@ -5,6 +5,7 @@ pub mod cilium_api;
 pub mod conf;
 pub mod datastore;
 pub mod exec;
+pub mod go_json;
 pub mod host;
 pub mod ipam_store;
 pub mod ipset;

@@ -180,7 +180,8 @@ pub fn parse_mac(s: &str) -> Result<(), String> {
 /// Decode the JSON form into selection elements, with Go's decoder wording for the
 /// errors a learner meets (a syntax error, a field of the wrong type, not a list).
 fn parse_json(text: &str) -> Result<Vec<Selection>, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| go_syntax_error(text, &e))?;
+    let v: Value =
+        serde_json::from_str(text).map_err(|e| crate::cni::go_json::syntax_error(text, &e))?;
     let Value::Array(items) = v else {
         return Err(format!(
             "json: cannot unmarshal {} into Go value of type []*types.NetworkSelectionElement",
@@ -273,68 +274,6 @@ fn go_kind(v: &Value) -> &'static str {
         Value::String(_) => "string",
         Value::Array(_) => "array",
         Value::Object(_) => "object",
-    }
-}
-
-/// Go's `encoding/json` syntax error for the text serde stopped at (the common cases:
-/// a character where a value, a key, `,` or `:` should be, a misspelled `null`/`true`/
-/// `false`, text after the value, the end of the input); others keep serde's wording.
-pub(crate) fn go_syntax_error(text: &str, e: &serde_json::Error) -> String {
-    if e.is_eof() {
-        return "unexpected end of JSON input".to_string();
-    }
-    let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
-    let chars: Vec<char> = line.chars().collect();
-    let col = e.column().saturating_sub(1);
-    let c = chars.get(col).copied();
-    let msg = e.to_string();
-    let Some(c) = c else { return msg };
-    let q = go_char(c);
-    if msg.starts_with("expected ident") {
-        // serde stops at the first wrong letter of a literal; Go names the letter it expected.
-        let start = (0..=col)
-            .rev()
-            .find(|&i| {
-                matches!(chars[i], 'n' | 't' | 'f')
-                    && (i == 0 || !chars[i - 1].is_ascii_alphabetic())
-            })
-            .unwrap_or(col);
-        let word = match chars.get(start) {
-            Some('n') => "null",
-            Some('t') => "true",
-            _ => "false",
-        };
-        let want = word.chars().nth(col - start).unwrap_or(' ');
-        return format!(
-            "invalid character {q} in literal {word} (expecting {})",
-            go_char(want)
-        );
-    }
-    let what = if msg.starts_with("expected value") {
-        "looking for beginning of value"
-    } else if msg.starts_with("key must be a string") {
-        "looking for beginning of object key string"
-    } else if msg.starts_with("expected `,` or `]`") {
-        "after array element"
-    } else if msg.starts_with("expected `,` or `}`") {
-        "after object key:value pair"
-    } else if msg.starts_with("expected `:`") {
-        "after object key"
-    } else if msg.starts_with("trailing characters") {
-        "after top-level value"
-    } else {
-        return msg;
-    };
-    format!("invalid character {q} {what}")
-}
-
-/// Go's `quoteChar`: `'x'`, with `'\''` and `'"'` special.
-fn go_char(c: char) -> String {
-    match c {
-        '\'' => "'\\''".to_string(),
-        '"' => "'\"'".to_string(),
-        c if c.is_control() => format!("{:?}", c),
-        c => format!("'{c}'"),
     }
 }
 
@@ -440,7 +379,7 @@ mod tests {
             format!("{p}invalid character '{{' after array element")
         );
         assert_eq!(
-            go_syntax_error(
+            crate::cni::go_json::syntax_error(
                 "not json",
                 &serde_json::from_str::<Value>("not json").unwrap_err()
             ),

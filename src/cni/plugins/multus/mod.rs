@@ -188,7 +188,7 @@ fn nad_config(
         format!("GetCNIConfig: err in getCNIConfigFromSpec: failed to unmarshal Spec.Config: {e}")
     };
     let mut v: Value = serde_json::from_str(config)
-        .map_err(|e| spec_err(annotation::go_syntax_error(config, &e)))?;
+        .map_err(|e| spec_err(crate::cni::go_json::syntax_error(config, &e)))?;
     let Value::Object(m) = &mut v else {
         return Err(spec_err(format!(
             "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
