@@ -3,7 +3,8 @@
 //! (`/var/lib/kubelet/plugins/kubernetes.io/csi/<driver>/<sha256(volume handle)>/globalmount`),
 //! NodePublishVolume once per pod at
 //! (`/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~csi/<pv>/mount`), NodeExpandVolume
-//! when a resize waits for the node; and the reverse on teardown: NodeUnpublish, then
+//! when a resize waits for the node (right after NodeStageVolume at the staging path when the
+//! volume is being mounted, at a pod's target path when it is already in use); and the reverse on teardown: NodeUnpublish, then
 //! NodeUnstage when no other pod on the node uses the volume.
 
 use super::Kubelet;
@@ -233,6 +234,19 @@ impl Kubelet {
                 .staged
                 .insert((node.clone(), pv_name.clone()), stage_path.clone());
             changed = true;
+            // operation_generator.go's mountVolumeFunc: "Call resizeFileSystem after volume
+            // is globally mounted": a resize pending since the claim was expanded unmounted
+            // is done right after NodeStageVolume, at the staging path, before any
+            // NodePublishVolume (the second call after SetUp is then a no-op).
+            Self::node_expand_if_pending(
+                ctx,
+                pod,
+                pv,
+                &stage_path,
+                &stage_path,
+                cap.clone(),
+                actor,
+            )?;
         }
         let key = (node.clone(), pod.key(), pv_name.clone());
         let target = if block {
