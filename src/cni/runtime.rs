@@ -295,7 +295,7 @@ impl Invoker<'_> {
                 valid_attachments: None,
             };
             match self.exec(plugin, &env, stdin) {
-                Ok(PluginOutput::Result(r)) => prev = Some(r),
+                Ok(PluginOutput::Result(r)) => prev = Some(r.as_libcni_reads_it()),
                 Ok(_) => {
                     // A plugin that prints nothing on ADD breaks the chain's result.
                     let e = CniError::new(

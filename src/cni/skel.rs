@@ -202,6 +202,9 @@ pub fn stdout_of(reply: &PluginReply) -> String {
 /// four-space indentation.
 pub fn print_result(result: &CniResult) -> String {
     let v = result.cni_version.as_str();
+    if result.printed_as_current {
+        return to_go_json(result);
+    }
     if v == "1.0.0" || v == "1.1.0" {
         return to_go_json(result);
     }

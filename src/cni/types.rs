@@ -162,9 +162,32 @@ pub struct CniResult {
     /// DNS settings.
     #[serde(default)]
     pub dns: Dns,
+    /// Printed in the current (1.0) layout whatever `cni_version` says: `types.PrintResult`
+    /// of a `current.Result` labelled with the config's older version converts nothing
+    /// (`convert.Convert` sees the same version on both sides), as Debian's 1.1.1 loopback
+    /// prints for 0.2.0 and 0.3.x. Not part of the JSON.
+    #[serde(skip)]
+    pub printed_as_current: bool,
 }
 
 impl CniResult {
+    /// The result as libcni reads a plugin's stdout: with the decoder of its `cniVersion`.
+    /// A result printed in the current layout under a 0.1.0/0.2.0 label loses its
+    /// interfaces and IPs (`types020` knows only `ip4`/`ip6`).
+    pub fn as_libcni_reads_it(self: std::sync::Arc<Self>) -> std::sync::Arc<Self> {
+        if !self.printed_as_current {
+            return self;
+        }
+        let mut r = self.as_ref().clone();
+        r.printed_as_current = false;
+        if matches!(r.cni_version.as_str(), "0.1.0" | "0.2.0") {
+            r.interfaces.clear();
+            r.ips.clear();
+            r.routes.clear();
+        }
+        std::sync::Arc::new(r)
+    }
+
     /// The result as a plugin prints it on stdout.
     pub fn to_stdout(&self) -> String {
         to_go_json(self)

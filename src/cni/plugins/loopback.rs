@@ -60,6 +60,9 @@ impl Loopback {
                 sandbox: env.netns.clone(),
                 ..Default::default()
             }],
+            // loopback.go builds a current.Result with the config's cniVersion and prints
+            // it as that version: nothing is converted.
+            printed_as_current: true,
             ..Default::default()
         };
         for addr in [v4, v6].into_iter().flatten() {
@@ -161,6 +164,49 @@ mod tests {
         assert!(h.netns[NS].links["lo"].up);
         assert!(to_go_json(r.as_ref()).contains("\"::1/128\""));
         assert!(run(&mut h, CniCommand::Check, NS).is_ok());
+    }
+
+    /// Debian's 1.1.1 loopback, run here for cniVersion 0.2.0 and 0.3.1, prints the current
+    /// layout under the old label: `interfaces`, `ips` with `interface` and no `version`.
+    #[test]
+    fn old_versions_print_the_current_layout_as_the_real_loopback_does() {
+        for version in ["0.2.0", "0.3.1"] {
+            let mut h = host();
+            let reg = Registry::empty();
+            let mut ctx = PluginCtx {
+                host: &mut h,
+                registry: &reg,
+                delegations: Default::default(),
+                faults: None,
+                kube: None,
+            };
+            let env = CniEnv {
+                command: Some(CniCommand::Add),
+                container_id: "c0ffee01".into(),
+                netns: NS.into(),
+                ifname: "lo".into(),
+                ..Default::default()
+            };
+            let stdin = Stdin::from_conf(serde_json::json!(
+                {"cniVersion": version, "name": "lo", "type": "loopback"}
+            ));
+            let reply = Loopback.invoke(&mut ctx, &env, &stdin);
+            let printed: serde_json::Value =
+                serde_json::from_str(&crate::cni::skel::stdout_of(&reply)).unwrap();
+            assert_eq!(
+                printed,
+                serde_json::json!({
+                    "cniVersion": version,
+                    "interfaces": [{"name": "lo", "mac": "00:00:00:00:00:00", "sandbox": NS}],
+                    "ips": [
+                        {"interface": 0, "address": "127.0.0.1/8"},
+                        {"interface": 0, "address": "::1/128"}
+                    ],
+                    "dns": {}
+                }),
+                "{version}"
+            );
+        }
     }
 
     #[test]

@@ -227,6 +227,7 @@ impl StaticIpam {
                 .collect(),
             routes: c.routes,
             dns: c.dns,
+            printed_as_current: false,
         };
         Ok(PluginOutput::Result(std::sync::Arc::new(result)))
     }

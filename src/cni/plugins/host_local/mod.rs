@@ -218,6 +218,7 @@ fn cmd_add(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         ips,
         routes: conf.routes.clone(),
         dns,
+        printed_as_current: false,
     })))
 }
 

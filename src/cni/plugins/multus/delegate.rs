@@ -357,7 +357,7 @@ pub fn add(
             }
         };
         match ctx.delegate(&plugin.plugin_type, &env, &stdin) {
-            Ok(PluginOutput::Result(r)) => prev = Some(r),
+            Ok(PluginOutput::Result(r)) => prev = Some(r.as_libcni_reads_it()),
             Ok(_) => return Err(wrap("unexpected end of JSON input".into())),
             Err(e) => return Err(wrap(e.to_string())),
         }

@@ -266,6 +266,7 @@ mod tests {
                 gw: "10.244.1.1".into(),
             }],
             dns: Dns::default(),
+            printed_as_current: false,
         };
         let macvlan = CniResult {
             cni_version: "1.0.0".into(),
@@ -273,6 +274,7 @@ mod tests {
             ips: vec![ip("10.10.0.5/24", "10.10.0.1", Some(0))],
             routes: vec![],
             dns: Dns::default(),
+            printed_as_current: false,
         };
         let sriov = CniResult {
             cni_version: "1.0.0".into(),
@@ -280,6 +282,7 @@ mod tests {
             ips: vec![ip("10.56.217.171/24", "", Some(0))],
             routes: vec![],
             dns: Dns::default(),
+            printed_as_current: false,
         };
         let dev: DeviceInfo = serde_json::from_str(
             r#"{"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:03:02.1"}}"#,
