@@ -125,6 +125,16 @@ mod tests {
     const NS: &str = "/var/run/netns/cnilabpod1";
 
     fn run(host: &mut Host, cmd: CniCommand, netns: &str) -> PluginReply {
+        run_as(host, cmd, netns, "1.0.0", "eth0")
+    }
+
+    fn run_as(
+        host: &mut Host,
+        cmd: CniCommand,
+        netns: &str,
+        version: &str,
+        ifname: &str,
+    ) -> PluginReply {
         let reg = Registry::empty();
         let mut ctx = PluginCtx {
             host,
@@ -137,11 +147,12 @@ mod tests {
             command: Some(cmd),
             container_id: "c0ffee01".into(),
             netns: netns.into(),
-            ifname: "eth0".into(),
+            ifname: ifname.into(),
             ..Default::default()
         };
+        let name = if ifname == "lo" { "lo" } else { "lab-net" };
         let stdin = Stdin::from_conf(serde_json::json!(
-            {"cniVersion":"1.0.0","name":"lab-net","type":"loopback"}
+            {"cniVersion": version, "name": name, "type": "loopback"}
         ));
         Loopback.invoke(&mut ctx, &env, &stdin)
     }
@@ -172,25 +183,7 @@ mod tests {
     fn old_versions_print_the_current_layout_as_the_real_loopback_does() {
         for version in ["0.2.0", "0.3.1"] {
             let mut h = host();
-            let reg = Registry::empty();
-            let mut ctx = PluginCtx {
-                host: &mut h,
-                registry: &reg,
-                delegations: Default::default(),
-                faults: None,
-                kube: None,
-            };
-            let env = CniEnv {
-                command: Some(CniCommand::Add),
-                container_id: "c0ffee01".into(),
-                netns: NS.into(),
-                ifname: "lo".into(),
-                ..Default::default()
-            };
-            let stdin = Stdin::from_conf(serde_json::json!(
-                {"cniVersion": version, "name": "lo", "type": "loopback"}
-            ));
-            let reply = Loopback.invoke(&mut ctx, &env, &stdin);
+            let reply = run_as(&mut h, CniCommand::Add, NS, version, "lo");
             let printed: serde_json::Value =
                 serde_json::from_str(&crate::cni::skel::stdout_of(&reply)).unwrap();
             assert_eq!(
