@@ -21,7 +21,7 @@ use std::sync::Arc;
 const NO_LESSON: &str =
     "no lesson in progress: `lesson list` shows the lessons, `lesson start ID` starts one";
 
-/// A text progress bar: `[███░░░░░░░] 3/10`.
+/// A text progress bar of `done` out of `total`: `[███░░░░░░░]`.
 pub fn progress_bar(done: usize, total: usize) -> String {
     const WIDTH: usize = 10;
     // Rounded to the nearest cell.
@@ -29,20 +29,15 @@ pub fn progress_bar(done: usize, total: usize) -> String {
         .checked_div(total * 2)
         .unwrap_or(WIDTH)
         .min(WIDTH);
-    format!(
-        "[{}{}] {done}/{total}",
-        "█".repeat(filled),
-        "░".repeat(WIDTH - filled)
-    )
+    format!("[{}{}]", "█".repeat(filled), "░".repeat(WIDTH - filled))
 }
 
 /// The progress line: the bar over every item, then steps and quizzes counted apart
 /// (`[███░░░░░░░] steps 3/17 · quizzes 0/6`), the same words in the REPL and the dashboard.
 pub fn progress_line(lesson: &Lesson, p: &super::LessonProgress) -> String {
-    let bar = progress_bar(p.done(), lesson.item_count());
-    let bar = bar.split(']').next().unwrap_or(&bar);
     format!(
-        "{bar}] steps {}/{} · quizzes {}/{}",
+        "{} steps {}/{} · quizzes {}/{}",
+        progress_bar(p.done(), lesson.item_count()),
         p.steps.len(),
         lesson.steps.len(),
         p.quizzes.len(),
@@ -355,7 +350,6 @@ impl Desk {
                     ""
                 };
                 let bar = progress_bar(p.done(), l.item_count());
-                let bar = bar.split(']').next().unwrap_or(&bar).to_string() + "]";
                 t.row([
                     l.id.clone(),
                     l.chapter.to_string(),
