@@ -287,6 +287,13 @@ impl Lab {
                 .map(|sc| sc.name().to_string())
                 .unwrap_or_default(),
         };
+        // spec.dataSource.name is validated as the object name it refers to.
+        if let Some(s) = &a.from_snapshot {
+            validate::object_name("volumesnapshot", s).map_err(LabError::msg)?;
+        }
+        if let Some(c) = &a.from_pvc {
+            validate::object_name("persistentvolumeclaim", c).map_err(LabError::msg)?;
+        }
         let data_source = match (&a.from_snapshot, &a.from_pvc) {
             (Some(s), _) => Some(TypedLocalObjectReference {
                 api_group: "snapshot.storage.k8s.io".into(),
