@@ -31,6 +31,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
   cni-csi-lab --network flannel-vxlan  start with flannel's VXLAN backend (default host-gw)
   cni-csi-lab --network calico-bgp     start with Calico (BGP, NetworkPolicy enforced by Felix)
   cni-csi-lab --multus                 start with Multus on top of the network (pods with --networks)
+  cni-csi-lab --cni-plugins 1.1.1      start with Debian bookworm's plugins (spec up to 1.0.0, no GC/STATUS)
   cni-csi-lab --load lab.json          start from a lab saved with `save lab.json`")]
 struct Cli {
     /// Start with no nodes (same as --preset empty)
@@ -48,9 +49,13 @@ struct Cli {
     /// or cilium
     #[arg(long, global = true, value_name = "NAME", value_parser = ["flannel-host-gw", "flannel-vxlan", "calico-bgp", "cilium"])]
     network: Option<String>,
+    /// The release of containernetworking/plugins the nodes run (`cni plugins`): 1.9.1,
+    /// the current upstream release (the default), or 1.1.1, Debian bookworm's build
+    #[arg(long, global = true, value_name = "VERSION", value_parser = ["1.1.1", "1.9.1"])]
+    cni_plugins: Option<String>,
     /// Start from a lab saved with `save FILE` (replayed and checked; a damaged or newer
     /// file is refused)
-    #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["preset", "empty", "conflist", "network", "multus"])]
+    #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["preset", "empty", "conflist", "network", "multus", "cni_plugins"])]
     load: Option<String>,
     /// Install Multus (thin) on top of the network at start (`network multus on`)
     #[arg(long, global = true)]
@@ -221,6 +226,11 @@ fn starting_desk(cli: &Cli) -> Result<Desk, String> {
         (None, false) => "default",
     };
     let mut desk = cni_csi_lab::presets::build_desk(preset)?;
+    if let Some(release) = &cli.cni_plugins {
+        // Journaled like a typed command, so `save` replays it.
+        desk.execute(&format!("cni plugins {release}"))
+            .map_err(|e| format!("--cni-plugins: {}", e.message))?;
+    }
     if let Some(name) = &cli.network {
         // Journaled like a typed command, so `save` replays it.
         desk.execute(&format!("network use {name}"))

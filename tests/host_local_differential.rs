@@ -1,14 +1,17 @@
-//! Differential test: the lab's `HostLocal` against the REAL `/usr/lib/cni/host-local`
-//! (Debian `containernetworking-plugins` 1.1.1). Each case runs the same ADD/DEL/CHECK
+//! Differential test: the lab's `HostLocal`, as release 1.1.1 behind skel
+//! (`--cni-plugins 1.1.1`), against the REAL `/usr/lib/cni/host-local` (Debian
+//! `containernetworking-plugins` 1.1.1). Each case runs the same ADD/DEL/CHECK
 //! sequence through both and compares, after every step: stdout bytes, exit status (0/1),
 //! and the data directory (file names and contents; `lock` ignored; "no directory" too).
 //!
 //! If the binary is missing the test fails, unless `LAB_SKIP_REAL_PLUGINS=1`.
 
 use cni_csi_lab::cni::host::Host;
-use cni_csi_lab::cni::plugin::{CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, Stdin};
+use cni_csi_lab::cni::plugin::{CniCommand, CniEnv, PluginCtx, Stdin};
 use cni_csi_lab::cni::plugins::host_local::{HostLocal, store_key};
 use cni_csi_lab::cni::registry::Registry;
+use cni_csi_lab::cni::release::PluginsRelease;
+use cni_csi_lab::cni::skel;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -256,6 +259,52 @@ fn cases() -> Vec<Case> {
             conf: json!({"cniVersion": "1.0.0", "name": "mynet", "type": "host-local"}),
             steps: &["ADD c1 eth0"],
         },
+        // What the release decides (skel of the CNI library v1.0.1): VERSION's lists, no GC
+        // or STATUS, the container ID and ifname checks, and which config versions pass.
+        Case {
+            name: "version_gc_and_status_of_the_release",
+            conf: v4_29(),
+            steps: &[
+                "VERSION - -",
+                "GC - -",
+                "STATUS - -",
+                "GC c1 -",
+                "GC c1 eth0",
+                "STATUS c1 eth0",
+                "ADD c1 eth0",
+                "CHECK c1 eth0",
+                "GC c1 eth0",
+                "DEL c1 eth0",
+            ],
+        },
+        Case {
+            name: "config_version_newer_than_the_release",
+            conf: json!({"cniVersion": "1.1.0", "name": "mynet", "type": "host-local",
+                         "ipam": {"type": "host-local", "subnet": "10.10.0.0/29"}}),
+            steps: &["VERSION - -", "ADD c1 eth0", "CHECK c1 eth0", "DEL c1 eth0"],
+        },
+        Case {
+            name: "config_version_too_old_for_check",
+            conf: json!({"cniVersion": "0.3.1", "name": "mynet", "type": "host-local",
+                         "ipam": {"type": "host-local", "subnet": "10.10.0.0/29"}}),
+            steps: &["ADD c1 eth0", "CHECK c1 eth0", "DEL c1 eth0"],
+        },
+        Case {
+            name: "no_config_version_is_0_1_0",
+            conf: json!({"name": "mynet", "type": "host-local",
+                         "ipam": {"type": "host-local", "subnet": "10.10.0.0/29"}}),
+            steps: &["ADD c1 eth0", "CHECK c1 eth0", "DEL c1 eth0"],
+        },
+        Case {
+            name: "bad_container_id_and_ifname",
+            conf: v4_29(),
+            steps: &[
+                "ADD -bad eth0",
+                "ADD c1 a-very-long-ifname",
+                "ADD c1 a:b",
+                "DEL c1 ..",
+            ],
+        },
         Case {
             name: "routes_printed_like_go",
             conf: net(
@@ -275,12 +324,25 @@ struct Outcome {
     status: i32,
 }
 
+/// The environment libcni sets for `cmd`; `-` stands for an empty value. GC and STATUS
+/// carry no netns, as libcni sends them.
 fn env_for(cmd: CniCommand, id: &str, ifname: &str, args: &str) -> CniEnv {
+    let or_empty = |s: &str| {
+        if s == "-" {
+            String::new()
+        } else {
+            s.to_string()
+        }
+    };
+    let netns = match cmd {
+        CniCommand::Gc | CniCommand::Status | CniCommand::Version => String::new(),
+        _ => NETNS.to_string(),
+    };
     CniEnv {
         command: Some(cmd),
-        container_id: id.to_string(),
-        netns: NETNS.to_string(),
-        ifname: ifname.to_string(),
+        container_id: or_empty(id),
+        netns,
+        ifname: or_empty(ifname),
         args: args.to_string(),
         path: "/usr/lib/cni".to_string(),
     }
@@ -308,8 +370,9 @@ fn run_real(env: &CniEnv, stdin: &str) -> Outcome {
     }
 }
 
+/// The lab's host-local as the 1.1.1 release, through skel like the binary.
 fn run_lab(host: &mut Host, env: &CniEnv, conf: &Value) -> Outcome {
-    let registry = Registry::empty();
+    let registry = Registry::empty().with_release(PluginsRelease::V1_1_1);
     let mut ctx = PluginCtx {
         host,
         registry: &registry,
@@ -317,23 +380,10 @@ fn run_lab(host: &mut Host, env: &CniEnv, conf: &Value) -> Outcome {
         faults: None,
         kube: None,
     };
-    match HostLocal.invoke(&mut ctx, env, &Stdin::from_conf(conf.clone())) {
-        Ok(PluginOutput::Result(r)) => Outcome {
-            stdout: r.to_stdout(),
-            status: 0,
-        },
-        Ok(PluginOutput::Empty) => Outcome {
-            stdout: String::new(),
-            status: 0,
-        },
-        Ok(PluginOutput::Versions(v)) => Outcome {
-            stdout: v.to_string(),
-            status: 0,
-        },
-        Err(e) => Outcome {
-            stdout: e.to_stdout(),
-            status: 1,
-        },
+    let reply = skel::dispatch(&HostLocal, &mut ctx, env, &Stdin::from_conf(conf.clone()));
+    Outcome {
+        status: if reply.is_ok() { 0 } else { 1 },
+        stdout: skel::stdout_of(&reply),
     }
 }
 
@@ -371,6 +421,9 @@ fn parse_step(step: &str) -> (CniCommand, &str, &str, &str) {
         Some("ADD") => CniCommand::Add,
         Some("DEL") => CniCommand::Del,
         Some("CHECK") => CniCommand::Check,
+        Some("GC") => CniCommand::Gc,
+        Some("STATUS") => CniCommand::Status,
+        Some("VERSION") => CniCommand::Version,
         other => panic!("bad step command {other:?} in {step:?}"),
     };
     let id = parts.next().expect("step needs an id");

@@ -13,9 +13,11 @@
 //!   `iptables -t nat -S` (ptp);
 //! - tuning's backup files in its `dataDir`, and the pod sysctls a case names.
 //!
-//! The lab models HEAD where HEAD and 1.1.1 differ; each such step is listed in
-//! [`KNOWN_DIFFERENCES`] with both sides' expected text and why. A listed difference that
-//! no longer occurs is reported too. This kernel lacks `ipvlan`: ipvlan cases compare the
+//! The lab runs as release 1.1.1 (`cni plugins 1.1.1`, [`PluginsRelease::V1_1_1`]), so
+//! the plugins' 1.1.1 behaviours (upper-case CHECK errors, host-device's leak and alias,
+//! tuning's sysctl keys, bandwidth's CHECK panic, skel without GC or STATUS) must match on
+//! every step. What cannot match here is listed in [`KNOWN_DIFFERENCES`] with both sides'
+//! expected text and why; a listed difference that no longer occurs is reported too. This kernel lacks `ipvlan`: ipvlan cases compare the
 //! config errors before link creation; for the creation itself the real plugin answers
 //! `operation not supported` while the lab makes the link (listed), and the rest of an
 //! ipvlan lifecycle is skipped with a note.
@@ -28,6 +30,7 @@
 use cni_csi_lab::cni::host::{Host, Link, LinkKind, Netns};
 use cni_csi_lab::cni::plugin::{CniCommand, CniEnv, PluginCtx, PluginReply, Stdin};
 use cni_csi_lab::cni::registry::Registry;
+use cni_csi_lab::cni::release::PluginsRelease;
 use cni_csi_lab::cni::types::CniResult;
 use serde_json::{Value, json};
 use std::io::Write;
@@ -510,7 +513,84 @@ fn cases() -> Vec<Case> {
             conf: conf("ptp", json!({})),
             steps: &["ADD c1 net6"],
         },
+        // ---- bridge (host-local delegated; its dataDir is the case's own) ----
+        Case {
+            pre: Value::Null,
+            sysctls: &[],
+            name: "bridge_gateway_masquerade_lifecycle",
+            conf: conf(
+                "bridge",
+                json!({"bridge": "cni0", "isGateway": true, "isDefaultGateway": true,
+                    "ipMasq": true, "hairpinMode": true, "mtu": 1450,
+                    "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.22.0.0/24"}]]}}),
+            ),
+            steps: &[
+                "ADD c1 eth0",
+                "CHECK c1 eth0",
+                "ADD c2 eth1",
+                "DEL c1 eth0",
+                "DEL c1 eth0",
+                "DEL c2 eth1",
+            ],
+        },
+        Case {
+            pre: Value::Null,
+            sysctls: &[],
+            name: "bridge_l2_without_gateway",
+            conf: conf(
+                "bridge",
+                json!({"bridge": "br-l2",
+                    "ipam": {"type": "host-local", "subnet": "10.23.0.0/24",
+                        "routes": [{"dst": "10.99.0.0/16"}]}}),
+            ),
+            steps: &["ADD c1 eth0", "CHECK c1 eth0", "DEL c1 eth0"],
+        },
+        Case {
+            pre: Value::Null,
+            sysctls: &[],
+            name: "bridge_without_ipam",
+            conf: conf("bridge", json!({"bridge": "br-noipam"})),
+            steps: &["ADD c1 eth0", "CHECK c1 eth0", "DEL c1 eth0"],
+        },
+        Case {
+            pre: Value::Null,
+            sysctls: &[],
+            name: "bridge_release_commands",
+            conf: conf(
+                "bridge",
+                json!({"bridge": "cni0", "ipam": {"type": "host-local", "subnet": "10.24.0.0/24"}}),
+            ),
+            steps: &["VERSION - -", "GC - -", "STATUS - -", "GC c1 eth0"],
+        },
+        Case {
+            pre: Value::Null,
+            sysctls: &[],
+            name: "bridge_config_newer_than_the_release",
+            conf: json!({"cniVersion": "1.1.0", "name": "ulnet", "type": "bridge",
+                "bridge": "cni0", "ipam": {"type": "host-local", "subnet": "10.24.0.0/24"}}),
+            steps: &["ADD c1 eth0", "DEL c1 eth0"],
+        },
+        // ---- bandwidth, chained after bridge ----
+        Case {
+            pre: conf(
+                "bridge",
+                json!({"bridge": "cni0", "isGateway": true,
+                    "ipam": {"type": "host-local", "subnet": "10.25.0.0/24"}}),
+            ),
+            sysctls: &[],
+            name: "bandwidth_check_without_limits_panics",
+            conf: conf("bandwidth", json!({})),
+            steps: &["ADD c1 eth0", "CHECK c1 eth0", "DEL c1 eth0"],
+        },
     ]
+}
+
+/// Point every host-local `ipam` at `dir` (the real binary and the lab both write there).
+fn with_ipam_data_dir(mut conf: Value, dir: &str) -> Value {
+    if conf["ipam"]["type"] == "host-local" && conf["ipam"].get("dataDir").is_none() {
+        conf["ipam"]["dataDir"] = json!(dir);
+    }
+    conf
 }
 
 /// A step where the modelled release (HEAD) knowingly differs from Debian's 1.1.1.
@@ -530,115 +610,15 @@ struct KnownDifference {
     why: &'static str,
 }
 
-const KNOWN_DIFFERENCES: &[KnownDifference] = &[
-    KnownDifference {
-        case: "ipvlan_create",
-        steps: &[0],
-        view: "stdout",
-        ends_case: true,
-        real: "failed to create ipvlan: operation not supported",
-        lab: "\"interfaces\"",
-        why: "this kernel has no ipvlan module; the lab's kernel model has ipvlan",
-    },
-    // macvlan CHECK: HEAD lower-cased its error strings.
-    KnownDifference {
-        case: "macvlan_check_mode_mismatch",
-        steps: &[0],
-        view: "stdout",
-        ends_case: false,
-        real: "Container macvlan mode bridge does not match expected value: vepa",
-        lab: "container macvlan mode bridge does not match expected value: vepa",
-        why: "HEAD starts its CHECK errors lower-case",
-    },
-    // host-device: HEAD clears the alias when it moves the device back; 1.1.1 keeps it.
-    KnownDifference {
-        case: "host_device_by_name_with_static",
-        steps: &[2, 3, 4],
-        view: "node links",
-        ends_case: false,
-        real: "hd0 up=false alias=hd0 mac",
-        lab: "hd0 up=false alias= mac",
-        why: "HEAD's moveLinkOut unsets the alias; 1.1.1 leaves `alias hd0` on the node's link",
-    },
-    KnownDifference {
-        case: "host_device_by_hwaddr_l2",
-        steps: &[2],
-        view: "node links",
-        ends_case: false,
-        real: "hd1 up=false alias=hd1 mac",
-        lab: "hd1 up=false alias= mac",
-        why: "HEAD's moveLinkOut unsets the alias; 1.1.1 leaves it",
-    },
-    // host-device: the second DEL fails in both, worded differently.
-    KnownDifference {
-        case: "host_device_by_name_with_static",
-        steps: &[3],
-        view: "stdout",
-        ends_case: false,
-        real: "failed to find \\\"eth1\\\": Link not found",
-        lab: "failed to find \\\"eth1\\\" in containerNS: Link not found",
-        why: "HEAD names the namespace in moveLinkOut's lookup error",
-    },
-    KnownDifference {
-        case: "host_device_kernelpath_without_net",
-        steps: &[0],
-        view: "stdout",
-        ends_case: false,
-        real: "failed to find network devices at \\\"/sys/devices/nosuch/net\\\"",
-        lab: "failed to read directory /sys/devices/nosuch/net: \\\"open /sys/devices/nosuch/net: no such file or directory\\\"",
-        why: "HEAD reads the net directory with linkFromPath and wraps the open error",
-    },
-    // host-device with CNI_IFNAME taken: 1.1.1 renames in the pod, fails, and leaves the
-    // device there DOWN under its node name; HEAD renames in a temporary netns, fails the
-    // move, and rolls everything back.
-    KnownDifference {
-        case: "host_device_ifname_taken",
-        steps: &[0],
-        view: "stdout",
-        ends_case: false,
-        real: "failed to move link failed to rename device \\\"hd1\\\" to \\\"net1\\\": file exists",
-        lab: "failed to move link failed to move \\\"net1\\\" (host: \\\"hd1\\\") to container NS: file exists",
-        why: "HEAD's moveLinkIn goes through a temporary netns",
-    },
-    KnownDifference {
-        case: "host_device_ifname_taken",
-        steps: &[0],
-        view: "pod links",
-        ends_case: false,
-        real: "hd1 kind=veth mode= master= addrs= up=false mtu=1500 mac=02:00:00:00:00:21 promisc=false allmulti=false alias=hd1",
-        lab: "[\n    \"net1 kind=macvlan",
-        why: "1.1.1 leaks the device into the pod; HEAD rolls back",
-    },
-    KnownDifference {
-        case: "host_device_ifname_taken",
-        steps: &[0],
-        view: "node links",
-        ends_case: false,
-        real: "\"hd0p up=true alias= mac=02:00:00:00:00:22\", \"hd1p up=true",
-        lab: "\"hd1 up=true alias= mac=02:00:00:00:00:21\"",
-        why: "1.1.1 leaks the device into the pod; HEAD puts it back on the node, up as it was",
-    },
-    // tuning: 1.1.1's CHECK does not replace IFNAME in sysctl keys (ADD does); HEAD's
-    // getSysctlFilename does it for both.
-    KnownDifference {
-        case: "tuning_backup_and_restore",
-        steps: &[1],
-        view: "stdout",
-        ends_case: false,
-        real: "open /proc/sys/net/ipv4/conf/IFNAME/proxy_arp: no such file or directory",
-        lab: "exit 0",
-        why: "HEAD's cmdCheck substitutes IFNAME like cmdAdd",
-    },
-    KnownDifference {
-        case: "tuning_bad_sysctl_key",
-        steps: &[0],
-        view: "stdout",
-        ends_case: false,
-        real: "invalid net sysctl key: \\\"kernel.hostname\\\"",
-        lab: "invalid net sysctl key: \\\"kernel/hostname\\\"",
-        why: "HEAD quotes the key after turning its dots into slashes",
-    },
-];
+const KNOWN_DIFFERENCES: &[KnownDifference] = &[KnownDifference {
+    case: "ipvlan_create",
+    steps: &[0],
+    view: "stdout",
+    ends_case: true,
+    real: "failed to create ipvlan: operation not supported",
+    lab: "\"interfaces\"",
+    why: "this kernel has no ipvlan module; the lab's kernel model has ipvlan",
+}];
 
 // ---- running ----
 
@@ -977,7 +957,15 @@ fn lab_node_links(host: &Host) -> Vec<String> {
     out
 }
 
-fn parse_step(step: &str) -> (CniCommand, &str, &str, &str, Option<&str>) {
+fn parse_step(
+    step: &'static str,
+) -> (
+    CniCommand,
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+) {
     let mut parts: Vec<&str> = step.split(' ').collect();
     let netns = match parts.last() {
         Some(p) if p.starts_with('@') => parts.pop(),
@@ -987,12 +975,16 @@ fn parse_step(step: &str) -> (CniCommand, &str, &str, &str, Option<&str>) {
         "ADD" => CniCommand::Add,
         "DEL" => CniCommand::Del,
         "CHECK" => CniCommand::Check,
+        "GC" => CniCommand::Gc,
+        "STATUS" => CniCommand::Status,
+        "VERSION" => CniCommand::Version,
         other => panic!("bad step {other}"),
     };
+    let or_empty = |s: &'static str| if s == "-" { "" } else { s };
     (
         cmd,
-        parts[1],
-        parts[2],
+        or_empty(parts[1]),
+        or_empty(parts[2]),
         parts.get(3).copied().unwrap_or(""),
         netns,
     )
@@ -1129,8 +1121,12 @@ fn run_case(case: &Case, tag: &str) -> Vec<String> {
     let _ = std::fs::remove_dir_all(&data_dir);
     let _dir_guard = DirGuard(data_dir.clone());
     let mut host = lab_world(&pod_path);
-    let registry = Registry::standard();
-    let mut case_conf = case.conf.clone();
+    let ipam_dir = format!("/tmp/uld-ipam-{tag}");
+    let _ = std::fs::remove_dir_all(&ipam_dir);
+    let _ipam_guard = DirGuard(ipam_dir.clone());
+    let registry = Registry::standard_of(PluginsRelease::V1_1_1);
+    let mut case_conf = with_ipam_data_dir(case.conf.clone(), &ipam_dir);
+    let pre_conf = with_ipam_data_dir(case.pre.clone(), &ipam_dir);
     if case_conf["type"] == "tuning" && case_conf.get("dataDir").is_none() {
         case_conf["dataDir"] = json!(data_dir);
     }
@@ -1146,16 +1142,18 @@ fn run_case(case: &Case, tag: &str) -> Vec<String> {
     };
     // The plugin a chained case runs after (made `net1` on both sides).
     let (mut pre_real, mut pre_lab): (Option<String>, Option<CniResult>) = (None, None);
-    if !case.pre.is_null() {
-        let pty = case.pre["type"].as_str().unwrap_or("");
-        let env = env_for(CniCommand::Add, "pre", "net1", "", &pod_path);
-        let r = exec_real(&node, pty, &env, &case.pre);
+    if !pre_conf.is_null() {
+        let pty = pre_conf["type"].as_str().unwrap_or("");
+        let ifname = if pty == "bridge" { "eth0" } else { "net1" };
+        let id = if pty == "bridge" { "c1" } else { "pre" };
+        let env = env_for(CniCommand::Add, id, ifname, "", &pod_path);
+        let r = exec_real(&node, pty, &env, &pre_conf);
         let (l, added) = exec_lab(
             &mut host,
             &registry,
             pty,
             &env,
-            &Stdin::from_conf(case.pre.clone()),
+            &Stdin::from_conf(pre_conf.clone()),
         );
         if r.status != 0 || l.status != 0 {
             bad.push(format!(
@@ -1184,7 +1182,14 @@ fn run_case(case: &Case, tag: &str) -> Vec<String> {
             (pre_real.clone(), pre_lab.clone())
         };
         let (real_conf, stdin) = with_prev(&case_conf, rp.as_deref(), lp.as_ref());
-        let env = env_for(cmd, id, ifname, args, &netns);
+        let mut env = env_for(cmd, id, ifname, args, &netns);
+        if matches!(
+            cmd,
+            CniCommand::Gc | CniCommand::Status | CniCommand::Version
+        ) {
+            // libcni sends these without a namespace.
+            env.netns.clear();
+        }
         let real = exec_real(&node, &ty, &env, &real_conf);
         let (lab, added) = exec_lab(&mut host, &registry, &ty, &env, &stdin);
         if cmd == CniCommand::Add && real.status == 0 {

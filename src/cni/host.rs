@@ -333,16 +333,26 @@ impl Netns {
         ns
     }
 
-    /// The routing table as `ip route` shows it: connected routes of up links first
-    /// (derived from their addresses), then explicit routes, default first.
+    /// The routing table as `ip route` shows it: default routes first, then by destination.
+    /// Routes to one destination with one metric list the newest added route first: netlink
+    /// `RouteAdd` (what the plugins call) inserts without `NLM_F_APPEND`, so the kernel puts
+    /// the new alias ahead of the equal ones (`fib_table_insert`), while the connected routes
+    /// the kernel derives from addresses are appended (`fib_magic` with `NLM_F_APPEND`).
+    /// Checked against the kernel with two bridge attachments in one pod
+    /// (`tests/underlay_differential.rs`: two default routes, the second on top).
     pub fn route_table(&self) -> Vec<RouteEntry> {
         let mut table: Vec<RouteEntry> = Vec::new();
-        for r in &self.routes {
+        for r in self.routes.iter().rev() {
             if r.dst == "default" {
                 table.push(r.clone());
             }
         }
         let mut rest: Vec<RouteEntry> = Vec::new();
+        for r in self.routes.iter().rev() {
+            if r.dst != "default" {
+                rest.push(r.clone());
+            }
+        }
         for link in self.links.values() {
             if !link.up || link.kind == LinkKind::Loopback {
                 continue;
@@ -375,11 +385,6 @@ impl Netns {
                         mtu: None,
                     });
                 }
-            }
-        }
-        for r in &self.routes {
-            if r.dst != "default" {
-                rest.push(r.clone());
             }
         }
         rest.sort_by_key(|r| route_sort_key(&r.dst));

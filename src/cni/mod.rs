@@ -15,6 +15,7 @@ pub mod netfilter;
 pub mod plugin;
 pub mod plugins;
 pub mod registry;
+pub mod release;
 pub mod runtime;
 pub mod skel;
 pub mod sriov_nic;

@@ -213,8 +213,16 @@ pub trait Plugin: Send + Sync {
     /// The binary name (`type` in the config).
     fn type_name(&self) -> &'static str;
 
-    /// The versions `VERSION` reports.
+    /// The versions `VERSION` reports (in the newest release the lab models).
     fn supported_versions(&self) -> &'static [&'static str];
+
+    /// Whether this binary is one of containernetworking/plugins (bridge, host-local,
+    /// portmap…), whose behaviour follows the release the node runs
+    /// ([`super::release::PluginsRelease`]); the other projects' plugins (flannel,
+    /// Calico, Cilium, Multus, sriov-cni) have releases of their own.
+    fn is_reference_plugin(&self) -> bool {
+        false
+    }
 
     /// Run one invocation on a node. `ctx` lets the plugin delegate to another plugin
     /// (IPAM), the way `ipam.ExecAdd` execs a binary found in `CNI_PATH`.
@@ -290,8 +298,14 @@ impl PluginCtx<'_> {
 /// The standard VERSION answer (`pkg/version/plugin.go`): skel prints the library's
 /// current version as `cniVersion`.
 pub fn version_reply(supported: &[&str]) -> PluginReply {
+    version_reply_as(super::version::CURRENT, supported)
+}
+
+/// The VERSION answer of a plugin built on a library whose `version.Current()` is
+/// `current` (an older release of the reference plugins, [`super::release`]).
+pub fn version_reply_as(current: &str, supported: &[&str]) -> PluginReply {
     Ok(PluginOutput::Versions(serde_json::json!({
-        "cniVersion": "1.1.0",
+        "cniVersion": current,
         "supportedVersions": supported,
     })))
 }

@@ -1,18 +1,33 @@
 //! The plugins installed in `CNI_PATH` (`/opt/cni/bin`), found by type name.
 
 use super::plugin::Plugin;
+use super::release::PluginsRelease;
 
-/// The set of plugin binaries a node has.
+/// The set of plugin binaries a node has, and which release of containernetworking/plugins
+/// the reference ones are.
 pub struct Registry {
     plugins: Vec<Box<dyn Plugin>>,
+    release: PluginsRelease,
 }
 
 impl Registry {
-    /// An empty registry.
+    /// An empty registry (the default release).
     pub fn empty() -> Self {
         Registry {
             plugins: Vec::new(),
+            release: PluginsRelease::default(),
         }
+    }
+
+    /// The release of containernetworking/plugins the reference plugins behave as.
+    pub fn release(&self) -> PluginsRelease {
+        self.release
+    }
+
+    /// The same registry as another release of containernetworking/plugins.
+    pub fn with_release(mut self, release: PluginsRelease) -> Self {
+        self.release = release;
+        self
     }
 
     /// Install a plugin (a later one with the same type replaces an earlier one).
@@ -39,17 +54,26 @@ impl Registry {
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.names()).finish()
+        f.debug_struct("Registry")
+            .field("release", &self.release)
+            .field("plugins", &self.names())
+            .finish()
     }
 }
 
 impl Registry {
-    /// The plugins the lab installs on every node (`/opt/cni/bin`).
+    /// The plugins the lab installs on every node (`/opt/cni/bin`), reference plugins of
+    /// the default release.
     pub fn standard() -> Self {
         let mut r = Registry::empty();
         for p in super::plugins::standard() {
             r.install(p);
         }
         r
+    }
+
+    /// The standard plugins with the reference plugins of `release`.
+    pub fn standard_of(release: PluginsRelease) -> Self {
+        Registry::standard().with_release(release)
     }
 }

@@ -3,6 +3,7 @@
 //! minimum versions, and `types.PrintResult`'s conversion to the config's version.
 
 use super::plugin::{CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin};
+use super::release::PluginsRelease;
 use super::types::{CniError, CniResult, code, to_go_json};
 use super::version;
 use serde_json::{Value, json};
@@ -20,14 +21,21 @@ pub fn dispatch(
             "required env variables [CNI_COMMAND] missing",
         ));
     };
-    check_required_env(cmd, env)?;
+    let release = if plugin.is_reference_plugin() {
+        ctx.registry.release()
+    } else {
+        PluginsRelease::default()
+    };
+    if !release.has_gc_and_status() {
+        return dispatch_cni_v1_0_1(plugin, ctx, env, stdin, release, cmd);
+    }
+    check_required_env(cmd, env, release)?;
     let supported = plugin.supported_versions();
     if cmd == CniCommand::Version {
         return super::plugin::version_reply(supported);
     }
     validate_config(&stdin.conf)?;
     let conf_version = version::config_version(&stdin.conf)?;
-    let decode = |e: String| CniError::new(code::DECODING_FAILURE, e);
     let min = match cmd {
         CniCommand::Check => Some(("0.4.0", "CHECK")),
         CniCommand::Gc => Some(("1.1.0", "GC")),
@@ -35,34 +43,59 @@ pub fn dispatch(
         _ => None,
     };
     if let Some((min, name)) = min {
-        if !version::gte(&conf_version, min).map_err(decode)? {
-            return Err(CniError::new(
-                code::INCOMPATIBLE_VERSION,
-                format!("config version does not allow {name}"),
-            ));
-        }
-        let mut plugin_allows = false;
-        for v in supported {
-            if version::gte(v, &conf_version).map_err(decode)? {
-                plugin_allows = true;
-                break;
-            }
-        }
-        if !plugin_allows {
-            return Err(CniError::new(
-                code::INCOMPATIBLE_VERSION,
-                format!("plugin version does not allow {name}"),
-            ));
-        }
+        check_min_version(&conf_version, supported, min, name)?;
     }
     version::reconcile(&conf_version, supported)?;
     plugin.invoke(ctx, env, stdin)
 }
 
-fn check_required_env(cmd: CniCommand, env: &CniEnv) -> Result<(), CniError> {
+/// skel as the CNI library v1.0.1 has it, which containernetworking/plugins v1.1.1 is built
+/// on (`vendor/github.com/containernetworking/cni/pkg/skel/skel.go` at tag v1.1.1): only
+/// ADD, CHECK, DEL and VERSION exist; every other command first goes through the config,
+/// container ID and interface name checks (so an empty GC or STATUS environment reads
+/// `missing containerID`, code 3) and then is an unknown command (code 4). Checked against
+/// Debian's binaries.
+fn dispatch_cni_v1_0_1(
+    plugin: &dyn Plugin,
+    ctx: &mut PluginCtx<'_>,
+    env: &CniEnv,
+    stdin: &Stdin,
+    release: PluginsRelease,
+    cmd: CniCommand,
+) -> PluginReply {
     use CniCommand::*;
-    let mut missing = Vec::new();
-    let checks: [(&str, &str, bool); 4] = [
+    check_required_env(cmd, env, release)?;
+    let supported = release.supported_versions(plugin.supported_versions());
+    if cmd == Version {
+        return super::plugin::version_reply_as(release.current_spec(), &supported);
+    }
+    validate_config(&stdin.conf)?;
+    validate_container_id(&env.container_id)?;
+    validate_ifname(&env.ifname)?;
+    if matches!(cmd, Gc | Status) {
+        return Err(CniError::new(
+            code::INVALID_ENV,
+            format!("unknown CNI_COMMAND: {}", cmd.as_str()),
+        ));
+    }
+    let conf_version = version::config_version(&stdin.conf)?;
+    if cmd == Check {
+        check_min_version(&conf_version, &supported, "0.4.0", "CHECK")?;
+    }
+    version::reconcile(&conf_version, &supported)?;
+    plugin.invoke(ctx, env, stdin)
+}
+
+/// getCmdArgsFromEnv: the variables each command needs (the library 1.0.1 of release
+/// 1.1.1 knows no GC or STATUS, so nothing is required for them there).
+fn check_required_env(
+    cmd: CniCommand,
+    env: &CniEnv,
+    release: PluginsRelease,
+) -> Result<(), CniError> {
+    use CniCommand::*;
+    let path_too = release.has_gc_and_status() && matches!(cmd, Gc | Status);
+    require_env(&[
         (
             "CNI_CONTAINERID",
             &env.container_id,
@@ -73,14 +106,19 @@ fn check_required_env(cmd: CniCommand, env: &CniEnv) -> Result<(), CniError> {
         (
             "CNI_PATH",
             &env.path,
-            matches!(cmd, Add | Check | Del | Gc | Status),
+            matches!(cmd, Add | Check | Del) || path_too,
         ),
-    ];
-    for (name, value, required) in checks {
-        if required && value.is_empty() {
-            missing.push(name);
-        }
-    }
+    ])
+}
+
+/// getCmdArgsFromEnv's check: every variable required for the command and empty, named in
+/// one error.
+fn require_env(checks: &[(&str, &str, bool)]) -> Result<(), CniError> {
+    let missing: Vec<&str> = checks
+        .iter()
+        .filter(|(_, value, required)| *required && value.is_empty())
+        .map(|(name, _, _)| *name)
+        .collect();
     if missing.is_empty() {
         Ok(())
     } else {
@@ -89,6 +127,33 @@ fn check_required_env(cmd: CniCommand, env: &CniEnv) -> Result<(), CniError> {
             format!("required env variables [{}] missing", missing.join(",")),
         ))
     }
+}
+
+/// skel's guard for a command newer than some config versions (CHECK from 0.4.0, GC and
+/// STATUS from 1.1.0): the config must be at least `min`, and the plugin must support a
+/// version at least the config's.
+fn check_min_version(
+    conf_version: &str,
+    supported: &[&str],
+    min: &str,
+    name: &str,
+) -> Result<(), CniError> {
+    let decode = |e: String| CniError::new(code::DECODING_FAILURE, e);
+    if !version::gte(conf_version, min).map_err(decode)? {
+        return Err(CniError::new(
+            code::INCOMPATIBLE_VERSION,
+            format!("config version does not allow {name}"),
+        ));
+    }
+    for v in supported {
+        if version::gte(v, conf_version).map_err(decode)? {
+            return Ok(());
+        }
+    }
+    Err(CniError::new(
+        code::INCOMPATIBLE_VERSION,
+        format!("plugin version does not allow {name}"),
+    ))
 }
 
 /// skel's `validateConfig`: the network name must be present and valid.
@@ -193,7 +258,10 @@ pub fn stdout_of(reply: &PluginReply) -> String {
     match reply {
         Ok(PluginOutput::Result(r)) => print_result(r),
         Ok(PluginOutput::Empty) => String::new(),
-        Ok(PluginOutput::Versions(v)) => serde_json::to_string(v).unwrap_or_default(),
+        // `versionInfo.Encode` is a json.Encoder: compact, with a newline.
+        Ok(PluginOutput::Versions(v)) => {
+            format!("{}\n", serde_json::to_string(v).unwrap_or_default())
+        }
         Err(e) => e.to_stdout(),
     }
 }
@@ -269,7 +337,13 @@ fn result_040(r: &CniResult) -> Value {
 /// The 0.1.0/0.2.0 layout (`types020`): one `ip4` and one `ip6` block.
 fn result_020(r: &CniResult) -> Value {
     let mut out = serde_json::Map::new();
-    out.insert("cniVersion".into(), json!(r.cni_version));
+    // `convert.Convert` reads an empty target version as 0.1.0, and that is the label.
+    let label = if r.cni_version.is_empty() {
+        "0.1.0"
+    } else {
+        r.cni_version.as_str()
+    };
+    out.insert("cniVersion".into(), json!(label));
     for fam in ["4", "6"] {
         if let Some(ip) = r.ips.iter().find(|ip| family(&ip.address) == fam) {
             let mut m = serde_json::Map::new();
@@ -353,13 +427,69 @@ mod tests {
     use super::*;
     use crate::cni::types::IpConfig;
 
+    /// host-local behind skel on a node of `release`, with this env and config.
+    fn run_host_local(release: PluginsRelease, env: &CniEnv, conf: Value) -> PluginReply {
+        let registry = crate::cni::registry::Registry::empty().with_release(release);
+        let mut host = crate::cni::host::Host::new("n", "192.168.0.10", "02:00:00:00:00:01".into());
+        let mut ctx = PluginCtx {
+            host: &mut host,
+            registry: &registry,
+            delegations: Default::default(),
+            faults: None,
+            kube: None,
+        };
+        dispatch(
+            &crate::cni::plugins::host_local::HostLocal,
+            &mut ctx,
+            env,
+            &Stdin::from_conf(conf),
+        )
+    }
+
+    /// What Debian's 1.1.1 host-local answered (the differential test runs the same).
+    #[test]
+    fn release_1_1_1_has_no_gc_or_status_and_reports_spec_1_0_0() {
+        let conf = json!({"cniVersion": "1.1.0", "name": "n", "type": "host-local",
+            "ipam": {"subnet": "10.1.0.0/24"}});
+        let env = |cmd, id: &str, ifname: &str| CniEnv {
+            command: Some(cmd),
+            container_id: id.into(),
+            ifname: ifname.into(),
+            netns: if cmd == CniCommand::Add {
+                "/x".into()
+            } else {
+                String::new()
+            },
+            path: "/opt/cni/bin".into(),
+            ..Default::default()
+        };
+        let old = PluginsRelease::V1_1_1;
+        let v = run_host_local(old, &env(CniCommand::Version, "", ""), conf.clone());
+        assert_eq!(
+            stdout_of(&v),
+            "{\"cniVersion\":\"1.0.0\",\"supportedVersions\":[\"0.1.0\",\"0.2.0\",\"0.3.0\",\"0.3.1\",\"0.4.0\",\"1.0.0\"]}\n"
+        );
+        let gc = run_host_local(old, &env(CniCommand::Gc, "", ""), conf.clone()).unwrap_err();
+        assert_eq!((gc.code, gc.msg.as_str()), (3, "missing containerID"));
+        let gc = run_host_local(old, &env(CniCommand::Gc, "c1", "eth0"), conf.clone());
+        let gc = gc.unwrap_err();
+        assert_eq!((gc.code, gc.msg.as_str()), (4, "unknown CNI_COMMAND: GC"));
+        let add = run_host_local(old, &env(CniCommand::Add, "c1", "eth0"), conf.clone());
+        assert_eq!(add.unwrap_err().msg, "incompatible CNI versions");
+        // The default release: GC is a command (host-local has nothing to collect).
+        let new = PluginsRelease::V1_9_1;
+        assert!(run_host_local(new, &env(CniCommand::Gc, "", ""), conf.clone()).is_ok());
+        let v = run_host_local(new, &env(CniCommand::Version, "", ""), conf);
+        assert!(stdout_of(&v).starts_with("{\"cniVersion\":\"1.1.0\""));
+    }
+
     #[test]
     fn missing_env_names_every_variable() {
         let env = CniEnv {
             command: Some(CniCommand::Add),
             ..Default::default()
         };
-        let e = check_required_env(CniCommand::Add, &env).unwrap_err();
+        let e = check_required_env(CniCommand::Add, &env, PluginsRelease::default()).unwrap_err();
         assert_eq!(e.code, 4);
         assert_eq!(
             e.msg,

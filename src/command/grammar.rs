@@ -312,6 +312,15 @@ pub enum CniCmd {
         #[arg(long)]
         node: String,
     },
+    /// Show or choose the release of containernetworking/plugins in every node's
+    /// /opt/cni/bin: 1.9.1 (the current upstream release, the default) or 1.1.1 (Debian
+    /// bookworm's build: spec up to 1.0.0, no GC or STATUS)
+    #[command(after_help = "Examples:\n  cni plugins\n  cni plugins 1.1.1\n  cni plugins 1.9.1")]
+    Plugins {
+        /// The release to install (omit to show the one installed)
+        #[arg(value_parser = ["1.1.1", "1.9.1"])]
+        release: Option<String>,
+    },
     /// VERSION of each plugin in the chain
     Version {
         /// Node (default: the first node)

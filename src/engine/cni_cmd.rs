@@ -6,6 +6,8 @@ use super::{Lab, LabError};
 use crate::cni::conf::{ConfDir, parse_file};
 use crate::cni::host::Netns;
 use crate::cni::plugin::Attachment;
+use crate::cni::registry::Registry;
+use crate::cni::release::PluginsRelease;
 use crate::cni::runtime::{ChainError, Invoker, Network};
 use crate::command::grammar::{CniAttachArgs, CniCmd, CniConfCmd};
 use crate::render::{Line, Outcome, Role};
@@ -21,6 +23,7 @@ impl Lab {
             CniCmd::Gc { node } => self.cni_gc(&node),
             CniCmd::Status { node } => self.cni_status(&node),
             CniCmd::Version { node } => self.cni_version(node.as_deref()),
+            CniCmd::Plugins { release } => self.cni_plugins(release.as_deref()),
             CniCmd::Conf(CniConfCmd::Show { node }) => self.cni_conf_show(node.as_deref()),
             CniCmd::Conf(CniConfCmd::Load {
                 file,
@@ -306,6 +309,71 @@ impl Lab {
         }
     }
 
+    /// `cni plugins [RELEASE]`: show the release of containernetworking/plugins the nodes
+    /// run, or install another on every node. Attachments made before stay as they are (the
+    /// kernel state and the caches do not depend on the binaries); the next call runs the
+    /// new binaries, as after a package upgrade on a real node.
+    fn cni_plugins(&mut self, release: Option<&str>) -> Result<Outcome, LabError> {
+        let mut out = Outcome::empty();
+        let current = self.registry.release();
+        let chosen = match release {
+            None => current,
+            Some(r) => PluginsRelease::parse(r).map_err(LabError::msg)?,
+        };
+        if chosen != current {
+            self.registry = Arc::new(Registry::standard_of(chosen));
+        }
+        out.line(Line::styled(
+            format!(
+                "containernetworking/plugins {chosen} in /opt/cni/bin on every node ({})",
+                chosen.origin()
+            ),
+            Role::Header,
+        ));
+        let what = if chosen.has_gc_and_status() {
+            "GC and STATUS"
+        } else {
+            "no GC or STATUS (skel answers `unknown CNI_COMMAND`)"
+        };
+        out.line(Line::plain(format!(
+            "  built on the CNI library {}: VERSION says cniVersion {}, configs up to {} are accepted, {what}",
+            chosen.cni_library(),
+            chosen.current_spec(),
+            chosen.current_spec(),
+        )));
+        for other in PluginsRelease::ALL.into_iter().filter(|r| *r != chosen) {
+            out.line(Line::styled(
+                format!(
+                    "  also modelled: {other} ({}): `cni plugins {other}`",
+                    other.origin()
+                ),
+                Role::Dim,
+            ));
+        }
+        // A network whose cniVersion this release does not know fails every ADD: say so.
+        let mut seen = std::collections::BTreeSet::new();
+        for rt in self.nodes.values() {
+            let Ok(net) = rt.network() else { continue };
+            let v = net.list.cni_version.as_str();
+            let too_new = !crate::cni::version::gte(chosen.current_spec(), v).unwrap_or(true);
+            let reference = net.list.plugins.iter().any(|p| {
+                self.registry
+                    .find(&p.plugin_type)
+                    .is_some_and(|b| b.is_reference_plugin())
+            });
+            if too_new && reference && seen.insert((net.list.name.clone(), v.to_string())) {
+                out.line(Line::styled(
+                    format!(
+                        "  note: network {} has cniVersion {v}, newer than these plugins accept: its ADDs fail with `incompatible CNI versions`",
+                        net.list.name
+                    ),
+                    Role::Warn,
+                ));
+            }
+        }
+        Ok(out)
+    }
+
     fn cni_version(&mut self, node: Option<&str>) -> Result<Outcome, LabError> {
         let node = match node {
             Some(n) => n.to_string(),
@@ -338,6 +406,14 @@ impl Lab {
             faults: None,
         };
         let mut out = Outcome::empty();
+        out.line(Line::styled(
+            format!(
+                "containernetworking/plugins {} ({}); `cni plugins` to change it",
+                registry.release(),
+                registry.release().origin()
+            ),
+            Role::Dim,
+        ));
         for p in &net.list.plugins {
             match inv.version(&p.plugin_type, &net.list.cni_version) {
                 Ok(v) => out.line(

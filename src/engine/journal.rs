@@ -16,7 +16,7 @@
 use super::Lab;
 use crate::command::Command;
 use crate::command::grammar::{
-    NadCmd, NetworkCmd, NodeCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
+    CniCmd, NadCmd, NetworkCmd, NodeCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -142,7 +142,8 @@ pub fn classify(cmd: &Command) -> Class {
         | Command::Snapshot(SnapshotCmd::List)
         | Command::Policy(PolicyCmd::List)
         | Command::Nad(NadCmd::List { .. })
-        | Command::Network(NetworkCmd::Show) => Class::View,
+        | Command::Network(NetworkCmd::Show)
+        | Command::Cni(CniCmd::Plugins { release: None }) => Class::View,
         Command::Reset(_) | Command::Load(_) => Class::Restart,
         c if super::is_front_end_command(c) => Class::Restart,
         _ => Class::Change,

@@ -19,6 +19,7 @@ use crate::cni::host::{Host, Link, LinkKind, Qdisc};
 use crate::cni::plugin::{
     CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin, VERSIONS_FROM_030,
 };
+use crate::cni::release::PluginsRelease;
 use crate::cni::types::{CniError, CniResult, Interface};
 use crate::util::hash;
 use serde_json::Value;
@@ -88,6 +89,10 @@ fn validate(rate: u64, burst: u64) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// What Go prints for a nil pointer dereference, before the goroutine trace (as Debian's
+/// 1.1.1 bandwidth printed it).
+const NIL_DEREFERENCE: &str = "runtime error: invalid memory address or nil pointer dereference\\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x536ff6]";
 
 /// `parseConfig` + `getBandwidth`: the static keys win when any of them is present (Go
 /// allocates the embedded entry), else `runtimeConfig.bandwidth`; both rate/burst pairs are
@@ -352,7 +357,13 @@ impl Bandwidth {
         Ok(PluginOutput::Empty)
     }
 
-    fn cmd_check(&self, host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+    fn cmd_check(
+        &self,
+        host: &mut Host,
+        env: &CniEnv,
+        stdin: &Stdin,
+        release: PluginsRelease,
+    ) -> PluginReply {
         let bw = parse_bandwidth(stdin).map_err(CniError::internal)?;
         let Some(prev) = &stdin.prev_result else {
             return Err(CniError::internal("must be called as a chained plugin"));
@@ -361,7 +372,15 @@ impl Bandwidth {
             return Err(netns_err(&env.netns));
         }
         let host_if = host_interface(host, &prev.interfaces, env)?;
-        let bw = bw.unwrap_or_default();
+        // No limits at all: v1.1.1 reads `bandwidth.IngressRate` through a nil pointer and
+        // panics (main.go:301; Debian's binary exits 2 with this trace). v1.9.1 returns
+        // early instead (8c4a6b3b "bandwidth: handle nil bandwidth in CHECK", issue #1221).
+        let Some(bw) = bw else {
+            return match release {
+                PluginsRelease::V1_1_1 => Err(common::go_panic(NIL_DEREFERENCE)),
+                PluginsRelease::V1_9_1 => Ok(PluginOutput::Empty),
+            };
+        };
         let check = |dev: &str, rate: u64, burst: u64| -> Result<(), CniError> {
             let qs: Vec<&Qdisc> = host.qdiscs.iter().filter(|q| q.dev == dev).collect();
             if qs.is_empty() {
@@ -414,11 +433,15 @@ impl Plugin for Bandwidth {
         VERSIONS_FROM_030
     }
 
+    fn is_reference_plugin(&self) -> bool {
+        true
+    }
+
     fn invoke(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         match env.cmd() {
             CniCommand::Add => self.cmd_add(ctx.host, env, stdin),
             CniCommand::Del => self.cmd_del(ctx.host, env, stdin),
-            CniCommand::Check => self.cmd_check(ctx.host, env, stdin),
+            CniCommand::Check => self.cmd_check(ctx.host, env, stdin, ctx.registry.release()),
             // "FIXME GC" / "FIXME Status".
             CniCommand::Gc | CniCommand::Status => Ok(PluginOutput::Empty),
             CniCommand::Version => crate::cni::plugin::version_reply(VERSIONS_FROM_030),

@@ -8,8 +8,9 @@
 //! `pciBusID` or `runtimeConfig.deviceID` (the link whose [`crate::cni::host::Link::pci`]
 //! is that address; Multus injects both keys for an SR-IOV VF).
 //!
-//! **Modelled release: HEAD.** Where Debian's 1.1.1 differs (each one is listed in
-//! `tests/underlay_differential.rs` and checked there against the real binary):
+//! **Releases** ([`crate::cni::release`]): v1.9.1 by default; with `cni plugins 1.1.1`,
+//! Debian's build, whose differences are these (each one checked against the real binary
+//! in `tests/underlay_differential.rs`, which runs the lab as 1.1.1):
 //! - a taken `CNI_IFNAME`: HEAD renames in a temporary netns, fails the move with
 //!   `failed to move link failed to move "net1" (host: "hd0") to container NS: file exists`
 //!   and rolls back (the device is back on the node as it was); 1.1.1 fails the rename with
@@ -19,9 +20,13 @@
 //!   not found`, 1.1.1 `failed to find "net1": Link not found` (not idempotent in either);
 //! - DEL clears the alias at HEAD; 1.1.1 leaves it set on the node's link;
 //! - `runtimeConfig.deviceID` that is no PCI device: HEAD `runtime config DeviceID <id> not
-//!   found or unsupported`; 1.1.1 treats it as `pciBusID`;
+//!   found or unsupported`; 1.1.1 treats it as `pciBusID` (not modelled: the lab answers as
+//!   HEAD in both releases);
 //! - `kernelpath` without a `net` directory: HEAD `failed to read directory <p>/net: "open
-//!   <p>/net: no such file or directory"`, 1.1.1 `failed to find network devices at "<p>/net"`.
+//!   <p>/net: no such file or directory"`, 1.1.1 `failed to find network devices at "<p>/net"`;
+//!   a `net` directory without a link: HEAD `failed to find network device in path <p>/net`,
+//!   1.1.1 falls through to `failed to find physical interface`; a `pciBusID` without a
+//!   net device: 1.1.1 `no net directory under pci device <addr>`.
 //!
 //! Not modelled: DPDK-bound devices (a device the lab knows always has a kernel driver) and
 //! auxiliary-bus devices.
@@ -31,6 +36,7 @@ use crate::cni::host::Host;
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
+use crate::cni::release::PluginsRelease;
 use crate::cni::types::{CniError, CniResult, Dns, Interface};
 use serde_json::Value;
 
@@ -110,7 +116,8 @@ fn load_conf(host: &Host, stdin: &Stdin) -> Result<HostDeviceConf, CniError> {
 
 /// `getLink`: the node's link the selectors name, or the error (without the `failed to find
 /// host device: ` prefix).
-fn get_link(host: &Host, c: &HostDeviceConf) -> Result<String, String> {
+fn get_link(host: &Host, c: &HostDeviceConf, release: PluginsRelease) -> Result<String, String> {
+    let old = release == PluginsRelease::V1_1_1;
     let links = &host.root.links;
     if !c.device.is_empty() {
         return links
@@ -136,37 +143,74 @@ fn get_link(host: &Host, c: &HostDeviceConf) -> Result<String, String> {
         let last = kp.rsplit('/').next().unwrap_or_default();
         let net_dir = format!("{kp}/net");
         if !pci_exists(host, last) {
-            return Err(format!(
-                "failed to read directory {net_dir}: \"open {net_dir}: no such file or directory\""
-            ));
+            return Err(if old {
+                format!("failed to find network devices at {}", go_quote(&net_dir))
+            } else {
+                format!(
+                    "failed to read directory {net_dir}: \"open {net_dir}: no such file or directory\""
+                )
+            });
         }
         return links
             .values()
             .find(|l| l.pci.as_deref() == Some(last))
             .map(|l| l.name.clone())
-            .ok_or_else(|| format!("failed to find network device in path {net_dir}"));
+            .ok_or_else(|| {
+                if old {
+                    "failed to find physical interface".to_string()
+                } else {
+                    format!("failed to find network device in path {net_dir}")
+                }
+            });
     } else if !c.pci_addr.is_empty() {
         return links
             .values()
             .find(|l| l.pci.as_deref() == Some(c.pci_addr.as_str()))
             .map(|l| l.name.clone())
             .ok_or_else(|| {
-                format!(
-                    "failed to find network device in path {SYS_BUS_PCI}/{}/net",
-                    c.pci_addr
-                )
+                if old {
+                    format!("no net directory under pci device {}", c.pci_addr)
+                } else {
+                    format!(
+                        "failed to find network device in path {SYS_BUS_PCI}/{}/net",
+                        c.pci_addr
+                    )
+                }
             });
     }
     Err("failed to find physical interface".to_string())
 }
 
-/// `moveLinkIn` (HEAD): rename and alias in a temporary netns, then into the pod and up; a
-/// name already taken in the pod fails the move and everything is rolled back.
-fn move_link_in(host: &mut Host, dev: &str, env: &CniEnv) -> Result<Interface, String> {
+/// `moveLinkIn`. v1.9.1: rename and alias in a temporary netns, then into the pod and up; a
+/// name already taken in the pod fails the move and everything is rolled back. v1.1.1:
+/// into the pod first, then down, alias and rename there; a taken name fails the rename
+/// and leaves the device in the pod, DOWN, under its node name, with the alias set.
+fn move_link_in(
+    host: &mut Host,
+    dev: &str,
+    env: &CniEnv,
+    release: PluginsRelease,
+) -> Result<Interface, String> {
     let taken = host
         .netns
         .get(&env.netns)
         .is_some_and(|ns| ns.links.contains_key(&env.ifname));
+    if taken && release == PluginsRelease::V1_1_1 {
+        if let Some(mut link) = host.root.links.remove(dev) {
+            host.root.routes.retain(|r| r.dev != dev);
+            link.alias = Some(dev.to_string());
+            link.up = false;
+            link.addrs.clear();
+            if let Some(ns) = host.netns.get_mut(&env.netns) {
+                ns.links.insert(dev.to_string(), link);
+            }
+        }
+        return Err(format!(
+            "failed to rename device {} to {}: file exists",
+            go_quote(dev),
+            go_quote(&env.ifname)
+        ));
+    }
     if taken {
         return Err(format!(
             "failed to move {} (host: {}) to container NS: file exists",
@@ -197,14 +241,19 @@ fn move_link_in(host: &mut Host, dev: &str, env: &CniEnv) -> Result<Interface, S
     })
 }
 
-/// `moveLinkOut` (HEAD): back to the node under its alias, DOWN, alias cleared.
-fn move_link_out(host: &mut Host, env: &CniEnv) -> Result<(), CniError> {
+/// `moveLinkOut`: back to the node under its alias, DOWN; v1.9.1 clears the alias, v1.1.1
+/// leaves it set.
+fn move_link_out(host: &mut Host, env: &CniEnv, release: PluginsRelease) -> Result<(), CniError> {
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(common::netns_open_error(&env.netns));
     };
     let Some(link) = ns.links.get(&env.ifname) else {
+        let where_ = match release {
+            PluginsRelease::V1_1_1 => "",
+            PluginsRelease::V1_9_1 => " in containerNS",
+        };
         return Err(CniError::internal(format!(
-            "failed to find {} in containerNS: Link not found",
+            "failed to find {}{where_}: Link not found",
             go_quote(&env.ifname)
         )));
     };
@@ -231,7 +280,9 @@ fn move_link_out(host: &mut Host, env: &CniEnv) -> Result<(), CniError> {
     }) else {
         return Ok(());
     };
-    link.alias = None;
+    if release != PluginsRelease::V1_1_1 {
+        link.alias = None;
+    }
     link.up = false;
     link.addrs.clear();
     host.root.links.insert(alias, link);
@@ -244,9 +295,10 @@ impl HostDevice {
         if !common::netns_exists(ctx.host, &env.netns) {
             return Err(common::netns_open_error(&env.netns));
         }
-        let dev = get_link(ctx.host, &c)
+        let release = ctx.registry.release();
+        let dev = get_link(ctx.host, &c, release)
             .map_err(|e| CniError::internal(format!("failed to find host device: {e}")))?;
-        let iface = move_link_in(ctx.host, &dev, env)
+        let iface = move_link_in(ctx.host, &dev, env, release)
             .map_err(|e| CniError::internal(format!("failed to move link {e}")))?;
         let mut result = CniResult {
             cni_version: stdin.cni_version().to_string(),
@@ -285,7 +337,7 @@ impl HostDevice {
         if !c.ipam_type.is_empty() {
             common::exec_ipam(ctx, &c.ipam_type, CniCommand::Del, env, stdin)?;
         }
-        move_link_out(ctx.host, env)?;
+        move_link_out(ctx.host, env, ctx.registry.release())?;
         Ok(PluginOutput::Empty)
     }
 
@@ -328,6 +380,10 @@ impl Plugin for HostDevice {
 
     fn supported_versions(&self) -> &'static [&'static str] {
         ALL_VERSIONS
+    }
+
+    fn is_reference_plugin(&self) -> bool {
+        true
     }
 
     fn invoke(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {

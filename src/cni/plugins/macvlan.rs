@@ -19,7 +19,7 @@
 //!   DOWN: cmdAdd's cleanup `defer` tests an `err` the IPAM block shadowed.
 //! - DEL: IPAM DEL first, then the link; an empty or vanished netns is success.
 //!
-//! Differences from 1.1.1 (listed in the differential): its CHECK errors start upper-case
+//! Differences in 1.1.1 (`cni plugins 1.1.1`, checked in the differential): its CHECK errors start upper-case
 //! (`Container macvlan mode bridge does not match expected value: vepa`, `Sandbox in
 //! prevResult …`); 1.1.1 ignores `linkInContainer` and `bcqueuelen`, which the lab parses
 //! but does not model (the master is always a link of the node's namespace).
@@ -333,6 +333,10 @@ impl Macvlan {
 
     fn cmd_check(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         let conf = load_conf(ctx.host, stdin, env)?;
+        // v1.1.1 starts these messages upper-case (`git diff v1.1.1 v1.9.1 --
+        // plugins/main/macvlan/macvlan.go`).
+        let release = ctx.registry.release();
+        let err = |msg: String| CniError::internal(release.capitalised_in_1_1_1(msg));
         if !common::netns_exists(ctx.host, &env.netns) {
             return Err(CniError::internal(format!(
                 "failed to open netns {}: {}",
@@ -344,11 +348,11 @@ impl Macvlan {
             common::exec_ipam(ctx, &conf.ipam_type, CniCommand::Check, env, stdin)?;
         }
         let Some(prev) = common::prev_result(stdin) else {
-            return Err(CniError::internal("required prevResult missing"));
+            return Err(err("required prevResult missing".into()));
         };
         let cont = cont_interface(&prev, env);
         if env.netns != cont.sandbox {
-            return Err(CniError::internal(format!(
+            return Err(err(format!(
                 "sandbox in prevResult {} doesn't match configured netns: {}",
                 cont.sandbox, env.netns
             )));
@@ -363,25 +367,25 @@ impl Macvlan {
             return Err(common::netns_open_error(&env.netns));
         };
         let Some(link) = ns.links.get(&cont.name) else {
-            return Err(CniError::internal(format!(
+            return Err(err(format!(
                 "container Interface name in prevResult: {} not found",
                 cont.name
             )));
         };
         let LinkKind::Macvlan { mode, .. } = &link.kind else {
-            return Err(CniError::internal(format!(
+            return Err(err(format!(
                 "error: Container interface {} not of type macvlan",
                 link.name
             )));
         };
         let want = mode_from_string(&conf.mode)?;
         if mode != want {
-            return Err(CniError::internal(format!(
+            return Err(err(format!(
                 "container macvlan mode {mode} does not match expected value: {want}"
             )));
         }
         if !cont.mac.is_empty() && cont.mac != link.mac {
-            return Err(CniError::internal(format!(
+            return Err(err(format!(
                 "interface {} Mac {} doesn't match container Mac: {}",
                 cont.name, cont.mac, link.mac
             )));
@@ -398,6 +402,10 @@ impl Plugin for Macvlan {
 
     fn supported_versions(&self) -> &'static [&'static str] {
         ALL_VERSIONS
+    }
+
+    fn is_reference_plugin(&self) -> bool {
+        true
     }
 
     fn invoke(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {

@@ -313,6 +313,10 @@ impl Plugin for Ptp {
         ALL_VERSIONS
     }
 
+    fn is_reference_plugin(&self) -> bool {
+        true
+    }
+
     fn invoke(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         match env.cmd() {
             CniCommand::Add => self.cmd_add(ctx, env, stdin),

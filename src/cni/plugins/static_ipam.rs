@@ -272,6 +272,10 @@ impl Plugin for StaticIpam {
         ALL_VERSIONS
     }
 
+    fn is_reference_plugin(&self) -> bool {
+        true
+    }
+
     fn invoke(&self, _ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         match env.cmd() {
             CniCommand::Add => self.cmd_add(env, stdin),

@@ -14,8 +14,13 @@
 //! - `args.cni.sysctl` without a top-level `sysctl` writes into a nil Go map: the binary
 //!   **panics** (exit 2) on ADD, CHECK and DEL alike ([`common::go_panic`]).
 //!
-//! Where 1.1.1 differs: an invalid key is quoted after the dots became slashes at HEAD
-//! (`invalid net sysctl key: "kernel/hostname"`; 1.1.1 `"kernel.hostname"`). Not modelled:
+//! Where 1.1.1 differs ([`crate::cni::release`], checked in `tests/underlay_differential.rs`):
+//! it substitutes `IFNAME` before turning dots into slashes and quotes the dotted key when
+//! refusing it (`invalid net sysctl key: "kernel.hostname"`; v1.9.1 quotes
+//! `"kernel/hostname"`), and its CHECK reads the key as written, without substituting
+//! `IFNAME` or refusing non-`net.` keys (so `net.ipv4.conf.IFNAME.proxy_arp` fails CHECK
+//! with `open /proc/sys/net/ipv4/conf/IFNAME/proxy_arp: no such file or directory`). Not
+//! modelled:
 //! HEAD's `txQLen`, the `/etc/cni/tuning/allowlist.conf` allowlist, and the refusal of
 //! duplicated sysctl keys (the lab's config is already a JSON object without duplicates).
 
@@ -24,6 +29,7 @@ use crate::cni::host::{Host, LinkKind};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
+use crate::cni::release::PluginsRelease;
 use crate::cni::types::CniError;
 use serde_json::Value;
 
@@ -140,7 +146,19 @@ fn parse_conf(stdin: &Stdin, env_args: &str) -> Result<TuningConf, CniError> {
 }
 
 /// `getSysctlFilename`: the `/proc/sys` path of a key, refused outside `/proc/sys/net/`.
-fn sysctl_filename(key: &str, ifname: &str) -> Result<String, CniError> {
+/// v1.1.1 did this inline in cmdAdd, substituting `IFNAME` first and quoting the dotted key.
+fn sysctl_filename(key: &str, ifname: &str, release: PluginsRelease) -> Result<String, CniError> {
+    if release == PluginsRelease::V1_1_1 {
+        let key = key.replacen("IFNAME", ifname, 1);
+        let file = clean_join("/proc/sys", &key.replace('.', "/"));
+        if !file.starts_with("/proc/sys/net/") {
+            return Err(CniError::internal(format!(
+                "invalid net sysctl key: {}",
+                go_quote(&key)
+            )));
+        }
+        return Ok(file);
+    }
     let key = key.replace('.', "/").replacen("IFNAME", ifname, 1);
     let file = clean_join("/proc/sys", &key);
     if !file.starts_with("/proc/sys/net/") {
@@ -412,12 +430,13 @@ impl Tuning {
         let Some(prev) = common::prev_result(stdin) else {
             return Err(CniError::internal("Required prevResult missing"));
         };
+        let release = ctx.registry.release();
         let host = &mut *ctx.host;
         if !common::netns_exists(host, &env.netns) {
             return Err(CniError::internal(common::statfs_missing(&env.netns)));
         }
         for (key, value) in &c.sysctl {
-            let file = sysctl_filename(key, &env.ifname)?;
+            let file = sysctl_filename(key, &env.ifname, release)?;
             let name = file.trim_start_matches("/proc/sys/").replace('/', ".");
             if !sysctl_exists(host, &env.netns, &name) {
                 return Err(CniError::internal(format!(
@@ -504,12 +523,17 @@ impl Tuning {
         if common::prev_result(stdin).is_none() {
             return Err(CniError::internal("Required prevResult missing"));
         }
+        let release = ctx.registry.release();
         let host = &*ctx.host;
         if !common::netns_exists(host, &env.netns) {
             return Err(CniError::internal(common::statfs_missing(&env.netns)));
         }
         for (key, want) in &c.sysctl {
-            let file = sysctl_filename(key, &env.ifname)?;
+            let file = match release {
+                // v1.1.1's cmdCheck: the key as written, no IFNAME, no `net.` check.
+                PluginsRelease::V1_1_1 => clean_join("/proc/sys", &key.replace('.', "/")),
+                PluginsRelease::V1_9_1 => sysctl_filename(key, &env.ifname, release)?,
+            };
             let name = file.trim_start_matches("/proc/sys/").replace('/', ".");
             if !sysctl_exists(host, &env.netns, &name) {
                 return Err(CniError::internal(format!(
@@ -574,6 +598,10 @@ impl Plugin for Tuning {
         ALL_VERSIONS
     }
 
+    fn is_reference_plugin(&self) -> bool {
+        true
+    }
+
     fn invoke(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         match env.cmd() {
             CniCommand::Add => self.cmd_add(ctx, env, stdin),
@@ -600,6 +628,39 @@ mod tests {
     use crate::cni::registry::Registry;
     use crate::cni::types::CniResult;
     use serde_json::json;
+
+    /// 1.1.1 substitutes IFNAME before the dots become slashes and quotes the dotted key
+    /// (Debian's binary: `invalid net sysctl key: "kernel.hostname"`).
+    #[test]
+    fn sysctl_keys_by_release() {
+        let old = PluginsRelease::V1_1_1;
+        let new = PluginsRelease::V1_9_1;
+        assert_eq!(
+            sysctl_filename("net.ipv4.conf.IFNAME.proxy_arp", "net1", old).unwrap(),
+            "/proc/sys/net/ipv4/conf/net1/proxy_arp"
+        );
+        assert_eq!(
+            sysctl_filename("kernel.hostname", "net1", old)
+                .unwrap_err()
+                .msg,
+            "invalid net sysctl key: \"kernel.hostname\""
+        );
+        assert_eq!(
+            sysctl_filename("kernel.hostname", "net1", new)
+                .unwrap_err()
+                .msg,
+            "invalid net sysctl key: \"kernel/hostname\""
+        );
+        // An ifname with a dot: 1.1.1 turns it into a path separator too.
+        assert_eq!(
+            sysctl_filename("net.ipv4.conf.IFNAME.rp_filter", "eth0.5", old).unwrap(),
+            "/proc/sys/net/ipv4/conf/eth0/5/rp_filter"
+        );
+        assert_eq!(
+            sysctl_filename("net.ipv4.conf.IFNAME.rp_filter", "eth0.5", new).unwrap(),
+            "/proc/sys/net/ipv4/conf/eth0.5/rp_filter"
+        );
+    }
 
     fn invoke(h: &mut Host, cmd: CniCommand, conf: Value, prev: Option<CniResult>) -> PluginReply {
         let registry = Registry::standard();

@@ -106,6 +106,10 @@ impl Plugin for HostLocal {
         ALL_VERSIONS
     }
 
+    fn is_reference_plugin(&self) -> bool {
+        true
+    }
+
     fn invoke(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         match env.cmd() {
             CniCommand::Add => cmd_add(ctx.host, env, stdin),
