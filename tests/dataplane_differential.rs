@@ -29,6 +29,8 @@
 //! VXLAN cases say so and pass if the kernel has no vxlan. Every command runs under
 //! `timeout`, and every namespace is deleted on every exit path (a guard's `Drop`).
 
+mod oracle;
+
 use cni_csi_lab::cni::host::{Host, LinkKind, Netns as LabNetns, RouteEntry};
 use cni_csi_lab::engine::Lab;
 use std::collections::BTreeMap;
@@ -127,28 +129,19 @@ impl Drop for Namespaces {
 
 /// Why the test cannot run here, if it cannot.
 fn missing_prerequisite() -> Option<String> {
-    let uid = Command::new("id").arg("-u").output().ok()?;
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        return Some("not running as root".into());
-    }
-    for tool in [
-        "ip",
-        "bridge",
-        "iptables",
-        "iptables-restore",
-        "sysctl",
-        "ping",
-        "timeout",
-    ] {
-        let found = Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !found {
-            return Some(format!("{tool} is not installed"));
-        }
-    }
-    None
+    oracle::missing(
+        true,
+        &[
+            "ip",
+            "bridge",
+            "iptables",
+            "iptables-restore",
+            "sysctl",
+            "ping",
+            "timeout",
+        ],
+        &[],
+    )
 }
 
 /// Can this kernel make a VXLAN device (CONFIG_VXLAN)? Tried in a scratch namespace.
@@ -820,16 +813,13 @@ fn compare_verdicts(lab: &mut Lab, real: &Real, a: &Addrs, sizes: &[u32]) {
 }
 
 fn scenario(backend: Backend, ip_masq: bool, tag: &str, sizes: &[u32]) {
-    if let Some(why) = missing_prerequisite() {
-        eprintln!("skipped: the data plane differential test ({tag}): {why}");
+    let test = format!("the data plane differential test ({tag})");
+    if !oracle::run_or_skip(&test, missing_prerequisite()) {
         return;
     }
     let prefix = format!("lab-dp-{}-{tag}", std::process::id());
-    if backend == Backend::Vxlan {
-        if let Some(why) = kernel_lacks_vxlan(&prefix) {
-            eprintln!("skipped: the data plane differential test ({tag}): {why}");
-            return;
-        }
+    if backend == Backend::Vxlan && !oracle::run_or_skip(&test, kernel_lacks_vxlan(&prefix)) {
+        return;
     }
     let mut lab = lab_with_two_pods(backend, ip_masq, tag);
     let real = match mirror(&lab, &prefix) {

@@ -4,7 +4,10 @@
 //! sequence through both and compares, after every step: stdout bytes, exit status (0/1),
 //! and the data directory (file names and contents; `lock` ignored; "no directory" too).
 //!
-//! If the binary is missing the test fails, unless `LAB_SKIP_REAL_PLUGINS=1`.
+//! If the binary is missing the test is skipped with a line saying how to install it, and
+//! fails under `CI=true` ([`oracle::run_or_skip`]).
+
+mod oracle;
 
 use cni_csi_lab::cni::host::Host;
 use cni_csi_lab::cni::plugin::{CniCommand, CniEnv, PluginCtx, Stdin};
@@ -478,17 +481,10 @@ fn run_case(case: &Case) -> Vec<String> {
 }
 
 fn real_plugin_available() -> bool {
-    if Path::new(REAL).exists() {
-        return true;
-    }
-    if std::env::var("LAB_SKIP_REAL_PLUGINS").as_deref() == Ok("1") {
-        eprintln!("skipping: {REAL} is missing and LAB_SKIP_REAL_PLUGINS=1");
-        return false;
-    }
-    panic!(
-        "{REAL} is missing: install Debian's `containernetworking-plugins` (1.1.1) to run the \
-         differential test, or set LAB_SKIP_REAL_PLUGINS=1 to skip it"
-    );
+    oracle::run_or_skip(
+        "the host-local differential test",
+        oracle::missing(false, &[], &[REAL]),
+    )
 }
 
 #[test]

@@ -15,6 +15,8 @@
 //! says why on stderr and passes (`.ci/run` installs iptables, ipset and iproute2). The
 //! namespace is deleted on every exit path (a guard's `Drop`).
 
+mod oracle;
+
 use cni_csi_lab::Lab;
 use cni_csi_lab::cni::ipset::{DEFAULT_MAXELEM, Family, SetType};
 use cni_csi_lab::cni::netfilter::{TableKind, XtTable};
@@ -74,36 +76,20 @@ impl Drop for Netns {
     }
 }
 
-/// Whether `tool` is on the PATH.
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 /// Why the test cannot run here, if it cannot.
 fn missing_prerequisite() -> Option<String> {
-    let uid = Command::new("id").arg("-u").output().ok()?;
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        return Some("not running as root".into());
-    }
-    for tool in [
-        "ip",
-        "iptables-restore",
-        "ip6tables-restore",
-        "iptables",
-        "ip6tables",
-    ] {
-        let found = Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !found {
-            return Some(format!("{tool} is not installed"));
-        }
-    }
-    None
+    oracle::missing(
+        true,
+        &[
+            "ip",
+            "iptables-restore",
+            "ip6tables-restore",
+            "iptables",
+            "ip6tables",
+        ],
+        &[],
+    )
 }
 
 /// A lab with state in every table: dual-stack pods with host ports on node-1 (bridge
@@ -148,8 +134,7 @@ fn restore_input(tables: &[&XtTable]) -> String {
 
 #[test]
 fn the_kernel_prints_exactly_the_lab_s_tables() {
-    if let Some(why) = missing_prerequisite() {
-        eprintln!("skipping the netfilter differential test: {why}");
+    if !oracle::run_or_skip("the netfilter differential test", missing_prerequisite()) {
         return;
     }
     let lab = lab_state();
@@ -246,12 +231,8 @@ fn felix_state() -> Lab {
 
 #[test]
 fn the_kernel_takes_the_lab_s_gotos_and_ipsets() {
-    if let Some(why) = missing_prerequisite() {
-        eprintln!("skipping the goto/ipset differential test: {why}");
-        return;
-    }
-    if !have("ipset") {
-        eprintln!("skipping the goto/ipset differential test: ipset is not installed");
+    let missing = missing_prerequisite().or_else(|| oracle::missing(false, &["ipset"], &[]));
+    if !oracle::run_or_skip("the goto/ipset differential test", missing) {
         return;
     }
     let lab = felix_state();

@@ -27,6 +27,8 @@
 //! `ULD_VERBOSE=1 cargo test --test underlay_differential -- --nocapture` prints what the
 //! real plugins answered at each step.
 
+mod oracle;
+
 use cni_csi_lab::cni::host::{Host, Link, LinkKind, Netns};
 use cni_csi_lab::cni::plugin::{CniCommand, CniEnv, PluginCtx, PluginReply, Stdin};
 use cni_csi_lab::cni::registry::Registry;
@@ -1303,20 +1305,20 @@ fn run_case(case: &Case, tag: &str) -> Vec<String> {
 }
 
 fn skip_reason() -> Option<String> {
-    let uid = Command::new("id").arg("-u").output().ok()?;
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        return Some("not root".into());
-    }
-    if !std::path::Path::new(&format!("{BIN}/macvlan")).exists() {
-        return Some(format!("{BIN}/macvlan is missing"));
-    }
-    None
+    oracle::missing(
+        true,
+        &["ip", "iptables", "timeout"],
+        &[
+            "/usr/lib/cni/macvlan",
+            "/usr/lib/cni/bridge",
+            "/usr/lib/cni/host-local",
+        ],
+    )
 }
 
 #[test]
 fn underlay_plugins_match_the_real_binaries() {
-    if let Some(why) = skip_reason() {
-        eprintln!("skipping the underlay differential: {why}");
+    if !oracle::run_or_skip("the underlay differential test", skip_reason()) {
         return;
     }
     let mut all = Vec::new();
