@@ -76,7 +76,6 @@ impl Drop for Netns {
     }
 }
 
-
 /// Why the test cannot run here, if it cannot.
 fn missing_prerequisite() -> Option<String> {
     oracle::missing(

@@ -466,6 +466,36 @@ fn w_shows_the_wire_record_of_the_selected_call() {
     insta::assert_snapshot!("wire_160x48", t.backend());
 }
 
+/// A CSI call's wire record shows as a CNI one does: request, response and status.
+#[test]
+fn the_wire_pane_shows_a_csi_call() {
+    let mut a = after(Lab::new(), LARGE, &["pvc create data --size 1Gi"]);
+    let create = a
+        .desk
+        .lab
+        .calls
+        .iter()
+        .find(|(_, e)| e.action == "CreateVolume")
+        .map(|(s, _)| s)
+        .expect("the provisioner called CreateVolume");
+    a.update(tui::Action::FocusNth(4));
+    let ups = (a.desk.lab.calls.len() as u64 - create) as usize;
+    let mut ev = vec![key(KeyCode::Esc)];
+    ev.extend(std::iter::repeat_n(key(KeyCode::Up), ups));
+    let t = drive(&mut a, LARGE, ev);
+    assert_eq!(a.ui.sel_call, Some(create));
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("CreateVolume"), "{text}");
+    assert!(
+        text.contains("request:"),
+        "the wire pane is empty for a CSI call:\n{text}"
+    );
+    assert!(
+        text.contains("\"required_bytes\": \"1073741824\""),
+        "{text}"
+    );
+}
+
 #[test]
 fn hotkeys_without_a_selection_explain_themselves() {
     let mut a = app(Lab::new(), SMALL);
@@ -540,6 +570,51 @@ fn quit_and_ctrl_c_end_the_loop() {
     let mut src = ScriptedEvents(vec![ctrl_c, ch('x')].into());
     tui::run_loop(&mut t, &mut b, &mut src).unwrap();
     assert!(b.should_quit());
+}
+
+/// Among the keys (after Esc), a letter that is no hotkey starts a command with it; `q`
+/// offers `quit`; Ctrl-D quits on an empty line and deletes on a full one.
+#[test]
+fn typing_among_the_keys_reaches_the_prompt_and_ctrl_d_or_q_quit() {
+    let mut a = app(Lab::new(), SMALL);
+    let mut ev = vec![key(KeyCode::Esc)];
+    ev.extend(typed("pod list"));
+    ev.push(key(KeyCode::Enter));
+    let t = drive(&mut a, SMALL, ev);
+    assert_eq!(a.ui.history.last().map(String::as_str), Some("pod list"));
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("lab> pod list"), "{text}");
+
+    // The keys mode says what it is and how to leave it.
+    let mut b = app(Lab::new(), SMALL);
+    let t = drive(&mut b, SMALL, vec![key(KeyCode::Esc)]);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("keys mode:"), "{text}");
+    assert!(text.contains("KEYS"), "{text}");
+
+    let ctrl_d = || Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL));
+    // Ctrl-D on a line with text deletes under the cursor, and does not quit.
+    let mut c = app(Lab::new(), SMALL);
+    let mut ev = typed("node");
+    ev.push(key(KeyCode::Home));
+    ev.push(ctrl_d());
+    drive(&mut c, SMALL, ev);
+    assert_eq!(c.ui.prompt.text, "ode");
+    // On an empty line it quits, as in a shell.
+    let mut d = app(Lab::new(), SMALL);
+    let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    let mut src = ScriptedEvents(vec![ctrl_d(), ch('x')].into());
+    tui::run_loop(&mut t, &mut d, &mut src).unwrap();
+    assert!(d.should_quit());
+
+    // `q` among the keys puts `quit` on the line: Esc stays, Enter quits.
+    let mut e = app(Lab::new(), SMALL);
+    drive(&mut e, SMALL, vec![key(KeyCode::Esc), ch('q')]);
+    assert_eq!(e.ui.prompt.text, "quit");
+    let mut src = ScriptedEvents(vec![key(KeyCode::Enter), ch('x')].into());
+    e.ui.quit = false;
+    tui::run_loop(&mut t, &mut e, &mut src).unwrap();
+    assert!(e.should_quit());
 }
 
 #[test]

@@ -62,7 +62,7 @@ impl Ctx<'_> {
             },
             reason: None,
             object: None,
-            wire: Some((seq, seq)),
+            wire: Some((seq, seq + 1)),
             object_uid: None,
         });
         result

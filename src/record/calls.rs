@@ -37,7 +37,7 @@ pub struct CallEvent {
     /// The object's UID when the event was recorded, so `describe` shows only the events of
     /// this incarnation of a name (kubectl filters events by UID too).
     pub object_uid: Option<String>,
-    /// Wire records produced by this call (first, last), for the wire view.
+    /// Wire records produced by this call, `[first, end)` as the wire view reads them.
     pub wire: Option<(u64, u64)>,
 }
 

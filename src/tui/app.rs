@@ -528,6 +528,27 @@ impl App {
                 self.ui.quit = true;
                 None
             }
+            Action::EndOfInput => {
+                if self.ui.mode == Mode::Command && !self.ui.prompt.text.is_empty() {
+                    self.edit(Edit::Delete);
+                } else {
+                    self.ui.quit = true;
+                }
+                None
+            }
+            Action::OfferQuit => {
+                self.ui.mode = Mode::Command;
+                self.ui.prompt.set("quit");
+                self.ui.candidates.clear();
+                self.ui.hint = Some("Enter quits · Esc stays".to_string());
+                None
+            }
+            Action::TypeAhead(c) => {
+                self.ui.mode = Mode::Command;
+                self.edit(Edit::End);
+                self.edit(Edit::Insert(c));
+                None
+            }
         }
     }
 

@@ -154,6 +154,13 @@ pub enum Action {
     Tick,
     /// Leave the dashboard.
     Quit,
+    /// Ctrl-D: end of input, as in a shell: quit on an empty command line (or outside it);
+    /// on a line with text, delete the character under the cursor.
+    EndOfInput,
+    /// `q` among the keys: the prompt opens with `quit` typed, so Enter quits and Esc stays.
+    OfferQuit,
+    /// A printable key that is no hotkey: the prompt opens with it typed.
+    TypeAhead(char),
 }
 
 /// How a binding matches keys.
@@ -236,6 +243,24 @@ pub static KEYMAP: &[Binding] = &[
         action: Action::Quit,
         desc: "quit (also F10, or the command `quit`)",
         short: Some("quit"),
+        section: Section::General,
+    },
+    Binding {
+        keys: &[KeyPat::Key(KeyCode::Char('d'), CTRL)],
+        label: "Ctrl-D",
+        modes: ALL,
+        action: Action::EndOfInput,
+        desc: "quit on an empty command line (as in a shell); else delete under the cursor",
+        short: None,
+        section: Section::General,
+    },
+    Binding {
+        keys: &[k('q')],
+        label: "q",
+        modes: N,
+        action: Action::OfferQuit,
+        desc: "`quit` on the command line: Enter quits, Esc stays",
+        short: None,
         section: Section::General,
     },
     Binding {
@@ -643,7 +668,19 @@ pub fn lookup(mode: Mode, key: &KeyEvent) -> Option<Action> {
             _ => None,
         },
         Mode::Help => Some(Action::Back),
-        Mode::Normal => None,
+        // Any other printable key starts a command with it: typing never vanishes into
+        // the keys mode.
+        Mode::Normal => match key.code {
+            KeyCode::Char(c)
+                if !c.is_whitespace()
+                    && !key
+                        .modifiers
+                        .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
+                Some(Action::TypeAhead(c))
+            }
+            _ => None,
+        },
     }
 }
 

@@ -120,10 +120,10 @@ pub fn prompt(app: &App, area: Rect, buf: &mut Buffer) {
         },
         _ if text.is_empty() => {
             if ui.filter.text.is_empty() {
-                "press : to type a command · ? for keys".to_string()
+                "keys mode: n d w r e t h act on the selection · : or any other letter types a command · ? keys · q quits".to_string()
             } else {
                 format!(
-                    "press : to type a command · filter /{} (Esc clears)",
+                    "keys mode: : or a letter types a command · filter /{} (Esc clears)",
                     ui.filter.text
                 )
             }
@@ -197,6 +197,15 @@ pub fn help(app: &App, area: Rect, buf: &mut Buffer) {
     let sections = keymap::help_sections();
     let mut cols: Vec<Vec<Line>> = vec![Vec::new(), Vec::new()];
     let two = area.width >= 110;
+    let width = if two {
+        area.width.saturating_sub(4).min(150)
+    } else {
+        area.width.saturating_sub(2).min(84)
+    };
+    // Inside the borders and the padding; two columns split it with a gap of one.
+    let inner_w = width.saturating_sub(4) as usize;
+    let col_w = if two { inner_w / 2 - 1 } else { inner_w };
+    const KEY_W: usize = 11;
     for (i, (heading, rows)) in sections.iter().enumerate() {
         let col = if two && i >= 2 { 1 } else { 0 };
         let lines = &mut cols[col];
@@ -205,30 +214,32 @@ pub fn help(app: &App, area: Rect, buf: &mut Buffer) {
         }
         lines.push(Line::from(Span::styled(*heading, t.header)));
         for (key, desc) in rows {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {key:<9}"), t.key),
-                Span::styled(*desc, t.plain),
-            ]));
+            // The description wraps at words under its own column, never cut.
+            for (n, part) in super::lesson::wrap_words(desc, col_w.saturating_sub(KEY_W))
+                .into_iter()
+                .enumerate()
+            {
+                let key = if n == 0 { *key } else { "" };
+                lines.push(Line::from(vec![
+                    Span::styled(format!("  {key:<9}"), t.key),
+                    Span::styled(part, t.plain),
+                ]));
+            }
         }
     }
-    let tail = vec![
+    let mut tail = vec![
         Line::raw(""),
         Line::from(Span::styled("COMMANDS", t.header)),
-        dim(
-            t,
-            "  Type `help` at the prompt for every command, `help pod create` for one.",
-        ),
-        dim(
-            t,
-            "  Every hotkey runs a command you could type; it is echoed in the output.",
-        ),
     ];
+    for text in [
+        "Type `help` at the prompt for every command, `help pod create` for one.",
+        "Every hotkey runs a command you could type; it is echoed in the output.",
+    ] {
+        for part in super::lesson::wrap_words(text, col_w.saturating_sub(2)) {
+            tail.push(dim(t, format!("  {part}")));
+        }
+    }
     cols[0].extend(tail);
-    let width = if two {
-        area.width.saturating_sub(4).min(150)
-    } else {
-        area.width.saturating_sub(2).min(84)
-    };
     let content_h = cols.iter().map(Vec::len).max().unwrap_or(0) as u16;
     let height = (content_h + 2).min(area.height.saturating_sub(2));
     let x = area.x + area.width.saturating_sub(width) / 2;

@@ -13,37 +13,74 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use unicode_width::UnicodeWidthChar;
 
-/// Rows a line takes when wrapped at `width` columns.
-pub fn wrapped_height(line: &OutLine, width: usize) -> usize {
-    let w: usize = line
+/// Where each row of a line wrapped at `width` columns starts, as character indices into
+/// the line's text: at a word boundary when the word fits on a row, mid-word only for a
+/// word longer than the row (JSON and IDs have few spaces to break at). A row's trailing
+/// space stays on it, so the text reads back unchanged.
+fn row_starts(line: &OutLine, width: usize) -> Vec<usize> {
+    let width = width.max(1);
+    let widths: Vec<usize> = line
         .spans
         .iter()
         .flat_map(|s| s.text.chars())
         .map(|c| c.width().unwrap_or(0))
-        .sum();
-    w.div_ceil(width.max(1)).max(1)
+        .collect();
+    let spaces: Vec<bool> = line
+        .spans
+        .iter()
+        .flat_map(|s| s.text.chars())
+        .map(|c| c == ' ')
+        .collect();
+    let mut starts = vec![0];
+    let mut col = 0;
+    // The index just after the last space on the current row.
+    let mut after_space: Option<usize> = None;
+    for (i, &cw) in widths.iter().enumerate() {
+        if col + cw > width && col > 0 {
+            let row_start = *starts.last().unwrap_or(&0);
+            let start = match after_space {
+                Some(a) if a > row_start && a <= i => a,
+                _ => i,
+            };
+            starts.push(start);
+            col = widths[start..i].iter().sum();
+            after_space = None;
+        }
+        col += cw;
+        if spaces[i] {
+            after_space = Some(i + 1);
+        }
+    }
+    starts
 }
 
-/// Wrap a line at `width` columns (by character; JSON and IDs have few spaces to break at).
+/// Rows a line takes when wrapped at `width` columns ([`wrap`]'s row count).
+pub fn wrapped_height(line: &OutLine, width: usize) -> usize {
+    row_starts(line, width).len()
+}
+
+/// Wrap a line at `width` columns, at word boundaries where a word fits ([`row_starts`]).
 pub fn wrap(theme: &Theme, line: &OutLine, width: usize) -> Vec<Line<'static>> {
-    let width = width.max(1);
+    let starts = row_starts(line, width);
     let mut rows: Vec<Line<'static>> = vec![Line::default()];
-    let mut col = 0;
+    let mut next_break = starts.iter().skip(1).copied().peekable();
+    let mut idx = 0;
     for s in &line.spans {
         let style = theme.role(s.role);
         let mut chunk = String::new();
         for c in s.text.chars() {
-            let cw = c.width().unwrap_or(0);
-            if col + cw > width {
-                if let Some(last) = rows.last_mut() {
+            if next_break.peek() == Some(&idx) {
+                next_break.next();
+                if let Some(last) = rows.last_mut()
+                    && !chunk.is_empty()
+                {
                     last.spans
                         .push(Span::styled(std::mem::take(&mut chunk), style));
                 }
                 rows.push(Line::default());
-                col = 0;
             }
             chunk.push(c);
-            col += cw;
+            idx += 1;
         }
         if !chunk.is_empty()
             && let Some(last) = rows.last_mut()
@@ -131,5 +168,25 @@ mod tests {
         assert_eq!(rows[1].spans[0].style, t.bad);
         assert_eq!(rows[1].spans[1].content, "ef");
         assert_eq!(wrapped_height(&OutLine::new(), 10), 1);
+    }
+
+    /// Words are not broken when they fit on a row; a longer one is.
+    #[test]
+    fn wrapping_breaks_at_words() {
+        let t = Theme::standard();
+        let text = |rows: &[Line]| -> Vec<String> {
+            rows.iter()
+                .map(|r| r.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect()
+        };
+        let l = OutLine::new().push("policy namespaceSelector allows", Role::Plain);
+        let rows = wrap(&t, &l, 20);
+        assert_eq!(text(&rows), ["policy ", "namespaceSelector ", "allows"]);
+        assert_eq!(wrapped_height(&l, 20), 3);
+        let l = OutLine::new()
+            .push("id ", Role::Dim)
+            .push("0123456789abcdef", Role::Plain);
+        assert_eq!(text(&wrap(&t, &l, 8)), ["id ", "01234567", "89abcdef"]);
+        assert_eq!(wrapped_height(&l, 8), 3);
     }
 }
