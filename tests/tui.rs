@@ -238,7 +238,7 @@ fn a_pod_bound_later_moves_under_its_node() {
         "waiter sits in gpu-1's box: {text}"
     );
     assert!(!text.contains("not scheduled yet"), "{text}");
-    assert!(text.contains("3 nodes · 1 pods"), "{text}");
+    assert!(text.contains("3 nodes · 1 pod "), "{text}");
 }
 
 #[test]
@@ -549,7 +549,7 @@ fn filter_narrows_pods_and_calls() {
     let t = drive(&mut a, LARGE, ev);
     assert_eq!(a.ui.mode, Mode::Normal);
     let text = screen_text(t.backend().buffer());
-    assert!(text.contains("1 nodes · 1 pods · /db"), "{text}");
+    assert!(text.contains("1 node · 1 pod · /db"), "{text}");
     drive(&mut a, LARGE, vec![key(KeyCode::Esc)]);
     assert!(a.ui.filter.text.is_empty(), "Esc clears the filter");
 }
@@ -615,6 +615,18 @@ fn typing_among_the_keys_reaches_the_prompt_and_ctrl_d_or_q_quit() {
     e.ui.quit = false;
     tui::run_loop(&mut t, &mut e, &mut src).unwrap();
     assert!(e.should_quit());
+}
+
+/// `clear` and Ctrl-L empty the Output pane (and run nothing in the lab).
+#[test]
+fn clear_and_ctrl_l_empty_the_output() {
+    let mut a = after(Lab::new(), SMALL, &["node list", "clear"]);
+    assert!(a.ui.output.is_empty(), "{:?}", a.ui.output);
+    a.run_command("node list");
+    assert!(!a.ui.output.is_empty());
+    let ctrl_l = Event::Key(KeyEvent::new(KeyCode::Char('l'), KeyModifiers::CONTROL));
+    drive(&mut a, SMALL, vec![ctrl_l]);
+    assert!(a.ui.output.is_empty(), "{:?}", a.ui.output);
 }
 
 #[test]

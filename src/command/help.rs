@@ -21,7 +21,21 @@ pub fn tree() -> &'static clap::Command {
 }
 
 /// Commands the REPL understands itself (they never reach the engine).
-pub const REPL_ONLY: &[(&str, &str)] = &[("quit", "Leave the lab (also: exit, Ctrl-D)")];
+pub const REPL_ONLY: &[(&str, &str)] = &[
+    ("quit", "Leave the lab (also: exit, Ctrl-D)"),
+    (
+        "clear",
+        "Clear the screen (the REPL) or the Output pane (the dashboard); also Ctrl-L",
+    ),
+];
+
+/// Why `clear` is refused where it reaches the parser: a script has no screen.
+pub const CLEAR_IN_SCRIPT: &str = "clears the screen of an interactive session (the REPL or the dashboard); a script (`run FILE`, a preset) has no screen to clear: remove the command";
+
+/// Whether `word` clears the interactive session's screen.
+pub fn is_clear_word(word: &str) -> bool {
+    word == "clear"
+}
 
 /// Why `quit` is refused where it reaches the parser: only the interactive front ends
 /// (the REPL and the dashboard) handle it; scripts, presets and saves end at their last
@@ -66,7 +80,9 @@ const GROUPS: &[(&str, &[&str])] = &[
     ("Lessons", &["lesson", "hint", "skip", "back"]),
     (
         "Session",
-        &["help", "explain", "reset", "save", "load", "echo", "quit"],
+        &[
+            "help", "explain", "reset", "save", "load", "echo", "clear", "quit",
+        ],
     ),
 ];
 
@@ -392,6 +408,20 @@ pub fn command_help(words: &[String]) -> Result<Outcome, String> {
     if used == 0 && words.len() == 1 && is_quit_word(&words[0]) {
         return Ok(quit_help());
     }
+    if used == 0 && words.len() == 1 && is_clear_word(&words[0]) {
+        let mut out = Outcome::empty();
+        out.line(Line::new().push("clear", Role::Header).push(
+            ": Clear the screen (the REPL) or the Output pane (the dashboard); also Ctrl-L",
+            Role::Plain,
+        ));
+        out.plain("");
+        out.plain("usage: clear");
+        out.plain("");
+        out.plain(
+            "Only in an interactive session: a script has no screen, so `clear` there is an error.",
+        );
+        return Ok(out);
+    }
     if let Some(bad) = words.get(used) {
         return Err(unknown_word(&path, bad, "no help for"));
     }
@@ -662,6 +692,8 @@ pub fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
             let parent = path.last().copied().unwrap_or(tree());
             if path.is_empty() && is_quit_word(&bad) {
                 format!("{bad:?} {QUIT_IN_SCRIPT}")
+            } else if path.is_empty() && is_clear_word(&bad) {
+                format!("{bad:?} {CLEAR_IN_SCRIPT}")
             } else if parent.has_subcommands() {
                 unknown_word(&path, &bad, "unknown")
             } else {

@@ -724,9 +724,9 @@ impl Lab {
     pub fn summary(&self) -> Line {
         Line::new().push(
             format!(
-                "{} nodes · {} pods · t={}s",
-                self.cluster.nodes.len(),
-                self.cluster.pods.len(),
+                "{} · {} · t={}s",
+                crate::util::text::plural(self.cluster.nodes.len(), "node", "nodes"),
+                crate::util::text::plural(self.cluster.pods.len(), "pod", "pods"),
                 self.clock
             ),
             Role::Dim,

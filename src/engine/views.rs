@@ -130,11 +130,17 @@ impl Lab {
                 let path = summary
                     .map(|s| s.path.clone())
                     .unwrap_or_else(|| format!("/var/lib/cni/networks/{net}"));
-                out.line(
-                    Line::new()
-                        .push(format!("{n}: "), Role::Name)
-                        .push(format!("{path}/"), Role::Header),
-                );
+                let mut head = Line::new()
+                    .push(format!("{n}: "), Role::Name)
+                    .push(format!("{path}/"), Role::Header);
+                if !store.leases().is_empty() {
+                    // The real bytes: `\r\n` is host-local's CR LF between the two fields.
+                    head = head.push(
+                        "   (lease file: <containerID> CR LF <ifname>, CR LF shown as \\r\\n)",
+                        Role::Dim,
+                    );
+                }
+                out.line(head);
                 for (ip, lease) in store.leases() {
                     let owner = self
                         .owner_of(&n, &lease.container_id)

@@ -10,6 +10,7 @@ pub mod playback;
 use crate::engine::{Lab, Mode};
 use crate::lesson::Desk;
 use crate::render::{Outcome, ansi};
+use crate::util::text::plural;
 use helper::LabHelper;
 use owo_colors::OwoColorize;
 use rustyline::error::ReadlineError;
@@ -33,10 +34,6 @@ pub struct Options {
 /// Words that end the session.
 pub fn is_quit(line: &str) -> bool {
     matches!(line.trim(), "quit" | "exit" | "q")
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The prompt's context: `2 nodes · 3 pods`, plus `step` and the clock when they matter.
@@ -170,6 +167,10 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                 if is_quit(&line) {
                     break;
                 }
+                if crate::command::help::is_clear_word(line.trim()) {
+                    let _ = rl.clear_screen();
+                    continue;
+                }
                 if let Ok(Some(crate::command::Command::Lesson(
                     crate::command::grammar::LessonCmd::Play { id, speed, step },
                 ))) = crate::command::parse(crate::command::strip_comment(&line))
@@ -242,6 +243,10 @@ pub fn run_plain(
         let line = std::mem::take(&mut pending);
         if is_quit(&line) {
             return Ok(());
+        }
+        if crate::command::help::is_clear_word(line.trim()) {
+            // A plain session has no screen of its own to clear: nothing to do.
+            continue;
         }
         print_result(desk.execute(&line), opts, out, err)?;
     }

@@ -879,6 +879,12 @@ impl App {
         self.playback = Some(p);
     }
 
+    /// `clear` (and Ctrl-L): an empty Output pane, scrolled to the bottom.
+    fn clear_output(&mut self) {
+        self.ui.output.clear();
+        self.ui.scroll[Pane::Output.index()] = 0;
+    }
+
     fn push_output(&mut self, line: Line) {
         self.ui.output_pushed += 1;
         if self.ui.output.len() == OUTPUT_KEEP {
@@ -901,11 +907,7 @@ impl App {
                     .push("lab> ", Role::Actor)
                     .push(line.to_string(), Role::Name),
             );
-            self.push_output(
-                Line::new()
-                    .push("✗ error: ", Role::Bad)
-                    .push(r.clone(), Role::Bad),
-            );
+            self.push_output(error_line(&r));
             self.flash(format!("✗ {r}"), FlashLevel::Err);
             return;
         }
@@ -933,6 +935,10 @@ impl App {
         }
         if matches!(line, "quit" | "exit" | "q" | "q!") {
             self.ui.quit = true;
+            return;
+        }
+        if crate::command::help::is_clear_word(line) {
+            self.clear_output();
             return;
         }
         if let Ok(Some(crate::command::Command::Lesson(
@@ -972,9 +978,7 @@ impl App {
                     let mut first = true;
                     for part in e.message.lines() {
                         let l = if first {
-                            Line::new()
-                                .push("✗ error: ", Role::Bad)
-                                .push(part.to_string(), Role::Bad)
+                            error_line(part)
                         } else {
                             Line::styled(format!("         {part}"), Role::Bad)
                         };
@@ -1451,6 +1455,19 @@ impl App {
         let s = &mut self.ui.scroll[Pane::Output.index()];
         *s = (*s as i64 + d).clamp(0, max) as usize;
     }
+}
+
+/// The first output line of an error: `✗ error: …`, or just `✗ …` when the message
+/// already says it is an error (kubectl's `Error from server (NotFound): …`).
+fn error_line(message: &str) -> Line {
+    let prefix = if message.starts_with("Error from server") || message.starts_with("error:") {
+        "✗ "
+    } else {
+        "✗ error: "
+    };
+    Line::new()
+        .push(prefix, Role::Bad)
+        .push(message.to_string(), Role::Bad)
 }
 
 #[cfg(test)]

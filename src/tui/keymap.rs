@@ -255,6 +255,15 @@ pub static KEYMAP: &[Binding] = &[
         section: Section::General,
     },
     Binding {
+        keys: &[KeyPat::Key(KeyCode::Char('l'), CTRL)],
+        label: "Ctrl-L",
+        modes: ALL,
+        action: Action::RunTemplate("clear"),
+        desc: "clear the Output pane (the command `clear`)",
+        short: None,
+        section: Section::General,
+    },
+    Binding {
         keys: &[k('q')],
         label: "q",
         modes: N,

@@ -6,3 +6,4 @@ pub mod fs;
 pub mod hash;
 pub mod quantity;
 pub mod signals;
+pub mod text;

@@ -217,11 +217,19 @@ fn section_row(app: &App, node: &str, sec: &Section<'_>, r: usize) -> Line<'stat
             ])
         }
         r if r < cursor_start => {
-            // Only reached for an empty or missing store (leases are drawn in a run).
-            dim(
-                t,
-                "  (no leases yet: the first pod's ADD writes one file per IP)",
-            )
+            // Only reached for an empty or missing store (leases are drawn in a run). A
+            // cursor file means addresses were handed out before and all were released.
+            if sec.store.is_some_and(|s| s.cursor_count() > 0) {
+                dim(
+                    t,
+                    "  (no leases held now: each DEL removed its file; the cursor below stays)",
+                )
+            } else {
+                dim(
+                    t,
+                    "  (no leases yet: the first pod's ADD writes one file per IP)",
+                )
+            }
         }
         r => {
             let Some(store) = sec.store else {

@@ -15,6 +15,7 @@ use super::{dim, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
 use crate::tui::model::{self, NodeFacts, PodKey};
+use crate::util::text::plural;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -28,9 +29,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let pods: usize = groups.values().map(Vec::len).sum();
     let mut extra = vec![Span::styled(
         format!(
-            "{} nodes · {} pods",
-            groups.keys().filter(|n| !n.is_empty()).count(),
-            pods
+            "{} · {}",
+            plural(
+                groups.keys().filter(|n| !n.is_empty()).count(),
+                "node",
+                "nodes"
+            ),
+            plural(pods, "pod", "pods")
         ),
         t.dim,
     )];

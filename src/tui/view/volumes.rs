@@ -102,7 +102,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let block = pane_block(
         app,
         Pane::Volumes,
-        vec![Span::styled(format!("{} claims", rows.len()), t.dim)],
+        vec![Span::styled(
+            crate::util::text::plural(rows.len(), "claim", "claims"),
+            t.dim,
+        )],
     );
     let inner = block.inner(area);
     block.render(area, buf);
