@@ -4,16 +4,13 @@
 //! controllerserver.go` and `hostpath.go`; codes follow the CSI spec (reference E.5/E.6).
 //! Every check runs before any state changes, so a rejected call changes nothing.
 
-use super::driver::{AccessType, Attachment, Driver, SnapshotRecord, VolumeRecord, go_list};
+use super::driver::{
+    AccessType, Attachment, Driver, SnapshotRecord, VolumeRecord, go_list, segments_match,
+};
 use super::protojson::{Timestamp, binary_quantity};
 use super::status::Status;
 use super::types::*;
 use std::collections::BTreeMap;
-
-/// True when every segment of `want` is present with the same value in `have`.
-fn segments_match(have: &StringMap, want: &StringMap) -> bool {
-    want.iter().all(|(k, v)| have.get(k) == Some(v))
-}
 
 /// Parses a paging token: empty = 0, otherwise a non-negative decimal index.
 fn parse_token(token: &str) -> Option<usize> {
@@ -415,6 +412,19 @@ impl Driver {
         };
         let max = node.max_volumes_per_node;
         let vol = self.get_volume(&req.volume_id)?;
+        // A node outside the volume's accessible topology. The spec's error table has no row
+        // for it (the CO is to place workloads by topology); csi-driver-host-path answers
+        // NOT_FOUND: its controller serves one node, a volume's topology is that node, and any
+        // other node_id is refused (pkg/hostpath/controllerserver.go ControllerPublishVolume,
+        // `req.NodeId != hp.config.NodeID`). The lab's one controller asks the same of the
+        // volume's node. Volumes without topology (no accessibility_requirements) pass.
+        if self.outside_topology(vol, &req.node_id) {
+            return Err(Status::not_found(format!(
+                "Not matching Node ID {} to hostpath Node ID {}",
+                req.node_id,
+                vol.topology_node().unwrap_or_default()
+            )));
+        }
         // A capability the volume was not created with (block for a mount volume, or the
         // other way round) is INVALID_ARGUMENT, as NodeStage/NodePublish answer it.
         super::node::check_access_type(vol, &cap, "publish")?;

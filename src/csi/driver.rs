@@ -17,6 +17,10 @@
 //!   volume in use → FAILED_PRECONDITION (spec), ControllerUnpublish while staged/published →
 //!   INTERNAL, NodeUnstage while published → INTERNAL, NodeStage before ControllerPublish →
 //!   INTERNAL (all three as the hostpath driver).
+//! - Topology: a volume created with accessibility_requirements lives on the node CreateVolume
+//!   picks, as a hostpath volume lives on its node; other nodes are NOT_FOUND to it
+//!   (ControllerPublish: hostpath's foreign-node message; node RPCs: an unknown volume).
+//!   Volumes created without requirements are reachable from every node.
 //! - Volumes are block devices (`/dev/lab/vol-…` in the publish context), as with a cloud
 //!   disk: a filesystem on one device cannot be mounted read-write on two nodes at once, so
 //!   CreateVolume refuses MULTI_NODE_SINGLE_WRITER / MULTI_NODE_MULTI_WRITER with a mount
@@ -234,6 +238,16 @@ impl VolumeRecord {
         !self.attachments.is_empty()
             || !self.staged.is_empty()
             || self.published.values().any(|t| !t.is_empty())
+    }
+
+    /// The node a volume with accessible topology lives on: its `TOPOLOGY_KEY_NODE` segment.
+    /// Every topology the lab provisions carries one, since CreateVolume copies the segments
+    /// of the node it picks (`pick_topology`). None for a volume reachable from every node.
+    pub fn topology_node(&self) -> Option<&str> {
+        self.accessible_topology
+            .iter()
+            .find_map(|t| t.segments.get(TOPOLOGY_KEY_NODE))
+            .map(String::as_str)
     }
 
     /// Target paths published on a node.
@@ -485,21 +499,33 @@ impl Driver {
         }
     }
 
+    /// True when the volume carries accessible topology and none of it matches `node_id`'s
+    /// segments (an unregistered node matches nothing). A volume without topology is
+    /// reachable from every node: the spec lets the CO assume so when accessible_topology is
+    /// empty.
+    pub(crate) fn outside_topology(&self, vol: &VolumeRecord, node_id: &str) -> bool {
+        if vol.accessible_topology.is_empty() {
+            return false;
+        }
+        let Some(node) = self.nodes.get(node_id) else {
+            return true;
+        };
+        !vol.accessible_topology
+            .iter()
+            .any(|t| segments_match(&node.segments, &t.segments))
+    }
+
     /// The volume, or hostpath's NOT_FOUND (`pkg/state/state.go` GetVolumeByID).
     pub(crate) fn get_volume(&self, volume_id: &str) -> Result<&VolumeRecord, Status> {
-        self.volumes.get(volume_id).ok_or_else(|| {
-            Status::not_found(format!(
-                "volume id {volume_id} does not exist in the volumes list"
-            ))
-        })
+        self.volumes
+            .get(volume_id)
+            .ok_or_else(|| volume_not_found(volume_id))
     }
 
     pub(crate) fn get_volume_mut(&mut self, volume_id: &str) -> Result<&mut VolumeRecord, Status> {
-        self.volumes.get_mut(volume_id).ok_or_else(|| {
-            Status::not_found(format!(
-                "volume id {volume_id} does not exist in the volumes list"
-            ))
-        })
+        self.volumes
+            .get_mut(volume_id)
+            .ok_or_else(|| volume_not_found(volume_id))
     }
 
     /// The snapshot, or hostpath's NOT_FOUND (GetSnapshotByID).
@@ -522,6 +548,19 @@ impl Driver {
         }
         id
     }
+}
+
+/// hostpath's NOT_FOUND for a volume its state does not hold (`pkg/state/state.go`
+/// GetVolumeByID).
+pub(crate) fn volume_not_found(volume_id: &str) -> Status {
+    Status::not_found(format!(
+        "volume id {volume_id} does not exist in the volumes list"
+    ))
+}
+
+/// True when every segment of `want` is present with the same value in `have`.
+pub(crate) fn segments_match(have: &StringMap, want: &StringMap) -> bool {
+    want.iter().all(|(k, v)| have.get(k) == Some(v))
 }
 
 /// Go's `%v` of a `[]string` (`[a b]`), as hostpath messages print path sets.

@@ -6,6 +6,7 @@
 
 use super::driver::{
     AccessType, Driver, Publication, Staging, VolumeRecord, go_list, go_quoted_list,
+    volume_not_found,
 };
 use super::status::Status;
 use super::types::*;
@@ -87,6 +88,20 @@ impl NodeService<'_> {
             .has_controller_cap(ControllerRpcType::PublishUnpublishVolume)
     }
 
+    /// The volume as this node plugin sees it. One outside the volume's accessible topology
+    /// does not have it: csi-driver-host-path keeps a volume in the state of the node that
+    /// created it (its topology), so any other node's plugin answers NOT_FOUND, with the
+    /// message of an unknown volume (pkg/hostpath/nodeserver.go, every RPC's
+    /// `hp.state.GetVolumeByID`; pkg/state/state.go). The spec agrees: "Volume does not
+    /// exist" is 5 NOT_FOUND for each node RPC. Volumes without topology are seen everywhere.
+    fn volume(&self, volume_id: &str) -> Result<&VolumeRecord, Status> {
+        let vol = self.driver.get_volume(volume_id)?;
+        if self.driver.outside_topology(vol, &self.node_id) {
+            return Err(volume_not_found(volume_id));
+        }
+        Ok(vol)
+    }
+
     /// True when `path` is where the volume is staged or published on this node.
     fn holds_path(&self, vol: &VolumeRecord, path: &str) -> bool {
         vol.staged
@@ -118,7 +133,7 @@ impl NodeService<'_> {
         };
         let attach = self.attach_enabled();
         let node = self.node_id.clone();
-        let vol = self.driver.get_volume(&req.volume_id)?;
+        let vol = self.volume(&req.volume_id)?;
         if attach && !vol.attachments.contains_key(&node) {
             return Err(Status::internal(format!(
                 "ControllerPublishVolume must be called on volume '{}' before staging on node",
@@ -174,7 +189,7 @@ impl NodeService<'_> {
             return Err(Status::invalid_argument("Target path missing in request"));
         }
         let node = self.node_id.clone();
-        let vol = self.driver.get_volume(&req.volume_id)?;
+        let vol = self.volume(&req.volume_id)?;
         if vol
             .staged
             .get(&node)
@@ -229,7 +244,7 @@ impl NodeService<'_> {
         let snmw = self.driver.has_node_cap(NodeRpcType::SingleNodeMultiWriter);
         let node = self.node_id.clone();
         let mode = cap.mode();
-        let vol = self.driver.get_volume(&req.volume_id)?;
+        let vol = self.volume(&req.volume_id)?;
         let here = vol.published.get(&node);
         let other_targets: Vec<String> = here
             .map(|t| {
@@ -331,6 +346,7 @@ impl NodeService<'_> {
             return Err(Status::invalid_argument("Target path missing in request"));
         }
         let node = self.node_id.clone();
+        self.volume(&req.volume_id)?;
         let vol = self.driver.get_volume_mut(&req.volume_id)?;
         if let Some(targets) = vol.published.get_mut(&node) {
             targets.remove(&req.target_path);
@@ -354,7 +370,7 @@ impl NodeService<'_> {
         if req.volume_path.is_empty() {
             return Err(Status::invalid_argument("Volume Path not provided"));
         }
-        let vol = self.driver.get_volume(&req.volume_id)?;
+        let vol = self.volume(&req.volume_id)?;
         if !self.holds_path(vol, &req.volume_path) {
             return Err(Status::not_found(not_there(&req.volume_path)));
         }
@@ -395,7 +411,7 @@ impl NodeService<'_> {
         if req.volume_id.is_empty() {
             return Err(Status::invalid_argument("Volume ID not provided"));
         }
-        let vol = self.driver.get_volume(&req.volume_id)?;
+        let vol = self.volume(&req.volume_id)?;
         if req.volume_path.is_empty() {
             return Err(Status::invalid_argument("Volume path not provided"));
         }

@@ -1,5 +1,6 @@
 //! Property test over random RPC sequences: the lifecycle invariants of spec §E.2 hold after
-//! every call, capacity is conserved, and a rejected call changes nothing.
+//! every call, a volume with topology is used only on its node, capacity is conserved, and a
+//! rejected call changes nothing.
 
 use super::driver::{Driver, DriverConfig};
 use super::types::*;
@@ -21,6 +22,8 @@ enum Op {
         name: u8,
         mode: usize,
         gib: i64,
+        /// Created with this node's topology as its accessibility requirement.
+        home: Option<usize>,
     },
     Delete {
         vol: usize,
@@ -77,7 +80,18 @@ enum Op {
 fn op() -> impl Strategy<Value = Op> {
     let m = 0..MODES.len();
     prop_oneof![
-        (0u8..4, m.clone(), 0i64..20).prop_map(|(name, mode, gib)| Op::Create { name, mode, gib }),
+        (
+            0u8..4,
+            m.clone(),
+            0i64..20,
+            proptest::option::of(0usize..NODES.len())
+        )
+            .prop_map(|(name, mode, gib, home)| Op::Create {
+                name,
+                mode,
+                gib,
+                home
+            }),
         (0usize..5).prop_map(|vol| Op::Delete { vol }),
         (0usize..5, 0usize..2, m.clone(), any::<bool>()).prop_map(|(vol, node, mode, ro)| {
             Op::Attach {
@@ -136,17 +150,35 @@ fn vol_id(d: &Driver, i: usize) -> String {
 fn apply(d: &mut Driver, op: &Op) -> Result<(), super::Status> {
     let cap = |m: usize| VolumeCapability::mount(MODES[m % MODES.len()], "ext4");
     match op.clone() {
-        Op::Create { name, mode, gib } => d
-            .create_volume(CreateVolumeRequest {
+        Op::Create {
+            name,
+            mode,
+            gib,
+            home,
+        } => {
+            let accessibility_requirements = home.map(|h| {
+                let t = Topology {
+                    segments: [(super::TOPOLOGY_KEY_NODE.to_string(), NODES[h].to_string())]
+                        .into_iter()
+                        .collect(),
+                };
+                TopologyRequirement {
+                    requisite: vec![t.clone()],
+                    preferred: vec![t],
+                }
+            });
+            d.create_volume(CreateVolumeRequest {
                 name: format!("pvc-{name}"),
                 capacity_range: Some(CapacityRange {
                     required_bytes: gib * GIB,
                     limit_bytes: 0,
                 }),
                 volume_capabilities: vec![cap(mode)],
+                accessibility_requirements,
                 ..Default::default()
             })
-            .map(drop),
+            .map(drop)
+        }
         Op::Delete { vol } => d
             .delete_volume(DeleteVolumeRequest {
                 volume_id: vol_id(d, vol),
@@ -264,6 +296,16 @@ fn check_invariants(d: &mut Driver, total: i64) {
         sum += v.capacity_bytes;
         assert!(v.fs_size_bytes <= v.capacity_bytes);
         for node in NODES {
+            let holds = v.attachments.contains_key(node)
+                || v.staged.contains_key(node)
+                || !v.targets_on(node).is_empty();
+            if let Some(home) = v.topology_node() {
+                assert!(
+                    !holds || home == node,
+                    "{} lives on {home} but is used on {node}",
+                    v.volume_id
+                );
+            }
             if !v.targets_on(node).is_empty() {
                 assert!(
                     v.staged.contains_key(node),

@@ -1,6 +1,9 @@
 //! The CSI spec's error tables beyond what csi-sanity exercises (spec.md, each RPC's
 //! "Error Scheme"): incompatible repeats are ALREADY_EXISTS, missing or unusable capability
 //! fields and ranges are INVALID_ARGUMENT, and NodeGetVolumeStats reports what hostpath does.
+//! Where the spec is silent (topology, lifecycle order) the code and message are hostpath's.
+//! One test per rule, each asserting the code and the message, and that a refusal changes
+//! nothing.
 
 use super::driver::Driver;
 use super::status::Code;
@@ -13,6 +16,16 @@ fn driver() -> Driver {
     d.add_node_default("node-1", Some("zone-1")).unwrap();
     d
 }
+
+fn two_nodes() -> Driver {
+    let mut d = driver();
+    d.add_node_default("node-2", Some("zone-2")).unwrap();
+    d
+}
+
+const SNW: AccessModeType = AccessModeType::SingleNodeWriter;
+const STAGING: &str = "/staging";
+const TARGET: &str = "/target";
 
 fn mount(mode: AccessModeType) -> VolumeCapability {
     VolumeCapability::mount(mode, "ext4")
@@ -144,4 +157,149 @@ fn controller_expand_with_required_above_limit_is_invalid() {
         code_and_message(d.controller_expand_volume(req)),
         (Code::InvalidArgument, "capacity cannot exceed limit".into())
     );
+}
+
+/// CreateVolume as external-provisioner sends it for a WaitForFirstConsumer claim: the
+/// selected node's topology is requisite and preferred.
+fn create_on(d: &mut Driver, name: &str, node: &str) -> String {
+    let segments = d
+        .nodes()
+        .find(|n| n.node_id == node)
+        .unwrap()
+        .segments
+        .clone();
+    let topology = Topology { segments };
+    let req = CreateVolumeRequest {
+        accessibility_requirements: Some(TopologyRequirement {
+            requisite: vec![topology.clone()],
+            preferred: vec![topology],
+        }),
+        ..create(name, vec![mount(SNW)])
+    };
+    let v = d.create_volume(req).unwrap().volume.unwrap();
+    assert!(
+        !v.accessible_topology.is_empty(),
+        "the volume carries topology"
+    );
+    v.volume_id
+}
+
+fn create_plain(d: &mut Driver, name: &str, cap: VolumeCapability) -> String {
+    d.create_volume(create(name, vec![cap]))
+        .unwrap()
+        .volume
+        .unwrap()
+        .volume_id
+}
+
+fn attach(vol: &str, node: &str, cap: VolumeCapability) -> ControllerPublishVolumeRequest {
+    ControllerPublishVolumeRequest {
+        volume_id: vol.into(),
+        node_id: node.into(),
+        volume_capability: Some(cap),
+        ..Default::default()
+    }
+}
+
+fn stage(vol: &str, cap: VolumeCapability) -> NodeStageVolumeRequest {
+    NodeStageVolumeRequest {
+        volume_id: vol.into(),
+        staging_target_path: STAGING.into(),
+        volume_capability: Some(cap),
+        ..Default::default()
+    }
+}
+
+fn publish(vol: &str, cap: VolumeCapability) -> NodePublishVolumeRequest {
+    NodePublishVolumeRequest {
+        volume_id: vol.into(),
+        staging_target_path: STAGING.into(),
+        target_path: TARGET.into(),
+        volume_capability: Some(cap),
+        ..Default::default()
+    }
+}
+
+/// Attached, staged and published on node-1 with `cap`.
+fn published_on_node_1(d: &mut Driver, vol: &str, cap: VolumeCapability) {
+    d.controller_publish_volume(attach(vol, "node-1", cap.clone()))
+        .unwrap();
+    let mut n = d.node("node-1").unwrap();
+    n.node_stage_volume(stage(vol, cap.clone())).unwrap();
+    n.node_publish_volume(publish(vol, cap)).unwrap();
+}
+
+#[test]
+fn controller_publish_outside_the_volume_topology_is_not_found() {
+    let mut d = two_nodes();
+    let vol = create_on(&mut d, "v", "node-1");
+    let before = d.clone();
+    assert_eq!(
+        code_and_message(d.controller_publish_volume(attach(&vol, "node-2", mount(SNW)))),
+        (
+            Code::NotFound,
+            "Not matching Node ID node-2 to hostpath Node ID node-1".into()
+        )
+    );
+    assert_eq!(d, before, "a refused call changes nothing");
+    d.controller_publish_volume(attach(&vol, "node-1", mount(SNW)))
+        .unwrap();
+    // A volume created without accessibility requirements carries no topology and is
+    // reachable from every node.
+    let anywhere = create_plain(&mut d, "w", mount(SNW));
+    d.controller_publish_volume(attach(&anywhere, "node-2", mount(SNW)))
+        .unwrap();
+}
+
+#[test]
+fn node_rpcs_outside_the_volume_topology_are_not_found() {
+    let mut d = two_nodes();
+    let vol = create_on(&mut d, "v", "node-1");
+    published_on_node_1(&mut d, &vol, mount(SNW));
+    let before = d.clone();
+    let unknown = (
+        Code::NotFound,
+        format!("volume id {vol} does not exist in the volumes list"),
+    );
+    let mut n = d.node("node-2").unwrap();
+    // NOT_FOUND comes first, before NodeStage's "ControllerPublishVolume must be called".
+    assert_eq!(
+        code_and_message(n.node_stage_volume(stage(&vol, mount(SNW)))),
+        unknown
+    );
+    assert_eq!(
+        code_and_message(n.node_publish_volume(publish(&vol, mount(SNW)))),
+        unknown
+    );
+    assert_eq!(
+        code_and_message(n.node_unpublish_volume(NodeUnpublishVolumeRequest {
+            volume_id: vol.clone(),
+            target_path: TARGET.into(),
+        })),
+        unknown
+    );
+    assert_eq!(
+        code_and_message(n.node_unstage_volume(NodeUnstageVolumeRequest {
+            volume_id: vol.clone(),
+            staging_target_path: STAGING.into(),
+        })),
+        unknown
+    );
+    assert_eq!(
+        code_and_message(n.node_get_volume_stats(NodeGetVolumeStatsRequest {
+            volume_id: vol.clone(),
+            volume_path: TARGET.into(),
+            ..Default::default()
+        })),
+        unknown
+    );
+    assert_eq!(
+        code_and_message(n.node_expand_volume(NodeExpandVolumeRequest {
+            volume_id: vol.clone(),
+            volume_path: TARGET.into(),
+            ..Default::default()
+        })),
+        unknown
+    );
+    assert_eq!(d, before, "a refused call changes nothing");
 }
