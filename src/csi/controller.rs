@@ -337,7 +337,9 @@ impl Driver {
         })
     }
 
-    /// DeleteVolume: unknown → OK; in use → FAILED_PRECONDITION (spec "Volume in use").
+    /// DeleteVolume: unknown → OK; in use → FAILED_PRECONDITION, the spec's row "Volume in
+    /// use" (hostpath says INTERNAL, pkg/hostpath/controllerserver.go DeleteVolume; where the
+    /// spec has a row, its code wins).
     pub fn delete_volume(
         &mut self,
         req: DeleteVolumeRequest,
@@ -532,6 +534,10 @@ impl Driver {
         } else {
             vec![req.node_id.clone()]
         };
+        // Unpublished while staged or published on that node. The spec is silent (its table
+        // has only NOT_FOUND; the CO calls it after every NodeUnstage and NodeUnpublish);
+        // hostpath answers INTERNAL (pkg/hostpath/controllerserver.go
+        // ControllerUnpublishVolume, with --check-volume-lifecycle).
         for n in &nodes {
             let staged: Vec<String> = vol
                 .staged

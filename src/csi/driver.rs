@@ -13,10 +13,12 @@
 //! - Nodes: `add_node` registers a node plugin with topology
 //!   `{"topology.hostpath.csi.lab/node": id, "topology.kubernetes.io/zone": zone}` and an
 //!   attach limit (`DEFAULT_MAX_VOLUMES_PER_NODE` = 16; 0 = unlimited).
+//! - Codes: the spec's where its error table has a row, hostpath's where the spec is silent.
 //! - Lifecycle checks are always on (hostpath's `--check-volume-lifecycle`): DeleteVolume of a
 //!   volume in use → FAILED_PRECONDITION (spec), ControllerUnpublish while staged/published →
 //!   INTERNAL, NodeUnstage while published → INTERNAL, NodeStage before ControllerPublish →
-//!   INTERNAL (all three as the hostpath driver).
+//!   INTERNAL (all three as the hostpath driver; the spec is silent). NodePublish before
+//!   NodeStage → FAILED_PRECONDITION (hostpath).
 //! - Topology: a volume created with accessibility_requirements lives on the node CreateVolume
 //!   picks, as a hostpath volume lives on its node; other nodes are NOT_FOUND to it
 //!   (ControllerPublish: hostpath's foreign-node message; node RPCs: an unknown volume).

@@ -134,6 +134,9 @@ impl NodeService<'_> {
         let attach = self.attach_enabled();
         let node = self.node_id.clone();
         let vol = self.volume(&req.volume_id)?;
+        // Staged before ControllerPublish. The spec is silent (it only binds the CO: NodeStage
+        // comes after a successful ControllerPublishVolume); hostpath answers INTERNAL
+        // (pkg/hostpath/nodeserver.go NodeStageVolume, `EnableAttach && !vol.Attached`).
         if attach && !vol.attachments.contains_key(&node) {
             return Err(Status::internal(format!(
                 "ControllerPublishVolume must be called on volume '{}' before staging on node",
@@ -197,6 +200,9 @@ impl NodeService<'_> {
         {
             return Ok(NodeUnstageVolumeResponse {});
         }
+        // Unstaged while still published. The spec is silent (NodeUnstageVolume's table has
+        // only NOT_FOUND; the CO calls it after every NodeUnpublishVolume); hostpath answers
+        // INTERNAL (pkg/hostpath/nodeserver.go NodeUnstageVolume, `!vol.Published.Empty()`).
         let targets = vol.targets_on(&node);
         if !targets.is_empty() {
             return Err(Status::internal(format!(
@@ -258,6 +264,10 @@ impl NodeService<'_> {
             return Err(Status::failed_precondition(ACCESS_MODE_CONFLICT));
         }
         if staging {
+            // Published before NodeStage. The spec's FAILED_PRECONDITION is for a missing
+            // staging_target_path and is silent on a volume never staged; hostpath answers
+            // FAILED_PRECONDITION, and INVALID_ARGUMENT for another staging path
+            // (pkg/hostpath/nodeserver.go NodePublishVolume).
             match vol.staged.get(&node) {
                 None => {
                     return Err(Status::failed_precondition(format!(
@@ -276,6 +286,9 @@ impl NodeService<'_> {
                 Some(_) => {}
             }
         } else if attach && !vol.attachments.contains_key(&node) {
+            // Without STAGE_UNSTAGE_VOLUME, NodePublish is the first node RPC, so it asks
+            // NodeStage's question (hostpath always stages and has no such check here; the
+            // spec is silent) with NodeStage's code.
             return Err(Status::internal(format!(
                 "ControllerPublishVolume must be called on volume '{}' before publishing on node",
                 vol.volume_id

@@ -5,7 +5,7 @@
 //! One test per rule, each asserting the code and the message, and that a refusal changes
 //! nothing.
 
-use super::driver::Driver;
+use super::driver::{Driver, LifecycleState};
 use super::status::Code;
 use super::types::*;
 
@@ -302,4 +302,131 @@ fn node_rpcs_outside_the_volume_topology_are_not_found() {
         unknown
     );
     assert_eq!(d, before, "a refused call changes nothing");
+}
+
+#[test]
+fn node_stage_before_controller_publish_is_internal() {
+    let mut d = driver();
+    let vol = create_plain(&mut d, "v", mount(SNW));
+    let before = d.clone();
+    assert_eq!(
+        code_and_message(
+            d.node("node-1")
+                .unwrap()
+                .node_stage_volume(stage(&vol, mount(SNW)))
+        ),
+        (
+            Code::Internal,
+            format!(
+                "ControllerPublishVolume must be called on volume '{vol}' before staging on node"
+            )
+        )
+    );
+    assert_eq!(d, before, "a refused call changes nothing");
+}
+
+#[test]
+fn node_publish_before_node_stage_is_failed_precondition() {
+    let mut d = driver();
+    let vol = create_plain(&mut d, "v", mount(SNW));
+    d.controller_publish_volume(attach(&vol, "node-1", mount(SNW)))
+        .unwrap();
+    let before = d.clone();
+    assert_eq!(
+        code_and_message(
+            d.node("node-1")
+                .unwrap()
+                .node_publish_volume(publish(&vol, mount(SNW)))
+        ),
+        (
+            Code::FailedPrecondition,
+            format!("volume {vol:?} must be staged before publishing")
+        )
+    );
+    assert_eq!(d, before, "a refused call changes nothing");
+}
+
+#[test]
+fn node_publish_before_controller_publish_without_staging_is_internal() {
+    let mut d = Driver::new(super::driver::DriverConfig::without_staging());
+    d.add_node_default("node-1", None).unwrap();
+    let vol = create_plain(&mut d, "v", mount(SNW));
+    let before = d.clone();
+    let req = NodePublishVolumeRequest {
+        staging_target_path: String::new(),
+        ..publish(&vol, mount(SNW))
+    };
+    assert_eq!(
+        code_and_message(d.node("node-1").unwrap().node_publish_volume(req)),
+        (
+            Code::Internal,
+            format!(
+                "ControllerPublishVolume must be called on volume '{vol}' before publishing on node"
+            )
+        )
+    );
+    assert_eq!(d, before, "a refused call changes nothing");
+}
+
+#[test]
+fn node_unstage_while_published_is_internal() {
+    let mut d = driver();
+    let vol = create_plain(&mut d, "v", mount(SNW));
+    published_on_node_1(&mut d, &vol, mount(SNW));
+    let before = d.clone();
+    assert_eq!(
+        code_and_message(
+            d.node("node-1")
+                .unwrap()
+                .node_unstage_volume(NodeUnstageVolumeRequest {
+                    volume_id: vol.clone(),
+                    staging_target_path: STAGING.into(),
+                })
+        ),
+        (
+            Code::Internal,
+            format!("volume {vol:?} is still published at [\"/target\"] on node \"node-1\"")
+        )
+    );
+    assert_eq!(d, before, "a refused call changes nothing");
+}
+
+#[test]
+fn controller_unpublish_while_staged_or_published_is_internal() {
+    let mut d = driver();
+    let vol = create_plain(&mut d, "v", mount(SNW));
+    published_on_node_1(&mut d, &vol, mount(SNW));
+    let detach = ControllerUnpublishVolumeRequest {
+        volume_id: vol.clone(),
+        node_id: "node-1".into(),
+        ..Default::default()
+    };
+    let before = d.clone();
+    assert_eq!(
+        code_and_message(d.controller_unpublish_volume(detach.clone())),
+        (
+            Code::Internal,
+            format!(
+                "Volume '{vol}' is still used (staged: [/staging], published: [/target]) by 'node-1' node"
+            )
+        )
+    );
+    assert_eq!(d, before, "a refused call changes nothing");
+    d.node("node-1")
+        .unwrap()
+        .node_unpublish_volume(NodeUnpublishVolumeRequest {
+            volume_id: vol.clone(),
+            target_path: TARGET.into(),
+        })
+        .unwrap();
+    assert_eq!(d.lifecycle(&vol, "node-1"), Some(LifecycleState::VolReady));
+    assert_eq!(
+        code_and_message(d.controller_unpublish_volume(detach)),
+        (
+            Code::Internal,
+            format!(
+                "Volume '{vol}' is still used (staged: [/staging], published: []) by 'node-1' node"
+            )
+        )
+    );
 }
