@@ -446,6 +446,9 @@ impl NodeService<'_> {
         if !self.holds_path(vol, &req.volume_path) {
             return Err(Status::invalid_argument(not_there(&req.volume_path)));
         }
+        if let Some(cap) = &req.volume_capability {
+            check_expand_access_type(vol, cap)?;
+        }
         let controller_expands = self
             .driver
             .has_controller_cap(ControllerRpcType::ExpandVolume);
@@ -512,6 +515,28 @@ impl NodeService<'_> {
                 segments: n.segments.clone(),
             }),
         })
+    }
+}
+
+/// NodeExpandVolume: the access type the CO says it uses must be the volume's (spec,
+/// NodeExpandVolume Errors: "Exceeds capabilities", 3 INVALID_ARGUMENT). hostpath takes the
+/// access type from volume_path instead (os.Stat: a directory, or a device) and refuses a
+/// mismatch with these two messages (pkg/hostpath/nodeserver.go NodeExpandVolume); the spec
+/// lets a plugin use either (volume_capability: "If volume_capability is omitted the SP MAY
+/// determine access_type from given volume_path"). The lab's paths are bookkeeping with no
+/// file type, so it checks the capability; one without an access type, or none at all,
+/// passes (hostpath would go by the path).
+fn check_expand_access_type(vol: &VolumeRecord, cap: &VolumeCapability) -> Result<(), Status> {
+    match (cap.block.is_some(), cap.mount.is_some(), vol.access_type) {
+        (true, false, AccessType::Mount) => Err(Status::invalid_argument(format!(
+            "Volume {} is not a block device",
+            vol.volume_id
+        ))),
+        (false, true, AccessType::Block) => Err(Status::invalid_argument(format!(
+            "Volume {} is not a directory",
+            vol.volume_id
+        ))),
+        _ => Ok(()),
     }
 }
 

@@ -305,6 +305,68 @@ fn node_rpcs_outside_the_volume_topology_are_not_found() {
 }
 
 #[test]
+fn node_expand_with_a_block_capability_on_a_mount_volume_is_invalid() {
+    let mut d = driver();
+    let vol = create_plain(&mut d, "v", mount(SNW));
+    published_on_node_1(&mut d, &vol, mount(SNW));
+    let before = d.clone();
+    let req = NodeExpandVolumeRequest {
+        volume_id: vol.clone(),
+        volume_path: TARGET.into(),
+        capacity_range: Some(CapacityRange {
+            required_bytes: GIB,
+            limit_bytes: 0,
+        }),
+        staging_target_path: STAGING.into(),
+        volume_capability: Some(block(SNW)),
+        ..Default::default()
+    };
+    assert_eq!(
+        code_and_message(d.node("node-1").unwrap().node_expand_volume(req.clone())),
+        (
+            Code::InvalidArgument,
+            format!("Volume {vol} is not a block device")
+        )
+    );
+    assert_eq!(d, before, "a refused call changes nothing");
+    // The capability it was created with is fine, and so is none (hostpath reads the path).
+    let mut n = d.node("node-1").unwrap();
+    n.node_expand_volume(NodeExpandVolumeRequest {
+        volume_capability: Some(mount(SNW)),
+        ..req.clone()
+    })
+    .unwrap();
+    n.node_expand_volume(NodeExpandVolumeRequest {
+        volume_capability: None,
+        ..req
+    })
+    .unwrap();
+}
+
+#[test]
+fn node_expand_with_a_mount_capability_on_a_block_volume_is_invalid() {
+    let mut d = driver();
+    let vol = create_plain(&mut d, "b", block(SNW));
+    published_on_node_1(&mut d, &vol, block(SNW));
+    let before = d.clone();
+    let req = NodeExpandVolumeRequest {
+        volume_id: vol.clone(),
+        volume_path: TARGET.into(),
+        staging_target_path: STAGING.into(),
+        volume_capability: Some(mount(SNW)),
+        ..Default::default()
+    };
+    assert_eq!(
+        code_and_message(d.node("node-1").unwrap().node_expand_volume(req)),
+        (
+            Code::InvalidArgument,
+            format!("Volume {vol} is not a directory")
+        )
+    );
+    assert_eq!(d, before, "a refused call changes nothing");
+}
+
+#[test]
 fn node_stage_before_controller_publish_is_internal() {
     let mut d = driver();
     let vol = create_plain(&mut d, "v", mount(SNW));
