@@ -24,6 +24,7 @@ pub mod record;
 pub mod render;
 pub mod repl;
 pub mod script;
+pub mod shell_completion;
 pub mod storage;
 pub mod tui;
 pub mod util;

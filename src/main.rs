@@ -8,7 +8,7 @@ use cni_csi_lab::render::ansi::ColorChoice;
 use cni_csi_lab::repl::{self, Options};
 use cni_csi_lab::script::{self, RunOptions};
 use cni_csi_lab::{Desk, Lab};
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
 /// mimalloc: the engine allocates many small strings; this allocator handles that pattern
@@ -130,8 +130,8 @@ fn main() -> ExitCode {
         }
     };
     if let Some(Front::Completions { shell }) = cli.command {
-        let mut cmd = Cli::command();
-        clap_complete::generate(shell, &mut cmd, "cni-csi-lab", &mut std::io::stdout());
+        let script = cni_csi_lab::shell_completion::script(shell, Cli::command(), "cni-csi-lab");
+        let _ = std::io::stdout().write_all(script.as_bytes());
         return ExitCode::SUCCESS;
     }
     let stdin_is_terminal = std::io::stdin().is_terminal();
