@@ -6,6 +6,7 @@
 //! (`lesson`, `script`, `repl`, `tui`). `docs/architecture.md` draws the rooms and which
 //! way the arrows between them point. Nothing outside the front ends touches a terminal.
 
+pub mod cast;
 pub mod cluster;
 pub mod cni;
 pub mod command;

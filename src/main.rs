@@ -57,6 +57,10 @@ struct Cli {
     /// file is refused)
     #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["preset", "empty", "conflist", "network", "multus", "cni_plugins"])]
     load: Option<String>,
+    /// Record the session into an asciicast v2 file (asciinema plays it): the REPL, the
+    /// dashboard, or `lesson play ID` with the lesson's pacing
+    #[arg(long, global = true, value_name = "FILE.cast")]
+    record: Option<std::path::PathBuf>,
     /// Install Multus (thin) on top of the network at start (`network multus on`)
     #[arg(long, global = true)]
     multus: bool,
@@ -164,6 +168,7 @@ fn main() -> ExitCode {
         color_out: choice.enabled(std::io::stdout().is_terminal(), no_color.as_deref()),
         color_err: choice.enabled(std::io::stderr().is_terminal(), no_color.as_deref()),
         history: repl::history::path(),
+        record: cli.record.clone(),
     };
     if let Some(dir) = &cli.lessons {
         if let Err(e) = desk.lessons.use_dir(std::path::Path::new(dir)) {
@@ -190,11 +195,22 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Some(Front::Lesson { args }) => {
+            // `lesson play ID --record FILE.cast`: the flag may follow the lesson's words.
+            let (args, record) = match take_record_flag(args) {
+                Ok((a, r)) => (a, r.or(cli.record.clone())),
+                Err(e) => {
+                    print_error(&e);
+                    return ExitCode::from(2);
+                }
+            };
             let line = format!(
                 "lesson {}",
                 shlex::try_join(args.iter().map(String::as_str)).unwrap_or_default()
             );
-            run_file_text(&mut desk, &line, RunOptions::default())
+            match &record {
+                Some(cast) => record_lesson_play(&mut desk, &line, cast),
+                None => run_file_text(&mut desk, &line, RunOptions::default()),
+            }
         }
         Some(Front::Run {
             file,
@@ -203,9 +219,11 @@ fn main() -> ExitCode {
         }) => run_file(&mut desk, &file, RunOptions { keep_going, echo }),
         Some(Front::Repl { plain }) if plain || !stdin_is_terminal => plain_repl(desk, &opts),
         Some(Front::Repl { .. }) => line_editor(desk, &opts),
-        Some(Front::Dash { big }) => dashboard(desk, big),
+        Some(Front::Dash { big }) => dashboard(desk, big, cli.record),
         // No command on a terminal: the dashboard (the line REPL is `cni-csi-lab repl`).
-        None if stdin_is_terminal && std::io::stdout().is_terminal() => dashboard(desk, false),
+        None if stdin_is_terminal && std::io::stdout().is_terminal() => {
+            dashboard(desk, false, cli.record)
+        }
         None if stdin_is_terminal => line_editor(desk, &opts),
         None => run_file(&mut desk, "-", RunOptions::default()),
         Some(Front::Completions { .. }) => ExitCode::SUCCESS,
@@ -386,8 +404,88 @@ fn run_file_text(desk: &mut Desk, text: &str, opts: RunOptions) -> ExitCode {
 }
 
 /// The live dashboard.
-fn dashboard(desk: Desk, big: bool) -> ExitCode {
-    match cni_csi_lab::tui::run_until_signal(desk, cni_csi_lab::tui::Options::from_env(big)) {
+/// `--record FILE` (or `--record=FILE`) taken out of the words after `lesson`.
+fn take_record_flag(
+    args: Vec<String>,
+) -> Result<(Vec<String>, Option<std::path::PathBuf>), String> {
+    let mut rest = Vec::new();
+    let mut record = None;
+    let mut words = args.into_iter();
+    while let Some(w) = words.next() {
+        if w == "--record" {
+            let file = words
+                .next()
+                .ok_or("--record needs a file: --record FILE.cast")?;
+            record = Some(std::path::PathBuf::from(file));
+        } else if let Some(file) = w.strip_prefix("--record=") {
+            record = Some(std::path::PathBuf::from(file));
+        } else {
+            rest.push(w);
+        }
+    }
+    Ok((rest, record))
+}
+
+/// `cni-csi-lab lesson play ID --record FILE.cast`: the playback written to an asciicast
+/// with the lesson's pacing (typing and pauses on a virtual clock: done in a moment, the
+/// same file every time). Only `lesson play` records; the file is 100×30.
+fn record_lesson_play(desk: &mut Desk, line: &str, cast: &std::path::Path) -> ExitCode {
+    use cni_csi_lab::command::{Command, grammar::LessonCmd, parse};
+    let (id, speed, step) = match parse(line) {
+        Ok(Some(Command::Lesson(LessonCmd::Play { id, speed, step }))) => (id, speed, step),
+        Ok(_) => {
+            print_error(
+                "--record records `lesson play ID`, the REPL and the dashboard; run other lesson commands without it",
+            );
+            return ExitCode::from(2);
+        }
+        Err(
+            cni_csi_lab::command::ParseError::Help(h)
+            | cni_csi_lab::command::ParseError::Invalid(h),
+        ) => {
+            print_error(h.trim_start_matches("error: "));
+            return ExitCode::from(2);
+        }
+    };
+    let file = match cni_csi_lab::cast::Cast::create(cast, 100, 30, &format!("lesson {id}")) {
+        Ok(f) => f,
+        Err(e) => {
+            print_error(&e);
+            return ExitCode::from(2);
+        }
+    };
+    let mut sink = cni_csi_lab::cast::CastSink::new(file);
+    let played = desk.lesson_play_live(
+        &id,
+        cni_csi_lab::lesson::play::PlayOptions { speed, step },
+        &mut sink,
+    );
+    let seconds = sink.duration();
+    if let Err(e) = played {
+        // Nothing was played: no half-written recording is left behind.
+        drop(sink);
+        let _ = std::fs::remove_file(cast);
+        print_error(&e.message);
+        return ExitCode::from(1);
+    }
+    if let Err(e) = sink.finish() {
+        print_error(&e);
+        return ExitCode::from(1);
+    }
+    println!(
+        "recorded lesson {id} into {} ({seconds:.0} s; play it with `asciinema play {}`)",
+        cast.display(),
+        cast.display()
+    );
+    ExitCode::SUCCESS
+}
+
+fn dashboard(desk: Desk, big: bool, record: Option<std::path::PathBuf>) -> ExitCode {
+    let options = cni_csi_lab::tui::Options {
+        record,
+        ..cni_csi_lab::tui::Options::from_env(big)
+    };
+    match cni_csi_lab::tui::run_until_signal(desk, options) {
         Ok(None) => ExitCode::SUCCESS,
         // Ended by SIGTERM, SIGHUP or SIGINT: 128 + the signal, the terminal restored.
         Ok(Some(sig)) => ExitCode::from(cni_csi_lab::util::signals::exit_status(sig)),

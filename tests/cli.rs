@@ -226,3 +226,63 @@ fn signals_end_the_repl_and_run_with_128_plus_n() {
         assert_eq!(status.code(), Some(code), "run - on SIG{signal}");
     }
 }
+
+/// `lesson play ID --record FILE.cast` writes an asciicast v2 file a player reads: a header
+/// object, then `[seconds, "o", data]` events in time order, with the lesson's pacing; the
+/// same lesson gives the same file; a bad lesson leaves no file.
+#[test]
+fn lesson_play_records_an_asciicast() {
+    let cast = temp_file("ch2.cast", "");
+    let path = cast.to_string_lossy().into_owned();
+    let o = lab(&["lesson", "play", "ch2-core-ideas", "--record", &path], "");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("recorded lesson ch2-core-ideas"));
+    let first = std::fs::read_to_string(&cast).expect("the cast");
+    let mut lines = first.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(header["version"], 2);
+    assert_eq!(
+        (header["width"].as_u64(), header["height"].as_u64()),
+        (Some(100), Some(30))
+    );
+    let mut last = 0.0;
+    let mut typed = String::new();
+    for l in lines {
+        let e: serde_json::Value = serde_json::from_str(l).expect("an event is JSON");
+        let at = e[0].as_f64().expect("time");
+        assert!(at >= last, "events go forward in time: {l}");
+        last = at;
+        assert_eq!(e[1], "o");
+        typed.push_str(e[2].as_str().expect("data"));
+    }
+    assert!(last > 30.0, "the lesson's pacing is recorded ({last} s)");
+    assert!(typed.contains("lab> "), "commands are typed");
+    assert!(
+        !typed.replace("\r\n", "").contains('\n'),
+        "newlines are CR LF"
+    );
+    // Deterministic: the same lesson makes the same file.
+    let o = lab(&["lesson", "play", "ch2-core-ideas", "--record", &path], "");
+    assert!(o.status.success());
+    assert_eq!(std::fs::read_to_string(&cast).unwrap(), first);
+    // A lesson that does not exist: an error, and no file.
+    let bad = temp_file("bad.cast", "");
+    std::fs::remove_file(&bad).unwrap();
+    let o = lab(
+        &[
+            "lesson",
+            "play",
+            "nosuch",
+            "--record",
+            &bad.to_string_lossy(),
+        ],
+        "",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("no lesson \"nosuch\""));
+    assert!(!bad.exists());
+    // Only `lesson play` records.
+    let o = lab(&["lesson", "list", "--record", &path], "");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("--record records `lesson play ID`"));
+}

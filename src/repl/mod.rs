@@ -29,6 +29,8 @@ pub struct Options {
     pub color_err: bool,
     /// The history file (none: no history).
     pub history: Option<std::path::PathBuf>,
+    /// Record the session into this asciicast v2 file (`--record`, [`crate::cast`]).
+    pub record: Option<std::path::PathBuf>,
 }
 
 /// Words that end the session.
@@ -134,9 +136,25 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
     }
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
+    let mut cast = match &opts.record {
+        Some(path) => {
+            let (w, h) = crossterm::terminal::size().unwrap_or((80, 24));
+            Some(crate::cast::LiveCast::new(crate::cast::Cast::create(
+                path,
+                w,
+                h,
+                "cni-csi-lab repl",
+            )?))
+        }
+        None => None,
+    };
     {
         let d = desk.borrow();
-        writeln!(stdout.lock(), "{}", banner(&d.lab))?;
+        let text = format!("{}\n", banner(&d.lab));
+        stdout.lock().write_all(text.as_bytes())?;
+        if let Some(c) = cast.as_mut() {
+            c.output(&text)?;
+        }
     }
     let mut interrupts = 0;
     // A history file that cannot be written is said once, on stderr, not after every line.
@@ -146,6 +164,10 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
         match rl.readline(&p) {
             Ok(input) => {
                 interrupts = 0;
+                if let Some(c) = cast.as_mut() {
+                    // What the terminal showed: the prompt and the line as typed.
+                    c.output(&format!("{}{input}\n", p.1))?;
+                }
                 let line = helper::join_continued(&input);
                 if !line.trim().is_empty() {
                     let _ = rl.add_history_entry(input.as_str());
@@ -169,6 +191,9 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                 }
                 if crate::command::help::is_clear_word(line.trim()) {
                     let _ = rl.clear_screen();
+                    if let Some(c) = cast.as_mut() {
+                        c.output("\x1b[H\x1b[2J")?;
+                    }
                     continue;
                 }
                 if let Ok(Some(crate::command::Command::Lesson(
@@ -189,7 +214,16 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     continue;
                 }
                 let result = desk.borrow_mut().execute(&line);
-                print_result(result, opts, &mut stdout.lock(), &mut stderr.lock())?;
+                match cast.as_mut() {
+                    Some(c) => {
+                        let mut out = crate::cast::Tee::new(stdout.lock(), c);
+                        print_result(result, opts, &mut out, &mut stderr.lock())?;
+                        out.flush()?;
+                    }
+                    None => {
+                        print_result(result, opts, &mut stdout.lock(), &mut stderr.lock())?;
+                    }
+                }
             }
             Err(ReadlineError::Interrupted) => {
                 interrupts += 1;

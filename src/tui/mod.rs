@@ -38,12 +38,14 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 /// How the dashboard looks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Options {
     /// High-contrast theme with thicker borders and more spacing (for a projector).
     pub big: bool,
     /// No colour at all (emphasis by weight only).
     pub no_color: bool,
+    /// Record every frame into this asciicast v2 file (`--record`, [`crate::cast`]).
+    pub record: Option<std::path::PathBuf>,
 }
 
 impl Options {
@@ -53,6 +55,7 @@ impl Options {
         Options {
             big,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+            record: None,
         }
     }
 }
@@ -345,6 +348,19 @@ pub fn run_until_signal(desk: Desk, options: Options) -> io::Result<Option<i32>>
             sig as usize,
         )?);
     }
+    // A recording is created before the screen changes, so an error reads normally.
+    let cast = match &options.record {
+        Some(path) => {
+            let (w, h) = crossterm::terminal::size()?;
+            Some(crate::cast::Cast::create(
+                path,
+                w,
+                h,
+                "cni-csi-lab dashboard",
+            )?)
+        }
+        None => None,
+    };
     // Raw mode, the alternate screen, and ratatui's panic hook (restore, then report).
     let mut terminal = ratatui::try_init()?;
     let guard = TerminalGuard::enter();
@@ -361,7 +377,16 @@ pub fn run_until_signal(desk: Desk, options: Options) -> io::Result<Option<i32>>
             Arc::clone(&events.ctrl_c),
             Arc::clone(&events.heartbeat),
         )?;
-        run_loop(&mut terminal, &mut app, &mut events)
+        match cast {
+            // The same screen, drawn through a writer that copies each frame to the cast.
+            Some(cast) => {
+                let mut live = crate::cast::LiveCast::new(cast);
+                let tee = crate::cast::Tee::new(io::stdout(), &mut live);
+                let mut recorded = Terminal::new(ratatui::backend::CrosstermBackend::new(tee))?;
+                run_loop(&mut recorded, &mut app, &mut events)
+            }
+            None => run_loop(&mut terminal, &mut app, &mut events),
+        }
     });
     // `_g` dropped above restored the terminal; make sure even if enter() failed.
     ratatui::restore();
