@@ -67,7 +67,7 @@ pub fn render_current(s: &LessonSession) -> Outcome {
                 Role::Header,
             ));
             for l in &step.text {
-                out.plain(l.clone());
+                out.line(Line::styled(l.clone(), Role::Prose));
             }
             if let Some(t) = &step.task {
                 out.line(

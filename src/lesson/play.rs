@@ -338,7 +338,7 @@ impl super::Desk {
                 }
                 PlayEvent::Text(t) => {
                     let mut out = Outcome::empty();
-                    out.block(&super::facts::fill(&self.lab, &t), Role::Plain);
+                    out.block(&super::facts::fill(&self.lab, &t), Role::Prose);
                     sink.show(&out);
                 }
                 PlayEvent::Type {

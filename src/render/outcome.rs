@@ -25,6 +25,9 @@ pub enum Role {
     Name,
     /// JSON on the wire.
     Json,
+    /// Teaching prose, hard-wrapped in its source (a lesson's text): painted as plain text;
+    /// a front end that wraps to its own width joins the lines of a paragraph first.
+    Prose,
 }
 
 /// A run of text with one role.

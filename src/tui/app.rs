@@ -886,6 +886,17 @@ impl App {
     }
 
     fn push_output(&mut self, line: Line) {
+        // A lesson's paragraph arrives hard-wrapped at its source's width: join its lines,
+        // so the Output pane wraps the paragraph once, at its own width.
+        if let Some(text) = prose_continuation(&line)
+            && let Some(prev) = self.ui.output.back_mut()
+            && prose_continuation(prev).is_some()
+            && let Some(span) = prev.spans.last_mut()
+        {
+            span.text.push(' ');
+            span.text.push_str(text);
+            return;
+        }
         self.ui.output_pushed += 1;
         if self.ui.output.len() == OUTPUT_KEEP {
             self.ui.output.pop_front();
@@ -1457,6 +1468,24 @@ impl App {
     }
 }
 
+/// The text of a line that continues a paragraph of prose: one prose span, not empty, not
+/// a list item, table row or indented code (those keep their own lines).
+fn prose_continuation(line: &Line) -> Option<&str> {
+    let [span] = line.spans.as_slice() else {
+        return None;
+    };
+    let t = span.text.as_str();
+    let block = t.is_empty()
+        || t.starts_with(char::is_whitespace)
+        || t.starts_with("- ")
+        || t.starts_with("* ")
+        || t.starts_with('|')
+        || t.starts_with("```")
+        || t.split_once(". ")
+            .is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()));
+    (span.role == Role::Prose && !block).then_some(t)
+}
+
 /// The first output line of an error: `✗ error: …`, or just `✗ …` when the message
 /// already says it is an error (kubectl's `Error from server (NotFound): …`).
 fn error_line(message: &str) -> Line {
@@ -1612,9 +1641,22 @@ mod tests {
         a.run_command("show wire 0");
         a.run_command("pod create web --node node-1");
         a.run_command("show wire 0");
-        let h = a.viewport(Pane::Output).height as usize;
-        let top = a.ui.output.len() - a.ui.scroll[Pane::Output.index()] - h;
-        assert_eq!(a.ui.output[top].text(), "lab> show wire 0");
+        // The echo is the first line shown: the lines from it to the bottom of the view fit
+        // the pane's rows (long lines wrap), and one more line above would not.
+        let area = a.viewport(Pane::Output);
+        let (w, h) = (area.width as usize, area.height as usize);
+        let bottom = a.ui.output.len() - a.ui.scroll[Pane::Output.index()];
+        let echo = (0..a.ui.output.len())
+            .rev()
+            .find(|&i| a.ui.output[i].text() == "lab> show wire 0")
+            .unwrap();
+        let rows = |from: usize| -> usize {
+            (from..bottom)
+                .map(|i| view::output::wrapped_height(&a.ui.output[i], w))
+                .sum()
+        };
+        assert!(rows(echo) <= h, "the echo is scrolled out of view");
+        assert!(rows(echo - 1) > h, "the view does not start at the echo");
     }
 
     #[test]

@@ -225,7 +225,7 @@ impl Theme {
     /// The style of an output role.
     pub fn role(&self, role: Role) -> Style {
         match role {
-            Role::Plain => self.plain,
+            Role::Plain | Role::Prose => self.plain,
             Role::Header => self.header,
             Role::Good => self.good,
             Role::Bad => self.bad,

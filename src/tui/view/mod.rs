@@ -105,39 +105,39 @@ pub fn layout(app: &App, area: Rect) -> Screen {
             panes.push((Pane::Output, out));
         }
     } else {
+        // The Output holds what the last command printed (help is 50 lines): it shares the
+        // height with Topology/IPAM as much again as the logs get. Fixed shares, so no
+        // pane moves while content grows.
         let lesson = app.lesson.is_some();
         let [a, b, c, d] = Layout::vertical([
-            Constraint::Fill(4),
-            Constraint::Length(if lesson { 11 } else { 9 }),
             Constraint::Fill(3),
+            Constraint::Length(9),
             Constraint::Fill(2),
+            Constraint::Fill(3),
         ])
         .areas(body);
         let [topo, ipam] =
             Layout::horizontal([Constraint::Percentage(60), Constraint::Fill(1)]).areas(a);
         panes.push((Pane::Topology, topo));
         panes.push((Pane::Ipam, ipam));
-        if lesson {
-            let [routes, vols, les] = Layout::horizontal([
-                Constraint::Percentage(36),
-                Constraint::Percentage(28),
-                Constraint::Fill(1),
-            ])
-            .areas(b);
-            panes.push((Pane::Routes, routes));
-            panes.push((Pane::Volumes, vols));
-            panes.push((Pane::Lesson, les));
-        } else {
-            let [routes, vols] =
-                Layout::horizontal([Constraint::Percentage(42), Constraint::Fill(1)]).areas(b);
-            panes.push((Pane::Routes, routes));
-            panes.push((Pane::Volumes, vols));
-        }
+        let [routes, vols] =
+            Layout::horizontal([Constraint::Percentage(42), Constraint::Fill(1)]).areas(b);
+        panes.push((Pane::Routes, routes));
+        panes.push((Pane::Volumes, vols));
         let [calls, wire] =
             Layout::horizontal([Constraint::Percentage(56), Constraint::Fill(1)]).areas(c);
         panes.push((Pane::Calls, calls));
         panes.push((Pane::Wire, wire));
-        panes.push((Pane::Output, d));
+        if lesson {
+            // The lesson beside the Output, at full height: Routes and Volumes keep their
+            // width, and the step's text sits next to what its commands print.
+            let [out, les] =
+                Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(d);
+            panes.push((Pane::Lesson, les));
+            panes.push((Pane::Output, out));
+        } else {
+            panes.push((Pane::Output, d));
+        }
     }
     Screen {
         title,

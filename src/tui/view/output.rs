@@ -47,7 +47,9 @@ fn row_starts(line: &OutLine, width: usize) -> Vec<usize> {
             after_space = None;
         }
         col += cw;
-        if spaces[i] {
+        // A space after the row's indentation is a place to break; the indentation is not.
+        let row_start = *starts.last().unwrap_or(&0);
+        if spaces[i] && spaces[row_start..i].iter().any(|s| !s) {
             after_space = Some(i + 1);
         }
     }
@@ -188,5 +190,8 @@ mod tests {
             .push("0123456789abcdef", Role::Plain);
         assert_eq!(text(&wrap(&t, &l, 8)), ["id ", "01234567", "89abcdef"]);
         assert_eq!(wrapped_height(&l, 8), 3);
+        // Indentation is no place to break: a long indented word is cut, not pushed down.
+        let l = OutLine::new().push("  CNI_ARGS=a;b;c;d", Role::Plain);
+        assert_eq!(text(&wrap(&t, &l, 10)), ["  CNI_ARGS", "=a;b;c;d"]);
     }
 }
