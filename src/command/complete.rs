@@ -184,7 +184,9 @@ fn values(w: &Walk, arg: &Arg, names: &dyn Names) -> (Vec<String>, bool) {
             None => Vec::new(),
         },
         "name" => names.names(top),
-        "pvc" | "pvcs" | "claim" => names.names("pvc"),
+        "pvc" | "pvcs" | "claim" | "from_pvc" => names.names("pvc"),
+        "from_snapshot" | "snapshot" => names.names("volumesnapshots"),
+        "class" => names.names("storageclasses"),
         other => names.names(other),
     };
     (list, false)

@@ -75,7 +75,48 @@ impl Lab {
                         .values()
                         .map(|o| o.name().to_string()),
                 ),
-                // Storage kinds slot in here as their tables appear.
+                "persistentvolumeclaims" => {
+                    out.extend(self.cluster.pvcs.values().map(|o| o.name().to_string()))
+                }
+                "persistentvolumes" => {
+                    out.extend(self.cluster.pvs.values().map(|o| o.name().to_string()))
+                }
+                "storageclasses" => out.extend(
+                    self.cluster
+                        .storage_classes
+                        .values()
+                        .map(|o| o.name().to_string()),
+                ),
+                "volumesnapshots" => out.extend(
+                    self.cluster
+                        .snapshots
+                        .values()
+                        .map(|o| o.name().to_string()),
+                ),
+                "volumesnapshotcontents" => out.extend(
+                    self.cluster
+                        .snapshot_contents
+                        .values()
+                        .map(|o| o.name().to_string()),
+                ),
+                "volumeattachments" => out.extend(
+                    self.cluster
+                        .volume_attachments
+                        .values()
+                        .map(|o| o.name().to_string()),
+                ),
+                "csinodes" => out.extend(
+                    self.cluster
+                        .csi_nodes
+                        .values()
+                        .map(|o| o.name().to_string()),
+                ),
+                "csidrivers" => out.extend(
+                    self.cluster
+                        .csi_drivers
+                        .values()
+                        .map(|o| o.name().to_string()),
+                ),
                 _ => {}
             },
         }
@@ -201,5 +242,31 @@ mod tests {
         assert!(cands("explain ve", &lab) == vec!["veth"]);
         assert_eq!(cands("help pod c", &lab), vec!["create"]);
         assert!(complete("cni conf load ", 14, &lab).wants_path);
+    }
+
+    /// Every flag and argument that names a storage object completes that kind's names.
+    #[test]
+    fn storage_names_complete() {
+        let mut lab = Lab::new();
+        for l in [
+            "pvc create data --size 1Gi",
+            "pvc create logs --size 1Gi",
+            "snapshot create snap-1 --pvc data",
+        ] {
+            lab.execute(l).unwrap();
+        }
+        let c = |line: &str| complete(line, line.len(), &lab).candidates;
+        assert_eq!(c("pod create web --node node-1 --pvc "), ["data", "logs"]);
+        assert_eq!(c("pod create web --pvc d"), ["data"]);
+        assert_eq!(c("pvc delete l"), ["logs"]);
+        assert_eq!(
+            c("pvc create copy --size 1Gi --from-pvc "),
+            ["data", "logs"]
+        );
+        assert_eq!(c("pvc create r --size 1Gi --from-snapshot "), ["snap-1"]);
+        assert!(c("pvc create r --size 1Gi --class ").contains(&"standard".to_string()));
+        assert_eq!(c("snapshot delete s"), ["snap-1"]);
+        assert_eq!(c("get pvc "), ["data", "logs"]);
+        assert_eq!(c("describe pv ").len(), 2);
     }
 }
