@@ -50,6 +50,10 @@ fn rv_as_string<S: serde::Serializer>(rv: &u64, s: S) -> Result<S::Ok, S::Error>
 /// The lab's clock starts at this instant; timestamps are deterministic.
 pub const EPOCH: &str = "2025-01-01T00:00:00Z";
 
+/// [`EPOCH`] in seconds since the Unix epoch: what a component's wall clock reads at tick 0
+/// (the CSI driver stamps snapshots with it, so `creation_time` and the API objects agree).
+pub const EPOCH_UNIX: i64 = 1_735_689_600;
+
 /// A logical tick (seconds since the lab's epoch) as an RFC 3339 timestamp.
 pub fn timestamp(tick: u64) -> String {
     let days = tick / 86_400;
@@ -129,5 +133,11 @@ mod tests {
         assert_eq!(timestamp(3661), "2025-01-01T01:01:01Z");
         assert_eq!(timestamp(59 * 86_400), "2025-03-01T00:00:00Z");
         assert_eq!(timestamp(365 * 86_400), "2026-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn the_epoch_in_unix_seconds_is_the_epoch() {
+        let t = crate::csi::protojson::Timestamp::from_seconds(super::EPOCH_UNIX + 3661);
+        assert_eq!(t.to_rfc3339(), timestamp(3661));
     }
 }

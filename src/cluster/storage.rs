@@ -398,7 +398,8 @@ pub struct VolumeSnapshotStatus {
     /// The content object it is bound to.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub bound_volume_snapshot_content_name: String,
-    /// When the snapshot was cut.
+    /// When the snapshot was cut: the content's `creationTime` (CreateSnapshot's
+    /// `creation_time`) as a timestamp.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub creation_time: String,
     /// Ready to restore from.
@@ -460,6 +461,10 @@ pub struct VolumeSnapshotContentStatus {
     /// The driver's snapshot ID.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub snapshot_handle: String,
+    /// When the driver cut the snapshot: CreateSnapshot's `creation_time` in nanoseconds
+    /// since the Unix epoch (an `int64`, as csi-snapshotter writes it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creation_time: Option<i64>,
     /// Ready to restore from.
     pub ready_to_use: bool,
     /// Size in bytes.

@@ -425,12 +425,31 @@ impl<K: Kind> TableOps<'_, K> {
         name: &str,
         f: &str,
     ) -> Result<bool, ApiError> {
+        self.remove_finalizers(namespace, name, &[f])
+    }
+
+    /// Remove several finalizers in one update (a controller that clears its own list in
+    /// one write); an object being deleted goes away with its last finalizer. Returns true
+    /// when the object was removed.
+    pub fn remove_finalizers(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        fs: &[&str],
+    ) -> Result<bool, ApiError> {
         let current = self.get(namespace, name)?;
-        if !current.metadata.finalizers.iter().any(|x| x == f) {
+        if !current
+            .metadata
+            .finalizers
+            .iter()
+            .any(|x| fs.contains(&x.as_str()))
+        {
             return Ok(false);
         }
         let mut obj = current.clone();
-        obj.metadata.finalizers.retain(|x| x != f);
+        obj.metadata
+            .finalizers
+            .retain(|x| !fs.contains(&x.as_str()));
         let gone = obj.metadata.finalizers.is_empty() && obj.metadata.deletion_tick.is_some();
         self.update(obj)?;
         if gone {

@@ -26,7 +26,7 @@ pub fn backoff_actor(key: &str) -> (&'static str, &str) {
         "provisioner" | "provisioner-delete" => "external-provisioner",
         "attacher" => "external-attacher",
         "resizer" => "external-resizer",
-        "snapshotter" => "csi-snapshotter",
+        "snapshotter" | "snapshotter-delete" => "csi-snapshotter",
         _ => "controller",
     };
     (actor, object)

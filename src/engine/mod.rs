@@ -47,7 +47,8 @@ use std::sync::Arc;
 /// lab so that the components themselves (other fields) can be borrowed beside it.
 macro_rules! ctx {
     ($lab:expr) => {{
-        $lab.driver.set_clock($lab.clock as i64);
+        $lab.driver
+            .set_clock($crate::cluster::meta::EPOCH_UNIX.saturating_add($lab.clock as i64));
         let caps = $crate::engine::driver_caps(&$lab.driver);
         crate::control::Ctx {
             api: &mut $lab.cluster,

@@ -11,6 +11,7 @@ use crate::command::grammar::{PvcCmd, PvcCreateArgs, ScCmd, SnapshotCmd};
 use crate::control::Component;
 use crate::csi::K8sAccessMode;
 use crate::render::{Line, Outcome, Role, Table};
+use crate::storage::snapshotter::PVC_AS_SOURCE;
 use crate::storage::{DEFAULT_CLASS, DRIVER, PVC_PROTECTION, SNAPSHOT_CLASS, STORAGE_PROVISIONER};
 use crate::util::quantity::{format_bytes, parse_bytes};
 use std::collections::BTreeMap;
@@ -229,6 +230,17 @@ impl Lab {
                         format!("  (Terminating until no pod uses it: finalizer {PVC_PROTECTION})"),
                         Role::Dim,
                     ));
+                    let source = self
+                        .cluster
+                        .pvcs
+                        .get(&(ns.clone(), name.clone()))
+                        .is_some_and(|p| p.metadata.finalizers.iter().any(|f| f == PVC_AS_SOURCE));
+                    if source {
+                        out.line(Line::styled(
+                            format!("  (and until no snapshot of it is still being taken: finalizer {PVC_AS_SOURCE})"),
+                            Role::Dim,
+                        ));
+                    }
                 }
                 Ok(out)
             }
@@ -504,7 +516,10 @@ impl Lab {
                 )))
             }
             SnapshotCmd::Delete { name, ns } => {
-                self.cluster.snapshots().delete(&ns, &name)?;
+                // The API server only sets deletionTimestamp while finalizers remain;
+                // snapshot-controller deletes the content first, then lets it go.
+                let clock = self.clock;
+                let gone = self.cluster.snapshots().request_delete(&ns, &name, clock)?;
                 let mut out = Outcome::empty();
                 out.line(
                     Line::new()
@@ -514,6 +529,18 @@ impl Lab {
                         )
                         .push(" deleted", Role::Good),
                 );
+                if gone.is_none() {
+                    let held = self
+                        .cluster
+                        .snapshots
+                        .get(&(ns.clone(), name.clone()))
+                        .map(|s| s.metadata.finalizers.join(", "))
+                        .unwrap_or_default();
+                    out.line(Line::styled(
+                        format!("  (Terminating until snapshot-controller removes its finalizers: {held})"),
+                        Role::Dim,
+                    ));
+                }
                 Ok(out)
             }
             SnapshotCmd::List => Ok(self.snapshot_table()),
