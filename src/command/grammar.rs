@@ -103,7 +103,7 @@ pub enum Command {
     },
     /// Run the control loops now: all of them until nothing changes, or one controller once
     #[command(
-        after_help = "Controllers: scheduler, provisioner, binder, attachdetach, attacher, resizer, snapshotter, kubelet\nExamples (in step mode, one hop at a time):\n  mode step\n  reconcile provisioner\n  reconcile binder\n  reconcile attachdetach\n  reconcile attacher\n  reconcile kubelet --node node-1\n  reconcile"
+        after_help = "Controllers: scheduler, provisioner, binder, attachdetach, attacher, resizer, snapshotter, kubelet\nExamples (in step mode, one hop at a time):\n  mode step\n  reconcile binder\n  reconcile provisioner\n  reconcile binder\n  reconcile attachdetach\n  reconcile attacher\n  reconcile kubelet --node node-1\n  reconcile"
     )]
     Reconcile {
         /// Run only this controller, one pass
@@ -792,7 +792,7 @@ pub enum ControllerArg {
     Scheduler,
     /// external-provisioner (CreateVolume, DeleteVolume, PV objects)
     Provisioner,
-    /// The PV controller (binding claims, Released) and pvc-protection
+    /// The PV controller (provisioner annotations, binding claims, Released), pvc- and pv-protection
     Binder,
     /// The attach/detach controller (VolumeAttachment objects)
     Attachdetach,

@@ -396,7 +396,8 @@ impl Lab {
                     }
                     Some(ControllerArg::Binder) => self.run_storage(|s, ctx| {
                         let a = s.binder.reconcile(ctx);
-                        s.protection.reconcile(ctx) || a
+                        let b = s.protection.reconcile(ctx);
+                        s.pv_protection.reconcile(ctx) || a || b
                     }),
                     Some(ControllerArg::Attachdetach) => {
                         self.run_storage(|s, ctx| s.attach_detach.reconcile(ctx))

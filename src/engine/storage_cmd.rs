@@ -12,7 +12,7 @@ use crate::control::Component;
 use crate::csi::K8sAccessMode;
 use crate::render::{Line, Outcome, Role, Table};
 use crate::storage::snapshotter::PVC_AS_SOURCE;
-use crate::storage::{DEFAULT_CLASS, DRIVER, PVC_PROTECTION, SNAPSHOT_CLASS, STORAGE_PROVISIONER};
+use crate::storage::{DEFAULT_CLASS, DRIVER, PVC_PROTECTION, SNAPSHOT_CLASS};
 use crate::util::quantity::{format_bytes, parse_bytes};
 use std::collections::BTreeMap;
 
@@ -334,16 +334,9 @@ impl Lab {
                 data_source,
             },
         );
+        // The StorageObjectInUseProtection admission plugin's finalizer. The provisioner
+        // annotations come later, from the PV controller, once provisioning may start.
         obj.metadata.finalizers.push(PVC_PROTECTION.into());
-        if let Some(sc) = self
-            .cluster
-            .storage_classes
-            .get(&(crate::cluster::no_namespace(), class.clone()))
-        {
-            obj.metadata
-                .annotations
-                .insert(STORAGE_PROVISIONER.into(), sc.spec.provisioner.clone());
-        }
         let clock = self.clock;
         self.cluster.pvcs().create(obj, clock)?;
         let mut out = created(format!("persistentvolumeclaim/{}", a.name));

@@ -1,16 +1,64 @@
-//! kube-controller-manager's persistent volume controller (binding a claim to the PV whose
-//! claimRef names it; a PV whose claim is gone becomes Released) and its pvc-protection
-//! controller (a deleted claim stays Terminating while a pod still uses it).
+//! kube-controller-manager's persistent volume controller (a claim to provision gets the
+//! provisioner annotations; binding a claim to the PV whose claimRef names it; a PV whose
+//! claim is gone becomes Released), its pvc-protection controller (a deleted claim stays
+//! Terminating while a pod still uses it) and its pv-protection controller (a deleted PV
+//! stays while it is Bound).
 
-use super::PVC_PROTECTION;
+use super::{BETA_STORAGE_PROVISIONER, PV_PROTECTION, PVC_PROTECTION, STORAGE_PROVISIONER};
 use crate::cluster::{Object, PvSpec, PvcSpec};
 use crate::control::{Component, Ctx};
+use crate::record::Level;
 
-/// kube-controller-manager's PV controller: binds claims and PVs, marks PVs Released.
+/// kube-controller-manager's PV controller: annotates claims to provision, binds claims and PVs, marks PVs Released.
 #[derive(Debug, Clone, Default)]
 pub struct PvController {
     /// PVs whose phase or claim binding is not done, and the claim each names.
     pub work: super::work::BinderWork,
+    /// Unbound claims not handed to a provisioner yet.
+    pub claims: super::work::WorkSet,
+}
+
+/// kube-controller-manager's pv-protection controller: a deleted PV keeps its finalizer
+/// while it is Bound (`pkg/controller/volume/pvprotection/pv_protection_controller.go`).
+#[derive(Debug, Clone, Default)]
+pub struct PvProtection {
+    /// Deleted PVs still holding the finalizer.
+    pub work: super::work::WorkSet,
+}
+
+impl Component for PvProtection {
+    fn name(&self) -> &'static str {
+        "pv-protection-controller"
+    }
+
+    fn reconcile(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        self.protect(ctx)
+    }
+}
+
+impl PvProtection {
+    /// Drop [`PV_PROTECTION`] from a deleted PV that is not Bound (`isBeingUsed`).
+    pub fn protect(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        let deleting: Vec<String> = self
+            .work
+            .select(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
+                pv.metadata.deletion_tick.is_some()
+                    && pv.metadata.finalizers.iter().any(|f| f == PV_PROTECTION)
+                    && pv.status.phase != "Bound"
+            })
+            .into_iter()
+            .map(|pv| pv.name().to_string())
+            .collect();
+        let mut changed = false;
+        for name in deleting {
+            changed |= ctx
+                .api
+                .pvs()
+                .remove_finalizer("", &name, PV_PROTECTION)
+                .is_ok();
+        }
+        changed
+    }
 }
 
 impl Component for PvController {
@@ -44,7 +92,7 @@ impl Component for PvcProtection {
 impl PvController {
     /// One pass of the PV controller.
     pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
-        let mut changed = false;
+        let mut changed = self.sync_unbound_claims(ctx);
         // PVs: bind to their claim, or become Released when it is gone.
         // Only PVs with something to do: a phase to change or a claim still to bind.
         let pvcs = &ctx.api.pvcs;
@@ -89,6 +137,73 @@ impl PvController {
             if let Some(pvc) = claim {
                 changed |= self.bind_claim(ctx, &pvc, &pv);
             }
+        }
+        changed
+    }
+
+    /// `syncUnboundClaim` for claims no PV is bound to: a claim of a class whose
+    /// provisioner should make its volume gets [`STORAGE_PROVISIONER`] (and the beta
+    /// name) and an ExternalProvisioning event (`provisionClaimOperationExternal`), once
+    /// its binding mode allows it: at once (Immediate) or once the scheduler picked a node
+    /// (WaitForFirstConsumer, `volume.kubernetes.io/selected-node`).
+    fn sync_unbound_claims(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        let claims: Vec<Object<PvcSpec>> =
+            self.claims
+                .select(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
+                    p.spec.volume_name.is_empty()
+                        && p.metadata.deletion_tick.is_none()
+                        && !p.metadata.annotations.contains_key(STORAGE_PROVISIONER)
+                });
+        let mut changed = false;
+        for pvc in claims {
+            let object = format!("PersistentVolumeClaim/{}", pvc.key());
+            if pvc.spec.storage_class_name.is_empty() {
+                continue;
+            }
+            let Some(class) = super::listers::class_of(ctx.api, &pvc).cloned() else {
+                ctx.event(
+                    "persistentvolume-controller",
+                    "ProvisioningFailed",
+                    format!(
+                        "storageclass.storage.k8s.io \"{}\" not found",
+                        pvc.spec.storage_class_name
+                    ),
+                    object,
+                    Level::Warning,
+                );
+                continue;
+            };
+            let wffc = class.spec.volume_binding_mode == "WaitForFirstConsumer";
+            if wffc && !pvc.metadata.annotations.contains_key(super::SELECTED_NODE) {
+                ctx.event(
+                    "persistentvolume-controller",
+                    "WaitForFirstConsumer",
+                    "waiting for first consumer to be created before binding".into(),
+                    object,
+                    Level::Normal,
+                );
+                continue;
+            }
+            // setClaimProvisioner (pkg/controller/volume/persistentvolume/pv_controller.go):
+            // both names, the beta one kept "until the deprecation period" ends.
+            let provisioner = class.spec.provisioner.clone();
+            let mut next = pvc.clone();
+            let ann = &mut next.metadata.annotations;
+            ann.insert(BETA_STORAGE_PROVISIONER.into(), provisioner.clone());
+            ann.insert(STORAGE_PROVISIONER.into(), provisioner.clone());
+            if ctx.api.pvcs().update(next).is_err() {
+                continue;
+            }
+            changed = true;
+            ctx.event(
+                "persistentvolume-controller",
+                "ExternalProvisioning",
+                format!(
+                    "Waiting for a volume to be created either by the external provisioner '{provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered."
+                ),
+                object,
+                Level::Normal,
+            );
         }
         changed
     }
@@ -172,5 +287,103 @@ impl PvcProtection {
             }
         }
         changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{PROVISIONER_FINALIZER, SELECTED_NODE};
+    use super::*;
+    use crate::engine::Lab;
+
+    fn run(lab: &mut Lab, line: &str) {
+        if let Err(e) = lab.execute(line) {
+            panic!("{line}: {}", e.message);
+        }
+    }
+
+    fn claim(lab: &Lab, name: &str) -> Object<PvcSpec> {
+        lab.cluster.pvcs[&("default".to_string(), name.to_string())].clone()
+    }
+
+    fn pv_of(lab: &Lab, claim_uid: &str) -> Option<Object<PvSpec>> {
+        lab.cluster
+            .pvs
+            .get(&(crate::cluster::no_namespace(), format!("pvc-{claim_uid}")))
+            .cloned()
+    }
+
+    #[test]
+    fn the_pv_controller_hands_a_claim_to_its_provisioner() {
+        let mut lab = Lab::new();
+        run(&mut lab, "mode step");
+        run(&mut lab, "pvc create data --size 1Gi");
+        assert!(claim(&lab, "data").metadata.annotations.is_empty());
+        // external-provisioner takes no claim the PV controller has not annotated.
+        run(&mut lab, "reconcile provisioner");
+        let uid = claim(&lab, "data").metadata.uid;
+        assert!(pv_of(&lab, &uid).is_none());
+        run(&mut lab, "reconcile binder");
+        let ann = claim(&lab, "data").metadata.annotations;
+        assert_eq!(ann[STORAGE_PROVISIONER], "hostpath.csi.lab");
+        assert_eq!(ann[BETA_STORAGE_PROVISIONER], "hostpath.csi.lab");
+        run(&mut lab, "reconcile provisioner");
+        let pv = pv_of(&lab, &uid).expect("provisioned");
+        assert_eq!(
+            pv.metadata.finalizers,
+            [PV_PROTECTION, PROVISIONER_FINALIZER]
+        );
+    }
+
+    #[test]
+    fn a_wait_for_first_consumer_claim_is_annotated_once_a_node_is_selected() {
+        let mut lab = Lab::new();
+        run(&mut lab, "pvc create late --size 1Gi --class local-wffc");
+        assert!(claim(&lab, "late").metadata.annotations.is_empty());
+        run(&mut lab, "pod create p --node node-1 --pvc late");
+        let ann = claim(&lab, "late").metadata.annotations;
+        assert_eq!(ann[SELECTED_NODE], "node-1");
+        assert_eq!(ann[STORAGE_PROVISIONER], "hostpath.csi.lab");
+        // A class of another provisioner is annotated with that provisioner's name.
+        run(&mut lab, "sc create nfs --provisioner example.com/nfs");
+        run(&mut lab, "pvc create share --size 1Gi --class nfs");
+        let ann = claim(&lab, "share").metadata.annotations;
+        assert_eq!(ann[STORAGE_PROVISIONER], "example.com/nfs");
+        assert!(claim(&lab, "share").spec.volume_name.is_empty());
+    }
+
+    #[test]
+    fn a_retained_pv_loses_the_provisioner_finalizer() {
+        let mut lab = Lab::new();
+        run(&mut lab, "sc create keep --reclaim Retain");
+        run(&mut lab, "pvc create kept --size 1Gi --class keep");
+        let pv = pv_of(&lab, &claim(&lab, "kept").metadata.uid).unwrap();
+        assert_eq!(pv.metadata.finalizers, [PV_PROTECTION]);
+    }
+
+    #[test]
+    fn a_released_pv_is_deleted_then_let_go_by_both_finalizers() {
+        let mut lab = Lab::new();
+        run(&mut lab, "pvc create data --size 1Gi");
+        let uid = claim(&lab, "data").metadata.uid;
+        run(&mut lab, "fault inject DeleteVolume --code INTERNAL");
+        run(&mut lab, "pvc delete data");
+        // DeleteVolume failed: the PV is Released and keeps its finalizers, not deleted.
+        let pv = pv_of(&lab, &uid).unwrap();
+        assert_eq!(pv.status.phase, "Released");
+        assert!(pv.metadata.deletion_tick.is_none());
+        assert_eq!(
+            pv.metadata.finalizers,
+            [PV_PROTECTION, PROVISIONER_FINALIZER]
+        );
+        run(&mut lab, "mode step");
+        run(&mut lab, "tick 1");
+        run(&mut lab, "reconcile provisioner");
+        // Deleted, without the provisioner's finalizer; pv-protection still holds it.
+        let pv = pv_of(&lab, &uid).unwrap();
+        assert!(pv.metadata.deletion_tick.is_some());
+        assert_eq!(pv.metadata.finalizers, [PV_PROTECTION]);
+        run(&mut lab, "reconcile binder");
+        assert!(pv_of(&lab, &uid).is_none());
     }
 }

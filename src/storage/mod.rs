@@ -4,8 +4,8 @@
 //! it changed anything; the engine runs them until nothing changes.
 //!
 //! - `provisioner`: external-provisioner (CreateVolume / DeleteVolume, PV objects);
-//! - `binder`: kube-controller-manager's PV controller (binding, Released) and the
-//!   pvc-protection controller;
+//! - `binder`: kube-controller-manager's PV controller (the provisioner annotations,
+//!   binding, Released) and the pvc-protection and pv-protection controllers;
 //! - `attach_detach`: kube-controller-manager's attach/detach controller (VolumeAttachment
 //!   objects, Multi-Attach errors);
 //! - `attacher`: external-attacher (ControllerPublish/Unpublish, `status.attached`);
@@ -36,8 +36,20 @@ pub const PVC_PROTECTION: &str = "kubernetes.io/pvc-protection";
 pub const ATTACHER_FINALIZER: &str = "external-attacher/hostpath-csi-lab";
 /// Annotation the scheduler sets on a WaitForFirstConsumer claim.
 pub const SELECTED_NODE: &str = "volume.kubernetes.io/selected-node";
-/// Annotation telling which provisioner handles a claim.
+/// Annotation telling which provisioner handles a claim (the PV controller sets it when
+/// provisioning starts; external-provisioner only takes claims that name it).
 pub const STORAGE_PROVISIONER: &str = "volume.kubernetes.io/storage-provisioner";
+/// The deprecated name of [`STORAGE_PROVISIONER`], which the PV controller still writes
+/// beside it (`setClaimProvisioner`, "remove the beta storage provisioner anno after the
+/// deprecation period").
+pub const BETA_STORAGE_PROVISIONER: &str = "volume.beta.kubernetes.io/storage-provisioner";
+/// The finalizer external-provisioner puts on the PVs it provisions; removed after
+/// DeleteVolume (sig-storage-lib-external-provisioner `finalizerPV`).
+pub const PROVISIONER_FINALIZER: &str = "external-provisioner.volume.kubernetes.io/finalizer";
+/// The finalizer the StorageObjectInUseProtection admission plugin puts on every PV;
+/// kube-controller-manager's pv-protection controller removes it from a deleted PV that is
+/// no longer Bound.
+pub const PV_PROTECTION: &str = "kubernetes.io/pv-protection";
 /// The default StorageClass annotation.
 pub const DEFAULT_CLASS: &str = "storageclass.kubernetes.io/is-default-class";
 /// The snapshot class the lab installs.
@@ -90,6 +102,8 @@ pub struct StorageControllers {
     pub attacher: attacher::Attacher,
     /// kube-controller-manager's pvc-protection controller.
     pub protection: binder::PvcProtection,
+    /// kube-controller-manager's pv-protection controller.
+    pub pv_protection: binder::PvProtection,
 }
 
 impl StorageControllers {
@@ -103,6 +117,7 @@ impl StorageControllers {
         changed |= self.attach_detach.reconcile(ctx);
         changed |= self.attacher.reconcile(ctx);
         changed |= self.protection.reconcile(ctx);
+        changed |= self.pv_protection.reconcile(ctx);
         changed
     }
 

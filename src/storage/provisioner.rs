@@ -4,7 +4,10 @@
 //! DeleteVolume and remove the PV. Also the scheduler's part of WaitForFirstConsumer: a
 //! claim used by a pod gets the `selected-node` annotation.
 
-use super::{DRIVER, SELECTED_NODE, volume_capability};
+use super::{
+    BETA_STORAGE_PROVISIONER, DRIVER, PROVISIONER_FINALIZER, PV_PROTECTION, SELECTED_NODE,
+    STORAGE_PROVISIONER, volume_capability,
+};
 use crate::cluster::{
     CsiPvSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Object, ObjectReference,
     PvSpec, PvcSpec, StorageClassSpec, VolumeNodeAffinity,
@@ -30,6 +33,8 @@ pub struct Provisioner {
     pub provision: super::work::WorkSet,
     /// Released PVs with reclaim policy Delete.
     pub released: super::work::WorkSet,
+    /// PVs whose provisioner finalizer is to be added or removed.
+    pub finalizers: super::work::WorkSet,
     /// Its work queue's rate limiter.
     pub backoff: crate::control::Backoff,
     /// The UID of the claim each backoff key last failed for: a claim deleted and created
@@ -52,46 +57,29 @@ impl Provisioner {
     /// One pass of external-provisioner.
     pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let mut changed = false;
+        // shouldProvision: unbound claims the PV controller handed to this driver.
         let claims: Vec<Object<PvcSpec>> =
             self.provision
                 .select(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
-                    p.spec.volume_name.is_empty() && p.metadata.deletion_tick.is_none()
+                    p.spec.volume_name.is_empty()
+                        && p.metadata.deletion_tick.is_none()
+                        && handed_to_us(p)
                 });
         for pvc in claims {
             changed |= self.provision(ctx, &pvc);
         }
+        changed |= self.handle_protection_finalizer(ctx);
         changed |= self.delete_released_volumes(ctx);
         changed
     }
 
     fn provision(&mut self, ctx: &mut Ctx<'_>, pvc: &Object<PvcSpec>) -> bool {
         let object = format!("PersistentVolumeClaim/{}", pvc.key());
+        // The PV controller reported a missing class or another provisioner already.
         let Some(class) = super::listers::class_of(ctx.api, pvc).cloned() else {
-            if !pvc.spec.storage_class_name.is_empty() {
-                ctx.event(
-                    "persistentvolume-controller",
-                    "ProvisioningFailed",
-                    format!(
-                        "storageclass.storage.k8s.io \"{}\" not found",
-                        pvc.spec.storage_class_name
-                    ),
-                    object,
-                    Level::Warning,
-                );
-            }
             return false;
         };
         if class.spec.provisioner != DRIVER {
-            ctx.event(
-                "persistentvolume-controller",
-                "ExternalProvisioning",
-                format!(
-                    "Waiting for a volume to be created either by the external provisioner '{}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.",
-                    class.spec.provisioner
-                ),
-                object,
-                Level::Normal,
-            );
             return false;
         }
         let pv_name = volume_name(pvc);
@@ -102,16 +90,10 @@ impl Provisioner {
         {
             return false; // provisioned; the binder takes it from here
         }
+        // A WaitForFirstConsumer claim needs its selected node (shouldProvision).
         let wffc = class.spec.volume_binding_mode == "WaitForFirstConsumer";
         let selected = pvc.metadata.annotations.get(SELECTED_NODE).cloned();
         if wffc && selected.is_none() {
-            ctx.event(
-                "persistentvolume-controller",
-                "WaitForFirstConsumer",
-                "waiting for first consumer to be created before binding".into(),
-                object,
-                Level::Normal,
-            );
             return false;
         }
         let backoff_key = format!("provisioner/{}", pvc.key());
@@ -128,15 +110,6 @@ impl Provisioner {
         }
         self.backoff_uid
             .insert(backoff_key.clone(), pvc.metadata.uid.clone());
-        ctx.event(
-            "persistentvolume-controller",
-            "ExternalProvisioning",
-            format!(
-                "Waiting for a volume to be created either by the external provisioner '{DRIVER}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered."
-            ),
-            object.clone(),
-            Level::Normal,
-        );
         ctx.event(
             "external-provisioner",
             "Provisioning",
@@ -266,9 +239,12 @@ impl Provisioner {
         pv.metadata
             .annotations
             .insert("pv.kubernetes.io/provisioned-by".into(), DRIVER.into());
-        pv.metadata
-            .finalizers
-            .push("kubernetes.io/pv-protection".into());
+        // The StorageObjectInUseProtection admission plugin's finalizer, then the one
+        // external-provisioner adds to every PV it provisions (`AddFinalizer(true)`;
+        // handleProtectionFinalizer takes it off again from a PV that is not reclaimed
+        // with Delete).
+        pv.metadata.finalizers.push(PV_PROTECTION.into());
+        pv.metadata.finalizers.push(PROVISIONER_FINALIZER.into());
         let clock = ctx.clock;
         if ctx.api.pvs().create(pv, clock).is_ok() {
             ctx.event(
@@ -417,11 +393,43 @@ impl Provisioner {
     }
 
     /// Reclaim policy Delete: a Released PV's volume is deleted, then the PV.
+    /// `handleProtectionFinalizer`: a Bound PV of this driver reclaimed with Delete carries
+    /// [`PROVISIONER_FINALIZER`]; one reclaimed otherwise does not.
+    fn handle_protection_finalizer(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        let pvs: Vec<Object<PvSpec>> =
+            self.finalizers
+                .select(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
+                    let has = has_finalizer(pv, PROVISIONER_FINALIZER);
+                    let delete = pv.spec.persistent_volume_reclaim_policy == "Delete";
+                    pv.spec.csi.driver == DRIVER
+                        && if delete {
+                            !has && pv.status.phase == "Bound"
+                                && pv.metadata.deletion_tick.is_none()
+                        } else {
+                            has
+                        }
+                });
+        let mut changed = false;
+        for pv in pvs {
+            let mut ops = ctx.api.pvs();
+            let done = if has_finalizer(&pv, PROVISIONER_FINALIZER) {
+                ops.remove_finalizer("", pv.name(), PROVISIONER_FINALIZER)
+                    .map(|_| ())
+            } else {
+                ops.add_finalizer("", pv.name(), PROVISIONER_FINALIZER)
+            };
+            changed |= done.is_ok();
+        }
+        changed
+    }
+
     fn delete_released_volumes(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        // shouldDelete: a deleted PV whose finalizer is already gone was deleted before.
         let released: Vec<Object<PvSpec>> =
             self.released
                 .select(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
-                    pv.metadata.deletion_tick.is_none()
+                    (pv.metadata.deletion_tick.is_none()
+                        || has_finalizer(pv, PROVISIONER_FINALIZER))
                         && pv.status.phase == "Released"
                         && pv.spec.persistent_volume_reclaim_policy == "Delete"
                         && pv.spec.csi.driver == DRIVER
@@ -442,14 +450,16 @@ impl Provisioner {
             }) {
                 Ok(_) => {
                     self.backoff.clear(&key);
-                    let _ = ctx.api.pvs().remove_finalizer(
-                        "",
-                        pv.name(),
-                        "kubernetes.io/pv-protection",
-                    );
-                    // Other finalizers (external-attacher's) keep it until they are done.
+                    // deleteVolumeOperation: delete the PV object (its finalizers hold it:
+                    // pv-protection until the pv-protection controller sees it is not
+                    // Bound, external-attacher's until it is detached), then drop this
+                    // provisioner's own finalizer.
                     let clock = ctx.clock;
                     let _ = ctx.api.pvs().request_delete("", pv.name(), clock);
+                    let _ = ctx
+                        .api
+                        .pvs()
+                        .remove_finalizer("", pv.name(), PROVISIONER_FINALIZER);
                     ctx.log(
                         "external-provisioner",
                         "delete",
@@ -474,6 +484,19 @@ impl Provisioner {
         }
         changed
     }
+}
+
+fn has_finalizer(pv: &Object<PvSpec>, f: &str) -> bool {
+    pv.metadata.finalizers.iter().any(|x| x == f)
+}
+
+/// Whether the PV controller handed a claim to this driver: `shouldProvision` reads the
+/// storage-provisioner annotation, or its beta name.
+fn handed_to_us(p: &Object<PvcSpec>) -> bool {
+    let ann = &p.metadata.annotations;
+    ann.get(STORAGE_PROVISIONER)
+        .or_else(|| ann.get(BETA_STORAGE_PROVISIONER))
+        .is_some_and(|v| v == DRIVER)
 }
 
 /// external-provisioner's `getPVCSource` (`pkg/controller/controller.go`), check for check:
