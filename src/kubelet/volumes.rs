@@ -14,7 +14,9 @@ use crate::csi::types::{
     CapacityRange, NodeExpandVolumeRequest, NodePublishVolumeRequest, NodeStageVolumeRequest,
     NodeUnpublishVolumeRequest, NodeUnstageVolumeRequest,
 };
-use crate::storage::resizer::FS_RESIZE_PENDING;
+use crate::storage::resizer::{
+    FS_RESIZE_PENDING, NODE_RESIZE_IN_PROGRESS, merge_resize_conditions,
+};
 use crate::storage::{DRIVER, volume_capability};
 use crate::util::quantity::parse_bytes;
 use sha2::{Digest, Sha256};
@@ -338,6 +340,16 @@ impl Kubelet {
             .get("storage")
             .and_then(|s| parse_bytes(s).ok())
             .unwrap_or(0);
+        // MarkNodeExpansionInProgress (pkg/volume/util/resize_util.go), before the call.
+        if let Ok(cur) = ctx.api.pvcs().get(&claim.namespace, &claim.name).cloned() {
+            let mut next = cur.clone();
+            next.status
+                .allocated_resource_statuses
+                .insert("storage".into(), NODE_RESIZE_IN_PROGRESS.into());
+            if next != cur {
+                let _ = ctx.api.pvcs().update_status(&next);
+            }
+        }
         let node = pod.spec.node_name.clone();
         let req = NodeExpandVolumeRequest {
             volume_id: pv.spec.csi.volume_handle.clone(),
@@ -361,11 +373,13 @@ impl Kubelet {
                 s.go_error_string()
             ))
         })?;
+        // MarkNodeExpansionFinishedWithRecovery: the new capacity, no resize conditions, no
+        // resize status (allocatedResources stays).
         if let Ok(cur) = ctx.api.pvcs().get(&claim.namespace, &claim.name).cloned() {
-            let mut next = cur;
-            next.status
-                .conditions
-                .retain(|c| c.condition_type != FS_RESIZE_PENDING);
+            let mut next = cur.clone();
+            next.status.conditions =
+                merge_resize_conditions(&cur.status.conditions, Vec::new(), false);
+            next.status.allocated_resource_statuses.remove("storage");
             if let Some(s) = pv.spec.capacity.get("storage") {
                 next.status.capacity.insert("storage".into(), s.clone());
             }

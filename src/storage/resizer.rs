@@ -3,6 +3,15 @@
 //! `node_expansion_required`, the claim waits in FileSystemResizePending until kubelet calls
 //! NodeExpandVolume on a node where it is mounted — "the disk grew but the filesystem did
 //! not" until then.
+//!
+//! The lab's control plane runs with `RecoverVolumeExpansionFailure` on (beta and on by
+//! default from Kubernetes v1.32, alpha before; without it the API server drops the
+//! fields), so the claim's status tells where a resize stands, as
+//! `pkg/controller/expand_and_recover.go` and `resize_status.go` write it:
+//! `allocatedResources.storage` is the size being worked towards (set when
+//! ControllerExpandVolume starts, kept afterwards) and `allocatedResourceStatuses.storage`
+//! goes `ControllerResizeInProgress` → `NodeResizePending` (→ `NodeResizeInProgress`, by
+//! kubelet) → gone when the resize is done.
 
 use super::volume_capability;
 use crate::cluster::{Object, PvcCondition, PvcSpec};
@@ -13,6 +22,50 @@ use crate::util::quantity::{format_bytes, parse_bytes};
 
 /// The condition a claim carries while kubelet still has to grow the filesystem.
 pub const FS_RESIZE_PENDING: &str = "FileSystemResizePending";
+/// The condition a claim carries while a resize is in progress.
+pub const RESIZING: &str = "Resizing";
+/// `allocatedResourceStatuses.storage` while ControllerExpandVolume runs (or failed with a
+/// retryable error).
+pub const CONTROLLER_RESIZE_IN_PROGRESS: &str = "ControllerResizeInProgress";
+/// `allocatedResourceStatuses.storage` once the controller is done and the node must grow
+/// the filesystem.
+pub const NODE_RESIZE_PENDING: &str = "NodeResizePending";
+/// `allocatedResourceStatuses.storage` while kubelet runs NodeExpandVolume.
+pub const NODE_RESIZE_IN_PROGRESS: &str = "NodeResizeInProgress";
+
+/// The condition types a resize owns (external-resizer `knownResizeConditions`).
+const RESIZE_CONDITIONS: [&str; 4] = [
+    RESIZING,
+    FS_RESIZE_PENDING,
+    "ControllerResizeError",
+    "NodeResizeError",
+];
+
+/// `MergeResizeConditionsOfPVC`: conditions a resize does not own stay; an old resize
+/// condition is replaced by a new one of its type, kept when `keep_old`, else dropped; the
+/// remaining new ones are appended.
+pub fn merge_resize_conditions(
+    old: &[PvcCondition],
+    new: Vec<PvcCondition>,
+    keep_old: bool,
+) -> Vec<PvcCondition> {
+    let mut new = new;
+    let mut out = Vec::new();
+    for c in old {
+        if !RESIZE_CONDITIONS.contains(&c.condition_type.as_str()) {
+            out.push(c.clone());
+        } else if let Some(i) = new
+            .iter()
+            .position(|n| n.condition_type == c.condition_type)
+        {
+            out.push(new.remove(i));
+        } else if keep_old {
+            out.push(c.clone());
+        }
+    }
+    out.extend(new);
+    out
+}
 
 /// external-resizer: ControllerExpandVolume for bound claims asking for more than they have.
 #[derive(Debug, Clone, Default)]
@@ -75,6 +128,33 @@ impl Resizer {
                 continue;
             }
             let object = format!("PersistentVolumeClaim/{}", pvc.key());
+            // markControllerResizeInProgress: Resizing, the size it works towards and its
+            // status, before the call.
+            if let Ok(cur) = ctx
+                .api
+                .pvcs()
+                .get(&pvc.metadata.namespace, pvc.name())
+                .cloned()
+            {
+                let mut next = cur.clone();
+                let resizing = PvcCondition {
+                    condition_type: RESIZING.into(),
+                    status: "True".into(),
+                    message: String::new(),
+                };
+                next.status.conditions =
+                    merge_resize_conditions(&cur.status.conditions, vec![resizing], false);
+                let size = pvc.spec.resources.requests.get("storage").cloned();
+                next.status
+                    .allocated_resources
+                    .insert("storage".into(), size.unwrap_or_default());
+                next.status
+                    .allocated_resource_statuses
+                    .insert("storage".into(), CONTROLLER_RESIZE_IN_PROGRESS.into());
+                if next != cur {
+                    let _ = ctx.api.pvcs().update_status(&next);
+                }
+            }
             ctx.event(
                 "external-resizer",
                 "Resizing",
@@ -121,17 +201,27 @@ impl Resizer {
                         .cloned()
                     {
                         let mut next = cur.clone();
+                        let st = &mut next.status;
                         if resp.node_expansion_required {
-                            next.status
-                                .conditions
-                                .retain(|c| c.condition_type != FS_RESIZE_PENDING);
-                            next.status.conditions.push(PvcCondition {
+                            // markForPendingNodeExpansion.
+                            let pending = PvcCondition {
                                 condition_type: FS_RESIZE_PENDING.into(),
                                 status: "True".into(),
                                 message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node.".into(),
-                            });
+                            };
+                            st.conditions = merge_resize_conditions(
+                                &cur.status.conditions,
+                                vec![pending],
+                                true,
+                            );
+                            st.allocated_resource_statuses
+                                .insert("storage".into(), NODE_RESIZE_PENDING.into());
                         } else {
-                            next.status.capacity.insert("storage".into(), size.clone());
+                            // markOverallExpansionAsFinished.
+                            st.capacity.insert("storage".into(), size.clone());
+                            st.conditions =
+                                merge_resize_conditions(&cur.status.conditions, Vec::new(), false);
+                            st.allocated_resource_statuses.remove("storage");
                         }
                         let _ = ctx.api.pvcs().update_status(&next);
                     }
@@ -171,5 +261,105 @@ impl Resizer {
             }
         }
         changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Lab;
+
+    fn run(lab: &mut Lab, line: &str) {
+        if let Err(e) = lab.execute(line) {
+            panic!("{line}: {}", e.message);
+        }
+    }
+
+    fn status(lab: &Lab) -> crate::cluster::PvcStatus {
+        lab.cluster.pvcs[&("default".to_string(), "db".to_string())]
+            .status
+            .clone()
+    }
+
+    fn types(st: &crate::cluster::PvcStatus) -> Vec<&str> {
+        st.conditions
+            .iter()
+            .map(|c| c.condition_type.as_str())
+            .collect()
+    }
+
+    fn cond(t: &str, message: &str) -> PvcCondition {
+        PvcCondition {
+            condition_type: t.into(),
+            status: "True".into(),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn resize_conditions_merge_as_external_resizer_merges_them() {
+        let old = vec![
+            cond("Other", ""),
+            cond(RESIZING, ""),
+            cond(FS_RESIZE_PENDING, "a"),
+        ];
+        let merged = merge_resize_conditions(&old, vec![cond(FS_RESIZE_PENDING, "b")], true);
+        assert_eq!(
+            merged,
+            [
+                cond("Other", ""),
+                cond(RESIZING, ""),
+                cond(FS_RESIZE_PENDING, "b")
+            ]
+        );
+        let merged = merge_resize_conditions(&old, vec![cond(RESIZING, "")], false);
+        assert_eq!(merged, [cond("Other", ""), cond(RESIZING, "")]);
+        assert_eq!(
+            merge_resize_conditions(&old, Vec::new(), false),
+            [cond("Other", "")]
+        );
+    }
+
+    #[test]
+    fn allocated_resources_follow_a_resize_from_controller_to_node() {
+        let mut lab = Lab::new();
+        run(&mut lab, "pvc create db --size 1Gi");
+        assert!(status(&lab).allocated_resources.is_empty());
+        // A retryable ControllerExpandVolume failure leaves the controller's status.
+        run(
+            &mut lab,
+            "fault inject ControllerExpandVolume --code UNAVAILABLE",
+        );
+        run(&mut lab, "pvc expand db 2Gi");
+        let st = status(&lab);
+        assert_eq!(st.allocated_resources["storage"], "2Gi");
+        assert_eq!(
+            st.allocated_resource_statuses["storage"],
+            CONTROLLER_RESIZE_IN_PROGRESS
+        );
+        assert_eq!(types(&st), [RESIZING]);
+        assert_eq!(st.capacity["storage"], "1Gi");
+        run(&mut lab, "tick 1");
+        let st = status(&lab);
+        assert_eq!(
+            st.allocated_resource_statuses["storage"],
+            NODE_RESIZE_PENDING
+        );
+        assert_eq!(types(&st), [RESIZING, FS_RESIZE_PENDING]);
+        // kubelet marks its part before NodeExpandVolume; a failure leaves it there.
+        run(&mut lab, "fault inject NodeExpandVolume --code INTERNAL");
+        run(&mut lab, "pod create p --node node-1 --pvc db");
+        let st = status(&lab);
+        assert_eq!(
+            st.allocated_resource_statuses["storage"],
+            NODE_RESIZE_IN_PROGRESS
+        );
+        assert_eq!(st.capacity["storage"], "1Gi");
+        run(&mut lab, "tick 10");
+        let st = status(&lab);
+        assert!(st.allocated_resource_statuses.is_empty());
+        assert!(st.conditions.is_empty());
+        assert_eq!(st.allocated_resources["storage"], "2Gi");
+        assert_eq!(st.capacity["storage"], "2Gi");
     }
 }
