@@ -97,6 +97,26 @@ pub struct NodeStatus {
     /// plugin's resource, its healthy devices).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub allocatable: ResourceList,
+    /// `volumesInUse`: the attachable volumes kubelet's volume manager wants or has on the
+    /// node. Empty in the store: it is a report (`super::reports`), filled in when a node
+    /// is read.
+    #[serde(rename = "volumesInUse", skip_serializing_if = "Vec::is_empty")]
+    pub volumes_in_use: Vec<String>,
+    /// `volumesAttached`: what the attach/detach controller has attached to the node.
+    /// Empty in the store, like `volumes_in_use`.
+    #[serde(rename = "volumesAttached", skip_serializing_if = "Vec::is_empty")]
+    pub volumes_attached: Vec<AttachedVolume>,
+}
+
+/// One entry of `Node.status.volumesAttached`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AttachedVolume {
+    /// The unique volume name (`kubernetes.io/csi/<driver>^<volume handle>`).
+    pub name: String,
+    /// Where the device shows up; CSI's attacher reports none (`csi_attacher.go`: "Don't
+    /// return attachID as a devicePath"), and the field is printed even when empty.
+    #[serde(rename = "devicePath")]
+    pub device_path: String,
 }
 
 /// A `ResourceList` (`cpu: "4"`, `intel.com/sriov_netdevice: "2"`), quantities as text.

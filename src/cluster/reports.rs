@@ -7,8 +7,19 @@
 //! - `pods_with_volumes` (on [`super::Cluster`]): an index of the pods that use claims, as
 //!   the controllers' shared pod informer indexes them, so the attach/detach controller
 //!   and external-attacher do not walk every pod.
+//!
+//! `engine::volume_view::node_volumes` turns them into what a Node's status reports,
+//! `volumesInUse` (kubelet) and `volumesAttached` (the attach/detach controller), filled in
+//! when a node is read.
 
 use std::collections::BTreeMap;
+
+/// The unique volume name kubelet and the attach/detach controller use for a CSI volume:
+/// the plugin name, then `<driver>^<volume handle>` (`pkg/volume/csi/csi_plugin.go`
+/// GetVolumeName).
+pub fn unique_volume_name(driver: &str, handle: &str) -> String {
+    format!("kubernetes.io/csi/{driver}^{handle}")
+}
 
 /// What every kubelet has mounted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

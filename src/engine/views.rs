@@ -665,7 +665,31 @@ impl Lab {
             }};
         }
         match kind {
-            "nodes" => one_or_list!(self.cluster.nodes, "nodes", false),
+            "nodes" => {
+                // Node status with what kubelet and the attach/detach controller report.
+                let reports = super::volume_view::node_volumes(&self.cluster);
+                let reported = |n: &crate::cluster::Object<crate::cluster::NodeSpec>| {
+                    let mut n = n.clone();
+                    if let Some(r) = reports.get(n.name()) {
+                        r.fill(&mut n.status);
+                    }
+                    n
+                };
+                match name {
+                    Some(n) => {
+                        let o = self
+                            .cluster
+                            .nodes
+                            .get(&(crate::cluster::no_namespace(), n.to_string()))
+                            .ok_or_else(|| not_found("nodes", n))?;
+                        json_block(&mut out, &reported(o));
+                    }
+                    None => {
+                        let all: Vec<_> = self.cluster.nodes.values().map(reported).collect();
+                        json_block(&mut out, &list_of(all.iter()));
+                    }
+                }
+            }
             "pods" => one_or_list!(self.cluster.pods, "pods", true),
             "namespaces" => one_or_list!(self.cluster.namespaces, "namespaces", false),
             "networkpolicies" => one_or_list!(
