@@ -15,6 +15,7 @@
 pub mod cni_cmd;
 pub mod csi_cmd;
 pub mod fault_cmd;
+pub mod generic_describe;
 pub mod ipam_view;
 pub mod journal;
 pub mod kernel_views;

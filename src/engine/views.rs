@@ -1107,9 +1107,12 @@ impl Lab {
                 );
             }
             "network-attachment-definitions" => self.describe_nad(&mut out, &d.ns, &d.name)?,
+            "volumesnapshots" | "volumesnapshotcontents" => {
+                return self.describe_generic(kind, &d.ns, &d.name);
+            }
             other => {
                 return Err(LabError::msg(format!(
-                    "describe does not know {other:?}; it describes pods, nodes, pvc, pv and net-attach-def"
+                    "describe does not know {other:?}; it describes pods, nodes, pvc, pv, net-attach-def, volumesnapshots (vs) and volumesnapshotcontents (vsc)"
                 )));
             }
         }

@@ -1,0 +1,373 @@
+//! `describe` for the kinds kubectl has no describer of its own for (the snapshot CRDs):
+//! kubectl's generic describer (`pkg/describe/describe.go` genericDescriber), which prints
+//! the name, namespace, labels and annotations, then every other field of the object, keys
+//! sorted and named by `smartLabelFor` (`creationTimestamp` → `Creation Timestamp`), and
+//! lines the values up with a `text/tabwriter` (padding 2) as kubectl's `tabbedString` does.
+
+use super::views::not_found;
+use super::{Lab, LabError};
+use crate::render::{Line, Outcome, Role};
+use serde_json::{Map, Value};
+
+/// kubectl's PrefixWriter indentation: two spaces a level.
+fn indent(level: usize) -> String {
+    "  ".repeat(level)
+}
+
+/// `smartLabelFor`: a camelCase field as words (`apiVersion` → `API Version`); a field
+/// with characters other than letters and `-` is kept as it is.
+pub fn smart_label_for(field: &str) -> String {
+    if field.chars().any(|c| !c.is_alphabetic() && c != '-') {
+        return field.to_string();
+    }
+    let parts = camelcase_split(field);
+    let mut merged: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < parts.len() {
+        let part = &parts[i];
+        let all_upper = part.chars().all(|c| !c.is_alphabetic() || c.is_uppercase());
+        if let Some(next) = parts.get(i + 1) {
+            if part.chars().count() >= 2
+                && all_upper
+                && next.chars().next().is_some_and(char::is_uppercase)
+            {
+                merged.push(format!("{part}{next}"));
+                i += 2;
+                continue;
+            }
+        }
+        merged.push(part.clone());
+        i += 1;
+    }
+    merged
+        .into_iter()
+        .filter(|p| p != "_")
+        .map(|p| {
+            let upper = p.to_uppercase();
+            if ["API", "URL", "UID", "GUID"].contains(&upper.as_str()) {
+                upper
+            } else if p.to_lowercase() == p {
+                let mut c = p.chars();
+                c.next()
+                    .map(|f| f.to_uppercase().chain(c).collect())
+                    .unwrap_or_default()
+            } else {
+                p
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// fatih/camelcase `Split`: runs of one character class (lower, upper, digit, other), an
+/// upper-case run followed by a lower-case one giving its last letter to the next word
+/// (`PDFLoader` → `PDF`, `Loader`).
+fn camelcase_split(s: &str) -> Vec<String> {
+    fn class(c: char) -> u8 {
+        if c.is_lowercase() {
+            1
+        } else if c.is_uppercase() {
+            2
+        } else if c.is_numeric() {
+            3
+        } else {
+            4
+        }
+    }
+    let mut runs: Vec<Vec<char>> = Vec::new();
+    let mut last = 0;
+    for c in s.chars() {
+        let k = class(c);
+        match runs.last_mut() {
+            Some(r) if k == last => r.push(c),
+            _ => runs.push(vec![c]),
+        }
+        last = k;
+    }
+    for i in 0..runs.len().saturating_sub(1) {
+        let upper_then_lower = runs[i].first().is_some_and(|c| c.is_uppercase())
+            && runs[i + 1].first().is_some_and(|c| c.is_lowercase());
+        if upper_then_lower {
+            if let Some(c) = runs[i].pop() {
+                runs[i + 1].insert(0, c);
+            }
+        }
+    }
+    runs.into_iter()
+        .filter(|r| !r.is_empty())
+        .map(|r| r.into_iter().collect())
+        .collect()
+}
+
+/// Go's `%v` of a decoded JSON value.
+fn go_value(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "<nil>".into(),
+        other => other.to_string(),
+    }
+}
+
+/// `printUnstructuredContent`: every field, keys sorted, maps and lists as blocks.
+fn print_unstructured(
+    lines: &mut Vec<String>,
+    level: usize,
+    content: &Map<String, Value>,
+    prefix: &str,
+    skip: &[&str],
+) {
+    let mut fields: Vec<&String> = content.keys().collect();
+    fields.sort();
+    for field in fields {
+        let path = format!("{prefix}.{field}");
+        if skip.contains(&path.as_str()) {
+            continue;
+        }
+        let label = smart_label_for(field);
+        match &content[field] {
+            Value::Object(m) => {
+                lines.push(format!("{}{label}:", indent(level)));
+                print_unstructured(lines, level + 1, m, &path, skip);
+            }
+            Value::Array(items) => {
+                lines.push(format!("{}{label}:", indent(level)));
+                for item in items {
+                    match item {
+                        Value::Object(m) => print_unstructured(lines, level + 1, m, &path, skip),
+                        other => lines.push(format!("{}{}", indent(level + 1), go_value(other))),
+                    }
+                }
+            }
+            other => lines.push(format!("{}{label}:\t{}", indent(level), go_value(other))),
+        }
+    }
+}
+
+/// Go's `text/tabwriter` with minwidth 0, padding 2 and spaces: a line's tab-terminated
+/// cells are padded to the widest cell of their column block (consecutive lines that have
+/// a cell in that column); the last cell of a line is not part of any column. Returns
+/// each line's cells, padded.
+pub fn tabwrite(text: &[String]) -> Vec<Vec<String>> {
+    let lines: Vec<Vec<&str>> = text.iter().map(|l| l.split('\t').collect()).collect();
+    let mut out = vec![Vec::new(); lines.len()];
+    let mut widths = Vec::new();
+    format_block(&lines, &mut widths, 0, lines.len(), &mut out);
+    out
+}
+
+fn format_block(
+    lines: &[Vec<&str>],
+    widths: &mut Vec<usize>,
+    mut line0: usize,
+    line1: usize,
+    out: &mut [Vec<String>],
+) {
+    let column = widths.len();
+    let mut this = line0;
+    while this < line1 {
+        if column >= lines[this].len() - 1 {
+            this += 1;
+            continue;
+        }
+        write_lines(lines, widths, line0, this, out);
+        line0 = this;
+        let mut width = 0;
+        while this < line1 && column < lines[this].len() - 1 {
+            width = width.max(lines[this][column].chars().count() + 2);
+            this += 1;
+        }
+        widths.push(width);
+        format_block(lines, widths, line0, this, out);
+        widths.pop();
+        line0 = this;
+    }
+    write_lines(lines, widths, line0, line1, out);
+}
+
+fn write_lines(
+    lines: &[Vec<&str>],
+    widths: &[usize],
+    line0: usize,
+    line1: usize,
+    out: &mut [Vec<String>],
+) {
+    for i in line0..line1 {
+        out[i] = lines[i]
+            .iter()
+            .enumerate()
+            .map(|(j, cell)| match widths.get(j) {
+                Some(w) => format!("{cell:<w$}"),
+                None => cell.to_string(),
+            })
+            .collect();
+    }
+}
+
+impl Lab {
+    /// `describe volumesnapshot|volumesnapshotcontent NAME`, as kubectl's generic
+    /// describer prints a custom resource.
+    pub(super) fn describe_generic(
+        &self,
+        kind: &str,
+        ns: &str,
+        name: &str,
+    ) -> Result<Outcome, LabError> {
+        let (value, object, uid) = match kind {
+            "volumesnapshots" => {
+                let o = self
+                    .cluster
+                    .snapshots
+                    .get(&(ns.to_string(), name.to_string()))
+                    .ok_or_else(|| not_found("volumesnapshots.snapshot.storage.k8s.io", name))?;
+                (
+                    serde_json::to_value(o),
+                    format!("VolumeSnapshot/{}", o.key()),
+                    o.metadata.uid.clone(),
+                )
+            }
+            _ => {
+                let o = self
+                    .cluster
+                    .snapshot_contents
+                    .get(&(crate::cluster::no_namespace(), name.to_string()))
+                    .ok_or_else(|| {
+                        not_found("volumesnapshotcontents.snapshot.storage.k8s.io", name)
+                    })?;
+                (
+                    serde_json::to_value(o),
+                    format!("VolumeSnapshotContent/{}", o.key()),
+                    o.metadata.uid.clone(),
+                )
+            }
+        };
+        let value = value.map_err(|e| LabError::msg(e.to_string()))?;
+        let empty = Map::new();
+        let content = value.as_object().unwrap_or(&empty);
+        let meta = content
+            .get("metadata")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        let text = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or_default();
+        let mut lines = vec![
+            format!("Name:\t{}", text("name")),
+            format!("Namespace:\t{}", text("namespace")),
+        ];
+        let labels = meta.get("labels").and_then(Value::as_object);
+        match labels.filter(|m| !m.is_empty()) {
+            None => lines.push("Labels:\t<none>".into()),
+            Some(m) => {
+                for (i, (k, v)) in m.iter().enumerate() {
+                    let head = if i == 0 { "Labels:" } else { "" };
+                    lines.push(format!("{head}\t{k}={}", go_value(v)));
+                }
+            }
+        }
+        // printAnnotationsMultiline: `key: value`, one a line (a long one on its own lines).
+        let annotations = meta.get("annotations").and_then(Value::as_object);
+        match annotations.filter(|m| !m.is_empty()) {
+            None => lines.push("Annotations:\t<none>".into()),
+            Some(m) => {
+                for (i, (k, v)) in m.iter().enumerate() {
+                    let head = if i == 0 { "Annotations:" } else { "" };
+                    let v = go_value(v);
+                    if v.len() + k.len() + 2 > 140 {
+                        lines.push(format!("{head}\t{k}:"));
+                        lines.push(format!("\t  {v}"));
+                    } else {
+                        lines.push(format!("{head}\t{k}: {v}"));
+                    }
+                }
+            }
+        }
+        print_unstructured(
+            &mut lines,
+            0,
+            content,
+            "",
+            &[
+                ".metadata.managedFields",
+                ".metadata.name",
+                ".metadata.namespace",
+                ".metadata.labels",
+                ".metadata.annotations",
+            ],
+        );
+        let has_events = self.calls.iter().any(|(_, e)| {
+            e.object.as_deref() == Some(object.as_str())
+                && e.reason.is_some()
+                && e.object_uid.as_deref().is_none_or(|u| u == uid)
+        });
+        if !has_events {
+            // DescribeEvents writes this line into the same tabwriter block.
+            lines.push("Events:\t<none>".into());
+        }
+        let mut out = Outcome::empty();
+        for cells in tabwrite(&lines) {
+            let mut line = Line::new();
+            let mut cells = cells.into_iter();
+            if let Some(first) = cells.next() {
+                let rest: String = cells.collect();
+                let header = !rest.is_empty() || first.trim_end().ends_with(':');
+                line = line.push(first, if header { Role::Header } else { Role::Plain });
+                if !rest.is_empty() {
+                    line = line.push(rest, Role::Plain);
+                }
+            }
+            out.line(line);
+        }
+        if has_events {
+            self.events_for(&mut out, &object, &uid);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smart_labels_read_as_kubectl_prints_them() {
+        for (field, label) in [
+            ("apiVersion", "API Version"),
+            ("uid", "UID"),
+            ("creationTimestamp", "Creation Timestamp"),
+            (
+                "boundVolumeSnapshotContentName",
+                "Bound Volume Snapshot Content Name",
+            ),
+            ("readyToUse", "Ready To Use"),
+            ("kind", "Kind"),
+            ("PDFLoader", "PDFLoader"),
+            ("snapshot.storage.k8s.io/x", "snapshot.storage.k8s.io/x"),
+        ] {
+            assert_eq!(smart_label_for(field), label, "{field}");
+        }
+    }
+
+    #[test]
+    fn tabwriter_aligns_column_blocks_across_indentation() {
+        let lines: Vec<String> = [
+            "Spec:",
+            "  Source:",
+            "    Persistent Volume Claim Name:\tdb",
+            "  Volume Snapshot Class Name:\tcsi-hostpath-snapclass",
+            "Status:",
+            "  Ready To Use:\ttrue",
+        ]
+        .map(String::from)
+        .to_vec();
+        let text: Vec<String> = tabwrite(&lines).into_iter().map(|c| c.concat()).collect();
+        assert_eq!(
+            text,
+            [
+                "Spec:",
+                "  Source:",
+                "    Persistent Volume Claim Name:  db",
+                "  Volume Snapshot Class Name:      csi-hostpath-snapclass",
+                "Status:",
+                "  Ready To Use:  true",
+            ]
+        );
+    }
+}
