@@ -293,6 +293,19 @@ impl Provisioner {
                                 src.name, src.name, src.name
                             )
                         })?;
+                    // getSnapshotSource: a snapshot being deleted still serves a claim
+                    // whose provisioning it protects (its as-source finalizer), no new one.
+                    let protected = vs
+                        .metadata
+                        .finalizers
+                        .iter()
+                        .any(|f| f == super::snapshotter::SNAPSHOT_AS_SOURCE);
+                    if vs.metadata.deletion_tick.is_some() && !protected {
+                        return Err(format!(
+                            "error getting handle for DataSource Type VolumeSnapshot by Name {}: snapshot {} is being deleted",
+                            src.name, src.name
+                        ));
+                    }
                     if !vs.status.ready_to_use {
                         return Err(format!(
                             "error getting handle for DataSource Type VolumeSnapshot by Name {}: snapshot {} is not Ready",

@@ -883,6 +883,28 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_being_deleted_restores_no_new_claim() {
+        let mut lab = Lab::new();
+        run(&mut lab, "pvc create db --size 1Gi");
+        run(&mut lab, "snapshot create s1 --pvc db");
+        run(&mut lab, "fault inject DeleteSnapshot --code INTERNAL");
+        run(&mut lab, "snapshot delete s1");
+        // DeleteSnapshot failed: the snapshot waits for its content, unprotected.
+        assert_eq!(
+            vs(&lab, "s1").unwrap().metadata.finalizers,
+            [SNAPSHOT_BOUND]
+        );
+        run(&mut lab, "pvc create r1 --size 1Gi --from-snapshot s1");
+        let calls: Vec<_> = lab.calls.iter().map(|(_, e)| e.detail.clone()).collect();
+        assert!(
+            calls.iter().any(|d| d.ends_with(
+                "error getting handle for DataSource Type VolumeSnapshot by Name s1: snapshot s1 is being deleted"
+            )),
+            "{calls:?}"
+        );
+    }
+
+    #[test]
     fn deleting_the_last_unready_snapshot_lets_its_claim_go() {
         let mut lab = Lab::new();
         run(&mut lab, "pvc create u --size 1Gi --class local-wffc");
