@@ -111,7 +111,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             format!("Alt-{n}, then PgDn")
         };
         vec![Span::styled(
-            format!("↓ {scroll} more lines below · {how}"),
+            format!(
+                "↓ {} below · {how}",
+                crate::util::text::plural(scroll, "more line", "more lines")
+            ),
             t.warn,
         )]
     } else {
