@@ -4,8 +4,10 @@
 //! hairpin/localhost masquerade mark (`CNI-HOSTPORT-SETMARK`, `CNI-HOSTPORT-MASQ`).
 //!
 //! Rule text is what `iptables -t nat -S` printed after the Debian 1.1.1 plugin ran
-//! (`tests/fixtures/real/portmap-iptables-S-nat.txt`); like 1.1.1 the container's entry rules
-//! are appended to CNI-HOSTPORT-DNAT (HEAD prepends them). Each pod address gets its rules in
+//! (`tests/fixtures/real/portmap-iptables-S-nat.txt`); the container's entry rules are
+//! appended to CNI-HOSTPORT-DNAT in 1.1.1 and 1.9.1 alike (`chain.setup` with
+//! `prependEntry` false for `genDnatChain`; only the SETMARK/MASQ chains' POSTROUTING entry
+//! is prepended). Each pod address gets its rules in
 //! the nat table of its family (`forwardPorts`: `iptables.NewWithProtocol(ProtocolIPv6)` for
 //! an IPv6 address, in 1.1.1 and HEAD alike); DEL tears the chains down in both families
 //! (`unforwardPorts`). CHECK looks only at the families the pod has, as HEAD does (1.1.1
