@@ -61,9 +61,10 @@ fn create(name: &str, node: &str) -> Command {
 }
 
 fn create_with(name: &str, node: &str, pvcs: Vec<String>) -> Command {
-    Command::Pod(PodCmd::Create(PodCreateArgs {
+    Command::Pod(PodCmd::Create(Box::new(PodCreateArgs {
         name: name.to_string(),
         node: Some(node.to_string()),
+        node_selector: Vec::new(),
         resources: Vec::new(),
         labels: vec!["app=bench".into()],
         ports: Vec::new(),
@@ -72,7 +73,7 @@ fn create_with(name: &str, node: &str, pvcs: Vec<String>) -> Command {
         pvcs,
         networks: None,
         ns: "default".into(),
-    }))
+    })))
 }
 
 fn delete(name: &str) -> Command {

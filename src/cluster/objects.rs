@@ -214,6 +214,10 @@ pub struct PodSpec {
     /// Volumes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub volumes: Vec<PodVolume>,
+    /// `spec.nodeSelector`: labels a node must have (the scheduler's NodeAffinity filter,
+    /// kubelet's admission).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub node_selector: std::collections::BTreeMap<String, String>,
 }
 
 impl Kind for PodSpec {
@@ -301,6 +305,13 @@ impl PodSpec {
             .filter_map(|c| c.resources.requests.get(resource))
             .filter_map(|q| q.parse::<i64>().ok())
             .sum()
+    }
+
+    /// Whether a node with these labels matches `spec.nodeSelector` (every pair present).
+    pub fn selector_matches(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
+        self.node_selector
+            .iter()
+            .all(|(k, v)| labels.get(k) == Some(v))
     }
 
     /// The extended resources any container requests (`vendor/name` outside

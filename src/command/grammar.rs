@@ -224,7 +224,7 @@ pub enum PodCmd {
         override_usage = "create [OPTIONS] [--node <NODE>] <NAME>",
         after_help = "Examples:\n  pod create web --node node-1 --label app=web\n  pod create api --node node-2 --port 8080:80\n  pod create slow --node node-1 --bandwidth-ingress 1M --bandwidth-egress 1M\n  pod create dpdk --resource intel.com/sriov_netdevice=1"
     )]
-    Create(PodCreateArgs),
+    Create(Box<PodCreateArgs>),
     /// Delete a pod; the kubelet tears it down (CNI DEL) before it is gone
     #[command(visible_alias = "rm")]
     Delete {
@@ -256,6 +256,10 @@ pub struct PodCreateArgs {
     /// The node to run on (spec.nodeName; without it the scheduler picks one)
     #[arg(long)]
     pub node: Option<String>,
+    /// A label the node must have, k=v (spec.nodeSelector; repeatable), e.g.
+    /// kubernetes.io/hostname=node-2
+    #[arg(long = "node-selector", value_name = "KEY=VALUE")]
+    pub node_selector: Vec<String>,
     /// An extended resource the container requests (requests = limits; repeatable),
     /// e.g. intel.com/sriov_netdevice=1
     #[arg(long = "resource", value_name = "NAME=COUNT")]

@@ -5,6 +5,8 @@
 //! **Filters** (in this order, all reasons of a node collected):
 //! - the node is Ready (a NotReady or Unknown node carries the `not-ready`/`unreachable`
 //!   NoSchedule taint the node lifecycle controller adds: TaintToleration);
+//! - NodeAffinity: the node's labels hold every `spec.nodeSelector` pair (`node(s) didn't
+//!   match Pod's node affinity/selector`);
 //! - NodeResourcesFit (`pkg/scheduler/framework/plugins/noderesources/fit.go`): the pod
 //!   count (`Too many pods`) and each extended resource the pod requests against the node's
 //!   allocatable less what the pods already bound to it request (`Insufficient <name>`);
@@ -61,6 +63,14 @@ fn node_failures(
             "node(s) had untolerated taint {node.kubernetes.io/unreachable: }".to_string(),
             false,
         )),
+    }
+    // NodeAffinity (`spec.nodeSelector`) runs before NodeResourcesFit; a node it fails has
+    // no other reason (the framework stops at a node's first failing filter).
+    if out.is_empty() && !pod.spec.selector_matches(&node.metadata.labels) {
+        out.push((
+            "node(s) didn't match Pod's node affinity/selector".to_string(),
+            false,
+        ));
     }
     if out.is_empty() {
         let alloc = &node.status.allocatable;

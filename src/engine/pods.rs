@@ -79,6 +79,12 @@ impl Lab {
                 },
             });
         }
+        let mut node_selector = std::collections::BTreeMap::new();
+        for l in &a.node_selector {
+            let (k, v) = validate::label(l)
+                .map_err(|e| LabError::msg(format!("invalid --node-selector: {e}")))?;
+            node_selector.insert(k, v);
+        }
         let mut labels = std::collections::BTreeMap::new();
         for l in &a.labels {
             let (k, v) = validate::label(l).map_err(LabError::msg)?;
@@ -118,6 +124,7 @@ impl Lab {
                 resources,
             }],
             volumes,
+            node_selector,
         };
         let mut obj = Object::new(&a.name, &a.ns, spec);
         obj.metadata.labels = labels;

@@ -220,6 +220,25 @@ pub fn admit(
     Ok(())
 }
 
+/// The node-selector part of kubelet's admission (`scheduler.AdmissionCheck`, which
+/// predicate.go runs after the resource fit, reporting only the first failure): a pod whose
+/// `spec.nodeSelector` the node's labels do not match is rejected with reason `NodeAffinity`
+/// and the PredicateFailureError text. Only a pod created with `spec.nodeName` can get here:
+/// the scheduler never places a pod on such a node.
+pub fn admit_selector(
+    labels: &std::collections::BTreeMap<String, String>,
+    pod: &PodSpec,
+) -> Result<(), Rejection> {
+    if pod.selector_matches(labels) {
+        return Ok(());
+    }
+    Err(Rejection {
+        reason: "NodeAffinity".into(),
+        message: "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
+            .into(),
+    })
+}
+
 fn insufficient(resource: &str, requested: i64, used: i64, capacity: i64) -> Rejection {
     Rejection {
         reason: format!("OutOf{resource}"),
@@ -237,6 +256,7 @@ pub fn reason_text(reason: &str) -> &'static str {
     static SEEN: OnceLock<Mutex<std::collections::BTreeSet<&'static str>>> = OnceLock::new();
     match reason {
         "UnexpectedAdmissionError" => return "UnexpectedAdmissionError",
+        "NodeAffinity" => return "NodeAffinity",
         "OutOfpods" => return "OutOfpods",
         _ => {}
     }
@@ -343,11 +363,11 @@ impl super::Kubelet {
         pod: &Object<PodSpec>,
     ) -> bool {
         let key = pod_key(pod);
-        let allocatable = ctx
+        let (allocatable, labels) = ctx
             .api
             .nodes
             .get(&(crate::cluster::no_namespace(), self.node.clone()))
-            .map(|n| n.status.allocatable.clone())
+            .map(|n| (n.status.allocatable.clone(), n.metadata.labels.clone()))
             .unwrap_or_default();
         let others: Vec<&PodSpec> = self
             .admitted
@@ -358,6 +378,7 @@ impl super::Kubelet {
             .map(|p| &p.spec)
             .collect();
         let verdict = admit(&allocatable, &pod.spec, &others)
+            .and_then(|()| admit_selector(&labels, &pod.spec))
             .and_then(|()| self.devices.allocate(&mut cri.node.host, pod));
         let actor = format!("kubelet({})", self.node);
         match verdict {
@@ -433,6 +454,7 @@ mod tests {
                     resources: r,
                 }],
                 volumes: vec![],
+                node_selector: Default::default(),
             },
         )
     }
@@ -487,6 +509,24 @@ mod tests {
         let envs = &dm.allocated[&("default".into(), "c".into())].containers["app"][RES].envs;
         assert_eq!(envs["PCIDEVICE_INTEL_COM_SRIOV_NETDEVICE"], "0000:03:02.0");
         assert!(dm.pod_devices("default", "zz").is_empty());
+    }
+
+    #[test]
+    fn node_selector_admission() {
+        let mut p = pod("a", 0);
+        let mut labels = std::collections::BTreeMap::new();
+        labels.insert("kubernetes.io/hostname".to_string(), "sriov-1".to_string());
+        assert!(admit_selector(&labels, &p.spec).is_ok());
+        p.spec.node_selector.insert("disktype".into(), "ssd".into());
+        let e = admit_selector(&labels, &p.spec).unwrap_err();
+        assert_eq!(e.reason, "NodeAffinity");
+        assert_eq!(
+            e.message,
+            "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
+        );
+        assert_eq!(reason_text(&e.reason), "NodeAffinity");
+        labels.insert("disktype".into(), "ssd".into());
+        assert!(admit_selector(&labels, &p.spec).is_ok());
     }
 
     #[test]
