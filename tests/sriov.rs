@@ -140,6 +140,8 @@ fn scheduler_places_admits_rejects_and_frees() {
     assert_eq!(p.status.message, format!("Pod was rejected: {msg}"));
     let d = run(&mut lab, "describe pod pinned");
     assert!(d.contains("Warning"), "{d}");
+    // spec.nodeName from the manifest: the scheduler never saw the pod.
+    assert!(!d.contains("default-scheduler"), "{d}");
     assert!(d.contains("OutOfintel.com/sriov_netdevice"), "{d}");
     let pods = run(&mut lab, "get pods");
     assert!(

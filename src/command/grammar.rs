@@ -253,7 +253,8 @@ pub enum PodCmd {
 pub struct PodCreateArgs {
     /// Pod name
     pub name: String,
-    /// The node to run on (spec.nodeName; without it the scheduler picks one)
+    /// The node to run on (spec.nodeName: the scheduler is bypassed and the node's kubelet
+    /// admits the pod itself; without it the scheduler picks one)
     #[arg(long)]
     pub node: Option<String>,
     /// A label the node must have, k=v (spec.nodeSelector; repeatable), e.g.

@@ -1,26 +1,26 @@
 //! kube-scheduler. A pod without `spec.nodeName` is placed by filtering and scoring every
-//! node ([`super::placement`]: Ready, NodeResourcesFit for extended resources, the volume
-//! checks; LeastAllocated, then the node name). A pod whose `--node` names a node is bound
-//! there (the lab's stand-in for a pinned pod, which a real cluster hands straight to the
-//! kubelet) once the volume checks pass — claims exist, Immediate claims
-//! are bound, the PV's node affinity admits the node, a ReadWriteOncePod claim is not in use
-//! by another pod — and a WaitForFirstConsumer claim gets the `selected-node` annotation.
-//! Until then the pod stays Pending with a FailedScheduling event, and nothing is attached.
+//! node ([`super::placement`]: Ready, NodeResourcesFit for extended resources, the pod's
+//! node selector, the volume checks; LeastAllocated, then the node name), or stays Pending
+//! with a FailedScheduling event that says why no node fits.
+//!
+//! A pod created with `spec.nodeName` (`pod create --node`) is never seen here: the
+//! scheduler's informer only queues pods whose `spec.nodeName` is empty
+//! (`pkg/scheduler/eventhandlers.go`, `unassignedPod`), so there is no `Scheduled` or
+//! `FailedScheduling` event for it. The node's kubelet admits it itself
+//! ([`crate::kubelet`]: resources, node selector) and its volume manager does the volume
+//! checks (`MountVolume.NodeAffinity check failed`, the ReadWriteOncePod check).
 
-use crate::cluster::{Condition, Object, PodSpec, is_scheduled};
+use crate::cluster::{Condition, Object, PodSpec};
 use crate::control::{Component, Ctx};
 use crate::record::Level;
-use crate::storage::SELECTED_NODE;
 use crate::storage::work::WorkSet;
 
-/// kube-scheduler, as far as the lab needs it: binds pending pods to the node they name
-/// once the volume checks pass, and the VolumeBinding plugin's WaitForFirstConsumer choice.
+/// kube-scheduler, as far as the lab needs it: places the pods with no node, and the
+/// VolumeBinding plugin's WaitForFirstConsumer choice for them.
 #[derive(Debug, Clone, Default)]
 pub struct Scheduler {
-    /// Pods not scheduled yet, not being deleted (its informer's unscheduled-pods queue).
+    /// Pods with no node yet, not being deleted (its informer's unscheduled-pods queue).
     pub unscheduled: WorkSet,
-    /// Pods with volumes not running yet (a WaitForFirstConsumer claim may wait on them).
-    pub waiting: WorkSet,
 }
 
 impl Component for Scheduler {
@@ -33,125 +33,54 @@ impl Component for Scheduler {
     }
 }
 
-impl Scheduler {
-    /// The scheduler's volume binding for WaitForFirstConsumer: a pending claim used by a
-    /// pod gets `volume.kubernetes.io/selected-node` = the pod's node.
-    pub fn schedule_wffc_claims(&mut self, ctx: &mut Ctx<'_>) -> bool {
-        let mut work = Vec::new();
-        // Only pods not running yet can be waiting on a claim: its work set follows them
-        // from the watch log.
-        let waiting = self.waiting.select(
-            &ctx.api.revs,
-            &ctx.api.pods,
-            crate::storage::work::only_own,
-            |p| {
-                // A pod with no node yet gets its claims' node when it is bound.
-                p.metadata.deletion_tick.is_none()
-                    && !p.spec.volumes.is_empty()
-                    && !p.spec.node_name.is_empty()
-                    && p.status.phase != "Running"
-            },
-        );
-        for pod in &waiting {
-            for v in &pod.spec.volumes {
-                let key = (
-                    pod.metadata.namespace.clone(),
-                    v.persistent_volume_claim.claim_name.clone(),
-                );
-                let Some(pvc) = ctx.api.pvcs.get(&key) else {
-                    continue;
-                };
-                let wffc = crate::storage::listers::class_of(ctx.api, pvc)
-                    .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
-                if wffc
-                    && pvc.spec.volume_name.is_empty()
-                    && !pvc.metadata.annotations.contains_key(SELECTED_NODE)
-                {
-                    work.push((key, pod.spec.node_name.clone(), pod.key()));
-                }
-            }
-        }
-        let mut changed = false;
-        for ((ns, name), node, pod) in work {
-            let Ok(cur) = ctx.api.pvcs().get(&ns, &name).cloned() else {
-                continue;
-            };
-            if cur.metadata.annotations.contains_key(SELECTED_NODE) {
-                continue;
-            }
-            let mut pvc = cur.clone();
-            pvc.metadata
-                .annotations
-                .insert(SELECTED_NODE.into(), node.clone());
-            if ctx.api.pvcs().update(pvc).is_ok() {
-                changed = true;
-                ctx.log(
-                    "default-scheduler",
-                    "bind volumes",
-                    format!(
-                        "pod {pod} → {node}: claim {ns}/{name} (WaitForFirstConsumer) gets {SELECTED_NODE}={node}"
-                    ),
-                );
-            }
-        }
-        changed
-    }
+/// Whether the pod has no node yet: the scheduler's `unassignedPod` (`len(pod.Spec.NodeName) == 0`).
+fn unassigned(p: &Object<PodSpec>) -> bool {
+    p.metadata.deletion_tick.is_none() && p.spec.node_name.is_empty()
+}
 
-    /// One pass of the scheduler: place pending pods, then WaitForFirstConsumer binding.
-    pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
-        // Every pod not yet running is in the kubelets' work set (`dirty`), unscheduled ones
-        // included, so the scheduler looks only there rather than at every pod.
+impl Scheduler {
+    /// The scheduling cycle up to VolumeBinding's PreBind for every pod with no node that
+    /// uses a WaitForFirstConsumer claim: the claim gets `volume.kubernetes.io/selected-node`
+    /// = the node the cycle picks, and the pod is not bound yet (`pvc bind` in step mode).
+    /// A pod with `spec.nodeName` never gets here, so its claims are never given a node.
+    pub fn schedule_wffc_claims(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let pending: Vec<Object<PodSpec>> = self.unscheduled.select(
             &ctx.api.revs,
             &ctx.api.pods,
             crate::storage::work::only_own,
-            |p| p.metadata.deletion_tick.is_none() && !is_scheduled(p),
+            unassigned,
         );
         let mut changed = false;
-        for pod in pending {
-            changed |= self.schedule_pod(ctx, &pod);
+        for pod in pending.iter().filter(|p| !p.spec.volumes.is_empty()) {
+            if let Ok(node) = self.decide(ctx, pod) {
+                changed |= self.select_node_for_claims(ctx, pod, &node);
+            }
         }
-        changed |= self.schedule_wffc_claims(ctx);
         changed
     }
 
-    fn schedule_pod(&mut self, ctx: &mut Ctx<'_>, pod: &Object<PodSpec>) -> bool {
-        let key = (pod.metadata.namespace.clone(), pod.name().to_string());
-        if pod.spec.node_name.is_empty() {
-            return self.schedule_unbound(ctx, pod);
+    /// One pass of the scheduler: place the pods with no node.
+    pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        let pending: Vec<Object<PodSpec>> = self.unscheduled.select(
+            &ctx.api.revs,
+            &ctx.api.pods,
+            crate::storage::work::only_own,
+            unassigned,
+        );
+        let mut changed = false;
+        for pod in pending {
+            changed |= self.schedule_unbound(ctx, &pod);
         }
-        match self.unschedulable_reason(ctx, pod) {
-            Some(reason) => self.mark_unschedulable(ctx, pod, &key, reason),
-            None => {
-                // VolumeBinding's PreBind: WaitForFirstConsumer claims get the node, and the
-                // pod is bound only once they are (a second pod elsewhere sees the choice).
-                let annotated = self.select_node_for_claims(ctx, pod, &pod.spec.node_name);
-                if self.waits_for_claims(ctx, pod) {
-                    return annotated;
-                }
-                ctx.pod_event(
-                    "default-scheduler",
-                    "Scheduled",
-                    "Scheduled",
-                    format!(
-                        "Successfully assigned {}/{} to {}",
-                        pod.metadata.namespace,
-                        pod.name(),
-                        pod.spec.node_name
-                    ),
-                    pod,
-                    Level::Normal,
-                );
-                let _ = ctx.write_pod_status(&key, "default-scheduler", |st| {
-                    st.conditions = vec![Condition {
-                        condition_type: "PodScheduled".into(),
-                        status: "True".into(),
-                        reason: "".into(),
-                        message: "".into(),
-                    }];
-                });
-                true
-            }
+        changed
+    }
+
+    /// Filter and score: the chosen node, or the FailedScheduling message.
+    fn decide(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Result<String, String> {
+        match self.pod_level_volume_reason(ctx, pod) {
+            Some(reason) => Err(reason),
+            None => super::placement::place(ctx.api, pod, |node| {
+                self.node_volume_reason(ctx, pod, node)
+            }),
         }
     }
 
@@ -160,13 +89,7 @@ impl Scheduler {
     /// FailedScheduling event that says why no node fits.
     fn schedule_unbound(&mut self, ctx: &mut Ctx<'_>, pod: &Object<PodSpec>) -> bool {
         let key = (pod.metadata.namespace.clone(), pod.name().to_string());
-        let decision = match self.pod_level_volume_reason(ctx, pod) {
-            Some(reason) => Err(reason),
-            None => super::placement::place(ctx.api, pod, |node| {
-                self.node_volume_reason(ctx, pod, node)
-            }),
-        };
-        let node = match decision {
+        let node = match self.decide(ctx, pod) {
             Ok(node) => node,
             Err(reason) => return self.mark_unschedulable(ctx, pod, &key, reason),
         };
@@ -404,7 +327,11 @@ impl Scheduler {
                 let in_use = ctx.api.pods.values().any(|other| {
                     other.metadata.uid != pod.metadata.uid
                         && other.metadata.namespace == *ns
-                        && is_scheduled(other)
+                        // Every pod assigned to a node counts, `--node` ones included
+                        // (VolumeRestrictions counts the claims of each node's pods).
+                        && !other.spec.node_name.is_empty()
+                        && other.status.phase != "Failed"
+                        && other.status.phase != "Succeeded"
                         && other
                             .spec
                             .volumes

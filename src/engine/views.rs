@@ -750,12 +750,9 @@ impl Lab {
                     .pods
                     .get(&(d.ns.clone(), d.name.clone()))
                     .ok_or_else(|| not_found("pods", &d.name))?;
-                let node_ip = self
-                    .cluster
-                    .nodes
-                    .get(&(crate::cluster::no_namespace(), p.spec.node_name.clone()))
-                    .and_then(|n| n.status.internal_ip())
-                    .unwrap_or("");
+                // kubectl's `spec.nodeName + "/" + status.hostIP`: empty until the kubelet
+                // writes a status (a pod it rejected at admission has none).
+                let node_ip = p.status.host_ip.as_str();
                 let kv = |out: &mut Outcome, k: &str, v: String| {
                     out.line(
                         Line::new()
@@ -865,8 +862,12 @@ impl Lab {
                         }
                     }
                 }
-                out.line(Line::styled("Conditions:", Role::Header));
-                out.plain("  Type                        Status");
+                // kubectl prints the section only when the pod has conditions (a pod that
+                // kubelet rejected at admission has none).
+                if !p.status.conditions.is_empty() {
+                    out.line(Line::styled("Conditions:", Role::Header));
+                    out.plain("  Type                        Status");
+                }
                 for c in &p.status.conditions {
                     out.plain(format!("  {:<27} {}", c.condition_type, c.status));
                 }

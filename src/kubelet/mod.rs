@@ -33,6 +33,8 @@ pub struct PodWork {
     pub retry_at: u64,
     /// The last error, for `describe` and the dashboard.
     pub last_error: String,
+    /// The worker has seen the pod's deletion (a backoff from here on is a failed kill's).
+    pub killing: bool,
 }
 
 /// The kubelet of one node: the workers of the pods bound to its node. It reaches the API
@@ -95,8 +97,11 @@ impl Kubelet {
         if pod.metadata.deletion_tick.is_some() {
             return self.kill_pod(ctx, cri, key, &pod);
         }
-        if !crate::cluster::is_scheduled(&pod) {
-            return false; // not placed on the node yet: its kubelet does not see it
+        if pod.spec.node_name.is_empty() {
+            // Not bound to a node yet: no kubelet sees it. kubelet watches the pods whose
+            // `spec.nodeName` is its node (`pkg/kubelet/config/apiserver.go`), whether the
+            // scheduler wrote it or the manifest did (`pod create --node`).
+            return false;
         }
         if pod.status.phase == "Failed" {
             return false; // rejected at admission: nothing runs until it is deleted
@@ -120,12 +125,7 @@ impl Kubelet {
                 Err(crate::kubelet::volumes::MountWait::Waiting(reason, msg)) => {
                     let first = self.pod_work.get(key).is_none_or(|w| w.last_error != msg);
                     if first {
-                        let from = if reason == "FailedScheduling" {
-                            "default-scheduler"
-                        } else {
-                            actor.as_str()
-                        };
-                        ctx.pod_event(from, reason, reason, msg.clone(), &pod, Level::Warning);
+                        ctx.pod_event(&actor, reason, reason, msg.clone(), &pod, Level::Warning);
                         if let Some(w) = self.pod_work.get_mut(key) {
                             w.last_error = msg;
                         }
@@ -242,8 +242,17 @@ impl Kubelet {
             .get(key)
             .is_some_and(|p| p.status.reason == "ContainerCreating");
         if !already {
+            // kubelet's status carries the node's IP from its first write on.
+            let host_ip = ctx
+                .api
+                .nodes
+                .get(&(crate::cluster::no_namespace(), self.node.clone()))
+                .and_then(|n| n.status.internal_ip())
+                .unwrap_or_default()
+                .to_string();
             let _ = ctx.write_pod_status(key, actor, |st| {
                 st.phase = "Pending".into();
+                st.host_ip = host_ip.clone();
                 st.reason = "ContainerCreating".into();
                 st.conditions = ready_conditions(false);
             });
@@ -262,6 +271,13 @@ impl Kubelet {
         pod: &Object<PodSpec>,
     ) -> bool {
         let work = self.pod_work.entry(key.clone()).or_default();
+        // A deletion reaches the pod worker at once (`podWorkers.UpdatePod`, SyncPodKill): a
+        // backoff left by a failed sync (a mount, a sandbox) does not delay it; only a
+        // failed kill backs off.
+        if !work.killing {
+            work.killing = true;
+            work.retry_at = 0;
+        }
         if work.retry_at > ctx.clock {
             return false;
         }

@@ -58,6 +58,61 @@ pub enum MountWait {
     Crashed,
 }
 
+/// The checks `GenerateMountVolumeFunc` makes before it mounts a volume for a pod
+/// (`pkg/volume/util/operationexecutor/operation_generator.go`), in its order; the error is
+/// the FailedMount event's text. The scheduler makes the same checks for the pods it
+/// places, so only a pod whose `spec.nodeName` came with it (`pod create --node`) fails here.
+///
+/// - `checkNodeAffinity` (`pkg/volume/util/util.go` CheckNodeAffinity): the PV's required
+///   node affinity must match the node's labels, else `MountVolume.NodeAffinity check failed
+///   for volume "<pv>" : no matching NodeSelectorTerms`.
+/// - ReadWriteOncePod, when it is the PV's only access mode: a volume already mounted for
+///   another pod *on this node* (`IsVolumeMountedElsewhere`, kubelet's own actual state of
+///   the world) fails with `MountVolume.SetUp failed for volume "<pv>" : volume uses the
+///   ReadWriteOncePod access mode and is already in use by another pod`. kubelet cannot see
+///   another node; there the attach/detach controller's Multi-Attach error stops the pod.
+pub fn mount_checks(
+    ctx: &Ctx<'_>,
+    pod: &Object<PodSpec>,
+    pv: &Object<PvSpec>,
+    node: &str,
+) -> Result<(), String> {
+    if let Some(affinity) = &pv.spec.node_affinity {
+        let labels = ctx
+            .api
+            .nodes
+            .get(&(crate::cluster::no_namespace(), node.to_string()))
+            .map(|n| n.metadata.labels.clone())
+            .unwrap_or_default();
+        let fits = affinity.required.node_selector_terms.iter().any(|t| {
+            t.match_expressions
+                .iter()
+                .all(|r| labels.get(&r.key).is_some_and(|v| r.values.contains(v)))
+        });
+        if !fits {
+            return Err(format!(
+                "MountVolume.NodeAffinity check failed for volume \"{}\" : no matching NodeSelectorTerms",
+                pv.name()
+            ));
+        }
+    }
+    let only_rwop = pv.spec.access_modes.len() == 1
+        && pv.spec.access_modes.iter().any(|m| m == "ReadWriteOncePod");
+    let me = pod.key();
+    let elsewhere = ctx
+        .api
+        .mounts
+        .published_keys(node)
+        .any(|(_, p, v)| v == pv.name() && *p != me);
+    if only_rwop && elsewhere {
+        return Err(format!(
+            "MountVolume.SetUp failed for volume \"{}\" : volume uses the ReadWriteOncePod access mode and is already in use by another pod",
+            pv.name()
+        ));
+    }
+    Ok(())
+}
+
 impl Kubelet {
     /// Attach-wait, stage, publish (and node-expand) every volume of a pod.
     pub fn mount_pod_volumes(
@@ -92,9 +147,8 @@ impl Kubelet {
                     ),
                 ));
             };
-            if let Some(reason) = self.node_affinity_conflict(ctx, &pv, &node) {
-                return Err(MountWait::Waiting("FailedScheduling", reason));
-            }
+            // The reconciler mounts only what the node reports attached
+            // (`VerifyControllerAttachedVolume` first); the checks of `MountVolume` follow.
             if crate::storage::listers::attach_required(ctx.api) {
                 let va = crate::storage::attach_detach::attachment_name(
                     &pv.spec.csi.volume_handle,
@@ -111,6 +165,9 @@ impl Kubelet {
                     continue;
                 }
             }
+            if !ctx.api.mounts.pod_uses(&node, &pod.key(), pv.name()) {
+                mount_checks(ctx, pod, &pv, &node).map_err(MountWait::Failed)?;
+            }
             changed |=
                 self.mount_one(ctx, pod, &pv, v.persistent_volume_claim.read_only, &actor)?;
         }
@@ -124,40 +181,6 @@ impl Kubelet {
             ));
         }
         Ok(changed)
-    }
-
-    fn node_affinity_conflict(
-        &self,
-        ctx: &Ctx<'_>,
-        pv: &Object<PvSpec>,
-        node: &str,
-    ) -> Option<String> {
-        let affinity = pv.spec.node_affinity.as_ref()?;
-        let labels = &ctx
-            .api
-            .nodes
-            .get(&(crate::cluster::no_namespace(), node.to_string()))?
-            .metadata
-            .labels;
-        let fits = affinity.required.node_selector_terms.iter().any(|t| {
-            t.match_expressions
-                .iter()
-                .all(|r| labels.get(&r.key).is_some_and(|v| r.values.contains(v)))
-        });
-        (!fits).then(|| {
-            format!(
-                "0/1 nodes are available: 1 node(s) had volume node affinity conflict (persistentvolume {} is only reachable where {})",
-                pv.name(),
-                affinity
-                    .required
-                    .node_selector_terms
-                    .iter()
-                    .flat_map(|t| t.match_expressions.iter())
-                    .map(|r| format!("{} in ({})", r.key, r.values.join(",")))
-                    .collect::<Vec<_>>()
-                    .join(" and ")
-            )
-        })
     }
 
     fn mount_one(

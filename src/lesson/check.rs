@@ -1498,7 +1498,7 @@ mod tests {
             "node node-1 route 10.244.2.0/24 via 192.168.0.2",
             "wire last plugin host-local exit 0",
             "wire last exit 0",
-            "call log contains Scheduled",
+            "call log contains Started",
             "watch has MODIFIED Pod default/web",
             "reach web web port 80 allowed",
         ] {

@@ -54,7 +54,9 @@ impl AttachDetach {
             parts: Vec::new(),
             terminating: pod.metadata.deletion_tick.is_some(),
         };
-        if !crate::cluster::is_scheduled(pod) {
+        // The controller's populator takes every pod with a node (`util.ProcessPodVolumes`:
+        // `pod.Spec.NodeName`), scheduled or set by the manifest.
+        if pod.spec.node_name.is_empty() {
             return Some(out);
         }
         for v in &pod.spec.volumes {

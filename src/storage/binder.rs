@@ -175,10 +175,44 @@ impl PvController {
             };
             let wffc = class.spec.volume_binding_mode == "WaitForFirstConsumer";
             if wffc && !pvc.metadata.annotations.contains_key(super::SELECTED_NODE) {
+                // emitEventForUnboundDelayBindingClaim (`pv_controller.go`): the pods that use
+                // the claim and have no node yet (findNonScheduledPodsByPVC) are named. A pod
+                // with `spec.nodeName` from its manifest is not one of them, and no component
+                // ever gives the claim a node for it: it stays Pending (the Kubernetes docs:
+                // "do not use nodeName" with WaitForFirstConsumer; use a node selector).
+                let waiting: Vec<&str> = ctx
+                    .api
+                    .pods
+                    .values()
+                    .filter(|p| {
+                        p.metadata.namespace == pvc.metadata.namespace
+                            && p.spec.node_name.is_empty()
+                            && p.status.phase != "Failed"
+                            && p.status.phase != "Succeeded"
+                            && p.spec.volumes.iter().any(|v| {
+                                v.persistent_volume_claim.claim_name == pvc.metadata.name
+                            })
+                    })
+                    .map(|p| p.name())
+                    .collect();
+                let (reason, message) = match waiting.as_slice() {
+                    [] => (
+                        "WaitForFirstConsumer",
+                        "waiting for first consumer to be created before binding".to_string(),
+                    ),
+                    [one] => (
+                        "WaitForPodScheduled",
+                        format!("waiting for pod {one} to be scheduled"),
+                    ),
+                    many => (
+                        "WaitForPodScheduled",
+                        format!("waiting for pods {} to be scheduled", many.join(",")),
+                    ),
+                };
                 ctx.event(
                     "persistentvolume-controller",
-                    "WaitForFirstConsumer",
-                    "waiting for first consumer to be created before binding".into(),
+                    reason,
+                    message,
                     object,
                     Level::Normal,
                 );
