@@ -195,3 +195,21 @@ fn a_lost_node_does_nothing_with_a_pod_pinned_to_it() {
     run(&mut lab, "fault clear 1");
     assert_eq!(phase(&lab, "late"), "Running");
 }
+
+#[test]
+fn a_pod_rejected_at_admission_keeps_no_attachment() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(
+        &mut lab,
+        "pod create picky --node node-1 --node-selector disktype=ssd --pvc data",
+    );
+    assert_eq!(phase(&lab, "picky"), "Failed");
+    // The attach/detach controller drops a terminated pod's volumes (DetermineVolumeAction).
+    assert!(lab.cluster.volume_attachments.is_empty());
+    assert_eq!(
+        lab.cluster.pvcs[&key("data")].status.phase,
+        "Bound",
+        "the claim stays bound"
+    );
+}

@@ -131,7 +131,8 @@ impl Lab {
         obj.metadata.annotations = annotations;
         let clock = self.clock;
         self.cluster.pods().create(obj, clock)?;
-        // The scheduler (run in the reconcile after this command) places it.
+        // The scheduler (run in the reconcile after this command) places it, or, with
+        // `--node`, the node's kubelet takes it as it is.
         self.dirty.insert((a.ns.clone(), a.name.clone()));
         if !a.pvcs.is_empty() {
             self.cluster

@@ -55,8 +55,10 @@ impl AttachDetach {
             terminating: pod.metadata.deletion_tick.is_some(),
         };
         // The controller's populator takes every pod with a node (`util.ProcessPodVolumes`:
-        // `pod.Spec.NodeName`), scheduled or set by the manifest.
-        if pod.spec.node_name.is_empty() {
+        // `pod.Spec.NodeName`), scheduled or set by the manifest, unless it has terminated
+        // (`DetermineVolumeAction`: a pod kubelet rejected at admission is Failed).
+        let terminated = pod.status.phase == "Failed" || pod.status.phase == "Succeeded";
+        if pod.spec.node_name.is_empty() || terminated {
             return Some(out);
         }
         for v in &pod.spec.volumes {
