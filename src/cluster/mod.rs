@@ -1,5 +1,6 @@
 //! The cluster's API objects and the API server store that holds them.
 
+pub mod label_query;
 pub mod meta;
 pub mod nad;
 pub mod objects;
