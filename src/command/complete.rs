@@ -179,7 +179,7 @@ fn values(w: &Walk, arg: &Arg, names: &dyn Names) -> (Vec<String>, bool) {
             }
         }
         "name" if matches!(leaf, "create" | "add") => Vec::new(),
-        "name" if matches!(top, "get" | "describe") => match w.positionals.first() {
+        "name" if matches!(top, "get" | "describe" | "delete") => match w.positionals.first() {
             Some(kind) => names.names(kind),
             None => Vec::new(),
         },
@@ -417,7 +417,13 @@ mod tests {
         let f = cands("pod create web --node node-1 --label a=b --", &NoNames);
         assert!(!f.contains(&"--node".to_string()), "{f:?}");
         assert!(f.contains(&"--label".to_string()), "{f:?}");
-        assert_eq!(cands("get pods -o ", &NoNames), vec!["json", "wide"]);
+        assert_eq!(
+            cands("get pods -o ", &NoNames),
+            vec!["json", "name", "wide", "yaml"]
+        );
+        let f = cands("get pods -", &NoNames);
+        assert!(f.contains(&"--all-namespaces".to_string()), "{f:?}");
+        assert!(f.contains(&"--selector".to_string()), "{f:?}");
         assert_eq!(cands("mode s", &NoNames), vec!["step"]);
     }
 

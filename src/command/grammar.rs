@@ -72,11 +72,18 @@ pub enum Command {
     Network(NetworkCmd),
     /// Print objects (kubectl get)
     #[command(
-        after_help = "Kinds: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), pvc, pv, sc, va\n       (volumeattachments), snapshots (vs), volumesnapshotcontents (vsc), csinodes, csidrivers\nExamples:\n  get pods\n  get pod web -o json\n  get nodes -o wide"
+        after_help = "Kinds: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), pvc, pv, sc, va\n       (volumeattachments), snapshots (vs), volumesnapshotcontents (vsc), csinodes, csidrivers\nExamples:\n  get pods\n  get pod web -o json\n  get pod/web -o yaml\n  get nodes -o wide\n  get pods -A\n  get pods -l app=web\n  get pods,pvc -o name"
     )]
     Get(GetArgs),
     /// Describe an object with its events (kubectl describe)
     Describe(DescribeArgs),
+    /// Delete an object, in kubectl's verb order (`delete pod web` is `pod delete web`)
+    #[command(
+        after_help = "Kinds: pods (po), pvc, sc, networkpolicies (netpol), snapshots (vs), net-attach-def (nad),\n       namespaces (ns)\nExamples:\n  delete pod web\n  delete pvc/data -n team-a\n  delete netpol deny-all"
+    )]
+    Delete(DeleteArgs),
+    /// Manifests (`apply -f FILE`) are not read yet: the error says what to type instead
+    Apply(ApplyArgs),
     /// Add, change or remove labels of a pod, node or namespace (kubectl label)
     #[command(
         after_help = "Examples:\n  label pod web tier=frontend\n  label pod web app=api --overwrite\n  label pod web tier-\n  label ns team-a team=a\n  label pod web tier=x --resource-version 12   (a stale version is a Conflict)"
@@ -719,32 +726,67 @@ impl clap::builder::TypedValueParser for TableParser {
     }
 }
 
-/// Output formats for `get`.
+/// Output formats for `get` (the lab's subset of kubectl's, in kubectl's order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
-    /// More columns
-    Wide,
     /// The object(s) as JSON
     Json,
-    /// The object(s) as YAML, as kubectl prints it (hidden from completion for now: the
-    /// dashboard's completion test pins `wide`, `json`)
-    #[value(hide = true)]
+    /// KIND/NAME per object, as kubectl prints the resource (`pod/web`,
+    /// `storageclass.storage.k8s.io/standard`)
+    Name,
+    /// More columns
+    Wide,
+    /// The object(s) as YAML, as kubectl prints it
     Yaml,
 }
 
 /// `get` arguments.
 #[derive(Debug, Args, Clone, PartialEq)]
 pub struct GetArgs {
-    /// Kind (nodes, pods, namespaces, networkpolicies…)
+    /// Kind (nodes, pods, namespaces, networkpolicies…), or kinds joined by commas (pods,nodes)
     pub kind: String,
     /// Name (all when omitted)
     pub name: Option<String>,
-    /// Output format (also yaml, as kubectl prints it)
+    /// Output format
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<OutputFormat>,
     /// Namespace
     #[arg(long, short = 'n', visible_alias = "namespace")]
     pub ns: Option<String>,
+    /// Every namespace (a NAMESPACE column for namespaced kinds)
+    #[arg(short = 'A', long = "all-namespaces")]
+    pub all_namespaces: bool,
+    /// Label selector: k=v, k!=v, k, !k, 'k in (a,b)', 'k notin (a)'; a comma ANDs them
+    #[arg(short = 'l', long = "selector")]
+    pub selector: Option<String>,
+}
+
+/// `delete KIND NAME`: kubectl's verb order for `pod delete NAME` and the like.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct DeleteArgs {
+    /// Kind: pod, pvc, sc, netpol, vs (snapshot), nad, ns
+    pub kind: Option<String>,
+    /// Name
+    pub name: Option<String>,
+    /// Namespace
+    #[arg(
+        long,
+        short = 'n',
+        visible_alias = "namespace",
+        default_value = "default"
+    )]
+    pub ns: String,
+    /// A manifest (not read yet: the error says what to type)
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub file: Option<String>,
+}
+
+/// `apply -f FILE`: manifests are not read yet.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct ApplyArgs {
+    /// A manifest (not read yet: the error says what to type)
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    pub file: Option<String>,
 }
 
 /// `describe` arguments.
@@ -1412,11 +1454,15 @@ pub fn file_name(text: &str) -> Result<String, String> {
 
 // ---- words rewritten before parsing, and checks after ----
 
-/// kubectl's `KIND/NAME` form: `describe pod/web` and `get pod/web -o json` are read as
-/// `describe pod web` and `get pod web -o json`. Only the first argument of `get` and
-/// `describe` is split, and only at a `/` with text on both sides.
+/// kubectl's `KIND/NAME` form: `describe pod/web`, `get pod/web -o json` and `delete
+/// pod/web` are read as `describe pod web`, `get pod web -o json` and `delete pod web`.
+/// Only the first argument of `get`, `describe` and `delete` is split, and only at a `/`
+/// with text on both sides.
 pub fn split_kind_name(words: &mut Vec<String>) {
-    if !matches!(words.first().map(String::as_str), Some("get" | "describe")) {
+    if !matches!(
+        words.first().map(String::as_str),
+        Some("get" | "describe" | "delete")
+    ) {
         return;
     }
     let mut i = 1;
@@ -1425,7 +1471,17 @@ pub fn split_kind_name(words: &mut Vec<String>) {
         if w == "--" {
             return;
         }
-        if matches!(w, "-n" | "--ns" | "--namespace" | "-o" | "--output") {
+        if matches!(
+            w,
+            "-n" | "--ns"
+                | "--namespace"
+                | "-o"
+                | "--output"
+                | "-l"
+                | "--selector"
+                | "-f"
+                | "--filename"
+        ) {
             i += 2;
             continue;
         }

@@ -67,7 +67,10 @@ fn quit_help() -> Outcome {
 /// How `help` groups the top-level commands, in kubectl's manner. A command missing here
 /// is listed under "Other commands", so new commands always show up.
 const GROUPS: &[(&str, &[&str])] = &[
-    ("Cluster", &["node", "ns", "get", "describe", "label"]),
+    (
+        "Cluster",
+        &["node", "ns", "get", "describe", "label", "delete", "apply"],
+    ),
     ("Workloads", &["pod"]),
     ("Storage", &["sc", "pvc", "pv", "snapshot"]),
     ("Network", &["policy", "nad", "reach", "trace"]),

@@ -383,7 +383,7 @@ mod tests {
             md.contains("| `--ifname IFNAME` | CNI_IFNAME (default: eth0) |"),
             "{md}"
         );
-        assert!(md.contains("one of wide, json"));
+        assert!(md.contains("one of json, name, wide, yaml"));
         assert!(md.contains("pod create web --node node-1 --label app=web"));
     }
 

@@ -5,7 +5,8 @@
 //!
 //! What is journaled (decided per parsed line in `Lab::execute_command`):
 //! - every command except pure views (`show`, `get`, `describe`, `reach`, `trace`, the
-//!   `… list` commands, `help`, `explain`, `echo`, `save`), failing ones included (a failed
+//!   `… list` commands, `help`, `explain`, `echo`, `save`, and `apply -f`/`delete -f`,
+//!   which only say that manifests are not read yet), failing ones included (a failed
 //!   CNI ADD may have leaked an IP and logged calls; it fails again identically on replay);
 //! - a view too, should it ever move the call log, the wire log, the object store or the
 //!   clock (so a view that grows a side effect cannot make a save unloadable);
@@ -16,7 +17,7 @@
 use super::Lab;
 use crate::command::Command;
 use crate::command::grammar::{
-    CniCmd, NadCmd, NetworkCmd, NodeCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
+    CniCmd, DeleteArgs, NadCmd, NetworkCmd, NodeCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -135,6 +136,8 @@ pub fn classify(cmd: &Command) -> Class {
         | Command::Explain(_)
         | Command::Echo(_)
         | Command::Save(_)
+        | Command::Apply(_)
+        | Command::Delete(DeleteArgs { file: Some(_), .. })
         | Command::Node(NodeCmd::List)
         | Command::Pod(PodCmd::List { .. })
         | Command::Sc(ScCmd::List)

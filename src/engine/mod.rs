@@ -14,12 +14,14 @@
 
 pub mod cni_cmd;
 pub mod csi_cmd;
+pub mod delete_cmd;
 pub mod fault_cmd;
 pub mod generic_describe;
 pub mod ipam_view;
 pub mod journal;
 pub mod kernel_views;
 pub mod label_cmd;
+pub mod listing;
 pub mod multus_cmd;
 pub mod multus_view;
 pub mod names;
@@ -358,6 +360,8 @@ impl Lab {
             Command::Show(s) => self.show(s),
             Command::Get(g) => self.get(&g),
             Command::Describe(d) => self.describe(&d),
+            Command::Delete(d) => self.delete(d),
+            Command::Apply(a) => self.apply_manifest(&a),
             Command::Label(a) => self.label(&a),
             Command::Tick { seconds } => {
                 self.check_tick(seconds).map_err(LabError::msg)?;

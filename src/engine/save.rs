@@ -446,6 +446,8 @@ impl Lab {
                 name: None,
                 output: Some(crate::command::grammar::OutputFormat::Json),
                 ns: None,
+                all_namespaces: true,
+                selector: None,
             };
             let v = match self.get(&args) {
                 Ok(o) => {

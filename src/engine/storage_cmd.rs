@@ -1,6 +1,7 @@
 //! `sc`, `pvc` and `snapshot`: the API side of storage. The controllers in
 //! `crate::storage` and the kubelets do the rest.
 
+use super::listing::Sel;
 use super::validate;
 use super::{Lab, LabError};
 use crate::cluster::{
@@ -142,13 +143,16 @@ impl Lab {
                 );
                 Ok(out)
             }
-            ScCmd::List => Ok(self.sc_table()),
+            ScCmd::List => Ok(table_or(
+                self.sc_table(&Sel::default()),
+                "No resources found",
+            )),
         }
     }
 
     /// `sc list` / `get sc`.
-    pub fn sc_table(&self) -> Outcome {
-        let mut t = Table::new(&[
+    pub fn sc_table(&self, sel: &Sel) -> Table {
+        let mut t = sel.table(&[
             "NAME",
             "PROVISIONER",
             "RECLAIMPOLICY",
@@ -167,16 +171,20 @@ impl Lab {
             } else {
                 sc.name().to_string()
             };
-            t.row([
-                name,
-                sc.spec.provisioner.clone(),
-                sc.spec.reclaim_policy.clone(),
-                sc.spec.volume_binding_mode.clone(),
-                sc.spec.allow_volume_expansion.to_string(),
-                super::views::age(self.clock, sc.metadata.creation_tick),
-            ]);
+            sel.row(
+                &mut t,
+                &sc.metadata,
+                vec![
+                    name,
+                    sc.spec.provisioner.clone(),
+                    sc.spec.reclaim_policy.clone(),
+                    sc.spec.volume_binding_mode.clone(),
+                    sc.spec.allow_volume_expansion.to_string(),
+                    super::views::age(self.clock, sc.metadata.creation_tick),
+                ],
+            );
         }
-        table_or(t, "No resources found")
+        t
     }
 
     /// Dispatch `pvc …`.
@@ -244,7 +252,10 @@ impl Lab {
                 }
                 Ok(out)
             }
-            PvcCmd::List => Ok(self.pvc_table(None)),
+            PvcCmd::List => Ok(table_or(
+                self.pvc_table(&Sel::default()),
+                "No resources found",
+            )),
         }
     }
 
@@ -405,8 +416,8 @@ impl Lab {
     }
 
     /// `pvc list` / `get pvc`.
-    pub fn pvc_table(&self, ns: Option<&str>) -> Outcome {
-        let mut t = Table::new(&[
+    pub fn pvc_table(&self, sel: &Sel) -> Table {
+        let mut t = sel.table(&[
             "NAME",
             "STATUS",
             "VOLUME",
@@ -416,9 +427,6 @@ impl Lab {
             "AGE",
         ]);
         for p in self.cluster.pvcs.values() {
-            if ns.is_some_and(|n| n != p.metadata.namespace) {
-                continue;
-            }
             let status = if p.metadata.deletion_tick.is_some() {
                 "Terminating".to_string()
             } else {
@@ -429,32 +437,36 @@ impl Lab {
             } else {
                 Role::Warn
             };
-            t.row_styled(vec![
-                (p.name().to_string(), Role::Name),
-                (status, role),
-                (p.spec.volume_name.clone(), Role::Plain),
-                (
-                    p.status
-                        .capacity
-                        .get("storage")
-                        .cloned()
-                        .unwrap_or_default(),
-                    Role::Plain,
-                ),
-                (short_modes(&p.status.access_modes), Role::Plain),
-                (p.spec.storage_class_name.clone(), Role::Plain),
-                (
-                    super::views::age(self.clock, p.metadata.creation_tick),
-                    Role::Plain,
-                ),
-            ]);
+            sel.row_styled(
+                &mut t,
+                &p.metadata,
+                vec![
+                    (p.name().to_string(), Role::Name),
+                    (status, role),
+                    (p.spec.volume_name.clone(), Role::Plain),
+                    (
+                        p.status
+                            .capacity
+                            .get("storage")
+                            .cloned()
+                            .unwrap_or_default(),
+                        Role::Plain,
+                    ),
+                    (short_modes(&p.status.access_modes), Role::Plain),
+                    (p.spec.storage_class_name.clone(), Role::Plain),
+                    (
+                        super::views::age(self.clock, p.metadata.creation_tick),
+                        Role::Plain,
+                    ),
+                ],
+            );
         }
-        table_or(t, "No resources found")
+        t
     }
 
     /// `get pv`.
-    pub fn pv_table(&self) -> Outcome {
-        let mut t = Table::new(&[
+    pub fn pv_table(&self, sel: &Sel) -> Table {
+        let mut t = sel.table(&[
             "NAME",
             "CAPACITY",
             "ACCESS MODES",
@@ -465,22 +477,26 @@ impl Lab {
             "AGE",
         ]);
         for pv in self.cluster.pvs.values() {
-            t.row([
-                pv.name().to_string(),
-                pv.spec.capacity.get("storage").cloned().unwrap_or_default(),
-                short_modes(&pv.spec.access_modes),
-                pv.spec.persistent_volume_reclaim_policy.clone(),
-                pv.status.phase.clone(),
-                pv.spec
-                    .claim_ref
-                    .as_ref()
-                    .map(|c| format!("{}/{}", c.namespace, c.name))
-                    .unwrap_or_default(),
-                pv.spec.storage_class_name.clone(),
-                super::views::age(self.clock, pv.metadata.creation_tick),
-            ]);
+            sel.row(
+                &mut t,
+                &pv.metadata,
+                vec![
+                    pv.name().to_string(),
+                    pv.spec.capacity.get("storage").cloned().unwrap_or_default(),
+                    short_modes(&pv.spec.access_modes),
+                    pv.spec.persistent_volume_reclaim_policy.clone(),
+                    pv.status.phase.clone(),
+                    pv.spec
+                        .claim_ref
+                        .as_ref()
+                        .map(|c| format!("{}/{}", c.namespace, c.name))
+                        .unwrap_or_default(),
+                    pv.spec.storage_class_name.clone(),
+                    super::views::age(self.clock, pv.metadata.creation_tick),
+                ],
+            );
         }
-        table_or(t, "No resources found")
+        t
     }
 
     /// Dispatch `snapshot …`.
@@ -536,13 +552,16 @@ impl Lab {
                 }
                 Ok(out)
             }
-            SnapshotCmd::List => Ok(self.snapshot_table()),
+            SnapshotCmd::List => Ok(table_or(
+                self.snapshot_table(&Sel::default()),
+                "No resources found",
+            )),
         }
     }
 
     /// `snapshot list` / `get snapshots`.
-    pub fn snapshot_table(&self) -> Outcome {
-        let mut t = Table::new(&[
+    pub fn snapshot_table(&self, sel: &Sel) -> Table {
+        let mut t = sel.table(&[
             "NAME",
             "READYTOUSE",
             "SOURCEPVC",
@@ -552,17 +571,21 @@ impl Lab {
             "AGE",
         ]);
         for s in self.cluster.snapshots.values() {
-            t.row([
-                s.name().to_string(),
-                s.status.ready_to_use.to_string(),
-                s.spec.source.persistent_volume_claim_name.clone(),
-                s.status.restore_size.clone(),
-                s.spec.volume_snapshot_class_name.clone(),
-                s.status.bound_volume_snapshot_content_name.clone(),
-                super::views::age(self.clock, s.metadata.creation_tick),
-            ]);
+            sel.row(
+                &mut t,
+                &s.metadata,
+                vec![
+                    s.name().to_string(),
+                    s.status.ready_to_use.to_string(),
+                    s.spec.source.persistent_volume_claim_name.clone(),
+                    s.status.restore_size.clone(),
+                    s.spec.volume_snapshot_class_name.clone(),
+                    s.status.bound_volume_snapshot_content_name.clone(),
+                    super::views::age(self.clock, s.metadata.creation_tick),
+                ],
+            );
         }
-        table_or(t, "No resources found")
+        t
     }
 }
 

@@ -4,10 +4,11 @@
 use super::pods::pod_status_text;
 use super::{Lab, LabError};
 
+use super::listing::Sel;
 use crate::cni::netfilter::TableKind;
 use crate::cni::runtime::WireCall;
 use crate::cni::types::to_go_json;
-use crate::command::grammar::{DescribeArgs, GetArgs, OutputFormat, ShowCmd, TableArg};
+use crate::command::grammar::{DescribeArgs, ShowCmd, TableArg};
 use crate::record::wire::{CsiCall, WireRecord};
 use crate::record::{CallEvent, Level};
 use crate::render::{Line, Outcome, Role, Table};
@@ -374,32 +375,12 @@ impl Lab {
         t.render()
     }
 
-    /// `get KIND [NAME] [-o wide|json]`.
-    pub fn get(&self, g: &GetArgs) -> Result<Outcome, LabError> {
-        let kind = canonical_kind(&g.kind)?;
-        let ns = g.ns.clone().unwrap_or_else(|| "default".into());
-        if g.output == Some(OutputFormat::Json) {
-            return self.get_json(kind, g.name.as_deref(), g.ns.as_deref());
-        }
-        if g.output == Some(OutputFormat::Yaml) {
-            // The same document as -o json, printed as YAML.
-            let json = self.get_json(kind, g.name.as_deref(), g.ns.as_deref())?;
-            let v: serde_json::Value =
-                serde_json::from_str(&json.to_text()).unwrap_or(serde_json::Value::Null);
-            let mut out = Outcome::empty();
-            out.block(crate::render::yaml::to_yaml(&v).trim_end(), Role::Plain);
-            return Ok(out);
-        }
-        let wide = g.output == Some(OutputFormat::Wide);
-        let name = g.name.as_deref();
-        // A named object that does not exist is NotFound, as kubectl says.
-        if let Some(n) = name {
-            self.get_json(kind, Some(n), Some(&ns))?;
-        }
-        let mut out = match kind {
+    /// The table of one kind's objects that `sel` keeps (empty when none is).
+    pub(super) fn kind_table(&self, kind: &str, sel: &Sel, wide: bool) -> Result<Table, LabError> {
+        Ok(match kind {
             "nodes" => {
                 let mut t = if wide {
-                    Table::new(&[
+                    sel.table(&[
                         "NAME",
                         "STATUS",
                         "ROLES",
@@ -409,14 +390,9 @@ impl Lab {
                         "POD-CIDR",
                     ])
                 } else {
-                    Table::new(&["NAME", "STATUS", "ROLES", "AGE", "VERSION"])
+                    sel.table(&["NAME", "STATUS", "ROLES", "AGE", "VERSION"])
                 };
-                for o in self
-                    .cluster
-                    .nodes
-                    .values()
-                    .filter(|o| name.is_none_or(|n| n == o.name()))
-                {
+                for o in self.cluster.nodes.values() {
                     let mut row = vec![
                         o.name().to_string(),
                         crate::engine::nodes::ready_text(&o.status).into(),
@@ -428,20 +404,17 @@ impl Lab {
                         row.push(o.status.internal_ip().unwrap_or("<none>").into());
                         row.push(o.spec.pod_cidr.clone());
                     }
-                    t.row(row);
+                    sel.row(&mut t, &o.metadata, row);
                 }
-                table_or_none(t)
+                t
             }
             "pods" => {
                 let mut t = if wide {
-                    Table::new(&["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"])
+                    sel.table(&["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"])
                 } else {
-                    Table::new(&["NAME", "READY", "STATUS", "RESTARTS", "AGE"])
+                    sel.table(&["NAME", "READY", "STATUS", "RESTARTS", "AGE"])
                 };
                 for p in self.cluster.pods.values() {
-                    if p.metadata.namespace != ns || name.is_some_and(|n| n != p.name()) {
-                        continue;
-                    }
                     let ready = if p.status.phase == "Running" {
                         "1/1"
                     } else {
@@ -462,106 +435,78 @@ impl Lab {
                         });
                         row.push(p.spec.node_name.clone());
                     }
-                    t.row(row);
+                    sel.row(&mut t, &p.metadata, row);
                 }
-                if t.is_empty() {
-                    let mut o = Outcome::empty();
-                    o.plain(format!("No resources found in {ns} namespace."));
-                    o
-                } else {
-                    t.render()
-                }
+                t
             }
             "namespaces" => {
-                let mut t = Table::new(&["NAME", "STATUS", "AGE"]);
-                for o in self
-                    .cluster
-                    .namespaces
-                    .values()
-                    .filter(|o| name.is_none_or(|n| n == o.name()))
-                {
-                    t.row([
+                let mut t = sel.table(&["NAME", "STATUS", "AGE"]);
+                for o in self.cluster.namespaces.values() {
+                    let row = vec![
                         o.name().to_string(),
                         "Active".into(),
                         age(self.clock, o.metadata.creation_tick),
-                    ]);
+                    ];
+                    sel.row(&mut t, &o.metadata, row);
                 }
-                table_or_none(t)
+                t
             }
             "networkpolicies" => {
-                let mut t = Table::new(&["NAME", "POD-SELECTOR", "AGE"]);
+                let mut t = sel.table(&["NAME", "POD-SELECTOR", "AGE"]);
                 for p in self.cluster.policies.values() {
-                    if p.metadata.namespace != ns || name.is_some_and(|n| n != p.name()) {
-                        continue;
-                    }
-                    t.row([
+                    let row = vec![
                         p.name().to_string(),
                         selector_column(&p.spec.pod_selector),
                         age(self.clock, p.metadata.creation_tick),
-                    ]);
+                    ];
+                    sel.row(&mut t, &p.metadata, row);
                 }
-                table_or_none(t)
+                t
             }
             "network-attachment-definitions" => {
-                let mut t = Table::new(&["NAME", "AGE"]);
+                let mut t = sel.table(&["NAME", "AGE"]);
                 for n in self.cluster.net_attach_defs.values() {
-                    if n.metadata.namespace != ns || name.is_some_and(|x| x != n.name()) {
-                        continue;
-                    }
-                    t.row([
+                    let row = vec![
                         n.name().to_string(),
                         age(self.clock, n.metadata.creation_tick),
-                    ]);
+                    ];
+                    sel.row(&mut t, &n.metadata, row);
                 }
-                if t.is_empty() {
-                    let mut o = Outcome::empty();
-                    o.plain(format!("No resources found in {ns} namespace."));
-                    o
-                } else {
-                    t.render()
-                }
+                t
             }
-            "persistentvolumeclaims" => self.pvc_table(Some(&ns)),
-            "persistentvolumes" => self.pv_table(),
-            "storageclasses" => self.sc_table(),
-            "volumesnapshots" => self.snapshot_table(),
+            "persistentvolumeclaims" => self.pvc_table(sel),
+            "persistentvolumes" => self.pv_table(sel),
+            "storageclasses" => self.sc_table(sel),
+            "volumesnapshots" => self.snapshot_table(sel),
             "volumeattachments" => {
-                let mut t = Table::new(&["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"]);
-                for va in self
-                    .cluster
-                    .volume_attachments
-                    .values()
-                    .filter(|o| name.is_none_or(|n| n == o.name()))
-                {
-                    t.row([
+                let mut t = sel.table(&["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"]);
+                for va in self.cluster.volume_attachments.values() {
+                    let row = vec![
                         va.name().to_string(),
                         va.spec.attacher.clone(),
                         va.spec.source.persistent_volume_name.clone(),
                         va.spec.node_name.clone(),
                         va.status.attached.to_string(),
                         age(self.clock, va.metadata.creation_tick),
-                    ]);
+                    ];
+                    sel.row(&mut t, &va.metadata, row);
                 }
-                table_or_none(t)
+                t
             }
             "csinodes" => {
-                let mut t = Table::new(&["NAME", "DRIVERS", "AGE"]);
-                for c in self
-                    .cluster
-                    .csi_nodes
-                    .values()
-                    .filter(|o| name.is_none_or(|n| n == o.name()))
-                {
-                    t.row([
+                let mut t = sel.table(&["NAME", "DRIVERS", "AGE"]);
+                for c in self.cluster.csi_nodes.values() {
+                    let row = vec![
                         c.name().to_string(),
                         c.spec.drivers.len().to_string(),
                         age(self.clock, c.metadata.creation_tick),
-                    ]);
+                    ];
+                    sel.row(&mut t, &c.metadata, row);
                 }
-                table_or_none(t)
+                t
             }
             "csidrivers" => {
-                let mut t = Table::new(&[
+                let mut t = sel.table(&[
                     "NAME",
                     "ATTACHREQUIRED",
                     "PODINFOONMOUNT",
@@ -569,25 +514,21 @@ impl Lab {
                     "MODES",
                     "AGE",
                 ]);
-                for d in self
-                    .cluster
-                    .csi_drivers
-                    .values()
-                    .filter(|o| name.is_none_or(|n| n == o.name()))
-                {
-                    t.row([
+                for d in self.cluster.csi_drivers.values() {
+                    let row = vec![
                         d.name().to_string(),
                         d.spec.attach_required.to_string(),
                         d.spec.pod_info_on_mount.to_string(),
                         d.spec.storage_capacity.to_string(),
                         d.spec.volume_lifecycle_modes.join(","),
                         age(self.clock, d.metadata.creation_tick),
-                    ]);
+                    ];
+                    sel.row(&mut t, &d.metadata, row);
                 }
-                table_or_none(t)
+                t
             }
             "volumesnapshotcontents" => {
-                let mut t = Table::new(&[
+                let mut t = sel.table(&[
                     "NAME",
                     "READYTOUSE",
                     "RESTORESIZE",
@@ -596,13 +537,8 @@ impl Lab {
                     "VOLUMESNAPSHOT",
                     "AGE",
                 ]);
-                for c in self
-                    .cluster
-                    .snapshot_contents
-                    .values()
-                    .filter(|o| name.is_none_or(|n| n == o.name()))
-                {
-                    t.row([
+                for c in self.cluster.snapshot_contents.values() {
+                    let row = vec![
                         c.name().to_string(),
                         c.status.ready_to_use.to_string(),
                         c.status
@@ -613,130 +549,104 @@ impl Lab {
                         c.spec.driver.clone(),
                         c.spec.volume_snapshot_ref.name.clone(),
                         age(self.clock, c.metadata.creation_tick),
-                    ]);
+                    ];
+                    sel.row(&mut t, &c.metadata, row);
                 }
-                table_or_none(t)
+                t
             }
             other => {
                 return Err(LabError::msg(format!(
                     "the server doesn't have a resource type {other:?}"
                 )));
             }
-        };
-        if name.is_some() && kind == "persistentvolumeclaims" {
-            // Keep only the header and the named claim.
-            let n = name.unwrap_or_default();
-            out.lines.retain(|l| {
-                let t = l.text();
-                t.starts_with("NAME") || t.split_whitespace().next() == Some(n)
-            });
+        })
+    }
+
+    /// `get KIND NAME -o json` (the object as Kubernetes prints it) or `get KIND -o json`
+    /// (a kubectl List of the objects `sel` keeps).
+    pub(super) fn get_json(
+        &self,
+        kind: &str,
+        name: Option<&str>,
+        sel: &Sel,
+    ) -> Result<Outcome, LabError> {
+        let mut out = Outcome::empty();
+        match name {
+            Some(n) => {
+                let one = Sel {
+                    ns: Some(sel.ns.unwrap_or("default")),
+                    name: Some(n),
+                    ..Sel::default()
+                };
+                let items = self.kept_json(kind, &one)?;
+                let (_, text) = items
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| not_found(super::listing::api_resource(kind), n))?;
+                out.block(&text, Role::Json);
+            }
+            None => {
+                let items = self.kept_json(kind, sel)?;
+                out.block(
+                    &list_text(items.iter().map(|(_, t)| t.as_str())),
+                    Role::Json,
+                );
+            }
         }
         Ok(out)
     }
 
-    /// `get KIND [NAME] -o json`: the object as Kubernetes prints it, or a List.
-    fn get_json(
+    /// The objects of a kind that `sel` keeps: each name with its JSON (as `to_go_json`
+    /// prints it, in the struct's field order).
+    pub(super) fn kept_json(
         &self,
         kind: &str,
-        name: Option<&str>,
-        ns: Option<&str>,
-    ) -> Result<Outcome, LabError> {
-        let mut out = Outcome::empty();
-        macro_rules! one_or_list {
-            ($table:expr, $resource:expr, $namespaced:expr) => {{
-                let nsv = ns.unwrap_or("default");
-                match name {
-                    Some(n) => {
-                        let key = if $namespaced {
-                            (nsv.to_string(), n.to_string())
-                        } else {
-                            (crate::cluster::no_namespace(), n.to_string())
-                        };
-                        let o = $table.get(&key).ok_or_else(|| not_found($resource, n))?;
-                        json_block(&mut out, o);
-                    }
-                    None => json_block(
-                        &mut out,
-                        &list_of($table.values().filter(|o| {
-                            !$namespaced || ns.is_none() || o.metadata.namespace == nsv
-                        })),
-                    ),
-                }
-            }};
+        sel: &Sel,
+    ) -> Result<Vec<(String, String)>, LabError> {
+        macro_rules! kept {
+            ($table:expr) => {
+                $table
+                    .values()
+                    .filter(|o| sel.keep(&o.metadata))
+                    .map(|o| (o.metadata.name.clone(), to_go_json(o)))
+                    .collect()
+            };
         }
-        match kind {
+        Ok(match kind {
             "nodes" => {
                 // Node status with what kubelet and the attach/detach controller report.
                 let reports = super::volume_view::node_volumes(&self.cluster);
-                let reported = |n: &crate::cluster::Object<crate::cluster::NodeSpec>| {
-                    let mut n = n.clone();
-                    if let Some(r) = reports.get(n.name()) {
-                        r.fill(&mut n.status);
-                    }
-                    n
-                };
-                match name {
-                    Some(n) => {
-                        let o = self
-                            .cluster
-                            .nodes
-                            .get(&(crate::cluster::no_namespace(), n.to_string()))
-                            .ok_or_else(|| not_found("nodes", n))?;
-                        json_block(&mut out, &reported(o));
-                    }
-                    None => {
-                        let all: Vec<_> = self.cluster.nodes.values().map(reported).collect();
-                        json_block(&mut out, &list_of(all.iter()));
-                    }
-                }
+                self.cluster
+                    .nodes
+                    .values()
+                    .filter(|o| sel.keep(&o.metadata))
+                    .map(|o| {
+                        let mut n = o.clone();
+                        if let Some(r) = reports.get(n.name()) {
+                            r.fill(&mut n.status);
+                        }
+                        (n.metadata.name.clone(), to_go_json(&n))
+                    })
+                    .collect()
             }
-            "pods" => one_or_list!(self.cluster.pods, "pods", true),
-            "namespaces" => one_or_list!(self.cluster.namespaces, "namespaces", false),
-            "networkpolicies" => one_or_list!(
-                self.cluster.policies,
-                "networkpolicies.networking.k8s.io",
-                true
-            ),
-            "network-attachment-definitions" => one_or_list!(
-                self.cluster.net_attach_defs,
-                "network-attachment-definitions.k8s.cni.cncf.io",
-                true
-            ),
-            "persistentvolumeclaims" => {
-                one_or_list!(self.cluster.pvcs, "persistentvolumeclaims", true)
-            }
-            "persistentvolumes" => one_or_list!(self.cluster.pvs, "persistentvolumes", false),
-            "storageclasses" => one_or_list!(
-                self.cluster.storage_classes,
-                "storageclasses.storage.k8s.io",
-                false
-            ),
-            "volumeattachments" => one_or_list!(
-                self.cluster.volume_attachments,
-                "volumeattachments.storage.k8s.io",
-                false
-            ),
-            "csidrivers" => {
-                one_or_list!(self.cluster.csi_drivers, "csidrivers.storage.k8s.io", false)
-            }
-            "csinodes" => one_or_list!(self.cluster.csi_nodes, "csinodes.storage.k8s.io", false),
-            "volumesnapshots" => one_or_list!(
-                self.cluster.snapshots,
-                "volumesnapshots.snapshot.storage.k8s.io",
-                true
-            ),
-            "volumesnapshotcontents" => one_or_list!(
-                self.cluster.snapshot_contents,
-                "volumesnapshotcontents.snapshot.storage.k8s.io",
-                false
-            ),
+            "pods" => kept!(self.cluster.pods),
+            "namespaces" => kept!(self.cluster.namespaces),
+            "networkpolicies" => kept!(self.cluster.policies),
+            "network-attachment-definitions" => kept!(self.cluster.net_attach_defs),
+            "persistentvolumeclaims" => kept!(self.cluster.pvcs),
+            "persistentvolumes" => kept!(self.cluster.pvs),
+            "storageclasses" => kept!(self.cluster.storage_classes),
+            "volumeattachments" => kept!(self.cluster.volume_attachments),
+            "csidrivers" => kept!(self.cluster.csi_drivers),
+            "csinodes" => kept!(self.cluster.csi_nodes),
+            "volumesnapshots" => kept!(self.cluster.snapshots),
+            "volumesnapshotcontents" => kept!(self.cluster.snapshot_contents),
             other => {
                 return Err(LabError::msg(format!(
                     "the server doesn't have a resource type {other:?}"
                 )));
             }
-        }
-        Ok(out)
+        })
     }
 
     /// `describe KIND NAME`.
@@ -1210,31 +1120,20 @@ pub(super) fn not_found(resource: &str, name: &str) -> LabError {
     ))
 }
 
-fn table_or_none(t: Table) -> Outcome {
-    if t.is_empty() {
-        let mut out = Outcome::empty();
-        out.plain("No resources found");
-        out
+/// A kubectl List of items already printed by `to_go_json`, laid out as `to_go_json` would
+/// print `{"apiVersion": "v1", "kind": "List", "items": [...]}`.
+pub(super) fn list_text<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    let mut body: Vec<String> = Vec::new();
+    for item in items {
+        let indented: Vec<String> = item.lines().map(|l| format!("        {l}")).collect();
+        body.push(indented.join("\n"));
+    }
+    let items = if body.is_empty() {
+        "[]".to_string()
     } else {
-        t.render()
-    }
-}
-
-/// A kubectl-style list.
-#[derive(Serialize)]
-struct List<'a, T: Serialize> {
-    #[serde(rename = "apiVersion")]
-    api_version: &'static str,
-    kind: &'static str,
-    items: Vec<&'a T>,
-}
-
-fn list_of<'a, T: Serialize + 'a>(items: impl Iterator<Item = &'a T>) -> List<'a, T> {
-    List {
-        api_version: "v1",
-        kind: "List",
-        items: items.collect(),
-    }
+        format!("[\n{}\n    ]", body.join(",\n"))
+    };
+    format!("{{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"List\",\n    \"items\": {items}\n}}")
 }
 
 /// A short age like kubectl's, from the logical clock.

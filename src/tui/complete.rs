@@ -370,7 +370,7 @@ mod tests {
             ["node-1", "node-2"]
         );
         assert_eq!(cands(&lab, "mode "), ["auto", "step"]);
-        assert_eq!(cands(&lab, "get po -o "), ["wide", "json"]);
+        assert_eq!(cands(&lab, "get po -o "), ["json", "name", "wide", "yaml"]);
     }
 
     #[test]
