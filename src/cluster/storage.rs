@@ -199,6 +199,20 @@ pub struct VolumeNodeAffinity {
     pub required: NodeSelector,
 }
 
+impl VolumeNodeAffinity {
+    /// Whether a node with these labels may use the volume: some term whose every `In`
+    /// requirement the labels meet (the terms are ORed, a term's requirements ANDed;
+    /// `component-helpers/scheduling/corev1/nodeaffinity`, used by the scheduler's
+    /// VolumeBinding filter and kubelet's `CheckNodeAffinity` alike).
+    pub fn admits(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.required.node_selector_terms.iter().any(|t| {
+            t.match_expressions
+                .iter()
+                .all(|r| labels.get(&r.key).is_some_and(|v| r.values.contains(v)))
+        })
+    }
+}
+
 /// `nodeSelectorTerms`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "camelCase")]

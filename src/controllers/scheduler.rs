@@ -306,12 +306,7 @@ impl Scheduler {
                         .get(&(crate::cluster::no_namespace(), pod.spec.node_name.clone()))
                         .map(|o| o.metadata.labels.clone())
                         .unwrap_or_default();
-                    let fits = affinity.required.node_selector_terms.iter().any(|t| {
-                        t.match_expressions
-                            .iter()
-                            .all(|r| labels.get(&r.key).is_some_and(|v| r.values.contains(v)))
-                    });
-                    if !fits {
+                    if !affinity.admits(&labels) {
                         return Some(format!(
                             "0/{n} nodes are available: 1 node(s) had volume node affinity conflict. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
                         ));

@@ -84,12 +84,7 @@ pub fn mount_checks(
             .get(&(crate::cluster::no_namespace(), node.to_string()))
             .map(|n| n.metadata.labels.clone())
             .unwrap_or_default();
-        let fits = affinity.required.node_selector_terms.iter().any(|t| {
-            t.match_expressions
-                .iter()
-                .all(|r| labels.get(&r.key).is_some_and(|v| r.values.contains(v)))
-        });
-        if !fits {
+        if !affinity.admits(&labels) {
             return Err(format!(
                 "MountVolume.NodeAffinity check failed for volume \"{}\" : no matching NodeSelectorTerms",
                 pv.name()

@@ -180,21 +180,21 @@ impl PvController {
                 // with `spec.nodeName` from its manifest is not one of them, and no component
                 // ever gives the claim a node for it: it stays Pending (the Kubernetes docs:
                 // "do not use nodeName" with WaitForFirstConsumer; use a node selector).
-                let waiting: Vec<&str> = ctx
-                    .api
-                    .pods
-                    .values()
-                    .filter(|p| {
-                        p.metadata.namespace == pvc.metadata.namespace
-                            && p.spec.node_name.is_empty()
-                            && p.status.phase != "Failed"
-                            && p.status.phase != "Succeeded"
-                            && p.spec.volumes.iter().any(|v| {
-                                v.persistent_volume_claim.claim_name == pvc.metadata.name
-                            })
-                    })
-                    .map(|p| p.name())
-                    .collect();
+                let waiting: Vec<&str> =
+                    ctx.api
+                        .pods
+                        .values()
+                        .filter(|p| {
+                            p.metadata.namespace == pvc.metadata.namespace
+                                && p.spec.node_name.is_empty()
+                                && p.status.phase != "Failed"
+                                && p.status.phase != "Succeeded"
+                                && p.spec.volumes.iter().any(|v| {
+                                    v.persistent_volume_claim.claim_name == pvc.metadata.name
+                                })
+                        })
+                        .map(|p| p.name())
+                        .collect();
                 let (reason, message) = match waiting.as_slice() {
                     [] => (
                         "WaitForFirstConsumer",
@@ -374,7 +374,11 @@ mod tests {
         let mut lab = Lab::new();
         run(&mut lab, "pvc create late --size 1Gi --class local-wffc");
         assert!(claim(&lab, "late").metadata.annotations.is_empty());
-        run(&mut lab, "pod create p --node node-1 --pvc late");
+        // The scheduler selects the node (a pod pinned by spec.nodeName would never get one).
+        run(
+            &mut lab,
+            "pod create p --node-selector kubernetes.io/hostname=node-1 --pvc late",
+        );
         let ann = claim(&lab, "late").metadata.annotations;
         assert_eq!(ann[SELECTED_NODE], "node-1");
         assert_eq!(ann[STORAGE_PROVISIONER], "hostpath.csi.lab");
