@@ -572,6 +572,23 @@ fn cases() -> Vec<Case> {
                 "bridge": "cni0", "ipam": {"type": "host-local", "subnet": "10.24.0.0/24"}}),
             steps: &["ADD c1 eth0", "DEL c1 eth0"],
         },
+        // ---- portmap, chained after bridge: the nat table it writes ----
+        Case {
+            pre: conf(
+                "bridge",
+                json!({"bridge": "cni0", "isGateway": true,
+                    "ipam": {"type": "host-local", "subnet": "10.26.0.0/24"}}),
+            ),
+            sysctls: &[],
+            name: "portmap_after_bridge",
+            conf: conf(
+                "portmap",
+                json!({"snat": true, "runtimeConfig": {"portMappings": [
+                    {"hostPort": 8080, "containerPort": 80, "protocol": "tcp"},
+                    {"hostPort": 5353, "containerPort": 53, "protocol": "udp"}]}}),
+            ),
+            steps: &["ADD c1 eth0", "CHECK c1 eth0", "DEL c1 eth0", "DEL c1 eth0"],
+        },
         // ---- bandwidth, chained after bridge ----
         Case {
             pre: conf(
@@ -1047,13 +1064,19 @@ fn with_prev(
     if let Some(p) = real_prev {
         real["prevResult"] = serde_json::from_str(p).unwrap_or(Value::Null);
     }
+    // The lab keeps `runtimeConfig` beside the plugin's own object, as libcni injects it.
     let mut lab = conf.clone();
-    let mut stdin = Stdin::from_conf(conf.clone());
+    let runtime_config = lab
+        .as_object_mut()
+        .and_then(|m| m.remove("runtimeConfig"))
+        .map(std::sync::Arc::new);
+    let mut stdin = Stdin::from_conf(lab.clone());
     if let Some(r) = lab_prev {
         lab["prevResult"] = serde_json::to_value(r).unwrap_or(Value::Null);
         stdin = Stdin::from_conf(lab);
         stdin.prev_result = Some(std::sync::Arc::new(r.clone()));
     }
+    stdin.runtime_config = runtime_config;
     (real, stdin)
 }
 

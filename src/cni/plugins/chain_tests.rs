@@ -662,6 +662,40 @@ fn portmap_rules_match_real_iptables() {
     );
 }
 
+/// Debian's 1.1.1 checks an IPv4 pod's chain in ip6tables too and fails there (run against
+/// the real binary in `tests/underlay_differential.rs`, case `portmap_after_bridge`).
+#[test]
+fn portmap_check_of_release_1_1_1_fails_in_ip6tables() {
+    let mut h = host();
+    let br = bridge_add(&mut h);
+    call(
+        &mut h,
+        &Portmap,
+        &env(CniCommand::Add),
+        portmap_conf(),
+        Some(port_mappings()),
+        Some(&br),
+    );
+    let reg = registry().with_release(crate::cni::release::PluginsRelease::V1_1_1);
+    let mut ctx = PluginCtx {
+        host: &mut h,
+        registry: &reg,
+        delegations: Default::default(),
+        faults: None,
+        kube: None,
+    };
+    let mut stdin = Stdin::from_conf(portmap_conf());
+    stdin.runtime_config = Some(Arc::new(port_mappings()));
+    stdin.prev_result = Some(Arc::new(br.clone()));
+    let e = Portmap
+        .invoke(&mut ctx, &env(CniCommand::Check), &stdin)
+        .unwrap_err();
+    assert_eq!(
+        e.msg,
+        "could not check ipv6 dnat: chain CNI-DN-20afed91d8ddf53001608 not found in iptables table nat"
+    );
+}
+
 #[test]
 fn portmap_errors_and_pass_through() {
     let mut h = host();

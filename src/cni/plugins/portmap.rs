@@ -10,8 +10,10 @@
 //! is prepended). Each pod address gets its rules in
 //! the nat table of its family (`forwardPorts`: `iptables.NewWithProtocol(ProtocolIPv6)` for
 //! an IPv6 address, in 1.1.1 and HEAD alike); DEL tears the chains down in both families
-//! (`unforwardPorts`). CHECK looks only at the families the pod has, as HEAD does (1.1.1
-//! also probes ip6tables and fails). Not modelled: the nftables backend, conntrack flushing.
+//! (`unforwardPorts`). CHECK looks only at the families the pod has in 1.9.1; 1.1.1 looks
+//! for each address's chain in iptables and ip6tables both, so an IPv4-only pod fails its
+//! CHECK in ip6tables (`cni plugins 1.1.1`). Not modelled: the nftables backend, conntrack
+//! flushing.
 
 use super::common::{self, IptRule, format_chain_name_with_prefix, go_quote};
 use crate::cni::host::Host;
@@ -19,6 +21,7 @@ use crate::cni::netfilter::XtTable;
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
+use crate::cni::release::PluginsRelease;
 use crate::cni::types::{CniError, CniResult};
 use ipnet::IpNet;
 use serde_json::Value;
@@ -580,7 +583,13 @@ impl Portmap {
         Ok(PluginOutput::Empty)
     }
 
-    fn cmd_check(&self, host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
+    fn cmd_check(
+        &self,
+        host: &mut Host,
+        env: &CniEnv,
+        stdin: &Stdin,
+        release: PluginsRelease,
+    ) -> PluginReply {
         let conf = parse_config(stdin, &env.ifname).map_err(CniError::internal)?;
         if stdin.prev_result.is_none() {
             return Err(CniError::internal("Required prevResult missing"));
@@ -589,14 +598,24 @@ impl Portmap {
             return Ok(PluginOutput::Empty);
         }
         for cont in [conf.cont_v4, conf.cont_v6].iter().flatten() {
-            let fam = if cont.addr().is_ipv4() {
-                "ipv4"
-            } else {
-                "ipv6"
+            let chain = dnat_chain(&conf, &env.container_id, cont);
+            let check = |v6: bool| {
+                let fam = if v6 { "ipv6" } else { "ipv4" };
+                chain
+                    .check(&host.netfilter.family(v6).nat)
+                    .map_err(|e| CniError::internal(format!("could not check {fam} dnat: {e}")))
             };
-            dnat_chain(&conf, &env.container_id, cont)
-                .check(&host.netfilter.for_addr(&cont.addr()).nat)
-                .map_err(|e| CniError::internal(format!("could not check {fam} dnat: {e}")))?;
+            match release {
+                // v1.1.1's checkPorts looks for the address's chain in iptables and in
+                // ip6tables alike, so an IPv4-only pod fails in ip6tables (portmap.go at
+                // v1.1.1; Debian's binary: "could not check ipv6 dnat: chain CNI-DN-… not
+                // found in iptables table nat"). The lab's nodes have both.
+                PluginsRelease::V1_1_1 => {
+                    check(false)?;
+                    check(true)?;
+                }
+                PluginsRelease::V1_9_1 => check(cont.addr().is_ipv6())?,
+            }
         }
         Ok(PluginOutput::Empty)
     }
@@ -619,7 +638,7 @@ impl Plugin for Portmap {
         match env.cmd() {
             CniCommand::Add => self.cmd_add(ctx.host, env, stdin),
             CniCommand::Del => self.cmd_del(ctx.host, env, stdin),
-            CniCommand::Check => self.cmd_check(ctx.host, env, stdin),
+            CniCommand::Check => self.cmd_check(ctx.host, env, stdin, ctx.registry.release()),
             // "FIXME GC" / no STATUS.
             CniCommand::Gc | CniCommand::Status => Ok(PluginOutput::Empty),
             CniCommand::Version => crate::cni::plugin::version_reply(ALL_VERSIONS),
