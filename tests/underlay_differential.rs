@@ -589,6 +589,21 @@ fn cases() -> Vec<Case> {
             ),
             steps: &["ADD c1 eth0", "CHECK c1 eth0", "DEL c1 eth0", "DEL c1 eth0"],
         },
+        Case {
+            pre: conf(
+                "bridge",
+                json!({"bridge": "cni0", "isGateway": true,
+                    "ipam": {"type": "host-local", "subnet": "10.27.0.0/24"}}),
+            ),
+            sysctls: &[],
+            name: "bandwidth_limits_after_bridge",
+            conf: conf(
+                "bandwidth",
+                json!({"ingressRate": 1000000, "ingressBurst": 2000000,
+                    "egressRate": 800000, "egressBurst": 1600000}),
+            ),
+            steps: &["ADD c1 eth0", "CHECK c1 eth0", "DEL c1 eth0", "DEL c1 eth0"],
+        },
         // ---- bandwidth, chained after bridge ----
         Case {
             pre: conf(
@@ -1080,6 +1095,23 @@ fn with_prev(
     (real, stdin)
 }
 
+/// The node's tbf and ingress qdiscs as `tc qdisc show` prints them (bandwidth), trailing
+/// spaces trimmed, veth and ifb names normalised.
+fn real_qdiscs(node: &str) -> Vec<String> {
+    sh(&format!("tc -n {node} qdisc show"))
+        .lines()
+        .filter(|l| l.starts_with("qdisc tbf") || l.starts_with("qdisc ingress"))
+        .map(|l| normalise(l.trim_end()))
+        .collect()
+}
+
+fn lab_qdiscs(host: &Host) -> Vec<String> {
+    host.qdiscs
+        .iter()
+        .map(|q| normalise(q.to_tc_line().trim_end()))
+        .collect()
+}
+
 /// `iptables -t nat -S` in the node's namespace (ptp's `ipMasq`).
 fn real_nat(node: &str) -> Vec<String> {
     sh(&format!("ip netns exec {node} iptables -t nat -S"))
@@ -1265,6 +1297,11 @@ fn run_case(case: &Case, tag: &str) -> Vec<String> {
                 "iptables nat",
                 format!("{:?}", real_nat(&node)),
                 format!("{:?}", host.netfilter.ip4.nat.to_lines()),
+            ),
+            (
+                "tc qdiscs",
+                format!("{:#?}", real_qdiscs(&node)),
+                format!("{:#?}", lab_qdiscs(&host)),
             ),
             (
                 "files",
