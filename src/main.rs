@@ -51,7 +51,7 @@ struct Cli {
     network: Option<String>,
     /// The release of containernetworking/plugins the nodes run (`cni plugins`): 1.9.1,
     /// the current upstream release (the default), or 1.1.1, Debian bookworm's build
-    #[arg(long, global = true, value_name = "VERSION", value_parser = ["1.1.1", "1.9.1"])]
+    #[arg(long, global = true, value_name = "VERSION", value_parser = cni_csi_lab::command::grammar::plugins_releases())]
     cni_plugins: Option<String>,
     /// Start from a lab saved with `save FILE` (replayed and checked; a damaged or newer
     /// file is refused)

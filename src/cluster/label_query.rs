@@ -40,20 +40,28 @@ pub struct Requirement {
 impl Requirement {
     /// Whether `labels` satisfy this requirement (`Requirement.Matches`).
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let v = labels.get(&self.key);
-        match self.op {
-            Op::In => v.is_some_and(|v| self.values.contains(v)),
-            Op::NotIn => v.is_none_or(|v| !self.values.contains(v)),
-            Op::Exists => v.is_some(),
-            Op::DoesNotExist => v.is_none(),
+        self.op.holds(labels.get(&self.key), &self.values)
+    }
+}
+
+impl Op {
+    /// `Requirement.Matches` for a label's value (`None`: the key is absent) against the
+    /// requirement's values. The one place these semantics live: a `metav1.LabelSelector`'s
+    /// `matchExpressions` match through it too ([`super::selector`]).
+    pub fn holds(self, value: Option<&String>, values: &[String]) -> bool {
+        match self {
+            Op::In => value.is_some_and(|v| values.contains(v)),
+            Op::NotIn => value.is_none_or(|v| !values.contains(v)),
+            Op::Exists => value.is_some(),
+            Op::DoesNotExist => value.is_none(),
             Op::Gt | Op::Lt => {
                 let (Some(have), Some(want)) = (
-                    v.and_then(|v| v.parse::<i64>().ok()),
-                    self.values.first().and_then(|w| w.parse::<i64>().ok()),
+                    value.and_then(|v| v.parse::<i64>().ok()),
+                    values.first().and_then(|w| w.parse::<i64>().ok()),
                 ) else {
                     return false;
                 };
-                if self.op == Op::Gt {
+                if self == Op::Gt {
                     have > want
                 } else {
                     have < want

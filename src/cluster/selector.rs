@@ -88,14 +88,16 @@ impl LabelSelector {
 impl LabelSelectorRequirement {
     /// Does this one requirement hold for the label set?
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let value = labels.get(&self.key);
-        match self.operator.as_str() {
-            "In" => value.is_some_and(|v| self.values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !self.values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            _ => false,
-        }
+        use super::label_query::Op;
+        let op = match self.operator.as_str() {
+            "In" => Op::In,
+            "NotIn" => Op::NotIn,
+            "Exists" => Op::Exists,
+            "DoesNotExist" => Op::DoesNotExist,
+            // Validation refuses any other operator before a selector is stored.
+            _ => return false,
+        };
+        op.holds(labels.get(&self.key), &self.values)
     }
 }
 

@@ -330,7 +330,7 @@ pub enum CniCmd {
     #[command(after_help = "Examples:\n  cni plugins\n  cni plugins 1.1.1\n  cni plugins 1.9.1")]
     Plugins {
         /// The release to install (omit to show the one installed)
-        #[arg(value_parser = ["1.1.1", "1.9.1"])]
+        #[arg(value_parser = plugins_releases())]
         release: Option<String>,
     },
     /// VERSION of each plugin in the chain
@@ -1372,6 +1372,17 @@ pub enum FaultCmd {
         /// The fault number, or `all` (the default)
         id: Option<String>,
     },
+}
+
+/// The releases of containernetworking/plugins that `cni plugins` and `--cni-plugins`
+/// accept, from [`PluginsRelease::ALL`], each also with a leading `v` (`v1.1.1`, as the
+/// tags are named); completion offers the plain ones.
+pub fn plugins_releases() -> clap::builder::PossibleValuesParser {
+    use crate::cni::release::PluginsRelease;
+    clap::builder::PossibleValuesParser::new(
+        PluginsRelease::ALL
+            .map(|r| clap::builder::PossibleValue::new(r.as_str()).alias(format!("v{r}"))),
+    )
 }
 
 // ---- values checked while parsing ----

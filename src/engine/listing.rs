@@ -28,7 +28,7 @@ pub struct Sel<'a> {
     /// A NAMESPACE column first (`-A` on a namespaced kind).
     pub ns_column: bool,
     /// Before each name (`pod/`) when several kinds print together.
-    pub prefix: Option<&'static str>,
+    pub prefix: Option<String>,
 }
 
 impl<'a> Sel<'a> {
@@ -69,7 +69,7 @@ impl<'a> Sel<'a> {
         if !self.keep(m) {
             return;
         }
-        if let (Some(p), Some(first)) = (self.prefix, cells.first_mut()) {
+        if let (Some(p), Some(first)) = (&self.prefix, cells.first_mut()) {
             first.0 = format!("{p}/{}", first.0);
         }
         if self.ns_column {
@@ -79,38 +79,67 @@ impl<'a> Sel<'a> {
     }
 }
 
+/// What the API says of a (canonical) kind: the [`Kind`] constants of its object type, so
+/// a listing never keeps a table of kinds of its own.
+struct KindInfo {
+    kind: &'static str,
+    api_version: &'static str,
+    resource: &'static str,
+    namespaced: bool,
+}
+
+fn kind_info(kind: &str) -> Option<KindInfo> {
+    use crate::cluster::{nad::NetAttachDefSpec, policy::NetworkPolicySpec, *};
+    macro_rules! info {
+        ($t:ty) => {
+            Some(KindInfo {
+                kind: <$t as Kind>::KIND,
+                api_version: <$t as Kind>::API_VERSION,
+                resource: <$t as Kind>::RESOURCE,
+                namespaced: <$t as Kind>::NAMESPACED,
+            })
+        };
+    }
+    match kind {
+        "nodes" => info!(NodeSpec),
+        "pods" => info!(PodSpec),
+        "namespaces" => info!(NamespaceSpec),
+        "networkpolicies" => info!(NetworkPolicySpec),
+        "network-attachment-definitions" => info!(NetAttachDefSpec),
+        "persistentvolumeclaims" => info!(PvcSpec),
+        "persistentvolumes" => info!(PvSpec),
+        "storageclasses" => info!(StorageClassSpec),
+        "volumeattachments" => info!(VaSpec),
+        "csinodes" => info!(CsiNodeSpec),
+        "csidrivers" => info!(CsiDriverSpec),
+        "volumesnapshots" => info!(VolumeSnapshotSpec),
+        "volumesnapshotcontents" => info!(VolumeSnapshotContentSpec),
+        _ => None,
+    }
+}
+
 /// Whether objects of a (canonical) kind live in a namespace.
 pub fn namespaced(kind: &str) -> bool {
-    matches!(
-        kind,
-        "pods"
-            | "networkpolicies"
-            | "network-attachment-definitions"
-            | "persistentvolumeclaims"
-            | "volumesnapshots"
-    )
+    kind_info(kind).is_some_and(|k| k.namespaced)
 }
 
 /// The resource as kubectl prints it before `/NAME` (`-o name`, and the NAME column of a
 /// multi-kind `get`): the lower-cased kind, then `.group` unless it is the core group
 /// (cli-runtime `printers/name.go`, `printObj`).
-pub fn resource_name(kind: &str) -> &'static str {
-    match kind {
-        "nodes" => "node",
-        "pods" => "pod",
-        "namespaces" => "namespace",
-        "networkpolicies" => "networkpolicy.networking.k8s.io",
-        "network-attachment-definitions" => "networkattachmentdefinition.k8s.cni.cncf.io",
-        "persistentvolumeclaims" => "persistentvolumeclaim",
-        "persistentvolumes" => "persistentvolume",
-        "storageclasses" => "storageclass.storage.k8s.io",
-        "volumeattachments" => "volumeattachment.storage.k8s.io",
-        "csinodes" => "csinode.storage.k8s.io",
-        "csidrivers" => "csidriver.storage.k8s.io",
-        "volumesnapshots" => "volumesnapshot.snapshot.storage.k8s.io",
-        "volumesnapshotcontents" => "volumesnapshotcontent.snapshot.storage.k8s.io",
-        _ => "object",
+pub fn resource_name(kind: &str) -> String {
+    let Some(k) = kind_info(kind) else {
+        return "object".to_string();
+    };
+    let lower = k.kind.to_ascii_lowercase();
+    match k.api_version.rsplit_once('/') {
+        Some((group, _)) => format!("{lower}.{group}"),
+        None => lower,
     }
+}
+
+/// The resource an API error names (`pods`, `storageclasses.storage.k8s.io`).
+pub fn api_resource(kind: &str) -> &'static str {
+    kind_info(kind).map_or("objects", |k| k.resource)
 }
 
 impl Lab {
@@ -217,25 +246,5 @@ impl Lab {
                 Ok(if out.lines.is_empty() { none() } else { out })
             }
         }
-    }
-}
-
-/// The resource an API error names (`pods`, `storageclasses.storage.k8s.io`).
-pub fn api_resource(kind: &str) -> &'static str {
-    match kind {
-        "nodes" => "nodes",
-        "pods" => "pods",
-        "namespaces" => "namespaces",
-        "networkpolicies" => "networkpolicies.networking.k8s.io",
-        "network-attachment-definitions" => "network-attachment-definitions.k8s.cni.cncf.io",
-        "persistentvolumeclaims" => "persistentvolumeclaims",
-        "persistentvolumes" => "persistentvolumes",
-        "storageclasses" => "storageclasses.storage.k8s.io",
-        "volumeattachments" => "volumeattachments.storage.k8s.io",
-        "csidrivers" => "csidrivers.storage.k8s.io",
-        "csinodes" => "csinodes.storage.k8s.io",
-        "volumesnapshots" => "volumesnapshots.snapshot.storage.k8s.io",
-        "volumesnapshotcontents" => "volumesnapshotcontents.snapshot.storage.k8s.io",
-        _ => "objects",
     }
 }
