@@ -17,6 +17,7 @@ pub mod engine;
 pub mod faults;
 pub mod kubelet;
 pub mod lesson;
+pub mod manifest;
 pub mod net;
 pub mod netd;
 pub mod node;

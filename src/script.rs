@@ -1,7 +1,8 @@
 //! Script playback: run the command language line by line with plain, deterministic output.
 //! The first failing command stops the script (exit 1) unless `--keep-going`; a line
 //! starting with `!` is expected to fail and fails the script if it succeeds. A trailing
-//! `\` continues a line. Tests and transcripts use this same path.
+//! `\` continues a line; `<<EOF` after a command gives it the lines up to `EOF` as its
+//! standard input (`apply -f - <<EOF`). Tests and transcripts use this same path.
 
 use crate::lesson::Desk;
 use crate::render::escape_controls as safe;
@@ -36,7 +37,18 @@ pub fn logical_lines(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut buf = String::new();
     let mut start = 0;
+    // The word that ends the here-document being read, if one is open.
+    let mut heredoc: Option<String> = None;
     for (i, raw) in text.lines().enumerate() {
+        if let Some(word) = &heredoc {
+            buf.push('\n');
+            buf.push_str(raw);
+            if raw.trim() == word {
+                heredoc = None;
+                out.push((start, std::mem::take(&mut buf)));
+            }
+            continue;
+        }
         if buf.is_empty() {
             start = i + 1;
         }
@@ -46,6 +58,11 @@ pub fn logical_lines(text: &str) -> Vec<(usize, String)> {
             continue;
         }
         buf.push_str(raw);
+        let commented = buf.trim_start().starts_with('#');
+        if let Some(word) = crate::command::heredoc_marker(&buf).filter(|_| !commented) {
+            heredoc = Some(word.to_string());
+            continue;
+        }
         out.push((start, std::mem::take(&mut buf)));
     }
     if !buf.is_empty() {

@@ -82,7 +82,10 @@ pub enum Command {
         after_help = "Kinds: pods (po), pvc, sc, networkpolicies (netpol), snapshots (vs), net-attach-def (nad),\n       namespaces (ns)\nExamples:\n  delete pod web\n  delete pvc/data -n team-a\n  delete netpol deny-all"
     )]
     Delete(DeleteArgs),
-    /// Manifests (`apply -f FILE`) are not read yet: the error says what to type instead
+    /// Create or update objects from a Kubernetes manifest (kubectl apply -f)
+    #[command(
+        after_help = "Kinds: Namespace, Pod, PersistentVolumeClaim, PersistentVolume, StorageClass, NetworkPolicy,\n       VolumeSnapshot, NetworkAttachmentDefinition (YAML or JSON, documents separated by ---, or a List)\nFrom a here-document (scripts and the REPL): `apply -f - <<EOF`, the manifest, then a line `EOF`\nExamples:\n  apply -f pod.yaml\n  apply -f team-a.yaml -n team-a\n  delete -f pod.yaml"
+    )]
     Apply(ApplyArgs),
     /// Add, change or remove labels of a pod, node or namespace (kubectl label)
     #[command(
@@ -776,17 +779,20 @@ pub struct DeleteArgs {
         default_value = "default"
     )]
     pub ns: String,
-    /// A manifest (not read yet: the error says what to type)
+    /// Delete the objects a manifest names (YAML or JSON)
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub file: Option<String>,
 }
 
-/// `apply -f FILE`: manifests are not read yet.
+/// `apply -f FILE [-n NS]`.
 #[derive(Debug, Args, Clone, PartialEq)]
 pub struct ApplyArgs {
-    /// A manifest (not read yet: the error says what to type)
+    /// The manifest: YAML or JSON, several documents separated by ---, or a List
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub file: Option<String>,
+    /// The namespace of objects whose manifest names none (one that names another is refused)
+    #[arg(long, short = 'n', visible_alias = "namespace")]
+    pub ns: Option<String>,
 }
 
 /// `describe` arguments.

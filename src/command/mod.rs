@@ -1,6 +1,8 @@
 //! The command language: text → [`grammar::Command`]. One definition (a clap tree) serves
 //! parsing, help and suggestions for every front end.
 
+pub mod heredoc;
+pub use heredoc::{heredoc_marker, split_heredoc};
 pub mod complete;
 pub mod explain;
 pub mod grammar;

@@ -1,6 +1,6 @@
 //! `delete KIND NAME`, kubectl's verb order, routed to the lab's own `pod delete`, `pvc
-//! delete`, … so that the output and the journal are theirs; and `apply -f` / `delete -f`,
-//! which say that manifests are not read yet and what to type instead.
+//! delete`, … so that the output and the journal are theirs; `delete -f FILE` deletes what
+//! a manifest names (`super::apply_cmd`), and `delete pv NAME` a volume no claim holds.
 //!
 //! Argument errors use kubectl's words (the resource builder,
 //! `staging/src/k8s.io/cli-runtime/pkg/resource/builder.go`).
@@ -11,24 +11,28 @@ use super::{Lab, LabError};
 use crate::cluster::no_namespace;
 use crate::command::Command;
 use crate::command::grammar::{
-    ApplyArgs, DeleteArgs, NadCmd, NsCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
+    DeleteArgs, NadCmd, NsCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
 };
 use crate::render::Outcome;
 
 impl Lab {
     /// `delete KIND NAME [-n NS]`: the lab's own delete command for that kind.
     pub fn delete(&mut self, d: DeleteArgs) -> Result<Outcome, LabError> {
+        if let Some(f) = &d.file {
+            let ns = (d.ns != "default").then_some(d.ns.as_str());
+            return self.delete_manifest(f, ns);
+        }
+        if let (Some(kind), Some(name)) = (&d.kind, &d.name) {
+            if !kind.contains(',') && canonical_kind(kind)? == "persistentvolumes" {
+                return self.pv_delete(name);
+            }
+        }
         let cmd = self.delete_route(d)?;
         self.dispatch(cmd)
     }
 
     /// The command `delete …` stands for, or why there is none.
     fn delete_route(&self, d: DeleteArgs) -> Result<Command, LabError> {
-        if let Some(f) = &d.file {
-            return Err(LabError::msg(format!(
-                "{f:?}: the lab does not read manifests yet; delete by kind and name instead, e.g. `delete pod web`, `delete pvc data -n team-a`"
-            )));
-        }
         let Some(kind_word) = d.kind else {
             return Err(LabError::msg(
                 "You must provide one or more resources by argument or filename.\nExample: `delete pod web` (kinds: pod, pvc, sc, netpol, vs, nad, ns)",
@@ -61,30 +65,6 @@ impl Lab {
                     "the lab does not delete Node objects; to model losing {name}, type `fault inject node-down --node {name}`"
                 )));
             }
-            "persistentvolumes" => {
-                let pv = self
-                    .cluster
-                    .pvs
-                    .get(&cluster_key)
-                    .ok_or_else(|| not_found(api_resource(kind), &name))?;
-                let claim = pv
-                    .spec
-                    .claim_ref
-                    .as_ref()
-                    .map(|c| {
-                        let ns = if c.namespace == "default" {
-                            String::new()
-                        } else {
-                            format!(" -n {}", c.namespace)
-                        };
-                        format!("`delete pvc {}{ns}`", c.name)
-                    })
-                    .unwrap_or_else(|| "`delete pvc CLAIM`".to_string());
-                return Err(LabError::msg(format!(
-                    "the lab does not delete PersistentVolumes directly; delete the claim instead ({claim}): the PV's reclaim policy ({}) does the rest",
-                    pv.spec.persistent_volume_reclaim_policy
-                )));
-            }
             "volumeattachments" => {
                 return Err(LabError::msg(
                     "the attach/detach controller deletes a VolumeAttachment when no pod on its node uses the volume any more: delete the pod (`delete pod NAME`)",
@@ -107,15 +87,5 @@ impl Lab {
                 )));
             }
         })
-    }
-
-    /// `apply -f FILE`: not supported yet.
-    pub fn apply_manifest(&self, a: &ApplyArgs) -> Result<Outcome, LabError> {
-        let Some(f) = &a.file else {
-            return Err(LabError::msg("must specify one of -f and -k"));
-        };
-        Err(LabError::msg(format!(
-            "{f:?}: the lab does not read manifests yet; create objects with its commands instead, e.g. `pod create web --node node-1 --label app=web`, `pvc create data --size 1Gi`, `policy create db-allow-web --select app=db --ingress-from app=web` (`help` lists them all)"
-        )))
     }
 }

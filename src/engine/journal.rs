@@ -5,8 +5,7 @@
 //!
 //! What is journaled (decided per parsed line in `Lab::execute_command`):
 //! - every command except pure views (`show`, `get`, `describe`, `reach`, `trace`, the
-//!   `… list` commands, `help`, `explain`, `echo`, `save`, and `apply -f`/`delete -f`,
-//!   which only say that manifests are not read yet), failing ones included (a failed
+//!   `… list` commands, `help`, `explain`, `echo`, `save`), failing ones included (a failed
 //!   CNI ADD may have leaked an IP and logged calls; it fails again identically on replay);
 //! - a view too, should it ever move the call log, the wire log, the object store or the
 //!   clock (so a view that grows a side effect cannot make a save unloadable);
@@ -17,7 +16,7 @@
 use super::Lab;
 use crate::command::Command;
 use crate::command::grammar::{
-    CniCmd, DeleteArgs, NadCmd, NetworkCmd, NodeCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
+    CniCmd, NadCmd, NetworkCmd, NodeCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -83,6 +82,8 @@ pub struct Journal {
     /// The command running now could not read a file it named (missing, not a regular
     /// file, over its size cap): if it fails and moved no mark, it is not journaled.
     read_refused: bool,
+    /// The here-document given to the command running now (`apply -f - <<EOF`).
+    pub(crate) stdin: Option<String>,
 }
 
 impl Journal {
@@ -94,6 +95,7 @@ impl Journal {
             reading: BTreeMap::new(),
             replay: None,
             read_refused: false,
+            stdin: None,
         }
     }
 
@@ -136,8 +138,6 @@ pub fn classify(cmd: &Command) -> Class {
         | Command::Explain(_)
         | Command::Echo(_)
         | Command::Save(_)
-        | Command::Apply(_)
-        | Command::Delete(DeleteArgs { file: Some(_), .. })
         | Command::Node(NodeCmd::List)
         | Command::Pod(PodCmd::List { .. })
         | Command::Sc(ScCmd::List)
@@ -180,6 +180,12 @@ impl Lab {
     /// Read a file a command names (`cni conf load FILE`): from disk, recorded in the
     /// journal; while replaying a save, from the save file only.
     pub fn read_input_file(&mut self, path: &str) -> std::io::Result<String> {
+        self.read_journaled(path, "a conflist", crate::util::fs::CONFIG_CAP)
+    }
+
+    /// Read a file of at most `cap` bytes and keep its text in the journal; on replay,
+    /// the text the journal kept.
+    fn read_journaled(&mut self, path: &str, what: &str, cap: u64) -> std::io::Result<String> {
         if let Some(files) = &self.journal.replay {
             return files.get(path).cloned().ok_or_else(|| {
                 std::io::Error::new(
@@ -188,14 +194,27 @@ impl Lab {
                 )
             });
         }
-        let text = crate::util::fs::read_capped(
-            std::path::Path::new(path),
-            "a conflist",
-            crate::util::fs::CONFIG_CAP,
-        )
-        .inspect_err(|_| self.journal.read_refused = true)?;
+        let text = crate::util::fs::read_capped(std::path::Path::new(path), what, cap)
+            .inspect_err(|_| self.journal.read_refused = true)?;
         self.journal.reading.insert(path.to_string(), text.clone());
         Ok(text)
+    }
+
+    /// The command's standard input (`-f -`): the here-document that came with it, or on
+    /// replay the text the journal kept under the name `-`.
+    pub fn read_stdin(&mut self) -> Option<String> {
+        if let Some(files) = &self.journal.replay {
+            return files.get("-").cloned();
+        }
+        let text = self.journal.stdin.take()?;
+        self.journal.reading.insert("-".to_string(), text.clone());
+        Some(text)
+    }
+
+    /// The text of a manifest (`apply -f`), capped at [`crate::manifest::MANIFEST_CAP`] and
+    /// journaled like [`Lab::read_input_file`].
+    pub fn read_manifest_file(&mut self, path: &str) -> std::io::Result<String> {
+        self.read_journaled(path, "a manifest", crate::manifest::MANIFEST_CAP)
     }
 
     /// Before a command runs: forget files read by the previous one.

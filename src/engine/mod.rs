@@ -12,6 +12,7 @@
 //! `ipam_view` and `volume_view` are the view models every `show`, `describe`, `get` and
 //! dashboard pane reads.
 
+pub mod apply_cmd;
 pub mod cni_cmd;
 pub mod csi_cmd;
 pub mod delete_cmd;
@@ -267,6 +268,8 @@ impl Lab {
 
     /// Parse and run one line. Comments and blank lines do nothing.
     pub fn execute(&mut self, line: &str) -> Result<Outcome, LabError> {
+        let (line, stdin) = command::split_heredoc(line).map_err(LabError::msg)?;
+        self.journal.stdin = stdin;
         let text = command::strip_comment(line);
         match command::parse(text) {
             Ok(None) => Ok(Outcome::empty()),

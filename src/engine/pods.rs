@@ -129,16 +129,7 @@ impl Lab {
         let mut obj = Object::new(&a.name, &a.ns, spec);
         obj.metadata.labels = labels;
         obj.metadata.annotations = annotations;
-        let clock = self.clock;
-        self.cluster.pods().create(obj, clock)?;
-        // The scheduler (run in the reconcile after this command) places it, or, with
-        // `--node`, the node's kubelet takes it as it is.
-        self.dirty.insert((a.ns.clone(), a.name.clone()));
-        if !a.pvcs.is_empty() {
-            self.cluster
-                .pods_with_volumes
-                .insert((a.ns.clone(), a.name.clone()));
-        }
+        self.admit_pod(obj)?;
         let mut out = Outcome::empty();
         out.line(
             Line::new()
@@ -146,6 +137,28 @@ impl Lab {
                 .push(" created", Role::Good),
         );
         Ok(out)
+    }
+
+    /// Store a new pod (from `pod create` or a manifest). The scheduler (run in the
+    /// reconcile after this command) places it, or, with `spec.nodeName`, the node's
+    /// kubelet takes it as it is.
+    pub(crate) fn admit_pod(&mut self, obj: Object<PodSpec>) -> Result<(), LabError> {
+        let key = (obj.metadata.namespace.clone(), obj.metadata.name.clone());
+        let has_volumes = !obj.spec.volumes.is_empty();
+        let clock = self.clock;
+        self.cluster.pods().create(obj, clock)?;
+        self.dirty.insert(key.clone());
+        if has_volumes {
+            self.cluster.pods_with_volumes.insert(key);
+        }
+        Ok(())
+    }
+
+    /// Whether pods, claims or policies still live in namespace `name`.
+    pub(crate) fn namespace_in_use(&self, name: &str) -> bool {
+        self.cluster.pods.keys().any(|(ns, _)| ns == name)
+            || self.cluster.pvcs.keys().any(|(ns, _)| ns == name)
+            || self.cluster.policies.keys().any(|(ns, _)| ns == name)
     }
 
     /// Request deletion; the kubelet tears the pod down, then it is removed.
@@ -246,10 +259,7 @@ impl Lab {
                     )));
                 }
                 self.cluster.namespaces().get("", &name)?;
-                let used = self.cluster.pods.keys().any(|(ns, _)| *ns == name)
-                    || self.cluster.pvcs.keys().any(|(ns, _)| *ns == name)
-                    || self.cluster.policies.keys().any(|(ns, _)| *ns == name);
-                if used {
+                if self.namespace_in_use(&name) {
                     return Err(LabError::msg(format!(
                         "namespace {name:?} still holds pods, claims or policies: delete them first (Kubernetes would delete them for you, in the background, while the namespace is Terminating)"
                     )));

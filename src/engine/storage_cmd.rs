@@ -297,18 +297,7 @@ impl Lab {
         // The DefaultStorageClass admission plugin fills in the default class.
         let class = match &a.class {
             Some(c) => c.clone(),
-            None => self
-                .cluster
-                .storage_classes
-                .values()
-                .find(|sc| {
-                    sc.metadata
-                        .annotations
-                        .get(DEFAULT_CLASS)
-                        .is_some_and(|v| v == "true")
-                })
-                .map(|sc| sc.name().to_string())
-                .unwrap_or_default(),
+            None => self.default_class(),
         };
         // spec.dataSource.name is validated as the object name it refers to.
         if let Some(s) = &a.from_snapshot {
@@ -363,7 +352,12 @@ impl Lab {
         Ok(out)
     }
 
-    fn pvc_expand(&mut self, ns: &str, name: &str, size: &str) -> Result<Outcome, LabError> {
+    pub(crate) fn pvc_expand(
+        &mut self,
+        ns: &str,
+        name: &str,
+        size: &str,
+    ) -> Result<Outcome, LabError> {
         let want = parse_bytes(size).map_err(LabError::msg)?;
         let pvc = self.cluster.pvcs().get(ns, name)?.clone();
         let allowed = crate::storage::listers::class_of(&self.cluster, &pvc)
@@ -412,6 +406,64 @@ impl Lab {
                 .push(format!("persistentvolumeclaim/{name}"), Role::Name)
                 .push(format!(" requests {size}"), Role::Good),
         );
+        Ok(out)
+    }
+
+    /// The class the DefaultStorageClass admission plugin gives a claim created without
+    /// one: the class annotated `storageclass.kubernetes.io/is-default-class: "true"`.
+    pub(crate) fn default_class(&self) -> String {
+        self.cluster
+            .storage_classes
+            .values()
+            .find(|sc| {
+                sc.metadata
+                    .annotations
+                    .get(DEFAULT_CLASS)
+                    .is_some_and(|v| v == "true")
+            })
+            .map(|sc| sc.name().to_string())
+            .unwrap_or_default()
+    }
+
+    /// `delete pv NAME` (or `delete -f` of a PV manifest): a volume no claim holds is
+    /// removed; one bound to a claim stays, as pv-protection keeps it, until the claim
+    /// is deleted (its reclaim policy then decides).
+    pub(crate) fn pv_delete(&mut self, name: &str) -> Result<Outcome, LabError> {
+        let pv = self.cluster.pvs().get("", name)?.clone();
+        if let Some(c) = &pv.spec.claim_ref {
+            let bound = self
+                .cluster
+                .pvcs
+                .get(&(c.namespace.clone(), c.name.clone()))
+                .is_some_and(|claim| c.uid.is_empty() || claim.metadata.uid == c.uid);
+            if bound {
+                let ns = if c.namespace == "default" {
+                    String::new()
+                } else {
+                    format!(" -n {}", c.namespace)
+                };
+                return Err(LabError::msg(format!(
+                    "persistentvolume {name:?} is bound to claim {}/{} (kubernetes.io/pv-protection keeps it while bound): delete the claim instead (`delete pvc {}{ns}`): the PV's reclaim policy ({}) does the rest",
+                    c.namespace, c.name, c.name, pv.spec.persistent_volume_reclaim_policy
+                )));
+            }
+        }
+        self.cluster.pvs().delete("", name)?;
+        let mut out = Outcome::empty();
+        out.line(
+            Line::new()
+                .push(format!("persistentvolume \"{name}\""), Role::Name)
+                .push(" deleted", Role::Good),
+        );
+        if pv.spec.persistent_volume_reclaim_policy == "Retain" || pv.status.phase == "Available" {
+            out.line(Line::styled(
+                format!(
+                    "  the volume {} stays on the driver: deleting a PV object never deletes its volume",
+                    pv.spec.csi.volume_handle
+                ),
+                Role::Dim,
+            ));
+        }
         Ok(out)
     }
 

@@ -61,6 +61,8 @@ impl Desk {
     /// successful `load` replace the lab, so they leave the lesson in progress (its progress
     /// stays).
     pub fn execute(&mut self, line: &str) -> Result<Outcome, LabError> {
+        let (line, stdin) = command::split_heredoc(line).map_err(LabError::msg)?;
+        self.lab.journal.stdin = stdin;
         let text = command::strip_comment(line);
         match command::parse(text) {
             Ok(Some(cmd)) if is_front_end_command(&cmd) => self.lesson_control(cmd),

@@ -168,7 +168,33 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     // What the terminal showed: the prompt and the line as typed.
                     c.output(&format!("{}{input}\n", p.1))?;
                 }
-                let line = helper::join_continued(&input);
+                let mut line = helper::join_continued(&input);
+                if let Some(word) = crate::command::heredoc_marker(&line).map(str::to_string) {
+                    // A here-document: read its lines (prompt `> `, as a shell does) up to
+                    // the closing word; Ctrl-C abandons it.
+                    loop {
+                        match rl.readline("> ") {
+                            Ok(more) => {
+                                if let Some(c) = cast.as_mut() {
+                                    c.output(&format!("> {more}\n"))?;
+                                }
+                                line.push('\n');
+                                line.push_str(&more);
+                                if more.trim() == word {
+                                    break;
+                                }
+                            }
+                            Err(ReadlineError::Interrupted) | Err(ReadlineError::Eof) => {
+                                line.clear();
+                                break;
+                            }
+                            Err(e) => return Err(std::io::Error::other(e)),
+                        }
+                    }
+                    if line.is_empty() {
+                        continue;
+                    }
+                }
                 if !line.trim().is_empty() {
                     let _ = rl.add_history_entry(input.as_str());
                     if let Some(h) = &opts.history {
@@ -274,6 +300,23 @@ pub fn run_plain(
             continue;
         }
         pending.push_str(line);
+        if let Some(word) = crate::command::heredoc_marker(&pending).map(str::to_string) {
+            // A here-document: its lines, up to the closing word, go with the command.
+            loop {
+                out.write_all(b"> ")?;
+                out.flush()?;
+                let mut more = String::new();
+                if input.read_line(&mut more)? == 0 {
+                    break;
+                }
+                let more = more.trim_end_matches(['\n', '\r']);
+                pending.push('\n');
+                pending.push_str(more);
+                if more.trim() == word {
+                    break;
+                }
+            }
+        }
         let line = std::mem::take(&mut pending);
         if is_quit(&line) {
             return Ok(());

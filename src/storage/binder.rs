@@ -101,11 +101,7 @@ impl PvController {
                 pvcs.get(&(r.namespace.clone(), r.name.clone()))
                     .filter(|c| c.metadata.uid == r.uid)
             });
-            let want = match (&pv.spec.claim_ref, claim) {
-                (Some(_), Some(_)) => "Bound",
-                (Some(_), None) => "Released",
-                (None, _) => "Available",
-            };
+            let want = wanted_phase(pv, claim.is_some());
             pv.status.phase != want
                 || claim.is_some_and(|c| c.spec.volume_name.is_empty() || c.status.phase != "Bound")
         });
@@ -117,11 +113,7 @@ impl PvController {
                     .filter(|c| c.metadata.uid == r.uid)
                     .cloned()
             });
-            let want = match (&pv.spec.claim_ref, &claim) {
-                (Some(_), Some(_)) => "Bound",
-                (Some(_), None) => "Released",
-                (None, _) => "Available",
-            };
+            let want = wanted_phase(&pv, claim.is_some());
             if pv.status.phase != want {
                 let mut next = pv.clone();
                 next.status.phase = want.into();
@@ -150,13 +142,28 @@ impl PvController {
         let claims: Vec<Object<PvcSpec>> =
             self.claims
                 .select(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
-                    p.spec.volume_name.is_empty()
-                        && p.metadata.deletion_tick.is_none()
-                        && !p.metadata.annotations.contains_key(STORAGE_PROVISIONER)
+                    p.metadata.deletion_tick.is_none()
+                        && if p.spec.volume_name.is_empty() {
+                            !p.metadata.annotations.contains_key(STORAGE_PROVISIONER)
+                        } else {
+                            // Pre-bound by its manifest (`spec.volumeName`), not bound yet.
+                            p.status.phase != "Bound"
+                        }
                 });
         let mut changed = false;
         for pvc in claims {
             let object = format!("PersistentVolumeClaim/{}", pvc.key());
+            // An existing volume first (`findBestMatchForClaim`); provisioning only when
+            // none matches.
+            if let Some(pv) = matching_volume(ctx.api, &pvc, &ctx.api.storage_classes) {
+                changed |= bind_volume_to_claim(ctx, &pv, &pvc);
+                continue;
+            }
+            if !pvc.spec.volume_name.is_empty() {
+                // syncUnboundClaim: the requested volume is missing or taken; the claim
+                // stays Pending and is tried again.
+                continue;
+            }
             if pvc.spec.storage_class_name.is_empty() {
                 continue;
             }
@@ -284,6 +291,129 @@ impl PvController {
         }
         changed
     }
+}
+
+/// The phase a PV should have: Bound to a claim that exists, Released once its claim is
+/// gone, Available when it names none, or names one only by name and namespace (pre-bound
+/// by its manifest: `syncVolume` waits for the claim).
+fn wanted_phase(pv: &Object<PvSpec>, claim_exists: bool) -> &'static str {
+    match &pv.spec.claim_ref {
+        Some(_) if claim_exists => "Bound",
+        Some(r) if r.uid.is_empty() => "Available",
+        Some(_) => "Released",
+        None => "Available",
+    }
+}
+
+/// `findBestMatchForClaim` (`pkg/controller/volume/persistentvolume/index.go`,
+/// `volume/util.FindMatchingVolume`) for a claim the scheduler does not bind: the volume
+/// the claim names (`spec.volumeName`) if it is free for it, else the smallest volume not
+/// bound to anything, of the claim's class and volume mode, whose access modes include the
+/// claim's and whose capacity covers the request; a volume pre-bound to this claim by its
+/// `claimRef` wins. A WaitForFirstConsumer claim takes only a pre-bound volume here: the
+/// scheduler's VolumeBinding plugin chooses for the others, which the lab leaves to
+/// provisioning.
+fn matching_volume(
+    api: &crate::cluster::Cluster,
+    pvc: &Object<PvcSpec>,
+    classes: &crate::cluster::Table<crate::cluster::StorageClassSpec>,
+) -> Option<Object<PvSpec>> {
+    use crate::util::quantity::parse_bytes;
+    let prebound = |pv: &Object<PvSpec>| {
+        pv.spec.claim_ref.as_ref().is_some_and(|r| {
+            r.name == pvc.metadata.name
+                && r.namespace == pvc.metadata.namespace
+                && (r.uid.is_empty() || r.uid == pvc.metadata.uid)
+        })
+    };
+    if !pvc.spec.volume_name.is_empty() {
+        let pv = api
+            .pvs
+            .get(&(crate::cluster::no_namespace(), pvc.spec.volume_name.clone()))?;
+        let free = pv.spec.claim_ref.is_none()
+            || prebound(pv) && pv.spec.claim_ref.as_ref().is_some_and(|r| r.uid.is_empty());
+        return (free && pv.metadata.deletion_tick.is_none()).then(|| pv.clone());
+    }
+    let wffc = classes
+        .get(&(
+            crate::cluster::no_namespace(),
+            pvc.spec.storage_class_name.clone(),
+        ))
+        .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
+    let want = pvc
+        .spec
+        .resources
+        .requests
+        .get("storage")
+        .and_then(|q| parse_bytes(q).ok())
+        .unwrap_or(0);
+    let mut best: Option<(i64, &Object<PvSpec>)> = None;
+    for pv in api.pvs.values() {
+        if pv.metadata.deletion_tick.is_some() {
+            continue;
+        }
+        let size = pv
+            .spec
+            .capacity
+            .get("storage")
+            .and_then(|q| parse_bytes(q).ok())
+            .unwrap_or(0);
+        if size < want || pv.spec.volume_mode != pvc.spec.volume_mode {
+            continue;
+        }
+        if prebound(pv) && pv.spec.claim_ref.as_ref().is_some_and(|r| r.uid.is_empty()) {
+            return Some(pv.clone());
+        }
+        if wffc || pv.spec.claim_ref.is_some() {
+            continue;
+        }
+        if pv.spec.storage_class_name != pvc.spec.storage_class_name {
+            continue;
+        }
+        if !pvc
+            .spec
+            .access_modes
+            .iter()
+            .all(|m| pv.spec.access_modes.contains(m))
+        {
+            continue;
+        }
+        if best.is_none_or(|(s, _)| size < s) {
+            best = Some((size, pv));
+        }
+    }
+    best.map(|(_, pv)| pv.clone())
+}
+
+/// `bindVolumeToClaim`: the volume's claimRef names the claim with its uid, and a
+/// claimRef the controller chose is marked `pv.kubernetes.io/bound-by-controller`. The PV
+/// pass then binds the claim to it.
+fn bind_volume_to_claim(ctx: &mut Ctx<'_>, pv: &Object<PvSpec>, pvc: &Object<PvcSpec>) -> bool {
+    let mut next = pv.clone();
+    if next.spec.claim_ref.is_none() {
+        next.metadata
+            .annotations
+            .insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
+    }
+    next.spec.claim_ref = Some(crate::cluster::ObjectReference {
+        kind: "PersistentVolumeClaim".into(),
+        namespace: pvc.metadata.namespace.clone(),
+        name: pvc.metadata.name.clone(),
+        uid: pvc.metadata.uid.clone(),
+    });
+    if ctx.api.pvs().update(next).is_err() {
+        return false;
+    }
+    ctx.log(
+        "persistentvolume-controller",
+        "bind",
+        format!(
+            "persistentvolume {} chosen for claim {} (an existing volume: nothing to provision)",
+            pv.name(),
+            pvc.key()
+        ),
+    );
+    true
 }
 
 impl PvcProtection {

@@ -371,6 +371,18 @@ fn create_snapshot_content(
     let ns = vs.metadata.namespace.clone();
     let claim = vs.spec.source.persistent_volume_claim_name.clone();
     let wrote = ensure_pvc_finalizer(ctx, vs).map_err(|e| (false, e))?;
+    // getCreateSnapshotInput looks the class up before the volume; the lab has one
+    // VolumeSnapshotClass, csi-hostpath-snapclass (`pkg/common-controller/snapshot_controller.go`).
+    let class = &vs.spec.volume_snapshot_class_name;
+    if class != SNAPSHOT_CLASS {
+        return Err((
+            wrote,
+            format!(
+                "failed to get input parameters to create snapshot {}: \"volumesnapshotclass.snapshot.storage.k8s.io \\\"{class}\\\" not found\"",
+                vs.name()
+            ),
+        ));
+    }
     let Some(pv) = super::listers::pv_for_claim(ctx.api, &ns, &claim).cloned() else {
         // getVolumeFromVolumeSnapshot on a claim not bound yet.
         return Err((

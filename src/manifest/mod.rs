@@ -1,0 +1,452 @@
+//! Kubernetes manifests as `kubectl apply -f` reads them: YAML or JSON, several documents
+//! separated by `---`, or a `List` (what `get -o yaml` prints for several objects).
+//!
+//! Reading is kubectl's client side plus the API server's decoding: a document that is
+//! not YAML fails with the line (`error converting YAML to JSON: yaml: line N: …`, as
+//! sigs.k8s.io/yaml words it); a missing `apiVersion` or `kind` is kubectl's `error
+//! validating data`; a kind the lab does not serve is `no matches for kind`; a field no
+//! Kubernetes version has is refused as strict field validation refuses it (`strict
+//! decoding error: unknown field "spec.containers[0].imagee"`), with the line. Every
+//! document is read before anything is applied, so a file with a mistake changes nothing.
+//!
+//! This module only reads; `crate::engine` turns each [`Manifest`] into objects.
+
+pub mod lines;
+pub mod schema;
+
+use schema::*;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The largest manifest file the lab reads (1 MiB: kubectl's own limit for a single
+/// request body is 3 MiB; a lesson or a chapter's YAML is a few KiB).
+pub const MANIFEST_CAP: u64 = 1 << 20;
+
+/// The most objects one apply handles.
+pub const MAX_OBJECTS: usize = 500;
+
+/// One object of a manifest, typed by its kind.
+#[derive(Debug)]
+pub enum Manifest {
+    /// `v1 Namespace`.
+    Namespace(ObjectM<NamespaceSpecM>),
+    /// `v1 Pod`.
+    Pod(ObjectM<PodSpecM>),
+    /// `v1 PersistentVolumeClaim`.
+    Pvc(ObjectM<PvcSpecM>),
+    /// `v1 PersistentVolume`.
+    Pv(ObjectM<PvSpecM>),
+    /// `storage.k8s.io/v1 StorageClass`.
+    StorageClass(StorageClassM),
+    /// `networking.k8s.io/v1 NetworkPolicy`.
+    NetworkPolicy(ObjectM<PolicySpecM>),
+    /// `snapshot.storage.k8s.io/v1 VolumeSnapshot`.
+    VolumeSnapshot(ObjectM<SnapshotSpecM>),
+    /// `k8s.cni.cncf.io/v1 NetworkAttachmentDefinition`.
+    Nad(ObjectM<NadSpecM>),
+}
+
+/// The kinds the lab reads, with the `apiVersion` each is served at.
+pub const KINDS: &[(&str, &str)] = &[
+    ("Namespace", "v1"),
+    ("Pod", "v1"),
+    ("PersistentVolumeClaim", "v1"),
+    ("PersistentVolume", "v1"),
+    ("StorageClass", "storage.k8s.io/v1"),
+    ("NetworkPolicy", "networking.k8s.io/v1"),
+    ("VolumeSnapshot", "snapshot.storage.k8s.io/v1"),
+    ("NetworkAttachmentDefinition", "k8s.cni.cncf.io/v1"),
+];
+
+/// Real kinds the lab has no object for, with what to do instead.
+const NOT_MODELLED: &[(&str, &str)] = &[
+    (
+        "ConfigMap",
+        "the lab's networks are chosen with `network use NAME`, not from a ConfigMap",
+    ),
+    (
+        "VolumeAttachment",
+        "the attach/detach controller makes them when a pod on a node uses a claim; watch them with `get va`",
+    ),
+    (
+        "VolumeSnapshotClass",
+        "the lab has one, csi-hostpath-snapclass (driver hostpath.csi.lab)",
+    ),
+    (
+        "VolumeSnapshotContent",
+        "csi-snapshotter makes them for each VolumeSnapshot; watch them with `get vsc`",
+    ),
+    ("Node", "add nodes with `node add NAME`"),
+    (
+        "CSIDriver",
+        "the lab's driver hostpath.csi.lab is registered already",
+    ),
+    (
+        "Deployment",
+        "create its pods with `pod create` or Pod manifests",
+    ),
+    ("Service", "the lab models pod networking, not Services"),
+];
+
+/// One object read from a manifest, with where it came from.
+#[derive(Debug)]
+pub struct Document {
+    /// The object.
+    pub object: Manifest,
+    /// The kind, as written.
+    pub kind: &'static str,
+    /// The name in `metadata.name` (checked non-empty).
+    pub name: String,
+    /// The first line of the object in the file (1-based).
+    pub line: usize,
+    /// Real fields the lab does not model, as paths (`spec.containers[0].command`).
+    pub unmodelled: Vec<String>,
+    /// The object as given, compact JSON: what `kubectl.kubernetes.io/last-applied-configuration` holds.
+    pub applied_json: String,
+}
+
+/// Read every object of a manifest named `source` (a path, or `-`). Nothing is applied.
+pub fn parse(source: &str, text: &str) -> Result<Vec<Document>, String> {
+    let mut docs = Vec::new();
+    for (start, body) in split_documents(text) {
+        if body.lines().all(|l| {
+            let t = l.trim();
+            t.is_empty() || t.starts_with('#')
+        }) {
+            continue; // kubectl skips empty documents
+        }
+        let value: Value = serde_saphyr::from_str(body).map_err(|e| {
+            let (line, msg) = saphyr_message(&e);
+            format!(
+                "error parsing {source}: error converting YAML to JSON: yaml: line {}: {msg}",
+                start + line.max(1) - 1
+            )
+        })?;
+        read_value(source, body, start, &value, &mut docs, None)?;
+        if docs.len() > MAX_OBJECTS {
+            return Err(format!(
+                "{source}: more than {MAX_OBJECTS} objects; the lab applies at most {MAX_OBJECTS} at once"
+            ));
+        }
+    }
+    if docs.is_empty() {
+        return Err(format!("no objects passed to apply (in {source})"));
+    }
+    Ok(docs)
+}
+
+/// A saphyr error as (line, message without its own "at line …" suffix).
+fn saphyr_message(e: &serde_saphyr::Error) -> (usize, String) {
+    let line = e.location().map(|l| l.line() as usize).unwrap_or(1);
+    let text = e.without_snippet().to_string();
+    let msg = match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    };
+    (line, msg)
+}
+
+/// The documents of a YAML stream: (first line, text), split at `---` lines. A `---` at
+/// column 0 cannot sit inside a block scalar (those are indented), so splitting by line
+/// is exact for the manifests people write.
+fn split_documents(text: &str) -> Vec<(usize, &str)> {
+    let mut docs = Vec::new();
+    let mut start_byte = 0;
+    let mut start_line = 1;
+    let mut offset = 0;
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        let marker =
+            bare == "---" || bare.starts_with("--- ") || bare.starts_with("---\t") || bare == "...";
+        if marker {
+            docs.push((start_line, &text[start_byte..offset]));
+            // Content after `--- ` on the same line belongs to the next document.
+            start_byte = offset
+                + if bare.starts_with("--- ") {
+                    4
+                } else {
+                    line.len()
+                };
+            start_line = if bare.starts_with("--- ") {
+                i + 1
+            } else {
+                i + 2
+            };
+            if bare == "..." || bare == "---" || bare.starts_with("---\t") {
+                start_byte = offset + line.len();
+            }
+        }
+        offset += line.len();
+    }
+    docs.push((start_line, &text[start_byte..]));
+    docs
+}
+
+/// Read one decoded document (or List item) into `docs`.
+fn read_value(
+    source: &str,
+    body: &str,
+    start: usize,
+    value: &Value,
+    docs: &mut Vec<Document>,
+    item: Option<usize>,
+) -> Result<(), String> {
+    let prefix: Vec<lines::Seg> = item
+        .map(|i| vec![lines::Seg::Key("items".into()), lines::Seg::Index(i)])
+        .unwrap_or_default();
+    let at = |path: &[lines::Seg]| -> usize {
+        let mut full = prefix.clone();
+        full.extend_from_slice(path);
+        start + lines::line_of(body, &full).unwrap_or(1) - 1
+    };
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "error validating {source:?} (line {}): an object must be a mapping with apiVersion, kind and metadata; found {}",
+            at(&[]),
+            json_type(value)
+        ));
+    };
+    let tm = TypeMeta {
+        api_version: map
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        kind: map.get("kind").and_then(Value::as_str).map(str::to_string),
+    };
+    let validation = |what: &str| {
+        format!(
+            "error validating {source:?} (line {}): error validating data: {what} not set; every object needs apiVersion and kind (e.g. `apiVersion: v1` and `kind: Pod`)",
+            at(&[])
+        )
+    };
+    let kind = tm.kind.ok_or_else(|| validation("kind"))?;
+    let api_version = tm.api_version.ok_or_else(|| validation("apiVersion"))?;
+    if kind == "List" {
+        let items = map.get("items").and_then(Value::as_array).ok_or_else(|| {
+            format!(
+                "error validating {source:?} (line {}): a List needs `items`, a sequence of objects",
+                at(&[])
+            )
+        })?;
+        if item.is_some() {
+            return Err(format!("{source}: a List inside a List is not read"));
+        }
+        for (i, it) in items.iter().enumerate() {
+            read_value(source, body, start, it, docs, Some(i))?;
+        }
+        return Ok(());
+    }
+    let name = map
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let Some(&(kind_static, served)) = KINDS.iter().find(|(k, _)| *k == kind) else {
+        let hint = NOT_MODELLED
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, h)| format!("the lab does not model {kind} objects: {h}"))
+            .unwrap_or_else(|| {
+                format!(
+                    "the kinds the lab reads are {}",
+                    KINDS.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")
+                )
+            });
+        return Err(format!(
+            "resource mapping not found for name: {name:?} namespace: \"\" from {source:?} (line {}): no matches for kind {kind:?} in version {api_version:?}\n{hint}",
+            at(&[])
+        ));
+    };
+    if api_version != served {
+        return Err(format!(
+            "resource mapping not found for name: {name:?} namespace: \"\" from {source:?} (line {}): no matches for kind {kind:?} in version {api_version:?}\nthe lab serves {kind} at apiVersion {served}",
+            at(&[])
+        ));
+    }
+    if name.is_empty() {
+        return Err(format!(
+            "error when retrieving current configuration of:\nResource: {kind}, Name: \"\"\nfrom server for: {source:?} (line {}): resource name may not be empty",
+            at(&[])
+        ));
+    }
+    let mut unknown: Vec<Vec<lines::Seg>> = Vec::new();
+    let object = match kind_static {
+        "Namespace" => Manifest::Namespace(decode(value, &mut unknown, kind_static, served, &at)?),
+        "Pod" => Manifest::Pod(decode(value, &mut unknown, kind_static, served, &at)?),
+        "PersistentVolumeClaim" => {
+            Manifest::Pvc(decode(value, &mut unknown, kind_static, served, &at)?)
+        }
+        "PersistentVolume" => Manifest::Pv(decode(value, &mut unknown, kind_static, served, &at)?),
+        "StorageClass" => {
+            Manifest::StorageClass(decode(value, &mut unknown, kind_static, served, &at)?)
+        }
+        "NetworkPolicy" => {
+            Manifest::NetworkPolicy(decode(value, &mut unknown, kind_static, served, &at)?)
+        }
+        "VolumeSnapshot" => {
+            Manifest::VolumeSnapshot(decode(value, &mut unknown, kind_static, served, &at)?)
+        }
+        _ => Manifest::Nad(decode(value, &mut unknown, kind_static, served, &at)?),
+    };
+    let (unmodelled, strict): (Vec<_>, Vec<_>) = unknown
+        .into_iter()
+        .partition(|p| UNMODELLED.contains(&lines::pattern(p).as_str()));
+    if let Some(first) = strict.first() {
+        let fields: Vec<String> = strict
+            .iter()
+            .map(|p| format!("unknown field {:?}", lines::dotted(p)))
+            .collect();
+        return Err(format!(
+            "Error from server (BadRequest): error when creating {source:?}: {kind} in version {:?} cannot be handled as a {kind}: strict decoding error: {} (line {})",
+            served.rsplit('/').next().unwrap_or(served),
+            fields.join(", "),
+            at(first)
+        ));
+    }
+    docs.push(Document {
+        object,
+        kind: kind_static,
+        name,
+        line: at(&[]),
+        unmodelled: unmodelled.iter().map(|p| lines::dotted(p)).collect(),
+        applied_json: serde_json::to_string(value).unwrap_or_default(),
+    });
+    Ok(())
+}
+
+/// Decode one object into its typed form, collecting the paths of fields the type does
+/// not declare; a value of the wrong type is the API server's decode error, with its path.
+fn decode<T: for<'de> Deserialize<'de>>(
+    value: &Value,
+    unknown: &mut Vec<Vec<lines::Seg>>,
+    kind: &str,
+    served: &str,
+    at: &dyn Fn(&[lines::Seg]) -> usize,
+) -> Result<T, String> {
+    let mut note = |path: serde_ignored::Path<'_>| unknown.push(lines::segments(&path));
+    let ignored = serde_ignored::Deserializer::new(value, &mut note);
+    serde_path_to_error::deserialize(ignored).map_err(|e| {
+        let path: Vec<lines::Seg> = e
+            .path()
+            .iter()
+            .filter_map(|s| match s {
+                serde_path_to_error::Segment::Seq { index } => Some(lines::Seg::Index(*index)),
+                serde_path_to_error::Segment::Map { key } => Some(lines::Seg::Key(key.clone())),
+                serde_path_to_error::Segment::Enum { .. } | serde_path_to_error::Segment::Unknown => None,
+            })
+            .collect();
+        format!(
+            "Error from server (BadRequest): {kind} in version {:?} cannot be handled as a {kind}: {}: {} (line {})",
+            served.rsplit('/').next().unwrap_or(served),
+            lines::dotted(&path),
+            e.inner(),
+            at(&path)
+        )
+    })
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a sequence",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_documents_and_keeps_lines() {
+        let d = split_documents("a: 1\n---\nb: 2\n--- \n\nc: 3\n");
+        assert_eq!(d.len(), 3);
+        assert_eq!(d[1], (3, "b: 2\n"));
+        assert_eq!(d[2].0, 4);
+    }
+
+    #[test]
+    fn the_chapter_storage_class_reads() {
+        let yaml = "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: zonal-ssd\nprovisioner: ebs.csi.aws.com\nvolumeBindingMode: WaitForFirstConsumer\nallowedTopologies:\n  - matchLabelExpressions:\n      - key: topology.ebs.csi.aws.com/zone\n        values: [\"us-east-1a\", \"us-east-1b\"]\nparameters:\n  type: gp3\n  iops: \"16000\"\n";
+        let docs = parse("sc.yaml", yaml).unwrap();
+        assert_eq!(docs.len(), 1);
+        assert_eq!(docs[0].name, "zonal-ssd");
+        let Manifest::StorageClass(sc) = &docs[0].object else {
+            panic!("not a StorageClass")
+        };
+        assert_eq!(sc.provisioner, "ebs.csi.aws.com");
+        assert_eq!(sc.parameters["iops"].text(), "16000");
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_with_path_and_line() {
+        let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: app\n    imagee: nginx\n";
+        let e = parse("pod.yaml", yaml).unwrap_err();
+        assert!(
+            e.contains("unknown field \"spec.containers[0].imagee\"") && e.ends_with("(line 8)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn unmodelled_fields_are_listed_not_refused() {
+        let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  restartPolicy: Always\n  containers:\n  - name: app\n    image: nginx\n    command: [sleep, '3600']\n";
+        let docs = parse("pod.yaml", yaml).unwrap();
+        assert_eq!(
+            docs[0].unmodelled,
+            ["spec.containers[0].command", "spec.restartPolicy"]
+        );
+    }
+
+    #[test]
+    fn bad_yaml_names_the_line() {
+        let e = parse(
+            "x.yaml",
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n---\na: [1, 2\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("yaml: line 5"), "{e}");
+    }
+
+    #[test]
+    fn missing_kind_and_unknown_kinds() {
+        let e = parse("x.yaml", "apiVersion: v1\nmetadata: {name: a}\n").unwrap_err();
+        assert!(e.contains("kind not set"), "{e}");
+        let e = parse(
+            "x.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("no matches for kind \"ConfigMap\" in version \"v1\""),
+            "{e}"
+        );
+        let e = parse(
+            "x.yaml",
+            "apiVersion: storage.k8s.io/v1beta1\nkind: StorageClass\nmetadata: {name: a}\n",
+        )
+        .unwrap_err();
+        assert!(e.contains("storage.k8s.io/v1beta1"), "{e}");
+    }
+
+    #[test]
+    fn wrong_types_name_the_path() {
+        let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n  - name: app\n    image: nginx\n    ports:\n    - containerPort: http\n";
+        let e = parse("pod.yaml", yaml).unwrap_err();
+        assert!(
+            e.contains("spec.containers[0].ports[0].containerPort") && e.ends_with("(line 10)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn lists_and_json_read() {
+        let json = r#"{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a"}}]}"#;
+        let docs = parse("l.json", json).unwrap();
+        assert_eq!(docs[0].kind, "Namespace");
+    }
+}
