@@ -936,10 +936,19 @@ impl Lab {
                     .pvs
                     .get(&(crate::cluster::no_namespace(), d.name.clone()))
                     .ok_or_else(|| not_found("persistentvolumes", &d.name))?;
+                // kubectl's describer writes through one tabwriter (padding 2) up to
+                // `Source:`: the first column is as wide as its widest cell, which is
+                // `  Required Terms:` when the PV has a node affinity
+                // (`printVolumeNodeAffinity`, `k8s.io/kubectl/pkg/describe/describe.go`).
+                let width = if pv.spec.node_affinity.is_some() {
+                    19
+                } else {
+                    17
+                };
                 let kv = |out: &mut Outcome, k: &str, v: String| {
                     out.line(
                         Line::new()
-                            .push(format!("{:<17}", format!("{k}:")), Role::Header)
+                            .push(format!("{:<width$}", format!("{k}:")), Role::Header)
                             .push(v, Role::Plain),
                     );
                 };
@@ -985,19 +994,30 @@ impl Lab {
                 match &pv.spec.node_affinity {
                     None => kv(&mut out, "Node Affinity", "<none>".into()),
                     Some(a) => {
-                        out.line(Line::styled("Node Affinity:", Role::Header));
-                        out.plain("  Required Terms:");
-                        for t in &a.required.node_selector_terms {
-                            for r in &t.match_expressions {
-                                out.plain(format!(
-                                    "    Term 0:  {} in [{}]",
-                                    r.key,
-                                    r.values.join(", ")
-                                ));
+                        kv(&mut out, "Node Affinity", String::new());
+                        let terms = &a.required.node_selector_terms;
+                        let none = if terms.is_empty() { "<none>" } else { "" };
+                        out.plain(format!("{:<width$}{none}", "  Required Terms:"));
+                        // printNodeSelectorTermsMultilineWithIndent: the term's first
+                        // expression beside `Term N:`, the others below it.
+                        for (i, t) in terms.iter().enumerate() {
+                            let title = format!("    Term {i}:");
+                            if t.match_expressions.is_empty() {
+                                out.plain(format!("{title:<width$}<none>"));
+                            }
+                            for (j, r) in t.match_expressions.iter().enumerate() {
+                                let mut expr =
+                                    format!("{} {}", r.key, r.operator.to_ascii_lowercase());
+                                if !r.values.is_empty() {
+                                    expr = format!("{expr} [{}]", r.values.join(", "));
+                                }
+                                let cell = if j == 0 { title.as_str() } else { "    " };
+                                out.plain(format!("{cell:<width$}{expr}"));
                             }
                         }
                     }
                 }
+                kv(&mut out, "Message", String::new());
                 out.line(Line::styled("Source:", Role::Header));
                 out.plain("    Type:              CSI (a Container Storage Interface (CSI) volume source)");
                 out.plain(format!("    Driver:            {}", pv.spec.csi.driver));
