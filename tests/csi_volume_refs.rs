@@ -14,6 +14,7 @@ fn run(lab: &mut Lab, line: &str) -> String {
 #[test]
 fn pvc_name_stands_for_the_claims_volume_id() {
     let mut lab = Lab::new();
+    // The volume lives on node-2 (its PV's node affinity), where the driver serves it.
     run(&mut lab, "pvc create data --size 1Gi");
     let id = lab
         .cluster
@@ -25,10 +26,10 @@ fn pvc_name_stands_for_the_claims_volume_id() {
         .csi
         .volume_handle
         .clone();
-    let by_ref = run(&mut lab, "csi controller-publish pvc/data --node node-1");
+    let by_ref = run(&mut lab, "csi controller-publish pvc/data --node node-2");
     let by_id = run(
         &mut lab,
-        &format!("csi controller-publish {id} --node node-1"),
+        &format!("csi controller-publish {id} --node node-2"),
     );
     assert_eq!(
         by_ref.replace("#1", "#N"),
@@ -38,14 +39,14 @@ fn pvc_name_stands_for_the_claims_volume_id() {
     let wire = run(&mut lab, "show wire --last ControllerPublishVolume");
     assert!(wire.contains(&format!("\"volume_id\": \"{id}\"")), "{wire}");
     // kubelet's globalmount follows the handle, so node-stage then node-publish line up.
-    run(&mut lab, "csi node-stage pvc/data --node node-1");
+    run(&mut lab, "csi node-stage pvc/data --node node-2");
     run(
         &mut lab,
-        "csi node-publish pvc/data --node node-1 --target /mnt/x",
+        "csi node-publish pvc/data --node node-2 --target /mnt/x",
     );
     run(
         &mut lab,
-        "csi node-unpublish pvc/data --node node-1 --target /mnt/x",
+        "csi node-unpublish pvc/data --node node-2 --target /mnt/x",
     );
 }
 

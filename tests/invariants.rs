@@ -708,7 +708,8 @@ fn regression_kubelet_retries_a_failed_unstage() {
     let mut lab = Lab::new();
     lab.execute("pvc create c3 --size 1Gi --access RWO --class standard")
         .expect("pvc create");
-    lab.execute("pod create p0 --node node-1 --pvc c3")
+    // c3 lives on node-2 (its PV's node affinity).
+    lab.execute("pod create p0 --node node-2 --pvc c3")
         .expect("pod create");
     let id = lab
         .driver
@@ -727,16 +728,16 @@ fn regression_kubelet_retries_a_failed_unstage() {
         .map(|(k, t)| (k.clone(), t.clone()))
         .expect("the kubelet published the volume");
     lab.execute(&format!(
-        "csi node-unpublish {id} --node node-1 --target {kubelet_target}"
+        "csi node-unpublish {id} --node node-2 --target {kubelet_target}"
     ))
     .expect("node-unpublish");
     lab.execute(&format!(
-        "csi node-publish {id} --node node-1 --target {raw}"
+        "csi node-publish {id} --node node-2 --target {raw}"
     ))
     .expect("a second publication on the staged node");
     let _ = lab.execute("pod delete p0"); // NodeUnstage fails: still published at `raw`
     lab.execute(&format!(
-        "csi node-unpublish {id} --node node-1 --target {raw}"
+        "csi node-unpublish {id} --node node-2 --target {raw}"
     ))
     .expect("undo the raw publication");
     for _ in 0..3 {

@@ -188,7 +188,10 @@ fn chapter7_lesson_uses_the_chapter_values() {
         "pod app-b ip 10.244.2.2",
         "policies web db port 3306/TCP allowed",
         "policies web db port 8080/TCP denied",
-        "pvc data on node-1 state PUBLISHED",
+        // The chapter's pod runs on node-1; the lab's node-local driver put `data` on
+        // node-2 (external-provisioner's preferred topology for that name), so the lesson
+        // pins the pod there.
+        "pvc data on node-2 state PUBLISHED",
         "attachments 0",
         "pvc db-data capacity 20Gi",
         "pvc db-restore capacity 10Gi",

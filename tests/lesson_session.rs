@@ -222,10 +222,10 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
     assert!(out.contains("✗ Not quite: the answer is B."), "{out}");
     let out = ok(&mut desk, "skip");
     assert!(out.contains("The answer: B."), "{out}");
-    let out = ok(&mut desk, "lesson answer 10.244.1.9");
-    assert!(out.contains("Your prediction: 10.244.1.9"), "{out}");
+    let out = ok(&mut desk, "lesson answer 10.244.1.8");
+    assert!(out.contains("Your prediction: 10.244.1.8"), "{out}");
     assert!(out.contains("lab> pod create probe --node node-1"), "{out}");
-    assert!(out.contains("✓ Right: 10.244.1.9."), "{out}");
+    assert!(out.contains("✓ Right: 10.244.1.8."), "{out}");
     let out = ok(&mut desk, "lesson answer B");
     assert!(out.contains("✓ Right: B."), "{out}");
     let out = ok(&mut desk, "lesson answer cni del");

@@ -199,10 +199,11 @@ fn a_lost_node_does_nothing_with_a_pod_pinned_to_it() {
 #[test]
 fn a_pod_rejected_at_admission_keeps_no_attachment() {
     let mut lab = Lab::new();
+    // `data` lives on node-2 (its PV's node affinity): only the selector is wrong.
     run(&mut lab, "pvc create data --size 1Gi");
     run(
         &mut lab,
-        "pod create picky --node node-1 --node-selector disktype=ssd --pvc data",
+        "pod create picky --node node-2 --node-selector disktype=ssd --pvc data",
     );
     assert_eq!(phase(&lab, "picky"), "Failed");
     // The attach/detach controller drops a terminated pod's volumes (DetermineVolumeAction).

@@ -47,6 +47,9 @@ pub struct DriverCaps {
     pub single_node_multi_writer: bool,
     /// STAGE_UNSTAGE_VOLUME (NodeGetCapabilities): kubelet stages before it publishes.
     pub node_stage_unstage: bool,
+    /// VOLUME_ACCESSIBILITY_CONSTRAINTS (GetPluginCapabilities): external-provisioner sends
+    /// accessibility requirements (`SupportsTopology`, with its Topology feature gate on).
+    pub topology: bool,
 }
 
 /// One control loop the engine runs: a controller, a sidecar, a kubelet.

@@ -59,12 +59,29 @@ impl Driver {
         }
     }
 
-    /// Picks where a new volume lives: the first preferred topology a node matches, else the
-    /// first requisite one. The volume's accessible_topology is that node's segments. With no
-    /// requirements the volume is left reachable from every node: the spec lets the CO
-    /// "assume the volume is equally accessible from all nodes" when accessible_topology is
-    /// empty, which is how the lab models its shared backend for Immediate binding.
-    fn pick_topology(&self, req: Option<&TopologyRequirement>) -> Result<Vec<Topology>, Status> {
+    /// Picks where a new volume lives. The lab's driver is one controller over node-local
+    /// storage, as csi-driver-host-path is (`pkg/hostpath/controllerserver.go` CreateVolume
+    /// answers `accessible_topology` = `{topology.hostpath.csi/node: <its node>}`): a
+    /// volume lives on one node, the first preferred topology a registered node matches
+    /// (else the first requisite one), and its accessible_topology is that node's
+    /// segments. external-provisioner always sends requirements to this driver (see
+    /// `crate::storage::topology`), so every provisioned volume has a node.
+    ///
+    /// Two cases the lab chooses:
+    /// - A MULTI_NODE access mode asks for a volume several nodes use (a raw block device
+    ///   on shared storage, or ROX): the volume is reachable from every requisite topology
+    ///   a registered node matches, a multi-segment accessible_topology as the spec allows
+    ///   (the PV then has one node selector term per node). hostpath has no such storage;
+    ///   the lab's driver models its volumes as block devices on a shared backend
+    ///   (`DriverConfig::shared_filesystem` and the RWX check in `create_volume`).
+    /// - With no requirements (a raw `csi create-volume`) the volume is left reachable from
+    ///   every node: the spec lets the CO "assume the volume is equally accessible from all
+    ///   nodes" when accessible_topology is empty.
+    fn pick_topology(
+        &self,
+        req: Option<&TopologyRequirement>,
+        multi_node: bool,
+    ) -> Result<Vec<Topology>, Status> {
         if !self.has_plugin_service(ServiceType::VolumeAccessibilityConstraints) {
             return Ok(Vec::new());
         }
@@ -72,12 +89,33 @@ impl Driver {
         if candidates.is_empty() {
             return Ok(Vec::new());
         }
-        for t in candidates {
-            if let Some(n) = self
-                .nodes
+        let node_for = |t: &Topology| {
+            self.nodes
                 .values()
                 .find(|n| segments_match(&n.segments, &t.segments))
-            {
+        };
+        if multi_node && let Some(r) = req.filter(|r| !r.requisite.is_empty()) {
+            let mut out: Vec<Topology> = Vec::new();
+            for t in &r.requisite {
+                for n in self
+                    .nodes
+                    .values()
+                    .filter(|n| segments_match(&n.segments, &t.segments))
+                {
+                    let seg = Topology {
+                        segments: n.segments.clone(),
+                    };
+                    if !out.contains(&seg) {
+                        out.push(seg);
+                    }
+                }
+            }
+            if !out.is_empty() {
+                return Ok(out);
+            }
+        }
+        for t in candidates {
+            if let Some(n) = node_for(t) {
                 return Ok(vec![Topology {
                     segments: n.segments.clone(),
                 }]);
@@ -86,6 +124,40 @@ impl Driver {
         Err(Status::resource_exhausted(
             "Unable to provision in accessible_topology: no node matches the accessibility requirements",
         ))
+    }
+
+    /// A clone's data is on its source's node(s): the clone lives there too, if the
+    /// requirements allow one of them (node-local drivers such as TopoLVM confine a clone
+    /// to its source's node; hostpath has only its own node). Outside the requirements the
+    /// request cannot be met: RESOURCE_EXHAUSTED, the spec's code for an
+    /// accessibility_requirements the plugin cannot satisfy.
+    fn clone_topology(
+        &self,
+        req: Option<&TopologyRequirement>,
+        src: &VolumeRecord,
+    ) -> Result<Vec<Topology>, Status> {
+        let candidates = Self::candidate_topologies(req);
+        if candidates.is_empty() {
+            return Ok(src.accessible_topology.clone());
+        }
+        let kept: Vec<Topology> = src
+            .accessible_topology
+            .iter()
+            .filter(|have| {
+                candidates
+                    .iter()
+                    .any(|want| segments_match(&have.segments, &want.segments))
+            })
+            .cloned()
+            .collect();
+        if kept.is_empty() {
+            return Err(Status::resource_exhausted(format!(
+                "Unable to provision in accessible_topology: source volume {} lives on node {}, outside the accessibility requirements",
+                src.volume_id,
+                src.topology_node().unwrap_or_default()
+            )));
+        }
+        Ok(kept)
     }
 
     /// CreateVolume: provision a volume, idempotent by name.
@@ -205,7 +277,21 @@ impl Driver {
         if capacity > self.available_capacity() {
             return Err(self.exhausted(capacity));
         }
-        let accessible_topology = self.pick_topology(req.accessibility_requirements.as_ref())?;
+        let multi_node = req
+            .volume_capabilities
+            .iter()
+            .any(|c| c.mode().is_multi_node());
+        let source_volume = req
+            .volume_content_source
+            .as_ref()
+            .and_then(|c| c.volume.as_ref())
+            .and_then(|v| self.volumes.get(&v.volume_id));
+        let accessible_topology = match source_volume {
+            Some(src) if !src.accessible_topology.is_empty() => {
+                self.clone_topology(req.accessibility_requirements.as_ref(), src)?
+            }
+            _ => self.pick_topology(req.accessibility_requirements.as_ref(), multi_node)?,
+        };
 
         let volume_id = self.new_id("vol", &req.name);
         let record = VolumeRecord {

@@ -193,6 +193,10 @@ pub fn driver_caps(driver: &crate::csi::Driver) -> crate::control::DriverCaps {
             .config
             .node_capabilities
             .contains(&crate::csi::types::NodeRpcType::StageUnstageVolume),
+        topology: driver
+            .config
+            .plugin_services
+            .contains(&crate::csi::types::ServiceType::VolumeAccessibilityConstraints),
     }
 }
 

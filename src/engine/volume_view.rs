@@ -222,10 +222,10 @@ mod tests {
         }
     }
 
-    /// (volumesInUse, volumesAttached) of node-1.
+    /// (volumesInUse, volumesAttached) of node-2, where the test's volume lives.
     fn report(lab: &Lab) -> (Vec<String>, Vec<String>) {
         let r = node_volumes(&lab.cluster)
-            .remove("node-1")
+            .remove("node-2")
             .unwrap_or_default();
         (
             r.in_use.into_iter().collect(),
@@ -254,7 +254,7 @@ mod tests {
             &mut lab,
             "fault inject ControllerPublishVolume --code INTERNAL",
         );
-        run(&mut lab, "pod create p --node node-1 --pvc db");
+        run(&mut lab, "pod create p --node node-2 --pvc db");
         assert_eq!(report(&lab), (vec![name.clone()], vec![]));
         run(&mut lab, "tick 1");
         assert_eq!(report(&lab), (vec![name.clone()], vec![name.clone()]));
@@ -262,7 +262,7 @@ mod tests {
         run(&mut lab, "mode step");
         run(&mut lab, "pod delete p");
         assert_eq!(report(&lab), (vec![name.clone()], vec![name.clone()]));
-        run(&mut lab, "reconcile kubelet --node node-1");
+        run(&mut lab, "reconcile kubelet --node node-2");
         assert_eq!(report(&lab), (vec![], vec![name.clone()]));
         run(&mut lab, "reconcile attachdetach");
         assert_eq!(report(&lab), (vec![], vec![]));

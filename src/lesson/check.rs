@@ -1544,21 +1544,21 @@ mod tests {
         let seen = Observed::default();
         let c = |t: &str| parse(1, t).unwrap();
         lab.execute("pvc create data --size 1Gi").unwrap();
-        assert!(c("pvc data on node-1 targets 0").eval(&lab, &seen).holds);
-        lab.execute("pod create a --node node-1 --pvc data")
+        assert!(c("pvc data on node-2 targets 0").eval(&lab, &seen).holds);
+        lab.execute("pod create a --node node-2 --pvc data")
             .unwrap();
-        lab.execute("pod create b --node node-1 --pvc data")
+        lab.execute("pod create b --node node-2 --pvc data")
             .unwrap();
-        assert!(c("pvc data on node-1 targets 2").eval(&lab, &seen).holds);
+        assert!(c("pvc data on node-2 targets 2").eval(&lab, &seen).holds);
         lab.execute("pod delete a").unwrap();
-        let e = c("pvc data on node-1 targets 2").eval(&lab, &seen);
+        let e = c("pvc data on node-2 targets 2").eval(&lab, &seen);
         assert!(!e.holds);
         assert!(
-            e.actual.ends_with("has 1 published target(s) on node-1"),
+            e.actual.ends_with("has 1 published target(s) on node-2"),
             "{}",
             e.actual
         );
-        assert!(!c("pvc nope on node-1 targets 0").eval(&lab, &seen).holds);
+        assert!(!c("pvc nope on node-2 targets 0").eval(&lab, &seen).holds);
     }
 
     #[test]

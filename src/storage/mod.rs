@@ -22,6 +22,7 @@ pub mod provisioner;
 pub mod registration;
 pub mod resizer;
 pub mod snapshotter;
+pub mod topology;
 pub mod work;
 
 use crate::control::{Component, Ctx};

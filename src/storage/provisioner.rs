@@ -14,8 +14,7 @@ use crate::cluster::{
 };
 use crate::control::{Component, Ctx};
 use crate::csi::types::{
-    CapacityRange, CreateVolumeRequest, DeleteVolumeRequest, SnapshotSource, Topology,
-    TopologyRequirement, VolumeContentSource,
+    CapacityRange, CreateVolumeRequest, DeleteVolumeRequest, SnapshotSource, VolumeContentSource,
 };
 use crate::record::Level;
 use crate::util::quantity::{format_bytes, parse_bytes};
@@ -349,48 +348,19 @@ impl Provisioner {
                 }
             }
         }
-        // Topology: WaitForFirstConsumer asks for the selected node's topology; a class
-        // with allowedTopologies asks for those; otherwise no requirement (the volume may be
-        // reachable from every node).
-        let mut requirement = None;
-        if let Some(node) = selected_node {
-            // external-provisioner's GenerateAccessibilityRequirements: the topology keys
-            // the driver reported in the selected node's CSINode, with the node's label
-            // values for them (kubelet labelled the node from NodeGetInfo).
-            let key = (crate::cluster::no_namespace(), node.to_string());
-            let keys = ctx
-                .api
-                .csi_nodes
-                .get(&key)
-                .and_then(|c| c.spec.drivers.iter().find(|d| d.name == DRIVER))
-                .map(|d| d.topology_keys.clone())
-                .unwrap_or_default();
-            let labels = ctx.api.nodes.get(&key).map(|n| &n.metadata.labels);
-            let seg: BTreeMap<String, String> = keys
-                .iter()
-                .filter_map(|k| Some((k.clone(), labels?.get(k)?.clone())))
-                .collect();
-            let t = Topology { segments: seg };
-            requirement = Some(TopologyRequirement {
-                requisite: vec![t.clone()],
-                preferred: vec![t],
-            });
-        } else if !class.spec.allowed_topologies.is_empty() {
-            let mut ts = Vec::new();
-            for term in &class.spec.allowed_topologies {
-                for req in &term.match_label_expressions {
-                    for v in &req.values {
-                        ts.push(Topology {
-                            segments: BTreeMap::from([(req.key.clone(), v.clone())]),
-                        });
-                    }
-                }
-            }
-            requirement = Some(TopologyRequirement {
-                requisite: ts.clone(),
-                preferred: ts,
-            });
-        }
+        // Topology (`GenerateAccessibilityRequirements`, see `super::topology`): only for
+        // a driver with VOLUME_ACCESSIBILITY_CONSTRAINTS (`SupportsTopology`).
+        let requirement = if ctx.caps.topology {
+            super::topology::accessibility_requirements(
+                ctx.api,
+                pvc.name(),
+                &class.spec.allowed_topologies,
+                selected_node,
+            )
+            .map_err(|e| e.message())?
+        } else {
+            None
+        };
         Ok(CreateVolumeRequest {
             name: name.to_string(),
             capacity_range: Some(CapacityRange {

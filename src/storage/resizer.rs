@@ -348,7 +348,7 @@ mod tests {
         assert_eq!(types(&st), [RESIZING, FS_RESIZE_PENDING]);
         // kubelet marks its part before NodeExpandVolume; a failure leaves it there.
         run(&mut lab, "fault inject NodeExpandVolume --code INTERNAL");
-        run(&mut lab, "pod create p --node node-1 --pvc db");
+        run(&mut lab, "pod create p --node node-2 --pvc db");
         let st = status(&lab);
         assert_eq!(
             st.allocated_resource_statuses["storage"],
