@@ -33,6 +33,32 @@ pub struct Completion {
     pub wants_path: bool,
 }
 
+/// File names that complete `prefix` (`assets/ma` → `assets/manifests/`), sorted: a
+/// directory ends in `/`; hidden entries only when the prefix names them. At most 200.
+pub fn path_candidates(prefix: &str) -> Vec<String> {
+    let (dir, file) = match prefix.rfind('/') {
+        Some(i) => (&prefix[..=i], &prefix[i + 1..]),
+        None => ("", prefix),
+    };
+    let Ok(entries) = std::fs::read_dir(if dir.is_empty() { "." } else { dir }) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            if !name.starts_with(file) || (name.starts_with('.') && !file.starts_with('.')) {
+                return None;
+            }
+            let slash = if e.path().is_dir() { "/" } else { "" };
+            Some(format!("{dir}{name}{slash}"))
+        })
+        .collect();
+    out.sort();
+    out.truncate(200);
+    out
+}
+
 /// A usage hint shown after the cursor: `display` is the grey text; its first
 /// `complete_up_to` bytes may be accepted as input (Right arrow in the REPL).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 //! tree (`CommandLine::command()`) plus names the lab knows (nodes, pods, namespaces), so
 //! new commands complete without changes here.
 //!
-//! This is the dashboard's own small completer, kept behind [`complete`] and [`usage_hint`]
-//! so it can be swapped for the shared REPL completer (`command::complete`) when that lands.
+//! Candidates come from the shared completer (`command::complete`, the REPL's too); this
+//! module applies them to the prompt and words the dashboard's usage hint.
 
 use crate::Lab;
 use crate::command::CommandLine;
@@ -26,6 +26,8 @@ impl Completion {
         let word = line.get(self.start..)?;
         match self.candidates.as_slice() {
             [] => None,
+            // A directory goes on being typed; any other word is done.
+            [one] if one.ends_with('/') => Some(format!("{head}{one}")),
             [one] => Some(format!("{head}{one} ")),
             many => {
                 let common = common_prefix(many);
@@ -157,146 +159,34 @@ fn split_head(head: &str) -> (Vec<&str>, &str, usize) {
     (words, &head[start..], start)
 }
 
-/// The candidates for the word at the end of `head` (the text before the cursor).
+/// The lab's live names, for the shared completer.
+struct LabNames<'a>(&'a Lab);
+
+impl crate::command::complete::Names for LabNames<'_> {
+    fn names(&self, kind: &str) -> Vec<String> {
+        self.0.completion_names(kind)
+    }
+}
+
+/// The candidates for the word at the end of `head` (the text before the cursor): the
+/// shared completer's (`command::complete`, the REPL's too), and file names where the
+/// word is a path (`apply -f`, `cni conf load`, `--preset`).
 pub fn complete(lab: &Lab, head: &str) -> Completion {
-    let (words, prefix, start) = split_head(head);
-    let w = walk(&words);
-    let mut out = Completion {
-        start,
-        candidates: Vec::new(),
+    let c = crate::command::complete::complete(head, head.len(), &LabNames(lab));
+    let mut candidates = if c.wants_path {
+        crate::command::complete::path_candidates(head.get(c.start..).unwrap_or(""))
+    } else {
+        c.candidates
     };
-    if !w.valid {
-        return out;
+    candidates.truncate(MAX_CANDIDATES);
+    Completion {
+        start: c.start,
+        candidates,
     }
-    let mut cands: Vec<String> = Vec::new();
-    if let Some(arg) = &w.value_of {
-        cands = values_for(lab, arg, &w);
-    } else if prefix.starts_with('-') {
-        for a in w.cmd.get_arguments() {
-            if a.is_positional() || a.is_hide_set() {
-                continue;
-            }
-            if let Some(l) = a.get_long() {
-                let flag = format!("--{l}");
-                let repeatable = matches!(a.get_action(), clap::ArgAction::Append);
-                if repeatable || !words.contains(&flag.as_str()) {
-                    cands.push(flag);
-                }
-            }
-        }
-        cands.push("--help".to_string());
-    } else if w.cmd.has_subcommands() {
-        for sub in w.cmd.get_subcommands() {
-            if sub.is_hide_set() {
-                continue;
-            }
-            let name = sub.get_name();
-            if name.starts_with(prefix) {
-                cands.push(name.to_string());
-            } else if let Some(alias) = sub.get_visible_aliases().find(|a| a.starts_with(prefix)) {
-                cands.push(alias.to_string());
-            }
-        }
-    } else if let Some(arg) = w.cmd.get_positionals().nth(w.positionals.len()) {
-        cands = values_for(lab, arg, &w);
-    }
-    cands.retain(|c| c.starts_with(prefix));
-    let mut seen = std::collections::BTreeSet::new();
-    cands.retain(|c| seen.insert(c.clone()));
-    cands.truncate(MAX_CANDIDATES);
-    out.candidates = cands;
-    out
 }
 
 /// At most this many candidates are offered (names can number in the thousands).
 pub const MAX_CANDIDATES: usize = 200;
-
-/// Kinds `get` and `describe` accept, in the order a learner meets them; only those the
-/// engine knows are offered.
-const KINDS: &[&str] = &[
-    "pods",
-    "nodes",
-    "namespaces",
-    "networkpolicies",
-    "pvc",
-    "pv",
-    "sc",
-    "va",
-    "volumesnapshots",
-    "csinodes",
-    "csidrivers",
-];
-
-fn values_for(lab: &Lab, arg: &clap::Arg, w: &Walk) -> Vec<String> {
-    let possible: Vec<String> = arg
-        .get_possible_values()
-        .iter()
-        .filter(|v| !v.is_hide_set())
-        .map(|v| v.get_name().to_string())
-        .collect();
-    if !possible.is_empty() {
-        return possible;
-    }
-    let id = arg.get_id().as_str();
-    let first = w.path.first().map(String::as_str).unwrap_or("");
-    match id {
-        "node" => node_names(lab),
-        "ns" => lab
-            .cluster
-            .namespaces
-            .keys()
-            .map(|(_, n)| n.clone())
-            .collect(),
-        "src" | "dst" => pod_names(lab),
-        "kind" => KINDS
-            .iter()
-            .filter(|k| crate::engine::views::canonical_kind(k).is_ok())
-            .map(|k| (*k).to_string())
-            .collect(),
-        "name" => match first {
-            "pod" => pod_names(lab),
-            "policy" => policy_names(lab),
-            "get" | "describe" => {
-                let kind = w.positionals.first().map(String::as_str).unwrap_or("");
-                match crate::engine::views::canonical_kind(kind) {
-                    Ok("pods") => pod_names(lab),
-                    Ok("nodes") => node_names(lab),
-                    Ok("namespaces") => lab
-                        .cluster
-                        .namespaces
-                        .keys()
-                        .map(|(_, n)| n.clone())
-                        .collect(),
-                    Ok("networkpolicies") => policy_names(lab),
-                    _ => Vec::new(),
-                }
-            }
-            _ => Vec::new(),
-        },
-        _ => Vec::new(),
-    }
-}
-
-fn node_names(lab: &Lab) -> Vec<String> {
-    lab.cluster.nodes.keys().map(|(_, n)| n.clone()).collect()
-}
-
-fn pod_names(lab: &Lab) -> Vec<String> {
-    lab.cluster
-        .pods
-        .keys()
-        .take(MAX_CANDIDATES * 4)
-        .map(|(_, n)| n.clone())
-        .collect()
-}
-
-fn policy_names(lab: &Lab) -> Vec<String> {
-    lab.cluster
-        .policies
-        .keys()
-        .map(|(_, n)| n.clone())
-        .collect()
-}
 
 /// A one-line usage hint for what is typed so far, from the grammar: the command path, its
 /// usage and what it does (`pod create [OPTIONS] --node <NODE> <NAME> — Create a pod …`).
@@ -353,7 +243,7 @@ mod tests {
         );
         assert_eq!(cands(&lab, "po"), ["pod", "policy"]);
         assert_eq!(cands(&lab, "pod c"), ["create"]);
-        assert_eq!(cands(&lab, "show ip"), ["ipam", "iptables", "ipset"]);
+        assert_eq!(cands(&lab, "show ip"), ["ipam", "ipset", "iptables"]);
     }
 
     #[test]
@@ -401,6 +291,19 @@ mod tests {
         );
         let line = "zzz";
         assert_eq!(complete(&lab, line).apply(line), None);
+    }
+
+    #[test]
+    fn paths_complete_from_the_file_system() {
+        let lab = Lab::new();
+        let line = "apply -f assets/manif";
+        assert_eq!(
+            complete(&lab, line).apply(line).as_deref(),
+            Some("apply -f assets/manifests/")
+        );
+        let c = cands(&lab, "apply -f assets/manifests/web");
+        assert_eq!(c, ["assets/manifests/web-app.yaml"]);
+        assert!(cands(&lab, "apply -f nothing-here/x").is_empty());
     }
 
     #[test]
