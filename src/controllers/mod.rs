@@ -1,10 +1,12 @@
 //! The control-plane controllers outside storage: kube-scheduler and kube-controller-manager's
-//! node lifecycle controller. Each is a [`crate::control::Component`] with its own state;
+//! node lifecycle and namespace controllers. Each is a [`crate::control::Component`] with its own state;
 //! the storage controllers and sidecars live in `crate::storage`, kubelet in `crate::kubelet`.
 
+pub mod namespace;
 pub mod node_lifecycle;
 pub mod placement;
 pub mod scheduler;
 
+pub use namespace::NamespaceController;
 pub use node_lifecycle::NodeLifecycle;
 pub use scheduler::Scheduler;

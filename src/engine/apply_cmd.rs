@@ -86,13 +86,7 @@ impl Lab {
         let docs = manifest::parse(&source, &text).map_err(LabError::msg)?;
         let mut out = Outcome::empty();
         let mut errors = Vec::new();
-        // Namespaces go last: the lab has no namespace controller to empty a Terminating
-        // namespace, so the objects in it are deleted first (the end state kubectl's
-        // cascade reaches).
-        let (namespaces, objects): (Vec<Document>, Vec<Document>) = docs
-            .into_iter()
-            .partition(|d| matches!(d.object, Manifest::Namespace(_)));
-        for doc in objects.into_iter().chain(namespaces) {
+        for doc in docs {
             let namespace = match object_namespace(&doc, ns) {
                 Ok(n) => n,
                 Err(e) => {
@@ -100,16 +94,6 @@ impl Lab {
                     continue;
                 }
             };
-            if matches!(doc.object, Manifest::Namespace(_)) && self.namespace_in_use(&doc.name) {
-                out.line(Line::styled(
-                    format!(
-                        "namespace/{0} kept: objects in it are still being deleted; `delete ns {0}` once they are gone (a real namespace would go Terminating and empty itself)",
-                        doc.name
-                    ),
-                    Role::Dim,
-                ));
-                continue;
-            }
             let done = match delete_command(&doc, namespace) {
                 Some(cmd) => self.dispatch(cmd),
                 None => self.pv_delete(&doc.name),

@@ -117,7 +117,7 @@ impl Lab {
         }
         let (name, changed, fewer, was) = match kind {
             "pods" => {
-                self.require_namespace(&a.ns)?;
+                self.existing_namespace(&a.ns)?;
                 relabel!(pods, &a.ns, "pod")
             }
             "nodes" => relabel!(nodes, "", "node"),

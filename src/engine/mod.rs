@@ -472,6 +472,7 @@ impl Lab {
             let mut changed = self.run_scheduler();
             changed |= self.run_storage_controllers();
             changed |= self.run_kubelets();
+            changed |= self.run_namespace_controller();
             if !changed {
                 break;
             }
@@ -668,6 +669,24 @@ impl Lab {
     }
 
     /// Run every storage controller once; true when any of them changed something.
+    /// One pass of the namespace controller: the content of a Terminating namespace is
+    /// deleted, and the namespace removed once it is gone.
+    pub fn run_namespace_controller(&mut self) -> bool {
+        use crate::control::Component;
+        let terminating: Vec<String> = self
+            .cluster
+            .namespaces
+            .values()
+            .filter(|n| n.metadata.deletion_tick.is_some())
+            .map(|n| n.name().to_string())
+            .collect();
+        let mut changed = false;
+        for ns in &terminating {
+            changed |= self.delete_namespace_content(ns);
+        }
+        changed | crate::controllers::NamespaceController.reconcile(&mut ctx!(self))
+    }
+
     pub fn run_storage_controllers(&mut self) -> bool {
         self.run_storage(|s, ctx| s.reconcile_all(ctx))
     }

@@ -9,18 +9,29 @@ use crate::kubelet::sandbox::{EGRESS_BANDWIDTH, INGRESS_BANDWIDTH};
 use crate::render::{Line, Outcome, Role, Table};
 
 impl Lab {
-    /// The API server's answer when an object is created in a namespace that does not exist.
-    pub(crate) fn require_namespace(&self, ns: &str) -> Result<(), LabError> {
-        if self
-            .cluster
+    /// Whether namespace `ns` is Terminating, or the API server's NotFound when it does
+    /// not exist (objects of a Terminating namespace may still be updated).
+    pub(crate) fn existing_namespace(&self, ns: &str) -> Result<bool, LabError> {
+        self.cluster
             .namespaces
-            .contains_key(&(crate::cluster::no_namespace(), ns.to_string()))
-        {
-            return Ok(());
+            .get(&(crate::cluster::no_namespace(), ns.to_string()))
+            .map(|n| n.metadata.deletion_tick.is_some())
+            .ok_or_else(|| {
+                LabError::msg(format!(
+                    "Error from server (NotFound): namespaces \"{ns}\" not found"
+                ))
+            })
+    }
+
+    /// The API server's answer when an object is created in a namespace that does not
+    /// exist, or in one being deleted (the NamespaceLifecycle admission plugin).
+    pub(crate) fn require_namespace(&self, ns: &str) -> Result<(), LabError> {
+        if self.existing_namespace(ns)? {
+            return Err(LabError::msg(format!(
+                "Error from server (Forbidden): unable to create new content in namespace {ns} because it is being terminated"
+            )));
         }
-        Err(LabError::msg(format!(
-            "Error from server (NotFound): namespaces \"{ns}\" not found"
-        )))
+        Ok(())
     }
 
     /// Create a pod: on `--node`, or where the scheduler places it.
@@ -154,11 +165,83 @@ impl Lab {
         Ok(())
     }
 
-    /// Whether pods, claims or policies still live in namespace `name`.
-    pub(crate) fn namespace_in_use(&self, name: &str) -> bool {
-        self.cluster.pods.keys().any(|(ns, _)| ns == name)
-            || self.cluster.pvcs.keys().any(|(ns, _)| ns == name)
-            || self.cluster.policies.keys().any(|(ns, _)| ns == name)
+    /// The namespace controller's `deleteAllContent` for a Terminating namespace: delete
+    /// what it holds that is not being deleted yet, through the same paths as `pod
+    /// delete`, `pvc delete`… (pods go through their kubelet's teardown, claims through
+    /// pvc-protection). True when it asked for a deletion.
+    pub(crate) fn delete_namespace_content(&mut self, name: &str) -> bool {
+        use crate::command::grammar::{NadCmd, PolicyCmd, PvcCmd, SnapshotCmd};
+        let live = |keys: Vec<(&(String, String), bool)>| -> Vec<String> {
+            keys.into_iter()
+                .filter(|((n, _), deleting)| n == name && !deleting)
+                .map(|((_, o), _)| o.clone())
+                .collect()
+        };
+        let c = &self.cluster;
+        let pods = live(
+            c.pods
+                .iter()
+                .map(|(k, o)| (k, o.metadata.deletion_tick.is_some()))
+                .collect(),
+        );
+        let snaps = live(
+            c.snapshots
+                .iter()
+                .map(|(k, o)| (k, o.metadata.deletion_tick.is_some()))
+                .collect(),
+        );
+        let pvcs = live(
+            c.pvcs
+                .iter()
+                .map(|(k, o)| (k, o.metadata.deletion_tick.is_some()))
+                .collect(),
+        );
+        let pols = live(
+            c.policies
+                .iter()
+                .map(|(k, o)| (k, o.metadata.deletion_tick.is_some()))
+                .collect(),
+        );
+        let nads = live(
+            c.net_attach_defs
+                .iter()
+                .map(|(k, o)| (k, o.metadata.deletion_tick.is_some()))
+                .collect(),
+        );
+        let asked = !(pods.is_empty()
+            && snaps.is_empty()
+            && pvcs.is_empty()
+            && pols.is_empty()
+            && nads.is_empty());
+        let ns = name.to_string();
+        for pod in pods {
+            let _ = self.pod_delete(name, &pod);
+        }
+        for s in snaps {
+            let _ = self.snapshot(SnapshotCmd::Delete {
+                name: s,
+                ns: ns.clone(),
+            });
+        }
+        for c in pvcs {
+            let _ = self.pvc(PvcCmd::Delete {
+                name: c,
+                ns: ns.clone(),
+            });
+        }
+        for p in pols {
+            let _ = self.policy(PolicyCmd::Delete {
+                name: p,
+                ns: ns.clone(),
+            });
+        }
+        for n in nads {
+            let _ = self.nad(NadCmd::Delete {
+                name: n,
+                ns: ns.clone(),
+            });
+        }
+        asked
     }
 
     /// Request deletion; the kubelet tears the pod down, then it is removed.
@@ -259,12 +342,20 @@ impl Lab {
                     )));
                 }
                 self.cluster.namespaces().get("", &name)?;
-                if self.namespace_in_use(&name) {
-                    return Err(LabError::msg(format!(
-                        "namespace {name:?} still holds pods, claims or policies: delete them first (Kubernetes would delete them for you, in the background, while the namespace is Terminating)"
-                    )));
+                if crate::controllers::namespace::holds_content(&self.cluster, &name) {
+                    // Terminating: the namespace controller deletes the content, then the
+                    // namespace once it is empty (`Lab::run_namespace_controller`).
+                    let mut ns = self.cluster.namespaces().get("", &name)?.clone();
+                    if ns.metadata.deletion_tick.is_none() {
+                        ns.metadata.deletion_tick = Some(self.clock);
+                        self.cluster.namespaces().update(ns)?;
+                        let mut ns = self.cluster.namespaces().get("", &name)?.clone();
+                        ns.status.phase = "Terminating".into();
+                        self.cluster.namespaces().update_status(&ns)?;
+                    }
+                } else {
+                    self.cluster.namespaces().delete("", &name)?;
                 }
-                self.cluster.namespaces().delete("", &name)?;
                 let mut out = Outcome::empty();
                 out.line(
                     Line::new()
@@ -278,7 +369,7 @@ impl Lab {
                 for o in self.cluster.namespaces.values() {
                     t.row([
                         o.name().to_string(),
-                        "Active".into(),
+                        o.status.phase.clone(),
                         o.metadata
                             .labels
                             .iter()

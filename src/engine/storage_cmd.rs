@@ -262,6 +262,7 @@ impl Lab {
     fn pvc_create(&mut self, a: &PvcCreateArgs) -> Result<Outcome, LabError> {
         validate::object_name("persistentvolumeclaim", &a.name).map_err(LabError::msg)?;
         validate::namespace(&a.ns).map_err(LabError::msg)?;
+        self.require_namespace(&a.ns)?;
         let size = parse_bytes(&a.size).map_err(LabError::msg)?;
         if size <= 0 {
             return Err(LabError::msg(format!(

@@ -444,7 +444,7 @@ impl Lab {
                 for o in self.cluster.namespaces.values() {
                     let row = vec![
                         o.name().to_string(),
-                        "Active".into(),
+                        o.status.phase.clone(),
                         age(self.clock, o.metadata.creation_tick),
                     ];
                     sel.row(&mut t, &o.metadata, row);
