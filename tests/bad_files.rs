@@ -375,6 +375,13 @@ fn run_dash_still_reads_stdin_and_accepts_a_byte_order_mark() {
 }
 
 #[test]
+fn run_dev_null_is_an_empty_script() {
+    let o = cli_in_time(&["run", "/dev/null"], None);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(o.stdout.is_empty() && o.stderr.is_empty(), "{o:?}");
+}
+
+#[test]
 fn load_refuses_a_fifo_a_directory_and_a_device() {
     for p in not_regular("load", "lab.json") {
         let mut lab = busy_lab();
