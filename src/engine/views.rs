@@ -781,6 +781,47 @@ impl Lab {
                 for c in &p.status.conditions {
                     out.plain(format!("  {:<27} {}", c.condition_type, c.status));
                 }
+                // describePodVolumes: only claims are modelled (no service-account token
+                // volume, which a real pod also has).
+                if p.spec.volumes.is_empty() {
+                    kv(&mut out, "Volumes", "<none>".into());
+                } else {
+                    out.line(Line::styled("Volumes:", Role::Header));
+                    for v in &p.spec.volumes {
+                        out.plain(format!("  {}:", v.name));
+                        out.plain("    Type:       PersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)");
+                        out.plain(format!(
+                            "    ClaimName:  {}",
+                            v.persistent_volume_claim.claim_name
+                        ));
+                        out.plain(format!(
+                            "    ReadOnly:   {}",
+                            v.persistent_volume_claim.read_only
+                        ));
+                    }
+                }
+                let wide = |out: &mut Outcome, k: &str, v: String| {
+                    out.line(
+                        Line::new()
+                            .push(format!("{:<17}", format!("{k}:")), Role::Header)
+                            .push(v, Role::Plain),
+                    );
+                };
+                wide(&mut out, "QoS Class", qos_class(&p.spec).into());
+                wide(
+                    &mut out,
+                    "Node-Selectors",
+                    if p.spec.node_selector.is_empty() {
+                        "<none>".into()
+                    } else {
+                        p.spec
+                            .node_selector
+                            .iter()
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect::<Vec<_>>()
+                            .join("\n                 ")
+                    },
+                );
                 self.events_for(&mut out, &format!("Pod/{}", p.key()), &p.metadata.uid);
             }
             "nodes" => {
@@ -1372,5 +1413,87 @@ fn allocated_block(
     ));
     for (r, req, lim) in rows {
         out.plain(format!("  {r:<w0$}  {req:<w1$}  {lim}"));
+    }
+}
+
+/// A pod's QoS class as `GetPodQOS` (`pkg/apis/core/helper/qos`) computes it from CPU and
+/// memory only: no request or limit anywhere → BestEffort; every container limiting both
+/// with requests equal to the limits → Guaranteed; anything else → Burstable.
+pub fn qos_class(spec: &crate::cluster::PodSpec) -> &'static str {
+    const COMPUTE: [&str; 2] = ["cpu", "memory"];
+    let any = spec.containers.iter().any(|c| {
+        COMPUTE
+            .iter()
+            .any(|r| c.resources.requests.contains_key(*r) || c.resources.limits.contains_key(*r))
+    });
+    if !any {
+        return "BestEffort";
+    }
+    let guaranteed = spec.containers.iter().all(|c| {
+        COMPUTE.iter().all(|r| {
+            c.resources
+                .limits
+                .get(*r)
+                .is_some_and(|l| c.resources.requests.get(*r).is_none_or(|q| q == l))
+        })
+    });
+    if guaranteed {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
+#[cfg(test)]
+mod qos_tests {
+    use super::qos_class;
+    use crate::cluster::{Container, PodSpec, ResourceRequirements};
+
+    fn pod(limits: &[(&str, &str)], requests: &[(&str, &str)]) -> PodSpec {
+        let list = |v: &[(&str, &str)]| {
+            v.iter()
+                .map(|(k, q)| (k.to_string(), q.to_string()))
+                .collect()
+        };
+        PodSpec {
+            containers: vec![Container {
+                name: "app".into(),
+                image: "x".into(),
+                ports: Vec::new(),
+                resources: ResourceRequirements {
+                    limits: list(limits),
+                    requests: list(requests),
+                },
+            }],
+            ..PodSpec::default()
+        }
+    }
+
+    #[test]
+    fn classes_follow_cpu_and_memory_only() {
+        assert_eq!(qos_class(&pod(&[], &[])), "BestEffort");
+        assert_eq!(
+            qos_class(&pod(
+                &[("intel.com/sriov", "1")],
+                &[("intel.com/sriov", "1")]
+            )),
+            "BestEffort"
+        );
+        assert_eq!(
+            qos_class(&pod(&[("cpu", "1"), ("memory", "1Gi")], &[])),
+            "Guaranteed"
+        );
+        assert_eq!(
+            qos_class(&pod(
+                &[("cpu", "1"), ("memory", "1Gi")],
+                &[("cpu", "1"), ("memory", "1Gi")]
+            )),
+            "Guaranteed"
+        );
+        assert_eq!(qos_class(&pod(&[("cpu", "1")], &[])), "Burstable");
+        assert_eq!(
+            qos_class(&pod(&[("cpu", "2"), ("memory", "1Gi")], &[("cpu", "1")])),
+            "Burstable"
+        );
     }
 }
