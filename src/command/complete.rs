@@ -205,10 +205,12 @@ fn values(w: &Walk, arg: &Arg, names: &dyn Names) -> (Vec<String>, bool) {
             }
         }
         "name" if matches!(leaf, "create" | "add") => Vec::new(),
-        "name" if matches!(top, "get" | "describe" | "delete") => match w.positionals.first() {
-            Some(kind) => names.names(kind),
-            None => Vec::new(),
-        },
+        "name" | "names" if matches!(top, "get" | "describe" | "delete") => {
+            match w.positionals.first() {
+                Some(kind) => names.names(kind),
+                None => Vec::new(),
+            }
+        }
         "name" => names.names(top),
         "pvc" | "pvcs" | "claim" | "from_pvc" => names.names("pvc"),
         "from_snapshot" | "snapshot" => names.names("volumesnapshots"),

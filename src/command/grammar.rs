@@ -79,7 +79,7 @@ pub enum Command {
     Describe(DescribeArgs),
     /// Delete an object, in kubectl's verb order (`delete pod web` is `pod delete web`)
     #[command(
-        after_help = "Kinds: pods (po), pvc, sc, networkpolicies (netpol), snapshots (vs), net-attach-def (nad),\n       namespaces (ns)\nExamples:\n  delete pod web\n  delete pvc/data -n team-a\n  delete netpol deny-all"
+        after_help = "Kinds: pods (po), pvc, sc, networkpolicies (netpol), snapshots (vs), net-attach-def (nad),\n       namespaces (ns)\nExamples:\n  delete pod web\n  delete pod web db\n  delete pods -l app=web\n  delete pvc/data -n team-a\n  delete netpol deny-all"
     )]
     Delete(DeleteArgs),
     /// Create or update objects from a Kubernetes manifest (kubectl apply -f)
@@ -767,10 +767,13 @@ pub struct GetArgs {
 /// `delete KIND NAME`: kubectl's verb order for `pod delete NAME` and the like.
 #[derive(Debug, Args, Clone, PartialEq)]
 pub struct DeleteArgs {
-    /// Kind: pod, pvc, sc, netpol, vs (snapshot), nad, ns
+    /// Kind: pod, pvc, pv, sc, netpol, vs (snapshot), nad, ns
     pub kind: Option<String>,
-    /// Name
-    pub name: Option<String>,
+    /// Names (one or more of that kind)
+    pub names: Vec<String>,
+    /// Delete the objects of that kind whose labels match, e.g. app=web or 'tier in (a,b)'
+    #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
+    pub selector: Option<String>,
     /// Namespace
     #[arg(
         long,

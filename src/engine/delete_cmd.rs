@@ -16,13 +16,116 @@ use crate::command::grammar::{
 use crate::render::Outcome;
 
 impl Lab {
-    /// `delete KIND NAME [-n NS]`: the lab's own delete command for that kind.
+    /// `delete KIND NAME… [-n NS]` or `delete KIND -l SELECTOR`: the lab's own delete
+    /// command for that kind, once per object.
     pub fn delete(&mut self, d: DeleteArgs) -> Result<Outcome, LabError> {
         if let Some(f) = &d.file {
             let ns = (d.ns != "default").then_some(d.ns.as_str());
             return self.delete_manifest(f, ns);
         }
-        if let (Some(kind), Some(name)) = (&d.kind, &d.name) {
+        let names = match (&d.selector, d.names.is_empty()) {
+            (Some(_), false) => {
+                return Err(LabError::msg(
+                    "name cannot be provided when a selector is specified",
+                ));
+            }
+            (Some(sel), true) => {
+                let kind = canonical_kind(d.kind.as_deref().unwrap_or(""))?;
+                let names = self.names_matching(kind, &d.ns, sel)?;
+                if names.is_empty() {
+                    let mut out = Outcome::empty();
+                    out.plain("No resources found");
+                    return Ok(out);
+                }
+                names
+            }
+            (None, _) => d.names.clone(),
+        };
+        // One object after another, as kubectl does: a missing one does not stop the rest.
+        let mut out = Outcome::empty();
+        let mut errors = Vec::new();
+        for name in names
+            .iter()
+            .map(Some)
+            .chain(names.is_empty().then_some(None))
+        {
+            let one = DeleteArgs {
+                names: name.cloned().into_iter().collect(),
+                selector: None,
+                ..d.clone()
+            };
+            match self.delete_one(one) {
+                Ok(o) => out.extend(o),
+                Err(e) => errors.push(e.message),
+            }
+        }
+        if errors.is_empty() {
+            return Ok(out);
+        }
+        let mut e = LabError::msg(errors.join("\n"));
+        e.output = out;
+        Err(e)
+    }
+
+    /// The names of the objects of `kind` (in `ns` when namespaced) whose labels match a
+    /// selector.
+    fn names_matching(
+        &self,
+        kind: &str,
+        ns: &str,
+        selector: &str,
+    ) -> Result<Vec<String>, LabError> {
+        let query = crate::cluster::label_query::parse(selector).map_err(LabError::msg)?;
+        let c = &self.cluster;
+        let pick = |items: Vec<(&(String, String), &crate::cluster::Meta)>, namespaced: bool| {
+            items
+                .into_iter()
+                .filter(|(k, m)| (!namespaced || k.0 == ns) && query.matches(&m.labels))
+                .map(|(k, _)| k.1.clone())
+                .collect::<Vec<_>>()
+        };
+        Ok(match kind {
+            "pods" => pick(c.pods.iter().map(|(k, o)| (k, &o.metadata)).collect(), true),
+            "persistentvolumeclaims" => {
+                pick(c.pvcs.iter().map(|(k, o)| (k, &o.metadata)).collect(), true)
+            }
+            "persistentvolumes" => {
+                pick(c.pvs.iter().map(|(k, o)| (k, &o.metadata)).collect(), false)
+            }
+            "storageclasses" => pick(
+                c.storage_classes
+                    .iter()
+                    .map(|(k, o)| (k, &o.metadata))
+                    .collect(),
+                false,
+            ),
+            "networkpolicies" => pick(
+                c.policies.iter().map(|(k, o)| (k, &o.metadata)).collect(),
+                true,
+            ),
+            "volumesnapshots" => pick(
+                c.snapshots.iter().map(|(k, o)| (k, &o.metadata)).collect(),
+                true,
+            ),
+            "network-attachment-definitions" => pick(
+                c.net_attach_defs
+                    .iter()
+                    .map(|(k, o)| (k, &o.metadata))
+                    .collect(),
+                true,
+            ),
+            "namespaces" => pick(
+                c.namespaces.iter().map(|(k, o)| (k, &o.metadata)).collect(),
+                false,
+            ),
+            // The kinds the lab does not delete say why, by name.
+            _ => Vec::new(),
+        })
+    }
+
+    /// `delete KIND NAME`: one object.
+    fn delete_one(&mut self, d: DeleteArgs) -> Result<Outcome, LabError> {
+        if let (Some(kind), Some(name)) = (&d.kind, d.names.first()) {
             if !kind.contains(',') && canonical_kind(kind)? == "persistentvolumes" {
                 return self.pv_delete(name);
             }
@@ -42,7 +145,7 @@ impl Lab {
             return Err(LabError::msg("you must specify only one resource"));
         }
         let kind = canonical_kind(&kind_word)?;
-        let Some(name) = d.name else {
+        let Some(name) = d.names.into_iter().next() else {
             return Err(LabError::msg(
                 "resource(s) were provided, but no name was specified",
             ));
