@@ -44,7 +44,31 @@ pub struct NodeSpec {
     /// `podCIDRs`.
     #[serde(skip_serializing_if = "Vec::is_empty", rename = "podCIDRs")]
     pub pod_cidrs: Vec<String>,
+    /// `taints`: the lab writes `node.kubernetes.io/unschedulable` for a cordoned node.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<Taint>,
+    /// `unschedulable` (`kubectl cordon`): the scheduler's NodeUnschedulable filter refuses
+    /// the node for new pods; a pod that names the node itself still runs there.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unschedulable: bool,
 }
+
+/// A node taint (`spec.taints[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Taint {
+    /// The taint's key.
+    pub key: String,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
+    pub effect: String,
+    /// When it was added (RFC 3339), as the node lifecycle controller writes it.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub time_added: String,
+}
+
+/// The taint a cordoned node carries (`node.kubernetes.io/unschedulable:NoSchedule`,
+/// added by the node lifecycle controller's TaintNodesByCondition).
+pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
 impl Kind for NodeSpec {
     const KIND: &'static str = "Node";

@@ -92,6 +92,18 @@ pub enum Command {
         after_help = "Examples:\n  label pod web tier=frontend\n  label pod web app=api --overwrite\n  label pod web tier-\n  label ns team-a team=a\n  label pod web tier=x --resource-version 12   (a stale version is a Conflict)"
     )]
     Label(LabelArgs),
+    /// Mark a node unschedulable: the scheduler places no new pod there (kubectl cordon)
+    #[command(after_help = "Examples:\n  cordon node-2\n  uncordon node-2")]
+    Cordon {
+        /// Node name
+        node: String,
+    },
+    /// Let the scheduler place pods on a node again (kubectl uncordon)
+    #[command(after_help = "Example:\n  uncordon node-2")]
+    Uncordon {
+        /// Node name
+        node: String,
+    },
     /// Make a CNI plugin or a CSI RPC fail, crash a component mid-operation, or lose a node
     #[command(
         subcommand,

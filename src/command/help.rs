@@ -69,7 +69,9 @@ fn quit_help() -> Outcome {
 const GROUPS: &[(&str, &[&str])] = &[
     (
         "Cluster",
-        &["node", "ns", "get", "describe", "label", "delete", "apply"],
+        &[
+            "node", "ns", "get", "describe", "label", "cordon", "uncordon", "delete", "apply",
+        ],
     ),
     ("Workloads", &["pod"]),
     ("Storage", &["sc", "pvc", "pv", "snapshot"]),

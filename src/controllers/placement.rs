@@ -3,6 +3,8 @@
 //! the `FailedScheduling` message.
 //!
 //! **Filters** (in this order, all reasons of a node collected):
+//! - NodeUnschedulable: a cordoned node (`spec.unschedulable`) takes no new pod (`node(s)
+//!   were unschedulable`);
 //! - the node is Ready (a NotReady or Unknown node carries the `not-ready`/`unreachable`
 //!   NoSchedule taint the node lifecycle controller adds: TaintToleration);
 //! - NodeAffinity: the node's labels hold every `spec.nodeSelector` pair (`node(s) didn't
@@ -47,6 +49,12 @@ fn node_failures(
     volume: Option<String>,
 ) -> Vec<(String, bool)> {
     let mut out = Vec::new();
+    // NodeUnschedulable runs first (`plugins/nodeunschedulable`): a cordoned node fails
+    // it, and the framework stops at a node's first failing filter.
+    if node.spec.unschedulable {
+        out.push(("node(s) were unschedulable".to_string(), false));
+        return out;
+    }
     let ready = node
         .status
         .conditions

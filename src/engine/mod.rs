@@ -370,6 +370,8 @@ impl Lab {
             Command::Delete(d) => self.delete(d),
             Command::Apply(a) => self.apply_manifest(&a),
             Command::Label(a) => self.label(&a),
+            Command::Cordon { node } => self.cordon(&node, true),
+            Command::Uncordon { node } => self.cordon(&node, false),
             Command::Tick { seconds } => {
                 self.check_tick(seconds).map_err(LabError::msg)?;
                 self.tick(seconds);

@@ -86,6 +86,7 @@ impl Lab {
             NodeSpec {
                 pod_cidr: cidr.to_string(),
                 pod_cidrs: vec![cidr.to_string()],
+                ..NodeSpec::default()
             },
         );
         let labels = &mut obj.metadata.labels;
@@ -223,4 +224,50 @@ pub fn ready_text(status: &crate::cluster::NodeStatus) -> &'static str {
         .iter()
         .any(|c| c.condition_type == "Ready" && c.status == "True");
     if ready { "Ready" } else { "NotReady" }
+}
+
+/// The STATUS column of `get nodes`: the Ready condition, then `SchedulingDisabled` for a
+/// cordoned node (kubectl's printer).
+pub fn status_text(node: &crate::cluster::Object<crate::cluster::NodeSpec>) -> String {
+    let ready = ready_text(&node.status);
+    if node.spec.unschedulable {
+        format!("{ready},SchedulingDisabled")
+    } else {
+        ready.to_string()
+    }
+}
+
+impl super::Lab {
+    /// `cordon NODE` / `uncordon NODE`: set or clear `spec.unschedulable` and the
+    /// `node.kubernetes.io/unschedulable:NoSchedule` taint (kubectl's wording for each).
+    pub fn cordon(
+        &mut self,
+        name: &str,
+        on: bool,
+    ) -> Result<crate::render::Outcome, super::LabError> {
+        use crate::cluster::{Taint, UNSCHEDULABLE_TAINT};
+        let mut node = self.cluster.nodes().get("", name)?.clone();
+        let verb = if on { "cordoned" } else { "uncordoned" };
+        let mut out = crate::render::Outcome::empty();
+        if node.spec.unschedulable == on {
+            out.plain(format!("node/{name} already {verb}"));
+            return Ok(out);
+        }
+        node.spec.unschedulable = on;
+        node.spec.taints.retain(|t| t.key != UNSCHEDULABLE_TAINT);
+        if on {
+            node.spec.taints.push(Taint {
+                key: UNSCHEDULABLE_TAINT.into(),
+                effect: "NoSchedule".into(),
+                time_added: crate::cluster::meta::timestamp(self.clock),
+            });
+        }
+        self.cluster.nodes().update(node)?;
+        out.line(
+            crate::render::Line::new()
+                .push(format!("node/{name}"), crate::render::Role::Name)
+                .push(format!(" {verb}"), crate::render::Role::Good),
+        );
+        Ok(out)
+    }
 }

@@ -395,7 +395,7 @@ impl Lab {
                 for o in self.cluster.nodes.values() {
                     let mut row = vec![
                         o.name().to_string(),
-                        crate::engine::nodes::ready_text(&o.status).into(),
+                        crate::engine::nodes::status_text(o),
                         "<none>".into(),
                         age(self.clock, o.metadata.creation_tick),
                         "v1.31.0-lab".into(),
@@ -839,6 +839,26 @@ impl Lab {
                     Line::new()
                         .push("Labels:       ", Role::Header)
                         .push(labels_text(&n.metadata.labels), Role::Plain),
+                );
+                // kubectl prints Taints and Unschedulable for every node.
+                let taints: Vec<String> = n
+                    .spec
+                    .taints
+                    .iter()
+                    .map(|t| format!("{}:{}", t.key, t.effect))
+                    .collect();
+                out.line(Line::new().push("Taints:       ", Role::Header).push(
+                    if taints.is_empty() {
+                        "<none>".to_string()
+                    } else {
+                        taints.join("\n              ")
+                    },
+                    Role::Plain,
+                ));
+                out.line(
+                    Line::new()
+                        .push("Unschedulable:", Role::Header)
+                        .push(format!(" {}", n.spec.unschedulable), Role::Plain),
                 );
                 out.line(
                     Line::new()
