@@ -18,12 +18,13 @@ use crate::cni::plugin::CniCommand;
 use crate::cni::runtime::{FaultHook, Injected};
 use crate::cni::types::CniError;
 use crate::csi::status::{Code, Status};
+use crate::util::time::Millis;
 use std::collections::BTreeMap;
 use std::fmt;
 
 /// systemd restarts a dead kubelet after this many seconds (`RestartSec=10` in the
 /// kubelet.service unit the Kubernetes packages ship).
-pub const KUBELET_RESTART_SEC: u64 = 10;
+pub const KUBELET_RESTART_SEC: Millis = Millis::secs(10);
 
 /// The CNI code a plugin fault uses when `--code` is not given (11, "Try again later").
 pub const DEFAULT_CNI_CODE: u32 = crate::cni::types::code::TRY_AGAIN_LATER;
@@ -34,12 +35,12 @@ pub const DEFAULT_GRPC_CODE: Code = Code::Unavailable;
 /// kubelet's container restart backoff for a crashed sidecar container: the first restart is
 /// immediate, then 10 s doubling up to 300 s (CrashLoopBackOff; `kubelet/kubelet.go`
 /// `backOffPeriod`/`MaxContainerBackOff`). `restarts` counts earlier restarts.
-pub fn container_restart_delay(restarts: u32) -> u64 {
+pub fn container_restart_delay(restarts: u32) -> Millis {
     if restarts == 0 {
-        return 0;
+        return Millis::ZERO;
     }
     let shift = (restarts - 1).min(16);
-    (10u64 << shift).min(300)
+    Millis::secs((10u64 << shift).min(300))
 }
 
 /// A named point where a component dies mid-operation.
@@ -175,7 +176,7 @@ pub struct Fault {
     /// How many times it fired.
     pub fired: u32,
     /// The logical clock when it was armed.
-    pub armed_at: u64,
+    pub armed_at: Millis,
 }
 
 impl Fault {
@@ -204,7 +205,7 @@ pub struct Faults {
     /// The next fault number.
     pub next_id: u32,
     /// kubelets restarting after a crash: node → the tick they are back.
-    pub kubelet_down_until: BTreeMap<String, u64>,
+    pub kubelet_down_until: BTreeMap<String, Millis>,
     /// Restarts of each sidecar container so far (for CrashLoopBackOff).
     pub restarts: BTreeMap<&'static str, u32>,
 }
@@ -365,7 +366,7 @@ impl Faults {
             node: req.node.map(str::to_string),
             code,
             fired: 0,
-            armed_at: 0,
+            armed_at: Millis::ZERO,
         };
         self.armed.push(fault.clone());
         Ok(fault)
@@ -431,7 +432,7 @@ impl Faults {
 
     /// Whether a node's kubelet cannot act at `clock` (node lost, or restarting after a
     /// crash).
-    pub fn kubelet_down(&self, node: &str, clock: u64) -> bool {
+    pub fn kubelet_down(&self, node: &str, clock: Millis) -> bool {
         self.node_down(node)
             || self
                 .kubelet_down_until
@@ -459,7 +460,7 @@ impl Faults {
     }
 
     /// Count a restart of a sidecar container and return its delay before it runs again.
-    pub fn restart_delay(&mut self, container: &'static str) -> u64 {
+    pub fn restart_delay(&mut self, container: &'static str) -> Millis {
         let n = self.restarts.entry(container).or_insert(0);
         let d = container_restart_delay(*n);
         *n += 1;
@@ -702,8 +703,8 @@ mod tests {
         };
         f.arm(&down, &plugins(), &nodes()).unwrap();
         assert!(f.node_down("node-2"));
-        assert!(f.kubelet_down("node-2", 1000));
-        assert!(!f.kubelet_down("node-1", 0));
+        assert!(f.kubelet_down("node-2", Millis::secs(1000)));
+        assert!(!f.kubelet_down("node-1", Millis::ZERO));
         assert_eq!(f.take_crash(None, CrashPoint::AttacherAfterPublish), None);
         assert_eq!(
             f.take_crash(None, CrashPoint::ProvisionerAfterCreate),
@@ -727,11 +728,11 @@ mod tests {
 
     #[test]
     fn restart_backoff_is_crashloop_like() {
-        assert_eq!(container_restart_delay(0), 0);
-        assert_eq!(container_restart_delay(1), 10);
-        assert_eq!(container_restart_delay(2), 20);
-        assert_eq!(container_restart_delay(6), 300);
-        assert_eq!(container_restart_delay(40), 300);
+        assert_eq!(container_restart_delay(0), Millis::ZERO);
+        assert_eq!(container_restart_delay(1), Millis::secs(10));
+        assert_eq!(container_restart_delay(2), Millis::secs(20));
+        assert_eq!(container_restart_delay(6), Millis::secs(300));
+        assert_eq!(container_restart_delay(40), Millis::secs(300));
     }
 
     #[test]

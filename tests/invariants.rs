@@ -255,7 +255,7 @@ fn fingerprint(lab: &Lab) -> String {
         c.policies.len(),
         lab.calls.next_seq(),
         lab.wire.next_seq(),
-        lab.clock,
+        lab.clock.as_ms(),
         lab.mode,
         lab.driver.volumes().count(),
         lab.cluster.mounts.staged.len(),

@@ -4,6 +4,7 @@
 //! accidental quadratic path, not ordinary slowness on a busy machine.
 
 use cni_csi_lab::script::{self, RunOptions};
+use cni_csi_lab::util::time::Millis;
 use cni_csi_lab::{Desk, Lab};
 use std::time::{Duration, Instant};
 
@@ -80,7 +81,7 @@ fn a_long_script_runs_to_the_end() {
         SCRIPT_LINES / 5,
         "every echo ran"
     );
-    assert!(desk.lab.clock >= (SCRIPT_LINES / 5) as u64);
+    assert!(desk.lab.clock.whole_secs() >= (SCRIPT_LINES / 5) as u64);
     // The IP pool of node-1 never ran dry: every deleted pod gave its address back.
     assert!(desk.lab.cluster.pods.len() <= 40);
     let stderr = String::from_utf8_lossy(&err);
@@ -212,9 +213,12 @@ fn regression_tick_saturates_the_logical_clock() {
     // Issue 19 chose the other fix: a tick past `MAX_CLOCK` is refused (a saturated clock
     // made every retry due at once), so the clock neither wraps nor overflows.
     assert!(lab.execute(&format!("tick {}", u64::MAX)).is_err());
+    assert!(lab.execute(&format!("tick {}", u64::MAX / 1000)).is_err());
+    assert!(lab.execute(&format!("tick {}ms", u64::MAX)).is_err());
     lab.execute("tick 1").unwrap();
     assert_eq!(
-        lab.clock, 1,
+        lab.clock,
+        Millis::secs(1),
         "the refused tick left the clock; `tick 1` advanced it"
     );
     lab.tick(u64::MAX);
@@ -314,6 +318,7 @@ fn binary_garbage_lines_are_refused_cleanly() {
 #[test]
 fn tick_past_the_clock_ceiling_is_refused_and_retries_stay_ahead() {
     use cni_csi_lab::engine::MAX_CLOCK;
+    let max = MAX_CLOCK.whole_secs();
     let mut lab = Lab::new();
     for l in [
         "fault inject CreateVolume --code UNAVAILABLE --times 1000",
@@ -322,20 +327,32 @@ fn tick_past_the_clock_ceiling_is_refused_and_retries_stay_ahead() {
     ] {
         lab.execute(l).unwrap();
     }
-    let msg = refused(&mut lab, "tick 18446744073709551615");
+    let msg = refused(&mut lab, "tick 18446744073709551");
     assert!(
-        msg.contains(&format!("t={MAX_CLOCK}s")) && msg.contains("t=5s"),
+        msg.contains(&format!("t={max}s")) && msg.contains("t=5s"),
         "the error names the maximum and the clock: {msg}"
     );
-    assert_eq!(lab.clock, 5, "a refused tick leaves the clock");
-    let msg = refused(&mut lab, &format!("tick {}", MAX_CLOCK - 4));
+    assert_eq!(
+        lab.clock,
+        Millis::secs(5),
+        "a refused tick leaves the clock"
+    );
+    let msg = refused(&mut lab, &format!("tick {}", max - 4));
     assert!(
-        msg.contains(&format!("largest tick now is {}", MAX_CLOCK - 5)),
+        msg.contains(&format!("largest tick now is {}", max - 5)),
         "{msg}"
     );
+    // Past the ceiling by half a second: the largest is named in milliseconds.
+    lab.execute("tick 500ms").unwrap();
+    let msg = refused(&mut lab, &format!("tick {}", max - 5));
+    assert!(
+        msg.contains(&format!("largest tick now is {}ms", (max - 5) * 1000 - 500)),
+        "{msg}"
+    );
+    lab.execute("tick 500ms").unwrap();
     // Up to the ceiling is allowed; from there retries are still ahead of the clock, so a
     // view does not re-run the failing CreateVolume.
-    lab.execute(&format!("tick {}", MAX_CLOCK - 5)).unwrap();
+    lab.execute(&format!("tick {}", max - 6)).unwrap();
     assert_eq!(lab.clock, MAX_CLOCK);
     lab.execute("tick 0").unwrap();
     refused(&mut lab, "tick 1");

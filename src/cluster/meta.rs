@@ -23,7 +23,7 @@ pub struct Meta {
     /// The logical time the object was created (the lab's clock, not wall time), printed
     /// as `creationTimestamp` counted from the lab's epoch.
     #[serde(rename = "creationTimestamp", serialize_with = "tick_as_timestamp")]
-    pub creation_tick: u64,
+    pub creation_tick: crate::util::time::Millis,
     /// Set when deletion was requested and teardown is still running
     /// (`deletionTimestamp`).
     #[serde(
@@ -31,7 +31,7 @@ pub struct Meta {
         skip_serializing_if = "Option::is_none",
         serialize_with = "opt_tick_as_timestamp"
     )]
-    pub deletion_tick: Option<u64>,
+    pub deletion_tick: Option<crate::util::time::Millis>,
     /// Labels.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
@@ -98,16 +98,20 @@ pub fn timestamp(tick: u64) -> String {
     format!("{year:04}-{month:02}-{:02}T{h:02}:{m:02}:{s:02}Z", day + 1)
 }
 
-fn tick_as_timestamp<S: serde::Serializer>(tick: &u64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&timestamp(*tick))
+/// `metav1.Time` keeps whole seconds: a sub-second clock time is truncated.
+fn tick_as_timestamp<S: serde::Serializer>(
+    tick: &crate::util::time::Millis,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&timestamp(tick.whole_secs()))
 }
 
 fn opt_tick_as_timestamp<S: serde::Serializer>(
-    tick: &Option<u64>,
+    tick: &Option<crate::util::time::Millis>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
     match tick {
-        Some(t) => s.serialize_str(&timestamp(*t)),
+        Some(t) => s.serialize_str(&timestamp(t.whole_secs())),
         None => s.serialize_none(),
     }
 }

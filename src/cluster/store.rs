@@ -261,7 +261,11 @@ pub fn no_namespace() -> String {
 
 impl<K: Kind> TableOps<'_, K> {
     /// Create an object; its uid, resourceVersion and generation (1) are assigned here.
-    pub fn create(&mut self, mut obj: Object<K>, tick: u64) -> Result<&Object<K>, ApiError> {
+    pub fn create(
+        &mut self,
+        mut obj: Object<K>,
+        tick: crate::util::time::Millis,
+    ) -> Result<&Object<K>, ApiError> {
         if K::NAMESPACED && obj.metadata.namespace.is_empty() {
             obj.metadata.namespace = "default".into();
         }
@@ -392,7 +396,7 @@ impl<K: Kind> TableOps<'_, K> {
         &mut self,
         namespace: &str,
         name: &str,
-        tick: u64,
+        tick: crate::util::time::Millis,
     ) -> Result<Option<Object<K>>, ApiError> {
         let current = self.get(namespace, name)?;
         if current.metadata.finalizers.is_empty() {

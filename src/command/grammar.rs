@@ -110,12 +110,19 @@ pub enum Command {
         after_help = "Examples:\n  fault inject bridge --code 11\n  fault inject CreateVolume --code UNAVAILABLE --times 2\n  fault inject kubelet-after-stage --node node-1\n  fault inject node-down --node node-2\n  fault list\n  fault clear all"
     )]
     Fault(FaultCmd),
-    /// Advance the logical clock (seconds); retries whose backoff expired run
-    #[command(after_help = "Examples:\n  tick\n  tick 10")]
+    /// Advance the logical clock (seconds, or a duration); retries whose backoff expired run
+    #[command(
+        after_help = "DURATION is whole seconds (10) or a number with a unit: 500ms, 2s, 1.5s, 1m, 1m30s, 1h.\nThe clock steps in milliseconds: the sidecars retry after 1s, 2s, … up to 5m; a failed pod\nsync after 10s. One tick jumps to its end: a retry due inside it runs once, at the end.\nExamples:\n  tick\n  tick 10\n  tick 500ms\n  tick 1m"
+    )]
     Tick {
-        /// Seconds to advance
-        #[arg(default_value_t = 1, allow_negative_numbers = true, value_parser = whole_u64)]
-        seconds: u64,
+        /// How far to advance: seconds (10) or a duration (500ms, 2s, 1m)
+        #[arg(
+            value_name = "DURATION",
+            default_value = "1",
+            allow_negative_numbers = true,
+            value_parser = crate::util::time::parse_tick
+        )]
+        duration: crate::util::time::Millis,
     },
     /// auto: control loops run after every command; step: nothing acts until `reconcile`
     Mode {

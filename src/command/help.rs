@@ -707,6 +707,26 @@ pub fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
         }
         ErrorKind::UnknownArgument => {
             let bad = ctx_str(e, ContextKind::InvalidArg).unwrap_or_default();
+            // A negative value with a unit (`tick -500ms`) is not a number to clap, so it
+            // reads as short flags: say what is wrong with the value instead.
+            let negative = words[used.min(words.len())..].iter().find(|w| {
+                w.starts_with(&bad) && w[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')
+            });
+            let takes_negative = path.last().and_then(|c| {
+                c.get_positionals()
+                    .find(|a| a.is_allow_negative_numbers_set())
+                    .map(|a| {
+                        a.get_value_names()
+                            .and_then(|n| n.first())
+                            .map(|n| n.to_string())
+                            .unwrap_or_else(|| a.get_id().to_string().to_uppercase())
+                    })
+            });
+            if let (Some(tok), Some(arg)) = (negative, takes_negative) {
+                return ParseError::Invalid(format!(
+                    "invalid value {tok:?} for {arg}: must be ≥ 0{usage}"
+                ));
+            }
             if bad.starts_with('-') {
                 let flag = bad.split('=').next().unwrap_or(&bad).to_string();
                 let spellings: Vec<(String, String)> = path

@@ -148,7 +148,11 @@ mod tests {
     #[test]
     fn negative_numbers_are_refused_as_numbers() {
         for (line, msg) in [
-            ("tick -1", "invalid value \"-1\" for SECONDS: must be ≥ 0"),
+            ("tick -1", "invalid value \"-1\" for DURATION: must be ≥ 0"),
+            (
+                "tick -500ms",
+                "invalid value \"-500ms\" for DURATION: must be ≥ 0",
+            ),
             ("show wire -1", "invalid value \"-1\" for N: must be ≥ 0"),
             (
                 "show watch --since -2",
@@ -168,7 +172,7 @@ mod tests {
             ),
             (
                 "tick 18446744073709551616",
-                "too large; the largest is 18446744073709551615",
+                "too large; the largest is 18446744073709551 seconds",
             ),
         ] {
             let m = invalid(line);
@@ -176,11 +180,15 @@ mod tests {
             assert!(!m.contains("unknown flag"), "{line}: {m}");
         }
         // Other text keeps its reason; a flag is still a flag.
-        assert!(invalid("tick soon").contains("invalid digit found in string"));
+        assert!(invalid("tick soon").contains("not a duration; expected a whole number"));
         assert!(invalid("tick -x").contains("unknown flag \"-x\""));
         assert!(matches!(
             parse("tick 5").unwrap(),
-            Some(Command::Tick { seconds: 5 })
+            Some(Command::Tick { duration }) if duration == crate::util::time::Millis::secs(5)
+        ));
+        assert!(matches!(
+            parse("tick 500ms").unwrap(),
+            Some(Command::Tick { duration }) if duration == crate::util::time::Millis::ms(500)
         ));
     }
 

@@ -6,17 +6,18 @@
 //! keys are `controller/object` so the call log can say whose retry it is.
 
 use super::Ctx;
+use crate::util::time::Millis;
 use std::collections::BTreeMap;
 
-/// Controller backoff after the first failed call, in logical seconds.
-pub const RETRY_BACKOFF: u64 = 1;
+/// Controller backoff after the first failed call.
+pub const RETRY_BACKOFF: Millis = Millis::secs(1);
 /// The longest controller backoff (5 minutes).
-pub const RETRY_BACKOFF_MAX: u64 = 300;
+pub const RETRY_BACKOFF_MAX: Millis = Millis::secs(300);
 
 /// The delay before retry number `failures` (1 = after the first failure).
-pub fn retry_delay(failures: u32) -> u64 {
+pub fn retry_delay(failures: u32) -> Millis {
     let shift = failures.saturating_sub(1).min(16);
-    (RETRY_BACKOFF << shift).min(RETRY_BACKOFF_MAX)
+    Millis::ms(RETRY_BACKOFF.as_ms() << shift).min(RETRY_BACKOFF_MAX)
 }
 
 /// The component and object a backoff key (`controller/object`) names, for the call log.
@@ -36,14 +37,14 @@ pub fn backoff_actor(key: &str) -> (&'static str, &str) {
 #[derive(Debug, Clone, Default)]
 pub struct Backoff {
     /// When each object may be tried again.
-    retry_at: BTreeMap<String, u64>,
+    retry_at: BTreeMap<String, Millis>,
     /// Failures in a row per object (the delay doubles with each).
     failures: BTreeMap<String, u32>,
 }
 
 impl Backoff {
     /// Whether work on `key` waits for a retry time still ahead.
-    pub fn waiting(&self, clock: u64, key: &str) -> bool {
+    pub fn waiting(&self, clock: Millis, key: &str) -> bool {
         self.retry_at.get(key).is_some_and(|t| *t > clock)
     }
 
@@ -62,14 +63,16 @@ impl Backoff {
             actor,
             "backoff",
             format!(
-                "{object}: failure {n} in a row, retry at t={at}s (`tick {delay}`; 1s doubling to 5m)"
+                "{object}: failure {n} in a row, retry at t={} (`tick {}`; 1s doubling to 5m)",
+                at.secs_text(),
+                delay.tick_arg()
             ),
         );
         self.retry_at.insert(key, at);
     }
 
     /// Hold work on `key` until `at` without counting a failure (a restarting container).
-    pub fn hold(&mut self, key: &str, at: u64) {
+    pub fn hold(&mut self, key: &str, at: Millis) {
         self.retry_at.insert(key.to_string(), at);
     }
 
@@ -80,7 +83,7 @@ impl Backoff {
     }
 
     /// The retry times, for the save file's state snapshot.
-    pub fn retry_times(&self) -> impl Iterator<Item = (&String, &u64)> {
+    pub fn retry_times(&self) -> impl Iterator<Item = (&String, &Millis)> {
         self.retry_at.iter()
     }
 }

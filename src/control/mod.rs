@@ -25,8 +25,8 @@ use crate::record::{CallEvent, CallLog, Level, WireLog};
 pub struct Ctx<'a> {
     /// The API server's store, used through its client verbs (`api.pvcs().update(…)`).
     pub api: &'a mut Cluster,
-    /// The logical clock (seconds); only the engine advances it.
-    pub clock: u64,
+    /// The logical clock; only the engine advances it.
+    pub clock: crate::util::time::Millis,
     /// The event recorder: every component's log lines and Kubernetes events.
     pub calls: &'a mut CallLog,
     /// Where clients record what went over the wire (CSI RPCs, plugin executions).
@@ -271,12 +271,13 @@ pub fn sidecar_crashed(
     let delay = ctx.faults.restart_delay(container);
     let restarts = ctx.faults.restarts.get(container).copied().unwrap_or(0);
     backoff.hold(backoff_key, ctx.clock.saturating_add(delay));
-    let when = if delay == 0 {
+    let when = if delay == crate::util::time::Millis::ZERO {
         "kubelet restarts the container now".to_string()
     } else {
         format!(
-            "CrashLoopBackOff: kubelet restarts the container at t={}s (`tick {delay}`)",
-            ctx.clock.saturating_add(delay)
+            "CrashLoopBackOff: kubelet restarts the container at t={} (`tick {}`)",
+            ctx.clock.saturating_add(delay).secs_text(),
+            delay.tick_arg()
         )
     };
     ctx.log_at(

@@ -9,7 +9,7 @@ use crate::faults::Target;
 /// How long the node lifecycle controller waits for a silent kubelet before it marks the
 /// node's Ready condition Unknown (kube-controller-manager `--node-monitor-grace-period`,
 /// 40s).
-pub const NODE_MONITOR_GRACE_SEC: u64 = 40;
+pub const NODE_MONITOR_GRACE_SEC: crate::util::time::Millis = crate::util::time::Millis::secs(40);
 
 /// The node lifecycle controller (stateless: it reads the Node objects and the heartbeats).
 #[derive(Debug, Clone, Copy, Default)]
@@ -45,8 +45,8 @@ impl NodeLifecycle {
                     .iter()
                     .find(|f| f.target == Target::NodeDown && f.node.as_deref() == Some(n))
                     .map(|f| f.armed_at);
-                let want_unknown =
-                    lost_since.is_some_and(|t| ctx.clock >= t + NODE_MONITOR_GRACE_SEC);
+                let want_unknown = lost_since
+                    .is_some_and(|t| ctx.clock >= t.saturating_add(NODE_MONITOR_GRACE_SEC));
                 let is_unknown = o
                     .status
                     .conditions

@@ -7,7 +7,7 @@
 use super::driver::{
     AccessType, Attachment, Driver, SnapshotRecord, VolumeRecord, go_list, segments_match,
 };
-use super::protojson::{Timestamp, binary_quantity};
+use super::protojson::binary_quantity;
 use super::status::Status;
 use super::types::*;
 use std::collections::BTreeMap;
@@ -852,7 +852,7 @@ impl Driver {
             size_bytes,
             snapshot_id: snapshot_id.clone(),
             source_volume_id: req.source_volume_id.clone(),
-            creation_time: Some(Timestamp::from_seconds(self.clock_seconds)),
+            creation_time: Some(self.clock_now),
             ready_to_use: true,
             group_snapshot_id: String::new(),
         };

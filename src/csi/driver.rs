@@ -307,7 +307,7 @@ pub struct Driver {
     /// What it advertises.
     pub config: DriverConfig,
     pub(crate) ready: bool,
-    pub(crate) clock_seconds: i64,
+    pub(crate) clock_now: super::protojson::Timestamp,
     pub(crate) nodes: BTreeMap<String, NodeInfo>,
     pub(crate) volumes: BTreeMap<String, VolumeRecord>,
     pub(crate) snapshots: BTreeMap<String, SnapshotRecord>,
@@ -329,7 +329,7 @@ impl Driver {
         Driver {
             config,
             ready: true,
-            clock_seconds: 0,
+            clock_now: super::protojson::Timestamp::default(),
             nodes: BTreeMap::new(),
             volumes: BTreeMap::new(),
             snapshots: BTreeMap::new(),
@@ -420,7 +420,12 @@ impl Driver {
 
     /// Sets the logical clock (seconds since the epoch) used for snapshot creation_time.
     pub fn set_clock(&mut self, seconds: i64) {
-        self.clock_seconds = seconds;
+        self.clock_now = super::protojson::Timestamp::from_seconds(seconds);
+    }
+
+    /// What the driver's wall clock reads, in milliseconds since the Unix epoch.
+    pub fn set_clock_millis(&mut self, millis: i64) {
+        self.clock_now = super::protojson::Timestamp::from_millis(millis);
     }
 
     /// Sets what Probe reports (false = healthy but still initialising).

@@ -245,6 +245,14 @@ impl Timestamp {
         Timestamp { seconds, nanos: 0 }
     }
 
+    /// A time in milliseconds since 1970-01-01T00:00:00Z.
+    pub fn from_millis(millis: i64) -> Self {
+        Timestamp {
+            seconds: millis.div_euclid(1000),
+            nanos: i32::try_from(millis.rem_euclid(1000) * 1_000_000).unwrap_or(0),
+        }
+    }
+
     /// RFC 3339 in UTC, as protojson prints it: fractional digits only when nanos ≠ 0, in
     /// groups of 3, 6 or 9.
     pub fn to_rfc3339(&self) -> String {

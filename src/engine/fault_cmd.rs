@@ -54,7 +54,9 @@ impl Lab {
                         &format!("kubelet({n})"),
                         "down",
                         format!(
-                            "{n} is lost: its kubelet stops syncing pods and posting status; the node lifecycle controller marks it NotReady after {NODE_MONITOR_GRACE_SEC}s without a status (`tick {NODE_MONITOR_GRACE_SEC}`)"
+                            "{n} is lost: its kubelet stops syncing pods and posting status; the node lifecycle controller marks it NotReady after {} without a status (`tick {}`)",
+                            NODE_MONITOR_GRACE_SEC.secs_text(),
+                            NODE_MONITOR_GRACE_SEC.tick_arg()
                         ),
                     );
                 }
@@ -120,7 +122,7 @@ impl Lab {
                     .map(|r| r.to_string())
                     .unwrap_or_else(|| "until cleared".into()),
                 f.fired.to_string(),
-                format!("t={}s", f.armed_at),
+                format!("t={}", f.armed_at.secs_text()),
             ]);
         }
         out.extend(t.render());

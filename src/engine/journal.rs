@@ -160,7 +160,7 @@ pub struct Marks {
     wire: u64,
     revision: u64,
     created: u64,
-    clock: u64,
+    clock: crate::util::time::Millis,
     step: bool,
 }
 

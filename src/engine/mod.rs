@@ -44,6 +44,7 @@ use crate::control::Component;
 use crate::node::NodeRuntime;
 use crate::record::{CallEvent, CallLog, Level, WireLog};
 use crate::render::{Line, Outcome, Role};
+use crate::util::time::Millis;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -51,8 +52,11 @@ use std::sync::Arc;
 /// lab so that the components themselves (other fields) can be borrowed beside it.
 macro_rules! ctx {
     ($lab:expr) => {{
-        $lab.driver
-            .set_clock($crate::cluster::meta::EPOCH_UNIX.saturating_add($lab.clock as i64));
+        $lab.driver.set_clock_millis(
+            $crate::cluster::meta::EPOCH_UNIX
+                .saturating_mul(1000)
+                .saturating_add(i64::try_from($lab.clock.as_ms()).unwrap_or(i64::MAX)),
+        );
         let caps = $crate::engine::driver_caps(&$lab.driver);
         crate::control::Ctx {
             api: &mut $lab.cluster,
@@ -134,7 +138,7 @@ pub const WIRE_LOG_SIZE: usize = 2000;
 /// `u64::MAX` that a retry time (clock plus a backoff) is always a real time ahead of the
 /// clock: at a saturated clock every retry was due at once and each command re-ran every
 /// failing call. `tick` refuses to go past it.
-pub const MAX_CLOCK: u64 = 315_360_000;
+pub const MAX_CLOCK: Millis = Millis::secs(315_360_000);
 /// The most control-loop passes one reconcile runs (a guard against a loop that never
 /// settles; real work settles in a handful).
 pub const MAX_PASSES: usize = 64;
@@ -154,8 +158,8 @@ pub struct Lab {
     pub calls: CallLog,
     /// The wire log.
     pub wire: WireLog,
-    /// The logical clock (seconds).
-    pub clock: u64,
+    /// The logical clock (milliseconds since the lab started; `tick` advances it).
+    pub clock: crate::util::time::Millis,
     /// Auto or step.
     pub mode: Mode,
     /// Pods whose kubelet has work to do (not yet running, being deleted, or waiting for a
@@ -232,7 +236,7 @@ impl Lab {
             registry: Arc::new(Registry::standard()),
             calls: CallLog::new(CALL_LOG_SIZE),
             wire: WireLog::new(WIRE_LOG_SIZE),
-            clock: 0,
+            clock: Millis::ZERO,
             mode: Mode::Auto,
             dirty: BTreeSet::new(),
             kubelets: BTreeMap::new(),
@@ -251,7 +255,7 @@ impl Lab {
                 .labels
                 .insert("kubernetes.io/metadata.name".into(), ns.into());
             // Creating a namespace in an empty store cannot conflict.
-            let _ = lab.cluster.namespaces().create(obj, 0);
+            let _ = lab.cluster.namespaces().create(obj, Millis::ZERO);
         }
         lab
     }
@@ -372,11 +376,14 @@ impl Lab {
             Command::Label(a) => self.label(&a),
             Command::Cordon { node } => self.cordon(&node, true),
             Command::Uncordon { node } => self.cordon(&node, false),
-            Command::Tick { seconds } => {
-                self.check_tick(seconds).map_err(LabError::msg)?;
-                self.tick(seconds);
+            Command::Tick { duration } => {
+                self.check_tick(duration).map_err(LabError::msg)?;
+                self.advance(duration);
                 let mut out = Outcome::empty();
-                out.line(Line::styled(format!("t={}s", self.clock), Role::Dim));
+                out.line(Line::styled(
+                    format!("t={}", self.clock.secs_text()),
+                    Role::Dim,
+                ));
                 Ok(out)
             }
             Command::Mode { mode } => {
@@ -542,26 +549,30 @@ impl Lab {
         })
     }
 
-    /// Whether `tick SECONDS` keeps the clock within [`MAX_CLOCK`]; the error names the
+    /// Whether `tick DURATION` keeps the clock within [`MAX_CLOCK`]; the error names the
     /// maximum, the current clock and the largest tick still allowed.
-    pub fn check_tick(&self, seconds: u64) -> Result<(), String> {
-        match self.clock.checked_add(seconds) {
-            Some(t) if t <= MAX_CLOCK => Ok(()),
+    pub fn check_tick(&self, by: Millis) -> Result<(), String> {
+        match self.clock.as_ms().checked_add(by.as_ms()) {
+            Some(t) if Millis::ms(t) <= MAX_CLOCK => Ok(()),
             _ => Err(format!(
-                "tick {seconds} would take the clock past its maximum of t={MAX_CLOCK}s (10 years of logical seconds); the clock is at t={}s, so the largest tick now is {}",
-                self.clock,
-                MAX_CLOCK.saturating_sub(self.clock)
+                "tick {} would take the clock past its maximum of t={} (10 years of logical seconds); the clock is at t={}, so the largest tick now is {}",
+                by.tick_arg(),
+                MAX_CLOCK.secs_text(),
+                self.clock.secs_text(),
+                MAX_CLOCK.saturating_sub(self.clock).tick_arg()
             )),
         }
     }
 
-    /// Advance the logical clock (never past [`MAX_CLOCK`]); pods whose backoff expired get
-    /// their retry.
+    /// Advance the logical clock by whole seconds (see [`Lab::advance`]).
     pub fn tick(&mut self, seconds: u64) {
-        self.clock = self
-            .clock
-            .saturating_add(seconds)
-            .min(MAX_CLOCK.max(self.clock));
+        self.advance(Millis::secs(seconds));
+    }
+
+    /// Advance the logical clock (never past [`MAX_CLOCK`]); pods whose backoff expired get
+    /// their retry. The clock jumps: work due inside the span runs once, at its end.
+    pub fn advance(&mut self, by: Millis) {
+        self.clock = self.clock.saturating_add(by).min(MAX_CLOCK.max(self.clock));
         self.node_lifecycle();
         let due: Vec<_> = self
             .pod_workers()
@@ -759,10 +770,10 @@ impl Lab {
     pub fn summary(&self) -> Line {
         Line::new().push(
             format!(
-                "{} · {} · t={}s",
+                "{} · {} · t={}",
                 crate::util::text::plural(self.cluster.nodes.len(), "node", "nodes"),
                 crate::util::text::plural(self.cluster.pods.len(), "pod", "pods"),
-                self.clock
+                self.clock.secs_text()
             ),
             Role::Dim,
         )

@@ -134,7 +134,8 @@ impl Lab {
                 }))
             }
         };
-        let clock = self.clock;
+        // BIRD's `since` column shows whole seconds.
+        let clock = self.clock.whole_secs();
         let crate::netd::Network::Calico(calico) = &mut self.network else {
             return false;
         };

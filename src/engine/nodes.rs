@@ -259,7 +259,7 @@ impl super::Lab {
             node.spec.taints.push(Taint {
                 key: UNSCHEDULABLE_TAINT.into(),
                 effect: "NoSchedule".into(),
-                time_added: crate::cluster::meta::timestamp(self.clock),
+                time_added: crate::cluster::meta::timestamp(self.clock.whole_secs()),
             });
         }
         self.cluster.nodes().update(node)?;

@@ -710,10 +710,10 @@ impl Lab {
         *self = lab;
         out.line(Line::new().push(format!("loaded {file}"), Role::Good).push(
             format!(
-                "  ({replayed} commands replayed; {} nodes · {} pods · t={}s)",
+                "  ({replayed} commands replayed; {} nodes · {} pods · t={})",
                 self.cluster.nodes.len(),
                 self.cluster.pods.len(),
-                self.clock
+                self.clock.secs_text()
             ),
             Role::Dim,
         ));

@@ -12,6 +12,7 @@ use crate::command::grammar::{DescribeArgs, ShowCmd, TableArg};
 use crate::record::wire::{CsiCall, WireRecord};
 use crate::record::{CallEvent, Level};
 use crate::render::{Line, Outcome, Role, Table};
+use crate::util::time::Millis;
 use serde::Serialize;
 
 /// The line a call-log entry prints: actor, action, detail.
@@ -257,7 +258,7 @@ impl Lab {
         for (seq, e) in self.calls.iter().skip(skip) {
             out.line(
                 Line::new()
-                    .push(format!("{seq:>5} t={:<4}", e.tick), Role::Dim)
+                    .push(format!("{seq:>5} t={:<4}", e.tick.secs_number()), Role::Dim)
                     .push(
                         call_line(e).text(),
                         match e.level {
@@ -913,7 +914,7 @@ impl Lab {
                 let status = if p.metadata.deletion_tick.is_some() {
                     format!(
                         "Terminating (lasts {})",
-                        age(self.clock, p.metadata.deletion_tick.unwrap_or(0))
+                        age(self.clock, p.metadata.deletion_tick.unwrap_or_default())
                     )
                 } else {
                     p.status.phase.clone()
@@ -1218,8 +1219,8 @@ pub(super) fn list_text<'a>(items: impl Iterator<Item = &'a str>) -> String {
 }
 
 /// A short age like kubectl's, from the logical clock.
-pub fn age(now: u64, then: u64) -> String {
-    let s = now.saturating_sub(then);
+pub fn age(now: Millis, then: Millis) -> String {
+    let s = now.saturating_sub(then).whole_secs();
     if s < 120 {
         format!("{s}s")
     } else if s < 7200 {

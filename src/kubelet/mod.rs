@@ -17,20 +17,21 @@ use crate::cni::registry::Registry;
 use crate::control::Ctx;
 use crate::node::NodeRuntime;
 use crate::record::Level;
+use crate::util::time::Millis;
 use std::collections::BTreeMap;
 
 pub use crate::control::STATUS_RETRIES;
 
-/// kubelet's pod worker backoff after a failed sync, in logical seconds.
-pub const SYNC_BACKOFF: u64 = 10;
+/// kubelet's pod worker backoff after a failed sync (`backOffPeriod`, 10 s).
+pub const SYNC_BACKOFF: Millis = Millis::secs(10);
 
 /// kubelet's bookkeeping for one pod.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PodWork {
     /// Sandbox creation attempts so far.
     pub attempts: u32,
-    /// Earliest tick of the next retry after a failure.
-    pub retry_at: u64,
+    /// Earliest time of the next retry after a failure.
+    pub retry_at: Millis,
     /// The last error, for `describe` and the dashboard.
     pub last_error: String,
     /// The worker has seen the pod's deletion (a backoff from here on is a failed kill's).
@@ -153,8 +154,10 @@ impl Kubelet {
                         actor,
                         "backoff",
                         format!(
-                            "pod/{} retries its mounts at t={retry_at}s (`tick {SYNC_BACKOFF}`)",
-                            pod.name()
+                            "pod/{} retries its mounts at t={} (`tick {}`)",
+                            pod.name(),
+                            retry_at.secs_text(),
+                            SYNC_BACKOFF.tick_arg()
                         ),
                     );
                     return true;
@@ -187,8 +190,10 @@ impl Kubelet {
                     actor,
                     "backoff",
                     format!(
-                        "pod/{} stays ContainerCreating; retry at t={retry_at}s (`tick {SYNC_BACKOFF}`)",
-                        pod.name()
+                        "pod/{} stays ContainerCreating; retry at t={} (`tick {}`)",
+                        pod.name(),
+                        retry_at.secs_text(),
+                        SYNC_BACKOFF.tick_arg()
                     ),
                 );
                 return true;
@@ -276,7 +281,7 @@ impl Kubelet {
         // failed kill backs off.
         if !work.killing {
             work.killing = true;
-            work.retry_at = 0;
+            work.retry_at = Millis::ZERO;
         }
         if work.retry_at > ctx.clock {
             return false;
@@ -383,9 +388,10 @@ impl Kubelet {
             &format!("kubelet({node})"),
             "crash",
             format!(
-                "kubelet died {what} (pod/{}); systemd restarts it at t={back}s (RestartSec=10, `tick {}`)",
+                "kubelet died {what} (pod/{}); systemd restarts it at t={} (RestartSec=10, `tick {}`)",
                 pod.name(),
-                crate::faults::KUBELET_RESTART_SEC
+                back.secs_text(),
+                crate::faults::KUBELET_RESTART_SEC.tick_arg()
             ),
         );
     }

@@ -21,7 +21,7 @@ pub struct CallEvent {
     /// Sequence number (never reused).
     pub seq: u64,
     /// The logical clock when it happened.
-    pub tick: u64,
+    pub tick: crate::util::time::Millis,
     /// Who acted (`kubelet(node-1)`, `containerd(node-1)`, `bridge`).
     pub actor: String,
     /// What it did, in a few words (`CNI ADD`, `RunPodSandbox`): usually a literal.
@@ -45,7 +45,7 @@ impl CallEvent {
     /// A plain log line (no event reason, object or wire records); its sequence number is
     /// set when it is recorded.
     pub fn line(
-        tick: u64,
+        tick: crate::util::time::Millis,
         actor: String,
         action: Cow<'static, str>,
         detail: String,

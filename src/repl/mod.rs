@@ -47,8 +47,8 @@ pub fn context(lab: &Lab) -> String {
     if lab.mode == Mode::Step {
         parts.push("step".to_string());
     }
-    if lab.clock > 0 {
-        parts.push(format!("t={}s", lab.clock));
+    if lab.clock > crate::util::time::Millis::ZERO {
+        parts.push(format!("t={}", lab.clock.secs_text()));
     }
     parts.join(" · ")
 }

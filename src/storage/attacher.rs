@@ -182,7 +182,7 @@ impl Attacher {
             let mut next = cur.clone();
             next.status.attach_error = Some(VolumeError {
                 message,
-                time: crate::cluster::meta::timestamp(ctx.clock),
+                time: crate::cluster::meta::timestamp(ctx.clock.whole_secs()),
             });
             let _ = ctx.api.volume_attachments().update_status(&next);
         }
@@ -223,7 +223,7 @@ impl Attacher {
                     let mut next = cur.clone();
                     next.status.detach_error = Some(VolumeError {
                         message: status.go_error_string(),
-                        time: crate::cluster::meta::timestamp(ctx.clock),
+                        time: crate::cluster::meta::timestamp(ctx.clock.whole_secs()),
                     });
                     let _ = ctx.api.volume_attachments().update_status(&next);
                 }

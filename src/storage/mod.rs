@@ -123,7 +123,7 @@ impl StorageControllers {
     }
 
     /// Every controller's retry times by `controller/object`, for the save file's state.
-    pub fn retry_times(&self) -> std::collections::BTreeMap<String, u64> {
+    pub fn retry_times(&self) -> std::collections::BTreeMap<String, crate::util::time::Millis> {
         let limiters = [
             &self.provisioner.backoff,
             &self.snapshotter.backoff,

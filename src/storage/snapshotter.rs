@@ -261,9 +261,12 @@ impl Snapshotter {
                     .creation_time
                     .filter(|t| *t != Timestamp::default())
                     .unwrap_or_else(|| {
-                        Timestamp::from_seconds(
+                        Timestamp::from_millis(
                             crate::cluster::meta::EPOCH_UNIX
-                                .saturating_add(i64::try_from(ctx.clock).unwrap_or(i64::MAX)),
+                                .saturating_mul(1000)
+                                .saturating_add(
+                                    i64::try_from(ctx.clock.as_ms()).unwrap_or(i64::MAX),
+                                ),
                         )
                     });
                 let nanos = at
@@ -731,7 +734,7 @@ fn snapshot_error(
     next.status.ready_to_use = false;
     next.status.error = Some(crate::cluster::VolumeSnapshotError {
         message: message.clone(),
-        time: crate::cluster::meta::timestamp(ctx.clock),
+        time: crate::cluster::meta::timestamp(ctx.clock.whole_secs()),
     });
     let _ = ctx.api.snapshots().update_status(&next);
     ctx.event(

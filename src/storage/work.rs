@@ -295,7 +295,9 @@ mod tests {
         let mut c = Cluster::default();
         let mut ws = WorkSet::default();
         for (n, class) in [("a", "work"), ("b", "idle"), ("c", "work")] {
-            c.pvcs().create(claim(n, class), 0).unwrap();
+            c.pvcs()
+                .create(claim(n, class), crate::util::time::Millis::ZERO)
+                .unwrap();
         }
         assert!(ws.relists(&c.revs));
         assert_eq!(names(&select(&mut ws, &c)), ["a", "c"]);
@@ -309,7 +311,9 @@ mod tests {
         let mut a = c.pvcs.get(&("default".into(), "a".into())).unwrap().clone();
         a.spec.storage_class_name = "idle".into();
         c.pvcs().update(a).unwrap();
-        c.pvcs().create(claim("d", "work"), 0).unwrap();
+        c.pvcs()
+            .create(claim("d", "work"), crate::util::time::Millis::ZERO)
+            .unwrap();
         c.pvcs().delete("default", "c").unwrap();
         assert_eq!(names(&select(&mut ws, &c)), ["b", "d"]);
     }
@@ -318,11 +322,20 @@ mod tests {
     fn a_work_set_relists_after_the_watch_log_dropped_events() {
         let mut c = Cluster::default();
         let mut ws = WorkSet::default();
-        c.pvcs().create(claim("a", "idle"), 0).unwrap();
+        c.pvcs()
+            .create(claim("a", "idle"), crate::util::time::Millis::ZERO)
+            .unwrap();
         assert!(select(&mut ws, &c).is_empty());
-        c.pvcs().create(claim("z", "work"), 0).unwrap();
+        c.pvcs()
+            .create(claim("z", "work"), crate::util::time::Millis::ZERO)
+            .unwrap();
         for i in 0..WATCH_WINDOW {
-            c.pvcs().create(claim(&format!("x{i}"), "idle"), 0).unwrap();
+            c.pvcs()
+                .create(
+                    claim(&format!("x{i}"), "idle"),
+                    crate::util::time::Millis::ZERO,
+                )
+                .unwrap();
         }
         assert!(ws.relists(&c.revs), "the event for z is gone");
         assert_eq!(names(&select(&mut ws, &c)), ["z"]);
