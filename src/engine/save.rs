@@ -542,6 +542,24 @@ impl Lab {
                 )
             })
             .collect();
+        // kubelet's volume operations in backoff, by node and operation key; absent when
+        // there are none (as in every save written before they existed).
+        let volume_ops: Map<String, Value> = self
+            .kubelets
+            .iter()
+            .flat_map(|(node, k)| {
+                k.volume_ops
+                    .retry_times()
+                    .map(move |(key, at)| (format!("{node} {}", key.go_text()), json!(at)))
+            })
+            .collect();
+        let mut kubelet = json!({
+            "dirty": self.dirty.iter().map(key_name).collect::<Vec<_>>(),
+            "work": work,
+        });
+        if !volume_ops.is_empty() {
+            kubelet["volumeOperations"] = Value::Object(volume_ops);
+        }
         json!({
             "clock": self.clock,
             "mode": match self.mode { Mode::Auto => "auto", Mode::Step => "step" },
@@ -553,10 +571,7 @@ impl Lab {
             },
             "nodes": nodes,
             "volumes": volumes,
-            "kubelet": {
-                "dirty": self.dirty.iter().map(key_name).collect::<Vec<_>>(),
-                "work": work,
-            },
+            "kubelet": kubelet,
             "backoff": self.storage.retry_times(),
             "logs": {
                 "calls": self.calls.len(),

@@ -9,6 +9,7 @@
 pub mod bandwidth;
 pub mod devices;
 pub mod kube_client;
+pub mod operations;
 pub mod sandbox;
 pub mod volumes;
 
@@ -52,6 +53,8 @@ pub struct Kubelet {
     pub admitted: std::collections::BTreeSet<(String, String)>,
     /// The device manager: device plugin endpoints and the devices each pod holds.
     pub devices: devices::DeviceManager,
+    /// The volume manager's operation executor: the volume operations in backoff.
+    pub volume_ops: operations::PendingOperations,
 }
 
 impl Kubelet {
@@ -62,6 +65,7 @@ impl Kubelet {
             pod_work: BTreeMap::new(),
             admitted: Default::default(),
             devices: Default::default(),
+            volume_ops: Default::default(),
         }
     }
 }
@@ -112,7 +116,12 @@ impl Kubelet {
         }
         if pod.status.phase == "Running" {
             // Running pods only need attention when a resize waits for the node.
-            return self.mount_pod_volumes(ctx, &pod).unwrap_or_default();
+            use crate::kubelet::volumes::MountWait;
+            return match self.mount_pod_volumes(ctx, &pod) {
+                Ok(changed) | Err(MountWait::BackingOff(changed)) => changed,
+                Err(MountWait::Failed(_) | MountWait::Crashed) => true,
+                Err(MountWait::Waiting(..)) => false,
+            };
         }
         let node_name = pod.spec.node_name.clone();
         let actor = format!("kubelet({node_name})");
@@ -135,31 +144,15 @@ impl Kubelet {
                     return first;
                 }
                 Err(crate::kubelet::volumes::MountWait::Crashed) => return true,
+                // The volume manager retries the operation after its own backoff; the pod
+                // worker waits for the volumes (`WaitForAttachAndMount`) and goes on as soon
+                // as they are mounted.
+                Err(crate::kubelet::volumes::MountWait::BackingOff(changed)) => return changed,
                 Err(crate::kubelet::volumes::MountWait::Failed(msg)) => {
-                    ctx.pod_event(
-                        &actor,
-                        "FailedMount",
-                        "FailedMount",
-                        msg.clone(),
-                        &pod,
-                        Level::Warning,
-                    );
-                    let retry_at = ctx.clock.saturating_add(SYNC_BACKOFF);
                     if let Some(w) = self.pod_work.get_mut(key) {
-                        w.retry_at = retry_at;
                         w.last_error = msg;
                     }
                     self.mark_container_creating(ctx, key, &actor);
-                    ctx.log(
-                        actor,
-                        "backoff",
-                        format!(
-                            "pod/{} retries its mounts at t={} (`tick {}`)",
-                            pod.name(),
-                            retry_at.secs_text(),
-                            SYNC_BACKOFF.tick_arg()
-                        ),
-                    );
                     return true;
                 }
             }
@@ -317,9 +310,14 @@ impl Kubelet {
                 return true;
             }
         }
-        if let Err(message) = self.unmount_pod_volumes(ctx, pod) {
-            fail(self, ctx, message);
-            return true;
+        // The volume manager unmounts a killed pod's volumes (its reconciler, not the pod
+        // worker): a failed unmount is retried after that operation's backoff, with no
+        // event and no pod worker backoff; the pod object stays until its volumes are gone
+        // (kubelet's `podVolumesExist` check before the final delete).
+        match self.unmount_pod_volumes(ctx, pod) {
+            Ok(()) => {}
+            Err(crate::kubelet::volumes::TeardownWait::Failed) => return true,
+            Err(crate::kubelet::volumes::TeardownWait::BackingOff) => return had_sandbox,
         }
         if ctx.api.pods().delete(&key.0, &key.1).is_ok() {
             ctx.api.pods_with_volumes.remove(key);
@@ -381,6 +379,8 @@ impl Kubelet {
     ) {
         let back = ctx.clock.saturating_add(crate::faults::KUBELET_RESTART_SEC);
         ctx.faults.kubelet_down_until.insert(node.to_string(), back);
+        // The operation executor's backoffs lived in the process that died.
+        self.volume_ops = Default::default();
         let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
         let w = self.pod_work.entry(key).or_default();
         w.retry_at = back;

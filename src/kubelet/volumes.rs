@@ -6,8 +6,17 @@
 //! when a resize waits for the node (right after NodeStageVolume at the staging path when the
 //! volume is being mounted, at a pod's target path when it is already in use); and the reverse on teardown: NodeUnpublish, then
 //! NodeUnstage when no other pod on the node uses the volume.
+//!
+//! Each of those runs as one of the operation executor's operations (`super::operations`):
+//! MountVolume (stage, publish, expand) per volume, UnmountVolume (NodeUnpublish) per volume
+//! and pod, UnmountDevice (NodeUnstage) per volume. A failed one is retried after its own
+//! backoff (500 ms doubling to 2 min 2 s), not the pod worker's: kubelet logs
+//! `Operation for "{volumeName:… podName:… nodeName:}" failed. No retries permitted until …
+//! (durationBeforeRetry 500ms). Error: …`, and a failed mount is also a FailedMount event
+//! (an unmount is not: `GenerateUnmountVolumeFunc` has no event recorder).
 
 use super::Kubelet;
+use super::operations::{OperationKey, UNMOUNT_DEVICE, VOLUME_MOUNT, VOLUME_UNMOUNT};
 use crate::cluster::{Object, PodSpec, PvSpec};
 use crate::control::Ctx;
 use crate::csi::types::{
@@ -51,16 +60,92 @@ pub fn target_path(pod_uid: &str, pv: &str) -> String {
 pub enum MountWait {
     /// Waiting for another controller; retried on every pass at no cost.
     Waiting(&'static str, String),
-    /// A CSI call failed; retried after kubelet's backoff.
+    /// A volume operation failed now (its event text); its FailedMount event and kubelet's
+    /// log line are written, and the operation waits for its backoff.
     Failed(String),
+    /// An operation the pod needs is still in its backoff (true when others made progress
+    /// in this pass).
+    BackingOff(bool),
     /// kubelet died mid-operation (`fault inject kubelet-after-stage`); it resumes after
     /// its restart.
     Crashed,
 }
 
+/// Why a pod's volumes are not torn down yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TeardownWait {
+    /// An operation failed now (kubelet logged it); it waits for its backoff.
+    Failed,
+    /// Every operation left is in its backoff: nothing ran.
+    BackingOff,
+}
+
+/// The pod's name for the volume bound to `pv` (`OuterVolumeSpecName`: the pod spec's
+/// volume name), or the PV's name when no claim of the pod leads to it any more.
+fn outer_volume_name(ctx: &Ctx<'_>, pod: &Object<PodSpec>, pv: &str) -> String {
+    let ns = &pod.metadata.namespace;
+    pod.spec
+        .volumes
+        .iter()
+        .find(|v| {
+            crate::storage::listers::pv_for_claim(
+                ctx.api,
+                ns,
+                &v.persistent_volume_claim.claim_name,
+            )
+            .is_some_and(|p| p.name() == pv)
+        })
+        .map(|v| v.name.clone())
+        .unwrap_or_else(|| pv.to_string())
+}
+
+/// A failed step of a volume operation: the operation generator's prefix
+/// (`MountVolume.MountDevice failed`) and the cause.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpFailure {
+    /// `MountVolume.SetUp failed`, `UnmountDevice failed`, ….
+    pub prefix: &'static str,
+    /// The error after ` : `.
+    pub cause: String,
+}
+
+impl OpFailure {
+    fn new(prefix: &'static str, cause: impl Into<String>) -> Self {
+        OpFailure {
+            prefix,
+            cause: cause.into(),
+        }
+    }
+
+    /// `generateVolumeMsg`'s simple message (events): `<prefix> for volume "<name>" : <cause>`.
+    pub fn simple(&self, volume: &str) -> String {
+        format!("{} for volume \"{volume}\" : {}", self.prefix, self.cause)
+    }
+
+    /// `generateVolumeMsgDetailed` (logs): `<prefix> for volume "<name>" <details> : <cause>`.
+    pub fn detailed(&self, volume: &str, details: &str) -> String {
+        format!(
+            "{} for volume \"{volume}\" {details} : {}",
+            self.prefix, self.cause
+        )
+    }
+}
+
+/// How a step of MountVolume ended short of success.
+enum MountStop {
+    Failed(OpFailure),
+    Crashed,
+}
+
+impl From<OpFailure> for MountStop {
+    fn from(f: OpFailure) -> Self {
+        MountStop::Failed(f)
+    }
+}
+
 /// The checks `GenerateMountVolumeFunc` makes before it mounts a volume for a pod
-/// (`pkg/volume/util/operationexecutor/operation_generator.go`), in its order; the error is
-/// the FailedMount event's text. The scheduler makes the same checks for the pods it
+/// (`pkg/volume/util/operationexecutor/operation_generator.go`), in its order; they fail the
+/// MountVolume operation, so the FailedMount event and the backoff follow. The scheduler makes the same checks for the pods it
 /// places, so only a pod whose `spec.nodeName` came with it (`pod create --node`) fails here.
 ///
 /// - `checkNodeAffinity` (`pkg/volume/util/util.go` CheckNodeAffinity): the PV's required
@@ -76,7 +161,7 @@ pub fn mount_checks(
     pod: &Object<PodSpec>,
     pv: &Object<PvSpec>,
     node: &str,
-) -> Result<(), String> {
+) -> Result<(), OpFailure> {
     if let Some(affinity) = &pv.spec.node_affinity {
         let labels = ctx
             .api
@@ -85,9 +170,9 @@ pub fn mount_checks(
             .map(|n| n.metadata.labels.clone())
             .unwrap_or_default();
         if !affinity.admits(&labels) {
-            return Err(format!(
-                "MountVolume.NodeAffinity check failed for volume \"{}\" : no matching NodeSelectorTerms",
-                pv.name()
+            return Err(OpFailure::new(
+                "MountVolume.NodeAffinity check failed",
+                "no matching NodeSelectorTerms",
             ));
         }
     }
@@ -100,9 +185,9 @@ pub fn mount_checks(
         .published_keys(node)
         .any(|(_, p, v)| v == pv.name() && *p != me);
     if only_rwop && elsewhere {
-        return Err(format!(
-            "MountVolume.SetUp failed for volume \"{}\" : volume uses the ReadWriteOncePod access mode and is already in use by another pod",
-            pv.name()
+        return Err(OpFailure::new(
+            "MountVolume.SetUp failed",
+            "volume uses the ReadWriteOncePod access mode and is already in use by another pod",
         ));
     }
     Ok(())
@@ -119,6 +204,8 @@ impl Kubelet {
         let actor = format!("kubelet({node})");
         let mut changed = false;
         let mut unattached = Vec::new();
+        let mut failed: Option<String> = None;
+        let mut backing_off = false;
         for v in &pod.spec.volumes {
             let claim = &v.persistent_volume_claim.claim_name;
             let ns = &pod.metadata.namespace;
@@ -160,11 +247,22 @@ impl Kubelet {
                     continue;
                 }
             }
-            if !ctx.api.mounts.pod_uses(&node, &pod.key(), pv.name()) {
-                mount_checks(ctx, pod, &pv, &node).map_err(MountWait::Failed)?;
+            // Each volume is an operation of its own: one failing or backing off does not
+            // keep the reconciler from the others.
+            match self.mount_volume(ctx, pod, &pv, v.persistent_volume_claim.read_only, &actor) {
+                Ok(c) => changed |= c,
+                Err(MountWait::Failed(msg)) => {
+                    failed.get_or_insert(msg);
+                }
+                Err(MountWait::BackingOff(c)) => {
+                    changed |= c;
+                    backing_off = true;
+                }
+                Err(other) => return Err(other),
             }
-            changed |=
-                self.mount_one(ctx, pod, &pv, v.persistent_volume_claim.read_only, &actor)?;
+        }
+        if let Some(msg) = failed {
+            return Err(MountWait::Failed(msg));
         }
         if !unattached.is_empty() {
             return Err(MountWait::Waiting(
@@ -175,7 +273,75 @@ impl Kubelet {
                 ),
             ));
         }
+        if backing_off {
+            return Err(MountWait::BackingOff(changed));
+        }
         Ok(changed)
+    }
+
+    /// The MountVolume operation for one volume of a pod, under the operation executor's
+    /// key for the volume: skipped while a failed one is in its backoff; a failure is the
+    /// FailedMount event (the simple message) and kubelet's `No retries permitted until`
+    /// line (the detailed one); a success forgets the key.
+    fn mount_volume(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        pod: &Object<PodSpec>,
+        pv: &Object<PvSpec>,
+        read_only: bool,
+        actor: &str,
+    ) -> Result<bool, MountWait> {
+        let node = pod.spec.node_name.clone();
+        let unique =
+            crate::cluster::reports::unique_volume_name(DRIVER, &pv.spec.csi.volume_handle);
+        // An attachable, device-mountable volume mounts under the volume's key alone
+        // (operation_executor.go MountVolume: "Avoid executing mount/map from multiple pods
+        // referencing the same volume in parallel").
+        let key = OperationKey::volume(&unique);
+        if self
+            .volume_ops
+            .retry_wait(&key, VOLUME_MOUNT, ctx.clock)
+            .is_some()
+        {
+            return Err(MountWait::BackingOff(false));
+        }
+        let result = if ctx.api.mounts.pod_uses(&node, &pod.key(), pv.name()) {
+            Ok(())
+        } else {
+            mount_checks(ctx, pod, pv, &node).map_err(MountStop::from)
+        }
+        .and_then(|()| self.mount_one(ctx, pod, pv, read_only, actor));
+        match result {
+            Ok(changed) => {
+                self.volume_ops.succeeded(&key);
+                Ok(changed)
+            }
+            Err(MountStop::Crashed) => Err(MountWait::Crashed),
+            Err(MountStop::Failed(f)) => {
+                let simple = f.simple(pv.name());
+                let detailed = f.detailed(
+                    pv.name(),
+                    &format!(
+                        "(UniqueName: \"{unique}\") pod \"{}\" (UID: \"{}\")",
+                        pod.name(),
+                        pod.metadata.uid
+                    ),
+                );
+                ctx.pod_event(
+                    actor,
+                    "FailedMount",
+                    "FailedMount",
+                    simple.clone(),
+                    pod,
+                    crate::record::Level::Warning,
+                );
+                let line = self
+                    .volume_ops
+                    .failed(&key, VOLUME_MOUNT, detailed, ctx.clock);
+                ctx.log_warning(actor, "backoff", line);
+                Err(MountWait::Failed(simple))
+            }
+        }
     }
 
     fn mount_one(
@@ -185,7 +351,7 @@ impl Kubelet {
         pv: &Object<PvSpec>,
         read_only: bool,
         actor: &str,
-    ) -> Result<bool, MountWait> {
+    ) -> Result<bool, MountStop> {
         let node = pod.spec.node_name.clone();
         let pv_name = pv.name().to_string();
         let handle = pv.spec.csi.volume_handle.clone();
@@ -196,7 +362,7 @@ impl Kubelet {
             &pv.spec.csi.fs_type,
             ctx.caps.single_node_multi_writer,
         )
-        .map_err(MountWait::Failed)?;
+        .map_err(|e| OpFailure::new("MountVolume.MountDevice failed", e))?;
         let publish_context = if crate::storage::listers::attach_required(ctx.api) {
             let va = crate::storage::attach_detach::attachment_name(&handle, DRIVER, &node);
             ctx.api
@@ -232,12 +398,7 @@ impl Kubelet {
             ctx.csi_call(actor, Some(&node), "NodeStageVolume", req, |d, r| {
                 d.node_stage_volume(&n, r)
             })
-            .map_err(|s| {
-                MountWait::Failed(format!(
-                    "MountVolume.MountDevice failed for volume \"{pv_name}\" : {}",
-                    s.go_error_string()
-                ))
-            })?;
+            .map_err(|s| OpFailure::new("MountVolume.MountDevice failed", s.go_error_string()))?;
             if ctx
                 .faults
                 .take_crash(Some(&node), crate::faults::CrashPoint::KubeletAfterStage)
@@ -247,7 +408,7 @@ impl Kubelet {
                     "after NodeStageVolume of {pv_name} returned, before NodePublishVolume"
                 );
                 self.kubelet_crashed(ctx, &node, pod, &what);
-                return Err(MountWait::Crashed);
+                return Err(MountStop::Crashed);
             }
             ctx.api
                 .mounts
@@ -311,12 +472,7 @@ impl Kubelet {
             ctx.csi_call(actor, Some(&node), "NodePublishVolume", req, |d, r| {
                 d.node_publish_volume(&n, r)
             })
-            .map_err(|s| {
-                MountWait::Failed(format!(
-                    "MountVolume.SetUp failed for volume \"{pv_name}\" : {}",
-                    s.go_error_string()
-                ))
-            })?;
+            .map_err(|s| OpFailure::new("MountVolume.SetUp failed", s.go_error_string()))?;
             ctx.api.mounts.published.insert(key, target.clone());
             changed = true;
         }
@@ -332,7 +488,7 @@ impl Kubelet {
         stage_path: &str,
         cap: crate::csi::types::VolumeCapability,
         actor: &str,
-    ) -> Result<bool, MountWait> {
+    ) -> Result<bool, OpFailure> {
         let Some(claim) = pv.spec.claim_ref.as_ref() else {
             return Ok(false);
         };
@@ -384,13 +540,7 @@ impl Kubelet {
         ctx.csi_call(actor, Some(&node), "NodeExpandVolume", req, |d, r| {
             d.node_expand_volume(&n, r)
         })
-        .map_err(|s| {
-            MountWait::Failed(format!(
-                "MountVolume.NodeExpandVolume failed for volume \"{}\" : {}",
-                pv.name(),
-                s.go_error_string()
-            ))
-        })?;
+        .map_err(|s| OpFailure::new("MountVolume.NodeExpandVolume failed", s.go_error_string()))?;
         // MarkNodeExpansionFinishedWithRecovery: the new capacity, no resize conditions, no
         // resize status (allocatedResources stays).
         if let Ok(cur) = ctx.api.pvcs().get(&claim.namespace, &claim.name).cloned() {
@@ -416,16 +566,20 @@ impl Kubelet {
         Ok(true)
     }
 
-    /// NodeUnpublish every volume of a pod, then NodeUnstage the ones no other pod on the
-    /// node still uses.
+    /// NodeUnpublish every volume of a pod (UnmountVolume, per volume and pod), then
+    /// NodeUnstage the ones no other pod on the node still uses (UnmountDevice, per
+    /// volume). Each is an operation of its own: one failing does not stop the others, and
+    /// it is retried after its backoff. Errors are kubelet's log lines only.
     pub fn unmount_pod_volumes(
         &mut self,
         ctx: &mut Ctx<'_>,
         pod: &Object<PodSpec>,
-    ) -> Result<(), String> {
+    ) -> Result<(), TeardownWait> {
         let node = pod.spec.node_name.clone();
         let actor = format!("kubelet({node})");
         let pod_key = pod.key();
+        let uid = pod.metadata.uid.clone();
+        let mut wait: Option<TeardownWait> = None;
         let published: Vec<((String, String, String), String)> = ctx
             .api
             .mounts
@@ -438,25 +592,51 @@ impl Kubelet {
         for (key, target) in published {
             let pv_name = key.2.clone();
             let handle = self.handle_of(ctx, &pv_name);
+            let unique = crate::cluster::reports::unique_volume_name(DRIVER, &handle);
+            let op = OperationKey::pod(&unique, &uid);
+            if self
+                .volume_ops
+                .retry_wait(&op, VOLUME_UNMOUNT, ctx.clock)
+                .is_some()
+            {
+                wait.get_or_insert(TeardownWait::BackingOff);
+                continue;
+            }
             let req = NodeUnpublishVolumeRequest {
                 volume_id: handle.clone(),
                 target_path: target,
             };
             let n = node.clone();
-            ctx.csi_call(&actor, Some(&node), "NodeUnpublishVolume", req, |d, r| {
+            match ctx.csi_call(&actor, Some(&node), "NodeUnpublishVolume", req, |d, r| {
                 d.node_unpublish_volume(&n, r)
-            })
-            .map_err(|s| {
-                format!(
-                    "UnmountVolume.TearDown failed for volume \"{pv_name}\" : {}",
-                    s.go_error_string()
-                )
-            })?;
-            ctx.api.mounts.published.remove(&key);
+            }) {
+                Ok(_) => {
+                    self.volume_ops.succeeded(&op);
+                    ctx.api.mounts.published.remove(&key);
+                }
+                Err(s) => {
+                    // csi_mounter.go TearDownAt wraps the RPC error; the MountedVolume is
+                    // named by the pod's volume (OuterVolumeSpecName) and the pod by its UID.
+                    let f = OpFailure::new(
+                        "UnmountVolume.TearDown failed",
+                        format!(
+                            "kubernetes.io/csi: Unmounter.TearDownAt failed: {}",
+                            s.go_error_string()
+                        ),
+                    );
+                    let detailed = f.detailed(
+                        &outer_volume_name(ctx, pod, &pv_name),
+                        &format!("(UniqueName: \"{unique}\") pod \"{uid}\" (UID: \"{uid}\")"),
+                    );
+                    let line = self
+                        .volume_ops
+                        .failed(&op, VOLUME_UNMOUNT, detailed, ctx.clock);
+                    ctx.log_warning(&actor, "backoff", line);
+                    wait = Some(TeardownWait::Failed);
+                }
+            }
         }
-        // Then unstage what this pod used and no pod on the node still publishes. Done
-        // after every unpublish (not inside that loop) so a failed NodeUnstage is retried
-        // on the next sync, as the volume manager's reconciler keeps retrying.
+        // Then unstage what this pod used and no pod on the node still publishes.
         for pv_name in pod_pvs {
             let still_used = ctx.api.mounts.published_on(&node, &pv_name);
             if still_used {
@@ -471,23 +651,52 @@ impl Kubelet {
             else {
                 continue;
             };
+            let handle = self.handle_of(ctx, &pv_name);
+            let unique = crate::cluster::reports::unique_volume_name(DRIVER, &handle);
+            let op = OperationKey::volume(&unique);
+            if self
+                .volume_ops
+                .retry_wait(&op, UNMOUNT_DEVICE, ctx.clock)
+                .is_some()
+            {
+                wait.get_or_insert(TeardownWait::BackingOff);
+                continue;
+            }
             let req = NodeUnstageVolumeRequest {
-                volume_id: self.handle_of(ctx, &pv_name),
+                volume_id: handle,
                 staging_target_path: path,
             };
             let n = node.clone();
-            ctx.csi_call(&actor, Some(&node), "NodeUnstageVolume", req, |d, r| {
+            match ctx.csi_call(&actor, Some(&node), "NodeUnstageVolume", req, |d, r| {
                 d.node_unstage_volume(&n, r)
-            })
-            .map_err(|s| {
-                format!(
-                    "UnmountDevice failed for volume \"{pv_name}\" : {}",
-                    s.go_error_string()
-                )
-            })?;
-            ctx.api.mounts.staged.remove(&(node.clone(), pv_name));
+            }) {
+                Ok(_) => {
+                    self.volume_ops.succeeded(&op);
+                    ctx.api.mounts.staged.remove(&(node.clone(), pv_name));
+                }
+                Err(s) => {
+                    // csi_attacher.go UnmountDevice wraps the RPC error; an AttachedVolume
+                    // is named by its PV and the node.
+                    let f = OpFailure::new(
+                        "UnmountDevice failed",
+                        format!(
+                            "kubernetes.io/csi: attacher.UnmountDevice failed: {}",
+                            s.go_error_string()
+                        ),
+                    );
+                    let detailed = f.detailed(
+                        &pv_name,
+                        &format!("(UniqueName: \"{unique}\") on node \"{node}\""),
+                    );
+                    let line = self
+                        .volume_ops
+                        .failed(&op, UNMOUNT_DEVICE, detailed, ctx.clock);
+                    ctx.log_warning(&actor, "backoff", line);
+                    wait = Some(TeardownWait::Failed);
+                }
+            }
         }
-        Ok(())
+        wait.map_or(Ok(()), Err)
     }
 
     /// The PVs a pod's claims are bound to (found through the claim, or through the PV's
