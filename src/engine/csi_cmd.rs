@@ -13,6 +13,16 @@ use std::collections::BTreeMap;
 
 const YOU: &str = "you";
 
+/// What [`Lab::csi_remote_call`] gives back.
+#[derive(Debug)]
+pub struct RemoteCall {
+    /// The driver's response as protojson (proto field names), or its status.
+    pub reply: Result<Value, Status>,
+    /// The call-log lines the call added (the call itself, then what the control loops
+    /// did after it), as the lab prints them.
+    pub calls: Vec<Line>,
+}
+
 /// An access mode by CSI name (`SINGLE_NODE_WRITER`) or Kubernetes short name (`RWO`).
 fn access_mode(text: &str) -> Result<AccessModeType, LabError> {
     if let Some(m) = AccessModeType::from_name(&text.to_ascii_uppercase()) {
@@ -489,6 +499,73 @@ impl Lab {
                 reply(method, r)
             }
         }
+    }
+
+    /// One CSI call that arrived from outside the lab (`csi serve`, a gRPC client on the
+    /// socket): run exactly as `csi call RPC 'JSON' [--node NODE]` typed at the prompt, so it
+    /// is journaled (a save replays it), faults apply, the control loops run after it, and it
+    /// lands in the call log and the wire log as `you`. `request` is protojson with proto
+    /// field names. The reply is the driver's response or status, read back from the wire
+    /// log; an RPC the driver does not serve is UNIMPLEMENTED and never reaches it (grpc-go
+    /// answers so before any handler runs).
+    pub fn csi_remote_call(
+        &mut self,
+        rpc: &str,
+        node: Option<&str>,
+        request: &Value,
+    ) -> RemoteCall {
+        let method = match crate::csi::resolve(rpc) {
+            Ok((_, m)) => m,
+            Err(s) => {
+                return RemoteCall {
+                    reply: Err(s),
+                    calls: Vec::new(),
+                };
+            }
+        };
+        let json = request.to_string();
+        let quote = |s: &str| {
+            shlex::try_quote(s)
+                .map(|q| q.into_owned())
+                .unwrap_or_else(|_| format!("'{}'", s.replace('\'', "")))
+        };
+        let mut text = format!("csi call {method} {}", quote(&json));
+        if let Some(n) = node {
+            text.push_str(&format!(" --node {}", quote(n)));
+        }
+        let cmd = crate::command::Command::Csi(CsiCmd::Call {
+            rpc: method.to_string(),
+            request: json,
+            node: node.map(str::to_string),
+        });
+        let wire_mark = self.wire.next_seq();
+        let call_mark = self.calls.next_seq();
+        let result = self.execute_command(&text, cmd);
+        let reply = self
+            .wire
+            .iter()
+            .filter(|(seq, _)| *seq >= wire_mark)
+            .find_map(|(_, r)| match r {
+                crate::record::WireRecord::Csi(c) if c.caller == YOU && c.rpc == method => {
+                    Some(match &c.reply {
+                        Ok(resp) => Ok(resp.to_json()),
+                        Err(s) => Err(s.clone()),
+                    })
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| {
+                let why = match &result {
+                    Ok(_) => "the call was not recorded".to_string(),
+                    Err(e) => e.message.clone(),
+                };
+                Err(Status::internal(why))
+            });
+        let calls = (call_mark..self.calls.next_seq())
+            .filter_map(|seq| self.calls.get(seq))
+            .map(super::views::call_line)
+            .collect();
+        RemoteCall { reply, calls }
     }
 
     /// `show volumes [NODE]`: every claim's path from PVC to publish targets.
