@@ -13,6 +13,8 @@ pub mod command;
 pub mod control;
 pub mod controllers;
 pub mod csi;
+#[cfg(unix)]
+pub mod csi_serve;
 pub mod engine;
 pub mod faults;
 pub mod kubelet;

@@ -113,11 +113,36 @@ enum Front {
         /// The shell
         shell: clap_complete::Shell,
     },
+    /// The lab's CSI driver over real gRPC, e.g. `cni-csi-lab csi serve --socket /tmp/csi.sock`
+    Csi {
+        /// What to do
+        #[command(subcommand)]
+        cmd: CsiFront,
+    },
     /// The live dashboard: topology, IPAM, routes, volumes, calls and wire, with a command line
     Dash {
         /// High-contrast theme with thicker borders, for a projector
         #[arg(long)]
         big: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum CsiFront {
+    /// Serve hostpath.csi.lab (Identity, Controller and Node of CSI v1) on a gRPC unix
+    /// socket, with server reflection, while the lab runs in this process; each call prints
+    /// its call-log line; Ctrl-C (SIGINT) or SIGTERM stops it and removes the socket
+    #[command(after_help = "Examples:
+  cni-csi-lab csi serve --socket /tmp/csi.sock
+  grpcurl -plaintext -unix /tmp/csi.sock csi.v1.Identity/GetPluginInfo
+  csc identity plugin-info --endpoint unix:///tmp/csi.sock")]
+    Serve {
+        /// The unix socket to listen on
+        #[arg(long, value_name = "PATH")]
+        socket: std::path::PathBuf,
+        /// The node whose node plugin answers the Node service (default: the first node)
+        #[arg(long, value_name = "NODE")]
+        node: Option<String>,
     },
 }
 
@@ -144,7 +169,8 @@ fn main() -> ExitCode {
         None => stdin_is_terminal && std::io::stdout().is_terminal(),
         _ => false,
     };
-    if !dashboard_front {
+    let serving = matches!(cli.command, Some(Front::Csi { .. }));
+    if !dashboard_front && !serving {
         // SIGTERM/SIGHUP/SIGINT end `run`, `lesson` and the REPLs with 128+n, the terminal
         // restored (the dashboard handles them in its loop).
         if let Err(e) = cni_csi_lab::util::signals::exit_on_signals() {
@@ -227,7 +253,30 @@ fn main() -> ExitCode {
         None if stdin_is_terminal => line_editor(desk, &opts),
         None => run_file(&mut desk, "-", RunOptions::default()),
         Some(Front::Completions { .. }) => ExitCode::SUCCESS,
+        Some(Front::Csi {
+            cmd: CsiFront::Serve { socket, node },
+        }) => csi_serve(&mut desk.lab, socket, node),
     }
+}
+
+/// `csi serve`: the driver on a gRPC socket until a signal (exit 128+n); 2 when it cannot
+/// serve (bad node, socket path taken).
+#[cfg(unix)]
+fn csi_serve(lab: &mut Lab, socket: std::path::PathBuf, node: Option<String>) -> ExitCode {
+    let opts = cni_csi_lab::csi_serve::ServeOptions { socket, node };
+    match cni_csi_lab::csi_serve::run(lab, &opts, &mut std::io::stdout()) {
+        Ok(status) => ExitCode::from(status),
+        Err(e) => {
+            print_error(&e);
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn csi_serve(_: &mut Lab, _: std::path::PathBuf, _: Option<String>) -> ExitCode {
+    print_error("csi serve needs unix sockets (Linux, macOS)");
+    ExitCode::from(2)
 }
 
 /// The lab the flags ask for: a save (`--load`), or a preset (or `--empty`), then

@@ -85,6 +85,7 @@ const FRONT_ENDS: &[&str] = &[
     "crate::repl",
     "crate::script",
     "crate::presets",
+    "crate::csi_serve",
 ];
 const COMPONENTS: &[&str] = &[
     "crate::controllers",
@@ -122,6 +123,25 @@ fn only_the_engine_implements_the_lab() {
         })
         .collect();
     assert_none("`impl Lab` outside src/engine", bad);
+}
+
+#[test]
+fn only_the_grpc_front_end_knows_tokio_and_tonic() {
+    let mut files = rooms(&[
+        "engine",
+        "lesson",
+        "controllers",
+        "storage",
+        "kubelet",
+        "netd",
+        "tui",
+        "repl",
+    ]);
+    files.extend(rooms(LOWER));
+    assert_none(
+        "async gRPC machinery outside src/csi_serve",
+        violations(&files, &["tokio", "tonic", "prost"]),
+    );
 }
 
 #[test]
