@@ -710,7 +710,9 @@ pub fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
             // A negative value with a unit (`tick -500ms`) is not a number to clap, so it
             // reads as short flags: say what is wrong with the value instead.
             let negative = words[used.min(words.len())..].iter().find(|w| {
-                w.starts_with(&bad) && w[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.')
+                w.starts_with(&bad)
+                    && w.strip_prefix('-')
+                        .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
             });
             let takes_negative = path.last().and_then(|c| {
                 c.get_positionals()
@@ -871,6 +873,26 @@ mod tests {
         }
         for s in cmd.get_subcommands() {
             examples(s, out);
+        }
+    }
+
+    #[test]
+    fn words_starting_with_a_multibyte_character_do_not_panic() {
+        // Found by `cargo fuzz run parse`: a word whose first character is wider than one
+        // byte was sliced at byte 1.
+        for line in [
+            "back\t\u{FFFD}",
+            "hint \u{FFFD}",
+            "\u{FFFD}",
+            "tick \u{FFFD}",
+            "tick -\u{FFFD}",
+            "get -\u{FFFD}",
+            "pod create web --\u{FFFD}",
+            "\u{FFFD} -x",
+            "tick é-5",
+        ] {
+            let _ = super::super::parse(line);
+            let _ = crate::lesson::Desk::new().execute(line);
         }
     }
 
