@@ -1,14 +1,26 @@
-//! What a pod with a volume costs as the cluster fills with running pods that use volumes:
-//! the attach/detach controller works out its desired state from every such pod on each
-//! pass, so one create+delete costs time in proportion to them (see BENCHMARKS.md).
+//! What a pod with a volume costs as the cluster fills: with more pods that use volumes
+//! running, and with more claims (and their volumes) in the cluster (issue 21: no O(V) work
+//! per CSI call or controller pass, so the cost stays flat).
 //!
 //! ```text
 //! cargo run --release --example volume_scale -- 0 100 400 1000
+//! cargo run --release --example volume_scale -- --claims 1000 10000 100000
 //! ```
 //!
-//! For each count R: 100 nodes (so the driver's per-node attach limit is never reached),
-//! the default StorageClasses, R+1 claims, R running pods each mounting its own claim; then
-//! 500 times `pod create` + `pod delete` of one more pod mounting the last claim, timed.
+//! Both on 100 nodes `n0` … `n99` with the default StorageClasses. Each timed round is the
+//! whole life of one pod with its own volume: `pvc create` (class `local-wffc`, 1Gi),
+//! `pod create … --pvc` placed by the scheduler on a node picked with `--node-selector` (the
+//! claim is provisioned there: CreateVolume, attach, stage, publish), `pod delete`
+//! (unpublish, unstage, detach) and `pvc delete` (DeleteVolume); 500 rounds (`--rounds N`
+//! first to change it), µs per round.
+//!
+//! - Running pods (the counts given, default 0 100 400 1000): R pods with their own
+//!   `local-wffc` claims run, R/100 per node (at most 16: the driver's attach limit), each
+//!   count in a fresh lab.
+//! - `--claims` (counts in increasing order): claims of the default (Immediate) class
+//!   accumulate in one lab, each provisioned and bound (a volume in the driver, a PV) but not
+//!   used; at each count the rounds are timed. The time per `pvc create` while they
+//!   accumulate is printed too (provisioning V volumes one by one).
 
 use cni_csi_lab::Lab;
 use std::time::Instant;
@@ -17,6 +29,7 @@ use std::time::Instant;
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const NODES: usize = 100;
+/// Timed rounds per count (`--rounds N` before the counts).
 const ROUNDS: usize = 500;
 
 fn run(lab: &mut Lab, line: &str) -> Result<(), String> {
@@ -25,67 +38,176 @@ fn run(lab: &mut Lab, line: &str) -> Result<(), String> {
         .map_err(|e| format!("{line}: {}", e.message))
 }
 
-fn main() -> Result<(), String> {
-    let counts: Vec<usize> = std::env::args()
-        .skip(1)
+/// An empty lab with `NODES` nodes and the default StorageClasses.
+fn cluster() -> Result<Lab, String> {
+    let mut lab = Lab::empty();
+    for i in 0..NODES {
+        run(
+            &mut lab,
+            &format!(
+                "node add n{i} --cidr 10.{}.{}.0/24 --ip 192.168.{}.{}",
+                1 + i / 200,
+                i % 200,
+                i / 200,
+                i % 200 + 1
+            ),
+        )?;
+    }
+    lab.install_storage_defaults();
+    Ok(lab)
+}
+
+/// The pods in phase Running.
+fn running(lab: &Lab) -> usize {
+    lab.cluster
+        .pods
+        .values()
+        .filter(|p| p.status.phase == "Running")
+        .count()
+}
+
+/// `ROUNDS` lives of a pod with its own volume; µs per round. Checks that each pod ran.
+fn rounds(lab: &mut Lab, tag: &str, n: usize) -> Result<f64, String> {
+    let t = Instant::now();
+    for j in 0..n {
+        let node = j % NODES;
+        run(
+            lab,
+            &format!("pvc create {tag}c{j} --size 1Gi --class local-wffc"),
+        )?;
+        run(
+            lab,
+            &format!(
+                "pod create {tag}p{j} --node-selector kubernetes.io/hostname=n{node} --pvc {tag}c{j}"
+            ),
+        )?;
+        let key = ("default".to_string(), format!("{tag}p{j}"));
+        if lab
+            .cluster
+            .pods
+            .get(&key)
+            .is_none_or(|p| p.status.phase != "Running")
+        {
+            return Err(format!(
+                "pod {tag}p{j} did not start (`describe pod {tag}p{j}` says why)"
+            ));
+        }
+        run(lab, &format!("pod delete {tag}p{j}"))?;
+        run(lab, &format!("pvc delete {tag}c{j}"))?;
+    }
+    Ok(t.elapsed().as_secs_f64() * 1e6 / n as f64)
+}
+
+fn parse_counts(args: &[String]) -> Result<Vec<usize>, String> {
+    args.iter()
         .map(|a| {
-            a.parse()
-                .map_err(|_| format!("expected counts of running pods, got {a:?}"))
+            a.replace('_', "")
+                .parse()
+                .map_err(|_| format!("expected a count, got {a:?}"))
         })
-        .collect::<Result<_, _>>()?;
-    let counts = if counts.is_empty() {
-        vec![0, 100, 400, 1000]
-    } else {
-        counts
-    };
-    println!("{:>8} {:>22}", "running", "µs per create+delete");
-    for running in counts {
-        let mut lab = Lab::empty();
-        for i in 0..NODES {
+        .collect()
+}
+
+fn with_running(counts: Vec<usize>, n: usize) -> Result<(), String> {
+    println!("{:>8} {:>22}", "running", "µs per pod with volume");
+    for r in counts {
+        if r > NODES * 16 {
+            return Err(format!(
+                "{r} running pods need more than 16 volumes on a node (the driver's attach limit); at most {}",
+                NODES * 16
+            ));
+        }
+        let mut lab = cluster()?;
+        for i in 0..r {
+            run(
+                &mut lab,
+                &format!("pvc create d{i} --size 1Gi --class local-wffc"),
+            )?;
             run(
                 &mut lab,
                 &format!(
-                    "node add n{i} --cidr 10.{}.{}.0/24 --ip 192.168.{}.{}",
-                    1 + i / 200,
-                    i % 200,
-                    i / 200,
-                    i % 200 + 1
+                    "pod create r{i} --node-selector kubernetes.io/hostname=n{} --pvc d{i}",
+                    i % NODES
                 ),
             )?;
         }
-        lab.install_storage_defaults();
-        for i in 0..=running {
-            run(&mut lab, &format!("pvc create d{i} --size 1Gi"))?;
+        let up = running(&lab);
+        if up != r {
+            return Err(format!("only {up} of {r} pods are Running"));
         }
-        for i in 0..running {
-            run(
-                &mut lab,
-                &format!("pod create r{i} --node n{} --pvc d{i}", i % NODES),
-            )?;
-        }
-        let up = lab
-            .cluster
-            .pods
-            .values()
-            .filter(|p| p.status.phase == "Running")
-            .count();
-        if up != running {
-            return Err(format!(
-                "only {up} of {running} pods are Running: the CSI driver attaches a limited \
-                 number of volumes per node ({NODES} nodes here; `describe pod` on a waiting \
-                 pod says why); try a smaller count"
-            ));
-        }
-        let t = Instant::now();
-        for j in 0..ROUNDS {
-            run(
-                &mut lab,
-                &format!("pod create x{j} --node n{} --pvc d{running}", j % NODES),
-            )?;
-            run(&mut lab, &format!("pod delete x{j}"))?;
-        }
-        let per = t.elapsed().as_secs_f64() * 1e6 / ROUNDS as f64;
-        println!("{running:>8} {per:>22.1}");
+        let per = rounds(&mut lab, "x", n)?;
+        println!("{r:>8} {per:>22.1}");
     }
     Ok(())
+}
+
+fn with_claims(counts: Vec<usize>, n: usize) -> Result<(), String> {
+    println!(
+        "{:>8} {:>22} {:>28}",
+        "claims", "µs per pod with volume", "µs per pvc create before it"
+    );
+    let mut lab = cluster()?;
+    let mut have = 0;
+    for (i, c) in counts.into_iter().enumerate() {
+        if c < have {
+            return Err("--claims counts must increase".into());
+        }
+        let t = Instant::now();
+        for i in have..c {
+            run(&mut lab, &format!("pvc create d{i} --size 1Gi"))?;
+        }
+        let per_claim = if c > have {
+            t.elapsed().as_secs_f64() * 1e6 / (c - have) as f64
+        } else {
+            0.0
+        };
+        have = c;
+        let bound = lab
+            .cluster
+            .pvcs
+            .values()
+            .filter(|p| p.status.phase == "Bound")
+            .count();
+        if bound != c {
+            return Err(format!("only {bound} of {c} claims are Bound"));
+        }
+        let per = rounds(&mut lab, &format!("x{i}"), n)?;
+        println!("{c:>8} {per:>22.1} {per_claim:>28.1}");
+    }
+    Ok(())
+}
+
+fn main() -> Result<(), String> {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut n = ROUNDS;
+    if args.first().map(String::as_str) == Some("--rounds") {
+        n = args
+            .get(1)
+            .and_then(|v| v.parse().ok())
+            .filter(|n| *n > 0)
+            .ok_or("--rounds needs a positive number")?;
+        args.drain(..2);
+    }
+    match args.first().map(String::as_str) {
+        Some("--claims") => {
+            let counts = parse_counts(&args[1..])?;
+            with_claims(if counts.is_empty() {
+                vec![1_000, 10_000, 100_000]
+            } else {
+                counts
+            }, n)
+        }
+        Some("-h" | "--help") => Err(
+            "usage: volume_scale [--rounds N] [RUNNING...] | volume_scale [--rounds N] --claims [CLAIMS...]"
+                .to_string(),
+        ),
+        _ => {
+            let counts = parse_counts(&args)?;
+            with_running(if counts.is_empty() {
+                vec![0, 100, 400, 1000]
+            } else {
+                counts
+            }, n)
+        }
+    }
 }
