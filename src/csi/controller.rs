@@ -238,7 +238,7 @@ impl Driver {
         }
 
         // Same name: the same volume if compatible, else ALREADY_EXISTS.
-        if let Some(ex) = self.volumes.values().find(|v| v.name == req.name) {
+        if let Some(ex) = self.volume_by_name(&req.name) {
             return self.existing_volume(ex, &req, capacity, limit, access_type);
         }
 
@@ -310,7 +310,7 @@ impl Driver {
             published: BTreeMap::new(),
         };
         let volume = record.to_volume();
-        self.volumes.insert(volume_id, record);
+        self.insert_volume(record);
         Ok(CreateVolumeResponse {
             volume: Some(volume),
         })
@@ -463,7 +463,7 @@ impl Driver {
                 nodes.join(",")
             )));
         }
-        self.volumes.remove(&req.volume_id);
+        self.remove_volume(&req.volume_id);
         Ok(DeleteVolumeResponse {})
     }
 
@@ -835,7 +835,7 @@ impl Driver {
                 "SourceVolumeId missing in request",
             ));
         }
-        if let Some(ex) = self.snapshots.values().find(|s| s.name == req.name) {
+        if let Some(ex) = self.snapshot_by_name(&req.name) {
             if ex.snapshot.source_volume_id == req.source_volume_id {
                 return Ok(CreateSnapshotResponse {
                     snapshot: Some(ex.snapshot.clone()),
@@ -856,13 +856,10 @@ impl Driver {
             ready_to_use: true,
             group_snapshot_id: String::new(),
         };
-        self.snapshots.insert(
-            snapshot_id,
-            SnapshotRecord {
-                name: req.name,
-                snapshot: snapshot.clone(),
-            },
-        );
+        self.insert_snapshot(SnapshotRecord {
+            name: req.name,
+            snapshot: snapshot.clone(),
+        });
         Ok(CreateSnapshotResponse {
             snapshot: Some(snapshot),
         })
@@ -877,7 +874,7 @@ impl Driver {
             return Err(Status::invalid_argument("Snapshot ID missing in request"));
         }
         self.require_controller_cap(ControllerRpcType::CreateDeleteSnapshot, "DeleteSnapshot")?;
-        self.snapshots.remove(&req.snapshot_id);
+        self.remove_snapshot(&req.snapshot_id);
         Ok(DeleteSnapshotResponse {})
     }
 
@@ -970,13 +967,15 @@ impl Driver {
         if grow > available {
             return Err(self.exhausted(capacity));
         }
-        let vol = self.get_volume_mut(&req.volume_id)?;
-        if grow > 0 {
-            vol.capacity_bytes = capacity;
+        let vol = if grow > 0 {
+            let vol = self.set_volume_capacity(&req.volume_id, capacity)?;
             if vol.access_type == AccessType::Block {
                 vol.fs_size_bytes = capacity;
             }
-        }
+            vol
+        } else {
+            self.get_volume_mut(&req.volume_id)?
+        };
         Ok(ControllerExpandVolumeResponse {
             capacity_bytes: vol.capacity_bytes,
             node_expansion_required: node_expand

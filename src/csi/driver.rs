@@ -315,6 +315,20 @@ pub struct Driver {
     /// check reads this instead of walking every volume. Kept by ControllerPublishVolume
     /// and ControllerUnpublishVolume, the only writers of `attachments`.
     pub(crate) attached_per_node: BTreeMap<String, i64>,
+    /// Volume ID by CreateVolume name, so a CreateVolume finds an existing name without
+    /// walking every volume (hostpath's `GetVolumeByName` is such a walk; with V volumes,
+    /// provisioning them one by one would be O(V²)). Names are unique: CreateVolume answers
+    /// a name it has with that volume or ALREADY_EXISTS. Kept by
+    /// [`Driver::insert_volume`] and [`Driver::remove_volume`], the only writers of
+    /// `volumes`' keys.
+    volume_ids_by_name: BTreeMap<String, String>,
+    /// Snapshot ID by CreateSnapshot name, likewise (CreateSnapshot is idempotent by
+    /// name). Kept by CreateSnapshot and DeleteSnapshot.
+    snapshot_ids_by_name: BTreeMap<String, String>,
+    /// The sum of every volume's `capacity_bytes`, what GetCapacity and the capacity checks
+    /// subtract from `total_capacity`, kept as volumes are created, deleted and expanded
+    /// instead of summed over every volume on each call. Wide enough never to overflow.
+    used_capacity: i128,
 }
 
 impl Default for Driver {
@@ -334,6 +348,9 @@ impl Driver {
             volumes: BTreeMap::new(),
             snapshots: BTreeMap::new(),
             attached_per_node: BTreeMap::new(),
+            volume_ids_by_name: BTreeMap::new(),
+            snapshot_ids_by_name: BTreeMap::new(),
+            used_capacity: 0,
         }
     }
 
@@ -460,11 +477,17 @@ impl Driver {
 
     /// Bytes not taken by any volume (what GetCapacity reports).
     pub fn available_capacity(&self) -> i64 {
-        let used: i64 = self
-            .volumes
-            .values()
-            .map(|v| v.capacity_bytes)
-            .fold(0i64, i64::saturating_add);
+        // Capacities are never negative, so the exact sum clamped to i64 is what adding
+        // them up with saturation gives.
+        let used = i64::try_from(self.used_capacity).unwrap_or(i64::MAX);
+        debug_assert_eq!(
+            used,
+            self.volumes
+                .values()
+                .map(|v| v.capacity_bytes)
+                .fold(0i64, i64::saturating_add),
+            "used_capacity is stale"
+        );
         self.config.total_capacity.saturating_sub(used)
     }
 
@@ -535,6 +558,103 @@ impl Driver {
             .ok_or_else(|| volume_not_found(volume_id))
     }
 
+    /// The volume CreateVolume made under `name`, if any.
+    pub(crate) fn volume_by_name(&self, name: &str) -> Option<&VolumeRecord> {
+        let found = self
+            .volume_ids_by_name
+            .get(name)
+            .and_then(|id| self.volumes.get(id));
+        debug_assert_eq!(
+            found.map(|v| &v.volume_id),
+            self.volumes
+                .values()
+                .find(|v| v.name == name)
+                .map(|v| &v.volume_id),
+            "volume_ids_by_name is stale"
+        );
+        found
+    }
+
+    /// Stores a new volume (CreateVolume), indexing its name and counting its capacity.
+    pub(crate) fn insert_volume(&mut self, record: VolumeRecord) {
+        // IDs are fresh (`new_id`), so nothing is replaced; if it were, its entries go.
+        self.remove_volume(&record.volume_id);
+        self.volume_ids_by_name
+            .insert(record.name.clone(), record.volume_id.clone());
+        self.used_capacity += i128::from(record.capacity_bytes);
+        self.volumes.insert(record.volume_id.clone(), record);
+    }
+
+    /// Drops a volume (DeleteVolume) from the store and its indexes.
+    pub(crate) fn remove_volume(&mut self, volume_id: &str) -> Option<VolumeRecord> {
+        let old = self.volumes.remove(volume_id)?;
+        self.forget_volume(&old);
+        Some(old)
+    }
+
+    /// Takes a volume that is no longer stored out of the name index and the used sum.
+    fn forget_volume(&mut self, old: &VolumeRecord) {
+        if self.volume_ids_by_name.get(&old.name) == Some(&old.volume_id) {
+            self.volume_ids_by_name.remove(&old.name);
+        }
+        self.used_capacity -= i128::from(old.capacity_bytes);
+    }
+
+    /// Sets a volume's device size (expansion), keeping the used sum. Fails for an unknown
+    /// volume, as [`Driver::get_volume_mut`] does.
+    pub(crate) fn set_volume_capacity(
+        &mut self,
+        volume_id: &str,
+        capacity: i64,
+    ) -> Result<&mut VolumeRecord, Status> {
+        let vol = self
+            .volumes
+            .get_mut(volume_id)
+            .ok_or_else(|| volume_not_found(volume_id))?;
+        self.used_capacity += i128::from(capacity) - i128::from(vol.capacity_bytes);
+        vol.capacity_bytes = capacity;
+        Ok(vol)
+    }
+
+    /// The snapshot CreateSnapshot cut under `name`, if any.
+    pub(crate) fn snapshot_by_name(&self, name: &str) -> Option<&SnapshotRecord> {
+        let found = self
+            .snapshot_ids_by_name
+            .get(name)
+            .and_then(|id| self.snapshots.get(id));
+        debug_assert_eq!(
+            found.map(|s| &s.snapshot.snapshot_id),
+            self.snapshots
+                .values()
+                .find(|s| s.name == name)
+                .map(|s| &s.snapshot.snapshot_id),
+            "snapshot_ids_by_name is stale"
+        );
+        found
+    }
+
+    /// Stores a new snapshot (CreateSnapshot), indexing its name.
+    pub(crate) fn insert_snapshot(&mut self, record: SnapshotRecord) {
+        let id = record.snapshot.snapshot_id.clone();
+        self.remove_snapshot(&id);
+        self.snapshot_ids_by_name
+            .insert(record.name.clone(), id.clone());
+        self.snapshots.insert(id, record);
+    }
+
+    /// Drops a snapshot (DeleteSnapshot) from the store and the name index.
+    pub(crate) fn remove_snapshot(&mut self, snapshot_id: &str) -> Option<SnapshotRecord> {
+        let old = self.snapshots.remove(snapshot_id)?;
+        self.forget_snapshot(&old);
+        Some(old)
+    }
+
+    fn forget_snapshot(&mut self, old: &SnapshotRecord) {
+        if self.snapshot_ids_by_name.get(&old.name) == Some(&old.snapshot.snapshot_id) {
+            self.snapshot_ids_by_name.remove(&old.name);
+        }
+    }
+
     /// The snapshot, or hostpath's NOT_FOUND (GetSnapshotByID).
     pub(crate) fn get_snapshot(&self, snapshot_id: &str) -> Result<&SnapshotRecord, Status> {
         self.snapshots.get(snapshot_id).ok_or_else(|| {
@@ -579,4 +699,82 @@ pub(crate) fn go_list(items: &[String]) -> String {
 pub(crate) fn go_quoted_list(items: &[String]) -> String {
     let q: Vec<String> = items.iter().map(|s| format!("{s:?}")).collect();
     format!("[{}]", q.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn create(d: &mut Driver, name: &str, bytes: i64) -> String {
+        d.create_volume(CreateVolumeRequest {
+            name: name.into(),
+            capacity_range: Some(CapacityRange {
+                required_bytes: bytes,
+                limit_bytes: 0,
+            }),
+            volume_capabilities: vec![VolumeCapability::mount(
+                AccessModeType::SingleNodeWriter,
+                "",
+            )],
+            ..Default::default()
+        })
+        .unwrap()
+        .volume
+        .unwrap()
+        .volume_id
+    }
+
+    #[test]
+    fn names_and_used_capacity_follow_create_expand_and_delete() {
+        let mut d = Driver::default();
+        let total = d.config.total_capacity;
+        let a = create(&mut d, "a", GIB);
+        let b = create(&mut d, "b", 2 * GIB);
+        assert_eq!(d.available_capacity(), total - 3 * GIB);
+        assert_eq!(d.volume_by_name("b").map(|v| &v.volume_id), Some(&b));
+        // The same name again is the same volume and takes nothing more.
+        assert_eq!(create(&mut d, "a", GIB), a);
+        assert_eq!(d.available_capacity(), total - 3 * GIB);
+        d.controller_expand_volume(ControllerExpandVolumeRequest {
+            volume_id: b.clone(),
+            capacity_range: Some(CapacityRange {
+                required_bytes: 5 * GIB,
+                limit_bytes: 0,
+            }),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(d.available_capacity(), total - 6 * GIB);
+        d.delete_volume(DeleteVolumeRequest {
+            volume_id: a.clone(),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(d.volume_by_name("a").is_none());
+        assert_eq!(d.available_capacity(), total - 5 * GIB);
+        // The name is free again: a new volume (the same deterministic ID).
+        assert_eq!(create(&mut d, "a", GIB), a);
+        assert_eq!(d.available_capacity(), total - 6 * GIB);
+
+        let snap = d
+            .create_snapshot(CreateSnapshotRequest {
+                source_volume_id: b.clone(),
+                name: "s".into(),
+                ..Default::default()
+            })
+            .unwrap()
+            .snapshot
+            .unwrap()
+            .snapshot_id;
+        assert_eq!(
+            d.snapshot_by_name("s").map(|s| &s.snapshot.snapshot_id),
+            Some(&snap)
+        );
+        d.delete_snapshot(DeleteSnapshotRequest {
+            snapshot_id: snap,
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(d.snapshot_by_name("s").is_none());
+    }
 }

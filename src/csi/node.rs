@@ -466,10 +466,11 @@ impl NodeService<'_> {
                 )));
             }
         }
-        let vol = self.driver.get_volume_mut(&req.volume_id)?;
-        if grow_device > 0 {
-            vol.capacity_bytes = target;
-        }
+        let vol = if grow_device > 0 {
+            self.driver.set_volume_capacity(&req.volume_id, target)?
+        } else {
+            self.driver.get_volume_mut(&req.volume_id)?
+        };
         vol.fs_size_bytes = vol.fs_size_bytes.max(vol.capacity_bytes);
         Ok(NodeExpandVolumeResponse {
             capacity_bytes: vol.fs_size_bytes,
