@@ -28,8 +28,9 @@ macro_rules! tables {
             pub revs: Revisions,
             /// What each kubelet's volume manager has mounted (`volumesInUse`, see `reports`).
             pub mounts: reports::Mounts,
-            /// The pods that use claims (an informer index, see `reports`).
-            pub pods_with_volumes: std::collections::BTreeSet<(String, String)>,
+            /// The pods that use claims, by node and by claim (an informer index, see
+            /// `reports`).
+            pub volume_pods: reports::VolumePods,
             $( $(#[$doc])* pub $field: Table<$spec>, )*
         }
 

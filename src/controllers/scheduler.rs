@@ -106,6 +106,7 @@ impl Scheduler {
         if ctx.api.pods().update(bound.clone()).is_err() {
             return false;
         }
+        ctx.api.volume_pods.set_node(&key, &node);
         ctx.log(
             "default-scheduler",
             "bind",
@@ -319,20 +320,16 @@ impl Scheduler {
                 .iter()
                 .any(|m| m == "ReadWriteOncePod")
             {
-                let in_use = ctx.api.pods.values().any(|other| {
-                    other.metadata.uid != pod.metadata.uid
-                        && other.metadata.namespace == *ns
+                let in_use = crate::storage::listers::pods_using(ctx.api, ns, claim)
+                    .into_iter()
+                    .any(|other| {
+                        other.metadata.uid != pod.metadata.uid
                         // Every pod assigned to a node counts, `--node` ones included
                         // (VolumeRestrictions counts the claims of each node's pods).
                         && !other.spec.node_name.is_empty()
                         && other.status.phase != "Failed"
                         && other.status.phase != "Succeeded"
-                        && other
-                            .spec
-                            .volumes
-                            .iter()
-                            .any(|ov| ov.persistent_volume_claim.claim_name == *claim)
-                });
+                    });
                 if in_use {
                     return Some(format!(
                         "0/{n} nodes are available: 1 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode. preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."

@@ -615,7 +615,7 @@ impl Lab {
     /// The API server's delete of a pod no kubelet holds (never bound to a node).
     fn delete_unbound_pod(&mut self, key: &(String, String)) -> bool {
         if self.cluster.pods().delete(&key.0, &key.1).is_ok() {
-            self.cluster.pods_with_volumes.remove(key);
+            self.cluster.volume_pods.remove(key);
             self.log("apiserver", "delete", format!("pod/{} removed", key.1));
         }
         true

@@ -155,13 +155,12 @@ impl Lab {
     /// kubelet takes it as it is.
     pub(crate) fn admit_pod(&mut self, obj: Object<PodSpec>) -> Result<(), LabError> {
         let key = (obj.metadata.namespace.clone(), obj.metadata.name.clone());
-        let has_volumes = !obj.spec.volumes.is_empty();
         let clock = self.clock;
         self.cluster.pods().create(obj, clock)?;
-        self.dirty.insert(key.clone());
-        if has_volumes {
-            self.cluster.pods_with_volumes.insert(key);
+        if let Some(pod) = self.cluster.pods.get(&key) {
+            self.cluster.volume_pods.add(pod);
         }
+        self.dirty.insert(key);
         Ok(())
     }
 

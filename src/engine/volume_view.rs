@@ -161,7 +161,7 @@ pub fn node_volumes(c: &Cluster) -> BTreeMap<String, NodeVolumes> {
             })
     };
     if attachable {
-        for key in &c.pods_with_volumes {
+        for key in c.volume_pods.keys() {
             let Some(pod) = c.pods.get(key) else {
                 continue;
             };

@@ -320,7 +320,7 @@ impl Kubelet {
             Err(crate::kubelet::volumes::TeardownWait::BackingOff) => return had_sandbox,
         }
         if ctx.api.pods().delete(&key.0, &key.1).is_ok() {
-            ctx.api.pods_with_volumes.remove(key);
+            ctx.api.volume_pods.remove(key);
             self.pod_work.remove(key);
             self.admitted.remove(key);
             if let Some(a) = self.devices.free(key) {

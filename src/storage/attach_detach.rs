@@ -39,7 +39,7 @@ impl AttachDetach {
     /// driver, (PV, node), once the pod is scheduled; a terminating pod keeps only the
     /// volumes kubelet still has mounted for it. `None` for a pod that is gone.
     fn pod_wants(&self, ctx: &Ctx<'_>, key: &Key) -> Option<PodWants> {
-        if !ctx.api.pods_with_volumes.contains(key) {
+        if !ctx.api.volume_pods.contains(key) {
             return None;
         }
         let pod = ctx.api.pods.get(key)?;
@@ -95,7 +95,7 @@ impl AttachDetach {
         let mut fresh = super::attach_wants::AttachWants::default();
         fresh.refresh(
             &crate::cluster::Revisions::default(),
-            &ctx.api.pods_with_volumes,
+            &ctx.api.volume_pods,
             &ctx.api.volume_attachments,
             |k| self.pod_wants(ctx, k),
         );
@@ -113,7 +113,7 @@ impl AttachDetach {
         let mut state = std::mem::take(&mut self.wants);
         state.refresh(
             &ctx.api.revs,
-            &ctx.api.pods_with_volumes,
+            &ctx.api.volume_pods,
             &ctx.api.volume_attachments,
             |k| self.pod_wants(ctx, k),
         );

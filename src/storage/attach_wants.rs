@@ -84,7 +84,7 @@ impl AttachWants {
     pub fn refresh(
         &mut self,
         revs: &Revisions,
-        pods_with_volumes: &BTreeSet<Key>,
+        pods_with_volumes: &crate::cluster::reports::VolumePods,
         vas: &crate::cluster::Table<VaSpec>,
         mut compute: impl FnMut(&Key) -> Option<PodWants>,
     ) {
@@ -143,7 +143,7 @@ impl AttachWants {
                 seen: self.seen,
                 ..Default::default()
             };
-            dirty = pods_with_volumes.clone();
+            dirty = pods_with_volumes.keys().cloned().collect();
             for va in vas.values() {
                 let t = (
                     va.spec.source.persistent_volume_name.clone(),

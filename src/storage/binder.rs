@@ -187,21 +187,19 @@ impl PvController {
                 // with `spec.nodeName` from its manifest is not one of them, and no component
                 // ever gives the claim a node for it: it stays Pending (the Kubernetes docs:
                 // "do not use nodeName" with WaitForFirstConsumer; use a node selector).
-                let waiting: Vec<&str> =
-                    ctx.api
-                        .pods
-                        .values()
-                        .filter(|p| {
-                            p.metadata.namespace == pvc.metadata.namespace
-                                && p.spec.node_name.is_empty()
-                                && p.status.phase != "Failed"
-                                && p.status.phase != "Succeeded"
-                                && p.spec.volumes.iter().any(|v| {
-                                    v.persistent_volume_claim.claim_name == pvc.metadata.name
-                                })
-                        })
-                        .map(|p| p.name())
-                        .collect();
+                let waiting: Vec<&str> = super::listers::pods_using(
+                    ctx.api,
+                    &pvc.metadata.namespace,
+                    &pvc.metadata.name,
+                )
+                .into_iter()
+                .filter(|p| {
+                    p.spec.node_name.is_empty()
+                        && p.status.phase != "Failed"
+                        && p.status.phase != "Succeeded"
+                })
+                .map(|p| p.name())
+                .collect();
                 let (reason, message) = match waiting.as_slice() {
                     [] => (
                         "WaitForFirstConsumer",
@@ -430,14 +428,7 @@ impl PvcProtection {
             .collect();
         let mut changed = false;
         for (ns, name) in deleting {
-            let used = ctx.api.pods.values().any(|pod| {
-                pod.metadata.namespace == ns
-                    && pod
-                        .spec
-                        .volumes
-                        .iter()
-                        .any(|v| v.persistent_volume_claim.claim_name == name)
-            });
+            let used = !super::listers::pods_using(ctx.api, &ns, &name).is_empty();
             if used {
                 continue;
             }

@@ -43,15 +43,12 @@ pub fn csi_node_id(api: &Cluster, node: &str) -> String {
         .unwrap_or_else(|| node.to_string())
 }
 
-/// Keys of pods on a node that use a PV (only pods with claims can: the
-/// `pods_with_volumes` index, in the same order as the pod table).
+/// Keys of pods on a node that use a PV, in the order of the pod table: only the pods on
+/// that node that use claims are looked at (the `volume_pods` index by node), not every pod.
 pub fn pods_on_node_using(api: &Cluster, node: &str, pv: &str) -> Vec<String> {
-    api.pods_with_volumes
-        .iter()
-        .filter_map(|k| api.pods.get(k))
-        .filter(|p| p.spec.node_name == node)
-        .filter(|p| {
-            p.spec.volumes.iter().any(|v| {
+    let uses = |p: &&Object<crate::cluster::PodSpec>| {
+        p.spec.node_name == node
+            && p.spec.volumes.iter().any(|v| {
                 pv_for_claim(
                     api,
                     &p.metadata.namespace,
@@ -59,7 +56,50 @@ pub fn pods_on_node_using(api: &Cluster, node: &str, pv: &str) -> Vec<String> {
                 )
                 .is_some_and(|x| x.name() == pv)
             })
-        })
+    };
+    let found: Vec<String> = api
+        .volume_pods
+        .on_node(node)
+        .filter_map(|k| api.pods.get(k))
+        .filter(uses)
         .map(|p| p.key())
-        .collect()
+        .collect();
+    debug_assert_eq!(
+        found,
+        api.pods
+            .values()
+            .filter(uses)
+            .map(|p| p.key())
+            .collect::<Vec<_>>(),
+        "the volume_pods index by node is stale"
+    );
+    found
+}
+
+/// The pods in `namespace` that name `claim`, in the order of the pod table (the
+/// `volume_pods` index by claim, not a walk of every pod).
+pub fn pods_using<'a>(
+    api: &'a Cluster,
+    namespace: &str,
+    claim: &str,
+) -> Vec<&'a Object<crate::cluster::PodSpec>> {
+    let found: Vec<&Object<crate::cluster::PodSpec>> = api
+        .volume_pods
+        .using_claim(namespace, claim)
+        .filter_map(|k| api.pods.get(k))
+        .collect();
+    debug_assert_eq!(
+        found.iter().map(|p| p.key()).collect::<Vec<_>>(),
+        api.pods
+            .values()
+            .filter(|p| p.metadata.namespace == namespace
+                && p.spec
+                    .volumes
+                    .iter()
+                    .any(|v| v.persistent_volume_claim.claim_name == claim))
+            .map(|p| p.key())
+            .collect::<Vec<_>>(),
+        "the volume_pods index by claim is stale"
+    );
+    found
 }
