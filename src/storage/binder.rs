@@ -16,6 +16,9 @@ pub struct PvController {
     pub work: super::work::BinderWork,
     /// Unbound claims not handed to a provisioner yet.
     pub claims: super::work::WorkSet,
+    /// The PVs a claim can be matched to (its volume index, `pkg/controller/volume/
+    /// persistentvolume/index.go`).
+    pub free: super::work::FreePvs,
 }
 
 /// kube-controller-manager's pv-protection controller: a deleted PV keeps its finalizer
@@ -155,7 +158,8 @@ impl PvController {
             let object = format!("PersistentVolumeClaim/{}", pvc.key());
             // An existing volume first (`findBestMatchForClaim`); provisioning only when
             // none matches.
-            if let Some(pv) = matching_volume(ctx.api, &pvc, &ctx.api.storage_classes) {
+            let free = self.free.refresh(&ctx.api.revs, &ctx.api.pvs);
+            if let Some(pv) = matching_volume(ctx.api, &pvc, free) {
                 changed |= bind_volume_to_claim(ctx, &pv, &pvc);
                 continue;
             }
@@ -310,26 +314,21 @@ fn wanted_phase(pv: &Object<PvSpec>, claim_exists: bool) -> &'static str {
 /// claim's and whose capacity covers the request; a volume pre-bound to this claim by its
 /// `claimRef` wins. A WaitForFirstConsumer claim takes only a pre-bound volume here: the
 /// scheduler's VolumeBinding plugin chooses for the others, which the lab leaves to
-/// provisioning.
+/// provisioning. Only the PVs in `free` ([`super::work::FreePvs`]) can be chosen, so only
+/// they are looked at.
 fn matching_volume(
     api: &crate::cluster::Cluster,
     pvc: &Object<PvcSpec>,
-    classes: &crate::cluster::Table<crate::cluster::StorageClassSpec>,
+    free: &std::collections::BTreeSet<String>,
 ) -> Option<Object<PvSpec>> {
     use crate::util::quantity::parse_bytes;
-    let prebound = |pv: &Object<PvSpec>| {
-        pv.spec.claim_ref.as_ref().is_some_and(|r| {
-            r.name == pvc.metadata.name
-                && r.namespace == pvc.metadata.namespace
-                && (r.uid.is_empty() || r.uid == pvc.metadata.uid)
-        })
-    };
+    let classes = &api.storage_classes;
     if !pvc.spec.volume_name.is_empty() {
         let pv = api
             .pvs
             .get(&(crate::cluster::no_namespace(), pvc.spec.volume_name.clone()))?;
         let free = pv.spec.claim_ref.is_none()
-            || prebound(pv) && pv.spec.claim_ref.as_ref().is_some_and(|r| r.uid.is_empty());
+            || prebound(pvc, pv) && pv.spec.claim_ref.as_ref().is_some_and(|r| r.uid.is_empty());
         return (free && pv.metadata.deletion_tick.is_none()).then(|| pv.clone());
     }
     let wffc = classes
@@ -345,8 +344,32 @@ fn matching_volume(
         .get("storage")
         .and_then(|q| parse_bytes(q).ok())
         .unwrap_or(0);
+    let found = best_match(
+        pvc,
+        wffc,
+        want,
+        free.iter()
+            .filter_map(|name| api.pvs.get(&(crate::cluster::no_namespace(), name.clone()))),
+    );
+    debug_assert_eq!(
+        found.map(|pv| pv.name()),
+        best_match(pvc, wffc, want, api.pvs.values()).map(|pv| pv.name()),
+        "matching only the free PVs chose another volume than a scan"
+    );
+    found.cloned()
+}
+
+/// The loop of `findBestMatchForClaim` over `pvs` in name order: the first volume pre-bound
+/// to the claim by name, else the smallest fitting free one (the first of equal sizes).
+fn best_match<'a>(
+    pvc: &Object<PvcSpec>,
+    wffc: bool,
+    want: i64,
+    pvs: impl Iterator<Item = &'a Object<PvSpec>>,
+) -> Option<&'a Object<PvSpec>> {
+    use crate::util::quantity::parse_bytes;
     let mut best: Option<(i64, &Object<PvSpec>)> = None;
-    for pv in api.pvs.values() {
+    for pv in pvs {
         if pv.metadata.deletion_tick.is_some() {
             continue;
         }
@@ -359,8 +382,8 @@ fn matching_volume(
         if size < want || pv.spec.volume_mode != pvc.spec.volume_mode {
             continue;
         }
-        if prebound(pv) && pv.spec.claim_ref.as_ref().is_some_and(|r| r.uid.is_empty()) {
-            return Some(pv.clone());
+        if prebound(pvc, pv) && pv.spec.claim_ref.as_ref().is_some_and(|r| r.uid.is_empty()) {
+            return Some(pv);
         }
         if wffc || pv.spec.claim_ref.is_some() {
             continue;
@@ -380,7 +403,16 @@ fn matching_volume(
             best = Some((size, pv));
         }
     }
-    best.map(|(_, pv)| pv.clone())
+    best.map(|(_, pv)| pv)
+}
+
+/// Whether the PV's claimRef names the claim (by uid too, when it has one).
+fn prebound(pvc: &Object<PvcSpec>, pv: &Object<PvSpec>) -> bool {
+    pv.spec.claim_ref.as_ref().is_some_and(|r| {
+        r.name == pvc.metadata.name
+            && r.namespace == pvc.metadata.namespace
+            && (r.uid.is_empty() || r.uid == pvc.metadata.uid)
+    })
 }
 
 /// `bindVolumeToClaim`: the volume's claimRef names the claim with its uid, and a

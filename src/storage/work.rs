@@ -240,6 +240,58 @@ fn note(
     }
 }
 
+/// The PVs the PV controller's `findBestMatchForClaim` can choose for a claim: those with
+/// no claimRef, and those pre-bound to a claim by name only (a claimRef without uid), by
+/// name. Kept from the watch log (every PV written since the last look is looked up again),
+/// so matching a claim looks at these few PVs instead of every PV; the first look, and one
+/// after the watch log dropped events not read yet, walks every PV.
+#[derive(Debug, Clone, Default)]
+pub struct FreePvs {
+    /// The index of the first watch event not read yet (`None` before the first look).
+    seen: Option<u64>,
+    /// PV names.
+    names: BTreeSet<String>,
+}
+
+impl FreePvs {
+    /// Whether a PV can be chosen for a claim it is not bound to.
+    pub fn holds(pv: &Object<PvSpec>) -> bool {
+        pv.spec.claim_ref.as_ref().is_none_or(|r| r.uid.is_empty())
+    }
+
+    /// The names, brought up to date with the PV table.
+    pub fn refresh(&mut self, revs: &Revisions, pvs: &Table<PvSpec>) -> &BTreeSet<String> {
+        match self.seen.and_then(|seen| events_from(revs, seen)) {
+            Some(events) => {
+                for e in events.filter(|e| e.kind == PvSpec::KIND) {
+                    let pv = pvs.get(&(crate::cluster::no_namespace(), e.key.clone()));
+                    if pv.is_some_and(Self::holds) {
+                        self.names.insert(e.key.clone());
+                    } else {
+                        self.names.remove(&e.key);
+                    }
+                }
+            }
+            None => {
+                self.names = pvs
+                    .values()
+                    .filter(|pv| Self::holds(pv))
+                    .map(|pv| pv.name().to_string())
+                    .collect();
+            }
+        }
+        self.seen = Some(revs.next_event);
+        debug_assert!(
+            self.names.iter().eq(pvs
+                .values()
+                .filter(|pv| Self::holds(pv))
+                .map(|pv| &pv.metadata.name)),
+            "the PV controller's free PVs differ from a scan"
+        );
+        &self.names
+    }
+}
+
 /// Every storage controller's work sets.
 #[derive(Debug, Clone, Default)]
 pub struct ControllerWork {
