@@ -28,8 +28,9 @@
 //! the node with the most room left wins. Ties go to the node whose name sorts first (the
 //! real scheduler breaks ties at random, `selectHost`).
 
-use crate::cluster::{Cluster, Object, PodSpec};
-use std::collections::BTreeMap;
+use crate::cluster::{Cluster, Kind, Object, PodSpec, Revisions, Table};
+use crate::storage::work::{event_key, events_from};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The scheduler's CPU request for a container that sets none (millicores).
 pub const DEFAULT_MILLI_CPU: i64 = 100;
@@ -41,11 +42,106 @@ fn is_active(p: &Object<PodSpec>) -> bool {
     p.status.phase != "Failed" && p.status.phase != "Succeeded"
 }
 
-/// Why one node cannot take the pod: (reason, resolvable by preemption).
+/// A table key: (namespace, name).
+type Key = (String, String);
+
+/// The scheduler's cache of the pods bound to each node that still hold its resources (its
+/// `NodeInfo` pods, kept from the pod informer): every pod written since the last look is
+/// looked up again in the watch log's order, so placing a pod reads the pods of each node
+/// instead of walking every pod. The first look, and one after the watch log dropped
+/// events not read yet, walks every pod.
+#[derive(Debug, Clone, Default)]
+pub struct BoundPods {
+    /// The index of the first watch event not read yet (`None` before the first look).
+    seen: Option<u64>,
+    /// Each cached pod's node.
+    node_of: BTreeMap<Key, String>,
+    /// Pods by node, in key order.
+    by_node: BTreeMap<String, BTreeSet<Key>>,
+}
+
+impl BoundPods {
+    /// Bring the cache up to date with the pod table.
+    pub fn refresh(&mut self, revs: &Revisions, pods: &Table<PodSpec>) {
+        match self.seen.and_then(|seen| events_from(revs, seen)) {
+            Some(events) => {
+                for e in events.filter(|e| e.kind == PodSpec::KIND) {
+                    let key = event_key(e).0;
+                    let pod = pods.get(&key);
+                    self.note(key, pod);
+                }
+            }
+            None => {
+                self.node_of.clear();
+                self.by_node.clear();
+                for (key, pod) in pods {
+                    self.note(key.clone(), Some(pod));
+                }
+            }
+        }
+        self.seen = Some(revs.next_event);
+    }
+
+    /// Record where a pod holds resources now (`None`: the pod is gone).
+    fn note(&mut self, key: Key, pod: Option<&Object<PodSpec>>) {
+        let now = pod
+            .filter(|p| !p.spec.node_name.is_empty() && is_active(p))
+            .map(|p| p.spec.node_name.clone());
+        if self.node_of.get(&key) == now.as_ref() {
+            return;
+        }
+        if let Some(old) = self.node_of.remove(&key) {
+            if let Some(set) = self.by_node.get_mut(&old) {
+                set.remove(&key);
+                if set.is_empty() {
+                    self.by_node.remove(&old);
+                }
+            }
+        }
+        if let Some(node) = now {
+            self.by_node
+                .entry(node.clone())
+                .or_default()
+                .insert(key.clone());
+            self.node_of.insert(key, node);
+        }
+    }
+
+    /// How many pods bound to `node` hold its resources, other than `pod`.
+    pub fn count(&self, node: &str, pod: &Object<PodSpec>) -> usize {
+        let Some(set) = self.by_node.get(node) else {
+            return 0;
+        };
+        // Keys are unique, so the pod at the pod's own key is the pod.
+        let own = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
+        set.len() - usize::from(set.contains(&own))
+    }
+
+    /// The pods bound to `node` that hold its resources, other than `pod`, in key order.
+    pub fn on<'a>(
+        &self,
+        pods: &'a Table<PodSpec>,
+        node: &str,
+        pod: &Object<PodSpec>,
+    ) -> Vec<&'a Object<PodSpec>> {
+        self.by_node
+            .get(node)
+            .into_iter()
+            .flatten()
+            .filter_map(|k| pods.get(k))
+            .filter(|p| p.metadata.uid != pod.metadata.uid)
+            .collect()
+    }
+}
+
+/// Why one node cannot take the pod: (reason, resolvable by preemption). `bound` counts
+/// the pods already on the node; `bound_pods` lists them, needed (and filled) only when
+/// the pod requests extended resources.
 fn node_failures(
     pod: &Object<PodSpec>,
     node: &Object<crate::cluster::NodeSpec>,
-    bound: &[&Object<PodSpec>],
+    bound: usize,
+    bound_pods: &[&Object<PodSpec>],
     volume: Option<String>,
 ) -> Vec<(String, bool)> {
     let mut out = Vec::new();
@@ -83,7 +179,7 @@ fn node_failures(
     if out.is_empty() {
         let alloc = &node.status.allocatable;
         if let Some(max) = alloc.get("pods").and_then(|q| q.parse::<usize>().ok()) {
-            if bound.len() + 1 > max {
+            if bound + 1 > max {
                 out.push(("Too many pods".to_string(), true));
             }
         }
@@ -95,7 +191,10 @@ fn node_failures(
                 .get(&resource)
                 .and_then(|q| q.parse::<i64>().ok())
                 .unwrap_or(0);
-            let used: i64 = bound.iter().map(|p| p.spec.request_count(&resource)).sum();
+            let used: i64 = bound_pods
+                .iter()
+                .map(|p| p.spec.request_count(&resource))
+                .sum();
             if requested > allocatable - used {
                 out.push((format!("Insufficient {resource}"), true));
             }
@@ -162,28 +261,61 @@ pub fn least_allocated_score(allocatable: &crate::cluster::ResourceList, pods: u
 }
 
 /// One scheduling cycle for `pod` (no node yet): the chosen node, or the FailedScheduling
-/// message. `volume_reason(node)` is the per-node volume check.
+/// message. `bound` holds the pods on each node (brought up to date by the caller);
+/// `volume_reason(node)` is the per-node volume check.
 pub fn place(
     api: &Cluster,
     pod: &Object<PodSpec>,
+    bound: &BoundPods,
     volume_reason: impl Fn(&str) -> Option<String>,
 ) -> Result<String, String> {
-    let mut bound: BTreeMap<&str, Vec<&Object<PodSpec>>> = BTreeMap::new();
-    for p in api.pods.values() {
-        if !p.spec.node_name.is_empty() && p.metadata.uid != pod.metadata.uid && is_active(p) {
-            bound.entry(p.spec.node_name.as_str()).or_default().push(p);
+    #[cfg(debug_assertions)]
+    {
+        let mut walk: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for p in api.pods.values() {
+            if !p.spec.node_name.is_empty() && p.metadata.uid != pod.metadata.uid && is_active(p) {
+                walk.entry(p.spec.node_name.as_str())
+                    .or_default()
+                    .push(p.key());
+            }
+        }
+        for node in api.nodes.values() {
+            let cached: Vec<String> = bound
+                .on(&api.pods, node.name(), pod)
+                .iter()
+                .map(|p| p.key())
+                .collect();
+            let want = walk.get(node.name()).cloned().unwrap_or_default();
+            assert_eq!(
+                cached,
+                want,
+                "the scheduler's pods of {} are stale",
+                node.name()
+            );
+            assert_eq!(bound.count(node.name(), pod), want.len());
         }
     }
+    // The pods of a node are read only for a pod that requests extended resources.
+    let extended = pod
+        .spec
+        .extended_requests()
+        .iter()
+        .any(|(_, requested)| *requested != 0);
     let total = api.nodes.len();
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let mut preemption: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut best: Option<(i64, &str)> = None;
     for node in api.nodes.values() {
         let name = node.name();
-        let on_node = bound.get(name).map(Vec::as_slice).unwrap_or(&[]);
-        let fails = node_failures(pod, node, on_node, volume_reason(name));
+        let count = bound.count(name, pod);
+        let on_node = if extended {
+            bound.on(&api.pods, name, pod)
+        } else {
+            Vec::new()
+        };
+        let fails = node_failures(pod, node, count, &on_node, volume_reason(name));
         if fails.is_empty() {
-            let score = least_allocated_score(&node.status.allocatable, on_node.len() + 1);
+            let score = least_allocated_score(&node.status.allocatable, count + 1);
             // Nodes come in name order: a later node wins only with a higher score.
             if best.is_none_or(|(s, _)| score > s) {
                 best = Some((score, name));

@@ -21,6 +21,8 @@ use crate::storage::work::WorkSet;
 pub struct Scheduler {
     /// Pods with no node yet, not being deleted (its informer's unscheduled-pods queue).
     pub unscheduled: WorkSet,
+    /// The pods bound to each node (its cache's `NodeInfo`s).
+    pub bound: super::placement::BoundPods,
 }
 
 impl Component for Scheduler {
@@ -75,12 +77,15 @@ impl Scheduler {
     }
 
     /// Filter and score: the chosen node, or the FailedScheduling message.
-    fn decide(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Result<String, String> {
+    fn decide(&mut self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Result<String, String> {
         match self.pod_level_volume_reason(ctx, pod) {
             Some(reason) => Err(reason),
-            None => super::placement::place(ctx.api, pod, |node| {
-                self.node_volume_reason(ctx, pod, node)
-            }),
+            None => {
+                self.bound.refresh(&ctx.api.revs, &ctx.api.pods);
+                super::placement::place(ctx.api, pod, &self.bound, |node| {
+                    self.node_volume_reason(ctx, pod, node)
+                })
+            }
         }
     }
 
@@ -175,7 +180,7 @@ impl Scheduler {
     /// VolumeRestrictions' PreFilter): a missing or deleted claim, an unbound Immediate
     /// claim, a ReadWriteOncePod claim in use.
     fn pod_level_volume_reason(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Option<String> {
-        let reason = self.unschedulable_reason(ctx, pod)?;
+        let reason = self.unschedulable_reason(ctx, pod, &pod.spec.node_name)?;
         // The node-specific checks speak of "1 node(s)"; those are per node here.
         let per_node = reason.contains("did not match the node selected")
             || reason.contains("volume node affinity conflict");
@@ -193,9 +198,7 @@ impl Scheduler {
         if pod.spec.volumes.is_empty() {
             return None;
         }
-        let mut probe = pod.clone();
-        probe.spec.node_name = node.to_string();
-        let full = self.unschedulable_reason(ctx, &probe)?;
+        let full = self.unschedulable_reason(ctx, pod, node)?;
         // "0/N nodes are available: 1 <reason>. preemption: …" → "<reason>"
         let head = full.split(". preemption:").next().unwrap_or(&full);
         let short = head
@@ -265,8 +268,14 @@ impl Scheduler {
         changed
     }
 
-    /// Why the scheduler cannot place the pod on its node, in the scheduler's words.
-    fn unschedulable_reason(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Option<String> {
+    /// Why the scheduler cannot place the pod on `node` (its own `spec.nodeName`, or a node
+    /// it is tried on), in the scheduler's words.
+    fn unschedulable_reason(
+        &self,
+        ctx: &Ctx<'_>,
+        pod: &Object<PodSpec>,
+        node: &str,
+    ) -> Option<String> {
         let n = ctx.api.nodes.len();
         let ns = &pod.metadata.namespace;
         for v in &pod.spec.volumes {
@@ -286,7 +295,7 @@ impl Scheduler {
             if pvc.spec.volume_name.is_empty() && wffc {
                 if let Some(selected) = pvc.metadata.annotations.get(crate::storage::SELECTED_NODE)
                 {
-                    if *selected != pod.spec.node_name {
+                    if selected != node {
                         return Some(format!(
                             "0/{n} nodes are available: 1 node(s) did not match the node selected for persistentvolumeclaim \"{claim}\" ({}={selected}). preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling.",
                             crate::storage::SELECTED_NODE
@@ -304,7 +313,7 @@ impl Scheduler {
                     let labels = ctx
                         .api
                         .nodes
-                        .get(&(crate::cluster::no_namespace(), pod.spec.node_name.clone()))
+                        .get(&(crate::cluster::no_namespace(), node.to_string()))
                         .map(|o| o.metadata.labels.clone())
                         .unwrap_or_default();
                     if !affinity.admits(&labels) {
