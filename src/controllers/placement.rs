@@ -30,7 +30,7 @@
 
 use crate::cluster::{Cluster, Kind, Object, PodSpec, Revisions, Table};
 use crate::storage::work::{event_key, events_from};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// The scheduler's CPU request for a container that sets none (millicores).
 pub const DEFAULT_MILLI_CPU: i64 = 100;
@@ -45,19 +45,19 @@ fn is_active(p: &Object<PodSpec>) -> bool {
 /// A table key: (namespace, name).
 type Key = (String, String);
 
-/// The scheduler's cache of the pods bound to each node that still hold its resources (its
-/// `NodeInfo` pods, kept from the pod informer): every pod written since the last look is
-/// looked up again in the watch log's order, so placing a pod reads the pods of each node
+/// The scheduler's cache of how many pods bound to each node still hold its resources
+/// (its `NodeInfo`s, kept from the pod informer): every pod written since the last look is
+/// looked up again in the watch log's order, so placing a pod reads one count per node
 /// instead of walking every pod. The first look, and one after the watch log dropped
 /// events not read yet, walks every pod.
 #[derive(Debug, Clone, Default)]
 pub struct BoundPods {
     /// The index of the first watch event not read yet (`None` before the first look).
     seen: Option<u64>,
-    /// Each cached pod's node.
+    /// The node of each pod that holds one's resources.
     node_of: BTreeMap<Key, String>,
-    /// Pods by node, in key order.
-    by_node: BTreeMap<String, BTreeSet<Key>>,
+    /// How many such pods each node has.
+    per_node: BTreeMap<String, usize>,
 }
 
 impl BoundPods {
@@ -73,7 +73,7 @@ impl BoundPods {
             }
             None => {
                 self.node_of.clear();
-                self.by_node.clear();
+                self.per_node.clear();
                 for (key, pod) in pods {
                     self.note(key.clone(), Some(pod));
                 }
@@ -86,52 +86,51 @@ impl BoundPods {
     fn note(&mut self, key: Key, pod: Option<&Object<PodSpec>>) {
         let now = pod
             .filter(|p| !p.spec.node_name.is_empty() && is_active(p))
-            .map(|p| p.spec.node_name.clone());
-        if self.node_of.get(&key) == now.as_ref() {
+            .map(|p| p.spec.node_name.as_str());
+        if self.node_of.get(&key).map(String::as_str) == now {
             return;
         }
         if let Some(old) = self.node_of.remove(&key) {
-            if let Some(set) = self.by_node.get_mut(&old) {
-                set.remove(&key);
-                if set.is_empty() {
-                    self.by_node.remove(&old);
+            if let Some(n) = self.per_node.get_mut(&old) {
+                *n -= 1;
+                if *n == 0 {
+                    self.per_node.remove(&old);
                 }
             }
         }
         if let Some(node) = now {
-            self.by_node
-                .entry(node.clone())
-                .or_default()
-                .insert(key.clone());
-            self.node_of.insert(key, node);
+            *self.per_node.entry(node.to_string()).or_default() += 1;
+            self.node_of.insert(key, node.to_string());
         }
     }
 
-    /// How many pods bound to `node` hold its resources, other than `pod`.
-    pub fn count(&self, node: &str, pod: &Object<PodSpec>) -> usize {
-        let Some(set) = self.by_node.get(node) else {
-            return 0;
-        };
-        // Keys are unique, so the pod at the pod's own key is the pod.
-        let own = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
-        set.len() - usize::from(set.contains(&own))
+    /// How many pods bound to `node` hold its resources.
+    pub fn count(&self, node: &str) -> usize {
+        self.per_node.get(node).copied().unwrap_or(0)
     }
 
-    /// The pods bound to `node` that hold its resources, other than `pod`, in key order.
-    pub fn on<'a>(
-        &self,
-        pods: &'a Table<PodSpec>,
-        node: &str,
-        pod: &Object<PodSpec>,
-    ) -> Vec<&'a Object<PodSpec>> {
-        self.by_node
-            .get(node)
-            .into_iter()
-            .flatten()
-            .filter_map(|k| pods.get(k))
-            .filter(|p| p.metadata.uid != pod.metadata.uid)
-            .collect()
+    /// The node whose resources `pod` is counted on, if any (keys are unique, so the pod
+    /// at its key is the pod).
+    pub fn node_of(&self, pod: &Object<PodSpec>) -> Option<&str> {
+        self.node_of
+            .get(&(pod.metadata.namespace.clone(), pod.metadata.name.clone()))
+            .map(String::as_str)
     }
+}
+
+/// The pods bound to each node that hold its resources, other than `pod`: a walk of every
+/// pod, for a pod that requests extended resources (their use is summed per node).
+fn bound_pods<'a>(
+    api: &'a Cluster,
+    pod: &Object<PodSpec>,
+) -> BTreeMap<&'a str, Vec<&'a Object<PodSpec>>> {
+    let mut bound: BTreeMap<&str, Vec<&Object<PodSpec>>> = BTreeMap::new();
+    for p in api.pods.values() {
+        if !p.spec.node_name.is_empty() && p.metadata.uid != pod.metadata.uid && is_active(p) {
+            bound.entry(p.spec.node_name.as_str()).or_default().push(p);
+        }
+    }
+    bound
 }
 
 /// Why one node cannot take the pod: (reason, resolvable by preemption). `bound` counts
@@ -267,53 +266,44 @@ pub fn place(
     api: &Cluster,
     pod: &Object<PodSpec>,
     bound: &BoundPods,
-    volume_reason: impl Fn(&str) -> Option<String>,
+    volume_reason: impl Fn(&Object<crate::cluster::NodeSpec>) -> Option<String>,
 ) -> Result<String, String> {
+    // The pods on a node other than this one.
+    let own = bound.node_of(pod);
+    let count = |node: &str| bound.count(node) - usize::from(own == Some(node));
     #[cfg(debug_assertions)]
     {
-        let mut walk: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-        for p in api.pods.values() {
-            if !p.spec.node_name.is_empty() && p.metadata.uid != pod.metadata.uid && is_active(p) {
-                walk.entry(p.spec.node_name.as_str())
-                    .or_default()
-                    .push(p.key());
-            }
-        }
+        let walk = bound_pods(api, pod);
         for node in api.nodes.values() {
-            let cached: Vec<String> = bound
-                .on(&api.pods, node.name(), pod)
-                .iter()
-                .map(|p| p.key())
-                .collect();
-            let want = walk.get(node.name()).cloned().unwrap_or_default();
+            let want = walk.get(node.name()).map_or(0, Vec::len);
             assert_eq!(
-                cached,
+                count(node.name()),
                 want,
-                "the scheduler's pods of {} are stale",
+                "the scheduler's count of pods on {} is stale",
                 node.name()
             );
-            assert_eq!(bound.count(node.name(), pod), want.len());
         }
     }
-    // The pods of a node are read only for a pod that requests extended resources.
+    // The pods of each node are needed only for a pod that requests extended resources.
     let extended = pod
         .spec
         .extended_requests()
         .iter()
         .any(|(_, requested)| *requested != 0);
+    let walked = if extended {
+        bound_pods(api, pod)
+    } else {
+        BTreeMap::new()
+    };
     let total = api.nodes.len();
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let mut preemption: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut best: Option<(i64, &str)> = None;
     for node in api.nodes.values() {
         let name = node.name();
-        let count = bound.count(name, pod);
-        let on_node = if extended {
-            bound.on(&api.pods, name, pod)
-        } else {
-            Vec::new()
-        };
-        let fails = node_failures(pod, node, count, &on_node, volume_reason(name));
+        let count = count(name);
+        let on_node = walked.get(name).map(Vec::as_slice).unwrap_or(&[]);
+        let fails = node_failures(pod, node, count, on_node, volume_reason(node));
         if fails.is_empty() {
             let score = least_allocated_score(&node.status.allocatable, count + 1);
             // Nodes come in name order: a later node wins only with a higher score.

@@ -10,10 +10,11 @@
 //! ([`crate::kubelet`]: resources, node selector) and its volume manager does the volume
 //! checks (`MountVolume.NodeAffinity check failed`, the ReadWriteOncePod check).
 
-use crate::cluster::{Condition, Object, PodSpec};
+use crate::cluster::{Cluster, Condition, NodeSpec, Object, PodSpec, VolumeNodeAffinity};
 use crate::control::{Component, Ctx};
 use crate::record::Level;
 use crate::storage::work::WorkSet;
+use std::collections::BTreeMap;
 
 /// kube-scheduler, as far as the lab needs it: places the pods with no node, and the
 /// VolumeBinding plugin's WaitForFirstConsumer choice for them.
@@ -78,15 +79,14 @@ impl Scheduler {
 
     /// Filter and score: the chosen node, or the FailedScheduling message.
     fn decide(&mut self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Result<String, String> {
-        match self.pod_level_volume_reason(ctx, pod) {
-            Some(reason) => Err(reason),
-            None => {
-                self.bound.refresh(&ctx.api.revs, &ctx.api.pods);
-                super::placement::place(ctx.api, pod, &self.bound, |node| {
-                    self.node_volume_reason(ctx, pod, node)
-                })
-            }
+        let checks = VolumeChecks::prepare(ctx.api, pod);
+        if let Some(reason) = pod_level_volume_reason(ctx.api, &checks, pod) {
+            return Err(reason);
         }
+        self.bound.refresh(&ctx.api.revs, &ctx.api.pods);
+        super::placement::place(ctx.api, pod, &self.bound, |node| {
+            node_volume_reason(&checks, pod, node)
+        })
     }
 
     /// A pod with no `spec.nodeName`: filter every node, score the feasible ones, bind the
@@ -176,39 +176,6 @@ impl Scheduler {
         true
     }
 
-    /// The volume checks that fail the pod whatever the node (VolumeBinding's and
-    /// VolumeRestrictions' PreFilter): a missing or deleted claim, an unbound Immediate
-    /// claim, a ReadWriteOncePod claim in use.
-    fn pod_level_volume_reason(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Option<String> {
-        let reason = self.unschedulable_reason(ctx, pod, &pod.spec.node_name)?;
-        // The node-specific checks speak of "1 node(s)"; those are per node here.
-        let per_node = reason.contains("did not match the node selected")
-            || reason.contains("volume node affinity conflict");
-        (!per_node).then_some(reason)
-    }
-
-    /// The per-node volume checks (VolumeBinding's Filter) for `node`, as a histogram
-    /// reason (`node(s) had volume node affinity conflict`).
-    fn node_volume_reason(
-        &self,
-        ctx: &Ctx<'_>,
-        pod: &Object<PodSpec>,
-        node: &str,
-    ) -> Option<String> {
-        if pod.spec.volumes.is_empty() {
-            return None;
-        }
-        let full = self.unschedulable_reason(ctx, pod, node)?;
-        // "0/N nodes are available: 1 <reason>. preemption: …" → "<reason>"
-        let head = full.split(". preemption:").next().unwrap_or(&full);
-        let short = head
-            .split_once(": 1 ")
-            .map(|(_, r)| r)
-            .unwrap_or(head)
-            .to_string();
-        Some(short)
-    }
-
     /// Whether a WaitForFirstConsumer claim of the pod is not bound yet (its provisioning
     /// follows the `selected-node` annotation; the pod is bound after it).
     fn waits_for_claims(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> bool {
@@ -267,61 +234,113 @@ impl Scheduler {
         }
         changed
     }
+}
 
-    /// Why the scheduler cannot place the pod on `node` (its own `spec.nodeName`, or a node
-    /// it is tried on), in the scheduler's words.
-    fn unschedulable_reason(
-        &self,
-        ctx: &Ctx<'_>,
-        pod: &Object<PodSpec>,
-        node: &str,
-    ) -> Option<String> {
-        let n = ctx.api.nodes.len();
+/// The volume checks that fail the pod whatever the node (VolumeBinding's and
+/// VolumeRestrictions' PreFilter): a missing or deleted claim, an unbound Immediate
+/// claim, a ReadWriteOncePod claim in use.
+fn pod_level_volume_reason(
+    api: &Cluster,
+    checks: &VolumeChecks<'_>,
+    pod: &Object<PodSpec>,
+) -> Option<String> {
+    let empty = BTreeMap::new();
+    let labels = api
+        .nodes
+        .get(&(crate::cluster::no_namespace(), pod.spec.node_name.clone()))
+        .map_or(&empty, |o| &o.metadata.labels);
+    let reason = checks.reason(&pod.spec.node_name, labels)?;
+    // The node-specific checks speak of "1 node(s)"; those are per node here.
+    let per_node = reason.contains("did not match the node selected")
+        || reason.contains("volume node affinity conflict");
+    (!per_node).then_some(reason)
+}
+
+/// The per-node volume checks (VolumeBinding's Filter) for `node`, as a histogram
+/// reason (`node(s) had volume node affinity conflict`).
+fn node_volume_reason(
+    checks: &VolumeChecks<'_>,
+    pod: &Object<PodSpec>,
+    node: &Object<NodeSpec>,
+) -> Option<String> {
+    if pod.spec.volumes.is_empty() {
+        return None;
+    }
+    let full = checks.reason(node.name(), &node.metadata.labels)?;
+    // "0/N nodes are available: 1 <reason>. preemption: …" → "<reason>"
+    let head = full.split(". preemption:").next().unwrap_or(&full);
+    let short = head
+        .split_once(": 1 ")
+        .map(|(_, r)| r)
+        .unwrap_or(head)
+        .to_string();
+    Some(short)
+}
+
+/// The scheduler's volume checks for one pod, with its claims, their classes and PVs, and
+/// the ReadWriteOncePod users looked up once per scheduling cycle rather than once per
+/// node: each step is tried on a node in the order the checks run, and the first that
+/// fails gives the reason.
+struct VolumeChecks<'a> {
+    /// How many nodes the cluster has (the messages cite it).
+    nodes: usize,
+    /// The checks, in order.
+    steps: Vec<Step<'a>>,
+}
+
+/// One volume check.
+enum Step<'a> {
+    /// A WaitForFirstConsumer claim not bound yet has a selected node: other nodes fail.
+    Selected {
+        /// The claim.
+        claim: &'a str,
+        /// Its `volume.kubernetes.io/selected-node`.
+        selected: &'a str,
+    },
+    /// The bound PV's node affinity must admit the node.
+    Affinity(&'a VolumeNodeAffinity),
+    /// Fails on every node, with this message.
+    Fails(String),
+}
+
+impl<'a> VolumeChecks<'a> {
+    /// Look up what the checks need for `pod`.
+    fn prepare(api: &'a Cluster, pod: &'a Object<PodSpec>) -> Self {
+        let n = api.nodes.len();
         let ns = &pod.metadata.namespace;
+        let mut steps = Vec::new();
         for v in &pod.spec.volumes {
             let claim = &v.persistent_volume_claim.claim_name;
-            let Some(pvc) = ctx.api.pvcs.get(&(ns.clone(), claim.clone())) else {
-                return Some(format!(
+            let Some(pvc) = api.pvcs.get(&(ns.clone(), claim.clone())) else {
+                steps.push(Step::Fails(format!(
                     "0/{n} nodes are available: persistentvolumeclaim \"{claim}\" not found. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
-                ));
+                )));
+                break;
             };
             if pvc.metadata.deletion_tick.is_some() {
-                return Some(format!(
+                steps.push(Step::Fails(format!(
                     "0/{n} nodes are available: persistentvolumeclaim \"{claim}\" is being deleted. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
-                ));
+                )));
+                break;
             }
-            let wffc = crate::storage::listers::class_of(ctx.api, pvc)
+            let wffc = crate::storage::listers::class_of(api, pvc)
                 .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
             if pvc.spec.volume_name.is_empty() && wffc {
                 if let Some(selected) = pvc.metadata.annotations.get(crate::storage::SELECTED_NODE)
                 {
-                    if selected != node {
-                        return Some(format!(
-                            "0/{n} nodes are available: 1 node(s) did not match the node selected for persistentvolumeclaim \"{claim}\" ({}={selected}). preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling.",
-                            crate::storage::SELECTED_NODE
-                        ));
-                    }
+                    steps.push(Step::Selected { claim, selected });
                 }
             }
             if pvc.spec.volume_name.is_empty() && !wffc {
-                return Some(format!(
+                steps.push(Step::Fails(format!(
                     "0/{n} nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
-                ));
+                )));
+                break;
             }
-            if let Some(pv) = crate::storage::listers::pv_for_claim(ctx.api, ns, claim) {
-                if let Some(affinity) = &pv.spec.node_affinity {
-                    let labels = ctx
-                        .api
-                        .nodes
-                        .get(&(crate::cluster::no_namespace(), node.to_string()))
-                        .map(|o| o.metadata.labels.clone())
-                        .unwrap_or_default();
-                    if !affinity.admits(&labels) {
-                        return Some(format!(
-                            "0/{n} nodes are available: 1 node(s) had volume node affinity conflict. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
-                        ));
-                    }
-                }
+            if let Some(affinity) = crate::storage::listers::pv_for_claim(api, ns, claim)
+                .and_then(|pv| pv.spec.node_affinity.as_ref())
+            {
+                steps.push(Step::Affinity(affinity));
             }
             if pvc
                 .spec
@@ -329,7 +348,7 @@ impl Scheduler {
                 .iter()
                 .any(|m| m == "ReadWriteOncePod")
             {
-                let in_use = crate::storage::listers::pods_using(ctx.api, ns, claim)
+                let in_use = crate::storage::listers::pods_using(api, ns, claim)
                     .into_iter()
                     .any(|other| {
                         other.metadata.uid != pod.metadata.uid
@@ -340,10 +359,34 @@ impl Scheduler {
                         && other.status.phase != "Succeeded"
                     });
                 if in_use {
-                    return Some(format!(
+                    steps.push(Step::Fails(format!(
                         "0/{n} nodes are available: 1 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode. preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."
+                    )));
+                    break;
+                }
+            }
+        }
+        VolumeChecks { nodes: n, steps }
+    }
+
+    /// Why the pod cannot go to `node` (with these labels), in the scheduler's words.
+    fn reason(&self, node: &str, labels: &BTreeMap<String, String>) -> Option<String> {
+        let n = self.nodes;
+        for step in &self.steps {
+            match step {
+                Step::Selected { claim, selected } if *selected != node => {
+                    return Some(format!(
+                        "0/{n} nodes are available: 1 node(s) did not match the node selected for persistentvolumeclaim \"{claim}\" ({}={selected}). preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling.",
+                        crate::storage::SELECTED_NODE
                     ));
                 }
+                Step::Affinity(affinity) if !affinity.admits(labels) => {
+                    return Some(format!(
+                        "0/{n} nodes are available: 1 node(s) had volume node affinity conflict. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+                    ));
+                }
+                Step::Fails(message) => return Some(message.clone()),
+                _ => {}
             }
         }
         None
