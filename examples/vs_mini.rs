@@ -15,7 +15,9 @@
 //! directory; the mini is pure standard library, Python 3.9+). Without it, or without
 //! `python3`, the lab side runs alone and the comparison is skipped. `--lab PATH`
 //! (repeatable) measures other builds of the lab beside `target/release/cni-csi-lab`, for
-//! before/after figures in one run; `--rounds N` (default 3); `--only net|vol`.
+//! before/after figures in one run; `--rounds N` (default 3); `--only net|vol`; `--scripts
+//! DIR` keeps the lab's scripts there (`net-10x200.lab`, …, and `setup-N.lab`) for
+//! `perf` or `valgrind`.
 //!
 //! The workloads, the same on both sides (names, nodes, order):
 //! - **net N×P**: N nodes (`node-1` … with podCIDR `10.244.i.0/24`, as the mini's
@@ -187,6 +189,7 @@ struct Opts {
     labs: Vec<PathBuf>,
     rounds: usize,
     only: Option<bool>,
+    scripts: Option<PathBuf>,
 }
 
 fn parse_opts() -> Result<Opts, String> {
@@ -196,6 +199,7 @@ fn parse_opts() -> Result<Opts, String> {
         labs: Vec::new(),
         rounds: 3,
         only: None,
+        scripts: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -208,6 +212,9 @@ fn parse_opts() -> Result<Opts, String> {
                     .filter(|n| *n > 0)
                     .ok_or("--rounds needs a positive number")?;
             }
+            "--scripts" => {
+                o.scripts = Some(args.next().ok_or("--scripts needs a directory")?.into())
+            }
             "--only" => {
                 o.only = match args.next().as_deref() {
                     Some("net") => Some(false),
@@ -217,7 +224,7 @@ fn parse_opts() -> Result<Opts, String> {
             }
             "-h" | "--help" => {
                 return Err(format!(
-                    "usage: vs_mini [HANDBOOK_CHECKOUT] [--lab PATH]... [--rounds N] [--only net|vol]\n{HOW_TO_GET}"
+                    "usage: vs_mini [HANDBOOK_CHECKOUT] [--lab PATH]... [--rounds N] [--only net|vol] [--scripts DIR]\n{HOW_TO_GET}"
                 ));
             }
             p if !p.starts_with('-') && o.mini.is_none() => o.mini = Some(p.into()),
@@ -367,7 +374,10 @@ fn main() -> Result<(), String> {
         .into_iter()
         .filter(|w| o.only.is_none_or(|v| v == w.volumes))
         .collect();
-    let dir = std::env::temp_dir().join(format!("vs_mini-{}", std::process::id()));
+    let dir = o
+        .scripts
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("vs_mini-{}", std::process::id())));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let names: Vec<String> = o.labs.iter().map(|p| p.display().to_string()).collect();
     println!(
@@ -445,6 +455,8 @@ fn main() -> Result<(), String> {
         }
         println!();
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if o.scripts.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     Ok(())
 }
