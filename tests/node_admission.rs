@@ -53,6 +53,11 @@ fn kubelet_rejects_a_pinned_pod_whose_node_selector_does_not_match() {
     assert_eq!(p.status.reason, "NodeAffinity");
     assert_eq!(p.status.message, format!("Pod was rejected: {msg}"));
     assert!(p.status.conditions.is_empty());
+    // Rejected is final until the pod is deleted: kubelet does not look at it again on every
+    // later command (it used to stay in the lab's work set and be re-synced forever).
+    assert!(!lab.dirty.contains(&key("picky")), "{:?}", lab.dirty);
+    run(&mut lab, "tick 30s");
+    assert_eq!(lab.cluster.pods[&key("picky")].status.phase, "Failed");
     // A matching selector is admitted.
     run(
         &mut lab,

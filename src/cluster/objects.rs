@@ -338,6 +338,14 @@ impl PodSpec {
             .all(|(k, v)| labels.get(k) == Some(v))
     }
 
+    /// Whether any container requests an extended resource (see [`Self::extended_requests`]).
+    pub fn has_extended_requests(&self) -> bool {
+        self.containers
+            .iter()
+            .flat_map(|c| c.resources.requests.keys())
+            .any(|k| is_extended_resource(k))
+    }
+
     /// The extended resources any container requests (`vendor/name` outside
     /// `kubernetes.io`), in name order.
     pub fn extended_requests(&self) -> Vec<(String, i64)> {

@@ -519,10 +519,13 @@ impl Lab {
             .collect();
         for key in work {
             changed |= self.sync_pod(&key);
+            // Done until something changes it again (`pod delete`, `apply`, a fault, a due
+            // retry): a running pod with nothing pending, or one kubelet rejected at
+            // admission (phase Failed: nothing runs until it is deleted, `sync_pod`).
             let done = self.cluster.pods.get(&key).is_none_or(|p| {
-                p.status.phase == "Running"
-                    && p.metadata.deletion_tick.is_none()
-                    && !self.resize_pending_for(p)
+                p.metadata.deletion_tick.is_none()
+                    && (p.status.phase == "Failed"
+                        || (p.status.phase == "Running" && !self.resize_pending_for(p)))
             });
             if done {
                 self.dirty.remove(&key);

@@ -186,17 +186,20 @@ fn pod_key(pod: &Object<PodSpec>) -> (String, String) {
     (pod.metadata.namespace.clone(), pod.metadata.name.clone())
 }
 
-/// predicate.go's resource fit for one pod against the node's allocatable and the requests
-/// of the pods already admitted (`others`): the first extended resource that does not fit.
-/// `pods` (the pod count) is checked first, as `fitsRequest` does. Extended resources the
-/// node does not have are not checked (`removeMissingExtendedResources`).
+/// predicate.go's resource fit for one pod against the node's allocatable and the pods
+/// already admitted: `pods_used` of them, whose requests are `others` (needed only when the
+/// pod requests an extended resource; otherwise it may be empty). `pods` (the pod count) is
+/// checked first, as `fitsRequest` does; then the first extended resource that does not fit.
+/// Extended resources the node does not have are not checked
+/// (`removeMissingExtendedResources`).
 pub fn admit(
     allocatable: &crate::cluster::ResourceList,
     pod: &PodSpec,
+    pods_used: usize,
     others: &[&PodSpec],
 ) -> Result<(), Rejection> {
     if let Some(max) = allocatable.get("pods").and_then(|q| q.parse::<i64>().ok()) {
-        let used = others.len() as i64;
+        let used = pods_used as i64;
         if used + 1 > max {
             return Err(insufficient("pods", 1, used, max));
         }
@@ -369,15 +372,31 @@ impl super::Kubelet {
             .get(&(crate::cluster::no_namespace(), self.node.clone()))
             .map(|n| (n.status.allocatable.clone(), n.metadata.labels.clone()))
             .unwrap_or_default();
-        let others: Vec<&PodSpec> = self
-            .admitted
-            .iter()
-            .filter(|k| **k != key)
-            .filter_map(|k| ctx.api.pods.get(k))
-            .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
-            .map(|p| &p.spec)
-            .collect();
-        let verdict = admit(&allocatable, &pod.spec, &others)
+        // The active pods (`GetActivePods`) are the admitted ones: kubelet admits only pods
+        // bound to its node, drops a key when it deletes the pod (`kill_pod`) or finds it
+        // gone (`sync_pod`), and never turns an admitted pod Failed or Succeeded. So their
+        // count is the set's size, and their specs are read only for a pod that requests an
+        // extended resource (walking them for every admission made a node's pods O(n²)).
+        let active = || {
+            self.admitted
+                .iter()
+                .filter(|k| **k != key)
+                .filter_map(|k| ctx.api.pods.get(k))
+                .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
+                .map(|p| &p.spec)
+        };
+        let pods_used = self.admitted.len() - usize::from(self.admitted.contains(&key));
+        debug_assert_eq!(
+            pods_used,
+            active().count(),
+            "admitted pods are the active ones"
+        );
+        let others: Vec<&PodSpec> = if pod.spec.has_extended_requests() {
+            active().collect()
+        } else {
+            Vec::new()
+        };
+        let verdict = admit(&allocatable, &pod.spec, pods_used, &others)
             .and_then(|()| admit_selector(&labels, &pod.spec))
             .and_then(|()| self.devices.allocate(&mut cri.node.host, pod));
         let actor = format!("kubelet({})", self.node);
@@ -536,19 +555,19 @@ mod tests {
         alloc.insert("pods".into(), "110".into());
         let a = pod("a", 1);
         let b = pod("b", 1);
-        assert!(admit(&alloc, &a.spec, &[]).is_ok());
-        let e = admit(&alloc, &pod("c", 1).spec, &[&a.spec, &b.spec]).unwrap_err();
+        assert!(admit(&alloc, &a.spec, 0, &[]).is_ok());
+        let e = admit(&alloc, &pod("c", 1).spec, 2, &[&a.spec, &b.spec]).unwrap_err();
         assert_eq!(e.reason, "OutOfintel.com/sriov_netdevice");
         assert_eq!(
             e.message,
             "Node didn't have enough resource: intel.com/sriov_netdevice, requested: 1, used: 2, capacity: 2"
         );
         alloc.insert(RES.into(), "0".into());
-        let e = admit(&alloc, &a.spec, &[]).unwrap_err();
+        let e = admit(&alloc, &a.spec, 0, &[]).unwrap_err();
         assert!(e.message.ends_with("requested: 1, used: 0, capacity: 0"));
         // A node without the resource at all does not check it.
         alloc.remove(RES);
-        assert!(admit(&alloc, &a.spec, &[]).is_ok());
-        assert!(admit(&alloc, &pod("d", 0).spec, &[]).is_ok());
+        assert!(admit(&alloc, &a.spec, 0, &[]).is_ok());
+        assert!(admit(&alloc, &pod("d", 0).spec, 0, &[]).is_ok());
     }
 }
