@@ -170,3 +170,139 @@ fn what_cannot_be_served_is_refused() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `csi serve` typed into the dashboard: the socket opens, the calls a client makes run on
+/// the dashboard's ticks and show in its output and call log, a second `csi serve` is
+/// refused, `csi serve stop` removes the socket, and quitting with it open removes it too.
+#[test]
+fn the_dashboard_serves_the_socket_while_it_runs() {
+    use cni_csi_lab::tui::{Action, App, Theme};
+    if !oracle::run_or_skip(
+        "the_dashboard_serves_the_socket_while_it_runs",
+        python_client_missing(),
+    ) {
+        return;
+    }
+    let dir = temp_dir("dash");
+    let socket = dir.join("csi.sock");
+    let mut app = App::new(cni_csi_lab::engine::Lab::new(), Theme::standard());
+    let output = |app: &App| {
+        app.ui
+            .output
+            .iter()
+            .map(|l| l.text())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    app.run_command(&format!(
+        "csi serve --socket {} --node node-2",
+        socket.display()
+    ));
+    assert!(socket.exists(), "{}", output(&app));
+    assert!(
+        output(&app)
+            .contains("serving hostpath.csi.lab (csi.v1 Identity, Controller, Node as node-2)"),
+        "{}",
+        output(&app)
+    );
+    // The client blocks until a tick runs its call: run it beside the ticks.
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/grpc/csi_sanity.py");
+    let mut client = Command::new("python3")
+        .arg(&script)
+        .arg(&socket)
+        .arg("node-2")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let start = Instant::now();
+    let status = loop {
+        let _ = app.update(Action::Tick);
+        if let Some(s) = client.try_wait().expect("the client runs") {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the client did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut client_out = String::new();
+    client
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut client_out)
+        .expect("client output");
+    assert!(status.success(), "{client_out}\n{}", output(&app));
+    assert!(client_out.contains("all cases passed"), "{client_out}");
+    let shown = output(&app);
+    for want in [
+        "NodeStageVolume",
+        "INVALID_ARGUMENT (3): Name missing in request",
+        "/csi.v9.Nowhere/Probe: UNIMPLEMENTED (12): unknown service csi.v9.Nowhere",
+    ] {
+        assert!(
+            shown.contains(want),
+            "no {want:?} in the output pane:\n{shown}"
+        );
+    }
+    assert!(
+        app.desk
+            .lab
+            .calls
+            .iter()
+            .any(|(_, c)| c.action == "NodeStageVolume"),
+        "the calls are in the call log"
+    );
+    app.run_command("csi serve --socket /tmp/elsewhere.sock");
+    assert!(
+        output(&app).contains("already serving on unix://"),
+        "{}",
+        output(&app)
+    );
+    app.run_command("csi serve stop");
+    assert!(!socket.exists(), "stop removes the socket");
+    assert!(output(&app).contains("stopped serving on unix://"));
+    app.run_command("csi serve stop");
+    assert!(
+        output(&app).ends_with("not serving: `csi serve --socket PATH` starts serving the driver")
+    );
+    // Quitting with the socket open removes it.
+    app.run_command(&format!("csi serve --socket {}", socket.display()));
+    assert!(socket.exists());
+    drop(app);
+    assert!(
+        !socket.exists(),
+        "dropping the dashboard removes the socket"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A script or a piped session cannot keep a socket open: `csi serve` there says where it
+/// runs, and the line changes nothing.
+#[test]
+fn csi_serve_in_a_script_says_where_it_runs() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cni-csi-lab"))
+        .args(["run", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .expect("stdin")
+                .write_all(b"csi serve --socket /tmp/never.sock\n")?;
+            c.wait_with_output()
+        })
+        .expect("the binary runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("csi serve runs in an interactive session"),
+        "{err}"
+    );
+    assert!(!Path::new("/tmp/never.sock").exists());
+}

@@ -1320,6 +1320,28 @@ pub enum CsiCmd {
         #[arg(long)]
         node: Option<String>,
     },
+    /// Serve the driver on a gRPC unix socket while this REPL or dashboard runs; every call
+    /// that arrives runs as `csi call` and shows here (`csi serve stop` stops it)
+    #[command(
+        override_usage = "serve --socket <PATH> [--node <NODE>]\n       serve stop\n       serve status",
+        after_help = "Examples:\n  csi serve --socket /tmp/csi.sock\n  csi serve --socket /tmp/csi.sock --node node-2\n  csi serve status\n  csi serve stop"
+    )]
+    Serve {
+        /// `stop` to stop serving, `status` to say where it serves
+        #[arg(value_parser = ["stop", "status"])]
+        action: Option<String>,
+        /// The unix socket to listen on
+        #[arg(
+            long,
+            value_name = "PATH",
+            required_unless_present = "action",
+            conflicts_with = "action"
+        )]
+        socket: Option<String>,
+        /// The node whose node plugin answers the Node service (default: the first node)
+        #[arg(long, value_name = "NODE", conflicts_with = "action")]
+        node: Option<String>,
+    },
 }
 
 /// `lesson …`

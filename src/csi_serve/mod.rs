@@ -34,78 +34,162 @@ pub struct ServeOptions {
 /// How often the lab's thread looks for a signal while no call arrives.
 const SIGNAL_POLL: Duration = Duration::from_millis(50);
 
+/// A running gRPC server: its thread, the calls it decoded and has not yet handed to the
+/// lab, and the socket it removes when stopped (or dropped). The thread that owns the lab
+/// takes the calls with [`Server::next_job`] or [`Server::try_job`] and runs them with
+/// [`handle`]; `cni-csi-lab csi serve` does so until a signal, the REPL on a thread of its
+/// own, the dashboard on every tick (`csi serve` and `csi serve stop` in both).
+pub struct Server {
+    jobs: mpsc::Receiver<Job>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<Result<(), String>>>,
+    /// The socket served.
+    pub socket: PathBuf,
+    /// The node whose node plugin answers the Node service.
+    pub node: Option<String>,
+}
+
+impl Server {
+    /// Check the node, bind the socket and start the server's thread.
+    pub fn start(lab: &Lab, opts: &ServeOptions) -> Result<Server, String> {
+        let node = match &opts.node {
+            Some(n) if !lab.nodes.contains_key(n) => {
+                return Err(format!(
+                    "node {n:?} not found (the lab has: {})",
+                    node_names(lab)
+                ));
+            }
+            Some(n) => Some(n.clone()),
+            None => lab.nodes.keys().next().cloned(),
+        };
+        let listener = bind(&opts.socket)?;
+        let (jobs_tx, jobs) = mpsc::channel::<Job>();
+        let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("grpc".into())
+            .spawn(move || -> Result<(), String> {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all() // io for the socket, time for the clients' grpc-timeout
+                    .build()
+                    .map_err(|e| format!("cannot start the gRPC runtime: {e}"))?;
+                rt.block_on(async move {
+                    let listener = tokio::net::UnixListener::from_std(listener)
+                        .map_err(|e| format!("cannot listen: {e}"))?;
+                    grpc::serve(listener, jobs_tx, async {
+                        let _ = stop_rx.await;
+                    })
+                    .await
+                })
+            })
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&opts.socket);
+                format!("cannot start the gRPC thread: {e}")
+            })?;
+        Ok(Server {
+            jobs,
+            stop: Some(stop),
+            thread: Some(thread),
+            socket: opts.socket.clone(),
+            node,
+        })
+    }
+
+    /// The line said when serving starts.
+    pub fn banner(&self) -> String {
+        format!(
+            "serving {} (csi.v1 Identity, Controller, Node{}) on unix://{} with server reflection",
+            crate::csi::DRIVER_NAME,
+            self.node
+                .as_deref()
+                .map(|n| format!(" as {n}"))
+                .unwrap_or_default(),
+            self.socket.display()
+        )
+    }
+
+    /// The next call, waiting at most `wait`; `Err` when the server has stopped (its thread
+    /// ended: the error it ended with).
+    pub fn next_job(&self, wait: Duration) -> Result<Option<Job>, String> {
+        match self.jobs.recv_timeout(wait) {
+            Ok(job) => Ok(Some(job)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err("the gRPC server stopped".to_string()),
+        }
+    }
+
+    /// A call that has arrived, if any (never waits).
+    pub fn try_job(&self) -> Option<Job> {
+        self.jobs.try_recv().ok()
+    }
+
+    /// Stop serving: the server thread ends, the socket file is removed. Returns the error
+    /// the server thread ended with, if it failed.
+    pub fn stop(mut self) -> Result<(), String> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Result<(), String> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let ended = match self.thread.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err("the gRPC server thread panicked".to_string()),
+            None => Ok(()),
+        };
+        let _ = std::fs::remove_file(&self.socket);
+        ended
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}
+
 /// Serve until a termination signal; returns the exit status (128 + the signal), or an
 /// error when the socket cannot be served.
 pub fn run(lab: &mut Lab, opts: &ServeOptions, out: &mut dyn Write) -> Result<u8, String> {
-    let node = match &opts.node {
-        Some(n) if !lab.nodes.contains_key(n) => {
-            return Err(format!(
-                "node {n:?} not found (the lab has: {})",
-                node_names(lab)
-            ));
-        }
-        Some(n) => Some(n.clone()),
-        None => lab.nodes.keys().next().cloned(),
-    };
     let signal = Arc::new(AtomicUsize::new(0));
     for sig in crate::util::signals::SIGNALS {
         signal_hook::flag::register_usize(sig, signal.clone(), sig as usize)
             .map_err(|e| format!("cannot watch for signals: {e}"))?;
     }
-    let listener = bind(&opts.socket)?;
-    let (jobs_tx, jobs_rx) = mpsc::channel::<Job>();
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = std::thread::Builder::new()
-        .name("grpc".into())
-        .spawn(move || -> Result<(), String> {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all() // io for the socket, time for the clients' grpc-timeout
-                .build()
-                .map_err(|e| format!("cannot start the gRPC runtime: {e}"))?;
-            rt.block_on(async move {
-                let listener = tokio::net::UnixListener::from_std(listener)
-                    .map_err(|e| format!("cannot listen: {e}"))?;
-                grpc::serve(listener, jobs_tx, async {
-                    let _ = stop_rx.await;
-                })
-                .await
-            })
-        })
-        .map_err(|e| format!("cannot start the gRPC thread: {e}"))?;
-    let _ = writeln!(
-        out,
-        "serving {} (csi.v1 Identity, Controller, Node{}) on unix://{} with server reflection; Ctrl-C stops",
-        crate::csi::DRIVER_NAME,
-        node.as_deref()
-            .map(|n| format!(" as {n}"))
-            .unwrap_or_default(),
-        opts.socket.display()
-    );
+    let server = Server::start(lab, opts)?;
+    let _ = writeln!(out, "{}; Ctrl-C stops", server.banner());
     let _ = out.flush();
     let ended = loop {
-        match jobs_rx.recv_timeout(SIGNAL_POLL) {
-            Ok(job) => handle(lab, node.as_deref(), job, out),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break None,
+        match server.next_job(SIGNAL_POLL) {
+            Ok(Some(job)) => {
+                for line in handle(lab, server.node.as_deref(), job) {
+                    let _ = writeln!(out, "{}", line.text());
+                }
+                let _ = out.flush();
+            }
+            Ok(None) => {}
+            Err(e) => break Err(e),
         }
         let sig = signal.load(Ordering::Relaxed);
         if sig != 0 {
-            break i32::try_from(sig).ok();
+            break Ok(i32::try_from(sig).unwrap_or(0));
         }
     };
-    let _ = stop_tx.send(());
-    let _ = std::fs::remove_file(&opts.socket);
+    let stopped = server.stop();
     match ended {
-        Some(sig) => Ok(crate::util::signals::exit_status(sig)),
-        None => match server.join() {
-            Ok(Err(e)) => Err(e),
-            _ => Err("the gRPC server stopped".to_string()),
-        },
+        Ok(sig) => Ok(crate::util::signals::exit_status(sig)),
+        Err(e) => Err(stopped.err().unwrap_or(e)),
     }
 }
 
-/// Run one job on the lab and print what it logged.
-fn handle(lab: &mut Lab, node: Option<&str>, job: Job, out: &mut dyn Write) {
+/// Run one job on the lab; returns the lines to show (what it logged, or the gRPC status
+/// of a call answered without the lab).
+pub fn handle(lab: &mut Lab, node: Option<&str>, job: Job) -> Vec<crate::render::Line> {
+    let grpc_line = |path: &str, status: &crate::csi::Status| {
+        crate::render::Line::new()
+            .push("  grpc  ", crate::render::Role::Actor)
+            .push(format!("{path}: {status}"), crate::render::Role::Bad)
+    };
     match job {
         Job::Call {
             path,
@@ -113,21 +197,70 @@ fn handle(lab: &mut Lab, node: Option<&str>, job: Job, out: &mut dyn Write) {
             reply,
         } => {
             let call = lab.csi_remote_call(&path, node, &request);
+            let mut lines = Vec::new();
             if call.calls.is_empty() {
                 if let Err(s) = &call.reply {
-                    let _ = writeln!(out, "  grpc  {path}: {s}");
+                    lines.push(grpc_line(&path, s));
                 }
             }
-            for line in &call.calls {
-                let _ = writeln!(out, "{}", line.text());
-            }
+            lines.extend(call.calls);
             let _ = reply.send(call.reply);
+            lines
         }
-        Job::Rejected { path, status } => {
-            let _ = writeln!(out, "  grpc  {path}: {status}");
-        }
+        Job::Rejected { path, status } => vec![grpc_line(&path, &status)],
     }
-    let _ = out.flush();
+}
+
+/// What a `csi serve` line typed in the REPL or the dashboard asks of it.
+#[derive(Debug, Clone)]
+pub enum ServeRequest {
+    /// `csi serve --socket PATH [--node NODE]`.
+    Start(ServeOptions),
+    /// `csi serve stop`.
+    Stop,
+    /// `csi serve status`.
+    Status,
+}
+
+/// The request of a `csi serve` line, or `None` for any other line (which the front end
+/// runs as usual; a malformed `csi serve` line is left to the parser's error).
+pub fn serve_request(line: &str) -> Option<ServeRequest> {
+    use crate::command::{Command, grammar::CsiCmd};
+    let Ok(Some(Command::Csi(CsiCmd::Serve {
+        action,
+        socket,
+        node,
+    }))) = crate::command::parse(crate::command::strip_comment(line))
+    else {
+        return None;
+    };
+    Some(match (action.as_deref(), socket) {
+        (Some("stop"), _) => ServeRequest::Stop,
+        (Some(_), _) => ServeRequest::Status,
+        (None, socket) => ServeRequest::Start(ServeOptions {
+            socket: PathBuf::from(socket.unwrap_or_default()),
+            node,
+        }),
+    })
+}
+
+/// What `csi serve stop` and `csi serve status` say when nothing is served.
+pub const NOT_SERVING: &str = "not serving: `csi serve --socket PATH` starts serving the driver";
+
+/// The refusal of a second `csi serve` while one serves.
+pub fn already_serving(socket: &Path) -> String {
+    format!(
+        "already serving on unix://{}: `csi serve stop` first (one socket per session)",
+        socket.display()
+    )
+}
+
+/// What stopping says.
+pub fn stopped(socket: &Path) -> String {
+    format!(
+        "stopped serving on unix://{} (the socket is removed)",
+        socket.display()
+    )
 }
 
 fn node_names(lab: &Lab) -> String {

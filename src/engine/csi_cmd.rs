@@ -13,6 +13,10 @@ use std::collections::BTreeMap;
 
 const YOU: &str = "you";
 
+/// What `csi serve` says where no front end can hold a socket open (a script, a lesson, a
+/// plain session): the REPL and the dashboard serve it themselves.
+pub const SERVE_NEEDS_A_SESSION: &str = "csi serve runs in an interactive session: type it in the REPL (`cni-csi-lab repl` on a terminal) or the dashboard, or serve from the shell with `cni-csi-lab csi serve --socket PATH`; a script, a lesson or a piped session cannot keep a socket open";
+
 /// What [`Lab::csi_remote_call`] gives back.
 #[derive(Debug)]
 pub struct RemoteCall {
@@ -476,6 +480,7 @@ impl Lab {
                 });
                 reply("NodeGetVolumeStats", r)
             }
+            CsiCmd::Serve { .. } => Err(LabError::msg(SERVE_NEEDS_A_SESSION)),
             CsiCmd::Call { rpc, request, node } => {
                 let req: Value = serde_json::from_str(&request).map_err(|e| {
                     LabError::msg(format!(

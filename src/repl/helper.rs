@@ -1,7 +1,8 @@
 //! The rustyline helper: a thin adapter over `command::complete` (completion and usage
 //! hints from the clap tree and live names from the lab), a verb highlighter, and a
 //! validator that lets a trailing `\` continue the line. It holds the lab behind
-//! `Rc<RefCell<…>>`: the loop borrows it mutably only between two `readline` calls.
+//! `Arc<Mutex<…>>`: the loop locks it only between two `readline` calls, and `csi serve`'s
+//! thread while it runs a call that arrived (completion then offers the grammar alone).
 
 use crate::command::complete::{self, Names};
 use crate::command::help;
@@ -15,13 +16,12 @@ use rustyline::hint::{Hinter, HistoryHinter};
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Helper};
 use std::borrow::Cow;
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 /// The REPL's helper.
 pub struct LabHelper {
     /// The desk (its lab), for live names.
-    pub desk: Rc<RefCell<Desk>>,
+    pub desk: Arc<Mutex<Desk>>,
     /// Whether to emit colours.
     pub color: bool,
     files: FilenameCompleter,
@@ -30,7 +30,7 @@ pub struct LabHelper {
 
 impl LabHelper {
     /// A helper over a shared desk.
-    pub fn new(desk: Rc<RefCell<Desk>>, color: bool) -> Self {
+    pub fn new(desk: Arc<Mutex<Desk>>, color: bool) -> Self {
         LabHelper {
             desk,
             color,
@@ -41,12 +41,12 @@ impl LabHelper {
 }
 
 /// Names from the shared lab; none while the lab is borrowed elsewhere.
-struct Shared<'a>(&'a RefCell<Desk>);
+struct Shared<'a>(&'a Mutex<Desk>);
 
 impl Names for Shared<'_> {
     fn names(&self, kind: &str) -> Vec<String> {
         self.0
-            .try_borrow()
+            .try_lock()
             .map(|desk| desk.lab.completion_names(kind))
             .unwrap_or_default()
     }
@@ -202,7 +202,7 @@ mod tests {
     use rustyline::hint::Hint;
 
     fn helper() -> LabHelper {
-        LabHelper::new(Rc::new(RefCell::new(Desk::new())), true)
+        LabHelper::new(Arc::new(Mutex::new(Desk::new())), true)
     }
 
     #[test]
@@ -217,7 +217,7 @@ mod tests {
         let shown: Vec<_> = pairs.iter().map(|p| p.display.as_str()).collect();
         assert_eq!(shown, vec!["node-1", "node-2"]);
         // While the loop holds the lab, completion degrades to the grammar alone.
-        let _guard = h.desk.borrow_mut();
+        let _guard = h.desk.lock().unwrap();
         let (_, pairs, _) = candidates("pod create web --node ", 22, &names);
         assert!(pairs.is_empty());
     }

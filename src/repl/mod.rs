@@ -16,9 +16,8 @@ use owo_colors::OwoColorize;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::{CompletionType, Config, Editor};
-use std::cell::RefCell;
 use std::io::{BufRead, Write};
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// How the REPL paints and where it keeps history.
 #[derive(Debug, Clone, Default)]
@@ -117,7 +116,7 @@ pub fn print_result(
 /// The line-editing REPL. Ctrl-C clears the line (twice in a row on an empty prompt
 /// quits), Ctrl-D or `quit` quits. Returns the desk as the session left it.
 pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
-    let desk = Rc::new(RefCell::new(desk));
+    let desk = Arc::new(Mutex::new(desk));
     let config = Config::builder()
         .completion_type(CompletionType::List)
         .history_ignore_dups(true)
@@ -149,7 +148,7 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
         None => None,
     };
     {
-        let d = desk.borrow();
+        let d = lock(&desk);
         let text = format!("{}\n", banner(&d.lab));
         stdout.lock().write_all(text.as_bytes())?;
         if let Some(c) = cast.as_mut() {
@@ -157,10 +156,11 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
         }
     }
     let mut interrupts = 0;
+    let mut serving = Serving::default();
     // A history file that cannot be written is said once, on stderr, not after every line.
     let mut history_warned = false;
     loop {
-        let p = prompt(&desk.borrow().lab, opts.color_out);
+        let p = prompt(&lock(&desk).lab, opts.color_out);
         match rl.readline(&p) {
             Ok(input) => {
                 interrupts = 0;
@@ -231,15 +231,19 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                         color: opts.color_out,
                     };
                     let opts_play = crate::lesson::play::PlayOptions { speed, step };
-                    let r = desk
-                        .borrow_mut()
-                        .lesson_play_live(&id, opts_play, &mut sink);
+                    let r = lock(&desk).lesson_play_live(&id, opts_play, &mut sink);
                     if let Err(e) = r {
                         print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
                     }
                     continue;
                 }
-                let result = desk.borrow_mut().execute(&line);
+                if let Some(req) = crate::csi_serve::serve_request(&line) {
+                    // `csi serve`: this session serves the socket on a thread of its own.
+                    let result = serving.control(req, &desk, &mut rl, opts.color_out);
+                    print_result(result, opts, &mut stdout.lock(), &mut stderr.lock())?;
+                    continue;
+                }
+                let result = lock(&desk).execute(&line);
                 match cast.as_mut() {
                     Some(c) => {
                         let mut out = crate::cast::Tee::new(stdout.lock(), c);
@@ -261,12 +265,140 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
             Err(e) => return Err(std::io::Error::other(e)),
         }
     }
+    // The socket goes with the session (its thread ends, the file is removed).
+    if let Some(said) = serving.stop() {
+        let _ = writeln!(stdout.lock(), "{said}");
+    }
     drop(rl);
-    Ok(Rc::try_unwrap(desk)
-        .map(RefCell::into_inner)
-        .unwrap_or_else(|rc| {
-            std::mem::replace(&mut *rc.borrow_mut(), Desk::with_lab(Lab::empty()))
+    Ok(Arc::try_unwrap(desk)
+        .map(|m| {
+            m.into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        })
+        .unwrap_or_else(|shared| {
+            std::mem::replace(&mut *lock(&shared), Desk::with_lab(Lab::empty()))
         }))
+}
+
+/// One line of output.
+fn said(text: impl Into<String>) -> Outcome {
+    let mut o = Outcome::empty();
+    o.plain(text);
+    o
+}
+
+/// The desk, locked (a panic on `csi serve`'s thread does not lock the learner out).
+fn lock(desk: &Mutex<Desk>) -> MutexGuard<'_, Desk> {
+    desk.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// `csi serve` in the REPL: the server and the thread that runs the calls it receives on
+/// the shared desk, printing each call's lines above the prompt (rustyline's external
+/// printer), while the learner goes on typing.
+#[derive(Default)]
+struct Serving {
+    running: Option<ServeThread>,
+}
+
+struct ServeThread {
+    banner: String,
+    socket: std::path::PathBuf,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Result<(), String>>,
+}
+
+/// How long the serving thread waits for a call before it looks at its stop flag.
+const SERVE_POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+impl Serving {
+    fn control(
+        &mut self,
+        req: crate::csi_serve::ServeRequest,
+        desk: &Arc<Mutex<Desk>>,
+        rl: &mut Editor<LabHelper, DefaultHistory>,
+        color: bool,
+    ) -> Result<Outcome, crate::engine::LabError> {
+        use crate::csi_serve::ServeRequest;
+        use crate::engine::LabError;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        match req {
+            ServeRequest::Status => Ok(said(match &self.running {
+                Some(t) if !t.thread.is_finished() => t.banner.clone(),
+                _ => crate::csi_serve::NOT_SERVING.to_string(),
+            })),
+            ServeRequest::Stop => self
+                .stop()
+                .map(said)
+                .ok_or_else(|| LabError::msg(crate::csi_serve::NOT_SERVING)),
+            ServeRequest::Start(opts) => {
+                if let Some(t) = &self.running
+                    && !t.thread.is_finished()
+                {
+                    return Err(LabError::msg(crate::csi_serve::already_serving(&t.socket)));
+                }
+                let _ = self.stop();
+                let server = crate::csi_serve::Server::start(&lock(desk).lab, &opts)
+                    .map_err(LabError::msg)?;
+                let mut printer = rl
+                    .create_external_printer()
+                    .map_err(|e| LabError::msg(format!("cannot print above the prompt: {e}")))?;
+                let banner = server.banner();
+                let stop = Arc::new(AtomicBool::new(false));
+                let (desk, flag) = (Arc::clone(desk), Arc::clone(&stop));
+                let thread = std::thread::Builder::new()
+                    .name("csi-serve".into())
+                    .spawn(move || -> Result<(), String> {
+                        use rustyline::ExternalPrinter;
+                        while !flag.load(Ordering::Relaxed) {
+                            let Some(job) = server.next_job(SERVE_POLL)? else {
+                                continue;
+                            };
+                            let lines = {
+                                let mut d = lock(&desk);
+                                let node = server.node.clone();
+                                crate::csi_serve::handle(&mut d.lab, node.as_deref(), job)
+                            };
+                            let mut out = Outcome::empty();
+                            for l in lines {
+                                out.line(l);
+                            }
+                            let _ = printer.print(if color {
+                                ansi::paint(&out)
+                            } else {
+                                out.to_text()
+                            });
+                        }
+                        server.stop()
+                    })
+                    .map_err(|e| LabError::msg(format!("cannot start serving: {e}")))?;
+                let socket = opts.socket.clone();
+                self.running = Some(ServeThread {
+                    banner: banner.clone(),
+                    socket,
+                    stop,
+                    thread,
+                });
+                Ok(said(format!(
+                    "{banner}; calls show here as they arrive, `csi serve stop` stops it"
+                )))
+            }
+        }
+    }
+
+    /// Stop serving, if this session serves: what to say about it.
+    fn stop(&mut self) -> Option<String> {
+        let t = self.running.take()?;
+        t.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        Some(match t.thread.join() {
+            Ok(Ok(())) => crate::csi_serve::stopped(&t.socket),
+            Ok(Err(e)) => format!("{e}; {}", crate::csi_serve::stopped(&t.socket)),
+            Err(_) => format!(
+                "the serving thread failed; {}",
+                crate::csi_serve::stopped(&t.socket)
+            ),
+        })
+    }
 }
 
 /// The plain REPL (`repl --plain`, or stdin not a terminal): prompts on `out`, reads lines

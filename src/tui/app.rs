@@ -241,6 +241,9 @@ pub struct App {
     pub playback: Option<Playback>,
     /// Derived state.
     pub derived: Derived,
+    /// `csi serve`: the driver on a gRPC socket; the calls that arrive run on every tick.
+    /// Dropping the dashboard stops it and removes the socket.
+    pub serving: Option<crate::csi_serve::Server>,
 }
 
 type IpamSnapshot = (String, BTreeMap<String, IpamFiles>);
@@ -275,6 +278,7 @@ impl App {
             theme,
             lesson: None,
             playback: None,
+            serving: None,
         };
         app.ui.hint = None;
         app.fix_selection();
@@ -516,6 +520,7 @@ impl App {
             }
             Action::Tick => {
                 self.playback_tick();
+                self.serve_tick();
                 if let Some(f) = &mut self.ui.flash {
                     f.age += 1;
                     if f.age >= FLASH_TICKS {
@@ -931,6 +936,67 @@ impl App {
         self.desk.lab.journal.swap_replay_files(saved);
     }
 
+    /// `csi serve`, `csi serve stop` and `csi serve status` in the dashboard.
+    fn serve_control(&mut self, req: crate::csi_serve::ServeRequest) -> Result<String, String> {
+        use crate::csi_serve::{NOT_SERVING, ServeRequest, Server};
+        match req {
+            ServeRequest::Status => Ok(self
+                .serving
+                .as_ref()
+                .map_or_else(|| NOT_SERVING.to_string(), Server::banner)),
+            ServeRequest::Stop => {
+                let server = self.serving.take().ok_or(NOT_SERVING)?;
+                let socket = server.socket.clone();
+                server.stop()?;
+                Ok(crate::csi_serve::stopped(&socket))
+            }
+            ServeRequest::Start(opts) => {
+                if let Some(s) = &self.serving {
+                    return Err(crate::csi_serve::already_serving(&s.socket));
+                }
+                let server = Server::start(&self.desk.lab, &opts)?;
+                let said = format!(
+                    "{}; calls show here as they arrive, `csi serve stop` stops it",
+                    server.banner()
+                );
+                self.serving = Some(server);
+                Ok(said)
+            }
+        }
+    }
+
+    /// Run the calls that reached `csi serve`'s socket since the last tick, as `csi call`
+    /// lines do: their call-log lines in the output pane, the panes following the state.
+    fn serve_tick(&mut self) {
+        let Some(server) = &self.serving else {
+            return;
+        };
+        let mut jobs = Vec::new();
+        while let Some(job) = server.try_job() {
+            jobs.push(job);
+        }
+        if jobs.is_empty() {
+            return;
+        }
+        let node = server.node.clone();
+        let call_mark = self.desk.lab.calls.next_seq();
+        let pushed_before = self.ui.output_pushed;
+        for job in jobs {
+            for l in crate::csi_serve::handle(&mut self.desk.lab, node.as_deref(), job) {
+                self.push_output(l);
+            }
+        }
+        self.derived.pods.sync(&self.desk.lab);
+        self.fix_selection();
+        self.refresh_filter();
+        self.refresh_routes();
+        if let Some(c) = self.interesting_call(call_mark) {
+            self.ui.wire_follow = Some(c);
+        }
+        let new = usize::try_from(self.ui.output_pushed - pushed_before).unwrap_or(usize::MAX);
+        self.show_output_from(self.ui.output.len().saturating_sub(new));
+    }
+
     /// Run one command line through `Desk::execute`, show what it printed, and let the
     /// selection follow it. `quit`, `exit` and `q` leave the dashboard.
     pub fn run_command(&mut self, line: &str) {
@@ -957,6 +1023,25 @@ impl App {
         ))) = crate::command::parse(crate::command::strip_comment(line))
         {
             self.start_playback(&id, speed, step);
+            return;
+        }
+        if let Some(req) = crate::csi_serve::serve_request(line) {
+            self.push_output(
+                Line::new()
+                    .push("lab> ", Role::Actor)
+                    .push(line.to_string(), Role::Name),
+            );
+            match self.serve_control(req) {
+                Ok(said) => {
+                    self.push_output(Line::plain(said));
+                    self.flash(format!("✓ {line}"), FlashLevel::Info);
+                }
+                Err(e) => {
+                    self.push_output(error_line(&e));
+                    self.flash(format!("✗ {e}"), FlashLevel::Err);
+                }
+            }
+            self.show_output_from(self.ui.output.len().saturating_sub(2));
             return;
         }
         let pushed_before = self.ui.output_pushed;
