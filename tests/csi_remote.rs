@@ -46,11 +46,17 @@ fn a_remote_call_is_a_csi_call() {
         "{}",
         last.line
     );
-    let again = remote.csi_remote_call("CreateVolume", None, &create());
+    // A socket served as a node sends the Controller service to the controller, not to the
+    // node plugin (only Node RPCs take the socket's node).
+    let again = remote.csi_remote_call("CreateVolume", Some("node-2"), &create());
     assert_eq!(
         again.reply.expect("idempotent")["volume"]["volume_id"],
         json!(id)
     );
+    let last = remote.journal.entries.last().expect("journaled");
+    assert!(!last.line.contains("--node"), "{}", last.line);
+    let info = remote.csi_remote_call("NodeGetInfo", Some("node-2"), &json!({}));
+    assert_eq!(info.reply.expect("NodeGetInfo")["node_id"], json!("node-2"));
 }
 
 #[test]

@@ -519,8 +519,8 @@ impl Lab {
         node: Option<&str>,
         request: &Value,
     ) -> RemoteCall {
-        let method = match crate::csi::resolve(rpc) {
-            Ok((_, m)) => m,
+        let (service, method) = match crate::csi::resolve(rpc) {
+            Ok(found) => found,
             Err(s) => {
                 return RemoteCall {
                     reply: Err(s),
@@ -528,6 +528,9 @@ impl Lab {
                 };
             }
         };
+        // The socket's node answers the Node service only; Identity and Controller calls go
+        // to the controller, as `csi call` without --node sends them.
+        let node = node.filter(|_| service == crate::csi::Service::Node);
         let json = request.to_string();
         let quote = |s: &str| {
             shlex::try_quote(s)
