@@ -115,9 +115,17 @@ impl Outcome {
     /// Plain text, one line per line, each ending in a newline; control characters are
     /// escaped (see [`super::escape`]).
     pub fn to_text(&self) -> String {
-        let mut s = String::new();
+        let len: usize = self
+            .lines
+            .iter()
+            .map(|l| 1 + l.spans.iter().map(|s| s.text.len()).sum::<usize>())
+            .sum();
+        let mut s = String::with_capacity(len);
         for l in &self.lines {
-            s.push_str(&super::escape_controls(&l.text()));
+            // Escaping goes character by character, so span by span is the same.
+            for span in &l.spans {
+                s.push_str(&super::escape_controls(&span.text));
+            }
             s.push('\n');
         }
         s

@@ -19,10 +19,21 @@ pub fn fnv64(parts: &[&str]) -> u64 {
 
 /// `n` lowercase hex digits derived from the parts (n ≤ 32).
 pub fn hex_id(parts: &[&str], n: usize) -> String {
+    let mut digits = [0u8; 32];
     let a = fnv64(parts);
-    let b = fnv64(&[&format!("{a:016x}"), "second"]);
-    let s = format!("{a:016x}{b:016x}");
-    s[..n.min(32)].to_string()
+    write_hex(a, &mut digits[..16]);
+    let a_hex = std::str::from_utf8(&digits[..16]).unwrap_or_default();
+    let b = fnv64(&[a_hex, "second"]);
+    write_hex(b, &mut digits[16..]);
+    String::from_utf8_lossy(&digits[..n.min(32)]).into_owned()
+}
+
+/// `v` as 16 lowercase hex digits, zero-padded (`{v:016x}`), into `out`.
+fn write_hex(v: u64, out: &mut [u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (i, d) in out.iter_mut().enumerate().take(16) {
+        *d = HEX[((v >> (60 - 4 * i)) & 0xf) as usize];
+    }
 }
 
 /// A locally administered unicast MAC derived from the parts (`x2:xx:xx:xx:xx:xx`).
@@ -71,6 +82,18 @@ pub fn to_hex(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_ids_are_the_formatted_hashes() {
+        for parts in [&["a"][..], &["node-1", "eth0"], &[""]] {
+            let a = fnv64(parts);
+            let b = fnv64(&[&format!("{a:016x}"), "second"]);
+            let want = format!("{a:016x}{b:016x}");
+            for n in [0, 8, 12, 16, 31, 32, 40] {
+                assert_eq!(hex_id(parts, n), want[..n.min(32)]);
+            }
+        }
+    }
 
     #[test]
     fn stable_across_runs() {
