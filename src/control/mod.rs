@@ -38,6 +38,8 @@ pub struct Ctx<'a> {
     /// What the sidecars learned from the driver's ControllerGetCapabilities when they
     /// started (csi-lib-utils `GetControllerCapabilities`).
     pub caps: DriverCaps,
+    /// The lab's real-mode id (`--real-cni`): CNI executions also run the real plugins.
+    pub real_cni: Option<u64>,
 }
 
 /// The driver capabilities the sidecars act on.
@@ -124,6 +126,28 @@ impl Ctx<'_> {
                 Level::Normal
             };
             self.log_event(CallEvent::line(tick, actor, "exec".into(), detail, level));
+        }
+        self.log_real_calls(first, last);
+    }
+
+    /// Real mode: one call-log line per top-level plugin execution in `first..last`, the
+    /// real plugin's answer against the model's (see `crate::cni::real`).
+    pub fn log_real_calls(&mut self, first: u64, last: u64) {
+        use crate::record::{CallEvent, Level};
+        let tick = self.clock;
+        for (_, text, differs) in crate::cni::real::pair(self.real_cni, self.wire, first, last) {
+            let level = if differs {
+                Level::Warning
+            } else {
+                Level::Normal
+            };
+            self.log_event(CallEvent::line(
+                tick,
+                "real-cni".into(),
+                "exec".into(),
+                text,
+                level,
+            ));
         }
     }
 

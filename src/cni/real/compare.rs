@@ -1,0 +1,197 @@
+//! Comparing what the model printed with what the real plugin printed. Some things are
+//! random on a real node and cannot match: MAC addresses (the kernel picks them), the
+//! host-side veth name (`veth` + 8 random hex digits) and the paths of the namespaces (the
+//! real pod's namespace is one the lab named). Those are normalised away; everything else
+//! (interfaces, IPs, gateways, routes, DNS, error codes and messages, exit status) must be
+//! the same.
+
+use serde_json::Value;
+
+/// The most difference lines one comparison reports.
+pub const MAX_LINES: usize = 8;
+
+/// Whether `name` is a veth name as the bridge and ptp plugins make them
+/// (`ip.RandomVethName`: `veth` and 8 hex digits).
+pub fn is_random_veth(name: &str) -> bool {
+    name.strip_prefix("veth")
+        .is_some_and(|h| h.len() == 8 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Replace every MAC with `<mac>`, every random veth name with `<veth>`, and each real path
+/// in `paths` (real, model) with the model's.
+pub fn normalise(v: &mut Value, paths: &[(String, String)]) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match (k.as_str(), &*x) {
+                    ("mac", Value::String(_)) => *x = Value::String("<mac>".into()),
+                    ("name", Value::String(s)) if is_random_veth(s) => {
+                        *x = Value::String("<veth>".into());
+                    }
+                    _ => normalise(x, paths),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| normalise(x, paths)),
+        Value::String(s) => *s = normalise_text(s, paths),
+        _ => {}
+    }
+}
+
+/// [`normalise`] for text that is not JSON (and for error messages): paths, veth names.
+pub fn normalise_text(s: &str, paths: &[(String, String)]) -> String {
+    let mut out = s.to_string();
+    for (real, model) in paths {
+        if !real.is_empty() && real != model {
+            out = out.replace(real.as_str(), model);
+        }
+    }
+    out.split_inclusive(|c: char| !c.is_ascii_alphanumeric())
+        .map(|w| {
+            let (word, sep) = match w.char_indices().last() {
+                Some((i, c)) if !c.is_ascii_alphanumeric() => w.split_at(i),
+                _ => (w, ""),
+            };
+            if is_random_veth(word) {
+                format!("<veth>{sep}")
+            } else {
+                w.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The differences between the model's (stdout, exit) and the real plugin's, after
+/// normalising; empty when they are the same. Each line is `- model` / `+ real` or a
+/// sentence (`exit: …`).
+pub fn differences(
+    model_stdout: &str,
+    model_exit: i32,
+    real_stdout: &str,
+    real_exit: Option<i32>,
+    paths: &[(String, String)],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    if real_exit != Some(model_exit) {
+        out.push(format!(
+            "exit: model {model_exit}, real {}",
+            real_exit.map_or_else(|| "killed by a signal".to_string(), |c| c.to_string())
+        ));
+    }
+    let (m, r) = match (
+        serde_json::from_str::<Value>(model_stdout),
+        serde_json::from_str::<Value>(real_stdout),
+    ) {
+        (Ok(mut m), Ok(mut r)) => {
+            normalise(&mut m, paths);
+            normalise(&mut r, paths);
+            if m == r {
+                return out;
+            }
+            (pretty(&m), pretty(&r))
+        }
+        _ => (
+            normalise_text(model_stdout.trim(), paths),
+            normalise_text(real_stdout.trim(), paths),
+        ),
+    };
+    if m != r {
+        out.extend(line_diff(&m, &r));
+    }
+    out.truncate(MAX_LINES);
+    out
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+/// The lines only one side has (`- ` the model's, `+ ` the real one's), in order, by the
+/// longest common subsequence of lines.
+pub fn line_diff(model: &str, real: &str) -> Vec<String> {
+    let a: Vec<&str> = model.lines().collect();
+    let b: Vec<&str> = real.lines().collect();
+    if a.len() * b.len() > 250_000 {
+        return vec![
+            "- (model's output, too long to diff)".into(),
+            "+ (real output)".into(),
+        ];
+    }
+    // lcs[i][j]: the LCS length of a[i..] and b[j..].
+    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::new();
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            i += 1;
+            j += 1;
+        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            out.push(format!("+ {}", b[j].trim()));
+            j += 1;
+        } else {
+            out.push(format!("- {}", a[i].trim()));
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn paths() -> Vec<(String, String)> {
+        vec![(
+            "/var/run/netns/cnilab-1-p1".into(),
+            "/var/run/netns/cni-abc".into(),
+        )]
+    }
+
+    #[test]
+    fn macs_veths_and_paths_are_normalised() {
+        let model = json!({"interfaces": [{"name": "cni0", "mac": "a2:59:ba:56:f9:49"},
+            {"name": "veth56d1da70", "mac": "da:b9:d3:db:3a:2e"},
+            {"name": "eth0", "mac": "7a:46:fb:ea:c7:61", "sandbox": "/var/run/netns/cni-abc"}]});
+        let real = json!({"interfaces": [{"name": "cni0", "mac": "f2:4d:54:d5:62:df"},
+            {"name": "vethf0f3a61b", "mac": "aa:21:e5:fc:81:48"},
+            {"name": "eth0", "mac": "72:75:2a:72:8a:32", "sandbox": "/var/run/netns/cnilab-1-p1"}]});
+        let d = differences(&model.to_string(), 0, &real.to_string(), Some(0), &paths());
+        assert!(d.is_empty(), "{d:?}");
+    }
+
+    #[test]
+    fn a_different_address_is_reported_line_by_line() {
+        let model = json!({"ips": [{"address": "10.244.1.2/24"}]}).to_string();
+        let real = json!({"ips": [{"address": "10.244.1.3/24"}]}).to_string();
+        let d = differences(&model, 0, &real, Some(0), &[]);
+        assert_eq!(
+            d,
+            vec![
+                "- \"address\": \"10.244.1.2/24\"",
+                "+ \"address\": \"10.244.1.3/24\""
+            ]
+        );
+    }
+
+    #[test]
+    fn exit_codes_and_plain_text_are_compared() {
+        let d = differences("", 0, "", Some(1), &[]);
+        assert_eq!(d, vec!["exit: model 0, real 1"]);
+        assert!(differences("", 0, "\n", Some(0), &[]).is_empty());
+        assert_eq!(
+            normalise_text("failed to rename vethabcdef01: busy", &[]),
+            "failed to rename <veth>: busy"
+        );
+        assert!(!is_random_veth("veth0"));
+    }
+}
