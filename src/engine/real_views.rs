@@ -81,7 +81,7 @@ impl Lab {
                             .push(format!("{what} (real)"), Role::Name)
                             .push(format!(" $ ip -n {ns} route"), Role::Dim),
                     );
-                    kernel_lines(&mut out, &kernel::tool(&["ip", "-n", &ns, "route"]));
+                    kernel_lines(&mut out, &kernel::tool(&["ip", "-n", &ns, "route"]), "  ");
                     if pod_key.is_none() {
                         for (key, sb) in &rt.sandboxes {
                             if let Some(pns) = real::namespaces(self.real_cni, &n, Some(&sb.netns))
@@ -91,7 +91,11 @@ impl Lab {
                                         .push(format!("  pod {key} (real)"), Role::Name)
                                         .push(format!(" $ ip -n {pns} route"), Role::Dim),
                                 );
-                                kernel_lines(&mut out, &kernel::tool(&["ip", "-n", &pns, "route"]));
+                                kernel_lines(
+                                    &mut out,
+                                    &kernel::tool(&["ip", "-n", &pns, "route"]),
+                                    "    ",
+                                );
                             }
                         }
                     }
@@ -130,6 +134,7 @@ impl Lab {
                     kernel_lines(
                         &mut out,
                         &kernel::tool(&["ip", "netns", "exec", &ns, tool, "-t", table, "-S"]),
+                        "  ",
                     );
                 }
                 None => out.line(Line::styled(
@@ -143,13 +148,16 @@ impl Lab {
 }
 
 /// A kernel tool's output, indented, trailing spaces trimmed; its error if it failed.
-fn kernel_lines(out: &mut Outcome, ran: &kernel::Ran) {
+fn kernel_lines(out: &mut Outcome, ran: &kernel::Ran, indent: &str) {
     if !ran.ok() {
-        out.line(Line::styled(format!("  error: {}", ran.why()), Role::Bad));
+        out.line(Line::styled(
+            format!("{indent}error: {}", ran.why()),
+            Role::Bad,
+        ));
         return;
     }
     for l in ran.stdout.lines() {
-        out.plain(format!("  {}", l.trim_end()));
+        out.plain(format!("{indent}{}", l.trim_end()));
     }
 }
 

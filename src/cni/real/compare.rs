@@ -38,8 +38,46 @@ pub fn normalise(v: &mut Value, paths: &[(String, String)]) {
     }
 }
 
-/// [`normalise`] for text that is not JSON (and for error messages): paths, veth names.
+/// What libcni makes of a plugin's (stdout, stderr, exit) (`pkg/invoke/raw_exec.go`):
+/// stdout on success; on failure the error document it printed, or, when it printed
+/// nothing, an error of code 0 quoting stderr (a Go panic's trace) — which is what the
+/// model records for such a plugin. Returns (stdout as libcni reads it, failed).
+pub fn libcni_view(stdout: &str, stderr: &str, code: Option<i32>) -> (String, bool) {
+    if code == Some(0) {
+        return (stdout.to_string(), false);
+    }
+    if !stdout.trim().is_empty() {
+        return (stdout.to_string(), true);
+    }
+    let msg = if stderr.is_empty() {
+        match code {
+            Some(c) => format!("netplugin failed with no error message: exit status {c}"),
+            None => "netplugin failed with no error message: signal: killed".to_string(),
+        }
+    } else {
+        // Go's %q; JSON's quoting is the same for the ASCII a trace holds.
+        format!(
+            "netplugin failed: {}",
+            serde_json::to_string(stderr).unwrap_or_default()
+        )
+    };
+    (
+        serde_json::json!({ "code": 0, "msg": msg }).to_string(),
+        true,
+    )
+}
+
+/// [`normalise`] for text that is not JSON (and for error messages): paths, veth names,
+/// and a Go panic's goroutine trace (addresses and frames vary; the model keeps the panic
+/// message and elides the trace).
 pub fn normalise_text(s: &str, paths: &[(String, String)]) -> String {
+    let s = match (
+        s.starts_with("netplugin failed: \"panic: "),
+        s.find("goroutine "),
+    ) {
+        (true, Some(i)) => &s[..i],
+        _ => s,
+    };
     let mut out = s.to_string();
     for (real, model) in paths {
         if !real.is_empty() && real != model {
@@ -64,17 +102,20 @@ pub fn normalise_text(s: &str, paths: &[(String, String)]) -> String {
 /// The differences between the model's (stdout, exit) and the real plugin's, after
 /// normalising; empty when they are the same. Each line is `- model` / `+ real` or a
 /// sentence (`exit: …`).
+/// libcni tells success (exit 0) from failure (any other status), so that is what is
+/// compared of the exit status; `real_stdout` is the real reply as [`libcni_view`] reads it.
 pub fn differences(
     model_stdout: &str,
-    model_exit: i32,
+    model_failed: bool,
     real_stdout: &str,
     real_exit: Option<i32>,
     paths: &[(String, String)],
 ) -> Vec<String> {
     let mut out = Vec::new();
-    if real_exit != Some(model_exit) {
+    if (real_exit != Some(0)) != model_failed {
         out.push(format!(
-            "exit: model {model_exit}, real {}",
+            "exit: model {}, real {}",
+            i32::from(model_failed),
             real_exit.map_or_else(|| "killed by a signal".to_string(), |c| c.to_string())
         ));
     }
@@ -165,7 +206,13 @@ mod tests {
         let real = json!({"interfaces": [{"name": "cni0", "mac": "f2:4d:54:d5:62:df"},
             {"name": "vethf0f3a61b", "mac": "aa:21:e5:fc:81:48"},
             {"name": "eth0", "mac": "72:75:2a:72:8a:32", "sandbox": "/var/run/netns/cnilab-1-p1"}]});
-        let d = differences(&model.to_string(), 0, &real.to_string(), Some(0), &paths());
+        let d = differences(
+            &model.to_string(),
+            false,
+            &real.to_string(),
+            Some(0),
+            &paths(),
+        );
         assert!(d.is_empty(), "{d:?}");
     }
 
@@ -173,7 +220,7 @@ mod tests {
     fn a_different_address_is_reported_line_by_line() {
         let model = json!({"ips": [{"address": "10.244.1.2/24"}]}).to_string();
         let real = json!({"ips": [{"address": "10.244.1.3/24"}]}).to_string();
-        let d = differences(&model, 0, &real, Some(0), &[]);
+        let d = differences(&model, false, &real, Some(0), &[]);
         assert_eq!(
             d,
             vec![
@@ -185,13 +232,24 @@ mod tests {
 
     #[test]
     fn exit_codes_and_plain_text_are_compared() {
-        let d = differences("", 0, "", Some(1), &[]);
+        let d = differences("", false, "", Some(1), &[]);
         assert_eq!(d, vec!["exit: model 0, real 1"]);
-        assert!(differences("", 0, "\n", Some(0), &[]).is_empty());
+        assert!(differences("", false, "\n", Some(0), &[]).is_empty());
         assert_eq!(
             normalise_text("failed to rename vethabcdef01: busy", &[]),
             "failed to rename <veth>: busy"
         );
         assert!(!is_random_veth("veth0"));
+    }
+
+    #[test]
+    fn a_panic_reads_as_libcni_reports_it() {
+        let stderr = "panic: runtime error: boom\n\ngoroutine 1 [running]:\nmain.cmdCheck(0x1)\n";
+        let (view, failed) = libcni_view("", stderr, Some(2));
+        assert!(failed);
+        let model = r#"{"code": 0, "msg": "netplugin failed: \"panic: runtime error: boom\\n\\ngoroutine 1 [running]:\\n…\""}"#;
+        assert!(differences(model, true, &view, Some(2), &[]).is_empty());
+        let (view, _) = libcni_view("", "", None);
+        assert!(view.contains("signal: killed"), "{view}");
     }
 }

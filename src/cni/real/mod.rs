@@ -636,11 +636,11 @@ impl Session {
             }
         }
         let model_stdout = super::skel::stdout_of(x.model);
-        let model_exit = i32::from(x.model.is_err());
+        let (real_view, _) = compare::libcni_view(&ran.stdout, &ran.stderr, ran.code);
         let d = compare::differences(
             &model_stdout,
-            model_exit,
-            &ran.stdout,
+            x.model.is_err(),
+            &real_view,
             ran.code,
             &call.paths,
         );
