@@ -175,12 +175,12 @@ pub fn line_diff(model: &str, real: &str) -> Vec<String> {
         if i < a.len() && j < b.len() && a[i] == b[j] {
             i += 1;
             j += 1;
-        } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
-            out.push(format!("+ {}", b[j].trim()));
-            j += 1;
-        } else {
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
             out.push(format!("- {}", a[i].trim()));
             i += 1;
+        } else {
+            out.push(format!("+ {}", b[j].trim()));
+            j += 1;
         }
     }
     out
