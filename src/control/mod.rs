@@ -135,7 +135,15 @@ impl Ctx<'_> {
     pub fn log_real_calls(&mut self, first: u64, last: u64) {
         use crate::record::{CallEvent, Level};
         let tick = self.clock;
-        for (_, text, differs) in crate::cni::real::pair(self.real_cni, self.wire, first, last) {
+        if self.real_cni.is_none() {
+            return;
+        }
+        let seqs: Vec<u64> = (first..last)
+            .filter(|seq| {
+                matches!(self.wire.get(*seq), Some(crate::record::wire::WireRecord::Cni(c)) if c.depth == 0)
+            })
+            .collect();
+        for (_, text, differs) in crate::cni::real::pair(self.real_cni, &seqs) {
             let level = if differs {
                 Level::Warning
             } else {

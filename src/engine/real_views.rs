@@ -4,7 +4,7 @@
 //! `show iptables NODE --real`).
 
 use super::{Lab, LabError};
-use crate::cni::real::{self, RealCall, Verdict, kernel};
+use crate::cni::real::{self, RealCall, Verdict, compare, kernel};
 use crate::command::grammar::TableArg;
 use crate::record::wire::WireRecord;
 use crate::render::{Line, Outcome, Role};
@@ -215,6 +215,22 @@ fn real_call_detail(out: &mut Outcome, c: &RealCall) {
     if !c.stderr.trim().is_empty() {
         out.line(Line::styled("stderr:", Role::Header));
         out.block(c.stderr.trim_end(), Role::Plain);
+    }
+    let (real_view, _) = compare::libcni_view(&c.stdout, &c.stderr, c.exit);
+    let rows = compare::side_by_side(&c.model_stdout, &real_view, &c.paths);
+    if !rows.is_empty() {
+        out.line(Line::styled(
+            "side by side, normalised (the model │ the real plugin; ≠ where they differ):",
+            Role::Header,
+        ));
+        for r in rows {
+            let role = if r.contains(" ≠ ") {
+                Role::Bad
+            } else {
+                Role::Json
+            };
+            out.line(Line::styled(format!("  {r}"), role));
+        }
     }
     match &c.verdict {
         Verdict::Same => out.line(Line::styled(

@@ -143,6 +143,90 @@ pub fn differences(
     out
 }
 
+/// The model's stdout and the real one's (as libcni reads it), normalised, in two columns
+/// aligned line by line: `model │ real`, with `≠` between the columns where they differ.
+pub fn side_by_side(
+    model_stdout: &str,
+    real_stdout: &str,
+    paths: &[(String, String)],
+) -> Vec<String> {
+    let norm = |s: &str| match serde_json::from_str::<Value>(s) {
+        Ok(mut v) => {
+            normalise(&mut v, paths);
+            pretty(&v)
+        }
+        Err(_) => normalise_text(s.trim_end(), paths),
+    };
+    let (m, r) = (norm(model_stdout), norm(real_stdout));
+    let a: Vec<&str> = m.lines().collect();
+    let b: Vec<&str> = r.lines().collect();
+    let rows = align(&a, &b);
+    let width = a
+        .iter()
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    rows.into_iter()
+        .map(|(l, r)| {
+            let mark = if l.is_some() && l == r { '│' } else { '≠' };
+            let l = l.unwrap_or("");
+            let pad = width.saturating_sub(l.chars().count());
+            format!("{l}{} {mark} {}", " ".repeat(pad), r.unwrap_or(""))
+                .trim_end()
+                .to_string()
+        })
+        .collect()
+}
+
+/// Rows of two line lists aligned on their longest common subsequence; between two common
+/// lines, the lines only one side has are paired up in order.
+fn align<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<(Option<&'a str>, Option<&'a str>)> {
+    if a.len() * b.len() > 250_000 {
+        let n = a.len().max(b.len());
+        return (0..n)
+            .map(|i| (a.get(i).copied(), b.get(i).copied()))
+            .collect();
+    }
+    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            lcs[i][j] = if a[i] == b[j] {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut rows = Vec::new();
+    let (mut only_a, mut only_b): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+    let flush = |rows: &mut Vec<_>, only_a: &mut Vec<&'a str>, only_b: &mut Vec<&'a str>| {
+        let n = only_a.len().max(only_b.len());
+        for k in 0..n {
+            rows.push((only_a.get(k).copied(), only_b.get(k).copied()));
+        }
+        only_a.clear();
+        only_b.clear();
+    };
+    while i < a.len() || j < b.len() {
+        if i < a.len() && j < b.len() && a[i] == b[j] {
+            flush(&mut rows, &mut only_a, &mut only_b);
+            rows.push((Some(a[i]), Some(b[j])));
+            i += 1;
+            j += 1;
+        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
+            only_a.push(a[i]);
+            i += 1;
+        } else {
+            only_b.push(b[j]);
+            j += 1;
+        }
+    }
+    flush(&mut rows, &mut only_a, &mut only_b);
+    rows
+}
+
 fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
@@ -240,6 +324,25 @@ mod tests {
             "failed to rename <veth>: busy"
         );
         assert!(!is_random_veth("veth0"));
+    }
+
+    #[test]
+    fn side_by_side_pairs_the_lines() {
+        let model = json!({"ips": [{"address": "10.244.1.2/24", "gateway": "10.244.1.1"}]});
+        let real = json!({"ips": [{"address": "10.244.1.3/24", "gateway": "10.244.1.1"}]});
+        let rows = side_by_side(&model.to_string(), &real.to_string(), &[]);
+        assert!(
+            rows.contains(
+                &"      \"address\": \"10.244.1.2/24\", ≠       \"address\": \"10.244.1.3/24\","
+                    .to_string()
+            ),
+            "{rows:#?}"
+        );
+        assert!(
+            rows.iter().filter(|r| r.contains('≠')).count() == 1,
+            "{rows:#?}"
+        );
+        assert_eq!(side_by_side("", "", &[]), Vec::<String>::new());
     }
 
     #[test]

@@ -57,7 +57,12 @@ pub fn start_time(pid: u32) -> Option<u64> {
 
 /// Whether the session that wrote `m` still runs.
 pub fn alive(m: &Marker) -> bool {
-    start_time(m.pid) == Some(m.start_time)
+    match start_time(m.pid) {
+        // A marker written without a start time: any process with that pid counts.
+        Some(_) if m.start_time == 0 => true,
+        Some(t) => t == m.start_time,
+        None => false,
+    }
 }
 
 /// The directory that holds every session's directory: `real-cni/` in the lab's data

@@ -32,8 +32,6 @@ pub mod marker;
 use super::exec::{Execution, PluginExec};
 use super::plugin::{CniCommand, CniEnv, PluginReply, Stdin};
 use super::runtime::{FaultHook, Injected};
-use crate::record::WireLog;
-use crate::record::wire::WireRecord;
 use marker::Marker;
 use serde_json::Value;
 use std::collections::{BTreeMap, VecDeque};
@@ -359,6 +357,8 @@ pub struct RealCall {
     pub exit: Option<i32>,
     /// Real paths and the model's (real, model), for normalising.
     pub paths: Vec<(String, String)>,
+    /// What the model printed for the same execution.
+    pub model_stdout: String,
     /// The outcome of the comparison.
     pub verdict: Verdict,
 }
@@ -483,6 +483,7 @@ impl Session {
             stderr: String::new(),
             exit: None,
             paths: Vec::new(),
+            model_stdout: super::skel::stdout_of(x.model),
             verdict: Verdict::NotRun(String::new()),
         };
         if x.injected {
@@ -635,10 +636,9 @@ impl Session {
                 }
             }
         }
-        let model_stdout = super::skel::stdout_of(x.model);
         let (real_view, _) = compare::libcni_view(&ran.stdout, &ran.stderr, ran.code);
         let d = compare::differences(
-            &model_stdout,
+            &call.model_stdout,
             x.model.is_err(),
             &real_view,
             ran.code,
@@ -724,10 +724,10 @@ impl PluginExec for SideBySide<'_> {
     }
 }
 
-/// Pair the real calls made during one operation with the runtime's wire records
-/// `first..last` (each top-level execution, in order); returns, per record paired, its
-/// seq and the call-log line (text, whether it differs).
-pub fn pair(lab: Option<u64>, wire: &WireLog, first: u64, last: u64) -> Vec<(u64, String, bool)> {
+/// Pair the real calls made during one operation with the wire records of its top-level
+/// executions (`seqs`, in order; delegated IPAM calls have no real call of their own);
+/// returns, per record paired, its seq and the call-log line (text, whether it differs).
+pub fn pair(lab: Option<u64>, seqs: &[u64]) -> Vec<(u64, String, bool)> {
     let Some(lab) = lab else {
         return Vec::new();
     };
@@ -739,13 +739,7 @@ pub fn pair(lab: Option<u64>, wire: &WireLog, first: u64, last: u64) -> Vec<(u64
         return Vec::new();
     }
     let mut out = Vec::new();
-    for seq in first..last {
-        let Some(WireRecord::Cni(c)) = wire.get(seq) else {
-            continue;
-        };
-        if c.depth > 0 {
-            continue;
-        }
+    for &seq in seqs {
         let Some(call) = s.pending.pop_front() else {
             break;
         };
