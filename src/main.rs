@@ -157,10 +157,19 @@ enum CsiFront {
 }
 
 fn main() -> ExitCode {
-    let code = run_lab();
-    // Real mode: every namespace, link and file the session made goes (a no-op otherwise).
-    cni_csi_lab::cni::real::shutdown();
-    code
+    // Real mode: every namespace, link and file the session made goes when main ends, on a
+    // panic too (a no-op otherwise; signals are handled in `util::signals`).
+    let _real_cni = RealCniCleanup;
+    run_lab()
+}
+
+/// Ends a real-mode session (`cni::real::shutdown`) when dropped.
+struct RealCniCleanup;
+
+impl Drop for RealCniCleanup {
+    fn drop(&mut self) {
+        cni_csi_lab::cni::real::shutdown();
+    }
 }
 
 fn run_lab() -> ExitCode {
