@@ -414,3 +414,43 @@ fn the_real_views_need_real_mode() {
         );
     }
 }
+
+#[test]
+fn host_ports_bandwidth_and_deletion_match_the_real_plugins() {
+    if !oracle::run_or_skip(
+        "host_ports_bandwidth_and_deletion_match_the_real_plugins",
+        missing(),
+    ) {
+        return;
+    }
+    let data = DataDir::new("portmap");
+    let script = "pod create api --node node-2 --port 8080:80
+pod create slow --node node-1 --bandwidth-ingress 1M --bandwidth-egress 1M
+show iptables node-2 --real
+delete pod api
+delete pod slow
+";
+    let (out, pid) = run_lab(&data, &["--real-cni", "run", "-"], script);
+    let _guard = Leftovers(vec![pid]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
+    assert!(!stdout.contains("DIFFERS"), "{stdout}");
+    // Two ADD chains and two DEL chains of three plugins each.
+    assert_eq!(
+        stdout.matches(": same as the model").count(),
+        12,
+        "{stdout}"
+    );
+    // The real portmap's DNAT rule, in the node's namespace (after the model's rules).
+    let real = stdout
+        .split_once(&format!(
+            "node-2 (real) $ ip netns exec cnilab-{pid}-n-node-2"
+        ))
+        .map(|(_, r)| r)
+        .unwrap_or_default();
+    assert!(
+        real.contains("-p tcp -m tcp --dport 8080 -j DNAT --to-destination 10.244.2.2:80"),
+        "{stdout}"
+    );
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+}

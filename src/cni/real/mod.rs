@@ -539,7 +539,13 @@ impl Session {
         } else {
             model_netns.clone()
         };
-        let bin_dir = self.bin_dir.display().to_string();
+        let model_path = x.env.path.as_str();
+        let bin_dir = if model_path == super::runtime::CNI_PATH {
+            self.bin_dir.display().to_string()
+        } else {
+            // VERSION's placeholder (`dummy`) and the empty path of GC/STATUS stay as they are.
+            model_path.to_string()
+        };
         if x.env.path != bin_dir {
             call.changes.push(format!(
                 "CNI_PATH={bin_dir} (the model's {}: where the real binaries are)",
