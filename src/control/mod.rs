@@ -138,12 +138,16 @@ impl Ctx<'_> {
         if self.real_cni.is_none() {
             return;
         }
-        let seqs: Vec<u64> = (first..last)
-            .filter(|seq| {
-                matches!(self.wire.get(*seq), Some(crate::record::wire::WireRecord::Cni(c)) if c.depth == 0)
+        let records: Vec<(u64, &str, crate::cni::plugin::CniCommand)> = (first..last)
+            .filter_map(|seq| match self.wire.get(seq) {
+                Some(crate::record::wire::WireRecord::Cni(c)) if c.depth == 0 => {
+                    Some((seq, c.plugin_type.as_str(), c.env.cmd()))
+                }
+                _ => None,
             })
             .collect();
-        for (_, text, differs) in crate::cni::real::pair(self.real_cni, &seqs) {
+        let paired = crate::cni::real::pair(self.real_cni, &records);
+        for (_, text, differs) in paired {
             let level = if differs {
                 Level::Warning
             } else {

@@ -731,9 +731,10 @@ impl PluginExec for SideBySide<'_> {
 }
 
 /// Pair the real calls made during one operation with the wire records of its top-level
-/// executions (`seqs`, in order; delegated IPAM calls have no real call of their own);
-/// returns, per record paired, its seq and the call-log line (text, whether it differs).
-pub fn pair(lab: Option<u64>, seqs: &[u64]) -> Vec<(u64, String, bool)> {
+/// executions (`(seq, plugin type, command)`, in order; delegated IPAM calls have no real
+/// call of their own); returns, per record paired, its seq and the call-log line (text,
+/// whether it differs). A real call that matches no record is dropped, never misattributed.
+pub fn pair(lab: Option<u64>, records: &[(u64, &str, CniCommand)]) -> Vec<(u64, String, bool)> {
     let Some(lab) = lab else {
         return Vec::new();
     };
@@ -745,7 +746,15 @@ pub fn pair(lab: Option<u64>, seqs: &[u64]) -> Vec<(u64, String, bool)> {
         return Vec::new();
     }
     let mut out = Vec::new();
-    for &seq in seqs {
+    for &(seq, plugin_type, command) in records {
+        // Calls left from an operation that was never paired are skipped.
+        while s
+            .pending
+            .front()
+            .is_some_and(|c| c.plugin_type != plugin_type || c.command != command)
+        {
+            s.pending.pop_front();
+        }
         let Some(call) = s.pending.pop_front() else {
             break;
         };
