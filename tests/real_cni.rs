@@ -138,7 +138,7 @@ fn chapter_7_scenarios_1_to_3_match_the_real_plugins() {
         let data = DataDir::new(name);
         let mut script = commands_of(&root.join(name)).join("\n");
         script.push_str(
-            "\nshow wire 0 --real\nshow routes node-1 --real\nshow iptables node-1 --real\n",
+            "\nshow wire 0 --real\nshow routes node-1 --real\nshow iptables node-1 --real\nshow ipam node-1 --real\n",
         );
         let (out, pid) = run_lab(&data, &["--real-cni", "run", "-"], &script);
         let _guard = Leftovers(vec![pid]);
@@ -189,6 +189,19 @@ fn chapter_7_scenarios_1_to_3_match_the_real_plugins() {
                 "$ ip netns exec cnilab-{pid}-n-node-1 iptables -t nat -S"
             )),
             "{stdout}"
+        );
+        // The real host-local's lease, in the lab's own data directory.
+        let leases = format!(
+            "node-1 (real): {}/{pid}/host-local/node-1/lab-net/",
+            data.sessions().display()
+        );
+        let after = stdout
+            .split_once(&leases)
+            .map(|(_, r)| r)
+            .unwrap_or_default();
+        assert!(
+            after.contains("  10.244.1.2          ") && after.contains("\\r\\neth0"),
+            "{name}: the real lease file:\n{stdout}"
         );
         // Nothing is left: no namespace, no session directory.
         assert_eq!(namespaces_of(pid), Vec::<String>::new(), "{name}");

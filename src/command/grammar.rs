@@ -584,6 +584,10 @@ pub enum ShowCmd {
     Ipam {
         /// Node (default: every node)
         node: Option<String>,
+        /// Also the real host-local's files (its dataDir in the lab's data directory;
+        /// --real-cni only)
+        #[arg(long)]
+        real: bool,
     },
     /// Route tables in `ip route` form (node and pod namespaces)
     Routes {

@@ -46,6 +46,56 @@ impl Lab {
         Ok(out)
     }
 
+    /// `show ipam [NODE] --real`: the real host-local's files, as the model's are shown
+    /// (CR LF in a lease file shown as `\r\n`).
+    pub(super) fn show_ipam_real(&self, node: Option<&str>) -> Result<Outcome, LabError> {
+        self.require_real()?;
+        let mut out = Outcome::empty();
+        for n in self.nodes_selected(node)? {
+            let Some(dir) = real::host_local_dir(self.real_cni, &n) else {
+                out.line(Line::styled(
+                    format!("{n} (real): no real host-local data yet (no CNI call has run there)"),
+                    Role::Dim,
+                ));
+                continue;
+            };
+            let nets = sorted_entries(&dir);
+            if nets.is_empty() {
+                out.line(Line::styled(
+                    format!("{n} (real): {}/ is empty", dir.display()),
+                    Role::Dim,
+                ));
+            }
+            for net in nets {
+                out.line(
+                    Line::new()
+                        .push(format!("{n} (real): "), Role::Name)
+                        .push(format!("{}/", net.display()), Role::Header),
+                );
+                for f in sorted_entries(&net) {
+                    let name = f
+                        .file_name()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let content = std::fs::read(&f)
+                        .map(|b| String::from_utf8_lossy(&b).into_owned())
+                        .unwrap_or_default();
+                    let shown = content.replace('\r', "\\r").replace('\n', "\\n");
+                    if shown.is_empty() {
+                        out.line(Line::styled(format!("  {name}"), Role::Name));
+                    } else {
+                        out.line(
+                            Line::new()
+                                .push(format!("  {name:<20}"), Role::Name)
+                                .push(shown, Role::Plain),
+                        );
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// `show routes [NODE] [--pod P] --real`: `ip route` in the real namespaces.
     pub(super) fn show_routes_real(
         &self,
@@ -252,3 +302,12 @@ fn real_call_detail(out: &mut Outcome, c: &RealCall) {
 
 /// What the real namespaces hold, said before their tables.
 const REAL_TABLES_NOTE: &str = "real: the kernel's own tables, made by the real CNI plugins alone (no underlay eth0, no flanneld or Calico routes and rules: the model's only)";
+
+/// The entries of a directory, sorted by name (none if it cannot be read).
+fn sorted_entries(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}

@@ -49,7 +49,13 @@ impl Lab {
     /// Dispatch `show …`.
     pub fn show(&mut self, s: ShowCmd) -> Result<Outcome, LabError> {
         match s {
-            ShowCmd::Ipam { node } => self.show_ipam(node.as_deref()),
+            ShowCmd::Ipam { node, real } => {
+                let mut out = self.show_ipam(node.as_deref())?;
+                if real {
+                    out.extend(self.show_ipam_real(node.as_deref())?);
+                }
+                Ok(out)
+            }
             ShowCmd::Routes { node, pod, real } => {
                 let mut out = self.show_routes(node.as_deref(), pod.as_deref())?;
                 if real {

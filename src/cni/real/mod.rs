@@ -809,6 +809,17 @@ pub fn namespaces(lab: Option<u64>, node: &str, pod_netns: Option<&str>) -> Opti
     }
 }
 
+/// The real host-local's data directory of a lab node (its `ipam.dataDir`), once a real
+/// plugin has run there.
+pub fn host_local_dir(lab: Option<u64>, node: &str) -> Option<PathBuf> {
+    let g = session();
+    let s = g.as_ref()?;
+    if lab.is_none() || s.owner != lab || !s.nodes.contains_key(node) {
+        return None;
+    }
+    Some(s.host_local_dir(node))
+}
+
 /// The error of a `--real` view when real mode is off.
 pub const NOT_REAL: &str = "--real shows what the real plugins did, and this lab does not run them: start it with --real-cni (as root)";
 
