@@ -112,7 +112,8 @@ pub fn check(f: &Facts) -> Result<(), String> {
 /// Gather the [`Facts`] of this machine and [`check`] them.
 pub fn preflight(bin_dir: Option<&Path>) -> Result<Config, String> {
     let dir = match bin_dir {
-        Some(d) => d.to_path_buf(),
+        // Absolute: it is also CNI_PATH, read by plugins that run in another namespace.
+        Some(d) => d.canonicalize().unwrap_or_else(|_| d.to_path_buf()),
         None if Path::new(DEBIAN_BIN_DIR).join("bridge").is_file() => DEBIAN_BIN_DIR.into(),
         None if Path::new(UPSTREAM_BIN_DIR).join("bridge").is_file() => UPSTREAM_BIN_DIR.into(),
         None => DEBIAN_BIN_DIR.into(),
