@@ -442,16 +442,26 @@ pod create slow --node node-1 --bandwidth-ingress 1M --bandwidth-egress 1M
 show iptables node-2 --real
 delete pod api
 delete pod slow
+cni add c1 --node node-1
+cni del c1 --node node-1
 ";
     let (out, pid) = run_lab(&data, &["--real-cni", "run", "-"], script);
     let _guard = Leftovers(vec![pid]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
     assert!(!stdout.contains("DIFFERS"), "{stdout}");
-    // Two ADD chains and two DEL chains of three plugins each.
+    // Three ADD chains and three DEL chains of three plugins each.
     assert_eq!(
         stdout.matches(": same as the model").count(),
-        12,
+        18,
+        "{stdout}"
+    );
+    // `cni add` prints the real chain's result beside the model's.
+    assert!(
+        stdout.contains("real: the chain's result, normalised (the model │ the real plugins")
+            && !stdout
+                .lines()
+                .any(|l| l.starts_with("  ") && l.contains(" ≠ ")),
         "{stdout}"
     );
     // The real portmap's DNAT rule, in the node's namespace (after the model's rules).

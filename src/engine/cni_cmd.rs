@@ -204,6 +204,10 @@ impl Lab {
             Ok(stdout) => {
                 let mut out = Outcome::empty();
                 out.block(&stdout, Role::Json);
+                if op == Op::Add {
+                    // Real mode: the real chain's final result beside the model's.
+                    out.extend(self.real_chain_result(first, last));
+                }
                 Ok(out)
             }
             Err(e) => Err(chain_error(e)),

@@ -46,6 +46,45 @@ impl Lab {
         Ok(out)
     }
 
+    /// Real mode, after `cni add`: the real chain's final result (its last plugin's
+    /// answer) and the model's side by side, normalised; empty without `--real-cni`.
+    pub(super) fn real_chain_result(&self, first: u64, last: u64) -> Outcome {
+        let mut out = Outcome::empty();
+        if self.real_cni.is_none() {
+            return out;
+        }
+        let last_top = (first..last)
+            .rev()
+            .find(|seq| matches!(self.wire.get(*seq), Some(WireRecord::Cni(c)) if c.depth == 0));
+        let Some(call) = last_top.and_then(|seq| real::call(self.real_cni, seq)) else {
+            return out;
+        };
+        if let Verdict::NotRun(why) = &call.verdict {
+            out.line(Line::styled(
+                format!(
+                    "real: the real chain has no result: {} not run: {why}",
+                    call.plugin_type
+                ),
+                Role::Warn,
+            ));
+            return out;
+        }
+        let (real_view, _) = compare::libcni_view(&call.stdout, &call.stderr, call.exit);
+        out.line(Line::styled(
+            "real: the chain's result, normalised (the model │ the real plugins; ≠ where they differ):",
+            Role::Header,
+        ));
+        for r in compare::side_by_side(&call.model_stdout, &real_view, &call.paths) {
+            let role = if r.contains(" ≠ ") {
+                Role::Bad
+            } else {
+                Role::Json
+            };
+            out.line(Line::styled(format!("  {r}"), role));
+        }
+        out
+    }
+
     /// `show ipam [NODE] --real`: the real host-local's files, as the model's are shown
     /// (CR LF in a lease file shown as `\r\n`).
     pub(super) fn show_ipam_real(&self, node: Option<&str>) -> Result<Outcome, LabError> {
