@@ -272,7 +272,13 @@ pub fn clean_stale_in(root: &Path) -> Vec<String> {
         Vec::new()
     };
     for (pid, dir, m) in sessions {
-        if pid == own || m.as_ref().is_some_and(marker::alive) {
+        let running = match &m {
+            Some(m) => marker::alive(m),
+            // No marker yet: a session starting right now (it writes one before any
+            // namespace), or one that died before it made anything.
+            None => marker::start_time(pid).is_some(),
+        };
+        if pid == own || running {
             continue;
         }
         let prefix = Marker::prefix(pid);
