@@ -32,7 +32,8 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
   cni-csi-lab --network calico-bgp     start with Calico (BGP, NetworkPolicy enforced by Felix)
   cni-csi-lab --multus                 start with Multus on top of the network (pods with --networks)
   cni-csi-lab --cni-plugins 1.1.1      start with Debian bookworm's plugins (spec up to 1.0.0, no GC/STATUS)
-  cni-csi-lab --load lab.json          start from a lab saved with `save lab.json`")]
+  cni-csi-lab --load lab.json          start from a lab saved with `save lab.json`
+  sudo cni-csi-lab --real-cni          the real plugins (/usr/lib/cni) beside the model, compared")]
 struct Cli {
     /// Start with no nodes (same as --preset empty)
     #[arg(long, global = true, conflicts_with = "preset")]
@@ -70,6 +71,15 @@ struct Cli {
     /// Colours in the interactive session (NO_COLOR turns `auto` off); scripts are plain
     #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
+    /// Also run the real CNI plugin binaries for every CNI call, in network namespaces the
+    /// lab creates (one per node, one per pod), and compare their answers with the model's
+    /// (root only; everything it creates is removed on exit, `reset` or a signal)
+    #[arg(long, global = true)]
+    real_cni: bool,
+    /// With --real-cni: the directory of the real plugins (default /usr/lib/cni, else
+    /// /opt/cni/bin)
+    #[arg(long, global = true, value_name = "DIR", requires = "real_cni")]
+    cni_bin_dir: Option<std::path::PathBuf>,
     /// What to run (default: an interactive session)
     #[command(subcommand)]
     command: Option<Front>,
@@ -147,6 +157,22 @@ enum CsiFront {
 }
 
 fn main() -> ExitCode {
+    // Real mode: every namespace, link and file the session made goes when main ends, on a
+    // panic too (a no-op otherwise; signals are handled in `util::signals`).
+    let _real_cni = RealCniCleanup;
+    run_lab()
+}
+
+/// Ends a real-mode session (`cni::real::shutdown`) when dropped.
+struct RealCniCleanup;
+
+impl Drop for RealCniCleanup {
+    fn drop(&mut self) {
+        cni_csi_lab::cni::real::shutdown();
+    }
+}
+
+fn run_lab() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -175,6 +201,18 @@ fn main() -> ExitCode {
         // restored (the dashboard handles them in its loop).
         if let Err(e) = cni_csi_lab::util::signals::exit_on_signals() {
             print_error(format!("cannot watch for signals: {e}"));
+        }
+    }
+    // What a crashed real-mode session left in the kernel goes at the next start.
+    for line in cni_csi_lab::cni::real::clean_stale() {
+        print_error(line);
+    }
+    if cli.real_cni {
+        let enabled = cni_csi_lab::cni::real::preflight(cli.cni_bin_dir.as_deref())
+            .and_then(cni_csi_lab::cni::real::enable);
+        if let Err(e) = enabled {
+            print_error(&e);
+            return ExitCode::from(2);
         }
     }
     let mut desk = match starting_desk(&cli) {
@@ -283,9 +321,10 @@ fn csi_serve(_: &mut Lab, _: std::path::PathBuf, _: Option<String>) -> ExitCode 
 /// `--conflist`; the embedded lessons beside it.
 fn starting_desk(cli: &Cli) -> Result<Desk, String> {
     if let Some(file) = &cli.load {
-        return Lab::read_save(file)
-            .map(Desk::with_lab)
-            .map_err(|e| format!("cannot load {e}"));
+        let mut lab = Lab::read_save(file).map_err(|e| format!("cannot load {e}"))?;
+        // A save is replayed by the model alone; real mode takes over from here.
+        lab.real_cni = cni_csi_lab::cni::real::lab_id();
+        return Ok(Desk::with_lab(lab));
     }
     let preset = match (&cli.preset, cli.empty) {
         (Some(p), _) => p.as_str(),

@@ -14,6 +14,7 @@ pub mod links;
 pub mod netfilter;
 pub mod plugin;
 pub mod plugins;
+pub mod real;
 pub mod registry;
 pub mod release;
 pub mod runtime;

@@ -584,6 +584,10 @@ pub enum ShowCmd {
     Ipam {
         /// Node (default: every node)
         node: Option<String>,
+        /// Also the real host-local's files (its dataDir in the lab's data directory;
+        /// --real-cni only)
+        #[arg(long)]
+        real: bool,
     },
     /// Route tables in `ip route` form (node and pod namespaces)
     Routes {
@@ -592,6 +596,9 @@ pub enum ShowCmd {
         /// Only this pod's namespace (NS/NAME or NAME in default)
         #[arg(long)]
         pod: Option<String>,
+        /// Also the kernel's own table (`ip route` in the real namespace; --real-cni only)
+        #[arg(long)]
+        real: bool,
     },
     /// Links in `ip -d link` form: the node's, or a pod's with --pod
     Links {
@@ -651,6 +658,10 @@ pub enum ShowCmd {
         /// With --last: only records of this node
         #[arg(long, requires = "last")]
         node: Option<String>,
+        /// Also the real plugin's call: env, stdin, stdout, exit, and how it compares
+        /// (--real-cni only)
+        #[arg(long, conflicts_with_all = ["list", "last"])]
+        real: bool,
     },
     /// Volumes: PVC → PV → volume ID → attachment → staging path → targets, with CSI state
     Volumes {
@@ -671,6 +682,10 @@ pub enum ShowCmd {
         /// The table
         #[arg(long, short = 't', default_value = "nat", value_parser = TableParser)]
         table: TableArg,
+        /// Also the kernel's own rules (`iptables -S` in the node's real namespace;
+        /// --real-cni only)
+        #[arg(long)]
+        real: bool,
     },
     /// ipsets on a node, as `ipset save` prints them (the sets `-m set` rules test)
     #[command(

@@ -826,7 +826,9 @@ mod tests {
         let (p, _) = walk(&words("pod create"));
         assert_eq!(usage_line(&p), "pod create NAME [options]");
         let (p, _) = walk(&words("show ipam"));
-        assert_eq!(usage_line(&p), "show ipam [NODE]");
+        assert_eq!(usage_line(&p), "show ipam [NODE] [options]");
+        let (p, _) = walk(&words("show ipset"));
+        assert_eq!(usage_line(&p), "show ipset NODE");
         let (p, _) = walk(&words("node"));
         assert_eq!(
             usage_lines(&p),

@@ -38,6 +38,8 @@ pub struct Ctx<'a> {
     /// What the sidecars learned from the driver's ControllerGetCapabilities when they
     /// started (csi-lib-utils `GetControllerCapabilities`).
     pub caps: DriverCaps,
+    /// The lab's real-mode id (`--real-cni`): CNI executions also run the real plugins.
+    pub real_cni: Option<u64>,
 }
 
 /// The driver capabilities the sidecars act on.
@@ -124,6 +126,40 @@ impl Ctx<'_> {
                 Level::Normal
             };
             self.log_event(CallEvent::line(tick, actor, "exec".into(), detail, level));
+        }
+        self.log_real_calls(first, last);
+    }
+
+    /// Real mode: one call-log line per top-level plugin execution in `first..last`, the
+    /// real plugin's answer against the model's (see `crate::cni::real`).
+    pub fn log_real_calls(&mut self, first: u64, last: u64) {
+        use crate::record::{CallEvent, Level};
+        let tick = self.clock;
+        if self.real_cni.is_none() {
+            return;
+        }
+        let records: Vec<(u64, &str, crate::cni::plugin::CniCommand)> = (first..last)
+            .filter_map(|seq| match self.wire.get(seq) {
+                Some(crate::record::wire::WireRecord::Cni(c)) if c.depth == 0 => {
+                    Some((seq, c.plugin_type.as_str(), c.env.cmd()))
+                }
+                _ => None,
+            })
+            .collect();
+        let paired = crate::cni::real::pair(self.real_cni, &records);
+        for (_, text, differs) in paired {
+            let level = if differs {
+                Level::Warning
+            } else {
+                Level::Normal
+            };
+            self.log_event(CallEvent::line(
+                tick,
+                "real-cni".into(),
+                "exec".into(),
+                text,
+                level,
+            ));
         }
     }
 

@@ -148,11 +148,16 @@ impl Lab {
             wire.push(crate::record::wire::WireRecord::Cni(c));
         };
         let mut scope = crate::faults::FaultScope::new(&mut self.faults, &a.node);
+        let mut model = crate::cni::exec::InProcess {
+            registry: &registry,
+            host: &mut node_rt.host,
+            kube: None,
+        };
         let mut inv = Invoker {
-            exec: &mut crate::cni::exec::InProcess {
-                registry: &registry,
-                host: &mut node_rt.host,
-                kube: None,
+            exec: &mut crate::cni::real::SideBySide {
+                model: &mut model,
+                lab: self.real_cni,
+                node: &a.node,
             },
             cache: &mut node_rt.cache,
             wire: &mut record,
@@ -178,6 +183,7 @@ impl Lab {
             })
         {
             node_rt.host.netns.remove(&netns);
+            crate::cni::real::netns_removed(self.real_cni, &a.node, &netns);
         }
         let last = self.wire.next_seq();
         let actor = "runtime(you)";
@@ -198,6 +204,10 @@ impl Lab {
             Ok(stdout) => {
                 let mut out = Outcome::empty();
                 out.block(&stdout, Role::Json);
+                if op == Op::Add {
+                    // Real mode: the real chain's final result beside the model's.
+                    out.extend(self.real_chain_result(first, last));
+                }
                 Ok(out)
             }
             Err(e) => Err(chain_error(e)),
@@ -226,11 +236,16 @@ impl Lab {
             wire.push(crate::record::wire::WireRecord::Cni(c));
         };
         let mut scope = crate::faults::FaultScope::new(&mut self.faults, node);
+        let mut model = crate::cni::exec::InProcess {
+            registry: &registry,
+            host: &mut node_rt.host,
+            kube: None,
+        };
         let mut inv = Invoker {
-            exec: &mut crate::cni::exec::InProcess {
-                registry: &registry,
-                host: &mut node_rt.host,
-                kube: None,
+            exec: &mut crate::cni::real::SideBySide {
+                model: &mut model,
+                lab: self.real_cni,
+                node,
             },
             cache: &mut node_rt.cache,
             wire: &mut record,
@@ -268,22 +283,31 @@ impl Lab {
             .get_mut(node)
             .ok_or_else(|| LabError::msg("node gone"))?;
         let registry = self.registry.clone();
+        let first = self.wire.next_seq();
         let wire = &mut self.wire;
         let mut record = |c| {
             wire.push(crate::record::wire::WireRecord::Cni(c));
         };
+        let mut model = crate::cni::exec::InProcess {
+            registry: &registry,
+            host: &mut node_rt.host,
+            kube: None,
+        };
         let mut inv = Invoker {
-            exec: &mut crate::cni::exec::InProcess {
-                registry: &registry,
-                host: &mut node_rt.host,
-                kube: None,
+            exec: &mut crate::cni::real::SideBySide {
+                model: &mut model,
+                lab: self.real_cni,
+                node,
             },
             cache: &mut node_rt.cache,
             wire: &mut record,
             node: Arc::from(node),
             faults: None,
         };
-        match inv.status(&net) {
+        let status = inv.status(&net);
+        let last = self.wire.next_seq();
+        self.log_real_calls(first, last);
+        match status {
             Ok(()) => {
                 let mut out = Outcome::empty();
                 if crate::cni::version::gte(&net.list.cni_version, "1.1.0").unwrap_or(false) {
@@ -390,15 +414,21 @@ impl Lab {
             .get_mut(&node)
             .ok_or_else(|| LabError::msg("node gone"))?;
         let registry = self.registry.clone();
+        let first = self.wire.next_seq();
         let wire = &mut self.wire;
         let mut record = |c| {
             wire.push(crate::record::wire::WireRecord::Cni(c));
         };
+        let mut model = crate::cni::exec::InProcess {
+            registry: &registry,
+            host: &mut node_rt.host,
+            kube: None,
+        };
         let mut inv = Invoker {
-            exec: &mut crate::cni::exec::InProcess {
-                registry: &registry,
-                host: &mut node_rt.host,
-                kube: None,
+            exec: &mut crate::cni::real::SideBySide {
+                model: &mut model,
+                lab: self.real_cni,
+                node: &node,
             },
             cache: &mut node_rt.cache,
             wire: &mut record,
@@ -428,6 +458,8 @@ impl Lab {
                 ),
             }
         }
+        let last = self.wire.next_seq();
+        self.log_real_calls(first, last);
         Ok(out)
     }
 

@@ -31,6 +31,7 @@ pub mod node_index;
 pub mod node_view;
 pub mod nodes;
 pub mod pods;
+pub mod real_views;
 pub mod save;
 pub mod storage_cmd;
 pub mod validate;
@@ -66,6 +67,7 @@ macro_rules! ctx {
             faults: &mut $lab.faults,
             csi: &mut $lab.driver,
             caps,
+            real_cni: $lab.real_cni,
         }
     }};
 }
@@ -183,6 +185,9 @@ pub struct Lab {
     pub network: crate::netd::Network,
     /// Whether Multus's DaemonSet runs (`network multus on`, see `crate::netd::multus`).
     pub multus: bool,
+    /// This lab's id in real mode (`--real-cni`, see `crate::cni::real`): every CNI
+    /// execution is also made by the real plugin binary. `None`: the model alone.
+    pub real_cni: Option<u64>,
 }
 
 /// The capabilities the sidecars and kubelet learned from the driver when they started
@@ -248,6 +253,7 @@ impl Lab {
             faults: crate::faults::Faults::default(),
             network: crate::netd::Network::default(),
             multus: false,
+            real_cni: crate::cni::real::lab_id(),
         };
         for ns in ["default", "kube-system"] {
             let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
@@ -469,6 +475,10 @@ impl Lab {
     /// `reset [--empty]`: a fresh cluster (the default one, or an empty one).
     pub fn reset_cmd(&mut self, empty: bool) -> Outcome {
         *self = if empty { Lab::empty() } else { Lab::new() };
+        // Real mode: the namespaces, links and host-local files of the old cluster go now.
+        if self.real_cni.is_some() {
+            crate::cni::real::reset(self.real_cni);
+        }
         Outcome::empty()
     }
 
@@ -655,6 +665,14 @@ impl Lab {
     /// One call-log line per plugin execution in the wire range.
     pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
         ctx!(self).log_wire_summaries(first, last);
+    }
+
+    /// Real mode: the call-log lines of the real executions in `first..last` (see
+    /// `crate::cni::real`); nothing without `--real-cni`.
+    pub fn log_real_calls(&mut self, first: u64, last: u64) {
+        if self.real_cni.is_some() {
+            ctx!(self).log_real_calls(first, last);
+        }
     }
 
     /// Run one storage controller (or all of them) once.

@@ -465,6 +465,7 @@ impl Lab {
                 .show(ShowCmd::Routes {
                     node: Some(n.clone()),
                     pod: None,
+                    real: false,
                 })
                 .map(|o| text_lines(&o))
                 .unwrap_or(Value::Null);
@@ -473,6 +474,7 @@ impl Lab {
                     node: n.clone(),
                     v6: false,
                     table: TableArg::Nat,
+                    real: false,
                 })
                 .map(|o| text_lines(&o))
                 .unwrap_or(Value::Null);
@@ -616,6 +618,8 @@ impl Lab {
             )
         };
         let mut lab = save.start.lab();
+        // A replay is the model's alone: real mode (`--real-cni`) never runs plugins for it.
+        lab.real_cni = None;
         for (i, e) in save.journal.iter().enumerate() {
             let where_ = format!("journal[{i}] `{}`", e.line);
             match command::parse(command::strip_comment(&e.line)) {
@@ -723,6 +727,13 @@ impl Lab {
         let mut out = Outcome::empty();
         let replayed = lab.journal.entries.len();
         *self = lab;
+        // Real mode: the old cluster's namespaces go; the loaded one was replayed by the
+        // model alone, and its later CNI calls run the real plugins too.
+        let real = crate::cni::real::enabled();
+        if real {
+            self.real_cni = crate::cni::real::lab_id();
+            crate::cni::real::reset(self.real_cni);
+        }
         out.line(Line::new().push(format!("loaded {file}"), Role::Good).push(
             format!(
                 "  ({replayed} commands replayed; {} nodes · {} pods · t={})",
@@ -732,6 +743,12 @@ impl Lab {
             ),
             Role::Dim,
         ));
+        if real {
+            out.line(Line::styled(
+                "real-cni: the loaded pods were replayed by the model only (no real namespaces); CNI calls from now on run the real plugins too",
+                Role::Dim,
+            ));
+        }
         Ok(out)
     }
 }

@@ -49,8 +49,20 @@ impl Lab {
     /// Dispatch `show …`.
     pub fn show(&mut self, s: ShowCmd) -> Result<Outcome, LabError> {
         match s {
-            ShowCmd::Ipam { node } => self.show_ipam(node.as_deref()),
-            ShowCmd::Routes { node, pod } => self.show_routes(node.as_deref(), pod.as_deref()),
+            ShowCmd::Ipam { node, real } => {
+                let mut out = self.show_ipam(node.as_deref())?;
+                if real {
+                    out.extend(self.show_ipam_real(node.as_deref())?);
+                }
+                Ok(out)
+            }
+            ShowCmd::Routes { node, pod, real } => {
+                let mut out = self.show_routes(node.as_deref(), pod.as_deref())?;
+                if real {
+                    out.extend(self.show_routes_real(node.as_deref(), pod.as_deref())?);
+                }
+                Ok(out)
+            }
             ShowCmd::Links { node, pod } => self.show_links(&node, pod.as_deref()),
             ShowCmd::Bgp { node } => self.show_bgp(&node),
             ShowCmd::Bpf {
@@ -66,18 +78,31 @@ impl Lab {
                 list,
                 last,
                 node,
+                real,
             } => match last {
                 Some(call) => self.show_wire_last(&call, node.as_deref()),
+                None if real => self.show_wire_real(n),
                 None => self.show_wire(n, list),
             },
-            ShowCmd::Iptables { node, v6, table } => self.show_iptables(&node, v6, table),
+            ShowCmd::Iptables {
+                node,
+                v6,
+                table,
+                real,
+            } => {
+                let mut out = self.show_iptables(&node, v6, table)?;
+                if real {
+                    out.extend(self.show_iptables_real(&node, v6, table)?);
+                }
+                Ok(out)
+            }
             ShowCmd::Ipset { node } => self.show_ipset(&node),
             ShowCmd::Volumes { node } => self.show_volumes(node.as_deref()),
             ShowCmd::Watch { since } => Ok(self.show_watch(since)),
         }
     }
 
-    fn nodes_selected(&self, node: Option<&str>) -> Result<Vec<String>, LabError> {
+    pub(super) fn nodes_selected(&self, node: Option<&str>) -> Result<Vec<String>, LabError> {
         match node {
             Some(n) if self.nodes.contains_key(n) => Ok(vec![n.to_string()]),
             Some(n) => Err(LabError::msg(format!(
@@ -274,7 +299,7 @@ impl Lab {
         out
     }
 
-    fn show_wire(&self, n: Option<u64>, list: bool) -> Result<Outcome, LabError> {
+    pub(super) fn show_wire(&self, n: Option<u64>, list: bool) -> Result<Outcome, LabError> {
         let mut out = Outcome::empty();
         if self.wire.is_empty() {
             out.plain("No calls on the wire yet (create a pod, run `cni add` or a `csi` command)");

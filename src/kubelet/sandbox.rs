@@ -71,11 +71,16 @@ impl Kubelet {
         // admitted the pod and allocated its devices before RunPodSandbox).
         let pod_devices = self.pod_devices(&pod.metadata.namespace, &pod.metadata.name);
         let mut kube = super::kube_client::KubeletClient::new(&*ctx.api, pod_devices);
+        let mut model = crate::cni::exec::InProcess {
+            registry,
+            host: &mut node.host,
+            kube: Some(&mut kube),
+        };
         let mut inv = Invoker {
-            exec: &mut crate::cni::exec::InProcess {
-                registry,
-                host: &mut node.host,
-                kube: Some(&mut kube),
+            exec: &mut crate::cni::real::SideBySide {
+                model: &mut model,
+                lab: ctx.real_cni,
+                node: &node_name,
             },
             cache: &mut node.cache,
             wire: &mut record,
@@ -89,6 +94,7 @@ impl Kubelet {
             // followed by a DEL, then the namespace is removed.
             let r = inv.del(&net, &rt);
             node.host.netns.remove(&netns);
+            crate::cni::real::netns_removed(ctx.real_cni, &node_name, &netns);
             Some(r)
         } else {
             None
@@ -175,11 +181,16 @@ impl Kubelet {
                 let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
                 let pod_devices = self.pod_devices(&pod.metadata.namespace, &pod.metadata.name);
                 let mut kube = super::kube_client::KubeletClient::new(&*ctx.api, pod_devices);
+                let mut model = crate::cni::exec::InProcess {
+                    registry,
+                    host: &mut node.host,
+                    kube: Some(&mut kube),
+                };
                 let mut inv = Invoker {
-                    exec: &mut crate::cni::exec::InProcess {
-                        registry,
-                        host: &mut node.host,
-                        kube: Some(&mut kube),
+                    exec: &mut crate::cni::real::SideBySide {
+                        model: &mut model,
+                        lab: ctx.real_cni,
+                        node: &node_name,
                     },
                     cache: &mut node.cache,
                     wire: &mut record,
@@ -193,6 +204,7 @@ impl Kubelet {
         if result.is_ok() {
             node.host.netns.remove(&sb.netns);
             node.sandboxes.remove(&pod_key);
+            crate::cni::real::netns_removed(ctx.real_cni, &node_name, &sb.netns);
         }
         let last_wire = ctx.wire.next_seq();
         ctx.log(

@@ -154,6 +154,10 @@ impl Desk {
     /// A fresh default cluster; the lessons (catalog, progress store, session) stay.
     fn fresh_cluster(&mut self, empty: bool) {
         self.lab = if empty { Lab::empty() } else { Lab::new() };
+        // Real mode: the old cluster's namespaces go with it, as on `reset`.
+        if self.lab.real_cni.is_some() {
+            crate::cni::real::reset(self.lab.real_cni);
+        }
     }
 
     /// Leave the lesson in progress, if any (its progress stays), for a command that

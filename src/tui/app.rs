@@ -1152,7 +1152,7 @@ impl App {
             _ => return,
         };
         match cmd {
-            Command::Show(ShowCmd::Ipam { node: Some(n) })
+            Command::Show(ShowCmd::Ipam { node: Some(n), .. })
             | Command::Show(ShowCmd::Routes { node: Some(n), .. })
             | Command::Show(ShowCmd::Iptables { node: n, .. })
             | Command::Show(ShowCmd::Ipset { node: n }) => self.select_node(&n),

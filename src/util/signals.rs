@@ -43,6 +43,8 @@ pub fn exit_on_signals() -> std::io::Result<()> {
                             t,
                         );
                     }
+                    // Real mode: the namespaces the session made go before the process.
+                    crate::cni::real::shutdown_for_signal();
                     std::process::exit(i32::from(exit_status(sig)));
                 }
             })?;

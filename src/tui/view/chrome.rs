@@ -25,7 +25,16 @@ pub fn title(app: &App, area: Rect, buf: &mut Buffer) {
             t.bar.add_modifier(ratatui::style::Modifier::BOLD),
         ),
         Span::styled(
-            format!("│ {} · mode {mode} ", app.desk.lab.summary().text()),
+            format!(
+                "│ {} · mode {mode}{} ",
+                app.desk.lab.summary().text(),
+                // Real mode: every CNI call also runs the real plugins (`--real-cni`).
+                if app.desk.lab.real_cni.is_some() {
+                    " · real CNI plugins beside the model"
+                } else {
+                    ""
+                }
+            ),
             t.bar,
         ),
     ]);
