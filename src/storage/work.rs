@@ -178,10 +178,12 @@ impl BinderWork {
             pvs,
             |e, candidates| {
                 if e.kind == PvSpec::KIND {
-                    // A PV's claimRef is written when the PV is created and not changed
-                    // after (external-provisioner writes it; nothing in the lab rebinds a
-                    // PV), so only a create, a delete, or a PV not indexed yet needs a look
-                    // (a lookup in the PV table is not free, see `ObjKey`).
+                    // Once a PV's claimRef names a claim it keeps naming that claim:
+                    // external-provisioner writes it at create, the PV controller's static
+                    // binding writes it on a PV that had none (so not indexed here yet),
+                    // and nothing in the lab moves it to another claim. So only a create, a
+                    // delete, or a PV not indexed yet needs a look (a lookup in the PV
+                    // table is not free, see `ObjKey`).
                     let name = &e.key;
                     match e.event_type {
                         EventType::Deleted => note(claim_of, pvs_of, name, None),
