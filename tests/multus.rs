@@ -271,7 +271,7 @@ fn nad_commands_validate_as_the_api_server_does() {
     assert!(fails(&mut lab, "nad create x").contains("already exists"));
     let d = run(&mut lab, "describe net-attach-def x");
     assert!(
-        d.contains("k8s.v1.cni.cncf.io/resourceName=intel.com/sriov_netdevice"),
+        d.contains("Annotations:  k8s.v1.cni.cncf.io/resourceName: intel.com/sriov_netdevice"),
         "{d}"
     );
     assert!(run(&mut lab, "get network-attachment-definitions").contains("x "));

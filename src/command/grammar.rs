@@ -1532,32 +1532,68 @@ pub fn file_name(text: &str) -> Result<String, String> {
 
 /// kubectl's `KIND/NAME` form: `describe pod/web`, `get pod/web -o json` and `delete
 /// pod/web` are read as `describe pod web`, `get pod web -o json` and `delete pod web`.
-/// Only the first argument of `get`, `describe` and `delete` is split, and only at a `/`
-/// with text on both sides.
+/// The first argument of `get`, `describe` and `delete` is split, only at a `/` with text
+/// on both sides; `delete pod/a pod/b` (every name of one kind in that form, as kubectl
+/// takes them) is read as `delete pod a b`.
 pub fn split_kind_name(words: &mut Vec<String>) {
+    let first = split_first_kind_name(words);
+    if let Some((at, kind)) = first
+        && words.first().map(String::as_str) == Some("delete")
+    {
+        join_more_of_kind(words, at + 2, &kind);
+    }
+}
+
+/// `delete pod/a pod/b`: after the split first word (`pod a`, ending before `from`), every
+/// later argument of the form `KIND/NAME` with the same kind becomes its name alone, if all
+/// of them are so; otherwise the words stay as typed (and the kind/name text is not found).
+fn join_more_of_kind(words: &mut [String], from: usize, kind: &str) {
+    let rest: Vec<usize> = (from..words.len())
+        .take_while(|&i| words[i] != "--")
+        .filter(|&i| !words[i].starts_with('-') && (i == 0 || !takes_value(&words[i - 1])))
+        .collect();
+    let same_kind = |w: &str| {
+        w.split_once('/')
+            .is_some_and(|(k, n)| k == kind && !n.is_empty())
+    };
+    if rest.iter().all(|&i| same_kind(&words[i])) {
+        for i in rest {
+            let name = words[i][kind.len() + 1..].to_string();
+            words[i] = name;
+        }
+    }
+}
+
+/// Options of `get`, `describe` and `delete` whose value is the next word.
+fn takes_value(w: &str) -> bool {
+    matches!(
+        w,
+        "-n" | "--ns"
+            | "--namespace"
+            | "-o"
+            | "--output"
+            | "-l"
+            | "--selector"
+            | "-f"
+            | "--filename"
+    )
+}
+
+/// Split the first `KIND/NAME` argument; returns its index and the kind when it did.
+fn split_first_kind_name(words: &mut Vec<String>) -> Option<(usize, String)> {
     if !matches!(
         words.first().map(String::as_str),
         Some("get" | "describe" | "delete")
     ) {
-        return;
+        return None;
     }
     let mut i = 1;
     while i < words.len() {
         let w = words[i].as_str();
         if w == "--" {
-            return;
+            return None;
         }
-        if matches!(
-            w,
-            "-n" | "--ns"
-                | "--namespace"
-                | "-o"
-                | "--output"
-                | "-l"
-                | "--selector"
-                | "-f"
-                | "--filename"
-        ) {
+        if takes_value(w) {
             i += 2;
             continue;
         }
@@ -1568,12 +1604,14 @@ pub fn split_kind_name(words: &mut Vec<String>) {
         if let Some((kind, name)) = w.split_once('/') {
             if !kind.is_empty() && !name.is_empty() {
                 let (kind, name) = (kind.to_string(), name.to_string());
-                words[i] = kind;
+                words[i] = kind.clone();
                 words.insert(i + 1, name);
+                return Some((i, kind));
             }
         }
-        return;
+        return None;
     }
+    None
 }
 
 /// Checks clap cannot express: a flag that applies only with some value of an argument.

@@ -122,6 +122,21 @@ mod tests {
     }
 
     #[test]
+    fn kind_slash_name_is_split_as_kubectl_reads_it() {
+        let same = |a: &str, b: &str| {
+            assert_eq!(parse(a).unwrap(), parse(b).unwrap(), "{a} / {b}");
+        };
+        same("describe pod/web", "describe pod web");
+        same("delete pod/a pod/b -n x", "delete pod a b -n x");
+        same("delete -n x pod/a pod/b", "delete -n x pod a b");
+        // Another kind after the first: left as typed (then not found as a pod name).
+        assert_eq!(
+            parse("delete pod/a svc/b").unwrap(),
+            parse("delete pod a svc/b").unwrap()
+        );
+    }
+
+    #[test]
     fn aliases_parse() {
         assert!(matches!(
             parse("po create web --node node-1").unwrap(),

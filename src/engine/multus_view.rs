@@ -1,41 +1,12 @@
-//! What a learner sees of Multus on a pod (`describe pod`): the annotations as kubectl
-//! prints them (one per line, a multi-line value indented below its key), and the pod's
-//! networks read back from `k8s.v1.cni.cncf.io/network-status`; and `describe
-//! net-attach-def`.
+//! What a learner sees of Multus on a pod (`describe pod`): the pod's networks read back
+//! from `k8s.v1.cni.cncf.io/network-status` (its annotations print as every pod's do,
+//! `views::map_field`); and `describe net-attach-def`.
 
 use super::Lab;
-use super::views::{labels_text, not_found};
+use super::views::not_found;
 use crate::cluster::nad::{NETWORK_STATUS_ANNOTATION, NETWORKS_ANNOTATION};
 use crate::cluster::{Object, PodSpec};
 use crate::render::{Line, Outcome, Role, Table};
-use std::collections::BTreeMap;
-
-/// Whether the pod carries Multus's annotations (then they are printed kubectl's way).
-pub fn has_multus_annotations(p: &Object<PodSpec>) -> bool {
-    let a = &p.metadata.annotations;
-    a.contains_key(NETWORKS_ANNOTATION) || a.contains_key(NETWORK_STATUS_ANNOTATION)
-}
-
-/// `Annotations:` as kubectl describe prints them: `key: value`, a multi-line value on the
-/// lines below its key, indented.
-pub fn annotation_lines(out: &mut Outcome, annotations: &BTreeMap<String, String>) {
-    let pad = " ".repeat(14);
-    for (i, (k, v)) in annotations.iter().enumerate() {
-        let head = if i == 0 {
-            Line::new().push(format!("{:<14}", "Annotations:"), Role::Header)
-        } else {
-            Line::new().push(pad.clone(), Role::Plain)
-        };
-        if v.contains('\n') {
-            out.line(head.push(format!("{k}:"), Role::Plain));
-            for l in v.lines() {
-                out.plain(format!("{pad}  {l}"));
-            }
-        } else {
-            out.line(head.push(format!("{k}: {v}"), Role::Plain));
-        }
-    }
-}
 
 /// `Networks:`: one row per interface Multus reported in network-status.
 pub fn network_lines(out: &mut Outcome, p: &Object<PodSpec>) {
@@ -115,8 +86,15 @@ impl Lab {
         };
         kv(out, "Name", n.name().to_string());
         kv(out, "Namespace", n.metadata.namespace.clone());
-        kv(out, "Labels", labels_text(&n.metadata.labels));
-        kv(out, "Annotations", labels_text(&n.metadata.annotations));
+        use super::views::{MapStyle, map_field};
+        map_field(out, "Labels", 14, &n.metadata.labels, MapStyle::Labels);
+        map_field(
+            out,
+            "Annotations",
+            14,
+            &n.metadata.annotations,
+            MapStyle::Annotations,
+        );
         kv(out, "API Version", "k8s.cni.cncf.io/v1".into());
         kv(out, "Kind", "NetworkAttachmentDefinition".into());
         out.line(Line::styled("Spec:", Role::Header));

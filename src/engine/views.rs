@@ -707,16 +707,14 @@ impl Lab {
                         format!("{}/{node_ip}", p.spec.node_name)
                     },
                 );
-                kv(&mut out, "Labels", labels_text(&p.metadata.labels));
-                if super::multus_view::has_multus_annotations(p) {
-                    super::multus_view::annotation_lines(&mut out, &p.metadata.annotations);
-                } else {
-                    kv(
-                        &mut out,
-                        "Annotations",
-                        labels_text(&p.metadata.annotations),
-                    );
-                }
+                map_field(&mut out, "Labels", 14, &p.metadata.labels, MapStyle::Labels);
+                map_field(
+                    &mut out,
+                    "Annotations",
+                    14,
+                    &p.metadata.annotations,
+                    MapStyle::Annotations,
+                );
                 // kubectl describe prints the phase (ContainerCreating is the container's
                 // waiting reason, below), or Terminating for a pod being deleted.
                 let column = pod_status_text(p);
@@ -856,16 +854,14 @@ impl Lab {
                     .nodes
                     .get(&(crate::cluster::no_namespace(), d.name.clone()))
                     .ok_or_else(|| not_found("nodes", &d.name))?;
+                // The value column is the tabwriter's: after the longest key printed,
+                // `Unschedulable:`, and a space.
                 out.line(
                     Line::new()
-                        .push("Name:         ", Role::Header)
+                        .push("Name:          ", Role::Header)
                         .push(n.name().to_string(), Role::Plain),
                 );
-                out.line(
-                    Line::new()
-                        .push("Labels:       ", Role::Header)
-                        .push(labels_text(&n.metadata.labels), Role::Plain),
-                );
+                map_field(&mut out, "Labels", 15, &n.metadata.labels, MapStyle::Labels);
                 // kubectl prints Taints and Unschedulable for every node.
                 let taints: Vec<String> = n
                     .spec
@@ -873,27 +869,43 @@ impl Lab {
                     .iter()
                     .map(|t| format!("{}:{}", t.key, t.effect))
                     .collect();
-                out.line(Line::new().push("Taints:       ", Role::Header).push(
-                    if taints.is_empty() {
-                        "<none>".to_string()
-                    } else {
-                        taints.join("\n              ")
-                    },
-                    Role::Plain,
-                ));
+                if taints.is_empty() {
+                    out.line(
+                        Line::new()
+                            .push("Taints:        ", Role::Header)
+                            .push("<none>", Role::Plain),
+                    );
+                }
+                for (i, t) in taints.into_iter().enumerate() {
+                    let key = if i == 0 { "Taints:" } else { "" };
+                    out.line(
+                        Line::new()
+                            .push(format!("{key:<15}"), Role::Header)
+                            .push(t, Role::Plain),
+                    );
+                }
                 out.line(
                     Line::new()
-                        .push("Unschedulable:", Role::Header)
-                        .push(format!(" {}", n.spec.unschedulable), Role::Plain),
+                        .push("Unschedulable: ", Role::Header)
+                        .push(n.spec.unschedulable.to_string(), Role::Plain),
                 );
                 out.line(
                     Line::new()
-                        .push("PodCIDR:      ", Role::Header)
+                        .push("PodCIDR:       ", Role::Header)
                         .push(n.spec.pod_cidr.clone(), Role::Plain),
                 );
                 out.line(Line::styled("Addresses:", Role::Header));
+                // kubectl's tabwriter aligns the addresses on the longest type.
+                let w = n
+                    .status
+                    .addresses
+                    .iter()
+                    .map(|a| a.address_type.len() + 1)
+                    .max()
+                    .unwrap_or(0);
                 for a in &n.status.addresses {
-                    out.plain(format!("  {}:  {}", a.address_type, a.address));
+                    let t = format!("{}:", a.address_type);
+                    out.plain(format!("  {t:<w$}  {}", a.address));
                 }
                 resource_block(&mut out, "Capacity:", &n.status.capacity);
                 resource_block(&mut out, "Allocatable:", &n.status.allocatable);
@@ -946,11 +958,13 @@ impl Lab {
                 };
                 kv(&mut out, "Status", status);
                 kv(&mut out, "Volume", p.spec.volume_name.clone());
-                kv(&mut out, "Labels", labels_text(&p.metadata.labels));
-                kv(
+                map_field(&mut out, "Labels", 15, &p.metadata.labels, MapStyle::Labels);
+                map_field(
                     &mut out,
                     "Annotations",
-                    labels_text(&p.metadata.annotations),
+                    15,
+                    &p.metadata.annotations,
+                    MapStyle::Annotations,
                 );
                 kv(
                     &mut out,
@@ -1040,11 +1054,19 @@ impl Lab {
                     );
                 };
                 kv(&mut out, "Name", pv.name().into());
-                kv(&mut out, "Labels", labels_text(&pv.metadata.labels));
-                kv(
+                map_field(
+                    &mut out,
+                    "Labels",
+                    width,
+                    &pv.metadata.labels,
+                    MapStyle::Labels,
+                );
+                map_field(
                     &mut out,
                     "Annotations",
-                    labels_text(&pv.metadata.annotations),
+                    width,
+                    &pv.metadata.annotations,
+                    MapStyle::Annotations,
                 );
                 kv(
                     &mut out,
@@ -1255,14 +1277,51 @@ pub fn age(now: Millis, then: Millis) -> String {
     }
 }
 
-pub(super) fn labels_text(m: &std::collections::BTreeMap<String, String>) -> String {
+/// How kubectl describe prints a map field (`printLabelsMultiline`,
+/// `printAnnotationsMultiline`): one entry a line, the first beside the key and the others
+/// under it in the value column, `<none>` when empty. Labels read `key=value`, annotations
+/// `key: value`; an annotation whose value spans lines has it on the lines below its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum MapStyle {
+    /// `key=value`.
+    Labels,
+    /// `key: value`.
+    Annotations,
+}
+
+/// `Labels:` or `Annotations:` (see [`MapStyle`]) with the value column at `width`.
+pub(super) fn map_field(
+    out: &mut Outcome,
+    field: &str,
+    width: usize,
+    m: &std::collections::BTreeMap<String, String>,
+    style: MapStyle,
+) {
+    let head = |first: bool| {
+        let key = if first {
+            format!("{field}:")
+        } else {
+            String::new()
+        };
+        Line::new().push(format!("{key:<width$}"), Role::Header)
+    };
     if m.is_empty() {
-        "<none>".into()
-    } else {
-        m.iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",")
+        out.line(head(true).push("<none>", Role::Plain));
+        return;
+    }
+    let pad = " ".repeat(width);
+    for (i, (k, v)) in m.iter().enumerate() {
+        let line = head(i == 0);
+        match style {
+            MapStyle::Labels => out.line(line.push(format!("{k}={v}"), Role::Plain)),
+            MapStyle::Annotations if v.contains('\n') => {
+                out.line(line.push(format!("{k}:"), Role::Plain));
+                for l in v.lines() {
+                    out.plain(format!("{pad}  {l}"));
+                }
+            }
+            MapStyle::Annotations => out.line(line.push(format!("{k}: {v}"), Role::Plain)),
+        }
     }
 }
 
