@@ -808,18 +808,11 @@ fn delete_command(doc: &Document, ns: String) -> Option<crate::command::Command>
     })
 }
 
-/// `pod`, `persistentvolumeclaim`, … as kubectl names an object in its output.
-fn resource_word(kind: &str) -> &'static str {
-    match kind {
-        "Namespace" => "namespace",
-        "Pod" => "pod",
-        "PersistentVolumeClaim" => "persistentvolumeclaim",
-        "PersistentVolume" => "persistentvolume",
-        "StorageClass" => "storageclass.storage.k8s.io",
-        "NetworkPolicy" => "networkpolicy.networking.k8s.io",
-        "VolumeSnapshot" => "volumesnapshot.snapshot.storage.k8s.io",
-        _ => "network-attachment-definition.k8s.cni.cncf.io",
-    }
+/// `pod`, `storageclass.storage.k8s.io`, … as kubectl names an object in its output: the
+/// lower-cased kind and its group (`listing::resource_name`, from the kind's constants).
+fn resource_word(kind: &str) -> String {
+    super::listing::canonical_of(kind)
+        .map_or_else(|| kind.to_ascii_lowercase(), super::listing::resource_name)
 }
 
 /// Access modes by their API names (a manifest spells them out).
@@ -1033,16 +1026,8 @@ fn last_applied(doc: &Document) -> String {
     v.to_string()
 }
 
-/// `pods`, `persistentvolumeclaims`, … (the resource in a Conflict message).
+/// `pods`, `persistentvolumeclaims`, … (the resource in a Conflict message: the kind's
+/// `RESOURCE`).
 fn plural_resource(kind: &str) -> &'static str {
-    match kind {
-        "Namespace" => "namespaces",
-        "Pod" => "pods",
-        "PersistentVolumeClaim" => "persistentvolumeclaims",
-        "PersistentVolume" => "persistentvolumes",
-        "StorageClass" => "storageclasses.storage.k8s.io",
-        "NetworkPolicy" => "networkpolicies.networking.k8s.io",
-        "VolumeSnapshot" => "volumesnapshots.snapshot.storage.k8s.io",
-        _ => "network-attachment-definitions.k8s.cni.cncf.io",
-    }
+    super::listing::canonical_of(kind).map_or("objects", super::listing::api_resource)
 }

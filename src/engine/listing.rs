@@ -118,6 +118,30 @@ fn kind_info(kind: &str) -> Option<KindInfo> {
     }
 }
 
+/// The canonical kind words the lab serves, as `get` takes them (see [`kind_info`]).
+const CANONICAL: [&str; 13] = [
+    "nodes",
+    "pods",
+    "namespaces",
+    "networkpolicies",
+    "network-attachment-definitions",
+    "persistentvolumeclaims",
+    "persistentvolumes",
+    "storageclasses",
+    "volumeattachments",
+    "csinodes",
+    "csidrivers",
+    "volumesnapshots",
+    "volumesnapshotcontents",
+];
+
+/// The canonical kind word (`pods`) of an object's `kind` (`Pod`), as a manifest names it.
+pub fn canonical_of(kind: &str) -> Option<&'static str> {
+    CANONICAL
+        .into_iter()
+        .find(|c| kind_info(c).is_some_and(|k| k.kind == kind))
+}
+
 /// Whether objects of a (canonical) kind live in a namespace.
 pub fn namespaced(kind: &str) -> bool {
     kind_info(kind).is_some_and(|k| k.namespaced)
@@ -246,5 +270,23 @@ impl Lab {
                 Ok(if out.lines.is_empty() { none() } else { out })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_canonical_kind_is_known_and_found_by_its_kind() {
+        for c in CANONICAL {
+            let k = kind_info(c).unwrap_or_else(|| panic!("{c} has no kind info"));
+            assert_eq!(canonical_of(k.kind), Some(c));
+        }
+        assert_eq!(
+            resource_name("network-attachment-definitions"),
+            "networkattachmentdefinition.k8s.cni.cncf.io"
+        );
+        assert_eq!(canonical_of("ConfigMap"), None);
     }
 }
