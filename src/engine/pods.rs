@@ -170,48 +170,15 @@ impl Lab {
     /// pvc-protection). True when it asked for a deletion.
     pub(crate) fn delete_namespace_content(&mut self, name: &str) -> bool {
         use crate::command::grammar::{NadCmd, PolicyCmd, PvcCmd, SnapshotCmd};
-        let live = |keys: Vec<(&(String, String), bool)>| -> Vec<String> {
-            keys.into_iter()
-                .filter(|((n, _), deleting)| n == name && !deleting)
-                .map(|((_, o), _)| o.clone())
-                .collect()
-        };
         let c = &self.cluster;
-        let pods = live(
-            c.pods
-                .iter()
-                .map(|(k, o)| (k, o.metadata.deletion_tick.is_some()))
-                .collect(),
-        );
-        let snaps = live(
-            c.snapshots
-                .iter()
-                .map(|(k, o)| (k, o.metadata.deletion_tick.is_some()))
-                .collect(),
-        );
-        let pvcs = live(
-            c.pvcs
-                .iter()
-                .map(|(k, o)| (k, o.metadata.deletion_tick.is_some()))
-                .collect(),
-        );
-        let pols = live(
-            c.policies
-                .iter()
-                .map(|(k, o)| (k, o.metadata.deletion_tick.is_some()))
-                .collect(),
-        );
-        let nads = live(
-            c.net_attach_defs
-                .iter()
-                .map(|(k, o)| (k, o.metadata.deletion_tick.is_some()))
-                .collect(),
-        );
-        let asked = !(pods.is_empty()
-            && snaps.is_empty()
-            && pvcs.is_empty()
-            && pols.is_empty()
-            && nads.is_empty());
+        let pods = live_in(&c.pods, name);
+        let snaps = live_in(&c.snapshots, name);
+        let pvcs = live_in(&c.pvcs, name);
+        let pols = live_in(&c.policies, name);
+        let nads = live_in(&c.net_attach_defs, name);
+        let asked = [&pods, &snaps, &pvcs, &pols, &nads]
+            .iter()
+            .any(|names| !names.is_empty());
         let ns = name.to_string();
         for pod in pods {
             let _ = self.pod_delete(name, &pod);
@@ -381,4 +348,13 @@ impl Lab {
             }
         }
     }
+}
+
+/// The names of the objects of `table` in namespace `ns` that are not being deleted yet.
+fn live_in<K: crate::cluster::Kind>(table: &crate::cluster::Table<K>, ns: &str) -> Vec<String> {
+    table
+        .iter()
+        .filter(|((n, _), o)| n == ns && o.metadata.deletion_tick.is_none())
+        .map(|((_, name), _)| name.clone())
+        .collect()
 }
