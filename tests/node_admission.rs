@@ -4,22 +4,10 @@
 //! used only by such a pod is never given a node. Without `--node` the scheduler filters on
 //! the same node selector.
 
+mod common;
+
 use cni_csi_lab::engine::Lab;
-
-fn run(lab: &mut Lab, line: &str) -> String {
-    match lab.execute(line) {
-        Ok(out) => out.to_text(),
-        Err(e) => panic!("{line}: {}", e.message),
-    }
-}
-
-fn key(name: &str) -> (String, String) {
-    ("default".to_string(), name.to_string())
-}
-
-fn phase(lab: &Lab, pod: &str) -> String {
-    lab.cluster.pods[&key(pod)].status.phase.to_string()
-}
+use common::{key, phase, run};
 
 #[test]
 fn a_pod_with_its_node_never_meets_the_scheduler() {

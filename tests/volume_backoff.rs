@@ -2,23 +2,11 @@
 //! doubling to 2 min 2 s, `nestedpendingoperations`), apart from the pod worker's 10 s; the
 //! clock steps in milliseconds for it (`tick 500ms`).
 
+mod common;
+
 use cni_csi_lab::engine::Lab;
 use cni_csi_lab::util::time::Millis;
-
-fn run(lab: &mut Lab, line: &str) -> String {
-    match lab.execute(line) {
-        Ok(out) => out.to_text(),
-        Err(e) => panic!("{line}: {}", e.message),
-    }
-}
-
-fn key(name: &str) -> (String, String) {
-    ("default".to_string(), name.to_string())
-}
-
-fn phase(lab: &Lab, pod: &str) -> String {
-    lab.cluster.pods[&key(pod)].status.phase.to_string()
-}
+use common::{key, phase, run};
 
 #[test]
 fn a_node_stage_failing_twice_converges_in_a_second_and_a_half() {

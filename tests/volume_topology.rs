@@ -4,18 +4,10 @@
 //! topology, the driver keeps the volume on the first preferred node, the PV gets that
 //! node affinity, and a pod that names another node never starts.
 
+mod common;
+
 use cni_csi_lab::engine::Lab;
-
-fn run(lab: &mut Lab, line: &str) -> String {
-    match lab.execute(line) {
-        Ok(out) => out.to_text(),
-        Err(e) => panic!("{line}: {}", e.message),
-    }
-}
-
-fn key(name: &str) -> (String, String) {
-    ("default".to_string(), name.to_string())
-}
+use common::{key, run};
 
 /// The node a claim's PV is pinned to (its node affinity's node key), or "" without one.
 fn pv_node(lab: &Lab, claim: &str) -> String {
