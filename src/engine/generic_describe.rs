@@ -316,7 +316,7 @@ impl Lab {
             out.line(line);
         }
         if has_events {
-            self.events_for(&mut out, &object, &uid);
+            self.events_for(&mut out, &object, &uid, 15);
         }
         Ok(out)
     }

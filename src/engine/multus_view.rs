@@ -140,6 +140,7 @@ impl Lab {
             out,
             &format!("NetworkAttachmentDefinition/{}", n.key()),
             &n.metadata.uid,
+            14,
         );
         Ok(())
     }

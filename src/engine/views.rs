@@ -846,7 +846,7 @@ impl Lab {
                             .join("\n                 ")
                     },
                 );
-                self.events_for(&mut out, &format!("Pod/{}", p.key()), &p.metadata.uid);
+                self.events_for(&mut out, &format!("Pod/{}", p.key()), &p.metadata.uid, 14);
             }
             "nodes" => {
                 let n = self
@@ -1029,6 +1029,7 @@ impl Lab {
                     &mut out,
                     &format!("PersistentVolumeClaim/{}", p.key()),
                     &p.metadata.uid,
+                    15,
                 );
             }
             "persistentvolumes" => {
@@ -1144,6 +1145,7 @@ impl Lab {
                     &mut out,
                     &format!("PersistentVolume/{}", pv.name()),
                     &pv.metadata.uid,
+                    width,
                 );
             }
             "network-attachment-definitions" => self.describe_nad(&mut out, &d.ns, &d.name)?,
@@ -1159,7 +1161,7 @@ impl Lab {
         Ok(out)
     }
 
-    pub(super) fn events_for(&self, out: &mut Outcome, object: &str, uid: &str) {
+    pub(super) fn events_for(&self, out: &mut Outcome, object: &str, uid: &str, width: usize) {
         let events: Vec<_> = self
             .calls
             .iter()
@@ -1170,10 +1172,11 @@ impl Lab {
             })
             .collect();
         if events.is_empty() {
+            // In the describe's value column, as kubectl's tabwriter puts it.
             out.line(
                 Line::new()
-                    .push("Events:", Role::Header)
-                    .push("        <none>", Role::Plain),
+                    .push(format!("{:<width$}", "Events:"), Role::Header)
+                    .push("<none>", Role::Plain),
             );
             return;
         }
