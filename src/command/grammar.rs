@@ -98,6 +98,25 @@ pub enum Command {
         /// Node name
         node: String,
     },
+    /// Cordon a node and evict its pods (kubectl drain); a pod that declares no controller
+    /// (every pod the lab makes) is evicted only with --force
+    #[command(
+        after_help = "Examples:\n  drain node-2 --force\n  drain node-2 --ignore-daemonsets --force\n  uncordon node-2"
+    )]
+    Drain {
+        /// Node name
+        node: String,
+        /// Also evict pods that declare no controller (no ReplicaSet, Job, StatefulSet…)
+        #[arg(long)]
+        force: bool,
+        /// Accepted as kubectl takes it: the lab runs no DaemonSet pods (its network and CSI
+        /// node plugins are not pods here)
+        #[arg(long)]
+        ignore_daemonsets: bool,
+        /// Accepted as kubectl takes it: the lab's pods have no emptyDir volumes
+        #[arg(long)]
+        delete_emptydir_data: bool,
+    },
     /// Let the scheduler place pods on a node again (kubectl uncordon)
     #[command(after_help = "Example:\n  uncordon node-2")]
     Uncordon {

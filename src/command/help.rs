@@ -70,7 +70,8 @@ const GROUPS: &[(&str, &[&str])] = &[
     (
         "Cluster",
         &[
-            "node", "ns", "get", "describe", "label", "cordon", "uncordon", "delete", "apply",
+            "node", "ns", "get", "describe", "label", "cordon", "uncordon", "drain", "delete",
+            "apply",
         ],
     ),
     ("Workloads", &["pod"]),

@@ -382,6 +382,7 @@ impl Lab {
             Command::Label(a) => self.label(&a),
             Command::Cordon { node } => self.cordon(&node, true),
             Command::Uncordon { node } => self.cordon(&node, false),
+            Command::Drain { node, force, .. } => self.drain(&node, force),
             Command::Tick { duration } => {
                 self.check_tick(duration).map_err(LabError::msg)?;
                 self.advance(duration);

@@ -270,4 +270,70 @@ impl super::Lab {
         );
         Ok(out)
     }
+
+    /// `drain NODE [--force]`, as kubectl drain does it (`pkg/cmd/drain`, `pkg/drain`):
+    /// cordon the node, list its pods in every namespace (`GetPodsForDeletion`), refuse
+    /// pods that declare no controller unless `--force` (`unreplicatedFilter`; a pod that
+    /// has finished is deleted anyway), then evict each (the Eviction API deletes it
+    /// gracefully: kubelet tears it down) and say the node is drained. A refusal leaves the
+    /// node cordoned, as kubectl does. The lab has no DaemonSet, mirror or emptyDir pods
+    /// and no PodDisruptionBudgets, so those filters and eviction refusals never apply.
+    pub fn drain(
+        &mut self,
+        name: &str,
+        force: bool,
+    ) -> Result<crate::render::Outcome, super::LabError> {
+        use crate::render::{Line, Role};
+        let mut out = self.cordon(name, true)?;
+        let on_node: Vec<(String, String, bool)> = self
+            .cluster
+            .pods
+            .iter()
+            .filter(|(_, p)| p.spec.node_name == name && p.metadata.deletion_tick.is_none())
+            .map(|((ns, n), p)| {
+                let finished = p.status.phase == "Succeeded" || p.status.phase == "Failed";
+                (ns.clone(), n.clone(), finished)
+            })
+            .collect();
+        let unmanaged: Vec<String> = on_node
+            .iter()
+            .filter(|(_, _, finished)| !finished)
+            .map(|(ns, n, _)| format!("{ns}/{n}"))
+            .collect();
+        if !unmanaged.is_empty() && !force {
+            let why = format!(
+                "cannot delete Pods that declare no controller (use --force to override): {}",
+                unmanaged.join(", ")
+            );
+            let mut e = super::LabError::msg(format!(
+                "unable to drain node {name:?} due to error: {why}, continuing command...\nThere are pending nodes to be drained:\n {name}\nerror: {why}"
+            ));
+            e.output = out;
+            return Err(e);
+        }
+        if !unmanaged.is_empty() {
+            out.line(Line::styled(
+                format!(
+                    "Warning: deleting Pods that declare no controller: {}",
+                    unmanaged.join(", ")
+                ),
+                Role::Warn,
+            ));
+        }
+        for (ns, pod, _) in &on_node {
+            out.plain(format!("evicting pod {ns}/{pod}"));
+            self.pod_delete(ns, pod)?;
+            out.line(
+                Line::new()
+                    .push(format!("pod/{pod}"), Role::Name)
+                    .push(" evicted", Role::Good),
+            );
+        }
+        out.line(
+            Line::new()
+                .push(format!("node/{name}"), Role::Name)
+                .push(" drained", Role::Good),
+        );
+        Ok(out)
+    }
 }
