@@ -242,31 +242,17 @@ pub fn line_diff(model: &str, real: &str) -> Vec<String> {
             "+ (real output)".into(),
         ];
     }
-    // lcs[i][j]: the LCS length of a[i..] and b[j..].
-    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
+    // Between two common lines ([`align`]), the model's lines, then the real one's.
+    let (mut out, mut plus) = (Vec::new(), Vec::new());
+    for (m, r) in align(&a, &b) {
+        if m.is_some() && m == r {
+            out.append(&mut plus);
+            continue;
         }
+        out.extend(m.map(|l| format!("- {}", l.trim())));
+        plus.extend(r.map(|l| format!("+ {}", l.trim())));
     }
-    let (mut i, mut j) = (0, 0);
-    let mut out = Vec::new();
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            i += 1;
-            j += 1;
-        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
-            out.push(format!("- {}", a[i].trim()));
-            i += 1;
-        } else {
-            out.push(format!("+ {}", b[j].trim()));
-            j += 1;
-        }
-    }
+    out.append(&mut plus);
     out
 }
 
