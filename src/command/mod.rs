@@ -5,6 +5,7 @@ pub mod heredoc;
 pub use heredoc::{heredoc_marker, split_heredoc};
 pub mod complete;
 pub mod explain;
+pub mod fast;
 pub mod grammar;
 pub mod help;
 pub mod reference;
@@ -31,6 +32,16 @@ pub fn split(line: &str) -> Result<Vec<String>, ParseError> {
 
 /// Parse one line (without its comment) into a command. Blank lines give `Ok(None)`.
 pub fn parse(line: &str) -> Result<Option<Command>, ParseError> {
+    if let Some(command) = fast::parse(line)
+        && grammar::check(&command).is_ok()
+    {
+        return Ok(Some(command));
+    }
+    parse_with_clap(line)
+}
+
+/// [`parse`] through the clap tree alone (what the fast path must agree with).
+fn parse_with_clap(line: &str) -> Result<Option<Command>, ParseError> {
     let mut words = split(line)?;
     if words.is_empty() {
         return Ok(None);
