@@ -38,34 +38,43 @@ fn write_hex(v: u64, out: &mut [u8]) {
 
 /// A locally administered unicast MAC derived from the parts (`x2:xx:xx:xx:xx:xx`).
 pub fn mac(parts: &[&str]) -> String {
-    let h = fnv64(parts).to_be_bytes();
-    // Set the locally-administered bit and clear the multicast bit, as the kernel does for
-    // random MACs (eth_random_addr).
-    let first = (h[0] & 0xfe) | 0x02;
-    format!(
-        "{first:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-        h[1], h[2], h[3], h[4], h[5]
-    )
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut h = fnv64(parts).to_be_bytes();
+    h[0] = (h[0] & 0xfe) | 0x02;
+    // `format!("{:02x}:…")` by hand: a MAC is made for every veth and bridge.
+    let mut out = String::with_capacity(17);
+    for (i, b) in h[..6].iter().enumerate() {
+        if i > 0 {
+            out.push(':');
+        }
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 0x0f)] as char);
+    }
+    out
 }
 
 /// A deterministic UID in the 8-4-4-4-12 form Kubernetes prints.
 pub fn uid(parts: &[&str]) -> String {
     let h = hex_id(parts, 32);
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    let mut out = String::with_capacity(36);
+    for (i, (from, to)) in [(0, 8), (8, 12), (12, 16), (16, 20), (20, 32)]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            out.push('-');
+        }
+        out.push_str(&h[from..to]);
+    }
+    out
 }
 
 /// A 64-hex-digit ID like containerd's sandbox and container IDs.
 pub fn id64(parts: &[&str]) -> String {
-    let a = hex_id(parts, 32);
+    let mut a = hex_id(parts, 32);
     let b = hex_id(&[&a, "tail"], 32);
-    format!("{a}{b}")
+    a.push_str(&b);
+    a
 }
 
 /// Lowercase hex of a byte string (one allocation).
@@ -100,6 +109,32 @@ mod tests {
         assert_eq!(fnv64(&["a"]), 0xaf63dc4c8601ec8c);
         assert_eq!(hex_id(&["web"], 8).len(), 8);
         assert_ne!(fnv64(&["ab", "c"]), fnv64(&["a", "bc"]));
+    }
+
+    #[test]
+    fn ids_keep_their_formats() {
+        let h = fnv64(&["node-1", "cni0"]).to_be_bytes();
+        let want = format!(
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            (h[0] & 0xfe) | 0x02,
+            h[1],
+            h[2],
+            h[3],
+            h[4],
+            h[5]
+        );
+        assert_eq!(mac(&["node-1", "cni0"]), want);
+        let x = hex_id(&["web"], 32);
+        let want = format!(
+            "{}-{}-{}-{}-{}",
+            &x[..8],
+            &x[8..12],
+            &x[12..16],
+            &x[16..20],
+            &x[20..]
+        );
+        assert_eq!(uid(&["web"]), want);
+        assert_eq!(id64(&["web"]), format!("{x}{}", hex_id(&[&x, "tail"], 32)));
     }
 
     #[test]
