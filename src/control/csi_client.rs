@@ -21,12 +21,13 @@ impl Ctx<'_> {
         call: impl FnOnce(&mut dyn CsiEndpoint, Req) -> Result<Resp, Status>,
     ) -> Result<Resp, Status>
     where
-        Req: WireMessage + Clone + 'static,
+        Req: WireMessage + crate::csi::types::CsiRequest + Clone + 'static,
         Resp: WireMessage + Clone + 'static,
     {
         let service = crate::csi::resolve(rpc)
             .map(|(s, _)| s)
             .unwrap_or(crate::csi::Service::Controller);
+        let subject = req.subject().unwrap_or("-").to_string();
         let request: Arc<dyn WireMessage> = Arc::new(req.clone());
         let result = match self.faults.take_rpc(node, rpc) {
             Some(injected) => Err(injected),
@@ -41,11 +42,12 @@ impl Ctx<'_> {
             node: node.map(str::to_string),
             service,
             rpc,
+            subject,
             request,
             reply,
         };
-        let subject = record.subject();
-        let summary = record.summary();
+        debug_assert_eq!(record.subject, record.subject_from_json(), "{rpc}");
+        let detail_head = format!("{}: {}", record.subject, record.summary());
         let failed = record.reply.is_err();
         let seq = self.wire.push(WireRecord::Csi(record));
         let tick = self.clock;
@@ -54,7 +56,7 @@ impl Ctx<'_> {
             tick,
             actor: caller.to_string(),
             action: rpc.into(),
-            detail: format!("#{seq} {subject}: {summary}"),
+            detail: format!("#{seq} {detail_head}"),
             level: if failed {
                 Level::Warning
             } else {

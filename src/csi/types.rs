@@ -1226,3 +1226,65 @@ mod tests {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// What a request is about
+// ---------------------------------------------------------------------------------------
+
+/// A CSI request, with the volume or snapshot it is about (the call log's `#N SUBJECT:`):
+/// the first of `volume_id`, `name`, `snapshot_id`, `source_volume_id` that the message
+/// has and is set, as its protojson form would show it; `-` when none.
+pub trait CsiRequest {
+    /// The subject, or `None` when the request names none.
+    fn subject(&self) -> Option<&str>;
+}
+
+/// A request as the learner typed it (`csi call METHOD JSON`): the first of the keys it has
+/// with a string value, even an empty one.
+impl CsiRequest for serde_json::Value {
+    fn subject(&self) -> Option<&str> {
+        ["volume_id", "name", "snapshot_id", "source_volume_id"]
+            .into_iter()
+            .find_map(|key| self.get(key).and_then(|v| v.as_str()))
+    }
+}
+
+/// `subject` for request types: the named fields, in the order above.
+macro_rules! subject {
+    ($($ty:ident => [$($field:ident),*];)*) => {
+        $(impl CsiRequest for $ty {
+            fn subject(&self) -> Option<&str> {
+                // An empty field is left out of the message (proto3), so it names nothing.
+                let fields: [&str; 0 $(+ { stringify!($field); 1 })*] = [$(self.$field.as_str()),*];
+                fields.into_iter().find(|s| !s.is_empty())
+            }
+        })*
+    };
+}
+
+subject! {
+    GetPluginInfoRequest => [];
+    GetPluginCapabilitiesRequest => [];
+    ProbeRequest => [];
+    CreateVolumeRequest => [name];
+    DeleteVolumeRequest => [volume_id];
+    ControllerPublishVolumeRequest => [volume_id];
+    ControllerUnpublishVolumeRequest => [volume_id];
+    ValidateVolumeCapabilitiesRequest => [volume_id];
+    ListVolumesRequest => [];
+    ControllerGetVolumeRequest => [volume_id];
+    GetCapacityRequest => [];
+    ControllerGetCapabilitiesRequest => [];
+    CreateSnapshotRequest => [name, source_volume_id];
+    DeleteSnapshotRequest => [snapshot_id];
+    ListSnapshotsRequest => [snapshot_id, source_volume_id];
+    ControllerExpandVolumeRequest => [volume_id];
+    NodeStageVolumeRequest => [volume_id];
+    NodeUnstageVolumeRequest => [volume_id];
+    NodePublishVolumeRequest => [volume_id];
+    NodeUnpublishVolumeRequest => [volume_id];
+    NodeGetVolumeStatsRequest => [volume_id];
+    NodeExpandVolumeRequest => [volume_id];
+    NodeGetCapabilitiesRequest => [];
+    NodeGetInfoRequest => [];
+}

@@ -737,7 +737,7 @@ impl Lab {
         call: impl FnOnce(&mut dyn crate::csi::CsiEndpoint, Req) -> Result<Resp, crate::csi::Status>,
     ) -> Result<Resp, crate::csi::Status>
     where
-        Req: crate::record::WireMessage + Clone + 'static,
+        Req: crate::record::WireMessage + crate::csi::types::CsiRequest + Clone + 'static,
         Resp: crate::record::WireMessage + Clone + 'static,
     {
         ctx!(self).csi_call(caller, node, rpc, req, call)

@@ -1373,7 +1373,7 @@ fn wire_row(seq: u64, rec: &WireRecord) -> Vec<String> {
                 c.service.grpc_name().trim_start_matches("csi.v1.")
             ),
             c.rpc.to_string(),
-            c.subject(),
+            c.subject.clone(),
             match &c.reply {
                 Ok(_) => "OK".into(),
                 Err(s) => s.code.name().to_string(),

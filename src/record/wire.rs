@@ -31,6 +31,8 @@ pub struct CsiCall {
     pub service: Service,
     /// The method (`CreateVolume`).
     pub rpc: &'static str,
+    /// The volume or snapshot the request is about (`-` when none).
+    pub subject: String,
     /// The request.
     pub request: Arc<dyn WireMessage>,
     /// The response, or the status of a failed call.
@@ -96,10 +98,11 @@ impl WireRecord {
 }
 
 impl CsiCall {
-    /// The volume or snapshot a CSI call is about.
-    pub fn subject(&self) -> String {
-        let c = self;
-        let req = c.request.to_json();
+    /// The volume or snapshot a CSI call is about, read from the request's protojson (the
+    /// rule [`crate::csi::types::CsiRequest`] keeps per type; debug builds check the two
+    /// agree on every call).
+    pub fn subject_from_json(&self) -> String {
+        let req = self.request.to_json();
         for key in ["volume_id", "name", "snapshot_id", "source_volume_id"] {
             if let Some(v) = req.get(key).and_then(|v| v.as_str()) {
                 return v.to_string();
