@@ -1553,8 +1553,13 @@ pub fn file_name(text: &str) -> Result<String, String> {
 /// pod/web` are read as `describe pod web`, `get pod web -o json` and `delete pod web`.
 /// The first argument of `get`, `describe` and `delete` is split, only at a `/` with text
 /// on both sides; `delete pod/a pod/b` (every name of one kind in that form, as kubectl
-/// takes them) is read as `delete pod a b`.
+/// takes them) is read as `delete pod a b`. Other `delete` arguments with a `/` (`pod/a
+/// pvc/b`, `pod/a b`, `pod pod/a`, `a/b/c`) stay as typed: the engine reads them by
+/// kubectl's rules for the resource/name form (several kinds, or its errors).
 pub fn split_kind_name(words: &mut Vec<String>) {
+    if words.first().map(String::as_str) == Some("delete") && !one_kind_named_throughout(words) {
+        return;
+    }
     let first = split_first_kind_name(words);
     if let Some((at, kind)) = first
         && words.first().map(String::as_str) == Some("delete")
@@ -1581,6 +1586,25 @@ fn join_more_of_kind(words: &mut [String], from: usize, kind: &str) {
             words[i] = name;
         }
     }
+}
+
+/// Whether `delete`'s arguments are all of the form `KIND/NAME` with one and the same kind
+/// (or none has a `/`): the shape that reads as `delete KIND NAME…`.
+fn one_kind_named_throughout(words: &[String]) -> bool {
+    let args: Vec<&str> = (1..words.len())
+        .take_while(|&i| words[i] != "--")
+        .filter(|&i| !words[i].starts_with('-') && !takes_value(&words[i - 1]))
+        .map(|i| words[i].as_str())
+        .collect();
+    if !args.iter().any(|a| a.contains('/')) {
+        return true;
+    }
+    let kind_of = |a: &str| match a.split('/').collect::<Vec<_>>()[..] {
+        [kind, name] if !kind.is_empty() && !name.is_empty() => Some(kind.to_string()),
+        _ => None,
+    };
+    let first = kind_of(args[0]);
+    first.is_some() && args.iter().all(|a| kind_of(a) == first)
 }
 
 /// Options of `get`, `describe` and `delete` whose value is the next word.

@@ -140,11 +140,21 @@ mod tests {
         same("describe pod/web", "describe pod web");
         same("delete pod/a pod/b -n x", "delete pod a b -n x");
         same("delete -n x pod/a pod/b", "delete -n x pod a b");
-        // Another kind after the first: left as typed (then not found as a pod name).
-        assert_eq!(
-            parse("delete pod/a svc/b").unwrap(),
-            parse("delete pod a svc/b").unwrap()
-        );
+        // Other kinds, or names with and without a kind: left as typed for the engine,
+        // which reads them by kubectl's rules.
+        for line in [
+            "delete pod/a pvc/b",
+            "delete pod/a b",
+            "delete pod pod/a",
+            "delete a/b/c",
+        ] {
+            let Ok(Some(Command::Delete(d))) = parse(line) else {
+                panic!("{line}");
+            };
+            let typed: Vec<&str> = line.split(' ').skip(1).collect();
+            let read: Vec<&str> = d.kind.iter().chain(&d.names).map(String::as_str).collect();
+            assert_eq!(read, typed, "{line}");
+        }
     }
 
     #[test]

@@ -41,16 +41,30 @@ impl Lab {
             }
             (None, _) => d.names.clone(),
         };
+        // (kind, name) pairs: the KIND/NAME form when an argument has a `/` (the grammar
+        // already read `pod/a pod/b` as `pod a b`), else the kind and each name.
+        let args: Vec<&str> = d.kind.iter().chain(&names).map(String::as_str).collect();
+        let targets: Vec<(Option<String>, Option<String>)> =
+            if d.selector.is_none() && args.iter().any(|a| a.contains('/')) {
+                resource_name_pairs(&args)?
+                    .into_iter()
+                    .map(|(k, n)| (Some(k), Some(n)))
+                    .collect()
+            } else if names.is_empty() {
+                vec![(d.kind.clone(), None)]
+            } else {
+                names
+                    .iter()
+                    .map(|n| (d.kind.clone(), Some(n.clone())))
+                    .collect()
+            };
         // One object after another, as kubectl does: a missing one does not stop the rest.
         let mut out = Outcome::empty();
         let mut errors = Vec::new();
-        for name in names
-            .iter()
-            .map(Some)
-            .chain(names.is_empty().then_some(None))
-        {
+        for (kind, name) in targets {
             let one = DeleteArgs {
-                names: name.cloned().into_iter().collect(),
+                kind,
+                names: name.into_iter().collect(),
                 selector: None,
                 ..d.clone()
             };
@@ -191,4 +205,29 @@ impl Lab {
             }
         })
     }
+}
+
+/// kubectl's resource/name form (`hasCombinedTypeArgs` and `splitResourceTypeName` in
+/// cli-runtime's `pkg/resource/builder.go`): when one argument has a `/`, every one must,
+/// each with one `/` between a resource and a name. All are checked before any is deleted.
+fn resource_name_pairs(args: &[&str]) -> Result<Vec<(String, String)>, LabError> {
+    if !args.iter().all(|a| a.contains('/')) {
+        // Upstream's message, its missing closing parenthesis included.
+        return Err(LabError::msg(
+            "there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of 'kubectl get resource resource/<resource_name>'",
+        ));
+    }
+    args.iter()
+        .map(|a| match a.split('/').collect::<Vec<_>>()[..] {
+            [kind, name] if !kind.is_empty() && !name.is_empty() && !kind.contains(',') => {
+                Ok((kind.to_string(), name.to_string()))
+            }
+            [_, _] => Err(LabError::msg(
+                "arguments in resource/name form must have a single resource and name",
+            )),
+            _ => Err(LabError::msg(
+                "arguments in resource/name form may not have more than one slash",
+            )),
+        })
+        .collect()
 }
