@@ -72,14 +72,14 @@ pub enum Command {
     Network(NetworkCmd),
     /// Print objects (kubectl get)
     #[command(
-        after_help = "Kinds: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), pvc, pv, sc, va\n       (volumeattachments), snapshots (vs), volumesnapshotcontents (vsc), csinodes, csidrivers\nExamples:\n  get pods\n  get pod web -o json\n  get pod/web -o yaml\n  get nodes -o wide\n  get pods -A\n  get pods -l app=web\n  get pods,pvc -o name"
+        after_help = "Kinds: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), pvc, pv, sc, va\n       (volumeattachments), snapshots (vs), volumesnapshotcontents (vsc), csinodes, csidrivers\nExamples:\n  get pods\n  get pod web -o json\n  get pod/web -o yaml\n  get pod web db\n  get pod/web pvc/data\n  get nodes -o wide\n  get pods -A\n  get pods -l app=web\n  get pods,pvc -o name"
     )]
     Get(GetArgs),
     /// Describe an object with its events (kubectl describe)
     Describe(DescribeArgs),
     /// Delete an object, in kubectl's verb order (`delete pod web` is `pod delete web`)
     #[command(
-        after_help = "Kinds: pods (po), pvc, sc, networkpolicies (netpol), snapshots (vs), net-attach-def (nad),\n       namespaces (ns)\nExamples:\n  delete pod web\n  delete pod web db\n  delete pods -l app=web\n  delete pvc/data -n team-a\n  delete netpol deny-all"
+        after_help = "Kinds: pods (po), pvc, sc, networkpolicies (netpol), snapshots (vs), net-attach-def (nad),\n       namespaces (ns)\nExamples:\n  delete pod web\n  delete pod web db\n  delete pod/web pvc/data\n  delete pods -l app=web\n  delete pvc/data -n team-a\n  delete netpol deny-all"
     )]
     Delete(DeleteArgs),
     /// Create or update objects from a Kubernetes manifest (kubectl apply -f)
@@ -801,8 +801,9 @@ pub enum OutputFormat {
 pub struct GetArgs {
     /// Kind (nodes, pods, namespaces, networkpolicies…), or kinds joined by commas (pods,nodes)
     pub kind: String,
-    /// Name (all when omitted)
-    pub name: Option<String>,
+    /// Names (all when omitted), or KIND/NAME arguments of several kinds
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
     /// Output format
     #[arg(short = 'o', long = "output", value_enum)]
     pub output: Option<OutputFormat>,
@@ -1552,17 +1553,20 @@ pub fn file_name(text: &str) -> Result<String, String> {
 /// kubectl's `KIND/NAME` form: `describe pod/web`, `get pod/web -o json` and `delete
 /// pod/web` are read as `describe pod web`, `get pod web -o json` and `delete pod web`.
 /// The first argument of `get`, `describe` and `delete` is split, only at a `/` with text
-/// on both sides; `delete pod/a pod/b` (every name of one kind in that form, as kubectl
-/// takes them) is read as `delete pod a b`. Other `delete` arguments with a `/` (`pod/a
-/// pvc/b`, `pod/a b`, `pod pod/a`, `a/b/c`) stay as typed: the engine reads them by
-/// kubectl's rules for the resource/name form (several kinds, or its errors).
+/// on both sides; `get pod/a pod/b` and `delete pod/a pod/b` (every name of one kind in
+/// that form, as kubectl takes them) are read as `get pod a b` and `delete pod a b`. Other
+/// `get` and `delete` arguments with a `/` (`pod/a pvc/b`, `pod/a b`, `pod pod/a`, `a/b/c`)
+/// stay as typed: the engine reads them by kubectl's rules for the resource/name form
+/// (several kinds, or its errors).
 pub fn split_kind_name(words: &mut Vec<String>) {
-    if words.first().map(String::as_str) == Some("delete") && !one_kind_named_throughout(words) {
+    if matches!(words.first().map(String::as_str), Some("delete" | "get"))
+        && !one_kind_named_throughout(words)
+    {
         return;
     }
     let first = split_first_kind_name(words);
     if let Some((at, kind)) = first
-        && words.first().map(String::as_str) == Some("delete")
+        && matches!(words.first().map(String::as_str), Some("delete" | "get"))
     {
         join_more_of_kind(words, at + 2, &kind);
     }
@@ -1588,7 +1592,7 @@ fn join_more_of_kind(words: &mut [String], from: usize, kind: &str) {
     }
 }
 
-/// Whether `delete`'s arguments are all of the form `KIND/NAME` with one and the same kind
+/// Whether `delete`'s (or `get`'s) arguments are all of the form `KIND/NAME` with one and the same kind
 /// (or none has a `/`): the shape that reads as `delete KIND NAME…`.
 fn one_kind_named_throughout(words: &[String]) -> bool {
     let args: Vec<&str> = (1..words.len())

@@ -260,7 +260,10 @@ mod tests {
         let Some(Command::Get(a)) = parse("get pod/web -o json").unwrap() else {
             panic!("get");
         };
-        assert_eq!((a.kind.as_str(), a.name.as_deref()), ("pod", Some("web")));
+        assert_eq!(
+            (a.kind.as_str(), a.names.as_slice()),
+            ("pod", &["web".to_string()][..])
+        );
         // Only the first argument of get/describe, and only with text on both sides.
         let Some(Command::Get(a)) = parse("get pod/").unwrap() else {
             panic!("get pod/");

@@ -5,7 +5,7 @@
 //! Argument errors use kubectl's words (the resource builder,
 //! `staging/src/k8s.io/cli-runtime/pkg/resource/builder.go`).
 
-use super::listing::api_resource;
+use super::listing::{api_resource, resource_name_pairs};
 use super::views::{canonical_kind, not_found};
 use super::{Lab, LabError};
 use crate::cluster::no_namespace;
@@ -205,29 +205,4 @@ impl Lab {
             }
         })
     }
-}
-
-/// kubectl's resource/name form (`hasCombinedTypeArgs` and `splitResourceTypeName` in
-/// cli-runtime's `pkg/resource/builder.go`): when one argument has a `/`, every one must,
-/// each with one `/` between a resource and a name. All are checked before any is deleted.
-fn resource_name_pairs(args: &[&str]) -> Result<Vec<(String, String)>, LabError> {
-    if !args.iter().all(|a| a.contains('/')) {
-        // Upstream's message, its missing closing parenthesis included.
-        return Err(LabError::msg(
-            "there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of 'kubectl get resource resource/<resource_name>'",
-        ));
-    }
-    args.iter()
-        .map(|a| match a.split('/').collect::<Vec<_>>()[..] {
-            [kind, name] if !kind.is_empty() && !name.is_empty() && !kind.contains(',') => {
-                Ok((kind.to_string(), name.to_string()))
-            }
-            [_, _] => Err(LabError::msg(
-                "arguments in resource/name form must have a single resource and name",
-            )),
-            _ => Err(LabError::msg(
-                "arguments in resource/name form may not have more than one slash",
-            )),
-        })
-        .collect()
 }

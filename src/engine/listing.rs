@@ -166,29 +166,72 @@ pub fn api_resource(kind: &str) -> &'static str {
     kind_info(kind).map_or("objects", |k| k.resource)
 }
 
+/// kubectl's resource/name form (`hasCombinedTypeArgs` and `splitResourceTypeName` in
+/// cli-runtime's `pkg/resource/builder.go`): when one argument has a `/`, every one must,
+/// each with one `/` between a resource and a name. All are checked before any is deleted.
+pub(super) fn resource_name_pairs(args: &[&str]) -> Result<Vec<(String, String)>, LabError> {
+    if !args.iter().all(|a| a.contains('/')) {
+        // Upstream's message, its missing closing parenthesis included.
+        return Err(LabError::msg(
+            "there is no need to specify a resource type as a separate argument when passing arguments in resource/name form (e.g. 'kubectl get resource/<resource_name>' instead of 'kubectl get resource resource/<resource_name>'",
+        ));
+    }
+    args.iter()
+        .map(|a| match a.split('/').collect::<Vec<_>>()[..] {
+            [kind, name] if !kind.is_empty() && !name.is_empty() && !kind.contains(',') => {
+                Ok((kind.to_string(), name.to_string()))
+            }
+            [_, _] => Err(LabError::msg(
+                "arguments in resource/name form must have a single resource and name",
+            )),
+            _ => Err(LabError::msg(
+                "arguments in resource/name form may not have more than one slash",
+            )),
+        })
+        .collect()
+}
+
 impl Lab {
-    /// `get KIND[,KIND…] [NAME] [-n NS | -A] [-l SELECTOR] [-o json|name|wide|yaml]`.
+    /// `get KIND[,KIND…] [NAME…] [-n NS | -A] [-l SELECTOR] [-o json|name|wide|yaml]`, or
+    /// `get KIND/NAME…` of several kinds. Named objects print in the order given; a missing
+    /// one is NotFound after the rest print, as kubectl does.
     pub fn get(&self, g: &GetArgs) -> Result<Outcome, LabError> {
-        let mut kinds: Vec<&'static str> = Vec::new();
-        for k in g.kind.split(',').filter(|k| !k.is_empty()) {
-            let k = canonical_kind(k)?;
-            if !kinds.contains(&k) {
-                kinds.push(k);
+        // (kind, names) in the order asked; no names: every object of the kind.
+        let mut targets: Vec<(&'static str, Vec<&str>)> = Vec::new();
+        let args: Vec<&str> = std::iter::once(g.kind.as_str())
+            .chain(g.names.iter().map(String::as_str))
+            .collect();
+        if args.iter().any(|a| a.contains('/')) {
+            let pairs = resource_name_pairs(&args)?;
+            for (i, (kind, _)) in pairs.iter().enumerate() {
+                let kind = canonical_kind(kind)?;
+                let name = args[i].split_once('/').map_or("", |(_, n)| n);
+                match targets.iter_mut().find(|(k, _)| *k == kind) {
+                    Some((_, names)) => names.push(name),
+                    None => targets.push((kind, vec![name])),
+                }
+            }
+        } else {
+            for k in g.kind.split(',').filter(|k| !k.is_empty()) {
+                let k = canonical_kind(k)?;
+                if !targets.iter().any(|(t, _)| *t == k) {
+                    targets.push((k, g.names.iter().map(String::as_str).collect()));
+                }
+            }
+            if targets.is_empty() {
+                canonical_kind(&g.kind)?;
+            }
+            if !g.names.is_empty() && targets.len() > 1 {
+                return Err(LabError::msg("you must specify only one resource"));
             }
         }
-        if kinds.is_empty() {
-            canonical_kind(&g.kind)?;
-        }
-        let name = g.name.as_deref();
-        if name.is_some() && kinds.len() > 1 {
-            return Err(LabError::msg("you must specify only one resource"));
-        }
-        if name.is_some() && g.all_namespaces {
+        let named = targets.iter().map(|(_, n)| n.len()).sum::<usize>();
+        if named > 0 && g.all_namespaces {
             return Err(LabError::msg(
                 "a resource cannot be retrieved by name across all namespaces",
             ));
         }
-        if name.is_some() && g.selector.is_some() {
+        if named > 0 && g.selector.is_some() {
             return Err(LabError::msg(
                 "name cannot be provided when a selector is specified",
             ));
@@ -200,40 +243,69 @@ impl Lab {
             .transpose()
             .map_err(LabError::msg)?;
         let ns = g.ns.as_deref().unwrap_or("default");
-        let sel_for = |kind: &str| Sel {
+        let several_kinds = targets.len() > 1;
+        let sel_for = |kind: &str, name| Sel {
             ns: (!g.all_namespaces).then_some(ns),
             name,
             query: query.as_ref(),
             ns_column: g.all_namespaces && namespaced(kind),
-            prefix: (kinds.len() > 1).then(|| resource_name(kind)),
+            prefix: several_kinds.then(|| resource_name(kind)),
         };
+        // A named object that does not exist is NotFound, as kubectl says: the others
+        // still print, and the errors follow.
+        let mut errors = Vec::new();
+        for (kind, names) in &mut targets {
+            names.retain(
+                |n| match self.get_json(kind, Some(n), &Sel::all_in(Some(ns))) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        errors.push(e);
+                        false
+                    }
+                },
+            );
+        }
+        let asked_by_name = named > 0;
+        // Each object (or every object of a kind) with its selection.
+        let selections: Vec<(&'static str, Sel<'_>)> = targets
+            .iter()
+            .flat_map(|(kind, names)| {
+                let sels: Vec<(&'static str, Sel<'_>)> = if names.is_empty() && !asked_by_name {
+                    vec![(*kind, sel_for(kind, None))]
+                } else {
+                    names
+                        .iter()
+                        .map(|n| (*kind, sel_for(kind, Some(n))))
+                        .collect()
+                };
+                sels
+            })
+            .collect();
         let none = || {
             let mut out = Outcome::empty();
-            if !g.all_namespaces && kinds.iter().all(|k| namespaced(k)) {
+            if !g.all_namespaces && targets.iter().all(|(k, _)| namespaced(k)) {
                 out.plain(format!("No resources found in {ns} namespace."));
             } else {
                 out.plain("No resources found");
             }
             out
         };
-        // A named object that does not exist is NotFound, as kubectl says.
-        if let (Some(n), [kind]) = (name, kinds.as_slice()) {
-            self.get_json(kind, Some(n), &Sel::all_in(Some(ns)))?;
-        }
-        match g.output {
+        let out = match g.output {
             Some(OutputFormat::Json | OutputFormat::Yaml) => {
-                let json = if let (Some(n), [kind]) = (name, kinds.as_slice()) {
-                    self.get_json(kind, Some(n), &sel_for(kind))?.to_text()
+                // One name asks for the object itself; anything else is a List.
+                let json = if let ([(kind, sel)], 1) = (selections.as_slice(), named) {
+                    self.get_json(kind, sel.name, sel)?.to_text()
                 } else {
-                    // Several kinds print as one List of every kind's items.
                     let mut items = Vec::new();
-                    for kind in &kinds {
-                        items.extend(self.kept_json(kind, &sel_for(kind))?);
+                    for (kind, sel) in &selections {
+                        items.extend(self.kept_json(kind, sel)?);
                     }
                     super::views::list_text(items.iter().map(|(_, t)| t.as_str()))
                 };
                 let mut out = Outcome::empty();
-                if g.output == Some(OutputFormat::Yaml) {
+                if named > 0 && selections.is_empty() {
+                    // Every name was missing: only the errors print.
+                } else if g.output == Some(OutputFormat::Yaml) {
                     // The same document, printed as YAML.
                     let v: serde_json::Value =
                         serde_json::from_str(&json).unwrap_or(serde_json::Value::Null);
@@ -241,33 +313,60 @@ impl Lab {
                 } else {
                     out.block(json.trim_end(), Role::Json);
                 }
-                Ok(out)
+                out
             }
             Some(OutputFormat::Name) => {
                 let mut out = Outcome::empty();
-                for kind in &kinds {
-                    for (n, _) in self.kept_json(kind, &sel_for(kind))? {
+                for (kind, sel) in &selections {
+                    for (n, _) in self.kept_json(kind, sel)? {
                         out.line(
                             Line::new().push(format!("{}/{n}", resource_name(kind)), Role::Name),
                         );
                     }
                 }
-                Ok(if out.lines.is_empty() { none() } else { out })
+                if out.lines.is_empty() && !asked_by_name {
+                    none()
+                } else {
+                    out
+                }
             }
             Some(OutputFormat::Wide) | None => {
                 let wide = g.output == Some(OutputFormat::Wide);
-                let mut out = Outcome::empty();
-                for kind in &kinds {
-                    let t = self.kind_table(kind, &sel_for(kind), wide)?;
-                    if t.is_empty() {
-                        continue;
+                // One table per kind, the named objects' rows in the order given.
+                let mut tables: Vec<(&'static str, crate::render::Table)> = Vec::new();
+                for (kind, sel) in &selections {
+                    let t = self.kind_table(kind, sel, wide)?;
+                    match tables.iter_mut().find(|(k, _)| k == kind) {
+                        Some((_, all)) => all.append(t),
+                        None => tables.push((kind, t)),
                     }
+                }
+                let mut out = Outcome::empty();
+                for (_, t) in tables.into_iter().filter(|(_, t)| !t.is_empty()) {
                     if !out.lines.is_empty() {
                         out.plain("");
                     }
                     out.extend(t.render());
                 }
-                Ok(if out.lines.is_empty() { none() } else { out })
+                if out.lines.is_empty() && !asked_by_name {
+                    none()
+                } else {
+                    out
+                }
+            }
+        };
+        match errors.len() {
+            0 => Ok(out),
+            _ => {
+                let mut e = LabError::msg(
+                    errors
+                        .into_iter()
+                        .map(|e| e.message)
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                );
+                e.output = out;
+                Err(e)
             }
         }
     }

@@ -443,7 +443,7 @@ impl Lab {
         for kind in KINDS {
             let args = crate::command::grammar::GetArgs {
                 kind: (*kind).to_string(),
-                name: None,
+                names: Vec::new(),
                 output: Some(crate::command::grammar::OutputFormat::Json),
                 ns: None,
                 all_namespaces: true,

@@ -29,6 +29,11 @@ impl Table {
         self.rows.push(cells);
     }
 
+    /// Append another table's rows (the same columns): one table for several names.
+    pub fn append(&mut self, other: Table) {
+        self.rows.extend(other.rows);
+    }
+
     /// Number of data rows.
     pub fn len(&self) -> usize {
         self.rows.len()
