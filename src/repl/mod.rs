@@ -135,15 +135,13 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
     }
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    let mut cast = match &opts.record {
+    // Shared with `csi serve`'s thread, whose lines are recorded as they print.
+    let cast: Option<SharedCast> = match &opts.record {
         Some(path) => {
             let (w, h) = crossterm::terminal::size().unwrap_or((80, 24));
-            Some(crate::cast::LiveCast::new(crate::cast::Cast::create(
-                path,
-                w,
-                h,
-                "cni-csi-lab repl",
-            )?))
+            Some(Arc::new(Mutex::new(crate::cast::LiveCast::new(
+                crate::cast::Cast::create(path, w, h, "cni-csi-lab repl")?,
+            ))))
         }
         None => None,
     };
@@ -151,8 +149,8 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
         let d = lock(&desk);
         let text = format!("{}\n", banner(&d.lab));
         stdout.lock().write_all(text.as_bytes())?;
-        if let Some(c) = cast.as_mut() {
-            c.output(&text)?;
+        if let Some(c) = cast.as_ref() {
+            lock_cast(c).output(&text)?;
         }
     }
     let mut interrupts = 0;
@@ -164,9 +162,9 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
         match rl.readline(&p) {
             Ok(input) => {
                 interrupts = 0;
-                if let Some(c) = cast.as_mut() {
+                if let Some(c) = cast.as_ref() {
                     // What the terminal showed: the prompt and the line as typed.
-                    c.output(&format!("{}{input}\n", p.1))?;
+                    lock_cast(c).output(&format!("{}{input}\n", p.1))?;
                 }
                 let mut line = helper::join_continued(&input);
                 if let Some(word) = crate::command::heredoc_marker(&line).map(str::to_string) {
@@ -175,8 +173,8 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     loop {
                         match rl.readline("> ") {
                             Ok(more) => {
-                                if let Some(c) = cast.as_mut() {
-                                    c.output(&format!("> {more}\n"))?;
+                                if let Some(c) = cast.as_ref() {
+                                    lock_cast(c).output(&format!("> {more}\n"))?;
                                 }
                                 line.push('\n');
                                 line.push_str(&more);
@@ -217,8 +215,8 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                 }
                 if crate::command::help::is_clear_word(line.trim()) {
                     let _ = rl.clear_screen();
-                    if let Some(c) = cast.as_mut() {
-                        c.output("\x1b[H\x1b[2J")?;
+                    if let Some(c) = cast.as_ref() {
+                        lock_cast(c).output("\x1b[H\x1b[2J")?;
                     }
                     continue;
                 }
@@ -237,16 +235,15 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     }
                     continue;
                 }
-                if let Some(req) = crate::csi_serve::serve_request(&line) {
+                let result = match crate::csi_serve::serve_request(&line) {
                     // `csi serve`: this session serves the socket on a thread of its own.
-                    let result = serving.control(req, &desk, &mut rl, opts.color_out);
-                    print_result(result, opts, &mut stdout.lock(), &mut stderr.lock())?;
-                    continue;
-                }
-                let result = lock(&desk).execute(&line);
-                match cast.as_mut() {
+                    Some(req) => serving.control(req, &desk, &mut rl, opts.color_out, &cast),
+                    None => lock(&desk).execute(&line),
+                };
+                match cast.as_ref() {
                     Some(c) => {
-                        let mut out = crate::cast::Tee::new(stdout.lock(), c);
+                        let mut guard = lock_cast(c);
+                        let mut out = crate::cast::Tee::new(stdout.lock(), &mut guard);
                         print_result(result, opts, &mut out, &mut stderr.lock())?;
                         out.flush()?;
                     }
@@ -268,6 +265,9 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
     // The socket goes with the session (its thread ends, the file is removed).
     if let Some(said) = serving.stop() {
         let _ = writeln!(stdout.lock(), "{said}");
+        if let Some(c) = cast.as_ref() {
+            lock_cast(c).output(&format!("{said}\n"))?;
+        }
     }
     drop(rl);
     Ok(Arc::try_unwrap(desk)
@@ -278,6 +278,15 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
         .unwrap_or_else(|shared| {
             std::mem::replace(&mut *lock(&shared), Desk::with_lab(Lab::empty()))
         }))
+}
+
+/// The session's recording (`--record`), shared by the prompt loop and `csi serve`'s thread.
+type SharedCast = Arc<Mutex<crate::cast::LiveCast>>;
+
+/// The recording, locked (a panic on another thread does not stop the recording).
+fn lock_cast(cast: &SharedCast) -> MutexGuard<'_, crate::cast::LiveCast> {
+    cast.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// One line of output.
@@ -318,6 +327,7 @@ impl Serving {
         desk: &Arc<Mutex<Desk>>,
         rl: &mut Editor<LabHelper, DefaultHistory>,
         color: bool,
+        cast: &Option<SharedCast>,
     ) -> Result<Outcome, crate::engine::LabError> {
         use crate::csi_serve::ServeRequest;
         use crate::engine::LabError;
@@ -346,6 +356,7 @@ impl Serving {
                 let banner = server.banner();
                 let stop = Arc::new(AtomicBool::new(false));
                 let (desk, flag) = (Arc::clone(desk), Arc::clone(&stop));
+                let cast = cast.clone();
                 let thread = std::thread::Builder::new()
                     .name("csi-serve".into())
                     .spawn(move || -> Result<(), String> {
@@ -363,11 +374,17 @@ impl Serving {
                             for l in lines {
                                 out.line(l);
                             }
-                            let _ = printer.print(if color {
+                            let text = if color {
                                 ansi::paint(&out)
                             } else {
                                 out.to_text()
-                            });
+                            };
+                            if let Some(c) = &cast {
+                                // The recording shows the lines where the terminal did.
+                                let mut c = lock_cast(c);
+                                let _ = c.output(&text).and_then(|()| c.flush());
+                            }
+                            let _ = printer.print(text);
                         }
                         server.stop()
                     })
