@@ -75,7 +75,10 @@ pub enum Command {
         after_help = "Kinds: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), pvc, pv, sc, va\n       (volumeattachments), snapshots (vs), volumesnapshotcontents (vsc), csinodes, csidrivers\nExamples:\n  get pods\n  get pod web -o json\n  get pod/web -o yaml\n  get pod web db\n  get pod/web pvc/data\n  get nodes -o wide\n  get pods -A\n  get pods -l app=web\n  get pods,pvc -o name"
     )]
     Get(GetArgs),
-    /// Describe an object with its events (kubectl describe)
+    /// Describe objects, with the events of one (kubectl describe)
+    #[command(
+        after_help = "Examples:\n  describe pod web\n  describe pods\n  describe pod web db\n  describe pod/web node/node-1\n  describe pod we      (no pod \"we\": the pods whose names start with \"we\")\nEvents print when one object is described, as kubectl prints them."
+    )]
     Describe(DescribeArgs),
     /// Delete an object, in kubectl's verb order (`delete pod web` is `pod delete web`)
     #[command(
@@ -857,8 +860,10 @@ pub struct ApplyArgs {
 pub struct DescribeArgs {
     /// Kind
     pub kind: String,
-    /// Name
-    pub name: String,
+    /// Names (every object of the kind when omitted; one name that matches none is a
+    /// prefix), or KIND/NAME arguments of several kinds
+    #[arg(value_name = "NAME")]
+    pub names: Vec<String>,
     /// Namespace
     #[arg(
         long,
@@ -1555,18 +1560,23 @@ pub fn file_name(text: &str) -> Result<String, String> {
 /// The first argument of `get`, `describe` and `delete` is split, only at a `/` with text
 /// on both sides; `get pod/a pod/b` and `delete pod/a pod/b` (every name of one kind in
 /// that form, as kubectl takes them) are read as `get pod a b` and `delete pod a b`. Other
-/// `get` and `delete` arguments with a `/` (`pod/a pvc/b`, `pod/a b`, `pod pod/a`, `a/b/c`)
+/// `get`, `describe` and `delete` arguments with a `/` (`pod/a pvc/b`, `pod/a b`, `pod pod/a`, `a/b/c`)
 /// stay as typed: the engine reads them by kubectl's rules for the resource/name form
 /// (several kinds, or its errors).
 pub fn split_kind_name(words: &mut Vec<String>) {
-    if matches!(words.first().map(String::as_str), Some("delete" | "get"))
-        && !one_kind_named_throughout(words)
+    if matches!(
+        words.first().map(String::as_str),
+        Some("delete" | "get" | "describe")
+    ) && !one_kind_named_throughout(words)
     {
         return;
     }
     let first = split_first_kind_name(words);
     if let Some((at, kind)) = first
-        && matches!(words.first().map(String::as_str), Some("delete" | "get"))
+        && matches!(
+            words.first().map(String::as_str),
+            Some("delete" | "get" | "describe")
+        )
     {
         join_more_of_kind(words, at + 2, &kind);
     }

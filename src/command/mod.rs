@@ -255,7 +255,11 @@ mod tests {
             let Some(Command::Describe(a)) = parse(line).unwrap() else {
                 panic!("{line}");
             };
-            assert_eq!((a.kind.as_str(), a.name.as_str()), (kind, name), "{line}");
+            assert_eq!(
+                (a.kind.as_str(), a.names.as_slice()),
+                (kind, &[name.to_string()][..]),
+                "{line}"
+            );
         }
         let Some(Command::Get(a)) = parse("get pod/web -o json").unwrap() else {
             panic!("get");

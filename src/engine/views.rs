@@ -675,9 +675,128 @@ impl Lab {
         })
     }
 
-    /// `describe KIND NAME`.
+    /// `describe KIND [NAME…] [-n NS]` or `describe KIND/NAME…`, as kubectl's `describe`
+    /// runs it (`pkg/cmd/describe/describe.go`): every object of the kind when no name is
+    /// given; the objects one after another, two blank lines between; their events only when
+    /// exactly one object is described and nothing was missing; a missing name is NotFound
+    /// after the others print; and `describe KIND X` that finds no `X` describes the objects
+    /// whose names start with `X` (`DescribeMatchingResources`), without events.
     pub fn describe(&self, d: &DescribeArgs) -> Result<Outcome, LabError> {
-        let kind = canonical_kind(&d.kind)?;
+        let args: Vec<&str> = std::iter::once(d.kind.as_str())
+            .chain(d.names.iter().map(String::as_str))
+            .collect();
+        // (kind, name) in the order asked.
+        let mut asked: Vec<(&'static str, String)> = Vec::new();
+        if args.iter().any(|a| a.contains('/')) {
+            for (kind, name) in super::listing::resource_name_pairs(&args)? {
+                asked.push((canonical_kind(&kind)?, name));
+            }
+        } else {
+            let kind = canonical_kind(&d.kind)?;
+            if d.names.is_empty() {
+                let every = self.kept_json(kind, &Sel::all_in(Some(&d.ns)))?;
+                if every.is_empty() {
+                    let mut out = Outcome::empty();
+                    out.plain(if super::listing::namespaced(kind) {
+                        format!("No resources found in {} namespace.", d.ns)
+                    } else {
+                        "No resources found".to_string()
+                    });
+                    return Ok(out);
+                }
+                asked.extend(every.into_iter().map(|(n, _)| (kind, n)));
+            } else {
+                asked.extend(d.names.iter().map(|n| (kind, n.clone())));
+            }
+        }
+        let mut errors = Vec::new();
+        asked.retain(|(kind, name)| {
+            match self.get_json(kind, Some(name), &Sel::all_in(Some(&d.ns))) {
+                Ok(_) => true,
+                Err(e) => {
+                    errors.push(e);
+                    false
+                }
+            }
+        });
+        // `describe KIND X` with no X: the objects whose names start with X.
+        if let ([e], [_], true) = (&errors[..], &d.names[..], asked.is_empty())
+            && !d.names[0].contains('/')
+        {
+            let kind = canonical_kind(&d.kind)?;
+            let prefix = d.names[0].as_str();
+            let matching: Vec<String> = self
+                .kept_json(kind, &Sel::all_in(Some(&d.ns)))?
+                .into_iter()
+                .map(|(n, _)| n)
+                .filter(|n| n.starts_with(prefix))
+                .collect();
+            if matching.is_empty() {
+                return Err(LabError::msg(e.message.clone()));
+            }
+            let mut out = Outcome::empty();
+            for name in matching {
+                out.extend(self.describe_one(kind, &d.ns, &name, false)?);
+                out.plain("");
+            }
+            return Ok(out);
+        }
+        let show_events = asked.len() == 1 && errors.is_empty();
+        let mut out = Outcome::empty();
+        for (i, (kind, name)) in asked.iter().enumerate() {
+            if i > 0 {
+                out.plain("");
+                out.plain("");
+            }
+            out.extend(self.describe_one(kind, &d.ns, name, show_events)?);
+        }
+        if errors.is_empty() {
+            return Ok(out);
+        }
+        let mut e = LabError::msg(
+            errors
+                .into_iter()
+                .map(|e| e.message)
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
+        e.output = out;
+        Err(e)
+    }
+
+    /// One object's description; without its Events section when `show_events` is off
+    /// (kubectl's `DescriberSettings.ShowEvents`: every describer ends with that section).
+    fn describe_one(
+        &self,
+        kind: &'static str,
+        ns: &str,
+        name: &str,
+        show_events: bool,
+    ) -> Result<Outcome, LabError> {
+        let mut out = self.describe_object(kind, ns, name)?;
+        if !show_events
+            && let Some(at) = out.lines.iter().position(|l| {
+                l.spans
+                    .first()
+                    .is_some_and(|s| s.text.starts_with("Events:"))
+            })
+        {
+            out.lines.truncate(at);
+        }
+        Ok(out)
+    }
+
+    /// `describe KIND NAME` for one object, its events last.
+    fn describe_object(
+        &self,
+        kind: &'static str,
+        ns: &str,
+        name: &str,
+    ) -> Result<Outcome, LabError> {
+        let d = DescribeOne {
+            ns: ns.to_string(),
+            name: name.to_string(),
+        };
         let mut out = Outcome::empty();
         match kind {
             "pods" => {
@@ -1160,7 +1279,17 @@ impl Lab {
         }
         Ok(out)
     }
+}
 
+/// The object one `describe` prints.
+struct DescribeOne {
+    /// Its namespace (ignored for cluster-scoped kinds).
+    ns: String,
+    /// Its name.
+    name: String,
+}
+
+impl Lab {
     pub(super) fn events_for(&self, out: &mut Outcome, object: &str, uid: &str, width: usize) {
         let events: Vec<_> = self
             .calls

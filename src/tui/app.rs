@@ -1157,11 +1157,13 @@ impl App {
             | Command::Show(ShowCmd::Iptables { node: n, .. })
             | Command::Show(ShowCmd::Ipset { node: n }) => self.select_node(&n),
             Command::Node(NodeCmd::Add { name, .. }) => self.select_node(&name),
-            Command::Describe(d) => match crate::engine::views::canonical_kind(&d.kind) {
-                Ok("pods") => self.select_pod(&(d.ns, d.name)),
-                Ok("nodes") => self.select_node(&d.name),
-                _ => {}
-            },
+            Command::Describe(d) => {
+                match (crate::engine::views::canonical_kind(&d.kind), &d.names[..]) {
+                    (Ok("pods"), [name]) => self.select_pod(&(d.ns.clone(), name.clone())),
+                    (Ok("nodes"), [name]) => self.select_node(name),
+                    _ => {}
+                }
+            }
             Command::Pod(PodCmd::Create(a)) => self.select_pod(&(a.ns, a.name)),
             _ => {
                 // Follow the node where the plugins just ran, when it is one node.
