@@ -77,7 +77,7 @@ pub enum Command {
     Get(GetArgs),
     /// Describe objects, with the events of one (kubectl describe)
     #[command(
-        after_help = "Examples:\n  describe pod web\n  describe pods\n  describe pod web db\n  describe pod/web node/node-1\n  describe pod we      (no pod \"we\": the pods whose names start with \"we\")\nEvents print when one object is described, as kubectl prints them."
+        after_help = "Events print when one object is described, as kubectl prints them.\nExamples:\n  describe pod web\n  describe pods\n  describe pod web db\n  describe pod/web node/node-1\n  describe pod we      (no pod \"we\": the pods whose names start with \"we\")"
     )]
     Describe(DescribeArgs),
     /// Delete an object, in kubectl's verb order (`delete pod web` is `pod delete web`)
