@@ -32,6 +32,7 @@ use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 /// The iptables tables the lab models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -1451,18 +1452,41 @@ fn parse_ip_port(s: &str) -> Option<(IpAddr, Option<u16>)> {
 // ---------------------------------------------------------------------------------------
 
 /// One stored rule: the text (after `-A CHAIN`) exactly as written, and its parsed form.
+/// Both are shared: a writer that programs the same rule on many nodes (flanneld's
+/// FLANNEL-FWD rules on every node) stores one copy of each (cloning is two reference
+/// counts).
 #[derive(Debug, Clone)]
 pub struct XtRule {
-    text: String,
-    spec: RuleSpec,
+    text: Arc<str>,
+    spec: Arc<RuleSpec>,
 }
 
 impl XtRule {
     /// Parse `text` once.
     pub fn new(text: impl Into<String>) -> Self {
-        let text = text.into();
+        let text: String = text.into();
         let spec = RuleSpec::parse(&text);
-        XtRule { text, spec }
+        XtRule {
+            text: Arc::from(text),
+            spec: Arc::new(spec),
+        }
+    }
+
+    /// A rule whose parsed form the writer already has: `spec` must be what
+    /// [`RuleSpec::parse`] gives for `text` (checked in debug builds, so every test that
+    /// writes such a rule checks it). For a writer that programs one rule shape many times
+    /// and derives each spec from one parse (see `crate::netd::flannel`).
+    pub fn with_spec(text: impl Into<String>, spec: RuleSpec) -> Self {
+        let text: String = text.into();
+        debug_assert_eq!(
+            RuleSpec::parse(&text),
+            spec,
+            "the spec given for {text:?} is not its parse"
+        );
+        XtRule {
+            text: Arc::from(text),
+            spec: Arc::new(spec),
+        }
     }
 
     /// The rule text after `-A CHAIN`.
@@ -1486,19 +1510,19 @@ impl Eq for XtRule {}
 
 impl PartialEq<str> for XtRule {
     fn eq(&self, other: &str) -> bool {
-        self.text == other
+        &*self.text == other
     }
 }
 
 impl PartialEq<&str> for XtRule {
     fn eq(&self, other: &&str) -> bool {
-        self.text == *other
+        &*self.text == *other
     }
 }
 
 impl PartialEq<String> for XtRule {
     fn eq(&self, other: &String) -> bool {
-        &self.text == other
+        *self.text == **other
     }
 }
 
@@ -1568,7 +1592,7 @@ impl XtTable {
 
     /// Whether `chain` holds a rule with exactly this text (`iptables -C`).
     pub fn has_rule(&self, chain: &str, rule: &str) -> bool {
-        self.rules(chain).iter().any(|r| r.text == rule)
+        self.rules(chain).iter().any(|r| &*r.text == rule)
     }
 
     /// The policy of a built-in chain.
@@ -1643,7 +1667,21 @@ impl XtTable {
         if self.has_rule(chain, &rule) {
             return;
         }
-        let rule = XtRule::new(rule);
+        self.insert_new(chain, XtRule::new(rule), at_top);
+    }
+
+    /// [`XtTable::append_unique`] with a rule already parsed ([`XtRule::with_spec`], or a
+    /// clone of one kept by its writer): no text is parsed.
+    pub fn append_rule_unique(&mut self, chain: &str, rule: XtRule) {
+        self.ensure_chain(chain);
+        if self.has_rule(chain, rule.text()) {
+            return;
+        }
+        self.insert_new(chain, rule, false);
+    }
+
+    /// Store a rule the chain does not hold yet (the chain exists).
+    fn insert_new(&mut self, chain: &str, rule: XtRule, at_top: bool) {
         self.index_rule(chain, &rule, true);
         if let Some(rules) = self.chains.get_mut(chain) {
             if at_top {
@@ -1683,7 +1721,7 @@ impl XtTable {
         };
         let mut removed = Vec::new();
         rules.retain(|r| {
-            let keep = r.text != rule;
+            let keep = &*r.text != rule;
             if !keep {
                 removed.push(r.clone());
             }
