@@ -32,6 +32,7 @@ use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 /// The iptables tables the lab models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -1451,18 +1452,41 @@ fn parse_ip_port(s: &str) -> Option<(IpAddr, Option<u16>)> {
 // ---------------------------------------------------------------------------------------
 
 /// One stored rule: the text (after `-A CHAIN`) exactly as written, and its parsed form.
+/// Both are shared: a writer that programs the same rule on many nodes (flanneld's
+/// FLANNEL-FWD rules on every node) stores one copy of each (cloning is two reference
+/// counts).
 #[derive(Debug, Clone)]
 pub struct XtRule {
-    text: String,
-    spec: RuleSpec,
+    text: Arc<str>,
+    spec: Arc<RuleSpec>,
 }
 
 impl XtRule {
     /// Parse `text` once.
     pub fn new(text: impl Into<String>) -> Self {
-        let text = text.into();
+        let text: String = text.into();
         let spec = RuleSpec::parse(&text);
-        XtRule { text, spec }
+        XtRule {
+            text: Arc::from(text),
+            spec: Arc::new(spec),
+        }
+    }
+
+    /// A rule whose parsed form the writer already has: `spec` must be what
+    /// [`RuleSpec::parse`] gives for `text` (checked in debug builds, so every test that
+    /// writes such a rule checks it). For a writer that programs one rule shape many times
+    /// and derives each spec from one parse (see `crate::netd::flannel`).
+    pub fn with_spec(text: impl Into<String>, spec: RuleSpec) -> Self {
+        let text: String = text.into();
+        debug_assert_eq!(
+            RuleSpec::parse(&text),
+            spec,
+            "the spec given for {text:?} is not its parse"
+        );
+        XtRule {
+            text: Arc::from(text),
+            spec: Arc::new(spec),
+        }
     }
 
     /// The rule text after `-A CHAIN`.
@@ -1486,19 +1510,19 @@ impl Eq for XtRule {}
 
 impl PartialEq<str> for XtRule {
     fn eq(&self, other: &str) -> bool {
-        self.text == other
+        &*self.text == other
     }
 }
 
 impl PartialEq<&str> for XtRule {
     fn eq(&self, other: &&str) -> bool {
-        self.text == *other
+        &*self.text == *other
     }
 }
 
 impl PartialEq<String> for XtRule {
     fn eq(&self, other: &String) -> bool {
-        &self.text == other
+        *self.text == **other
     }
 }
 
@@ -1521,7 +1545,63 @@ pub struct XtTable {
     /// Deleting a chain then visits only those, instead of every rule of the table (which
     /// grows with the pods): usually none, since bridge and portmap delete their jump
     /// rules before the chain.
-    referrers: BTreeMap<String, BTreeMap<String, usize>>,
+    referrers: Referrers,
+}
+
+/// The jump index of an [`XtTable`]: (target chain, chain holding a rule that jumps or
+/// goes to it, how many such rules), sorted by target then holder. A table has few jumps
+/// (flanneld's one per table, a few dozen under Calico), so a sorted vector: the two
+/// levels of maps it replaces took about 900 bytes per table for a single jump, on every
+/// node.
+#[derive(Debug, Clone, Default)]
+struct Referrers(Vec<(String, String, usize)>);
+
+impl Referrers {
+    fn find(&self, target: &str, from: &str) -> Result<usize, usize> {
+        self.0
+            .binary_search_by(|(t, f, _)| (t.as_str(), f.as_str()).cmp(&(target, from)))
+    }
+
+    /// One more rule in `from` jumps to `target`.
+    fn add(&mut self, target: &str, from: &str) {
+        match self.find(target, from) {
+            Ok(i) => self.0[i].2 += 1,
+            Err(i) => self.0.insert(i, (target.to_string(), from.to_string(), 1)),
+        }
+    }
+
+    /// One rule fewer in `from` jumps to `target`.
+    fn remove(&mut self, target: &str, from: &str) {
+        if let Ok(i) = self.find(target, from) {
+            let n = &mut self.0[i].2;
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.0.remove(i);
+            }
+        }
+    }
+
+    /// The chains holding a rule that jumps to `target`, sorted.
+    fn holders(&self, target: &str) -> Vec<String> {
+        let start = self.0.partition_point(|(t, ..)| t.as_str() < target);
+        self.0[start..]
+            .iter()
+            .take_while(|(t, ..)| t == target)
+            .map(|(_, f, _)| f.clone())
+            .collect()
+    }
+
+    /// Whether some rule jumps to `target`.
+    #[cfg(test)]
+    fn contains_key(&self, target: &str) -> bool {
+        !self.holders(target).is_empty()
+    }
+
+    /// Whether no rule jumps anywhere.
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl PartialEq for XtTable {
@@ -1544,7 +1624,7 @@ impl XtTable {
             kind,
             policies: vec![Policy::Accept; kind.builtin_chains().len()],
             chains,
-            referrers: BTreeMap::new(),
+            referrers: Referrers::default(),
         }
     }
 
@@ -1568,7 +1648,7 @@ impl XtTable {
 
     /// Whether `chain` holds a rule with exactly this text (`iptables -C`).
     pub fn has_rule(&self, chain: &str, rule: &str) -> bool {
-        self.rules(chain).iter().any(|r| r.text == rule)
+        self.rules(chain).iter().any(|r| &*r.text == rule)
     }
 
     /// The policy of a built-in chain.
@@ -1618,23 +1698,9 @@ impl XtTable {
             return;
         };
         if added {
-            let from = self.referrers.entry(target.to_string()).or_default();
-            match from.get_mut(chain) {
-                Some(n) => *n += 1,
-                None => {
-                    from.insert(chain.to_string(), 1);
-                }
-            }
-        } else if let Some(from) = self.referrers.get_mut(target) {
-            if let Some(n) = from.get_mut(chain) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    from.remove(chain);
-                }
-            }
-            if from.is_empty() {
-                self.referrers.remove(target);
-            }
+            self.referrers.add(target, chain);
+        } else {
+            self.referrers.remove(target, chain);
         }
     }
 
@@ -1643,7 +1709,21 @@ impl XtTable {
         if self.has_rule(chain, &rule) {
             return;
         }
-        let rule = XtRule::new(rule);
+        self.insert_new(chain, XtRule::new(rule), at_top);
+    }
+
+    /// [`XtTable::append_unique`] with a rule already parsed ([`XtRule::with_spec`], or a
+    /// clone of one kept by its writer): no text is parsed.
+    pub fn append_rule_unique(&mut self, chain: &str, rule: XtRule) {
+        self.ensure_chain(chain);
+        if self.has_rule(chain, rule.text()) {
+            return;
+        }
+        self.insert_new(chain, rule, false);
+    }
+
+    /// Store a rule the chain does not hold yet (the chain exists).
+    fn insert_new(&mut self, chain: &str, rule: XtRule, at_top: bool) {
         self.index_rule(chain, &rule, true);
         if let Some(rules) = self.chains.get_mut(chain) {
             if at_top {
@@ -1683,7 +1763,7 @@ impl XtTable {
         };
         let mut removed = Vec::new();
         rules.retain(|r| {
-            let keep = r.text != rule;
+            let keep = &*r.text != rule;
             if !keep {
                 removed.push(r.clone());
             }
@@ -1730,11 +1810,7 @@ impl XtTable {
             return;
         }
         self.chains.remove(chain);
-        let Some(from) = self.referrers.get(chain) else {
-            return;
-        };
-        let from: Vec<String> = from.keys().cloned().collect();
-        for name in from {
+        for name in self.referrers.holders(chain) {
             let Some(rules) = self.chains.get_mut(&name) else {
                 continue;
             };

@@ -40,17 +40,29 @@ impl Lab {
         let crate::netd::Network::Flannel(flannel) = &mut self.network else {
             return false;
         };
-        let nodes: Vec<crate::netd::flannel::NodeLease<'_>> = self
-            .cluster
-            .nodes
-            .values()
-            .filter(|n| node.is_none_or(|x| x == n.name()))
-            .map(|n| crate::netd::flannel::NodeLease {
+        fn lease(
+            n: &crate::cluster::Object<crate::cluster::NodeSpec>,
+        ) -> crate::netd::flannel::NodeLease<'_> {
+            crate::netd::flannel::NodeLease {
                 name: n.name(),
                 pod_cidr: &n.spec.pod_cidr,
                 internal_ip: n.status.internal_ip(),
-            })
-            .collect();
+            }
+        }
+        // An event names one Node: look it up (Nodes are keyed by name) rather than walk
+        // them all, which made each `node add` cost O(nodes).
+        let nodes: Vec<crate::netd::flannel::NodeLease<'_>> = match node {
+            Some(name) => {
+                let key = (crate::cluster::no_namespace(), name.to_string());
+                self.cluster
+                    .nodes
+                    .get(&key)
+                    .map(lease)
+                    .into_iter()
+                    .collect()
+            }
+            None => self.cluster.nodes.values().map(lease).collect(),
+        };
         let (calls, clock) = (&mut self.calls, self.clock);
         flannel.reconcile(
             &nodes,

@@ -80,12 +80,13 @@ impl Lab {
             );
         }
 
+        let cidr_text = cidr.to_string();
         let mut obj = Object::new(
             name,
             "",
             NodeSpec {
-                pod_cidr: cidr.to_string(),
-                pod_cidrs: vec![cidr.to_string()],
+                pod_cidr: cidr_text.clone(),
+                pod_cidrs: vec![cidr_text.clone()],
                 ..NodeSpec::default()
             },
         );
@@ -120,12 +121,10 @@ impl Lab {
         }
         self.cluster.nodes().create(obj, self.clock)?;
         self.node_index
-            .insert_parts(name, &cidr.to_string(), Some(&ip_text));
+            .insert_parts(name, &cidr_text, Some(&ip_text));
 
         let mut confdir = ConfDir::default();
-        let rendered = self
-            .conf_template
-            .replace("{{.PodCIDR}}", &cidr.to_string());
+        let rendered = self.conf_template.replace("{{.PodCIDR}}", &cidr_text);
         confdir
             .files
             .insert(super::DEFAULT_CONF_NAME.to_string(), Arc::from(rendered));

@@ -23,6 +23,7 @@
 //! `flannel.alpha.coreos.com/*` annotations: peers are read from podCIDR and InternalIP.
 
 use crate::cni::host::{FdbEntry, Host, Link, LinkKind, Neigh, PeerEntries, PeerEntry, RouteEntry};
+use crate::cni::netfilter::{AddrMatch, RuleSpec, XtRule};
 use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -75,6 +76,162 @@ struct Lease {
     entry: Arc<PeerEntry>,
 }
 
+/// flanneld's masquerade chain (nat table).
+const MASQ_CHAIN: &str = "FLANNEL-POSTRTG";
+/// flanneld's forward chain (filter table).
+const FWD_CHAIN: &str = "FLANNEL-FWD";
+/// The comment on flanneld's masquerade rules.
+const MASQ_COMMENT: &str = "-m comment --comment \"flanneld masq\"";
+/// The comment on flanneld's forward rules.
+const FWD_COMMENT: &str = "-m comment --comment \"flanneld forward\"";
+
+/// Where a FLANNEL-POSTRTG rule names the node's own lease (its subnet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LeaseAt {
+    /// Nowhere: the rule is the same on every node.
+    Nowhere,
+    /// `-s <lease>`.
+    Source,
+    /// `-d <lease>`.
+    Destination,
+}
+
+/// FLANNEL-POSTRTG's rules in order (`pkg/trafficmngr/iptables/iptables.go` MasqRules,
+/// v0.22–v0.28), for the Network `net` and the lease `sub`, with where the lease appears:
+/// skip kube-proxy's masquerade mark, no NAT between pods or from outside to local pods,
+/// masquerade the cluster's traffic leaving it (not multicast) and the host's traffic
+/// into it.
+fn masq_rules(net: IpNet, sub: &dyn std::fmt::Display) -> [(String, LeaseAt); 6] {
+    const C: &str = MASQ_COMMENT;
+    [
+        (
+            format!("-m mark --mark 0x4000/0x4000 {C} -j RETURN"),
+            LeaseAt::Nowhere,
+        ),
+        (format!("-s {sub} -d {net} {C} -j RETURN"), LeaseAt::Source),
+        (
+            format!("-s {net} -d {sub} {C} -j RETURN"),
+            LeaseAt::Destination,
+        ),
+        (
+            format!("! -s {net} -d {sub} {C} -j RETURN"),
+            LeaseAt::Destination,
+        ),
+        (
+            format!("-s {net} ! -d 224.0.0.0/4 {C} -j MASQUERADE --random-fully"),
+            LeaseAt::Nowhere,
+        ),
+        (
+            format!("! -s {net} -d {net} {C} -j MASQUERADE --random-fully"),
+            LeaseAt::Nowhere,
+        ),
+    ]
+}
+
+/// One FLANNEL-POSTRTG rule as [`Rules`] keeps it.
+#[derive(Debug, Clone)]
+enum MasqRule {
+    /// The same on every node.
+    Fixed(XtRule),
+    /// Names the lease: the text around it, and the rule parsed with the Network standing
+    /// in for the lease.
+    Lease {
+        before: String,
+        after: String,
+        at: LeaseAt,
+        parsed: Box<RuleSpec>,
+    },
+}
+
+/// flanneld's iptables rules for one Network, parsed once: every node writes the same
+/// rules but for the lease in three of FLANNEL-POSTRTG's, and parsing rule text was most
+/// of what programming a node cost. A node's copy of a rule naming the lease takes the
+/// one parse with its own subnet put in the `-s`/`-d` it names ([`XtRule::with_spec`]
+/// checks, in debug builds, that this is what parsing the node's text gives).
+#[derive(Debug, Clone)]
+struct Rules {
+    /// The Network these are for.
+    network: IpNet,
+    /// `-A POSTROUTING … -j FLANNEL-POSTRTG`.
+    masq_jump: XtRule,
+    /// FLANNEL-POSTRTG's rules in order.
+    masq: Vec<MasqRule>,
+    /// `-A FORWARD … -j FLANNEL-FWD`.
+    fwd_jump: XtRule,
+    /// FLANNEL-FWD's rules.
+    fwd: Vec<XtRule>,
+}
+
+impl Rules {
+    fn new(net: IpNet) -> Rules {
+        const MARK: &str = "<lease>";
+        let parsed = masq_rules(net, &net);
+        let masq = masq_rules(net, &MARK)
+            .into_iter()
+            .zip(parsed)
+            .map(|((text, at), (stand_in, _))| match text.split_once(MARK) {
+                Some((before, after)) if at != LeaseAt::Nowhere => MasqRule::Lease {
+                    before: before.to_string(),
+                    after: after.to_string(),
+                    at,
+                    parsed: Box::new(RuleSpec::parse(&stand_in)),
+                },
+                _ => MasqRule::Fixed(XtRule::new(text)),
+            })
+            .collect();
+        Rules {
+            network: net,
+            masq_jump: XtRule::new(format!("{MASQ_COMMENT} -j {MASQ_CHAIN}")),
+            masq,
+            fwd_jump: XtRule::new(format!("{FWD_COMMENT} -j {FWD_CHAIN}")),
+            fwd: vec![
+                XtRule::new(format!("-s {net} {FWD_COMMENT} -j ACCEPT")),
+                XtRule::new(format!("-d {net} {FWD_COMMENT} -j ACCEPT")),
+            ],
+        }
+    }
+
+    /// FLANNEL-POSTRTG's rules for the lease `sub` (truncated to its network, as iptables
+    /// stores an address).
+    fn masq(&self, sub: IpNet) -> impl Iterator<Item = XtRule> + '_ {
+        let sub_text = sub.to_string();
+        self.masq.iter().map(move |rule| match rule {
+            MasqRule::Fixed(r) => r.clone(),
+            MasqRule::Lease {
+                before,
+                after,
+                at,
+                parsed,
+            } => {
+                let mut spec = RuleSpec::clone(parsed);
+                let slot = if *at == LeaseAt::Source {
+                    &mut spec.src
+                } else {
+                    &mut spec.dst
+                };
+                *slot = Some(AddrMatch {
+                    net: sub,
+                    negated: false,
+                });
+                XtRule::with_spec([before.as_str(), &sub_text, after].concat(), spec)
+            }
+        })
+    }
+}
+
+/// The cached [`Rules`]: derived from the Network alone, so it takes no part in comparing
+/// two [`Flannel`]s (one that has programmed a node holds it, a fresh one does not).
+#[derive(Debug, Clone, Default)]
+struct RuleCache(Option<Rules>);
+
+impl PartialEq for RuleCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for RuleCache {}
+
 /// A node as flanneld's informer sees it: name, `spec.podCIDR`, InternalIP.
 #[derive(Debug, Clone, Copy)]
 pub struct NodeLease<'a> {
@@ -103,6 +260,8 @@ pub struct Flannel {
     problems: BTreeMap<String, String>,
     /// The peer entries every node programs, shared (see [`PeerEntries`]).
     shared: Arc<PeerEntries>,
+    /// flanneld's iptables rules for `network`, parsed once (see [`Rules`]).
+    rules: RuleCache,
 }
 
 impl Default for Flannel {
@@ -123,6 +282,7 @@ impl Flannel {
             leases: BTreeMap::new(),
             problems: BTreeMap::new(),
             shared: Arc::new(PeerEntries::default()),
+            rules: RuleCache::default(),
         }
     }
 
@@ -226,8 +386,19 @@ impl Flannel {
         hosts: &mut BTreeMap<String, crate::node::NodeRuntime>,
         log: &mut dyn FnMut(&str, &str),
     ) -> bool {
+        if self
+            .rules
+            .0
+            .as_ref()
+            .is_none_or(|r| r.network != self.network)
+        {
+            self.rules = RuleCache(Some(Rules::new(self.network)));
+        }
         let mut changed = false;
         let mut peers_changed = false;
+        // The Nodes whose lease was taken, changed or dropped (what the peers' entries
+        // change by, when no Node was deleted).
+        let mut touched: Vec<&str> = Vec::new();
         let mut seen: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
         for n in nodes {
             seen.insert(n.name);
@@ -259,10 +430,12 @@ impl Flannel {
                         self.program_own(&mut rt.host, n.name);
                     }
                     peers_changed = true;
+                    touched.push(n.name);
                 }
                 Err(e) => {
                     if self.leases.remove(n.name).is_some() {
                         peers_changed = true;
+                        touched.push(n.name);
                     }
                     if self.problems.get(n.name) != Some(&e) {
                         log(n.name, &e);
@@ -283,15 +456,25 @@ impl Flannel {
         } else {
             Vec::new()
         };
+        let rebuild = !gone.is_empty();
         for k in gone {
             self.leases.remove(&k);
             peers_changed = true;
         }
         if peers_changed {
-            let peers = PeerEntries {
-                peers: self.leases.values().map(|l| Arc::clone(&l.entry)).collect(),
+            let peers = if rebuild {
+                self.leases.values().map(|l| Arc::clone(&l.entry)).collect()
+            } else {
+                self.patched_peers(&touched)
             };
-            self.shared = Arc::new(peers);
+            debug_assert!(
+                peers
+                    .iter()
+                    .map(|p| p.as_ref())
+                    .eq(self.leases.values().map(|l| l.entry.as_ref())),
+                "the peers' entries are the leases' in node order"
+            );
+            self.shared = Arc::new(PeerEntries { peers });
             // A node whose flanneld holds no lease has exited: it programs nothing. (Every
             // node gets the new copy first; the few without a lease are then emptied.)
             for rt in hosts.values_mut() {
@@ -306,6 +489,29 @@ impl Flannel {
             changed = true;
         }
         changed
+    }
+
+    /// The peers' entries after the leases of `touched` changed: the entries every node
+    /// holds (`shared`: one per lease in node order, as the leases were before)
+    /// with those nodes' entries put in, replaced or taken out. The same list as walking
+    /// every lease again, without walking them: a `node add` then costs a copy of the
+    /// list, not a rebuild of it.
+    fn patched_peers(&self, touched: &[&str]) -> Vec<Arc<PeerEntry>> {
+        let mut peers = Vec::with_capacity(self.shared.peers.len() + touched.len());
+        peers.extend_from_slice(&self.shared.peers);
+        for name in touched {
+            // Leases are keyed by node name, and the entries are in that order.
+            let at = peers.binary_search_by(|p| p.owner.as_str().cmp(*name));
+            match (self.leases.get(*name), at) {
+                (Some(l), Ok(i)) => peers[i] = Arc::clone(&l.entry),
+                (Some(l), Err(i)) => peers.insert(i, Arc::clone(&l.entry)),
+                (None, Ok(i)) => {
+                    peers.remove(i);
+                }
+                (None, Err(_)) => {}
+            }
+        }
+        peers
     }
 
     /// Start over with another backend (`network use`): every node's flanneld is restarted
@@ -356,10 +562,19 @@ impl Flannel {
         } else {
             host.root.links.remove(VXLAN_DEV);
         }
+        let fresh;
+        let rules = match &self.rules.0 {
+            Some(r) if r.network == self.network => r,
+            // Not built for this Network yet (reconcile builds them first).
+            _ => {
+                fresh = Rules::new(self.network);
+                &fresh
+            }
+        };
         if self.ip_masq {
-            self.masquerade_rules(host, lease.subnet);
+            self.masquerade_rules(host, rules, lease.subnet);
         }
-        self.forward_rules(host);
+        self.forward_rules(host, rules);
         host.files.insert(
             SUBNET_ENV.to_string(),
             self.subnet_env(lease.subnet, uplink_mtu),
@@ -369,39 +584,31 @@ impl Flannel {
     /// `--ip-masq`: the FLANNEL-POSTRTG chain in nat POSTROUTING
     /// (`pkg/trafficmngr/iptables/iptables.go` MasqRules, v0.22–v0.28): skip kube-proxy's
     /// masquerade mark, no NAT between pods or from outside to local pods, masquerade the
-    /// cluster's traffic leaving it (not multicast) and the host's traffic into it.
-    fn masquerade_rules(&self, host: &mut Host, subnet: IpNet) {
-        const COMMENT: &str = "-m comment --comment \"flanneld masq\"";
-        const CHAIN: &str = "FLANNEL-POSTRTG";
-        let (net, sub) = (self.network, subnet.trunc());
-        let nat = &mut host.netfilter.family_mut(net.addr().is_ipv6()).nat;
-        nat.delete_chain(CHAIN);
-        nat.ensure_chain(CHAIN);
-        nat.append_unique("POSTROUTING", format!("{COMMENT} -j {CHAIN}"));
-        for rule in [
-            format!("-m mark --mark 0x4000/0x4000 {COMMENT} -j RETURN"),
-            format!("-s {sub} -d {net} {COMMENT} -j RETURN"),
-            format!("-s {net} -d {sub} {COMMENT} -j RETURN"),
-            format!("! -s {net} -d {sub} {COMMENT} -j RETURN"),
-            format!("-s {net} ! -d 224.0.0.0/4 {COMMENT} -j MASQUERADE --random-fully"),
-            format!("! -s {net} -d {net} {COMMENT} -j MASQUERADE --random-fully"),
-        ] {
-            nat.append_unique(CHAIN, rule);
+    /// cluster's traffic leaving it (not multicast) and the host's traffic into it. The
+    /// rules come parsed from [`Rules`]: the same text on every node is parsed once.
+    fn masquerade_rules(&self, host: &mut Host, rules: &Rules, subnet: IpNet) {
+        let nat = &mut host.netfilter.family_mut(self.network.addr().is_ipv6()).nat;
+        nat.delete_chain(MASQ_CHAIN);
+        nat.ensure_chain(MASQ_CHAIN);
+        nat.append_rule_unique("POSTROUTING", rules.masq_jump.clone());
+        for rule in rules.masq(subnet.trunc()) {
+            nat.append_rule_unique(MASQ_CHAIN, rule);
         }
     }
 
     /// `--iptables-forward-rules` (on by default): FLANNEL-FWD in the filter table's FORWARD
     /// accepts the cluster's traffic both ways (for hosts whose FORWARD policy is DROP).
-    fn forward_rules(&self, host: &mut Host) {
-        const COMMENT: &str = "-m comment --comment \"flanneld forward\"";
-        const CHAIN: &str = "FLANNEL-FWD";
-        let net = self.network;
-        let filter = &mut host.netfilter.family_mut(net.addr().is_ipv6()).filter;
-        filter.delete_chain(CHAIN);
-        filter.ensure_chain(CHAIN);
-        filter.append_unique("FORWARD", format!("{COMMENT} -j {CHAIN}"));
-        filter.append_unique(CHAIN, format!("-s {net} {COMMENT} -j ACCEPT"));
-        filter.append_unique(CHAIN, format!("-d {net} {COMMENT} -j ACCEPT"));
+    fn forward_rules(&self, host: &mut Host, rules: &Rules) {
+        let filter = &mut host
+            .netfilter
+            .family_mut(self.network.addr().is_ipv6())
+            .filter;
+        filter.delete_chain(FWD_CHAIN);
+        filter.ensure_chain(FWD_CHAIN);
+        filter.append_rule_unique("FORWARD", rules.fwd_jump.clone());
+        for rule in &rules.fwd {
+            filter.append_rule_unique(FWD_CHAIN, rule.clone());
+        }
     }
 
     /// `/run/flannel/subnet.env` (`pkg/subnet/subnet.go` WriteSubnetFile): FLANNEL_SUBNET is
@@ -509,6 +716,52 @@ mod tests {
             format!("{mac} dev flannel.1 dst 192.168.0.2 self permanent")
         );
         assert!(h["node-2"].host.files[SUBNET_ENV].contains("FLANNEL_MTU=1450\n"));
+    }
+
+    #[test]
+    fn rules_parsed_once_are_what_each_node_s_text_parses_to() {
+        for (net, sub) in [
+            ("10.244.0.0/16", "10.244.7.0/24"),
+            ("10.244.0.0/14", "10.247.255.0/24"),
+            ("fd00:10:244::/56", "fd00:10:244:3::/64"),
+        ] {
+            let (net, sub): (IpNet, IpNet) = (net.parse().unwrap(), sub.parse().unwrap());
+            let got: Vec<XtRule> = Rules::new(net).masq(sub).collect();
+            let want = masq_rules(net, &sub);
+            assert_eq!(got.len(), want.len());
+            for (g, (text, _)) in got.iter().zip(&want) {
+                assert_eq!(g.text(), text);
+                assert_eq!(*g.spec(), RuleSpec::parse(text));
+            }
+        }
+    }
+
+    #[test]
+    fn a_lease_dropped_by_an_event_leaves_every_peer() {
+        let mut nodes = vec![
+            ("node-1", "10.244.1.0/24", "192.168.0.1"),
+            ("node-2", "10.244.2.0/24", "192.168.0.2"),
+            ("node-3", "10.244.3.0/24", "192.168.0.3"),
+        ];
+        let mut h = hosts(&[
+            ("node-1", "192.168.0.1"),
+            ("node-2", "192.168.0.2"),
+            ("node-3", "192.168.0.3"),
+        ]);
+        let mut f = Flannel::new(Backend::HostGw);
+        f.reconcile(&leases(&nodes), true, &mut h, &mut |_, _| {});
+        // node-2's podCIDR leaves the Network: an event for node-2 alone.
+        nodes[1].1 = "10.9.2.0/24";
+        f.reconcile(&leases(&nodes[1..2]), false, &mut h, &mut |_, _| {});
+        let owners: Vec<&str> = h["node-1"]
+            .host
+            .peers
+            .peers
+            .iter()
+            .map(|p| p.owner.as_str())
+            .collect();
+        assert_eq!(owners, ["node-1", "node-3"]);
+        assert!(h["node-2"].host.peers.peers.is_empty());
     }
 
     #[test]
