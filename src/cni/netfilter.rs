@@ -1549,10 +1549,11 @@ pub struct XtTable {
 }
 
 /// The jump index of an [`XtTable`]: (target chain, chain holding a rule that jumps or
-/// goes to it, how many such rules), sorted by target then holder. A table has few jumps
-/// (flanneld's one per table, a few dozen under Calico), so a sorted vector: the two
-/// levels of maps it replaces took about 900 bytes per table for a single jump, on every
-/// node.
+/// goes to it, how many such rules), sorted by target then holder. A table holds few
+/// jumps: flanneld's one, a few dozen under Calico, and at most one per pod for bridge's
+/// ipMasq and portmap's per-pod chains (a node's podCIDR bounds its pods: a /24 holds 254),
+/// so a sorted vector, whose insert moves at most a few kilobytes. The two levels of maps
+/// it replaces took about 900 bytes per table for a single jump, on every node.
 #[derive(Debug, Clone, Default)]
 struct Referrers(Vec<(String, String, usize)>);
 
