@@ -734,10 +734,13 @@ impl Lab {
             if matching.is_empty() {
                 return Err(LabError::msg(e.message.clone()));
             }
+            // kubectl ends each with a blank line (`"%s\n"`); the last one is left out here.
             let mut out = Outcome::empty();
-            for name in matching {
-                out.extend(self.describe_one(kind, &d.ns, &name, false)?);
-                out.plain("");
+            for (i, name) in matching.iter().enumerate() {
+                if i > 0 {
+                    out.plain("");
+                }
+                out.extend(self.describe_one(kind, &d.ns, name, false)?);
             }
             return Ok(out);
         }
