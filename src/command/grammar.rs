@@ -77,7 +77,7 @@ pub enum Command {
     Get(GetArgs),
     /// Describe objects, with the events of one (kubectl describe)
     #[command(
-        after_help = "Events print when one object is described, as kubectl prints them.\nExamples:\n  describe pod web\n  describe pods\n  describe pod web db\n  describe pod/web node/node-1\n  describe pod we      (no pod \"we\": the pods whose names start with \"we\")"
+        after_help = "Events print when one object is described, as kubectl prints them.\nExamples:\n  describe pod web\n  describe pods\n  describe pod web db\n  describe pod/web node/node-1\n  describe pod we      (no pod \"we\": the pods whose names start with \"we\")\n  describe pods --show-events=false"
     )]
     Describe(DescribeArgs),
     /// Delete an object, in kubectl's verb order (`delete pod web` is `pod delete web`)
@@ -872,6 +872,16 @@ pub struct DescribeArgs {
         default_value = "default"
     )]
     pub ns: String,
+    /// Print each object's events (true or false); by default only when one object is
+    /// described
+    #[arg(
+        long = "show-events",
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub show_events: Option<bool>,
 }
 
 /// `label KIND NAME KEY=VALUE…`.

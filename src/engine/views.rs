@@ -678,7 +678,8 @@ impl Lab {
     /// `describe KIND [NAME…] [-n NS]` or `describe KIND/NAME…`, as kubectl's `describe`
     /// runs it (`pkg/cmd/describe/describe.go`): every object of the kind when no name is
     /// given; the objects one after another, two blank lines between; their events only when
-    /// exactly one object is described and nothing was missing; a missing name is NotFound
+    /// exactly one object is described and nothing was missing, unless `--show-events` says
+    /// otherwise (`ShowEventsExplicitlySet`); a missing name is NotFound
     /// after the others print; and `describe KIND X` that finds no `X` describes the objects
     /// whose names start with `X` (`DescribeMatchingResources`), without events.
     pub fn describe(&self, d: &DescribeArgs) -> Result<Outcome, LabError> {
@@ -740,11 +741,13 @@ impl Lab {
                 if i > 0 {
                     out.plain("");
                 }
-                out.extend(self.describe_one(kind, &d.ns, name, false)?);
+                out.extend(self.describe_one(kind, &d.ns, name, d.show_events == Some(true))?);
             }
             return Ok(out);
         }
-        let show_events = asked.len() == 1 && errors.is_empty();
+        let show_events = d
+            .show_events
+            .unwrap_or(asked.len() == 1 && errors.is_empty());
         let mut out = Outcome::empty();
         for (i, (kind, name)) in asked.iter().enumerate() {
             if i > 0 {
