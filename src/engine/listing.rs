@@ -196,16 +196,20 @@ impl Lab {
     /// `get KIND/NAME…` of several kinds. Named objects print in the order given; a missing
     /// one is NotFound after the rest print, as kubectl does.
     pub fn get(&self, g: &GetArgs) -> Result<Outcome, LabError> {
-        // (kind, names) in the order asked; no names: every object of the kind.
-        let mut targets: Vec<(&'static str, Vec<&str>)> = Vec::new();
         let args: Vec<&str> = std::iter::once(g.kind.as_str())
             .chain(g.names.iter().map(String::as_str))
             .collect();
-        if args.iter().any(|a| a.contains('/')) {
-            let pairs = resource_name_pairs(&args)?;
-            for (i, (kind, _)) in pairs.iter().enumerate() {
+        let pairs = if args.iter().any(|a| a.contains('/')) {
+            resource_name_pairs(&args)?
+        } else {
+            Vec::new()
+        };
+        // (kind, names) in the order asked; no names: every object of the kind.
+        let mut targets: Vec<(&'static str, Vec<&str>)> = Vec::new();
+        if !pairs.is_empty() {
+            for (kind, name) in &pairs {
                 let kind = canonical_kind(kind)?;
-                let name = args[i].split_once('/').map_or("", |(_, n)| n);
+                let name = name.as_str();
                 match targets.iter_mut().find(|(k, _)| *k == kind) {
                     Some((_, names)) => names.push(name),
                     None => targets.push((kind, vec![name])),
@@ -255,15 +259,7 @@ impl Lab {
         // still print, and the errors follow.
         let mut errors = Vec::new();
         for (kind, names) in &mut targets {
-            names.retain(
-                |n| match self.get_json(kind, Some(n), &Sel::all_in(Some(ns))) {
-                    Ok(_) => true,
-                    Err(e) => {
-                        errors.push(e);
-                        false
-                    }
-                },
-            );
+            self.keep_found(kind, ns, names, &mut errors);
         }
         let asked_by_name = named > 0;
         // Each object (or every object of a kind) with its selection.
@@ -355,20 +351,26 @@ impl Lab {
                 }
             }
         };
-        match errors.len() {
-            0 => Ok(out),
-            _ => {
-                let mut e = LabError::msg(
-                    errors
-                        .into_iter()
-                        .map(|e| e.message)
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                );
-                e.output = out;
-                Err(e)
-            }
-        }
+        LabError::after(out, errors)
+    }
+
+    /// The names of `kind` in `ns` that exist, in order; a NotFound for each other one.
+    pub(super) fn keep_found<N: AsRef<str>>(
+        &self,
+        kind: &str,
+        ns: &str,
+        names: &mut Vec<N>,
+        errors: &mut Vec<LabError>,
+    ) {
+        names.retain(
+            |n| match self.get_json(kind, Some(n.as_ref()), &Sel::all_in(Some(ns))) {
+                Ok(_) => true,
+                Err(e) => {
+                    errors.push(e);
+                    false
+                }
+            },
+        );
     }
 }
 

@@ -111,6 +111,16 @@ impl LabError {
             is_help: false,
         }
     }
+
+    /// What a command that goes on past failures (kubectl's `ContinueOnError`) ends with:
+    /// its output, or, after it, every error one per line.
+    pub fn after(output: Outcome, errors: Vec<LabError>) -> Result<Outcome, LabError> {
+        if errors.is_empty() {
+            return Ok(output);
+        }
+        let lines: Vec<String> = errors.into_iter().map(|e| e.message).collect();
+        Err(LabError::with_output(lines.join("\n"), output))
+    }
 }
 
 impl From<crate::cluster::ApiError> for LabError {

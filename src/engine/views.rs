@@ -711,15 +711,13 @@ impl Lab {
             }
         }
         let mut errors = Vec::new();
-        asked.retain(|(kind, name)| {
-            match self.get_json(kind, Some(name), &Sel::all_in(Some(&d.ns))) {
-                Ok(_) => true,
-                Err(e) => {
-                    errors.push(e);
-                    false
-                }
-            }
-        });
+        let mut found = Vec::with_capacity(asked.len());
+        for (kind, name) in asked {
+            let mut one = vec![name];
+            self.keep_found(kind, &d.ns, &mut one, &mut errors);
+            found.extend(one.into_iter().map(|n| (kind, n)));
+        }
+        let asked = found;
         // `describe KIND X` with no X: the objects whose names start with X.
         if let ([e], [_], true) = (&errors[..], &d.names[..], asked.is_empty())
             && !d.names[0].contains('/')
@@ -756,18 +754,7 @@ impl Lab {
             }
             out.extend(self.describe_one(kind, &d.ns, name, show_events)?);
         }
-        if errors.is_empty() {
-            return Ok(out);
-        }
-        let mut e = LabError::msg(
-            errors
-                .into_iter()
-                .map(|e| e.message)
-                .collect::<Vec<_>>()
-                .join("\n"),
-        );
-        e.output = out;
-        Err(e)
+        LabError::after(out, errors)
     }
 
     /// One object's description; without its Events section when `show_events` is off
@@ -799,18 +786,14 @@ impl Lab {
         ns: &str,
         name: &str,
     ) -> Result<Outcome, LabError> {
-        let d = DescribeOne {
-            ns: ns.to_string(),
-            name: name.to_string(),
-        };
         let mut out = Outcome::empty();
         match kind {
             "pods" => {
                 let p = self
                     .cluster
                     .pods
-                    .get(&(d.ns.clone(), d.name.clone()))
-                    .ok_or_else(|| not_found("pods", &d.name))?;
+                    .get(&(ns.to_string(), name.to_string()))
+                    .ok_or_else(|| not_found("pods", name))?;
                 // kubectl's `spec.nodeName + "/" + status.hostIP`: empty until the kubelet
                 // writes a status (a pod it rejected at admission has none).
                 let node_ip = p.status.host_ip.as_str();
@@ -977,8 +960,8 @@ impl Lab {
                 let n = self
                     .cluster
                     .nodes
-                    .get(&(crate::cluster::no_namespace(), d.name.clone()))
-                    .ok_or_else(|| not_found("nodes", &d.name))?;
+                    .get(&(crate::cluster::no_namespace(), name.to_string()))
+                    .ok_or_else(|| not_found("nodes", name))?;
                 // The value column is the tabwriter's: after the longest key printed,
                 // `Unschedulable:`, and a space.
                 out.line(
@@ -1061,8 +1044,8 @@ impl Lab {
                 let p = self
                     .cluster
                     .pvcs
-                    .get(&(d.ns.clone(), d.name.clone()))
-                    .ok_or_else(|| not_found("persistentvolumeclaims", &d.name))?;
+                    .get(&(ns.to_string(), name.to_string()))
+                    .ok_or_else(|| not_found("persistentvolumeclaims", name))?;
                 let kv = |out: &mut Outcome, k: &str, v: String| {
                     out.line(
                         Line::new()
@@ -1161,8 +1144,8 @@ impl Lab {
                 let pv = self
                     .cluster
                     .pvs
-                    .get(&(crate::cluster::no_namespace(), d.name.clone()))
-                    .ok_or_else(|| not_found("persistentvolumes", &d.name))?;
+                    .get(&(crate::cluster::no_namespace(), name.to_string()))
+                    .ok_or_else(|| not_found("persistentvolumes", name))?;
                 // kubectl's describer writes through one tabwriter (padding 2) up to
                 // `Source:`: the first column is as wide as its widest cell, which is
                 // `  Required Terms:` when the PV has a node affinity
@@ -1273,9 +1256,9 @@ impl Lab {
                     width,
                 );
             }
-            "network-attachment-definitions" => self.describe_nad(&mut out, &d.ns, &d.name)?,
+            "network-attachment-definitions" => self.describe_nad(&mut out, ns, name)?,
             "volumesnapshots" | "volumesnapshotcontents" => {
-                return self.describe_generic(kind, &d.ns, &d.name);
+                return self.describe_generic(kind, ns, name);
             }
             other => {
                 return Err(LabError::msg(format!(
@@ -1285,17 +1268,7 @@ impl Lab {
         }
         Ok(out)
     }
-}
 
-/// The object one `describe` prints.
-struct DescribeOne {
-    /// Its namespace (ignored for cluster-scoped kinds).
-    ns: String,
-    /// Its name.
-    name: String,
-}
-
-impl Lab {
     pub(super) fn events_for(&self, out: &mut Outcome, object: &str, uid: &str, width: usize) {
         let events: Vec<_> = self
             .calls
