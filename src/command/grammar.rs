@@ -1624,7 +1624,9 @@ fn one_kind_named_throughout(words: &[String]) -> bool {
         return true;
     }
     let kind_of = |a: &str| match a.split('/').collect::<Vec<_>>()[..] {
-        [kind, name] if !kind.is_empty() && !name.is_empty() => Some(kind.to_string()),
+        [kind, name] if !kind.is_empty() && !name.is_empty() && !kind.contains(',') => {
+            Some(kind.to_string())
+        }
         _ => None,
     };
     let first = kind_of(args[0]);
