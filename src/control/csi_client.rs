@@ -22,7 +22,7 @@ impl Ctx<'_> {
     ) -> Result<Resp, Status>
     where
         Req: WireMessage + crate::csi::types::CsiRequest + Clone + 'static,
-        Resp: WireMessage + Clone + 'static,
+        Resp: WireMessage + crate::csi::types::CsiResponse + Clone + 'static,
     {
         let service = crate::csi::resolve(rpc)
             .map(|(s, _)| s)
@@ -33,21 +33,28 @@ impl Ctx<'_> {
             Some(injected) => Err(injected),
             None => call(&mut *self.csi, req),
         };
+        let typed_summary = result.as_ref().ok().and_then(|r| r.summary());
         let reply = match &result {
             Ok(resp) => Ok(Arc::new(resp.clone()) as Arc<dyn WireMessage>),
             Err(s) => Err(s.clone()),
         };
-        let record = CsiCall {
+        let mut record = CsiCall {
             caller: caller.to_string(),
             node: node.map(str::to_string),
             service,
             rpc,
             subject,
+            summary: String::new(),
             request,
             reply,
         };
+        record.summary = match typed_summary {
+            Some(s) if record.reply.is_ok() => s,
+            _ => record.summary_from_json(),
+        };
         debug_assert_eq!(record.subject, record.subject_from_json(), "{rpc}");
-        let detail_head = format!("{}: {}", record.subject, record.summary());
+        debug_assert_eq!(record.summary, record.summary_from_json(), "{rpc}");
+        let detail_head = format!("{}: {}", record.subject, record.summary);
         let failed = record.reply.is_err();
         let seq = self.wire.push(WireRecord::Csi(record));
         let tick = self.clock;

@@ -219,15 +219,10 @@ impl Ctx<'_> {
         // The API server aggregates a repeated event (same object, reason and message) into
         // one with a count; the lab keeps the first.
         let uid = uid_of(self.api, &object);
-        // (The cheap tests first: most of the 256 differ in the message's length.)
-        let repeat = self.calls.iter().rev().take(256).any(|(_, e)| {
-            e.detail.len() == message.len()
-                && e.reason == Some(reason)
-                && e.object_uid == uid
-                && e.object.as_deref() == Some(object.as_str())
-                && e.detail == message
-        });
-        if repeat {
+        if self
+            .calls
+            .repeats_recent_event(reason, &object, uid.as_deref(), &message)
+        {
             return;
         }
         let tick = self.clock;

@@ -155,8 +155,8 @@ fn node_failures(
         .conditions
         .iter()
         .find(|c| c.condition_type == "Ready")
-        .map(|c| c.status.to_string());
-    match ready.as_deref() {
+        .map(|c| &*c.status);
+    match ready {
         Some("True") => {}
         Some("False") => out.push((
             "node(s) had untolerated taint {node.kubernetes.io/not-ready: }".to_string(),

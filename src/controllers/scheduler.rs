@@ -266,14 +266,17 @@ fn node_volume_reason(
     if pod.spec.volumes.is_empty() {
         return None;
     }
-    let full = checks.reason(node.name(), &node.metadata.labels)?;
-    // "0/N nodes are available: 1 <reason>. preemption: …" → "<reason>"
-    let head = full.split(". preemption:").next().unwrap_or(&full);
-    let short = head
-        .split_once(": 1 ")
-        .map(|(_, r)| r)
-        .unwrap_or(head)
-        .to_string();
+    let short = checks.node_reason(node.name(), &node.metadata.labels)?;
+    #[cfg(debug_assertions)]
+    {
+        // The histogram reason is the one-node message's: "0/N nodes are available: 1
+        // <reason>. preemption: …" → "<reason>".
+        let full = checks.reason(node.name(), &node.metadata.labels);
+        let full = full.as_deref().unwrap_or_default();
+        let head = full.split(". preemption:").next().unwrap_or(full);
+        let want = head.split_once(": 1 ").map(|(_, r)| r).unwrap_or(head);
+        debug_assert_eq!(short, want);
+    }
     Some(short)
 }
 
@@ -372,23 +375,51 @@ impl<'a> VolumeChecks<'a> {
     /// Why the pod cannot go to `node` (with these labels), in the scheduler's words.
     fn reason(&self, node: &str, labels: &BTreeMap<String, String>) -> Option<String> {
         let n = self.nodes;
-        for step in &self.steps {
-            match step {
-                Step::Selected { claim, selected } if *selected != node => {
-                    return Some(format!(
-                        "0/{n} nodes are available: 1 node(s) did not match the node selected for persistentvolumeclaim \"{claim}\" ({}={selected}). preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling.",
-                        crate::storage::SELECTED_NODE
-                    ));
-                }
-                Step::Affinity(affinity) if !affinity.admits(labels) => {
-                    return Some(format!(
-                        "0/{n} nodes are available: 1 node(s) had volume node affinity conflict. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
-                    ));
-                }
-                Step::Fails(message) => return Some(message.clone()),
-                _ => {}
+        Some(match self.failing_step(node, labels)? {
+            Step::Fails(message) => message.clone(),
+            step => format!(
+                "0/{n} nodes are available: 1 {}. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling.",
+                step.node_reason()
+            ),
+        })
+    }
+
+    /// What the node's line of the scheduler's histogram says when a volume check fails on
+    /// it (`node(s) had volume node affinity conflict`), without the one-node message
+    /// around it.
+    fn node_reason(&self, node: &str, labels: &BTreeMap<String, String>) -> Option<String> {
+        Some(match self.failing_step(node, labels)? {
+            Step::Fails(message) => {
+                let head = message.split(". preemption:").next().unwrap_or(message);
+                head.split_once(": 1 ")
+                    .map(|(_, r)| r)
+                    .unwrap_or(head)
+                    .to_string()
             }
+            step => step.node_reason(),
+        })
+    }
+
+    /// The first check that fails on `node`, in the order the checks run.
+    fn failing_step(&self, node: &str, labels: &BTreeMap<String, String>) -> Option<&Step<'a>> {
+        self.steps.iter().find(|step| match step {
+            Step::Selected { selected, .. } => *selected != node,
+            Step::Affinity(affinity) => !affinity.admits(labels),
+            Step::Fails(_) => true,
+        })
+    }
+}
+
+impl Step<'_> {
+    /// The histogram reason of a per-node check that failed (not [`Step::Fails`]).
+    fn node_reason(&self) -> String {
+        match self {
+            Step::Selected { claim, selected } => format!(
+                "node(s) did not match the node selected for persistentvolumeclaim \"{claim}\" ({}={selected})",
+                crate::storage::SELECTED_NODE
+            ),
+            Step::Affinity(_) => "node(s) had volume node affinity conflict".to_string(),
+            Step::Fails(message) => message.clone(),
         }
-        None
     }
 }

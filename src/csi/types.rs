@@ -1112,6 +1112,83 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The typed summary of `resp` and the JSON rule's, as the call log would show them.
+    fn both_summaries<R: CsiResponse + crate::record::WireMessage + Clone + 'static>(
+        resp: R,
+    ) -> (Option<String>, String) {
+        let call = crate::record::wire::CsiCall {
+            caller: "you".into(),
+            node: None,
+            service: crate::csi::Service::Node,
+            rpc: "Test",
+            subject: "-".into(),
+            summary: String::new(),
+            request: std::sync::Arc::new(json!({})),
+            reply: Ok(std::sync::Arc::new(resp.clone())),
+        };
+        (resp.summary(), call.summary_from_json())
+    }
+
+    #[test]
+    fn typed_summaries_read_as_the_json_rule() {
+        let topology = |pairs: &[(&str, &str)]| Topology {
+            segments: pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let infos = [
+            NodeGetInfoResponse::default(),
+            NodeGetInfoResponse {
+                node_id: "node-1".into(),
+                ..Default::default()
+            },
+            NodeGetInfoResponse {
+                node_id: "a \"quoted\" \\ id\u{1}".into(),
+                max_volumes_per_node: 3,
+                accessible_topology: Some(topology(&[])),
+            },
+            NodeGetInfoResponse {
+                node_id: "n".into(),
+                max_volumes_per_node: 1,
+                accessible_topology: Some(topology(&[("b/zone", "z"), ("a/node", "né")])),
+            },
+            NodeGetInfoResponse {
+                node_id: "x".repeat(80),
+                max_volumes_per_node: 0,
+                accessible_topology: None,
+            },
+        ];
+        for info in infos {
+            let (typed, json) = both_summaries(info.clone());
+            assert_eq!(typed.as_deref(), Some(json.as_str()), "{info:?}");
+        }
+        let publish = ControllerPublishVolumeResponse {
+            publish_context: [("device".to_string(), "/dev/lab/vol-1".to_string())].into(),
+        };
+        let (typed, json) = both_summaries(publish);
+        assert_eq!(typed.as_deref(), Some(json.as_str()));
+        assert_eq!(json, r#"{"publish_context":{"device":"/dev/lab/vol-1"}}"#);
+        for (bytes, node) in [(0, false), (0, true), (1 << 30, false), (5, true)] {
+            let expand = ControllerExpandVolumeResponse {
+                capacity_bytes: bytes,
+                node_expansion_required: node,
+            };
+            let (typed, json) = both_summaries(expand);
+            assert!(typed.is_none_or(|t| t == json), "{bytes} {node}: {json}");
+        }
+        let created = CreateVolumeResponse {
+            volume: Some(Volume {
+                volume_id: "vol-1".into(),
+                capacity_bytes: 0,
+                ..Default::default()
+            }),
+        };
+        let (typed, json) = both_summaries(created);
+        assert_eq!(typed.as_deref(), Some("volume vol-1 "));
+        assert_eq!(json, "volume vol-1 ");
+    }
+
     #[test]
     fn create_volume_request_uses_proto_names_and_int64_strings() {
         let req = CreateVolumeRequest {
@@ -1287,4 +1364,190 @@ subject! {
     NodeExpandVolumeRequest => [volume_id];
     NodeGetCapabilitiesRequest => [];
     NodeGetInfoRequest => [];
+}
+
+/// How a response reads in one line of the call log, worked out from the typed message.
+/// The rule is [`crate::record::wire::CsiCall::summary_from_json`]'s over the protojson
+/// form (debug builds check the two agree on every call); a type without a rule of its own
+/// (`None`) is summarised from its JSON.
+pub trait CsiResponse {
+    /// The summary, or `None` to take the JSON rule.
+    fn summary(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A response a raw `csi call` got back: the JSON rule.
+impl CsiResponse for serde_json::Value {}
+
+/// `volume ID SIZE` for a response that carries a volume with an ID (proto3 leaves an empty
+/// ID and a zero size out of the message, so the JSON rule sees neither).
+fn volume_summary(volume: &Option<Volume>) -> Option<String> {
+    let v = volume.as_ref().filter(|v| !v.volume_id.is_empty())?;
+    let size = if v.capacity_bytes == 0 {
+        String::new()
+    } else {
+        crate::util::quantity::format_bytes(v.capacity_bytes)
+    };
+    Some(format!("volume {} {size}", v.volume_id))
+}
+
+/// Responses with no fields: `OK`.
+macro_rules! empty_response {
+    ($($ty:ident),*) => {
+        $(impl CsiResponse for $ty {
+            fn summary(&self) -> Option<String> {
+                Some("OK".into())
+            }
+        })*
+    };
+}
+
+empty_response!(
+    DeleteVolumeResponse,
+    ControllerUnpublishVolumeResponse,
+    DeleteSnapshotResponse,
+    NodeStageVolumeResponse,
+    NodeUnstageVolumeResponse,
+    NodePublishVolumeResponse,
+    NodeUnpublishVolumeResponse
+);
+
+impl CsiResponse for GetPluginInfoResponse {}
+impl CsiResponse for GetPluginCapabilitiesResponse {}
+impl CsiResponse for ProbeResponse {}
+impl CsiResponse for ValidateVolumeCapabilitiesResponse {}
+impl CsiResponse for ListVolumesResponse {}
+impl CsiResponse for GetCapacityResponse {}
+impl CsiResponse for ControllerGetCapabilitiesResponse {}
+impl CsiResponse for ListSnapshotsResponse {}
+impl CsiResponse for NodeGetVolumeStatsResponse {}
+impl CsiResponse for NodeGetCapabilitiesResponse {}
+
+impl CsiResponse for CreateVolumeResponse {
+    fn summary(&self) -> Option<String> {
+        volume_summary(&self.volume)
+    }
+}
+
+impl CsiResponse for ControllerGetVolumeResponse {
+    fn summary(&self) -> Option<String> {
+        volume_summary(&self.volume)
+    }
+}
+
+impl CsiResponse for ControllerPublishVolumeResponse {
+    fn summary(&self) -> Option<String> {
+        if self.publish_context.is_empty() {
+            return Some("OK".into());
+        }
+        let mut text = String::with_capacity(64);
+        text.push('{');
+        push_json_str(&mut text, "publish_context");
+        text.push(':');
+        push_json_map(&mut text, &self.publish_context);
+        text.push('}');
+        Some(crate::record::wire::json_head(text))
+    }
+}
+
+impl CsiResponse for CreateSnapshotResponse {
+    fn summary(&self) -> Option<String> {
+        let s = self
+            .snapshot
+            .as_ref()
+            .filter(|s| !s.snapshot_id.is_empty())?;
+        Some(format!("snapshot {}", s.snapshot_id))
+    }
+}
+
+impl CsiResponse for ControllerExpandVolumeResponse {
+    fn summary(&self) -> Option<String> {
+        match (self.capacity_bytes, self.node_expansion_required) {
+            (0, false) => Some("OK".into()),
+            (0, true) => None,
+            (bytes, node) => Some(format!(
+                "capacity {}{}",
+                crate::util::quantity::format_bytes(bytes),
+                if node {
+                    ", node_expansion_required"
+                } else {
+                    ""
+                }
+            )),
+        }
+    }
+}
+
+impl CsiResponse for NodeExpandVolumeResponse {
+    fn summary(&self) -> Option<String> {
+        Some(match self.capacity_bytes {
+            0 => "OK".into(),
+            bytes => format!("capacity {}", crate::util::quantity::format_bytes(bytes)),
+        })
+    }
+}
+
+/// kubelet calls NodeGetInfo once per node: its summary is the head of the protojson form
+/// (keys sorted, as the JSON rule prints them), written here without building a JSON tree.
+impl CsiResponse for NodeGetInfoResponse {
+    fn summary(&self) -> Option<String> {
+        let mut text = String::with_capacity(96);
+        let field = |text: &mut String, key: &str| {
+            text.push(if text.is_empty() { '{' } else { ',' });
+            push_json_str(text, key);
+            text.push(':');
+        };
+        if let Some(t) = &self.accessible_topology {
+            field(&mut text, "accessible_topology");
+            text.push('{');
+            if !t.segments.is_empty() {
+                push_json_str(&mut text, "segments");
+                text.push(':');
+                push_json_map(&mut text, &t.segments);
+            }
+            text.push('}');
+        }
+        if self.max_volumes_per_node != 0 {
+            field(&mut text, "max_volumes_per_node");
+            text.push('"');
+            text.push_str(&self.max_volumes_per_node.to_string());
+            text.push('"');
+        }
+        if !self.node_id.is_empty() {
+            field(&mut text, "node_id");
+            push_json_str(&mut text, &self.node_id);
+        }
+        Some(if text.is_empty() {
+            "OK".into()
+        } else {
+            text.push('}');
+            crate::record::wire::json_head(text)
+        })
+    }
+}
+
+/// A string map as a JSON object (keys in order, as a BTreeMap keeps them).
+fn push_json_map(text: &mut String, map: &StringMap) {
+    text.push('{');
+    for (i, (k, v)) in map.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        push_json_str(text, k);
+        text.push(':');
+        push_json_str(text, v);
+    }
+    text.push('}');
+}
+
+/// `s` as a JSON string, escaped as serde_json escapes it.
+fn push_json_str(text: &mut String, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        text.push('"');
+        text.push_str(s);
+        text.push('"');
+    } else {
+        text.push_str(&serde_json::to_string(s).unwrap_or_default());
+    }
 }

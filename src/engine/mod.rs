@@ -748,7 +748,7 @@ impl Lab {
     ) -> Result<Resp, crate::csi::Status>
     where
         Req: crate::record::WireMessage + crate::csi::types::CsiRequest + Clone + 'static,
-        Resp: crate::record::WireMessage + Clone + 'static,
+        Resp: crate::record::WireMessage + crate::csi::types::CsiResponse + Clone + 'static,
     {
         ctx!(self).csi_call(caller, node, rpc, req, call)
     }

@@ -1486,7 +1486,7 @@ fn wire_row(seq: u64, rec: &WireRecord) -> Vec<String> {
                 Ok(_) => "OK".into(),
                 Err(s) => s.code.name().to_string(),
             },
-            c.summary(),
+            c.summary.clone(),
         ],
     }
 }

@@ -126,8 +126,105 @@ impl<T> Ring<T> {
     }
 }
 
-/// The call log.
-pub type CallLog = Ring<CallEvent>;
+/// The call log: a [`Ring`] of entries that also indexes its Kubernetes events by what
+/// makes two of them the same (reason, object, its UID, message), so the API server's
+/// aggregation of a repeat ([`CallLog::repeats_recent_event`]) is a lookup, not a scan.
+#[derive(Debug, Clone)]
+pub struct CallLog {
+    ring: Ring<CallEvent>,
+    /// Event key hash → the sequence number of the latest entry with that key. Only
+    /// lookups read it (output never does); entries older than the window are pruned.
+    latest_event: rustc_hash::FxHashMap<u64, u64>,
+}
+
+/// How far back a repeated event is noticed: the last this many entries.
+pub const REPEAT_WINDOW: u64 = 256;
+
+impl CallLog {
+    /// An empty log keeping at most `capacity` entries.
+    pub fn new(capacity: usize) -> Self {
+        CallLog {
+            ring: Ring::new(capacity),
+            latest_event: rustc_hash::FxHashMap::default(),
+        }
+    }
+
+    /// Append an entry and return its sequence number.
+    pub fn push(&mut self, item: CallEvent) -> u64 {
+        let key = item.reason.map(|r| {
+            event_key(
+                r,
+                item.object.as_deref(),
+                item.object_uid.as_deref(),
+                &item.detail,
+            )
+        });
+        let seq = self.ring.push(item);
+        if let Some(key) = key {
+            self.latest_event.insert(key, seq);
+            if self.latest_event.len() > 8 * REPEAT_WINDOW as usize {
+                let floor = self.window_floor();
+                self.latest_event.retain(|_, s| *s >= floor);
+            }
+        }
+        seq
+    }
+
+    /// The first sequence number inside the repeat window.
+    fn window_floor(&self) -> u64 {
+        self.ring.next_seq().saturating_sub(REPEAT_WINDOW)
+    }
+
+    /// Whether one of the last [`REPEAT_WINDOW`] entries is this event already: the same
+    /// reason, object, object UID and message.
+    pub fn repeats_recent_event(
+        &self,
+        reason: &str,
+        object: &str,
+        uid: Option<&str>,
+        message: &str,
+    ) -> bool {
+        let key = event_key(reason, Some(object), uid, message);
+        let found = self.latest_event.get(&key).is_some_and(|&seq| {
+            seq >= self.window_floor()
+                && self.ring.get(seq).is_some_and(|e| {
+                    e.reason == Some(reason)
+                        && e.object.as_deref() == Some(object)
+                        && e.object_uid.as_deref() == uid
+                        && e.detail == message
+                })
+        });
+        debug_assert_eq!(
+            found,
+            self.ring
+                .iter()
+                .rev()
+                .take(REPEAT_WINDOW as usize)
+                .any(|(_, e)| e.reason == Some(reason)
+                    && e.object.as_deref() == Some(object)
+                    && e.object_uid.as_deref() == uid
+                    && e.detail == message),
+            "the event index agrees with a scan of the window"
+        );
+        found
+    }
+}
+
+impl std::ops::Deref for CallLog {
+    type Target = Ring<CallEvent>;
+    fn deref(&self) -> &Ring<CallEvent> {
+        &self.ring
+    }
+}
+
+/// A hash of what makes two events the same (FxHash: no random keys, the same in every
+/// run, and cheap enough to run on every event recorded).
+fn event_key(reason: &str, object: Option<&str>, uid: Option<&str>, message: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    (reason, object, uid, message).hash(&mut h);
+    h.finish()
+}
 
 /// The wire log.
 pub type WireLog = Ring<WireRecord>;
@@ -135,6 +232,45 @@ pub type WireLog = Ring<WireRecord>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn event(reason: &'static str, object: &str, message: &str) -> CallEvent {
+        let mut e = CallEvent::line(
+            crate::util::time::Millis::ZERO,
+            "actor".into(),
+            reason.into(),
+            message.into(),
+            Level::Normal,
+        );
+        e.reason = Some(reason);
+        e.object = Some(object.into());
+        e.object_uid = Some("uid-1".into());
+        e
+    }
+
+    #[test]
+    fn a_repeated_event_is_found_within_the_window_only() {
+        let mut log = CallLog::new(10_000);
+        log.push(event("Scheduled", "Pod/default/a", "assigned"));
+        let repeats = |log: &CallLog, object: &str, uid: Option<&str>| {
+            log.repeats_recent_event("Scheduled", object, uid, "assigned")
+        };
+        assert!(repeats(&log, "Pod/default/a", Some("uid-1")));
+        // Another object, another incarnation of the name, another message: not a repeat.
+        assert!(!repeats(&log, "Pod/default/b", Some("uid-1")));
+        assert!(!repeats(&log, "Pod/default/a", Some("uid-2")));
+        assert!(!log.repeats_recent_event("Scheduled", "Pod/default/a", Some("uid-1"), "x"));
+        // 255 more entries: the event is still the 256th from the end.
+        for i in 0..255 {
+            log.push(event("Pulled", "Pod/default/c", &i.to_string()));
+        }
+        assert!(repeats(&log, "Pod/default/a", Some("uid-1")));
+        // One more and it has left the window (thousands more prune the index).
+        for i in 0..3000 {
+            log.push(event("Pulled", "Pod/default/c", &format!("more {i}")));
+        }
+        assert!(!repeats(&log, "Pod/default/a", Some("uid-1")));
+        assert!(log.latest_event.len() <= 8 * REPEAT_WINDOW as usize + 1);
+    }
 
     #[test]
     fn ring_is_bounded_and_keeps_numbers() {

@@ -33,6 +33,9 @@ pub struct CsiCall {
     pub rpc: &'static str,
     /// The volume or snapshot the request is about (`-` when none).
     pub subject: String,
+    /// One line saying how the call went (`volume pvc-… 1Gi`, `OK`, `NOT_FOUND (5): …`),
+    /// worked out from the typed response when the call was made.
+    pub summary: String,
     /// The request.
     pub request: Arc<dyn WireMessage>,
     /// The response, or the status of a failed call.
@@ -111,8 +114,9 @@ impl CsiCall {
         "-".into()
     }
 
-    /// One line saying how a CSI call went.
-    pub fn summary(&self) -> String {
+    /// One line saying how a CSI call went, read from the reply's protojson: the rule
+    /// [`crate::csi::types::CsiResponse`] keeps per type (and the one for raw JSON).
+    pub fn summary_from_json(&self) -> String {
         let c = self;
         match &c.reply {
             Err(s) => format!("{} ({}): {}", s.code.name(), s.code.number(), s.message),
@@ -148,15 +152,18 @@ impl CsiCall {
                 } else if v.as_object().is_some_and(|m| m.is_empty()) {
                     "OK".into()
                 } else {
-                    let text = serde_json::to_string(&v).unwrap_or_default();
-                    if text.chars().count() > 60 {
-                        format!("{}…", text.chars().take(60).collect::<String>())
-                    } else {
-                        text
-                    }
+                    json_head(serde_json::to_string(&v).unwrap_or_default())
                 }
             }
         }
+    }
+}
+
+/// A JSON text as the call log shows it: the first 60 characters, then `…` if there is more.
+pub fn json_head(text: String) -> String {
+    match text.char_indices().nth(60) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
     }
 }
 
