@@ -77,7 +77,7 @@ pub enum Command {
     Get(GetArgs),
     /// Describe objects, with the events of one (kubectl describe)
     #[command(
-        after_help = "Events print when one object is described, as kubectl prints them.\nExamples:\n  describe pod web\n  describe pods\n  describe pod web db\n  describe pod/web node/node-1\n  describe pod we      (no pod \"we\": the pods whose names start with \"we\")\n  describe pods --show-events=false"
+        after_help = "Events print when one object is described, as kubectl prints them.\nExamples:\n  describe pod web\n  describe pods\n  describe pod web db\n  describe pod/web node/node-1\n  describe pod we      (no pod \"we\": the pods whose names start with \"we\")\n  describe pods -l app=web\n  describe pods -A\n  describe pods --show-events=false"
     )]
     Describe(DescribeArgs),
     /// Delete an object, in kubectl's verb order (`delete pod web` is `pod delete web`)
@@ -872,6 +872,13 @@ pub struct DescribeArgs {
         default_value = "default"
     )]
     pub ns: String,
+    /// Every namespace (no names then)
+    #[arg(short = 'A', long = "all-namespaces")]
+    pub all_namespaces: bool,
+    /// Describe the objects whose labels match (no names then): k=v, k!=v, k, !k,
+    /// 'k in (a,b)'; a comma ANDs them
+    #[arg(short = 'l', long = "selector")]
+    pub selector: Option<String>,
     /// Print each object's events (true or false); by default only when one object is
     /// described
     #[arg(

@@ -686,36 +686,56 @@ impl Lab {
         let args: Vec<&str> = std::iter::once(d.kind.as_str())
             .chain(d.names.iter().map(String::as_str))
             .collect();
-        // (kind, name) in the order asked.
-        let mut asked: Vec<(&'static str, String)> = Vec::new();
-        if args.iter().any(|a| a.contains('/')) {
+        let by_pair = args.iter().any(|a| a.contains('/'));
+        // The builder's checks (cli-runtime `builder.go`), before anything is looked up.
+        let named = by_pair || !d.names.is_empty();
+        if named && d.all_namespaces {
+            return Err(LabError::msg(
+                "a resource cannot be retrieved by name across all namespaces",
+            ));
+        }
+        if named && d.selector.is_some() {
+            return Err(LabError::msg(
+                "name cannot be provided when a selector is specified",
+            ));
+        }
+        let query = d
+            .selector
+            .as_deref()
+            .map(crate::cluster::label_query::parse)
+            .transpose()
+            .map_err(LabError::msg)?;
+        // (kind, namespace, name) in the order asked.
+        let mut asked: Vec<(&'static str, String, String)> = Vec::new();
+        if by_pair {
             for (kind, name) in super::listing::resource_name_pairs(&args)? {
-                asked.push((canonical_kind(&kind)?, name));
+                asked.push((canonical_kind(&kind)?, d.ns.clone(), name));
             }
         } else {
             let kind = canonical_kind(&d.kind)?;
             if d.names.is_empty() {
-                let every = self.kept_json(kind, &Sel::all_in(Some(&d.ns)))?;
+                let every = self.described_keys(kind, d, query.as_ref())?;
                 if every.is_empty() {
+                    // kubectl's describe says so whatever the kind (`describe.go`).
                     let mut out = Outcome::empty();
-                    out.plain(if super::listing::namespaced(kind) {
-                        format!("No resources found in {} namespace.", d.ns)
-                    } else {
+                    out.plain(if d.all_namespaces {
                         "No resources found".to_string()
+                    } else {
+                        format!("No resources found in {} namespace.", d.ns)
                     });
                     return Ok(out);
                 }
-                asked.extend(every.into_iter().map(|(n, _)| (kind, n)));
+                asked.extend(every.into_iter().map(|(ns, n)| (kind, ns, n)));
             } else {
-                asked.extend(d.names.iter().map(|n| (kind, n.clone())));
+                asked.extend(d.names.iter().map(|n| (kind, d.ns.clone(), n.clone())));
             }
         }
         let mut errors = Vec::new();
         let mut found = Vec::with_capacity(asked.len());
-        for (kind, name) in asked {
+        for (kind, ns, name) in asked {
             let mut one = vec![name];
-            self.keep_found(kind, &d.ns, &mut one, &mut errors);
-            found.extend(one.into_iter().map(|n| (kind, n)));
+            self.keep_found(kind, &ns, &mut one, &mut errors);
+            found.extend(one.into_iter().map(|n| (kind, ns.clone(), n)));
         }
         let asked = found;
         // `describe KIND X` with no X: the objects whose names start with X.
@@ -747,14 +767,47 @@ impl Lab {
             .show_events
             .unwrap_or(asked.len() == 1 && errors.is_empty());
         let mut out = Outcome::empty();
-        for (i, (kind, name)) in asked.iter().enumerate() {
+        for (i, (kind, ns, name)) in asked.iter().enumerate() {
             if i > 0 {
                 out.plain("");
                 out.plain("");
             }
-            out.extend(self.describe_one(kind, &d.ns, name, show_events)?);
+            out.extend(self.describe_one(kind, ns, name, show_events)?);
         }
         LabError::after(out, errors)
+    }
+
+    /// The objects `describe KIND` with no name describes, as (namespace, name): those of
+    /// `-n NS` (or of every namespace with `-A`, namespace by namespace as the API server
+    /// lists them) whose labels match `-l`.
+    fn described_keys(
+        &self,
+        kind: &'static str,
+        d: &DescribeArgs,
+        query: Option<&crate::cluster::label_query::LabelQuery>,
+    ) -> Result<Vec<(String, String)>, LabError> {
+        let namespaces: Vec<Option<&str>> = if d.all_namespaces && super::listing::namespaced(kind)
+        {
+            self.cluster
+                .namespaces
+                .values()
+                .map(|n| Some(n.name()))
+                .collect()
+        } else if d.all_namespaces {
+            vec![None]
+        } else {
+            vec![Some(d.ns.as_str())]
+        };
+        let mut keys = Vec::new();
+        for ns in namespaces {
+            let sel = Sel {
+                query,
+                ..Sel::all_in(ns)
+            };
+            let names = self.kept_json(kind, &sel)?.into_iter().map(|(n, _)| n);
+            keys.extend(names.map(|n| (ns.unwrap_or_default().to_string(), n)));
+        }
+        Ok(keys)
     }
 
     /// One object's description; without its Events section when `show_events` is off
