@@ -48,10 +48,7 @@ impl Ctx<'_> {
             request,
             reply,
         };
-        record.summary = match typed_summary {
-            Some(s) if record.reply.is_ok() => s,
-            _ => record.summary_from_json(),
-        };
+        record.summary = typed_summary.unwrap_or_else(|| record.summary_from_json());
         debug_assert_eq!(record.subject, record.subject_from_json(), "{rpc}");
         debug_assert_eq!(record.summary, record.summary_from_json(), "{rpc}");
         let detail_head = format!("{}: {}", record.subject, record.summary);

@@ -267,17 +267,23 @@ fn node_volume_reason(
         return None;
     }
     let short = checks.node_reason(node.name(), &node.metadata.labels)?;
-    #[cfg(debug_assertions)]
-    {
-        // The histogram reason is the one-node message's: "0/N nodes are available: 1
-        // <reason>. preemption: …" → "<reason>".
-        let full = checks.reason(node.name(), &node.metadata.labels);
-        let full = full.as_deref().unwrap_or_default();
-        let head = full.split(". preemption:").next().unwrap_or(full);
-        let want = head.split_once(": 1 ").map(|(_, r)| r).unwrap_or(head);
-        debug_assert_eq!(short, want);
-    }
+    debug_assert_eq!(
+        Some(short.as_str()),
+        checks
+            .reason(node.name(), &node.metadata.labels)
+            .as_deref()
+            .map(histogram_reason),
+        "the node's reason is its one-node message's"
+    );
     Some(short)
+}
+
+/// The reason a one-node FailedScheduling message gives: "0/N nodes are available: 1
+/// <reason>. preemption: …" → "<reason>" (a message of another shape, whole up to
+/// ". preemption:").
+fn histogram_reason(message: &str) -> &str {
+    let head = message.split(". preemption:").next().unwrap_or(message);
+    head.split_once(": 1 ").map(|(_, r)| r).unwrap_or(head)
 }
 
 /// The scheduler's volume checks for one pod, with its claims, their classes and PVs, and
@@ -388,16 +394,7 @@ impl<'a> VolumeChecks<'a> {
     /// it (`node(s) had volume node affinity conflict`), without the one-node message
     /// around it.
     fn node_reason(&self, node: &str, labels: &BTreeMap<String, String>) -> Option<String> {
-        Some(match self.failing_step(node, labels)? {
-            Step::Fails(message) => {
-                let head = message.split(". preemption:").next().unwrap_or(message);
-                head.split_once(": 1 ")
-                    .map(|(_, r)| r)
-                    .unwrap_or(head)
-                    .to_string()
-            }
-            step => step.node_reason(),
-        })
+        self.failing_step(node, labels).map(Step::node_reason)
     }
 
     /// The first check that fails on `node`, in the order the checks run.
@@ -411,7 +408,7 @@ impl<'a> VolumeChecks<'a> {
 }
 
 impl Step<'_> {
-    /// The histogram reason of a per-node check that failed (not [`Step::Fails`]).
+    /// The histogram reason of a check that failed on a node.
     fn node_reason(&self) -> String {
         match self {
             Step::Selected { claim, selected } => format!(
@@ -419,7 +416,7 @@ impl Step<'_> {
                 crate::storage::SELECTED_NODE
             ),
             Step::Affinity(_) => "node(s) had volume node affinity conflict".to_string(),
-            Step::Fails(message) => message.clone(),
+            Step::Fails(message) => histogram_reason(message).to_string(),
         }
     }
 }

@@ -185,25 +185,23 @@ impl CallLog {
         message: &str,
     ) -> bool {
         let key = event_key(reason, Some(object), uid, message);
-        let found = self.latest_event.get(&key).is_some_and(|&seq| {
-            seq >= self.window_floor()
-                && self.ring.get(seq).is_some_and(|e| {
-                    e.reason == Some(reason)
-                        && e.object.as_deref() == Some(object)
-                        && e.object_uid.as_deref() == uid
-                        && e.detail == message
-                })
-        });
+        let same = |e: &CallEvent| {
+            e.reason == Some(reason)
+                && e.object.as_deref() == Some(object)
+                && e.object_uid.as_deref() == uid
+                && e.detail == message
+        };
+        let found = self
+            .latest_event
+            .get(&key)
+            .is_some_and(|&seq| seq >= self.window_floor() && self.ring.get(seq).is_some_and(same));
         debug_assert_eq!(
             found,
             self.ring
                 .iter()
                 .rev()
                 .take(REPEAT_WINDOW as usize)
-                .any(|(_, e)| e.reason == Some(reason)
-                    && e.object.as_deref() == Some(object)
-                    && e.object_uid.as_deref() == uid
-                    && e.detail == message),
+                .any(|(_, e)| same(e)),
             "the event index agrees with a scan of the window"
         );
         found
@@ -264,7 +262,7 @@ mod tests {
             log.push(event("Pulled", "Pod/default/c", &i.to_string()));
         }
         assert!(repeats(&log, "Pod/default/a", Some("uid-1")));
-        // One more and it has left the window (thousands more prune the index).
+        // More entries push it out of the window (and enough of them prune the index).
         for i in 0..3000 {
             log.push(event("Pulled", "Pod/default/c", &format!("more {i}")));
         }
