@@ -295,6 +295,67 @@ pub struct PeerEntries {
     pub peers: Vec<std::sync::Arc<PeerEntry>>,
 }
 
+/// The peer entries a node's kernel holds from its network daemon ([`Host::peers`]): a
+/// handle on the one table every node running the daemon shares ([`PeerTable::share`]), so
+/// that a daemon adding a peer's entries adds them on every node at once, as each node's
+/// daemon does on the Node event, without visiting each node (a `node add` among 1,000 nodes
+/// would otherwise cost a visit to every one of them). Cloning a host copies the entries: a
+/// clone is a snapshot, not another sharer.
+#[derive(Default)]
+pub struct PeerTable(std::sync::Arc<std::sync::RwLock<PeerEntries>>);
+
+impl PeerTable {
+    /// A table of its own holding `entries`.
+    pub fn new(entries: PeerEntries) -> Self {
+        PeerTable(std::sync::Arc::new(std::sync::RwLock::new(entries)))
+    }
+
+    /// Another handle on the same table: what the daemon writes, every holder reads.
+    pub fn share(&self) -> Self {
+        PeerTable(std::sync::Arc::clone(&self.0))
+    }
+
+    /// Is `other` a handle on this same table?
+    pub fn is_shared_with(&self, other: &PeerTable) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// The entries, for reading. (A panic while the table was written leaves it as the
+    /// writer left it; the lab reads on rather than poisoning every later read.)
+    pub fn read(&self) -> std::sync::RwLockReadGuard<'_, PeerEntries> {
+        self.0
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The entries, for the daemon to change: every holder sees the change.
+    pub fn write(&self) -> std::sync::RwLockWriteGuard<'_, PeerEntries> {
+        self.0
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Clone for PeerTable {
+    fn clone(&self) -> Self {
+        PeerTable::new(self.read().clone())
+    }
+}
+
+impl PartialEq for PeerTable {
+    fn eq(&self, other: &Self) -> bool {
+        self.is_shared_with(other) || *self.read() == *other.read()
+    }
+}
+
+impl Eq for PeerTable {}
+
+impl std::fmt::Debug for PeerTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.read().fmt(f)
+    }
+}
+
 /// The kernel entries a daemon programmed for one peer node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerEntry {
@@ -470,7 +531,7 @@ pub struct Host {
     pub ipam: BTreeMap<String, IpamStore>,
     /// Routes, neighbours and FDB entries the node's network daemon programmed for the other
     /// nodes (shared between nodes: see [`PeerEntries`]; entries owned by this node skipped).
-    pub peers: std::sync::Arc<PeerEntries>,
+    pub peers: PeerTable,
     /// Files daemons wrote on the node (`/run/flannel/subnet.env`), by path.
     pub files: BTreeMap<String, String>,
     /// The cluster datastore this node's plugins reach through the kubeconfig a network's
@@ -525,12 +586,30 @@ impl Host {
     /// device covers, without `onlink` (`Error: Nexthop has invalid gateway.`, ENETUNREACH;
     /// host-gw peers on another segment). The node's addresses do not change once made, so
     /// deciding this when reading is deciding it when the route was added.
-    pub fn peer_entries(&self) -> impl Iterator<Item = &PeerEntry> {
+    pub fn peer_entries(&self) -> Vec<std::sync::Arc<PeerEntry>> {
         self.peers
+            .read()
             .peers
             .iter()
-            .map(|p| p.as_ref())
-            .filter(|p| p.owner != self.node && self.accepts_route(&p.route))
+            .filter(|p| self.holds_peer_entry(p))
+            .cloned()
+            .collect()
+    }
+
+    /// Does this node's kernel hold the daemon's entry `p` (another node's, its route taken)?
+    pub fn holds_peer_entry(&self, p: &PeerEntry) -> bool {
+        p.owner != self.node && self.accepts_route(&p.route)
+    }
+
+    /// The entry the network daemon programmed here for `owner`'s lease, whether or not the
+    /// kernel took its route.
+    pub fn peer_entry_of(&self, owner: &str) -> Option<std::sync::Arc<PeerEntry>> {
+        self.peers
+            .read()
+            .peers
+            .iter()
+            .find(|p| p.owner == owner)
+            .cloned()
     }
 
     /// Would the kernel take this route on the host (its gateway on-link)?
@@ -557,10 +636,11 @@ impl Host {
     /// and the daemon's peer routes, default first, then by destination.
     pub fn route_table(&self) -> Vec<RouteEntry> {
         let mut table = self.root.route_table();
-        if self.peers.peers.is_empty() {
+        let peers = self.peer_entries();
+        if peers.is_empty() {
             return table;
         }
-        table.extend(self.peer_entries().map(|p| p.route.clone()));
+        table.extend(peers.iter().map(|p| p.route.clone()));
         table.sort_by_key(|r| (r.dst != "default", route_sort_key(&r.dst)));
         table
     }
@@ -568,13 +648,17 @@ impl Host {
     /// The host's neighbour table (`ip neigh show`): the daemon's permanent entries.
     pub fn neighbours(&self) -> Vec<Neigh> {
         self.peer_entries()
+            .iter()
             .filter_map(|p| p.neigh.clone())
             .collect()
     }
 
     /// The host's FDB entries on non-bridge devices (`bridge fdb show`, VXLAN part).
     pub fn fdb_entries(&self) -> Vec<FdbEntry> {
-        self.peer_entries().filter_map(|p| p.fdb.clone()).collect()
+        self.peer_entries()
+            .iter()
+            .filter_map(|p| p.fdb.clone())
+            .collect()
     }
 
     /// The namespace at a path, host (`""`) included.
@@ -636,4 +720,58 @@ pub fn is_link_sysctl(name: &str, ifname: &str) -> bool {
             .and_then(|rest| rest.strip_prefix(ifname))
             .is_some_and(|rest| rest.starts_with('.'))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn entry(owner: &str, dst: &str, via: &str) -> Arc<PeerEntry> {
+        Arc::new(PeerEntry {
+            owner: owner.to_string(),
+            route: RouteEntry::static_route(dst, Some(via), "eth0"),
+            neigh: None,
+            fdb: None,
+        })
+    }
+
+    #[test]
+    fn a_daemon_s_write_reaches_every_sharer_but_not_a_cloned_host() {
+        let table = PeerTable::default();
+        let mut node_1 = Host::new("node-1", "192.168.0.1", "02:00:00:00:00:01".into());
+        node_1.peers = table.share();
+        let mut node_2 = Host::new("node-2", "192.168.0.2", "02:00:00:00:00:02".into());
+        node_2.peers = table.share();
+        let snapshot = node_1.clone();
+        table.write().peers = vec![
+            entry("node-1", "10.244.1.0/24", "192.168.0.1"),
+            entry("node-2", "10.244.2.0/24", "192.168.0.2"),
+        ];
+        // Each node holds the other's route, not its own.
+        let dsts = |h: &Host| -> Vec<String> {
+            h.peer_entries()
+                .iter()
+                .map(|p| p.route.dst.clone())
+                .collect()
+        };
+        assert_eq!(dsts(&node_1), ["10.244.2.0/24"]);
+        assert_eq!(dsts(&node_2), ["10.244.1.0/24"]);
+        // The clone was taken before the write: it is a snapshot, not another sharer.
+        assert!(dsts(&snapshot).is_empty());
+        assert!(!snapshot.peers.is_shared_with(&table));
+        assert_ne!(snapshot, node_1);
+    }
+
+    #[test]
+    fn a_peer_route_whose_gateway_is_off_the_uplink_s_subnet_is_refused() {
+        let table = PeerTable::new(PeerEntries {
+            peers: vec![entry("node-9", "10.244.9.0/24", "192.168.7.9")],
+        });
+        let mut host = Host::new("node-1", "192.168.0.1", "02:00:00:00:00:01".into());
+        host.peers = table.share();
+        assert!(host.peer_entries().is_empty());
+        assert!(host.peer_entry_of("node-9").is_some());
+        assert!(host.route_table().iter().all(|r| r.dst != "10.244.9.0/24"));
+    }
 }

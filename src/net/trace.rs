@@ -1563,7 +1563,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                     .pod_cidr
                     .map(|c| c.trunc().to_string())
                     .unwrap_or_default();
-                let refused = host.peers.peers.iter().find(|p| p.owner == o.name);
+                let refused = host.peer_entry_of(&o.name);
                 let why = match refused {
                     Some(p) if !host.accepts_route(&p.route) => format!(
                         "the kernel refused `{}`: Nexthop has invalid gateway (host-gw needs the nodes on one L2 segment)",
@@ -1616,7 +1616,8 @@ fn host_lookup(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
     let own = host.root.route_table();
     let mut best: Option<(&RouteEntry, u8)> =
         lookup(&own, ip).and_then(|r| r.dst_net().map(|n| (r, n.prefix_len())));
-    for p in host.peer_entries() {
+    let peers = host.peers.read();
+    for p in peers.peers.iter().filter(|p| host.holds_peer_entry(p)) {
         let Some(net) = p.route.dst_net() else {
             continue;
         };

@@ -22,7 +22,9 @@
 //! once and keeps it in the `backend-data` annotation). It does not write the
 //! `flannel.alpha.coreos.com/*` annotations: peers are read from podCIDR and InternalIP.
 
-use crate::cni::host::{FdbEntry, Host, Link, LinkKind, Neigh, PeerEntries, PeerEntry, RouteEntry};
+use crate::cni::host::{
+    FdbEntry, Host, Link, LinkKind, Neigh, PeerEntries, PeerEntry, PeerTable, RouteEntry,
+};
 use crate::cni::netfilter::{AddrMatch, RuleSpec, XtRule};
 use ipnet::IpNet;
 use std::collections::BTreeMap;
@@ -258,8 +260,9 @@ pub struct Flannel {
     leases: BTreeMap<String, Lease>,
     /// Why a node's flanneld holds no lease (its log line), by node.
     problems: BTreeMap<String, String>,
-    /// The peer entries every node programs, shared (see [`PeerEntries`]).
-    shared: Arc<PeerEntries>,
+    /// The peer entries every node with a lease programs, one table all their hosts share
+    /// (see [`PeerTable`]).
+    shared: PeerTable,
     /// flanneld's iptables rules for `network`, parsed once (see [`Rules`]).
     rules: RuleCache,
 }
@@ -281,7 +284,7 @@ impl Flannel {
             ip_masq: true,
             leases: BTreeMap::new(),
             problems: BTreeMap::new(),
-            shared: Arc::new(PeerEntries::default()),
+            shared: PeerTable::default(),
             rules: RuleCache::default(),
         }
     }
@@ -462,43 +465,51 @@ impl Flannel {
             peers_changed = true;
         }
         if peers_changed {
-            let peers = if rebuild {
-                self.leases.values().map(|l| Arc::clone(&l.entry)).collect()
+            let mut table = self.shared.write();
+            if rebuild {
+                table.peers = self.leases.values().map(|l| Arc::clone(&l.entry)).collect();
             } else {
-                self.patched_peers(&touched)
-            };
+                self.patch_peers(&mut table, &touched);
+            }
             debug_assert!(
-                peers
+                table
+                    .peers
                     .iter()
                     .map(|p| p.as_ref())
                     .eq(self.leases.values().map(|l| l.entry.as_ref())),
                 "the peers' entries are the leases' in node order"
             );
-            self.shared = Arc::new(PeerEntries { peers });
-            // A node whose flanneld holds no lease has exited: it programs nothing. (Every
-            // node gets the new copy first; the few without a lease are then emptied.)
-            for rt in hosts.values_mut() {
-                rt.host.peers = Arc::clone(&self.shared);
-            }
-            let empty = Arc::new(PeerEntries::default());
-            for name in self.problems.keys() {
-                if let Some(rt) = hosts.get_mut(name) {
-                    rt.host.peers = Arc::clone(&empty);
-                }
-            }
             changed = true;
         }
+        // Every node's kernel holds the table, but a node whose flanneld holds no lease:
+        // its flanneld has exited and programs nothing. The table is shared, so a lease
+        // taken or dropped reaches every node without visiting them; only the nodes this
+        // pass named (all of them on a full pass) may have started or stopped holding it.
+        if full {
+            for (name, rt) in hosts.iter_mut() {
+                self.hand_table(name, &mut rt.host);
+            }
+        } else {
+            for n in nodes {
+                if let Some(rt) = hosts.get_mut(n.name) {
+                    self.hand_table(n.name, &mut rt.host);
+                }
+            }
+        }
+        debug_assert!(
+            hosts
+                .iter()
+                .all(|(name, rt)| rt.host.peers.is_shared_with(&self.shared)
+                    != self.problems.contains_key(name)),
+            "every node but those without a lease holds the peers' table"
+        );
         changed
     }
-
-    /// The peers' entries after the leases of `touched` changed: the entries every node
-    /// holds (`shared`: one per lease in node order, as the leases were before)
-    /// with those nodes' entries put in, replaced or taken out. The same list as walking
-    /// every lease again, without walking them: a `node add` then costs a copy of the
-    /// list, not a rebuild of it.
-    fn patched_peers(&self, touched: &[&str]) -> Vec<Arc<PeerEntry>> {
-        let mut peers = Vec::with_capacity(self.shared.peers.len() + touched.len());
-        peers.extend_from_slice(&self.shared.peers);
+    /// Put the entries of the leases of `touched` into the peers' table (one per lease in
+    /// node order, as the leases were before): in, replaced or taken out. The same list as
+    /// walking every lease again, without walking them.
+    fn patch_peers(&self, table: &mut PeerEntries, touched: &[&str]) {
+        let peers = &mut table.peers;
         for name in touched {
             // Leases are keyed by node name, and the entries are in that order.
             let at = peers.binary_search_by(|p| p.owner.as_str().cmp(*name));
@@ -511,7 +522,19 @@ impl Flannel {
                 (None, Err(_)) => {}
             }
         }
-        peers
+    }
+
+    /// Give `node`'s kernel the peers' table, or take it away when its flanneld holds no
+    /// lease.
+    fn hand_table(&self, node: &str, host: &mut Host) {
+        let holds = !self.problems.contains_key(node);
+        if holds != host.peers.is_shared_with(&self.shared) {
+            host.peers = if holds {
+                self.shared.share()
+            } else {
+                PeerTable::default()
+            };
+        }
     }
 
     /// Start over with another backend (`network use`): every node's flanneld is restarted
@@ -527,7 +550,7 @@ impl Flannel {
             rt.host.netfilter.ip4.filter.delete_chain("FLANNEL-FWD");
             rt.host.root.links.remove(VXLAN_DEV);
             rt.host.files.remove(SUBNET_ENV);
-            rt.host.peers = Arc::new(PeerEntries::default());
+            rt.host.peers = PeerTable::default();
         }
         *self = Flannel {
             network,
@@ -753,15 +776,23 @@ mod tests {
         // node-2's podCIDR leaves the Network: an event for node-2 alone.
         nodes[1].1 = "10.9.2.0/24";
         f.reconcile(&leases(&nodes[1..2]), false, &mut h, &mut |_, _| {});
-        let owners: Vec<&str> = h["node-1"]
+        let owners: Vec<String> = h["node-1"]
             .host
             .peers
+            .read()
             .peers
             .iter()
-            .map(|p| p.owner.as_str())
+            .map(|p| p.owner.clone())
             .collect();
         assert_eq!(owners, ["node-1", "node-3"]);
-        assert!(h["node-2"].host.peers.peers.is_empty());
+        assert!(h["node-2"].host.peers.read().peers.is_empty());
+        // The table is shared: node-3 holds node-1's copy, not one of its own.
+        assert!(
+            h["node-1"]
+                .host
+                .peers
+                .is_shared_with(&h["node-3"].host.peers)
+        );
     }
 
     #[test]

@@ -19,12 +19,11 @@ pub mod bird;
 pub mod felix;
 
 use crate::cni::datastore::{Datastore, IpPool};
-use crate::cni::host::PeerEntries;
+use crate::cni::host::PeerTable;
 use crate::net::ClusterNet;
 use crate::node::NodeRuntime;
 use ipnet::{IpNet, Ipv4Net};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// The conflist calico-node's installer renders (`calico.yaml`, ConfigMap `calico-config`,
 /// key `cni_network_config`, v3.33+: `cniVersion` 1.0.0, no bandwidth plugin).
@@ -59,8 +58,8 @@ pub struct Calico {
     seen: Option<Seen>,
     /// The node each workload endpoint Felix programmed is on (to find it when the pod goes).
     endpoint_nodes: BTreeMap<String, String>,
-    /// The routes every node learned, shared (see [`PeerEntries`]).
-    shared: Arc<PeerEntries>,
+    /// The routes every node learned, shared (see [`PeerTable`]).
+    shared: PeerTable,
 }
 
 /// What a pass depends on.
@@ -106,7 +105,7 @@ impl Calico {
             mesh: bird::Mesh::default(),
             seen: None,
             endpoint_nodes: BTreeMap::new(),
-            shared: Arc::new(PeerEntries::default()),
+            shared: PeerTable::default(),
         })
     }
 
@@ -169,7 +168,7 @@ impl Calico {
             h.files.remove(crate::cni::plugins::calico::KUBECONFIG);
             h.files.remove(crate::cni::plugins::calico::MTU_FILE);
             h.root.routes.retain(|r| r.proto != Some(bird::PROTO));
-            h.peers = Arc::new(PeerEntries::default());
+            h.peers = PeerTable::default();
             felix::remove(h);
         }
     }
@@ -254,11 +253,11 @@ impl Calico {
                 by_node
             });
             self.mesh.update(nodes, &blocks, clock);
-            self.shared = Arc::new(self.mesh.learned_routes());
+            self.shared = PeerTable::new(self.mesh.learned_routes());
             for n in nodes {
                 if let Some(rt) = hosts.get_mut(n.name) {
                     self.mesh.program_own(&mut rt.host, n.name);
-                    rt.host.peers = Arc::clone(&self.shared);
+                    rt.host.peers = self.shared.share();
                 }
             }
         }
