@@ -530,7 +530,9 @@ pub struct Host {
     /// host-local's data directories by network name (`/var/lib/cni/networks/<net>`).
     pub ipam: BTreeMap<String, IpamStore>,
     /// Routes, neighbours and FDB entries the node's network daemon programmed for the other
-    /// nodes (shared between nodes: see [`PeerEntries`]; entries owned by this node skipped).
+    /// nodes: a handle on the table every node running the daemon shares (see
+    /// [`PeerTable`]; entries owned by this node, or whose route the kernel refuses here,
+    /// are skipped when read: [`Host::peer_entries`]).
     pub peers: PeerTable,
     /// Files daemons wrote on the node (`/run/flannel/subnet.env`), by path.
     pub files: BTreeMap<String, String>,
