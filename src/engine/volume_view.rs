@@ -75,7 +75,7 @@ pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
             node_names.dedup();
             for n in node_names {
                 let va_name =
-                    crate::storage::attach_detach::attachment_name(id, crate::storage::DRIVER, &n);
+                    crate::storage::attach_detach::attachment_name(id, &pv.spec.csi.driver, &n);
                 let va = lab
                     .cluster
                     .volume_attachments

@@ -234,7 +234,7 @@ impl Kubelet {
             if crate::storage::listers::attach_required(ctx.api) {
                 let va = crate::storage::attach_detach::attachment_name(
                     &pv.spec.csi.volume_handle,
-                    DRIVER,
+                    &pv.spec.csi.driver,
                     &node,
                 );
                 let attached = ctx
@@ -364,7 +364,8 @@ impl Kubelet {
         )
         .map_err(|e| OpFailure::new("MountVolume.MountDevice failed", e))?;
         let publish_context = if crate::storage::listers::attach_required(ctx.api) {
-            let va = crate::storage::attach_detach::attachment_name(&handle, DRIVER, &node);
+            let va =
+                crate::storage::attach_detach::attachment_name(&handle, &pv.spec.csi.driver, &node);
             ctx.api
                 .volume_attachments
                 .get(&(crate::cluster::no_namespace(), va))

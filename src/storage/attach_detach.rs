@@ -2,12 +2,19 @@
 //! (when the CSIDriver says `attachRequired`) gets a VolumeAttachment; a RWO volume
 //! already attached elsewhere gets a Multi-Attach error instead; a VolumeAttachment no pod
 //! needs, and whose volume the node no longer has mounted, is deleted.
+//!
+//! A PV may name a CSI driver the lab does not run (`ebs.csi.aws.com`): it has no
+//! CSIDriver object, so attaching is required (`csi_plugin.go` skipAttach), and the
+//! controller makes its VolumeAttachment as for any driver; no external-attacher serves
+//! it, so it is never attached, and each attach operation times out after two minutes
+//! (see [`AttachDetach::report_attach_timeouts`]).
 
-use super::attach_wants::{Key, PodWants, Want, Wants, wanted};
+use super::attach_wants::{Key, PodWants, Want, WantPart, Wants, wanted};
 use super::{DRIVER, multi_attach_allowed};
 use crate::cluster::{Object, VaSource, VaSpec};
 use crate::control::{Component, Ctx};
 use crate::record::Level;
+use crate::util::time::Millis;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,6 +29,30 @@ pub fn attachment_name(volume_handle: &str, driver: &str, node: &str) -> String 
 pub struct AttachDetach {
     /// Its desired state of the world, kept from the watch log.
     pub wants: super::attach_wants::AttachWants,
+    /// The VolumeAttachments it made for drivers the lab does not run, by name, with how
+    /// many of its attach operations have timed out waiting for them so far.
+    unserved: BTreeMap<String, u32>,
+}
+
+/// How long csi_attacher's Attach waits for the VolumeAttachment to be attached
+/// (`pkg/volume/csi/csi_plugin.go` csiTimeout).
+const CSI_ATTACH_TIMEOUT: Millis = Millis::secs(120);
+
+/// How many attach operations started at `start` have timed out by `now`: each waits
+/// [`CSI_ATTACH_TIMEOUT`]; after the k-th failure the operation executor waits 500 ms ×
+/// 2^(k-1), at most 2 min 2 s, before the next (`nestedpendingoperations`
+/// exponential backoff).
+fn attach_timeouts_by(start: Millis, now: Millis) -> u32 {
+    let (mut at, mut failed, mut backoff) = (start.as_ms(), 0u32, 500u64);
+    loop {
+        at = at.saturating_add(CSI_ATTACH_TIMEOUT.as_ms());
+        if at > now.as_ms() {
+            return failed;
+        }
+        failed += 1;
+        at = at.saturating_add(backoff);
+        backoff = (backoff * 2).min(122_000);
+    }
 }
 
 impl Component for AttachDetach {
@@ -67,7 +98,8 @@ impl AttachDetach {
             else {
                 continue;
             };
-            if pv.spec.csi.driver != DRIVER {
+            // Only a CSI volume is attachable (the lab's PVs are CSI or nothing).
+            if pv.spec.csi.driver.is_empty() {
                 continue;
             }
             if out.terminating
@@ -78,12 +110,13 @@ impl AttachDetach {
             {
                 continue;
             }
-            out.parts.push((
-                pv.name().to_string(),
-                pv.spec.csi.volume_handle.clone(),
-                pod.spec.node_name.clone(),
-                multi_attach_allowed(&pv.spec.access_modes),
-            ));
+            out.parts.push(WantPart {
+                pv: pv.name().to_string(),
+                handle: pv.spec.csi.volume_handle.clone(),
+                driver: pv.spec.csi.driver.clone(),
+                node: pod.spec.node_name.clone(),
+                multi: multi_attach_allowed(&pv.spec.access_modes),
+            });
         }
         Some(out)
     }
@@ -126,7 +159,7 @@ impl AttachDetach {
                 "the attach/detach controller's kept state differs from a rebuild"
             );
             for w in all.values().flat_map(BTreeMap::values) {
-                let name = attachment_name(&w.handle, DRIVER, &w.node);
+                let name = attachment_name(&w.handle, &w.driver, &w.node);
                 let has_va = ctx
                     .api
                     .volume_attachments
@@ -164,7 +197,7 @@ impl AttachDetach {
                 state.to_attach.remove(&target);
                 continue;
             };
-            let name = attachment_name(&w.handle, DRIVER, &w.node);
+            let name = attachment_name(&w.handle, &w.driver, &w.node);
             if ctx
                 .api
                 .volume_attachments
@@ -193,7 +226,7 @@ impl AttachDetach {
                 &name,
                 "",
                 VaSpec {
-                    attacher: DRIVER.into(),
+                    attacher: w.driver.clone(),
                     source: VaSource {
                         persistent_volume_name: w.pv.clone(),
                     },
@@ -213,9 +246,13 @@ impl AttachDetach {
                         w.node
                     ),
                 );
+                if w.driver != DRIVER {
+                    self.unserved.insert(name, 0);
+                }
                 state.to_attach.remove(&target);
             }
         }
+        self.report_attach_timeouts(ctx, &state.wants);
         // Detach what no pod wants and no kubelet has mounted (in name order).
         let queued: Vec<String> = state.to_detach.iter().cloned().collect();
         for name in queued {
@@ -263,6 +300,59 @@ impl AttachDetach {
         }
         self.wants = state;
         changed
+    }
+
+    /// The attach operations for drivers no external-attacher serves: each waits two
+    /// minutes for its VolumeAttachment to be attached, fails, and is retried after a
+    /// backoff; every failure is a FailedAttachVolume event on each pod that wants the
+    /// volume there (`operation_generator.go` GenerateAttachVolumeFunc), as
+    /// `AttachVolume.Attach failed for volume "PV" : timed out waiting for external-attacher
+    /// of DRIVER CSI driver to attach volume HANDLE` (`csi_attacher.go`).
+    pub fn report_attach_timeouts(&mut self, ctx: &mut Ctx<'_>, wants: &Wants) {
+        if self.unserved.is_empty() {
+            return;
+        }
+        let mut reports: Vec<(String, Vec<Key>, u32)> = Vec::new();
+        self.unserved.retain(|name, reported| {
+            let Some(va) = ctx
+                .api
+                .volume_attachments
+                .get(&(crate::cluster::no_namespace(), name.clone()))
+            else {
+                return false;
+            };
+            if va.status.attached || va.metadata.deletion_tick.is_some() {
+                return false;
+            }
+            let pv = &va.spec.source.persistent_volume_name;
+            let Some(w) = wants.get(pv).and_then(|by_node| by_node.get(&va.spec.node_name))
+            else {
+                return true;
+            };
+            let due = attach_timeouts_by(va.metadata.creation_tick, ctx.clock);
+            if due > *reported {
+                let message = format!(
+                    "AttachVolume.Attach failed for volume \"{pv}\" : timed out waiting for external-attacher of {} CSI driver to attach volume {}",
+                    w.driver, w.handle
+                );
+                reports.push((message, w.pods.clone(), due - *reported));
+                *reported = due;
+            }
+            true
+        });
+        for (message, pods, times) in reports {
+            for _ in 0..times {
+                for (namespace, name) in &pods {
+                    ctx.event(
+                        "attachdetach-controller",
+                        "FailedAttachVolume",
+                        message.clone(),
+                        format!("Pod/{namespace}/{name}"),
+                        Level::Warning,
+                    );
+                }
+            }
+        }
     }
 
     fn multi_attach_error(
@@ -315,4 +405,23 @@ impl AttachDetach {
 /// `csi-` + the first 12 hex digits, for log lines.
 pub fn short_va(name: &str) -> &str {
     name.get(..16).unwrap_or(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unserved_attach_times_out_every_two_minutes_plus_the_backoff() {
+        let by = |ms: u64| attach_timeouts_by(Millis::ms(1_000), Millis::ms(1_000 + ms));
+        assert_eq!(by(119_999), 0);
+        assert_eq!(by(120_000), 1);
+        // Retried 500 ms after the first failure, 1 s after the second.
+        assert_eq!(by(240_499), 1);
+        assert_eq!(by(240_500), 2);
+        assert_eq!(by(361_500), 3);
+        // The backoff stops doubling at 2 min 2 s: failures then come every 4 min 2 s.
+        let far = by(10 * 3_600_000);
+        assert_eq!(by(10 * 3_600_000 + 242_000), far + 1);
+    }
 }

@@ -26,6 +26,8 @@ pub struct Want {
     pub pv: String,
     /// Its volume handle.
     pub handle: String,
+    /// The CSI driver the PV names: the VolumeAttachment's attacher.
+    pub driver: String,
     /// The node.
     pub node: String,
     /// Whether its access modes allow attachment to several nodes.
@@ -49,10 +51,25 @@ pub fn wanted(wants: &Wants, pv: &str, node: &str) -> bool {
 pub struct PodWants {
     /// (namespace, claim) for every volume.
     pub claims: Vec<Key>,
-    /// The wants, as (pv, handle, node, multi).
-    pub parts: Vec<(String, String, String, bool)>,
+    /// The wants.
+    pub parts: Vec<WantPart>,
     /// Whether the pod is terminating (its wants then depend on kubelet's mounts).
     pub terminating: bool,
+}
+
+/// One volume a pod wants attached to its node, as [`PodWants`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WantPart {
+    /// The PV.
+    pub pv: String,
+    /// Its volume handle.
+    pub handle: String,
+    /// The CSI driver the PV names.
+    pub driver: String,
+    /// The pod's node.
+    pub node: String,
+    /// Whether the PV's access modes allow attachment to several nodes.
+    pub multi: bool,
 }
 
 /// The desired state and the work for the next pass.
@@ -176,7 +193,7 @@ impl AttachWants {
                 }
             }
         }
-        for (pv, _, node, _) in &prev.parts {
+        for WantPart { pv, node, .. } in &prev.parts {
             if let Some(pods) = self.pods_of_pv.get_mut(pv) {
                 pods.remove(key);
                 if pods.is_empty() {
@@ -189,14 +206,11 @@ impl AttachWants {
             if let Some(w) = by_node.get_mut(node) {
                 w.pods.retain(|p| p != key);
                 if w.pods.is_empty() {
-                    let handle = w.handle.clone();
-                    by_node.remove(node);
                     // Its VolumeAttachment may now be unwanted.
                     self.to_detach.insert(super::attach_detach::attachment_name(
-                        &handle,
-                        super::DRIVER,
-                        node,
+                        &w.handle, &w.driver, node,
                     ));
+                    by_node.remove(node);
                 }
             }
             if by_node.is_empty() {
@@ -213,7 +227,14 @@ impl AttachWants {
                 .or_default()
                 .insert(key.clone());
         }
-        for (pv, handle, node, multi) in &next.parts {
+        for WantPart {
+            pv,
+            handle,
+            driver,
+            node,
+            multi,
+        } in &next.parts
+        {
             self.pods_of_pv
                 .entry(pv.clone())
                 .or_default()
@@ -226,6 +247,7 @@ impl AttachWants {
                 .or_insert_with(|| Want {
                     pv: pv.clone(),
                     handle: handle.clone(),
+                    driver: driver.clone(),
                     node: node.clone(),
                     multi: *multi,
                     pods: Vec::new(),
