@@ -149,7 +149,7 @@ impl NodeVolumes {
 ///   and put back while a detach fails (`detachError`).
 pub fn node_volumes(c: &Cluster) -> BTreeMap<String, NodeVolumes> {
     let mut out: BTreeMap<String, NodeVolumes> = BTreeMap::new();
-    let attachable = crate::storage::listers::attach_required(c);
+    let attachable = crate::storage::listers::attach_required(c, crate::storage::DRIVER);
     let name_of = |pv: &str| {
         c.pvs
             .get(&(crate::cluster::no_namespace(), pv.to_string()))

@@ -231,7 +231,7 @@ impl Kubelet {
             };
             // The reconciler mounts only what the node reports attached
             // (`VerifyControllerAttachedVolume` first); the checks of `MountVolume` follow.
-            if crate::storage::listers::attach_required(ctx.api) {
+            if crate::storage::listers::attach_required(ctx.api, &pv.spec.csi.driver) {
                 let va = crate::storage::attach_detach::attachment_name(
                     &pv.spec.csi.volume_handle,
                     &pv.spec.csi.driver,
@@ -363,17 +363,21 @@ impl Kubelet {
             ctx.caps.single_node_multi_writer,
         )
         .map_err(|e| OpFailure::new("MountVolume.MountDevice failed", e))?;
-        let publish_context = if crate::storage::listers::attach_required(ctx.api) {
-            let va =
-                crate::storage::attach_detach::attachment_name(&handle, &pv.spec.csi.driver, &node);
-            ctx.api
-                .volume_attachments
-                .get(&(crate::cluster::no_namespace(), va))
-                .map(|va| va.status.attachment_metadata.clone())
-                .unwrap_or_default()
-        } else {
-            BTreeMap::new()
-        };
+        let publish_context =
+            if crate::storage::listers::attach_required(ctx.api, &pv.spec.csi.driver) {
+                let va = crate::storage::attach_detach::attachment_name(
+                    &handle,
+                    &pv.spec.csi.driver,
+                    &node,
+                );
+                ctx.api
+                    .volume_attachments
+                    .get(&(crate::cluster::no_namespace(), va))
+                    .map(|va| va.status.attachment_metadata.clone())
+                    .unwrap_or_default()
+            } else {
+                BTreeMap::new()
+            };
         let block = pv.spec.volume_mode == "Block";
         let stage_path = match (ctx.caps.node_stage_unstage, block) {
             (false, _) => String::new(),

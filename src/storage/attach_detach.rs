@@ -7,7 +7,7 @@
 //! CSIDriver object, so attaching is required (`csi_plugin.go` skipAttach), and the
 //! controller makes its VolumeAttachment as for any driver; no external-attacher serves
 //! it, so it is never attached, and each attach operation times out after two minutes
-//! (see [`AttachDetach::report_attach_timeouts`]).
+//! (`AttachDetach::report_attach_timeouts`).
 
 use super::attach_wants::{Key, PodWants, Want, WantPart, Wants, wanted};
 use super::{DRIVER, multi_attach_allowed};
@@ -66,8 +66,8 @@ impl Component for AttachDetach {
 }
 
 impl AttachDetach {
-    /// What one pod wants attached: for every claim it names that is bound to a PV of this
-    /// driver, (PV, node), once the pod is scheduled; a terminating pod keeps only the
+    /// What one pod wants attached: for every claim it names that is bound to a PV whose
+    /// CSI driver asks for attach, (PV, node), once the pod is scheduled; a terminating pod keeps only the
     /// volumes kubelet still has mounted for it. `None` for a pod that is gone.
     fn pod_wants(&self, ctx: &Ctx<'_>, key: &Key) -> Option<PodWants> {
         if !ctx.api.volume_pods.contains(key) {
@@ -98,8 +98,11 @@ impl AttachDetach {
             else {
                 continue;
             };
-            // Only a CSI volume is attachable (the lab's PVs are CSI or nothing).
-            if pv.spec.csi.driver.is_empty() {
+            // Only a CSI volume whose driver asks for attach is attachable (the lab's PVs are
+            // CSI or nothing; a write to a CSIDriver makes the kept state start over).
+            if pv.spec.csi.driver.is_empty()
+                || !super::listers::attach_required(ctx.api, &pv.spec.csi.driver)
+            {
                 continue;
             }
             if out.terminating
@@ -137,9 +140,6 @@ impl AttachDetach {
 
     /// One pass of the attach/detach controller.
     pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
-        if !super::listers::attach_required(ctx.api) {
-            return false;
-        }
         // Desired state: (pv, node) for every pod in the API that uses a bound claim and
         // is not yet torn down (a terminating pod keeps its volumes until kubelet
         // unmounts); kept up to date from the watch log rather than rebuilt.
@@ -308,7 +308,7 @@ impl AttachDetach {
     /// volume there (`operation_generator.go` GenerateAttachVolumeFunc), as
     /// `AttachVolume.Attach failed for volume "PV" : timed out waiting for external-attacher
     /// of DRIVER CSI driver to attach volume HANDLE` (`csi_attacher.go`).
-    pub fn report_attach_timeouts(&mut self, ctx: &mut Ctx<'_>, wants: &Wants) {
+    fn report_attach_timeouts(&mut self, ctx: &mut Ctx<'_>, wants: &Wants) {
         if self.unserved.is_empty() {
             return;
         }

@@ -17,10 +17,11 @@ pub fn class_of<'a>(
     ))
 }
 
-/// Whether the CSIDriver object asks for attach (absent object: attach required).
-pub fn attach_required(api: &Cluster) -> bool {
+/// Whether `driver`'s CSIDriver object asks for attach: a driver without one (a driver the
+/// lab does not run) needs attaching (`pkg/volume/csi/csi_plugin.go` skipAttach).
+pub fn attach_required(api: &Cluster, driver: &str) -> bool {
     api.csi_drivers
-        .get(&(crate::cluster::no_namespace(), DRIVER.to_string()))
+        .get(&(crate::cluster::no_namespace(), driver.to_string()))
         .is_none_or(|d| d.spec.attach_required)
 }
 
