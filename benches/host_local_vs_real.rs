@@ -9,11 +9,11 @@
 //! `containernetworking-plugins`). Not a criterion bench: one process start dominates the
 //! real side, so a plain timed loop over N calls is the honest measure.
 
-use cni_csi_lab::cni::host::Host;
-use cni_csi_lab::cni::plugin::{CniCommand, CniEnv, PluginCtx, PluginOutput, Stdin};
-use cni_csi_lab::cni::plugins::host_local::HostLocal;
-use cni_csi_lab::cni::registry::Registry;
-use cni_csi_lab::cni::skel;
+use lab_engine::cni::host::Host;
+use lab_engine::cni::plugin::{CniCommand, CniEnv, PluginCtx, PluginOutput, Stdin};
+use lab_engine::cni::plugins::host_local::HostLocal;
+use lab_engine::cni::registry::Registry;
+use lab_engine::cni::skel;
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;

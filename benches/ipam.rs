@@ -11,12 +11,12 @@
 //!
 //! Run: `cargo bench --bench ipam -- --warm-up-time 1 --measurement-time 3`.
 
-use cni_csi_lab::cni::host::Host;
-use cni_csi_lab::cni::plugin::{CniCommand, CniEnv, PluginCtx, PluginOutput, Stdin};
-use cni_csi_lab::cni::plugins::host_local::HostLocal;
-use cni_csi_lab::cni::registry::Registry;
-use cni_csi_lab::cni::skel;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use lab_engine::cni::host::Host;
+use lab_engine::cni::plugin::{CniCommand, CniEnv, PluginCtx, PluginOutput, Stdin};
+use lab_engine::cni::plugins::host_local::HostLocal;
+use lab_engine::cni::registry::Registry;
+use lab_engine::cni::skel;
 use serde_json::json;
 use std::hint::black_box;
 

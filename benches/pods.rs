@@ -12,9 +12,9 @@
 //! Run: `cargo bench --bench pods -- --warm-up-time 1 --measurement-time 3`.
 
 use cni_csi_lab::Lab;
-use cni_csi_lab::command::Command;
-use cni_csi_lab::command::grammar::{PodCmd, PodCreateArgs};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use lab_engine::command::Command;
+use lab_engine::command::grammar::{PodCmd, PodCreateArgs};
 use std::hint::black_box;
 
 // The same allocator the binary uses.

@@ -9,10 +9,10 @@
 //!
 //! Run: `cargo bench --bench script -- --warm-up-time 1 --measurement-time 3`.
 
-use cni_csi_lab::command;
-use cni_csi_lab::script::{self, RunOptions, logical_lines};
-use cni_csi_lab::{Desk, Lab};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use lab_engine::command;
+use lab_engine::script::{self, RunOptions, logical_lines};
+use lab_engine::{Desk, Lab};
 use std::hint::black_box;
 
 #[global_allocator]

@@ -5,12 +5,12 @@
 //!
 //! Run: `cargo bench --bench trace`.
 
-use cni_csi_lab::presets;
 use criterion::{Criterion, criterion_group, criterion_main};
+use lab_engine::presets;
 use std::time::Duration;
 
 fn bench_trace(c: &mut Criterion) {
-    let mut lab = presets::build("dc-1000").expect("dc-1000");
+    let mut lab = presets::build("dc-1000", Default::default()).expect("dc-1000");
     lab.execute("pod create a --node node-0001").expect("pod a");
     lab.execute("pod create b --node node-0200").expect("pod b");
     let out = lab.execute("trace a b").expect("trace").to_text();
@@ -25,7 +25,7 @@ fn bench_trace(c: &mut Criterion) {
     });
     g.sample_size(10);
     g.bench_function("build the preset", |b| {
-        b.iter(|| presets::build("dc-1000").expect("dc-1000"))
+        b.iter(|| presets::build("dc-1000", Default::default()).expect("dc-1000"))
     });
     g.finish();
 }

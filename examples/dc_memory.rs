@@ -20,7 +20,7 @@ fn main() -> Result<(), String> {
         None => dhat::Profiler::builder().testing().build(),
     };
     let before = dhat::HeapStats::get();
-    let desk = cni_csi_lab::presets::build_desk("dc-1000")?;
+    let desk = lab_engine::presets::build_desk("dc-1000", Default::default())?;
     let after = dhat::HeapStats::get();
     let live = after.curr_bytes - before.curr_bytes;
     println!(

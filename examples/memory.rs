@@ -12,7 +12,7 @@
 //! allocator's own overhead and unused pages on top of these.
 
 use cni_csi_lab::Lab;
-use cni_csi_lab::command::parse;
+use lab_engine::command::parse;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;

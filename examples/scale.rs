@@ -15,8 +15,8 @@
 //! pages the first one already faulted in and look cheaper than they are.
 
 use cni_csi_lab::Lab;
-use cni_csi_lab::presets::dc_script;
 use indicatif::{ProgressBar, ProgressStyle};
+use lab_engine::presets::dc_script;
 use std::time::{Duration, Instant};
 
 #[global_allocator]

@@ -9,8 +9,9 @@
 //! time it happened); and the dashboard with `--record` ([`Tee`], every frame the terminal
 //! was sent). Recording is a front-end matter: the engine never sees it.
 
-use crate::lesson::play::PlaySink;
-use crate::render::{Outcome, ansi};
+use crate::ansi;
+use lab_engine::lesson::play::PlaySink;
+use lab_engine::render::Outcome;
 use serde_json::json;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -124,7 +125,7 @@ impl PlaySink for CastSink {
 
     fn type_command(&mut self, command: &str, millis_per_char: u64) {
         self.emit("lab> ");
-        for c in crate::render::escape_controls(command).chars() {
+        for c in lab_engine::render::escape_controls(command).chars() {
             self.now += millis_per_char as f64 / 1000.0;
             self.emit(&c.to_string());
         }

@@ -1,37 +1,22 @@
-//! cni-csi-lab: an in-memory Kubernetes cluster that shows exactly what CNI and CSI do.
-//!
-//! Reading order: `command` (what you can say), `engine` (what happens and in which order),
-//! `control` (what every component is handed), the components (`controllers`, `storage`,
-//! `kubelet`), then the domain models (`cluster`, `cni`, `csi`, `net`) and the front ends
-//! (`lesson`, `script`, `repl`, `tui`). `docs/architecture.md` draws the rooms and which
-//! way the arrows between them point. Nothing outside the front ends touches a terminal.
+//! cni-csi-lab's front ends: the live dashboard (`tui`), the line REPL (`repl`), the CSI
+//! driver on a real gRPC socket (`csi_serve`), real mode's plugins and namespaces
+//! (`real_cni`), and what a terminal front end brings to the engine: the disk (`files`,
+//! `progress_file`, `lesson_dir`), signals (`signals`), colours (`ansi`) and recordings
+//! (`cast`). The lab itself — the cluster, its components, the command language, the
+//! lessons — is the `lab_engine` crate, which knows no terminal, thread or file.
+//! `docs/architecture.md` draws the rooms and which way the arrows between them point.
 
+pub mod ansi;
 pub mod cast;
-pub mod cluster;
-pub mod cni;
-pub mod command;
-pub mod control;
-pub mod controllers;
-pub mod csi;
 #[cfg(unix)]
 pub mod csi_serve;
-pub mod engine;
-pub mod faults;
-pub mod kubelet;
-pub mod lesson;
-pub mod manifest;
-pub mod net;
-pub mod netd;
-pub mod node;
-pub mod presets;
-pub mod record;
-pub mod render;
+pub mod files;
+pub mod lesson_dir;
+pub mod progress_file;
+pub mod real_cni;
 pub mod repl;
-pub mod script;
 pub mod shell_completion;
-pub mod storage;
+pub mod signals;
 pub mod tui;
-pub mod util;
 
-pub use engine::{Lab, LabError};
-pub use lesson::Desk;
+pub use lab_engine::{Desk, Lab, LabError};

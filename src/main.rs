@@ -4,10 +4,10 @@
 //! errors to stderr.
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
-use cni_csi_lab::render::ansi::ColorChoice;
+use cni_csi_lab::ansi::ColorChoice;
 use cni_csi_lab::repl::{self, Options};
-use cni_csi_lab::script::{self, RunOptions};
 use cni_csi_lab::{Desk, Lab};
+use lab_engine::script::{self, RunOptions};
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
@@ -52,7 +52,7 @@ struct Cli {
     network: Option<String>,
     /// The release of containernetworking/plugins the nodes run (`cni plugins`): 1.9.1,
     /// the current upstream release (the default), or 1.1.1, Debian bookworm's build
-    #[arg(long, global = true, value_name = "VERSION", value_parser = cni_csi_lab::command::grammar::plugins_releases())]
+    #[arg(long, global = true, value_name = "VERSION", value_parser = lab_engine::command::grammar::plugins_releases())]
     cni_plugins: Option<String>,
     /// Start from a lab saved with `save FILE` (replayed and checked; a damaged or newer
     /// file is refused)
@@ -168,7 +168,7 @@ struct RealCniCleanup;
 
 impl Drop for RealCniCleanup {
     fn drop(&mut self) {
-        cni_csi_lab::cni::real::shutdown();
+        cni_csi_lab::real_cni::shutdown();
     }
 }
 
@@ -199,17 +199,17 @@ fn run_lab() -> ExitCode {
     if !dashboard_front && !serving {
         // SIGTERM/SIGHUP/SIGINT end `run`, `lesson` and the REPLs with 128+n, the terminal
         // restored (the dashboard handles them in its loop).
-        if let Err(e) = cni_csi_lab::util::signals::exit_on_signals() {
+        if let Err(e) = cni_csi_lab::signals::exit_on_signals() {
             print_error(format!("cannot watch for signals: {e}"));
         }
     }
     // What a crashed real-mode session left in the kernel goes at the next start.
-    for line in cni_csi_lab::cni::real::clean_stale() {
+    for line in cni_csi_lab::real_cni::clean_stale() {
         print_error(line);
     }
     if cli.real_cni {
-        let enabled = cni_csi_lab::cni::real::preflight(cli.cni_bin_dir.as_deref())
-            .and_then(cni_csi_lab::cni::real::enable);
+        let enabled = cni_csi_lab::real_cni::preflight(cli.cni_bin_dir.as_deref())
+            .and_then(cni_csi_lab::real_cni::enable);
         if let Err(e) = enabled {
             print_error(&e);
             return ExitCode::from(2);
@@ -235,7 +235,8 @@ fn run_lab() -> ExitCode {
         record: cli.record.clone(),
     };
     if let Some(dir) = &cli.lessons {
-        if let Err(e) = desk.lessons.use_dir(std::path::Path::new(dir)) {
+        let dir = cni_csi_lab::lesson_dir::Dir(std::path::PathBuf::from(dir));
+        if let Err(e) = desk.lessons.use_dir(std::sync::Arc::new(dir)) {
             print_error(&e);
             return ExitCode::from(2);
         }
@@ -244,14 +245,14 @@ fn run_lab() -> ExitCode {
         cli.command,
         Some(Front::Repl { .. } | Front::Dash { .. }) | None
     ) && stdin_is_terminal;
-    match cni_csi_lab::lesson::progress::store_from_env() {
+    match cni_csi_lab::progress_file::store_from_env() {
         // `CNI_CSI_LAB_PROGRESS=FILE`: that file, in every front end (empty: memory).
         Some(Some(store)) => desk.lessons.set_store(Box::new(store)),
         Some(None) => {}
         None if interactive => {
             // A learner's progress is kept in the user's data directory; scripts keep it in
             // memory.
-            if let Some(store) = cni_csi_lab::lesson::FileStore::user_default() {
+            if let Some(store) = cni_csi_lab::progress_file::FileStore::user_default() {
                 desk.lessons.set_store(Box::new(store));
             }
         }
@@ -337,9 +338,10 @@ fn csi_serve(_: &mut Lab, _: std::path::PathBuf, _: Option<String>) -> ExitCode 
 /// `--conflist`; the embedded lessons beside it.
 fn starting_desk(cli: &Cli) -> Result<Desk, String> {
     if let Some(file) = &cli.load {
-        let mut lab = Lab::read_save(file).map_err(|e| format!("cannot load {e}"))?;
+        let mut lab = Lab::read_save(&cni_csi_lab::files::Disk, file)
+            .map_err(|e| format!("cannot load {e}"))?;
         // A save is replayed by the model alone; real mode takes over from here.
-        lab.real_cni = cni_csi_lab::cni::real::lab_id();
+        lab.set_edges(edges());
         return Ok(Desk::with_lab(lab));
     }
     let preset = match (&cli.preset, cli.empty) {
@@ -347,7 +349,7 @@ fn starting_desk(cli: &Cli) -> Result<Desk, String> {
         (None, true) => "empty",
         (None, false) => "default",
     };
-    let mut desk = cni_csi_lab::presets::build_desk(preset)?;
+    let mut desk = lab_engine::presets::build_desk(preset, edges())?;
     if let Some(release) = &cli.cni_plugins {
         // Journaled like a typed command, so `save` replays it.
         desk.execute(&format!("cni plugins {release}"))
@@ -367,6 +369,15 @@ fn starting_desk(cli: &Cli) -> Result<Desk, String> {
             .map_err(|e| format!("--multus: {}", e.message))?;
     }
     Ok(desk)
+}
+
+/// What a terminal session gives the engine: the disk, and real mode's plugins when
+/// `--real-cni` turned it on.
+fn edges() -> lab_engine::edge::Edges {
+    lab_engine::edge::Edges {
+        files: std::sync::Arc::new(cni_csi_lab::files::Disk),
+        real: cni_csi_lab::real_cni::handle(),
+    }
 }
 
 /// `--conflist FILE`: `cni conf load FILE` on every node. The runtime uses the first file
@@ -410,7 +421,7 @@ fn load_conflist(desk: &mut Desk, file: &str) -> Result<(), String> {
         .map_err(|e| format!("--conflist: {}", e.message))?;
     eprint!("{}", out.to_text());
     if let Some(n) = note {
-        eprintln!("{}", cni_csi_lab::render::escape_controls(&n));
+        eprintln!("{}", lab_engine::render::escape_controls(&n));
     }
     Ok(())
 }
@@ -420,7 +431,7 @@ fn load_conflist(desk: &mut Desk, file: &str) -> Result<(), String> {
 fn print_error(e: impl std::fmt::Display) {
     eprintln!(
         "error: {}",
-        cni_csi_lab::render::escape_controls(&e.to_string())
+        lab_engine::render::escape_controls(&e.to_string())
     );
 }
 
@@ -458,7 +469,7 @@ fn run_file(desk: &mut Desk, file: &str, opts: RunOptions) -> ExitCode {
     let text = if file == "-" {
         // Capped like a script file (`cat /dev/zero | cni-csi-lab run -` must not exhaust
         // memory); one byte more than the cap is read to tell "at the cap" from "over it".
-        let cap = cni_csi_lab::util::fs::SCRIPT_CAP;
+        let cap = cni_csi_lab::files::SCRIPT_CAP;
         let mut s = String::new();
         if let Err(e) = std::io::stdin().take(cap + 1).read_to_string(&mut s) {
             eprintln!("error: cannot read stdin: {e}");
@@ -467,7 +478,7 @@ fn run_file(desk: &mut Desk, file: &str, opts: RunOptions) -> ExitCode {
         if s.len() as u64 > cap {
             eprintln!(
                 "error: cannot read stdin: over the {} limit for a script",
-                cni_csi_lab::util::fs::human_size(cap)
+                cni_csi_lab::files::human_size(cap)
             );
             return ExitCode::from(2);
         }
@@ -476,10 +487,10 @@ fn run_file(desk: &mut Desk, file: &str, opts: RunOptions) -> ExitCode {
             None => s,
         }
     } else {
-        let read = cni_csi_lab::util::fs::read_capped(
+        let read = cni_csi_lab::files::read_capped(
             std::path::Path::new(file),
             "a script",
-            cni_csi_lab::util::fs::SCRIPT_CAP,
+            cni_csi_lab::files::SCRIPT_CAP,
         );
         match read {
             Ok(s) => s,
@@ -534,7 +545,7 @@ fn take_record_flag(
 /// with the lesson's pacing (typing and pauses on a virtual clock: done in a moment, the
 /// same file every time). Only `lesson play` records; the file is 100×30.
 fn record_lesson_play(desk: &mut Desk, line: &str, cast: &std::path::Path) -> ExitCode {
-    use cni_csi_lab::command::{Command, grammar::LessonCmd, parse};
+    use lab_engine::command::{Command, grammar::LessonCmd, parse};
     let (id, speed, step) = match parse(line) {
         Ok(Some(Command::Lesson(LessonCmd::Play { id, speed, step }))) => (id, speed, step),
         Ok(_) => {
@@ -544,8 +555,7 @@ fn record_lesson_play(desk: &mut Desk, line: &str, cast: &std::path::Path) -> Ex
             return ExitCode::from(2);
         }
         Err(
-            cni_csi_lab::command::ParseError::Help(h)
-            | cni_csi_lab::command::ParseError::Invalid(h),
+            lab_engine::command::ParseError::Help(h) | lab_engine::command::ParseError::Invalid(h),
         ) => {
             print_error(h.trim_start_matches("error: "));
             return ExitCode::from(2);
@@ -561,7 +571,7 @@ fn record_lesson_play(desk: &mut Desk, line: &str, cast: &std::path::Path) -> Ex
     let mut sink = cni_csi_lab::cast::CastSink::new(file);
     let played = desk.lesson_play_live(
         &id,
-        cni_csi_lab::lesson::play::PlayOptions { speed, step },
+        lab_engine::lesson::play::PlayOptions { speed, step },
         &mut sink,
     );
     let seconds = sink.duration();
@@ -592,7 +602,7 @@ fn dashboard(desk: Desk, big: bool, record: Option<std::path::PathBuf>) -> ExitC
     match cni_csi_lab::tui::run_until_signal(desk, options) {
         Ok(None) => ExitCode::SUCCESS,
         // Ended by SIGTERM, SIGHUP or SIGINT: 128 + the signal, the terminal restored.
-        Ok(Some(sig)) => ExitCode::from(cni_csi_lab::util::signals::exit_status(sig)),
+        Ok(Some(sig)) => ExitCode::from(cni_csi_lab::signals::exit_status(sig)),
         Err(e) => {
             print_error(&e);
             ExitCode::from(1)

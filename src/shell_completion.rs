@@ -13,11 +13,11 @@ use clap_complete::Shell;
 
 /// The completion script for `shell`, for the CLI `cli` installed as `bin`.
 pub fn script(shell: Shell, cli: clap::Command, bin: &str) -> String {
-    let presets: Vec<&'static str> = crate::presets::names()
+    let presets: Vec<&'static str> = lab_engine::presets::names()
         .into_iter()
         .map(|(n, _)| n)
         .collect();
-    let lessons = crate::lesson::catalog::Catalog::Embedded.load().ids();
+    let lessons = lab_engine::lesson::catalog::Catalog::Embedded.load().ids();
     let mut cmd = cli
         .mut_arg("preset", |a| {
             a.value_parser(PossibleValuesParser::new(presets.clone()))
@@ -54,7 +54,7 @@ pub fn script(shell: Shell, cli: clap::Command, bin: &str) -> String {
 /// IDs as the values of its ID arguments.
 fn lesson_tree(ids: &[String]) -> clap::Command {
     // From the grammar as declared (not the built tree, whose bin names are the session's).
-    let grammar = <crate::command::grammar::CommandLine as clap::CommandFactory>::command();
+    let grammar = <lab_engine::command::grammar::CommandLine as clap::CommandFactory>::command();
     let tree = grammar
         .find_subcommand("lesson")
         .cloned()

@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
-    let mut desk = cni_csi_lab::Desk::new();
+    let mut desk = lab_engine::Desk::new();
     // A bounded number of lines per input keeps each run short.
     for line in text.lines().take(64) {
         // `lesson verify`/`play` replay every lesson: far too slow for one fuzz input.

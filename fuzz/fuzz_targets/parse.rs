@@ -6,8 +6,8 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     for line in text.lines().take(64) {
-        let line = cni_csi_lab::command::strip_comment(line);
-        let _ = cni_csi_lab::command::split(line);
-        let _ = cni_csi_lab::command::parse(line);
+        let line = lab_engine::command::strip_comment(line);
+        let _ = lab_engine::command::split(line);
+        let _ = lab_engine::command::parse(line);
     }
 });

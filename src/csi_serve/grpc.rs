@@ -43,7 +43,7 @@ pub enum Job {
         /// The request as protojson with proto field names.
         request: serde_json::Value,
         /// Where the answer goes.
-        reply: tokio::sync::oneshot::Sender<Result<serde_json::Value, crate::csi::Status>>,
+        reply: tokio::sync::oneshot::Sender<Result<serde_json::Value, lab_engine::csi::Status>>,
     },
     /// A call answered before it reached the lab (unknown method, undecodable request):
     /// only reported.
@@ -51,7 +51,7 @@ pub enum Job {
         /// The method path the client called.
         path: String,
         /// The status it was answered with.
-        status: crate::csi::Status,
+        status: lab_engine::csi::Status,
     },
 }
 
@@ -63,11 +63,11 @@ struct Shared {
 impl Shared {
     /// Answer `status` without the lab, and tell the lab's thread so it can print it.
     fn reject(&self, path: &str, status: tonic::Status) -> tonic::Status {
-        let code = crate::csi::Code::from_number(status.code() as i32)
-            .unwrap_or(crate::csi::Code::Unknown);
+        let code = lab_engine::csi::Code::from_number(status.code() as i32)
+            .unwrap_or(lab_engine::csi::Code::Unknown);
         let _ = self.jobs.send(Job::Rejected {
             path: path.to_string(),
-            status: crate::csi::Status::new(code, status.message()),
+            status: lab_engine::csi::Status::new(code, status.message()),
         });
         status
     }

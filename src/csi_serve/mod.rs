@@ -98,7 +98,7 @@ impl Server {
     pub fn banner(&self) -> String {
         format!(
             "serving {} (csi.v1 Identity, Controller, Node{}) on unix://{} with server reflection",
-            crate::csi::DRIVER_NAME,
+            lab_engine::csi::DRIVER_NAME,
             self.node
                 .as_deref()
                 .map(|n| format!(" as {n}"))
@@ -152,7 +152,7 @@ impl Drop for Server {
 /// error when the socket cannot be served.
 pub fn run(lab: &mut Lab, opts: &ServeOptions, out: &mut dyn Write) -> Result<u8, String> {
     let signal = Arc::new(AtomicUsize::new(0));
-    for sig in crate::util::signals::SIGNALS {
+    for sig in crate::signals::SIGNALS {
         signal_hook::flag::register_usize(sig, signal.clone(), sig as usize)
             .map_err(|e| format!("cannot watch for signals: {e}"))?;
     }
@@ -177,18 +177,18 @@ pub fn run(lab: &mut Lab, opts: &ServeOptions, out: &mut dyn Write) -> Result<u8
     };
     let stopped = server.stop();
     match ended {
-        Ok(sig) => Ok(crate::util::signals::exit_status(sig)),
+        Ok(sig) => Ok(crate::signals::exit_status(sig)),
         Err(e) => Err(stopped.err().unwrap_or(e)),
     }
 }
 
 /// Run one job on the lab; returns the lines to show (what it logged, or the gRPC status
 /// of a call answered without the lab).
-pub fn handle(lab: &mut Lab, node: Option<&str>, job: Job) -> Vec<crate::render::Line> {
-    let grpc_line = |path: &str, status: &crate::csi::Status| {
-        crate::render::Line::new()
-            .push("  grpc  ", crate::render::Role::Actor)
-            .push(format!("{path}: {status}"), crate::render::Role::Bad)
+pub fn handle(lab: &mut Lab, node: Option<&str>, job: Job) -> Vec<lab_engine::render::Line> {
+    let grpc_line = |path: &str, status: &lab_engine::csi::Status| {
+        lab_engine::render::Line::new()
+            .push("  grpc  ", lab_engine::render::Role::Actor)
+            .push(format!("{path}: {status}"), lab_engine::render::Role::Bad)
     };
     match job {
         Job::Call {
@@ -225,12 +225,12 @@ pub enum ServeRequest {
 /// The request of a `csi serve` line, or `None` for any other line (which the front end
 /// runs as usual; a malformed `csi serve` line is left to the parser's error).
 pub fn serve_request(line: &str) -> Option<ServeRequest> {
-    use crate::command::{Command, grammar::CsiCmd};
+    use lab_engine::command::{Command, grammar::CsiCmd};
     let Ok(Some(Command::Csi(CsiCmd::Serve {
         action,
         socket,
         node,
-    }))) = crate::command::parse(crate::command::strip_comment(line))
+    }))) = lab_engine::command::parse(lab_engine::command::strip_comment(line))
     else {
         return None;
     };

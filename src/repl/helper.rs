@@ -4,11 +4,11 @@
 //! `Arc<Mutex<…>>`: the loop locks it only between two `readline` calls, and `csi serve`'s
 //! thread while it runs a call that arrived (completion then offers the grammar alone).
 
-use crate::command::complete::{self, Names};
-use crate::command::help;
-use crate::lesson::Desk;
-use crate::render::Role;
-use crate::render::ansi;
+use crate::ansi;
+use lab_engine::command::complete::{self, Names};
+use lab_engine::command::help;
+use lab_engine::lesson::Desk;
+use lab_engine::render::Role;
 use owo_colors::OwoColorize;
 use rustyline::completion::{Completer, FilenameCompleter, Pair};
 use rustyline::highlight::{CmdKind, Highlighter};
@@ -198,7 +198,7 @@ pub fn join_continued(input: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::ansi::strip;
+    use crate::ansi::strip;
     use rustyline::hint::Hint;
 
     fn helper() -> LabHelper {

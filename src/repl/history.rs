@@ -23,7 +23,7 @@ pub fn path() -> Option<PathBuf> {
 }
 
 /// Write the history with `write` (which saves to the path it is given) atomically to
-/// `target`: into a temporary file beside it (see [`crate::util::fs::temp_path`]), flushed
+/// `target`: into a temporary file beside it (see [`crate::files::temp_path`]), flushed
 /// to disk, then renamed over `target`. Creates the directory.
 pub fn save_atomically(
     target: &Path,
@@ -32,7 +32,7 @@ pub fn save_atomically(
     if let Some(dir) = target.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let tmp = crate::util::fs::temp_path(target);
+    let tmp = crate::files::temp_path(target);
     let written = write(&tmp).and_then(|()| std::fs::File::open(&tmp)?.sync_all());
     match written.and_then(|()| std::fs::rename(&tmp, target)) {
         Ok(()) => Ok(()),
@@ -44,7 +44,7 @@ pub fn save_atomically(
 }
 
 /// Save one new history entry to `target`, a file other sessions may be saving to at the
-/// same time: under the lock beside it (see [`crate::util::fs::with_lock`]), re-read the
+/// same time: under the lock beside it (see [`crate::files::with_lock`]), re-read the
 /// file into a fresh history with `config`'s limits (size cap, duplicates, leading space),
 /// add `line` after what other sessions saved, and write it atomically
 /// ([`save_atomically`]). Each session thus keeps the others' lines: saving this session's
@@ -53,7 +53,7 @@ pub fn save_atomically(
 /// last entry, a line starting with a space).
 pub fn append_entry(target: &Path, line: &str, config: &rustyline::Config) -> std::io::Result<()> {
     use rustyline::history::{FileHistory, History};
-    crate::util::fs::with_lock(target, || {
+    crate::files::with_lock(target, || {
         let mut merged = FileHistory::with_config(config);
         match merged.load(target) {
             Ok(()) => {}

@@ -7,11 +7,12 @@ pub mod helper;
 pub mod history;
 pub mod playback;
 
-use crate::engine::{Lab, Mode};
-use crate::lesson::Desk;
-use crate::render::{Outcome, ansi};
-use crate::util::text::plural;
+use crate::ansi;
 use helper::LabHelper;
+use lab_engine::engine::{Lab, Mode};
+use lab_engine::lesson::Desk;
+use lab_engine::render::Outcome;
+use lab_engine::util::text::plural;
 use owo_colors::OwoColorize;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
@@ -46,7 +47,7 @@ pub fn context(lab: &Lab) -> String {
     if lab.mode == Mode::Step {
         parts.push("step".to_string());
     }
-    if lab.clock > crate::util::time::Millis::ZERO {
+    if lab.clock > lab_engine::util::time::Millis::ZERO {
         parts.push(format!("t={}", lab.clock.secs_text()));
     }
     parts.join(" · ")
@@ -104,7 +105,10 @@ pub fn print_result(
             let msg = if opts.color_err {
                 ansi::paint_error(&e.message)
             } else {
-                format!("error: {}\n", crate::render::escape_controls(&e.message))
+                format!(
+                    "error: {}\n",
+                    lab_engine::render::escape_controls(&e.message)
+                )
             };
             err.write_all(msg.as_bytes())?;
             err.flush()?;
@@ -167,7 +171,7 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     lock_cast(c).output(&format!("{}{input}\n", p.1))?;
                 }
                 let mut line = helper::join_continued(&input);
-                if let Some(word) = crate::command::heredoc_marker(&line).map(str::to_string) {
+                if let Some(word) = lab_engine::command::heredoc_marker(&line).map(str::to_string) {
                     // A here-document: read its lines (prompt `> `, as a shell does) up to
                     // the closing word; Ctrl-C abandons it.
                     loop {
@@ -213,22 +217,22 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                 if is_quit(&line) {
                     break;
                 }
-                if crate::command::help::is_clear_word(line.trim()) {
+                if lab_engine::command::help::is_clear_word(line.trim()) {
                     let _ = rl.clear_screen();
                     if let Some(c) = cast.as_ref() {
                         lock_cast(c).output("\x1b[H\x1b[2J")?;
                     }
                     continue;
                 }
-                if let Ok(Some(crate::command::Command::Lesson(
-                    crate::command::grammar::LessonCmd::Play { id, speed, step },
-                ))) = crate::command::parse(crate::command::strip_comment(&line))
+                if let Ok(Some(lab_engine::command::Command::Lesson(
+                    lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
+                ))) = lab_engine::command::parse(lab_engine::command::strip_comment(&line))
                 {
                     // Live playback: typed visibly and paced, not printed all at once.
                     let mut sink = playback::TerminalSink {
                         color: opts.color_out,
                     };
-                    let opts_play = crate::lesson::play::PlayOptions { speed, step };
+                    let opts_play = lab_engine::lesson::play::PlayOptions { speed, step };
                     let r = lock(&desk).lesson_play_live(&id, opts_play, &mut sink);
                     if let Err(e) = r {
                         print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
@@ -328,9 +332,9 @@ impl Serving {
         rl: &mut Editor<LabHelper, DefaultHistory>,
         color: bool,
         cast: &Option<SharedCast>,
-    ) -> Result<Outcome, crate::engine::LabError> {
+    ) -> Result<Outcome, lab_engine::engine::LabError> {
         use crate::csi_serve::ServeRequest;
-        use crate::engine::LabError;
+        use lab_engine::engine::LabError;
         use std::sync::atomic::{AtomicBool, Ordering};
         match req {
             ServeRequest::Status => Ok(said(match &self.running {
@@ -449,7 +453,7 @@ pub fn run_plain(
             continue;
         }
         pending.push_str(line);
-        if let Some(word) = crate::command::heredoc_marker(&pending).map(str::to_string) {
+        if let Some(word) = lab_engine::command::heredoc_marker(&pending).map(str::to_string) {
             // A here-document: its lines, up to the closing word, go with the command.
             loop {
                 out.write_all(b"> ")?;
@@ -470,7 +474,7 @@ pub fn run_plain(
         if is_quit(&line) {
             return Ok(());
         }
-        if crate::command::help::is_clear_word(line.trim()) {
+        if lab_engine::command::help::is_clear_word(line.trim()) {
             // A plain session has no screen of its own to clear: nothing to do.
             continue;
         }

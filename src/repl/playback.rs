@@ -1,8 +1,9 @@
 //! `lesson play` in the REPL: the reference commands are typed visibly at the lesson's pace,
 //! run, and their output shown; with `--step`, Enter advances (q then Enter stops).
 
-use crate::lesson::play::PlaySink;
-use crate::render::{Outcome, ansi};
+use crate::ansi;
+use lab_engine::lesson::play::PlaySink;
+use lab_engine::render::Outcome;
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
@@ -27,7 +28,7 @@ impl PlaySink for TerminalSink {
     fn type_command(&mut self, command: &str, millis_per_char: u64) {
         let mut o = std::io::stdout().lock();
         let _ = write!(o, "lab> ");
-        for c in crate::render::escape_controls(command).chars() {
+        for c in lab_engine::render::escape_controls(command).chars() {
             let _ = write!(o, "{c}");
             let _ = o.flush();
             std::thread::sleep(Duration::from_millis(millis_per_char));

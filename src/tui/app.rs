@@ -12,9 +12,9 @@ use super::keymap::{Action, Edit, Mode, Pane};
 use super::model::{self, LessonView, PodIndex, PodKey};
 use super::theme::Theme;
 use super::view;
-use crate::engine::node_view::{self, IpamFiles, LeaseRow};
-use crate::lesson::Desk;
-use crate::render::{Line, Role};
+use lab_engine::engine::node_view::{self, IpamFiles, LeaseRow};
+use lab_engine::lesson::Desk;
+use lab_engine::render::{Line, Role};
 use ratatui::layout::Rect;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::IpAddr;
@@ -255,7 +255,7 @@ const PLAYBACK_TICK_MS: u64 = 100;
 #[derive(Debug, Clone)]
 pub struct Playback {
     /// Events still to show.
-    pub events: std::collections::VecDeque<crate::lesson::play::PlayEvent>,
+    pub events: std::collections::VecDeque<lab_engine::lesson::play::PlayEvent>,
     /// Characters of the current command typed so far.
     pub typed: usize,
     /// Ticks to wait before the next event.
@@ -765,13 +765,13 @@ impl App {
         let lab = &self.desk.lab;
         let since = mark..lab.calls.next_seq();
         let has_wire = |s: &u64| model::wire_range(lab, *s).is_some();
-        let is = |s: &u64, f: &dyn Fn(&crate::record::CallEvent) -> bool| {
+        let is = |s: &u64, f: &dyn Fn(&lab_engine::record::CallEvent) -> bool| {
             lab.calls.get(*s).is_some_and(f)
         };
         let failed = since
             .clone()
             .filter(has_wire)
-            .find(|s| is(s, &|e| e.level == crate::record::Level::Warning));
+            .find(|s| is(s, &|e| e.level == lab_engine::record::Level::Warning));
         let chain = since
             .clone()
             .rev()
@@ -786,7 +786,7 @@ impl App {
     /// `lesson play ID`: reset the cluster and queue the lesson's events; each tick shows
     /// the next one, typing commands into the prompt at the lesson's pace.
     fn start_playback(&mut self, id: &str, speed: f64, step: bool) {
-        use crate::lesson::play::{PlayOptions, plan};
+        use lab_engine::lesson::play::{PlayOptions, plan};
         if !(speed.is_finite() && speed > 0.0) {
             self.push_output(Line::styled(
                 format!("error: invalid --speed {speed}: expected a number above 0"),
@@ -816,7 +816,7 @@ impl App {
 
     /// Advance playback by one tick (called every ~100–250 ms).
     fn playback_tick(&mut self) {
-        use crate::lesson::play::PlayEvent;
+        use lab_engine::lesson::play::PlayEvent;
         let Some(mut p) = self.playback.take() else {
             return;
         };
@@ -840,7 +840,7 @@ impl App {
                     p.events.pop_front();
                 }
                 PlayEvent::Text(t) => {
-                    let t = crate::lesson::facts::fill(&self.desk.lab, &t);
+                    let t = lab_engine::lesson::facts::fill(&self.desk.lab, &t);
                     for l in t.lines() {
                         self.push_output(Line::plain(l));
                     }
@@ -913,7 +913,7 @@ impl App {
     /// (and a lesson cannot quit the dashboard); otherwise run as if typed, with the disk
     /// out of reach (see `Desk::execute_lesson_code`).
     fn run_lesson_code(&mut self, line: &str) {
-        let refusal = crate::lesson::guard::refusal_of_line(line).or_else(|| {
+        let refusal = lab_engine::lesson::guard::refusal_of_line(line).or_else(|| {
             matches!(line.trim(), "quit" | "exit" | "q" | "q!")
                 .then(|| "a lesson cannot quit the lab".to_string())
         });
@@ -1014,13 +1014,13 @@ impl App {
             self.ui.quit = true;
             return;
         }
-        if crate::command::help::is_clear_word(line) {
+        if lab_engine::command::help::is_clear_word(line) {
             self.clear_output();
             return;
         }
-        if let Ok(Some(crate::command::Command::Lesson(
-            crate::command::grammar::LessonCmd::Play { id, speed, step },
-        ))) = crate::command::parse(crate::command::strip_comment(line))
+        if let Ok(Some(lab_engine::command::Command::Lesson(
+            lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
+        ))) = lab_engine::command::parse(lab_engine::command::strip_comment(line))
         {
             self.start_playback(&id, speed, step);
             return;
@@ -1145,8 +1145,8 @@ impl App {
     }
 
     fn observe(&mut self, line: &str, wire_mark: u64) {
-        use crate::command::grammar::{NodeCmd, PodCmd, ShowCmd};
-        use crate::command::{Command, parse, strip_comment};
+        use lab_engine::command::grammar::{NodeCmd, PodCmd, ShowCmd};
+        use lab_engine::command::{Command, parse, strip_comment};
         let cmd = match parse(strip_comment(line)) {
             Ok(Some(c)) => c,
             _ => return,
@@ -1158,7 +1158,10 @@ impl App {
             | Command::Show(ShowCmd::Ipset { node: n }) => self.select_node(&n),
             Command::Node(NodeCmd::Add { name, .. }) => self.select_node(&name),
             Command::Describe(d) => {
-                match (crate::engine::views::canonical_kind(&d.kind), &d.names[..]) {
+                match (
+                    lab_engine::engine::views::canonical_kind(&d.kind),
+                    &d.names[..],
+                ) {
                     (Ok("pods"), [name]) => self.select_pod(&(d.ns.clone(), name.clone())),
                     (Ok("nodes"), [name]) => self.select_node(name),
                     _ => {}
@@ -1703,7 +1706,7 @@ mod tests {
         let e = a.desk.lab.calls.get(c).unwrap();
         assert_eq!(
             (e.actor.as_str(), e.level),
-            ("bridge", crate::record::Level::Warning)
+            ("bridge", lab_engine::record::Level::Warning)
         );
     }
 

@@ -6,8 +6,8 @@
 //! module applies them to the prompt and words the dashboard's usage hint.
 
 use crate::Lab;
-use crate::command::CommandLine;
 use clap::CommandFactory;
+use lab_engine::command::CommandLine;
 
 /// Candidates for the word being typed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -162,7 +162,7 @@ fn split_head(head: &str) -> (Vec<&str>, &str, usize) {
 /// The lab's live names, for the shared completer.
 struct LabNames<'a>(&'a Lab);
 
-impl crate::command::complete::Names for LabNames<'_> {
+impl lab_engine::command::complete::Names for LabNames<'_> {
     fn names(&self, kind: &str) -> Vec<String> {
         self.0.completion_names(kind)
     }
@@ -172,9 +172,9 @@ impl crate::command::complete::Names for LabNames<'_> {
 /// shared completer's (`command::complete`, the REPL's too), and file names where the
 /// word is a path (`apply -f`, `cni conf load`, `--preset`).
 pub fn complete(lab: &Lab, head: &str) -> Completion {
-    let c = crate::command::complete::complete(head, head.len(), &LabNames(lab));
+    let c = lab_engine::command::complete::complete(head, head.len(), &LabNames(lab));
     let mut candidates = if c.wants_path {
-        crate::command::complete::path_candidates(head.get(c.start..).unwrap_or(""))
+        crate::files::path_candidates(head.get(c.start..).unwrap_or(""))
     } else {
         c.candidates
     };

@@ -26,8 +26,8 @@ pub use keymap::{Action, Mode, Pane};
 pub use model::{LessonView, VolumeRow, VolumeState, volume_rows};
 pub use theme::Theme;
 
-use crate::lesson::Desk;
 use crossterm::event::{self, Event, MouseButton, MouseEventKind};
+use lab_engine::lesson::Desk;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use ratatui::layout::Rect;
@@ -308,7 +308,7 @@ impl Watchdog {
                             } else {
                                 sig as i32
                             };
-                            std::process::exit(i32::from(crate::util::signals::exit_status(sig)));
+                            std::process::exit(i32::from(crate::signals::exit_status(sig)));
                         }
                         Some((b, _)) if b != beat => {
                             pending = Some((beat, std::time::Instant::now()));
@@ -340,7 +340,7 @@ pub fn run_until_signal(desk: Desk, options: Options) -> io::Result<Option<i32>>
     let caught = Arc::new(AtomicUsize::new(0));
     let mut signals: Vec<signal_hook::SigId> = Vec::new();
     #[cfg(unix)]
-    for sig in crate::util::signals::SIGNALS {
+    for sig in crate::signals::SIGNALS {
         signals.push(signal_hook::flag::register(sig, Arc::clone(&stop))?);
         signals.push(signal_hook::flag::register_usize(
             sig,

@@ -6,7 +6,7 @@
 //! Colour never carries meaning alone: errors also get `✗` and bold, warnings `!`, changes a
 //! `●` marker, so a screenshot in grey still reads.
 
-use crate::render::Role;
+use lab_engine::render::Role;
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::widgets::BorderType;
 

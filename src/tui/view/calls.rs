@@ -3,10 +3,10 @@
 //! Follows the newest entry until one is selected (↑/↓); Esc or End follows again.
 
 use super::{dim, highlight, pane_block, put};
-use crate::record::Level;
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
 use crate::tui::model;
+use lab_engine::record::Level;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -46,17 +46,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let detail: Vec<Line<'static>> = match app.ui.sel_call.and_then(|c| app.desk.lab.calls.get(c)) {
         Some(e) if inner.height >= 8 => {
             let role = if e.level == Level::Warning {
-                crate::render::Role::Bad
+                lab_engine::render::Role::Bad
             } else {
-                crate::render::Role::Plain
+                lab_engine::render::Role::Plain
             };
-            let text = crate::render::Line::new()
+            let text = lab_engine::render::Line::new()
                 .push(
                     format!("#{} ", app.ui.sel_call.unwrap_or(0)),
-                    crate::render::Role::Dim,
+                    lab_engine::render::Role::Dim,
                 )
-                .push(format!("{} ", e.actor), crate::render::Role::Actor)
-                .push(format!("{}: ", e.action), crate::render::Role::Dim)
+                .push(format!("{} ", e.actor), lab_engine::render::Role::Actor)
+                .push(format!("{}: ", e.action), lab_engine::render::Role::Dim)
                 .push(e.detail.clone(), role);
             let mut rows = super::output::wrap(t, &text, inner.width as usize);
             rows.truncate((inner.height as usize / 2).max(2));

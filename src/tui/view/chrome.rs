@@ -16,8 +16,8 @@ pub fn title(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     buf.set_style(area, t.bar);
     let mode = match app.desk.lab.mode {
-        crate::engine::Mode::Auto => "auto",
-        crate::engine::Mode::Step => "step",
+        lab_engine::engine::Mode::Auto => "auto",
+        lab_engine::engine::Mode::Step => "step",
     };
     let left = Line::from(vec![
         Span::styled(
@@ -29,7 +29,7 @@ pub fn title(app: &App, area: Rect, buf: &mut Buffer) {
                 "│ {} · mode {mode}{} ",
                 app.desk.lab.summary().text(),
                 // Real mode: every CNI call also runs the real plugins (`--real-cni`).
-                if app.desk.lab.real_cni.is_some() {
+                if app.desk.lab.edges.real.is_some() {
                     " · real CNI plugins beside the model"
                 } else {
                     ""

@@ -7,11 +7,11 @@
 //! map, so a node with many leases costs only the visible rows.
 
 use super::{dim, pane_block, put};
-use crate::engine::node_view::{self, IpamDir, LeaseRow};
-use crate::engine::views::short_id;
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
 use crate::tui::model::{self, IpamSummary};
+use lab_engine::engine::node_view::{self, IpamDir, LeaseRow};
+use lab_engine::engine::views::short_id;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
@@ -105,7 +105,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let secs = sections(app);
     if secs.is_empty() {
-        let other = crate::engine::ipam_view::other_ipam_lines(&app.desk.lab, &node);
+        let other = lab_engine::engine::ipam_view::other_ipam_lines(&app.desk.lab, &node);
         if other.is_empty() {
             put(
                 buf,

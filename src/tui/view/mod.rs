@@ -19,7 +19,7 @@ pub mod wire;
 use super::app::App;
 use super::keymap::{Mode, Pane};
 use super::theme::Theme;
-use crate::render::Role;
+use lab_engine::render::Role;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -205,7 +205,7 @@ pub fn pane_block<'a>(app: &App, pane: Pane, extra: Vec<Span<'a>>) -> Block<'a> 
 }
 
 /// Paint an output line with the theme.
-pub fn paint<'a>(theme: &Theme, line: &'a crate::render::Line) -> Line<'a> {
+pub fn paint<'a>(theme: &Theme, line: &'a lab_engine::render::Line) -> Line<'a> {
     Line::from(
         line.spans
             .iter()

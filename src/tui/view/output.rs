@@ -3,10 +3,10 @@
 //! position counts lines up from the newest, and only the lines that fit are wrapped.
 
 use super::{dim, pane_block, put};
-use crate::render::Line as OutLine;
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
 use crate::tui::theme::Theme;
+use lab_engine::render::Line as OutLine;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -113,7 +113,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         vec![Span::styled(
             format!(
                 "↓ {} below · {how}",
-                crate::util::text::plural(scroll, "more line", "more lines")
+                lab_engine::util::text::plural(scroll, "more line", "more lines")
             ),
             t.warn,
         )]
@@ -158,7 +158,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::Role;
+    use lab_engine::render::Role;
 
     #[test]
     fn wrapping_keeps_styles_and_counts_rows() {

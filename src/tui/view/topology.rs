@@ -15,7 +15,7 @@ use super::{dim, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
 use crate::tui::model::{self, NodeFacts, PodKey};
-use crate::util::text::plural;
+use lab_engine::util::text::plural;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

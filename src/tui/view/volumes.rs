@@ -103,7 +103,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         app,
         Pane::Volumes,
         vec![Span::styled(
-            crate::util::text::plural(rows.len(), "claim", "claims"),
+            lab_engine::util::text::plural(rows.len(), "claim", "claims"),
             t.dim,
         )],
     );

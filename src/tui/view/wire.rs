@@ -44,7 +44,7 @@ pub fn lines(app: &App, _width: u16) -> Vec<Line<'static>> {
             continue;
         };
         // The same rendering `show wire N` prints, styled by role.
-        let detail = crate::engine::views::wire_detail(seq, rec);
+        let detail = lab_engine::engine::views::wire_detail(seq, rec);
         for l in &detail.lines {
             let painted = super::paint(t, l);
             out.push(Line::from(

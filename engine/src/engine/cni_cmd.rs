@@ -1,0 +1,664 @@
+//! Raw CNI commands: the learner plays the container runtime and calls the chain directly.
+//! Output is exactly what the chain printed on stdout (the result JSON, nothing for DEL and
+//! CHECK, or the CNI error JSON); libcni's error text goes to stderr.
+
+use super::{Lab, LabError};
+use crate::cni::conf::{ConfDir, parse_file};
+use crate::cni::host::Netns;
+use crate::cni::plugin::Attachment;
+use crate::cni::registry::Registry;
+use crate::cni::release::PluginsRelease;
+use crate::cni::runtime::{ChainError, Invoker, Network};
+use crate::command::grammar::{CniAttachArgs, CniCmd, CniConfCmd};
+use crate::render::{Line, Outcome, Role};
+use std::sync::Arc;
+
+impl Lab {
+    /// Dispatch a `cni …` command.
+    pub fn cni(&mut self, cmd: CniCmd) -> Result<Outcome, LabError> {
+        match cmd {
+            CniCmd::Add(a) => self.cni_attach(&a, Op::Add),
+            CniCmd::Del(a) => self.cni_attach(&a, Op::Del),
+            CniCmd::Check(a) => self.cni_attach(&a, Op::Check),
+            CniCmd::Gc { node } => self.cni_gc(&node),
+            CniCmd::Status { node } => self.cni_status(&node),
+            CniCmd::Version { node } => self.cni_version(node.as_deref()),
+            CniCmd::Plugins { release } => self.cni_plugins(release.as_deref()),
+            CniCmd::Conf(CniConfCmd::Show { node }) => self.cni_conf_show(node.as_deref()),
+            CniCmd::Conf(CniConfCmd::Load {
+                file,
+                node,
+                all: _,
+                as_name,
+            }) => self.cni_conf_load(&file, node.as_deref(), as_name.as_deref()),
+            CniCmd::Conf(CniConfCmd::Remove { name, node }) => {
+                self.cni_conf_remove(&name, node.as_deref())
+            }
+        }
+    }
+
+    /// `cni conf remove NAME [--node NODE]`: the file goes from each node's net.d. A node
+    /// without it is reported, not an error, unless no node has it.
+    fn cni_conf_remove(&mut self, name: &str, node: Option<&str>) -> Result<Outcome, LabError> {
+        let targets: Vec<String> = match node {
+            Some(n) => {
+                if !self.nodes.contains_key(n) {
+                    return Err(unknown_node(self, n));
+                }
+                vec![n.to_string()]
+            }
+            None => self.nodes.keys().cloned().collect(),
+        };
+        let holders: Vec<&String> = targets
+            .iter()
+            .filter(|n| {
+                self.nodes
+                    .get(*n)
+                    .is_some_and(|rt| rt.confdir.files.contains_key(name))
+            })
+            .collect();
+        if holders.is_empty() {
+            let have: Vec<String> = targets
+                .first()
+                .and_then(|n| self.nodes.get(n))
+                .map(|rt| rt.confdir.files.keys().cloned().collect())
+                .unwrap_or_default();
+            return Err(LabError::msg(format!(
+                "rm: cannot remove '{}/{name}': No such file or directory (net.d holds: {})",
+                ConfDir::PATH,
+                super::names::few(&have, "nothing")
+            )));
+        }
+        let holders: Vec<String> = holders.into_iter().cloned().collect();
+        let mut out = Outcome::empty();
+        for n in holders {
+            if let Some(rt) = self.nodes.get_mut(&n) {
+                rt.confdir.files.remove(name);
+                rt.reload_network();
+                let active = rt
+                    .confdir
+                    .active()
+                    .map(|(f, _)| f)
+                    .unwrap_or_else(|_| "none".to_string());
+                out.line(
+                    Line::new()
+                        .push(format!("{}/{name}", ConfDir::PATH), Role::Name)
+                        .push(format!(" removed on {n}"), Role::Good)
+                        .push(format!("  (active: {active})"), Role::Dim),
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    fn node_network(&self, node: &str) -> Result<Network, LabError> {
+        let rt = self
+            .nodes
+            .get(node)
+            .ok_or_else(|| unknown_node(self, node))?;
+        rt.network().clone().map_err(LabError::msg)
+    }
+
+    fn cni_attach(&mut self, a: &CniAttachArgs, op: Op) -> Result<Outcome, LabError> {
+        let net = self.node_network(&a.node)?;
+        let default_netns = format!("/var/run/netns/{}", a.container);
+        let node_rt = self
+            .nodes
+            .get_mut(&a.node)
+            .ok_or_else(|| LabError::msg(format!("node {:?} not found", a.node)))?;
+        let cached = node_rt
+            .cache
+            .get(&(net.list.name.clone(), a.container.clone(), a.ifname.clone()))
+            .map(|c| c.rt.as_ref().clone());
+        let netns = match (&a.netns, op, &cached) {
+            (Some(n), _, _) => n.clone(),
+            (None, Op::Add, _) => default_netns.clone(),
+            (None, _, Some(c)) => c.netns.clone(),
+            (None, _, None) => {
+                if node_rt.host.netns.contains_key(&default_netns) {
+                    default_netns.clone()
+                } else {
+                    String::new()
+                }
+            }
+        };
+        let mut rt = cached.unwrap_or_default();
+        rt.container_id = a.container.clone();
+        rt.ifname = a.ifname.clone();
+        rt.netns = netns.clone();
+        if a.args.is_some() || op == Op::Add {
+            // Kept verbatim, even if malformed: the plugins' parsers report it.
+            rt.args = a.args.clone().unwrap_or_default();
+        }
+        // Acting as the runtime: create the namespace before ADD (`ip netns add`), unless
+        // the learner named one explicitly.
+        let created_ns =
+            op == Op::Add && a.netns.is_none() && !node_rt.host.netns.contains_key(&netns);
+        if created_ns {
+            node_rt
+                .host
+                .netns
+                .insert(netns.clone(), Netns::with_loopback());
+        }
+        let rt = Arc::new(rt);
+        let registry = self.registry.clone();
+        let wire = &mut self.wire;
+        let first = wire.next_seq();
+        let mut record = |c| {
+            wire.push(crate::record::wire::WireRecord::Cni(c));
+        };
+        let mut scope = crate::faults::FaultScope::new(&mut self.faults, &a.node);
+        let mut model = crate::cni::exec::InProcess {
+            registry: &registry,
+            host: &mut node_rt.host,
+            kube: None,
+        };
+        let mut inv = Invoker {
+            exec: &mut crate::cni::real::SideBySide {
+                model: &mut model,
+                real: self.edges.real.as_deref(),
+                node: &a.node,
+            },
+            cache: &mut node_rt.cache,
+            wire: &mut record,
+            node: Arc::from(a.node.as_str()),
+            faults: Some(&mut scope),
+        };
+        let result = match op {
+            Op::Add => inv
+                .add(&net, &rt)
+                .map(|r| crate::cni::skel::print_result(&r)),
+            Op::Del => inv.del(&net, &rt).map(|_| String::new()),
+            Op::Check => inv.check(&net, &rt).map(|_| String::new()),
+        };
+        // The runtime removes the namespace it made (`ip netns del`) once nothing but `lo`
+        // is left in it: another attachment (`net1`) keeps it.
+        if op == Op::Del
+            && result.is_ok()
+            && netns == default_netns
+            && node_rt.host.netns.get(&netns).is_some_and(|ns| {
+                ns.links
+                    .values()
+                    .all(|l| matches!(l.kind, crate::cni::host::LinkKind::Loopback))
+            })
+        {
+            node_rt.host.netns.remove(&netns);
+            if let Some(r) = &self.edges.real {
+                r.netns_removed(&a.node, &netns);
+            }
+        }
+        let last = self.wire.next_seq();
+        let actor = "runtime(you)";
+        self.log(
+            actor,
+            format!("CNI {}", op.name()),
+            format!(
+                "{} on {} net={} ifname={} (wire #{first}..#{})",
+                a.container,
+                a.node,
+                net.list.name,
+                a.ifname,
+                last.saturating_sub(1)
+            ),
+        );
+        self.log_wire_summaries(first, last);
+        match result {
+            Ok(stdout) => {
+                let mut out = Outcome::empty();
+                out.block(&stdout, Role::Json);
+                if op == Op::Add {
+                    // Real mode: the real chain's final result beside the model's.
+                    out.extend(self.real_chain_result(first, last));
+                }
+                Ok(out)
+            }
+            Err(e) => Err(chain_error(e)),
+        }
+    }
+
+    fn cni_gc(&mut self, node: &str) -> Result<Outcome, LabError> {
+        let net = self.node_network(node)?;
+        // The valid attachments are the sandboxes the runtime still has on this node.
+        let node_rt = self
+            .nodes
+            .get_mut(node)
+            .ok_or_else(|| LabError::msg("node gone"))?;
+        let valid: Vec<Attachment> = node_rt
+            .sandboxes
+            .values()
+            .map(|s| Attachment {
+                container_id: s.id.clone(),
+                ifname: s.rt.ifname.clone(),
+            })
+            .collect();
+        let registry = self.registry.clone();
+        let wire = &mut self.wire;
+        let first = wire.next_seq();
+        let mut record = |c| {
+            wire.push(crate::record::wire::WireRecord::Cni(c));
+        };
+        let mut scope = crate::faults::FaultScope::new(&mut self.faults, node);
+        let mut model = crate::cni::exec::InProcess {
+            registry: &registry,
+            host: &mut node_rt.host,
+            kube: None,
+        };
+        let mut inv = Invoker {
+            exec: &mut crate::cni::real::SideBySide {
+                model: &mut model,
+                real: self.edges.real.as_deref(),
+                node,
+            },
+            cache: &mut node_rt.cache,
+            wire: &mut record,
+            node: Arc::from(node),
+            faults: Some(&mut scope),
+        };
+        let errors = inv.gc(&net, &valid);
+        let last = self.wire.next_seq();
+        self.log(
+            "runtime(you)",
+            "CNI GC",
+            format!(
+                "{node} net={} valid attachments: {}",
+                net.list.name,
+                valid.len()
+            ),
+        );
+        self.log_wire_summaries(first, last);
+        if errors.is_empty() {
+            Ok(Outcome::empty())
+        } else {
+            let msg = errors
+                .iter()
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+                .join("\n");
+            Err(LabError::msg(msg))
+        }
+    }
+
+    fn cni_status(&mut self, node: &str) -> Result<Outcome, LabError> {
+        let net = self.node_network(node)?;
+        let node_rt = self
+            .nodes
+            .get_mut(node)
+            .ok_or_else(|| LabError::msg("node gone"))?;
+        let registry = self.registry.clone();
+        let first = self.wire.next_seq();
+        let wire = &mut self.wire;
+        let mut record = |c| {
+            wire.push(crate::record::wire::WireRecord::Cni(c));
+        };
+        let mut model = crate::cni::exec::InProcess {
+            registry: &registry,
+            host: &mut node_rt.host,
+            kube: None,
+        };
+        let mut inv = Invoker {
+            exec: &mut crate::cni::real::SideBySide {
+                model: &mut model,
+                real: self.edges.real.as_deref(),
+                node,
+            },
+            cache: &mut node_rt.cache,
+            wire: &mut record,
+            node: Arc::from(node),
+            faults: None,
+        };
+        let status = inv.status(&net);
+        let last = self.wire.next_seq();
+        self.log_real_calls(first, last);
+        match status {
+            Ok(()) => {
+                let mut out = Outcome::empty();
+                if crate::cni::version::gte(&net.list.cni_version, "1.1.0").unwrap_or(false) {
+                    out.line(Line::styled(
+                        format!(
+                            "network {} is ready (every plugin answered STATUS)",
+                            net.list.name
+                        ),
+                        Role::Good,
+                    ));
+                } else {
+                    out.line(Line::styled(
+                        format!(
+                            "network {} has cniVersion {}: STATUS needs 1.1.0, so libcni reports ready without asking the plugins",
+                            net.list.name, net.list.cni_version
+                        ),
+                        Role::Dim,
+                    ));
+                }
+                Ok(out)
+            }
+            Err(e) => Err(chain_error(e)),
+        }
+    }
+
+    /// `cni plugins [RELEASE]`: show the release of containernetworking/plugins the nodes
+    /// run, or install another on every node. Attachments made before stay as they are (the
+    /// kernel state and the caches do not depend on the binaries); the next call runs the
+    /// new binaries, as after a package upgrade on a real node.
+    fn cni_plugins(&mut self, release: Option<&str>) -> Result<Outcome, LabError> {
+        let mut out = Outcome::empty();
+        let current = self.registry.release();
+        let chosen = match release {
+            None => current,
+            Some(r) => PluginsRelease::parse(r).map_err(LabError::msg)?,
+        };
+        if chosen != current {
+            self.registry = Arc::new(Registry::standard_of(chosen));
+        }
+        out.line(Line::styled(
+            format!(
+                "containernetworking/plugins {chosen} in /opt/cni/bin on every node ({})",
+                chosen.origin()
+            ),
+            Role::Header,
+        ));
+        let what = if chosen.has_gc_and_status() {
+            "GC and STATUS"
+        } else {
+            "no GC or STATUS (skel answers `unknown CNI_COMMAND`)"
+        };
+        out.line(Line::plain(format!(
+            "  built on the CNI library {}: VERSION says cniVersion {}, configs up to {} are accepted, {what}",
+            chosen.cni_library(),
+            chosen.current_spec(),
+            chosen.current_spec(),
+        )));
+        for other in PluginsRelease::ALL.into_iter().filter(|r| *r != chosen) {
+            out.line(Line::styled(
+                format!(
+                    "  also modelled: {other} ({}): `cni plugins {other}`",
+                    other.origin()
+                ),
+                Role::Dim,
+            ));
+        }
+        // A network whose cniVersion this release does not know fails every ADD: say so.
+        let mut seen = std::collections::BTreeSet::new();
+        for rt in self.nodes.values() {
+            let Ok(net) = rt.network() else { continue };
+            let v = net.list.cni_version.as_str();
+            let too_new = !crate::cni::version::gte(chosen.current_spec(), v).unwrap_or(true);
+            let reference = net.list.plugins.iter().any(|p| {
+                self.registry
+                    .find(&p.plugin_type)
+                    .is_some_and(|b| b.is_reference_plugin())
+            });
+            if too_new && reference && seen.insert((net.list.name.clone(), v.to_string())) {
+                out.line(Line::styled(
+                    format!(
+                        "  note: network {} has cniVersion {v}, newer than these plugins accept: its ADDs fail with `incompatible CNI versions`",
+                        net.list.name
+                    ),
+                    Role::Warn,
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    fn cni_version(&mut self, node: Option<&str>) -> Result<Outcome, LabError> {
+        let node = match node {
+            Some(n) => n.to_string(),
+            None => self
+                .nodes
+                .keys()
+                .next()
+                .cloned()
+                .ok_or_else(|| LabError::msg("no nodes: add one with `node add NAME`"))?,
+        };
+        let net = self.node_network(&node)?;
+        let node_rt = self
+            .nodes
+            .get_mut(&node)
+            .ok_or_else(|| LabError::msg("node gone"))?;
+        let registry = self.registry.clone();
+        let first = self.wire.next_seq();
+        let wire = &mut self.wire;
+        let mut record = |c| {
+            wire.push(crate::record::wire::WireRecord::Cni(c));
+        };
+        let mut model = crate::cni::exec::InProcess {
+            registry: &registry,
+            host: &mut node_rt.host,
+            kube: None,
+        };
+        let mut inv = Invoker {
+            exec: &mut crate::cni::real::SideBySide {
+                model: &mut model,
+                real: self.edges.real.as_deref(),
+                node: &node,
+            },
+            cache: &mut node_rt.cache,
+            wire: &mut record,
+            node: Arc::from(node.as_str()),
+            faults: None,
+        };
+        let mut out = Outcome::empty();
+        out.line(Line::styled(
+            format!(
+                "containernetworking/plugins {} ({}); `cni plugins` to change it",
+                registry.release(),
+                registry.release().origin()
+            ),
+            Role::Dim,
+        ));
+        for p in &net.list.plugins {
+            match inv.version(&p.plugin_type, &net.list.cni_version) {
+                Ok(v) => out.line(
+                    Line::new()
+                        .push(format!("{:<10} ", p.plugin_type), Role::Actor)
+                        .push(serde_json::to_string(&v).unwrap_or_default(), Role::Json),
+                ),
+                Err(e) => out.line(
+                    Line::new()
+                        .push(format!("{:<10} ", p.plugin_type), Role::Actor)
+                        .push(e.message, Role::Bad),
+                ),
+            }
+        }
+        let last = self.wire.next_seq();
+        self.log_real_calls(first, last);
+        Ok(out)
+    }
+
+    fn cni_conf_show(&self, node: Option<&str>) -> Result<Outcome, LabError> {
+        let node = match node {
+            Some(n) => n.to_string(),
+            None => self
+                .nodes
+                .keys()
+                .next()
+                .cloned()
+                .ok_or_else(|| LabError::msg("no nodes: add one with `node add NAME`"))?,
+        };
+        let rt = self
+            .nodes
+            .get(&node)
+            .ok_or_else(|| unknown_node(self, &node))?;
+        let mut out = Outcome::empty();
+        let active = rt.confdir.active().ok().map(|(f, _)| f);
+        out.line(Line::styled(
+            format!(
+                "{}/ on {node} (the runtime uses the first file in lexical order)",
+                ConfDir::PATH
+            ),
+            Role::Header,
+        ));
+        for name in rt.confdir.files.keys() {
+            let mark = if Some(name) == active.as_ref() {
+                "* "
+            } else {
+                "  "
+            };
+            out.line(
+                Line::new()
+                    .push(mark, Role::Good)
+                    .push(name.clone(), Role::Name),
+            );
+        }
+        match (&active, rt.network()) {
+            (Some(f), Ok(_)) => {
+                out.plain("");
+                out.line(Line::styled(format!("{}/{f}:", ConfDir::PATH), Role::Dim));
+                if let Some(text) = rt.confdir.files.get(f) {
+                    out.block(text.trim_end(), Role::Json);
+                }
+            }
+            (_, Err(e)) => out.line(Line::styled(e.clone(), Role::Bad)),
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn cni_conf_load(
+        &mut self,
+        file: &str,
+        node: Option<&str>,
+        as_name: Option<&str>,
+    ) -> Result<Outcome, LabError> {
+        let text = match self.read_input_file(file) {
+            Ok(t) => t,
+            Err(e) => {
+                // The example configs ship inside the lab, so `assets/conflists/X` (or just
+                // `X`) works from any directory.
+                let base = std::path::Path::new(file)
+                    .file_name()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or(file);
+                match EXAMPLE_CONFLISTS.iter().find(|(n, _)| *n == base) {
+                    Some((_, t)) if e.kind() == std::io::ErrorKind::NotFound => t.to_string(),
+                    // A file that is there but refused (not a regular file, too large) is
+                    // reported, not silently replaced by the built-in of the same name.
+                    Some(_) => return Err(LabError::msg(format!("cannot read {file}: {e}"))),
+                    None => {
+                        let names: Vec<&str> = EXAMPLE_CONFLISTS.iter().map(|(n, _)| *n).collect();
+                        return Err(LabError::msg(format!(
+                            "cannot read {file}: {e}; built-in examples: {}",
+                            names.join(", ")
+                        )));
+                    }
+                }
+            }
+        };
+        let base = as_name.unwrap_or_else(|| {
+            std::path::Path::new(file)
+                .file_name()
+                .and_then(|s| s.to_str())
+                .unwrap_or(file)
+        });
+        if base.contains('/') || base.is_empty() {
+            return Err(LabError::msg(format!(
+                "invalid file name {base:?} for {}",
+                ConfDir::PATH
+            )));
+        }
+        let targets: Vec<String> = match node {
+            Some(n) => {
+                if !self.nodes.contains_key(n) {
+                    return Err(unknown_node(self, n));
+                }
+                vec![n.to_string()]
+            }
+            None => self.nodes.keys().cloned().collect(),
+        };
+        // Validate first (rendered for every target), so a bad file changes nothing. A file
+        // without the placeholder is the same on every node: parsed once, one shared copy.
+        let templated = text.contains("{{.PodCIDR}}");
+        let shared: Arc<str> = Arc::from(text.as_str());
+        let mut rendered: Vec<(String, Arc<str>)> = Vec::new();
+        for n in &targets {
+            let t = if templated {
+                let cidr = self
+                    .cluster
+                    .nodes
+                    .get(&(crate::cluster::no_namespace(), n.clone()))
+                    .map(|o| o.spec.pod_cidr.clone())
+                    .unwrap_or_default();
+                Arc::from(text.replace("{{.PodCIDR}}", &cidr))
+            } else {
+                Arc::clone(&shared)
+            };
+            if templated || rendered.is_empty() {
+                parse_file(base, &t).map_err(|e| LabError::msg(format!("{file}: {e}")))?;
+            }
+            rendered.push((n.clone(), t));
+        }
+        let mut out = Outcome::empty();
+        for (n, t) in rendered {
+            if let Some(rt) = self.nodes.get_mut(&n) {
+                rt.confdir.files.insert(base.to_string(), t);
+                rt.reload_network();
+                let active = rt.confdir.active().map(|(f, _)| f).unwrap_or_default();
+                out.line(
+                    Line::new()
+                        .push(format!("{}/{base}", ConfDir::PATH), Role::Name)
+                        .push(format!(" written on {n}"), Role::Good)
+                        .push(format!("  (active: {active})"), Role::Dim),
+                );
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Add,
+    Del,
+    Check,
+}
+
+impl Op {
+    fn name(self) -> &'static str {
+        match self {
+            Op::Add => "ADD",
+            Op::Del => "DEL",
+            Op::Check => "CHECK",
+        }
+    }
+}
+
+fn unknown_node(lab: &Lab, node: &str) -> LabError {
+    let known: Vec<_> = lab.nodes.keys().cloned().collect();
+    LabError::msg(format!(
+        "node {node:?} not found; nodes are: {}",
+        super::names::few(&known, "(none)")
+    ))
+}
+
+/// A chain failure as the lab reports it: the plugin's error JSON on stdout, libcni's
+/// message (with the CNI code and the plugin) as the error.
+pub fn chain_error(e: ChainError) -> LabError {
+    let mut out = Outcome::empty();
+    out.block(&e.error.to_stdout(), Role::Json);
+    let who = e.plugin.as_deref().unwrap_or("libcni");
+    LabError::with_output(
+        format!("CNI code {} from {who}: {}", e.error.code, e.message),
+        out,
+    )
+}
+
+/// The example configs under `assets/conflists/`, built into the lab.
+pub const EXAMPLE_CONFLISTS: &[(&str, &str)] = &[
+    (
+        "01-minimal.conflist",
+        include_str!("../../../assets/conflists/01-minimal.conflist"),
+    ),
+    (
+        "05-lab-v110.conflist",
+        include_str!("../../../assets/conflists/05-lab-v110.conflist"),
+    ),
+    (
+        // kube-flannel's cni-conf.json, as its init container installs it.
+        "10-flannel.conflist",
+        include_str!("../../../assets/conflists/10-flannel.conflist"),
+    ),
+    (
+        "99-broken.conflist",
+        include_str!("../../../assets/conflists/99-broken.conflist"),
+    ),
+];

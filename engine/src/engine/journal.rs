@@ -1,0 +1,243 @@
+//! The journal: every command that changed (or may have changed) the lab, in order, with
+//! the content of any file it read. The lab is deterministic, so replaying the journal on
+//! a fresh lab of the same start rebuilds the same state, logs included; `save` writes it
+//! and `load` replays it (see [`super::save`]).
+//!
+//! What is journaled (decided per parsed line in `Lab::execute_command`):
+//! - every command except pure views (`show`, `get`, `describe`, `reach`, `trace`, the
+//!   `… list` commands, `help`, `explain`, `echo`, `save`), failing ones included (a failed
+//!   CNI ADD may have leaked an IP and logged calls; it fails again identically on replay);
+//! - a view too, should it ever move the call log, the wire log, the object store or the
+//!   clock (so a view that grows a side effect cannot make a save unloadable);
+//! - never `reset` and `load` (they replace the lab and restart the journal) nor the lesson
+//!   commands (the engine refuses them; the front ends' lesson desk rebuilds the cluster
+//!   through `execute`, which journals the reference commands it replays).
+
+use super::Lab;
+use crate::command::Command;
+use crate::command::grammar::{
+    CniCmd, NadCmd, NetworkCmd, NodeCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// How the lab a journal replays on was created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Start {
+    /// `Lab::new()`: node-1 and node-2, the storage defaults, empty logs.
+    Default,
+    /// `Lab::empty()`: no nodes (presets and `--preset FILE` start here; their lines are
+    /// journaled like any other).
+    Empty,
+}
+
+impl Start {
+    /// A fresh lab of this start.
+    pub fn lab(self) -> Lab {
+        match self {
+            Start::Default => Lab::new(),
+            Start::Empty => Lab::empty(),
+        }
+    }
+
+    /// The name written in save files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Start::Default => "default",
+            Start::Empty => "empty",
+        }
+    }
+}
+
+/// One journaled command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The command line as typed (comment stripped).
+    pub line: String,
+    /// Files the command read, by the path it named, with their content (so a replay
+    /// never reads the disk).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, String>,
+    /// The command failed (and fails again on replay).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub fails: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The lab's journal.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    /// How the lab started.
+    pub start: Start,
+    /// The commands since the start.
+    pub entries: Vec<Entry>,
+    /// Files read by the command running now.
+    reading: BTreeMap<String, String>,
+    /// While replaying: the files the entry being replayed read (the disk is not used).
+    replay: Option<BTreeMap<String, String>>,
+    /// The command running now could not read a file it named (missing, not a regular
+    /// file, over its size cap): if it fails and moved no mark, it is not journaled.
+    read_refused: bool,
+    /// The here-document given to the command running now (`apply -f - <<EOF`).
+    pub(crate) stdin: Option<String>,
+}
+
+impl Journal {
+    /// An empty journal for a lab of this start.
+    pub fn new(start: Start) -> Self {
+        Journal {
+            start,
+            entries: Vec::new(),
+            reading: BTreeMap::new(),
+            replay: None,
+            read_refused: false,
+            stdin: None,
+        }
+    }
+
+    /// Replay mode: file reads are answered from `files` (an entry's recorded files).
+    pub fn replay_files(&mut self, files: Option<BTreeMap<String, String>>) {
+        self.replay = files;
+    }
+
+    /// [`replay_files`](Self::replay_files), returning the files set before (lesson code
+    /// runs with an empty set, so it never reads the disk; see the lesson guard).
+    pub fn swap_replay_files(
+        &mut self,
+        files: Option<BTreeMap<String, String>>,
+    ) -> Option<BTreeMap<String, String>> {
+        std::mem::replace(&mut self.replay, files)
+    }
+}
+
+/// How a parsed command relates to the journal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Changes (or may change) the lab: journaled.
+    Change,
+    /// Only reads the lab: journaled only if it moved a mark.
+    View,
+    /// Replaces the lab and restarts the journal (`reset`, `load`), or belongs to the
+    /// lesson player: never journaled.
+    Restart,
+}
+
+/// Classify a command.
+pub fn classify(cmd: &Command) -> Class {
+    match cmd {
+        Command::Show(_)
+        | Command::Get(_)
+        | Command::Describe(_)
+        | Command::Reach(_)
+        | Command::Trace(_)
+        | Command::Help(_)
+        | Command::Explain(_)
+        | Command::Echo(_)
+        | Command::Save(_)
+        | Command::Node(NodeCmd::List)
+        | Command::Pod(PodCmd::List { .. })
+        | Command::Sc(ScCmd::List)
+        | Command::Pvc(PvcCmd::List)
+        | Command::Snapshot(SnapshotCmd::List)
+        | Command::Policy(PolicyCmd::List)
+        | Command::Nad(NadCmd::List { .. })
+        | Command::Network(NetworkCmd::Show)
+        | Command::Cni(CniCmd::Plugins { release: None }) => Class::View,
+        Command::Reset(_) | Command::Load(_) => Class::Restart,
+        c if super::is_front_end_command(c) => Class::Restart,
+        _ => Class::Change,
+    }
+}
+
+/// What a view must leave unchanged: call log, wire log, object store, clock, mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marks {
+    calls: u64,
+    wire: u64,
+    revision: u64,
+    created: u64,
+    clock: crate::util::time::Millis,
+    step: bool,
+}
+
+impl Lab {
+    /// The marks a view must not move.
+    pub fn marks(&self) -> Marks {
+        Marks {
+            calls: self.calls.next_seq(),
+            wire: self.wire.next_seq(),
+            revision: self.cluster.revs.resource_version,
+            created: self.cluster.revs.created,
+            clock: self.clock,
+            step: self.mode == super::Mode::Step,
+        }
+    }
+
+    /// Read a file a command names (`cni conf load FILE`): from the lab's files (see
+    /// `crate::edge`), recorded in the journal; while replaying a save, from the save file only.
+    pub fn read_input_file(&mut self, path: &str) -> std::io::Result<String> {
+        self.read_journaled(path, "a conflist", crate::edge::CONFIG_CAP)
+    }
+
+    /// Read a file of at most `cap` bytes and keep its text in the journal; on replay,
+    /// the text the journal kept.
+    fn read_journaled(&mut self, path: &str, what: &str, cap: u64) -> std::io::Result<String> {
+        if let Some(files) = &self.journal.replay {
+            return files.get(path).cloned().ok_or_else(|| {
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "not in the save file (a replay never reads the disk)",
+                )
+            });
+        }
+        let text = crate::edge::read_text(&*self.edges.files, path, what, cap)
+            .inspect_err(|_| self.journal.read_refused = true)?;
+        self.journal.reading.insert(path.to_string(), text.clone());
+        Ok(text)
+    }
+
+    /// The command's standard input (`-f -`): the here-document that came with it, or on
+    /// replay the text the journal kept under the name `-`.
+    pub fn read_stdin(&mut self) -> Option<String> {
+        if let Some(files) = &self.journal.replay {
+            return files.get("-").cloned();
+        }
+        let text = self.journal.stdin.take()?;
+        self.journal.reading.insert("-".to_string(), text.clone());
+        Some(text)
+    }
+
+    /// The text of a manifest (`apply -f`), capped at [`crate::manifest::MANIFEST_CAP`] and
+    /// journaled like [`Lab::read_input_file`].
+    pub fn read_manifest_file(&mut self, path: &str) -> std::io::Result<String> {
+        self.read_journaled(path, "a manifest", crate::manifest::MANIFEST_CAP)
+    }
+
+    /// Before a command runs: forget files read by the previous one.
+    pub(crate) fn journal_begin(&mut self) -> Marks {
+        self.journal.reading.clear();
+        self.journal.read_refused = false;
+        self.marks()
+    }
+
+    /// After a command ran: journal it if its class (or a moved mark) says so.
+    pub(crate) fn journal_end(&mut self, line: &str, class: Class, before: Marks, failed: bool) {
+        let record = match class {
+            Class::Change => true,
+            Class::View => self.marks() != before,
+            Class::Restart => false,
+        } && !(failed && self.journal.read_refused && self.marks() == before);
+        let files = std::mem::take(&mut self.journal.reading);
+        if record {
+            self.journal.entries.push(Entry {
+                line: line.trim().to_string(),
+                files,
+                fails: failed,
+            });
+        }
+    }
+}

@@ -1,0 +1,844 @@
+//! The Lab: one in-memory cluster and the single `execute` every front end goes through.
+//!
+//! A line is parsed into a [`Command`]; [`Lab::apply`] validates it (a rejected command
+//! changes nothing), performs it, and in auto mode runs the control loops until nothing
+//! changes. Everything that acted lands in the call log; every plugin execution lands in the
+//! wire log.
+//!
+//! The engine owns the components (the scheduler, the storage controllers, one kubelet per
+//! node), their order, the clock and the logs; each component is handed only a
+//! [`crate::control::Ctx`] borrowed from the lab's fields (see `ctx!`), and a kubelet its
+//! own node's runtime. The `*_cmd` modules are the command handlers; `views`, `node_view`,
+//! `ipam_view` and `volume_view` are the view models every `show`, `describe`, `get` and
+//! dashboard pane reads.
+
+pub mod apply_cmd;
+pub mod cni_cmd;
+pub mod csi_cmd;
+pub mod delete_cmd;
+pub mod fault_cmd;
+pub mod generic_describe;
+pub mod ipam_view;
+pub mod journal;
+pub mod kernel_views;
+pub mod label_cmd;
+pub mod listing;
+pub mod multus_cmd;
+pub mod multus_view;
+pub mod names;
+pub mod network;
+pub mod node_index;
+pub mod node_view;
+pub mod nodes;
+pub mod pods;
+pub mod real_views;
+pub mod save;
+pub mod storage_cmd;
+pub mod validate;
+pub mod views;
+pub mod volume_view;
+
+use crate::cluster::Cluster;
+use crate::cni::registry::Registry;
+use crate::command::{self, Command, ParseError};
+use crate::control::Component;
+use crate::node::NodeRuntime;
+use crate::record::{CallEvent, CallLog, Level, WireLog};
+use crate::render::{Line, Outcome, Role};
+use crate::util::time::Millis;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// What a component is handed (`crate::control::Ctx`), borrowed field by field from the
+/// lab so that the components themselves (other fields) can be borrowed beside it.
+macro_rules! ctx {
+    ($lab:expr) => {{
+        $lab.driver.set_clock_millis(
+            $crate::cluster::meta::EPOCH_UNIX
+                .saturating_mul(1000)
+                .saturating_add(i64::try_from($lab.clock.as_ms()).unwrap_or(i64::MAX)),
+        );
+        let caps = $crate::engine::driver_caps(&$lab.driver);
+        crate::control::Ctx {
+            api: &mut $lab.cluster,
+            clock: $lab.clock,
+            calls: &mut $lab.calls,
+            wire: &mut $lab.wire,
+            faults: &mut $lab.faults,
+            csi: &mut $lab.driver,
+            caps,
+            real: $lab.edges.real.as_deref(),
+        }
+    }};
+}
+pub(crate) use ctx;
+
+/// A failed command: what it printed before failing (for example the CNI error JSON on
+/// stdout) and the error message (stderr).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabError {
+    /// The error, naming what was wrong and what is accepted.
+    pub message: String,
+    /// Output produced before the failure.
+    pub output: Outcome,
+    /// True when the line was only a request for help (not a failure).
+    pub is_help: bool,
+}
+
+/// A message with any huge word the learner typed cut (see [`crate::util::clip`]).
+fn clip_words(message: String) -> String {
+    match crate::util::clip::long_words(&message) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(cut) => cut,
+    }
+}
+
+impl LabError {
+    /// An error with no output.
+    pub fn msg(message: impl Into<String>) -> Self {
+        LabError {
+            message: clip_words(message.into()),
+            output: Outcome::empty(),
+            is_help: false,
+        }
+    }
+
+    /// An error with output that was printed before it.
+    pub fn with_output(message: impl Into<String>, output: Outcome) -> Self {
+        LabError {
+            message: clip_words(message.into()),
+            output,
+            is_help: false,
+        }
+    }
+
+    /// What a command that goes on past failures (kubectl's `ContinueOnError`) ends with:
+    /// its output, or, after it, every error one per line.
+    pub fn after(output: Outcome, errors: Vec<LabError>) -> Result<Outcome, LabError> {
+        if errors.is_empty() {
+            return Ok(output);
+        }
+        let lines: Vec<String> = errors.into_iter().map(|e| e.message).collect();
+        Err(LabError::with_output(lines.join("\n"), output))
+    }
+}
+
+impl From<crate::cluster::ApiError> for LabError {
+    fn from(e: crate::cluster::ApiError) -> Self {
+        LabError::msg(format!("Error from server ({}): {e}", e.reason()))
+    }
+}
+
+/// Whether control loops run after every command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Reconcile after every command until nothing changes.
+    Auto,
+    /// Nothing acts on its own; the learner drives each hop.
+    Step,
+}
+
+pub use crate::kubelet::PodWork;
+
+/// Sizes of the bounded logs.
+pub const CALL_LOG_SIZE: usize = 5000;
+/// Wire records kept.
+pub const WIRE_LOG_SIZE: usize = 2000;
+
+/// The latest the logical clock may read: 10 years of logical seconds (315,360,000). Far
+/// past any lesson or experiment (the longest backoff is 5 minutes), and far enough below
+/// `u64::MAX` that a retry time (clock plus a backoff) is always a real time ahead of the
+/// clock: at a saturated clock every retry was due at once and each command re-ran every
+/// failing call. `tick` refuses to go past it.
+pub const MAX_CLOCK: Millis = Millis::secs(315_360_000);
+/// The most control-loop passes one reconcile runs (a guard against a loop that never
+/// settles; real work settles in a handful).
+pub const MAX_PASSES: usize = 64;
+pub use crate::kubelet::SYNC_BACKOFF;
+
+/// The whole lab.
+pub struct Lab {
+    /// The API server's objects.
+    pub cluster: Cluster,
+    /// Per-node runtime state.
+    pub nodes: BTreeMap<String, NodeRuntime>,
+    /// The nodes' podCIDRs and InternalIPs, indexed for `node add`'s checks.
+    pub node_index: node_index::NodeIndex,
+    /// The plugin binaries every node has in /opt/cni/bin.
+    pub registry: Arc<Registry>,
+    /// The call log.
+    pub calls: CallLog,
+    /// The wire log.
+    pub wire: WireLog,
+    /// The logical clock (milliseconds since the lab started; `tick` advances it).
+    pub clock: crate::util::time::Millis,
+    /// Auto or step.
+    pub mode: Mode,
+    /// Pods whose kubelet has work to do (not yet running, being deleted, or waiting for a
+    /// resize on the node).
+    pub dirty: BTreeSet<(String, String)>,
+    /// The kubelet of each node, by node name (see `crate::kubelet`).
+    pub kubelets: BTreeMap<String, crate::kubelet::Kubelet>,
+    /// kube-scheduler.
+    pub scheduler: crate::controllers::Scheduler,
+    /// The storage controllers and sidecars, each with its own state.
+    pub storage: crate::storage::StorageControllers,
+    /// The conflist template new nodes get (`{{.PodCIDR}}` filled per node).
+    pub conf_template: Arc<str>,
+    /// The CSI driver `hostpath.csi.lab`: its controller and every node plugin.
+    pub driver: crate::csi::Driver,
+    /// How the lab started and every command that changed it (for `save`/`load`).
+    pub journal: journal::Journal,
+    /// Armed faults and what they broke (`fault inject`, see `crate::faults`).
+    pub faults: crate::faults::Faults,
+    /// The network implementation's node daemons (flanneld on every node).
+    pub network: crate::netd::Network,
+    /// Whether Multus's DaemonSet runs (`network multus on`, see `crate::netd::multus`).
+    pub multus: bool,
+    /// What the lab is given from outside: the files a command names and, in real mode
+    /// (`--real-cni`), the real plugins (see `crate::edge`).
+    pub edges: crate::edge::Edges,
+}
+
+/// The capabilities the sidecars and kubelet learned from the driver when they started
+/// (ControllerGetCapabilities, NodeGetCapabilities).
+pub fn driver_caps(driver: &crate::csi::Driver) -> crate::control::DriverCaps {
+    crate::control::DriverCaps {
+        single_node_multi_writer: driver
+            .config
+            .controller_capabilities
+            .contains(&crate::csi::types::ControllerRpcType::SingleNodeMultiWriter),
+        node_stage_unstage: driver
+            .config
+            .node_capabilities
+            .contains(&crate::csi::types::NodeRpcType::StageUnstageVolume),
+        topology: driver
+            .config
+            .plugin_services
+            .contains(&crate::csi::types::ServiceType::VolumeAccessibilityConstraints),
+    }
+}
+
+/// The default network config, containerd's template plus bandwidth.
+pub const DEFAULT_CONFLIST: &str = include_str!("../../../assets/10-lab.conflist");
+
+/// The file name the default config has in /etc/cni/net.d.
+pub const DEFAULT_CONF_NAME: &str = "10-lab.conflist";
+
+/// Whether a command belongs to the guided lessons (`lesson …`, `hint`, `skip`, `back`):
+/// the front ends run those beside the lab; the engine only parses them.
+pub fn is_front_end_command(cmd: &Command) -> bool {
+    matches!(
+        cmd,
+        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back
+    )
+}
+
+/// The error for a lesson command that reached the engine itself.
+fn front_end_only() -> LabError {
+    LabError::msg(
+        "`lesson`, `hint`, `skip` and `back` run in the lab's front ends (the lesson desk), not in the engine",
+    )
+}
+
+impl Lab {
+    /// An empty lab: no nodes, the `default` namespace, the standard plugins.
+    pub fn empty() -> Self {
+        let mut lab = Lab {
+            cluster: Cluster::default(),
+            nodes: BTreeMap::new(),
+            node_index: node_index::NodeIndex::default(),
+            registry: Arc::new(Registry::standard()),
+            calls: CallLog::new(CALL_LOG_SIZE),
+            wire: WireLog::new(WIRE_LOG_SIZE),
+            clock: Millis::ZERO,
+            mode: Mode::Auto,
+            dirty: BTreeSet::new(),
+            kubelets: BTreeMap::new(),
+            scheduler: Default::default(),
+            storage: Default::default(),
+            conf_template: Arc::from(DEFAULT_CONFLIST),
+            driver: crate::csi::Driver::default(),
+            journal: journal::Journal::new(journal::Start::Empty),
+            faults: crate::faults::Faults::default(),
+            network: crate::netd::Network::default(),
+            multus: false,
+            edges: crate::edge::Edges::default(),
+        };
+        for ns in ["default", "kube-system"] {
+            let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
+            obj.metadata
+                .labels
+                .insert("kubernetes.io/metadata.name".into(), ns.into());
+            // Creating a namespace in an empty store cannot conflict.
+            let _ = lab.cluster.namespaces().create(obj, Millis::ZERO);
+        }
+        lab
+    }
+
+    /// The default lab: node-1 and node-2 as DESIGN.md describes.
+    pub fn new() -> Self {
+        let mut lab = Lab::empty();
+        lab.install_storage_defaults();
+        for line in DEFAULT_PRESET.lines() {
+            // The preset is part of the lab and always valid.
+            let _ = lab.execute(line);
+        }
+        lab.calls = CallLog::new(CALL_LOG_SIZE);
+        lab.wire = WireLog::new(WIRE_LOG_SIZE);
+        lab.journal = journal::Journal::new(journal::Start::Default);
+        lab
+    }
+
+    /// Parse and run one line. Comments and blank lines do nothing.
+    pub fn execute(&mut self, line: &str) -> Result<Outcome, LabError> {
+        let (line, stdin) = command::split_heredoc(line).map_err(LabError::msg)?;
+        self.journal.stdin = stdin;
+        let text = command::strip_comment(line);
+        match command::parse(text) {
+            Ok(None) => Ok(Outcome::empty()),
+            Ok(Some(cmd)) => self.execute_command(text, cmd),
+            Err(ParseError::Help(h)) => {
+                let mut out = Outcome::empty();
+                out.block(&h, Role::Plain);
+                Ok(out)
+            }
+            Err(ParseError::Invalid(msg)) => {
+                let msg = msg.strip_prefix("error: ").unwrap_or(&msg).to_string();
+                Err(LabError::msg(msg))
+            }
+        }
+    }
+
+    /// Run one parsed command whose text is `text` (comment stripped), journaling it when it
+    /// changed the lab (see [`journal::classify`]).
+    pub fn execute_command(&mut self, text: &str, cmd: Command) -> Result<Outcome, LabError> {
+        if is_front_end_command(&cmd) {
+            return Err(front_end_only());
+        }
+        let class = journal::classify(&cmd);
+        let before = self.journal_begin();
+        let result = self.apply(cmd);
+        self.journal_end(text, class, before, result.is_err());
+        result
+    }
+
+    /// Run one parsed command, then (in auto mode) the control loops.
+    pub fn apply(&mut self, cmd: Command) -> Result<Outcome, LabError> {
+        if is_front_end_command(&cmd) {
+            return Err(front_end_only());
+        }
+        if let Command::Load(a) = &cmd {
+            // The lab is replaced whole; nothing of the old one is reported or reconciled.
+            return self.load_cmd(&a.file);
+        }
+        let mark = self.calls.next_seq();
+        let result = self.dispatch(cmd);
+        if self.mode == Mode::Auto {
+            self.reconcile();
+        }
+        // Node agents are not stepped controllers: calico-node and cilium-agent take in
+        // every change.
+        self.run_calico();
+        self.run_cilium();
+        match result {
+            Ok(mut out) => {
+                out.extend(self.calls_since(mark));
+                Ok(out)
+            }
+            Err(mut e) => {
+                e.output.extend(self.calls_since(mark));
+                Err(e)
+            }
+        }
+    }
+
+    fn dispatch(&mut self, cmd: Command) -> Result<Outcome, LabError> {
+        use crate::command::grammar::*;
+        match cmd {
+            Command::Node(NodeCmd::Add {
+                name,
+                cidr,
+                ip,
+                zone,
+                sriov_pf,
+                vfs,
+            }) => {
+                let sriov = sriov_pf.as_deref().zip(vfs);
+                self.node_add_with(
+                    &name,
+                    cidr.as_deref(),
+                    ip.as_deref(),
+                    zone.as_deref(),
+                    sriov,
+                )
+            }
+            Command::Node(NodeCmd::List) => Ok(self.node_list()),
+            Command::Ns(c) => self.namespace(c),
+            Command::Pod(PodCmd::Create(args)) => self.pod_create(&args),
+            Command::Pod(PodCmd::Delete { name, ns }) => self.pod_delete(&ns, &name),
+            Command::Pod(PodCmd::List { ns }) => Ok(self.pod_list(ns.as_deref())),
+            Command::Cni(c) => self.cni(c),
+            Command::Sc(c) => self.sc(c),
+            Command::Pvc(c) => self.pvc(c),
+            Command::Snapshot(c) => self.snapshot(c),
+            Command::Csi(c) => self.csi(c),
+            Command::Fault(c) => self.fault(c),
+            Command::Show(s) => self.show(s),
+            Command::Get(g) => self.get(&g),
+            Command::Describe(d) => self.describe(&d),
+            Command::Delete(d) => self.delete(d),
+            Command::Apply(a) => self.apply_manifest(&a),
+            Command::Label(a) => self.label(&a),
+            Command::Cordon { node } => self.cordon(&node, true),
+            Command::Uncordon { node } => self.cordon(&node, false),
+            Command::Drain { node, force, .. } => self.drain(&node, force),
+            Command::Tick { duration } => {
+                self.check_tick(duration).map_err(LabError::msg)?;
+                self.advance(duration);
+                let mut out = Outcome::empty();
+                out.line(Line::styled(
+                    format!("t={}", self.clock.secs_text()),
+                    Role::Dim,
+                ));
+                Ok(out)
+            }
+            Command::Mode { mode } => {
+                self.mode = match mode {
+                    ModeArg::Auto => Mode::Auto,
+                    ModeArg::Step => Mode::Step,
+                };
+                let mut out = Outcome::empty();
+                out.plain(match self.mode {
+                    Mode::Auto => "mode auto: control loops run after every command",
+                    Mode::Step => "mode step: nothing acts until you run `reconcile`",
+                });
+                Ok(out)
+            }
+            Command::Reconcile { controller, node } => {
+                if let Some(n) = &node {
+                    if !self.nodes.contains_key(n) {
+                        return Err(LabError::msg(format!("node {n:?} not found")));
+                    }
+                }
+                let changed = match controller {
+                    None => {
+                        if self.mode == Mode::Step {
+                            self.reconcile();
+                        }
+                        true
+                    }
+                    Some(ControllerArg::Scheduler) => self.run_scheduler(),
+                    Some(ControllerArg::Provisioner) => {
+                        self.run_storage(|s, ctx| s.provisioner.reconcile(ctx))
+                    }
+                    Some(ControllerArg::Binder) => self.run_storage(|s, ctx| {
+                        let a = s.binder.reconcile(ctx);
+                        let b = s.protection.reconcile(ctx);
+                        s.pv_protection.reconcile(ctx) || a || b
+                    }),
+                    Some(ControllerArg::Attachdetach) => {
+                        self.run_storage(|s, ctx| s.attach_detach.reconcile(ctx))
+                    }
+                    Some(ControllerArg::Attacher) => {
+                        self.run_storage(|s, ctx| s.attacher.reconcile(ctx))
+                    }
+                    Some(ControllerArg::Resizer) => {
+                        self.run_storage(|s, ctx| s.resizer.reconcile(ctx))
+                    }
+                    Some(ControllerArg::Snapshotter) => {
+                        self.run_storage(|s, ctx| s.snapshotter.reconcile(ctx))
+                    }
+                    Some(ControllerArg::Kubelet) => self.run_kubelets_on(node.as_deref()),
+                };
+                let mut out = Outcome::empty();
+                if !changed {
+                    out.line(Line::styled(
+                        "nothing to do: the controller found no work (the state already matches)",
+                        Role::Dim,
+                    ));
+                }
+                Ok(out)
+            }
+            Command::Reset(r) => Ok(self.reset_cmd(r.empty)),
+            Command::Echo(e) => {
+                let mut out = Outcome::empty();
+                out.plain(e.words.join(" "));
+                Ok(out)
+            }
+            Command::Save(a) => self.save_cmd(&a.file),
+            Command::Load(a) => self.load_cmd(&a.file),
+            Command::Policy(p) => self.policy(p),
+            Command::Nad(c) => self.nad(c),
+            Command::Network(n) => self.network_cmd(n),
+            Command::Reach(f) => self.reach(&f),
+            Command::Trace(f) => self.trace(&f),
+            Command::Help(h) => command::help::command_help(&h.words).map_err(LabError::msg),
+            Command::Explain(e) => {
+                command::explain::explain(e.topic.as_deref()).map_err(LabError::msg)
+            }
+            Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back => {
+                Err(front_end_only())
+            }
+        }
+    }
+
+    /// `reset [--empty]`: a fresh cluster (the default one, or an empty one).
+    pub fn reset_cmd(&mut self, empty: bool) -> Outcome {
+        self.replace_with(if empty { Lab::empty() } else { Lab::new() });
+        Outcome::empty()
+    }
+
+    /// Replace this lab with `fresh`, which keeps this one's edges (its files and real
+    /// mode). Real mode: the namespaces, links and host-local files of the old cluster go.
+    pub fn replace_with(&mut self, fresh: Lab) {
+        let edges = std::mem::take(&mut self.edges);
+        *self = fresh;
+        if let Some(r) = &edges.real {
+            r.reset();
+        }
+        self.edges = edges;
+    }
+
+    /// Give the lab what it needs from outside (see `crate::edge`).
+    pub fn set_edges(&mut self, edges: crate::edge::Edges) {
+        self.edges = edges;
+    }
+
+    /// A lab built by `build` (`Lab::new`, `Lab::empty`) with these edges.
+    pub fn with_edges(build: fn() -> Lab, edges: crate::edge::Edges) -> Lab {
+        let mut lab = build();
+        lab.edges = edges;
+        lab
+    }
+
+    /// Run the control loops until nothing changes: the storage controllers, then each
+    /// kubelet syncs the pods it has work for (in order). Work waiting on a backoff waits for
+    /// the clock (`tick`).
+    pub fn reconcile(&mut self) {
+        for _ in 0..MAX_PASSES {
+            // The network daemons act on Node events (`node add`, `network use`), not here.
+            let mut changed = self.run_scheduler();
+            changed |= self.run_storage_controllers();
+            changed |= self.run_kubelets();
+            changed |= self.run_namespace_controller();
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// One pass of every kubelet over the pods with work to do.
+    pub fn run_kubelets(&mut self) -> bool {
+        self.run_kubelets_on(None)
+    }
+
+    /// One pass of the kubelets (or one node's) over the pods with work to do.
+    pub fn run_kubelets_on(&mut self, node: Option<&str>) -> bool {
+        let mut changed = false;
+        let work: Vec<(String, String)> = self
+            .dirty
+            .iter()
+            .filter(|k| {
+                // A lost node's kubelet, or one restarting after a crash, does nothing.
+                let down = self.cluster.pods.get(*k).is_some_and(|p| {
+                    !p.spec.node_name.is_empty()
+                        && self.faults.kubelet_down(&p.spec.node_name, self.clock)
+                });
+                !down
+            })
+            .filter(|k| {
+                node.is_none_or(|n| {
+                    self.cluster
+                        .pods
+                        .get(*k)
+                        .is_none_or(|p| p.spec.node_name == n)
+                })
+            })
+            .cloned()
+            .collect();
+        for key in work {
+            changed |= self.sync_pod(&key);
+            // Done until something changes it again (`pod delete`, `apply`, a fault, a due
+            // retry): a running pod with nothing pending, or one kubelet rejected at
+            // admission (phase Failed: nothing runs until it is deleted, `sync_pod`).
+            let done = self.cluster.pods.get(&key).is_none_or(|p| {
+                p.metadata.deletion_tick.is_none()
+                    && (p.status.phase == "Failed"
+                        || (p.status.phase == "Running" && !self.resize_pending_for(p)))
+            });
+            if done {
+                self.dirty.remove(&key);
+            }
+        }
+        changed
+    }
+
+    /// Whether a running pod uses a claim whose filesystem resize waits for the node.
+    fn resize_pending_for(&self, pod: &crate::cluster::Object<crate::cluster::PodSpec>) -> bool {
+        pod.spec.volumes.iter().any(|v| {
+            self.cluster
+                .pvcs
+                .get(&(
+                    pod.metadata.namespace.clone(),
+                    v.persistent_volume_claim.claim_name.clone(),
+                ))
+                .is_some_and(|c| {
+                    c.status
+                        .conditions
+                        .iter()
+                        .any(|c| c.condition_type == crate::storage::resizer::FS_RESIZE_PENDING)
+                })
+        })
+    }
+
+    /// Whether `tick DURATION` keeps the clock within [`MAX_CLOCK`]; the error names the
+    /// maximum, the current clock and the largest tick still allowed.
+    pub fn check_tick(&self, by: Millis) -> Result<(), String> {
+        match self.clock.as_ms().checked_add(by.as_ms()) {
+            Some(t) if Millis::ms(t) <= MAX_CLOCK => Ok(()),
+            _ => Err(format!(
+                "tick {} would take the clock past its maximum of t={} (10 years of logical seconds); the clock is at t={}, so the largest tick now is {}",
+                by.tick_arg(),
+                MAX_CLOCK.secs_text(),
+                self.clock.secs_text(),
+                MAX_CLOCK.saturating_sub(self.clock).tick_arg()
+            )),
+        }
+    }
+
+    /// Advance the logical clock by whole seconds (see [`Lab::advance`]).
+    pub fn tick(&mut self, seconds: u64) {
+        self.advance(Millis::secs(seconds));
+    }
+
+    /// Advance the logical clock (never past [`MAX_CLOCK`]); pods whose backoff expired get
+    /// their retry. The clock jumps: work due inside the span runs once, at its end.
+    pub fn advance(&mut self, by: Millis) {
+        self.clock = self.clock.saturating_add(by).min(MAX_CLOCK.max(self.clock));
+        self.node_lifecycle();
+        let due: Vec<_> = self
+            .pod_workers()
+            .filter(|(_, w)| w.retry_at <= self.clock)
+            .map(|(k, _)| k.clone())
+            .collect();
+        self.dirty.extend(due);
+    }
+
+    /// What the sidecars learned of the driver's controller capabilities.
+    pub fn driver_caps(&self) -> crate::control::DriverCaps {
+        driver_caps(&self.driver)
+    }
+
+    /// One sync of one pod by the kubelet of the node it is bound to (see
+    /// `crate::kubelet`), on that node's runtime. A pod bound to no node has no kubelet:
+    /// deleting it removes it at once, as the API server does for an unscheduled pod.
+    pub fn sync_pod(&mut self, key: &(String, String)) -> bool {
+        let Some(pod) = self.cluster.pods.get(key) else {
+            for k in self.kubelets.values_mut() {
+                k.pod_work.remove(key);
+            }
+            return false;
+        };
+        let deleting = pod.metadata.deletion_tick.is_some();
+        let node = pod.spec.node_name.clone();
+        let (Some(kubelet), Some(runtime)) =
+            (self.kubelets.get_mut(&node), self.nodes.get_mut(&node))
+        else {
+            return deleting && self.delete_unbound_pod(key);
+        };
+        let mut ctx = ctx!(self);
+        let mut cri = crate::kubelet::Cri {
+            node: runtime,
+            registry: &self.registry,
+        };
+        kubelet.sync_pod(&mut ctx, &mut cri, key)
+    }
+
+    /// The API server's delete of a pod no kubelet holds (never bound to a node).
+    fn delete_unbound_pod(&mut self, key: &(String, String)) -> bool {
+        if self.cluster.pods().delete(&key.0, &key.1).is_ok() {
+            self.cluster.volume_pods.remove(key);
+            self.log("apiserver", "delete", format!("pod/{} removed", key.1));
+        }
+        true
+    }
+
+    /// Every kubelet's pod workers, by pod (for `describe`, `tick` and the save state).
+    pub fn pod_workers(&self) -> impl Iterator<Item = (&(String, String), &PodWork)> {
+        self.kubelets.values().flat_map(|k| k.pod_work.iter())
+    }
+
+    /// Record a call-log entry that is also an event on a pod (see `Ctx::pod_event`).
+    pub fn object_event(
+        &mut self,
+        actor: &str,
+        action: &'static str,
+        reason: &'static str,
+        message: String,
+        pod: &crate::cluster::Object<crate::cluster::PodSpec>,
+        level: Level,
+    ) {
+        ctx!(self).pod_event(actor, action, reason, message, pod, level);
+    }
+
+    /// Write a pod's status with conflict retries (see `Ctx::write_pod_status`).
+    pub fn write_pod_status(
+        &mut self,
+        key: &(String, String),
+        actor: &str,
+        mutate: impl Fn(&mut crate::cluster::PodStatus),
+    ) -> Result<u64, crate::cluster::ApiError> {
+        ctx!(self).write_pod_status(key, actor, mutate)
+    }
+
+    /// One call-log line per plugin execution in the wire range.
+    pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
+        ctx!(self).log_wire_summaries(first, last);
+    }
+
+    /// Real mode: the call-log lines of the real executions in `first..last` (see
+    /// `crate::cni::real`); nothing without `--real-cni`.
+    pub fn log_real_calls(&mut self, first: u64, last: u64) {
+        if self.edges.real.is_some() {
+            ctx!(self).log_real_calls(first, last);
+        }
+    }
+
+    /// Run one storage controller (or all of them) once.
+    pub fn run_storage(
+        &mut self,
+        pick: impl FnOnce(&mut crate::storage::StorageControllers, &mut crate::control::Ctx<'_>) -> bool,
+    ) -> bool {
+        let mut ctx = ctx!(self);
+        pick(&mut self.storage, &mut ctx)
+    }
+
+    /// One pass of the scheduler.
+    pub fn run_scheduler(&mut self) -> bool {
+        let mut ctx = ctx!(self);
+        self.scheduler.reconcile(&mut ctx)
+    }
+
+    /// The scheduler's WaitForFirstConsumer pass alone (`pvc bind` waits on it).
+    pub fn schedule_wffc_claims(&mut self) -> bool {
+        let mut ctx = ctx!(self);
+        self.scheduler.schedule_wffc_claims(&mut ctx)
+    }
+
+    /// One pass of the node lifecycle controller.
+    pub fn node_lifecycle(&mut self) -> bool {
+        let mut ctx = ctx!(self);
+        crate::controllers::NodeLifecycle.reconcile(&mut ctx)
+    }
+
+    /// Run every storage controller once; true when any of them changed something.
+    /// One pass of the namespace controller: the content of a Terminating namespace is
+    /// deleted, and the namespace removed once it is gone.
+    pub fn run_namespace_controller(&mut self) -> bool {
+        use crate::control::Component;
+        let terminating: Vec<String> = self
+            .cluster
+            .namespaces
+            .values()
+            .filter(|n| n.metadata.deletion_tick.is_some())
+            .map(|n| n.name().to_string())
+            .collect();
+        let mut changed = false;
+        for ns in &terminating {
+            changed |= self.delete_namespace_content(ns);
+        }
+        changed | crate::controllers::NamespaceController.reconcile(&mut ctx!(self))
+    }
+
+    pub fn run_storage_controllers(&mut self) -> bool {
+        self.run_storage(|s, ctx| s.reconcile_all(ctx))
+    }
+
+    /// Call one CSI RPC as `caller` (the learner's `csi …` commands, kubelet), recorded on
+    /// the wire and in the call log (see `crate::control::csi_client`).
+    pub fn csi_call<Req, Resp>(
+        &mut self,
+        caller: &str,
+        node: Option<&str>,
+        rpc: &'static str,
+        req: Req,
+        call: impl FnOnce(&mut dyn crate::csi::CsiEndpoint, Req) -> Result<Resp, crate::csi::Status>,
+    ) -> Result<Resp, crate::csi::Status>
+    where
+        Req: crate::record::WireMessage + crate::csi::types::CsiRequest + Clone + 'static,
+        Resp: crate::record::WireMessage + crate::csi::types::CsiResponse + Clone + 'static,
+    {
+        ctx!(self).csi_call(caller, node, rpc, req, call)
+    }
+
+    /// Record a Kubernetes event on an object (`Kind/ns/name`), see `Ctx::event`.
+    pub fn event(
+        &mut self,
+        actor: &str,
+        reason: &'static str,
+        message: String,
+        object: String,
+        level: Level,
+    ) {
+        ctx!(self).event(actor, reason, message, object, level);
+    }
+
+    /// Record a call-log entry.
+    pub fn log(
+        &mut self,
+        actor: impl Into<String>,
+        action: impl Into<std::borrow::Cow<'static, str>>,
+        detail: impl Into<String>,
+    ) -> u64 {
+        let e = CallEvent::line(
+            self.clock,
+            actor.into(),
+            action.into(),
+            detail.into(),
+            Level::Normal,
+        );
+        self.log_event(e)
+    }
+
+    /// Record a full call-log entry.
+    pub fn log_event(&mut self, e: CallEvent) -> u64 {
+        crate::control::record_event(&mut self.calls, e)
+    }
+
+    /// The call-log entries since `mark`, rendered as the short trace a command prints.
+    fn calls_since(&self, mark: u64) -> Outcome {
+        let mut out = Outcome::empty();
+        for seq in mark..self.calls.next_seq() {
+            if let Some(e) = self.calls.get(seq) {
+                out.line(views::call_line(e));
+            }
+        }
+        out
+    }
+
+    /// A one-line summary for the prompt or the dashboard's title.
+    pub fn summary(&self) -> Line {
+        Line::new().push(
+            format!(
+                "{} · {} · t={}",
+                crate::util::text::plural(self.cluster.nodes.len(), "node", "nodes"),
+                crate::util::text::plural(self.cluster.pods.len(), "pod", "pods"),
+                self.clock.secs_text()
+            ),
+            Role::Dim,
+        )
+    }
+}
+
+impl Default for Lab {
+    fn default() -> Self {
+        Lab::new()
+    }
+}
+
+/// The starting cluster of DESIGN.md.
+pub const DEFAULT_PRESET: &str =
+    "node add node-1 --cidr 10.244.1.0/24 --ip 192.168.0.1 --zone zone-1
+node add node-2 --cidr 10.244.2.0/24 --ip 192.168.0.2 --zone zone-2
+";

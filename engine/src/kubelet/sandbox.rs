@@ -1,0 +1,286 @@
+//! containerd's CRI plugin: RunPodSandbox creates the network namespace and runs the CNI
+//! chain (go-cni → libcni) with the pod's labels as CNI_ARGS and its port mappings and
+//! bandwidth annotations as capability args; a failed ADD is torn down with DEL before the
+//! error goes back to kubelet. StopPodSandbox runs DEL and removes the namespace.
+
+use super::{Cri, Kubelet};
+use crate::cluster::{Object, PodSpec};
+use crate::cni::host::Netns;
+use crate::cni::runtime::{Invoker, RuntimeConf};
+use crate::control::Ctx;
+use crate::node::Sandbox;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Annotation kubelet reads for ingress shaping.
+pub const INGRESS_BANDWIDTH: &str = "kubernetes.io/ingress-bandwidth";
+/// Annotation kubelet reads for egress shaping.
+pub const EGRESS_BANDWIDTH: &str = "kubernetes.io/egress-bandwidth";
+
+impl Kubelet {
+    /// RunPodSandbox: returns the pod IP, or the error kubelet reports.
+    pub fn run_pod_sandbox(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        cri: &mut Cri<'_>,
+        pod: &Object<PodSpec>,
+        attempt: u32,
+    ) -> Result<String, String> {
+        let node_name = pod.spec.node_name.clone();
+        let pod_key = pod.key();
+        let id = crate::util::hash::id64(&[&pod.metadata.uid, &attempt.to_string()]);
+        let netns = format!(
+            "/var/run/netns/cni-{}",
+            crate::util::hash::uid(&[&id, "netns"])
+        );
+        let rt = Arc::new(runtime_conf(pod, &id, &netns)?);
+        let short = &id[..13];
+        let actor = format!("containerd({node_name})");
+        ctx.log(
+            &actor,
+            "RunPodSandbox",
+            format!("pod/{} → sandbox {short}, netns {netns}", pod.name()),
+        );
+        let node = &mut *cri.node;
+        let net = match node.network() {
+            Ok(n) => n.clone(),
+            Err(e) => {
+                return Err(format!(
+                    "rpc error: code = Unknown desc = failed to setup network for sandbox {id:?}: {e}"
+                ));
+            }
+        };
+        node.host
+            .netns
+            .insert(netns.clone(), Netns::with_loopback());
+        let chain: Vec<&str> = net
+            .list
+            .plugins
+            .iter()
+            .map(|p| p.plugin_type.as_str())
+            .collect();
+        let chain_text = chain.join(" → ");
+        let first_wire = ctx.wire.next_seq();
+        let registry = cri.registry;
+        let wire = &mut ctx.wire;
+        let mut record = |c| {
+            wire.push(crate::record::wire::WireRecord::Cni(c));
+        };
+        let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
+        // PodResources `List`: the device manager's allocations for this pod (kubelet
+        // admitted the pod and allocated its devices before RunPodSandbox).
+        let pod_devices = self.pod_devices(&pod.metadata.namespace, &pod.metadata.name);
+        let mut kube = super::kube_client::KubeletClient::new(&*ctx.api, pod_devices);
+        let mut model = crate::cni::exec::InProcess {
+            registry,
+            host: &mut node.host,
+            kube: Some(&mut kube),
+        };
+        let mut inv = Invoker {
+            exec: &mut crate::cni::real::SideBySide {
+                model: &mut model,
+                real: ctx.real,
+                node: &node_name,
+            },
+            cache: &mut node.cache,
+            wire: &mut record,
+            node: Arc::from(node_name.as_str()),
+            faults: Some(&mut scope),
+        };
+        let added = inv.add(&net, &rt);
+        let runtime_died = inv.faults.as_deref().is_some_and(|f| f.runtime_died());
+        let teardown = if added.is_err() && !runtime_died {
+            // containerd: "if retErr != nil { teardownPodNetwork }" — every failed ADD is
+            // followed by a DEL, then the namespace is removed.
+            let r = inv.del(&net, &rt);
+            node.host.netns.remove(&netns);
+            if let Some(r) = ctx.real {
+                r.netns_removed(&node_name, &netns);
+            }
+            Some(r)
+        } else {
+            None
+        };
+        let queued = kube.take();
+        let last_wire = ctx.wire.next_seq();
+        ctx.log(
+            &actor,
+            "CNI ADD",
+            format!("net={} ifname=eth0 (chain: {chain_text})", net.list.name),
+        );
+        ctx.log_wire_summaries(first_wire, last_wire);
+        // What a plugin with a kubeconfig (Multus) wrote: events, then one pod update.
+        ctx.apply_plugin_writes("multus", queued);
+        if runtime_died {
+            return Err(self.runtime_crashed(ctx, cri, &node_name, &id, &netns));
+        }
+        match added {
+            Ok(result) => {
+                let ip = result
+                    .ips
+                    .first()
+                    .map(|i| i.address.split('/').next().unwrap_or_default().to_string())
+                    .unwrap_or_default();
+                {
+                    let node = &mut *cri.node;
+                    node.sandboxes.insert(
+                        pod_key,
+                        Sandbox {
+                            id,
+                            netns,
+                            ip: ip.clone(),
+                            result,
+                            rt,
+                        },
+                    );
+                }
+                Ok(ip)
+            }
+            Err(e) => {
+                if let Some(Err(del)) = teardown {
+                    ctx.log(
+                        &actor,
+                        "CNI DEL",
+                        format!("teardown after failed ADD also failed: {del}"),
+                    );
+                } else {
+                    ctx.log(
+                        &actor,
+                        "CNI DEL",
+                        "teardown after failed ADD (every ADD is followed by a DEL)",
+                    );
+                }
+                Err(format!(
+                    "rpc error: code = Unknown desc = failed to setup network for sandbox {id:?}: {e}"
+                ))
+            }
+        }
+    }
+
+    /// StopPodSandbox + RemovePodSandbox: CNI DEL with the cached result, netns removed.
+    pub fn stop_pod_sandbox(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        cri: &mut Cri<'_>,
+        pod: &Object<PodSpec>,
+    ) -> Result<(), String> {
+        let node_name = pod.spec.node_name.clone();
+        let pod_key = pod.key();
+        let actor = format!("containerd({node_name})");
+        let node = &mut *cri.node;
+        let Some(sb) = node.sandboxes.get(&pod_key).cloned() else {
+            return Ok(());
+        };
+        let first_wire = ctx.wire.next_seq();
+        let result = match node.network() {
+            Ok(net) => {
+                let net = net.clone();
+                let registry = cri.registry;
+                let wire = &mut ctx.wire;
+                let mut record = |c| {
+                    wire.push(crate::record::wire::WireRecord::Cni(c));
+                };
+                let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
+                let pod_devices = self.pod_devices(&pod.metadata.namespace, &pod.metadata.name);
+                let mut kube = super::kube_client::KubeletClient::new(&*ctx.api, pod_devices);
+                let mut model = crate::cni::exec::InProcess {
+                    registry,
+                    host: &mut node.host,
+                    kube: Some(&mut kube),
+                };
+                let mut inv = Invoker {
+                    exec: &mut crate::cni::real::SideBySide {
+                        model: &mut model,
+                        real: ctx.real,
+                        node: &node_name,
+                    },
+                    cache: &mut node.cache,
+                    wire: &mut record,
+                    node: Arc::from(node_name.as_str()),
+                    faults: Some(&mut scope),
+                };
+                inv.del(&net, &sb.rt).map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e.clone()),
+        };
+        if result.is_ok() {
+            node.host.netns.remove(&sb.netns);
+            node.sandboxes.remove(&pod_key);
+            if let Some(r) = ctx.real {
+                r.netns_removed(&node_name, &sb.netns);
+            }
+        }
+        let last_wire = ctx.wire.next_seq();
+        ctx.log(
+            &actor,
+            "StopPodSandbox",
+            format!(
+                "sandbox {} → CNI DEL ifname=eth0, netns {} removed",
+                &sb.id[..13],
+                sb.netns
+            ),
+        );
+        ctx.log_wire_summaries(first_wire, last_wire);
+        result.map_err(|e| {
+            format!(
+                "rpc error: code = Unknown desc = failed to destroy network for sandbox {:?}: {e}",
+                sb.id
+            )
+        })
+    }
+}
+
+/// The RuntimeConf containerd builds for a pod sandbox.
+fn runtime_conf(pod: &Object<PodSpec>, id: &str, netns: &str) -> Result<RuntimeConf, String> {
+    let mut rt = RuntimeConf {
+        container_id: id.to_string(),
+        netns: netns.to_string(),
+        ifname: "eth0".into(),
+        // containerd's labels, in this order, joined as libcni joins `Args`.
+        args: format!(
+            "IgnoreUnknown=1;K8S_POD_NAMESPACE={};K8S_POD_NAME={};K8S_POD_INFRA_CONTAINER_ID={id};K8S_POD_UID={}",
+            pod.metadata.namespace, pod.metadata.name, pod.metadata.uid
+        ),
+        ..Default::default()
+    };
+    let mut mappings = Vec::new();
+    for c in &pod.spec.containers {
+        for p in &c.ports {
+            if p.host_port != 0 {
+                mappings.push(json!({
+                    "hostPort": p.host_port,
+                    "containerPort": p.container_port,
+                    "protocol": p.protocol.to_ascii_lowercase(),
+                }));
+            }
+        }
+    }
+    if !mappings.is_empty() {
+        rt.capability_args
+            .insert("portMappings".into(), Value::Array(mappings));
+    }
+    // containerd's toCNIBandWidth: rates from the annotations, bursts math.MaxUint32.
+    let ann = &pod.metadata.annotations;
+    let ingress = ann
+        .get(INGRESS_BANDWIDTH)
+        .map(|v| super::bandwidth::parse(v))
+        .transpose()?;
+    let egress = ann
+        .get(EGRESS_BANDWIDTH)
+        .map(|v| super::bandwidth::parse(v))
+        .transpose()?;
+    if ingress.is_some() || egress.is_some() {
+        let mut bw = serde_json::Map::new();
+        if let Some(r) = ingress {
+            bw.insert("ingressRate".into(), json!(r));
+            bw.insert("ingressBurst".into(), json!(u32::MAX));
+        }
+        if let Some(r) = egress {
+            bw.insert("egressRate".into(), json!(r));
+            bw.insert("egressBurst".into(), json!(u32::MAX));
+        }
+        rt.capability_args
+            .insert("bandwidth".into(), Value::Object(bw));
+    }
+    Ok(rt)
+}

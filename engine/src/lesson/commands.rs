@@ -1,0 +1,695 @@
+//! The lesson commands the [`Desk`] runs beside the lab: `lesson list|start|status|answer|reset|stop|
+//! play|verify|lint`, `hint`, `skip`, `back`, and the hook that feeds every other line the
+//! learner types to the current step's check.
+//!
+//! The cluster is rebuilt, never patched: `lesson start`, `back`, `skip` and `lesson reset`
+//! start from a fresh default cluster and replay the reference commands of the steps before
+//! the target one, so the learner always stands where the lesson expects.
+
+use super::Desk;
+use super::check;
+use super::lint;
+use super::model::{Lesson, QuizKind};
+use super::play::{self, PlayEvent, PlayOptions};
+use super::session::{Item, LessonSession};
+use crate::command::Command;
+use crate::command::grammar::LessonCmd;
+use crate::engine::LabError;
+use crate::render::{Line, Outcome, Role, Table};
+use std::sync::Arc;
+
+const NO_LESSON: &str =
+    "no lesson in progress: `lesson list` shows the lessons, `lesson start ID` starts one";
+
+/// A text progress bar of `done` out of `total`: `[███░░░░░░░]`.
+pub fn progress_bar(done: usize, total: usize) -> String {
+    const WIDTH: usize = 10;
+    // Rounded to the nearest cell.
+    let filled = (done * WIDTH * 2 + total)
+        .checked_div(total * 2)
+        .unwrap_or(WIDTH)
+        .min(WIDTH);
+    format!("[{}{}]", "█".repeat(filled), "░".repeat(WIDTH - filled))
+}
+
+/// The progress line: the bar over every item, then steps and quizzes counted apart
+/// (`[███░░░░░░░] steps 3/17 · quizzes 0/6`), the same words in the REPL and the dashboard.
+pub fn progress_line(lesson: &Lesson, p: &super::LessonProgress) -> String {
+    format!(
+        "{} steps {}/{} · quizzes {}/{}",
+        progress_bar(p.done(), lesson.item_count()),
+        p.steps.len(),
+        lesson.steps.len(),
+        p.quizzes.len(),
+        lesson.quizzes.len()
+    )
+}
+
+/// The card for the learner's current item.
+pub fn render_current(s: &LessonSession) -> Outcome {
+    let mut out = Outcome::empty();
+    out.plain("");
+    let lesson = &s.lesson;
+    match s.current() {
+        Item::Step(step) => {
+            let section = step
+                .section
+                .as_deref()
+                .map(|x| format!("  ·  {x}"))
+                .unwrap_or_default();
+            out.line(Line::styled(
+                format!(
+                    "── Step {}/{} · {}{section}",
+                    step.number,
+                    lesson.steps.len(),
+                    step.title
+                ),
+                Role::Header,
+            ));
+            for l in &step.text {
+                out.line(Line::styled(l.clone(), Role::Prose));
+            }
+            if let Some(t) = &step.task {
+                out.line(
+                    Line::new()
+                        .push("Task: ", Role::Header)
+                        .push(t.clone(), Role::Name),
+                );
+            }
+            out.line(Line::styled(
+                "(`hint` for a hint · `skip` to let the lab do it · `back` for the previous step)",
+                Role::Dim,
+            ));
+        }
+        Item::Quiz(i, q) => {
+            let kind = match q.kind {
+                QuizKind::Choice { .. } => "",
+                QuizKind::Predict { .. } => " · predict, then run",
+            };
+            out.line(Line::styled(
+                format!("── Quiz {}/{}{kind}", i + 1, lesson.quizzes.len()),
+                Role::Header,
+            ));
+            out.plain(q.question.clone());
+            match &q.kind {
+                QuizKind::Choice { options, .. } => {
+                    for (c, o) in options {
+                        out.plain(format!("  {c}) {o}"));
+                    }
+                    out.line(Line::styled(
+                        "Answer with `lesson answer LETTER` (`skip` shows the answer).",
+                        Role::Dim,
+                    ));
+                }
+                QuizKind::Predict { run, .. } => {
+                    out.line(Line::styled(
+                        format!(
+                            "Type `lesson answer YOUR-PREDICTION`; then the lab runs `{run}` and compares."
+                        ),
+                        Role::Dim,
+                    ));
+                }
+            }
+        }
+        Item::Finished => {
+            let (done, total) = s.counts();
+            out.line(Line::styled(
+                format!("── Lesson complete: {}", lesson.title),
+                Role::Header,
+            ));
+            out.line(Line::styled(
+                format!(
+                    "Steps: {} of {} done. Quizzes: {} of {} right. `lesson list` shows what is next.",
+                    s.progress.steps.len(),
+                    lesson.steps.len(),
+                    s.progress.quizzes.len(),
+                    lesson.quizzes.len()
+                ),
+                if done == total { Role::Good } else { Role::Plain },
+            ));
+        }
+    }
+    out.line(Line::styled(progress_line(lesson, &s.progress), Role::Dim));
+    out
+}
+
+fn error_line(e: &LabError) -> Outcome {
+    let mut out = e.output.clone();
+    out.line(Line::styled(format!("error: {}", e.message), Role::Bad));
+    out
+}
+
+/// Run a line visibly: `lab> line` then its output (and `error: …`).
+fn run_visibly(desk: &mut Desk, line: &str) -> Outcome {
+    let mut out = Outcome::empty();
+    out.line(Line::styled(format!("lab> {line}"), Role::Actor));
+    match desk.execute_lesson_code(line) {
+        Ok(o) => out.extend(o),
+        Err(e) => out.extend(error_line(&e)),
+    }
+    out
+}
+
+impl Desk {
+    /// A fresh default cluster; the lessons (catalog, progress store, session) stay.
+    fn fresh_cluster(&mut self, empty: bool) {
+        // Real mode: the old cluster's namespaces go with it, as on `reset`.
+        self.lab.reset_cmd(empty);
+    }
+
+    /// Leave the lesson in progress, if any (its progress stays), for a command that
+    /// replaces the cluster under it; the line saying so.
+    pub fn leave_lesson(&mut self) -> Option<Line> {
+        let s = self.lessons.session.take()?;
+        Some(Line::styled(
+            format!(
+                "Left lesson {id} (progress kept); `lesson start {id}` resumes it on a fresh cluster.",
+                id = s.lesson.id
+            ),
+            Role::Dim,
+        ))
+    }
+
+    /// A fresh cluster, as `reset [--empty]` makes; a lesson in progress is left (its
+    /// progress stays) and the line saying so is the output.
+    pub fn reset_keeping_lessons(&mut self, empty: bool) -> Outcome {
+        let mut out = Outcome::empty();
+        if let Some(left) = self.leave_lesson() {
+            out.line(left);
+        }
+        self.fresh_cluster(empty);
+        out
+    }
+
+    /// Rebuild the cluster for the session's current item: fresh cluster, then the
+    /// reference commands of every item before it.
+    fn rebuild_for(&mut self, s: &mut LessonSession) {
+        self.fresh_cluster(false);
+        let lesson = Arc::clone(&s.lesson);
+        s.seen = play::replay(self, &lesson, s.at);
+    }
+
+    /// Dispatch a lesson command (`lesson …`, `hint`, `skip`, `back`).
+    pub fn lesson_control(&mut self, cmd: Command) -> Result<Outcome, LabError> {
+        let result = match cmd {
+            Command::Lesson(c) => self.lesson_cmd(c),
+            Command::Hint => self.lesson_hint(),
+            Command::Skip => self.lesson_skip(),
+            Command::Back => self.lesson_back(),
+            _ => Err(LabError::msg("not a lesson command")),
+        };
+        match self.lessons.take_warning() {
+            None => result,
+            Some(w) => {
+                let mut warn = Outcome::empty();
+                warn.line(Line::styled(format!("warning: {w}"), Role::Warn));
+                match result {
+                    Ok(o) => {
+                        warn.extend(o);
+                        Ok(warn)
+                    }
+                    Err(mut e) => {
+                        warn.extend(e.output);
+                        e.output = warn;
+                        Err(e)
+                    }
+                }
+            }
+        }
+    }
+
+    fn lesson_cmd(&mut self, c: LessonCmd) -> Result<Outcome, LabError> {
+        match c {
+            LessonCmd::List => Ok(self.lesson_list()),
+            LessonCmd::Start { id } => self.lesson_start(&id),
+            LessonCmd::Status => {
+                let s = self
+                    .lessons
+                    .session
+                    .as_ref()
+                    .ok_or_else(|| LabError::msg(NO_LESSON))?;
+                Ok(render_current(s))
+            }
+            LessonCmd::Answer { words } => self.lesson_answer(&words.join(" ")),
+            LessonCmd::Reset => {
+                let mut s = self
+                    .lessons
+                    .session
+                    .take()
+                    .ok_or_else(|| LabError::msg(NO_LESSON))?;
+                s.reset();
+                self.lessons.save(&s.lesson.id, &s.progress);
+                self.rebuild_for(&mut s);
+                let mut out = Outcome::empty();
+                out.line(Line::styled(
+                    format!(
+                        "Lesson {} starts over on a fresh cluster (its progress is cleared).",
+                        s.lesson.id
+                    ),
+                    Role::Dim,
+                ));
+                out.extend(render_current(&s));
+                self.lessons.session = Some(s);
+                Ok(out)
+            }
+            LessonCmd::Retry => {
+                let mut s = self
+                    .lessons
+                    .session
+                    .take()
+                    .ok_or_else(|| LabError::msg(NO_LESSON))?;
+                if matches!(s.current(), Item::Finished) {
+                    self.lessons.session = Some(s);
+                    return Err(LabError::msg(
+                        "the lesson is complete (`lesson reset` starts it over)",
+                    ));
+                }
+                s.move_to(s.at);
+                self.rebuild_for(&mut s);
+                let mut out = Outcome::empty();
+                let what = match s.current() {
+                    Item::Step(step) => format!("step {}", step.number),
+                    _ => "this quiz".to_string(),
+                };
+                out.line(Line::styled(
+                    format!(
+                        "lesson retry: the lab rebuilt the cluster this lesson expects at the start of {what} (a fresh cluster, then the lesson's own commands for everything before it); what you changed since is gone. Try {what} again."
+                    ),
+                    Role::Warn,
+                ));
+                out.extend(render_current(&s));
+                self.lessons.session = Some(s);
+                Ok(out)
+            }
+            LessonCmd::Stop => {
+                let s = self
+                    .lessons
+                    .session
+                    .take()
+                    .ok_or_else(|| LabError::msg(NO_LESSON))?;
+                let mut out = Outcome::empty();
+                out.plain(format!(
+                    "Left lesson {id}; progress kept. `lesson start {id}` resumes it.",
+                    id = s.lesson.id
+                ));
+                Ok(out)
+            }
+            LessonCmd::Play { id, speed, step } => {
+                if !(speed.is_finite() && speed > 0.0) {
+                    return Err(LabError::msg(format!(
+                        "invalid --speed {speed}: expected a number above 0, e.g. 2 for twice as fast"
+                    )));
+                }
+                let lesson = self.lessons.find(&id).map_err(LabError::msg)?;
+                Ok(self.lesson_play(&lesson, PlayOptions { speed, step }))
+            }
+            LessonCmd::Verify { id } => self.lesson_verify(id.as_deref()),
+            LessonCmd::Lint => {
+                let parsed = self.lessons.parsed();
+                let errs = lint::lint(&parsed);
+                let mut out = Outcome::empty();
+                for e in &errs {
+                    out.line(Line::styled(e.to_string(), Role::Bad));
+                }
+                if errs.is_empty() {
+                    out.line(Line::styled(
+                        format!("lint: {} lessons, no problems", parsed.lessons.len()),
+                        Role::Good,
+                    ));
+                    Ok(out)
+                } else {
+                    Err(LabError::with_output(
+                        format!(
+                            "lint: {} problem{}",
+                            errs.len(),
+                            if errs.len() == 1 { "" } else { "s" }
+                        ),
+                        out,
+                    ))
+                }
+            }
+        }
+    }
+
+    fn lesson_list(&mut self) -> Outcome {
+        let parsed = self.lessons.parsed();
+        let current = self.lessons.session.as_ref().map(|s| s.lesson.id.clone());
+        let progress = self.lessons.progress().clone();
+        let mut out = Outcome::empty();
+        if parsed.lessons.is_empty() {
+            out.plain("No lessons found");
+        } else {
+            // Fits 80 columns: the counts on the lesson's line, its title (cut to the width)
+            // on the next.
+            let mut t = Table::new(&["ID", "CH", "STEPS", "QUIZZES", "PROGRESS"]);
+            let mut titles = Vec::new();
+            for l in &parsed.lessons {
+                let p = progress.of(&l.id);
+                let mark = if current.as_deref() == Some(l.id.as_str()) {
+                    " ← now"
+                } else {
+                    ""
+                };
+                let bar = progress_bar(p.done(), l.item_count());
+                t.row([
+                    l.id.clone(),
+                    l.chapter.to_string(),
+                    format!("{}/{}", p.steps.len(), l.steps.len()),
+                    format!("{}/{}", p.quizzes.len(), l.quizzes.len()),
+                    format!("{bar}{mark}"),
+                ]);
+                titles.push(crate::util::clip::fit(&l.title, 76));
+            }
+            let rendered = t.render();
+            let mut rows = rendered.lines.into_iter();
+            if let Some(header) = rows.next() {
+                out.line(header);
+            }
+            for (row, title) in rows.zip(titles) {
+                out.line(row);
+                out.line(Line::styled(format!("  {title}"), Role::Dim));
+            }
+        }
+        for e in &parsed.errors {
+            out.line(Line::styled(format!("warning: {e}"), Role::Warn));
+        }
+        out
+    }
+
+    fn lesson_start(&mut self, id: &str) -> Result<Outcome, LabError> {
+        let lesson = self.lessons.find(id).map_err(LabError::msg)?;
+        let saved = self.lessons.progress().of(id);
+        let mut s = LessonSession::new(Arc::clone(&lesson), saved);
+        let mut out = Outcome::empty();
+        out.line(Line::styled(
+            format!(
+                "Lesson {} · {} (chapter {})",
+                lesson.id, lesson.title, lesson.chapter
+            ),
+            Role::Header,
+        ));
+        if matches!(s.current(), Item::Finished) {
+            s.move_to(0);
+            out.plain("You finished this lesson before; here it is again from step 1 (your progress stays).");
+        }
+        self.rebuild_for(&mut s);
+        if s.at == 0 {
+            out.plain(
+                "A fresh cluster: node-1 (podCIDR 10.244.1.0/24, InternalIP 192.168.0.1) and node-2 (10.244.2.0/24, 192.168.0.2).",
+            );
+        } else {
+            out.plain(format!(
+                "Resuming where you left off: the lab rebuilt the cluster and replayed the {} item(s) before this one.",
+                s.at
+            ));
+        }
+        out.extend(render_current(&s));
+        self.lessons.session = Some(s);
+        Ok(out)
+    }
+
+    fn lesson_hint(&mut self) -> Result<Outcome, LabError> {
+        let mut s = self
+            .lessons
+            .session
+            .take()
+            .ok_or_else(|| LabError::msg(NO_LESSON))?;
+        let mut out = Outcome::empty();
+        match s.current() {
+            Item::Step(_) => match s.hint() {
+                Some((i, n, h)) => {
+                    let mut lines = h.text.lines();
+                    out.line(
+                        Line::new()
+                            .push(format!("Hint {i}/{n}: "), Role::Warn)
+                            .push(lines.next().unwrap_or("").to_string(), Role::Plain),
+                    );
+                    for l in lines {
+                        out.plain(l.to_string());
+                    }
+                }
+                None => out.plain("This step has no hints; `skip` lets the lab do it."),
+            },
+            Item::Quiz(..) => out.plain("Quizzes have no hints; `skip` shows the answer."),
+            Item::Finished => out.plain("The lesson is complete; `lesson list` shows the others."),
+        }
+        if let Item::Step(step) = s.current() {
+            if let Err((c, e)) = check::eval_all(&step.checks, &self.lab, &s.seen) {
+                out.line(Line::styled(
+                    format!("Not yet: `{}` — {}", c.text, e.actual),
+                    Role::Dim,
+                ));
+                out.line(Line::styled(
+                    "(gone astray? `lesson retry` rebuilds the cluster as it was when this step began)",
+                    Role::Dim,
+                ));
+            }
+        }
+        self.lessons.session = Some(s);
+        Ok(out)
+    }
+
+    fn lesson_skip(&mut self) -> Result<Outcome, LabError> {
+        let mut s = self
+            .lessons
+            .session
+            .take()
+            .ok_or_else(|| LabError::msg(NO_LESSON))?;
+        let mut out = Outcome::empty();
+        match s.current() {
+            Item::Step(step) => {
+                let step = step.clone();
+                self.rebuild_for(&mut s);
+                out.line(Line::styled(
+                    format!(
+                        "The lab does step {} for you (on a rebuilt cluster, so it is exactly as the lesson expects):",
+                        step.number
+                    ),
+                    Role::Dim,
+                ));
+                for c in &step.commands {
+                    out.extend(run_visibly(self, &c.text));
+                }
+                s.skip();
+            }
+            Item::Quiz(_, q) => {
+                match &q.kind {
+                    QuizKind::Choice { answer, .. } => {
+                        out.plain(format!("The answer: {answer}. {}", q.explanation));
+                    }
+                    QuizKind::Predict { run, answer } => {
+                        // The command first: an answer named as a fact is read after it.
+                        out.extend(run_visibly(self, run));
+                        let answer = super::facts::answer_in(&self.lab, answer);
+                        out.plain(format!("The answer: {answer}. {}", q.explanation));
+                    }
+                }
+                s.skip();
+            }
+            Item::Finished => {
+                self.lessons.session = Some(s);
+                return Err(LabError::msg(
+                    "nothing to skip: the lesson is complete (`lesson reset` starts it over)",
+                ));
+            }
+        }
+        out.extend(render_current(&s));
+        self.lessons.session = Some(s);
+        Ok(out)
+    }
+
+    fn lesson_back(&mut self) -> Result<Outcome, LabError> {
+        let mut s = self
+            .lessons
+            .session
+            .take()
+            .ok_or_else(|| LabError::msg(NO_LESSON))?;
+        if !s.back() {
+            self.lessons.session = Some(s);
+            return Err(LabError::msg("already at the first step"));
+        }
+        self.rebuild_for(&mut s);
+        let mut out = Outcome::empty();
+        out.line(Line::styled(
+            "Back one step: the cluster is rebuilt as it was when this step began.",
+            Role::Dim,
+        ));
+        out.extend(render_current(&s));
+        self.lessons.session = Some(s);
+        Ok(out)
+    }
+
+    fn lesson_answer(&mut self, given: &str) -> Result<Outcome, LabError> {
+        let mut s = self
+            .lessons
+            .session
+            .take()
+            .ok_or_else(|| LabError::msg(NO_LESSON))?;
+        let quiz = match s.current() {
+            Item::Quiz(_, q) => q.clone(),
+            Item::Step(step) => {
+                let n = step.number;
+                self.lessons.session = Some(s);
+                return Err(LabError::msg(format!(
+                    "step {n} is not a quiz: do its task (`hint` helps, `lesson status` shows it again)"
+                )));
+            }
+            Item::Finished => {
+                self.lessons.session = Some(s);
+                return Err(LabError::msg(
+                    "the lesson is complete; there is nothing to answer",
+                ));
+            }
+        };
+        let mut out = Outcome::empty();
+        if let QuizKind::Predict { run, .. } = &quiz.kind {
+            out.plain(format!("Your prediction: {given}"));
+            // The command runs once; a second try reads what it printed.
+            if s.wrong_answers == 0 {
+                out.extend(run_visibly(self, run));
+            }
+        }
+        // A predict answer written as a fact (`{pod probe ip}`) is what the learner's own
+        // cluster gave, read after the command ran.
+        let (right, answer) = match &quiz.kind {
+            QuizKind::Choice { answer, .. } => (quiz.is_right(given), answer.to_string()),
+            QuizKind::Predict { answer, .. } => {
+                let answer = super::facts::answer_in(&self.lab, answer);
+                (super::model::same_prediction(given, &answer), answer)
+            }
+        };
+        if right {
+            out.line(Line::styled(format!("✓ Right: {answer}."), Role::Good));
+            s.complete();
+            self.lessons.save(&s.lesson.id, &s.progress);
+        } else if s.wrong_answers == 0 {
+            // One more try, with the explanation to go on.
+            s.wrong_answers += 1;
+            out.line(Line::styled(
+                "✗ Not quite. Read this, then try once more with `lesson answer …` (`skip` moves on):",
+                Role::Bad,
+            ));
+            out.plain(quiz.explanation.clone());
+            self.lessons.session = Some(s);
+            return Ok(out);
+        } else {
+            out.line(Line::styled(
+                format!("✗ Not quite: the answer is {answer}."),
+                Role::Bad,
+            ));
+            s.skip();
+        }
+        out.plain(quiz.explanation.clone());
+        out.extend(render_current(&s));
+        self.lessons.session = Some(s);
+        Ok(out)
+    }
+
+    fn lesson_play(&mut self, lesson: &Lesson, opts: PlayOptions) -> Outcome {
+        let mut out = self.reset_keeping_lessons(false);
+        for ev in play::plan(lesson, opts) {
+            match ev {
+                PlayEvent::Heading(h) => {
+                    if !out.lines.is_empty() {
+                        out.plain("");
+                    }
+                    out.line(Line::styled(format!("── {h}"), Role::Header));
+                }
+                PlayEvent::Text(t) => out.block(&super::facts::fill(&self.lab, &t), Role::Plain),
+                PlayEvent::Type { command, .. } => out.extend(run_visibly(self, &command)),
+                PlayEvent::Pause { .. } | PlayEvent::WaitForKey => {}
+            }
+        }
+        out
+    }
+
+    fn lesson_verify(&mut self, id: Option<&str>) -> Result<Outcome, LabError> {
+        let lessons: Vec<Arc<Lesson>> = match id {
+            Some(id) => vec![self.lessons.find(id).map_err(LabError::msg)?],
+            None => self.lessons.parsed().lessons.clone(),
+        };
+        let mut out = Outcome::empty();
+        let mut failed = 0;
+        for l in &lessons {
+            let errs = play::verify(l);
+            if errs.is_empty() {
+                out.line(Line::styled(
+                    format!(
+                        "ok    {}  ({} steps, {} quizzes)",
+                        l.id,
+                        l.steps.len(),
+                        l.quizzes.len()
+                    ),
+                    Role::Good,
+                ));
+            } else {
+                failed += 1;
+                out.line(Line::styled(format!("FAIL  {}", l.id), Role::Bad));
+                for e in errs {
+                    out.line(Line::styled(format!("  {e}"), Role::Bad));
+                }
+            }
+        }
+        if failed == 0 {
+            Ok(out)
+        } else {
+            Err(LabError::with_output(
+                format!(
+                    "lesson verify: {failed} of {} lessons failed",
+                    lessons.len()
+                ),
+                out,
+            ))
+        }
+    }
+
+    /// Feed a learner's line (already executed) to the current step's check. When the step
+    /// passes, its progress is saved and the next item's card follows the output. A step
+    /// that passes on a failing command (one the lesson meant to fail) turns the error into
+    /// output, so the learner sees the error and the success in order.
+    pub fn lesson_observe(
+        &mut self,
+        line: &str,
+        result: Result<Outcome, LabError>,
+    ) -> Result<Outcome, LabError> {
+        let Some(mut s) = self.lessons.session.take() else {
+            return result;
+        };
+        let (text, failed) = match &result {
+            Ok(o) => (o.to_text(), false),
+            Err(e) => (
+                format!("{}error: {}\n", e.output.to_text(), e.message),
+                true,
+            ),
+        };
+        s.seen.record(line, text, failed);
+        let passed = match s.current() {
+            Item::Step(step) => check::eval_all(&step.checks, &self.lab, &s.seen)
+                .is_ok()
+                .then(|| (step.number, step.title.clone())),
+            _ => None,
+        };
+        let Some((number, title)) = passed else {
+            self.lessons.session = Some(s);
+            return result;
+        };
+        s.complete();
+        self.lessons.save(&s.lesson.id, &s.progress);
+        let mut feedback = Outcome::empty();
+        feedback.line(Line::styled(
+            format!("✓ Step {number} done: {title}"),
+            Role::Good,
+        ));
+        if let Some(w) = self.lessons.take_warning() {
+            feedback.line(Line::styled(format!("warning: {w}"), Role::Warn));
+        }
+        feedback.extend(render_current(&s));
+        self.lessons.session = Some(s);
+        let mut out = match result {
+            Ok(o) => o,
+            Err(e) => error_line(&e),
+        };
+        out.extend(feedback);
+        Ok(out)
+    }
+}

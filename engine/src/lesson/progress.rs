@@ -1,0 +1,194 @@
+//! Lesson progress: which steps and quizzes a learner has done. Persistence sits behind
+//! [`ProgressStore`]: tests and scripts use [`MemoryStore`]; the terminal front end keeps
+//! `progress.json` in the user's data directory (its `progress_file::FileStore`), a
+//! browser build the page's local storage.
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The progress file's own format version.
+pub const PROGRESS_VERSION: u32 = 1;
+
+/// Progress in one lesson.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LessonProgress {
+    /// Step numbers (1-based) whose check passed.
+    #[serde(default)]
+    pub steps: BTreeSet<u32>,
+    /// Quiz numbers (1-based) answered correctly.
+    #[serde(default)]
+    pub quizzes: BTreeSet<u32>,
+}
+
+impl LessonProgress {
+    /// Items done (steps plus quizzes).
+    pub fn done(&self) -> usize {
+        self.steps.len() + self.quizzes.len()
+    }
+}
+
+/// Everything saved: progress by lesson id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// [`PROGRESS_VERSION`].
+    pub version: u32,
+    /// By lesson id.
+    #[serde(default)]
+    pub lessons: BTreeMap<String, LessonProgress>,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Progress {
+            version: PROGRESS_VERSION,
+            lessons: BTreeMap::new(),
+        }
+    }
+}
+
+impl Progress {
+    /// Progress in a lesson (empty if none).
+    pub fn of(&self, id: &str) -> LessonProgress {
+        self.lessons.get(id).cloned().unwrap_or_default()
+    }
+
+    /// Parse the saved JSON; the error says what is wrong.
+    pub fn from_json(text: &str) -> Result<Progress, String> {
+        let p: Progress = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if p.version != PROGRESS_VERSION {
+            return Err(format!(
+                "progress format version {} is not {PROGRESS_VERSION}",
+                p.version
+            ));
+        }
+        Ok(p)
+    }
+
+    /// Apply one session's change to lesson `id` — its progress went from `before` to
+    /// `after` — onto this progress, which may hold what other sessions saved meanwhile:
+    /// the steps and quizzes it added are added, the ones it removed (a lesson started
+    /// over) are removed, and everything else (other lessons, other sessions' items) is
+    /// kept. With no other session this is just `lessons[id] = after`.
+    pub fn apply_change(&mut self, id: &str, before: &LessonProgress, after: &LessonProgress) {
+        let lp = self.lessons.entry(id.to_string()).or_default();
+        for s in before.steps.difference(&after.steps) {
+            lp.steps.remove(s);
+        }
+        for q in before.quizzes.difference(&after.quizzes) {
+            lp.quizzes.remove(q);
+        }
+        lp.steps.extend(after.steps.iter().copied());
+        lp.quizzes.extend(after.quizzes.iter().copied());
+    }
+
+    /// The JSON saved.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".to_string()) + "\n"
+    }
+}
+
+/// Why progress could not be loaded or saved.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The file exists but is not valid progress; it is ignored (and replaced on the next save).
+    #[error(
+        "progress file {path} is damaged ({reason}); starting with no progress, it will be replaced when progress is next saved"
+    )]
+    Damaged {
+        /// Where.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Reading or writing failed.
+    #[error("cannot {action} progress file {path}: {reason}")]
+    Io {
+        /// read or write.
+        action: &'static str,
+        /// Where.
+        path: String,
+        /// The OS error.
+        reason: String,
+    },
+}
+
+/// Where progress lives.
+pub trait ProgressStore: Send {
+    /// Load saved progress (no file yet is empty progress, not an error).
+    fn load(&self) -> Result<Progress, StoreError>;
+    /// Save progress.
+    fn save(&mut self, progress: &Progress) -> Result<(), StoreError>;
+    /// Where it is kept, for messages.
+    fn location(&self) -> String;
+
+    /// Record that lesson `id`'s progress went from `before` to `after` and save, merged
+    /// with whatever else the store holds now (see [`Progress::apply_change`]); returns the
+    /// progress saved. A store another session may write too ([`FileStore`]) re-reads and
+    /// merges under a lock; this default loads, applies and saves.
+    fn record(
+        &mut self,
+        id: &str,
+        before: &LessonProgress,
+        after: &LessonProgress,
+    ) -> Result<Progress, StoreError> {
+        let mut p = self.load().unwrap_or_default();
+        p.apply_change(id, before, after);
+        self.save(&p)?;
+        Ok(p)
+    }
+}
+
+/// Progress kept in memory only (tests, and the library's default).
+#[derive(Debug, Clone, Default)]
+pub struct MemoryStore {
+    /// What was saved last.
+    pub saved: Option<Progress>,
+}
+
+impl ProgressStore for MemoryStore {
+    fn load(&self) -> Result<Progress, StoreError> {
+        Ok(self.saved.clone().unwrap_or_default())
+    }
+
+    fn save(&mut self, progress: &Progress) -> Result<(), StoreError> {
+        self.saved = Some(progress.clone());
+        Ok(())
+    }
+
+    fn location(&self) -> String {
+        "memory (not saved to disk)".to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_round_trip_and_version() {
+        let mut p = Progress::default();
+        p.lessons.entry("ch7".into()).or_default().steps.insert(2);
+        assert_eq!(Progress::from_json(&p.to_json()), Ok(p));
+        assert!(Progress::from_json(r#"{"version": 9, "lessons": {}}"#).is_err());
+        assert!(Progress::from_json("{").is_err());
+    }
+
+    #[test]
+    fn apply_change_keeps_other_sessions_items_and_drops_only_ours() {
+        let lp = |steps: &[u32], quizzes: &[u32]| LessonProgress {
+            steps: steps.iter().copied().collect(),
+            quizzes: quizzes.iter().copied().collect(),
+        };
+        // On disk: another session finished ch2 step 1 and ch7 steps 1, 3.
+        let mut disk = Progress::default();
+        disk.lessons.insert("ch2".into(), lp(&[1], &[]));
+        disk.lessons.insert("ch7".into(), lp(&[1, 3], &[]));
+        // We had ch7 step 1 and now finished step 2 and quiz 1.
+        disk.apply_change("ch7", &lp(&[1], &[]), &lp(&[1, 2], &[1]));
+        assert_eq!(disk.of("ch7"), lp(&[1, 2, 3], &[1]));
+        assert_eq!(disk.of("ch2"), lp(&[1], &[]));
+        // Starting ch7 over clears what we had, not what we never saw.
+        disk.apply_change("ch7", &lp(&[1, 2], &[1]), &lp(&[], &[]));
+        assert_eq!(disk.of("ch7"), lp(&[3], &[]));
+    }
+}

@@ -1,0 +1,10 @@
+//! Output as data (`Outcome`), tables, and the plain-text painter used by scripts and tests.
+
+pub mod escape;
+pub mod outcome;
+pub mod table;
+pub mod yaml;
+
+pub use escape::escape_controls;
+pub use outcome::{Line, Outcome, Role, Span};
+pub use table::Table;

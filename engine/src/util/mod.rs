@@ -1,0 +1,7 @@
+//! Small helpers shared by the engine: stable hashing for deterministic names.
+
+pub mod clip;
+pub mod hash;
+pub mod quantity;
+pub mod text;
+pub mod time;

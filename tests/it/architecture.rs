@@ -1,0 +1,262 @@
+//! The arrows of `docs/architecture.md`, checked by reading the sources: front ends →
+//! lessons → engine → components → what a component is handed → domain models → ground.
+//! A `use` (or a path) that points up a floor fails here with the file and line. That the
+//! engine crate (`engine/`) uses no terminal, async, thread or file-system crate is a
+//! compile-time fact (its Cargo.toml does not name them); the test below checks the list.
+
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `dir`, sorted.
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("readable source dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The code lines of a file (comments dropped), with their numbers, up to its unit tests
+/// (`mod tests {`): a test may use any room to set up what it checks.
+fn code_lines(path: &Path) -> Vec<(usize, String)> {
+    let text = std::fs::read_to_string(path).expect("readable source");
+    text.lines()
+        .take_while(|l| !l.trim().ends_with("mod tests {"))
+        .enumerate()
+        .filter_map(|(i, l)| {
+            let code = match l.find("//") {
+                Some(at) => &l[..at],
+                None => l,
+            };
+            (!code.trim().is_empty()).then(|| (i + 1, code.to_string()))
+        })
+        .collect()
+}
+
+/// The engine crate's sources (`engine/src`).
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("engine/src")
+}
+
+/// The front ends' sources (`src`).
+fn front_src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The files of the rooms named (folders or single files under `engine/src/`).
+fn rooms(names: &[&str]) -> Vec<PathBuf> {
+    rooms_in(&src(), names)
+}
+
+/// The files of the rooms named under `root`.
+fn rooms_in(root: &Path, names: &[&str]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for n in names {
+        let p = root.join(n);
+        if p.is_dir() {
+            out.extend(sources(&p));
+        } else {
+            let file = p.with_extension("rs");
+            assert!(
+                file.is_file(),
+                "no room {} (a folder or a .rs file)",
+                p.display()
+            );
+            out.push(file);
+        }
+    }
+    out
+}
+
+/// Lines in `files` that mention any of `forbidden`.
+fn violations(files: &[PathBuf], forbidden: &[&str]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for f in files {
+        for (n, line) in code_lines(f) {
+            if let Some(word) = forbidden.iter().find(|w| line.contains(*w)) {
+                bad.push(format!(
+                    "{}:{n}: uses {word}: {}",
+                    f.strip_prefix(env!("CARGO_MANIFEST_DIR"))
+                        .unwrap_or(f)
+                        .display(),
+                    line.trim()
+                ));
+            }
+        }
+    }
+    bad
+}
+
+fn assert_none(what: &str, bad: Vec<String>) {
+    assert!(bad.is_empty(), "{what}:\n{}", bad.join("\n"));
+}
+
+const FRONT_ENDS: &[&str] = &["crate::script", "crate::presets"];
+const COMPONENTS: &[&str] = &[
+    "crate::controllers",
+    "crate::storage",
+    "crate::kubelet",
+    "crate::netd",
+];
+const HANDED: &[&str] = &[
+    "crate::control",
+    "crate::record",
+    "crate::faults",
+    "crate::node",
+];
+const LOWER: &[&str] = &[
+    "control", "record", "faults", "node", "cluster", "cni", "csi", "net", "command", "render",
+    "util", "edge",
+];
+
+#[test]
+fn only_the_engine_implements_the_lab() {
+    let files = sources(&src());
+    let bad: Vec<String> = files
+        .iter()
+        .filter(|f| !f.starts_with(src().join("engine")))
+        .flat_map(|f| {
+            code_lines(f)
+                .into_iter()
+                .filter(|(_, l)| {
+                    let t = l.trim_start();
+                    t.starts_with("impl Lab ")
+                        || t.starts_with("impl Lab{")
+                        || t.starts_with("impl crate::engine::Lab")
+                })
+                .map(move |(n, l)| format!("{}:{n}: {}", f.display(), l.trim()))
+        })
+        .collect();
+    assert_none("`impl Lab` outside src/engine", bad);
+}
+
+/// The crates only front ends may use: terminals, async runtimes and gRPC, the disk and
+/// signals, the user's directories.
+const FRONT_END_CRATES: &[&str] = &[
+    "ratatui",
+    "crossterm",
+    "rustyline",
+    "owo-colors",
+    "tokio",
+    "tonic",
+    "prost",
+    "axum",
+    "signal-hook",
+    "directories",
+    "fs4",
+    "libc",
+    "rustix",
+    "mimalloc",
+];
+
+#[test]
+fn the_engine_crate_depends_on_no_terminal_async_or_os_crate() {
+    let manifest =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("engine/Cargo.toml"))
+            .expect("engine/Cargo.toml");
+    let deps: Vec<&str> = manifest
+        .lines()
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k.trim()))
+        .collect();
+    let bad: Vec<&&str> = FRONT_END_CRATES
+        .iter()
+        .filter(|c| {
+            deps.iter()
+                .any(|d| d == *c || d.starts_with(&format!("{c}-")))
+        })
+        .collect();
+    assert!(bad.is_empty(), "engine/Cargo.toml names {bad:?}");
+}
+
+#[test]
+fn the_engine_reads_no_clock_thread_process_or_file() {
+    let bad: Vec<String> = sources(&src())
+        .iter()
+        .flat_map(|f| {
+            code_lines(f)
+                .into_iter()
+                .filter(|(_, l)| {
+                    [
+                        "std::fs",
+                        "std::thread",
+                        "std::process",
+                        "std::time::",
+                        "std::env",
+                    ]
+                    .iter()
+                    .any(|w| l.contains(w))
+                })
+                .map(move |(n, l)| format!("{}:{n}: {}", f.display(), l.trim()))
+        })
+        .collect();
+    assert_none("the engine touches the OS (hand it an edge instead)", bad);
+}
+
+#[test]
+fn the_engine_never_reaches_up() {
+    let mut up = vec!["crate::lesson"];
+    up.extend(FRONT_ENDS);
+    assert_none(
+        "src/engine uses a lesson or front-end room",
+        violations(&rooms(&["engine"]), &up),
+    );
+}
+
+#[test]
+fn components_see_neither_the_engine_nor_what_is_above_it() {
+    let mut up = vec!["crate::engine", "crate::lesson"];
+    up.extend(FRONT_ENDS);
+    assert_none(
+        "a component uses the engine or a room above it",
+        violations(&rooms(&["controllers", "storage", "kubelet", "netd"]), &up),
+    );
+}
+
+#[test]
+fn what_components_are_handed_and_the_domain_models_see_no_component() {
+    let mut up = vec!["crate::engine", "crate::lesson"];
+    up.extend(FRONT_ENDS);
+    up.extend(COMPONENTS);
+    assert_none(
+        "a lower room uses a component, the engine or a room above it",
+        violations(&rooms(LOWER), &up),
+    );
+}
+
+#[test]
+fn domain_models_do_not_depend_on_the_lab_s_bookkeeping() {
+    assert_none(
+        "a domain model uses the call log, the fault table or the component context",
+        violations(
+            &rooms(&["cluster", "cni", "csi", "net", "command", "render", "util"]),
+            HANDED,
+        ),
+    );
+}
+
+#[test]
+fn the_api_types_live_with_the_cluster() {
+    assert_none(
+        "src/cluster uses the pod network model",
+        violations(&rooms(&["cluster"]), &["crate::net"]),
+    );
+}
+
+#[test]
+fn front_ends_read_view_models_not_cni_or_csi_internals() {
+    assert_none(
+        "a front end reaches into cni or csi",
+        violations(
+            &rooms_in(&front_src(), &["tui", "repl"]),
+            &["lab_engine::cni::", "lab_engine::csi::"],
+        ),
+    );
+}

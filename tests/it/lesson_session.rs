@@ -1,0 +1,581 @@
+//! The lesson player through `Desk::execute`, as a learner drives it: start, mistakes, hints
+//! (cycling), skip, back, reset, quizzes, completion; and progress persistence (memory,
+//! a file in a temp dir, a damaged file).
+
+use cni_csi_lab::Desk;
+use cni_csi_lab::progress_file::FileStore;
+use lab_engine::lesson::catalog::EMBEDDED;
+use lab_engine::lesson::{Item, MemoryStore, Progress, ProgressStore};
+use std::path::PathBuf;
+
+const ID: &str = "ch7-hands-on";
+
+fn ok(desk: &mut Desk, line: &str) -> String {
+    match desk.execute(line) {
+        Ok(o) => o.to_text(),
+        Err(e) => panic!("`{line}` failed: {}\n{}", e.message, e.output.to_text()),
+    }
+}
+
+fn err(desk: &mut Desk, line: &str) -> String {
+    match desk.execute(line) {
+        Ok(o) => panic!("`{line}` succeeded:\n{}", o.to_text()),
+        Err(e) => e.message,
+    }
+}
+
+fn at(desk: &Desk) -> usize {
+    desk.lessons
+        .session
+        .as_ref()
+        .map(|s| s.at)
+        .expect("a session")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cni-csi-lab-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
+    let mut desk = crate::common::desk();
+    ok(&mut desk, "pod create stray --node node-1");
+    let out = ok(&mut desk, &format!("lesson start {ID}"));
+    assert!(
+        out.contains("── Step 1/21 · A pod gets its address  ·  7.4 scenario 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Task: Create a pod named `web` on `node-1`"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[░░░░░░░░░░] steps 0/21 · quizzes 0/6"),
+        "{out}"
+    );
+    assert!(
+        desk.lab.cluster.pods.is_empty(),
+        "the lesson starts on a fresh cluster"
+    );
+
+    // A mistake: a node that does not exist. The step stays.
+    let e = err(&mut desk, "pod create web --node node-3");
+    assert!(e.contains("node-3"), "{e}");
+    assert_eq!(at(&desk), 0);
+    let h1 = ok(&mut desk, "hint");
+    assert!(
+        h1.starts_with("Hint 1/3: The command is `pod create NAME --node NODE --label KEY=VALUE`."),
+        "{h1}"
+    );
+    assert!(
+        h1.contains("Not yet: `pod web phase Running` — there is no pod default/web"),
+        "{h1}"
+    );
+    let h2 = ok(&mut desk, "hint");
+    assert!(
+        h2.starts_with("Hint 2/3: Type exactly: pod create web --node node-1 --label app=web"),
+        "{h2}"
+    );
+    let h3 = ok(&mut desk, "hint");
+    assert!(
+        h3.starts_with("Hint 3/3: web runs but without `app=web`?"),
+        "{h3}"
+    );
+    assert!(ok(&mut desk, "hint").starts_with("Hint 1/3"), "hints cycle");
+
+    // Another mistake: the right pod with the wrong name takes 10.244.1.2, so `web` gets .3.
+    ok(&mut desk, "pod create webb --node node-1 --label app=web");
+    ok(&mut desk, "pod create web --node node-1 --label app=web");
+    assert_eq!(at(&desk), 0);
+    let h = ok(&mut desk, "hint");
+    assert!(
+        h.contains("Not yet: `pod web ip 10.244.1.2` — pod default/web has ip 10.244.1.3"),
+        "{h}"
+    );
+    assert!(h.contains("`lesson retry`"), "{h}");
+    let out = ok(&mut desk, "lesson retry");
+    assert!(out.contains("── Step 1/21"), "{out}");
+    assert!(desk.lab.cluster.pods.is_empty());
+
+    let out = ok(&mut desk, "po create web --node node-1 --label app=web");
+    assert!(out.contains("pod/web created"), "{out}");
+    assert!(
+        out.contains("✓ Step 1 done: A pod gets its address"),
+        "{out}"
+    );
+    assert!(
+        out.contains("── Step 2/21 · What bridge was given"),
+        "{out}"
+    );
+    assert!(
+        out.contains("[░░░░░░░░░░] steps 1/21 · quizzes 0/6"),
+        "{out}"
+    );
+    assert_eq!(at(&desk), 1);
+    assert_eq!(
+        desk.lessons
+            .progress()
+            .of(ID)
+            .steps
+            .into_iter()
+            .collect::<Vec<_>>(),
+        vec![1]
+    );
+    // The hint counter restarts on the new step.
+    assert!(ok(&mut desk, "hint").starts_with("Hint 1/2: `show wire --last bridge:ADD`"));
+}
+
+#[test]
+fn skip_back_and_reset_rebuild_the_cluster() {
+    let mut desk = crate::common::desk();
+    ok(&mut desk, &format!("lesson start {ID}"));
+    let out = ok(&mut desk, "skip");
+    assert!(out.contains("The lab does step 1 for you"), "{out}");
+    assert!(
+        out.contains("lab> pod create web --node node-1 --label app=web"),
+        "{out}"
+    );
+    assert!(out.contains("── Step 2/21"), "{out}");
+    assert_eq!(at(&desk), 1);
+    assert!(
+        desk.lessons.progress().of(ID).steps.is_empty(),
+        "a skipped step is not done"
+    );
+
+    ok(&mut desk, "show wire 0");
+    assert_eq!(at(&desk), 2, "step 2 passed");
+    ok(&mut desk, "pod create extra --node node-2");
+    assert_eq!(desk.lab.cluster.pods.len(), 2);
+
+    let out = ok(&mut desk, "back");
+    assert!(out.contains("── Step 2/21"), "{out}");
+    assert_eq!(at(&desk), 1);
+    assert_eq!(desk.lab.cluster.pods.len(), 1, "rebuilt: only step 1's pod");
+    assert!(
+        desk.lab
+            .cluster
+            .pods
+            .contains_key(&("default".into(), "web".into()))
+    );
+    ok(&mut desk, "back");
+    assert_eq!(at(&desk), 0);
+    assert!(desk.lab.cluster.pods.is_empty());
+    assert_eq!(err(&mut desk, "back"), "already at the first step");
+
+    ok(&mut desk, "skip");
+    ok(&mut desk, "show wire 0");
+    assert_eq!(desk.lessons.progress().of(ID).steps.len(), 1);
+    let out = ok(&mut desk, "lesson reset");
+    assert!(out.contains("starts over on a fresh cluster"), "{out}");
+    assert_eq!(at(&desk), 0);
+    assert!(desk.lab.cluster.pods.is_empty());
+    assert!(desk.lessons.progress().of(ID).steps.is_empty());
+}
+
+#[test]
+fn a_step_meant_to_fail_passes_on_the_error_and_shows_both_in_order() {
+    let mut desk = crate::common::desk();
+    ok(&mut desk, &format!("lesson start {ID}"));
+    for _ in 0..4 {
+        ok(&mut desk, "skip");
+    }
+    assert_eq!(at(&desk), 4);
+    ok(&mut desk, "cni add c1 --node node-1");
+    assert_eq!(at(&desk), 4);
+    let out = ok(&mut desk, "cni add c1 --node node-1");
+    let err_at = out.find("error: CNI code 999 from bridge").expect(&out);
+    let done_at = out
+        .find("✓ Step 5 done: ADD twice is an error")
+        .expect(&out);
+    assert!(err_at < done_at, "{out}");
+}
+
+#[test]
+fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
+    let mut desk = crate::common::desk();
+    ok(&mut desk, &format!("lesson start {ID}"));
+    let lesson = desk.lessons.session.as_ref().unwrap().lesson.clone();
+    for step in &lesson.steps {
+        assert_eq!(at(&desk), (step.number - 1) as usize);
+        for c in &step.commands {
+            let _ = desk.execute(&c.text);
+        }
+    }
+    assert!(matches!(
+        desk.lessons.session.as_ref().unwrap().current(),
+        Item::Quiz(0, _)
+    ));
+    assert!(err(&mut desk, "lesson answer").contains("needs WORDS"));
+    let out = ok(&mut desk, "lesson answer b");
+    assert!(out.contains("✓ Right: B."), "{out}");
+    // A wrong answer gets the explanation and one more try; a second wrong one moves on.
+    let out = ok(&mut desk, "lesson answer A");
+    assert!(
+        out.contains("✗ Not quite. Read this, then try once more"),
+        "{out}"
+    );
+    assert!(!out.contains("the answer is B"), "{out}");
+    assert!(out.contains("db's egress is not"), "the explanation: {out}");
+    let out = ok(&mut desk, "lesson answer C");
+    assert!(out.contains("✗ Not quite: the answer is B."), "{out}");
+    let out = ok(&mut desk, "skip");
+    assert!(out.contains("The answer: B."), "{out}");
+    let out = ok(&mut desk, "lesson answer 10.244.1.8");
+    assert!(out.contains("Your prediction: 10.244.1.8"), "{out}");
+    assert!(out.contains("lab> pod create probe --node node-1"), "{out}");
+    assert!(out.contains("✓ Right: 10.244.1.8."), "{out}");
+    let out = ok(&mut desk, "lesson answer B");
+    assert!(out.contains("✓ Right: B."), "{out}");
+    let out = ok(&mut desk, "lesson answer cni del");
+    assert!(out.contains("lab> pod delete trainer"), "{out}");
+    assert!(out.contains("✓ Right: CNI DEL."), "{out}");
+    assert!(out.contains("── Lesson complete"), "{out}");
+    assert!(
+        out.contains("Steps: 21 of 21 done. Quizzes: 4 of 6 right."),
+        "{out}"
+    );
+    assert!(out.contains("steps 21/21 · quizzes 4/6"), "{out}");
+    assert_eq!(
+        err(&mut desk, "skip"),
+        "nothing to skip: the lesson is complete (`lesson reset` starts it over)"
+    );
+    let list = ok(&mut desk, "lesson list");
+    assert!(
+        list.contains("ch7-hands-on             7    21/21   4/6       [█████████░] ← now"),
+        "{list}"
+    );
+}
+
+#[test]
+fn lesson_commands_without_a_lesson_say_what_to_do() {
+    let mut desk = crate::common::desk();
+    for c in [
+        "hint",
+        "skip",
+        "back",
+        "lesson status",
+        "lesson reset",
+        "lesson answer A",
+    ] {
+        assert!(
+            err(&mut desk, c).starts_with("no lesson in progress"),
+            "{c}"
+        );
+    }
+    // Every embedded lesson is listed, by id (other lessons are added over time).
+    let e = err(&mut desk, "lesson start nope");
+    assert!(
+        e.starts_with("no lesson \"nope\"; lessons are: ") && e.contains("ch7-hands-on"),
+        "{e}"
+    );
+    ok(&mut desk, &format!("lesson start {ID}"));
+    assert!(err(&mut desk, "lesson answer B").starts_with("step 1 is not a quiz"));
+    let out = ok(&mut desk, "reset");
+    assert!(out.contains("Left lesson ch7-hands-on"), "{out}");
+    assert!(desk.lessons.session.is_none());
+    assert!(err(&mut desk, "lesson play ch7-hands-on --speed 0").starts_with("invalid --speed 0"));
+}
+
+#[test]
+fn play_is_deterministic_and_leaves_the_final_state() {
+    let run = || {
+        let mut desk = crate::common::desk();
+        ok(&mut desk, &format!("lesson start {ID}"));
+        let out = ok(&mut desk, &format!("lesson play {ID} --speed 4 --step"));
+        (out, desk)
+    };
+    let (a, desk) = run();
+    let (b, _) = run();
+    assert_eq!(a, b);
+    assert!(a.starts_with("Left lesson ch7-hands-on"), "{a}");
+    assert!(a.contains("lab> policy create db-allow-web"), "{a}");
+    assert!(a.contains("── Quiz 6/6"), "{a}");
+    assert!(desk.lessons.session.is_none());
+    assert!(
+        desk.lab
+            .cluster
+            .pods
+            .contains_key(&("default".into(), "probe".into()))
+    );
+    let events = lab_engine::lesson::play::plan(
+        &desk
+            .lessons
+            .session
+            .as_ref()
+            .map(|s| s.lesson.clone())
+            .unwrap_or_else(|| {
+                lab_engine::lesson::Catalog::Embedded
+                    .load()
+                    .find(ID)
+                    .unwrap()
+            }),
+        lab_engine::lesson::play::PlayOptions {
+            speed: 2.0,
+            step: false,
+        },
+    );
+    assert!(events.contains(&lab_engine::lesson::play::PlayEvent::Pause { millis: 1000 }));
+}
+
+#[test]
+fn verify_and_lint_as_commands() {
+    let mut desk = crate::common::desk();
+    // Every embedded lesson verifies; the line for ch7 is exact.
+    let out = ok(&mut desk, "lesson verify");
+    // One `ok` line per embedded lesson, ch7's among them.
+    assert!(
+        out.contains("ok    ch7-hands-on  (21 steps, 6 quizzes)\n"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), EMBEDDED.len(), "{out}");
+    assert!(out.lines().all(|l| l.starts_with("ok    ")), "{out}");
+    assert_eq!(
+        ok(&mut desk, "lesson lint"),
+        format!("lint: {} lessons, no problems\n", EMBEDDED.len())
+    );
+    assert!(
+        desk.lab.cluster.pods.is_empty(),
+        "verify plays on its own lab"
+    );
+}
+
+#[test]
+fn progress_round_trips_through_a_file_and_resumes() {
+    let dir = temp_dir("progress");
+    let path = dir.join("sub/progress.json");
+    let mut desk = crate::common::desk();
+    desk.lessons.set_store(Box::new(FileStore::new(&path)));
+    ok(&mut desk, &format!("lesson start {ID}"));
+    ok(&mut desk, "pod create web --node node-1 --label app=web");
+    ok(&mut desk, "show wire 0");
+    let saved = Progress::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        saved.of(ID).steps.into_iter().collect::<Vec<_>>(),
+        vec![1, 2]
+    );
+    assert!(
+        !dir.join("sub/progress.json.tmp").exists(),
+        "the temp file was renamed"
+    );
+
+    let mut desk = crate::common::desk();
+    desk.lessons.set_store(Box::new(FileStore::new(&path)));
+    let list = ok(&mut desk, "lesson list");
+    assert!(
+        list.contains("ch7-hands-on             7    2/21    0/6 "),
+        "{list}"
+    );
+    let out = ok(&mut desk, &format!("lesson start {ID}"));
+    assert!(out.contains("Resuming where you left off"), "{out}");
+    assert!(out.contains("── Step 3/21"), "{out}");
+    assert!(
+        desk.lab
+            .cluster
+            .pods
+            .contains_key(&("default".into(), "web".into()))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_damaged_progress_file_is_reported_and_replaced() {
+    let dir = temp_dir("damaged");
+    let path = dir.join("progress.json");
+    std::fs::write(&path, "{ this is not json").unwrap();
+    let mut desk = crate::common::desk();
+    desk.lessons.set_store(Box::new(FileStore::new(&path)));
+    let out = ok(&mut desk, "lesson list");
+    assert!(
+        out.starts_with(&format!(
+            "warning: progress file {} is damaged (",
+            path.display()
+        )),
+        "{out}"
+    );
+    assert!(out.contains("0/21    0/6"), "{out}");
+    // Reported once.
+    assert!(!ok(&mut desk, "lesson list").contains("warning"));
+    ok(&mut desk, &format!("lesson start {ID}"));
+    ok(&mut desk, "pod create web --node node-1 --label app=web");
+    let saved = Progress::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(saved.of(ID).steps.len(), 1);
+
+    // Not UTF-8 at all, and a newer progress version: also damaged, never a crash.
+    std::fs::write(&path, [0xff, 0xfe, 0x00]).unwrap();
+    assert!(matches!(
+        FileStore::new(&path).load(),
+        Err(lab_engine::lesson::StoreError::Damaged { .. })
+    ));
+    std::fs::write(&path, r#"{"version": 7, "lessons": {}}"#).unwrap();
+    let e = FileStore::new(&path).load().unwrap_err().to_string();
+    assert!(e.contains("progress format version 7 is not 1"), "{e}");
+    // A missing file is empty progress, not an error.
+    assert_eq!(
+        FileStore::new(dir.join("none.json")).load(),
+        Ok(Progress::default())
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_failed_save_is_a_warning_not_a_failure() {
+    let dir = temp_dir("unwritable");
+    // The "file" is a directory: the rename over it fails.
+    let path = dir.join("progress.json");
+    std::fs::create_dir_all(path.join("x")).unwrap();
+    let mut desk = crate::common::desk();
+    desk.lessons.set_store(Box::new(FileStore::new(&path)));
+    ok(&mut desk, &format!("lesson start {ID}"));
+    let out = ok(&mut desk, "pod create web --node node-1 --label app=web");
+    assert!(out.contains("✓ Step 1 done"), "{out}");
+    assert!(out.contains("warning: cannot "), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn memory_store_round_trip() {
+    let mut s = MemoryStore::default();
+    assert_eq!(s.load(), Ok(Progress::default()));
+    let mut p = Progress::default();
+    p.lessons.entry("x".into()).or_default().quizzes.insert(1);
+    s.save(&p).unwrap();
+    assert_eq!(s.load(), Ok(p));
+}
+
+/// One `repl --plain` process, driven line by line: each line is sent only after the
+/// previous one's prompt came back, so two sessions interleave exactly as written.
+struct Session {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    out: std::sync::mpsc::Receiver<Vec<u8>>,
+    seen: String,
+    prompts: usize,
+}
+
+impl Session {
+    fn start(lessons: &std::path::Path, home: &std::path::Path) -> Session {
+        use std::io::Read;
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cni-csi-lab"))
+            .args([
+                "--lessons",
+                &lessons.display().to_string(),
+                "repl",
+                "--plain",
+            ])
+            .env("HOME", home)
+            .env("XDG_DATA_HOME", home)
+            .env("CNI_CSI_LAB_HISTORY", "")
+            .env(
+                cni_csi_lab::progress_file::PROGRESS_ENV,
+                home.join("progress.json"),
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the binary runs");
+        let mut stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stdout.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut s = Session {
+            stdin: child.stdin.take(),
+            child,
+            out: rx,
+            seen: String::new(),
+            prompts: 0,
+        };
+        s.wait_prompt();
+        s
+    }
+
+    /// Wait for one more prompt than seen so far.
+    fn wait_prompt(&mut self) {
+        let want = self.prompts + 1;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while self.seen.matches("]> ").count() < want {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.out.recv_timeout(left) {
+                Ok(b) => self.seen.push_str(&String::from_utf8_lossy(&b)),
+                Err(_) => panic!("no prompt came back; output so far:\n{}", self.seen),
+            }
+        }
+        self.prompts = want;
+    }
+
+    fn send(&mut self, line: &str) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        self.wait_prompt();
+    }
+
+    fn quit(mut self) -> String {
+        drop(self.stdin.take());
+        assert!(self.child.wait().unwrap().success());
+        while let Ok(b) = self.out.recv_timeout(std::time::Duration::from_secs(5)) {
+            self.seen.push_str(&String::from_utf8_lossy(&b));
+        }
+        self.seen
+    }
+}
+
+/// Issue 19: two sessions recording progress in one file at the same time (two REPL
+/// processes sharing a data directory, steps of different lessons interleaved) keep each
+/// other's progress: each save re-reads the file and merges under a lock. Before, the last
+/// writer won and the other lesson's progress disappeared.
+#[test]
+fn two_repl_processes_interleaving_lessons_keep_both_progress() {
+    let home = temp_dir("two-sessions-home");
+    let lessons = temp_dir("two-sessions-lessons");
+    let minimal = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/lessons/valid/minimal.md"),
+    )
+    .unwrap();
+    std::fs::write(lessons.join("one.md"), &minimal).unwrap();
+    std::fs::write(
+        lessons.join("two.md"),
+        minimal.replace("id: mini-one", "id: mini-two"),
+    )
+    .unwrap();
+    let mut a = Session::start(&lessons, &home);
+    let mut b = Session::start(&lessons, &home);
+    a.send("lesson start mini-one");
+    b.send("lesson start mini-two");
+    for line in [
+        "pod create web --node node-1 --label app=web",
+        "cni add c1 --node node-1",
+        "cni add c1 --node node-1",
+    ] {
+        a.send(line);
+        b.send(line);
+    }
+    let (out_a, out_b) = (a.quit(), b.quit());
+    let text = std::fs::read_to_string(home.join("progress.json")).expect("progress saved");
+    let p = Progress::from_json(&text).unwrap();
+    let both: std::collections::BTreeSet<u32> = [1, 2].into();
+    assert_eq!(
+        p.of("mini-one").steps,
+        both,
+        "session A's progress survived B's saves: {text}\nA:\n{out_a}"
+    );
+    assert_eq!(
+        p.of("mini-two").steps,
+        both,
+        "session B's progress: {text}\nB:\n{out_b}"
+    );
+    let _ = std::fs::remove_dir_all(&home);
+    let _ = std::fs::remove_dir_all(&lessons);
+}

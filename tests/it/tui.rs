@@ -1,0 +1,844 @@
+//! The dashboard, drawn into ratatui's `TestBackend` after scripted commands and keys:
+//! insta snapshots of the screen at 80×24 (compact, tabbed) and 160×48 (every pane), plus
+//! styled-cell asserts for what colour and weight mean (snapshots do not record style).
+
+use cni_csi_lab::Lab;
+use cni_csi_lab::tui::{self, App, Mode, Pane, ScriptedEvents, Theme};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Modifier};
+
+const SMALL: (u16, u16) = (80, 24);
+const LARGE: (u16, u16) = (160, 48);
+
+fn app(lab: Lab, size: (u16, u16)) -> App {
+    let mut a = App::new(lab, Theme::standard());
+    a.update(tui::Action::Resize(size.0, size.1));
+    a
+}
+
+fn after(lab: Lab, size: (u16, u16), lines: &[&str]) -> App {
+    let mut a = app(lab, size);
+    for l in lines {
+        a.run_command(l);
+    }
+    a
+}
+
+fn frame(a: &mut App, size: (u16, u16)) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
+    tui::draw(&mut t, a).unwrap();
+    t
+}
+
+fn key(code: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn ch(c: char) -> Event {
+    key(KeyCode::Char(c))
+}
+
+fn typed(s: &str) -> Vec<Event> {
+    s.chars().map(ch).collect()
+}
+
+/// Run the real event loop over scripted events, then draw the final state. (The script
+/// ends with a shutdown, which quits; the flag is cleared first so a test can drive again.)
+fn drive(a: &mut App, size: (u16, u16), events: Vec<Event>) -> Terminal<TestBackend> {
+    a.ui.quit = false;
+    let mut t = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
+    let mut src = ScriptedEvents(events.into());
+    tui::run_loop(&mut t, a, &mut src).unwrap();
+    tui::draw(&mut t, a).unwrap();
+    t
+}
+
+fn screen_text(buf: &Buffer) -> String {
+    let mut s = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            s.push_str(buf[(x, y)].symbol());
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// The first cell where `needle` starts on screen.
+fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
+    let text = screen_text(buf);
+    for (y, line) in text.lines().enumerate() {
+        let chars: Vec<char> = line.chars().collect();
+        let n: Vec<char> = needle.chars().collect();
+        if let Some(x) = chars.windows(n.len()).position(|w| w == n.as_slice()) {
+            return Some((x as u16, y as u16));
+        }
+    }
+    None
+}
+
+const PODS: &[&str] = &[
+    "pod create web --node node-1 --label app=web",
+    "pod create db --node node-2 --label app=db",
+    "pod create api --node node-1",
+];
+
+const EXHAUST: &[&str] = &[
+    "node add tiny --cidr 10.9.0.0/30 --ip 192.168.0.9",
+    "pod create t1 --node tiny",
+    "pod create t2 --node tiny",
+];
+
+// ---------------------------------------------------------------------------------------
+// Snapshots after scripted commands.
+
+#[test]
+fn empty_cluster() {
+    for size in [SMALL, LARGE] {
+        let mut a = app(crate::common::empty_lab(), size);
+        let t = frame(&mut a, size);
+        insta::assert_snapshot!(format!("empty_{}x{}", size.0, size.1), t.backend());
+    }
+}
+
+#[test]
+fn default_cluster_before_any_pod() {
+    let mut a = app(crate::common::lab(), LARGE);
+    let t = frame(&mut a, LARGE);
+    insta::assert_snapshot!("default_160x48", t.backend());
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("cni0 not created yet"), "{text}");
+}
+
+#[test]
+fn pods_on_two_nodes() {
+    for size in [SMALL, LARGE] {
+        let mut a = after(crate::common::lab(), size, PODS);
+        let t = frame(&mut a, size);
+        insta::assert_snapshot!(format!("pods_{}x{}", size.0, size.1), t.backend());
+    }
+    let mut a = after(crate::common::lab(), LARGE, PODS);
+    let t = frame(&mut a, LARGE);
+    let text = screen_text(t.backend().buffer());
+    // The wiring: uplink ══ bridge, then veth ⇄ eth0 per pod; IPAM and routes of node-1.
+    assert!(
+        text.contains("eth0 192.168.0.1/24 ══ cni0 10.244.1.1/24"),
+        "{text}"
+    );
+    assert!(text.contains("⇄ eth0 10.244.1.3/24"), "{text}");
+    assert!(text.contains("last_reserved_ip.0"), "{text}");
+    assert!(text.contains("default via 10.244.1.1 dev eth0"), "{text}");
+}
+
+/// With flannel's VXLAN backend the topology names flannel.1 beside the uplink and the
+/// bridge, and the Routes pane shows the onlink route through it.
+#[test]
+fn vxlan_shows_flannel_1_in_the_topology() {
+    let mut lines = vec!["network use flannel-vxlan"];
+    lines.extend(PODS);
+    let mut a = after(crate::common::lab(), LARGE, &lines);
+    let t = frame(&mut a, LARGE);
+    let text = screen_text(t.backend().buffer());
+    assert!(
+        text.contains("(bridge · pods' gateway) · flannel.1 (VXLAN)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("via 10.244.2.0 dev flannel.1 onlink"),
+        "{text}"
+    );
+}
+
+/// Calico and Cilium have no bridge: the topology names what pods reach the node through
+/// (Calico's routed cali veths, Cilium's cilium_host and its tunnel).
+#[test]
+fn calico_and_cilium_show_their_devices_in_the_topology() {
+    let mut lines = vec!["network use calico-bgp"];
+    lines.extend(PODS);
+    let mut a = after(crate::common::lab(), LARGE, &lines);
+    let text = screen_text(frame(&mut a, LARGE).backend().buffer());
+    assert!(
+        text.contains("cali… (1 routed veth(s), no bridge"),
+        "{text}"
+    );
+    assert!(text.contains("proto bird"), "{text}");
+    // node-1's IPAM pane: the node's calico-ipam block (web and api hold two addresses).
+    assert!(
+        text.contains("calico-ipam (the cluster datastore)"),
+        "{text}"
+    );
+    assert!(text.contains("· used 2 · free 62"), "{text}");
+    let mut lines = vec!["network use cilium"];
+    lines.extend(PODS);
+    let mut a = after(crate::common::lab(), LARGE, &lines);
+    let text = screen_text(frame(&mut a, LARGE).backend().buffer());
+    assert!(
+        text.contains("cilium_host 10.244.1.1/32 (router IP · pods' gateway) · cilium_vxlan"),
+        "{text}"
+    );
+    assert!(text.contains("└─ lxc"), "{text}");
+    assert!(
+        text.contains("cilium-agent (IPAM kubernetes): 10.244.1.0/24 · used 3"),
+        "{text}"
+    );
+    assert!(text.contains("router IP (cilium_host)"), "{text}");
+}
+
+/// A pod with Multus attachments: the topology lists its other interfaces, what each is
+/// and the network Multus's network-status names for it.
+#[test]
+fn a_multus_pod_shows_every_interface_and_its_network() {
+    let lines = [
+        "network multus on",
+        r#"nad create storage --config '{"cniVersion":"1.0.0","type":"macvlan","master":"eth0","ipam":{"type":"host-local","subnet":"10.10.0.0/24"}}'"#,
+        "node add gpu-1 --cidr 10.244.4.0/24 --ip 192.168.0.4 --sriov-pf ens1f0 --vfs 2",
+        r#"nad create rdma --resource intel.com/sriov_netdevice --config '{"cniVersion":"1.0.0","type":"sriov","ipam":{"type":"host-local","subnet":"10.56.0.0/24"}}'"#,
+        "pod create g0 --networks storage,rdma --resource intel.com/sriov_netdevice=1",
+    ];
+    let wide = (120, 40);
+    let mut a = after(crate::common::lab(), wide, &lines);
+    let text = screen_text(frame(&mut a, wide).backend().buffer());
+    // Each on a row of its own under the pod, so it fits a projector's width.
+    assert!(
+        text.contains("├ net1 10.10.0.2/24 macvlan on eth0 · storage"),
+        "{text}"
+    );
+    assert!(
+        text.contains("└ net2 10.56.0.2/24 VF 0000:03:02.0 of ens1f0 · rdma"),
+        "{text}"
+    );
+    // The IPAM pane knows the attachments' ranges from the NADs (Multus's delegates).
+    assert!(text.contains("/var/lib/cni/networks/rdma/"), "{text}");
+    assert!(text.contains("used 1 · free 252"), "{text}");
+}
+
+/// A pod the scheduler places later (it waited for a free VF) moves under its node.
+#[test]
+fn a_pod_bound_later_moves_under_its_node() {
+    let lines = [
+        "node add gpu-1 --cidr 10.244.4.0/24 --ip 192.168.0.4 --sriov-pf ens1f0 --vfs 1",
+        "pod create first --resource intel.com/sriov_netdevice=1",
+        "pod create waiter --resource intel.com/sriov_netdevice=1",
+    ];
+    let mut a = after(crate::common::lab(), LARGE, &lines);
+    let text = screen_text(frame(&mut a, LARGE).backend().buffer());
+    assert!(text.contains("waiter"), "the Pending pod is shown: {text}");
+    assert!(text.contains("not scheduled yet"), "{text}");
+    let mut events = typed("pod delete first");
+    events.push(key(KeyCode::Enter));
+    let text = screen_text(drive(&mut a, LARGE, events).backend().buffer());
+    let gpu = text.find("gpu-1 · podCIDR").expect("gpu-1's box");
+    let node1 = text.find("node-1 · zone-1").expect("node-1's box");
+    let waiter = text.find(" waiter ").expect("waiter shown");
+    assert!(
+        gpu < waiter && waiter < node1,
+        "waiter sits in gpu-1's box: {text}"
+    );
+    assert!(!text.contains("not scheduled yet"), "{text}");
+    assert!(text.contains("3 nodes · 1 pod "), "{text}");
+}
+
+#[test]
+fn ipam_exhaustion() {
+    for size in [SMALL, LARGE] {
+        let mut a = after(crate::common::lab(), size, EXHAUST);
+        let t = frame(&mut a, size);
+        insta::assert_snapshot!(format!("exhausted_{}x{}", size.0, size.1), t.backend());
+    }
+    let mut a = after(crate::common::lab(), LARGE, EXHAUST);
+    let t = frame(&mut a, LARGE);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("used 1 · free 0"), "{text}");
+    assert!(text.contains("FULL"), "{text}");
+    assert!(text.contains("! ContainerCreating"), "{text}");
+    assert!(text.contains("no IP addresses available in range set: 10.9.0.1-10.9.0.2"));
+}
+
+#[test]
+fn a_failing_command_shows_the_error() {
+    let mut a = after(
+        crate::common::lab(),
+        LARGE,
+        &["pod create x --node nowhere"],
+    );
+    let t = frame(&mut a, LARGE);
+    insta::assert_snapshot!("error_160x48", t.backend());
+}
+
+#[test]
+fn help_overlay_from_the_keymap() {
+    for size in [SMALL, LARGE] {
+        let mut a = app(crate::common::lab(), size);
+        let t = drive(&mut a, size, vec![key(KeyCode::Esc), ch('?')]);
+        assert_eq!(a.ui.mode, Mode::Help);
+        insta::assert_snapshot!(format!("help_{}x{}", size.0, size.1), t.backend());
+        // Any other key closes it.
+        drive(&mut a, size, vec![ch('x')]);
+        assert_eq!(a.ui.mode, Mode::Normal);
+    }
+}
+
+#[test]
+fn a_lesson_pane_when_a_lesson_runs() {
+    let mut a = after(
+        crate::common::lab(),
+        LARGE,
+        &["lesson start ch2-core-ideas"],
+    );
+    let pane = a
+        .lesson
+        .clone()
+        .expect("the lesson pane follows the player");
+    assert_eq!(pane.done, 0);
+    assert!(pane.position.starts_with("step 1/"), "{}", pane.position);
+    assert!(pane.text.starts_with("Step 1 · "), "{}", pane.text);
+    // `h` runs the `hint` command; the pane shows the hint it printed.
+    let t = drive(&mut a, LARGE, vec![key(KeyCode::Esc), ch('h')]);
+    assert_eq!(a.ui.history.last().map(String::as_str), Some("hint"));
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("step 1/"), "{text}");
+    assert!(a.lesson.as_ref().and_then(|l| l.hint.clone()).is_some());
+    insta::assert_snapshot!("lesson_160x48", t.backend());
+}
+
+// ---------------------------------------------------------------------------------------
+// Keys.
+
+#[test]
+fn typing_a_command_and_enter_runs_it() {
+    let mut a = app(crate::common::lab(), LARGE);
+    let mut ev = typed(":pod create web --node node-1");
+    ev.push(key(KeyCode::Enter));
+    let t = drive(&mut a, LARGE, ev);
+    assert!(
+        a.desk
+            .lab
+            .cluster
+            .pods
+            .contains_key(&("default".into(), "web".into()))
+    );
+    assert_eq!(a.ui.prompt.text, "", "the line is cleared after Enter");
+    assert_eq!(a.ui.history, ["pod create web --node node-1"]);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("lab> pod create web --node node-1"), "{text}");
+    insta::assert_snapshot!("typed_160x48", t.backend());
+}
+
+#[test]
+fn a_long_pasted_line_runs_on_the_next_enter() {
+    // A paste arrives as one event; it goes into the prompt in one edit (the usage hint is
+    // worked out once, not once per character), so the Enter after it runs the whole line.
+    let long = format!("echo {}", "x".repeat(5000));
+    let mut a = app(crate::common::lab(), LARGE);
+    let ev = vec![ch(':'), Event::Paste(long.clone()), key(KeyCode::Enter)];
+    drive(&mut a, LARGE, ev);
+    assert_eq!(a.ui.prompt.text, "", "the line ran and the prompt is empty");
+    assert_eq!(a.ui.history, [long.as_str()]);
+    let echoed = a.ui.output.iter().any(|l| l.text() == "x".repeat(5000));
+    assert!(echoed, "the echo printed the pasted text");
+}
+
+#[test]
+fn tab_completes_from_the_grammar_and_the_lab() {
+    let mut a = app(crate::common::lab(), SMALL);
+    let mut ev = typed("po");
+    ev.push(key(KeyCode::Tab));
+    drive(&mut a, SMALL, ev);
+    assert_eq!(a.ui.prompt.text, "po");
+    assert_eq!(a.ui.candidates, ["pod", "policy"]);
+    let mut ev = typed("d");
+    ev.push(key(KeyCode::Tab));
+    ev.extend(typed("cr"));
+    ev.push(key(KeyCode::Tab));
+    ev.extend(typed("web --node n"));
+    ev.push(key(KeyCode::Tab));
+    let t = drive(&mut a, SMALL, ev);
+    assert_eq!(a.ui.prompt.text, "pod create web --node node-");
+    assert_eq!(a.ui.candidates, ["node-1", "node-2"]);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("⇥ node-1  node-2"), "{text}");
+}
+
+#[test]
+fn usage_hint_follows_the_typing() {
+    let mut a = app(crate::common::lab(), LARGE);
+    let t = drive(&mut a, LARGE, typed("pod create "));
+    let text = screen_text(t.backend().buffer());
+    assert!(
+        text.contains("lab> pod create    pod create [OPTIONS] [--node <NODE>] <NAME>"),
+        "{text}"
+    );
+}
+
+#[test]
+fn history_with_up_and_down() {
+    let mut a = after(crate::common::lab(), SMALL, &["echo one", "echo two"]);
+    drive(&mut a, SMALL, vec![key(KeyCode::Up), key(KeyCode::Up)]);
+    assert_eq!(a.ui.prompt.text, "echo one");
+    drive(&mut a, SMALL, vec![key(KeyCode::Down), key(KeyCode::Down)]);
+    assert_eq!(a.ui.prompt.text, "");
+}
+
+#[test]
+fn focus_moves_with_tab_shift_tab_and_alt_digits() {
+    let mut a = after(crate::common::lab(), SMALL, PODS);
+    // The long output of the last command took over the small screen (Output focused).
+    assert_eq!(a.ui.focus, Pane::Output);
+    // Start in the command line; Esc gives the keys to the panes; Esc again goes back to
+    // the pane that was focused before; Tab moves on.
+    let t = drive(
+        &mut a,
+        SMALL,
+        vec![key(KeyCode::Esc), key(KeyCode::Esc), key(KeyCode::Tab)],
+    );
+    assert_eq!(a.ui.mode, Mode::Normal);
+    assert_eq!(a.ui.focus, Pane::Ipam);
+    insta::assert_snapshot!("focus_ipam_80x24", t.backend());
+    drive(
+        &mut a,
+        SMALL,
+        vec![key(KeyCode::BackTab), key(KeyCode::BackTab)],
+    );
+    assert_eq!(a.ui.focus, Pane::Output, "Shift-Tab wraps around");
+    let alt5 = Event::Key(KeyEvent::new(KeyCode::Char('5'), KeyModifiers::ALT));
+    let t = drive(&mut a, SMALL, vec![alt5]);
+    assert_eq!(a.ui.focus, Pane::Calls);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("Calls"), "{text}");
+}
+
+#[test]
+fn n_selects_the_next_node_by_running_show_ipam() {
+    let mut a = after(crate::common::lab(), LARGE, PODS);
+    a.run_command("show ipam node-1");
+    let t = drive(&mut a, LARGE, vec![key(KeyCode::Esc), ch('n')]);
+    assert_eq!(a.ui.sel_node.as_deref(), Some("node-2"));
+    assert_eq!(
+        a.ui.history.last().map(String::as_str),
+        Some("show ipam node-2")
+    );
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("lab> show ipam node-2"), "{text}");
+    assert!(text.contains("IPAM · node-2"), "{text}");
+}
+
+#[test]
+fn d_describes_the_selected_pod() {
+    let mut a = after(crate::common::lab(), SMALL, PODS);
+    // Select the first pod (api on node-1) with the arrows, then describe it.
+    let t = drive(
+        &mut a,
+        SMALL,
+        vec![key(KeyCode::Esc), key(KeyCode::Home), ch('d')],
+    );
+    assert_eq!(
+        a.ui.history.last().map(String::as_str),
+        Some("describe pod api -n default")
+    );
+    // On a small screen the long output takes over the main area (Esc goes back).
+    assert_eq!(a.ui.focus, Pane::Output);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("lab> describe pod api -n default"), "{text}");
+    insta::assert_snapshot!("describe_80x24", t.backend());
+    drive(&mut a, SMALL, vec![key(KeyCode::Esc)]);
+    assert_eq!(a.ui.focus, Pane::Topology);
+}
+
+#[test]
+fn w_shows_the_wire_record_of_the_selected_call() {
+    let mut a = after(
+        crate::common::lab(),
+        LARGE,
+        &["pod create web --node node-1"],
+    );
+    a.update(tui::Action::FocusNth(4));
+    assert_eq!(a.ui.focus, Pane::Calls);
+    // Up from following: the newest call, then older ones; select the bridge ADD line.
+    let bridge = a
+        .desk
+        .lab
+        .calls
+        .iter()
+        .find(|(_, e)| e.actor == "bridge")
+        .map(|(s, _)| s)
+        .unwrap();
+    let ups = (a.desk.lab.calls.len() as u64 - bridge) as usize;
+    let mut ev = vec![key(KeyCode::Esc)];
+    ev.extend(std::iter::repeat_n(key(KeyCode::Up), ups));
+    ev.push(ch('w'));
+    let t = drive(&mut a, LARGE, ev);
+    assert_eq!(a.ui.sel_call, Some(bridge));
+    assert_eq!(a.ui.history.last().map(String::as_str), Some("show wire 0"));
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("wire #0  bridge on node-1"), "{text}");
+    assert!(text.contains("CNI_COMMAND=ADD"), "{text}");
+    insta::assert_snapshot!("wire_160x48", t.backend());
+}
+
+/// A CSI call's wire record shows as a CNI one does: request, response and status.
+#[test]
+fn the_wire_pane_shows_a_csi_call() {
+    let mut a = after(crate::common::lab(), LARGE, &["pvc create data --size 1Gi"]);
+    let create = a
+        .desk
+        .lab
+        .calls
+        .iter()
+        .find(|(_, e)| e.action == "CreateVolume")
+        .map(|(s, _)| s)
+        .expect("the provisioner called CreateVolume");
+    a.update(tui::Action::FocusNth(4));
+    let ups = (a.desk.lab.calls.len() as u64 - create) as usize;
+    let mut ev = vec![key(KeyCode::Esc)];
+    ev.extend(std::iter::repeat_n(key(KeyCode::Up), ups));
+    let t = drive(&mut a, LARGE, ev);
+    assert_eq!(a.ui.sel_call, Some(create));
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("CreateVolume"), "{text}");
+    assert!(
+        text.contains("request:"),
+        "the wire pane is empty for a CSI call:\n{text}"
+    );
+    // The request's first field (protojson prints them sorted): every node's topology.
+    assert!(text.contains("\"accessibility_requirements\""), "{text}");
+}
+
+#[test]
+fn hotkeys_without_a_selection_explain_themselves() {
+    let mut a = app(crate::common::lab(), SMALL);
+    drive(&mut a, SMALL, vec![key(KeyCode::Esc), ch('d')]);
+    let f = a.ui.flash.clone().unwrap();
+    assert!(f.text.starts_with("select a pod first"), "{}", f.text);
+    assert!(a.ui.history.is_empty(), "nothing ran");
+}
+
+#[test]
+fn scrolling_with_page_keys_and_the_mouse_wheel() {
+    let mut a = after(
+        crate::common::lab(),
+        SMALL,
+        &["pod create web --node node-1", "show wire 0"],
+    );
+    a.update(tui::Action::Back); // keys to the panes; output is focused after the long output
+    assert_eq!(a.ui.focus, Pane::Output);
+    let before = a.ui.scroll[Pane::Output.index()];
+    drive(&mut a, SMALL, vec![key(KeyCode::PageUp)]);
+    assert!(
+        a.ui.scroll[Pane::Output.index()] > before,
+        "PgUp scrolls back"
+    );
+    drive(&mut a, SMALL, vec![key(KeyCode::End)]);
+    assert_eq!(
+        a.ui.scroll[Pane::Output.index()],
+        0,
+        "End returns to the newest"
+    );
+    // Wheel over the wire pane at 160×48 scrolls it.
+    let mut b = after(
+        crate::common::lab(),
+        LARGE,
+        &["pod create web --node node-1"],
+    );
+    let t = frame(&mut b, LARGE);
+    let (x, y) = find(t.backend().buffer(), "Wire").unwrap();
+    let wheel = Event::Mouse(MouseEvent {
+        kind: MouseEventKind::ScrollDown,
+        column: x,
+        row: y + 3,
+        modifiers: KeyModifiers::NONE,
+    });
+    drive(&mut b, LARGE, vec![wheel]);
+    assert_eq!(b.ui.scroll[Pane::Wire.index()], 3);
+}
+
+#[test]
+fn filter_narrows_pods_and_calls() {
+    let mut a = after(crate::common::lab(), LARGE, PODS);
+    let mut ev = vec![key(KeyCode::Esc), ch('/')];
+    ev.extend(typed("db"));
+    ev.push(key(KeyCode::Enter));
+    let t = drive(&mut a, LARGE, ev);
+    assert_eq!(a.ui.mode, Mode::Normal);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("1 node · 1 pod · /db"), "{text}");
+    drive(&mut a, LARGE, vec![key(KeyCode::Esc)]);
+    assert!(a.ui.filter.text.is_empty(), "Esc clears the filter");
+}
+
+#[test]
+fn quit_and_ctrl_c_end_the_loop() {
+    let mut a = app(crate::common::lab(), SMALL);
+    let mut ev = typed("quit");
+    ev.push(key(KeyCode::Enter));
+    ev.push(ch('x')); // never read
+    let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    let mut src = ScriptedEvents(ev.into());
+    tui::run_loop(&mut t, &mut a, &mut src).unwrap();
+    assert!(a.should_quit());
+    assert_eq!(src.0.len(), 1);
+    let mut b = app(crate::common::lab(), SMALL);
+    let ctrl_c = Event::Key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL));
+    let mut src = ScriptedEvents(vec![ctrl_c, ch('x')].into());
+    tui::run_loop(&mut t, &mut b, &mut src).unwrap();
+    assert!(b.should_quit());
+}
+
+/// Among the keys (after Esc), a letter that is no hotkey starts a command with it; `q`
+/// offers `quit`; Ctrl-D quits on an empty line and deletes on a full one.
+#[test]
+fn typing_among_the_keys_reaches_the_prompt_and_ctrl_d_or_q_quit() {
+    let mut a = app(crate::common::lab(), SMALL);
+    let mut ev = vec![key(KeyCode::Esc)];
+    ev.extend(typed("pod list"));
+    ev.push(key(KeyCode::Enter));
+    let t = drive(&mut a, SMALL, ev);
+    assert_eq!(a.ui.history.last().map(String::as_str), Some("pod list"));
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("lab> pod list"), "{text}");
+
+    // The keys mode says what it is and how to leave it.
+    let mut b = app(crate::common::lab(), SMALL);
+    let t = drive(&mut b, SMALL, vec![key(KeyCode::Esc)]);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("keys mode:"), "{text}");
+    assert!(text.contains("KEYS"), "{text}");
+
+    let ctrl_d = || Event::Key(KeyEvent::new(KeyCode::Char('d'), KeyModifiers::CONTROL));
+    // Ctrl-D on a line with text deletes under the cursor, and does not quit.
+    let mut c = app(crate::common::lab(), SMALL);
+    let mut ev = typed("node");
+    ev.push(key(KeyCode::Home));
+    ev.push(ctrl_d());
+    drive(&mut c, SMALL, ev);
+    assert_eq!(c.ui.prompt.text, "ode");
+    // On an empty line it quits, as in a shell.
+    let mut d = app(crate::common::lab(), SMALL);
+    let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    let mut src = ScriptedEvents(vec![ctrl_d(), ch('x')].into());
+    tui::run_loop(&mut t, &mut d, &mut src).unwrap();
+    assert!(d.should_quit());
+
+    // `q` among the keys puts `quit` on the line: Esc stays, Enter quits.
+    let mut e = app(crate::common::lab(), SMALL);
+    drive(&mut e, SMALL, vec![key(KeyCode::Esc), ch('q')]);
+    assert_eq!(e.ui.prompt.text, "quit");
+    let mut src = ScriptedEvents(vec![key(KeyCode::Enter), ch('x')].into());
+    e.ui.quit = false;
+    tui::run_loop(&mut t, &mut e, &mut src).unwrap();
+    assert!(e.should_quit());
+}
+
+/// `clear` and Ctrl-L empty the Output pane (and run nothing in the lab).
+#[test]
+fn clear_and_ctrl_l_empty_the_output() {
+    let mut a = after(crate::common::lab(), SMALL, &["node list", "clear"]);
+    assert!(a.ui.output.is_empty(), "{:?}", a.ui.output);
+    a.run_command("node list");
+    assert!(!a.ui.output.is_empty());
+    let ctrl_l = Event::Key(KeyEvent::new(KeyCode::Char('l'), KeyModifiers::CONTROL));
+    drive(&mut a, SMALL, vec![ctrl_l]);
+    assert!(a.ui.output.is_empty(), "{:?}", a.ui.output);
+}
+
+#[test]
+fn the_screen_reflows_on_resize() {
+    let mut a = after(crate::common::lab(), LARGE, PODS);
+    let t = drive(&mut a, SMALL, vec![Event::Resize(80, 24)]);
+    let text = screen_text(t.backend().buffer());
+    assert!(
+        text.contains(" 1 Topology  2 IPAM "),
+        "compact layout has tabs: {text}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// What colour and weight mean (insta does not record styles).
+
+#[test]
+fn styles_carry_meaning() {
+    let th = Theme::standard();
+    let mut a = after(crate::common::lab(), LARGE, EXHAUST);
+    a.run_command("pod create x --node nowhere");
+    let t = frame(&mut a, LARGE);
+    let buf = t.backend().buffer();
+    // The error line is in the error style (vermillion, bold) and starts with ✗.
+    let (x, y) = find(buf, "✗ error:").unwrap();
+    assert_eq!(buf[(x, y)].fg, th.bad.fg.unwrap());
+    assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
+    // The IPAM lease the last successful ADD wrote is marked and highlighted.
+    a.run_command("pod create t3 --node node-1");
+    let t = frame(&mut a, LARGE);
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "● 10.244.1.2").unwrap();
+    assert_eq!(buf[(x + 2, y)].bg, th.changed.bg.unwrap());
+    assert!(buf[(x + 2, y)].modifier.contains(Modifier::BOLD));
+    // A Running pod is in the success colour, a waiting one in the warning colour with `!`.
+    let (x, y) = find(buf, "Running").unwrap();
+    assert_eq!(buf[(x, y)].fg, th.good.fg.unwrap());
+    a.run_command("show ipam tiny");
+    let t = frame(&mut a, LARGE);
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "! ContainerCreating").unwrap();
+    assert_eq!(buf[(x, y)].fg, th.warn.fg.unwrap());
+    // The focused pane's border is yellow and thick; the others grey.
+    let (x, y) = find(buf, "┏").unwrap();
+    assert_eq!(buf[(x, y)].fg, th.border_focused.fg.unwrap());
+    let (x, y) = find(buf, "┌").unwrap();
+    assert_eq!(buf[(x, y)].fg, Color::DarkGray);
+}
+
+#[test]
+fn no_color_is_monochrome_with_emphasis_by_weight() {
+    let mut a = App::new(crate::common::lab(), Theme::pick(false, true));
+    a.update(tui::Action::Resize(LARGE.0, LARGE.1));
+    for l in EXHAUST {
+        a.run_command(l);
+    }
+    a.run_command("bogus");
+    let t = frame(&mut a, LARGE);
+    let buf = t.backend().buffer();
+    for cell in buf.content() {
+        assert_eq!(cell.fg, Color::Reset, "no foreground colour under NO_COLOR");
+        assert_eq!(cell.bg, Color::Reset, "no background colour under NO_COLOR");
+    }
+    let (x, y) = find(buf, "✗ error:").unwrap();
+    assert!(buf[(x, y)].modifier.contains(Modifier::BOLD));
+}
+
+#[test]
+fn big_theme_is_high_contrast_with_heavier_borders() {
+    let mut a = App::new(crate::common::lab(), Theme::pick(true, false));
+    a.update(tui::Action::Resize(LARGE.0, LARGE.1));
+    for l in PODS {
+        a.run_command(l);
+    }
+    let t = frame(&mut a, LARGE);
+    insta::assert_snapshot!("big_160x48", t.backend());
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "┗").or_else(|| find(buf, "╚")).unwrap();
+    assert_eq!(buf[(x, y)].bg, Color::Black);
+    assert!(find(buf, "┌").is_none(), "no thin borders in the big theme");
+}
+
+/// The captures the book's dashboard tour shows are real frames: rendered here and compared
+/// with the checked-in text (`BLESS=1` rewrites them).
+#[test]
+fn book_dashboard_captures_are_current() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/captures");
+    let shots: [(&str, (u16, u16), &[&str]); 2] = [
+        (
+            "dashboard-160x48.txt",
+            LARGE,
+            &[
+                "pod create web --node node-1 --label app=web",
+                "pvc create data --size 1Gi",
+                "pod create db --node node-2 --label app=db --pvc data",
+            ],
+        ),
+        (
+            "dashboard-80x24.txt",
+            SMALL,
+            &["pod create web --node node-1 --label app=web"],
+        ),
+    ];
+    let bless = std::env::var_os("BLESS").is_some();
+    for (file, size, lines) in shots {
+        let mut a = after(crate::common::lab(), size, lines);
+        let t = frame(&mut a, size);
+        let text: String = screen_text(t.backend().buffer())
+            .lines()
+            .map(|l| format!("{}\n", l.trim_end()))
+            .collect();
+        let path = dir.join(file);
+        if bless {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &text).unwrap();
+            continue;
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert_eq!(
+            have,
+            text,
+            "{} is stale; run `BLESS=1 cargo test --test it tui::book_dashboard`",
+            path.display()
+        );
+    }
+}
+
+/// Issue 19: the dashboard on a real terminal (a pty from util-linux `script`) ended by
+/// SIGTERM, SIGHUP or SIGINT exits 128 + the signal, as the other front ends do (it exited 0).
+/// Skipped where `script` or `/proc` is missing.
+#[test]
+fn the_dashboard_ends_with_128_plus_n_on_signals() {
+    use std::process::{Command, Stdio};
+    let has_script = Command::new("script")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_script || !std::path::Path::new("/proc/self/task").exists() {
+        eprintln!("skipped: no util-linux script or /proc");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_cni-csi-lab");
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
+        // `script` gives the dashboard a pty; its stdin stays open (piped) meanwhile. `exec`
+        // makes the dashboard `script`'s own child whatever shell `script` starts (dash, the
+        // usual /bin/sh, forks for `-c CMD`; a signal to the shell would orphan the dashboard).
+        let mut script = Command::new("script")
+            .args(["-qefc", &format!("exec {bin} dash"), "/dev/null"])
+            .env("TERM", "xterm")
+            .env("SHELL", "/bin/sh")
+            .env("CNI_CSI_LAB_HISTORY", "")
+            .env("CNI_CSI_LAB_PROGRESS", "")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("script runs");
+        // The dashboard is `script`'s child; wait until it runs the lab and has drawn a while.
+        let children = format!("/proc/{0}/task/{0}/children", script.id());
+        let start = std::time::Instant::now();
+        let child = loop {
+            let text = std::fs::read_to_string(&children).unwrap_or_default();
+            let lab = text.split_whitespace().find(|pid| {
+                std::fs::read_link(format!("/proc/{pid}/exe"))
+                    .is_ok_and(|exe| exe == std::path::Path::new(bin))
+            });
+            if let Some(pid) = lab {
+                break pid.to_string();
+            }
+            if start.elapsed().as_secs() >= 20 {
+                let _ = script.kill();
+                let _ = script.wait();
+                panic!("the dashboard did not start under script within 20 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let st = Command::new("kill")
+            .args([&format!("-{signal}"), &child])
+            .status()
+            .expect("kill runs");
+        assert!(st.success());
+        // Never hang the suite: a dashboard that ignores the signal fails the test.
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = script.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed().as_secs() >= 20 {
+                let _ = Command::new("kill").args(["-KILL", &child]).status();
+                let _ = script.kill();
+                let _ = script.wait();
+                panic!("the dashboard was still running 20 s after SIG{signal}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        assert_eq!(status.code(), Some(code), "dashboard on SIG{signal}");
+    }
+}

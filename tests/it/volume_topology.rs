@@ -1,0 +1,216 @@
+//! Volumes of the node-local driver carry topology whatever the binding mode:
+//! external-provisioner (`--feature-gates=Topology=true`, `--immediate-topology=true`,
+//! `--strict-topology=false`, as csi-driver-host-path deploys it) sends every node's
+//! topology, the driver keeps the volume on the first preferred node, the PV gets that
+//! node affinity, and a pod that names another node never starts.
+
+use crate::common;
+
+use common::{key, run};
+use lab_engine::engine::Lab;
+
+/// The node a claim's PV is pinned to (its node affinity's node key), or "" without one.
+fn pv_node(lab: &Lab, claim: &str) -> String {
+    let pv = &lab.cluster.pvcs[&key(claim)].spec.volume_name;
+    let pv = &lab.cluster.pvs[&(String::new(), pv.clone())];
+    let Some(a) = &pv.spec.node_affinity else {
+        return String::new();
+    };
+    let nodes: Vec<String> = a
+        .required
+        .node_selector_terms
+        .iter()
+        .flat_map(|t| t.match_expressions.iter())
+        .filter(|r| r.key == "topology.hostpath.csi.lab/node")
+        .flat_map(|r| r.values.clone())
+        .collect();
+    nodes.join(",")
+}
+
+/// The `topology.hostpath.csi.lab/node` values of a JSON topology list, in order.
+fn nodes_of(list: &serde_json::Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t["segments"]["topology.hostpath.csi.lab/node"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}
+
+fn last_create_volume(lab: &mut Lab) -> serde_json::Value {
+    let out = run(lab, "show wire --last CreateVolume");
+    let start = out.find("request:\n").unwrap() + "request:\n".len();
+    let end = out.find("\nresponse:").unwrap();
+    serde_json::from_str(&out[start..end]).unwrap()
+}
+
+#[test]
+fn an_immediate_claim_asks_for_every_node_and_lives_on_one() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    let req = last_create_volume(&mut lab);
+    let r = &req["accessibility_requirements"];
+    // requisite sorted; preferred turned by FNV-1 32 of "data" (odd: index 1 of 2).
+    assert_eq!(nodes_of(&r["requisite"]), ["node-1", "node-2"]);
+    assert_eq!(nodes_of(&r["preferred"]), ["node-2", "node-1"]);
+    assert_eq!(
+        r["requisite"][0]["segments"]["topology.kubernetes.io/zone"],
+        "zone-1"
+    );
+    assert_eq!(pv_node(&lab, "data"), "node-2");
+    // The same name, the same node: a claim deleted and created again lands there again.
+    run(&mut lab, "pvc delete data");
+    run(&mut lab, "pvc create data --size 1Gi");
+    assert_eq!(pv_node(&lab, "data"), "node-2");
+    // Another name may land elsewhere.
+    run(&mut lab, "pvc create db-data --size 1Gi");
+    assert_eq!(pv_node(&lab, "db-data"), "node-1");
+}
+
+#[test]
+fn statefulset_claims_spread_over_the_nodes() {
+    let mut lab = crate::common::lab();
+    for i in 0..4 {
+        run(&mut lab, &format!("pvc create data-web-{i} --size 1Gi"));
+    }
+    let nodes: Vec<String> = (0..4)
+        .map(|i| pv_node(&lab, &format!("data-web-{i}")))
+        .collect();
+    // The ordinal is added to the hash of "web": replicas alternate.
+    assert_ne!(nodes[0], nodes[1]);
+    assert_eq!(nodes[0], nodes[2]);
+    assert_eq!(nodes[1], nodes[3]);
+}
+
+#[test]
+fn the_scheduler_follows_the_volume_and_a_pinned_pod_elsewhere_never_starts() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    let out = run(&mut lab, "pod create app --pvc data");
+    assert!(
+        out.contains("Successfully assigned default/app to node-2"),
+        "{out}"
+    );
+    assert_eq!(lab.cluster.pods[&key("app")].status.phase, "Running");
+    run(&mut lab, "pod delete app");
+    // Pinned to node-1: the attach fails with the driver's NOT_FOUND.
+    let out = run(&mut lab, "pod create stray --node node-1 --pvc data");
+    assert!(
+        out.contains("AttachVolume.Attach failed for volume")
+            && out.contains("Not matching Node ID node-1 to hostpath Node ID node-2"),
+        "{out}"
+    );
+    assert_eq!(lab.cluster.pods[&key("stray")].status.phase, "Pending");
+}
+
+#[test]
+fn without_attach_kubelet_reports_the_node_affinity_check() {
+    let mut lab = crate::common::lab();
+    let mut driver =
+        lab.cluster.csi_drivers[&(String::new(), "hostpath.csi.lab".to_string())].clone();
+    driver.spec.attach_required = false;
+    lab.cluster.csi_drivers().update(driver).unwrap();
+    run(&mut lab, "pvc create data --size 1Gi");
+    let pv = lab.cluster.pvcs[&key("data")].spec.volume_name.clone();
+    let out = run(&mut lab, "pod create stray --node node-1 --pvc data");
+    assert!(
+        out.contains(&format!(
+            "MountVolume.NodeAffinity check failed for volume \"{pv}\" : no matching NodeSelectorTerms"
+        )),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_delayed_claim_lists_every_node_with_the_chosen_one_first() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create local --size 1Gi --class local-wffc");
+    run(
+        &mut lab,
+        "pod create db --node-selector kubernetes.io/hostname=node-1 --pvc local",
+    );
+    let req = last_create_volume(&mut lab);
+    let r = &req["accessibility_requirements"];
+    assert_eq!(nodes_of(&r["requisite"]), ["node-1", "node-2"]);
+    assert_eq!(nodes_of(&r["preferred"]), ["node-1", "node-2"]);
+    assert_eq!(pv_node(&lab, "local"), "node-1");
+}
+
+#[test]
+fn a_node_without_every_topology_key_is_left_out() {
+    let mut lab = crate::common::lab();
+    // node-3 has no zone: it lacks one of the driver's keys (the first CSINode's).
+    run(&mut lab, "node add node-3");
+    run(&mut lab, "pvc create data --size 1Gi");
+    let req = last_create_volume(&mut lab);
+    assert_eq!(
+        nodes_of(&req["accessibility_requirements"]["requisite"]),
+        ["node-1", "node-2"]
+    );
+}
+
+#[test]
+fn no_registered_node_means_no_topology_and_a_retry() {
+    let mut lab = crate::common::empty_lab();
+    lab.install_storage_defaults();
+    let out = run(&mut lab, "pvc create data --size 1Gi");
+    assert!(
+        out.contains("failed to provision volume with StorageClass \"standard\": error generating accessibility requirements: no available topology found"),
+        "{out}"
+    );
+    assert_eq!(lab.cluster.pvcs[&key("data")].status.phase, "Pending");
+    run(&mut lab, "node add node-1 --zone zone-1");
+    run(&mut lab, "tick 1");
+    assert_eq!(lab.cluster.pvcs[&key("data")].status.phase, "Bound");
+    assert_eq!(pv_node(&lab, "data"), "node-1");
+}
+
+#[test]
+fn a_clone_lives_with_its_source() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    // "copy" alone would go to node-1; its data is on node-2.
+    run(&mut lab, "pvc create copy --size 1Gi --from-pvc data");
+    assert_eq!(pv_node(&lab, "copy"), "node-2");
+}
+
+#[test]
+fn a_multi_node_volume_is_reachable_from_every_node() {
+    let mut lab = crate::common::lab();
+    run(
+        &mut lab,
+        "pvc create shared --size 1Gi --access RWX --mode Block",
+    );
+    assert_eq!(pv_node(&lab, "shared"), "node-1,node-2");
+    run(&mut lab, "pod create r1 --node node-1 --pvc shared");
+    run(&mut lab, "pod create r2 --node node-2 --pvc shared");
+    assert_eq!(lab.cluster.pods[&key("r1")].status.phase, "Running");
+    assert_eq!(lab.cluster.pods[&key("r2")].status.phase, "Running");
+}
+
+#[test]
+fn describe_pv_prints_the_node_affinity_as_kubectl_does() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    let pv = lab.cluster.pvcs[&key("data")].spec.volume_name.clone();
+    let d = run(&mut lab, &format!("describe pv {pv}"));
+    let want = "\
+Capacity:          1Gi
+Node Affinity:     
+  Required Terms:  
+    Term 0:        topology.hostpath.csi.lab/node in [node-2]
+                   topology.kubernetes.io/zone in [zone-2]
+Message:           
+Source:";
+    assert!(d.contains(want), "{d}");
+    assert!(d.starts_with(&format!("Name:              {pv}\n")), "{d}");
+    let y = run(&mut lab, &format!("get pv {pv} -o yaml"));
+    assert!(
+        y.contains("  nodeAffinity:\n    required:\n      nodeSelectorTerms:\n"),
+        "{y}"
+    );
+}
