@@ -5,6 +5,7 @@ pub mod meta;
 pub mod nad;
 pub mod objects;
 pub mod policy;
+pub mod reference;
 pub mod reports;
 pub mod selector;
 pub mod storage;
@@ -12,6 +13,7 @@ pub mod store;
 
 pub use meta::Meta;
 pub use objects::*;
+pub use reference::{ApiKind, ObjectRef};
 pub use storage::*;
 pub use store::{
     ApiError, EventType, Kind, Object, Revisions, Table, TableOps, WatchEvent, no_namespace,

@@ -26,7 +26,7 @@ pub struct NetAttachDefSpec {
 pub struct NoStatus {}
 
 impl super::Kind for NetAttachDefSpec {
-    const KIND: &'static str = "NetworkAttachmentDefinition";
+    const API_KIND: super::ApiKind = super::ApiKind::NetworkAttachmentDefinition;
     const API_VERSION: &'static str = "k8s.cni.cncf.io/v1";
     const RESOURCE: &'static str = "network-attachment-definitions.k8s.cni.cncf.io";
     const NAMESPACED: bool = true;

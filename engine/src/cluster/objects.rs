@@ -12,7 +12,7 @@ pub type Text = std::borrow::Cow<'static, str>;
 pub struct NamespaceSpec {}
 
 impl Kind for NamespaceSpec {
-    const KIND: &'static str = "Namespace";
+    const API_KIND: super::ApiKind = super::ApiKind::Namespace;
     const API_VERSION: &'static str = "v1";
     const RESOURCE: &'static str = "namespaces";
     const NAMESPACED: bool = false;
@@ -71,7 +71,7 @@ pub struct Taint {
 pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
 impl Kind for NodeSpec {
-    const KIND: &'static str = "Node";
+    const API_KIND: super::ApiKind = super::ApiKind::Node;
     const API_VERSION: &'static str = "v1";
     const RESOURCE: &'static str = "nodes";
     const NAMESPACED: bool = false;
@@ -245,7 +245,7 @@ pub struct PodSpec {
 }
 
 impl Kind for PodSpec {
-    const KIND: &'static str = "Pod";
+    const API_KIND: super::ApiKind = super::ApiKind::Pod;
     const API_VERSION: &'static str = "v1";
     const RESOURCE: &'static str = "pods";
     const NAMESPACED: bool = true;
@@ -305,7 +305,7 @@ impl Default for PodStatus {
 pub struct NetworkPolicyStatus {}
 
 impl Kind for super::policy::NetworkPolicySpec {
-    const KIND: &'static str = "NetworkPolicy";
+    const API_KIND: super::ApiKind = super::ApiKind::NetworkPolicy;
     const API_VERSION: &'static str = "networking.k8s.io/v1";
     const RESOURCE: &'static str = "networkpolicies.networking.k8s.io";
     const NAMESPACED: bool = true;

@@ -53,7 +53,7 @@ pub struct TopologyRequirement {
 pub struct NoStatus {}
 
 impl Kind for StorageClassSpec {
-    const KIND: &'static str = "StorageClass";
+    const API_KIND: super::ApiKind = super::ApiKind::StorageClass;
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     const RESOURCE: &'static str = "storageclasses.storage.k8s.io";
     const NAMESPACED: bool = false;
@@ -155,7 +155,7 @@ impl Default for PvcStatus {
 }
 
 impl Kind for PvcSpec {
-    const KIND: &'static str = "PersistentVolumeClaim";
+    const API_KIND: super::ApiKind = super::ApiKind::PersistentVolumeClaim;
     const API_VERSION: &'static str = "v1";
     const RESOURCE: &'static str = "persistentvolumeclaims";
     const NAMESPACED: bool = true;
@@ -281,7 +281,7 @@ impl Default for PvStatus {
 }
 
 impl Kind for PvSpec {
-    const KIND: &'static str = "PersistentVolume";
+    const API_KIND: super::ApiKind = super::ApiKind::PersistentVolume;
     const API_VERSION: &'static str = "v1";
     const RESOURCE: &'static str = "persistentvolumes";
     const NAMESPACED: bool = false;
@@ -335,7 +335,7 @@ pub struct VaStatus {
 }
 
 impl Kind for VaSpec {
-    const KIND: &'static str = "VolumeAttachment";
+    const API_KIND: super::ApiKind = super::ApiKind::VolumeAttachment;
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     const RESOURCE: &'static str = "volumeattachments.storage.k8s.io";
     const NAMESPACED: bool = false;
@@ -359,7 +359,7 @@ pub struct CsiDriverSpec {
 }
 
 impl Kind for CsiDriverSpec {
-    const KIND: &'static str = "CSIDriver";
+    const API_KIND: super::ApiKind = super::ApiKind::CsiDriver;
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     const RESOURCE: &'static str = "csidrivers.storage.k8s.io";
     const NAMESPACED: bool = false;
@@ -390,7 +390,7 @@ pub struct CsiNodeSpec {
 }
 
 impl Kind for CsiNodeSpec {
-    const KIND: &'static str = "CSINode";
+    const API_KIND: super::ApiKind = super::ApiKind::CsiNode;
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     const RESOURCE: &'static str = "csinodes.storage.k8s.io";
     const NAMESPACED: bool = false;
@@ -447,7 +447,7 @@ pub struct VolumeSnapshotError {
 }
 
 impl Kind for VolumeSnapshotSpec {
-    const KIND: &'static str = "VolumeSnapshot";
+    const API_KIND: super::ApiKind = super::ApiKind::VolumeSnapshot;
     const API_VERSION: &'static str = "snapshot.storage.k8s.io/v1";
     const RESOURCE: &'static str = "volumesnapshots.snapshot.storage.k8s.io";
     const NAMESPACED: bool = true;
@@ -497,7 +497,7 @@ pub struct VolumeSnapshotContentStatus {
 }
 
 impl Kind for VolumeSnapshotContentSpec {
-    const KIND: &'static str = "VolumeSnapshotContent";
+    const API_KIND: super::ApiKind = super::ApiKind::VolumeSnapshotContent;
     const API_VERSION: &'static str = "snapshot.storage.k8s.io/v1";
     const RESOURCE: &'static str = "volumesnapshotcontents.snapshot.storage.k8s.io";
     const NAMESPACED: bool = false;

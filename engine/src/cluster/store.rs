@@ -11,8 +11,10 @@ use std::fmt;
 
 /// A kind of object: its spec type names the kind and its status type.
 pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug {
+    /// Which kind it is.
+    const API_KIND: super::ApiKind;
     /// `kind` (`Pod`).
-    const KIND: &'static str;
+    const KIND: &'static str = Self::API_KIND.name();
     /// `apiVersion` (`v1`, `storage.k8s.io/v1`).
     const API_VERSION: &'static str;
     /// The resource name errors use (`pods`, `storageclasses.storage.k8s.io`).
