@@ -137,3 +137,22 @@ impl fmt::Display for Protocol {
         f.write_str(self.as_str())
     }
 }
+
+/// `P[/PROTO]` → (port, protocol).
+pub fn parse_port(text: &str) -> Result<(u16, Protocol), String> {
+    let (p, proto) = match text.split_once('/') {
+        Some((p, proto)) => (p, Some(proto)),
+        None => (text, None),
+    };
+    let protocol = match proto {
+        None => Protocol::Tcp,
+        Some(s) => Protocol::parse_loose(s)
+            .ok_or_else(|| format!("invalid protocol {s:?}: expected TCP, UDP or SCTP"))?,
+    };
+    let port: u16 = p
+        .parse()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| format!("invalid port {p:?}: expected a number from 1 to 65535"))?;
+    Ok((port, protocol))
+}

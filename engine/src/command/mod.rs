@@ -9,6 +9,7 @@ pub mod fast;
 pub mod grammar;
 pub mod help;
 pub mod reference;
+pub mod shape;
 
 pub use grammar::{Command, CommandLine};
 

@@ -24,7 +24,12 @@ impl Lab {
             CniCmd::Status { node } => self.cni_status(&node),
             CniCmd::Version { node } => self.cni_version(node.as_deref()),
             CniCmd::Plugins { release } => self.cni_plugins(release.as_deref()),
-            CniCmd::Conf(CniConfCmd::Show { node }) => self.cni_conf_show(node.as_deref()),
+            CniCmd::Conf(CniConfCmd::Show { node }) => {
+                self.cni_conf_show(node.as_deref()).map(|(o, s)| {
+                    self.shown.push(s);
+                    o
+                })
+            }
             CniCmd::Conf(CniConfCmd::Load {
                 file,
                 node,
@@ -465,7 +470,7 @@ impl Lab {
         Ok(out)
     }
 
-    fn cni_conf_show(&self, node: Option<&str>) -> Result<Outcome, LabError> {
+    fn cni_conf_show(&self, node: Option<&str>) -> Result<(Outcome, super::seen::Seen), LabError> {
         let node = match node {
             Some(n) => n.to_string(),
             None => self
@@ -511,7 +516,12 @@ impl Lab {
             (_, Err(e)) => out.line(Line::styled(e.clone(), Role::Bad)),
             _ => {}
         }
-        Ok(out)
+        let seen = super::seen::Seen::Conf(vec![super::seen::ConfDir {
+            node: node.clone(),
+            files: rt.confdir.files.keys().cloned().collect(),
+            active,
+        }]);
+        Ok((out, seen))
     }
 
     fn cni_conf_load(
@@ -640,6 +650,7 @@ pub fn chain_error(e: ChainError) -> LabError {
         format!("CNI code {} from {who}: {}", e.error.code, e.message),
         out,
     )
+    .because(super::Reason::Cni(e.error.code))
 }
 
 /// The example configs under `assets/conflists/`, built into the lab.

@@ -74,7 +74,8 @@ fn reply<R: WireMessage>(rpc: &str, r: Result<R, Status>) -> Result<Outcome, Lab
                     s.message
                 ),
                 out,
-            ))
+            )
+            .because(super::Reason::Csi(s.code)))
         }
     }
 }

@@ -28,9 +28,14 @@ impl Lab {
     }
 
     /// `show links NODE [--pod POD]`.
-    pub fn show_links(&self, node: &str, pod: Option<&str>) -> Result<Outcome, LabError> {
+    pub fn show_links(
+        &self,
+        node: &str,
+        pod: Option<&str>,
+    ) -> Result<(Outcome, super::seen::Seen), LabError> {
         let rt = self.kernel_node(node)?;
         let mut out = Outcome::empty();
+        let mut place = super::seen::Place::Node(node.to_string());
         let (who, ns) = match pod {
             None => (format!("{node} (host)"), &rt.host.root),
             Some(p) => {
@@ -47,18 +52,24 @@ impl Lab {
                 let ns = rt.host.netns.get(&sb.netns).ok_or_else(|| {
                     LabError::msg(format!("pod {key}'s network namespace is gone"))
                 })?;
+                place = super::seen::Place::Pod {
+                    node: node.to_string(),
+                    pod: crate::cluster::ObjectRef::new(crate::cluster::ApiKind::Pod, pns, pname),
+                };
                 (format!("pod {key} (netns {})", sb.netns), ns)
             }
         };
         Self::header(&mut out, who, "ip -d addr");
-        for l in link_lines(ns, &rt.host) {
+        let links = link_lines(ns, &rt.host);
+        for l in links.iter().flat_map(|l| &l.lines) {
             out.plain(format!("  {l}"));
         }
-        Ok(out)
+        let seen = super::seen::Seen::Links(vec![super::seen::LinkSet { place, links }]);
+        Ok((out, seen))
     }
 
     /// `show neigh NODE`.
-    pub fn show_neigh(&self, node: &str) -> Result<Outcome, LabError> {
+    pub fn show_neigh(&self, node: &str) -> Result<(Outcome, super::seen::Seen), LabError> {
         let rt = self.kernel_node(node)?;
         let mut out = Outcome::empty();
         Self::header(&mut out, format!("{node} (host)"), "ip neigh show");
@@ -69,14 +80,20 @@ impl Lab {
                 Role::Dim,
             ));
         }
-        for n in entries {
-            out.plain(format!("  {}", n.to_ip_neigh()));
+        let lines: Vec<String> = entries.iter().map(|n| n.to_ip_neigh()).collect();
+        for l in &lines {
+            out.plain(format!("  {l}"));
         }
-        Ok(out)
+        let seen = super::seen::Seen::Entries {
+            table: super::seen::EntryTable::Neigh,
+            node: node.to_string(),
+            entries: lines,
+        };
+        Ok((out, seen))
     }
 
     /// `show fdb NODE`.
-    pub fn show_fdb(&self, node: &str) -> Result<Outcome, LabError> {
+    pub fn show_fdb(&self, node: &str) -> Result<(Outcome, super::seen::Seen), LabError> {
         let rt = self.kernel_node(node)?;
         let mut out = Outcome::empty();
         Self::header(&mut out, format!("{node} (host)"), "bridge fdb show");
@@ -87,10 +104,16 @@ impl Lab {
                 Role::Dim,
             ));
         }
-        for f in entries {
-            out.plain(format!("  {}", f.to_bridge_fdb()));
+        let lines: Vec<String> = entries.iter().map(|f| f.to_bridge_fdb()).collect();
+        for l in &lines {
+            out.plain(format!("  {l}"));
         }
-        Ok(out)
+        let seen = super::seen::Seen::Entries {
+            table: super::seen::EntryTable::Fdb,
+            node: node.to_string(),
+            entries: lines,
+        };
+        Ok((out, seen))
     }
 
     /// `show ipset NODE`: the node's ipsets as `ipset save` prints them.
@@ -526,10 +549,11 @@ fn card_rows(out: &mut Outcome, rows: &[(&str, String)], last: (&str, &str)) {
 
 /// `ip -d addr` for a namespace: index, name (`@peer` for a veth), flags, MTU, master,
 /// state, the link line, the kind's details, and the addresses.
-fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<String> {
+fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::LinkFact> {
     let links: Vec<&Link> = ns.links.values().collect();
-    let mut out = Vec::new();
+    let mut facts = Vec::new();
     for (i, l) in links.iter().enumerate() {
+        let mut out = Vec::new();
         let name = match &l.kind {
             // A peer in the same namespace prints by name (`cilium_host@cilium_net`).
             LinkKind::Veth { peer, peer_netns }
@@ -648,6 +672,30 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<String> {
             };
             out.push(format!("    {fam} {a} scope {scope} {}", l.name));
         }
+        facts.push(super::seen::LinkFact {
+            name: l.name.clone(),
+            kind: kind_name(&l.kind),
+            mtu: l.mtu,
+            master: l.master.clone(),
+            addrs: l.addrs.clone(),
+            up: l.up,
+            lines: out,
+        });
     }
-    out
+    facts
+}
+
+/// A link's kind in one word (`veth`, `vxlan`, `vf`, …).
+pub(super) fn kind_name(kind: &LinkKind) -> &'static str {
+    match kind {
+        LinkKind::Loopback => "loopback",
+        LinkKind::Bridge => "bridge",
+        LinkKind::Veth { .. } => "veth",
+        LinkKind::Ifb => "ifb",
+        LinkKind::Physical => "physical",
+        LinkKind::Vxlan { .. } => "vxlan",
+        LinkKind::Macvlan { .. } => "macvlan",
+        LinkKind::Ipvlan { .. } => "ipvlan",
+        LinkKind::SriovVf { .. } => "vf",
+    }
 }

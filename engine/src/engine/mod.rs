@@ -33,6 +33,7 @@ pub mod nodes;
 pub mod pods;
 pub mod real_views;
 pub mod save;
+pub mod seen;
 pub mod storage_cmd;
 pub mod validate;
 pub mod views;
@@ -74,7 +75,7 @@ macro_rules! ctx {
 pub(crate) use ctx;
 
 /// A failed command: what it printed before failing (for example the CNI error JSON on
-/// stdout) and the error message (stderr).
+/// stdout), the error message (stderr), and why it failed as a value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LabError {
     /// The error, naming what was wrong and what is accepted.
@@ -83,6 +84,26 @@ pub struct LabError {
     pub output: Outcome,
     /// True when the line was only a request for help (not a failure).
     pub is_help: bool,
+    /// Why it failed, as a value (what checks read instead of the message).
+    pub reason: Reason,
+}
+
+/// Why a command failed, as a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Reason {
+    /// The line did not parse: an unknown word, a missing or bad argument.
+    Usage,
+    /// The API server refused it (`NotFound`, `AlreadyExists`, `Conflict`, `Invalid`).
+    Api(&'static str),
+    /// A CNI operation failed with this CNI error code.
+    Cni(u32),
+    /// A CSI RPC failed with this gRPC code.
+    Csi(crate::csi::Code),
+    /// Lesson code may not run it (it would read or write a file).
+    Refused,
+    /// Anything else (the message says what).
+    #[default]
+    Other,
 }
 
 /// A message with any huge word the learner typed cut (see [`crate::util::clip`]).
@@ -100,6 +121,7 @@ impl LabError {
             message: clip_words(message.into()),
             output: Outcome::empty(),
             is_help: false,
+            reason: Reason::Other,
         }
     }
 
@@ -109,7 +131,14 @@ impl LabError {
             message: clip_words(message.into()),
             output,
             is_help: false,
+            reason: Reason::Other,
         }
+    }
+
+    /// The same error, with why it failed.
+    pub fn because(mut self, reason: Reason) -> Self {
+        self.reason = reason;
+        self
     }
 
     /// What a command that goes on past failures (kubectl's `ContinueOnError`) ends with:
@@ -126,6 +155,7 @@ impl LabError {
 impl From<crate::cluster::ApiError> for LabError {
     fn from(e: crate::cluster::ApiError) -> Self {
         LabError::msg(format!("Error from server ({}): {e}", e.reason()))
+            .because(Reason::Api(e.reason()))
     }
 }
 
@@ -198,6 +228,8 @@ pub struct Lab {
     /// What the lab is given from outside: the files a command names and, in real mode
     /// (`--real-cni`), the real plugins (see `crate::edge`).
     pub edges: crate::edge::Edges,
+    /// What the current command's views showed (see [`seen`]); taken by [`Lab::run`].
+    pub(crate) shown: Vec<seen::Seen>,
 }
 
 /// The capabilities the sidecars and kubelet learned from the driver when they started
@@ -264,6 +296,7 @@ impl Lab {
             network: crate::netd::Network::default(),
             multus: false,
             edges: crate::edge::Edges::default(),
+            shown: Vec::new(),
         };
         for ns in ["default", "kube-system"] {
             let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
@@ -292,20 +325,29 @@ impl Lab {
 
     /// Parse and run one line. Comments and blank lines do nothing.
     pub fn execute(&mut self, line: &str) -> Result<Outcome, LabError> {
-        let (line, stdin) = command::split_heredoc(line).map_err(LabError::msg)?;
+        self.run(line).result
+    }
+
+    /// Parse and run one line, and say what it did as data (see [`seen::Executed`]).
+    /// Comments and blank lines do nothing.
+    pub fn run(&mut self, line: &str) -> seen::Executed {
+        let (line, stdin) = match command::split_heredoc(line) {
+            Ok(split) => split,
+            Err(e) => return seen::Executed::nothing(Err(LabError::msg(e).because(Reason::Usage))),
+        };
         self.journal.stdin = stdin;
         let text = command::strip_comment(line);
         match command::parse(text) {
-            Ok(None) => Ok(Outcome::empty()),
-            Ok(Some(cmd)) => self.execute_command(text, cmd),
+            Ok(None) => seen::Executed::nothing(Ok(Outcome::empty())),
+            Ok(Some(cmd)) => self.run_command(text, cmd),
             Err(ParseError::Help(h)) => {
                 let mut out = Outcome::empty();
                 out.block(&h, Role::Plain);
-                Ok(out)
+                seen::Executed::nothing(Ok(out))
             }
             Err(ParseError::Invalid(msg)) => {
                 let msg = msg.strip_prefix("error: ").unwrap_or(&msg).to_string();
-                Err(LabError::msg(msg))
+                seen::Executed::nothing(Err(LabError::msg(msg).because(Reason::Usage)))
             }
         }
     }
@@ -313,14 +355,35 @@ impl Lab {
     /// Run one parsed command whose text is `text` (comment stripped), journaling it when it
     /// changed the lab (see [`journal::classify`]).
     pub fn execute_command(&mut self, text: &str, cmd: Command) -> Result<Outcome, LabError> {
+        self.run_command(text, cmd).result
+    }
+
+    /// [`Lab::execute_command`], saying what it did as data.
+    pub fn run_command(&mut self, text: &str, cmd: Command) -> seen::Executed {
         if is_front_end_command(&cmd) {
-            return Err(front_end_only());
+            return seen::Executed::nothing(Err(front_end_only()));
         }
         let class = journal::classify(&cmd);
         let before = self.journal_begin();
-        let result = self.apply(cmd);
+        let calls = self.calls.next_seq();
+        let wire = self.wire.next_seq();
+        self.shown.clear();
+        let result = self.apply(cmd.clone());
         self.journal_end(text, class, before, result.is_err());
-        result
+        let seen = if result.is_ok() {
+            std::mem::take(&mut self.shown)
+        } else {
+            // A view that failed showed nothing.
+            self.shown.clear();
+            Vec::new()
+        };
+        seen::Executed {
+            command: Some(cmd),
+            result,
+            seen,
+            calls: (calls, self.calls.next_seq()),
+            wire: (wire, self.wire.next_seq()),
+        }
     }
 
     /// Run one parsed command, then (in auto mode) the control loops.
@@ -471,8 +534,14 @@ impl Lab {
             Command::Policy(p) => self.policy(p),
             Command::Nad(c) => self.nad(c),
             Command::Network(n) => self.network_cmd(n),
-            Command::Reach(f) => self.reach(&f),
-            Command::Trace(f) => self.trace(&f),
+            Command::Reach(f) => self.reach(&f).map(|(out, seen)| {
+                self.shown.push(seen);
+                out
+            }),
+            Command::Trace(f) => self.trace(&f).map(|(out, seen)| {
+                self.shown.push(seen);
+                out
+            }),
             Command::Help(h) => command::help::command_help(&h.words).map_err(LabError::msg),
             Command::Explain(e) => {
                 command::explain::explain(e.topic.as_deref()).map_err(LabError::msg)

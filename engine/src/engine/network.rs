@@ -477,6 +477,14 @@ impl Lab {
 
     /// Walk one packet of the flow (see [`crate::net::trace`]).
     pub fn walk(&self, a: &FlowArgs) -> Result<crate::net::trace::Trace, LabError> {
+        self.walk_flow(a).map(|(trace, _)| trace)
+    }
+
+    /// [`Lab::walk`], with the flow as it was resolved.
+    fn walk_flow(
+        &self,
+        a: &FlowArgs,
+    ) -> Result<(crate::net::trace::Trace, super::seen::FlowSeen), LabError> {
         let net = self.cluster_net();
         let flow = self.flow(&net, a)?;
         let size = a.size.unwrap_or(crate::net::trace::DEFAULT_SIZE);
@@ -486,20 +494,21 @@ impl Lab {
         let bpf = datapath
             .as_ref()
             .map(|d| d as &dyn crate::net::bpf::BpfDatapath);
-        crate::net::trace::trace(
+        let trace = crate::net::trace::trace(
             &net,
             &self.fabric(bpf),
             &flow,
             size,
             self.network.enforcement(),
         )
-        .map_err(|e| LabError::msg(e.to_string()))
+        .map_err(|e| LabError::msg(e.to_string()))?;
+        Ok((trace, flow_seen(&flow, size)))
     }
 
     /// `reach SRC DST [--port P[/PROTO]]`: the NetworkPolicy verdict on the packet as the
     /// enforcing hooks see it (a source rewritten on the way is what ingress judges).
-    pub fn reach(&self, a: &FlowArgs) -> Result<Outcome, LabError> {
-        let trace = self.walk(a)?;
+    pub fn reach(&self, a: &FlowArgs) -> Result<(Outcome, super::seen::Seen), LabError> {
+        let (trace, flow) = self.walk_flow(a)?;
         let verdict = &trace.verdict;
         let mut out = Outcome::empty();
         match trace.enforcement {
@@ -551,7 +560,7 @@ impl Lab {
             .collect();
         let decisive = checks
             .iter()
-            .find(|(_, h)| h.text.contains(": denied ("))
+            .find(|(_, h)| h.allowed == Some(false))
             .or(checks.last());
         if let Some((i, h)) = decisive {
             out.line(Line::styled(
@@ -570,19 +579,27 @@ impl Lab {
         if let Some(hop) = trace
             .hops
             .iter()
-            .find(|h| h.kind == crate::net::trace::HopKind::Netfilter && h.text.contains(" → "))
+            .find(|h| h.kind == crate::net::trace::HopKind::Netfilter && h.rewrite.is_some())
         {
             out.line(Line::styled(
                 format!("  the source is rewritten on the way ({}); ingress judges the rewritten source", hop.text),
                 Role::Dim,
             ));
         }
-        Ok(out)
+        let enforced = trace.enforcement != crate::net::trace::Enforcement::None;
+        let seen = super::seen::ReachSeen {
+            flow,
+            allowed: !enforced || trace.policy_allows(),
+            enforced,
+            policies_allow: verdict.allowed(),
+            lines: out.lines.iter().map(|l| l.text()).collect(),
+        };
+        Ok((out, super::seen::Seen::Reach(Box::new(seen))))
     }
 
     /// `trace SRC DST [--port P[/PROTO]] [--size BYTES]`.
-    pub fn trace(&self, a: &FlowArgs) -> Result<Outcome, LabError> {
-        let trace = self.walk(a)?;
+    pub fn trace(&self, a: &FlowArgs) -> Result<(Outcome, super::seen::Seen), LabError> {
+        let (trace, flow) = self.walk_flow(a)?;
         let mut out = Outcome::empty();
         let lines = trace.lines();
         let last = lines.len().saturating_sub(1);
@@ -598,28 +615,68 @@ impl Lab {
             };
             out.line(Line::styled(l, role));
         }
-        Ok(out)
+        Ok((
+            out,
+            super::seen::Seen::Trace(Box::new(trace_seen(&trace, flow))),
+        ))
     }
 }
 
-/// `P[/PROTO]` → (port, protocol).
-pub fn parse_port(text: &str) -> Result<(u16, Protocol), String> {
-    let (p, proto) = match text.split_once('/') {
-        Some((p, proto)) => (p, Some(proto)),
-        None => (text, None),
+/// A resolved flow as seen.
+fn flow_seen(flow: &crate::net::policy::Flow, size: u32) -> super::seen::FlowSeen {
+    use super::seen::Endpoint as Seen;
+    use crate::net::view::Endpoint;
+    let end = |e: &Endpoint| match e {
+        Endpoint::Pod { namespace, name } => Seen::Pod(crate::cluster::ObjectRef::new(
+            crate::cluster::ApiKind::Pod,
+            namespace,
+            name,
+        )),
+        Endpoint::Node(n) => Seen::Node(n.clone()),
+        Endpoint::Ip(ip) => Seen::Ip(*ip),
     };
-    let protocol = match proto {
-        None => Protocol::Tcp,
-        Some(s) => Protocol::parse_loose(s)
-            .ok_or_else(|| format!("invalid protocol {s:?}: expected TCP, UDP or SCTP"))?,
-    };
-    let port: u16 = p
-        .parse()
-        .ok()
-        .filter(|p| *p > 0)
-        .ok_or_else(|| format!("invalid port {p:?}: expected a number from 1 to 65535"))?;
-    Ok((port, protocol))
+    super::seen::FlowSeen {
+        src: end(&flow.src),
+        dst: end(&flow.dst),
+        port: flow.port.unwrap_or(0),
+        protocol: flow.protocol.as_str(),
+        size,
+    }
 }
+
+/// A walked packet as seen.
+fn trace_seen(
+    trace: &crate::net::trace::Trace,
+    flow: super::seen::FlowSeen,
+) -> super::seen::TraceSeen {
+    use super::seen::TraceEnd;
+    use crate::net::trace::Outcome as End;
+    super::seen::TraceSeen {
+        flow,
+        hops: trace
+            .hops
+            .iter()
+            .map(|h| (h.kind, h.text.clone()))
+            .collect(),
+        routes: trace
+            .hops
+            .iter()
+            .filter_map(|h| h.route.as_ref())
+            .map(|(node, r)| (node.clone(), super::views::route_fact(r)))
+            .collect(),
+        end: match trace.outcome {
+            End::Delivered(_) => TraceEnd::Delivered,
+            End::Dropped { .. } => TraceEnd::Dropped,
+            End::LeftCluster { .. } => TraceEnd::LeftCluster,
+            End::NoRoute { .. } => TraceEnd::NoRoute,
+        },
+        result: trace.result_line(),
+        rewrites: trace.hops.iter().filter_map(|h| h.rewrite).collect(),
+        too_big: trace.too_big.clone(),
+    }
+}
+
+pub use crate::cluster::policy::parse_port;
 
 fn selector(text: &str) -> Result<LabelSelector, String> {
     let labels = super::validate::labels(text)?;

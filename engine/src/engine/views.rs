@@ -5,6 +5,7 @@ use super::pods::pod_status_text;
 use super::{Lab, LabError};
 
 use super::listing::Sel;
+use super::seen::Seen;
 use crate::cni::netfilter::TableKind;
 use crate::cni::runtime::WireCall;
 use crate::cni::types::to_go_json;
@@ -50,47 +51,76 @@ impl Lab {
     pub fn show(&mut self, s: ShowCmd) -> Result<Outcome, LabError> {
         match s {
             ShowCmd::Ipam { node, real } => {
-                let mut out = self.show_ipam(node.as_deref())?;
+                let (mut out, seen) = self.show_ipam(node.as_deref())?;
+                self.shown.push(seen);
                 if real {
                     out.extend(self.show_ipam_real(node.as_deref())?);
                 }
                 Ok(out)
             }
             ShowCmd::Routes { node, pod, real } => {
-                let mut out = self.show_routes(node.as_deref(), pod.as_deref())?;
+                let (mut out, seen) = self.show_routes(node.as_deref(), pod.as_deref())?;
+                self.shown.push(seen);
                 if real {
                     out.extend(self.show_routes_real(node.as_deref(), pod.as_deref())?);
                 }
                 Ok(out)
             }
-            ShowCmd::Links { node, pod } => self.show_links(&node, pod.as_deref()),
+            ShowCmd::Links { node, pod } => self.show_links(&node, pod.as_deref()).map(|(o, s)| {
+                self.shown.push(s);
+                o
+            }),
             ShowCmd::Bgp { node } => self.show_bgp(&node),
             ShowCmd::Bpf {
                 node,
                 policy,
                 identities,
             } => self.show_bpf(&node, policy.as_deref(), identities),
-            ShowCmd::Neigh { node } => self.show_neigh(&node),
-            ShowCmd::Fdb { node } => self.show_fdb(&node),
-            ShowCmd::Events { n } => Ok(self.show_events(n)),
+            ShowCmd::Neigh { node } => self.show_neigh(&node).map(|(o, s)| {
+                self.shown.push(s);
+                o
+            }),
+            ShowCmd::Fdb { node } => self.show_fdb(&node).map(|(o, s)| {
+                self.shown.push(s);
+                o
+            }),
+            ShowCmd::Events { n } => {
+                let first = self.calls.next_seq().saturating_sub(n as u64);
+                let first = first.max(self.calls.iter().next().map_or(0, |(s, _)| s));
+                self.shown
+                    .push(super::seen::Seen::Events(first, self.calls.next_seq()));
+                Ok(self.show_events(n))
+            }
             ShowCmd::Wire {
                 n,
                 list,
                 last,
                 node,
                 real,
-            } => match last {
-                Some(call) => self.show_wire_last(&call, node.as_deref()),
-                None if real => self.show_wire_real(n),
-                None => self.show_wire(n, list),
-            },
+            } => {
+                let seq = match &last {
+                    Some(call) => self.wire_last(call, node.as_deref())?,
+                    None if list => None,
+                    None => Some(n.unwrap_or(self.wire.next_seq().saturating_sub(1))),
+                };
+                let out = match last {
+                    Some(_) => self.show_wire(seq, false),
+                    None if real => self.show_wire_real(n),
+                    None => self.show_wire(n, list),
+                }?;
+                if let Some(seq) = seq.filter(|s| self.wire.get(*s).is_some()) {
+                    self.shown.push(super::seen::Seen::Wire(vec![seq]));
+                }
+                Ok(out)
+            }
             ShowCmd::Iptables {
                 node,
                 v6,
                 table,
                 real,
             } => {
-                let mut out = self.show_iptables(&node, v6, table)?;
+                let (mut out, seen) = self.show_iptables(&node, v6, table)?;
+                self.shown.extend(seen);
                 if real {
                     out.extend(self.show_iptables_real(&node, v6, table)?);
                 }
@@ -138,8 +168,9 @@ impl Lab {
         })
     }
 
-    fn show_ipam(&self, node: Option<&str>) -> Result<Outcome, LabError> {
+    fn show_ipam(&self, node: Option<&str>) -> Result<(Outcome, Seen), LabError> {
         let mut out = Outcome::empty();
+        let mut stores = Vec::new();
         for n in self.nodes_selected(node)? {
             let Some(rt) = self.nodes.get(&n) else {
                 continue;
@@ -205,13 +236,33 @@ impl Lab {
                     _ => format!("  {} leased", store.leases().len()),
                 };
                 out.line(Line::styled(text, Role::Dim));
+                stores.push(super::seen::IpamStore {
+                    node: n.clone(),
+                    net: net.to_string(),
+                    dir: path,
+                    leases: store
+                        .leases()
+                        .iter()
+                        .map(|(ip, l)| (*ip, l.container_id.clone(), l.ifname.clone()))
+                        .collect(),
+                    last_reserved: store
+                        .last_reserved()
+                        .iter()
+                        .map(|(i, ip)| (*i, *ip))
+                        .collect(),
+                });
             }
         }
-        Ok(out)
+        Ok((out, Seen::Ipam(stores)))
     }
 
-    fn show_routes(&self, node: Option<&str>, pod: Option<&str>) -> Result<Outcome, LabError> {
+    fn show_routes(
+        &self,
+        node: Option<&str>,
+        pod: Option<&str>,
+    ) -> Result<(Outcome, Seen), LabError> {
         let mut out = Outcome::empty();
+        let mut tables = Vec::new();
         let pod_key = pod.map(|p| match p.split_once('/') {
             Some(_) => p.to_string(),
             None => format!("default/{p}"),
@@ -241,9 +292,14 @@ impl Lab {
                                 .push(format!("pod {key}"), Role::Name)
                                 .push(format!(" (netns {}) $ ip route", sb.netns), Role::Dim),
                         );
-                        for r in ns.route_table() {
+                        let routes = ns.route_table();
+                        for r in &routes {
                             out.plain(format!("  {}", r.to_ip_route()));
                         }
+                        tables.push(super::seen::RouteTable {
+                            place: pod_place(&n, key),
+                            routes: routes.iter().map(route_fact).collect(),
+                        });
                     }
                 }
                 continue;
@@ -253,14 +309,14 @@ impl Lab {
                     .push(n.to_string(), Role::Name)
                     .push(" (host) $ ip route", Role::Dim),
             );
-            match self.node_route_lines(&n) {
-                Ok(lines) => {
-                    for l in lines {
-                        out.plain(format!("  {l}"));
-                    }
-                }
-                Err(e) => out.line(Line::styled(format!("  {e}"), Role::Bad)),
+            let routes = rt.host.route_table();
+            for r in routes.iter() {
+                out.plain(format!("  {}", r.to_ip_route()));
             }
+            tables.push(super::seen::RouteTable {
+                place: super::seen::Place::Node(n.clone()),
+                routes: routes.iter().map(route_fact).collect(),
+            });
             for (key, sb) in &rt.sandboxes {
                 if let Some(ns) = rt.host.netns.get(&sb.netns) {
                     out.line(
@@ -268,13 +324,18 @@ impl Lab {
                             .push(format!("  pod {key}"), Role::Name)
                             .push(format!(" (netns {}) $ ip route", sb.netns), Role::Dim),
                     );
-                    for r in ns.route_table() {
+                    let routes = ns.route_table();
+                    for r in &routes {
                         out.plain(format!("    {}", r.to_ip_route()));
                     }
+                    tables.push(super::seen::RouteTable {
+                        place: pod_place(&n, key),
+                        routes: routes.iter().map(route_fact).collect(),
+                    });
                 }
             }
         }
-        Ok(out)
+        Ok((out, Seen::Routes(tables)))
     }
 
     fn show_events(&self, n: usize) -> Outcome {
@@ -329,7 +390,7 @@ impl Lab {
 
     /// `show wire --last CALL [--node NODE]`: the latest record of a call, so a lesson or a
     /// learner never depends on record numbers.
-    fn show_wire_last(&self, call: &str, node: Option<&str>) -> Result<Outcome, LabError> {
+    fn wire_last(&self, call: &str, node: Option<&str>) -> Result<Option<u64>, LabError> {
         let (plugin, cmd) = match call.split_once(':') {
             Some((p, c)) => (Some(p), c),
             None => (None, call),
@@ -351,20 +412,23 @@ impl Lab {
                     && node.is_none_or(on)
             }
         });
-        let Some((seq, rec)) = hit else {
+        let Some((seq, _)) = hit else {
             let on = node.map(|n| format!(" on {n}")).unwrap_or_default();
             return Err(LabError::msg(format!(
                 "no {call} record{on} on the wire among the kept records; CALL is a CSI RPC (ControllerPublishVolume) or a CNI command (ADD, DEL, CHECK), optionally PLUGIN:COMMAND (bridge:ADD)"
             )));
         };
-        let mut out = Outcome::empty();
-        out.extend(wire_detail(seq, rec));
-        Ok(out)
+        Ok(Some(seq))
     }
 
     /// `show iptables NODE [-6] [--table nat|filter]`: one table of one family, as
     /// `iptables -t TABLE -S` (or `ip6tables`) prints it.
-    fn show_iptables(&self, node: &str, v6: bool, table: TableArg) -> Result<Outcome, LabError> {
+    fn show_iptables(
+        &self,
+        node: &str,
+        v6: bool,
+        table: TableArg,
+    ) -> Result<(Outcome, Vec<Seen>), LabError> {
         let kind = match table {
             TableArg::Nat => TableKind::Nat,
             TableArg::Filter => TableKind::Filter,
@@ -372,6 +436,7 @@ impl Lab {
         let tool = if v6 { "ip6tables" } else { "iptables" };
         let n = self.nodes_selected(Some(node))?;
         let mut out = Outcome::empty();
+        let mut seen = Vec::new();
         for name in n {
             if let Some(rt) = self.nodes.get(&name) {
                 out.line(
@@ -379,12 +444,22 @@ impl Lab {
                         .push(name.clone(), Role::Name)
                         .push(format!(" $ {tool} -t {kind} -S"), Role::Dim),
                 );
-                for l in rt.host.netfilter.family(v6).get(kind).to_lines() {
+                let rules = rt.host.netfilter.family(v6).get(kind).to_lines();
+                for l in &rules {
                     out.plain(format!("  {l}"));
                 }
+                seen.push(Seen::Iptables(super::seen::IptablesTable {
+                    node: name.clone(),
+                    v6,
+                    table: match table {
+                        TableArg::Nat => "nat",
+                        TableArg::Filter => "filter",
+                    },
+                    rules,
+                }));
             }
         }
-        Ok(out)
+        Ok((out, seen))
     }
 
     fn show_watch(&self, since: u64) -> Outcome {
@@ -1710,6 +1785,32 @@ pub fn qos_class(spec: &crate::cluster::PodSpec) -> &'static str {
         "Guaranteed"
     } else {
         "Burstable"
+    }
+}
+
+/// The place of a pod's namespace (`key` is `ns/name`) on `node`.
+fn pod_place(node: &str, key: &str) -> super::seen::Place {
+    let (ns, name) = key.split_once('/').unwrap_or(("default", key));
+    super::seen::Place::Pod {
+        node: node.to_string(),
+        pod: crate::cluster::ObjectRef::new(crate::cluster::ApiKind::Pod, ns, name),
+    }
+}
+
+/// A route of the kernel model as a fact.
+pub(super) fn route_fact(r: &crate::cni::host::RouteEntry) -> super::seen::RouteFact {
+    super::seen::RouteFact {
+        dst: r.dst.clone(),
+        via: r.via.as_deref().and_then(|v| v.parse().ok()),
+        dev: r.dev.clone(),
+        proto: if r.proto_kernel {
+            Some("kernel".to_string())
+        } else {
+            r.proto.map(str::to_string)
+        },
+        blackhole: r.blackhole,
+        onlink: r.onlink,
+        line: r.to_ip_route(),
     }
 }
 

@@ -9,12 +9,11 @@
 //! `not` holds when the rest does not.
 
 use crate::cluster::{Object, PodSpec};
-use crate::command::CommandLine;
-use crate::engine::Lab;
-use clap::CommandFactory;
+pub use crate::command::shape::Shape;
+use crate::engine::seen::{Executed, Seen};
+use crate::engine::{Lab, Reason};
 use ipnet::IpNet;
 use std::net::IpAddr;
-use std::sync::OnceLock;
 
 /// One parsed check line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,88 +49,127 @@ impl Eval {
     }
 }
 
-/// What the learner did during the current step, for `output …`, `command …` and
-/// `last command …` checks.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What the learner did during the current step, for the `saw …`, `command …` and
+/// `last command …` checks: each command as it ran, with what its views showed as data.
+#[derive(Debug, Clone, Default)]
 pub struct Observed {
-    /// stdout plus `error: …` of the last command (of any step).
-    pub last_output: String,
-    /// Whether the last command failed; `None` before any command.
-    pub last_failed: Option<bool>,
-    /// The commands run since the step began that succeeded, canonical (aliases
-    /// resolved). A command that failed (a usage error, a wrong name) ran nothing.
-    pub commands: Vec<Shape>,
-    /// What each of `commands` printed, in the same order.
-    pub printed: Vec<String>,
+    /// The commands run since the step began, in order, failed ones included.
+    pub runs: Vec<Ran>,
+    /// The last command (of any step).
+    pub last: Option<Ran>,
+}
+
+/// One command as it ran (see [`crate::engine::seen::Executed`]).
+#[derive(Debug, Clone)]
+pub struct Ran {
+    /// The line as typed.
+    pub line: String,
+    /// Its typed shape (`None`: it did not parse).
+    pub shape: Option<Shape>,
+    /// Why it failed, if it did.
+    pub failed: Option<Reason>,
+    /// What its views showed.
+    pub seen: Vec<Seen>,
+    /// The call-log entries it caused, `[first, end)`.
+    pub calls: (u64, u64),
+    /// The wire records it caused, `[first, end)`.
+    pub wire: (u64, u64),
+    /// stdout plus `error: …` (what `output contains` reads until every lesson reads facts).
+    pub text: String,
+}
+
+impl Ran {
+    /// Whether it succeeded.
+    pub fn ok(&self) -> bool {
+        self.failed.is_none()
+    }
 }
 
 impl Observed {
-    /// Record one command line and what it printed.
-    pub fn record(&mut self, line: &str, output: String, failed: bool) {
-        self.last_output = output;
-        self.last_failed = Some(failed);
-        if failed {
-            return;
-        }
-        if let Some(shape) = Shape::of(line) {
-            self.commands.push(shape);
-            self.printed.push(self.last_output.clone());
-        }
+    /// Record one line as it ran.
+    pub fn record(&mut self, line: &str, ex: &Executed) {
+        let text = match &ex.result {
+            Ok(o) => o.to_text(),
+            Err(e) => format!("{}error: {}\n", e.output.to_text(), e.message),
+        };
+        let ran = Ran {
+            line: line.to_string(),
+            shape: Shape::of(line),
+            failed: ex.result.as_ref().err().map(|e| e.reason),
+            seen: ex.seen.clone(),
+            calls: ex.calls,
+            wire: ex.wire,
+            text,
+        };
+        self.last = Some(ran.clone());
+        self.runs.push(ran);
     }
 
-    /// A new step begins: forget the commands (keep the last output).
+    /// A new step begins: forget the commands (keep the last one).
     pub fn new_step(&mut self) {
-        self.commands.clear();
-        self.printed.clear();
+        self.runs.clear();
+    }
+
+    /// The commands of this step that succeeded.
+    pub fn succeeded(&self) -> impl Iterator<Item = &Ran> {
+        self.runs.iter().filter(|r| r.ok())
+    }
+
+    /// What the views of this step's commands showed, in order.
+    pub fn seen(&self) -> impl Iterator<Item = &Seen> {
+        self.succeeded().flat_map(|r| &r.seen)
     }
 }
 
-/// A command line in canonical form: the subcommand path with aliases resolved (`po ls`
-/// → `pod list`) and the remaining words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shape {
-    /// Subcommand names (`["pod", "create"]`).
-    pub path: Vec<String>,
-    /// The words after the path.
-    pub rest: Vec<String>,
+/// The command a `command ran` check asks for: a whole command, compared by its typed
+/// shape ([`Shape`]: defaults filled in, any spelling, flags in any order); or, for a
+/// command written in part (`get`, `cni conf load`), its subcommand path and words.
+enum Want {
+    /// A command that parses.
+    Typed(Shape),
+    /// A part of one: the subcommand path and the words after it.
+    Loose(Vec<String>, Vec<String>),
 }
 
-fn grammar() -> &'static clap::Command {
-    static TREE: OnceLock<clap::Command> = OnceLock::new();
-    TREE.get_or_init(CommandLine::command)
-}
-
-impl Shape {
-    /// The shape of a line; `None` for a blank line or unbalanced quotes.
-    pub fn of(line: &str) -> Option<Shape> {
-        let words = crate::command::split(crate::command::strip_comment(line)).ok()?;
-        if words.is_empty() {
-            return None;
+impl Want {
+    fn of(text: &str) -> Option<Want> {
+        match Shape::of(text) {
+            Some(s) => Some(Want::Typed(s)),
+            None => loose(text).map(|(path, rest)| Want::Loose(path, rest)),
         }
-        let mut cmd = grammar();
-        let mut path = Vec::new();
-        let mut i = 0;
-        while let Some(w) = words.get(i) {
-            match cmd.find_subcommand(w) {
-                Some(sub) => {
-                    path.push(sub.get_name().to_string());
-                    cmd = sub;
-                    i += 1;
-                }
-                None => break,
+    }
+
+    fn matched_by(&self, r: &Ran) -> bool {
+        match self {
+            Want::Typed(want) => r.shape.as_ref().is_some_and(|s| s.matches(want)),
+            Want::Loose(path, rest) => loose(&r.line)
+                .is_some_and(|(p, words)| &p == path && rest.iter().all(|w| words.contains(w))),
+        }
+    }
+}
+
+/// A line's subcommand path (aliases resolved) and the words after it.
+fn loose(line: &str) -> Option<(Vec<String>, Vec<String>)> {
+    use clap::CommandFactory;
+    static TREE: std::sync::OnceLock<clap::Command> = std::sync::OnceLock::new();
+    let words = crate::command::split(crate::command::strip_comment(line)).ok()?;
+    if words.is_empty() {
+        return None;
+    }
+    let mut cmd = TREE.get_or_init(crate::command::CommandLine::command);
+    let mut path = Vec::new();
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        match cmd.find_subcommand(w) {
+            Some(sub) => {
+                path.push(sub.get_name().to_string());
+                cmd = sub;
+                i += 1;
             }
+            None => break,
         }
-        Some(Shape {
-            path,
-            rest: words.get(i..).unwrap_or_default().to_vec(),
-        })
     }
-
-    /// Whether `self` (a learner's command) has the shape `want`: the same path, and every
-    /// extra word of `want` among its words.
-    pub fn matches(&self, want: &Shape) -> bool {
-        self.path == want.path && want.rest.iter().all(|w| self.rest.contains(w))
-    }
+    Some((path, words.get(i..).unwrap_or_default().to_vec()))
 }
 
 /// One predicate of the check language.
@@ -419,7 +457,7 @@ fn validate(placeholder: &str, value: &str) -> Result<(), String> {
         "<ip>" => value.parse::<IpAddr>().is_ok(),
         "<cidr>" => value.parse::<IpNet>().is_ok(),
         "<n>" => value.parse::<u64>().is_ok(),
-        "<port>" => crate::engine::network::parse_port(value).is_ok(),
+        "<port>" => crate::cluster::policy::parse_port(value).is_ok(),
         _ => !value.is_empty(),
     };
     if ok {
@@ -464,8 +502,8 @@ pub fn parse(line: usize, text: &str) -> Result<Check, String> {
                 args.push(w.clone());
             }
         }
-        if p.pattern == "command ran <text>" || p.pattern == "command ran <text> <n> times" {
-            Shape::of(arg(&args, 0))
+        if p.pattern.starts_with("command ran <text>") {
+            Want::of(arg(&args, 0))
                 .ok_or_else(|| format!("check `{text}`: the command is empty"))?;
         }
         return Ok(Check {
@@ -1045,7 +1083,7 @@ fn policy_types(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 
 fn output_contains(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let want = arg(a, 0);
-    let holds = seen.last_output.contains(want);
+    let holds = seen.last.as_ref().is_some_and(|r| r.text.contains(want));
     Eval::new(
         holds,
         format!(
@@ -1060,10 +1098,10 @@ fn output_contains(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 }
 
 fn command_ran(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    let Some(want) = Shape::of(arg(a, 0)) else {
+    let Some(want) = Want::of(arg(a, 0)) else {
         return Eval::new(false, "empty command");
     };
-    let holds = seen.commands.iter().any(|c| c.matches(&want));
+    let holds = seen.succeeded().any(|r| want.matched_by(r));
     Eval::new(
         holds,
         format!(
@@ -1079,15 +1117,13 @@ fn command_ran(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 }
 
 fn command_ran_printing(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    let Some(want) = Shape::of(arg(a, 0)) else {
+    let Some(want) = Want::of(arg(a, 0)) else {
         return Eval::new(false, "empty command");
     };
     let runs: Vec<&String> = seen
-        .commands
-        .iter()
-        .zip(&seen.printed)
-        .filter(|(c, _)| c.matches(&want))
-        .map(|(_, out)| out)
+        .succeeded()
+        .filter(|r| want.matched_by(r))
+        .map(|r| &r.text)
         .collect();
     let holds = runs.iter().any(|out| out.contains(arg(a, 1)));
     let actual = match (runs.len(), holds) {
@@ -1107,11 +1143,11 @@ fn command_ran_printing(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 }
 
 fn command_ran_times(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    let Some(want) = Shape::of(arg(a, 0)) else {
+    let Some(want) = Want::of(arg(a, 0)) else {
         return Eval::new(false, "empty command");
     };
     let need: usize = arg(a, 1).parse().unwrap_or(usize::MAX);
-    let have = seen.commands.iter().filter(|c| c.matches(&want)).count();
+    let have = seen.succeeded().filter(|r| want.matched_by(r)).count();
     Eval::new(
         have >= need,
         format!(
@@ -1123,7 +1159,7 @@ fn command_ran_times(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 }
 
 fn last_command(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    match seen.last_failed {
+    match seen.last.as_ref().map(|r| !r.ok()) {
         Some(failed) => Eval::new(
             failed == (arg(a, 0) == "failed"),
             if failed {
@@ -1514,21 +1550,27 @@ mod tests {
         let lab = Lab::new();
         let c = |t: &str| parse(1, t).unwrap();
         let mut seen = Observed::default();
+        let failed = Executed::nothing(Err(crate::engine::LabError::msg("unexpected argument")));
+        let ok = Executed::nothing(Ok(crate::render::Outcome::empty()));
         // A usage error (the port without --port) is not the command having run.
-        seen.record(
-            "reach web db 5432",
-            "error: unexpected argument".into(),
-            true,
+        seen.record("reach web db 5432", &failed);
+        assert!(
+            !c("command ran \"reach web db --port 5432\"")
+                .eval(&lab, &seen)
+                .holds
         );
-        assert!(!c("command ran \"reach web db\"").eval(&lab, &seen).holds);
-        seen.record("reach web db --port 5432", "allowed".into(), false);
-        assert!(c("command ran \"reach web db\"").eval(&lab, &seen).holds);
+        seen.record("reach web db --port 5432/tcp", &ok);
+        assert!(
+            c("command ran \"reach web db --port 5432\"")
+                .eval(&lab, &seen)
+                .holds
+        );
         // A repeated DEL: the first call alone does not complete a "twice" step.
-        seen.record("cni del c1 --node node-1", String::new(), false);
+        seen.record("cni del c1 --node node-1", &ok);
         let e = c("command ran \"cni del c1\" 2 times").eval(&lab, &seen);
         assert!(!e.holds);
         assert_eq!(e.actual, "`cni del c1` succeeded 1 time during this step");
-        seen.record("cni del c1 --node node-1", String::new(), false);
+        seen.record("cni del c1 --node node-1", &ok);
         assert!(
             c("command ran \"cni del c1\" 2 times")
                 .eval(&lab, &seen)
@@ -1564,7 +1606,8 @@ mod tests {
     #[test]
     fn command_shapes_resolve_aliases() {
         let mut seen = Observed::default();
-        seen.record("po create web --node node-1", String::new(), false);
+        let ok = Executed::nothing(Ok(crate::render::Outcome::empty()));
+        seen.record("po create web --node node-1", &ok);
         let c = parse(1, "command ran \"pod create\"").unwrap();
         assert!(c.eval(&Lab::empty(), &seen).holds);
         let c = parse(1, "command ran \"pod create --node node-2\"").unwrap();

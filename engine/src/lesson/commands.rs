@@ -15,6 +15,7 @@ use super::session::{Item, LessonSession};
 use crate::command::Command;
 use crate::command::grammar::LessonCmd;
 use crate::engine::LabError;
+use crate::engine::seen::Executed;
 use crate::render::{Line, Outcome, Role, Table};
 use std::sync::Arc;
 
@@ -647,22 +648,11 @@ impl Desk {
     /// passes, its progress is saved and the next item's card follows the output. A step
     /// that passes on a failing command (one the lesson meant to fail) turns the error into
     /// output, so the learner sees the error and the success in order.
-    pub fn lesson_observe(
-        &mut self,
-        line: &str,
-        result: Result<Outcome, LabError>,
-    ) -> Result<Outcome, LabError> {
+    pub fn lesson_observe(&mut self, line: &str, mut ran: Executed) -> Executed {
         let Some(mut s) = self.lessons.session.take() else {
-            return result;
+            return ran;
         };
-        let (text, failed) = match &result {
-            Ok(o) => (o.to_text(), false),
-            Err(e) => (
-                format!("{}error: {}\n", e.output.to_text(), e.message),
-                true,
-            ),
-        };
-        s.seen.record(line, text, failed);
+        s.seen.record(line, &ran);
         let passed = match s.current() {
             Item::Step(step) => check::eval_all(&step.checks, &self.lab, &s.seen)
                 .is_ok()
@@ -671,7 +661,7 @@ impl Desk {
         };
         let Some((number, title)) = passed else {
             self.lessons.session = Some(s);
-            return result;
+            return ran;
         };
         s.complete();
         self.lessons.save(&s.lesson.id, &s.progress);
@@ -685,11 +675,12 @@ impl Desk {
         }
         feedback.extend(render_current(&s));
         self.lessons.session = Some(s);
-        let mut out = match result {
+        let mut out = match std::mem::replace(&mut ran.result, Ok(Outcome::empty())) {
             Ok(o) => o,
             Err(e) => error_line(&e),
         };
         out.extend(feedback);
-        Ok(out)
+        ran.result = Ok(out);
+        ran
     }
 }

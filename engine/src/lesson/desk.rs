@@ -8,7 +8,8 @@
 
 use super::Lessons;
 use crate::command::{self, Command, ParseError};
-use crate::engine::{Lab, LabError, is_front_end_command};
+use crate::engine::seen::Executed;
+use crate::engine::{Lab, LabError, Reason, is_front_end_command};
 use crate::render::Outcome;
 
 /// The learner's desk: the lab being taught on and the lessons (catalog, progress store,
@@ -61,16 +62,30 @@ impl Desk {
     /// successful `load` replace the lab, so they leave the lesson in progress (its progress
     /// stays).
     pub fn execute(&mut self, line: &str) -> Result<Outcome, LabError> {
-        let (line, stdin) = command::split_heredoc(line).map_err(LabError::msg)?;
+        self.run(line).result
+    }
+
+    /// [`Desk::execute`], saying what the line did as data (see [`Executed`]).
+    pub fn run(&mut self, line: &str) -> Executed {
+        let (line, stdin) = match command::split_heredoc(line) {
+            Ok(split) => split,
+            Err(e) => return Executed::nothing(Err(LabError::msg(e).because(Reason::Usage))),
+        };
         self.lab.journal.stdin = stdin;
         let text = command::strip_comment(line);
         match command::parse(text) {
-            Ok(Some(cmd)) if is_front_end_command(&cmd) => self.lesson_control(cmd),
+            Ok(Some(cmd)) if is_front_end_command(&cmd) => {
+                let result = self.lesson_control(cmd.clone());
+                Executed {
+                    command: Some(cmd),
+                    ..Executed::nothing(result)
+                }
+            }
             Ok(Some(cmd)) => {
                 let replaces_lab = matches!(cmd, Command::Reset(_) | Command::Load(_));
-                let mut result = self.lab.execute_command(text, cmd);
+                let mut ran = self.lab.run_command(text, cmd);
                 if replaces_lab {
-                    if let Ok(out) = &mut result {
+                    if let Ok(out) = &mut ran.result {
                         if let Some(left) = self.leave_lesson() {
                             let mut first = Outcome::empty();
                             first.line(left);
@@ -79,12 +94,12 @@ impl Desk {
                         }
                     }
                 }
-                self.lesson_observe(text, result)
+                self.lesson_observe(text, ran)
             }
-            Ok(None) | Err(ParseError::Help(_)) => self.lab.execute(line),
+            Ok(None) | Err(ParseError::Help(_)) => self.lab.run(line),
             Err(ParseError::Invalid(_)) => {
-                let result = self.lab.execute(line);
-                self.lesson_observe(text, result)
+                let ran = self.lab.run(line);
+                self.lesson_observe(text, ran)
             }
         }
     }

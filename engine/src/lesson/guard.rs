@@ -12,8 +12,9 @@
 use super::desk::Desk;
 use crate::command::Command;
 use crate::command::grammar::{CniCmd, CniConfCmd};
-use crate::engine::LabError;
 use crate::engine::cni_cmd::EXAMPLE_CONFLISTS;
+use crate::engine::seen::Executed;
+use crate::engine::{LabError, Reason};
 use crate::render::Outcome;
 
 /// The words every refusal contains (the linter and tests look for them).
@@ -66,13 +67,18 @@ impl Desk {
     /// (a file read is answered like a replay with no files, so `cni conf load` falls back
     /// to the built-in example of that name).
     pub fn execute_lesson_code(&mut self, line: &str) -> Result<Outcome, LabError> {
+        self.run_lesson_code(line).result
+    }
+
+    /// [`Desk::execute_lesson_code`], saying what the line did as data.
+    pub fn run_lesson_code(&mut self, line: &str) -> Executed {
         if let Some(reason) = refusal_of_line(line) {
-            return Err(LabError::msg(reason));
+            return Executed::nothing(Err(LabError::msg(reason).because(Reason::Refused)));
         }
         let saved = self.lab.journal.swap_replay_files(Some(Default::default()));
-        let result = self.execute(line);
+        let ran = self.run(line);
         self.lab.journal.swap_replay_files(saved);
-        result
+        ran
     }
 }
 

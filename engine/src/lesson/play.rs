@@ -170,8 +170,14 @@ pub fn run_reference(
     what: &str,
     c: &RefCommand,
 ) -> Result<(), LessonError> {
-    let (out, failed) = run_text(desk, &c.text);
-    seen.record(&c.text, out.clone(), failed);
+    let ran = desk.run_lesson_code(&c.text);
+    seen.record(&c.text, &ran);
+    let failed = ran.failed();
+    let out = seen
+        .last
+        .as_ref()
+        .map(|r| r.text.clone())
+        .unwrap_or_default();
     match (failed, c.expect_failure) {
         (true, false) => {
             let msg = out
@@ -214,8 +220,8 @@ pub fn replay(desk: &mut Desk, lesson: &Lesson, upto: usize) -> Observed {
         .take(upto.saturating_sub(lesson.steps.len()))
     {
         if let QuizKind::Predict { run, .. } = &q.kind {
-            let (out, failed) = run_text(desk, run);
-            seen.record(run, out, failed);
+            let ran = desk.run_lesson_code(run);
+            seen.record(run, &ran);
         }
     }
     seen.new_step();

@@ -85,6 +85,35 @@ pub struct Hop {
     pub text: String,
     /// For a node route through a gateway: the next hop address.
     pub next_hop: Option<IpAddr>,
+    /// For a routing decision on a node: the node and the route that matched.
+    pub route: Option<(String, RouteEntry)>,
+    /// For a netfilter hop that rewrote the packet: what changed.
+    pub rewrite: Option<Rewrite>,
+    /// For a policy check: whether it allowed the packet.
+    pub allowed: Option<bool>,
+}
+
+/// An address a netfilter rule rewrote on the way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rewrite {
+    /// The source (SNAT, MASQUERADE): from, to.
+    Source(IpAddr, IpAddr),
+    /// The destination (DNAT): from, to.
+    Destination(IpAddr, IpAddr),
+}
+
+/// A packet dropped because it did not fit a link's MTU (DF set).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooBig {
+    /// Where: a node's name, or a pod's `ns/name`.
+    pub at: String,
+    /// The device (or `route to DST (mtu N)` for a route's own mtu).
+    pub dev: String,
+    /// The MTU it did not fit.
+    pub mtu: u32,
+    /// A router answered ICMP fragmentation needed (a forwarded packet); otherwise the
+    /// sender's own "message too long".
+    pub icmp: bool,
 }
 
 /// How the trace ended. `hop` is the 1-based number of the hop where it stopped.
@@ -126,16 +155,15 @@ pub struct Trace {
     pub outcome: Outcome,
     /// What enforced NetworkPolicy on the way.
     pub enforcement: Enforcement,
+    /// A drop for the MTU, if that is how it ended.
+    pub too_big: Option<TooBig>,
 }
 
 impl Trace {
     /// Whether the data plane's policy let the packet through: no policy check on the
     /// path denied it (under [`Enforcement::None`] nothing checks).
     pub fn policy_allows(&self) -> bool {
-        !self
-            .hops
-            .iter()
-            .any(|h| h.kind == HopKind::Policy && h.text.contains(": denied ("))
+        !self.hops.iter().any(|h| h.allowed == Some(false))
     }
 
     /// Did the packet arrive?
@@ -399,6 +427,7 @@ pub fn trace(
         hops: Vec::new(),
         dst,
         orig_src: src.ip(),
+        too_big: None,
     };
     let outcome = w.run(src, dst, flow, size);
     let mut verdict = verdict.clone();
@@ -411,6 +440,7 @@ pub fn trace(
         hops,
         outcome,
         enforcement,
+        too_big: w.too_big,
     })
 }
 
@@ -434,6 +464,7 @@ struct Walker<'a, 'n> {
     hops: Vec<Hop>,
     dst: Resolved<'a>,
     orig_src: Option<IpAddr>,
+    too_big: Option<TooBig>,
 }
 
 impl<'a, 'n> Walker<'a, 'n> {
@@ -442,7 +473,29 @@ impl<'a, 'n> Walker<'a, 'n> {
             kind,
             text,
             next_hop: None,
+            route: None,
+            rewrite: None,
+            allowed: None,
         });
+    }
+
+    /// A policy check's hop, with its verdict.
+    fn push_policy(&mut self, text: String, allowed: bool) {
+        self.push(HopKind::Policy, text);
+        if let Some(h) = self.hops.last_mut() {
+            h.allowed = Some(allowed);
+        }
+    }
+
+    /// A drop for the MTU: the outcome, remembering where and which MTU.
+    fn too_big(&mut self, text: String, at: &str, dev: &str, mtu: u32, icmp: bool) -> Outcome {
+        self.too_big = Some(TooBig {
+            at: at.to_string(),
+            dev: dev.to_string(),
+            mtu,
+            icmp,
+        });
+        self.dropped(text)
     }
 
     fn no_route(&self, reason: String) -> Outcome {
@@ -589,14 +642,21 @@ impl<'a, 'n> Walker<'a, 'n> {
             return self.no_route(format!("{} has no device {}", pod.key(), r.dev));
         };
         if size > link.mtu {
-            return self.dropped(format!(
+            let text = format!(
                 "{size}-byte packet with DF set does not fit {}'s {} (local error: message too long, mtu={})",
                 pod.key(),
                 r.dev,
                 link.mtu
-            ));
+            );
+            return self.too_big(text, &pod.key(), &r.dev, link.mtu, false);
         }
         if let Some(m) = r.mtu.filter(|m| size > *m) {
+            self.too_big = Some(TooBig {
+                at: pod.key(),
+                dev: format!("route to {} (mtu {m})", r.dst),
+                mtu: m,
+                icmp: false,
+            });
             return self.dropped(format!(
                 "{size}-byte packet with DF set does not fit the route's mtu {m} in {} (local error: message too long, mtu={m})",
                 pod.key()
@@ -715,6 +775,9 @@ impl<'a, 'n> Walker<'a, 'n> {
             kind: HopKind::NodeRoute,
             text: format!("route on {node}: {}", r.to_ip_route()),
             next_hop: via,
+            route: Some((node.to_string(), r.clone())),
+            rewrite: None,
+            allowed: None,
         });
         if r.blackhole {
             // A forwarded packet is discarded silently; a local sender gets EINVAL.
@@ -742,6 +805,12 @@ impl<'a, 'n> Walker<'a, 'n> {
             _ => (out.mtu, r.dev.clone()),
         };
         if pkt.size > mtu {
+            self.too_big = Some(TooBig {
+                at: node.to_string(),
+                dev: what.clone(),
+                mtu,
+                icmp: forwarded,
+            });
             return self.dropped(if forwarded {
                 format!(
                     "{}-byte packet with DF set does not fit {node}'s {what} (mtu {mtu}): {node} answers ICMP fragmentation needed (mtu = {mtu})",
@@ -1201,12 +1270,12 @@ impl<'a, 'n> Walker<'a, 'n> {
             ("egress", "bpf_lxc from-container")
         };
         let word = if v.allowed { "allowed" } else { "denied" };
-        self.push(
-            HopKind::Policy,
+        self.push_policy(
             format!(
                 "{dir} policy at {} ({}) on {node} ({prog}, {}): {word} ({})",
                 ep.ifname, ep.pod, v.map, v.detail
             ),
+            v.allowed,
         );
         if v.allowed {
             return None;
@@ -1480,11 +1549,11 @@ impl<'a, 'n> Walker<'a, 'n> {
                 .unwrap_or_default();
             let chain = if ingress { "cali-tw-" } else { "cali-fw-" };
             let word = if allowed { "allowed" } else { "denied" };
-            self.push(
-                HopKind::Policy,
+            self.push_policy(
                 format!(
                     "{dir} policy at {chain}{iface}{pod} on {node} ({hook}, Felix): {word} ({rule})"
                 ),
+                allowed,
             );
             if !allowed {
                 return Some(self.dropped(format!(
@@ -1509,14 +1578,26 @@ impl<'a, 'n> Walker<'a, 'n> {
         if let Some(why) = step.drop {
             return Some(self.dropped(format!("{hook} on {node} drops it: {why}")));
         }
+        let mut rewrite = None;
         if let Some((ip, port)) = step.dnat {
+            if ip != pkt.dst {
+                rewrite = Some(Rewrite::Destination(pkt.dst, ip));
+            }
             pkt.dst = ip;
             if let Some(p) = port {
                 pkt.dport = p;
             }
         }
         if let Some(ip) = step.snat {
+            if ip != pkt.src {
+                rewrite = Some(Rewrite::Source(pkt.src, ip));
+            }
             pkt.src = ip;
+        }
+        if let (Some(r), Some(h)) = (rewrite, self.hops.last_mut()) {
+            if h.kind == HopKind::Netfilter {
+                h.rewrite = Some(r);
+            }
         }
         None
     }
