@@ -28,7 +28,10 @@ fn lint_file(path: &Path) -> Vec<String> {
         .to_string();
     let text = std::fs::read_to_string(path).expect("read fixture");
     let parsed = catalog::parse_files(vec![(name, text)]);
-    lint::lint(&parsed).iter().map(|e| e.to_string()).collect()
+    lint::lint(&parsed, false)
+        .iter()
+        .map(|e| e.to_string())
+        .collect()
 }
 
 #[test]
@@ -108,7 +111,10 @@ fn duplicate_ids_are_reported() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lessons/valid/minimal.md");
     let text = std::fs::read_to_string(path).unwrap();
     let parsed = catalog::parse_files(vec![("a.md".into(), text.clone()), ("b.md".into(), text)]);
-    let errs: Vec<String> = lint::lint(&parsed).iter().map(|e| e.to_string()).collect();
+    let errs: Vec<String> = lint::lint(&parsed, false)
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
     assert_eq!(
         errs,
         vec!["b.md:3: id \"mini-one\" is already used by a.md".to_string()]
@@ -146,7 +152,7 @@ fn every_real_lesson_lints_clean() {
     let parsed = Catalog::Embedded.load();
     assert!(parsed.errors.is_empty(), "{:#?}", parsed.errors);
     assert!(!parsed.lessons.is_empty());
-    let errs = lint::lint(&parsed);
+    let errs = lint::lint(&parsed, false);
     assert!(
         errs.is_empty(),
         "{}",

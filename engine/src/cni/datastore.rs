@@ -246,6 +246,12 @@ impl Datastore {
         })))
     }
 
+    /// A datastore of its own holding a copy of these objects (cloning the handle shares
+    /// them).
+    pub fn copy(&self) -> Self {
+        Datastore(Arc::new(Mutex::new(self.read(CalicoIpam::clone))))
+    }
+
     /// Read the objects.
     pub fn read<R>(&self, f: impl FnOnce(&CalicoIpam) -> R) -> R {
         let guard = self.0.lock().unwrap_or_else(|e| e.into_inner());

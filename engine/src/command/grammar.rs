@@ -1444,7 +1444,13 @@ pub enum LessonCmd {
     },
     /// Check the lesson files: format, sections, hints, commands, and that each check is
     /// false before its step and true after
-    Lint,
+    Lint {
+        /// Also play decoys against every step (an `echo` of the checks' words, a command
+        /// left out, the commands failing, the wrong node or pod): each must leave the
+        /// step's checks false
+        #[arg(long)]
+        decoys: bool,
+    },
 }
 
 /// `fault …`

@@ -42,7 +42,13 @@ pub fn checks_markdown(predicates: &[(&str, &str)]) -> String {
     md.push_str(CHECKS_INTRO);
     md.push_str("\n| check | holds when |\n|---|---|\n");
     for (pattern, about) in predicates {
-        md.push_str(&format!("| `{}` | {} |\n", escape(pattern), escape(about)));
+        // Inside a code span `<pod>` is literal (CommonMark decodes no entity there); only
+        // the table's `|` is escaped.
+        md.push_str(&format!(
+            "| `{}` | {} |\n",
+            pattern.replace('|', "\\|"),
+            escape(about)
+        ));
     }
     md
 }

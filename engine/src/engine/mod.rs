@@ -900,6 +900,39 @@ impl Lab {
     }
 }
 
+/// A copy of the lab that shares nothing with it: what the copy's daemons write, only the
+/// copy's nodes read (the shared tables and datastores are copied and handed out again,
+/// see `crate::netd::Network::relink`). Rewinding, the linter's decoys and what-ifs run on
+/// copies.
+impl Clone for Lab {
+    fn clone(&self) -> Self {
+        let mut lab = Lab {
+            cluster: self.cluster.clone(),
+            nodes: self.nodes.clone(),
+            node_index: self.node_index.clone(),
+            registry: self.registry.clone(),
+            calls: self.calls.clone(),
+            wire: self.wire.clone(),
+            clock: self.clock,
+            mode: self.mode,
+            dirty: self.dirty.clone(),
+            kubelets: self.kubelets.clone(),
+            scheduler: self.scheduler.clone(),
+            storage: self.storage.clone(),
+            conf_template: self.conf_template.clone(),
+            driver: self.driver.clone(),
+            journal: self.journal.clone(),
+            faults: self.faults.clone(),
+            network: self.network.clone(),
+            multus: self.multus,
+            edges: self.edges.clone(),
+            shown: self.shown.clone(),
+        };
+        lab.network.relink(&mut lab.nodes);
+        lab
+    }
+}
+
 impl Default for Lab {
     fn default() -> Self {
         Lab::new()
@@ -911,3 +944,57 @@ pub const DEFAULT_PRESET: &str =
     "node add node-1 --cidr 10.244.1.0/24 --ip 192.168.0.1 --zone zone-1
 node add node-2 --cidr 10.244.2.0/24 --ip 192.168.0.2 --zone zone-2
 ";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the copy does stays in the copy, under every network (their daemons share
+    /// tables and a datastore with the nodes).
+    #[test]
+    fn a_copy_shares_nothing_with_the_original() {
+        for net in ["flannel-host-gw", "flannel-vxlan", "calico-bgp", "cilium"] {
+            let mut lab = Lab::new();
+            lab.execute(&format!("network use {net}")).unwrap();
+            lab.execute("pod create a --node node-1").unwrap();
+            let before_routes = lab.execute("show routes").unwrap().to_text();
+            let before_ipam = lab.execute("show ipam").unwrap().to_text();
+            let mut copy = lab.clone();
+            let mut twin = lab.clone();
+            assert_eq!(
+                copy.execute("show routes").unwrap().to_text(),
+                before_routes
+            );
+            copy.execute("node add node-3 --cidr 10.244.3.0/24 --ip 192.168.0.3")
+                .unwrap();
+            copy.execute("pod create b --node node-2").unwrap();
+            copy.execute("pod create c --node node-3").unwrap();
+            assert_ne!(copy.execute("show routes node-1").unwrap().to_text(), {
+                lab.execute("show routes node-1").unwrap().to_text()
+            });
+            assert_eq!(
+                lab.execute("show routes").unwrap().to_text(),
+                before_routes,
+                "{net}: the copy's node add changed the original's routes"
+            );
+            assert_eq!(
+                lab.execute("show ipam").unwrap().to_text(),
+                before_ipam,
+                "{net}: the copy's pods took the original's addresses"
+            );
+            // And the original goes on as a copy left alone does, as if the other copy
+            // never was.
+            for line in [
+                "pod create b --node node-2",
+                "get pod b -o json",
+                "show ipam",
+            ] {
+                assert_eq!(
+                    lab.execute(line).unwrap().to_text(),
+                    twin.execute(line).unwrap().to_text(),
+                    "{net}: {line}"
+                );
+            }
+        }
+    }
+}

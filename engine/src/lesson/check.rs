@@ -420,6 +420,96 @@ pub const PREDICATES: &[Predicate] = &[
         eval: last_command,
     },
     Predicate {
+        pattern: "saw wire <word>",
+        about: "during this step a wire record of this call (PLUGIN:COMMAND, COMMAND or a CSI RPC) was shown whole (`show wire`, or a raw `cni`/`csi` command's own record)",
+        eval: super::saw::wire,
+    },
+    Predicate {
+        pattern: "saw wire <word> env <text>",
+        about: "a record of the call shown this step had this CNI environment variable (`K=V`, or `K`; CNI_ARGS' pairs count)",
+        eval: super::saw::wire_env,
+    },
+    Predicate {
+        pattern: "saw wire <word> stdin|stdout|request|response <text> <text>",
+        about: "a record of the call shown this step had this JSON value (or `*`: any) at this JSON pointer of its stdin, stdout, request or response",
+        eval: super::saw::wire_json,
+    },
+    Predicate {
+        pattern: "saw wire <word> caller <text>",
+        about: "a record of the CSI call shown this step was made by this caller",
+        eval: super::saw::wire_caller,
+    },
+    Predicate {
+        pattern: "saw route <name> <text>",
+        about: "`show routes` showed this place's table (NODE, or pod/POD) with this route (`DST [via IP] [dev D] [proto P] [onlink]`, or `blackhole DST`)",
+        eval: super::saw::route,
+    },
+    Predicate {
+        pattern: "saw link <name> <word> <text>",
+        about: "`show links` showed this place's interface with this property (`mtu N`, `master BR`, `kind K`, `addr CIDR`, `up`, or words of its `ip -d` lines)",
+        eval: super::saw::link,
+    },
+    Predicate {
+        pattern: "saw iptables <node> nat|filter <text>",
+        about: "`show iptables` showed a rule of the node's table holding these words in a row",
+        eval: super::saw::iptables,
+    },
+    Predicate {
+        pattern: "saw neigh|fdb <node> <text>",
+        about: "`show neigh` or `show fdb` showed an entry of the node holding these words in a row",
+        eval: super::saw::entries,
+    },
+    Predicate {
+        pattern: "saw ipam <node> lease|last-reserved|net <text>",
+        about: "`show ipam` showed the node's host-local store with this lease, last_reserved_ip or network",
+        eval: super::saw::ipam,
+    },
+    Predicate {
+        pattern: "saw conf <node> active <word>",
+        about: "`cni conf show` showed that the node's runtime uses this file",
+        eval: super::saw::conf_active,
+    },
+    Predicate {
+        pattern: "saw trace <flow> delivered|dropped|no-route|left",
+        about: "during this step a trace of this flow (`\"SRC DST [--port P] [--size BYTES]\"`, port 80/TCP by default, any size when none is given) ended this way",
+        eval: super::saw::trace_end,
+    },
+    Predicate {
+        pattern: "saw trace <flow> mtu <n>",
+        about: "a trace of this flow during this step stopped where the packet did not fit this MTU",
+        eval: super::saw::trace_mtu,
+    },
+    Predicate {
+        pattern: "saw trace <flow> route <node> <text>",
+        about: "a trace of this flow during this step took this route on this node",
+        eval: super::saw::trace_route,
+    },
+    Predicate {
+        pattern: "saw trace <flow> source rewritten",
+        about: "a trace of this flow during this step had its source rewritten by netfilter (MASQUERADE, SNAT)",
+        eval: super::saw::trace_rewritten,
+    },
+    Predicate {
+        pattern: "saw trace <flow> hop <word>",
+        about: "a trace of this flow during this step went through a hop of this kind (tunnel, netfilter, policy, underlay, bridge, veth, pod-route, node-route)",
+        eval: super::saw::trace_hop,
+    },
+    Predicate {
+        pattern: "saw reach <flow> allowed|denied",
+        about: "during this step `reach` answered this for the flow (what the data plane does)",
+        eval: super::saw::reach,
+    },
+    Predicate {
+        pattern: "saw reach <flow> policies allowed|denied",
+        about: "during this step `reach` gave this as the policies' own verdict on the flow",
+        eval: super::saw::reach_policies,
+    },
+    Predicate {
+        pattern: "caused <text>",
+        about: "a command of this step made this component act (an actor of the call log: `external-attacher`, `containerd(node-1)`)",
+        eval: super::saw::caused,
+    },
+    Predicate {
         pattern: "pvc <pod> on <node> targets <n>",
         about: "how many NodePublish target paths the claim's volume has on the node",
         eval: pvc_targets_on,
@@ -458,6 +548,7 @@ fn validate(placeholder: &str, value: &str) -> Result<(), String> {
         "<cidr>" => value.parse::<IpNet>().is_ok(),
         "<n>" => value.parse::<u64>().is_ok(),
         "<port>" => crate::cluster::policy::parse_port(value).is_ok(),
+        "<flow>" => super::saw::FlowSpec::parse(value).is_ok(),
         _ => !value.is_empty(),
     };
     if ok {
@@ -468,6 +559,7 @@ fn validate(placeholder: &str, value: &str) -> Result<(), String> {
         "<cidr>" => "a CIDR such as 10.244.1.0/24",
         "<n>" => "a number",
         "<port>" => "a port P[/PROTO] such as 3306/TCP",
+        "<flow>" => "a flow \"SRC DST [--port P[/PROTO]] [--size BYTES]\"",
         _ => "a non-empty word",
     };
     Err(format!("expected {what} for {placeholder}, got {value:?}"))
@@ -1471,6 +1563,7 @@ mod tests {
                 "<n>" => "2".to_string(),
                 "<port>" => "3306/TCP".to_string(),
                 "<text>" => "\"show wire\"".to_string(),
+                "<flow>" => "\"web db --port 80\"".to_string(),
                 t if t.starts_with('<') => "x".to_string(),
                 t if t.contains('|') => t.split('|').next().unwrap_or("").to_string(),
                 t => t.to_string(),

@@ -305,9 +305,9 @@ impl Desk {
                 Ok(self.lesson_play(&lesson, PlayOptions { speed, step }))
             }
             LessonCmd::Verify { id } => self.lesson_verify(id.as_deref()),
-            LessonCmd::Lint => {
+            LessonCmd::Lint { decoys } => {
                 let parsed = self.lessons.parsed();
-                let errs = lint::lint(&parsed);
+                let errs = lint::lint(&parsed, decoys);
                 let mut out = Outcome::empty();
                 for e in &errs {
                     out.line(Line::styled(e.to_string(), Role::Bad));

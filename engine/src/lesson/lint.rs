@@ -109,8 +109,9 @@ pub fn lint_structure(lesson: &Lesson) -> Vec<LessonError> {
     errs
 }
 
-/// Lint everything a catalog holds; errors sorted by file and line.
-pub fn lint(parsed: &Parsed) -> Vec<LessonError> {
+/// Lint everything a catalog holds, with the decoys (see [`super::decoy`]) when asked;
+/// errors sorted by file and line.
+pub fn lint(parsed: &Parsed, decoys: bool) -> Vec<LessonError> {
     let mut errs: Vec<LessonError> = parsed.errors.clone();
     let mut seen: BTreeMap<&str, &Lesson> = BTreeMap::new();
     for l in &parsed.lessons {
@@ -132,7 +133,7 @@ pub fn lint(parsed: &Parsed) -> Vec<LessonError> {
             .collect();
         errs.extend(structure);
         errs.extend(
-            verify_with(l, true)
+            verify_with(l, true, decoys)
                 .into_iter()
                 .filter(|e| !refused.contains(&e.line)),
         );

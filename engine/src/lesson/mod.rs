@@ -16,6 +16,7 @@
 pub mod catalog;
 pub mod check;
 pub mod commands;
+pub mod decoy;
 pub mod desk;
 pub mod facts;
 pub mod guard;
@@ -24,6 +25,7 @@ pub mod model;
 pub mod parse;
 pub mod play;
 pub mod progress;
+pub mod saw;
 pub mod session;
 
 pub use catalog::{Catalog, Parsed};

@@ -231,8 +231,9 @@ pub fn replay(desk: &mut Desk, lesson: &Lesson, upto: usize) -> Observed {
 /// Play a lesson headlessly on a fresh lab and return every problem: a reference command
 /// that did not end as written, a check false after its step's commands, a predict quiz
 /// whose answer is not in its command's output. With `strict` (the linter), also a step
-/// whose check already holds before its commands.
-pub fn verify_with(lesson: &Lesson, strict: bool) -> Vec<LessonError> {
+/// whose check already holds before its commands, or holds after a decoy (see
+/// [`super::decoy`]).
+pub fn verify_with(lesson: &Lesson, strict: bool, decoys: bool) -> Vec<LessonError> {
     let mut errors = Vec::new();
     let mut desk = Desk::new();
     let mut seen = Observed::default();
@@ -248,14 +249,17 @@ pub fn verify_with(lesson: &Lesson, strict: bool) -> Vec<LessonError> {
                 ),
             ));
         }
+        let before = (strict && decoys).then(|| desk.lab.clone());
         for c in &s.commands {
             if let Err(e) = run_reference(&mut desk, &mut seen, lesson, &what, c) {
                 errors.push(e);
             }
         }
+        let mut all_hold = true;
         for c in &s.checks {
             let e = c.eval(&desk.lab, &seen);
             if !e.holds {
+                all_hold = false;
                 errors.push(LessonError::new(
                     &lesson.file,
                     c.line,
@@ -263,6 +267,15 @@ pub fn verify_with(lesson: &Lesson, strict: bool) -> Vec<LessonError> {
                         "{what}: check `{}` is false after the reference commands ({})",
                         c.text, e.actual
                     ),
+                ));
+            }
+        }
+        if let (true, Some(before)) = (all_hold, &before) {
+            if let Some(why) = super::decoy::passing_decoy(s, before) {
+                errors.push(LessonError::new(
+                    &lesson.file,
+                    s.line,
+                    format!("{what}: {why}"),
                 ));
             }
         }
@@ -294,7 +307,7 @@ pub fn verify_with(lesson: &Lesson, strict: bool) -> Vec<LessonError> {
 
 /// `lesson verify`: [`verify_with`] without the before-check.
 pub fn verify(lesson: &Lesson) -> Vec<LessonError> {
-    verify_with(lesson, false)
+    verify_with(lesson, false, false)
 }
 
 /// Where live playback goes: a front end that shows typing and waits (the REPL, the

@@ -526,6 +526,14 @@ impl Flannel {
 
     /// Give `node`'s kernel the peers' table, or take it away when its flanneld holds no
     /// lease.
+    /// After the lab was copied: hand this daemon's (copied) table to the nodes that hold
+    /// one (see `crate::netd::Network::relink`).
+    pub fn relink(&mut self, hosts: &mut BTreeMap<String, crate::node::NodeRuntime>) {
+        for (name, rt) in hosts.iter_mut() {
+            self.hand_table(name, &mut rt.host);
+        }
+    }
+
     fn hand_table(&self, node: &str, host: &mut Host) {
         let holds = !self.problems.contains_key(node);
         if holds != host.peers.is_shared_with(&self.shared) {

@@ -8,6 +8,7 @@
 //! flannel with its host-gw or VXLAN backend ([`flannel`]), Calico in BGP mode
 //! ([`calico`]), or Cilium in tunnel mode ([`cilium`], [`cilium::agent`]).
 
+use std::collections::BTreeMap;
 pub mod calico;
 pub mod cilium;
 pub mod flannel;
@@ -35,6 +36,17 @@ impl Default for Network {
 }
 
 impl Network {
+    /// After the lab was copied: the copy's daemons and nodes share their tables and
+    /// datastore with each other, not with the original's (a copied handle still points at
+    /// the original's).
+    pub fn relink(&mut self, hosts: &mut BTreeMap<String, crate::node::NodeRuntime>) {
+        match self {
+            Network::Flannel(f) => f.relink(hosts),
+            Network::Calico(c) => c.relink(hosts),
+            Network::Cilium(_) => {}
+        }
+    }
+
     /// The `--network` name.
     pub fn name(&self) -> &'static str {
         match self {

@@ -158,6 +158,18 @@ impl Calico {
         );
     }
 
+    /// After the lab was copied: a datastore and a routes table of the copy's own, handed
+    /// to the nodes that had the original's (see `crate::netd::Network::relink`).
+    pub fn relink(&mut self, hosts: &mut BTreeMap<String, NodeRuntime>) {
+        self.datastore = self.datastore.copy();
+        for rt in hosts.values_mut() {
+            if rt.host.datastore.is_some() {
+                rt.host.datastore = Some(self.datastore.clone());
+                rt.host.peers = self.shared.share();
+            }
+        }
+    }
+
     /// calico-node is removed from every node: what it installed and programmed goes.
     pub fn uninstall(hosts: &mut BTreeMap<String, NodeRuntime>) {
         for rt in hosts.values_mut() {

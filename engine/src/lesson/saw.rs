@@ -1,0 +1,650 @@
+//! The `saw …` checks: a view of an object was run during the step, succeeded, and showed a
+//! fact. They read what the learner's commands showed as data (`engine::seen::Seen`,
+//! recorded in [`Observed`]), never printed text: `echo` shows nothing, a command that
+//! failed showed nothing, and a view of another node, pod or flow shows other facts.
+//!
+//! Places: `NODE` for a node's host namespace, `pod/POD` (`pod/web`, `pod/team/web`) for a
+//! pod's. Wire calls: `PLUGIN:COMMAND` (`bridge:ADD`), a CNI command (`DEL`) or a CSI RPC
+//! (`CreateVolume`), as `show wire --last` takes them.
+
+use super::check::{Eval, Observed};
+use crate::engine::Lab;
+use crate::engine::seen::{Endpoint, EntryTable, FlowSeen, Place, RouteFact, Seen, TraceEnd};
+use crate::record::wire::WireRecord;
+use serde_json::Value;
+
+fn arg(a: &[String], i: usize) -> &str {
+    a.get(i).map(String::as_str).unwrap_or("")
+}
+
+fn yes_no(holds: bool, yes: String, no: String) -> Eval {
+    Eval {
+        holds,
+        actual: if holds { yes } else { no },
+    }
+}
+
+// ---- places, endpoints ----
+
+/// A place as a check names it: `NODE` or `pod/POD`.
+fn place_matches(want: &str, p: &Place) -> bool {
+    match want.strip_prefix("pod/") {
+        Some(pod) => p
+            .pod()
+            .is_some_and(|r| pod_named(pod, &r.namespace, &r.name)),
+        None => matches!(p, Place::Node(n) if n == want),
+    }
+}
+
+/// Whether `want` (`name` or `ns/name`) names the pod `ns/name`.
+fn pod_named(want: &str, ns: &str, name: &str) -> bool {
+    match want.split_once('/') {
+        Some((n, x)) => n == ns && x == name,
+        None => ns == "default" && want == name,
+    }
+}
+
+/// Whether `want` (a pod, a node or an address) names the endpoint.
+fn endpoint_named(want: &str, e: &Endpoint) -> bool {
+    match e {
+        Endpoint::Pod(r) => pod_named(want, &r.namespace, &r.name),
+        Endpoint::Node(n) => n == want,
+        Endpoint::Ip(ip) => want.parse().ok() == Some(*ip),
+    }
+}
+
+/// A flow as a check writes it: the arguments of `trace`/`reach` (`"web db --port 5432
+/// --size 1500"`); the port defaults to 80/TCP as the commands' do, any size matches when
+/// none is given.
+#[derive(Debug, Clone)]
+pub struct FlowSpec {
+    src: String,
+    dst: String,
+    port: u16,
+    protocol: &'static str,
+    size: Option<u32>,
+}
+
+impl FlowSpec {
+    /// Parse `SRC DST [--port P[/PROTO]] [--size BYTES]`.
+    pub fn parse(text: &str) -> Result<FlowSpec, String> {
+        let line = format!("trace {text}");
+        let cmd = crate::command::parse(&line).map_err(|e| match e {
+            crate::command::ParseError::Help(h) | crate::command::ParseError::Invalid(h) => h,
+        })?;
+        let Some(crate::command::Command::Trace(f)) = cmd else {
+            return Err(format!("`{text}` is not SRC DST [--port P] [--size BYTES]"));
+        };
+        let (port, protocol) = match &f.port {
+            Some(p) => crate::cluster::policy::parse_port(p)?,
+            None => (80, crate::cluster::policy::Protocol::Tcp),
+        };
+        Ok(FlowSpec {
+            src: f.src,
+            dst: f.dst,
+            port,
+            protocol: protocol.as_str(),
+            size: f.size,
+        })
+    }
+
+    /// `SRC → DST`, for messages.
+    fn name(&self) -> String {
+        format!(
+            "{} → {}:{}/{}",
+            self.src, self.dst, self.port, self.protocol
+        )
+    }
+}
+
+/// Whether a flow is the one the spec names.
+fn flow_is(f: &FlowSeen, want: &FlowSpec) -> bool {
+    endpoint_named(&want.src, &f.src)
+        && endpoint_named(&want.dst, &f.dst)
+        && want.port == f.port
+        && want.protocol == f.protocol
+        && want.size.is_none_or(|s| s == f.size)
+}
+
+/// The flow a check's first argument names (checked when the lesson is parsed).
+fn spec(a: &[String]) -> FlowSpec {
+    FlowSpec::parse(arg(a, 0)).unwrap_or(FlowSpec {
+        src: String::new(),
+        dst: String::new(),
+        port: 0,
+        protocol: "",
+        size: None,
+    })
+}
+
+// ---- wire ----
+
+/// The wire records the step's commands showed whole: `show wire`'s, and those a raw
+/// `cni …`/`csi …` command made (it printed their reply).
+fn wire_shown(seen: &Observed) -> Vec<u64> {
+    let mut out = Vec::new();
+    for r in seen.succeeded() {
+        for s in &r.seen {
+            if let Seen::Wire(seqs) = s {
+                out.extend(seqs);
+            }
+        }
+        let raw = r
+            .shape
+            .as_ref()
+            .is_some_and(|s| matches!(s.path.first().map(String::as_str), Some("cni" | "csi")));
+        if raw {
+            out.extend(r.wire.0..r.wire.1);
+        }
+    }
+    out
+}
+
+/// Whether a record is the call `want` names (`bridge:ADD`, `DEL`, `CreateVolume`).
+fn is_call(rec: &WireRecord, want: &str) -> bool {
+    let (plugin, cmd) = match want.split_once(':') {
+        Some((p, c)) => (Some(p), c),
+        None => (None, want),
+    };
+    match rec {
+        WireRecord::Cni(c) => {
+            c.env.cmd().as_str().eq_ignore_ascii_case(cmd)
+                && plugin.is_none_or(|p| c.plugin_type == p)
+        }
+        WireRecord::Csi(c) => plugin.is_none() && c.rpc.eq_ignore_ascii_case(cmd),
+    }
+}
+
+/// The records of `call` the step showed.
+fn shown_calls<'l>(lab: &'l Lab, seen: &Observed, call: &str) -> Vec<&'l WireRecord> {
+    wire_shown(seen)
+        .into_iter()
+        .filter_map(|s| lab.wire.get(s))
+        .filter(|r| is_call(r, call))
+        .collect()
+}
+
+/// `saw wire <call>`.
+pub fn wire(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let call = arg(a, 0);
+    let n = shown_calls(lab, seen, call).len();
+    yes_no(
+        n > 0,
+        format!("you looked at a {call} record on the wire"),
+        format!(
+            "no {call} record has been shown whole during this step (`show wire --last {call}`)"
+        ),
+    )
+}
+
+/// A CNI environment variable `K=V` (or just `K`), CNI_ARGS' pairs included.
+fn env_has(rec: &WireRecord, want: &str) -> bool {
+    let WireRecord::Cni(c) = rec else {
+        return false;
+    };
+    let (k, v) = match want.split_once('=') {
+        Some((k, v)) => (k, Some(v)),
+        None => (want, None),
+    };
+    let vars = c.env.vars();
+    let args = vars
+        .iter()
+        .find(|(n, _)| *n == "CNI_ARGS")
+        .map(|(_, v)| *v)
+        .unwrap_or("");
+    let pairs = vars
+        .iter()
+        .map(|(n, v)| (*n, *v))
+        .chain(args.split(';').filter_map(|p| p.split_once('=')));
+    pairs
+        .into_iter()
+        .any(|(n, val)| n == k && v.is_none_or(|v| v == val))
+}
+
+/// `saw wire <call> env <K[=V]>`.
+pub fn wire_env(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, want) = (arg(a, 0), arg(a, 1));
+    let recs = shown_calls(lab, seen, call);
+    let holds = recs.iter().any(|r| env_has(r, want));
+    yes_no(
+        holds,
+        format!("you saw {want} in a {call} record's environment"),
+        if recs.is_empty() {
+            format!("no {call} record has been shown whole during this step")
+        } else {
+            format!("the {call} records shown have no {want} in their environment")
+        },
+    )
+}
+
+/// One part of a record as JSON: `stdin`, `stdout` (CNI), `request`, `response` (CSI).
+fn part(rec: &WireRecord, which: &str) -> Option<Value> {
+    match (rec, which) {
+        (WireRecord::Cni(c), "stdin") => Some(c.stdin.to_json()),
+        (WireRecord::Cni(c), "stdout") => serde_json::from_str(&c.stdout()).ok(),
+        (WireRecord::Csi(c), "request") => Some(c.request.to_json()),
+        (WireRecord::Csi(c), "response") => match &c.reply {
+            Ok(r) => Some(r.to_json()),
+            Err(s) => serde_json::to_value(s).ok(),
+        },
+        _ => None,
+    }
+}
+
+/// A JSON value as a check writes it: JSON (`2`, `true`, `{}`, `"eth0"`), or a bare word
+/// taken as a string.
+fn json_value(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_string()))
+}
+
+/// `saw wire <call> <part> <pointer> <value>`: the record's part has `value` at the JSON
+/// pointer (`/ips/0/interface`); a value `*` asks only that it is there.
+pub fn wire_json(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, which, ptr, want) = (arg(a, 0), arg(a, 1), arg(a, 2), arg(a, 3));
+    let recs = shown_calls(lab, seen, call);
+    let holds = recs.iter().any(|r| {
+        part(r, which).is_some_and(|v| {
+            v.pointer(ptr)
+                .is_some_and(|x| want == "*" || *x == json_value(want))
+        })
+    });
+    yes_no(
+        holds,
+        format!("you saw {ptr} = {want} in a {call} record's {which}"),
+        if recs.is_empty() {
+            format!("no {call} record has been shown whole during this step")
+        } else {
+            format!("the {call} records shown do not have {ptr} = {want} in their {which}")
+        },
+    )
+}
+
+/// `saw wire <call> caller <actor>`: a CSI call's caller (`external-provisioner`).
+pub fn wire_caller(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, want) = (arg(a, 0), arg(a, 1));
+    let holds = shown_calls(lab, seen, call)
+        .iter()
+        .any(|r| matches!(r, WireRecord::Csi(c) if c.caller == want));
+    yes_no(
+        holds,
+        format!("you saw that {want} made the {call} call"),
+        format!("no {call} record from {want} has been shown whole during this step"),
+    )
+}
+
+// ---- routes ----
+
+/// A route as a check writes it: `DST [via IP] [dev DEV] [proto P] [onlink]`, or
+/// `blackhole DST`; every part given must match.
+fn route_matches(spec: &str, r: &RouteFact) -> bool {
+    let words: Vec<&str> = spec.split_whitespace().collect();
+    let (blackhole, rest) = match words.split_first() {
+        Some((&"blackhole", rest)) => (true, rest),
+        _ => (false, &words[..]),
+    };
+    let Some((dst, mut rest)) = rest.split_first() else {
+        return false;
+    };
+    if *dst != r.dst || blackhole != r.blackhole {
+        return false;
+    }
+    while let Some((k, tail)) = rest.split_first() {
+        let (ok, tail) = match (*k, tail.split_first()) {
+            ("onlink", _) => (r.onlink, tail),
+            ("via", Some((v, t))) => (r.via.is_some_and(|ip| v.parse().ok() == Some(ip)), t),
+            ("dev", Some((v, t))) => (r.dev == *v, t),
+            ("proto", Some((v, t))) => (r.proto.as_deref() == Some(*v), t),
+            // Other words (`scope link`, `src …`) must appear in the printed line.
+            (w, _) => (r.line.split_whitespace().any(|x| x == w), tail),
+        };
+        if !ok {
+            return false;
+        }
+        rest = tail;
+    }
+    true
+}
+
+/// `saw route <place> <route>`.
+pub fn route(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (place, spec) = (arg(a, 0), arg(a, 1));
+    let mut shown = false;
+    let holds = seen.seen().any(|s| match s {
+        Seen::Routes(tables) => tables.iter().any(|t| {
+            let here = place_matches(place, &t.place);
+            shown |= here;
+            here && t.routes.iter().any(|r| route_matches(spec, r))
+        }),
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you saw {place}'s route {spec}"),
+        if shown {
+            format!("{place}'s route table was shown, without a route {spec}")
+        } else {
+            format!("{place}'s route table has not been shown during this step (`show routes`)")
+        },
+    )
+}
+
+// ---- links ----
+
+/// `saw link <place> <ifname> <spec>`: `mtu N`, `master BR`, `kind K`, `addr CIDR`, `up`,
+/// or words of the link's `ip -d` lines (`vxlan id 1`, `dstport 8472`).
+pub fn link(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (place, name, spec) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let words: Vec<&str> = spec.split_whitespace().collect();
+    let mut shown = false;
+    let holds = seen.seen().any(|s| match s {
+        Seen::Links(sets) => sets.iter().any(|set| {
+            place_matches(place, &set.place)
+                && set.links.iter().any(|l| {
+                    if l.name != name {
+                        return false;
+                    }
+                    shown = true;
+                    match words.as_slice() {
+                        ["mtu", n] => n.parse() == Ok(l.mtu),
+                        ["master", m] => l.master.as_deref() == Some(*m),
+                        ["kind", k] => l.kind == *k,
+                        ["addr", x] => l.addrs.iter().any(|y| y == x),
+                        ["up"] => l.up,
+                        _ => l.lines.iter().any(|line| {
+                            let lw: Vec<&str> = line.split_whitespace().collect();
+                            lw.windows(words.len().max(1))
+                                .any(|w| w == words.as_slice())
+                        }),
+                    }
+                })
+        }),
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you saw {place}'s {name}: {spec}"),
+        if shown {
+            format!("{place}'s {name} was shown, not with {spec}")
+        } else {
+            format!("{place}'s {name} has not been shown during this step (`show links`)")
+        },
+    )
+}
+
+// ---- iptables, entries ----
+
+/// Whether `rule` (as `iptables -S` prints it) holds `words` in a row.
+fn has_words(rule: &str, words: &[&str]) -> bool {
+    let rw: Vec<&str> = rule.split_whitespace().collect();
+    !words.is_empty() && rw.windows(words.len()).any(|w| w == words)
+}
+
+/// `saw iptables <node> <table> <rule words>`: a rule of that table shown, holding the words
+/// in a row (`-A FLANNEL-POSTRTG -s 10.244.1.0/24`, `--to-destination 10.244.1.2:80`).
+pub fn iptables(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (node, table, spec) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let words: Vec<&str> = spec.split_whitespace().collect();
+    let mut shown = false;
+    let holds = seen.seen().any(|s| match s {
+        Seen::Iptables(t) if t.node == node && t.table == table => {
+            shown = true;
+            t.rules.iter().any(|r| has_words(r, &words))
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you saw the rule `{spec}` in {node}'s {table} table"),
+        if shown {
+            format!("{node}'s {table} table was shown, without a rule `{spec}`")
+        } else {
+            format!(
+                "{node}'s {table} table has not been shown during this step (`show iptables {node} --table {table}`)"
+            )
+        },
+    )
+}
+
+/// `saw neigh|fdb <node> <entry words>`.
+pub fn entries(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (which, node, spec) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let table = if which == "fdb" {
+        EntryTable::Fdb
+    } else {
+        EntryTable::Neigh
+    };
+    let words: Vec<&str> = spec.split_whitespace().collect();
+    let holds = seen.seen().any(|s| match s {
+        Seen::Entries {
+            table: t,
+            node: n,
+            entries,
+        } => *t == table && n == node && entries.iter().any(|e| has_words(e, &words)),
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you saw {node}'s {which} entry `{spec}`"),
+        format!(
+            "no {which} entry `{spec}` of {node} has been shown during this step (`show {which} {node}`)"
+        ),
+    )
+}
+
+// ---- ipam, net.d ----
+
+/// `saw ipam <node> lease|last-reserved <ip>` and `saw ipam <node> net <name>`.
+pub fn ipam(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (node, what, value) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let ip: Option<std::net::IpAddr> = value.parse().ok();
+    let holds = seen.seen().any(|s| match s {
+        Seen::Ipam(stores) => stores.iter().any(|st| {
+            st.node == node
+                && match what {
+                    "lease" => st.leases.iter().any(|(l, _, _)| Some(*l) == ip),
+                    "last-reserved" => st.last_reserved.iter().any(|(_, l)| Some(*l) == ip),
+                    _ => st.net == value,
+                }
+        }),
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you saw {node}'s host-local {what} {value}"),
+        format!(
+            "{node}'s host-local store with {what} {value} has not been shown during this step (`show ipam {node}`)"
+        ),
+    )
+}
+
+/// `saw conf <node> active <file>`: `cni conf show` marked that file as the one in use.
+pub fn conf_active(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (node, file) = (arg(a, 0), arg(a, 1));
+    let holds = seen.seen().any(|s| match s {
+        Seen::Conf(dirs) => dirs
+            .iter()
+            .any(|d| d.node == node && d.active.as_deref() == Some(file)),
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you saw that {node}'s runtime uses {file}"),
+        format!("`cni conf show --node {node}` has not shown {file} in use during this step"),
+    )
+}
+
+// ---- trace, reach ----
+
+/// `saw trace <flow> delivered|dropped|no-route|left`.
+pub fn trace_end(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (flow, end) = (spec(a), arg(a, 1));
+    let want = match end {
+        "delivered" => TraceEnd::Delivered,
+        "dropped" => TraceEnd::Dropped,
+        "left" => TraceEnd::LeftCluster,
+        _ => TraceEnd::NoRoute,
+    };
+    let mut ended = Vec::new();
+    let holds = traces(seen, &flow).any(|t| {
+        ended.push(t.result.clone());
+        t.end == want
+    });
+    yes_no(
+        holds,
+        format!("you traced {}: {end}", flow.name()),
+        match ended.last() {
+            Some(r) => format!("your trace of {} ended: {r}", flow.name()),
+            None => format!("`trace {}` has not been run during this step", arg(a, 0)),
+        },
+    )
+}
+
+/// The traces of the flow the step showed.
+fn traces<'o>(
+    seen: &'o Observed,
+    flow: &'o FlowSpec,
+) -> impl Iterator<Item = &'o crate::engine::seen::TraceSeen> {
+    seen.seen().filter_map(move |s| match s {
+        Seen::Trace(t) if flow_is(&t.flow, flow) => Some(&**t),
+        _ => None,
+    })
+}
+
+/// `saw trace <flow> mtu <n>`: the packet did not fit an MTU of n on the way.
+pub fn trace_mtu(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (flow, mtu) = (spec(a), arg(a, 1));
+    let holds =
+        traces(seen, &flow).any(|t| t.too_big.as_ref().is_some_and(|b| mtu.parse() == Ok(b.mtu)));
+    yes_no(
+        holds,
+        format!("you saw {} not fit an MTU of {mtu}", flow.name()),
+        format!(
+            "no trace of {} during this step stopped at an MTU of {mtu}",
+            flow.name()
+        ),
+    )
+}
+
+/// `saw trace <flow> route <node> <route>`: the packet took that route on that node.
+pub fn trace_route(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (flow, node, rspec) = (spec(a), arg(a, 1), arg(a, 2));
+    let holds = traces(seen, &flow).any(|t| {
+        t.routes
+            .iter()
+            .any(|(n, r)| n == node && route_matches(rspec, r))
+    });
+    yes_no(
+        holds,
+        format!("you saw {} take {node}'s route {rspec}", flow.name()),
+        format!(
+            "no trace of {} during this step took {node}'s route {rspec}",
+            flow.name()
+        ),
+    )
+}
+
+/// `saw trace <flow> source rewritten`: netfilter rewrote the source (MASQUERADE, SNAT) on
+/// the way.
+pub fn trace_rewritten(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let flow = spec(a);
+    let holds = traces(seen, &flow).any(|t| {
+        t.rewrites
+            .iter()
+            .any(|r| matches!(r, crate::net::trace::Rewrite::Source(..)))
+    });
+    yes_no(
+        holds,
+        format!("you saw the source of {} rewritten on the way", flow.name()),
+        format!(
+            "no trace of {} during this step had its source rewritten",
+            flow.name()
+        ),
+    )
+}
+
+/// `saw trace <flow> hop <kind>`: a hop of that kind (`tunnel`, `netfilter`, `policy`,
+/// `underlay`, `bridge`, `veth`, `pod-route`, `node-route`).
+pub fn trace_hop(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::net::trace::HopKind;
+    let (flow, kind) = (spec(a), arg(a, 1));
+    let want = match kind {
+        "tunnel" => Some(HopKind::Tunnel),
+        "netfilter" => Some(HopKind::Netfilter),
+        "policy" => Some(HopKind::Policy),
+        "underlay" => Some(HopKind::Underlay),
+        "bridge" => Some(HopKind::Bridge),
+        "veth" => Some(HopKind::Veth),
+        "pod-route" => Some(HopKind::PodRoute),
+        "node-route" => Some(HopKind::NodeRoute),
+        _ => None,
+    };
+    let holds = traces(seen, &flow).any(|t| t.hops.iter().any(|(k, _)| Some(*k) == want));
+    yes_no(
+        holds,
+        format!("you saw a {kind} hop on {}", flow.name()),
+        format!(
+            "no trace of {} during this step went through a {kind} hop",
+            flow.name()
+        ),
+    )
+}
+
+/// `saw reach <flow> allowed|denied`: what the data plane does with the flow.
+pub fn reach(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    reach_verdict(seen, a, false)
+}
+
+/// `saw reach <flow> policies allowed|denied`: the policies' own verdict.
+pub fn reach_policies(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    reach_verdict(seen, a, true)
+}
+
+fn reach_verdict(seen: &Observed, a: &[String], policies: bool) -> Eval {
+    let (flow, word) = (spec(a), arg(a, 1));
+    let mut said = None;
+    let holds = seen.seen().any(|s| match s {
+        Seen::Reach(r) if flow_is(&r.flow, &flow) => {
+            let v = if policies {
+                r.policies_allow
+            } else {
+                r.allowed
+            };
+            said = Some(v);
+            v == (word == "allowed")
+        }
+        _ => false,
+    });
+    let what = if policies {
+        "the policies' verdict"
+    } else {
+        "reach"
+    };
+    yes_no(
+        holds,
+        format!("you saw {what} on {}: {word}", flow.name()),
+        match said {
+            Some(v) => format!(
+                "{what} on {} said {}",
+                flow.name(),
+                if v { "allowed" } else { "denied" }
+            ),
+            None => format!("`reach {}` has not been run during this step", arg(a, 0)),
+        },
+    )
+}
+
+/// `caused <actor>`: a command of this step made a call-log entry by that actor
+/// (`external-attacher`, `containerd(node-1)`).
+pub fn caused(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let want = arg(a, 0);
+    let holds = seen.succeeded().any(|r| {
+        (r.calls.0..r.calls.1)
+            .filter_map(|s| lab.calls.get(s))
+            .any(|e| e.actor.trim_start() == want)
+    });
+    yes_no(
+        holds,
+        format!("a command of this step made {want} act"),
+        format!("no command of this step made {want} act"),
+    )
+}
