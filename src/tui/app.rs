@@ -1,7 +1,8 @@
-//! The dashboard's state and its one update function (C3): `App { desk, ui }`, where `ui`
-//! holds view-only state (mode, focus, selections, scroll, prompt, history, output) and
-//! [`App::update`] applies an [`Action`]. Only [`Action::Run`] touches the lab, through
-//! `Desk::execute`; everything a hotkey does is a command line a learner could type.
+//! The dashboard's state and its one update function: `App { desk, ui }`, where `ui` holds
+//! view-only state (mode, focus, selections, scroll, prompt, history, output) and
+//! [`App::update`] applies an [`Action`]. Two things change the lab, both through
+//! `Desk::execute`: [`Action::Run`] (everything a hotkey does is a command line a learner
+//! could type) and, on each tick, the calls `csi serve` received on its socket.
 //!
 //! Selections follow commands, not the other way round: `show ipam node-2` (typed, or the
 //! `n` hotkey) selects node-2; `describe pod web` (or `d`) selects web; `pod create …`

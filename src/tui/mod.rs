@@ -2,9 +2,10 @@
 //! the call log and the wire view, redrawn after every command, with a command line that
 //! speaks the same language as the REPL and scripts.
 //!
-//! Shape (STYLE.md C3, the event-driven template without threads): [`App`] holds the lab
-//! and view state; [`keymap::lookup`] turns keys into [`keymap::Action`]s; [`App::update`]
-//! applies them (only `Action::Run` touches the lab, through `Desk::execute`); rendering is
+//! Shape (ratatui's event-driven template, `/work/shared/STYLE.md` part C, "TUI: App,
+//! Action, state and render"): [`App`] holds the lab and view state; [`keymap::lookup`]
+//! turns keys into [`keymap::Action`]s; [`App::update`] applies them (a command line runs
+//! through `Desk::execute`, and each tick the calls `csi serve` received); rendering is
 //! `impl Widget for &App`. [`run_loop`] is generic over the backend so tests drive it with
 //! `TestBackend` and scripted events.
 //!

@@ -658,6 +658,8 @@ const KNOWN_DIFFERENCES: &[KnownDifference] = &[KnownDifference {
 
 struct Outcome {
     stdout: String,
+    /// What the command said on stderr (kept for the failure message: `ip` says why there).
+    stderr: String,
     status: i32,
 }
 
@@ -675,7 +677,8 @@ fn run(prog: &str, args: &[&str], env: &[(&str, &str)], stdin: &str) -> Outcome 
         .spawn();
     let Ok(mut child) = child else {
         return Outcome {
-            stdout: format!("{prog}: spawn failed"),
+            stdout: String::new(),
+            stderr: format!("{prog}: spawn failed"),
             status: -1,
         };
     };
@@ -685,10 +688,12 @@ fn run(prog: &str, args: &[&str], env: &[(&str, &str)], stdin: &str) -> Outcome 
     match child.wait_with_output() {
         Ok(o) => Outcome {
             stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
             status: o.status.code().unwrap_or(-1),
         },
         Err(e) => Outcome {
-            stdout: format!("{prog}: {e}"),
+            stdout: String::new(),
+            stderr: format!("{prog}: {e}"),
             status: -1,
         },
     }
@@ -696,7 +701,18 @@ fn run(prog: &str, args: &[&str], env: &[(&str, &str)], stdin: &str) -> Outcome 
 
 fn sh(cmd: &str) -> String {
     let o = run("sh", &["-c", cmd], &[], "");
-    assert_eq!(o.status, 0, "`{cmd}` failed: {}", o.stdout);
+    assert_eq!(
+        o.status,
+        0,
+        "`{cmd}` failed (exit {}): {}{}",
+        o.status,
+        o.stderr.trim_end(),
+        if o.stdout.is_empty() {
+            String::new()
+        } else {
+            format!("\nstdout: {}", o.stdout.trim_end())
+        }
+    );
     o.stdout
 }
 
@@ -792,7 +808,11 @@ fn lab_stdout(reply: &PluginReply) -> Outcome {
         }
         Err(_) => 1,
     };
-    Outcome { stdout, status }
+    Outcome {
+        stdout,
+        stderr: String::new(),
+        status,
+    }
 }
 
 /// Random MACs, veth names and ifindexes replaced; fixed `02:00:00:00:…` MACs kept.
@@ -1046,7 +1066,8 @@ fn exec_lab(
     let Some(p) = registry.find(ty) else {
         return (
             Outcome {
-                stdout: format!("the lab has no {ty}"),
+                stdout: String::new(),
+                stderr: format!("the lab has no {ty}"),
                 status: -1,
             },
             None,

@@ -16,7 +16,7 @@
 use super::Lab;
 use crate::command::Command;
 use crate::command::grammar::{
-    CniCmd, NadCmd, NetworkCmd, NodeCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
+    CniCmd, NadCmd, NetworkCmd, NodeCmd, NsCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -128,6 +128,8 @@ pub enum Class {
 
 /// Classify a command.
 pub fn classify(cmd: &Command) -> Class {
+    // Every command is named here (no catch-all): a new verb must say whether it changes
+    // the lab, or a view would be journaled as a change.
     match cmd {
         Command::Show(_)
         | Command::Get(_)
@@ -137,19 +139,62 @@ pub fn classify(cmd: &Command) -> Class {
         | Command::Help(_)
         | Command::Explain(_)
         | Command::Echo(_)
-        | Command::Save(_)
-        | Command::Node(NodeCmd::List)
-        | Command::Pod(PodCmd::List { .. })
-        | Command::Sc(ScCmd::List)
-        | Command::Pvc(PvcCmd::List)
-        | Command::Snapshot(SnapshotCmd::List)
-        | Command::Policy(PolicyCmd::List)
-        | Command::Nad(NadCmd::List { .. })
-        | Command::Network(NetworkCmd::Show)
-        | Command::Cni(CniCmd::Plugins { release: None }) => Class::View,
+        | Command::Save(_) => Class::View,
+        Command::Node(c) => match c {
+            NodeCmd::List => Class::View,
+            NodeCmd::Add { .. } => Class::Change,
+        },
+        Command::Ns(c) => match c {
+            NsCmd::List => Class::View,
+            NsCmd::Create { .. } | NsCmd::Delete { .. } => Class::Change,
+        },
+        Command::Pod(c) => match c {
+            PodCmd::List { .. } => Class::View,
+            PodCmd::Create(_) | PodCmd::Delete { .. } => Class::Change,
+        },
+        Command::Sc(c) => match c {
+            ScCmd::List => Class::View,
+            ScCmd::Create { .. } | ScCmd::Delete { .. } => Class::Change,
+        },
+        Command::Pvc(c) => match c {
+            PvcCmd::List => Class::View,
+            PvcCmd::Create(_)
+            | PvcCmd::Bind { .. }
+            | PvcCmd::Expand { .. }
+            | PvcCmd::Delete { .. } => Class::Change,
+        },
+        Command::Snapshot(c) => match c {
+            SnapshotCmd::List => Class::View,
+            SnapshotCmd::Create { .. } | SnapshotCmd::Delete { .. } => Class::Change,
+        },
+        Command::Policy(c) => match c {
+            PolicyCmd::List => Class::View,
+            PolicyCmd::Create(_) | PolicyCmd::Delete { .. } => Class::Change,
+        },
+        Command::Nad(c) => match c {
+            NadCmd::List { .. } => Class::View,
+            NadCmd::Create(_) | NadCmd::Delete { .. } => Class::Change,
+        },
+        Command::Network(c) => match c {
+            NetworkCmd::Show | NetworkCmd::Compare => Class::View,
+            NetworkCmd::Multus { .. } | NetworkCmd::Use { .. } => Class::Change,
+        },
+        // `cni plugins` alone names the release in use; raw CNI and CSI calls run plugins
+        // and RPCs (a call that changes nothing still moves the wire log's mark).
+        Command::Cni(CniCmd::Plugins { release: None }) => Class::View,
+        Command::Cni(_) | Command::Csi(_) => Class::Change,
+        Command::Delete(_)
+        | Command::Apply(_)
+        | Command::Label(_)
+        | Command::Cordon { .. }
+        | Command::Uncordon { .. }
+        | Command::Drain { .. }
+        | Command::Fault(_)
+        | Command::Tick { .. }
+        | Command::Mode { .. }
+        | Command::Reconcile { .. } => Class::Change,
         Command::Reset(_) | Command::Load(_) => Class::Restart,
-        c if super::is_front_end_command(c) => Class::Restart,
-        _ => Class::Change,
+        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back => Class::Restart,
     }
 }
 

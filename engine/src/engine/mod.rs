@@ -331,13 +331,35 @@ impl Lab {
     /// Parse and run one line, and say what it did as data (see [`seen::Executed`]).
     /// Comments and blank lines do nothing.
     pub fn run(&mut self, line: &str) -> seen::Executed {
-        let (line, stdin) = match command::split_heredoc(line) {
-            Ok(split) => split,
-            Err(e) => return seen::Executed::nothing(Err(LabError::msg(e).because(Reason::Usage))),
-        };
+        match self.read_line(line) {
+            Ok((text, parsed)) => self.run_parsed(text, parsed),
+            Err(e) => seen::Executed::nothing(Err(e)),
+        }
+    }
+
+    /// Read a line to run: its here-document (`<<EOF` … `EOF`) goes to the journal as the
+    /// command's standard input, its comment is cut, and the rest parsed. Returns the text
+    /// without the comment, and the command (`None` for a blank line) or why it did not
+    /// parse. Every front end reads lines here (the lesson desk too), so there is one way a
+    /// line becomes a command.
+    pub fn read_line<'l>(
+        &mut self,
+        line: &'l str,
+    ) -> Result<(&'l str, Result<Option<Command>, ParseError>), LabError> {
+        let (line, stdin) =
+            command::split_heredoc(line).map_err(|e| LabError::msg(e).because(Reason::Usage))?;
         self.journal.stdin = stdin;
         let text = command::strip_comment(line);
-        match command::parse(text) {
+        Ok((text, command::parse(text)))
+    }
+
+    /// Run a line [`Lab::read_line`] read.
+    pub fn run_parsed(
+        &mut self,
+        text: &str,
+        parsed: Result<Option<Command>, ParseError>,
+    ) -> seen::Executed {
+        match parsed {
             Ok(None) => seen::Executed::nothing(Ok(Outcome::empty())),
             Ok(Some(cmd)) => self.run_command(text, cmd),
             Err(ParseError::Help(h)) => {

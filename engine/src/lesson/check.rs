@@ -1,12 +1,14 @@
 //! The check language: one small declarative predicate per line, evaluated against the
 //! `Lab`'s state (and what the learner just ran). Every predicate is a row of
 //! [`PREDICATES`]: a pattern such as `pod <pod> ip in <cidr>` and an evaluator. Adding a
-//! predicate (for example `pvc <name> phase <word>` when storage lands) is adding one row.
+//! predicate (for example `pvc <pvc> phase <word>`) is adding one row.
 //!
-//! Placeholders: `<pod>` (`name` or `ns/name`, namespace `default`), `<node>`, `<name>`,
-//! `<word>`, `<ip>`, `<cidr>`, `<n>` (a number), `<port>` (`P[/PROTO]`), `<text>` (a
-//! word or a "quoted string"). A token `a|b` is one of its words. A line starting with
-//! `not` holds when the rest does not.
+//! Placeholders: `<pod>`, `<pvc>`, `<policy>`, `<snapshot>` (`name` or `ns/name`,
+//! namespace `default`), `<node>`, `<name>`, `<word>`, `<ip>`, `<cidr>`, `<n>` (a number),
+//! `<port>` (`P[/PROTO]`), `<flow>` (`"SRC DST [--port P] [--size BYTES]"`, as `trace` takes
+//! it), `<text>` (a word or a "quoted string"). A token `a|b` is one of its words. A line
+//! starting with `not` holds when the rest does not. The `saw …` predicates
+//! ([`super::saw`]) read what the learner's views showed, the others the lab's state.
 
 use crate::cluster::{Object, PodSpec};
 pub use crate::command::shape::Shape;
@@ -305,12 +307,12 @@ pub const PREDICATES: &[Predicate] = &[
         eval: policies_verdict,
     },
     Predicate {
-        pattern: "policy <pod> exists",
+        pattern: "policy <policy> exists",
         about: "the NetworkPolicy exists (name or ns/name)",
         eval: policy_exists,
     },
     Predicate {
-        pattern: "policy <pod> types <word>",
+        pattern: "policy <policy> types <word>",
         about: "spec.policyTypes, comma-separated in order (Ingress, Egress or Ingress,Egress)",
         eval: policy_types,
     },
@@ -325,47 +327,47 @@ pub const PREDICATES: &[Predicate] = &[
         eval: pod_event,
     },
     Predicate {
-        pattern: "pvc <pod> exists",
+        pattern: "pvc <pvc> exists",
         about: "the PersistentVolumeClaim exists (name or ns/name)",
         eval: pvc_exists,
     },
     Predicate {
-        pattern: "pvc <pod> phase <word>",
+        pattern: "pvc <pvc> phase <word>",
         about: "the claim's status.phase (Pending, Bound, Lost) or Terminating",
         eval: pvc_phase,
     },
     Predicate {
-        pattern: "pvc <pod> capacity <word>",
+        pattern: "pvc <pvc> capacity <word>",
         about: "the claim's status.capacity.storage (e.g. 20Gi)",
         eval: pvc_capacity,
     },
     Predicate {
-        pattern: "pvc <pod> condition <word>",
+        pattern: "pvc <pvc> condition <word>",
         about: "the claim carries this condition (e.g. FileSystemResizePending)",
         eval: pvc_condition,
     },
     Predicate {
-        pattern: "pvc <pod> event <word>",
+        pattern: "pvc <pvc> event <word>",
         about: "the claim has a Kubernetes event with this reason (ProvisioningFailed, …)",
         eval: pvc_event,
     },
     Predicate {
-        pattern: "pvc <pod> pv phase <word>",
+        pattern: "pvc <pvc> pv phase <word>",
         about: "the phase of the PV provisioned for the claim (Bound, Released, …)",
         eval: pvc_pv_phase,
     },
     Predicate {
-        pattern: "pvc <pod> on <node> state <word>",
+        pattern: "pvc <pvc> on <node> state <word>",
         about: "the CSI lifecycle state of the claim's volume on a node (CREATED, NODE_READY, VOL_READY, PUBLISHED)",
         eval: pvc_state_on,
     },
     Predicate {
-        pattern: "pvc <pod> attached to <node>",
+        pattern: "pvc <pvc> attached to <node>",
         about: "a VolumeAttachment for the claim's volume on the node has status.attached",
         eval: pvc_attached_to,
     },
     Predicate {
-        pattern: "snapshot <pod> ready",
+        pattern: "snapshot <snapshot> ready",
         about: "the VolumeSnapshot has readyToUse true",
         eval: snapshot_ready,
     },
@@ -510,7 +512,7 @@ pub const PREDICATES: &[Predicate] = &[
         eval: super::saw::caused,
     },
     Predicate {
-        pattern: "pvc <pod> on <node> targets <n>",
+        pattern: "pvc <pvc> on <node> targets <n>",
         about: "how many NodePublish target paths the claim's volume has on the node",
         eval: pvc_targets_on,
     },

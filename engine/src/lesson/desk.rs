@@ -7,9 +7,9 @@
 //! printed to the current step's check. The engine knows nothing of lessons.
 
 use super::Lessons;
-use crate::command::{self, Command, ParseError};
+use crate::command::{Command, ParseError};
 use crate::engine::seen::Executed;
-use crate::engine::{Lab, LabError, Reason, is_front_end_command};
+use crate::engine::{Lab, LabError, is_front_end_command};
 use crate::render::Outcome;
 
 /// The learner's desk: the lab being taught on and the lessons (catalog, progress store,
@@ -67,13 +67,11 @@ impl Desk {
 
     /// [`Desk::execute`], saying what the line did as data (see [`Executed`]).
     pub fn run(&mut self, line: &str) -> Executed {
-        let (line, stdin) = match command::split_heredoc(line) {
-            Ok(split) => split,
-            Err(e) => return Executed::nothing(Err(LabError::msg(e).because(Reason::Usage))),
+        let (text, parsed) = match self.lab.read_line(line) {
+            Ok(read) => read,
+            Err(e) => return Executed::nothing(Err(e)),
         };
-        self.lab.journal.stdin = stdin;
-        let text = command::strip_comment(line);
-        match command::parse(text) {
+        match parsed {
             Ok(Some(cmd)) if is_front_end_command(&cmd) => {
                 let result = self.lesson_control(cmd.clone());
                 Executed {
@@ -96,9 +94,10 @@ impl Desk {
                 }
                 self.lesson_observe(text, ran)
             }
-            Ok(None) | Err(ParseError::Help(_)) => self.lab.run(line),
-            Err(ParseError::Invalid(_)) => {
-                let ran = self.lab.run(line);
+            // A blank line or a request for help is nothing the step's check reads.
+            parsed @ (Ok(None) | Err(ParseError::Help(_))) => self.lab.run_parsed(text, parsed),
+            parsed @ Err(ParseError::Invalid(_)) => {
+                let ran = self.lab.run_parsed(text, parsed);
                 self.lesson_observe(text, ran)
             }
         }
