@@ -5,6 +5,7 @@
 use cni_csi_lab::Lab;
 use cni_csi_lab::tui::{self, App, Mode, Pane, ScriptedEvents, Theme};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use lab_engine::record::What;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -462,7 +463,7 @@ fn w_shows_the_wire_record_of_the_selected_call() {
         .lab
         .calls
         .iter()
-        .find(|(_, e)| e.actor == "bridge")
+        .find(|(_, e)| matches!(e.what(), What::Exec { call, .. } if call.plugin_type == "bridge"))
         .map(|(s, _)| s)
         .unwrap();
     let ups = (a.desk.lab.calls.len() as u64 - bridge) as usize;
@@ -487,7 +488,7 @@ fn the_wire_pane_shows_a_csi_call() {
         .lab
         .calls
         .iter()
-        .find(|(_, e)| e.action == "CreateVolume")
+        .find(|(_, e)| e.csi().is_some_and(|(_, c)| c.rpc == "CreateVolume"))
         .map(|(s, _)| s)
         .expect("the provisioner called CreateVolume");
     a.update(tui::Action::FocusNth(4));
