@@ -678,6 +678,27 @@ mod tests {
     }
 
     #[test]
+    fn a_line_that_reads_like_a_link_is_not_one() {
+        let mut lab = Lab::new();
+        lab.execute("pod create web --node node-1").unwrap();
+        // Lines worded as a plugin execution or a runtime's CNI call, with no typed link:
+        // the old text parser took the first for wire #2 and scanned after the second.
+        let fake_exec = lab.log("you", "exec", "ADD #2: cni0 ↔ veth · 10.244.1.2/24");
+        let fake_cni = lab.log("you", "CNI ADD", "net=lab-net ifname=eth0 (chain: bridge)");
+        lab.execute("pod create db --node node-1").unwrap();
+        assert_eq!(wire_range(&lab, fake_exec), None);
+        assert_eq!(wire_range(&lab, fake_cni), None);
+        // The real ones keep their links, whatever was logged around them.
+        let adds: Vec<_> = lab
+            .calls
+            .iter()
+            .filter(|(_, e)| e.cni_op().is_some())
+            .filter_map(|(s, _)| wire_range(&lab, s))
+            .collect();
+        assert_eq!(adds, [(0, 4), (4, 8)]);
+    }
+
+    #[test]
     fn pod_index_follows_creates_and_deletes_and_resets() {
         let mut lab = Lab::new();
         let mut ix = PodIndex::new(&lab);
