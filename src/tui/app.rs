@@ -772,12 +772,12 @@ impl App {
         let failed = since
             .clone()
             .filter(has_wire)
-            .find(|s| is(s, &|e| e.level == lab_engine::record::Level::Warning));
+            .find(|s| is(s, &|e| e.level() == lab_engine::record::Level::Warning));
         let chain = since
             .clone()
             .rev()
             .filter(has_wire)
-            .find(|s| is(s, &|e| e.action.starts_with("CNI ")));
+            .find(|s| is(s, &|e| e.cni_op().is_some()));
         failed.or(chain).or_else(|| since.rev().find(has_wire))
     }
 
@@ -1348,9 +1348,9 @@ impl App {
             .calls
             .iter()
             .filter(|(_, e)| {
-                e.actor.to_lowercase().contains(&f)
-                    || e.action.to_lowercase().contains(&f)
-                    || e.detail.to_lowercase().contains(&f)
+                e.actor().to_string().to_lowercase().contains(&f)
+                    || e.action().to_lowercase().contains(&f)
+                    || e.detail().to_lowercase().contains(&f)
             })
             .map(|(s, _)| s)
             .collect();
@@ -1706,8 +1706,8 @@ mod tests {
         let c = a.current_call().unwrap();
         let e = a.desk.lab.calls.get(c).unwrap();
         assert_eq!(
-            (e.actor.as_str(), e.level),
-            ("bridge", lab_engine::record::Level::Warning)
+            (e.exec().map(|(_, c)| c.plugin_type.as_str()), e.level()),
+            (Some("bridge"), lab_engine::record::Level::Warning)
         );
     }
 

@@ -625,59 +625,11 @@ pub fn pod_route_lines(lab: &Lab, pod: &PodFacts) -> Vec<String> {
 // ---------------------------------------------------------------------------------------
 // Calls and wire records.
 
-/// The wire records (`[first, last)`) behind a call-log entry: the entry's own range, or
-/// the `#N` a plugin `exec` line names, or for a runtime's `CNI ADD|DEL|CHECK` line the
-/// plugin executions logged right after it.
+/// The wire records (`[first, last)`) behind a call-log entry, by the typed link the entry
+/// holds: a plugin `exec` line's or a CSI call's own record, a runtime's `CNI ADD|DEL|CHECK`
+/// line's plugin executions.
 pub fn wire_range(lab: &Lab, call: u64) -> Option<(u64, u64)> {
-    let e = lab.calls.get(call)?;
-    if let Some(r) = e.wire {
-        return Some(r);
-    }
-    if let Some(n) = exec_wire_seq(&e.detail) {
-        return Some((n, n + 1));
-    }
-    if e.action.starts_with("CNI ") {
-        // The plugin executions are logged right after the runtime's line (ADD), or right
-        // before it (the DEL that tears down after a failed ADD).
-        let cmd = e.action.trim_start_matches("CNI ");
-        let after = exec_run(lab, cmd, (call + 1..call + 64).map(Some));
-        let before = exec_run(lab, cmd, (call.saturating_sub(64)..call).rev().map(Some));
-        return after.or(before);
-    }
-    None
-}
-
-/// The wire records of a contiguous run of `exec` lines of one CNI command (`ADD #…`),
-/// walking the call log in the order given; stops at the first other line once the run
-/// started.
-fn exec_run(lab: &Lab, cmd: &str, seqs: impl Iterator<Item = Option<u64>>) -> Option<(u64, u64)> {
-    let mut lo: Option<u64> = None;
-    let mut hi = 0;
-    for seq in seqs.flatten() {
-        let Some(next) = lab.calls.get(seq) else {
-            break;
-        };
-        match exec_wire_seq(&next.detail) {
-            Some(n) if next.action == "exec" && next.detail.starts_with(cmd) => {
-                lo = Some(lo.map_or(n, |l| l.min(n)));
-                hi = hi.max(n + 1);
-            }
-            _ if lo.is_some() => break,
-            _ => {}
-        }
-    }
-    lo.map(|l| (l, hi))
-}
-
-/// The wire number an `exec` line names (`ADD #12: …` → 12).
-fn exec_wire_seq(detail: &str) -> Option<u64> {
-    let (_, rest) = detail.split_once(" #")?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    if rest[digits.len()..].starts_with(':') {
-        digits.parse().ok()
-    } else {
-        None
-    }
+    lab.calls.get(call)?.wire().map(|r| (r.first, r.end))
 }
 
 /// The latest call-log entry that has wire records, looking back at most `limit` entries.
@@ -693,13 +645,57 @@ pub fn latest_call_with_wire(lab: &Lab, limit: usize) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lab_engine::cni::plugin::CniCommand;
+    use lab_engine::record::What;
+
+    /// The first runtime CNI line of `command` in the call log.
+    fn cni_line(lab: &Lab, command: CniCommand) -> Option<u64> {
+        lab.calls
+            .iter()
+            .find(|(_, e)| e.cni_op().is_some_and(|op| op.command == command))
+            .map(|(s, _)| s)
+    }
 
     #[test]
     fn exec_lines_name_their_wire_record() {
-        assert_eq!(exec_wire_seq("ADD #12: error code 999"), Some(12));
-        assert_eq!(exec_wire_seq("DEL #0: ok"), Some(0));
-        assert_eq!(exec_wire_seq("pod #x"), None);
-        assert_eq!(exec_wire_seq("net=lab-net"), None);
+        let mut lab = Lab::new();
+        lab.execute("pod create web --node node-1").unwrap();
+        lab.execute("pod delete web").unwrap();
+        // Every `exec` line links to the one record it ran, whatever its text says.
+        let execs: Vec<(u64, u64)> = lab
+            .calls
+            .iter()
+            .filter(|(_, e)| matches!(e.what(), What::Exec { .. }))
+            .filter_map(|(s, _)| wire_range(&lab, s))
+            .collect();
+        assert_eq!(execs, (0..8).map(|n| (n, n + 1)).collect::<Vec<_>>());
+        // Lines that ran no plugin link to nothing.
+        let started = lab
+            .calls
+            .iter()
+            .find(|(_, e)| e.reason() == Some("Started"));
+        assert_eq!(started.and_then(|(s, _)| wire_range(&lab, s)), None);
+    }
+
+    #[test]
+    fn a_line_that_reads_like_a_link_is_not_one() {
+        let mut lab = Lab::new();
+        lab.execute("pod create web --node node-1").unwrap();
+        // Lines worded as a plugin execution or a runtime's CNI call, with no typed link:
+        // the old text parser took the first for wire #2 and scanned after the second.
+        let fake_exec = lab.log("you", "exec", "ADD #2: cni0 ↔ veth · 10.244.1.2/24");
+        let fake_cni = lab.log("you", "CNI ADD", "net=lab-net ifname=eth0 (chain: bridge)");
+        lab.execute("pod create db --node node-1").unwrap();
+        assert_eq!(wire_range(&lab, fake_exec), None);
+        assert_eq!(wire_range(&lab, fake_cni), None);
+        // The real ones keep their links, whatever was logged around them.
+        let adds: Vec<_> = lab
+            .calls
+            .iter()
+            .filter(|(_, e)| e.cni_op().is_some())
+            .filter_map(|(s, _)| wire_range(&lab, s))
+            .collect();
+        assert_eq!(adds, [(0, 4), (4, 8)]);
     }
 
     #[test]
@@ -740,12 +736,7 @@ mod tests {
     fn containerd_cni_line_maps_to_the_chain_it_ran() {
         let mut lab = Lab::new();
         lab.execute("pod create web --node node-1").unwrap();
-        let cni = lab
-            .calls
-            .iter()
-            .find(|(_, e)| e.action == "CNI ADD")
-            .map(|(s, _)| s)
-            .unwrap();
+        let cni = cni_line(&lab, CniCommand::Add).unwrap();
         assert_eq!(wire_range(&lab, cni), Some((0, 4)));
         assert_eq!(
             latest_call_with_wire(&lab, 100).map(|s| wire_range(&lab, s)),
@@ -760,12 +751,7 @@ mod tests {
             .unwrap();
         lab.execute("pod create t1 --node tiny").unwrap();
         lab.execute("pod create t2 --node tiny").unwrap();
-        let del = lab
-            .calls
-            .iter()
-            .find(|(_, e)| e.action == "CNI DEL")
-            .map(|(s, _)| s)
-            .unwrap();
+        let del = cni_line(&lab, CniCommand::Del).unwrap();
         // #0 is the new node's NodeGetInfo (CSI registration).
         assert_eq!(wire_range(&lab, del), Some((7, 11)));
     }

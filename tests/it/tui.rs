@@ -5,6 +5,7 @@
 use cni_csi_lab::Lab;
 use cni_csi_lab::tui::{self, App, Mode, Pane, ScriptedEvents, Theme};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use lab_engine::record::What;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -462,7 +463,7 @@ fn w_shows_the_wire_record_of_the_selected_call() {
         .lab
         .calls
         .iter()
-        .find(|(_, e)| e.actor == "bridge")
+        .find(|(_, e)| matches!(e.what(), What::Exec { call, .. } if call.plugin_type == "bridge"))
         .map(|(s, _)| s)
         .unwrap();
     let ups = (a.desk.lab.calls.len() as u64 - bridge) as usize;
@@ -487,7 +488,7 @@ fn the_wire_pane_shows_a_csi_call() {
         .lab
         .calls
         .iter()
-        .find(|(_, e)| e.action == "CreateVolume")
+        .find(|(_, e)| e.csi().is_some_and(|(_, c)| c.rpc == "CreateVolume"))
         .map(|(s, _)| s)
         .expect("the provisioner called CreateVolume");
     a.update(tui::Action::FocusNth(4));
@@ -504,6 +505,139 @@ fn the_wire_pane_shows_a_csi_call() {
     );
     // The request's first field (protojson prints them sorted): every node's topology.
     assert!(text.contains("\"accessibility_requirements\""), "{text}");
+}
+
+/// Select call `seq` in the Calls pane with the keys (Esc follows again; each Up goes one
+/// call older), and draw.
+fn select_call(a: &mut App, seq: u64) -> Terminal<TestBackend> {
+    a.update(tui::Action::FocusNth(4));
+    let ups = (a.desk.lab.calls.next_seq() - seq) as usize;
+    let mut ev = vec![key(KeyCode::Esc)];
+    ev.extend(std::iter::repeat_n(key(KeyCode::Up), ups));
+    let t = drive(a, LARGE, ev);
+    assert_eq!(a.ui.sel_call, Some(seq));
+    assert_eq!(
+        a.current_call(),
+        Some(seq),
+        "the wire pane shows the selected call"
+    );
+    t
+}
+
+/// The wire records the Wire pane shows for the current call, by the numbers of the
+/// records it prints (`wire #N  …` heads the rendering of record N).
+fn wire_pane_records(a: &App) -> Vec<u64> {
+    tui::view::wire::lines(a, LARGE.0)
+        .iter()
+        .filter_map(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            let rest = text.strip_prefix("wire #")?;
+            rest.split(' ').next()?.parse().ok()
+        })
+        .collect()
+}
+
+/// The Wire pane follows the typed links between a call and its wire records (issue 34):
+/// a runtime's `CNI ADD` line shows the plugin executions that ADD ran, an `exec` line its
+/// own record, the teardown `CNI DEL` after a failed ADD the DELs it ran, a CSI call its
+/// RPC; checked against the records themselves (the same shared record, its command,
+/// plugin and container), not against the lines' text.
+#[test]
+fn the_wire_pane_shows_exactly_the_records_a_call_links_to() {
+    use lab_engine::cni::plugin::CniCommand;
+    use lab_engine::record::{CniPurpose, WireRecord};
+    use std::sync::Arc;
+    let mut a = after(
+        crate::common::lab(),
+        LARGE,
+        &[EXHAUST, &["pvc create data --size 1Gi"]].concat(),
+    );
+    let lab = &a.desk.lab;
+    let cni_lines: Vec<(u64, CniCommand, bool, (u64, u64))> = lab
+        .calls
+        .iter()
+        .filter_map(|(seq, e)| {
+            let op = e.cni_op()?;
+            let teardown = matches!(op.purpose, CniPurpose::Teardown(_));
+            Some((seq, op.command, teardown, (op.wire.first, op.wire.end)))
+        })
+        .collect();
+    // t1's ADD, t2's failed ADD, and the DEL that tore t2's down.
+    assert_eq!(cni_lines.len(), 3, "{cni_lines:?}");
+    let (add_t1, add_t2, teardown) = (cni_lines[0], cni_lines[1], cni_lines[2]);
+    assert_eq!(
+        (add_t1.1, add_t2.1, teardown.1),
+        (CniCommand::Add, CniCommand::Add, CniCommand::Del)
+    );
+    assert!(teardown.2 && !add_t1.2 && !add_t2.2);
+    // What each range holds, read from the wire log's typed records.
+    let cni = |seq: u64| match lab.wire.get(seq) {
+        Some(WireRecord::Cni(c)) => Some((
+            c.env.cmd(),
+            c.plugin_type.clone(),
+            c.env.container_id.clone(),
+        )),
+        _ => None,
+    };
+    let records =
+        |(first, end): (u64, u64)| (first..end).map(cni).collect::<Option<Vec<_>>>().unwrap();
+    let t1 = records(add_t1.3);
+    let plugins: Vec<&str> = t1.iter().map(|r| r.1.as_str()).collect();
+    assert_eq!(plugins, ["bridge", "host-local", "portmap", "bandwidth"]);
+    assert!(t1.iter().all(|r| r.0 == CniCommand::Add && r.2 == t1[0].2));
+    let t2_add = records(add_t2.3);
+    let t2_del = records(teardown.3);
+    assert_eq!(
+        add_t2.3.1, teardown.3.0,
+        "the teardown's DELs follow the failed ADD's records"
+    );
+    assert!(
+        t2_add
+            .iter()
+            .all(|r| r.0 == CniCommand::Add && r.2 != t1[0].2)
+    );
+    assert!(!t2_del.is_empty());
+    assert!(
+        t2_del
+            .iter()
+            .all(|r| r.0 == CniCommand::Del && r.2 == t2_add[0].2)
+    );
+    // One exec line (t1's host-local): its link is the very record the wire log keeps.
+    let (exec, exec_wire) = lab
+        .calls
+        .iter()
+        .find_map(|(seq, e)| match e.what() {
+            What::Exec { wire, call } if call.plugin_type == "host-local" => {
+                let shared =
+                    matches!(lab.wire.get(*wire), Some(WireRecord::Cni(w)) if Arc::ptr_eq(w, call));
+                assert!(shared, "the exec line shares its wire record");
+                Some((seq, *wire))
+            }
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(exec_wire, add_t1.3.0 + 1);
+    // The CSI call: CreateVolume, the same shared record.
+    let (csi, csi_wire) = lab
+        .calls
+        .iter()
+        .find_map(|(seq, e)| {
+            let (wire, call) = e.csi()?;
+            let shared = matches!(lab.wire.get(wire), Some(WireRecord::Csi(w)) if std::ptr::eq(w.as_ref(), call));
+            (call.rpc == "CreateVolume" && shared).then_some((seq, wire))
+        })
+        .expect("the provisioner's CreateVolume, linked to its record");
+    let range = |(first, end): (u64, u64)| (first..end).collect::<Vec<u64>>();
+    for (call, want) in [
+        (add_t1.0, range(add_t1.3)),
+        (exec, vec![exec_wire]),
+        (add_t2.0, range(add_t2.3)),
+        (teardown.0, range(teardown.3)),
+        (csi, vec![csi_wire]),
+    ] {
+        select_call(&mut a, call);
+        assert_eq!(wire_pane_records(&a), want, "call #{call}");
+    }
 }
 
 #[test]

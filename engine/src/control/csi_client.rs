@@ -4,8 +4,8 @@
 
 use super::Ctx;
 use crate::csi::Status;
-use crate::record::wire::{CsiCall, WireMessage, WireRecord};
-use crate::record::{CallEvent, Level};
+use crate::record::wire::{CsiCall, WireMessage, WireRecord, WireReply, WireRequest};
+use crate::record::{Actor, CallEvent, Level, What};
 use std::sync::Arc;
 
 pub use crate::csi::CsiEndpoint;
@@ -14,7 +14,7 @@ impl Ctx<'_> {
     /// Call one RPC on the driver as `caller`; `node` names the node plugin for Node RPCs.
     pub fn csi_call<Req, Resp>(
         &mut self,
-        caller: &str,
+        caller: impl Into<Actor>,
         node: Option<&str>,
         rpc: &'static str,
         req: Req,
@@ -27,50 +27,36 @@ impl Ctx<'_> {
         let service = crate::csi::resolve(rpc)
             .map(|(s, _)| s)
             .unwrap_or(crate::csi::Service::Controller);
-        let subject = req.subject().unwrap_or("-").to_string();
-        let request: Arc<dyn WireMessage> = Arc::new(req.clone());
+        let request: Arc<dyn WireRequest> = Arc::new(req.clone());
         let result = match self.faults.take_rpc(node, rpc) {
             Some(injected) => Err(injected),
             None => call(&mut *self.csi, req),
         };
-        let typed_summary = result.as_ref().ok().and_then(|r| r.summary());
         let reply = match &result {
-            Ok(resp) => Ok(Arc::new(resp.clone()) as Arc<dyn WireMessage>),
+            Ok(resp) => Ok(Arc::new(resp.clone()) as Arc<dyn WireReply>),
             Err(s) => Err(s.clone()),
         };
-        let mut record = CsiCall {
-            caller: caller.to_string(),
+        let caller = caller.into();
+        let record = Arc::new(CsiCall {
+            caller: caller.clone(),
             node: node.map(str::to_string),
             service,
             rpc,
-            subject,
-            summary: String::new(),
             request,
             reply,
-        };
-        record.summary = typed_summary.unwrap_or_else(|| record.summary_from_json());
-        debug_assert_eq!(record.subject, record.subject_from_json(), "{rpc}");
-        debug_assert_eq!(record.summary, record.summary_from_json(), "{rpc}");
-        let detail_head = format!("{}: {}", record.subject, record.summary);
-        let failed = record.reply.is_err();
-        let seq = self.wire.push(WireRecord::Csi(record));
-        let tick = self.clock;
-        self.log_event(CallEvent {
-            seq: 0,
-            tick,
-            actor: caller.to_string(),
-            action: rpc.into(),
-            detail: format!("#{seq} {detail_head}"),
-            level: if failed {
-                Level::Warning
-            } else {
-                Level::Normal
-            },
-            reason: None,
-            object: None,
-            wire: Some((seq, seq + 1)),
-            object_uid: None,
         });
+        // The typed rules agree with the JSON ones (the line is made from the typed ones
+        // when a view renders it).
+        debug_assert_eq!(record.subject(), record.subject_from_json(), "{rpc}");
+        debug_assert_eq!(record.summary(), record.summary_from_json(), "{rpc}");
+        let level = if record.reply.is_err() {
+            Level::Warning
+        } else {
+            Level::Normal
+        };
+        let wire = self.wire.push(WireRecord::Csi(Arc::clone(&record)));
+        let e = CallEvent::new(self.clock, caller, What::Csi { wire, call: record }, level);
+        self.calls.push(e);
         result
     }
 }

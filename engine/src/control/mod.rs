@@ -14,12 +14,12 @@ pub mod csi_client;
 pub use backoff::Backoff;
 pub use csi_client::CsiEndpoint;
 
-use crate::cluster::{ApiError, Cluster, Object, PodSpec, PodStatus};
+use crate::cluster::{ApiError, ApiKind, Cluster, Object, ObjectRef, PodSpec, PodStatus};
 
 /// How many times a status write is retried on Conflict (kubelet's status manager).
 pub const STATUS_RETRIES: u32 = 5;
 use crate::faults::Faults;
-use crate::record::{CallEvent, CallLog, Level, WireLog};
+use crate::record::{Actor, CallEvent, CallLog, Detail, Event, Level, Message, What, WireLog};
 
 /// The clients and clock a component works with during one pass.
 pub struct Ctx<'a> {
@@ -68,9 +68,10 @@ impl Ctx<'_> {
     pub fn write_pod_status(
         &mut self,
         key: &(String, String),
-        actor: &str,
+        actor: impl Into<Actor>,
         mutate: impl Fn(&mut PodStatus),
     ) -> Result<u64, ApiError> {
+        let actor = actor.into();
         let mut last = None;
         for attempt in 1..=STATUS_RETRIES {
             let pods = self.api.pods();
@@ -86,7 +87,7 @@ impl Ctx<'_> {
                 Ok(rv) => return Ok(rv),
                 Err(e @ ApiError::Conflict { .. }) => {
                     self.log(
-                        actor,
+                        &actor,
                         "conflict",
                         format!("status write {attempt}/{STATUS_RETRIES} rejected: {e}; re-reading and retrying"),
                     );
@@ -101,39 +102,24 @@ impl Ctx<'_> {
         }))
     }
 
-    /// One call-log line per plugin execution in the wire range.
+    /// One call-log entry per plugin execution in the wire range, each linked to (and
+    /// sharing) its wire record.
     pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
         use crate::record::wire::WireRecord;
-        use crate::record::{CallEvent, Level};
         let tick = self.clock;
         for seq in first..last {
             let Some(WireRecord::Cni(c)) = self.wire.get(seq) else {
                 continue;
             };
-            let actor = if c.depth > 0 {
-                format!("  {}", c.plugin_type)
-            } else {
-                c.plugin_type.clone()
-            };
-            let detail = format!(
-                "{} #{seq}: {}",
-                c.env.cmd().as_str(),
-                crate::record::wire::cni_summary(c)
-            );
-            let level = if c.reply.is_err() {
-                Level::Warning
-            } else {
-                Level::Normal
-            };
-            self.log_event(CallEvent::line(tick, actor, "exec".into(), detail, level));
+            let e = CallEvent::execution(tick, seq, std::sync::Arc::clone(c));
+            self.calls.push(e);
         }
         self.log_real_calls(first, last);
     }
 
-    /// Real mode: one call-log line per top-level plugin execution in `first..last`, the
+    /// Real mode: one call-log entry per top-level plugin execution in `first..last`, the
     /// real plugin's answer against the model's (see `crate::cni::real`).
     pub fn log_real_calls(&mut self, first: u64, last: u64) {
-        use crate::record::{CallEvent, Level};
         let tick = self.clock;
         let Some(real) = self.real else {
             return;
@@ -147,24 +133,28 @@ impl Ctx<'_> {
             })
             .collect();
         let paired = real.pair(&records);
-        for (_, text, differs) in paired {
+        for (wire, text, differs) in paired {
             let level = if differs {
                 Level::Warning
             } else {
                 Level::Normal
             };
-            self.log_event(CallEvent::line(
+            self.calls.push(CallEvent::new(
                 tick,
-                "real-cni".into(),
-                "exec".into(),
-                text,
+                Actor::from("real-cni"),
+                What::RealExec { wire, text },
                 level,
             ));
         }
     }
 
     /// Record a warning in the call log.
-    pub fn log_warning(&mut self, actor: &str, action: &'static str, detail: String) {
+    pub fn log_warning(
+        &mut self,
+        actor: impl Into<Actor>,
+        action: &'static str,
+        detail: impl Into<Detail>,
+    ) {
         self.log_at(actor, action, detail, Level::Warning);
     }
 
@@ -173,120 +163,87 @@ impl Ctx<'_> {
         self.faults.take_crash(node, point).is_some()
     }
 
-    /// Record a call-log entry.
+    /// Record a step a component took: a verb and what it did.
     pub fn log(
         &mut self,
-        actor: impl Into<String>,
-        action: impl Into<std::borrow::Cow<'static, str>>,
-        detail: impl Into<String>,
+        actor: impl Into<Actor>,
+        action: &'static str,
+        detail: impl Into<Detail>,
     ) -> u64 {
         self.log_at(actor, action, detail, Level::Normal)
     }
 
-    /// Record a call-log entry at a level.
+    /// Record a step at a level.
     pub fn log_at(
         &mut self,
-        actor: impl Into<String>,
-        action: impl Into<std::borrow::Cow<'static, str>>,
-        detail: impl Into<String>,
+        actor: impl Into<Actor>,
+        action: &'static str,
+        detail: impl Into<Detail>,
         level: Level,
     ) -> u64 {
-        let e = CallEvent::line(
-            self.clock,
-            actor.into(),
-            action.into(),
-            detail.into(),
-            level,
-        );
-        record_event(self.calls, e)
+        let e = CallEvent::step(self.clock, actor.into(), action, detail.into(), level);
+        self.calls.push(e)
     }
 
     /// Record a full call-log entry.
     pub fn log_event(&mut self, e: CallEvent) -> u64 {
-        record_event(self.calls, e)
+        self.calls.push(e)
     }
 
-    /// Record a Kubernetes event on an object (`Kind/ns/name`), skipping an exact repeat of
-    /// the object's previous event (the API server would only bump its count).
+    /// Record a Kubernetes event on an object, skipping an exact repeat of a recent event
+    /// (the API server would only bump its count).
     pub fn event(
         &mut self,
-        actor: &str,
+        actor: impl Into<Actor>,
         reason: &'static str,
-        message: String,
-        object: String,
+        message: impl Into<Message>,
+        object: ObjectRef,
         level: Level,
     ) {
         // The API server aggregates a repeated event (same object, reason and message) into
         // one with a count; the lab keeps the first.
-        let uid = uid_of(self.api, &object);
-        if self
-            .calls
-            .repeats_recent_event(reason, &object, uid.as_deref(), &message)
-        {
+        let event = Event {
+            reason,
+            uid: uid_of(self.api, &object),
+            object,
+            message: message.into(),
+        };
+        if self.calls.repeats_recent_event(&event) {
             return;
         }
-        let tick = self.clock;
-        self.log_event(CallEvent {
-            seq: 0,
-            tick,
-            actor: actor.to_string(),
-            action: reason.into(),
-            detail: message,
-            level,
-            reason: Some(reason),
-            object_uid: uid,
-            object: Some(object),
-            wire: None,
-        });
+        let e = CallEvent::new(self.clock, actor.into(), What::Event(event), level);
+        self.calls.push(e);
     }
 
-    /// Record a call-log entry that is also a Kubernetes event on a pod.
+    /// Record a Kubernetes event on a pod (this incarnation of it).
     pub fn pod_event(
         &mut self,
-        actor: &str,
-        action: &'static str,
+        actor: impl Into<Actor>,
         reason: &'static str,
-        message: String,
+        message: impl Into<Message>,
         pod: &Object<PodSpec>,
         level: Level,
     ) {
-        let tick = self.clock;
-        self.log_event(CallEvent {
-            seq: 0,
-            tick,
-            actor: actor.to_string(),
-            action: action.into(),
-            detail: message,
-            level,
-            reason: Some(reason),
-            object: Some(format!("Pod/{}", pod.key())),
-            wire: None,
-            object_uid: Some(pod.metadata.uid.clone()),
-        });
+        let event = Event {
+            reason,
+            object: ObjectRef::to(pod),
+            uid: Some(pod.metadata.uid.clone()),
+            message: message.into(),
+        };
+        let e = CallEvent::new(self.clock, actor.into(), What::Event(event), level);
+        self.calls.push(e);
     }
 }
 
-/// Append an entry to the call log with the next sequence number.
-pub fn record_event(calls: &mut CallLog, mut e: CallEvent) -> u64 {
-    e.seq = calls.next_seq();
-    calls.push(e)
-}
-
-/// The current UID of an object named `Kind/ns/name` (or `Kind/name`).
-pub fn uid_of(api: &Cluster, object: &str) -> Option<String> {
-    let mut parts = object.splitn(3, '/');
-    let kind = parts.next()?;
-    let a = parts.next()?;
-    let (ns, name) = match parts.next() {
-        Some(n) => (a.to_string(), n.to_string()),
-        None => (crate::cluster::no_namespace(), a.to_string()),
-    };
-    let key = (ns, name);
-    match kind {
-        "Pod" => api.pods.get(&key).map(|o| o.metadata.uid.clone()),
-        "PersistentVolumeClaim" => api.pvcs.get(&key).map(|o| o.metadata.uid.clone()),
-        "PersistentVolume" => api.pvs.get(&key).map(|o| o.metadata.uid.clone()),
-        "VolumeSnapshot" => api.snapshots.get(&key).map(|o| o.metadata.uid.clone()),
+/// The current UID of an object, for the kinds whose events `describe` tells apart by
+/// incarnation (pods, claims, volumes, snapshots).
+pub fn uid_of(api: &Cluster, object: &ObjectRef) -> Option<String> {
+    let key = (object.namespace.clone(), object.name.clone());
+    match object.kind {
+        ApiKind::Pod => api.pods.get(&key).map(|o| o.metadata.uid.clone()),
+        ApiKind::PersistentVolumeClaim => api.pvcs.get(&key).map(|o| o.metadata.uid.clone()),
+        ApiKind::PersistentVolume => api.pvs.get(&key).map(|o| o.metadata.uid.clone()),
+        ApiKind::VolumeSnapshot => api.snapshots.get(&key).map(|o| o.metadata.uid.clone()),
         _ => None,
     }
 }

@@ -85,7 +85,7 @@ impl NodeLifecycle {
                     );
                 } else {
                     ctx.log(
-                        format!("kubelet({n})"),
+                        crate::record::Actor::kubelet(&n),
                         "NodeReady",
                         format!("node {n} status is now: NodeReady"),
                     );

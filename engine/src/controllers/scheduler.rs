@@ -12,7 +12,7 @@
 
 use crate::cluster::{Cluster, Condition, NodeSpec, Object, PodSpec, VolumeNodeAffinity};
 use crate::control::{Component, Ctx};
-use crate::record::Level;
+use crate::record::{Detail, Level, Message};
 use crate::storage::work::WorkSet;
 use std::collections::BTreeMap;
 
@@ -115,17 +115,15 @@ impl Scheduler {
         ctx.log(
             "default-scheduler",
             "bind",
-            format!("pod/{} → {node} (pods/binding)", pod.name()),
+            Detail::Binding {
+                pod: pod.name().to_string(),
+                node: node.clone(),
+            },
         );
         ctx.pod_event(
             "default-scheduler",
             "Scheduled",
-            "Scheduled",
-            format!(
-                "Successfully assigned {}/{} to {node}",
-                pod.metadata.namespace,
-                pod.name()
-            ),
+            Message::Assigned(node.clone()),
             &bound,
             Level::Normal,
         );
@@ -158,7 +156,6 @@ impl Scheduler {
         }
         ctx.pod_event(
             "default-scheduler",
-            "FailedScheduling",
             "FailedScheduling",
             reason.clone(),
             pod,

@@ -1121,8 +1121,6 @@ mod tests {
             node: None,
             service: crate::csi::Service::Node,
             rpc: "Test",
-            subject: "-".into(),
-            summary: String::new(),
             request: std::sync::Arc::new(json!({})),
             reply: Ok(std::sync::Arc::new(resp.clone())),
         };

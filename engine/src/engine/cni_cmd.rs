@@ -5,11 +5,12 @@
 use super::{Lab, LabError};
 use crate::cni::conf::{ConfDir, parse_file};
 use crate::cni::host::Netns;
-use crate::cni::plugin::Attachment;
+use crate::cni::plugin::{Attachment, CniCommand};
 use crate::cni::registry::Registry;
 use crate::cni::release::PluginsRelease;
 use crate::cni::runtime::{ChainError, Invoker, Network};
 use crate::command::grammar::{CniAttachArgs, CniCmd, CniConfCmd};
+use crate::record::{Actor, CallEvent, CniOp, CniPurpose, Level, What, WireRange};
 use crate::render::{Line, Outcome, Role};
 use std::sync::Arc;
 
@@ -150,7 +151,7 @@ impl Lab {
         let wire = &mut self.wire;
         let first = wire.next_seq();
         let mut record = |c| {
-            wire.push(crate::record::wire::WireRecord::Cni(c));
+            wire.push(crate::record::wire::WireRecord::cni(c));
         };
         let mut scope = crate::faults::FaultScope::new(&mut self.faults, &a.node);
         let mut model = crate::cni::exec::InProcess {
@@ -193,19 +194,15 @@ impl Lab {
             }
         }
         let last = self.wire.next_seq();
-        let actor = "runtime(you)";
-        self.log(
-            actor,
-            format!("CNI {}", op.name()),
-            format!(
-                "{} on {} net={} ifname={} (wire #{first}..#{})",
-                a.container,
-                a.node,
-                net.list.name,
-                a.ifname,
-                last.saturating_sub(1)
-            ),
+        let text = format!(
+            "{} on {} net={} ifname={} (wire #{first}..#{})",
+            a.container,
+            a.node,
+            net.list.name,
+            a.ifname,
+            last.saturating_sub(1)
         );
+        self.log_cni_op(op.command(), first, last, text);
         self.log_wire_summaries(first, last);
         match result {
             Ok(stdout) => {
@@ -240,7 +237,7 @@ impl Lab {
         let wire = &mut self.wire;
         let first = wire.next_seq();
         let mut record = |c| {
-            wire.push(crate::record::wire::WireRecord::Cni(c));
+            wire.push(crate::record::wire::WireRecord::cni(c));
         };
         let mut scope = crate::faults::FaultScope::new(&mut self.faults, node);
         let mut model = crate::cni::exec::InProcess {
@@ -261,15 +258,12 @@ impl Lab {
         };
         let errors = inv.gc(&net, &valid);
         let last = self.wire.next_seq();
-        self.log(
-            "runtime(you)",
-            "CNI GC",
-            format!(
-                "{node} net={} valid attachments: {}",
-                net.list.name,
-                valid.len()
-            ),
+        let text = format!(
+            "{node} net={} valid attachments: {}",
+            net.list.name,
+            valid.len()
         );
+        self.log_cni_op(CniCommand::Gc, first, last, text);
         self.log_wire_summaries(first, last);
         if errors.is_empty() {
             Ok(Outcome::empty())
@@ -293,7 +287,7 @@ impl Lab {
         let first = self.wire.next_seq();
         let wire = &mut self.wire;
         let mut record = |c| {
-            wire.push(crate::record::wire::WireRecord::Cni(c));
+            wire.push(crate::record::wire::WireRecord::cni(c));
         };
         let mut model = crate::cni::exec::InProcess {
             registry: &registry,
@@ -424,7 +418,7 @@ impl Lab {
         let first = self.wire.next_seq();
         let wire = &mut self.wire;
         let mut record = |c| {
-            wire.push(crate::record::wire::WireRecord::Cni(c));
+            wire.push(crate::record::wire::WireRecord::cni(c));
         };
         let mut model = crate::cni::exec::InProcess {
             registry: &registry,
@@ -623,12 +617,31 @@ enum Op {
 }
 
 impl Op {
-    fn name(self) -> &'static str {
+    fn command(self) -> CniCommand {
         match self {
-            Op::Add => "ADD",
-            Op::Del => "DEL",
-            Op::Check => "CHECK",
+            Op::Add => CniCommand::Add,
+            Op::Del => CniCommand::Del,
+            Op::Check => CniCommand::Check,
         }
+    }
+}
+
+impl Lab {
+    /// The learner's CNI operation, acting as the runtime: its line, linked to the plugin
+    /// executions `first..last` it ran.
+    fn log_cni_op(&mut self, command: CniCommand, first: u64, last: u64, text: String) {
+        let op = CniOp {
+            command,
+            wire: WireRange { first, end: last },
+            purpose: CniPurpose::Text(text),
+        };
+        let e = CallEvent::new(
+            self.clock,
+            Actor::from("runtime(you)"),
+            What::Cni(op),
+            Level::Normal,
+        );
+        self.log_event(e);
     }
 }
 

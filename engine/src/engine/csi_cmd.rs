@@ -555,7 +555,9 @@ impl Lab {
             .iter()
             .filter(|(seq, _)| *seq >= wire_mark)
             .find_map(|(_, r)| match r {
-                crate::record::WireRecord::Csi(c) if c.caller == YOU && c.rpc == method => {
+                crate::record::WireRecord::Csi(c)
+                    if c.caller == crate::record::Actor::Component(YOU) && c.rpc == method =>
+                {
                     Some(match &c.reply {
                         Ok(resp) => Ok(resp.to_json()),
                         Err(s) => Err(s.clone()),

@@ -5,7 +5,7 @@
 use super::{Lab, LabError};
 use crate::command::grammar::FaultCmd;
 use crate::faults::{Fault, FaultCode, Request, Target};
-use crate::record::{CallEvent, Level};
+use crate::record::{Actor, CallEvent, Level};
 use crate::render::{Line, Outcome, Role, Table};
 
 /// kube-controller-manager's `--node-monitor-grace-period` (40 s up to v1.31): after this
@@ -51,7 +51,7 @@ impl Lab {
                 if fault.target == Target::NodeDown {
                     let n = fault.node.clone().unwrap_or_default();
                     self.log_warning(
-                        &format!("kubelet({n})"),
+                        Actor::kubelet(&n),
                         "down",
                         format!(
                             "{n} is lost: its kubelet stops syncing pods and posting status; the node lifecycle controller marks it NotReady after {} without a status (`tick {}`)",
@@ -129,12 +129,12 @@ impl Lab {
         out
     }
 
-    fn log_warning(&mut self, actor: &str, action: &'static str, detail: String) {
-        let e = CallEvent::line(
+    fn log_warning(&mut self, actor: impl Into<Actor>, action: &'static str, detail: String) {
+        let e = CallEvent::step(
             self.clock,
-            actor.to_string(),
-            action.into(),
-            detail,
+            actor.into(),
+            action,
+            detail.into(),
             Level::Warning,
         );
         self.log_event(e);
@@ -143,7 +143,7 @@ impl Lab {
     /// A lost node comes back: its kubelet posts status again and syncs every pod it has.
     fn node_back(&mut self, node: &str) {
         self.log(
-            format!("kubelet({node})"),
+            Actor::kubelet(node),
             "up",
             format!("{node} is back: the kubelet syncs its pods again"),
         );

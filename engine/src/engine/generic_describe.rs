@@ -221,7 +221,7 @@ impl Lab {
                     .ok_or_else(|| not_found("volumesnapshots.snapshot.storage.k8s.io", name))?;
                 (
                     serde_json::to_value(o),
-                    format!("VolumeSnapshot/{}", o.key()),
+                    crate::cluster::ObjectRef::to(o),
                     o.metadata.uid.clone(),
                 )
             }
@@ -235,7 +235,7 @@ impl Lab {
                     })?;
                 (
                     serde_json::to_value(o),
-                    format!("VolumeSnapshotContent/{}", o.key()),
+                    crate::cluster::ObjectRef::to(o),
                     o.metadata.uid.clone(),
                 )
             }
@@ -292,11 +292,7 @@ impl Lab {
                 ".metadata.annotations",
             ],
         );
-        let has_events = self.calls.iter().any(|(_, e)| {
-            e.object.as_deref() == Some(object.as_str())
-                && e.reason.is_some()
-                && e.object_uid.as_deref().is_none_or(|u| u == uid)
-        });
+        let has_events = self.calls.events(&object, Some(&uid)).next().is_some();
         if !has_events {
             // DescribeEvents writes this line into the same tabwriter block.
             lines.push("Events:\t<none>".into());

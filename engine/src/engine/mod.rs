@@ -44,7 +44,7 @@ use crate::cni::registry::Registry;
 use crate::command::{self, Command, ParseError};
 use crate::control::Component;
 use crate::node::NodeRuntime;
-use crate::record::{CallEvent, CallLog, Level, WireLog};
+use crate::record::{Actor, CallEvent, CallLog, Detail, Level, WireLog};
 use crate::render::{Line, Outcome, Role};
 use crate::util::time::Millis;
 use std::collections::{BTreeMap, BTreeSet};
@@ -750,7 +750,11 @@ impl Lab {
     fn delete_unbound_pod(&mut self, key: &(String, String)) -> bool {
         if self.cluster.pods().delete(&key.0, &key.1).is_ok() {
             self.cluster.volume_pods.remove(key);
-            self.log("apiserver", "delete", format!("pod/{} removed", key.1));
+            self.log(
+                "apiserver",
+                "delete",
+                Detail::PodRemoved { pod: key.1.clone() },
+            );
         }
         true
     }
@@ -760,24 +764,11 @@ impl Lab {
         self.kubelets.values().flat_map(|k| k.pod_work.iter())
     }
 
-    /// Record a call-log entry that is also an event on a pod (see `Ctx::pod_event`).
-    pub fn object_event(
-        &mut self,
-        actor: &str,
-        action: &'static str,
-        reason: &'static str,
-        message: String,
-        pod: &crate::cluster::Object<crate::cluster::PodSpec>,
-        level: Level,
-    ) {
-        ctx!(self).pod_event(actor, action, reason, message, pod, level);
-    }
-
     /// Write a pod's status with conflict retries (see `Ctx::write_pod_status`).
     pub fn write_pod_status(
         &mut self,
         key: &(String, String),
-        actor: &str,
+        actor: impl Into<crate::record::Actor>,
         mutate: impl Fn(&mut crate::cluster::PodStatus),
     ) -> Result<u64, crate::cluster::ApiError> {
         ctx!(self).write_pod_status(key, actor, mutate)
@@ -850,7 +841,7 @@ impl Lab {
     /// the wire and in the call log (see `crate::control::csi_client`).
     pub fn csi_call<Req, Resp>(
         &mut self,
-        caller: &str,
+        caller: impl Into<Actor>,
         node: Option<&str>,
         rpc: &'static str,
         req: Req,
@@ -863,29 +854,17 @@ impl Lab {
         ctx!(self).csi_call(caller, node, rpc, req, call)
     }
 
-    /// Record a Kubernetes event on an object (`Kind/ns/name`), see `Ctx::event`.
-    pub fn event(
-        &mut self,
-        actor: &str,
-        reason: &'static str,
-        message: String,
-        object: String,
-        level: Level,
-    ) {
-        ctx!(self).event(actor, reason, message, object, level);
-    }
-
-    /// Record a call-log entry.
+    /// Record a step the lab or the learner took: a verb and what it did.
     pub fn log(
         &mut self,
-        actor: impl Into<String>,
-        action: impl Into<std::borrow::Cow<'static, str>>,
-        detail: impl Into<String>,
+        actor: impl Into<Actor>,
+        action: &'static str,
+        detail: impl Into<Detail>,
     ) -> u64 {
-        let e = CallEvent::line(
+        let e = CallEvent::step(
             self.clock,
             actor.into(),
-            action.into(),
+            action,
             detail.into(),
             Level::Normal,
         );
@@ -894,7 +873,7 @@ impl Lab {
 
     /// Record a full call-log entry.
     pub fn log_event(&mut self, e: CallEvent) -> u64 {
-        crate::control::record_event(&mut self.calls, e)
+        self.calls.push(e)
     }
 
     /// The call-log entries since `mark`, rendered as the short trace a command prints.

@@ -166,7 +166,7 @@ impl Lab {
         let Some(rt) = self.nodes.get_mut(node) else {
             return;
         };
-        let actor = format!("multus({node})");
+        let actor = crate::record::Actor::on(crate::record::Agent::Multus, node);
         match crate::netd::multus::install_on(rt) {
             Ok((file, master)) => {
                 self.log(
@@ -184,11 +184,11 @@ impl Lab {
                 // runtime keeps using the node's current config.
                 let detail = format!("failed to create multus config: {e}");
                 let clock = self.clock;
-                self.log_event(crate::record::CallEvent::line(
+                self.log_event(crate::record::CallEvent::step(
                     clock,
                     actor,
-                    "error".into(),
-                    detail,
+                    "error",
+                    detail.into(),
                     crate::record::Level::Warning,
                 ));
             }

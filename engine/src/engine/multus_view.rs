@@ -136,12 +136,7 @@ impl Lab {
                 users.join(", ")
             },
         );
-        self.events_for(
-            out,
-            &format!("NetworkAttachmentDefinition/{}", n.key()),
-            &n.metadata.uid,
-            14,
-        );
+        self.events_for(out, &crate::cluster::ObjectRef::to(n), &n.metadata.uid, 14);
         Ok(())
     }
 }

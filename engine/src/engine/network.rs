@@ -69,11 +69,11 @@ impl Lab {
             node.is_none(),
             &mut self.nodes,
             &mut |node, line| {
-                calls.push(crate::record::CallEvent::line(
+                calls.push(crate::record::CallEvent::step(
                     clock,
-                    format!("flanneld({node})"),
-                    "error".into(),
-                    line.to_string(),
+                    crate::record::Actor::on(crate::record::Agent::Flanneld, node),
+                    "error",
+                    line.to_string().into(),
                     crate::record::Level::Warning,
                 ));
             },

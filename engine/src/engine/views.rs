@@ -6,6 +6,7 @@ use super::{Lab, LabError};
 
 use super::listing::Sel;
 use super::seen::Seen;
+use crate::cluster::ObjectRef;
 use crate::cni::netfilter::TableKind;
 use crate::cni::runtime::WireCall;
 use crate::cni::types::to_go_json;
@@ -16,30 +17,45 @@ use crate::render::{Line, Outcome, Role, Table};
 use crate::util::time::Millis;
 use serde::Serialize;
 
-/// The line a call-log entry prints: actor, action, detail.
+/// The line a call-log entry prints: actor, action, detail, made from the typed record.
 pub fn call_line(e: &CallEvent) -> Line {
-    let role = match e.level {
+    let role = match e.level() {
         Level::Normal => Role::Plain,
         Level::Warning => Role::Bad,
     };
-    let mut line = Line {
+    let mut actor = String::with_capacity(24);
+    actor.push_str("  ");
+    e.write_actor(&mut actor);
+    pad(&mut actor, 2, 20);
+    let mut detail = String::with_capacity(96);
+    e.write_detail(&mut detail);
+    Line {
         spans: Vec::with_capacity(3),
-    };
-    line = line.push(padded("  ", &e.actor, 20), Role::Actor);
-    line = line.push(padded("", &e.action, 15), Role::Dim);
-    line.push(e.detail.clone(), role)
+    }
+    .push(actor, Role::Actor)
+    .push(padded("", e.action(), 15), Role::Dim)
+    .push(detail, role)
 }
 
 /// `format!("{prefix}{text:<width$} ")` without the formatting machinery (a call-log line
 /// is built for every event a command prints).
 fn padded(prefix: &str, text: &str, width: usize) -> String {
-    let fill = width.saturating_sub(text.chars().count());
-    let mut s = String::with_capacity(prefix.len() + text.len() + fill + 1);
+    let mut s = String::with_capacity(prefix.len() + text.len().max(width) + 1);
     s.push_str(prefix);
     s.push_str(text);
-    s.extend(std::iter::repeat_n(' ', fill));
-    s.push(' ');
+    pad(&mut s, prefix.len(), width);
     s
+}
+
+/// Pad what `s` holds after byte `from` to `width` characters, then a space.
+fn pad(s: &mut String, from: usize, width: usize) {
+    const SPACES: &str = "                         ";
+    let mut fill = width.saturating_sub(s[from..].chars().count()) + 1;
+    while fill > 0 {
+        let n = fill.min(SPACES.len());
+        s.push_str(&SPACES[..n]);
+        fill -= n;
+    }
 }
 
 fn json_block<T: Serialize + ?Sized>(out: &mut Outcome, v: &T) {
@@ -344,10 +360,13 @@ impl Lab {
         for (seq, e) in self.calls.iter().skip(skip) {
             out.line(
                 Line::new()
-                    .push(format!("{seq:>5} t={:<4}", e.tick.secs_number()), Role::Dim)
+                    .push(
+                        format!("{seq:>5} t={:<4}", e.tick().secs_number()),
+                        Role::Dim,
+                    )
                     .push(
                         call_line(e).text(),
-                        match e.level {
+                        match e.level() {
                             Level::Normal => Role::Plain,
                             Level::Warning => Role::Bad,
                         },
@@ -1082,7 +1101,7 @@ impl Lab {
                             .join("\n                 ")
                     },
                 );
-                self.events_for(&mut out, &format!("Pod/{}", p.key()), &p.metadata.uid, 14);
+                self.events_for(&mut out, &ObjectRef::to(p), &p.metadata.uid, 14);
             }
             "nodes" => {
                 let n = self
@@ -1261,12 +1280,7 @@ impl Lab {
                         ));
                     }
                 }
-                self.events_for(
-                    &mut out,
-                    &format!("PersistentVolumeClaim/{}", p.key()),
-                    &p.metadata.uid,
-                    15,
-                );
+                self.events_for(&mut out, &ObjectRef::to(p), &p.metadata.uid, 15);
             }
             "persistentvolumes" => {
                 let pv = self
@@ -1377,12 +1391,7 @@ impl Lab {
                 for (k, v) in &pv.spec.csi.volume_attributes {
                     out.plain(format!("        {k}={v}"));
                 }
-                self.events_for(
-                    &mut out,
-                    &format!("PersistentVolume/{}", pv.name()),
-                    &pv.metadata.uid,
-                    width,
-                );
+                self.events_for(&mut out, &ObjectRef::to(pv), &pv.metadata.uid, width);
             }
             "network-attachment-definitions" => self.describe_nad(&mut out, ns, name)?,
             "volumesnapshots" | "volumesnapshotcontents" => {
@@ -1397,16 +1406,14 @@ impl Lab {
         Ok(out)
     }
 
-    pub(super) fn events_for(&self, out: &mut Outcome, object: &str, uid: &str, width: usize) {
-        let events: Vec<_> = self
-            .calls
-            .iter()
-            .filter(|(_, e)| {
-                e.object.as_deref() == Some(object)
-                    && e.reason.is_some()
-                    && e.object_uid.as_deref().is_none_or(|u| u == uid)
-            })
-            .collect();
+    pub(super) fn events_for(
+        &self,
+        out: &mut Outcome,
+        object: &ObjectRef,
+        uid: &str,
+        width: usize,
+    ) {
+        let events: Vec<_> = self.calls.events(object, Some(uid)).collect();
         if events.is_empty() {
             // In the describe's value column, as kubectl's tabwriter puts it.
             out.line(
@@ -1418,25 +1425,26 @@ impl Lab {
         }
         out.line(Line::styled("Events:", Role::Header));
         let mut t = Table::new(&["Type", "Reason", "Age", "From", "Message"]);
-        for (_, e) in events {
-            let kind = match e.level {
+        for (e, ev) in events {
+            let kind = match e.level() {
                 Level::Normal => "Normal",
                 Level::Warning => "Warning",
             };
-            let from = e.actor.split('(').next().unwrap_or(&e.actor).to_string();
+            let mut message = String::new();
+            ev.message.write(&ev.object, &mut message);
             t.row_styled(vec![
                 (
                     kind.into(),
-                    if e.level == Level::Warning {
+                    if e.level() == Level::Warning {
                         Role::Bad
                     } else {
                         Role::Plain
                     },
                 ),
-                (e.reason.unwrap_or_default().into(), Role::Plain),
-                (age(self.clock, e.tick), Role::Plain),
-                (from, Role::Actor),
-                (e.detail.clone(), Role::Plain),
+                (ev.reason.into(), Role::Plain),
+                (age(self.clock, e.tick()), Role::Plain),
+                (e.actor().source().to_string(), Role::Actor),
+                (message, Role::Plain),
             ]);
         }
         for l in t.render().lines {
@@ -1609,12 +1617,12 @@ fn wire_row(seq: u64, rec: &WireRecord) -> Vec<String> {
                 c.service.grpc_name().trim_start_matches("csi.v1.")
             ),
             c.rpc.to_string(),
-            c.subject.clone(),
+            c.subject().to_string(),
             match &c.reply {
                 Ok(_) => "OK".into(),
                 Err(s) => s.code.name().to_string(),
             },
-            c.summary.clone(),
+            c.summary(),
         ],
     }
 }

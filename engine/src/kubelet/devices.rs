@@ -20,6 +20,7 @@ use crate::cluster::{Object, PodSpec};
 use crate::cni::host::Host;
 use crate::cni::kube_api::PodDevices;
 use crate::netd::sriov_dp::{Device, SriovDevicePlugin};
+use crate::record::{Actor, Agent};
 use std::collections::BTreeMap;
 
 /// One registered device plugin endpoint.
@@ -288,8 +289,8 @@ impl super::Kubelet {
         if !host.files.contains_key(crate::netd::sriov_dp::CONFIG_PATH) {
             return;
         }
-        let dp_actor = format!("sriov-device-plugin({})", self.node);
-        let actor = format!("kubelet({})", self.node);
+        let dp_actor = Actor::on(Agent::SriovDevicePlugin, &self.node);
+        let actor = Actor::kubelet(&self.node);
         let dp = match SriovDevicePlugin::start(host) {
             Ok(dp) => dp,
             Err(e) => {
@@ -349,7 +350,7 @@ impl super::Kubelet {
                 .map(|(r, (c, a))| format!("{r}: capacity {c}, allocatable {a}"))
                 .collect();
             ctx.log(
-                format!("kubelet({node})"),
+                Actor::kubelet(&node),
                 "node status",
                 format!("node/{node} {}", text.join("; ")),
             );
@@ -399,7 +400,7 @@ impl super::Kubelet {
         let verdict = admit(&allocatable, &pod.spec, pods_used, &others)
             .and_then(|()| admit_selector(&labels, &pod.spec))
             .and_then(|()| self.devices.allocate(&mut cri.node.host, pod));
-        let actor = format!("kubelet({})", self.node);
+        let actor = Actor::kubelet(&self.node);
         match verdict {
             Ok(()) => {
                 self.admitted.insert(key.clone());
@@ -425,7 +426,6 @@ impl super::Kubelet {
                 let reason = reason_text(&rej.reason);
                 ctx.pod_event(
                     &actor,
-                    reason,
                     reason,
                     rej.message.clone(),
                     pod,

@@ -98,7 +98,7 @@ pub struct Queued {
 impl crate::control::Ctx<'_> {
     /// Apply what a plugin queued through its [`KubeletClient`]: every annotation in one pod
     /// update (re-read and retried on Conflict), then the events, from `actor`.
-    pub fn apply_plugin_writes(&mut self, actor: &str, q: Queued) {
+    pub fn apply_plugin_writes(&mut self, actor: &'static str, q: Queued) {
         for e in q.events {
             let key = (e.ns.clone(), e.name.clone());
             if let Some(pod) = self.api.pods.get(&key).cloned() {
@@ -107,7 +107,7 @@ impl crate::control::Ctx<'_> {
                 } else {
                     crate::record::Level::Normal
                 };
-                self.pod_event(actor, e.reason, e.reason, e.message, &pod, level);
+                self.pod_event(actor, e.reason, e.message, &pod, level);
             }
         }
         let mut by_pod: std::collections::BTreeMap<(String, String), Vec<(String, String)>> =

@@ -17,7 +17,7 @@ use crate::cluster::{Condition, Object, PodIp, PodSpec, Text};
 use crate::cni::registry::Registry;
 use crate::control::Ctx;
 use crate::node::NodeRuntime;
-use crate::record::Level;
+use crate::record::{Actor, Detail, Level, Message};
 use crate::util::time::Millis;
 use std::collections::BTreeMap;
 
@@ -124,7 +124,7 @@ impl Kubelet {
             };
         }
         let node_name = pod.spec.node_name.clone();
-        let actor = format!("kubelet({node_name})");
+        let actor = Actor::kubelet(&node_name);
         let work = self.pod_work.entry(key.clone()).or_default();
         if work.retry_at > ctx.clock {
             return false;
@@ -135,7 +135,7 @@ impl Kubelet {
                 Err(crate::kubelet::volumes::MountWait::Waiting(reason, msg)) => {
                     let first = self.pod_work.get(key).is_none_or(|w| w.last_error != msg);
                     if first {
-                        ctx.pod_event(&actor, reason, reason, msg.clone(), &pod, Level::Warning);
+                        ctx.pod_event(&actor, reason, msg.clone(), &pod, Level::Warning);
                         if let Some(w) = self.pod_work.get_mut(key) {
                             w.last_error = msg;
                         }
@@ -167,7 +167,6 @@ impl Kubelet {
             if let Err(message) = self.run_pod_sandbox(ctx, cri, &pod, attempt) {
                 ctx.pod_event(
                     &actor,
-                    "FailedCreatePodSandBox",
                     "FailedCreatePodSandBox",
                     format!("Failed to create pod sandbox: {message}"),
                     &pod,
@@ -202,8 +201,7 @@ impl Kubelet {
         ctx.pod_event(
             &actor,
             "Started",
-            "Started",
-            format!("Started container {}", container_name(&pod)),
+            Message::Started(container_name(&pod)),
             &pod,
             Level::Normal,
         );
@@ -227,13 +225,21 @@ impl Kubelet {
             ctx.log(
                 actor,
                 "status",
-                format!("pod/{} podIP={ip} phase=Running", pod.name()),
+                Detail::PodRunning {
+                    pod: pod.name().to_string(),
+                    ip,
+                },
             );
         }
         true
     }
 
-    fn mark_container_creating(&mut self, ctx: &mut Ctx<'_>, key: &(String, String), actor: &str) {
+    fn mark_container_creating(
+        &mut self,
+        ctx: &mut Ctx<'_>,
+        key: &(String, String),
+        actor: &Actor,
+    ) {
         let already = ctx
             .api
             .pods
@@ -280,12 +286,11 @@ impl Kubelet {
             return false;
         }
         let node_name = pod.spec.node_name.clone();
-        let actor = format!("kubelet({node_name})");
+        let actor = Actor::kubelet(&node_name);
         let had_sandbox = cri.node.sandboxes.contains_key(&pod.key());
         let fail = |kubelet: &mut Kubelet, ctx: &mut Ctx<'_>, message: String| {
             ctx.pod_event(
                 &actor,
-                "FailedKillPod",
                 "FailedKillPod",
                 format!("error killing pod: {message}"),
                 pod,
@@ -300,8 +305,7 @@ impl Kubelet {
             ctx.pod_event(
                 &actor,
                 "Killing",
-                "Killing",
-                format!("Stopping container {}", container_name(pod)),
+                Message::Killing(container_name(pod)),
                 pod,
                 Level::Normal,
             );
@@ -331,12 +335,18 @@ impl Kubelet {
                     .map(|(r, c)| format!("{r} {}", c.ids.join(",")))
                     .collect();
                 ctx.log(
-                    format!("kubelet({node_name})"),
+                    Actor::kubelet(&node_name),
                     "devices",
                     format!("pod/{} is gone: {} free again", pod.name(), ids.join("; ")),
                 );
             }
-            ctx.log("apiserver", "delete", format!("pod/{} removed", pod.name()));
+            ctx.log(
+                "apiserver",
+                "delete",
+                Detail::PodRemoved {
+                    pod: pod.name().to_string(),
+                },
+            );
         }
         true
     }
@@ -358,7 +368,7 @@ impl Kubelet {
             n.host.netns.remove(netns);
         }
         ctx.log_warning(
-            &format!("containerd({node})"),
+            Actor::containerd(node),
             "crash",
             format!(
                 "containerd died during CNI ADD (containerd-after-ipam) for sandbox {}: no DEL ran and libcni cached nothing, so the address host-local allocated leaks (`show ipam {node}`); systemd restarts containerd",
@@ -385,7 +395,7 @@ impl Kubelet {
         let w = self.pod_work.entry(key).or_default();
         w.retry_at = back;
         ctx.log_warning(
-            &format!("kubelet({node})"),
+            Actor::kubelet(node),
             "crash",
             format!(
                 "kubelet died {what} (pod/{}); systemd restarts it at t={} (RestartSec=10, `tick {}`)",

@@ -6,9 +6,12 @@
 use super::{Cri, Kubelet};
 use crate::cluster::{Object, PodSpec};
 use crate::cni::host::Netns;
+use crate::cni::plugin::CniCommand;
 use crate::cni::runtime::{Invoker, RuntimeConf};
 use crate::control::Ctx;
 use crate::node::Sandbox;
+use crate::record::wire::WireRecord;
+use crate::record::{Actor, CallEvent, CniOp, CniPurpose, Detail, Level, What, WireRange};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -34,12 +37,15 @@ impl Kubelet {
             crate::util::hash::uid(&[&id, "netns"])
         );
         let rt = Arc::new(runtime_conf(pod, &id, &netns)?);
-        let short = &id[..13];
-        let actor = format!("containerd({node_name})");
+        let actor = Actor::containerd(&node_name);
         ctx.log(
             &actor,
             "RunPodSandbox",
-            format!("pod/{} → sandbox {short}, netns {netns}", pod.name()),
+            Detail::RunPodSandbox {
+                pod: pod.name().to_string(),
+                sandbox: id.clone(),
+                netns: netns.clone(),
+            },
         );
         let node = &mut *cri.node;
         let net = match node.network() {
@@ -53,18 +59,15 @@ impl Kubelet {
         node.host
             .netns
             .insert(netns.clone(), Netns::with_loopback());
-        let chain: Vec<&str> = net
-            .list
-            .plugins
-            .iter()
-            .map(|p| p.plugin_type.as_str())
-            .collect();
-        let chain_text = chain.join(" → ");
         let first_wire = ctx.wire.next_seq();
         let registry = cri.registry;
         let wire = &mut ctx.wire;
+        // How many records the chain wrote so far: where the ADD's end and a teardown DEL's
+        // begin.
+        let recorded = std::cell::Cell::new(0u64);
         let mut record = |c| {
-            wire.push(crate::record::wire::WireRecord::Cni(c));
+            wire.push(WireRecord::cni(c));
+            recorded.set(recorded.get() + 1);
         };
         let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
         // PodResources `List`: the device manager's allocations for this pod (kubelet
@@ -88,6 +91,7 @@ impl Kubelet {
             faults: Some(&mut scope),
         };
         let added = inv.add(&net, &rt);
+        let add_end = first_wire + recorded.get();
         let runtime_died = inv.faults.as_deref().is_some_and(|f| f.runtime_died());
         let teardown = if added.is_err() && !runtime_died {
             // containerd: "if retErr != nil { teardownPodNetwork }" — every failed ADD is
@@ -103,11 +107,19 @@ impl Kubelet {
         };
         let queued = kube.take();
         let last_wire = ctx.wire.next_seq();
-        ctx.log(
-            &actor,
-            "CNI ADD",
-            format!("net={} ifname=eth0 (chain: {chain_text})", net.list.name),
-        );
+        ctx.log_event(CallEvent::new(
+            ctx.clock,
+            actor.clone(),
+            What::Cni(CniOp {
+                command: CniCommand::Add,
+                wire: WireRange {
+                    first: first_wire,
+                    end: add_end,
+                },
+                purpose: CniPurpose::Sandbox(Arc::clone(&net.list)),
+            }),
+            Level::Normal,
+        ));
         ctx.log_wire_summaries(first_wire, last_wire);
         // What a plugin with a kubeconfig (Multus) wrote: events, then one pod update.
         ctx.apply_plugin_writes("multus", queued);
@@ -137,19 +149,23 @@ impl Kubelet {
                 Ok(ip)
             }
             Err(e) => {
-                if let Some(Err(del)) = teardown {
-                    ctx.log(
-                        &actor,
-                        "CNI DEL",
-                        format!("teardown after failed ADD also failed: {del}"),
-                    );
-                } else {
-                    ctx.log(
-                        &actor,
-                        "CNI DEL",
-                        "teardown after failed ADD (every ADD is followed by a DEL)",
-                    );
-                }
+                let failed = match teardown {
+                    Some(Err(del)) => Some(del.to_string()),
+                    _ => None,
+                };
+                ctx.log_event(CallEvent::new(
+                    ctx.clock,
+                    actor,
+                    What::Cni(CniOp {
+                        command: CniCommand::Del,
+                        wire: WireRange {
+                            first: add_end,
+                            end: last_wire,
+                        },
+                        purpose: CniPurpose::Teardown(failed),
+                    }),
+                    Level::Normal,
+                ));
                 Err(format!(
                     "rpc error: code = Unknown desc = failed to setup network for sandbox {id:?}: {e}"
                 ))
@@ -166,7 +182,6 @@ impl Kubelet {
     ) -> Result<(), String> {
         let node_name = pod.spec.node_name.clone();
         let pod_key = pod.key();
-        let actor = format!("containerd({node_name})");
         let node = &mut *cri.node;
         let Some(sb) = node.sandboxes.get(&pod_key).cloned() else {
             return Ok(());
@@ -178,7 +193,7 @@ impl Kubelet {
                 let registry = cri.registry;
                 let wire = &mut ctx.wire;
                 let mut record = |c| {
-                    wire.push(crate::record::wire::WireRecord::Cni(c));
+                    wire.push(WireRecord::cni(c));
                 };
                 let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
                 let pod_devices = self.pod_devices(&pod.metadata.namespace, &pod.metadata.name);
@@ -211,22 +226,22 @@ impl Kubelet {
             }
         }
         let last_wire = ctx.wire.next_seq();
-        ctx.log(
-            &actor,
-            "StopPodSandbox",
-            format!(
-                "sandbox {} → CNI DEL ifname=eth0, netns {} removed",
-                &sb.id[..13],
-                sb.netns
-            ),
-        );
-        ctx.log_wire_summaries(first_wire, last_wire);
-        result.map_err(|e| {
+        let error = result.err().map(|e| {
             format!(
                 "rpc error: code = Unknown desc = failed to destroy network for sandbox {:?}: {e}",
                 sb.id
             )
-        })
+        });
+        ctx.log(
+            Actor::containerd(&node_name),
+            "StopPodSandbox",
+            Detail::StopPodSandbox {
+                sandbox: sb.id,
+                netns: sb.netns,
+            },
+        );
+        ctx.log_wire_summaries(first_wire, last_wire);
+        error.map_or(Ok(()), Err)
     }
 }
 

@@ -23,6 +23,7 @@ use crate::csi::types::{
     CapacityRange, NodeExpandVolumeRequest, NodePublishVolumeRequest, NodeStageVolumeRequest,
     NodeUnpublishVolumeRequest, NodeUnstageVolumeRequest,
 };
+use crate::record::Actor;
 use crate::storage::resizer::{
     FS_RESIZE_PENDING, NODE_RESIZE_IN_PROGRESS, merge_resize_conditions,
 };
@@ -201,7 +202,7 @@ impl Kubelet {
         pod: &Object<PodSpec>,
     ) -> Result<bool, MountWait> {
         let node = pod.spec.node_name.clone();
-        let actor = format!("kubelet({node})");
+        let actor = Actor::kubelet(&node);
         let mut changed = false;
         let mut unattached = Vec::new();
         let mut failed: Option<String> = None;
@@ -289,7 +290,7 @@ impl Kubelet {
         pod: &Object<PodSpec>,
         pv: &Object<PvSpec>,
         read_only: bool,
-        actor: &str,
+        actor: &Actor,
     ) -> Result<bool, MountWait> {
         let node = pod.spec.node_name.clone();
         let unique =
@@ -330,7 +331,6 @@ impl Kubelet {
                 ctx.pod_event(
                     actor,
                     "FailedMount",
-                    "FailedMount",
                     simple.clone(),
                     pod,
                     crate::record::Level::Warning,
@@ -350,7 +350,7 @@ impl Kubelet {
         pod: &Object<PodSpec>,
         pv: &Object<PvSpec>,
         read_only: bool,
-        actor: &str,
+        actor: &Actor,
     ) -> Result<bool, MountStop> {
         let node = pod.spec.node_name.clone();
         let pv_name = pv.name().to_string();
@@ -492,7 +492,7 @@ impl Kubelet {
         target: &str,
         stage_path: &str,
         cap: crate::csi::types::VolumeCapability,
-        actor: &str,
+        actor: &Actor,
     ) -> Result<bool, OpFailure> {
         let Some(claim) = pv.spec.claim_ref.as_ref() else {
             return Ok(false);
@@ -565,7 +565,7 @@ impl Kubelet {
                 "MountVolume.NodeExpandVolume succeeded for volume \"{}\" {node}",
                 pv.name()
             ),
-            format!("PersistentVolumeClaim/{}", pvc.key()),
+            crate::cluster::ObjectRef::to(&pvc),
             crate::record::Level::Normal,
         );
         Ok(true)
@@ -581,7 +581,7 @@ impl Kubelet {
         pod: &Object<PodSpec>,
     ) -> Result<(), TeardownWait> {
         let node = pod.spec.node_name.clone();
-        let actor = format!("kubelet({node})");
+        let actor = Actor::kubelet(&node);
         let pod_key = pod.key();
         let uid = pod.metadata.uid.clone();
         let mut wait: Option<TeardownWait> = None;

@@ -10,7 +10,7 @@
 //! starting with `not` holds when the rest does not. The `saw …` predicates
 //! ([`super::saw`]) read what the learner's views showed, the others the lab's state.
 
-use crate::cluster::{Object, PodSpec};
+use crate::cluster::{ApiKind, Object, ObjectRef, PodSpec};
 pub use crate::command::shape::Shape;
 use crate::engine::seen::{Executed, Seen};
 use crate::engine::{Lab, Reason};
@@ -1077,12 +1077,7 @@ fn wire_last_plugin_exit(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 
 fn call_log_contains(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let want = arg(a, 0);
-    let holds = lab.calls.iter().any(|(_, e)| {
-        e.actor.contains(want)
-            || e.action.contains(want)
-            || e.detail.contains(want)
-            || e.reason.is_some_and(|r| r.contains(want))
-    });
+    let holds = lab.calls.iter().any(|(_, e)| e.shows(want));
     Eval::new(
         holds,
         format!(
@@ -1276,15 +1271,10 @@ fn pod_status(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     }
 }
 
-fn has_event(lab: &Lab, object: &str, reason: &str) -> bool {
-    lab.calls
-        .iter()
-        .any(|(_, e)| e.object.as_deref() == Some(object) && e.reason == Some(reason))
-}
-
 fn pod_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (ns, name) = split_ns(arg(a, 0));
-    let holds = has_event(lab, &format!("Pod/{ns}/{name}"), arg(a, 1));
+    let object = ObjectRef::new(ApiKind::Pod, &ns, &name);
+    let holds = lab.calls.has_event(&object, arg(a, 1));
     Eval::new(
         holds,
         format!(
@@ -1370,11 +1360,8 @@ fn pvc_condition(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 
 fn pvc_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (ns, name) = split_ns(arg(a, 0));
-    let holds = has_event(
-        lab,
-        &format!("PersistentVolumeClaim/{ns}/{name}"),
-        arg(a, 1),
-    );
+    let object = ObjectRef::new(ApiKind::PersistentVolumeClaim, &ns, &name);
+    let holds = lab.calls.has_event(&object, arg(a, 1));
     Eval::new(
         holds,
         format!(
@@ -1485,17 +1472,9 @@ fn sc_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 }
 
 fn csi_last_code(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    use crate::record::wire::WireRecord;
-    let last = lab.wire.iter().rev().find_map(|(seq, w)| match w {
-        WireRecord::Csi(c) if c.rpc == arg(a, 0) => Some((seq, c)),
-        _ => None,
-    });
-    match last {
+    match lab.calls.latest_csi_call(arg(a, 0)) {
         Some((seq, c)) => {
-            let code = match &c.reply {
-                Ok(_) => "OK",
-                Err(s) => s.code.name(),
-            };
+            let code = c.code().name();
             Eval::new(
                 code == arg(a, 1),
                 format!("{} (wire #{seq}) ended {code}", c.rpc),

@@ -264,7 +264,7 @@ pub fn wire_caller(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, want) = (arg(a, 0), arg(a, 1));
     let holds = shown_calls(lab, seen, call)
         .iter()
-        .any(|r| matches!(r, WireRecord::Csi(c) if c.caller == want));
+        .any(|r| matches!(r, WireRecord::Csi(c) if c.caller.is(want)));
     yes_no(
         holds,
         format!("you saw that {want} made the {call} call"),
@@ -640,7 +640,7 @@ pub fn caused(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let holds = seen.succeeded().any(|r| {
         (r.calls.0..r.calls.1)
             .filter_map(|s| lab.calls.get(s))
-            .any(|e| e.actor.trim_start() == want)
+            .any(|e| e.actor().is(want))
     });
     yes_no(
         holds,

@@ -1,70 +1,11 @@
 //! The two logs the lab keeps, both bounded so memory stays flat: the call log (who called
-//! what, in order, with Kubernetes event reasons for `describe`) and the wire log (each
-//! plugin execution with its exact env, stdin and stdout).
+//! what, in order, with Kubernetes events for `describe`) and the wire log (each plugin
+//! execution with its exact env, stdin and stdout, each CSI RPC with its request and reply).
 
-use super::wire::WireRecord;
-use std::borrow::Cow;
+use super::call::{CallEvent, Event};
+use super::wire::{CsiCall, WireRecord};
+use crate::cluster::ObjectRef;
 use std::collections::VecDeque;
-
-/// How serious an entry is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum Level {
-    /// Normal progress.
-    Normal,
-    /// Something failed or is waiting.
-    Warning,
-}
-
-/// One entry of the call log.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct CallEvent {
-    /// Sequence number (never reused).
-    pub seq: u64,
-    /// The logical clock when it happened.
-    pub tick: crate::util::time::Millis,
-    /// Who acted (`kubelet(node-1)`, `containerd(node-1)`, `bridge`).
-    pub actor: String,
-    /// What it did, in a few words (`CNI ADD`, `RunPodSandbox`): usually a literal.
-    pub action: Cow<'static, str>,
-    /// The detail line.
-    pub detail: String,
-    /// Normal or Warning.
-    pub level: Level,
-    /// The Kubernetes event reason, when this is also an object event (`Scheduled`).
-    pub reason: Option<&'static str>,
-    /// The object it concerns, as `Kind/ns/name`, for `describe`.
-    pub object: Option<String>,
-    /// The object's UID when the event was recorded, so `describe` shows only the events of
-    /// this incarnation of a name (kubectl filters events by UID too).
-    pub object_uid: Option<String>,
-    /// Wire records produced by this call, `[first, end)` as the wire view reads them.
-    pub wire: Option<(u64, u64)>,
-}
-
-impl CallEvent {
-    /// A plain log line (no event reason, object or wire records); its sequence number is
-    /// set when it is recorded.
-    pub fn line(
-        tick: crate::util::time::Millis,
-        actor: String,
-        action: Cow<'static, str>,
-        detail: String,
-        level: Level,
-    ) -> Self {
-        CallEvent {
-            seq: 0,
-            tick,
-            actor,
-            action,
-            detail,
-            level,
-            reason: None,
-            object: None,
-            object_uid: None,
-            wire: None,
-        }
-    }
-}
 
 /// A bounded ring with absolute sequence numbers.
 #[derive(Debug, Clone)]
@@ -149,16 +90,10 @@ impl CallLog {
         }
     }
 
-    /// Append an entry and return its sequence number.
-    pub fn push(&mut self, item: CallEvent) -> u64 {
-        let key = item.reason.map(|r| {
-            event_key(
-                r,
-                item.object.as_deref(),
-                item.object_uid.as_deref(),
-                &item.detail,
-            )
-        });
+    /// Append an entry with the next sequence number and return that number.
+    pub fn push(&mut self, mut item: CallEvent) -> u64 {
+        item.set_seq(self.ring.next_seq());
+        let key = item.event().map(event_key);
         let seq = self.ring.push(item);
         if let Some(key) = key {
             self.latest_event.insert(key, seq);
@@ -177,20 +112,9 @@ impl CallLog {
 
     /// Whether one of the last [`REPEAT_WINDOW`] entries is this event already: the same
     /// reason, object, object UID and message.
-    pub fn repeats_recent_event(
-        &self,
-        reason: &str,
-        object: &str,
-        uid: Option<&str>,
-        message: &str,
-    ) -> bool {
-        let key = event_key(reason, Some(object), uid, message);
-        let same = |e: &CallEvent| {
-            e.reason == Some(reason)
-                && e.object.as_deref() == Some(object)
-                && e.object_uid.as_deref() == uid
-                && e.detail == message
-        };
+    pub fn repeats_recent_event(&self, event: &Event) -> bool {
+        let key = event_key(event);
+        let same = |e: &CallEvent| e.event() == Some(event);
         let found = self
             .latest_event
             .get(&key)
@@ -206,6 +130,35 @@ impl CallLog {
         );
         found
     }
+
+    /// The events about `object`, oldest first: with `uid`, only those of that incarnation
+    /// of the name (and those recorded without one), as `describe` lists them.
+    pub fn events<'a>(
+        &'a self,
+        object: &'a ObjectRef,
+        uid: Option<&'a str>,
+    ) -> impl Iterator<Item = (&'a CallEvent, &'a Event)> + 'a {
+        self.ring.iter().filter_map(move |(_, e)| {
+            let ev = e.event()?;
+            let this = &ev.object == object
+                && uid.is_none_or(|u| ev.uid.as_deref().is_none_or(|v| v == u));
+            this.then_some((e, ev))
+        })
+    }
+
+    /// Whether an event with `reason` was recorded about `object` (any incarnation).
+    pub fn has_event(&self, object: &ObjectRef, reason: &str) -> bool {
+        self.events(object, None).any(|(_, e)| e.reason == reason)
+    }
+
+    /// The latest CSI call of `rpc` (`NodeStageVolume`) still kept, with its wire record's
+    /// number.
+    pub fn latest_csi_call(&self, rpc: &str) -> Option<(u64, &CsiCall)> {
+        self.ring
+            .iter()
+            .rev()
+            .find_map(|(_, e)| e.csi().filter(|(_, c)| c.rpc == rpc))
+    }
 }
 
 impl std::ops::Deref for CallLog {
@@ -217,10 +170,10 @@ impl std::ops::Deref for CallLog {
 
 /// A hash of what makes two events the same (FxHash: no random keys, the same in every
 /// run, and cheap enough to run on every event recorded).
-fn event_key(reason: &str, object: Option<&str>, uid: Option<&str>, message: &str) -> u64 {
+fn event_key(event: &Event) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = rustc_hash::FxHasher::default();
-    (reason, object, uid, message).hash(&mut h);
+    event.hash(&mut h);
     h.finish()
 }
 
@@ -230,44 +183,68 @@ pub type WireLog = Ring<WireRecord>;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::ApiKind;
+    use crate::record::call::{Actor, Level, Message, What};
 
-    fn event(reason: &'static str, object: &str, message: &str) -> CallEvent {
-        let mut e = CallEvent::line(
+    fn event(reason: &'static str, name: &str, uid: &str, message: &str) -> Event {
+        Event {
+            reason,
+            object: ObjectRef::new(ApiKind::Pod, "default", name),
+            uid: Some(uid.into()),
+            message: Message::Text(message.into()),
+        }
+    }
+
+    fn entry(e: Event) -> CallEvent {
+        CallEvent::new(
             crate::util::time::Millis::ZERO,
-            "actor".into(),
-            reason.into(),
-            message.into(),
+            Actor::from("actor"),
+            What::Event(e),
             Level::Normal,
-        );
-        e.reason = Some(reason);
-        e.object = Some(object.into());
-        e.object_uid = Some("uid-1".into());
-        e
+        )
     }
 
     #[test]
     fn a_repeated_event_is_found_within_the_window_only() {
         let mut log = CallLog::new(10_000);
-        log.push(event("Scheduled", "Pod/default/a", "assigned"));
-        let repeats = |log: &CallLog, object: &str, uid: Option<&str>| {
-            log.repeats_recent_event("Scheduled", object, uid, "assigned")
+        log.push(entry(event("Scheduled", "a", "uid-1", "assigned")));
+        let repeats = |log: &CallLog, name: &str, uid: &str| {
+            log.repeats_recent_event(&event("Scheduled", name, uid, "assigned"))
         };
-        assert!(repeats(&log, "Pod/default/a", Some("uid-1")));
+        assert!(repeats(&log, "a", "uid-1"));
         // Another object, another incarnation of the name, another message: not a repeat.
-        assert!(!repeats(&log, "Pod/default/b", Some("uid-1")));
-        assert!(!repeats(&log, "Pod/default/a", Some("uid-2")));
-        assert!(!log.repeats_recent_event("Scheduled", "Pod/default/a", Some("uid-1"), "x"));
+        assert!(!repeats(&log, "b", "uid-1"));
+        assert!(!repeats(&log, "a", "uid-2"));
+        assert!(!log.repeats_recent_event(&event("Scheduled", "a", "uid-1", "x")));
         // 255 more entries: the event is still the 256th from the end.
         for i in 0..255 {
-            log.push(event("Pulled", "Pod/default/c", &i.to_string()));
+            log.push(entry(event("Pulled", "c", "uid-3", &i.to_string())));
         }
-        assert!(repeats(&log, "Pod/default/a", Some("uid-1")));
+        assert!(repeats(&log, "a", "uid-1"));
         // More entries push it out of the window (and enough of them prune the index).
         for i in 0..3000 {
-            log.push(event("Pulled", "Pod/default/c", &format!("more {i}")));
+            log.push(entry(event("Pulled", "c", "uid-3", &format!("more {i}"))));
         }
-        assert!(!repeats(&log, "Pod/default/a", Some("uid-1")));
+        assert!(!repeats(&log, "a", "uid-1"));
         assert!(log.latest_event.len() <= 8 * REPEAT_WINDOW as usize + 1);
+    }
+
+    #[test]
+    fn events_are_found_by_object_and_incarnation() {
+        let mut log = CallLog::new(100);
+        log.push(entry(event("Scheduled", "a", "uid-1", "first")));
+        log.push(entry(event("Started", "a", "uid-2", "second")));
+        let mut no_uid = event("Killing", "a", "", "third");
+        no_uid.uid = None;
+        log.push(entry(no_uid));
+        log.push(entry(event("Scheduled", "b", "uid-3", "other")));
+        let a = ObjectRef::new(ApiKind::Pod, "default", "a");
+        let reasons = |uid| -> Vec<&str> { log.events(&a, uid).map(|(_, e)| e.reason).collect() };
+        assert_eq!(reasons(None), ["Scheduled", "Started", "Killing"]);
+        assert_eq!(reasons(Some("uid-2")), ["Started", "Killing"]);
+        assert!(log.has_event(&a, "Started"));
+        assert!(!log.has_event(&a, "Pulled"));
+        assert!(!log.has_event(&ObjectRef::new(ApiKind::Pod, "other", "a"), "Started"));
     }
 
     #[test]

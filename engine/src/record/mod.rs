@@ -1,10 +1,15 @@
 //! What the lab records as it runs, for the views to read: the call log (who called what,
-//! in order, with Kubernetes event reasons) and the wire log (every plugin execution and
-//! CSI RPC with its exact request and reply). Components write both through their context
-//! (`crate::control::Ctx`); `show events`, `show wire`, `describe` and the dashboard read them.
+//! in order, with Kubernetes events; typed records, see [`call`]) and the wire log (every
+//! plugin execution and CSI RPC with its exact request and reply). Components write both
+//! through their context (`crate::control::Ctx`); `show events`, `show wire`, `describe`,
+//! the dashboard and lesson checks read them, and only the views make text of them.
 
+pub mod call;
 pub mod calls;
 pub mod wire;
 
-pub use calls::{CallEvent, CallLog, Level, Ring, WireLog};
+pub use call::{
+    Actor, Agent, CallEvent, CniOp, CniPurpose, Detail, Event, Level, Message, What, WireRange,
+};
+pub use calls::{CallLog, Ring, WireLog};
 pub use wire::{CsiCall, WireMessage, WireRecord};

@@ -1,9 +1,13 @@
 //! One wire record per call a plugin received: a CNI plugin execution (env, stdin, stdout)
 //! or a CSI RPC (request, then response or gRPC status). Messages are kept typed and
-//! rendered to JSON only when someone looks, so recording is cheap.
+//! rendered to JSON, or summarised, only when someone looks, so recording is cheap. A
+//! record never changes once made: the call log's entries share it (`Arc`) and render
+//! their lines from it, even after the wire log has let it go.
 
+use super::call::Actor;
 use crate::cni::runtime::WireCall;
-use crate::csi::{Service, Status};
+use crate::csi::types::{CsiRequest, CsiResponse};
+use crate::csi::{Code, Service, Status};
 use serde_json::Value;
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -20,26 +24,46 @@ impl<T: serde::Serialize + Debug + Send + Sync> WireMessage for T {
     }
 }
 
+/// A CSI request on the wire: its JSON, and the volume or snapshot it is about.
+pub trait WireRequest: WireMessage {
+    /// The volume or snapshot the request names (see [`CsiRequest`]), if any.
+    fn subject(&self) -> Option<&str>;
+}
+
+impl<T: WireMessage + CsiRequest> WireRequest for T {
+    fn subject(&self) -> Option<&str> {
+        CsiRequest::subject(self)
+    }
+}
+
+/// A CSI response on the wire: its JSON, and the summary its type gives (see
+/// [`CsiResponse`]).
+pub trait WireReply: WireMessage {
+    /// The typed summary, or `None` to take the JSON rule.
+    fn summary(&self) -> Option<String>;
+}
+
+impl<T: WireMessage + CsiResponse> WireReply for T {
+    fn summary(&self) -> Option<String> {
+        CsiResponse::summary(self)
+    }
+}
+
 /// One CSI RPC as it crossed the socket.
 #[derive(Debug, Clone)]
 pub struct CsiCall {
     /// Who called (`external-provisioner`, `kubelet(node-1)`, `you`).
-    pub caller: String,
+    pub caller: Actor,
     /// The node plugin called, for Node RPCs.
     pub node: Option<String>,
     /// The service.
     pub service: Service,
     /// The method (`CreateVolume`).
     pub rpc: &'static str,
-    /// The volume or snapshot the request is about (`-` when none).
-    pub subject: String,
-    /// One line saying how the call went (`volume pvc-… 1Gi`, `OK`, `NOT_FOUND (5): …`),
-    /// worked out from the typed response when the call was made.
-    pub summary: String,
     /// The request.
-    pub request: Arc<dyn WireMessage>,
+    pub request: Arc<dyn WireRequest>,
     /// The response, or the status of a failed call.
-    pub reply: Result<Arc<dyn WireMessage>, Status>,
+    pub reply: Result<Arc<dyn WireReply>, Status>,
 }
 
 impl CsiCall {
@@ -47,15 +71,63 @@ impl CsiCall {
     pub fn path(&self) -> String {
         format!("/{}/{}", self.service.grpc_name(), self.rpc)
     }
+
+    /// The volume or snapshot the request is about (`-` when none).
+    pub fn subject(&self) -> &str {
+        self.request.subject().unwrap_or("-")
+    }
+
+    /// The gRPC code the call ended with (`OK` when it answered).
+    pub fn code(&self) -> Code {
+        match &self.reply {
+            Ok(_) => Code::Ok,
+            Err(s) => s.code,
+        }
+    }
+
+    /// One line saying how the call went (`volume pvc-… 1Gi`, `OK`, `NOT_FOUND (5): …`):
+    /// the typed response's summary, else the JSON rule ([`CsiCall::summary_from_json`]).
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        self.write_summary(&mut out);
+        out
+    }
+
+    /// [`CsiCall::summary`], written at the end of `out`.
+    pub fn write_summary(&self, out: &mut String) {
+        match &self.reply {
+            Err(s) => {
+                use std::fmt::Write;
+                let _ = write!(
+                    out,
+                    "{} ({}): {}",
+                    s.code.name(),
+                    s.code.number(),
+                    s.message
+                );
+            }
+            Ok(resp) => match resp.summary() {
+                Some(text) => out.push_str(&text),
+                None => out.push_str(&self.summary_from_json()),
+            },
+        }
+    }
 }
 
 /// A CNI or CSI wire record.
 #[derive(Debug, Clone)]
 pub enum WireRecord {
     /// A CNI plugin execution.
-    Cni(WireCall),
+    Cni(Arc<WireCall>),
     /// A CSI RPC.
-    Csi(CsiCall),
+    Csi(Arc<CsiCall>),
+}
+
+impl WireRecord {
+    /// A CNI plugin execution's record.
+    pub fn cni(call: WireCall) -> Self {
+        WireRecord::Cni(Arc::new(call))
+    }
 }
 
 impl WireRecord {
@@ -169,11 +241,21 @@ pub fn json_head(text: String) -> String {
 
 /// One line saying what a plugin execution did.
 pub fn cni_summary(c: &WireCall) -> String {
+    let mut s = String::with_capacity(96);
+    write_cni_summary(c, &mut s);
+    s
+}
+
+/// [`cni_summary`], written at the end of `s`.
+pub fn write_cni_summary(c: &WireCall, s: &mut String) {
     match &c.reply {
-        Err(e) => format!("error code {}: {e}", e.code),
-        Ok(crate::cni::plugin::PluginOutput::Empty) => "ok".into(),
+        Err(e) => {
+            use std::fmt::Write;
+            let _ = write!(s, "error code {}: {e}", e.code);
+        }
+        Ok(crate::cni::plugin::PluginOutput::Empty) => s.push_str("ok"),
         Ok(crate::cni::plugin::PluginOutput::Versions(v)) => {
-            serde_json::to_string(v).unwrap_or_default()
+            s.push_str(&serde_json::to_string(v).unwrap_or_default());
         }
         Ok(crate::cni::plugin::PluginOutput::Result(r)) => {
             let same = c
@@ -182,9 +264,9 @@ pub fn cni_summary(c: &WireCall) -> String {
                 .as_ref()
                 .is_some_and(|p| std::sync::Arc::ptr_eq(p, r) || p.as_ref() == r.as_ref());
             if same {
-                return "result = prevResult (passed through)".into();
+                s.push_str("result = prevResult (passed through)");
+                return;
             }
-            let mut s = String::with_capacity(96);
             for (n, i) in r.interfaces.iter().enumerate() {
                 if n > 0 {
                     s.push_str(" ↔ ");
@@ -207,7 +289,6 @@ pub fn cni_summary(c: &WireCall) -> String {
                     s.push_str(&ip.gateway);
                 }
             }
-            s
         }
     }
 }

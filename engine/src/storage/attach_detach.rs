@@ -11,7 +11,7 @@
 
 use super::attach_wants::{Key, PodWants, Want, WantPart, Wants, wanted};
 use super::{DRIVER, multi_attach_allowed};
-use crate::cluster::{Object, VaSource, VaSpec};
+use crate::cluster::{ApiKind, Object, ObjectRef, VaSource, VaSpec};
 use crate::control::{Component, Ctx};
 use crate::record::Level;
 use crate::util::time::Millis;
@@ -347,7 +347,7 @@ impl AttachDetach {
                         "attachdetach-controller",
                         "FailedAttachVolume",
                         message.clone(),
-                        format!("Pod/{namespace}/{name}"),
+                        ObjectRef::new(ApiKind::Pod, namespace, name),
                         Level::Warning,
                     );
                 }
@@ -395,7 +395,7 @@ impl AttachDetach {
                 "attachdetach-controller",
                 "FailedAttachVolume",
                 format!("Multi-Attach error for volume \"{}\" {msg}", w.pv),
-                format!("Pod/{namespace}/{name}"),
+                ObjectRef::new(ApiKind::Pod, namespace, name),
                 Level::Warning,
             );
         }

@@ -147,7 +147,7 @@ impl Attacher {
                             va.spec.source.persistent_volume_name,
                             status.go_error_string()
                         ),
-                        format!("Pod/{p}"),
+                        p,
                         Level::Warning,
                     );
                 }
@@ -171,7 +171,7 @@ impl Attacher {
                     "AttachVolume.Attach succeeded for volume \"{}\"",
                     va.spec.source.persistent_volume_name
                 ),
-                format!("Pod/{p}"),
+                p,
                 Level::Normal,
             );
         }

@@ -5,7 +5,7 @@
 //! stays while it is Bound).
 
 use super::{BETA_STORAGE_PROVISIONER, PV_PROTECTION, PVC_PROTECTION, STORAGE_PROVISIONER};
-use crate::cluster::{Object, PvSpec, PvcSpec};
+use crate::cluster::{Object, ObjectRef, PvSpec, PvcSpec};
 use crate::control::{Component, Ctx};
 use crate::record::Level;
 
@@ -155,7 +155,7 @@ impl PvController {
                 });
         let mut changed = false;
         for pvc in claims {
-            let object = format!("PersistentVolumeClaim/{}", pvc.key());
+            let object = ObjectRef::to(&pvc);
             // An existing volume first (`findBestMatchForClaim`); provisioning only when
             // none matches.
             let free = self.free.refresh(&ctx.api.revs, &ctx.api.pvs);

@@ -44,9 +44,9 @@ pub fn csi_node_id(api: &Cluster, node: &str) -> String {
         .unwrap_or_else(|| node.to_string())
 }
 
-/// Keys of pods on a node that use a PV, in the order of the pod table: only the pods on
-/// that node that use claims are looked at (the `volume_pods` index by node), not every pod.
-pub fn pods_on_node_using(api: &Cluster, node: &str, pv: &str) -> Vec<String> {
+/// The pods on a node that use a PV, in the order of the pod table: only the pods on that
+/// node that use claims are looked at (the `volume_pods` index by node), not every pod.
+pub fn pods_on_node_using(api: &Cluster, node: &str, pv: &str) -> Vec<crate::cluster::ObjectRef> {
     let uses = |p: &&Object<crate::cluster::PodSpec>| {
         p.spec.node_name == node
             && p.spec.volumes.iter().any(|v| {
@@ -58,19 +58,19 @@ pub fn pods_on_node_using(api: &Cluster, node: &str, pv: &str) -> Vec<String> {
                 .is_some_and(|x| x.name() == pv)
             })
     };
-    let found: Vec<String> = api
+    let found: Vec<_> = api
         .volume_pods
         .on_node(node)
         .filter_map(|k| api.pods.get(k))
         .filter(uses)
-        .map(|p| p.key())
+        .map(crate::cluster::ObjectRef::to)
         .collect();
     debug_assert_eq!(
         found,
         api.pods
             .values()
             .filter(uses)
-            .map(|p| p.key())
+            .map(crate::cluster::ObjectRef::to)
             .collect::<Vec<_>>(),
         "the volume_pods index by node is stale"
     );

@@ -8,6 +8,7 @@ use super::{
     BETA_STORAGE_PROVISIONER, DRIVER, PROVISIONER_FINALIZER, PV_PROTECTION, SELECTED_NODE,
     STORAGE_PROVISIONER, volume_capability,
 };
+use crate::cluster::ObjectRef;
 use crate::cluster::{
     CsiPvSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Object, ObjectReference,
     PvSpec, PvcSpec, StorageClassSpec, VolumeNodeAffinity,
@@ -73,7 +74,7 @@ impl Provisioner {
     }
 
     fn provision(&mut self, ctx: &mut Ctx<'_>, pvc: &Object<PvcSpec>) -> bool {
-        let object = format!("PersistentVolumeClaim/{}", pvc.key());
+        let object = ObjectRef::to(pvc);
         // The PV controller reported a missing class or another provisioner already.
         let Some(class) = super::listers::class_of(ctx.api, pvc).cloned() else {
             return false;
@@ -423,7 +424,7 @@ impl Provisioner {
             if self.backoff.waiting(ctx.clock, &key) {
                 continue;
             }
-            let object = format!("PersistentVolume/{}", pv.name());
+            let object = ObjectRef::to(&pv);
             let req = DeleteVolumeRequest {
                 volume_id: pv.spec.csi.volume_handle.clone(),
                 ..Default::default()

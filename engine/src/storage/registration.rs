@@ -7,17 +7,18 @@ use super::DRIVER;
 use crate::cluster::{CsiNodeDriver, CsiNodeSpec, Object};
 use crate::control::Ctx;
 use crate::csi::types::NodeGetInfoRequest;
+use crate::record::{Actor, Agent};
 use std::collections::BTreeMap;
 
 /// The node plugin on `node` has started: node-driver-registrar announces it, kubelet
 /// calls NodeGetInfo, writes the CSINode object and labels the node with the topology.
 pub fn register_csi_node(ctx: &mut Ctx<'_>, node: &str) {
     ctx.log(
-        format!("node-driver-registrar({node})"),
+        Actor::on(Agent::NodeDriverRegistrar, node),
         "register",
         format!("/var/lib/kubelet/plugins_registry/{DRIVER}-reg.sock → kubelet"),
     );
-    let actor = format!("kubelet({node})");
+    let actor = Actor::kubelet(node);
     let info = ctx.csi_call(
         &actor,
         Some(node),

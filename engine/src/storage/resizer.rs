@@ -14,7 +14,7 @@
 //! kubelet) → gone when the resize is done.
 
 use super::volume_capability;
-use crate::cluster::{Object, PvcCondition, PvcSpec};
+use crate::cluster::{Object, ObjectRef, PvcCondition, PvcSpec};
 use crate::control::{Component, Ctx};
 use crate::csi::types::{CapacityRange, ControllerExpandVolumeRequest};
 use crate::record::Level;
@@ -127,7 +127,7 @@ impl Resizer {
             if self.backoff.waiting(ctx.clock, &key) {
                 continue;
             }
-            let object = format!("PersistentVolumeClaim/{}", pvc.key());
+            let object = ObjectRef::to(&pvc);
             // markControllerResizeInProgress: Resizing, the size it works towards and its
             // status, before the call.
             if let Ok(cur) = ctx
@@ -229,7 +229,7 @@ impl Resizer {
                         ctx.event(
                             "external-resizer",
                             "FileSystemResizeRequired",
-                            "Require file system resize of volume on node".into(),
+                            "Require file system resize of volume on node",
                             object,
                             Level::Normal,
                         );
@@ -237,7 +237,7 @@ impl Resizer {
                         ctx.event(
                             "external-resizer",
                             "VolumeResizeSuccessful",
-                            "Resize volume succeeded".into(),
+                            "Resize volume succeeded",
                             object,
                             Level::Normal,
                         );

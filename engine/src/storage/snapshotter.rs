@@ -20,6 +20,7 @@
 //!   being deleted (the sidecar deletes only a content that carries it).
 
 use super::{DRIVER, SNAPSHOT_CLASS};
+use crate::cluster::{ApiKind, ObjectRef};
 use crate::cluster::{
     ContentSource, Object, ObjectReference, VolumeSnapshotContentSpec, VolumeSnapshotSpec,
 };
@@ -197,8 +198,8 @@ impl Snapshotter {
                 ctx.event(
                     "csi-snapshotter",
                     "SnapshotDeleteError",
-                    "Failed to delete snapshot".into(),
-                    format!("VolumeSnapshotContent/{name}"),
+                    "Failed to delete snapshot",
+                    ObjectRef::new(ApiKind::VolumeSnapshotContent, "", name),
                     Level::Warning,
                 );
                 self.backoff.fail(ctx, key);
@@ -231,7 +232,7 @@ impl Snapshotter {
     ) -> bool {
         let name = c.name().to_string();
         let r = &c.spec.volume_snapshot_ref;
-        let object = format!("VolumeSnapshot/{}/{}", r.namespace, r.name);
+        let object = ObjectRef::new(ApiKind::VolumeSnapshot, &r.namespace, &r.name);
         let key = format!("snapshotter/{name}");
         if self.backoff.waiting(ctx.clock, &key) {
             return false;
@@ -352,7 +353,7 @@ fn sync_unready(ctx: &mut Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -> bool {
                     "Waiting for a snapshot {} to be created by the CSI driver.",
                     vs.key()
                 ),
-                format!("VolumeSnapshot/{}", vs.key()),
+                ObjectRef::to(vs),
                 Level::Normal,
             );
             update_snapshot_status(ctx, vs, &content);
@@ -519,8 +520,8 @@ fn process_deletion(ctx: &mut Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -> bool 
         ctx.event(
             "snapshot-controller",
             "SnapshotDeletePending",
-            "Snapshot is being used to restore a PVC".into(),
-            format!("VolumeSnapshot/{}", vs.key()),
+            "Snapshot is being used to restore a PVC",
+            ObjectRef::to(vs),
             Level::Warning,
         );
         return false;
@@ -683,7 +684,7 @@ fn update_snapshot_status(
     if !updated {
         return false;
     }
-    let object = format!("VolumeSnapshot/{}", vs.key());
+    let object = ObjectRef::to(vs);
     if cur.status.creation_time.is_empty() && !st.creation_time.is_empty() {
         ctx.event(
             "snapshot-controller",
@@ -741,7 +742,7 @@ fn snapshot_error(
         "snapshot-controller",
         reason,
         message,
-        format!("VolumeSnapshot/{}", vs.key()),
+        ObjectRef::to(vs),
         Level::Warning,
     );
     true
@@ -910,7 +911,7 @@ mod tests {
             [SNAPSHOT_BOUND]
         );
         run(&mut lab, "pvc create r1 --size 1Gi --from-snapshot s1");
-        let calls: Vec<_> = lab.calls.iter().map(|(_, e)| e.detail.clone()).collect();
+        let calls: Vec<_> = lab.calls.iter().map(|(_, e)| e.detail()).collect();
         assert!(
             calls.iter().any(|d| d.ends_with(
                 "error getting handle for DataSource Type VolumeSnapshot by Name s1: snapshot s1 is being deleted"

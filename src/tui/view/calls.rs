@@ -45,7 +45,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     // With a call selected, its full detail (wrapped) sits under the list.
     let detail: Vec<Line<'static>> = match app.ui.sel_call.and_then(|c| app.desk.lab.calls.get(c)) {
         Some(e) if inner.height >= 8 => {
-            let role = if e.level == Level::Warning {
+            let role = if e.level() == Level::Warning {
                 lab_engine::render::Role::Bad
             } else {
                 lab_engine::render::Role::Plain
@@ -55,9 +55,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                     format!("#{} ", app.ui.sel_call.unwrap_or(0)),
                     lab_engine::render::Role::Dim,
                 )
-                .push(format!("{} ", e.actor), lab_engine::render::Role::Actor)
-                .push(format!("{}: ", e.action), lab_engine::render::Role::Dim)
-                .push(e.detail.clone(), role);
+                .push(format!("{} ", e.actor()), lab_engine::render::Role::Actor)
+                .push(format!("{}: ", e.action()), lab_engine::render::Role::Dim)
+                .push(e.detail(), role);
             let mut rows = super::output::wrap(t, &text, inner.width as usize);
             rows.truncate((inner.height as usize / 2).max(2));
             rows
@@ -102,7 +102,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         let Some(e) = app.desk.lab.calls.get(seq) else {
             continue;
         };
-        let warn = e.level == Level::Warning;
+        let warn = e.level() == Level::Warning;
         let wire = model::wire_range(&app.desk.lab, seq).is_some();
         let text_style = if warn { t.bad } else { t.plain };
         let line = Line::from(vec![
@@ -110,12 +110,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Span::styled(if warn { "! " } else { "  " }, t.bad),
             Span::styled(if wire { "⇄ " } else { "  " }, t.dim),
             // Always a space after the actor, even one longer than the column.
-            Span::styled(format!("{:<21} ", e.actor), t.actor),
+            Span::styled(format!("{:<21} ", e.actor()), t.actor),
             Span::styled(
-                format!("{:<15} ", e.action),
+                format!("{:<15} ", e.action()),
                 if warn { t.bad } else { t.dim },
             ),
-            Span::styled(e.detail.clone(), text_style),
+            Span::styled(e.detail(), text_style),
         ]);
         put(buf, inner, row as u16, &line);
         if app.ui.sel_call == Some(seq) {

@@ -30,7 +30,7 @@ pub fn lines(app: &App, _width: u16) -> Vec<Line<'static>> {
             .lab
             .calls
             .get(call)
-            .map(|e| format!("{} {}", e.actor, e.action))
+            .map(|e| format!("{} {}", e.actor(), e.action()))
             .unwrap_or_default();
         return vec![
             dim(t, format!("call #{call} ({who}) ran no plugin itself;")),
