@@ -67,7 +67,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     assert_eq!(at(&desk), 0);
     let h1 = ok(&mut desk, "hint");
     assert!(
-        h1.starts_with("Hint 1/3: The command is `pod create NAME --node NODE --label KEY=VALUE`."),
+        h1.starts_with("Hint 1/4: The command is `pod create NAME --node NODE --label KEY=VALUE`."),
         "{h1}"
     );
     assert!(
@@ -76,15 +76,21 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     );
     let h2 = ok(&mut desk, "hint");
     assert!(
-        h2.starts_with("Hint 2/3: Type exactly: pod create web --node node-1 --label app=web"),
+        h2.starts_with("Hint 2/4: Type exactly: pod create web --node node-1 --label app=web"),
         "{h2}"
     );
     let h3 = ok(&mut desk, "hint");
     assert!(
-        h3.starts_with("Hint 3/3: web runs but without `app=web`?"),
+        h3.starts_with("Hint 3/4: web runs but without `app=web`?"),
         "{h3}"
     );
-    assert!(ok(&mut desk, "hint").starts_with("Hint 1/3"), "hints cycle");
+    // The last hint is worked out from the learner's cluster: here, what completes the step.
+    let h4 = ok(&mut desk, "hint");
+    assert!(
+        h4.starts_with("Hint 4/4: from where you are, these complete the step:\n  pod create web --node node-1 --label app=web\n"),
+        "{h4}"
+    );
+    assert!(ok(&mut desk, "hint").starts_with("Hint 1/4"), "hints cycle");
 
     // Another mistake: the right pod with the wrong name takes 10.244.1.2, so `web` gets .3.
     ok(&mut desk, "pod create webb --node node-1 --label app=web");
@@ -96,6 +102,15 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         "{h}"
     );
     assert!(h.contains("`lesson retry`"), "{h}");
+    // The worked-out hint sees the cluster has moved away and says how to start over.
+    let h = (0..4)
+        .map(|_| ok(&mut desk, "hint"))
+        .find(|h| h.starts_with("Hint 4/4"))
+        .expect("the fourth hint comes round");
+    assert!(
+        h.starts_with("Hint 4/4: your cluster has moved away from what this step needs (`pod web ip 10.244.1.2`: pod default/web has ip 10.244.1.3).\n`lesson retry` rebuilds it as the step began; then type:\n  pod create web --node node-1 --label app=web"),
+        "{h}"
+    );
     let out = ok(&mut desk, "lesson retry");
     assert!(out.contains("── Step 1/21"), "{out}");
     assert!(desk.lab.cluster.pods.is_empty());
@@ -125,7 +140,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         vec![1]
     );
     // The hint counter restarts on the new step.
-    assert!(ok(&mut desk, "hint").starts_with("Hint 1/2: `show wire --last bridge:ADD`"));
+    assert!(ok(&mut desk, "hint").starts_with("Hint 1/3: `show wire --last bridge:ADD`"));
 }
 
 #[test]
@@ -234,7 +249,7 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
     assert!(out.contains("✓ Right: CNI DEL."), "{out}");
     assert!(out.contains("── Lesson complete"), "{out}");
     assert!(
-        out.contains("Steps: 21 of 21 done. Quizzes: 4 of 6 right."),
+        out.contains("Steps: 21 of 21 done. Quizzes: 4 of 6 right the first time."),
         "{out}"
     );
     assert!(out.contains("steps 21/21 · quizzes 4/6"), "{out}");
@@ -247,6 +262,62 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
         list.contains("ch7-hands-on             7    21/21   4/6       [█████████░] ← now"),
         "{list}"
     );
+}
+
+#[test]
+fn a_quiz_right_only_at_the_second_try_is_not_counted_right() {
+    let mut desk = crate::common::desk();
+    ok(&mut desk, &format!("lesson start {ID}"));
+    let lesson = desk.lessons.session.as_ref().unwrap().lesson.clone();
+    for _ in &lesson.steps {
+        ok(&mut desk, "skip");
+    }
+    ok(&mut desk, "lesson answer A");
+    let out = ok(&mut desk, "lesson answer B");
+    assert!(out.contains("✓ Right: B."), "{out}");
+    for _ in 1..lesson.quizzes.len() {
+        ok(&mut desk, "skip");
+    }
+    let out = ok(&mut desk, "lesson status");
+    assert!(
+        out.contains("Quizzes: 0 of 6 right the first time, 1 more at the second try."),
+        "{out}"
+    );
+    let p = desk.lessons.progress().of(ID);
+    assert_eq!(p.quizzes.into_iter().collect::<Vec<_>>(), vec![1]);
+    assert_eq!(p.second_try.into_iter().collect::<Vec<_>>(), vec![1]);
+}
+
+#[test]
+fn a_resumed_lesson_starts_after_the_steps_skipped() {
+    let mut desk = crate::common::desk();
+    ok(&mut desk, &format!("lesson start {ID}"));
+    let lesson = desk.lessons.session.as_ref().unwrap().lesson.clone();
+    for c in &lesson.steps[0].commands {
+        ok(&mut desk, &c.text);
+    }
+    ok(&mut desk, "skip");
+    ok(&mut desk, "skip");
+    assert_eq!(at(&desk), 3);
+    // Quit (the reset leaves the lesson; the progress stays) and come back.
+    ok(&mut desk, "reset");
+    let out = ok(&mut desk, &format!("lesson start {ID}"));
+    assert_eq!(
+        at(&desk),
+        3,
+        "resumed at step 4, not at the skipped step 2:\n{out}"
+    );
+    assert!(out.contains("── Step 4/21"), "{out}");
+    let p = desk.lessons.progress().of(ID);
+    assert_eq!(p.skipped_steps.into_iter().collect::<Vec<_>>(), vec![2, 3]);
+    // Once everything else is done, the skipped steps come back.
+    let fresh = lab_engine::lesson::LessonProgress {
+        steps: (1..=21).filter(|n| *n != 2 && *n != 3).collect(),
+        quizzes: (1..=6).collect(),
+        skipped_steps: [2, 3].into(),
+        ..Default::default()
+    };
+    assert_eq!(lab_engine::lesson::session::first_open(&lesson, &fresh), 1);
 }
 
 #[test]

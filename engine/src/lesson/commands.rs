@@ -11,7 +11,7 @@ use super::check;
 use super::lint;
 use super::model::{Lesson, QuizKind};
 use super::play::{self, PlayEvent, PlayOptions};
-use super::session::{Item, LessonSession};
+use super::session::{HintAt, Item, LessonSession};
 use crate::command::Command;
 use crate::command::grammar::LessonCmd;
 use crate::engine::LabError;
@@ -120,11 +120,15 @@ pub fn render_current(s: &LessonSession) -> Outcome {
             ));
             out.line(Line::styled(
                 format!(
-                    "Steps: {} of {} done. Quizzes: {} of {} right. `lesson list` shows what is next.",
+                    "Steps: {} of {} done. Quizzes: {} of {} right the first time{}. `lesson list` shows what is next.",
                     s.progress.steps.len(),
                     lesson.steps.len(),
-                    s.progress.quizzes.len(),
-                    lesson.quizzes.len()
+                    s.progress.right_first_time(),
+                    lesson.quizzes.len(),
+                    match s.progress.second_try.len() {
+                        0 => String::new(),
+                        n => format!(", {n} more at the second try"),
+                    }
                 ),
                 if done == total { Role::Good } else { Role::Plain },
             ));
@@ -416,9 +420,13 @@ impl Desk {
             .take()
             .ok_or_else(|| LabError::msg(NO_LESSON))?;
         let mut out = Outcome::empty();
+        let step = match s.current() {
+            Item::Step(step) => Some(step.clone()),
+            _ => None,
+        };
         match s.current() {
             Item::Step(_) => match s.hint() {
-                Some((i, n, h)) => {
+                Some(HintAt::Written(i, n, h)) => {
                     let mut lines = h.text.lines();
                     out.line(
                         Line::new()
@@ -427,6 +435,11 @@ impl Desk {
                     );
                     for l in lines {
                         out.plain(l.to_string());
+                    }
+                }
+                Some(HintAt::FromHere(n)) => {
+                    if let Some(step) = &step {
+                        out.extend(self.hint_from_here(step, &s.seen, n));
                     }
                 }
                 None => out.plain("This step has no hints; `skip` lets the lab do it."),
@@ -448,6 +461,52 @@ impl Desk {
         }
         self.lessons.session = Some(s);
         Ok(out)
+    }
+
+    /// The last hint of a step, worked out from where the learner is: the reference
+    /// commands that, run on a copy of this cluster, complete the step; or, when the
+    /// cluster has moved away from what the step needs, `lesson retry` first.
+    fn hint_from_here(&self, step: &super::Step, seen: &check::Observed, n: usize) -> Outcome {
+        let mut out = Outcome::empty();
+        let head = Line::new().push(format!("Hint {n}/{n}: "), Role::Warn);
+        let mut lab = self.lab.clone();
+        lab.journal.swap_replay_files(Some(Default::default()));
+        let mut seen = seen.clone();
+        let mut typed = Vec::new();
+        for c in &step.commands {
+            let ran = lab.run(&c.text);
+            let ok = ran.failed() == c.expect_failure;
+            seen.record(&c.text, &ran);
+            if ok {
+                typed.push(if c.expect_failure {
+                    format!("{} (it fails, as the step wants)", c.text)
+                } else {
+                    c.text.clone()
+                });
+            }
+        }
+        match check::eval_all(&step.checks, &lab, &seen) {
+            Ok(()) => {
+                out.line(head.push("from where you are, these complete the step:", Role::Plain));
+                for c in typed {
+                    out.line(Line::styled(format!("  {c}"), Role::Name));
+                }
+            }
+            Err((c, e)) => {
+                out.line(head.push(
+                    format!(
+                        "your cluster has moved away from what this step needs (`{}`: {}).",
+                        c.text, e.actual
+                    ),
+                    Role::Plain,
+                ));
+                out.plain("`lesson retry` rebuilds it as the step began; then type:");
+                for c in &step.commands {
+                    out.line(Line::styled(format!("  {}", c.text), Role::Name));
+                }
+            }
+        }
+        out
     }
 
     fn lesson_skip(&mut self) -> Result<Outcome, LabError> {
@@ -472,6 +531,7 @@ impl Desk {
                     out.extend(run_visibly(self, &c.text));
                 }
                 s.skip();
+                self.lessons.save(&s.lesson.id, &s.progress);
             }
             Item::Quiz(_, q) => {
                 match &q.kind {
@@ -486,6 +546,7 @@ impl Desk {
                     }
                 }
                 s.skip();
+                self.lessons.save(&s.lesson.id, &s.progress);
             }
             Item::Finished => {
                 self.lessons.session = Some(s);
@@ -579,6 +640,7 @@ impl Desk {
                 Role::Bad,
             ));
             s.skip();
+            self.lessons.save(&s.lesson.id, &s.progress);
         }
         out.plain(quiz.explanation.clone());
         out.extend(render_current(&s));

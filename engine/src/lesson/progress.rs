@@ -18,12 +18,28 @@ pub struct LessonProgress {
     /// Quiz numbers (1-based) answered correctly.
     #[serde(default)]
     pub quizzes: BTreeSet<u32>,
+    /// Of those, the ones answered correctly only at the second try (not counted as right
+    /// in the lesson's score).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub second_try: BTreeSet<u32>,
+    /// Step numbers the learner skipped without doing them (a resumed lesson starts after
+    /// them; they come back once everything else is done).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub skipped_steps: BTreeSet<u32>,
+    /// Quiz numbers skipped without an answer.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub skipped_quizzes: BTreeSet<u32>,
 }
 
 impl LessonProgress {
     /// Items done (steps plus quizzes).
     pub fn done(&self) -> usize {
         self.steps.len() + self.quizzes.len()
+    }
+
+    /// Quizzes answered right at the first try.
+    pub fn right_first_time(&self) -> usize {
+        self.quizzes.difference(&self.second_try).count()
     }
 }
 
@@ -79,6 +95,29 @@ impl Progress {
         }
         lp.steps.extend(after.steps.iter().copied());
         lp.quizzes.extend(after.quizzes.iter().copied());
+        let sets = [
+            (&before.second_try, &after.second_try, &mut lp.second_try),
+            (
+                &before.skipped_steps,
+                &after.skipped_steps,
+                &mut lp.skipped_steps,
+            ),
+            (
+                &before.skipped_quizzes,
+                &after.skipped_quizzes,
+                &mut lp.skipped_quizzes,
+            ),
+        ];
+        for (b, a, into) in sets {
+            for x in b.difference(a) {
+                into.remove(x);
+            }
+            into.extend(a.iter().copied());
+        }
+        // Done is done: an item another session finished is no longer skipped.
+        let (steps, quizzes) = (lp.steps.clone(), lp.quizzes.clone());
+        lp.skipped_steps.retain(|s| !steps.contains(s));
+        lp.skipped_quizzes.retain(|q| !quizzes.contains(q));
     }
 
     /// The JSON saved.
@@ -178,6 +217,7 @@ mod tests {
         let lp = |steps: &[u32], quizzes: &[u32]| LessonProgress {
             steps: steps.iter().copied().collect(),
             quizzes: quizzes.iter().copied().collect(),
+            ..LessonProgress::default()
         };
         // On disk: another session finished ch2 step 1 and ch7 steps 1, 3.
         let mut disk = Progress::default();

@@ -18,6 +18,15 @@ pub enum Item<'a> {
     Finished,
 }
 
+/// Which hint comes next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HintAt<'a> {
+    /// A hint the lesson's author wrote: its number, how many hints there are, the hint.
+    Written(usize, usize, &'a Hint),
+    /// The last one, worked out from the learner's cluster (its number: how many there are).
+    FromHere(usize),
+}
+
 /// An interactive lesson in progress.
 #[derive(Debug, Clone)]
 pub struct LessonSession {
@@ -68,41 +77,61 @@ impl LessonSession {
         (self.progress.done(), self.lesson.item_count())
     }
 
-    /// The next hint of the current step, cycling back to the first after the last;
-    /// `None` on a quiz, when finished, or for a step without hints.
-    pub fn hint(&mut self) -> Option<(usize, usize, &Hint)> {
+    /// The next hint of the current step: the written ones in order, then one worked out
+    /// from where the learner is, then the first again; `None` on a quiz or when finished.
+    pub fn hint(&mut self) -> Option<HintAt<'_>> {
         let Item::Step(step) = item(&self.lesson, self.at) else {
             return None;
         };
-        let total = step.hints.len();
-        if total == 0 {
-            return None;
-        }
+        let total = step.hints.len() + 1;
         let i = self.next_hint % total;
         self.next_hint = (i + 1) % total;
-        step.hints.get(i).map(|h| (i + 1, total, h))
+        Some(match step.hints.get(i) {
+            Some(h) => HintAt::Written(i + 1, total, h),
+            None => HintAt::FromHere(total),
+        })
     }
 
-    /// Mark the current item done and move to the next.
+    /// Mark the current item done and move to the next (a quiz answered after a wrong
+    /// answer is done, and counted as right at the second try).
     pub fn complete(&mut self) {
         match self.current() {
             Item::Step(s) => {
                 let n = s.number;
                 self.progress.steps.insert(n);
+                self.progress.skipped_steps.remove(&n);
             }
             Item::Quiz(i, _) => {
                 let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
                 self.progress.quizzes.insert(n);
+                self.progress.skipped_quizzes.remove(&n);
+                if self.wrong_answers > 0 {
+                    self.progress.second_try.insert(n);
+                } else {
+                    self.progress.second_try.remove(&n);
+                }
             }
             Item::Finished => return,
         }
         self.move_to(self.at + 1);
     }
 
-    /// Move on without marking the current item done.
+    /// Move on without marking the current item done; it is remembered as skipped, so a
+    /// resumed lesson starts after it.
     pub fn skip(&mut self) -> bool {
-        if self.at >= self.lesson.item_count() {
-            return false;
+        match self.current() {
+            Item::Step(s) if !self.progress.steps.contains(&s.number) => {
+                let n = s.number;
+                self.progress.skipped_steps.insert(n);
+            }
+            Item::Quiz(i, _) => {
+                let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
+                if !self.progress.quizzes.contains(&n) {
+                    self.progress.skipped_quizzes.insert(n);
+                }
+            }
+            Item::Finished => return false,
+            Item::Step(_) => {}
         }
         self.move_to(self.at + 1);
         true
@@ -146,18 +175,25 @@ pub fn item(lesson: &Lesson, at: usize) -> Item<'_> {
     }
 }
 
-/// The first item not done (finished when all are).
+/// Where a lesson resumes: the first item neither done nor skipped; once only skipped
+/// items are left, the first of those; finished when all are done.
 pub fn first_open(lesson: &Lesson, progress: &LessonProgress) -> usize {
-    for (i, s) in lesson.steps.iter().enumerate() {
-        if !progress.steps.contains(&s.number) {
-            return i;
-        }
-    }
-    for q in 0..lesson.quizzes.len() {
-        let n = u32::try_from(q + 1).unwrap_or(u32::MAX);
-        if !progress.quizzes.contains(&n) {
-            return lesson.steps.len() + q;
-        }
-    }
-    lesson.item_count()
+    let open = |skipped: bool| {
+        let steps = lesson.steps.iter().enumerate().find_map(|(i, s)| {
+            let done = progress.steps.contains(&s.number);
+            let skip = progress.skipped_steps.contains(&s.number);
+            (!done && skip == skipped).then_some(i)
+        });
+        steps.or_else(|| {
+            (0..lesson.quizzes.len()).find_map(|q| {
+                let n = u32::try_from(q + 1).unwrap_or(u32::MAX);
+                let done = progress.quizzes.contains(&n);
+                let skip = progress.skipped_quizzes.contains(&n);
+                (!done && skip == skipped).then_some(lesson.steps.len() + q)
+            })
+        })
+    };
+    open(false)
+        .or_else(|| open(true))
+        .unwrap_or(lesson.item_count())
 }
