@@ -9,6 +9,8 @@ pub mod playback;
 
 use crate::ansi;
 use helper::LabHelper;
+use lab_engine::cluster::ApiKind;
+use lab_engine::command::complete::Wanted;
 use lab_engine::engine::{Lab, Mode};
 use lab_engine::lesson::Desk;
 use lab_engine::render::Outcome;
@@ -67,7 +69,7 @@ pub fn prompt(lab: &Lab, color: bool) -> (String, String) {
 
 /// The welcome line.
 pub fn banner(lab: &Lab) -> String {
-    let nodes = lab.completion_names("nodes");
+    let nodes = lab.completion_names(Wanted::Objects(ApiKind::Node));
     let cluster = if nodes.is_empty() {
         "an empty cluster (add one: node add node-1)".to_string()
     } else {

@@ -94,10 +94,13 @@ impl Lab {
                     continue;
                 }
             };
-            let done = match delete_command(&doc, namespace) {
-                Some(cmd) => self.dispatch(cmd),
-                None => self.pv_delete(&doc.name),
-            };
+            let kind = crate::resource::of(doc.kind);
+            let done = super::delete_cmd::route(self, kind, doc.name.clone(), namespace).and_then(
+                |route| match route {
+                    super::delete_cmd::Route::Command(cmd) => self.dispatch(cmd),
+                    super::delete_cmd::Route::Volume(name) => self.pv_delete(&name),
+                },
+            );
             match done {
                 Ok(o) => out.extend(o),
                 Err(e) => errors.push(format!(
@@ -760,7 +763,7 @@ impl Lab {
             current.metadata.name.clone(),
         );
         table(&mut self.cluster).update(next)?;
-        if K::KIND == "Pod" {
+        if K::API_KIND == ApiKind::Pod {
             self.dirty.insert(key);
         }
         Ok(Applied::Configured)
@@ -790,29 +793,10 @@ fn object_namespace(doc: &Document, flag: Option<&str>) -> Result<String, LabErr
     }
 }
 
-/// The lab's delete command for one manifest object.
-/// (None for a PersistentVolume, which has no command of its own: `Lab::pv_delete`.)
-fn delete_command(doc: &Document, ns: String) -> Option<crate::command::Command> {
-    use crate::command::Command;
-    use crate::command::grammar::*;
-    let name = doc.name.clone();
-    Some(match &doc.object {
-        Manifest::Namespace(_) => Command::Ns(NsCmd::Delete { name }),
-        Manifest::Pod(_) => Command::Pod(PodCmd::Delete { name, ns }),
-        Manifest::Pvc(_) => Command::Pvc(PvcCmd::Delete { name, ns }),
-        Manifest::StorageClass(_) => Command::Sc(ScCmd::Delete { name }),
-        Manifest::NetworkPolicy(_) => Command::Policy(PolicyCmd::Delete { name, ns }),
-        Manifest::VolumeSnapshot(_) => Command::Snapshot(SnapshotCmd::Delete { name, ns }),
-        Manifest::Nad(_) => Command::Nad(NadCmd::Delete { name, ns }),
-        Manifest::Pv(_) => return None,
-    })
-}
-
 /// `pod`, `storageclass.storage.k8s.io`, … as kubectl names an object in its output: the
-/// lower-cased kind and its group (`listing::resource_name`, from the kind's constants).
-fn resource_word(kind: &str) -> String {
-    super::listing::canonical_of(kind)
-        .map_or_else(|| kind.to_ascii_lowercase(), super::listing::resource_name)
+/// lower-cased kind and its group.
+fn resource_word(kind: ApiKind) -> String {
+    crate::resource::of(kind).resource_name()
 }
 
 /// Access modes by their API names (a manifest spells them out).
@@ -1028,6 +1012,6 @@ fn last_applied(doc: &Document) -> String {
 
 /// `pods`, `persistentvolumeclaims`, … (the resource in a Conflict message: the kind's
 /// `RESOURCE`).
-fn plural_resource(kind: &str) -> &'static str {
-    super::listing::canonical_of(kind).map_or("objects", super::listing::api_resource)
+fn plural_resource(kind: ApiKind) -> &'static str {
+    crate::resource::of(kind).api_resource()
 }

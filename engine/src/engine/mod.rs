@@ -564,7 +564,9 @@ impl Lab {
                 self.shown.push(seen);
                 out
             }),
-            Command::Help(h) => command::help::command_help(&h.words).map_err(LabError::msg),
+            Command::Help(h) => {
+                command::help::command_help(&h.words, &crate::resource::Help).map_err(LabError::msg)
+            }
             Command::Explain(e) => {
                 command::explain::explain(e.topic.as_deref()).map_err(LabError::msg)
             }
