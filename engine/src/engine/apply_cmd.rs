@@ -197,7 +197,7 @@ impl Lab {
         m: &ObjectM<PodSpecM>,
         ns: &str,
     ) -> Result<Applied, LabError> {
-        validate::object_name("pod", &doc.name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::Pod, &doc.name).map_err(LabError::msg)?;
         validate::namespace(ns).map_err(LabError::msg)?;
         self.require_namespace(ns)?;
         let spec = pod_spec(&doc.name, m.spec.as_ref())?;
@@ -257,7 +257,7 @@ impl Lab {
         m: &ObjectM<PvcSpecM>,
         ns: &str,
     ) -> Result<Applied, LabError> {
-        validate::object_name("persistentvolumeclaim", &doc.name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::PersistentVolumeClaim, &doc.name).map_err(LabError::msg)?;
         validate::namespace(ns).map_err(LabError::msg)?;
         self.require_namespace(ns)?;
         let name = &doc.name;
@@ -296,18 +296,20 @@ impl Lab {
             None => None,
             Some(d) => {
                 let group = d.api_group.clone().unwrap_or_default();
-                match (d.kind.as_str(), group.as_str()) {
-                    ("VolumeSnapshot", "snapshot.storage.k8s.io")
-                    | ("PersistentVolumeClaim", "") => {}
+                let kind = match ApiKind::from_name(&d.kind) {
+                    Some(k @ (ApiKind::VolumeSnapshot | ApiKind::PersistentVolumeClaim))
+                        if crate::resource::of(k).group() == group =>
+                    {
+                        k
+                    }
                     _ => {
                         return Err(invalid(format!(
                             "spec.dataSource: Invalid value: {:?}: the lab restores from a VolumeSnapshot (apiGroup snapshot.storage.k8s.io) or clones a PersistentVolumeClaim (no apiGroup)",
                             d.kind
                         )));
                     }
-                }
-                validate::object_name(&d.kind.to_ascii_lowercase(), &d.name)
-                    .map_err(LabError::msg)?;
+                };
+                validate::object_name(kind, &d.name).map_err(LabError::msg)?;
                 Some(TypedLocalObjectReference {
                     api_group: group,
                     kind: d.kind.clone(),
@@ -384,7 +386,7 @@ impl Lab {
     }
 
     fn apply_pv(&mut self, doc: &Document, m: &ObjectM<PvSpecM>) -> Result<Applied, LabError> {
-        validate::object_name("persistentvolume", &doc.name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::PersistentVolume, &doc.name).map_err(LabError::msg)?;
         let name = &doc.name;
         let invalid =
             |what: String| LabError::msg(format!("PersistentVolume {name:?} is invalid: {what}"));
@@ -466,7 +468,7 @@ impl Lab {
             kind: r
                 .kind
                 .clone()
-                .unwrap_or_else(|| "PersistentVolumeClaim".into()),
+                .unwrap_or_else(|| ApiKind::PersistentVolumeClaim.name().into()),
             namespace: if r.namespace.is_empty() {
                 "default".into()
             } else {
@@ -518,7 +520,7 @@ impl Lab {
         m: &StorageClassM,
     ) -> Result<Applied, LabError> {
         let name = &doc.name;
-        validate::object_name("storageclass", name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::StorageClass, name).map_err(LabError::msg)?;
         validate::provisioner(name, &m.provisioner).map_err(LabError::msg)?;
         let invalid = |what: String| {
             LabError::msg(format!(
@@ -637,7 +639,7 @@ impl Lab {
         ns: &str,
     ) -> Result<Applied, LabError> {
         let name = &doc.name;
-        validate::object_name("volumesnapshot", name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::VolumeSnapshot, name).map_err(LabError::msg)?;
         self.require_namespace(ns)?;
         let empty = SnapshotSpecM::default();
         let s = m.spec.as_ref().unwrap_or(&empty);
@@ -662,7 +664,7 @@ impl Lab {
                 ));
             }
         };
-        validate::object_name("persistentvolumeclaim", &claim).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::PersistentVolumeClaim, &claim).map_err(LabError::msg)?;
         // snapshot-controller gives a snapshot without a class the driver's default one.
         let wanted = VolumeSnapshotSpec {
             source: VolumeSnapshotSource {

@@ -894,8 +894,8 @@ impl Lab {
         Line::new().push(
             format!(
                 "{} · {} · t={}",
-                crate::util::text::plural(self.cluster.nodes.len(), "node", "nodes"),
-                crate::util::text::plural(self.cluster.pods.len(), "pod", "pods"),
+                crate::resource::count(crate::cluster::ApiKind::Node, self.cluster.nodes.len()),
+                crate::resource::count(crate::cluster::ApiKind::Pod, self.cluster.pods.len()),
                 self.clock.secs_text()
             ),
             Role::Dim,

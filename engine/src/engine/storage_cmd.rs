@@ -81,7 +81,7 @@ impl Lab {
                 zones,
                 default,
             } => {
-                validate::object_name("storageclass", &name).map_err(LabError::msg)?;
+                validate::object_name(ApiKind::StorageClass, &name).map_err(LabError::msg)?;
                 validate::provisioner(&name, &provisioner).map_err(LabError::msg)?;
                 if !matches!(reclaim.as_str(), "Delete" | "Retain") {
                     return Err(LabError::msg(format!(
@@ -227,7 +227,7 @@ impl Lab {
     }
 
     fn pvc_create(&mut self, a: &PvcCreateArgs) -> Result<Outcome, LabError> {
-        validate::object_name("persistentvolumeclaim", &a.name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::PersistentVolumeClaim, &a.name).map_err(LabError::msg)?;
         validate::namespace(&a.ns).map_err(LabError::msg)?;
         self.require_namespace(&a.ns)?;
         let size = parse_bytes(&a.size).map_err(LabError::msg)?;
@@ -269,21 +269,21 @@ impl Lab {
         };
         // spec.dataSource.name is validated as the object name it refers to.
         if let Some(s) = &a.from_snapshot {
-            validate::object_name("volumesnapshot", s).map_err(LabError::msg)?;
+            validate::object_name(ApiKind::VolumeSnapshot, s).map_err(LabError::msg)?;
         }
         if let Some(c) = &a.from_pvc {
-            validate::object_name("persistentvolumeclaim", c).map_err(LabError::msg)?;
+            validate::object_name(ApiKind::PersistentVolumeClaim, c).map_err(LabError::msg)?;
         }
         let data_source = match (&a.from_snapshot, &a.from_pvc) {
             (Some(s), _) => Some(TypedLocalObjectReference {
                 api_group: "snapshot.storage.k8s.io".into(),
-                kind: "VolumeSnapshot".into(),
+                kind: ApiKind::VolumeSnapshot.name().into(),
                 name: s.clone(),
             }),
             // A clone: the core group, written without apiGroup.
             (None, Some(c)) => Some(TypedLocalObjectReference {
                 api_group: String::new(),
-                kind: "PersistentVolumeClaim".into(),
+                kind: ApiKind::PersistentVolumeClaim.name().into(),
                 name: c.clone(),
             }),
             (None, None) => None,
@@ -439,8 +439,9 @@ impl Lab {
     pub fn snapshot(&mut self, cmd: SnapshotCmd) -> Result<Outcome, LabError> {
         match cmd {
             SnapshotCmd::Create { name, pvc, ns } => {
-                validate::object_name("volumesnapshot", &name).map_err(LabError::msg)?;
-                validate::object_name("persistentvolumeclaim", &pvc).map_err(LabError::msg)?;
+                validate::object_name(ApiKind::VolumeSnapshot, &name).map_err(LabError::msg)?;
+                validate::object_name(ApiKind::PersistentVolumeClaim, &pvc)
+                    .map_err(LabError::msg)?;
                 // The API server does not look the claim up: a snapshot of a missing claim is
                 // created, and snapshot-controller reports the error (SnapshotContentCreationFailed).
                 self.require_namespace(&ns)?;

@@ -409,6 +409,12 @@ pub fn plural(kind: ApiKind) -> &'static str {
     of(kind).names().plural
 }
 
+/// `1 node`, `3 pods`: a count of objects of a kind, by its singular and plural.
+pub fn count(kind: ApiKind, n: usize) -> String {
+    let names = of(kind).names();
+    crate::util::text::plural(n, names.singular, names.plural)
+}
+
 /// The list entries (`nodes (no)`) of the kinds `keep` keeps, in the registry's order.
 fn entries(keep: impl Fn(&dyn AnyResource) -> bool) -> Vec<String> {
     REGISTRY
