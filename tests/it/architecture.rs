@@ -260,3 +260,43 @@ fn front_ends_read_view_models_not_cni_or_csi_internals() {
         ),
     );
 }
+
+/// Code outside the resource registry (`engine/src/resource/`) and the kinds' own
+/// definitions (`cluster/`) never matches or compares a kind by its name: it resolves a
+/// typed word through the registry once (`resource::lookup`) and works on the
+/// `cluster::ApiKind`. The command language's words (`pod create`, `--node`) are commands,
+/// not kinds, and are not looked at.
+#[test]
+fn kinds_are_matched_by_name_only_in_the_registry() {
+    use lab_engine::cluster::ApiKind;
+    let words: Vec<String> = ApiKind::ALL
+        .iter()
+        .flat_map(|k| [k.name(), lab_engine::resource::plural(*k)])
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    let mut files: Vec<PathBuf> = sources(&src())
+        .into_iter()
+        .filter(|f| !f.starts_with(src().join("resource")))
+        .filter(|f| !f.starts_with(src().join("cluster")))
+        .filter(|f| !f.starts_with(src().join("command")))
+        .collect();
+    files.extend(sources(&front_src()));
+    let mut bad = Vec::new();
+    for f in &files {
+        for (n, line) in code_lines(f) {
+            let code = line.trim();
+            let matched = words.iter().any(|w| {
+                code.starts_with(&format!("{w} =>"))
+                    || code.starts_with(&format!("{w} |"))
+                    || code.contains(&format!("| {w}"))
+                    || (code.starts_with(&format!("({w},")) && code.ends_with("=> {"))
+                    || code.contains(&format!("== {w}"))
+                    || code.contains(&format!("!= {w}"))
+            });
+            if matched {
+                bad.push(format!("{}:{n}: {code}", f.display()));
+            }
+        }
+    }
+    assert_none("a kind matched by its name outside the registry", bad);
+}
