@@ -29,6 +29,7 @@ pub mod node;
 pub mod presets;
 pub mod record;
 pub mod render;
+pub mod resource;
 pub mod script;
 pub mod storage;
 pub mod util;

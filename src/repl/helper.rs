@@ -5,7 +5,7 @@
 //! thread while it runs a call that arrived (completion then offers the grammar alone).
 
 use crate::ansi;
-use lab_engine::command::complete::{self, Names};
+use lab_engine::command::complete::{self, Names, Wanted};
 use lab_engine::command::help;
 use lab_engine::lesson::Desk;
 use lab_engine::render::Role;
@@ -44,10 +44,10 @@ impl LabHelper {
 struct Shared<'a>(&'a Mutex<Desk>);
 
 impl Names for Shared<'_> {
-    fn names(&self, kind: &str) -> Vec<String> {
+    fn names(&self, wanted: Wanted<'_>) -> Vec<String> {
         self.0
             .try_lock()
-            .map(|desk| desk.lab.completion_names(kind))
+            .map(|desk| desk.lab.completion_names(wanted))
             .unwrap_or_default()
     }
 }

@@ -9,10 +9,12 @@ pub mod playback;
 
 use crate::ansi;
 use helper::LabHelper;
+use lab_engine::cluster::ApiKind;
+use lab_engine::command::complete::Wanted;
 use lab_engine::engine::{Lab, Mode};
 use lab_engine::lesson::Desk;
 use lab_engine::render::Outcome;
-use lab_engine::util::text::plural;
+use lab_engine::resource::count;
 use owo_colors::OwoColorize;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
@@ -41,8 +43,8 @@ pub fn is_quit(line: &str) -> bool {
 /// The prompt's context: `2 nodes · 3 pods`, plus `step` and the clock when they matter.
 pub fn context(lab: &Lab) -> String {
     let mut parts = vec![
-        plural(lab.cluster.nodes.len(), "node", "nodes"),
-        plural(lab.cluster.pods.len(), "pod", "pods"),
+        count(ApiKind::Node, lab.cluster.nodes.len()),
+        count(ApiKind::Pod, lab.cluster.pods.len()),
     ];
     if lab.mode == Mode::Step {
         parts.push("step".to_string());
@@ -67,13 +69,13 @@ pub fn prompt(lab: &Lab, color: bool) -> (String, String) {
 
 /// The welcome line.
 pub fn banner(lab: &Lab) -> String {
-    let nodes = lab.completion_names("nodes");
+    let nodes = lab.completion_names(Wanted::Objects(ApiKind::Node));
     let cluster = if nodes.is_empty() {
         "an empty cluster (add one: node add node-1)".to_string()
     } else {
         format!(
             "{} ({})",
-            plural(nodes.len(), "node", "nodes"),
+            count(ApiKind::Node, nodes.len()),
             nodes.join(", ")
         )
     };

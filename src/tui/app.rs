@@ -1159,12 +1159,10 @@ impl App {
             | Command::Show(ShowCmd::Ipset { node: n }) => self.select_node(&n),
             Command::Node(NodeCmd::Add { name, .. }) => self.select_node(&name),
             Command::Describe(d) => {
-                match (
-                    lab_engine::engine::views::canonical_kind(&d.kind),
-                    &d.names[..],
-                ) {
-                    (Ok("pods"), [name]) => self.select_pod(&(d.ns.clone(), name.clone())),
-                    (Ok("nodes"), [name]) => self.select_node(name),
+                use lab_engine::cluster::ApiKind;
+                match (lab_engine::resource::lookup(&d.kind), &d.names[..]) {
+                    (Some(ApiKind::Pod), [name]) => self.select_pod(&(d.ns.clone(), name.clone())),
+                    (Some(ApiKind::Node), [name]) => self.select_node(name),
                     _ => {}
                 }
             }

@@ -163,8 +163,8 @@ fn split_head(head: &str) -> (Vec<&str>, &str, usize) {
 struct LabNames<'a>(&'a Lab);
 
 impl lab_engine::command::complete::Names for LabNames<'_> {
-    fn names(&self, kind: &str) -> Vec<String> {
-        self.0.completion_names(kind)
+    fn names(&self, wanted: lab_engine::command::complete::Wanted<'_>) -> Vec<String> {
+        self.0.completion_names(wanted)
     }
 }
 

@@ -469,9 +469,9 @@ impl PodIndex {
             return;
         }
         for e in revs.events_since(self.seen) {
-            use lab_engine::cluster::EventType;
+            use lab_engine::cluster::{ApiKind, EventType};
             match (e.kind, e.event_type) {
-                ("Pod", EventType::Added) => {
+                (ApiKind::Pod, EventType::Added) => {
                     let Some((ns, name)) = e.key.split_once('/') else {
                         continue;
                     };
@@ -481,7 +481,7 @@ impl PodIndex {
                         self.set_extra(&key, p);
                     }
                 }
-                ("Pod", EventType::Modified) => {
+                (ApiKind::Pod, EventType::Modified) => {
                     // The scheduler binds a pod created without a node: follow it. Multus
                     // writes network-status with a pod update.
                     let Some((ns, name)) = e.key.split_once('/') else {
@@ -500,15 +500,15 @@ impl PodIndex {
                         self.set_extra(&key, p);
                     }
                 }
-                ("Pod", EventType::Deleted) => {
+                (ApiKind::Pod, EventType::Deleted) => {
                     if let Some((ns, name)) = e.key.split_once('/') {
                         self.remove(&(ns.to_string(), name.to_string()));
                     }
                 }
-                ("Node", EventType::Added) => {
+                (ApiKind::Node, EventType::Added) => {
                     self.by_node.entry(e.key.clone()).or_default();
                 }
-                ("Node", EventType::Deleted)
+                (ApiKind::Node, EventType::Deleted)
                     if self.by_node.get(&e.key).is_some_and(Vec::is_empty) =>
                 {
                     self.by_node.remove(&e.key);

@@ -205,14 +205,14 @@ fn the_engine_never_reaches_up() {
     let mut up = vec!["crate::lesson"];
     up.extend(FRONT_ENDS);
     assert_none(
-        "src/engine uses a lesson or front-end room",
-        violations(&rooms(&["engine"]), &up),
+        "src/engine, src/resource or src/manifest uses a lesson or front-end room",
+        violations(&rooms(&["engine", "resource", "manifest"]), &up),
     );
 }
 
 #[test]
 fn components_see_neither_the_engine_nor_what_is_above_it() {
-    let mut up = vec!["crate::engine", "crate::lesson"];
+    let mut up = vec!["crate::engine", "crate::resource", "crate::lesson"];
     up.extend(FRONT_ENDS);
     assert_none(
         "a component uses the engine or a room above it",
@@ -222,7 +222,7 @@ fn components_see_neither_the_engine_nor_what_is_above_it() {
 
 #[test]
 fn what_components_are_handed_and_the_domain_models_see_no_component() {
-    let mut up = vec!["crate::engine", "crate::lesson"];
+    let mut up = vec!["crate::engine", "crate::resource", "crate::lesson"];
     up.extend(FRONT_ENDS);
     up.extend(COMPONENTS);
     assert_none(
@@ -259,4 +259,44 @@ fn front_ends_read_view_models_not_cni_or_csi_internals() {
             &["lab_engine::cni::", "lab_engine::csi::"],
         ),
     );
+}
+
+/// Code outside the resource registry (`engine/src/resource/`) and the kinds' own
+/// definitions (`cluster/`) never matches or compares a kind by its name: it resolves a
+/// typed word through the registry once (`resource::lookup`) and works on the
+/// `cluster::ApiKind`. The command language's words (`pod create`, `--node`) are commands,
+/// not kinds, and are not looked at.
+#[test]
+fn kinds_are_matched_by_name_only_in_the_registry() {
+    use lab_engine::cluster::ApiKind;
+    let words: Vec<String> = ApiKind::ALL
+        .iter()
+        .flat_map(|k| [k.name(), lab_engine::resource::plural(*k)])
+        .map(|w| format!("\"{w}\""))
+        .collect();
+    let mut files: Vec<PathBuf> = sources(&src())
+        .into_iter()
+        .filter(|f| !f.starts_with(src().join("resource")))
+        .filter(|f| !f.starts_with(src().join("cluster")))
+        .filter(|f| !f.starts_with(src().join("command")))
+        .collect();
+    files.extend(sources(&front_src()));
+    let mut bad = Vec::new();
+    for f in &files {
+        for (n, line) in code_lines(f) {
+            let code = line.trim();
+            let matched = words.iter().any(|w| {
+                code.starts_with(&format!("{w} =>"))
+                    || code.starts_with(&format!("{w} |"))
+                    || code.contains(&format!("| {w}"))
+                    || (code.starts_with(&format!("({w},")) && code.ends_with("=> {"))
+                    || code.contains(&format!("== {w}"))
+                    || code.contains(&format!("!= {w}"))
+            });
+            if matched {
+                bad.push(format!("{}:{n}: {code}", f.display()));
+            }
+        }
+    }
+    assert_none("a kind matched by its name outside the registry", bad);
 }

@@ -33,6 +33,7 @@ mod networks;
 mod node_admission;
 mod oracle;
 mod real_cni;
+mod resources;
 mod save_load;
 mod sriov;
 mod support;

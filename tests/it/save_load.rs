@@ -2,8 +2,9 @@
 //! objects, node state, logs — and a loaded lab goes on exactly as the saved one would.
 
 use lab_engine::Lab;
+use lab_engine::cluster::ApiKind;
 use lab_engine::engine::journal::Start;
-use lab_engine::engine::save::{KINDS, SaveFile};
+use lab_engine::engine::save::SaveFile;
 use std::path::PathBuf;
 
 fn scratch(tag: &str) -> PathBuf {
@@ -22,7 +23,10 @@ fn run(lab: &mut Lab, line: &str) -> String {
 
 /// Everything a learner can look at.
 fn views(lab: &mut Lab) -> Vec<(String, String)> {
-    let mut lines: Vec<String> = KINDS.iter().map(|k| format!("get {k} -o json")).collect();
+    let mut lines: Vec<String> = ApiKind::ALL
+        .iter()
+        .map(|k| format!("get {} -o json", lab_engine::resource::plural(*k)))
+        .collect();
     lines.extend(
         [
             "show ipam",

@@ -74,6 +74,14 @@ impl ApiKind {
     }
 }
 
+impl ApiKind {
+    /// The kind an object's `kind` field names (`Pod`, `CSIDriver`; the case matters), if
+    /// the lab serves it: what a reference to an object (a claim's `dataSource`) names.
+    pub fn from_name(name: &str) -> Option<ApiKind> {
+        ApiKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
 impl fmt::Display for ApiKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -142,6 +150,10 @@ mod tests {
         ];
         assert_eq!(declared, ApiKind::ALL);
         assert_eq!(crate::cluster::CsiDriverSpec::KIND, "CSIDriver");
+        for kind in ApiKind::ALL {
+            assert_eq!(ApiKind::from_name(kind.name()), Some(kind));
+        }
+        assert_eq!(ApiKind::from_name("pod"), None);
         let web = ObjectRef::new(ApiKind::Pod, "default", "web");
         assert_eq!(web.to_string(), "Pod/default/web");
         assert_eq!(

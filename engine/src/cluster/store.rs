@@ -164,12 +164,18 @@ pub struct WatchEvent {
     /// The event type.
     #[serde(rename = "type")]
     pub event_type: EventType,
-    /// The object's kind.
-    pub kind: &'static str,
+    /// The object's kind (serialized as its `kind` spelling, `CSIDriver`).
+    #[serde(serialize_with = "kind_name")]
+    pub kind: super::ApiKind,
     /// `namespace/name` or name.
     pub key: String,
     /// The object's resourceVersion after the write.
     pub resource_version: u64,
+}
+
+/// A kind as an object's `kind` field spells it.
+fn kind_name<S: serde::Serializer>(kind: &super::ApiKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(kind.name())
 }
 
 /// Objects of one kind, ordered by (namespace, name).
@@ -201,7 +207,7 @@ impl Revisions {
         self.resource_version
     }
 
-    fn record(&mut self, event_type: EventType, kind: &'static str, key: String, rv: u64) {
+    fn record(&mut self, event_type: EventType, kind: super::ApiKind, key: String, rv: u64) {
         if self.events.len() == WATCH_WINDOW {
             self.events.pop_front();
         }
@@ -289,7 +295,8 @@ impl<K: Kind> TableOps<'_, K> {
         obj.metadata.generation = 1;
         obj.metadata.creation_tick = tick;
         let rv = obj.metadata.resource_version;
-        self.revs.record(EventType::Added, K::KIND, obj.key(), rv);
+        self.revs
+            .record(EventType::Added, K::API_KIND, obj.key(), rv);
         Ok(self.table.entry(key).or_insert(obj))
     }
 
@@ -352,7 +359,7 @@ impl<K: Kind> TableOps<'_, K> {
         current.metadata.resource_version = rv;
         current.spec = obj.spec;
         let k = current.key();
-        self.revs.record(EventType::Modified, K::KIND, k, rv);
+        self.revs.record(EventType::Modified, K::API_KIND, k, rv);
         Ok(rv)
     }
 
@@ -387,7 +394,7 @@ impl<K: Kind> TableOps<'_, K> {
         current.status = status;
         current.metadata.resource_version = rv;
         let k = current.key();
-        self.revs.record(EventType::Modified, K::KIND, k, rv);
+        self.revs.record(EventType::Modified, K::API_KIND, k, rv);
         Ok(rv)
     }
 
@@ -472,7 +479,8 @@ impl<K: Kind> TableOps<'_, K> {
             name: name.to_string(),
         })?;
         let rv = self.revs.bump();
-        self.revs.record(EventType::Deleted, K::KIND, obj.key(), rv);
+        self.revs
+            .record(EventType::Deleted, K::API_KIND, obj.key(), rv);
         Ok(obj)
     }
 }

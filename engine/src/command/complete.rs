@@ -4,20 +4,34 @@
 //! dashboard's prompt both call these functions, and the tests drive them with plain strings.
 
 use super::help::{self, find_sub, placeholder, usage_line};
+use crate::cluster::ApiKind;
 use clap::Arg;
+
+/// What completion asks the engine for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wanted<'a> {
+    /// The names of the objects of a kind.
+    Objects(ApiKind),
+    /// The names of the objects of the kind a word names as typed (`po`, `pvc`, or a
+    /// command's name such as `snapshot`); none when the word names no kind.
+    ObjectsOf(&'a str),
+    /// The container IDs in the nodes' libcni result caches.
+    Containers,
+    /// The words that name a kind (`get <Tab>`).
+    Kinds,
+}
 
 /// Where live names come from (the lab implements it; tests may fake it).
 pub trait Names {
-    /// Names of objects of a kind (`nodes`, `pods`, `namespaces`, `networkpolicies`,
-    /// `containers`, `kinds`, …), sorted.
-    fn names(&self, kind: &str) -> Vec<String>;
+    /// The names wanted, sorted.
+    fn names(&self, wanted: Wanted<'_>) -> Vec<String>;
 }
 
 /// No live names (completion from the grammar alone).
 pub struct NoNames;
 
 impl Names for NoNames {
-    fn names(&self, _kind: &str) -> Vec<String> {
+    fn names(&self, _wanted: Wanted<'_>) -> Vec<String> {
         Vec::new()
     }
 }
@@ -163,11 +177,11 @@ fn values(w: &Walk, arg: &Arg, names: &dyn Names) -> (Vec<String>, bool) {
     let top = w.path.first().map(|c| c.get_name()).unwrap_or("");
     let leaf = w.path.last().map(|c| c.get_name()).unwrap_or("");
     let list = match id {
-        "node" => names.names("nodes"),
-        "ns" => names.names("namespaces"),
-        "container" => names.names("containers"),
-        "src" | "dst" => names.names("pods"),
-        "kind" => names.names("kinds"),
+        "node" => names.names(Wanted::Objects(ApiKind::Node)),
+        "ns" => names.names(Wanted::Objects(ApiKind::Namespace)),
+        "container" => names.names(Wanted::Containers),
+        "src" | "dst" => names.names(Wanted::Objects(ApiKind::Pod)),
+        "kind" => names.names(Wanted::Kinds),
         "topic" => super::explain::topic_names(),
         "file" => return (Vec::new(), true),
         "words" if top == "help" => {
@@ -181,15 +195,19 @@ fn values(w: &Walk, arg: &Arg, names: &dyn Names) -> (Vec<String>, bool) {
         "name" if matches!(leaf, "create" | "add") => Vec::new(),
         "name" | "names" if matches!(top, "get" | "describe" | "delete") => {
             match w.positionals.first() {
-                Some(kind) => names.names(kind),
+                Some(kind) => names.names(Wanted::ObjectsOf(kind)),
                 None => Vec::new(),
             }
         }
-        "name" => names.names(top),
-        "pvc" | "pvcs" | "claim" | "from_pvc" => names.names("pvc"),
-        "from_snapshot" | "snapshot" => names.names("volumesnapshots"),
-        "class" => names.names("storageclasses"),
-        other => names.names(other),
+        "name" => names.names(Wanted::ObjectsOf(top)),
+        "pvc" | "pvcs" | "claim" | "from_pvc" => {
+            names.names(Wanted::Objects(ApiKind::PersistentVolumeClaim))
+        }
+        "from_snapshot" | "snapshot" => names.names(Wanted::Objects(ApiKind::VolumeSnapshot)),
+        "class" => names.names(Wanted::Objects(ApiKind::StorageClass)),
+        // `pod create --networks`: the NADs a pod can name.
+        "networks" => names.names(Wanted::Objects(ApiKind::NetworkAttachmentDefinition)),
+        other => names.names(Wanted::ObjectsOf(other)),
     };
     (list, false)
 }

@@ -75,7 +75,7 @@ pub enum Command {
     Network(NetworkCmd),
     /// Print objects (kubectl get)
     #[command(
-        after_help = "Kinds: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), pvc, pv, sc, va\n       (volumeattachments), snapshots (vs), volumesnapshotcontents (vsc), csinodes, csidrivers\nExamples:\n  get pods\n  get pod web -o json\n  get pod/web -o yaml\n  get pod web db\n  get pod/web pvc/data\n  get nodes -o wide\n  get pods -A\n  get pods -l app=web\n  get pods,pvc -o name"
+        after_help = "Examples:\n  get pods\n  get pod web -o json\n  get pod/web -o yaml\n  get pod web db\n  get pod/web pvc/data\n  get nodes -o wide\n  get pods -A\n  get pods -l app=web\n  get pods,pvc -o name"
     )]
     Get(GetArgs),
     /// Describe objects, with the events of one (kubectl describe)
@@ -85,12 +85,12 @@ pub enum Command {
     Describe(DescribeArgs),
     /// Delete an object, in kubectl's verb order (`delete pod web` is `pod delete web`)
     #[command(
-        after_help = "Kinds: pods (po), pvc, sc, networkpolicies (netpol), snapshots (vs), net-attach-def (nad),\n       namespaces (ns)\nExamples:\n  delete pod web\n  delete pod web db\n  delete pod/web pvc/data\n  delete pods -l app=web\n  delete pvc/data -n team-a\n  delete netpol deny-all"
+        after_help = "Examples:\n  delete pod web\n  delete pod web db\n  delete pod/web pvc/data\n  delete pods -l app=web\n  delete pvc/data -n team-a\n  delete netpol deny-all"
     )]
     Delete(DeleteArgs),
     /// Create or update objects from a Kubernetes manifest (kubectl apply -f)
     #[command(
-        after_help = "Kinds: Namespace, Pod, PersistentVolumeClaim, PersistentVolume, StorageClass, NetworkPolicy,\n       VolumeSnapshot, NetworkAttachmentDefinition (YAML or JSON, documents separated by ---, or a List)\nFrom a here-document (scripts and the REPL): `apply -f - <<EOF`, the manifest, then a line `EOF`\nExamples:\n  apply -f pod.yaml\n  apply -f team-a.yaml -n team-a\n  delete -f pod.yaml"
+        after_help = "YAML or JSON, documents separated by ---, or a List\nFrom a here-document (scripts and the REPL): `apply -f - <<EOF`, the manifest, then a line `EOF`\nExamples:\n  apply -f pod.yaml\n  apply -f team-a.yaml -n team-a\n  delete -f pod.yaml"
     )]
     Apply(ApplyArgs),
     /// Add, change or remove labels of a pod, node or namespace (kubectl label)

@@ -92,6 +92,87 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// The commands whose help lists the API kinds they take (`Kinds: …` before their
+/// examples).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KindsOf {
+    /// `get` (and `describe`'s words): every kind.
+    Get,
+    /// `delete`: the kinds the lab deletes.
+    Delete,
+    /// `apply -f`: the kinds a manifest may hold, by their `kind`.
+    Apply,
+}
+
+impl KindsOf {
+    /// Which list a command's help shows, if any (`path`: the command and the ones above
+    /// it; only top-level `get`, `delete` and `apply` list kinds).
+    fn of(path: &[&clap::Command]) -> Option<KindsOf> {
+        match path {
+            [cmd] => match cmd.get_name() {
+                "get" => Some(KindsOf::Get),
+                "delete" => Some(KindsOf::Delete),
+                "apply" => Some(KindsOf::Apply),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The API kinds help lists. The command language knows no kind itself: the engine's
+/// resource registry answers (`lab_engine::resource::Help`).
+pub trait KindLists {
+    /// The kinds, as the list shows each (`nodes (no)`, `Pod`).
+    fn kinds(&self, of: KindsOf) -> Vec<String>;
+}
+
+/// No kinds (help from the grammar alone).
+pub struct NoKinds;
+
+impl KindLists for NoKinds {
+    fn kinds(&self, _of: KindsOf) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// How wide a `Kinds:` line may grow before the list goes on on the next line.
+const KINDS_WIDTH: usize = 96;
+
+/// The text after the options of the command at the end of `path`: the kinds it takes
+/// (wrapped, later lines under the first kind), then its `after_help`.
+pub fn after_help_text(path: &[&clap::Command], kinds: &dyn KindLists) -> Option<String> {
+    let cmd = path.last()?;
+    let mut text = String::new();
+    let list = KindsOf::of(path)
+        .map(|of| kinds.kinds(of))
+        .unwrap_or_default();
+    let count = list.len();
+    let mut line = String::from("Kinds:");
+    for (i, kind) in list.into_iter().enumerate() {
+        let item = if i + 1 < count {
+            format!("{kind},")
+        } else {
+            kind
+        };
+        if line.len() + 1 + item.len() > KINDS_WIDTH && line.len() > "Kinds:".len() {
+            text.push_str(&line);
+            text.push('\n');
+            line = " ".repeat("Kinds:".len());
+        }
+        line.push(' ');
+        line.push_str(&item);
+    }
+    if count > 0 {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    if let Some(after) = cmd.get_after_help() {
+        text.push_str(&after.to_string());
+    }
+    (!text.is_empty()).then_some(text)
+}
+
 /// The subcommand of `cmd` called `word` (by name or any alias).
 pub fn find_sub<'a>(cmd: &'a clap::Command, word: &str) -> Option<&'a clap::Command> {
     cmd.get_subcommands()
@@ -405,8 +486,9 @@ fn rows(out: &mut Outcome, title: &str, rows: &[(String, String)]) {
     }
 }
 
-/// `help WORDS…`: a command's description, usage, arguments, options and examples.
-pub fn command_help(words: &[String]) -> Result<Outcome, String> {
+/// `help WORDS…`: a command's description, usage, arguments, options and examples; the
+/// kinds a command takes come from `kinds`.
+pub fn command_help(words: &[String], kinds: &dyn KindLists) -> Result<Outcome, String> {
     if words.is_empty() {
         return Ok(overview());
     }
@@ -473,9 +555,9 @@ pub fn command_help(words: &[String]) -> Result<Outcome, String> {
         rows(&mut out, "Arguments", &args);
         rows(&mut out, "Options", &opts);
     }
-    if let Some(after) = cmd.get_after_help() {
+    if let Some(after) = after_help_text(&path, kinds) {
         out.plain("");
-        for l in after.to_string().lines() {
+        for l in after.lines() {
             let role = if l.ends_with(':') && !l.starts_with(' ') {
                 Role::Header
             } else {
@@ -914,10 +996,12 @@ mod tests {
 
     #[test]
     fn command_help_has_usage_options_and_examples() {
-        let text = command_help(&words("pod create")).unwrap().to_text();
+        let text = command_help(&words("pod create"), &NoKinds)
+            .unwrap()
+            .to_text();
         assert!(text.contains("pod create NAME [options]"), "{text}");
         assert!(text.contains("--node NODE"), "{text}");
         assert!(text.contains("Examples:"), "{text}");
-        assert!(command_help(&words("pod craete")).is_err());
+        assert!(command_help(&words("pod craete"), &NoKinds).is_err());
     }
 }

@@ -13,8 +13,9 @@ const GENERATED_NOTE: &str = "<!-- Generated from the command grammar (engine/sr
 lab_engine::command::reference::reference_markdown(). Do not edit by hand: \
 `BLESS=1 cargo test --test it book` rewrites this file. -->";
 
-/// The whole command reference page, as Markdown.
-pub fn reference_markdown() -> String {
+/// The whole command reference page, as Markdown; the kinds a command takes come from
+/// `kinds` (the engine's resource registry, `lab_engine::resource::Help`).
+pub fn reference_markdown(kinds: &dyn help::KindLists) -> String {
     let mut md = String::new();
     md.push_str("# Command reference\n\n");
     md.push_str(GENERATED_NOTE);
@@ -24,7 +25,7 @@ pub fn reference_markdown() -> String {
         md.push_str(&format!("\n## {}\n", escape(&title)));
         for name in names {
             match find_sub(tree(), &name).filter(|c| c.get_name() == name) {
-                Some(cmd) => command_section(&mut md, &[cmd]),
+                Some(cmd) => command_section(&mut md, &[cmd], kinds),
                 None => repl_only_section(&mut md, &name),
             }
         }
@@ -94,7 +95,7 @@ fn path_name(path: &[&clap::Command]) -> String {
 }
 
 /// One command and (recursively) its subcommands; headings go one level deeper per word.
-fn command_section(md: &mut String, path: &[&'static clap::Command]) {
+fn command_section(md: &mut String, path: &[&'static clap::Command], kinds: &dyn help::KindLists) {
     let Some(cmd) = path.last() else { return };
     let level = "#".repeat((path.len() + 2).min(6));
     md.push_str(&format!("\n{level} {}\n\n", path_name(path)));
@@ -120,11 +121,11 @@ fn command_section(md: &mut String, path: &[&'static clap::Command]) {
             md.push('\n');
         }
         md.push_str("```\n");
-        after_help(md, cmd);
+        after_help(md, path, kinds);
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
             let mut p = path.to_vec();
             p.push(sub);
-            command_section(md, &p);
+            command_section(md, &p, kinds);
         }
         return;
     }
@@ -141,7 +142,7 @@ fn command_section(md: &mut String, path: &[&'static clap::Command]) {
             md.push_str(&format!("| {left} | {} |\n", escape(&right)));
         }
     }
-    after_help(md, cmd);
+    after_help(md, path, kinds);
 }
 
 /// A command the REPL handles itself (`quit`).
@@ -253,11 +254,10 @@ fn arg_about(a: &clap::Arg) -> String {
 }
 
 /// The command's `after_help`: prose lines as a paragraph, `Examples:` as a code block.
-fn after_help(md: &mut String, cmd: &clap::Command) {
-    let Some(after) = cmd.get_after_help() else {
+fn after_help(md: &mut String, path: &[&clap::Command], kinds: &dyn help::KindLists) {
+    let Some(text) = help::after_help_text(path, kinds) else {
         return;
     };
-    let text = after.to_string();
     let mut prose: Vec<String> = Vec::new();
     let mut examples: Vec<String> = Vec::new();
     let mut in_examples = false;
@@ -337,7 +337,7 @@ mod tests {
 
     #[test]
     fn every_leaf_command_has_a_section_with_its_usage() {
-        let md = reference_markdown();
+        let md = reference_markdown(&crate::resource::Help);
         fn walk(md: &str, path: &mut Vec<&'static clap::Command>) {
             let Some(cmd) = path.last() else { return };
             if cmd.has_subcommands() {
@@ -380,7 +380,7 @@ mod tests {
 
     #[test]
     fn options_show_defaults_choices_and_repeatability() {
-        let md = reference_markdown();
+        let md = reference_markdown(&crate::resource::Help);
         assert!(
             md.contains("| `-l LABEL`, `--label LABEL` | Label k=v (repeatable) |"),
             "{md}"

@@ -97,7 +97,7 @@ impl Ctx<'_> {
             }
         }
         Err(last.unwrap_or(ApiError::Conflict {
-            resource: "pods",
+            resource: <crate::cluster::PodSpec as crate::cluster::Kind>::RESOURCE,
             name: key.1.clone(),
         }))
     }

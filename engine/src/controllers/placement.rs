@@ -65,7 +65,7 @@ impl BoundPods {
     pub fn refresh(&mut self, revs: &Revisions, pods: &Table<PodSpec>) {
         match self.seen.and_then(|seen| events_from(revs, seen)) {
             Some(events) => {
-                for e in events.filter(|e| e.kind == PodSpec::KIND) {
+                for e in events.filter(|e| e.kind == PodSpec::API_KIND) {
                     let key = event_key(e).0;
                     let pod = pods.get(&key);
                     self.note(key, pod);

@@ -94,10 +94,13 @@ impl Lab {
                     continue;
                 }
             };
-            let done = match delete_command(&doc, namespace) {
-                Some(cmd) => self.dispatch(cmd),
-                None => self.pv_delete(&doc.name),
-            };
+            let kind = crate::resource::of(doc.kind);
+            let done = super::delete_cmd::route(self, kind, doc.name.clone(), namespace).and_then(
+                |route| match route {
+                    super::delete_cmd::Route::Command(cmd) => self.dispatch(cmd),
+                    super::delete_cmd::Route::Volume(name) => self.pv_delete(&name),
+                },
+            );
             match done {
                 Ok(o) => out.extend(o),
                 Err(e) => errors.push(format!(
@@ -194,7 +197,7 @@ impl Lab {
         m: &ObjectM<PodSpecM>,
         ns: &str,
     ) -> Result<Applied, LabError> {
-        validate::object_name("pod", &doc.name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::Pod, &doc.name).map_err(LabError::msg)?;
         validate::namespace(ns).map_err(LabError::msg)?;
         self.require_namespace(ns)?;
         let spec = pod_spec(&doc.name, m.spec.as_ref())?;
@@ -254,7 +257,7 @@ impl Lab {
         m: &ObjectM<PvcSpecM>,
         ns: &str,
     ) -> Result<Applied, LabError> {
-        validate::object_name("persistentvolumeclaim", &doc.name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::PersistentVolumeClaim, &doc.name).map_err(LabError::msg)?;
         validate::namespace(ns).map_err(LabError::msg)?;
         self.require_namespace(ns)?;
         let name = &doc.name;
@@ -293,18 +296,20 @@ impl Lab {
             None => None,
             Some(d) => {
                 let group = d.api_group.clone().unwrap_or_default();
-                match (d.kind.as_str(), group.as_str()) {
-                    ("VolumeSnapshot", "snapshot.storage.k8s.io")
-                    | ("PersistentVolumeClaim", "") => {}
+                let kind = match ApiKind::from_name(&d.kind) {
+                    Some(k @ (ApiKind::VolumeSnapshot | ApiKind::PersistentVolumeClaim))
+                        if crate::resource::of(k).group() == group =>
+                    {
+                        k
+                    }
                     _ => {
                         return Err(invalid(format!(
                             "spec.dataSource: Invalid value: {:?}: the lab restores from a VolumeSnapshot (apiGroup snapshot.storage.k8s.io) or clones a PersistentVolumeClaim (no apiGroup)",
                             d.kind
                         )));
                     }
-                }
-                validate::object_name(&d.kind.to_ascii_lowercase(), &d.name)
-                    .map_err(LabError::msg)?;
+                };
+                validate::object_name(kind, &d.name).map_err(LabError::msg)?;
                 Some(TypedLocalObjectReference {
                     api_group: group,
                     kind: d.kind.clone(),
@@ -381,7 +386,7 @@ impl Lab {
     }
 
     fn apply_pv(&mut self, doc: &Document, m: &ObjectM<PvSpecM>) -> Result<Applied, LabError> {
-        validate::object_name("persistentvolume", &doc.name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::PersistentVolume, &doc.name).map_err(LabError::msg)?;
         let name = &doc.name;
         let invalid =
             |what: String| LabError::msg(format!("PersistentVolume {name:?} is invalid: {what}"));
@@ -463,7 +468,7 @@ impl Lab {
             kind: r
                 .kind
                 .clone()
-                .unwrap_or_else(|| "PersistentVolumeClaim".into()),
+                .unwrap_or_else(|| ApiKind::PersistentVolumeClaim.name().into()),
             namespace: if r.namespace.is_empty() {
                 "default".into()
             } else {
@@ -515,7 +520,7 @@ impl Lab {
         m: &StorageClassM,
     ) -> Result<Applied, LabError> {
         let name = &doc.name;
-        validate::object_name("storageclass", name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::StorageClass, name).map_err(LabError::msg)?;
         validate::provisioner(name, &m.provisioner).map_err(LabError::msg)?;
         let invalid = |what: String| {
             LabError::msg(format!(
@@ -634,7 +639,7 @@ impl Lab {
         ns: &str,
     ) -> Result<Applied, LabError> {
         let name = &doc.name;
-        validate::object_name("volumesnapshot", name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::VolumeSnapshot, name).map_err(LabError::msg)?;
         self.require_namespace(ns)?;
         let empty = SnapshotSpecM::default();
         let s = m.spec.as_ref().unwrap_or(&empty);
@@ -659,7 +664,7 @@ impl Lab {
                 ));
             }
         };
-        validate::object_name("persistentvolumeclaim", &claim).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::PersistentVolumeClaim, &claim).map_err(LabError::msg)?;
         // snapshot-controller gives a snapshot without a class the driver's default one.
         let wanted = VolumeSnapshotSpec {
             source: VolumeSnapshotSource {
@@ -760,7 +765,7 @@ impl Lab {
             current.metadata.name.clone(),
         );
         table(&mut self.cluster).update(next)?;
-        if K::KIND == "Pod" {
+        if K::API_KIND == ApiKind::Pod {
             self.dirty.insert(key);
         }
         Ok(Applied::Configured)
@@ -790,29 +795,10 @@ fn object_namespace(doc: &Document, flag: Option<&str>) -> Result<String, LabErr
     }
 }
 
-/// The lab's delete command for one manifest object.
-/// (None for a PersistentVolume, which has no command of its own: `Lab::pv_delete`.)
-fn delete_command(doc: &Document, ns: String) -> Option<crate::command::Command> {
-    use crate::command::Command;
-    use crate::command::grammar::*;
-    let name = doc.name.clone();
-    Some(match &doc.object {
-        Manifest::Namespace(_) => Command::Ns(NsCmd::Delete { name }),
-        Manifest::Pod(_) => Command::Pod(PodCmd::Delete { name, ns }),
-        Manifest::Pvc(_) => Command::Pvc(PvcCmd::Delete { name, ns }),
-        Manifest::StorageClass(_) => Command::Sc(ScCmd::Delete { name }),
-        Manifest::NetworkPolicy(_) => Command::Policy(PolicyCmd::Delete { name, ns }),
-        Manifest::VolumeSnapshot(_) => Command::Snapshot(SnapshotCmd::Delete { name, ns }),
-        Manifest::Nad(_) => Command::Nad(NadCmd::Delete { name, ns }),
-        Manifest::Pv(_) => return None,
-    })
-}
-
 /// `pod`, `storageclass.storage.k8s.io`, … as kubectl names an object in its output: the
-/// lower-cased kind and its group (`listing::resource_name`, from the kind's constants).
-fn resource_word(kind: &str) -> String {
-    super::listing::canonical_of(kind)
-        .map_or_else(|| kind.to_ascii_lowercase(), super::listing::resource_name)
+/// lower-cased kind and its group.
+fn resource_word(kind: ApiKind) -> String {
+    crate::resource::of(kind).resource_name()
 }
 
 /// Access modes by their API names (a manifest spells them out).
@@ -1028,6 +1014,6 @@ fn last_applied(doc: &Document) -> String {
 
 /// `pods`, `persistentvolumeclaims`, … (the resource in a Conflict message: the kind's
 /// `RESOURCE`).
-fn plural_resource(kind: &str) -> &'static str {
-    super::listing::canonical_of(kind).map_or("objects", super::listing::api_resource)
+fn plural_resource(kind: ApiKind) -> &'static str {
+    crate::resource::of(kind).api_resource()
 }

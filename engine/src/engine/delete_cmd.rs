@@ -5,15 +5,12 @@
 //! Argument errors use kubectl's words (the resource builder,
 //! `staging/src/k8s.io/cli-runtime/pkg/resource/builder.go`).
 
-use super::listing::{api_resource, resource_name_pairs};
-use super::views::{canonical_kind, not_found};
+use super::listing::{Sel, resource_name_pairs};
 use super::{Lab, LabError};
-use crate::cluster::no_namespace;
 use crate::command::Command;
-use crate::command::grammar::{
-    DeleteArgs, NadCmd, NsCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
-};
+use crate::command::grammar::DeleteArgs;
 use crate::render::Outcome;
+use crate::resource::{self, AnyResource, Delete};
 
 impl Lab {
     /// `delete KIND NAME… [-n NS]` or `delete KIND -l SELECTOR`: the lab's own delete
@@ -30,7 +27,7 @@ impl Lab {
                 ));
             }
             (Some(sel), true) => {
-                let kind = canonical_kind(d.kind.as_deref().unwrap_or(""))?;
+                let kind = resource::resolve(d.kind.as_deref().unwrap_or(""))?;
                 let names = self.names_matching(kind, &d.ns, sel)?;
                 if names.is_empty() {
                     let mut out = Outcome::empty();
@@ -82,74 +79,34 @@ impl Lab {
     }
 
     /// The names of the objects of `kind` (in `ns` when namespaced) whose labels match a
-    /// selector.
+    /// selector; none of a kind the lab does not delete (which says why, by name).
     fn names_matching(
         &self,
-        kind: &str,
+        kind: &dyn AnyResource,
         ns: &str,
         selector: &str,
     ) -> Result<Vec<String>, LabError> {
         let query = crate::cluster::label_query::parse(selector).map_err(LabError::msg)?;
-        let c = &self.cluster;
-        let pick = |items: Vec<(&(String, String), &crate::cluster::Meta)>, namespaced: bool| {
-            items
-                .into_iter()
-                .filter(|(k, m)| (!namespaced || k.0 == ns) && query.matches(&m.labels))
-                .map(|(k, _)| k.1.clone())
-                .collect::<Vec<_>>()
+        if matches!(kind.delete(), Delete::Refused { .. }) {
+            return Ok(Vec::new());
+        }
+        let sel = Sel {
+            query: Some(&query),
+            ..Sel::all_in(Some(ns))
         };
-        Ok(match kind {
-            "pods" => pick(c.pods.iter().map(|(k, o)| (k, &o.metadata)).collect(), true),
-            "persistentvolumeclaims" => {
-                pick(c.pvcs.iter().map(|(k, o)| (k, &o.metadata)).collect(), true)
-            }
-            "persistentvolumes" => {
-                pick(c.pvs.iter().map(|(k, o)| (k, &o.metadata)).collect(), false)
-            }
-            "storageclasses" => pick(
-                c.storage_classes
-                    .iter()
-                    .map(|(k, o)| (k, &o.metadata))
-                    .collect(),
-                false,
-            ),
-            "networkpolicies" => pick(
-                c.policies.iter().map(|(k, o)| (k, &o.metadata)).collect(),
-                true,
-            ),
-            "volumesnapshots" => pick(
-                c.snapshots.iter().map(|(k, o)| (k, &o.metadata)).collect(),
-                true,
-            ),
-            "network-attachment-definitions" => pick(
-                c.net_attach_defs
-                    .iter()
-                    .map(|(k, o)| (k, &o.metadata))
-                    .collect(),
-                true,
-            ),
-            "namespaces" => pick(
-                c.namespaces.iter().map(|(k, o)| (k, &o.metadata)).collect(),
-                false,
-            ),
-            // The kinds the lab does not delete say why, by name.
-            _ => Vec::new(),
-        })
+        Ok(kind.kept_names(self, &sel))
     }
 
     /// `delete KIND NAME`: one object.
     fn delete_one(&mut self, d: DeleteArgs) -> Result<Outcome, LabError> {
-        if let (Some(kind), Some(name)) = (&d.kind, d.names.first()) {
-            if !kind.contains(',') && canonical_kind(kind)? == "persistentvolumes" {
-                return self.pv_delete(name);
-            }
+        match self.delete_route(d)? {
+            Route::Command(cmd) => self.dispatch(cmd),
+            Route::Volume(name) => self.pv_delete(&name),
         }
-        let cmd = self.delete_route(d)?;
-        self.dispatch(cmd)
     }
 
-    /// The command `delete …` stands for, or why there is none.
-    fn delete_route(&self, d: DeleteArgs) -> Result<Command, LabError> {
+    /// What `delete …` does, or why it does nothing.
+    fn delete_route(&self, d: DeleteArgs) -> Result<Route, LabError> {
         let Some(kind_word) = d.kind else {
             return Err(LabError::msg(
                 "You must provide one or more resources by argument or filename.\nExample: `delete pod web` (kinds: pod, pvc, sc, netpol, vs, nad, ns)",
@@ -158,51 +115,39 @@ impl Lab {
         if kind_word.contains(',') {
             return Err(LabError::msg("you must specify only one resource"));
         }
-        let kind = canonical_kind(&kind_word)?;
+        let kind = resource::resolve(&kind_word)?;
         let Some(name) = d.names.into_iter().next() else {
             return Err(LabError::msg(
                 "resource(s) were provided, but no name was specified",
             ));
         };
-        let ns = d.ns;
-        let cluster_key = (no_namespace(), name.clone());
-        Ok(match kind {
-            "pods" => Command::Pod(PodCmd::Delete { name, ns }),
-            "persistentvolumeclaims" => Command::Pvc(PvcCmd::Delete { name, ns }),
-            "storageclasses" => Command::Sc(ScCmd::Delete { name }),
-            "networkpolicies" => Command::Policy(PolicyCmd::Delete { name, ns }),
-            "volumesnapshots" => Command::Snapshot(SnapshotCmd::Delete { name, ns }),
-            "network-attachment-definitions" => Command::Nad(NadCmd::Delete { name, ns }),
-            "namespaces" => Command::Ns(NsCmd::Delete { name }),
-            "nodes" => {
-                if !self.cluster.nodes.contains_key(&cluster_key) {
-                    return Err(not_found(api_resource(kind), &name));
-                }
-                return Err(LabError::msg(format!(
-                    "the lab does not delete Node objects; to model losing {name}, type `fault inject node-down --node {name}`"
-                )));
+        route(self, kind, name, d.ns)
+    }
+}
+
+/// What deleting one object does: the lab's own command for its kind, or `pv_delete`.
+pub(super) enum Route {
+    /// Run this command (its output and journal entry are the delete's).
+    Command(Command),
+    /// `Lab::pv_delete` of this volume.
+    Volume(String),
+}
+
+/// How the lab deletes `name` (in `ns`) of `kind`, or why it does not.
+pub(super) fn route(
+    lab: &Lab,
+    kind: &dyn AnyResource,
+    name: String,
+    ns: String,
+) -> Result<Route, LabError> {
+    match kind.delete() {
+        Delete::Command(command) => Ok(Route::Command(command(name, ns))),
+        Delete::Volume => Ok(Route::Volume(name)),
+        Delete::Refused { must_exist, why } => {
+            if must_exist && !kind.exists(lab, &ns, &name) {
+                return Err(kind.not_found(&name));
             }
-            "volumeattachments" => {
-                return Err(LabError::msg(
-                    "the attach/detach controller deletes a VolumeAttachment when no pod on its node uses the volume any more: delete the pod (`delete pod NAME`)",
-                ));
-            }
-            "volumesnapshotcontents" => {
-                return Err(LabError::msg(
-                    "snapshot-controller deletes a VolumeSnapshotContent with its VolumeSnapshot (deletionPolicy Delete): delete the snapshot (`delete vs NAME`)",
-                ));
-            }
-            "csinodes" | "csidrivers" => {
-                return Err(LabError::msg(format!(
-                    "the lab does not delete {}: the kubelet's plugin registration and the driver's install own them",
-                    api_resource(kind)
-                )));
-            }
-            other => {
-                return Err(LabError::msg(format!(
-                    "the server doesn't have a resource type {other:?}"
-                )));
-            }
-        })
+            Err(LabError::msg(why(&name)))
+        }
     }
 }

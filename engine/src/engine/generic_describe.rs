@@ -4,8 +4,8 @@
 //! sorted and named by `smartLabelFor` (`creationTimestamp` → `Creation Timestamp`), and
 //! lines the values up with a `text/tabwriter` (padding 2) as kubectl's `tabbedString` does.
 
-use super::views::not_found;
-use super::{Lab, LabError};
+use super::Lab;
+use crate::cluster::{Kind, Object, ObjectRef};
 use crate::render::{Line, Outcome, Role};
 use serde_json::{Map, Value};
 
@@ -203,119 +203,87 @@ fn write_lines(
     }
 }
 
-impl Lab {
-    /// `describe volumesnapshot|volumesnapshotcontent NAME`, as kubectl's generic
-    /// describer prints a custom resource.
-    pub(super) fn describe_generic(
-        &self,
-        kind: &str,
-        ns: &str,
-        name: &str,
-    ) -> Result<Outcome, LabError> {
-        let (value, object, uid) = match kind {
-            "volumesnapshots" => {
-                let o = self
-                    .cluster
-                    .snapshots
-                    .get(&(ns.to_string(), name.to_string()))
-                    .ok_or_else(|| not_found("volumesnapshots.snapshot.storage.k8s.io", name))?;
-                (
-                    serde_json::to_value(o),
-                    crate::cluster::ObjectRef::to(o),
-                    o.metadata.uid.clone(),
-                )
-            }
-            _ => {
-                let o = self
-                    .cluster
-                    .snapshot_contents
-                    .get(&(crate::cluster::no_namespace(), name.to_string()))
-                    .ok_or_else(|| {
-                        not_found("volumesnapshotcontents.snapshot.storage.k8s.io", name)
-                    })?;
-                (
-                    serde_json::to_value(o),
-                    crate::cluster::ObjectRef::to(o),
-                    o.metadata.uid.clone(),
-                )
-            }
-        };
-        let value = value.map_err(|e| LabError::msg(e.to_string()))?;
-        let empty = Map::new();
-        let content = value.as_object().unwrap_or(&empty);
-        let meta = content
-            .get("metadata")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty);
-        let text = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or_default();
-        let mut lines = vec![
-            format!("Name:\t{}", text("name")),
-            format!("Namespace:\t{}", text("namespace")),
-        ];
-        let labels = meta.get("labels").and_then(Value::as_object);
-        match labels.filter(|m| !m.is_empty()) {
-            None => lines.push("Labels:\t<none>".into()),
-            Some(m) => {
-                for (i, (k, v)) in m.iter().enumerate() {
-                    let head = if i == 0 { "Labels:" } else { "" };
-                    lines.push(format!("{head}\t{k}={}", go_value(v)));
-                }
+/// `describe KIND NAME` of a kind kubectl has no describer for (the snapshot CRDs), as its
+/// generic describer prints a custom resource.
+pub(crate) fn describe<K: Kind>(lab: &Lab, o: &Object<K>) -> Outcome {
+    let object = ObjectRef::to(o);
+    let uid = o.metadata.uid.as_str();
+    // Serializing an object cannot fail (its fields are strings, numbers, maps and lists).
+    let value = serde_json::to_value(o).unwrap_or(Value::Null);
+    let empty = Map::new();
+    let content = value.as_object().unwrap_or(&empty);
+    let meta = content
+        .get("metadata")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let text = |k: &str| meta.get(k).and_then(Value::as_str).unwrap_or_default();
+    let mut lines = vec![
+        format!("Name:\t{}", text("name")),
+        format!("Namespace:\t{}", text("namespace")),
+    ];
+    let labels = meta.get("labels").and_then(Value::as_object);
+    match labels.filter(|m| !m.is_empty()) {
+        None => lines.push("Labels:\t<none>".into()),
+        Some(m) => {
+            for (i, (k, v)) in m.iter().enumerate() {
+                let head = if i == 0 { "Labels:" } else { "" };
+                lines.push(format!("{head}\t{k}={}", go_value(v)));
             }
         }
-        // printAnnotationsMultiline: `key: value`, one a line (a long one on its own lines).
-        let annotations = meta.get("annotations").and_then(Value::as_object);
-        match annotations.filter(|m| !m.is_empty()) {
-            None => lines.push("Annotations:\t<none>".into()),
-            Some(m) => {
-                for (i, (k, v)) in m.iter().enumerate() {
-                    let head = if i == 0 { "Annotations:" } else { "" };
-                    let v = go_value(v);
-                    if v.len() + k.len() + 2 > 140 {
-                        lines.push(format!("{head}\t{k}:"));
-                        lines.push(format!("\t  {v}"));
-                    } else {
-                        lines.push(format!("{head}\t{k}: {v}"));
-                    }
-                }
-            }
-        }
-        print_unstructured(
-            &mut lines,
-            0,
-            content,
-            "",
-            &[
-                ".metadata.managedFields",
-                ".metadata.name",
-                ".metadata.namespace",
-                ".metadata.labels",
-                ".metadata.annotations",
-            ],
-        );
-        let has_events = self.calls.events(&object, Some(&uid)).next().is_some();
-        if !has_events {
-            // DescribeEvents writes this line into the same tabwriter block.
-            lines.push("Events:\t<none>".into());
-        }
-        let mut out = Outcome::empty();
-        for cells in tabwrite(&lines) {
-            let mut line = Line::new();
-            let mut cells = cells.into_iter();
-            if let Some(first) = cells.next() {
-                let rest: String = cells.collect();
-                let header = !rest.is_empty() || first.trim_end().ends_with(':');
-                line = line.push(first, if header { Role::Header } else { Role::Plain });
-                if !rest.is_empty() {
-                    line = line.push(rest, Role::Plain);
-                }
-            }
-            out.line(line);
-        }
-        if has_events {
-            self.events_for(&mut out, &object, &uid, 15);
-        }
-        Ok(out)
     }
+    // printAnnotationsMultiline: `key: value`, one a line (a long one on its own lines).
+    let annotations = meta.get("annotations").and_then(Value::as_object);
+    match annotations.filter(|m| !m.is_empty()) {
+        None => lines.push("Annotations:\t<none>".into()),
+        Some(m) => {
+            for (i, (k, v)) in m.iter().enumerate() {
+                let head = if i == 0 { "Annotations:" } else { "" };
+                let v = go_value(v);
+                if v.len() + k.len() + 2 > 140 {
+                    lines.push(format!("{head}\t{k}:"));
+                    lines.push(format!("\t  {v}"));
+                } else {
+                    lines.push(format!("{head}\t{k}: {v}"));
+                }
+            }
+        }
+    }
+    print_unstructured(
+        &mut lines,
+        0,
+        content,
+        "",
+        &[
+            ".metadata.managedFields",
+            ".metadata.name",
+            ".metadata.namespace",
+            ".metadata.labels",
+            ".metadata.annotations",
+        ],
+    );
+    let has_events = lab.calls.events(&object, Some(uid)).next().is_some();
+    if !has_events {
+        // DescribeEvents writes this line into the same tabwriter block.
+        lines.push("Events:\t<none>".into());
+    }
+    let mut out = Outcome::empty();
+    for cells in tabwrite(&lines) {
+        let mut line = Line::new();
+        let mut cells = cells.into_iter();
+        if let Some(first) = cells.next() {
+            let rest: String = cells.collect();
+            let header = !rest.is_empty() || first.trim_end().ends_with(':');
+            line = line.push(first, if header { Role::Header } else { Role::Plain });
+            if !rest.is_empty() {
+                line = line.push(rest, Role::Plain);
+            }
+        }
+        out.line(line);
+    }
+    if has_events {
+        lab.events_for(&mut out, &object, uid, 15);
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! `label KIND NAME KEY=VALUE… [KEY-…]`: kubectl label for pods, nodes and namespaces. The
+//! `label KIND NAME KEY=VALUE… [KEY-…]`: kubectl label for the kinds whose resource says
+//! it works on them (`crate::resource`: pods, nodes and namespaces). The
 //! rules are kubectl's (`staging/src/k8s.io/kubectl/pkg/cmd/label/label.go`): `KEY-` removes
 //! a label; changing an existing label's value needs `--overwrite`; `--resource-version RV`
 //! makes the update conditional, so a stale version is the API server's Conflict; the result
@@ -92,42 +93,31 @@ fn parse_rv(rv: &Option<String>) -> Result<Option<u64>, LabError> {
 impl Lab {
     /// `label KIND NAME …`.
     pub fn label(&mut self, a: &LabelArgs) -> Result<super::Outcome, LabError> {
-        let kind = super::views::canonical_kind(&a.kind)?;
+        let kind = crate::resource::resolve(&a.kind)?;
         let change = parse_change(&a.labels)?;
         let rv = parse_rv(&a.resource_version)?;
-        macro_rules! relabel {
-            ($table:ident, $ns:expr, $short:expr) => {{
-                let mut obj = self.cluster.$table().get($ns, &a.name)?.clone();
-                let before = obj.metadata.labels.clone();
-                obj.metadata.labels = apply(&before, &change, a.overwrite)?;
-                if let Some(rv) = rv {
-                    obj.metadata.resource_version = rv;
-                }
-                let changed = obj.metadata.labels != before;
-                if changed || rv.is_some() {
-                    self.cluster.$table().update(obj.clone())?;
-                }
-                (
-                    format!("{}/{}", $short, a.name),
-                    changed,
-                    obj.metadata.labels.len() < before.len() && !a.overwrite,
-                    before,
-                )
-            }};
+        if !kind.labels() {
+            return Err(LabError::msg(format!(
+                "label works on pods, nodes and namespaces here, not {}",
+                kind.names().plural
+            )));
         }
-        let (name, changed, fewer, was) = match kind {
-            "pods" => {
-                self.existing_namespace(&a.ns)?;
-                relabel!(pods, &a.ns, "pod")
+        if kind.namespaced() {
+            self.existing_namespace(&a.ns)?;
+        }
+        let mut was = BTreeMap::new();
+        let (mut changed, mut fewer) = (false, false);
+        kind.relabel(self, &a.ns, &a.name, &mut |meta| {
+            was = meta.labels.clone();
+            meta.labels = apply(&was, &change, a.overwrite)?;
+            if let Some(rv) = rv {
+                meta.resource_version = rv;
             }
-            "nodes" => relabel!(nodes, "", "node"),
-            "namespaces" => relabel!(namespaces, "", "namespace"),
-            other => {
-                return Err(LabError::msg(format!(
-                    "label works on pods, nodes and namespaces here, not {other}"
-                )));
-            }
-        };
+            changed = meta.labels != was;
+            fewer = meta.labels.len() < was.len() && !a.overwrite;
+            Ok(changed || rv.is_some())
+        })?;
+        let name = format!("{}/{}", kind.names().singular, a.name);
         let word = match (changed, fewer) {
             (false, _) => "not labeled",
             (true, true) => "unlabeled",

@@ -9,12 +9,12 @@
 //! - nothing printed at all gives "No resources found in NS namespace." when every kind asked
 //!   for is namespaced and `-A` is off, else "No resources found".
 
-use super::views::canonical_kind;
 use super::{Lab, LabError};
-use crate::cluster::Meta;
 use crate::cluster::label_query::{self, LabelQuery};
+use crate::cluster::{ApiKind, Meta};
 use crate::command::grammar::{GetArgs, OutputFormat};
 use crate::render::{Line, Outcome, Role, Table};
+use crate::resource::{self, AnyResource};
 
 /// Which objects of one kind a listing keeps, and how its rows are named.
 #[derive(Debug, Clone, Default)]
@@ -59,16 +59,9 @@ impl<'a> Sel<'a> {
         }
     }
 
-    /// Add the row of an object if it is kept: its first cell is the name.
-    pub fn row(&self, t: &mut Table, m: &Meta, cells: Vec<String>) {
-        self.row_styled(t, m, cells.into_iter().map(|c| (c, Role::Plain)).collect());
-    }
-
-    /// [`Sel::row`] with roles.
-    pub fn row_styled(&self, t: &mut Table, m: &Meta, mut cells: Vec<(String, Role)>) {
-        if !self.keep(m) {
-            return;
-        }
+    /// Add the row of an object [`Sel::keep`] keeps: its name prefixed, its namespace
+    /// first when the table has that column.
+    pub fn push(&self, t: &mut Table, m: &Meta, mut cells: Vec<(String, Role)>) {
         if let (Some(p), Some(first)) = (&self.prefix, cells.first_mut()) {
             first.0 = format!("{p}/{}", first.0);
         }
@@ -77,93 +70,6 @@ impl<'a> Sel<'a> {
         }
         t.row_styled(cells);
     }
-}
-
-/// What the API says of a (canonical) kind: the [`Kind`] constants of its object type, so
-/// a listing never keeps a table of kinds of its own.
-struct KindInfo {
-    kind: &'static str,
-    api_version: &'static str,
-    resource: &'static str,
-    namespaced: bool,
-}
-
-fn kind_info(kind: &str) -> Option<KindInfo> {
-    use crate::cluster::{nad::NetAttachDefSpec, policy::NetworkPolicySpec, *};
-    macro_rules! info {
-        ($t:ty) => {
-            Some(KindInfo {
-                kind: <$t as Kind>::KIND,
-                api_version: <$t as Kind>::API_VERSION,
-                resource: <$t as Kind>::RESOURCE,
-                namespaced: <$t as Kind>::NAMESPACED,
-            })
-        };
-    }
-    match kind {
-        "nodes" => info!(NodeSpec),
-        "pods" => info!(PodSpec),
-        "namespaces" => info!(NamespaceSpec),
-        "networkpolicies" => info!(NetworkPolicySpec),
-        "network-attachment-definitions" => info!(NetAttachDefSpec),
-        "persistentvolumeclaims" => info!(PvcSpec),
-        "persistentvolumes" => info!(PvSpec),
-        "storageclasses" => info!(StorageClassSpec),
-        "volumeattachments" => info!(VaSpec),
-        "csinodes" => info!(CsiNodeSpec),
-        "csidrivers" => info!(CsiDriverSpec),
-        "volumesnapshots" => info!(VolumeSnapshotSpec),
-        "volumesnapshotcontents" => info!(VolumeSnapshotContentSpec),
-        _ => None,
-    }
-}
-
-/// The canonical kind words the lab serves, as `get` takes them (see [`kind_info`]).
-const CANONICAL: [&str; 13] = [
-    "nodes",
-    "pods",
-    "namespaces",
-    "networkpolicies",
-    "network-attachment-definitions",
-    "persistentvolumeclaims",
-    "persistentvolumes",
-    "storageclasses",
-    "volumeattachments",
-    "csinodes",
-    "csidrivers",
-    "volumesnapshots",
-    "volumesnapshotcontents",
-];
-
-/// The canonical kind word (`pods`) of an object's `kind` (`Pod`), as a manifest names it.
-pub fn canonical_of(kind: &str) -> Option<&'static str> {
-    CANONICAL
-        .into_iter()
-        .find(|c| kind_info(c).is_some_and(|k| k.kind == kind))
-}
-
-/// Whether objects of a (canonical) kind live in a namespace.
-pub fn namespaced(kind: &str) -> bool {
-    kind_info(kind).is_some_and(|k| k.namespaced)
-}
-
-/// The resource as kubectl prints it before `/NAME` (`-o name`, and the NAME column of a
-/// multi-kind `get`): the lower-cased kind, then `.group` unless it is the core group
-/// (cli-runtime `printers/name.go`, `printObj`).
-pub fn resource_name(kind: &str) -> String {
-    let Some(k) = kind_info(kind) else {
-        return "object".to_string();
-    };
-    let lower = k.kind.to_ascii_lowercase();
-    match k.api_version.rsplit_once('/') {
-        Some((group, _)) => format!("{lower}.{group}"),
-        None => lower,
-    }
-}
-
-/// The resource an API error names (`pods`, `storageclasses.storage.k8s.io`).
-pub fn api_resource(kind: &str) -> &'static str {
-    kind_info(kind).map_or("objects", |k| k.resource)
 }
 
 /// kubectl's resource/name form (`hasCombinedTypeArgs` and `splitResourceTypeName` in
@@ -205,25 +111,25 @@ impl Lab {
             Vec::new()
         };
         // (kind, names) in the order asked; no names: every object of the kind.
-        let mut targets: Vec<(&'static str, Vec<&str>)> = Vec::new();
+        let mut targets: Vec<(&'static dyn AnyResource, Vec<&str>)> = Vec::new();
         if !pairs.is_empty() {
             for (kind, name) in &pairs {
-                let kind = canonical_kind(kind)?;
+                let kind = resource::resolve(kind)?;
                 let name = name.as_str();
-                match targets.iter_mut().find(|(k, _)| *k == kind) {
+                match targets.iter_mut().find(|(k, _)| k.kind() == kind.kind()) {
                     Some((_, names)) => names.push(name),
                     None => targets.push((kind, vec![name])),
                 }
             }
         } else {
             for k in g.kind.split(',').filter(|k| !k.is_empty()) {
-                let k = canonical_kind(k)?;
-                if !targets.iter().any(|(t, _)| *t == k) {
+                let k = resource::resolve(k)?;
+                if !targets.iter().any(|(t, _)| t.kind() == k.kind()) {
                     targets.push((k, g.names.iter().map(String::as_str).collect()));
                 }
             }
             if targets.is_empty() {
-                canonical_kind(&g.kind)?;
+                resource::resolve(&g.kind)?;
             }
             if !g.names.is_empty() && targets.len() > 1 {
                 return Err(LabError::msg("you must specify only one resource"));
@@ -248,38 +154,39 @@ impl Lab {
             .map_err(LabError::msg)?;
         let ns = g.ns.as_deref().unwrap_or("default");
         let several_kinds = targets.len() > 1;
-        let sel_for = |kind: &str, name| Sel {
+        let sel_for = |kind: &dyn AnyResource, name| Sel {
             ns: (!g.all_namespaces).then_some(ns),
             name,
             query: query.as_ref(),
-            ns_column: g.all_namespaces && namespaced(kind),
-            prefix: several_kinds.then(|| resource_name(kind)),
+            ns_column: g.all_namespaces && kind.namespaced(),
+            prefix: several_kinds.then(|| kind.resource_name()),
         };
         // A named object that does not exist is NotFound, as kubectl says: the others
         // still print, and the errors follow.
         let mut errors = Vec::new();
         for (kind, names) in &mut targets {
-            self.keep_found(kind, ns, names, &mut errors);
+            self.keep_found(*kind, ns, names, &mut errors);
         }
         let asked_by_name = named > 0;
         // Each object (or every object of a kind) with its selection.
-        let selections: Vec<(&'static str, Sel<'_>)> = targets
+        let selections: Vec<(&'static dyn AnyResource, Sel<'_>)> = targets
             .iter()
             .flat_map(|(kind, names)| {
-                let sels: Vec<(&'static str, Sel<'_>)> = if names.is_empty() && !asked_by_name {
-                    vec![(*kind, sel_for(kind, None))]
-                } else {
-                    names
-                        .iter()
-                        .map(|n| (*kind, sel_for(kind, Some(n))))
-                        .collect()
-                };
+                let sels: Vec<(&'static dyn AnyResource, Sel<'_>)> =
+                    if names.is_empty() && !asked_by_name {
+                        vec![(*kind, sel_for(*kind, None))]
+                    } else {
+                        names
+                            .iter()
+                            .map(|n| (*kind, sel_for(*kind, Some(n))))
+                            .collect()
+                    };
                 sels
             })
             .collect();
         let none = || {
             let mut out = Outcome::empty();
-            if !g.all_namespaces && targets.iter().all(|(k, _)| namespaced(k)) {
+            if !g.all_namespaces && targets.iter().all(|(k, _)| k.namespaced()) {
                 out.plain(format!("No resources found in {ns} namespace."));
             } else {
                 out.plain("No resources found");
@@ -289,12 +196,14 @@ impl Lab {
         let out = match g.output {
             Some(OutputFormat::Json | OutputFormat::Yaml) => {
                 // One name asks for the object itself; anything else is a List.
-                let json = if let ([(kind, sel)], 1) = (selections.as_slice(), named) {
-                    self.get_json(kind, sel.name, sel)?.to_text()
+                let json = if let ([(kind, sel @ Sel { name: Some(n), .. })], 1) =
+                    (selections.as_slice(), named)
+                {
+                    self.get_json(*kind, n, sel)?
                 } else {
                     let mut items = Vec::new();
                     for (kind, sel) in &selections {
-                        items.extend(self.kept_json(kind, sel)?);
+                        items.extend(kind.kept_json(self, sel));
                     }
                     super::views::list_text(items.iter().map(|(_, t)| t.as_str()))
                 };
@@ -314,10 +223,9 @@ impl Lab {
             Some(OutputFormat::Name) => {
                 let mut out = Outcome::empty();
                 for (kind, sel) in &selections {
-                    for (n, _) in self.kept_json(kind, sel)? {
-                        out.line(
-                            Line::new().push(format!("{}/{n}", resource_name(kind)), Role::Name),
-                        );
+                    let resource = kind.resource_name();
+                    for n in kind.kept_names(self, sel) {
+                        out.line(Line::new().push(format!("{resource}/{n}"), Role::Name));
                     }
                 }
                 if out.lines.is_empty() && !asked_by_name {
@@ -329,12 +237,12 @@ impl Lab {
             Some(OutputFormat::Wide) | None => {
                 let wide = g.output == Some(OutputFormat::Wide);
                 // One table per kind, the named objects' rows in the order given.
-                let mut tables: Vec<(&'static str, crate::render::Table)> = Vec::new();
+                let mut tables: Vec<(ApiKind, crate::render::Table)> = Vec::new();
                 for (kind, sel) in &selections {
-                    let t = self.kind_table(kind, sel, wide)?;
-                    match tables.iter_mut().find(|(k, _)| k == kind) {
+                    let t = kind.table(self, sel, wide);
+                    match tables.iter_mut().find(|(k, _)| *k == kind.kind()) {
                         Some((_, all)) => all.append(t),
-                        None => tables.push((kind, t)),
+                        None => tables.push((kind.kind(), t)),
                     }
                 }
                 let mut out = Outcome::empty();
@@ -357,37 +265,35 @@ impl Lab {
     /// The names of `kind` in `ns` that exist, in order; a NotFound for each other one.
     pub(super) fn keep_found<N: AsRef<str>>(
         &self,
-        kind: &str,
+        kind: &dyn AnyResource,
         ns: &str,
         names: &mut Vec<N>,
         errors: &mut Vec<LabError>,
     ) {
-        names.retain(
-            |n| match self.get_json(kind, Some(n.as_ref()), &Sel::all_in(Some(ns))) {
-                Ok(_) => true,
-                Err(e) => {
-                    errors.push(e);
-                    false
-                }
-            },
-        );
+        names.retain(|n| {
+            let found = kind.exists(self, ns, n.as_ref());
+            if !found {
+                errors.push(kind.not_found(n.as_ref()));
+            }
+            found
+        });
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_canonical_kind_is_known_and_found_by_its_kind() {
-        for c in CANONICAL {
-            let k = kind_info(c).unwrap_or_else(|| panic!("{c} has no kind info"));
-            assert_eq!(canonical_of(k.kind), Some(c));
-        }
-        assert_eq!(
-            resource_name("network-attachment-definitions"),
-            "networkattachmentdefinition.k8s.cni.cncf.io"
-        );
-        assert_eq!(canonical_of("ConfigMap"), None);
+    /// `get KIND NAME -o json`: the object as Kubernetes prints it.
+    fn get_json(&self, kind: &dyn AnyResource, name: &str, sel: &Sel) -> Result<String, LabError> {
+        let one = Sel {
+            ns: Some(sel.ns.unwrap_or("default")),
+            name: Some(name),
+            ..Sel::default()
+        };
+        let (_, text) = kind
+            .kept_json(self, &one)
+            .into_iter()
+            .next()
+            .ok_or_else(|| kind.not_found(name))?;
+        // As it prints (control characters escaped), which the YAML is read from.
+        let mut out = Outcome::empty();
+        out.block(&text, Role::Json);
+        Ok(out.to_text())
     }
 }

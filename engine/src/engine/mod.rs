@@ -564,7 +564,9 @@ impl Lab {
                 self.shown.push(seen);
                 out
             }),
-            Command::Help(h) => command::help::command_help(&h.words).map_err(LabError::msg),
+            Command::Help(h) => {
+                command::help::command_help(&h.words, &crate::resource::Help).map_err(LabError::msg)
+            }
             Command::Explain(e) => {
                 command::explain::explain(e.topic.as_deref()).map_err(LabError::msg)
             }
@@ -892,8 +894,8 @@ impl Lab {
         Line::new().push(
             format!(
                 "{} · {} · t={}",
-                crate::util::text::plural(self.cluster.nodes.len(), "node", "nodes"),
-                crate::util::text::plural(self.cluster.pods.len(), "pod", "pods"),
+                crate::resource::count(crate::cluster::ApiKind::Node, self.cluster.nodes.len()),
+                crate::resource::count(crate::cluster::ApiKind::Pod, self.cluster.pods.len()),
                 self.clock.secs_text()
             ),
             Role::Dim,

@@ -1,26 +1,12 @@
-//! Names of live objects, for completion in the front ends: `Lab::completion_names(kind)`
+//! Names of live objects, for completion in the front ends: `Lab::completion_names(wanted)`
 //! answers with the names a learner could type after `get KIND`, `--node`, `cni del`, …
-//! Kinds are kubectl's plural resource names (as `views::canonical_kind` resolves them),
-//! plus `containers` (container IDs in the nodes' libcni result caches) and `kinds`.
+//! (kinds resolved through `crate::resource`), the container IDs in the nodes' libcni
+//! result caches, and the words that name a kind.
 
 use super::Lab;
+use super::listing::Sel;
+use crate::command::complete::Wanted;
 use std::collections::BTreeSet;
-
-/// The kinds `get`/`describe` accept, as they are best typed (completion candidates).
-pub const KINDS: &[&str] = &[
-    "nodes",
-    "pods",
-    "namespaces",
-    "networkpolicies",
-    "net-attach-def",
-    "pvc",
-    "pv",
-    "sc",
-    "va",
-    "snapshots",
-    "csinodes",
-    "csidrivers",
-];
 
 /// How many names an error lists before it counts the rest.
 pub const LISTED: usize = 3;
@@ -38,95 +24,33 @@ pub fn few(names: &[String], none: &str) -> String {
 }
 
 impl Lab {
-    /// Sorted, de-duplicated names of the objects of `kind` (any spelling
-    /// `canonical_kind` accepts), or of `containers`/`kinds`. Unknown kinds, and kinds the
-    /// lab does not hold yet, give an empty list.
-    pub fn completion_names(&self, kind: &str) -> Vec<String> {
+    /// Sorted, de-duplicated names of what `wanted` asks for. A word that names no kind,
+    /// and a kind the lab holds no object of yet, give an empty list.
+    pub fn completion_names(&self, wanted: Wanted<'_>) -> Vec<String> {
         let mut out = BTreeSet::new();
-        match kind {
-            "containers" => {
+        match wanted {
+            Wanted::Containers => {
                 for rt in self.nodes.values() {
                     out.extend(rt.cache.keys().map(|(_, id, _)| id.clone()));
                 }
             }
-            "kinds" => out.extend(KINDS.iter().map(|k| k.to_string())),
-            // `pod create --networks`: the NADs a pod can name.
-            "networks" => out.extend(
-                self.cluster
-                    .net_attach_defs
-                    .values()
-                    .map(|o| o.name().to_string()),
-            ),
-            _ => match super::views::canonical_kind(kind).unwrap_or("") {
-                "nodes" => out.extend(self.cluster.nodes.values().map(|o| o.name().to_string())),
-                "pods" => out.extend(self.cluster.pods.values().map(|o| o.name().to_string())),
-                "namespaces" => out.extend(
-                    self.cluster
-                        .namespaces
-                        .values()
-                        .map(|o| o.name().to_string()),
-                ),
-                "networkpolicies" => {
-                    out.extend(self.cluster.policies.values().map(|o| o.name().to_string()))
+            Wanted::Kinds => out.extend(crate::resource::completion_words().map(String::from)),
+            Wanted::Objects(kind) => {
+                out.extend(crate::resource::of(kind).kept_names(self, &Sel::default()))
+            }
+            Wanted::ObjectsOf(word) => {
+                if let Some(kind) = crate::resource::lookup(word) {
+                    out.extend(crate::resource::of(kind).kept_names(self, &Sel::default()));
                 }
-                "network-attachment-definitions" => out.extend(
-                    self.cluster
-                        .net_attach_defs
-                        .values()
-                        .map(|o| o.name().to_string()),
-                ),
-                "persistentvolumeclaims" => {
-                    out.extend(self.cluster.pvcs.values().map(|o| o.name().to_string()))
-                }
-                "persistentvolumes" => {
-                    out.extend(self.cluster.pvs.values().map(|o| o.name().to_string()))
-                }
-                "storageclasses" => out.extend(
-                    self.cluster
-                        .storage_classes
-                        .values()
-                        .map(|o| o.name().to_string()),
-                ),
-                "volumesnapshots" => out.extend(
-                    self.cluster
-                        .snapshots
-                        .values()
-                        .map(|o| o.name().to_string()),
-                ),
-                "volumesnapshotcontents" => out.extend(
-                    self.cluster
-                        .snapshot_contents
-                        .values()
-                        .map(|o| o.name().to_string()),
-                ),
-                "volumeattachments" => out.extend(
-                    self.cluster
-                        .volume_attachments
-                        .values()
-                        .map(|o| o.name().to_string()),
-                ),
-                "csinodes" => out.extend(
-                    self.cluster
-                        .csi_nodes
-                        .values()
-                        .map(|o| o.name().to_string()),
-                ),
-                "csidrivers" => out.extend(
-                    self.cluster
-                        .csi_drivers
-                        .values()
-                        .map(|o| o.name().to_string()),
-                ),
-                _ => {}
-            },
+            }
         }
         out.into_iter().collect()
     }
 }
 
 impl crate::command::complete::Names for Lab {
-    fn names(&self, kind: &str) -> Vec<String> {
-        self.completion_names(kind)
+    fn names(&self, wanted: Wanted<'_>) -> Vec<String> {
+        self.completion_names(wanted)
     }
 }
 
@@ -189,12 +113,15 @@ mod tests {
     #[test]
     fn names_come_from_live_state() {
         let mut lab = Lab::new();
-        assert_eq!(lab.completion_names("no"), vec!["node-1", "node-2"]);
-        assert!(lab.completion_names("pods").is_empty());
+        assert_eq!(
+            lab.completion_names(Wanted::ObjectsOf("no")),
+            vec!["node-1", "node-2"]
+        );
+        assert!(lab.completion_names(Wanted::ObjectsOf("pods")).is_empty());
         lab.execute("pod create web --node node-1").unwrap();
         lab.execute("cni add c1 --node node-2").unwrap();
-        assert_eq!(lab.completion_names("po"), vec!["web"]);
-        let containers = lab.completion_names("containers");
+        assert_eq!(lab.completion_names(Wanted::ObjectsOf("po")), vec!["web"]);
+        let containers = lab.completion_names(Wanted::Containers);
         assert!(containers.contains(&"c1".to_string()), "{containers:?}");
         assert_eq!(
             containers.len(),
@@ -202,10 +129,13 @@ mod tests {
             "the pod's sandbox and c1: {containers:?}"
         );
         assert!(
-            lab.completion_names("namespaces")
+            lab.completion_names(Wanted::Objects(crate::cluster::ApiKind::Namespace))
                 .contains(&"default".to_string())
         );
-        assert!(lab.completion_names("widgets").is_empty());
+        assert!(
+            lab.completion_names(Wanted::ObjectsOf("widgets"))
+                .is_empty()
+        );
     }
 
     fn cands(line: &str, names: &dyn Names) -> Vec<String> {

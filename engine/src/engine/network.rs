@@ -174,6 +174,7 @@ impl Lab {
     /// namespaces and nodes sees them: the pods' keys, and whether anything else changed.
     /// `None` when the watch window no longer reaches back that far (a relist).
     fn changes_since(&self, since: u64) -> Option<Changes> {
+        use crate::cluster::ApiKind;
         let revs = &self.cluster.revs;
         let mut c = Changes::default();
         let mut oldest = u64::MAX;
@@ -183,10 +184,10 @@ impl Lab {
             }
             oldest = e.resource_version;
             match e.kind {
-                "Pod" => {
+                ApiKind::Pod => {
                     c.pods.insert(e.key.clone());
                 }
-                "NetworkPolicy" | "Namespace" | "Node" => c.others = true,
+                ApiKind::NetworkPolicy | ApiKind::Namespace | ApiKind::Node => c.others = true,
                 _ => {}
             }
         }

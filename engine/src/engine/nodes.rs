@@ -2,7 +2,7 @@
 
 use super::validate;
 use super::{Lab, LabError};
-use crate::cluster::{Condition, NodeAddress, NodeSpec, Object};
+use crate::cluster::{ApiKind, Condition, NodeAddress, NodeSpec, Object};
 use crate::cni::conf::ConfDir;
 use crate::cni::host::Host;
 use crate::node::NodeRuntime;
@@ -35,7 +35,7 @@ impl Lab {
         zone: Option<&str>,
         sriov: Option<(&str, u32)>,
     ) -> Result<Outcome, LabError> {
-        validate::object_name("node", name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::Node, name).map_err(LabError::msg)?;
         if self.nodes.contains_key(name) {
             return Err(LabError::msg(format!(
                 "Error from server (AlreadyExists): nodes \"{name}\" already exists"

@@ -3,7 +3,7 @@
 
 use super::validate;
 use super::{Lab, LabError};
-use crate::cluster::{ClaimRef, Container, ContainerPort, Object, PodSpec, PodVolume};
+use crate::cluster::{ApiKind, ClaimRef, Container, ContainerPort, Object, PodSpec, PodVolume};
 use crate::command::grammar::PodCreateArgs;
 use crate::kubelet::sandbox::{EGRESS_BANDWIDTH, INGRESS_BANDWIDTH};
 use crate::render::{Line, Outcome, Role, Table};
@@ -36,7 +36,7 @@ impl Lab {
 
     /// Create a pod: on `--node`, or where the scheduler places it.
     pub fn pod_create(&mut self, a: &PodCreateArgs) -> Result<Outcome, LabError> {
-        validate::object_name("pod", &a.name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::Pod, &a.name).map_err(LabError::msg)?;
         validate::namespace(&a.ns).map_err(LabError::msg)?;
         self.require_namespace(&a.ns)?;
         if let Some(node) = &a.node {
@@ -72,7 +72,7 @@ impl Lab {
                 }
                 None => (spec.as_str(), false),
             };
-            validate::object_name("persistentvolumeclaim", claim).map_err(LabError::msg)?;
+            validate::object_name(ApiKind::PersistentVolumeClaim, claim).map_err(LabError::msg)?;
             if volumes
                 .iter()
                 .any(|v: &PodVolume| v.persistent_volume_claim.claim_name == claim)

@@ -50,23 +50,6 @@ pub const FORMAT: &str = "cni-csi-lab-save";
 /// The save format this lab writes and the newest it reads.
 pub const VERSION: u64 = 1;
 
-/// The kinds the snapshot lists, as `get KIND -o json` names them.
-pub const KINDS: &[&str] = &[
-    "namespaces",
-    "nodes",
-    "pods",
-    "networkpolicies",
-    "network-attachment-definitions",
-    "storageclasses",
-    "persistentvolumeclaims",
-    "persistentvolumes",
-    "volumeattachments",
-    "volumesnapshots",
-    "volumesnapshotcontents",
-    "csidrivers",
-    "csinodes",
-];
-
 /// A save file, parsed and validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SaveFile {
@@ -440,9 +423,10 @@ impl Lab {
     /// views, which change nothing.
     pub fn state_snapshot(&mut self) -> Value {
         let mut objects = Map::new();
-        for kind in KINDS {
+        // Every kind, under its plural resource name (`pods`).
+        for kind in crate::resource::REGISTRY.iter().map(|r| r.names().plural) {
             let args = crate::command::grammar::GetArgs {
-                kind: (*kind).to_string(),
+                kind: kind.to_string(),
                 names: Vec::new(),
                 output: Some(crate::command::grammar::OutputFormat::Json),
                 ns: None,
@@ -456,7 +440,7 @@ impl Lab {
                 }
                 Err(e) => Value::String(format!("error: {}", e.message)),
             };
-            objects.insert((*kind).to_string(), v);
+            objects.insert(kind.to_string(), v);
         }
         let names: Vec<String> = self.nodes.keys().cloned().collect();
         let mut nodes = Map::new();

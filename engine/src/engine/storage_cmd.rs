@@ -5,7 +5,7 @@ use super::listing::Sel;
 use super::validate;
 use super::{Lab, LabError};
 use crate::cluster::{
-    CsiDriverSpec, Object, PvcSpec, Resources, StorageClassSpec, TopologyRequirement,
+    ApiKind, CsiDriverSpec, Object, PvcSpec, Resources, StorageClassSpec, TopologyRequirement,
     TopologySelectorTerm, TypedLocalObjectReference, VolumeSnapshotSource, VolumeSnapshotSpec,
 };
 use crate::command::grammar::{PvcCmd, PvcCreateArgs, ScCmd, SnapshotCmd};
@@ -81,7 +81,7 @@ impl Lab {
                 zones,
                 default,
             } => {
-                validate::object_name("storageclass", &name).map_err(LabError::msg)?;
+                validate::object_name(ApiKind::StorageClass, &name).map_err(LabError::msg)?;
                 validate::provisioner(&name, &provisioner).map_err(LabError::msg)?;
                 if !matches!(reclaim.as_str(), "Delete" | "Retain") {
                     return Err(LabError::msg(format!(
@@ -144,47 +144,10 @@ impl Lab {
                 Ok(out)
             }
             ScCmd::List => Ok(table_or(
-                self.sc_table(&Sel::default()),
+                crate::resource::of(ApiKind::StorageClass).table(self, &Sel::default(), false),
                 "No resources found",
             )),
         }
-    }
-
-    /// `sc list` / `get sc`.
-    pub fn sc_table(&self, sel: &Sel) -> Table {
-        let mut t = sel.table(&[
-            "NAME",
-            "PROVISIONER",
-            "RECLAIMPOLICY",
-            "VOLUMEBINDINGMODE",
-            "ALLOWVOLUMEEXPANSION",
-            "AGE",
-        ]);
-        for sc in self.cluster.storage_classes.values() {
-            let name = if sc
-                .metadata
-                .annotations
-                .get(DEFAULT_CLASS)
-                .is_some_and(|v| v == "true")
-            {
-                format!("{} (default)", sc.name())
-            } else {
-                sc.name().to_string()
-            };
-            sel.row(
-                &mut t,
-                &sc.metadata,
-                vec![
-                    name,
-                    sc.spec.provisioner.clone(),
-                    sc.spec.reclaim_policy.clone(),
-                    sc.spec.volume_binding_mode.clone(),
-                    sc.spec.allow_volume_expansion.to_string(),
-                    super::views::age(self.clock, sc.metadata.creation_tick),
-                ],
-            );
-        }
-        t
     }
 
     /// Dispatch `pvc …`.
@@ -253,14 +216,18 @@ impl Lab {
                 Ok(out)
             }
             PvcCmd::List => Ok(table_or(
-                self.pvc_table(&Sel::default()),
+                crate::resource::of(ApiKind::PersistentVolumeClaim).table(
+                    self,
+                    &Sel::default(),
+                    false,
+                ),
                 "No resources found",
             )),
         }
     }
 
     fn pvc_create(&mut self, a: &PvcCreateArgs) -> Result<Outcome, LabError> {
-        validate::object_name("persistentvolumeclaim", &a.name).map_err(LabError::msg)?;
+        validate::object_name(ApiKind::PersistentVolumeClaim, &a.name).map_err(LabError::msg)?;
         validate::namespace(&a.ns).map_err(LabError::msg)?;
         self.require_namespace(&a.ns)?;
         let size = parse_bytes(&a.size).map_err(LabError::msg)?;
@@ -302,21 +269,21 @@ impl Lab {
         };
         // spec.dataSource.name is validated as the object name it refers to.
         if let Some(s) = &a.from_snapshot {
-            validate::object_name("volumesnapshot", s).map_err(LabError::msg)?;
+            validate::object_name(ApiKind::VolumeSnapshot, s).map_err(LabError::msg)?;
         }
         if let Some(c) = &a.from_pvc {
-            validate::object_name("persistentvolumeclaim", c).map_err(LabError::msg)?;
+            validate::object_name(ApiKind::PersistentVolumeClaim, c).map_err(LabError::msg)?;
         }
         let data_source = match (&a.from_snapshot, &a.from_pvc) {
             (Some(s), _) => Some(TypedLocalObjectReference {
                 api_group: "snapshot.storage.k8s.io".into(),
-                kind: "VolumeSnapshot".into(),
+                kind: ApiKind::VolumeSnapshot.name().into(),
                 name: s.clone(),
             }),
             // A clone: the core group, written without apiGroup.
             (None, Some(c)) => Some(TypedLocalObjectReference {
                 api_group: String::new(),
-                kind: "PersistentVolumeClaim".into(),
+                kind: ApiKind::PersistentVolumeClaim.name().into(),
                 name: c.clone(),
             }),
             (None, None) => None,
@@ -468,96 +435,13 @@ impl Lab {
         Ok(out)
     }
 
-    /// `pvc list` / `get pvc`.
-    pub fn pvc_table(&self, sel: &Sel) -> Table {
-        let mut t = sel.table(&[
-            "NAME",
-            "STATUS",
-            "VOLUME",
-            "CAPACITY",
-            "ACCESS MODES",
-            "STORAGECLASS",
-            "AGE",
-        ]);
-        for p in self.cluster.pvcs.values() {
-            let status = if p.metadata.deletion_tick.is_some() {
-                "Terminating".to_string()
-            } else {
-                p.status.phase.clone()
-            };
-            let role = if status == "Bound" {
-                Role::Good
-            } else {
-                Role::Warn
-            };
-            sel.row_styled(
-                &mut t,
-                &p.metadata,
-                vec![
-                    (p.name().to_string(), Role::Name),
-                    (status, role),
-                    (p.spec.volume_name.clone(), Role::Plain),
-                    (
-                        p.status
-                            .capacity
-                            .get("storage")
-                            .cloned()
-                            .unwrap_or_default(),
-                        Role::Plain,
-                    ),
-                    (short_modes(&p.status.access_modes), Role::Plain),
-                    (p.spec.storage_class_name.clone(), Role::Plain),
-                    (
-                        super::views::age(self.clock, p.metadata.creation_tick),
-                        Role::Plain,
-                    ),
-                ],
-            );
-        }
-        t
-    }
-
-    /// `get pv`.
-    pub fn pv_table(&self, sel: &Sel) -> Table {
-        let mut t = sel.table(&[
-            "NAME",
-            "CAPACITY",
-            "ACCESS MODES",
-            "RECLAIM POLICY",
-            "STATUS",
-            "CLAIM",
-            "STORAGECLASS",
-            "AGE",
-        ]);
-        for pv in self.cluster.pvs.values() {
-            sel.row(
-                &mut t,
-                &pv.metadata,
-                vec![
-                    pv.name().to_string(),
-                    pv.spec.capacity.get("storage").cloned().unwrap_or_default(),
-                    short_modes(&pv.spec.access_modes),
-                    pv.spec.persistent_volume_reclaim_policy.clone(),
-                    pv.status.phase.clone(),
-                    pv.spec
-                        .claim_ref
-                        .as_ref()
-                        .map(|c| format!("{}/{}", c.namespace, c.name))
-                        .unwrap_or_default(),
-                    pv.spec.storage_class_name.clone(),
-                    super::views::age(self.clock, pv.metadata.creation_tick),
-                ],
-            );
-        }
-        t
-    }
-
     /// Dispatch `snapshot …`.
     pub fn snapshot(&mut self, cmd: SnapshotCmd) -> Result<Outcome, LabError> {
         match cmd {
             SnapshotCmd::Create { name, pvc, ns } => {
-                validate::object_name("volumesnapshot", &name).map_err(LabError::msg)?;
-                validate::object_name("persistentvolumeclaim", &pvc).map_err(LabError::msg)?;
+                validate::object_name(ApiKind::VolumeSnapshot, &name).map_err(LabError::msg)?;
+                validate::object_name(ApiKind::PersistentVolumeClaim, &pvc)
+                    .map_err(LabError::msg)?;
                 // The API server does not look the claim up: a snapshot of a missing claim is
                 // created, and snapshot-controller reports the error (SnapshotContentCreationFailed).
                 self.require_namespace(&ns)?;
@@ -606,39 +490,10 @@ impl Lab {
                 Ok(out)
             }
             SnapshotCmd::List => Ok(table_or(
-                self.snapshot_table(&Sel::default()),
+                crate::resource::of(ApiKind::VolumeSnapshot).table(self, &Sel::default(), false),
                 "No resources found",
             )),
         }
-    }
-
-    /// `snapshot list` / `get snapshots`.
-    pub fn snapshot_table(&self, sel: &Sel) -> Table {
-        let mut t = sel.table(&[
-            "NAME",
-            "READYTOUSE",
-            "SOURCEPVC",
-            "RESTORESIZE",
-            "SNAPSHOTCLASS",
-            "SNAPSHOTCONTENT",
-            "AGE",
-        ]);
-        for s in self.cluster.snapshots.values() {
-            sel.row(
-                &mut t,
-                &s.metadata,
-                vec![
-                    s.name().to_string(),
-                    s.status.ready_to_use.to_string(),
-                    s.spec.source.persistent_volume_claim_name.clone(),
-                    s.status.restore_size.clone(),
-                    s.spec.volume_snapshot_class_name.clone(),
-                    s.status.bound_volume_snapshot_content_name.clone(),
-                    super::views::age(self.clock, s.metadata.creation_tick),
-                ],
-            );
-        }
-        t
     }
 }
 

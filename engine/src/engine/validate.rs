@@ -1,6 +1,7 @@
 //! Checks on user input, with messages that say what was wrong and what is accepted.
 //! Rules follow Kubernetes' validation (DNS-1123 names, label syntax).
 
+use crate::cluster::ApiKind;
 use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -9,8 +10,9 @@ use std::net::IpAddr;
 /// ending alphanumeric, at most 253 characters, each dot-separated part a DNS-1123 label
 /// (so `a.b..c` and `a.-b` are refused, as the API server refuses them). Names of every
 /// kind the lab creates are subdomains (nodes, pods, claims, classes, snapshots); only
-/// namespaces are labels ([`namespace`]).
-pub fn object_name(kind: &str, name: &str) -> Result<(), String> {
+/// namespaces are labels ([`namespace`]). Errors name the kind by its singular (`pod`).
+pub fn object_name(kind: ApiKind, name: &str) -> Result<(), String> {
+    let singular = || crate::resource::of(kind).names().singular;
     let ok_chars = name
         .chars()
         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.');
@@ -24,7 +26,8 @@ pub fn object_name(kind: &str, name: &str) -> Result<(), String> {
             .is_some_and(|c| c.is_ascii_alphanumeric());
     if name.is_empty() || name.len() > 253 || !ok_chars || !ends_ok {
         return Err(format!(
-            "invalid {kind} name {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (at most 253 characters), e.g. 'web' or 'node-1'"
+            "invalid {} name {name:?}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (at most 253 characters), e.g. 'web' or 'node-1'",
+            singular()
         ));
     }
     // The characters are right; the parts between dots are not (`a.b..c`, `a.-b`).
@@ -32,7 +35,7 @@ pub fn object_name(kind: &str, name: &str) -> Result<(), String> {
         .into_iter()
         .next()
     {
-        return Err(format!("invalid {kind} name {name:?}: {why}"));
+        return Err(format!("invalid {} name {name:?}: {why}", singular()));
     }
     Ok(())
 }
@@ -247,16 +250,16 @@ mod tests {
 
     #[test]
     fn names() {
-        assert!(object_name("pod", "web-1").is_ok());
-        assert!(object_name("pod", "Web").is_err());
-        assert!(object_name("pod", "-web").is_err());
-        assert!(object_name("pod", &"a".repeat(254)).is_err());
-        assert!(object_name("pod", "a.b.c").is_ok());
+        assert!(object_name(ApiKind::Pod, "web-1").is_ok());
+        assert!(object_name(ApiKind::Pod, "Web").is_err());
+        assert!(object_name(ApiKind::Pod, "-web").is_err());
+        assert!(object_name(ApiKind::Pod, &"a".repeat(254)).is_err());
+        assert!(object_name(ApiKind::Pod, "a.b.c").is_ok());
     }
 
     #[test]
     fn names_are_refused_as_the_api_server_refuses_them() {
-        let e = object_name("pod", "a.b..c").unwrap_err();
+        let e = object_name(ApiKind::Pod, "a.b..c").unwrap_err();
         assert!(
             e.starts_with(
                 "invalid pod name \"a.b..c\": a lowercase RFC 1123 subdomain must consist of"
@@ -264,10 +267,10 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("regex used for validation is"), "{e}");
-        assert!(object_name("node", "a.-b").is_err());
-        let e = object_name("persistentvolumeclaim", &"a".repeat(254)).unwrap_err();
+        assert!(object_name(ApiKind::Node, "a.-b").is_err());
+        let e = object_name(ApiKind::PersistentVolumeClaim, &"a".repeat(254)).unwrap_err();
         assert!(e.contains("(at most 253 characters)"), "{e}");
-        assert!(object_name("pod", &"a".repeat(253)).is_ok());
+        assert!(object_name(ApiKind::Pod, &"a".repeat(253)).is_ok());
         let e = namespace(&"a".repeat(64)).unwrap_err();
         assert!(e.contains("at most 63 characters"), "{e}");
         assert!(namespace("a.b").is_err());

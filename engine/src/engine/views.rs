@@ -1,7 +1,6 @@
 //! Read-only views: `show …`, `get`, `describe`, and the short lines the call log prints.
 //! The dashboard reads the same functions.
 
-use super::pods::pod_status_text;
 use super::{Lab, LabError};
 
 use super::listing::Sel;
@@ -14,6 +13,7 @@ use crate::command::grammar::{DescribeArgs, ShowCmd, TableArg};
 use crate::record::wire::{CsiCall, WireRecord};
 use crate::record::{CallEvent, Level};
 use crate::render::{Line, Outcome, Role, Table};
+use crate::resource::{self, AnyResource};
 use crate::util::time::Millis;
 use serde::Serialize;
 
@@ -495,280 +495,6 @@ impl Lab {
         t.render()
     }
 
-    /// The table of one kind's objects that `sel` keeps (empty when none is).
-    pub(super) fn kind_table(&self, kind: &str, sel: &Sel, wide: bool) -> Result<Table, LabError> {
-        Ok(match kind {
-            "nodes" => {
-                let mut t = if wide {
-                    sel.table(&[
-                        "NAME",
-                        "STATUS",
-                        "ROLES",
-                        "AGE",
-                        "VERSION",
-                        "INTERNAL-IP",
-                        "POD-CIDR",
-                    ])
-                } else {
-                    sel.table(&["NAME", "STATUS", "ROLES", "AGE", "VERSION"])
-                };
-                for o in self.cluster.nodes.values() {
-                    let mut row = vec![
-                        o.name().to_string(),
-                        crate::engine::nodes::status_text(o),
-                        "<none>".into(),
-                        age(self.clock, o.metadata.creation_tick),
-                        "v1.31.0-lab".into(),
-                    ];
-                    if wide {
-                        row.push(o.status.internal_ip().unwrap_or("<none>").into());
-                        row.push(o.spec.pod_cidr.clone());
-                    }
-                    sel.row(&mut t, &o.metadata, row);
-                }
-                t
-            }
-            "pods" => {
-                let mut t = if wide {
-                    sel.table(&["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"])
-                } else {
-                    sel.table(&["NAME", "READY", "STATUS", "RESTARTS", "AGE"])
-                };
-                for p in self.cluster.pods.values() {
-                    let ready = if p.status.phase == "Running" {
-                        "1/1"
-                    } else {
-                        "0/1"
-                    };
-                    let mut row = vec![
-                        p.name().to_string(),
-                        ready.into(),
-                        pod_status_text(p),
-                        "0".into(),
-                        age(self.clock, p.metadata.creation_tick),
-                    ];
-                    if wide {
-                        row.push(if p.status.pod_ip.is_empty() {
-                            "<none>".into()
-                        } else {
-                            p.status.pod_ip.clone()
-                        });
-                        row.push(p.spec.node_name.clone());
-                    }
-                    sel.row(&mut t, &p.metadata, row);
-                }
-                t
-            }
-            "namespaces" => {
-                let mut t = sel.table(&["NAME", "STATUS", "AGE"]);
-                for o in self.cluster.namespaces.values() {
-                    let row = vec![
-                        o.name().to_string(),
-                        o.status.phase.clone(),
-                        age(self.clock, o.metadata.creation_tick),
-                    ];
-                    sel.row(&mut t, &o.metadata, row);
-                }
-                t
-            }
-            "networkpolicies" => {
-                let mut t = sel.table(&["NAME", "POD-SELECTOR", "AGE"]);
-                for p in self.cluster.policies.values() {
-                    let row = vec![
-                        p.name().to_string(),
-                        selector_column(&p.spec.pod_selector),
-                        age(self.clock, p.metadata.creation_tick),
-                    ];
-                    sel.row(&mut t, &p.metadata, row);
-                }
-                t
-            }
-            "network-attachment-definitions" => {
-                let mut t = sel.table(&["NAME", "AGE"]);
-                for n in self.cluster.net_attach_defs.values() {
-                    let row = vec![
-                        n.name().to_string(),
-                        age(self.clock, n.metadata.creation_tick),
-                    ];
-                    sel.row(&mut t, &n.metadata, row);
-                }
-                t
-            }
-            "persistentvolumeclaims" => self.pvc_table(sel),
-            "persistentvolumes" => self.pv_table(sel),
-            "storageclasses" => self.sc_table(sel),
-            "volumesnapshots" => self.snapshot_table(sel),
-            "volumeattachments" => {
-                let mut t = sel.table(&["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"]);
-                for va in self.cluster.volume_attachments.values() {
-                    let row = vec![
-                        va.name().to_string(),
-                        va.spec.attacher.clone(),
-                        va.spec.source.persistent_volume_name.clone(),
-                        va.spec.node_name.clone(),
-                        va.status.attached.to_string(),
-                        age(self.clock, va.metadata.creation_tick),
-                    ];
-                    sel.row(&mut t, &va.metadata, row);
-                }
-                t
-            }
-            "csinodes" => {
-                let mut t = sel.table(&["NAME", "DRIVERS", "AGE"]);
-                for c in self.cluster.csi_nodes.values() {
-                    let row = vec![
-                        c.name().to_string(),
-                        c.spec.drivers.len().to_string(),
-                        age(self.clock, c.metadata.creation_tick),
-                    ];
-                    sel.row(&mut t, &c.metadata, row);
-                }
-                t
-            }
-            "csidrivers" => {
-                let mut t = sel.table(&[
-                    "NAME",
-                    "ATTACHREQUIRED",
-                    "PODINFOONMOUNT",
-                    "STORAGECAPACITY",
-                    "MODES",
-                    "AGE",
-                ]);
-                for d in self.cluster.csi_drivers.values() {
-                    let row = vec![
-                        d.name().to_string(),
-                        d.spec.attach_required.to_string(),
-                        d.spec.pod_info_on_mount.to_string(),
-                        d.spec.storage_capacity.to_string(),
-                        d.spec.volume_lifecycle_modes.join(","),
-                        age(self.clock, d.metadata.creation_tick),
-                    ];
-                    sel.row(&mut t, &d.metadata, row);
-                }
-                t
-            }
-            "volumesnapshotcontents" => {
-                let mut t = sel.table(&[
-                    "NAME",
-                    "READYTOUSE",
-                    "RESTORESIZE",
-                    "DELETIONPOLICY",
-                    "DRIVER",
-                    "VOLUMESNAPSHOT",
-                    "AGE",
-                ]);
-                for c in self.cluster.snapshot_contents.values() {
-                    let row = vec![
-                        c.name().to_string(),
-                        c.status.ready_to_use.to_string(),
-                        c.status
-                            .restore_size
-                            .map(|b| b.to_string())
-                            .unwrap_or_default(),
-                        c.spec.deletion_policy.clone(),
-                        c.spec.driver.clone(),
-                        c.spec.volume_snapshot_ref.name.clone(),
-                        age(self.clock, c.metadata.creation_tick),
-                    ];
-                    sel.row(&mut t, &c.metadata, row);
-                }
-                t
-            }
-            other => {
-                return Err(LabError::msg(format!(
-                    "the server doesn't have a resource type {other:?}"
-                )));
-            }
-        })
-    }
-
-    /// `get KIND NAME -o json` (the object as Kubernetes prints it) or `get KIND -o json`
-    /// (a kubectl List of the objects `sel` keeps).
-    pub(super) fn get_json(
-        &self,
-        kind: &str,
-        name: Option<&str>,
-        sel: &Sel,
-    ) -> Result<Outcome, LabError> {
-        let mut out = Outcome::empty();
-        match name {
-            Some(n) => {
-                let one = Sel {
-                    ns: Some(sel.ns.unwrap_or("default")),
-                    name: Some(n),
-                    ..Sel::default()
-                };
-                let items = self.kept_json(kind, &one)?;
-                let (_, text) = items
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| not_found(super::listing::api_resource(kind), n))?;
-                out.block(&text, Role::Json);
-            }
-            None => {
-                let items = self.kept_json(kind, sel)?;
-                out.block(
-                    &list_text(items.iter().map(|(_, t)| t.as_str())),
-                    Role::Json,
-                );
-            }
-        }
-        Ok(out)
-    }
-
-    /// The objects of a kind that `sel` keeps: each name with its JSON (as `to_go_json`
-    /// prints it, in the struct's field order).
-    pub(super) fn kept_json(
-        &self,
-        kind: &str,
-        sel: &Sel,
-    ) -> Result<Vec<(String, String)>, LabError> {
-        macro_rules! kept {
-            ($table:expr) => {
-                $table
-                    .values()
-                    .filter(|o| sel.keep(&o.metadata))
-                    .map(|o| (o.metadata.name.clone(), to_go_json(o)))
-                    .collect()
-            };
-        }
-        Ok(match kind {
-            "nodes" => {
-                // Node status with what kubelet and the attach/detach controller report.
-                let reports = super::volume_view::node_volumes(&self.cluster);
-                self.cluster
-                    .nodes
-                    .values()
-                    .filter(|o| sel.keep(&o.metadata))
-                    .map(|o| {
-                        let mut n = o.clone();
-                        if let Some(r) = reports.get(n.name()) {
-                            r.fill(&mut n.status);
-                        }
-                        (n.metadata.name.clone(), to_go_json(&n))
-                    })
-                    .collect()
-            }
-            "pods" => kept!(self.cluster.pods),
-            "namespaces" => kept!(self.cluster.namespaces),
-            "networkpolicies" => kept!(self.cluster.policies),
-            "network-attachment-definitions" => kept!(self.cluster.net_attach_defs),
-            "persistentvolumeclaims" => kept!(self.cluster.pvcs),
-            "persistentvolumes" => kept!(self.cluster.pvs),
-            "storageclasses" => kept!(self.cluster.storage_classes),
-            "volumeattachments" => kept!(self.cluster.volume_attachments),
-            "csidrivers" => kept!(self.cluster.csi_drivers),
-            "csinodes" => kept!(self.cluster.csi_nodes),
-            "volumesnapshots" => kept!(self.cluster.snapshots),
-            "volumesnapshotcontents" => kept!(self.cluster.snapshot_contents),
-            other => {
-                return Err(LabError::msg(format!(
-                    "the server doesn't have a resource type {other:?}"
-                )));
-            }
-        })
-    }
-
     /// `describe KIND [NAME…] [-n NS]` or `describe KIND/NAME…`, as kubectl's `describe`
     /// runs it (`pkg/cmd/describe/describe.go`): every object of the kind when no name is
     /// given; the objects one after another, two blank lines between; their events only when
@@ -800,15 +526,15 @@ impl Lab {
             .transpose()
             .map_err(LabError::msg)?;
         // (kind, namespace, name) in the order asked.
-        let mut asked: Vec<(&'static str, String, String)> = Vec::new();
+        let mut asked: Vec<(&'static dyn AnyResource, String, String)> = Vec::new();
         if by_pair {
             for (kind, name) in super::listing::resource_name_pairs(&args)? {
-                asked.push((canonical_kind(&kind)?, d.ns.clone(), name));
+                asked.push((resource::resolve(&kind)?, d.ns.clone(), name));
             }
         } else {
-            let kind = canonical_kind(&d.kind)?;
+            let kind = resource::resolve(&d.kind)?;
             if d.names.is_empty() {
-                let every = self.described_keys(kind, d, query.as_ref())?;
+                let every = self.described_keys(kind, d, query.as_ref());
                 if every.is_empty() {
                     // kubectl's describe says so whatever the kind (`describe.go`).
                     let mut out = Outcome::empty();
@@ -836,12 +562,11 @@ impl Lab {
         if let ([e], [_], true) = (&errors[..], &d.names[..], asked.is_empty())
             && !d.names[0].contains('/')
         {
-            let kind = canonical_kind(&d.kind)?;
+            let kind = resource::resolve(&d.kind)?;
             let prefix = d.names[0].as_str();
-            let matching: Vec<String> = self
-                .kept_json(kind, &Sel::all_in(Some(&d.ns)))?
+            let matching: Vec<String> = kind
+                .kept_names(self, &Sel::all_in(Some(&d.ns)))
                 .into_iter()
-                .map(|(n, _)| n)
                 .filter(|n| n.starts_with(prefix))
                 .collect();
             if matching.is_empty() {
@@ -866,7 +591,7 @@ impl Lab {
                 out.plain("");
                 out.plain("");
             }
-            out.extend(self.describe_one(kind, ns, name, show_events)?);
+            out.extend(self.describe_one(*kind, ns, name, show_events)?);
         }
         LabError::after(out, errors)
     }
@@ -876,12 +601,11 @@ impl Lab {
     /// lists them) whose labels match `-l`.
     fn described_keys(
         &self,
-        kind: &'static str,
+        kind: &dyn AnyResource,
         d: &DescribeArgs,
         query: Option<&crate::cluster::label_query::LabelQuery>,
-    ) -> Result<Vec<(String, String)>, LabError> {
-        let namespaces: Vec<Option<&str>> = if d.all_namespaces && super::listing::namespaced(kind)
-        {
+    ) -> Vec<(String, String)> {
+        let namespaces: Vec<Option<&str>> = if d.all_namespaces && kind.namespaced() {
             self.cluster
                 .namespaces
                 .values()
@@ -898,22 +622,22 @@ impl Lab {
                 query,
                 ..Sel::all_in(ns)
             };
-            let names = self.kept_json(kind, &sel)?.into_iter().map(|(n, _)| n);
+            let names = kind.kept_names(self, &sel).into_iter();
             keys.extend(names.map(|n| (ns.unwrap_or_default().to_string(), n)));
         }
-        Ok(keys)
+        keys
     }
 
     /// One object's description; without its Events section when `show_events` is off
     /// (kubectl's `DescriberSettings.ShowEvents`: every describer ends with that section).
     fn describe_one(
         &self,
-        kind: &'static str,
+        kind: &dyn AnyResource,
         ns: &str,
         name: &str,
         show_events: bool,
     ) -> Result<Outcome, LabError> {
-        let mut out = self.describe_object(kind, ns, name)?;
+        let mut out = kind.describe(self, ns, name)?;
         if !show_events
             && let Some(at) = out.lines.iter().position(|l| {
                 l.spans
@@ -926,487 +650,10 @@ impl Lab {
         Ok(out)
     }
 
-    /// `describe KIND NAME` for one object, its events last.
-    fn describe_object(
-        &self,
-        kind: &'static str,
-        ns: &str,
-        name: &str,
-    ) -> Result<Outcome, LabError> {
-        let mut out = Outcome::empty();
-        match kind {
-            "pods" => {
-                let p = self
-                    .cluster
-                    .pods
-                    .get(&(ns.to_string(), name.to_string()))
-                    .ok_or_else(|| not_found("pods", name))?;
-                // kubectl's `spec.nodeName + "/" + status.hostIP`: empty until the kubelet
-                // writes a status (a pod it rejected at admission has none).
-                let node_ip = p.status.host_ip.as_str();
-                let kv = |out: &mut Outcome, k: &str, v: String| {
-                    out.line(
-                        Line::new()
-                            .push(format!("{:<14}", format!("{k}:")), Role::Header)
-                            .push(v, Role::Plain),
-                    );
-                };
-                kv(&mut out, "Name", p.name().into());
-                kv(&mut out, "Namespace", p.metadata.namespace.clone());
-                kv(
-                    &mut out,
-                    "Node",
-                    if p.spec.node_name.is_empty() {
-                        "<none>".to_string() // not scheduled yet
-                    } else {
-                        format!("{}/{node_ip}", p.spec.node_name)
-                    },
-                );
-                map_field(&mut out, "Labels", 14, &p.metadata.labels, MapStyle::Labels);
-                map_field(
-                    &mut out,
-                    "Annotations",
-                    14,
-                    &p.metadata.annotations,
-                    MapStyle::Annotations,
-                );
-                // kubectl describe prints the phase (ContainerCreating is the container's
-                // waiting reason, below), or Terminating for a pod being deleted.
-                let column = pod_status_text(p);
-                let status = if p.metadata.deletion_tick.is_some() {
-                    column.clone()
-                } else if p.status.phase.is_empty() {
-                    "Pending".to_string()
-                } else {
-                    p.status.phase.to_string()
-                };
-                kv(&mut out, "Status", status);
-                if p.status.phase == "Failed" {
-                    kv(&mut out, "Reason", p.status.reason.to_string());
-                    kv(&mut out, "Message", p.status.message.clone());
-                }
-                kv(&mut out, "IP", p.status.pod_ip.clone());
-                if let Some(sb) = self
-                    .nodes
-                    .get(&p.spec.node_name)
-                    .and_then(|n| n.sandboxes.get(&p.key()))
-                {
-                    // Not in kubectl's output: what `crictl inspectp` shows on the node.
-                    kv(&mut out, "Sandbox", sb.id.clone());
-                    kv(&mut out, "Netns", sb.netns.clone());
-                    out.line(Line::styled(
-                        "              ↑ the lab's additions (crictl inspectp on the node)",
-                        Role::Dim,
-                    ));
-                }
-                super::multus_view::network_lines(&mut out, p);
-                out.line(Line::styled("Containers:", Role::Header));
-                for c in &p.spec.containers {
-                    out.plain(format!("  {}:", c.name));
-                    out.plain(format!("    Image:  {}", c.image));
-                    match column.as_str() {
-                        "Running" => out.plain("    State:  Running"),
-                        "ContainerCreating" => {
-                            out.plain("    State:  Waiting");
-                            out.plain("      Reason:  ContainerCreating");
-                        }
-                        _ => {}
-                    }
-                    for port in &c.ports {
-                        out.plain(format!(
-                            "    Port:   {}/{} (host port {})",
-                            port.container_port, port.protocol, port.host_port
-                        ));
-                    }
-                    for (title, list) in [
-                        ("    Limits:", &c.resources.limits),
-                        ("    Requests:", &c.resources.requests),
-                    ] {
-                        if !list.is_empty() {
-                            out.plain(title);
-                            for (k, v) in list {
-                                out.plain(format!("      {k}:  {v}"));
-                            }
-                        }
-                    }
-                    let held = self
-                        .kubelets
-                        .get(&p.spec.node_name)
-                        .and_then(|k| {
-                            k.devices
-                                .allocated
-                                .get(&(p.metadata.namespace.clone(), p.name().to_string()))
-                        })
-                        .and_then(|a| a.containers.get(&c.name));
-                    if let Some(held) = held {
-                        out.plain("    Devices (kubelet device manager):");
-                        for (r, d) in held {
-                            out.plain(format!("      {r}:  {}", d.ids.join(",")));
-                        }
-                        out.plain("    Environment (from the device plugin's Allocate):");
-                        for d in held.values() {
-                            for (k, v) in &d.envs {
-                                out.plain(format!("      {k}:  {v}"));
-                            }
-                        }
-                    }
-                }
-                // kubectl prints the section only when the pod has conditions (a pod that
-                // kubelet rejected at admission has none).
-                if !p.status.conditions.is_empty() {
-                    out.line(Line::styled("Conditions:", Role::Header));
-                    out.plain("  Type                        Status");
-                }
-                for c in &p.status.conditions {
-                    out.plain(format!("  {:<27} {}", c.condition_type, c.status));
-                }
-                // describePodVolumes: only claims are modelled (no service-account token
-                // volume, which a real pod also has).
-                if p.spec.volumes.is_empty() {
-                    kv(&mut out, "Volumes", "<none>".into());
-                } else {
-                    out.line(Line::styled("Volumes:", Role::Header));
-                    for v in &p.spec.volumes {
-                        out.plain(format!("  {}:", v.name));
-                        out.plain("    Type:       PersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)");
-                        out.plain(format!(
-                            "    ClaimName:  {}",
-                            v.persistent_volume_claim.claim_name
-                        ));
-                        out.plain(format!(
-                            "    ReadOnly:   {}",
-                            v.persistent_volume_claim.read_only
-                        ));
-                    }
-                }
-                let wide = |out: &mut Outcome, k: &str, v: String| {
-                    out.line(
-                        Line::new()
-                            .push(format!("{:<17}", format!("{k}:")), Role::Header)
-                            .push(v, Role::Plain),
-                    );
-                };
-                wide(&mut out, "QoS Class", qos_class(&p.spec).into());
-                wide(
-                    &mut out,
-                    "Node-Selectors",
-                    if p.spec.node_selector.is_empty() {
-                        "<none>".into()
-                    } else {
-                        p.spec
-                            .node_selector
-                            .iter()
-                            .map(|(k, v)| format!("{k}={v}"))
-                            .collect::<Vec<_>>()
-                            .join("\n                 ")
-                    },
-                );
-                self.events_for(&mut out, &ObjectRef::to(p), &p.metadata.uid, 14);
-            }
-            "nodes" => {
-                let n = self
-                    .cluster
-                    .nodes
-                    .get(&(crate::cluster::no_namespace(), name.to_string()))
-                    .ok_or_else(|| not_found("nodes", name))?;
-                // The value column is the tabwriter's: after the longest key printed,
-                // `Unschedulable:`, and a space.
-                out.line(
-                    Line::new()
-                        .push("Name:          ", Role::Header)
-                        .push(n.name().to_string(), Role::Plain),
-                );
-                map_field(&mut out, "Labels", 15, &n.metadata.labels, MapStyle::Labels);
-                // kubectl prints Taints and Unschedulable for every node.
-                let taints: Vec<String> = n
-                    .spec
-                    .taints
-                    .iter()
-                    .map(|t| format!("{}:{}", t.key, t.effect))
-                    .collect();
-                if taints.is_empty() {
-                    out.line(
-                        Line::new()
-                            .push("Taints:        ", Role::Header)
-                            .push("<none>", Role::Plain),
-                    );
-                }
-                for (i, t) in taints.into_iter().enumerate() {
-                    let key = if i == 0 { "Taints:" } else { "" };
-                    out.line(
-                        Line::new()
-                            .push(format!("{key:<15}"), Role::Header)
-                            .push(t, Role::Plain),
-                    );
-                }
-                out.line(
-                    Line::new()
-                        .push("Unschedulable: ", Role::Header)
-                        .push(n.spec.unschedulable.to_string(), Role::Plain),
-                );
-                out.line(
-                    Line::new()
-                        .push("PodCIDR:       ", Role::Header)
-                        .push(n.spec.pod_cidr.clone(), Role::Plain),
-                );
-                out.line(Line::styled("Addresses:", Role::Header));
-                // kubectl's tabwriter aligns the addresses on the longest type.
-                let w = n
-                    .status
-                    .addresses
-                    .iter()
-                    .map(|a| a.address_type.len() + 1)
-                    .max()
-                    .unwrap_or(0);
-                for a in &n.status.addresses {
-                    let t = format!("{}:", a.address_type);
-                    out.plain(format!("  {t:<w$}  {}", a.address));
-                }
-                resource_block(&mut out, "Capacity:", &n.status.capacity);
-                resource_block(&mut out, "Allocatable:", &n.status.allocatable);
-                let pods: Vec<_> = self
-                    .cluster
-                    .pods
-                    .values()
-                    .filter(|p| p.spec.node_name == n.name())
-                    .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
-                    .collect();
-                out.line(Line::styled(
-                    format!("Non-terminated Pods: ({} in total)", pods.len()),
-                    Role::Header,
-                ));
-                for p in &pods {
-                    out.plain(format!(
-                        "  {:<12} {:<20} {}",
-                        p.metadata.namespace,
-                        p.name(),
-                        p.status.pod_ip
-                    ));
-                }
-                if !n.status.allocatable.is_empty() {
-                    allocated_block(&mut out, &n.status.allocatable, &pods);
-                }
-            }
-            "persistentvolumeclaims" => {
-                let p = self
-                    .cluster
-                    .pvcs
-                    .get(&(ns.to_string(), name.to_string()))
-                    .ok_or_else(|| not_found("persistentvolumeclaims", name))?;
-                let kv = |out: &mut Outcome, k: &str, v: String| {
-                    out.line(
-                        Line::new()
-                            .push(format!("{:<15}", format!("{k}:")), Role::Header)
-                            .push(v, Role::Plain),
-                    );
-                };
-                kv(&mut out, "Name", p.name().into());
-                kv(&mut out, "Namespace", p.metadata.namespace.clone());
-                kv(&mut out, "StorageClass", p.spec.storage_class_name.clone());
-                let status = if p.metadata.deletion_tick.is_some() {
-                    format!(
-                        "Terminating (lasts {})",
-                        age(self.clock, p.metadata.deletion_tick.unwrap_or_default())
-                    )
-                } else {
-                    p.status.phase.clone()
-                };
-                kv(&mut out, "Status", status);
-                kv(&mut out, "Volume", p.spec.volume_name.clone());
-                map_field(&mut out, "Labels", 15, &p.metadata.labels, MapStyle::Labels);
-                map_field(
-                    &mut out,
-                    "Annotations",
-                    15,
-                    &p.metadata.annotations,
-                    MapStyle::Annotations,
-                );
-                kv(
-                    &mut out,
-                    "Finalizers",
-                    format!("[{}]", p.metadata.finalizers.join(" ")),
-                );
-                kv(
-                    &mut out,
-                    "Capacity",
-                    p.status
-                        .capacity
-                        .get("storage")
-                        .cloned()
-                        .unwrap_or_default(),
-                );
-                kv(
-                    &mut out,
-                    "Access Modes",
-                    super::storage_cmd::short_modes(&p.status.access_modes),
-                );
-                kv(&mut out, "VolumeMode", p.spec.volume_mode.clone());
-                if let Some(ds) = &p.spec.data_source {
-                    out.line(Line::styled("DataSource:", Role::Header));
-                    out.plain(format!("  APIGroup:  {}", ds.api_group));
-                    out.plain(format!("  Kind:      {}", ds.kind));
-                    out.plain(format!("  Name:      {}", ds.name));
-                }
-                let users: Vec<String> = self
-                    .cluster
-                    .pods
-                    .values()
-                    .filter(|pod| {
-                        pod.metadata.namespace == p.metadata.namespace
-                            && pod
-                                .spec
-                                .volumes
-                                .iter()
-                                .any(|v| v.persistent_volume_claim.claim_name == p.name())
-                    })
-                    .map(|pod| pod.name().to_string())
-                    .collect();
-                kv(
-                    &mut out,
-                    "Used By",
-                    if users.is_empty() {
-                        "<none>".into()
-                    } else {
-                        users.join(", ")
-                    },
-                );
-                if !p.status.conditions.is_empty() {
-                    out.line(Line::styled("Conditions:", Role::Header));
-                    out.plain("  Type                      Status  Message");
-                    for c in &p.status.conditions {
-                        out.plain(format!(
-                            "  {:<25} {:<7} {}",
-                            c.condition_type, c.status, c.message
-                        ));
-                    }
-                }
-                self.events_for(&mut out, &ObjectRef::to(p), &p.metadata.uid, 15);
-            }
-            "persistentvolumes" => {
-                let pv = self
-                    .cluster
-                    .pvs
-                    .get(&(crate::cluster::no_namespace(), name.to_string()))
-                    .ok_or_else(|| not_found("persistentvolumes", name))?;
-                // kubectl's describer writes through one tabwriter (padding 2) up to
-                // `Source:`: the first column is as wide as its widest cell, which is
-                // `  Required Terms:` when the PV has a node affinity
-                // (`printVolumeNodeAffinity`, `k8s.io/kubectl/pkg/describe/describe.go`).
-                let width = if pv.spec.node_affinity.is_some() {
-                    19
-                } else {
-                    17
-                };
-                let kv = |out: &mut Outcome, k: &str, v: String| {
-                    out.line(
-                        Line::new()
-                            .push(format!("{:<width$}", format!("{k}:")), Role::Header)
-                            .push(v, Role::Plain),
-                    );
-                };
-                kv(&mut out, "Name", pv.name().into());
-                map_field(
-                    &mut out,
-                    "Labels",
-                    width,
-                    &pv.metadata.labels,
-                    MapStyle::Labels,
-                );
-                map_field(
-                    &mut out,
-                    "Annotations",
-                    width,
-                    &pv.metadata.annotations,
-                    MapStyle::Annotations,
-                );
-                kv(
-                    &mut out,
-                    "Finalizers",
-                    format!("[{}]", pv.metadata.finalizers.join(" ")),
-                );
-                kv(&mut out, "StorageClass", pv.spec.storage_class_name.clone());
-                kv(&mut out, "Status", pv.status.phase.clone());
-                kv(
-                    &mut out,
-                    "Claim",
-                    pv.spec
-                        .claim_ref
-                        .as_ref()
-                        .map(|c| format!("{}/{}", c.namespace, c.name))
-                        .unwrap_or_default(),
-                );
-                kv(
-                    &mut out,
-                    "Reclaim Policy",
-                    pv.spec.persistent_volume_reclaim_policy.clone(),
-                );
-                kv(
-                    &mut out,
-                    "Access Modes",
-                    super::storage_cmd::short_modes(&pv.spec.access_modes),
-                );
-                kv(&mut out, "VolumeMode", pv.spec.volume_mode.clone());
-                kv(
-                    &mut out,
-                    "Capacity",
-                    pv.spec.capacity.get("storage").cloned().unwrap_or_default(),
-                );
-                match &pv.spec.node_affinity {
-                    None => kv(&mut out, "Node Affinity", "<none>".into()),
-                    Some(a) => {
-                        kv(&mut out, "Node Affinity", String::new());
-                        let terms = &a.required.node_selector_terms;
-                        let none = if terms.is_empty() { "<none>" } else { "" };
-                        out.plain(format!("{:<width$}{none}", "  Required Terms:"));
-                        // printNodeSelectorTermsMultilineWithIndent: the term's first
-                        // expression beside `Term N:`, the others below it.
-                        for (i, t) in terms.iter().enumerate() {
-                            let title = format!("    Term {i}:");
-                            if t.match_expressions.is_empty() {
-                                out.plain(format!("{title:<width$}<none>"));
-                            }
-                            for (j, r) in t.match_expressions.iter().enumerate() {
-                                let mut expr =
-                                    format!("{} {}", r.key, r.operator.to_ascii_lowercase());
-                                if !r.values.is_empty() {
-                                    expr = format!("{expr} [{}]", r.values.join(", "));
-                                }
-                                let cell = if j == 0 { title.as_str() } else { "    " };
-                                out.plain(format!("{cell:<width$}{expr}"));
-                            }
-                        }
-                    }
-                }
-                kv(&mut out, "Message", String::new());
-                out.line(Line::styled("Source:", Role::Header));
-                out.plain("    Type:              CSI (a Container Storage Interface (CSI) volume source)");
-                out.plain(format!("    Driver:            {}", pv.spec.csi.driver));
-                out.plain(format!("    FSType:            {}", pv.spec.csi.fs_type));
-                out.plain(format!(
-                    "    VolumeHandle:      {}",
-                    pv.spec.csi.volume_handle
-                ));
-                out.plain("    ReadOnly:          false");
-                out.plain("    VolumeAttributes:");
-                for (k, v) in &pv.spec.csi.volume_attributes {
-                    out.plain(format!("        {k}={v}"));
-                }
-                self.events_for(&mut out, &ObjectRef::to(pv), &pv.metadata.uid, width);
-            }
-            "network-attachment-definitions" => self.describe_nad(&mut out, ns, name)?,
-            "volumesnapshots" | "volumesnapshotcontents" => {
-                return self.describe_generic(kind, ns, name);
-            }
-            other => {
-                return Err(LabError::msg(format!(
-                    "describe does not know {other:?}; it describes pods, nodes, pvc, pv, net-attach-def, volumesnapshots (vs) and volumesnapshotcontents (vsc)"
-                )));
-            }
-        }
-        Ok(out)
-    }
-
-    pub(super) fn events_for(
+    /// The Events section of a description: the call log's events about `object` with its
+    /// uid, in a table under `Events:` (`<none>` in the value column at `width` when there
+    /// are none).
+    pub(crate) fn events_for(
         &self,
         out: &mut Outcome,
         object: &ObjectRef,
@@ -1458,39 +705,8 @@ impl Lab {
     }
 }
 
-/// Resolve kubectl's names and aliases for a kind.
-pub fn canonical_kind(k: &str) -> Result<&'static str, LabError> {
-    Ok(match k.to_ascii_lowercase().as_str() {
-        "node" | "nodes" | "no" => "nodes",
-        "pod" | "pods" | "po" => "pods",
-        "namespace" | "namespaces" | "ns" => "namespaces",
-        "networkpolicy" | "networkpolicies" | "netpol" | "policy" | "policies" => "networkpolicies",
-        "network-attachment-definitions"
-        | "network-attachment-definition"
-        | "network-attachment-definitions.k8s.cni.cncf.io"
-        | "networkattachmentdefinition"
-        | "networkattachmentdefinitions"
-        | "net-attach-def"
-        | "net-attach-defs"
-        | "nad"
-        | "nads" => "network-attachment-definitions",
-        "pvc" | "persistentvolumeclaim" | "persistentvolumeclaims" => "persistentvolumeclaims",
-        "pv" | "persistentvolume" | "persistentvolumes" => "persistentvolumes",
-        "sc" | "storageclass" | "storageclasses" => "storageclasses",
-        "va" | "volumeattachment" | "volumeattachments" => "volumeattachments",
-        "snapshot" | "snapshots" | "volumesnapshot" | "volumesnapshots" | "vs" => "volumesnapshots",
-        "csinode" | "csinodes" => "csinodes",
-        "csidriver" | "csidrivers" => "csidrivers",
-        "volumesnapshotcontent" | "volumesnapshotcontents" | "vsc" => "volumesnapshotcontents",
-        other => {
-            return Err(LabError::msg(format!(
-                "the server doesn't have a resource type {other:?}; kinds are: nodes (no), pods (po), namespaces (ns), networkpolicies (netpol), network-attachment-definitions (net-attach-def), pvc, pv, sc, va, snapshots (vs), volumesnapshotcontents (vsc), csinodes, csidrivers"
-            )));
-        }
-    })
-}
-
-pub(super) fn not_found(resource: &str, name: &str) -> LabError {
+/// The API server's NotFound, as kubectl prints it.
+pub(crate) fn not_found(resource: &str, name: &str) -> LabError {
     LabError::msg(format!(
         "Error from server (NotFound): {resource} \"{name}\" not found"
     ))
@@ -1529,7 +745,7 @@ pub fn age(now: Millis, then: Millis) -> String {
 /// under it in the value column, `<none>` when empty. Labels read `key=value`, annotations
 /// `key: value`; an annotation whose value spans lines has it on the lines below its key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum MapStyle {
+pub(crate) enum MapStyle {
     /// `key=value`.
     Labels,
     /// `key: value`.
@@ -1537,7 +753,7 @@ pub(super) enum MapStyle {
 }
 
 /// `Labels:` or `Annotations:` (see [`MapStyle`]) with the value column at `width`.
-pub(super) fn map_field(
+pub(crate) fn map_field(
     out: &mut Outcome,
     field: &str,
     width: usize,
@@ -1699,72 +915,6 @@ fn csi_wire_detail(out: &mut Outcome, seq: u64, c: &CsiCall) {
                 Role::Bad,
             ));
         }
-    }
-}
-
-/// kubectl describe node's `Capacity:` / `Allocatable:` block: `  name:  value`, aligned.
-fn resource_block(out: &mut Outcome, title: &str, list: &crate::cluster::ResourceList) {
-    if list.is_empty() {
-        return;
-    }
-    out.line(Line::styled(title, Role::Header));
-    let width = list.keys().map(|k| k.len() + 1).max().unwrap_or(0);
-    for (k, v) in list {
-        out.plain(format!("  {:<width$}  {v}", format!("{k}:")));
-    }
-}
-
-/// kubectl describe node's `Allocated resources:`: requests and limits of the node's
-/// non-terminated pods; cpu, memory and ephemeral-storage with their share of allocatable,
-/// extended resources as counts.
-fn allocated_block(
-    out: &mut Outcome,
-    allocatable: &crate::cluster::ResourceList,
-    pods: &[&crate::cluster::Object<crate::cluster::PodSpec>],
-) {
-    let active: Vec<_> = pods
-        .iter()
-        .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
-        .collect();
-    out.line(Line::styled("Allocated resources:", Role::Header));
-    out.plain("  (Total limits may be over 100 percent, i.e., overcommitted.)");
-    let mut rows: Vec<(String, String, String)> = Vec::new();
-    // The lab's containers set no cpu, memory or storage requests.
-    for r in ["cpu", "memory", "ephemeral-storage"] {
-        rows.push((r.to_string(), "0 (0%)".into(), "0 (0%)".into()));
-    }
-    for r in allocatable
-        .keys()
-        .filter(|k| crate::cluster::is_extended_resource(k))
-    {
-        let sum = |limits: bool| -> i64 {
-            active
-                .iter()
-                .flat_map(|p| p.spec.containers.iter())
-                .filter_map(|c| {
-                    let l = if limits {
-                        &c.resources.limits
-                    } else {
-                        &c.resources.requests
-                    };
-                    l.get(r).and_then(|q| q.parse::<i64>().ok())
-                })
-                .sum()
-        };
-        rows.push((r.clone(), sum(false).to_string(), sum(true).to_string()));
-    }
-    let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(8);
-    let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(8);
-    out.plain(format!(
-        "  {:<w0$}  {:<w1$}  Limits",
-        "Resource", "Requests"
-    ));
-    out.plain(format!(
-        "  {:<w0$}  {:<w1$}  ------",
-        "--------", "--------"
-    ));
-    for (r, req, lim) in rows {
-        out.plain(format!("  {r:<w0$}  {req:<w1$}  {lim}"));
     }
 }
 

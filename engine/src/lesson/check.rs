@@ -1095,7 +1095,7 @@ fn watch_has(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let ty = arg(a, 0).to_ascii_uppercase();
     let holds = lab.cluster.revs.events_since(0).any(|e| {
         format!("{:?}", e.event_type).to_ascii_uppercase() == ty
-            && e.kind.eq_ignore_ascii_case(arg(a, 1))
+            && e.kind.name().eq_ignore_ascii_case(arg(a, 1))
             && e.key == arg(a, 2)
     });
     Eval::new(

@@ -14,6 +14,7 @@
 pub mod lines;
 pub mod schema;
 
+use crate::cluster::ApiKind;
 use schema::*;
 use serde::Deserialize;
 use serde_json::Value;
@@ -46,40 +47,16 @@ pub enum Manifest {
     Nad(ObjectM<NadSpecM>),
 }
 
-/// The kinds the lab reads, with the `apiVersion` each is served at.
-pub const KINDS: &[(&str, &str)] = &[
-    ("Namespace", "v1"),
-    ("Pod", "v1"),
-    ("PersistentVolumeClaim", "v1"),
-    ("PersistentVolume", "v1"),
-    ("StorageClass", "storage.k8s.io/v1"),
-    ("NetworkPolicy", "networking.k8s.io/v1"),
-    ("VolumeSnapshot", "snapshot.storage.k8s.io/v1"),
-    ("NetworkAttachmentDefinition", "k8s.cni.cncf.io/v1"),
-];
-
-/// Real kinds the lab has no object for, with what to do instead.
+/// Kinds Kubernetes has and the lab has no object for at all, with what to do instead (the
+/// lab's own kinds say what `apply -f` does with them in their `resource` entry).
 const NOT_MODELLED: &[(&str, &str)] = &[
     (
         "ConfigMap",
         "the lab's networks are chosen with `network use NAME`, not from a ConfigMap",
     ),
     (
-        "VolumeAttachment",
-        "the attach/detach controller makes them when a pod on a node uses a claim; watch them with `get va`",
-    ),
-    (
         "VolumeSnapshotClass",
         "the lab has one, csi-hostpath-snapclass (driver hostpath.csi.lab)",
-    ),
-    (
-        "VolumeSnapshotContent",
-        "csi-snapshotter makes them for each VolumeSnapshot; watch them with `get vsc`",
-    ),
-    ("Node", "add nodes with `node add NAME`"),
-    (
-        "CSIDriver",
-        "the lab's driver hostpath.csi.lab is registered already",
     ),
     (
         "Deployment",
@@ -88,13 +65,33 @@ const NOT_MODELLED: &[(&str, &str)] = &[
     ("Service", "the lab models pod networking, not Services"),
 ];
 
+/// How a kind's manifest is read: the document decoded into its [`Manifest`] variant (a
+/// kind's `resource::Apply::Reads`).
+pub(crate) type Read = fn(&mut Decoder<'_>) -> Result<Manifest, String>;
+
+/// One document on its way to its kind's typed manifest.
+pub(crate) struct Decoder<'a> {
+    value: &'a Value,
+    unknown: &'a mut Vec<Vec<lines::Seg>>,
+    kind: &'a str,
+    served: &'a str,
+    at: &'a dyn Fn(&[lines::Seg]) -> usize,
+}
+
+impl Decoder<'_> {
+    /// The document as `T`, collecting the fields `T` does not declare (see [`decode`]).
+    pub(crate) fn decode<T: for<'de> Deserialize<'de>>(&mut self) -> Result<T, String> {
+        decode(self.value, self.unknown, self.kind, self.served, self.at)
+    }
+}
+
 /// One object read from a manifest, with where it came from.
 #[derive(Debug)]
 pub struct Document {
     /// The object.
     pub object: Manifest,
-    /// The kind, as written.
-    pub kind: &'static str,
+    /// The kind.
+    pub kind: ApiKind,
     /// The name in `metadata.name` (checked non-empty).
     pub name: String,
     /// The first line of the object in the file (1-based).
@@ -242,15 +239,29 @@ fn read_value(
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_string();
-    let Some(&(kind_static, served)) = KINDS.iter().find(|(k, _)| *k == kind) else {
-        let hint = NOT_MODELLED
-            .iter()
-            .find(|(k, _)| *k == kind)
-            .map(|(_, h)| format!("the lab does not model {kind} objects: {h}"))
+    let read = crate::resource::by_kind(&kind).map(|r| (r, r.apply()));
+    let Some((resource, crate::resource::Apply::Reads(read))) = read else {
+        let lab_hint = read.and_then(|(_, apply)| match apply {
+            crate::resource::Apply::Refused(hint) => hint,
+            crate::resource::Apply::Reads(_) => None,
+        });
+        let hint = lab_hint
+            .or_else(|| {
+                NOT_MODELLED
+                    .iter()
+                    .find(|(k, _)| *k == kind)
+                    .map(|(_, h)| *h)
+            })
+            .map(|h| format!("the lab does not model {kind} objects: {h}"))
             .unwrap_or_else(|| {
                 format!(
                     "the kinds the lab reads are {}",
-                    KINDS.iter().map(|(k, _)| *k).collect::<Vec<_>>().join(", ")
+                    crate::resource::REGISTRY
+                        .iter()
+                        .filter(|r| matches!(r.apply(), crate::resource::Apply::Reads(_)))
+                        .map(|r| r.kind().name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             });
         return Err(format!(
@@ -258,6 +269,7 @@ fn read_value(
             at(&[])
         ));
     };
+    let served = resource.api_version();
     if api_version != served {
         return Err(format!(
             "resource mapping not found for name: {name:?} namespace: \"\" from {source:?} (line {}): no matches for kind {kind:?} in version {api_version:?}\nthe lab serves {kind} at apiVersion {served}",
@@ -271,24 +283,13 @@ fn read_value(
         ));
     }
     let mut unknown: Vec<Vec<lines::Seg>> = Vec::new();
-    let object = match kind_static {
-        "Namespace" => Manifest::Namespace(decode(value, &mut unknown, kind_static, served, &at)?),
-        "Pod" => Manifest::Pod(decode(value, &mut unknown, kind_static, served, &at)?),
-        "PersistentVolumeClaim" => {
-            Manifest::Pvc(decode(value, &mut unknown, kind_static, served, &at)?)
-        }
-        "PersistentVolume" => Manifest::Pv(decode(value, &mut unknown, kind_static, served, &at)?),
-        "StorageClass" => {
-            Manifest::StorageClass(decode(value, &mut unknown, kind_static, served, &at)?)
-        }
-        "NetworkPolicy" => {
-            Manifest::NetworkPolicy(decode(value, &mut unknown, kind_static, served, &at)?)
-        }
-        "VolumeSnapshot" => {
-            Manifest::VolumeSnapshot(decode(value, &mut unknown, kind_static, served, &at)?)
-        }
-        _ => Manifest::Nad(decode(value, &mut unknown, kind_static, served, &at)?),
-    };
+    let object = read(&mut Decoder {
+        value,
+        unknown: &mut unknown,
+        kind: &kind,
+        served,
+        at: &at,
+    })?;
     let (unmodelled, strict): (Vec<_>, Vec<_>) = unknown
         .into_iter()
         .partition(|p| UNMODELLED.contains(&lines::pattern(p).as_str()));
@@ -306,7 +307,7 @@ fn read_value(
     }
     docs.push(Document {
         object,
-        kind: kind_static,
+        kind: resource.kind(),
         name,
         line: at(&[]),
         unmodelled: unmodelled.iter().map(|p| lines::dotted(p)).collect(),
@@ -447,6 +448,6 @@ mod tests {
     fn lists_and_json_read() {
         let json = r#"{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a"}}]}"#;
         let docs = parse("l.json", json).unwrap();
-        assert_eq!(docs[0].kind, "Namespace");
+        assert_eq!(docs[0].kind, ApiKind::Namespace);
     }
 }

@@ -13,7 +13,7 @@
 //! Debug builds (every test) check each pass against the full computation.
 
 use super::work::{event_key, events_from};
-use crate::cluster::{Kind, PodSpec, PvSpec, PvcSpec, Revisions, VaSpec};
+use crate::cluster::{ApiKind, Revisions, VaSpec};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A table key: (namespace, name).
@@ -113,20 +113,25 @@ impl AttachWants {
         let pods_matter = !pods_with_volumes.is_empty() || !self.by_pod.is_empty();
         if let Some(events) = events {
             for e in events {
-                if !pods_matter && matches!(e.kind, PodSpec::KIND | PvcSpec::KIND | PvSpec::KIND) {
+                if !pods_matter
+                    && matches!(
+                        e.kind,
+                        ApiKind::Pod | ApiKind::PersistentVolumeClaim | ApiKind::PersistentVolume
+                    )
+                {
                     continue;
                 }
-                if e.kind == PodSpec::KIND {
+                if e.kind == ApiKind::Pod {
                     dirty.insert(event_key(e).0);
-                } else if e.kind == PvcSpec::KIND {
+                } else if e.kind == ApiKind::PersistentVolumeClaim {
                     if let Some(pods) = self.pods_of_claim.get(&event_key(e).0) {
                         dirty.extend(pods.iter().cloned());
                     }
-                } else if e.kind == PvSpec::KIND {
+                } else if e.kind == ApiKind::PersistentVolume {
                     if let Some(pods) = self.pods_of_pv.get(&e.key) {
                         dirty.extend(pods.iter().cloned());
                     }
-                } else if e.kind == VaSpec::KIND {
+                } else if e.kind == ApiKind::VolumeAttachment {
                     let name = &e.key;
                     let target = vas
                         .get(&(crate::cluster::no_namespace(), name.clone()))
@@ -149,7 +154,7 @@ impl AttachWants {
                             self.to_detach.remove(name);
                         }
                     }
-                } else if e.kind == crate::cluster::CsiDriverSpec::KIND {
+                } else if e.kind == ApiKind::CsiDriver {
                     restart = true;
                 }
             }

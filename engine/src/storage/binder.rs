@@ -426,7 +426,7 @@ fn bind_volume_to_claim(ctx: &mut Ctx<'_>, pv: &Object<PvSpec>, pvc: &Object<Pvc
             .insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
     }
     next.spec.claim_ref = Some(crate::cluster::ObjectReference {
-        kind: "PersistentVolumeClaim".into(),
+        kind: crate::cluster::ApiKind::PersistentVolumeClaim.name().into(),
         namespace: pvc.metadata.namespace.clone(),
         name: pvc.metadata.name.clone(),
         uid: pvc.metadata.uid.clone(),

@@ -10,8 +10,8 @@ use super::{
 };
 use crate::cluster::ObjectRef;
 use crate::cluster::{
-    CsiPvSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Object, ObjectReference,
-    PvSpec, PvcSpec, StorageClassSpec, VolumeNodeAffinity,
+    ApiKind, CsiPvSource, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Object,
+    ObjectReference, PvSpec, PvcSpec, StorageClassSpec, VolumeNodeAffinity,
 };
 use crate::control::{Component, Ctx};
 use crate::csi::types::{
@@ -213,7 +213,7 @@ impl Provisioner {
                 )]),
                 access_modes: pvc.spec.access_modes.clone(),
                 claim_ref: Some(ObjectReference {
-                    kind: "PersistentVolumeClaim".into(),
+                    kind: ApiKind::PersistentVolumeClaim.name().into(),
                     namespace: pvc.metadata.namespace.clone(),
                     name: pvc.name().to_string(),
                     uid: pvc.metadata.uid.clone(),
@@ -281,8 +281,8 @@ impl Provisioner {
         )?;
         let mut content = None;
         if let Some(src) = &pvc.spec.data_source {
-            match src.kind.as_str() {
-                "VolumeSnapshot" => {
+            match ApiKind::from_name(&src.kind) {
+                Some(ApiKind::VolumeSnapshot) => {
                     let vs = ctx
                         .api
                         .snapshots
@@ -334,7 +334,7 @@ impl Provisioner {
                         volume: None,
                     });
                 }
-                "PersistentVolumeClaim" => {
+                Some(ApiKind::PersistentVolumeClaim) => {
                     content = Some(clone_source(ctx, pvc, class, &src.name, size).map_err(
                         |e| {
                             format!(

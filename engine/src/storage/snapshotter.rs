@@ -407,7 +407,7 @@ fn create_snapshot_content(
                 volume_handle: pv.spec.csi.volume_handle.clone(),
             },
             volume_snapshot_ref: ObjectReference {
-                kind: "VolumeSnapshot".into(),
+                kind: ApiKind::VolumeSnapshot.name().into(),
                 namespace: ns,
                 name: vs.name().to_string(),
                 uid: vs.metadata.uid.clone(),
@@ -578,7 +578,7 @@ fn being_restored(ctx: &Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -> bool {
         p.metadata.namespace == vs.metadata.namespace
             && p.status.phase == "Pending"
             && p.spec.data_source.as_ref().is_some_and(|d| {
-                d.kind == "VolumeSnapshot"
+                d.kind == ApiKind::VolumeSnapshot.name()
                     && d.api_group == "snapshot.storage.k8s.io"
                     && d.name == vs.name()
             })

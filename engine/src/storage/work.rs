@@ -106,7 +106,7 @@ impl WorkSet {
                 }
                 let mut candidates: BTreeSet<ObjKey> = self.pending.drain(..).collect();
                 while let Some(e) = first {
-                    if e.kind == K::KIND {
+                    if e.kind == K::API_KIND {
                         candidates.insert(event_key(e));
                     }
                     related(e, &mut candidates);
@@ -177,7 +177,7 @@ impl BinderWork {
             revs,
             pvs,
             |e, candidates| {
-                if e.kind == PvSpec::KIND {
+                if e.kind == PvSpec::API_KIND {
                     // Once a PV's claimRef names a claim it keeps naming that claim:
                     // external-provisioner writes it at create, the PV controller's static
                     // binding writes it on a PV that had none (so not indexed here yet),
@@ -193,7 +193,7 @@ impl BinderWork {
                             note(claim_of, pvs_of, name, pv);
                         }
                     }
-                } else if e.kind == crate::cluster::PvcSpec::KIND {
+                } else if e.kind == crate::cluster::PvcSpec::API_KIND {
                     if let Some(names) = pvs_of.get(&event_key(e).0) {
                         candidates.extend(
                             names
@@ -265,7 +265,7 @@ impl FreePvs {
     pub fn refresh(&mut self, revs: &Revisions, pvs: &Table<PvSpec>) -> &BTreeSet<String> {
         match self.seen.and_then(|seen| events_from(revs, seen)) {
             Some(events) => {
-                for e in events.filter(|e| e.kind == PvSpec::KIND) {
+                for e in events.filter(|e| e.kind == PvSpec::API_KIND) {
                     let pv = pvs.get(&(crate::cluster::no_namespace(), e.key.clone()));
                     if pv.is_some_and(Self::holds) {
                         self.names.insert(e.key.clone());

@@ -15,7 +15,8 @@ use super::{dim, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
 use crate::tui::model::{self, NodeFacts, PodKey};
-use lab_engine::util::text::plural;
+use lab_engine::cluster::ApiKind;
+use lab_engine::resource::count;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -30,12 +31,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let mut extra = vec![Span::styled(
         format!(
             "{} · {}",
-            plural(
-                groups.keys().filter(|n| !n.is_empty()).count(),
-                "node",
-                "nodes"
+            count(
+                ApiKind::Node,
+                groups.keys().filter(|n| !n.is_empty()).count()
             ),
-            plural(pods, "pod", "pods")
+            count(ApiKind::Pod, pods)
         ),
         t.dim,
     )];

@@ -1,0 +1,515 @@
+//! The API kinds the lab serves, one [`Resource`] each, in one registry: how a kind is
+//! spelled (kubectl's RESTMapper entry: plural, singular, short names, as `kubectl
+//! api-resources` shows them, and the lab's aliases), its `get` table and `-o wide`
+//! columns, its JSON, its describer (kubectl's `pkg/describe` keys describers by kind), what
+//! `delete` does with it, what `apply -f` reads of it, whether `label` works on it, and its
+//! save form. `get`, `describe`, `delete`, `apply`, `label`, `save`, Tab completion and the
+//! `Kinds:` lines of help iterate over [`REGISTRY`] or resolve a typed word through it once
+//! ([`resolve`]) and then work on the typed kind; nothing else matches kind names.
+//!
+//! Adding a kind: its object type in `cluster` (with `impl Kind` and a line in `tables!`),
+//! its [`ApiKind`] variant, a file here with `impl Resource`, and a line in the `registry!`
+//! call below. The compiler points at the rest: the registry is as long as
+//! [`ApiKind::ALL`] and holds each kind once, `ApiKind`'s own matches are exhaustive, and
+//! a kind `apply -f` reads needs its `Manifest` variant and that variant its apply.
+
+mod csi_drivers;
+mod csi_nodes;
+mod namespaces;
+mod net_attach_defs;
+mod network_policies;
+mod nodes;
+mod pods;
+mod pvcs;
+mod pvs;
+mod storage_classes;
+mod volume_attachments;
+mod volume_snapshot_contents;
+mod volume_snapshots;
+
+use crate::cluster::Table as Objects;
+use crate::cluster::{ApiKind, Cluster, Kind, Meta, Object, TableOps};
+use crate::command::Command;
+use crate::command::help::{KindLists, KindsOf};
+use crate::engine::listing::Sel;
+use crate::engine::{Lab, LabError};
+use crate::render::{Outcome, Role, Table};
+
+/// How a kind is spelled: kubectl's RESTMapper entry for it (what `kubectl api-resources`
+/// shows) and the lab's own aliases. Words are matched ignoring ASCII case.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Names {
+    /// The resource, plural (`pods`, `network-attachment-definitions`): the lab's
+    /// canonical word for the kind (errors name it, a save file keys its objects by it).
+    pub(crate) plural: &'static str,
+    /// The singular (`pod`).
+    pub(crate) singular: &'static str,
+    /// kubectl's short names (`po`, `net-attach-def`); none for most storage kinds.
+    pub(crate) short: &'static [&'static str],
+    /// Other spellings the lab accepts (`policy`, `snapshots`, `nad`).
+    pub(crate) aliases: &'static [&'static str],
+    /// The word lists of kinds show (`nodes`, `pvc`, `snapshots`), its short name beside
+    /// it when that is another word (`nodes (no)`).
+    pub(crate) listed: &'static str,
+    /// The word Tab offers where a kind goes (`get <Tab>`): `nodes`, `pvc`, `net-attach-def`.
+    pub(crate) completes_as: &'static str,
+}
+
+impl Names {
+    /// Whether `word` names the kind.
+    fn matches(&self, word: &str) -> bool {
+        std::iter::once(self.plural)
+            .chain(std::iter::once(self.singular))
+            .chain(self.short.iter().copied())
+            .chain(self.aliases.iter().copied())
+            .any(|n| n.eq_ignore_ascii_case(word))
+    }
+
+    /// The kind in a list of kinds: `nodes (no)`, `pvc`, `snapshots (vs)`.
+    pub(crate) fn entry(&self) -> String {
+        match self.short.first() {
+            Some(short) if *short != self.listed => format!("{} ({short})", self.listed),
+            _ => self.listed.to_string(),
+        }
+    }
+}
+
+/// What `delete KIND NAME` does with an object of a kind.
+#[derive(Clone, Copy)]
+pub(crate) enum Delete {
+    /// The lab's own delete command for the kind (`pod delete NAME`), so that the output
+    /// and the journal are that command's; given the name and the namespace.
+    Command(fn(String, String) -> Command),
+    /// `Lab::pv_delete`: a volume no claim holds (it has no command of its own).
+    Volume,
+    /// The lab does not delete the kind: why, and what to do instead, given the name.
+    /// With `must_exist`, a name that does not exist is NotFound first.
+    Refused {
+        /// Look the object up first.
+        must_exist: bool,
+        /// The reason, given the object's name.
+        why: fn(&str) -> String,
+    },
+}
+
+/// What `apply -f` does with an object of a kind.
+#[derive(Clone, Copy)]
+pub(crate) enum Apply {
+    /// It reads it, at the kind's apiVersion, into its typed manifest.
+    Reads(crate::manifest::Read),
+    /// It refuses it ("no matches for kind"), with what to do instead when the lab has a
+    /// word for it.
+    Refused(Option<&'static str>),
+}
+
+/// `describe`'s printer for one object of a kind (kubectl's describer for it).
+pub(crate) type Describer<S> = fn(&Lab, &Object<S>) -> Outcome;
+
+/// One API kind, typed: everything the verbs need to know about it. Implemented once per
+/// kind, by a unit struct in this module's files; the verbs reach it through
+/// [`AnyResource`].
+pub(crate) trait Resource: Sync + 'static {
+    /// The kind's object type, by its spec (whose `Kind` constants give its `kind`,
+    /// apiVersion, API resource and scope).
+    type Spec: Kind;
+    /// How the kind is spelled.
+    const NAMES: Names;
+    /// `get`'s columns.
+    const COLUMNS: &'static [&'static str];
+    /// `get -o wide`'s columns (the same unless the kind has more to show).
+    const WIDE: &'static [&'static str] = Self::COLUMNS;
+    /// `describe`'s printer; `None` for a kind the lab does not describe.
+    const DESCRIBE: Option<Describer<Self::Spec>> = None;
+    /// What `delete` does.
+    const DELETE: Delete;
+    /// What `apply -f` does.
+    const APPLY: Apply = Apply::Refused(None);
+    /// Whether `label` works on the kind.
+    const LABELS: bool = false;
+    /// The kind's objects in the API server's store.
+    fn objects(c: &Cluster) -> &Objects<Self::Spec>;
+    /// Writes to them (with the store's revisions).
+    fn ops(c: &mut Cluster) -> TableOps<'_, Self::Spec>;
+    /// One object's row under [`Self::COLUMNS`] (or [`Self::WIDE`]).
+    fn row(lab: &Lab, o: &Object<Self::Spec>, wide: bool) -> Vec<(String, Role)>;
+    /// `get -o json`: the kept objects, each with its name, as kubectl prints them.
+    fn json(_lab: &Lab, kept: Vec<&Object<Self::Spec>>) -> Vec<(String, String)> {
+        kept.into_iter()
+            .map(|o| (o.metadata.name.clone(), crate::cni::types::to_go_json(o)))
+            .collect()
+    }
+}
+
+/// A plain table cell.
+pub(crate) fn cell(text: impl Into<String>) -> (String, Role) {
+    (text.into(), Role::Plain)
+}
+
+/// The object `namespace/name` of `R` in the store (the namespace ignored for a
+/// cluster-scoped kind).
+fn get<'a, R: Resource>(c: &'a Cluster, ns: &str, name: &str) -> Option<&'a Object<R::Spec>> {
+    let ns = if R::Spec::NAMESPACED {
+        ns.to_string()
+    } else {
+        crate::cluster::no_namespace()
+    };
+    R::objects(c).get(&(ns, name.to_string()))
+}
+
+/// The table of the objects of `R` that `sel` keeps (empty when none is).
+fn table<R: Resource>(lab: &Lab, sel: &Sel<'_>, wide: bool) -> Table {
+    let mut t = sel.table(if wide { R::WIDE } else { R::COLUMNS });
+    for o in R::objects(&lab.cluster).values() {
+        if sel.keep(&o.metadata) {
+            sel.push(&mut t, &o.metadata, R::row(lab, o, wide));
+        }
+    }
+    t
+}
+
+/// A kind as the verbs use it: [`Resource`] without its types, one per entry of
+/// [`REGISTRY`].
+pub(crate) trait AnyResource: Sync {
+    /// Which kind.
+    fn kind(&self) -> ApiKind;
+    /// How it is spelled.
+    fn names(&self) -> Names;
+    /// Its apiVersion (`v1`, `storage.k8s.io/v1`).
+    fn api_version(&self) -> &'static str;
+    /// The resource the API server's errors name (`pods`, `storageclasses.storage.k8s.io`).
+    fn api_resource(&self) -> &'static str;
+    /// Whether its objects live in a namespace.
+    fn namespaced(&self) -> bool;
+    /// `get`'s table of the objects `sel` keeps.
+    fn table(&self, lab: &Lab, sel: &Sel<'_>, wide: bool) -> Table;
+    /// The objects `sel` keeps, each name with its JSON.
+    fn kept_json(&self, lab: &Lab, sel: &Sel<'_>) -> Vec<(String, String)>;
+    /// The names of the objects `sel` keeps, in the store's order.
+    fn kept_names(&self, lab: &Lab, sel: &Sel<'_>) -> Vec<String>;
+    /// Whether `namespace/name` exists (the namespace ignored for a cluster-scoped kind).
+    fn exists(&self, lab: &Lab, ns: &str, name: &str) -> bool;
+    /// Whether `describe` prints the kind.
+    fn describes(&self) -> bool;
+    /// `describe`'s text of one object, its events last; NotFound, or why the kind is not
+    /// described.
+    fn describe(&self, lab: &Lab, ns: &str, name: &str) -> Result<Outcome, LabError>;
+    /// What `delete` does.
+    fn delete(&self) -> Delete;
+    /// What `apply -f` does.
+    fn apply(&self) -> Apply;
+    /// Whether `label` works on the kind.
+    fn labels(&self) -> bool;
+    /// Let `edit` change one object's metadata, and write the object when it says so.
+    fn relabel(
+        &self,
+        lab: &mut Lab,
+        ns: &str,
+        name: &str,
+        edit: &mut dyn FnMut(&mut Meta) -> Result<bool, LabError>,
+    ) -> Result<(), LabError>;
+}
+
+impl<R: Resource> AnyResource for R {
+    fn kind(&self) -> ApiKind {
+        R::Spec::API_KIND
+    }
+
+    fn names(&self) -> Names {
+        R::NAMES
+    }
+
+    fn api_version(&self) -> &'static str {
+        R::Spec::API_VERSION
+    }
+
+    fn api_resource(&self) -> &'static str {
+        R::Spec::RESOURCE
+    }
+
+    fn namespaced(&self) -> bool {
+        R::Spec::NAMESPACED
+    }
+
+    fn table(&self, lab: &Lab, sel: &Sel<'_>, wide: bool) -> Table {
+        table::<R>(lab, sel, wide)
+    }
+
+    fn kept_json(&self, lab: &Lab, sel: &Sel<'_>) -> Vec<(String, String)> {
+        let kept = R::objects(&lab.cluster)
+            .values()
+            .filter(|o| sel.keep(&o.metadata))
+            .collect();
+        R::json(lab, kept)
+    }
+
+    fn kept_names(&self, lab: &Lab, sel: &Sel<'_>) -> Vec<String> {
+        R::objects(&lab.cluster)
+            .values()
+            .filter(|o| sel.keep(&o.metadata))
+            .map(|o| o.metadata.name.clone())
+            .collect()
+    }
+
+    fn exists(&self, lab: &Lab, ns: &str, name: &str) -> bool {
+        get::<R>(&lab.cluster, ns, name).is_some()
+    }
+
+    fn describes(&self) -> bool {
+        R::DESCRIBE.is_some()
+    }
+
+    fn describe(&self, lab: &Lab, ns: &str, name: &str) -> Result<Outcome, LabError> {
+        let Some(describer) = R::DESCRIBE else {
+            return Err(LabError::msg(format!(
+                "describe does not know {:?}; it describes {}",
+                R::NAMES.plural,
+                and_list(
+                    REGISTRY
+                        .iter()
+                        .filter(|r| r.describes())
+                        .map(|r| r.names().entry())
+                        .collect()
+                )
+            )));
+        };
+        let o = get::<R>(&lab.cluster, ns, name)
+            .ok_or_else(|| crate::engine::views::not_found(R::Spec::RESOURCE, name))?;
+        Ok(describer(lab, o))
+    }
+
+    fn delete(&self) -> Delete {
+        R::DELETE
+    }
+
+    fn apply(&self) -> Apply {
+        R::APPLY
+    }
+
+    fn labels(&self) -> bool {
+        R::LABELS
+    }
+
+    fn relabel(
+        &self,
+        lab: &mut Lab,
+        ns: &str,
+        name: &str,
+        edit: &mut dyn FnMut(&mut Meta) -> Result<bool, LabError>,
+    ) -> Result<(), LabError> {
+        let mut obj = R::ops(&mut lab.cluster).get(ns, name)?.clone();
+        if edit(&mut obj.metadata)? {
+            R::ops(&mut lab.cluster).update(obj)?;
+        }
+        Ok(())
+    }
+}
+
+impl dyn AnyResource + '_ {
+    /// The resource as kubectl prints it before `/NAME` (`-o name`, the NAME column of a
+    /// multi-kind `get`, apply's result lines): the lower-cased kind, then `.group` unless
+    /// it is the core group (cli-runtime `printers/name.go`, `printObj`).
+    pub(crate) fn resource_name(&self) -> String {
+        let lower = self.kind().name().to_ascii_lowercase();
+        match self.group() {
+            "" => lower,
+            group => format!("{lower}.{group}"),
+        }
+    }
+
+    /// The kind's API group (`storage.k8s.io`; empty for the core group).
+    pub(crate) fn group(&self) -> &'static str {
+        self.api_version().rsplit_once('/').map_or("", |(g, _)| g)
+    }
+
+    /// The API server's NotFound for `name` of this kind.
+    pub(crate) fn not_found(&self, name: &str) -> LabError {
+        crate::engine::views::not_found(self.api_resource(), name)
+    }
+}
+
+/// The registry: every resource, in the order lists of kinds show them, each once.
+macro_rules! registry {
+    ($($file:ident :: $resource:ident),* $(,)?) => {
+        /// Every kind's resource, in the order lists of kinds show them.
+        pub(crate) static REGISTRY: [&dyn AnyResource; ApiKind::ALL.len()] =
+            [$(&$file::$resource),*];
+
+        /// Where each kind's entry is in [`REGISTRY`], by the kind's place in
+        /// [`ApiKind::ALL`]; building it fails to compile when a kind is registered twice.
+        const POSITION: [usize; ApiKind::ALL.len()] =
+            positions([$(<<$file::$resource as Resource>::Spec as Kind>::API_KIND),*]);
+    };
+}
+
+registry! {
+    nodes::Nodes,
+    pods::Pods,
+    namespaces::Namespaces,
+    network_policies::NetworkPolicies,
+    net_attach_defs::NetAttachDefs,
+    pvcs::Pvcs,
+    pvs::Pvs,
+    storage_classes::StorageClasses,
+    volume_attachments::VolumeAttachments,
+    volume_snapshots::VolumeSnapshots,
+    volume_snapshot_contents::VolumeSnapshotContents,
+    csi_nodes::CsiNodes,
+    csi_drivers::CsiDrivers,
+}
+
+/// [`POSITION`] from the registry's kinds in order: the registry is as long as
+/// [`ApiKind::ALL`], so with no kind twice every kind is there.
+const fn positions(kinds: [ApiKind; ApiKind::ALL.len()]) -> [usize; ApiKind::ALL.len()] {
+    let mut at = [usize::MAX; ApiKind::ALL.len()];
+    let mut i = 0;
+    while i < kinds.len() {
+        let k = kinds[i] as usize;
+        assert!(at[k] == usize::MAX, "a kind is registered twice");
+        at[k] = i;
+        i += 1;
+    }
+    at
+}
+
+/// A kind's resource.
+pub(crate) fn of(kind: ApiKind) -> &'static dyn AnyResource {
+    REGISTRY[POSITION[kind as usize]]
+}
+
+/// The kind a word names as typed (`po`, `PODS`, `pvc`, `net-attach-def`, `vs`), if any:
+/// kubectl's plural, singular and short names, and the lab's aliases.
+pub fn lookup(word: &str) -> Option<ApiKind> {
+    REGISTRY
+        .iter()
+        .find(|r| r.names().matches(word))
+        .map(|r| r.kind())
+}
+
+/// The resource a typed word names, or the API server's answer to a kind it does not
+/// serve, with every kind the lab does.
+pub(crate) fn resolve(word: &str) -> Result<&'static dyn AnyResource, LabError> {
+    match lookup(word) {
+        Some(kind) => Ok(of(kind)),
+        None => Err(LabError::msg(format!(
+            "the server doesn't have a resource type {:?}; kinds are: {}",
+            word.to_ascii_lowercase(),
+            entries(|_| true).join(", ")
+        ))),
+    }
+}
+
+/// The resource of an object's `kind` as a manifest spells it (`Pod`, `CSIDriver`).
+pub(crate) fn by_kind(kind: &str) -> Option<&'static dyn AnyResource> {
+    REGISTRY.iter().copied().find(|r| r.kind().name() == kind)
+}
+
+/// kubectl's plural resource name of a kind (`pods`): the word the lab's errors name it
+/// by, and the key its objects have in a save file.
+pub fn plural(kind: ApiKind) -> &'static str {
+    of(kind).names().plural
+}
+
+/// `1 node`, `3 pods`: a count of objects of a kind, by its singular and plural.
+pub fn count(kind: ApiKind, n: usize) -> String {
+    let names = of(kind).names();
+    crate::util::text::plural(n, names.singular, names.plural)
+}
+
+/// The list entries (`nodes (no)`) of the kinds `keep` keeps, in the registry's order.
+fn entries(keep: impl Fn(&dyn AnyResource) -> bool) -> Vec<String> {
+    REGISTRY
+        .iter()
+        .filter(|r| keep(**r))
+        .map(|r| r.names().entry())
+        .collect()
+}
+
+/// `a, b and c`.
+fn and_list(mut items: Vec<String>) -> String {
+    match items.pop() {
+        None => String::new(),
+        Some(last) if items.is_empty() => last,
+        Some(last) => format!("{} and {last}", items.join(", ")),
+    }
+}
+
+/// The words Tab offers where a kind goes.
+pub(crate) fn completion_words() -> impl Iterator<Item = &'static str> {
+    REGISTRY.iter().map(|r| r.names().completes_as)
+}
+
+/// The kinds help lists for `get`, `delete` and `apply`, from the registry.
+pub struct Help;
+
+impl KindLists for Help {
+    fn kinds(&self, of: KindsOf) -> Vec<String> {
+        match of {
+            KindsOf::Get => entries(|_| true),
+            KindsOf::Delete => entries(|r| !matches!(r.delete(), Delete::Refused { .. })),
+            KindsOf::Apply => REGISTRY
+                .iter()
+                .filter(|r| matches!(r.apply(), Apply::Reads(_)))
+                .map(|r| r.kind().name().to_string())
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_registered_once_under_its_own_names() {
+        for kind in ApiKind::ALL {
+            let r = of(kind);
+            assert_eq!(r.kind(), kind);
+            let n = r.names();
+            for word in [n.plural, n.singular, n.listed, n.completes_as]
+                .into_iter()
+                .chain(n.short.iter().copied())
+                .chain(n.aliases.iter().copied())
+            {
+                assert_eq!(lookup(word), Some(kind), "{word}");
+                assert_eq!(lookup(&word.to_ascii_uppercase()), Some(kind), "{word}");
+            }
+        }
+        assert_eq!(REGISTRY.len(), ApiKind::ALL.len());
+        assert_eq!(lookup("widgets"), None);
+    }
+
+    #[test]
+    fn no_two_kinds_share_a_word() {
+        let mut seen = std::collections::BTreeMap::new();
+        for r in REGISTRY {
+            let n = r.names();
+            let words = [n.plural, n.singular]
+                .into_iter()
+                .chain(n.short.iter().copied())
+                .chain(n.aliases.iter().copied());
+            for w in words {
+                if let Some(other) = seen.insert(w.to_ascii_lowercase(), r.kind()) {
+                    assert_eq!(other, r.kind(), "{w} names two kinds");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn resource_names_are_kubectl_s() {
+        assert_eq!(
+            of(ApiKind::NetworkAttachmentDefinition).resource_name(),
+            "networkattachmentdefinition.k8s.cni.cncf.io"
+        );
+        assert_eq!(of(ApiKind::Pod).resource_name(), "pod");
+        assert_eq!(
+            by_kind("CSIDriver").map(|r| r.kind()),
+            Some(ApiKind::CsiDriver)
+        );
+        assert!(by_kind("ConfigMap").is_none());
+        assert_eq!(
+            and_list(vec!["a".into(), "b".into(), "c".into()]),
+            "a, b and c"
+        );
+    }
+}

@@ -1,0 +1,231 @@
+//! `v1` Node: kubectl's node printer and describer. `get -o json` adds what kubelet and the
+//! attach/detach controller report (`volumesInUse`, `volumesAttached`); the lab does not
+//! delete nodes (`fault inject node-down` models losing one).
+
+use super::{Apply, Delete, Names, Resource, cell};
+use crate::cluster::{Cluster, NodeSpec, Object, PodSpec, ResourceList, Table, TableOps};
+use crate::engine::Lab;
+use crate::engine::views::{MapStyle, age, map_field};
+use crate::render::{Line, Outcome, Role};
+
+/// Nodes.
+pub(crate) struct Nodes;
+
+impl Resource for Nodes {
+    type Spec = NodeSpec;
+    const NAMES: Names = Names {
+        plural: "nodes",
+        singular: "node",
+        short: &["no"],
+        aliases: &[],
+        listed: "nodes",
+        completes_as: "nodes",
+    };
+    const COLUMNS: &'static [&'static str] = &["NAME", "STATUS", "ROLES", "AGE", "VERSION"];
+    const WIDE: &'static [&'static str] = &[
+        "NAME",
+        "STATUS",
+        "ROLES",
+        "AGE",
+        "VERSION",
+        "INTERNAL-IP",
+        "POD-CIDR",
+    ];
+    const DESCRIBE: Option<super::Describer<NodeSpec>> = Some(describe);
+    const DELETE: Delete = Delete::Refused {
+        must_exist: true,
+        why: |name| {
+            format!(
+                "the lab does not delete Node objects; to model losing {name}, type `fault inject node-down --node {name}`"
+            )
+        },
+    };
+    const APPLY: Apply = Apply::Refused(Some("add nodes with `node add NAME`"));
+    const LABELS: bool = true;
+
+    fn objects(c: &Cluster) -> &Table<NodeSpec> {
+        &c.nodes
+    }
+
+    fn ops(c: &mut Cluster) -> TableOps<'_, NodeSpec> {
+        c.nodes()
+    }
+
+    fn row(lab: &Lab, o: &Object<NodeSpec>, wide: bool) -> Vec<(String, Role)> {
+        let mut row = Vec::with_capacity(if wide { 7 } else { 5 });
+        row.extend([
+            cell(o.name()),
+            cell(crate::engine::nodes::status_text(o)),
+            cell("<none>"),
+            cell(age(lab.clock, o.metadata.creation_tick)),
+            cell("v1.31.0-lab"),
+        ]);
+        if wide {
+            row.push(cell(o.status.internal_ip().unwrap_or("<none>")));
+            row.push(cell(o.spec.pod_cidr.clone()));
+        }
+        row
+    }
+
+    /// Node status with what kubelet and the attach/detach controller report.
+    fn json(lab: &Lab, kept: Vec<&Object<NodeSpec>>) -> Vec<(String, String)> {
+        if kept.is_empty() {
+            return Vec::new();
+        }
+        let reports = crate::engine::volume_view::node_volumes(&lab.cluster);
+        kept.into_iter()
+            .map(|o| {
+                let mut n = o.clone();
+                if let Some(r) = reports.get(n.name()) {
+                    r.fill(&mut n.status);
+                }
+                (n.metadata.name.clone(), crate::cni::types::to_go_json(&n))
+            })
+            .collect()
+    }
+}
+
+/// `describe node NAME`.
+fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
+    let mut out = Outcome::empty();
+    // The value column is the tabwriter's: after the longest key printed,
+    // `Unschedulable:`, and a space.
+    out.line(
+        Line::new()
+            .push("Name:          ", Role::Header)
+            .push(n.name().to_string(), Role::Plain),
+    );
+    map_field(&mut out, "Labels", 15, &n.metadata.labels, MapStyle::Labels);
+    // kubectl prints Taints and Unschedulable for every node.
+    let taints: Vec<String> = n
+        .spec
+        .taints
+        .iter()
+        .map(|t| format!("{}:{}", t.key, t.effect))
+        .collect();
+    if taints.is_empty() {
+        out.line(
+            Line::new()
+                .push("Taints:        ", Role::Header)
+                .push("<none>", Role::Plain),
+        );
+    }
+    for (i, t) in taints.into_iter().enumerate() {
+        let key = if i == 0 { "Taints:" } else { "" };
+        out.line(
+            Line::new()
+                .push(format!("{key:<15}"), Role::Header)
+                .push(t, Role::Plain),
+        );
+    }
+    out.line(
+        Line::new()
+            .push("Unschedulable: ", Role::Header)
+            .push(n.spec.unschedulable.to_string(), Role::Plain),
+    );
+    out.line(
+        Line::new()
+            .push("PodCIDR:       ", Role::Header)
+            .push(n.spec.pod_cidr.clone(), Role::Plain),
+    );
+    out.line(Line::styled("Addresses:", Role::Header));
+    // kubectl's tabwriter aligns the addresses on the longest type.
+    let w = n
+        .status
+        .addresses
+        .iter()
+        .map(|a| a.address_type.len() + 1)
+        .max()
+        .unwrap_or(0);
+    for a in &n.status.addresses {
+        let t = format!("{}:", a.address_type);
+        out.plain(format!("  {t:<w$}  {}", a.address));
+    }
+    resource_block(&mut out, "Capacity:", &n.status.capacity);
+    resource_block(&mut out, "Allocatable:", &n.status.allocatable);
+    let pods: Vec<_> = lab
+        .cluster
+        .pods
+        .values()
+        .filter(|p| p.spec.node_name == n.name())
+        .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
+        .collect();
+    out.line(Line::styled(
+        format!("Non-terminated Pods: ({} in total)", pods.len()),
+        Role::Header,
+    ));
+    for p in &pods {
+        out.plain(format!(
+            "  {:<12} {:<20} {}",
+            p.metadata.namespace,
+            p.name(),
+            p.status.pod_ip
+        ));
+    }
+    if !n.status.allocatable.is_empty() {
+        allocated_block(&mut out, &n.status.allocatable, &pods);
+    }
+    out
+}
+
+/// kubectl describe node's `Capacity:` / `Allocatable:` block: `  name:  value`, aligned.
+fn resource_block(out: &mut Outcome, title: &str, list: &ResourceList) {
+    if list.is_empty() {
+        return;
+    }
+    out.line(Line::styled(title, Role::Header));
+    let width = list.keys().map(|k| k.len() + 1).max().unwrap_or(0);
+    for (k, v) in list {
+        out.plain(format!("  {:<width$}  {v}", format!("{k}:")));
+    }
+}
+
+/// kubectl describe node's `Allocated resources:`: requests and limits of the node's
+/// non-terminated pods; cpu, memory and ephemeral-storage with their share of allocatable,
+/// extended resources as counts.
+fn allocated_block(out: &mut Outcome, allocatable: &ResourceList, pods: &[&Object<PodSpec>]) {
+    let active: Vec<_> = pods
+        .iter()
+        .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
+        .collect();
+    out.line(Line::styled("Allocated resources:", Role::Header));
+    out.plain("  (Total limits may be over 100 percent, i.e., overcommitted.)");
+    let mut rows: Vec<(String, String, String)> = Vec::new();
+    // The lab's containers set no cpu, memory or storage requests.
+    for r in ["cpu", "memory", "ephemeral-storage"] {
+        rows.push((r.to_string(), "0 (0%)".into(), "0 (0%)".into()));
+    }
+    for r in allocatable
+        .keys()
+        .filter(|k| crate::cluster::is_extended_resource(k))
+    {
+        let sum = |limits: bool| -> i64 {
+            active
+                .iter()
+                .flat_map(|p| p.spec.containers.iter())
+                .filter_map(|c| {
+                    let l = if limits {
+                        &c.resources.limits
+                    } else {
+                        &c.resources.requests
+                    };
+                    l.get(r).and_then(|q| q.parse::<i64>().ok())
+                })
+                .sum()
+        };
+        rows.push((r.clone(), sum(false).to_string(), sum(true).to_string()));
+    }
+    let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(8);
+    let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(8);
+    out.plain(format!(
+        "  {:<w0$}  {:<w1$}  Limits",
+        "Resource", "Requests"
+    ));
+    out.plain(format!(
+        "  {:<w0$}  {:<w1$}  ------",
+        "--------", "--------"
+    ));
+    for (r, req, lim) in rows {
+        out.plain(format!("  {r:<w0$}  {req:<w1$}  {lim}"));
+    }
+}
