@@ -157,16 +157,16 @@ pub fn run(lab: &mut Lab, opts: &ServeOptions, out: &mut dyn Write) -> Result<u8
             .map_err(|e| format!("cannot watch for signals: {e}"))?;
     }
     let server = Server::start(lab, opts)?;
-    let _ = writeln!(out, "{}; Ctrl-C stops", server.banner());
-    let _ = out.flush();
+    say(
+        out,
+        vec![lab_engine::render::Line::plain(format!(
+            "{}; Ctrl-C stops",
+            server.banner()
+        ))],
+    );
     let ended = loop {
         match server.next_job(SIGNAL_POLL) {
-            Ok(Some(job)) => {
-                for line in handle(lab, server.node.as_deref(), job) {
-                    let _ = writeln!(out, "{}", line.text());
-                }
-                let _ = out.flush();
-            }
+            Ok(Some(job)) => say(out, handle(lab, server.node.as_deref(), job)),
             Ok(None) => {}
             Err(e) => break Err(e),
         }
@@ -182,8 +182,18 @@ pub fn run(lab: &mut Lab, opts: &ServeOptions, out: &mut dyn Write) -> Result<u8
     }
 }
 
+/// Write `lines` to the terminal through the plain painter, which escapes every control
+/// character (see `render::escape`): a volume name, a node ID or a status message a client
+/// sent is its bytes, and an ESC in them must not retitle or clear the terminal.
+fn say(out: &mut dyn Write, lines: Vec<lab_engine::render::Line>) {
+    let text = lab_engine::render::Outcome { lines }.to_text();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
 /// Run one job on the lab; returns the lines to show (what it logged, or the gRPC status
-/// of a call answered without the lab).
+/// of a call answered without the lab). They hold what the client sent as it sent it:
+/// show them through a painter, which escapes control characters.
 pub fn handle(lab: &mut Lab, node: Option<&str>, job: Job) -> Vec<lab_engine::render::Line> {
     let grpc_line = |path: &str, status: &lab_engine::csi::Status| {
         lab_engine::render::Line::new()

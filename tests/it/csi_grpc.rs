@@ -304,3 +304,206 @@ fn csi_serve_in_a_script_says_where_it_runs() {
     );
     assert!(!Path::new("/tmp/never.sock").exists());
 }
+
+/// How the names tests/grpc/hostile_names.py sends (an OSC that retitles the window, a CSI
+/// that clears the screen, and the one-byte C1 CSI) must read on a terminal: escaped.
+const HOSTILE_SHOWN: &str = r"v\u{1b}]0;pwned\u{7}\u{1b}[2J\u{9b}2J";
+
+/// Run tests/grpc/hostile_names.py against `socket`: three calls whose names are escape
+/// sequences (CreateVolume, CreateVolume without capabilities, DeleteVolume).
+fn hostile_client(socket: &Path) -> Child {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/grpc/hostile_names.py");
+    Command::new("python3")
+        .arg(&script)
+        .arg(socket)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs")
+}
+
+/// A child process that is killed if the test ends before it does.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The control characters in `text` but newline, tab and (a terminal's line ending) CR.
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|c| c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+        .collect()
+}
+
+#[test]
+fn csi_serve_prints_what_a_client_sent_escaped() {
+    if !oracle::run_or_skip(
+        "csi_serve_prints_what_a_client_sent_escaped",
+        python_client_missing(),
+    ) {
+        return;
+    }
+    let dir = temp_dir("grpc-esc");
+    let socket = dir.join("csi.sock");
+    let (child, out) = serve(&socket, &[]);
+    let client = hostile_client(&socket).wait_with_output().expect("client");
+    let (_, log) = stop(child, out, "TERM");
+    assert!(
+        client.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&client.stdout),
+        String::from_utf8_lossy(&client.stderr)
+    );
+    assert_eq!(log.matches(HOSTILE_SHOWN).count(), 3, "{log}");
+    assert_eq!(raw_controls(&log), Vec::<char>::new(), "{log:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `csi serve` typed in the REPL (`cni-csi-lab repl` on a terminal: a pseudo-terminal made
+/// by `script`) prints each call's lines above the prompt; a client's escape sequences
+/// arrive there escaped, never raw (the prompt's own colours and cursor moves are the only
+/// escape sequences on the terminal).
+#[test]
+fn csi_serve_in_the_repl_prints_what_a_client_sent_escaped() {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+    let missing = python_client_missing().or_else(|| oracle::missing(false, &["script"], &[]));
+    if !oracle::run_or_skip(
+        "csi_serve_in_the_repl_prints_what_a_client_sent_escaped",
+        missing,
+    ) {
+        return;
+    }
+    let dir = temp_dir("repl-esc");
+    let socket = dir.join("csi.sock");
+    let repl = format!("'{}' repl", env!("CARGO_BIN_EXE_cni-csi-lab"));
+    let mut session = KillOnDrop(
+        Command::new("script")
+            .args(["-qfec", &repl, "/dev/null"])
+            .env("TERM", "xterm")
+            .env("CNI_CSI_LAB_HISTORY", "")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("script runs"),
+    );
+    let shown = Arc::new(Mutex::new(Vec::new()));
+    let reader = {
+        let shown = Arc::clone(&shown);
+        let mut stdout = session.0.stdout.take().expect("stdout");
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = stdout.read(&mut buf) {
+                shown.lock().expect("output").extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let text = || String::from_utf8_lossy(&shown.lock().expect("output")).into_owned();
+    // Each line is typed once the session has answered the one before (a line editor may
+    // drop what is typed while it sets the terminal up).
+    let wait_for = |what: &str, done: &dyn Fn(&str) -> bool| {
+        let start = Instant::now();
+        while !done(&text()) {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "no {what}; the session shows:\n{}",
+                text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let mut stdin = session.0.stdin.take().expect("stdin");
+    wait_for("prompt", &|t| {
+        t.contains("Ctrl-D quits") && t.contains("]> ")
+    });
+    writeln!(stdin, "csi serve --socket {}", socket.display()).expect("typed");
+    wait_for("banner", &|t| t.contains("calls show here as they arrive"));
+    assert!(socket.exists(), "no socket; the session shows:\n{}", text());
+    let client = hostile_client(&socket).wait_with_output().expect("client");
+    assert!(client.status.success(), "{client:?}\n{}", text());
+    wait_for("call-log lines", &|t| t.matches(HOSTILE_SHOWN).count() >= 3);
+    writeln!(stdin, "csi serve stop").expect("typed");
+    wait_for("stop", &|t| t.contains("stopped serving on unix://"));
+    writeln!(stdin, "quit").expect("typed");
+    let start = Instant::now();
+    let ended = loop {
+        if let Some(status) = session.0.try_wait().expect("the session runs") {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            panic!("the session did not quit:\n{}", text());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    reader.join().expect("reader");
+    let shown = text();
+    assert!(ended.success(), "{shown}");
+    assert_eq!(shown.matches(HOSTILE_SHOWN).count(), 3, "{shown:?}");
+    for raw in ["pwned\x07", "\x1b[2J", "\u{9b}"] {
+        assert!(
+            !shown.contains(raw),
+            "{raw:?} reached the terminal:\n{shown:?}"
+        );
+    }
+    assert!(shown.contains("stopped serving on unix://"), "{shown}");
+    assert!(!socket.exists(), "the socket is removed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `csi serve` typed in the dashboard: the call-log lines of a client's escape sequences
+/// show escaped in the output pane, and no cell of the drawn screen holds a control
+/// character.
+#[test]
+fn csi_serve_in_the_dashboard_shows_what_a_client_sent_escaped() {
+    use cni_csi_lab::tui::{self, Action, App, Theme};
+    if !oracle::run_or_skip(
+        "csi_serve_in_the_dashboard_shows_what_a_client_sent_escaped",
+        python_client_missing(),
+    ) {
+        return;
+    }
+    let dir = temp_dir("dash-esc");
+    let socket = dir.join("csi.sock");
+    let (w, h) = (240, 60);
+    let mut app = App::new(crate::common::lab(), Theme::standard());
+    let _ = app.update(Action::Resize(w, h));
+    app.run_command(&format!("csi serve --socket {}", socket.display()));
+    assert!(socket.exists());
+    let mut client = hostile_client(&socket);
+    let start = Instant::now();
+    let status = loop {
+        let _ = app.update(Action::Tick);
+        if let Some(s) = client.try_wait().expect("the client runs") {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the client hangs"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert!(status.success());
+    let mut terminal =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("terminal");
+    tui::draw(&mut terminal, &mut app).expect("drawn");
+    let buf = terminal.backend().buffer();
+    let mut screen = String::new();
+    for y in 0..h {
+        for x in 0..w {
+            let symbol = buf[(x, y)].symbol();
+            assert_eq!(raw_controls(symbol), Vec::<char>::new(), "cell ({x}, {y})");
+            screen.push_str(symbol);
+        }
+        screen.push('\n');
+    }
+    assert!(screen.contains(HOSTILE_SHOWN), "{screen}");
+    app.run_command("csi serve stop");
+    let _ = std::fs::remove_dir_all(&dir);
+}
