@@ -6,6 +6,7 @@
 use crate::oracle;
 
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -168,6 +169,74 @@ fn what_cannot_be_served_is_refused() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // A socket a live server holds is refused, and that server goes on serving.
+    let socket = dir.join("live.sock");
+    let (child, out) = serve(&socket, &[]);
+    let o = Command::new(bin)
+        .args(["csi", "serve", "--socket"])
+        .arg(&socket)
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "a server is already listening on {}: stop it, or give another --socket path",
+            socket.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        UnixStream::connect(&socket).is_ok(),
+        "the first server serves"
+    );
+    let (code, _) = stop(child, out, "TERM");
+    assert_eq!(code, Some(143));
+    assert!(!socket.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A server removes its socket path at exit only while it is still the socket it bound:
+/// a plain file put there after it started is left as it is.
+#[test]
+fn a_file_put_at_the_socket_path_after_start_survives_stop() {
+    let dir = temp_dir("grpc-file");
+    let socket = dir.join("csi.sock");
+    let (child, out) = serve(&socket, &[]);
+    std::fs::remove_file(&socket).expect("rm");
+    std::fs::write(&socket, "keep me").expect("write");
+    let (code, rest) = stop(child, out, "TERM");
+    assert_eq!(code, Some(143));
+    assert_eq!(std::fs::read_to_string(&socket).expect("kept"), "keep me");
+    assert!(
+        rest.contains(&format!(
+            "stopped serving on unix://{0} ({0} is no longer the socket it bound, so it is left in place)",
+            socket.display()
+        )),
+        "{rest}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Another server that bound the same path after the first one's socket was removed keeps
+/// its socket when the first one exits: its clients can still connect.
+#[test]
+fn a_second_servers_live_socket_survives_the_first_ones_exit() {
+    let dir = temp_dir("grpc-second");
+    let socket = dir.join("csi.sock");
+    let (first, first_out) = serve(&socket, &[]);
+    std::fs::remove_file(&socket).expect("rm");
+    let (second, second_out) = serve(&socket, &["--node", "node-2"]);
+    let (code, _) = stop(first, first_out, "TERM");
+    assert_eq!(code, Some(143));
+    assert!(
+        UnixStream::connect(&socket).is_ok(),
+        "the second server's socket is still there and served"
+    );
+    let (code, rest) = stop(second, second_out, "TERM");
+    assert_eq!(code, Some(143));
+    assert!(!socket.exists(), "the second server removes its own socket");
+    assert!(rest.contains("(the socket is removed)"), "{rest}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
