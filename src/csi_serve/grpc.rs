@@ -14,6 +14,7 @@
 //! - a request that decodes but misses what the spec requires: whatever the driver answers,
 //!   INVALID_ARGUMENT for a missing name or volume ID (spec.md, each RPC's error table).
 
+use super::conn::{self, Activity, Limits};
 use bytes::{Buf, BufMut, Bytes};
 use prost::Message;
 use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor, SerializeOptions};
@@ -219,11 +220,22 @@ where
 }
 
 /// Serve the CSI services and reflection on `listener` until `shutdown` resolves; every
-/// call goes to `jobs`.
+/// call goes to `jobs`. The connections are held to the caps of [`super::conn`]; stopping
+/// closes them all.
 pub async fn serve(
     listener: tokio::net::UnixListener,
     jobs: mpsc::Sender<Job>,
     shutdown: impl std::future::Future<Output = ()>,
+) -> Result<(), String> {
+    serve_within(listener, jobs, shutdown, Limits::for_this_process()).await
+}
+
+/// [`serve`] within `limits`.
+async fn serve_within(
+    listener: tokio::net::UnixListener,
+    jobs: mpsc::Sender<Job>,
+    shutdown: impl std::future::Future<Output = ()>,
+    limits: Limits,
 ) -> Result<(), String> {
     let pool = DescriptorPool::decode(CSI_DESCRIPTOR).map_err(|e| e.to_string())?;
     let shared = Arc::new(Shared { pool, jobs });
@@ -269,10 +281,257 @@ pub async fn serve(
             status.into_http::<tonic::body::Body>()
         }
     });
-    let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
-    tonic::transport::Server::builder()
+    // Every request, routed or not, marks its connection busy while it runs.
+    let router = std::mem::take(routes.axum_router_mut());
+    *routes.axum_router_mut() = router.layer(axum::middleware::from_fn(
+        |req: axum::extract::Request, next: axum::middleware::Next| async move {
+            let _running = req.extensions().get::<Arc<Activity>>().map(Activity::call);
+            next.run(req).await
+        },
+    ));
+    // The accept loop hands each connection over; when it stops, the stream ends and
+    // tonic returns without waiting for the connections, which the loop has closed.
+    let (conns, accepted) = tokio::sync::mpsc::channel(1);
+    let incoming = tokio_stream::StreamExt::map(
+        tokio_stream::wrappers::ReceiverStream::new(accepted),
+        Ok::<_, Infallible>,
+    );
+    let server = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(limits.keepalive_interval))
+        .http2_keepalive_timeout(Some(limits.keepalive_timeout))
         .add_routes(routes)
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await
-        .map_err(|e| e.to_string())
+        .serve_with_incoming(incoming);
+    let (served, ()) = tokio::join!(server, conn::accept(listener, conns, limits, shutdown));
+    served.map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The connection caps of [`super::conn`], on a real socket with short limits; the
+    //! client is HTTP/2 written by hand (a handshake, a unary call), so that a call can be
+    //! left running while the test holds its job.
+
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    use std::path::PathBuf;
+    use std::time::{Duration, Instant};
+
+    /// A server within `limits` on a socket in a fresh directory, on a thread of its own;
+    /// the test holds the calls it receives.
+    struct TestServer {
+        dir: PathBuf,
+        socket: PathBuf,
+        jobs: mpsc::Receiver<Job>,
+        stop: Option<tokio::sync::oneshot::Sender<()>>,
+        thread: Option<std::thread::JoinHandle<Result<(), String>>>,
+    }
+
+    impl TestServer {
+        fn start(name: &str, limits: Limits) -> TestServer {
+            let dir = std::env::temp_dir().join(format!("grpc-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("dir");
+            let socket = dir.join("csi.sock");
+            let listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+            listener.set_nonblocking(true).expect("nonblocking");
+            let (jobs_tx, jobs) = mpsc::channel();
+            let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
+            let thread = std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                rt.block_on(async move {
+                    let listener = tokio::net::UnixListener::from_std(listener).expect("listen");
+                    let stopped = async {
+                        let _ = stop_rx.await;
+                    };
+                    serve_within(listener, jobs_tx, stopped, limits).await
+                })
+            });
+            TestServer {
+                dir,
+                socket,
+                jobs,
+                stop: Some(stop),
+                thread: Some(thread),
+            }
+        }
+
+        /// The next call the server hands to the lab.
+        fn job(&self) -> Job {
+            self.jobs
+                .recv_timeout(Duration::from_secs(10))
+                .expect("a call reaches the lab")
+        }
+    }
+
+    impl Drop for TestServer {
+        fn drop(&mut self) {
+            if let Some(stop) = self.stop.take() {
+                let _ = stop.send(());
+            }
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    fn limits(max_connections: usize, idle_timeout: Duration) -> Limits {
+        Limits {
+            max_connections,
+            idle_timeout,
+            ..Limits::for_this_process()
+        }
+    }
+
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let len = u32::try_from(payload.len()).expect("small").to_be_bytes();
+        let mut f = vec![len[1], len[2], len[3], kind, flags];
+        f.extend(stream.to_be_bytes());
+        f.extend(payload);
+        f
+    }
+
+    /// The next frame's type and stream.
+    fn read_frame(s: &mut UnixStream) -> std::io::Result<(u8, u32)> {
+        let mut head = [0u8; 9];
+        s.read_exact(&mut head)?;
+        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+        let mut payload = vec![0u8; len];
+        s.read_exact(&mut payload)?;
+        let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+        Ok((head[3], stream))
+    }
+
+    /// An HTTP/2 connection that has done the handshake: the client's preface and SETTINGS
+    /// sent, the server's SETTINGS read and acknowledged.
+    fn h2(socket: &std::path::Path) -> UnixStream {
+        let mut s = UnixStream::connect(socket).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        s.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+            .expect("preface");
+        s.write_all(&frame(4, 0, 0, &[])).expect("settings");
+        assert_eq!(read_frame(&mut s).expect("the server's SETTINGS").0, 4);
+        s.write_all(&frame(4, 1, 0, &[])).expect("settings ack");
+        s
+    }
+
+    /// Start a unary call of `path` on `stream` with an empty request message (headers as
+    /// HPACK literals without indexing).
+    fn call(s: &mut UnixStream, stream: u32, path: &str) {
+        let mut block = Vec::new();
+        for (name, value) in [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":path", path),
+            (":authority", "localhost"),
+            ("content-type", "application/grpc"),
+            ("te", "trailers"),
+        ] {
+            block.push(0); // a literal, not indexed, with its name
+            for text in [name, value] {
+                block.push(u8::try_from(text.len()).expect("short"));
+                block.extend(text.as_bytes());
+            }
+        }
+        s.write_all(&frame(1, 0x4, stream, &block))
+            .expect("headers");
+        s.write_all(&frame(0, 0x1, stream, &[0; 5])).expect("data");
+    }
+
+    /// Whether the server closed the connection within `within` (frames it sends first,
+    /// such as a GOAWAY, are read and dropped).
+    fn closed_within(s: &mut UnixStream, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        let mut buf = [0u8; 1024];
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            s.set_read_timeout(Some(left)).expect("timeout");
+            match s.read(&mut buf) {
+                Ok(0) => return true,
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return false;
+                }
+                Err(_) => return true,
+            }
+        }
+    }
+
+    /// A connection that makes no call, whether or not it did the HTTP/2 handshake, is
+    /// closed once the idle timeout has passed since it was accepted, not before.
+    #[test]
+    fn a_connection_that_makes_no_call_is_closed_after_the_idle_timeout() {
+        let idle = Duration::from_millis(800);
+        let server = TestServer::start("idle", limits(8, idle));
+        let start = Instant::now();
+        let mut handshaken = h2(&server.socket);
+        let mut silent = UnixStream::connect(&server.socket).expect("connect");
+        for s in [&mut handshaken, &mut silent] {
+            assert!(closed_within(s, Duration::from_secs(10)), "closed");
+            assert!(
+                start.elapsed() >= idle,
+                "closed after {:?}",
+                start.elapsed()
+            );
+        }
+    }
+
+    /// A connection that has made a call stays open however long it stays quiet (a CSI
+    /// sidecar exits when its connection to the driver drops).
+    #[test]
+    fn a_connection_that_has_made_a_call_stays_open() {
+        let idle = Duration::from_millis(300);
+        let server = TestServer::start("called", limits(8, idle));
+        let mut s = h2(&server.socket);
+        call(&mut s, 1, "/csi.v1.Identity/Probe");
+        let Job::Call { reply, path, .. } = server.job() else {
+            panic!("a call");
+        };
+        assert_eq!(path, "/csi.v1.Identity/Probe");
+        reply.send(Ok(serde_json::json!({}))).expect("answered");
+        // Its answer: a DATA frame on its stream.
+        while read_frame(&mut s).expect("the answer") != (0, 1) {}
+        assert!(!closed_within(&mut s, idle * 4), "still open");
+    }
+
+    /// At the cap a new connection closes the one idle longest; when every connection has
+    /// a call running, the new one is closed at once and the busy ones stay.
+    #[test]
+    fn at_the_cap_the_connection_idle_longest_makes_room() {
+        let server = TestServer::start("cap", limits(2, Duration::from_secs(60)));
+        let mut oldest = h2(&server.socket);
+        std::thread::sleep(Duration::from_millis(50));
+        let mut busy = h2(&server.socket);
+        call(&mut busy, 1, "/csi.v1.Identity/Probe");
+        let mut held = vec![server.job()];
+        let mut newest = h2(&server.socket);
+        assert!(
+            closed_within(&mut oldest, Duration::from_secs(10)),
+            "made room"
+        );
+        call(&mut newest, 1, "/csi.v1.Identity/Probe");
+        held.push(server.job());
+        let mut refused = UnixStream::connect(&server.socket).expect("connect");
+        assert!(
+            closed_within(&mut refused, Duration::from_secs(10)),
+            "refused"
+        );
+        for s in [&mut busy, &mut newest] {
+            assert!(!closed_within(s, Duration::from_millis(300)), "busy stays");
+        }
+        drop(held);
+    }
 }

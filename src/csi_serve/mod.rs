@@ -2,17 +2,24 @@
 //! (`hostpath.csi.lab`) on a real gRPC unix socket, as a CSI driver serves its sidecars and
 //! kubelet, while the lab runs in this process.
 //!
-//! Two threads. A tokio current-thread runtime runs the tonic server ([`grpc`]); it decodes
-//! each call and sends it to the thread that owns the [`Lab`] (the caller of [`run`]), which
-//! runs the calls one at a time in arrival order through [`Lab::csi_remote_call`] (the path
-//! of `csi call`: same codes and messages, the call log and the wire log, the journal) and
-//! prints each call-log line as it lands. The engine knows nothing of tokio or tonic.
+//! Two threads. A tokio current-thread runtime runs the tonic server ([`grpc`]) on the
+//! connections its own accept loop takes, within caps ([`MAX_CONNECTIONS`],
+//! [`IDLE_TIMEOUT`], keepalive, [`ACCEPT_BACKOFF`]); it decodes each call and sends it to
+//! the thread that owns the [`Lab`] (the caller of [`run`]), which runs the calls one at a
+//! time in arrival order through [`Lab::csi_remote_call`] (the path of `csi call`: same
+//! codes and messages, the call log and the wire log, the journal) and prints each call-log
+//! line as it lands. The engine knows nothing of tokio or tonic.
 //!
 //! SIGINT, SIGTERM and SIGHUP stop the server and remove the socket (if the path is still
 //! the socket it bound); the exit status is then 128 + the signal's number, as for the
 //! other front ends (see `util::signals`).
 
+mod conn;
 pub mod grpc;
+
+pub use conn::{
+    ACCEPT_BACKOFF, IDLE_TIMEOUT, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, MAX_CONNECTIONS,
+};
 
 use crate::Lab;
 use grpc::Job;

@@ -576,3 +576,231 @@ fn csi_serve_in_the_dashboard_shows_what_a_client_sent_escaped() {
     app.run_command("csi serve stop");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// HTTP/2 by hand, enough for a handshake and one unary call: what the connection tests
+/// need without a gRPC library (and with connections left idle on purpose).
+mod h2 {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let len = u32::try_from(payload.len()).expect("small").to_be_bytes();
+        let mut f = vec![len[1], len[2], len[3], kind, flags];
+        f.extend(stream.to_be_bytes());
+        f.extend(payload);
+        f
+    }
+
+    /// The next frame's type and stream.
+    fn read_frame(s: &mut UnixStream) -> std::io::Result<(u8, u32)> {
+        let mut head = [0u8; 9];
+        s.read_exact(&mut head)?;
+        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+        let mut payload = vec![0u8; len];
+        s.read_exact(&mut payload)?;
+        let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+        Ok((head[3], stream))
+    }
+
+    /// A connection that has done the handshake (preface and SETTINGS both ways).
+    pub fn connect(socket: &Path) -> std::io::Result<UnixStream> {
+        let mut s = UnixStream::connect(socket)?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))?;
+        s.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")?;
+        s.write_all(&frame(4, 0, 0, &[]))?;
+        if read_frame(&mut s)?.0 != 4 {
+            return Err(std::io::Error::other("no SETTINGS from the server"));
+        }
+        s.write_all(&frame(4, 1, 0, &[]))?;
+        Ok(s)
+    }
+
+    /// Call Identity/Probe on a new connection; `Ok` once its answer's DATA frame arrives.
+    pub fn probe(socket: &Path) -> std::io::Result<()> {
+        let mut s = connect(socket)?;
+        let mut block = Vec::new();
+        for (name, value) in [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":path", "/csi.v1.Identity/Probe"),
+            (":authority", "localhost"),
+            ("content-type", "application/grpc"),
+            ("te", "trailers"),
+        ] {
+            block.push(0); // a literal, not indexed, with its name
+            for text in [name, value] {
+                block.push(u8::try_from(text.len()).expect("short"));
+                block.extend(text.as_bytes());
+            }
+        }
+        s.write_all(&frame(1, 0x4, 1, &block))?;
+        s.write_all(&frame(0, 0x1, 1, &[0; 5]))?;
+        while read_frame(&mut s)? != (0, 1) {}
+        Ok(())
+    }
+
+    /// Whether the server closed `s` within `within`.
+    pub fn closed_within(s: &mut UnixStream, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        let mut buf = [0u8; 1024];
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            s.set_read_timeout(Some(left)).expect("timeout");
+            match s.read(&mut buf) {
+                Ok(0) => return true,
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return false;
+                }
+                Err(_) => return true,
+            }
+        }
+    }
+}
+
+/// More idle connections than the cap (MAX_CONNECTIONS) do not keep a new client out: each
+/// one past the cap closes the one idle longest, and the new client's call is answered.
+#[test]
+fn idle_connections_beyond_the_cap_do_not_keep_a_new_client_out() {
+    let dir = temp_dir("grpc-cap");
+    let socket = dir.join("csi.sock");
+    let (child, out) = serve(&socket, &[]);
+    let cap = cni_csi_lab::csi_serve::MAX_CONNECTIONS;
+    let mut idle: Vec<UnixStream> = (0..cap + 36)
+        .map(|i| h2::connect(&socket).unwrap_or_else(|e| panic!("connection {i}: {e}")))
+        .collect();
+    let start = Instant::now();
+    h2::probe(&socket).expect("the new client is answered");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        h2::closed_within(&mut idle[0], Duration::from_secs(5)),
+        "the oldest idle connection made room"
+    );
+    let newest = idle.last_mut().expect("connections");
+    assert!(!h2::closed_within(newest, Duration::from_millis(200)));
+    let (code, log) = stop(child, out, "TERM");
+    assert_eq!(code, Some(143));
+    assert!(log.contains("Probe"), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Wait for `child` to end, at most `within`; kill it and fail if it does not.
+fn ends_within(child: &mut Child, within: Duration, what: &str) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("the server runs") {
+            return status;
+        }
+        if start.elapsed() > within {
+            let _ = child.kill();
+            panic!("{what}: still running after {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// SIGTERM ends the server at once even while a client holds a connection on which it
+/// never sent a byte (tonic's graceful stop would wait for it forever).
+#[test]
+fn stopping_does_not_wait_for_a_client_that_sends_nothing() {
+    let dir = temp_dir("grpc-stall");
+    let socket = dir.join("csi.sock");
+    let (mut child, _out) = serve(&socket, &[]);
+    let _silent = UnixStream::connect(&socket).expect("connect");
+    let _idle = h2::connect(&socket).expect("handshake");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(killed.success());
+    let status = ends_within(
+        &mut child,
+        Duration::from_secs(10),
+        "csi serve after SIGTERM",
+    );
+    assert_eq!(status.code(), Some(143));
+    assert!(!socket.exists(), "the socket is removed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The CPU time a process has used (user and system), in clock ticks (/proc/PID/stat).
+#[cfg(target_os = "linux")]
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    // After the command name, which ends with ')': state is field 3, utime 14, stime 15.
+    let fields: Vec<&str> = stat[stat.rfind(')').expect("comm") + 2..]
+        .split(' ')
+        .collect();
+    fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
+}
+
+/// Out of file descriptors (`ulimit -n 16`, 200 connections that never send a byte) the
+/// server neither spins on the failing accept nor keeps new clients out: it backs off,
+/// closes the connection idle longest to free a descriptor, caps itself below the limit,
+/// and a new client's call is answered. (Before: a core at 100% and clients timing out.)
+#[cfg(target_os = "linux")]
+#[test]
+fn out_of_file_descriptors_the_server_backs_off_and_still_serves() {
+    let dir = temp_dir("grpc-emfile");
+    let socket = dir.join("csi.sock");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 16 && exec '{}' csi serve --socket '{}'",
+            env!("CARGO_BIN_EXE_cni-csi-lab"),
+            socket.display()
+        ))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sh runs");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut banner = String::new();
+    out.read_line(&mut banner).expect("a banner");
+    assert!(banner.starts_with("serving hostpath.csi.lab"), "{banner:?}");
+    let held: Vec<UnixStream> = (0..200)
+        .map(|_| UnixStream::connect(&socket).expect("connect (queued if not accepted)"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let before = cpu_ticks(child.id());
+    let span = Duration::from_secs(2);
+    std::thread::sleep(span);
+    let used = cpu_ticks(child.id()) - before;
+    let hz: u64 = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+        .unwrap_or(100);
+    // A spinning accept loop uses the whole span; a quarter of it is far above a backoff.
+    assert!(
+        used * 4 < hz * span.as_secs(),
+        "{used} ticks of CPU in {span:?} ({hz} a second)"
+    );
+    let start = Instant::now();
+    h2::probe(&socket).expect("a new client is answered");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    drop(held);
+    let (code, log) = stop(child, out, "TERM");
+    assert_eq!(code, Some(143), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
