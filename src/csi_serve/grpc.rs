@@ -56,6 +56,91 @@ pub enum Job {
     },
 }
 
+/// csi.proto's descriptors, decoded once per process.
+fn pool() -> Result<DescriptorPool, String> {
+    static POOL: std::sync::OnceLock<Result<DescriptorPool, String>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| DescriptorPool::decode(CSI_DESCRIPTOR).map_err(|e| e.to_string()))
+        .clone()
+}
+
+/// The full path of every method served (`/csi.v1.Identity/GetPluginInfo`, …).
+pub fn method_paths() -> Vec<String> {
+    let Ok(pool) = pool() else {
+        return Vec::new();
+    };
+    SERVICES
+        .iter()
+        .filter_map(|s| pool.get_service_by_name(s))
+        .flat_map(|s| {
+            s.methods()
+                .map(|m| format!("/{}/{}", s.full_name(), m.name()))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The method at `path` (`/csi.v1.Controller/CreateVolume`), or what grpc-go answers a
+/// path it does not serve.
+fn resolve(pool: &DescriptorPool, path: &str) -> Result<MethodDescriptor, tonic::Status> {
+    let (service, name) = path
+        .trim_start_matches('/')
+        .split_once('/')
+        .unwrap_or((path.trim_start_matches('/'), ""));
+    if !SERVICES.contains(&service) {
+        return Err(tonic::Status::unimplemented(format!(
+            "unknown service {service}"
+        )));
+    }
+    pool.get_service_by_name(service)
+        .and_then(|s| s.methods().find(|m| m.name() == name))
+        .ok_or_else(|| {
+            tonic::Status::unimplemented(format!("unknown method {name} for service {service}"))
+        })
+}
+
+/// `body` as the request of `method`, in the form the lab takes (protojson with proto
+/// field names), or what grpc-go answers bytes that are not that message.
+fn decode(method: &MethodDescriptor, body: &[u8]) -> Result<serde_json::Value, tonic::Status> {
+    let unmarshal =
+        |e: String| tonic::Status::internal(format!("grpc: error unmarshalling request: {e}"));
+    let msg = DynamicMessage::decode(method.input(), body).map_err(|e| unmarshal(e.to_string()))?;
+    let opts = SerializeOptions::new().use_proto_field_name(true);
+    msg.serialize_with_options(serde_json::value::Serializer, &opts)
+        .map_err(|e| unmarshal(e.to_string()))
+}
+
+/// The lab's answer to `method` (protojson), encoded as its response message.
+fn encode(method: &MethodDescriptor, json: serde_json::Value) -> Result<Bytes, tonic::Status> {
+    let out = DynamicMessage::deserialize(method.output(), json)
+        .map_err(|e| tonic::Status::internal(format!("grpc: error while marshaling: {e}")))?;
+    Ok(Bytes::from(out.encode_to_vec()))
+}
+
+fn lab_status(s: tonic::Status) -> lab_engine::csi::Status {
+    let code = lab_engine::csi::Code::from_number(s.code() as i32)
+        .unwrap_or(lab_engine::csi::Code::Unknown);
+    lab_engine::csi::Status::new(code, s.message())
+}
+
+/// One call without a socket: `body` decoded as the request of the method at `path`, run
+/// on `lab` as the server runs a call from its client (`node` answers the Node service),
+/// and the answer encoded; `Err` is the status the client gets. What the server does with
+/// a call, from the bytes a client sends to the bytes it gets back, less HTTP/2 (the fuzz
+/// target `grpc_request` drives it).
+pub fn call_lab(
+    lab: &mut crate::Lab,
+    node: Option<&str>,
+    path: &str,
+    body: &[u8],
+) -> Result<Bytes, lab_engine::csi::Status> {
+    let pool =
+        pool().map_err(|e| lab_engine::csi::Status::new(lab_engine::csi::Code::Internal, e))?;
+    let method = resolve(&pool, path).map_err(lab_status)?;
+    let request = decode(&method, body).map_err(lab_status)?;
+    let reply = lab.csi_remote_call(path, node, &request).reply?;
+    encode(&method, reply).map_err(lab_status)
+}
+
 struct Shared {
     pool: DescriptorPool,
     jobs: mpsc::Sender<Job>,
@@ -64,11 +149,9 @@ struct Shared {
 impl Shared {
     /// Answer `status` without the lab, and tell the lab's thread so it can print it.
     fn reject(&self, path: &str, status: tonic::Status) -> tonic::Status {
-        let code = lab_engine::csi::Code::from_number(status.code() as i32)
-            .unwrap_or(lab_engine::csi::Code::Unknown);
         let _ = self.jobs.send(Job::Rejected {
             path: path.to_string(),
-            status: lab_engine::csi::Status::new(code, status.message()),
+            status: lab_status(status.clone()),
         });
         status
     }
@@ -121,18 +204,7 @@ impl Call {
             self.method.parent_service().full_name(),
             self.method.name()
         );
-        let unmarshal = |e: String| {
-            self.shared.reject(
-                &path,
-                tonic::Status::internal(format!("grpc: error unmarshalling request: {e}")),
-            )
-        };
-        let msg = DynamicMessage::decode(self.method.input(), body)
-            .map_err(|e| unmarshal(e.to_string()))?;
-        let opts = SerializeOptions::new().use_proto_field_name(true);
-        let request = msg
-            .serialize_with_options(serde_json::value::Serializer, &opts)
-            .map_err(|e| unmarshal(e.to_string()))?;
+        let request = decode(&self.method, &body).map_err(|s| self.shared.reject(&path, s))?;
         let (tx, rx) = tokio::sync::oneshot::channel();
         let stopped = || tonic::Status::unavailable("the lab has stopped");
         self.shared
@@ -144,12 +216,7 @@ impl Call {
             })
             .map_err(|_| stopped())?;
         match rx.await.map_err(|_| stopped())? {
-            Ok(json) => {
-                let out = DynamicMessage::deserialize(self.method.output(), json).map_err(|e| {
-                    tonic::Status::internal(format!("grpc: error while marshaling: {e}"))
-                })?;
-                Ok(Bytes::from(out.encode_to_vec()))
-            }
+            Ok(json) => encode(&self.method, json),
             Err(s) => Err(tonic::Status::new(
                 tonic::Code::from_i32(s.code.number()),
                 s.message,
@@ -195,23 +262,12 @@ where
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
         let path = req.uri().path().to_string();
-        let name = path.rsplit('/').next().unwrap_or_default().to_string();
-        let method = self
-            .shared
-            .pool
-            .get_service_by_name(SERVICES[I])
-            .and_then(|s| s.methods().find(|m| m.name() == name));
+        let method = resolve(&self.shared.pool, &path);
         let shared = self.shared.clone();
         Box::pin(async move {
-            let Some(method) = method else {
-                let status = shared.reject(
-                    &path,
-                    tonic::Status::unimplemented(format!(
-                        "unknown method {name} for service {}",
-                        SERVICES[I]
-                    )),
-                );
-                return Ok(status.into_http());
+            let method = match method {
+                Ok(method) => method,
+                Err(status) => return Ok(shared.reject(&path, status).into_http()),
             };
             let mut grpc = Grpc::new(RawCodec);
             Ok(grpc.unary(Call { shared, method }, req).await)
@@ -237,8 +293,10 @@ async fn serve_within(
     shutdown: impl std::future::Future<Output = ()>,
     limits: Limits,
 ) -> Result<(), String> {
-    let pool = DescriptorPool::decode(CSI_DESCRIPTOR).map_err(|e| e.to_string())?;
-    let shared = Arc::new(Shared { pool, jobs });
+    let shared = Arc::new(Shared {
+        pool: pool()?,
+        jobs,
+    });
     let reflection = || {
         let mut b = tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(CSI_DESCRIPTOR);
@@ -468,6 +526,48 @@ mod tests {
                 Err(_) => return true,
             }
         }
+    }
+
+    /// Without a socket, a call gets what a client on the socket gets: the lab's answer
+    /// encoded as the response message, or grpc-go's status for a method not served and
+    /// for bytes that are not the request.
+    #[test]
+    fn call_lab_answers_as_the_socket_does() {
+        let mut lab = crate::Lab::new();
+        let create = "/csi.v1.Controller/CreateVolume";
+        let method = resolve(&pool().expect("csi.proto"), create).expect("served");
+        let request = serde_json::json!({"name": "data", "volume_capabilities": [
+            {"mount": {}, "access_mode": {"mode": "SINGLE_NODE_WRITER"}}]});
+        let request = DynamicMessage::deserialize(method.input(), request)
+            .expect("a request")
+            .encode_to_vec();
+        let answer = call_lab(&mut lab, None, create, &request).expect("created");
+        let answer = DynamicMessage::decode(method.output(), answer).expect("a response");
+        let answer = answer
+            .serialize_with_options(
+                serde_json::value::Serializer,
+                &SerializeOptions::new().use_proto_field_name(true),
+            )
+            .expect("json");
+        assert_eq!(answer["volume"]["capacity_bytes"], "1073741824", "{answer}");
+        assert!(lab.calls.iter().any(|(_, c)| c.action() == "CreateVolume"));
+        let err = |path: &str, body: &[u8]| {
+            let s = call_lab(&mut crate::Lab::new(), None, path, body).expect_err("refused");
+            format!("{}: {}", s.code, s.message)
+        };
+        assert_eq!(
+            err("/csi.v1.Controller/NoSuchMethod", b""),
+            "UNIMPLEMENTED (12): unknown method NoSuchMethod for service csi.v1.Controller"
+        );
+        assert_eq!(
+            err("/csi.v9.Nowhere/Probe", b""),
+            "UNIMPLEMENTED (12): unknown service csi.v9.Nowhere"
+        );
+        let bad = err("/csi.v1.Controller/DeleteVolume", b"\x0a\xff\xff");
+        assert!(
+            bad.starts_with("INTERNAL (13): grpc: error unmarshalling request"),
+            "{bad}"
+        );
     }
 
     /// A connection that makes no call, whether or not it did the HTTP/2 handshake, is
