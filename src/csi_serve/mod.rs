@@ -2,16 +2,24 @@
 //! (`hostpath.csi.lab`) on a real gRPC unix socket, as a CSI driver serves its sidecars and
 //! kubelet, while the lab runs in this process.
 //!
-//! Two threads. A tokio current-thread runtime runs the tonic server ([`grpc`]); it decodes
-//! each call and sends it to the thread that owns the [`Lab`] (the caller of [`run`]), which
-//! runs the calls one at a time in arrival order through [`Lab::csi_remote_call`] (the path
-//! of `csi call`: same codes and messages, the call log and the wire log, the journal) and
-//! prints each call-log line as it lands. The engine knows nothing of tokio or tonic.
+//! Two threads. A tokio current-thread runtime runs the tonic server ([`grpc`]) on the
+//! connections its own accept loop takes, within caps ([`MAX_CONNECTIONS`],
+//! [`IDLE_TIMEOUT`], keepalive, [`ACCEPT_BACKOFF`]); it decodes each call and sends it to
+//! the thread that owns the [`Lab`] (the caller of [`run`]), which runs the calls one at a
+//! time in arrival order through [`Lab::csi_remote_call`] (the path of `csi call`: same
+//! codes and messages, the call log and the wire log, the journal) and prints each call-log
+//! line as it lands. The engine knows nothing of tokio or tonic.
 //!
-//! SIGINT, SIGTERM and SIGHUP stop the server and remove the socket; the exit status is then
-//! 128 + the signal's number, as for the other front ends (see `util::signals`).
+//! SIGINT, SIGTERM and SIGHUP stop the server and remove the socket (if the path is still
+//! the socket it bound); the exit status is then 128 + the signal's number, as for the
+//! other front ends (see `util::signals`).
 
+mod conn;
 pub mod grpc;
+
+pub use conn::{
+    ACCEPT_BACKOFF, IDLE_TIMEOUT, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, MAX_CONNECTIONS,
+};
 
 use crate::Lab;
 use grpc::Job;
@@ -43,6 +51,7 @@ pub struct Server {
     jobs: mpsc::Receiver<Job>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<Result<(), String>>>,
+    bound: Option<Bound>,
     /// The socket served.
     pub socket: PathBuf,
     /// The node whose node plugin answers the Node service.
@@ -62,7 +71,7 @@ impl Server {
             Some(n) => Some(n.clone()),
             None => lab.nodes.keys().next().cloned(),
         };
-        let listener = bind(&opts.socket)?;
+        let (listener, bound) = bind(&opts.socket)?;
         let (jobs_tx, jobs) = mpsc::channel::<Job>();
         let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
@@ -82,13 +91,14 @@ impl Server {
                 })
             })
             .map_err(|e| {
-                let _ = std::fs::remove_file(&opts.socket);
+                bound.remove();
                 format!("cannot start the gRPC thread: {e}")
             })?;
         Ok(Server {
             jobs,
             stop: Some(stop),
             thread: Some(thread),
+            bound: Some(bound),
             socket: opts.socket.clone(),
             node,
         })
@@ -122,13 +132,14 @@ impl Server {
         self.jobs.try_recv().ok()
     }
 
-    /// Stop serving: the server thread ends, the socket file is removed. Returns the error
-    /// the server thread ended with, if it failed.
-    pub fn stop(mut self) -> Result<(), String> {
+    /// Stop serving: the server thread ends, and the socket file is removed if it is still
+    /// the socket this server bound. Returns what to say about it ([`stopped`] and what
+    /// became of the file), after the error the server thread ended with if it failed.
+    pub fn stop(mut self) -> Result<String, String> {
         self.shutdown()
     }
 
-    fn shutdown(&mut self) -> Result<(), String> {
+    fn shutdown(&mut self) -> Result<String, String> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -137,8 +148,19 @@ impl Server {
             Some(Err(_)) => Err("the gRPC server thread panicked".to_string()),
             None => Ok(()),
         };
-        let _ = std::fs::remove_file(&self.socket);
-        ended
+        let file = match self.bound.take().map(|b| b.remove()) {
+            Some(Removal::Removed) | None => "the socket is removed".to_string(),
+            Some(Removal::Gone) => "the socket was already gone".to_string(),
+            Some(Removal::NotOurs) => format!(
+                "{} is no longer the socket it bound, so it is left in place",
+                self.socket.display()
+            ),
+        };
+        let said = format!("{} ({file})", stopped(&self.socket));
+        match ended {
+            Ok(()) => Ok(said),
+            Err(e) => Err(format!("{e}; {said}")),
+        }
     }
 }
 
@@ -157,16 +179,16 @@ pub fn run(lab: &mut Lab, opts: &ServeOptions, out: &mut dyn Write) -> Result<u8
             .map_err(|e| format!("cannot watch for signals: {e}"))?;
     }
     let server = Server::start(lab, opts)?;
-    let _ = writeln!(out, "{}; Ctrl-C stops", server.banner());
-    let _ = out.flush();
+    say(
+        out,
+        vec![lab_engine::render::Line::plain(format!(
+            "{}; Ctrl-C stops",
+            server.banner()
+        ))],
+    );
     let ended = loop {
         match server.next_job(SIGNAL_POLL) {
-            Ok(Some(job)) => {
-                for line in handle(lab, server.node.as_deref(), job) {
-                    let _ = writeln!(out, "{}", line.text());
-                }
-                let _ = out.flush();
-            }
+            Ok(Some(job)) => say(out, handle(lab, server.node.as_deref(), job)),
             Ok(None) => {}
             Err(e) => break Err(e),
         }
@@ -176,14 +198,27 @@ pub fn run(lab: &mut Lab, opts: &ServeOptions, out: &mut dyn Write) -> Result<u8
         }
     };
     let stopped = server.stop();
+    if let Ok(said) = &stopped {
+        say(out, vec![lab_engine::render::Line::plain(said.clone())]);
+    }
     match ended {
         Ok(sig) => Ok(crate::signals::exit_status(sig)),
         Err(e) => Err(stopped.err().unwrap_or(e)),
     }
 }
 
+/// Write `lines` to the terminal through the plain painter, which escapes every control
+/// character (see `render::escape`): a volume name, a node ID or a status message a client
+/// sent is its bytes, and an ESC in them must not retitle or clear the terminal.
+fn say(out: &mut dyn Write, lines: Vec<lab_engine::render::Line>) {
+    let text = lab_engine::render::Outcome { lines }.to_text();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
 /// Run one job on the lab; returns the lines to show (what it logged, or the gRPC status
-/// of a call answered without the lab).
+/// of a call answered without the lab). They hold what the client sent as it sent it:
+/// show them through a painter, which escapes control characters.
 pub fn handle(lab: &mut Lab, node: Option<&str>, job: Job) -> Vec<lab_engine::render::Line> {
     let grpc_line = |path: &str, status: &lab_engine::csi::Status| {
         lab_engine::render::Line::new()
@@ -255,12 +290,9 @@ pub fn already_serving(socket: &Path) -> String {
     )
 }
 
-/// What stopping says.
+/// What stopping says (before what became of the socket file).
 pub fn stopped(socket: &Path) -> String {
-    format!(
-        "stopped serving on unix://{} (the socket is removed)",
-        socket.display()
-    )
+    format!("stopped serving on unix://{}", socket.display())
 }
 
 fn node_names(lab: &Lab) -> String {
@@ -270,11 +302,48 @@ fn node_names(lab: &Lab) -> String {
     lab.nodes.keys().cloned().collect::<Vec<_>>().join(", ")
 }
 
-/// Bind the socket. A socket file left by a server that is gone is removed first (as
-/// csi-driver-host-path does before it listens); a live server or a file that is not a
-/// socket is an error, never overwritten.
-fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, String> {
-    use std::os::unix::fs::FileTypeExt;
+/// The socket file a server bound: its path, and the device and inode the path had right
+/// after the bind. Stopping removes the path only while it is still that file (as systemd
+/// and grpc-go servers do): if someone removed it and another server bound the path, or
+/// put a file there, stopping leaves what is there now.
+struct Bound {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+}
+
+/// What stopping did with the socket file.
+enum Removal {
+    Removed,
+    /// Nothing is at the path any more.
+    Gone,
+    /// Something else is at the path now (another server's socket, a file).
+    NotOurs,
+}
+
+impl Bound {
+    /// Remove the socket file if it is still the one bound.
+    fn remove(&self) -> Removal {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        match std::fs::symlink_metadata(&self.path) {
+            Err(_) => Removal::Gone,
+            Ok(m) if m.file_type().is_socket() && m.dev() == self.dev && m.ino() == self.ino => {
+                match std::fs::remove_file(&self.path) {
+                    Ok(()) => Removal::Removed,
+                    Err(_) => Removal::NotOurs,
+                }
+            }
+            Ok(_) => Removal::NotOurs,
+        }
+    }
+}
+
+/// Bind the socket. A socket file left by a server that is gone (connecting to it is
+/// refused) is removed first, as csi-driver-host-path does before it listens; a live server,
+/// a socket that cannot be tried, or a file that is not a socket is an error, never
+/// overwritten.
+fn bind(path: &Path) -> Result<(std::os::unix::net::UnixListener, Bound), String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     if let Ok(meta) = std::fs::symlink_metadata(path) {
         if !meta.file_type().is_socket() {
             return Err(format!(
@@ -282,19 +351,38 @@ fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, String> {
                 path.display()
             ));
         }
-        if std::os::unix::net::UnixStream::connect(path).is_ok() {
-            return Err(format!(
-                "a server is already listening on {}",
-                path.display()
-            ));
+        match std::os::unix::net::UnixStream::connect(path) {
+            Ok(_) => {
+                return Err(format!(
+                    "a server is already listening on {}: stop it, or give another --socket path",
+                    path.display()
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                std::fs::remove_file(path).map_err(|e| {
+                    format!("cannot remove the stale socket {}: {e}", path.display())
+                })?;
+            }
+            Err(e) => {
+                return Err(format!(
+                    "{} is a socket that cannot be tried ({e}), so it is left in place: give another --socket path",
+                    path.display()
+                ));
+            }
         }
-        std::fs::remove_file(path)
-            .map_err(|e| format!("cannot remove the stale socket {}: {e}", path.display()))?;
     }
     let listener = std::os::unix::net::UnixListener::bind(path)
         .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
-    listener
-        .set_nonblocking(true)
+    let meta = std::fs::symlink_metadata(path)
         .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
-    Ok(listener)
+    let bound = Bound {
+        path: path.to_path_buf(),
+        dev: meta.dev(),
+        ino: meta.ino(),
+    };
+    listener.set_nonblocking(true).map_err(|e| {
+        bound.remove();
+        format!("cannot listen on {}: {e}", path.display())
+    })?;
+    Ok((listener, bound))
 }

@@ -320,7 +320,8 @@ struct ServeThread {
     banner: String,
     socket: std::path::PathBuf,
     stop: Arc<std::sync::atomic::AtomicBool>,
-    thread: std::thread::JoinHandle<Result<(), String>>,
+    /// Ends with what stopping said (`Err`: after why the server stopped).
+    thread: std::thread::JoinHandle<Result<String, String>>,
 }
 
 /// How long the serving thread waits for a call before it looks at its stop flag.
@@ -365,11 +366,16 @@ impl Serving {
                 let cast = cast.clone();
                 let thread = std::thread::Builder::new()
                     .name("csi-serve".into())
-                    .spawn(move || -> Result<(), String> {
+                    .spawn(move || -> Result<String, String> {
                         use rustyline::ExternalPrinter;
                         while !flag.load(Ordering::Relaxed) {
-                            let Some(job) = server.next_job(SERVE_POLL)? else {
-                                continue;
+                            let job = match server.next_job(SERVE_POLL) {
+                                Ok(Some(job)) => job,
+                                Ok(None) => continue,
+                                Err(e) => {
+                                    let said = server.stop().unwrap_or_else(|said| said);
+                                    return Err(format!("{e}; {said}"));
+                                }
                             };
                             let lines = {
                                 let mut d = lock(&desk);
@@ -414,8 +420,7 @@ impl Serving {
         let t = self.running.take()?;
         t.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         Some(match t.thread.join() {
-            Ok(Ok(())) => crate::csi_serve::stopped(&t.socket),
-            Ok(Err(e)) => format!("{e}; {}", crate::csi_serve::stopped(&t.socket)),
+            Ok(Ok(said) | Err(said)) => said,
             Err(_) => format!(
                 "the serving thread failed; {}",
                 crate::csi_serve::stopped(&t.socket)

@@ -947,9 +947,7 @@ impl App {
                 .map_or_else(|| NOT_SERVING.to_string(), Server::banner)),
             ServeRequest::Stop => {
                 let server = self.serving.take().ok_or(NOT_SERVING)?;
-                let socket = server.socket.clone();
-                server.stop()?;
-                Ok(crate::csi_serve::stopped(&socket))
+                server.stop()
             }
             ServeRequest::Start(opts) => {
                 if let Some(s) = &self.serving {

@@ -17,6 +17,7 @@ fn package_of(what: &str) -> &'static str {
         "ping" => "iputils-ping",
         "sysctl" => "procps",
         "timeout" => "coreutils",
+        "script" => "bsdutils",
         p if p.starts_with("/usr/lib/cni/") => "containernetworking-plugins",
         _ => "",
     }

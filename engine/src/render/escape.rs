@@ -4,8 +4,9 @@
 //! screen, others remap keys or write files on some terminals). Every painter
 //! ([`Outcome::to_text`](super::Outcome::to_text), [`super::ansi`]) and every front end that
 //! writes text of its own passes it through [`escape_controls`] at the edge, so each path is
-//! covered whatever produced the text. The dashboard draws through ratatui, which is already
-//! safe.
+//! covered whatever produced the text. The dashboard paints the lab's lines the same way
+//! (`tui::view::paint`, `tui::view::output::wrap`); the rest of its text goes through
+//! ratatui, which drops control characters.
 
 use std::borrow::Cow;
 

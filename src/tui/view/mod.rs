@@ -204,12 +204,19 @@ pub fn pane_block<'a>(app: &App, pane: Pane, extra: Vec<Span<'a>>) -> Block<'a> 
         .style(t.plain)
 }
 
-/// Paint an output line with the theme.
+/// Paint an output line with the theme; control characters are escaped as the REPL's
+/// painters escape them (`\u{1b}`), so a name a gRPC client or a file gave reads the same
+/// in both (ratatui would drop them silently).
 pub fn paint<'a>(theme: &Theme, line: &'a lab_engine::render::Line) -> Line<'a> {
     Line::from(
         line.spans
             .iter()
-            .map(|s| Span::styled(s.text.as_str(), theme.role(s.role)))
+            .map(|s| {
+                Span::styled(
+                    lab_engine::render::escape_controls(&s.text),
+                    theme.role(s.role),
+                )
+            })
             .collect::<Vec<_>>(),
     )
 }

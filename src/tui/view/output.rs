@@ -7,6 +7,7 @@ use crate::tui::app::App;
 use crate::tui::keymap::Pane;
 use crate::tui::theme::Theme;
 use lab_engine::render::Line as OutLine;
+use lab_engine::render::escape_controls;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -14,21 +15,24 @@ use ratatui::widgets::Widget;
 use unicode_width::UnicodeWidthChar;
 
 /// Where each row of a line wrapped at `width` columns starts, as character indices into
-/// the line's text: at a word boundary when the word fits on a row, mid-word only for a
+/// the line's text as shown (control characters escaped): at a word boundary when the word fits on a row, mid-word only for a
 /// word longer than the row (JSON and IDs have few spaces to break at). A row's trailing
 /// space stays on it, so the text reads back unchanged.
 fn row_starts(line: &OutLine, width: usize) -> Vec<usize> {
     let width = width.max(1);
-    let widths: Vec<usize> = line
+    let texts: Vec<_> = line
         .spans
         .iter()
-        .flat_map(|s| s.text.chars())
+        .map(|s| escape_controls(&s.text))
+        .collect();
+    let widths: Vec<usize> = texts
+        .iter()
+        .flat_map(|t| t.chars())
         .map(|c| c.width().unwrap_or(0))
         .collect();
-    let spaces: Vec<bool> = line
-        .spans
+    let spaces: Vec<bool> = texts
         .iter()
-        .flat_map(|s| s.text.chars())
+        .flat_map(|t| t.chars())
         .map(|c| c == ' ')
         .collect();
     let mut starts = vec![0];
@@ -62,6 +66,7 @@ pub fn wrapped_height(line: &OutLine, width: usize) -> usize {
 }
 
 /// Wrap a line at `width` columns, at word boundaries where a word fits ([`row_starts`]).
+/// Control characters are escaped (`\u{1b}`), as the REPL shows them.
 pub fn wrap(theme: &Theme, line: &OutLine, width: usize) -> Vec<Line<'static>> {
     let starts = row_starts(line, width);
     let mut rows: Vec<Line<'static>> = vec![Line::default()];
@@ -70,7 +75,7 @@ pub fn wrap(theme: &Theme, line: &OutLine, width: usize) -> Vec<Line<'static>> {
     for s in &line.spans {
         let style = theme.role(s.role);
         let mut chunk = String::new();
-        for c in s.text.chars() {
+        for c in escape_controls(&s.text).chars() {
             if next_break.peek() == Some(&idx) {
                 next_break.next();
                 if let Some(last) = rows.last_mut()
@@ -196,5 +201,9 @@ mod tests {
         // Indentation is no place to break: a long indented word is cut, not pushed down.
         let l = OutLine::new().push("  CNI_ARGS=a;b;c;d", Role::Plain);
         assert_eq!(text(&wrap(&t, &l, 10)), ["  CNI_ARGS", "=a;b;c;d"]);
+        // A control character shows escaped, as the REPL prints it, and wraps as shown.
+        let l = OutLine::new().push("v\x1b[2J ok", Role::Plain);
+        assert_eq!(text(&wrap(&t, &l, 9)), ["v\\u{1b}[2", "J ok"]);
+        assert_eq!(wrapped_height(&l, 9), 2);
     }
 }
