@@ -470,8 +470,14 @@ impl Lab {
             Command::Csi(c) => self.csi(c),
             Command::Fault(c) => self.fault(c),
             Command::Show(s) => self.show(s),
-            Command::Get(g) => self.get(&g),
-            Command::Describe(d) => self.describe(&d),
+            Command::Get(g) => self.get_seen(&g).map(|(out, seen)| {
+                self.shown.push(seen);
+                out
+            }),
+            Command::Describe(d) => self.describe_seen(&d).map(|(out, seen)| {
+                self.shown.push(seen::Seen::Described(seen));
+                out
+            }),
             Command::Delete(d) => self.delete(d),
             Command::Apply(a) => self.apply_manifest(&a),
             Command::Label(a) => self.label(&a),

@@ -503,6 +503,15 @@ impl Lab {
     /// after the others print; and `describe KIND X` that finds no `X` describes the objects
     /// whose names start with `X` (`DescribeMatchingResources`), without events.
     pub fn describe(&self, d: &DescribeArgs) -> Result<Outcome, LabError> {
+        self.describe_seen(d).map(|(out, _)| out)
+    }
+
+    /// `describe`, with what it showed: the objects, each with the events printed.
+    pub(super) fn describe_seen(
+        &self,
+        d: &DescribeArgs,
+    ) -> Result<(Outcome, Vec<super::seen::Described>), LabError> {
+        let mut seen = Vec::new();
         let args: Vec<&str> = std::iter::once(d.kind.as_str())
             .chain(d.names.iter().map(String::as_str))
             .collect();
@@ -543,7 +552,7 @@ impl Lab {
                     } else {
                         format!("No resources found in {} namespace.", d.ns)
                     });
-                    return Ok(out);
+                    return Ok((out, seen));
                 }
                 asked.extend(every.into_iter().map(|(ns, n)| (kind, ns, n)));
             } else {
@@ -578,9 +587,11 @@ impl Lab {
                 if i > 0 {
                     out.plain("");
                 }
-                out.extend(self.describe_one(kind, &d.ns, name, d.show_events == Some(true))?);
+                let events = d.show_events == Some(true);
+                out.extend(self.describe_one(kind, &d.ns, name, events)?);
+                seen.extend(self.described(kind, &d.ns, name, events));
             }
-            return Ok(out);
+            return Ok((out, seen));
         }
         let show_events = d
             .show_events
@@ -592,8 +603,43 @@ impl Lab {
                 out.plain("");
             }
             out.extend(self.describe_one(*kind, ns, name, show_events)?);
+            seen.extend(self.described(*kind, ns, name, show_events));
         }
-        LabError::after(out, errors)
+        LabError::after(out, errors).map(|out| (out, seen))
+    }
+
+    /// What describing one object showed: the object, and the events of its Events section
+    /// when that was printed (the same events [`Lab::events_for`] prints).
+    fn described(
+        &self,
+        kind: &dyn AnyResource,
+        ns: &str,
+        name: &str,
+        show_events: bool,
+    ) -> Option<super::seen::Described> {
+        let (object, uid) = kind.reference(self, ns, name)?;
+        let events = if show_events {
+            self.shown_events(&object, &uid)
+        } else {
+            Vec::new()
+        };
+        Some(super::seen::Described { object, events })
+    }
+
+    /// The events an Events section shows for `object` with `uid`.
+    fn shown_events(&self, object: &ObjectRef, uid: &str) -> Vec<super::seen::EventSeen> {
+        self.calls
+            .events(object, Some(uid))
+            .map(|(e, ev)| {
+                let mut message = String::new();
+                ev.message.write(&ev.object, &mut message);
+                super::seen::EventSeen {
+                    warning: e.level() == Level::Warning,
+                    reason: ev.reason,
+                    message,
+                }
+            })
+            .collect()
     }
 
     /// The objects `describe KIND` with no name describes, as (namespace, name): those of
@@ -672,13 +718,14 @@ impl Lab {
         }
         out.line(Line::styled("Events:", Role::Header));
         let mut t = Table::new(&["Type", "Reason", "Age", "From", "Message"]);
-        for (e, ev) in events {
+        let shown = self.shown_events(object, uid);
+        for ((e, ev), seen) in events.into_iter().zip(shown) {
             let kind = match e.level() {
                 Level::Normal => "Normal",
                 Level::Warning => "Warning",
             };
-            let mut message = String::new();
-            ev.message.write(&ev.object, &mut message);
+            let message = seen.message;
+            debug_assert_eq!(ev.reason, seen.reason);
             t.row_styled(vec![
                 (
                     kind.into(),

@@ -507,6 +507,36 @@ pub const PREDICATES: &[Predicate] = &[
         eval: super::saw::reach_policies,
     },
     Predicate {
+        pattern: "saw describe <word> <name>",
+        about: "during this step `describe` showed this object (its kind by any of kubectl's names)",
+        eval: super::saw::describe,
+    },
+    Predicate {
+        pattern: "saw describe <word> <name> event <word>",
+        about: "a description of the object shown this step listed an event with this reason",
+        eval: super::saw::describe_event,
+    },
+    Predicate {
+        pattern: "saw describe <word> <name> event <word> <text>",
+        about: "a description of the object shown this step listed an event with this reason whose message holds the text",
+        eval: super::saw::describe_event,
+    },
+    Predicate {
+        pattern: "saw get <word>",
+        about: "during this step `get` listed objects of this kind",
+        eval: super::saw::get,
+    },
+    Predicate {
+        pattern: "saw get <word> <name>",
+        about: "during this step `get` listed this object",
+        eval: super::saw::get,
+    },
+    Predicate {
+        pattern: "saw get <word> <name> table|wide|json|yaml|name",
+        about: "during this step `get` listed this object in this format",
+        eval: super::saw::get,
+    },
+    Predicate {
         pattern: "caused <text>",
         about: "a command of this step made this component act (an actor of the call log: `external-attacher`, `containerd(node-1)`)",
         eval: super::saw::caused,

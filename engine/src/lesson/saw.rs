@@ -648,3 +648,99 @@ pub fn caused(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
         format!("no command of this step made {want} act"),
     )
 }
+
+// ---- describe, get ----
+
+/// Whether `object` is the one a check names: its kind by any of kubectl's words (`pod`,
+/// `pvc`, `va`), and `name` or `ns/name`.
+fn object_named(kind: &str, name: &str, object: &crate::cluster::ObjectRef) -> bool {
+    crate::resource::lookup(kind) == Some(object.kind)
+        && match name.split_once('/') {
+            Some((ns, n)) => ns == object.namespace && n == object.name,
+            None => {
+                name == object.name
+                    && (object.namespace.is_empty() || object.namespace == "default")
+            }
+        }
+}
+
+/// The objects `describe` showed during the step.
+fn described(seen: &Observed) -> impl Iterator<Item = &crate::engine::seen::Described> {
+    seen.seen().flat_map(|s| match s {
+        Seen::Described(d) => d.as_slice(),
+        _ => &[],
+    })
+}
+
+/// `saw describe <kind> <name>`: the object was described.
+pub fn describe(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (kind, name) = (arg(a, 0), arg(a, 1));
+    let holds = described(seen).any(|d| object_named(kind, name, &d.object));
+    yes_no(
+        holds,
+        format!("you described {kind} {name}"),
+        format!("`describe {kind} {name}` has not been run during this step"),
+    )
+}
+
+/// `saw describe <kind> <name> event <Reason>` and `… event <Reason> <message words>`:
+/// the description's Events section showed that event (its message holding the words).
+pub fn describe_event(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (kind, name, reason) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let words = a.get(3).map(String::as_str);
+    let mut shown = Vec::new();
+    let holds = described(seen)
+        .filter(|d| object_named(kind, name, &d.object))
+        .flat_map(|d| &d.events)
+        .any(|e| {
+            shown.push(e.reason);
+            e.reason == reason && words.is_none_or(|w| e.message.contains(w))
+        });
+    let what = match words {
+        Some(w) => format!("{reason} ({w:?})"),
+        None => reason.to_string(),
+    };
+    yes_no(
+        holds,
+        format!("you saw {kind} {name}'s event {what}"),
+        if shown.is_empty() {
+            format!(
+                "no description of {kind} {name} with its events has been shown during this step (`describe {kind} {name}`)"
+            )
+        } else {
+            format!(
+                "the description of {kind} {name} showed events {}, not {what}",
+                shown.join(", ")
+            )
+        },
+    )
+}
+
+/// `saw get <kind>` / `saw get <kind> <name>` / `saw get <kind> <name> <format>`: `get`
+/// listed objects of the kind (that one; in that format: table, wide, json, yaml, name).
+pub fn get(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let kind = arg(a, 0);
+    let name = a.get(1).map(String::as_str);
+    let format = a.get(2).map(String::as_str);
+    let holds = seen.seen().any(|s| match s {
+        Seen::Got { objects, format: f } => {
+            format.is_none_or(|w| w == *f)
+                && match name {
+                    Some(n) => objects.iter().any(|o| object_named(kind, n, o)),
+                    None => crate::resource::lookup(kind)
+                        .is_some_and(|k| objects.iter().any(|o| o.kind == k)),
+                }
+        }
+        _ => false,
+    });
+    let what = [Some(kind), name, format]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    yes_no(
+        holds,
+        format!("you listed {what}"),
+        format!("`get {what}` has not shown it during this step"),
+    )
+}
