@@ -86,7 +86,13 @@ impl Lab {
                 self.shown.push(s);
                 o
             }),
-            ShowCmd::Bgp { node } => self.show_bgp(&node),
+            ShowCmd::Bgp { node } => {
+                let out = self.show_bgp(&node)?;
+                if let Some(seen) = self.bgp_seen(&node) {
+                    self.shown.push(seen);
+                }
+                Ok(out)
+            }
             ShowCmd::Bpf {
                 node,
                 policy,
@@ -157,6 +163,20 @@ impl Lab {
             ))),
             None => Ok(self.nodes.keys().cloned().collect()),
         }
+    }
+
+    /// What `show bgp NODE` showed, as its rows (the view model `show_bgp` prints): the
+    /// session table of `calicoctl node status` and `birdcl show route`.
+    fn bgp_seen(&self, node: &str) -> Option<Seen> {
+        let crate::netd::Network::Calico(c) = &self.network else {
+            return None;
+        };
+        let host = self.nodes.get(node).map(|rt| &rt.host);
+        let lines = c.mesh.status(node, host).ok()?;
+        Some(Seen::Bgp {
+            node: node.to_string(),
+            lines: lines.into_iter().filter(|l| !l.is_empty()).collect(),
+        })
     }
 
     /// A lease no sandbox and no cached attachment accounts for has leaked (for example
