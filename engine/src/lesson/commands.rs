@@ -359,7 +359,7 @@ impl Desk {
             let mut t = Table::new(&["ID", "CH", "STEPS", "QUIZZES", "PROGRESS"]);
             let mut titles = Vec::new();
             for l in &parsed.lessons {
-                let p = progress.of(&l.id);
+                let p = progress.of(&l.id).within(l);
                 let mark = if current.as_deref() == Some(l.id.as_str()) {
                     " ← now"
                 } else {
@@ -393,7 +393,7 @@ impl Desk {
 
     fn lesson_start(&mut self, id: &str) -> Result<Outcome, LabError> {
         let lesson = self.lessons.find(id).map_err(LabError::msg)?;
-        let saved = self.lessons.progress().of(id);
+        let saved = self.lessons.progress().of(id).within(&lesson);
         let mut s = LessonSession::new(Arc::clone(&lesson), saved);
         let mut out = Outcome::empty();
         out.line(Line::styled(
