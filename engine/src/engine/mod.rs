@@ -262,14 +262,14 @@ pub const DEFAULT_CONF_NAME: &str = "10-lab.conflist";
 pub fn is_front_end_command(cmd: &Command) -> bool {
     matches!(
         cmd,
-        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back
+        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back | Command::Play(_)
     )
 }
 
 /// The error for a lesson command that reached the engine itself.
 fn front_end_only() -> LabError {
     LabError::msg(
-        "`lesson`, `hint`, `skip` and `back` run in the lab's front ends (the lesson desk), not in the engine",
+        "`lesson`, `hint`, `skip`, `back` and `play` run in the lab's front ends (the lesson desk), not in the engine",
     )
 }
 
@@ -576,9 +576,11 @@ impl Lab {
             Command::Explain(e) => {
                 command::explain::explain(e.topic.as_deref()).map_err(LabError::msg)
             }
-            Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back => {
-                Err(front_end_only())
-            }
+            Command::Lesson(_)
+            | Command::Hint
+            | Command::Skip
+            | Command::Back
+            | Command::Play(_) => Err(front_end_only()),
         }
     }
 
