@@ -212,7 +212,7 @@ pub fn plan(text: &str, pace: Pace) -> Vec<crate::lesson::play::PlayEvent> {
 }
 
 #[cfg(test)]
-mod play_tests {
+mod tests {
     use super::*;
     use crate::lesson::play::PlayEvent;
 

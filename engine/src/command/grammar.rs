@@ -169,8 +169,7 @@ pub enum Command {
     },
     /// Start over with the default cluster
     Reset(ResetArgs),
-    /// Play a script of lab commands for a class: each `# comment` is shown as a caption
-    /// before the command it precedes, each command typed visibly and run, paced
+    /// Play a script for a class: its `# comments` as captions, each command typed out and run, paced
     #[command(
         after_help = "In the REPL and the dashboard the script is typed out live: --step waits for Enter before each command
 (Esc or q stops), --pace waits that long between commands (default 2s). In a script (`run`), the commands
