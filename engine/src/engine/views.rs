@@ -168,11 +168,9 @@ impl Lab {
     /// What `show bgp NODE` showed, as its rows (the view model `show_bgp` prints): the
     /// session table of `calicoctl node status` and `birdcl show route`.
     fn bgp_seen(&self, node: &str) -> Option<Seen> {
-        let crate::netd::Network::Calico(c) = &self.network else {
-            return None;
-        };
+        let mesh = self.network.bgp()?;
         let host = self.nodes.get(node).map(|rt| &rt.host);
-        let lines = c.mesh.status(node, host).ok()?;
+        let lines = mesh.status(node, host).ok()?;
         Some(Seen::Bgp {
             node: node.to_string(),
             lines: lines.into_iter().filter(|l| !l.is_empty()).collect(),
