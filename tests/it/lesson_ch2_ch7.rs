@@ -154,11 +154,11 @@ fn ch2_step_15_adds_a_node_flanneld_accepts() {
     let desk = at_step(CH2, 16);
     let flanneld_error = desk
         .lab
-        .calls
+        .calls()
         .iter()
         .any(|(_, e)| e.shows("flannel net config doesn't contain"));
     assert!(!flanneld_error, "flanneld refused the node's podCIDR");
-    assert!(desk.lab.nodes.contains_key("tiny"));
+    assert!(desk.lab.nodes().contains_key("tiny"));
 }
 
 #[test]
@@ -294,7 +294,7 @@ fn ch7_keeps_the_chapter_s_names_and_sizes() {
         Item::Quiz(0, _)
     ));
     let pvc = |name: &str| {
-        desk.lab.cluster.pvcs[&crate::common::key(name)]
+        desk.lab.cluster().pvcs[&crate::common::key(name)]
             .status
             .capacity
             .get("storage")
