@@ -191,7 +191,7 @@ fn no_two_pods_share_an_address_when_a_chapter3_lesson_ends() {
         );
         let mut ips: Vec<(String, String)> = desk
             .lab
-            .cluster
+            .cluster()
             .pods
             .values()
             .filter(|p| !p.status.pod_ip.is_empty())
