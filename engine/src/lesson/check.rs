@@ -258,7 +258,7 @@ pub const PREDICATES: &[Predicate] = &[
     },
     Predicate {
         pattern: "node <node> ipam leaks nothing",
-        about: "every host-local lease on the node belongs to a live attachment: an entry in libcni's cache or a pod sandbox",
+        about: "every host-local lease on the node belongs to a live attachment: a pod sandbox, or an entry of libcni's cache under the network the node uses",
         eval: ipam_leaks_nothing,
     },
     Predicate {
@@ -974,17 +974,19 @@ fn ipam_lease_for(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     Eval::new(!held.is_empty(), actual)
 }
 
-/// A lease is live when libcni's cache has its attachment (a `cni add`, or a pod's sandbox
-/// network) or a pod sandbox has its container ID (a Multus delegate's `net1`, cached by
-/// Multus rather than libcni).
+/// A lease is live when a pod sandbox has its container ID (a Multus delegate's `net1`
+/// too, cached by Multus rather than libcni) or libcni's cache has its attachment under
+/// the network the node uses (a raw `cni add`); one cached only by a network the node no
+/// longer uses was torn down through another chain and has leaked
+/// ([`LeaseHolder`](crate::engine::node_view::LeaseHolder)).
 fn ipam_leaks_nothing(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let rt = match node_rt(lab, arg(a, 0)) {
         Ok(rt) => rt,
         Err(e) => return e,
     };
     let live = |id: &str, ifname: &str| {
-        rt.cache.keys().any(|(_, c, i)| c == id && i == ifname)
-            || rt.sandboxes.values().any(|sb| sb.id == id)
+        crate::engine::node_view::lease_holder(lab, arg(a, 0), id, ifname)
+            .is_some_and(|h| !h.leaked())
     };
     let mut count = 0;
     let mut leaked = Vec::new();
