@@ -536,6 +536,27 @@ pub const PREDICATES: &[Predicate] = &[
         about: "during this step `get` listed this object in this format",
         eval: super::saw::get,
     },
+    // ch5-core-modules
+    Predicate {
+        pattern: "node <node> conf active <word>",
+        about: "the node's runtime uses this file of /etc/cni/net.d (the first that loads, in lexical order)",
+        eval: super::saw::node_conf_active,
+    },
+    Predicate {
+        pattern: "saw ipam <node> leak <word>",
+        about: "`show ipam` showed, in the node's host-local store of this network, a leaked lease: no pod sandbox holds it, and libcni cached it (if at all) only under a network the node no longer uses",
+        eval: super::saw::ipam_leak,
+    },
+    Predicate {
+        pattern: "saw trace <flow> on <word> delivered|dropped|no-route|left",
+        about: "during this step a trace from the flow's source to the address the destination pod has on this interface (a secondary network's `net1`, whatever address it got) ended this way",
+        eval: super::saw::trace_to_interface,
+    },
+    Predicate {
+        pattern: "saw wire <word> stdin|stdout|request|response <text> contains <text>",
+        about: "a record of the call shown this step had a string holding this text at this JSON pointer (a path: `/target_path` contains `/volumeDevices/publish/`)",
+        eval: super::saw::wire_json_contains,
+    },
     Predicate {
         pattern: "caused <text>",
         about: "a command of this step made this component act (an actor of the call log: `external-attacher`, `containerd(node-1)`)",
