@@ -104,6 +104,13 @@ enum Front {
         /// Print each command before its output
         #[arg(long)]
         echo: bool,
+        /// Play it for a class: each `# comment` shown as a caption, each command typed
+        /// out, and Enter to go on to the next (q then Enter stops)
+        #[arg(long, conflicts_with_all = ["pace", "keep_going", "echo"])]
+        step: bool,
+        /// Play it for a class, pausing this long after each command (e.g. 2s, 500ms)
+        #[arg(long, value_name = "DURATION", value_parser = lab_engine::util::time::parse_tick, conflicts_with_all = ["keep_going", "echo"])]
+        pace: Option<lab_engine::util::time::Millis>,
     },
     /// An interactive session
     Repl {
@@ -278,9 +285,13 @@ fn run_lab() -> ExitCode {
             }
         }
         Some(Front::Run {
+            file, step, pace, ..
+        }) if step || pace.is_some() => play_file(&mut desk, &file, step, pace, opts.color_out),
+        Some(Front::Run {
             file,
             keep_going,
             echo,
+            ..
         }) => {
             let code = run_file(&mut desk, &file, RunOptions { keep_going, echo });
             end_without_drop(desk);
@@ -384,7 +395,7 @@ fn edges() -> lab_engine::edge::Edges {
 /// in lexical order, so a file that would sort after the lab's own is loaded as
 /// `00-<name>` (and the note says so).
 fn load_conflist(desk: &mut Desk, file: &str) -> Result<(), String> {
-    if desk.lab.nodes.is_empty() {
+    if desk.lab.counts().0 == 0 {
         return Err(format!(
             "--conflist {file}: the lab has no nodes to copy it to; use a preset with nodes"
         ));
@@ -394,13 +405,7 @@ fn load_conflist(desk: &mut Desk, file: &str) -> Result<(), String> {
         .and_then(|s| s.to_str())
         .unwrap_or(file)
         .to_string();
-    let first_existing = desk
-        .lab
-        .nodes
-        .values()
-        .filter_map(|n| n.confdir.files.keys().next())
-        .min()
-        .cloned();
+    let first_existing = desk.lab.first_conf_file().map(str::to_string);
     let mut line = format!(
         "cni conf load {}",
         shlex::try_quote(file).map_err(|e| format!("--conflist {file}: {e}"))?
@@ -501,6 +506,39 @@ fn run_file(desk: &mut Desk, file: &str, opts: RunOptions) -> ExitCode {
         }
     };
     run_file_text(desk, &text, opts)
+}
+
+/// `run FILE --step|--pace D`: the script played for a class (see `script::plan`): its
+/// comments as captions, each command typed out, then Enter or the pause. Exit 1 when a
+/// command did not end as written.
+fn play_file(
+    desk: &mut Desk,
+    file: &str,
+    step: bool,
+    pace: Option<lab_engine::util::time::Millis>,
+    color: bool,
+) -> ExitCode {
+    let text = match cni_csi_lab::files::read_capped(
+        std::path::Path::new(file),
+        "a script",
+        cni_csi_lab::files::SCRIPT_CAP,
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            print_error(format!("cannot read {file}: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let pace = match (step, pace) {
+        (true, _) => script::Pace::Step,
+        (false, Some(p)) => script::Pace::Every(p.as_ms()),
+        (false, None) => script::Pace::Every(script::DEFAULT_PACE_MS),
+    };
+    let mut sink = cni_csi_lab::repl::playback::TerminalSink { color };
+    match desk.play_events(script::plan(&text, pace), &mut sink, false) {
+        0 => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    }
 }
 
 /// Run script text with plain output.
