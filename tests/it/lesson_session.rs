@@ -76,7 +76,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     );
     let h2 = ok(&mut desk, "hint");
     assert!(
-        h2.starts_with("Hint 2/4: Type exactly: pod create web --node node-1 --label app=web"),
+        h2.starts_with("Hint 2/4: With `--node` you name the node yourself"),
         "{h2}"
     );
     let h3 = ok(&mut desk, "hint");
@@ -249,7 +249,7 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
     let out = ok(&mut desk, "lesson answer B");
     assert!(out.contains("✓ Right: B."), "{out}");
     let out = ok(&mut desk, "lesson answer cni del");
-    assert!(out.contains("lab> pod delete trainer"), "{out}");
+    assert!(out.contains("lab> pod delete ai-agent"), "{out}");
     assert!(out.contains("✓ Right: CNI DEL."), "{out}");
     assert!(out.contains("── Lesson complete"), "{out}");
     assert!(
