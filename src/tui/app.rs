@@ -1247,7 +1247,10 @@ impl App {
         } else {
             None
         };
-        self.set_lesson(model::lesson_view(&self.desk.lessons, hint));
+        if self.playback.is_none() {
+            // (A playback's step stays in the pane meanwhile: `show_playback`.)
+            self.set_lesson(model::lesson_view(&self.desk.lessons, hint));
+        }
     }
 
     /// Scroll the output so the command's echo is at the top if what it printed does not

@@ -221,12 +221,19 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             1,
             &dim(t, "a claim's volume goes, as the CSI calls happen:"),
         );
-        let mut l = progression(app, VolumeState::Created);
-        for s in &mut l.spans {
+        let mut steps = progression_segments(app, VolumeState::Created);
+        for s in steps.iter_mut().flatten() {
             s.style = t.dim;
         }
-        l.spans.insert(0, Span::raw("  "));
-        put(buf, inner, 2, &l);
+        if let Some(first) = steps.first_mut() {
+            first.insert(0, Span::raw("  "));
+        }
+        for (i, l) in super::wrap_segments(steps, inner.width as usize, 2)
+            .iter()
+            .enumerate()
+        {
+            put(buf, inner, 2 + i as u16, l);
+        }
         return;
     }
     let h = inner.height as usize;
