@@ -10,7 +10,7 @@ use super::{dim, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
 use lab_engine::dash::{self as model, IpamSummary};
-use lab_engine::engine::node_view::{self, IpamDir, LeaseRow};
+use lab_engine::engine::node_view::{self, IpamDir, LeaseHolder, LeaseRow};
 use lab_engine::engine::views::short_id;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -80,6 +80,23 @@ fn head_lines(app: &App, s: &IpamSummary, width: usize) -> Vec<Line<'static>> {
         first.push(Span::styled(net, t.dim));
     }
     let mut out = vec![Line::from(first)];
+    if s.ranges.is_empty() {
+        // A store of a network the node no longer uses (after `network use`, a conflist
+        // that sorts first): no config gives its range, and nothing allocates from it.
+        out.extend(super::wrap_segments(
+            vec![
+                vec![Span::styled("not in the node's network config now:", t.dim)],
+                vec![Span::styled(" no range, no new leases", t.dim)],
+            ],
+            width,
+            2,
+        ));
+        out.push(Line::from(Span::styled(
+            format!("used {}", s.used),
+            t.plain,
+        )));
+        return out;
+    }
     let ranges = if s.ranges.is_empty() {
         "?".to_string()
     } else {
@@ -304,9 +321,18 @@ fn draw_leases(
                 .ipam
                 .added
                 .contains(&(sec.summary.net.clone(), *ip));
-        let owner = node_view::sandbox_owner(&app.desk.lab, node, &lease.container_id)
-            .map(|k| k.strip_prefix("default/").unwrap_or(k).to_string())
-            .unwrap_or_else(|| "(no pod: raw `cni add`?)".to_string());
+        let owner = match node_view::lease_holder(
+            &app.desk.lab,
+            node,
+            &lease.container_id,
+            &lease.ifname,
+        ) {
+            Some(LeaseHolder::Pod(k)) => k.strip_prefix("default/").unwrap_or(k).to_string(),
+            // The pane is narrow: the REPL's `show ipam` says more.
+            Some(LeaseHolder::Attachment) | None => "raw `cni add`".to_string(),
+            Some(LeaseHolder::OtherChain { .. }) => "leaked (net changed)".to_string(),
+            Some(LeaseHolder::Leaked) => "leaked (no DEL ever)".to_string(),
+        };
         let style = if changed { t.changed } else { t.plain };
         // The file's content, `<containerID>\r\n<ifname>`, with the ID shortened; shorter
         // still (and the ifname left out) on a narrow pane, so the address and the owner
