@@ -94,7 +94,7 @@ fn bash_completes_subcommands_flags_and_values() {
     }
     assert_eq!(
         complete(&["cni-csi-lab", "lesson", "start", "ch3"]),
-        ["ch3-architecture"]
+        ["ch3-architecture", "ch3-csi-multus"]
     );
     assert_eq!(
         complete(&["cni-csi-lab", "lesson", "verify", "ch7"]),

@@ -21,6 +21,7 @@ mod host_local_differential;
 mod host_local_proptest;
 mod invariants;
 mod lesson_ch2_ch7;
+mod lesson_ch3;
 mod lesson_ch5;
 mod lesson_files;
 mod lesson_guard;

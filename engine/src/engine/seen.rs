@@ -79,6 +79,14 @@ pub enum Seen {
     Conf(Vec<ConfDir>),
     /// Objects described (`describe`), each with the events its description showed.
     Described(Vec<Described>),
+    /// A node's BGP as Calico shows it (`show bgp`): the lines of `calicoctl node status`
+    /// (the mesh sessions) and `birdcl show route` (the routes BIRD holds), as printed.
+    Bgp {
+        /// The node.
+        node: String,
+        /// The lines, one per row (table rows and routes).
+        lines: Vec<String>,
+    },
     /// Objects listed (`get`), in the format asked for.
     Got {
         /// The objects, in the order printed.

@@ -86,7 +86,13 @@ impl Lab {
                 self.shown.push(s);
                 o
             }),
-            ShowCmd::Bgp { node } => self.show_bgp(&node),
+            ShowCmd::Bgp { node } => {
+                let out = self.show_bgp(&node)?;
+                if let Some(seen) = self.bgp_seen(&node) {
+                    self.shown.push(seen);
+                }
+                Ok(out)
+            }
             ShowCmd::Bpf {
                 node,
                 policy,
@@ -165,6 +171,18 @@ impl Lab {
             ))),
             None => Ok(self.nodes.keys().cloned().collect()),
         }
+    }
+
+    /// What `show bgp NODE` showed, as its rows (the view model `show_bgp` prints): the
+    /// session table of `calicoctl node status` and `birdcl show route`.
+    fn bgp_seen(&self, node: &str) -> Option<Seen> {
+        let mesh = self.network.bgp()?;
+        let host = self.nodes.get(node).map(|rt| &rt.host);
+        let lines = mesh.status(node, host).ok()?;
+        Some(Seen::Bgp {
+            node: node.to_string(),
+            lines: lines.into_iter().filter(|l| !l.is_empty()).collect(),
+        })
     }
 
     /// The note after a lease: the pod that holds it, or why nothing does (a raw `cni add`

@@ -17,6 +17,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../../lessons/ch3-architecture.md"),
     ),
     (
+        "lessons/ch3-csi-multus.md",
+        include_str!("../../../lessons/ch3-csi-multus.md"),
+    ),
+    (
         "lessons/ch4-runtime-workflow.md",
         include_str!("../../../lessons/ch4-runtime-workflow.md"),
     ),

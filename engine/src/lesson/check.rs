@@ -596,6 +596,42 @@ pub const PREDICATES: &[Predicate] = &[
         about: "a record of the call shown this step had a string holding this text at this JSON pointer (a path: `/target_path` contains `/volumeDevices/publish/`)",
         eval: super::saw::wire_json_contains,
     },
+    // The chapter 3 lessons (CNI across nodes; CSI, Multus and SR-IOV).
+    Predicate {
+        pattern: "pod <pod> network <name>",
+        about: "the network (the conflist's name) the runtime set up the pod's eth0 with, as libcni's cache keys it (lab-net, k8s-pod-network, multus-cni-network)",
+        eval: super::saw::pod_network,
+    },
+    Predicate {
+        pattern: "pod <pod> annotation <word>",
+        about: "metadata.annotations has this KEY=VALUE (k8s.v1.cni.cncf.io/networks=rdma-net)",
+        eval: super::saw::pod_annotation,
+    },
+    Predicate {
+        pattern: "pod <pod> port <word>",
+        about: "a host port mapping of the pod as `pod create --port` writes it: HOST:CONTAINER[/PROTO] (TCP unless given)",
+        eval: super::saw::pod_port,
+    },
+    Predicate {
+        pattern: "node <node> allocatable <word> <n>",
+        about: "the Node's status.allocatable has this many of the resource (intel.com/sriov_netdevice)",
+        eval: super::saw::node_allocatable,
+    },
+    Predicate {
+        pattern: "saw bgp <node> <text>",
+        about: "`show bgp` showed a row of the node's `calicoctl node status` or `birdcl show route` holding these words in a row",
+        eval: super::saw::bgp,
+    },
+    Predicate {
+        pattern: "saw events <text> <text>",
+        about: "`show events` showed a call-log entry by this actor (`containerd(node-1)`) with this action (`RunPodSandbox`, `CNI ADD`, an event's reason)",
+        eval: super::saw::events,
+    },
+    Predicate {
+        pattern: "saw trace <flow> destination rewritten",
+        about: "a trace of this flow during this step had its destination rewritten by netfilter (DNAT: a host port, a Service)",
+        eval: super::saw::trace_dnat,
+    },
     Predicate {
         pattern: "caused <text>",
         about: "a command of this step made this component act (an actor of the call log: `external-attacher`, `containerd(node-1)`)",

@@ -362,7 +362,7 @@ impl Desk {
             let mut t = Table::new(&["ID", "CH", "STEPS", "QUIZZES", "PROGRESS"]);
             let mut titles = Vec::new();
             for l in &parsed.lessons {
-                let p = progress.of(&l.id);
+                let p = progress.of(&l.id).within(l);
                 let mark = if current.as_deref() == Some(l.id.as_str()) {
                     " ← now"
                 } else {
@@ -443,7 +443,7 @@ impl Desk {
         if let Some(old) = self.lessons.session.take() {
             self.lessons.save(&old.lesson.id, &old.progress);
         }
-        let saved = self.lessons.progress().of(id);
+        let saved = self.lessons.progress().of(id).within(&lesson);
         let mut s = LessonSession::new(Arc::clone(&lesson), saved);
         let mut out = Outcome::empty();
         out.line(Line::styled(

@@ -91,6 +91,22 @@ impl LessonProgress {
     pub fn right_first_time(&self) -> usize {
         self.quizzes.difference(&self.second_try).count()
     }
+
+    /// Only the steps and quizzes `lesson` has. Progress is saved by lesson id and item
+    /// number, so a lesson that became shorter (chapter 3's, split in two: the first half
+    /// kept the id and the numbers of its first steps) must not count numbers it no longer
+    /// has; the next save drops them.
+    pub fn within(mut self, lesson: &super::model::Lesson) -> Self {
+        let has_step = |n: &u32| lesson.steps.iter().any(|s| s.number == *n);
+        let has_quiz =
+            |n: &u32| usize::try_from(*n).is_ok_and(|n| (1..=lesson.quizzes.len()).contains(&n));
+        self.steps.retain(has_step);
+        self.skipped_steps.retain(has_step);
+        self.quizzes.retain(has_quiz);
+        self.second_try.retain(has_quiz);
+        self.skipped_quizzes.retain(has_quiz);
+        self
+    }
 }
 
 /// Everything saved: progress by lesson id.

@@ -1288,3 +1288,315 @@ mod ch2_ch7_tests {
         );
     }
 }
+
+// ---- for the chapter 3 lessons (CNI across nodes; CSI, Multus and SR-IOV) ----
+
+/// `pod <pod> network <name>`: the network (the conflist's `name`) the runtime set up the
+/// pod's `eth0` with, as libcni's result cache keys it (`lab-net`, `lab-net-v110`,
+/// `k8s-pod-network`, `multus-cni-network`).
+pub fn pod_network(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let p = match super::check::pod(lab, arg(a, 0)) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let want = arg(a, 1);
+    let nets: Vec<&str> = lab
+        .nodes
+        .get(&p.spec.node_name)
+        .and_then(|rt| rt.sandboxes.get(&p.key()).map(|sb| (rt, sb)))
+        .map(|(rt, sb)| {
+            rt.cache
+                .keys()
+                .filter(|(_, id, ifname)| *id == sb.id && ifname == "eth0")
+                .map(|(net, _, _)| net.as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    yes_no(
+        nets.contains(&want),
+        format!("pod {}'s eth0 was set up on network {want}", p.key()),
+        match nets.as_slice() {
+            [] => format!("pod {} has no network set up (no sandbox)", p.key()),
+            have => format!(
+                "pod {}'s eth0 was set up on network {}",
+                p.key(),
+                have.join(", ")
+            ),
+        },
+    )
+}
+
+/// `pod <pod> annotation <KEY=VALUE>`: metadata.annotations has the pair
+/// (`k8s.v1.cni.cncf.io/networks=rdma-net`).
+pub fn pod_annotation(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let p = match super::check::pod(lab, arg(a, 0)) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let (k, v) = arg(a, 1).split_once('=').unwrap_or((arg(a, 1), ""));
+    let have = p.metadata.annotations.get(k);
+    yes_no(
+        have.is_some_and(|h| h == v),
+        format!("pod {} has the annotation {k}={v}", p.key()),
+        match have {
+            Some(h) => format!("pod {}'s annotation {k} is {h:?}", p.key()),
+            None => format!("pod {} has no annotation {k}", p.key()),
+        },
+    )
+}
+
+/// `pod <pod> port <HOST:CONTAINER[/PROTO]>`: a host port mapping of the pod as `pod create
+/// --port` writes it (`8080:80`: hostPort 8080 to containerPort 80, TCP unless a protocol
+/// is given).
+pub fn pod_port(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let p = match super::check::pod(lab, arg(a, 0)) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let (mapping, protocol) = arg(a, 1).split_once('/').unwrap_or((arg(a, 1), "TCP"));
+    let want: Option<(u16, u16)> = mapping
+        .split_once(':')
+        .and_then(|(h, c)| Some((h.parse().ok()?, c.parse().ok()?)));
+    let ports: Vec<_> = p.spec.containers.iter().flat_map(|c| &c.ports).collect();
+    let shown: Vec<String> = ports
+        .iter()
+        .map(|port| {
+            format!(
+                "{}:{}/{}",
+                port.host_port, port.container_port, port.protocol
+            )
+        })
+        .collect();
+    yes_no(
+        ports.iter().any(|port| {
+            want == Some((port.host_port, port.container_port))
+                && port.protocol.eq_ignore_ascii_case(protocol)
+        }),
+        format!("pod {} maps host port {}", p.key(), arg(a, 1)),
+        if shown.is_empty() {
+            format!("pod {} maps no host port", p.key())
+        } else {
+            format!("pod {} maps {}", p.key(), shown.join(", "))
+        },
+    )
+}
+
+/// `node <node> allocatable <resource> <n>`: the Node's status.allocatable has this
+/// quantity of the resource (`intel.com/sriov_netdevice 2`, `pods 110`).
+pub fn node_allocatable(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (node, resource, want) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let Some(n) = lab
+        .cluster
+        .nodes
+        .get(&(crate::cluster::no_namespace(), node.to_string()))
+    else {
+        return yes_no(false, String::new(), format!("there is no node {node}"));
+    };
+    let have = n.status.allocatable.get(resource);
+    yes_no(
+        have.is_some_and(|h| h == want),
+        format!("node {node} has {want} {resource} allocatable"),
+        match have {
+            Some(h) => format!("node {node} has {h} {resource} allocatable"),
+            None => format!("node {node} has no {resource}"),
+        },
+    )
+}
+
+/// `saw bgp <node> <words>`: `show bgp` showed a row of the node's `calicoctl node status`
+/// or `birdcl show route` holding these words in a row (`192.168.0.2 | node-to-node mesh |
+/// up`, `via 192.168.0.2 on eth0`).
+pub fn bgp(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (node, spec) = (arg(a, 0), arg(a, 1));
+    let words: Vec<&str> = spec.split_whitespace().collect();
+    let mut shown = false;
+    let holds = seen.seen().any(|s| match s {
+        Seen::Bgp { node: n, lines } if n == node => {
+            shown = true;
+            lines.iter().any(|l| has_words(l, &words))
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you saw `{spec}` in {node}'s BGP status"),
+        if shown {
+            format!("{node}'s BGP status was shown, without `{spec}`")
+        } else {
+            format!("{node}'s BGP status has not been shown during this step (`show bgp {node}`)")
+        },
+    )
+}
+
+/// `saw events <actor> <action>`: `show events` showed a call-log entry by that actor
+/// (`containerd(node-1)`) with that action (`RunPodSandbox`, `CNI ADD`, an event's reason).
+pub fn events(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (actor, action) = (arg(a, 0), arg(a, 1));
+    let mut shown = false;
+    let holds = seen.seen().any(|s| match s {
+        Seen::Events(first, end) => {
+            shown = true;
+            (*first..*end)
+                .filter_map(|seq| lab.calls.get(seq))
+                .any(|e| e.actor().is(actor) && e.action() == action)
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you saw {actor} {action} in the call log"),
+        if shown {
+            format!("the call log shown during this step has no {action} by {actor}")
+        } else {
+            "the call log has not been shown during this step (`show events`)".to_string()
+        },
+    )
+}
+
+/// `saw trace <flow> destination rewritten`: netfilter rewrote the destination (DNAT: a
+/// host port, a Service) on the way.
+pub fn trace_dnat(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let flow = spec(a);
+    let holds = traces(seen, &flow).any(|t| {
+        t.rewrites
+            .iter()
+            .any(|r| matches!(r, crate::net::trace::Rewrite::Destination(..)))
+    });
+    yes_no(
+        holds,
+        format!(
+            "you saw the destination of {} rewritten on the way",
+            flow.name()
+        ),
+        format!(
+            "no trace of {} during this step had its destination rewritten",
+            flow.name()
+        ),
+    )
+}
+
+#[cfg(test)]
+mod ch3_tests {
+    use super::super::check::{Observed, parse};
+    use crate::engine::Lab;
+
+    /// A lab and what its lines showed.
+    struct Run {
+        lab: Lab,
+        seen: Observed,
+    }
+
+    impl Run {
+        fn new(lines: &[&str]) -> Run {
+            let mut r = Run {
+                lab: Lab::new(),
+                seen: Observed::default(),
+            };
+            r.run(lines);
+            r.seen.new_step();
+            r
+        }
+
+        fn run(&mut self, lines: &[&str]) {
+            for l in lines {
+                let ran = self.lab.run(l);
+                self.seen.record(l, &ran);
+            }
+        }
+
+        fn holds(&self, check: &str) -> bool {
+            let c = parse(1, check).unwrap_or_else(|e| panic!("{e}"));
+            c.eval(&self.lab, &self.seen).holds
+        }
+    }
+
+    #[test]
+    fn a_pod_s_network_annotations_and_ports_are_state() {
+        let r = Run::new(&[
+            "pod create old --node node-1 --port 8080:80 --bandwidth-ingress 10M",
+            "network multus on",
+            "pod create m --node node-2",
+        ]);
+        assert!(r.holds("pod old network lab-net"));
+        assert!(!r.holds("pod old network lab-net-v110"));
+        assert!(r.holds("pod m network multus-cni-network"));
+        assert!(!r.holds("pod nobody network lab-net"));
+        assert!(r.holds("pod old annotation kubernetes.io/ingress-bandwidth=10M"));
+        assert!(!r.holds("pod old annotation kubernetes.io/ingress-bandwidth=20M"));
+        assert!(!r.holds("pod m annotation kubernetes.io/ingress-bandwidth=10M"));
+        assert!(r.holds("pod old port 8080:80"));
+        assert!(!r.holds("pod old port 9090:80"));
+        assert!(r.holds("pod old port 8080:80/tcp"));
+        assert!(!r.holds("pod old port 8080:80/UDP"));
+        assert!(!r.holds("pod m port 8080:80"));
+    }
+
+    #[test]
+    fn allocatable_extended_resources_are_the_node_s() {
+        let r = Run::new(&[
+            "node add gpu-1 --cidr 10.244.4.0/24 --ip 192.168.0.4 --sriov-pf ens1f0 --vfs 2",
+        ]);
+        assert!(r.holds("node gpu-1 allocatable intel.com/sriov_netdevice 2"));
+        assert!(!r.holds("node gpu-1 allocatable intel.com/sriov_netdevice 3"));
+        assert!(!r.holds("node node-1 allocatable intel.com/sriov_netdevice 2"));
+        assert!(!r.holds("node gpu-9 allocatable intel.com/sriov_netdevice 2"));
+    }
+
+    #[test]
+    fn bgp_rows_are_seen_only_from_that_node_s_view() {
+        let mut r = Run::new(&[
+            "network use calico-bgp",
+            "pod create a --node node-1",
+            "pod create b --node node-2",
+        ]);
+        let session = "saw bgp node-1 \"192.168.0.2 | node-to-node mesh | up\"";
+        let route = "saw bgp node-1 \"10.244.176.64/26 via 192.168.0.2 on eth0\"";
+        r.run(&[
+            "echo '| 192.168.0.2 | node-to-node mesh | up | 10.244.176.64/26 via 192.168.0.2 on eth0'",
+            "show bgp node-2",
+            "show routes node-1",
+        ]);
+        assert!(!r.holds(session) && !r.holds(route));
+        r.run(&["show bgp node-1"]);
+        assert!(r.holds(session) && r.holds(route));
+        assert!(!r.holds("saw bgp node-1 \"192.168.0.1 | node-to-node mesh\""));
+        // Under flannel there is no BGP to show: the view fails and shows nothing.
+        let mut f = Run::new(&[]);
+        f.run(&["show bgp node-1"]);
+        assert!(!f.holds("saw bgp node-1 Established"));
+    }
+
+    #[test]
+    fn the_call_log_seen_names_actor_and_action() {
+        let mut r = Run::new(&["pod create web --node node-1"]);
+        let check = "saw events containerd(node-1) RunPodSandbox";
+        r.run(&["echo 'containerd(node-1) RunPodSandbox'"]);
+        assert!(!r.holds(check), "echo shows nothing");
+        r.run(&["show events"]);
+        assert!(r.holds(check));
+        assert!(r.holds("saw events containerd(node-1) \"CNI ADD\""));
+        assert!(!r.holds("saw events containerd(node-2) RunPodSandbox"));
+        assert!(!r.holds("saw events kubelet(node-1) RunPodSandbox"));
+        // Entries older than the ones shown are not seen.
+        let mut n = Run::new(&[
+            "pod create web --node node-1",
+            "pod create db --node node-2",
+        ]);
+        n.run(&["show events -n 3"]);
+        assert!(!n.holds(check));
+    }
+
+    #[test]
+    fn a_host_port_s_dnat_is_a_rewritten_destination() {
+        let mut r = Run::new(&[
+            "pod create api --node node-1 --port 8080:80",
+            "pod create slow --node node-2",
+        ]);
+        let dnat = "saw trace \"slow node-1 --port 8080\" destination rewritten";
+        r.run(&["trace slow node-1 --port 9090", "trace slow api"]);
+        assert!(!r.holds(dnat));
+        assert!(!r.holds("saw trace \"slow api\" destination rewritten"));
+        r.run(&["trace slow node-1 --port 8080"]);
+        assert!(r.holds(dnat));
+    }
+}
