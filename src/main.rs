@@ -104,6 +104,13 @@ enum Front {
         /// Print each command before its output
         #[arg(long)]
         echo: bool,
+        /// Play it for a class: each `# comment` shown as a caption, each command typed
+        /// out, and Enter to go on to the next (q then Enter stops)
+        #[arg(long, conflicts_with_all = ["pace", "keep_going", "echo"])]
+        step: bool,
+        /// Play it for a class, pausing this long after each command (e.g. 2s, 500ms)
+        #[arg(long, value_name = "DURATION", value_parser = lab_engine::util::time::parse_tick, conflicts_with_all = ["keep_going", "echo"])]
+        pace: Option<lab_engine::util::time::Millis>,
     },
     /// An interactive session
     Repl {
@@ -278,9 +285,13 @@ fn run_lab() -> ExitCode {
             }
         }
         Some(Front::Run {
+            file, step, pace, ..
+        }) if step || pace.is_some() => play_file(&mut desk, &file, step, pace, opts.color_out),
+        Some(Front::Run {
             file,
             keep_going,
             echo,
+            ..
         }) => {
             let code = run_file(&mut desk, &file, RunOptions { keep_going, echo });
             end_without_drop(desk);
@@ -501,6 +512,39 @@ fn run_file(desk: &mut Desk, file: &str, opts: RunOptions) -> ExitCode {
         }
     };
     run_file_text(desk, &text, opts)
+}
+
+/// `run FILE --step|--pace D`: the script played for a class (see `script::plan`): its
+/// comments as captions, each command typed out, then Enter or the pause. Exit 1 when a
+/// command did not end as written.
+fn play_file(
+    desk: &mut Desk,
+    file: &str,
+    step: bool,
+    pace: Option<lab_engine::util::time::Millis>,
+    color: bool,
+) -> ExitCode {
+    let text = match cni_csi_lab::files::read_capped(
+        std::path::Path::new(file),
+        "a script",
+        cni_csi_lab::files::SCRIPT_CAP,
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            print_error(format!("cannot read {file}: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let pace = match (step, pace) {
+        (true, _) => script::Pace::Step,
+        (false, Some(p)) => script::Pace::Every(p.as_ms()),
+        (false, None) => script::Pace::Every(script::DEFAULT_PACE_MS),
+    };
+    let mut sink = cni_csi_lab::repl::playback::TerminalSink { color };
+    match desk.play_events(script::plan(&text, pace), &mut sink, false) {
+        0 => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    }
 }
 
 /// Run script text with plain output.

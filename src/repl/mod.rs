@@ -226,20 +226,39 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     }
                     continue;
                 }
-                if let Ok(Some(lab_engine::command::Command::Lesson(
-                    lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
-                ))) = lab_engine::command::parse(lab_engine::command::strip_comment(&line))
-                {
-                    // Live playback: typed visibly and paced, not printed all at once.
-                    let mut sink = playback::TerminalSink {
-                        color: opts.color_out,
-                    };
-                    let opts_play = lab_engine::lesson::play::PlayOptions { speed, step };
-                    let r = lock(&desk).lesson_play_live(&id, opts_play, &mut sink);
-                    if let Err(e) = r {
-                        print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
+                match lab_engine::command::parse(lab_engine::command::strip_comment(&line)) {
+                    Ok(Some(lab_engine::command::Command::Lesson(
+                        lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
+                    ))) => {
+                        // Live playback: typed visibly and paced, not printed all at once.
+                        let mut sink = playback::TerminalSink {
+                            color: opts.color_out,
+                        };
+                        let opts_play = lab_engine::lesson::play::PlayOptions { speed, step };
+                        let r = lock(&desk).lesson_play_live(&id, opts_play, &mut sink);
+                        if let Err(e) = r {
+                            print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
+                        }
+                        continue;
                     }
-                    continue;
+                    Ok(Some(lab_engine::command::Command::Play(a))) => {
+                        // `play FILE`: the script typed out live, with its captions.
+                        let mut sink = playback::TerminalSink {
+                            color: opts.color_out,
+                        };
+                        let mut d = lock(&desk);
+                        match d.script_plan(&a) {
+                            Ok(events) => {
+                                d.play_events(events, &mut sink, false);
+                            }
+                            Err(e) => {
+                                drop(d);
+                                print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
+                            }
+                        }
+                        continue;
+                    }
+                    _ => {}
                 }
                 let result = match crate::csi_serve::serve_request(&line) {
                     // `csi serve`: this session serves the socket on a thread of its own.

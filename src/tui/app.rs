@@ -263,6 +263,9 @@ pub struct Playback {
     pub wait_ticks: u64,
     /// `--step`: waiting for Enter.
     pub waiting_key: bool,
+    /// The commands are a lesson's code (run as `lesson::guard` says), not a script of
+    /// the learner's or the teacher's (`play FILE`).
+    pub lesson_code: bool,
 }
 
 impl App {
@@ -811,8 +814,28 @@ impl App {
             typed: 0,
             wait_ticks: 0,
             waiting_key: false,
+            lesson_code: true,
         });
         self.ui.mode = Mode::Command;
+    }
+
+    /// `play FILE [--step|--pace D]`: queue the script's events (captions from its
+    /// comments, commands typed into the prompt and run, paced); the cluster stays as it is.
+    fn start_script_playback(&mut self, a: &lab_engine::command::grammar::PlayArgs) {
+        match self.desk.script_plan(a) {
+            Ok(events) => {
+                self.push_output(Line::styled(format!("── playing {}", a.file), Role::Header));
+                self.playback = Some(Playback {
+                    events: events.into(),
+                    typed: 0,
+                    wait_ticks: 0,
+                    waiting_key: false,
+                    lesson_code: false,
+                });
+                self.ui.mode = Mode::Command;
+            }
+            Err(e) => self.push_output(Line::styled(format!("error: {}", e.message), Role::Bad)),
+        }
     }
 
     /// Advance playback by one tick (called every ~100–250 ms).
@@ -874,8 +897,13 @@ impl App {
                         p.events.pop_front();
                         p.typed = 0;
                         self.ui.prompt.set("");
+                        let lesson_code = p.lesson_code;
                         self.playback = Some(p);
-                        self.run_lesson_code(&command);
+                        if lesson_code {
+                            self.run_lesson_code(&command);
+                        } else {
+                            self.run_command(&command);
+                        }
                         return;
                     }
                     break;
@@ -1017,12 +1045,18 @@ impl App {
             self.clear_output();
             return;
         }
-        if let Ok(Some(lab_engine::command::Command::Lesson(
-            lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
-        ))) = lab_engine::command::parse(lab_engine::command::strip_comment(line))
-        {
-            self.start_playback(&id, speed, step);
-            return;
+        match lab_engine::command::parse(lab_engine::command::strip_comment(line)) {
+            Ok(Some(lab_engine::command::Command::Lesson(
+                lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
+            ))) => {
+                self.start_playback(&id, speed, step);
+                return;
+            }
+            Ok(Some(lab_engine::command::Command::Play(a))) => {
+                self.start_script_playback(&a);
+                return;
+            }
+            _ => {}
         }
         if let Some(req) = crate::csi_serve::serve_request(line) {
             self.push_output(

@@ -266,7 +266,7 @@ pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
             _ => {}
         }
     }
-    if f.routed.is_none() && (cali > 0 || lab.network.name() == "calico-bgp") {
+    if f.routed.is_none() && (cali > 0 || lab.network_name() == "calico-bgp") {
         f.routed = Some((
             "cali…".to_string(),
             String::new(),

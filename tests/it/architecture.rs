@@ -300,3 +300,26 @@ fn kinds_are_matched_by_name_only_in_the_registry() {
     }
     assert_none("a kind matched by its name outside the registry", bad);
 }
+
+/// The engine drives the network's daemons through `netd::Network` alone: it names no
+/// implementation (`network use` finds one by name in `netd::IMPLEMENTATIONS`).
+#[test]
+fn the_engine_names_no_network_implementation() {
+    assert_none(
+        "src/engine names a network implementation (drive it through netd::Network)",
+        violations(
+            &rooms(&["engine"]),
+            &[
+                "netd::flannel",
+                "netd::Flannel",
+                "netd::calico",
+                "netd::Calico",
+                "netd::cilium::agent",
+                "CiliumNetwork",
+                "Network::Flannel",
+                "Network::Calico",
+                "Network::Cilium",
+            ],
+        ),
+    );
+}

@@ -286,3 +286,44 @@ fn lesson_play_records_an_asciicast() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("--record records `lesson play ID`"));
 }
+
+/// `run FILE --step`: a teacher paces a script of their own: captions from its comments,
+/// each command typed out, Enter for the next, `q` to stop; `--pace` plays it through.
+#[test]
+fn a_teacher_paces_a_script_with_step_and_pace() {
+    let f = temp_file(
+        "paced.lab",
+        "# First a pod.\npod create a --node node-1\n# Then another.\npod create b --node node-1\nget pods\n",
+    );
+    let path = f.to_str().unwrap();
+    let o = lab(&["run", path, "--step"], "\nq\n");
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        out.starts_with("First a pod.\nlab> pod create a --node node-1\npod/a created\n"),
+        "{out}"
+    );
+    assert!(out.contains("[Enter: next · q Enter: stop]"), "{out}");
+    assert!(
+        out.contains("Then another.\nlab> pod create b --node node-1\npod/b created\n"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("lab> get pods"),
+        "q stopped before the third: {out}"
+    );
+    let o = lab(&["run", path, "--pace", "0"], "");
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(out.contains("lab> get pods\nNAME"), "{out}");
+    // A command that does not end as written: exit 1.
+    let bad = temp_file("paced-bad.lab", "pod create a --node node-9\n");
+    let o = lab(&["run", bad.to_str().unwrap(), "--pace", "0"], "");
+    assert_eq!(o.status.code(), Some(1));
+    let o = lab(&["run", path, "--step", "--echo"], "");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--step and --echo do not go together"
+    );
+}

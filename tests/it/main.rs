@@ -25,6 +25,7 @@ mod lesson_guard;
 mod lesson_props;
 mod lesson_session;
 mod lesson_stray;
+mod lesson_walk;
 mod limits;
 mod manifests;
 mod multus;

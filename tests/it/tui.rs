@@ -976,3 +976,53 @@ fn the_dashboard_ends_with_128_plus_n_on_signals() {
         assert_eq!(status.code(), Some(code), "dashboard on SIG{signal}");
     }
 }
+
+/// `play FILE --step` in the dashboard: the caption, the command typed into the prompt and
+/// run, then the cue to go on; Enter plays the next command, Esc stops.
+#[test]
+fn a_teacher_plays_a_script_step_by_step() {
+    let dir = std::env::temp_dir().join(format!("lab-tui-play-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("class.lab");
+    std::fs::write(
+        &f,
+        "# First pod.\npod create a --node node-1\n# Second pod.\npod create b --node node-1\npod create c --node node-1\n",
+    )
+    .unwrap();
+    let mut a = app(crate::common::lab(), LARGE);
+    a.run_command(&format!("play {} --step", f.display()));
+    let output = |a: &App| {
+        a.ui.output
+            .iter()
+            .map(|l| l.text())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for _ in 0..40 {
+        a.update(tui::Action::Tick);
+    }
+    assert_eq!(a.desk.lab.cluster.pods.len(), 1, "{}", output(&a));
+    let text = output(&a);
+    assert!(text.contains("First pod."), "{text}");
+    assert!(text.ends_with("  [Enter: next · Esc: stop]"), "{text}");
+    let screen = screen_text(frame(&mut a, LARGE).backend().buffer());
+    assert!(screen.contains("[Enter: next · Esc: stop]"), "{screen}");
+    // Ticks alone do not go on.
+    for _ in 0..40 {
+        a.update(tui::Action::Tick);
+    }
+    assert_eq!(a.desk.lab.cluster.pods.len(), 1);
+    a.update(tui::Action::Submit);
+    for _ in 0..40 {
+        a.update(tui::Action::Tick);
+    }
+    assert_eq!(a.desk.lab.cluster.pods.len(), 2);
+    assert!(output(&a).contains("Second pod."));
+    a.update(tui::Action::Back);
+    for _ in 0..40 {
+        a.update(tui::Action::Tick);
+    }
+    assert_eq!(a.desk.lab.cluster.pods.len(), 2, "Esc stopped the playback");
+    assert!(output(&a).contains("── playback stopped"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

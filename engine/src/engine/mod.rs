@@ -221,8 +221,9 @@ pub struct Lab {
     pub journal: journal::Journal,
     /// Armed faults and what they broke (`fault inject`, see `crate::faults`).
     pub faults: crate::faults::Faults,
-    /// The network implementation's node daemons (flanneld on every node).
-    pub network: crate::netd::Network,
+    /// The network implementation's node daemons (flanneld on every node by default; `network
+    /// use` switches), driven through `crate::netd::Network` alone.
+    pub(crate) network: Box<dyn crate::netd::Network>,
     /// Whether Multus's DaemonSet runs (`network multus on`, see `crate::netd::multus`).
     pub multus: bool,
     /// What the lab is given from outside: the files a command names and, in real mode
@@ -262,14 +263,14 @@ pub const DEFAULT_CONF_NAME: &str = "10-lab.conflist";
 pub fn is_front_end_command(cmd: &Command) -> bool {
     matches!(
         cmd,
-        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back
+        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back | Command::Play(_)
     )
 }
 
 /// The error for a lesson command that reached the engine itself.
 fn front_end_only() -> LabError {
     LabError::msg(
-        "`lesson`, `hint`, `skip` and `back` run in the lab's front ends (the lesson desk), not in the engine",
+        "`lesson`, `hint`, `skip`, `back` and `play` run in the lab's front ends (the lesson desk), not in the engine",
     )
 }
 
@@ -293,7 +294,7 @@ impl Lab {
             driver: crate::csi::Driver::default(),
             journal: journal::Journal::new(journal::Start::Empty),
             faults: crate::faults::Faults::default(),
-            network: crate::netd::Network::default(),
+            network: crate::netd::default_network(),
             multus: false,
             edges: crate::edge::Edges::default(),
             shown: Vec::new(),
@@ -422,10 +423,9 @@ impl Lab {
         if self.mode == Mode::Auto {
             self.reconcile();
         }
-        // Node agents are not stepped controllers: calico-node and cilium-agent take in
-        // every change.
-        self.run_calico();
-        self.run_cilium();
+        // Node agents are not stepped controllers: the network's daemons take in every
+        // change (calico-node, cilium-agent; flanneld acts on Node events alone).
+        self.network_sync();
         match result {
             Ok(mut out) => {
                 out.extend(self.calls_since(mark));
@@ -576,9 +576,11 @@ impl Lab {
             Command::Explain(e) => {
                 command::explain::explain(e.topic.as_deref()).map_err(LabError::msg)
             }
-            Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back => {
-                Err(front_end_only())
-            }
+            Command::Lesson(_)
+            | Command::Hint
+            | Command::Skip
+            | Command::Back
+            | Command::Play(_) => Err(front_end_only()),
         }
     }
 

@@ -72,6 +72,19 @@ impl Desk {
             Err(e) => return Executed::nothing(Err(e)),
         };
         match parsed {
+            Ok(Some(Command::Play(a))) => {
+                // `play FILE` in a script: the commands run one after another with their
+                // captions (a live front end plays it paced, see `script_plan`).
+                let result = self.script_plan(&a).map(|events| {
+                    let mut sink = super::play::Printed::default();
+                    self.play_events(events, &mut sink, false);
+                    sink.0
+                });
+                Executed {
+                    command: Some(Command::Play(a)),
+                    ..Executed::nothing(result)
+                }
+            }
             Ok(Some(cmd)) if is_front_end_command(&cmd) => {
                 let result = self.lesson_control(cmd.clone());
                 Executed {
