@@ -395,7 +395,7 @@ fn edges() -> lab_engine::edge::Edges {
 /// in lexical order, so a file that would sort after the lab's own is loaded as
 /// `00-<name>` (and the note says so).
 fn load_conflist(desk: &mut Desk, file: &str) -> Result<(), String> {
-    if desk.lab.nodes.is_empty() {
+    if desk.lab.counts().0 == 0 {
         return Err(format!(
             "--conflist {file}: the lab has no nodes to copy it to; use a preset with nodes"
         ));
@@ -405,13 +405,7 @@ fn load_conflist(desk: &mut Desk, file: &str) -> Result<(), String> {
         .and_then(|s| s.to_str())
         .unwrap_or(file)
         .to_string();
-    let first_existing = desk
-        .lab
-        .nodes
-        .values()
-        .filter_map(|n| n.confdir.files.keys().next())
-        .min()
-        .cloned();
+    let first_existing = desk.lab.first_conf_file().map(str::to_string);
     let mut line = format!(
         "cni conf load {}",
         shlex::try_quote(file).map_err(|e| format!("--conflist {file}: {e}"))?

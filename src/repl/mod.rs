@@ -43,14 +43,14 @@ pub fn is_quit(line: &str) -> bool {
 /// The prompt's context: `2 nodes · 3 pods`, plus `step` and the clock when they matter.
 pub fn context(lab: &Lab) -> String {
     let mut parts = vec![
-        count(ApiKind::Node, lab.cluster.nodes.len()),
-        count(ApiKind::Pod, lab.cluster.pods.len()),
+        count(ApiKind::Node, lab.counts().0),
+        count(ApiKind::Pod, lab.counts().1),
     ];
-    if lab.mode == Mode::Step {
+    if lab.mode() == Mode::Step {
         parts.push("step".to_string());
     }
-    if lab.clock > lab_engine::util::time::Millis::ZERO {
-        parts.push(format!("t={}", lab.clock.secs_text()));
+    if lab.clock() > lab_engine::util::time::Millis::ZERO {
+        parts.push(format!("t={}", lab.clock().secs_text()));
     }
     parts.join(" · ")
 }
@@ -549,6 +549,6 @@ mod tests {
             !out.contains("NAME"),
             "quit stopped before node list: {out}"
         );
-        assert_eq!(desk.lab.cluster.pods.len(), 1);
+        assert_eq!(desk.lab.counts().1, 1);
     }
 }

@@ -10,9 +10,9 @@
 //! node is selected so its IPAM change is on screen.
 
 use super::keymap::{Action, Edit, Mode, Pane};
-use super::model::{self, LessonView, PodIndex, PodKey};
 use super::theme::Theme;
 use super::view;
+use lab_engine::dash::{self as model, LessonView, PodIndex, PodKey};
 use lab_engine::engine::node_view::{self, IpamFiles, LeaseRow};
 use lab_engine::lesson::Desk;
 use lab_engine::render::{Line, Role};
@@ -706,7 +706,7 @@ impl App {
     /// Fill a hotkey's command template from the selection.
     pub fn fill(&self, template: &str) -> Result<String, String> {
         let mut line = template.to_string();
-        let nodes: Vec<&String> = self.desk.lab.cluster.nodes.keys().map(|(_, n)| n).collect();
+        let nodes: Vec<&str> = self.desk.lab.node_names().collect();
         let need_node = || "no nodes yet — add one: node add node-1".to_string();
         if line.contains("{node}") {
             let n = self.ui.sel_node.clone().ok_or_else(need_node)?;
@@ -759,7 +759,7 @@ impl App {
             .or(self
                 .ui
                 .wire_follow
-                .filter(|c| self.desk.lab.calls.get(*c).is_some()))
+                .filter(|c| self.desk.lab.calls().get(*c).is_some()))
             .or_else(|| model::latest_call_with_wire(&self.desk.lab, 256))
     }
 
@@ -767,10 +767,10 @@ impl App {
     /// newest runtime CNI call (its whole chain), else the newest call with wire records.
     fn interesting_call(&self, mark: u64) -> Option<u64> {
         let lab = &self.desk.lab;
-        let since = mark..lab.calls.next_seq();
+        let since = mark..lab.calls().next_seq();
         let has_wire = |s: &u64| model::wire_range(lab, *s).is_some();
         let is = |s: &u64, f: &dyn Fn(&lab_engine::record::CallEvent) -> bool| {
-            lab.calls.get(*s).is_some_and(f)
+            lab.calls().get(*s).is_some_and(f)
         };
         let failed = since
             .clone()
@@ -956,13 +956,9 @@ impl App {
             self.flash(format!("✗ {r}"), FlashLevel::Err);
             return;
         }
-        let saved = self
-            .desk
-            .lab
-            .journal
-            .swap_replay_files(Some(Default::default()));
+        let saved = self.desk.lab.read_no_files();
         self.run_command(line);
-        self.desk.lab.journal.swap_replay_files(saved);
+        self.desk.lab.restore_files(saved);
     }
 
     /// `csi serve`, `csi serve stop` and `csi serve status` in the dashboard.
@@ -1006,7 +1002,7 @@ impl App {
             return;
         }
         let node = server.node.clone();
-        let call_mark = self.desk.lab.calls.next_seq();
+        let call_mark = self.desk.lab.calls().next_seq();
         let pushed_before = self.ui.output_pushed;
         for job in jobs {
             for l in crate::csi_serve::handle(&mut self.desk.lab, node.as_deref(), job) {
@@ -1084,8 +1080,8 @@ impl App {
                 .push(line.to_string(), Role::Name),
         );
         let snapshot = self.ipam_snapshot();
-        let wire_mark = self.desk.lab.wire.next_seq();
-        let call_mark = self.desk.lab.calls.next_seq();
+        let wire_mark = self.desk.lab.wire().next_seq();
+        let call_mark = self.desk.lab.calls().next_seq();
         match self.desk.execute(line) {
             Ok(out) => {
                 let n = out.lines.len();
@@ -1125,7 +1121,7 @@ impl App {
         self.refresh_filter();
         self.diff_ipam(snapshot, wire_mark);
         self.refresh_routes();
-        if self.desk.lab.calls.next_seq() < call_mark {
+        if self.desk.lab.calls().next_seq() < call_mark {
             self.ui.wire_follow = None; // the lab was reset
         }
         if let Some(c) = self.interesting_call(call_mark) {
@@ -1134,7 +1130,7 @@ impl App {
         if self
             .ui
             .sel_call
-            .is_some_and(|c| self.desk.lab.calls.get(c).is_none())
+            .is_some_and(|c| self.desk.lab.calls().get(c).is_none())
         {
             self.ui.sel_call = None;
         }
@@ -1204,7 +1200,7 @@ impl App {
                 let nodes: BTreeSet<&str> = self
                     .desk
                     .lab
-                    .wire
+                    .wire()
                     .iter()
                     .rev()
                     .take_while(|(s, _)| *s >= wire_mark)
@@ -1226,14 +1222,11 @@ impl App {
             return;
         }
         self.ui.sel_node = Some(node.to_string());
-        let pod_on_node = self.ui.sel_pod.as_ref().is_some_and(|k| {
-            self.desk
-                .lab
-                .cluster
-                .pods
-                .get(k)
-                .is_some_and(|p| p.spec.node_name == node)
-        });
+        let pod_on_node = self
+            .ui
+            .sel_pod
+            .as_ref()
+            .is_some_and(|k| self.desk.lab.pod_node(k) == Some(node));
         if !pod_on_node {
             self.ui.sel_pod = self.groups().get(node).and_then(|v| v.first()).cloned();
         }
@@ -1242,8 +1235,8 @@ impl App {
 
     /// Select a pod (and its node).
     pub fn select_pod(&mut self, key: &PodKey) {
-        if let Some(p) = self.desk.lab.cluster.pods.get(key) {
-            self.ui.sel_node = Some(p.spec.node_name.clone());
+        if let Some(node) = self.desk.lab.pod_node(key) {
+            self.ui.sel_node = Some(node.to_string());
             self.ui.sel_pod = Some(key.clone());
             self.reveal_selection();
         }
@@ -1252,7 +1245,7 @@ impl App {
     /// Keep the selection pointing at things that exist.
     fn fix_selection(&mut self) {
         if let Some(k) = &self.ui.sel_pod
-            && !self.desk.lab.cluster.pods.contains_key(k)
+            && self.desk.lab.pod_node(k).is_none()
         {
             self.ui.sel_pod = None;
         }
@@ -1318,7 +1311,7 @@ impl App {
                 let ids: BTreeSet<&str> = self
                     .desk
                     .lab
-                    .wire
+                    .wire()
                     .iter()
                     .rev()
                     .take_while(|(s, _)| *s >= wire_mark)
@@ -1357,13 +1350,7 @@ impl App {
                 .filter(|k| {
                     node_hit
                         || k.1.to_lowercase().contains(&f)
-                        || self
-                            .desk
-                            .lab
-                            .cluster
-                            .pods
-                            .get(*k)
-                            .is_some_and(|p| p.status.pod_ip.contains(&f))
+                        || self.desk.lab.pod_ip(k).is_some_and(|ip| ip.contains(&f))
                 })
                 .cloned()
                 .collect();
@@ -1375,7 +1362,7 @@ impl App {
         let calls = self
             .desk
             .lab
-            .calls
+            .calls()
             .iter()
             .filter(|(_, e)| {
                 e.actor().to_string().to_lowercase().contains(&f)
@@ -1547,7 +1534,7 @@ impl App {
             Pane::Calls => {
                 let list: Vec<u64> = match &self.derived.calls {
                     Some(v) => v.clone(),
-                    None => self.desk.lab.calls.iter().map(|(s, _)| s).collect(),
+                    None => self.desk.lab.calls().iter().map(|(s, _)| s).collect(),
                 };
                 if list.is_empty() {
                     return;
@@ -1734,7 +1721,7 @@ mod tests {
         );
         a.run_command("pod create t2 --node tiny");
         let c = a.current_call().unwrap();
-        let e = a.desk.lab.calls.get(c).unwrap();
+        let e = a.desk.lab.calls().get(c).unwrap();
         assert_eq!(
             (e.exec().map(|(_, c)| c.plugin_type.as_str()), e.level()),
             (Some("bridge"), lab_engine::record::Level::Warning)

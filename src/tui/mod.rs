@@ -18,13 +18,12 @@
 pub mod app;
 pub mod complete;
 pub mod keymap;
-pub mod model;
 pub mod theme;
 pub mod view;
 
 pub use app::App;
 pub use keymap::{Action, Mode, Pane};
-pub use model::{LessonView, VolumeRow, VolumeState, volume_rows};
+pub use lab_engine::dash::{LessonView, VolumeRow, VolumeState, volume_rows};
 pub use theme::Theme;
 
 use crossterm::event::{self, Event, MouseButton, MouseEventKind};

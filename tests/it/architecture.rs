@@ -99,7 +99,7 @@ fn assert_none(what: &str, bad: Vec<String>) {
     assert!(bad.is_empty(), "{what}:\n{}", bad.join("\n"));
 }
 
-const FRONT_ENDS: &[&str] = &["crate::script", "crate::presets"];
+const FRONT_ENDS: &[&str] = &["crate::script", "crate::presets", "crate::dash"];
 const COMPONENTS: &[&str] = &[
     "crate::controllers",
     "crate::storage",
@@ -257,6 +257,33 @@ fn front_ends_read_view_models_not_cni_or_csi_internals() {
         violations(
             &rooms_in(&front_src(), &["tui", "repl"]),
             &["lab_engine::cni::", "lab_engine::csi::"],
+        ),
+    );
+}
+
+/// The front ends (dashboard, REPL, gRPC server, CLI) see the lab through its narrow API:
+/// commands in, typed outcomes and view models out (`Lab::run`, `lab_engine::dash`). The
+/// hidden accessors to the cluster's stores and nodes' kernels are for tests and tools
+/// that check the model itself, not for a front end to read state around the engine.
+#[test]
+fn front_ends_use_the_narrow_lab_api() {
+    let mut files = rooms_in(&front_src(), &["tui", "repl", "csi_serve"]);
+    files.push(front_src().join("main.rs"));
+    assert_none(
+        "a front end reads the lab's internals",
+        violations(
+            &files,
+            &[
+                ".cluster()",
+                ".cluster_mut()",
+                ".nodes()",
+                ".nodes_mut()",
+                ".driver()",
+                ".journal()",
+                ".kubelets()",
+                "lab_engine::cni::host",
+                "lab_engine::node::",
+            ],
         ),
     );
 }

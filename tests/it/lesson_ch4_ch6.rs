@@ -266,7 +266,9 @@ fn ch6_step_6_says_the_ipam_view_shows_the_whole_id() {
     let text = prose(&lesson(CH6), 6);
     assert!(!text.contains("the view shortens"), "{text}");
     let mut desk = at_step(CH6, 6);
-    let id = desk.lab.nodes["node-1"].sandboxes["default/web"].id.clone();
+    let id = desk.lab.nodes()["node-1"].sandboxes["default/web"]
+        .id
+        .clone();
     assert_eq!(id.len(), 64);
     let out = run(&mut desk, "show ipam node-1");
     assert!(out.contains(&format!("{id}\\r\\neth0")), "{out}");

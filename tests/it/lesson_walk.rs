@@ -71,14 +71,14 @@ fn mistake(d: &mut Draws, lesson: &Lesson, i: usize, desk: &Desk) -> (&'static s
         2 => {
             let other = desk
                 .lab
-                .cluster
+                .cluster()
                 .pods
                 .values()
                 .map(|p| p.metadata.name.clone())
                 .find(|n| !cmd.split(' ').any(|w| w == n));
             let pod = desk
                 .lab
-                .cluster
+                .cluster()
                 .pods
                 .values()
                 .map(|p| p.metadata.name.clone())

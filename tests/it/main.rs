@@ -19,6 +19,7 @@ mod host_local_conformance;
 mod host_local_differential;
 mod host_local_proptest;
 mod invariants;
+mod lesson_ch2_ch7;
 mod lesson_ch4_ch6;
 mod lesson_files;
 mod lesson_guard;

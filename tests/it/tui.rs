@@ -317,7 +317,7 @@ fn typing_a_command_and_enter_runs_it() {
     assert!(
         a.desk
             .lab
-            .cluster
+            .cluster()
             .pods
             .contains_key(&("default".into(), "web".into()))
     );
@@ -461,12 +461,12 @@ fn w_shows_the_wire_record_of_the_selected_call() {
     let bridge = a
         .desk
         .lab
-        .calls
+        .calls()
         .iter()
         .find(|(_, e)| matches!(e.what(), What::Exec { call, .. } if call.plugin_type == "bridge"))
         .map(|(s, _)| s)
         .unwrap();
-    let ups = (a.desk.lab.calls.len() as u64 - bridge) as usize;
+    let ups = (a.desk.lab.calls().len() as u64 - bridge) as usize;
     let mut ev = vec![key(KeyCode::Esc)];
     ev.extend(std::iter::repeat_n(key(KeyCode::Up), ups));
     ev.push(ch('w'));
@@ -486,13 +486,13 @@ fn the_wire_pane_shows_a_csi_call() {
     let create = a
         .desk
         .lab
-        .calls
+        .calls()
         .iter()
         .find(|(_, e)| e.csi().is_some_and(|(_, c)| c.rpc == "CreateVolume"))
         .map(|(s, _)| s)
         .expect("the provisioner called CreateVolume");
     a.update(tui::Action::FocusNth(4));
-    let ups = (a.desk.lab.calls.len() as u64 - create) as usize;
+    let ups = (a.desk.lab.calls().len() as u64 - create) as usize;
     let mut ev = vec![key(KeyCode::Esc)];
     ev.extend(std::iter::repeat_n(key(KeyCode::Up), ups));
     let t = drive(&mut a, LARGE, ev);
@@ -511,7 +511,7 @@ fn the_wire_pane_shows_a_csi_call() {
 /// call older), and draw.
 fn select_call(a: &mut App, seq: u64) -> Terminal<TestBackend> {
     a.update(tui::Action::FocusNth(4));
-    let ups = (a.desk.lab.calls.next_seq() - seq) as usize;
+    let ups = (a.desk.lab.calls().next_seq() - seq) as usize;
     let mut ev = vec![key(KeyCode::Esc)];
     ev.extend(std::iter::repeat_n(key(KeyCode::Up), ups));
     let t = drive(a, LARGE, ev);
@@ -554,7 +554,7 @@ fn the_wire_pane_shows_exactly_the_records_a_call_links_to() {
     );
     let lab = &a.desk.lab;
     let cni_lines: Vec<(u64, CniCommand, bool, (u64, u64))> = lab
-        .calls
+        .calls()
         .iter()
         .filter_map(|(seq, e)| {
             let op = e.cni_op()?;
@@ -571,7 +571,7 @@ fn the_wire_pane_shows_exactly_the_records_a_call_links_to() {
     );
     assert!(teardown.2 && !add_t1.2 && !add_t2.2);
     // What each range holds, read from the wire log's typed records.
-    let cni = |seq: u64| match lab.wire.get(seq) {
+    let cni = |seq: u64| match lab.wire().get(seq) {
         Some(WireRecord::Cni(c)) => Some((
             c.env.cmd(),
             c.plugin_type.clone(),
@@ -604,12 +604,12 @@ fn the_wire_pane_shows_exactly_the_records_a_call_links_to() {
     );
     // One exec line (t1's host-local): its link is the very record the wire log keeps.
     let (exec, exec_wire) = lab
-        .calls
+        .calls()
         .iter()
         .find_map(|(seq, e)| match e.what() {
             What::Exec { wire, call } if call.plugin_type == "host-local" => {
                 let shared =
-                    matches!(lab.wire.get(*wire), Some(WireRecord::Cni(w)) if Arc::ptr_eq(w, call));
+                    matches!(lab.wire().get(*wire), Some(WireRecord::Cni(w)) if Arc::ptr_eq(w, call));
                 assert!(shared, "the exec line shares its wire record");
                 Some((seq, *wire))
             }
@@ -619,11 +619,11 @@ fn the_wire_pane_shows_exactly_the_records_a_call_links_to() {
     assert_eq!(exec_wire, add_t1.3.0 + 1);
     // The CSI call: CreateVolume, the same shared record.
     let (csi, csi_wire) = lab
-        .calls
+        .calls()
         .iter()
         .find_map(|(seq, e)| {
             let (wire, call) = e.csi()?;
-            let shared = matches!(lab.wire.get(wire), Some(WireRecord::Csi(w)) if std::ptr::eq(w.as_ref(), call));
+            let shared = matches!(lab.wire().get(wire), Some(WireRecord::Csi(w)) if std::ptr::eq(w.as_ref(), call));
             (call.rpc == "CreateVolume" && shared).then_some((seq, wire))
         })
         .expect("the provisioner's CreateVolume, linked to its record");
@@ -1001,7 +1001,7 @@ fn a_teacher_plays_a_script_step_by_step() {
     for _ in 0..40 {
         a.update(tui::Action::Tick);
     }
-    assert_eq!(a.desk.lab.cluster.pods.len(), 1, "{}", output(&a));
+    assert_eq!(a.desk.lab.cluster().pods.len(), 1, "{}", output(&a));
     let text = output(&a);
     assert!(text.contains("First pod."), "{text}");
     assert!(text.ends_with("  [Enter: next · Esc: stop]"), "{text}");
@@ -1011,18 +1011,22 @@ fn a_teacher_plays_a_script_step_by_step() {
     for _ in 0..40 {
         a.update(tui::Action::Tick);
     }
-    assert_eq!(a.desk.lab.cluster.pods.len(), 1);
+    assert_eq!(a.desk.lab.cluster().pods.len(), 1);
     a.update(tui::Action::Submit);
     for _ in 0..40 {
         a.update(tui::Action::Tick);
     }
-    assert_eq!(a.desk.lab.cluster.pods.len(), 2);
+    assert_eq!(a.desk.lab.cluster().pods.len(), 2);
     assert!(output(&a).contains("Second pod."));
     a.update(tui::Action::Back);
     for _ in 0..40 {
         a.update(tui::Action::Tick);
     }
-    assert_eq!(a.desk.lab.cluster.pods.len(), 2, "Esc stopped the playback");
+    assert_eq!(
+        a.desk.lab.cluster().pods.len(),
+        2,
+        "Esc stopped the playback"
+    );
     assert!(output(&a).contains("── playback stopped"));
     let _ = std::fs::remove_dir_all(&dir);
 }

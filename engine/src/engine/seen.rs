@@ -86,6 +86,10 @@ pub enum Seen {
         /// `table`, `wide`, `json`, `yaml` or `name`.
         format: &'static str,
     },
+    /// The API server's watch events listed (`show watch`), in order.
+    Watch(Vec<crate::cluster::WatchEvent>),
+    /// Claims and where their volumes stand (`show volumes`): the rows printed.
+    Volumes(Vec<super::volume_view::VolumeRow>),
 }
 
 /// One object `describe` showed.

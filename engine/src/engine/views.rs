@@ -143,8 +143,16 @@ impl Lab {
                 Ok(out)
             }
             ShowCmd::Ipset { node } => self.show_ipset(&node),
-            ShowCmd::Volumes { node } => self.show_volumes(node.as_deref()),
-            ShowCmd::Watch { since } => Ok(self.show_watch(since)),
+            ShowCmd::Volumes { node } => {
+                let (out, rows) = self.show_volumes_seen(node.as_deref())?;
+                self.shown.push(Seen::Volumes(rows));
+                Ok(out)
+            }
+            ShowCmd::Watch { since } => {
+                let events = self.cluster.revs.events_since(since).cloned().collect();
+                self.shown.push(Seen::Watch(events));
+                Ok(self.show_watch(since))
+            }
         }
     }
 

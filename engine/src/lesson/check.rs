@@ -70,6 +70,8 @@ pub struct Ran {
     pub shape: Option<Shape>,
     /// Why it failed, if it did.
     pub failed: Option<Reason>,
+    /// Its error's message, if it failed (`CNI code 999 from bridge: …`).
+    pub error: Option<String>,
     /// What its views showed.
     pub seen: Vec<Seen>,
     /// The call-log entries it caused, `[first, end)`.
@@ -98,6 +100,7 @@ impl Observed {
             line: line.to_string(),
             shape: Shape::of(line),
             failed: ex.result.as_ref().err().map(|e| e.reason),
+            error: ex.result.as_ref().err().map(|e| e.message.clone()),
             seen: ex.seen.clone(),
             calls: ex.calls,
             wire: ex.wire,
@@ -535,6 +538,42 @@ pub const PREDICATES: &[Predicate] = &[
         pattern: "saw get <word> <name> table|wide|json|yaml|name",
         about: "during this step `get` listed this object in this format",
         eval: super::saw::get,
+    },
+    // lessons ch2-core-ideas and ch7-hands-on
+    Predicate {
+        pattern: "saw error <text> <word>",
+        about: "during this step this command (a complete one, any spelling) failed for this reason: `cni:CODE`, `csi:CODE_NAME`, `api:REASON` (Conflict, NotFound…), `usage`",
+        eval: super::saw::error,
+    },
+    Predicate {
+        pattern: "saw error <text> <word> <text>",
+        about: "during this step this command failed for this reason, with these words in its error message",
+        eval: super::saw::error,
+    },
+    Predicate {
+        pattern: "saw wire <word> method <text>",
+        about: "`show wire` showed a record of this CSI call whole, with this gRPC method path (`/csi.v1.Identity/Probe`; a raw `csi` command prints only the reply)",
+        eval: super::saw::wire_method,
+    },
+    Predicate {
+        pattern: "saw watch <word> <word> <name>",
+        about: "`show watch` listed an event of this type (ADDED, MODIFIED, DELETED) for this kind and object (`default/web`)",
+        eval: super::saw::watch,
+    },
+    Predicate {
+        pattern: "saw volume <pvc> on <node> state <word>",
+        about: "`show volumes` showed the claim's volume in this CSI lifecycle state on the node (CREATED, NODE_READY, VOL_READY, PUBLISHED)",
+        eval: super::saw::volume_state,
+    },
+    Predicate {
+        pattern: "saw volume <pvc> on <node> targets <n>",
+        about: "`show volumes` showed this many publish targets (one per pod) of the claim's volume on the node",
+        eval: super::saw::volume_targets,
+    },
+    Predicate {
+        pattern: "policy <policy> admits <word> port <port>",
+        about: "an ingress rule of the NetworkPolicy lets in pods of its namespace with this KEY=VALUE label on this port (what the policy says, whatever pods exist or the network enforces)",
+        eval: super::saw::policy_admits,
     },
     // lessons ch4-runtime-workflow and ch6-source-walkthrough
     Predicate {

@@ -9,7 +9,7 @@
 use super::{dim, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
-use crate::tui::model::{self, IpamSummary};
+use lab_engine::dash::{self as model, IpamSummary};
 use lab_engine::engine::node_view::{self, IpamDir, LeaseRow};
 use lab_engine::engine::views::short_id;
 use ratatui::buffer::Buffer;

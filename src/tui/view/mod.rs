@@ -160,7 +160,7 @@ pub fn content_len(app: &App, pane: Pane) -> usize {
             .derived
             .calls
             .as_ref()
-            .map_or(app.desk.lab.calls.len(), Vec::len),
+            .map_or(app.desk.lab.calls().len(), Vec::len),
         Pane::Wire => wire::lines(app, u16::MAX).len(),
         Pane::Output => app.ui.output.len(),
         Pane::Lesson => {

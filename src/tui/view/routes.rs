@@ -5,7 +5,7 @@
 use super::{dim, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
-use crate::tui::model;
+use lab_engine::dash as model;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -14,8 +14,8 @@
 use super::{dim, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
-use crate::tui::model::{self, NodeFacts, PodKey};
 use lab_engine::cluster::ApiKind;
+use lab_engine::dash::{self as model, NodeFacts, PodKey};
 use lab_engine::resource::count;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -49,7 +49,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     if groups.is_empty() {
-        let msg = if app.desk.lab.cluster.nodes.is_empty() {
+        let msg = if app.desk.lab.counts().0 == 0 {
             "no nodes yet — try `node add node-1 --cidr 10.244.1.0/24 --ip 192.168.0.1`"
         } else {
             "nothing matches the filter (Esc clears it)"
