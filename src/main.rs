@@ -125,6 +125,25 @@ enum Front {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         args: Vec<String>,
     },
+    /// Grade homework: replay a learner's submission (`lesson submit FILE` in the lab) or a
+    /// script on a fresh lab and print each step's result; exit 0 when every step is done
+    /// and the submission claims nothing its lines do not do, 1 otherwise, 2 when it
+    /// cannot be read
+    #[command(after_help = "Examples:
+  cni-csi-lab grade --lesson ch2-core-ideas alice.json
+  cni-csi-lab grade --lesson ch2-core-ideas --json alice.json > alice-verdict.json
+  cni-csi-lab grade --lesson ch7-hands-on homework.lab      a script: its lines after `lesson start`")]
+    Grade {
+        /// The lesson to grade against (see `lesson list`)
+        #[arg(long, value_name = "ID")]
+        lesson: String,
+        /// Print the verdict as JSON (per step: done with the line that did it, skipped or
+        /// missing; per quiz; the totals)
+        #[arg(long)]
+        json: bool,
+        /// The submission (JSON written by `lesson submit`) or a script of lab commands
+        submission: String,
+    },
     /// Print a shell completion script for this CLI
     Completions {
         /// The shell
@@ -191,6 +210,14 @@ fn run_lab() -> ExitCode {
             };
         }
     };
+    if let Some(Front::Grade {
+        lesson,
+        json,
+        submission,
+    }) = &cli.command
+    {
+        return grade(lesson, *json, submission, cli.lessons.as_deref());
+    }
     if let Some(Front::Completions { shell }) = cli.command {
         let script = cni_csi_lab::shell_completion::script(shell, Cli::command(), "cni-csi-lab");
         let _ = std::io::stdout().write_all(script.as_bytes());
@@ -310,7 +337,7 @@ fn run_lab() -> ExitCode {
             end_without_drop(desk);
             code
         }
-        Some(Front::Completions { .. }) => ExitCode::SUCCESS,
+        Some(Front::Completions { .. } | Front::Grade { .. }) => ExitCode::SUCCESS,
         Some(Front::Csi {
             cmd: CsiFront::Serve { socket, node },
         }) => csi_serve(&mut desk.lab, socket, node),
@@ -538,6 +565,84 @@ fn play_file(
     match desk.play_events(script::plan(&text, pace), &mut sink, false) {
         0 => ExitCode::SUCCESS,
         _ => ExitCode::from(1),
+    }
+}
+
+/// `grade --lesson ID [--json] SUBMISSION`: the submission's lines (or the script's) replayed
+/// on a fresh lab with the lessons (`--lessons DIR` when given); the verdict printed.
+fn grade(lesson: &str, json: bool, file: &str, lessons: Option<&str>) -> ExitCode {
+    use lab_engine::lesson::grade::{self, Submission};
+    let text = match cni_csi_lab::files::read_capped(
+        std::path::Path::new(file),
+        "a submission",
+        cni_csi_lab::files::SCRIPT_CAP.max(cni_csi_lab::files::CONFIG_CAP),
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            print_error(format!("cannot read {file}: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    // A submission is JSON naming its format; anything else is a script of lab commands.
+    let looks_like_json = text.trim_start().starts_with('{');
+    let (edges, lines, claimed, written_by): (_, Vec<(usize, String)>, _, _) = if looks_like_json {
+        let sub = match Submission::parse(&text) {
+            Ok(s) => s,
+            Err(e) => {
+                print_error(format!("{file}: {e}"));
+                return ExitCode::from(2);
+            }
+        };
+        if sub.lesson != lesson {
+            print_error(format!(
+                "{file} is a submission for lesson {}, not {lesson}",
+                sub.lesson
+            ));
+            return ExitCode::from(2);
+        }
+        let edges = lab_engine::edge::Edges::files(std::sync::Arc::new(sub.files()));
+        let lines = (1..)
+            .zip(sub.lines.iter().map(|l| l.line.clone()))
+            .collect();
+        (edges, lines, Some(sub.claimed), Some(sub.lab_version))
+    } else {
+        let lines = lab_engine::script::commands(&text);
+        let disk =
+            lab_engine::edge::Edges::files(std::sync::Arc::new(cni_csi_lab::files::ReadOnlyDisk));
+        (disk, lines, None, None)
+    };
+    let mut desk = Desk::with_lab(Lab::with_edges(Lab::new, edges));
+    if let Some(dir) = lessons {
+        let dir = cni_csi_lab::lesson_dir::Dir(std::path::PathBuf::from(dir));
+        if let Err(e) = desk.lessons.use_dir(std::sync::Arc::new(dir)) {
+            print_error(&e);
+            return ExitCode::from(2);
+        }
+    }
+    let verdict = match grade::replay(
+        &mut desk,
+        lesson,
+        &lines,
+        claimed.as_ref(),
+        written_by.as_deref(),
+    ) {
+        Ok(v) => v,
+        Err(e) => {
+            print_error(&e.message);
+            return ExitCode::from(2);
+        }
+    };
+    let shown = if json {
+        serde_json::to_string_pretty(&verdict.to_json()).unwrap_or_default() + "\n"
+    } else {
+        verdict.render().to_text()
+    };
+    let _ = std::io::stdout().write_all(shown.as_bytes());
+    end_without_drop(desk);
+    if verdict.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 

@@ -107,6 +107,22 @@ pub fn run_line(desk: &mut Desk, line_no: usize, line: &str) -> Option<LineRepor
     })
 }
 
+/// The commands of a script, each with the line it starts on: comments and blank lines
+/// left out, a `!` (expected to fail) taken off.
+pub fn commands(text: &str) -> Vec<(usize, String)> {
+    logical_lines(text)
+        .into_iter()
+        .filter_map(|(line_no, line)| {
+            let trimmed = line.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                return None;
+            }
+            let command = trimmed.strip_prefix('!').map_or(trimmed, str::trim_start);
+            Some((line_no, command.to_string()))
+        })
+        .collect()
+}
+
 /// Run a whole script, writing stdout and stderr as it goes. Returns true when every line
 /// met its expectation.
 pub fn run(

@@ -1030,3 +1030,39 @@ fn a_teacher_plays_a_script_step_by_step() {
     assert!(output(&a).contains("── playback stopped"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 35: the IPAM pane guessed "(no pod: raw `cni add`?)" for every lease no pod holds,
+/// and showed the old network's store as `range ? · free 0`. A lease whose pod was deleted
+/// after a network switch (its DEL ran the new chain) is labelled a leak, the store as one
+/// the node's config no longer names; a raw `cni add` is named as such.
+#[test]
+fn the_ipam_pane_labels_a_lease_the_old_chain_left_behind() {
+    let mut a = after(
+        crate::common::lab(),
+        LARGE,
+        &[
+            "pod create web --node node-1",
+            "cni add raw1 --node node-2",
+            "network use calico-bgp",
+            "pod delete web",
+            "show ipam node-1",
+        ],
+    );
+    let text = screen_text(frame(&mut a, LARGE).backend().buffer());
+    assert!(text.contains("leaked (net changed)"), "{text}");
+    assert!(
+        text.contains("not in the node's network config now"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("range ?") && !text.contains("free 0"),
+        "{text}"
+    );
+    let mut a = after(
+        crate::common::lab(),
+        LARGE,
+        &["cni add raw1 --node node-1", "show ipam node-1"],
+    );
+    let text = screen_text(frame(&mut a, LARGE).backend().buffer());
+    assert!(text.contains("raw `cni add`"), "{text}");
+}

@@ -1452,6 +1452,12 @@ pub enum LessonCmd {
     Reset,
     /// Leave the lesson (progress is kept)
     Stop,
+    /// Hand in the lesson in progress: write FILE with every line you typed in it (and the
+    /// files they read) and your progress, for a teacher's `cni-csi-lab grade`
+    Submit {
+        /// The file to write (JSON)
+        file: String,
+    },
     /// Play a lesson's steps as a demo: text, then each reference command and its output
     Play {
         /// Lesson id

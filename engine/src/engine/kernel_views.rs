@@ -9,6 +9,7 @@ use crate::command::grammar::NetworkCmd;
 use crate::net::trace::Enforcement;
 use crate::netd::IMPLEMENTATIONS;
 use crate::render::{Line, Outcome, Role};
+use std::collections::BTreeMap;
 
 impl Lab {
     fn kernel_node(&self, node: &str) -> Result<&crate::node::NodeRuntime, LabError> {
@@ -224,7 +225,54 @@ impl Lab {
                 .push(" running", Role::Good)
                 .push(format!("  {}", self.network.started()), Role::Dim),
         );
+        out.extend(self.active_confs_line());
         Ok(out)
+    }
+
+    /// Which file the runtime now takes on each node (the first in `/etc/cni/net.d` that
+    /// parses): pods created from now on get its network, running pods keep theirs.
+    fn active_confs_line(&self) -> Outcome {
+        let mut by_file: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        for (node, rt) in &self.nodes {
+            let file = match rt.confdir.active() {
+                Ok((file, _)) => file,
+                Err(_) => "no valid network config".to_string(),
+            };
+            by_file.entry(file).or_default().push(node.as_str());
+        }
+        let mut out = Outcome::empty();
+        if by_file.is_empty() {
+            return out;
+        }
+        let uses: Vec<String> = if by_file.len() == 1 {
+            by_file
+                .into_keys()
+                .map(|f| format!("{f} on every node"))
+                .collect()
+        } else {
+            by_file
+                .into_iter()
+                .map(|(f, nodes)| match nodes.as_slice() {
+                    [_, _, _, _, _, ..] => {
+                        format!("{f} on {} nodes ({}, …)", nodes.len(), nodes[0])
+                    }
+                    few => format!("{f} on {}", few.join(", ")),
+                })
+                .collect()
+        };
+        let whose = if uses.len() == 1 {
+            "its"
+        } else {
+            "their node's file's"
+        };
+        out.line(Line::styled(
+            format!(
+                "  the runtime now takes {}: pods created from now on get {whose} network, running pods keep theirs",
+                uses.join("; ")
+            ),
+            Role::Dim,
+        ));
+        out
     }
 
     /// `show bgp NODE`: `calicoctl node status` and `birdcl show route` on the node.

@@ -167,29 +167,21 @@ impl Lab {
         }
     }
 
-    /// A lease no sandbox and no cached attachment accounts for has leaked (for example
-    /// after `fault inject containerd-after-ipam`): say so, with the DEL that releases it.
-    fn leak_note(&self, node: &str, container_id: &str) -> String {
-        let cached = self
-            .nodes
-            .get(node)
-            .is_some_and(|n| n.cache.keys().any(|(_, cid, _)| cid == container_id));
-        if cached {
-            return String::new();
+    /// The note after a lease: the pod that holds it, or why nothing does (a raw `cni add`
+    /// is cached; a lease whose pod was torn down through another network's chain, or
+    /// whose ADD never finished, has leaked).
+    fn lease_note(&self, node: &str, container_id: &str, ifname: &str) -> String {
+        use super::node_view::LeaseHolder;
+        match super::node_view::lease_holder(self, node, container_id, ifname) {
+            Some(LeaseHolder::Pod(pod)) => format!("   (pod {pod})"),
+            Some(LeaseHolder::Attachment) | None => String::new(),
+            Some(LeaseHolder::OtherChain { active }) => format!(
+                "   (leaked: no pod; a DEL now runs {active}'s chain, which never reaches this store)"
+            ),
+            Some(LeaseHolder::Leaked) => format!(
+                "   (leaked: no sandbox or cached attachment; `cni del {container_id} --node {node}` releases it)"
+            ),
         }
-        format!(
-            "   (leaked: no sandbox or cached attachment; `cni del {container_id} --node {node}` releases it)"
-        )
-    }
-
-    /// Which pod owns a sandbox ID on a node, for annotating IPAM files.
-    fn owner_of(&self, node: &str, container_id: &str) -> Option<String> {
-        self.nodes.get(node).and_then(|n| {
-            n.sandboxes
-                .iter()
-                .find(|(_, s)| s.id == container_id)
-                .map(|(k, _)| format!("pod {k}"))
-        })
     }
 
     fn show_ipam(&self, node: Option<&str>) -> Result<(Outcome, Seen), LabError> {
@@ -224,10 +216,7 @@ impl Lab {
                 }
                 out.line(head);
                 for (ip, lease) in store.leases() {
-                    let owner = self
-                        .owner_of(&n, &lease.container_id)
-                        .map(|o| format!("   ({o})"))
-                        .unwrap_or_else(|| self.leak_note(&n, &lease.container_id));
+                    let owner = self.lease_note(&n, &lease.container_id, &lease.ifname);
                     out.line(
                         Line::new()
                             .push(format!("  {:<20}", ip.to_string()), Role::Name)

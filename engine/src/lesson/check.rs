@@ -261,7 +261,7 @@ pub const PREDICATES: &[Predicate] = &[
     },
     Predicate {
         pattern: "node <node> ipam leaks nothing",
-        about: "every host-local lease on the node belongs to a live attachment: an entry in libcni's cache or a pod sandbox",
+        about: "every host-local lease on the node belongs to a live attachment: a pod sandbox, or an entry of libcni's cache under the network the node uses",
         eval: ipam_leaks_nothing,
     },
     Predicate {
@@ -574,6 +574,27 @@ pub const PREDICATES: &[Predicate] = &[
         pattern: "policy <policy> admits <word> port <port>",
         about: "an ingress rule of the NetworkPolicy lets in pods of its namespace with this KEY=VALUE label on this port (what the policy says, whatever pods exist or the network enforces)",
         eval: super::saw::policy_admits,
+    },
+    // ch5-core-modules
+    Predicate {
+        pattern: "node <node> conf active <word>",
+        about: "the node's runtime uses this file of /etc/cni/net.d (the first that loads, in lexical order)",
+        eval: super::saw::node_conf_active,
+    },
+    Predicate {
+        pattern: "saw ipam <node> leak <word>",
+        about: "`show ipam` showed, in the node's host-local store of this network, a leaked lease: no pod sandbox holds it, and libcni cached it (if at all) only under a network the node no longer uses",
+        eval: super::saw::ipam_leak,
+    },
+    Predicate {
+        pattern: "saw trace <flow> on <word> delivered|dropped|no-route|left",
+        about: "during this step a trace from the flow's source to the address the destination pod has on this interface (a secondary network's `net1`, whatever address it got) ended this way",
+        eval: super::saw::trace_to_interface,
+    },
+    Predicate {
+        pattern: "saw wire <word> stdin|stdout|request|response <text> contains <text>",
+        about: "a record of the call shown this step had a string holding this text at this JSON pointer (a path: `/target_path` contains `/volumeDevices/publish/`)",
+        eval: super::saw::wire_json_contains,
     },
     // lessons ch4-runtime-workflow and ch6-source-walkthrough
     Predicate {
@@ -1034,17 +1055,19 @@ fn ipam_lease_for(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     Eval::new(!held.is_empty(), actual)
 }
 
-/// A lease is live when libcni's cache has its attachment (a `cni add`, or a pod's sandbox
-/// network) or a pod sandbox has its container ID (a Multus delegate's `net1`, cached by
-/// Multus rather than libcni).
+/// A lease is live when a pod sandbox has its container ID (a Multus delegate's `net1`
+/// too, cached by Multus rather than libcni) or libcni's cache has its attachment under
+/// the network the node uses (a raw `cni add`); one cached only by a network the node no
+/// longer uses was torn down through another chain and has leaked
+/// ([`LeaseHolder`](crate::engine::node_view::LeaseHolder)).
 fn ipam_leaks_nothing(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let rt = match node_rt(lab, arg(a, 0)) {
         Ok(rt) => rt,
         Err(e) => return e,
     };
     let live = |id: &str, ifname: &str| {
-        rt.cache.keys().any(|(_, c, i)| c == id && i == ifname)
-            || rt.sandboxes.values().any(|sb| sb.id == id)
+        crate::engine::node_view::lease_holder(lab, arg(a, 0), id, ifname)
+            .is_some_and(|h| !h.leaked())
     };
     let mut count = 0;
     let mut leaked = Vec::new();

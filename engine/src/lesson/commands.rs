@@ -176,6 +176,7 @@ impl Desk {
     /// replaces the cluster under it; the line saying so.
     pub fn leave_lesson(&mut self) -> Option<Line> {
         let s = self.lessons.session.take()?;
+        self.lessons.save(&s.lesson.id, &s.progress);
         Some(Line::styled(
             format!(
                 "Left lesson {id} (progress kept); `lesson start {id}` resumes it on a fresh cluster.",
@@ -302,6 +303,7 @@ impl Desk {
                     .session
                     .take()
                     .ok_or_else(|| LabError::msg(NO_LESSON))?;
+                self.lessons.save(&s.lesson.id, &s.progress);
                 let mut out = Outcome::empty();
                 out.plain(format!(
                     "Left lesson {id}; progress kept. `lesson start {id}` resumes it.",
@@ -318,6 +320,7 @@ impl Desk {
                 let lesson = self.lessons.find(&id).map_err(LabError::msg)?;
                 Ok(self.lesson_play(&lesson, PlayOptions { speed, step }))
             }
+            LessonCmd::Submit { file } => self.lesson_submit(&file),
             LessonCmd::Verify { id } => self.lesson_verify(id.as_deref()),
             LessonCmd::Lint { decoys } => {
                 let parsed = self.lessons.parsed();
@@ -391,8 +394,55 @@ impl Desk {
         out
     }
 
+    /// `lesson submit FILE`: the lesson in progress as a submission a grader replays.
+    fn lesson_submit(&mut self, file: &str) -> Result<Outcome, LabError> {
+        let s = self
+            .lessons
+            .session
+            .as_ref()
+            .ok_or_else(|| LabError::msg(NO_LESSON))?;
+        let t = &s.progress.transcript;
+        if t.dropped > 0 {
+            return Err(LabError::msg(format!(
+                "this lesson's transcript passed {} lines, so it can no longer be replayed whole; `lesson reset` starts the lesson and a new transcript over",
+                super::progress::Transcript::MAX_LINES
+            )));
+        }
+        let sub = super::grade::Submission::of(&s.lesson.id, &s.progress);
+        let (id, steps, quizzes) = (
+            s.lesson.id.clone(),
+            (s.progress.steps.len(), s.lesson.steps.len()),
+            (s.progress.quizzes.len(), s.lesson.quizzes.len()),
+        );
+        let progress = s.progress.clone();
+        self.lab
+            .edges
+            .files
+            .write(file, sub.to_json().as_bytes())
+            .map_err(|e| LabError::msg(format!("cannot write {file}: {e}")))?;
+        self.lessons.save(&id, &progress);
+        let mut out = Outcome::empty();
+        out.plain(format!(
+            "Wrote {file}: lesson {id}, {} lines typed, steps {}/{}, quizzes {}/{}.",
+            sub.lines.len(),
+            steps.0,
+            steps.1,
+            quizzes.0,
+            quizzes.1
+        ));
+        out.line(Line::styled(
+            format!("A teacher grades it with `cni-csi-lab grade --lesson {id} {file}`, which replays your lines on a fresh lab."),
+            Role::Dim,
+        ));
+        Ok(out)
+    }
+
     fn lesson_start(&mut self, id: &str) -> Result<Outcome, LabError> {
         let lesson = self.lessons.find(id).map_err(LabError::msg)?;
+        // The lesson left behind keeps its transcript up to here.
+        if let Some(old) = self.lessons.session.take() {
+            self.lessons.save(&old.lesson.id, &old.progress);
+        }
         let saved = self.lessons.progress().of(id);
         let mut s = LessonSession::new(Arc::clone(&lesson), saved);
         let mut out = Outcome::empty();

@@ -999,6 +999,159 @@ pub fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
+// ---- ch5-core-modules: the conflist in use, leaked leases, a secondary network's address,
+// part of a wire value ----
+
+/// `node <node> conf active <file>`: the file of the node's `/etc/cni/net.d` the runtime
+/// uses (the first that loads, in lexical order) is this one, whatever view showed it.
+pub fn node_conf_active(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (node, file) = (arg(a, 0), arg(a, 1));
+    let rt = match super::check::node_rt(lab, node) {
+        Ok(rt) => rt,
+        Err(e) => return e,
+    };
+    match rt.confdir.active() {
+        Ok((f, _)) => yes_no(
+            f == file,
+            format!("{node}'s runtime uses {file}"),
+            format!("{node}'s runtime uses {f}, not {file}"),
+        ),
+        Err(e) => Eval {
+            holds: false,
+            actual: format!("{node}'s runtime has no usable config: {e}"),
+        },
+    }
+}
+
+/// `saw ipam <node> leak <net>`: `show ipam` showed, in the node's host-local store of that
+/// network, a lease nothing that will ever DEL it accounts for: no pod sandbox, and libcni
+/// cached it (if at all) only under a network the node no longer uses, whose chain the
+/// runtime will never run again ([`LeaseHolder`](crate::engine::node_view::LeaseHolder)).
+pub fn ipam_leak(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (node, net) = (arg(a, 0), arg(a, 1));
+    if let Err(e) = super::check::node_rt(lab, node) {
+        return e;
+    }
+    let leaked = |id: &str, ifname: &str| {
+        crate::engine::node_view::lease_holder(lab, node, id, ifname).is_some_and(|h| h.leaked())
+    };
+    let mut shown = false;
+    let holds = seen.seen().any(|s| match s {
+        Seen::Ipam(stores) => stores
+            .iter()
+            .filter(|st| st.node == node && st.net == net)
+            .any(|st| {
+                shown = true;
+                st.leases.iter().any(|(_, id, ifname)| leaked(id, ifname))
+            }),
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you saw a leaked lease in {node}'s {net} store"),
+        if shown {
+            format!("{node}'s {net} store was shown, with no leaked lease")
+        } else {
+            format!(
+                "{node}'s host-local store of {net} has not been shown during this step (`show ipam {node}`)"
+            )
+        },
+    )
+}
+
+/// `saw trace <flow> on <ifname> delivered|dropped|no-route|left`: a trace from the flow's
+/// source to the address the destination pod has on that interface (a secondary network's
+/// `net1`, whatever address it got), on the flow's port, ended this way.
+pub fn trace_to_interface(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (flow, ifname, end) = (spec(a), arg(a, 1), arg(a, 2));
+    let p = match super::check::pod(lab, &flow.dst) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let link = match super::check::pod_link(lab, p, ifname) {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    let addrs: Vec<std::net::IpAddr> = link
+        .addrs
+        .iter()
+        .filter_map(|c| c.split('/').next()?.parse().ok())
+        .collect();
+    let primary: Option<std::net::IpAddr> = p.status.pod_ip.parse().ok();
+    let want = match end {
+        "delivered" => TraceEnd::Delivered,
+        "dropped" => TraceEnd::Dropped,
+        "left" => TraceEnd::LeftCluster,
+        _ => TraceEnd::NoRoute,
+    };
+    let to_it = |t: &&crate::engine::seen::TraceSeen| {
+        endpoint_named(&flow.src, &t.flow.src)
+            && t.flow.port == flow.port
+            && t.flow.protocol == flow.protocol
+            && flow.size.is_none_or(|s| s == t.flow.size)
+            && match &t.flow.dst {
+                Endpoint::Ip(ip) => addrs.contains(ip),
+                Endpoint::Pod(r) => {
+                    pod_named(&flow.dst, &r.namespace, &r.name)
+                        && primary.is_some_and(|ip| addrs.contains(&ip))
+                }
+                Endpoint::Node(_) => false,
+            }
+    };
+    let mut ended = Vec::new();
+    let holds = seen
+        .seen()
+        .filter_map(|s| match s {
+            Seen::Trace(t) => Some(&**t),
+            _ => None,
+        })
+        .filter(to_it)
+        .any(|t| {
+            ended.push(t.result.clone());
+            t.end == want
+        });
+    let what = format!(
+        "{} → {}'s {ifname} ({}):{}/{}",
+        flow.src,
+        flow.dst,
+        link.addrs.join(", "),
+        flow.port,
+        flow.protocol
+    );
+    yes_no(
+        holds,
+        format!("you traced {what}: {end}"),
+        match ended.last() {
+            Some(r) => format!("your trace of {what} ended: {r}"),
+            None => format!("no trace of {what} has been run during this step"),
+        },
+    )
+}
+
+/// `saw wire <call> <part> <pointer> contains <text>`: a record of the call shown this step
+/// has a string at the JSON pointer holding the text (a path: `/target_path` contains
+/// `/volumeDevices/publish/`).
+pub fn wire_json_contains(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, which, ptr, want) = (arg(a, 0), arg(a, 1), arg(a, 2), arg(a, 3));
+    let recs = shown_calls(lab, seen, call);
+    let holds = recs.iter().any(|r| {
+        part(r, which).is_some_and(|v| {
+            v.pointer(ptr)
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.contains(want))
+        })
+    });
+    yes_no(
+        holds,
+        format!("you saw {ptr} holding {want:?} in a {call} record's {which}"),
+        if recs.is_empty() {
+            format!("no {call} record has been shown whole during this step")
+        } else {
+            format!("the {call} records shown have no {ptr} holding {want:?} in their {which}")
+        },
+    )
+}
+
 #[cfg(test)]
 mod ch2_ch7_tests {
     use crate::engine::Lab;

@@ -10,7 +10,7 @@ use super::{dim, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
 use lab_engine::dash::{self as model, IpamSummary};
-use lab_engine::engine::node_view::{self, IpamDir, LeaseRow};
+use lab_engine::engine::node_view::{self, IpamDir, LeaseHolder, LeaseRow};
 use lab_engine::engine::views::short_id;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -167,16 +167,16 @@ fn section_row(app: &App, node: &str, sec: &Section<'_>, r: usize) -> Line<'stat
             Span::styled(format!("{}/", s.path), t.header),
             Span::styled(format!("  ({})", s.net), t.dim),
         ]),
+        // A store of a network the node no longer uses (after `network use`, a conflist
+        // that sorts first): no config gives its range, and nothing allocates from it.
+        1 if s.ranges.is_empty() => Line::from(Span::styled(
+            "not in the node's network config now: no range, no new leases",
+            t.dim,
+        )),
+        2 if s.ranges.is_empty() => Line::from(Span::styled(format!("used {}", s.used), t.plain)),
         1 => Line::from(vec![
             Span::styled("range ", t.dim),
-            Span::styled(
-                if s.ranges.is_empty() {
-                    "?".to_string()
-                } else {
-                    s.ranges.join(" + ")
-                },
-                t.plain,
-            ),
+            Span::styled(s.ranges.join(" + "), t.plain),
             Span::styled(" · gateway ", t.dim),
             Span::styled(s.gateway.clone(), t.plain),
             Span::styled(" (skipped)", t.dim),
@@ -286,9 +286,18 @@ fn draw_leases(
                 .ipam
                 .added
                 .contains(&(sec.summary.net.clone(), *ip));
-        let owner = node_view::sandbox_owner(&app.desk.lab, node, &lease.container_id)
-            .map(|k| k.strip_prefix("default/").unwrap_or(k).to_string())
-            .unwrap_or_else(|| "(no pod: raw `cni add`?)".to_string());
+        let owner = match node_view::lease_holder(
+            &app.desk.lab,
+            node,
+            &lease.container_id,
+            &lease.ifname,
+        ) {
+            Some(LeaseHolder::Pod(k)) => k.strip_prefix("default/").unwrap_or(k).to_string(),
+            // The pane is narrow: the REPL's `show ipam` says more.
+            Some(LeaseHolder::Attachment) | None => "raw `cni add`".to_string(),
+            Some(LeaseHolder::OtherChain { .. }) => "leaked (net changed)".to_string(),
+            Some(LeaseHolder::Leaked) => "leaked (no DEL ever)".to_string(),
+        };
         let style = if changed { t.changed } else { t.plain };
         let line = Line::from(vec![
             Span::styled(if changed { "● " } else { "  " }, style),

@@ -500,7 +500,7 @@ impl super::Network for Calico {
     }
 
     fn started(&self) -> &'static str {
-        "calico-node started on every node: 10-calico.conflist (calico, calico-ipam, portmap) now sorts first in /etc/cni/net.d; pods created from now on get Calico's network, running ones keep theirs"
+        "calico-node started on every node and wrote 10-calico.conflist to /etc/cni/net.d (the calico plugin, which delegates addressing to calico-ipam, then portmap)"
     }
 
     fn routing(&self) -> &'static str {

@@ -339,7 +339,7 @@ impl crate::netd::Network for CiliumNetwork {
     }
 
     fn started(&self) -> &'static str {
-        "cilium-agent started on every node with a podCIDR: cilium_host, cilium_net, cilium_vxlan and the tunnel routes; 05-cilium.conflist (cilium-cni) now sorts first in /etc/cni/net.d; pods created from now on are Cilium endpoints, running ones keep their network"
+        "cilium-agent started on every node with a podCIDR: cilium_host, cilium_net, cilium_vxlan and the tunnel routes; it wrote 05-cilium.conflist (cilium-cni) to /etc/cni/net.d"
     }
 
     fn routing(&self) -> &'static str {
