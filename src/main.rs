@@ -157,9 +157,14 @@ enum Front {
     },
     /// The live dashboard: topology, IPAM, routes, volumes, calls and wire, with a command line
     Dash {
-        /// High-contrast theme with thicker borders, for a projector
+        /// Thicker borders and more spacing, for a projector (high contrast unless --theme
+        /// says otherwise; composes with --theme and NO_COLOR)
         #[arg(long)]
         big: bool,
+        /// The colours: dark (the default, on the terminal's background), light (dark text
+        /// on white, for a bright room) or high-contrast (bright on black)
+        #[arg(long, value_name = "THEME", value_parser = ["dark", "light", "high-contrast"])]
+        theme: Option<String>,
     },
 }
 
@@ -210,6 +215,18 @@ fn run_lab() -> ExitCode {
             };
         }
     };
+    if cli.record.is_some()
+        && matches!(
+            cli.command,
+            Some(Front::Completions { .. } | Front::Csi { .. } | Front::Grade { .. })
+        )
+    {
+        // Every front end that takes --record records; these have nothing to record.
+        print_error(
+            "--record records the dashboard, the REPL, `run FILE` and `lesson play ID`; not `completions`, `csi serve` or `grade`",
+        );
+        return ExitCode::from(2);
+    }
     if let Some(Front::Grade {
         lesson,
         json,
@@ -308,32 +325,50 @@ fn run_lab() -> ExitCode {
             );
             match &record {
                 Some(cast) => record_lesson_play(&mut desk, &line, cast),
-                None => run_file_text(&mut desk, &line, RunOptions::default()),
+                None => run_one(&mut desk, &line),
             }
         }
         Some(Front::Run {
             file, step, pace, ..
-        }) if step || pace.is_some() => play_file(&mut desk, &file, step, pace, opts.color_out),
+        }) if step || pace.is_some() => play_file(
+            &mut desk,
+            &file,
+            step,
+            pace,
+            opts.color_out,
+            cli.record.as_deref(),
+        ),
         Some(Front::Run {
             file,
             keep_going,
             echo,
             ..
         }) => {
-            let code = run_file(&mut desk, &file, RunOptions { keep_going, echo });
+            let code = run_file(
+                &mut desk,
+                &file,
+                RunOptions { keep_going, echo },
+                cli.record.as_deref(),
+            );
             end_without_drop(desk);
             code
         }
         Some(Front::Repl { plain }) if plain || !stdin_is_terminal => plain_repl(desk, &opts),
         Some(Front::Repl { .. }) => line_editor(desk, &opts),
-        Some(Front::Dash { big }) => dashboard(desk, big, cli.record),
+        Some(Front::Dash { big, theme }) => dashboard(desk, big, theme.as_deref(), cli.record),
         // No command on a terminal: the dashboard (the line REPL is `cni-csi-lab repl`).
         None if stdin_is_terminal && std::io::stdout().is_terminal() => {
-            dashboard(desk, false, cli.record)
+            dashboard(desk, false, None, cli.record)
         }
         None if stdin_is_terminal => line_editor(desk, &opts),
         None => {
-            let code = run_file(&mut desk, "-", RunOptions::default());
+            // stdin is not a terminal: its lines are a script, as `run -` reads it. Said on
+            // a terminal's stderr before it is read (a pipe that stays open would otherwise
+            // look like a hang), and whenever it held no command.
+            if std::io::stderr().is_terminal() {
+                eprintln!("{STDIN_SCRIPT}");
+            }
+            let code = run_file(&mut desk, "-", RunOptions::default(), cli.record.as_deref());
             end_without_drop(desk);
             code
         }
@@ -497,7 +532,12 @@ fn plain_repl(mut desk: Desk, opts: &Options) -> ExitCode {
     }
 }
 
-fn run_file(desk: &mut Desk, file: &str, opts: RunOptions) -> ExitCode {
+fn run_file(
+    desk: &mut Desk,
+    file: &str,
+    opts: RunOptions,
+    record: Option<&std::path::Path>,
+) -> ExitCode {
     let text = if file == "-" {
         // Capped like a script file (`cat /dev/zero | cni-csi-lab run -` must not exhaust
         // memory); one byte more than the cap is read to tell "at the cap" from "over it".
@@ -514,10 +554,17 @@ fn run_file(desk: &mut Desk, file: &str, opts: RunOptions) -> ExitCode {
             );
             return ExitCode::from(2);
         }
-        match s.strip_prefix('\u{feff}') {
+        let s = match s.strip_prefix('\u{feff}') {
             Some(rest) => rest.to_string(),
             None => s,
+        };
+        if !s
+            .lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        {
+            eprintln!("{NO_COMMANDS_ON_STDIN}");
         }
+        s
     } else {
         let read = cni_csi_lab::files::read_capped(
             std::path::Path::new(file),
@@ -532,7 +579,20 @@ fn run_file(desk: &mut Desk, file: &str, opts: RunOptions) -> ExitCode {
             }
         }
     };
-    run_file_text(desk, &text, opts)
+    run_file_text(desk, &text, opts, record.map(|r| (r, file)))
+}
+
+/// `--record FILE.cast` for a front end that prints to stdout and stderr: the recording,
+/// made before anything runs (an error reads normally and nothing runs).
+fn start_recording(
+    path: &std::path::Path,
+    title: &str,
+) -> Result<cni_csi_lab::cast::Shared, ExitCode> {
+    let (w, h) = crossterm::terminal::size().unwrap_or((100, 30));
+    cni_csi_lab::cast::shared(path, w, h, title).map_err(|e| {
+        print_error(&e);
+        ExitCode::from(2)
+    })
 }
 
 /// `run FILE --step|--pace D`: the script played for a class (see `script::plan`): its
@@ -544,6 +604,7 @@ fn play_file(
     step: bool,
     pace: Option<lab_engine::util::time::Millis>,
     color: bool,
+    record: Option<&std::path::Path>,
 ) -> ExitCode {
     let text = match cni_csi_lab::files::read_capped(
         std::path::Path::new(file),
@@ -561,8 +622,23 @@ fn play_file(
         (false, Some(p)) => script::Pace::Every(p.as_ms()),
         (false, None) => script::Pace::Every(script::DEFAULT_PACE_MS),
     };
-    let mut sink = cni_csi_lab::repl::playback::TerminalSink { color };
-    match desk.play_events(script::plan(&text, pace), &mut sink, false) {
+    let mut term = cni_csi_lab::repl::playback::TerminalSink { color };
+    let mut recorded;
+    let sink: &mut dyn lab_engine::lesson::play::PlaySink = match record {
+        Some(path) => match start_recording(path, &format!("cni-csi-lab run {file}")) {
+            Ok(cast) => {
+                recorded = cni_csi_lab::cast::RecordedSink {
+                    inner: &mut term,
+                    cast,
+                    color,
+                };
+                &mut recorded
+            }
+            Err(code) => return code,
+        },
+        None => &mut term,
+    };
+    match desk.play_events(script::plan(&text, pace), sink, false) {
         0 => ExitCode::SUCCESS,
         _ => ExitCode::from(1),
     }
@@ -646,11 +722,51 @@ fn grade(lesson: &str, json: bool, file: &str, lessons: Option<&str>) -> ExitCod
     }
 }
 
-/// Run script text with plain output.
-fn run_file_text(desk: &mut Desk, text: &str, opts: RunOptions) -> ExitCode {
+/// One command from the shell (`cni-csi-lab lesson …`): its output on stdout, an error as
+/// `error: …` on stderr (no script line number: there is no script), exit 1 when it fails.
+fn run_one(desk: &mut Desk, line: &str) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    match script::run(desk, text, opts, &mut stdout.lock(), &mut stderr.lock()) {
+    let plain = Options::default();
+    match repl::print_result(
+        desk.execute(line),
+        &plain,
+        &mut stdout.lock(),
+        &mut stderr.lock(),
+    ) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            print_error(&e);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Run script text with plain output (recorded into `record`'s file, titled after the
+/// script, when given).
+fn run_file_text(
+    desk: &mut Desk,
+    text: &str,
+    opts: RunOptions,
+    record: Option<(&std::path::Path, &str)>,
+) -> ExitCode {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let ran = match record {
+        Some((path, file)) => {
+            let cast = match start_recording(path, &format!("cni-csi-lab run {file}")) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            let mut out = cni_csi_lab::cast::SharedTee::new(stdout.lock(), cast.clone());
+            let mut err = cni_csi_lab::cast::SharedTee::new(stderr.lock(), cast);
+            script::run(desk, text, opts, &mut out, &mut err)
+        }
+        None => script::run(desk, text, opts, &mut stdout.lock(), &mut stderr.lock()),
+    };
+    match ran {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -737,9 +853,19 @@ fn record_lesson_play(desk: &mut Desk, line: &str, cast: &std::path::Path) -> Ex
     ExitCode::SUCCESS
 }
 
-fn dashboard(desk: Desk, big: bool, record: Option<std::path::PathBuf>) -> ExitCode {
+fn dashboard(
+    desk: Desk,
+    big: bool,
+    theme: Option<&str>,
+    record: Option<std::path::PathBuf>,
+) -> ExitCode {
+    let palette = cni_csi_lab::tui::Palette::ALL
+        .iter()
+        .find(|(name, _)| Some(*name) == theme)
+        .map(|(_, p)| *p);
     let options = cni_csi_lab::tui::Options {
         record,
+        palette,
         ..cni_csi_lab::tui::Options::from_env(big)
     };
     match cni_csi_lab::tui::run_until_signal(desk, options) {
@@ -752,3 +878,11 @@ fn dashboard(desk: Desk, big: bool, record: Option<std::path::PathBuf>) -> ExitC
         }
     }
 }
+
+/// Said on stderr (when it is a terminal) before `cni-csi-lab` with no command reads a
+/// script from a stdin that is not a terminal.
+const STDIN_SCRIPT: &str = "cni-csi-lab: stdin is not a terminal: running the lab commands read from it as a script (as `run -` does; Ctrl-D ends it). On a terminal, `cni-csi-lab` opens the dashboard and `cni-csi-lab repl` a line REPL.";
+
+/// Said on stderr when the script read from stdin held no command (`cni-csi-lab
+/// </dev/null` printed nothing at all).
+const NO_COMMANDS_ON_STDIN: &str = "cni-csi-lab: no commands on stdin, nothing to run. With stdin not a terminal the lab runs the commands it reads there as a script (`echo 'node list' | cni-csi-lab`); run it on a terminal for the dashboard, or `cni-csi-lab repl` for a line REPL.";

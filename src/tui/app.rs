@@ -118,6 +118,9 @@ pub struct UiState {
     pub focus: Pane,
     /// Panes to return to with Esc after an automatic focus change.
     pub focus_stack: Vec<Pane>,
+    /// The pane the narrow grid shows under Topology: the last of IPAM, Routes and
+    /// Volumes that had the focus.
+    pub grid_partner: Pane,
     /// The terminal's area at the last resize or draw.
     pub area: Rect,
     /// The command line.
@@ -164,6 +167,7 @@ impl Default for UiState {
             prev_mode: Mode::Command,
             focus: Pane::Topology,
             focus_stack: Vec::new(),
+            grid_partner: Pane::Ipam,
             area: Rect::new(0, 0, 160, 48),
             prompt: Prompt::default(),
             filter: Prompt::default(),
@@ -266,6 +270,75 @@ pub struct Playback {
     /// The commands are a lesson's code (run as `lesson::guard` says), not a script of
     /// the learner's or the teacher's (`play FILE`).
     pub lesson_code: bool,
+    /// What the lesson pane shows meanwhile: the step's heading and text (a script's last
+    /// caption), so the output of its commands does not scroll them away.
+    pub view: LessonView,
+}
+
+impl Playback {
+    fn new(
+        events: Vec<lab_engine::lesson::play::PlayEvent>,
+        title: String,
+        lesson_code: bool,
+    ) -> Self {
+        use lab_engine::lesson::play::PlayEvent;
+        let total = events
+            .iter()
+            .filter(|e| matches!(e, PlayEvent::Heading(h) if !h.contains("(chapter ")))
+            .count();
+        Playback {
+            events: events.into(),
+            typed: 0,
+            wait_ticks: 0,
+            waiting_key: false,
+            lesson_code,
+            view: LessonView {
+                title,
+                total,
+                position: "playing · Esc stops".to_string(),
+                ..LessonView::default()
+            },
+        }
+    }
+
+    /// A heading: a new step (its text follows).
+    fn heading(&mut self, h: &str) {
+        if !h.contains("(chapter ") {
+            self.view.done += 1;
+        }
+        self.view.text = h.to_string();
+    }
+
+    /// Teaching text, a task or a caption, under the heading.
+    fn text(&mut self, t: &str) {
+        if self.view.text.is_empty() || self.lesson_code {
+            if !self.view.text.is_empty() {
+                self.view.text.push('\n');
+            }
+        } else {
+            // A script's caption replaces the one before.
+            self.view.text.clear();
+        }
+        self.view.text.push_str(&paragraphs(t));
+    }
+
+    /// The cue in the lesson pane and at the prompt.
+    pub fn cue(&self) -> &'static str {
+        if self.waiting_key {
+            "Enter: next · Esc: stop"
+        } else {
+            "playing · Esc stops"
+        }
+    }
+}
+
+/// Source lines joined into paragraphs (blank lines separate them), as the lesson pane
+/// wraps them to its width.
+fn paragraphs(t: &str) -> String {
+    t.split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl App {
@@ -324,6 +397,9 @@ impl App {
     /// Apply one action; the returned action (if any) is applied next (TEA chaining).
     pub fn update(&mut self, action: Action) -> Option<Action> {
         let next = self.apply(action);
+        if matches!(self.ui.focus, Pane::Ipam | Pane::Routes | Pane::Volumes) {
+            self.ui.grid_partner = self.ui.focus;
+        }
         if self.derived.routes.node != self.ui.sel_node {
             self.refresh_routes();
         }
@@ -397,6 +473,7 @@ impl App {
                 if let Some(p) = &mut self.playback {
                     p.waiting_key = false;
                 }
+                self.show_playback();
                 None
             }
             Action::Submit => match self.ui.mode {
@@ -562,9 +639,12 @@ impl App {
     }
 
     fn back(&mut self) {
-        if self.playback.take().is_some() {
+        if self.playback.is_some() && self.ui.mode != Mode::Help {
+            self.playback = None;
             self.ui.prompt.set("");
+            self.ui.hint = None;
             self.push_output(Line::styled("── playback stopped", Role::Dim));
+            self.show_playback();
             return;
         }
         match self.ui.mode {
@@ -809,14 +889,33 @@ impl App {
         for l in left.lines {
             self.push_output(l);
         }
-        self.playback = Some(Playback {
-            events: plan(&lesson, PlayOptions { speed, step }).into(),
-            typed: 0,
-            wait_ticks: 0,
-            waiting_key: false,
-            lesson_code: true,
-        });
+        self.playback = Some(Playback::new(
+            plan(&lesson, PlayOptions { speed, step }),
+            format!("lesson play: {}", lesson.title),
+            true,
+        ));
         self.ui.mode = Mode::Command;
+        self.ui.hint = None;
+        self.ui.candidates.clear();
+        self.show_playback();
+    }
+
+    /// The lesson pane shows the playback's step (or the lesson in progress once it ends).
+    fn show_playback(&mut self) {
+        match &self.playback {
+            Some(p) => {
+                let mut view = p.view.clone();
+                view.position = match view.total {
+                    0 => p.cue().to_string(),
+                    n => format!("step {}/{n} · {}", view.done.min(n), p.cue()),
+                };
+                self.lesson = Some(view);
+            }
+            None => {
+                let view = model::lesson_view(&self.desk.lessons, None);
+                self.set_lesson(view);
+            }
+        }
     }
 
     /// `play FILE [--step|--pace D]`: queue the script's events (captions from its
@@ -825,14 +924,11 @@ impl App {
         match self.desk.script_plan(a) {
             Ok(events) => {
                 self.push_output(Line::styled(format!("── playing {}", a.file), Role::Header));
-                self.playback = Some(Playback {
-                    events: events.into(),
-                    typed: 0,
-                    wait_ticks: 0,
-                    waiting_key: false,
-                    lesson_code: false,
-                });
+                self.playback = Some(Playback::new(events, format!("play {}", a.file), false));
                 self.ui.mode = Mode::Command;
+                self.ui.hint = None;
+                self.ui.candidates.clear();
+                self.show_playback();
             }
             Err(e) => self.push_output(Line::styled(format!("error: {}", e.message), Role::Bad)),
         }
@@ -856,11 +952,13 @@ impl App {
         loop {
             let Some(ev) = p.events.front().cloned() else {
                 self.push_output(Line::styled("── playback finished", Role::Dim));
+                self.show_playback();
                 return;
             };
             match ev {
                 PlayEvent::Heading(h) => {
                     self.push_output(Line::styled(format!("── {h}"), Role::Header));
+                    p.heading(&h);
                     p.events.pop_front();
                 }
                 PlayEvent::Text(t) => {
@@ -868,6 +966,7 @@ impl App {
                     for l in t.lines() {
                         self.push_output(Line::plain(l));
                     }
+                    p.text(&t);
                     p.events.pop_front();
                 }
                 PlayEvent::Pause { millis } => {
@@ -878,6 +977,7 @@ impl App {
                 PlayEvent::WaitForKey => {
                     p.events.pop_front();
                     p.waiting_key = true;
+                    self.ui.prompt.set("");
                     self.push_output(Line::styled("  [Enter: next · Esc: stop]", Role::Dim));
                     break;
                 }
@@ -893,6 +993,7 @@ impl App {
                     p.typed = (p.typed + per_tick).min(total);
                     let shown: String = command.chars().take(p.typed).collect();
                     self.ui.prompt.set(&shown);
+                    self.ui.hint = None;
                     if p.typed >= total {
                         p.events.pop_front();
                         p.typed = 0;
@@ -904,6 +1005,7 @@ impl App {
                         } else {
                             self.run_command(&command);
                         }
+                        self.show_playback();
                         return;
                     }
                     break;
@@ -911,6 +1013,7 @@ impl App {
             }
         }
         self.playback = Some(p);
+        self.show_playback();
     }
 
     /// `clear` (and Ctrl-L): an empty Output pane, scrolled to the bottom.
@@ -1144,7 +1247,10 @@ impl App {
         } else {
             None
         };
-        self.set_lesson(model::lesson_view(&self.desk.lessons, hint));
+        if self.playback.is_none() {
+            // (A playback's step stays in the pane meanwhile: `show_playback`.)
+            self.set_lesson(model::lesson_view(&self.desk.lessons, hint));
+        }
     }
 
     /// Scroll the output so the command's echo is at the top if what it printed does not
@@ -1154,7 +1260,14 @@ impl App {
         let strip = self.viewport(Pane::Output);
         let new_lines = self.ui.output.len().saturating_sub(echo);
         let compact = view::is_compact(self.ui.area);
-        if compact && self.ui.focus != Pane::Output && new_lines > strip.height as usize {
+        // The two-by-two grid keeps the cluster in view for what a command prints in a few
+        // screens of the strip (a pod's events); a longer text (help, describe) takes over.
+        let room = if view::is_grid(self.ui.area) && self.ui.area.width >= view::GRID_TWO_COLUMNS {
+            3 * strip.height as usize
+        } else {
+            strip.height as usize
+        };
+        if compact && self.ui.focus != Pane::Output && new_lines > room {
             self.ui.focus_stack.push(self.ui.focus);
             self.ui.focus = Pane::Output;
         }

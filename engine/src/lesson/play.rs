@@ -321,6 +321,9 @@ pub trait PlaySink {
     fn pause(&mut self, millis: u64) -> bool;
     /// Wait for a key (Enter); false to stop playback.
     fn wait_for_key(&mut self) -> bool;
+    /// A heading begins here (a lesson's step): a recording puts a marker (nothing by
+    /// default).
+    fn marker(&mut self, _label: &str) {}
 }
 
 /// A playback with no one watching (`play FILE` in a script): everything it shows,
@@ -393,6 +396,7 @@ impl super::Desk {
                     let mut out = Outcome::empty();
                     out.plain("");
                     out.line(Line::styled(format!("── {h}"), Role::Header));
+                    sink.marker(&h);
                     sink.show(&out);
                 }
                 PlayEvent::Text(t) => {

@@ -87,7 +87,7 @@ pub fn placeholder(app: &App) -> String {
         return format!("task: {}   (hint · skip · Tab completes)", l.goal);
     }
     match app.desk.lab.first_pod() {
-        None => format!("try: pod create web --node node-1   {KEYS}"),
+        None => format!("try: lesson list · pod create web --node node-1   {KEYS}"),
         Some(("default", name)) => {
             format!("try: describe pod {name}  ·  show wire --list   {KEYS}")
         }
@@ -113,6 +113,11 @@ pub fn prompt(app: &App, area: Rect, buf: &mut Buffer) {
         Span::styled(shown.to_string(), if editing { t.plain } else { t.dim }),
     ];
     let after = match ui.mode {
+        // A playback types into the line: the cue says how to go on or stop, not a hint
+        // about what was typed before.
+        _ if app.playback.is_some() => {
+            format!("   ▶ {}", app.playback.as_ref().map_or("", |p| p.cue()))
+        }
         Mode::Filter => "   Enter keep · Esc clear".to_string(),
         Mode::Command if !ui.candidates.is_empty() => {
             format!("   ⇥ {}", ui.candidates.join("  "))
