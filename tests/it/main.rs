@@ -22,6 +22,7 @@ mod host_local_proptest;
 mod invariants;
 mod lesson_ch2_ch7;
 mod lesson_ch3;
+mod lesson_ch4_ch6;
 mod lesson_ch5;
 mod lesson_files;
 mod lesson_guard;

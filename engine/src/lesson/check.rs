@@ -632,6 +632,27 @@ pub const PREDICATES: &[Predicate] = &[
         about: "a trace of this flow during this step had its destination rewritten by netfilter (DNAT: a host port, a Service)",
         eval: super::saw::trace_dnat,
     },
+    // lessons ch4-runtime-workflow and ch6-source-walkthrough
+    Predicate {
+        pattern: "saw wire <word> on <node>",
+        about: "a record of the call shown this step ran on this node (a CNI plugin's node, the node plugin of a CSI Node call)",
+        eval: super::saw::wire_on,
+    },
+    Predicate {
+        pattern: "saw wire <word> <n> times",
+        about: "at least this many different records of the call, each answered without an error, were shown whole this step (each raw `cni`/`csi` call shows its own: a repeated publish shows two)",
+        eval: super::saw::wire_times,
+    },
+    Predicate {
+        pattern: "saw ipam <node> lease of <pod>",
+        about: "`show ipam` showed the node's host-local store with the pod's lease (its address, held by its sandbox's container ID)",
+        eval: super::saw::ipam_lease_of,
+    },
+    Predicate {
+        pattern: "pvc <pvc> used by <pod>",
+        about: "a volume of the pod's spec names the claim (the pod mounts it once it runs)",
+        eval: super::saw::pvc_used_by,
+    },
     Predicate {
         pattern: "caused <text>",
         about: "a command of this step made this component act (an actor of the call log: `external-attacher`, `containerd(node-1)`)",

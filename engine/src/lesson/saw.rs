@@ -120,13 +120,17 @@ fn spec(a: &[String]) -> FlowSpec {
 // ---- wire ----
 
 /// The wire records the step's commands showed whole: `show wire`'s, and those a raw
-/// `cni …`/`csi …` command made (it printed their reply).
+/// `cni …`/`csi …` command made (it printed their reply, or the plugin's error or the gRPC
+/// status when the call failed: a refused ADD shows its code 999; a usage error ran nothing
+/// and made no record).
 fn wire_shown(seen: &Observed) -> Vec<u64> {
     let mut out = Vec::new();
-    for r in seen.succeeded() {
-        for s in &r.seen {
-            if let Seen::Wire(seqs) = s {
-                out.extend(seqs);
+    for r in &seen.runs {
+        if r.ok() {
+            for s in &r.seen {
+                if let Seen::Wire(seqs) = s {
+                    out.extend(seqs);
+                }
             }
         }
         let raw = r
@@ -1598,5 +1602,231 @@ mod ch3_tests {
         assert!(!r.holds("saw trace \"slow api\" destination rewritten"));
         r.run(&["trace slow node-1 --port 8080"]);
         assert!(r.holds(dnat));
+    }
+}
+
+// ---- lessons ch4-runtime-workflow and ch6-source-walkthrough ----
+
+/// `saw wire <call> on <node>`: a record of the call shown this step ran on the node (a CNI
+/// plugin's node; the node plugin a CSI Node call went to).
+pub fn wire_on(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, node) = (arg(a, 0), arg(a, 1));
+    let recs = shown_calls(lab, seen, call);
+    let holds = recs.iter().any(|r| r.node() == Some(node));
+    let nodes: Vec<&str> = recs.iter().filter_map(|r| r.node()).collect();
+    yes_no(
+        holds,
+        format!("you saw a {call} record from {node}"),
+        if recs.is_empty() {
+            format!("no {call} record has been shown whole during this step")
+        } else if nodes.is_empty() {
+            format!("the {call} records shown ran on no node")
+        } else {
+            format!("the {call} records shown ran on {}", nodes.join(", "))
+        },
+    )
+}
+
+/// `saw wire <call> <n> times`: at least n different records of the call, each answered
+/// without an error, were shown whole this step (a raw `csi`/`cni` command shows the record
+/// it made, so a call repeated shows two).
+pub fn wire_times(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, want) = (arg(a, 0), arg(a, 1).parse::<usize>().unwrap_or(usize::MAX));
+    let mut seqs: Vec<u64> = wire_shown(seen)
+        .into_iter()
+        .filter(|s| {
+            lab.wire
+                .get(*s)
+                .is_some_and(|r| is_call(r, call) && !r.failed())
+        })
+        .collect();
+    seqs.sort_unstable();
+    seqs.dedup();
+    yes_no(
+        seqs.len() >= want,
+        format!("you saw {} {call} records that answered", seqs.len()),
+        format!(
+            "{} {call} record(s) that answered shown whole during this step, not {want}",
+            seqs.len()
+        ),
+    )
+}
+
+/// `saw ipam <node> lease of <pod>`: `show ipam` showed the node's host-local store with
+/// the pod's lease: its address, held by its sandbox's container ID.
+pub fn ipam_lease_of(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (node, pod) = (arg(a, 0), arg(a, 1));
+    let p = match super::check::pod(lab, pod) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let ip: Option<std::net::IpAddr> = p.status.pod_ip.parse().ok();
+    let sandbox = lab
+        .nodes
+        .get(&p.spec.node_name)
+        .and_then(|n| n.sandboxes.get(&p.key()))
+        .map(|sb| sb.id.as_str());
+    let holds = seen.seen().any(|s| match s {
+        Seen::Ipam(stores) => stores.iter().any(|st| {
+            st.node == node
+                && st
+                    .leases
+                    .iter()
+                    .any(|(l, id, _)| Some(*l) == ip && Some(id.as_str()) == sandbox)
+        }),
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!(
+            "you saw pod {}'s lease in {node}'s host-local store",
+            p.key()
+        ),
+        format!(
+            "no `show ipam {node}` of this step showed pod {}'s lease ({})",
+            p.key(),
+            if p.status.pod_ip.is_empty() {
+                "it has no IP"
+            } else {
+                &p.status.pod_ip
+            }
+        ),
+    )
+}
+
+/// `pvc <pvc> used by <pod>`: a volume of the pod's spec names the claim (in the pod's
+/// namespace).
+pub fn pvc_used_by(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let p = match super::check::pod(lab, arg(a, 1)) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let want = arg(a, 0);
+    let (ns, claim) = want
+        .split_once('/')
+        .unwrap_or((p.metadata.namespace.as_str(), want));
+    let claims: Vec<&str> = p
+        .spec
+        .volumes
+        .iter()
+        .map(|v| v.persistent_volume_claim.claim_name.as_str())
+        .collect();
+    let holds = ns == p.metadata.namespace && claims.contains(&claim);
+    yes_no(
+        holds,
+        format!("pod {} uses claim {want}", p.key()),
+        if claims.is_empty() {
+            format!("pod {} uses no claim", p.key())
+        } else {
+            format!("pod {} uses claim(s) {}", p.key(), claims.join(", "))
+        },
+    )
+}
+
+#[cfg(test)]
+mod ch4_ch6_tests {
+    use super::*;
+
+    /// Run lines on the lab, recording them as one step's commands.
+    fn step(lab: &mut Lab, lines: &[&str]) -> Observed {
+        let mut seen = Observed::default();
+        for l in lines {
+            let ran = lab.run(l);
+            seen.record(l, &ran);
+        }
+        seen
+    }
+
+    fn holds(lab: &Lab, seen: &Observed, check: &str) -> bool {
+        super::super::check::parse(1, check)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .eval(lab, seen)
+            .holds
+    }
+
+    #[test]
+    fn a_refused_raw_add_shows_its_records_and_a_usage_error_shows_none() {
+        let mut lab = Lab::new();
+        let seen = step(
+            &mut lab,
+            &[
+                "cni add c1 --node node-1",
+                "cni add c2 --node node-1 --ifname net1",
+                "cni add c1 --node node-1 --netns /var/run/netns/c2",
+            ],
+        );
+        assert!(!seen.runs[2].ok());
+        assert!(holds(
+            &lab,
+            &seen,
+            "saw wire host-local:ADD stdout /code 999"
+        ));
+        assert!(holds(&lab, &seen, "saw wire host-local:ADD on node-1"));
+        assert!(!holds(&lab, &seen, "saw wire host-local:ADD on node-2"));
+        let seen = step(&mut lab, &["cni add c3 --node node-1 --no-such-flag"]);
+        assert!(!holds(&lab, &seen, "saw wire ADD"));
+    }
+
+    #[test]
+    fn times_counts_the_calls_that_answered() {
+        let mut lab = Lab::new();
+        lab.execute("pvc create data --size 1Gi").unwrap();
+        // The driver put `data` on node-2: publishing it to node-1 is NOT_FOUND, twice.
+        let publish = |node: &str| format!("csi controller-publish pvc/data --node {node}");
+        let seen = step(&mut lab, &[&publish("node-1"), &publish("node-1")]);
+        assert!(!holds(
+            &lab,
+            &seen,
+            "saw wire ControllerPublishVolume 1 times"
+        ));
+        let seen = step(&mut lab, &[&publish("node-2"), &publish("node-1")]);
+        assert!(holds(
+            &lab,
+            &seen,
+            "saw wire ControllerPublishVolume 1 times"
+        ));
+        assert!(!holds(
+            &lab,
+            &seen,
+            "saw wire ControllerPublishVolume 2 times"
+        ));
+        // The same record shown again is one record.
+        let seen = step(
+            &mut lab,
+            &[
+                &publish("node-2"),
+                "show wire --last ControllerPublishVolume",
+            ],
+        );
+        assert!(!holds(
+            &lab,
+            &seen,
+            "saw wire ControllerPublishVolume 2 times"
+        ));
+        let seen = step(&mut lab, &[&publish("node-2"), &publish("node-2")]);
+        assert!(holds(
+            &lab,
+            &seen,
+            "saw wire ControllerPublishVolume 2 times"
+        ));
+    }
+
+    #[test]
+    fn a_pod_s_lease_is_seen_in_its_node_s_store_and_its_claim_in_its_spec() {
+        let mut lab = Lab::new();
+        lab.execute("pvc create data --size 1Gi").unwrap();
+        lab.execute("pod create web --node node-2 --pvc data")
+            .unwrap();
+        lab.execute("pod create api --node node-2").unwrap();
+        let seen = step(&mut lab, &["show ipam node-1"]);
+        assert!(!holds(&lab, &seen, "saw ipam node-2 lease of web"));
+        let seen = step(&mut lab, &["show ipam node-2"]);
+        assert!(holds(&lab, &seen, "saw ipam node-2 lease of web"));
+        assert!(!holds(&lab, &seen, "saw ipam node-1 lease of web"));
+        assert!(!holds(&lab, &seen, "saw ipam node-2 lease of nobody"));
+        assert!(holds(&lab, &seen, "pvc data used by web"));
+        assert!(holds(&lab, &seen, "pvc default/data used by default/web"));
+        assert!(!holds(&lab, &seen, "pvc data used by api"));
+        assert!(!holds(&lab, &seen, "pvc team/data used by web"));
     }
 }

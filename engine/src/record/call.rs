@@ -592,7 +592,9 @@ impl CallEvent {
                     out.push(')');
                 }
                 CniPurpose::Teardown(None) => {
-                    out.push_str("teardown after failed ADD (every ADD is followed by a DEL)");
+                    out.push_str(
+                        "teardown after failed ADD (every failed ADD is followed by a DEL)",
+                    );
                 }
                 CniPurpose::Teardown(Some(e)) => {
                     out.push_str("teardown after failed ADD also failed: ");

@@ -1,0 +1,297 @@
+//! Chapters 4 and 6 played the way issue 35's learners broke them: a step must not pass on
+//! an `echo` of its words, a view of the wrong record, a policy with the wrong meaning or a
+//! pod on the wrong node, and one mistyped pod must not lock a step. The lessons' texts say
+//! what the lab and the real components do (kubelet's node-affinity check at mount, where a
+//! too-big packet is dropped, what flannel enforces), and both pass every lint decoy.
+
+use lab_engine::Desk;
+use lab_engine::lesson::catalog::EMBEDDED;
+use lab_engine::lesson::model::Lesson;
+use lab_engine::lesson::{parse, play};
+
+const CH4: &str = "ch4-runtime-workflow";
+const CH6: &str = "ch6-source-walkthrough";
+
+fn lesson(id: &str) -> Lesson {
+    EMBEDDED
+        .iter()
+        .map(|(file, text)| parse::parse(file, text).expect("embedded lessons parse"))
+        .find(|l| l.id == id)
+        .expect("the lesson is embedded")
+}
+
+fn run(desk: &mut Desk, line: &str) -> String {
+    match desk.execute(line) {
+        Ok(o) => o.to_text(),
+        Err(e) => format!("{}error: {}", e.output.to_text(), e.message),
+    }
+}
+
+/// The index of the item the learner is at (step N is N - 1).
+fn at(desk: &Desk) -> usize {
+    desk.lessons
+        .session
+        .as_ref()
+        .map(|s| s.at)
+        .expect("a session")
+}
+
+/// A desk at the start of step `n` of the lesson (the lab did the steps before it).
+fn at_step(id: &str, n: usize) -> Desk {
+    let mut desk = crate::common::desk();
+    run(&mut desk, &format!("lesson start {id}"));
+    for _ in 1..n {
+        run(&mut desk, "skip");
+    }
+    assert_eq!(at(&desk), n - 1);
+    desk
+}
+
+/// The prose of a step, its task left out.
+fn prose(l: &Lesson, n: usize) -> String {
+    l.steps[n - 1].text.join("\n")
+}
+
+#[test]
+fn chapters_4_and_6_pass_every_decoy() {
+    for id in [CH4, CH6] {
+        let errs = play::verify_with(&lesson(id), true, true);
+        assert!(
+            errs.is_empty(),
+            "{id}:\n{}",
+            errs.iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}
+
+#[test]
+fn ch4_step_1_survives_a_mistyped_pod() {
+    let mut desk = at_step(CH4, 1);
+    // The typo takes 10.244.1.2; web gets .3, and the step is done all the same.
+    run(&mut desk, "pod create wbe --node node-1 --label app=web");
+    assert_eq!(at(&desk), 0);
+    run(&mut desk, "pod create web --node node-1 --label app=web");
+    assert_eq!(at(&desk), 1, "web on node-1 with app=web completes step 1");
+    // Its authored hints teach instead of repeating the command.
+    let l = lesson(CH4);
+    assert!(
+        l.steps[0]
+            .hints
+            .iter()
+            .all(|h| !h.text.contains("pod create web --node node-1")),
+        "{:?}",
+        l.steps[0].hints
+    );
+}
+
+#[test]
+fn ch6_step_1_survives_a_mistyped_pod() {
+    let mut desk = at_step(CH6, 1);
+    run(&mut desk, "pod create wbe --node node-1");
+    assert_eq!(at(&desk), 0);
+    // web gets 10.244.1.3, not the 10.244.1.2 the step used to pin.
+    run(&mut desk, "pod create web --node node-1");
+    assert_eq!(at(&desk), 1, "web on node-1 completes step 1");
+}
+
+#[test]
+fn ch4_step_2_needs_the_bridge_add_record() {
+    let mut desk = at_step(CH4, 2);
+    // The latest record is bandwidth's ADD: not the one the step is about.
+    run(&mut desk, "show wire");
+    run(
+        &mut desk,
+        "echo 'CNI_CONTAINERID= K8S_POD_INFRA_CONTAINER_ID= \"interface\": 2'",
+    );
+    assert_eq!(at(&desk), 1);
+    run(&mut desk, "show wire --last bridge:ADD");
+    assert_eq!(at(&desk), 2);
+}
+
+#[test]
+fn ch4_step_5_refuses_the_wrong_node() {
+    let mut desk = at_step(CH4, 5);
+    run(&mut desk, "pod create app --node node-1 --pvc data");
+    run(&mut desk, "get pods");
+    assert_eq!(at(&desk), 4, "app on node-1 could never start (step 6)");
+    // The way back the hint gives.
+    run(&mut desk, "lesson retry");
+    run(&mut desk, "pod create app --node node-2 --pvc data");
+    run(&mut desk, "get pods");
+    assert_eq!(at(&desk), 5);
+}
+
+#[test]
+fn ch4_step_13_needs_the_vxlan_drop_not_its_words() {
+    let mut desk = at_step(CH4, 13);
+    run(&mut desk, "pod create db --node node-2 --label app=db");
+    // On host-gw 1500 bytes fit: the trace is delivered.
+    let out = run(&mut desk, "trace web db --size 1500");
+    assert!(out.contains("delivered to default/db"), "{out}");
+    run(
+        &mut desk,
+        "echo \"does not fit node-1's flannel.1 (mtu 1450) ICMP fragmentation needed (mtu = 1450)\"",
+    );
+    assert_eq!(
+        at(&desk),
+        12,
+        "an echo after a delivered trace is no MTU drop"
+    );
+    run(&mut desk, "network use flannel-vxlan");
+    run(&mut desk, "trace web db --size 1500");
+    assert_eq!(at(&desk), 13);
+}
+
+#[test]
+fn ch4_step_16_refuses_a_policy_that_denies_web() {
+    let mut desk = at_step(CH4, 16);
+    // A policy that lets in app=db only: web is denied by the policies (flannel lets it
+    // through all the same, which is all the old check asked).
+    run(
+        &mut desk,
+        "policy create db-allow-web --select app=db --ingress-from app=db --port 5432/TCP",
+    );
+    let out = run(&mut desk, "reach web db --port 5432");
+    assert!(out.starts_with("allowed:"), "{out}");
+    assert_eq!(at(&desk), 15);
+    run(&mut desk, "policy delete db-allow-web");
+    run(
+        &mut desk,
+        "policy create db-allow-web --select app=db --ingress-from app=web --port 5432/TCP",
+    );
+    run(&mut desk, "reach web db --port 5432");
+    assert_eq!(at(&desk), 16);
+}
+
+#[test]
+fn ch4_steps_16_and_17_say_what_flannel_enforces() {
+    let l = lesson(CH4);
+    let s16 = prose(&l, 16);
+    assert!(
+        s16.contains("Flannel enforces no NetworkPolicy"),
+        "step 16: {s16}"
+    );
+    assert!(!s16.contains("The lab's policy agent works the same way"));
+    let s17 = prose(&l, 17);
+    assert!(
+        s17.contains("a network that enforces policy would deny it"),
+        "step 17: {s17}"
+    );
+    assert!(!s17.contains("so the policy denies it"), "step 17: {s17}");
+    let q = l
+        .quizzes
+        .iter()
+        .find(|q| q.question.contains("web-3"))
+        .expect("the masquerade quiz");
+    assert!(
+        q.question
+            .contains("On a network that enforces NetworkPolicy"),
+        "{}",
+        q.question
+    );
+    // The step is done on the policies' verdict while flannel's data plane allows the flow.
+    let mut desk = at_step(CH4, 17);
+    for c in &l.steps[16].commands {
+        run(&mut desk, &c.text);
+    }
+    assert_eq!(at(&desk), 17);
+    let out = run(&mut desk, "reach web-3 db --port 5432");
+    assert!(out.starts_with("allowed:"), "{out}");
+    assert!(
+        out.contains(
+            "the policies' verdict, which a network that enforces them would apply: denied"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn ch4_says_what_checks_a_volume_s_node() {
+    let l = lesson(CH4);
+    for n in [5, 21] {
+        let text = prose(&l, n);
+        assert!(
+            !text.contains("Nothing checks the volume's node")
+                && !text.contains("nothing checked that the volume can"),
+            "step {n}: {text}"
+        );
+        assert!(
+            text.contains("MountVolume.NodeAffinity check"),
+            "step {n} names kubelet's check at mount: {text}"
+        );
+    }
+}
+
+#[test]
+fn ch4_step_15_says_which_traces_met_flanneld_s_rules() {
+    let text = prose(&lesson(CH4), 15);
+    assert!(
+        !text.contains("The traces in the last two steps matched rule 2"),
+        "{text}"
+    );
+    assert!(text.contains("Step 13's never reached"), "{text}");
+    // The lab agrees: the 1500-byte trace ends before POSTROUTING, the 1450-byte one
+    // meets rule 2 on node-1.
+    let mut desk = at_step(CH4, 15);
+    let dropped = run(&mut desk, "trace web db --size 1500");
+    assert!(!dropped.contains("POSTROUTING"), "{dropped}");
+    let fits = run(&mut desk, "trace web db --size 1450");
+    assert!(
+        fits.contains(
+            "nat POSTROUTING on node-1: -A FLANNEL-POSTRTG -s 10.244.1.0/24 -d 10.244.0.0/16"
+        ),
+        "{fits}"
+    );
+}
+
+#[test]
+fn ch6_step_3_needs_the_host_local_record() {
+    let mut desk = at_step(CH6, 3);
+    run(
+        &mut desk,
+        "echo 'delegated IPAM call \"type\": \"bridge\" CNI_IFNAME=eth0'",
+    );
+    assert_eq!(at(&desk), 2, "an echo shows nothing");
+    run(&mut desk, "show wire --last bridge:ADD");
+    assert_eq!(at(&desk), 2, "bridge's record is not host-local's");
+    run(&mut desk, "show wire --last host-local:ADD");
+    assert_eq!(at(&desk), 3);
+}
+
+#[test]
+fn ch6_step_6_says_the_ipam_view_shows_the_whole_id() {
+    let text = prose(&lesson(CH6), 6);
+    assert!(!text.contains("the view shortens"), "{text}");
+    let mut desk = at_step(CH6, 6);
+    let id = desk.lab.nodes()["node-1"].sandboxes["default/web"]
+        .id
+        .clone();
+    assert_eq!(id.len(), 64);
+    let out = run(&mut desk, "show ipam node-1");
+    assert!(out.contains(&format!("{id}\\r\\neth0")), "{out}");
+}
+
+#[test]
+fn ch4_and_ch6_steps_keep_to_about_eight_lines_of_prose() {
+    for id in [CH4, CH6] {
+        for s in &lesson(id).steps {
+            // Tables and lists are reference, not prose.
+            let lines = s
+                .text
+                .iter()
+                .flat_map(|t| t.lines())
+                .filter(|l| {
+                    !l.trim().is_empty()
+                        && !l.starts_with([' ', '|'])
+                        && !l.starts_with("- ")
+                        && l.split_once(". ")
+                            .is_none_or(|(n, _)| n.parse::<u32>().is_err())
+                })
+                .count();
+            assert!(lines <= 9, "{id} step {}: {lines} lines of prose", s.number);
+        }
+    }
+}
