@@ -1,7 +1,7 @@
 //! The chapter 2 and chapter 7 lessons against the ways issue 35's learners passed steps
 //! without doing them, or were stopped while doing them: each test starts the lesson, lets
 //! the lab do the steps before (`skip`), types what a learner typed, and says whether the
-//! step is done. The decoys of `lesson lint --decoys` run on both lessons too.
+//! step is done. The decoys of `lesson lint` run on both lessons too.
 
 use lab_engine::Desk;
 use lab_engine::lesson::catalog::Catalog;

@@ -206,7 +206,7 @@ fn no_step_runs_much_past_eight_lines() {
 }
 
 /// Issue 35: ch5 passed steps 1, 5 and 12 on an `echo` of the expected text. Every step
-/// now holds against the decoys of `lesson lint --decoys` (each command left out and the
+/// now holds against the decoys of `lesson lint` (each command left out and the
 /// checks' words echoed, every command failing, a node or pod swapped for another).
 #[test]
 fn every_step_survives_the_decoys() {

@@ -1477,11 +1477,11 @@ pub enum LessonCmd {
     /// Check the lesson files: format, sections, hints, commands, and that each check is
     /// false before its step and true after
     Lint {
-        /// Also play decoys against every step (an `echo` of the checks' words, a command
-        /// left out, the commands failing, the wrong node or pod): each must leave the
-        /// step's checks false
+        /// Skip the decoys (an `echo` of the checks' words, a command left out, the
+        /// commands failing, the wrong node or pod), which are played against every step
+        /// by default: each must leave the step's checks false
         #[arg(long)]
-        decoys: bool,
+        no_decoys: bool,
     },
 }
 

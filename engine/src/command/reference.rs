@@ -321,13 +321,19 @@ line, and a line starting with `!` is expected to fail.
 ";
 
 const CHECKS_INTRO: &str = "A lesson step is done when every line of its ```` ```check ```` \
-block holds. Each line is one of the predicates below, evaluated against the cluster's state \
-(and, for `output …` and `command …`, against what the learner just ran). A line starting \
-with `not` holds when the rest does not.
+block holds. Each line is one of the predicates below: a fact of the cluster's state \
+(`pod web phase Running`), or a fact of what the learner ran during the step, read as data, \
+never as printed text: a command by its typed shape (`command ran`, `saw error`), what a \
+view showed (`saw …`: the wire record, the route table, the trace's hops, the reach verdict), \
+which component acted (`caused`). An `echo` of the words, the same view of another object, or \
+the command failing satisfies none of them, and `lesson lint` plays those decoys against every \
+step. A line starting with `not` holds when the rest does not.
 
 Placeholders: `<pod>` is `name` or `ns/name` (namespace `default`); `<node>`, `<name>` and \
 `<word>` are single words; `<ip>` an address; `<cidr>` a network; `<n>` a number; `<port>` \
-`P[/PROTO]`; `<text>` a word or a \"quoted string\". A token written `a|b` accepts either word. \
+`P[/PROTO]`; `<flow>` a quoted \"SRC DST [--port P] [--size N]\"; `<command>` a whole lab \
+command, quoted (defaults filled in, any spelling of a port, flags in any order); `<text>` a \
+word or a \"quoted string\". A token written `a|b` accepts either word. \
 `lesson lint` rejects a line that matches no predicate and lists the ones that start with the same word.
 ";
 

@@ -126,57 +126,6 @@ impl Observed {
     }
 }
 
-/// The command a `command ran` check asks for: a whole command, compared by its typed
-/// shape ([`Shape`]: defaults filled in, any spelling, flags in any order); or, for a
-/// command written in part (`get`, `cni conf load`), its subcommand path and words.
-enum Want {
-    /// A command that parses.
-    Typed(Shape),
-    /// A part of one: the subcommand path and the words after it.
-    Loose(Vec<String>, Vec<String>),
-}
-
-impl Want {
-    fn of(text: &str) -> Option<Want> {
-        match Shape::of(text) {
-            Some(s) => Some(Want::Typed(s)),
-            None => loose(text).map(|(path, rest)| Want::Loose(path, rest)),
-        }
-    }
-
-    fn matched_by(&self, r: &Ran) -> bool {
-        match self {
-            Want::Typed(want) => r.shape.as_ref().is_some_and(|s| s.matches(want)),
-            Want::Loose(path, rest) => loose(&r.line)
-                .is_some_and(|(p, words)| &p == path && rest.iter().all(|w| words.contains(w))),
-        }
-    }
-}
-
-/// A line's subcommand path (aliases resolved) and the words after it.
-fn loose(line: &str) -> Option<(Vec<String>, Vec<String>)> {
-    use clap::CommandFactory;
-    static TREE: std::sync::OnceLock<clap::Command> = std::sync::OnceLock::new();
-    let words = crate::command::split(crate::command::strip_comment(line)).ok()?;
-    if words.is_empty() {
-        return None;
-    }
-    let mut cmd = TREE.get_or_init(crate::command::CommandLine::command);
-    let mut path = Vec::new();
-    let mut i = 0;
-    while let Some(w) = words.get(i) {
-        match cmd.find_subcommand(w) {
-            Some(sub) => {
-                path.push(sub.get_name().to_string());
-                cmd = sub;
-                i += 1;
-            }
-            None => break,
-        }
-    }
-    Some((path, words.get(i..).unwrap_or_default().to_vec()))
-}
-
 /// One predicate of the check language.
 pub struct Predicate {
     /// The pattern (`pod <pod> ip in <cidr>`).
@@ -400,22 +349,12 @@ pub const PREDICATES: &[Predicate] = &[
         eval: mode_is,
     },
     Predicate {
-        pattern: "output contains <text>",
-        about: "the output of the learner's last command contains the text",
-        eval: output_contains,
-    },
-    Predicate {
-        pattern: "command ran <text>",
+        pattern: "command ran <command>",
         about: "during this step the learner ran a command of this shape (aliases allowed) and it succeeded",
         eval: command_ran,
     },
     Predicate {
-        pattern: "command ran <text> printing <text>",
-        about: "during this step a command of this shape succeeded and printed the text (what the learner saw at that moment: a claim still Pending)",
-        eval: command_ran_printing,
-    },
-    Predicate {
-        pattern: "command ran <text> <n> times",
+        pattern: "command ran <command> <n> times",
         about: "during this step a command of this shape succeeded at least this many times (a repeated DEL, a second publish)",
         eval: command_ran_times,
     },
@@ -698,6 +637,7 @@ fn validate(placeholder: &str, value: &str) -> Result<(), String> {
         "<n>" => value.parse::<u64>().is_ok(),
         "<port>" => crate::cluster::policy::parse_port(value).is_ok(),
         "<flow>" => super::saw::FlowSpec::parse(value).is_ok(),
+        "<command>" => Shape::of(value).is_some(),
         _ => !value.is_empty(),
     };
     if ok {
@@ -709,6 +649,9 @@ fn validate(placeholder: &str, value: &str) -> Result<(), String> {
         "<n>" => "a number",
         "<port>" => "a port P[/PROTO] such as 3306/TCP",
         "<flow>" => "a flow \"SRC DST [--port P[/PROTO]] [--size BYTES]\"",
+        "<command>" => {
+            "a whole lab command that parses (`cni add c1 --node node-1`, not a part of one)"
+        }
         _ => "a non-empty word",
     };
     Err(format!("expected {what} for {placeholder}, got {value:?}"))
@@ -742,10 +685,6 @@ pub fn parse(line: usize, text: &str) -> Result<Check, String> {
             } else if t.contains('|') {
                 args.push(w.clone());
             }
-        }
-        if p.pattern.starts_with("command ran <text>") {
-            Want::of(arg(&args, 0))
-                .ok_or_else(|| format!("check `{text}`: the command is empty"))?;
         }
         return Ok(Check {
             line,
@@ -1319,27 +1258,16 @@ fn policy_types(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     }
 }
 
-fn output_contains(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    let want = arg(a, 0);
-    let holds = seen.last.as_ref().is_some_and(|r| r.text.contains(want));
-    Eval::new(
-        holds,
-        format!(
-            "the last command's output {} {want:?}",
-            if holds {
-                "contains"
-            } else {
-                "does not contain"
-            }
-        ),
-    )
+/// Whether this run was the command `want` (by typed shape: defaults, spelling, order).
+fn ran_as(r: &Ran, want: &Shape) -> bool {
+    r.shape.as_ref().is_some_and(|s| s.matches(want))
 }
 
 fn command_ran(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    let Some(want) = Want::of(arg(a, 0)) else {
-        return Eval::new(false, "empty command");
+    let Some(want) = Shape::of(arg(a, 0)) else {
+        return Eval::new(false, "not a whole command");
     };
-    let holds = seen.succeeded().any(|r| want.matched_by(r));
+    let holds = seen.succeeded().any(|r| ran_as(r, &want));
     Eval::new(
         holds,
         format!(
@@ -1354,38 +1282,12 @@ fn command_ran(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
-fn command_ran_printing(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    let Some(want) = Want::of(arg(a, 0)) else {
-        return Eval::new(false, "empty command");
-    };
-    let runs: Vec<&String> = seen
-        .succeeded()
-        .filter(|r| want.matched_by(r))
-        .map(|r| &r.text)
-        .collect();
-    let holds = runs.iter().any(|out| out.contains(arg(a, 1)));
-    let actual = match (runs.len(), holds) {
-        (0, _) => format!(
-            "`{}` has not been run successfully during this step",
-            arg(a, 0)
-        ),
-        (_, true) => format!("`{}` printed {:?}", arg(a, 0), arg(a, 1)),
-        (n, false) => format!(
-            "`{}` ran {n} time{} during this step, never printing {:?}",
-            arg(a, 0),
-            if n == 1 { "" } else { "s" },
-            arg(a, 1)
-        ),
-    };
-    Eval::new(holds, actual)
-}
-
 fn command_ran_times(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    let Some(want) = Want::of(arg(a, 0)) else {
-        return Eval::new(false, "empty command");
+    let Some(want) = Shape::of(arg(a, 0)) else {
+        return Eval::new(false, "not a whole command");
     };
     let need: usize = arg(a, 1).parse().unwrap_or(usize::MAX);
-    let have = seen.succeeded().filter(|r| want.matched_by(r)).count();
+    let have = seen.succeeded().filter(|r| ran_as(r, &want)).count();
     Eval::new(
         have >= need,
         format!(
@@ -1684,6 +1586,18 @@ fn pvc_targets_on(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 mod tests {
     use super::*;
 
+    #[test]
+    fn no_check_reads_printed_text_or_a_part_of_a_command() {
+        let e = parse(1, "output contains \"already exists\"").unwrap_err();
+        assert!(e.starts_with("unknown check"), "{e}");
+        let e = parse(1, "command ran \"get\" printing \"web\"").unwrap_err();
+        assert!(e.starts_with("unknown check"), "{e}");
+        let e = parse(1, "command ran \"cni conf load\"").unwrap_err();
+        assert!(e.contains("a whole lab command that parses"), "{e}");
+        assert!(parse(1, "command ran \"get pods\"").is_ok());
+        assert!(parse(1, "command ran \"cni del c1 --node node-1\" 2 times").is_ok());
+    }
+
     fn example(pattern: &str) -> String {
         pattern
             .split(' ')
@@ -1694,6 +1608,7 @@ mod tests {
                 "<port>" => "3306/TCP".to_string(),
                 "<text>" => "\"show wire\"".to_string(),
                 "<flow>" => "\"web db --port 80\"".to_string(),
+                "<command>" => "\"get pods\"".to_string(),
                 t if t.starts_with('<') => "x".to_string(),
                 t if t.contains('|') => t.split('|').next().unwrap_or("").to_string(),
                 t => t.to_string(),
@@ -1790,17 +1705,24 @@ mod tests {
         );
         // A repeated DEL: the first call alone does not complete a "twice" step.
         seen.record("cni del c1 --node node-1", &ok);
-        let e = c("command ran \"cni del c1\" 2 times").eval(&lab, &seen);
+        let e = c("command ran \"cni del c1 --node node-1\" 2 times").eval(&lab, &seen);
         assert!(!e.holds);
-        assert_eq!(e.actual, "`cni del c1` succeeded 1 time during this step");
+        assert_eq!(
+            e.actual,
+            "`cni del c1 --node node-1` succeeded 1 time during this step"
+        );
         seen.record("cni del c1 --node node-1", &ok);
         assert!(
-            c("command ran \"cni del c1\" 2 times")
+            c("command ran \"cni del c1 --node node-1\" 2 times")
                 .eval(&lab, &seen)
                 .holds
         );
         seen.new_step();
-        assert!(!c("command ran \"cni del c1\"").eval(&lab, &seen).holds);
+        assert!(
+            !c("command ran \"cni del c1 --node node-1\"")
+                .eval(&lab, &seen)
+                .holds
+        );
     }
 
     #[test]
@@ -1831,12 +1753,12 @@ mod tests {
         let mut seen = Observed::default();
         let ok = Executed::nothing(Ok(crate::render::Outcome::empty()));
         seen.record("po create web --node node-1", &ok);
-        let c = parse(1, "command ran \"pod create\"").unwrap();
+        let c = parse(1, "command ran \"pod create web --node node-1\"").unwrap();
         assert!(c.eval(&Lab::empty(), &seen).holds);
-        let c = parse(1, "command ran \"pod create --node node-2\"").unwrap();
+        let c = parse(1, "command ran \"pod create web --node node-2\"").unwrap();
         assert!(!c.eval(&Lab::empty(), &seen).holds);
         seen.new_step();
-        let c = parse(1, "command ran \"pod create\"").unwrap();
+        let c = parse(1, "command ran \"pod create web --node node-1\"").unwrap();
         assert!(!c.eval(&Lab::empty(), &seen).holds);
     }
 }

@@ -322,9 +322,9 @@ impl Desk {
             }
             LessonCmd::Submit { file } => self.lesson_submit(&file),
             LessonCmd::Verify { id } => self.lesson_verify(id.as_deref()),
-            LessonCmd::Lint { decoys } => {
+            LessonCmd::Lint { no_decoys } => {
                 let parsed = self.lessons.parsed();
-                let errs = lint::lint(&parsed, decoys);
+                let errs = lint::lint(&parsed, !no_decoys);
                 let mut out = Outcome::empty();
                 for e in &errs {
                     out.line(Line::styled(e.to_string(), Role::Bad));
