@@ -204,8 +204,10 @@ fn run_lab() -> ExitCode {
         }
     }
     // What a crashed real-mode session left in the kernel goes at the next start.
+    // Said as a note when done, a warning when something stays (not an error: the lab
+    // starts either way).
     for line in cni_csi_lab::real_cni::clean_stale() {
-        print_error(line);
+        eprintln!("{}", lab_engine::render::escape_controls(&line.to_string()));
     }
     if cli.real_cni {
         let enabled = cni_csi_lab::real_cni::preflight(cli.cni_bin_dir.as_deref())
