@@ -173,7 +173,13 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     lock_cast(c).output(&format!("{}{input}\n", p.1))?;
                 }
                 let mut line = helper::join_continued(&input);
-                if let Some(word) = lab_engine::command::heredoc_marker(&line).map(str::to_string) {
+                if let Some((word, strip_tabs)) = lab_engine::command::heredoc_start(&line)
+                    .map(|h| (h.word.to_string(), h.strip_tabs))
+                {
+                    let end = lab_engine::command::Heredoc {
+                        word: &word,
+                        strip_tabs,
+                    };
                     // A here-document: read its lines (prompt `> `, as a shell does) up to
                     // the closing word; Ctrl-C abandons it.
                     loop {
@@ -184,7 +190,7 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                                 }
                                 line.push('\n');
                                 line.push_str(&more);
-                                if more.trim() == word {
+                                if end.ends_at(&more) {
                                     break;
                                 }
                             }
@@ -460,7 +466,13 @@ pub fn run_plain(
             continue;
         }
         pending.push_str(line);
-        if let Some(word) = lab_engine::command::heredoc_marker(&pending).map(str::to_string) {
+        if let Some((word, strip_tabs)) =
+            lab_engine::command::heredoc_start(&pending).map(|h| (h.word.to_string(), h.strip_tabs))
+        {
+            let end = lab_engine::command::Heredoc {
+                word: &word,
+                strip_tabs,
+            };
             // A here-document: its lines, up to the closing word, go with the command.
             loop {
                 out.write_all(b"> ")?;
@@ -472,7 +484,7 @@ pub fn run_plain(
                 let more = more.trim_end_matches(['\n', '\r']);
                 pending.push('\n');
                 pending.push_str(more);
-                if more.trim() == word {
+                if end.ends_at(more) {
                     break;
                 }
             }

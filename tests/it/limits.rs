@@ -327,7 +327,15 @@ fn tick_past_the_clock_ceiling_is_refused_and_retries_stay_ahead() {
     ] {
         lab.execute(l).unwrap();
     }
+    // Past what the clock can ever reach: refused as a DURATION, naming the clock's limit
+    // (issue 38: it named 18446744073709551 seconds, a limit the clock never reaches).
     let msg = refused(&mut lab, "tick 18446744073709551");
+    assert!(
+        msg.contains(&format!("the clock stops at t={max}s"))
+            && msg.contains(&format!("the largest tick is {max} (seconds)")),
+        "{msg}"
+    );
+    let msg = refused(&mut lab, &format!("tick {max}"));
     assert!(
         msg.contains(&format!("t={max}s")) && msg.contains("t=5s"),
         "the error names the maximum and the clock: {msg}"
