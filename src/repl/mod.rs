@@ -134,10 +134,17 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
         .build();
     let mut rl: Editor<LabHelper, DefaultHistory> =
         Editor::with_config(config.clone()).map_err(std::io::Error::other)?;
-    rl.set_helper(Some(LabHelper::new(desk.clone(), opts.color_out)));
+    let helper = LabHelper::new(desk.clone(), opts.color_out);
+    let overflow = Arc::clone(&helper.overflow);
+    rl.set_helper(Some(helper));
+    rl.bind_sequence(
+        rustyline::Event::Any,
+        rustyline::EventHandler::Conditional(Box::new(helper::LongLine(Arc::clone(&overflow)))),
+    );
     if let Some(h) = &opts.history {
         // A missing or unreadable history is not a reason to refuse to start.
         let _ = rl.load_history(h);
+        history::drop_long_entries(rl.history_mut());
     }
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
@@ -165,7 +172,21 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
     let mut history_warned = false;
     loop {
         let p = prompt(&lock(&desk).lab, opts.color_out);
-        match rl.readline(&p) {
+        overflow.store(false, std::sync::atomic::Ordering::Relaxed);
+        let read = rl.readline(&p);
+        let overflowed = overflow.swap(false, std::sync::atomic::Ordering::Relaxed);
+        match read {
+            Ok(input) if overflowed || input.len() > lab_engine::command::MAX_LINE => {
+                // Refused whole (what was typed past the cap was dropped as it came), and
+                // kept out of the history.
+                interrupts = 0;
+                let e = lab_engine::engine::LabError::msg(if overflowed {
+                    lab_engine::command::typed_line_too_long()
+                } else {
+                    lab_engine::command::line_too_long(input.len())
+                });
+                print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
+            }
             Ok(input) => {
                 interrupts = 0;
                 if let Some(c) = cast.as_ref() {

@@ -76,6 +76,17 @@ pub enum Input {
 pub trait EventSource {
     /// The next input (blocking at most about a tick).
     fn next_input(&mut self) -> io::Result<Input>;
+
+    /// The next input if one is already waiting (never blocks): the loop applies what is
+    /// queued before it draws again.
+    fn pending(&mut self) -> io::Result<Option<Input>> {
+        Ok(None)
+    }
+
+    /// Whether Ctrl-C was pressed, however many inputs are queued before it.
+    fn interrupted(&self) -> bool {
+        false
+    }
 }
 
 /// Scripted events for tests; [`Input::Shutdown`] once they run out.
@@ -100,6 +111,9 @@ pub struct CrosstermEvents {
     heartbeat: Arc<AtomicU64>,
     /// Set by the reader thread when Ctrl-C is pressed (see [`Watchdog`]).
     ctrl_c: Arc<AtomicBool>,
+    /// Set by the reader thread when Ctrl-C is pressed, for the loop (see
+    /// [`EventSource::interrupted`]).
+    interrupt: Arc<AtomicBool>,
 }
 
 impl CrosstermEvents {
@@ -110,6 +124,8 @@ impl CrosstermEvents {
         let reader_done = Arc::clone(&done);
         let ctrl_c = Arc::new(AtomicBool::new(false));
         let reader_ctrl_c = Arc::clone(&ctrl_c);
+        let interrupt = Arc::new(AtomicBool::new(false));
+        let reader_interrupt = Arc::clone(&interrupt);
         std::thread::Builder::new()
             .name("tui-input".into())
             .spawn(move || {
@@ -125,6 +141,7 @@ impl CrosstermEvents {
                                 .contains(crossterm::event::KeyModifiers::CONTROL)
                         {
                             reader_ctrl_c.store(true, Ordering::Relaxed);
+                            reader_interrupt.store(true, Ordering::Relaxed);
                         }
                     }
                     let failed = got.is_err();
@@ -140,6 +157,7 @@ impl CrosstermEvents {
             tick,
             heartbeat: Arc::new(AtomicU64::new(0)),
             ctrl_c,
+            interrupt,
         })
     }
 }
@@ -165,6 +183,23 @@ impl EventSource for CrosstermEvents {
             Err(mpsc::RecvTimeoutError::Timeout) => Ok(Input::Tick),
             Err(mpsc::RecvTimeoutError::Disconnected) => Ok(Input::Shutdown),
         }
+    }
+
+    fn pending(&mut self) -> io::Result<Option<Input>> {
+        self.heartbeat.fetch_add(1, Ordering::Relaxed);
+        if self.stop.load(Ordering::Relaxed) {
+            return Ok(Some(Input::Shutdown));
+        }
+        match self.rx.try_recv() {
+            Ok(Ok(e)) => Ok(Some(Input::Event(e))),
+            Ok(Err(e)) => Err(e),
+            Err(mpsc::TryRecvError::Empty) => Ok(None),
+            Err(mpsc::TryRecvError::Disconnected) => Ok(Some(Input::Shutdown)),
+        }
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed)
     }
 }
 
@@ -213,16 +248,43 @@ pub fn run_loop<B: Backend, S: EventSource>(
 ) -> io::Result<()> {
     while !app.should_quit() {
         draw(terminal, app)?;
-        let mut next = match events.next_input()? {
-            Input::Event(e) => to_action(app.ui.mode, &e),
-            Input::Tick => Some(Action::Tick),
-            Input::Shutdown => Some(Action::Quit),
-        };
-        while let Some(a) = next {
-            next = app.update(a);
+        // Everything already queued is applied before the next frame (for at most
+        // FRAME_BUDGET): a paste typed in one key at a time costs one frame per batch, not
+        // one per character, so input is linear in its length. A Ctrl-C queued behind it
+        // is honoured first.
+        let started = std::time::Instant::now();
+        let mut input = Some(events.next_input()?);
+        while let Some(i) = input {
+            if events.interrupted() {
+                apply(app, Action::Quit);
+                break;
+            }
+            let action = match i {
+                Input::Event(e) => to_action(app.ui.mode, &e),
+                Input::Tick => Some(Action::Tick),
+                Input::Shutdown => Some(Action::Quit),
+            };
+            if let Some(a) = action {
+                apply(app, a);
+            }
+            if app.should_quit() || started.elapsed() >= FRAME_BUDGET {
+                break;
+            }
+            input = events.pending()?;
         }
     }
     Ok(())
+}
+
+/// The longest the loop applies queued input before it draws a frame.
+pub const FRAME_BUDGET: Duration = Duration::from_millis(50);
+
+/// Apply an action and the ones it leads to.
+fn apply(app: &mut App, action: Action) {
+    let mut next = Some(action);
+    while let Some(a) = next {
+        next = app.update(a);
+    }
 }
 
 /// Undoes what `run` turned on, whatever way the loop ends (`Drop`).

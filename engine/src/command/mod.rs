@@ -106,6 +106,28 @@ fn parse_words(words: &[String]) -> Result<CommandLine, clap::Error> {
     })
 }
 
+/// The longest command line the lab takes, in bytes: 4,096, what a terminal's own line
+/// discipline holds in a line (Linux's N_TTY reads at most 4,095 characters before the
+/// newline). No command needs more: a name is at most 253 characters, a label 317. A
+/// longer line (a runaway paste) is refused at once, whole, by every front end; a
+/// here-document's lines are not counted (the manifest has its own cap).
+pub const MAX_LINE: usize = 4096;
+
+/// Why a line of `len` bytes is refused (see [`MAX_LINE`]).
+pub fn line_too_long(len: usize) -> String {
+    format!(
+        "{len} characters: longer than any command may be (at most {MAX_LINE}), refused; nothing was run (a long manifest goes in a file: `apply -f FILE`)"
+    )
+}
+
+/// Why a line being typed is refused once it passes [`MAX_LINE`]: the front ends drop the
+/// rest of it as it comes (up to Enter), so its length is not known.
+pub fn typed_line_too_long() -> String {
+    format!(
+        "longer than any command may be (at most {MAX_LINE} characters), refused: the rest of it was dropped as it came, nothing was run (a long manifest goes in a file: `apply -f FILE`)"
+    )
+}
+
 /// Whether a command reads its standard input (a here-document): only `apply -f -` and
 /// `delete -f -` do.
 pub fn reads_stdin(cmd: &Command) -> bool {

@@ -346,6 +346,11 @@ impl Lab {
         &mut self,
         line: &'l str,
     ) -> Result<(&'l str, Result<Option<Command>, ParseError>), LabError> {
+        let first = line.split('\n').next().unwrap_or("").trim_end_matches('\r');
+        if first.len() > command::MAX_LINE {
+            self.journal.stdin = None;
+            return Err(LabError::msg(command::line_too_long(first.len())).because(Reason::Usage));
+        }
         let (line, stdin) =
             command::split_heredoc(line).map_err(|e| LabError::msg(e).because(Reason::Usage))?;
         let text = command::strip_comment(line);
