@@ -35,12 +35,8 @@ fn big_lab(pods: u32) -> Lab {
         lab.execute(&format!("pod create p{p:06} --node n{node:03}"))
             .expect("pod create");
     }
-    eprintln!(
-        "built {} nodes, {} pods in {:.1?}",
-        lab.cluster.nodes.len(),
-        lab.cluster.pods.len(),
-        t0.elapsed()
-    );
+    let (nodes, pods) = lab.counts();
+    eprintln!("built {nodes} nodes, {pods} pods in {:.1?}", t0.elapsed());
     lab
 }
 

@@ -47,7 +47,7 @@ fn lab_with_claims(n: u32) -> Lab {
             .expect("pvc create");
     }
     let bound = lab
-        .cluster
+        .cluster()
         .pvcs
         .values()
         .filter(|c| c.status.phase == "Bound")

@@ -131,7 +131,7 @@ fn run(pods: u32, nodes: u32) -> Run {
     let create = t.elapsed();
     pb.finish_and_clear();
     let running = lab
-        .cluster
+        .cluster()
         .pods
         .values()
         .filter(|p| p.status.phase == "Running")

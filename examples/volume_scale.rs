@@ -59,7 +59,7 @@ fn cluster() -> Result<Lab, String> {
 
 /// The pods in phase Running.
 fn running(lab: &Lab) -> usize {
-    lab.cluster
+    lab.cluster()
         .pods
         .values()
         .filter(|p| p.status.phase == "Running")
@@ -121,7 +121,7 @@ fn rounds(lab: &mut Lab, tag: &str, n: usize) -> Result<Per, String> {
         )?;
         let key = ("default".to_string(), format!("{tag}p{j}"));
         if lab
-            .cluster
+            .cluster()
             .pods
             .get(&key)
             .is_none_or(|p| p.status.phase != "Running")
@@ -202,7 +202,7 @@ fn with_claims(counts: Vec<usize>, n: usize) -> Result<(), String> {
         let per_claim = Per::since(t, cpu, c - have);
         have = c;
         let bound = lab
-            .cluster
+            .cluster()
             .pvcs
             .values()
             .filter(|p| p.status.phase == "Bound")

@@ -3,11 +3,16 @@
 //! line (a JSON object: `version` 2, `width`, `height`, optional `title` and `env`), then one
 //! JSON array per line, `[seconds, "o", "text written to the terminal"]`.
 //!
-//! Three writers use it: `lesson play ID --record FILE.cast` ([`CastSink`], which records
+//! A marker (`[seconds, "m", "label"]`) opens each lesson step, so a player can jump from
+//! step to step.
+//!
+//! The writers: `lesson play ID --record FILE.cast` ([`CastSink`], which records
 //! the lesson's own pacing on a virtual clock, so the same lesson always makes the same
 //! file, in a moment); the REPL with `--record` (each prompt, typed line and output, at the
-//! time it happened); and the dashboard with `--record` ([`Tee`], every frame the terminal
-//! was sent). Recording is a front-end matter: the engine never sees it.
+//! time it happened, the plain REPL too); `run FILE --record` (its output, and with
+//! `--step`/`--pace` the playback, [`RecordedSink`]); and the dashboard with `--record`
+//! ([`SharedTee`], every frame the terminal was sent, then a clear screen). Recording is a
+//! front-end matter: the engine only says where a step begins ([`PlaySink::marker`]).
 
 use crate::ansi;
 use lab_engine::lesson::play::PlaySink;
@@ -56,11 +61,23 @@ impl Cast {
         writeln!(self.out, "{}", json!([at, "o", data]))
     }
 
+    /// A marker at `seconds` (asciicast v2 `"m"` events: a player lists them and jumps to
+    /// them, `asciinema play` pauses at them with `-m`); the lab puts one at each lesson step.
+    pub fn marker(&mut self, seconds: f64, label: &str) -> io::Result<()> {
+        let at = (seconds.max(0.0) * 1e6).round() / 1e6;
+        writeln!(self.out, "{}", json!([at, "m", label]))
+    }
+
     /// Write out what is buffered.
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
 }
+
+/// What a recording writes last so that, played back, the screen is left clear (the
+/// shell's prompt then does not overprint the last frame): reset the attributes, home the
+/// cursor, clear the screen.
+pub const CLEAR_SCREEN: &str = "\x1b[0m\x1b[H\x1b[2J";
 
 /// `\n` → `\r\n`, leaving existing `\r\n` alone.
 fn to_crlf(s: &str) -> String {
@@ -123,6 +140,14 @@ impl PlaySink for CastSink {
         self.emit(&ansi::paint(out));
     }
 
+    fn marker(&mut self, label: &str) {
+        if self.error.is_none()
+            && let Err(e) = self.cast.marker(self.now, label)
+        {
+            self.error = Some(e);
+        }
+    }
+
     fn type_command(&mut self, command: &str, millis_per_char: u64) {
         self.emit("lab> ");
         for c in lab_engine::render::escape_controls(command).chars() {
@@ -163,6 +188,12 @@ impl LiveCast {
     pub fn output(&mut self, data: &str) -> io::Result<()> {
         let at = self.start.elapsed().as_secs_f64();
         self.cast.output(at, data)
+    }
+
+    /// A marker now (see [`Cast::marker`]).
+    pub fn marker(&mut self, label: &str) -> io::Result<()> {
+        let at = self.start.elapsed().as_secs_f64();
+        self.cast.marker(at, label)
     }
 
     /// Write out what is buffered.
@@ -210,6 +241,116 @@ impl<W: Write> Write for Tee<'_, W> {
             self.cast.flush()?;
         }
         Ok(())
+    }
+}
+
+/// A recording several writers share (the REPL's stdout and stderr, `csi serve`'s thread).
+pub type Shared = std::sync::Arc<std::sync::Mutex<LiveCast>>;
+
+/// The shared recording, locked (a panic on another thread does not stop the recording).
+pub fn lock(cast: &Shared) -> std::sync::MutexGuard<'_, LiveCast> {
+    cast.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A new shared recording into `path` for a `width`×`height` terminal.
+pub fn shared(path: &Path, width: u16, height: u16, title: &str) -> io::Result<Shared> {
+    Ok(std::sync::Arc::new(std::sync::Mutex::new(LiveCast::new(
+        Cast::create(path, width, height, title)?,
+    ))))
+}
+
+/// [`Tee`] over a shared recording: everything to `inner`, and at each flush to the cast
+/// (with newlines as CR LF, as a terminal receives lines a program prints).
+pub struct SharedTee<W: Write> {
+    inner: W,
+    pending: Vec<u8>,
+    cast: Shared,
+}
+
+impl<W: Write> SharedTee<W> {
+    /// Tee `inner` into `cast`.
+    pub fn new(inner: W, cast: Shared) -> Self {
+        SharedTee {
+            inner,
+            pending: Vec::new(),
+            cast,
+        }
+    }
+}
+
+impl<W: Write> Write for SharedTee<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.pending.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()?;
+        if !self.pending.is_empty() {
+            let data = String::from_utf8_lossy(&self.pending).into_owned();
+            self.pending.clear();
+            let mut c = lock(&self.cast);
+            c.output(&data)?;
+            c.flush()?;
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Drop for SharedTee<W> {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
+/// A playback shown through another sink (the terminal) and recorded as it goes: what is
+/// shown, each command as typed, and a marker at each heading (a lesson's step).
+pub struct RecordedSink<'a> {
+    /// The sink that shows the playback.
+    pub inner: &'a mut dyn PlaySink,
+    /// The recording.
+    pub cast: Shared,
+    /// Paint the recording in colour.
+    pub color: bool,
+}
+
+impl RecordedSink<'_> {
+    fn emit(&mut self, data: &str) {
+        let mut c = lock(&self.cast);
+        let _ = c.output(data).and_then(|()| c.flush());
+    }
+}
+
+impl PlaySink for RecordedSink<'_> {
+    fn show(&mut self, out: &Outcome) {
+        self.inner.show(out);
+        let text = if self.color {
+            ansi::paint(out)
+        } else {
+            out.to_text()
+        };
+        self.emit(&text);
+    }
+
+    fn marker(&mut self, label: &str) {
+        self.inner.marker(label);
+        let _ = lock(&self.cast).marker(label);
+    }
+
+    fn type_command(&mut self, command: &str, millis_per_char: u64) {
+        self.inner.type_command(command, millis_per_char);
+        let shown = lab_engine::render::escape_controls(command);
+        self.emit(&format!("lab> {shown}\n"));
+    }
+
+    fn pause(&mut self, millis: u64) -> bool {
+        self.inner.pause(millis)
+    }
+
+    fn wait_for_key(&mut self) -> bool {
+        self.inner.wait_for_key()
     }
 }
 

@@ -251,6 +251,24 @@ impl lab_engine::edge::Files for Disk {
     }
 }
 
+/// The disk for reading only: a graded replay (`cni-csi-lab grade` of a script) reads
+/// the files its lines name and writes none (`save`, `lesson submit` fail in it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOnlyDisk;
+
+impl lab_engine::edge::Files for ReadOnlyDisk {
+    fn read(&self, path: &str, what: &str, cap: u64) -> std::io::Result<Vec<u8>> {
+        read_capped_bytes(Path::new(path), what, cap)
+    }
+
+    fn write(&self, path: &str, _: &[u8]) -> std::io::Result<()> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{path}: a graded replay writes no file"),
+        ))
+    }
+}
+
 /// File names that complete `prefix` (`assets/ma` → `assets/manifests/`), sorted: a
 /// directory ends in `/`; hidden entries only when the prefix names them. At most 200.
 pub fn path_candidates(prefix: &str) -> Vec<String> {

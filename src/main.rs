@@ -104,6 +104,13 @@ enum Front {
         /// Print each command before its output
         #[arg(long)]
         echo: bool,
+        /// Play it for a class: each `# comment` shown as a caption, each command typed
+        /// out, and Enter to go on to the next (q then Enter stops)
+        #[arg(long, conflicts_with_all = ["pace", "keep_going", "echo"])]
+        step: bool,
+        /// Play it for a class, pausing this long after each command (e.g. 2s, 500ms)
+        #[arg(long, value_name = "DURATION", value_parser = lab_engine::util::time::parse_tick, conflicts_with_all = ["keep_going", "echo"])]
+        pace: Option<lab_engine::util::time::Millis>,
     },
     /// An interactive session
     Repl {
@@ -118,6 +125,25 @@ enum Front {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         args: Vec<String>,
     },
+    /// Grade homework: replay a learner's submission (`lesson submit FILE` in the lab) or a
+    /// script on a fresh lab and print each step's result; exit 0 when every step is done
+    /// and the submission claims nothing its lines do not do, 1 otherwise, 2 when it
+    /// cannot be read
+    #[command(after_help = "Examples:
+  cni-csi-lab grade --lesson ch2-core-ideas alice.json
+  cni-csi-lab grade --lesson ch2-core-ideas --json alice.json > alice-verdict.json
+  cni-csi-lab grade --lesson ch7-hands-on homework.lab      a script: its lines after `lesson start`")]
+    Grade {
+        /// The lesson to grade against (see `lesson list`)
+        #[arg(long, value_name = "ID")]
+        lesson: String,
+        /// Print the verdict as JSON (per step: done with the line that did it, skipped or
+        /// missing; per quiz; the totals)
+        #[arg(long)]
+        json: bool,
+        /// The submission (JSON written by `lesson submit`) or a script of lab commands
+        submission: String,
+    },
     /// Print a shell completion script for this CLI
     Completions {
         /// The shell
@@ -131,9 +157,14 @@ enum Front {
     },
     /// The live dashboard: topology, IPAM, routes, volumes, calls and wire, with a command line
     Dash {
-        /// High-contrast theme with thicker borders, for a projector
+        /// Thicker borders and more spacing, for a projector (high contrast unless --theme
+        /// says otherwise; composes with --theme and NO_COLOR)
         #[arg(long)]
         big: bool,
+        /// The colours: dark (the default, on the terminal's background), light (dark text
+        /// on white, for a bright room) or high-contrast (bright on black)
+        #[arg(long, value_name = "THEME", value_parser = ["dark", "light", "high-contrast"])]
+        theme: Option<String>,
     },
 }
 
@@ -199,6 +230,26 @@ fn run_lab() -> ExitCode {
             };
         }
     };
+    if cli.record.is_some()
+        && matches!(
+            cli.command,
+            Some(Front::Completions { .. } | Front::Csi { .. } | Front::Grade { .. })
+        )
+    {
+        // Every front end that takes --record records; these have nothing to record.
+        print_error(
+            "--record records the dashboard, the REPL, `run FILE` and `lesson play ID`; not `completions`, `csi serve` or `grade`",
+        );
+        return ExitCode::from(2);
+    }
+    if let Some(Front::Grade {
+        lesson,
+        json,
+        submission,
+    }) = &cli.command
+    {
+        return grade(lesson, *json, submission, cli.lessons.as_deref());
+    }
     if let Some(Front::Completions { shell }) = cli.command {
         let script = cni_csi_lab::shell_completion::script(shell, Cli::command(), "cni-csi-lab");
         let _ = std::io::stdout().write_all(script.as_bytes());
@@ -299,32 +350,54 @@ fn run_lab() -> ExitCode {
             );
             match &record {
                 Some(cast) => record_lesson_play(&mut desk, &line, cast),
-                None => run_file_text(&mut desk, &line, RunOptions::default()),
+                None => run_one(&mut desk, &line),
             }
         }
+        Some(Front::Run {
+            file, step, pace, ..
+        }) if step || pace.is_some() => play_file(
+            &mut desk,
+            &file,
+            step,
+            pace,
+            opts.color_out,
+            cli.record.as_deref(),
+        ),
         Some(Front::Run {
             file,
             keep_going,
             echo,
+            ..
         }) => {
-            let code = run_file(&mut desk, &file, RunOptions { keep_going, echo });
+            let code = run_file(
+                &mut desk,
+                &file,
+                RunOptions { keep_going, echo },
+                cli.record.as_deref(),
+            );
             end_without_drop(desk);
             code
         }
         Some(Front::Repl { plain }) if plain || !stdin_is_terminal => plain_repl(desk, &opts),
         Some(Front::Repl { .. }) => line_editor(desk, &opts),
-        Some(Front::Dash { big }) => dashboard(desk, big, cli.record),
+        Some(Front::Dash { big, theme }) => dashboard(desk, big, theme.as_deref(), cli.record),
         // No command on a terminal: the dashboard (the line REPL is `cni-csi-lab repl`).
         None if stdin_is_terminal && std::io::stdout().is_terminal() => {
-            dashboard(desk, false, cli.record)
+            dashboard(desk, false, None, cli.record)
         }
         None if stdin_is_terminal => line_editor(desk, &opts),
         None => {
-            let code = run_file(&mut desk, "-", RunOptions::default());
+            // stdin is not a terminal: its lines are a script, as `run -` reads it. Said on
+            // a terminal's stderr before it is read (a pipe that stays open would otherwise
+            // look like a hang), and whenever it held no command.
+            if std::io::stderr().is_terminal() {
+                eprintln!("{STDIN_SCRIPT}");
+            }
+            let code = run_file(&mut desk, "-", RunOptions::default(), cli.record.as_deref());
             end_without_drop(desk);
             code
         }
-        Some(Front::Completions { .. }) => ExitCode::SUCCESS,
+        Some(Front::Completions { .. } | Front::Grade { .. }) => ExitCode::SUCCESS,
         Some(Front::Csi {
             cmd: CsiFront::Serve { socket, node },
         }) => csi_serve(&mut desk.lab, socket, node),
@@ -409,7 +482,7 @@ fn edges() -> lab_engine::edge::Edges {
 /// in lexical order, so a file that would sort after the lab's own is loaded as
 /// `00-<name>` (and the note says so).
 fn load_conflist(desk: &mut Desk, file: &str) -> Result<(), String> {
-    if desk.lab.nodes.is_empty() {
+    if desk.lab.counts().0 == 0 {
         return Err(format!(
             "--conflist {file}: the lab has no nodes to copy it to; use a preset with nodes"
         ));
@@ -419,13 +492,7 @@ fn load_conflist(desk: &mut Desk, file: &str) -> Result<(), String> {
         .and_then(|s| s.to_str())
         .unwrap_or(file)
         .to_string();
-    let first_existing = desk
-        .lab
-        .nodes
-        .values()
-        .filter_map(|n| n.confdir.files.keys().next())
-        .min()
-        .cloned();
+    let first_existing = desk.lab.first_conf_file().map(str::to_string);
     let mut line = format!(
         "cni conf load {}",
         shlex::try_quote(file).map_err(|e| format!("--conflist {file}: {e}"))?
@@ -490,7 +557,12 @@ fn plain_repl(mut desk: Desk, opts: &Options) -> ExitCode {
     }
 }
 
-fn run_file(desk: &mut Desk, file: &str, opts: RunOptions) -> ExitCode {
+fn run_file(
+    desk: &mut Desk,
+    file: &str,
+    opts: RunOptions,
+    record: Option<&std::path::Path>,
+) -> ExitCode {
     let text = if file == "-" {
         // Capped like a script file (`cat /dev/zero | cni-csi-lab run -` must not exhaust
         // memory); one byte more than the cap is read to tell "at the cap" from "over it".
@@ -507,10 +579,17 @@ fn run_file(desk: &mut Desk, file: &str, opts: RunOptions) -> ExitCode {
             );
             return ExitCode::from(2);
         }
-        match s.strip_prefix('\u{feff}') {
+        let s = match s.strip_prefix('\u{feff}') {
             Some(rest) => rest.to_string(),
             None => s,
+        };
+        if !s
+            .lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        {
+            eprintln!("{NO_COMMANDS_ON_STDIN}");
         }
+        s
     } else {
         let read = cni_csi_lab::files::read_capped(
             std::path::Path::new(file),
@@ -525,14 +604,194 @@ fn run_file(desk: &mut Desk, file: &str, opts: RunOptions) -> ExitCode {
             }
         }
     };
-    run_file_text(desk, &text, opts)
+    run_file_text(desk, &text, opts, record.map(|r| (r, file)))
 }
 
-/// Run script text with plain output.
-fn run_file_text(desk: &mut Desk, text: &str, opts: RunOptions) -> ExitCode {
+/// `--record FILE.cast` for a front end that prints to stdout and stderr: the recording,
+/// made before anything runs (an error reads normally and nothing runs).
+fn start_recording(
+    path: &std::path::Path,
+    title: &str,
+) -> Result<cni_csi_lab::cast::Shared, ExitCode> {
+    let (w, h) = crossterm::terminal::size().unwrap_or((100, 30));
+    cni_csi_lab::cast::shared(path, w, h, title).map_err(|e| {
+        print_error(&e);
+        ExitCode::from(2)
+    })
+}
+
+/// `run FILE --step|--pace D`: the script played for a class (see `script::plan`): its
+/// comments as captions, each command typed out, then Enter or the pause. Exit 1 when a
+/// command did not end as written.
+fn play_file(
+    desk: &mut Desk,
+    file: &str,
+    step: bool,
+    pace: Option<lab_engine::util::time::Millis>,
+    color: bool,
+    record: Option<&std::path::Path>,
+) -> ExitCode {
+    let text = match cni_csi_lab::files::read_capped(
+        std::path::Path::new(file),
+        "a script",
+        cni_csi_lab::files::SCRIPT_CAP,
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            print_error(format!("cannot read {file}: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    let pace = match (step, pace) {
+        (true, _) => script::Pace::Step,
+        (false, Some(p)) => script::Pace::Every(p.as_ms()),
+        (false, None) => script::Pace::Every(script::DEFAULT_PACE_MS),
+    };
+    let mut term = cni_csi_lab::repl::playback::TerminalSink { color };
+    let mut recorded;
+    let sink: &mut dyn lab_engine::lesson::play::PlaySink = match record {
+        Some(path) => match start_recording(path, &format!("cni-csi-lab run {file}")) {
+            Ok(cast) => {
+                recorded = cni_csi_lab::cast::RecordedSink {
+                    inner: &mut term,
+                    cast,
+                    color,
+                };
+                &mut recorded
+            }
+            Err(code) => return code,
+        },
+        None => &mut term,
+    };
+    match desk.play_events(script::plan(&text, pace), sink, false) {
+        0 => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    }
+}
+
+/// `grade --lesson ID [--json] SUBMISSION`: the submission's lines (or the script's) replayed
+/// on a fresh lab with the lessons (`--lessons DIR` when given); the verdict printed.
+fn grade(lesson: &str, json: bool, file: &str, lessons: Option<&str>) -> ExitCode {
+    use lab_engine::lesson::grade::{self, Submission};
+    let text = match cni_csi_lab::files::read_capped(
+        std::path::Path::new(file),
+        "a submission",
+        cni_csi_lab::files::SCRIPT_CAP.max(cni_csi_lab::files::CONFIG_CAP),
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            print_error(format!("cannot read {file}: {e}"));
+            return ExitCode::from(2);
+        }
+    };
+    // A submission is JSON naming its format; anything else is a script of lab commands.
+    let looks_like_json = text.trim_start().starts_with('{');
+    let (edges, lines, claimed, written_by): (_, Vec<(usize, String)>, _, _) = if looks_like_json {
+        let sub = match Submission::parse(&text) {
+            Ok(s) => s,
+            Err(e) => {
+                print_error(format!("{file}: {e}"));
+                return ExitCode::from(2);
+            }
+        };
+        if sub.lesson != lesson {
+            print_error(format!(
+                "{file} is a submission for lesson {}, not {lesson}",
+                sub.lesson
+            ));
+            return ExitCode::from(2);
+        }
+        let edges = lab_engine::edge::Edges::files(std::sync::Arc::new(sub.files()));
+        let lines = (1..)
+            .zip(sub.lines.iter().map(|l| l.line.clone()))
+            .collect();
+        (edges, lines, Some(sub.claimed), Some(sub.lab_version))
+    } else {
+        let lines = lab_engine::script::commands(&text);
+        let disk =
+            lab_engine::edge::Edges::files(std::sync::Arc::new(cni_csi_lab::files::ReadOnlyDisk));
+        (disk, lines, None, None)
+    };
+    let mut desk = Desk::with_lab(Lab::with_edges(Lab::new, edges));
+    if let Some(dir) = lessons {
+        let dir = cni_csi_lab::lesson_dir::Dir(std::path::PathBuf::from(dir));
+        if let Err(e) = desk.lessons.use_dir(std::sync::Arc::new(dir)) {
+            print_error(&e);
+            return ExitCode::from(2);
+        }
+    }
+    let verdict = match grade::replay(
+        &mut desk,
+        lesson,
+        &lines,
+        claimed.as_ref(),
+        written_by.as_deref(),
+    ) {
+        Ok(v) => v,
+        Err(e) => {
+            print_error(&e.message);
+            return ExitCode::from(2);
+        }
+    };
+    let shown = if json {
+        serde_json::to_string_pretty(&verdict.to_json()).unwrap_or_default() + "\n"
+    } else {
+        verdict.render().to_text()
+    };
+    let _ = std::io::stdout().write_all(shown.as_bytes());
+    end_without_drop(desk);
+    if verdict.passed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// One command from the shell (`cni-csi-lab lesson …`): its output on stdout, an error as
+/// `error: …` on stderr (no script line number: there is no script), exit 1 when it fails.
+fn run_one(desk: &mut Desk, line: &str) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
-    match script::run(desk, text, opts, &mut stdout.lock(), &mut stderr.lock()) {
+    let plain = Options::default();
+    match repl::print_result(
+        desk.execute(line),
+        &plain,
+        &mut stdout.lock(),
+        &mut stderr.lock(),
+    ) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            print_error(&e);
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Run script text with plain output (recorded into `record`'s file, titled after the
+/// script, when given).
+fn run_file_text(
+    desk: &mut Desk,
+    text: &str,
+    opts: RunOptions,
+    record: Option<(&std::path::Path, &str)>,
+) -> ExitCode {
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let ran = match record {
+        Some((path, file)) => {
+            let cast = match start_recording(path, &format!("cni-csi-lab run {file}")) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            let mut out = cni_csi_lab::cast::SharedTee::new(stdout.lock(), cast.clone());
+            let mut err = cni_csi_lab::cast::SharedTee::new(stderr.lock(), cast);
+            script::run(desk, text, opts, &mut out, &mut err)
+        }
+        None => script::run(desk, text, opts, &mut stdout.lock(), &mut stderr.lock()),
+    };
+    match ran {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -619,9 +878,19 @@ fn record_lesson_play(desk: &mut Desk, line: &str, cast: &std::path::Path) -> Ex
     ExitCode::SUCCESS
 }
 
-fn dashboard(desk: Desk, big: bool, record: Option<std::path::PathBuf>) -> ExitCode {
+fn dashboard(
+    desk: Desk,
+    big: bool,
+    theme: Option<&str>,
+    record: Option<std::path::PathBuf>,
+) -> ExitCode {
+    let palette = cni_csi_lab::tui::Palette::ALL
+        .iter()
+        .find(|(name, _)| Some(*name) == theme)
+        .map(|(_, p)| *p);
     let options = cni_csi_lab::tui::Options {
         record,
+        palette,
         ..cni_csi_lab::tui::Options::from_env(big)
     };
     match cni_csi_lab::tui::run_until_signal(desk, options) {
@@ -637,3 +906,11 @@ fn dashboard(desk: Desk, big: bool, record: Option<std::path::PathBuf>) -> ExitC
 
 /// Why a REPL whose standard input is not a terminal keeps lesson progress in memory.
 const PIPED_PROGRESS: &str = "this REPL reads a pipe or a file, not a terminal, so it writes no progress file (run `cni-csi-lab repl` on a terminal, or set CNI_CSI_LAB_PROGRESS=FILE to keep it)";
+
+/// Said on stderr (when it is a terminal) before `cni-csi-lab` with no command reads a
+/// script from a stdin that is not a terminal.
+const STDIN_SCRIPT: &str = "cni-csi-lab: stdin is not a terminal: running the lab commands read from it as a script (as `run -` does; Ctrl-D ends it). On a terminal, `cni-csi-lab` opens the dashboard and `cni-csi-lab repl` a line REPL.";
+
+/// Said on stderr when the script read from stdin held no command (`cni-csi-lab
+/// </dev/null` printed nothing at all).
+const NO_COMMANDS_ON_STDIN: &str = "cni-csi-lab: no commands on stdin, nothing to run. With stdin not a terminal the lab runs the commands it reads there as a script (`echo 'node list' | cni-csi-lab`); run it on a terminal for the dashboard, or `cni-csi-lab repl` for a line REPL.";

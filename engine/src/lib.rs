@@ -3,7 +3,8 @@
 //! Reading order: `command` (what you can say), `engine` (what happens and in which order),
 //! `control` (what every component is handed), the components (`controllers`, `storage`,
 //! `kubelet`, `netd`), then the domain models (`cluster`, `cni`, `csi`, `net`), and the
-//! lessons (`lesson`) and script playback (`script`) that drive the engine like a learner.
+//! lessons (`lesson`) and script playback (`script`) that drive the engine like a learner,
+//! and the dashboard's view models (`dash`), which any front end draws.
 //!
 //! This crate has no terminal, async, thread, wall-clock or file-system code: what it needs
 //! from outside (the files a command names, the real CNI plugins of `--real-cni`) it asks
@@ -17,6 +18,7 @@ pub mod command;
 pub mod control;
 pub mod controllers;
 pub mod csi;
+pub mod dash;
 pub mod edge;
 pub mod engine;
 pub mod faults;

@@ -111,6 +111,22 @@ pub fn run_line(desk: &mut Desk, line_no: usize, line: &str) -> Option<LineRepor
     })
 }
 
+/// The commands of a script, each with the line it starts on: comments and blank lines
+/// left out, a `!` (expected to fail) taken off.
+pub fn commands(text: &str) -> Vec<(usize, String)> {
+    logical_lines(text)
+        .into_iter()
+        .filter_map(|(line_no, line)| {
+            let trimmed = line.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                return None;
+            }
+            let command = trimmed.strip_prefix('!').map_or(trimmed, str::trim_start);
+            Some((line_no, command.to_string()))
+        })
+        .collect()
+}
+
 /// Run a whole script, writing stdout and stderr as it goes. Returns true when every line
 /// met its expectation.
 pub fn run(
@@ -151,4 +167,167 @@ pub fn run(
         }
     }
     Ok(all_ok)
+}
+
+/// How `play` paces a script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// Wait for Enter before each command.
+    Step,
+    /// Pause this many milliseconds after each command.
+    Every(u64),
+}
+
+/// The pause between commands when `play` is given none: 2 s.
+pub const DEFAULT_PACE_MS: u64 = 2000;
+
+/// How fast `play` types a command: a character every 25 ms.
+const PLAY_CHAR_MS: u64 = 25;
+
+/// A script as a class sees it played (`play FILE`): each run of `# comment` lines is a
+/// caption shown before the command it precedes (the `#` and one space taken off), each
+/// command typed and run, then the pace (a pause, or a wait for Enter before the next).
+/// A line starting with `!` is meant to fail. Blank lines end a caption.
+pub fn plan(text: &str, pace: Pace) -> Vec<crate::lesson::play::PlayEvent> {
+    use crate::lesson::play::PlayEvent;
+    let mut events = Vec::new();
+    let mut caption: Vec<String> = Vec::new();
+    let mut first = true;
+    for (_, line) in logical_lines(text) {
+        let trimmed = line.trim();
+        if let Some(comment) = trimmed.strip_prefix('#') {
+            caption.push(comment.strip_prefix(' ').unwrap_or(comment).to_string());
+            continue;
+        }
+        if trimmed.is_empty() {
+            continue;
+        }
+        if pace == Pace::Step && !first {
+            events.push(PlayEvent::WaitForKey);
+        }
+        first = false;
+        if !caption.is_empty() {
+            events.push(PlayEvent::Text(std::mem::take(&mut caption).join("\n")));
+        }
+        let (expect_failure, command) = match trimmed.strip_prefix('!') {
+            Some(rest) => (true, rest.trim_start()),
+            None => (false, trimmed),
+        };
+        events.push(PlayEvent::Type {
+            command: command.to_string(),
+            expect_failure,
+            millis_per_char: PLAY_CHAR_MS,
+        });
+        if let Pace::Every(ms) = pace {
+            events.push(PlayEvent::Pause { millis: ms });
+        }
+    }
+    if !caption.is_empty() {
+        if pace == Pace::Step && !first {
+            events.push(PlayEvent::WaitForKey);
+        }
+        events.push(PlayEvent::Text(caption.join("\n")));
+    }
+    events
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lesson::play::PlayEvent;
+
+    const SCRIPT: &str = "# Two pods on one node.\n# They get .2 and .3.\npod create a --node node-1\n\npod create b --node node-1\n# A name taken:\n! pod create a --node node-1\n# the end\n";
+
+    fn kinds(events: &[PlayEvent]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| match e {
+                PlayEvent::Text(t) => format!("text {t:?}"),
+                PlayEvent::Type {
+                    command,
+                    expect_failure,
+                    ..
+                } => format!(
+                    "type {command}{}",
+                    if *expect_failure { " (fails)" } else { "" }
+                ),
+                PlayEvent::Pause { millis } => format!("pause {millis}"),
+                PlayEvent::WaitForKey => "wait".into(),
+                PlayEvent::Heading(h) => format!("heading {h}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn comments_become_captions_before_their_command_and_the_pace_follows_each() {
+        assert_eq!(
+            kinds(&plan(SCRIPT, Pace::Every(1500))),
+            [
+                "text \"Two pods on one node.\\nThey get .2 and .3.\"",
+                "type pod create a --node node-1",
+                "pause 1500",
+                "type pod create b --node node-1",
+                "pause 1500",
+                "text \"A name taken:\"",
+                "type pod create a --node node-1 (fails)",
+                "pause 1500",
+                "text \"the end\"",
+            ]
+        );
+        assert_eq!(
+            kinds(&plan(SCRIPT, Pace::Step)),
+            [
+                "text \"Two pods on one node.\\nThey get .2 and .3.\"",
+                "type pod create a --node node-1",
+                "wait",
+                "type pod create b --node node-1",
+                "wait",
+                "text \"A name taken:\"",
+                "type pod create a --node node-1 (fails)",
+                "wait",
+                "text \"the end\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn play_in_a_script_runs_the_file_with_its_captions() {
+        let dir = std::env::temp_dir().join(format!("lab-play-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("class.lab");
+        std::fs::write(&f, SCRIPT).unwrap();
+        let mut desk = crate::lesson::Desk::with_lab(crate::engine::Lab::with_edges(
+            crate::engine::Lab::new,
+            crate::edge::tests::disk(),
+        ));
+        let out = desk
+            .execute(&format!("play {} --pace 1s", f.display()))
+            .unwrap()
+            .to_text();
+        assert!(out.starts_with("Two pods on one node.\nThey get .2 and .3.\nlab> pod create a --node node-1\npod/a created\n"), "{out}");
+        assert!(
+            out.contains("A name taken:\nlab> pod create a --node node-1\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("error: Error from server (AlreadyExists)"),
+            "{out}"
+        );
+        assert!(out.ends_with("the end\n"), "{out}");
+        assert_eq!(desk.lab.cluster.pods.len(), 2);
+        // Lesson code may not read a file.
+        let e = desk.execute_lesson_code("play /etc/passwd").unwrap_err();
+        assert!(
+            e.message.contains("lessons may not read or write files"),
+            "{}",
+            e.message
+        );
+        let e = desk.execute("play /nonexistent/x.lab").unwrap_err();
+        assert!(
+            e.message.starts_with("cannot play /nonexistent/x.lab: "),
+            "{}",
+            e.message
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -550,7 +550,11 @@ mod tests {
             )
             .expect("json");
         assert_eq!(answer["volume"]["capacity_bytes"], "1073741824", "{answer}");
-        assert!(lab.calls.iter().any(|(_, c)| c.action() == "CreateVolume"));
+        assert!(
+            lab.calls()
+                .iter()
+                .any(|(_, c)| c.action() == "CreateVolume")
+        );
         let err = |path: &str, body: &[u8]| {
             let s = call_lab(&mut crate::Lab::new(), None, path, body).expect_err("refused");
             format!("{}: {}", s.code, s.message)

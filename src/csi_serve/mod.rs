@@ -62,14 +62,14 @@ impl Server {
     /// Check the node, bind the socket and start the server's thread.
     pub fn start(lab: &Lab, opts: &ServeOptions) -> Result<Server, String> {
         let node = match &opts.node {
-            Some(n) if !lab.nodes.contains_key(n) => {
+            Some(n) if !lab.has_node(n) => {
                 return Err(format!(
                     "node {n:?} not found (the lab has: {})",
                     node_names(lab)
                 ));
             }
             Some(n) => Some(n.clone()),
-            None => lab.nodes.keys().next().cloned(),
+            None => lab.node_names().next().map(str::to_string),
         };
         let (listener, bound) = bind(&opts.socket)?;
         let (jobs_tx, jobs) = mpsc::channel::<Job>();
@@ -296,10 +296,10 @@ pub fn stopped(socket: &Path) -> String {
 }
 
 fn node_names(lab: &Lab) -> String {
-    if lab.nodes.is_empty() {
+    if lab.counts().0 == 0 {
         return "no nodes".to_string();
     }
-    lab.nodes.keys().cloned().collect::<Vec<_>>().join(", ")
+    lab.node_names().collect::<Vec<_>>().join(", ")
 }
 
 /// The socket file a server bound: its path, and the device and inode the path had right

@@ -43,14 +43,14 @@ pub fn is_quit(line: &str) -> bool {
 /// The prompt's context: `2 nodes · 3 pods`, plus `step` and the clock when they matter.
 pub fn context(lab: &Lab) -> String {
     let mut parts = vec![
-        count(ApiKind::Node, lab.cluster.nodes.len()),
-        count(ApiKind::Pod, lab.cluster.pods.len()),
+        count(ApiKind::Node, lab.counts().0),
+        count(ApiKind::Pod, lab.counts().1),
     ];
-    if lab.mode == Mode::Step {
+    if lab.mode() == Mode::Step {
         parts.push("step".to_string());
     }
-    if lab.clock > lab_engine::util::time::Millis::ZERO {
-        parts.push(format!("t={}", lab.clock.secs_text()));
+    if lab.clock() > lab_engine::util::time::Millis::ZERO {
+        parts.push(format!("t={}", lab.clock().secs_text()));
     }
     parts.join(" · ")
 }
@@ -80,7 +80,7 @@ pub fn banner(lab: &Lab) -> String {
         )
     };
     format!(
-        "cni-csi-lab {}: {cluster}.\nType `help` for commands, `explain` for concepts; Tab completes; Ctrl-D quits.",
+        "cni-csi-lab {}: {cluster}.\nType `lesson list` for the guided lessons, `help` for commands, `explain` for concepts; Tab completes; Ctrl-D quits.",
         env!("CARGO_PKG_VERSION")
     )
 }
@@ -253,26 +253,73 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     }
                     continue;
                 }
-                if let Ok(Some(lab_engine::command::Command::Lesson(
-                    lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
-                ))) = lab_engine::command::parse(lab_engine::command::strip_comment(&line))
-                {
-                    // Live playback: typed visibly and paced, not printed all at once.
-                    let mut sink = playback::TerminalSink {
-                        color: opts.color_out,
-                    };
-                    let opts_play = lab_engine::lesson::play::PlayOptions { speed, step };
-                    let r = lock(&desk).lesson_play_live(&id, opts_play, &mut sink);
-                    if let Err(e) = r {
-                        print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
+                match lab_engine::command::parse(lab_engine::command::strip_comment(&line)) {
+                    Ok(Some(lab_engine::command::Command::Lesson(
+                        lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
+                    ))) => {
+                        // Live playback: typed visibly and paced, not printed all at once.
+                        let mut term = playback::TerminalSink {
+                            color: opts.color_out,
+                        };
+                        let mut recorded;
+                        let sink: &mut dyn lab_engine::lesson::play::PlaySink = match &cast {
+                            Some(c) => {
+                                recorded = crate::cast::RecordedSink {
+                                    inner: &mut term,
+                                    cast: c.clone(),
+                                    color: opts.color_out,
+                                };
+                                &mut recorded
+                            }
+                            None => &mut term,
+                        };
+                        let opts_play = lab_engine::lesson::play::PlayOptions { speed, step };
+                        let r = lock(&desk).lesson_play_live(&id, opts_play, sink);
+                        if let Err(e) = r {
+                            print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
+                        }
+                        continue;
                     }
-                    continue;
+                    Ok(Some(lab_engine::command::Command::Play(a))) => {
+                        // `play FILE`: the script typed out live, with its captions.
+                        let mut term = playback::TerminalSink {
+                            color: opts.color_out,
+                        };
+                        let mut recorded;
+                        let sink: &mut dyn lab_engine::lesson::play::PlaySink = match &cast {
+                            Some(c) => {
+                                recorded = crate::cast::RecordedSink {
+                                    inner: &mut term,
+                                    cast: c.clone(),
+                                    color: opts.color_out,
+                                };
+                                &mut recorded
+                            }
+                            None => &mut term,
+                        };
+                        let mut d = lock(&desk);
+                        match d.script_plan(&a) {
+                            Ok(events) => {
+                                d.play_events(events, sink, false);
+                            }
+                            Err(e) => {
+                                drop(d);
+                                print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
+                            }
+                        }
+                        continue;
+                    }
+                    _ => {}
                 }
+                let step_before = step_heading(&lock(&desk));
                 let result = match crate::csi_serve::serve_request(&line) {
                     // `csi serve`: this session serves the socket on a thread of its own.
                     Some(req) => serving.control(req, &desk, &mut rl, opts.color_out, &cast),
                     None => lock(&desk).execute(&line),
                 };
+                if let Some(c) = cast.as_ref() {
+                    mark_step(c, step_before, step_heading(&lock(&desk)))?;
+                }
                 match cast.as_ref() {
                     Some(c) => {
                         let mut guard = lock_cast(c);
@@ -314,7 +361,25 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
 }
 
 /// The session's recording (`--record`), shared by the prompt loop and `csi serve`'s thread.
-type SharedCast = Arc<Mutex<crate::cast::LiveCast>>;
+type SharedCast = crate::cast::Shared;
+
+/// The heading of the lesson step in progress (`Step 2 · …`), if a lesson runs.
+fn step_heading(desk: &Desk) -> Option<String> {
+    lab_engine::dash::lesson_view(&desk.lessons, None)
+        .and_then(|v| v.text.lines().next().map(str::to_string))
+}
+
+/// A marker in the recording when a command moved the lesson to another step.
+fn mark_step(
+    cast: &SharedCast,
+    before: Option<String>,
+    after: Option<String>,
+) -> std::io::Result<()> {
+    match after {
+        Some(step) if before.as_ref() != Some(&step) => lock_cast(cast).marker(&step),
+        _ => Ok(()),
+    }
+}
 
 /// The recording, locked (a panic on another thread does not stop the recording).
 fn lock_cast(cast: &SharedCast) -> MutexGuard<'_, crate::cast::LiveCast> {
@@ -465,6 +530,33 @@ pub fn run_plain(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
+    let Some(path) = &opts.record else {
+        return plain_loop(desk, input, opts, out, err, None);
+    };
+    // `--record`: what the session wrote, and each line read as the terminal echoed it.
+    let (w, h) = crossterm::terminal::size().unwrap_or((80, 24));
+    let cast = crate::cast::shared(path, w, h, "cni-csi-lab repl --plain")?;
+    let mut out = crate::cast::SharedTee::new(out, cast.clone());
+    let mut err = crate::cast::SharedTee::new(err, cast.clone());
+    plain_loop(desk, input, opts, &mut out, &mut err, Some(&cast))
+}
+
+fn plain_loop(
+    desk: &mut Desk,
+    input: &mut dyn BufRead,
+    opts: &Options,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    cast: Option<&SharedCast>,
+) -> std::io::Result<()> {
+    let record_input = |line: &str| -> std::io::Result<()> {
+        if let Some(c) = cast {
+            let mut c = lock_cast(c);
+            c.output(&format!("{line}\n"))?;
+            c.flush()?;
+        }
+        Ok(())
+    };
     let mut pending = String::new();
     loop {
         let (raw, styled) = prompt(&desk.lab, opts.color_out);
@@ -481,6 +573,7 @@ pub fn run_plain(
             return Ok(());
         }
         let line = buf.trim_end_matches(['\n', '\r']);
+        record_input(line)?;
         if let Some(more) = line.strip_suffix('\\') {
             pending.push_str(more);
             pending.push(' ');
@@ -503,6 +596,7 @@ pub fn run_plain(
                     break;
                 }
                 let more = more.trim_end_matches(['\n', '\r']);
+                record_input(more)?;
                 pending.push('\n');
                 pending.push_str(more);
                 if end.ends_at(more) {
@@ -518,7 +612,11 @@ pub fn run_plain(
             // A plain session has no screen of its own to clear: nothing to do.
             continue;
         }
+        let step_before = step_heading(desk);
         print_result(desk.execute(&line), opts, out, err)?;
+        if let Some(c) = cast {
+            mark_step(c, step_before, step_heading(desk))?;
+        }
     }
 }
 
@@ -563,6 +661,6 @@ mod tests {
             !out.contains("NAME"),
             "quit stopped before node list: {out}"
         );
-        assert_eq!(desk.lab.cluster.pods.len(), 1);
+        assert_eq!(desk.lab.counts().1, 1);
     }
 }

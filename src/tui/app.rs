@@ -10,9 +10,9 @@
 //! node is selected so its IPAM change is on screen.
 
 use super::keymap::{Action, Edit, Mode, Pane};
-use super::model::{self, LessonView, PodIndex, PodKey};
 use super::theme::Theme;
 use super::view;
+use lab_engine::dash::{self as model, LessonView, PodIndex, PodKey};
 use lab_engine::engine::node_view::{self, IpamFiles, LeaseRow};
 use lab_engine::lesson::Desk;
 use lab_engine::render::{Line, Role};
@@ -132,6 +132,9 @@ pub struct UiState {
     pub focus: Pane,
     /// Panes to return to with Esc after an automatic focus change.
     pub focus_stack: Vec<Pane>,
+    /// The pane the narrow grid shows under Topology: the last of IPAM, Routes and
+    /// Volumes that had the focus.
+    pub grid_partner: Pane,
     /// The terminal's area at the last resize or draw.
     pub area: Rect,
     /// The command line.
@@ -178,6 +181,7 @@ impl Default for UiState {
             prev_mode: Mode::Command,
             focus: Pane::Topology,
             focus_stack: Vec::new(),
+            grid_partner: Pane::Ipam,
             area: Rect::new(0, 0, 160, 48),
             prompt: Prompt::default(),
             filter: Prompt::default(),
@@ -277,6 +281,78 @@ pub struct Playback {
     pub wait_ticks: u64,
     /// `--step`: waiting for Enter.
     pub waiting_key: bool,
+    /// The commands are a lesson's code (run as `lesson::guard` says), not a script of
+    /// the learner's or the teacher's (`play FILE`).
+    pub lesson_code: bool,
+    /// What the lesson pane shows meanwhile: the step's heading and text (a script's last
+    /// caption), so the output of its commands does not scroll them away.
+    pub view: LessonView,
+}
+
+impl Playback {
+    fn new(
+        events: Vec<lab_engine::lesson::play::PlayEvent>,
+        title: String,
+        lesson_code: bool,
+    ) -> Self {
+        use lab_engine::lesson::play::PlayEvent;
+        let total = events
+            .iter()
+            .filter(|e| matches!(e, PlayEvent::Heading(h) if !h.contains("(chapter ")))
+            .count();
+        Playback {
+            events: events.into(),
+            typed: 0,
+            wait_ticks: 0,
+            waiting_key: false,
+            lesson_code,
+            view: LessonView {
+                title,
+                total,
+                position: "playing · Esc stops".to_string(),
+                ..LessonView::default()
+            },
+        }
+    }
+
+    /// A heading: a new step (its text follows).
+    fn heading(&mut self, h: &str) {
+        if !h.contains("(chapter ") {
+            self.view.done += 1;
+        }
+        self.view.text = h.to_string();
+    }
+
+    /// Teaching text, a task or a caption, under the heading.
+    fn text(&mut self, t: &str) {
+        if self.view.text.is_empty() || self.lesson_code {
+            if !self.view.text.is_empty() {
+                self.view.text.push('\n');
+            }
+        } else {
+            // A script's caption replaces the one before.
+            self.view.text.clear();
+        }
+        self.view.text.push_str(&paragraphs(t));
+    }
+
+    /// The cue in the lesson pane and at the prompt.
+    pub fn cue(&self) -> &'static str {
+        if self.waiting_key {
+            "Enter: next · Esc: stop"
+        } else {
+            "playing · Esc stops"
+        }
+    }
+}
+
+/// Source lines joined into paragraphs (blank lines separate them), as the lesson pane
+/// wraps them to its width.
+fn paragraphs(t: &str) -> String {
+    t.split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl App {
@@ -335,6 +411,9 @@ impl App {
     /// Apply one action; the returned action (if any) is applied next (TEA chaining).
     pub fn update(&mut self, action: Action) -> Option<Action> {
         let next = self.apply(action);
+        if matches!(self.ui.focus, Pane::Ipam | Pane::Routes | Pane::Volumes) {
+            self.ui.grid_partner = self.ui.focus;
+        }
         if self.derived.routes.node != self.ui.sel_node {
             self.refresh_routes();
         }
@@ -408,6 +487,7 @@ impl App {
                 if let Some(p) = &mut self.playback {
                     p.waiting_key = false;
                 }
+                self.show_playback();
                 None
             }
             Action::Submit => match self.ui.mode {
@@ -579,9 +659,12 @@ impl App {
     }
 
     fn back(&mut self) {
-        if self.playback.take().is_some() {
+        if self.playback.is_some() && self.ui.mode != Mode::Help {
+            self.playback = None;
             self.ui.prompt.set("");
+            self.ui.hint = None;
             self.push_output(Line::styled("── playback stopped", Role::Dim));
+            self.show_playback();
             return;
         }
         match self.ui.mode {
@@ -757,7 +840,7 @@ impl App {
     /// Fill a hotkey's command template from the selection.
     pub fn fill(&self, template: &str) -> Result<String, String> {
         let mut line = template.to_string();
-        let nodes: Vec<&String> = self.desk.lab.cluster.nodes.keys().map(|(_, n)| n).collect();
+        let nodes: Vec<&str> = self.desk.lab.node_names().collect();
         let need_node = || "no nodes yet — add one: node add node-1".to_string();
         if line.contains("{node}") {
             let n = self.ui.sel_node.clone().ok_or_else(need_node)?;
@@ -810,7 +893,7 @@ impl App {
             .or(self
                 .ui
                 .wire_follow
-                .filter(|c| self.desk.lab.calls.get(*c).is_some()))
+                .filter(|c| self.desk.lab.calls().get(*c).is_some()))
             .or_else(|| model::latest_call_with_wire(&self.desk.lab, 256))
     }
 
@@ -818,10 +901,10 @@ impl App {
     /// newest runtime CNI call (its whole chain), else the newest call with wire records.
     fn interesting_call(&self, mark: u64) -> Option<u64> {
         let lab = &self.desk.lab;
-        let since = mark..lab.calls.next_seq();
+        let since = mark..lab.calls().next_seq();
         let has_wire = |s: &u64| model::wire_range(lab, *s).is_some();
         let is = |s: &u64, f: &dyn Fn(&lab_engine::record::CallEvent) -> bool| {
-            lab.calls.get(*s).is_some_and(f)
+            lab.calls().get(*s).is_some_and(f)
         };
         let failed = since
             .clone()
@@ -860,13 +943,49 @@ impl App {
         for l in left.lines {
             self.push_output(l);
         }
-        self.playback = Some(Playback {
-            events: plan(&lesson, PlayOptions { speed, step }).into(),
-            typed: 0,
-            wait_ticks: 0,
-            waiting_key: false,
-        });
+        self.playback = Some(Playback::new(
+            plan(&lesson, PlayOptions { speed, step }),
+            format!("lesson play: {}", lesson.title),
+            true,
+        ));
         self.ui.mode = Mode::Command;
+        self.ui.hint = None;
+        self.ui.candidates.clear();
+        self.show_playback();
+    }
+
+    /// The lesson pane shows the playback's step (or the lesson in progress once it ends).
+    fn show_playback(&mut self) {
+        match &self.playback {
+            Some(p) => {
+                let mut view = p.view.clone();
+                view.position = match view.total {
+                    0 => p.cue().to_string(),
+                    n => format!("step {}/{n} · {}", view.done.min(n), p.cue()),
+                };
+                self.lesson = Some(view);
+            }
+            None => {
+                let view = model::lesson_view(&self.desk.lessons, None);
+                self.set_lesson(view);
+            }
+        }
+    }
+
+    /// `play FILE [--step|--pace D]`: queue the script's events (captions from its
+    /// comments, commands typed into the prompt and run, paced); the cluster stays as it is.
+    fn start_script_playback(&mut self, a: &lab_engine::command::grammar::PlayArgs) {
+        match self.desk.script_plan(a) {
+            Ok(events) => {
+                self.push_output(Line::styled(format!("── playing {}", a.file), Role::Header));
+                self.playback = Some(Playback::new(events, format!("play {}", a.file), false));
+                self.ui.mode = Mode::Command;
+                self.ui.hint = None;
+                self.ui.candidates.clear();
+                self.show_playback();
+            }
+            Err(e) => self.push_output(Line::styled(format!("error: {}", e.message), Role::Bad)),
+        }
     }
 
     /// Advance playback by one tick (called every ~100–250 ms).
@@ -887,11 +1006,13 @@ impl App {
         loop {
             let Some(ev) = p.events.front().cloned() else {
                 self.push_output(Line::styled("── playback finished", Role::Dim));
+                self.show_playback();
                 return;
             };
             match ev {
                 PlayEvent::Heading(h) => {
                     self.push_output(Line::styled(format!("── {h}"), Role::Header));
+                    p.heading(&h);
                     p.events.pop_front();
                 }
                 PlayEvent::Text(t) => {
@@ -899,6 +1020,7 @@ impl App {
                     for l in t.lines() {
                         self.push_output(Line::plain(l));
                     }
+                    p.text(&t);
                     p.events.pop_front();
                 }
                 PlayEvent::Pause { millis } => {
@@ -909,6 +1031,7 @@ impl App {
                 PlayEvent::WaitForKey => {
                     p.events.pop_front();
                     p.waiting_key = true;
+                    self.ui.prompt.set("");
                     self.push_output(Line::styled("  [Enter: next · Esc: stop]", Role::Dim));
                     break;
                 }
@@ -924,12 +1047,19 @@ impl App {
                     p.typed = (p.typed + per_tick).min(total);
                     let shown: String = command.chars().take(p.typed).collect();
                     self.ui.prompt.set(&shown);
+                    self.ui.hint = None;
                     if p.typed >= total {
                         p.events.pop_front();
                         p.typed = 0;
                         self.ui.prompt.set("");
+                        let lesson_code = p.lesson_code;
                         self.playback = Some(p);
-                        self.run_lesson_code(&command);
+                        if lesson_code {
+                            self.run_lesson_code(&command);
+                        } else {
+                            self.run_command(&command);
+                        }
+                        self.show_playback();
                         return;
                     }
                     break;
@@ -937,6 +1067,7 @@ impl App {
             }
         }
         self.playback = Some(p);
+        self.show_playback();
     }
 
     /// `clear` (and Ctrl-L): an empty Output pane, scrolled to the bottom.
@@ -982,13 +1113,9 @@ impl App {
             self.flash(format!("✗ {r}"), FlashLevel::Err);
             return;
         }
-        let saved = self
-            .desk
-            .lab
-            .journal
-            .swap_replay_files(Some(Default::default()));
+        let saved = self.desk.lab.read_no_files();
         self.run_command(line);
-        self.desk.lab.journal.swap_replay_files(saved);
+        self.desk.lab.restore_files(saved);
     }
 
     /// `csi serve`, `csi serve stop` and `csi serve status` in the dashboard.
@@ -1032,7 +1159,7 @@ impl App {
             return;
         }
         let node = server.node.clone();
-        let call_mark = self.desk.lab.calls.next_seq();
+        let call_mark = self.desk.lab.calls().next_seq();
         let pushed_before = self.ui.output_pushed;
         for job in jobs {
             for l in crate::csi_serve::handle(&mut self.desk.lab, node.as_deref(), job) {
@@ -1071,12 +1198,18 @@ impl App {
             self.clear_output();
             return;
         }
-        if let Ok(Some(lab_engine::command::Command::Lesson(
-            lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
-        ))) = lab_engine::command::parse(lab_engine::command::strip_comment(line))
-        {
-            self.start_playback(&id, speed, step);
-            return;
+        match lab_engine::command::parse(lab_engine::command::strip_comment(line)) {
+            Ok(Some(lab_engine::command::Command::Lesson(
+                lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
+            ))) => {
+                self.start_playback(&id, speed, step);
+                return;
+            }
+            Ok(Some(lab_engine::command::Command::Play(a))) => {
+                self.start_script_playback(&a);
+                return;
+            }
+            _ => {}
         }
         if let Some(req) = crate::csi_serve::serve_request(line) {
             self.push_output(
@@ -1104,8 +1237,8 @@ impl App {
                 .push(line.to_string(), Role::Name),
         );
         let snapshot = self.ipam_snapshot();
-        let wire_mark = self.desk.lab.wire.next_seq();
-        let call_mark = self.desk.lab.calls.next_seq();
+        let wire_mark = self.desk.lab.wire().next_seq();
+        let call_mark = self.desk.lab.calls().next_seq();
         match self.desk.execute(line) {
             Ok(out) => {
                 let n = out.lines.len();
@@ -1145,7 +1278,7 @@ impl App {
         self.refresh_filter();
         self.diff_ipam(snapshot, wire_mark);
         self.refresh_routes();
-        if self.desk.lab.calls.next_seq() < call_mark {
+        if self.desk.lab.calls().next_seq() < call_mark {
             self.ui.wire_follow = None; // the lab was reset
         }
         if let Some(c) = self.interesting_call(call_mark) {
@@ -1154,7 +1287,7 @@ impl App {
         if self
             .ui
             .sel_call
-            .is_some_and(|c| self.desk.lab.calls.get(c).is_none())
+            .is_some_and(|c| self.desk.lab.calls().get(c).is_none())
         {
             self.ui.sel_call = None;
         }
@@ -1168,7 +1301,10 @@ impl App {
         } else {
             None
         };
-        self.set_lesson(model::lesson_view(&self.desk.lessons, hint));
+        if self.playback.is_none() {
+            // (A playback's step stays in the pane meanwhile: `show_playback`.)
+            self.set_lesson(model::lesson_view(&self.desk.lessons, hint));
+        }
     }
 
     /// Scroll the output so the command's echo is at the top if what it printed does not
@@ -1178,7 +1314,14 @@ impl App {
         let strip = self.viewport(Pane::Output);
         let new_lines = self.ui.output.len().saturating_sub(echo);
         let compact = view::is_compact(self.ui.area);
-        if compact && self.ui.focus != Pane::Output && new_lines > strip.height as usize {
+        // The two-by-two grid keeps the cluster in view for what a command prints in a few
+        // screens of the strip (a pod's events); a longer text (help, describe) takes over.
+        let room = if view::is_grid(self.ui.area) && self.ui.area.width >= view::GRID_TWO_COLUMNS {
+            3 * strip.height as usize
+        } else {
+            strip.height as usize
+        };
+        if compact && self.ui.focus != Pane::Output && new_lines > room {
             self.ui.focus_stack.push(self.ui.focus);
             self.ui.focus = Pane::Output;
         }
@@ -1224,7 +1367,7 @@ impl App {
                 let nodes: BTreeSet<&str> = self
                     .desk
                     .lab
-                    .wire
+                    .wire()
                     .iter()
                     .rev()
                     .take_while(|(s, _)| *s >= wire_mark)
@@ -1246,14 +1389,11 @@ impl App {
             return;
         }
         self.ui.sel_node = Some(node.to_string());
-        let pod_on_node = self.ui.sel_pod.as_ref().is_some_and(|k| {
-            self.desk
-                .lab
-                .cluster
-                .pods
-                .get(k)
-                .is_some_and(|p| p.spec.node_name == node)
-        });
+        let pod_on_node = self
+            .ui
+            .sel_pod
+            .as_ref()
+            .is_some_and(|k| self.desk.lab.pod_node(k) == Some(node));
         if !pod_on_node {
             self.ui.sel_pod = self.groups().get(node).and_then(|v| v.first()).cloned();
         }
@@ -1262,8 +1402,8 @@ impl App {
 
     /// Select a pod (and its node).
     pub fn select_pod(&mut self, key: &PodKey) {
-        if let Some(p) = self.desk.lab.cluster.pods.get(key) {
-            self.ui.sel_node = Some(p.spec.node_name.clone());
+        if let Some(node) = self.desk.lab.pod_node(key) {
+            self.ui.sel_node = Some(node.to_string());
             self.ui.sel_pod = Some(key.clone());
             self.reveal_selection();
         }
@@ -1272,7 +1412,7 @@ impl App {
     /// Keep the selection pointing at things that exist.
     fn fix_selection(&mut self) {
         if let Some(k) = &self.ui.sel_pod
-            && !self.desk.lab.cluster.pods.contains_key(k)
+            && self.desk.lab.pod_node(k).is_none()
         {
             self.ui.sel_pod = None;
         }
@@ -1338,7 +1478,7 @@ impl App {
                 let ids: BTreeSet<&str> = self
                     .desk
                     .lab
-                    .wire
+                    .wire()
                     .iter()
                     .rev()
                     .take_while(|(s, _)| *s >= wire_mark)
@@ -1377,13 +1517,7 @@ impl App {
                 .filter(|k| {
                     node_hit
                         || k.1.to_lowercase().contains(&f)
-                        || self
-                            .desk
-                            .lab
-                            .cluster
-                            .pods
-                            .get(*k)
-                            .is_some_and(|p| p.status.pod_ip.contains(&f))
+                        || self.desk.lab.pod_ip(k).is_some_and(|ip| ip.contains(&f))
                 })
                 .cloned()
                 .collect();
@@ -1395,7 +1529,7 @@ impl App {
         let calls = self
             .desk
             .lab
-            .calls
+            .calls()
             .iter()
             .filter(|(_, e)| {
                 e.actor().to_string().to_lowercase().contains(&f)
@@ -1567,7 +1701,7 @@ impl App {
             Pane::Calls => {
                 let list: Vec<u64> = match &self.derived.calls {
                     Some(v) => v.clone(),
-                    None => self.desk.lab.calls.iter().map(|(s, _)| s).collect(),
+                    None => self.desk.lab.calls().iter().map(|(s, _)| s).collect(),
                 };
                 if list.is_empty() {
                     return;
@@ -1754,7 +1888,7 @@ mod tests {
         );
         a.run_command("pod create t2 --node tiny");
         let c = a.current_call().unwrap();
-        let e = a.desk.lab.calls.get(c).unwrap();
+        let e = a.desk.lab.calls().get(c).unwrap();
         assert_eq!(
             (e.exec().map(|(_, c)| c.plugin_type.as_str()), e.level()),
             (Some("bridge"), lab_engine::record::Level::Warning)

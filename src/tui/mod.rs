@@ -18,14 +18,13 @@
 pub mod app;
 pub mod complete;
 pub mod keymap;
-pub mod model;
 pub mod theme;
 pub mod view;
 
 pub use app::App;
 pub use keymap::{Action, Mode, Pane};
-pub use model::{LessonView, VolumeRow, VolumeState, volume_rows};
-pub use theme::Theme;
+pub use lab_engine::dash::{LessonView, VolumeRow, VolumeState, volume_rows};
+pub use theme::{Palette, Theme};
 
 use crossterm::event::{self, Event, MouseButton, MouseEventKind};
 use lab_engine::lesson::Desk;
@@ -45,6 +44,8 @@ pub struct Options {
     pub big: bool,
     /// No colour at all (emphasis by weight only).
     pub no_color: bool,
+    /// The palette (`--theme`); none: dark, or high contrast with `big`.
+    pub palette: Option<Palette>,
     /// Record every frame into this asciicast v2 file (`--record`, [`crate::cast`]).
     pub record: Option<std::path::PathBuf>,
 }
@@ -56,6 +57,7 @@ impl Options {
         Options {
             big,
             no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+            palette: None,
             record: None,
         }
     }
@@ -248,30 +250,35 @@ pub fn run_loop<B: Backend, S: EventSource>(
 ) -> io::Result<()> {
     while !app.should_quit() {
         draw(terminal, app)?;
-        // Everything already queued is applied before the next frame (for at most
-        // FRAME_BUDGET): a paste typed in one key at a time costs one frame per batch, not
-        // one per character, so input is linear in its length. A Ctrl-C queued behind it
-        // is honoured first.
-        let started = std::time::Instant::now();
-        let mut input = Some(events.next_input()?);
-        while let Some(i) = input {
-            if events.interrupted() {
-                apply(app, Action::Quit);
-                break;
-            }
-            let action = match i {
-                Input::Event(e) => to_action(app.ui.mode, &e),
-                Input::Tick => Some(Action::Tick),
-                Input::Shutdown => Some(Action::Quit),
-            };
-            if let Some(a) = action {
-                apply(app, a);
-            }
-            if app.should_quit() || started.elapsed() >= FRAME_BUDGET {
-                break;
-            }
-            input = events.pending()?;
+        take_input(app, events)?;
+    }
+    Ok(())
+}
+
+/// Wait for an input and apply it, then everything already queued behind it, before the
+/// next frame (for at most FRAME_BUDGET): a paste typed in one key at a time costs one
+/// frame per batch, not one per character, so input is linear in its length. A Ctrl-C
+/// queued behind it is honoured first.
+fn take_input<S: EventSource>(app: &mut App, events: &mut S) -> io::Result<()> {
+    let started = std::time::Instant::now();
+    let mut input = Some(events.next_input()?);
+    while let Some(i) = input {
+        if events.interrupted() {
+            apply(app, Action::Quit);
+            break;
         }
+        let action = match i {
+            Input::Event(e) => to_action(app.ui.mode, &e),
+            Input::Tick => Some(Action::Tick),
+            Input::Shutdown => Some(Action::Quit),
+        };
+        if let Some(a) = action {
+            apply(app, a);
+        }
+        if app.should_quit() || started.elapsed() >= FRAME_BUDGET {
+            break;
+        }
+        input = events.pending()?;
     }
     Ok(())
 }
@@ -285,6 +292,38 @@ fn apply(app: &mut App, action: Action) {
     while let Some(a) = next {
         next = app.update(a);
     }
+}
+
+/// [`run_loop`] into a recording: also a marker each time the lesson moves to another
+/// step (a lesson started, a step passed, a playback's heading).
+pub fn run_recorded<B: Backend, S: EventSource>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    events: &mut S,
+    cast: &crate::cast::Shared,
+) -> io::Result<()> {
+    let step = |app: &App| {
+        app.lesson
+            .as_ref()
+            .and_then(|l| l.text.lines().next().map(str::to_string))
+    };
+    let mut shown = step(app);
+    while !app.should_quit() {
+        draw(terminal, app)?;
+        take_input(app, events)?;
+        let now = step(app);
+        if now != shown {
+            if let Some(label) = &now {
+                // Each frame is flushed into the recording as it is drawn: the marker
+                // follows the frame before it.
+                let mut c = crate::cast::lock(cast);
+                c.marker(label)?;
+                c.flush()?;
+            }
+            shown = now;
+        }
+    }
+    Ok(())
 }
 
 /// Undoes what `run` turned on, whatever way the loop ends (`Drop`).
@@ -433,7 +472,10 @@ pub fn run_until_signal(desk: Desk, options: Options) -> io::Result<Option<i32>>
         prev(info);
     }));
     let result = guard.and_then(|_g| {
-        let mut app = App::new(desk, Theme::pick(options.big, options.no_color));
+        let mut app = App::new(
+            desk,
+            Theme::build(options.palette, options.big, options.no_color),
+        );
         let mut events = CrosstermEvents::start(Arc::clone(&stop), Duration::from_millis(100))?;
         let _watchdog = Watchdog::start(
             Arc::clone(&caught),
@@ -443,10 +485,18 @@ pub fn run_until_signal(desk: Desk, options: Options) -> io::Result<Option<i32>>
         match cast {
             // The same screen, drawn through a writer that copies each frame to the cast.
             Some(cast) => {
-                let mut live = crate::cast::LiveCast::new(cast);
-                let tee = crate::cast::Tee::new(io::stdout(), &mut live);
+                let live: crate::cast::Shared =
+                    Arc::new(std::sync::Mutex::new(crate::cast::LiveCast::new(cast)));
+                let tee = crate::cast::SharedTee::new(io::stdout(), Arc::clone(&live));
                 let mut recorded = Terminal::new(ratatui::backend::CrosstermBackend::new(tee))?;
-                run_loop(&mut recorded, &mut app, &mut events)
+                let ran = run_recorded(&mut recorded, &mut app, &mut events, &live);
+                drop(recorded);
+                // Played back, the recording ends on a clear screen, as the terminal did
+                // when the dashboard left its alternate screen.
+                let mut live = crate::cast::lock(&live);
+                live.output(crate::cast::CLEAR_SCREEN)?;
+                live.flush()?;
+                ran
             }
             None => run_loop(&mut terminal, &mut app, &mut events),
         }

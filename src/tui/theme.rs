@@ -1,10 +1,14 @@
-//! The dashboard's one theme: every style the panes use, by meaning. Three variants:
-//! the default palette (Okabe–Ito colours, distinguishable with the common colour-vision
-//! deficiencies), `--big` (high contrast, thick borders, more spacing, for a projector) and
-//! monochrome (`NO_COLOR`: emphasis by weight, underline and reverse video only).
+//! The dashboard's theme: every style the panes use, by meaning. Three palettes — *dark*
+//! (the default: Okabe–Ito colours, distinguishable with the common colour-vision
+//! deficiencies, on the terminal's own background), *light* (dark text on white, for a
+//! bright room) and *high contrast* (bright colours on black) — and two things that compose
+//! with any of them: `--big` (thick borders, a column of padding, blank lines between node
+//! boxes, for a projector) and `NO_COLOR` (emphasis by weight, underline and reverse video
+//! only; with `--big`, not even dim text, which a washed-out projector loses).
 //!
 //! Colour never carries meaning alone: errors also get `✗` and bold, warnings `!`, changes a
-//! `●` marker, so a screenshot in grey still reads.
+//! `●` marker, so a screenshot in grey still reads. Labels are never dark grey (ANSI 8):
+//! only the borders of unfocused panes are.
 
 use lab_engine::render::Role;
 use ratatui::style::{Color, Modifier, Style};
@@ -82,10 +86,35 @@ pub struct Theme {
 pub enum ThemeKind {
     /// Colour-blind-safe colours on the terminal's own background.
     Default,
-    /// High contrast, thick borders, more spacing (projector).
+    /// High contrast on black, thick borders, more spacing (projector).
     Big,
     /// No colour at all (`NO_COLOR`).
     Mono,
+    /// Dark text on a white background.
+    Light,
+    /// Bright colours on black, with the normal spacing.
+    HighContrast,
+}
+
+/// The palette `--theme` picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Palette {
+    /// Colours on the terminal's own (dark) background.
+    #[default]
+    Dark,
+    /// Dark text on white, for a bright room.
+    Light,
+    /// Bright colours on black.
+    HighContrast,
+}
+
+impl Palette {
+    /// Every palette, with the name `--theme` takes.
+    pub const ALL: [(&'static str, Palette); 3] = [
+        ("dark", Palette::Dark),
+        ("light", Palette::Light),
+        ("high-contrast", Palette::HighContrast),
+    ];
 }
 
 impl Theme {
@@ -99,7 +128,8 @@ impl Theme {
             good: Style::new().fg(SKY_BLUE),
             bad: Style::new().fg(VERMILLION).add_modifier(Modifier::BOLD),
             warn: Style::new().fg(ORANGE),
-            dim: Style::new().fg(Color::DarkGray),
+            // Light grey, not dark grey (ANSI 8): labels must read on a projector.
+            dim: Style::new().fg(Color::Gray),
             actor: Style::new().fg(REDDISH_PURPLE),
             name: Style::new().add_modifier(Modifier::BOLD),
             json: Style::new().fg(BLUISH_GREEN),
@@ -107,7 +137,8 @@ impl Theme {
             border_focused: Style::new().fg(YELLOW).add_modifier(Modifier::BOLD),
             border_type: BorderType::Plain,
             border_type_focused: BorderType::Thick,
-            title: Style::new().add_modifier(Modifier::BOLD),
+            // The terminal's own colour, not the dark grey of the border it sits on.
+            title: Style::new().fg(Color::Reset).add_modifier(Modifier::BOLD),
             selected: Style::new().add_modifier(Modifier::REVERSED),
             changed: Style::new()
                 .fg(Color::White)
@@ -202,24 +233,92 @@ impl Theme {
         }
     }
 
+    /// Dark text on white, for a bright room: the darker Okabe–Ito colours (blue,
+    /// vermillion, bluish green, reddish purple), which keep their contrast on white.
+    pub fn light() -> Self {
+        use okabe_ito::*;
+        let base = Style::new().fg(Color::Black).bg(Color::White);
+        let grey = Color::Rgb(80, 80, 80);
+        let dark_orange = Color::Rgb(160, 80, 0);
+        Theme {
+            kind: ThemeKind::Light,
+            plain: base,
+            header: base.add_modifier(Modifier::BOLD),
+            good: base.fg(BLUE),
+            bad: base.fg(VERMILLION).add_modifier(Modifier::BOLD),
+            warn: base.fg(dark_orange).add_modifier(Modifier::BOLD),
+            dim: base.fg(grey),
+            actor: base.fg(Color::Rgb(150, 60, 110)),
+            name: base.add_modifier(Modifier::BOLD),
+            json: base.fg(Color::Rgb(0, 110, 80)),
+            border: base.fg(Color::Rgb(120, 120, 120)),
+            border_focused: base.fg(BLUE).add_modifier(Modifier::BOLD),
+            border_type: BorderType::Plain,
+            border_type_focused: BorderType::Thick,
+            title: base.add_modifier(Modifier::BOLD),
+            selected: base.add_modifier(Modifier::REVERSED),
+            changed: Style::new()
+                .fg(Color::Black)
+                .bg(YELLOW)
+                .add_modifier(Modifier::BOLD),
+            bar: Style::new().fg(Color::White).bg(BLUE),
+            key: base.fg(BLUE).add_modifier(Modifier::BOLD),
+            prompt: base.fg(BLUE).add_modifier(Modifier::BOLD),
+            cursor: base.add_modifier(Modifier::REVERSED),
+            step_done: base.fg(Color::Rgb(0, 110, 80)).add_modifier(Modifier::BOLD),
+            tab_active: Style::new()
+                .fg(Color::White)
+                .bg(BLUE)
+                .add_modifier(Modifier::BOLD),
+            pad: 0,
+            airy: false,
+        }
+    }
+
+    /// Bright colours on black with the normal spacing (the big theme's palette).
+    pub fn high_contrast() -> Self {
+        let s = Theme::standard();
+        Theme {
+            kind: ThemeKind::HighContrast,
+            border_type: s.border_type,
+            border_type_focused: s.border_type_focused,
+            pad: s.pad,
+            airy: s.airy,
+            ..Theme::big()
+        }
+    }
+
     /// The theme for these options: `NO_COLOR` (set and non-empty, per no-color.org) wins
     /// over colour; `big` picks the projector theme (kept monochrome under `NO_COLOR`, with
     /// the big theme's spacing and borders).
     pub fn pick(big: bool, no_color: bool) -> Self {
-        match (big, no_color) {
-            (_, true) => {
-                let mut t = Theme::mono();
-                if big {
-                    t.border_type = BorderType::Thick;
-                    t.border_type_focused = BorderType::Double;
-                    t.pad = 1;
-                    t.airy = true;
-                }
-                t
+        Theme::build(None, big, no_color)
+    }
+
+    /// The theme for a palette (`--theme`; none: dark, or high contrast with `--big`),
+    /// `--big` and `NO_COLOR`, each composing with the others: `--big` adds its borders and
+    /// spacing to any palette, and under `NO_COLOR` nothing is coloured (nor dim with
+    /// `--big`).
+    pub fn build(palette: Option<Palette>, big: bool, no_color: bool) -> Self {
+        let mut t = match (no_color, palette) {
+            (true, _) => Theme::mono(),
+            (false, None) if big => Theme::big(),
+            (false, None | Some(Palette::Dark)) => Theme::standard(),
+            (false, Some(Palette::Light)) => Theme::light(),
+            (false, Some(Palette::HighContrast)) => Theme::high_contrast(),
+        };
+        if big {
+            t.border_type = BorderType::Thick;
+            t.border_type_focused = BorderType::Double;
+            t.pad = 1;
+            t.airy = true;
+            if no_color {
+                // A washed-out projector loses dim text: secondary text is plain there.
+                t.dim = Style::new();
+                t.border = Style::new();
             }
-            (true, false) => Theme::big(),
-            (false, false) => Theme::standard(),
         }
+        t
     }
 
     /// The style of an output role.
@@ -261,6 +360,26 @@ mod tests {
             }
             assert!(t.bad.add_modifier.contains(Modifier::BOLD));
         }
+    }
+
+    #[test]
+    fn big_composes_with_every_palette_and_no_color() {
+        for (_, palette) in Palette::ALL {
+            let t = Theme::build(Some(palette), true, false);
+            assert_eq!(t.border_type, BorderType::Thick);
+            assert_eq!((t.pad, t.airy), (1, true));
+            let plain = Theme::build(Some(palette), false, false);
+            assert_eq!(t.plain, plain.plain, "--big keeps the palette's colours");
+            let mono = Theme::build(Some(palette), true, true);
+            for s in [mono.dim, mono.border, mono.plain, mono.header, mono.bad] {
+                assert_eq!((s.fg, s.bg), (None, None));
+                assert!(!s.add_modifier.contains(Modifier::DIM), "{s:?}");
+            }
+        }
+        assert_eq!(
+            Theme::build(Some(Palette::Light), false, false).plain.bg,
+            Some(Color::White)
+        );
     }
 
     #[test]

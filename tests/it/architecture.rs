@@ -99,7 +99,7 @@ fn assert_none(what: &str, bad: Vec<String>) {
     assert!(bad.is_empty(), "{what}:\n{}", bad.join("\n"));
 }
 
-const FRONT_ENDS: &[&str] = &["crate::script", "crate::presets"];
+const FRONT_ENDS: &[&str] = &["crate::script", "crate::presets", "crate::dash"];
 const COMPONENTS: &[&str] = &[
     "crate::controllers",
     "crate::storage",
@@ -261,6 +261,33 @@ fn front_ends_read_view_models_not_cni_or_csi_internals() {
     );
 }
 
+/// The front ends (dashboard, REPL, gRPC server, CLI) see the lab through its narrow API:
+/// commands in, typed outcomes and view models out (`Lab::run`, `lab_engine::dash`). The
+/// hidden accessors to the cluster's stores and nodes' kernels are for tests and tools
+/// that check the model itself, not for a front end to read state around the engine.
+#[test]
+fn front_ends_use_the_narrow_lab_api() {
+    let mut files = rooms_in(&front_src(), &["tui", "repl", "csi_serve"]);
+    files.push(front_src().join("main.rs"));
+    assert_none(
+        "a front end reads the lab's internals",
+        violations(
+            &files,
+            &[
+                ".cluster()",
+                ".cluster_mut()",
+                ".nodes()",
+                ".nodes_mut()",
+                ".driver()",
+                ".journal()",
+                ".kubelets()",
+                "lab_engine::cni::host",
+                "lab_engine::node::",
+            ],
+        ),
+    );
+}
+
 /// Code outside the resource registry (`engine/src/resource/`) and the kinds' own
 /// definitions (`cluster/`) never matches or compares a kind by its name: it resolves a
 /// typed word through the registry once (`resource::lookup`) and works on the
@@ -299,4 +326,27 @@ fn kinds_are_matched_by_name_only_in_the_registry() {
         }
     }
     assert_none("a kind matched by its name outside the registry", bad);
+}
+
+/// The engine drives the network's daemons through `netd::Network` alone: it names no
+/// implementation (`network use` finds one by name in `netd::IMPLEMENTATIONS`).
+#[test]
+fn the_engine_names_no_network_implementation() {
+    assert_none(
+        "src/engine names a network implementation (drive it through netd::Network)",
+        violations(
+            &rooms(&["engine"]),
+            &[
+                "netd::flannel",
+                "netd::Flannel",
+                "netd::calico",
+                "netd::Calico",
+                "netd::cilium::agent",
+                "CiliumNetwork",
+                "Network::Flannel",
+                "Network::Calico",
+                "Network::Cilium",
+            ],
+        ),
+    );
 }

@@ -36,13 +36,13 @@ fn busy_lab() -> Lab {
 /// `line` fails with an error containing every one of `needles`, and changes nothing.
 fn refused(lab: &mut Lab, line: &str, needles: &[&str]) -> String {
     let before = lab.state_snapshot();
-    let journal = lab.journal.entries.len();
+    let journal = lab.journal().entries.len();
     let e = lab.execute(line).expect_err(line);
     for n in needles {
         assert!(e.message.contains(n), "{line}: {:?} lacks {n:?}", e.message);
     }
     assert_eq!(lab.state_snapshot(), before, "{line} changed the lab");
-    assert!(lab.journal.entries.len() <= journal + 1);
+    assert!(lab.journal().entries.len() <= journal + 1);
     e.message
 }
 
@@ -402,14 +402,14 @@ fn conf_load_refuses_a_fifo_a_directory_and_a_device_and_journals_nothing() {
     // Named like a built-in example: the refused file is reported, not replaced by it.
     for p in not_regular("conf", "01-minimal.conflist") {
         let mut lab = busy_lab();
-        let journal = lab.journal.entries.len();
+        let journal = lab.journal().entries.len();
         refused(
             &mut lab,
             &format!("cni conf load {p}"),
             &[&format!("cannot read {p}: not a regular file")],
         );
         assert_eq!(
-            lab.journal.entries.len(),
+            lab.journal().entries.len(),
             journal,
             "a refused load is not journaled"
         );
@@ -460,7 +460,7 @@ fn files_over_their_cap_are_refused_with_size_and_cap() {
         .unwrap();
     let c = conf.display().to_string();
     let mut lab = busy_lab();
-    let journal = lab.journal.entries.len();
+    let journal = lab.journal().entries.len();
     refused(
         &mut lab,
         &format!("cni conf load {c}"),
@@ -468,7 +468,7 @@ fn files_over_their_cap_are_refused_with_size_and_cap() {
             "cannot read {c}: 1048577 bytes is over the 1 MiB limit for a conflist"
         )],
     );
-    assert_eq!(lab.journal.entries.len(), journal);
+    assert_eq!(lab.journal().entries.len(), journal);
     let e = lab_engine::presets::build(&c, crate::common::disk())
         .err()
         .expect("refused");
@@ -510,7 +510,7 @@ fn a_byte_order_mark_is_accepted_in_scripts_presets_and_conflists() {
     std::fs::write(&preset, "\u{feff}node add solo\n").unwrap();
     let lab = lab_engine::presets::build(&preset.display().to_string(), crate::common::disk())
         .expect("accepted");
-    assert!(lab.nodes.contains_key("solo"));
+    assert!(lab.nodes().contains_key("solo"));
 
     let conf = dir.join("bom.conflist");
     let text = lab_engine::engine::cni_cmd::EXAMPLE_CONFLISTS[0].1;

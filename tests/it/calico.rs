@@ -244,3 +244,20 @@ fn felix_s_incremental_updates_leave_the_chains_a_full_sync_writes() {
         run(&mut b, "show iptables node-1 --table filter")
     );
 }
+
+/// `network use calico-bgp` says which file the runtime takes on each node: Calico's where
+/// it sorts first, a file the learner loaded before it where that one does (issue 35: it
+/// used to say 10-calico.conflist "now sorts first" everywhere).
+#[test]
+fn switching_to_calico_names_the_file_each_node_now_takes() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "cni conf load 01-minimal.conflist --node node-1");
+    let out = run(&mut lab, "network use calico-bgp");
+    assert!(!out.contains("sorts first"), "{out}");
+    assert!(
+        out.contains(
+            "the runtime now takes 01-minimal.conflist on node-1; 10-calico.conflist on node-2"
+        ),
+        "{out}"
+    );
+}

@@ -247,15 +247,25 @@ fn lesson_play_records_an_asciicast() {
     );
     let mut last = 0.0;
     let mut typed = String::new();
+    let mut markers = Vec::new();
     for l in lines {
         let e: serde_json::Value = serde_json::from_str(l).expect("an event is JSON");
         let at = e[0].as_f64().expect("time");
         assert!(at >= last, "events go forward in time: {l}");
         last = at;
-        assert_eq!(e[1], "o");
-        typed.push_str(e[2].as_str().expect("data"));
+        match e[1].as_str() {
+            Some("o") => typed.push_str(e[2].as_str().expect("data")),
+            Some("m") => markers.push(e[2].as_str().expect("label").to_string()),
+            _ => panic!("an output or a marker event: {l}"),
+        }
     }
     assert!(last > 30.0, "the lesson's pacing is recorded ({last} s)");
+    // A marker opens each step, so a player can jump from step to step.
+    assert!(markers.len() > 10, "{markers:?}");
+    assert!(
+        markers.iter().any(|m| m.starts_with("Step 1/")),
+        "{markers:?}"
+    );
     assert!(typed.contains("lab> "), "commands are typed");
     assert!(
         !typed.replace("\r\n", "").contains('\n'),
@@ -419,4 +429,268 @@ fn a_piped_repl_says_its_lesson_progress_is_not_kept() {
         out.contains("Progress is kept in memory only and goes when this session ends: this REPL reads a pipe or a file"),
         "{out}"
     );
+}
+
+/// `run FILE --step`: a teacher paces a script of their own: captions from its comments,
+/// each command typed out, Enter for the next, `q` to stop; `--pace` plays it through.
+#[test]
+fn a_teacher_paces_a_script_with_step_and_pace() {
+    let f = temp_file(
+        "paced.lab",
+        "# First a pod.\npod create a --node node-1\n# Then another.\npod create b --node node-1\nget pods\n",
+    );
+    let path = f.to_str().unwrap();
+    let o = lab(&["run", path, "--step"], "\nq\n");
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        out.starts_with("First a pod.\nlab> pod create a --node node-1\npod/a created\n"),
+        "{out}"
+    );
+    assert!(out.contains("[Enter: next · q Enter: stop]"), "{out}");
+    assert!(
+        out.contains("Then another.\nlab> pod create b --node node-1\npod/b created\n"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("lab> get pods"),
+        "q stopped before the third: {out}"
+    );
+    let o = lab(&["run", path, "--pace", "0"], "");
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(out.contains("lab> get pods\nNAME"), "{out}");
+    // A command that does not end as written: exit 1.
+    let bad = temp_file("paced-bad.lab", "pod create a --node node-9\n");
+    let o = lab(&["run", bad.to_str().unwrap(), "--pace", "0"], "");
+    assert_eq!(o.status.code(), Some(1));
+    let o = lab(&["run", path, "--step", "--echo"], "");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--step and --echo do not go together"
+    );
+}
+
+/// An asciicast v2 file as a player reads it: the header (version 2, a size), then events
+/// `[seconds, "o"|"m", text]` in time order; returns the header, the output and the markers.
+fn read_cast(path: &std::path::Path) -> (serde_json::Value, String, Vec<String>) {
+    let text = std::fs::read_to_string(path).expect("the recording exists");
+    let mut lines = text.lines();
+    let header: serde_json::Value =
+        serde_json::from_str(lines.next().expect("a header")).expect("the header is JSON");
+    assert_eq!(header["version"], 2, "{header}");
+    assert!(header["width"].as_u64().is_some_and(|w| w > 0), "{header}");
+    assert!(header["height"].as_u64().is_some_and(|h| h > 0), "{header}");
+    let (mut out, mut markers, mut last) = (String::new(), Vec::new(), 0.0);
+    for l in lines {
+        let e: serde_json::Value = serde_json::from_str(l).expect("an event is JSON");
+        let ev = e.as_array().expect("an event is an array");
+        assert_eq!(ev.len(), 3, "{l}");
+        let at = ev[0].as_f64().expect("a time");
+        assert!(at >= last, "events go forward in time: {l}");
+        last = at;
+        let data = ev[2].as_str().expect("text").to_string();
+        match ev[1].as_str() {
+            Some("o") => out.push_str(&data),
+            Some("m") => markers.push(data),
+            _ => panic!("an output or a marker event: {l}"),
+        }
+    }
+    (header, out, markers)
+}
+
+/// Issue 36: every front end that takes `--record` writes a valid asciicast v2 file — `run
+/// FILE`, `run FILE --pace`, `repl --plain` (a marker at each lesson step) — and the ones
+/// with nothing to record refuse the flag.
+#[test]
+fn every_record_flag_writes_an_asciicast_or_is_refused() {
+    let script = temp_file(
+        "rec.lab",
+        "# A pod.\npod create a --node node-1\nget pods\n",
+    );
+    let cast = temp_file("run.cast", "");
+    std::fs::remove_file(&cast).unwrap();
+    let o = lab(
+        &[
+            "run",
+            script.to_str().unwrap(),
+            "--record",
+            cast.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (header, out, _) = read_cast(&cast);
+    assert!(
+        header["title"].as_str().unwrap().contains("rec.lab"),
+        "{header}"
+    );
+    assert!(out.contains("pod/a created\r\n"), "{out}");
+    assert_eq!(
+        out.replace("\r\n", "\n"),
+        text(&o.stdout),
+        "the cast holds what was printed"
+    );
+
+    let paced = temp_file("paced.cast", "");
+    let o = lab(
+        &[
+            "run",
+            script.to_str().unwrap(),
+            "--pace",
+            "10ms",
+            "--record",
+            paced.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (_, out, _) = read_cast(&paced);
+    assert!(out.contains("A pod."), "the caption: {out}");
+    assert!(out.contains("lab> pod create a --node node-1"), "{out}");
+
+    let plain = temp_file("plain.cast", "");
+    let o = lab(
+        &["repl", "--plain", "--record", plain.to_str().unwrap()],
+        "node list\nlesson start ch2-core-ideas\nskip\nbogus\n",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (_, out, markers) = read_cast(&plain);
+    assert!(
+        out.contains("]> node list\r\n"),
+        "the prompt and the line read: {out}"
+    );
+    assert!(out.contains("node-1"), "{out}");
+    assert!(
+        out.contains("error: unknown command \"bogus\""),
+        "stderr too: {out}"
+    );
+    assert_eq!(markers.len(), 2, "a marker per step reached: {markers:?}");
+    assert!(markers[0].starts_with("Step 1 · "), "{markers:?}");
+    assert!(markers[1].starts_with("Step 2 · "), "{markers:?}");
+
+    // Nothing to record: refused, no file.
+    let none = temp_file("none.cast", "");
+    std::fs::remove_file(&none).unwrap();
+    for args in [
+        vec!["completions", "bash"],
+        vec!["csi", "serve", "--socket", "/tmp/never.sock"],
+    ] {
+        let mut args = args.clone();
+        args.extend(["--record", none.to_str().unwrap()]);
+        let o = lab(&args, "");
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&o.stderr).contains("--record records"),
+            "{}",
+            text(&o.stderr)
+        );
+        assert!(!none.exists());
+    }
+    // A file that cannot be written: an error before anything runs.
+    let o = lab(
+        &[
+            "run",
+            script.to_str().unwrap(),
+            "--record",
+            "/nonexistent/dir/x.cast",
+        ],
+        "",
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("cannot record to /nonexistent/dir/x.cast"));
+    assert!(text(&o.stdout).is_empty(), "nothing ran");
+}
+
+/// Issue 36: `cni-csi-lab lesson verify nosuch` says what is wrong without the script
+/// runner's `(line 1: …)`.
+#[test]
+fn a_lesson_command_from_the_shell_fails_cleanly() {
+    let o = lab(&["lesson", "verify", "nosuch"], "");
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("error: no lesson \"nosuch\"; lessons are: ch2-core-ideas"),
+        "{err}"
+    );
+    assert!(!err.contains("line 1"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+/// Issue 36: with stdin not a terminal and no command, the lab runs what stdin holds as a
+/// script (documented: `echo 'node list' | cni-csi-lab`), and says so when it held none
+/// instead of printing nothing at all.
+#[test]
+fn stdin_not_a_terminal_is_a_script_and_an_empty_one_is_said() {
+    let o = lab(&[], "node list\n");
+    assert!(o.status.success());
+    assert!(text(&o.stdout).contains("node-1"));
+    assert!(text(&o.stderr).is_empty(), "{}", text(&o.stderr));
+    let o = lab(&[], "");
+    assert!(o.status.success());
+    assert!(text(&o.stdout).is_empty());
+    let err = text(&o.stderr);
+    assert!(err.contains("no commands on stdin"), "{err}");
+    assert!(err.contains("cni-csi-lab repl"), "{err}");
+}
+
+/// The README's sample session is what the lab prints: its commands replayed, each line
+/// compared (a line ending in `…` matches what starts like it; a line `…` alone stands for
+/// the lines left out).
+#[test]
+fn the_readme_sample_session_is_what_the_lab_prints() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let section = readme
+        .split("## What a session looks like")
+        .nth(1)
+        .expect("the README has a sample session");
+    let block = section
+        .split("```")
+        .nth(1)
+        .expect("the sample is a code block")
+        .trim_start_matches(|c| c != '\n')
+        .trim_start_matches('\n');
+    let expected: Vec<&str> = block.lines().collect();
+    let commands: String = expected
+        .iter()
+        .filter_map(|l| l.strip_prefix("lab> "))
+        .map(|c| format!("{c}\n"))
+        .collect();
+    assert!(!commands.is_empty(), "{block}");
+    let o = lab(&["run", "--echo", "-"], &commands);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let actual = text(&o.stdout);
+    let actual: Vec<&str> = actual.lines().collect();
+    let mut at = 0;
+    let mut skipping = false;
+    for want in expected {
+        if want.trim() == "…" {
+            skipping = true;
+            continue;
+        }
+        let matches = |have: &str| match want.strip_suffix('…') {
+            Some(head) => have.starts_with(head),
+            None => have == want,
+        };
+        loop {
+            let have = actual.get(at).unwrap_or_else(|| {
+                panic!(
+                    "README line {want:?} is not printed by the lab:\n{}",
+                    actual.join("\n")
+                )
+            });
+            at += 1;
+            if matches(have) {
+                break;
+            }
+            assert!(
+                skipping,
+                "README shows {want:?} where the lab prints {have:?}:\n{}",
+                actual.join("\n")
+            );
+        }
+        skipping = false;
+    }
 }

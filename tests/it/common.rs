@@ -19,7 +19,7 @@ pub fn key(name: &str) -> (String, String) {
 
 /// A pod's phase.
 pub fn phase(lab: &Lab, pod: &str) -> String {
-    lab.cluster.pods[&key(pod)].status.phase.to_string()
+    lab.cluster().pods[&key(pod)].status.phase.to_string()
 }
 
 /// What the terminal front ends give a lab: the disk (and no real mode).

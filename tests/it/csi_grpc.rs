@@ -317,7 +317,7 @@ fn the_dashboard_serves_the_socket_while_it_runs() {
         );
     }
     assert!(
-        app.desk.lab.calls.iter().any(|(_, c)| c
+        app.desk.lab.calls().iter().any(|(_, c)| c
             .csi()
             .is_some_and(|(_, call)| call.rpc == "NodeStageVolume")),
         "the calls are in the call log"

@@ -39,7 +39,7 @@ fn a_remote_call_is_a_csi_call() {
     assert!(text.contains(&id), "{text}");
 
     // Journaled: a save of the remote lab replays to the same driver state.
-    let last = remote.journal.entries.last().expect("journaled");
+    let last = remote.journal().entries.last().expect("journaled");
     assert!(
         last.line.starts_with("csi call CreateVolume '{"),
         "{}",
@@ -52,7 +52,7 @@ fn a_remote_call_is_a_csi_call() {
         again.reply.expect("idempotent")["volume"]["volume_id"],
         json!(id)
     );
-    let last = remote.journal.entries.last().expect("journaled");
+    let last = remote.journal().entries.last().expect("journaled");
     assert!(!last.line.contains("--node"), "{}", last.line);
     let info = remote.csi_remote_call("NodeGetInfo", Some("node-2"), &json!({}));
     assert_eq!(info.reply.expect("NodeGetInfo")["node_id"], json!("node-2"));
@@ -98,7 +98,13 @@ fn errors_keep_their_codes_and_messages() {
     lab.csi_remote_call("CreateVolume", None, &odd)
         .reply
         .expect("created");
-    let line = lab.journal.entries.last().expect("journaled").line.clone();
+    let line = lab
+        .journal()
+        .entries
+        .last()
+        .expect("journaled")
+        .line
+        .clone();
     let mut replay = crate::common::lab();
     replay.execute(&line).expect("the journal line replays");
 }

@@ -17,7 +17,7 @@ fn pvc_name_stands_for_the_claims_volume_id() {
     // The volume lives on node-2 (its PV's node affinity), where the driver serves it.
     run(&mut lab, "pvc create data --size 1Gi");
     let id = lab
-        .cluster
+        .cluster()
         .pvs
         .values()
         .next()
@@ -53,7 +53,7 @@ fn pvc_name_stands_for_the_claims_volume_id() {
 #[test]
 fn a_missing_or_unbound_claim_is_refused_and_changes_nothing() {
     let mut lab = crate::common::lab();
-    let before = lab.wire.len();
+    let before = lab.wire().len();
     let e = lab.execute("csi delete-volume pvc/nope").unwrap_err();
     assert!(
         e.message
@@ -69,5 +69,5 @@ fn a_missing_or_unbound_claim_is_refused_and_changes_nothing() {
         "{}",
         e.message
     );
-    assert_eq!(lab.wire.len(), before, "nothing went over the wire");
+    assert_eq!(lab.wire().len(), before, "nothing went over the wire");
 }

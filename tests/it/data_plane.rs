@@ -148,7 +148,7 @@ fn kube_flannels_conflist_loads_unchanged_and_delegates_to_bridge_with_subnet_en
         "{out}"
     );
     run(&mut lab, "pod create db --node node-2");
-    let host = &lab.nodes["node-1"].host;
+    let host = &lab.nodes()["node-1"].host;
     let saved: Vec<&String> = host
         .files
         .iter()
@@ -177,7 +177,7 @@ fn kube_flannels_conflist_loads_unchanged_and_delegates_to_bridge_with_subnet_en
     let del = run(&mut lab, "pod delete web");
     assert!(del.contains("flannel") && del.contains("DEL"), "{del}");
     assert!(
-        !lab.nodes["node-1"]
+        !lab.nodes()["node-1"]
             .host
             .files
             .keys()

@@ -234,7 +234,7 @@ fn mirror(lab: &Lab, prefix: &str) -> Result<Real, String> {
         &["-n", &wire, "link", "add", "wire", "type", "bridge"],
     );
     must("ip", &["-n", &wire, "link", "set", "wire", "up"]);
-    for (i, (node, rt)) in lab.nodes.iter().enumerate() {
+    for (i, (node, rt)) in lab.nodes().iter().enumerate() {
         let ns = format!("{prefix}-n{}", i + 1);
         real.guard.add(&ns)?;
         real.node_ns.insert(node.clone(), ns);
@@ -247,7 +247,7 @@ fn mirror(lab: &Lab, prefix: &str) -> Result<Real, String> {
             real.pods.insert(pod, (node.clone(), sb.netns.clone()));
         }
     }
-    for (i, (node, rt)) in lab.nodes.iter().enumerate() {
+    for (i, (node, rt)) in lab.nodes().iter().enumerate() {
         let ns = real.node_ns[node].clone();
         let host = &rt.host;
         // The uplink first (a VXLAN device names it as its `dev`).
@@ -568,7 +568,7 @@ fn ping(ns: &str, size: u32, dst: &str) -> (bool, String) {
 
 /// Compare the state views of every node, line for line.
 fn compare_state(lab: &mut Lab, real: &Real, backend: Backend) {
-    let nodes: Vec<String> = lab.nodes.keys().cloned().collect();
+    let nodes: Vec<String> = lab.nodes().keys().cloned().collect();
     for node in &nodes {
         let ns = &real.node_ns[node];
         // §4, §5: the routes flanneld and the bridge made.
@@ -657,11 +657,11 @@ struct Addrs {
 }
 
 fn addrs(lab: &Lab) -> Addrs {
-    let ip = |node: &str, key: &str| lab.nodes[node].sandboxes[key].ip.clone();
+    let ip = |node: &str, key: &str| lab.nodes()[node].sandboxes[key].ip.clone();
     let (web, db) = (ip("node-1", "default/web"), ip("node-2", "default/db"));
     let strip = |a: &str| a.split('/').next().unwrap_or(a).to_string();
-    let host: &Host = &lab.nodes["node-1"].host;
-    let sb = &lab.nodes["node-1"].sandboxes["default/web"];
+    let host: &Host = &lab.nodes()["node-1"].host;
+    let sb = &lab.nodes()["node-1"].sandboxes["default/web"];
     let peer = host.netns[&sb.netns]
         .links
         .values()

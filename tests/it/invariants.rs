@@ -172,7 +172,11 @@ fn line(lab: &Lab, op: &Op) -> Option<String> {
             pick(&NODES, *n)
         ),
         Op::Csi(kind, v, n) => {
-            let ids: Vec<String> = lab.driver.volumes().map(|v| v.volume_id.clone()).collect();
+            let ids: Vec<String> = lab
+                .driver()
+                .volumes()
+                .map(|v| v.volume_id.clone())
+                .collect();
             if ids.is_empty() {
                 return None;
             }
@@ -193,16 +197,19 @@ fn line(lab: &Lab, op: &Op) -> Option<String> {
                 // a PV while an attachment names it
                 // (`regression_pv_kept_while_a_volume_attachment_names_it`).
                 6 => {
-                    let busy: Vec<&str> =
-                        lab.driver.volumes().map(|v| v.volume_id.as_str()).collect();
+                    let busy: Vec<&str> = lab
+                        .driver()
+                        .volumes()
+                        .map(|v| v.volume_id.as_str())
+                        .collect();
                     let id = busy.get(usize::from(*v) % busy.len().max(1))?;
                     format!("csi delete-volume {id}")
                 }
                 // Pull a kubelet mount from under it (its target path, on its node).
-                7 => match lab.cluster.mounts.published.iter().nth(usize::from(*v)) {
+                7 => match lab.cluster().mounts.published.iter().nth(usize::from(*v)) {
                     Some(((node, _, pv), target)) => {
                         let id = lab
-                            .cluster
+                            .cluster()
                             .pvs
                             .get(&(String::new(), pv.clone()))
                             .map_or(String::new(), |p| p.spec.csi.volume_handle.clone());
@@ -233,14 +240,14 @@ fn mutates_driver(op: &Op) -> bool {
 
 /// A cheap fingerprint of everything a command could change.
 fn fingerprint(lab: &Lab) -> String {
-    let c = &lab.cluster;
+    let c = &lab.cluster();
     let leases: usize = lab
-        .nodes
+        .nodes()
         .values()
         .flat_map(|n| n.host.ipam.values())
         .map(|s| s.len())
         .sum();
-    let netns: usize = lab.nodes.values().map(|n| n.host.netns.len()).sum();
+    let netns: usize = lab.nodes().values().map(|n| n.host.netns.len()).sum();
     format!(
         "rv={} created={} nodes={} pods={} pvcs={} pvs={} vas={} snaps={} pols={} calls={} wire={} \
          clock={} mode={:?} vols={} leases={leases} netns={netns} staged={} published={} dirty={}",
@@ -253,21 +260,21 @@ fn fingerprint(lab: &Lab) -> String {
         c.volume_attachments.len(),
         c.snapshots.len(),
         c.policies.len(),
-        lab.calls.next_seq(),
-        lab.wire.next_seq(),
-        lab.clock.as_ms(),
-        lab.mode,
-        lab.driver.volumes().count(),
-        lab.cluster.mounts.staged.len(),
-        lab.cluster.mounts.published.len(),
-        lab.dirty.len(),
+        lab.calls().next_seq(),
+        lab.wire().next_seq(),
+        lab.clock().as_ms(),
+        lab.mode(),
+        lab.driver().volumes().count(),
+        lab.cluster().mounts.staged.len(),
+        lab.cluster().mounts.published.len(),
+        lab.dirty().len(),
     )
 }
 
 /// Every invariant, as a list of violations (empty = all hold).
 fn violations(lab: &Lab) -> Vec<String> {
     let mut bad = Vec::new();
-    let c = &lab.cluster;
+    let c = &lab.cluster();
 
     // (1) IPAM.
     let mut ips: BTreeMap<String, String> = BTreeMap::new();
@@ -282,7 +289,7 @@ fn violations(lab: &Lab) -> Vec<String> {
         if pod.status.phase == "Running" {
             let node = &pod.spec.node_name;
             let key = format!("{ns}/{name}");
-            let Some(rt) = lab.nodes.get(node) else {
+            let Some(rt) = lab.nodes().get(node) else {
                 bad.push(format!("(1) running pod {key} on unknown node {node}"));
                 continue;
             };
@@ -304,7 +311,7 @@ fn violations(lab: &Lab) -> Vec<String> {
             }
         }
     }
-    for (node, rt) in &lab.nodes {
+    for (node, rt) in lab.nodes() {
         for (net, store) in &rt.host.ipam {
             if !store.index_consistent() {
                 bad.push(format!(
@@ -337,11 +344,11 @@ fn violations(lab: &Lab) -> Vec<String> {
         .values()
         .any(|d| d.metadata.name == "hostpath.csi.lab" && d.spec.attach_required);
     let stages = lab
-        .driver
+        .driver()
         .config
         .node_capabilities
         .contains(&lab_engine::csi::types::NodeRpcType::StageUnstageVolume);
-    for v in lab.driver.volumes() {
+    for v in lab.driver().volumes() {
         for (node, targets) in &v.published {
             if !targets.is_empty() && stages && !v.staged.contains_key(node) {
                 bad.push(format!(
@@ -385,7 +392,7 @@ fn violations(lab: &Lab) -> Vec<String> {
                 pv.metadata.name, pv.spec.access_modes
             ));
         }
-        if let Some(v) = lab.driver.volume(&pv.spec.csi.volume_handle) {
+        if let Some(v) = lab.driver().volume(&pv.spec.csi.volume_handle) {
             if v.attachments.len() > 1 {
                 bad.push(format!(
                     "(3) PV {} ({:?}) attached (driver) on {:?}",
@@ -498,19 +505,19 @@ fn converge(lab: &mut Lab, lines: &mut Vec<String>, raw_csi: bool) -> Result<(),
         lines.push(l);
     };
     exec(lab, "mode auto".into());
-    let pods: Vec<_> = lab.cluster.pods.keys().cloned().collect();
+    let pods: Vec<_> = lab.cluster().pods.keys().cloned().collect();
     for (ns, name) in pods {
         exec(lab, format!("pod delete {name} -n {ns}"));
     }
-    let snaps: Vec<_> = lab.cluster.snapshots.keys().cloned().collect();
+    let snaps: Vec<_> = lab.cluster().snapshots.keys().cloned().collect();
     for (ns, name) in snaps {
         exec(lab, format!("snapshot delete {name} -n {ns}"));
     }
-    let claims: Vec<_> = lab.cluster.pvcs.keys().cloned().collect();
+    let claims: Vec<_> = lab.cluster().pvcs.keys().cloned().collect();
     for (ns, name) in claims {
         exec(lab, format!("pvc delete {name} -n {ns}"));
     }
-    let nodes: Vec<String> = lab.nodes.keys().cloned().collect();
+    let nodes: Vec<String> = lab.nodes().keys().cloned().collect();
     for node in &nodes {
         for c in CONTAINERS {
             exec(lab, format!("cni del {c} --node {node}"));
@@ -522,7 +529,11 @@ fn converge(lab: &mut Lab, lines: &mut Vec<String>, raw_csi: bool) -> Result<(),
     if raw_csi {
         // Undo what the learner did by hand (the kubelet and the controllers only undo what
         // they did): raw targets, stagings and attachments, in the spec's order.
-        let vols: Vec<String> = lab.driver.volumes().map(|v| v.volume_id.clone()).collect();
+        let vols: Vec<String> = lab
+            .driver()
+            .volumes()
+            .map(|v| v.volume_id.clone())
+            .collect();
         for id in &vols {
             for node in &NODES[..3] {
                 let target = format!("/var/lib/lab/raw/{id}/mount");
@@ -540,7 +551,7 @@ fn converge(lab: &mut Lab, lines: &mut Vec<String>, raw_csi: bool) -> Result<(),
     }
     exec(lab, "reconcile".into());
 
-    let c = &lab.cluster;
+    let c = &lab.cluster();
     let mut bad = violations(lab);
     if !c.pods.is_empty() {
         bad.push(format!(
@@ -560,7 +571,7 @@ fn converge(lab: &mut Lab, lines: &mut Vec<String>, raw_csi: bool) -> Result<(),
             c.volume_attachments.keys().collect::<Vec<_>>()
         ));
     }
-    for (node, rt) in &lab.nodes {
+    for (node, rt) in lab.nodes() {
         for (net, store) in &rt.host.ipam {
             if !store.is_empty() {
                 bad.push(format!(
@@ -582,10 +593,11 @@ fn converge(lab: &mut Lab, lines: &mut Vec<String>, raw_csi: bool) -> Result<(),
             ));
         }
     }
-    if !lab.cluster.mounts.staged.is_empty() || !lab.cluster.mounts.published.is_empty() {
+    if !lab.cluster().mounts.staged.is_empty() || !lab.cluster().mounts.published.is_empty() {
         bad.push(format!(
             "kubelet mounts left: staged {:?} published {:?}",
-            lab.cluster.mounts.staged, lab.cluster.mounts.published
+            lab.cluster().mounts.staged,
+            lab.cluster().mounts.published
         ));
     }
     {
@@ -597,7 +609,7 @@ fn converge(lab: &mut Lab, lines: &mut Vec<String>, raw_csi: bool) -> Result<(),
             .map(|pv| pv.spec.csi.volume_handle.as_str())
             .collect();
         let leaked: Vec<&str> = lab
-            .driver
+            .driver()
             .volumes()
             .map(|v| v.volume_id.as_str())
             .filter(|id| !retained.contains(id))
@@ -614,7 +626,7 @@ fn converge(lab: &mut Lab, lines: &mut Vec<String>, raw_csi: bool) -> Result<(),
         if !pvs.is_empty() {
             bad.push(format!("PVs left: {pvs:?}"));
         }
-        for v in lab.driver.volumes() {
+        for v in lab.driver().volumes() {
             if v.in_use() {
                 bad.push(format!(
                     "volume {} still attached/staged/published",
@@ -682,7 +694,7 @@ fn regression_pv_kept_while_a_volume_attachment_names_it() {
     lab.execute("pvc create c0 --size 1Gi --access RWO --class standard")
         .expect("pvc create");
     let id = lab
-        .driver
+        .driver()
         .volumes()
         .next()
         .map(|v| v.volume_id.clone())
@@ -712,7 +724,7 @@ fn regression_kubelet_retries_a_failed_unstage() {
     lab.execute("pod create p0 --node node-2 --pvc c3")
         .expect("pod create");
     let id = lab
-        .driver
+        .driver()
         .volumes()
         .next()
         .map(|v| v.volume_id.clone())
@@ -720,7 +732,7 @@ fn regression_kubelet_retries_a_failed_unstage() {
     let raw = format!("/var/lib/lab/raw/{id}/mount");
     // Pull the kubelet's own publication, then publish at another target.
     let (_, kubelet_target) = lab
-        .cluster
+        .cluster()
         .mounts
         .published
         .iter()
@@ -744,9 +756,9 @@ fn regression_kubelet_retries_a_failed_unstage() {
         let _ = lab.execute("tick 600");
     }
     assert!(
-        lab.cluster.mounts.staged.is_empty(),
+        lab.cluster().mounts.staged.is_empty(),
         "{:?}",
-        lab.cluster.mounts.staged
+        lab.cluster().mounts.staged
     );
-    assert!(lab.cluster.volume_attachments.is_empty());
+    assert!(lab.cluster().volume_attachments.is_empty());
 }

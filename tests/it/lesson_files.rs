@@ -198,10 +198,16 @@ fn chapter7_lesson_uses_the_chapter_values() {
         // node-2 (external-provisioner's preferred topology for that name), so the lesson
         // pins the pod there.
         "pvc data on node-2 state PUBLISHED",
+        // The chapter's names and sizes: 5Gi `data` for pod `app`, `ai-agent` with a 2Gi
+        // `shared`.
+        "pvc data capacity 5Gi",
+        "pod app phase Running",
         "attachments 0",
         "pvc db-data capacity 20Gi",
         "pvc db-restore capacity 10Gi",
         "pvc shared phase Bound",
+        "pvc shared capacity 2Gi",
+        "pod ai-agent phase Running",
     ] {
         assert!(checks.contains(&want), "missing check {want}");
     }

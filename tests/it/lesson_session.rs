@@ -57,7 +57,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         "{out}"
     );
     assert!(
-        desk.lab.cluster.pods.is_empty(),
+        desk.lab.cluster().pods.is_empty(),
         "the lesson starts on a fresh cluster"
     );
 
@@ -76,7 +76,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     );
     let h2 = ok(&mut desk, "hint");
     assert!(
-        h2.starts_with("Hint 2/4: Type exactly: pod create web --node node-1 --label app=web"),
+        h2.starts_with("Hint 2/4: With `--node` you name the node yourself"),
         "{h2}"
     );
     let h3 = ok(&mut desk, "hint");
@@ -113,7 +113,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     );
     let out = ok(&mut desk, "lesson retry");
     assert!(out.contains("── Step 1/21"), "{out}");
-    assert!(desk.lab.cluster.pods.is_empty());
+    assert!(desk.lab.cluster().pods.is_empty());
 
     let out = ok(&mut desk, "po create web --node node-1 --label app=web");
     assert!(out.contains("pod/web created"), "{out}");
@@ -163,21 +163,25 @@ fn skip_back_and_reset_rebuild_the_cluster() {
     ok(&mut desk, "show wire 0");
     assert_eq!(at(&desk), 2, "step 2 passed");
     ok(&mut desk, "pod create extra --node node-2");
-    assert_eq!(desk.lab.cluster.pods.len(), 2);
+    assert_eq!(desk.lab.cluster().pods.len(), 2);
 
     let out = ok(&mut desk, "back");
     assert!(out.contains("── Step 2/21"), "{out}");
     assert_eq!(at(&desk), 1);
-    assert_eq!(desk.lab.cluster.pods.len(), 1, "rebuilt: only step 1's pod");
+    assert_eq!(
+        desk.lab.cluster().pods.len(),
+        1,
+        "rebuilt: only step 1's pod"
+    );
     assert!(
         desk.lab
-            .cluster
+            .cluster()
             .pods
             .contains_key(&("default".into(), "web".into()))
     );
     ok(&mut desk, "back");
     assert_eq!(at(&desk), 0);
-    assert!(desk.lab.cluster.pods.is_empty());
+    assert!(desk.lab.cluster().pods.is_empty());
     assert_eq!(err(&mut desk, "back"), "already at the first step");
 
     ok(&mut desk, "skip");
@@ -186,7 +190,7 @@ fn skip_back_and_reset_rebuild_the_cluster() {
     let out = ok(&mut desk, "lesson reset");
     assert!(out.contains("starts over on a fresh cluster"), "{out}");
     assert_eq!(at(&desk), 0);
-    assert!(desk.lab.cluster.pods.is_empty());
+    assert!(desk.lab.cluster().pods.is_empty());
     assert!(desk.lessons.progress().of(ID).steps.is_empty());
 }
 
@@ -245,7 +249,7 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
     let out = ok(&mut desk, "lesson answer B");
     assert!(out.contains("✓ Right: B."), "{out}");
     let out = ok(&mut desk, "lesson answer cni del");
-    assert!(out.contains("lab> pod delete trainer"), "{out}");
+    assert!(out.contains("lab> pod delete ai-agent"), "{out}");
     assert!(out.contains("✓ Right: CNI DEL."), "{out}");
     assert!(out.contains("── Lesson complete"), "{out}");
     assert!(
@@ -367,7 +371,7 @@ fn play_is_deterministic_and_leaves_the_final_state() {
     assert!(desk.lessons.session.is_none());
     assert!(
         desk.lab
-            .cluster
+            .cluster()
             .pods
             .contains_key(&("default".into(), "probe".into()))
     );
@@ -408,7 +412,7 @@ fn verify_and_lint_as_commands() {
         format!("lint: {} lessons, no problems\n", EMBEDDED.len())
     );
     assert!(
-        desk.lab.cluster.pods.is_empty(),
+        desk.lab.cluster().pods.is_empty(),
         "verify plays on its own lab"
     );
 }
@@ -444,7 +448,7 @@ fn progress_round_trips_through_a_file_and_resumes() {
     assert!(out.contains("── Step 3/21"), "{out}");
     assert!(
         desk.lab
-            .cluster
+            .cluster()
             .pods
             .contains_key(&("default".into(), "web".into()))
     );

@@ -81,9 +81,9 @@ fn a_long_script_runs_to_the_end() {
         SCRIPT_LINES / 5,
         "every echo ran"
     );
-    assert!(desk.lab.clock.whole_secs() >= (SCRIPT_LINES / 5) as u64);
+    assert!(desk.lab.clock().whole_secs() >= (SCRIPT_LINES / 5) as u64);
     // The IP pool of node-1 never ran dry: every deleted pod gave its address back.
-    assert!(desk.lab.cluster.pods.len() <= 40);
+    assert!(desk.lab.cluster().pods.len() <= 40);
     let stderr = String::from_utf8_lossy(&err);
     assert!(
         !stderr.contains("no IP addresses available"),
@@ -102,7 +102,7 @@ fn a_slash_8_pod_cidr_works() {
     .expect("a /8 podCIDR is accepted");
     bounded("pod on /8", || lab.execute("pod create p --node big")).expect("pod create");
     let pod = lab
-        .cluster
+        .cluster()
         .pods
         .get(&("default".to_string(), "p".to_string()))
         .expect("the pod exists");
@@ -126,7 +126,7 @@ fn names_at_the_kubernetes_length_limits() {
     })
     .expect("a 253-character pod name is valid");
     assert!(
-        lab.cluster
+        lab.cluster()
             .pods
             .get(&("default".to_string(), name253.clone()))
             .is_some_and(|p| p.status.phase == "Running")
@@ -162,7 +162,7 @@ fn names_at_the_kubernetes_length_limits() {
     );
     assert!(msg.contains("at most 63 characters"), "{msg}");
     assert!(
-        !lab.cluster
+        !lab.cluster()
             .pods
             .contains_key(&("default".to_string(), "l64".to_string()))
     );
@@ -180,10 +180,10 @@ fn huge_sizes_are_refused_cleanly() {
         "0x10Gi",
         "",
     ] {
-        let before = lab.cluster.pvcs.len();
+        let before = lab.cluster().pvcs.len();
         let msg = refused(&mut lab, &format!("pvc create big --size '{size}'"));
         assert!(!msg.contains("panicked"), "{msg}");
-        assert_eq!(lab.cluster.pvcs.len(), before, "{size} created a claim");
+        assert_eq!(lab.cluster().pvcs.len(), before, "{size} created a claim");
     }
     // A size the API accepts but the driver cannot serve (above its 1 TiB maximum) is a
     // provisioning failure the claim reports, not a crash.
@@ -217,14 +217,14 @@ fn regression_tick_saturates_the_logical_clock() {
     assert!(lab.execute(&format!("tick {}ms", u64::MAX)).is_err());
     lab.execute("tick 1").unwrap();
     assert_eq!(
-        lab.clock,
+        lab.clock(),
         Millis::secs(1),
         "the refused tick left the clock; `tick 1` advanced it"
     );
     lab.tick(u64::MAX);
     lab.tick(1);
     assert_eq!(
-        lab.clock,
+        lab.clock(),
         lab_engine::engine::MAX_CLOCK,
         "Lab::tick stops at the ceiling"
     );
@@ -277,7 +277,7 @@ fn deeply_quoted_and_very_wide_lines_return_quickly() {
 #[test]
 fn binary_garbage_lines_are_refused_cleanly() {
     let mut lab = crate::common::lab();
-    let before = lab.cluster.revs.resource_version;
+    let before = lab.cluster().revs.resource_version;
     let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
     for n in 0..2000 {
         // A small deterministic generator (xorshift) of bytes, read as lossy UTF-8.
@@ -309,7 +309,7 @@ fn binary_garbage_lines_are_refused_cleanly() {
     }
     // Random bytes may spell nothing that creates objects; none of the above created any
     // pod with a bad name.
-    for (_, name) in lab.cluster.pods.keys() {
+    for (_, name) in lab.cluster().pods.keys() {
         assert!(
             name.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.'),
@@ -348,7 +348,7 @@ fn tick_past_the_clock_ceiling_is_refused_and_retries_stay_ahead() {
         "the error names the maximum and the clock: {msg}"
     );
     assert_eq!(
-        lab.clock,
+        lab.clock(),
         Millis::secs(5),
         "a refused tick leaves the clock"
     );
@@ -368,21 +368,21 @@ fn tick_past_the_clock_ceiling_is_refused_and_retries_stay_ahead() {
     // Up to the ceiling is allowed; from there retries are still ahead of the clock, so a
     // view does not re-run the failing CreateVolume.
     lab.execute(&format!("tick {}", max - 6)).unwrap();
-    assert_eq!(lab.clock, MAX_CLOCK);
+    assert_eq!(lab.clock(), MAX_CLOCK);
     lab.execute("tick 0").unwrap();
     refused(&mut lab, "tick 1");
-    let before = lab.calls.next_seq();
+    let before = lab.calls().next_seq();
     for _ in 0..20 {
         lab.execute("node list").unwrap();
     }
     assert!(
-        lab.calls.next_seq() - before <= 2,
+        lab.calls().next_seq() - before <= 2,
         "views re-ran failing calls: {} calls",
-        lab.calls.next_seq() - before
+        lab.calls().next_seq() - before
     );
     // Library callers of `Lab::tick` cannot pass the ceiling either.
     lab.tick(u64::MAX);
-    assert_eq!(lab.clock, MAX_CLOCK);
+    assert_eq!(lab.clock(), MAX_CLOCK);
 }
 
 /// A conflist of about `size` bytes (a `pad` key), with `{{.PodCIDR}}` when `templated`.
@@ -420,7 +420,7 @@ fn a_conflist_loaded_on_every_node_is_held_once_and_net_d_is_capped() {
     })
     .unwrap();
     let copies: Vec<_> = lab
-        .nodes
+        .nodes()
         .values()
         .map(|rt| rt.confdir.files["90-big.conflist"].clone())
         .collect();
@@ -444,10 +444,10 @@ fn a_conflist_loaded_on_every_node_is_held_once_and_net_d_is_capped() {
         "cni conf load {f} --as 90-big.conflist --node node-3"
     ))
     .unwrap();
-    let n3 = &lab.nodes["node-3"].confdir.files["90-big.conflist"];
+    let n3 = &lab.nodes()["node-3"].confdir.files["90-big.conflist"];
     assert!(!std::sync::Arc::ptr_eq(n3.shared(), copies[0].shared()));
     assert!(std::sync::Arc::ptr_eq(
-        lab.nodes["node-4"].confdir.files["90-big.conflist"].shared(),
+        lab.nodes()["node-4"].confdir.files["90-big.conflist"].shared(),
         copies[0].shared()
     ));
     // Node by node, each load is a copy: the cap stops them, saying so, and changes nothing.
@@ -472,7 +472,7 @@ fn a_conflist_loaded_on_every_node_is_held_once_and_net_d_is_capped() {
         "{msg}"
     );
     assert!(
-        !lab.nodes[&format!("node-{}", 1 + loaded % 6)]
+        !lab.nodes()[&format!("node-{}", 1 + loaded % 6)]
             .confdir
             .files
             .contains_key(&format!("91-{loaded}.conflist")),

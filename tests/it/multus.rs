@@ -39,7 +39,7 @@ fn status(lab: &mut Lab, pod: &str) -> String {
 }
 
 fn network_status(lab: &Lab, pod: &str) -> Option<String> {
-    lab.cluster
+    lab.cluster()
         .pods
         .get(&("default".to_string(), pod.to_string()))?
         .metadata
@@ -49,7 +49,7 @@ fn network_status(lab: &Lab, pod: &str) -> Option<String> {
 }
 
 fn pod_links(lab: &Lab, pod: &str) -> Vec<String> {
-    let rt = &lab.nodes["node-1"];
+    let rt = &lab.nodes()["node-1"];
     let Some(sb) = rt.sandboxes.get(&format!("default/{pod}")) else {
         return Vec::new();
     };
@@ -61,7 +61,7 @@ fn pod_links(lab: &Lab, pod: &str) -> Vec<String> {
 }
 
 fn leases(lab: &Lab, net: &str) -> Vec<String> {
-    lab.nodes["node-1"]
+    lab.nodes()["node-1"]
         .host
         .ipam
         .get(net)
@@ -76,7 +76,7 @@ fn leases(lab: &Lab, net: &str) -> Vec<String> {
 }
 
 fn host_veths(lab: &Lab) -> usize {
-    lab.nodes["node-1"]
+    lab.nodes()["node-1"]
         .host
         .root
         .links
@@ -89,7 +89,7 @@ fn host_veths(lab: &Lab) -> usize {
 fn installing_writes_the_thin_config_on_every_node() {
     let mut lab = crate::common::lab();
     run(&mut lab, "network multus on");
-    for rt in lab.nodes.values() {
+    for rt in lab.nodes().values() {
         let text = &rt.confdir.files["00-multus.conflist"];
         assert!(text.contains("\"type\": \"multus\""));
         assert!(text.contains("\"name\": \"multus-cni-network\""));
@@ -107,18 +107,18 @@ fn installing_writes_the_thin_config_on_every_node() {
     // A node that joins gets it too; `network use` regenerates it from the new primary.
     run(&mut lab, "node add node-3");
     assert!(
-        lab.nodes["node-3"]
+        lab.nodes()["node-3"]
             .confdir
             .files
             .contains_key("00-multus.conflist")
     );
     run(&mut lab, "network use calico-bgp");
     assert!(
-        lab.nodes["node-1"].confdir.files["00-multus.conflist"]
+        lab.nodes()["node-1"].confdir.files["00-multus.conflist"]
             .contains("\"name\":\"k8s-pod-network\"")
     );
     run(&mut lab, "network multus off");
-    for rt in lab.nodes.values() {
+    for rt in lab.nodes().values() {
         assert!(!rt.confdir.files.keys().any(|f| f.starts_with("00-multus")));
         assert!(
             !rt.host
@@ -181,7 +181,7 @@ fn pod_delete_removes_every_attachment() {
     assert!(leases(&lab, "blue").is_empty());
     assert!(leases(&lab, "lab-net").is_empty());
     assert_eq!(host_veths(&lab), 0);
-    let files: Vec<&String> = lab.nodes["node-1"]
+    let files: Vec<&String> = lab.nodes()["node-1"]
         .host
         .files
         .keys()
@@ -306,6 +306,6 @@ fn a_nad_file_is_read_within_the_limits_and_saves_keep_nads() {
     run(&mut loaded, &format!("load {}", save.display()));
     assert_eq!(run(&mut loaded, "nad list"), run(&mut lab, "nad list"));
     assert_eq!(network_status(&loaded, "p1"), network_status(&lab, "p1"));
-    assert!(loaded.multus);
+    assert!(loaded.multus_on());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -32,7 +32,7 @@ fn text(lab: &mut Lab, line: &str) -> String {
 #[test]
 fn a_dual_stack_add_writes_v6_rules_to_ip6tables() {
     let lab = dual_stack_lab();
-    let nf = &lab.nodes["node-1"].host.netfilter;
+    let nf = &lab.nodes()["node-1"].host.netfilter;
     let v4 = nf.ip4.nat.to_lines().join("\n");
     let v6 = nf.ip6.nat.to_lines().join("\n");
     assert!(!v4.contains("fd00") && !v4.contains("ff00::/8"), "{v4}");
@@ -57,7 +57,7 @@ fn a_dual_stack_add_writes_v6_rules_to_ip6tables() {
         ["-P INPUT ACCEPT", "-P FORWARD ACCEPT", "-P OUTPUT ACCEPT"]
     );
     // node-2 is single-stack: nothing in ip6tables.
-    let n2 = &lab.nodes["node-2"].host.netfilter;
+    let n2 = &lab.nodes()["node-2"].host.netfilter;
     assert_eq!(n2.ip6.nat.to_lines().len(), 4);
     assert!(n2.ip4.nat.to_lines().len() > 4);
 }
@@ -67,7 +67,7 @@ fn deleting_the_pods_removes_both_families_rules() {
     let mut lab = dual_stack_lab();
     text(&mut lab, "pod delete web");
     text(&mut lab, "pod delete dns");
-    let nf = &lab.nodes["node-1"].host.netfilter;
+    let nf = &lab.nodes()["node-1"].host.netfilter;
     for (fam, t) in [("v4", &nf.ip4.nat), ("v6", &nf.ip6.nat)] {
         let rules: Vec<String> = t
             .to_lines()
@@ -83,7 +83,7 @@ fn deleting_the_pods_removes_both_families_rules() {
 #[test]
 fn every_rule_the_lab_writes_is_modelled() {
     let lab = dual_stack_lab();
-    for (node, rt) in &lab.nodes {
+    for (node, rt) in lab.nodes() {
         for v6 in [false, true] {
             for kind in TableKind::ALL {
                 let t = rt.host.netfilter.family(v6).get(kind);
@@ -97,7 +97,7 @@ fn every_rule_the_lab_writes_is_modelled() {
             }
         }
     }
-    let nat = &lab.nodes["node-1"].host.netfilter.ip6.nat;
+    let nat = &lab.nodes()["node-1"].host.netfilter.ip6.nat;
     let mut p = Packet::new(
         "fd00:99::9".parse().expect("v6"),
         "fd00:10:1::1".parse().expect("v6"),
@@ -190,7 +190,7 @@ fn the_walker_evaluates_set_matches_and_gotos_and_show_ipset_prints_the_sets() {
     let trace = text(&mut lab, "trace web db --port 3306");
     assert!(trace.contains("delivered to default/db"), "{trace}");
     {
-        let host = &mut lab.nodes.get_mut("node-1").expect("node-1").host;
+        let host = &mut lab.nodes_mut().get_mut("node-1").expect("node-1").host;
         host.ipsets
             .create("cali40s:db", SetType::HashNet, Family::Inet, 1_048_576)
             .expect("new set");
@@ -218,7 +218,7 @@ fn the_walker_evaluates_set_matches_and_gotos_and_show_ipset_prints_the_sets() {
         "{shown}"
     );
     // Out of the set: delivered again.
-    lab.nodes
+    lab.nodes_mut()
         .get_mut("node-1")
         .expect("node-1")
         .host

@@ -104,7 +104,7 @@ fn lab_state() -> Lab {
         lab.execute(&line)
             .unwrap_or_else(|e| panic!("{line}: {}", e.message));
     }
-    let Some(rt) = lab.nodes.get_mut("node-1") else {
+    let Some(rt) = lab.nodes_mut().get_mut("node-1") else {
         panic!("node-1 missing");
     };
     for (v6, cluster) in [(false, "10.244.0.0/16"), (true, "fd00:10::/48")] {
@@ -144,7 +144,7 @@ fn the_kernel_prints_exactly_the_lab_s_tables() {
             return;
         }
     };
-    let nf = &lab.nodes["node-1"].host.netfilter;
+    let nf = &lab.nodes()["node-1"].host.netfilter;
     for (v6, restore, list) in [
         (false, "iptables-restore", "iptables"),
         (true, "ip6tables-restore", "ip6tables"),
@@ -177,7 +177,7 @@ fn the_kernel_prints_exactly_the_lab_s_tables() {
 /// `hash:net` and `hash:ip` sets.
 fn felix_state() -> Lab {
     let mut lab = lab_state();
-    let Some(rt) = lab.nodes.get_mut("node-1") else {
+    let Some(rt) = lab.nodes_mut().get_mut("node-1") else {
         panic!("node-1 missing");
     };
     let sets = &mut rt.host.ipsets;
@@ -242,7 +242,7 @@ fn the_kernel_takes_the_lab_s_gotos_and_ipsets() {
             return;
         }
     };
-    let host = &lab.nodes["node-1"].host;
+    let host = &lab.nodes()["node-1"].host;
     let save = host.ipsets.to_save_lines();
     ns.exec("ipset", &["restore"], &(save.join("\n") + "\n"))
         .unwrap_or_else(|e| panic!("{e}"));

@@ -35,16 +35,16 @@ fn kubelet_rejects_a_pinned_pod_whose_node_selector_does_not_match() {
     let msg = "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector";
     assert!(out.contains(msg), "{out}");
     assert!(!out.contains("default-scheduler"), "{out}");
-    let p = &lab.cluster.pods[&key("picky")];
+    let p = &lab.cluster().pods[&key("picky")];
     assert_eq!(p.status.phase, "Failed");
     assert_eq!(p.status.reason, "NodeAffinity");
     assert_eq!(p.status.message, format!("Pod was rejected: {msg}"));
     assert!(p.status.conditions.is_empty());
     // Rejected is final until the pod is deleted: kubelet does not look at it again on every
     // later command (it used to stay in the lab's work set and be re-synced forever).
-    assert!(!lab.dirty.contains(&key("picky")), "{:?}", lab.dirty);
+    assert!(!lab.dirty().contains(&key("picky")), "{:?}", lab.dirty());
     run(&mut lab, "tick 30s");
-    assert_eq!(lab.cluster.pods[&key("picky")].status.phase, "Failed");
+    assert_eq!(lab.cluster().pods[&key("picky")].status.phase, "Failed");
     // A matching selector is admitted.
     run(
         &mut lab,
@@ -70,12 +70,12 @@ fn kubelet_rejects_a_pinned_pod_whose_node_selector_does_not_match() {
 #[test]
 fn a_bad_node_selector_changes_nothing() {
     let mut lab = crate::common::lab();
-    let before = lab.cluster.pods.len();
+    let before = lab.cluster().pods.len();
     let e = lab
         .execute("pod create x --node-selector no-equals-sign")
         .expect_err("refused");
     assert!(e.message.contains("--node-selector"), "{}", e.message);
-    assert_eq!(lab.cluster.pods.len(), before);
+    assert_eq!(lab.cluster().pods.len(), before);
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn wait_for_first_consumer_claims_wait_for_a_scheduled_pod() {
         "{out}"
     );
     run(&mut lab, "tick 300");
-    let pvc = &lab.cluster.pvcs[&key("local")];
+    let pvc = &lab.cluster().pvcs[&key("local")];
     assert_eq!(pvc.status.phase, "Pending");
     assert!(
         !pvc.metadata
@@ -115,9 +115,9 @@ fn wait_for_first_consumer_claims_wait_for_a_scheduled_pod() {
         &mut lab,
         "pod create db --node-selector kubernetes.io/hostname=node-2 --pvc local",
     );
-    assert_eq!(lab.cluster.pvcs[&key("local")].status.phase, "Bound");
+    assert_eq!(lab.cluster().pvcs[&key("local")].status.phase, "Bound");
     assert_eq!(phase(&lab, "db"), "Running");
-    assert_eq!(lab.cluster.pods[&key("db")].spec.node_name, "node-2");
+    assert_eq!(lab.cluster().pods[&key("db")].spec.node_name, "node-2");
 }
 
 #[test]
@@ -126,16 +126,16 @@ fn kubelet_checks_the_volume_node_affinity_when_nothing_attaches() {
     // A driver without attach (`attachRequired: false`): kubelet's MountVolume is the first
     // to see the pod on the wrong node.
     let mut driver =
-        lab.cluster.csi_drivers[&(String::new(), "hostpath.csi.lab".to_string())].clone();
+        lab.cluster().csi_drivers[&(String::new(), "hostpath.csi.lab".to_string())].clone();
     driver.spec.attach_required = false;
-    lab.cluster.csi_drivers().update(driver).unwrap();
+    lab.cluster_mut().csi_drivers().update(driver).unwrap();
     run(&mut lab, "pvc create local --size 1Gi --class local-wffc");
     run(
         &mut lab,
         "pod create db --node-selector kubernetes.io/hostname=node-2 --pvc local",
     );
     run(&mut lab, "pod delete db");
-    let pv = lab.cluster.pvcs[&key("local")].spec.volume_name.clone();
+    let pv = lab.cluster().pvcs[&key("local")].spec.volume_name.clone();
     let out = run(&mut lab, "pod create stray --node node-1 --pvc local");
     let msg = format!(
         "MountVolume.NodeAffinity check failed for volume \"{pv}\" : no matching NodeSelectorTerms"
@@ -143,7 +143,7 @@ fn kubelet_checks_the_volume_node_affinity_when_nothing_attaches() {
     assert!(out.contains(&msg), "{out}");
     assert!(out.contains("FailedMount"), "{out}");
     assert!(!out.contains("default-scheduler"), "{out}");
-    let p = &lab.cluster.pods[&key("stray")];
+    let p = &lab.cluster().pods[&key("stray")];
     assert_eq!(p.status.phase, "Pending");
     assert_eq!(p.status.reason, "ContainerCreating");
     // Retried after the pod worker's backoff, failing the same way.
@@ -156,7 +156,7 @@ fn kubelet_refuses_a_read_write_once_pod_volume_in_use_on_its_node() {
     let mut lab = crate::common::lab();
     run(&mut lab, "pvc create solo --size 1Gi --access RWOP");
     run(&mut lab, "pod create s-1 --node node-1 --pvc solo");
-    let pv = lab.cluster.pvcs[&key("solo")].spec.volume_name.clone();
+    let pv = lab.cluster().pvcs[&key("solo")].spec.volume_name.clone();
     let out = run(&mut lab, "pod create s-2 --node node-1 --pvc solo");
     assert!(
         out.contains(&format!("MountVolume.SetUp failed for volume \"{pv}\" : volume uses the ReadWriteOncePod access mode and is already in use by another pod")),
@@ -181,7 +181,7 @@ fn a_lost_node_does_nothing_with_a_pod_pinned_to_it() {
     run(&mut lab, "fault inject node-down --node node-2");
     run(&mut lab, "tick 60");
     run(&mut lab, "pod create late --node node-2");
-    let p = &lab.cluster.pods[&key("late")];
+    let p = &lab.cluster().pods[&key("late")];
     assert_eq!(p.status.phase, "Pending");
     assert!(p.status.host_ip.is_empty(), "no kubelet wrote a status");
     run(&mut lab, "fault clear 1");
@@ -199,9 +199,9 @@ fn a_pod_rejected_at_admission_keeps_no_attachment() {
     );
     assert_eq!(phase(&lab, "picky"), "Failed");
     // The attach/detach controller drops a terminated pod's volumes (DetermineVolumeAction).
-    assert!(lab.cluster.volume_attachments.is_empty());
+    assert!(lab.cluster().volume_attachments.is_empty());
     assert_eq!(
-        lab.cluster.pvcs[&key("data")].status.phase,
+        lab.cluster().pvcs[&key("data")].status.phase,
         "Bound",
         "the claim stays bound"
     );

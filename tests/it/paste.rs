@@ -332,11 +332,11 @@ fn the_dashboards_command_line_stops_at_max_line() {
         .map(|f| f.text.clone())
         .unwrap_or_default();
     assert_eq!(flash, lab_engine::command::typed_line_too_long());
-    let pods_before = app.desk.lab.cluster.pods.len();
+    let pods_before = app.desk.lab.cluster().pods.len();
     let mut next = Some(Action::Submit);
     while let Some(a) = next {
         next = app.update(a);
     }
     assert!(app.ui.prompt.text.is_empty() && !app.ui.prompt.refused);
-    assert_eq!(app.desk.lab.cluster.pods.len(), pods_before);
+    assert_eq!(app.desk.lab.cluster().pods.len(), pods_before);
 }

@@ -100,7 +100,7 @@ fn round_trip_restores_every_view_and_the_future() {
     );
 
     assert_eq!(views(&mut saved), views(&mut loaded));
-    assert_eq!(saved.journal.entries, loaded.journal.entries);
+    assert_eq!(saved.journal().entries, loaded.journal().entries);
     assert_eq!(saved.state_snapshot(), loaded.state_snapshot());
 
     // The loaded lab goes on as the saved one does.
@@ -160,8 +160,8 @@ fn the_file_is_versioned_json_with_the_documented_fields() {
 #[test]
 fn views_are_not_journaled_and_reset_restarts_the_journal() {
     let mut lab = crate::common::lab();
-    assert_eq!(lab.journal.start, Start::Default);
-    assert!(lab.journal.entries.is_empty());
+    assert_eq!(lab.journal().start, Start::Default);
+    assert!(lab.journal().entries.is_empty());
     for line in [
         "get pods",
         "show ipam",
@@ -174,12 +174,16 @@ fn views_are_not_journaled_and_reset_restarts_the_journal() {
     ] {
         let _ = lab.execute(line);
     }
-    assert!(lab.journal.entries.is_empty(), "{:?}", lab.journal.entries);
+    assert!(
+        lab.journal().entries.is_empty(),
+        "{:?}",
+        lab.journal().entries
+    );
     lab.execute("pod create web --node node-1").unwrap();
     let _ = lab.execute("pod create web --node node-1");
     let _ = lab.execute("pod create --bogus-flag");
     let lines: Vec<(&str, bool)> = lab
-        .journal
+        .journal()
         .entries
         .iter()
         .map(|e| (e.line.as_str(), e.fails))
@@ -192,10 +196,10 @@ fn views_are_not_journaled_and_reset_restarts_the_journal() {
         ]
     );
     lab.execute("reset --empty").unwrap();
-    assert_eq!(lab.journal.start, Start::Empty);
-    assert!(lab.journal.entries.is_empty());
+    assert_eq!(lab.journal().start, Start::Empty);
+    assert!(lab.journal().entries.is_empty());
     lab.execute("reset").unwrap();
-    assert_eq!(lab.journal.start, Start::Default);
+    assert_eq!(lab.journal().start, Start::Default);
 }
 
 #[test]
@@ -203,13 +207,13 @@ fn presets_round_trip_from_the_empty_start() {
     let dir = scratch("preset");
     let path = dir.join("three.json");
     let mut lab = lab_engine::presets::build("three-nodes", crate::common::disk()).unwrap();
-    assert_eq!(lab.journal.start, Start::Empty);
+    assert_eq!(lab.journal().start, Start::Empty);
     lab.execute("pod create a --node node-3").unwrap();
     lab.execute(&format!("save {}", path.display())).unwrap();
     let mut loaded = crate::common::lab();
     loaded.execute(&format!("load {}", path.display())).unwrap();
     assert_eq!(views(&mut lab), views(&mut loaded));
-    assert_eq!(loaded.cluster.nodes.len(), 3);
+    assert_eq!(loaded.cluster().nodes.len(), 3);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -229,7 +233,7 @@ fn a_loaded_conflist_is_inlined_so_replay_never_reads_the_disk() {
     lab.execute("pod create web --node node-1").unwrap();
     let path = dir.join("lab.json");
     lab.execute(&format!("save {}", path.display())).unwrap();
-    let entry = &lab.journal.entries[0];
+    let entry = &lab.journal().entries[0];
     assert_eq!(entry.files.get(&conf.display().to_string()), Some(&text));
     // The conflist is gone from disk: the save still loads, from its own copy.
     std::fs::remove_file(&conf).unwrap();

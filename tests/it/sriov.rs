@@ -40,21 +40,21 @@ fn cluster() -> Lab {
 }
 
 fn node_of(lab: &Lab, pod: &str) -> String {
-    lab.cluster.pods[&("default".to_string(), pod.to_string())]
+    lab.cluster().pods[&("default".to_string(), pod.to_string())]
         .spec
         .node_name
         .clone()
 }
 
 fn phase(lab: &Lab, pod: &str) -> String {
-    lab.cluster.pods[&("default".to_string(), pod.to_string())]
+    lab.cluster().pods[&("default".to_string(), pod.to_string())]
         .status
         .phase
         .to_string()
 }
 
 fn devices(lab: &Lab, pod: &str) -> Vec<String> {
-    lab.kubelets["sriov-1"]
+    lab.kubelets()["sriov-1"]
         .pod_devices("default", pod)
         .into_iter()
         .flat_map(|d| d.device_ids)
@@ -94,7 +94,7 @@ fn the_node_shows_its_nic_and_capacity() {
     let j = run(&mut lab, "get node node-1 -o json");
     let v: serde_json::Value = serde_json::from_str(&j).unwrap();
     assert!(v["status"]["capacity"].get(RES).is_none());
-    let files = &lab.nodes["sriov-1"].host.files;
+    let files = &lab.nodes()["sriov-1"].host.files;
     assert!(files["/etc/pcidp/config.json"].contains("\"pfNames\""));
 }
 
@@ -134,7 +134,7 @@ fn scheduler_places_admits_rejects_and_frees() {
     );
     let msg = "Node didn't have enough resource: intel.com/sriov_netdevice, requested: 1, used: 2, capacity: 2";
     assert!(out.contains(msg), "{out}");
-    let p = &lab.cluster.pods[&("default".to_string(), "pinned".to_string())];
+    let p = &lab.cluster().pods[&("default".to_string(), "pinned".to_string())];
     assert_eq!(p.status.phase, "Failed");
     assert_eq!(p.status.reason, "OutOfintel.com/sriov_netdevice");
     assert_eq!(p.status.message, format!("Pod was rejected: {msg}"));
@@ -161,7 +161,7 @@ fn scheduler_places_admits_rejects_and_frees() {
         d.contains(r#"{"0000:03:02.0":{"generic":{"deviceID":"0000:03:02.0"}}}"#),
         "{d}"
     );
-    assert!(lab.nodes["sriov-1"].host.files.contains_key(
+    assert!(lab.nodes()["sriov-1"].host.files.contains_key(
         "/var/run/k8s.cni.cncf.io/devinfo/dp/intel.com-sriov_netdevice-0000:03:02.0-device.json"
     ));
     let d = run(&mut lab, "describe node sriov-1");
@@ -173,7 +173,7 @@ fn scheduler_places_admits_rejects_and_frees() {
     // Deleting a frees its VF; the pending pod is scheduled and gets it.
     run(&mut lab, "pod delete a");
     assert!(
-        !lab.cluster
+        !lab.cluster()
             .pods
             .contains_key(&("default".into(), "a".into()))
     );
@@ -195,7 +195,7 @@ fn scheduler_places_admits_rejects_and_frees() {
     );
     assert_eq!(phase(&lab, "elsewhere"), "Running");
     assert!(
-        lab.kubelets["node-1"]
+        lab.kubelets()["node-1"]
             .pod_devices("default", "elsewhere")
             .is_empty()
     );
@@ -203,7 +203,7 @@ fn scheduler_places_admits_rejects_and_frees() {
     // The rejected pod holds nothing; deleting it removes it.
     run(&mut lab, "pod delete pinned");
     assert!(
-        !lab.cluster
+        !lab.cluster()
             .pods
             .contains_key(&("default".into(), "pinned".into()))
     );
@@ -249,8 +249,8 @@ fn bad_input_changes_nothing() {
         let e = fails(&mut lab, line);
         assert!(e.contains(want), "{line}: {e}");
     }
-    assert_eq!(lab.cluster.nodes.len(), 2);
-    assert!(lab.cluster.pods.is_empty());
+    assert_eq!(lab.cluster().nodes.len(), 2);
+    assert!(lab.cluster().pods.is_empty());
 }
 
 #[test]
@@ -290,7 +290,7 @@ fn sriov_cni_moves_the_vf_in_and_out() {
     assert_eq!(v["interfaces"][0]["sandbox"], "/var/run/netns/c1");
     assert_eq!(v["ips"][0]["address"], "10.56.217.2/24");
     {
-        let host = &lab.nodes["sriov-1"].host;
+        let host = &lab.nodes()["sriov-1"].host;
         assert!(!host.root.links.contains_key("ens1f0v1"));
         let l = host.netns["/var/run/netns/c1"].links.get("net2").unwrap();
         assert_eq!(l.pci.as_deref(), Some("0000:03:02.1"));
@@ -313,7 +313,7 @@ fn sriov_cni_moves_the_vf_in_and_out() {
     );
 
     run(&mut lab, "cni del c1 --node sriov-1 --ifname net2");
-    let host = &lab.nodes["sriov-1"].host;
+    let host = &lab.nodes()["sriov-1"].host;
     let back = host.root.links.get("ens1f0v1").unwrap();
     assert!(!back.up);
     assert!(back.addrs.is_empty());
@@ -330,7 +330,7 @@ fn sriov_cni_moves_the_vf_in_and_out() {
 #[test]
 fn the_sriov_preset() {
     let lab = lab_engine::presets::build("sriov", crate::common::disk()).unwrap();
-    let n = &lab.cluster.nodes[&(String::new(), "sriov-1".to_string())];
+    let n = &lab.cluster().nodes[&(String::new(), "sriov-1".to_string())];
     assert_eq!(n.status.allocatable[RES], "4");
 }
 
@@ -350,7 +350,7 @@ proptest! {
                 _ => format!("pod delete {name}"),
             };
             let _ = lab.execute(&line);
-            let k = &lab.kubelets["sriov-1"];
+            let k = &lab.kubelets()["sriov-1"];
             let all: Vec<String> = k.devices.allocated.values()
                 .flat_map(|a| a.containers.values())
                 .flat_map(|m| m.values())
@@ -361,7 +361,7 @@ proptest! {
             uniq.dedup();
             prop_assert_eq!(uniq.len(), all.len(), "a VF allocated twice: {:?}", all);
             prop_assert!(all.len() <= 2, "{:?}", all);
-            let host = &lab.nodes["sriov-1"].host;
+            let host = &lab.nodes()["sriov-1"].host;
             for pci in ["0000:03:02.0", "0000:03:02.1"] {
                 let homes = std::iter::once(&host.root)
                     .chain(host.netns.values())
@@ -378,7 +378,7 @@ fn a_scheduled_pod_takes_its_wait_for_first_consumer_claim_along() {
     let mut lab = crate::common::lab();
     run(&mut lab, "pvc create data --size 1Gi --class local-wffc");
     run(&mut lab, "pod create w --pvc data");
-    let pvc = &lab.cluster.pvcs[&("default".to_string(), "data".to_string())];
+    let pvc = &lab.cluster().pvcs[&("default".to_string(), "data".to_string())];
     assert_eq!(
         pvc.metadata.annotations["volume.kubernetes.io/selected-node"],
         "node-1"

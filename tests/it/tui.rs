@@ -317,7 +317,7 @@ fn typing_a_command_and_enter_runs_it() {
     assert!(
         a.desk
             .lab
-            .cluster
+            .cluster()
             .pods
             .contains_key(&("default".into(), "web".into()))
     );
@@ -475,12 +475,12 @@ fn w_shows_the_wire_record_of_the_selected_call() {
     let bridge = a
         .desk
         .lab
-        .calls
+        .calls()
         .iter()
         .find(|(_, e)| matches!(e.what(), What::Exec { call, .. } if call.plugin_type == "bridge"))
         .map(|(s, _)| s)
         .unwrap();
-    let ups = (a.desk.lab.calls.len() as u64 - bridge) as usize;
+    let ups = (a.desk.lab.calls().len() as u64 - bridge) as usize;
     let mut ev = vec![key(KeyCode::Esc)];
     ev.extend(std::iter::repeat_n(key(KeyCode::Up), ups));
     ev.push(ch('w'));
@@ -500,13 +500,13 @@ fn the_wire_pane_shows_a_csi_call() {
     let create = a
         .desk
         .lab
-        .calls
+        .calls()
         .iter()
         .find(|(_, e)| e.csi().is_some_and(|(_, c)| c.rpc == "CreateVolume"))
         .map(|(s, _)| s)
         .expect("the provisioner called CreateVolume");
     a.update(tui::Action::FocusNth(4));
-    let ups = (a.desk.lab.calls.len() as u64 - create) as usize;
+    let ups = (a.desk.lab.calls().len() as u64 - create) as usize;
     let mut ev = vec![key(KeyCode::Esc)];
     ev.extend(std::iter::repeat_n(key(KeyCode::Up), ups));
     let t = drive(&mut a, LARGE, ev);
@@ -525,7 +525,7 @@ fn the_wire_pane_shows_a_csi_call() {
 /// call older), and draw.
 fn select_call(a: &mut App, seq: u64) -> Terminal<TestBackend> {
     a.update(tui::Action::FocusNth(4));
-    let ups = (a.desk.lab.calls.next_seq() - seq) as usize;
+    let ups = (a.desk.lab.calls().next_seq() - seq) as usize;
     let mut ev = vec![key(KeyCode::Esc)];
     ev.extend(std::iter::repeat_n(key(KeyCode::Up), ups));
     let t = drive(a, LARGE, ev);
@@ -568,7 +568,7 @@ fn the_wire_pane_shows_exactly_the_records_a_call_links_to() {
     );
     let lab = &a.desk.lab;
     let cni_lines: Vec<(u64, CniCommand, bool, (u64, u64))> = lab
-        .calls
+        .calls()
         .iter()
         .filter_map(|(seq, e)| {
             let op = e.cni_op()?;
@@ -585,7 +585,7 @@ fn the_wire_pane_shows_exactly_the_records_a_call_links_to() {
     );
     assert!(teardown.2 && !add_t1.2 && !add_t2.2);
     // What each range holds, read from the wire log's typed records.
-    let cni = |seq: u64| match lab.wire.get(seq) {
+    let cni = |seq: u64| match lab.wire().get(seq) {
         Some(WireRecord::Cni(c)) => Some((
             c.env.cmd(),
             c.plugin_type.clone(),
@@ -618,12 +618,12 @@ fn the_wire_pane_shows_exactly_the_records_a_call_links_to() {
     );
     // One exec line (t1's host-local): its link is the very record the wire log keeps.
     let (exec, exec_wire) = lab
-        .calls
+        .calls()
         .iter()
         .find_map(|(seq, e)| match e.what() {
             What::Exec { wire, call } if call.plugin_type == "host-local" => {
                 let shared =
-                    matches!(lab.wire.get(*wire), Some(WireRecord::Cni(w)) if Arc::ptr_eq(w, call));
+                    matches!(lab.wire().get(*wire), Some(WireRecord::Cni(w)) if Arc::ptr_eq(w, call));
                 assert!(shared, "the exec line shares its wire record");
                 Some((seq, *wire))
             }
@@ -633,11 +633,11 @@ fn the_wire_pane_shows_exactly_the_records_a_call_links_to() {
     assert_eq!(exec_wire, add_t1.3.0 + 1);
     // The CSI call: CreateVolume, the same shared record.
     let (csi, csi_wire) = lab
-        .calls
+        .calls()
         .iter()
         .find_map(|(seq, e)| {
             let (wire, call) = e.csi()?;
-            let shared = matches!(lab.wire.get(wire), Some(WireRecord::Csi(w)) if std::ptr::eq(w.as_ref(), call));
+            let shared = matches!(lab.wire().get(wire), Some(WireRecord::Csi(w)) if std::ptr::eq(w.as_ref(), call));
             (call.rpc == "CreateVolume" && shared).then_some((seq, wire))
         })
         .expect("the provisioner's CreateVolume, linked to its record");
@@ -989,4 +989,644 @@ fn the_dashboard_ends_with_128_plus_n_on_signals() {
         };
         assert_eq!(status.code(), Some(code), "dashboard on SIG{signal}");
     }
+}
+
+/// `play FILE --step` in the dashboard: the caption, the command typed into the prompt and
+/// run, then the cue to go on; Enter plays the next command, Esc stops.
+#[test]
+fn a_teacher_plays_a_script_step_by_step() {
+    let dir = std::env::temp_dir().join(format!("lab-tui-play-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("class.lab");
+    std::fs::write(
+        &f,
+        "# First pod.\npod create a --node node-1\n# Second pod.\npod create b --node node-1\npod create c --node node-1\n",
+    )
+    .unwrap();
+    let mut a = app(crate::common::lab(), LARGE);
+    a.run_command(&format!("play {} --step", f.display()));
+    let output = |a: &App| {
+        a.ui.output
+            .iter()
+            .map(|l| l.text())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for _ in 0..40 {
+        a.update(tui::Action::Tick);
+    }
+    assert_eq!(a.desk.lab.cluster().pods.len(), 1, "{}", output(&a));
+    let text = output(&a);
+    assert!(text.contains("First pod."), "{text}");
+    assert!(text.ends_with("  [Enter: next · Esc: stop]"), "{text}");
+    let screen = screen_text(frame(&mut a, LARGE).backend().buffer());
+    // The cue at the prompt, and the caption kept in view beside the output.
+    assert!(
+        screen.contains("lab>    ▶ Enter: next · Esc: stop"),
+        "{screen}"
+    );
+    let lesson = a
+        .lesson
+        .as_ref()
+        .expect("the caption is in the lesson pane");
+    assert_eq!(lesson.text, "First pod.");
+    assert!(screen.contains("First pod."), "{screen}");
+    // Ticks alone do not go on.
+    for _ in 0..40 {
+        a.update(tui::Action::Tick);
+    }
+    assert_eq!(a.desk.lab.cluster().pods.len(), 1);
+    a.update(tui::Action::Submit);
+    for _ in 0..40 {
+        a.update(tui::Action::Tick);
+    }
+    assert_eq!(a.desk.lab.cluster().pods.len(), 2);
+    assert!(output(&a).contains("Second pod."));
+    a.update(tui::Action::Back);
+    for _ in 0..40 {
+        a.update(tui::Action::Tick);
+    }
+    assert_eq!(
+        a.desk.lab.cluster().pods.len(),
+        2,
+        "Esc stopped the playback"
+    );
+    assert!(output(&a).contains("── playback stopped"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------
+// Classroom sizes (issue 36): the state panes together on a projector, no key row cut.
+
+/// The sizes a class meets: a laptop's terminal, the book's projector size, a larger
+/// projector, a wide monitor.
+const CLASS_SIZES: [(u16, u16); 4] = [(80, 24), (100, 30), (120, 40), (200, 60)];
+
+/// Pods on both nodes and a claim mounted into one of them (every pane has rows).
+const CLASS: &[&str] = &[
+    "pod create web --node node-1 --label app=web",
+    "pod create api --node node-1",
+    "pvc create data --size 1Gi",
+    "pod create db --node node-2 --label app=db --pvc data",
+    "show ipam node-2",
+];
+
+/// Every address, prefix, range and state the engine's view models hold for the panes of
+/// the grid, and the address part of each `ADDR/LEN`: what the dashboard must never show
+/// cut.
+fn key_tokens(a: &App) -> std::collections::BTreeSet<String> {
+    use lab_engine::dash;
+    let lab = &a.desk.lab;
+    let mut out = std::collections::BTreeSet::new();
+    let mut add = |s: &str| {
+        if s.contains('.') && !s.contains(' ') {
+            out.insert(s.to_string());
+        }
+        for part in s.split([' ', '-']) {
+            let part = part.trim_matches(|c: char| c == ',' || c == '(' || c == ')');
+            let word =
+                part.contains('.') || part.chars().all(|c| c.is_ascii_alphabetic() || c == '_');
+            if word && part.len() >= 4 {
+                out.insert(part.to_string());
+                if let Some((addr, _)) = part.split_once('/') {
+                    out.insert(addr.to_string());
+                }
+            }
+        }
+    };
+    for state in tui::VolumeState::ALL {
+        add(state.label());
+    }
+    let nodes: Vec<String> = lab.node_names().map(str::to_string).collect();
+    for n in &nodes {
+        let f = dash::node_facts(lab, n).unwrap();
+        add(&f.pod_cidr);
+        add(&f.internal_ip);
+        add(&f.uplink.1);
+        if let Some((_, addr)) = &f.bridge {
+            add(addr);
+        }
+        for s in dash::ipam_summaries(lab, n) {
+            for r in &s.ranges {
+                add(r);
+            }
+            add(&s.gateway);
+        }
+        for l in lab.node_route_lines(n).unwrap() {
+            for w in l.split_whitespace().filter(|w| w.contains('.')) {
+                add(w);
+            }
+        }
+    }
+    for key in lab.cluster().pods.keys() {
+        let p = dash::pod_facts(lab, key).unwrap();
+        add(&p.ip);
+        add(&p.status);
+        for l in dash::pod_route_lines(lab, &p) {
+            for w in l.split_whitespace().filter(|w| w.contains('.')) {
+                add(w);
+            }
+        }
+    }
+    out
+}
+
+/// Words shown in the grid's panes (Topology, IPAM, Routes, Volumes) that are the start of
+/// a key token but not a token themselves: a row cut in an address, prefix or state.
+fn cut_tokens(a: &App, buf: &Buffer) -> Vec<String> {
+    let tokens = key_tokens(a);
+    let screen = tui::view::layout(a, buf.area);
+    let mut cut = Vec::new();
+    for pane in [Pane::Topology, Pane::Ipam, Pane::Routes, Pane::Volumes] {
+        let Some(r) = screen.rect(pane) else {
+            continue;
+        };
+        for y in r.y..r.y + r.height {
+            let row: String = (r.x..r.x + r.width).map(|x| buf[(x, y)].symbol()).collect();
+            for w in row.split(|c: char| !(c.is_ascii_alphanumeric() || "./_-".contains(c))) {
+                if w.len() >= 4 && !tokens.contains(w) && tokens.iter().any(|t| t.starts_with(w)) {
+                    cut.push(format!("{pane:?}: {w:?} in {row:?}"));
+                }
+            }
+        }
+    }
+    cut
+}
+
+/// Which of the grid's panes are on screen.
+fn grid_panes(a: &App, area: ratatui::layout::Rect) -> Vec<Pane> {
+    let screen = tui::view::layout(a, area);
+    [Pane::Topology, Pane::Ipam, Pane::Routes, Pane::Volumes]
+        .into_iter()
+        .filter(|p| screen.rect(*p).is_some())
+        .collect()
+}
+
+/// At the four classroom sizes, the state panes share the screen (all four from 100×30,
+/// two at 80×24), and the snapshots show what a class sees.
+#[test]
+fn classroom_sizes_show_the_state_panes_together() {
+    for size in CLASS_SIZES {
+        let mut a = after(crate::common::lab(), size, CLASS);
+        // The last command's output stays in the strip; the grid stays in view.
+        a.update(tui::Action::FocusNth(0));
+        let t = frame(&mut a, size);
+        let area = t.backend().buffer().area;
+        let shown = grid_panes(&a, area);
+        let want = if size.0 >= 100 { 4 } else { 2 };
+        assert!(shown.len() >= want, "{size:?}: {shown:?}");
+        let text = screen_text(t.backend().buffer());
+        for pane in &shown {
+            assert!(text.contains(pane.title()), "{size:?} {pane:?}: {text}");
+        }
+        insta::assert_snapshot!(format!("class_{}x{}", size.0, size.1), t.backend());
+    }
+    // At 100×30: node-1's wiring, node-2's lease, its routes and the volume's paths.
+    let mut a = after(crate::common::lab(), (100, 30), CLASS);
+    a.update(tui::Action::FocusNth(0));
+    let text = screen_text(frame(&mut a, (100, 30)).backend().buffer());
+    for want in [
+        "podCIDR 10.244.1.0/24",
+        "eth0 192.168.0.1/24 ══ cni0 10.244.1.1/24",
+        "10.244.1.2/24",
+        "range 10.244.2.1-10.244.2.254",
+        "gateway 10.244.2.1",
+        "10.244.1.0/24 via 192.168.0.1 dev eth0",
+        "staging …/",
+        "/globalmount",
+        "publish …/",
+        "…/pvc-",
+        "/mount",
+        "◉ PUBLISHED",
+    ] {
+        assert!(text.contains(want), "{want:?} missing at 100×30:\n{text}");
+    }
+}
+
+/// No key row is cut: at every size from 80×24 up, with each pane of the grid in focus,
+/// no address, prefix, range or state the engine's view models hold shows cut short in
+/// the Topology, IPAM, Routes or Volumes pane (what does not fit wraps, or a label goes).
+#[test]
+fn no_key_row_is_cut_at_any_size() {
+    let sizes = [
+        (80, 24),
+        (90, 28),
+        (100, 30),
+        (110, 33),
+        (120, 40),
+        (160, 48),
+        (200, 60),
+    ];
+    let scenarios: [&[&str]; 3] = [
+        CLASS,
+        EXHAUST,
+        &["network use calico-bgp", PODS[0], PODS[1]],
+    ];
+    for lines in scenarios {
+        for size in sizes {
+            let mut a = after(crate::common::lab(), size, lines);
+            for focus in [0, 1, 2, 3] {
+                a.update(tui::Action::FocusNth(focus));
+                let t = frame(&mut a, size);
+                let cut = cut_tokens(&a, t.backend().buffer());
+                assert!(
+                    cut.is_empty(),
+                    "{size:?}, focus {focus}, after {lines:?}: {cut:#?}\n{}",
+                    screen_text(t.backend().buffer())
+                );
+            }
+        }
+    }
+}
+
+/// The check above notices a cut: a route drawn into a pane too narrow for it.
+#[test]
+fn the_cut_check_notices_a_cut_address() {
+    let size = (100, 30);
+    let mut a = after(crate::common::lab(), size, CLASS);
+    a.update(tui::Action::FocusNth(0));
+    let mut t = frame(&mut a, size);
+    let r = tui::view::layout(&a, ratatui::layout::Rect::new(0, 0, size.0, size.1))
+        .inner(Pane::Routes, &a.theme)
+        .unwrap();
+    t.backend_mut();
+    let mut buf = t.backend().buffer().clone();
+    let line = format!(
+        "{}10.244.1.0/24 via 192.168.0.1",
+        " ".repeat(r.width as usize - 8)
+    );
+    buf.set_string(
+        r.x,
+        r.y + 1,
+        &line[..r.width as usize],
+        ratatui::style::Style::new(),
+    );
+    assert!(!cut_tokens(&a, &buf).is_empty());
+}
+
+// ---------------------------------------------------------------------------------------
+// Themes (issue 36): light and high contrast, `--big` composing with them and NO_COLOR.
+
+fn themed(theme: Theme, size: (u16, u16)) -> (App, Terminal<TestBackend>) {
+    let mut a = App::new(crate::common::lab(), theme);
+    a.update(tui::Action::Resize(size.0, size.1));
+    for l in CLASS {
+        a.run_command(l);
+    }
+    a.update(tui::Action::FocusNth(0));
+    let t = frame(&mut a, size);
+    (a, t)
+}
+
+/// `--big` under NO_COLOR, with any palette: no colour and no dim text anywhere (a washed
+/// out projector loses dim text), the big borders kept, emphasis by weight.
+#[test]
+fn big_under_no_color_has_no_colour_and_no_dim_text() {
+    use tui::Palette;
+    for palette in [
+        None,
+        Some(Palette::Dark),
+        Some(Palette::Light),
+        Some(Palette::HighContrast),
+    ] {
+        let (_, t) = themed(Theme::build(palette, true, true), (100, 30));
+        let buf = t.backend().buffer();
+        for cell in buf.content() {
+            assert_eq!(
+                (cell.fg, cell.bg),
+                (Color::Reset, Color::Reset),
+                "{palette:?} {cell:?}"
+            );
+            assert!(
+                !cell.modifier.contains(Modifier::DIM),
+                "{palette:?}: dim {cell:?}"
+            );
+        }
+        assert!(
+            find(buf, "┏").is_some() || find(buf, "╔").is_some(),
+            "thick borders"
+        );
+        let (x, y) = find(buf, "Running").unwrap();
+        assert!(buf[(x, y)].modifier.is_empty() || buf[(x, y)].modifier.contains(Modifier::BOLD));
+    }
+}
+
+/// Labels are never dark grey (ANSI 8, which a projector loses) on the normal theme: only
+/// the borders of panes without the focus are.
+#[test]
+fn dark_grey_is_only_for_borders() {
+    for size in [(100, 30), LARGE] {
+        let (_, t) = themed(Theme::standard(), size);
+        let buf = t.backend().buffer();
+        for y in 0..buf.area.height {
+            for x in 0..buf.area.width {
+                let cell = &buf[(x, y)];
+                if cell.fg != Color::DarkGray {
+                    continue;
+                }
+                let c = cell.symbol().chars().next().unwrap_or(' ');
+                assert!(
+                    c == ' ' || ('\u{2500}'..='\u{257f}').contains(&c),
+                    "{c:?} at ({x}, {y}) in dark grey:\n{}",
+                    screen_text(buf)
+                );
+            }
+        }
+    }
+}
+
+/// The light theme paints every cell on white (not the terminal's dark background), the
+/// high-contrast one on black; `--big` keeps either palette and adds its borders.
+#[test]
+fn light_and_high_contrast_themes() {
+    use tui::Palette;
+    for (palette, bg) in [
+        (Palette::Light, Color::White),
+        (Palette::HighContrast, Color::Black),
+    ] {
+        for big in [false, true] {
+            let (_, t) = themed(Theme::build(Some(palette), big, false), (100, 30));
+            let buf = t.backend().buffer();
+            assert!(
+                buf.content().iter().all(|c| c.bg != Color::Reset),
+                "{palette:?}"
+            );
+            let (x, y) = find(buf, "podCIDR").unwrap();
+            assert_eq!(buf[(x, y)].bg, bg, "{palette:?}");
+            assert_eq!(find(buf, "╔").is_some(), big, "{palette:?} big={big}");
+        }
+    }
+}
+
+/// A frame as HTML: each run of cells with one style a `<span>` in its colours and weight
+/// (the terminal's own colours for `Reset`: a dark background).
+fn frame_html(buf: &Buffer) -> String {
+    fn css(c: Color, default: &str) -> String {
+        match c {
+            Color::Reset => default.to_string(),
+            Color::Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
+            Color::Black => "#000000".into(),
+            Color::White => "#ffffff".into(),
+            Color::Gray => "#c0c0c0".into(),
+            Color::DarkGray => "#808080".into(),
+            Color::Yellow => "#e0e000".into(),
+            other => format!("{other}").to_lowercase(),
+        }
+    }
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let (fg0, bg0) = ("#d0d0d0", "#1c1c1c");
+    let mut out = format!(
+        "<pre style=\"background:{bg0};color:{fg0};font-size:11px;line-height:1.25;padding:6px;overflow-x:auto\">"
+    );
+    for y in 0..buf.area.height {
+        let mut x = 0;
+        while x < buf.area.width {
+            let first = &buf[(x, y)];
+            let key = (first.fg, first.bg, first.modifier);
+            let mut text = String::new();
+            while x < buf.area.width
+                && (buf[(x, y)].fg, buf[(x, y)].bg, buf[(x, y)].modifier) == key
+            {
+                text.push_str(buf[(x, y)].symbol());
+                x += 1;
+            }
+            let (mut fg, mut bg) = (css(key.0, fg0), css(key.1, bg0));
+            if key.2.contains(Modifier::REVERSED) {
+                std::mem::swap(&mut fg, &mut bg);
+            }
+            let mut style = format!("color:{fg};background:{bg}");
+            if key.2.contains(Modifier::BOLD) {
+                style.push_str(";font-weight:bold");
+            }
+            if key.2.contains(Modifier::UNDERLINED) {
+                style.push_str(";text-decoration:underline");
+            }
+            if key.2.contains(Modifier::DIM) {
+                style.push_str(";opacity:0.6");
+            }
+            out.push_str(&format!("<span style=\"{style}\">{}</span>", esc(&text)));
+        }
+        out.push('\n');
+    }
+    out.push_str("</pre>\n");
+    out
+}
+
+/// The book's screenshots of each theme are real frames (100×30, the projector size),
+/// rendered as HTML with their colours; `BLESS=1` rewrites them.
+#[test]
+fn book_theme_captures_are_current() {
+    use tui::Palette;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("book/src/captures");
+    let shots = [
+        (
+            "theme-dark-100x30.html",
+            Theme::build(Some(Palette::Dark), false, false),
+        ),
+        (
+            "theme-light-100x30.html",
+            Theme::build(Some(Palette::Light), false, false),
+        ),
+        (
+            "theme-high-contrast-100x30.html",
+            Theme::build(Some(Palette::HighContrast), false, false),
+        ),
+        (
+            "theme-big-no-color-100x30.html",
+            Theme::build(None, true, true),
+        ),
+    ];
+    let bless = std::env::var_os("BLESS").is_some();
+    for (file, theme) in shots {
+        let (_, t) = themed(theme, (100, 30));
+        let html = frame_html(t.backend().buffer());
+        let path = dir.join(file);
+        if bless {
+            std::fs::write(&path, &html).unwrap();
+            continue;
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == html,
+            "{} is stale; run `BLESS=1 cargo test --test it tui::book_theme`",
+            path.display()
+        );
+    }
+}
+
+/// `lesson play` in the dashboard keeps the step's heading and text in the lesson pane while
+/// the Output shows its commands, at the projector size too; the prompt shows the cue, not
+/// a stale hint; Esc stops it and the pane goes.
+#[test]
+fn lesson_play_keeps_the_step_in_view() {
+    for size in [(100, 30), LARGE] {
+        let mut a = app(crate::common::lab(), size);
+        let mut ev = typed("lesson play ch2-core-ideas --speed 50");
+        ev.push(key(KeyCode::Enter));
+        drive(&mut a, size, ev);
+        for _ in 0..60 {
+            a.update(tui::Action::Tick);
+        }
+        let view = a
+            .lesson
+            .clone()
+            .expect("the playback's step is in the lesson pane");
+        assert!(view.title.starts_with("lesson play: "), "{view:?}");
+        assert!(view.text.starts_with("Step "), "{view:?}");
+        assert!(view.position.contains("Esc stops"), "{view:?}");
+        let t = frame(&mut a, size);
+        let text = screen_text(t.backend().buffer());
+        let heading = view.text.lines().next().unwrap();
+        let words: String = heading.chars().take(20).collect();
+        assert!(text.contains(&words), "{words:?} not on screen:\n{text}");
+        assert!(
+            text.contains("▶ playing · Esc stops") || text.contains("▶ Enter"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("lesson play ID"),
+            "no stale usage hint: {text}"
+        );
+        drive(&mut a, size, vec![key(KeyCode::Esc)]);
+        assert!(a.playback.is_none());
+        assert!(a.lesson.is_none(), "the pane goes with the playback");
+    }
+}
+
+/// Issue 36: `dash --record` on a real terminal (a pty from util-linux `script`) writes a
+/// valid asciicast v2 file whose last event clears the screen, so the shell's prompt does
+/// not overprint the last frame after `asciinema play`. Skipped without `script` or /proc.
+#[test]
+fn a_dashboard_recording_ends_with_a_clear_screen() {
+    use std::process::{Command, Stdio};
+    let has_script = Command::new("script")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has_script || !std::path::Path::new("/proc/self/task").exists() {
+        eprintln!("skipped: no util-linux script or /proc");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_cni-csi-lab");
+    let dir = std::env::temp_dir().join(format!("lab-dash-cast-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cast = dir.join("dash.cast");
+    let mut script = Command::new("script")
+        .args([
+            "-qefc",
+            &format!(
+                "stty rows 30 cols 100; exec {bin} dash --record {}",
+                cast.display()
+            ),
+            "/dev/null",
+        ])
+        .env("TERM", "xterm")
+        .env("SHELL", "/bin/sh")
+        .env("CNI_CSI_LAB_HISTORY", "")
+        .env("CNI_CSI_LAB_PROGRESS", "")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("script runs");
+    let children = format!("/proc/{0}/task/{0}/children", script.id());
+    let start = std::time::Instant::now();
+    let child = loop {
+        let text = std::fs::read_to_string(&children).unwrap_or_default();
+        if let Some(pid) = text.split_whitespace().find(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/exe"))
+                .is_ok_and(|exe| exe == std::path::Path::new(bin))
+        }) {
+            break pid.to_string();
+        }
+        if start.elapsed().as_secs() >= 20 {
+            let _ = script.kill();
+            let _ = script.wait();
+            panic!("the dashboard did not start under script within 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &child])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let start = std::time::Instant::now();
+    while script.try_wait().unwrap().is_none() {
+        if start.elapsed().as_secs() >= 20 {
+            let _ = Command::new("kill").args(["-KILL", &child]).status();
+            let _ = script.kill();
+            let _ = script.wait();
+            panic!("the dashboard was still running 20 s after SIGTERM");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&cast).expect("the recording");
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut lines = text.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert_eq!(header["version"], 2);
+    let events: Vec<serde_json::Value> = lines
+        .map(|l| serde_json::from_str(l).expect("an event is JSON"))
+        .collect();
+    assert!(events.len() >= 2, "frames were recorded: {text}");
+    let drawn: String = events.iter().filter_map(|e| e[2].as_str()).collect();
+    assert!(
+        drawn.contains("cni-csi-lab"),
+        "a frame of the dashboard: {drawn:?}"
+    );
+    let last = events.last().unwrap();
+    assert_eq!(last[1], "o");
+    assert!(
+        last[2]
+            .as_str()
+            .unwrap()
+            .ends_with(cni_csi_lab::cast::CLEAR_SCREEN),
+        "{last}"
+    );
+}
+
+/// Issue 35: the IPAM pane guessed "(no pod: raw `cni add`?)" for every lease no pod holds,
+/// and showed the old network's store as `range ? · free 0`. A lease whose pod was deleted
+/// after a network switch (its DEL ran the new chain) is labelled a leak, the store as one
+/// the node's config no longer names; a raw `cni add` is named as such.
+#[test]
+fn the_ipam_pane_labels_a_lease_the_old_chain_left_behind() {
+    let mut a = after(
+        crate::common::lab(),
+        LARGE,
+        &[
+            "pod create web --node node-1",
+            "cni add raw1 --node node-2",
+            "network use calico-bgp",
+            "pod delete web",
+            "show ipam node-1",
+        ],
+    );
+    let text = screen_text(frame(&mut a, LARGE).backend().buffer());
+    assert!(text.contains("leaked (net changed)"), "{text}");
+    assert!(
+        text.contains("not in the node's network config now"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("range ?") && !text.contains("free 0"),
+        "{text}"
+    );
+    let mut a = after(
+        crate::common::lab(),
+        LARGE,
+        &["cni add raw1 --node node-1", "show ipam node-1"],
+    );
+    let text = screen_text(frame(&mut a, LARGE).backend().buffer());
+    assert!(text.contains("raw `cni add`"), "{text}");
 }

@@ -17,11 +17,11 @@ fn run(lab: &mut Lab, line: &str) -> String {
 /// Give pod `name` a `net1` macvlan on its node's eth0 with `addr`, as the plugin does.
 fn macvlan(lab: &mut Lab, name: &str, addr: &str, mode: &str) {
     let key = format!("default/{name}");
-    let node = lab.cluster.pods[&("default".to_string(), name.to_string())]
+    let node = lab.cluster().pods[&("default".to_string(), name.to_string())]
         .spec
         .node_name
         .clone();
-    let rt = lab.nodes.get_mut(&node).expect("node");
+    let rt = lab.nodes_mut().get_mut(&node).expect("node");
     let netns = rt.sandboxes[&key].netns.clone();
     let ns = rt.host.netns.get_mut(&netns).expect("netns");
     let mut link = Link::new(

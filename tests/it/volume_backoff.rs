@@ -31,7 +31,7 @@ fn a_node_stage_failing_twice_converges_in_a_second_and_a_half() {
     let out = run(&mut lab, "tick 1s");
     assert!(out.contains("NodeStageVolume #"), "{out}");
     assert_eq!(phase(&lab, "web"), "Running");
-    assert_eq!(lab.clock, Millis::ms(1500));
+    assert_eq!(lab.clock(), Millis::ms(1500));
     // Two FailedMount events, and no pod worker backoff on the way.
     let d = run(&mut lab, "describe pod web");
     assert_eq!(d.matches("FailedMount").count(), 2, "{d}");
@@ -55,14 +55,14 @@ fn a_failed_unmount_is_logged_and_retried_without_an_event() {
     );
     assert!(!out.contains("FailedKillPod"), "{out}");
     assert!(
-        lab.cluster.pods.contains_key(&key("web")),
+        lab.cluster().pods.contains_key(&key("web")),
         "still Terminating"
     );
     run(&mut lab, "tick 500ms");
-    assert!(lab.cluster.pods.contains_key(&key("web")), "failed again");
+    assert!(lab.cluster().pods.contains_key(&key("web")), "failed again");
     let out = run(&mut lab, "tick 1s");
     assert!(out.contains("NodeUnstageVolume #"), "{out}");
-    assert!(!lab.cluster.pods.contains_key(&key("web")));
+    assert!(!lab.cluster().pods.contains_key(&key("web")));
 }
 
 #[test]
@@ -88,12 +88,12 @@ fn a_restarted_kubelet_forgets_its_volume_backoffs() {
         "fault inject NodeStageVolume --code INTERNAL --times 1",
     );
     run(&mut lab, "pod create web --pvc data");
-    assert!(!lab.kubelets["node-2"].volume_ops.is_empty());
+    assert!(!lab.kubelets()["node-2"].volume_ops.is_empty());
     // kubelet dies after staging db: the backoffs were in the process that died.
     run(&mut lab, "fault inject kubelet-after-stage --node node-2");
     let out = run(&mut lab, "pod create api --pvc db");
     assert!(out.contains("kubelet died"), "{out}");
-    assert!(lab.kubelets["node-2"].volume_ops.is_empty());
+    assert!(lab.kubelets()["node-2"].volume_ops.is_empty());
     run(&mut lab, "tick 10");
     assert_eq!(phase(&lab, "web"), "Running");
     assert_eq!(phase(&lab, "api"), "Running");

@@ -11,8 +11,8 @@ use lab_engine::engine::Lab;
 
 /// The node a claim's PV is pinned to (its node affinity's node key), or "" without one.
 fn pv_node(lab: &Lab, claim: &str) -> String {
-    let pv = &lab.cluster.pvcs[&key(claim)].spec.volume_name;
-    let pv = &lab.cluster.pvs[&(String::new(), pv.clone())];
+    let pv = &lab.cluster().pvcs[&key(claim)].spec.volume_name;
+    let pv = &lab.cluster().pvs[&(String::new(), pv.clone())];
     let Some(a) = &pv.spec.node_affinity else {
         return String::new();
     };
@@ -95,7 +95,7 @@ fn the_scheduler_follows_the_volume_and_a_pinned_pod_elsewhere_never_starts() {
         out.contains("Successfully assigned default/app to node-2"),
         "{out}"
     );
-    assert_eq!(lab.cluster.pods[&key("app")].status.phase, "Running");
+    assert_eq!(lab.cluster().pods[&key("app")].status.phase, "Running");
     run(&mut lab, "pod delete app");
     // Pinned to node-1: the attach fails with the driver's NOT_FOUND.
     let out = run(&mut lab, "pod create stray --node node-1 --pvc data");
@@ -104,18 +104,18 @@ fn the_scheduler_follows_the_volume_and_a_pinned_pod_elsewhere_never_starts() {
             && out.contains("Not matching Node ID node-1 to hostpath Node ID node-2"),
         "{out}"
     );
-    assert_eq!(lab.cluster.pods[&key("stray")].status.phase, "Pending");
+    assert_eq!(lab.cluster().pods[&key("stray")].status.phase, "Pending");
 }
 
 #[test]
 fn without_attach_kubelet_reports_the_node_affinity_check() {
     let mut lab = crate::common::lab();
     let mut driver =
-        lab.cluster.csi_drivers[&(String::new(), "hostpath.csi.lab".to_string())].clone();
+        lab.cluster().csi_drivers[&(String::new(), "hostpath.csi.lab".to_string())].clone();
     driver.spec.attach_required = false;
-    lab.cluster.csi_drivers().update(driver).unwrap();
+    lab.cluster_mut().csi_drivers().update(driver).unwrap();
     run(&mut lab, "pvc create data --size 1Gi");
-    let pv = lab.cluster.pvcs[&key("data")].spec.volume_name.clone();
+    let pv = lab.cluster().pvcs[&key("data")].spec.volume_name.clone();
     let out = run(&mut lab, "pod create stray --node node-1 --pvc data");
     assert!(
         out.contains(&format!(
@@ -162,10 +162,10 @@ fn no_registered_node_means_no_topology_and_a_retry() {
         out.contains("failed to provision volume with StorageClass \"standard\": error generating accessibility requirements: no available topology found"),
         "{out}"
     );
-    assert_eq!(lab.cluster.pvcs[&key("data")].status.phase, "Pending");
+    assert_eq!(lab.cluster().pvcs[&key("data")].status.phase, "Pending");
     run(&mut lab, "node add node-1 --zone zone-1");
     run(&mut lab, "tick 1");
-    assert_eq!(lab.cluster.pvcs[&key("data")].status.phase, "Bound");
+    assert_eq!(lab.cluster().pvcs[&key("data")].status.phase, "Bound");
     assert_eq!(pv_node(&lab, "data"), "node-1");
 }
 
@@ -188,15 +188,15 @@ fn a_multi_node_volume_is_reachable_from_every_node() {
     assert_eq!(pv_node(&lab, "shared"), "node-1,node-2");
     run(&mut lab, "pod create r1 --node node-1 --pvc shared");
     run(&mut lab, "pod create r2 --node node-2 --pvc shared");
-    assert_eq!(lab.cluster.pods[&key("r1")].status.phase, "Running");
-    assert_eq!(lab.cluster.pods[&key("r2")].status.phase, "Running");
+    assert_eq!(lab.cluster().pods[&key("r1")].status.phase, "Running");
+    assert_eq!(lab.cluster().pods[&key("r2")].status.phase, "Running");
 }
 
 #[test]
 fn describe_pv_prints_the_node_affinity_as_kubectl_does() {
     let mut lab = crate::common::lab();
     run(&mut lab, "pvc create data --size 1Gi");
-    let pv = lab.cluster.pvcs[&key("data")].spec.volume_name.clone();
+    let pv = lab.cluster().pvcs[&key("data")].spec.volume_name.clone();
     let d = run(&mut lab, &format!("describe pv {pv}"));
     let want = "\
 Capacity:          1Gi

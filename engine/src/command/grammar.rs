@@ -169,6 +169,16 @@ pub enum Command {
     },
     /// Start over with the default cluster
     Reset(ResetArgs),
+    /// Play a script for a class: its `# comments` as captions, each command typed out and run, paced
+    #[command(
+        after_help = "In the REPL and the dashboard the script is typed out live: --step waits for Enter before each command
+(Esc or q stops), --pace waits that long between commands (default 2s). In a script (`run`), the commands
+run one after another with their captions. A line starting with `!` is meant to fail.
+Examples:
+  play assets/demo.lab --step
+  play class/vxlan.lab --pace 3s"
+    )]
+    Play(PlayArgs),
     /// Print text (useful in scripts)
     Echo(EchoArgs),
     /// Save the whole lab (objects, node state, logs) to a versioned JSON file, atomically
@@ -950,6 +960,19 @@ pub enum ModeArg {
     Step,
 }
 
+/// `play` arguments.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct PlayArgs {
+    /// The script
+    pub file: String,
+    /// Wait for Enter before each command
+    #[arg(long, conflicts_with = "pace")]
+    pub step: bool,
+    /// The pause between commands (default 2s): seconds (3) or a duration (500ms, 2s)
+    #[arg(long, value_name = "DURATION", value_parser = crate::util::time::parse_tick)]
+    pub pace: Option<crate::util::time::Millis>,
+}
+
 /// `reset` arguments.
 #[derive(Debug, Args, Clone, PartialEq)]
 pub struct ResetArgs {
@@ -1429,6 +1452,12 @@ pub enum LessonCmd {
     Reset,
     /// Leave the lesson (progress is kept)
     Stop,
+    /// Hand in the lesson in progress: write FILE with every line you typed in it (and the
+    /// files they read) and your progress, for a teacher's `cni-csi-lab grade`
+    Submit {
+        /// The file to write (JSON)
+        file: String,
+    },
     /// Play a lesson's steps as a demo: text, then each reference command and its output
     Play {
         /// Lesson id

@@ -83,7 +83,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("Views", &["show"]),
     ("Time and control loops", &["tick", "mode", "reconcile"]),
-    ("Lessons", &["lesson", "hint", "skip", "back"]),
+    ("Lessons", &["lesson", "hint", "skip", "back", "play"]),
     (
         "Session",
         &[

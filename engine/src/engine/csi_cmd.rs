@@ -581,19 +581,29 @@ impl Lab {
 
     /// `show volumes [NODE]`: every claim's path from PVC to publish targets.
     pub fn show_volumes(&self, node: Option<&str>) -> Result<Outcome, LabError> {
+        self.show_volumes_seen(node).map(|(out, _)| out)
+    }
+
+    /// `show volumes [NODE]`, with the rows it printed.
+    pub(super) fn show_volumes_seen(
+        &self,
+        node: Option<&str>,
+    ) -> Result<(Outcome, Vec<crate::engine::volume_view::VolumeRow>), LabError> {
         let rows = crate::engine::volume_view::volume_rows(self);
         let mut out = Outcome::empty();
+        let mut shown = Vec::new();
         if rows.is_empty() {
             out.line(Line::styled(
                 "No volumes yet — try `pvc create data --size 1Gi` and `pod create web --node node-1 --pvc data`",
                 Role::Dim,
             ));
-            return Ok(out);
+            return Ok((out, shown));
         }
         for r in rows {
             if node.is_some_and(|n| r.node.as_deref() != Some(n)) {
                 continue;
             }
+            shown.push(r.clone());
             out.line(
                 Line::new()
                     .push(format!("pvc/{}", r.pvc), Role::Name)
@@ -643,6 +653,6 @@ impl Lab {
                 }
             }
         }
-        Ok(out)
+        Ok((out, shown))
     }
 }

@@ -194,7 +194,10 @@ pub fn classify(cmd: &Command) -> Class {
         | Command::Mode { .. }
         | Command::Reconcile { .. } => Class::Change,
         Command::Reset(_) | Command::Load(_) => Class::Restart,
-        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back => Class::Restart,
+        // The lesson desk runs these (and journals the commands a `play` runs, one by one).
+        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back | Command::Play(_) => {
+            Class::Restart
+        }
     }
 }
 

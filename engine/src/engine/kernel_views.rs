@@ -6,8 +6,10 @@
 use super::{Lab, LabError};
 use crate::cni::host::{Link, LinkKind, Netns};
 use crate::command::grammar::NetworkCmd;
-use crate::netd::Backend;
+use crate::net::trace::Enforcement;
+use crate::netd::IMPLEMENTATIONS;
 use crate::render::{Line, Outcome, Role};
+use std::collections::BTreeMap;
 
 impl Lab {
     fn kernel_node(&self, node: &str) -> Result<&crate::node::NodeRuntime, LabError> {
@@ -136,30 +138,48 @@ impl Lab {
     /// `network show` / `network use NAME`.
     pub fn network_cmd(&mut self, cmd: NetworkCmd) -> Result<Outcome, LabError> {
         match cmd {
-            NetworkCmd::Show => Ok(match &self.network {
-                crate::netd::Network::Flannel(f) => self.flannel_card(f),
-                crate::netd::Network::Calico(c) => self.calico_card(c),
-                crate::netd::Network::Cilium(c) => self.cilium_card(c),
-            }),
+            NetworkCmd::Show => Ok(self.network_card()),
             NetworkCmd::Compare => Ok(self.network_compare()),
             NetworkCmd::Use { name, cidr } => self.network_use(&name, cidr.as_deref()),
             NetworkCmd::Multus { state } => self.multus_cmd(&state),
         }
     }
 
+    /// `network show`: the running network's card.
+    fn network_card(&self) -> Outcome {
+        let card = self.network.card(&self.network_view());
+        let mut out = Outcome::empty();
+        out.line(
+            Line::new()
+                .push(format!("network {}", self.network.name()), Role::Name)
+                .push(card.deployed, Role::Dim),
+        );
+        for (k, v) in &card.rows {
+            out.plain(format!("  {k:<14} {v}"));
+        }
+        if let Some((node, path, text)) = card.file {
+            Self::header(&mut out, format!("{node} (host)"), &format!("cat {path}"));
+            for l in text.lines() {
+                out.plain(format!("  {l}"));
+            }
+        }
+        out
+    }
+
     /// `network compare`: the implementations side by side, the running one marked.
     fn network_compare(&self) -> Outcome {
         let mut out = Outcome::empty();
         let running = self.network.name();
-        let width = crate::netd::NETWORKS
+        let width = IMPLEMENTATIONS
             .iter()
-            .map(|(n, _)| n.len())
+            .map(|i| i.name.len())
             .max()
             .unwrap_or(0);
-        for (row, cells) in crate::netd::COMPARISON {
-            out.line(Line::styled((*row).to_string(), Role::Header));
-            for ((name, _), cell) in crate::netd::NETWORKS.iter().zip(cells.iter()) {
-                let mark = if *name == running { "*" } else { " " };
+        for (row, property) in crate::netd::COMPARED.iter().enumerate() {
+            out.line(Line::styled((*property).to_string(), Role::Header));
+            for i in IMPLEMENTATIONS {
+                let (name, cell) = (i.name, i.compare[row]);
+                let mark = if name == running { "*" } else { " " };
                 out.plain(format!("  {mark} {name:<width$}  {cell}"));
             }
         }
@@ -173,13 +193,13 @@ impl Lab {
     }
 
     fn network_use(&mut self, name: &str, cidr: Option<&str>) -> Result<Outcome, LabError> {
-        let known: Vec<&str> = crate::netd::NETWORKS.iter().map(|(n, _)| *n).collect();
-        if !known.contains(&name) {
+        let Some(implementation) = IMPLEMENTATIONS.iter().find(|i| i.name == name) else {
+            let known: Vec<&str> = IMPLEMENTATIONS.iter().map(|i| i.name).collect();
             return Err(LabError::msg(format!(
                 "unknown network {name:?}: the lab runs {}",
                 known.join(", ")
             )));
-        }
+        };
         let network: ipnet::IpNet = match cidr {
             None => self.network.cluster_cidr(),
             Some(c) => super::validate::cidr(c).map_err(LabError::msg)?,
@@ -192,74 +212,80 @@ impl Lab {
             ));
             return Ok(out);
         }
-        let next = match name {
-            "calico-bgp" => crate::netd::Network::Calico(Box::new(
-                crate::netd::Calico::new(network).map_err(LabError::msg)?,
-            )),
-            "cilium" => crate::netd::Network::Cilium(Box::new(
-                crate::netd::cilium::agent::CiliumNetwork::new(network).map_err(LabError::msg)?,
-            )),
-            other => {
-                let backend = if other == "flannel-vxlan" {
-                    Backend::Vxlan
-                } else {
-                    Backend::HostGw
-                };
-                crate::netd::Network::Flannel(crate::netd::Flannel::new(backend))
-            }
-        };
+        let next = (implementation.build)(network).map_err(LabError::msg)?;
         // The old implementation's daemons are removed with what they programmed.
-        match &mut self.network {
-            crate::netd::Network::Flannel(f) => {
-                let backend = f.backend;
-                f.switch(backend, network, &mut self.nodes);
-            }
-            crate::netd::Network::Calico(_) => crate::netd::Calico::uninstall(&mut self.nodes),
-            crate::netd::Network::Cilium(_) => {
-                crate::netd::cilium::agent::CiliumNetwork::uninstall(&mut self.nodes)
-            }
-        }
+        self.network.stop(&mut self.nodes);
         self.network = next;
-        let note = match &mut self.network {
-            crate::netd::Network::Flannel(f) => {
-                let backend = f.backend;
-                f.switch(backend, network, &mut self.nodes);
-                "flanneld restarted on every node with the new backend; pods keep the network they were created with"
-            }
-            crate::netd::Network::Calico(_) => {
-                "calico-node started on every node: 10-calico.conflist (calico, calico-ipam, portmap) now sorts first in /etc/cni/net.d; pods created from now on get Calico's network, running ones keep theirs"
-            }
-            crate::netd::Network::Cilium(_) => {
-                "cilium-agent started on every node with a podCIDR: cilium_host, cilium_net, cilium_vxlan and the tunnel routes; 05-cilium.conflist (cilium-cni) now sorts first in /etc/cni/net.d; pods created from now on are Cilium endpoints, running ones keep their network"
-            }
-        };
-        self.run_network();
+        self.network_start();
         // Multus's entrypoint regenerates 00-multus.conf[list] from the new primary config.
         self.multus_resync();
         out.line(
             Line::new()
                 .push(format!("network {name} ({network})"), Role::Name)
                 .push(" running", Role::Good)
-                .push(format!("  {note}"), Role::Dim),
+                .push(format!("  {}", self.network.started()), Role::Dim),
         );
+        out.extend(self.active_confs_line());
         Ok(out)
+    }
+
+    /// Which file the runtime now takes on each node (the first in `/etc/cni/net.d` that
+    /// parses): pods created from now on get its network, running pods keep theirs.
+    fn active_confs_line(&self) -> Outcome {
+        let mut by_file: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        for (node, rt) in &self.nodes {
+            let file = match rt.confdir.active() {
+                Ok((file, _)) => file,
+                Err(_) => "no valid network config".to_string(),
+            };
+            by_file.entry(file).or_default().push(node.as_str());
+        }
+        let mut out = Outcome::empty();
+        if by_file.is_empty() {
+            return out;
+        }
+        let uses: Vec<String> = if by_file.len() == 1 {
+            by_file
+                .into_keys()
+                .map(|f| format!("{f} on every node"))
+                .collect()
+        } else {
+            by_file
+                .into_iter()
+                .map(|(f, nodes)| match nodes.as_slice() {
+                    [_, _, _, _, _, ..] => {
+                        format!("{f} on {} nodes ({}, …)", nodes.len(), nodes[0])
+                    }
+                    few => format!("{f} on {}", few.join(", ")),
+                })
+                .collect()
+        };
+        let whose = if uses.len() == 1 {
+            "its"
+        } else {
+            "their node's file's"
+        };
+        out.line(Line::styled(
+            format!(
+                "  the runtime now takes {}: pods created from now on get {whose} network, running pods keep theirs",
+                uses.join("; ")
+            ),
+            Role::Dim,
+        ));
+        out
     }
 
     /// `show bgp NODE`: `calicoctl node status` and `birdcl show route` on the node.
     pub fn show_bgp(&self, node: &str) -> Result<Outcome, LabError> {
         let rt = self.kernel_node(node)?;
-        let crate::netd::Network::Calico(c) = &self.network else {
+        let Some(mesh) = self.network.bgp() else {
             return Err(LabError::msg(format!(
-                "{} runs no BGP (flannel routes by {}); `network use calico-bgp` runs Calico's BIRD mesh",
+                "{} runs no BGP ({}); `network use calico-bgp` runs Calico's BIRD mesh",
                 self.network.name(),
-                if self.network.name() == "flannel-vxlan" {
-                    "VXLAN tunnels"
-                } else {
-                    "static routes via the peers' addresses"
-                }
+                self.network.routing()
             )));
         };
-        let lines = c.mesh.status(node, Some(&rt.host)).map_err(LabError::msg)?;
+        let lines = mesh.status(node, Some(&rt.host)).map_err(LabError::msg)?;
         let mut out = Outcome::empty();
         Self::header(
             &mut out,
@@ -285,14 +311,17 @@ impl Lab {
         identities: bool,
     ) -> Result<Outcome, LabError> {
         self.kernel_node(node)?;
-        let Some(state) = self.cilium_state() else {
+        let view = self.network_view();
+        let Some(state) = self.network.bpf(&view) else {
             return Err(LabError::msg(format!(
                 "{} loads no BPF programs or maps (it {}); `network use cilium` runs Cilium's agent",
                 self.network.name(),
-                if self.network.name() == "calico-bgp" {
-                    "enforces NetworkPolicy with iptables: `show iptables NODE --table filter`"
-                } else {
-                    "enforces no NetworkPolicy"
+                match self.network.enforcement() {
+                    Enforcement::Iptables => {
+                        "enforces NetworkPolicy with iptables: `show iptables NODE --table filter`"
+                    }
+                    // (An eBPF data path always has its maps: netd's tests check it.)
+                    Enforcement::None | Enforcement::Bpf => "enforces no NetworkPolicy",
                 }
             )));
         };
@@ -352,199 +381,6 @@ impl Lab {
         );
         Ok(out)
     }
-
-    fn cilium_card(&self, c: &crate::netd::cilium::agent::CiliumNetwork) -> Outcome {
-        let mut out = Outcome::empty();
-        out.line(
-            Line::new()
-                .push(format!("network {}", c.name()), Role::Name)
-                .push(
-                    "  Cilium as its Helm chart deploys it (routingMode tunnel, tunnelProtocol vxlan) with ipam.mode kubernetes: cilium-agent on every node",
-                    Role::Dim,
-                ),
-        );
-        let pools: Vec<String> = self
-            .cluster
-            .nodes
-            .values()
-            .map(|n| {
-                match self
-                    .nodes
-                    .get(n.name())
-                    .and_then(|rt| rt.host.cilium.as_ref())
-                {
-                    Some(a) => format!(
-                        "{} {} (router {}, {} in use)",
-                        n.name(),
-                        a.pod_cidr,
-                        a.router_ip,
-                        a.endpoints_in_use()
-                    ),
-                    None => format!("{} none (no podCIDR: the agent waits)", n.name()),
-                }
-            })
-            .collect();
-        let shown = if pools.len() > 6 {
-            format!("{} … ({} nodes)", pools[..6].join(", "), pools.len())
-        } else if pools.is_empty() {
-            "none (no nodes)".to_string()
-        } else {
-            pools.join(", ")
-        };
-        let rows: Vec<(&str, String)> = vec![
-            ("routing", "tunnel: every node routes each podCIDR `via <router IP> dev cilium_host` (its own without, the others' with mtu 1450); bpf_lxc at each pod's lxc… device looks the destination up in the ipcache and redirects to a local endpoint or encapsulates to the ipcache's tunnel endpoint (`show bpf NODE`)".to_string()),
-            ("encapsulation", format!("VXLAN on cilium_vxlan (external mode, UDP {}): the tunnel endpoint comes from the ipcache per packet, the VNI carries the source's security identity; 50 bytes of overhead", crate::netd::cilium::agent::VXLAN_PORT)),
-            ("MTU", "devices 1500 (eth0's); the tunnel routes and the pods' default route say mtu 1450 (route MTU = device MTU − 50)".to_string()),
-            ("IPAM", "kubernetes: each node's agent hands out addresses from its Node.spec.podCIDR (the first one is its router IP on cilium_host); a pod gets a /32 on eth0 with `default via <router IP> dev eth0 mtu 1450` and `<router IP> dev eth0 scope link`".to_string()),
-            ("masquerade", format!("Helm's default is iptables masquerading (enableIPv4Masquerade true, bpf.masquerade false) of traffic from the pods to outside {}; not modelled: traces keep the pod source", c.cidr)),
-            ("NetworkPolicy", "enforced by bpf_lxc at each endpoint's lxc device with per-endpoint policy maps (cilium_policy_<id>, keyed by the peer's security identity); `show bpf NODE --policy POD`, `show bpf NODE --identities`".to_string()),
-            ("cluster CIDR", format!("{} (the podCIDRs kube-controller-manager allocated)", c.cidr)),
-        ];
-        card_rows(&mut out, &rows, ("pools", &shown));
-        out
-    }
-
-    fn calico_card(&self, c: &crate::netd::Calico) -> Outcome {
-        let mut out = Outcome::empty();
-        out.line(
-            Line::new()
-                .push(format!("network {}", c.name()), Role::Name)
-                .push(
-                    "  Calico as calico.yaml deploys it with CALICO_IPV4POOL_IPIP=Never: calico-node (BIRD, Felix) on every node",
-                    Role::Dim,
-                ),
-        );
-        let blocks: Vec<String> = c.datastore.read(|d| {
-            self.cluster
-                .nodes
-                .values()
-                .map(|n| {
-                    let mine: Vec<String> = d
-                        .blocks_of(n.name())
-                        .iter()
-                        .map(|b| format!("{} ({} in use)", b.cidr, b.in_use()))
-                        .collect();
-                    if mine.is_empty() {
-                        format!("{} none yet", n.name())
-                    } else {
-                        format!("{} {}", n.name(), mine.join(" "))
-                    }
-                })
-                .collect()
-        });
-        let shown = if blocks.len() > 6 {
-            format!("{} … ({} nodes)", blocks[..6].join(", "), blocks.len())
-        } else if blocks.is_empty() {
-            "none (no nodes)".to_string()
-        } else {
-            blocks.join(", ")
-        };
-        let rows: Vec<(&str, String)> = vec![
-            ("routing", format!("BGP: BIRD on every node peers with every other (node-to-node mesh, AS {}) and programs `<block> via <peer> dev eth0 proto bird` for each peer's blocks; its own blocks are `blackhole … proto bird`. Needs the nodes on one L2 segment, or routers that peer too (`show bgp NODE`)", crate::netd::calico::AS_NUMBER)),
-            ("encapsulation", "none (ipipMode and vxlanMode Never): pod packets cross the underlay as they are".to_string()),
-            ("MTU", "1500: /var/lib/calico/mtu (no encapsulation overhead); the conflist's \"mtu\": 0 reads it".to_string()),
-            ("IPAM", format!("calico-ipam: IPPool {} {} with blockSize {}; each node claims /{} blocks as it needs them (not its podCIDR), a pod gets a /32 on eth0 with default via 169.254.1.1, which the host's cali… veth answers by proxy ARP", c.pool.name, c.pool.cidr, c.pool.block_size, c.pool.block_size)),
-            ("masquerade", format!("Felix (natOutgoing): cali-nat-outgoing in nat POSTROUTING masquerades traffic from {} to outside it", c.pool.cidr)),
-            ("NetworkPolicy", "enforced by Felix in filter FORWARD: cali-FORWARD → cali-from-wl-dispatch / cali-to-wl-dispatch → cali-fw-<iface> / cali-tw-<iface> → cali-po-… / cali-pi-… per policy; `show iptables NODE --table filter`, `show ipset NODE`".to_string()),
-            ("cluster CIDR", format!("{} (the pool's CIDR)", c.pool.cidr)),
-        ];
-        card_rows(&mut out, &rows, ("blocks", &shown));
-        out
-    }
-
-    fn flannel_card(&self, f: &crate::netd::Flannel) -> Outcome {
-        let mut out = Outcome::empty();
-        out.line(
-            Line::new()
-                .push(format!("network {}", f.name()), Role::Name)
-                .push(
-                    "  flannel v0.28 as kube-flannel.yml deploys it: flanneld --ip-masq --kube-subnet-mgr on every node",
-                    Role::Dim,
-                ),
-        );
-        let uplink = 1500;
-        let rows: Vec<(&str, String)> = vec![
-            (
-                "backend",
-                match f.backend {
-                    Backend::HostGw => "host-gw: every node routes each peer's pod subnet via the peer's InternalIP (the nodes must share one L2 segment)".to_string(),
-                    Backend::Vxlan => "vxlan: flannel.1 (VNI 1, local = InternalIP, dev eth0, UDP 8472, nolearning); per peer a permanent neighbour, an FDB entry and an onlink route".to_string(),
-                },
-            ),
-            (
-                "encapsulation",
-                match f.backend {
-                    Backend::HostGw => "none: pod packets cross the underlay as they are".to_string(),
-                    Backend::Vxlan => "VXLAN in UDP: 50 bytes of outer IPv4, UDP, VXLAN and inner Ethernet headers".to_string(),
-                },
-            ),
-            (
-                "MTU",
-                format!(
-                    "{} (FLANNEL_MTU in /run/flannel/subnet.env; eth0 is {uplink}){}",
-                    f.mtu(uplink),
-                    if f.backend == Backend::Vxlan {
-                        "; the lab's conflist sets no mtu, so pods get 1500: larger packets with DF do not fit flannel.1"
-                    } else {
-                        ""
-                    }
-                ),
-            ),
-            (
-                "masquerade",
-                format!(
-                    "flanneld (--ip-masq: FLANNEL-POSTRTG in nat POSTROUTING) masquerades traffic leaving {}; pod-to-pod keeps its source. The lab's conflist gives bridge ipMasq false, as flannel's plugin does; a bridge with ipMasq true masquerades traffic to other nodes' pods too",
-                    f.network
-                ),
-            ),
-            (
-                "NetworkPolicy",
-                "not enforced: flannel programs no policy, so the API server stores NetworkPolicies and nothing on the nodes acts on them (Canal pairs flannel with Calico's Felix for that; `network use calico-bgp` enforces them)".to_string(),
-            ),
-            ("cluster CIDR", format!("{} (net-conf.json Network)", f.network)),
-        ];
-        for (k, v) in rows {
-            out.plain(format!("  {k:<14} {v}"));
-        }
-        let mut leases: Vec<String> = Vec::new();
-        for n in self.cluster.nodes.values() {
-            let name = n.name();
-            match (f.lease_of(name), f.problem(name)) {
-                (Some(s), _) => leases.push(format!("{name} {s}")),
-                (None, Some(p)) => leases.push(format!("{name} none ({p})")),
-                (None, None) => leases.push(format!("{name} none")),
-            }
-        }
-        let shown = if leases.len() > 6 {
-            format!("{} … ({} nodes)", leases[..6].join(", "), leases.len())
-        } else if leases.is_empty() {
-            "none (no nodes)".to_string()
-        } else {
-            leases.join(", ")
-        };
-        out.plain(format!("  {:<14} {shown}", "leases"));
-        if let Some((name, rt)) = self.nodes.iter().next() {
-            if let Some(env) = rt.host.files.get(crate::netd::flannel::SUBNET_ENV) {
-                Self::header(
-                    &mut out,
-                    format!("{name} (host)"),
-                    &format!("cat {}", crate::netd::flannel::SUBNET_ENV),
-                );
-                for l in env.lines() {
-                    out.plain(format!("  {l}"));
-                }
-            }
-        }
-        out
-    }
-}
-
-/// A network card's rows, then the per-node line (leases, blocks, pools).
-fn card_rows(out: &mut Outcome, rows: &[(&str, String)], last: (&str, &str)) {
-    for (k, v) in rows {
-        out.plain(format!("  {k:<14} {v}"));
-    }
-    out.plain(format!("  {:<14} {}", last.0, last.1));
 }
 
 /// `ip -d addr` for a namespace: index, name (`@peer` for a veth), flags, MTU, master,

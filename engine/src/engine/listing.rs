@@ -102,6 +102,11 @@ impl Lab {
     /// `get KIND/NAME…` of several kinds. Named objects print in the order given; a missing
     /// one is NotFound after the rest print, as kubectl does.
     pub fn get(&self, g: &GetArgs) -> Result<Outcome, LabError> {
+        self.get_seen(g).map(|(out, _)| out)
+    }
+
+    /// `get`, with what it showed: the objects listed, and the format.
+    pub(super) fn get_seen(&self, g: &GetArgs) -> Result<(Outcome, super::seen::Seen), LabError> {
         let args: Vec<&str> = std::iter::once(g.kind.as_str())
             .chain(g.names.iter().map(String::as_str))
             .collect();
@@ -259,7 +264,20 @@ impl Lab {
                 }
             }
         };
-        LabError::after(out, errors)
+        let seen = super::seen::Seen::Got {
+            objects: selections
+                .iter()
+                .flat_map(|(kind, sel)| kind.kept_refs(self, sel))
+                .collect(),
+            format: match g.output {
+                None => "table",
+                Some(OutputFormat::Wide) => "wide",
+                Some(OutputFormat::Json) => "json",
+                Some(OutputFormat::Yaml) => "yaml",
+                Some(OutputFormat::Name) => "name",
+            },
+        };
+        LabError::after(out, errors).map(|out| (out, seen))
     }
 
     /// The names of `kind` in `ns` that exist, in order; a NotFound for each other one.

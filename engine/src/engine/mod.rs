@@ -189,45 +189,46 @@ pub use crate::kubelet::SYNC_BACKOFF;
 /// The whole lab.
 pub struct Lab {
     /// The API server's objects.
-    pub cluster: Cluster,
+    pub(crate) cluster: Cluster,
     /// Per-node runtime state.
-    pub nodes: BTreeMap<String, NodeRuntime>,
+    pub(crate) nodes: BTreeMap<String, NodeRuntime>,
     /// The nodes' podCIDRs and InternalIPs, indexed for `node add`'s checks.
-    pub node_index: node_index::NodeIndex,
+    pub(crate) node_index: node_index::NodeIndex,
     /// The plugin binaries every node has in /opt/cni/bin.
-    pub registry: Arc<Registry>,
+    pub(crate) registry: Arc<Registry>,
     /// The call log.
-    pub calls: CallLog,
+    pub(crate) calls: CallLog,
     /// The wire log.
-    pub wire: WireLog,
+    pub(crate) wire: WireLog,
     /// The logical clock (milliseconds since the lab started; `tick` advances it).
-    pub clock: crate::util::time::Millis,
+    pub(crate) clock: crate::util::time::Millis,
     /// Auto or step.
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// Pods whose kubelet has work to do (not yet running, being deleted, or waiting for a
     /// resize on the node).
-    pub dirty: BTreeSet<(String, String)>,
+    pub(crate) dirty: BTreeSet<(String, String)>,
     /// The kubelet of each node, by node name (see `crate::kubelet`).
-    pub kubelets: BTreeMap<String, crate::kubelet::Kubelet>,
+    pub(crate) kubelets: BTreeMap<String, crate::kubelet::Kubelet>,
     /// kube-scheduler.
-    pub scheduler: crate::controllers::Scheduler,
+    pub(crate) scheduler: crate::controllers::Scheduler,
     /// The storage controllers and sidecars, each with its own state.
-    pub storage: crate::storage::StorageControllers,
+    pub(crate) storage: crate::storage::StorageControllers,
     /// The conflist template new nodes get (`{{.PodCIDR}}` filled per node).
-    pub conf_template: Arc<str>,
+    pub(crate) conf_template: Arc<str>,
     /// The CSI driver `hostpath.csi.lab`: its controller and every node plugin.
-    pub driver: crate::csi::Driver,
+    pub(crate) driver: crate::csi::Driver,
     /// How the lab started and every command that changed it (for `save`/`load`).
-    pub journal: journal::Journal,
+    pub(crate) journal: journal::Journal,
     /// Armed faults and what they broke (`fault inject`, see `crate::faults`).
-    pub faults: crate::faults::Faults,
-    /// The network implementation's node daemons (flanneld on every node).
-    pub network: crate::netd::Network,
+    pub(crate) faults: crate::faults::Faults,
+    /// The network implementation's node daemons (flanneld on every node by default; `network
+    /// use` switches), driven through `crate::netd::Network` alone.
+    pub(crate) network: Box<dyn crate::netd::Network>,
     /// Whether Multus's DaemonSet runs (`network multus on`, see `crate::netd::multus`).
-    pub multus: bool,
+    pub(crate) multus: bool,
     /// What the lab is given from outside: the files a command names and, in real mode
     /// (`--real-cni`), the real plugins (see `crate::edge`).
-    pub edges: crate::edge::Edges,
+    pub(crate) edges: crate::edge::Edges,
     /// What the current command's views showed (see [`seen`]); taken by [`Lab::run`].
     pub(crate) shown: Vec<seen::Seen>,
 }
@@ -262,14 +263,14 @@ pub const DEFAULT_CONF_NAME: &str = "10-lab.conflist";
 pub fn is_front_end_command(cmd: &Command) -> bool {
     matches!(
         cmd,
-        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back
+        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back | Command::Play(_)
     )
 }
 
 /// The error for a lesson command that reached the engine itself.
 fn front_end_only() -> LabError {
     LabError::msg(
-        "`lesson`, `hint`, `skip` and `back` run in the lab's front ends (the lesson desk), not in the engine",
+        "`lesson`, `hint`, `skip`, `back` and `play` run in the lab's front ends (the lesson desk), not in the engine",
     )
 }
 
@@ -293,7 +294,7 @@ impl Lab {
             driver: crate::csi::Driver::default(),
             journal: journal::Journal::new(journal::Start::Empty),
             faults: crate::faults::Faults::default(),
-            network: crate::netd::Network::default(),
+            network: crate::netd::default_network(),
             multus: false,
             edges: crate::edge::Edges::default(),
             shown: Vec::new(),
@@ -441,10 +442,9 @@ impl Lab {
         if self.mode == Mode::Auto {
             self.reconcile();
         }
-        // Node agents are not stepped controllers: calico-node and cilium-agent take in
-        // every change.
-        self.run_calico();
-        self.run_cilium();
+        // Node agents are not stepped controllers: the network's daemons take in every
+        // change (calico-node, cilium-agent; flanneld acts on Node events alone).
+        self.network_sync();
         match result {
             Ok(mut out) => {
                 out.extend(self.calls_since(mark));
@@ -489,8 +489,14 @@ impl Lab {
             Command::Csi(c) => self.csi(c),
             Command::Fault(c) => self.fault(c),
             Command::Show(s) => self.show(s),
-            Command::Get(g) => self.get(&g),
-            Command::Describe(d) => self.describe(&d),
+            Command::Get(g) => self.get_seen(&g).map(|(out, seen)| {
+                self.shown.push(seen);
+                out
+            }),
+            Command::Describe(d) => self.describe_seen(&d).map(|(out, seen)| {
+                self.shown.push(seen::Seen::Described(seen));
+                out
+            }),
             Command::Delete(d) => self.delete(d),
             Command::Apply(a) => self.apply_manifest(&a),
             Command::Label(a) => self.label(&a),
@@ -589,9 +595,11 @@ impl Lab {
             Command::Explain(e) => {
                 command::explain::explain(e.topic.as_deref()).map_err(LabError::msg)
             }
-            Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back => {
-                Err(front_end_only())
-            }
+            Command::Lesson(_)
+            | Command::Hint
+            | Command::Skip
+            | Command::Back
+            | Command::Play(_) => Err(front_end_only()),
         }
     }
 
@@ -952,6 +960,151 @@ impl Clone for Lab {
         };
         lab.network.relink(&mut lab.nodes);
         lab
+    }
+}
+
+/// What the front ends and the tests read of the lab, besides running lines and the view
+/// models (`crate::dash`, `node_view`, `volume_view`, `ipam_view`): the clock, the mode, the
+/// typed call and wire logs, the names of what exists.
+impl Lab {
+    /// The logical clock.
+    pub fn clock(&self) -> Millis {
+        self.clock
+    }
+
+    /// Auto or step.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The call log (typed records; text is made when a view renders them).
+    pub fn calls(&self) -> &CallLog {
+        &self.calls
+    }
+
+    /// The wire log.
+    pub fn wire(&self) -> &WireLog {
+        &self.wire
+    }
+
+    /// Whether real mode (`--real-cni`) runs the real plugins beside the model.
+    pub fn real_mode(&self) -> bool {
+        self.edges.real.is_some()
+    }
+
+    /// The nodes' names, in order.
+    pub fn node_names(&self) -> impl Iterator<Item = &str> {
+        self.nodes.keys().map(String::as_str)
+    }
+
+    /// Whether a node of this name exists.
+    pub fn has_node(&self, name: &str) -> bool {
+        self.nodes.contains_key(name)
+    }
+
+    /// How many nodes and pods the API server holds.
+    pub fn counts(&self) -> (usize, usize) {
+        (self.cluster.nodes.len(), self.cluster.pods.len())
+    }
+
+    /// The node a pod (`(namespace, name)`) is bound to, if the pod exists (empty while
+    /// unscheduled).
+    pub fn pod_node(&self, key: &(String, String)) -> Option<&str> {
+        self.cluster
+            .pods
+            .get(key)
+            .map(|p| p.spec.node_name.as_str())
+    }
+
+    /// From now on, the commands run read no file (a file they name is answered as a
+    /// replay with no files is: `cni conf load` takes the built-in example of that name),
+    /// as lesson code runs; returns what [`Lab::restore_files`] puts back.
+    pub fn read_no_files(&mut self) -> Option<BTreeMap<String, String>> {
+        self.journal.swap_replay_files(Some(Default::default()))
+    }
+
+    /// Undo [`Lab::read_no_files`].
+    pub fn restore_files(&mut self, saved: Option<BTreeMap<String, String>>) {
+        self.journal.swap_replay_files(saved);
+    }
+
+    /// The file that sorts first in any node's `/etc/cni/net.d`.
+    pub fn first_conf_file(&self) -> Option<&str> {
+        self.nodes
+            .values()
+            .filter_map(|n| n.confdir.files.keys().next())
+            .min()
+            .map(String::as_str)
+    }
+
+    /// A pod's podIP (empty before it has one), if the pod exists.
+    pub fn pod_ip(&self, key: &(String, String)) -> Option<&str> {
+        self.cluster.pods.get(key).map(|p| p.status.pod_ip.as_str())
+    }
+
+    /// The first pod in the API server's order, as `(namespace, name)`.
+    pub fn first_pod(&self) -> Option<(&str, &str)> {
+        self.cluster
+            .pods
+            .keys()
+            .next()
+            .map(|(ns, n)| (ns.as_str(), n.as_str()))
+    }
+
+    /// The API server's store, read-only: for tests and tools that check the model itself
+    /// (front ends read view models; `tests/it/architecture.rs` holds them to it).
+    #[doc(hidden)]
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    /// Every node's runtime (its kernel model, net.d, libcni's cache, sandboxes): for tests
+    /// and tools that check the model itself.
+    #[doc(hidden)]
+    pub fn nodes(&self) -> &BTreeMap<String, NodeRuntime> {
+        &self.nodes
+    }
+
+    /// Whether Multus's DaemonSet runs (`network multus on`).
+    pub fn multus_on(&self) -> bool {
+        self.multus
+    }
+
+    /// The cluster's API objects for writing, bypassing admission and controllers (tests
+    /// that set up a state no command makes).
+    #[doc(hidden)]
+    pub fn cluster_mut(&mut self) -> &mut Cluster {
+        &mut self.cluster
+    }
+
+    /// [`Lab::nodes`], to set a node's state up by hand in a test.
+    #[doc(hidden)]
+    pub fn nodes_mut(&mut self) -> &mut BTreeMap<String, NodeRuntime> {
+        &mut self.nodes
+    }
+
+    /// The CSI driver: for tests that check the model itself.
+    #[doc(hidden)]
+    pub fn driver(&self) -> &crate::csi::Driver {
+        &self.driver
+    }
+
+    /// The journal `save` writes: for tests that check the model itself.
+    #[doc(hidden)]
+    pub fn journal(&self) -> &journal::Journal {
+        &self.journal
+    }
+
+    /// The kubelets: for tests that check the model itself.
+    #[doc(hidden)]
+    pub fn kubelets(&self) -> &BTreeMap<String, crate::kubelet::Kubelet> {
+        &self.kubelets
+    }
+
+    /// The pods a kubelet has work for: for tests that check the model itself.
+    #[doc(hidden)]
+    pub fn dirty(&self) -> &BTreeSet<(String, String)> {
+        &self.dirty
     }
 }
 

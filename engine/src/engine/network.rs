@@ -1,5 +1,7 @@
-//! NetworkPolicy commands, `reach`, `trace` and the node route view: the engine builds the
-//! plain-data [`ClusterNet`] from its objects and the node kernels, and asks `crate::net`.
+//! The network's daemons as the engine drives them (`crate::netd::Network`: a Node event,
+//! the pass after each command), NetworkPolicy commands, `reach`, `trace` and the node route
+//! view: the plain-data [`ClusterNet`] is built from the objects and the node kernels
+//! (`crate::netd::view`), and `crate::net` is asked.
 
 use super::{Lab, LabError};
 use crate::cluster::Object;
@@ -9,285 +11,51 @@ use crate::net::policy::{
     IntOrString, NetworkPolicyEgressRule, NetworkPolicyIngressRule, NetworkPolicyPeer,
     NetworkPolicyPort, NetworkPolicySpec, Protocol,
 };
-use crate::net::{ClusterNet, Flow, NodeNet, PodNet, Policy};
+use crate::net::{ClusterNet, Flow};
 use crate::render::{Line, Outcome, Role, Table};
-use std::net::IpAddr;
-
-/// What a watcher saw change (see [`Lab::changes_since`]).
-#[derive(Debug, Default)]
-struct Changes {
-    /// Pods added, changed or deleted (`namespace/name`).
-    pods: std::collections::BTreeSet<String>,
-    /// A policy, namespace or node changed.
-    others: bool,
-}
 
 impl Lab {
-    /// The network daemons (every node's flanneld) resync with every Node object.
-    pub fn run_network(&mut self) -> bool {
-        self.network_event(None)
+    /// The running network's `--network` name (`flannel-host-gw`).
+    pub fn network_name(&self) -> &'static str {
+        self.network.name()
     }
 
-    /// The network daemons handle a Node event (`Some(node)`: that node was added or
-    /// changed) or resync with every Node (`None`).
-    pub fn network_event(&mut self, node: Option<&str>) -> bool {
-        if matches!(self.network, crate::netd::Network::Calico(_)) {
-            return self.run_calico();
-        }
-        if matches!(self.network, crate::netd::Network::Cilium(_)) {
-            return self.run_cilium();
-        }
-        let crate::netd::Network::Flannel(flannel) = &mut self.network else {
-            return false;
+    /// The network's daemons, and what they are handed (see `crate::netd::Ctx`).
+    fn daemons(&mut self) -> (&mut dyn crate::netd::Network, crate::netd::Ctx<'_>) {
+        let cx = crate::netd::Ctx {
+            api: &self.cluster,
+            faults: &self.faults,
+            clock: self.clock,
+            calls: &mut self.calls,
+            nodes: &mut self.nodes,
         };
-        fn lease(
-            n: &crate::cluster::Object<crate::cluster::NodeSpec>,
-        ) -> crate::netd::flannel::NodeLease<'_> {
-            crate::netd::flannel::NodeLease {
-                name: n.name(),
-                pod_cidr: &n.spec.pod_cidr,
-                internal_ip: n.status.internal_ip(),
-            }
-        }
-        // An event names one Node: look it up (Nodes are keyed by name) rather than walk
-        // them all, which made each `node add` cost O(nodes).
-        let nodes: Vec<crate::netd::flannel::NodeLease<'_>> = match node {
-            Some(name) => {
-                let key = (crate::cluster::no_namespace(), name.to_string());
-                self.cluster
-                    .nodes
-                    .get(&key)
-                    .map(lease)
-                    .into_iter()
-                    .collect()
-            }
-            None => self.cluster.nodes.values().map(lease).collect(),
-        };
-        let (calls, clock) = (&mut self.calls, self.clock);
-        flannel.reconcile(
-            &nodes,
-            node.is_none(),
-            &mut self.nodes,
-            &mut |node, line| {
-                calls.push(crate::record::CallEvent::step(
-                    clock,
-                    crate::record::Actor::on(crate::record::Agent::Flanneld, node),
-                    "error",
-                    line.to_string().into(),
-                    crate::record::Level::Warning,
-                ));
-            },
-        )
+        (self.network.as_mut(), cx)
     }
 
-    /// Every node's calico-node (when the cluster runs Calico) takes in what changed since
-    /// its last pass: nodes, pods, policies, namespaces, the IPAM blocks. Cheap when nothing
-    /// did (the API server's resourceVersion and the datastore's generation say so).
-    pub fn run_calico(&mut self) -> bool {
-        let crate::netd::Network::Calico(calico) = &self.network else {
-            return false;
-        };
-        let ips: Vec<(String, Option<std::net::Ipv4Addr>, bool)> = self
-            .cluster
-            .nodes
-            .values()
-            .map(|n| {
-                (
-                    n.name().to_string(),
-                    n.status.internal_ip().and_then(|i| i.parse().ok()),
-                    !self.faults.node_down(n.name()),
-                )
-            })
-            .collect();
-        let nodes: Vec<crate::netd::calico::CalicoNode<'_>> = ips
-            .iter()
-            .map(|(name, ip, up)| crate::netd::calico::CalicoNode {
-                name,
-                ip: *ip,
-                up: *up,
-            })
-            .collect();
-        let rv = self.cluster.revs.resource_version;
-        if calico.up_to_date(&nodes, rv) {
-            return false;
-        }
-        // What Felix must look at again, from the watch events since the last pass.
-        let changes = calico.seen_rv().and_then(|since| self.changes_since(since));
-        let work = match changes {
-            Some(c)
-                if !c.others
-                    && !calico.nodes_changed(&nodes)
-                    && (c.pods.is_empty() || self.cluster.policies.is_empty()) =>
-            {
-                crate::netd::calico::FelixWork::Pods(
-                    c.pods
-                        .into_iter()
-                        .map(|key| {
-                            let (ns, name) = key.split_once('/').unwrap_or(("", key.as_str()));
-                            let now = self
-                                .cluster
-                                .pods
-                                .get(&(ns.to_string(), name.to_string()))
-                                .map(|p| p.spec.node_name.clone())
-                                .filter(|n| !n.is_empty());
-                            (key, now)
-                        })
-                        .collect(),
-                )
-            }
-            _ => crate::netd::calico::FelixWork::All,
-        };
-        let net = match &work {
-            crate::netd::calico::FelixWork::All => self.cluster_net(),
-            crate::netd::calico::FelixWork::Pods(changed) => {
-                self.cluster_net_where(changed.iter().filter_map(|(key, _)| {
-                    let (ns, name) = key.split_once('/')?;
-                    self.cluster.pods.get(&(ns.to_string(), name.to_string()))
-                }))
-            }
-        };
-        // BIRD's `since` column shows whole seconds.
-        let clock = self.clock.whole_secs();
-        let crate::netd::Network::Calico(calico) = &mut self.network else {
-            return false;
-        };
-        let changed = calico.reconcile(&nodes, rv, clock, &net, &work, &mut self.nodes);
-        if calico.seen_rv().is_none() {
-            // A node needs a full resync.
-            let net = self.cluster_net();
-            let crate::netd::Network::Calico(calico) = &mut self.network else {
-                return changed;
-            };
-            calico.reconcile(
-                &nodes,
-                rv,
-                clock,
-                &net,
-                &crate::netd::calico::FelixWork::All,
-                &mut self.nodes,
-            );
-        }
-        changed
+    /// The network's DaemonSet rolls out: every node's daemon lists what it watches.
+    pub(crate) fn network_start(&mut self) {
+        let (network, mut cx) = self.daemons();
+        network.start(&mut cx);
     }
 
-    /// The API writes after resourceVersion `since`, as a watcher of pods, policies,
-    /// namespaces and nodes sees them: the pods' keys, and whether anything else changed.
-    /// `None` when the watch window no longer reaches back that far (a relist).
-    fn changes_since(&self, since: u64) -> Option<Changes> {
-        use crate::cluster::ApiKind;
-        let revs = &self.cluster.revs;
-        let mut c = Changes::default();
-        let mut oldest = u64::MAX;
-        for e in revs.events.iter().rev() {
-            if e.resource_version <= since {
-                break;
-            }
-            oldest = e.resource_version;
-            match e.kind {
-                ApiKind::Pod => {
-                    c.pods.insert(e.key.clone());
-                }
-                ApiKind::NetworkPolicy | ApiKind::Namespace | ApiKind::Node => c.others = true,
-                _ => {}
-            }
-        }
-        // Every write bumps the resourceVersion once and records one event: a gap means
-        // the window dropped some.
-        if revs.resource_version > since && oldest != since + 1 {
-            return None;
-        }
-        Some(c)
+    /// The network's daemons learn of a new Node (and one starts on it).
+    pub(crate) fn network_node_added(&mut self, node: &str) {
+        let (network, mut cx) = self.daemons();
+        network.node_added(&mut cx, node);
     }
 
-    /// Every node's cilium-agent (when the cluster runs Cilium) takes in what changed: nodes
-    /// (podCIDR, InternalIP), pods, policies, namespaces, and the pods' sandbox IDs (the
-    /// endpoints' container IDs, as the CNI plugin passed them). Cheap when nothing did.
-    pub fn run_cilium(&mut self) -> bool {
-        let crate::netd::Network::Cilium(cilium) = &self.network else {
-            return false;
-        };
-        let info: Vec<(String, Option<ipnet::Ipv4Net>, Option<std::net::Ipv4Addr>)> = self
-            .cluster
-            .nodes
-            .values()
-            .map(|n| {
-                (
-                    n.name().to_string(),
-                    n.spec.pod_cidr.parse().ok(),
-                    n.status.internal_ip().and_then(|i| i.parse().ok()),
-                )
-            })
-            .collect();
-        let nodes: Vec<crate::netd::cilium::agent::CiliumNode<'_>> = info
-            .iter()
-            .map(|(name, cidr, ip)| crate::netd::cilium::agent::CiliumNode {
-                name,
-                pod_cidr: *cidr,
-                ip: *ip,
-            })
-            .collect();
-        let rv = self.cluster.revs.resource_version;
-        if cilium.up_to_date(&nodes, rv) {
-            return false;
-        }
-        let crate::netd::Network::Cilium(cilium) = &mut self.network else {
-            return false;
-        };
-        cilium.reconcile(&nodes, rv, &mut self.nodes)
+    /// The network's daemons take in what the last command changed.
+    pub(crate) fn network_sync(&mut self) {
+        let (network, mut cx) = self.daemons();
+        network.sync(&mut cx);
     }
 
-    /// The Cilium agents' state (identities, ipcaches, endpoints, policy maps), when the
-    /// cluster runs Cilium: built from the cluster on the first read after a change.
-    pub fn cilium_state(&self) -> Option<&crate::netd::cilium::Cilium> {
-        let crate::netd::Network::Cilium(c) = &self.network else {
-            return None;
-        };
-        Some(c.state(|| {
-            let ids: std::collections::BTreeMap<String, String> = self
-                .nodes
-                .values()
-                .flat_map(|rt| {
-                    rt.sandboxes
-                        .iter()
-                        .map(|(k, sb)| (k.clone(), sb.id.clone()))
-                })
-                .collect();
-            (self.cluster_net(), ids)
-        }))
-    }
-
-    /// The nodes alone as `crate::net` sees them (podCIDR, InternalIP, the bridge's address):
-    /// all that route tables need, so they stay cheap with many pods.
-    fn node_nets(&self) -> ClusterNet {
-        let mut net = ClusterNet::default();
-        for n in self.cluster.nodes.values() {
-            let mut nn = NodeNet::new(
-                n.name(),
-                n.spec.pod_cidr.parse().ok(),
-                n.status.internal_ip().and_then(|ip| ip.parse().ok()),
-            );
-            if let Some(rt) = self.nodes.get(n.name()) {
-                // The bridge's address (flannel's cni0), or Cilium's router IP on cilium_host.
-                nn.gateway = rt
-                    .host
-                    .root
-                    .links
-                    .values()
-                    .find(|l| l.kind == crate::cni::host::LinkKind::Bridge && !l.addrs.is_empty())
-                    .or_else(|| {
-                        rt.host
-                            .root
-                            .links
-                            .get(crate::netd::cilium::agent::HOST_DEV)
-                            .filter(|_| rt.host.cilium.is_some())
-                    })
-                    .and_then(|l| l.addrs.first())
-                    .and_then(|a| a.split('/').next())
-                    .and_then(|a| a.parse::<IpAddr>().ok());
-            }
-            net.nodes.push(nn);
+    /// What a view of the network reads: the API objects and the nodes.
+    pub(crate) fn network_view(&self) -> crate::netd::View<'_> {
+        crate::netd::View {
+            api: &self.cluster,
+            nodes: &self.nodes,
         }
-        net
     }
 
     /// A node's main routing table in `ip route` form, as its kernel holds it: the
@@ -308,63 +76,7 @@ impl Lab {
     /// The network as `crate::net` sees it: nodes (podCIDR, InternalIP, cni0's address),
     /// pods (labels, IP, host veth), namespaces and policies.
     pub fn cluster_net(&self) -> ClusterNet {
-        self.cluster_net_where(self.cluster.pods.values())
-    }
-
-    /// [`Lab::cluster_net`] with only the pods `keep` picks.
-    fn cluster_net_where<'p>(
-        &self,
-        pods: impl Iterator<Item = &'p crate::cluster::Object<crate::cluster::objects::PodSpec>>,
-    ) -> ClusterNet {
-        let mut net = self.node_nets();
-        for p in pods {
-            let mut pn = PodNet::new(&p.metadata.namespace, p.name(), &p.spec.node_name);
-            pn.labels = p.metadata.labels.clone();
-            pn.ip = p.status.pod_ip.parse().ok();
-            let sandbox = self
-                .nodes
-                .get(&p.spec.node_name)
-                .and_then(|n| n.sandboxes.get(&p.key()));
-            pn.netns = sandbox.map(|sb| sb.netns.clone());
-            let root = self.nodes.get(&p.spec.node_name).map(|n| &n.host.root);
-            pn.host_veth = sandbox
-                .and_then(|sb| {
-                    sb.result.interfaces.iter().find(|i| {
-                        i.sandbox.is_empty()
-                            && root.and_then(|r| r.links.get(&i.name)).is_some_and(|l| {
-                                matches!(l.kind, crate::cni::host::LinkKind::Veth { .. })
-                            })
-                    })
-                })
-                .map(|i| i.name.clone())
-                // A plugin that reports only the pod's interface (cilium-cni): the host end
-                // of the pod's veth, its peer.
-                .or_else(|| {
-                    let sb = sandbox?;
-                    let host = &self.nodes.get(&p.spec.node_name)?.host;
-                    match &host.netns.get(&sb.netns)?.links.get(&pn.ifname)?.kind {
-                        crate::cni::host::LinkKind::Veth { peer, peer_netns }
-                            if peer_netns.is_empty() =>
-                        {
-                            Some(peer.clone())
-                        }
-                        _ => None,
-                    }
-                });
-            net.pods.push(pn);
-        }
-        for ns in self.cluster.namespaces.values() {
-            net.namespaces
-                .insert(ns.name().to_string(), ns.metadata.labels.clone());
-        }
-        for p in self.cluster.policies.values() {
-            net.policies.push(Policy {
-                namespace: p.metadata.namespace.clone(),
-                name: p.name().to_string(),
-                spec: p.spec.clone(),
-            });
-        }
-        net
+        crate::netd::view::cluster_net(&self.network_view())
     }
 
     /// Dispatch `policy …`.
@@ -489,12 +201,11 @@ impl Lab {
         let net = self.cluster_net();
         let flow = self.flow(&net, a)?;
         let size = a.size.unwrap_or(crate::net::trace::DEFAULT_SIZE);
-        let datapath = self
-            .cilium_state()
-            .map(crate::netd::cilium::agent::Datapath);
-        let bpf = datapath
-            .as_ref()
-            .map(|d| d as &dyn crate::net::bpf::BpfDatapath);
+        let view = self.network_view();
+        let bpf = self
+            .network
+            .bpf(&view)
+            .map(|c| c as &dyn crate::net::bpf::BpfDatapath);
         let trace = crate::net::trace::trace(
             &net,
             &self.fabric(bpf),

@@ -209,6 +209,64 @@ pub fn sandbox_owner<'a>(lab: &'a Lab, node: &str, container_id: &str) -> Option
         .map(|(k, _)| k.as_str())
 }
 
+/// Who accounts for a host-local lease on a node, as the node's own files tell: a sandbox,
+/// libcni's result cache, or nothing that will ever DEL it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeaseHolder<'a> {
+    /// A pod whose sandbox has this container ID (`ns/name`).
+    Pod(&'a str),
+    /// No pod, but libcni cached the attachment under the network the node uses: a raw
+    /// `cni add`, which `cni del` releases.
+    Attachment,
+    /// No pod, and only a network the node no longer uses cached it: a pod torn down after
+    /// the switch (with the config in use at that moment, as containerd does), or a raw
+    /// `cni add` made before it. A DEL now runs the new chain, which never reaches this
+    /// store: a leak, and host-local has no GC.
+    OtherChain {
+        /// The file of `/etc/cni/net.d` the node uses now (whose chain ran the DEL).
+        active: String,
+    },
+    /// No pod and nothing cached: no runtime will send a DEL (containerd died mid-ADD).
+    Leaked,
+}
+
+impl LeaseHolder<'_> {
+    /// True when nothing that will ever send a DEL accounts for the lease.
+    pub fn leaked(&self) -> bool {
+        matches!(self, LeaseHolder::OtherChain { .. } | LeaseHolder::Leaked)
+    }
+}
+
+/// Who accounts for the lease of this container ID and interface on a node (`None` for a
+/// node that does not exist).
+pub fn lease_holder<'a>(
+    lab: &'a Lab,
+    node: &str,
+    container_id: &str,
+    ifname: &str,
+) -> Option<LeaseHolder<'a>> {
+    let rt = lab.nodes.get(node)?;
+    if let Some(pod) = sandbox_owner(lab, node, container_id) {
+        return Some(LeaseHolder::Pod(pod));
+    }
+    let active = rt.confdir.active().ok();
+    let mut cached = rt
+        .cache
+        .keys()
+        .filter(|(_, c, i)| c == container_id && (ifname.is_empty() || i == ifname))
+        .map(|(net, _, _)| net.as_str())
+        .peekable();
+    if cached.peek().is_none() {
+        return Some(LeaseHolder::Leaked);
+    }
+    match active {
+        Some((_, list)) if cached.any(|net| net == list.name) => Some(LeaseHolder::Attachment),
+        Some((file, _)) => Some(LeaseHolder::OtherChain { active: file }),
+        // No usable config: nothing can DEL it now, but the cache keeps it for when one is.
+        None => Some(LeaseHolder::Attachment),
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // host-local's lease files.
 
@@ -356,5 +414,39 @@ mod tests {
         assert!(dir.holds(lease));
         assert_eq!((dir.len(), dir.cursor_count()), (1, 1));
         assert!(ipam_files(&lab, "nope").is_none());
+    }
+
+    /// The holder of each kind of lease: a pod, a raw `cni add`, a pod torn down through
+    /// another network's chain (after `network use calico-bgp` the DEL runs Calico's chain
+    /// and never reaches lab-net's host-local), and an ADD that never finished (nothing cached).
+    #[test]
+    fn a_lease_is_held_by_a_pod_an_attachment_or_nothing() {
+        let mut lab = Lab::new();
+        lab.execute("pod create web --node node-1").unwrap();
+        lab.execute("cni add raw1 --node node-1").unwrap();
+        let web = sandbox(&lab, "node-1", "default/web").unwrap().id;
+        assert_eq!(
+            lease_holder(&lab, "node-1", &web, "eth0"),
+            Some(LeaseHolder::Pod("default/web"))
+        );
+        assert_eq!(
+            lease_holder(&lab, "node-1", "raw1", "eth0"),
+            Some(LeaseHolder::Attachment)
+        );
+        lab.execute("network use calico-bgp").unwrap();
+        lab.execute("pod delete web").unwrap();
+        let h = lease_holder(&lab, "node-1", &web, "eth0").unwrap();
+        assert_eq!(
+            h,
+            LeaseHolder::OtherChain {
+                active: "10-calico.conflist".into()
+            }
+        );
+        assert!(h.leaked());
+        assert_eq!(
+            lease_holder(&lab, "node-1", "never-added", "eth0"),
+            Some(LeaseHolder::Leaked)
+        );
+        assert_eq!(lease_holder(&lab, "nope", &web, "eth0"), None);
     }
 }

@@ -141,9 +141,9 @@ impl Lab {
             crate::storage::registration::register_csi_node(&mut super::ctx!(self), name);
         }
 
-        // The network's DaemonSet starts flanneld on the new node; every node's flanneld
-        // learns the new lease (in step mode too: daemons are not the learner's hops).
-        self.network_event(Some(name));
+        // The network's DaemonSet starts its daemon on the new node; every node's daemon
+        // learns of the Node (in step mode too: daemons are not the learner's hops).
+        self.network_node_added(name);
         // Multus's DaemonSet starts its entrypoint on the new node too.
         if self.multus {
             self.multus_install(name);

@@ -77,6 +77,39 @@ pub enum Seen {
     Events(u64, u64),
     /// The files of a node's `/etc/cni/net.d` (`cni conf show`).
     Conf(Vec<ConfDir>),
+    /// Objects described (`describe`), each with the events its description showed.
+    Described(Vec<Described>),
+    /// Objects listed (`get`), in the format asked for.
+    Got {
+        /// The objects, in the order printed.
+        objects: Vec<ObjectRef>,
+        /// `table`, `wide`, `json`, `yaml` or `name`.
+        format: &'static str,
+    },
+    /// The API server's watch events listed (`show watch`), in order.
+    Watch(Vec<crate::cluster::WatchEvent>),
+    /// Claims and where their volumes stand (`show volumes`): the rows printed.
+    Volumes(Vec<super::volume_view::VolumeRow>),
+}
+
+/// One object `describe` showed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Described {
+    /// The object.
+    pub object: ObjectRef,
+    /// The events of its Events section (none when the section was left out).
+    pub events: Vec<EventSeen>,
+}
+
+/// One event as `describe` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventSeen {
+    /// `Warning` (true) or `Normal`.
+    pub warning: bool,
+    /// The reason (`FailedAttachVolume`).
+    pub reason: &'static str,
+    /// The message as printed.
+    pub message: String,
 }
 
 /// Where a table or a link lives: a node's host namespace, or a pod's.

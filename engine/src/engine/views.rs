@@ -143,8 +143,16 @@ impl Lab {
                 Ok(out)
             }
             ShowCmd::Ipset { node } => self.show_ipset(&node),
-            ShowCmd::Volumes { node } => self.show_volumes(node.as_deref()),
-            ShowCmd::Watch { since } => Ok(self.show_watch(since)),
+            ShowCmd::Volumes { node } => {
+                let (out, rows) = self.show_volumes_seen(node.as_deref())?;
+                self.shown.push(Seen::Volumes(rows));
+                Ok(out)
+            }
+            ShowCmd::Watch { since } => {
+                let events = self.cluster.revs.events_since(since).cloned().collect();
+                self.shown.push(Seen::Watch(events));
+                Ok(self.show_watch(since))
+            }
         }
     }
 
@@ -159,29 +167,21 @@ impl Lab {
         }
     }
 
-    /// A lease no sandbox and no cached attachment accounts for has leaked (for example
-    /// after `fault inject containerd-after-ipam`): say so, with the DEL that releases it.
-    fn leak_note(&self, node: &str, container_id: &str) -> String {
-        let cached = self
-            .nodes
-            .get(node)
-            .is_some_and(|n| n.cache.keys().any(|(_, cid, _)| cid == container_id));
-        if cached {
-            return String::new();
+    /// The note after a lease: the pod that holds it, or why nothing does (a raw `cni add`
+    /// is cached; a lease whose pod was torn down through another network's chain, or
+    /// whose ADD never finished, has leaked).
+    fn lease_note(&self, node: &str, container_id: &str, ifname: &str) -> String {
+        use super::node_view::LeaseHolder;
+        match super::node_view::lease_holder(self, node, container_id, ifname) {
+            Some(LeaseHolder::Pod(pod)) => format!("   (pod {pod})"),
+            Some(LeaseHolder::Attachment) | None => String::new(),
+            Some(LeaseHolder::OtherChain { active }) => format!(
+                "   (leaked: no pod; a DEL now runs {active}'s chain, which never reaches this store)"
+            ),
+            Some(LeaseHolder::Leaked) => format!(
+                "   (leaked: no sandbox or cached attachment; `cni del {container_id} --node {node}` releases it)"
+            ),
         }
-        format!(
-            "   (leaked: no sandbox or cached attachment; `cni del {container_id} --node {node}` releases it)"
-        )
-    }
-
-    /// Which pod owns a sandbox ID on a node, for annotating IPAM files.
-    fn owner_of(&self, node: &str, container_id: &str) -> Option<String> {
-        self.nodes.get(node).and_then(|n| {
-            n.sandboxes
-                .iter()
-                .find(|(_, s)| s.id == container_id)
-                .map(|(k, _)| format!("pod {k}"))
-        })
     }
 
     fn show_ipam(&self, node: Option<&str>) -> Result<(Outcome, Seen), LabError> {
@@ -216,10 +216,7 @@ impl Lab {
                 }
                 out.line(head);
                 for (ip, lease) in store.leases() {
-                    let owner = self
-                        .owner_of(&n, &lease.container_id)
-                        .map(|o| format!("   ({o})"))
-                        .unwrap_or_else(|| self.leak_note(&n, &lease.container_id));
+                    let owner = self.lease_note(&n, &lease.container_id, &lease.ifname);
                     out.line(
                         Line::new()
                             .push(format!("  {:<20}", ip.to_string()), Role::Name)
@@ -503,6 +500,15 @@ impl Lab {
     /// after the others print; and `describe KIND X` that finds no `X` describes the objects
     /// whose names start with `X` (`DescribeMatchingResources`), without events.
     pub fn describe(&self, d: &DescribeArgs) -> Result<Outcome, LabError> {
+        self.describe_seen(d).map(|(out, _)| out)
+    }
+
+    /// `describe`, with what it showed: the objects, each with the events printed.
+    pub(super) fn describe_seen(
+        &self,
+        d: &DescribeArgs,
+    ) -> Result<(Outcome, Vec<super::seen::Described>), LabError> {
+        let mut seen = Vec::new();
         let args: Vec<&str> = std::iter::once(d.kind.as_str())
             .chain(d.names.iter().map(String::as_str))
             .collect();
@@ -543,7 +549,7 @@ impl Lab {
                     } else {
                         format!("No resources found in {} namespace.", d.ns)
                     });
-                    return Ok(out);
+                    return Ok((out, seen));
                 }
                 asked.extend(every.into_iter().map(|(ns, n)| (kind, ns, n)));
             } else {
@@ -578,9 +584,11 @@ impl Lab {
                 if i > 0 {
                     out.plain("");
                 }
-                out.extend(self.describe_one(kind, &d.ns, name, d.show_events == Some(true))?);
+                let events = d.show_events == Some(true);
+                out.extend(self.describe_one(kind, &d.ns, name, events)?);
+                seen.extend(self.described(kind, &d.ns, name, events));
             }
-            return Ok(out);
+            return Ok((out, seen));
         }
         let show_events = d
             .show_events
@@ -592,8 +600,43 @@ impl Lab {
                 out.plain("");
             }
             out.extend(self.describe_one(*kind, ns, name, show_events)?);
+            seen.extend(self.described(*kind, ns, name, show_events));
         }
-        LabError::after(out, errors)
+        LabError::after(out, errors).map(|out| (out, seen))
+    }
+
+    /// What describing one object showed: the object, and the events of its Events section
+    /// when that was printed (the same events [`Lab::events_for`] prints).
+    fn described(
+        &self,
+        kind: &dyn AnyResource,
+        ns: &str,
+        name: &str,
+        show_events: bool,
+    ) -> Option<super::seen::Described> {
+        let (object, uid) = kind.reference(self, ns, name)?;
+        let events = if show_events {
+            self.shown_events(&object, &uid)
+        } else {
+            Vec::new()
+        };
+        Some(super::seen::Described { object, events })
+    }
+
+    /// The events an Events section shows for `object` with `uid`.
+    fn shown_events(&self, object: &ObjectRef, uid: &str) -> Vec<super::seen::EventSeen> {
+        self.calls
+            .events(object, Some(uid))
+            .map(|(e, ev)| {
+                let mut message = String::new();
+                ev.message.write(&ev.object, &mut message);
+                super::seen::EventSeen {
+                    warning: e.level() == Level::Warning,
+                    reason: ev.reason,
+                    message,
+                }
+            })
+            .collect()
     }
 
     /// The objects `describe KIND` with no name describes, as (namespace, name): those of
@@ -672,13 +715,14 @@ impl Lab {
         }
         out.line(Line::styled("Events:", Role::Header));
         let mut t = Table::new(&["Type", "Reason", "Age", "From", "Message"]);
-        for (e, ev) in events {
+        let shown = self.shown_events(object, uid);
+        for ((e, ev), seen) in events.into_iter().zip(shown) {
             let kind = match e.level() {
                 Level::Normal => "Normal",
                 Level::Warning => "Warning",
             };
-            let mut message = String::new();
-            ev.message.write(&ev.object, &mut message);
+            let message = seen.message;
+            debug_assert_eq!(ev.reason, seen.reason);
             t.row_styled(vec![
                 (
                     kind.into(),

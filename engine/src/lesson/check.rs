@@ -70,6 +70,8 @@ pub struct Ran {
     pub shape: Option<Shape>,
     /// Why it failed, if it did.
     pub failed: Option<Reason>,
+    /// Its error's message, if it failed (`CNI code 999 from bridge: …`).
+    pub error: Option<String>,
     /// What its views showed.
     pub seen: Vec<Seen>,
     /// The call-log entries it caused, `[first, end)`.
@@ -98,6 +100,7 @@ impl Observed {
             line: line.to_string(),
             shape: Shape::of(line),
             failed: ex.result.as_ref().err().map(|e| e.reason),
+            error: ex.result.as_ref().err().map(|e| e.message.clone()),
             seen: ex.seen.clone(),
             calls: ex.calls,
             wire: ex.wire,
@@ -258,7 +261,7 @@ pub const PREDICATES: &[Predicate] = &[
     },
     Predicate {
         pattern: "node <node> ipam leaks nothing",
-        about: "every host-local lease on the node belongs to a live attachment: an entry in libcni's cache or a pod sandbox",
+        about: "every host-local lease on the node belongs to a live attachment: a pod sandbox, or an entry of libcni's cache under the network the node uses",
         eval: ipam_leaks_nothing,
     },
     Predicate {
@@ -505,6 +508,93 @@ pub const PREDICATES: &[Predicate] = &[
         pattern: "saw reach <flow> policies allowed|denied",
         about: "during this step `reach` gave this as the policies' own verdict on the flow",
         eval: super::saw::reach_policies,
+    },
+    Predicate {
+        pattern: "saw describe <word> <name>",
+        about: "during this step `describe` showed this object (its kind by any of kubectl's names)",
+        eval: super::saw::describe,
+    },
+    Predicate {
+        pattern: "saw describe <word> <name> event <word>",
+        about: "a description of the object shown this step listed an event with this reason",
+        eval: super::saw::describe_event,
+    },
+    Predicate {
+        pattern: "saw describe <word> <name> event <word> <text>",
+        about: "a description of the object shown this step listed an event with this reason whose message holds the text",
+        eval: super::saw::describe_event,
+    },
+    Predicate {
+        pattern: "saw get <word>",
+        about: "during this step `get` listed objects of this kind",
+        eval: super::saw::get,
+    },
+    Predicate {
+        pattern: "saw get <word> <name>",
+        about: "during this step `get` listed this object",
+        eval: super::saw::get,
+    },
+    Predicate {
+        pattern: "saw get <word> <name> table|wide|json|yaml|name",
+        about: "during this step `get` listed this object in this format",
+        eval: super::saw::get,
+    },
+    // lessons ch2-core-ideas and ch7-hands-on
+    Predicate {
+        pattern: "saw error <text> <word>",
+        about: "during this step this command (a complete one, any spelling) failed for this reason: `cni:CODE`, `csi:CODE_NAME`, `api:REASON` (Conflict, NotFound…), `usage`",
+        eval: super::saw::error,
+    },
+    Predicate {
+        pattern: "saw error <text> <word> <text>",
+        about: "during this step this command failed for this reason, with these words in its error message",
+        eval: super::saw::error,
+    },
+    Predicate {
+        pattern: "saw wire <word> method <text>",
+        about: "`show wire` showed a record of this CSI call whole, with this gRPC method path (`/csi.v1.Identity/Probe`; a raw `csi` command prints only the reply)",
+        eval: super::saw::wire_method,
+    },
+    Predicate {
+        pattern: "saw watch <word> <word> <name>",
+        about: "`show watch` listed an event of this type (ADDED, MODIFIED, DELETED) for this kind and object (`default/web`)",
+        eval: super::saw::watch,
+    },
+    Predicate {
+        pattern: "saw volume <pvc> on <node> state <word>",
+        about: "`show volumes` showed the claim's volume in this CSI lifecycle state on the node (CREATED, NODE_READY, VOL_READY, PUBLISHED)",
+        eval: super::saw::volume_state,
+    },
+    Predicate {
+        pattern: "saw volume <pvc> on <node> targets <n>",
+        about: "`show volumes` showed this many publish targets (one per pod) of the claim's volume on the node",
+        eval: super::saw::volume_targets,
+    },
+    Predicate {
+        pattern: "policy <policy> admits <word> port <port>",
+        about: "an ingress rule of the NetworkPolicy lets in pods of its namespace with this KEY=VALUE label on this port (what the policy says, whatever pods exist or the network enforces)",
+        eval: super::saw::policy_admits,
+    },
+    // ch5-core-modules
+    Predicate {
+        pattern: "node <node> conf active <word>",
+        about: "the node's runtime uses this file of /etc/cni/net.d (the first that loads, in lexical order)",
+        eval: super::saw::node_conf_active,
+    },
+    Predicate {
+        pattern: "saw ipam <node> leak <word>",
+        about: "`show ipam` showed, in the node's host-local store of this network, a leaked lease: no pod sandbox holds it, and libcni cached it (if at all) only under a network the node no longer uses",
+        eval: super::saw::ipam_leak,
+    },
+    Predicate {
+        pattern: "saw trace <flow> on <word> delivered|dropped|no-route|left",
+        about: "during this step a trace from the flow's source to the address the destination pod has on this interface (a secondary network's `net1`, whatever address it got) ended this way",
+        eval: super::saw::trace_to_interface,
+    },
+    Predicate {
+        pattern: "saw wire <word> stdin|stdout|request|response <text> contains <text>",
+        about: "a record of the call shown this step had a string holding this text at this JSON pointer (a path: `/target_path` contains `/volumeDevices/publish/`)",
+        eval: super::saw::wire_json_contains,
     },
     Predicate {
         pattern: "caused <text>",
@@ -944,17 +1034,19 @@ fn ipam_lease_for(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     Eval::new(!held.is_empty(), actual)
 }
 
-/// A lease is live when libcni's cache has its attachment (a `cni add`, or a pod's sandbox
-/// network) or a pod sandbox has its container ID (a Multus delegate's `net1`, cached by
-/// Multus rather than libcni).
+/// A lease is live when a pod sandbox has its container ID (a Multus delegate's `net1`
+/// too, cached by Multus rather than libcni) or libcni's cache has its attachment under
+/// the network the node uses (a raw `cni add`); one cached only by a network the node no
+/// longer uses was torn down through another chain and has leaked
+/// ([`LeaseHolder`](crate::engine::node_view::LeaseHolder)).
 fn ipam_leaks_nothing(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let rt = match node_rt(lab, arg(a, 0)) {
         Ok(rt) => rt,
         Err(e) => return e,
     };
     let live = |id: &str, ifname: &str| {
-        rt.cache.keys().any(|(_, c, i)| c == id && i == ifname)
-            || rt.sandboxes.values().any(|sb| sb.id == id)
+        crate::engine::node_view::lease_holder(lab, arg(a, 0), id, ifname)
+            .is_some_and(|h| !h.leaked())
     };
     let mut count = 0;
     let mut leaked = Vec::new();

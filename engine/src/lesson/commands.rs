@@ -144,6 +144,16 @@ fn error_line(e: &LabError) -> Outcome {
     out
 }
 
+/// What completes the current step from where the learner is: the last hint, as data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moves {
+    /// The cluster has moved away from what the step needs (why: the first check that
+    /// fails, and what the lab has): `lesson retry` first.
+    pub retry_first: Option<String>,
+    /// The commands to type, in order.
+    pub commands: Vec<super::RefCommand>,
+}
+
 /// Run a line visibly: `lab> line` then its output (and `error: …`).
 fn run_visibly(desk: &mut Desk, line: &str) -> Outcome {
     let mut out = Outcome::empty();
@@ -166,6 +176,7 @@ impl Desk {
     /// replaces the cluster under it; the line saying so.
     pub fn leave_lesson(&mut self) -> Option<Line> {
         let s = self.lessons.session.take()?;
+        self.lessons.save(&s.lesson.id, &s.progress);
         Some(Line::styled(
             format!(
                 "Left lesson {id} (progress kept); `lesson start {id}` resumes it on a fresh cluster.",
@@ -292,6 +303,7 @@ impl Desk {
                     .session
                     .take()
                     .ok_or_else(|| LabError::msg(NO_LESSON))?;
+                self.lessons.save(&s.lesson.id, &s.progress);
                 let mut out = Outcome::empty();
                 out.plain(format!(
                     "Left lesson {id}; progress kept. `lesson start {id}` resumes it.",
@@ -308,6 +320,7 @@ impl Desk {
                 let lesson = self.lessons.find(&id).map_err(LabError::msg)?;
                 Ok(self.lesson_play(&lesson, PlayOptions { speed, step }))
             }
+            LessonCmd::Submit { file } => self.lesson_submit(&file),
             LessonCmd::Verify { id } => self.lesson_verify(id.as_deref()),
             LessonCmd::Lint { decoys } => {
                 let parsed = self.lessons.parsed();
@@ -381,8 +394,55 @@ impl Desk {
         out
     }
 
+    /// `lesson submit FILE`: the lesson in progress as a submission a grader replays.
+    fn lesson_submit(&mut self, file: &str) -> Result<Outcome, LabError> {
+        let s = self
+            .lessons
+            .session
+            .as_ref()
+            .ok_or_else(|| LabError::msg(NO_LESSON))?;
+        let t = &s.progress.transcript;
+        if t.dropped > 0 {
+            return Err(LabError::msg(format!(
+                "this lesson's transcript passed {} lines, so it can no longer be replayed whole; `lesson reset` starts the lesson and a new transcript over",
+                super::progress::Transcript::MAX_LINES
+            )));
+        }
+        let sub = super::grade::Submission::of(&s.lesson.id, &s.progress);
+        let (id, steps, quizzes) = (
+            s.lesson.id.clone(),
+            (s.progress.steps.len(), s.lesson.steps.len()),
+            (s.progress.quizzes.len(), s.lesson.quizzes.len()),
+        );
+        let progress = s.progress.clone();
+        self.lab
+            .edges
+            .files
+            .write(file, sub.to_json().as_bytes())
+            .map_err(|e| LabError::msg(format!("cannot write {file}: {e}")))?;
+        self.lessons.save(&id, &progress);
+        let mut out = Outcome::empty();
+        out.plain(format!(
+            "Wrote {file}: lesson {id}, {} lines typed, steps {}/{}, quizzes {}/{}.",
+            sub.lines.len(),
+            steps.0,
+            steps.1,
+            quizzes.0,
+            quizzes.1
+        ));
+        out.line(Line::styled(
+            format!("A teacher grades it with `cni-csi-lab grade --lesson {id} {file}`, which replays your lines on a fresh lab."),
+            Role::Dim,
+        ));
+        Ok(out)
+    }
+
     fn lesson_start(&mut self, id: &str) -> Result<Outcome, LabError> {
         let lesson = self.lessons.find(id).map_err(LabError::msg)?;
+        // The lesson left behind keeps its transcript up to here.
+        if let Some(old) = self.lessons.session.take() {
+            self.lessons.save(&old.lesson.id, &old.progress);
+        }
         let saved = self.lessons.progress().of(id);
         let mut s = LessonSession::new(Arc::clone(&lesson), saved);
         let mut out = Outcome::empty();
@@ -466,48 +526,66 @@ impl Desk {
         Ok(out)
     }
 
-    /// The last hint of a step, worked out from where the learner is: the reference
-    /// commands that, run on a copy of this cluster, complete the step; or, when the
-    /// cluster has moved away from what the step needs, `lesson retry` first.
-    fn hint_from_here(&self, step: &super::Step, seen: &check::Observed, n: usize) -> Outcome {
-        let mut out = Outcome::empty();
-        let head = Line::new().push(format!("Hint {n}/{n}: "), Role::Warn);
+    /// What completes the current step from where the learner is (the last hint, as
+    /// data): `None` outside a step.
+    pub fn next_moves(&self) -> Option<Moves> {
+        let s = self.lessons.session.as_ref()?;
+        match s.current() {
+            Item::Step(step) => Some(self.moves_from_here(step, &s.seen)),
+            _ => None,
+        }
+    }
+
+    /// The reference commands that, run on a copy of this cluster, complete the step; or,
+    /// when the cluster has moved away from what the step needs, `lesson retry` first.
+    fn moves_from_here(&self, step: &super::Step, seen: &check::Observed) -> Moves {
         let mut lab = self.lab.clone();
         lab.journal.swap_replay_files(Some(Default::default()));
         let mut seen = seen.clone();
         let mut typed = Vec::new();
         for c in &step.commands {
             let ran = lab.run(&c.text);
-            let ok = ran.failed() == c.expect_failure;
-            seen.record(&c.text, &ran);
-            if ok {
-                typed.push(if c.expect_failure {
-                    format!("{} (it fails, as the step wants)", c.text)
-                } else {
-                    c.text.clone()
-                });
+            if ran.failed() == c.expect_failure {
+                typed.push(c.clone());
             }
+            seen.record(&c.text, &ran);
         }
         match check::eval_all(&step.checks, &lab, &seen) {
-            Ok(()) => {
-                out.line(head.push("from where you are, these complete the step:", Role::Plain));
-                for c in typed {
-                    out.line(Line::styled(format!("  {c}"), Role::Name));
-                }
+            Ok(()) => Moves {
+                retry_first: None,
+                commands: typed,
+            },
+            Err((c, e)) => Moves {
+                retry_first: Some(format!("`{}`: {}", c.text, e.actual)),
+                commands: step.commands.clone(),
+            },
+        }
+    }
+
+    /// The last hint of a step: [`Desk::next_moves`], in words.
+    fn hint_from_here(&self, step: &super::Step, seen: &check::Observed, n: usize) -> Outcome {
+        let mut out = Outcome::empty();
+        let head = Line::new().push(format!("Hint {n}/{n}: "), Role::Warn);
+        let moves = self.moves_from_here(step, seen);
+        match &moves.retry_first {
+            None => {
+                out.line(head.push("from where you are, these complete the step:", Role::Plain))
             }
-            Err((c, e)) => {
+            Some(why) => {
                 out.line(head.push(
-                    format!(
-                        "your cluster has moved away from what this step needs (`{}`: {}).",
-                        c.text, e.actual
-                    ),
+                    format!("your cluster has moved away from what this step needs ({why})."),
                     Role::Plain,
                 ));
                 out.plain("`lesson retry` rebuilds it as the step began; then type:");
-                for c in &step.commands {
-                    out.line(Line::styled(format!("  {}", c.text), Role::Name));
-                }
             }
+        }
+        for c in &moves.commands {
+            let text = if c.expect_failure && moves.retry_first.is_none() {
+                format!("{} (it fails, as the step wants)", c.text)
+            } else {
+                c.text.clone()
+            };
+            out.line(Line::styled(format!("  {text}"), Role::Name));
         }
         out
     }

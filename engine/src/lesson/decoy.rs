@@ -240,3 +240,52 @@ mod decoy_tests {
         assert_eq!(passing_decoy(&l.steps[0], &Lab::new()), None);
     }
 }
+
+#[cfg(test)]
+mod view_tests {
+    use super::*;
+
+    fn step(commands: &str, checks: &str) -> crate::lesson::Lesson {
+        let text = format!(
+            "# V\n\n```lesson\nformat_version: 1\nid: v\ntitle: V\nchapter: 4\n```\n\n\
+             ## Step 1 · S\n\nSection: 4.3\n\nText.\n\n**Task:** Do it.\n\n\
+             ```lab\n{commands}\n```\n\n```check\n{checks}\n```\n\n```hint\nOne.\n```\n\n```hint\nTwo.\n```\n"
+        );
+        crate::lesson::parse::parse("v.md", &text).expect("parses")
+    }
+
+    #[test]
+    fn a_description_s_events_and_a_listing_are_facts_of_their_object() {
+        let l = step(
+            "node add tiny --cidr 10.244.9.0/30\npod create t1 --node tiny\npod create t2 --node tiny\ndescribe pod t2",
+            "pod t2 status ContainerCreating\nsaw describe pod t2 event FailedCreatePodSandBox \"no IP addresses available\"",
+        );
+        assert_eq!(passing_decoy(&l.steps[0], &Lab::new()), None);
+        // `describe pod t1` is a view of the wrong object: t1 runs, its events say so.
+        let mut lab = Lab::new();
+        for c in &l.steps[0].commands[..3] {
+            lab.run(&c.text);
+        }
+        let mut seen = Observed::default();
+        let ran = lab.run("describe pod t1");
+        seen.record("describe pod t1", &ran);
+        let c = &l.steps[0].checks[1];
+        assert!(!c.eval(&lab, &seen).holds);
+        let ran = lab.run("describe pod t2");
+        seen.record("describe pod t2", &ran);
+        assert!(c.eval(&lab, &seen).holds, "{}", c.eval(&lab, &seen).actual);
+        // A listing names its objects and its format.
+        let ran = lab.run("get pod t2 -o json");
+        seen.record("get pod t2 -o json", &ran);
+        let get = |t: &str| {
+            crate::lesson::check::parse(1, t)
+                .unwrap()
+                .eval(&lab, &seen)
+                .holds
+        };
+        assert!(get("saw get pod t2 json"));
+        assert!(get("saw get po default/t2"));
+        assert!(!get("saw get pod t1"));
+        assert!(!get("saw get pod t2 yaml"));
+    }
+}

@@ -7,6 +7,7 @@
 //! printed to the current step's check. The engine knows nothing of lessons.
 
 use super::Lessons;
+use super::progress::TypedLine;
 use crate::command::{Command, ParseError};
 use crate::engine::seen::Executed;
 use crate::engine::{Lab, LabError, is_front_end_command};
@@ -65,13 +66,48 @@ impl Desk {
         self.run(line).result
     }
 
-    /// [`Desk::execute`], saying what the line did as data (see [`Executed`]).
+    /// [`Desk::execute`], saying what the line did as data (see [`Executed`]). A line
+    /// typed while a lesson is in progress goes into its transcript (see
+    /// [`super::progress::Transcript`]), with the files it read.
     pub fn run(&mut self, line: &str) -> Executed {
+        let journaled = self.lab.journal.entries.len();
+        let ran = self.run_line(line);
+        if let Some(s) = &mut self.lessons.session {
+            // A played script's lines went in one by one as they ran.
+            if !matches!(ran.command, Some(Command::Play(_))) {
+                // The one journal entry this line added holds what it read.
+                let files = match self.lab.journal.entries.get(journaled..) {
+                    Some([one]) => one.files.clone(),
+                    _ => Default::default(),
+                };
+                s.progress.transcript.push(TypedLine {
+                    line: line.to_string(),
+                    files,
+                });
+            }
+        }
+        ran
+    }
+
+    fn run_line(&mut self, line: &str) -> Executed {
         let (text, parsed) = match self.lab.read_line(line) {
             Ok(read) => read,
             Err(e) => return Executed::nothing(Err(e)),
         };
         match parsed {
+            Ok(Some(Command::Play(a))) => {
+                // `play FILE` in a script: the commands run one after another with their
+                // captions (a live front end plays it paced, see `script_plan`).
+                let result = self.script_plan(&a).map(|events| {
+                    let mut sink = super::play::Printed::default();
+                    self.play_events(events, &mut sink, false);
+                    sink.0
+                });
+                Executed {
+                    command: Some(Command::Play(a)),
+                    ..Executed::nothing(result)
+                }
+            }
             Ok(Some(cmd)) if is_front_end_command(&cmd) => {
                 let result = self.lesson_control(cmd.clone());
                 Executed {

@@ -35,6 +35,7 @@ pub fn refusal(cmd: &Command) -> Option<String> {
     let (name, what) = match cmd {
         Command::Save(a) => ("save", format!("it would write {}", a.file)),
         Command::Load(a) => ("load", format!("it would read {}", a.file)),
+        Command::Play(a) => ("play", format!("it would read {}", a.file)),
         Command::Cni(CniCmd::Conf(CniConfCmd::Load { file, .. })) if !is_builtin_conflist(file) => {
             let names: Vec<&str> = EXAMPLE_CONFLISTS.iter().map(|(n, _)| *n).collect();
             (

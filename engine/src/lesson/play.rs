@@ -321,6 +321,34 @@ pub trait PlaySink {
     fn pause(&mut self, millis: u64) -> bool;
     /// Wait for a key (Enter); false to stop playback.
     fn wait_for_key(&mut self) -> bool;
+    /// A heading begins here (a lesson's step): a recording puts a marker (nothing by
+    /// default).
+    fn marker(&mut self, _label: &str) {}
+}
+
+/// A playback with no one watching (`play FILE` in a script): everything it shows,
+/// commands as `lab> command` lines, in order; nothing waits.
+#[derive(Debug, Default)]
+pub struct Printed(pub crate::render::Outcome);
+
+impl PlaySink for Printed {
+    fn show(&mut self, out: &crate::render::Outcome) {
+        self.0.extend(out.clone());
+    }
+
+    fn type_command(&mut self, command: &str, _: u64) {
+        use crate::render::{Line, Role};
+        self.0
+            .line(Line::styled(format!("lab> {command}"), Role::Actor));
+    }
+
+    fn pause(&mut self, _: u64) -> bool {
+        true
+    }
+
+    fn wait_for_key(&mut self) -> bool {
+        true
+    }
 }
 
 impl super::Desk {
@@ -332,7 +360,6 @@ impl super::Desk {
         opts: PlayOptions,
         sink: &mut dyn PlaySink,
     ) -> Result<(), crate::engine::LabError> {
-        use crate::render::{Line, Outcome, Role};
         if !(opts.speed.is_finite() && opts.speed > 0.0) {
             return Err(crate::engine::LabError::msg(format!(
                 "invalid --speed {}: expected a number above 0, e.g. 2 for twice as fast",
@@ -347,12 +374,29 @@ impl super::Desk {
         if !left.lines.is_empty() {
             sink.show(&left);
         }
-        for ev in plan(&lesson, opts) {
+        self.play_events(plan(&lesson, opts), sink, true);
+        Ok(())
+    }
+
+    /// Show `events` through `sink`: headings and text shown, commands typed visibly, run
+    /// (as lesson code when `lesson_code`: no file is read or written) and their output
+    /// shown, pauses and waits left to the sink (which may stop the playback). Returns how
+    /// many commands did not end as written (failed, or a `!` one succeeded).
+    pub fn play_events(
+        &mut self,
+        events: Vec<PlayEvent>,
+        sink: &mut dyn PlaySink,
+        lesson_code: bool,
+    ) -> usize {
+        let mut wrong = 0;
+        use crate::render::{Line, Outcome, Role};
+        for ev in events {
             match ev {
                 PlayEvent::Heading(h) => {
                     let mut out = Outcome::empty();
                     out.plain("");
                     out.line(Line::styled(format!("── {h}"), Role::Header));
+                    sink.marker(&h);
                     sink.show(&out);
                 }
                 PlayEvent::Text(t) => {
@@ -363,10 +407,18 @@ impl super::Desk {
                 PlayEvent::Type {
                     command,
                     millis_per_char,
-                    ..
+                    expect_failure,
                 } => {
                     sink.type_command(&command, millis_per_char);
-                    let out = match self.execute_lesson_code(&command) {
+                    let result = if lesson_code {
+                        self.execute_lesson_code(&command)
+                    } else {
+                        self.execute(&command)
+                    };
+                    if result.is_err() != expect_failure {
+                        wrong += 1;
+                    }
+                    let out = match result {
                         Ok(o) => o,
                         Err(e) => {
                             let mut o = e.output.clone();
@@ -378,16 +430,37 @@ impl super::Desk {
                 }
                 PlayEvent::Pause { millis } => {
                     if !sink.pause(millis) {
-                        return Ok(());
+                        return wrong;
                     }
                 }
                 PlayEvent::WaitForKey => {
                     if !sink.wait_for_key() {
-                        return Ok(());
+                        return wrong;
                     }
                 }
             }
         }
-        Ok(())
+        wrong
+    }
+
+    /// The playback of `play FILE`: the script read from the lab's files (see
+    /// [`crate::script::plan`]).
+    pub fn script_plan(
+        &mut self,
+        a: &crate::command::grammar::PlayArgs,
+    ) -> Result<Vec<PlayEvent>, crate::engine::LabError> {
+        let text = crate::edge::read_text(
+            &*self.lab.edges.files,
+            &a.file,
+            "a script",
+            crate::edge::SCRIPT_CAP,
+        )
+        .map_err(|e| crate::engine::LabError::msg(format!("cannot play {}: {e}", a.file)))?;
+        let pace = match (a.step, a.pace) {
+            (true, _) => crate::script::Pace::Step,
+            (false, Some(p)) => crate::script::Pace::Every(p.as_ms()),
+            (false, None) => crate::script::Pace::Every(crate::script::DEFAULT_PACE_MS),
+        };
+        Ok(crate::script::plan(&text, pace))
     }
 }

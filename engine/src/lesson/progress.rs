@@ -29,6 +29,56 @@ pub struct LessonProgress {
     /// Quiz numbers skipped without an answer.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub skipped_quizzes: BTreeSet<u32>,
+    /// Every line the learner typed in the lesson since it started (or was reset), with
+    /// the files those lines read: what `lesson submit` hands in and a grader replays
+    /// (see [`super::grade`]). Saved with the progress at each step and lesson command.
+    #[serde(default, skip_serializing_if = "Transcript::is_empty")]
+    pub transcript: Transcript,
+}
+
+/// The lines typed in a lesson, in order, up to [`Transcript::MAX_LINES`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Transcript {
+    /// The lines, each with the files it read.
+    pub lines: Vec<TypedLine>,
+    /// Lines typed after the cap was reached (not kept: the transcript can no longer be
+    /// handed in; `lesson reset` starts a new one).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Transcript {
+    /// The most lines a transcript keeps (a lesson takes a few hundred).
+    pub const MAX_LINES: usize = 20_000;
+
+    /// No line typed yet.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty() && self.dropped == 0
+    }
+
+    /// Keep one more line (or count it as dropped past the cap).
+    pub fn push(&mut self, line: TypedLine) {
+        if self.lines.len() < Self::MAX_LINES && self.dropped == 0 {
+            self.lines.push(line);
+        } else {
+            self.dropped += 1;
+        }
+    }
+}
+
+/// One line as the learner typed it, and the contents of the files it read
+/// (`cni conf load my.conflist`, `apply -f pod.yaml`), so a replay reads no disk.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TypedLine {
+    /// The line (a here-document's body included).
+    pub line: String,
+    /// File name → contents, of what the line read.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, String>,
 }
 
 impl LessonProgress {
@@ -114,6 +164,8 @@ impl Progress {
             }
             into.extend(a.iter().copied());
         }
+        // The transcript is this session's: the lines that made its progress.
+        lp.transcript = after.transcript.clone();
         // Done is done: an item another session finished is no longer skipped.
         let (steps, quizzes) = (lp.steps.clone(), lp.quizzes.clone());
         lp.skipped_steps.retain(|s| !steps.contains(s));

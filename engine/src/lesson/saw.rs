@@ -648,3 +648,643 @@ pub fn caused(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
         format!("no command of this step made {want} act"),
     )
 }
+
+// ---- describe, get ----
+
+/// Whether `object` is the one a check names: its kind by any of kubectl's words (`pod`,
+/// `pvc`, `va`), and `name` or `ns/name`.
+fn object_named(kind: &str, name: &str, object: &crate::cluster::ObjectRef) -> bool {
+    crate::resource::lookup(kind) == Some(object.kind)
+        && match name.split_once('/') {
+            Some((ns, n)) => ns == object.namespace && n == object.name,
+            None => {
+                name == object.name
+                    && (object.namespace.is_empty() || object.namespace == "default")
+            }
+        }
+}
+
+/// The objects `describe` showed during the step.
+fn described(seen: &Observed) -> impl Iterator<Item = &crate::engine::seen::Described> {
+    seen.seen().flat_map(|s| match s {
+        Seen::Described(d) => d.as_slice(),
+        _ => &[],
+    })
+}
+
+/// `saw describe <kind> <name>`: the object was described.
+pub fn describe(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (kind, name) = (arg(a, 0), arg(a, 1));
+    let holds = described(seen).any(|d| object_named(kind, name, &d.object));
+    yes_no(
+        holds,
+        format!("you described {kind} {name}"),
+        format!("`describe {kind} {name}` has not been run during this step"),
+    )
+}
+
+/// `saw describe <kind> <name> event <Reason>` and `… event <Reason> <message words>`:
+/// the description's Events section showed that event (its message holding the words).
+pub fn describe_event(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (kind, name, reason) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let words = a.get(3).map(String::as_str);
+    let mut shown = Vec::new();
+    let holds = described(seen)
+        .filter(|d| object_named(kind, name, &d.object))
+        .flat_map(|d| &d.events)
+        .any(|e| {
+            shown.push(e.reason);
+            e.reason == reason && words.is_none_or(|w| e.message.contains(w))
+        });
+    let what = match words {
+        Some(w) => format!("{reason} ({w:?})"),
+        None => reason.to_string(),
+    };
+    yes_no(
+        holds,
+        format!("you saw {kind} {name}'s event {what}"),
+        if shown.is_empty() {
+            format!(
+                "no description of {kind} {name} with its events has been shown during this step (`describe {kind} {name}`)"
+            )
+        } else {
+            format!(
+                "the description of {kind} {name} showed events {}, not {what}",
+                shown.join(", ")
+            )
+        },
+    )
+}
+
+/// `saw get <kind>` / `saw get <kind> <name>` / `saw get <kind> <name> <format>`: `get`
+/// listed objects of the kind (that one; in that format: table, wide, json, yaml, name).
+pub fn get(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let kind = arg(a, 0);
+    let name = a.get(1).map(String::as_str);
+    let format = a.get(2).map(String::as_str);
+    let holds = seen.seen().any(|s| match s {
+        Seen::Got { objects, format: f } => {
+            format.is_none_or(|w| w == *f)
+                && match name {
+                    Some(n) => objects.iter().any(|o| object_named(kind, n, o)),
+                    None => crate::resource::lookup(kind)
+                        .is_some_and(|k| objects.iter().any(|o| o.kind == k)),
+                }
+        }
+        _ => false,
+    });
+    let what = [Some(kind), name, format]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(" ");
+    yes_no(
+        holds,
+        format!("you listed {what}"),
+        format!("`get {what}` has not shown it during this step"),
+    )
+}
+
+// ---- lessons ch2-core-ideas and ch7-hands-on: errors, method paths, watch, volumes,
+// ---- what a policy admits
+
+/// A failure's reason as a check writes it: `cni:999`, `csi:ALREADY_EXISTS`,
+/// `api:Conflict`, `usage`, `refused` or `other`.
+fn reason_word(r: crate::engine::Reason) -> String {
+    use crate::engine::Reason;
+    match r {
+        Reason::Usage => "usage".into(),
+        Reason::Api(a) => format!("api:{a}"),
+        Reason::Cni(c) => format!("cni:{c}"),
+        Reason::Csi(c) => format!("csi:{}", c.name()),
+        Reason::Refused => "refused".into(),
+        Reason::Other => "other".into(),
+    }
+}
+
+/// `saw error <command> <reason>` and `… <reason> <message words>`: during this step the
+/// command (a complete one, compared by its typed shape as `command ran` does) failed for
+/// this reason, its error message holding the words. What a step whose point is an error
+/// checks: `echo` fails nothing, another command's error (a usage error, the wrong node)
+/// is another command or another reason.
+pub fn error(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (line, want) = (arg(a, 0), arg(a, 1));
+    let words = a.get(2).map(String::as_str);
+    let Some(shape) = crate::command::shape::Shape::of(line) else {
+        return yes_no(false, String::new(), format!("`{line}` is not a command"));
+    };
+    let mut got = Vec::new();
+    let holds = seen
+        .runs
+        .iter()
+        .filter(|r| r.shape.as_ref().is_some_and(|s| s.matches(&shape)))
+        .any(|r| match (r.failed, &r.error) {
+            (Some(reason), Some(message)) => {
+                got.push(format!("{} ({message})", reason_word(reason)));
+                reason_word(reason).eq_ignore_ascii_case(want)
+                    && words.is_none_or(|w| message.contains(w))
+            }
+            _ => {
+                got.push("it succeeded".into());
+                false
+            }
+        });
+    let what = match words {
+        Some(w) => format!("{want} ({w:?})"),
+        None => want.to_string(),
+    };
+    yes_no(
+        holds,
+        format!("you saw `{line}` fail: {what}"),
+        match got.last() {
+            Some(g) => format!("`{line}` ran during this step, not failing with {what}: {g}"),
+            None => format!("`{line}` has not been run during this step"),
+        },
+    )
+}
+
+/// `saw wire <call> method <path>`: `show wire` showed a record of the CSI call whole, with
+/// this gRPC method path (`/csi.v1.Identity/Probe`); a raw `csi` command prints only the
+/// reply, so it does not count here.
+pub fn wire_method(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, want) = (arg(a, 0), arg(a, 1));
+    let mut shown = false;
+    let holds = seen
+        .seen()
+        .filter_map(|s| match s {
+            Seen::Wire(seqs) => Some(seqs),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|s| lab.wire.get(*s))
+        .filter(|r| is_call(r, call))
+        .any(|r| {
+            shown = true;
+            matches!(r, WireRecord::Csi(c) if c.path() == want)
+        });
+    yes_no(
+        holds,
+        format!("you saw the {call} record's method {want}"),
+        if shown {
+            format!("the {call} records shown have another method than {want}")
+        } else {
+            format!("`show wire` has not shown a {call} record during this step")
+        },
+    )
+}
+
+/// `saw watch <TYPE> <Kind> <object>`: `show watch` listed an event of this type (ADDED,
+/// MODIFIED, DELETED) for this object (`default/web`, or a name for a cluster-scoped one).
+pub fn watch(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (ty, kind, key) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let mut listed = false;
+    let holds = seen.seen().any(|s| match s {
+        Seen::Watch(events) => {
+            listed = true;
+            events.iter().any(|e| {
+                format!("{:?}", e.event_type).eq_ignore_ascii_case(ty)
+                    && e.kind.name().eq_ignore_ascii_case(kind)
+                    && e.key == key
+            })
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you saw the watch event {ty} {kind} {key}"),
+        if listed {
+            format!("the watch events shown have no {ty} {kind} {key}")
+        } else {
+            "`show watch` has not been run during this step".into()
+        },
+    )
+}
+
+/// The rows `show volumes` printed during the step for the claim (`name` or `ns/name`).
+fn volume_rows<'o>(
+    seen: &'o Observed,
+    pvc: &'o str,
+) -> impl Iterator<Item = &'o crate::engine::volume_view::VolumeRow> {
+    let key = if pvc.contains('/') {
+        pvc.to_string()
+    } else {
+        format!("default/{pvc}")
+    };
+    seen.seen()
+        .flat_map(|s| match s {
+            Seen::Volumes(rows) => rows.as_slice(),
+            _ => &[],
+        })
+        .filter(move |r| r.pvc == key)
+}
+
+/// `saw volume <pvc> on <node> state <STATE>`: `show volumes` showed the claim's volume in
+/// this CSI lifecycle state on the node (CREATED, NODE_READY, VOL_READY, PUBLISHED), with
+/// its staging path and targets.
+pub fn volume_state(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (pvc, node, want) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let mut states = Vec::new();
+    let holds = volume_rows(seen, pvc)
+        .flat_map(|r| &r.nodes)
+        .filter(|n| n.node == node)
+        .any(|n| {
+            states.push(n.state.clone());
+            n.state == want
+        });
+    yes_no(
+        holds,
+        format!("you saw claim {pvc}'s volume {want} on {node}"),
+        match states.last() {
+            Some(s) => format!("`show volumes` showed claim {pvc}'s volume {s} on {node}"),
+            None => format!(
+                "`show volumes` has not shown claim {pvc}'s volume on {node} during this step"
+            ),
+        },
+    )
+}
+
+/// `saw volume <pvc> on <node> targets <n>`: `show volumes` showed this many publish
+/// targets (one per pod) for the claim's volume on the node.
+pub fn volume_targets(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (pvc, node, want) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let mut counts = Vec::new();
+    let holds = volume_rows(seen, pvc)
+        .flat_map(|r| &r.nodes)
+        .filter(|n| n.node == node)
+        .any(|n| {
+            counts.push(n.targets.len());
+            want.parse() == Ok(n.targets.len())
+        });
+    yes_no(
+        holds,
+        format!("you saw {want} target(s) of claim {pvc}'s volume on {node}"),
+        match counts.last() {
+            Some(c) => format!("`show volumes` showed {c} target(s) of claim {pvc} on {node}"),
+            None => format!(
+                "`show volumes` has not shown claim {pvc}'s volume on {node} during this step"
+            ),
+        },
+    )
+}
+
+/// `policy <policy> admits <KEY=VALUE> port <port>`: an ingress rule of the policy lets in
+/// pods of its namespace carrying this label on this port (its `from` has a podSelector
+/// that matches them, or is empty; its `ports` hold the port, or are empty). What the
+/// policy says, whatever pods exist and whatever the network enforces.
+pub fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    use crate::cluster::policy::{IntOrString, Protocol};
+    let (key, label, port) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let (ns, name) = key.split_once('/').unwrap_or(("default", key));
+    let Some(p) = lab
+        .cluster
+        .policies
+        .get(&(ns.to_string(), name.to_string()))
+    else {
+        return yes_no(
+            false,
+            String::new(),
+            format!("networkpolicy {ns}/{name} does not exist"),
+        );
+    };
+    let labels: std::collections::BTreeMap<String, String> = label
+        .split_once('=')
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .into_iter()
+        .collect();
+    let Ok((port, proto)) = crate::cluster::policy::parse_port(port) else {
+        return yes_no(false, String::new(), format!("{port} is not a port"));
+    };
+    let port_ok = |q: &crate::cluster::policy::NetworkPolicyPort| {
+        let qp = q
+            .protocol
+            .as_deref()
+            .and_then(Protocol::parse_loose)
+            .unwrap_or_default();
+        qp == proto
+            && match &q.port {
+                None => true,
+                Some(IntOrString::Int(n)) => {
+                    let last = q.end_port.unwrap_or(*n);
+                    (*n..=last).contains(&i32::from(port))
+                }
+                Some(IntOrString::Str(_)) => false,
+            }
+    };
+    let holds = p.spec.ingress.iter().any(|r| {
+        (r.ports.is_empty() || r.ports.iter().any(port_ok))
+            && (r.from.is_empty()
+                || r.from.iter().any(|peer| {
+                    peer.namespace_selector.is_none()
+                        && peer.ip_block.is_none()
+                        && peer
+                            .pod_selector
+                            .as_ref()
+                            .is_some_and(|s| s.matches(&labels))
+                }))
+    });
+    yes_no(
+        holds,
+        format!(
+            "networkpolicy {ns}/{name} admits {label} on {port}/{}",
+            proto.as_str()
+        ),
+        format!(
+            "no ingress rule of networkpolicy {ns}/{name} admits pods with {label} on {port}/{}",
+            proto.as_str()
+        ),
+    )
+}
+
+// ---- ch5-core-modules: the conflist in use, leaked leases, a secondary network's address,
+// part of a wire value ----
+
+/// `node <node> conf active <file>`: the file of the node's `/etc/cni/net.d` the runtime
+/// uses (the first that loads, in lexical order) is this one, whatever view showed it.
+pub fn node_conf_active(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (node, file) = (arg(a, 0), arg(a, 1));
+    let rt = match super::check::node_rt(lab, node) {
+        Ok(rt) => rt,
+        Err(e) => return e,
+    };
+    match rt.confdir.active() {
+        Ok((f, _)) => yes_no(
+            f == file,
+            format!("{node}'s runtime uses {file}"),
+            format!("{node}'s runtime uses {f}, not {file}"),
+        ),
+        Err(e) => Eval {
+            holds: false,
+            actual: format!("{node}'s runtime has no usable config: {e}"),
+        },
+    }
+}
+
+/// `saw ipam <node> leak <net>`: `show ipam` showed, in the node's host-local store of that
+/// network, a lease nothing that will ever DEL it accounts for: no pod sandbox, and libcni
+/// cached it (if at all) only under a network the node no longer uses, whose chain the
+/// runtime will never run again ([`LeaseHolder`](crate::engine::node_view::LeaseHolder)).
+pub fn ipam_leak(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (node, net) = (arg(a, 0), arg(a, 1));
+    if let Err(e) = super::check::node_rt(lab, node) {
+        return e;
+    }
+    let leaked = |id: &str, ifname: &str| {
+        crate::engine::node_view::lease_holder(lab, node, id, ifname).is_some_and(|h| h.leaked())
+    };
+    let mut shown = false;
+    let holds = seen.seen().any(|s| match s {
+        Seen::Ipam(stores) => stores
+            .iter()
+            .filter(|st| st.node == node && st.net == net)
+            .any(|st| {
+                shown = true;
+                st.leases.iter().any(|(_, id, ifname)| leaked(id, ifname))
+            }),
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you saw a leaked lease in {node}'s {net} store"),
+        if shown {
+            format!("{node}'s {net} store was shown, with no leaked lease")
+        } else {
+            format!(
+                "{node}'s host-local store of {net} has not been shown during this step (`show ipam {node}`)"
+            )
+        },
+    )
+}
+
+/// `saw trace <flow> on <ifname> delivered|dropped|no-route|left`: a trace from the flow's
+/// source to the address the destination pod has on that interface (a secondary network's
+/// `net1`, whatever address it got), on the flow's port, ended this way.
+pub fn trace_to_interface(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (flow, ifname, end) = (spec(a), arg(a, 1), arg(a, 2));
+    let p = match super::check::pod(lab, &flow.dst) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let link = match super::check::pod_link(lab, p, ifname) {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    let addrs: Vec<std::net::IpAddr> = link
+        .addrs
+        .iter()
+        .filter_map(|c| c.split('/').next()?.parse().ok())
+        .collect();
+    let primary: Option<std::net::IpAddr> = p.status.pod_ip.parse().ok();
+    let want = match end {
+        "delivered" => TraceEnd::Delivered,
+        "dropped" => TraceEnd::Dropped,
+        "left" => TraceEnd::LeftCluster,
+        _ => TraceEnd::NoRoute,
+    };
+    let to_it = |t: &&crate::engine::seen::TraceSeen| {
+        endpoint_named(&flow.src, &t.flow.src)
+            && t.flow.port == flow.port
+            && t.flow.protocol == flow.protocol
+            && flow.size.is_none_or(|s| s == t.flow.size)
+            && match &t.flow.dst {
+                Endpoint::Ip(ip) => addrs.contains(ip),
+                Endpoint::Pod(r) => {
+                    pod_named(&flow.dst, &r.namespace, &r.name)
+                        && primary.is_some_and(|ip| addrs.contains(&ip))
+                }
+                Endpoint::Node(_) => false,
+            }
+    };
+    let mut ended = Vec::new();
+    let holds = seen
+        .seen()
+        .filter_map(|s| match s {
+            Seen::Trace(t) => Some(&**t),
+            _ => None,
+        })
+        .filter(to_it)
+        .any(|t| {
+            ended.push(t.result.clone());
+            t.end == want
+        });
+    let what = format!(
+        "{} → {}'s {ifname} ({}):{}/{}",
+        flow.src,
+        flow.dst,
+        link.addrs.join(", "),
+        flow.port,
+        flow.protocol
+    );
+    yes_no(
+        holds,
+        format!("you traced {what}: {end}"),
+        match ended.last() {
+            Some(r) => format!("your trace of {what} ended: {r}"),
+            None => format!("no trace of {what} has been run during this step"),
+        },
+    )
+}
+
+/// `saw wire <call> <part> <pointer> contains <text>`: a record of the call shown this step
+/// has a string at the JSON pointer holding the text (a path: `/target_path` contains
+/// `/volumeDevices/publish/`).
+pub fn wire_json_contains(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, which, ptr, want) = (arg(a, 0), arg(a, 1), arg(a, 2), arg(a, 3));
+    let recs = shown_calls(lab, seen, call);
+    let holds = recs.iter().any(|r| {
+        part(r, which).is_some_and(|v| {
+            v.pointer(ptr)
+                .and_then(Value::as_str)
+                .is_some_and(|s| s.contains(want))
+        })
+    });
+    yes_no(
+        holds,
+        format!("you saw {ptr} holding {want:?} in a {call} record's {which}"),
+        if recs.is_empty() {
+            format!("no {call} record has been shown whole during this step")
+        } else {
+            format!("the {call} records shown have no {ptr} holding {want:?} in their {which}")
+        },
+    )
+}
+
+#[cfg(test)]
+mod ch2_ch7_tests {
+    use crate::engine::Lab;
+    use crate::lesson::check::{Observed, parse};
+
+    /// Run lines on the lab, recording them as a step's commands.
+    fn run(lab: &mut Lab, seen: &mut Observed, lines: &[&str]) {
+        for l in lines {
+            let ran = lab.run(l);
+            seen.record(l, &ran);
+        }
+    }
+
+    fn holds(lab: &Lab, seen: &Observed, check: &str) -> bool {
+        parse(1, check).unwrap().eval(lab, seen).holds
+    }
+
+    #[test]
+    fn an_error_is_the_command_s_own_and_its_reason() {
+        let mut lab = Lab::new();
+        let mut seen = Observed::default();
+        let check = "saw error \"cni add c1 --node node-1\" cni:999 \"already exists\"";
+        run(&mut lab, &mut seen, &["cni add c1 --node node-1"]);
+        assert!(!holds(&lab, &seen, check), "it succeeded");
+        // An echo, a usage error and the same ADD on another node fail nothing of this.
+        run(
+            &mut lab,
+            &mut seen,
+            &[
+                "echo cni add c1 --node node-1 cni:999 already exists",
+                "cni add c1 --node node-1 --nope",
+                "cni add c1 --node node-2",
+                "cni add c1 --node node-2",
+            ],
+        );
+        assert!(!holds(&lab, &seen, check));
+        run(&mut lab, &mut seen, &["cni add c1 --node node-1"]);
+        assert!(holds(&lab, &seen, check));
+        assert!(!holds(
+            &lab,
+            &seen,
+            "saw error \"cni add c1 --node node-1\" cni:11"
+        ));
+        // API and CSI reasons by name.
+        run(
+            &mut lab,
+            &mut seen,
+            &[
+                "pod create web --node node-1",
+                "label pod web a=b --resource-version 1",
+                "csi node-unstage vol-nope --node node-1",
+            ],
+        );
+        assert!(holds(
+            &lab,
+            &seen,
+            "saw error \"label pod web a=b --resource-version 1\" api:Conflict"
+        ));
+        assert!(holds(
+            &lab,
+            &seen,
+            "saw error \"csi node-unstage vol-nope --node node-1\" csi:NOT_FOUND"
+        ));
+    }
+
+    #[test]
+    fn a_method_path_is_seen_only_in_show_wire() {
+        let mut lab = Lab::new();
+        let mut seen = Observed::default();
+        let check = "saw wire Probe method /csi.v1.Identity/Probe";
+        run(&mut lab, &mut seen, &["csi probe"]);
+        assert!(holds(&lab, &seen, "saw wire Probe response /ready true"));
+        assert!(
+            !holds(&lab, &seen, check),
+            "the raw call prints the reply only"
+        );
+        run(&mut lab, &mut seen, &["show wire"]);
+        assert!(holds(&lab, &seen, check));
+        assert!(!holds(
+            &lab,
+            &seen,
+            "saw wire Probe method /csi.v1.Identity/GetPluginInfo"
+        ));
+    }
+
+    #[test]
+    fn watch_events_and_volumes_are_what_their_views_listed() {
+        let mut lab = Lab::new();
+        let mut seen = Observed::default();
+        run(
+            &mut lab,
+            &mut seen,
+            &[
+                "pvc create data --size 1Gi",
+                "pod create a --node node-2 --pvc data",
+                "pod create b --node node-2 --pvc data",
+                "pod delete b",
+                "echo DELETED Pod default/b PUBLISHED",
+            ],
+        );
+        let watch = "saw watch DELETED Pod default/b";
+        let state = "saw volume data on node-2 state PUBLISHED";
+        assert!(!holds(&lab, &seen, watch));
+        assert!(!holds(&lab, &seen, state));
+        run(&mut lab, &mut seen, &["show watch", "show volumes node-2"]);
+        assert!(holds(&lab, &seen, watch));
+        assert!(!holds(&lab, &seen, "saw watch DELETED Pod default/a"));
+        assert!(holds(&lab, &seen, state));
+        assert!(holds(&lab, &seen, "saw volume data on node-2 targets 1"));
+        assert!(!holds(
+            &lab,
+            &seen,
+            "saw volume data on node-1 state PUBLISHED"
+        ));
+        // `show watch --since` past the deletion lists nothing of it.
+        let mut later = Observed::default();
+        run(&mut lab, &mut later, &["show watch --since 1000"]);
+        assert!(!holds(&lab, &later, watch));
+    }
+
+    #[test]
+    fn what_a_policy_admits_is_read_from_its_rules() {
+        let mut lab = Lab::new();
+        let seen = Observed::default();
+        let admits = |lab: &Lab, c: &str| holds(lab, &seen, c);
+        assert!(!admits(&lab, "policy p admits app=api port 5432"));
+        lab.execute("policy create p --select app=db --ingress-from app=api --port 5432/TCP")
+            .unwrap();
+        assert!(admits(&lab, "policy p admits app=api port 5432/tcp"));
+        assert!(!admits(&lab, "policy p admits app=web port 5432"));
+        assert!(!admits(&lab, "policy p admits app=api port 5433"));
+        assert!(!admits(&lab, "policy p admits app=api port 5432/UDP"));
+        lab.execute("policy create open --select app=db --types Ingress")
+            .unwrap();
+        assert!(
+            !admits(&lab, "policy open admits app=api port 80"),
+            "no rule admits nothing"
+        );
+    }
+}

@@ -26,6 +26,8 @@ use crate::cni::host::{
     FdbEntry, Host, Link, LinkKind, Neigh, PeerEntries, PeerEntry, PeerTable, RouteEntry,
 };
 use crate::cni::netfilter::{AddrMatch, RuleSpec, XtRule};
+use crate::net::trace::Enforcement;
+use crate::node::NodeRuntime;
 use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -289,14 +291,6 @@ impl Flannel {
         }
     }
 
-    /// The `--network` name of this configuration.
-    pub fn name(&self) -> &'static str {
-        match self.backend {
-            Backend::HostGw => "flannel-host-gw",
-            Backend::Vxlan => "flannel-vxlan",
-        }
-    }
-
     /// The MTU flanneld writes to subnet.env for an uplink of `uplink_mtu`.
     pub fn mtu(&self, uplink_mtu: u32) -> u32 {
         match self.backend {
@@ -386,7 +380,7 @@ impl Flannel {
         &mut self,
         nodes: &[NodeLease<'_>],
         full: bool,
-        hosts: &mut BTreeMap<String, crate::node::NodeRuntime>,
+        hosts: &mut BTreeMap<String, NodeRuntime>,
         log: &mut dyn FnMut(&str, &str),
     ) -> bool {
         if self
@@ -526,14 +520,6 @@ impl Flannel {
 
     /// Give `node`'s kernel the peers' table, or take it away when its flanneld holds no
     /// lease.
-    /// After the lab was copied: hand this daemon's (copied) table to the nodes that hold
-    /// one (see `crate::netd::Network::relink`).
-    pub fn relink(&mut self, hosts: &mut BTreeMap<String, crate::node::NodeRuntime>) {
-        for (name, rt) in hosts.iter_mut() {
-            self.hand_table(name, &mut rt.host);
-        }
-    }
-
     fn hand_table(&self, node: &str, host: &mut Host) {
         let holds = !self.problems.contains_key(node);
         if holds != host.peers.is_shared_with(&self.shared) {
@@ -543,28 +529,6 @@ impl Flannel {
                 PeerTable::default()
             };
         }
-    }
-
-    /// Start over with another backend (`network use`): every node's flanneld is restarted
-    /// with the new net-conf.json; what the old backend programmed is removed first.
-    pub fn switch(
-        &mut self,
-        backend: Backend,
-        network: IpNet,
-        hosts: &mut BTreeMap<String, crate::node::NodeRuntime>,
-    ) {
-        for rt in hosts.values_mut() {
-            rt.host.netfilter.ip4.nat.delete_chain("FLANNEL-POSTRTG");
-            rt.host.netfilter.ip4.filter.delete_chain("FLANNEL-FWD");
-            rt.host.root.links.remove(VXLAN_DEV);
-            rt.host.files.remove(SUBNET_ENV);
-            rt.host.peers = PeerTable::default();
-        }
-        *self = Flannel {
-            network,
-            ip_masq: self.ip_masq,
-            ..Flannel::new(backend)
-        };
     }
 
     /// What flanneld sets up on its own node once it holds its lease: the VXLAN device, then
@@ -659,11 +623,211 @@ impl Flannel {
     }
 }
 
+/// flannel, host-gw backend: routes to each peer's pod subnet via its InternalIP (the
+/// default).
+pub(crate) const HOST_GW: super::Implementation = super::Implementation {
+    name: "flannel-host-gw",
+    compare: [
+        "none",
+        "flanneld: <peer podCIDR> via <peer InternalIP> dev eth0 (one L2 segment)",
+        "1500",
+        "host-local on the node's podCIDR (the lab's conflist)",
+        "flanneld --ip-masq: FLANNEL-POSTRTG in nat POSTROUTING",
+        "not enforced: stored by the API server, ignored by the nodes",
+        "show routes, show iptables",
+    ],
+    build: |cidr| Ok(Box::new(Flannel::with(Backend::HostGw, cidr))),
+};
+
+/// flannel, VXLAN backend: flannel.1 (VNI 1, UDP 8472, MTU 1450) tunnels to each peer.
+pub(crate) const VXLAN: super::Implementation = super::Implementation {
+    name: "flannel-vxlan",
+    compare: [
+        "VXLAN: flannel.1, VNI 1, UDP 8472",
+        "flanneld: <peer podCIDR> via <peer>.0 dev flannel.1 onlink, a neighbour and an FDB entry per peer",
+        "1450 on flannel.1 (FLANNEL_MTU); the lab's conflist leaves pods at 1500",
+        "host-local on the node's podCIDR (the lab's conflist)",
+        "flanneld --ip-masq: FLANNEL-POSTRTG in nat POSTROUTING",
+        "not enforced: stored by the API server, ignored by the nodes",
+        "show links, show neigh, show fdb",
+    ],
+    build: |cidr| Ok(Box::new(Flannel::with(Backend::Vxlan, cidr))),
+};
+
+impl Flannel {
+    /// flannel with a backend on the Network `network`, as `network use` configures it.
+    fn with(backend: Backend, network: IpNet) -> Self {
+        Flannel {
+            network,
+            ..Flannel::new(backend)
+        }
+    }
+
+    /// Every node's flanneld handles a Node event (`Some(node)`: that Node was added or
+    /// changed) or lists every Node (`None`), as its informer delivers them: the Nodes'
+    /// podCIDR and InternalIP are all it reads. A flanneld error goes to the call log once.
+    fn watch(&mut self, cx: &mut super::Ctx<'_>, node: Option<&str>) {
+        fn lease(n: &crate::cluster::Object<crate::cluster::NodeSpec>) -> NodeLease<'_> {
+            NodeLease {
+                name: n.name(),
+                pod_cidr: &n.spec.pod_cidr,
+                internal_ip: n.status.internal_ip(),
+            }
+        }
+        // An event names one Node: look it up (Nodes are keyed by name) rather than walk
+        // them all, which made each `node add` cost O(nodes).
+        let nodes: Vec<NodeLease<'_>> = match node {
+            Some(name) => {
+                let key = (crate::cluster::no_namespace(), name.to_string());
+                cx.api.nodes.get(&key).map(lease).into_iter().collect()
+            }
+            None => cx.api.nodes.values().map(lease).collect(),
+        };
+        let (calls, clock) = (&mut *cx.calls, cx.clock);
+        self.reconcile(&nodes, node.is_none(), cx.nodes, &mut |node, line| {
+            calls.push(crate::record::CallEvent::step(
+                clock,
+                crate::record::Actor::on(crate::record::Agent::Flanneld, node),
+                "error",
+                line.to_string().into(),
+                crate::record::Level::Warning,
+            ));
+        });
+    }
+}
+
+impl super::Network for Flannel {
+    fn name(&self) -> &'static str {
+        match self.backend {
+            Backend::HostGw => HOST_GW.name,
+            Backend::Vxlan => VXLAN.name,
+        }
+    }
+
+    fn cluster_cidr(&self) -> IpNet {
+        self.network
+    }
+
+    fn enforcement(&self) -> Enforcement {
+        Enforcement::None
+    }
+
+    fn start(&mut self, cx: &mut super::Ctx<'_>) {
+        self.watch(cx, None);
+    }
+
+    fn node_added(&mut self, cx: &mut super::Ctx<'_>, node: &str) {
+        self.watch(cx, Some(node));
+    }
+
+    /// flanneld watches Nodes alone: their events reach it (`node_added`), and nothing else
+    /// it acts on changes with a command.
+    fn sync(&mut self, _cx: &mut super::Ctx<'_>) {}
+
+    fn stop(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
+        for rt in nodes.values_mut() {
+            rt.host.netfilter.ip4.nat.delete_chain(MASQ_CHAIN);
+            rt.host.netfilter.ip4.filter.delete_chain(FWD_CHAIN);
+            rt.host.root.links.remove(VXLAN_DEV);
+            rt.host.files.remove(SUBNET_ENV);
+            rt.host.peers = PeerTable::default();
+        }
+    }
+
+    fn started(&self) -> &'static str {
+        "flanneld restarted on every node with the new backend; pods keep the network they were created with"
+    }
+
+    fn routing(&self) -> &'static str {
+        match self.backend {
+            Backend::HostGw => "flannel routes by static routes via the peers' addresses",
+            Backend::Vxlan => "flannel routes by VXLAN tunnels",
+        }
+    }
+
+    fn card(&self, view: &super::View<'_>) -> super::Card {
+        let uplink = 1500;
+        let mut rows: Vec<(&'static str, String)> = vec![
+            (
+                "backend",
+                match self.backend {
+                    Backend::HostGw => "host-gw: every node routes each peer's pod subnet via the peer's InternalIP (the nodes must share one L2 segment)".to_string(),
+                    Backend::Vxlan => "vxlan: flannel.1 (VNI 1, local = InternalIP, dev eth0, UDP 8472, nolearning); per peer a permanent neighbour, an FDB entry and an onlink route".to_string(),
+                },
+            ),
+            (
+                "encapsulation",
+                match self.backend {
+                    Backend::HostGw => "none: pod packets cross the underlay as they are".to_string(),
+                    Backend::Vxlan => "VXLAN in UDP: 50 bytes of outer IPv4, UDP, VXLAN and inner Ethernet headers".to_string(),
+                },
+            ),
+            (
+                "MTU",
+                format!(
+                    "{} (FLANNEL_MTU in /run/flannel/subnet.env; eth0 is {uplink}){}",
+                    self.mtu(uplink),
+                    if self.backend == Backend::Vxlan {
+                        "; the lab's conflist sets no mtu, so pods get 1500: larger packets with DF do not fit flannel.1"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
+            (
+                "masquerade",
+                format!(
+                    "flanneld (--ip-masq: FLANNEL-POSTRTG in nat POSTROUTING) masquerades traffic leaving {}; pod-to-pod keeps its source. The lab's conflist gives bridge ipMasq false, as flannel's plugin does; a bridge with ipMasq true masquerades traffic to other nodes' pods too",
+                    self.network
+                ),
+            ),
+            (
+                "NetworkPolicy",
+                "not enforced: flannel programs no policy, so the API server stores NetworkPolicies and nothing on the nodes acts on them (Canal pairs flannel with Calico's Felix for that; `network use calico-bgp` enforces them)".to_string(),
+            ),
+            ("cluster CIDR", format!("{} (net-conf.json Network)", self.network)),
+        ];
+        let leases: Vec<String> = view
+            .api
+            .nodes
+            .values()
+            .map(|n| {
+                let name = n.name();
+                match (self.lease_of(name), self.problem(name)) {
+                    (Some(s), _) => format!("{name} {s}"),
+                    (None, Some(p)) => format!("{name} none ({p})"),
+                    (None, None) => format!("{name} none"),
+                }
+            })
+            .collect();
+        rows.push(("leases", super::per_node(leases)));
+        let file = view.nodes.iter().next().and_then(|(name, rt)| {
+            let env = rt.host.files.get(SUBNET_ENV)?;
+            Some((name.clone(), SUBNET_ENV, env.clone()))
+        });
+        super::Card {
+            deployed: "  flannel v0.28 as kube-flannel.yml deploys it: flanneld --ip-masq --kube-subnet-mgr on every node",
+            rows,
+            file,
+        }
+    }
+
+    /// Hand this daemon's (copied) table to the nodes that hold one.
+    fn relink(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
+        for (name, rt) in nodes.iter_mut() {
+            self.hand_table(name, &mut rt.host);
+        }
+    }
+
+    fn boxed(&self) -> Box<dyn super::Network> {
+        Box::new(self.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cni::conf::ConfDir;
-    use crate::node::NodeRuntime;
 
     fn hosts(names: &[(&str, &str)]) -> BTreeMap<String, NodeRuntime> {
         names

@@ -28,7 +28,7 @@ mod volume_snapshot_contents;
 mod volume_snapshots;
 
 use crate::cluster::Table as Objects;
-use crate::cluster::{ApiKind, Cluster, Kind, Meta, Object, TableOps};
+use crate::cluster::{ApiKind, Cluster, Kind, Meta, Object, ObjectRef, TableOps};
 use crate::command::Command;
 use crate::command::help::{KindLists, KindsOf};
 use crate::engine::listing::Sel;
@@ -188,6 +188,10 @@ pub(crate) trait AnyResource: Sync {
     fn kept_names(&self, lab: &Lab, sel: &Sel<'_>) -> Vec<String>;
     /// Whether `namespace/name` exists (the namespace ignored for a cluster-scoped kind).
     fn exists(&self, lab: &Lab, ns: &str, name: &str) -> bool;
+    /// A reference to the object and its uid, when it exists.
+    fn reference(&self, lab: &Lab, ns: &str, name: &str) -> Option<(ObjectRef, String)>;
+    /// References to the objects `sel` keeps, in the store's order.
+    fn kept_refs(&self, lab: &Lab, sel: &Sel<'_>) -> Vec<ObjectRef>;
     /// Whether `describe` prints the kind.
     fn describes(&self) -> bool;
     /// `describe`'s text of one object, its events last; NotFound, or why the kind is not
@@ -252,6 +256,18 @@ impl<R: Resource> AnyResource for R {
 
     fn exists(&self, lab: &Lab, ns: &str, name: &str) -> bool {
         get::<R>(&lab.cluster, ns, name).is_some()
+    }
+
+    fn reference(&self, lab: &Lab, ns: &str, name: &str) -> Option<(ObjectRef, String)> {
+        get::<R>(&lab.cluster, ns, name).map(|o| (ObjectRef::to(o), o.metadata.uid.clone()))
+    }
+
+    fn kept_refs(&self, lab: &Lab, sel: &Sel<'_>) -> Vec<ObjectRef> {
+        R::objects(&lab.cluster)
+            .values()
+            .filter(|o| sel.keep(&o.metadata))
+            .map(ObjectRef::to)
+            .collect()
     }
 
     fn describes(&self) -> bool {

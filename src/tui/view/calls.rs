@@ -5,7 +5,7 @@
 use super::{dim, highlight, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
-use crate::tui::model;
+use lab_engine::dash as model;
 use lab_engine::record::Level;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -16,7 +16,7 @@ use ratatui::widgets::Widget;
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let filtered = app.derived.calls.as_ref();
-    let len = filtered.map_or(app.desk.lab.calls.len(), Vec::len);
+    let len = filtered.map_or(app.desk.lab.calls().len(), Vec::len);
     let mut extra = vec![Span::styled(
         match app.ui.sel_call {
             Some(s) => format!("#{s} selected · w: wire · Esc: follow"),
@@ -43,7 +43,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     // With a call selected, its full detail (wrapped) sits under the list.
-    let detail: Vec<Line<'static>> = match app.ui.sel_call.and_then(|c| app.desk.lab.calls.get(c)) {
+    let detail: Vec<Line<'static>> = match app.ui.sel_call.and_then(|c| app.desk.lab.calls().get(c))
+    {
         Some(e) if inner.height >= 8 => {
             let role = if e.level() == Level::Warning {
                 lab_engine::render::Role::Bad
@@ -78,7 +79,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let inner = Rect::new(inner.x, inner.y, inner.width, list_h);
     let h = inner.height as usize;
-    let first_seq = app.desk.lab.calls.iter().next().map_or(0, |(s, _)| s);
+    let first_seq = app.desk.lab.calls().iter().next().map_or(0, |(s, _)| s);
     let position_of = |seq: u64| -> Option<usize> {
         match filtered {
             Some(v) => v.binary_search(&seq).ok(),
@@ -99,7 +100,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Some(v) => v[pos],
             None => first_seq + pos as u64,
         };
-        let Some(e) = app.desk.lab.calls.get(seq) else {
+        let Some(e) = app.desk.lab.calls().get(seq) else {
             continue;
         };
         let warn = e.level() == Level::Warning;

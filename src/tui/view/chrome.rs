@@ -15,7 +15,7 @@ use unicode_width::UnicodeWidthStr;
 pub fn title(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     buf.set_style(area, t.bar);
-    let mode = match app.desk.lab.mode {
+    let mode = match app.desk.lab.mode() {
         lab_engine::engine::Mode::Auto => "auto",
         lab_engine::engine::Mode::Step => "step",
     };
@@ -29,7 +29,7 @@ pub fn title(app: &App, area: Rect, buf: &mut Buffer) {
                 "│ {} · mode {mode}{} ",
                 app.desk.lab.summary().text(),
                 // Real mode: every CNI call also runs the real plugins (`--real-cni`).
-                if app.desk.lab.edges.real.is_some() {
+                if app.desk.lab.real_mode() {
                     " · real CNI plugins beside the model"
                 } else {
                     ""
@@ -86,19 +86,14 @@ pub fn placeholder(app: &App) -> String {
         }
         return format!("task: {}   (hint · skip · Tab completes)", l.goal);
     }
-    match app.desk.lab.cluster.pods.values().next() {
-        None => format!("try: pod create web --node node-1   {KEYS}"),
-        Some(p) if p.metadata.namespace == "default" => {
-            format!(
-                "try: describe pod {}  ·  show wire --list   {KEYS}",
-                p.name()
-            )
+    match app.desk.lab.first_pod() {
+        None => format!("try: lesson list · pod create web --node node-1   {KEYS}"),
+        Some(("default", name)) => {
+            format!("try: describe pod {name}  ·  show wire --list   {KEYS}")
         }
-        Some(p) => format!(
-            "try: describe pod {} -n {}  ·  show wire --list   {KEYS}",
-            p.name(),
-            p.metadata.namespace
-        ),
+        Some((ns, name)) => {
+            format!("try: describe pod {name} -n {ns}  ·  show wire --list   {KEYS}")
+        }
     }
 }
 
@@ -118,6 +113,11 @@ pub fn prompt(app: &App, area: Rect, buf: &mut Buffer) {
         Span::styled(shown.to_string(), if editing { t.plain } else { t.dim }),
     ];
     let after = match ui.mode {
+        // A playback types into the line: the cue says how to go on or stop, not a hint
+        // about what was typed before.
+        _ if app.playback.is_some() => {
+            format!("   ▶ {}", app.playback.as_ref().map_or("", |p| p.cue()))
+        }
         Mode::Filter => "   Enter keep · Esc clear".to_string(),
         Mode::Command if !ui.candidates.is_empty() => {
             format!("   ⇥ {}", ui.candidates.join("  "))

@@ -9,8 +9,8 @@
 use super::{dim, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
-use crate::tui::model::{self, IpamSummary};
-use lab_engine::engine::node_view::{self, IpamDir, LeaseRow};
+use lab_engine::dash::{self as model, IpamSummary};
+use lab_engine::engine::node_view::{self, IpamDir, LeaseHolder, LeaseRow};
 use lab_engine::engine::views::short_id;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -23,11 +23,11 @@ struct Section<'a> {
     summary: IpamSummary,
     store: Option<IpamDir<'a>>,
     removed: Vec<&'a (String, LeaseRow)>,
+    /// The directory, the range and gateway (wrapped to the pane's width), used and free.
+    head: Vec<Line<'static>>,
 }
 
 impl Section<'_> {
-    const HEAD: usize = 3;
-
     fn leases(&self) -> usize {
         self.store.map_or(1, |s| s.len().max(1))
     }
@@ -37,11 +37,11 @@ impl Section<'_> {
     }
 
     fn rows(&self) -> usize {
-        Self::HEAD + self.removed.len() + self.leases() + self.cursors() + 1
+        self.head.len() + self.removed.len() + self.leases() + self.cursors() + 1
     }
 }
 
-fn sections(app: &App) -> Vec<Section<'_>> {
+fn sections(app: &App, width: usize) -> Vec<Section<'_>> {
     let Some(node) = app.ui.sel_node.as_deref() else {
         return Vec::new();
     };
@@ -62,14 +62,87 @@ fn sections(app: &App) -> Vec<Section<'_>> {
             } else {
                 Vec::new()
             },
+            head: head_lines(app, &summary, width),
             summary,
         })
         .collect()
 }
 
+/// A section's first rows: the directory, the range and the gateway (on one row when it
+/// fits, else wrapped between them so neither is cut), used and free with a bar.
+fn head_lines(app: &App, s: &IpamSummary, width: usize) -> Vec<Line<'static>> {
+    use unicode_width::UnicodeWidthStr;
+    let t = &app.theme;
+    let dir = format!("{}/", s.path);
+    let net = format!("  ({})", s.net);
+    let mut first = vec![Span::styled(dir.clone(), t.header)];
+    if dir.width() + net.width() <= width {
+        first.push(Span::styled(net, t.dim));
+    }
+    let mut out = vec![Line::from(first)];
+    if s.ranges.is_empty() {
+        // A store of a network the node no longer uses (after `network use`, a conflist
+        // that sorts first): no config gives its range, and nothing allocates from it.
+        out.extend(super::wrap_segments(
+            vec![
+                vec![Span::styled("not in the node's network config now:", t.dim)],
+                vec![Span::styled(" no range, no new leases", t.dim)],
+            ],
+            width,
+            2,
+        ));
+        out.push(Line::from(Span::styled(
+            format!("used {}", s.used),
+            t.plain,
+        )));
+        return out;
+    }
+    let ranges = if s.ranges.is_empty() {
+        "?".to_string()
+    } else {
+        s.ranges.join(" + ")
+    };
+    out.extend(super::wrap_segments(
+        vec![
+            vec![Span::styled("range ", t.dim), Span::styled(ranges, t.plain)],
+            vec![
+                Span::styled(" · gateway ", t.dim),
+                Span::styled(s.gateway.clone(), t.plain),
+                Span::styled(" (skipped)", t.dim),
+            ],
+        ],
+        width,
+        2,
+    ));
+    let full = s.capacity > 0 && s.free() == 0;
+    let counts = format!("used {} · free {} ", s.used, s.free());
+    let tail = if full { " FULL" } else { "" };
+    let bar_w = width
+        .saturating_sub(counts.width() + tail.width() + 2)
+        .clamp(4, 20) as u128;
+    let filled = if s.capacity == 0 {
+        0
+    } else {
+        ((s.used as u128).min(s.capacity) * bar_w).div_ceil(s.capacity)
+    };
+    out.push(Line::from(vec![
+        Span::styled(counts, t.plain),
+        Span::styled(
+            format!(
+                "▕{}{}▏",
+                "█".repeat(filled as usize),
+                "░".repeat((bar_w - filled) as usize)
+            ),
+            if full { t.bad } else { t.good },
+        ),
+        Span::styled(tail, t.bad),
+    ]));
+    out
+}
+
 /// Rows of content (for scrolling).
 pub fn content_len(app: &App) -> usize {
-    sections(app)
+    sections(app, app.viewport(Pane::Ipam).width as usize)
         .iter()
         .map(Section::rows)
         .sum::<usize>()
@@ -103,7 +176,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         );
         return;
     }
-    let secs = sections(app);
+    let secs = sections(app, inner.width as usize);
     if secs.is_empty() {
         let other = lab_engine::engine::ipam_view::other_ipam_lines(&app.desk.lab, &node);
         if other.is_empty() {
@@ -138,7 +211,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         }
         let mut r = skip;
         skip = 0;
-        let lease_start = Section::HEAD + sec.removed.len();
+        let lease_start = sec.head.len() + sec.removed.len();
         let has_leases = sec.store.is_some_and(|s| !s.is_empty());
         while r < sec.rows() && y < h {
             if has_leases && r >= lease_start && r < lease_start + sec.leases() {
@@ -160,50 +233,12 @@ fn section_row(app: &App, node: &str, sec: &Section<'_>, r: usize) -> Line<'stat
     let t = &app.theme;
     let s = &sec.summary;
     let removed = sec.removed.len();
-    let lease_start = Section::HEAD + removed;
+    let lease_start = sec.head.len() + removed;
     let cursor_start = lease_start + sec.leases();
     match r {
-        0 => Line::from(vec![
-            Span::styled(format!("{}/", s.path), t.header),
-            Span::styled(format!("  ({})", s.net), t.dim),
-        ]),
-        1 => Line::from(vec![
-            Span::styled("range ", t.dim),
-            Span::styled(
-                if s.ranges.is_empty() {
-                    "?".to_string()
-                } else {
-                    s.ranges.join(" + ")
-                },
-                t.plain,
-            ),
-            Span::styled(" · gateway ", t.dim),
-            Span::styled(s.gateway.clone(), t.plain),
-            Span::styled(" (skipped)", t.dim),
-        ]),
-        2 => {
-            let bar_w = 20u128;
-            let filled = if s.capacity == 0 {
-                0
-            } else {
-                ((s.used as u128).min(s.capacity) * bar_w).div_ceil(s.capacity)
-            };
-            let full = s.capacity > 0 && s.free() == 0;
-            Line::from(vec![
-                Span::styled(format!("used {} · free {} ", s.used, s.free()), t.plain),
-                Span::styled(
-                    format!(
-                        "▕{}{}▏",
-                        "█".repeat(filled as usize),
-                        "░".repeat((bar_w - filled) as usize)
-                    ),
-                    if full { t.bad } else { t.good },
-                ),
-                Span::styled(if full { " FULL" } else { "" }, t.bad),
-            ])
-        }
+        r if r < sec.head.len() => sec.head[r].clone(),
         r if r < lease_start => {
-            let (_, lease) = sec.removed[r - Section::HEAD];
+            let (_, lease) = sec.removed[r - sec.head.len()];
             Line::from(vec![
                 Span::styled("✗ ", t.bad),
                 Span::styled(
@@ -286,20 +321,41 @@ fn draw_leases(
                 .ipam
                 .added
                 .contains(&(sec.summary.net.clone(), *ip));
-        let owner = node_view::sandbox_owner(&app.desk.lab, node, &lease.container_id)
-            .map(|k| k.strip_prefix("default/").unwrap_or(k).to_string())
-            .unwrap_or_else(|| "(no pod: raw `cni add`?)".to_string());
+        let owner = match node_view::lease_holder(
+            &app.desk.lab,
+            node,
+            &lease.container_id,
+            &lease.ifname,
+        ) {
+            Some(LeaseHolder::Pod(k)) => k.strip_prefix("default/").unwrap_or(k).to_string(),
+            // The pane is narrow: the REPL's `show ipam` says more.
+            Some(LeaseHolder::Attachment) | None => "raw `cni add`".to_string(),
+            Some(LeaseHolder::OtherChain { .. }) => "leaked (net changed)".to_string(),
+            Some(LeaseHolder::Leaked) => "leaked (no DEL ever)".to_string(),
+        };
         let style = if changed { t.changed } else { t.plain };
+        // The file's content, `<containerID>\r\n<ifname>`, with the ID shortened; shorter
+        // still (and the ifname left out) on a narrow pane, so the address and the owner
+        // stay whole.
+        let wide = format!("{}…\\r\\n{}", short_id(&lease.container_id), lease.ifname);
+        let ip_text = ip.to_string();
+        let full_w = 2 + 16 + wide.chars().count() + 2 + owner.chars().count();
+        let (ip_col, held) = if full_w <= inner.width as usize {
+            (format!("{ip_text:<16}"), wide)
+        } else {
+            let id: String = lease.container_id.chars().take(7).collect();
+            let mid = format!("{id}…\\r\\n{}", lease.ifname);
+            let w = 2 + ip_text.len() + 2 + mid.chars().count() + 2 + owner.chars().count();
+            if w <= inner.width as usize {
+                (format!("{ip_text}  "), mid)
+            } else {
+                (format!("{ip_text}  "), format!("{id}…"))
+            }
+        };
         let line = Line::from(vec![
             Span::styled(if changed { "● " } else { "  " }, style),
-            Span::styled(
-                format!("{:<16}", ip.to_string()),
-                if changed { style } else { t.name },
-            ),
-            Span::styled(
-                format!("{}…\\r\\n{}", short_id(&lease.container_id), lease.ifname),
-                style,
-            ),
+            Span::styled(ip_col, if changed { style } else { t.name }),
+            Span::styled(held, style),
             Span::styled(format!("  {owner}"), t.dim),
         ]);
         put(buf, inner, (y + n) as u16, &line);

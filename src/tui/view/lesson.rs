@@ -22,14 +22,17 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let label = format!(" {}", l.position);
     let bar_w = width.saturating_sub(label.chars().count()).clamp(4, 30);
     let filled = done * bar_w / n;
-    let mut out = vec![
-        Line::styled(l.title.clone(), t.header),
-        Line::from(vec![
+    let mut out = vec![Line::styled(l.title.clone(), t.header)];
+    if l.total == 0 {
+        // A script's playback: no steps to count, only the cue.
+        out.push(Line::styled(l.position.clone(), t.plain));
+    } else {
+        out.push(Line::from(vec![
             Span::styled("█".repeat(filled), t.step_done),
             Span::styled("░".repeat(bar_w - filled), t.dim),
             Span::styled(label, t.plain),
-        ]),
-    ];
+        ]));
+    }
     if !l.goal.is_empty() {
         for (i, row) in wrap_words(&l.goal, width.saturating_sub(6))
             .into_iter()

@@ -3,8 +3,13 @@
 //! hits), each pane is drawn by its own module, and every pane draws only the rows that
 //! are visible.
 //!
-//! Two layouts: *wide* (≥ 120×34) shows every pane at once; *compact* (e.g. 80×24) shows
-//! one pane at a time under a tab bar, with a strip of command output under it.
+//! Three layouts: *wide* (≥ 120×34) shows every pane at once; the *grid* (≥ 80×24, a
+//! classroom projector's 100×30) keeps the cluster's state panes in view together under a
+//! tab bar — Topology, IPAM, Routes and Volumes two by two from 100 columns, Topology over
+//! one of the other three below that — with a strip of command output (and the lesson
+//! beside it while one runs or plays) under them; *compact* (smaller) shows one pane at a
+//! time under the tab bar. In the grid and compact layouts, a pane outside the grid
+//! (Calls, Wire, Output, Lesson) takes the whole area while it has the focus.
 
 pub mod calls;
 pub mod chrome;
@@ -29,9 +34,29 @@ use ratatui::widgets::{Block, Borders, Padding, Widget};
 /// Below this width or height the dashboard uses the compact (tabbed) layout.
 pub const WIDE_MIN: (u16, u16) = (120, 34);
 
-/// Whether an area gets the compact layout.
+/// From this size up (and below [`WIDE_MIN`]) the state panes share the screen as a grid.
+pub const GRID_MIN: (u16, u16) = (80, 24);
+
+/// From this width up the grid is two by two (Topology and IPAM over Routes and Volumes).
+pub const GRID_TWO_COLUMNS: u16 = 100;
+
+/// Whether an area gets a tabbed layout (the grid or compact), not the wide one.
 pub fn is_compact(area: Rect) -> bool {
     area.width < WIDE_MIN.0 || area.height < WIDE_MIN.1
+}
+
+/// Whether an area gets the grid layout: tabbed, but big enough to show the state panes
+/// together.
+pub fn is_grid(area: Rect) -> bool {
+    is_compact(area) && area.width >= GRID_MIN.0 && area.height >= GRID_MIN.1
+}
+
+/// Whether a pane is one of the grid's (the cluster's state).
+pub fn in_grid(pane: Pane) -> bool {
+    matches!(
+        pane,
+        Pane::Topology | Pane::Ipam | Pane::Routes | Pane::Volumes
+    )
 }
 
 /// Where everything goes on screen.
@@ -93,6 +118,17 @@ pub fn layout(app: &App, area: Rect) -> Screen {
         let [tab_row, rest] =
             Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(body);
         tabs = Some(tab_row);
+        if is_grid(area) && in_grid(app.ui.focus) {
+            grid(app, rest, &mut panes);
+            return Screen {
+                title,
+                tabs,
+                panes,
+                prompt,
+                footer,
+                compact,
+            };
+        }
         let strip = if app.ui.focus != Pane::Output && rest.height >= 16 {
             6
         } else {
@@ -149,6 +185,55 @@ pub fn layout(app: &App, area: Rect) -> Screen {
     }
 }
 
+/// The grid layout's body: the state panes over a strip of output (and the lesson beside
+/// it while one runs or plays, so its step stays in view).
+fn grid(app: &App, rest: Rect, panes: &mut Vec<(Pane, Rect)>) {
+    let lesson = app.lesson.is_some();
+    let two_columns = rest.width >= GRID_TWO_COLUMNS;
+    // The strip: four rows of output at 80×24, six at 100×30; more for a lesson's text.
+    let strip = match (lesson, rest.height) {
+        (true, h) if h >= 24 => 9,
+        (true, _) => 7,
+        (false, _) => 6,
+    };
+    let [main, bottom] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(strip)]).areas(rest);
+    if two_columns {
+        let [top, low] =
+            Layout::vertical([Constraint::Percentage(55), Constraint::Fill(1)]).areas(main);
+        let [topo, ipam] =
+            Layout::horizontal([Constraint::Percentage(58), Constraint::Fill(1)]).areas(top);
+        let [routes, vols] =
+            Layout::horizontal([Constraint::Percentage(45), Constraint::Fill(1)]).areas(low);
+        panes.push((Pane::Topology, topo));
+        panes.push((Pane::Ipam, ipam));
+        panes.push((Pane::Routes, routes));
+        panes.push((Pane::Volumes, vols));
+    } else {
+        // Topology over the pane that had the focus last among the other three (IPAM
+        // first).
+        let partner = match app.ui.focus {
+            Pane::Topology => app.ui.grid_partner,
+            p => p,
+        };
+        let [topo, other] =
+            Layout::vertical([Constraint::Percentage(55), Constraint::Fill(1)]).areas(main);
+        panes.push((Pane::Topology, topo));
+        panes.push((partner, other));
+    }
+    if lesson {
+        let [out, les] = Layout::horizontal([
+            Constraint::Percentage(if two_columns { 50 } else { 45 }),
+            Constraint::Fill(1),
+        ])
+        .areas(bottom);
+        panes.push((Pane::Lesson, les));
+        panes.push((Pane::Output, out));
+    } else {
+        panes.push((Pane::Output, bottom));
+    }
+}
+
 /// How many rows a pane's content has (for clamping scroll positions).
 pub fn content_len(app: &App, pane: Pane) -> usize {
     match pane {
@@ -160,7 +245,7 @@ pub fn content_len(app: &App, pane: Pane) -> usize {
             .derived
             .calls
             .as_ref()
-            .map_or(app.desk.lab.calls.len(), Vec::len),
+            .map_or(app.desk.lab.calls().len(), Vec::len),
         Pane::Wire => wire::lines(app, u16::MAX).len(),
         Pane::Output => app.ui.output.len(),
         Pane::Lesson => {
@@ -199,6 +284,11 @@ pub fn pane_block<'a>(app: &App, pane: Pane, extra: Vec<Span<'a>>) -> Block<'a> 
             t.border_type
         })
         .border_style(if focused { t.border_focused } else { t.border })
+        // The title's text in the text's colour, not the border's (dark grey unfocused).
+        .title_style(
+            t.plain
+                .fg(t.plain.fg.unwrap_or(ratatui::style::Color::Reset)),
+        )
         .title(Line::from(title))
         .padding(Padding::horizontal(t.pad))
         .style(t.plain)
@@ -221,11 +311,120 @@ pub fn paint<'a>(theme: &Theme, line: &'a lab_engine::render::Line) -> Line<'a> 
     )
 }
 
-/// Draw a line at a row, cut to the width.
+/// Draw a line at a row. A line wider than the area is cut at a word boundary and marked
+/// ` …` (mid-word, with `…`, only for a single word wider than half the row), so no address,
+/// prefix or state is ever shown cut short.
 pub fn put(buf: &mut Buffer, area: Rect, row: u16, line: &Line<'_>) {
-    if row < area.height {
-        buf.set_line(area.x, area.y + row, line, area.width);
+    if row >= area.height {
+        return;
     }
+    if line.width() <= area.width as usize {
+        buf.set_line(area.x, area.y + row, line, area.width);
+    } else {
+        buf.set_line(
+            area.x,
+            area.y + row,
+            &fit_words(line, area.width as usize),
+            area.width,
+        );
+    }
+}
+
+/// Lay out segments (each a run of spans that stays together: a label and its value) in
+/// rows of `width` columns, starting a new row, indented by `indent`, before a segment that
+/// would not fit; the separator a segment starts with is dropped at the start of a row.
+pub fn wrap_segments(
+    segments: Vec<Vec<Span<'static>>>,
+    width: usize,
+    indent: usize,
+) -> Vec<Line<'static>> {
+    let seg_w = |seg: &[Span<'_>]| seg.iter().map(Span::width).sum::<usize>();
+    let mut rows: Vec<Vec<Span<'static>>> = vec![Vec::new()];
+    let mut used = 0;
+    for mut seg in segments {
+        let w = seg_w(&seg);
+        if used > 0 && used + w > width {
+            // A new row: the separator the segment starts with goes.
+            if let Some(first) = seg.first_mut() {
+                let trimmed = first
+                    .content
+                    .trim_start_matches([' ', '·', '━', '→'])
+                    .trim_start()
+                    .to_string();
+                first.content = trimmed.into();
+            }
+            rows.push(vec![Span::raw(" ".repeat(indent))]);
+            used = indent;
+        }
+        used += seg_w(&seg);
+        if let Some(row) = rows.last_mut() {
+            row.extend(seg);
+        }
+    }
+    rows.into_iter().map(Line::from).collect()
+}
+
+/// A line cut to `width` columns at a word boundary, the cut marked ` …` (see [`put`]).
+pub fn fit_words(line: &Line<'_>, width: usize) -> Line<'static> {
+    use unicode_width::UnicodeWidthChar;
+    let owned = |l: &Line<'_>| {
+        Line::from(
+            l.spans
+                .iter()
+                .map(|s| Span::styled(s.content.to_string(), l.style.patch(s.style)))
+                .collect::<Vec<_>>(),
+        )
+    };
+    if line.width() <= width {
+        return owned(line);
+    }
+    // (span, char, column after it) for every character.
+    let mut cells: Vec<(usize, char, usize)> = Vec::new();
+    let mut col = 0;
+    for (i, s) in line.spans.iter().enumerate() {
+        for c in s.content.chars() {
+            col += c.width().unwrap_or(0);
+            cells.push((i, c, col));
+        }
+    }
+    // Trailing blanks are no content: without them the line may fit.
+    while cells.last().is_some_and(|(_, c, _)| *c == ' ') {
+        cells.pop();
+    }
+    let keep = if cells.last().is_none_or(|(_, _, end)| *end <= width) {
+        cells.len()
+    } else {
+        let room = width.saturating_sub(2);
+        // The last space that leaves the text before it within `room` columns, after some
+        // text (an indentation is not a word boundary).
+        let first_text = cells.iter().position(|(_, c, _)| *c != ' ').unwrap_or(0);
+        let at_space = (first_text..cells.len())
+            .rev()
+            .find(|&i| cells[i].1 == ' ' && i > 0 && cells[i - 1].2 <= room);
+        match at_space {
+            Some(i) if cells[i - 1].2 * 2 >= width => i,
+            _ => cells
+                .iter()
+                .position(|(_, _, end)| *end > width.saturating_sub(1))
+                .unwrap_or(cells.len()),
+        }
+    };
+    let cut = keep < cells.len();
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut last_style = Style::default();
+    for (i, c, _) in &cells[..keep] {
+        let style = line.style.patch(line.spans[*i].style);
+        match spans.last_mut() {
+            Some(s) if s.style == style => s.content.to_mut().push(*c),
+            _ => spans.push(Span::styled(c.to_string(), style)),
+        }
+        last_style = style;
+    }
+    if cut {
+        let at_space = cells.get(keep).is_some_and(|(_, c, _)| *c == ' ');
+        spans.push(Span::styled(if at_space { " …" } else { "…" }, last_style));
+    }
+    Line::from(spans)
 }
 
 /// Style a whole row (selection highlight).

@@ -138,7 +138,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             0,
             &dim(
                 t,
-                "output of your commands appears here — start with `help`, or `pod create web --node node-1`",
+                "output of your commands appears here — start with `lesson list` (the guided lessons), `help`, or `pod create web --node node-1`",
             ),
         );
         return;

@@ -1,18 +1,65 @@
 //! The routes pane: the selected node's table and the selected pod's table, in `ip route`
 //! form, under the prompt a learner would type on that host or in that netns. The node
 //! table (one line per node) comes from the derived state; only visible lines are styled.
+//! A route too long for the pane loses its `proto kernel scope link` tail, then wraps at
+//! words: a prefix or an address is never cut.
 
 use super::{dim, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
-use crate::tui::model;
+use lab_engine::dash as model;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-/// The pane's lines, lazily: nothing is formatted until taken.
-fn rows(app: &App) -> (usize, Box<dyn Iterator<Item = Line<'static>> + '_>) {
+/// A route as the pane shows it at a width: in full when it fits; else without the tail a
+/// learner can do without (`proto kernel scope link`, which every connected route has);
+/// else wrapped at words, so no prefix or address is cut.
+fn route_rows(route: &str, width: usize) -> Vec<String> {
+    use unicode_width::UnicodeWidthStr;
+    let full = format!("  {route}");
+    if full.width() <= width {
+        return vec![full];
+    }
+    let short = full.replace(" proto kernel scope link", "");
+    if short.width() <= width {
+        return vec![short];
+    }
+    let mut rows = vec![String::new()];
+    for word in short.split_whitespace() {
+        let cur = rows.last().map_or(0, |r| r.width());
+        if cur > 4 && cur + 1 + word.width() > width {
+            rows.push("    ".to_string());
+        } else if rows.last().is_some_and(|r| r.is_empty()) {
+            if let Some(r) = rows.last_mut() {
+                r.push_str("  ");
+            }
+        } else if let Some(r) = rows.last_mut() {
+            if !r.ends_with(' ') {
+                r.push(' ');
+            }
+        }
+        if let Some(r) = rows.last_mut() {
+            r.push_str(word);
+        }
+    }
+    rows
+}
+
+/// How many rows a route takes at a width ([`route_rows`]), without formatting it when it
+/// fits.
+fn route_height(route: &str, width: usize) -> usize {
+    use unicode_width::UnicodeWidthStr;
+    if route.width() + 2 <= width {
+        1
+    } else {
+        route_rows(route, width).len()
+    }
+}
+
+/// The pane's lines at a width, lazily: nothing is formatted until taken.
+fn rows(app: &App, width: usize) -> (usize, Box<dyn Iterator<Item = Line<'static>> + '_>) {
     let t = &app.theme;
     let Some(node) = app.ui.sel_node.clone() else {
         return (1, Box::new(std::iter::once(dim(t, "no node selected"))));
@@ -30,12 +77,12 @@ fn rows(app: &App) -> (usize, Box<dyn Iterator<Item = Line<'static>> + '_>) {
                 Box::new(std::iter::once(Line::styled(format!("  {e}"), t.bad))),
             ),
             None if fresh => (
-                r.lines.len(),
-                Box::new(
-                    r.lines
-                        .iter()
-                        .map(move |l| Line::styled(format!("  {l}"), t.plain)),
-                ),
+                r.lines.iter().map(|l| route_height(l, width)).sum(),
+                Box::new(r.lines.iter().flat_map(move |l| {
+                    route_rows(l, width)
+                        .into_iter()
+                        .map(move |row| Line::styled(row, t.plain))
+                })),
             ),
             _ => (1, Box::new(std::iter::once(dim(t, "  (not computed yet)")))),
         };
@@ -55,11 +102,13 @@ fn rows(app: &App) -> (usize, Box<dyn Iterator<Item = Line<'static>> + '_>) {
         if routes.is_empty() {
             tail.push(dim(t, "  (no sandbox network yet)"));
         }
-        tail.extend(
-            routes
-                .into_iter()
-                .map(|l| Line::styled(format!("  {l}"), t.plain)),
-        );
+        for l in routes {
+            tail.extend(
+                route_rows(&l, width)
+                    .into_iter()
+                    .map(|row| Line::styled(row, t.plain)),
+            );
+        }
     }
     let n = 1 + node_count + tail.len();
     (
@@ -70,7 +119,7 @@ fn rows(app: &App) -> (usize, Box<dyn Iterator<Item = Line<'static>> + '_>) {
 
 /// Rows of content (for scrolling).
 pub fn content_len(app: &App) -> usize {
-    rows(app).0
+    rows(app, app.viewport(Pane::Routes).width as usize).0
 }
 
 /// Draw the pane.
@@ -83,7 +132,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let block = pane_block(app, Pane::Routes, extra);
     let inner = block.inner(area);
     block.render(area, buf);
-    let (n, lines) = rows(app);
+    let (n, lines) = rows(app, inner.width as usize);
     let h = inner.height as usize;
     let start = app.ui.scroll[Pane::Routes.index()].min(n.saturating_sub(h));
     for (i, l) in lines.skip(start).take(h).enumerate() {

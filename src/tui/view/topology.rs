@@ -14,8 +14,8 @@
 use super::{dim, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
-use crate::tui::model::{self, NodeFacts, PodKey};
 use lab_engine::cluster::ApiKind;
+use lab_engine::dash::{self as model, NodeFacts, PodKey};
 use lab_engine::resource::count;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -49,7 +49,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     if groups.is_empty() {
-        let msg = if app.desk.lab.cluster.nodes.is_empty() {
+        let msg = if app.desk.lab.counts().0 == 0 {
             "no nodes yet — try `node add node-1 --cidr 10.244.1.0/24 --ip 192.168.0.1`"
         } else {
             "nothing matches the filter (Esc clears it)"
@@ -94,10 +94,13 @@ const POD_LINE: usize = 66;
 /// indent (narrow screens).
 fn branch_col(facts: &NodeFacts, width: u16) -> usize {
     let col = 2 + uplink_text(facts).width() + 4;
-    if (width as usize).saturating_sub(2) >= col + POD_LINE {
+    let room = (width as usize).saturating_sub(2);
+    if room >= col + POD_LINE {
         col
-    } else {
+    } else if room >= 4 + POD_LINE {
         4
+    } else {
+        1
     }
 }
 
@@ -189,7 +192,12 @@ fn draw_row(
             t.plain,
         ));
         spans.push(Span::raw(" "));
-        let used: usize = spans.iter().map(|s| s.content.width()).sum();
+        let mut used: usize = spans.iter().map(|s| s.content.width()).sum();
+        if used + 1 > w && !facts.zone.is_empty() {
+            // A narrow box: the zone goes, the podCIDR stays whole.
+            let zone = spans.remove(2);
+            used -= zone.content.width();
+        }
         let fill = w.saturating_sub(used + 1);
         spans.push(Span::styled("─".repeat(fill), frame));
         spans.push(Span::styled("╮", frame));
@@ -203,55 +211,83 @@ fn draw_row(
     }
     let body_w = w.saturating_sub(2);
     let body = if r == 1 {
-        let mut spans = vec![
-            Span::raw(" "),
-            Span::styled(facts.uplink.0.clone(), t.name),
-            Span::raw(" "),
-            Span::styled(
-                if facts.uplink.1.is_empty() {
-                    facts.internal_ip.clone()
-                } else {
-                    facts.uplink.1.clone()
-                },
-                t.plain,
+        // (span, whether it is an explanation a narrow box can do without)
+        let mut spans: Vec<(Span<'static>, bool)> = vec![
+            (Span::raw(" "), false),
+            (Span::styled(facts.uplink.0.clone(), t.name), false),
+            (Span::raw(" "), false),
+            (
+                Span::styled(
+                    if facts.uplink.1.is_empty() {
+                        facts.internal_ip.clone()
+                    } else {
+                        facts.uplink.1.clone()
+                    },
+                    t.plain,
+                ),
+                false,
             ),
-            Span::styled(" ══ ", t.dim),
+            (Span::styled(" ══ ", t.dim), false),
         ];
         match &facts.bridge {
             Some((name, addr)) => {
-                spans.push(Span::styled(name.clone(), t.name));
-                spans.push(Span::raw(" "));
+                spans.push((Span::styled(name.clone(), t.name), false));
+                spans.push((Span::raw(" "), false));
                 if addr.is_empty() {
-                    spans.push(Span::styled("(no address: not a gateway)", t.dim));
+                    spans.push((Span::styled("(no address: not a gateway)", t.dim), false));
                 } else {
-                    spans.push(Span::styled(addr.clone(), t.plain));
-                    spans.push(Span::styled(" (bridge · pods' gateway)", t.dim));
+                    spans.push((Span::styled(addr.clone(), t.plain), false));
+                    spans.push((Span::styled(" (bridge · pods' gateway)", t.dim), true));
                 }
             }
             None => match &facts.routed {
                 Some((dev, addr, what)) => {
-                    spans.push(Span::styled(dev.clone(), t.name));
+                    spans.push((Span::styled(dev.clone(), t.name), false));
                     if !addr.is_empty() {
-                        spans.push(Span::raw(" "));
-                        spans.push(Span::styled(addr.clone(), t.plain));
+                        spans.push((Span::raw(" "), false));
+                        spans.push((Span::styled(addr.clone(), t.plain), false));
                     }
-                    spans.push(Span::styled(format!(" ({what})"), t.dim));
+                    spans.push((Span::styled(format!(" ({what})"), t.dim), true));
                 }
                 None => {
-                    spans.push(Span::styled("cni0", t.dim));
-                    spans.push(Span::styled(
-                        " not created yet — the first pod's CNI ADD creates it",
-                        t.dim,
+                    spans.push((Span::styled("cni0", t.dim), false));
+                    spans.push((Span::styled(" not created yet", t.dim), false));
+                    spans.push((
+                        Span::styled(" — the first pod's CNI ADD creates it", t.dim),
+                        true,
                     ));
                 }
             },
         }
         if let Some((name, what)) = &facts.tunnel {
-            spans.push(Span::styled(" · ", t.dim));
-            spans.push(Span::styled(name.clone(), t.name));
-            spans.push(Span::styled(format!(" ({what})"), t.dim));
+            spans.push((Span::styled(" · ", t.dim), false));
+            spans.push((Span::styled(name.clone(), t.name), false));
+            spans.push((Span::styled(format!(" ({what})"), t.dim), true));
         }
-        Line::from(spans)
+        // On a narrow box the explanations go first: a short one that does not fit whole
+        // is left out, a long one is cut at a word (see `put`); an address never is.
+        let room = w.saturating_sub(2);
+        let essential: usize = spans
+            .iter()
+            .filter(|(_, optional)| !optional)
+            .map(|(s, _)| s.content.width())
+            .sum();
+        let mut used = essential;
+        let mut kept = Vec::new();
+        for (span, optional) in spans {
+            if optional {
+                let sw = span.content.width();
+                if used + sw <= room {
+                    used += sw;
+                } else if sw > 30 && used + 16 <= room {
+                    used = room;
+                } else {
+                    continue;
+                }
+            }
+            kept.push(span);
+        }
+        Line::from(kept)
     } else {
         let indent = " ".repeat(branch_col(facts, area.width));
         if pods.is_empty() {
@@ -263,7 +299,7 @@ fn draw_row(
             ])
         } else {
             match app.pod_at_row(&facts.name, pods, r - 2) {
-                Some((i, 0)) => pod_line(app, &pods[i], i + 1 == pods.len(), indent),
+                Some((i, 0)) => pod_line(app, &pods[i], i + 1 == pods.len(), indent, body_w),
                 Some((i, k)) => more_line(app, &pods[i], i + 1 == pods.len(), k - 1, indent),
                 None => Line::default(),
             }
@@ -296,7 +332,10 @@ fn draw_row(
     }
 }
 
-fn pod_line(app: &App, key: &PodKey, last: bool, indent: String) -> Line<'static> {
+/// A pod's branch: `├─ veth ⇄ eth0 IP name status`, in columns when the row has room; on
+/// a narrow box without the padding, then without the host veth, then without the pod's
+/// interface name — its address, name and status stay whole.
+fn pod_line(app: &App, key: &PodKey, last: bool, indent: String, room: usize) -> Line<'static> {
     let t = &app.theme;
     let branch = if last { "└─ " } else { "├─ " };
     let Some(p) = model::pod_facts(&app.desk.lab, key) else {
@@ -307,35 +346,65 @@ fn pod_line(app: &App, key: &PodKey, last: bool, indent: String) -> Line<'static
     } else {
         format!("{}/{}", p.ns, p.name)
     };
-    let mut spans = vec![Span::raw(indent), Span::styled(branch, t.dim)];
-    if p.host_veth.is_empty() {
-        spans.push(Span::styled("············", t.dim));
+    let pod_if = if p.pod_if.is_empty() {
+        "eth0".to_string()
     } else {
-        spans.push(Span::styled(format!("{:<12}", p.host_veth), t.plain));
-    }
-    spans.push(Span::styled(" ⇄ ", t.dim));
-    spans.push(Span::styled(
-        if p.pod_if.is_empty() {
-            "eth0".to_string()
-        } else {
-            p.pod_if.clone()
-        },
-        t.plain,
-    ));
-    spans.push(Span::raw(" "));
-    if p.ip.is_empty() {
-        spans.push(Span::styled(format!("{:<14}", "(no IP)"), t.warn));
+        p.pod_if.clone()
+    };
+    let status = if p.running {
+        Span::styled(p.status.clone(), t.good)
     } else {
-        spans.push(Span::styled(format!("{:<14}", p.ip), t.name));
-    }
-    spans.push(Span::raw(" "));
-    spans.push(Span::styled(format!("{name:<8} "), t.plain));
-    if p.running {
-        spans.push(Span::styled(p.status, t.good));
+        Span::styled(format!("! {}", p.status), t.warn)
+    };
+    let ip = if p.ip.is_empty() {
+        Span::styled("(no IP)", t.warn)
     } else {
-        spans.push(Span::styled(format!("! {}", p.status), t.warn));
+        Span::styled(p.ip.clone(), t.name)
+    };
+    let veth = if p.host_veth.is_empty() {
+        Span::styled("············", t.dim)
+    } else {
+        Span::styled(p.host_veth.clone(), t.plain)
+    };
+    let pad = |s: &Span<'static>, w: usize| Span::styled(format!("{:<w$}", s.content), s.style);
+    // The columns, as wide screens show them.
+    let full = vec![
+        Span::raw(indent.clone()),
+        Span::styled(branch, t.dim),
+        pad(&veth, 12),
+        Span::styled(" ⇄ ", t.dim),
+        Span::styled(pod_if.clone(), t.plain),
+        Span::raw(" "),
+        pad(&ip, 14),
+        Span::raw(" "),
+        Span::styled(format!("{name:<8} "), t.plain),
+        status.clone(),
+    ];
+    let fits = |spans: &[Span<'_>]| spans.iter().map(Span::width).sum::<usize>() <= room;
+    if fits(&full) {
+        return Line::from(full);
     }
-    Line::from(spans)
+    let tight = |with_veth: bool, with_if: bool| {
+        let mut spans = vec![Span::raw(indent.clone()), Span::styled(branch, t.dim)];
+        if with_veth {
+            spans.push(veth.clone());
+            spans.push(Span::styled(" ⇄ ", t.dim));
+        }
+        if with_if {
+            spans.push(Span::styled(format!("{pod_if} "), t.plain));
+        }
+        spans.push(ip.clone());
+        spans.push(Span::styled(format!(" {name} "), t.plain));
+        spans.push(status.clone());
+        spans
+    };
+    for (veth, pod_if) in [(true, true), (false, true)] {
+        let spans = tight(veth, pod_if);
+        if fits(&spans) {
+            return Line::from(spans);
+        }
+    }
+    Line::from(tight(false, false))
 }
 
 /// One of a pod's other interfaces, on a row under the pod: `│  ├ net1 10.10.0.5/24

@@ -1,31 +1,46 @@
 //! The volumes pane: each claim followed to its mounts — PVC → PV → volume ID →
 //! VolumeAttachment (node) → staging path → publish targets — with the CSI lifecycle drawn
-//! as a progression: `● CREATED ━ ● NODE_READY ━ ○ VOL_READY ━ ○ PUBLISHED`.
+//! as a progression: `● CREATED ━ ● NODE_READY ━ ○ VOL_READY ━ ○ PUBLISHED`. On a narrow
+//! pane the chain wraps at its arrows and the progression between states; the paths keep
+//! the part that differs (the volume's hash, the pod's UID, the PV) and lose the rest first.
 
 use super::{dim, pane_block, put};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
-use crate::tui::model::{VolumeRow, VolumeState, volume_rows};
+use lab_engine::dash::{VolumeRow, VolumeState, volume_rows};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-/// Rows per volume.
-const ROWS: usize = 3;
-
 /// Rows of content (for scrolling).
 pub fn content_len(app: &App) -> usize {
-    (volume_rows(&app.desk.lab).len() * ROWS).max(2)
+    let w = app.viewport(Pane::Volumes).width as usize;
+    volume_rows(&app.desk.lab)
+        .iter()
+        .map(|v| row_lines(app, v, w).len())
+        .sum::<usize>()
+        .max(2)
 }
 
 /// The lifecycle progression of a volume.
 pub fn progression(app: &App, state: VolumeState) -> Line<'static> {
+    Line::from(
+        progression_segments(app, state)
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// The progression as segments (a state with the rule before it), to wrap between states.
+fn progression_segments(app: &App, state: VolumeState) -> Vec<Vec<Span<'static>>> {
     let t = &app.theme;
-    let mut spans = Vec::new();
+    let mut segs = Vec::new();
     for (i, s) in VolumeState::ALL.iter().enumerate() {
+        let mut seg = Vec::new();
         if i > 0 {
-            spans.push(Span::styled(
+            seg.push(Span::styled(
                 " ━ ",
                 if *s <= state { t.step_done } else { t.dim },
             ));
@@ -41,9 +56,10 @@ pub fn progression(app: &App, state: VolumeState) -> Line<'static> {
         } else {
             ("○ ", t.dim)
         };
-        spans.push(Span::styled(format!("{mark}{}", s.label()), style));
+        seg.push(Span::styled(format!("{mark}{}", s.label()), style));
+        segs.push(seg);
     }
-    Line::from(spans)
+    segs
 }
 
 fn or_dash(s: &str) -> String {
@@ -54,45 +70,128 @@ fn or_dash(s: &str) -> String {
     }
 }
 
-fn row_lines(app: &App, v: &VolumeRow) -> [Line<'static>; ROWS] {
+/// Whether a path component or a name is an ID (a hash, a UUID, `pvc-<uuid>`): long, and
+/// hex digits and dashes after its prefix.
+fn is_id(part: &str) -> bool {
+    let body = part.strip_prefix("pvc-").unwrap_or(part);
+    body.len() >= 16 && body.chars().all(|c| c.is_ascii_hexdigit() || c == '-')
+}
+
+/// An ID shortened to its prefix and first eight digits: `pvc-76511c8b…`.
+fn short(part: &str) -> String {
+    if !is_id(part) {
+        return part.to_string();
+    }
+    let (prefix, body) = match part.strip_prefix("pvc-") {
+        Some(b) => ("pvc-", b),
+        None => ("", part),
+    };
+    format!("{prefix}{}…", body.chars().take(8).collect::<String>())
+}
+
+/// A path in `width` columns: whole when it fits; else with its IDs shortened; else also
+/// without its leading directories (`…/`), never dropping an ID or what follows it — the
+/// part that differs between volumes and pods stays.
+pub fn short_path(path: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    if path.width() <= width {
+        return path.to_string();
+    }
+    let parts: Vec<String> = path.split('/').map(short).collect();
+    let mut shown = parts.join("/");
+    let first_id = parts
+        .iter()
+        .position(|p| p.ends_with('…'))
+        .unwrap_or(parts.len().saturating_sub(1));
+    let mut from = 1;
+    while shown.width() > width && from < first_id {
+        from += 1;
+        shown = format!("…/{}", parts[from..].join("/"));
+    }
+    if shown.width() > width {
+        // Only the IDs and the last component, the directories between them as `…`.
+        let last = parts.len().saturating_sub(1);
+        let mut kept: Vec<&str> = Vec::new();
+        for (i, p) in parts.iter().enumerate().skip(from) {
+            if p.ends_with('…') || i == last {
+                kept.push(p);
+            } else if kept.last() != Some(&"…") {
+                kept.push("…");
+            }
+        }
+        shown = format!("…/{}", kept.join("/"));
+    }
+    shown
+}
+
+/// A volume's rows at a width: the chain PVC → PV → volume ID → attachment @node (wrapped
+/// at the arrows), the staging path and each publish target (shortened to fit), and the
+/// lifecycle progression (wrapped between states).
+fn row_lines(app: &App, v: &VolumeRow, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
-    [
-        Line::from(vec![
-            Span::styled(v.pvc.clone(), t.name),
-            Span::styled(" → ", t.dim),
-            Span::styled(or_dash(&v.pv), t.plain),
-            Span::styled(" → ", t.dim),
-            Span::styled(or_dash(&v.volume_id), t.plain),
-            Span::styled(" → ", t.dim),
-            Span::styled(or_dash(&v.attachment), t.plain),
-            Span::styled(
-                if v.node.is_empty() {
-                    String::new()
-                } else {
-                    format!(" @{}", v.node)
-                },
-                t.dim,
-            ),
-        ]),
-        Line::from(vec![
-            Span::styled("  staging ", t.dim),
-            Span::styled(or_dash(&v.staging), t.plain),
-            Span::styled("  targets ", t.dim),
-            Span::styled(
-                if v.targets.is_empty() {
-                    "—".to_string()
-                } else {
-                    v.targets.join(", ")
-                },
-                t.plain,
-            ),
-        ]),
-        {
-            let mut l = progression(app, v.state);
-            l.spans.insert(0, Span::raw("  "));
-            l
-        },
-    ]
+    let chain = |pv: String, att: String| {
+        vec![
+            vec![Span::styled(v.pvc.clone(), t.name)],
+            vec![Span::styled(" → ", t.dim), Span::styled(pv, t.plain)],
+            vec![
+                Span::styled(" → ", t.dim),
+                Span::styled(or_dash(&v.volume_id), t.plain),
+            ],
+            vec![
+                Span::styled(" → ", t.dim),
+                Span::styled(att, t.plain),
+                Span::styled(
+                    if v.node.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" @{}", v.node)
+                    },
+                    t.plain,
+                ),
+            ],
+        ]
+    };
+    let mut out = super::wrap_segments(chain(or_dash(&v.pv), or_dash(&v.attachment)), width, 2);
+    if out.len() > 1 {
+        // Shortened IDs first, then wrapped.
+        out = super::wrap_segments(
+            chain(short(&or_dash(&v.pv)), short(&or_dash(&v.attachment))),
+            width,
+            2,
+        );
+    }
+    const STAGING: &str = "  staging ";
+    const PUBLISH: &str = "  publish ";
+    let room = width.saturating_sub(STAGING.len());
+    out.push(Line::from(vec![
+        Span::styled(STAGING, t.dim),
+        Span::styled(
+            if v.staging.is_empty() {
+                "—".to_string()
+            } else {
+                short_path(&v.staging, room)
+            },
+            t.plain,
+        ),
+    ]));
+    if v.targets.is_empty() {
+        out.push(Line::from(vec![
+            Span::styled(PUBLISH, t.dim),
+            Span::styled("—", t.plain),
+        ]));
+    }
+    for target in &v.targets {
+        out.push(Line::from(vec![
+            Span::styled(PUBLISH, t.dim),
+            Span::styled(short_path(target, room), t.plain),
+        ]));
+    }
+    let mut steps = progression_segments(app, v.state);
+    if let Some(first) = steps.first_mut() {
+        first.insert(0, Span::raw("  "));
+    }
+    out.extend(super::wrap_segments(steps, width, 2));
+    out
 }
 
 /// Draw the pane.
@@ -122,28 +221,27 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             1,
             &dim(t, "a claim's volume goes, as the CSI calls happen:"),
         );
-        let mut l = progression(app, VolumeState::Created);
-        for s in &mut l.spans {
+        let mut steps = progression_segments(app, VolumeState::Created);
+        for s in steps.iter_mut().flatten() {
             s.style = t.dim;
         }
-        l.spans.insert(0, Span::raw("  "));
-        put(buf, inner, 2, &l);
+        if let Some(first) = steps.first_mut() {
+            first.insert(0, Span::raw("  "));
+        }
+        for (i, l) in super::wrap_segments(steps, inner.width as usize, 2)
+            .iter()
+            .enumerate()
+        {
+            put(buf, inner, 2 + i as u16, l);
+        }
         return;
     }
     let h = inner.height as usize;
-    let skip = app.ui.scroll[Pane::Volumes.index()].min((rows.len() * ROWS).saturating_sub(h));
-    let mut y = 0;
-    for (i, v) in rows.iter().enumerate().skip(skip / ROWS) {
-        for (j, line) in row_lines(app, v).iter().enumerate() {
-            if i * ROWS + j < skip {
-                continue;
-            }
-            if y >= h {
-                return;
-            }
-            put(buf, inner, y as u16, line);
-            y += 1;
-        }
+    let w = inner.width as usize;
+    let lines: Vec<Line<'static>> = rows.iter().flat_map(|v| row_lines(app, v, w)).collect();
+    let skip = app.ui.scroll[Pane::Volumes.index()].min(lines.len().saturating_sub(h));
+    for (y, line) in lines.iter().skip(skip).take(h).enumerate() {
+        put(buf, inner, y as u16, line);
     }
 }
 
@@ -151,6 +249,22 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 mod tests {
     use super::*;
     use crate::Lab;
+
+    #[test]
+    fn paths_keep_the_part_that_differs() {
+        let staging = "/var/lib/kubelet/plugins/kubernetes.io/csi/hostpath.csi.lab/f96be2833a1b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d/globalmount";
+        assert_eq!(short_path(staging, 200), staging);
+        assert_eq!(
+            short_path(staging, 60),
+            "…/kubernetes.io/csi/hostpath.csi.lab/f96be283…/globalmount"
+        );
+        let target = "/var/lib/kubelet/pods/45f8bc99-1234-5678-9abc-def012345678/volumes/kubernetes.io~csi/pvc-76511f8b-8bbc-80b0-5e67-66115a7b4b04/mount";
+        assert_eq!(
+            short_path(target, 60),
+            "…/45f8bc99…/volumes/kubernetes.io~csi/pvc-76511f8b…/mount"
+        );
+        assert_eq!(short_path(target, 40), "…/45f8bc99…/…/pvc-76511f8b…/mount");
+    }
     use crate::tui::Theme;
 
     #[test]
@@ -167,7 +281,10 @@ mod tests {
             targets: vec![],
             state: VolumeState::VolReady,
         };
-        let [a, b, c] = row_lines(&app, &v);
+        let lines = row_lines(&app, &v, 200);
+        let [a, b, p, c] = &lines[..] else {
+            panic!("{lines:?}");
+        };
         let text = |l: &Line| {
             l.spans
                 .iter()
@@ -175,12 +292,17 @@ mod tests {
                 .collect::<String>()
         };
         assert_eq!(
-            text(&a),
+            text(a),
             "default/data → pvc-1a2b → vol-0001 → csi-9f8e @node-1"
         );
-        assert!(text(&b).ends_with("targets —"), "{}", text(&b));
+        assert!(
+            text(b).starts_with("  staging /var/lib/kubelet/"),
+            "{}",
+            text(b)
+        );
+        assert_eq!(text(p), "  publish —");
         assert_eq!(
-            text(&c),
+            text(c),
             "  ● CREATED ━ ● NODE_READY ━ ◉ VOL_READY ━ ○ PUBLISHED"
         );
         // Reached states are styled as done, the rest dim.

@@ -6,7 +6,7 @@
 use super::{dim, draw_lines, pane_block};
 use crate::tui::app::App;
 use crate::tui::keymap::Pane;
-use crate::tui::model;
+use lab_engine::dash as model;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -28,7 +28,7 @@ pub fn lines(app: &App, _width: u16) -> Vec<Line<'static>> {
         let who = app
             .desk
             .lab
-            .calls
+            .calls()
             .get(call)
             .map(|e| format!("{} {}", e.actor(), e.action()))
             .unwrap_or_default();
@@ -39,7 +39,7 @@ pub fn lines(app: &App, _width: u16) -> Vec<Line<'static>> {
     };
     let mut out = Vec::new();
     for seq in first..last.min(first + MAX_RECORDS) {
-        let Some(rec) = app.desk.lab.wire.get(seq) else {
+        let Some(rec) = app.desk.lab.wire().get(seq) else {
             out.push(dim(t, format!("wire #{seq} is no longer kept")));
             continue;
         };

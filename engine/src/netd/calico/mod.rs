@@ -21,9 +21,10 @@ pub mod felix;
 use crate::cni::datastore::{Datastore, IpPool};
 use crate::cni::host::PeerTable;
 use crate::net::ClusterNet;
+use crate::net::trace::Enforcement;
 use crate::node::NodeRuntime;
 use ipnet::{IpNet, Ipv4Net};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The conflist calico-node's installer renders (`calico.yaml`, ConfigMap `calico-config`,
 /// key `cni_network_config`, v3.33+: `cniVersion` 1.0.0, no bandwidth plugin).
@@ -110,11 +111,6 @@ impl Calico {
         })
     }
 
-    /// The `--network` name.
-    pub fn name(&self) -> &'static str {
-        "calico-bgp"
-    }
-
     /// The pool's CIDR.
     pub fn cidr(&self) -> Ipv4Net {
         self.pool.cidr
@@ -156,18 +152,6 @@ impl Calico {
             crate::cni::plugins::calico::MTU_FILE.to_string(),
             format!("{mtu}\n"),
         );
-    }
-
-    /// After the lab was copied: a datastore and a routes table of the copy's own, handed
-    /// to the nodes that had the original's (see `crate::netd::Network::relink`).
-    pub fn relink(&mut self, hosts: &mut BTreeMap<String, NodeRuntime>) {
-        self.datastore = self.datastore.copy();
-        for rt in hosts.values_mut() {
-            if rt.host.datastore.is_some() {
-                rt.host.datastore = Some(self.datastore.clone());
-                rt.host.peers = self.shared.share();
-            }
-        }
     }
 
     /// calico-node is removed from every node: what it installed and programmed goes.
@@ -354,5 +338,229 @@ impl Calico {
             ..seen
         });
         true
+    }
+}
+
+/// Calico, BGP mode: calico-ipam /26 blocks per node, BIRD's node-to-node mesh,
+/// NetworkPolicy as Felix's iptables chains.
+pub(crate) const IMPLEMENTATION: super::Implementation = super::Implementation {
+    name: "calico-bgp",
+    compare: [
+        "none (ipipMode, vxlanMode Never)",
+        "BIRD's BGP mesh: <peer block> via <peer> dev eth0 proto bird; own blocks blackhole",
+        "1500 (/var/lib/calico/mtu, no overhead)",
+        "calico-ipam: /26 blocks of the IPPool claimed per node; a /32 per pod",
+        "Felix natOutgoing: cali-nat-outgoing with the pool ipsets",
+        "Felix: iptables chains in filter FORWARD (cali-fw-/cali-tw-, cali-pi-/cali-po-), ipsets",
+        "show bgp, show iptables --table filter, show ipset",
+    ],
+    build: |cidr| Ok(Box::new(Calico::new(cidr)?)),
+};
+
+/// What calico-node's watches saw change (see [`changes_since`]).
+#[derive(Debug, Default)]
+struct Changes {
+    /// Pods added, changed or deleted (`namespace/name`).
+    pods: BTreeSet<String>,
+    /// A policy, namespace or node changed.
+    others: bool,
+}
+
+/// The API writes after resourceVersion `since`, as a watcher of pods, policies,
+/// namespaces and nodes sees them: the pods' keys, and whether anything else changed.
+/// `None` when the watch window no longer reaches back that far (a relist).
+fn changes_since(api: &crate::cluster::Cluster, since: u64) -> Option<Changes> {
+    use crate::cluster::ApiKind;
+    let revs = &api.revs;
+    let mut c = Changes::default();
+    let mut oldest = u64::MAX;
+    for e in revs.events.iter().rev() {
+        if e.resource_version <= since {
+            break;
+        }
+        oldest = e.resource_version;
+        match e.kind {
+            ApiKind::Pod => {
+                c.pods.insert(e.key.clone());
+            }
+            ApiKind::NetworkPolicy | ApiKind::Namespace | ApiKind::Node => c.others = true,
+            _ => {}
+        }
+    }
+    // Every write bumps the resourceVersion once and records one event: a gap means
+    // the window dropped some.
+    if revs.resource_version > since && oldest != since + 1 {
+        return None;
+    }
+    Some(c)
+}
+
+impl Calico {
+    /// Every node's calico-node takes in what changed since its last pass: nodes, pods,
+    /// policies, namespaces, the IPAM blocks. Cheap when nothing did (the API server's
+    /// resourceVersion and the datastore's generation say so).
+    fn watch(&mut self, cx: &mut super::Ctx<'_>) {
+        let api = cx.api;
+        let ips: Vec<(&str, Option<std::net::Ipv4Addr>, bool)> = api
+            .nodes
+            .values()
+            .map(|n| {
+                (
+                    n.name(),
+                    n.status.internal_ip().and_then(|i| i.parse().ok()),
+                    !cx.faults.node_down(n.name()),
+                )
+            })
+            .collect();
+        let nodes: Vec<CalicoNode<'_>> = ips
+            .iter()
+            .map(|(name, ip, up)| CalicoNode {
+                name,
+                ip: *ip,
+                up: *up,
+            })
+            .collect();
+        let rv = api.revs.resource_version;
+        if self.up_to_date(&nodes, rv) {
+            return;
+        }
+        // What Felix must look at again, from the watch events since the last pass.
+        let changes = self.seen_rv().and_then(|since| changes_since(api, since));
+        let work = match changes {
+            Some(c)
+                if !c.others
+                    && !self.nodes_changed(&nodes)
+                    && (c.pods.is_empty() || api.policies.is_empty()) =>
+            {
+                FelixWork::Pods(
+                    c.pods
+                        .into_iter()
+                        .map(|key| {
+                            let (ns, name) = key.split_once('/').unwrap_or(("", key.as_str()));
+                            let now = api
+                                .pods
+                                .get(&(ns.to_string(), name.to_string()))
+                                .map(|p| p.spec.node_name.clone())
+                                .filter(|n| !n.is_empty());
+                            (key, now)
+                        })
+                        .collect(),
+                )
+            }
+            _ => FelixWork::All,
+        };
+        let net = match &work {
+            FelixWork::All => super::view::cluster_net(&cx.view()),
+            FelixWork::Pods(changed) => super::view::cluster_net_where(
+                &cx.view(),
+                changed.iter().filter_map(|(key, _)| {
+                    let (ns, name) = key.split_once('/')?;
+                    api.pods.get(&(ns.to_string(), name.to_string()))
+                }),
+            ),
+        };
+        // BIRD's `since` column shows whole seconds.
+        let clock = cx.clock.whole_secs();
+        self.reconcile(&nodes, rv, clock, &net, &work, cx.nodes);
+        if self.seen_rv().is_none() {
+            // A node needs a full resync.
+            let net = super::view::cluster_net(&cx.view());
+            self.reconcile(&nodes, rv, clock, &net, &FelixWork::All, cx.nodes);
+        }
+    }
+}
+
+impl super::Network for Calico {
+    fn name(&self) -> &'static str {
+        IMPLEMENTATION.name
+    }
+
+    fn cluster_cidr(&self) -> IpNet {
+        IpNet::V4(self.cidr())
+    }
+
+    fn enforcement(&self) -> Enforcement {
+        Enforcement::Iptables
+    }
+
+    fn start(&mut self, cx: &mut super::Ctx<'_>) {
+        self.watch(cx);
+    }
+
+    fn node_added(&mut self, cx: &mut super::Ctx<'_>, _node: &str) {
+        self.watch(cx);
+    }
+
+    fn sync(&mut self, cx: &mut super::Ctx<'_>) {
+        self.watch(cx);
+    }
+
+    fn stop(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
+        Calico::uninstall(nodes);
+    }
+
+    fn started(&self) -> &'static str {
+        "calico-node started on every node and wrote 10-calico.conflist to /etc/cni/net.d (the calico plugin, which delegates addressing to calico-ipam, then portmap)"
+    }
+
+    fn routing(&self) -> &'static str {
+        "BIRD routes by BGP"
+    }
+
+    fn card(&self, view: &super::View<'_>) -> super::Card {
+        let blocks: Vec<String> = self.datastore.read(|d| {
+            view.api
+                .nodes
+                .values()
+                .map(|n| {
+                    let mine: Vec<String> = d
+                        .blocks_of(n.name())
+                        .iter()
+                        .map(|b| format!("{} ({} in use)", b.cidr, b.in_use()))
+                        .collect();
+                    if mine.is_empty() {
+                        format!("{} none yet", n.name())
+                    } else {
+                        format!("{} {}", n.name(), mine.join(" "))
+                    }
+                })
+                .collect()
+        });
+        let pool = &self.pool;
+        let rows: Vec<(&'static str, String)> = vec![
+            ("routing", format!("BGP: BIRD on every node peers with every other (node-to-node mesh, AS {AS_NUMBER}) and programs `<block> via <peer> dev eth0 proto bird` for each peer's blocks; its own blocks are `blackhole … proto bird`. Needs the nodes on one L2 segment, or routers that peer too (`show bgp NODE`)")),
+            ("encapsulation", "none (ipipMode and vxlanMode Never): pod packets cross the underlay as they are".to_string()),
+            ("MTU", "1500: /var/lib/calico/mtu (no encapsulation overhead); the conflist's \"mtu\": 0 reads it".to_string()),
+            ("IPAM", format!("calico-ipam: IPPool {} {} with blockSize {}; each node claims /{} blocks as it needs them (not its podCIDR), a pod gets a /32 on eth0 with default via 169.254.1.1, which the host's cali… veth answers by proxy ARP", pool.name, pool.cidr, pool.block_size, pool.block_size)),
+            ("masquerade", format!("Felix (natOutgoing): cali-nat-outgoing in nat POSTROUTING masquerades traffic from {} to outside it", pool.cidr)),
+            ("NetworkPolicy", "enforced by Felix in filter FORWARD: cali-FORWARD → cali-from-wl-dispatch / cali-to-wl-dispatch → cali-fw-<iface> / cali-tw-<iface> → cali-po-… / cali-pi-… per policy; `show iptables NODE --table filter`, `show ipset NODE`".to_string()),
+            ("cluster CIDR", format!("{} (the pool's CIDR)", pool.cidr)),
+            ("blocks", super::per_node(blocks)),
+        ];
+        super::Card {
+            deployed: "  Calico as calico.yaml deploys it with CALICO_IPV4POOL_IPIP=Never: calico-node (BIRD, Felix) on every node",
+            rows,
+            file: None,
+        }
+    }
+
+    fn bgp(&self) -> Option<&bird::Mesh> {
+        Some(&self.mesh)
+    }
+
+    /// A datastore and a routes table of the copy's own, handed to the nodes that had the
+    /// original's.
+    fn relink(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
+        self.datastore = self.datastore.copy();
+        for rt in nodes.values_mut() {
+            if rt.host.datastore.is_some() {
+                rt.host.datastore = Some(self.datastore.clone());
+                rt.host.peers = self.shared.share();
+            }
+        }
+    }
+
+    fn boxed(&self) -> Box<dyn super::Network> {
+        Box::new(self.clone())
     }
 }

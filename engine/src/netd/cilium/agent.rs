@@ -42,6 +42,7 @@ use crate::cni::cilium_api::AgentApi;
 use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
 use crate::net::ClusterNet;
 use crate::net::bpf::{BpfDatapath, BpfEndpoint, BpfVerdict, IpcacheHit, PolicyQuery};
+use crate::net::trace::Enforcement;
 use crate::node::NodeRuntime;
 use ipnet::{IpNet, Ipv4Net};
 use std::collections::BTreeMap;
@@ -113,11 +114,6 @@ impl CiliumNetwork {
             routers: BTreeMap::new(),
             seen: None,
         })
-    }
-
-    /// The `--network` name.
-    pub fn name(&self) -> &'static str {
-        "cilium"
     }
 
     /// The agent starts on a node with a podCIDR: IPAM, the router IP, the devices, then
@@ -275,6 +271,140 @@ impl CiliumNetwork {
     }
 }
 
+/// Cilium, tunnel mode: VXLAN between nodes, identities and per-endpoint BPF policy maps.
+pub(crate) const IMPLEMENTATION: crate::netd::Implementation = crate::netd::Implementation {
+    name: "cilium",
+    compare: [
+        "VXLAN: cilium_vxlan, UDP 8472, the VNI carries the sender's security identity",
+        "<podCIDR> via <router IP> dev cilium_host; bpf_lxc redirects by the ipcache's tunnel endpoint",
+        "1500 on devices, mtu 1450 on the tunnel routes and the pods' default route",
+        "the agent (ipam kubernetes): the node's podCIDR, router IP first; a /32 per pod",
+        "the agent's iptables masquerade (not modelled)",
+        "eBPF: bpf_lxc at each lxc device, per-endpoint policy maps keyed by identity",
+        "show bpf, show bpf --policy POD, show bpf --identities",
+    ],
+    build: |cidr| Ok(Box::new(CiliumNetwork::new(cidr)?)),
+};
+
+impl CiliumNetwork {
+    /// Every node's cilium-agent takes in what changed: nodes (podCIDR, InternalIP), pods,
+    /// policies, namespaces, and the pods' sandbox IDs (the endpoints' container IDs, as
+    /// the CNI plugin passed them). Cheap when nothing did.
+    fn watch(&mut self, cx: &mut crate::netd::Ctx<'_>) {
+        let nodes: Vec<CiliumNode<'_>> = cx
+            .api
+            .nodes
+            .values()
+            .map(|n| CiliumNode {
+                name: n.name(),
+                pod_cidr: n.spec.pod_cidr.parse().ok(),
+                ip: n.status.internal_ip().and_then(|i| i.parse().ok()),
+            })
+            .collect();
+        let rv = cx.api.revs.resource_version;
+        if self.up_to_date(&nodes, rv) {
+            return;
+        }
+        self.reconcile(&nodes, rv, cx.nodes);
+    }
+}
+
+impl crate::netd::Network for CiliumNetwork {
+    fn name(&self) -> &'static str {
+        IMPLEMENTATION.name
+    }
+
+    fn cluster_cidr(&self) -> IpNet {
+        self.cidr
+    }
+
+    fn enforcement(&self) -> Enforcement {
+        Enforcement::Bpf
+    }
+
+    fn start(&mut self, cx: &mut crate::netd::Ctx<'_>) {
+        self.watch(cx);
+    }
+
+    fn node_added(&mut self, cx: &mut crate::netd::Ctx<'_>, _node: &str) {
+        self.watch(cx);
+    }
+
+    fn sync(&mut self, cx: &mut crate::netd::Ctx<'_>) {
+        self.watch(cx);
+    }
+
+    fn stop(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
+        CiliumNetwork::uninstall(nodes);
+    }
+
+    fn started(&self) -> &'static str {
+        "cilium-agent started on every node with a podCIDR: cilium_host, cilium_net, cilium_vxlan and the tunnel routes; it wrote 05-cilium.conflist (cilium-cni) to /etc/cni/net.d"
+    }
+
+    fn routing(&self) -> &'static str {
+        "Cilium tunnels by VXLAN to the node the ipcache names"
+    }
+
+    fn card(&self, view: &crate::netd::View<'_>) -> crate::netd::Card {
+        let pools: Vec<String> = view
+            .api
+            .nodes
+            .values()
+            .map(|n| {
+                match view
+                    .nodes
+                    .get(n.name())
+                    .and_then(|rt| rt.host.cilium.as_ref())
+                {
+                    Some(a) => format!(
+                        "{} {} (router {}, {} in use)",
+                        n.name(),
+                        a.pod_cidr,
+                        a.router_ip,
+                        a.endpoints_in_use()
+                    ),
+                    None => format!("{} none (no podCIDR: the agent waits)", n.name()),
+                }
+            })
+            .collect();
+        let rows: Vec<(&'static str, String)> = vec![
+            ("routing", "tunnel: every node routes each podCIDR `via <router IP> dev cilium_host` (its own without, the others' with mtu 1450); bpf_lxc at each pod's lxc… device looks the destination up in the ipcache and redirects to a local endpoint or encapsulates to the ipcache's tunnel endpoint (`show bpf NODE`)".to_string()),
+            ("encapsulation", format!("VXLAN on cilium_vxlan (external mode, UDP {VXLAN_PORT}): the tunnel endpoint comes from the ipcache per packet, the VNI carries the source's security identity; 50 bytes of overhead")),
+            ("MTU", "devices 1500 (eth0's); the tunnel routes and the pods' default route say mtu 1450 (route MTU = device MTU − 50)".to_string()),
+            ("IPAM", "kubernetes: each node's agent hands out addresses from its Node.spec.podCIDR (the first one is its router IP on cilium_host); a pod gets a /32 on eth0 with `default via <router IP> dev eth0 mtu 1450` and `<router IP> dev eth0 scope link`".to_string()),
+            ("masquerade", format!("Helm's default is iptables masquerading (enableIPv4Masquerade true, bpf.masquerade false) of traffic from the pods to outside {}; not modelled: traces keep the pod source", self.cidr)),
+            ("NetworkPolicy", "enforced by bpf_lxc at each endpoint's lxc device with per-endpoint policy maps (cilium_policy_<id>, keyed by the peer's security identity); `show bpf NODE --policy POD`, `show bpf NODE --identities`".to_string()),
+            ("cluster CIDR", format!("{} (the podCIDRs kube-controller-manager allocated)", self.cidr)),
+            ("pools", crate::netd::per_node(pools)),
+        ];
+        crate::netd::Card {
+            deployed: "  Cilium as its Helm chart deploys it (routingMode tunnel, tunnelProtocol vxlan) with ipam.mode kubernetes: cilium-agent on every node",
+            rows,
+            file: None,
+        }
+    }
+
+    /// Built from the cluster on the first read after a change (see
+    /// [`CiliumNetwork::state`]).
+    fn bpf(&self, view: &crate::netd::View<'_>) -> Option<&Cilium> {
+        Some(self.state(|| {
+            (
+                crate::netd::view::cluster_net(view),
+                crate::netd::view::sandbox_ids(view),
+            )
+        }))
+    }
+
+    /// Nothing to hand out again: the agents share no table or datastore with the nodes
+    /// (each node's agent API is copied with its host).
+    fn relink(&mut self, _nodes: &mut BTreeMap<String, NodeRuntime>) {}
+
+    fn boxed(&self) -> Box<dyn crate::netd::Network> {
+        Box::new(self.clone())
+    }
+}
+
 /// The host routes of tunnel mode on `node`: its router IP, its own podCIDR, and every
 /// other agent's podCIDR with the route MTU. Replaced whole on each pass.
 fn program_routes(host: &mut Host, node: &str, nodes: &[CiliumNode<'_>]) {
@@ -301,12 +431,10 @@ fn program_routes(host: &mut Host, node: &str, nodes: &[CiliumNode<'_>]) {
     host.root.routes.extend(routes);
 }
 
-/// The agents' maps as the walker's [`BpfDatapath`].
-pub struct Datapath<'a>(pub &'a Cilium);
-
-impl BpfDatapath for Datapath<'_> {
+/// The agents' maps, as the walker reads them.
+impl BpfDatapath for Cilium {
     fn endpoint(&self, node: &str, ip: IpAddr) -> Option<BpfEndpoint> {
-        let agent = self.0.agent(node)?;
+        let agent = self.agent(node)?;
         agent
             .endpoints
             .values()
@@ -320,7 +448,7 @@ impl BpfDatapath for Datapath<'_> {
     }
 
     fn ipcache(&self, node: &str, ip: IpAddr) -> Option<IpcacheHit> {
-        let e = self.0.agent(node)?.ipcache.lookup(ip)?;
+        let e = self.agent(node)?.ipcache.lookup(ip)?;
         Some(IpcacheHit {
             prefix: e.prefix.to_string(),
             identity: e.identity,
@@ -329,7 +457,7 @@ impl BpfDatapath for Datapath<'_> {
     }
 
     fn policy(&self, q: &PolicyQuery<'_>) -> Option<BpfVerdict> {
-        let ep = self.0.agent(q.node)?.endpoints.get(&q.endpoint)?;
+        let ep = self.agent(q.node)?.endpoints.get(&q.endpoint)?;
         let dir = if q.ingress {
             TrafficDirection::Ingress
         } else {
@@ -377,8 +505,8 @@ impl BpfDatapath for Datapath<'_> {
                         dport: q.dport,
                         proto: q.proto,
                     },
-                    src_pod: self.0.endpoint_by_ip(q.src).map(|e| e.pod_key()),
-                    dst_pod: self.0.endpoint_by_ip(q.dst).map(|e| e.pod_key()),
+                    src_pod: self.endpoint_by_ip(q.src).map(|e| e.pod_key()),
+                    dst_pod: self.endpoint_by_ip(q.dst).map(|e| e.pod_key()),
                 };
                 let missing = if reason == super::DropReason::PolicyDenied {
                     format!(

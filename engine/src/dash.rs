@@ -1,14 +1,16 @@
-//! View models the dashboard reads from the [`Lab`]: plain data, computed from public engine
-//! state only (the dashboard never mutates the lab outside `Desk::execute`).
+//! View models the dashboard reads from the [`Lab`]: plain data (nodes and pods as the
+//! topology draws them, an index of pods by node kept from the watch log, volumes, the
+//! lesson pane, the wire records behind a call). The dashboard draws only these, so a
+//! browser build can draw the same panes from the same engine.
 //!
 //! Everything here is cheap per call or is kept incrementally ([`PodIndex`]), so a frame
 //! costs what is visible, not what exists: at 100,000 pods the topology formats only the
 //! rows on screen.
 
-use crate::Lab;
-use lab_engine::engine::node_view::{self, LinkType};
-use lab_engine::engine::pods::pod_status_text;
-use lab_engine::lesson::Lessons;
+use crate::engine::Lab;
+use crate::engine::node_view::{self, LinkType};
+use crate::engine::pods::pod_status_text;
+use crate::lesson::Lessons;
 use std::collections::BTreeMap;
 
 /// A pod's key in the API server's table: (namespace, name).
@@ -78,7 +80,7 @@ pub struct VolumeRow {
 /// gets one row), from the engine's volume view model (`engine::volume_view`).
 pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
     let mut rows = Vec::new();
-    for r in lab_engine::engine::volume_view::volume_rows(lab) {
+    for r in crate::engine::volume_view::volume_rows(lab) {
         let base = VolumeRow {
             pvc: r.pvc.clone(),
             pv: r.pv.clone().unwrap_or_default(),
@@ -137,7 +139,7 @@ fn paragraphs(lines: &[String]) -> String {
 
 /// What the lesson pane shows for the lesson in progress, if any.
 pub fn lesson_view(lessons: &Lessons, hint: Option<String>) -> Option<LessonView> {
-    use lab_engine::lesson::session::Item;
+    use crate::lesson::session::Item;
     let s = lessons.session.as_ref()?;
     let (done, total) = s.counts();
     let (steps, quizzes) = (s.lesson.steps.len(), s.lesson.quizzes.len());
@@ -227,7 +229,7 @@ pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
     let node = lab
         .cluster
         .nodes
-        .get(&(lab_engine::cluster::no_namespace(), name.to_string()))?;
+        .get(&(crate::cluster::no_namespace(), name.to_string()))?;
     let mut f = NodeFacts {
         name: name.to_string(),
         zone: node
@@ -266,7 +268,7 @@ pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
             _ => {}
         }
     }
-    if f.routed.is_none() && (cali > 0 || lab.network.name() == "calico-bgp") {
+    if f.routed.is_none() && (cali > 0 || lab.network_name() == "calico-bgp") {
         f.routed = Some((
             "cali…".to_string(),
             String::new(),
@@ -350,7 +352,7 @@ pub fn pod_facts(lab: &Lab, key: &PodKey) -> Option<PodFacts> {
 /// each with the network the `k8s.v1.cni.cncf.io/network-status` annotation names for it.
 fn more_interfaces(
     lab: &Lab,
-    pod: &lab_engine::cluster::Object<lab_engine::cluster::PodSpec>,
+    pod: &crate::cluster::Object<crate::cluster::PodSpec>,
     netns: &str,
     primary: &str,
 ) -> Vec<String> {
@@ -469,7 +471,7 @@ impl PodIndex {
             return;
         }
         for e in revs.events_since(self.seen) {
-            use lab_engine::cluster::{ApiKind, EventType};
+            use crate::cluster::{ApiKind, EventType};
             match (e.kind, e.event_type) {
                 (ApiKind::Pod, EventType::Added) => {
                     let Some((ns, name)) = e.key.split_once('/') else {
@@ -551,15 +553,11 @@ impl PodIndex {
     }
 
     /// Record the pod's interfaces besides the first from its network-status annotation.
-    fn set_extra(
-        &mut self,
-        key: &PodKey,
-        pod: &lab_engine::cluster::Object<lab_engine::cluster::PodSpec>,
-    ) {
+    fn set_extra(&mut self, key: &PodKey, pod: &crate::cluster::Object<crate::cluster::PodSpec>) {
         let n = pod
             .metadata
             .annotations
-            .get(lab_engine::cluster::nad::NETWORK_STATUS_ANNOTATION)
+            .get(crate::cluster::nad::NETWORK_STATUS_ANNOTATION)
             .map(|s| s.matches("\"interface\":").count().saturating_sub(1))
             .unwrap_or(0);
         self.set_extra_count(key, n);
@@ -604,7 +602,7 @@ impl PodIndex {
 // ---------------------------------------------------------------------------------------
 // IPAM.
 
-pub use lab_engine::engine::ipam_view::{IpamSummary, ipam_summaries};
+pub use crate::engine::ipam_view::{IpamSummary, ipam_summaries};
 
 /// Who owns a sandbox (container) ID on a node: `ns/name` of the pod, by sandbox.
 pub fn owners(lab: &Lab, node: &str) -> BTreeMap<String, String> {
@@ -645,8 +643,8 @@ pub fn latest_call_with_wire(lab: &Lab, limit: usize) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lab_engine::cni::plugin::CniCommand;
-    use lab_engine::record::What;
+    use crate::cni::plugin::CniCommand;
+    use crate::record::What;
 
     /// The first runtime CNI line of `command` in the call log.
     fn cni_line(lab: &Lab, command: CniCommand) -> Option<u64> {

@@ -1,0 +1,247 @@
+//! Homework: `lesson submit FILE` hands in a lesson; `cni-csi-lab grade --lesson ID FILE`
+//! replays it on a fresh lab and prints each step's result (or JSON), exit 0 only when
+//! every step is done and nothing is claimed that the lines do not do.
+
+use lab_engine::Desk;
+use lab_engine::lesson::model::{Lesson, QuizKind};
+use std::process::{Command, Output};
+
+const LESSON: &str = "ch7-hands-on";
+
+fn lab(args: &[&str], dir: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cni-csi-lab"))
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("XDG_DATA_HOME", dir)
+        .env("CNI_CSI_LAB_HISTORY", "")
+        .env("CNI_CSI_LAB_PROGRESS", "")
+        .output()
+        .expect("the binary runs")
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("lab-grade-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// The lesson's reference commands, step by step, then each quiz's right answer (a
+/// prediction worked out on a copy of the lab as it stands at the quiz).
+fn solution(lesson: &Lesson, steps: usize) -> Vec<String> {
+    let mut desk = Desk::new();
+    let mut lines = vec![format!("lesson start {}", lesson.id)];
+    for s in lesson.steps.iter().take(steps) {
+        lines.extend(s.commands.iter().map(|c| c.text.clone()));
+    }
+    for l in &lines {
+        let _ = desk.execute(l);
+    }
+    if steps == lesson.steps.len() {
+        for q in &lesson.quizzes {
+            let answer = match &q.kind {
+                QuizKind::Choice { answer, .. } => answer.to_string(),
+                QuizKind::Predict { run, answer } => {
+                    let mut probe = desk.lab.clone();
+                    let _ = probe.execute(run);
+                    lab_engine::lesson::facts::answer_in(&probe, answer)
+                }
+            };
+            let line = format!("lesson answer {answer}");
+            let _ = desk.execute(&line);
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+fn the_lesson() -> std::sync::Arc<Lesson> {
+    Desk::new().lessons.find(LESSON).expect("the lesson exists")
+}
+
+/// A learner's session: the lines typed, then `lesson submit` in the same sitting.
+fn submit(dir: &std::path::Path, lines: &[String], file: &str) -> Output {
+    let mut script = lines.join("\n");
+    script.push_str(&format!("\nlesson submit {file}\n"));
+    std::fs::write(dir.join("session.lab"), script).unwrap();
+    lab(&["run", "--keep-going", "session.lab"], dir)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn a_whole_lesson_handed_in_passes_with_the_line_of_each_step() {
+    let dir = scratch("pass");
+    let lesson = the_lesson();
+    let o = submit(&dir, &solution(&lesson, lesson.steps.len()), "alice.json");
+    assert!(
+        text(&o.stdout).contains("Wrote alice.json"),
+        "{}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    let o = lab(&["grade", "--lesson", LESSON, "alice.json"], &dir);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", text(&o.stderr));
+    let n = lesson.steps.len();
+    assert!(out.contains(&format!("Steps {n}/{n} done")), "{out}");
+    assert!(!out.contains("missing"), "{out}");
+    // JSON: every step done, each with the command that did it.
+    let o = lab(&["grade", "--lesson", LESSON, "--json", "alice.json"], &dir);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON verdict");
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["steps_done"], n);
+    let steps = v["steps"].as_array().unwrap();
+    assert!(
+        steps
+            .iter()
+            .all(|s| s["result"] == "done" && s["command"].is_string())
+    );
+    assert_eq!(v["quizzes_right_first_time"], lesson.quizzes.len());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_partial_lesson_fails_naming_the_missing_steps() {
+    let dir = scratch("partial");
+    let lesson = the_lesson();
+    submit(&dir, &solution(&lesson, 3), "bob.json");
+    let o = lab(&["grade", "--lesson", LESSON, "--json", "bob.json"], &dir);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON verdict");
+    assert_eq!(v["passed"], false);
+    assert_eq!(v["steps_done"], 3);
+    assert_eq!(v["steps"][3]["result"], "missing");
+    assert_eq!(v["quizzes"][0]["result"], "unanswered");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_tampered_submission_is_graded_by_its_lines_not_its_claims() {
+    let dir = scratch("tampered");
+    let lesson = the_lesson();
+    submit(&dir, &solution(&lesson, 3), "eve.json");
+    // Eve claims every step and quiz.
+    let path = dir.join("eve.json");
+    let mut sub: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let all: Vec<u32> = (1..=lesson.steps.len() as u32).collect();
+    sub["claimed"]["steps"] = serde_json::json!(all);
+    std::fs::write(&path, serde_json::to_string(&sub).unwrap()).unwrap();
+    let o = lab(&["grade", "--lesson", LESSON, "eve.json"], &dir);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("Steps 3/"), "{out}");
+    assert!(out.contains("claims step 4, step 5"), "{out}");
+    // An echo of a step's words in place of its commands completes nothing.
+    let mut lines = solution(&lesson, 3);
+    lines.push(format!("echo {}", lesson.steps[3].title));
+    std::fs::write(dir.join("echo.lab"), lines.join("\n")).unwrap();
+    let o = lab(&["grade", "--lesson", LESSON, "echo.lab"], &dir);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stdout).contains("Steps 3/"), "{}", text(&o.stdout));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_script_is_graded_as_typed_and_its_replay_writes_no_file() {
+    let dir = scratch("script");
+    let lesson = the_lesson();
+    let mut lines = solution(&lesson, 2);
+    lines.push("save written-by-the-grader.json".to_string());
+    std::fs::write(dir.join("hw.lab"), lines.join("\n")).unwrap();
+    let o = lab(&["grade", "--lesson", LESSON, "--json", "hw.lab"], &dir);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON verdict");
+    assert_eq!(v["steps_done"], 2);
+    assert!(!dir.join("written-by-the-grader.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn what_cannot_be_graded_is_refused_with_exit_2() {
+    let dir = scratch("refused");
+    std::fs::write(
+        dir.join("x.json"),
+        r#"{"format":"cni-csi-lab-save","version":1}"#,
+    )
+    .unwrap();
+    let o = lab(&["grade", "--lesson", LESSON, "x.json"], &dir);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("not \"cni-csi-lab-submission\""),
+        "{}",
+        text(&o.stderr)
+    );
+    std::fs::write(
+        dir.join("new.json"),
+        r#"{"format":"cni-csi-lab-submission","version":9}"#,
+    )
+    .unwrap();
+    let o = lab(&["grade", "--lesson", LESSON, "new.json"], &dir);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("upgrade the lab"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = lab(&["grade", "--lesson", "nosuch", "x.lab"], &dir);
+    assert_eq!(o.status.code(), Some(2));
+    let lesson = the_lesson();
+    submit(&dir, &solution(&lesson, 1), "c.json");
+    let o = lab(&["grade", "--lesson", "ch2-core-ideas", "c.json"], &dir);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("a submission for lesson ch7-hands-on"),
+        "{}",
+        text(&o.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_lesson_done_in_two_sittings_replays_to_the_same_verdict() {
+    use lab_engine::lesson::grade::{self, Submission};
+    let lesson = the_lesson();
+    let commands = |steps: std::ops::Range<usize>| -> Vec<String> {
+        lesson.steps[steps]
+            .iter()
+            .flat_map(|s| s.commands.iter().map(|c| c.text.clone()))
+            .collect()
+    };
+    let mut desk = Desk::new();
+    let start = format!("lesson start {}", lesson.id);
+    let _ = desk.execute(&start);
+    for l in commands(0..2) {
+        let _ = desk.execute(&l);
+    }
+    // Quit for the day; something typed outside the lesson; back the next day.
+    let _ = desk.execute("lesson stop");
+    let _ = desk.execute("node list");
+    let _ = desk.execute(&start);
+    for l in commands(2..4) {
+        let _ = desk.execute(&l);
+    }
+    let progress = &desk
+        .lessons
+        .session
+        .as_ref()
+        .expect("in the lesson")
+        .progress;
+    assert_eq!(progress.steps.len(), 4);
+    let sub = Submission::parse(&Submission::of(&lesson.id, progress).to_json()).unwrap();
+    assert!(!sub.lines.iter().any(|l| l.line == "node list"));
+    assert_eq!(sub.lines.iter().filter(|l| l.line == start).count(), 2);
+    let mut fresh = Desk::with_lab(lab_engine::Lab::with_edges(
+        lab_engine::Lab::new,
+        lab_engine::edge::Edges::files(std::sync::Arc::new(sub.files())),
+    ));
+    let lines: Vec<(usize, String)> = (1..)
+        .zip(sub.lines.iter().map(|l| l.line.clone()))
+        .collect();
+    let v = grade::replay(&mut fresh, &lesson.id, &lines, Some(&sub.claimed), None).unwrap();
+    assert_eq!(v.steps_done(), 4, "{}", v.render().to_text());
+    assert!(v.claimed_not_replayed.is_empty());
+}

@@ -1,0 +1,306 @@
+//! The chapter 2 and chapter 7 lessons against the ways issue 35's learners passed steps
+//! without doing them, or were stopped while doing them: each test starts the lesson, lets
+//! the lab do the steps before (`skip`), types what a learner typed, and says whether the
+//! step is done. The decoys of `lesson lint --decoys` run on both lessons too.
+
+use lab_engine::Desk;
+use lab_engine::lesson::catalog::Catalog;
+use lab_engine::lesson::{Item, QuizKind, play};
+
+const CH2: &str = "ch2-core-ideas";
+const CH7: &str = "ch7-hands-on";
+
+/// A desk in lesson `id`, at step `n` (1-based), the steps before done by the lab.
+fn at_step(id: &str, n: usize) -> Desk {
+    let mut desk = crate::common::desk();
+    desk.execute(&format!("lesson start {id}"))
+        .expect("the lesson starts");
+    for _ in 1..n {
+        desk.execute("skip").expect("skip");
+    }
+    assert_eq!(step(&desk), n, "at step {n}");
+    desk
+}
+
+/// The step the learner is at (1-based).
+fn step(desk: &Desk) -> usize {
+    desk.lessons.session.as_ref().expect("a session").at + 1
+}
+
+/// Type lines as a learner does; whether each succeeds is not the point.
+fn type_lines(desk: &mut Desk, lines: &[&str]) {
+    for l in lines {
+        let _ = desk.execute(l);
+    }
+}
+
+#[test]
+fn both_lessons_pass_every_decoy() {
+    // Issue 35: ch2 steps 2, 3, 11, 12, 14, 19, 20 and ch7 steps 2, 4, 8–11, 15, 18, 20
+    // passed on an echo of the words they looked for, without a command the task asked
+    // for, or with the wrong node or pod.
+    for l in Catalog::Embedded.load().lessons {
+        if l.id != CH2 && l.id != CH7 {
+            continue;
+        }
+        let errs = play::verify_with(&l, true, true);
+        assert!(
+            errs.is_empty(),
+            "{}",
+            errs.iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}
+
+#[test]
+fn ch2_step_2_and_ch7_step_9_do_not_pass_on_an_echo() {
+    let mut desk = at_step(CH2, 2);
+    type_lines(
+        &mut desk,
+        &[
+            "show wire --list",
+            "echo 'bridge on node-1  ADD' CNI_CONTAINERID=c1 stdout:",
+        ],
+    );
+    assert_eq!(step(&desk), 2, "a list and an echo show no record");
+    type_lines(&mut desk, &["show wire --last bridge:ADD"]);
+    assert_eq!(step(&desk), 3);
+
+    let mut desk = at_step(CH7, 9);
+    type_lines(
+        &mut desk,
+        &[
+            "pod create db --node node-2 --label app=db",
+            "policy create db-allow-web --select app=db --ingress-from app=web --port 3306/TCP",
+            "reach web db --port 80",
+            "echo enforces no NetworkPolicy",
+        ],
+    );
+    assert_eq!(step(&desk), 9, "any reach and an echo");
+    // The chapter's main result is asked for and shown, not only checked.
+    type_lines(&mut desk, &["reach web db --port 8080"]);
+    assert_eq!(step(&desk), 9, "web → db:3306 has not been asked");
+    type_lines(&mut desk, &["reach web db --port 3306/tcp"]);
+    assert_eq!(step(&desk), 10);
+}
+
+#[test]
+fn ch2_step_7_repeats_the_del_on_the_same_node() {
+    let mut desk = at_step(CH2, 7);
+    type_lines(
+        &mut desk,
+        &["cni del c1 --node node-1", "cni del c1 --node node-2"],
+    );
+    assert_eq!(step(&desk), 7, "a DEL on node-2 is another attachment");
+    type_lines(&mut desk, &["cni del c1 --node node-1"]);
+    assert_eq!(step(&desk), 8);
+}
+
+#[test]
+fn ch2_step_10_needs_the_repeated_create() {
+    let mut desk = at_step(CH2, 10);
+    type_lines(
+        &mut desk,
+        &[
+            "csi create-volume v1 --size 1Gi",
+            "csi create-volume v1 --size 2Gi",
+            "csi delete-volume vol-missing",
+        ],
+    );
+    assert_eq!(step(&desk), 10, "the same request twice was never sent");
+    type_lines(&mut desk, &["csi create-volume v1 --size 1Gi"]);
+    assert_eq!(step(&desk), 11);
+}
+
+#[test]
+fn ch2_step_11_wants_web_on_node_1_and_the_next_step_works() {
+    let mut desk = at_step(CH2, 11);
+    type_lines(
+        &mut desk,
+        &[
+            "pod create web --node node-2 --label app=web",
+            "describe pod web",
+        ],
+    );
+    assert_eq!(step(&desk), 11, "web on node-2 would strand step 12");
+    // The authored hint says how to get back.
+    let hints: String = (0..3)
+        .map(|_| desk.execute("hint").unwrap().to_text())
+        .collect();
+    assert!(hints.contains("`pod delete web`"), "{hints}");
+    type_lines(
+        &mut desk,
+        &[
+            "pod delete web",
+            "pod create web --node node-1 --label app=web",
+            "describe pod web",
+        ],
+    );
+    assert_eq!(step(&desk), 12);
+    type_lines(
+        &mut desk,
+        &["show links node-1 --pod web", "show links node-1"],
+    );
+    assert_eq!(step(&desk), 13);
+}
+
+#[test]
+fn ch2_step_15_adds_a_node_flanneld_accepts() {
+    // Issue 35: `--cidr 10.9.0.0/30` is outside the flannel network 10.244.0.0/16, and
+    // flanneld printed an error the step never explained.
+    let desk = at_step(CH2, 16);
+    let flanneld_error = desk
+        .lab
+        .calls()
+        .iter()
+        .any(|(_, e)| e.shows("flannel net config doesn't contain"));
+    assert!(!flanneld_error, "flanneld refused the node's podCIDR");
+    assert!(desk.lab.nodes().contains_key("tiny"));
+}
+
+#[test]
+fn ch2_step_19_wants_the_policy_the_task_describes() {
+    let mut desk = at_step(CH2, 19);
+    type_lines(
+        &mut desk,
+        &[
+            "pod create db --node node-2 --label app=db",
+            // Lets web in: the policies' verdict on web → db is not denied.
+            "policy create db-allow-api --select app=db --ingress-from app=web --port 5432/TCP",
+            "reach web db --port 5432",
+        ],
+    );
+    assert_eq!(step(&desk), 19, "a policy that admits web");
+    type_lines(
+        &mut desk,
+        &[
+            "policy delete db-allow-api",
+            // Denies web, but does not admit app=api either.
+            "policy create db-allow-api --select app=db --ingress-from app=apu --port 5432/TCP",
+            "reach web db --port 5432",
+        ],
+    );
+    assert_eq!(step(&desk), 19, "a policy that admits the wrong pods");
+    type_lines(
+        &mut desk,
+        &[
+            "policy delete db-allow-api",
+            "policy create db-allow-api --select app=db --ingress-from app=api --port 5432/TCP",
+            "reach web db --port 5432",
+        ],
+    );
+    assert_eq!(step(&desk), 20);
+}
+
+#[test]
+fn ch2_quiz_3_says_what_node_unstage_of_an_unknown_volume_answers() {
+    // The lab answers as the spec and csi-driver-host-path do: NOT_FOUND.
+    let mut lab = crate::common::lab();
+    let e = lab
+        .execute("csi node-unstage vol-missing --node node-1")
+        .expect_err("an unknown volume");
+    assert_eq!(
+        e.reason,
+        lab_engine::engine::Reason::Csi(lab_engine::csi::Code::NotFound)
+    );
+    let e = lab
+        .execute("csi node-unpublish vol-missing --node node-1 --target /t")
+        .expect_err("an unknown volume");
+    assert_eq!(
+        e.reason,
+        lab_engine::engine::Reason::Csi(lab_engine::csi::Code::NotFound)
+    );
+    // And the lesson says so.
+    let parsed = Catalog::Embedded.load();
+    let l = parsed.find(CH2).expect("ch2");
+    let about_unstage: Vec<&str> = l
+        .quizzes
+        .iter()
+        .filter(|q| matches!(q.kind, QuizKind::Choice { .. }))
+        .map(|q| q.explanation.as_str())
+        .filter(|e| e.contains("NodeUnstage"))
+        .collect();
+    assert!(!about_unstage.is_empty());
+    for e in about_unstage {
+        assert!(e.contains("NOT_FOUND"), "{e}");
+    }
+}
+
+#[test]
+fn ch7_step_8_takes_the_pod_by_namespace() {
+    let mut desk = at_step(CH7, 8);
+    type_lines(
+        &mut desk,
+        &["show routes node-1", "trace node-1 default/app-b"],
+    );
+    assert_eq!(step(&desk), 9);
+}
+
+#[test]
+fn ch7_step_18_wants_the_capacity_looked_at() {
+    let mut desk = at_step(CH7, 18);
+    type_lines(&mut desk, &["pvc expand db-data 20Gi"]);
+    assert_eq!(step(&desk), 18, "the task asks to look at the capacity");
+    type_lines(&mut desk, &["get pvc db-data"]);
+    assert_eq!(step(&desk), 19);
+}
+
+#[test]
+fn ch7_states_resource_versions_watches_and_the_grpc_socket_as_they_are() {
+    let parsed = Catalog::Embedded.load();
+    let l = parsed.find(CH7).expect("ch7");
+    let text: String = l
+        .steps
+        .iter()
+        .flat_map(|s| s.text.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join("\n");
+    // resourceVersion is opaque to clients; a watch resumes from one.
+    assert!(!text.contains("cluster-wide\ncounter") && !text.contains("cluster-wide counter"));
+    assert!(text.contains("opaque"), "{text}");
+    assert!(!text.contains("resumes from the\nlast index") && !text.contains("last index"));
+    assert!(text.contains("after the last resourceVersion it saw"));
+    let file = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("lessons/ch7-hands-on.md"),
+    )
+    .unwrap();
+    assert!(!file.contains("no gRPC socket"));
+    assert!(file.contains("`csi serve`"));
+}
+
+#[test]
+fn ch7_keeps_the_chapter_s_names_and_sizes() {
+    // The mini's scenario 4 claims 5Gi `data` for pod `app`; scenario 6 runs `ai-agent`
+    // with a 2Gi `shared`.
+    let mut desk = at_step(CH7, 1);
+    let lesson = desk.lessons.session.as_ref().unwrap().lesson.clone();
+    for s in &lesson.steps {
+        type_lines(
+            &mut desk,
+            &s.commands
+                .iter()
+                .map(|c| c.text.as_str())
+                .collect::<Vec<_>>(),
+        );
+        if s.number == 15 {
+            assert_eq!(crate::common::phase(&desk.lab, "app"), "Running");
+        }
+    }
+    assert!(matches!(
+        desk.lessons.session.as_ref().unwrap().current(),
+        Item::Quiz(0, _)
+    ));
+    let pvc = |name: &str| {
+        desk.lab.cluster().pvcs[&crate::common::key(name)]
+            .status
+            .capacity
+            .get("storage")
+            .cloned()
+    };
+    assert_eq!(pvc("data").as_deref(), Some("5Gi"));
+    assert_eq!(pvc("shared").as_deref(), Some("2Gi"));
+    assert_eq!(crate::common::phase(&desk.lab, "ai-agent"), "Running");
+}
