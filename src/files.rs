@@ -34,6 +34,68 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = dir {
         std::fs::create_dir_all(dir)?;
     }
+    write_in(dir.unwrap_or(Path::new(".")), path, bytes)
+}
+
+/// Write a file a command names (`save FILE`) atomically, as [`write_atomic`] does, but
+/// create no directory: a missing one is refused as `cp` and a shell redirection refuse it
+/// (`save /no-such-dir/x/../z.json` used to create `/no-such-dir/x`). The errors name the
+/// real reason: the first directory of the path that does not exist (or is not a
+/// directory), or a directory that takes no new files (`/proc`, `/sys`: creating a file
+/// there fails with "No such file or directory" although the directory exists).
+pub fn write_named(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::{Error, ErrorKind};
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut walked = PathBuf::new();
+    for part in dir.components() {
+        walked.push(part);
+        match std::fs::metadata(&walked) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(Error::new(
+                    ErrorKind::NotADirectory,
+                    format!("{} is not a directory", walked.display()),
+                ));
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err(Error::new(
+                    ErrorKind::NotFound,
+                    format!(
+                        "the directory {} does not exist (save creates no directories: make it first)",
+                        walked.display()
+                    ),
+                ));
+            }
+            Err(e) => return Err(Error::new(e.kind(), format!("{}: {e}", walked.display()))),
+        }
+    }
+    if let Ok(m) = std::fs::symlink_metadata(path)
+        && !m.is_file()
+        && !m.file_type().is_symlink()
+    {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("{} is not a regular file ({})", path.display(), kind_of(&m)),
+        ));
+    }
+    match write_in(dir, path, bytes) {
+        Err(e) if e.kind() == ErrorKind::NotFound => Err(Error::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "the directory {} takes no new files (creating one there fails with \"{e}\" although the directory exists: a kernel file system such as /proc or /sys)",
+                dir.display()
+            ),
+        )),
+        r => r,
+    }
+}
+
+/// The temporary file beside `path` in `dir`, fsync, rename over `path`; on an error the
+/// temporary file is removed.
+fn write_in(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = temp_path(path);
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
@@ -46,7 +108,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         Ok(()) => {
             // Make the rename itself durable (best effort: not every platform can open a
             // directory for syncing).
-            if let Ok(d) = std::fs::File::open(dir.unwrap_or(Path::new("."))) {
+            if let Ok(d) = std::fs::File::open(dir) {
                 let _ = d.sync_all();
             }
             Ok(())
@@ -175,7 +237,7 @@ pub fn read_capped(path: &Path, what: &str, cap: u64) -> std::io::Result<String>
 }
 
 /// The disk, as the engine reads and writes the files a command names
-/// ([`lab_engine::edge::Files`]): [`read_capped_bytes`] and [`write_atomic`].
+/// ([`lab_engine::edge::Files`]): [`read_capped_bytes`] and [`write_named`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Disk;
 
@@ -185,7 +247,7 @@ impl lab_engine::edge::Files for Disk {
     }
 
     fn write(&self, path: &str, bytes: &[u8]) -> std::io::Result<()> {
-        write_atomic(Path::new(path), bytes)
+        write_named(Path::new(path), bytes)
     }
 }
 

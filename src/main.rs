@@ -206,6 +206,21 @@ impl Drop for RealCniCleanup {
 fn run_lab() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
+            // clap prints the version as soon as it meets the flag, whatever follows it.
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            if let [flag] = args.as_slice()
+                && (flag == "--version" || flag == "-V")
+            {
+                let _ = e.print();
+                return ExitCode::SUCCESS;
+            }
+            print_error(format!(
+                "--version takes no other arguments (given: {}); run `cni-csi-lab --version` alone",
+                args.join(" ")
+            ));
+            return ExitCode::from(2);
+        }
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() {
@@ -255,8 +270,10 @@ fn run_lab() -> ExitCode {
         }
     }
     // What a crashed real-mode session left in the kernel goes at the next start.
+    // Said as a note when done, a warning when something stays (not an error: the lab
+    // starts either way).
     for line in cni_csi_lab::real_cni::clean_stale() {
-        print_error(line);
+        eprintln!("{}", lab_engine::render::escape_controls(&line.to_string()));
     }
     if cli.real_cni {
         let enabled = cni_csi_lab::real_cni::preflight(cli.cni_bin_dir.as_deref())
@@ -306,6 +323,14 @@ fn run_lab() -> ExitCode {
             if let Some(store) = cni_csi_lab::progress_file::FileStore::user_default() {
                 desk.lessons.set_store(Box::new(store));
             }
+        }
+        // A REPL fed by a pipe or a file is not a learner's session: say so when a lesson
+        // starts instead of showing progress it will not keep.
+        None if matches!(cli.command, Some(Front::Repl { .. })) => {
+            desk.lessons
+                .set_store(Box::new(lab_engine::lesson::MemoryStore::because(
+                    PIPED_PROGRESS,
+                )))
         }
         None => {}
     }
@@ -878,6 +903,9 @@ fn dashboard(
         }
     }
 }
+
+/// Why a REPL whose standard input is not a terminal keeps lesson progress in memory.
+const PIPED_PROGRESS: &str = "this REPL reads a pipe or a file, not a terminal, so it writes no progress file (run `cni-csi-lab repl` on a terminal, or set CNI_CSI_LAB_PROGRESS=FILE to keep it)";
 
 /// Said on stderr (when it is a terminal) before `cni-csi-lab` with no command reads a
 /// script from a stdin that is not a terminal.

@@ -80,6 +80,27 @@ impl Files for NoFiles {
     }
 }
 
+/// Files read through another [`Files`] but never written: what a preset runs with. A
+/// preset builds a cluster; a `save` in one would write a file each time the lab starts
+/// with it, so it is refused with [`PRESET_WRITES`].
+pub struct ReadOnly(pub std::sync::Arc<dyn Files>);
+
+/// Why a preset may not write a file.
+pub const PRESET_WRITES: &str = "a preset builds a cluster and writes no files: `save` once the lab has started, or run the file as a script (`cni-csi-lab run FILE`)";
+
+impl Files for ReadOnly {
+    fn read(&self, path: &str, what: &str, cap: u64) -> std::io::Result<Vec<u8>> {
+        self.0.read(path, what, cap)
+    }
+
+    fn write(&self, _: &str, _: &[u8]) -> std::io::Result<()> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            PRESET_WRITES,
+        ))
+    }
+}
+
 fn no_files() -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::Unsupported,

@@ -101,19 +101,31 @@ pub fn build_desk(preset: &str, edges: Edges) -> Result<Desk, String> {
         "empty" => return Ok(Desk::with_lab(Lab::with_edges(Lab::empty, edges))),
         _ => {}
     }
-    let mut desk = Desk::with_lab(Lab::with_edges(Lab::empty, edges));
-    if let Some((name, _, text)) = PRESETS.iter().find(|(n, _, _)| *n == preset) {
-        apply_script(&mut desk, &format!("preset {name}"), text)?;
-        return Ok(desk);
-    }
-    if let Some((name, _, nodes)) = GENERATED.iter().find(|(n, _, _)| *n == preset) {
-        apply_script(&mut desk, &format!("preset {name}"), &dc_script(*nodes))?;
+    // The script runs with files it may read but not write (a `save` in a preset is
+    // refused: see `edge::ReadOnly`); the lab it built gets the edges back.
+    let building = Edges {
+        files: std::sync::Arc::new(crate::edge::ReadOnly(files.clone())),
+        ..edges.clone()
+    };
+    let mut desk = Desk::with_lab(Lab::with_edges(Lab::empty, building));
+    let text = if let Some((name, _, text)) = PRESETS.iter().find(|(n, _, _)| *n == preset) {
+        Some((format!("preset {name}"), text.to_string()))
+    } else {
+        GENERATED
+            .iter()
+            .find(|(n, _, _)| *n == preset)
+            .map(|(name, _, nodes)| (format!("preset {name}"), dc_script(*nodes)))
+    };
+    if let Some((origin, text)) = text {
+        apply_script(&mut desk, &origin, &text)?;
+        desk.lab.set_edges(edges);
         return Ok(desk);
     }
     let read = crate::edge::read_text(&*files, preset, "a preset", crate::edge::CONFIG_CAP);
     match read {
         Ok(text) => {
             apply_script(&mut desk, preset, &text)?;
+            desk.lab.set_edges(edges);
             Ok(desk)
         }
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => {

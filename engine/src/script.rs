@@ -37,13 +37,17 @@ pub fn logical_lines(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut buf = String::new();
     let mut start = 0;
-    // The word that ends the here-document being read, if one is open.
-    let mut heredoc: Option<String> = None;
+    // How the here-document being read ends, if one is open (its word and `<<-`).
+    let mut heredoc: Option<(String, bool)> = None;
     for (i, raw) in text.lines().enumerate() {
-        if let Some(word) = &heredoc {
+        if let Some((word, strip_tabs)) = &heredoc {
             buf.push('\n');
             buf.push_str(raw);
-            if raw.trim() == word {
+            let end = crate::command::Heredoc {
+                word,
+                strip_tabs: *strip_tabs,
+            };
+            if end.ends_at(raw) {
                 heredoc = None;
                 out.push((start, std::mem::take(&mut buf)));
             }
@@ -59,8 +63,8 @@ pub fn logical_lines(text: &str) -> Vec<(usize, String)> {
         }
         buf.push_str(raw);
         let commented = buf.trim_start().starts_with('#');
-        if let Some(word) = crate::command::heredoc_marker(&buf).filter(|_| !commented) {
-            heredoc = Some(word.to_string());
+        if let Some(h) = crate::command::heredoc_start(&buf).filter(|_| !commented) {
+            heredoc = Some((h.word.to_string(), h.strip_tabs));
             continue;
         }
         out.push((start, std::mem::take(&mut buf)));

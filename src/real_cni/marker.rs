@@ -47,22 +47,61 @@ impl Marker {
     }
 }
 
-/// The start time of a process (`/proc/PID/stat` field 22), if it runs.
-pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Field 2 (comm) is in parentheses and may hold spaces: count from the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+/// What `/proc/PID/stat` says of a process: its state (field 3: `R`, `S`, `D`, `Z`, …)
+/// and its start time (field 22, in clock ticks since boot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// The state letter.
+    pub state: char,
+    /// The start time.
+    pub start_time: u64,
 }
 
-/// Whether the session that wrote `m` still runs.
+impl Stat {
+    /// Whether the process has ended: a zombie (`Z`, killed or exited but not yet reaped
+    /// by its parent) or dead (`X`). Its pid is still taken, but it runs nothing and
+    /// will create nothing again.
+    pub fn ended(&self) -> bool {
+        matches!(self.state, 'Z' | 'X' | 'x')
+    }
+}
+
+/// `/proc/PID/stat` of a process, if there is one with that pid (a zombie included).
+pub fn stat(pid: u32) -> Option<Stat> {
+    parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+}
+
+/// Read the state and start time out of a `/proc/PID/stat` line.
+fn parse_stat(stat: &str) -> Option<Stat> {
+    // Field 2 (comm) is in parentheses and may hold spaces and parentheses: count from
+    // the last ')'. After it: field 3 (state), then field 22 is the 20th.
+    let mut rest = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let start_time = rest.nth(18)?.parse().ok()?;
+    Some(Stat { state, start_time })
+}
+
+/// The start time of a process (`/proc/PID/stat` field 22), if there is one with that pid.
+pub fn start_time(pid: u32) -> Option<u64> {
+    stat(pid).map(|s| s.start_time)
+}
+
+/// Whether the session that wrote `m` still runs: a process with its pid exists, has not
+/// ended (a zombie, killed but not yet reaped by its parent, is dead: it will never clean
+/// up), and started when the marker says (a reused pid is another process).
 pub fn alive(m: &Marker) -> bool {
-    match start_time(m.pid) {
+    match stat(m.pid) {
+        Some(s) if s.ended() => false,
         // A marker written without a start time: any process with that pid counts.
         Some(_) if m.start_time == 0 => true,
-        Some(t) => t == m.start_time,
+        Some(s) => s.start_time == m.start_time,
         None => false,
     }
+}
+
+/// Whether a process with this pid runs (exists and has not ended).
+pub fn running(pid: u32) -> bool {
+    stat(pid).is_some_and(|s| !s.ended())
 }
 
 /// The directory that holds every session's directory: `real-cni/` in the lab's data
@@ -108,9 +147,63 @@ mod tests {
             ..m.clone()
         };
         assert!(!alive(&dead));
+        assert!(running(pid));
         let dir = std::env::temp_dir().join(format!("cnilab-marker-test-{pid}"));
         m.write(&dir).unwrap();
         assert_eq!(Marker::read(&dir), Some(m));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn stat_lines_parse_with_any_command_name() {
+        let line = "4242 (a) b (c)) Z 1 4242 4242 0 -1 4227084 0 0 0 0 0 0 0 0 20 0 1 0 987654 0 0";
+        assert_eq!(
+            parse_stat(line),
+            Some(Stat {
+                state: 'Z',
+                start_time: 987654
+            })
+        );
+        assert_eq!(parse_stat("4242 (x) S 1"), None);
+    }
+
+    /// Issue 38: a session killed but not yet reaped by its parent (state Z) was taken for
+    /// a live one, so its namespaces stayed until a later start. A zombie is dead.
+    #[test]
+    fn a_killed_but_unreaped_process_is_not_alive() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .expect("sleep runs");
+        let pid = child.id();
+        let m = Marker {
+            pid,
+            start_time: start_time(pid).expect("its stat"),
+            netns: Vec::new(),
+        };
+        assert!(alive(&m) && running(pid));
+        child.kill().expect("SIGKILL");
+        // Not waited for: it stays a zombie until `wait`. Its stat turns Z shortly after
+        // the signal is delivered.
+        let start = std::time::Instant::now();
+        while stat(pid).is_some_and(|s| s.state != 'Z') {
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(10),
+                "never Z"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(
+            stat(pid).map(|s| s.state),
+            Some('Z'),
+            "a zombie is still listed"
+        );
+        assert!(!alive(&m), "a zombie is not a live session");
+        assert!(
+            !alive(&Marker { start_time: 0, ..m }),
+            "not even without a start time"
+        );
+        assert!(!running(pid));
+        let _ = child.wait();
     }
 }

@@ -242,10 +242,30 @@ pub fn shutdown_for_signal() {
     }
 }
 
+/// One line about what a dead session left, for stderr at start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cleanup {
+    /// Done: what was removed (printed as a `note:`).
+    Removed(String),
+    /// Left in place, and why (printed as a `warning:`: cleaning needs root, or a removal
+    /// failed).
+    Left(String),
+}
+
+impl std::fmt::Display for Cleanup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cleanup::Removed(s) => write!(f, "note: {s}"),
+            Cleanup::Left(s) => write!(f, "warning: {s}"),
+        }
+    }
+}
+
 /// At start: remove what dead sessions left (their marker's namespaces, any namespace
 /// with their pid's prefix, their directory). Returns one line per session cleaned or
-/// left (cleaning needs root). Live sessions (another lab running) are not touched.
-pub fn clean_stale() -> Vec<String> {
+/// left (cleaning needs root). Live sessions (another lab running) are not touched; a
+/// session killed but not yet reaped (a zombie) is dead.
+pub fn clean_stale() -> Vec<Cleanup> {
     let Some(root) = marker::root_dir() else {
         return Vec::new();
     };
@@ -253,7 +273,7 @@ pub fn clean_stale() -> Vec<String> {
 }
 
 /// [`clean_stale`] for the session directories under `root`.
-pub fn clean_stale_in(root: &Path) -> Vec<String> {
+pub fn clean_stale_in(root: &Path) -> Vec<Cleanup> {
     let own = std::process::id();
     let mut out = Vec::new();
     let sessions = marker::sessions(root);
@@ -271,7 +291,7 @@ pub fn clean_stale_in(root: &Path) -> Vec<String> {
             Some(m) => marker::alive(m),
             // No marker yet: a session starting right now (it writes one before any
             // namespace), or one that died before it made anything.
-            None => marker::start_time(pid).is_some(),
+            None => marker::running(pid),
         };
         if pid == own || running {
             continue;
@@ -286,10 +306,10 @@ pub fn clean_stale_in(root: &Path) -> Vec<String> {
         names.retain(|n| n.starts_with(&prefix));
         if !root_user {
             if !names.is_empty() {
-                out.push(format!(
+                out.push(Cleanup::Left(format!(
                     "real-cni: a crashed session (pid {pid}) left network namespaces {}; run the lab as root once to remove them",
                     names.join(" ")
-                ));
+                )));
             }
             continue;
         }
@@ -303,19 +323,25 @@ pub fn clean_stale_in(root: &Path) -> Vec<String> {
         if failed.is_empty() {
             let _ = std::fs::remove_dir_all(&dir);
         }
-        if !present.is_empty() || !failed.is_empty() {
-            let mut line = format!(
+        if !present.is_empty() && failed.is_empty() {
+            out.push(Cleanup::Removed(format!(
                 "real-cni: removed what a crashed session (pid {pid}) left: {}",
                 present
                     .iter()
                     .map(|s| s.as_str())
                     .collect::<Vec<_>>()
                     .join(" ")
-            );
-            for f in failed {
-                line.push_str(&format!("; {f}"));
-            }
-            out.push(line);
+            )));
+        } else if !failed.is_empty() {
+            out.push(Cleanup::Left(format!(
+                "real-cni: could not remove all that a crashed session (pid {pid}) left ({}): {}; its marker stays, the next start tries again",
+                present
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                failed.join("; ")
+            )));
         }
     }
     out

@@ -16,6 +16,7 @@ use rustyline::hint::{Hinter, HistoryHinter};
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Helper};
 use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The REPL's helper.
@@ -24,6 +25,8 @@ pub struct LabHelper {
     pub desk: Arc<Mutex<Desk>>,
     /// Whether to emit colours.
     pub color: bool,
+    /// Set by [`LongLine`] once the line being typed reached `MAX_LINE`.
+    pub overflow: Arc<AtomicBool>,
     files: FilenameCompleter,
     history: HistoryHinter,
 }
@@ -34,9 +37,56 @@ impl LabHelper {
         LabHelper {
             desk,
             color,
+            overflow: Arc::new(AtomicBool::new(false)),
             files: FilenameCompleter::new(),
             history: HistoryHinter::new(),
         }
+    }
+}
+
+/// Lines longer than this get no usage hint, history hint or colour: working them out on
+/// every key of a long paste made typing quadratic (the line editor's own fast path, a key
+/// written as it is, needs no hint and no highlighted character).
+pub const DECORATED_LINE: usize = 256;
+
+/// What the line shows once it reached `MAX_LINE`.
+pub const OVERFLOW_HINT: &str =
+    "  ← over the longest command: refused, the rest is dropped (Enter or Ctrl-C)";
+
+/// Bound to every key (`Event::Any`): a character that would make the line longer than
+/// `MAX_LINE` is dropped, and so is every one after it until Enter or Ctrl-C, each at the
+/// cost of a look at the line's length, so a runaway paste (100,000 characters, typed
+/// into the terminal one by one) is read through at once and a Ctrl-C behind it is
+/// honoured. The first one dropped redraws the line once, with [`OVERFLOW_HINT`]; the
+/// loop refuses the line when it is entered.
+pub struct LongLine(pub Arc<AtomicBool>);
+
+impl rustyline::ConditionalEventHandler for LongLine {
+    fn handle(
+        &self,
+        evt: &rustyline::Event,
+        _n: rustyline::RepeatCount,
+        _positive: bool,
+        ctx: &rustyline::EventContext<'_>,
+    ) -> Option<rustyline::Cmd> {
+        use rustyline::{Cmd, KeyCode, Modifiers};
+        let key = evt.get(0)?;
+        let c = match key {
+            rustyline::KeyEvent(KeyCode::Char(c), m)
+                if *m == Modifiers::NONE || *m == Modifiers::SHIFT =>
+            {
+                *c
+            }
+            _ => return None,
+        };
+        if self.0.load(Ordering::Relaxed) {
+            return Some(Cmd::Noop);
+        }
+        if ctx.line().len() + c.len_utf8() > lab_engine::command::MAX_LINE {
+            self.0.store(true, Ordering::Relaxed);
+            return Some(Cmd::Repaint);
+        }
+        None
     }
 }
 
@@ -107,6 +157,15 @@ impl Hinter for LabHelper {
     type Hint = LabHint;
 
     fn hint(&self, line: &str, pos: usize, ctx: &Context<'_>) -> Option<LabHint> {
+        if self.overflow.load(Ordering::Relaxed) {
+            return Some(LabHint {
+                display: OVERFLOW_HINT.to_string(),
+                complete_up_to: 0,
+            });
+        }
+        if line.len() > DECORATED_LINE {
+            return None;
+        }
         if let Some(h) = complete::hint(line, pos) {
             return Some(LabHint {
                 display: h.display,
@@ -154,7 +213,7 @@ pub fn highlight_verb(line: &str) -> Cow<'_, str> {
 
 impl Highlighter for LabHelper {
     fn highlight<'l>(&self, line: &'l str, _pos: usize) -> Cow<'l, str> {
-        if self.color {
+        if self.color && line.len() <= DECORATED_LINE {
             highlight_verb(line)
         } else {
             Cow::Borrowed(line)
@@ -169,8 +228,8 @@ impl Highlighter for LabHelper {
         }
     }
 
-    fn highlight_char(&self, _line: &str, _pos: usize, _kind: CmdKind) -> bool {
-        self.color
+    fn highlight_char(&self, line: &str, _pos: usize, _kind: CmdKind) -> bool {
+        self.color && line.len() <= DECORATED_LINE
     }
 }
 

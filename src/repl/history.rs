@@ -53,6 +53,9 @@ pub fn save_atomically(
 /// last entry, a line starting with a space).
 pub fn append_entry(target: &Path, line: &str, config: &rustyline::Config) -> std::io::Result<()> {
     use rustyline::history::{FileHistory, History};
+    if line.len() > lab_engine::command::MAX_LINE {
+        return Ok(());
+    }
     crate::files::with_lock(target, || {
         let mut merged = FileHistory::with_config(config);
         match merged.load(target) {
@@ -69,6 +72,22 @@ pub fn append_entry(target: &Path, line: &str, config: &rustyline::Config) -> st
             merged.save(tmp).map_err(std::io::Error::other)
         })
     })
+}
+
+/// Drop the entries longer than the longest command (`MAX_LINE`) from a loaded history:
+/// such a line is refused when typed and never saved now, but an older lab saved them
+/// (after a 1 MB line entered the history each Down key took ~4.7 ms).
+pub fn drop_long_entries(h: &mut rustyline::history::DefaultHistory) {
+    use rustyline::history::History;
+    let max = lab_engine::command::MAX_LINE;
+    if h.iter().all(|e| e.len() <= max) {
+        return;
+    }
+    let kept: Vec<String> = h.iter().filter(|e| e.len() <= max).cloned().collect();
+    let _ = h.clear();
+    for e in kept {
+        let _ = h.add(&e);
+    }
 }
 
 #[cfg(test)]

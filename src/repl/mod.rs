@@ -134,10 +134,17 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
         .build();
     let mut rl: Editor<LabHelper, DefaultHistory> =
         Editor::with_config(config.clone()).map_err(std::io::Error::other)?;
-    rl.set_helper(Some(LabHelper::new(desk.clone(), opts.color_out)));
+    let helper = LabHelper::new(desk.clone(), opts.color_out);
+    let overflow = Arc::clone(&helper.overflow);
+    rl.set_helper(Some(helper));
+    rl.bind_sequence(
+        rustyline::Event::Any,
+        rustyline::EventHandler::Conditional(Box::new(helper::LongLine(Arc::clone(&overflow)))),
+    );
     if let Some(h) = &opts.history {
         // A missing or unreadable history is not a reason to refuse to start.
         let _ = rl.load_history(h);
+        history::drop_long_entries(rl.history_mut());
     }
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
@@ -165,7 +172,21 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
     let mut history_warned = false;
     loop {
         let p = prompt(&lock(&desk).lab, opts.color_out);
-        match rl.readline(&p) {
+        overflow.store(false, std::sync::atomic::Ordering::Relaxed);
+        let read = rl.readline(&p);
+        let overflowed = overflow.swap(false, std::sync::atomic::Ordering::Relaxed);
+        match read {
+            Ok(input) if overflowed || input.len() > lab_engine::command::MAX_LINE => {
+                // Refused whole (what was typed past the cap was dropped as it came), and
+                // kept out of the history.
+                interrupts = 0;
+                let e = lab_engine::engine::LabError::msg(if overflowed {
+                    lab_engine::command::typed_line_too_long()
+                } else {
+                    lab_engine::command::line_too_long(input.len())
+                });
+                print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
+            }
             Ok(input) => {
                 interrupts = 0;
                 if let Some(c) = cast.as_ref() {
@@ -173,7 +194,13 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     lock_cast(c).output(&format!("{}{input}\n", p.1))?;
                 }
                 let mut line = helper::join_continued(&input);
-                if let Some(word) = lab_engine::command::heredoc_marker(&line).map(str::to_string) {
+                if let Some((word, strip_tabs)) = lab_engine::command::heredoc_start(&line)
+                    .map(|h| (h.word.to_string(), h.strip_tabs))
+                {
+                    let end = lab_engine::command::Heredoc {
+                        word: &word,
+                        strip_tabs,
+                    };
                     // A here-document: read its lines (prompt `> `, as a shell does) up to
                     // the closing word; Ctrl-C abandons it.
                     loop {
@@ -184,7 +211,7 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                                 }
                                 line.push('\n');
                                 line.push_str(&more);
-                                if more.trim() == word {
+                                if end.ends_at(&more) {
                                     break;
                                 }
                             }
@@ -553,7 +580,13 @@ fn plain_loop(
             continue;
         }
         pending.push_str(line);
-        if let Some(word) = lab_engine::command::heredoc_marker(&pending).map(str::to_string) {
+        if let Some((word, strip_tabs)) =
+            lab_engine::command::heredoc_start(&pending).map(|h| (h.word.to_string(), h.strip_tabs))
+        {
+            let end = lab_engine::command::Heredoc {
+                word: &word,
+                strip_tabs,
+            };
             // A here-document: its lines, up to the closing word, go with the command.
             loop {
                 out.write_all(b"> ")?;
@@ -566,7 +599,7 @@ fn plain_loop(
                 record_input(more)?;
                 pending.push('\n');
                 pending.push_str(more);
-                if more.trim() == word {
+                if end.ends_at(more) {
                     break;
                 }
             }

@@ -34,6 +34,10 @@ pub struct Prompt {
     pub text: String,
     /// Byte offset of the cursor.
     pub cursor: usize,
+    /// A character would have made the line longer than the longest command
+    /// (`MAX_LINE`): the line is refused, and every character typed after it dropped,
+    /// until it is entered or cleared.
+    pub refused: bool,
 }
 
 impl Prompt {
@@ -41,12 +45,18 @@ impl Prompt {
     pub fn set(&mut self, text: &str) {
         self.text = text.to_string();
         self.cursor = self.text.len();
+        self.refused = false;
     }
 
-    /// Insert text at the cursor (a paste), in one step.
-    pub fn insert_str(&mut self, text: &str) {
+    /// Insert text at the cursor (a paste), in one step; `false` (and nothing inserted)
+    /// when the line would be longer than the longest command.
+    pub fn insert_str(&mut self, text: &str) -> bool {
+        if self.refused || self.text.len() + text.len() > lab_engine::command::MAX_LINE {
+            return false;
+        }
         self.text.insert_str(self.cursor, text);
         self.cursor += text.len();
+        true
     }
 
     /// Apply an editing operation.
@@ -55,6 +65,10 @@ impl Prompt {
         let after = |p: &Prompt| p.text[p.cursor..].chars().next().map(char::len_utf8);
         match e {
             Edit::Insert(c) => {
+                if self.refused || self.text.len() + c.len_utf8() > lab_engine::command::MAX_LINE {
+                    self.refused = true;
+                    return;
+                }
                 self.text.insert(self.cursor, c);
                 self.cursor += c.len_utf8();
             }
@@ -477,6 +491,12 @@ impl App {
                 None
             }
             Action::Submit => match self.ui.mode {
+                Mode::Command if self.ui.prompt.refused => {
+                    self.ui.prompt.set("");
+                    self.ui.hint = None;
+                    self.flash(lab_engine::command::typed_line_too_long(), FlashLevel::Err);
+                    None
+                }
                 Mode::Command => {
                     let line = std::mem::take(&mut self.ui.prompt.text);
                     self.ui.prompt.cursor = 0;
@@ -652,6 +672,9 @@ impl App {
             Mode::Command => {
                 self.ui.mode = Mode::Normal;
                 self.ui.candidates.clear();
+                if self.ui.prompt.refused {
+                    self.ui.prompt.set("");
+                }
             }
             Mode::Filter => {
                 self.ui.filter = Prompt::default();
@@ -694,12 +717,28 @@ impl App {
                         return;
                     }
                 }
+                let was = self.ui.prompt.refused;
                 self.ui.prompt.edit(e);
+                if self.ui.prompt.refused {
+                    // Each further character costs a look at this flag: a runaway paste
+                    // typed in one key at a time is read through at once.
+                    if !was {
+                        self.flash(lab_engine::command::typed_line_too_long(), FlashLevel::Err);
+                    }
+                    return;
+                }
                 self.ui.candidates.clear();
                 self.update_hint();
             }
             Mode::Filter => {
+                let was = self.ui.filter.refused;
                 self.ui.filter.edit(e);
+                if self.ui.filter.refused {
+                    if !was {
+                        self.flash(lab_engine::command::typed_line_too_long(), FlashLevel::Err);
+                    }
+                    return;
+                }
                 self.refresh_filter();
             }
             _ => {}
@@ -711,6 +750,18 @@ impl App {
     /// character, so a long paste (thousands of characters) is in place before the next
     /// key, Enter included, is read.
     fn paste(&mut self, text: &str) {
+        let room = match self.ui.mode {
+            Mode::Filter => self.ui.filter.text.len(),
+            _ => self.ui.prompt.text.len(),
+        };
+        if room + text.len() > lab_engine::command::MAX_LINE {
+            // Refused whole, before any of it goes in.
+            self.flash(
+                lab_engine::command::line_too_long(room + text.len()),
+                FlashLevel::Err,
+            );
+            return;
+        }
         let mut chars = text.chars();
         let Some(c) = chars.next() else { return };
         self.edit(Edit::Insert(c));
@@ -718,18 +769,21 @@ impl App {
         if rest.is_empty() {
             return;
         }
-        match self.ui.mode {
+        let inserted = match self.ui.mode {
             Mode::Command => {
-                self.ui.prompt.insert_str(rest);
+                let done = self.ui.prompt.insert_str(rest);
                 self.ui.candidates.clear();
                 self.update_hint();
+                done
             }
             Mode::Filter => {
-                self.ui.filter.insert_str(rest);
+                let done = self.ui.filter.insert_str(rest);
                 self.refresh_filter();
+                done
             }
-            _ => {}
-        }
+            _ => true,
+        };
+        debug_assert!(inserted, "the length was checked above");
     }
 
     fn update_hint(&mut self) {

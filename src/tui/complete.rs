@@ -192,6 +192,11 @@ pub const MAX_CANDIDATES: usize = 200;
 /// usage and what it does (`pod create [OPTIONS] --node <NODE> <NAME> — Create a pod …`).
 /// `None` before the first word or after an unknown one.
 pub fn usage_hint(head: &str) -> Option<String> {
+    // Working the usage out builds the command tree: on every key of a long paste that
+    // made typing slow. No command's words are that long before its hint stops helping.
+    if head.len() > HINT_MAX_LINE {
+        return None;
+    }
     let words: Vec<&str> = head.split_whitespace().collect();
     if words.is_empty() {
         return None;
@@ -224,6 +229,9 @@ pub fn usage_hint(head: &str) -> Option<String> {
     }
     Some(hint)
 }
+
+/// Lines longer than this get no usage hint (see [`usage_hint`]).
+pub const HINT_MAX_LINE: usize = 256;
 
 #[cfg(test)]
 mod tests {

@@ -78,6 +78,17 @@ pub enum Input {
 pub trait EventSource {
     /// The next input (blocking at most about a tick).
     fn next_input(&mut self) -> io::Result<Input>;
+
+    /// The next input if one is already waiting (never blocks): the loop applies what is
+    /// queued before it draws again.
+    fn pending(&mut self) -> io::Result<Option<Input>> {
+        Ok(None)
+    }
+
+    /// Whether Ctrl-C was pressed, however many inputs are queued before it.
+    fn interrupted(&self) -> bool {
+        false
+    }
 }
 
 /// Scripted events for tests; [`Input::Shutdown`] once they run out.
@@ -102,6 +113,9 @@ pub struct CrosstermEvents {
     heartbeat: Arc<AtomicU64>,
     /// Set by the reader thread when Ctrl-C is pressed (see [`Watchdog`]).
     ctrl_c: Arc<AtomicBool>,
+    /// Set by the reader thread when Ctrl-C is pressed, for the loop (see
+    /// [`EventSource::interrupted`]).
+    interrupt: Arc<AtomicBool>,
 }
 
 impl CrosstermEvents {
@@ -112,6 +126,8 @@ impl CrosstermEvents {
         let reader_done = Arc::clone(&done);
         let ctrl_c = Arc::new(AtomicBool::new(false));
         let reader_ctrl_c = Arc::clone(&ctrl_c);
+        let interrupt = Arc::new(AtomicBool::new(false));
+        let reader_interrupt = Arc::clone(&interrupt);
         std::thread::Builder::new()
             .name("tui-input".into())
             .spawn(move || {
@@ -127,6 +143,7 @@ impl CrosstermEvents {
                                 .contains(crossterm::event::KeyModifiers::CONTROL)
                         {
                             reader_ctrl_c.store(true, Ordering::Relaxed);
+                            reader_interrupt.store(true, Ordering::Relaxed);
                         }
                     }
                     let failed = got.is_err();
@@ -142,6 +159,7 @@ impl CrosstermEvents {
             tick,
             heartbeat: Arc::new(AtomicU64::new(0)),
             ctrl_c,
+            interrupt,
         })
     }
 }
@@ -167,6 +185,23 @@ impl EventSource for CrosstermEvents {
             Err(mpsc::RecvTimeoutError::Timeout) => Ok(Input::Tick),
             Err(mpsc::RecvTimeoutError::Disconnected) => Ok(Input::Shutdown),
         }
+    }
+
+    fn pending(&mut self) -> io::Result<Option<Input>> {
+        self.heartbeat.fetch_add(1, Ordering::Relaxed);
+        if self.stop.load(Ordering::Relaxed) {
+            return Ok(Some(Input::Shutdown));
+        }
+        match self.rx.try_recv() {
+            Ok(Ok(e)) => Ok(Some(Input::Event(e))),
+            Ok(Err(e)) => Err(e),
+            Err(mpsc::TryRecvError::Empty) => Ok(None),
+            Err(mpsc::TryRecvError::Disconnected) => Ok(Some(Input::Shutdown)),
+        }
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt.load(Ordering::Relaxed)
     }
 }
 
@@ -215,16 +250,48 @@ pub fn run_loop<B: Backend, S: EventSource>(
 ) -> io::Result<()> {
     while !app.should_quit() {
         draw(terminal, app)?;
-        let mut next = match events.next_input()? {
+        take_input(app, events)?;
+    }
+    Ok(())
+}
+
+/// Wait for an input and apply it, then everything already queued behind it, before the
+/// next frame (for at most FRAME_BUDGET): a paste typed in one key at a time costs one
+/// frame per batch, not one per character, so input is linear in its length. A Ctrl-C
+/// queued behind it is honoured first.
+fn take_input<S: EventSource>(app: &mut App, events: &mut S) -> io::Result<()> {
+    let started = std::time::Instant::now();
+    let mut input = Some(events.next_input()?);
+    while let Some(i) = input {
+        if events.interrupted() {
+            apply(app, Action::Quit);
+            break;
+        }
+        let action = match i {
             Input::Event(e) => to_action(app.ui.mode, &e),
             Input::Tick => Some(Action::Tick),
             Input::Shutdown => Some(Action::Quit),
         };
-        while let Some(a) = next {
-            next = app.update(a);
+        if let Some(a) = action {
+            apply(app, a);
         }
+        if app.should_quit() || started.elapsed() >= FRAME_BUDGET {
+            break;
+        }
+        input = events.pending()?;
     }
     Ok(())
+}
+
+/// The longest the loop applies queued input before it draws a frame.
+pub const FRAME_BUDGET: Duration = Duration::from_millis(50);
+
+/// Apply an action and the ones it leads to.
+fn apply(app: &mut App, action: Action) {
+    let mut next = Some(action);
+    while let Some(a) = next {
+        next = app.update(a);
+    }
 }
 
 /// [`run_loop`] into a recording: also a marker each time the lesson moves to another
@@ -243,14 +310,7 @@ pub fn run_recorded<B: Backend, S: EventSource>(
     let mut shown = step(app);
     while !app.should_quit() {
         draw(terminal, app)?;
-        let mut next = match events.next_input()? {
-            Input::Event(e) => to_action(app.ui.mode, &e),
-            Input::Tick => Some(Action::Tick),
-            Input::Shutdown => Some(Action::Quit),
-        };
-        while let Some(a) = next {
-            next = app.update(a);
-        }
+        take_input(app, events)?;
         let now = step(app);
         if now != shown {
             if let Some(label) = &now {

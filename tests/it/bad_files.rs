@@ -655,10 +655,10 @@ fn a_huge_bad_word_is_cut_in_the_error_and_the_line_echo() {
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.len() < 1000, "{} bytes of stderr", err.len());
+    // Longer than any command (MAX_LINE): refused whole, saying how long it is.
     assert!(
         err.contains(&format!(
-            "unknown command \"{}… ({} bytes)\"",
-            "x".repeat(60),
+            "{} characters: longer than any command",
             word.len()
         )),
         "{err}"
@@ -666,6 +666,18 @@ fn a_huge_bad_word_is_cut_in_the_error_and_the_line_echo() {
     assert!(
         err.contains(&format!(
             "(line 1: {}… ({} bytes))",
+            "x".repeat(60),
+            word.len()
+        )),
+        "{err}"
+    );
+    // A long word in a line the lab reads is cut in the error.
+    let word = "x".repeat(4000);
+    let o = cli_in_time(&["run", "-"], Some(&format!("{word}\n")));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "unknown command \"{}… ({} bytes)\"",
             "x".repeat(60),
             word.len()
         )),

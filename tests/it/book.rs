@@ -546,3 +546,48 @@ fn link_and_heading_scanners_skip_code() {
         vec!["the-driver-hostpathcsilab", "a", "a-1"]
     );
 }
+
+/// Issue 38: the Reliability page lists every cap with the value the code has.
+#[test]
+fn the_reliability_page_states_every_cap() {
+    use lab_engine::edge::human_size;
+    let page = read(&src().join("reference/reliability.md"));
+    let caps = [
+        ("SCRIPT_CAP", human_size(lab_engine::edge::SCRIPT_CAP)),
+        ("CONFIG_CAP", human_size(lab_engine::edge::CONFIG_CAP)),
+        ("NET_D_CAP", human_size(lab_engine::cni::conf::NET_D_CAP)),
+        (
+            "MANIFEST_CAP",
+            human_size(lab_engine::manifest::MANIFEST_CAP),
+        ),
+        ("MAX_OBJECTS", lab_engine::manifest::MAX_OBJECTS.to_string()),
+        ("MAX_YAML_NODES", "250,000".to_string()),
+        (
+            "MAX_YAML_DEPTH",
+            format!("{} levels", lab_engine::manifest::MAX_YAML_DEPTH),
+        ),
+        (
+            "MAX_LINE",
+            format!("{} characters", lab_engine::command::MAX_LINE),
+        ),
+        (
+            "MAX_CONNECTIONS",
+            cni_csi_lab::csi_serve::MAX_CONNECTIONS.to_string(),
+        ),
+        (
+            "IDLE_TIMEOUT",
+            format!("{} s", cni_csi_lab::csi_serve::IDLE_TIMEOUT.as_secs()),
+        ),
+    ];
+    assert_eq!(lab_engine::manifest::MAX_YAML_NODES, 250_000);
+    for (name, value) in caps {
+        let row = page
+            .lines()
+            .find(|l| l.contains(&format!("::{name}`")))
+            .unwrap_or_else(|| panic!("reliability.md has no row for {name}"));
+        assert!(
+            row.contains(&format!("| {value}")),
+            "reliability.md's row for {name} does not say {value}: {row}"
+        );
+    }
+}

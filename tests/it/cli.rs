@@ -297,6 +297,140 @@ fn lesson_play_records_an_asciicast() {
     assert!(text(&o.stderr).contains("--record records `lesson play ID`"));
 }
 
+/// Issue 38, small things: a here-document after a command that reads none was swallowed
+/// (exit 0); an indented `  EOF` ended a `<<EOF` document.
+#[test]
+fn a_here_document_goes_only_to_a_command_that_reads_one() {
+    let o = lab(
+        &["run", "-"],
+        "pod create web2 --node node-1 <<EOF\nx\nEOF\nget pods\n",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(
+            "`pod create` reads no standard input, so the here-document after it would be ignored"
+        ),
+        "{err}"
+    );
+    assert!(!text(&o.stdout).contains("web2"), "nothing was run");
+    // `  EOF` is a line of the document, as in bash: the document never ends.
+    let o = lab(
+        &["run", "-"],
+        "apply -f - <<EOF\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  EOF\nget ns\n",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("never ends") && err.contains("\"  EOF\""),
+        "{err}"
+    );
+}
+
+/// Issue 38: `save /missing/x/y/../z.json` created /missing/x; `save /proc/version` said
+/// "No such file or directory" of a file that is there.
+#[test]
+fn save_creates_no_directories_and_names_the_real_reason() {
+    let base = std::env::temp_dir().join(format!("lab-cli-save-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    std::fs::create_dir_all(&base).unwrap();
+    let missing = base.join("missing");
+    let target = format!("{}/x/y/../z.json", missing.display());
+    let o = lab(&["run", "-"], &format!("save {target}\n"));
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "the directory {} does not exist",
+            missing.display()
+        )) && err.contains("save creates no directories"),
+        "{err}"
+    );
+    assert!(!missing.exists(), "no directory was created");
+    // An existing directory works as before.
+    let o = lab(&["run", "-"], &format!("save {}/ok.json\n", base.display()));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(base.join("ok.json").exists());
+    if std::path::Path::new("/proc/version").exists() {
+        let o = lab(&["run", "-"], "save /proc/version\n");
+        assert_eq!(o.status.code(), Some(1));
+        let err = text(&o.stderr);
+        assert!(
+            err.contains("the directory /proc takes no new files"),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// Issue 38: `--preset FILE` holding `save X` wrote X each time the lab started with it.
+#[test]
+fn a_preset_writes_no_files() {
+    let out = std::env::temp_dir().join(format!("lab-cli-preset-{}.json", std::process::id()));
+    let _ = std::fs::remove_file(&out);
+    let preset = temp_file(
+        "writes.preset",
+        &format!("node add node-3\nsave {}\n", out.display()),
+    );
+    let o = lab(
+        &["--preset", preset.to_str().unwrap(), "run", "/dev/null"],
+        "",
+    );
+    assert_ne!(o.status.code(), Some(0));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("a preset builds a cluster and writes no files"),
+        "{err}"
+    );
+    assert!(!out.exists(), "the preset wrote {}", out.display());
+    // Once the lab has started, save writes as always.
+    let o = lab(&["run", "-"], &format!("save {}\n", out.display()));
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(out.exists());
+    let _ = std::fs::remove_file(&out);
+}
+
+/// Issue 38: `--version extra` printed the version and exited 0.
+#[test]
+fn version_takes_no_other_arguments() {
+    let o = lab(&["--version", "extra"], "");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("--version takes no other arguments (given: --version extra)"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(text(&o.stdout).is_empty());
+    let o = lab(&["-V"], "");
+    assert_eq!(o.status.code(), Some(0));
+}
+
+/// Issue 38: a REPL fed by a pipe showed `steps 1/20` and kept nothing; it says so.
+#[test]
+fn a_piped_repl_says_its_lesson_progress_is_not_kept() {
+    let o = Command::new(env!("CARGO_BIN_EXE_cni-csi-lab"))
+        .args(["repl"])
+        .env("CNI_CSI_LAB_HISTORY", "")
+        .env_remove("CNI_CSI_LAB_PROGRESS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin
+                .take()
+                .expect("piped")
+                .write_all(b"lesson start ch2-core-ideas\n")?;
+            c.wait_with_output()
+        })
+        .expect("the binary runs");
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("Progress is kept in memory only and goes when this session ends: this REPL reads a pipe or a file"),
+        "{out}"
+    );
+}
+
 /// `run FILE --step`: a teacher paces a script of their own: captions from its comments,
 /// each command typed out, Enter for the next, `q` to stop; `--pace` plays it through.
 #[test]

@@ -477,16 +477,25 @@ fn a_damaged_progress_file_is_reported_and_replaced() {
     ok(&mut desk, "pod create web --node node-1 --label app=web");
     let saved = Progress::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(saved.of(ID).steps.len(), 1);
+    // Issue 38: what was replaced is kept beside it.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("progress.json.bak")).unwrap(),
+        "{ this is not json"
+    );
 
-    // Not UTF-8 at all, and a newer progress version: also damaged, never a crash.
+    // Not UTF-8 at all: also damaged, never a crash.
     std::fs::write(&path, [0xff, 0xfe, 0x00]).unwrap();
     assert!(matches!(
         FileStore::new(&path).load(),
         Err(lab_engine::lesson::StoreError::Damaged { .. })
     ));
+    // A newer progress version is not damaged: it is refused, as `load` refuses a newer save.
     std::fs::write(&path, r#"{"version": 7, "lessons": {}}"#).unwrap();
     let e = FileStore::new(&path).load().unwrap_err().to_string();
-    assert!(e.contains("progress format version 7 is not 1"), "{e}");
+    assert!(
+        e.contains("written by a newer cni-csi-lab (progress format 7; this one knows 1): upgrade"),
+        "{e}"
+    );
     // A missing file is empty progress, not an error.
     assert_eq!(
         FileStore::new(dir.join("none.json")).load(),

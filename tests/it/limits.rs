@@ -240,13 +240,20 @@ fn deeply_quoted_and_very_wide_lines_return_quickly() {
     bounded("unbalanced", || lab.execute(&unbalanced)).ok();
     let escapes = format!("echo {}", "\\".repeat(20_001));
     bounded("backslashes", || lab.execute(&escapes)).ok();
-    // A line with 10,000 words: fine for echo, refused elsewhere.
-    let words: Vec<String> = (0..10_000).map(|i| format!("w{i}")).collect();
+    // A line with 700 words (under MAX_LINE): fine for echo, refused elsewhere.
+    let words: Vec<String> = (0..700).map(|i| format!("w{i}")).collect();
     let echo = format!("echo {}", words.join(" "));
-    let out = bounded("10k echo", || lab.execute(&echo)).expect("echo takes any words");
-    assert!(out.to_text().contains("w9999"));
+    let out = bounded("700-word echo", || lab.execute(&echo)).expect("echo takes any words");
+    assert!(out.to_text().contains("w699"));
     let msg = refused(&mut lab, &format!("pod create p {}", words.join(" ")));
-    assert!(msg.len() < 10_000, "the error echoes the whole line back");
+    assert!(msg.len() < 3_000, "the error echoes the whole line back");
+    // Issue 38: a line longer than any command (MAX_LINE) is refused whole, saying so.
+    let words: Vec<String> = (0..10_000).map(|i| format!("w{i}")).collect();
+    let msg = refused(&mut lab, &format!("echo {}", words.join(" ")));
+    assert!(
+        msg.starts_with("58894 characters: longer than any command may be (at most 4096), refused"),
+        "{msg}"
+    );
     let labels: Vec<String> = (0..10_000).map(|i| format!("--label k{i}=v")).collect();
     bounded("10k labels", || {
         lab.execute(&format!(
@@ -327,7 +334,15 @@ fn tick_past_the_clock_ceiling_is_refused_and_retries_stay_ahead() {
     ] {
         lab.execute(l).unwrap();
     }
+    // Past what the clock can ever reach: refused as a DURATION, naming the clock's limit
+    // (issue 38: it named 18446744073709551 seconds, a limit the clock never reaches).
     let msg = refused(&mut lab, "tick 18446744073709551");
+    assert!(
+        msg.contains(&format!("the clock stops at t={max}s"))
+            && msg.contains(&format!("the largest tick is {max} (seconds)")),
+        "{msg}"
+    );
+    let msg = refused(&mut lab, &format!("tick {max}"));
     assert!(
         msg.contains(&format!("t={max}s")) && msg.contains("t=5s"),
         "the error names the maximum and the clock: {msg}"
@@ -368,4 +383,104 @@ fn tick_past_the_clock_ceiling_is_refused_and_retries_stay_ahead() {
     // Library callers of `Lab::tick` cannot pass the ceiling either.
     lab.tick(u64::MAX);
     assert_eq!(lab.clock(), MAX_CLOCK);
+}
+
+/// A conflist of about `size` bytes (a `pad` key), with `{{.PodCIDR}}` when `templated`.
+fn padded_conflist(size: usize, templated: bool) -> String {
+    let subnet = if templated {
+        "{{.PodCIDR}}"
+    } else {
+        "10.9.0.0/16"
+    };
+    let head = format!(
+        r#"{{"cniVersion": "1.0.0", "name": "big", "plugins": [{{"type": "bridge", "bridge": "cni0", "ipam": {{"type": "host-local", "subnet": "{subnet}"}}, "pad": ""#
+    );
+    let tail = r#""}]}"#;
+    format!("{head}{}{tail}", "x".repeat(size - head.len() - tail.len()))
+}
+
+/// Issue 38 (2): every node kept its own copy of a conflist loaded on all of them, so on
+/// dc-1000 each load of a file near the 1 MiB cap added ~1 GB. Nodes share one copy (a
+/// templated file: one template, filled in with the node's podCIDR when read), diverge only
+/// on a node-specific load, and all of net.d across the nodes stays under NET_D_CAP.
+#[test]
+fn a_conflist_loaded_on_every_node_is_held_once_and_net_d_is_capped() {
+    use lab_engine::cni::conf::NET_D_CAP;
+    let dir = std::env::temp_dir().join(format!("lab-netd-cap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("big.conflist");
+    std::fs::write(&file, padded_conflist(1_000_000, true)).unwrap();
+    let mut lab = crate::common::lab();
+    for n in 3..=6 {
+        lab.execute(&format!("node add node-{n}")).unwrap();
+    }
+    let f = file.display();
+    bounded("load on every node", || {
+        lab.execute(&format!("cni conf load {f} --as 90-big.conflist"))
+    })
+    .unwrap();
+    let copies: Vec<_> = lab
+        .nodes()
+        .values()
+        .map(|rt| rt.confdir.files["90-big.conflist"].clone())
+        .collect();
+    assert_eq!(copies.len(), 6);
+    for c in &copies {
+        assert!(
+            std::sync::Arc::ptr_eq(c.shared(), copies[0].shared()),
+            "one template for every node"
+        );
+    }
+    // Each node reads it with its own podCIDR.
+    assert!(copies[0].contains("\"subnet\": \"10.244.1.0/24\""));
+    assert!(copies[1].contains("\"subnet\": \"10.244.2.0/24\""));
+    let out = lab
+        .execute("cni conf show --node node-2")
+        .unwrap()
+        .to_text();
+    assert!(out.contains("10.244.2.0/24"), "{:.300}", out);
+    // A node-specific load gives that node a copy of its own; the others keep theirs.
+    lab.execute(&format!(
+        "cni conf load {f} --as 90-big.conflist --node node-3"
+    ))
+    .unwrap();
+    let n3 = &lab.nodes()["node-3"].confdir.files["90-big.conflist"];
+    assert!(!std::sync::Arc::ptr_eq(n3.shared(), copies[0].shared()));
+    assert!(std::sync::Arc::ptr_eq(
+        lab.nodes()["node-4"].confdir.files["90-big.conflist"].shared(),
+        copies[0].shared()
+    ));
+    // Node by node, each load is a copy: the cap stops them, saying so, and changes nothing.
+    let mut loaded = 0;
+    let msg = loop {
+        let r = lab.execute(&format!(
+            "cni conf load {f} --as 91-{loaded}.conflist --node node-{}",
+            1 + loaded % 6
+        ));
+        match r {
+            Ok(_) => loaded += 1,
+            Err(e) => break e.message,
+        }
+        assert!(loaded < 100, "never capped");
+    };
+    assert!((60..=66).contains(&loaded), "{loaded} loads before the cap");
+    assert!(
+        msg.contains(&format!(
+            "over the lab's cap of {}",
+            lab_engine::edge::human_size(NET_D_CAP)
+        )) && msg.contains("cni conf remove NAME"),
+        "{msg}"
+    );
+    assert!(
+        !lab.nodes()[&format!("node-{}", 1 + loaded % 6)]
+            .confdir
+            .files
+            .contains_key(&format!("91-{loaded}.conflist")),
+        "a refused load writes nothing"
+    );
+    // Loaded on every node at once, a file still counts once: removing one frees room.
+    lab.execute("cni conf remove 91-0.conflist").unwrap();
+    lab.execute(&format!("cni conf load {f} --as 92-all.conflist"))
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -38,6 +38,7 @@ mod netfilter_differential;
 mod networks;
 mod node_admission;
 mod oracle;
+mod paste;
 mod real_cni;
 mod resources;
 mod save_load;

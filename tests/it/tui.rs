@@ -332,14 +332,28 @@ fn typing_a_command_and_enter_runs_it() {
 fn a_long_pasted_line_runs_on_the_next_enter() {
     // A paste arrives as one event; it goes into the prompt in one edit (the usage hint is
     // worked out once, not once per character), so the Enter after it runs the whole line.
-    let long = format!("echo {}", "x".repeat(5000));
+    let long = format!("echo {}", "x".repeat(4000));
     let mut a = app(crate::common::lab(), LARGE);
     let ev = vec![ch(':'), Event::Paste(long.clone()), key(KeyCode::Enter)];
     drive(&mut a, LARGE, ev);
     assert_eq!(a.ui.prompt.text, "", "the line ran and the prompt is empty");
     assert_eq!(a.ui.history, [long.as_str()]);
-    let echoed = a.ui.output.iter().any(|l| l.text() == "x".repeat(5000));
+    let echoed = a.ui.output.iter().any(|l| l.text() == "x".repeat(4000));
     assert!(echoed, "the echo printed the pasted text");
+    // A paste that would pass MAX_LINE is refused, saying so; the prompt keeps its text.
+    let longer = format!("echo {}", "x".repeat(5000));
+    let ev = vec![ch(':'), ch('e'), Event::Paste(longer)];
+    drive(&mut a, LARGE, ev);
+    assert_eq!(a.ui.prompt.text, "e");
+    let flash =
+        a.ui.flash
+            .as_ref()
+            .map(|f| f.text.clone())
+            .unwrap_or_default();
+    assert!(
+        flash.contains("5006 characters: longer than any command"),
+        "{flash}"
+    );
 }
 
 #[test]

@@ -310,14 +310,115 @@ pub fn parse_file(file_name: &str, text: &str) -> Result<NetworkConfigList, Stri
     }
 }
 
+/// The placeholder a conflist may hold for the node's podCIDR (filled in per node).
+pub const POD_CIDR_PLACEHOLDER: &str = "{{.PodCIDR}}";
+
+/// The most bytes of conflists all the nodes' `/etc/cni/net.d` may hold together: 64 MiB.
+/// A file loaded on every node at once is held once and counts once (a templated one as
+/// its template); a file loaded node by node counts once per load. A `cni conf load` that
+/// would pass it is refused and changes nothing.
+pub const NET_D_CAP: u64 = 64 << 20;
+
+/// The text of one file in `/etc/cni/net.d`. Nodes share it: a file that is the same on
+/// every node is one shared copy, and a file with [`POD_CIDR_PLACEHOLDER`] is one shared
+/// template plus the node's podCIDR, filled in when read. Nodes diverge only when a
+/// node-specific load gives one of them a text of its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfText {
+    /// The text, or the template when `pod_cidr` is set; shared between nodes.
+    shared: Arc<str>,
+    /// The podCIDR filled in for [`POD_CIDR_PLACEHOLDER`] (`None`: the text as it is).
+    pod_cidr: Option<Arc<str>>,
+}
+
+impl ConfText {
+    /// A text the same on every node that holds it.
+    pub fn same(text: impl Into<Arc<str>>) -> Self {
+        ConfText {
+            shared: text.into(),
+            pod_cidr: None,
+        }
+    }
+
+    /// `template` with this node's podCIDR in place of [`POD_CIDR_PLACEHOLDER`] (the
+    /// template itself when it has none).
+    pub fn for_node(template: &Arc<str>, pod_cidr: &str) -> Self {
+        ConfText {
+            shared: Arc::clone(template),
+            pod_cidr: template
+                .contains(POD_CIDR_PLACEHOLDER)
+                .then(|| Arc::from(pod_cidr)),
+        }
+    }
+
+    /// The file's text as the node holds it.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.pod_cidr {
+            Some(cidr) => self.shared.replace(POD_CIDR_PLACEHOLDER, cidr).into(),
+            None => std::borrow::Cow::Borrowed(&self.shared),
+        }
+    }
+
+    /// Whether the text holds `pattern`.
+    pub fn contains(&self, pattern: &str) -> bool {
+        self.text().contains(pattern)
+    }
+
+    /// The shared copy (the text or the template): who else holds the same one, and its
+    /// size, for [`ConfDir::held_bytes`].
+    pub fn shared(&self) -> &Arc<str> {
+        &self.shared
+    }
+}
+
+impl From<String> for ConfText {
+    fn from(text: String) -> Self {
+        ConfText::same(text)
+    }
+}
+
+impl From<&str> for ConfText {
+    fn from(text: &str) -> Self {
+        ConfText::same(text)
+    }
+}
+
+impl From<Arc<str>> for ConfText {
+    fn from(text: Arc<str>) -> Self {
+        ConfText::same(text)
+    }
+}
+
 /// `/etc/cni/net.d` on one node: file name → contents.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ConfDir {
     /// Files by name; iteration is lexical order, the order runtimes read them.
-    pub files: BTreeMap<String, Arc<str>>,
+    pub files: BTreeMap<String, ConfText>,
 }
 
 impl ConfDir {
+    /// The bytes the conf directories of `dirs` hold together, each shared copy counted
+    /// once (what [`NET_D_CAP`] bounds). `skip` leaves out files about to be replaced.
+    pub fn held_bytes<'a>(
+        dirs: impl IntoIterator<Item = (&'a str, &'a ConfDir)>,
+        skip: impl Fn(&str, &str) -> bool,
+    ) -> u64 {
+        let mut seen = std::collections::HashSet::new();
+        let mut total = 0u64;
+        for (node, dir) in dirs {
+            for (name, text) in &dir.files {
+                if skip(node, name) {
+                    continue;
+                }
+                let copy = text.shared();
+                if seen.insert(Arc::as_ptr(copy) as *const u8 as usize) {
+                    total += copy.len() as u64;
+                }
+            }
+        }
+        total
+    }
+
     /// The directory's path.
     pub const PATH: &'static str = "/etc/cni/net.d";
 
@@ -326,7 +427,7 @@ impl ConfDir {
     pub fn active(&self) -> Result<(String, NetworkConfigList), String> {
         let mut first_err = None;
         for (name, text) in &self.files {
-            match parse_file(name, text) {
+            match parse_file(name, &text.text()) {
                 Ok(list) if !list.plugins.is_empty() => return Ok((name.clone(), list)),
                 Ok(_) => {}
                 Err(e) => {
@@ -415,11 +516,11 @@ mod tests {
         let mut d = ConfDir::default();
         d.files.insert(
             "20-b.conflist".into(),
-            Arc::from(r#"{"name":"b","cniVersion":"1.0.0","plugins":[{"type":"bridge"}]}"#),
+            ConfText::from(r#"{"name":"b","cniVersion":"1.0.0","plugins":[{"type":"bridge"}]}"#),
         );
         d.files.insert(
             "10-a.conflist".into(),
-            Arc::from(r#"{"name":"a","cniVersion":"1.0.0","plugins":[{"type":"ptp"}]}"#),
+            ConfText::from(r#"{"name":"a","cniVersion":"1.0.0","plugins":[{"type":"ptp"}]}"#),
         );
         assert_eq!(d.active().unwrap().1.name, "a");
     }

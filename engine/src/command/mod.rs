@@ -2,7 +2,7 @@
 //! parsing, help and suggestions for every front end.
 
 pub mod heredoc;
-pub use heredoc::{heredoc_marker, split_heredoc};
+pub use heredoc::{Heredoc, heredoc_marker, heredoc_start, split_heredoc};
 pub mod complete;
 pub mod explain;
 pub mod fast;
@@ -106,6 +106,69 @@ fn parse_words(words: &[String]) -> Result<CommandLine, clap::Error> {
     })
 }
 
+/// The longest command line the lab takes, in bytes: 4,096, what a terminal's own line
+/// discipline holds in a line (Linux's N_TTY reads at most 4,095 characters before the
+/// newline). No command needs more: a name is at most 253 characters, a label 317. A
+/// longer line (a runaway paste) is refused at once, whole, by every front end; a
+/// here-document's lines are not counted (the manifest has its own cap).
+pub const MAX_LINE: usize = 4096;
+
+/// Why a line of `len` bytes is refused (see [`MAX_LINE`]).
+pub fn line_too_long(len: usize) -> String {
+    format!(
+        "{len} characters: longer than any command may be (at most {MAX_LINE}), refused; nothing was run (a long manifest goes in a file: `apply -f FILE`)"
+    )
+}
+
+/// Why a line being typed is refused once it passes [`MAX_LINE`]: the front ends drop the
+/// rest of it as it comes (up to Enter), so its length is not known.
+pub fn typed_line_too_long() -> String {
+    format!(
+        "longer than any command may be (at most {MAX_LINE} characters), refused: the rest of it was dropped as it came, nothing was run (a long manifest goes in a file: `apply -f FILE`)"
+    )
+}
+
+/// Whether a command reads its standard input (a here-document): only `apply -f -` and
+/// `delete -f -` do.
+pub fn reads_stdin(cmd: &Command) -> bool {
+    match cmd {
+        Command::Apply(a) => a.file.as_deref() == Some("-"),
+        Command::Delete(d) => d.file.as_deref() == Some("-"),
+        _ => false,
+    }
+}
+
+/// The command's name as typed: the verb, and its subcommand when it has subcommands
+/// (`pod create`, `po create`, `get`, `cni conf load`), for messages about the command
+/// as a whole.
+pub fn command_name(line: &str) -> String {
+    let Ok(words) = split(line) else {
+        return line.split_whitespace().next().unwrap_or("").to_string();
+    };
+    TREE.with(|t| {
+        let tree = t.borrow();
+        let mut node: &clap::Command = &tree;
+        let mut name = Vec::new();
+        for w in &words {
+            match node.find_subcommand(w) {
+                Some(sub) => {
+                    name.push(w.as_str());
+                    node = sub;
+                }
+                None => break,
+            }
+            if !node.has_subcommands() {
+                break;
+            }
+        }
+        if name.is_empty() {
+            words.first().cloned().unwrap_or_default()
+        } else {
+            name.join(" ")
+        }
+    })
+}
+
 /// Remove a trailing `#` comment that is not inside quotes.
 pub fn strip_comment(line: &str) -> &str {
     let mut in_single = false;
@@ -159,6 +222,21 @@ mod tests {
     }
 
     #[test]
+    fn command_names_as_typed() {
+        assert_eq!(command_name("pod create web2 --node node-1"), "pod create");
+        assert_eq!(command_name("po create web2"), "po create");
+        assert_eq!(command_name("get pods -A"), "get");
+        assert_eq!(command_name("cni conf load x.conflist"), "cni conf load");
+        assert_eq!(command_name("frob x"), "frob");
+        assert!(reads_stdin(&parse("apply -f -").unwrap().unwrap()));
+        assert!(reads_stdin(&parse("delete -f -").unwrap().unwrap()));
+        assert!(!reads_stdin(&parse("apply -f x.yaml").unwrap().unwrap()));
+        assert!(!reads_stdin(
+            &parse("pod create w --node node-1").unwrap().unwrap()
+        ));
+    }
+
+    #[test]
     fn aliases_parse() {
         assert!(matches!(
             parse("po create web --node node-1").unwrap(),
@@ -209,7 +287,7 @@ mod tests {
             ),
             (
                 "tick 18446744073709551616",
-                "too large; the largest is 18446744073709551 seconds",
+                "too large; the clock stops at t=315360000s (10 years of logical seconds), so the largest tick is 315360000 (seconds)",
             ),
         ] {
             let m = invalid(line);

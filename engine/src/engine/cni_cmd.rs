@@ -3,7 +3,7 @@
 //! CHECK, or the CNI error JSON); libcni's error text goes to stderr.
 
 use super::{Lab, LabError};
-use crate::cni::conf::{ConfDir, parse_file};
+use crate::cni::conf::{ConfDir, ConfText, NET_D_CAP, parse_file};
 use crate::cni::host::Netns;
 use crate::cni::plugin::{Attachment, CniCommand};
 use crate::cni::registry::Registry;
@@ -504,7 +504,7 @@ impl Lab {
                 out.plain("");
                 out.line(Line::styled(format!("{}/{f}:", ConfDir::PATH), Role::Dim));
                 if let Some(text) = rt.confdir.files.get(f) {
-                    out.block(text.trim_end(), Role::Json);
+                    out.block(text.text().trim_end(), Role::Json);
                 }
             }
             (_, Err(e)) => out.line(Line::styled(e.clone(), Role::Bad)),
@@ -569,27 +569,37 @@ impl Lab {
             }
             None => self.nodes.keys().cloned().collect(),
         };
-        // Validate first (rendered for every target), so a bad file changes nothing. A file
-        // without the placeholder is the same on every node: parsed once, one shared copy.
-        let templated = text.contains("{{.PodCIDR}}");
+        // Validate first, so a bad file changes nothing. One copy is shared by every
+        // target: the text, or the template that each node fills in with its podCIDR
+        // when read (a CIDR is digits, dots and a slash, so every node's rendering parses
+        // as the first one does).
         let shared: Arc<str> = Arc::from(text.as_str());
-        let mut rendered: Vec<(String, Arc<str>)> = Vec::new();
+        let mut rendered: Vec<(String, ConfText)> = Vec::new();
         for n in &targets {
-            let t = if templated {
-                let cidr = self
-                    .cluster
-                    .nodes
-                    .get(&(crate::cluster::no_namespace(), n.clone()))
-                    .map(|o| o.spec.pod_cidr.clone())
-                    .unwrap_or_default();
-                Arc::from(text.replace("{{.PodCIDR}}", &cidr))
-            } else {
-                Arc::clone(&shared)
-            };
-            if templated || rendered.is_empty() {
-                parse_file(base, &t).map_err(|e| LabError::msg(format!("{file}: {e}")))?;
+            let cidr = self
+                .cluster
+                .nodes
+                .get(&(crate::cluster::no_namespace(), n.clone()))
+                .map(|o| o.spec.pod_cidr.clone())
+                .unwrap_or_default();
+            let t = ConfText::for_node(&shared, &cidr);
+            if rendered.is_empty() {
+                parse_file(base, &t.text()).map_err(|e| LabError::msg(format!("{file}: {e}")))?;
             }
             rendered.push((n.clone(), t));
+        }
+        // All of net.d across the nodes stays under NET_D_CAP (a shared copy counts once).
+        let replaced: std::collections::HashSet<&str> =
+            targets.iter().map(String::as_str).collect();
+        let held = ConfDir::held_bytes(
+            self.nodes.iter().map(|(n, rt)| (n.as_str(), &rt.confdir)),
+            |n, f| f == base && replaced.contains(n),
+        ) + shared.len() as u64;
+        if held > NET_D_CAP {
+            return Err(LabError::msg(format!(
+                "cannot load {file}: /etc/cni/net.d on the nodes would hold {held} bytes of conflists together, over the lab's cap of {} (a file loaded on every node at once counts once; one loaded node by node, once per load); remove some first (`cni conf remove NAME`)",
+                crate::edge::human_size(NET_D_CAP)
+            )));
         }
         let mut out = Outcome::empty();
         for (n, t) in rendered {

@@ -180,7 +180,7 @@ pub const WIRE_LOG_SIZE: usize = 2000;
 /// `u64::MAX` that a retry time (clock plus a backoff) is always a real time ahead of the
 /// clock: at a saturated clock every retry was due at once and each command re-ran every
 /// failing call. `tick` refuses to go past it.
-pub const MAX_CLOCK: Millis = Millis::secs(315_360_000);
+pub const MAX_CLOCK: Millis = crate::util::time::MAX_CLOCK;
 /// The most control-loop passes one reconcile runs (a guard against a loop that never
 /// settles; real work settles in a handful).
 pub const MAX_PASSES: usize = 64;
@@ -347,11 +347,30 @@ impl Lab {
         &mut self,
         line: &'l str,
     ) -> Result<(&'l str, Result<Option<Command>, ParseError>), LabError> {
+        let first = line.split('\n').next().unwrap_or("").trim_end_matches('\r');
+        if first.len() > command::MAX_LINE {
+            self.journal.stdin = None;
+            return Err(LabError::msg(command::line_too_long(first.len())).because(Reason::Usage));
+        }
         let (line, stdin) =
             command::split_heredoc(line).map_err(|e| LabError::msg(e).because(Reason::Usage))?;
-        self.journal.stdin = stdin;
         let text = command::strip_comment(line);
-        Ok((text, command::parse(text)))
+        let parsed = command::parse(text);
+        if stdin.is_some()
+            && let Ok(Some(cmd)) = &parsed
+            && !command::reads_stdin(cmd)
+        {
+            // A shell would hand the document to a command that ignores it; the lab says
+            // so instead of dropping the lines silently.
+            self.journal.stdin = None;
+            return Err(LabError::msg(format!(
+                "`{}` reads no standard input, so the here-document after it would be ignored: only `apply -f -` and `delete -f -` read one; nothing was run",
+                command::command_name(text)
+            ))
+            .because(Reason::Usage));
+        }
+        self.journal.stdin = stdin;
+        Ok((text, parsed))
     }
 
     /// Run a line [`Lab::read_line`] read.

@@ -79,7 +79,17 @@ mod tests {
     #[test]
     fn a_huge_bad_word_is_cut_in_every_error() {
         let mut lab = Lab::new();
-        let word = "z".repeat(10 << 20);
+        // A line past MAX_LINE is refused whole, saying how long it is.
+        let e = lab.execute(&"z".repeat(10 << 20)).unwrap_err();
+        assert!(e.message.len() < 600, "{}", &e.message[..600]);
+        assert!(
+            e.message
+                .contains("10485760 characters: longer than any command"),
+            "{}",
+            e.message
+        );
+        // A long word in a line the lab reads is cut in every error.
+        let word = "z".repeat(4000);
         for line in [
             word.clone(),
             format!("pod create {word} --node node-1"),

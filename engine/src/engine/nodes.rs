@@ -8,7 +8,6 @@ use crate::cni::host::Host;
 use crate::node::NodeRuntime;
 use crate::render::{Outcome, Role, Table};
 use ipnet::IpNet;
-use std::sync::Arc;
 
 impl Lab {
     /// Register a node: the Node object (podCIDR, InternalIP, zone label), its host, and
@@ -124,10 +123,11 @@ impl Lab {
             .insert_parts(name, &cidr_text, Some(&ip_text));
 
         let mut confdir = ConfDir::default();
-        let rendered = self.conf_template.replace("{{.PodCIDR}}", &cidr_text);
-        confdir
-            .files
-            .insert(super::DEFAULT_CONF_NAME.to_string(), Arc::from(rendered));
+        // The template is shared by every node; each holds only its podCIDR.
+        confdir.files.insert(
+            super::DEFAULT_CONF_NAME.to_string(),
+            crate::cni::conf::ConfText::for_node(&self.conf_template, &cidr_text),
+        );
         self.nodes
             .insert(name.to_string(), NodeRuntime::new(host, confdir));
         let mut kubelet = crate::kubelet::Kubelet::new(name);

@@ -453,6 +453,9 @@ impl Desk {
             ),
             Role::Header,
         ));
+        if let Some(notice) = self.lessons.store_notice() {
+            out.line(Line::styled(notice, Role::Warn));
+        }
         if matches!(s.current(), Item::Finished) {
             s.move_to(0);
             out.plain("You finished this lesson before; here it is again from step 1 (your progress stays).");

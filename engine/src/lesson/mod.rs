@@ -99,6 +99,11 @@ impl Lessons {
         self.store.location()
     }
 
+    /// What the store says when a lesson starts (see [`ProgressStore::notice`]).
+    pub fn store_notice(&self) -> Option<String> {
+        self.store.notice()
+    }
+
     /// Read lessons from a directory instead of the embedded ones (`--lessons DIR`, for
     /// authors). Files are re-read by every `lesson list|start|play|verify|lint`. Returns
     /// how many lessons parsed; an unreadable directory is an error and changes nothing.

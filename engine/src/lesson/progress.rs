@@ -228,6 +228,13 @@ pub trait ProgressStore: Send {
     /// Where it is kept, for messages.
     fn location(&self) -> String;
 
+    /// What a learner should know when a lesson starts, if anything: a store that keeps
+    /// nothing past the session says so (a pipe-fed REPL showed `steps 1/20` and wrote
+    /// nothing).
+    fn notice(&self) -> Option<String> {
+        None
+    }
+
     /// Record that lesson `id`'s progress went from `before` to `after` and save, merged
     /// with whatever else the store holds now (see [`Progress::apply_change`]); returns the
     /// progress saved. A store another session may write too ([`FileStore`]) re-reads and
@@ -250,6 +257,19 @@ pub trait ProgressStore: Send {
 pub struct MemoryStore {
     /// What was saved last.
     pub saved: Option<Progress>,
+    /// Why a front end that usually keeps progress on disk keeps it in memory this time,
+    /// said when a lesson starts (`None`: nothing to say, as in tests).
+    pub why: Option<String>,
+}
+
+impl MemoryStore {
+    /// An empty store whose sessions are told why their progress is not kept.
+    pub fn because(why: impl Into<String>) -> Self {
+        MemoryStore {
+            saved: None,
+            why: Some(why.into()),
+        }
+    }
 }
 
 impl ProgressStore for MemoryStore {
@@ -264,6 +284,12 @@ impl ProgressStore for MemoryStore {
 
     fn location(&self) -> String {
         "memory (not saved to disk)".to_string()
+    }
+
+    fn notice(&self) -> Option<String> {
+        self.why.as_ref().map(|why| {
+            format!("Progress is kept in memory only and goes when this session ends: {why}.")
+        })
     }
 }
 

@@ -26,6 +26,23 @@ pub const MANIFEST_CAP: u64 = 1 << 20;
 /// The most objects one apply handles.
 pub const MAX_OBJECTS: usize = 500;
 
+/// The most YAML nodes (mappings, lists and scalars) one document may hold: 250,000, the
+/// YAML reader's own default, hundreds of times a real manifest's.
+pub const MAX_YAML_NODES: usize = 250_000;
+
+/// The deepest a document's mappings and lists may nest: 64 levels (a Pod nests about 8).
+pub const MAX_YAML_DEPTH: usize = 64;
+
+/// The YAML reader's options: its default budget with the lab's two caps stated.
+fn yaml_options() -> serde_saphyr::Options {
+    let mut budget = serde_saphyr::Budget::default();
+    budget.max_nodes = MAX_YAML_NODES;
+    budget.max_depth = MAX_YAML_DEPTH;
+    let mut options = serde_saphyr::Options::default();
+    options.budget = Some(budget);
+    options
+}
+
 /// One object of a manifest, typed by its kind.
 #[derive(Debug)]
 pub enum Manifest {
@@ -112,13 +129,14 @@ pub fn parse(source: &str, text: &str) -> Result<Vec<Document>, String> {
         }) {
             continue; // kubectl skips empty documents
         }
-        let value: Value = serde_saphyr::from_str(body).map_err(|e| {
-            let (line, msg) = saphyr_message(&e);
-            format!(
-                "error parsing {source}: error converting YAML to JSON: yaml: line {}: {msg}",
-                start + line.max(1) - 1
-            )
-        })?;
+        let value: Value =
+            serde_saphyr::from_str_with_options(body, yaml_options()).map_err(|e| {
+                let (line, msg) = saphyr_message(&e, body);
+                format!(
+                    "error parsing {source}: error converting YAML to JSON: yaml: line {}: {msg}",
+                    start + line.max(1) - 1
+                )
+            })?;
         read_value(source, body, start, &value, &mut docs, None)?;
         if docs.len() > MAX_OBJECTS {
             return Err(format!(
@@ -132,15 +150,134 @@ pub fn parse(source: &str, text: &str) -> Result<Vec<Document>, String> {
     Ok(docs)
 }
 
-/// A saphyr error as (line, message without its own "at line …" suffix).
-fn saphyr_message(e: &serde_saphyr::Error) -> (usize, String) {
+/// A saphyr error as (line in `body`, message without its own "at line …" suffix). The
+/// errors whose library wording would puzzle a learner (budgets, duplicate keys, numbers
+/// JSON cannot hold) are said in the lab's words: what was found, and what is accepted.
+fn saphyr_message(e: &serde_saphyr::Error, body: &str) -> (usize, String) {
+    use serde_saphyr::Error as E;
     let line = e.location().map(|l| l.line() as usize).unwrap_or(1);
-    let text = e.without_snippet().to_string();
-    let msg = match text.rfind(" at line ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
+    let msg = match e.without_snippet() {
+        E::Budget { breach, .. } => budget_message(breach),
+        E::DuplicateMappingKey { key: Some(k), .. } => {
+            let first = first_definition(body, line, k)
+                .map(|l| format!(" at line {l}"))
+                .unwrap_or_default();
+            format!(
+                "mapping key {k:?} already defined{first} (a key appears once in a mapping: keep one of them)"
+            )
+        }
+        E::DuplicateMappingKey { key: None, .. } => {
+            "a mapping key is defined twice (a key appears once in a mapping: keep one of them)"
+                .to_string()
+        }
+        E::NonFiniteFloat { value, .. } => number_message(value),
+        other => {
+            let text = other.to_string();
+            match text.rfind(" at line ") {
+                Some(i) => text[..i].to_string(),
+                None => text,
+            }
+        }
     };
     (line, msg)
+}
+
+/// A breach of the YAML reader's budget, with the cap it passed.
+fn budget_message(breach: &serde_saphyr::budget::BudgetBreach) -> String {
+    use serde_saphyr::budget::BudgetBreach as B;
+    let defaults = serde_saphyr::Budget::default();
+    match breach {
+        B::Nodes { nodes } => format!(
+            "too many YAML nodes ({nodes}, at most {MAX_YAML_NODES}: mappings, lists and values together); split the manifest into several files"
+        ),
+        B::Depth { depth } => format!(
+            "nesting deeper than {MAX_YAML_DEPTH} levels (mappings and lists nest {depth} deep here, at most {MAX_YAML_DEPTH})"
+        ),
+        B::Documents { documents } => format!(
+            "too many YAML documents ({documents}, at most {})",
+            defaults.max_documents
+        ),
+        B::Aliases { aliases } => format!(
+            "too many aliases (*name: {aliases}, at most {})",
+            defaults.max_aliases
+        ),
+        B::Anchors { anchors } => format!(
+            "too many anchors (&name: {anchors}, at most {})",
+            defaults.max_anchors
+        ),
+        B::Events { events } => format!(
+            "the document is too large for the YAML reader ({events} parser events, at most {})",
+            defaults.max_events
+        ),
+        B::ScalarBytes { total_scalar_bytes } => format!(
+            "the document's values are too large ({total_scalar_bytes} bytes, at most {})",
+            defaults.max_total_scalar_bytes
+        ),
+        _ => "the document is too large or too repetitive for the YAML reader (aliases expanding into too many values?)".to_string(),
+    }
+}
+
+/// A number the YAML reader refused because JSON cannot hold it: `.nan` and `.inf`, or a
+/// literal too large for a 64-bit float (a 100,000-digit integer, `1e999`).
+fn number_message(value: &str) -> String {
+    let shown = crate::util::clip::long_words(value);
+    let digits = value.trim_start_matches(['-', '+']);
+    let lower = value.to_ascii_lowercase();
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        format!(
+            "the integer {shown} ({} digits) is too large: a number in a manifest must fit in 64 bits (at most {}); a value that only looks like a number goes in quotes",
+            digits.len(),
+            i64::MAX
+        )
+    } else if lower.contains("nan") {
+        format!(
+            "{shown} (not a number) is refused: JSON numbers are finite, and Kubernetes objects hold no NaN; write the value you mean, or quote it (\"{value}\") if it is a string"
+        )
+    } else if lower.contains("inf") {
+        format!(
+            "{shown} (infinity) is refused: JSON numbers are finite, and Kubernetes objects hold no infinity; write the value you mean, or quote it if it is a string"
+        )
+    } else {
+        format!(
+            "the number {shown} is too large for a 64-bit float (it would be infinite); write a smaller one, or quote it if it is a string"
+        )
+    }
+}
+
+/// The line (in `body`, 1-based) where key `key` was first defined in the mapping whose
+/// duplicate is on line `dup`: the nearest line above at the same indentation that
+/// defines the key, before the mapping ends (a line indented less).
+fn first_definition(body: &str, dup: usize, key: &str) -> Option<usize> {
+    let lines: Vec<&str> = body.lines().collect();
+    let dup_line = lines.get(dup.checked_sub(1)?)?;
+    let indent = |l: &str| l.len() - l.trim_start_matches([' ', '-']).len();
+    let level = indent(dup_line);
+    let defines = |l: &str| {
+        let t = l.trim_start_matches([' ', '-']);
+        t.strip_prefix(key)
+            .or_else(|| t.strip_prefix(&format!("{key:?}")))
+            .or_else(|| t.strip_prefix(&format!("'{key}'")))
+            .is_some_and(|rest| rest.trim_start().starts_with(':'))
+    };
+    for i in (0..dup - 1).rev() {
+        let l = lines[i];
+        let t = l.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let at = indent(l);
+        if at < level {
+            return None;
+        }
+        if at == level && defines(l) {
+            return Some(i + 1);
+        }
+        if at == level && t.starts_with('-') {
+            // The list item (the mapping) starts here.
+            return None;
+        }
+    }
+    None
 }
 
 /// The documents of a YAML stream: (first line, text), split at `---` lines. A `---` at
@@ -361,6 +498,55 @@ fn json_type(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 38: the YAML reader's own wording ("budget breached: Nodes { nodes: 250001 }",
+    /// "duplicate mapping key: name, set DuplicateKeyPolicy in Options if acceptable",
+    /// "non-finite float … rejected by the configured policy", "did not match any variant
+    /// of untagged enum Quantity") reached the learner. Each says what was found and what
+    /// is accepted, with the line.
+    #[test]
+    fn reader_errors_are_said_in_the_labs_words() {
+        let head = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n";
+        let many = format!("{head}x: [{}]\n", vec!["1"; MAX_YAML_NODES + 1].join(","));
+        let e = parse("m.yaml", &many).unwrap_err();
+        assert!(
+            e.contains("line 5: too many YAML nodes (250001, at most 250000"),
+            "{e}"
+        );
+        let deep = format!("{head}x: {}{}\n", "[".repeat(70), "]".repeat(70));
+        let e = parse("m.yaml", &deep).unwrap_err();
+        assert!(e.contains("line 5: nesting deeper than 64 levels"), "{e}");
+        let dup = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  labels: {}\n  name: b\n";
+        let e = parse("m.yaml", dup).unwrap_err();
+        assert!(
+            e.contains("yaml: line 6: mapping key \"name\" already defined at line 4 (a key appears once in a mapping"),
+            "{e}"
+        );
+        let nan = format!("{head}spec:\n  x: .nan\n");
+        let e = parse("m.yaml", &nan).unwrap_err();
+        assert!(e.contains("line 6: .nan (not a number) is refused"), "{e}");
+        let big = format!("{head}spec:\n  x: {}\n", "9".repeat(100_000));
+        let e = parse("m.yaml", &big).unwrap_err();
+        assert!(
+            e.contains("line 6: the integer 9")
+                && e.contains(
+                    "(100000 digits) is too large: a number in a manifest must fit in 64 bits"
+                ),
+            "{}",
+            &e[..e.len().min(400)]
+        );
+        assert!(e.len() < 1000, "the 100,000 digits are not echoed");
+        let pvc = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: d\nspec:\n  resources:\n    requests:\n      storage: {a: 1}\n";
+        let e = parse("m.yaml", pvc).unwrap_err();
+        assert!(
+            e.contains("expected a quantity: a number, or a number with a suffix such as 10Gi, 500Mi, 1.5G or 100m (line 8)"),
+            "{e}"
+        );
+        assert!(
+            !e.contains("untagged") && !e.contains("Options") && !e.contains("{ "),
+            "{e}"
+        );
+    }
 
     #[test]
     fn splits_documents_and_keeps_lines() {

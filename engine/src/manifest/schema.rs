@@ -120,9 +120,9 @@ pub struct ResourcesM {
     pub requests: BTreeMap<String, Quantity>,
 }
 
-/// A quantity as YAML writes it: `100Gi`, `"2"` or a bare number.
-#[derive(Debug, Deserialize, Clone, PartialEq)]
-#[serde(untagged)]
+/// A quantity as YAML writes it: `100Gi`, `"2"` or a bare number. Anything else (a
+/// mapping, a list, `true`, `null`) is refused saying what a quantity looks like.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Quantity {
     /// `100Gi`, `"1"`.
     Text(String),
@@ -130,6 +130,41 @@ pub enum Quantity {
     Int(i64),
     /// `0.5`.
     Float(f64),
+}
+
+impl<'de> Deserialize<'de> for Quantity {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(QuantityVisitor)
+    }
+}
+
+/// Reads a [`Quantity`] from a string or a number.
+struct QuantityVisitor;
+
+impl serde::de::Visitor<'_> for QuantityVisitor {
+    type Value = Quantity;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "a quantity: a number, or a number with a suffix such as 10Gi, 500Mi, 1.5G or 100m",
+        )
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Quantity, E> {
+        Ok(Quantity::Text(v.to_string()))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Quantity, E> {
+        Ok(Quantity::Int(v))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Quantity, E> {
+        Ok(i64::try_from(v).map_or_else(|_| Quantity::Text(v.to_string()), Quantity::Int))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Quantity, E> {
+        Ok(Quantity::Float(v))
+    }
 }
 
 impl Quantity {

@@ -49,7 +49,7 @@ current-context: multus-context
 }
 
 /// `getMasterConfigPath`: the first `.conf`/`.conflist` not named `00-multus.conf*`.
-pub fn master_file(rt: &NodeRuntime) -> Option<(&String, &std::sync::Arc<str>)> {
+pub fn master_file(rt: &NodeRuntime) -> Option<(&String, &crate::cni::conf::ConfText)> {
     rt.confdir.files.iter().find(|(name, _)| {
         (name.ends_with(".conf") || name.ends_with(".conflist"))
             && !name.starts_with("00-multus.conf")
@@ -109,7 +109,7 @@ pub fn render(master_name: &str, master_text: &str) -> Result<(String, String), 
 /// entrypoint logs (then nothing is written and the runtime keeps the network it had).
 pub fn install_on(rt: &mut NodeRuntime) -> Result<(String, String), String> {
     let (master_name, master_text) = match master_file(rt) {
-        Some((n, t)) => (n.clone(), t.to_string()),
+        Some((n, t)) => (n.clone(), t.text().into_owned()),
         None => {
             return Err("cannot find valid master CNI config in \"/host/etc/cni/net.d\"".into());
         }

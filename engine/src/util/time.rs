@@ -123,6 +123,12 @@ impl serde::Serialize for Millis {
     }
 }
 
+/// The latest the logical clock may read: 10 years of logical seconds (315,360,000; the
+/// engine's `MAX_CLOCK`, see there why). No `tick` can be longer, so [`parse_tick`]
+/// refuses a longer DURATION with this limit, and the engine's clock check names the
+/// largest tick left from the current time.
+pub const MAX_CLOCK: Millis = Millis::secs(315_360_000);
+
 /// Why a `tick` argument was refused.
 pub const TICK_FORMS: &str =
     "a whole number of seconds (10), or a duration with a unit: 500ms, 2s, 1.5s, 1m, 1m30s, 1h";
@@ -130,9 +136,27 @@ pub const TICK_FORMS: &str =
 /// Parses a `tick` argument: a bare whole number is seconds (`tick 10`, as always); a
 /// duration is one or more `NUMBER UNIT` parts (`ms`, `s`, `m`, `h`, Go's
 /// `time.ParseDuration` units the lab can step), each NUMBER possibly with a fraction,
-/// summed to a whole number of milliseconds. Negative, finer than a millisecond, or too large
-/// (past `u64::MAX` ms) is refused with what is accepted.
+/// summed to a whole number of milliseconds. Negative, finer than a millisecond, or longer
+/// than the clock can ever go ([`MAX_CLOCK`]) is refused with what is accepted.
 pub fn parse_tick(text: &str) -> Result<Millis, String> {
+    let t = parse_span(text)?;
+    if t > MAX_CLOCK {
+        return Err(too_large());
+    }
+    Ok(t)
+}
+
+/// The refusal of a DURATION past [`MAX_CLOCK`].
+fn too_large() -> String {
+    format!(
+        "too large; the clock stops at t={} (10 years of logical seconds), so the largest tick is {} (seconds)",
+        MAX_CLOCK.secs_text(),
+        MAX_CLOCK.whole_secs()
+    )
+}
+
+/// [`parse_tick`] without the clock's limit (past `u64::MAX` ms is refused).
+fn parse_span(text: &str) -> Result<Millis, String> {
     let t = text.trim();
     if t.is_empty() {
         return Err(format!("empty; expected {TICK_FORMS}"));
@@ -146,7 +170,7 @@ pub fn parse_tick(text: &str) -> Result<Millis, String> {
             .ok()
             .and_then(|s| s.checked_mul(1000))
             .map(Millis)
-            .ok_or_else(|| format!("too large; the largest is {} seconds", u64::MAX / 1000));
+            .ok_or_else(too_large);
     }
     let bad = || format!("not a duration; expected {TICK_FORMS}");
     let mut rest = t;
@@ -184,13 +208,12 @@ pub fn parse_tick(text: &str) -> Result<Millis, String> {
                 bad()
             } else {
                 format!(
-                    "{number}{unit} is not a whole number of milliseconds, or too large; expected {TICK_FORMS}"
+                    "{number}{unit} is not a whole number of milliseconds, or too large (the largest tick is {} seconds); expected {TICK_FORMS}",
+                    MAX_CLOCK.whole_secs()
                 )
             }
         })?;
-        total = total
-            .checked_add(part)
-            .ok_or_else(|| format!("too large; the largest is {}ms", u64::MAX))?;
+        total = total.checked_add(part).ok_or_else(too_large)?;
     }
     Ok(Millis(total))
 }
@@ -313,6 +336,35 @@ mod tests {
                 .starts_with("too large")
         );
         assert!(parse_tick("999999999999999999h").is_err());
+    }
+
+    /// Issue 38: "too large; the largest is 18446744073709551 seconds" while the clock
+    /// stops at 315,360,000 s. The largest DURATION is the clock's limit, in every form.
+    #[test]
+    fn the_largest_duration_is_the_clocks_limit() {
+        let max = MAX_CLOCK.whole_secs();
+        assert_eq!(max, 315_360_000);
+        assert_eq!(parse_tick(&max.to_string()), Ok(MAX_CLOCK));
+        assert_eq!(parse_tick("87600h"), Ok(MAX_CLOCK));
+        for text in [
+            (max + 1).to_string(),
+            "18446744073709551".to_string(),
+            "18446744073709551616".to_string(),
+            "87600h1ms".to_string(),
+            format!("{}ms", u64::MAX),
+        ] {
+            let e = parse_tick(&text).unwrap_err();
+            assert_eq!(
+                e,
+                "too large; the clock stops at t=315360000s (10 years of logical seconds), so the largest tick is 315360000 (seconds)",
+                "{text}"
+            );
+        }
+        assert!(
+            parse_tick("99999999999999999999s")
+                .unwrap_err()
+                .contains("the largest tick is 315360000 seconds")
+        );
     }
 
     #[test]
