@@ -206,3 +206,25 @@ fn without_subnet_env_the_flannel_plugin_says_to_check_flanneld() {
         "{events}"
     );
 }
+
+/// In a pod, `lo` is ifindex 1 and UP (the runtime brings it up before the pod's network),
+/// so the pod's eth0 is 2 and the host's veth names that index (issue 35: `lo` was listed
+/// second and DOWN).
+#[test]
+fn a_pod_s_lo_is_ifindex_1_and_up() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pod create web --node node-1");
+    let pod = run(&mut lab, "show links node-1 --pod web");
+    assert!(
+        pod.contains("1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 state UNKNOWN"),
+        "{pod}"
+    );
+    assert!(pod.contains("2: eth0@if"), "{pod}");
+    let host = run(&mut lab, "show links node-1");
+    assert!(host.contains("1: lo: "), "{host}");
+    assert!(
+        host.lines()
+            .any(|l| l.contains(": veth") && l.contains("@if2:")),
+        "{host}"
+    );
+}

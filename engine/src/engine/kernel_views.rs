@@ -383,10 +383,18 @@ impl Lab {
     }
 }
 
+/// A namespace's links in ifindex order: `lo` is 1 in every namespace (the kernel makes it
+/// first), then the others by name.
+fn by_index(ns: &Netns) -> Vec<&Link> {
+    let mut links: Vec<&Link> = ns.links.values().collect();
+    links.sort_by_key(|l| l.kind != LinkKind::Loopback);
+    links
+}
+
 /// `ip -d addr` for a namespace: index, name (`@peer` for a veth), flags, MTU, master,
 /// state, the link line, the kind's details, and the addresses.
 fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::LinkFact> {
-    let links: Vec<&Link> = ns.links.values().collect();
+    let links = by_index(ns);
     let mut facts = Vec::new();
     for (i, l) in links.iter().enumerate() {
         let mut out = Vec::new();
@@ -400,7 +408,7 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             LinkKind::Veth { peer, peer_netns } => {
                 let idx = host
                     .ns(peer_netns)
-                    .and_then(|o| o.links.values().position(|x| &x.name == peer))
+                    .and_then(|o| by_index(o).iter().position(|x| &x.name == peer))
                     .map(|p| p + 1)
                     .unwrap_or(0);
                 format!("{}@if{idx}", l.name)
@@ -410,10 +418,8 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             LinkKind::Macvlan { master, .. } | LinkKind::Ipvlan { master, .. }
                 if !std::ptr::eq(ns, &host.root) =>
             {
-                let idx = host
-                    .root
-                    .links
-                    .values()
+                let idx = by_index(&host.root)
+                    .iter()
                     .position(|x| &x.name == master)
                     .map(|p| p + 1)
                     .unwrap_or(0);

@@ -56,9 +56,14 @@ impl Kubelet {
                 ));
             }
         };
-        node.host
-            .netns
-            .insert(netns.clone(), Netns::with_loopback());
+        // containerd brings the sandbox's `lo` up before the pod's network (its loopback
+        // network, `cni.WithLoNetwork`; CRI-O does the same): `lo` is ifindex 1 and UP in
+        // every pod.
+        let mut sandbox_ns = Netns::with_loopback();
+        if let Some(lo) = sandbox_ns.links.get_mut("lo") {
+            lo.up = true;
+        }
+        node.host.netns.insert(netns.clone(), sandbox_ns);
         let first_wire = ctx.wire.next_seq();
         let registry = cri.registry;
         let wire = &mut ctx.wire;
