@@ -64,7 +64,7 @@ pub fn write_named(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
                 return Err(Error::new(
                     ErrorKind::NotFound,
                     format!(
-                        "the directory {} does not exist (save creates no directories: make it first)",
+                        "the directory {} does not exist (the lab creates no directories: make it first)",
                         walked.display()
                     ),
                 ));

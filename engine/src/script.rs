@@ -253,6 +253,7 @@ mod tests {
                 ),
                 PlayEvent::Pause { millis } => format!("pause {millis}"),
                 PlayEvent::WaitForKey => "wait".into(),
+                PlayEvent::Title(h) => format!("title {h}"),
                 PlayEvent::Heading(h) => format!("heading {h}"),
             })
             .collect()

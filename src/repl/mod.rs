@@ -258,23 +258,10 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                         lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
                     ))) => {
                         // Live playback: typed visibly and paced, not printed all at once.
-                        let mut term = playback::TerminalSink {
-                            color: opts.color_out,
-                        };
-                        let mut recorded;
-                        let sink: &mut dyn lab_engine::lesson::play::PlaySink = match &cast {
-                            Some(c) => {
-                                recorded = crate::cast::RecordedSink {
-                                    inner: &mut term,
-                                    cast: c.clone(),
-                                    color: opts.color_out,
-                                };
-                                &mut recorded
-                            }
-                            None => &mut term,
-                        };
                         let opts_play = lab_engine::lesson::play::PlayOptions { speed, step };
-                        let r = lock(&desk).lesson_play_live(&id, opts_play, sink);
+                        let r = with_play_sink(opts.color_out, &cast, |sink| {
+                            lock(&desk).lesson_play_live(&id, opts_play, sink)
+                        });
                         if let Err(e) = r {
                             print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
                         }
@@ -282,28 +269,14 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     }
                     Ok(Some(lab_engine::command::Command::Play(a))) => {
                         // `play FILE`: the script typed out live, with its captions.
-                        let mut term = playback::TerminalSink {
-                            color: opts.color_out,
-                        };
-                        let mut recorded;
-                        let sink: &mut dyn lab_engine::lesson::play::PlaySink = match &cast {
-                            Some(c) => {
-                                recorded = crate::cast::RecordedSink {
-                                    inner: &mut term,
-                                    cast: c.clone(),
-                                    color: opts.color_out,
-                                };
-                                &mut recorded
-                            }
-                            None => &mut term,
-                        };
-                        let mut d = lock(&desk);
-                        match d.script_plan(&a) {
+                        let planned = lock(&desk).script_plan(&a);
+                        match planned {
                             Ok(events) => {
-                                d.play_events(events, sink, false);
+                                with_play_sink(opts.color_out, &cast, |sink| {
+                                    lock(&desk).play_events(events, sink, false)
+                                });
                             }
                             Err(e) => {
-                                drop(d);
                                 print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
                             }
                         }
@@ -382,6 +355,24 @@ fn mark_step(
 }
 
 /// The recording, locked (a panic on another thread does not stop the recording).
+/// Run `f` with the terminal's playback sink, recorded into the session's cast too when
+/// there is one (`--record`).
+fn with_play_sink<R>(
+    color: bool,
+    cast: &Option<SharedCast>,
+    f: impl FnOnce(&mut dyn lab_engine::lesson::play::PlaySink) -> R,
+) -> R {
+    let mut term = playback::TerminalSink { color };
+    match cast {
+        Some(c) => f(&mut crate::cast::RecordedSink {
+            inner: &mut term,
+            cast: c.clone(),
+            color,
+        }),
+        None => f(&mut term),
+    }
+}
+
 fn lock_cast(cast: &SharedCast) -> MutexGuard<'_, crate::cast::LiveCast> {
     cast.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)

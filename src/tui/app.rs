@@ -298,7 +298,7 @@ impl Playback {
         use lab_engine::lesson::play::PlayEvent;
         let total = events
             .iter()
-            .filter(|e| matches!(e, PlayEvent::Heading(h) if !h.contains("(chapter ")))
+            .filter(|e| matches!(e, PlayEvent::Heading(_)))
             .count();
         Playback {
             events: events.into(),
@@ -315,11 +315,14 @@ impl Playback {
         }
     }
 
-    /// A heading: a new step (its text follows).
+    /// An item's heading: a new step or quiz (its text follows).
     fn heading(&mut self, h: &str) {
-        if !h.contains("(chapter ") {
-            self.view.done += 1;
-        }
+        self.view.done += 1;
+        self.title(h);
+    }
+
+    /// The lesson's title, shown until the first step's heading.
+    fn title(&mut self, h: &str) {
         self.view.text = h.to_string();
     }
 
@@ -1010,6 +1013,11 @@ impl App {
                 return;
             };
             match ev {
+                PlayEvent::Title(h) => {
+                    self.push_output(Line::styled(format!("── {h}"), Role::Header));
+                    p.title(&h);
+                    p.events.pop_front();
+                }
                 PlayEvent::Heading(h) => {
                     self.push_output(Line::styled(format!("── {h}"), Role::Header));
                     p.heading(&h);

@@ -343,7 +343,7 @@ fn save_creates_no_directories_and_names_the_real_reason() {
         err.contains(&format!(
             "the directory {} does not exist",
             missing.display()
-        )) && err.contains("save creates no directories"),
+        )) && err.contains("the lab creates no directories"),
         "{err}"
     );
     assert!(!missing.exists(), "no directory was created");

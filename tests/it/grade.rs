@@ -156,6 +156,8 @@ fn a_script_is_graded_as_typed_and_its_replay_writes_no_file() {
     let o = lab(&["grade", "--lesson", LESSON, "--json", "hw.lab"], &dir);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON verdict");
     assert_eq!(v["steps_done"], 2);
+    // The `save` failed in the replay, and the verdict counts it.
+    assert!(v["lines_failed"].as_u64() >= Some(1), "{v}");
     assert!(!dir.join("written-by-the-grader.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }

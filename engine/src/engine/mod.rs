@@ -1023,6 +1023,20 @@ impl Lab {
         self.journal.swap_replay_files(Some(Default::default()))
     }
 
+    /// Where the journal stands, for [`Lab::files_read_since`].
+    pub(crate) fn journal_mark(&self) -> usize {
+        self.journal.entries.len()
+    }
+
+    /// The files the one command journaled since `mark` read (name → contents); nothing
+    /// when it read none, or when the lab was rebuilt meanwhile.
+    pub(crate) fn files_read_since(&self, mark: usize) -> BTreeMap<String, String> {
+        match self.journal.entries.get(mark..) {
+            Some([one]) => one.files.clone(),
+            _ => BTreeMap::new(),
+        }
+    }
+
     /// Undo [`Lab::read_no_files`].
     pub fn restore_files(&mut self, saved: Option<BTreeMap<String, String>>) {
         self.journal.swap_replay_files(saved);

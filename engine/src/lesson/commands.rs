@@ -733,7 +733,7 @@ impl Desk {
         let mut out = self.reset_keeping_lessons(false);
         for ev in play::plan(lesson, opts) {
             match ev {
-                PlayEvent::Heading(h) => {
+                PlayEvent::Title(h) | PlayEvent::Heading(h) => {
                     if !out.lines.is_empty() {
                         out.plain("");
                     }

@@ -70,16 +70,12 @@ impl Desk {
     /// typed while a lesson is in progress goes into its transcript (see
     /// [`super::progress::Transcript`]), with the files it read.
     pub fn run(&mut self, line: &str) -> Executed {
-        let journaled = self.lab.journal.entries.len();
+        let journaled = self.lab.journal_mark();
         let ran = self.run_line(line);
         if let Some(s) = &mut self.lessons.session {
             // A played script's lines went in one by one as they ran.
             if !matches!(ran.command, Some(Command::Play(_))) {
-                // The one journal entry this line added holds what it read.
-                let files = match self.lab.journal.entries.get(journaled..) {
-                    Some([one]) => one.files.clone(),
-                    _ => Default::default(),
-                };
+                let files = self.lab.files_read_since(journaled);
                 s.progress.transcript.push(TypedLine {
                     line: line.to_string(),
                     files,

@@ -202,6 +202,9 @@ pub struct Verdict {
     pub steps: Vec<(u32, String, StepResult)>,
     /// Each quiz's number and result.
     pub quizzes: Vec<(u32, QuizResult)>,
+    /// How many of the lines failed in the replay (a typo, a refused command, or a file
+    /// that is not a script at all).
+    pub failed_lines: usize,
     /// Items the submission claims done that the replay did not do (`step 19`, `quiz 2`).
     pub claimed_not_replayed: Vec<String>,
     /// The lab version that wrote the submission (none for a script).
@@ -291,6 +294,16 @@ impl Verdict {
                 Role::Bad
             },
         ));
+        if self.failed_lines > 0 {
+            out.line(Line::styled(
+                format!(
+                    "{} of the {} lines failed in the replay (typos, refused commands, or a file that is not a lab script)",
+                    self.failed_lines,
+                    self.lines.len()
+                ),
+                Role::Dim,
+            ));
+        }
         if !self.claimed_not_replayed.is_empty() {
             out.line(Line::styled(
                 format!(
@@ -343,6 +356,7 @@ impl Verdict {
             "quizzes_right_first_time": self.quizzes_right(),
             "quizzes_total": self.quizzes.len(),
             "lines_replayed": self.lines.len(),
+            "lines_failed": self.failed_lines,
             "claimed_not_replayed": self.claimed_not_replayed,
             "written_by": self.written_by,
             "graded_by": env!("CARGO_PKG_VERSION"),
@@ -369,8 +383,11 @@ pub fn replay(
         .map_err(|e| LabError::msg(format!("lesson start {lesson}: {}", e.message)))?;
     let mut step_by: BTreeMap<u32, usize> = BTreeMap::new();
     let mut quiz_by: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut failed_lines = 0;
     for (number, line) in lines {
-        let _ = desk.run(line);
+        if desk.run(line).result.is_err() {
+            failed_lines += 1;
+        }
         let now = progress_of(desk, lesson);
         // `lesson reset` clears what was done: a step done again is done by its new line.
         step_by.retain(|s, _| now.steps.contains(s));
@@ -421,6 +438,7 @@ pub fn replay(
         lines: lines.to_vec(),
         steps,
         quizzes,
+        failed_lines,
         claimed_not_replayed,
         written_by: written_by.map(str::to_string),
     })

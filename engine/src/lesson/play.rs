@@ -29,7 +29,9 @@ impl Default for PlayOptions {
 /// One thing a front end does during playback.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlayEvent {
-    /// A heading (the lesson's title, a step's title).
+    /// The lesson's title, before its first step.
+    Title(String),
+    /// An item's heading: a step's or a quiz's (a playback counts these).
     Heading(String),
     /// Teaching text (Markdown as written).
     Text(String),
@@ -70,7 +72,7 @@ fn scaled(ms: f64, speed: f64) -> u64 {
 /// The playback of a lesson as events. Deterministic: the same lesson and options give
 /// the same events.
 pub fn plan(lesson: &Lesson, opts: PlayOptions) -> Vec<PlayEvent> {
-    let mut ev = vec![PlayEvent::Heading(format!(
+    let mut ev = vec![PlayEvent::Title(format!(
         "{} (chapter {})",
         lesson.title, lesson.chapter
     ))];
@@ -392,7 +394,7 @@ impl super::Desk {
         use crate::render::{Line, Outcome, Role};
         for ev in events {
             match ev {
-                PlayEvent::Heading(h) => {
+                PlayEvent::Title(h) | PlayEvent::Heading(h) => {
                     let mut out = Outcome::empty();
                     out.plain("");
                     out.line(Line::styled(format!("── {h}"), Role::Header));
