@@ -5,11 +5,11 @@
 //! the netfilter hooks in the kernel's order (nat PREROUTING on arrival; routing; filter
 //! FORWARD for a forwarded packet, OUTPUT for one the host sends; nat POSTROUTING before
 //! it leaves; a `MARK` set in one hook is read by the next on that node, as portmap's
-//! hairpin masquerade needs), the underlay between the nodes (the node whose uplink holds the next hop),
-//! and VXLAN: the neighbour and FDB entries of the tunnel device give the remote VTEP, the
-//! packet travels inside a UDP datagram to port 8472 and is unwrapped on the peer's
-//! flannel.1. Every link's MTU is checked: a packet with DF set that does not fit is
-//! dropped where it would be (the sender's "message too long", or a router's ICMP
+//! hairpin masquerade needs), the underlay between the nodes (the node whose uplink holds
+//! the next hop), and VXLAN: the neighbour and FDB entries of the tunnel device give the
+//! remote VTEP, the packet travels inside a UDP datagram to port 8472 and is unwrapped on
+//! the peer's flannel.1. Every link's MTU is checked: a packet with DF set that does not
+//! fit is dropped where it would be (the sender's "message too long", or a router's ICMP
 //! "fragmentation needed"); the VXLAN outer datagram has no DF and is fragmented.
 //!
 //! NetworkPolicy is enforced by whatever the network implementation programmed, and only
