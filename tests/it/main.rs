@@ -51,3 +51,4 @@ mod underlay_differential;
 mod underlay_trace;
 mod volume_backoff;
 mod volume_topology;
+mod walker_differential;

@@ -70,6 +70,18 @@ impl Kubelet {
     }
 }
 
+impl Kubelet {
+    /// kubelet's earliest timer after `now`: a pod worker's retry after a failed sync (or
+    /// a restart), or a volume operation's backoff running out.
+    pub fn next_timer(&self, now: Millis) -> Option<Millis> {
+        let workers = self.pod_work.values().map(|w| w.retry_at);
+        workers
+            .filter(|t| *t > now)
+            .chain(self.volume_ops.next_retry(now))
+            .min()
+    }
+}
+
 /// The CRI endpoint kubelet talks to: containerd on its node, with the node's kernel and
 /// `/etc/cni/net.d` it runs CNI against, and the plugins installed in `/opt/cni/bin`.
 pub struct Cri<'a> {
