@@ -159,3 +159,24 @@ fn each_volume_is_an_operation_of_its_own() {
     assert_eq!(out.matches("NodeStageVolume #").count(), 1, "{out}");
     assert_eq!(phase(&lab, "web"), "Running");
 }
+
+/// kubelet v1.32 reports no event while a volume waits for its attach: the wait's timeout
+/// is not a FailedMount (`wait.Interrupted`); the attach/detach controller's event says why.
+#[test]
+fn a_volume_waiting_for_its_attach_gets_no_kubelet_event() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(&mut lab, "pod create web-1 --node node-2 --pvc data");
+    let out = run(&mut lab, "pod create web-2 --node node-1 --pvc data");
+    assert!(out.contains("Multi-Attach error"), "{out}");
+    assert!(!out.contains("FailedMount"), "{out}");
+    let described = run(&mut lab, "describe pod web-2");
+    let events: Vec<&str> = described
+        .lines()
+        .skip_while(|l| !l.starts_with("Events:"))
+        .skip(2)
+        .collect();
+    assert_eq!(events.len(), 1, "{described}");
+    assert!(events[0].contains("FailedAttachVolume"), "{described}");
+    assert_eq!(phase(&lab, "web-2"), "Pending");
+}
