@@ -237,4 +237,24 @@ fn a_tick_past_the_timer_cap_jumps_the_rest_and_says_so() {
         .find(|(k, _)| **k == key("a"))
         .map(|(_, w)| w.attempts);
     assert_eq!(attempts, Some(10_002), "t=0, 10,000 stops, and the end");
+
+/// kubelet v1.32 reports no event while a volume waits for its attach: the wait's timeout
+/// is not a FailedMount (`wait.Interrupted`); the attach/detach controller's event says why.
+#[test]
+fn a_volume_waiting_for_its_attach_gets_no_kubelet_event() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(&mut lab, "pod create web-1 --node node-2 --pvc data");
+    let out = run(&mut lab, "pod create web-2 --node node-1 --pvc data");
+    assert!(out.contains("Multi-Attach error"), "{out}");
+    assert!(!out.contains("FailedMount"), "{out}");
+    let described = run(&mut lab, "describe pod web-2");
+    let events: Vec<&str> = described
+        .lines()
+        .skip_while(|l| !l.starts_with("Events:"))
+        .skip(2)
+        .collect();
+    assert_eq!(events.len(), 1, "{described}");
+    assert!(events[0].contains("FailedAttachVolume"), "{described}");
+    assert_eq!(phase(&lab, "web-2"), "Pending");
 }

@@ -1048,7 +1048,7 @@ pub enum PvcCmd {
         after_help = "Examples:\n  pvc create data --size 10Gi\n  pvc create shared --size 1Gi --access RWX\n  pvc create local --size 1Gi --class local-wffc\n  pvc create restored --size 10Gi --from-snapshot snap-1\n  pvc create copy --size 10Gi --from-pvc data"
     )]
     Create(PvcCreateArgs),
-    /// Run the provisioner and the binder for this claim now (step mode)
+    /// Run the provisioner and the binder for this claim now (step mode); a claim still Pending shows its latest event
     Bind {
         /// Claim name
         name: String,

@@ -132,7 +132,7 @@ impl Kubelet {
             return match self.mount_pod_volumes(ctx, &pod) {
                 Ok(changed) | Err(MountWait::BackingOff(changed)) => changed,
                 Err(MountWait::Failed(_) | MountWait::Crashed) => true,
-                Err(MountWait::Waiting(..)) => false,
+                Err(MountWait::Waiting(..) | MountWait::Unattached(_)) => false,
             };
         }
         let node_name = pod.spec.node_name.clone();
@@ -148,6 +148,21 @@ impl Kubelet {
                     let first = self.pod_work.get(key).is_none_or(|w| w.last_error != msg);
                     if first {
                         ctx.pod_event(&actor, reason, msg.clone(), &pod, Level::Warning);
+                        if let Some(w) = self.pod_work.get_mut(key) {
+                            w.last_error = msg;
+                        }
+                        self.mark_container_creating(ctx, key, &actor);
+                    }
+                    return first;
+                }
+                Err(crate::kubelet::volumes::MountWait::Unattached(volumes)) => {
+                    // No event (see MountWait::Unattached); the pod worker's log line.
+                    let msg = format!(
+                        "unmounted volumes=[{0}], unattached volumes=[{0}], failed to process volumes=[]: context deadline exceeded",
+                        volumes.join(" ")
+                    );
+                    let first = self.pod_work.get(key).is_none_or(|w| w.last_error != msg);
+                    if first {
                         if let Some(w) = self.pod_work.get_mut(key) {
                             w.last_error = msg;
                         }
