@@ -338,7 +338,7 @@ type SharedCast = crate::cast::Shared;
 
 /// The heading of the lesson step in progress (`Step 2 · …`), if a lesson runs.
 fn step_heading(desk: &Desk) -> Option<String> {
-    lab_engine::dash::lesson_view(&desk.lessons, None)
+    lab_engine::dash::lesson_view(&desk.lab, &desk.lessons, None)
         .and_then(|v| v.text.lines().next().map(str::to_string))
 }
 
