@@ -603,6 +603,27 @@ fn plain_loop(
             // A plain session has no screen of its own to clear: nothing to do.
             continue;
         }
+        if let (
+            Some(c),
+            Ok(Some(lab_engine::command::Command::Lesson(
+                lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
+            ))),
+        ) = (
+            cast,
+            lab_engine::command::parse(lab_engine::command::strip_comment(&line)),
+        ) {
+            // Recorded: played event by event, so each step's heading gets its marker.
+            let mut sink = playback::PlainSink {
+                out: &mut *out,
+                cast: c,
+                color: opts.color_out,
+            };
+            let opts_play = lab_engine::lesson::play::PlayOptions { speed, step };
+            if let Err(e) = desk.lesson_play_live(&id, opts_play, &mut sink) {
+                print_result(Err(e), opts, out, err)?;
+            }
+            continue;
+        }
         let step_before = step_heading(desk);
         print_result(desk.execute(&line), opts, out, err)?;
         if let Some(c) = cast {
