@@ -102,7 +102,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 let first = model::chain_of(&app.desk.lab, c).unwrap_or(c);
                 Some((position_of(first)?, position_of(c)?))
             }) {
-                Some((first, call)) if first < newest => {
+                Some((first, call)) if first.min(call) < newest => {
                     first.min(call).max((call + 1).saturating_sub(h))
                 }
                 _ => newest,
