@@ -237,6 +237,7 @@ fn a_tick_past_the_timer_cap_jumps_the_rest_and_says_so() {
         .find(|(k, _)| **k == key("a"))
         .map(|(_, w)| w.attempts);
     assert_eq!(attempts, Some(10_002), "t=0, 10,000 stops, and the end");
+}
 
 /// kubelet v1.32 reports no event while a volume waits for its attach: the wait's timeout
 /// is not a FailedMount (`wait.Interrupted`); the attach/detach controller's event says why.
