@@ -288,6 +288,71 @@ fn front_ends_use_the_narrow_lab_api() {
     );
 }
 
+/// Lesson code (the player, its checks, decoys and grading: `engine/src/lesson/`) asks the
+/// lab through its queries (`engine::query`, `engine::node_view`, the typed records and what
+/// a command showed): it reads no `Lab` field, and names neither the cluster store's object
+/// types nor the node's kernel model, so the store can change without touching a check.
+#[test]
+fn lessons_read_queries_not_the_lab_s_store() {
+    const FIELDS: &[&str] = &[
+        "cluster", "nodes", "calls", "wire", "driver", "journal", "kubelets", "edges", "mode",
+        "faults", "network", "clock",
+    ];
+    let mut bad = violations(
+        &rooms(&["lesson"]),
+        &[
+            "cni::host",
+            "crate::node::",
+            "cluster::Object<",
+            "cluster::Object,",
+            "cluster::Object}",
+            " Object<",
+            "cluster::Cluster",
+            "PodSpec",
+            "PvcSpec",
+            "PvSpec",
+            ".cluster()",
+            ".nodes()",
+            ".driver()",
+            ".journal()",
+            ".kubelets()",
+        ],
+    );
+    for f in rooms(&["lesson"]) {
+        // `lab\n    .cluster` is the same read as `lab.cluster`.
+        let code: Vec<String> = code_lines(&f).into_iter().map(|(_, l)| l).collect();
+        let joined = code.join("\n");
+        let mut flat = String::with_capacity(joined.len());
+        let mut rest = joined.as_str();
+        while let Some(at) = rest.find("lab\n") {
+            flat.push_str(&rest[..at + 3]);
+            rest = rest[at + 4..].trim_start();
+        }
+        flat.push_str(rest);
+        for field in FIELDS {
+            let read = format!("lab.{field}");
+            let mut from = 0;
+            while let Some(at) = flat[from..].find(&read) {
+                let end = from + at + read.len();
+                let next = flat[end..].chars().next().unwrap_or(' ');
+                if !(next.is_alphanumeric() || next == '_' || next == '(') {
+                    bad.push(format!(
+                        "{}: reads the lab's field `{field}`",
+                        f.strip_prefix(env!("CARGO_MANIFEST_DIR"))
+                            .unwrap_or(&f)
+                            .display()
+                    ));
+                }
+                from = end;
+            }
+        }
+    }
+    assert_none(
+        "lesson code reads the lab's store instead of its queries",
+        bad,
+    );
+}
+
 /// Code outside the resource registry (`engine/src/resource/`) and the kinds' own
 /// definitions (`cluster/`) never matches or compares a kind by its name: it resolves a
 /// typed word through the registry once (`resource::lookup`) and works on the

@@ -156,7 +156,7 @@ fn ch2_step_15_adds_a_node_flanneld_accepts() {
         .lab
         .calls()
         .iter()
-        .any(|(_, e)| e.shows("flannel net config doesn't contain"));
+        .any(|(_, e)| e.detail().contains("flannel net config doesn't contain"));
     assert!(!flanneld_error, "flanneld refused the node's podCIDR");
     assert!(desk.lab.nodes().contains_key("tiny"));
 }

@@ -155,6 +155,17 @@ pub enum EventType {
     Deleted,
 }
 
+impl EventType {
+    /// The type as a watch stream spells it (`ADDED`, `MODIFIED`, `DELETED`).
+    pub fn name(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
 /// One watch event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -31,6 +31,7 @@ pub mod node_index;
 pub mod node_view;
 pub mod nodes;
 pub mod pods;
+pub mod query;
 pub mod real_views;
 pub mod save;
 pub mod seen;
@@ -995,6 +996,21 @@ impl Lab {
     /// The nodes' names, in order.
     pub fn node_names(&self) -> impl Iterator<Item = &str> {
         self.nodes.keys().map(String::as_str)
+    }
+
+    /// Where the files a command names are read and written (the edge the front end gave).
+    pub fn files(&self) -> &dyn crate::edge::Files {
+        &*self.edges.files
+    }
+
+    /// The files `cni conf load` and `apply -f` read during a replay, returning the set
+    /// before: lesson code runs with an empty set, so it never reads the disk (see
+    /// [`Journal::swap_replay_files`](journal::Journal::swap_replay_files)).
+    pub fn swap_replay_files(
+        &mut self,
+        files: Option<BTreeMap<String, String>>,
+    ) -> Option<BTreeMap<String, String>> {
+        self.journal.swap_replay_files(files)
     }
 
     /// Whether a node of this name exists.

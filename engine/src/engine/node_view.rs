@@ -282,6 +282,76 @@ pub struct LeaseRow {
     pub ifname: String,
 }
 
+/// One route of a node's host table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteRow {
+    /// The destination prefix (`None` for `default`).
+    pub dst: Option<ipnet::IpNet>,
+    /// The next hop, for a gatewayed route.
+    pub via: Option<IpAddr>,
+    /// The route as `ip route` prints it.
+    pub line: String,
+}
+
+/// The routing table of a node's host namespace (`None` for an unknown node).
+pub fn host_routes(lab: &Lab, node: &str) -> Option<Vec<RouteRow>> {
+    let rt = lab.nodes.get(node)?;
+    Some(
+        rt.host
+            .route_table()
+            .iter()
+            .map(|r| RouteRow {
+                dst: if r.dst == "default" {
+                    None
+                } else {
+                    r.dst_net()
+                },
+                via: r.via.as_deref().and_then(|v| v.parse().ok()),
+                line: r.to_ip_route(),
+            })
+            .collect(),
+    )
+}
+
+/// Whether libcni's result cache on the node holds an attachment of this container ID, in
+/// any network (`None` for an unknown node).
+pub fn cni_cached(lab: &Lab, node: &str, container_id: &str) -> Option<bool> {
+    let rt = lab.nodes.get(node)?;
+    Some(rt.cache.keys().any(|(_, id, _)| id == container_id))
+}
+
+/// The file of the node's `/etc/cni/net.d` the runtime uses (the first that loads, in
+/// lexical order), or why none does (`None` for an unknown node).
+pub fn active_conf(lab: &Lab, node: &str) -> Option<Result<String, String>> {
+    let rt = lab.nodes.get(node)?;
+    Some(
+        rt.confdir
+            .active()
+            .map(|(file, _)| file)
+            .map_err(|e| e.to_string()),
+    )
+}
+
+/// The networks (conflist names) libcni cached an attachment of this container ID and
+/// interface under, on the node.
+pub fn cached_networks<'a>(
+    lab: &'a Lab,
+    node: &str,
+    container_id: &str,
+    ifname: &str,
+) -> Vec<&'a str> {
+    lab.nodes
+        .get(node)
+        .map(|rt| {
+            rt.cache
+                .keys()
+                .filter(|(_, id, i)| id == container_id && i == ifname)
+                .map(|(net, _, _)| net.as_str())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// One network's host-local directory on a node, read in place (borrowed from the node):
 /// the lease files in IP order and the `last_reserved_ip.N` cursors.
 #[derive(Debug, Clone, Copy)]

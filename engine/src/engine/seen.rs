@@ -79,13 +79,13 @@ pub enum Seen {
     Conf(Vec<ConfDir>),
     /// Objects described (`describe`), each with the events its description showed.
     Described(Vec<Described>),
-    /// A node's BGP as Calico shows it (`show bgp`): the lines of `calicoctl node status`
-    /// (the mesh sessions) and `birdcl show route` (the routes BIRD holds), as printed.
+    /// A node's BGP as Calico shows it (`show bgp`): the mesh sessions of `calicoctl node
+    /// status` and the routes of `birdcl show route`.
     Bgp {
         /// The node.
         node: String,
-        /// The lines, one per row (table rows and routes).
-        lines: Vec<String>,
+        /// What was shown.
+        view: crate::netd::BgpView,
     },
     /// Objects listed (`get`), in the format asked for.
     Got {

@@ -173,15 +173,15 @@ impl Lab {
         }
     }
 
-    /// What `show bgp NODE` showed, as its rows (the view model `show_bgp` prints): the
-    /// session table of `calicoctl node status` and `birdcl show route`.
+    /// What `show bgp NODE` showed, as data: the sessions of `calicoctl node status` and
+    /// the routes of `birdcl show route`.
     fn bgp_seen(&self, node: &str) -> Option<Seen> {
         let mesh = self.network.bgp()?;
         let host = self.nodes.get(node).map(|rt| &rt.host);
-        let lines = mesh.status(node, host).ok()?;
+        let view = mesh.view(node, host).ok()?;
         Some(Seen::Bgp {
             node: node.to_string(),
-            lines: lines.into_iter().filter(|l| !l.is_empty()).collect(),
+            view,
         })
     }
 

@@ -10,10 +10,13 @@
 //! starting with `not` holds when the rest does not. The `saw …` predicates
 //! ([`super::saw`]) read what the learner's views showed, the others the lab's state.
 
-use crate::cluster::{ApiKind, Object, ObjectRef, PodSpec};
+use crate::cluster::{ApiKind, ObjectRef};
 pub use crate::command::shape::Shape;
+use crate::engine::node_view::{self, LinkType};
+use crate::engine::query::{self, PodFacts};
 use crate::engine::seen::{Executed, Seen};
 use crate::engine::{Lab, Reason};
+use crate::record::wire::WireRecord;
 use ipnet::IpNet;
 use std::net::IpAddr;
 
@@ -239,9 +242,14 @@ pub const PREDICATES: &[Predicate] = &[
         eval: wire_last_plugin_exit,
     },
     Predicate {
-        pattern: "call log contains <text>",
-        about: "some call-log entry (actor, action, detail or reason) contains the text",
-        eval: call_log_contains,
+        pattern: "cni <word> failed <n> times with code <n>",
+        about: "this plugin type answered at least n executions with a CNI error of this code (an injected fault's, an IPAM range's exhaustion)",
+        eval: cni_failed_times,
+    },
+    Predicate {
+        pattern: "csinode <node> driver <name>",
+        about: "the node's CSINode lists this CSI driver (node-driver-registrar registered it, and kubelet wrote what NodeGetInfo answered)",
+        eval: csinode_driver,
     },
     Predicate {
         pattern: "watch has <word> <word> <name>",
@@ -557,9 +565,14 @@ pub const PREDICATES: &[Predicate] = &[
         eval: super::saw::node_allocatable,
     },
     Predicate {
-        pattern: "saw bgp <node> <text>",
-        about: "`show bgp` showed a row of the node's `calicoctl node status` or `birdcl show route` holding these words in a row",
-        eval: super::saw::bgp,
+        pattern: "saw bgp <node> peer <ip> <word>",
+        about: "`show bgp` showed the node's mesh session to this peer in this state (`up`: Established; `start`: the peer is down)",
+        eval: super::saw::bgp_peer,
+    },
+    Predicate {
+        pattern: "saw bgp <node> route <cidr> via <ip>",
+        about: "`show bgp` showed BIRD on the node holding a route to this block via this peer, reachable on eth0",
+        eval: super::saw::bgp_route,
     },
     Predicate {
         pattern: "saw events <text> <text>",
@@ -740,17 +753,16 @@ fn split_ns(key: &str) -> (String, String) {
     }
 }
 
-pub(super) fn pod<'a>(lab: &'a Lab, key: &str) -> Result<&'a Object<PodSpec>, Eval> {
-    let (ns, name) = split_ns(key);
-    lab.cluster
-        .pods
-        .get(&(ns.clone(), name.clone()))
-        .ok_or_else(|| Eval::new(false, format!("there is no pod {ns}/{name}")))
+pub(super) fn pod<'a>(lab: &'a Lab, key: &str) -> Result<PodFacts<'a>, Eval> {
+    query::pod(lab, key).ok_or_else(|| {
+        let (ns, name) = split_ns(key);
+        Eval::new(false, format!("there is no pod {ns}/{name}"))
+    })
 }
 
 fn pod_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pod(lab, arg(a, 0)) {
-        Ok(p) => Eval::new(true, format!("pod {} exists", p.key())),
+        Ok(p) => Eval::new(true, format!("pod {} exists", p.key)),
         Err(e) => e,
     }
 }
@@ -758,18 +770,17 @@ fn pod_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 fn pod_phase(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pod(lab, arg(a, 0)) {
         Ok(p) => Eval::new(
-            p.status.phase == arg(a, 1),
-            format!("pod {} is {}", p.key(), p.status.phase),
+            p.phase == arg(a, 1),
+            format!("pod {} is {}", p.key, p.phase),
         ),
         Err(e) => e,
     }
 }
 
-fn pod_ip_text(p: &Object<PodSpec>) -> String {
-    if p.status.pod_ip.is_empty() {
-        format!("pod {} has no IP yet", p.key())
-    } else {
-        format!("pod {} has ip {}", p.key(), p.status.pod_ip)
+fn pod_ip_text(p: &PodFacts) -> String {
+    match p.ip {
+        None => format!("pod {} has no IP yet", p.key),
+        Some(ip) => format!("pod {} has ip {ip}", p.key),
     }
 }
 
@@ -777,8 +788,7 @@ fn pod_ip(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pod(lab, arg(a, 0)) {
         Ok(p) => {
             let want: Option<IpAddr> = arg(a, 1).parse().ok();
-            let have: Option<IpAddr> = p.status.pod_ip.parse().ok();
-            Eval::new(have.is_some() && have == want, pod_ip_text(p))
+            Eval::new(p.ip.is_some() && p.ip == want, pod_ip_text(&p))
         }
         Err(e) => e,
     }
@@ -788,12 +798,17 @@ fn pod_ip_in(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pod(lab, arg(a, 0)) {
         Ok(p) => {
             let net: Option<IpNet> = arg(a, 1).parse().ok();
-            let have: Option<IpAddr> = p.status.pod_ip.parse().ok();
-            let holds = matches!((net, have), (Some(n), Some(ip)) if n.contains(&ip));
-            Eval::new(holds, pod_ip_text(p))
+            let holds = matches!((net, p.ip), (Some(n), Some(ip)) if n.contains(&ip));
+            Eval::new(holds, pod_ip_text(&p))
         }
         Err(e) => e,
     }
+}
+
+/// The `last_reserved_ip.0` cursors of every host-local directory on a node.
+fn last_reserved(lab: &Lab, node: &str) -> Option<Vec<IpAddr>> {
+    let dirs = node_view::ipam_dirs(lab, node)?;
+    Some(dirs.values().filter_map(|d| d.cursor(0)).collect())
 }
 
 fn pod_ip_is_last_reserved(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
@@ -801,24 +816,16 @@ fn pod_ip_is_last_reserved(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
         Ok(p) => p,
         Err(e) => return e,
     };
-    let rt = match node_rt(lab, &p.spec.node_name) {
-        Ok(rt) => rt,
-        Err(_) => return Eval::new(false, format!("pod {} is not on a node", p.key())),
+    let Some(last) = last_reserved(lab, p.node) else {
+        return Eval::new(false, format!("pod {} is not on a node", p.key));
     };
-    let have: Option<IpAddr> = p.status.pod_ip.parse().ok();
-    let last: Vec<IpAddr> = rt
-        .host
-        .ipam
-        .values()
-        .filter_map(|s| s.last_reserved_ip(0))
-        .collect();
     let shown: Vec<String> = last.iter().map(|ip| ip.to_string()).collect();
     Eval::new(
-        have.is_some_and(|ip| last.contains(&ip)),
+        p.ip.is_some_and(|ip| last.contains(&ip)),
         format!(
             "{}; last_reserved_ip.0 on {} is [{}]",
-            pod_ip_text(p),
-            p.spec.node_name,
+            pod_ip_text(&p),
+            p.node,
             shown.join(", ")
         ),
     )
@@ -827,36 +834,36 @@ fn pod_ip_is_last_reserved(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 /// The link called `ifname` in the pod's sandbox namespace, or what is there instead.
 pub(super) fn pod_link<'l>(
     lab: &'l Lab,
-    p: &Object<PodSpec>,
+    p: &PodFacts<'l>,
     ifname: &str,
-) -> Result<&'l crate::cni::host::Link, Eval> {
-    let sandbox = lab
-        .nodes
-        .get(&p.spec.node_name)
-        .and_then(|n| n.sandboxes.get(&p.key()).map(|sb| (n, sb)));
-    let Some((node, sb)) = sandbox else {
+) -> Result<node_view::LinkRow<'l>, Eval> {
+    let Some(netns) = p.netns else {
         return Err(Eval::new(
             false,
-            format!("pod {} has no sandbox (no network namespace)", p.key()),
+            format!("pod {} has no sandbox (no network namespace)", p.key),
         ));
     };
-    let Some(ns) = node.host.netns.get(&sb.netns) else {
+    let links: Vec<node_view::LinkRow<'l>> = node_view::netns_links(lab, p.node, netns).collect();
+    if links.is_empty() {
         return Err(Eval::new(
             false,
-            format!("pod {}'s network namespace is gone", p.key()),
+            format!("pod {}'s network namespace is gone", p.key),
         ));
-    };
-    ns.links.get(ifname).ok_or_else(|| {
-        let names: Vec<&str> = ns.links.values().map(|l| l.name.as_str()).collect();
-        Eval::new(
-            false,
-            format!(
-                "pod {} has no {ifname}; its interfaces are {}",
-                p.key(),
-                names.join(", ")
-            ),
-        )
-    })
+    }
+    match links.iter().find(|l| l.name == ifname) {
+        Some(l) => Ok(*l),
+        None => {
+            let names: Vec<&str> = links.iter().map(|l| l.name).collect();
+            Err(Eval::new(
+                false,
+                format!(
+                    "pod {} has no {ifname}; its interfaces are {}",
+                    p.key,
+                    names.join(", ")
+                ),
+            ))
+        }
+    }
 }
 
 fn pod_interface_ip_in(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
@@ -864,7 +871,7 @@ fn pod_interface_ip_in(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
         Ok(p) => p,
         Err(e) => return e,
     };
-    let link = match pod_link(lab, p, arg(a, 1)) {
+    let link = match pod_link(lab, &p, arg(a, 1)) {
         Ok(l) => l,
         Err(e) => return e,
     };
@@ -878,33 +885,31 @@ fn pod_interface_ip_in(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     } else {
         link.addrs.join(", ")
     };
-    Eval::new(holds, format!("pod {} {}: {have}", p.key(), link.name))
+    Eval::new(holds, format!("pod {} {}: {have}", p.key, link.name))
 }
 
 fn pod_interface_kind(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    use crate::cni::host::LinkKind;
     let p = match pod(lab, arg(a, 0)) {
         Ok(p) => p,
         Err(e) => return e,
     };
-    let link = match pod_link(lab, p, arg(a, 1)) {
+    let link = match pod_link(lab, &p, arg(a, 1)) {
         Ok(l) => l,
         Err(e) => return e,
     };
-    let kind = match &link.kind {
-        LinkKind::Loopback => "loopback",
-        LinkKind::Bridge => "bridge",
-        LinkKind::Veth { .. } => "veth",
-        LinkKind::Ifb => "ifb",
-        LinkKind::Physical => "physical",
-        LinkKind::Vxlan { .. } => "vxlan",
-        LinkKind::Macvlan { .. } => "macvlan",
-        LinkKind::Ipvlan { .. } => "ipvlan",
-        LinkKind::SriovVf { .. } => "vf",
+    let kind = match link.kind {
+        LinkType::Loopback => "loopback",
+        LinkType::Bridge => "bridge",
+        LinkType::Veth => "veth",
+        LinkType::Ifb => "ifb",
+        LinkType::Physical => "physical",
+        LinkType::Vxlan => "vxlan",
+        LinkType::Underlay => link.flavour,
+        LinkType::SriovVf => "vf",
     };
     Eval::new(
         kind == arg(a, 2),
-        format!("pod {} {} is a {kind}", p.key(), link.name),
+        format!("pod {} {} is a {kind}", p.key, link.name),
     )
 }
 
@@ -914,19 +919,14 @@ fn pod_label(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
         Err(e) => return e,
     };
     let (k, v) = arg(a, 1).split_once('=').unwrap_or((arg(a, 1), ""));
-    let holds = p.metadata.labels.get(k).is_some_and(|have| have == v);
-    let labels: Vec<String> = p
-        .metadata
-        .labels
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
+    let holds = p.labels.get(k).is_some_and(|have| have == v);
+    let labels: Vec<String> = p.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
     Eval::new(
         holds,
         if labels.is_empty() {
-            format!("pod {} has no labels", p.key())
+            format!("pod {} has no labels", p.key)
         } else {
-            format!("pod {} has labels {}", p.key(), labels.join(","))
+            format!("pod {} has labels {}", p.key, labels.join(","))
         },
     )
 }
@@ -934,8 +934,8 @@ fn pod_label(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 fn pod_node(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pod(lab, arg(a, 0)) {
         Ok(p) => Eval::new(
-            p.spec.node_name == arg(a, 1),
-            format!("pod {} is on node {:?}", p.key(), p.spec.node_name),
+            p.node == arg(a, 1),
+            format!("pod {} is on node {:?}", p.key, p.node),
         ),
         Err(e) => e,
     }
@@ -943,10 +943,7 @@ fn pod_node(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 
 fn node_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let n = arg(a, 0);
-    let holds = lab
-        .cluster
-        .nodes
-        .contains_key(&(crate::cluster::no_namespace(), n.to_string()));
+    let holds = query::node_exists(lab, n);
     Eval::new(
         holds,
         if holds {
@@ -957,16 +954,23 @@ fn node_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
-pub(super) fn node_rt<'a>(lab: &'a Lab, n: &str) -> Result<&'a crate::node::NodeRuntime, Eval> {
-    lab.nodes
-        .get(n)
-        .ok_or_else(|| Eval::new(false, format!("there is no node {n}")))
+/// A node's host-local directories, or "there is no node".
+pub(super) fn ipam_dirs<'a>(
+    lab: &'a Lab,
+    n: &str,
+) -> Result<std::collections::BTreeMap<&'a str, node_view::IpamDir<'a>>, Eval> {
+    node_view::ipam_dirs(lab, n).ok_or_else(|| Eval::new(false, format!("there is no node {n}")))
+}
+
+/// Every lease file of a node's host-local directories.
+fn leases(dirs: &std::collections::BTreeMap<&str, node_view::IpamDir>) -> Vec<node_view::LeaseRow> {
+    dirs.values().flat_map(|d| d.leases_from(0)).collect()
 }
 
 fn ipam_leased(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    match node_rt(lab, arg(a, 0)) {
-        Ok(rt) => {
-            let count: usize = rt.host.ipam.values().map(|s| s.len()).sum();
+    match ipam_dirs(lab, arg(a, 0)) {
+        Ok(dirs) => {
+            let count: usize = dirs.values().map(|d| d.len()).sum();
             let want: usize = arg(a, 1).parse().unwrap_or(usize::MAX);
             Eval::new(
                 count == want,
@@ -978,16 +982,11 @@ fn ipam_leased(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 }
 
 fn ipam_has(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    match node_rt(lab, arg(a, 0)) {
-        Ok(rt) => {
+    match ipam_dirs(lab, arg(a, 0)) {
+        Ok(dirs) => {
             let ip: Option<IpAddr> = arg(a, 1).parse().ok();
-            let holds = ip.is_some_and(|ip| rt.host.ipam.values().any(|s| s.is_leased(&ip)));
-            let leased: Vec<String> = rt
-                .host
-                .ipam
-                .values()
-                .flat_map(|s| s.leases().keys().map(|ip| ip.to_string()))
-                .collect();
+            let holds = ip.is_some_and(|ip| dirs.values().any(|d| d.is_leased(&ip)));
+            let leased: Vec<String> = leases(&dirs).iter().map(|l| l.ip.to_string()).collect();
             Eval::new(
                 holds,
                 format!(
@@ -1002,18 +1001,15 @@ fn ipam_has(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 }
 
 fn ipam_lease_for(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    let rt = match node_rt(lab, arg(a, 0)) {
-        Ok(rt) => rt,
+    let dirs = match ipam_dirs(lab, arg(a, 0)) {
+        Ok(dirs) => dirs,
         Err(e) => return e,
     };
     let (id, ifname) = (arg(a, 1), arg(a, 2));
-    let held: Vec<String> = rt
-        .host
-        .ipam
-        .values()
-        .flat_map(|store| store.leases().iter())
-        .filter(|(_, l)| l.container_id == id && l.ifname == ifname)
-        .map(|(ip, _)| ip.to_string())
+    let held: Vec<String> = leases(&dirs)
+        .iter()
+        .filter(|l| l.container_id == id && l.ifname == ifname)
+        .map(|l| l.ip.to_string())
         .collect();
     let actual = if held.is_empty() {
         format!(
@@ -1036,23 +1032,20 @@ fn ipam_lease_for(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 /// longer uses was torn down through another chain and has leaked
 /// ([`LeaseHolder`](crate::engine::node_view::LeaseHolder)).
 fn ipam_leaks_nothing(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    let rt = match node_rt(lab, arg(a, 0)) {
-        Ok(rt) => rt,
+    let dirs = match ipam_dirs(lab, arg(a, 0)) {
+        Ok(dirs) => dirs,
         Err(e) => return e,
     };
     let live = |id: &str, ifname: &str| {
-        crate::engine::node_view::lease_holder(lab, arg(a, 0), id, ifname)
-            .is_some_and(|h| !h.leaked())
+        node_view::lease_holder(lab, arg(a, 0), id, ifname).is_some_and(|h| !h.leaked())
     };
-    let mut count = 0;
+    let all = leases(&dirs);
+    let count = all.len();
     let mut leaked = Vec::new();
-    for store in rt.host.ipam.values() {
-        for (ip, lease) in store.leases() {
-            count += 1;
-            if !live(&lease.container_id, &lease.ifname) {
-                let short: String = lease.container_id.chars().take(12).collect();
-                leaked.push(format!("{ip} ({short}/{})", lease.ifname));
-            }
+    for lease in &all {
+        if !live(&lease.container_id, &lease.ifname) {
+            let short: String = lease.container_id.chars().take(12).collect();
+            leaked.push(format!("{} ({short}/{})", lease.ip, lease.ifname));
         }
     }
     let actual = if leaked.is_empty() {
@@ -1071,15 +1064,9 @@ fn ipam_leaks_nothing(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 }
 
 fn ipam_last_reserved(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    match node_rt(lab, arg(a, 0)) {
-        Ok(rt) => {
+    match last_reserved(lab, arg(a, 0)) {
+        Some(have) => {
             let want: Option<IpAddr> = arg(a, 1).parse().ok();
-            let have: Vec<IpAddr> = rt
-                .host
-                .ipam
-                .values()
-                .filter_map(|s| s.last_reserved_ip(0))
-                .collect();
             let holds = want.is_some_and(|w| have.contains(&w));
             let shown: Vec<String> = have.iter().map(|ip| ip.to_string()).collect();
             Eval::new(
@@ -1091,23 +1078,22 @@ fn ipam_last_reserved(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
                 ),
             )
         }
-        Err(e) => e,
+        None => Eval::new(false, format!("there is no node {}", arg(a, 0))),
     }
 }
 
 fn node_route_via(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    match node_rt(lab, arg(a, 0)) {
-        Ok(rt) => {
+    match node_view::host_routes(lab, arg(a, 0)) {
+        Some(routes) => {
             let dst: Option<IpNet> = arg(a, 1).parse().ok();
             let via: Option<IpAddr> = arg(a, 2).parse().ok();
-            let routes = rt.host.route_table();
-            let found = routes.iter().find(|r| {
-                r.dst != "default" && r.dst_net().map(|d| d.trunc()) == dst.map(|d| d.trunc())
-            });
+            let found = routes
+                .iter()
+                .find(|r| r.dst.is_some() && r.dst.map(|d| d.trunc()) == dst.map(|d| d.trunc()));
             match found {
                 Some(r) => Eval::new(
-                    r.via.is_some() && r.via.as_deref().and_then(|v| v.parse().ok()) == via,
-                    format!("node {}: {}", arg(a, 0), r.to_ip_route()),
+                    r.via.is_some() && r.via == via,
+                    format!("node {}: {}", arg(a, 0), r.line),
                 ),
                 None => Eval::new(
                     false,
@@ -1115,30 +1101,27 @@ fn node_route_via(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
                 ),
             }
         }
-        Err(e) => e,
+        None => Eval::new(false, format!("there is no node {}", arg(a, 0))),
     }
 }
 
 fn cni_cached(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    match node_rt(lab, arg(a, 1)) {
-        Ok(rt) => {
-            let holds = rt.cache.keys().any(|(_, id, _)| id == arg(a, 0));
-            Eval::new(
-                holds,
-                format!(
-                    "libcni's cache on {} {} {}",
-                    arg(a, 1),
-                    if holds { "has" } else { "has no entry for" },
-                    arg(a, 0)
-                ),
-            )
-        }
-        Err(e) => e,
+    match node_view::cni_cached(lab, arg(a, 1), arg(a, 0)) {
+        Some(holds) => Eval::new(
+            holds,
+            format!(
+                "libcni's cache on {} {} {}",
+                arg(a, 1),
+                if holds { "has" } else { "has no entry for" },
+                arg(a, 0)
+            ),
+        ),
+        None => Eval::new(false, format!("there is no node {}", arg(a, 1))),
     }
 }
 
 fn wire_last_exit(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    match lab.wire.iter().next_back() {
+    match lab.wire().iter().next_back() {
         Some((seq, w)) => Eval::new(
             w.exit_code().to_string() == arg(a, 0),
             format!("wire #{seq} ({}) exited {}", w.plugin_type(), w.exit_code()),
@@ -1150,7 +1133,7 @@ fn wire_last_exit(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 fn wire_last_plugin_exit(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let plugin = arg(a, 0);
     match lab
-        .wire
+        .wire()
         .iter()
         .rev()
         .find(|(_, w)| w.plugin_type() == plugin)
@@ -1163,29 +1146,48 @@ fn wire_last_plugin_exit(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     }
 }
 
-fn call_log_contains(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    let want = arg(a, 0);
-    let holds = lab.calls.iter().any(|(_, e)| e.shows(want));
-    Eval::new(
-        holds,
-        format!(
-            "the call log {} {want:?}",
-            if holds {
-                "contains"
-            } else {
-                "does not contain"
+fn cni_failed_times(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (plugin, want, code) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let want: usize = want.parse().unwrap_or(usize::MAX);
+    let code: u32 = code.parse().unwrap_or(u32::MAX);
+    let have = lab
+        .wire()
+        .iter()
+        .filter(|(_, w)| match w {
+            WireRecord::Cni(c) => {
+                c.plugin_type == plugin && c.reply.as_ref().is_err_and(|e| e.code == code)
             }
+            WireRecord::Csi(_) => false,
+        })
+        .count();
+    Eval::new(
+        have >= want,
+        format!(
+            "{plugin} answered {have} execution{} with CNI code {code}",
+            if have == 1 { "" } else { "s" }
         ),
     )
 }
 
+fn csinode_driver(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (node, driver) = (arg(a, 0), arg(a, 1));
+    match query::csinode_drivers(lab, node) {
+        Some(drivers) => Eval::new(
+            drivers.contains(&driver),
+            if drivers.is_empty() {
+                format!("csinode {node} lists no driver")
+            } else {
+                format!("csinode {node} lists {}", drivers.join(", "))
+            },
+        ),
+        None => Eval::new(false, format!("there is no csinode {node}")),
+    }
+}
+
 fn watch_has(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let ty = arg(a, 0).to_ascii_uppercase();
-    let holds = lab.cluster.revs.events_since(0).any(|e| {
-        format!("{:?}", e.event_type).to_ascii_uppercase() == ty
-            && e.kind.name().eq_ignore_ascii_case(arg(a, 1))
-            && e.key == arg(a, 2)
-    });
+    let holds = crate::resource::lookup(arg(a, 1))
+        .is_some_and(|kind| query::watched(lab, &ty, kind, arg(a, 2)));
     Eval::new(
         holds,
         format!(
@@ -1231,10 +1233,7 @@ fn flow_verdict(
 
 fn policy_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (ns, name) = split_ns(arg(a, 0));
-    let holds = lab
-        .cluster
-        .policies
-        .contains_key(&(ns.clone(), name.clone()));
+    let holds = query::policy_types(lab, arg(a, 0)).is_some();
     Eval::new(
         holds,
         format!(
@@ -1246,9 +1245,9 @@ fn policy_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 
 fn policy_types(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (ns, name) = split_ns(arg(a, 0));
-    match lab.cluster.policies.get(&(ns.clone(), name.clone())) {
-        Some(p) => {
-            let types = p.spec.policy_types.join(",");
+    match query::policy_types(lab, arg(a, 0)) {
+        Some(types) => {
+            let types = types.join(",");
             Eval::new(
                 types == arg(a, 1),
                 format!("networkpolicy {ns}/{name} has policyTypes [{types}]"),
@@ -1314,10 +1313,10 @@ fn last_command(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 
 fn pod_status(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pod(lab, arg(a, 0)) {
-        Ok(p) => {
-            let status = crate::engine::pods::pod_status_text(p);
-            Eval::new(status == arg(a, 1), format!("pod {} is {status}", p.key()))
-        }
+        Ok(p) => Eval::new(
+            p.status == arg(a, 1),
+            format!("pod {} is {}", p.key, p.status),
+        ),
         Err(e) => e,
     }
 }
@@ -1325,7 +1324,7 @@ fn pod_status(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 fn pod_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (ns, name) = split_ns(arg(a, 0));
     let object = ObjectRef::new(ApiKind::Pod, &ns, &name);
-    let holds = lab.calls.has_event(&object, arg(a, 1));
+    let holds = lab.calls().has_event(&object, arg(a, 1));
     Eval::new(
         holds,
         format!(
@@ -1336,31 +1335,26 @@ fn pod_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
-fn pvc<'a>(lab: &'a Lab, key: &str) -> Result<&'a Object<crate::cluster::PvcSpec>, Eval> {
-    let (ns, name) = split_ns(key);
-    lab.cluster
-        .pvcs
-        .get(&(ns.clone(), name.clone()))
-        .ok_or_else(|| Eval::new(false, format!("there is no claim {ns}/{name}")))
+fn pvc<'a>(lab: &'a Lab, key: &str) -> Result<query::ClaimFacts<'a>, Eval> {
+    query::claim(lab, key).ok_or_else(|| {
+        let (ns, name) = split_ns(key);
+        Eval::new(false, format!("there is no claim {ns}/{name}"))
+    })
 }
 
 fn pvc_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pvc(lab, arg(a, 0)) {
-        Ok(p) => Eval::new(true, format!("claim {} exists", p.key())),
+        Ok(p) => Eval::new(true, format!("claim {} exists", p.key)),
         Err(e) => e,
     }
 }
 
 fn pvc_phase(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pvc(lab, arg(a, 0)) {
-        Ok(p) => {
-            let phase = if p.metadata.deletion_tick.is_some() {
-                "Terminating"
-            } else {
-                p.status.phase.as_str()
-            };
-            Eval::new(phase == arg(a, 1), format!("claim {} is {phase}", p.key()))
-        }
+        Ok(p) => Eval::new(
+            p.phase == arg(a, 1),
+            format!("claim {} is {}", p.key, p.phase),
+        ),
         Err(e) => e,
     }
 }
@@ -1368,18 +1362,13 @@ fn pvc_phase(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 fn pvc_capacity(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pvc(lab, arg(a, 0)) {
         Ok(p) => {
-            let have = p
-                .status
-                .capacity
-                .get("storage")
-                .cloned()
-                .unwrap_or_default();
+            let have = p.capacity.unwrap_or_default();
             Eval::new(
                 have == arg(a, 1),
                 format!(
                     "claim {} has capacity {}",
-                    p.key(),
-                    if have.is_empty() { "<none>" } else { &have }
+                    p.key,
+                    if have.is_empty() { "<none>" } else { have }
                 ),
             )
         }
@@ -1390,16 +1379,12 @@ fn pvc_capacity(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 fn pvc_condition(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pvc(lab, arg(a, 0)) {
         Ok(p) => {
-            let holds = p
-                .status
-                .conditions
-                .iter()
-                .any(|c| c.condition_type == arg(a, 1));
+            let holds = p.conditions.contains(&arg(a, 1));
             Eval::new(
                 holds,
                 format!(
                     "claim {} {} condition {}",
-                    p.key(),
+                    p.key,
                     if holds { "has" } else { "has no" },
                     arg(a, 1)
                 ),
@@ -1412,7 +1397,7 @@ fn pvc_condition(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 fn pvc_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (ns, name) = split_ns(arg(a, 0));
     let object = ObjectRef::new(ApiKind::PersistentVolumeClaim, &ns, &name);
-    let holds = lab.calls.has_event(&object, arg(a, 1));
+    let holds = lab.calls().has_event(&object, arg(a, 1));
     Eval::new(
         holds,
         format!(
@@ -1423,31 +1408,21 @@ fn pvc_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
-fn pv_of<'a>(lab: &'a Lab, key: &str) -> Result<&'a Object<crate::cluster::PvSpec>, Eval> {
-    let (ns, name) = split_ns(key);
-    // The PV provisioned for the claim, found by its claimRef (it outlives the claim).
-    lab.cluster
-        .pvs
-        .values()
-        .find(|pv| {
-            pv.spec
-                .claim_ref
-                .as_ref()
-                .is_some_and(|r| r.namespace == ns && r.name == name)
-        })
-        .ok_or_else(|| {
-            Eval::new(
-                false,
-                format!("no persistent volume was made for claim {ns}/{name}"),
-            )
-        })
+fn pv_of<'a>(lab: &'a Lab, key: &str) -> Result<query::VolumeFacts<'a>, Eval> {
+    query::claim_volume(lab, key).ok_or_else(|| {
+        let (ns, name) = split_ns(key);
+        Eval::new(
+            false,
+            format!("no persistent volume was made for claim {ns}/{name}"),
+        )
+    })
 }
 
 fn pvc_pv_phase(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pv_of(lab, arg(a, 0)) {
         Ok(pv) => Eval::new(
-            pv.status.phase == arg(a, 1),
-            format!("persistentvolume {} is {}", pv.name(), pv.status.phase),
+            pv.phase == arg(a, 1),
+            format!("persistentvolume {} is {}", pv.name, pv.phase),
         ),
         Err(e) => e,
     }
@@ -1456,18 +1431,10 @@ fn pvc_pv_phase(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 fn pvc_state_on(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pv_of(lab, arg(a, 0)) {
         Ok(pv) => {
-            let state = lab
-                .driver
-                .lifecycle(&pv.spec.csi.volume_handle, arg(a, 1))
-                .map(|s| s.name().to_string())
-                .unwrap_or_else(|| "gone".into());
+            let state = query::volume_state_on(lab, pv.handle, arg(a, 1)).unwrap_or("gone");
             Eval::new(
                 state == arg(a, 2),
-                format!(
-                    "volume {} is {state} on {}",
-                    pv.spec.csi.volume_handle,
-                    arg(a, 1)
-                ),
+                format!("volume {} is {state} on {}", pv.handle, arg(a, 1)),
             )
         }
         Err(e) => e,
@@ -1477,16 +1444,12 @@ fn pvc_state_on(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 fn pvc_attached_to(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pv_of(lab, arg(a, 0)) {
         Ok(pv) => {
-            let attached = lab.cluster.volume_attachments.values().any(|va| {
-                va.spec.source.persistent_volume_name == pv.name()
-                    && va.spec.node_name == arg(a, 1)
-                    && va.status.attached
-            });
+            let attached = query::attached(lab, pv.name, arg(a, 1));
             Eval::new(
                 attached,
                 format!(
                     "{} {} attached to {}",
-                    pv.name(),
+                    pv.name,
                     if attached { "is" } else { "is not" },
                     arg(a, 1)
                 ),
@@ -1498,20 +1461,14 @@ fn pvc_attached_to(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 
 fn snapshot_ready(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (ns, name) = split_ns(arg(a, 0));
-    match lab.cluster.snapshots.get(&(ns.clone(), name.clone())) {
-        Some(s) => Eval::new(
-            s.status.ready_to_use,
-            format!("snapshot {ns}/{name} readyToUse={}", s.status.ready_to_use),
-        ),
+    match query::snapshot_ready(lab, arg(a, 0)) {
+        Some(ready) => Eval::new(ready, format!("snapshot {ns}/{name} readyToUse={ready}")),
         None => Eval::new(false, format!("there is no snapshot {ns}/{name}")),
     }
 }
 
 fn sc_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    let holds = lab
-        .cluster
-        .storage_classes
-        .contains_key(&(crate::cluster::no_namespace(), arg(a, 0).to_string()));
+    let holds = query::storage_class_exists(lab, arg(a, 0));
     Eval::new(
         holds,
         format!(
@@ -1523,7 +1480,7 @@ fn sc_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 }
 
 fn csi_last_code(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    match lab.calls.latest_csi_call(arg(a, 0)) {
+    match lab.calls().latest_csi_call(arg(a, 0)) {
         Some((seq, c)) => {
             let code = c.code().name();
             Eval::new(
@@ -1536,7 +1493,7 @@ fn csi_last_code(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 }
 
 fn driver_volumes(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    let n = lab.driver.volumes().count();
+    let n = query::driver_volume_count(lab);
     Eval::new(
         n.to_string() == arg(a, 0),
         format!("the driver holds {n} volume(s)"),
@@ -1544,7 +1501,7 @@ fn driver_volumes(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 }
 
 fn attachment_count(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    let n = lab.cluster.volume_attachments.len();
+    let n = query::attachment_count(lab);
     Eval::new(
         n.to_string() == arg(a, 0),
         format!("{n} VolumeAttachment(s) exist"),
@@ -1552,7 +1509,7 @@ fn attachment_count(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 }
 
 fn mode_is(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    let mode = match lab.mode {
+    let mode = match lab.mode() {
         crate::engine::Mode::Auto => "auto",
         crate::engine::Mode::Step => "step",
     };
@@ -1564,16 +1521,12 @@ fn mode_is(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 fn pvc_targets_on(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pv_of(lab, arg(a, 0)) {
         Ok(pv) => {
-            let n = lab
-                .driver
-                .volume(&pv.spec.csi.volume_handle)
-                .map(|v| v.targets_on(arg(a, 1)).len())
-                .unwrap_or(0);
+            let n = query::volume_targets_on(lab, pv.handle, arg(a, 1));
             Eval::new(
                 n.to_string() == arg(a, 2),
                 format!(
                     "volume {} has {n} published target(s) on {}",
-                    pv.spec.csi.volume_handle,
+                    pv.handle,
                     arg(a, 1)
                 ),
             )
@@ -1672,7 +1625,7 @@ mod tests {
             "node node-1 route 10.244.2.0/24 via 192.168.0.2",
             "wire last plugin host-local exit 0",
             "wire last exit 0",
-            "call log contains Started",
+            "csinode node-1 driver hostpath.csi.lab",
             "watch has MODIFIED Pod default/web",
             "reach web web port 80 allowed",
         ] {
@@ -1720,6 +1673,46 @@ mod tests {
         seen.new_step();
         assert!(
             !c("command ran \"cni del c1 --node node-1\"")
+                .eval(&lab, &seen)
+                .holds
+        );
+    }
+
+    #[test]
+    fn a_plugin_s_failures_and_a_node_s_drivers_are_read_from_records_and_objects() {
+        let mut lab = Lab::new();
+        let seen = Observed::default();
+        let c = |t: &str| parse(1, t).unwrap();
+        let failed = c("cni bridge failed 2 times with code 11");
+        let registered = c("csinode node-3 driver hostpath.csi.lab");
+        assert!(!failed.eval(&lab, &seen).holds);
+        assert!(!registered.eval(&lab, &seen).holds);
+        // Printing the words makes no record and no object.
+        lab.execute("echo 'bridge failed 2 times with code 11: injected fault; csinode/node-3'")
+            .unwrap();
+        assert!(!failed.eval(&lab, &seen).holds);
+        lab.execute("fault inject bridge --code 11 --times 2")
+            .unwrap();
+        lab.execute("pod create flaky --node node-2").unwrap();
+        lab.execute("tick 10").unwrap();
+        lab.execute("tick 10").unwrap();
+        let e = failed.eval(&lab, &seen);
+        assert!(e.holds, "{}", e.actual);
+        assert!(
+            !c("cni bridge failed 2 times with code 5")
+                .eval(&lab, &seen)
+                .holds
+        );
+        assert!(
+            !c("cni portmap failed 1 times with code 11")
+                .eval(&lab, &seen)
+                .holds
+        );
+        lab.execute("node add node-3").unwrap();
+        let e = registered.eval(&lab, &seen);
+        assert!(e.holds, "{}", e.actual);
+        assert!(
+            !c("csinode node-3 driver ebs.csi.aws.com")
                 .eval(&lab, &seen)
                 .holds
         );

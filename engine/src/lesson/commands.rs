@@ -443,8 +443,7 @@ impl Desk {
         );
         let progress = s.progress.clone();
         self.lab
-            .edges
-            .files
+            .files()
             .write(file, sub.to_json().as_bytes())
             .map_err(|e| LabError::msg(format!("cannot write {file}: {e}")))?;
         self.lessons.save(&id, &progress);
@@ -605,7 +604,7 @@ impl Desk {
     /// when the cluster has moved away from what the step needs, `lesson retry` first.
     fn moves_from_here(&self, step: &super::Step, seen: &check::Observed) -> Moves {
         let mut lab = self.lab.clone();
-        lab.journal.swap_replay_files(Some(Default::default()));
+        lab.swap_replay_files(Some(Default::default()));
         let mut seen = seen.clone();
         let mut typed = Vec::new();
         for c in &step.commands {

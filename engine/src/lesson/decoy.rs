@@ -84,7 +84,7 @@ pub fn passing_decoy(step: &Step, before: &Lab) -> Option<String> {
 fn holds_after(checks: &[Check], before: &Lab, lines: &[String]) -> bool {
     let mut lab = before.clone();
     // As lesson code runs: no file is read (`cni conf load` takes the built-in example).
-    lab.journal.swap_replay_files(Some(Default::default()));
+    lab.swap_replay_files(Some(Default::default()));
     let mut seen = Observed::default();
     for l in lines {
         let ran = lab.run(l);
@@ -120,12 +120,9 @@ fn echo_lines(step: &Step) -> Vec<String> {
 
 /// Pairs (a node or pod the step's commands name, another one the lab has) to swap.
 fn swaps(step: &Step, lab: &Lab) -> Vec<(String, String)> {
-    let nodes: Vec<String> = lab.nodes.keys().cloned().collect();
-    let pods: Vec<String> = lab
-        .cluster
-        .pods
-        .values()
-        .map(|p| p.metadata.name.clone())
+    let nodes: Vec<String> = lab.node_names().map(String::from).collect();
+    let pods: Vec<String> = crate::engine::query::pod_names(lab)
+        .map(String::from)
         .collect();
     let mut out = Vec::new();
     for c in &step.commands {

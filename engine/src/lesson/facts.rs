@@ -8,7 +8,7 @@
 //! `{lease CONTAINER on NODE}` (the address host-local leased to that container ID on the
 //! node, in any network).
 
-use super::check::{node_rt, pod, pod_link};
+use super::check::{ipam_dirs, pod, pod_link};
 use crate::engine::Lab;
 
 /// The forms, for error messages and the authoring docs.
@@ -54,28 +54,25 @@ impl Fact {
         match self {
             Fact::PodIp(name) => {
                 let p = pod(lab, name).map_err(|e| e.actual)?;
-                if p.status.pod_ip.is_empty() {
-                    Err(format!("pod {} has no IP yet", p.key()))
-                } else {
-                    Ok(p.status.pod_ip.clone())
+                match p.ip {
+                    None => Err(format!("pod {} has no IP yet", p.key)),
+                    Some(ip) => Ok(ip.to_string()),
                 }
             }
             Fact::InterfaceIp(name, ifname) => {
                 let p = pod(lab, name).map_err(|e| e.actual)?;
-                let link = pod_link(lab, p, ifname).map_err(|e| e.actual)?;
+                let link = pod_link(lab, &p, ifname).map_err(|e| e.actual)?;
                 link.addrs
                     .first()
                     .map(|a| a.split('/').next().unwrap_or(a).to_string())
-                    .ok_or_else(|| format!("pod {} {ifname} has no address", p.key()))
+                    .ok_or_else(|| format!("pod {} {ifname} has no address", p.key))
             }
             Fact::Lease(id, node) => {
-                let rt = node_rt(lab, node).map_err(|e| e.actual)?;
-                rt.host
-                    .ipam
-                    .values()
-                    .flat_map(|store| store.leases().iter())
-                    .find(|(_, lease)| lease.container_id == *id)
-                    .map(|(ip, _)| ip.to_string())
+                let dirs = ipam_dirs(lab, node).map_err(|e| e.actual)?;
+                dirs.values()
+                    .flat_map(|d| d.leases_from(0))
+                    .find(|lease| lease.container_id == *id)
+                    .map(|lease| lease.ip.to_string())
                     .ok_or_else(|| format!("host-local on {node} holds no lease for {id}"))
             }
         }

@@ -76,9 +76,9 @@ impl Desk {
         if let Some(reason) = refusal_of_line(line) {
             return Executed::nothing(Err(LabError::msg(reason).because(Reason::Refused)));
         }
-        let saved = self.lab.journal.swap_replay_files(Some(Default::default()));
+        let saved = self.lab.swap_replay_files(Some(Default::default()));
         let ran = self.run(line);
-        self.lab.journal.swap_replay_files(saved);
+        self.lab.swap_replay_files(saved);
         ran
     }
 }

@@ -456,7 +456,7 @@ impl super::Desk {
         a: &crate::command::grammar::PlayArgs,
     ) -> Result<Vec<PlayEvent>, crate::engine::LabError> {
         let text = crate::edge::read_text(
-            &*self.lab.edges.files,
+            self.lab.files(),
             &a.file,
             "a script",
             crate::edge::SCRIPT_CAP,

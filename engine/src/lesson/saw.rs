@@ -163,7 +163,7 @@ fn is_call(rec: &WireRecord, want: &str) -> bool {
 fn shown_calls<'l>(lab: &'l Lab, seen: &Observed, call: &str) -> Vec<&'l WireRecord> {
     wire_shown(seen)
         .into_iter()
-        .filter_map(|s| lab.wire.get(s))
+        .filter_map(|s| lab.wire().get(s))
         .filter(|r| is_call(r, call))
         .collect()
 }
@@ -643,7 +643,7 @@ pub fn caused(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let want = arg(a, 0);
     let holds = seen.succeeded().any(|r| {
         (r.calls.0..r.calls.1)
-            .filter_map(|s| lab.calls.get(s))
+            .filter_map(|s| lab.calls().get(s))
             .any(|e| e.actor().is(want))
     });
     yes_no(
@@ -820,7 +820,7 @@ pub fn wire_method(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
             _ => None,
         })
         .flatten()
-        .filter_map(|s| lab.wire.get(*s))
+        .filter_map(|s| lab.wire().get(*s))
         .filter(|r| is_call(r, call))
         .any(|r| {
             shown = true;
@@ -936,20 +936,8 @@ pub fn volume_targets(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 /// that matches them, or is empty; its `ports` hold the port, or are empty). What the
 /// policy says, whatever pods exist and whatever the network enforces.
 pub fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
-    use crate::cluster::policy::{IntOrString, Protocol};
     let (key, label, port) = (arg(a, 0), arg(a, 1), arg(a, 2));
     let (ns, name) = key.split_once('/').unwrap_or(("default", key));
-    let Some(p) = lab
-        .cluster
-        .policies
-        .get(&(ns.to_string(), name.to_string()))
-    else {
-        return yes_no(
-            false,
-            String::new(),
-            format!("networkpolicy {ns}/{name} does not exist"),
-        );
-    };
     let labels: std::collections::BTreeMap<String, String> = label
         .split_once('=')
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -958,34 +946,13 @@ pub fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let Ok((port, proto)) = crate::cluster::policy::parse_port(port) else {
         return yes_no(false, String::new(), format!("{port} is not a port"));
     };
-    let port_ok = |q: &crate::cluster::policy::NetworkPolicyPort| {
-        let qp = q
-            .protocol
-            .as_deref()
-            .and_then(Protocol::parse_loose)
-            .unwrap_or_default();
-        qp == proto
-            && match &q.port {
-                None => true,
-                Some(IntOrString::Int(n)) => {
-                    let last = q.end_port.unwrap_or(*n);
-                    (*n..=last).contains(&i32::from(port))
-                }
-                Some(IntOrString::Str(_)) => false,
-            }
+    let Some(holds) = crate::engine::query::policy_admits(lab, key, &labels, port, proto) else {
+        return yes_no(
+            false,
+            String::new(),
+            format!("networkpolicy {ns}/{name} does not exist"),
+        );
     };
-    let holds = p.spec.ingress.iter().any(|r| {
-        (r.ports.is_empty() || r.ports.iter().any(port_ok))
-            && (r.from.is_empty()
-                || r.from.iter().any(|peer| {
-                    peer.namespace_selector.is_none()
-                        && peer.ip_block.is_none()
-                        && peer
-                            .pod_selector
-                            .as_ref()
-                            .is_some_and(|s| s.matches(&labels))
-                }))
-    });
     yes_no(
         holds,
         format!(
@@ -1006,12 +973,11 @@ pub fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 /// uses (the first that loads, in lexical order) is this one, whatever view showed it.
 pub fn node_conf_active(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (node, file) = (arg(a, 0), arg(a, 1));
-    let rt = match super::check::node_rt(lab, node) {
-        Ok(rt) => rt,
-        Err(e) => return e,
+    let Some(active) = crate::engine::node_view::active_conf(lab, node) else {
+        return yes_no(false, String::new(), format!("there is no node {node}"));
     };
-    match rt.confdir.active() {
-        Ok((f, _)) => yes_no(
+    match active {
+        Ok(f) => yes_no(
             f == file,
             format!("{node}'s runtime uses {file}"),
             format!("{node}'s runtime uses {f}, not {file}"),
@@ -1029,7 +995,7 @@ pub fn node_conf_active(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 /// runtime will never run again ([`LeaseHolder`](crate::engine::node_view::LeaseHolder)).
 pub fn ipam_leak(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (node, net) = (arg(a, 0), arg(a, 1));
-    if let Err(e) = super::check::node_rt(lab, node) {
+    if let Err(e) = super::check::ipam_dirs(lab, node) {
         return e;
     }
     let leaked = |id: &str, ifname: &str| {
@@ -1068,7 +1034,7 @@ pub fn trace_to_interface(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
         Ok(p) => p,
         Err(e) => return e,
     };
-    let link = match super::check::pod_link(lab, p, ifname) {
+    let link = match super::check::pod_link(lab, &p, ifname) {
         Ok(l) => l,
         Err(e) => return e,
     };
@@ -1077,7 +1043,7 @@ pub fn trace_to_interface(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
         .iter()
         .filter_map(|c| c.split('/').next()?.parse().ok())
         .collect();
-    let primary: Option<std::net::IpAddr> = p.status.pod_ip.parse().ok();
+    let primary: Option<std::net::IpAddr> = p.ip;
     let want = match end {
         "delivered" => TraceEnd::Delivered,
         "dropped" => TraceEnd::Dropped,
@@ -1304,26 +1270,18 @@ pub fn pod_network(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
         Err(e) => return e,
     };
     let want = arg(a, 1);
-    let nets: Vec<&str> = lab
-        .nodes
-        .get(&p.spec.node_name)
-        .and_then(|rt| rt.sandboxes.get(&p.key()).map(|sb| (rt, sb)))
-        .map(|(rt, sb)| {
-            rt.cache
-                .keys()
-                .filter(|(_, id, ifname)| *id == sb.id && ifname == "eth0")
-                .map(|(net, _, _)| net.as_str())
-                .collect()
-        })
+    let nets: Vec<&str> = p
+        .sandbox_id
+        .map(|id| crate::engine::node_view::cached_networks(lab, p.node, id, "eth0"))
         .unwrap_or_default();
     yes_no(
         nets.contains(&want),
-        format!("pod {}'s eth0 was set up on network {want}", p.key()),
+        format!("pod {}'s eth0 was set up on network {want}", p.key),
         match nets.as_slice() {
-            [] => format!("pod {} has no network set up (no sandbox)", p.key()),
+            [] => format!("pod {} has no network set up (no sandbox)", p.key),
             have => format!(
                 "pod {}'s eth0 was set up on network {}",
-                p.key(),
+                p.key,
                 have.join(", ")
             ),
         },
@@ -1338,13 +1296,13 @@ pub fn pod_annotation(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
         Err(e) => return e,
     };
     let (k, v) = arg(a, 1).split_once('=').unwrap_or((arg(a, 1), ""));
-    let have = p.metadata.annotations.get(k);
+    let have = p.annotations.get(k);
     yes_no(
         have.is_some_and(|h| h == v),
-        format!("pod {} has the annotation {k}={v}", p.key()),
+        format!("pod {} has the annotation {k}={v}", p.key),
         match have {
-            Some(h) => format!("pod {}'s annotation {k} is {h:?}", p.key()),
-            None => format!("pod {} has no annotation {k}", p.key()),
+            Some(h) => format!("pod {}'s annotation {k} is {h:?}", p.key),
+            None => format!("pod {} has no annotation {k}", p.key),
         },
     )
 }
@@ -1361,26 +1319,20 @@ pub fn pod_port(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let want: Option<(u16, u16)> = mapping
         .split_once(':')
         .and_then(|(h, c)| Some((h.parse().ok()?, c.parse().ok()?)));
-    let ports: Vec<_> = p.spec.containers.iter().flat_map(|c| &c.ports).collect();
-    let shown: Vec<String> = ports
+    let shown: Vec<String> = p
+        .host_ports
         .iter()
-        .map(|port| {
-            format!(
-                "{}:{}/{}",
-                port.host_port, port.container_port, port.protocol
-            )
-        })
+        .map(|(host, container, proto)| format!("{host}:{container}/{proto}"))
         .collect();
     yes_no(
-        ports.iter().any(|port| {
-            want == Some((port.host_port, port.container_port))
-                && port.protocol.eq_ignore_ascii_case(protocol)
+        p.host_ports.iter().any(|(host, container, proto)| {
+            want == Some((*host, *container)) && proto.eq_ignore_ascii_case(protocol)
         }),
-        format!("pod {} maps host port {}", p.key(), arg(a, 1)),
+        format!("pod {} maps host port {}", p.key, arg(a, 1)),
         if shown.is_empty() {
-            format!("pod {} maps no host port", p.key())
+            format!("pod {} maps no host port", p.key)
         } else {
-            format!("pod {} maps {}", p.key(), shown.join(", "))
+            format!("pod {} maps {}", p.key, shown.join(", "))
         },
     )
 }
@@ -1389,14 +1341,9 @@ pub fn pod_port(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 /// quantity of the resource (`intel.com/sriov_netdevice 2`, `pods 110`).
 pub fn node_allocatable(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (node, resource, want) = (arg(a, 0), arg(a, 1), arg(a, 2));
-    let Some(n) = lab
-        .cluster
-        .nodes
-        .get(&(crate::cluster::no_namespace(), node.to_string()))
-    else {
+    let Some(have) = crate::engine::query::node_allocatable(lab, node, resource) else {
         return yes_no(false, String::new(), format!("there is no node {node}"));
     };
-    let have = n.status.allocatable.get(resource);
     yes_no(
         have.is_some_and(|h| h == want),
         format!("node {node} has {want} {resource} allocatable"),
@@ -1407,27 +1354,67 @@ pub fn node_allocatable(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
-/// `saw bgp <node> <words>`: `show bgp` showed a row of the node's `calicoctl node status`
-/// or `birdcl show route` holding these words in a row (`192.168.0.2 | node-to-node mesh |
-/// up`, `via 192.168.0.2 on eth0`).
-pub fn bgp(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    let (node, spec) = (arg(a, 0), arg(a, 1));
-    let words: Vec<&str> = spec.split_whitespace().collect();
-    let mut shown = false;
-    let holds = seen.seen().any(|s| match s {
-        Seen::Bgp { node: n, lines } if n == node => {
-            shown = true;
-            lines.iter().any(|l| has_words(l, &words))
-        }
-        _ => false,
+/// The BGP views of `node` this step showed.
+fn bgp_shown<'s>(seen: &'s Observed, node: &str) -> Vec<&'s crate::netd::BgpView> {
+    seen.seen()
+        .filter_map(|s| match s {
+            Seen::Bgp { node: n, view } if n == node => Some(view),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `saw bgp <node> peer <ip> up|start`: `show bgp` showed the node's mesh session to that
+/// peer in that state (`calicoctl node status`).
+pub fn bgp_peer(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (node, peer, state) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let addr: Option<std::net::Ipv4Addr> = peer.parse().ok();
+    let views = bgp_shown(seen, node);
+    let holds = views.iter().any(|v| {
+        v.peers
+            .iter()
+            .any(|p| Some(p.addr) == addr && (if p.up { "up" } else { "start" }) == state)
     });
     yes_no(
         holds,
-        format!("you saw `{spec}` in {node}'s BGP status"),
-        if shown {
-            format!("{node}'s BGP status was shown, without `{spec}`")
-        } else {
+        format!("you saw {node}'s BGP session to {peer} {state}"),
+        if views.is_empty() {
             format!("{node}'s BGP status has not been shown during this step (`show bgp {node}`)")
+        } else {
+            format!("{node}'s BGP status was shown, without a session to {peer} in state {state}")
+        },
+    )
+}
+
+/// `saw bgp <node> route <block> via <peer>`: `show bgp` showed BIRD on the node holding a
+/// route to that block via that peer, reachable on eth0 (`birdcl show route`).
+pub fn bgp_route(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::netd::NextHop;
+    let (node, block, via) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let block: Option<ipnet::Ipv4Net> = block.parse().ok();
+    let via: Option<std::net::Ipv4Addr> = via.parse().ok();
+    let views = bgp_shown(seen, node);
+    let holds = views.iter().any(|v| {
+        v.routes.iter().any(|r| {
+            Some(r.block.trunc()) == block.map(|b| b.trunc())
+                && matches!(r.next_hop, NextHop::Via(ip) if Some(ip) == via)
+        })
+    });
+    yes_no(
+        holds,
+        format!(
+            "you saw BIRD on {node} route {} via {}",
+            arg(a, 1),
+            arg(a, 2)
+        ),
+        if views.is_empty() {
+            format!("{node}'s BGP status has not been shown during this step (`show bgp {node}`)")
+        } else {
+            format!(
+                "{node}'s BGP routes were shown, without {} via {}",
+                arg(a, 1),
+                arg(a, 2)
+            )
         },
     )
 }
@@ -1441,7 +1428,7 @@ pub fn events(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
         Seen::Events(first, end) => {
             shown = true;
             (*first..*end)
-                .filter_map(|seq| lab.calls.get(seq))
+                .filter_map(|seq| lab.calls().get(seq))
                 .any(|e| e.actor().is(actor) && e.action() == action)
         }
         _ => false,
@@ -1553,8 +1540,8 @@ mod ch3_tests {
             "pod create a --node node-1",
             "pod create b --node node-2",
         ]);
-        let session = "saw bgp node-1 \"192.168.0.2 | node-to-node mesh | up\"";
-        let route = "saw bgp node-1 \"10.244.176.64/26 via 192.168.0.2 on eth0\"";
+        let session = "saw bgp node-1 peer 192.168.0.2 up";
+        let route = "saw bgp node-1 route 10.244.176.64/26 via 192.168.0.2";
         r.run(&[
             "echo '| 192.168.0.2 | node-to-node mesh | up | 10.244.176.64/26 via 192.168.0.2 on eth0'",
             "show bgp node-2",
@@ -1563,11 +1550,13 @@ mod ch3_tests {
         assert!(!r.holds(session) && !r.holds(route));
         r.run(&["show bgp node-1"]);
         assert!(r.holds(session) && r.holds(route));
-        assert!(!r.holds("saw bgp node-1 \"192.168.0.1 | node-to-node mesh\""));
+        assert!(!r.holds("saw bgp node-1 peer 192.168.0.1 up"));
+        assert!(!r.holds("saw bgp node-1 peer 192.168.0.2 start"));
+        assert!(!r.holds("saw bgp node-1 route 10.244.176.64/26 via 192.168.0.3"));
         // Under flannel there is no BGP to show: the view fails and shows nothing.
         let mut f = Run::new(&[]);
         f.run(&["show bgp node-1"]);
-        assert!(!f.holds("saw bgp node-1 Established"));
+        assert!(!f.holds("saw bgp node-1 peer 192.168.0.2 up"));
     }
 
     #[test]
@@ -1635,7 +1624,7 @@ pub fn wire_times(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let mut seqs: Vec<u64> = wire_shown(seen)
         .into_iter()
         .filter(|s| {
-            lab.wire
+            lab.wire()
                 .get(*s)
                 .is_some_and(|r| is_call(r, call) && !r.failed())
         })
@@ -1660,12 +1649,8 @@ pub fn ipam_lease_of(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
         Ok(p) => p,
         Err(e) => return e,
     };
-    let ip: Option<std::net::IpAddr> = p.status.pod_ip.parse().ok();
-    let sandbox = lab
-        .nodes
-        .get(&p.spec.node_name)
-        .and_then(|n| n.sandboxes.get(&p.key()))
-        .map(|sb| sb.id.as_str());
+    let ip = p.ip;
+    let sandbox = p.sandbox_id;
     let holds = seen.seen().any(|s| match s {
         Seen::Ipam(stores) => stores.iter().any(|st| {
             st.node == node
@@ -1678,17 +1663,13 @@ pub fn ipam_lease_of(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     });
     yes_no(
         holds,
-        format!(
-            "you saw pod {}'s lease in {node}'s host-local store",
-            p.key()
-        ),
+        format!("you saw pod {}'s lease in {node}'s host-local store", p.key),
         format!(
             "no `show ipam {node}` of this step showed pod {}'s lease ({})",
-            p.key(),
-            if p.status.pod_ip.is_empty() {
-                "it has no IP"
-            } else {
-                &p.status.pod_ip
+            p.key,
+            match p.ip {
+                None => "it has no IP".to_string(),
+                Some(ip) => ip.to_string(),
             }
         ),
     )
@@ -1702,23 +1683,16 @@ pub fn pvc_used_by(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
         Err(e) => return e,
     };
     let want = arg(a, 0);
-    let (ns, claim) = want
-        .split_once('/')
-        .unwrap_or((p.metadata.namespace.as_str(), want));
-    let claims: Vec<&str> = p
-        .spec
-        .volumes
-        .iter()
-        .map(|v| v.persistent_volume_claim.claim_name.as_str())
-        .collect();
-    let holds = ns == p.metadata.namespace && claims.contains(&claim);
+    let (ns, claim) = want.split_once('/').unwrap_or((p.namespace, want));
+    let claims = &p.claims;
+    let holds = ns == p.namespace && claims.contains(&claim);
     yes_no(
         holds,
-        format!("pod {} uses claim {want}", p.key()),
+        format!("pod {} uses claim {want}", p.key),
         if claims.is_empty() {
-            format!("pod {} uses no claim", p.key())
+            format!("pod {} uses no claim", p.key)
         } else {
-            format!("pod {} uses claim(s) {}", p.key(), claims.join(", "))
+            format!("pod {} uses claim(s) {}", p.key, claims.join(", "))
         },
     )
 }

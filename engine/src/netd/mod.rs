@@ -18,6 +18,8 @@ use crate::net::trace::Enforcement;
 use crate::node::NodeRuntime;
 use crate::record::CallLog;
 use crate::util::time::Millis;
+/// What a node's BGP speaker reports (`show bgp`), as data.
+pub use calico::bird::{BgpPeer, BgpRoute, BgpView, NextHop};
 use std::collections::BTreeMap;
 
 pub mod calico;

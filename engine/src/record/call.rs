@@ -629,14 +629,6 @@ impl CallEvent {
         self.write_detail(&mut s);
         s
     }
-
-    /// Whether the actor, the verb (an event's reason) or the detail, as the call log
-    /// shows them, contain `text`.
-    pub fn shows(&self, text: &str) -> bool {
-        self.actor.to_string().contains(text)
-            || self.action().contains(text)
-            || self.detail().contains(text)
-    }
 }
 
 /// `n` in decimal, at the end of `out`.

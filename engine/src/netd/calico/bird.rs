@@ -113,68 +113,37 @@ impl Mesh {
         }
     }
 
-    /// `calicoctl node status` on `node`, then `birdcl show route`: the peers and their
-    /// state, the routes learned and the ones the node exports.
-    pub fn status(&self, node: &str, host: Option<&Host>) -> Result<Vec<String>, String> {
+    /// What `calicoctl node status` and `birdcl show route` on `node` report, as data: the
+    /// peers and their state, the routes BIRD holds and the blocks the node exports.
+    pub fn view(&self, node: &str, host: Option<&Host>) -> Result<BgpView, String> {
         let Some(me) = self.nodes.get(node) else {
             return Err(format!("calico-node does not run on {node}"));
         };
-        let mut out = vec!["$ calicoctl node status".to_string()];
+        let mut view = BgpView {
+            running: me.up,
+            next_hop: me.ip,
+            ..BgpView::default()
+        };
         if !me.up {
-            out.push("Calico process is not running.".to_string());
-            return Ok(out);
+            return Ok(view);
         }
-        out.push("Calico process is running.".to_string());
-        out.push(String::new());
-        out.push("IPv4 BGP status".to_string());
-        let mut rows: Vec<[String; 5]> = Vec::new();
         for (name, peer) in &self.nodes {
             let Some(ip) = peer.ip else { continue };
             if name == node {
                 continue;
             }
-            let since = clock_text(peer.since.max(me.since));
-            if peer.up {
-                rows.push([
-                    ip.to_string(),
-                    "node-to-node mesh".into(),
-                    "up".into(),
-                    since,
-                    "Established".into(),
-                ]);
-            } else {
-                rows.push([
-                    ip.to_string(),
-                    "node-to-node mesh".into(),
-                    "start".into(),
-                    since,
-                    "Active Socket: Connection refused".into(),
-                ]);
-            }
+            view.peers.push(BgpPeer {
+                addr: ip,
+                up: peer.up,
+                since: peer.since.max(me.since),
+            });
         }
-        if rows.is_empty() {
-            out.push("No IPv4 peers found.".to_string());
-        } else {
-            out.extend(table(
-                &["PEER ADDRESS", "PEER TYPE", "STATE", "SINCE", "INFO"],
-                &rows,
-            ));
-        }
-        out.push(String::new());
-        out.push("IPv6 BGP status".to_string());
-        out.push("No IPv6 peers found.".to_string());
-        out.push(String::new());
-        out.push("$ birdcl show route".to_string());
-        let mut routes: Vec<(Ipv4Net, String)> = Vec::new();
         for (b, t) in &me.blocks {
-            routes.push((
-                *b,
-                format!(
-                    "{:<18} blackhole [static1 {}] * (200)",
-                    b.to_string(),
-                    clock_text(*t)
-                ),
-            ));
+            view.routes.push(BgpRoute {
+                block: *b,
+                next_hop: NextHop::Blackhole,
+                since: *t,
+            });
         }
         for (name, peer) in &self.nodes {
             let (true, Some(ip)) = (peer.up && name != node, peer.ip) else {
@@ -189,36 +158,154 @@ impl Mesh {
                 ))
             });
             for (b, t) in &peer.blocks {
-                let via = if reachable {
-                    format!("via {ip} on eth0")
-                } else {
-                    "unreachable".to_string()
-                };
-                routes.push((
-                    *b,
-                    format!(
-                        "{:<18} {via} [{} {}] * (100/0) [i]",
-                        b.to_string(),
-                        protocol_name(ip),
-                        clock_text((*t).max(peer.since).max(me.since))
-                    ),
-                ));
+                view.routes.push(BgpRoute {
+                    block: *b,
+                    next_hop: if reachable {
+                        NextHop::Via(ip)
+                    } else {
+                        NextHop::Unreachable(ip)
+                    },
+                    since: (*t).max(peer.since).max(me.since),
+                });
             }
         }
-        routes.sort();
-        out.extend(routes.into_iter().map(|(_, l)| l));
+        view.routes.sort_by_key(|r| (r.block, r.text()));
+        view.exported = me.blocks.keys().copied().collect();
+        Ok(view)
+    }
+
+    /// `calicoctl node status` on `node`, then `birdcl show route`, as printed.
+    pub fn status(&self, node: &str, host: Option<&Host>) -> Result<Vec<String>, String> {
+        Ok(self.view(node, host)?.lines())
+    }
+}
+
+/// A node's BGP as `calicoctl node status` and `birdcl show route` report it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BgpView {
+    /// Whether calico-node (and its BIRD) runs on the node.
+    pub running: bool,
+    /// The node-to-node mesh sessions, one per other node with an address.
+    pub peers: Vec<BgpPeer>,
+    /// BIRD's routes: the node's own blocks and those learned from its peers, by block.
+    pub routes: Vec<BgpRoute>,
+    /// The blocks the node exports to every peer.
+    pub exported: Vec<Ipv4Net>,
+    /// The next hop it exports them with (its address).
+    pub next_hop: Option<Ipv4Addr>,
+}
+
+/// One BGP session of the mesh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BgpPeer {
+    /// The peer's address.
+    pub addr: Ipv4Addr,
+    /// Established (`up`), or the peer is down (`start`, connection refused).
+    pub up: bool,
+    /// When the session last changed (the lab's clock, seconds).
+    pub since: u64,
+}
+
+/// One route BIRD holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BgpRoute {
+    /// The block.
+    pub block: Ipv4Net,
+    /// Where it goes.
+    pub next_hop: NextHop,
+    /// When BIRD learned or made it (the lab's clock, seconds).
+    pub since: u64,
+}
+
+/// Where a BIRD route goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextHop {
+    /// The node's own block, a static blackhole.
+    Blackhole,
+    /// Learned from this peer, reachable on eth0.
+    Via(Ipv4Addr),
+    /// Learned from this peer, whose address is not on the node's segment.
+    Unreachable(Ipv4Addr),
+}
+
+impl BgpRoute {
+    /// The route as `birdcl show route` prints it.
+    fn text(&self) -> String {
+        match self.next_hop {
+            NextHop::Blackhole => format!(
+                "{:<18} blackhole [static1 {}] * (200)",
+                self.block.to_string(),
+                clock_text(self.since)
+            ),
+            NextHop::Via(ip) | NextHop::Unreachable(ip) => format!(
+                "{:<18} {} [{} {}] * (100/0) [i]",
+                self.block.to_string(),
+                match self.next_hop {
+                    NextHop::Via(_) => format!("via {ip} on eth0"),
+                    _ => "unreachable".to_string(),
+                },
+                protocol_name(ip),
+                clock_text(self.since)
+            ),
+        }
+    }
+}
+
+impl BgpView {
+    /// The lines `show bgp` prints: `calicoctl node status`, then `birdcl show route`.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec!["$ calicoctl node status".to_string()];
+        if !self.running {
+            out.push("Calico process is not running.".to_string());
+            return out;
+        }
+        out.push("Calico process is running.".to_string());
         out.push(String::new());
-        let export: Vec<String> = me.blocks.keys().map(|b| b.to_string()).collect();
+        out.push("IPv4 BGP status".to_string());
+        let rows: Vec<[String; 5]> = self
+            .peers
+            .iter()
+            .map(|p| {
+                let (state, info) = if p.up {
+                    ("up", "Established")
+                } else {
+                    ("start", "Active Socket: Connection refused")
+                };
+                [
+                    p.addr.to_string(),
+                    "node-to-node mesh".into(),
+                    state.into(),
+                    clock_text(p.since),
+                    info.into(),
+                ]
+            })
+            .collect();
+        if rows.is_empty() {
+            out.push("No IPv4 peers found.".to_string());
+        } else {
+            out.extend(table(
+                &["PEER ADDRESS", "PEER TYPE", "STATE", "SINCE", "INFO"],
+                &rows,
+            ));
+        }
+        out.push(String::new());
+        out.push("IPv6 BGP status".to_string());
+        out.push("No IPv6 peers found.".to_string());
+        out.push(String::new());
+        out.push("$ birdcl show route".to_string());
+        out.extend(self.routes.iter().map(BgpRoute::text));
+        out.push(String::new());
+        let export: Vec<String> = self.exported.iter().map(|b| b.to_string()).collect();
         out.push(format!(
             "exported to every peer (AS {AS_NUMBER}, next hop {}): {}",
-            me.ip.map(|i| i.to_string()).unwrap_or_default(),
+            self.next_hop.map(|i| i.to_string()).unwrap_or_default(),
             if export.is_empty() {
                 "nothing yet (a block is claimed with the node's first pod)".to_string()
             } else {
                 export.join(", ")
             }
         ));
-        Ok(out)
+        out
     }
 }
 

@@ -1,0 +1,318 @@
+//! The cluster's objects as a lesson check reads them: plain, typed answers to "what is this
+//! pod's phase, IP and node", "is this claim bound, to which volume, staged where", "which
+//! NetworkPolicy types", "was this object watched being modified". Checks ask here (and the
+//! node's kernel and disk through [`node_view`](super::node_view)) instead of reading the
+//! store, so the store's shape can change without touching a lesson.
+//!
+//! Every key is `ns/name` or a bare `name` in `default`, as the lesson language writes it.
+
+use super::Lab;
+use crate::cluster::policy::{IntOrString, NetworkPolicyPort, Protocol};
+use crate::cluster::{ApiKind, Object, PodSpec, no_namespace};
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+/// `ns/name` or `name` (in `default`) as the store's key.
+fn key(key: &str) -> (String, String) {
+    match key.split_once('/') {
+        Some((ns, n)) => (ns.to_string(), n.to_string()),
+        None => ("default".to_string(), key.to_string()),
+    }
+}
+
+/// A pod as its status and spec say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodFacts<'a> {
+    /// `ns/name`.
+    pub key: String,
+    /// `status.phase` (`Pending`, `Running`, …).
+    pub phase: &'a str,
+    /// The STATUS column of `get pods` (`ContainerCreating`, `Terminating`, …).
+    pub status: String,
+    /// `status.podIP`, when it has one.
+    pub ip: Option<IpAddr>,
+    /// `spec.nodeName` ("" before scheduling).
+    pub node: &'a str,
+    /// `metadata.namespace`.
+    pub namespace: &'a str,
+    /// `metadata.labels`.
+    pub labels: &'a BTreeMap<String, String>,
+    /// `metadata.annotations`.
+    pub annotations: &'a BTreeMap<String, String>,
+    /// The containers' host port mappings: (hostPort, containerPort, protocol).
+    pub host_ports: Vec<(u16, u16, &'a str)>,
+    /// The claims its volumes name, in its namespace.
+    pub claims: Vec<&'a str>,
+    /// The sandbox's network namespace path on its node, when it has a sandbox.
+    pub netns: Option<&'a str>,
+    /// The sandbox's container ID (what CNI calls it), when it has a sandbox.
+    pub sandbox_id: Option<&'a str>,
+}
+
+impl<'a> PodFacts<'a> {
+    fn of(lab: &'a Lab, p: &'a Object<PodSpec>) -> Self {
+        let sandbox = lab
+            .nodes
+            .get(&p.spec.node_name)
+            .and_then(|n| n.sandboxes.get(&p.key()));
+        PodFacts {
+            key: p.key(),
+            phase: &p.status.phase,
+            status: super::pods::pod_status_text(p),
+            ip: p.status.pod_ip.parse().ok(),
+            node: &p.spec.node_name,
+            namespace: &p.metadata.namespace,
+            labels: &p.metadata.labels,
+            annotations: &p.metadata.annotations,
+            host_ports: p
+                .spec
+                .containers
+                .iter()
+                .flat_map(|c| &c.ports)
+                .map(|port| (port.host_port, port.container_port, port.protocol.as_str()))
+                .collect(),
+            claims: p
+                .spec
+                .volumes
+                .iter()
+                .map(|v| v.persistent_volume_claim.claim_name.as_str())
+                .collect(),
+            netns: sandbox.map(|sb| sb.netns.as_str()),
+            sandbox_id: sandbox.map(|sb| sb.id.as_str()),
+        }
+    }
+}
+
+/// The pod `key`, if it exists.
+pub fn pod<'a>(lab: &'a Lab, key_: &str) -> Option<PodFacts<'a>> {
+    lab.cluster
+        .pods
+        .get(&key(key_))
+        .map(|p| PodFacts::of(lab, p))
+}
+
+/// The names of every pod, in key order.
+pub fn pod_names(lab: &Lab) -> impl Iterator<Item = &str> {
+    lab.cluster.pods.values().map(|p| p.metadata.name.as_str())
+}
+
+/// The quantity of `resource` in the Node's `status.allocatable` (`None`: no such node;
+/// `Some(None)`: the node has none of it).
+pub fn node_allocatable<'a>(lab: &'a Lab, node: &str, resource: &str) -> Option<Option<&'a str>> {
+    let n = lab.cluster.nodes.get(&(no_namespace(), node.to_string()))?;
+    Some(n.status.allocatable.get(resource).map(String::as_str))
+}
+
+/// Whether the API has a Node object of this name.
+pub fn node_exists(lab: &Lab, name: &str) -> bool {
+    lab.cluster
+        .nodes
+        .contains_key(&(no_namespace(), name.to_string()))
+}
+
+/// The CSI drivers the node's CSINode lists (`None`: no CSINode for it yet).
+pub fn csinode_drivers<'a>(lab: &'a Lab, node: &str) -> Option<Vec<&'a str>> {
+    lab.cluster
+        .csi_nodes
+        .get(&(no_namespace(), node.to_string()))
+        .map(|c| c.spec.drivers.iter().map(|d| d.name.as_str()).collect())
+}
+
+/// A PersistentVolumeClaim as `get pvc` and `describe pvc` show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimFacts<'a> {
+    /// `ns/name`.
+    pub key: String,
+    /// The STATUS column: `Pending`, `Bound`, `Lost`, or `Terminating` while deleting.
+    pub phase: &'a str,
+    /// `status.capacity.storage`, once bound.
+    pub capacity: Option<&'a str>,
+    /// The types of its `status.conditions` (`Resizing`, `FileSystemResizePending`).
+    pub conditions: Vec<&'a str>,
+}
+
+/// The claim `key`, if it exists.
+pub fn claim<'a>(lab: &'a Lab, key_: &str) -> Option<ClaimFacts<'a>> {
+    let c = lab.cluster.pvcs.get(&key(key_))?;
+    Some(ClaimFacts {
+        key: c.key(),
+        phase: if c.metadata.deletion_tick.is_some() {
+            "Terminating"
+        } else {
+            &c.status.phase
+        },
+        capacity: c.status.capacity.get("storage").map(String::as_str),
+        conditions: c
+            .status
+            .conditions
+            .iter()
+            .map(|c| c.condition_type.as_str())
+            .collect(),
+    })
+}
+
+/// The PersistentVolume made for a claim, found by its claimRef (it outlives the claim).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeFacts<'a> {
+    /// The PV's name.
+    pub name: &'a str,
+    /// `status.phase` (`Bound`, `Released`, …).
+    pub phase: &'a str,
+    /// `spec.csi.volumeHandle`: the driver's volume ID.
+    pub handle: &'a str,
+}
+
+/// The volume made for claim `key`, if one was.
+pub fn claim_volume<'a>(lab: &'a Lab, key_: &str) -> Option<VolumeFacts<'a>> {
+    let (ns, name) = key(key_);
+    lab.cluster
+        .pvs
+        .values()
+        .find(|pv| {
+            pv.spec
+                .claim_ref
+                .as_ref()
+                .is_some_and(|r| r.namespace == ns && r.name == name)
+        })
+        .map(|pv| VolumeFacts {
+            name: pv.name(),
+            phase: &pv.status.phase,
+            handle: &pv.spec.csi.volume_handle,
+        })
+}
+
+/// The driver's state of volume `handle` on `node` (`CREATED`, `NODE_READY`, `PUBLISHED`, …),
+/// `None` when the driver no longer has it.
+pub fn volume_state_on(lab: &Lab, handle: &str, node: &str) -> Option<&'static str> {
+    lab.driver.lifecycle(handle, node).map(|s| s.name())
+}
+
+/// How many NodePublish targets the driver holds for volume `handle` on `node`.
+pub fn volume_targets_on(lab: &Lab, handle: &str, node: &str) -> usize {
+    lab.driver
+        .volume(handle)
+        .map_or(0, |v| v.targets_on(node).len())
+}
+
+/// How many volumes the driver holds.
+pub fn driver_volume_count(lab: &Lab) -> usize {
+    lab.driver.volumes().count()
+}
+
+/// Whether a VolumeAttachment of PV `pv` to `node` says `attached: true`.
+pub fn attached(lab: &Lab, pv: &str, node: &str) -> bool {
+    lab.cluster.volume_attachments.values().any(|va| {
+        va.spec.source.persistent_volume_name == pv
+            && va.spec.node_name == node
+            && va.status.attached
+    })
+}
+
+/// How many VolumeAttachments exist.
+pub fn attachment_count(lab: &Lab) -> usize {
+    lab.cluster.volume_attachments.len()
+}
+
+/// A VolumeSnapshot's `status.readyToUse` (`None`: no such snapshot).
+pub fn snapshot_ready(lab: &Lab, key_: &str) -> Option<bool> {
+    lab.cluster
+        .snapshots
+        .get(&key(key_))
+        .map(|s| s.status.ready_to_use)
+}
+
+/// Whether the StorageClass exists.
+pub fn storage_class_exists(lab: &Lab, name: &str) -> bool {
+    lab.cluster
+        .storage_classes
+        .contains_key(&(no_namespace(), name.to_string()))
+}
+
+/// A NetworkPolicy's `spec.policyTypes` (`None`: no such policy).
+pub fn policy_types<'a>(lab: &'a Lab, key_: &str) -> Option<&'a [String]> {
+    lab.cluster
+        .policies
+        .get(&key(key_))
+        .map(|p| p.spec.policy_types.as_slice())
+}
+
+/// Whether an ingress rule of the NetworkPolicy `key` lets in pods of its namespace carrying
+/// `labels` on this port (its `from` has a podSelector that matches them, or is empty; its
+/// `ports` hold the port, or are empty): what the policy says, whatever the network
+/// enforces. `None`: no such policy.
+pub fn policy_admits(
+    lab: &Lab,
+    key_: &str,
+    labels: &BTreeMap<String, String>,
+    port: u16,
+    proto: Protocol,
+) -> Option<bool> {
+    let p = lab.cluster.policies.get(&key(key_))?;
+    let port_ok = |q: &NetworkPolicyPort| {
+        let qp = q
+            .protocol
+            .as_deref()
+            .and_then(Protocol::parse_loose)
+            .unwrap_or_default();
+        qp == proto
+            && match &q.port {
+                None => true,
+                Some(IntOrString::Int(n)) => {
+                    let last = q.end_port.unwrap_or(*n);
+                    (*n..=last).contains(&i32::from(port))
+                }
+                Some(IntOrString::Str(_)) => false,
+            }
+    };
+    let holds = p.spec.ingress.iter().any(|r| {
+        (r.ports.is_empty() || r.ports.iter().any(port_ok))
+            && (r.from.is_empty()
+                || r.from.iter().any(|peer| {
+                    peer.namespace_selector.is_none()
+                        && peer.ip_block.is_none()
+                        && peer
+                            .pod_selector
+                            .as_ref()
+                            .is_some_and(|s| s.matches(labels))
+                }))
+    });
+    Some(holds)
+}
+
+/// Whether a watch from the beginning would have delivered an event of this type
+/// (`ADDED`, `MODIFIED`, `DELETED`, any case) for this kind and key (`ns/name` or name).
+pub fn watched(lab: &Lab, event_type: &str, kind: ApiKind, key: &str) -> bool {
+    lab.cluster.revs.events_since(0).any(|e| {
+        e.event_type.name().eq_ignore_ascii_case(event_type) && e.kind == kind && e.key == key
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pod_and_its_claim_answer_as_get_and_describe_show_them() {
+        let mut lab = Lab::new();
+        lab.execute("pvc create data --size 1Gi").unwrap();
+        lab.execute("pod create web --node node-2 --pvc data --label app=web")
+            .unwrap();
+        lab.execute("tick 10").unwrap();
+        let p = pod(&lab, "web").expect("pod");
+        assert_eq!(
+            (p.key.as_str(), p.phase, p.node),
+            ("default/web", "Running", "node-2")
+        );
+        assert_eq!(p.ip, Some("10.244.2.2".parse().unwrap()));
+        assert_eq!(p.labels.get("app").map(String::as_str), Some("web"));
+        assert!(p.netns.is_some());
+        assert!(pod(&lab, "kube-system/web").is_none());
+        let c = claim(&lab, "default/data").expect("claim");
+        assert_eq!((c.phase, c.capacity), ("Bound", Some("1Gi")));
+        let v = claim_volume(&lab, "data").expect("volume");
+        assert_eq!(volume_state_on(&lab, v.handle, "node-2"), Some("PUBLISHED"));
+        assert_eq!(volume_targets_on(&lab, v.handle, "node-2"), 1);
+        assert!(watched(&lab, "modified", ApiKind::Pod, "default/web"));
+        assert!(!watched(&lab, "deleted", ApiKind::Pod, "default/web"));
+    }
+}
