@@ -1435,7 +1435,7 @@ pub enum LessonCmd {
     List,
     /// Start (or resume) a lesson on a fresh cluster
     #[command(
-        after_help = "Examples:\n  lesson start ch7-hands-on\n  lesson start ch7-hands-on --variant 12      the variant a teacher handed out"
+        after_help = "Examples:\n  lesson start ch7-hands-on\n  lesson start ch7-hands-on --variant 12"
     )]
     Start {
         /// Lesson id (see `lesson list`)
