@@ -7,10 +7,12 @@
 //! costs what is visible, not what exists: at 100,000 pods the topology formats only the
 //! rows on screen.
 
+use crate::command::grammar::FlowArgs;
 use crate::engine::Lab;
 use crate::engine::node_view::{self, LinkType};
 use crate::engine::pods::pod_status_text;
 use crate::lesson::Lessons;
+pub use crate::lesson::focus::{Focus, FocusPane, WireCall};
 use std::collections::BTreeMap;
 
 /// A pod's key in the API server's table: (namespace, name).
@@ -74,6 +76,19 @@ pub struct VolumeRow {
     pub targets: Vec<String>,
     /// How far along the CSI lifecycle it is.
     pub state: VolumeState,
+    /// On a node where pods wait for a volume another node holds: the attach/detach
+    /// controller's Multi-Attach refusal.
+    pub multi_attach: Option<MultiAttach>,
+}
+
+/// A single-node volume (ReadWriteOnce, ReadWriteOncePod) that pods on another node need:
+/// the attach/detach controller does not attach it there (`Multi-Attach error`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MultiAttach {
+    /// The nodes it is attached to now.
+    pub attached_to: Vec<String>,
+    /// The pods that wait for it on this row's node (`name`, or `ns/name` elsewhere).
+    pub waiting: Vec<String>,
 }
 
 /// The volumes to show: one row per claim and node it is attached to (a claim on no node
@@ -90,7 +105,9 @@ pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
             staging: String::new(),
             targets: Vec::new(),
             state: VolumeState::Created,
+            multi_attach: None,
         };
+        let refused = multi_attach_refusals(lab, &r);
         if r.nodes.is_empty() {
             rows.push(base);
             continue;
@@ -110,8 +127,60 @@ pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
                 ..base.clone()
             });
         }
+        for (node, m) in refused {
+            rows.push(VolumeRow {
+                node,
+                multi_attach: Some(m),
+                ..base.clone()
+            });
+        }
     }
     rows
+}
+
+/// The nodes where pods wait for a claim's single-node volume that is attached elsewhere,
+/// as the attach/detach controller decides (`IsMultiAttachAllowed`, then
+/// `reportMultiAttachError`): each node with the pods there.
+fn multi_attach_refusals(
+    lab: &Lab,
+    r: &crate::engine::volume_view::VolumeRow,
+) -> Vec<(String, MultiAttach)> {
+    let attached_to: Vec<String> = r.nodes.iter().map(|n| n.node.clone()).collect();
+    let Some((ns, claim)) = r.pvc.split_once('/') else {
+        return Vec::new();
+    };
+    let Some(pv) = crate::storage::listers::pv_for_claim(&lab.cluster, ns, claim) else {
+        return Vec::new();
+    };
+    if attached_to.is_empty() || crate::storage::multi_attach_allowed(&pv.spec.access_modes) {
+        return Vec::new();
+    }
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for key in lab.cluster.volume_pods.using_claim(ns, claim) {
+        let Some(pod) = lab.cluster.pods.get(key) else {
+            continue;
+        };
+        let node = &pod.spec.node_name;
+        let done = pod.status.phase == "Failed" || pod.status.phase == "Succeeded";
+        if node.is_empty() || done || attached_to.contains(node) {
+            continue;
+        }
+        let name = if key.0 == ns {
+            key.1.clone()
+        } else {
+            format!("{}/{}", key.0, key.1)
+        };
+        out.entry(node.clone()).or_default().push(name);
+    }
+    out.into_iter()
+        .map(|(node, waiting)| {
+            let m = MultiAttach {
+                attached_to: attached_to.clone(),
+                waiting,
+            };
+            (node, m)
+        })
+        .collect()
 }
 
 /// Markdown source lines joined into paragraphs, so the pane wraps them to its own width.
@@ -137,8 +206,9 @@ fn paragraphs(lines: &[String]) -> String {
     out.trim_end().to_string()
 }
 
-/// What the lesson pane shows for the lesson in progress, if any.
-pub fn lesson_view(lessons: &Lessons, hint: Option<String>) -> Option<LessonView> {
+/// What the lesson pane shows for the lesson in progress, if any, with what the current
+/// step is about ([`Focus`]) and the NetworkPolicy verdicts of the flows its checks name.
+pub fn lesson_view(lab: &Lab, lessons: &Lessons, hint: Option<String>) -> Option<LessonView> {
     use crate::lesson::session::Item;
     let s = lessons.session.as_ref()?;
     let (done, total) = s.counts();
@@ -150,6 +220,15 @@ pub fn lesson_view(lessons: &Lessons, hint: Option<String>) -> Option<LessonView
         Item::Quiz(i, _) => format!("quiz {}/{quizzes} · steps {steps_done}/{steps}", i + 1),
         Item::Finished => format!("steps {steps_done}/{steps} · quizzes {right}/{quizzes}"),
     } + &crate::lesson::commands::variant_tag(s.lesson.variant);
+    let focus = match s.current() {
+        Item::Step(step) => Some(crate::lesson::focus::of_step(step)),
+        _ => None,
+    };
+    let verdicts = focus
+        .iter()
+        .flat_map(|f| &f.flows)
+        .filter_map(|flow| verdict(lab, flow))
+        .collect();
     let (text, goal) = match s.current() {
         Item::Step(step) => (
             format!(
@@ -174,14 +253,92 @@ pub fn lesson_view(lessons: &Lessons, hint: Option<String>) -> Option<LessonView
         text,
         goal,
         hint,
+        step: match s.current() {
+            Item::Step(step) => Some(step.number),
+            _ => None,
+        },
+        focus,
+        verdicts,
     })
+}
+
+/// The claims (`ns/name`) a step is about: the one its checks name, else those of the pods
+/// they name, as the pods use them now.
+pub fn focus_claims(lab: &Lab, focus: &Focus) -> Vec<String> {
+    let key = |s: &str| match s.split_once('/') {
+        Some((ns, name)) => (ns.to_string(), name.to_string()),
+        None => ("default".to_string(), s.to_string()),
+    };
+    if let Some(pvc) = &focus.pvc {
+        let (ns, name) = key(pvc);
+        return vec![format!("{ns}/{name}")];
+    }
+    let Some(pod) = focus
+        .pod
+        .as_deref()
+        .and_then(|p| lab.cluster.pods.get(&key(p)))
+    else {
+        return Vec::new();
+    };
+    pod.spec
+        .volumes
+        .iter()
+        .map(|v| {
+            format!(
+                "{}/{}",
+                pod.metadata.namespace, v.persistent_volume_claim.claim_name
+            )
+        })
+        .collect()
+}
+
+/// A flow's NetworkPolicy verdict, as `reach` takes it now (`None` when an end is gone).
+fn verdict(lab: &Lab, flow: &FlowArgs) -> Option<Verdict> {
+    let (_, seen) = lab.reach(flow).ok()?;
+    let crate::engine::seen::Seen::Reach(r) = seen else {
+        return None;
+    };
+    let end = |e: &crate::engine::seen::Endpoint| match e {
+        crate::engine::seen::Endpoint::Pod(p) if p.namespace == "default" => p.name.clone(),
+        crate::engine::seen::Endpoint::Pod(p) => format!("{}/{}", p.namespace, p.name),
+        crate::engine::seen::Endpoint::Node(n) => n.clone(),
+        crate::engine::seen::Endpoint::Ip(ip) => ip.to_string(),
+    };
+    Some(Verdict {
+        src: end(&r.flow.src),
+        dst: end(&r.flow.dst),
+        port: r.flow.port,
+        protocol: r.flow.protocol,
+        allowed: r.allowed,
+        enforced: r.enforced,
+        policies_allow: r.policies_allow,
+    })
+}
+
+/// The NetworkPolicy verdict on a flow a lesson step asks about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The source (`web`, `team/web`, a node).
+    pub src: String,
+    /// The destination.
+    pub dst: String,
+    /// The destination port.
+    pub port: u16,
+    /// `TCP`, `UDP` or `SCTP`.
+    pub protocol: &'static str,
+    /// Whether the data plane lets it through.
+    pub allowed: bool,
+    /// Whether the network enforces NetworkPolicy at all.
+    pub enforced: bool,
+    /// The policies' own verdict (what a network that enforces them would do).
+    pub policies_allow: bool,
 }
 
 // ---------------------------------------------------------------------------------------
 // Lessons (the player is written separately; this is what the pane renders).
 
 /// What the lesson pane shows while a lesson runs.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LessonView {
     /// The lesson's title.
     pub title: String,
@@ -198,6 +355,12 @@ pub struct LessonView {
     pub goal: String,
     /// The hint, when the learner asked for it.
     pub hint: Option<String>,
+    /// The current step's number (none for a quiz, the end or a playback).
+    pub step: Option<u32>,
+    /// What the current step is about (none for a quiz or a playback).
+    pub focus: Option<Focus>,
+    /// The NetworkPolicy verdicts of the flows the step's checks name, as they are now.
+    pub verdicts: Vec<Verdict>,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -638,6 +801,30 @@ pub fn latest_call_with_wire(lab: &Lab, limit: usize) -> Option<u64> {
         .rev()
         .take(limit)
         .find(|(seq, _)| wire_range(lab, *seq).is_some())
+        .map(|(seq, _)| seq)
+}
+
+/// The runtime's `CNI ADD|DEL|CHECK` line whose chain holds the record of an `exec` line
+/// (`None` for a call no chain ran).
+pub fn chain_of(lab: &Lab, call: u64) -> Option<u64> {
+    let (rec, _) = wire_range(lab, call)?;
+    // The line sits next to the plugins' `exec` lines, before or after them.
+    (call.saturating_sub(64)..=call.saturating_add(64))
+        .find(|seq| wire_range(lab, *seq).is_some_and(|(a, b)| b > a + 1 && a <= rec && rec < b))
+}
+
+/// The newest call-log entry that ran one record of `call` (a plugin's `exec` line, a CSI
+/// call), looking back at most `limit` entries: the record a step's wire check names.
+pub fn latest_call_of(lab: &Lab, call: &WireCall, limit: usize) -> Option<u64> {
+    lab.calls
+        .iter()
+        .rev()
+        .take(limit)
+        .find(|(seq, _)| {
+            wire_range(lab, *seq).is_some_and(|(a, b)| {
+                b == a + 1 && lab.wire.get(a).is_some_and(|r| call.matches(r))
+            })
+        })
         .map(|(seq, _)| seq)
 }
 

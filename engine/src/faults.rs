@@ -440,6 +440,15 @@ impl Faults {
                 .is_some_and(|t| *t > clock)
     }
 
+    /// The earliest time after `now` at which systemd has a crashed kubelet back.
+    pub fn next_kubelet_restart(&self, now: Millis) -> Option<Millis> {
+        self.kubelet_down_until
+            .values()
+            .copied()
+            .filter(|t| *t > now)
+            .min()
+    }
+
     /// Remove one fault (by number) or all; returns what was removed.
     pub fn clear(&mut self, id: Option<u32>) -> Result<Vec<Fault>, String> {
         match id {

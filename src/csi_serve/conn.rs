@@ -22,6 +22,7 @@
 //! A connection is closed by ending its reads: the HTTP/2 layer sees the end of the stream
 //! and drops the connection, which closes the socket.
 
+use super::authority::AuthorityFix;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -156,6 +157,8 @@ pub(super) struct Conn {
     activity: Arc<Activity>,
     idle_timeout: Duration,
     timer: Pin<Box<Sleep>>,
+    /// What the client sends passes through it ([`super::authority`]).
+    fix: AuthorityFix,
 }
 
 impl Conn {
@@ -166,6 +169,7 @@ impl Conn {
             activity,
             idle_timeout,
             timer,
+            fix: AuthorityFix::new(),
         }
     }
 
@@ -225,7 +229,22 @@ impl AsyncRead for Conn {
         if this.ending(cx) {
             return Poll::Ready(Ok(())); // the end of the stream
         }
-        Pin::new(&mut this.stream).poll_read(cx, buf)
+        // The client's bytes go through the authority fix; what it holds back (part of a
+        // frame) waits for more.
+        let mut chunk = [0u8; 8192];
+        while !this.fix.has_output() {
+            let mut read = ReadBuf::new(&mut chunk);
+            match Pin::new(&mut this.stream).poll_read(cx, &mut read) {
+                Poll::Ready(Ok(())) if read.filled().is_empty() => {
+                    this.fix.finish();
+                    break;
+                }
+                Poll::Ready(Ok(())) => this.fix.push(read.filled()),
+                other => return other,
+            }
+        }
+        buf.put_slice(&this.fix.take(buf.remaining()));
+        Poll::Ready(Ok(()))
     }
 }
 

@@ -481,12 +481,17 @@ mod tests {
     /// Start a unary call of `path` on `stream` with an empty request message (headers as
     /// HPACK literals without indexing).
     fn call(s: &mut UnixStream, stream: u32, path: &str) {
+        call_as(s, stream, path, "localhost");
+    }
+
+    /// [`call`] with `authority` as `:authority`.
+    fn call_as(s: &mut UnixStream, stream: u32, path: &str, authority: &str) {
         let mut block = Vec::new();
         for (name, value) in [
             (":method", "POST"),
             (":scheme", "http"),
             (":path", path),
-            (":authority", "localhost"),
+            (":authority", authority),
             ("content-type", "application/grpc"),
             ("te", "trailers"),
         ] {
@@ -609,6 +614,28 @@ mod tests {
         // Its answer: a DATA frame on its stream.
         while read_frame(&mut s).expect("the answer") != (0, 1) {}
         assert!(!closed_within(&mut s, idle * 4), "still open");
+    }
+
+    /// grpcio on a unix socket sends the socket's path, percent-encoded, as `:authority`; a
+    /// grpc-go server takes it, and so does this one (h2 alone resets the stream with
+    /// PROTOCOL_ERROR before the call reaches the lab).
+    #[test]
+    fn a_call_with_grpcio_s_socket_path_authority_is_served() {
+        let server = TestServer::start("authority", limits(8, Duration::from_secs(60)));
+        let mut s = h2(&server.socket);
+        call_as(&mut s, 1, "/csi.v1.Identity/Probe", "tmp%2Fcsi.sock");
+        let Job::Call { reply, path, .. } = server.job() else {
+            panic!("a call");
+        };
+        assert_eq!(path, "/csi.v1.Identity/Probe");
+        reply.send(Ok(serde_json::json!({}))).expect("answered");
+        loop {
+            let frame = read_frame(&mut s).expect("the answer");
+            assert_ne!(frame, (3, 1), "the stream was reset");
+            if frame == (0, 1) {
+                break;
+            }
+        }
     }
 
     /// At the cap a new connection closes the one idle longest; when every connection has

@@ -14,8 +14,10 @@
 //! the socket it bound); the exit status is then 128 + the signal's number, as for the
 //! other front ends (see `util::signals`).
 
+mod authority;
 mod conn;
 pub mod grpc;
+mod hpack;
 
 pub use conn::{
     ACCEPT_BACKOFF, IDLE_TIMEOUT, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT, MAX_CONNECTIONS,

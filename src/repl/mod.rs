@@ -347,7 +347,7 @@ type SharedCast = crate::cast::Shared;
 
 /// The heading of the lesson step in progress (`Step 2 · …`), if a lesson runs.
 fn step_heading(desk: &Desk) -> Option<String> {
-    lab_engine::dash::lesson_view(&desk.lessons, None)
+    lab_engine::dash::lesson_view(&desk.lab, &desk.lessons, None)
         .and_then(|v| v.text.lines().next().map(str::to_string))
 }
 
@@ -610,6 +610,36 @@ fn plain_loop(
         }
         if lab_engine::command::help::is_clear_word(line.trim()) {
             // A plain session has no screen of its own to clear: nothing to do.
+            continue;
+        }
+        if let (
+            Some(c),
+            Ok(Some(lab_engine::command::Command::Lesson(
+                lab_engine::command::grammar::LessonCmd::Play {
+                    id,
+                    speed,
+                    step,
+                    variant,
+                },
+            ))),
+        ) = (
+            cast,
+            lab_engine::command::parse(lab_engine::command::strip_comment(&line)),
+        ) {
+            // Recorded: played event by event, so each step's heading gets its marker.
+            let mut sink = playback::PlainSink {
+                out: &mut *out,
+                cast: c,
+                color: opts.color_out,
+            };
+            let opts_play = lab_engine::lesson::play::PlayOptions {
+                speed,
+                step,
+                variant,
+            };
+            if let Err(e) = desk.lesson_play_live(&id, opts_play, &mut sink) {
+                print_result(Err(e), opts, out, err)?;
+            }
             continue;
         }
         let step_before = step_heading(desk);

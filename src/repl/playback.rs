@@ -1,5 +1,6 @@
 //! `lesson play` in the REPL: the reference commands are typed visibly at the lesson's pace,
-//! run, and their output shown; with `--step`, Enter advances (q then Enter stops).
+//! run, and their output shown; with `--step`, Enter advances (q then Enter stops). The
+//! plain REPL (`--plain`, a pipe) plays at once, and when it records, marks each step.
 
 use crate::ansi;
 use lab_engine::lesson::play::PlaySink;
@@ -53,5 +54,54 @@ impl PlaySink for TerminalSink {
             Ok(0) | Err(_) => false,
             Ok(_) => line.trim() != "q",
         }
+    }
+}
+
+/// `lesson play` in the plain REPL while it records (`repl --plain --record`): everything
+/// printed at once to the session's output (which the recording already takes in), and an
+/// asciicast marker where each step begins.
+pub struct PlainSink<'a> {
+    /// The session's output (teed into the recording).
+    pub out: &'a mut dyn Write,
+    /// The recording, for the markers.
+    pub cast: &'a crate::cast::Shared,
+    /// Paint with colours.
+    pub color: bool,
+}
+
+impl PlaySink for PlainSink<'_> {
+    fn show(&mut self, out: &Outcome) {
+        let text = if self.color {
+            ansi::paint(out)
+        } else {
+            out.to_text()
+        };
+        let _ = self.out.write_all(text.as_bytes());
+        let _ = self.out.flush();
+    }
+
+    fn type_command(&mut self, command: &str, _: u64) {
+        let _ = writeln!(
+            self.out,
+            "lab> {}",
+            lab_engine::render::escape_controls(command)
+        );
+    }
+
+    fn pause(&mut self, _: u64) -> bool {
+        true
+    }
+
+    fn wait_for_key(&mut self) -> bool {
+        true
+    }
+
+    fn marker(&mut self, label: &str) {
+        let _ = self.out.flush();
+        let mut c = self
+            .cast
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = c.marker(label).and_then(|()| c.flush());
     }
 }

@@ -170,6 +170,11 @@ pub struct UiState {
     /// The call the wire pane follows while no call is selected: chosen after each command
     /// that ran plugins (its first failure, else its newest CNI chain); kept otherwise.
     pub wire_follow: Option<u64>,
+    /// The call the lesson step's wire check names (its newest record), kept in view in
+    /// Calls while no call is selected.
+    pub focus_call: Option<u64>,
+    /// The lesson step whose focus was applied last: (lesson title, step number).
+    pub focused_step: Option<(String, u32)>,
     /// Set when the dashboard should exit.
     pub quit: bool,
 }
@@ -200,6 +205,8 @@ impl Default for UiState {
             show_hint: false,
             help_scroll: 0,
             wire_follow: None,
+            focus_call: None,
+            focused_step: None,
             quit: false,
         }
     }
@@ -266,6 +273,12 @@ pub struct App {
 }
 
 type IpamSnapshot = (String, BTreeMap<String, IpamFiles>);
+
+/// What the Output pane shows for a lesson step's text while the Lesson pane shows it.
+const LESSON_TEXT_BESIDE: &str = "  (the step's text is in the Lesson pane)";
+
+/// How far back in the call log a step's wire call is looked for.
+const FOCUS_CALL_LOOKBACK: usize = 4096;
 
 /// How often playback advances (the event loop's tick).
 const PLAYBACK_TICK_MS: u64 = 100;
@@ -379,6 +392,66 @@ impl App {
         app.derived.ipam.node = app.ui.sel_node.clone().unwrap_or_default();
         app.refresh_routes();
         app
+    }
+
+    /// Show what the lesson's current step is about ([`model::Focus`]): on a new step, bring
+    /// its pane forward and select its node or pod; on every command, show the newest
+    /// record of the wire call its checks name (in Wire, and in view in Calls).
+    fn follow_step_focus(&mut self) {
+        let Some(view) = &self.lesson else {
+            self.ui.focus_call = None;
+            return;
+        };
+        let Some(focus) = view.focus.clone() else {
+            self.ui.focus_call = None;
+            return;
+        };
+        let step = view.step.map(|n| (view.title.clone(), n));
+        self.ui.focus_call = focus
+            .wire
+            .as_ref()
+            .and_then(|w| model::latest_call_of(&self.desk.lab, w, FOCUS_CALL_LOOKBACK));
+        if let Some(c) = self.ui.focus_call {
+            self.ui.wire_follow = Some(c);
+        }
+        if step.is_none() || self.ui.focused_step == step {
+            return;
+        }
+        self.ui.focused_step = step;
+        let pod = focus.pod.as_deref().and_then(|p| {
+            let (ns, name) = p.split_once('/').unwrap_or(("default", p));
+            let key = (ns.to_string(), name.to_string());
+            self.desk.lab.pod_node(&key).map(|n| (key, n.to_string()))
+        });
+        if let Some((key, node)) = pod {
+            self.ui.sel_node = Some(node);
+            self.ui.sel_pod = Some(key);
+        }
+        if let Some(n) = focus
+            .node
+            .filter(|n| self.derived.pods.by_node.contains_key(n))
+        {
+            if self.ui.sel_node.as_ref() != Some(&n) {
+                self.ui.sel_pod = None;
+            }
+            self.ui.sel_node = Some(n);
+        }
+        self.fix_selection();
+        self.refresh_routes();
+        if let Some(p) = focus.pane {
+            self.ui.focus = match p {
+                model::FocusPane::Wire => Pane::Wire,
+                model::FocusPane::Volumes => Pane::Volumes,
+                model::FocusPane::Ipam => Pane::Ipam,
+                model::FocusPane::Calls => Pane::Calls,
+                model::FocusPane::Routes => Pane::Routes,
+                model::FocusPane::Topology => Pane::Topology,
+            };
+            self.ui.focus_stack.clear();
+            if matches!(self.ui.focus, Pane::Ipam | Pane::Routes | Pane::Volumes) {
+                self.ui.grid_partner = self.ui.focus;
+            }
+        }
     }
 
     /// Whether the loop should stop.
@@ -970,8 +1043,9 @@ impl App {
                 self.lesson = Some(view);
             }
             None => {
-                let view = model::lesson_view(&self.desk.lessons, None);
+                let view = model::lesson_view(&self.desk.lab, &self.desk.lessons, None);
                 self.set_lesson(view);
+                self.follow_step_focus();
             }
         }
     }
@@ -1026,8 +1100,12 @@ impl App {
                 }
                 PlayEvent::Text(t) => {
                     let t = lab_engine::lesson::facts::fill(&self.desk.lab, &t);
-                    for l in t.lines() {
-                        self.push_output(Line::plain(l));
+                    // A lesson's text stays in the Lesson pane beside the output (a
+                    // script's captions are the output's narration).
+                    if !(p.lesson_code && view::lesson_on_screen(self, self.ui.area)) {
+                        for l in t.lines() {
+                            self.push_output(Line::plain(l));
+                        }
                     }
                     p.text(&t);
                     p.events.pop_front();
@@ -1263,7 +1341,21 @@ impl App {
         match self.desk.execute(line) {
             Ok(out) => {
                 let n = out.lines.len();
+                // A lesson's teaching text goes to the Lesson pane alone when it is on screen.
+                let beside = self.desk.lessons.session.is_some()
+                    && view::lesson_on_screen(self, self.ui.area);
+                let mut noted = false;
                 for l in out.lines {
+                    if beside
+                        && l.spans.iter().all(|s| s.role == Role::Prose)
+                        && !l.spans.is_empty()
+                    {
+                        if !noted {
+                            self.push_output(Line::styled(LESSON_TEXT_BESIDE, Role::Dim));
+                            noted = true;
+                        }
+                        continue;
+                    }
                     self.push_output(l);
                 }
                 if n == 0 {
@@ -1324,7 +1416,8 @@ impl App {
         };
         if self.playback.is_none() {
             // (A playback's step stays in the pane meanwhile: `show_playback`.)
-            self.set_lesson(model::lesson_view(&self.desk.lessons, hint));
+            self.set_lesson(model::lesson_view(&self.desk.lab, &self.desk.lessons, hint));
+            self.follow_step_focus();
         }
     }
 

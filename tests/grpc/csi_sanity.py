@@ -17,12 +17,9 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 )
 
 SOCKET, NODE = sys.argv[1], sys.argv[2]
-# grpcio sends the socket path as :authority on a unix socket, which the server's HTTP/2
-# layer (h2, RFC 7540 8.1.2.3) refuses; grpc-go (kubelet, the sidecars, csi-sanity) sends
-# "localhost", so the client says the same.
-CHANNEL = grpc.insecure_channel(
-    "unix:" + SOCKET, options=[("grpc.default_authority", "localhost")]
-)
+# The channel's default options: grpcio sends the socket's path, percent-encoded, as
+# :authority on a unix socket, which the server takes as a grpc-go server does.
+CHANNEL = grpc.insecure_channel("unix:" + SOCKET)
 POOL = descriptor_pool.DescriptorPool(ProtoReflectionDescriptorDatabase(CHANNEL))
 GIB = 1 << 30
 MOUNT = {"mount": {}, "access_mode": {"mode": "SINGLE_NODE_WRITER"}}

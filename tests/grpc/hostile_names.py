@@ -17,10 +17,8 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 
 SOCKET = sys.argv[1]
 HOSTILE = "v\x1b]0;pwned\x07\x1b[2J\u009b2J"
-# See csi_sanity.py for why the authority is given.
-CHANNEL = grpc.insecure_channel(
-    "unix:" + SOCKET, options=[("grpc.default_authority", "localhost")]
-)
+# Default options, as in csi_sanity.py.
+CHANNEL = grpc.insecure_channel("unix:" + SOCKET)
 POOL = descriptor_pool.DescriptorPool(ProtoReflectionDescriptorDatabase(CHANNEL))
 MOUNT = {"mount": {}, "access_mode": {"mode": "SINGLE_NODE_WRITER"}}
 

@@ -578,7 +578,9 @@ fn the_reliability_page_states_every_cap() {
             "IDLE_TIMEOUT",
             format!("{} s", cni_csi_lab::csi_serve::IDLE_TIMEOUT.as_secs()),
         ),
+        ("MAX_TIMERS_PER_TICK", "10,000".to_string()),
     ];
+    assert_eq!(lab_engine::engine::MAX_TIMERS_PER_TICK, 10_000);
     assert_eq!(lab_engine::manifest::MAX_YAML_NODES, 250_000);
     for (name, value) in caps {
         let row = page

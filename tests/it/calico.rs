@@ -261,3 +261,38 @@ fn switching_to_calico_names_the_file_each_node_now_takes() {
         "{out}"
     );
 }
+
+/// calico-node's installer writes the conflist of `manifests/calico.yaml` at HEAD (v3.33+):
+/// the calico plugin (addressing delegated to calico-ipam), then portmap; `bandwidth` left
+/// the list after v3.29, so a pod's bandwidth annotation shapes nothing under Calico and no
+/// bandwidth plugin runs.
+#[test]
+fn calicos_conflist_chains_portmap_and_no_bandwidth() {
+    use lab_engine::record::wire::WireRecord;
+    let mut lab = calico();
+    let mark = lab.wire().next_seq();
+    run(
+        &mut lab,
+        "pod create shaped --node node-1 --bandwidth-egress 1M",
+    );
+    let ran: Vec<String> = (mark..lab.wire().next_seq())
+        .filter_map(|s| match lab.wire().get(s) {
+            Some(WireRecord::Cni(c)) => Some(format!("{}:{}", c.plugin_type, c.env.cmd().as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ran, ["calico:ADD", "calico-ipam:ADD", "portmap:ADD"]);
+    let conf: serde_json::Value =
+        serde_json::from_str(lab_engine::netd::calico::Calico::conflist("node-1").as_str())
+            .unwrap();
+    let plugins: Vec<&str> = conf["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(plugins, ["calico", "portmap"]);
+    assert_eq!(conf["plugins"][1]["snat"], true);
+    assert_eq!(conf["plugins"][1]["capabilities"]["portMappings"], true);
+    assert_eq!(conf["cniVersion"], "1.0.0");
+}

@@ -570,6 +570,32 @@ fn every_record_flag_writes_an_asciicast_or_is_refused() {
     assert!(markers[0].starts_with("Step 1 · "), "{markers:?}");
     assert!(markers[1].starts_with("Step 2 · "), "{markers:?}");
 
+    // `lesson play` in the plain REPL: one marker per step (and per quiz, after the
+    // lesson's title), each before its heading in the output.
+    let played = temp_file("played.cast", "");
+    let o = lab(
+        &["repl", "--plain", "--record", played.to_str().unwrap()],
+        "lesson play ch2-core-ideas --speed 1000\n",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (_, out, markers) = read_cast(&played);
+    let steps: Vec<&String> = markers.iter().filter(|m| m.starts_with("Step ")).collect();
+    assert_eq!(steps.len(), 20, "{markers:?}");
+    for (i, m) in steps.iter().enumerate() {
+        assert!(
+            m.starts_with(&format!("Step {}/20 · ", i + 1)),
+            "{markers:?}"
+        );
+        assert!(out.contains(&format!("── {m}")), "{m} is shown too");
+    }
+    assert!(markers[0].starts_with("Chapter 2"), "{markers:?}");
+    assert_eq!(
+        markers.iter().filter(|m| m.starts_with("Quiz ")).count(),
+        8,
+        "{markers:?}"
+    );
+    assert!(out.contains("lab> cni add c1 --node node-1"), "{out}");
+
     // Nothing to record: refused, no file.
     let none = temp_file("none.cast", "");
     std::fs::remove_file(&none).unwrap();

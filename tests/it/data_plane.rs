@@ -2,6 +2,7 @@
 //! plugin made, the nat rules, flannel.1's neighbour and FDB entries, MTUs.
 
 use lab_engine::engine::Lab;
+use lab_engine::net::trace::{Rewrite, Trace};
 
 fn run(lab: &mut Lab, line: &str) -> String {
     match lab.execute(line) {
@@ -227,4 +228,122 @@ fn a_pod_s_lo_is_ifindex_1_and_up() {
             .any(|l| l.contains(": veth") && l.contains("@if2:")),
         "{host}"
     );
+}
+
+/// The typed walk of `trace SRC DST [--port P] [--size N]`.
+fn walk(lab: &Lab, src: &str, dst: &str, port: Option<u16>, size: Option<u32>) -> Trace {
+    let args = lab_engine::command::grammar::FlowArgs {
+        src: src.to_string(),
+        dst: dst.to_string(),
+        port: port.map(|p| p.to_string()),
+        size,
+    };
+    lab.walk(&args).expect("walk")
+}
+
+/// The source a delivered packet carries: the last source rewrite, else none.
+fn rewritten_source(t: &Trace) -> Option<std::net::IpAddr> {
+    t.hops.iter().rev().find_map(|h| match h.rewrite {
+        Some(Rewrite::Source(_, to)) => Some(to),
+        _ => None,
+    })
+}
+
+fn ip(s: &str) -> std::net::IpAddr {
+    s.parse().expect("an address")
+}
+
+/// portmap's hairpin: a pod on the hostPort's node is marked in PREROUTING
+/// (`CNI-HOSTPORT-SETMARK`) and masqueraded for the mark in POSTROUTING
+/// (`CNI-HOSTPORT-MASQ`), so the hostPort's pod sees the bridge's address; the pod that
+/// holds the hostPort reaches itself the same way (without the rewrite its kernel would
+/// drop its own address as a martian source). From the other node the DNAT alone applies.
+#[test]
+fn a_host_port_from_its_own_node_is_masqueraded_by_the_hairpin_mark() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pod create web --node node-1");
+    run(&mut lab, "pod create db --node node-2");
+    run(&mut lab, "pod create api --node node-2 --port 8080:80");
+    for src in ["db", "api"] {
+        let t = walk(&lab, src, "node-2", Some(8080), None);
+        assert!(t.delivered(), "{}", t.lines().join("\n"));
+        assert_eq!(
+            rewritten_source(&t),
+            Some(ip("10.244.2.1")),
+            "{}",
+            t.lines().join("\n")
+        );
+        assert!(
+            t.hops.iter().any(|h| h
+                .text
+                .contains("-A CNI-HOSTPORT-MASQ -m mark --mark 0x2000/0x2000 -j MASQUERADE")),
+            "{}",
+            t.lines().join("\n")
+        );
+    }
+    // From node-1 the source was flannel's node-1 masquerade (to node-2's InternalIP), and
+    // node-2 adds no hairpin rewrite.
+    let t = walk(&lab, "web", "node-2", Some(8080), None);
+    assert!(t.delivered(), "{}", t.lines().join("\n"));
+    assert_eq!(rewritten_source(&t), Some(ip("192.168.0.1")));
+}
+
+/// A peer node's pod-network address (node-2's cni0, 10.244.2.1, once a pod there gave the
+/// bridge its address) is routed as pod traffic: through the podCIDR route, the source kept
+/// (flannel does not masquerade within the cluster network), and under VXLAN a 1500-byte
+/// packet does not fit flannel.1.
+#[test]
+fn a_peer_node_s_bridge_address_is_routed_as_pod_traffic() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pod create web --node node-1");
+    run(&mut lab, "pod create db --node node-2");
+    let t = walk(&lab, "web", "10.244.2.1", None, None);
+    assert!(t.delivered(), "{}", t.lines().join("\n"));
+    assert_eq!(rewritten_source(&t), None, "{}", t.lines().join("\n"));
+    let route = t
+        .hops
+        .iter()
+        .find_map(|h| h.route.as_ref())
+        .expect("a node route");
+    assert_eq!(route.1.dst, "10.244.2.0/24", "{}", t.lines().join("\n"));
+
+    let mut lab = crate::common::lab();
+    run(&mut lab, "network use flannel-vxlan");
+    run(&mut lab, "pod create web --node node-1");
+    run(&mut lab, "pod create db --node node-2");
+    let t = walk(&lab, "web", "10.244.2.1", None, Some(1500));
+    let too_big = t.too_big.as_ref().expect("too big for flannel.1");
+    assert_eq!(
+        (too_big.mtu, too_big.icmp, too_big.dev.as_str()),
+        (1450, true, "flannel.1")
+    );
+    assert!(walk(&lab, "web", "10.244.2.1", None, Some(1450)).delivered());
+}
+
+/// Under Calico a hostPort is a DNAT to its pod, whose policy Felix applies after it:
+/// `reach` names that pod and denies what `trace` drops (from node-1 the source arrives
+/// masqueraded to node-1's address, which the policy does not admit).
+#[test]
+fn reach_to_a_host_port_under_calico_judges_the_pod_behind_it() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "network use calico-bgp");
+    run(&mut lab, "pod create web --node node-1 -l app=web");
+    run(
+        &mut lab,
+        "pod create db --node node-2 -l app=db --port 8080:80",
+    );
+    run(
+        &mut lab,
+        "policy create db-in --select app=db --ingress-from app=web --port 80",
+    );
+    let t = walk(&lab, "web", "node-2", Some(8080), None);
+    assert!(!t.policy_allows(), "{}", t.lines().join("\n"));
+    assert!(!t.verdict.allowed(), "{}", t.verdict.text());
+    assert_eq!(t.verdict.ingress.subject, "default/db");
+    let reach = run(&mut lab, "reach web node-2 --port 8080");
+    assert!(reach.starts_with("denied: "), "{reach}");
+    // db reaching its own hostPort: Felix sees db's own address, which db-in does not admit.
+    let t = walk(&lab, "db", "node-2", Some(8080), None);
+    assert!(!t.policy_allows(), "{}", t.lines().join("\n"));
+    assert!(!t.verdict.allowed(), "{}", t.verdict.text());
 }

@@ -41,14 +41,14 @@ use std::process::{Command, Stdio};
 const MASQ_CONFLIST: &str = r#"{"cniVersion":"1.0.0","name":"masq-net","plugins":[{"type":"bridge","bridge":"br-lab","isGateway":true,"isDefaultGateway":true,"ipMasq":true,"ipam":{"type":"host-local","ranges":[[{"subnet":"{{.PodCIDR}}"}]]}}]}"#;
 
 /// What one command did.
-struct Done {
-    ok: bool,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Done {
+    pub(crate) ok: bool,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 /// Run `prog args` under `timeout` (5 s, then KILL), feeding `stdin`.
-fn run(prog: &str, args: &[&str], stdin: &str) -> Done {
+pub(crate) fn run(prog: &str, args: &[&str], stdin: &str) -> Done {
     let child = Command::new("timeout")
         .args(["-k", "1", "5", prog])
         .args(args)
@@ -84,7 +84,7 @@ fn run(prog: &str, args: &[&str], stdin: &str) -> Done {
 }
 
 /// Run a command that must succeed; its stdout.
-fn must(prog: &str, args: &[&str]) -> String {
+pub(crate) fn must(prog: &str, args: &[&str]) -> String {
     must_in(prog, args, "")
 }
 
@@ -106,7 +106,7 @@ fn trimmed(s: &str) -> Vec<String> {
 
 /// Network namespaces that are deleted when the guard goes (also on a panic).
 #[derive(Default)]
-struct Namespaces(Vec<String>);
+pub(crate) struct Namespaces(Vec<String>);
 
 impl Namespaces {
     fn add(&mut self, name: &str) -> Result<(), String> {
@@ -128,7 +128,7 @@ impl Drop for Namespaces {
 }
 
 /// Why the test cannot run here, if it cannot.
-fn missing_prerequisite() -> Option<String> {
+pub(crate) fn missing_prerequisite() -> Option<String> {
     oracle::missing(
         true,
         &[
@@ -145,7 +145,7 @@ fn missing_prerequisite() -> Option<String> {
 }
 
 /// Can this kernel make a VXLAN device (CONFIG_VXLAN)? Tried in a scratch namespace.
-fn kernel_lacks_vxlan(prefix: &str) -> Option<String> {
+pub(crate) fn kernel_lacks_vxlan(prefix: &str) -> Option<String> {
     let mut guard = Namespaces::default();
     let ns = format!("{prefix}-probe");
     if let Err(e) = guard.add(&ns) {
@@ -163,7 +163,7 @@ fn kernel_lacks_vxlan(prefix: &str) -> Option<String> {
 
 /// The flavours of the lab the test drives.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Backend {
+pub(crate) enum Backend {
     HostGw,
     Vxlan,
 }
@@ -194,7 +194,7 @@ fn lab_with_two_pods(backend: Backend, ip_masq: bool, tag: &str) -> Lab {
     lab
 }
 
-fn text(lab: &mut Lab, line: &str) -> String {
+pub(crate) fn text(lab: &mut Lab, line: &str) -> String {
     match lab.execute(line) {
         Ok(out) => out.to_text(),
         Err(e) => panic!("{line}: {}", e.message),
@@ -202,24 +202,24 @@ fn text(lab: &mut Lab, line: &str) -> String {
 }
 
 /// The real namespaces mirroring the lab's nodes and pods.
-struct Real {
-    guard: Namespaces,
+pub(crate) struct Real {
+    pub(crate) guard: Namespaces,
     /// node name → its namespace.
-    node_ns: BTreeMap<String, String>,
+    pub(crate) node_ns: BTreeMap<String, String>,
     /// (node, lab netns path) → the pod's namespace.
     pod_ns: BTreeMap<(String, String), String>,
     /// pod name → (node, lab netns path).
-    pods: BTreeMap<String, (String, String)>,
+    pub(crate) pods: BTreeMap<String, (String, String)>,
 }
 
 impl Real {
-    fn pod(&self, name: &str) -> &str {
+    pub(crate) fn pod(&self, name: &str) -> &str {
         &self.pod_ns[&self.pods[name]]
     }
 }
 
 /// Build the lab's state in real namespaces named `<prefix>-…`.
-fn mirror(lab: &Lab, prefix: &str) -> Result<Real, String> {
+pub(crate) fn mirror(lab: &Lab, prefix: &str) -> Result<Real, String> {
     let mut real = Real {
         guard: Namespaces::default(),
         node_ns: BTreeMap::new(),
@@ -274,13 +274,9 @@ fn mirror(lab: &Lab, prefix: &str) -> Result<Real, String> {
         {
             let lab_ns = &host.netns[&path];
             mirror_links(&real, node, &pns, lab_ns, false)?;
-            for r in lab_ns.route_table() {
-                add_route(&pns, &r);
-            }
+            add_routes(&pns, lab_ns.route_table());
         }
-        for r in host.route_table() {
-            add_route(&ns, &r);
-        }
+        add_routes(&ns, host.route_table());
         // §4: per peer the permanent neighbour, the FDB entry; the onlink route is above.
         for n in host.neighbours() {
             let state = n.state.to_lowercase();
@@ -317,6 +313,15 @@ fn mirror(lab: &Lab, prefix: &str) -> Result<Real, String> {
             must(
                 "ip",
                 &["netns", "exec", &ns, "sysctl", "-qw", &format!("{k}={v}")],
+            );
+        }
+        // Felix's rules test ipsets: the sets first (`ipset restore` takes `ipset save`).
+        let sets = host.ipsets.to_save_lines();
+        if !sets.is_empty() {
+            must_in(
+                "ip",
+                &["netns", "exec", &ns, "ipset", "restore"],
+                &(sets.join("\n") + "\n"),
             );
         }
         let mut restore = String::new();
@@ -464,26 +469,20 @@ fn mirror_links(
     Ok(())
 }
 
-/// Add a route the lab holds that the kernel does not derive from an address.
-fn add_route(ns: &str, r: &RouteEntry) {
-    if r.proto_kernel {
-        return;
+/// Add the routes the lab holds that the kernel does not derive from an address: each
+/// one's `ip route` line as the lab prints it is `ip route add`'s argument list
+/// (`blackhole … proto bird`, `… via … dev eth0 proto bird`, `… onlink`, `… mtu 1450`).
+/// Routes through a gateway come last: the gateway must be reachable when they are added
+/// (Calico's `default via 169.254.1.1` needs `169.254.1.1 dev eth0 scope link` first).
+fn add_routes(ns: &str, mut table: Vec<RouteEntry>) {
+    table.retain(|r| !r.proto_kernel);
+    table.sort_by_key(|r| r.via.is_some() && !r.onlink);
+    for r in &table {
+        let line = r.to_ip_route();
+        let mut args = vec!["-n", ns, "route", "add"];
+        args.extend(line.split_whitespace());
+        must("ip", &args);
     }
-    let mut args = vec!["-n", ns, "route", "add", r.dst.as_str()];
-    if let Some(v) = r.via.as_deref() {
-        args.extend(["via", v]);
-    }
-    args.extend(["dev", r.dev.as_str()]);
-    if r.scope_link {
-        args.extend(["scope", "link"]);
-    }
-    if let Some(s) = r.src.as_deref() {
-        args.extend(["src", s]);
-    }
-    if r.onlink {
-        args.push("onlink");
-    }
-    must("ip", &args);
 }
 
 /// `show routes NODE`: the host's lines, and each pod's (by pod name).
@@ -526,14 +525,14 @@ fn lab_trace(out: &str) -> (Vec<String>, String) {
 }
 
 /// The word after `key` in a line (`via X`, `dev X`).
-fn word_after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+pub(crate) fn word_after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     let mut it = line.split_whitespace();
     it.find(|w| *w == key)?;
     it.next()
 }
 
 /// The packets counted by a chain's rules (`iptables -L CHAIN -v -x -n`), by source.
-fn counters(ns: &str, table: &str, chain: &str) -> Vec<(String, u64)> {
+pub(crate) fn counters(ns: &str, table: &str, chain: &str) -> Vec<(String, u64)> {
     let out = must(
         "ip",
         &[
@@ -554,7 +553,7 @@ fn forward_packets(ns: &str) -> u64 {
 }
 
 /// One ping from a namespace: (received a reply, its output).
-fn ping(ns: &str, size: u32, dst: &str) -> (bool, String) {
+pub(crate) fn ping(ns: &str, size: u32, dst: &str) -> (bool, String) {
     let size = size.to_string();
     let d = run(
         "ip",
@@ -567,7 +566,7 @@ fn ping(ns: &str, size: u32, dst: &str) -> (bool, String) {
 }
 
 /// Compare the state views of every node, line for line.
-fn compare_state(lab: &mut Lab, real: &Real, backend: Backend) {
+pub(crate) fn compare_state(lab: &mut Lab, real: &Real, backend: Backend) {
     let nodes: Vec<String> = lab.nodes().keys().cloned().collect();
     for node in &nodes {
         let ns = &real.node_ns[node];

@@ -52,3 +52,4 @@ mod underlay_trace;
 mod variants;
 mod volume_backoff;
 mod volume_topology;
+mod walker_differential;

@@ -309,3 +309,24 @@ fn a_nad_file_is_read_within_the_limits_and_saves_keep_nads() {
     assert!(loaded.multus_on());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Without Multus the annotation is kept and read by nothing (as in a real cluster); the
+/// create says so and how to turn Multus on, and the pod has only eth0.
+#[test]
+fn networks_without_multus_say_that_nothing_reads_them() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, &format!("nad create blue --config '{BLUE}'"));
+    let out = run(&mut lab, "pod create p --node node-1 --networks blue");
+    assert_eq!(
+        out.lines().take(2).collect::<Vec<_>>(),
+        [
+            "pod/p created",
+            "  note: Multus is not running, so nothing reads k8s.v1.cni.cncf.io/networks: the pod gets only its flannel-host-gw interface (turn it on with `network multus on`, then create the pod again)",
+        ]
+    );
+    // With Multus on, the same create says nothing more.
+    run(&mut lab, "network multus on");
+    let out = run(&mut lab, "pod create q --node node-1 --networks blue");
+    assert_eq!(out.lines().next(), Some("pod/q created"));
+    assert!(!out.contains("note: Multus"), "{out}");
+}

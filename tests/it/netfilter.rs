@@ -62,6 +62,31 @@ fn a_dual_stack_add_writes_v6_rules_to_ip6tables() {
     assert!(n2.ip4.nat.to_lines().len() > 4);
 }
 
+/// A dual-stack pod's routes as `ip route` then `ip -6 route` print them: the IPv6
+/// connected route the kernel adds for the /64 is there, and each IPv6 line has its metric
+/// and preference; the host's cni0 has its IPv6 connected route too.
+#[test]
+fn a_dual_stack_pod_lists_its_ipv6_connected_route() {
+    let mut lab = dual_stack_lab();
+    let pod = text(&mut lab, "show routes --pod web");
+    let routes: Vec<&str> = pod.lines().skip(1).map(str::trim).collect();
+    assert_eq!(
+        routes,
+        [
+            "default via 10.244.1.1 dev eth0",
+            "10.244.1.0/24 dev eth0 proto kernel scope link src 10.244.1.2",
+            "fd00:10:1::/64 dev eth0 proto kernel metric 256 pref medium",
+            "default via fd00:10:1::1 dev eth0 metric 1024 pref medium",
+        ]
+    );
+    let host = text(&mut lab, "show routes node-1");
+    assert!(
+        host.lines()
+            .any(|l| l.trim() == "fd00:10:1::/64 dev cni0 proto kernel metric 256 pref medium"),
+        "{host}"
+    );
+}
+
 #[test]
 fn deleting_the_pods_removes_both_families_rules() {
     let mut lab = dual_stack_lab();

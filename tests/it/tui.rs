@@ -1630,3 +1630,170 @@ fn the_ipam_pane_labels_a_lease_the_old_chain_left_behind() {
     let text = screen_text(frame(&mut a, LARGE).backend().buffer());
     assert!(text.contains("raw `cni add`"), "{text}");
 }
+
+// ---------------------------------------------------------------------------------------
+// The dashboard during a lesson (issue 35): what the step is about, from its typed checks.
+
+/// A lesson started and moved to step `n` by `skip` (the lab does each step before).
+fn at_step(id: &str, n: usize, size: (u16, u16)) -> App {
+    let mut lines = vec![format!("lesson start {id}")];
+    lines.extend(std::iter::repeat_n("skip".to_string(), n - 1));
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    after(crate::common::lab(), size, &lines)
+}
+
+/// The CNI plugin and the pod of the records the Wire pane shows.
+fn wire_pane_calls(a: &App) -> Vec<(String, String)> {
+    use lab_engine::record::wire::WireRecord;
+    wire_pane_records(a)
+        .into_iter()
+        .filter_map(|s| match a.desk.lab.wire().get(s)? {
+            WireRecord::Cni(c) => {
+                let pod = c
+                    .env
+                    .args
+                    .split(';')
+                    .find_map(|kv| kv.strip_prefix("K8S_POD_NAME="));
+                Some((c.plugin_type.clone(), pod.unwrap_or("").to_string()))
+            }
+            WireRecord::Csi(c) => Some((c.rpc.to_string(), String::new())),
+        })
+        .collect()
+}
+
+/// ch3's step about portmap's prevResult: the Wire pane has the focus and shows portmap's
+/// ADD for `api` (not the chain's bridge ADD), and Calls keeps that `exec` line in view
+/// marked `▶`; at 100×30 the Wire pane sits in the grid beside the lesson.
+#[test]
+fn the_portmap_step_shows_portmaps_record() {
+    for size in [(100, 30), (120, 40)] {
+        let mut a = at_step("ch3-architecture", 5, size);
+        assert_eq!(a.lesson.as_ref().and_then(|l| l.step), Some(5));
+        assert_eq!(a.ui.focus, Pane::Wire, "{size:?}");
+        assert_eq!(
+            wire_pane_calls(&a),
+            [("portmap".to_string(), "api".to_string())],
+            "{size:?}"
+        );
+        let t = frame(&mut a, size);
+        let text = screen_text(t.backend().buffer());
+        assert!(
+            text.contains("portmap on node-1  ADD  exit 0"),
+            "{size:?}: {text}"
+        );
+        let screen = tui::view::layout(&a, t.backend().buffer().area);
+        assert!(
+            screen.rect(Pane::Lesson).is_some(),
+            "{size:?}: the step stays in view"
+        );
+        if size.0 >= 120 {
+            assert!(text.contains("▶"), "Calls marks the step's call: {text}");
+        }
+        insta::assert_snapshot!(format!("lesson_portmap_{}x{}", size.0, size.1), t.backend());
+    }
+}
+
+/// ch5's bandwidth step: after the learner's pod create, the Wire pane shows bandwidth's
+/// ADD for `loader`, though the chain's newest CNI ADD began with bridge.
+#[test]
+fn the_bandwidth_step_shows_bandwidths_record_after_the_pod_create() {
+    let mut a = at_step("ch5-core-modules", 1, (120, 40));
+    assert_eq!(a.ui.focus, Pane::Wire);
+    a.run_command("pod create loader --node node-1 --bandwidth-egress 500M");
+    assert_eq!(
+        wire_pane_calls(&a),
+        [("bandwidth".to_string(), "loader".to_string())]
+    );
+    // Off the lesson, the wire pane follows the whole chain again.
+    let mut b = after(
+        crate::common::lab(),
+        (120, 40),
+        &["pod create loader --node node-1 --bandwidth-egress 500M"],
+    );
+    assert_eq!(
+        wire_pane_calls(&b).first().map(|c| c.0.as_str()),
+        Some("bridge")
+    );
+    frame(&mut b, (120, 40));
+}
+
+/// During ch5's first policy step the lesson pane shows the flow's verdict as it is now:
+/// allowed on flannel, which enforces nothing, and what the policies say.
+#[test]
+fn a_policy_step_shows_the_verdict_of_its_flow() {
+    let size = (120, 40);
+    let mut a = at_step("ch5-core-modules", 3, size);
+    assert!(
+        a.lesson.as_ref().unwrap().verdicts.is_empty(),
+        "no pods yet"
+    );
+    for l in [
+        "pod create web --node node-1 --label app=web",
+        "pod create db --node node-2 --label app=db",
+        "policy create deny-all --select '' --types Ingress",
+    ] {
+        a.run_command(l);
+    }
+    let v = a.lesson.as_ref().unwrap().verdicts.clone();
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert!(
+        v[0].allowed && !v[0].enforced && !v[0].policies_allow,
+        "{v:?}"
+    );
+    let text = screen_text(frame(&mut a, size).backend().buffer());
+    assert!(text.contains("Policy: web → db:5432/TCP allowed"), "{text}");
+    assert!(text.contains("the policies say denied"), "{text}");
+}
+
+/// A step's text is in the Lesson pane, not also in the Output pane, where the pane is on
+/// screen; below the grid's size the Output keeps it.
+#[test]
+fn the_step_text_is_not_printed_twice() {
+    let prose = "A CNI plugin is not a daemon";
+    for (size, in_output) in [((160, 48), false), ((100, 30), false), ((70, 20), true)] {
+        let a = after(crate::common::lab(), size, &["lesson start ch2-core-ideas"]);
+        let output: String = a.ui.output.iter().map(|l| l.text() + "\n").collect();
+        let pane = &a.lesson.as_ref().unwrap().text;
+        assert!(pane.contains(prose), "{pane}");
+        assert!(output.contains("── Step 1/"), "{output}");
+        assert_eq!(output.contains(prose), in_output, "{size:?}: {output}");
+        assert_eq!(
+            output.contains("the step's text is in the Lesson pane"),
+            !in_output,
+            "{size:?}: {output}"
+        );
+    }
+}
+
+/// ch5's Multi-Attach step brings the Volumes pane forward (its `Dashboard:` line), and the
+/// pane shows node-2's refusal: the RWO volume attached to node-1, `s2` waiting.
+#[test]
+fn the_volumes_pane_shows_a_multi_attach_refusal() {
+    let size = (120, 40);
+    let mut a = at_step("ch5-core-modules", 20, size);
+    assert_eq!(a.ui.focus, Pane::Volumes);
+    for l in [
+        "pvc create state --size 1Gi",
+        "pod create s1 --node node-1 --pvc state",
+        "pod create s2 --node node-2 --pvc state",
+    ] {
+        a.run_command(l);
+    }
+    let text = screen_text(frame(&mut a, size).backend().buffer());
+    assert!(
+        text.contains("✗ Multi-Attach error: attached to node-1 · waiting: s2"),
+        "{text}"
+    );
+    // A volume several nodes may attach (RWX) is refused nowhere.
+    let mut b = after(
+        crate::common::lab(),
+        size,
+        &[
+            "pvc create shared --size 1Gi --access RWX --mode Block",
+            "pod create b1 --node node-1 --pvc shared",
+            "pod create b2 --node node-2 --pvc shared",
+        ],
+    );
+    let text = screen_text(frame(&mut b, size).backend().buffer());
+    assert!(!text.contains("Multi-Attach"), "{text}");
+}

@@ -8,7 +8,7 @@
 //! - stdout (result or error JSON) after normalising random MACs to `<mac>`, veth names
 //!   to `<veth>` and kernel ifindexes to `N`, and the exit status (0, 1, or 2 for a panic);
 //! - the pod netns's links (name, kind, mode, master, IPv4 addresses, up/down, MTU) and
-//!   IPv4 routes (`ip route` lines);
+//!   routes (`ip route` then `ip -6 route` lines, less link-local ones);
 //! - the node netns's link names, up/down and aliases, its routes through veths and its
 //!   `iptables -t nat -S` (ptp);
 //! - tuning's backup files in its `dataDir`, and the pod sysctls a case names.
@@ -948,9 +948,13 @@ fn lab_links(host: &Host, ns: &str) -> Vec<String> {
     out
 }
 
+/// `ip route` then `ip -6 route`, less the link-local fe80::/64 routes the kernel adds for
+/// every link (the lab models no link-local addresses).
 fn real_routes(ns: &str, only_veth: bool) -> Vec<String> {
-    sh(&format!("ip -n {ns} route show"))
-        .lines()
+    let v4 = sh(&format!("ip -n {ns} route show"));
+    let v6 = sh(&format!("ip -n {ns} -6 route show"));
+    v4.lines()
+        .chain(v6.lines().filter(|l| !l.starts_with("fe80::/64 ")))
         .map(|l| normalise(l.trim_end()))
         .filter(|l| !only_veth || l.contains("<veth>"))
         .collect()

@@ -102,7 +102,7 @@ fn the_variant_is_kept_across_sittings_shown_and_reset_keeps_it() {
         status.contains("steps 1/") && status.contains(" · variant 7"),
         "{status}"
     );
-    let view = lab_engine::dash::lesson_view(&desk.lessons, None).unwrap();
+    let view = lab_engine::dash::lesson_view(&desk.lab, &desk.lessons, None).unwrap();
     assert!(view.position.ends_with(" · variant 7"), "{}", view.position);
     // Quit and come back without naming it: the same variant, the same progress.
     desk.execute("lesson stop").unwrap();

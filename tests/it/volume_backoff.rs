@@ -159,3 +159,103 @@ fn each_volume_is_an_operation_of_its_own() {
     assert_eq!(out.matches("NodeStageVolume #").count(), 1, "{out}");
     assert_eq!(phase(&lab, "web"), "Running");
 }
+
+/// When each event of `reason` was recorded, in order.
+fn event_times(lab: &lab_engine::Lab, reason: &str) -> Vec<Millis> {
+    lab.calls()
+        .iter()
+        .filter(|(_, e)| e.reason() == Some(reason))
+        .map(|(_, e)| e.tick())
+        .collect()
+}
+
+/// The clock is a discrete-event simulation: one long tick fires every retry at its own
+/// due time (issue 37 §2). A NodeStageVolume that fails twice (ABORTED) is retried at 0.5 s
+/// and 1.5 s inside `tick 10`, and the pod has been Running since t=1.5s.
+#[test]
+fn one_long_tick_fires_each_mount_retry_at_its_time() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(&mut lab, "fault inject NodeStageVolume --times 2 --code 10");
+    run(&mut lab, "pod create app --pvc data");
+    run(&mut lab, "tick 10");
+    assert_eq!(phase(&lab, "app"), "Running");
+    assert_eq!(
+        event_times(&lab, "FailedMount"),
+        [Millis::ZERO, Millis::ms(500)]
+    );
+    assert_eq!(event_times(&lab, "Started"), [Millis::ms(1500)]);
+    assert_eq!(lab.clock(), Millis::secs(10));
+}
+
+/// The pod worker's 10 s retry after a failed sandbox fires every 10 s inside a tick of an
+/// hour (360 retries, not one at the end), and the attach timeout of a driver no
+/// external-attacher serves is reported at its time, 2 min after the attach began (the
+/// next one, 2 min after the 500 ms backoff, repeats it: the API server folds a repeated
+/// event into the first).
+#[test]
+fn a_tick_of_an_hour_fires_every_retry_and_timeout_at_its_time() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "fault inject bridge --times 1000");
+    run(&mut lab, "pod create a --node node-1");
+    run(&mut lab, "tick 1h");
+    let failed = event_times(&lab, "FailedCreatePodSandBox");
+    assert_eq!(failed.len(), 361, "one at t=0, then one every 10 s");
+    assert!(
+        failed
+            .iter()
+            .enumerate()
+            .all(|(i, t)| *t == Millis::secs(10 * i as u64))
+    );
+
+    let mut lab = crate::common::lab();
+    run(
+        &mut lab,
+        "apply -f tests/fixtures/manifests/foreign-driver-pv.yaml",
+    );
+    run(&mut lab, "pod create app --node node-1 --pvc ebs-claim");
+    run(&mut lab, "tick 250");
+    assert_eq!(event_times(&lab, "FailedAttachVolume"), [Millis::secs(120)]);
+}
+
+/// The work of one tick is bounded: past `MAX_TIMERS_PER_TICK` stops the rest of the span
+/// is jumped, the tick says so, and it returns.
+#[test]
+fn a_tick_past_the_timer_cap_jumps_the_rest_and_says_so() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "fault inject bridge --times 100000");
+    run(&mut lab, "pod create a --node node-1");
+    let out = run(&mut lab, "tick 1000h");
+    assert!(
+        out.contains("(the first 10000 timers due in this tick fired at their times; the clock jumped over the rest of the span"),
+        "{}",
+        out.lines().take(3).collect::<Vec<_>>().join("\n")
+    );
+    assert_eq!(lab.clock(), Millis::secs(3_600_000));
+    let attempts = lab
+        .pod_workers()
+        .find(|(k, _)| **k == key("a"))
+        .map(|(_, w)| w.attempts);
+    assert_eq!(attempts, Some(10_002), "t=0, 10,000 stops, and the end");
+}
+
+/// kubelet v1.32 reports no event while a volume waits for its attach: the wait's timeout
+/// is not a FailedMount (`wait.Interrupted`); the attach/detach controller's event says why.
+#[test]
+fn a_volume_waiting_for_its_attach_gets_no_kubelet_event() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(&mut lab, "pod create web-1 --node node-2 --pvc data");
+    let out = run(&mut lab, "pod create web-2 --node node-1 --pvc data");
+    assert!(out.contains("Multi-Attach error"), "{out}");
+    assert!(!out.contains("FailedMount"), "{out}");
+    let described = run(&mut lab, "describe pod web-2");
+    let events: Vec<&str> = described
+        .lines()
+        .skip_while(|l| !l.starts_with("Events:"))
+        .skip(2)
+        .collect();
+    assert_eq!(events.len(), 1, "{described}");
+    assert!(events[0].contains("FailedAttachVolume"), "{described}");
+    assert_eq!(phase(&lab, "web-2"), "Pending");
+}

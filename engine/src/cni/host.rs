@@ -178,10 +178,20 @@ impl RouteEntry {
         }
     }
 
-    /// The destination as a network (`default` is 0.0.0.0/0).
+    /// Whether it is an IPv6 route (`ip -6 route`): its destination, or for `default` its
+    /// next hop, is an IPv6 address.
+    pub fn is_ipv6(&self) -> bool {
+        if self.dst == "default" {
+            return self.via.as_deref().is_some_and(|v| v.contains(':'));
+        }
+        self.dst.contains(':')
+    }
+
+    /// The destination as a network (`default` is 0.0.0.0/0, or ::/0 for IPv6).
     pub fn dst_net(&self) -> Option<ipnet::IpNet> {
         if self.dst == "default" {
-            return "0.0.0.0/0".parse().ok();
+            let any = if self.is_ipv6() { "::/0" } else { "0.0.0.0/0" };
+            return any.parse().ok();
         }
         // `ip route` prints a host route's destination as a bare address.
         self.dst.parse().ok().or_else(|| {
@@ -229,6 +239,13 @@ impl RouteEntry {
         }
         if let Some(mtu) = self.mtu {
             s.push_str(&format!(" mtu {mtu}"));
+        }
+        if self.is_ipv6() && !self.blackhole {
+            // `ip -6 route` prints every route's metric and router preference: the kernel's
+            // connected routes have IP6_RT_PRIO_ADDRCONF (256), a program's IP6_RT_PRIO_USER
+            // (1024).
+            let metric = if self.proto_kernel { 256 } else { 1024 };
+            s.push_str(&format!(" metric {metric} pref medium"));
         }
         s
     }
@@ -394,7 +411,9 @@ impl Netns {
         ns
     }
 
-    /// The routing table as `ip route` shows it: default routes first, then by destination.
+    /// The routing table as `ip route` then `ip -6 route` show it: IPv4's default routes
+    /// first, then its other routes by destination; then IPv6's routes by destination, its
+    /// default routes last (the kernel lists ::/0 after the prefixes).
     /// Routes to one destination with one metric list the newest added route first: netlink
     /// `RouteAdd` (what the plugins call) inserts without `NLM_F_APPEND`, so the kernel puts
     /// the new alias ahead of the equal ones (`fib_table_insert`), while the connected routes
@@ -420,10 +439,12 @@ impl Netns {
             }
             for addr in &link.addrs {
                 if let Ok(net) = addr.parse::<ipnet::IpNet>() {
-                    // An IPv4 /32 gets only a local route (table local), no prefix route.
-                    if net.addr().is_ipv6() || net.prefix_len() == 32 {
+                    // A host address (/32, /128) gets only a local route (table local), no
+                    // prefix route.
+                    if net.prefix_len() == net.max_prefix_len() {
                         continue;
                     }
+                    let v6 = net.addr().is_ipv6();
                     let dst = net.trunc().to_string();
                     if self
                         .deleted_connected
@@ -437,9 +458,10 @@ impl Netns {
                         via: None,
                         dev: link.name.clone(),
                         proto_kernel: true,
-                        scope_link: true,
+                        // An IPv6 connected route has no scope or preferred source.
+                        scope_link: !v6,
                         scope_host: false,
-                        src: Some(net.addr().to_string()),
+                        src: (!v6).then(|| net.addr().to_string()),
                         onlink: false,
                         proto: None,
                         blackhole: false,
@@ -449,8 +471,10 @@ impl Netns {
             }
         }
         rest.sort_by_key(|r| route_sort_key(&r.dst));
-        table.extend(rest);
-        table
+        let (v6_defaults, v4_defaults): (Vec<_>, Vec<_>) =
+            table.into_iter().partition(RouteEntry::is_ipv6);
+        let (v6_rest, v4_rest): (Vec<_>, Vec<_>) = rest.into_iter().partition(RouteEntry::is_ipv6);
+        [v4_defaults, v4_rest, v6_rest, v6_defaults].concat()
     }
 }
 
@@ -643,7 +667,11 @@ impl Host {
             return table;
         }
         table.extend(peers.iter().map(|p| p.route.clone()));
-        table.sort_by_key(|r| (r.dst != "default", route_sort_key(&r.dst)));
+        // The order Netns::route_table gives: IPv4 defaults, IPv4, IPv6, IPv6 defaults.
+        table.sort_by_key(|r| {
+            let v6 = r.is_ipv6();
+            (v6, (r.dst == "default") == v6, route_sort_key(&r.dst))
+        });
         table
     }
 

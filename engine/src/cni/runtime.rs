@@ -128,14 +128,29 @@ pub struct WireCall {
 }
 
 impl WireCall {
-    /// Stdout exactly as the plugin printed it.
+    /// Stdout exactly as the plugin printed it: nothing when it crashed (the error libcni
+    /// made of that is the runtime's, not the plugin's).
     pub fn stdout(&self) -> String {
-        skel::stdout_of(&self.reply)
+        match &self.reply {
+            Err(e) if e.crash.is_some() => String::new(),
+            reply => skel::stdout_of(reply),
+        }
     }
 
-    /// Exit status: 0 on success, 1 on an error.
+    /// What the plugin wrote on stderr (a crash's panic; the models write nothing else).
+    pub fn stderr(&self) -> &str {
+        match &self.reply {
+            Err(e) => e.crash.as_ref().map_or("", |c| c.stderr.as_str()),
+            Ok(_) => "",
+        }
+    }
+
+    /// Exit status: 0 on success, 1 on an error it printed, a crash's own status.
     pub fn exit_code(&self) -> i32 {
-        i32::from(self.reply.is_err())
+        match &self.reply {
+            Ok(_) => 0,
+            Err(e) => e.crash.as_ref().map_or(1, |c| c.exit_status),
+        }
     }
 }
 

@@ -45,6 +45,21 @@ pub struct CniError {
     /// Optional longer details.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub details: String,
+    /// Set when the plugin printed no error at all but died ([`Crash`]): this error is then
+    /// the one libcni made of it, not the plugin's stdout.
+    #[serde(skip)]
+    pub crash: Option<Box<Crash>>,
+}
+
+/// How a plugin process ended when it wrote neither a result nor an error: a Go panic
+/// exits 2 with the panic on stderr and nothing on stdout, and libcni makes the error
+/// (`pkg/invoke/raw_exec.go` pluginErr: code 0, `netplugin failed: "<stderr>"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Crash {
+    /// The exit status.
+    pub exit_status: i32,
+    /// What the process wrote on stderr.
+    pub stderr: String,
 }
 
 impl CniError {
@@ -54,6 +69,7 @@ impl CniError {
             code,
             msg: msg.into(),
             details: String::new(),
+            crash: None,
         }
     }
 

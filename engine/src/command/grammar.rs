@@ -137,7 +137,7 @@ pub enum Command {
     Fault(FaultCmd),
     /// Advance the logical clock (seconds, or a duration); retries whose backoff expired run
     #[command(
-        after_help = "DURATION is whole seconds (10) or a number with a unit: 500ms, 2s, 1.5s, 1m, 1m30s, 1h.\nThe clock steps in milliseconds: kubelet retries a failed mount after 500ms, then 1s, 2s, …\nup to 2m2s; the sidecars after 1s, 2s, … up to 5m; a failed pod sync after 10s. One tick\njumps to its end: a retry due inside it runs once, at the end.\nExamples:\n  tick\n  tick 10\n  tick 500ms\n  tick 1m"
+        after_help = "DURATION is whole seconds (10) or a number with a unit: 500ms, 2s, 1.5s, 1m, 1m30s, 1h.\nThe clock steps in milliseconds: kubelet retries a failed mount after 500ms, then 1s, 2s, …\nup to 2m2s; the sidecars after 1s, 2s, … up to 5m; a failed pod sync after 10s. Inside a\ntick every retry fires at its own time, earliest first (at most 10,000 a tick).\nExamples:\n  tick\n  tick 10\n  tick 500ms\n  tick 1m"
     )]
     Tick {
         /// How far to advance: seconds (10) or a duration (500ms, 2s, 1m)
@@ -1048,7 +1048,7 @@ pub enum PvcCmd {
         after_help = "Examples:\n  pvc create data --size 10Gi\n  pvc create shared --size 1Gi --access RWX\n  pvc create local --size 1Gi --class local-wffc\n  pvc create restored --size 10Gi --from-snapshot snap-1\n  pvc create copy --size 10Gi --from-pvc data"
     )]
     Create(PvcCreateArgs),
-    /// Run the provisioner and the binder for this claim now (step mode)
+    /// Run the provisioner and the binder for this claim now (step mode); a claim still Pending shows its latest event
     Bind {
         /// Claim name
         name: String,

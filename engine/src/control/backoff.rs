@@ -82,6 +82,11 @@ impl Backoff {
         self.failures.remove(key);
     }
 
+    /// The earliest retry after `now` (a timer of the discrete-event clock).
+    pub fn next_retry(&self, now: Millis) -> Option<Millis> {
+        self.retry_at.values().copied().filter(|t| *t > now).min()
+    }
+
     /// The retry times, for the save file's state snapshot.
     pub fn retry_times(&self) -> impl Iterator<Item = (&String, &Millis)> {
         self.retry_at.iter()

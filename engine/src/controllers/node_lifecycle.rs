@@ -26,6 +26,20 @@ impl Component for NodeLifecycle {
 }
 
 impl NodeLifecycle {
+    /// The earliest time after `now` at which a lost node's grace period runs out.
+    pub fn next_timer(
+        faults: &crate::faults::Faults,
+        now: crate::util::time::Millis,
+    ) -> Option<crate::util::time::Millis> {
+        faults
+            .armed
+            .iter()
+            .filter(|f| f.target == Target::NodeDown)
+            .map(|f| f.armed_at.saturating_add(NODE_MONITOR_GRACE_SEC))
+            .filter(|t| *t > now)
+            .min()
+    }
+
     /// The node lifecycle controller's view of lost nodes: Ready becomes Unknown once the
     /// kubelet has been silent for the grace period, and True again when it posts status.
     pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {

@@ -128,6 +128,7 @@ impl Lab {
                 }
             }
         };
+        let had_cached_result = cached.is_some();
         let mut rt = cached.unwrap_or_default();
         rt.container_id = a.container.clone();
         rt.ifname = a.ifname.clone();
@@ -212,9 +213,45 @@ impl Lab {
                     // Real mode: the real chain's final result beside the model's.
                     out.extend(self.real_chain_result(first, last));
                 }
+                if op == Op::Del && !had_cached_result {
+                    self.no_cached_result_note(&mut out, a, &net.list.name);
+                }
                 Ok(out)
             }
             Err(e) => Err(chain_error(e)),
+        }
+    }
+
+    /// After a DEL for an ID libcni holds no cached result for: every plugin answers "ok"
+    /// to a DEL of what it does not know (the spec asks DEL to succeed then), so an ID that
+    /// matches nothing releases nothing while every line says ok; the runtime says so. A pod's attachment is under its sandbox's
+    /// full 64-hex ID; when the ID is a pod's name or the start of a sandbox's ID, the
+    /// note names that sandbox.
+    fn no_cached_result_note(&self, out: &mut Outcome, a: &CniAttachArgs, net: &str) {
+        out.line(Line::styled(
+            format!(
+                "note: libcni has no cached result for {} on {} (network {net}, {}): the plugins ran DEL without a prevResult, each releasing only what it still held under that ID",
+                a.container, a.node, a.ifname
+            ),
+            Role::Warn,
+        ));
+        let Some(rt) = self.nodes.get(&a.node) else {
+            return;
+        };
+        let meant = rt.sandboxes.iter().find(|(pod, sb)| {
+            sb.id.starts_with(&a.container)
+                || pod
+                    .rsplit_once('/')
+                    .is_some_and(|(_, name)| name == a.container)
+        });
+        if let Some((pod, sb)) = meant {
+            out.line(Line::styled(
+                format!(
+                    "  pod {pod}'s sandbox on {} is {}: its network is held under that full ID, and containerd deletes it with that ID when the pod goes (`pod delete`)",
+                    a.node, sb.id
+                ),
+                Role::Dim,
+            ));
         }
     }
 
@@ -663,11 +700,14 @@ fn unknown_node(lab: &Lab, node: &str) -> LabError {
     ))
 }
 
-/// A chain failure as the lab reports it: the plugin's error JSON on stdout, libcni's
-/// message (with the CNI code and the plugin) as the error.
+/// A chain failure as the lab reports it: the plugin's error JSON on stdout (none when the
+/// plugin crashed without printing one), libcni's message (with the CNI code and the
+/// plugin) as the error.
 pub fn chain_error(e: ChainError) -> LabError {
     let mut out = Outcome::empty();
-    out.block(&e.error.to_stdout(), Role::Json);
+    if e.error.crash.is_none() {
+        out.block(&e.error.to_stdout(), Role::Json);
+    }
     let who = e.plugin.as_deref().unwrap_or("libcni");
     LabError::with_output(
         format!("CNI code {} from {who}: {}", e.error.code, e.message),
@@ -696,3 +736,43 @@ pub const EXAMPLE_CONFLISTS: &[(&str, &str)] = &[
         include_str!("../../../assets/conflists/99-broken.conflist"),
     ),
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::Lab;
+
+    fn text(lab: &mut Lab, line: &str) -> String {
+        match lab.execute(line) {
+            Ok(out) => out.to_text(),
+            Err(e) => panic!("{line}: {}", e.message),
+        }
+    }
+
+    /// A DEL of an ID libcni has no cached result for succeeds in every plugin and releases
+    /// nothing; the runtime says so, and names the sandbox a pod's name or a short ID meant.
+    #[test]
+    fn a_del_of_an_unknown_id_says_nothing_was_released() {
+        let mut lab = Lab::new();
+        text(&mut lab, "pod create web --node node-1");
+        let id = lab.nodes["node-1"].sandboxes["default/web"].id.clone();
+        for asked in ["web", &id[..13]] {
+            let out = text(&mut lab, &format!("cni del {asked} --node node-1"));
+            let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with("  ")).collect();
+            assert!(
+                lines.contains(&format!("note: libcni has no cached result for {asked} on node-1 (network lab-net, eth0): the plugins ran DEL without a prevResult, each releasing only what it still held under that ID").as_str()),
+                "{out}"
+            );
+            assert!(
+                out.contains(&format!("  pod default/web's sandbox on node-1 is {id}: its network is held under that full ID")),
+                "{out}"
+            );
+        }
+        // The pod's address is still held.
+        let ipam = text(&mut lab, "show ipam node-1");
+        assert!(ipam.contains("10.244.1.2"), "{ipam}");
+        // An ID the runtime knows gets no note.
+        text(&mut lab, "cni add c1 --node node-1");
+        let out = text(&mut lab, "cni del c1 --node node-1");
+        assert!(!out.contains("note: libcni"), "{out}");
+    }
+}

@@ -182,6 +182,12 @@ pub const WIRE_LOG_SIZE: usize = 2000;
 /// clock: at a saturated clock every retry was due at once and each command re-ran every
 /// failing call. `tick` refuses to go past it.
 pub const MAX_CLOCK: Millis = crate::util::time::MAX_CLOCK;
+/// The most timers one `tick` fires at their own times (see [`Lab::advance`]). Every timer
+/// the lab models backs off or repeats at a fixed period (a pod worker's 10 s after a failed
+/// sync, a volume operation's 500 ms doubling to 2 min 2 s, a sidecar's 1 s doubling to
+/// 5 min, an attach's 2 min timeout), so a tick of an hour with a failing pod fires a few
+/// hundred; past this many the rest of the span is jumped, as a clock with no events would.
+pub const MAX_TIMERS_PER_TICK: usize = 10_000;
 /// The most control-loop passes one reconcile runs (a guard against a loop that never
 /// settles; real work settles in a handful).
 pub const MAX_PASSES: usize = 64;
@@ -506,12 +512,18 @@ impl Lab {
             Command::Drain { node, force, .. } => self.drain(&node, force),
             Command::Tick { duration } => {
                 self.check_tick(duration).map_err(LabError::msg)?;
-                self.advance(duration);
+                let jumped = self.advance(duration);
                 let mut out = Outcome::empty();
                 out.line(Line::styled(
                     format!("t={}", self.clock.secs_text()),
                     Role::Dim,
                 ));
+                if jumped {
+                    out.line(Line::styled(
+                        format!("  (the first {MAX_TIMERS_PER_TICK} timers due in this tick fired at their times; the clock jumped over the rest of the span, and what is due runs now)"),
+                        Role::Dim,
+                    ));
+                }
                 Ok(out)
             }
             Command::Mode { mode } => {
@@ -730,13 +742,58 @@ impl Lab {
 
     /// Advance the logical clock by whole seconds (see [`Lab::advance`]).
     pub fn tick(&mut self, seconds: u64) {
-        self.advance(Millis::secs(seconds));
+        let _ = self.advance(Millis::secs(seconds));
     }
 
-    /// Advance the logical clock (never past [`MAX_CLOCK`]); pods whose backoff expired get
-    /// their retry. The clock jumps: work due inside the span runs once, at its end.
-    pub fn advance(&mut self, by: Millis) {
-        self.clock = self.clock.saturating_add(by).min(MAX_CLOCK.max(self.clock));
+    /// Advance the logical clock (never past [`MAX_CLOCK`]) as a discrete-event simulation:
+    /// in `mode auto` every component's timer that falls due inside the span fires at its own
+    /// time, earliest first (the clock stops there and the control loops run), then the
+    /// clock reaches the end, where the command's own reconcile follows. At most
+    /// [`MAX_TIMERS_PER_TICK`] fire; past that the rest of the span is jumped. In `mode
+    /// step` nothing acts until `reconcile`, so the clock jumps and the work due runs then.
+    /// True when the cap made it jump.
+    pub fn advance(&mut self, by: Millis) -> bool {
+        let end = self.clock.saturating_add(by).min(MAX_CLOCK.max(self.clock));
+        let mut fired = 0;
+        let mut jumped = false;
+        if self.mode == Mode::Auto {
+            while let Some(at) = self.next_timer().filter(|t| *t < end) {
+                if fired == MAX_TIMERS_PER_TICK {
+                    jumped = true;
+                    break;
+                }
+                self.clock = at;
+                self.timers_due();
+                self.reconcile();
+                fired += 1;
+            }
+        }
+        self.clock = end;
+        self.timers_due();
+        jumped
+    }
+
+    /// The event queue's head: the earliest timer after now of any component (kubelet's
+    /// pod workers and volume operations, a crashed kubelet's restart, the storage
+    /// controllers' retries and attach timeouts, the node lifecycle controller's grace
+    /// period). Each component keeps its own timers; the queue is their merge, so a timer
+    /// a component clears never fires.
+    fn next_timer(&self) -> Option<Millis> {
+        let now = self.clock;
+        let kubelets = self.kubelets.values().filter_map(|k| k.next_timer(now));
+        kubelets
+            .chain(self.faults.next_kubelet_restart(now))
+            .chain(self.storage.next_timer(&self.cluster, now))
+            .chain(crate::controllers::NodeLifecycle::next_timer(
+                &self.faults,
+                now,
+            ))
+            .min()
+    }
+
+    /// What falls due at the clock: the node lifecycle controller looks at the
+    /// heartbeats, and the pod workers whose retry time has come get work.
+    fn timers_due(&mut self) {
         self.node_lifecycle();
         let due: Vec<_> = self
             .pod_workers()

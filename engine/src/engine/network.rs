@@ -206,10 +206,13 @@ impl Lab {
             .network
             .bpf(&view)
             .map(|c| c as &dyn crate::net::bpf::BpfDatapath);
+        // `trace web 10.244.2.1`: the packet goes to that address, whoever holds it.
+        let to = a.dst.parse::<std::net::IpAddr>().ok();
         let trace = crate::net::trace::trace(
             &net,
             &self.fabric(bpf),
             &flow,
+            to,
             size,
             self.network.enforcement(),
         )

@@ -147,6 +147,18 @@ impl Lab {
                 .push(format!("pod/{}", a.name), Role::Name)
                 .push(" created", Role::Good),
         );
+        if a.networks.is_some() && !self.multus {
+            // The API server keeps the annotation; with no meta-plugin in net.d nothing
+            // reads it, and the pod gets only the cluster network, silently.
+            out.line(Line::styled(
+                format!(
+                    "  note: Multus is not running, so nothing reads {}: the pod gets only its {} interface (turn it on with `network multus on`, then create the pod again)",
+                    crate::cluster::nad::NETWORKS_ANNOTATION,
+                    self.network.name()
+                ),
+                Role::Warn,
+            ));
+        }
         Ok(out)
     }
 

@@ -184,6 +184,9 @@ impl Lab {
                         Role::Warn
                     },
                 ));
+                if pvc.status.phase != "Bound" {
+                    self.why_pending(&mut out, &pvc);
+                }
                 Ok(out)
             }
             PvcCmd::Expand { name, size, ns } => self.pvc_expand(&ns, &name, &size),
@@ -377,19 +380,44 @@ impl Lab {
         Ok(out)
     }
 
+    /// Why a claim is still Pending, as `kubectl describe pvc` shows it: its latest event
+    /// (the PV controller's WaitForFirstConsumer, the provisioner's ProvisioningFailed, …).
+    fn why_pending(&self, out: &mut Outcome, pvc: &Object<PvcSpec>) {
+        let object = crate::cluster::ObjectRef::to(pvc);
+        let Some((e, ev)) = self.calls.events(&object, Some(&pvc.metadata.uid)).last() else {
+            return;
+        };
+        let mut message = String::new();
+        ev.message.write(&ev.object, &mut message);
+        let (kind, role) = match e.level() {
+            crate::record::Level::Normal => ("Normal", Role::Dim),
+            crate::record::Level::Warning => ("Warning", Role::Bad),
+        };
+        out.line(
+            Line::new()
+                .push(format!("  {kind} {} ", ev.reason), role)
+                .push(format!("({}): ", e.actor().source()), Role::Actor)
+                .push(message, Role::Plain),
+        );
+    }
+
     /// The class the DefaultStorageClass admission plugin gives a claim created without
-    /// one: the class annotated `storageclass.kubernetes.io/is-default-class: "true"`.
+    /// one: among the classes annotated `storageclass.kubernetes.io/is-default-class:
+    /// "true"`, the most recently created (Kubernetes 1.26+, `GetDefaultClass`: newest
+    /// `creationTimestamp` first, which has whole seconds, then the name ascending).
     pub(crate) fn default_class(&self) -> String {
         self.cluster
             .storage_classes
             .values()
-            .find(|sc| {
+            .filter(|sc| {
                 sc.metadata
                     .annotations
                     .get(DEFAULT_CLASS)
                     .is_some_and(|v| v == "true")
             })
-            .map(|sc| sc.name().to_string())
+            .map(|sc| (sc.metadata.creation_tick.whole_secs(), sc.name()))
+            .min_by(|(a_secs, a), (b_secs, b)| b_secs.cmp(a_secs).then_with(|| a.cmp(b)))
+            .map(|(_, name)| name.to_string())
             .unwrap_or_default()
     }
 
@@ -513,5 +541,55 @@ fn table_or(t: Table, empty: &str) -> Outcome {
         out
     } else {
         t.render()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::Lab;
+
+    fn run(lab: &mut Lab, line: &str) {
+        if let Err(e) = lab.execute(line) {
+            panic!("{line}: {}", e.message);
+        }
+    }
+
+    fn class_of(lab: &Lab, claim: &str) -> String {
+        let key = ("default".to_string(), claim.to_string());
+        lab.cluster.pvcs[&key].spec.storage_class_name.clone()
+    }
+
+    #[test]
+    fn of_two_default_classes_a_claim_gets_the_most_recently_created() {
+        let mut lab = Lab::new();
+        run(&mut lab, "tick 5");
+        run(&mut lab, "sc create zfast --default");
+        run(&mut lab, "pvc create data --size 1Gi");
+        assert_eq!(class_of(&lab, "data"), "zfast");
+    }
+
+    /// `pvc bind` on a claim that stays Pending says why, as `kubectl describe pvc` would.
+    #[test]
+    fn binding_a_wait_for_first_consumer_claim_says_why_it_stays_pending() {
+        let mut lab = Lab::new();
+        run(&mut lab, "pvc create w --size 1Gi --class local-wffc");
+        let out = lab.execute("pvc bind w").expect("bind").to_text();
+        assert_eq!(
+            out.lines().collect::<Vec<_>>(),
+            [
+                "persistentvolumeclaim/w Pending",
+                "  Normal WaitForFirstConsumer (persistentvolume-controller): waiting for first consumer to be created before binding",
+            ]
+        );
+    }
+
+    #[test]
+    fn default_classes_created_in_the_same_second_go_by_name() {
+        let mut lab = Lab::new();
+        run(&mut lab, "tick 5");
+        run(&mut lab, "sc create zeta --default");
+        run(&mut lab, "sc create alpha --default");
+        run(&mut lab, "pvc create data --size 1Gi");
+        assert_eq!(class_of(&lab, "data"), "alpha");
     }
 }

@@ -940,6 +940,11 @@ fn cni_wire_detail(out: &mut Outcome, seq: u64, c: &WireCall) {
     } else {
         out.block(&stdout, Role::Json);
     }
+    let stderr = c.stderr();
+    if !stderr.is_empty() {
+        out.line(Line::styled("stderr:", Role::Header));
+        out.block(stderr.trim_end(), Role::Bad);
+    }
 }
 
 fn csi_wire_detail(out: &mut Outcome, seq: u64, c: &CsiCall) {

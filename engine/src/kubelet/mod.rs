@@ -70,6 +70,18 @@ impl Kubelet {
     }
 }
 
+impl Kubelet {
+    /// kubelet's earliest timer after `now`: a pod worker's retry after a failed sync (or
+    /// a restart), or a volume operation's backoff running out.
+    pub fn next_timer(&self, now: Millis) -> Option<Millis> {
+        let workers = self.pod_work.values().map(|w| w.retry_at);
+        workers
+            .filter(|t| *t > now)
+            .chain(self.volume_ops.next_retry(now))
+            .min()
+    }
+}
+
 /// The CRI endpoint kubelet talks to: containerd on its node, with the node's kernel and
 /// `/etc/cni/net.d` it runs CNI against, and the plugins installed in `/opt/cni/bin`.
 pub struct Cri<'a> {
@@ -120,7 +132,7 @@ impl Kubelet {
             return match self.mount_pod_volumes(ctx, &pod) {
                 Ok(changed) | Err(MountWait::BackingOff(changed)) => changed,
                 Err(MountWait::Failed(_) | MountWait::Crashed) => true,
-                Err(MountWait::Waiting(..)) => false,
+                Err(MountWait::Waiting(..) | MountWait::Unattached(_)) => false,
             };
         }
         let node_name = pod.spec.node_name.clone();
@@ -136,6 +148,21 @@ impl Kubelet {
                     let first = self.pod_work.get(key).is_none_or(|w| w.last_error != msg);
                     if first {
                         ctx.pod_event(&actor, reason, msg.clone(), &pod, Level::Warning);
+                        if let Some(w) = self.pod_work.get_mut(key) {
+                            w.last_error = msg;
+                        }
+                        self.mark_container_creating(ctx, key, &actor);
+                    }
+                    return first;
+                }
+                Err(crate::kubelet::volumes::MountWait::Unattached(volumes)) => {
+                    // No event (see MountWait::Unattached); the pod worker's log line.
+                    let msg = format!(
+                        "unmounted volumes=[{0}], unattached volumes=[{0}], failed to process volumes=[]: context deadline exceeded",
+                        volumes.join(" ")
+                    );
+                    let first = self.pod_work.get(key).is_none_or(|w| w.last_error != msg);
+                    if first {
                         if let Some(w) = self.pod_work.get_mut(key) {
                             w.last_error = msg;
                         }

@@ -176,6 +176,15 @@ impl PendingOperations {
         self.ops.iter().map(|(k, b)| (k, b.retry_at()))
     }
 
+    /// The earliest time after `now` at which a key in backoff may run again.
+    pub fn next_retry(&self, now: Millis) -> Option<Millis> {
+        self.ops
+            .values()
+            .map(Backoff::retry_at)
+            .filter(|t| *t > now)
+            .min()
+    }
+
     /// Whether nothing is in backoff.
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()

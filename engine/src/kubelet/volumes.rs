@@ -61,6 +61,13 @@ pub fn target_path(pod_uid: &str, pv: &str) -> String {
 pub enum MountWait {
     /// Waiting for another controller; retried on every pass at no cost.
     Waiting(&'static str, String),
+    /// Waiting for the attach/detach controller to attach volumes (their names). kubelet
+    /// v1.32, the one the lab models, records no event for it: `WaitForAttachAndMount`
+    /// gives up after 2m3s with an error `SyncPod` does not report (`wait.Interrupted`:
+    /// only errors other than the timeout become a FailedMount "Unable to attach or mount
+    /// volumes" event), and the pod worker tries again. What a learner sees comes from the
+    /// attach/detach controller (FailedAttachVolume) and from `get volumeattachments`.
+    Unattached(Vec<String>),
     /// A volume operation failed now (its event text); its FailedMount event and kubelet's
     /// log line are written, and the operation waits for its backoff.
     Failed(String),
@@ -266,13 +273,7 @@ impl Kubelet {
             return Err(MountWait::Failed(msg));
         }
         if !unattached.is_empty() {
-            return Err(MountWait::Waiting(
-                "FailedMount",
-                format!(
-                    "Unable to attach or mount volumes: unmounted volumes=[{0}], unattached volumes=[{0}], failed to process volumes=[]: timed out waiting for the condition",
-                    unattached.join(" ")
-                ),
-            ));
+            return Err(MountWait::Unattached(unattached));
         }
         if backing_off {
             return Err(MountWait::BackingOff(changed));

@@ -19,6 +19,7 @@ pub mod commands;
 pub mod decoy;
 pub mod desk;
 pub mod facts;
+pub mod focus;
 pub mod grade;
 pub mod guard;
 pub mod lint;

@@ -2,6 +2,7 @@
 //! from so every error can name `file:line`.
 
 use super::check::Check;
+use super::focus::FocusPane;
 
 /// A lesson as the player and the linter see it (one Markdown file under `lessons/`).
 #[derive(Debug, Clone, PartialEq)]
@@ -39,6 +40,9 @@ pub struct Step {
     pub line: usize,
     /// The handbook section it follows (`7.4 scenario 1`), from the `Section:` line.
     pub section: Option<String>,
+    /// The dashboard pane the step is about, from its `Dashboard:` line, where its checks
+    /// cannot say it ([`super::focus`]).
+    pub dashboard: Option<FocusPane>,
     /// Teaching text: the step's prose, Markdown as written.
     pub text: Vec<String>,
     /// The task sentence (`**Task:** …`).

@@ -559,6 +559,7 @@ fn parse_text(file: &str, text: &str) -> Result<Lesson, LessonError> {
                     title,
                     line: n,
                     section: None,
+                    dashboard: None,
                     text: Vec::new(),
                     task: None,
                     commands: Vec::new(),
@@ -584,6 +585,11 @@ fn parse_text(file: &str, text: &str) -> Result<Lesson, LessonError> {
                     .push(trimmed.trim_start_matches('#').trim().to_string());
             } else if let Some(s) = labelled(line, "Section").filter(|_| step.section.is_none()) {
                 step.section = Some(s.to_string());
+            } else if let Some(d) = labelled(line, "Dashboard").filter(|_| step.dashboard.is_none())
+            {
+                let pane =
+                    super::focus::FocusPane::parse(d).map_err(|e| LessonError::new(file, n, e))?;
+                step.dashboard = Some(pane);
             } else if let Some(t) = labelled(line, "Task").filter(|_| step.task.is_none()) {
                 step.task = Some(t.to_string());
                 in_task = true;

@@ -146,17 +146,7 @@ fn wire_shown(seen: &Observed) -> Vec<u64> {
 
 /// Whether a record is the call `want` names (`bridge:ADD`, `DEL`, `CreateVolume`).
 fn is_call(rec: &WireRecord, want: &str) -> bool {
-    let (plugin, cmd) = match want.split_once(':') {
-        Some((p, c)) => (Some(p), c),
-        None => (None, want),
-    };
-    match rec {
-        WireRecord::Cni(c) => {
-            c.env.cmd().as_str().eq_ignore_ascii_case(cmd)
-                && plugin.is_none_or(|p| c.plugin_type == p)
-        }
-        WireRecord::Csi(c) => plugin.is_none() && c.rpc.eq_ignore_ascii_case(cmd),
-    }
+    super::focus::WireCall::parse(want).matches(rec)
 }
 
 /// The records of `call` the step showed.

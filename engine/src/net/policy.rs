@@ -312,6 +312,19 @@ pub(crate) fn evaluate_resolved(
     }
 }
 
+/// The ingress side of a packet as the destination's check sees it after a rewrite on the
+/// way: unlike [`evaluate_resolved`], a pod reaching itself through its hostPort has left
+/// the pod, so its own policies judge it.
+pub(crate) fn ingress_seen(
+    net: &ClusterNet,
+    src: Resolved<'_>,
+    dst: Resolved<'_>,
+    port: Option<u16>,
+    proto: Protocol,
+) -> SideVerdict {
+    side(net, Direction::Ingress, dst, src, port, proto)
+}
+
 /// The decision for `subject` in `dir` against `peer`. For egress the subject is the
 /// source and the port belongs to the peer (the destination); for ingress the subject is
 /// the destination and the port is its own.

@@ -4,11 +4,12 @@
 //! to the other namespace, the bridge it is a port of (the pods on it by their addresses),
 //! the netfilter hooks in the kernel's order (nat PREROUTING on arrival; routing; filter
 //! FORWARD for a forwarded packet, OUTPUT for one the host sends; nat POSTROUTING before
-//! it leaves), the underlay between the nodes (the node whose uplink holds the next hop),
-//! and VXLAN: the neighbour and FDB entries of the tunnel device give the remote VTEP, the
-//! packet travels inside a UDP datagram to port 8472 and is unwrapped on the peer's
-//! flannel.1. Every link's MTU is checked: a packet with DF set that does not fit is
-//! dropped where it would be (the sender's "message too long", or a router's ICMP
+//! it leaves; a `MARK` set in one hook is read by the next on that node, as portmap's
+//! hairpin masquerade needs), the underlay between the nodes (the node whose uplink holds
+//! the next hop), and VXLAN: the neighbour and FDB entries of the tunnel device give the
+//! remote VTEP, the packet travels inside a UDP datagram to port 8472 and is unwrapped on
+//! the peer's flannel.1. Every link's MTU is checked: a packet with DF set that does not
+//! fit is dropped where it would be (the sender's "message too long", or a router's ICMP
 //! "fragmentation needed"); the VXLAN outer datagram has no DF and is fragmented.
 //!
 //! NetworkPolicy is enforced by whatever the network implementation programmed, and only
@@ -30,7 +31,7 @@
 
 use super::NetError;
 use super::bpf::{BpfDatapath, BpfEndpoint, PolicyQuery};
-use super::policy::{Flow, Protocol, SideVerdict, Verdict, evaluate_resolved};
+use super::policy::{Flow, Protocol, Verdict, evaluate_resolved, ingress_seen};
 use super::view::{ClusterNet, PodNet, Resolved};
 use crate::cni::host::{Host, LinkKind, RouteEntry};
 use crate::cni::netfilter::{Decision as NfDecision, L4, Packet, Policy as NfPolicy, TableKind};
@@ -389,6 +390,10 @@ struct Pkt {
     dport: u16,
     /// IP packet size in bytes.
     size: u32,
+    /// The netfilter mark (`skb->mark`): set by a `MARK` rule, read by `-m mark` in a later
+    /// hook of the same node (portmap's hairpin masquerade mark), and cleared whenever the
+    /// packet enters another namespace (a veth, a tunnel, the wire).
+    mark: u32,
 }
 
 /// What a netfilter hook did to the packet: the hop line when a rule matched, and the
@@ -400,16 +405,22 @@ struct HookStep {
     snat: Option<IpAddr>,
     masquerade: bool,
     dnat: Option<(IpAddr, Option<u16>)>,
+    /// The packet's mark after the hook (a `MARK` rule on the way changes it).
+    mark: u32,
     /// Every rule that matched on the way (`-A CHAIN rule`).
     matched: Vec<String>,
 }
 
-/// Trace a flow: one packet of `size` bytes (IP header included) with DF set. Errors only
-/// for unknown names, a source that is not a pod or a node, or an IPv6 destination.
+/// Trace a flow: one packet of `size` bytes (IP header included) with DF set, sent to `to`
+/// when the destination was named by an address (a node's bridge address is routed as the
+/// pod-network address it is, not as the node's InternalIP), else to the destination's own
+/// address. Errors only for unknown names, a source that is not a pod or a node, or an
+/// IPv6 destination.
 pub fn trace(
     net: &ClusterNet,
     fabric: &Fabric<'_>,
     flow: &Flow,
+    to: Option<IpAddr>,
     size: u32,
     enforcement: Enforcement,
 ) -> Result<Trace, NetError> {
@@ -423,16 +434,24 @@ pub fn trace(
         net,
         fabric,
         enforcement,
-        judged_ingress: None,
         hops: Vec::new(),
-        dst,
+        to,
         orig_src: src.ip(),
         too_big: None,
+        sent: None,
+        at_ingress: None,
     };
     let outcome = w.run(src, dst, flow, size);
     let mut verdict = verdict.clone();
-    if let Some(ingress) = w.judged_ingress.take() {
-        verdict.ingress = ingress;
+    if let Some(p) = w.at_ingress.take() {
+        // The destination judges the flow the packet became: a DNAT to a hostPort's pod
+        // makes that pod the subject, a masqueraded source the peer.
+        let (seen_src, seen_dst) = (net.resolve_ip(p.src), net.resolve_ip(p.dst));
+        let seen_dst = match (seen_dst, dst) {
+            (Resolved::Node(_), Resolved::Pod(_)) | (Resolved::Ip(_), _) => dst,
+            _ => seen_dst,
+        };
+        verdict.ingress = ingress_seen(net, seen_src, seen_dst, Some(p.dport), p.proto);
     }
     let hops = w.hops;
     Ok(Trace {
@@ -459,12 +478,16 @@ struct Walker<'a, 'n> {
     net: &'a ClusterNet,
     fabric: &'a Fabric<'n>,
     enforcement: Enforcement,
-    /// The ingress verdict as the destination's veth judged it (on the packet's source then).
-    judged_ingress: Option<SideVerdict>,
     hops: Vec<Hop>,
-    dst: Resolved<'a>,
+    /// The address the packet is sent to, when the destination was named by one.
+    to: Option<IpAddr>,
     orig_src: Option<IpAddr>,
     too_big: Option<TooBig>,
+    /// The packet as it left its sender.
+    sent: Option<Pkt>,
+    /// The packet as the destination's ingress check saw it, when a rewrite on the way
+    /// (DNAT to a hostPort's pod, a masqueraded source) made it another flow.
+    at_ingress: Option<Pkt>,
 }
 
 impl<'a, 'n> Walker<'a, 'n> {
@@ -513,6 +536,9 @@ impl<'a, 'n> Walker<'a, 'n> {
     }
 
     fn dst_ip(&self, dst: Resolved<'_>) -> Result<IpAddr, Outcome> {
+        if let Some(ip) = self.to {
+            return Ok(ip);
+        }
         match dst {
             Resolved::Pod(p) => p.ip.ok_or_else(|| {
                 self.no_route(format!(
@@ -562,7 +588,9 @@ impl<'a, 'n> Walker<'a, 'n> {
                     proto,
                     dport,
                     size,
+                    mark: 0,
                 };
+                self.sent = Some(pkt.clone());
                 self.host_stack(host, pkt, None)
             }
             Resolved::Ip(_) => self.no_route("a trace starts at a pod or a node".into()),
@@ -690,7 +718,9 @@ impl<'a, 'n> Walker<'a, 'n> {
                 proto,
                 dport,
                 size,
+                mark: 0,
             };
+            self.sent = Some(pkt.clone());
             return self.underlay_out(host, pod, &r.dev, &link.kind, lower, pkt, next);
         }
         let LinkKind::Veth { peer, peer_netns } = &link.kind else {
@@ -723,7 +753,9 @@ impl<'a, 'n> Walker<'a, 'n> {
             proto,
             dport,
             size,
+            mark: 0,
         };
+        self.sent = Some(pkt.clone());
         if self.enforcement == Enforcement::Bpf {
             if let Some(bpf) = self.fabric.bpf {
                 if let Some(o) = self.bpf_from_container(bpf, host, peer, pkt.clone()) {
@@ -749,6 +781,8 @@ impl<'a, 'n> Walker<'a, 'n> {
     fn host_stack(&mut self, host: &'a Host, mut pkt: Pkt, iif: Option<String>) -> Outcome {
         let node: &str = &host.node;
         let forwarded = iif.is_some();
+        // A packet entering this namespace carries no mark (`skb_scrub_packet`).
+        pkt.mark = 0;
         if self.hops.len() > MAX_HOPS {
             return self.no_route(format!("routing loop through {node}"));
         }
@@ -826,6 +860,8 @@ impl<'a, 'n> Walker<'a, 'n> {
         let chain = if forwarded { "FORWARD" } else { "OUTPUT" };
         let step = filter_hook(host, chain, &pkt, iif.as_deref(), Some(&r.dev));
         if self.enforcement == Enforcement::Iptables {
+            // Felix's ingress chain sees the packet here, after PREROUTING's DNAT.
+            self.note_ingress(&pkt);
             if let Some(o) = self.felix(host, &format!("filter {chain}"), &step) {
                 return o;
             }
@@ -1206,11 +1242,18 @@ impl<'a, 'n> Walker<'a, 'n> {
     /// plane judges).
     fn deliver_to_pod(&mut self, pod: &'a PodNet, veth: &str, pkt: Pkt) -> Outcome {
         self.push(HopKind::Veth, format!("{veth} (host side) on {}", pod.node));
-        if matches!(self.dst, Resolved::Pod(_)) && Some(pkt.src) != self.orig_src {
-            let seen = self.net.resolve_ip(pkt.src);
-            let side =
-                evaluate_resolved(self.net, seen, self.dst, Some(pkt.dport), pkt.proto).ingress;
-            self.judged_ingress = Some(side);
+        if self.enforcement != Enforcement::Iptables {
+            self.note_ingress(&pkt);
+        }
+        if Some(pkt.src) == pod.ip {
+            // Its own address arriving on eth0: ip_route_input's source check finds a
+            // local address and drops it (accept_local is 0), so the connection times out.
+            return self.dropped(format!(
+                "{} receives a packet from its own address {} on {}: its kernel drops it as a martian source (nothing rewrote the source on the way)",
+                pod.key(),
+                pkt.src,
+                pod.ifname
+            ));
         }
         let from = if Some(pkt.src) == self.orig_src {
             String::new()
@@ -1220,6 +1263,15 @@ impl<'a, 'n> Walker<'a, 'n> {
         let text = format!("{} {} {}", pod.key(), pod.ifname, pkt.dst);
         self.push(HopKind::Endpoint, format!("{text}{from}"));
         Outcome::Delivered(text)
+    }
+
+    /// Remember the packet as the destination's ingress check sees it, when a rewrite on
+    /// the way made it another flow than the one sent (see [`trace`]).
+    fn note_ingress(&mut self, pkt: &Pkt) {
+        let sent = self.sent.as_ref();
+        let rewritten =
+            sent.is_some_and(|s| s.src != pkt.src || s.dst != pkt.dst || s.dport != pkt.dport);
+        self.at_ingress = rewritten.then(|| pkt.clone());
     }
 
     /// A reserved identity's name in parentheses, or nothing.
@@ -1578,6 +1630,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         if let Some(why) = step.drop {
             return Some(self.dropped(format!("{hook} on {node} drops it: {why}")));
         }
+        pkt.mark = step.mark;
         let mut rewrite = None;
         if let Some((ip, port)) = step.dnat {
             if ip != pkt.dst {
@@ -1713,17 +1766,27 @@ fn host_lookup(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
 }
 
 /// The source address the host puts on a packet it sends by `r` (and MASQUERADE uses):
-/// the route's `src`, else the first address of the output device.
+/// the route's `src`, else the first address of the output device, else (a device with no
+/// address, such as Calico's `cali…` veths) what `inet_select_addr` finds on the others in
+/// ifindex order, where the uplink comes first (created with the node) and loopback's
+/// host-scope address never qualifies.
 fn preferred_src(host: &Host, r: &RouteEntry) -> Option<IpAddr> {
     if let Some(s) = r.src.as_deref().and_then(|s| s.parse().ok()) {
         return Some(s);
     }
-    host.root
-        .links
-        .get(&r.dev)
-        .and_then(|l| l.addrs.first())
-        .and_then(|a| a.parse::<IpNet>().ok())
-        .map(|n| n.addr())
+    let first = |l: &crate::cni::host::Link| {
+        l.addrs
+            .iter()
+            .filter_map(|a| a.parse::<IpNet>().ok())
+            .map(|n| n.addr())
+            .find(|a| a.is_ipv4() && !a.is_loopback())
+    };
+    let out = host.root.links.get(&r.dev).and_then(first);
+    out.or_else(|| {
+        let links = host.root.links.values();
+        let (uplinks, others): (Vec<_>, Vec<_>) = links.partition(|l| l.kind == LinkKind::Physical);
+        uplinks.into_iter().chain(others).find_map(first)
+    })
 }
 
 /// Is `ip` one of the host namespace's addresses?
@@ -1770,6 +1833,7 @@ fn nf_packet(host: &Host, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>) -> Pa
     p.iif = iif.map(str::to_string);
     p.oif = oif.map(str::to_string);
     p.dst_local = host_owns(host, pkt.dst);
+    p.mark = pkt.mark;
     p
 }
 
@@ -1790,6 +1854,7 @@ fn hook(
     let t = tables.get(table).traverse_with(chain, &mut p, &host.ipsets);
     let mut step = HookStep {
         matched: t.matched.clone(),
+        mark: p.mark,
         ..HookStep::default()
     };
     match t.decision {

@@ -251,7 +251,13 @@ pub fn write_cni_summary(c: &WireCall, s: &mut String) {
     match &c.reply {
         Err(e) => {
             use std::fmt::Write;
-            let _ = write!(s, "error code {}: {e}", e.code);
+            match &e.crash {
+                // What the plugin wrote: its panic line on stderr, nothing on stdout.
+                Some(crash) => s.push_str(crash.stderr.lines().next().unwrap_or_default()),
+                None => {
+                    let _ = write!(s, "error code {}: {e}", e.code);
+                }
+            }
         }
         Ok(crate::cni::plugin::PluginOutput::Empty) => s.push_str("ok"),
         Ok(crate::cni::plugin::PluginOutput::Versions(v)) => {

@@ -38,21 +38,26 @@ pub struct AttachDetach {
 /// (`pkg/volume/csi/csi_plugin.go` csiTimeout).
 const CSI_ATTACH_TIMEOUT: Millis = Millis::secs(120);
 
-/// How many attach operations started at `start` have timed out by `now`: each waits
+/// When the attach operations started at `start` time out, in order: each waits
 /// [`CSI_ATTACH_TIMEOUT`]; after the k-th failure the operation executor waits 500 ms ×
 /// 2^(k-1), at most 2 min 2 s, before the next (`nestedpendingoperations`
 /// exponential backoff).
+fn attach_timeouts(start: Millis) -> impl Iterator<Item = Millis> {
+    let mut backoff = Millis::ZERO;
+    let mut at = start;
+    std::iter::from_fn(move || {
+        at = at
+            .saturating_add(backoff)
+            .saturating_add(CSI_ATTACH_TIMEOUT);
+        backoff = crate::kubelet::operations::next_duration_before_retry(backoff);
+        Some(at)
+    })
+}
+
+/// How many attach operations started at `start` have timed out by `now`.
 fn attach_timeouts_by(start: Millis, now: Millis) -> u32 {
-    let (mut at, mut failed, mut backoff) = (start.as_ms(), 0u32, 500u64);
-    loop {
-        at = at.saturating_add(CSI_ATTACH_TIMEOUT.as_ms());
-        if at > now.as_ms() {
-            return failed;
-        }
-        failed += 1;
-        at = at.saturating_add(backoff);
-        backoff = (backoff * 2).min(122_000);
-    }
+    let n = attach_timeouts(start).take_while(|t| *t <= now).count();
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 impl Component for AttachDetach {
@@ -308,6 +313,23 @@ impl AttachDetach {
     /// volume there (`operation_generator.go` GenerateAttachVolumeFunc), as
     /// `AttachVolume.Attach failed for volume "PV" : timed out waiting for external-attacher
     /// of DRIVER CSI driver to attach volume HANDLE` (`csi_attacher.go`).
+    /// The earliest attach timeout after `now` of a VolumeAttachment no external-attacher
+    /// serves (a timer of the discrete-event clock: each timeout is reported at its time).
+    pub fn next_timer(&self, api: &crate::cluster::Cluster, now: Millis) -> Option<Millis> {
+        self.unserved
+            .keys()
+            .filter_map(|name| {
+                let va = api
+                    .volume_attachments
+                    .get(&(crate::cluster::no_namespace(), name.clone()))?;
+                if va.status.attached || va.metadata.deletion_tick.is_some() {
+                    return None;
+                }
+                attach_timeouts(va.metadata.creation_tick).find(|t| *t > now)
+            })
+            .min()
+    }
+
     fn report_attach_timeouts(&mut self, ctx: &mut Ctx<'_>, wants: &Wants) {
         if self.unserved.is_empty() {
             return;

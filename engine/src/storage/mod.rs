@@ -28,6 +28,7 @@ pub mod work;
 use crate::control::{Component, Ctx};
 use crate::csi::types::{AccessModeType, VolumeCapability};
 use crate::csi::{K8sAccessMode, to_csi_access_mode};
+use crate::util::time::Millis;
 
 /// The driver every StorageClass of the lab names.
 pub const DRIVER: &str = crate::csi::DRIVER_NAME;
@@ -108,6 +109,21 @@ pub struct StorageControllers {
 }
 
 impl StorageControllers {
+    /// The storage controllers' earliest timer after `now`: a sidecar's retry (its rate
+    /// limiter), or an attach that times out.
+    pub fn next_timer(&self, api: &crate::cluster::Cluster, now: Millis) -> Option<Millis> {
+        [
+            self.provisioner.backoff.next_retry(now),
+            self.snapshotter.backoff.next_retry(now),
+            self.resizer.backoff.next_retry(now),
+            self.attach_detach.next_timer(api, now),
+            self.attacher.backoff.next_retry(now),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
     /// Run every storage controller once; true when any of them changed something.
     pub fn reconcile_all(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let mut changed = false;

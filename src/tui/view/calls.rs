@@ -1,6 +1,8 @@
 //! The call log pane: who called what, in order (kubelet → containerd → CNI plugin → IPAM),
 //! Warning entries marked `!` in the error style, entries with wire records marked `⇄`.
-//! Follows the newest entry until one is selected (↑/↓); Esc or End follows again.
+//! Follows the newest entry until one is selected (↑/↓); Esc or End follows again. During a
+//! lesson step whose checks name a wire call, its newest entry is marked `▶` and kept in
+//! view with the runtime line that ran it.
 
 use super::{dim, highlight, pane_block, put};
 use crate::tui::app::App;
@@ -92,7 +94,20 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             .min(pos)
             .max((pos + 1).saturating_sub(h))
             .min(len.saturating_sub(h)),
-        None => len.saturating_sub(h),
+        // Following: the newest entries, unless the lesson step's call (and the runtime
+        // line that ran it) would scroll away; then the window keeps them.
+        None => {
+            let newest = len.saturating_sub(h);
+            match app.ui.focus_call.and_then(|c| {
+                let first = model::chain_of(&app.desk.lab, c).unwrap_or(c);
+                Some((position_of(first)?, position_of(c)?))
+            }) {
+                Some((first, call)) if first.min(call) < newest => {
+                    first.min(call).max((call + 1).saturating_sub(h))
+                }
+                _ => newest,
+            }
+        }
     };
     for row in 0..h.min(len - start) {
         let pos = start + row;
@@ -105,11 +120,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         };
         let warn = e.level() == Level::Warning;
         let wire = model::wire_range(&app.desk.lab, seq).is_some();
+        let focus = app.ui.focus_call == Some(seq);
         let text_style = if warn { t.bad } else { t.plain };
         let line = Line::from(vec![
             Span::styled(format!("{seq:>5} "), t.dim),
             Span::styled(if warn { "! " } else { "  " }, t.bad),
-            Span::styled(if wire { "⇄ " } else { "  " }, t.dim),
+            match (focus, wire) {
+                // The record the lesson step asks for.
+                (true, _) => Span::styled("▶ ", t.key),
+                (false, true) => Span::styled("⇄ ", t.dim),
+                (false, false) => Span::styled("  ", t.dim),
+            },
             // Always a space after the actor, even one longer than the column.
             Span::styled(format!("{:<21} ", e.actor()), t.actor),
             Span::styled(

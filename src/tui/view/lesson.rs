@@ -1,5 +1,6 @@
 //! The lesson pane, shown while a lesson runs: title, a progress bar with the step number
-//! the REPL shows (quizzes counted apart), the goal first so it shows without scrolling,
+//! the REPL shows (quizzes counted apart), the NetworkPolicy verdicts of the flows the
+//! step's checks name (as they are now) and the goal first so they show without scrolling,
 //! then the step's text, and the hint when asked for (`h`).
 
 use super::{dim, draw_lines, pane_block};
@@ -32,6 +33,9 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
             Span::styled("░".repeat(bar_w - filled), t.dim),
             Span::styled(label, t.plain),
         ]));
+    }
+    for v in &l.verdicts {
+        out.extend(verdict_lines(app, v, width));
     }
     if !l.goal.is_empty() {
         for (i, row) in wrap_words(&l.goal, width.saturating_sub(6))
@@ -67,6 +71,37 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
         (None, _) => {}
     }
     out
+}
+
+/// A flow the step asks about with its NetworkPolicy verdict now: `web → db:5432/TCP
+/// denied`, and on a network that enforces none, what the policies would say.
+fn verdict_lines(app: &App, v: &lab_engine::dash::Verdict, width: usize) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let word = |allowed: bool| {
+        if allowed {
+            Span::styled("allowed", t.good)
+        } else {
+            Span::styled("denied", t.bad)
+        }
+    };
+    // Segments that stay together, wrapped between them (a verdict is never cut).
+    let mut segs = vec![
+        vec![Span::styled("Policy: ", t.header)],
+        vec![Span::styled(format!("{} →", v.src), t.name)],
+        vec![Span::styled(
+            format!(" {}:{}/{} ", v.dst, v.port, v.protocol),
+            t.name,
+        )],
+        vec![word(v.allowed)],
+    ];
+    if !v.enforced {
+        segs.push(vec![Span::styled(" · not enforced;", t.dim)]);
+        segs.push(vec![
+            Span::styled(" the policies say ", t.dim),
+            word(v.policies_allow),
+        ]);
+    }
+    super::wrap_segments(segs, width, 8)
 }
 
 /// Wrap text at spaces to a width (words longer than the width are cut).

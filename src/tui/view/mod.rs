@@ -9,7 +9,8 @@
 //! one of the other three below that — with a strip of command output (and the lesson
 //! beside it while one runs or plays) under them; *compact* (smaller) shows one pane at a
 //! time under the tab bar. In the grid and compact layouts, a pane outside the grid
-//! (Calls, Wire, Output, Lesson) takes the whole area while it has the focus.
+//! (Calls, Wire, Output, Lesson) takes the whole area while it has the focus; during a
+//! lesson the grid keeps Calls or Wire in its lower half instead, beside the lesson.
 
 pub mod calls;
 pub mod chrome;
@@ -57,6 +58,22 @@ pub fn in_grid(pane: Pane) -> bool {
         pane,
         Pane::Topology | Pane::Ipam | Pane::Routes | Pane::Volumes
     )
+}
+
+/// Whether the grid layout shows the focused pane: one of the grid's, or during a lesson
+/// the Calls or Wire pane a step is about (in the grid's lower half, so the lesson's text
+/// stays in view beside the output).
+fn grid_holds(app: &App) -> bool {
+    in_grid(app.ui.focus)
+        || (app.lesson.is_some() && matches!(app.ui.focus, Pane::Calls | Pane::Wire))
+}
+
+/// Whether the lesson pane is on screen in an area when a lesson runs.
+pub fn lesson_on_screen(app: &App, area: Rect) -> bool {
+    !is_compact(area)
+        || app.ui.focus == Pane::Lesson
+        || (is_grid(area)
+            && (in_grid(app.ui.focus) || matches!(app.ui.focus, Pane::Calls | Pane::Wire)))
 }
 
 /// Where everything goes on screen.
@@ -118,7 +135,7 @@ pub fn layout(app: &App, area: Rect) -> Screen {
         let [tab_row, rest] =
             Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(body);
         tabs = Some(tab_row);
-        if is_grid(area) && in_grid(app.ui.focus) {
+        if is_grid(area) && grid_holds(app) {
             grid(app, rest, &mut panes);
             return Screen {
                 title,
@@ -198,17 +215,23 @@ fn grid(app: &App, rest: Rect, panes: &mut Vec<(Pane, Rect)>) {
     };
     let [main, bottom] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(strip)]).areas(rest);
+    let log = matches!(app.ui.focus, Pane::Calls | Pane::Wire);
     if two_columns {
         let [top, low] =
             Layout::vertical([Constraint::Percentage(55), Constraint::Fill(1)]).areas(main);
         let [topo, ipam] =
             Layout::horizontal([Constraint::Percentage(58), Constraint::Fill(1)]).areas(top);
-        let [routes, vols] =
-            Layout::horizontal([Constraint::Percentage(45), Constraint::Fill(1)]).areas(low);
         panes.push((Pane::Topology, topo));
         panes.push((Pane::Ipam, ipam));
-        panes.push((Pane::Routes, routes));
-        panes.push((Pane::Volumes, vols));
+        if log {
+            // A lesson step about a call: its pane under Topology and IPAM.
+            panes.push((app.ui.focus, low));
+        } else {
+            let [routes, vols] =
+                Layout::horizontal([Constraint::Percentage(45), Constraint::Fill(1)]).areas(low);
+            panes.push((Pane::Routes, routes));
+            panes.push((Pane::Volumes, vols));
+        }
     } else {
         // Topology over the pane that had the focus last among the other three (IPAM
         // first).

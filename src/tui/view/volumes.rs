@@ -3,6 +3,8 @@
 //! as a progression: `● CREATED ━ ● NODE_READY ━ ○ VOL_READY ━ ○ PUBLISHED`. On a narrow
 //! pane the chain wraps at its arrows and the progression between states; the paths keep
 //! the part that differs (the volume's hash, the pod's UID, the PV) and lose the rest first.
+//! A node where the volume is refused (`Multi-Attach error`) gets a row of its own; during a
+//! lesson step, the row of the claim it is about stays in view.
 
 use super::{dim, pane_block, put};
 use crate::tui::app::App;
@@ -126,7 +128,8 @@ pub fn short_path(path: &str, width: usize) -> String {
 
 /// A volume's rows at a width: the chain PVC → PV → volume ID → attachment @node (wrapped
 /// at the arrows), the staging path and each publish target (shortened to fit), and the
-/// lifecycle progression (wrapped between states).
+/// lifecycle progression (wrapped between states); on a node where the volume is refused,
+/// the Multi-Attach error and the pods that wait.
 fn row_lines(app: &App, v: &VolumeRow, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let chain = |pv: String, att: String| {
@@ -159,6 +162,20 @@ fn row_lines(app: &App, v: &VolumeRow, width: usize) -> Vec<Line<'static>> {
             width,
             2,
         );
+    }
+    if let Some(m) = &v.multi_attach {
+        // Not attached here: the attach/detach controller's refusal, wrapped whole.
+        let segs = vec![
+            vec![Span::styled("  ✗ Multi-Attach error:", t.bad)],
+            vec![Span::styled(
+                format!(" attached to {}", m.attached_to.join(", ")),
+                t.plain,
+            )],
+            vec![Span::styled(" · waiting:", t.dim)],
+            vec![Span::styled(format!(" {}", m.waiting.join(", ")), t.name)],
+        ];
+        out.extend(super::wrap_segments(segs, width, 4));
+        return out;
     }
     const STAGING: &str = "  staging ";
     const PUBLISH: &str = "  publish ";
@@ -238,8 +255,32 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     let h = inner.height as usize;
     let w = inner.width as usize;
-    let lines: Vec<Line<'static>> = rows.iter().flat_map(|v| row_lines(app, v, w)).collect();
-    let skip = app.ui.scroll[Pane::Volumes.index()].min(lines.len().saturating_sub(h));
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    // The first line of the row a lesson step is about: its claim's refused node, else
+    // the claim's first row.
+    let claims = app
+        .lesson
+        .as_ref()
+        .and_then(|l| l.focus.as_ref())
+        .map(|f| lab_engine::dash::focus_claims(&app.desk.lab, f))
+        .unwrap_or_default();
+    let (mut first_row, mut refused_row) = (None, None);
+    for v in &rows {
+        if claims.contains(&v.pvc) {
+            first_row.get_or_insert(lines.len());
+            if v.multi_attach.is_some() {
+                refused_row.get_or_insert(lines.len());
+            }
+        }
+        lines.extend(row_lines(app, v, w));
+    }
+    let mut skip = app.ui.scroll[Pane::Volumes.index()];
+    if let Some(at) = refused_row.or(first_row)
+        && !(skip..skip + h).contains(&at)
+    {
+        skip = at;
+    }
+    let skip = skip.min(lines.len().saturating_sub(h));
     for (y, line) in lines.iter().skip(skip).take(h).enumerate() {
         put(buf, inner, y as u16, line);
     }
@@ -280,6 +321,7 @@ mod tests {
                 .into(),
             targets: vec![],
             state: VolumeState::VolReady,
+            multi_attach: None,
         };
         let lines = row_lines(&app, &v, 200);
         let [a, b, p, c] = &lines[..] else {

@@ -15,6 +15,7 @@ use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
+use crate::cni::release::PluginsRelease;
 use crate::cni::types::{CniError, CniResult, Dns, Interface, Route};
 use crate::util::hash;
 use ipnet::IpNet;
@@ -110,14 +111,19 @@ fn check_vlan_trunk(v: &Value) -> Result<bool, String> {
     Ok(any)
 }
 
-/// `loadNetConf`: defaults, the vlan checks, and the MAC sources in priority order.
-pub fn load_conf(stdin: &Stdin, env: &CniEnv) -> Result<BridgeConf, CniError> {
+/// `loadNetConf`: defaults, the vlan checks, and the MAC sources in priority order, as the
+/// release reads them.
+fn load_conf(stdin: &Stdin, env: &CniEnv, release: PluginsRelease) -> Result<BridgeConf, CniError> {
+    type Memo = DocMemo<Result<BridgeConf, CniError>>;
     thread_local! {
-        static DECODED: std::cell::RefCell<DocMemo<Result<BridgeConf, CniError>>> =
-            std::cell::RefCell::new(DocMemo::default());
+        /// One memo per release, as the releases read one document differently.
+        static DECODED: std::cell::RefCell<[Memo; 2]> =
+            std::cell::RefCell::new([Memo::default(), Memo::default()]);
     }
     // The document is the same on every call of a network: decoded once.
-    let decoded = DECODED.with(|m| m.borrow_mut().get_or(&stdin.conf, load_doc));
+    let slot = usize::from(release == PluginsRelease::V1_1_1);
+    let decoded =
+        DECODED.with(|m| m.borrow_mut()[slot].get_or(&stdin.conf, |conf| load_doc(conf, release)));
     let mut c = decoded.as_ref().clone()?;
     let args = common::load_args(&env.args, &["MAC"]).map_err(CniError::internal)?;
     for (k, v) in args {
@@ -147,7 +153,7 @@ pub fn load_conf(stdin: &Stdin, env: &CniEnv) -> Result<BridgeConf, CniError> {
 
 /// The part of `loadNetConf` that reads only the config document: defaults, DNS and the
 /// vlan checks (all before `CNI_ARGS` is parsed, as upstream orders them).
-fn load_doc(conf: &Value) -> Result<BridgeConf, CniError> {
+fn load_doc(conf: &Value, release: PluginsRelease) -> Result<BridgeConf, CniError> {
     let g = GoConf::new(conf, "NetConf");
     let vlan = g.int("vlan").map_err(load_err)?.unwrap_or(0);
     let mut c = BridgeConf {
@@ -171,10 +177,14 @@ fn load_doc(conf: &Value) -> Result<BridgeConf, CniError> {
         hairpin: g.bool("hairpinMode").map_err(load_err)?.unwrap_or(false),
         promisc: g.bool("promiscMode").map_err(load_err)?.unwrap_or(false),
         vlan,
-        disable_container_interface: g
-            .bool("disableContainerInterface")
-            .map_err(load_err)?
-            .unwrap_or(false),
+        // v1.1.1's NetConf has no such field: Go's decoder skips the unknown key.
+        disable_container_interface: match release {
+            PluginsRelease::V1_1_1 => false,
+            PluginsRelease::V1_9_1 => g
+                .bool("disableContainerInterface")
+                .map_err(load_err)?
+                .unwrap_or(false),
+        },
         ipam_type: g.ipam_type().map_err(load_err)?,
         mac: None,
         dns: None,
@@ -583,7 +593,7 @@ pub(crate) fn teardown_ip_masq(host: &mut Host, addr: &IpNet, chain: &str, comme
 
 impl Bridge {
     fn cmd_add(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
-        let mut conf = load_conf(stdin, env)?;
+        let mut conf = load_conf(stdin, env, ctx.registry.release())?;
         let layer3 = !conf.ipam_type.is_empty();
         if layer3 && conf.disable_container_interface {
             return Err(CniError::internal(
@@ -674,7 +684,7 @@ impl Bridge {
     }
 
     fn cmd_del(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
-        let conf = load_conf(stdin, env)?;
+        let conf = load_conf(stdin, env, ctx.registry.release())?;
         let layer3 = !conf.ipam_type.is_empty();
         let ipam_del = |ctx: &mut PluginCtx<'_>| -> Result<(), CniError> {
             if layer3 {
@@ -714,7 +724,7 @@ impl Bridge {
     }
 
     fn cmd_check(&self, ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
-        let conf = load_conf(stdin, env)?;
+        let conf = load_conf(stdin, env, ctx.registry.release())?;
         if !common::netns_exists(ctx.host, &env.netns) {
             return Err(netns_open_error(&env.netns));
         }

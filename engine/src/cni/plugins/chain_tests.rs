@@ -326,6 +326,23 @@ fn bridge_add_error_cases_use_real_messages() {
         e.msg,
         "cannot use IPAM when DisableContainerInterface flag is set"
     );
+    // v1.1.1 has no such key: Go's decoder skips it (even a value of another type), and the
+    // ADD succeeds as the real binary's does.
+    for value in [json!(true), json!("yes")] {
+        let mut c = bridge_conf();
+        c["disableContainerInterface"] = value;
+        let reg = registry().with_release(crate::cni::release::PluginsRelease::V1_1_1);
+        let mut h = host();
+        let mut ctx = PluginCtx {
+            host: &mut h,
+            registry: &reg,
+            delegations: Default::default(),
+            faults: None,
+            kube: None,
+        };
+        let reply = Bridge.invoke(&mut ctx, &env(CniCommand::Add), &Stdin::from_conf(c));
+        assert!(matches!(reply, Ok(PluginOutput::Result(_))), "{reply:?}");
+    }
 
     let mut c = bridge_conf();
     c["bridge"] = json!("eth0");
@@ -586,6 +603,95 @@ fn port_mappings() -> Value {
         {"hostPort": 8080, "containerPort": 80, "protocol": "tcp"},
         {"hostPort": 5353, "containerPort": 53, "protocol": "udp", "hostIP": "192.168.0.2"}
     ]})
+}
+
+/// conditionsV4 words take their places as iptables parses them: Debian's portmap 1.1.1
+/// with `["!", "-d", "192.0.2.0/24", "-m", "addrtype", "--dst-type", "LOCAL", "-i",
+/// "eth0"]` left this entry rule (`iptables -t nat -S`, container ID "abc").
+#[test]
+fn portmap_conditions_print_in_iptables_order() {
+    let mut h = host();
+    let br = bridge_add(&mut h);
+    let mut conf = portmap_conf();
+    conf["conditionsV4"] = json!([
+        "!",
+        "-d",
+        "192.0.2.0/24",
+        "-m",
+        "addrtype",
+        "--dst-type",
+        "LOCAL",
+        "-i",
+        "eth0"
+    ]);
+    let mappings = json!({"portMappings": [
+        {"hostPort": 8080, "containerPort": 80, "protocol": "tcp"}
+    ]});
+    result(call(
+        &mut h,
+        &Portmap,
+        &env(CniCommand::Add),
+        conf,
+        Some(mappings),
+        Some(&br),
+    ));
+    let chain = super::portmap::dnat_chain_name("lab-net", CID);
+    let entry = lab_rules(&h)["CNI-HOSTPORT-DNAT"].clone();
+    assert_eq!(
+        entry,
+        [format!(
+            "! -d 192.0.2.0/24 -i eth0 -p tcp -m comment --comment \
+             \"dnat name: \\\"lab-net\\\" id: \\\"{CID}\\\"\" -m multiport --dports 8080 \
+             -m addrtype --dst-type LOCAL -j {chain}"
+        )]
+    );
+}
+
+/// `externalSetMarkChain` names a chain the node's nat table must have: without it
+/// iptables refuses the jump and the ADD fails (Debian's portmap 1.1.1, observed).
+#[test]
+fn portmap_refuses_an_external_set_mark_chain_the_table_lacks() {
+    let mut h = host();
+    let br = bridge_add(&mut h);
+    let mut conf = portmap_conf();
+    conf["externalSetMarkChain"] = json!("KUBE-MARK-MASQ");
+    let mappings = json!({"portMappings": [
+        {"hostPort": 8080, "containerPort": 80, "protocol": "tcp"}
+    ]});
+    let add = |h: &mut Host| {
+        call(
+            h,
+            &Portmap,
+            &env(CniCommand::Add),
+            conf.clone(),
+            Some(mappings.clone()),
+            Some(&br),
+        )
+    };
+    let e = err(add(&mut h));
+    let chain = super::portmap::dnat_chain_name("lab-net", CID);
+    assert_eq!(e.code, 999);
+    assert_eq!(
+        e.msg,
+        format!(
+            "unable to setup DNAT: running [/usr/sbin/iptables -t nat -C {chain} -p tcp \
+             --dport 8080 -s 10.244.1.2/24 -j KUBE-MARK-MASQ --wait]: exit status 2: iptables \
+             v1.8.9 (nf_tables): Chain 'KUBE-MARK-MASQ' does not exist\nTry `iptables -h' or \
+             'iptables --help' for more information.\n"
+        )
+    );
+    let rules = lab_rules(&h);
+    assert!(
+        !rules
+            .values()
+            .flatten()
+            .any(|r| r.contains("KUBE-MARK-MASQ")),
+        "{rules:?}"
+    );
+    // Once kube-proxy's chain is there, the same ADD succeeds and jumps to it.
+    h.netfilter.ip4.nat.ensure_chain("KUBE-MARK-MASQ");
+    result(add(&mut h));
+    assert!(lab_rules(&h)[&chain][0].ends_with("-j KUBE-MARK-MASQ"));
 }
 
 #[test]

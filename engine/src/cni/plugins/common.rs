@@ -3,7 +3,7 @@
 //! iptables rules rendered the way `iptables -t nat -S` prints them.
 
 use crate::cni::host::Host;
-use crate::cni::types::{CniError, CniResult};
+use crate::cni::types::{CniError, CniResult, Crash};
 use serde_json::Value;
 use sha2::{Digest, Sha512};
 
@@ -332,15 +332,22 @@ fn push_ipt_addr(out: &mut String, s: &str) {
 }
 
 /// One iptables rule, kept in parts so it renders in the order `iptables -S` prints them:
-/// `[!] -s`, `[!] -d`, `-p`, the matches in the order given, then `-j` and its options.
+/// `[!] -s`, `[!] -d`, `[!] -i`, `[!] -o`, `-p`, the matches in the order given, then `-j`
+/// and its options.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IptRule {
     /// `-s` (already in printed form).
     pub src: Option<String>,
+    /// `! -s` instead of `-s`.
+    pub src_negated: bool,
     /// `-d` (already in printed form).
     pub dst: Option<String>,
     /// `! -d` instead of `-d`.
     pub dst_negated: bool,
+    /// `[!] -i IFACE`: the interface and whether it is negated.
+    pub in_iface: Option<(bool, String)>,
+    /// `[!] -o IFACE`.
+    pub out_iface: Option<(bool, String)>,
     /// `-p` protocol.
     pub proto: Option<String>,
     /// Match modules, each already rendered (`-m comment --comment "…"`).
@@ -367,6 +374,53 @@ impl IptRule {
         self
     }
 
+    /// Add arguments a user gave as iptables words (portmap's `conditionsV4`/`V6`):
+    /// `[!] -s/-d/-i/-o VALUE` take their places in the rule, as iptables parses them;
+    /// the other words are matches, appended in the order given.
+    pub fn conditions(&mut self, words: &[String]) {
+        let mut rest: Vec<&str> = Vec::new();
+        let mut negated = false;
+        let mut words = words.iter();
+        while let Some(w) = words.next() {
+            let slot = match w.as_str() {
+                "!" => {
+                    negated = true;
+                    continue;
+                }
+                "-s" | "--source" | "--src" => Some(0),
+                "-d" | "--destination" | "--dst" => Some(1),
+                "-i" | "--in-interface" => Some(2),
+                "-o" | "--out-interface" => Some(3),
+                _ => None,
+            };
+            match (slot, words.as_slice().first()) {
+                (Some(slot), Some(value)) => {
+                    words.next();
+                    let value = value.clone();
+                    match slot {
+                        0 => (self.src, self.src_negated) = (Some(value), negated),
+                        1 => (self.dst, self.dst_negated) = (Some(value), negated),
+                        2 => self.in_iface = Some((negated, value)),
+                        _ => self.out_iface = Some((negated, value)),
+                    }
+                }
+                _ => {
+                    if negated {
+                        rest.push("!");
+                    }
+                    rest.push(w);
+                }
+            }
+            negated = false;
+        }
+        if negated {
+            rest.push("!");
+        }
+        if !rest.is_empty() {
+            self.matches.push(rest.join(" "));
+        }
+    }
+
     /// The rule text after `-A CHAIN `.
     pub fn render(&self) -> String {
         let mut out = String::with_capacity(
@@ -378,13 +432,23 @@ impl IptRule {
             }
         };
         if let Some(s) = &self.src {
-            out.push_str("-s ");
+            out.push_str(if self.src_negated { "! -s " } else { "-s " });
             push_ipt_addr(&mut out, s);
         }
         if let Some(d) = &self.dst {
             sep(&mut out);
             out.push_str(if self.dst_negated { "! -d " } else { "-d " });
             push_ipt_addr(&mut out, d);
+        }
+        for (flag, iface) in [("-i ", &self.in_iface), ("-o ", &self.out_iface)] {
+            if let Some((negated, name)) = iface {
+                sep(&mut out);
+                if *negated {
+                    out.push_str("! ");
+                }
+                out.push_str(flag);
+                out.push_str(name);
+            }
         }
         if let Some(p) = &self.proto {
             sep(&mut out);
@@ -594,19 +658,28 @@ pub fn del_link(host: &mut Host, netns: &str, ifname: &str) -> Option<crate::cni
 }
 
 /// The model of a Go plugin that panics: the binary exits 2 with the panic on stderr and
-/// nothing on stdout, which libcni reports as `netplugin failed: "<stderr>"` with code 0
-/// (`pkg/invoke/raw_exec.go` pluginErr). The goroutine trace that follows the panic line
-/// is not reproduced.
+/// nothing on stdout ([`Crash`]), which libcni reports as `netplugin failed: "<stderr>"`
+/// with code 0 (`pkg/invoke/raw_exec.go` pluginErr). `msg` is the panic as Go's `%q`
+/// quotes it (`\n` for a newline). The goroutine trace that follows the panic line is not
+/// reproduced.
 pub fn go_panic(msg: &str) -> CniError {
-    CniError::new(
+    let mut e = CniError::new(
         0,
         format!("netplugin failed: \"panic: {msg}\\n\\ngoroutine 1 [running]:\\n…\""),
-    )
+    );
+    e.crash = Some(Box::new(Crash {
+        exit_status: 2,
+        stderr: format!(
+            "panic: {}\n\ngoroutine 1 [running]:\n…\n",
+            msg.replace("\\n", "\n")
+        ),
+    }));
+    e
 }
 
 /// Whether a lab error is the model of a Go panic ([`go_panic`]): exit status 2.
 pub fn is_go_panic(e: &CniError) -> bool {
-    e.code == 0 && e.msg.starts_with("netplugin failed: \"panic: ")
+    e.crash.as_ref().is_some_and(|c| c.exit_status == 2)
 }
 
 /// `ip.ValidateExpectedInterfaceIPs` and `ip.ValidateExpectedRoute` (`pkg/ip/utils_linux.go`,

@@ -186,11 +186,51 @@ struct Chain {
     prepend_entry: bool,
 }
 
+/// The targets iptables knows by their own extension: every other `-j` names a user chain.
+const BUILTIN_TARGETS: [&str; 7] = [
+    "ACCEPT",
+    "DROP",
+    "RETURN",
+    "DNAT",
+    "SNAT",
+    "MASQUERADE",
+    "MARK",
+];
+
+impl Rule {
+    /// The user chain the rule jumps to (`-j CHAIN`), if any.
+    fn jump_chain(&self) -> Option<&str> {
+        let at = self.args.iter().position(|a| a == "-j")?;
+        let target = self.args.get(at + 1)?;
+        (!BUILTIN_TARGETS.contains(&target.as_str())).then_some(target.as_str())
+    }
+}
+
+/// What go-iptables returns when iptables exits 2 on a `-j` to a chain the table lacks:
+/// `InsertUnique` runs `-C` first, and Debian's iptables (v1.8.9, nf_tables) refuses it.
+fn missing_chain_error(v6: bool, chain: &str, rule: &Rule, target: &str) -> String {
+    let (bin, cmd) = if v6 {
+        ("/usr/sbin/ip6tables", "ip6tables")
+    } else {
+        ("/usr/sbin/iptables", "iptables")
+    };
+    format!(
+        "running [{bin} -t nat -C {chain} {} --wait]: exit status 2: {cmd} v1.8.9 (nf_tables): \
+         Chain '{target}' does not exist\nTry `{cmd} -h' or '{cmd} --help' for more information.\n",
+        rule.args.join(" ")
+    )
+}
+
 impl Chain {
-    /// `setup`: ensure the chain, append its rules, add the entry rules (unique).
-    fn setup(&self, nat: &mut XtTable) {
+    /// `setup`: ensure the chain, append its rules, add the entry rules (unique). A rule
+    /// that jumps to a chain the table lacks is refused by iptables, which ends the setup
+    /// there (the chain stays, with the rules added before it).
+    fn setup(&self, nat: &mut XtTable, v6: bool) -> Result<(), String> {
         nat.ensure_chain(&self.name);
         for r in &self.rules {
+            if let Some(target) = r.jump_chain().filter(|t| !nat.chains().contains_key(*t)) {
+                return Err(missing_chain_error(v6, &self.name, r, target));
+            }
             nat.append_unique(&self.name, r.printed.clone());
         }
         for entry in &self.entry_chains {
@@ -202,6 +242,7 @@ impl Chain {
                 }
             }
         }
+        Ok(())
     }
 
     /// `teardown`: delete the jumps to the chain and the chain (idempotent).
@@ -403,10 +444,8 @@ fn dnat_chain(conf: &PortMapConf, container_id: &str, cont: &IpNet) -> Chain {
             let mut r = IptRule::jump(&name).comment(&comment);
             r.proto = Some(proto.to_ascii_lowercase());
             r.matches.push(format!("-m multiport --dports {spec}"));
-            if !conditions.is_empty() {
-                args.extend(conditions.iter().cloned());
-                r.matches.push(conditions.join(" "));
-            }
+            args.extend(conditions.iter().cloned());
+            r.conditions(conditions);
             entry_rules.push(Rule {
                 args,
                 printed: r.render(),
@@ -521,7 +560,14 @@ fn routable_host_if(host: &Host, ip: &IpAddr) -> Option<String> {
 }
 
 /// `forwardPorts` for one pod address, in the nat table of its family.
-fn forward_ports(host: &mut Host, conf: &PortMapConf, container_id: &str, cont: &IpNet) {
+fn forward_ports(
+    host: &mut Host,
+    conf: &PortMapConf,
+    container_id: &str,
+    cont: &IpNet,
+) -> Result<(), CniError> {
+    let v6 = cont.addr().is_ipv6();
+    let setup = |chain: Chain, nat: &mut XtTable| chain.setup(nat, v6);
     if conf.snat && cont.addr().is_ipv4() {
         if let Some(ifname) = routable_host_if(host, &cont.addr()) {
             host.sysctls
@@ -529,15 +575,18 @@ fn forward_ports(host: &mut Host, conf: &PortMapConf, container_id: &str, cont: 
         }
     }
     let nat = &mut host.netfilter.for_addr_mut(&cont.addr()).nat;
+    // These chains' rules jump to no user chain (MARK, MASQUERADE, and their own chain
+    // from the entry rules), so their setup cannot fail.
     if conf.snat && conf.external_set_mark_chain.is_none() {
-        set_mark_chain(conf.mark_bit).setup(nat);
-        mark_masq_chain(conf.mark_bit).setup(nat);
+        let _ = setup(set_mark_chain(conf.mark_bit), nat);
+        let _ = setup(mark_masq_chain(conf.mark_bit), nat);
     }
-    toplevel_dnat_chain().setup(nat);
+    let _ = setup(toplevel_dnat_chain(), nat);
     let chain = dnat_chain(conf, container_id, cont);
     // "First, idempotently tear down this chain in case there was some sort of collision".
     chain.teardown(nat);
-    chain.setup(nat);
+    // Its hairpin rules jump to `externalSetMarkChain` when one is given.
+    setup(chain, nat).map_err(|e| CniError::internal(format!("unable to setup DNAT: {e}")))
 }
 
 impl Portmap {
@@ -549,7 +598,7 @@ impl Portmap {
         };
         if !conf.port_maps.is_empty() {
             for cont in [conf.cont_v4, conf.cont_v6].iter().flatten() {
-                forward_ports(host, &conf, &env.container_id, cont);
+                forward_ports(host, &conf, &env.container_id, cont)?;
             }
         }
         // portmap prints prevResult unchanged (converted to the config's version).
