@@ -132,11 +132,17 @@ enum Front {
     #[command(after_help = "Examples:
   cni-csi-lab grade --lesson ch2-core-ideas alice.json
   cni-csi-lab grade --lesson ch2-core-ideas --json alice.json > alice-verdict.json
-  cni-csi-lab grade --lesson ch7-hands-on homework.lab      a script: its lines after `lesson start`")]
+  cni-csi-lab grade --lesson ch7-hands-on homework.lab      a script: its lines after `lesson start`
+  cni-csi-lab grade --lesson ch7-hands-on --variant 12 bob.json   the variant Bob was given")]
     Grade {
         /// The lesson to grade against (see `lesson list`)
         #[arg(long, value_name = "ID")]
         lesson: String,
+        /// The variant this student was given (`lesson start ID --variant N`): a submission
+        /// of another variant fails. Without it, the submission's own variant is graded (a
+        /// script's is 0)
+        #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = lab_engine::command::grammar::whole_u32)]
+        variant: Option<u32>,
         /// Print the verdict as JSON (per step: done with the line that did it, skipped or
         /// missing; per quiz; the totals)
         #[arg(long)]
@@ -244,11 +250,12 @@ fn run_lab() -> ExitCode {
     }
     if let Some(Front::Grade {
         lesson,
+        variant,
         json,
         submission,
     }) = &cli.command
     {
-        return grade(lesson, *json, submission, cli.lessons.as_deref());
+        return grade(lesson, *variant, *json, submission, cli.lessons.as_deref());
     }
     if let Some(Front::Completions { shell }) = cli.command {
         let script = cni_csi_lab::shell_completion::script(shell, Cli::command(), "cni-csi-lab");
@@ -671,7 +678,13 @@ fn play_file(
 
 /// `grade --lesson ID [--json] SUBMISSION`: the submission's lines (or the script's) replayed
 /// on a fresh lab with the lessons (`--lessons DIR` when given); the verdict printed.
-fn grade(lesson: &str, json: bool, file: &str, lessons: Option<&str>) -> ExitCode {
+fn grade(
+    lesson: &str,
+    variant: Option<u32>,
+    json: bool,
+    file: &str,
+    lessons: Option<&str>,
+) -> ExitCode {
     use lab_engine::lesson::grade::{self, Submission};
     let text = match cni_csi_lab::files::read_capped(
         std::path::Path::new(file),
@@ -686,32 +699,40 @@ fn grade(lesson: &str, json: bool, file: &str, lessons: Option<&str>) -> ExitCod
     };
     // A submission is JSON naming its format; anything else is a script of lab commands.
     let looks_like_json = text.trim_start().starts_with('{');
-    let (edges, lines, claimed, written_by): (_, Vec<(usize, String)>, _, _) = if looks_like_json {
-        let sub = match Submission::parse(&text) {
-            Ok(s) => s,
-            Err(e) => {
-                print_error(format!("{file}: {e}"));
+    let (edges, lines, claimed, written_by, recorded): (_, Vec<(usize, String)>, _, _, _) =
+        if looks_like_json {
+            let sub = match Submission::parse(&text) {
+                Ok(s) => s,
+                Err(e) => {
+                    print_error(format!("{file}: {e}"));
+                    return ExitCode::from(2);
+                }
+            };
+            if sub.lesson != lesson {
+                print_error(format!(
+                    "{file} is a submission for lesson {}, not {lesson}",
+                    sub.lesson
+                ));
                 return ExitCode::from(2);
             }
-        };
-        if sub.lesson != lesson {
-            print_error(format!(
-                "{file} is a submission for lesson {}, not {lesson}",
-                sub.lesson
+            let edges = lab_engine::edge::Edges::files(std::sync::Arc::new(sub.files()));
+            let lines = (1..)
+                .zip(sub.lines.iter().map(|l| l.line.clone()))
+                .collect();
+            (
+                edges,
+                lines,
+                Some(sub.claimed),
+                Some(sub.lab_version),
+                Some(sub.variant),
+            )
+        } else {
+            let lines = lab_engine::script::commands(&text);
+            let disk = lab_engine::edge::Edges::files(std::sync::Arc::new(
+                cni_csi_lab::files::ReadOnlyDisk,
             ));
-            return ExitCode::from(2);
-        }
-        let edges = lab_engine::edge::Edges::files(std::sync::Arc::new(sub.files()));
-        let lines = (1..)
-            .zip(sub.lines.iter().map(|l| l.line.clone()))
-            .collect();
-        (edges, lines, Some(sub.claimed), Some(sub.lab_version))
-    } else {
-        let lines = lab_engine::script::commands(&text);
-        let disk =
-            lab_engine::edge::Edges::files(std::sync::Arc::new(cni_csi_lab::files::ReadOnlyDisk));
-        (disk, lines, None, None)
-    };
+            (disk, lines, None, None, None)
+        };
     let mut desk = Desk::with_lab(Lab::with_edges(Lab::new, edges));
     if let Some(dir) = lessons {
         let dir = cni_csi_lab::lesson_dir::Dir(std::path::PathBuf::from(dir));
@@ -723,6 +744,7 @@ fn grade(lesson: &str, json: bool, file: &str, lessons: Option<&str>) -> ExitCod
     let verdict = match grade::replay(
         &mut desk,
         lesson,
+        grade::variant_to_grade(variant, recorded),
         &lines,
         claimed.as_ref(),
         written_by.as_deref(),
@@ -830,8 +852,20 @@ fn take_record_flag(
 /// same file every time). Only `lesson play` records; the file is 100×30.
 fn record_lesson_play(desk: &mut Desk, line: &str, cast: &std::path::Path) -> ExitCode {
     use lab_engine::command::{Command, grammar::LessonCmd, parse};
-    let (id, speed, step) = match parse(line) {
-        Ok(Some(Command::Lesson(LessonCmd::Play { id, speed, step }))) => (id, speed, step),
+    let (id, opts) = match parse(line) {
+        Ok(Some(Command::Lesson(LessonCmd::Play {
+            id,
+            speed,
+            step,
+            variant,
+        }))) => (
+            id,
+            lab_engine::lesson::play::PlayOptions {
+                speed,
+                step,
+                variant,
+            },
+        ),
         Ok(_) => {
             print_error(
                 "--record records `lesson play ID`, the REPL and the dashboard; run other lesson commands without it",
@@ -853,11 +887,7 @@ fn record_lesson_play(desk: &mut Desk, line: &str, cast: &std::path::Path) -> Ex
         }
     };
     let mut sink = cni_csi_lab::cast::CastSink::new(file);
-    let played = desk.lesson_play_live(
-        &id,
-        lab_engine::lesson::play::PlayOptions { speed, step },
-        &mut sink,
-    );
+    let played = desk.lesson_play_live(&id, opts, &mut sink);
     let seconds = sink.duration();
     if let Err(e) = played {
         // Nothing was played: no half-written recording is left behind.

@@ -219,7 +219,7 @@ pub fn lesson_view(lab: &Lab, lessons: &Lessons, hint: Option<String>) -> Option
         Item::Step(step) => format!("step {}/{steps} · quizzes {right}/{quizzes}", step.number),
         Item::Quiz(i, _) => format!("quiz {}/{quizzes} · steps {steps_done}/{steps}", i + 1),
         Item::Finished => format!("steps {steps_done}/{steps} · quizzes {right}/{quizzes}"),
-    };
+    } + &crate::lesson::commands::variant_tag(s.lesson.variant);
     let focus = match s.current() {
         Item::Step(step) => Some(crate::lesson::focus::of_step(step)),
         _ => None,
@@ -346,7 +346,8 @@ pub struct LessonView {
     pub done: usize,
     /// Items in the lesson.
     pub total: usize,
-    /// Where the learner is, in the REPL's words: `step 3/17 · quizzes 0/6`.
+    /// Where the learner is, in the REPL's words: `step 3/17 · quizzes 0/6`, then
+    /// ` · variant 12` when the lesson is not played as written.
     pub position: String,
     /// The step's teaching text.
     pub text: String,

@@ -255,10 +255,19 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                 }
                 match lab_engine::command::parse(lab_engine::command::strip_comment(&line)) {
                     Ok(Some(lab_engine::command::Command::Lesson(
-                        lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
+                        lab_engine::command::grammar::LessonCmd::Play {
+                            id,
+                            speed,
+                            step,
+                            variant,
+                        },
                     ))) => {
                         // Live playback: typed visibly and paced, not printed all at once.
-                        let opts_play = lab_engine::lesson::play::PlayOptions { speed, step };
+                        let opts_play = lab_engine::lesson::play::PlayOptions {
+                            speed,
+                            step,
+                            variant,
+                        };
                         let r = with_play_sink(opts.color_out, &cast, |sink| {
                             lock(&desk).lesson_play_live(&id, opts_play, sink)
                         });
@@ -606,7 +615,12 @@ fn plain_loop(
         if let (
             Some(c),
             Ok(Some(lab_engine::command::Command::Lesson(
-                lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
+                lab_engine::command::grammar::LessonCmd::Play {
+                    id,
+                    speed,
+                    step,
+                    variant,
+                },
             ))),
         ) = (
             cast,
@@ -618,7 +632,11 @@ fn plain_loop(
                 cast: c,
                 color: opts.color_out,
             };
-            let opts_play = lab_engine::lesson::play::PlayOptions { speed, step };
+            let opts_play = lab_engine::lesson::play::PlayOptions {
+                speed,
+                step,
+                variant,
+            };
             if let Err(e) = desk.lesson_play_live(&id, opts_play, &mut sink) {
                 print_result(Err(e), opts, out, err)?;
             }

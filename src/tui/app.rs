@@ -999,8 +999,9 @@ impl App {
 
     /// `lesson play ID`: reset the cluster and queue the lesson's events; each tick shows
     /// the next one, typing commands into the prompt at the lesson's pace.
-    fn start_playback(&mut self, id: &str, speed: f64, step: bool) {
-        use lab_engine::lesson::play::{PlayOptions, plan};
+    fn start_playback(&mut self, id: &str, opts: lab_engine::lesson::play::PlayOptions) {
+        use lab_engine::lesson::play::plan;
+        let speed = opts.speed;
         if !(speed.is_finite() && speed > 0.0) {
             self.push_output(Line::styled(
                 format!("error: invalid --speed {speed}: expected a number above 0"),
@@ -1008,7 +1009,7 @@ impl App {
             ));
             return;
         }
-        let lesson = match self.desk.lessons.find(id) {
+        let lesson = match self.desk.lessons.find_variant(id, opts.variant) {
             Ok(l) => l,
             Err(e) => {
                 self.push_output(Line::styled(format!("error: {e}"), Role::Bad));
@@ -1020,7 +1021,7 @@ impl App {
             self.push_output(l);
         }
         self.playback = Some(Playback::new(
-            plan(&lesson, PlayOptions { speed, step }),
+            plan(&lesson, opts),
             format!("lesson play: {}", lesson.title),
             true,
         ));
@@ -1286,9 +1287,21 @@ impl App {
         }
         match lab_engine::command::parse(lab_engine::command::strip_comment(line)) {
             Ok(Some(lab_engine::command::Command::Lesson(
-                lab_engine::command::grammar::LessonCmd::Play { id, speed, step },
+                lab_engine::command::grammar::LessonCmd::Play {
+                    id,
+                    speed,
+                    step,
+                    variant,
+                },
             ))) => {
-                self.start_playback(&id, speed, step);
+                self.start_playback(
+                    &id,
+                    lab_engine::lesson::play::PlayOptions {
+                        speed,
+                        step,
+                        variant,
+                    },
+                );
                 return;
             }
             Ok(Some(lab_engine::command::Command::Play(a))) => {

@@ -243,7 +243,15 @@ fn a_lesson_done_in_two_sittings_replays_to_the_same_verdict() {
     let lines: Vec<(usize, String)> = (1..)
         .zip(sub.lines.iter().map(|l| l.line.clone()))
         .collect();
-    let v = grade::replay(&mut fresh, &lesson.id, &lines, Some(&sub.claimed), None).unwrap();
+    let v = grade::replay(
+        &mut fresh,
+        &lesson.id,
+        (sub.variant, None),
+        &lines,
+        Some(&sub.claimed),
+        None,
+    )
+    .unwrap();
     assert_eq!(v.steps_done(), 4, "{}", v.render().to_text());
     assert!(v.claimed_not_replayed.is_empty());
 }

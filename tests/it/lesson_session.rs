@@ -390,6 +390,7 @@ fn play_is_deterministic_and_leaves_the_final_state() {
         lab_engine::lesson::play::PlayOptions {
             speed: 2.0,
             step: false,
+            variant: 0,
         },
     );
     assert!(events.contains(&lab_engine::lesson::play::PlayEvent::Pause { millis: 1000 }));

@@ -49,6 +49,7 @@ mod transcripts;
 mod tui;
 mod underlay_differential;
 mod underlay_trace;
+mod variants;
 mod volume_backoff;
 mod volume_topology;
 mod walker_differential;

@@ -1434,9 +1434,17 @@ pub enum LessonCmd {
     #[command(visible_alias = "ls")]
     List,
     /// Start (or resume) a lesson on a fresh cluster
+    #[command(
+        after_help = "Examples:\n  lesson start ch7-hands-on\n  lesson start ch7-hands-on --variant 12"
+    )]
     Start {
         /// Lesson id (see `lesson list`)
         id: String,
+        /// Play variant N: other pod names, ports, addresses and fault sites, so each
+        /// student has their own answers (0, the default, is the lesson as written;
+        /// resuming keeps the variant started)
+        #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole_u32)]
+        variant: Option<u32>,
     },
     /// Show the current step again, with your progress
     Status,
@@ -1468,6 +1476,9 @@ pub enum LessonCmd {
         /// Wait for a key between steps (front ends that animate use it)
         #[arg(long)]
         step: bool,
+        /// Play variant N of the lesson (see `lesson start --variant`)
+        #[arg(long, value_name = "N", default_value_t = 0, allow_negative_numbers = true, value_parser = whole_u32)]
+        variant: u32,
     },
     /// Play every step on a fresh cluster and check every check (all lessons, or one)
     Verify {

@@ -65,6 +65,28 @@ impl Parsed {
         self.lessons.iter().find(|l| l.id == id).cloned()
     }
 
+    /// Variant `variant` of one of these lessons (0: the lesson as parsed), read again
+    /// from its file with the variant's values; the error says which variants there are.
+    pub fn variant(&self, lesson: &Arc<Lesson>, variant: u32) -> Result<Arc<Lesson>, String> {
+        if variant == 0 {
+            return Ok(Arc::clone(lesson));
+        }
+        let id = &lesson.id;
+        lesson
+            .vary
+            .rows(variant)
+            .map_err(|e| format!("lesson {id} has no variant {variant}: {e}"))?;
+        let text = self
+            .files
+            .iter()
+            .find(|(name, _)| *name == lesson.file)
+            .map(|(_, t)| t.as_str())
+            .ok_or_else(|| format!("lesson {id}: its file {} is gone", lesson.file))?;
+        super::parse::parse_variant(&lesson.file, text, variant)
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    }
+
     /// The ids, for "did you mean" messages.
     pub fn ids(&self) -> Vec<String> {
         self.lessons.iter().map(|l| l.id.clone()).collect()

@@ -11,6 +11,7 @@ use super::check;
 use super::lint;
 use super::model::{Lesson, QuizKind};
 use super::play::{self, PlayEvent, PlayOptions};
+use super::progress::LessonProgress;
 use super::session::{HintAt, Item, LessonSession};
 use crate::command::Command;
 use crate::command::grammar::LessonCmd;
@@ -34,16 +35,27 @@ pub fn progress_bar(done: usize, total: usize) -> String {
 }
 
 /// The progress line: the bar over every item, then steps and quizzes counted apart
-/// (`[███░░░░░░░] steps 3/17 · quizzes 0/6`), the same words in the REPL and the dashboard.
+/// (`[███░░░░░░░] steps 3/17 · quizzes 0/6`), then the variant when it is not the lesson
+/// as written (` · variant 12`), the same words in the REPL and the dashboard.
 pub fn progress_line(lesson: &Lesson, p: &super::LessonProgress) -> String {
     format!(
-        "{} steps {}/{} · quizzes {}/{}",
+        "{} steps {}/{} · quizzes {}/{}{}",
         progress_bar(p.done(), lesson.item_count()),
         p.steps.len(),
         lesson.steps.len(),
         p.quizzes.len(),
-        lesson.quizzes.len()
+        lesson.quizzes.len(),
+        variant_tag(lesson.variant)
     )
+}
+
+/// ` · variant N`, or nothing for variant 0 (the lesson as written).
+pub fn variant_tag(variant: u32) -> String {
+    if variant == 0 {
+        String::new()
+    } else {
+        format!(" · variant {variant}")
+    }
 }
 
 /// The card for the learner's current item.
@@ -237,7 +249,7 @@ impl Desk {
     fn lesson_cmd(&mut self, c: LessonCmd) -> Result<Outcome, LabError> {
         match c {
             LessonCmd::List => Ok(self.lesson_list()),
-            LessonCmd::Start { id } => self.lesson_start(&id),
+            LessonCmd::Start { id, variant } => self.lesson_start(&id, variant),
             LessonCmd::Status => {
                 let s = self
                     .lessons
@@ -311,14 +323,29 @@ impl Desk {
                 ));
                 Ok(out)
             }
-            LessonCmd::Play { id, speed, step } => {
+            LessonCmd::Play {
+                id,
+                speed,
+                step,
+                variant,
+            } => {
                 if !(speed.is_finite() && speed > 0.0) {
                     return Err(LabError::msg(format!(
                         "invalid --speed {speed}: expected a number above 0, e.g. 2 for twice as fast"
                     )));
                 }
-                let lesson = self.lessons.find(&id).map_err(LabError::msg)?;
-                Ok(self.lesson_play(&lesson, PlayOptions { speed, step }))
+                let lesson = self
+                    .lessons
+                    .find_variant(&id, variant)
+                    .map_err(LabError::msg)?;
+                Ok(self.lesson_play(
+                    &lesson,
+                    PlayOptions {
+                        speed,
+                        step,
+                        variant,
+                    },
+                ))
             }
             LessonCmd::Submit { file } => self.lesson_submit(&file),
             LessonCmd::Verify { id } => self.lesson_verify(id.as_deref()),
@@ -436,14 +463,34 @@ impl Desk {
         Ok(out)
     }
 
-    fn lesson_start(&mut self, id: &str) -> Result<Outcome, LabError> {
-        let lesson = self.lessons.find(id).map_err(LabError::msg)?;
+    fn lesson_start(&mut self, id: &str, variant: Option<u32>) -> Result<Outcome, LabError> {
+        let id = self.lessons.find(id).map_err(LabError::msg)?.id.clone();
+        // Resuming keeps the variant started; a variant named is read before anything
+        // changes, so one the lesson does not have changes nothing.
+        let resumed = match &self.lessons.session {
+            Some(s) if s.lesson.id == id => s.progress.variant,
+            _ => self.lessons.progress().of(&id).variant,
+        };
+        let lesson = self
+            .lessons
+            .find_variant(&id, variant.unwrap_or(resumed))
+            .map_err(LabError::msg)?;
         // The lesson left behind keeps its transcript up to here.
         if let Some(old) = self.lessons.session.take() {
             self.lessons.save(&old.lesson.id, &old.progress);
         }
-        let saved = self.lessons.progress().of(id).within(&lesson);
-        let mut s = LessonSession::new(Arc::clone(&lesson), saved);
+        let mut saved = self.lessons.progress().of(&id);
+        // Another variant has other names and addresses: what was done in the old one
+        // (and the lines that did it) does not count in the new one.
+        let switched = (saved.variant != lesson.variant).then_some(saved.variant);
+        let had_progress = saved.done() > 0 || !saved.transcript.is_empty();
+        if switched.is_some() {
+            saved = LessonProgress {
+                variant: lesson.variant,
+                ..LessonProgress::default()
+            };
+        }
+        let mut s = LessonSession::new(Arc::clone(&lesson), saved.within(&lesson));
         let mut out = Outcome::empty();
         out.line(Line::styled(
             format!(
@@ -452,6 +499,24 @@ impl Desk {
             ),
             Role::Header,
         ));
+        match switched {
+            Some(old) if had_progress => out.line(Line::styled(
+                format!(
+                    "Variant {}: other names and addresses than variant {old}, so the lesson starts over from step 1 (variant {old}'s progress is cleared).",
+                    lesson.variant
+                ),
+                Role::Warn,
+            )),
+            _ if lesson.variant != 0 => out.line(Line::styled(
+                format!(
+                    "Variant {} of {}: your pod names, ports, addresses and fault sites are your own; `lesson submit FILE` records the variant for the grader.",
+                    lesson.variant,
+                    lesson.vary.count()
+                ),
+                Role::Dim,
+            )),
+            _ => {}
+        }
         if let Some(notice) = self.lessons.store_notice() {
             out.line(Line::styled(notice, Role::Warn));
         }

@@ -9,9 +9,14 @@
 //! the replay: a step it claims that the replay does not complete is reported (the file
 //! was edited, or made by another version of the lab or of the lesson).
 //!
+//! A submission records the lesson's variant (see [`super::vary`]; none is variant 0), and
+//! the replay plays that variant. A teacher who handed out variants names the student's
+//! (`grade --variant N`): a submission of another variant (a classmate's file) fails with
+//! the two numbers, and so do lines that switch to another variant on the way.
+//!
 //! ```json
 //! { "format": "cni-csi-lab-submission", "version": 1, "lab_version": "0.1.0",
-//!   "lesson": "ch2-core-ideas",
+//!   "lesson": "ch2-core-ideas", "variant": 12,
 //!   "lines": [ { "line": "lesson start ch2-core-ideas" },
 //!              { "line": "cni conf load my.conflist", "files": { "my.conflist": "…" } } ],
 //!   "claimed": { "steps": [1, 2], "quizzes": [1] } }
@@ -43,6 +48,10 @@ pub struct Submission {
     pub lab_version: String,
     /// The lesson's id.
     pub lesson: String,
+    /// The lesson's variant the lines were typed in (0, the lesson as written, when the
+    /// file has none).
+    #[serde(default)]
+    pub variant: u32,
     /// What the learner typed, in order, with the files it read.
     pub lines: Vec<TypedLine>,
     /// The steps and quizzes the learner's lab counted (compared, never trusted).
@@ -68,6 +77,7 @@ impl Submission {
             version: VERSION,
             lab_version: env!("CARGO_PKG_VERSION").to_string(),
             lesson: lesson.to_string(),
+            variant: progress.variant,
             lines: progress.transcript.lines.clone(),
             claimed: Claimed {
                 steps: progress.steps.clone(),
@@ -195,6 +205,11 @@ pub struct Verdict {
     pub lesson: String,
     /// Its title.
     pub title: String,
+    /// The variant replayed.
+    pub variant: u32,
+    /// Why the variant is not the one expected: the submission's is not the teacher's, or
+    /// the lines switched to another (a failing verdict).
+    pub wrong_variant: Option<String>,
     /// The lines replayed, each with its number in the submission (in a script, its line
     /// in the file).
     pub lines: Vec<(usize, String)>,
@@ -237,9 +252,12 @@ impl Verdict {
             .unwrap_or("")
     }
 
-    /// Every step done, and nothing claimed that the replay did not do.
+    /// Every step done in the expected variant, and nothing claimed that the replay did
+    /// not do.
     pub fn passed(&self) -> bool {
-        self.steps_done() == self.steps.len() && self.claimed_not_replayed.is_empty()
+        self.steps_done() == self.steps.len()
+            && self.claimed_not_replayed.is_empty()
+            && self.wrong_variant.is_none()
     }
 
     /// The table a teacher reads.
@@ -247,8 +265,12 @@ impl Verdict {
         let mut out = Outcome::empty();
         out.line(Line::styled(
             format!(
-                "Lesson {} · {} — graded by replaying {} line{} on a fresh lab",
+                "Lesson {}{} · {} — graded by replaying {} line{} on a fresh lab",
                 self.lesson,
+                match self.variant {
+                    0 => String::new(),
+                    n => format!(" variant {n}"),
+                },
                 self.title,
                 self.lines.len(),
                 if self.lines.len() == 1 { "" } else { "s" }
@@ -294,6 +316,9 @@ impl Verdict {
                 Role::Bad
             },
         ));
+        if let Some(why) = &self.wrong_variant {
+            out.line(Line::styled(why.clone(), Role::Bad));
+        }
         if self.failed_lines > 0 {
             out.line(Line::styled(
                 format!(
@@ -350,6 +375,8 @@ impl Verdict {
         json!({
             "lesson": self.lesson,
             "title": self.title,
+            "variant": self.variant,
+            "wrong_variant": self.wrong_variant,
             "passed": self.passed(),
             "steps_done": self.steps_done(),
             "steps_total": self.steps.len(),
@@ -366,19 +393,40 @@ impl Verdict {
     }
 }
 
+/// The variant to grade: the one the teacher handed out (`expected`) when named, else the
+/// submission's (`recorded`, 0 for a script); and, when both are known and differ, why the
+/// verdict fails.
+pub fn variant_to_grade(expected: Option<u32>, recorded: Option<u32>) -> (u32, Option<String>) {
+    match (expected, recorded) {
+        (Some(e), Some(r)) if e != r => (
+            e,
+            Some(format!(
+                "The submission is variant {r}, not variant {e} (the one named with --variant): it was made for another student's variant, or edited; its lines were replayed on variant {e}."
+            )),
+        ),
+        (Some(e), _) => (e, None),
+        (None, r) => (r.unwrap_or(0), None),
+    }
+}
+
 /// Replay `lines` (numbered as the teacher should see them) on `desk` (a fresh desk with
 /// the lessons to grade against, whose files are what the lines may read) after `lesson
-/// start LESSON`, and say which line did each step and quiz. `claimed` (a submission's)
-/// is compared with what the replay did.
+/// start LESSON --variant VARIANT`, and say which line did each step and quiz. `claimed`
+/// (a submission's) is compared with what the replay did; `wrong_variant` (see
+/// [`variant_to_grade`]) fails the verdict, and so do lines that leave the variant.
 pub fn replay(
     desk: &mut Desk,
     lesson: &str,
+    (variant, wrong_variant): (u32, Option<String>),
     lines: &[(usize, String)],
     claimed: Option<&Claimed>,
     written_by: Option<&str>,
 ) -> Result<Verdict, LabError> {
-    let found = desk.lessons.find(lesson).map_err(LabError::msg)?;
-    desk.run(&format!("lesson start {lesson}"))
+    let found = desk
+        .lessons
+        .find_variant(lesson, variant)
+        .map_err(LabError::msg)?;
+    desk.run(&format!("lesson start {lesson} --variant {variant}"))
         .result
         .map_err(|e| LabError::msg(format!("lesson start {lesson}: {}", e.message)))?;
     let mut step_by: BTreeMap<u32, usize> = BTreeMap::new();
@@ -399,7 +447,20 @@ pub fn replay(
             quiz_by.entry(q).or_insert(*number);
         }
     }
-    let end = progress_of(desk, lesson);
+    let mut end = progress_of(desk, lesson);
+    // Lines that start another variant did that variant's steps, none of this one's.
+    let switched = end.variant != variant;
+    let wrong_variant = wrong_variant.or_else(|| {
+        switched.then(|| {
+            format!(
+                "The lines switch from variant {variant} to variant {} (`lesson start {lesson} --variant {}`): only variant {variant}'s steps count, and they are not done.",
+                end.variant, end.variant
+            )
+        })
+    });
+    if switched {
+        end = LessonProgress::default();
+    }
     let steps = found
         .steps
         .iter()
@@ -424,7 +485,7 @@ pub fn replay(
         })
         .collect();
     let mut claimed_not_replayed = Vec::new();
-    if let Some(c) = claimed {
+    if let Some(c) = claimed.filter(|_| !switched) {
         claimed_not_replayed.extend(c.steps.difference(&end.steps).map(|s| format!("step {s}")));
         claimed_not_replayed.extend(
             c.quizzes
@@ -435,6 +496,8 @@ pub fn replay(
     Ok(Verdict {
         lesson: found.id.clone(),
         title: found.title.clone(),
+        variant,
+        wrong_variant,
         lines: lines.to_vec(),
         steps,
         quizzes,
@@ -457,6 +520,7 @@ fn progress_of(desk: &mut Desk, lesson: &str) -> LessonProgress {
     };
     LessonProgress {
         transcript: Default::default(),
+        variant: p.variant,
         steps: p.steps.clone(),
         quizzes: p.quizzes.clone(),
         second_try: p.second_try.clone(),

@@ -2,13 +2,67 @@
 //! are unique and slug-safe; every step names its handbook section, has a task, reference
 //! commands that parse, a check and non-empty hints; and, played on a fresh lab, every
 //! step's check is false before its reference commands and true after them (on the state
-//! all previous steps produced). Errors name file, line and reason.
+//! all previous steps produced). A lesson with variants (see [`super::vary`]) is played at
+//! variant 0 and at variants that give every variable each of its values
+//! ([`super::vary::Vary::covering`]), each variable must be used, and each variant's
+//! reference commands must differ from variant 0's. Errors name file, line and reason.
 
 use super::catalog::Parsed;
 use super::model::Lesson;
 use super::parse::{LessonError, parse_error_text};
 use super::play::verify_with;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The problems of a lesson's variables and of its variants other than 0, played.
+fn lint_variants(parsed: &Parsed, lesson: &Arc<Lesson>, decoys: bool) -> Vec<LessonError> {
+    let mut errs = Vec::new();
+    let text = parsed
+        .files
+        .iter()
+        .find(|(name, _)| *name == lesson.file)
+        .map_or("", |(_, t)| t.as_str());
+    for g in &lesson.vary.groups {
+        for name in &g.names {
+            if !text.contains(&format!("${{{name}}}")) {
+                errs.push(LessonError::new(
+                    &lesson.file,
+                    g.line,
+                    format!("the variable `{name}` is never used (write `${{{name}}}` where its value goes)"),
+                ));
+            }
+        }
+    }
+    let commands = |l: &Lesson| -> Vec<String> {
+        l.steps
+            .iter()
+            .flat_map(|s| s.commands.iter().map(|c| c.text.clone()))
+            .collect()
+    };
+    for v in lesson.vary.covering() {
+        let varied = match parsed.variant(lesson, v) {
+            Ok(l) => l,
+            Err(e) => {
+                errs.push(LessonError::new(&lesson.file, lesson.meta_line, e));
+                continue;
+            }
+        };
+        if commands(&varied) == commands(lesson) {
+            errs.push(LessonError::new(
+                &lesson.file,
+                lesson.meta_line,
+                format!(
+                    "variant {v}'s reference commands are variant 0's: no variable reaches a command, so one answer fits every variant"
+                ),
+            ));
+        }
+        errs.extend(verify_with(&varied, true, decoys).into_iter().map(|mut e| {
+            e.reason = format!("variant {v}: {}", e.reason);
+            e
+        }));
+    }
+    errs
+}
 
 /// Whether an id is a slug: lower-case ASCII letters and digits in words joined by `-`.
 pub fn is_slug(id: &str) -> bool {
@@ -135,6 +189,7 @@ pub fn lint(parsed: &Parsed, decoys: bool) -> Vec<LessonError> {
         errs.extend(
             verify_with(l, true, decoys)
                 .into_iter()
+                .chain(lint_variants(parsed, l, decoys))
                 .filter(|e| !refused.contains(&e.line)),
         );
     }

@@ -6,7 +6,7 @@
 //! place), [`progress`] (saved progress), [`play`] (playback and `lesson verify`), [`lint`]
 //! (the author's linter), [`desk`] (the lab and the lessons together, what the front ends
 //! run lines through), [`commands`] (the `lesson …`, `hint`, `skip`, `back` commands the
-//! desk runs).
+//! desk runs), [`vary`] (a variant per student).
 //!
 //! The lessons sit above the engine: a [`Desk`] owns the `Lab` and the [`Lessons`], and every
 //! front end runs lines through `Desk::execute`, so a learner's line goes through the lab and
@@ -29,6 +29,7 @@ pub mod play;
 pub mod progress;
 pub mod saw;
 pub mod session;
+pub mod vary;
 
 pub use catalog::{Catalog, Parsed};
 pub use desk::Desk;
@@ -141,6 +142,13 @@ impl Lessons {
                 format!("no lesson {id:?}; lessons are: {}", ids.join(", "))
             }
         })
+    }
+
+    /// Variant `variant` of a lesson by id (see [`vary`]), or an error naming the lessons
+    /// there are or the variants the lesson has.
+    pub fn find_variant(&mut self, id: &str, variant: u32) -> Result<Arc<Lesson>, String> {
+        let lesson = self.find(id)?;
+        self.parsed().variant(&lesson, variant)
     }
 
     /// Saved progress (loaded on first use; a damaged file is reported once and ignored).

@@ -19,6 +19,10 @@ pub struct Lesson {
     pub chapter: u32,
     /// Line of the metadata block.
     pub meta_line: usize,
+    /// The variables its variants change (none: the lesson has one variant).
+    pub vary: super::vary::Vary,
+    /// Which variant this is (0: the lesson as written).
+    pub variant: u32,
     /// The steps, in order (`## Step 1 · …`, `## Step 2 · …`).
     pub steps: Vec<Step>,
     /// The quizzes after the steps, in order.

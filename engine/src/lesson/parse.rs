@@ -7,6 +7,7 @@
 //! id: ch7-hands-on
 //! title: Chapter 7 hands-on
 //! chapter: 7
+//! vary: pod = web | shop     variables a variant changes (see `vary`); `${pod}` below
 //! ```
 //! ## Step 1 · A title
 //! Section: 7.4 scenario 1
@@ -25,6 +26,7 @@
 use super::FORMAT_VERSION;
 use super::check;
 use super::model::{Hint, Lesson, Quiz, QuizKind, RefCommand, Step};
+use super::vary::{self, Vary};
 
 /// An error in a lesson file, naming the file and line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -87,6 +89,7 @@ struct Meta {
     id: String,
     title: String,
     chapter: u32,
+    vary: Vary,
 }
 
 fn parse_meta(file: &str, b: &Block) -> Result<Meta, LessonError> {
@@ -94,6 +97,7 @@ fn parse_meta(file: &str, b: &Block) -> Result<Meta, LessonError> {
     let mut id = None;
     let mut title = None;
     let mut chapter = None;
+    let mut vary = Vary::default();
     for (n, l) in &b.body {
         let t = l.trim();
         if t.is_empty() || t.starts_with('#') {
@@ -128,6 +132,7 @@ fn parse_meta(file: &str, b: &Block) -> Result<Meta, LessonError> {
                 version = Some(parsed);
             }
             "id" => id = Some(v),
+            vary::KEY => vary.declare(file, *n, &v)?,
             "title" => title = Some(v),
             "chapter" => {
                 chapter = Some(v.parse::<u32>().map_err(|_| {
@@ -139,7 +144,7 @@ fn parse_meta(file: &str, b: &Block) -> Result<Meta, LessonError> {
                     file,
                     *n,
                     format!(
-                        "unknown key `{other}` in the ```lesson block (known: format_version, id, title, chapter)"
+                        "unknown key `{other}` in the ```lesson block (known: format_version, id, title, chapter, vary)"
                     ),
                 ));
             }
@@ -153,6 +158,7 @@ fn parse_meta(file: &str, b: &Block) -> Result<Meta, LessonError> {
         id: id.ok_or_else(|| missing("id"))?,
         title: title.ok_or_else(|| missing("title"))?,
         chapter: chapter.ok_or_else(|| missing("chapter"))?,
+        vary,
     })
 }
 
@@ -370,8 +376,64 @@ fn step_block(file: &str, step: &mut Step, b: Block) -> Result<(), LessonError> 
     Ok(())
 }
 
-/// Parse a lesson file. `file` names it in errors.
+/// Whether a line opens (or closes) a fenced block.
+fn is_fence(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("```") || t.starts_with("~~~")
+}
+
+/// Parse a lesson file as written (variant 0). `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Lesson, LessonError> {
+    parse_variant(file, text, 0)
+}
+
+/// Parse variant `variant` of a lesson file: every `${name}` outside the ```lesson block
+/// is replaced by the variant's value (see [`vary`]) before anything else is read, so the
+/// steps, checks and quizzes are the variant's own. A variant the lesson does not have is
+/// an error at the ```lesson block.
+pub fn parse_variant(file: &str, text: &str, variant: u32) -> Result<Lesson, LessonError> {
+    // The ```lesson block comes first; without one, the parser says what is missing.
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(open) = lines.iter().position(|l| is_fence(l)) else {
+        return parse_text(file, text);
+    };
+    let close = lines[open + 1..]
+        .iter()
+        .position(|l| is_fence(l))
+        .map(|i| open + 1 + i);
+    let (Some(close), "lesson") = (close, lines[open].trim().trim_matches(['`', '~']).trim())
+    else {
+        return parse_text(file, text);
+    };
+    let head = Block {
+        info: "lesson".into(),
+        line: open + 1,
+        body: (open + 1..close)
+            .map(|i| (i + 1, lines[i].to_string()))
+            .collect(),
+    };
+    let meta = parse_meta(file, &head)?;
+    let values = meta
+        .vary
+        .values(variant)
+        .map_err(|e| LessonError::new(file, meta.line, format!("no variant {variant}: {e}")))?;
+    let mut out = String::with_capacity(text.len());
+    for (i, l) in lines.iter().enumerate() {
+        if (open..=close).contains(&i) {
+            out.push_str(l);
+        } else {
+            out.push_str(&vary::substitute(file, i + 1, l, &values)?);
+        }
+        out.push('\n');
+    }
+    let mut lesson = parse_text(file, &out)?;
+    lesson.vary = meta.vary;
+    lesson.variant = variant;
+    Ok(lesson)
+}
+
+/// Parse a lesson file whose variables are filled in.
+fn parse_text(file: &str, text: &str) -> Result<Lesson, LessonError> {
     let mut meta: Option<Meta> = None;
     let mut steps: Vec<Step> = Vec::new();
     let mut quizzes: Vec<Quiz> = Vec::new();
@@ -563,6 +625,8 @@ pub fn parse(file: &str, text: &str) -> Result<Lesson, LessonError> {
         title: meta.title,
         chapter: meta.chapter,
         meta_line: meta.line,
+        vary: meta.vary,
+        variant: 0,
         steps,
         quizzes,
     })

@@ -8,13 +8,16 @@ use super::check::{self, Observed};
 use super::model::{Lesson, QuizKind, RefCommand};
 use super::parse::LessonError;
 
-/// Playback options (`lesson play ID [--speed X] [--step]`).
+/// Playback options (`lesson play ID [--speed X] [--step] [--variant N]`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PlayOptions {
     /// 1.0 is normal; 2.0 twice as fast.
     pub speed: f64,
     /// Wait for a key between steps instead of pausing.
     pub step: bool,
+    /// The lesson's variant to play (see [`super::vary`]); [`plan`] takes the lesson
+    /// already read at its variant.
+    pub variant: u32,
 }
 
 impl Default for PlayOptions {
@@ -22,6 +25,7 @@ impl Default for PlayOptions {
         PlayOptions {
             speed: 1.0,
             step: false,
+            variant: 0,
         }
     }
 }
@@ -370,7 +374,7 @@ impl super::Desk {
         }
         let lesson = self
             .lessons
-            .find(id)
+            .find_variant(id, opts.variant)
             .map_err(crate::engine::LabError::msg)?;
         let left = self.reset_keeping_lessons(false);
         if !left.lines.is_empty() {

@@ -29,6 +29,10 @@ pub struct LessonProgress {
     /// Quiz numbers skipped without an answer.
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub skipped_quizzes: BTreeSet<u32>,
+    /// The lesson's variant being played (see [`super::vary`]); resuming keeps it. 0, the
+    /// lesson as written, is not written down.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub variant: u32,
     /// Every line the learner typed in the lesson since it started (or was reset), with
     /// the files those lines read: what `lesson submit` hands in and a grader replays
     /// (see [`super::grade`]). Saved with the progress at each step and lesson command.
@@ -48,6 +52,10 @@ pub struct Transcript {
 }
 
 fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }
 
@@ -180,8 +188,10 @@ impl Progress {
             }
             into.extend(a.iter().copied());
         }
-        // The transcript is this session's: the lines that made its progress.
+        // The transcript and the variant are this session's: the lines that made its
+        // progress, and the lesson they were typed in.
         lp.transcript = after.transcript.clone();
+        lp.variant = after.variant;
         // Done is done: an item another session finished is no longer skipped.
         let (steps, quizzes) = (lp.steps.clone(), lp.quizzes.clone());
         lp.skipped_steps.retain(|s| !steps.contains(s));

@@ -146,9 +146,12 @@ impl LessonSession {
         true
     }
 
-    /// Start over: first item, no progress.
+    /// Start over: first item, no progress (the same variant).
     pub fn reset(&mut self) {
-        self.progress = LessonProgress::default();
+        self.progress = LessonProgress {
+            variant: self.progress.variant,
+            ..LessonProgress::default()
+        };
         self.move_to(0);
     }
 
