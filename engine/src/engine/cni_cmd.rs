@@ -665,7 +665,7 @@ fn unknown_node(lab: &Lab, node: &str) -> LabError {
 
 /// A chain failure as the lab reports it: the plugin's error JSON on stdout, libcni's
 /// message (with the CNI code and the plugin) as the error.
-pub fn chain_error(e: ChainError) -> LabError {
+pub(crate) fn chain_error(e: ChainError) -> LabError {
     let mut out = Outcome::empty();
     out.block(&e.error.to_stdout(), Role::Json);
     let who = e.plugin.as_deref().unwrap_or("libcni");

@@ -11,7 +11,7 @@ use super::play::verify_with;
 use std::collections::BTreeMap;
 
 /// Whether an id is a slug: lower-case ASCII letters and digits in words joined by `-`.
-pub fn is_slug(id: &str) -> bool {
+pub(crate) fn is_slug(id: &str) -> bool {
     !id.is_empty()
         && id.split('-').all(|w| {
             !w.is_empty()
@@ -21,7 +21,7 @@ pub fn is_slug(id: &str) -> bool {
 }
 
 /// The structural problems of one lesson (no playing).
-pub fn lint_structure(lesson: &Lesson) -> Vec<LessonError> {
+pub(crate) fn lint_structure(lesson: &Lesson) -> Vec<LessonError> {
     let mut errs = Vec::new();
     let mut err = |line: usize, r: String| errs.push(LessonError::new(&lesson.file, line, r));
     if !is_slug(&lesson.id) {

@@ -21,7 +21,7 @@ use ipnet::IpNet;
 use serde_json::Value;
 
 /// `defaultBrName`.
-pub const DEFAULT_BRIDGE: &str = "cni0";
+pub(crate) const DEFAULT_BRIDGE: &str = "cni0";
 
 /// The MTU the kernel gives a new link when `mtu` is 0.
 const KERNEL_DEFAULT_MTU: u32 = 1500;
@@ -32,7 +32,7 @@ pub struct Bridge;
 
 /// The parsed `NetConf` of bridge.go (the keys the model acts on).
 #[derive(Debug, Clone, PartialEq)]
-pub struct BridgeConf {
+pub(crate) struct BridgeConf {
     /// Network name.
     pub name: String,
     /// `bridge` (default `cni0`).
@@ -111,7 +111,7 @@ fn check_vlan_trunk(v: &Value) -> Result<bool, String> {
 }
 
 /// `loadNetConf`: defaults, the vlan checks, and the MAC sources in priority order.
-pub fn load_conf(stdin: &Stdin, env: &CniEnv) -> Result<BridgeConf, CniError> {
+pub(crate) fn load_conf(stdin: &Stdin, env: &CniEnv) -> Result<BridgeConf, CniError> {
     thread_local! {
         static DECODED: std::cell::RefCell<DocMemo<Result<BridgeConf, CniError>>> =
             std::cell::RefCell::new(DocMemo::default());
@@ -213,7 +213,7 @@ fn load_doc(conf: &Value) -> Result<BridgeConf, CniError> {
 /// The host-side veth name for an attachment: `veth` + 8 lowercase hex digits. The real
 /// plugin draws 4 random bytes (`pkg/ip/link_linux.go` RandomVethName); the lab derives them
 /// from (node, container ID, ifname) so runs repeat, salting on the rare collision.
-pub fn host_veth_name(host: &Host, container_id: &str, ifname: &str) -> String {
+pub(crate) fn host_veth_name(host: &Host, container_id: &str, ifname: &str) -> String {
     let mut salt = 0u32;
     loop {
         let s = salt.to_string();
