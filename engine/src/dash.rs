@@ -591,7 +591,7 @@ impl PodIndex {
     }
 
     /// Rebuild from scratch (O(pods)).
-    pub fn rebuild(&mut self, lab: &Lab) {
+    pub(crate) fn rebuild(&mut self, lab: &Lab) {
         self.by_node.clear();
         self.node_of.clear();
         self.extra.clear();
@@ -767,14 +767,6 @@ impl PodIndex {
 // IPAM.
 
 pub use crate::engine::ipam_view::{IpamSummary, ipam_summaries};
-
-/// Who owns a sandbox (container) ID on a node: `ns/name` of the pod, by sandbox.
-pub fn owners(lab: &Lab, node: &str) -> BTreeMap<String, String> {
-    node_view::sandboxes(lab, node)
-        .into_iter()
-        .map(|sb| (sb.id, sb.pod))
-        .collect()
-}
 
 // ---------------------------------------------------------------------------------------
 // Routes.

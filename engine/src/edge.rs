@@ -68,7 +68,7 @@ pub trait Files: Send + Sync {
 /// A lab that reads and writes no files (the engine's default; a front end gives the lab
 /// its own [`Files`]).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct NoFiles;
+pub(crate) struct NoFiles;
 
 impl Files for NoFiles {
     fn read(&self, _: &str, _: &str, _: u64) -> std::io::Result<Vec<u8>> {
@@ -83,10 +83,10 @@ impl Files for NoFiles {
 /// Files read through another [`Files`] but never written: what a preset runs with. A
 /// preset builds a cluster; a `save` in one would write a file each time the lab starts
 /// with it, so it is refused with [`PRESET_WRITES`].
-pub struct ReadOnly(pub std::sync::Arc<dyn Files>);
+pub(crate) struct ReadOnly(pub std::sync::Arc<dyn Files>);
 
 /// Why a preset may not write a file.
-pub const PRESET_WRITES: &str = "a preset builds a cluster and writes no files: `save` once the lab has started, or run the file as a script (`cni-csi-lab run FILE`)";
+pub(crate) const PRESET_WRITES: &str = "a preset builds a cluster and writes no files: `save` once the lab has started, or run the file as a script (`cni-csi-lab run FILE`)";
 
 impl Files for ReadOnly {
     fn read(&self, path: &str, what: &str, cap: u64) -> std::io::Result<Vec<u8>> {

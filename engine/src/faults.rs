@@ -24,18 +24,18 @@ use std::fmt;
 
 /// systemd restarts a dead kubelet after this many seconds (`RestartSec=10` in the
 /// kubelet.service unit the Kubernetes packages ship).
-pub const KUBELET_RESTART_SEC: Millis = Millis::secs(10);
+pub(crate) const KUBELET_RESTART_SEC: Millis = Millis::secs(10);
 
 /// The CNI code a plugin fault uses when `--code` is not given (11, "Try again later").
-pub const DEFAULT_CNI_CODE: u32 = crate::cni::types::code::TRY_AGAIN_LATER;
+pub(crate) const DEFAULT_CNI_CODE: u32 = crate::cni::types::code::TRY_AGAIN_LATER;
 
 /// The gRPC code a CSI fault uses when `--code` is not given.
-pub const DEFAULT_GRPC_CODE: Code = Code::Unavailable;
+pub(crate) const DEFAULT_GRPC_CODE: Code = Code::Unavailable;
 
 /// kubelet's container restart backoff for a crashed sidecar container: the first restart is
 /// immediate, then 10 s doubling up to 300 s (CrashLoopBackOff; `kubelet/kubelet.go`
 /// `backOffPeriod`/`MaxContainerBackOff`). `restarts` counts earlier restarts.
-pub fn container_restart_delay(restarts: u32) -> Millis {
+pub(crate) fn container_restart_delay(restarts: u32) -> Millis {
     if restarts == 0 {
         return Millis::ZERO;
     }
@@ -71,7 +71,7 @@ pub enum CrashPoint {
 }
 
 /// Every crash point, in the order `help` lists them.
-pub const CRASH_POINTS: [CrashPoint; 5] = [
+pub(crate) const CRASH_POINTS: [CrashPoint; 5] = [
     CrashPoint::KubeletAfterStage,
     CrashPoint::BridgeAfterIpam,
     CrashPoint::ContainerdAfterIpam,
@@ -97,7 +97,7 @@ impl CrashPoint {
     }
 
     /// Whether the crash happens on a node (so `--node` narrows it).
-    pub fn on_node(self) -> bool {
+    pub(crate) fn on_node(self) -> bool {
         matches!(
             self,
             CrashPoint::KubeletAfterStage
@@ -227,7 +227,7 @@ pub struct Request<'a> {
 
 /// Parse a CNI error code: a number (the well-known codes 1–11, 50, 51, 999, or 100+ for
 /// plugin-specific errors).
-pub fn parse_cni_code(s: &str) -> Result<u32, String> {
+pub(crate) fn parse_cni_code(s: &str) -> Result<u32, String> {
     let n: u32 = s.parse().map_err(|_| {
         format!("invalid CNI code {s:?}: expected a number (1-7, 11, 50, 51, 999, or 100 and up)")
     })?;
@@ -240,7 +240,7 @@ pub fn parse_cni_code(s: &str) -> Result<u32, String> {
 }
 
 /// Parse a gRPC code: a name (`UNAVAILABLE`, `Unavailable`) or a number 1–16.
-pub fn parse_grpc_code(s: &str) -> Result<Code, String> {
+pub(crate) fn parse_grpc_code(s: &str) -> Result<Code, String> {
     let all: Vec<Code> = (1..=16).filter_map(Code::from_number).collect();
     let found = match s.parse::<i32>() {
         Ok(n) => Code::from_number(n).filter(|c| *c != Code::Ok),
@@ -259,7 +259,7 @@ pub fn parse_grpc_code(s: &str) -> Result<Code, String> {
 }
 
 /// The names `fault inject` accepts, for error messages and help.
-pub fn valid_targets(plugins: &[String]) -> String {
+pub(crate) fn valid_targets(plugins: &[String]) -> String {
     let crashes: Vec<&str> = CRASH_POINTS.iter().map(|c| c.name()).collect();
     let rpcs: Vec<&str> = crate::csi::dispatch::RPCS.iter().map(|(m, _)| *m).collect();
     format!(
@@ -273,7 +273,7 @@ pub fn valid_targets(plugins: &[String]) -> String {
 impl Faults {
     /// Arm a fault. `plugins` are the installed plugin types, `nodes` the known nodes. A
     /// rejected request changes nothing.
-    pub fn arm(
+    pub(crate) fn arm(
         &mut self,
         req: &Request,
         plugins: &[String],
@@ -389,7 +389,7 @@ impl Faults {
     }
 
     /// A plugin execution: the CNI error to print instead, if a fault is armed for it.
-    pub fn take_plugin(
+    pub(crate) fn take_plugin(
         &mut self,
         node: &str,
         plugin_type: &str,
@@ -407,7 +407,7 @@ impl Faults {
     }
 
     /// A CSI RPC: the status to answer instead, if a fault is armed for it.
-    pub fn take_rpc(&mut self, node: Option<&str>, rpc: &str) -> Option<Status> {
+    pub(crate) fn take_rpc(&mut self, node: Option<&str>, rpc: &str) -> Option<Status> {
         let f =
             self.fire(|f| matches!(f.target, Target::Rpc(r) if r == rpc) && f.matches_node(node))?;
         let code = match f.code {
@@ -418,13 +418,13 @@ impl Faults {
     }
 
     /// A crash point is reached: the fault number if a crash is armed there.
-    pub fn take_crash(&mut self, node: Option<&str>, point: CrashPoint) -> Option<u32> {
+    pub(crate) fn take_crash(&mut self, node: Option<&str>, point: CrashPoint) -> Option<u32> {
         self.fire(|f| f.target == Target::Crash(point) && f.matches_node(node))
             .map(|f| f.id)
     }
 
     /// Whether a node is lost (`node-down`).
-    pub fn node_down(&self, node: &str) -> bool {
+    pub(crate) fn node_down(&self, node: &str) -> bool {
         self.armed
             .iter()
             .any(|f| f.target == Target::NodeDown && f.node.as_deref() == Some(node))
@@ -432,7 +432,7 @@ impl Faults {
 
     /// Whether a node's kubelet cannot act at `clock` (node lost, or restarting after a
     /// crash).
-    pub fn kubelet_down(&self, node: &str, clock: Millis) -> bool {
+    pub(crate) fn kubelet_down(&self, node: &str, clock: Millis) -> bool {
         self.node_down(node)
             || self
                 .kubelet_down_until
@@ -469,7 +469,7 @@ impl Faults {
     }
 
     /// Count a restart of a sidecar container and return its delay before it runs again.
-    pub fn restart_delay(&mut self, container: &'static str) -> Millis {
+    pub(crate) fn restart_delay(&mut self, container: &'static str) -> Millis {
         let n = self.restarts.entry(container).or_insert(0);
         let d = container_restart_delay(*n);
         *n += 1;
@@ -478,7 +478,7 @@ impl Faults {
 }
 
 /// The fault table seen from one node's plugin executions (`cni::runtime::FaultHook`).
-pub struct FaultScope<'a> {
+pub(crate) struct FaultScope<'a> {
     /// The table.
     pub faults: &'a mut Faults,
     /// The node the plugins run on.

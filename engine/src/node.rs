@@ -64,7 +64,7 @@ impl NodeRuntime {
     }
 
     /// Re-read `/etc/cni/net.d` the way the runtime does when the directory changes.
-    pub fn reload_network(&mut self) {
+    pub(crate) fn reload_network(&mut self) {
         self.network = OnceLock::new();
     }
 }

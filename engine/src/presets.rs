@@ -11,7 +11,7 @@ use crate::lesson::Desk;
 use crate::script::logical_lines;
 
 /// The embedded presets: name, one-line description, script.
-pub const PRESETS: &[(&str, &str, &str)] = &[
+pub(crate) const PRESETS: &[(&str, &str, &str)] = &[
     (
         "single-node",
         "one node, node-1",
@@ -35,7 +35,7 @@ pub const PRESETS: &[(&str, &str, &str)] = &[
 ];
 
 /// The generated scale presets: name, description, node count (see [`dc_script`]).
-pub const GENERATED: &[(&str, &str, u32)] = &[(
+pub(crate) const GENERATED: &[(&str, &str, u32)] = &[(
     "dc-1000",
     "1,000 nodes with /24 podCIDRs in 10.244.0.0/14, four zones (for scale runs)",
     1000,
@@ -76,7 +76,7 @@ pub fn dc_script(nodes: u32) -> String {
 }
 
 /// Run a script of lab commands on `desk`; the first failure is an error naming its line.
-pub fn apply_script(desk: &mut Desk, origin: &str, text: &str) -> Result<(), String> {
+pub(crate) fn apply_script(desk: &mut Desk, origin: &str, text: &str) -> Result<(), String> {
     for (line_no, line) in logical_lines(text) {
         if let Err(e) = desk.execute(&line) {
             return Err(format!("{origin}:{line_no}: {}", e.message));

@@ -47,15 +47,16 @@ fn rv_as_string<S: serde::Serializer>(rv: &u64, s: S) -> Result<S::Ok, S::Error>
     s.serialize_str(&rv.to_string())
 }
 
+#[cfg(test)]
 /// The lab's clock starts at this instant; timestamps are deterministic.
-pub const EPOCH: &str = "2025-01-01T00:00:00Z";
+pub(crate) const EPOCH: &str = "2025-01-01T00:00:00Z";
 
 /// [`EPOCH`] in seconds since the Unix epoch: what a component's wall clock reads at tick 0
 /// (the CSI driver stamps snapshots with it, so `creation_time` and the API objects agree).
-pub const EPOCH_UNIX: i64 = 1_735_689_600;
+pub(crate) const EPOCH_UNIX: i64 = 1_735_689_600;
 
 /// A logical tick (seconds since the lab's epoch) as an RFC 3339 timestamp.
-pub fn timestamp(tick: u64) -> String {
+pub(crate) fn timestamp(tick: u64) -> String {
     let days = tick / 86_400;
     let rem = tick % 86_400;
     let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);

@@ -7,11 +7,11 @@
 use serde::Serialize;
 
 /// The annotation naming the device-plugin resource whose devices this network uses.
-pub const RESOURCE_NAME_ANNOTATION: &str = "k8s.v1.cni.cncf.io/resourceName";
+pub(crate) const RESOURCE_NAME_ANNOTATION: &str = "k8s.v1.cni.cncf.io/resourceName";
 /// The pod annotation listing the networks a pod wants besides the cluster network.
-pub const NETWORKS_ANNOTATION: &str = "k8s.v1.cni.cncf.io/networks";
+pub(crate) const NETWORKS_ANNOTATION: &str = "k8s.v1.cni.cncf.io/networks";
 /// The pod annotation Multus writes after ADD: every attachment's interface and IPs.
-pub const NETWORK_STATUS_ANNOTATION: &str = "k8s.v1.cni.cncf.io/network-status";
+pub(crate) const NETWORK_STATUS_ANNOTATION: &str = "k8s.v1.cni.cncf.io/network-status";
 
 /// `spec` of a NetworkAttachmentDefinition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]

@@ -68,7 +68,7 @@ pub struct Taint {
 
 /// The taint a cordoned node carries (`node.kubernetes.io/unschedulable:NoSchedule`,
 /// added by the node lifecycle controller's TaintNodesByCondition).
-pub const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
+pub(crate) const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 
 impl Kind for NodeSpec {
     const API_KIND: super::ApiKind = super::ApiKind::Node;
@@ -144,7 +144,7 @@ pub struct AttachedVolume {
 }
 
 /// A `ResourceList` (`cpu: "4"`, `intel.com/sriov_netdevice: "2"`), quantities as text.
-pub type ResourceList = std::collections::BTreeMap<String, String>;
+pub(crate) type ResourceList = std::collections::BTreeMap<String, String>;
 
 impl NodeStatus {
     /// The InternalIP, if any.
@@ -312,18 +312,10 @@ impl Kind for super::policy::NetworkPolicySpec {
     type Status = NetworkPolicyStatus;
 }
 
-/// Whether the scheduler has placed the pod (`PodScheduled=True`).
-pub fn is_scheduled(pod: &super::store::Object<PodSpec>) -> bool {
-    pod.status
-        .conditions
-        .iter()
-        .any(|c| c.condition_type == "PodScheduled" && c.status == "True")
-}
-
 impl PodSpec {
     /// The pod's total request of a resource, as an integer count (extended resources are
     /// whole numbers), summed over its containers; 0 when it asks for none.
-    pub fn request_count(&self, resource: &str) -> i64 {
+    pub(crate) fn request_count(&self, resource: &str) -> i64 {
         self.containers
             .iter()
             .filter_map(|c| c.resources.requests.get(resource))
@@ -332,14 +324,17 @@ impl PodSpec {
     }
 
     /// Whether a node with these labels matches `spec.nodeSelector` (every pair present).
-    pub fn selector_matches(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
+    pub(crate) fn selector_matches(
+        &self,
+        labels: &std::collections::BTreeMap<String, String>,
+    ) -> bool {
         self.node_selector
             .iter()
             .all(|(k, v)| labels.get(k) == Some(v))
     }
 
     /// Whether any container requests an extended resource (see [`Self::extended_requests`]).
-    pub fn has_extended_requests(&self) -> bool {
+    pub(crate) fn has_extended_requests(&self) -> bool {
         self.containers
             .iter()
             .flat_map(|c| c.resources.requests.keys())
@@ -348,7 +343,7 @@ impl PodSpec {
 
     /// The extended resources any container requests (`vendor/name` outside
     /// `kubernetes.io`), in name order.
-    pub fn extended_requests(&self) -> Vec<(String, i64)> {
+    pub(crate) fn extended_requests(&self) -> Vec<(String, i64)> {
         let mut names: Vec<&String> = self
             .containers
             .iter()
@@ -366,7 +361,7 @@ impl PodSpec {
 
 /// `v1helper.IsExtendedResourceName`: a fully-qualified name (it has a `/`) outside the
 /// `kubernetes.io` domain and not a `requests.` quota name.
-pub fn is_extended_resource(name: &str) -> bool {
+pub(crate) fn is_extended_resource(name: &str) -> bool {
     match name.split_once('/') {
         Some((domain, _)) => {
             !(domain == "kubernetes.io"

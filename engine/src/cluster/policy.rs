@@ -122,7 +122,7 @@ impl Protocol {
     }
 
     /// Parse a command-line spelling, case-insensitively (`tcp`, `UDP`).
-    pub fn parse_loose(s: &str) -> Option<Protocol> {
+    pub(crate) fn parse_loose(s: &str) -> Option<Protocol> {
         match s.to_ascii_uppercase().as_str() {
             "TCP" => Some(Protocol::Tcp),
             "UDP" => Some(Protocol::Udp),

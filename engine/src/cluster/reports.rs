@@ -22,7 +22,7 @@ type Key = (String, String);
 /// The unique volume name kubelet and the attach/detach controller use for a CSI volume:
 /// the plugin name, then `<driver>^<volume handle>` (`pkg/volume/csi/csi_plugin.go`
 /// GetVolumeName).
-pub fn unique_volume_name(driver: &str, handle: &str) -> String {
+pub(crate) fn unique_volume_name(driver: &str, handle: &str) -> String {
     format!("kubernetes.io/csi/{driver}^{handle}")
 }
 
@@ -37,25 +37,25 @@ pub struct Mounts {
 
 impl Mounts {
     /// Whether a pod on a node has a PV published.
-    pub fn pod_uses(&self, node: &str, pod: &str, pv: &str) -> bool {
+    pub(crate) fn pod_uses(&self, node: &str, pod: &str, pv: &str) -> bool {
         self.published
             .contains_key(&(node.to_string(), pod.to_string(), pv.to_string()))
     }
 
     /// Whether a node has a PV staged or published for any pod (`volumesInUse`).
-    pub fn volume_in_use(&self, node: &str, pv: &str) -> bool {
+    pub(crate) fn volume_in_use(&self, node: &str, pv: &str) -> bool {
         self.staged
             .contains_key(&(node.to_string(), pv.to_string()))
             || self.published_on(node, pv)
     }
 
     /// Whether a node has a PV published for any pod.
-    pub fn published_on(&self, node: &str, pv: &str) -> bool {
+    pub(crate) fn published_on(&self, node: &str, pv: &str) -> bool {
         self.published_keys(node).any(|(_, _, p)| p == pv)
     }
 
     /// The published entries of one node, in order (a range of the map, not a scan).
-    pub fn published_keys<'a>(
+    pub(crate) fn published_keys<'a>(
         &'a self,
         node: &'a str,
     ) -> impl Iterator<Item = &'a (String, String, String)> + 'a {
@@ -118,7 +118,7 @@ impl VolumePods {
     }
 
     /// The scheduler bound an indexed pod to `node`.
-    pub fn set_node(&mut self, key: &Key, node: &str) {
+    pub(crate) fn set_node(&mut self, key: &Key, node: &str) {
         let Some((old, _)) = self.pods.get_mut(key) else {
             return;
         };
@@ -162,12 +162,12 @@ impl VolumePods {
     }
 
     /// The pods bound to `node` that use claims, in key order.
-    pub fn on_node<'a>(&'a self, node: &str) -> impl Iterator<Item = &'a Key> + 'a {
+    pub(crate) fn on_node<'a>(&'a self, node: &str) -> impl Iterator<Item = &'a Key> + 'a {
         self.by_node.get(node).into_iter().flatten()
     }
 
     /// The pods in `namespace` naming `claim`, in key order.
-    pub fn using_claim<'a>(
+    pub(crate) fn using_claim<'a>(
         &'a self,
         namespace: &str,
         claim: &str,

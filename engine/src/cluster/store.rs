@@ -193,7 +193,7 @@ fn kind_name<S: serde::Serializer>(kind: &super::ApiKind, s: S) -> Result<S::Ok,
 pub type Table<K> = BTreeMap<(String, String), Object<K>>;
 
 /// How many watch events are kept (older ones are dropped; `events_since` reports the gap).
-pub const WATCH_WINDOW: usize = 4096;
+pub(crate) const WATCH_WINDOW: usize = 4096;
 
 /// The bookkeeping every table shares: the resourceVersion counter, the uid counter, the
 /// watch log and conflict injection.
@@ -233,7 +233,7 @@ impl Revisions {
     }
 
     /// Watch events with index ≥ `index` still in the window.
-    pub fn events_since(&self, index: u64) -> impl Iterator<Item = &WatchEvent> {
+    pub(crate) fn events_since(&self, index: u64) -> impl Iterator<Item = &WatchEvent> {
         self.events.iter().filter(move |e| e.index >= index)
     }
 
@@ -375,7 +375,7 @@ impl<K: Kind> TableOps<'_, K> {
     }
 
     /// Write the status subresource: only `status` changes; generation is kept.
-    pub fn update_status(&mut self, obj: &Object<K>) -> Result<u64, ApiError> {
+    pub(crate) fn update_status(&mut self, obj: &Object<K>) -> Result<u64, ApiError> {
         let m = &obj.metadata;
         self.write_status(
             &m.namespace,
@@ -387,7 +387,7 @@ impl<K: Kind> TableOps<'_, K> {
 
     /// The status subresource write of [`TableOps::update_status`] for a writer that read
     /// the object at resourceVersion `rv` and computed a new status from it.
-    pub fn write_status(
+    pub(crate) fn write_status(
         &mut self,
         namespace: &str,
         name: &str,
@@ -412,7 +412,7 @@ impl<K: Kind> TableOps<'_, K> {
     /// Request deletion as the API server does: an object without finalizers goes at once
     /// (returned); one with finalizers gets a deletionTimestamp and stays until they are
     /// removed (`None`).
-    pub fn request_delete(
+    pub(crate) fn request_delete(
         &mut self,
         namespace: &str,
         name: &str,
@@ -431,7 +431,12 @@ impl<K: Kind> TableOps<'_, K> {
     }
 
     /// Add a finalizer (no-op if present).
-    pub fn add_finalizer(&mut self, namespace: &str, name: &str, f: &str) -> Result<(), ApiError> {
+    pub(crate) fn add_finalizer(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        f: &str,
+    ) -> Result<(), ApiError> {
         let current = self.get(namespace, name)?;
         if current.metadata.finalizers.iter().any(|x| x == f) {
             return Ok(());
@@ -443,7 +448,7 @@ impl<K: Kind> TableOps<'_, K> {
 
     /// Remove a finalizer; an object being deleted goes away with its last finalizer.
     /// Returns true when the object was removed.
-    pub fn remove_finalizer(
+    pub(crate) fn remove_finalizer(
         &mut self,
         namespace: &str,
         name: &str,
@@ -455,7 +460,7 @@ impl<K: Kind> TableOps<'_, K> {
     /// Remove several finalizers in one update (a controller that clears its own list in
     /// one write); an object being deleted goes away with its last finalizer. Returns true
     /// when the object was removed.
-    pub fn remove_finalizers(
+    pub(crate) fn remove_finalizers(
         &mut self,
         namespace: &str,
         name: &str,

@@ -18,9 +18,6 @@ use ipnet::Ipv4Net;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
-/// The agent's API socket.
-pub const SOCKET: &str = "/var/run/cilium/cilium.sock";
-
 /// cilium-agent's state on one node as its API serves it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentApi {
@@ -37,7 +34,7 @@ pub struct AgentApi {
 }
 
 /// The owner the agent records for its own router IP.
-pub const ROUTER_OWNER: &str = "router";
+pub(crate) const ROUTER_OWNER: &str = "router";
 
 impl AgentApi {
     /// The agent on a node with `pod_cidr`: its first allocation is the router IP. `None`
@@ -56,7 +53,7 @@ impl AgentApi {
 
     /// `POST /v1/ipam`: the lowest free address for `owner`. The error is the agent's reply
     /// as the plugin reports it (composed: `ipallocator.ErrFull` is "range is full").
-    pub fn allocate_next(&mut self, owner: &str) -> Result<Ipv4Addr, String> {
+    pub(crate) fn allocate_next(&mut self, owner: &str) -> Result<Ipv4Addr, String> {
         let net = self.pod_cidr;
         let free = net
             .hosts()
@@ -74,12 +71,12 @@ impl AgentApi {
     }
 
     /// `DELETE /v1/ipam/{ip}` for every address `owner` holds (a missing one is fine).
-    pub fn release_owner(&mut self, owner: &str) {
+    pub(crate) fn release_owner(&mut self, owner: &str) {
         self.allocated.retain(|_, o| o != owner);
     }
 
     /// Addresses held by endpoints (the router IP left out).
-    pub fn endpoints_in_use(&self) -> usize {
+    pub(crate) fn endpoints_in_use(&self) -> usize {
         self.allocated
             .values()
             .filter(|o| o.as_str() != ROUTER_OWNER)

@@ -51,7 +51,7 @@ pub struct NetworkConfigList {
 }
 
 /// The Go type name `%T` prints for a decoded JSON value.
-pub fn go_json_kind(v: &Value) -> &'static str {
+pub(crate) fn go_json_kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "<nil>",
         Value::Bool(_) => "bool",
@@ -77,7 +77,7 @@ fn go_unmarshal_kind(v: &Value) -> &'static str {
 const LIST_ERR: &str = "error parsing configuration list";
 
 /// `libcni.ConfListFromBytes`.
-pub fn conflist_from_str(text: &str) -> Result<NetworkConfigList, String> {
+pub(crate) fn conflist_from_str(text: &str) -> Result<NetworkConfigList, String> {
     let raw: Value = serde_json::from_str(text)
         .map_err(|e| format!("{LIST_ERR}: {}", super::go_json::syntax_error(text, &e)))?;
     let Value::Object(list) = &raw else {
@@ -258,7 +258,7 @@ fn plugin_from_value(p: &Value) -> Result<PluginConf, String> {
 }
 
 /// `libcni.ConfListFromConf`: a single-plugin `.conf` becomes a one-element list.
-pub fn conflist_from_single_conf(text: &str) -> Result<NetworkConfigList, String> {
+pub(crate) fn conflist_from_single_conf(text: &str) -> Result<NetworkConfigList, String> {
     let raw: Value = serde_json::from_str(text).map_err(|e| {
         format!(
             "error parsing configuration: {}",
@@ -289,7 +289,7 @@ pub fn conflist_from_single_conf(text: &str) -> Result<NetworkConfigList, String
 
 /// Parse a file by its extension, as `libcni.LoadConfList` does: `.conflist` as a list,
 /// `.conf`/`.json` as a single plugin.
-pub fn parse_file(file_name: &str, text: &str) -> Result<NetworkConfigList, String> {
+pub(crate) fn parse_file(file_name: &str, text: &str) -> Result<NetworkConfigList, String> {
     if file_name.ends_with(".conflist") {
         conflist_from_str(text)
     } else if file_name.ends_with(".conf") || file_name.ends_with(".json") {
@@ -311,7 +311,7 @@ pub fn parse_file(file_name: &str, text: &str) -> Result<NetworkConfigList, Stri
 }
 
 /// The placeholder a conflist may hold for the node's podCIDR (filled in per node).
-pub const POD_CIDR_PLACEHOLDER: &str = "{{.PodCIDR}}";
+pub(crate) const POD_CIDR_PLACEHOLDER: &str = "{{.PodCIDR}}";
 
 /// The most bytes of conflists all the nodes' `/etc/cni/net.d` may hold together: 64 MiB.
 /// A file loaded on every node at once is held once and counts once (a templated one as
@@ -342,7 +342,7 @@ impl ConfText {
 
     /// `template` with this node's podCIDR in place of [`POD_CIDR_PLACEHOLDER`] (the
     /// template itself when it has none).
-    pub fn for_node(template: &Arc<str>, pod_cidr: &str) -> Self {
+    pub(crate) fn for_node(template: &Arc<str>, pod_cidr: &str) -> Self {
         ConfText {
             shared: Arc::clone(template),
             pod_cidr: template
@@ -399,7 +399,7 @@ pub struct ConfDir {
 impl ConfDir {
     /// The bytes the conf directories of `dirs` hold together, each shared copy counted
     /// once (what [`NET_D_CAP`] bounds). `skip` leaves out files about to be replaced.
-    pub fn held_bytes<'a>(
+    pub(crate) fn held_bytes<'a>(
         dirs: impl IntoIterator<Item = (&'a str, &'a ConfDir)>,
         skip: impl Fn(&str, &str) -> bool,
     ) -> u64 {

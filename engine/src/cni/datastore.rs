@@ -23,7 +23,7 @@ use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 
 /// `MaxBlocksPerHost` 0 means 20 (`lib/ipam/ipam.go`).
-pub const MAX_BLOCKS_PER_HOST: usize = 20;
+pub(crate) const MAX_BLOCKS_PER_HOST: usize = 20;
 
 /// An IPPool (`projectcalico.org/v3`), as calico-node creates the default one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,12 +90,12 @@ impl IpamBlock {
 }
 
 /// A CIDR as Calico names objects after it: `10.244.137.64/26` → `10-244-137-64-26`.
-pub fn cidr_name(cidr: Ipv4Net) -> String {
+pub(crate) fn cidr_name(cidr: Ipv4Net) -> String {
     format!("{}-{}", cidr.network(), cidr.prefix_len()).replace('.', "-")
 }
 
 /// Go's `hash/fnv` New32 (FNV-1, not FNV-1a) of a string.
-pub fn fnv32(s: &str) -> u32 {
+pub(crate) fn fnv32(s: &str) -> u32 {
     let mut h: u32 = 2_166_136_261;
     for b in s.bytes() {
         h = h.wrapping_mul(16_777_619);
@@ -131,7 +131,7 @@ pub struct CalicoIpam {
 impl CalicoIpam {
     /// The blocks affine to `node`, in the order the BlockAffinity list returns them (by
     /// name: `<node>-<cidrname>`).
-    pub fn blocks_of(&self, node: &str) -> Vec<&IpamBlock> {
+    pub(crate) fn blocks_of(&self, node: &str) -> Vec<&IpamBlock> {
         let want = format!("host:{node}");
         let mut v: Vec<&IpamBlock> = self
             .blocks
@@ -143,7 +143,7 @@ impl CalicoIpam {
     }
 
     /// `AutoAssign` of one IPv4 address for `handle` on `node`: the address and its block.
-    pub fn auto_assign(
+    pub(crate) fn auto_assign(
         &mut self,
         handle: &str,
         node: &str,
@@ -214,7 +214,7 @@ impl CalicoIpam {
     /// `ReleaseByHandle`: free every address the handle holds (nothing if it holds none,
     /// as calico-ipam's DEL ignores a missing handle). Freed ordinals go to the tail of the
     /// free list. True when something was released.
-    pub fn release_by_handle(&mut self, handle: &str) -> bool {
+    pub(crate) fn release_by_handle(&mut self, handle: &str) -> bool {
         let Some(ips) = self.handles.remove(handle) else {
             return false;
         };

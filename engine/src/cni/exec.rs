@@ -19,7 +19,7 @@ use std::sync::Arc;
 /// One execution's outcome: the plugin's reply as libcni decodes it from (stdout, exit
 /// code), and the delegated executions it made, in order.
 #[derive(Debug)]
-pub struct Execution {
+pub(crate) struct Execution {
     /// `Ok` for exit code 0 (the result, the versions, or nothing), `Err` for the error
     /// document a failed plugin printed.
     pub reply: PluginReply,
@@ -28,7 +28,7 @@ pub struct Execution {
 }
 
 /// Runs plugin binaries for the runtime (see the module doc).
-pub trait PluginExec {
+pub(crate) trait PluginExec {
     /// Whether a plugin of this type is installed in `CNI_PATH` (`FindInPath`).
     fn installed(&self, plugin_type: &str) -> bool;
 
@@ -45,7 +45,7 @@ pub trait PluginExec {
 }
 
 /// The plugin models, run in-process on one node's kernel model.
-pub struct InProcess<'a> {
+pub(crate) struct InProcess<'a> {
     /// The plugins installed in `/opt/cni/bin`.
     pub registry: &'a Registry,
     /// The node the plugins run on: its links, namespaces, routes, netfilter and disk.

@@ -5,7 +5,7 @@
 /// Go's `encoding/json` syntax error for the text serde stopped at (the common cases:
 /// a character where a value, a key, `,` or `:` should be, a misspelled `null`/`true`/
 /// `false`, text after the value, the end of the input); others keep serde's wording.
-pub fn syntax_error(text: &str, e: &serde_json::Error) -> String {
+pub(crate) fn syntax_error(text: &str, e: &serde_json::Error) -> String {
     if e.is_eof() {
         return "unexpected end of JSON input".to_string();
     }

@@ -188,7 +188,7 @@ impl RouteEntry {
     }
 
     /// The destination as a network (`default` is 0.0.0.0/0, or ::/0 for IPv6).
-    pub fn dst_net(&self) -> Option<ipnet::IpNet> {
+    pub(crate) fn dst_net(&self) -> Option<ipnet::IpNet> {
         if self.dst == "default" {
             let any = if self.is_ipv6() { "::/0" } else { "0.0.0.0/0" };
             return any.parse().ok();
@@ -266,7 +266,7 @@ pub struct Neigh {
 
 impl Neigh {
     /// The line as `ip neigh show` prints it (`10.244.2.0 dev flannel.1 lladdr … PERMANENT`).
-    pub fn to_ip_neigh(&self) -> String {
+    pub(crate) fn to_ip_neigh(&self) -> String {
         format!(
             "{} dev {} lladdr {} {}",
             self.ip, self.dev, self.lladdr, self.state
@@ -289,7 +289,7 @@ pub struct FdbEntry {
 
 impl FdbEntry {
     /// The line as `bridge fdb show` prints it.
-    pub fn to_bridge_fdb(&self) -> String {
+    pub(crate) fn to_bridge_fdb(&self) -> String {
         let mut s = format!("{} dev {}", self.mac, self.dev);
         if let Some(d) = &self.dst {
             s.push_str(" dst ");
@@ -333,7 +333,7 @@ impl PeerTable {
     }
 
     /// Is `other` a handle on this same table?
-    pub fn is_shared_with(&self, other: &PeerTable) -> bool {
+    pub(crate) fn is_shared_with(&self, other: &PeerTable) -> bool {
         std::sync::Arc::ptr_eq(&self.0, &other.0)
     }
 
@@ -481,7 +481,7 @@ impl Netns {
 /// The router a node's uplink points its default route at: `.254` of the node's /24 (the
 /// lab's segments are /24s; a node that is itself `.254` uses `.253`). Nothing answers
 /// there: the lab models no network beyond the nodes.
-pub fn default_gateway(internal_ip: &str) -> Option<String> {
+pub(crate) fn default_gateway(internal_ip: &str) -> Option<String> {
     let ip: std::net::Ipv4Addr = internal_ip.parse().ok()?;
     let base = u32::from(ip) & 0xffff_ff00;
     let gw = if u32::from(ip) == base | 254 {
@@ -572,7 +572,7 @@ pub struct Host {
 }
 
 /// The node's resolver configuration (a file in [`Host::files`]).
-pub const RESOLV_CONF: &str = "/etc/resolv.conf";
+pub(crate) const RESOLV_CONF: &str = "/etc/resolv.conf";
 
 impl Host {
     /// A node whose host namespace has `lo` and an uplink `eth0` with the InternalIP, and
@@ -612,7 +612,7 @@ impl Host {
     /// device covers, without `onlink` (`Error: Nexthop has invalid gateway.`, ENETUNREACH;
     /// host-gw peers on another segment). The node's addresses do not change once made, so
     /// deciding this when reading is deciding it when the route was added.
-    pub fn peer_entries(&self) -> Vec<std::sync::Arc<PeerEntry>> {
+    pub(crate) fn peer_entries(&self) -> Vec<std::sync::Arc<PeerEntry>> {
         self.peers
             .read()
             .peers
@@ -623,13 +623,13 @@ impl Host {
     }
 
     /// Does this node's kernel hold the daemon's entry `p` (another node's, its route taken)?
-    pub fn holds_peer_entry(&self, p: &PeerEntry) -> bool {
+    pub(crate) fn holds_peer_entry(&self, p: &PeerEntry) -> bool {
         p.owner != self.node && self.accepts_route(&p.route)
     }
 
     /// The entry the network daemon programmed here for `owner`'s lease, whether or not the
     /// kernel took its route.
-    pub fn peer_entry_of(&self, owner: &str) -> Option<std::sync::Arc<PeerEntry>> {
+    pub(crate) fn peer_entry_of(&self, owner: &str) -> Option<std::sync::Arc<PeerEntry>> {
         self.peers
             .read()
             .peers
@@ -639,7 +639,7 @@ impl Host {
     }
 
     /// Would the kernel take this route on the host (its gateway on-link)?
-    pub fn accepts_route(&self, route: &RouteEntry) -> bool {
+    pub(crate) fn accepts_route(&self, route: &RouteEntry) -> bool {
         let Some(via) = route.via.as_deref() else {
             return true;
         };
@@ -701,7 +701,7 @@ impl Host {
     }
 
     /// The namespace at a path, mutably.
-    pub fn ns_mut(&mut self, path: &str) -> Option<&mut Netns> {
+    pub(crate) fn ns_mut(&mut self, path: &str) -> Option<&mut Netns> {
         if path.is_empty() {
             Some(&mut self.root)
         } else {
@@ -713,7 +713,7 @@ impl Host {
 impl Host {
     /// Write a sysctl of the namespace at `netns` ("" = the host's, in [`Host::sysctls`];
     /// a sandbox's in its [`Netns::sysctls`]). A namespace that does not exist takes nothing.
-    pub fn set_sysctl(&mut self, netns: &str, name: &str, value: &str) {
+    pub(crate) fn set_sysctl(&mut self, netns: &str, name: &str, value: &str) {
         let map = if netns.is_empty() {
             Some(&mut self.sysctls)
         } else {
@@ -737,7 +737,7 @@ impl Host {
 
 /// Whether a sysctl name is one of a link's own knobs (`net.ipv4.conf.<ifname>.…`,
 /// `net.ipv6.conf…`, `net.ipv{4,6}.neigh.<ifname>.…`), which go when the link goes.
-pub fn is_link_sysctl(name: &str, ifname: &str) -> bool {
+pub(crate) fn is_link_sysctl(name: &str, ifname: &str) -> bool {
     [
         "net.ipv4.conf.",
         "net.ipv6.conf.",

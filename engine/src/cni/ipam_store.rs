@@ -11,10 +11,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
 /// The line break host-local writes between the container ID and the ifname (`disk.LineBreak`).
-pub const LINE_BREAK: &str = "\r\n";
+pub(crate) const LINE_BREAK: &str = "\r\n";
 
 /// The prefix of the round-robin cursor files (`last_reserved_ip.<rangeSetIndex>`).
-pub const LAST_IP_FILE_PREFIX: &str = "last_reserved_ip.";
+pub(crate) const LAST_IP_FILE_PREFIX: &str = "last_reserved_ip.";
 
 /// One lease file's content.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -70,7 +70,7 @@ impl IpamStore {
     }
 
     /// The `last_reserved_ip.<index>` cursors by range-set index.
-    pub fn last_reserved(&self) -> &BTreeMap<usize, IpAddr> {
+    pub(crate) fn last_reserved(&self) -> &BTreeMap<usize, IpAddr> {
         &self.last_reserved
     }
 
@@ -96,7 +96,7 @@ impl IpamStore {
 
     /// `Store.Reserve`: create the IP's file (O_EXCL) for the owner and record the IP as
     /// `last_reserved_ip.<range_set>`. Returns false, changing nothing, if the file exists.
-    pub fn reserve(&mut self, id: &str, ifname: &str, ip: IpAddr, range_set: usize) -> bool {
+    pub(crate) fn reserve(&mut self, id: &str, ifname: &str, ip: IpAddr, range_set: usize) -> bool {
         if self.leases.contains_key(&ip) {
             return false;
         }
@@ -150,7 +150,7 @@ impl IpamStore {
     /// `Store.FindByID` (CHECK): whether any file holds `<id>\r\n<ifname>`, or, failing that,
     /// just `<id>`. The fallback compares every file's content, so a `last_reserved_ip.N`
     /// whose IP text equals the ID matches too, as it does on disk.
-    pub fn find_by_id(&self, id: &str, ifname: &str) -> bool {
+    pub(crate) fn find_by_id(&self, id: &str, ifname: &str) -> bool {
         let id = id.trim();
         if self.has_owner(id, ifname) {
             return true;
@@ -161,7 +161,7 @@ impl IpamStore {
     /// `Store.ReleaseByID`: remove every file holding `<id>\r\n<ifname>`; if there was none,
     /// remove every file holding just `<id>` (legacy leases, and — as on disk — any
     /// `last_reserved_ip.N` whose content equals the ID). Unknown owners are fine.
-    pub fn release_by_id(&mut self, id: &str, ifname: &str) {
+    pub(crate) fn release_by_id(&mut self, id: &str, ifname: &str) {
         let id = id.trim();
         if !ifname.is_empty() && self.remove_owner(id, ifname) {
             return;

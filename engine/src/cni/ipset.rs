@@ -102,7 +102,7 @@ impl fmt::Display for Family {
 }
 
 /// The longest set name (`IPSET_MAXNAMELEN` is 32 with the terminating NUL).
-pub const MAX_NAME_LEN: usize = 31;
+pub(crate) const MAX_NAME_LEN: usize = 31;
 
 /// `maxelem` when `ipset create` is not given one (Felix passes `maxelem 1048576`, its
 /// `MaxIPSetSize` default).
@@ -274,7 +274,7 @@ pub struct IpSets {
 }
 
 /// No sets (what [`super::netfilter::XtTable::traverse`] evaluates against).
-pub static NO_SETS: IpSets = IpSets::new();
+pub(crate) static NO_SETS: IpSets = IpSets::new();
 
 impl IpSets {
     /// No sets.

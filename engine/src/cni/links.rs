@@ -19,7 +19,7 @@ pub struct Links {
 
 impl Links {
     /// Up to this many links stay in the vector.
-    pub const FEW: usize = 8;
+    pub(crate) const FEW: usize = 8;
 
     /// Whether a link of this name exists.
     pub fn contains_key(&self, name: &str) -> bool {
@@ -69,7 +69,11 @@ impl Links {
     }
 
     /// The link called `name`, made by `make` (and named `name`) if there is none.
-    pub fn get_or_insert_with(&mut self, name: &str, make: impl FnOnce() -> Link) -> &mut Link {
+    pub(crate) fn get_or_insert_with(
+        &mut self,
+        name: &str,
+        make: impl FnOnce() -> Link,
+    ) -> &mut Link {
         if self.many.is_empty() && self.few_index(name).is_err() && self.few.len() == Self::FEW {
             // Adding one more: move to the tree first.
             self.many = std::mem::take(&mut self.few)

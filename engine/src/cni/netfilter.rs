@@ -70,7 +70,7 @@ impl TableKind {
     }
 
     /// Whether `chain` is one of this table's built-in chains.
-    pub fn is_builtin(self, chain: &str) -> bool {
+    pub(crate) fn is_builtin(self, chain: &str) -> bool {
         self.builtin_chains().contains(&chain)
     }
 }
@@ -138,7 +138,7 @@ impl L4 {
     }
 
     /// Whether the protocol has ports (the `tcp`/`udp`/`sctp` and `multiport` matches).
-    pub fn has_ports(self) -> bool {
+    pub(crate) fn has_ports(self) -> bool {
         !matches!(self, L4::Icmp)
     }
 }
@@ -262,7 +262,7 @@ impl SetDir {
 
 /// At most this many `src|dst` flags (`IPSET_DIM_MAX`; libxt_set: "Can't be more src/dst
 /// options than 6.").
-pub const MAX_SET_DIMS: usize = 6;
+pub(crate) const MAX_SET_DIMS: usize = 6;
 
 /// One `-m MODULE …` match, with the options it took, in the order written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -611,10 +611,10 @@ pub struct RuleSpec {
 
 /// Jumps deeper than this end the walk (the kernel refuses a table with a loop when it is
 /// loaded; the lab's tables are written piecemeal, so the walk guards itself).
-pub const MAX_JUMP_DEPTH: usize = 64;
+pub(crate) const MAX_JUMP_DEPTH: usize = 64;
 
 /// Rules looked at in one walk before it gives up (a loop-free table can still fan out).
-pub const MAX_STEPS: usize = 100_000;
+pub(crate) const MAX_STEPS: usize = 100_000;
 
 impl RuleSpec {
     /// Parse the text after `-A CHAIN` (as `iptables -S` prints it, or as a writer passes
@@ -636,7 +636,7 @@ impl RuleSpec {
 
     /// The user chain this rule jumps or goes to (`-j CHAIN` or `-g CHAIN`), if any: both
     /// reference the chain (deleting it deletes the rule, see [`XtTable::delete_chain`]).
-    pub fn jump_chain(&self) -> Option<&str> {
+    pub(crate) fn jump_chain(&self) -> Option<&str> {
         match &self.target {
             Target::Jump(c) | Target::Goto(c) => Some(c),
             _ => None,
@@ -644,7 +644,7 @@ impl RuleSpec {
     }
 
     /// The ipsets this rule's `-m set` matches name.
-    pub fn set_names(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn set_names(&self) -> impl Iterator<Item = &str> {
         self.matches.iter().filter_map(|m| match m {
             Match::Set { name, .. } => Some(name.as_str()),
             _ => None,
@@ -658,7 +658,7 @@ impl RuleSpec {
     }
 
     /// Whether every match holds for `pkt`, `-m set` testing `sets`.
-    pub fn matches_with(&self, pkt: &Packet, sets: &IpSets) -> bool {
+    pub(crate) fn matches_with(&self, pkt: &Packet, sets: &IpSets) -> bool {
         if self.unmodelled.is_some() {
             return false;
         }
@@ -1476,7 +1476,7 @@ impl XtRule {
     /// [`RuleSpec::parse`] gives for `text` (checked in debug builds, so every test that
     /// writes such a rule checks it). For a writer that programs one rule shape many times
     /// and derives each spec from one parse (see `crate::netd::flannel`).
-    pub fn with_spec(text: impl Into<String>, spec: RuleSpec) -> Self {
+    pub(crate) fn with_spec(text: impl Into<String>, spec: RuleSpec) -> Self {
         let text: String = text.into();
         debug_assert_eq!(
             RuleSpec::parse(&text),
@@ -1648,7 +1648,7 @@ impl XtTable {
     }
 
     /// Whether `chain` holds a rule with exactly this text (`iptables -C`).
-    pub fn has_rule(&self, chain: &str, rule: &str) -> bool {
+    pub(crate) fn has_rule(&self, chain: &str, rule: &str) -> bool {
         self.rules(chain).iter().any(|r| &*r.text == rule)
     }
 
@@ -1715,7 +1715,7 @@ impl XtTable {
 
     /// [`XtTable::append_unique`] with a rule already parsed ([`XtRule::with_spec`], or a
     /// clone of one kept by its writer): no text is parsed.
-    pub fn append_rule_unique(&mut self, chain: &str, rule: XtRule) {
+    pub(crate) fn append_rule_unique(&mut self, chain: &str, rule: XtRule) {
         self.ensure_chain(chain);
         if self.has_rule(chain, rule.text()) {
             return;
@@ -1758,7 +1758,7 @@ impl XtTable {
     }
 
     /// Delete every rule in `chain` whose text is `rule`.
-    pub fn delete_rule(&mut self, chain: &str, rule: &str) {
+    pub(crate) fn delete_rule(&mut self, chain: &str, rule: &str) {
         let Some(rules) = self.chains.get_mut(chain) else {
             return;
         };
@@ -1777,7 +1777,7 @@ impl XtTable {
 
     /// Insert a rule at a position (`iptables -I CHAIN N`, 0-based here; past the end
     /// appends).
-    pub fn insert_at(&mut self, chain: &str, index: usize, rule: impl Into<String>) {
+    pub(crate) fn insert_at(&mut self, chain: &str, index: usize, rule: impl Into<String>) {
         self.ensure_chain(chain);
         let rule = XtRule::new(rule.into());
         self.index_rule(chain, &rule, true);
@@ -1788,7 +1788,7 @@ impl XtTable {
     }
 
     /// Empty a chain, keeping it and the rules that jump to it (`iptables -F CHAIN`).
-    pub fn flush_chain(&mut self, chain: &str) {
+    pub(crate) fn flush_chain(&mut self, chain: &str) {
         let Some(rules) = self.chains.get_mut(chain) else {
             return;
         };
@@ -1800,7 +1800,7 @@ impl XtTable {
 
     /// Flush and delete a user chain, and every rule jumping to it. A built-in chain is
     /// only flushed (iptables refuses `-X` on one).
-    pub fn delete_chain(&mut self, chain: &str) {
+    pub(crate) fn delete_chain(&mut self, chain: &str) {
         if let Some(rules) = self.chains.get_mut(chain) {
             let rules = std::mem::take(rules);
             for rule in &rules {
@@ -1909,7 +1909,12 @@ impl XtTable {
     /// [`XtTable::traverse`], with `-m set` testing `sets` (the node's ipsets). A rule
     /// naming a set not in `sets`, or a set of the other family, never matches and is listed
     /// in [`Traversal::unmodelled`].
-    pub fn traverse_with(&self, hook_chain: &str, pkt: &mut Packet, sets: &IpSets) -> Traversal {
+    pub(crate) fn traverse_with(
+        &self,
+        hook_chain: &str,
+        pkt: &mut Packet,
+        sets: &IpSets,
+    ) -> Traversal {
         let mut t = Traversal {
             decision: Decision::Policy(Policy::Accept),
             decided_by: None,
@@ -2176,14 +2181,9 @@ impl Netfilter {
         if v6 { &mut self.ip6 } else { &mut self.ip4 }
     }
 
-    /// The tables a packet of this address's family goes through.
-    pub fn for_addr(&self, ip: &IpAddr) -> &Tables {
-        self.family(ip.is_ipv6())
-    }
-
     /// Whether any rule of any table (both families) has `-m set --match-set name` (the
     /// kernel then refuses `ipset destroy`).
-    pub fn references_set(&self, name: &str) -> bool {
+    pub(crate) fn references_set(&self, name: &str) -> bool {
         [&self.ip4, &self.ip6].iter().any(|tables| {
             TableKind::ALL.iter().any(|k| {
                 tables
@@ -2197,7 +2197,7 @@ impl Netfilter {
     }
 
     /// [`Netfilter::for_addr`], mutably (where a writer puts a rule about `ip`).
-    pub fn for_addr_mut(&mut self, ip: &IpAddr) -> &mut Tables {
+    pub(crate) fn for_addr_mut(&mut self, ip: &IpAddr) -> &mut Tables {
         self.family_mut(ip.is_ipv6())
     }
 }

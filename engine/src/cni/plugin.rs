@@ -129,7 +129,7 @@ impl Stdin {
     }
 
     /// A string field of the configuration (`name`, `type`, `cniVersion`…), or "".
-    pub fn str_field(&self, key: &str) -> &str {
+    pub(crate) fn str_field(&self, key: &str) -> &str {
         self.conf.get(key).and_then(Value::as_str).unwrap_or("")
     }
 
@@ -139,13 +139,13 @@ impl Stdin {
     }
 
     /// The configuration's `cniVersion`.
-    pub fn cni_version(&self) -> &str {
+    pub(crate) fn cni_version(&self) -> &str {
         self.str_field("cniVersion")
     }
 
     /// The document without `prevResult`, for plugins that never read it (host-local):
     /// the same answer as [`Stdin::to_json`] for them, without serializing the result.
-    pub fn to_json_without_prev_result(&self) -> Cow<'_, Value> {
+    pub(crate) fn to_json_without_prev_result(&self) -> Cow<'_, Value> {
         match (&self.runtime_config, self.conf.as_ref()) {
             (None, conf) => Cow::Borrowed(conf),
             (Some(rc), Value::Object(m)) => {
@@ -297,13 +297,13 @@ impl PluginCtx<'_> {
 
 /// The standard VERSION answer (`pkg/version/plugin.go`): skel prints the library's
 /// current version as `cniVersion`.
-pub fn version_reply(supported: &[&str]) -> PluginReply {
+pub(crate) fn version_reply(supported: &[&str]) -> PluginReply {
     version_reply_as(super::version::CURRENT, supported)
 }
 
 /// The VERSION answer of a plugin built on a library whose `version.Current()` is
 /// `current` (an older release of the reference plugins, [`super::release`]).
-pub fn version_reply_as(current: &str, supported: &[&str]) -> PluginReply {
+pub(crate) fn version_reply_as(current: &str, supported: &[&str]) -> PluginReply {
     Ok(PluginOutput::Versions(serde_json::json!({
         "cniVersion": current,
         "supportedVersions": supported,
@@ -311,9 +311,9 @@ pub fn version_reply_as(current: &str, supported: &[&str]) -> PluginReply {
 }
 
 /// `version.All` of the CNI library.
-pub const ALL_VERSIONS: &[&str] = &[
+pub(crate) const ALL_VERSIONS: &[&str] = &[
     "0.1.0", "0.2.0", "0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0",
 ];
 
 /// Versions 0.3.0 and later (`version.PluginSupports("0.3.0", …)` style plugins).
-pub const VERSIONS_FROM_030: &[&str] = &["0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"];
+pub(crate) const VERSIONS_FROM_030: &[&str] = &["0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"];

@@ -63,7 +63,7 @@ impl PluginsRelease {
     }
 
     /// Where this build comes from, in a few words.
-    pub fn origin(self) -> &'static str {
+    pub(crate) fn origin(self) -> &'static str {
         match self {
             PluginsRelease::V1_1_1 => "Debian bookworm's containernetworking-plugins",
             PluginsRelease::V1_9_1 => "the current upstream release, the default",
@@ -72,7 +72,7 @@ impl PluginsRelease {
 
     /// The CNI library (`github.com/containernetworking/cni`) the release is built on
     /// (its `go.mod`).
-    pub fn cni_library(self) -> &'static str {
+    pub(crate) fn cni_library(self) -> &'static str {
         match self {
             PluginsRelease::V1_1_1 => "1.0.1",
             PluginsRelease::V1_9_1 => "1.3.0",
@@ -81,7 +81,7 @@ impl PluginsRelease {
 
     /// The library's `version.Current()`: what skel prints as `cniVersion` in a VERSION
     /// answer, and the newest config version the plugins accept.
-    pub fn current_spec(self) -> &'static str {
+    pub(crate) fn current_spec(self) -> &'static str {
         match self {
             PluginsRelease::V1_1_1 => "1.0.0",
             PluginsRelease::V1_9_1 => "1.1.0",
@@ -91,7 +91,7 @@ impl PluginsRelease {
     /// Whether skel knows `GC` and `STATUS` (library 1.1.0 and later). Without them,
     /// skel answers `unknown CNI_COMMAND: GC` (after its container ID and interface name
     /// checks, which an empty GC or STATUS environment fails first).
-    pub fn has_gc_and_status(self) -> bool {
+    pub(crate) fn has_gc_and_status(self) -> bool {
         self >= PluginsRelease::V1_9_1
     }
 
@@ -99,7 +99,7 @@ impl PluginsRelease {
     /// first letter of many messages for Go's error style check after v1.1.1 (macvlan's
     /// CHECK: `Container macvlan mode …` became `container macvlan mode …`); only call
     /// this where the source shows exactly that change.
-    pub fn capitalised_in_1_1_1(self, msg: String) -> String {
+    pub(crate) fn capitalised_in_1_1_1(self, msg: String) -> String {
         if self != PluginsRelease::V1_1_1 {
             return msg;
         }
@@ -113,7 +113,7 @@ impl PluginsRelease {
     /// The versions a plugin of this release reports: the plugin's own list (the newest
     /// release's) without the versions its library does not know yet (v1.0.1's
     /// `version.All` ends at 1.0.0).
-    pub fn supported_versions(self, newest: &'static [&'static str]) -> Vec<&'static str> {
+    pub(crate) fn supported_versions(self, newest: &'static [&'static str]) -> Vec<&'static str> {
         let max = self.current_spec();
         newest
             .iter()

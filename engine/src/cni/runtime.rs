@@ -16,9 +16,6 @@ use std::sync::Arc;
 /// `CNI_PATH` as the lab's runtime sets it.
 pub const CNI_PATH: &str = "/opt/cni/bin";
 
-/// libcni's cache directory for results.
-pub const CACHE_DIR: &str = "/var/lib/cni/results";
-
 /// A network list ready to run: the parsed list plus each plugin's stdin base (the plugin
 /// object with `name` and `cniVersion` injected, as `buildOneConfig` does).
 #[derive(Debug, Clone)]
@@ -103,12 +100,7 @@ pub struct CacheEntry {
 }
 
 /// libcni's result cache on one node, keyed by (network, container ID, ifname).
-pub type ResultCache = BTreeMap<(String, String, String), CacheEntry>;
-
-/// The cache file name libcni uses.
-pub fn cache_file(net: &str, container_id: &str, ifname: &str) -> String {
-    format!("{CACHE_DIR}/{net}-{container_id}-{ifname}")
-}
+pub(crate) type ResultCache = BTreeMap<(String, String, String), CacheEntry>;
 
 /// One plugin execution as seen on the wire.
 #[derive(Debug, Clone)]
@@ -146,7 +138,7 @@ impl WireCall {
     }
 
     /// Exit status: 0 on success, 1 on an error it printed, a crash's own status.
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         match &self.reply {
             Ok(_) => 0,
             Err(e) => e.crash.as_ref().map_or(1, |c| c.exit_status),
@@ -157,7 +149,7 @@ impl WireCall {
 /// An error from a chain operation: libcni's error text and the plugin's CNI error, if a
 /// plugin produced one.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ChainError {
+pub(crate) struct ChainError {
     /// The CNI error (from a plugin's stdout, or a libcni validation error).
     pub error: CniError,
     /// The failing plugin's type, if a plugin failed.
@@ -193,13 +185,13 @@ pub trait FaultHook {
 
 /// libcni's error for a plugin that exited without printing anything
 /// (`pkg/invoke/raw_exec.go` pluginErr).
-pub fn killed_error() -> CniError {
+pub(crate) fn killed_error() -> CniError {
     CniError::new(0, "netplugin failed with no error message: signal: killed")
 }
 
 /// libcni on one node: runs a network's chain through the plugin executor, keeps the
 /// result cache, and records each execution.
-pub struct Invoker<'a> {
+pub(crate) struct Invoker<'a> {
     /// How plugins are executed (the in-process models, or real binaries).
     pub exec: &'a mut dyn super::exec::PluginExec,
     /// The node's libcni cache.
@@ -426,7 +418,7 @@ impl Invoker<'_> {
 
     /// `GCNetworkList`: DEL every cached attachment of this network not in `valid`, then, for
     /// 1.1.0+, send GC to every plugin. Errors are collected, not fatal.
-    pub fn gc(&mut self, net: &Network, valid: &[Attachment]) -> Vec<ChainError> {
+    pub(crate) fn gc(&mut self, net: &Network, valid: &[Attachment]) -> Vec<ChainError> {
         let mut errors = Vec::new();
         if net.list.disable_gc {
             return errors;

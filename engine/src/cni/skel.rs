@@ -191,7 +191,7 @@ fn valid_id_chars(s: &str) -> bool {
 }
 
 /// `utils.ValidateNetworkName`.
-pub fn validate_network_name(name: &str) -> Result<(), CniError> {
+pub(crate) fn validate_network_name(name: &str) -> Result<(), CniError> {
     if name.is_empty() {
         return Err(CniError::new(
             code::INVALID_NETWORK_CONFIG,
@@ -209,7 +209,7 @@ pub fn validate_network_name(name: &str) -> Result<(), CniError> {
 }
 
 /// `utils.ValidateContainerID`.
-pub fn validate_container_id(id: &str) -> Result<(), CniError> {
+pub(crate) fn validate_container_id(id: &str) -> Result<(), CniError> {
     if id.is_empty() {
         return Err(CniError::new(
             code::UNKNOWN_CONTAINER,
@@ -225,7 +225,7 @@ pub fn validate_container_id(id: &str) -> Result<(), CniError> {
 }
 
 /// `utils.ValidateInterfaceName` (Linux IFNAMSIZ-1 = 15 bytes).
-pub fn validate_ifname(ifname: &str) -> Result<(), CniError> {
+pub(crate) fn validate_ifname(ifname: &str) -> Result<(), CniError> {
     if ifname.is_empty() {
         return Err(CniError::new(code::INVALID_ENV, "interface name is empty"));
     }
@@ -381,7 +381,7 @@ fn ordered(map: serde_json::Map<String, Value>, order: &[&str]) -> Value {
 const ORDERED_MARKER: &str = "\u{0}ordered";
 
 /// Print a value built with [`ordered`] keeping field order.
-pub fn to_go_json_ordered(v: &Value) -> String {
+pub(crate) fn to_go_json_ordered(v: &Value) -> String {
     to_go_json(&OrderedRef(v))
 }
 

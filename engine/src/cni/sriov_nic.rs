@@ -20,21 +20,21 @@
 use super::host::{Host, Link, LinkKind};
 
 /// The most VFs the lab creates on one PF (an X710 port offers 64; `sriov_totalvfs`).
-pub const MAX_VFS: u32 = 64;
+pub(crate) const MAX_VFS: u32 = 64;
 
 /// The PCI address of the lab's PF.
-pub const PF_PCI: &str = "0000:03:00.0";
+pub(crate) const PF_PCI: &str = "0000:03:00.0";
 
 /// The MTU a new PF and its VFs have.
-pub const NIC_MTU: u32 = 1500;
+pub(crate) const NIC_MTU: u32 = 1500;
 
 /// The PCI address of VF `n` of the PF (see the module doc).
-pub fn vf_pci(n: u32) -> String {
+pub(crate) fn vf_pci(n: u32) -> String {
     format!("0000:03:{:02x}.{}", 2 + n / 8, n % 8)
 }
 
 /// The netdev name of VF `n` of `pf`.
-pub fn vf_name(pf: &str, n: u32) -> String {
+pub(crate) fn vf_name(pf: &str, n: u32) -> String {
     format!("{pf}v{n}")
 }
 
@@ -85,7 +85,7 @@ impl VfConfig {
     }
 
     /// The line `ip link show <pf>` prints for the VF (iproute2's `print_vfinfo`).
-    pub fn to_ip_link(&self) -> String {
+    pub(crate) fn to_ip_link(&self) -> String {
         let mut s = format!(
             "vf {}     link/ether {} brd ff:ff:ff:ff:ff:ff",
             self.vf, self.admin_mac
@@ -116,7 +116,7 @@ impl VfConfig {
 }
 
 /// Why a `--sriov-pf NAME --vfs N` request is refused, or `Ok`.
-pub fn check_request(host: &Host, pf: &str, vfs: u32) -> Result<(), String> {
+pub(crate) fn check_request(host: &Host, pf: &str, vfs: u32) -> Result<(), String> {
     let bad_name = pf.is_empty()
         || pf.len() > 15
         || pf == "."
@@ -181,7 +181,7 @@ pub fn install(host: &mut Host, pf: &str, vfs: u32) {
 }
 
 /// Where the netdev of the VF at `pci` is now: (namespace path, "" for the host; its name).
-pub fn find_vf_netdev<'h>(host: &'h Host, pci: &str) -> Option<(&'h str, &'h Link)> {
+pub(crate) fn find_vf_netdev<'h>(host: &'h Host, pci: &str) -> Option<(&'h str, &'h Link)> {
     let is_it = |l: &&Link| l.pci.as_deref() == Some(pci);
     if let Some(l) = host.root.links.values().find(is_it) {
         return Some(("", l));

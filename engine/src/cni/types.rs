@@ -79,7 +79,7 @@ impl CniError {
     }
 
     /// The same error with details set.
-    pub fn with_details(mut self, details: impl Into<String>) -> Self {
+    pub(crate) fn with_details(mut self, details: impl Into<String>) -> Self {
         self.details = details.into();
         self
     }
@@ -190,7 +190,7 @@ impl CniResult {
     /// The result as libcni reads a plugin's stdout: with the decoder of its `cniVersion`.
     /// A result printed in the current layout under a 0.1.0/0.2.0 label loses its
     /// interfaces and IPs (`types020` knows only `ip4`/`ip6`).
-    pub fn as_libcni_reads_it(self: std::sync::Arc<Self>) -> std::sync::Arc<Self> {
+    pub(crate) fn as_libcni_reads_it(self: std::sync::Arc<Self>) -> std::sync::Arc<Self> {
         if !self.printed_as_current {
             return self;
         }
@@ -215,7 +215,7 @@ fn is_zero(n: &u32) -> bool {
 }
 
 /// Serialize the way Go's `json.MarshalIndent(v, "", "    ")` does (four-space indent).
-pub fn to_go_json<T: Serialize + ?Sized>(value: &T) -> String {
+pub(crate) fn to_go_json<T: Serialize + ?Sized>(value: &T) -> String {
     let mut out = Vec::with_capacity(256);
     let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
     let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);

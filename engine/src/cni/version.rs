@@ -4,7 +4,7 @@
 use super::types::{CniError, code};
 
 /// The spec version this lab implements (`version.Current()`).
-pub const CURRENT: &str = "1.1.0";
+pub(crate) const CURRENT: &str = "1.1.0";
 
 /// Parse `major.minor.patch` into a comparable triple.
 pub fn parse(v: &str) -> Result<(u64, u64, u64), String> {
@@ -20,12 +20,12 @@ pub fn parse(v: &str) -> Result<(u64, u64, u64), String> {
 }
 
 /// `version.GreaterThanOrEqualTo(a, b)`.
-pub fn gte(a: &str, b: &str) -> Result<bool, String> {
+pub(crate) fn gte(a: &str, b: &str) -> Result<bool, String> {
     Ok(parse(a)? >= parse(b)?)
 }
 
 /// The config's version as skel's `ConfVersionDecoder` reads it: missing means "0.1.0".
-pub fn config_version(conf: &serde_json::Value) -> Result<String, CniError> {
+pub(crate) fn config_version(conf: &serde_json::Value) -> Result<String, CniError> {
     match conf.get("cniVersion") {
         None | Some(serde_json::Value::Null) => Ok("0.1.0".into()),
         Some(serde_json::Value::String(s)) if s.is_empty() => Ok("0.1.0".into()),

@@ -28,8 +28,10 @@ pub trait Names {
 }
 
 /// No live names (completion from the grammar alone).
-pub struct NoNames;
+#[cfg(test)]
+pub(crate) struct NoNames;
 
+#[cfg(test)]
 impl Names for NoNames {
     fn names(&self, _wanted: Wanted<'_>) -> Vec<String> {
         Vec::new()

@@ -7,7 +7,7 @@ use super::help::{quoted_choice, suggest};
 use crate::render::{Line, Outcome, Role};
 
 /// Every card, in the order `explain` lists them (roughly the order of the chapters).
-pub const CARDS: &[(&str, &str)] = &[
+pub(crate) const CARDS: &[(&str, &str)] = &[
     ("netns", include_str!("../../../assets/explain/netns.md")),
     ("veth", include_str!("../../../assets/explain/veth.md")),
     ("bridge", include_str!("../../../assets/explain/bridge.md")),
@@ -137,7 +137,7 @@ pub fn cards() -> Vec<Card> {
 }
 
 /// Topic ids and their aliases (for completion).
-pub fn topic_names() -> Vec<String> {
+pub(crate) fn topic_names() -> Vec<String> {
     cards().into_iter().map(|c| c.id.to_string()).collect()
 }
 

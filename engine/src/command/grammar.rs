@@ -764,7 +764,7 @@ impl TableArg {
 /// `--table NAME`: nat or filter, refused with what the lab models (raw, mangle and security
 /// are not); the names are the flag's possible values, so completion offers them.
 #[derive(Debug, Clone, Copy)]
-pub struct TableParser;
+pub(crate) struct TableParser;
 
 /// `--table`'s check: the table by name.
 fn table_name(text: &str) -> Result<TableArg, String> {
@@ -1566,12 +1566,12 @@ fn whole<T: std::str::FromStr<Err = std::num::ParseIntError>>(
 }
 
 /// A `u64` argument (`tick SECONDS`, `show wire N`).
-pub fn whole_u64(text: &str) -> Result<u64, String> {
+pub(crate) fn whole_u64(text: &str) -> Result<u64, String> {
     whole(text, u64::MAX)
 }
 
 /// A `usize` argument (`show events -n N`).
-pub fn whole_usize(text: &str) -> Result<usize, String> {
+pub(crate) fn whole_usize(text: &str) -> Result<usize, String> {
     whole(text, usize::MAX as u64)
 }
 
@@ -1594,7 +1594,7 @@ fn not_a_flag(text: &str) -> Result<(), String> {
 
 /// A storage size as typed (`10Gi`, `1.5Gi`, `1e9`; the engine parses it): a negative
 /// one is refused here with "must be ≥ 0".
-pub fn size_text(text: &str) -> Result<String, String> {
+pub(crate) fn size_text(text: &str) -> Result<String, String> {
     not_a_flag(text)?;
     if text
         .strip_prefix('-')
@@ -1606,7 +1606,7 @@ pub fn size_text(text: &str) -> Result<String, String> {
 }
 
 /// A quantity as typed (bandwidth): a negative one reaches the kubelet's own check.
-pub fn quantity_text(text: &str) -> Result<String, String> {
+pub(crate) fn quantity_text(text: &str) -> Result<String, String> {
     not_a_flag(text)?;
     Ok(text.to_string())
 }
@@ -1629,7 +1629,7 @@ pub fn file_name(text: &str) -> Result<String, String> {
 /// `get`, `describe` and `delete` arguments with a `/` (`pod/a pvc/b`, `pod/a b`, `pod pod/a`, `a/b/c`)
 /// stay as typed: the engine reads them by kubectl's rules for the resource/name form
 /// (several kinds, or its errors).
-pub fn split_kind_name(words: &mut Vec<String>) {
+pub(crate) fn split_kind_name(words: &mut Vec<String>) {
     if matches!(
         words.first().map(String::as_str),
         Some("delete" | "get" | "describe")

@@ -30,7 +30,7 @@ pub const REPL_ONLY: &[(&str, &str)] = &[
 ];
 
 /// Why `clear` is refused where it reaches the parser: a script has no screen.
-pub const CLEAR_IN_SCRIPT: &str = "clears the screen of an interactive session (the REPL or the dashboard); a script (`run FILE`, a preset) has no screen to clear: remove the command";
+pub(crate) const CLEAR_IN_SCRIPT: &str = "clears the screen of an interactive session (the REPL or the dashboard); a script (`run FILE`, a preset) has no screen to clear: remove the command";
 
 /// Whether `word` clears the interactive session's screen.
 pub fn is_clear_word(word: &str) -> bool {
@@ -40,10 +40,10 @@ pub fn is_clear_word(word: &str) -> bool {
 /// Why `quit` is refused where it reaches the parser: only the interactive front ends
 /// (the REPL and the dashboard) handle it; scripts, presets and saves end at their last
 /// line.
-pub const QUIT_IN_SCRIPT: &str = "ends an interactive session (the REPL or the dashboard); a script (`run FILE`, a preset) stops after its last command, so it has nothing to quit: remove the command (see `help quit`)";
+pub(crate) const QUIT_IN_SCRIPT: &str = "ends an interactive session (the REPL or the dashboard); a script (`run FILE`, a preset) stops after its last command, so it has nothing to quit: remove the command (see `help quit`)";
 
 /// Whether `word` is one of the words the interactive front ends quit on.
-pub fn is_quit_word(word: &str) -> bool {
+pub(crate) fn is_quit_word(word: &str) -> bool {
     matches!(word, "quit" | "exit" | "q")
 }
 
@@ -128,8 +128,10 @@ pub trait KindLists {
 }
 
 /// No kinds (help from the grammar alone).
-pub struct NoKinds;
+#[cfg(test)]
+pub(crate) struct NoKinds;
 
+#[cfg(test)]
 impl KindLists for NoKinds {
     fn kinds(&self, _of: KindsOf) -> Vec<String> {
         Vec::new()
@@ -141,7 +143,7 @@ const KINDS_WIDTH: usize = 96;
 
 /// The text after the options of the command at the end of `path`: the kinds it takes
 /// (wrapped, later lines under the first kind), then its `after_help`.
-pub fn after_help_text(path: &[&clap::Command], kinds: &dyn KindLists) -> Option<String> {
+pub(crate) fn after_help_text(path: &[&clap::Command], kinds: &dyn KindLists) -> Option<String> {
     let cmd = path.last()?;
     let mut text = String::new();
     let list = KindsOf::of(path)
@@ -235,7 +237,7 @@ fn is_repeatable(arg: &clap::Arg) -> bool {
 }
 
 /// Flag text for an option: `--node NODE`, `--all`.
-pub fn flag_text(arg: &clap::Arg) -> String {
+pub(crate) fn flag_text(arg: &clap::Arg) -> String {
     let name = match (arg.get_long(), arg.get_short()) {
         (Some(l), _) => format!("--{l}"),
         (None, Some(s)) => format!("-{s}"),
@@ -254,7 +256,7 @@ fn visible_args(cmd: &clap::Command) -> impl Iterator<Item = &clap::Arg> {
 }
 
 /// One usage line for a leaf command: `pod create NAME --node NODE [options]`.
-pub fn usage_line(path: &[&clap::Command]) -> String {
+pub(crate) fn usage_line(path: &[&clap::Command]) -> String {
     let Some(cmd) = path.last() else {
         return String::new();
     };
@@ -286,7 +288,7 @@ pub fn usage_line(path: &[&clap::Command]) -> String {
 }
 
 /// Usage lines for a command: one line for a leaf, one per subcommand for a group.
-pub fn usage_lines(path: &[&'static clap::Command]) -> Vec<String> {
+pub(crate) fn usage_lines(path: &[&'static clap::Command]) -> Vec<String> {
     let Some(cmd) = path.last() else {
         return Vec::new();
     };
@@ -304,7 +306,7 @@ pub fn usage_lines(path: &[&'static clap::Command]) -> Vec<String> {
 }
 
 /// `usage: …` text (lines after the first indented under it).
-pub fn usage_block(path: &[&'static clap::Command]) -> String {
+pub(crate) fn usage_block(path: &[&'static clap::Command]) -> String {
     let lines = usage_lines(path);
     let mut s = String::new();
     for (i, l) in lines.iter().enumerate() {
@@ -369,7 +371,7 @@ fn grouped_top_level() -> Vec<(String, Vec<Entry>)> {
 }
 
 /// `help` with no argument: every command, grouped.
-pub fn overview() -> Outcome {
+pub(crate) fn overview() -> Outcome {
     let groups = grouped_top_level();
     let width = groups
         .iter()
@@ -488,7 +490,7 @@ fn rows(out: &mut Outcome, title: &str, rows: &[(String, String)]) {
 
 /// `help WORDS…`: a command's description, usage, arguments, options and examples; the
 /// kinds a command takes come from `kinds`.
-pub fn command_help(words: &[String], kinds: &dyn KindLists) -> Result<Outcome, String> {
+pub(crate) fn command_help(words: &[String], kinds: &dyn KindLists) -> Result<Outcome, String> {
     if words.is_empty() {
         return Ok(overview());
     }
@@ -582,7 +584,7 @@ pub fn command_help(words: &[String], kinds: &dyn KindLists) -> Result<Outcome, 
 }
 
 /// Damerau–Levenshtein distance (with adjacent transpositions), on chars.
-pub fn distance(a: &str, b: &str) -> usize {
+pub(crate) fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
@@ -614,7 +616,7 @@ pub fn distance(a: &str, b: &str) -> usize {
 /// The best matches for a mistyped `word` among `(spelling, canonical)` pairs: spellings
 /// it is a prefix of first, then those within a small edit distance. At most three
 /// canonical names, best first.
-pub fn suggest(word: &str, candidates: &[(String, String)]) -> Vec<String> {
+pub(crate) fn suggest(word: &str, candidates: &[(String, String)]) -> Vec<String> {
     let w = word.to_ascii_lowercase();
     if w.is_empty() {
         return Vec::new();
@@ -655,7 +657,7 @@ pub fn suggest(word: &str, candidates: &[(String, String)]) -> Vec<String> {
 }
 
 /// Every spelling of the subcommands of `cmd` (names and aliases) with its name.
-pub fn sub_spellings(cmd: &clap::Command) -> Vec<(String, String)> {
+pub(crate) fn sub_spellings(cmd: &clap::Command) -> Vec<(String, String)> {
     let mut v = Vec::new();
     for s in cmd.get_subcommands() {
         v.push((s.get_name().to_string(), s.get_name().to_string()));
@@ -667,7 +669,7 @@ pub fn sub_spellings(cmd: &clap::Command) -> Vec<(String, String)> {
 }
 
 /// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
-pub fn quoted_choice(items: &[String]) -> String {
+pub(crate) fn quoted_choice(items: &[String]) -> String {
     let q: Vec<String> = items.iter().map(|s| format!("{s:?}")).collect();
     match q.split_last() {
         None => String::new(),
@@ -747,7 +749,7 @@ fn plain_arg(s: &str) -> String {
 
 /// Turn a clap error on `words` into the learner-facing message (without `error: `).
 /// Help requests become [`ParseError::Help`] with the words that name the command.
-pub fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
+pub(crate) fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
     let (path, used) = walk(words);
     let here = if path.is_empty() {
         String::new()

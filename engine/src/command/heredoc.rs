@@ -17,7 +17,7 @@ pub struct Heredoc<'a> {
 
 impl Heredoc<'_> {
     /// The document's line as the command reads it (leading tabs removed after `<<-`).
-    pub fn body_line<'l>(&self, line: &'l str) -> &'l str {
+    pub(crate) fn body_line<'l>(&self, line: &'l str) -> &'l str {
         if self.strip_tabs {
             line.trim_start_matches('\t')
         } else {

@@ -130,7 +130,7 @@ pub fn typed_line_too_long() -> String {
 
 /// Whether a command reads its standard input (a here-document): only `apply -f -` and
 /// `delete -f -` do.
-pub fn reads_stdin(cmd: &Command) -> bool {
+pub(crate) fn reads_stdin(cmd: &Command) -> bool {
     match cmd {
         Command::Apply(a) => a.file.as_deref() == Some("-"),
         Command::Delete(d) => d.file.as_deref() == Some("-"),
@@ -141,7 +141,7 @@ pub fn reads_stdin(cmd: &Command) -> bool {
 /// The command's name as typed: the verb, and its subcommand when it has subcommands
 /// (`pod create`, `po create`, `get`, `cni conf load`), for messages about the command
 /// as a whole.
-pub fn command_name(line: &str) -> String {
+pub(crate) fn command_name(line: &str) -> String {
     let Ok(words) = split(line) else {
         return line.split_whitespace().next().unwrap_or("").to_string();
     };

@@ -88,7 +88,7 @@ impl Backoff {
     }
 
     /// The retry times, for the save file's state snapshot.
-    pub fn retry_times(&self) -> impl Iterator<Item = (&String, &Millis)> {
+    pub(crate) fn retry_times(&self) -> impl Iterator<Item = (&String, &Millis)> {
         self.retry_at.iter()
     }
 }

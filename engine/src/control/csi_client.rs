@@ -12,7 +12,7 @@ pub use crate::csi::CsiEndpoint;
 
 impl Ctx<'_> {
     /// Call one RPC on the driver as `caller`; `node` names the node plugin for Node RPCs.
-    pub fn csi_call<Req, Resp>(
+    pub(crate) fn csi_call<Req, Resp>(
         &mut self,
         caller: impl Into<Actor>,
         node: Option<&str>,

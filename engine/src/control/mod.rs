@@ -55,7 +55,7 @@ pub struct DriverCaps {
 }
 
 /// One control loop the engine runs: a controller, a sidecar, a kubelet.
-pub trait Component {
+pub(crate) trait Component {
     /// The name it logs under (`external-provisioner`).
     fn name(&self) -> &'static str;
     /// One pass over the work it has; true when it changed anything.
@@ -65,7 +65,7 @@ pub trait Component {
 impl Ctx<'_> {
     /// Write a pod's status through the status subresource, re-reading and retrying on
     /// Conflict as kubelet's status manager does.
-    pub fn write_pod_status(
+    pub(crate) fn write_pod_status(
         &mut self,
         key: &(String, String),
         actor: impl Into<Actor>,
@@ -104,7 +104,7 @@ impl Ctx<'_> {
 
     /// One call-log entry per plugin execution in the wire range, each linked to (and
     /// sharing) its wire record.
-    pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
+    pub(crate) fn log_wire_summaries(&mut self, first: u64, last: u64) {
         use crate::record::wire::WireRecord;
         let tick = self.clock;
         for seq in first..last {
@@ -119,7 +119,7 @@ impl Ctx<'_> {
 
     /// Real mode: one call-log entry per top-level plugin execution in `first..last`, the
     /// real plugin's answer against the model's (see `crate::cni::real`).
-    pub fn log_real_calls(&mut self, first: u64, last: u64) {
+    pub(crate) fn log_real_calls(&mut self, first: u64, last: u64) {
         let tick = self.clock;
         let Some(real) = self.real else {
             return;
@@ -149,7 +149,7 @@ impl Ctx<'_> {
     }
 
     /// Record a warning in the call log.
-    pub fn log_warning(
+    pub(crate) fn log_warning(
         &mut self,
         actor: impl Into<Actor>,
         action: &'static str,
@@ -159,7 +159,11 @@ impl Ctx<'_> {
     }
 
     /// Whether a crash is armed at `point` (on `node`) and fires now.
-    pub fn crash_at(&mut self, node: Option<&str>, point: crate::faults::CrashPoint) -> bool {
+    pub(crate) fn crash_at(
+        &mut self,
+        node: Option<&str>,
+        point: crate::faults::CrashPoint,
+    ) -> bool {
         self.faults.take_crash(node, point).is_some()
     }
 
@@ -174,7 +178,7 @@ impl Ctx<'_> {
     }
 
     /// Record a step at a level.
-    pub fn log_at(
+    pub(crate) fn log_at(
         &mut self,
         actor: impl Into<Actor>,
         action: &'static str,
@@ -186,7 +190,7 @@ impl Ctx<'_> {
     }
 
     /// Record a full call-log entry.
-    pub fn log_event(&mut self, e: CallEvent) -> u64 {
+    pub(crate) fn log_event(&mut self, e: CallEvent) -> u64 {
         self.calls.push(e)
     }
 
@@ -216,7 +220,7 @@ impl Ctx<'_> {
     }
 
     /// Record a Kubernetes event on a pod (this incarnation of it).
-    pub fn pod_event(
+    pub(crate) fn pod_event(
         &mut self,
         actor: impl Into<Actor>,
         reason: &'static str,
@@ -237,7 +241,7 @@ impl Ctx<'_> {
 
 /// The current UID of an object, for the kinds whose events `describe` tells apart by
 /// incarnation (pods, claims, volumes, snapshots).
-pub fn uid_of(api: &Cluster, object: &ObjectRef) -> Option<String> {
+pub(crate) fn uid_of(api: &Cluster, object: &ObjectRef) -> Option<String> {
     let key = (object.namespace.clone(), object.name.clone());
     match object.kind {
         ApiKind::Pod => api.pods.get(&key).map(|o| o.metadata.uid.clone()),
@@ -251,7 +255,7 @@ pub fn uid_of(api: &Cluster, object: &ObjectRef) -> Option<String> {
 /// A sidecar container died at a crash point: kubelet restarts it (immediately the first
 /// time, then CrashLoopBackOff); it retries its work from the API objects, so its rate
 /// limiter holds the object until the container is back.
-pub fn sidecar_crashed(
+pub(crate) fn sidecar_crashed(
     ctx: &mut Ctx<'_>,
     backoff: &mut Backoff,
     container: &'static str,

@@ -41,7 +41,7 @@ impl Component for NamespaceController {
 }
 
 /// Whether anything the lab keeps per namespace still lives in `ns`.
-pub fn holds_content(api: &Cluster, ns: &str) -> bool {
+pub(crate) fn holds_content(api: &Cluster, ns: &str) -> bool {
     let here = |k: &(String, String)| k.0 == ns;
     api.pods.keys().any(here)
         || api.pvcs.keys().any(here)

@@ -33,9 +33,9 @@ use crate::storage::work::{event_key, events_from};
 use std::collections::BTreeMap;
 
 /// The scheduler's CPU request for a container that sets none (millicores).
-pub const DEFAULT_MILLI_CPU: i64 = 100;
+pub(crate) const DEFAULT_MILLI_CPU: i64 = 100;
 /// The scheduler's memory request for a container that sets none (bytes).
-pub const DEFAULT_MEMORY: i64 = 200 * 1024 * 1024;
+pub(crate) const DEFAULT_MEMORY: i64 = 200 * 1024 * 1024;
 
 /// Whether a pod still holds its node's resources (not finished).
 fn is_active(p: &Object<PodSpec>) -> bool {
@@ -239,7 +239,10 @@ fn bytes(q: &str) -> i64 {
 
 /// LeastAllocated over cpu and memory (0–100), counting `pods` pods at the default
 /// requests.
-pub fn least_allocated_score(allocatable: &crate::cluster::ResourceList, pods: usize) -> i64 {
+pub(crate) fn least_allocated_score(
+    allocatable: &crate::cluster::ResourceList,
+    pods: usize,
+) -> i64 {
     let n = i64::try_from(pods).unwrap_or(i64::MAX);
     let score = |cap: i64, req: i64| {
         if cap <= 0 || req > cap {

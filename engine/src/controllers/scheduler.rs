@@ -46,7 +46,7 @@ impl Scheduler {
     /// uses a WaitForFirstConsumer claim: the claim gets `volume.kubernetes.io/selected-node`
     /// = the node the cycle picks, and the pod is not bound yet (`pvc bind` in step mode).
     /// A pod with `spec.nodeName` never gets here, so its claims are never given a node.
-    pub fn schedule_wffc_claims(&mut self, ctx: &mut Ctx<'_>) -> bool {
+    pub(crate) fn schedule_wffc_claims(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let pending: Vec<Object<PodSpec>> = self.unscheduled.select(
             &ctx.api.revs,
             &ctx.api.pods,

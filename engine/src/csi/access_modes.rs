@@ -21,7 +21,7 @@ pub enum K8sAccessMode {
 
 impl K8sAccessMode {
     /// The API name (`ReadWriteOnce`).
-    pub fn api_name(self) -> &'static str {
+    pub(crate) fn api_name(self) -> &'static str {
         match self {
             K8sAccessMode::ReadWriteOnce => "ReadWriteOnce",
             K8sAccessMode::ReadOnlyMany => "ReadOnlyMany",
@@ -31,7 +31,7 @@ impl K8sAccessMode {
     }
 
     /// The short name kubectl prints (`RWO`).
-    pub fn short_name(self) -> &'static str {
+    pub(crate) fn short_name(self) -> &'static str {
         match self {
             K8sAccessMode::ReadWriteOnce => "RWO",
             K8sAccessMode::ReadOnlyMany => "ROX",

@@ -161,7 +161,7 @@ impl Driver {
     }
 
     /// CreateVolume: provision a volume, idempotent by name.
-    pub fn create_volume(
+    pub(crate) fn create_volume(
         &mut self,
         req: CreateVolumeRequest,
     ) -> Result<CreateVolumeResponse, Status> {
@@ -468,7 +468,7 @@ impl Driver {
     }
 
     /// ControllerPublishVolume: attach a volume to a node.
-    pub fn controller_publish_volume(
+    pub(crate) fn controller_publish_volume(
         &mut self,
         req: ControllerPublishVolumeRequest,
     ) -> Result<ControllerPublishVolumeResponse, Status> {
@@ -600,7 +600,7 @@ impl Driver {
     }
 
     /// ControllerUnpublishVolume: detach; not attached, unknown volume or node → OK.
-    pub fn controller_unpublish_volume(
+    pub(crate) fn controller_unpublish_volume(
         &mut self,
         req: ControllerUnpublishVolumeRequest,
     ) -> Result<ControllerUnpublishVolumeResponse, Status> {
@@ -659,7 +659,7 @@ impl Driver {
     }
 
     /// ValidateVolumeCapabilities: `confirmed` only when every capability is supported.
-    pub fn validate_volume_capabilities(
+    pub(crate) fn validate_volume_capabilities(
         &mut self,
         req: ValidateVolumeCapabilitiesRequest,
     ) -> Result<ValidateVolumeCapabilitiesResponse, Status> {
@@ -728,7 +728,10 @@ impl Driver {
     }
 
     /// ListVolumes: volumes by ID, paged; the token is the index of the next entry.
-    pub fn list_volumes(&mut self, req: ListVolumesRequest) -> Result<ListVolumesResponse, Status> {
+    pub(crate) fn list_volumes(
+        &mut self,
+        req: ListVolumesRequest,
+    ) -> Result<ListVolumesResponse, Status> {
         self.require_controller_cap(ControllerRpcType::ListVolumes, "ListVolumes")?;
         if req.max_entries < 0 {
             return Err(Status::invalid_argument("max_entries must not be negative"));
@@ -766,7 +769,7 @@ impl Driver {
     }
 
     /// ControllerGetVolume: one volume and where it is attached.
-    pub fn controller_get_volume(
+    pub(crate) fn controller_get_volume(
         &mut self,
         req: ControllerGetVolumeRequest,
     ) -> Result<ControllerGetVolumeResponse, Status> {
@@ -785,7 +788,10 @@ impl Driver {
     }
 
     /// GetCapacity: what is left of `total_capacity` (0 for a topology no node matches).
-    pub fn get_capacity(&mut self, req: GetCapacityRequest) -> Result<GetCapacityResponse, Status> {
+    pub(crate) fn get_capacity(
+        &mut self,
+        req: GetCapacityRequest,
+    ) -> Result<GetCapacityResponse, Status> {
         self.require_controller_cap(ControllerRpcType::GetCapacity, "GetCapacity")?;
         let mut available = self.available_capacity().max(0);
         if let Some(t) = &req.accessible_topology
@@ -805,7 +811,7 @@ impl Driver {
     }
 
     /// ControllerGetCapabilities: the configured controller RPCs.
-    pub fn controller_get_capabilities(
+    pub(crate) fn controller_get_capabilities(
         &mut self,
         _req: ControllerGetCapabilitiesRequest,
     ) -> Result<ControllerGetCapabilitiesResponse, Status> {
@@ -822,7 +828,7 @@ impl Driver {
     }
 
     /// CreateSnapshot: cut a snapshot, idempotent by name.
-    pub fn create_snapshot(
+    pub(crate) fn create_snapshot(
         &mut self,
         req: CreateSnapshotRequest,
     ) -> Result<CreateSnapshotResponse, Status> {
@@ -866,7 +872,7 @@ impl Driver {
     }
 
     /// DeleteSnapshot: unknown → OK.
-    pub fn delete_snapshot(
+    pub(crate) fn delete_snapshot(
         &mut self,
         req: DeleteSnapshotRequest,
     ) -> Result<DeleteSnapshotResponse, Status> {
@@ -879,7 +885,7 @@ impl Driver {
     }
 
     /// ListSnapshots: filtered by snapshot_id / source_volume_id, by ID, paged.
-    pub fn list_snapshots(
+    pub(crate) fn list_snapshots(
         &mut self,
         req: ListSnapshotsRequest,
     ) -> Result<ListSnapshotsResponse, Status> {
@@ -925,7 +931,7 @@ impl Driver {
     }
 
     /// ControllerExpandVolume: grow the device; the filesystem grows on NodeExpandVolume.
-    pub fn controller_expand_volume(
+    pub(crate) fn controller_expand_volume(
         &mut self,
         req: ControllerExpandVolumeRequest,
     ) -> Result<ControllerExpandVolumeResponse, Status> {

@@ -25,7 +25,7 @@ pub enum Service {
 
 impl Service {
     /// The gRPC service name (`csi.v1.Controller`).
-    pub fn grpc_name(self) -> &'static str {
+    pub(crate) fn grpc_name(self) -> &'static str {
         match self {
             Service::Identity => "csi.v1.Identity",
             Service::Controller => "csi.v1.Controller",

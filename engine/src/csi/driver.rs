@@ -44,7 +44,7 @@ pub const TOPOLOGY_KEY_NODE: &str = "topology.hostpath.csi.lab/node";
 /// Well-known Kubernetes zone key, set when a node has a zone.
 pub const TOPOLOGY_KEY_ZONE: &str = "topology.kubernetes.io/zone";
 /// Default attach limit per node.
-pub const DEFAULT_MAX_VOLUMES_PER_NODE: i64 = 16;
+pub(crate) const DEFAULT_MAX_VOLUMES_PER_NODE: i64 = 16;
 
 const GIB: i64 = 1 << 30;
 const TIB: i64 = 1 << 40;
@@ -118,16 +118,18 @@ impl Default for DriverConfig {
 }
 
 impl DriverConfig {
+    #[cfg(test)]
     /// The lab's driver without STAGE_UNSTAGE_VOLUME (spec Figure 5: no NodeStage step).
-    pub fn without_staging() -> Self {
+    pub(crate) fn without_staging() -> Self {
         let mut c = DriverConfig::default();
         c.node_capabilities
             .retain(|c| *c != NodeRpcType::StageUnstageVolume);
         c
     }
 
+    #[cfg(test)]
     /// The lab's driver without PUBLISH_UNPUBLISH_VOLUME (no attach step).
-    pub fn without_attach() -> Self {
+    pub(crate) fn without_attach() -> Self {
         let mut c = DriverConfig::default();
         c.controller_capabilities.retain(|c| {
             *c != ControllerRpcType::PublishUnpublishVolume
@@ -225,7 +227,7 @@ pub struct VolumeRecord {
 
 impl VolumeRecord {
     /// The volume as CreateVolume returns it.
-    pub fn to_volume(&self) -> Volume {
+    pub(crate) fn to_volume(&self) -> Volume {
         Volume {
             capacity_bytes: self.capacity_bytes,
             volume_id: self.volume_id.clone(),
@@ -245,7 +247,7 @@ impl VolumeRecord {
     /// The node a volume with accessible topology lives on: its `TOPOLOGY_KEY_NODE` segment.
     /// Every topology the lab provisions carries one, since CreateVolume copies the segments
     /// of the node it picks (`pick_topology`). None for a volume reachable from every node.
-    pub fn topology_node(&self) -> Option<&str> {
+    pub(crate) fn topology_node(&self) -> Option<&str> {
         self.accessible_topology
             .iter()
             .find_map(|t| t.segments.get(TOPOLOGY_KEY_NODE))
@@ -253,7 +255,7 @@ impl VolumeRecord {
     }
 
     /// Target paths published on a node.
-    pub fn targets_on(&self, node_id: &str) -> Vec<String> {
+    pub(crate) fn targets_on(&self, node_id: &str) -> Vec<String> {
         self.published
             .get(node_id)
             .map(|t| t.keys().cloned().collect())
@@ -356,7 +358,7 @@ impl Driver {
 
     /// Registers a node plugin (as node-driver-registrar would). Fails on an empty or
     /// already registered ID, or a negative limit.
-    pub fn add_node(
+    pub(crate) fn add_node(
         &mut self,
         node_id: &str,
         zone: Option<&str>,
@@ -390,29 +392,13 @@ impl Driver {
     }
 
     /// Registers a node with the configured default attach limit.
-    pub fn add_node_default(&mut self, node_id: &str, zone: Option<&str>) -> Result<(), String> {
+    pub(crate) fn add_node_default(
+        &mut self,
+        node_id: &str,
+        zone: Option<&str>,
+    ) -> Result<(), String> {
         let max = self.config.default_max_volumes_per_node;
         self.add_node(node_id, zone, max)
-    }
-
-    /// Unregisters a node plugin; refused while any volume is attached, staged or published
-    /// there.
-    pub fn remove_node(&mut self, node_id: &str) -> Result<(), String> {
-        if !self.nodes.contains_key(node_id) {
-            return Err(format!("node {node_id:?} is not registered"));
-        }
-        if let Some(v) = self.volumes.values().find(|v| {
-            v.attachments.contains_key(node_id)
-                || v.staged.contains_key(node_id)
-                || v.published.contains_key(node_id)
-        }) {
-            return Err(format!(
-                "volume {} is still in use on node {node_id:?}",
-                v.volume_id
-            ));
-        }
-        self.nodes.remove(node_id);
-        Ok(())
     }
 
     /// Registered nodes, by ID.
@@ -435,30 +421,21 @@ impl Driver {
         self.snapshots.values()
     }
 
+    #[cfg(test)]
     /// Sets the logical clock (seconds since the epoch) used for snapshot creation_time.
-    pub fn set_clock(&mut self, seconds: i64) {
+    pub(crate) fn set_clock(&mut self, seconds: i64) {
         self.clock_now = super::protojson::Timestamp::from_seconds(seconds);
     }
 
     /// What the driver's wall clock reads, in milliseconds since the Unix epoch.
-    pub fn set_clock_millis(&mut self, millis: i64) {
+    pub(crate) fn set_clock_millis(&mut self, millis: i64) {
         self.clock_now = super::protojson::Timestamp::from_millis(millis);
     }
 
+    #[cfg(test)]
     /// Sets what Probe reports (false = healthy but still initialising).
-    pub fn set_ready(&mut self, ready: bool) {
+    pub(crate) fn set_ready(&mut self, ready: bool) {
         self.ready = ready;
-    }
-
-    /// Sets the bytes in use on a volume (clamped to its filesystem size), so stats show a
-    /// filling disk. Fails for an unknown volume.
-    pub fn set_used_bytes(&mut self, volume_id: &str, used: i64) -> Result<(), String> {
-        let v = self
-            .volumes
-            .get_mut(volume_id)
-            .ok_or_else(|| format!("volume {volume_id} does not exist"))?;
-        v.used_bytes = used.clamp(0, v.fs_size_bytes);
-        Ok(())
     }
 
     /// Where a volume stands on a node; None if the volume does not exist.
@@ -476,7 +453,7 @@ impl Driver {
     }
 
     /// Bytes not taken by any volume (what GetCapacity reports).
-    pub fn available_capacity(&self) -> i64 {
+    pub(crate) fn available_capacity(&self) -> i64 {
         // Capacities are never negative, so the exact sum clamped to i64 is what adding
         // them up with saturation gives.
         let used = i64::try_from(self.used_capacity).unwrap_or(i64::MAX);

@@ -7,7 +7,7 @@ use super::types::*;
 
 impl Driver {
     /// GetPluginInfo: name and vendor_version.
-    pub fn get_plugin_info(
+    pub(crate) fn get_plugin_info(
         &mut self,
         _req: GetPluginInfoRequest,
     ) -> Result<GetPluginInfoResponse, Status> {
@@ -25,7 +25,7 @@ impl Driver {
     }
 
     /// GetPluginCapabilities: the plugin services, then the volume expansion kind.
-    pub fn get_plugin_capabilities(
+    pub(crate) fn get_plugin_capabilities(
         &mut self,
         _req: GetPluginCapabilitiesRequest,
     ) -> Result<GetPluginCapabilitiesResponse, Status> {

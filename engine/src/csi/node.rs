@@ -17,7 +17,7 @@ const INODE_RATIO: i64 = 16 * 1024;
 const RESERVED_INODES: i64 = 11;
 
 /// hostpath's message for a SINGLE_NODE_SINGLE_WRITER volume published twice (nodeserver.go).
-pub const ACCESS_MODE_CONFLICT: &str = "volume uses SINGLE_NODE_SINGLE_WRITER access mode and is already mounted at a different target path";
+pub(crate) const ACCESS_MODE_CONFLICT: &str = "volume uses SINGLE_NODE_SINGLE_WRITER access mode and is already mounted at a different target path";
 
 /// The Node service of the plugin running on one node.
 #[derive(Debug)]
@@ -114,7 +114,7 @@ impl NodeService<'_> {
     }
 
     /// NodeStageVolume: mount the device at the node's staging path.
-    pub fn node_stage_volume(
+    pub(crate) fn node_stage_volume(
         &mut self,
         req: NodeStageVolumeRequest,
     ) -> Result<NodeStageVolumeResponse, Status> {
@@ -179,7 +179,7 @@ impl NodeService<'_> {
     }
 
     /// NodeUnstageVolume: not staged there → OK; still published → INTERNAL (hostpath).
-    pub fn node_unstage_volume(
+    pub(crate) fn node_unstage_volume(
         &mut self,
         req: NodeUnstageVolumeRequest,
     ) -> Result<NodeUnstageVolumeResponse, Status> {
@@ -218,7 +218,7 @@ impl NodeService<'_> {
 
     /// NodePublishVolume: bind-mount into a pod's target path (second-publish table of the
     /// spec, reference E.5).
-    pub fn node_publish_volume(
+    pub(crate) fn node_publish_volume(
         &mut self,
         req: NodePublishVolumeRequest,
     ) -> Result<NodePublishVolumeResponse, Status> {
@@ -348,7 +348,7 @@ impl NodeService<'_> {
     }
 
     /// NodeUnpublishVolume: idempotent; unknown volume → NOT_FOUND (hostpath, spec).
-    pub fn node_unpublish_volume(
+    pub(crate) fn node_unpublish_volume(
         &mut self,
         req: NodeUnpublishVolumeRequest,
     ) -> Result<NodeUnpublishVolumeResponse, Status> {
@@ -371,7 +371,7 @@ impl NodeService<'_> {
     }
 
     /// NodeGetVolumeStats: byte usage of the filesystem at a staged or published path.
-    pub fn node_get_volume_stats(
+    pub(crate) fn node_get_volume_stats(
         &mut self,
         req: NodeGetVolumeStatsRequest,
     ) -> Result<NodeGetVolumeStatsResponse, Status> {
@@ -415,7 +415,7 @@ impl NodeService<'_> {
 
     /// NodeExpandVolume: grow the filesystem to the device size (or grow both when the
     /// controller cannot expand).
-    pub fn node_expand_volume(
+    pub(crate) fn node_expand_volume(
         &mut self,
         req: NodeExpandVolumeRequest,
     ) -> Result<NodeExpandVolumeResponse, Status> {
@@ -478,7 +478,7 @@ impl NodeService<'_> {
     }
 
     /// NodeGetCapabilities: the configured node RPCs.
-    pub fn node_get_capabilities(
+    pub(crate) fn node_get_capabilities(
         &mut self,
         _req: NodeGetCapabilitiesRequest,
     ) -> Result<NodeGetCapabilitiesResponse, Status> {
@@ -496,7 +496,7 @@ impl NodeService<'_> {
     }
 
     /// NodeGetInfo: node ID, attach limit and topology (with VOLUME_ACCESSIBILITY_CONSTRAINTS).
-    pub fn node_get_info(
+    pub(crate) fn node_get_info(
         &mut self,
         _req: NodeGetInfoRequest,
     ) -> Result<NodeGetInfoResponse, Status> {

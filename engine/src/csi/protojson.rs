@@ -20,22 +20,22 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// True for 0 (omitted by protojson).
-pub fn is_zero_i64(n: &i64) -> bool {
+pub(crate) fn is_zero_i64(n: &i64) -> bool {
     *n == 0
 }
 
 /// True for 0 (omitted by protojson).
-pub fn is_zero_i32(n: &i32) -> bool {
+pub(crate) fn is_zero_i32(n: &i32) -> bool {
     *n == 0
 }
 
 /// True for false (omitted by protojson).
-pub fn is_false(b: &bool) -> bool {
+pub(crate) fn is_false(b: &bool) -> bool {
     !*b
 }
 
 /// True when the value equals its default (enum value 0: omitted by protojson).
-pub fn is_default<T: Default + PartialEq>(t: &T) -> bool {
+pub(crate) fn is_default<T: Default + PartialEq>(t: &T) -> bool {
     *t == T::default()
 }
 
@@ -241,7 +241,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 
 impl Timestamp {
     /// A timestamp at whole seconds.
-    pub fn from_seconds(seconds: i64) -> Self {
+    pub(crate) fn from_seconds(seconds: i64) -> Self {
         Timestamp { seconds, nanos: 0 }
     }
 
@@ -255,7 +255,7 @@ impl Timestamp {
 
     /// RFC 3339 in UTC, as protojson prints it: fractional digits only when nanos ≠ 0, in
     /// groups of 3, 6 or 9.
-    pub fn to_rfc3339(&self) -> String {
+    pub(crate) fn to_rfc3339(self) -> String {
         let days = self.seconds.div_euclid(86_400);
         let secs = self.seconds.rem_euclid(86_400);
         let (y, mo, d) = civil_from_days(days);
@@ -280,7 +280,7 @@ impl Timestamp {
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.frac]Z`.
-    pub fn parse_rfc3339(s: &str) -> Option<Self> {
+    pub(crate) fn parse_rfc3339(s: &str) -> Option<Self> {
         let s = s.strip_suffix('Z')?;
         let (date, time) = s.split_once('T')?;
         let mut dp = date.splitn(3, '-');
@@ -329,7 +329,7 @@ impl<'de> Deserialize<'de> for Timestamp {
 
 /// A byte count as Kubernetes' `resource.NewQuantity(n, BinarySI).String()` prints it:
 /// the largest exact binary suffix (`10Gi`, `1536Mi`), else the plain number.
-pub fn binary_quantity(n: i64) -> String {
+pub(crate) fn binary_quantity(n: i64) -> String {
     const SUFFIXES: [(&str, i64); 6] = [
         ("Ei", 1 << 60),
         ("Pi", 1 << 50),
@@ -423,7 +423,7 @@ fn proto_name(key: &str) -> String {
 /// parser accepts alongside the proto names, rewritten to the proto names the lab's types
 /// use. Keys inside map fields (`parameters`, `secrets`, `volume_context`, …) are left as
 /// they are.
-pub fn proto_field_names(v: &serde_json::Value) -> serde_json::Value {
+pub(crate) fn proto_field_names(v: &serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
     match v {
         Value::Object(map) => Value::Object(

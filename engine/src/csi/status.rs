@@ -125,7 +125,7 @@ impl Code {
     }
 
     /// The name grpc-go prints (`codes.Code.String()`, e.g. `InvalidArgument`).
-    pub fn go_name(self) -> &'static str {
+    pub(crate) fn go_name(self) -> &'static str {
         match self {
             Code::Ok => "OK",
             Code::Cancelled => "Canceled",
@@ -173,37 +173,37 @@ impl Status {
     }
 
     /// INVALID_ARGUMENT (3).
-    pub fn invalid_argument(message: impl Into<String>) -> Self {
+    pub(crate) fn invalid_argument(message: impl Into<String>) -> Self {
         Status::new(Code::InvalidArgument, message)
     }
 
     /// NOT_FOUND (5).
-    pub fn not_found(message: impl Into<String>) -> Self {
+    pub(crate) fn not_found(message: impl Into<String>) -> Self {
         Status::new(Code::NotFound, message)
     }
 
     /// ALREADY_EXISTS (6).
-    pub fn already_exists(message: impl Into<String>) -> Self {
+    pub(crate) fn already_exists(message: impl Into<String>) -> Self {
         Status::new(Code::AlreadyExists, message)
     }
 
     /// RESOURCE_EXHAUSTED (8).
-    pub fn resource_exhausted(message: impl Into<String>) -> Self {
+    pub(crate) fn resource_exhausted(message: impl Into<String>) -> Self {
         Status::new(Code::ResourceExhausted, message)
     }
 
     /// FAILED_PRECONDITION (9).
-    pub fn failed_precondition(message: impl Into<String>) -> Self {
+    pub(crate) fn failed_precondition(message: impl Into<String>) -> Self {
         Status::new(Code::FailedPrecondition, message)
     }
 
     /// ABORTED (10).
-    pub fn aborted(message: impl Into<String>) -> Self {
+    pub(crate) fn aborted(message: impl Into<String>) -> Self {
         Status::new(Code::Aborted, message)
     }
 
     /// OUT_OF_RANGE (11).
-    pub fn out_of_range(message: impl Into<String>) -> Self {
+    pub(crate) fn out_of_range(message: impl Into<String>) -> Self {
         Status::new(Code::OutOfRange, message)
     }
 
@@ -223,7 +223,7 @@ impl Status {
     }
 
     /// What grpc-go's `status.Error(...).Error()` prints, as sidecar and csi-sanity logs show it.
-    pub fn go_error_string(&self) -> String {
+    pub(crate) fn go_error_string(&self) -> String {
         format!(
             "rpc error: code = {} desc = {}",
             self.code.go_name(),

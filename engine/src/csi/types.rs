@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// A `map<string, string>` field (printed with sorted keys).
-pub type StringMap = BTreeMap<String, String>;
+pub(crate) type StringMap = BTreeMap<String, String>;
 
 // ---------------------------------------------------------------------------------------
 // Enums (numbers: csi.proto; reference E.3/E.4)
@@ -127,7 +127,7 @@ proto_enum! {
 
 impl AccessModeType {
     /// True for the MULTI_NODE_* modes, the only ones that may be published to several nodes.
-    pub fn is_multi_node(self) -> bool {
+    pub(crate) fn is_multi_node(self) -> bool {
         matches!(
             self,
             AccessModeType::MultiNodeReaderOnly
@@ -289,8 +289,9 @@ pub struct VolumeContentSource {
 }
 
 impl VolumeContentSource {
+    #[cfg(test)]
     /// A snapshot source.
-    pub fn from_snapshot(id: &str) -> Self {
+    pub(crate) fn from_snapshot(id: &str) -> Self {
         VolumeContentSource {
             snapshot: Some(SnapshotSource {
                 snapshot_id: id.to_string(),
@@ -299,8 +300,9 @@ impl VolumeContentSource {
         }
     }
 
+    #[cfg(test)]
     /// A volume (clone) source.
-    pub fn from_volume(id: &str) -> Self {
+    pub(crate) fn from_volume(id: &str) -> Self {
         VolumeContentSource {
             snapshot: None,
             volume: Some(VolumeSource {
@@ -1309,7 +1311,7 @@ mod tests {
 /// A CSI request, with the volume or snapshot it is about (the call log's `#N SUBJECT:`):
 /// the first of `volume_id`, `name`, `snapshot_id`, `source_volume_id` that the message
 /// has and is set, as its protojson form would show it; `-` when none.
-pub trait CsiRequest {
+pub(crate) trait CsiRequest {
     /// The subject, or `None` when the request names none.
     fn subject(&self) -> Option<&str>;
 }
@@ -1368,7 +1370,7 @@ subject! {
 /// The rule is [`crate::record::wire::CsiCall::summary_from_json`]'s over the protojson
 /// form (debug builds check the two agree on every call); a type without a rule of its own
 /// (`None`) is summarised from its JSON.
-pub trait CsiResponse {
+pub(crate) trait CsiResponse {
     /// The summary, or `None` to take the JSON rule.
     fn summary(&self) -> Option<String> {
         None

@@ -30,7 +30,7 @@ use crate::util::quantity::parse_bytes;
 use std::collections::BTreeMap;
 
 /// The annotation kubectl's client-side apply keeps the applied manifest in.
-pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+pub(crate) const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
 /// What applying one object did.
 enum Applied {
@@ -41,7 +41,7 @@ enum Applied {
 
 impl Lab {
     /// `apply -f FILE [-n NS]`.
-    pub fn apply_manifest(&mut self, a: &ApplyArgs) -> Result<Outcome, LabError> {
+    pub(crate) fn apply_manifest(&mut self, a: &ApplyArgs) -> Result<Outcome, LabError> {
         let (source, text) = self.manifest_source(a.file.as_deref())?;
         let docs = manifest::parse(&source, &text).map_err(LabError::msg)?;
         let mut out = Outcome::empty();
@@ -81,7 +81,11 @@ impl Lab {
     }
 
     /// `delete -f FILE [-n NS]`: delete each object the manifest names.
-    pub fn delete_manifest(&mut self, file: &str, ns: Option<&str>) -> Result<Outcome, LabError> {
+    pub(crate) fn delete_manifest(
+        &mut self,
+        file: &str,
+        ns: Option<&str>,
+    ) -> Result<Outcome, LabError> {
         let (source, text) = self.manifest_source(Some(file))?;
         let docs = manifest::parse(&source, &text).map_err(LabError::msg)?;
         let mut out = Outcome::empty();

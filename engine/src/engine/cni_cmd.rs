@@ -703,7 +703,7 @@ fn unknown_node(lab: &Lab, node: &str) -> LabError {
 /// A chain failure as the lab reports it: the plugin's error JSON on stdout (none when the
 /// plugin crashed without printing one), libcni's message (with the CNI code and the
 /// plugin) as the error.
-pub fn chain_error(e: ChainError) -> LabError {
+pub(crate) fn chain_error(e: ChainError) -> LabError {
     let mut out = Outcome::empty();
     if e.error.crash.is_none() {
         out.block(&e.error.to_stdout(), Role::Json);

@@ -15,7 +15,7 @@ const YOU: &str = "you";
 
 /// What `csi serve` says where no front end can hold a socket open (a script, a lesson, a
 /// plain session): the REPL and the dashboard serve it themselves.
-pub const SERVE_NEEDS_A_SESSION: &str = "csi serve runs in an interactive session: type it in the REPL (`cni-csi-lab repl` on a terminal) or the dashboard, or serve from the shell with `cni-csi-lab csi serve --socket PATH`; a script, a lesson or a piped session cannot keep a socket open";
+pub(crate) const SERVE_NEEDS_A_SESSION: &str = "csi serve runs in an interactive session: type it in the REPL (`cni-csi-lab repl` on a terminal) or the dashboard, or serve from the shell with `cni-csi-lab csi serve --socket PATH`; a script, a lesson or a piped session cannot keep a socket open";
 
 /// What [`Lab::csi_remote_call`] gives back.
 #[derive(Debug)]
@@ -580,7 +580,7 @@ impl Lab {
     }
 
     /// `show volumes [NODE]`: every claim's path from PVC to publish targets.
-    pub fn show_volumes(&self, node: Option<&str>) -> Result<Outcome, LabError> {
+    pub(crate) fn show_volumes(&self, node: Option<&str>) -> Result<Outcome, LabError> {
         self.show_volumes_seen(node).map(|(out, _)| out)
     }
 

@@ -16,7 +16,7 @@ fn indent(level: usize) -> String {
 
 /// `smartLabelFor`: a camelCase field as words (`apiVersion` → `API Version`); a field
 /// with characters other than letters and `-` is kept as it is.
-pub fn smart_label_for(field: &str) -> String {
+pub(crate) fn smart_label_for(field: &str) -> String {
     if field.chars().any(|c| !c.is_alphabetic() && c != '-') {
         return field.to_string();
     }
@@ -147,7 +147,7 @@ fn print_unstructured(
 /// cells are padded to the widest cell of their column block (consecutive lines that have
 /// a cell in that column); the last cell of a line is not part of any column. Returns
 /// each line's cells, padded.
-pub fn tabwrite(text: &[String]) -> Vec<Vec<String>> {
+pub(crate) fn tabwrite(text: &[String]) -> Vec<Vec<String>> {
     let lines: Vec<Vec<&str>> = text.iter().map(|l| l.split('\t').collect()).collect();
     let mut out = vec![Vec::new(); lines.len()];
     let mut widths = Vec::new();

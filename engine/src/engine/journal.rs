@@ -100,13 +100,13 @@ impl Journal {
     }
 
     /// Replay mode: file reads are answered from `files` (an entry's recorded files).
-    pub fn replay_files(&mut self, files: Option<BTreeMap<String, String>>) {
+    pub(crate) fn replay_files(&mut self, files: Option<BTreeMap<String, String>>) {
         self.replay = files;
     }
 
     /// [`replay_files`](Self::replay_files), returning the files set before (lesson code
     /// runs with an empty set, so it never reads the disk; see the lesson guard).
-    pub fn swap_replay_files(
+    pub(crate) fn swap_replay_files(
         &mut self,
         files: Option<BTreeMap<String, String>>,
     ) -> Option<BTreeMap<String, String>> {
@@ -116,7 +116,7 @@ impl Journal {
 
 /// How a parsed command relates to the journal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
+pub(crate) enum Class {
     /// Changes (or may change) the lab: journaled.
     Change,
     /// Only reads the lab: journaled only if it moved a mark.
@@ -127,7 +127,7 @@ pub enum Class {
 }
 
 /// Classify a command.
-pub fn classify(cmd: &Command) -> Class {
+pub(crate) fn classify(cmd: &Command) -> Class {
     // Every command is named here (no catch-all): a new verb must say whether it changes
     // the lab, or a view would be journaled as a change.
     match cmd {
@@ -227,7 +227,7 @@ impl Lab {
 
     /// Read a file a command names (`cni conf load FILE`): from the lab's files (see
     /// `crate::edge`), recorded in the journal; while replaying a save, from the save file only.
-    pub fn read_input_file(&mut self, path: &str) -> std::io::Result<String> {
+    pub(crate) fn read_input_file(&mut self, path: &str) -> std::io::Result<String> {
         self.read_journaled(path, "a conflist", crate::edge::CONFIG_CAP)
     }
 
@@ -250,7 +250,7 @@ impl Lab {
 
     /// The command's standard input (`-f -`): the here-document that came with it, or on
     /// replay the text the journal kept under the name `-`.
-    pub fn read_stdin(&mut self) -> Option<String> {
+    pub(crate) fn read_stdin(&mut self) -> Option<String> {
         if let Some(files) = &self.journal.replay {
             return files.get("-").cloned();
         }
@@ -261,7 +261,7 @@ impl Lab {
 
     /// The text of a manifest (`apply -f`), capped at [`crate::manifest::MANIFEST_CAP`] and
     /// journaled like [`Lab::read_input_file`].
-    pub fn read_manifest_file(&mut self, path: &str) -> std::io::Result<String> {
+    pub(crate) fn read_manifest_file(&mut self, path: &str) -> std::io::Result<String> {
         self.read_journaled(path, "a manifest", crate::manifest::MANIFEST_CAP)
     }
 

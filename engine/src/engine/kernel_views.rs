@@ -30,7 +30,7 @@ impl Lab {
     }
 
     /// `show links NODE [--pod POD]`.
-    pub fn show_links(
+    pub(crate) fn show_links(
         &self,
         node: &str,
         pod: Option<&str>,
@@ -71,7 +71,7 @@ impl Lab {
     }
 
     /// `show neigh NODE`.
-    pub fn show_neigh(&self, node: &str) -> Result<(Outcome, super::seen::Seen), LabError> {
+    pub(crate) fn show_neigh(&self, node: &str) -> Result<(Outcome, super::seen::Seen), LabError> {
         let rt = self.kernel_node(node)?;
         let mut out = Outcome::empty();
         Self::header(&mut out, format!("{node} (host)"), "ip neigh show");
@@ -95,7 +95,7 @@ impl Lab {
     }
 
     /// `show fdb NODE`.
-    pub fn show_fdb(&self, node: &str) -> Result<(Outcome, super::seen::Seen), LabError> {
+    pub(crate) fn show_fdb(&self, node: &str) -> Result<(Outcome, super::seen::Seen), LabError> {
         let rt = self.kernel_node(node)?;
         let mut out = Outcome::empty();
         Self::header(&mut out, format!("{node} (host)"), "bridge fdb show");
@@ -119,7 +119,7 @@ impl Lab {
     }
 
     /// `show ipset NODE`: the node's ipsets as `ipset save` prints them.
-    pub fn show_ipset(&self, node: &str) -> Result<Outcome, LabError> {
+    pub(crate) fn show_ipset(&self, node: &str) -> Result<Outcome, LabError> {
         let rt = self.kernel_node(node)?;
         let mut out = Outcome::empty();
         Self::header(&mut out, format!("{node} (host)"), "ipset save");
@@ -136,7 +136,7 @@ impl Lab {
     }
 
     /// `network show` / `network use NAME`.
-    pub fn network_cmd(&mut self, cmd: NetworkCmd) -> Result<Outcome, LabError> {
+    pub(crate) fn network_cmd(&mut self, cmd: NetworkCmd) -> Result<Outcome, LabError> {
         match cmd {
             NetworkCmd::Show => Ok(self.network_card()),
             NetworkCmd::Compare => Ok(self.network_compare()),
@@ -276,7 +276,7 @@ impl Lab {
     }
 
     /// `show bgp NODE`: `calicoctl node status` and `birdcl show route` on the node.
-    pub fn show_bgp(&self, node: &str) -> Result<Outcome, LabError> {
+    pub(crate) fn show_bgp(&self, node: &str) -> Result<Outcome, LabError> {
         let rt = self.kernel_node(node)?;
         let Some(mesh) = self.network.bgp() else {
             return Err(LabError::msg(format!(
@@ -304,7 +304,7 @@ impl Lab {
 
     /// `show bpf NODE [--policy POD | --identities]`: what cilium-agent on the node holds,
     /// as its CLI prints it.
-    pub fn show_bpf(
+    pub(crate) fn show_bpf(
         &self,
         node: &str,
         policy: Option<&str>,

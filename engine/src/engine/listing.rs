@@ -18,7 +18,7 @@ use crate::resource::{self, AnyResource};
 
 /// Which objects of one kind a listing keeps, and how its rows are named.
 #[derive(Debug, Clone, Default)]
-pub struct Sel<'a> {
+pub(crate) struct Sel<'a> {
     /// Only this namespace (cluster-scoped objects ignore it); `None`: every namespace.
     pub ns: Option<&'a str>,
     /// Only this name.
@@ -33,7 +33,7 @@ pub struct Sel<'a> {
 
 impl<'a> Sel<'a> {
     /// Every object in `ns` (every namespace when `None`): what the `… list` commands show.
-    pub fn all_in(ns: Option<&'a str>) -> Self {
+    pub(crate) fn all_in(ns: Option<&'a str>) -> Self {
         Sel {
             ns,
             ..Sel::default()

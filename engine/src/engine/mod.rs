@@ -127,7 +127,7 @@ impl LabError {
     }
 
     /// An error with output that was printed before it.
-    pub fn with_output(message: impl Into<String>, output: Outcome) -> Self {
+    pub(crate) fn with_output(message: impl Into<String>, output: Outcome) -> Self {
         LabError {
             message: clip_words(message.into()),
             output,
@@ -172,9 +172,9 @@ pub enum Mode {
 pub use crate::kubelet::PodWork;
 
 /// Sizes of the bounded logs.
-pub const CALL_LOG_SIZE: usize = 5000;
+pub(crate) const CALL_LOG_SIZE: usize = 5000;
 /// Wire records kept.
-pub const WIRE_LOG_SIZE: usize = 2000;
+pub(crate) const WIRE_LOG_SIZE: usize = 2000;
 
 /// The latest the logical clock may read: 10 years of logical seconds (315,360,000). Far
 /// past any lesson or experiment (the longest backoff is 5 minutes), and far enough below
@@ -190,7 +190,7 @@ pub const MAX_CLOCK: Millis = crate::util::time::MAX_CLOCK;
 pub const MAX_TIMERS_PER_TICK: usize = 10_000;
 /// The most control-loop passes one reconcile runs (a guard against a loop that never
 /// settles; real work settles in a handful).
-pub const MAX_PASSES: usize = 64;
+pub(crate) const MAX_PASSES: usize = 64;
 pub use crate::kubelet::SYNC_BACKOFF;
 
 /// The whole lab.
@@ -242,7 +242,7 @@ pub struct Lab {
 
 /// The capabilities the sidecars and kubelet learned from the driver when they started
 /// (ControllerGetCapabilities, NodeGetCapabilities).
-pub fn driver_caps(driver: &crate::csi::Driver) -> crate::control::DriverCaps {
+pub(crate) fn driver_caps(driver: &crate::csi::Driver) -> crate::control::DriverCaps {
     crate::control::DriverCaps {
         single_node_multi_writer: driver
             .config
@@ -263,11 +263,11 @@ pub fn driver_caps(driver: &crate::csi::Driver) -> crate::control::DriverCaps {
 pub const DEFAULT_CONFLIST: &str = include_str!("../../../assets/10-lab.conflist");
 
 /// The file name the default config has in /etc/cni/net.d.
-pub const DEFAULT_CONF_NAME: &str = "10-lab.conflist";
+pub(crate) const DEFAULT_CONF_NAME: &str = "10-lab.conflist";
 
 /// Whether a command belongs to the guided lessons (`lesson …`, `hint`, `skip`, `back`):
 /// the front ends run those beside the lab; the engine only parses them.
-pub fn is_front_end_command(cmd: &Command) -> bool {
+pub(crate) fn is_front_end_command(cmd: &Command) -> bool {
     matches!(
         cmd,
         Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back | Command::Play(_)
@@ -381,7 +381,7 @@ impl Lab {
     }
 
     /// Run a line [`Lab::read_line`] read.
-    pub fn run_parsed(
+    pub(crate) fn run_parsed(
         &mut self,
         text: &str,
         parsed: Result<Option<Command>, ParseError>,
@@ -403,7 +403,11 @@ impl Lab {
 
     /// Run one parsed command whose text is `text` (comment stripped), journaling it when it
     /// changed the lab (see [`journal::classify`]).
-    pub fn execute_command(&mut self, text: &str, cmd: Command) -> Result<Outcome, LabError> {
+    pub(crate) fn execute_command(
+        &mut self,
+        text: &str,
+        cmd: Command,
+    ) -> Result<Outcome, LabError> {
         self.run_command(text, cmd).result
     }
 
@@ -617,14 +621,14 @@ impl Lab {
     }
 
     /// `reset [--empty]`: a fresh cluster (the default one, or an empty one).
-    pub fn reset_cmd(&mut self, empty: bool) -> Outcome {
+    pub(crate) fn reset_cmd(&mut self, empty: bool) -> Outcome {
         self.replace_with(if empty { Lab::empty() } else { Lab::new() });
         Outcome::empty()
     }
 
     /// Replace this lab with `fresh`, which keeps this one's edges (its files and real
     /// mode). Real mode: the namespaces, links and host-local files of the old cluster go.
-    pub fn replace_with(&mut self, fresh: Lab) {
+    pub(crate) fn replace_with(&mut self, fresh: Lab) {
         let edges = std::mem::take(&mut self.edges);
         *self = fresh;
         if let Some(r) = &edges.real {
@@ -662,12 +666,12 @@ impl Lab {
     }
 
     /// One pass of every kubelet over the pods with work to do.
-    pub fn run_kubelets(&mut self) -> bool {
+    pub(crate) fn run_kubelets(&mut self) -> bool {
         self.run_kubelets_on(None)
     }
 
     /// One pass of the kubelets (or one node's) over the pods with work to do.
-    pub fn run_kubelets_on(&mut self, node: Option<&str>) -> bool {
+    pub(crate) fn run_kubelets_on(&mut self, node: Option<&str>) -> bool {
         let mut changed = false;
         let work: Vec<(String, String)> = self
             .dirty
@@ -727,7 +731,7 @@ impl Lab {
 
     /// Whether `tick DURATION` keeps the clock within [`MAX_CLOCK`]; the error names the
     /// maximum, the current clock and the largest tick still allowed.
-    pub fn check_tick(&self, by: Millis) -> Result<(), String> {
+    pub(crate) fn check_tick(&self, by: Millis) -> Result<(), String> {
         match self.clock.as_ms().checked_add(by.as_ms()) {
             Some(t) if Millis::ms(t) <= MAX_CLOCK => Ok(()),
             _ => Err(format!(
@@ -803,11 +807,6 @@ impl Lab {
         self.dirty.extend(due);
     }
 
-    /// What the sidecars learned of the driver's controller capabilities.
-    pub fn driver_caps(&self) -> crate::control::DriverCaps {
-        driver_caps(&self.driver)
-    }
-
     /// One sync of one pod by the kubelet of the node it is bound to (see
     /// `crate::kubelet`), on that node's runtime. A pod bound to no node has no kubelet:
     /// deleting it removes it at once, as the API server does for an unscheduled pod.
@@ -851,31 +850,21 @@ impl Lab {
         self.kubelets.values().flat_map(|k| k.pod_work.iter())
     }
 
-    /// Write a pod's status with conflict retries (see `Ctx::write_pod_status`).
-    pub fn write_pod_status(
-        &mut self,
-        key: &(String, String),
-        actor: impl Into<crate::record::Actor>,
-        mutate: impl Fn(&mut crate::cluster::PodStatus),
-    ) -> Result<u64, crate::cluster::ApiError> {
-        ctx!(self).write_pod_status(key, actor, mutate)
-    }
-
     /// One call-log line per plugin execution in the wire range.
-    pub fn log_wire_summaries(&mut self, first: u64, last: u64) {
+    pub(crate) fn log_wire_summaries(&mut self, first: u64, last: u64) {
         ctx!(self).log_wire_summaries(first, last);
     }
 
     /// Real mode: the call-log lines of the real executions in `first..last` (see
     /// `crate::cni::real`); nothing without `--real-cni`.
-    pub fn log_real_calls(&mut self, first: u64, last: u64) {
+    pub(crate) fn log_real_calls(&mut self, first: u64, last: u64) {
         if self.edges.real.is_some() {
             ctx!(self).log_real_calls(first, last);
         }
     }
 
     /// Run one storage controller (or all of them) once.
-    pub fn run_storage(
+    pub(crate) fn run_storage(
         &mut self,
         pick: impl FnOnce(&mut crate::storage::StorageControllers, &mut crate::control::Ctx<'_>) -> bool,
     ) -> bool {
@@ -884,19 +873,19 @@ impl Lab {
     }
 
     /// One pass of the scheduler.
-    pub fn run_scheduler(&mut self) -> bool {
+    pub(crate) fn run_scheduler(&mut self) -> bool {
         let mut ctx = ctx!(self);
         self.scheduler.reconcile(&mut ctx)
     }
 
     /// The scheduler's WaitForFirstConsumer pass alone (`pvc bind` waits on it).
-    pub fn schedule_wffc_claims(&mut self) -> bool {
+    pub(crate) fn schedule_wffc_claims(&mut self) -> bool {
         let mut ctx = ctx!(self);
         self.scheduler.schedule_wffc_claims(&mut ctx)
     }
 
     /// One pass of the node lifecycle controller.
-    pub fn node_lifecycle(&mut self) -> bool {
+    pub(crate) fn node_lifecycle(&mut self) -> bool {
         let mut ctx = ctx!(self);
         crate::controllers::NodeLifecycle.reconcile(&mut ctx)
     }
@@ -904,7 +893,7 @@ impl Lab {
     /// Run every storage controller once; true when any of them changed something.
     /// One pass of the namespace controller: the content of a Terminating namespace is
     /// deleted, and the namespace removed once it is gone.
-    pub fn run_namespace_controller(&mut self) -> bool {
+    pub(crate) fn run_namespace_controller(&mut self) -> bool {
         use crate::control::Component;
         let terminating: Vec<String> = self
             .cluster
@@ -920,13 +909,13 @@ impl Lab {
         changed | crate::controllers::NamespaceController.reconcile(&mut ctx!(self))
     }
 
-    pub fn run_storage_controllers(&mut self) -> bool {
+    pub(crate) fn run_storage_controllers(&mut self) -> bool {
         self.run_storage(|s, ctx| s.reconcile_all(ctx))
     }
 
     /// Call one CSI RPC as `caller` (the learner's `csi …` commands, kubelet), recorded on
     /// the wire and in the call log (see `crate::control::csi_client`).
-    pub fn csi_call<Req, Resp>(
+    pub(crate) fn csi_call<Req, Resp>(
         &mut self,
         caller: impl Into<Actor>,
         node: Option<&str>,
@@ -959,7 +948,7 @@ impl Lab {
     }
 
     /// Record a full call-log entry.
-    pub fn log_event(&mut self, e: CallEvent) -> u64 {
+    pub(crate) fn log_event(&mut self, e: CallEvent) -> u64 {
         self.calls.push(e)
     }
 
@@ -1063,7 +1052,7 @@ impl Lab {
     /// The files `cni conf load` and `apply -f` read during a replay, returning the set
     /// before: lesson code runs with an empty set, so it never reads the disk (see
     /// [`Journal::swap_replay_files`](journal::Journal::swap_replay_files)).
-    pub fn swap_replay_files(
+    pub(crate) fn swap_replay_files(
         &mut self,
         files: Option<BTreeMap<String, String>>,
     ) -> Option<BTreeMap<String, String>> {
@@ -1202,7 +1191,7 @@ impl Default for Lab {
 }
 
 /// The starting cluster of DESIGN.md.
-pub const DEFAULT_PRESET: &str =
+pub(crate) const DEFAULT_PRESET: &str =
     "node add node-1 --cidr 10.244.1.0/24 --ip 192.168.0.1 --zone zone-1
 node add node-2 --cidr 10.244.2.0/24 --ip 192.168.0.2 --zone zone-2
 ";

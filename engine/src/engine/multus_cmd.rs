@@ -81,7 +81,7 @@ impl Lab {
     }
 
     /// `nad list`: namespace, name, the config's plugin type(s), the resource, age.
-    pub fn nad_list(&self, ns: Option<&str>) -> Outcome {
+    pub(crate) fn nad_list(&self, ns: Option<&str>) -> Outcome {
         let mut t = Table::new(&["NAMESPACE", "NAME", "TYPE", "RESOURCE", "AGE"]);
         for n in self.cluster.net_attach_defs.values() {
             if ns.is_some_and(|x| x != n.metadata.namespace) {
@@ -108,7 +108,7 @@ impl Lab {
     }
 
     /// `network multus on|off`.
-    pub fn multus_cmd(&mut self, state: &str) -> Result<Outcome, LabError> {
+    pub(crate) fn multus_cmd(&mut self, state: &str) -> Result<Outcome, LabError> {
         let mut out = Outcome::empty();
         let on = match state {
             "on" => true,
@@ -162,7 +162,7 @@ impl Lab {
     }
 
     /// The thin entrypoint runs on one node (Multus on, a node joins, the network changed).
-    pub fn multus_install(&mut self, node: &str) {
+    pub(crate) fn multus_install(&mut self, node: &str) {
         let Some(rt) = self.nodes.get_mut(node) else {
             return;
         };
@@ -196,7 +196,7 @@ impl Lab {
     }
 
     /// With Multus on, every node's entrypoint regenerates its config.
-    pub fn multus_resync(&mut self) {
+    pub(crate) fn multus_resync(&mut self) {
         if !self.multus {
             return;
         }

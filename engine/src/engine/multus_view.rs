@@ -8,7 +8,7 @@ use crate::cluster::{Object, PodSpec};
 use crate::render::{Line, Outcome, Role, Table};
 
 /// `Networks:`: one row per interface Multus reported in network-status.
-pub fn network_lines(out: &mut Outcome, p: &Object<PodSpec>) {
+pub(crate) fn network_lines(out: &mut Outcome, p: &Object<PodSpec>) {
     let Some(text) = p.metadata.annotations.get(NETWORK_STATUS_ANNOTATION) else {
         if p.metadata.annotations.contains_key(NETWORKS_ANNOTATION) {
             out.line(

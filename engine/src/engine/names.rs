@@ -9,7 +9,7 @@ use crate::command::complete::Wanted;
 use std::collections::BTreeSet;
 
 /// How many names an error lists before it counts the rest.
-pub const LISTED: usize = 3;
+pub(crate) const LISTED: usize = 3;
 
 /// Names for an error message ("node \"x\" not found; nodes are: …"): all of them when
 /// there are a few, else the first [`LISTED`] and how many more ("node-1, node-2, node-3

@@ -75,7 +75,7 @@ impl Lab {
 
     /// The network as `crate::net` sees it: nodes (podCIDR, InternalIP, cni0's address),
     /// pods (labels, IP, host veth), namespaces and policies.
-    pub fn cluster_net(&self) -> ClusterNet {
+    pub(crate) fn cluster_net(&self) -> ClusterNet {
         crate::netd::view::cluster_net(&self.network_view())
     }
 

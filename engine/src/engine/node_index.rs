@@ -7,14 +7,16 @@
 //! node and nothing else has to; a replaced lab (`load`, `reset`) starts a new index.
 //! [`NodeIndex::build`] makes one from the store, which the tests compare against.
 
-use crate::cluster::{NodeSpec, Object, Table};
+#[cfg(test)]
+use crate::cluster::Object;
+use crate::cluster::{NodeSpec, Table};
 use ipnet::IpNet;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::{IpAddr, Ipv4Addr};
 
 /// The podCIDRs and InternalIPs of the nodes, with the names of the nodes that hold them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NodeIndex {
+pub(crate) struct NodeIndex {
     /// Node names by podCIDR, keyed by (network address, prefix length).
     cidrs: BTreeMap<(IpAddr, u8), Names>,
     /// The (is IPv6, prefix length) of every podCIDR: the lengths a "which podCIDR
@@ -36,8 +38,9 @@ fn add_name(names: &mut Names, name: &str) {
 }
 
 impl NodeIndex {
+    #[cfg(test)]
     /// The index of every node in a store.
-    pub fn build(nodes: &Table<NodeSpec>) -> Self {
+    pub(crate) fn build(nodes: &Table<NodeSpec>) -> Self {
         let mut index = NodeIndex::default();
         for obj in nodes.values() {
             index.insert(obj);
@@ -45,13 +48,14 @@ impl NodeIndex {
         index
     }
 
+    #[cfg(test)]
     /// Index a node (its podCIDR if it parses, its InternalIP if it has one).
-    pub fn insert(&mut self, obj: &Object<NodeSpec>) {
+    pub(crate) fn insert(&mut self, obj: &Object<NodeSpec>) {
         self.insert_parts(obj.name(), &obj.spec.pod_cidr, obj.status.internal_ip());
     }
 
     /// Index a node by its name, podCIDR and InternalIP.
-    pub fn insert_parts(&mut self, name: &str, pod_cidr: &str, internal_ip: Option<&str>) {
+    pub(crate) fn insert_parts(&mut self, name: &str, pod_cidr: &str, internal_ip: Option<&str>) {
         if let Ok(net) = pod_cidr.parse::<IpNet>() {
             add_name(self.cidrs.entry(key(&net)).or_default(), name);
             self.prefixes.insert(family_len(&net));
@@ -98,7 +102,7 @@ impl NodeIndex {
     }
 
     /// The first node (by name) whose InternalIP is `ip`.
-    pub fn ip_owner(&self, ip: &str) -> Option<&str> {
+    pub(crate) fn ip_owner(&self, ip: &str) -> Option<&str> {
         self.ips
             .get(ip)
             .and_then(|held| held.first())
@@ -108,7 +112,7 @@ impl NodeIndex {
     /// The smallest N ≥ 1 such that neither `10.244.N.0/24` is a node's podCIDR nor
     /// `192.168.0.N` a node's InternalIP (254 when all are taken): the default a node
     /// added without `--cidr`/`--ip` gets.
-    pub fn free_default(&self, nodes: &Table<NodeSpec>) -> u32 {
+    pub(crate) fn free_default(&self, nodes: &Table<NodeSpec>) -> u32 {
         let mut n = 1u32;
         loop {
             let cidr = format!("10.244.{n}.0/24");

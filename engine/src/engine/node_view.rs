@@ -18,7 +18,7 @@ use std::net::IpAddr;
 
 /// What a network link is, as `ip -d link` tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LinkType {
+pub(crate) enum LinkType {
     /// `lo`.
     Loopback,
     /// A Linux bridge (`cni0`).
@@ -39,7 +39,7 @@ pub enum LinkType {
 
 /// One link of a network namespace, as `ip addr` prints it (borrowed from the node).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LinkRow<'a> {
+pub(crate) struct LinkRow<'a> {
     /// Interface name.
     pub name: &'a str,
     /// What it is.
@@ -100,7 +100,7 @@ impl<'a> LinkRow<'a> {
     }
 
     /// The first address ("" when it has none).
-    pub fn first_addr(&self) -> &'a str {
+    pub(crate) fn first_addr(&self) -> &'a str {
         self.addrs.first().map_or("", String::as_str)
     }
 }
@@ -111,18 +111,22 @@ fn links_of(ns: Option<&Netns>) -> impl Iterator<Item = LinkRow<'_>> {
 }
 
 /// The links of a node's host namespace in name order (none for an unknown node).
-pub fn host_links<'a>(lab: &'a Lab, node: &str) -> impl Iterator<Item = LinkRow<'a>> {
+pub(crate) fn host_links<'a>(lab: &'a Lab, node: &str) -> impl Iterator<Item = LinkRow<'a>> {
     links_of(lab.nodes.get(node).map(|rt| &rt.host.root))
 }
 
 /// The links of a sandbox namespace on a node, by its path (none when it does not exist).
-pub fn netns_links<'a>(lab: &'a Lab, node: &str, netns: &str) -> impl Iterator<Item = LinkRow<'a>> {
+pub(crate) fn netns_links<'a>(
+    lab: &'a Lab,
+    node: &str,
+    netns: &str,
+) -> impl Iterator<Item = LinkRow<'a>> {
     links_of(lab.nodes.get(node).and_then(|rt| rt.host.netns.get(netns)))
 }
 
 /// The routing table of a sandbox namespace on a node as `ip route` prints it, one line
 /// per route (empty when the namespace does not exist).
-pub fn netns_routes(lab: &Lab, node: &str, netns: &str) -> Vec<String> {
+pub(crate) fn netns_routes(lab: &Lab, node: &str, netns: &str) -> Vec<String> {
     lab.nodes
         .get(node)
         .and_then(|rt| rt.host.netns.get(netns))
@@ -200,7 +204,7 @@ pub fn sandboxes(lab: &Lab, node: &str) -> Vec<SandboxRow> {
 
 /// The pod (`ns/name`) whose sandbox has this container ID on a node, if any (a raw
 /// `cni add` has none).
-pub fn sandbox_owner<'a>(lab: &'a Lab, node: &str, container_id: &str) -> Option<&'a str> {
+pub(crate) fn sandbox_owner<'a>(lab: &'a Lab, node: &str, container_id: &str) -> Option<&'a str> {
     lab.nodes
         .get(node)?
         .sandboxes
@@ -284,7 +288,7 @@ pub struct LeaseRow {
 
 /// One route of a node's host table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RouteRow {
+pub(crate) struct RouteRow {
     /// The destination prefix (`None` for `default`).
     pub dst: Option<ipnet::IpNet>,
     /// The next hop, for a gatewayed route.
@@ -294,7 +298,7 @@ pub struct RouteRow {
 }
 
 /// The routing table of a node's host namespace (`None` for an unknown node).
-pub fn host_routes(lab: &Lab, node: &str) -> Option<Vec<RouteRow>> {
+pub(crate) fn host_routes(lab: &Lab, node: &str) -> Option<Vec<RouteRow>> {
     let rt = lab.nodes.get(node)?;
     Some(
         rt.host
@@ -315,14 +319,14 @@ pub fn host_routes(lab: &Lab, node: &str) -> Option<Vec<RouteRow>> {
 
 /// Whether libcni's result cache on the node holds an attachment of this container ID, in
 /// any network (`None` for an unknown node).
-pub fn cni_cached(lab: &Lab, node: &str, container_id: &str) -> Option<bool> {
+pub(crate) fn cni_cached(lab: &Lab, node: &str, container_id: &str) -> Option<bool> {
     let rt = lab.nodes.get(node)?;
     Some(rt.cache.keys().any(|(_, id, _)| id == container_id))
 }
 
 /// The file of the node's `/etc/cni/net.d` the runtime uses (the first that loads, in
 /// lexical order), or why none does (`None` for an unknown node).
-pub fn active_conf(lab: &Lab, node: &str) -> Option<Result<String, String>> {
+pub(crate) fn active_conf(lab: &Lab, node: &str) -> Option<Result<String, String>> {
     let rt = lab.nodes.get(node)?;
     Some(
         rt.confdir
@@ -334,7 +338,7 @@ pub fn active_conf(lab: &Lab, node: &str) -> Option<Result<String, String>> {
 
 /// The networks (conflist names) libcni cached an attachment of this container ID and
 /// interface under, on the node.
-pub fn cached_networks<'a>(
+pub(crate) fn cached_networks<'a>(
     lab: &'a Lab,
     node: &str,
     container_id: &str,

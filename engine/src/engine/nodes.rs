@@ -10,23 +10,11 @@ use crate::render::{Outcome, Role, Table};
 use ipnet::IpNet;
 
 impl Lab {
-    /// Register a node: the Node object (podCIDR, InternalIP, zone label), its host, and
-    /// `/etc/cni/net.d` rendered from the template with its podCIDR.
-    pub fn node_add(
-        &mut self,
-        name: &str,
-        cidr: Option<&str>,
-        ip: Option<&str>,
-        zone: Option<&str>,
-    ) -> Result<Outcome, LabError> {
-        self.node_add_with(name, cidr, ip, zone, None)
-    }
-
     /// [`Lab::node_add`], optionally with an SR-IOV NIC: `sriov` = (PF name, VF count).
     /// The PF and its VF netdevs appear in the host namespace, the SR-IOV network device
     /// plugin gets `/etc/pcidp/config.json` and registers `intel.com/sriov_netdevice` with
     /// the node's kubelet, which reports it in the Node's capacity and allocatable.
-    pub fn node_add_with(
+    pub(crate) fn node_add_with(
         &mut self,
         name: &str,
         cidr: Option<&str>,
@@ -174,7 +162,7 @@ impl Lab {
     }
 
     /// `node list`: name, podCIDR, InternalIP, bridge gateway, pods.
-    pub fn node_list(&self) -> Outcome {
+    pub(crate) fn node_list(&self) -> Outcome {
         let mut t = Table::new(&["NAME", "STATUS", "PODCIDR", "INTERNAL-IP", "ZONE", "PODS"]);
         for obj in self.cluster.nodes.values() {
             let name = obj.name();
@@ -209,7 +197,7 @@ impl Lab {
 /// The machine resources kubelet reports for every lab node: (name, capacity,
 /// allocatable). Allocatable is capacity less the eviction thresholds (memory.available
 /// 100Mi, nodefs.available 10%), as a kubelet without reservations computes it.
-pub const NODE_RESOURCES: [(&str, &str, &str); 4] = [
+pub(crate) const NODE_RESOURCES: [(&str, &str, &str); 4] = [
     ("cpu", "4", "4"),
     ("ephemeral-storage", "61255492Ki", "56453061882"),
     ("memory", "8136868Ki", "8034468Ki"),
@@ -217,7 +205,7 @@ pub const NODE_RESOURCES: [(&str, &str, &str); 4] = [
 ];
 
 /// kubectl's node STATUS: `Ready` when the Ready condition is True, else `NotReady`.
-pub fn ready_text(status: &crate::cluster::NodeStatus) -> &'static str {
+pub(crate) fn ready_text(status: &crate::cluster::NodeStatus) -> &'static str {
     let ready = status
         .conditions
         .iter()
@@ -227,7 +215,7 @@ pub fn ready_text(status: &crate::cluster::NodeStatus) -> &'static str {
 
 /// The STATUS column of `get nodes`: the Ready condition, then `SchedulingDisabled` for a
 /// cordoned node (kubectl's printer).
-pub fn status_text(node: &crate::cluster::Object<crate::cluster::NodeSpec>) -> String {
+pub(crate) fn status_text(node: &crate::cluster::Object<crate::cluster::NodeSpec>) -> String {
     let ready = ready_text(&node.status);
     if node.spec.unschedulable {
         format!("{ready},SchedulingDisabled")
@@ -239,7 +227,7 @@ pub fn status_text(node: &crate::cluster::Object<crate::cluster::NodeSpec>) -> S
 impl super::Lab {
     /// `cordon NODE` / `uncordon NODE`: set or clear `spec.unschedulable` and the
     /// `node.kubernetes.io/unschedulable:NoSchedule` taint (kubectl's wording for each).
-    pub fn cordon(
+    pub(crate) fn cordon(
         &mut self,
         name: &str,
         on: bool,

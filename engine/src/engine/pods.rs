@@ -35,7 +35,7 @@ impl Lab {
     }
 
     /// Create a pod: on `--node`, or where the scheduler places it.
-    pub fn pod_create(&mut self, a: &PodCreateArgs) -> Result<Outcome, LabError> {
+    pub(crate) fn pod_create(&mut self, a: &PodCreateArgs) -> Result<Outcome, LabError> {
         validate::object_name(ApiKind::Pod, &a.name).map_err(LabError::msg)?;
         validate::namespace(&a.ns).map_err(LabError::msg)?;
         self.require_namespace(&a.ns)?;
@@ -223,7 +223,7 @@ impl Lab {
     }
 
     /// Request deletion; the kubelet tears the pod down, then it is removed.
-    pub fn pod_delete(&mut self, ns: &str, name: &str) -> Result<Outcome, LabError> {
+    pub(crate) fn pod_delete(&mut self, ns: &str, name: &str) -> Result<Outcome, LabError> {
         let mut pod = self.cluster.pods().get(ns, name)?.clone();
         let key = (pod.metadata.namespace.clone(), name.to_string());
         if pod.metadata.deletion_tick.is_none() {
@@ -241,7 +241,7 @@ impl Lab {
     }
 
     /// `pod list`: name, node, IP, status.
-    pub fn pod_list(&self, ns: Option<&str>) -> Outcome {
+    pub(crate) fn pod_list(&self, ns: Option<&str>) -> Outcome {
         let mut t = Table::new(&["NAMESPACE", "NAME", "NODE", "IP", "STATUS"]);
         for p in self.cluster.pods.values() {
             if ns.is_some_and(|n| n != p.metadata.namespace) {
@@ -278,7 +278,7 @@ impl Lab {
 }
 
 /// The STATUS column kubectl shows.
-pub fn pod_status_text(p: &Object<PodSpec>) -> String {
+pub(crate) fn pod_status_text(p: &Object<PodSpec>) -> String {
     if p.metadata.deletion_tick.is_some() {
         "Terminating".into()
     } else if !p.status.reason.is_empty() {

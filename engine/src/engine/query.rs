@@ -92,26 +92,30 @@ pub fn pod<'a>(lab: &'a Lab, key_: &str) -> Option<PodFacts<'a>> {
 }
 
 /// The names of every pod, in key order.
-pub fn pod_names(lab: &Lab) -> impl Iterator<Item = &str> {
+pub(crate) fn pod_names(lab: &Lab) -> impl Iterator<Item = &str> {
     lab.cluster.pods.values().map(|p| p.metadata.name.as_str())
 }
 
 /// The quantity of `resource` in the Node's `status.allocatable` (`None`: no such node;
 /// `Some(None)`: the node has none of it).
-pub fn node_allocatable<'a>(lab: &'a Lab, node: &str, resource: &str) -> Option<Option<&'a str>> {
+pub(crate) fn node_allocatable<'a>(
+    lab: &'a Lab,
+    node: &str,
+    resource: &str,
+) -> Option<Option<&'a str>> {
     let n = lab.cluster.nodes.get(&(no_namespace(), node.to_string()))?;
     Some(n.status.allocatable.get(resource).map(String::as_str))
 }
 
 /// Whether the API has a Node object of this name.
-pub fn node_exists(lab: &Lab, name: &str) -> bool {
+pub(crate) fn node_exists(lab: &Lab, name: &str) -> bool {
     lab.cluster
         .nodes
         .contains_key(&(no_namespace(), name.to_string()))
 }
 
 /// The CSI drivers the node's CSINode lists (`None`: no CSINode for it yet).
-pub fn csinode_drivers<'a>(lab: &'a Lab, node: &str) -> Option<Vec<&'a str>> {
+pub(crate) fn csinode_drivers<'a>(lab: &'a Lab, node: &str) -> Option<Vec<&'a str>> {
     lab.cluster
         .csi_nodes
         .get(&(no_namespace(), node.to_string()))
@@ -153,7 +157,7 @@ pub fn claim<'a>(lab: &'a Lab, key_: &str) -> Option<ClaimFacts<'a>> {
 
 /// The PersistentVolume made for a claim, found by its claimRef (it outlives the claim).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VolumeFacts<'a> {
+pub(crate) struct VolumeFacts<'a> {
     /// The PV's name.
     pub name: &'a str,
     /// `status.phase` (`Bound`, `Released`, …).
@@ -163,7 +167,7 @@ pub struct VolumeFacts<'a> {
 }
 
 /// The volume made for claim `key`, if one was.
-pub fn claim_volume<'a>(lab: &'a Lab, key_: &str) -> Option<VolumeFacts<'a>> {
+pub(crate) fn claim_volume<'a>(lab: &'a Lab, key_: &str) -> Option<VolumeFacts<'a>> {
     let (ns, name) = key(key_);
     lab.cluster
         .pvs
@@ -183,19 +187,19 @@ pub fn claim_volume<'a>(lab: &'a Lab, key_: &str) -> Option<VolumeFacts<'a>> {
 
 /// The driver's state of volume `handle` on `node` (`CREATED`, `NODE_READY`, `PUBLISHED`, …),
 /// `None` when the driver no longer has it.
-pub fn volume_state_on(lab: &Lab, handle: &str, node: &str) -> Option<&'static str> {
+pub(crate) fn volume_state_on(lab: &Lab, handle: &str, node: &str) -> Option<&'static str> {
     lab.driver.lifecycle(handle, node).map(|s| s.name())
 }
 
 /// How many NodePublish targets the driver holds for volume `handle` on `node`.
-pub fn volume_targets_on(lab: &Lab, handle: &str, node: &str) -> usize {
+pub(crate) fn volume_targets_on(lab: &Lab, handle: &str, node: &str) -> usize {
     lab.driver
         .volume(handle)
         .map_or(0, |v| v.targets_on(node).len())
 }
 
 /// How many volumes the driver holds.
-pub fn driver_volume_count(lab: &Lab) -> usize {
+pub(crate) fn driver_volume_count(lab: &Lab) -> usize {
     lab.driver.volumes().count()
 }
 
@@ -209,12 +213,12 @@ pub fn attached(lab: &Lab, pv: &str, node: &str) -> bool {
 }
 
 /// How many VolumeAttachments exist.
-pub fn attachment_count(lab: &Lab) -> usize {
+pub(crate) fn attachment_count(lab: &Lab) -> usize {
     lab.cluster.volume_attachments.len()
 }
 
 /// A VolumeSnapshot's `status.readyToUse` (`None`: no such snapshot).
-pub fn snapshot_ready(lab: &Lab, key_: &str) -> Option<bool> {
+pub(crate) fn snapshot_ready(lab: &Lab, key_: &str) -> Option<bool> {
     lab.cluster
         .snapshots
         .get(&key(key_))
@@ -222,14 +226,14 @@ pub fn snapshot_ready(lab: &Lab, key_: &str) -> Option<bool> {
 }
 
 /// Whether the StorageClass exists.
-pub fn storage_class_exists(lab: &Lab, name: &str) -> bool {
+pub(crate) fn storage_class_exists(lab: &Lab, name: &str) -> bool {
     lab.cluster
         .storage_classes
         .contains_key(&(no_namespace(), name.to_string()))
 }
 
 /// A NetworkPolicy's `spec.policyTypes` (`None`: no such policy).
-pub fn policy_types<'a>(lab: &'a Lab, key_: &str) -> Option<&'a [String]> {
+pub(crate) fn policy_types<'a>(lab: &'a Lab, key_: &str) -> Option<&'a [String]> {
     lab.cluster
         .policies
         .get(&key(key_))
@@ -240,7 +244,7 @@ pub fn policy_types<'a>(lab: &'a Lab, key_: &str) -> Option<&'a [String]> {
 /// `labels` on this port (its `from` has a podSelector that matches them, or is empty; its
 /// `ports` hold the port, or are empty): what the policy says, whatever the network
 /// enforces. `None`: no such policy.
-pub fn policy_admits(
+pub(crate) fn policy_admits(
     lab: &Lab,
     key_: &str,
     labels: &BTreeMap<String, String>,
@@ -281,7 +285,7 @@ pub fn policy_admits(
 
 /// Whether a watch from the beginning would have delivered an event of this type
 /// (`ADDED`, `MODIFIED`, `DELETED`, any case) for this kind and key (`ns/name` or name).
-pub fn watched(lab: &Lab, event_type: &str, kind: ApiKind, key: &str) -> bool {
+pub(crate) fn watched(lab: &Lab, event_type: &str, kind: ApiKind, key: &str) -> bool {
     lab.cluster.revs.events_since(0).any(|e| {
         e.event_type.name().eq_ignore_ascii_case(event_type) && e.kind == kind && e.key == key
     })

@@ -45,7 +45,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The `format` every save file carries.
-pub const FORMAT: &str = "cni-csi-lab-save";
+pub(crate) const FORMAT: &str = "cni-csi-lab-save";
 
 /// The save format this lab writes and the newest it reads.
 pub const VERSION: u64 = 1;
@@ -83,7 +83,7 @@ impl SaveError {
     }
 
     /// `FILE:LINE:COLUMN: reason` or `FILE: reason`.
-    pub fn in_file(&self, file: &str) -> String {
+    pub(crate) fn in_file(&self, file: &str) -> String {
         match self.at {
             Some((l, c)) => format!("{file}:{l}:{c}: {}", self.reason),
             None => format!("{file}: {}", self.reason),
@@ -300,7 +300,7 @@ fn entry(i: usize, v: &Value) -> Result<Entry, SaveError> {
 }
 
 /// Canonical JSON: object keys sorted, no whitespace (what the digest hashes).
-pub fn canonical(v: &Value) -> String {
+pub(crate) fn canonical(v: &Value) -> String {
     let mut s = String::new();
     write_canonical(v, &mut s);
     s
@@ -675,7 +675,7 @@ impl Lab {
     }
 
     /// `save FILE`: check that the journal rebuilds this lab, then write atomically.
-    pub fn save_cmd(&mut self, file: &str) -> Result<Outcome, LabError> {
+    pub(crate) fn save_cmd(&mut self, file: &str) -> Result<Outcome, LabError> {
         let save = self.to_save();
         if let Err(e) = Lab::from_save(&save) {
             return Err(LabError::msg(format!(
@@ -704,7 +704,7 @@ impl Lab {
     }
 
     /// `load FILE`: replace the lab with a saved one, or change nothing.
-    pub fn load_cmd(&mut self, file: &str) -> Result<Outcome, LabError> {
+    pub(crate) fn load_cmd(&mut self, file: &str) -> Result<Outcome, LabError> {
         let lab = Lab::read_save(&*self.edges.files, file)
             .map_err(|e| LabError::msg(format!("cannot load {e}; the lab is unchanged")))?;
         let mut out = Outcome::empty();

@@ -526,7 +526,7 @@ impl Lab {
 }
 
 /// Access modes as kubectl prints them (`RWO,ROX`).
-pub fn short_modes(modes: &[String]) -> String {
+pub(crate) fn short_modes(modes: &[String]) -> String {
     modes
         .iter()
         .map(|m| K8sAccessMode::parse(m).map(|x| x.short_name()).unwrap_or(m))

@@ -11,7 +11,7 @@ use std::net::IpAddr;
 /// (so `a.b..c` and `a.-b` are refused, as the API server refuses them). Names of every
 /// kind the lab creates are subdomains (nodes, pods, claims, classes, snapshots); only
 /// namespaces are labels ([`namespace`]). Errors name the kind by its singular (`pod`).
-pub fn object_name(kind: ApiKind, name: &str) -> Result<(), String> {
+pub(crate) fn object_name(kind: ApiKind, name: &str) -> Result<(), String> {
     let singular = || crate::resource::of(kind).names().singular;
     let ok_chars = name
         .chars()
@@ -142,7 +142,7 @@ pub fn ip(text: &str) -> Result<IpAddr, String> {
 pub use crate::kubelet::bandwidth::parse as bandwidth;
 
 /// A port mapping `HOST:CONTAINER[/PROTO]`.
-pub fn port_mapping(text: &str) -> Result<(u16, u16, String), String> {
+pub(crate) fn port_mapping(text: &str) -> Result<(u16, u16, String), String> {
     let err = || {
         format!(
             "invalid port mapping {text:?}: expected HOST:CONTAINER[/PROTO] with ports 1-65535 and PROTO tcp, udp or sctp, e.g. 8080:80/tcp"
@@ -165,12 +165,12 @@ pub fn port_mapping(text: &str) -> Result<(u16, u16, String), String> {
 }
 
 /// The most of one extended resource a container may ask for in the lab.
-pub const MAX_EXTENDED_COUNT: i64 = 1024;
+pub(crate) const MAX_EXTENDED_COUNT: i64 = 1024;
 
 /// `--resource NAME=COUNT` of pod `pod`: an extended resource name (a qualified name with a
 /// domain outside `kubernetes.io`, as `validateContainerResourceName` demands) and a
 /// whole, non-negative count (`IsIntegerResourceName`: extended resources are counted).
-pub fn extended_resource(pod: &str, text: &str) -> Result<(String, i64), String> {
+pub(crate) fn extended_resource(pod: &str, text: &str) -> Result<(String, i64), String> {
     let Some((name, qty)) = text.split_once('=') else {
         return Err(format!(
             "invalid --resource {text:?}: expected NAME=COUNT, e.g. intel.com/sriov_netdevice=1"

@@ -18,7 +18,7 @@ use crate::util::time::Millis;
 use serde::Serialize;
 
 /// The line a call-log entry prints: actor, action, detail, made from the typed record.
-pub fn call_line(e: &CallEvent) -> Line {
+pub(crate) fn call_line(e: &CallEvent) -> Line {
     let role = match e.level() {
         Level::Normal => Role::Plain,
         Level::Warning => Role::Bad,
@@ -856,7 +856,7 @@ pub fn short_id(id: &str) -> &str {
 }
 
 /// kubectl's POD-SELECTOR column: `<none>` for the empty selector.
-pub fn selector_column(sel: &crate::cluster::selector::LabelSelector) -> String {
+pub(crate) fn selector_column(sel: &crate::cluster::selector::LabelSelector) -> String {
     if sel.is_empty() {
         "<none>".into()
     } else {
@@ -988,7 +988,7 @@ fn csi_wire_detail(out: &mut Outcome, seq: u64, c: &CsiCall) {
 /// A pod's QoS class as `GetPodQOS` (`pkg/apis/core/helper/qos`) computes it from CPU and
 /// memory only: no request or limit anywhere → BestEffort; every container limiting both
 /// with requests equal to the limits → Guaranteed; anything else → Burstable.
-pub fn qos_class(spec: &crate::cluster::PodSpec) -> &'static str {
+pub(crate) fn qos_class(spec: &crate::cluster::PodSpec) -> &'static str {
     const COMPUTE: [&str; 2] = ["cpu", "memory"];
     let any = spec.containers.iter().any(|c| {
         COMPUTE

@@ -115,7 +115,7 @@ pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
 
 /// What one node's status reports about volumes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NodeVolumes {
+pub(crate) struct NodeVolumes {
     /// `volumesInUse`.
     pub in_use: BTreeSet<String>,
     /// `volumesAttached` names.
@@ -147,7 +147,7 @@ impl NodeVolumes {
 /// - `volumesAttached` is the attach/detach controller's actual state: a VolumeAttachment
 ///   reported `attached`; taken off when its detach starts (`RemoveVolumeFromReportAsAttached`)
 ///   and put back while a detach fails (`detachError`).
-pub fn node_volumes(c: &Cluster) -> BTreeMap<String, NodeVolumes> {
+pub(crate) fn node_volumes(c: &Cluster) -> BTreeMap<String, NodeVolumes> {
     let mut out: BTreeMap<String, NodeVolumes> = BTreeMap::new();
     let attachable = crate::storage::listers::attach_required(c, crate::storage::DRIVER);
     let name_of = |pv: &str| {

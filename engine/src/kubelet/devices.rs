@@ -229,7 +229,7 @@ pub fn admit(
 /// `spec.nodeSelector` the node's labels do not match is rejected with reason `NodeAffinity`
 /// and the PredicateFailureError text. Only a pod created with `spec.nodeName` can get here:
 /// the scheduler never places a pod on such a node.
-pub fn admit_selector(
+pub(crate) fn admit_selector(
     labels: &std::collections::BTreeMap<String, String>,
     pod: &PodSpec,
 ) -> Result<(), Rejection> {
@@ -255,7 +255,7 @@ fn insufficient(resource: &str, requested: i64, used: i64, capacity: i64) -> Rej
 /// An event reason as the call log keeps it (`&'static str`): kubelet's `OutOf<resource>`
 /// reasons are made from resource names, so each distinct one is kept once (at most
 /// [`MAX_REASONS`]; past that, the generic `OutOfResource`).
-pub fn reason_text(reason: &str) -> &'static str {
+pub(crate) fn reason_text(reason: &str) -> &'static str {
     use std::sync::{Mutex, OnceLock};
     static SEEN: OnceLock<Mutex<std::collections::BTreeSet<&'static str>>> = OnceLock::new();
     match reason {
@@ -279,13 +279,13 @@ pub fn reason_text(reason: &str) -> &'static str {
 }
 
 /// How many distinct `OutOf<resource>` reasons [`reason_text`] keeps.
-pub const MAX_REASONS: usize = 256;
+pub(crate) const MAX_REASONS: usize = 256;
 
 impl super::Kubelet {
     /// The device plugins that run on the node start and register with this kubelet: the
     /// SR-IOV network device plugin when the node has `/etc/pcidp/config.json`. The node's
     /// status then carries each resource's capacity and allocatable.
-    pub fn start_device_plugins(&mut self, ctx: &mut crate::control::Ctx<'_>, host: &Host) {
+    pub(crate) fn start_device_plugins(&mut self, ctx: &mut crate::control::Ctx<'_>, host: &Host) {
         if !host.files.contains_key(crate::netd::sriov_dp::CONFIG_PATH) {
             return;
         }

@@ -9,7 +9,7 @@ use crate::cni::kube_api::{KubeClient, NadInfo, PodDevices, PodInfo};
 
 /// One event a plugin recorded on a pod.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QueuedEvent {
+pub(crate) struct QueuedEvent {
     /// Pod namespace.
     pub ns: String,
     /// Pod name.
@@ -23,7 +23,7 @@ pub struct QueuedEvent {
 }
 
 /// The kubelet's [`KubeClient`] over the API store.
-pub struct KubeletClient<'a> {
+pub(crate) struct KubeletClient<'a> {
     /// The API server's store (read only: writes are queued).
     pub api: &'a Cluster,
     /// PodResources: this pod's device allocations (filled by the device manager).
@@ -88,7 +88,7 @@ impl KubeClient for KubeletClient<'_> {
 
 /// What the plugin queued, taken out of the client when the CNI call returned.
 #[derive(Debug, Default)]
-pub struct Queued {
+pub(crate) struct Queued {
     /// Annotations to set.
     pub annotations: Vec<(String, String, String, String)>,
     /// Events to record.
@@ -98,7 +98,7 @@ pub struct Queued {
 impl crate::control::Ctx<'_> {
     /// Apply what a plugin queued through its [`KubeletClient`]: every annotation in one pod
     /// update (re-read and retried on Conflict), then the events, from `actor`.
-    pub fn apply_plugin_writes(&mut self, actor: &'static str, q: Queued) {
+    pub(crate) fn apply_plugin_writes(&mut self, actor: &'static str, q: Queued) {
         for e in q.events {
             let key = (e.ns.clone(), e.name.clone());
             if let Some(pod) = self.api.pods.get(&key).cloned() {

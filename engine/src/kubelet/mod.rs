@@ -381,7 +381,7 @@ impl Kubelet {
     /// containerd died during a CNI ADD (`containerd-after-ipam`): no DEL follows, the
     /// lease stays in host-local's store, and kubelet's RunPodSandbox call fails the way
     /// grpc-go reports a connection that closed mid-call. Returns that error.
-    pub fn runtime_crashed(
+    pub(crate) fn runtime_crashed(
         &mut self,
         ctx: &mut Ctx<'_>,
         cri: &mut Cri<'_>,
@@ -407,7 +407,7 @@ impl Kubelet {
 
     /// kubelet died at a crash point: it stops acting until systemd restarts it
     /// (`RestartSec=10`), then resumes from scratch for the pod.
-    pub fn kubelet_crashed(
+    pub(crate) fn kubelet_crashed(
         &mut self,
         ctx: &mut Ctx<'_>,
         node: &str,

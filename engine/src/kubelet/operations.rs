@@ -21,21 +21,21 @@ use crate::util::time::{Millis, go_time};
 use std::collections::BTreeMap;
 
 /// The backoff after the first failure (`initialDurationBeforeRetry`).
-pub const INITIAL_DURATION_BEFORE_RETRY: Millis = Millis::ms(500);
+pub(crate) const INITIAL_DURATION_BEFORE_RETRY: Millis = Millis::ms(500);
 /// The longest backoff (`maxDurationBeforeRetry`, 2 min 2 s: "slightly offset from 2
 /// minutes to make timeouts due to this constant recognizable").
-pub const MAX_DURATION_BEFORE_RETRY: Millis = Millis::ms(122_000);
+pub(crate) const MAX_DURATION_BEFORE_RETRY: Millis = Millis::ms(122_000);
 
 /// The operation names kubelet's operation generator gives (`GeneratedOperations.OperationName`).
-pub const VOLUME_MOUNT: &str = "volume_mount";
+pub(crate) const VOLUME_MOUNT: &str = "volume_mount";
 /// `GenerateUnmountVolumeFunc`.
-pub const VOLUME_UNMOUNT: &str = "volume_unmount";
+pub(crate) const VOLUME_UNMOUNT: &str = "volume_unmount";
 /// `GenerateUnmountDeviceFunc`.
-pub const UNMOUNT_DEVICE: &str = "unmount_device";
+pub(crate) const UNMOUNT_DEVICE: &str = "unmount_device";
 
 /// `ExponentialBackoff.Update`'s next `durationBeforeRetry`: 500 ms first, then double the
 /// last, at most 2 min 2 s.
-pub fn next_duration_before_retry(last: Millis) -> Millis {
+pub(crate) fn next_duration_before_retry(last: Millis) -> Millis {
     if last == Millis::ZERO {
         INITIAL_DURATION_BEFORE_RETRY
     } else {
@@ -43,8 +43,9 @@ pub fn next_duration_before_retry(last: Millis) -> Millis {
     }
 }
 
+#[cfg(test)]
 /// `durationBeforeRetry` after `failures` failures in a row (1 = the first).
-pub fn duration_before_retry(failures: u32) -> Millis {
+pub(crate) fn duration_before_retry(failures: u32) -> Millis {
     (0..failures.min(64)).fold(Millis::ZERO, |d, _| next_duration_before_retry(d))
 }
 
@@ -80,7 +81,7 @@ impl OperationKey {
     }
 
     /// Go's `%+v` of the key struct: `{volumeName:… podName:… nodeName:…}`.
-    pub fn go_text(&self) -> String {
+    pub(crate) fn go_text(&self) -> String {
         format!(
             "{{volumeName:{} podName:{} nodeName:{}}}",
             self.volume_name, self.pod_name, self.node_name
@@ -120,7 +121,7 @@ impl PendingOperations {
     /// entry still in the backoff of an operation of another name is reset to this one
     /// ("previous operation and new operation are different. reset op. name and exp.
     /// backoff"), and the operation runs.
-    pub fn retry_wait(
+    pub(crate) fn retry_wait(
         &mut self,
         key: &OperationKey,
         operation: &'static str,
@@ -172,7 +173,7 @@ impl PendingOperations {
     }
 
     /// Every key in backoff and when it may run again (the save file's state).
-    pub fn retry_times(&self) -> impl Iterator<Item = (&OperationKey, Millis)> {
+    pub(crate) fn retry_times(&self) -> impl Iterator<Item = (&OperationKey, Millis)> {
         self.ops.iter().map(|(k, b)| (k, b.retry_at()))
     }
 

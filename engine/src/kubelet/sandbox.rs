@@ -16,13 +16,13 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// Annotation kubelet reads for ingress shaping.
-pub const INGRESS_BANDWIDTH: &str = "kubernetes.io/ingress-bandwidth";
+pub(crate) const INGRESS_BANDWIDTH: &str = "kubernetes.io/ingress-bandwidth";
 /// Annotation kubelet reads for egress shaping.
-pub const EGRESS_BANDWIDTH: &str = "kubernetes.io/egress-bandwidth";
+pub(crate) const EGRESS_BANDWIDTH: &str = "kubernetes.io/egress-bandwidth";
 
 impl Kubelet {
     /// RunPodSandbox: returns the pod IP, or the error kubelet reports.
-    pub fn run_pod_sandbox(
+    pub(crate) fn run_pod_sandbox(
         &mut self,
         ctx: &mut Ctx<'_>,
         cri: &mut Cri<'_>,
@@ -179,7 +179,7 @@ impl Kubelet {
     }
 
     /// StopPodSandbox + RemovePodSandbox: CNI DEL with the cached result, netns removed.
-    pub fn stop_pod_sandbox(
+    pub(crate) fn stop_pod_sandbox(
         &mut self,
         ctx: &mut Ctx<'_>,
         cri: &mut Cri<'_>,

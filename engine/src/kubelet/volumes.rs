@@ -35,30 +35,30 @@ use std::collections::BTreeMap;
 pub use crate::cluster::reports::Mounts;
 
 /// The global mount path of a volume on a node.
-pub fn staging_path(volume_handle: &str) -> String {
+pub(crate) fn staging_path(volume_handle: &str) -> String {
     let digest = Sha256::digest(volume_handle.as_bytes());
     let hex = crate::util::hash::to_hex(&digest);
     format!("/var/lib/kubelet/plugins/kubernetes.io/csi/{DRIVER}/{hex}/globalmount")
 }
 
 /// Block volumes: kubelet's staging path (`csi_block.go` getStagingPath).
-pub fn block_staging_path(pv: &str) -> String {
+pub(crate) fn block_staging_path(pv: &str) -> String {
     format!("/var/lib/kubelet/plugins/kubernetes.io/csi/volumeDevices/staging/{pv}")
 }
 
 /// Block volumes: kubelet's publish path (`csi_block.go` getPublishPath), a file per pod.
-pub fn block_target_path(pod_uid: &str, pv: &str) -> String {
+pub(crate) fn block_target_path(pod_uid: &str, pv: &str) -> String {
     format!("/var/lib/kubelet/plugins/kubernetes.io/csi/volumeDevices/publish/{pv}/{pod_uid}")
 }
 
 /// The per-pod mount path of a volume.
-pub fn target_path(pod_uid: &str, pv: &str) -> String {
+pub(crate) fn target_path(pod_uid: &str, pv: &str) -> String {
     format!("/var/lib/kubelet/pods/{pod_uid}/volumes/kubernetes.io~csi/{pv}/mount")
 }
 
 /// Why a pod's volumes are not ready yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MountWait {
+pub(crate) enum MountWait {
     /// Waiting for another controller; retried on every pass at no cost.
     Waiting(&'static str, String),
     /// Waiting for the attach/detach controller to attach volumes (their names). kubelet
@@ -81,7 +81,7 @@ pub enum MountWait {
 
 /// Why a pod's volumes are not torn down yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TeardownWait {
+pub(crate) enum TeardownWait {
     /// An operation failed now (kubelet logged it); it waits for its backoff.
     Failed,
     /// Every operation left is in its backoff: nothing ran.
@@ -110,7 +110,7 @@ fn outer_volume_name(ctx: &Ctx<'_>, pod: &Object<PodSpec>, pv: &str) -> String {
 /// A failed step of a volume operation: the operation generator's prefix
 /// (`MountVolume.MountDevice failed`) and the cause.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OpFailure {
+pub(crate) struct OpFailure {
     /// `MountVolume.SetUp failed`, `UnmountDevice failed`, ….
     pub prefix: &'static str,
     /// The error after ` : `.
@@ -126,12 +126,12 @@ impl OpFailure {
     }
 
     /// `generateVolumeMsg`'s simple message (events): `<prefix> for volume "<name>" : <cause>`.
-    pub fn simple(&self, volume: &str) -> String {
+    pub(crate) fn simple(&self, volume: &str) -> String {
         format!("{} for volume \"{volume}\" : {}", self.prefix, self.cause)
     }
 
     /// `generateVolumeMsgDetailed` (logs): `<prefix> for volume "<name>" <details> : <cause>`.
-    pub fn detailed(&self, volume: &str, details: &str) -> String {
+    pub(crate) fn detailed(&self, volume: &str, details: &str) -> String {
         format!(
             "{} for volume \"{volume}\" {details} : {}",
             self.prefix, self.cause
@@ -164,7 +164,7 @@ impl From<OpFailure> for MountStop {
 ///   the world) fails with `MountVolume.SetUp failed for volume "<pv>" : volume uses the
 ///   ReadWriteOncePod access mode and is already in use by another pod`. kubelet cannot see
 ///   another node; there the attach/detach controller's Multi-Attach error stops the pod.
-pub fn mount_checks(
+pub(crate) fn mount_checks(
     ctx: &Ctx<'_>,
     pod: &Object<PodSpec>,
     pv: &Object<PvSpec>,
@@ -203,7 +203,7 @@ pub fn mount_checks(
 
 impl Kubelet {
     /// Attach-wait, stage, publish (and node-expand) every volume of a pod.
-    pub fn mount_pod_volumes(
+    pub(crate) fn mount_pod_volumes(
         &mut self,
         ctx: &mut Ctx<'_>,
         pod: &Object<PodSpec>,
@@ -576,7 +576,7 @@ impl Kubelet {
     /// NodeUnstage the ones no other pod on the node still uses (UnmountDevice, per
     /// volume). Each is an operation of its own: one failing does not stop the others, and
     /// it is retried after its backoff. Errors are kubelet's log lines only.
-    pub fn unmount_pod_volumes(
+    pub(crate) fn unmount_pod_volumes(
         &mut self,
         ctx: &mut Ctx<'_>,
         pod: &Object<PodSpec>,

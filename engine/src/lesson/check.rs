@@ -115,7 +115,7 @@ impl Observed {
     }
 
     /// A new step begins: forget the commands (keep the last one).
-    pub fn new_step(&mut self) {
+    pub(crate) fn new_step(&mut self) {
         self.runs.clear();
     }
 
@@ -148,7 +148,7 @@ pub fn predicate_table() -> Vec<(&'static str, &'static str)> {
 
 /// Every predicate. Order does not matter: two patterns never match the same line (a test
 /// proves it).
-pub const PREDICATES: &[Predicate] = &[
+pub(crate) const PREDICATES: &[Predicate] = &[
     Predicate {
         pattern: "pod <pod> exists",
         about: "the pod object exists",
@@ -808,7 +808,7 @@ pub fn parse(line: usize, text: &str) -> Result<Check, String> {
 
 impl Check {
     /// Evaluate against the lab and what the learner did.
-    pub fn eval(&self, lab: &Lab, seen: &Observed) -> Eval {
+    pub(crate) fn eval(&self, lab: &Lab, seen: &Observed) -> Eval {
         let Some(p) = PREDICATES.get(self.predicate) else {
             return Eval::new(false, "unknown predicate");
         };
@@ -822,7 +822,7 @@ impl Check {
 
 /// Evaluate every check: `Ok(())` when all hold, else the first that does not, with what
 /// the lab has.
-pub fn eval_all<'a>(
+pub(crate) fn eval_all<'a>(
     checks: &'a [Check],
     lab: &Lab,
     seen: &Observed,

@@ -24,7 +24,7 @@ const NO_LESSON: &str =
     "no lesson in progress: `lesson list` shows the lessons, `lesson start ID` starts one";
 
 /// A text progress bar of `done` out of `total`: `[███░░░░░░░]`.
-pub fn progress_bar(done: usize, total: usize) -> String {
+pub(crate) fn progress_bar(done: usize, total: usize) -> String {
     const WIDTH: usize = 10;
     // Rounded to the nearest cell.
     let filled = (done * WIDTH * 2 + total)
@@ -37,7 +37,7 @@ pub fn progress_bar(done: usize, total: usize) -> String {
 /// The progress line: the bar over every item, then steps and quizzes counted apart
 /// (`[███░░░░░░░] steps 3/17 · quizzes 0/6`), then the variant when it is not the lesson
 /// as written (` · variant 12`), the same words in the REPL and the dashboard.
-pub fn progress_line(lesson: &Lesson, p: &super::LessonProgress) -> String {
+pub(crate) fn progress_line(lesson: &Lesson, p: &super::LessonProgress) -> String {
     format!(
         "{} steps {}/{} · quizzes {}/{}{}",
         progress_bar(p.done(), lesson.item_count()),
@@ -59,7 +59,7 @@ pub fn variant_tag(variant: u32) -> String {
 }
 
 /// The card for the learner's current item.
-pub fn render_current(s: &LessonSession) -> Outcome {
+pub(crate) fn render_current(s: &LessonSession) -> Outcome {
     let mut out = Outcome::empty();
     out.plain("");
     let lesson = &s.lesson;
@@ -186,7 +186,7 @@ impl Desk {
 
     /// Leave the lesson in progress, if any (its progress stays), for a command that
     /// replaces the cluster under it; the line saying so.
-    pub fn leave_lesson(&mut self) -> Option<Line> {
+    pub(crate) fn leave_lesson(&mut self) -> Option<Line> {
         let s = self.lessons.session.take()?;
         self.lessons.save(&s.lesson.id, &s.progress);
         Some(Line::styled(
@@ -218,7 +218,7 @@ impl Desk {
     }
 
     /// Dispatch a lesson command (`lesson …`, `hint`, `skip`, `back`).
-    pub fn lesson_control(&mut self, cmd: Command) -> Result<Outcome, LabError> {
+    pub(crate) fn lesson_control(&mut self, cmd: Command) -> Result<Outcome, LabError> {
         let result = match cmd {
             Command::Lesson(c) => self.lesson_cmd(c),
             Command::Hint => self.lesson_hint(),
@@ -855,7 +855,7 @@ impl Desk {
     /// passes, its progress is saved and the next item's card follows the output. A step
     /// that passes on a failing command (one the lesson meant to fail) turns the error into
     /// output, so the learner sees the error and the success in order.
-    pub fn lesson_observe(&mut self, line: &str, mut ran: Executed) -> Executed {
+    pub(crate) fn lesson_observe(&mut self, line: &str, mut ran: Executed) -> Executed {
         let Some(mut s) = self.lessons.session.take() else {
             return ran;
         };

@@ -16,7 +16,7 @@ use super::model::Step;
 use crate::engine::Lab;
 
 /// Why a decoy completed the step, if one did (`None`: every decoy was caught).
-pub fn passing_decoy(step: &Step, before: &Lab) -> Option<String> {
+pub(crate) fn passing_decoy(step: &Step, before: &Lab) -> Option<String> {
     if step.checks.is_empty() {
         return None;
     }

@@ -12,7 +12,7 @@ use super::check::{ipam_dirs, pod, pod_link};
 use crate::engine::Lab;
 
 /// The forms, for error messages and the authoring docs.
-pub const FORMS: &[&str] = &[
+pub(crate) const FORMS: &[&str] = &[
     "{pod NAME ip}",
     "{pod NAME interface IF ip}",
     "{lease CONTAINER on NODE}",
@@ -20,7 +20,7 @@ pub const FORMS: &[&str] = &[
 
 /// A fact a lesson names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Fact {
+pub(crate) enum Fact {
     /// A pod's IP.
     PodIp(String),
     /// The address of a pod's interface.

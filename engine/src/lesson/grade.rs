@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The `format` every submission carries.
-pub const FORMAT: &str = "cni-csi-lab-submission";
+pub(crate) const FORMAT: &str = "cni-csi-lab-submission";
 
 /// The submission format this lab writes and the newest it reads.
 pub const VERSION: u64 = 1;
@@ -236,7 +236,7 @@ impl Verdict {
     }
 
     /// Quizzes right at the first try.
-    pub fn quizzes_right(&self) -> usize {
+    pub(crate) fn quizzes_right(&self) -> usize {
         self.quizzes
             .iter()
             .filter(|(_, r)| matches!(r, QuizResult::RightFirstTime { .. }))

@@ -65,7 +65,7 @@ fn lint_variants(parsed: &Parsed, lesson: &Arc<Lesson>, decoys: bool) -> Vec<Les
 }
 
 /// Whether an id is a slug: lower-case ASCII letters and digits in words joined by `-`.
-pub fn is_slug(id: &str) -> bool {
+pub(crate) fn is_slug(id: &str) -> bool {
     !id.is_empty()
         && id.split('-').all(|w| {
             !w.is_empty()
@@ -75,7 +75,7 @@ pub fn is_slug(id: &str) -> bool {
 }
 
 /// The structural problems of one lesson (no playing).
-pub fn lint_structure(lesson: &Lesson) -> Vec<LessonError> {
+pub(crate) fn lint_structure(lesson: &Lesson) -> Vec<LessonError> {
     let mut errs = Vec::new();
     let mut err = |line: usize, r: String| errs.push(LessonError::new(&lesson.file, line, r));
     if !is_slug(&lesson.id) {

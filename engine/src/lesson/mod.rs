@@ -43,7 +43,7 @@ use std::sync::Arc;
 
 /// The lesson format this lab reads; a file with a newer `format_version` is refused with
 /// an "upgrade the lab" message.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 
 /// Whether a command belongs to the lesson player (it is not fed to a step's check).
 pub fn is_control(cmd: &Command) -> bool {
@@ -96,13 +96,8 @@ impl Lessons {
         self.progress = None;
     }
 
-    /// Where progress is kept.
-    pub fn store_location(&self) -> String {
-        self.store.location()
-    }
-
     /// What the store says when a lesson starts (see [`ProgressStore::notice`]).
-    pub fn store_notice(&self) -> Option<String> {
+    pub(crate) fn store_notice(&self) -> Option<String> {
         self.store.notice()
     }
 
@@ -182,7 +177,7 @@ impl Lessons {
     }
 
     /// A problem with the progress file not yet shown to the learner.
-    pub fn take_warning(&mut self) -> Option<String> {
+    pub(crate) fn take_warning(&mut self) -> Option<String> {
         self.warning.take()
     }
 }

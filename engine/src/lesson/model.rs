@@ -134,7 +134,7 @@ impl Quiz {
 /// quotes, backticks and a final full stop do not matter; an address may carry its prefix
 /// (`10.244.1.3/24` for `10.244.1.3`); an RPC may drop `Volume` (`NodeUnpublish`); success
 /// may be said as `ok`, `OK`, `success`, `succeeds` or `0`.
-pub fn same_prediction(given: &str, answer: &str) -> bool {
+pub(crate) fn same_prediction(given: &str, answer: &str) -> bool {
     fn clean(s: &str) -> String {
         s.trim()
             .trim_end_matches('.')

@@ -298,7 +298,7 @@ fn parse_quiz(file: &str, b: &Block) -> Result<Quiz, LessonError> {
 }
 
 /// A parse error as one line of text (clap's first line, without `error: `).
-pub fn parse_error_text(e: &crate::command::ParseError) -> String {
+pub(crate) fn parse_error_text(e: &crate::command::ParseError) -> String {
     let t = match e {
         crate::command::ParseError::Help(_) => "it only asks for help".to_string(),
         crate::command::ParseError::Invalid(t) => t.clone(),

@@ -158,7 +158,7 @@ pub fn plan(lesson: &Lesson, opts: PlayOptions) -> Vec<PlayEvent> {
 }
 
 /// What a command printed (stdout, then `error: …`) and whether it failed.
-pub fn run_text(desk: &mut Desk, line: &str) -> (String, bool) {
+pub(crate) fn run_text(desk: &mut Desk, line: &str) -> (String, bool) {
     match desk.execute_lesson_code(line) {
         Ok(o) => (o.to_text(), false),
         Err(e) => (
@@ -169,7 +169,7 @@ pub fn run_text(desk: &mut Desk, line: &str) -> (String, bool) {
 }
 
 /// Run one reference command, recording it; an error if it did not end as written.
-pub fn run_reference(
+pub(crate) fn run_reference(
     desk: &mut Desk,
     seen: &mut Observed,
     lesson: &Lesson,
@@ -335,7 +335,7 @@ pub trait PlaySink {
 /// A playback with no one watching (`play FILE` in a script): everything it shows,
 /// commands as `lab> command` lines, in order; nothing waits.
 #[derive(Debug, Default)]
-pub struct Printed(pub crate::render::Outcome);
+pub(crate) struct Printed(pub crate::render::Outcome);
 
 impl PlaySink for Printed {
     fn show(&mut self, out: &crate::render::Outcome) {

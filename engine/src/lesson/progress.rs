@@ -61,7 +61,7 @@ fn is_zero_u32(n: &u32) -> bool {
 
 impl Transcript {
     /// The most lines a transcript keeps (a lesson takes a few hundred).
-    pub const MAX_LINES: usize = 20_000;
+    pub(crate) const MAX_LINES: usize = 20_000;
 
     /// No line typed yet.
     pub fn is_empty(&self) -> bool {
@@ -96,7 +96,7 @@ impl LessonProgress {
     }
 
     /// Quizzes answered right at the first try.
-    pub fn right_first_time(&self) -> usize {
+    pub(crate) fn right_first_time(&self) -> usize {
         self.quizzes.difference(&self.second_try).count()
     }
 

@@ -57,7 +57,7 @@ fn endpoint_named(want: &str, e: &Endpoint) -> bool {
 /// --size 1500"`); the port defaults to 80/TCP as the commands' do, any size matches when
 /// none is given.
 #[derive(Debug, Clone)]
-pub struct FlowSpec {
+pub(crate) struct FlowSpec {
     src: String,
     dst: String,
     port: u16,
@@ -196,7 +196,7 @@ fn env_has(rec: &WireRecord, want: &str) -> bool {
 }
 
 /// `saw wire <call> env <K[=V]>`.
-pub fn wire_env(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn wire_env(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, want) = (arg(a, 0), arg(a, 1));
     let recs = shown_calls(lab, seen, call);
     let holds = recs.iter().any(|r| env_has(r, want));
@@ -233,7 +233,7 @@ fn json_value(text: &str) -> Value {
 
 /// `saw wire <call> <part> <pointer> <value>`: the record's part has `value` at the JSON
 /// pointer (`/ips/0/interface`); a value `*` asks only that it is there.
-pub fn wire_json(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn wire_json(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, which, ptr, want) = (arg(a, 0), arg(a, 1), arg(a, 2), arg(a, 3));
     let recs = shown_calls(lab, seen, call);
     let holds = recs.iter().any(|r| {
@@ -254,7 +254,7 @@ pub fn wire_json(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
 }
 
 /// `saw wire <call> caller <actor>`: a CSI call's caller (`external-provisioner`).
-pub fn wire_caller(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn wire_caller(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, want) = (arg(a, 0), arg(a, 1));
     let holds = shown_calls(lab, seen, call)
         .iter()
@@ -452,7 +452,7 @@ pub fn ipam(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 }
 
 /// `saw conf <node> active <file>`: `cni conf show` marked that file as the one in use.
-pub fn conf_active(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn conf_active(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (node, file) = (arg(a, 0), arg(a, 1));
     let holds = seen.seen().any(|s| match s {
         Seen::Conf(dirs) => dirs
@@ -470,7 +470,7 @@ pub fn conf_active(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 // ---- trace, reach ----
 
 /// `saw trace <flow> delivered|dropped|no-route|left`.
-pub fn trace_end(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn trace_end(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (flow, end) = (spec(a), arg(a, 1));
     let want = match end {
         "delivered" => TraceEnd::Delivered,
@@ -505,7 +505,7 @@ fn traces<'o>(
 }
 
 /// `saw trace <flow> mtu <n>`: the packet did not fit an MTU of n on the way.
-pub fn trace_mtu(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn trace_mtu(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (flow, mtu) = (spec(a), arg(a, 1));
     let holds =
         traces(seen, &flow).any(|t| t.too_big.as_ref().is_some_and(|b| mtu.parse() == Ok(b.mtu)));
@@ -520,7 +520,7 @@ pub fn trace_mtu(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 }
 
 /// `saw trace <flow> route <node> <route>`: the packet took that route on that node.
-pub fn trace_route(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn trace_route(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (flow, node, rspec) = (spec(a), arg(a, 1), arg(a, 2));
     let holds = traces(seen, &flow).any(|t| {
         t.routes
@@ -539,7 +539,7 @@ pub fn trace_route(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 
 /// `saw trace <flow> source rewritten`: netfilter rewrote the source (MASQUERADE, SNAT) on
 /// the way.
-pub fn trace_rewritten(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn trace_rewritten(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let flow = spec(a);
     let holds = traces(seen, &flow).any(|t| {
         t.rewrites
@@ -558,7 +558,7 @@ pub fn trace_rewritten(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 
 /// `saw trace <flow> hop <kind>`: a hop of that kind (`tunnel`, `netfilter`, `policy`,
 /// `underlay`, `bridge`, `veth`, `pod-route`, `node-route`).
-pub fn trace_hop(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn trace_hop(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     use crate::net::trace::HopKind;
     let (flow, kind) = (spec(a), arg(a, 1));
     let want = match kind {
@@ -589,7 +589,7 @@ pub fn reach(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 }
 
 /// `saw reach <flow> policies allowed|denied`: the policies' own verdict.
-pub fn reach_policies(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn reach_policies(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     reach_verdict(seen, a, true)
 }
 
@@ -629,7 +629,7 @@ fn reach_verdict(seen: &Observed, a: &[String], policies: bool) -> Eval {
 
 /// `caused <actor>`: a command of this step made a call-log entry by that actor
 /// (`external-attacher`, `containerd(node-1)`).
-pub fn caused(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn caused(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let want = arg(a, 0);
     let holds = seen.succeeded().any(|r| {
         (r.calls.0..r.calls.1)
@@ -679,7 +679,7 @@ pub fn describe(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 
 /// `saw describe <kind> <name> event <Reason>` and `… event <Reason> <message words>`:
 /// the description's Events section showed that event (its message holding the words).
-pub fn describe_event(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn describe_event(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (kind, name, reason) = (arg(a, 0), arg(a, 1), arg(a, 2));
     let words = a.get(3).map(String::as_str);
     let mut shown = Vec::new();
@@ -800,7 +800,7 @@ pub fn error(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 /// `saw wire <call> method <path>`: `show wire` showed a record of the CSI call whole, with
 /// this gRPC method path (`/csi.v1.Identity/Probe`); a raw `csi` command prints only the
 /// reply, so it does not count here.
-pub fn wire_method(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn wire_method(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, want) = (arg(a, 0), arg(a, 1));
     let mut shown = false;
     let holds = seen
@@ -875,7 +875,7 @@ fn volume_rows<'o>(
 /// `saw volume <pvc> on <node> state <STATE>`: `show volumes` showed the claim's volume in
 /// this CSI lifecycle state on the node (CREATED, NODE_READY, VOL_READY, PUBLISHED), with
 /// its staging path and targets.
-pub fn volume_state(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn volume_state(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (pvc, node, want) = (arg(a, 0), arg(a, 1), arg(a, 2));
     let mut states = Vec::new();
     let holds = volume_rows(seen, pvc)
@@ -899,7 +899,7 @@ pub fn volume_state(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 
 /// `saw volume <pvc> on <node> targets <n>`: `show volumes` showed this many publish
 /// targets (one per pod) for the claim's volume on the node.
-pub fn volume_targets(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn volume_targets(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (pvc, node, want) = (arg(a, 0), arg(a, 1), arg(a, 2));
     let mut counts = Vec::new();
     let holds = volume_rows(seen, pvc)
@@ -925,7 +925,7 @@ pub fn volume_targets(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 /// pods of its namespace carrying this label on this port (its `from` has a podSelector
 /// that matches them, or is empty; its `ports` hold the port, or are empty). What the
 /// policy says, whatever pods exist and whatever the network enforces.
-pub fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+pub(crate) fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (key, label, port) = (arg(a, 0), arg(a, 1), arg(a, 2));
     let (ns, name) = key.split_once('/').unwrap_or(("default", key));
     let labels: std::collections::BTreeMap<String, String> = label
@@ -961,7 +961,7 @@ pub fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 
 /// `node <node> conf active <file>`: the file of the node's `/etc/cni/net.d` the runtime
 /// uses (the first that loads, in lexical order) is this one, whatever view showed it.
-pub fn node_conf_active(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+pub(crate) fn node_conf_active(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (node, file) = (arg(a, 0), arg(a, 1));
     let Some(active) = crate::engine::node_view::active_conf(lab, node) else {
         return yes_no(false, String::new(), format!("there is no node {node}"));
@@ -983,7 +983,7 @@ pub fn node_conf_active(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 /// network, a lease nothing that will ever DEL it accounts for: no pod sandbox, and libcni
 /// cached it (if at all) only under a network the node no longer uses, whose chain the
 /// runtime will never run again ([`LeaseHolder`](crate::engine::node_view::LeaseHolder)).
-pub fn ipam_leak(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn ipam_leak(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (node, net) = (arg(a, 0), arg(a, 1));
     if let Err(e) = super::check::ipam_dirs(lab, node) {
         return e;
@@ -1018,7 +1018,7 @@ pub fn ipam_leak(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
 /// `saw trace <flow> on <ifname> delivered|dropped|no-route|left`: a trace from the flow's
 /// source to the address the destination pod has on that interface (a secondary network's
 /// `net1`, whatever address it got), on the flow's port, ended this way.
-pub fn trace_to_interface(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn trace_to_interface(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (flow, ifname, end) = (spec(a), arg(a, 1), arg(a, 2));
     let p = match super::check::pod(lab, &flow.dst) {
         Ok(p) => p,
@@ -1087,7 +1087,7 @@ pub fn trace_to_interface(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
 /// `saw wire <call> <part> <pointer> contains <text>`: a record of the call shown this step
 /// has a string at the JSON pointer holding the text (a path: `/target_path` contains
 /// `/volumeDevices/publish/`).
-pub fn wire_json_contains(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn wire_json_contains(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, which, ptr, want) = (arg(a, 0), arg(a, 1), arg(a, 2), arg(a, 3));
     let recs = shown_calls(lab, seen, call);
     let holds = recs.iter().any(|r| {
@@ -1254,7 +1254,7 @@ mod ch2_ch7_tests {
 /// `pod <pod> network <name>`: the network (the conflist's `name`) the runtime set up the
 /// pod's `eth0` with, as libcni's result cache keys it (`lab-net`, `lab-net-v110`,
 /// `k8s-pod-network`, `multus-cni-network`).
-pub fn pod_network(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+pub(crate) fn pod_network(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let p = match super::check::pod(lab, arg(a, 0)) {
         Ok(p) => p,
         Err(e) => return e,
@@ -1280,7 +1280,7 @@ pub fn pod_network(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 
 /// `pod <pod> annotation <KEY=VALUE>`: metadata.annotations has the pair
 /// (`k8s.v1.cni.cncf.io/networks=rdma-net`).
-pub fn pod_annotation(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+pub(crate) fn pod_annotation(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let p = match super::check::pod(lab, arg(a, 0)) {
         Ok(p) => p,
         Err(e) => return e,
@@ -1300,7 +1300,7 @@ pub fn pod_annotation(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 /// `pod <pod> port <HOST:CONTAINER[/PROTO]>`: a host port mapping of the pod as `pod create
 /// --port` writes it (`8080:80`: hostPort 8080 to containerPort 80, TCP unless a protocol
 /// is given).
-pub fn pod_port(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+pub(crate) fn pod_port(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let p = match super::check::pod(lab, arg(a, 0)) {
         Ok(p) => p,
         Err(e) => return e,
@@ -1329,7 +1329,7 @@ pub fn pod_port(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 
 /// `node <node> allocatable <resource> <n>`: the Node's status.allocatable has this
 /// quantity of the resource (`intel.com/sriov_netdevice 2`, `pods 110`).
-pub fn node_allocatable(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+pub(crate) fn node_allocatable(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (node, resource, want) = (arg(a, 0), arg(a, 1), arg(a, 2));
     let Some(have) = crate::engine::query::node_allocatable(lab, node, resource) else {
         return yes_no(false, String::new(), format!("there is no node {node}"));
@@ -1356,7 +1356,7 @@ fn bgp_shown<'s>(seen: &'s Observed, node: &str) -> Vec<&'s crate::netd::BgpView
 
 /// `saw bgp <node> peer <ip> up|start`: `show bgp` showed the node's mesh session to that
 /// peer in that state (`calicoctl node status`).
-pub fn bgp_peer(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn bgp_peer(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (node, peer, state) = (arg(a, 0), arg(a, 1), arg(a, 2));
     let addr: Option<std::net::Ipv4Addr> = peer.parse().ok();
     let views = bgp_shown(seen, node);
@@ -1378,7 +1378,7 @@ pub fn bgp_peer(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 
 /// `saw bgp <node> route <block> via <peer>`: `show bgp` showed BIRD on the node holding a
 /// route to that block via that peer, reachable on eth0 (`birdcl show route`).
-pub fn bgp_route(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn bgp_route(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     use crate::netd::NextHop;
     let (node, block, via) = (arg(a, 0), arg(a, 1), arg(a, 2));
     let block: Option<ipnet::Ipv4Net> = block.parse().ok();
@@ -1436,7 +1436,7 @@ pub fn events(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
 
 /// `saw trace <flow> destination rewritten`: netfilter rewrote the destination (DNAT: a
 /// host port, a Service) on the way.
-pub fn trace_dnat(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn trace_dnat(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let flow = spec(a);
     let holds = traces(seen, &flow).any(|t| {
         t.rewrites
@@ -1588,7 +1588,7 @@ mod ch3_tests {
 
 /// `saw wire <call> on <node>`: a record of the call shown this step ran on the node (a CNI
 /// plugin's node; the node plugin a CSI Node call went to).
-pub fn wire_on(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn wire_on(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, node) = (arg(a, 0), arg(a, 1));
     let recs = shown_calls(lab, seen, call);
     let holds = recs.iter().any(|r| r.node() == Some(node));
@@ -1609,7 +1609,7 @@ pub fn wire_on(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
 /// `saw wire <call> <n> times`: at least n different records of the call, each answered
 /// without an error, were shown whole this step (a raw `csi`/`cni` command shows the record
 /// it made, so a call repeated shows two).
-pub fn wire_times(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn wire_times(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, want) = (arg(a, 0), arg(a, 1).parse::<usize>().unwrap_or(usize::MAX));
     let mut seqs: Vec<u64> = wire_shown(seen)
         .into_iter()
@@ -1633,7 +1633,7 @@ pub fn wire_times(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
 
 /// `saw ipam <node> lease of <pod>`: `show ipam` showed the node's host-local store with
 /// the pod's lease: its address, held by its sandbox's container ID.
-pub fn ipam_lease_of(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+pub(crate) fn ipam_lease_of(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (node, pod) = (arg(a, 0), arg(a, 1));
     let p = match super::check::pod(lab, pod) {
         Ok(p) => p,
@@ -1667,7 +1667,7 @@ pub fn ipam_lease_of(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
 
 /// `pvc <pvc> used by <pod>`: a volume of the pod's spec names the claim (in the pod's
 /// namespace).
-pub fn pvc_used_by(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+pub(crate) fn pvc_used_by(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let p = match super::check::pod(lab, arg(a, 1)) {
         Ok(p) => p,
         Err(e) => return e,

@@ -63,15 +63,6 @@ impl LessonSession {
         item(&self.lesson, self.at)
     }
 
-    /// Items done / items in the lesson, from 0.0 to 1.0 (for a progress bar).
-    pub fn fraction(&self) -> f64 {
-        let total = self.lesson.item_count();
-        if total == 0 {
-            return 1.0;
-        }
-        self.progress.done() as f64 / total as f64
-    }
-
     /// (done, total) items.
     pub fn counts(&self) -> (usize, usize) {
         (self.progress.done(), self.lesson.item_count())
@@ -156,7 +147,7 @@ impl LessonSession {
     }
 
     /// Go to an item (clamped), with fresh hints and a fresh command record.
-    pub fn move_to(&mut self, at: usize) {
+    pub(crate) fn move_to(&mut self, at: usize) {
         self.at = at.min(self.lesson.item_count());
         self.next_hint = 0;
         self.wrong_answers = 0;

@@ -40,7 +40,7 @@ pub fn segments(path: &serde_ignored::Path<'_>) -> Vec<Seg> {
 }
 
 /// `spec.containers[0].imagee`, as the API server prints a field path.
-pub fn dotted(path: &[Seg]) -> String {
+pub(crate) fn dotted(path: &[Seg]) -> String {
     render(path, true)
 }
 
@@ -115,7 +115,7 @@ fn is_key(content: &str, key: &str) -> bool {
 }
 
 /// The line (1-based) of the field at `path` in `text`, if it can be found.
-pub fn line_of(text: &str, path: &[Seg]) -> Option<usize> {
+pub(crate) fn line_of(text: &str, path: &[Seg]) -> Option<usize> {
     if path.is_empty() {
         // The object's first line with content.
         return rows(text).iter().position(Option::is_some).map(|i| i + 1);

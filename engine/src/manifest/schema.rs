@@ -16,7 +16,7 @@ pub type Any = serde_json::Value;
 /// `apiVersion` and `kind`, read first to pick the type of the rest.
 #[derive(Debug, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-pub struct TypeMeta {
+pub(crate) struct TypeMeta {
     /// `apiVersion`.
     #[serde(default)]
     pub api_version: Option<String>,
@@ -498,12 +498,12 @@ pub struct NadSpecM {
 }
 
 /// The spec of a NetworkPolicy is read with the store's own type.
-pub type PolicySpecM = NetworkPolicySpec;
+pub(crate) type PolicySpecM = NetworkPolicySpec;
 
 /// Real Kubernetes fields the lab accepts in a manifest without modelling them, as
 /// paths with `[]` for any index. Apply names each one it meets in a warning; any other
 /// field is refused (`kubectl apply --validate=strict`).
-pub const UNMODELLED: &[&str] = &[
+pub(crate) const UNMODELLED: &[&str] = &[
     "metadata.generateName",
     "metadata.ownerReferences",
     "metadata.selfLink",

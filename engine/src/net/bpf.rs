@@ -8,7 +8,7 @@ use std::net::IpAddr;
 
 /// An endpoint as bpf_lxc knows it (`struct endpoint_info` in `cilium_lxc`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BpfEndpoint {
+pub(crate) struct BpfEndpoint {
     /// The endpoint ID (1..4095).
     pub id: u16,
     /// The host-side device (`lxc…`).
@@ -21,7 +21,7 @@ pub struct BpfEndpoint {
 
 /// An ipcache lookup (`lookup_ip4_remote_endpoint`): the longest prefix holding the address.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IpcacheHit {
+pub(crate) struct IpcacheHit {
     /// The prefix that matched (`10.244.2.3/32`, `0.0.0.0/0`).
     pub prefix: String,
     /// The security identity of the address.
@@ -32,7 +32,7 @@ pub struct IpcacheHit {
 
 /// One policy-map lookup at an endpoint.
 #[derive(Debug, Clone, Copy)]
-pub struct PolicyQuery<'q> {
+pub(crate) struct PolicyQuery<'q> {
     /// The node the endpoint is on.
     pub node: &'q str,
     /// The endpoint.
@@ -55,7 +55,7 @@ pub struct PolicyQuery<'q> {
 
 /// What the map said.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BpfVerdict {
+pub(crate) struct BpfVerdict {
     /// Allowed.
     pub allowed: bool,
     /// The map's pinned name (`cilium_policy_01234`).
@@ -68,7 +68,7 @@ pub struct BpfVerdict {
 }
 
 /// The datapath state of every node's agent.
-pub trait BpfDatapath {
+pub(crate) trait BpfDatapath {
     /// The endpoint on `node` holding `ip`, if it is a local endpoint there.
     fn endpoint(&self, node: &str, ip: IpAddr) -> Option<BpfEndpoint>;
     /// `node`'s ipcache entry for `ip`.

@@ -21,6 +21,7 @@
 //! - Named ports match the container port of that name on the destination pod
 //!   (`spec.containers[].ports[].name`); against a node or an external IP they match nothing.
 
+#[cfg(test)]
 use super::NetError;
 use super::view::{ClusterNet, Endpoint, PodNet, Policy, Resolved};
 pub use crate::cluster::policy::{
@@ -142,7 +143,7 @@ impl Verdict {
     }
 
     /// The reason of one side, as a sentence fragment.
-    pub fn side_text(&self, side: &SideVerdict) -> String {
+    pub(crate) fn side_text(&self, side: &SideVerdict) -> String {
         let dir = side.direction.as_str();
         match &side.decision {
             Decision::NotAPod => format!(
@@ -207,7 +208,7 @@ impl fmt::Display for Verdict {
 impl NetworkPolicySpec {
     /// `(ingress, egress)`: the directions this policy isolates, with the apiserver's
     /// default when `policyTypes` is empty.
-    pub fn effective_types(&self) -> (bool, bool) {
+    pub(crate) fn effective_types(&self) -> (bool, bool) {
         if self.policy_types.is_empty() {
             (true, !self.egress.is_empty())
         } else {
@@ -220,7 +221,7 @@ impl NetworkPolicySpec {
 
     /// The spec as the apiserver stores it after defaulting: `policyTypes` filled in and
     /// every port's `protocol` set (TCP when absent).
-    pub fn defaulted(&self) -> NetworkPolicySpec {
+    pub(crate) fn defaulted(&self) -> NetworkPolicySpec {
         let mut s = self.clone();
         if s.policy_types.is_empty() {
             s.policy_types.push("Ingress".into());
@@ -258,8 +259,9 @@ pub fn selects(policy: &Policy, pod: &PodNet) -> bool {
     policy.namespace == pod.namespace && policy.spec.pod_selector.matches(&pod.labels)
 }
 
+#[cfg(test)]
 /// The policies (`namespace/name`, sorted) that isolate a pod in a direction.
-pub fn isolating_policies(net: &ClusterNet, pod: &PodNet, dir: Direction) -> Vec<String> {
+pub(crate) fn isolating_policies(net: &ClusterNet, pod: &PodNet, dir: Direction) -> Vec<String> {
     let mut v: Vec<String> = sorted_policies(net)
         .into_iter()
         .filter(|p| selects(p, pod) && p.spec.isolates(dir))
@@ -275,8 +277,9 @@ fn sorted_policies(net: &ClusterNet) -> Vec<&Policy> {
     v
 }
 
+#[cfg(test)]
 /// Decide a flow: resolve both ends and apply the rules of every policy involved.
-pub fn evaluate(net: &ClusterNet, flow: &Flow) -> Result<Verdict, NetError> {
+pub(crate) fn evaluate(net: &ClusterNet, flow: &Flow) -> Result<Verdict, NetError> {
     let src = net.lookup(&flow.src)?;
     let dst = net.lookup(&flow.dst)?;
     Ok(evaluate_resolved(net, src, dst, flow.port, flow.protocol))
@@ -441,7 +444,7 @@ fn peer_matches(
 /// Is `ip` in the block and outside every `except`? Unparsable CIDRs match nothing
 /// (validation rejects them). A CIDR with host bits set is read as its network, as Go's
 /// `ParseCIDR` does.
-pub fn ip_block_contains(block: &IpBlock, ip: IpAddr) -> bool {
+pub(crate) fn ip_block_contains(block: &IpBlock, ip: IpAddr) -> bool {
     let Ok(cidr) = block.cidr.parse::<ipnet::IpNet>() else {
         return false;
     };

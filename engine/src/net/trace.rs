@@ -173,16 +173,11 @@ impl Trace {
     }
 
     /// Did the packet get where it was going: delivered, or out of the cluster.
-    pub fn went_through(&self) -> bool {
+    pub(crate) fn went_through(&self) -> bool {
         matches!(
             self.outcome,
             Outcome::Delivered(_) | Outcome::LeftCluster { .. }
         )
-    }
-
-    /// The gateways used on node routes, in order (host-gw next hops).
-    pub fn next_hops(&self) -> Vec<IpAddr> {
-        self.hops.iter().filter_map(|h| h.next_hop).collect()
     }
 
     /// The path on one line: `web eth0 10.244.1.2 → veth… (host side) → cni0 on node-1 →
@@ -207,7 +202,7 @@ impl Trace {
     }
 
     /// The last line: `delivered …`, `dropped at hop N …`, `no route to host at hop N …`.
-    pub fn result_line(&self) -> String {
+    pub(crate) fn result_line(&self) -> String {
         match &self.outcome {
             Outcome::Delivered(to) => format!("delivered to {to}"),
             Outcome::Dropped { hop, reason } => format!("dropped at hop {hop}: {reason}"),
@@ -322,7 +317,7 @@ impl<'a> Fabric<'a> {
     }
 
     /// The fabric with an eBPF datapath's maps to read (used under [`Enforcement::Bpf`]).
-    pub fn with_bpf(mut self, bpf: &'a dyn BpfDatapath) -> Self {
+    pub(crate) fn with_bpf(mut self, bpf: &'a dyn BpfDatapath) -> Self {
         self.bpf = Some(bpf);
         self
     }
@@ -469,7 +464,7 @@ const CILIUM_HOST: &str = "cilium_host";
 const CILIUM_VXLAN: &str = "cilium_vxlan";
 
 /// The default packet size of `trace`: `ping`'s 56 data bytes + ICMP 8 + IPv4 20.
-pub const DEFAULT_SIZE: u32 = 84;
+pub(crate) const DEFAULT_SIZE: u32 = 84;
 
 /// Walks cap: more hops than this is a loop.
 const MAX_HOPS: usize = 64;

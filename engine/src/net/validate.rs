@@ -19,7 +19,7 @@ use std::fmt;
 
 /// The kind of a field error (`field.ErrorType`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FieldErrorKind {
+pub(crate) enum FieldErrorKind {
     /// `Invalid value: <value>`.
     Invalid(String),
     /// `Required value`.
@@ -32,7 +32,7 @@ pub enum FieldErrorKind {
 
 /// One `field.Error`: a path, a kind and a detail.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldError {
+pub(crate) struct FieldError {
     /// The field path (`spec.ingress[0].ports[0].port`).
     pub field: String,
     /// What is wrong.
@@ -60,7 +60,7 @@ impl fmt::Display for FieldError {
 /// A rejected NetworkPolicy: `NetworkPolicy.networking.k8s.io "<name>" is invalid: …`
 /// (`apierrors.NewInvalid`; several errors print as `[e1, e2]`, duplicates once).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct PolicyInvalid {
+pub(crate) struct PolicyInvalid {
     /// The policy's name.
     pub name: String,
     /// Every error found, in order.
@@ -90,7 +90,7 @@ impl fmt::Display for PolicyInvalid {
 }
 
 /// Validate a NetworkPolicy on create: metadata (name, namespace) then spec.
-pub fn validate_policy(
+pub(crate) fn validate_policy(
     namespace: &str,
     name: &str,
     spec: &NetworkPolicySpec,
@@ -119,13 +119,6 @@ pub fn validate_policy(
             errors: errs.0,
         })
     }
-}
-
-/// Validate only a spec (field paths start at `spec`).
-pub fn validate_spec_errors(spec: &NetworkPolicySpec) -> Vec<FieldError> {
-    let mut errs = Errs::default();
-    validate_spec(spec, "spec", &mut errs);
-    errs.0
 }
 
 #[derive(Default)]
@@ -393,7 +386,7 @@ fn is_dns_subdomain_re(s: &str) -> bool {
 }
 
 /// `IsQualifiedName`: label keys (`app`, `example.com/tier`).
-pub fn is_qualified_name(value: &str) -> Vec<String> {
+pub(crate) fn is_qualified_name(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     let parts: Vec<&str> = value.split('/').collect();
     let name = match parts.as_slice() {
@@ -431,7 +424,7 @@ pub fn is_qualified_name(value: &str) -> Vec<String> {
 }
 
 /// `IsValidLabelValue`.
-pub fn is_valid_label_value(value: &str) -> Vec<String> {
+pub(crate) fn is_valid_label_value(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > 63 {
         errs.push(max_len_error(63));
@@ -447,7 +440,7 @@ pub fn is_valid_label_value(value: &str) -> Vec<String> {
 }
 
 /// `IsDNS1123Subdomain`: object names.
-pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
+pub(crate) fn is_dns1123_subdomain(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > 253 {
         errs.push(max_len_error(253));
@@ -463,7 +456,7 @@ pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
 }
 
 /// `IsDNS1123Label`: namespace names.
-pub fn is_dns1123_label(value: &str) -> Vec<String> {
+pub(crate) fn is_dns1123_label(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > 63 {
         errs.push(max_len_error(63));
@@ -483,7 +476,7 @@ pub fn is_dns1123_label(value: &str) -> Vec<String> {
 }
 
 /// `IsValidPortNum`.
-pub fn is_valid_port_num(port: i32) -> Vec<String> {
+pub(crate) fn is_valid_port_num(port: i32) -> Vec<String> {
     if (1..=65535).contains(&port) {
         Vec::new()
     } else {
@@ -492,7 +485,7 @@ pub fn is_valid_port_num(port: i32) -> Vec<String> {
 }
 
 /// `IsValidPortName` (IANA_SVC_NAME).
-pub fn is_valid_port_name(port: &str) -> Vec<String> {
+pub(crate) fn is_valid_port_name(port: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if port.len() > 15 {
         errs.push(max_len_error(15));
@@ -520,7 +513,7 @@ pub fn is_valid_port_name(port: &str) -> Vec<String> {
 }
 
 /// Go's `%q` for the strings the lab meets (escapes quotes, backslashes, controls).
-pub fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

@@ -9,7 +9,7 @@ use std::net::IpAddr;
 
 /// The label every namespace carries, set by the apiserver since Kubernetes 1.22
 /// (`NamespaceDefaultLabelName` in k8s.io/api core/v1): `kubernetes.io/metadata.name=<ns>`.
-pub const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
+pub(crate) const NAMESPACE_NAME_LABEL: &str = "kubernetes.io/metadata.name";
 
 /// One node's networking, as the Node object and the node's kernel show it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -200,7 +200,7 @@ impl ClusterNet {
 
     /// A namespace's labels, including `kubernetes.io/metadata.name=<ns>` as the apiserver
     /// sets it on every namespace.
-    pub fn namespace_labels(&self, namespace: &str) -> BTreeMap<String, String> {
+    pub(crate) fn namespace_labels(&self, namespace: &str) -> BTreeMap<String, String> {
         let mut labels = self.namespaces.get(namespace).cloned().unwrap_or_default();
         labels.insert(NAMESPACE_NAME_LABEL.to_string(), namespace.to_string());
         labels
@@ -233,7 +233,7 @@ impl ClusterNet {
 
     /// The endpoint that owns an address: a pod (by `status.podIP`), a node (InternalIP or
     /// bridge address), or else the bare address.
-    pub fn endpoint_for_ip(&self, ip: IpAddr) -> Endpoint {
+    pub(crate) fn endpoint_for_ip(&self, ip: IpAddr) -> Endpoint {
         if let Some(p) = self.pods.iter().find(|p| p.ip == Some(ip)) {
             return Endpoint::pod(&p.namespace, &p.name);
         }

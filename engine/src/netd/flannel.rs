@@ -34,16 +34,16 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 /// The path of the file flanneld writes for the flannel CNI plugin.
-pub const SUBNET_ENV: &str = "/run/flannel/subnet.env";
+pub(crate) const SUBNET_ENV: &str = "/run/flannel/subnet.env";
 
 /// The VXLAN device's name and VNI (`flannel.<VNI>`, VNI 1 by default).
-pub const VXLAN_DEV: &str = "flannel.1";
+pub(crate) const VXLAN_DEV: &str = "flannel.1";
 /// flannel's default VNI.
 pub const VNI: u32 = 1;
 /// The kernel's default VXLAN port (flanneld passes port 0, so netlink omits it).
-pub const VXLAN_PORT: u16 = 8472;
+pub(crate) const VXLAN_PORT: u16 = 8472;
 /// Outer IPv4 20 + UDP 8 + VXLAN 8 + inner Ethernet 14 bytes.
-pub const VXLAN_OVERHEAD: u32 = 50;
+pub(crate) const VXLAN_OVERHEAD: u32 = 50;
 
 /// A flannel backend (`Backend.Type` in net-conf.json).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,7 +305,7 @@ impl Flannel {
     }
 
     /// The subnet `node` holds, if any.
-    pub fn lease_of(&self, node: &str) -> Option<IpNet> {
+    pub(crate) fn lease_of(&self, node: &str) -> Option<IpNet> {
         self.leases.get(node).map(|l| l.subnet)
     }
 

@@ -17,9 +17,9 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Where the entrypoint writes the kubeconfig.
-pub const KUBECONFIG: &str = "/etc/cni/net.d/multus.d/multus.kubeconfig";
+pub(crate) const KUBECONFIG: &str = "/etc/cni/net.d/multus.d/multus.kubeconfig";
 /// The config file names the entrypoint writes (and skips when picking the master).
-pub const CONF_NAMES: [&str; 2] = ["00-multus.conf", "00-multus.conflist"];
+pub(crate) const CONF_NAMES: [&str; 2] = ["00-multus.conf", "00-multus.conflist"];
 /// `--multus-cni-conf-dir`'s default, written into the config as `cniConf`.
 const CNI_CONF_DIR: &str = "/host/etc/cni/multus/net.d";
 
@@ -49,7 +49,7 @@ current-context: multus-context
 }
 
 /// `getMasterConfigPath`: the first `.conf`/`.conflist` not named `00-multus.conf*`.
-pub fn master_file(rt: &NodeRuntime) -> Option<(&String, &crate::cni::conf::ConfText)> {
+pub(crate) fn master_file(rt: &NodeRuntime) -> Option<(&String, &crate::cni::conf::ConfText)> {
     rt.confdir.files.iter().find(|(name, _)| {
         (name.ends_with(".conf") || name.ends_with(".conflist"))
             && !name.starts_with("00-multus.conf")
@@ -107,7 +107,7 @@ pub fn render(master_name: &str, master_text: &str) -> Result<(String, String), 
 /// The entrypoint runs on a node: kubeconfig and config written (a previous config of the
 /// other extension removed). Returns the file written and its master, or the error the
 /// entrypoint logs (then nothing is written and the runtime keeps the network it had).
-pub fn install_on(rt: &mut NodeRuntime) -> Result<(String, String), String> {
+pub(crate) fn install_on(rt: &mut NodeRuntime) -> Result<(String, String), String> {
     let (master_name, master_text) = match master_file(rt) {
         Some((n, t)) => (n.clone(), t.text().into_owned()),
         None => {
@@ -125,7 +125,7 @@ pub fn install_on(rt: &mut NodeRuntime) -> Result<(String, String), String> {
 }
 
 /// Go's `json.Marshal`: compact, keys sorted (a map), `<`, `>` and `&` escaped.
-pub fn go_marshal(v: &Value) -> String {
+pub(crate) fn go_marshal(v: &Value) -> String {
     serde_json::to_string(v)
         .unwrap_or_default()
         .replace('<', "\\u003c")
@@ -134,7 +134,7 @@ pub fn go_marshal(v: &Value) -> String {
 }
 
 /// The DaemonSet is deleted: its config and kubeconfig go (`cleanupMultusConf`).
-pub fn uninstall(rt: &mut NodeRuntime) {
+pub(crate) fn uninstall(rt: &mut NodeRuntime) {
     let mut changed = false;
     for n in CONF_NAMES {
         changed |= rt.confdir.files.remove(n).is_some();

@@ -21,23 +21,23 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
 /// Where the plugin reads its configuration on the node.
-pub const CONFIG_PATH: &str = "/etc/pcidp/config.json";
+pub(crate) const CONFIG_PATH: &str = "/etc/pcidp/config.json";
 /// The directory of the device-info files Allocate writes.
-pub const DEVINFO_DIR: &str = "/var/run/k8s.cni.cncf.io/devinfo/dp";
+pub(crate) const DEVINFO_DIR: &str = "/var/run/k8s.cni.cncf.io/devinfo/dp";
 /// The resource prefix when a pool names none (`-resource-prefix`).
-pub const DEFAULT_PREFIX: &str = "intel.com";
+pub(crate) const DEFAULT_PREFIX: &str = "intel.com";
 /// The lab's default pool name.
-pub const DEFAULT_RESOURCE_NAME: &str = "sriov_netdevice";
+pub(crate) const DEFAULT_RESOURCE_NAME: &str = "sriov_netdevice";
 /// The VF's PCI vendor ID (Intel).
-pub const VF_VENDOR: &str = "8086";
+pub(crate) const VF_VENDOR: &str = "8086";
 /// The VF's PCI device ID (X710 VF).
-pub const VF_DEVICE: &str = "154c";
+pub(crate) const VF_DEVICE: &str = "154c";
 /// The VF's kernel driver.
-pub const VF_DRIVER: &str = "iavf";
+pub(crate) const VF_DRIVER: &str = "iavf";
 
 /// The config the lab writes on an SR-IOV node: one pool `intel.com/sriov_netdevice` of the
 /// PF's VFs (selector `pfNames`).
-pub fn default_config(pf: &str) -> String {
+pub(crate) fn default_config(pf: &str) -> String {
     let v = json!({
         "resourceList": [{
             "resourceName": DEFAULT_RESOURCE_NAME,
@@ -214,7 +214,7 @@ impl SriovDevicePlugin {
 
     /// ListAndWatch of every pool: (resource, devices), devices in PCI order; a VF goes to
     /// the first pool that selects it. Pools with no device still register (capacity 0).
-    pub fn list_and_watch(&self, host: &Host) -> Vec<(String, Vec<Device>)> {
+    pub(crate) fn list_and_watch(&self, host: &Host) -> Vec<(String, Vec<Device>)> {
         let mut taken = std::collections::BTreeSet::new();
         let mut out = Vec::new();
         for pool in &self.pools {
@@ -269,7 +269,7 @@ impl SriovDevicePlugin {
 }
 
 /// `PCIDEVICE_<PREFIX>_<NAME>`: upper case, `.` → `_` (hyphens kept).
-pub fn env_name(prefix: &str, name: &str) -> String {
+pub(crate) fn env_name(prefix: &str, name: &str) -> String {
     format!(
         "PCIDEVICE_{}_{}",
         prefix.replace('.', "_").to_ascii_uppercase(),
@@ -278,7 +278,7 @@ pub fn env_name(prefix: &str, name: &str) -> String {
 }
 
 /// The device-info file of one device: `<dir>/<prefix>-<name>-<pci>-device.json`.
-pub fn devinfo_path(resource: &str, id: &str) -> String {
+pub(crate) fn devinfo_path(resource: &str, id: &str) -> String {
     format!(
         "{DEVINFO_DIR}/{}-{id}-device.json",
         resource.replace('/', "-")

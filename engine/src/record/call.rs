@@ -571,12 +571,12 @@ impl CallEvent {
     }
 
     /// The actor as the call log shows it, written at the end of `out`.
-    pub fn write_actor(&self, out: &mut String) {
+    pub(crate) fn write_actor(&self, out: &mut String) {
         self.actor.write(out);
     }
 
     /// The detail the call log shows, written at the end of `out`.
-    pub fn write_detail(&self, out: &mut String) {
+    pub(crate) fn write_detail(&self, out: &mut String) {
         match &self.what {
             What::Cni(op) => match &op.purpose {
                 CniPurpose::Sandbox(list) => {

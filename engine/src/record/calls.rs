@@ -79,7 +79,7 @@ pub struct CallLog {
 }
 
 /// How far back a repeated event is noticed: the last this many entries.
-pub const REPEAT_WINDOW: u64 = 256;
+pub(crate) const REPEAT_WINDOW: u64 = 256;
 
 impl CallLog {
     /// An empty log keeping at most `capacity` entries.
@@ -112,7 +112,7 @@ impl CallLog {
 
     /// Whether one of the last [`REPEAT_WINDOW`] entries is this event already: the same
     /// reason, object, object UID and message.
-    pub fn repeats_recent_event(&self, event: &Event) -> bool {
+    pub(crate) fn repeats_recent_event(&self, event: &Event) -> bool {
         let key = event_key(event);
         let same = |e: &CallEvent| e.event() == Some(event);
         let found = self
@@ -147,13 +147,13 @@ impl CallLog {
     }
 
     /// Whether an event with `reason` was recorded about `object` (any incarnation).
-    pub fn has_event(&self, object: &ObjectRef, reason: &str) -> bool {
+    pub(crate) fn has_event(&self, object: &ObjectRef, reason: &str) -> bool {
         self.events(object, None).any(|(_, e)| e.reason == reason)
     }
 
     /// The latest CSI call of `rpc` (`NodeStageVolume`) still kept, with its wire record's
     /// number.
-    pub fn latest_csi_call(&self, rpc: &str) -> Option<(u64, &CsiCall)> {
+    pub(crate) fn latest_csi_call(&self, rpc: &str) -> Option<(u64, &CsiCall)> {
         self.ring
             .iter()
             .rev()

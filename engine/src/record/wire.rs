@@ -73,7 +73,7 @@ impl CsiCall {
     }
 
     /// The volume or snapshot the request is about (`-` when none).
-    pub fn subject(&self) -> &str {
+    pub(crate) fn subject(&self) -> &str {
         self.request.subject().unwrap_or("-")
     }
 
@@ -94,7 +94,7 @@ impl CsiCall {
     }
 
     /// [`CsiCall::summary`], written at the end of `out`.
-    pub fn write_summary(&self, out: &mut String) {
+    pub(crate) fn write_summary(&self, out: &mut String) {
         match &self.reply {
             Err(s) => {
                 use std::fmt::Write;
@@ -156,7 +156,7 @@ impl WireRecord {
     }
 
     /// The CNI exit status (0/1), or the gRPC code number (0 = OK).
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         match self {
             WireRecord::Cni(c) => c.exit_code(),
             WireRecord::Csi(c) => c.reply.as_ref().err().map(|s| s.code.number()).unwrap_or(0),
@@ -176,7 +176,7 @@ impl CsiCall {
     /// The volume or snapshot a CSI call is about, read from the request's protojson (the
     /// rule [`crate::csi::types::CsiRequest`] keeps per type; debug builds check the two
     /// agree on every call).
-    pub fn subject_from_json(&self) -> String {
+    pub(crate) fn subject_from_json(&self) -> String {
         let req = self.request.to_json();
         for key in ["volume_id", "name", "snapshot_id", "source_volume_id"] {
             if let Some(v) = req.get(key).and_then(|v| v.as_str()) {
@@ -188,7 +188,7 @@ impl CsiCall {
 
     /// One line saying how a CSI call went, read from the reply's protojson: the rule
     /// [`crate::csi::types::CsiResponse`] keeps per type (and the one for raw JSON).
-    pub fn summary_from_json(&self) -> String {
+    pub(crate) fn summary_from_json(&self) -> String {
         let c = self;
         match &c.reply {
             Err(s) => format!("{} ({}): {}", s.code.name(), s.code.number(), s.message),
@@ -232,7 +232,7 @@ impl CsiCall {
 }
 
 /// A JSON text as the call log shows it: the first 60 characters, then `…` if there is more.
-pub fn json_head(text: String) -> String {
+pub(crate) fn json_head(text: String) -> String {
     match text.char_indices().nth(60) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text,
@@ -240,14 +240,14 @@ pub fn json_head(text: String) -> String {
 }
 
 /// One line saying what a plugin execution did.
-pub fn cni_summary(c: &WireCall) -> String {
+pub(crate) fn cni_summary(c: &WireCall) -> String {
     let mut s = String::with_capacity(96);
     write_cni_summary(c, &mut s);
     s
 }
 
 /// [`cni_summary`], written at the end of `s`.
-pub fn write_cni_summary(c: &WireCall, s: &mut String) {
+pub(crate) fn write_cni_summary(c: &WireCall, s: &mut String) {
     match &c.reply {
         Err(e) => {
             use std::fmt::Write;

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 /// A character that must not reach a terminal as is: C0 controls (but tab and newline,
 /// which multi-line text keeps), DEL and the C1 controls U+0080–U+009F.
-pub fn is_unsafe(c: char) -> bool {
+pub(crate) fn is_unsafe(c: char) -> bool {
     c.is_control() && c != '\n' && c != '\t'
 }
 

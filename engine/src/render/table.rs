@@ -25,7 +25,7 @@ impl Table {
     }
 
     /// Add a row whose cells carry roles.
-    pub fn row_styled(&mut self, cells: Vec<(String, Role)>) {
+    pub(crate) fn row_styled(&mut self, cells: Vec<(String, Role)>) {
         self.rows.push(cells);
     }
 

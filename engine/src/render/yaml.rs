@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 /// The document as YAML text (ending in a newline).
-pub fn to_yaml(v: &Value) -> String {
+pub(crate) fn to_yaml(v: &Value) -> String {
     let mut out = String::new();
     match v {
         Value::Object(m) if !m.is_empty() => map(&mut out, m, 0),

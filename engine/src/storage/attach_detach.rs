@@ -19,14 +19,14 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The VolumeAttachment name: `csi-` + sha256(volume handle + driver + node) in hex.
-pub fn attachment_name(volume_handle: &str, driver: &str, node: &str) -> String {
+pub(crate) fn attachment_name(volume_handle: &str, driver: &str, node: &str) -> String {
     let digest = Sha256::digest(format!("{volume_handle}{driver}{node}").as_bytes());
     format!("csi-{}", crate::util::hash::to_hex(&digest))
 }
 
 /// kube-controller-manager's attach/detach controller: a VolumeAttachment for every (PV, node) a scheduled pod needs, Multi-Attach errors, detach once kubelet unmounted.
 #[derive(Debug, Clone, Default)]
-pub struct AttachDetach {
+pub(crate) struct AttachDetach {
     /// Its desired state of the world, kept from the watch log.
     pub wants: super::attach_wants::AttachWants,
     /// The VolumeAttachments it made for drivers the lab does not run, by name, with how
@@ -425,7 +425,7 @@ impl AttachDetach {
 }
 
 /// `csi-` + the first 12 hex digits, for log lines.
-pub fn short_va(name: &str) -> &str {
+pub(crate) fn short_va(name: &str) -> &str {
     name.get(..16).unwrap_or(name)
 }
 

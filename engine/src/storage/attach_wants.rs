@@ -37,7 +37,7 @@ pub struct Want {
 }
 
 /// Desired attachments by PV, then node.
-pub type Wants = BTreeMap<String, BTreeMap<String, Want>>;
+pub(crate) type Wants = BTreeMap<String, BTreeMap<String, Want>>;
 
 /// Whether (pv, node) is wanted.
 pub fn wanted(wants: &Wants, pv: &str, node: &str) -> bool {
@@ -48,7 +48,7 @@ pub fn wanted(wants: &Wants, pv: &str, node: &str) -> bool {
 
 /// What one pod contributes: the claims it names (bound or not) and its wants.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PodWants {
+pub(crate) struct PodWants {
     /// (namespace, claim) for every volume.
     pub claims: Vec<Key>,
     /// The wants.
@@ -59,7 +59,7 @@ pub struct PodWants {
 
 /// One volume a pod wants attached to its node, as [`PodWants`] lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WantPart {
+pub(crate) struct WantPart {
     /// The PV.
     pub pv: String,
     /// Its volume handle.
@@ -74,7 +74,7 @@ pub struct WantPart {
 
 /// The desired state and the work for the next pass.
 #[derive(Debug, Clone, Default)]
-pub struct AttachWants {
+pub(crate) struct AttachWants {
     /// The index of the first watch event not read yet (`None`: start over).
     seen: Option<u64>,
     /// Each pod's contribution.
@@ -270,7 +270,7 @@ impl AttachWants {
 }
 
 /// Every want as (pv, node, pods), in order: what the debug check compares.
-pub fn want_keys(wants: &Wants) -> Vec<(String, String, Vec<Key>)> {
+pub(crate) fn want_keys(wants: &Wants) -> Vec<(String, String, Vec<Key>)> {
     wants
         .values()
         .flat_map(BTreeMap::values)

@@ -11,7 +11,7 @@ use crate::record::Level;
 
 /// external-attacher: ControllerPublish/Unpublish for VolumeAttachments, `status.attached`.
 #[derive(Debug, Clone, Default)]
-pub struct Attacher {
+pub(crate) struct Attacher {
     /// VolumeAttachments not attached yet, or being deleted.
     pub work: super::work::WorkSet,
     /// Its work queue's rate limiter.

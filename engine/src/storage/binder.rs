@@ -11,7 +11,7 @@ use crate::record::Level;
 
 /// kube-controller-manager's PV controller: annotates claims to provision, binds claims and PVs, marks PVs Released.
 #[derive(Debug, Clone, Default)]
-pub struct PvController {
+pub(crate) struct PvController {
     /// PVs whose phase or claim binding is not done, and the claim each names.
     pub work: super::work::BinderWork,
     /// Unbound claims not handed to a provisioner yet.
@@ -24,7 +24,7 @@ pub struct PvController {
 /// kube-controller-manager's pv-protection controller: a deleted PV keeps its finalizer
 /// while it is Bound (`pkg/controller/volume/pvprotection/pv_protection_controller.go`).
 #[derive(Debug, Clone, Default)]
-pub struct PvProtection {
+pub(crate) struct PvProtection {
     /// Deleted PVs still holding the finalizer.
     pub work: super::work::WorkSet,
 }
@@ -41,7 +41,7 @@ impl Component for PvProtection {
 
 impl PvProtection {
     /// Drop [`PV_PROTECTION`] from a deleted PV that is not Bound (`isBeingUsed`).
-    pub fn protect(&mut self, ctx: &mut Ctx<'_>) -> bool {
+    pub(crate) fn protect(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let deleting: Vec<String> = self
             .work
             .select(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
@@ -77,7 +77,7 @@ impl Component for PvController {
 /// kube-controller-manager's pvc-protection controller: a deleted claim keeps its finalizer
 /// while a pod still uses it.
 #[derive(Debug, Clone, Default)]
-pub struct PvcProtection {
+pub(crate) struct PvcProtection {
     /// Deleted claims still holding the finalizer.
     pub work: super::work::WorkSet,
 }
@@ -448,7 +448,7 @@ fn bind_volume_to_claim(ctx: &mut Ctx<'_>, pv: &Object<PvSpec>, pvc: &Object<Pvc
 
 impl PvcProtection {
     /// The pvc-protection controller: drop the finalizer of a deleted claim no pod uses.
-    pub fn protect(&mut self, ctx: &mut Ctx<'_>) -> bool {
+    pub(crate) fn protect(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let deleting: Vec<(String, String)> = self
             .work
             .select(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {

@@ -7,7 +7,7 @@ use super::DRIVER;
 use crate::cluster::{Cluster, Object, PvSpec, PvcSpec, StorageClassSpec};
 
 /// The class a claim names, if it exists.
-pub fn class_of<'a>(
+pub(crate) fn class_of<'a>(
     api: &'a Cluster,
     pvc: &Object<PvcSpec>,
 ) -> Option<&'a Object<StorageClassSpec>> {
@@ -26,7 +26,11 @@ pub fn attach_required(api: &Cluster, driver: &str) -> bool {
 }
 
 /// The PV a pod's claim is bound to, if any.
-pub fn pv_for_claim<'a>(api: &'a Cluster, ns: &str, claim: &str) -> Option<&'a Object<PvSpec>> {
+pub(crate) fn pv_for_claim<'a>(
+    api: &'a Cluster,
+    ns: &str,
+    claim: &str,
+) -> Option<&'a Object<PvSpec>> {
     let pvc = api.pvcs.get(&(ns.to_string(), claim.to_string()))?;
     if pvc.spec.volume_name.is_empty() {
         return None;
@@ -36,7 +40,7 @@ pub fn pv_for_claim<'a>(api: &'a Cluster, ns: &str, claim: &str) -> Option<&'a O
 }
 
 /// The node ID the driver reported for a node (CSINode), or the node name.
-pub fn csi_node_id(api: &Cluster, node: &str) -> String {
+pub(crate) fn csi_node_id(api: &Cluster, node: &str) -> String {
     api.csi_nodes
         .get(&(crate::cluster::no_namespace(), node.to_string()))
         .and_then(|c| c.spec.drivers.iter().find(|d| d.name == DRIVER))
@@ -46,7 +50,11 @@ pub fn csi_node_id(api: &Cluster, node: &str) -> String {
 
 /// The pods on a node that use a PV, in the order of the pod table: only the pods on that
 /// node that use claims are looked at (the `volume_pods` index by node), not every pod.
-pub fn pods_on_node_using(api: &Cluster, node: &str, pv: &str) -> Vec<crate::cluster::ObjectRef> {
+pub(crate) fn pods_on_node_using(
+    api: &Cluster,
+    node: &str,
+    pv: &str,
+) -> Vec<crate::cluster::ObjectRef> {
     let uses = |p: &&Object<crate::cluster::PodSpec>| {
         p.spec.node_name == node
             && p.spec.volumes.iter().any(|v| {
@@ -79,7 +87,7 @@ pub fn pods_on_node_using(api: &Cluster, node: &str, pv: &str) -> Vec<crate::clu
 
 /// The pods in `namespace` that name `claim`, in the order of the pod table (the
 /// `volume_pods` index by claim, not a walk of every pod).
-pub fn pods_using<'a>(
+pub(crate) fn pods_using<'a>(
     api: &'a Cluster,
     namespace: &str,
     claim: &str,

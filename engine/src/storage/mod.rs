@@ -31,36 +31,37 @@ use crate::csi::{K8sAccessMode, to_csi_access_mode};
 use crate::util::time::Millis;
 
 /// The driver every StorageClass of the lab names.
-pub const DRIVER: &str = crate::csi::DRIVER_NAME;
+pub(crate) const DRIVER: &str = crate::csi::DRIVER_NAME;
 /// The finalizer kube-controller-manager puts on claims in use.
-pub const PVC_PROTECTION: &str = "kubernetes.io/pvc-protection";
+pub(crate) const PVC_PROTECTION: &str = "kubernetes.io/pvc-protection";
 /// The finalizer external-attacher puts on the VolumeAttachments it handles.
-pub const ATTACHER_FINALIZER: &str = "external-attacher/hostpath-csi-lab";
+pub(crate) const ATTACHER_FINALIZER: &str = "external-attacher/hostpath-csi-lab";
 /// Annotation the scheduler sets on a WaitForFirstConsumer claim.
-pub const SELECTED_NODE: &str = "volume.kubernetes.io/selected-node";
+pub(crate) const SELECTED_NODE: &str = "volume.kubernetes.io/selected-node";
 /// Annotation telling which provisioner handles a claim (the PV controller sets it when
 /// provisioning starts; external-provisioner only takes claims that name it).
-pub const STORAGE_PROVISIONER: &str = "volume.kubernetes.io/storage-provisioner";
+pub(crate) const STORAGE_PROVISIONER: &str = "volume.kubernetes.io/storage-provisioner";
 /// The deprecated name of [`STORAGE_PROVISIONER`], which the PV controller still writes
 /// beside it (`setClaimProvisioner`, "remove the beta storage provisioner anno after the
 /// deprecation period").
-pub const BETA_STORAGE_PROVISIONER: &str = "volume.beta.kubernetes.io/storage-provisioner";
+pub(crate) const BETA_STORAGE_PROVISIONER: &str = "volume.beta.kubernetes.io/storage-provisioner";
 /// The finalizer external-provisioner puts on the PVs it provisions; removed after
 /// DeleteVolume (sig-storage-lib-external-provisioner `finalizerPV`).
-pub const PROVISIONER_FINALIZER: &str = "external-provisioner.volume.kubernetes.io/finalizer";
+pub(crate) const PROVISIONER_FINALIZER: &str =
+    "external-provisioner.volume.kubernetes.io/finalizer";
 /// The finalizer the StorageObjectInUseProtection admission plugin puts on every PV;
 /// kube-controller-manager's pv-protection controller removes it from a deleted PV that is
 /// no longer Bound.
-pub const PV_PROTECTION: &str = "kubernetes.io/pv-protection";
+pub(crate) const PV_PROTECTION: &str = "kubernetes.io/pv-protection";
 /// The default StorageClass annotation.
-pub const DEFAULT_CLASS: &str = "storageclass.kubernetes.io/is-default-class";
+pub(crate) const DEFAULT_CLASS: &str = "storageclass.kubernetes.io/is-default-class";
 /// The snapshot class the lab installs.
-pub const SNAPSHOT_CLASS: &str = "csi-hostpath-snapclass";
+pub(crate) const SNAPSHOT_CLASS: &str = "csi-hostpath-snapclass";
 pub use crate::control::backoff::{RETRY_BACKOFF, RETRY_BACKOFF_MAX, backoff_actor, retry_delay};
 
 /// The CSI volume capability for a PV's access modes and volume mode, as kubelet and the
 /// sidecars build it (csi-lib-utils access mode mapping).
-pub fn volume_capability(
+pub(crate) fn volume_capability(
     access_modes: &[String],
     volume_mode: &str,
     fs_type: &str,
@@ -80,7 +81,7 @@ pub fn volume_capability(
 
 /// Whether more than one node may use the volume (ROX or RWX), as the attach/detach
 /// controller's `IsMultiAttachAllowed` decides.
-pub fn multi_attach_allowed(access_modes: &[String]) -> bool {
+pub(crate) fn multi_attach_allowed(access_modes: &[String]) -> bool {
     access_modes
         .iter()
         .any(|m| m == "ReadOnlyMany" || m == "ReadWriteMany")
@@ -89,7 +90,7 @@ pub fn multi_attach_allowed(access_modes: &[String]) -> bool {
 /// The storage controllers and sidecars of a cluster, each with its own state, in the
 /// order the engine runs them on every pass.
 #[derive(Debug, Clone, Default)]
-pub struct StorageControllers {
+pub(crate) struct StorageControllers {
     /// external-provisioner.
     pub provisioner: provisioner::Provisioner,
     /// kube-controller-manager's PV controller.
@@ -125,7 +126,7 @@ impl StorageControllers {
     }
 
     /// Run every storage controller once; true when any of them changed something.
-    pub fn reconcile_all(&mut self, ctx: &mut Ctx<'_>) -> bool {
+    pub(crate) fn reconcile_all(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let mut changed = false;
         changed |= self.provisioner.reconcile(ctx);
         changed |= self.binder.reconcile(ctx);
@@ -139,7 +140,9 @@ impl StorageControllers {
     }
 
     /// Every controller's retry times by `controller/object`, for the save file's state.
-    pub fn retry_times(&self) -> std::collections::BTreeMap<String, crate::util::time::Millis> {
+    pub(crate) fn retry_times(
+        &self,
+    ) -> std::collections::BTreeMap<String, crate::util::time::Millis> {
         let limiters = [
             &self.provisioner.backoff,
             &self.snapshotter.backoff,

@@ -28,7 +28,7 @@ pub fn volume_name(pvc: &Object<PvcSpec>) -> String {
 
 /// external-provisioner: CreateVolume for claims without a volume, DeleteVolume for Released PVs with reclaim policy Delete.
 #[derive(Debug, Clone, Default)]
-pub struct Provisioner {
+pub(crate) struct Provisioner {
     /// Claims without a volume, not being deleted.
     pub provision: super::work::WorkSet,
     /// Released PVs with reclaim policy Delete.
@@ -571,7 +571,7 @@ fn requested_bytes(pvc: &Object<PvcSpec>) -> Result<i64, String> {
 /// The filesystem a Filesystem volume gets when the class names none: the lab's
 /// external-provisioner runs with `--default-fstype=ext4` (its own default is empty, and the
 /// kubelet would then mount ext4 anyway).
-pub const DEFAULT_FS_TYPE: &str = "ext4";
+pub(crate) const DEFAULT_FS_TYPE: &str = "ext4";
 
 /// The `csi.storage.k8s.io/` keys external-provisioner knows (`controller.go`): the fsType
 /// and the secret references, stripped before CreateVolume.
@@ -599,7 +599,7 @@ const RESERVED_PARAMETER_KEYS: &[&str] = &[
 /// `csi.storage.k8s.io/fstype` or the deprecated `fstype`, not both; else the default) and
 /// the parameters CreateVolume gets, with the known `csi.storage.k8s.io/` keys stripped and
 /// an unknown one refused (`removePrefixedParameters`).
-pub fn class_parameters(
+pub(crate) fn class_parameters(
     params: &std::collections::BTreeMap<String, String>,
 ) -> Result<(String, std::collections::BTreeMap<String, String>), String> {
     const PREFIX: &str = "csi.storage.k8s.io/";

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// The node plugin on `node` has started: node-driver-registrar announces it, kubelet
 /// calls NodeGetInfo, writes the CSINode object and labels the node with the topology.
-pub fn register_csi_node(ctx: &mut Ctx<'_>, node: &str) {
+pub(crate) fn register_csi_node(ctx: &mut Ctx<'_>, node: &str) {
     ctx.log(
         Actor::on(Agent::NodeDriverRegistrar, node),
         "register",

@@ -21,17 +21,17 @@ use crate::record::Level;
 use crate::util::quantity::{format_bytes, parse_bytes};
 
 /// The condition a claim carries while kubelet still has to grow the filesystem.
-pub const FS_RESIZE_PENDING: &str = "FileSystemResizePending";
+pub(crate) const FS_RESIZE_PENDING: &str = "FileSystemResizePending";
 /// The condition a claim carries while a resize is in progress.
-pub const RESIZING: &str = "Resizing";
+pub(crate) const RESIZING: &str = "Resizing";
 /// `allocatedResourceStatuses.storage` while ControllerExpandVolume runs (or failed with a
 /// retryable error).
-pub const CONTROLLER_RESIZE_IN_PROGRESS: &str = "ControllerResizeInProgress";
+pub(crate) const CONTROLLER_RESIZE_IN_PROGRESS: &str = "ControllerResizeInProgress";
 /// `allocatedResourceStatuses.storage` once the controller is done and the node must grow
 /// the filesystem.
-pub const NODE_RESIZE_PENDING: &str = "NodeResizePending";
+pub(crate) const NODE_RESIZE_PENDING: &str = "NodeResizePending";
 /// `allocatedResourceStatuses.storage` while kubelet runs NodeExpandVolume.
-pub const NODE_RESIZE_IN_PROGRESS: &str = "NodeResizeInProgress";
+pub(crate) const NODE_RESIZE_IN_PROGRESS: &str = "NodeResizeInProgress";
 
 /// The condition types a resize owns (external-resizer `knownResizeConditions`).
 const RESIZE_CONDITIONS: [&str; 4] = [
@@ -44,7 +44,7 @@ const RESIZE_CONDITIONS: [&str; 4] = [
 /// `MergeResizeConditionsOfPVC`: conditions a resize does not own stay; an old resize
 /// condition is replaced by a new one of its type, kept when `keep_old`, else dropped; the
 /// remaining new ones are appended.
-pub fn merge_resize_conditions(
+pub(crate) fn merge_resize_conditions(
     old: &[PvcCondition],
     new: Vec<PvcCondition>,
     keep_old: bool,
@@ -69,7 +69,7 @@ pub fn merge_resize_conditions(
 
 /// external-resizer: ControllerExpandVolume for bound claims asking for more than they have.
 #[derive(Debug, Clone, Default)]
-pub struct Resizer {
+pub(crate) struct Resizer {
     /// Bound claims asking for more than their capacity.
     pub work: super::work::WorkSet,
     /// Its work queue's rate limiter.

@@ -32,23 +32,26 @@ use crate::record::Level;
 use crate::util::quantity::format_bytes;
 
 /// On a VolumeSnapshot: a claim may still be restored from it.
-pub const SNAPSHOT_AS_SOURCE: &str =
+pub(crate) const SNAPSHOT_AS_SOURCE: &str =
     "snapshot.storage.kubernetes.io/volumesnapshot-as-source-protection";
 /// On a VolumeSnapshot bound to a content that is deleted with it.
-pub const SNAPSHOT_BOUND: &str = "snapshot.storage.kubernetes.io/volumesnapshot-bound-protection";
+pub(crate) const SNAPSHOT_BOUND: &str =
+    "snapshot.storage.kubernetes.io/volumesnapshot-bound-protection";
 /// On a bound VolumeSnapshotContent, until the sidecar deleted the snapshot.
-pub const CONTENT_BOUND: &str =
+pub(crate) const CONTENT_BOUND: &str =
     "snapshot.storage.kubernetes.io/volumesnapshotcontent-bound-protection";
 /// On the source claim while a snapshot is being taken of it.
-pub const PVC_AS_SOURCE: &str = "snapshot.storage.kubernetes.io/pvc-as-source-protection";
+pub(crate) const PVC_AS_SOURCE: &str = "snapshot.storage.kubernetes.io/pvc-as-source-protection";
 /// On a content while CreateSnapshot has not answered.
-pub const BEING_CREATED: &str = "snapshot.storage.kubernetes.io/volumesnapshot-being-created";
+pub(crate) const BEING_CREATED: &str =
+    "snapshot.storage.kubernetes.io/volumesnapshot-being-created";
 /// On a content whose VolumeSnapshot is being deleted.
-pub const BEING_DELETED: &str = "snapshot.storage.kubernetes.io/volumesnapshot-being-deleted";
+pub(crate) const BEING_DELETED: &str =
+    "snapshot.storage.kubernetes.io/volumesnapshot-being-deleted";
 
 /// snapshot-controller and csi-snapshotter: VolumeSnapshot → content → CreateSnapshot, and DeleteSnapshot when a snapshot is deleted.
 #[derive(Debug, Clone, Default)]
-pub struct Snapshotter {
+pub(crate) struct Snapshotter {
     /// Its work queue's rate limiter.
     pub backoff: crate::control::Backoff,
 }
@@ -64,7 +67,7 @@ impl Component for Snapshotter {
 }
 
 /// The content name snapshot-controller gives a dynamically provisioned snapshot.
-pub fn content_name(vs: &Object<VolumeSnapshotSpec>) -> String {
+pub(crate) fn content_name(vs: &Object<VolumeSnapshotSpec>) -> String {
     format!("snapcontent-{}", vs.metadata.uid)
 }
 

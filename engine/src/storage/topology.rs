@@ -157,7 +157,7 @@ fn aggregate(api: &Cluster, keys: Option<&[String]>) -> Result<Vec<Term>, Topolo
 /// `pkg/volume/util/util.go` in-tree): FNV-1 (32 bit) of the claim name, or of the
 /// StatefulSet part of `claim-statefulset-N` with N as an offset, so a StatefulSet's
 /// replicas spread over the terms and one replica's claims stay together.
-pub fn pvc_name_hash_and_index(pvc_name: &str) -> (u32, u32) {
+pub(crate) fn pvc_name_hash_and_index(pvc_name: &str) -> (u32, u32) {
     let mut index = 0u32;
     let mut hash_string = pvc_name;
     if let Some(last_dash) = pvc_name.rfind('-') {

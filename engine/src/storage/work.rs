@@ -68,7 +68,7 @@ pub(crate) fn events_from(
 }
 
 /// The table key a watch event names (`ns/name` or `name`).
-pub fn event_key(e: &WatchEvent) -> ObjKey {
+pub(crate) fn event_key(e: &WatchEvent) -> ObjKey {
     ObjKey(match e.key.split_once('/') {
         Some((ns, name)) => (ns.to_string(), name.to_string()),
         None => (crate::cluster::no_namespace(), e.key.clone()),
@@ -138,7 +138,7 @@ impl WorkSet {
     }
 
     /// Whether the next [`select`](Self::select) looks at every object.
-    pub fn relists(&self, revs: &Revisions) -> bool {
+    pub(crate) fn relists(&self, revs: &Revisions) -> bool {
         self.seen
             .and_then(|seen| events_from(revs, seen).map(|_| ()))
             .is_none()
@@ -148,7 +148,7 @@ impl WorkSet {
 /// The PV controller's work set and the claim each PV names (so a write to a claim brings
 /// the PVs bound to it back for a look).
 #[derive(Debug, Clone, Default)]
-pub struct BinderWork {
+pub(crate) struct BinderWork {
     /// PVs.
     pub pvs: WorkSet,
     /// PV name → the claim its claimRef names.
@@ -248,7 +248,7 @@ fn note(
 /// so matching a claim looks at these few PVs instead of every PV; the first look, and one
 /// after the watch log dropped events not read yet, walks every PV.
 #[derive(Debug, Clone, Default)]
-pub struct FreePvs {
+pub(crate) struct FreePvs {
     /// The index of the first watch event not read yet (`None` before the first look).
     seen: Option<u64>,
     /// PV names.
@@ -294,27 +294,8 @@ impl FreePvs {
     }
 }
 
-/// Every storage controller's work sets.
-#[derive(Debug, Clone, Default)]
-pub struct ControllerWork {
-    /// external-provisioner: claims without a volume, not being deleted.
-    pub provision: WorkSet,
-    /// external-provisioner: Released PVs with reclaim policy Delete.
-    pub released: WorkSet,
-    /// The PV controller: PVs whose phase or claim binding is not done.
-    pub binder: BinderWork,
-    /// external-resizer: bound claims asking for more than their capacity.
-    pub resize: WorkSet,
-    /// pvc-protection: deleted claims still holding its finalizer.
-    pub protection: WorkSet,
-    /// external-attacher: VolumeAttachments not attached yet, or being deleted.
-    pub attacher: WorkSet,
-    /// The attach/detach controller's desired state (see `crate::storage::attach_wants`).
-    pub attach_detach: super::attach_wants::AttachWants,
-}
-
 /// No related objects: only the kind's own writes matter.
-pub fn only_own(_: &WatchEvent, _: &mut BTreeSet<ObjKey>) {}
+pub(crate) fn only_own(_: &WatchEvent, _: &mut BTreeSet<ObjKey>) {}
 
 #[cfg(test)]
 mod tests {

@@ -6,10 +6,10 @@ use std::borrow::Cow;
 
 /// Words up to this many bytes are echoed whole (longer than any name the API server
 /// accepts, 253, and than any path or token the lab prints in an error).
-pub const LONG_WORD: usize = 256;
+pub(crate) const LONG_WORD: usize = 256;
 
 /// How many characters of a long word are kept.
-pub const KEEP: usize = 60;
+pub(crate) const KEEP: usize = 60;
 
 fn head(s: &str) -> &str {
     match s.char_indices().nth(KEEP) {
@@ -37,7 +37,7 @@ pub fn quoted(s: &str) -> String {
 /// its first [`KEEP`] characters, `…` and its size; closing quotes and brackets are kept
 /// and punctuation after the word follows the size. Messages without one are returned as
 /// is.
-pub fn long_words(message: &str) -> Cow<'_, str> {
+pub(crate) fn long_words(message: &str) -> Cow<'_, str> {
     let long = message
         .split(char::is_whitespace)
         .any(|w| w.len() > LONG_WORD);

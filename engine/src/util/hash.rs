@@ -2,7 +2,7 @@
 //! same commands give the same output on every machine (no randomness in engine state).
 
 /// 64-bit FNV-1a over the bytes of each part, with a separator between parts.
-pub fn fnv64(parts: &[&str]) -> u64 {
+pub(crate) fn fnv64(parts: &[&str]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for (i, part) in parts.iter().enumerate() {
         if i > 0 {
@@ -18,7 +18,7 @@ pub fn fnv64(parts: &[&str]) -> u64 {
 }
 
 /// `n` lowercase hex digits derived from the parts (n ≤ 32).
-pub fn hex_id(parts: &[&str], n: usize) -> String {
+pub(crate) fn hex_id(parts: &[&str], n: usize) -> String {
     let mut digits = [0u8; 32];
     let a = fnv64(parts);
     write_hex(a, &mut digits[..16]);
@@ -70,7 +70,7 @@ pub fn uid(parts: &[&str]) -> String {
 }
 
 /// A 64-hex-digit ID like containerd's sandbox and container IDs.
-pub fn id64(parts: &[&str]) -> String {
+pub(crate) fn id64(parts: &[&str]) -> String {
     let mut a = hex_id(parts, 32);
     let b = hex_id(&[&a, "tail"], 32);
     a.push_str(&b);
@@ -78,7 +78,7 @@ pub fn id64(parts: &[&str]) -> String {
 }
 
 /// Lowercase hex of a byte string (one allocation).
-pub fn to_hex(bytes: &[u8]) -> String {
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {

@@ -5,7 +5,7 @@
 
 /// A quantity parsed exactly: `digits × 10^exp10 × 2^exp2`, with its sign.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Quantity {
+pub(crate) struct Quantity {
     /// True for a leading `-` (and a non-zero value).
     pub negative: bool,
     /// The significant digits as an integer.
@@ -21,7 +21,7 @@ const MAX_POW10: i64 = 38;
 
 /// Why a quantity's value could not be had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Overflow {
+pub(crate) enum Overflow {
     /// Larger than the target type.
     TooLarge,
 }
@@ -128,7 +128,7 @@ impl Quantity {
     }
 
     /// The magnitude rounded up to a whole number, as `Quantity.Value()` rounds.
-    pub fn ceil(&self) -> Result<u128, Overflow> {
+    pub(crate) fn ceil(&self) -> Result<u128, Overflow> {
         match self.fraction()? {
             (0, _) => Ok(0),
             (_, None) => Ok(1),
@@ -145,7 +145,7 @@ impl Quantity {
     }
 
     /// Compare the magnitude with a whole number.
-    pub fn cmp_whole(&self, n: u128) -> std::cmp::Ordering {
+    pub(crate) fn cmp_whole(&self, n: u128) -> std::cmp::Ordering {
         use std::cmp::Ordering;
         match self.fraction() {
             Err(_) => Ordering::Greater,
@@ -176,7 +176,7 @@ fn too_large(text: &str) -> String {
 
 /// Parse a storage quantity into bytes (a fraction of a byte rounds up, as the API
 /// server's `Value()` does: `500m` is 1 byte, `1.5Gi` is 1610612736).
-pub fn parse_bytes(text: &str) -> Result<i64, String> {
+pub(crate) fn parse_bytes(text: &str) -> Result<i64, String> {
     let q = Quantity::parse(text).ok_or_else(|| {
         format!(
             "invalid size {text:?}: expected a quantity like 10Gi, 500Mi, 1G, 1.5Gi, 1e9 or a number of bytes"
@@ -190,7 +190,7 @@ pub fn parse_bytes(text: &str) -> Result<i64, String> {
 }
 
 /// Bytes as the canonical quantity Kubernetes prints (binary suffixes when exact).
-pub fn format_bytes(bytes: i64) -> String {
+pub(crate) fn format_bytes(bytes: i64) -> String {
     const UNITS: [(&str, i64); 5] = [
         ("Pi", 1 << 50),
         ("Ti", 1 << 40),

@@ -68,7 +68,7 @@ impl Millis {
     }
 
     /// The seconds alone: `3`, `2.5`, `0.125`.
-    pub fn secs_number(self) -> String {
+    pub(crate) fn secs_number(self) -> String {
         let (s, ms) = (self.0 / 1000, self.0 % 1000);
         if ms == 0 {
             s.to_string()
@@ -80,7 +80,7 @@ impl Millis {
 
     /// The span as the shortest `tick` argument that advances the clock by it: `10` for
     /// whole seconds (the form every lesson and transcript used), else `500ms` / `1500ms`.
-    pub fn tick_arg(self) -> String {
+    pub(crate) fn tick_arg(self) -> String {
         if self.is_whole_secs() {
             self.whole_secs().to_string()
         } else {
@@ -90,7 +90,7 @@ impl Millis {
 
     /// Go's `time.Duration.String()` of the span: `0s`, `500ms`, `1s`, `1.5s`, `2m2s`,
     /// `1h0m0s` (kubelet prints `durationBeforeRetry` this way).
-    pub fn go_duration(self) -> String {
+    pub(crate) fn go_duration(self) -> String {
         let ms = self.0;
         if ms == 0 {
             return "0s".into();
@@ -130,7 +130,7 @@ impl serde::Serialize for Millis {
 pub const MAX_CLOCK: Millis = Millis::secs(315_360_000);
 
 /// Why a `tick` argument was refused.
-pub const TICK_FORMS: &str =
+pub(crate) const TICK_FORMS: &str =
     "a whole number of seconds (10), or a duration with a unit: 500ms, 2s, 1.5s, 1m, 1m30s, 1h";
 
 /// Parses a `tick` argument: a bare whole number is seconds (`tick 10`, as always); a
@@ -253,7 +253,7 @@ fn scaled(number: &str, per_unit: u64) -> Option<u64> {
 /// Go's `time.Time.String()` of a clock time, without the monotonic `m=+…` suffix (it
 /// counts from the process's start, which the lab does not model):
 /// `2025-01-01 00:00:01.5 +0000 UTC`.
-pub fn go_time(at: Millis) -> String {
+pub(crate) fn go_time(at: Millis) -> String {
     let rfc = crate::cluster::meta::timestamp(at.whole_secs());
     let (date, time) = rfc
         .trim_end_matches('Z')

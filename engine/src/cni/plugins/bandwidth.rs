@@ -38,11 +38,11 @@ const TICK_IN_USEC: f64 = 15.625;
 
 /// The `bandwidth` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Bandwidth;
+pub(crate) struct Bandwidth;
 
 /// A `BandwidthEntry` (CONVENTIONS.md): rates in bits/s, bursts in bits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct BandwidthEntry {
+pub(crate) struct BandwidthEntry {
     /// `ingressRate`.
     pub ingress_rate: u64,
     /// `ingressBurst`.
@@ -97,7 +97,7 @@ const NIL_DEREFERENCE: &str = "runtime error: invalid memory address or nil poin
 /// `parseConfig` + `getBandwidth`: the static keys win when any of them is present (Go
 /// allocates the embedded entry), else `runtimeConfig.bandwidth`; both rate/burst pairs are
 /// validated. `None` when neither is given.
-pub fn parse_bandwidth(stdin: &Stdin) -> Result<Option<BandwidthEntry>, String> {
+pub(crate) fn parse_bandwidth(stdin: &Stdin) -> Result<Option<BandwidthEntry>, String> {
     let wrap = |e: String| format!("failed to parse network configuration: {e}");
     let conf = stdin.conf.as_ref();
     let static_set = KEYS.iter().any(|k| conf.get(*k).is_some());
@@ -122,12 +122,12 @@ pub fn parse_bandwidth(stdin: &Stdin) -> Result<Option<BandwidthEntry>, String> 
 }
 
 /// `getIfbDeviceName`: `bwp` + 12 hex digits of sha512(network name + container ID).
-pub fn ifb_name(net: &str, container_id: &str) -> String {
+pub(crate) fn ifb_name(net: &str, container_id: &str) -> String {
     hash_with_prefix(MAX_IFB_LEN, IFB_PREFIX, &format!("{net}{container_id}"))
 }
 
 /// The kernel values of a TBF: (rate bytes/s, limit bytes, buffer ticks).
-pub fn tbf_values(rate_bits: u64, burst_bits: u64) -> (u64, u32, u32) {
+pub(crate) fn tbf_values(rate_bits: u64, burst_bits: u64) -> (u64, u32, u32) {
     let rate = rate_bits / 8;
     let burst = (burst_bits / 8) as u32;
     if rate == 0 {
@@ -189,7 +189,7 @@ fn tc_time(t: u32) -> String {
 }
 
 /// The `rate … burst … lat …` part of `tc qdisc show` for a TBF made from these settings.
-pub fn tbf_params(rate_bits: u64, burst_bits: u64) -> String {
+pub(crate) fn tbf_params(rate_bits: u64, burst_bits: u64) -> String {
     let (rate, limit, buffer) = tbf_values(rate_bits, burst_bits);
     if rate == 0 {
         return String::new();

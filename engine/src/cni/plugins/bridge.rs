@@ -22,7 +22,7 @@ use ipnet::IpNet;
 use serde_json::Value;
 
 /// `defaultBrName`.
-pub const DEFAULT_BRIDGE: &str = "cni0";
+pub(crate) const DEFAULT_BRIDGE: &str = "cni0";
 
 /// The MTU the kernel gives a new link when `mtu` is 0.
 const KERNEL_DEFAULT_MTU: u32 = 1500;
@@ -33,7 +33,7 @@ pub struct Bridge;
 
 /// The parsed `NetConf` of bridge.go (the keys the model acts on).
 #[derive(Debug, Clone, PartialEq)]
-pub struct BridgeConf {
+pub(crate) struct BridgeConf {
     /// Network name.
     pub name: String,
     /// `bridge` (default `cni0`).
@@ -223,7 +223,7 @@ fn load_doc(conf: &Value, release: PluginsRelease) -> Result<BridgeConf, CniErro
 /// The host-side veth name for an attachment: `veth` + 8 lowercase hex digits. The real
 /// plugin draws 4 random bytes (`pkg/ip/link_linux.go` RandomVethName); the lab derives them
 /// from (node, container ID, ifname) so runs repeat, salting on the rare collision.
-pub fn host_veth_name(host: &Host, container_id: &str, ifname: &str) -> String {
+pub(crate) fn host_veth_name(host: &Host, container_id: &str, ifname: &str) -> String {
     let mut salt = 0u32;
     loop {
         let s = salt.to_string();

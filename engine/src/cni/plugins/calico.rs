@@ -31,21 +31,21 @@ pub struct Calico;
 
 /// The `calico-ipam` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct CalicoIpam;
+pub(crate) struct CalicoIpam;
 
 /// Where the kubeconfig calico-node's installer writes lives.
-pub const KUBECONFIG: &str = "/etc/cni/net.d/calico-kubeconfig";
+pub(crate) const KUBECONFIG: &str = "/etc/cni/net.d/calico-kubeconfig";
 /// Where Felix writes the MTU the plugin uses when the conflist says `"mtu": 0`.
-pub const MTU_FILE: &str = "/var/lib/calico/mtu";
+pub(crate) const MTU_FILE: &str = "/var/lib/calico/mtu";
 /// The MAC of every host-side `cali…` veth.
-pub const HOST_VETH_MAC: &str = "ee:ee:ee:ee:ee:ee";
+pub(crate) const HOST_VETH_MAC: &str = "ee:ee:ee:ee:ee:ee";
 /// The pod's gateway: an address no one holds; the host veth answers ARP for it.
-pub const POD_GATEWAY: &str = "169.254.1.1";
+pub(crate) const POD_GATEWAY: &str = "169.254.1.1";
 
 /// `cali` + the first 11 hex digits of SHA-1(`<namespace>.<pod>`)
 /// (`libcalico-go/lib/backend/k8s/conversion/workload_endpoint_default.go`
 /// VethNameForWorkload): `default.nginx` → `calic440f455693`.
-pub fn host_veth_name(namespace: &str, pod: &str) -> String {
+pub(crate) fn host_veth_name(namespace: &str, pod: &str) -> String {
     let digest = Sha1::digest(format!("{namespace}.{pod}").as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     format!("cali{}", &hex[..11])

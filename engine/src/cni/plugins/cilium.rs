@@ -39,14 +39,14 @@ use std::sync::Arc;
 
 /// The `cilium-cni` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct CiliumCni;
+pub(crate) struct CiliumCni;
 
 /// The error ADD gives when no agent answers on the node.
-pub const NO_AGENT: &str = "unable to connect to Cilium agent: failed to create cilium agent client after 30.000000 seconds timeout: Get \"http://localhost/v1/config\": dial unix /var/run/cilium/cilium.sock: connect: no such file or directory\nIs the agent running?";
+pub(crate) const NO_AGENT: &str = "unable to connect to Cilium agent: failed to create cilium agent client after 30.000000 seconds timeout: Get \"http://localhost/v1/config\": dial unix /var/run/cilium/cilium.sock: connect: no such file or directory\nIs the agent running?";
 
 /// The host-side device of an endpoint: `lxc` + the first 12 hex digits of
 /// SHA-256(container ID) (`pkg/datapath/connector`: 12 = IFNAMSIZ 16 − len("tmp") − 1).
-pub fn lxc_name(container_id: &str) -> String {
+pub(crate) fn lxc_name(container_id: &str) -> String {
     let digest = Sha256::digest(container_id.as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     format!("lxc{}", &hex[..12])

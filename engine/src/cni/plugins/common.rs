@@ -8,15 +8,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha512};
 
 /// `maxChainLength` of `pkg/utils/utils.go`: iptables chain names are at most 28 chars.
-pub const MAX_CHAIN_LENGTH: usize = 28;
-
-/// Lowercase hex of sha512(`s`).
-pub fn sha512_hex(s: &str) -> String {
-    let digest = Sha512::digest(s.as_bytes());
-    let mut out = String::with_capacity(digest.len() * 2);
-    push_hex(&mut out, &digest, digest.len() * 2);
-    out
-}
+pub(crate) const MAX_CHAIN_LENGTH: usize = 28;
 
 /// Append the first `digits` lowercase hex digits of `bytes`.
 fn push_hex(out: &mut String, bytes: &[u8], digits: usize) {
@@ -34,7 +26,7 @@ fn push_hex(out: &mut String, bytes: &[u8], digits: usize) {
 
 /// `utils.MustFormatHashWithPrefix(length, prefix, toHash)`: `prefix` + the first
 /// `length - len(prefix)` hex digits of sha512(toHash).
-pub fn hash_with_prefix(length: usize, prefix: &str, to_hash: &str) -> String {
+pub(crate) fn hash_with_prefix(length: usize, prefix: &str, to_hash: &str) -> String {
     // A pure function called on every ADD and DEL with the same few inputs: memoized per
     // thread (bounded), which changes nothing but the time it takes.
     thread_local! {
@@ -66,13 +58,13 @@ fn hash_with_prefix_uncached(length: usize, prefix: &str, to_hash: &str) -> Stri
 }
 
 /// `utils.FormatChainName(name, id)`: `CNI-` + 24 hex digits of sha512(name + id).
-pub fn format_chain_name(name: &str, id: &str) -> String {
+pub(crate) fn format_chain_name(name: &str, id: &str) -> String {
     format_chain_name_with_prefix(name, id, "")
 }
 
 /// `utils.MustFormatChainNameWithPrefix(name, id, prefix)`: `CNI-` + prefix + hex digits of
 /// sha512(name + id), 28 chars in all (`CNI-DN-` + 21 hex for portmap).
-pub fn format_chain_name_with_prefix(name: &str, id: &str, prefix: &str) -> String {
+pub(crate) fn format_chain_name_with_prefix(name: &str, id: &str, prefix: &str) -> String {
     hash_with_prefix(
         MAX_CHAIN_LENGTH,
         &format!("CNI-{prefix}"),
@@ -81,7 +73,7 @@ pub fn format_chain_name_with_prefix(name: &str, id: &str, prefix: &str) -> Stri
 }
 
 /// Go's `%q` of a string (enough for names and IDs: quotes and backslashes escaped).
-pub fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     if !s.contains(['"', '\\', '\n', '\t', '\r']) {
@@ -104,14 +96,14 @@ pub fn go_quote(s: &str) -> String {
 }
 
 /// `utils.FormatComment(name, id)`: `name: "<net>" id: "<cid>"`.
-pub fn format_comment(name: &str, id: &str) -> String {
+pub(crate) fn format_comment(name: &str, id: &str) -> String {
     format!("name: {} id: {}", go_quote(name), go_quote(id))
 }
 
 /// The error `ns.GetNS` gives for a path that does not exist, wrapped the way bridge,
 /// loopback and bandwidth wrap it: `failed to open netns "<p>": failed to Statfs "<p>": no
 /// such file or directory` (checked against Debian's 1.1.1 bridge). Code 999.
-pub fn netns_open_error(path: &str) -> CniError {
+pub(crate) fn netns_open_error(path: &str) -> CniError {
     CniError::internal(format!(
         "failed to open netns {}: {}",
         go_quote(path),
@@ -120,7 +112,7 @@ pub fn netns_open_error(path: &str) -> CniError {
 }
 
 /// `ns.NSPathNotExistErr`'s text for a missing path.
-pub fn statfs_missing(path: &str) -> String {
+pub(crate) fn statfs_missing(path: &str) -> String {
     format!(
         "failed to Statfs {}: no such file or directory",
         go_quote(path)
@@ -128,7 +120,7 @@ pub fn statfs_missing(path: &str) -> String {
 }
 
 /// Whether the sandbox netns at `path` exists on the node.
-pub fn netns_exists(host: &Host, path: &str) -> bool {
+pub(crate) fn netns_exists(host: &Host, path: &str) -> bool {
     !path.is_empty() && host.netns.contains_key(path)
 }
 
@@ -141,7 +133,7 @@ pub fn prev_result(stdin: &crate::cni::plugin::Stdin) -> Option<CniResult> {
 /// plugin's `NetConf` struct: a value of the wrong JSON type is an error
 /// `json: cannot unmarshal <type> into Go struct field <Struct>.<key> of type <go type>`; a
 /// missing key or `null` leaves the default.
-pub struct GoConf<'a> {
+pub(crate) struct GoConf<'a> {
     /// The config object.
     pub conf: &'a Value,
     /// The Go struct name used in type errors (`NetConf`, `PortMapConf`, `PluginConf`).
@@ -205,7 +197,7 @@ impl<'a> GoConf<'a> {
     }
 
     /// A `uint64` field.
-    pub fn uint(&self, key: &str) -> Result<Option<u64>, String> {
+    pub(crate) fn uint(&self, key: &str) -> Result<Option<u64>, String> {
         match self.get(key) {
             None => Ok(None),
             Some(v @ Value::Number(n)) => n
@@ -226,7 +218,7 @@ impl<'a> GoConf<'a> {
     }
 
     /// The `ipam.type` string (`types.NetConf.IPAM.Type`), "" when absent.
-    pub fn ipam_type(&self) -> Result<String, String> {
+    pub(crate) fn ipam_type(&self) -> Result<String, String> {
         match self.get("ipam") {
             None => Ok(String::new()),
             Some(Value::Object(m)) => match m.get("type") {
@@ -243,7 +235,7 @@ impl<'a> GoConf<'a> {
 /// each known key. Errors as the library words them: `ARGS: invalid pair "x"` and
 /// `ARGS: unknown args ["A=1" "B=2"]` (unless `IgnoreUnknown` is 1/true), checked against
 /// Debian's 1.1.1 macvlan and static.
-pub fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, String> {
+pub(crate) fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, String> {
     if args.is_empty() {
         return Ok(Vec::new());
     }
@@ -277,14 +269,14 @@ pub fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, String)>, St
 
 /// Quote an iptables string argument the way `xtables_save_string` prints it: bare when it is
 /// only `[A-Za-z0-9_-]`, otherwise in double quotes with `"`, `\` and `'` escaped.
-pub fn ipt_quote(s: &str) -> String {
+pub(crate) fn ipt_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     push_ipt_quoted(&mut out, s);
     out
 }
 
 /// [`ipt_quote`], appended to `out`.
-pub fn push_ipt_quoted(out: &mut String, s: &str) {
+pub(crate) fn push_ipt_quoted(out: &mut String, s: &str) {
     let plain = !s.is_empty()
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
@@ -304,14 +296,6 @@ pub fn push_ipt_quoted(out: &mut String, s: &str) {
     }
     out.push_str(rest);
     out.push('"');
-}
-
-/// An address as iptables prints `-s`/`-d`: a bare IP gets `/32` (`/128`), a CIDR is masked
-/// to its network (`10.244.1.2/24` → `10.244.1.0/24`).
-pub fn ipt_addr(s: &str) -> String {
-    let mut out = String::new();
-    push_ipt_addr(&mut out, s);
-    out
 }
 
 /// [`ipt_addr`], appended to `out`.
@@ -335,7 +319,7 @@ fn push_ipt_addr(out: &mut String, s: &str) {
 /// `[!] -s`, `[!] -d`, `[!] -i`, `[!] -o`, `-p`, the matches in the order given, then `-j`
 /// and its options.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct IptRule {
+pub(crate) struct IptRule {
     /// `-s` (already in printed form).
     pub src: Option<String>,
     /// `! -s` instead of `-s`.
@@ -468,7 +452,7 @@ impl IptRule {
 
 /// `ip.NextIP(network)`: the first address after the network address of `addr`
 /// (bridge's `calcGatewayIP`).
-pub fn network_plus_one(addr: &ipnet::IpNet) -> String {
+pub(crate) fn network_plus_one(addr: &ipnet::IpNet) -> String {
     match addr.trunc() {
         ipnet::IpNet::V4(n) => {
             std::net::Ipv4Addr::from(u32::from(n.network()).wrapping_add(1)).to_string()
@@ -482,7 +466,7 @@ pub fn network_plus_one(addr: &ipnet::IpNet) -> String {
 /// Go's `net.ParseMAC` for the 6-byte forms (`aa:bb:cc:dd:ee:ff`, `aa-bb-…`,
 /// `aabb.ccdd.eeff`), lower-cased as `HardwareAddr.String()` prints it. The error is Go's
 /// `address <m>: invalid MAC address`.
-pub fn parse_mac(m: &str) -> Result<String, String> {
+pub(crate) fn parse_mac(m: &str) -> Result<String, String> {
     let bad = || format!("address {m}: invalid MAC address");
     let hex_ok = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit());
     let bytes: Vec<String> = if m.len() == 14 && m.as_bytes().get(4) == Some(&b'.') {
@@ -507,7 +491,7 @@ pub fn parse_mac(m: &str) -> Result<String, String> {
 
 /// The interface of the first default route (v4 or v6) of a namespace, as
 /// `getDefaultRouteInterfaceName` finds it (macvlan, ipvlan).
-pub fn default_route_iface(ns: &crate::cni::host::Netns) -> Option<String> {
+pub(crate) fn default_route_iface(ns: &crate::cni::host::Netns) -> Option<String> {
     ns.route_table()
         .into_iter()
         .find(|r| r.dst == "default" && !r.blackhole && !r.dev.is_empty())
@@ -516,7 +500,7 @@ pub fn default_route_iface(ns: &crate::cni::host::Netns) -> Option<String> {
 
 /// `ipam.ExecAdd`/`ExecDel`/`ExecCheck` (`pkg/ipam`): delegate to the IPAM plugin with the
 /// command of `cmd` and the same stdin. An empty type is `invoke`'s `no plugin name provided`.
-pub fn exec_ipam(
+pub(crate) fn exec_ipam(
     ctx: &mut crate::cni::plugin::PluginCtx<'_>,
     ipam_type: &str,
     cmd: crate::cni::plugin::CniCommand,
@@ -535,7 +519,7 @@ pub fn exec_ipam(
 }
 
 /// A destination as `ip route` names it (`default` for a /0, the masked network else).
-pub fn route_dst(dst: &ipnet::IpNet) -> String {
+pub(crate) fn route_dst(dst: &ipnet::IpNet) -> String {
     if dst.prefix_len() == 0 {
         "default".into()
     } else if dst.prefix_len() == dst.max_prefix_len() {
@@ -550,7 +534,7 @@ pub fn route_dst(dst: &ipnet::IpNet) -> String {
 /// `interface` names `ifname` goes on the link, the link comes up, then each result route
 /// is added on it; a route without `gw` goes via the first gateway of its family. A route
 /// the table already holds is the kernel's `file exists`.
-pub fn configure_iface(
+pub(crate) fn configure_iface(
     host: &mut Host,
     netns: &str,
     ifname: &str,
@@ -638,7 +622,11 @@ fn go_ipconfig(ip: &crate::cni::types::IpConfig) -> String {
 
 /// Delete a link of a namespace with the routes through it (`ip.DelLinkByName`); its
 /// addresses are returned. A veth takes its peer with it.
-pub fn del_link(host: &mut Host, netns: &str, ifname: &str) -> Option<crate::cni::host::Link> {
+pub(crate) fn del_link(
+    host: &mut Host,
+    netns: &str,
+    ifname: &str,
+) -> Option<crate::cni::host::Link> {
     let ns = host.ns_mut(netns)?;
     let link = ns.links.remove(ifname)?;
     ns.routes.retain(|r| r.dev != ifname);
@@ -662,7 +650,7 @@ pub fn del_link(host: &mut Host, netns: &str, ifname: &str) -> Option<crate::cni
 /// with code 0 (`pkg/invoke/raw_exec.go` pluginErr). `msg` is the panic as Go's `%q`
 /// quotes it (`\n` for a newline). The goroutine trace that follows the panic line is not
 /// reproduced.
-pub fn go_panic(msg: &str) -> CniError {
+pub(crate) fn go_panic(msg: &str) -> CniError {
     let mut e = CniError::new(
         0,
         format!("netplugin failed: \"panic: {msg}\\n\\ngoroutine 1 [running]:\\n…\""),
@@ -685,7 +673,7 @@ pub fn is_go_panic(e: &CniError) -> bool {
 /// `ip.ValidateExpectedInterfaceIPs` and `ip.ValidateExpectedRoute` (`pkg/ip/utils_linux.go`,
 /// HEAD) for CHECK: each result address on `ifname` with a route to its prefix, and each
 /// result route in the table (by destination, and by gateway when it has one).
-pub fn validate_ips_and_routes(
+pub(crate) fn validate_ips_and_routes(
     ns: &crate::cni::host::Netns,
     ifname: &str,
     result: &CniResult,

@@ -42,7 +42,7 @@ use serde_json::Value;
 
 /// The `host-device` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct HostDevice;
+pub(crate) struct HostDevice;
 
 /// `/sys/bus/pci/devices`.
 const SYS_BUS_PCI: &str = "/sys/bus/pci/devices";

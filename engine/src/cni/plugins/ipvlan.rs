@@ -24,7 +24,7 @@ use crate::util::hash;
 pub struct Ipvlan;
 
 /// `modeFromString`: `""`/`l2`, `l3`, `l3s`.
-pub fn mode_from_string(s: &str) -> Result<&'static str, CniError> {
+pub(crate) fn mode_from_string(s: &str) -> Result<&'static str, CniError> {
     match s {
         "" | "l2" => Ok("l2"),
         "l3" => Ok("l3"),

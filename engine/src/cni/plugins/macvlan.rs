@@ -39,7 +39,7 @@ pub struct Macvlan;
 
 /// The parsed `NetConf` of macvlan.go, after `loadConf` (master resolved, MAC chosen).
 #[derive(Debug, Clone, PartialEq)]
-pub struct MacvlanConf {
+pub(crate) struct MacvlanConf {
     /// `master` (the default-route interface when empty).
     pub master: String,
     /// `mode` as written ("" = bridge).
@@ -68,7 +68,7 @@ pub(crate) fn conf_dns(conf: &Value) -> Result<Dns, CniError> {
 }
 
 /// `modeFromString`: the kernel's name of a mode as written.
-pub fn mode_from_string(s: &str) -> Result<&'static str, CniError> {
+pub(crate) fn mode_from_string(s: &str) -> Result<&'static str, CniError> {
     match s {
         "" | "bridge" => Ok("bridge"),
         "private" => Ok("private"),
@@ -83,7 +83,7 @@ pub fn mode_from_string(s: &str) -> Result<&'static str, CniError> {
 
 /// `loadConf`: decode, resolve the master (default route), bound the MTU by the master's,
 /// then the MAC sources in priority order.
-pub fn load_conf(host: &Host, stdin: &Stdin, env: &CniEnv) -> Result<MacvlanConf, CniError> {
+pub(crate) fn load_conf(host: &Host, stdin: &Stdin, env: &CniEnv) -> Result<MacvlanConf, CniError> {
     let conf = stdin.conf.as_ref();
     let g = GoConf::new(conf, "NetConf");
     let mut master = g.string("master").map_err(decode_err)?.unwrap_or_default();
@@ -448,7 +448,7 @@ pub(crate) mod tests {
         run_in(host, cmd, conf, args, NS, "net1")
     }
 
-    pub fn run_in(
+    pub(crate) fn run_in(
         host: &mut Host,
         cmd: CniCommand,
         conf: &Value,

@@ -13,7 +13,7 @@ use std::sync::{Arc, Weak};
 
 /// Decoded documents by address.
 #[derive(Debug)]
-pub struct DocMemo<T> {
+pub(crate) struct DocMemo<T> {
     entries: HashMap<usize, (Weak<Value>, Arc<T>)>,
 }
 
@@ -31,7 +31,7 @@ impl<T> DocMemo<T> {
     pub const CAPACITY: usize = 8192;
 
     /// What `decode` makes of `doc`, decoded once while `doc` stays in the memo.
-    pub fn get_or(&mut self, doc: &Arc<Value>, decode: impl FnOnce(&Value) -> T) -> Arc<T> {
+    pub(crate) fn get_or(&mut self, doc: &Arc<Value>, decode: impl FnOnce(&Value) -> T) -> Arc<T> {
         let addr = Arc::as_ptr(doc) as usize;
         if let Some((d, v)) = self.entries.get(&addr) {
             // The entry's Weak keeps this address reserved, so it is this very document.

@@ -29,21 +29,21 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 /// `TopLevelDNATChainName`.
-pub const TOP_DNAT_CHAIN: &str = "CNI-HOSTPORT-DNAT";
+pub(crate) const TOP_DNAT_CHAIN: &str = "CNI-HOSTPORT-DNAT";
 /// `SetMarkChainName`.
-pub const SETMARK_CHAIN: &str = "CNI-HOSTPORT-SETMARK";
+pub(crate) const SETMARK_CHAIN: &str = "CNI-HOSTPORT-SETMARK";
 /// `MarkMasqChainName`.
-pub const MASQ_CHAIN: &str = "CNI-HOSTPORT-MASQ";
+pub(crate) const MASQ_CHAIN: &str = "CNI-HOSTPORT-MASQ";
 /// `DefaultMarkBit`.
-pub const DEFAULT_MARK_BIT: i64 = 13;
+pub(crate) const DEFAULT_MARK_BIT: i64 = 13;
 
 /// The `portmap` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Portmap;
+pub(crate) struct Portmap;
 
 /// One `portMappings` entry (CONVENTIONS.md).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
-pub struct PortMapEntry {
+pub(crate) struct PortMapEntry {
     /// `hostPort`.
     #[serde(rename = "hostPort", default)]
     pub host_port: i64,
@@ -60,7 +60,7 @@ pub struct PortMapEntry {
 
 /// The parsed `PortMapConf`.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PortMapConf {
+pub(crate) struct PortMapConf {
     /// Network name.
     pub name: String,
     /// `snat` (default true).
@@ -95,7 +95,7 @@ fn str_list(v: Option<&Value>) -> Vec<String> {
 
 /// `parseConfig`: defaults, mark-bit checks, port checks, and the pod IPs from prevResult
 /// (the first v4/v6 whose `interface` is CNI_IFNAME in a sandbox, or has no index).
-pub fn parse_config(stdin: &Stdin, ifname: &str) -> Result<PortMapConf, String> {
+pub(crate) fn parse_config(stdin: &Stdin, ifname: &str) -> Result<PortMapConf, String> {
     let conf = stdin.conf.as_ref();
     let g = common::GoConf::new(conf, "PortMapConf");
     let wrap = |e: String| format!("failed to parse network configuration: {e}");
@@ -373,7 +373,7 @@ fn toplevel_dnat_chain() -> Chain {
 }
 
 /// The per-container chain name: `CNI-DN-` + 21 hex digits of sha512(net + container ID).
-pub fn dnat_chain_name(net: &str, container_id: &str) -> String {
+pub(crate) fn dnat_chain_name(net: &str, container_id: &str) -> String {
     format_chain_name_with_prefix(net, container_id, "DN-")
 }
 

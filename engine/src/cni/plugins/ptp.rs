@@ -24,7 +24,7 @@ use ipnet::IpNet;
 
 /// The `ptp` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Ptp;
+pub(crate) struct Ptp;
 
 /// The parsed `NetConf` of ptp.go.
 #[derive(Debug, Clone, PartialEq)]

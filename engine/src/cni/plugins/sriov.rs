@@ -24,21 +24,21 @@ use crate::cni::types::{CniError, CniResult, Interface};
 use serde_json::{Value, json};
 
 /// `config.DefaultCNIDir`: where the plugin caches its config.
-pub const CNI_DIR: &str = "/var/lib/cni/sriov";
+pub(crate) const CNI_DIR: &str = "/var/lib/cni/sriov";
 
 /// The marker of a VF in use: `/var/lib/cni/sriov/pci/<pci>`, holding the pod's netns.
-pub fn marker_path(pci: &str) -> String {
+pub(crate) fn marker_path(pci: &str) -> String {
     format!("{CNI_DIR}/pci/{pci}")
 }
 
 /// The cached config of one attachment: `/var/lib/cni/sriov/<containerID>-<ifname>`.
-pub fn cache_path(container_id: &str, ifname: &str) -> String {
+pub(crate) fn cache_path(container_id: &str, ifname: &str) -> String {
     format!("{CNI_DIR}/{container_id}-{ifname}")
 }
 
 /// The `sriov` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Sriov;
+pub(crate) struct Sriov;
 
 /// The VF's state before ADD (`OrigVfState`), restored on DEL.
 #[derive(Debug, Clone, PartialEq, Eq)]

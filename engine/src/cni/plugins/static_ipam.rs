@@ -21,7 +21,7 @@ use std::net::IpAddr;
 
 /// The `static` IPAM plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct StaticIpam;
+pub(crate) struct StaticIpam;
 
 /// One address of the config (`main.Address`): the CIDR as parsed and its gateway.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -35,10 +35,10 @@ use serde_json::Value;
 
 /// The `tuning` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct Tuning;
+pub(crate) struct Tuning;
 
 /// `defaultDataDir`.
-pub const DEFAULT_DATA_DIR: &str = "/run/cni/tuning";
+pub(crate) const DEFAULT_DATA_DIR: &str = "/run/cni/tuning";
 
 /// The parsed `TuningConf`, after `parseConf`.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -8,11 +8,11 @@
 use serde_json::Value;
 
 /// The most difference lines one comparison reports.
-pub const MAX_LINES: usize = 8;
+pub(crate) const MAX_LINES: usize = 8;
 
 /// Whether `name` is a veth name as the bridge and ptp plugins make them
 /// (`ip.RandomVethName`: `veth` and 8 hex digits).
-pub fn is_random_veth(name: &str) -> bool {
+pub(crate) fn is_random_veth(name: &str) -> bool {
     name.strip_prefix("veth")
         .is_some_and(|h| h.len() == 8 && h.bytes().all(|b| b.is_ascii_hexdigit()))
 }
@@ -70,7 +70,7 @@ pub fn libcni_view(stdout: &str, stderr: &str, code: Option<i32>) -> (String, bo
 /// [`normalise`] for text that is not JSON (and for error messages): paths, veth names,
 /// and a Go panic's goroutine trace (addresses and frames vary; the model keeps the panic
 /// message and elides the trace).
-pub fn normalise_text(s: &str, paths: &[(String, String)]) -> String {
+pub(crate) fn normalise_text(s: &str, paths: &[(String, String)]) -> String {
     let s = match (
         s.starts_with("netplugin failed: \"panic: "),
         s.find("goroutine "),
@@ -145,7 +145,7 @@ pub fn differences(
 
 /// The model's stdout and the real one's (as libcni reads it), normalised, in two columns
 /// aligned line by line: `model │ real`, with `≠` between the columns where they differ.
-pub fn side_by_side(
+pub(crate) fn side_by_side(
     model_stdout: &str,
     real_stdout: &str,
     paths: &[(String, String)],
@@ -233,7 +233,7 @@ fn pretty(v: &Value) -> String {
 
 /// The lines only one side has (`- ` the model's, `+ ` the real one's), in order, by the
 /// longest common subsequence of lines.
-pub fn line_diff(model: &str, real: &str) -> Vec<String> {
+pub(crate) fn line_diff(model: &str, real: &str) -> Vec<String> {
     let a: Vec<&str> = model.lines().collect();
     let b: Vec<&str> = real.lines().collect();
     if a.len() * b.len() > 250_000 {

@@ -54,7 +54,7 @@ pub struct HostLocalFiles {
 }
 
 /// A file's name and bytes.
-pub type NamedFile = (String, Vec<u8>);
+pub(crate) type NamedFile = (String, Vec<u8>);
 
 /// One model execution for real mode to repeat.
 #[derive(Debug)]
@@ -169,7 +169,7 @@ impl Ran {
 /// The executor of real mode: the model's executor runs first (its answer is the one the
 /// lab uses), then the real binary with the same env and stdin. With `real` `None` it is
 /// the model alone.
-pub struct SideBySide<'a> {
+pub(crate) struct SideBySide<'a> {
     /// The model's executor.
     pub model: &'a mut dyn PluginExec,
     /// Real mode, if it is on.
@@ -208,4 +208,4 @@ impl PluginExec for SideBySide<'_> {
 }
 
 /// The error of a `--real` view when real mode is off.
-pub const NOT_REAL: &str = "--real shows what the real plugins did, and this lab does not run them: start it with --real-cni (as root)";
+pub(crate) const NOT_REAL: &str = "--real shows what the real plugins did, and this lab does not run them: start it with --real-cni (as root)";

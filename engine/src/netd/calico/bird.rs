@@ -16,7 +16,7 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 
 /// The `proto` of the routes BIRD installs.
-pub const PROTO: &str = "bird";
+pub(crate) const PROTO: &str = "bird";
 
 /// One node of the mesh as its BIRD sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +36,7 @@ pub struct Mesh {
 }
 
 /// `Mesh_10_0_0_12`: the protocol name of the session to a peer.
-pub fn protocol_name(ip: Ipv4Addr) -> String {
+pub(crate) fn protocol_name(ip: Ipv4Addr) -> String {
     format!("Mesh_{}", ip.to_string().replace('.', "_"))
 }
 
@@ -76,7 +76,7 @@ impl Mesh {
 
     /// The routes each node learned from its peers: every block of every node that is up,
     /// via that node's address (a node skips its own; see [`PeerEntries`]).
-    pub fn learned_routes(&self) -> PeerEntries {
+    pub(crate) fn learned_routes(&self) -> PeerEntries {
         let mut peers = Vec::new();
         for (name, n) in &self.nodes {
             let (true, Some(ip)) = (n.up, n.ip) else {
@@ -100,7 +100,7 @@ impl Mesh {
     /// A node's own blocks as BIRD's static protocol installs them: `blackhole <block>
     /// proto bird` (the pods' /32 routes are longer and win; an address of the block that
     /// no pod holds is discarded here instead of bouncing back to the network).
-    pub fn program_own(&self, host: &mut Host, node: &str) {
+    pub(crate) fn program_own(&self, host: &mut Host, node: &str) {
         host.root
             .routes
             .retain(|r| !(r.blackhole && r.proto == Some(PROTO)));

@@ -32,18 +32,18 @@ use sha2::{Digest, Sha224, Sha256};
 use std::collections::BTreeMap;
 
 /// The accept mark bit (`felix/dataplane/driver.go`, mask 0xffff0000, lowest bits first).
-pub const MARK_ACCEPT: u32 = 0x10000;
+pub(crate) const MARK_ACCEPT: u32 = 0x10000;
 /// The pass mark bit.
-pub const MARK_PASS: u32 = 0x20000;
+pub(crate) const MARK_PASS: u32 = 0x20000;
 /// iptables chain names are at most 28 characters (`felix/iptables/table.go`).
 const MAX_CHAIN: usize = 28;
 
 /// The sets Felix programs: name → (type, members).
-pub type IpSetSpec = BTreeMap<String, Vec<String>>;
+pub(crate) type IpSetSpec = BTreeMap<String, Vec<String>>;
 
 /// A name within iptables' limit: `prefix` + `id`, or `prefix` + `_` + the first characters
 /// of base64url(SHA-256(id)) when that is too long (`libcalico-go/lib/hash/unique_id.go`).
-pub fn chain_name(prefix: &str, id: &str) -> String {
+pub(crate) fn chain_name(prefix: &str, id: &str) -> String {
     if prefix.len() + id.len() <= MAX_CHAIN {
         return format!("{prefix}{id}");
     }
@@ -53,13 +53,13 @@ pub fn chain_name(prefix: &str, id: &str) -> String {
 }
 
 /// The policy's id as Felix names its chains (v3.32+): `knp/<namespace>/<name>`.
-pub fn policy_id(p: &Policy) -> String {
+pub(crate) fn policy_id(p: &Policy) -> String {
     format!("knp/{}/{}", p.namespace, p.name)
 }
 
 /// The ipset of a selector: `cali40s:` + the first 23 characters of base64url(SHA-224) of
 /// the selector's text (ipset names are at most 31 characters).
-pub fn selector_set(selector: &str) -> String {
+pub(crate) fn selector_set(selector: &str) -> String {
     let hash = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Sha224::digest(selector));
     format!("cali40s:{}", &hash[..23])
 }
@@ -499,7 +499,7 @@ pub fn program(host: &mut Host, local: &[&PodNet], net: &ClusterNet, pool: &IpPo
 /// chains rewritten and its dispatch entries inserted in order; each interface in `gone`
 /// loses its chains (and with them the dispatch entries). The node must have been
 /// programmed whole before (its `cali-FORWARD` exists).
-pub fn update_endpoints(
+pub(crate) fn update_endpoints(
     host: &mut Host,
     now: &[&PodNet],
     gone: &[String],

@@ -28,12 +28,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The conflist calico-node's installer renders (`calico.yaml`, ConfigMap `calico-config`,
 /// key `cni_network_config`, v3.33+: `cniVersion` 1.0.0, no bandwidth plugin).
-pub const CONFLIST_TEMPLATE: &str =
+pub(crate) const CONFLIST_TEMPLATE: &str =
     include_str!("../../../../assets/calico/cni_network_config.tmpl");
 /// The file the installer writes it to.
-pub const CONFLIST_NAME: &str = "10-calico.conflist";
+pub(crate) const CONFLIST_NAME: &str = "10-calico.conflist";
 /// The BGP AS number of every node (`confd/pkg/backends/calico/client.go`).
-pub const AS_NUMBER: u32 = 64512;
+pub(crate) const AS_NUMBER: u32 = 64512;
 
 /// One node as calico-node sees it: name, address, and whether it is running.
 #[derive(Debug, Clone, Copy)]
@@ -130,7 +130,7 @@ impl Calico {
     /// calico-node starts on a node: install-cni writes the conflist (which sorts before
     /// the lab's own and so is the one the runtime loads) and the kubeconfig; Felix writes
     /// the MTU file.
-    pub fn install_on(&self, rt: &mut NodeRuntime) {
+    pub(crate) fn install_on(&self, rt: &mut NodeRuntime) {
         let node = rt.host.node.clone();
         rt.confdir
             .files
@@ -155,7 +155,7 @@ impl Calico {
     }
 
     /// calico-node is removed from every node: what it installed and programmed goes.
-    pub fn uninstall(hosts: &mut BTreeMap<String, NodeRuntime>) {
+    pub(crate) fn uninstall(hosts: &mut BTreeMap<String, NodeRuntime>) {
         for rt in hosts.values_mut() {
             if rt.confdir.files.remove(CONFLIST_NAME).is_some() {
                 rt.reload_network();
@@ -183,23 +183,18 @@ impl Calico {
 
     /// Whether the last pass ran on these inputs (`cluster_rv`: the API server's
     /// resourceVersion), so a new one would change nothing.
-    pub fn up_to_date(&self, nodes: &[CalicoNode<'_>], cluster_rv: u64) -> bool {
+    pub(crate) fn up_to_date(&self, nodes: &[CalicoNode<'_>], cluster_rv: u64) -> bool {
         self.seen.as_ref() == Some(&self.inputs(nodes, cluster_rv))
     }
 
     /// The resourceVersion the last pass saw (the engine reads the watch events after it),
     /// or `None` before the first pass.
-    pub fn seen_rv(&self) -> Option<u64> {
+    pub(crate) fn seen_rv(&self) -> Option<u64> {
         self.seen.as_ref().map(|s| s.cluster_rv)
     }
 
-    /// The node of a workload endpoint Felix programmed (`namespace/name`).
-    pub fn endpoint_node(&self, pod: &str) -> Option<&str> {
-        self.endpoint_nodes.get(pod).map(String::as_str)
-    }
-
     /// Whether the nodes (names, addresses, up) differ from the last pass's.
-    pub fn nodes_changed(&self, nodes: &[CalicoNode<'_>]) -> bool {
+    pub(crate) fn nodes_changed(&self, nodes: &[CalicoNode<'_>]) -> bool {
         self.seen.as_ref().is_none_or(|s| {
             s.nodes.len() != nodes.len()
                 || s.nodes

@@ -50,22 +50,22 @@ use std::net::{IpAddr, Ipv4Addr};
 
 /// The conflist the agent writes (`cniConfigs["none"]`, `enable-debug` false, the default
 /// `cni-log-file`), byte for byte as the template renders (it starts with a newline).
-pub const CONFLIST: &str = "\n{\n  \"cniVersion\": \"0.3.1\",\n  \"name\": \"cilium\",\n  \"plugins\": [\n    {\n       \"type\": \"cilium-cni\",\n       \"enable-debug\": false,\n       \"log-file\": \"/var/run/cilium/cilium-cni.log\"\n    }\n  ]\n}";
+pub(crate) const CONFLIST: &str = "\n{\n  \"cniVersion\": \"0.3.1\",\n  \"name\": \"cilium\",\n  \"plugins\": [\n    {\n       \"type\": \"cilium-cni\",\n       \"enable-debug\": false,\n       \"log-file\": \"/var/run/cilium/cilium-cni.log\"\n    }\n  ]\n}";
 /// The file it writes it to.
-pub const CONFLIST_NAME: &str = "05-cilium.conflist";
+pub(crate) const CONFLIST_NAME: &str = "05-cilium.conflist";
 /// The host device holding the router IP.
-pub const HOST_DEV: &str = "cilium_host";
+pub(crate) const HOST_DEV: &str = "cilium_host";
 /// Its veth peer.
-pub const NET_DEV: &str = "cilium_net";
+pub(crate) const NET_DEV: &str = "cilium_net";
 /// The tunnel device.
-pub const VXLAN_DEV: &str = "cilium_vxlan";
+pub(crate) const VXLAN_DEV: &str = "cilium_vxlan";
 /// The VXLAN port (the Linux default Cilium keeps, `tunnel-port`).
-pub const VXLAN_PORT: u16 = 8472;
+pub(crate) const VXLAN_PORT: u16 = 8472;
 /// VXLAN's overhead over IPv4 (`pkg/mtu`: `TunnelOverheadIPv4`).
-pub const TUNNEL_OVERHEAD: u32 = 50;
+pub(crate) const TUNNEL_OVERHEAD: u32 = 50;
 /// The source port the lab gives a traced packet in drop notifications (the first of
 /// Linux's ephemeral range; the walker follows no sockets).
-pub const TRACE_SPORT: u16 = 32768;
+pub(crate) const TRACE_SPORT: u16 = 32768;
 
 /// One node as the agents see it.
 #[derive(Debug, Clone, Copy)]
@@ -118,7 +118,7 @@ impl CiliumNetwork {
 
     /// The agent starts on a node with a podCIDR: IPAM, the router IP, the devices, then
     /// the conflist (written when ready).
-    pub fn install_on(rt: &mut NodeRuntime, pod_cidr: Ipv4Net) {
+    pub(crate) fn install_on(rt: &mut NodeRuntime, pod_cidr: Ipv4Net) {
         let uplink = rt
             .host
             .root
@@ -180,7 +180,7 @@ impl CiliumNetwork {
 
     /// The agents are removed from every node with what they programmed (the endpoints'
     /// `lxc…` devices stay with their pods, as they do when the DaemonSet is deleted).
-    pub fn uninstall(hosts: &mut BTreeMap<String, NodeRuntime>) {
+    pub(crate) fn uninstall(hosts: &mut BTreeMap<String, NodeRuntime>) {
         for rt in hosts.values_mut() {
             if rt.confdir.files.remove(CONFLIST_NAME).is_some() {
                 rt.reload_network();
@@ -205,7 +205,7 @@ impl CiliumNetwork {
     }
 
     /// Whether the last pass ran on these inputs.
-    pub fn up_to_date(&self, nodes: &[CiliumNode<'_>], cluster_rv: u64) -> bool {
+    pub(crate) fn up_to_date(&self, nodes: &[CiliumNode<'_>], cluster_rv: u64) -> bool {
         self.seen.as_ref() == Some(&Self::inputs(nodes, cluster_rv))
     }
 

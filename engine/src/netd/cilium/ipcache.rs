@@ -26,7 +26,7 @@ pub struct IpCacheEntry {
 
 impl IpCacheEntry {
     /// `<none>` or the flag names, as `cilium bpf ipcache list` prints them.
-    pub fn flags_text(&self) -> &'static str {
+    pub(crate) fn flags_text(&self) -> &'static str {
         if self.has_tunnel {
             "hastunnel"
         } else {
@@ -118,7 +118,7 @@ impl IpCache {
     }
 
     /// The identity of an address, world (2) when nothing more specific matches.
-    pub fn identity_of(&self, ip: IpAddr) -> NumericIdentity {
+    pub(crate) fn identity_of(&self, ip: IpAddr) -> NumericIdentity {
         self.lookup(ip).map_or(ID_WORLD, |e| e.identity)
     }
 }

@@ -42,13 +42,13 @@ use std::net::IpAddr;
 
 /// The first and last endpoint ID (`pkg/endpointmanager/idallocator`: `minID=1`,
 /// `maxID=4095`).
-pub const MIN_ENDPOINT_ID: u16 = 1;
+pub(crate) const MIN_ENDPOINT_ID: u16 = 1;
 /// See [`MIN_ENDPOINT_ID`].
-pub const MAX_ENDPOINT_ID: u16 = 4095;
+pub(crate) const MAX_ENDPOINT_ID: u16 = 4095;
 
 /// The host-side device of an endpoint: `lxc` + the first 12 hex digits of
 /// SHA-256(container ID) (`pkg/datapath/connector`: 12 = IFNAMSIZ 16 − len("tmp") − 1).
-pub fn lxc_name(container_id: &str) -> String {
+pub(crate) fn lxc_name(container_id: &str) -> String {
     let digest = Sha256::digest(container_id.as_bytes());
     format!("lxc{}", &to_hex(&digest)[..12])
 }
@@ -78,7 +78,7 @@ pub struct CiliumEndpoint {
 
 impl CiliumEndpoint {
     /// `namespace/name`.
-    pub fn pod_key(&self) -> String {
+    pub(crate) fn pod_key(&self) -> String {
         format!("{}/{}", self.namespace, self.pod)
     }
 }
@@ -149,9 +149,10 @@ impl FlowVerdict {
             && self.ingress.as_ref().is_none_or(|s| s.verdict.allowed())
     }
 
+    #[cfg(test)]
     /// The side that dropped it, egress first (a packet dropped on egress never reaches
     /// the destination).
-    pub fn dropped_at(&self) -> Option<(TrafficDirection, &SideVerdict)> {
+    pub(crate) fn dropped_at(&self) -> Option<(TrafficDirection, &SideVerdict)> {
         if let Some(s) = self.egress.as_ref().filter(|s| !s.verdict.allowed()) {
             return Some((TrafficDirection::Egress, s));
         }
@@ -260,7 +261,7 @@ impl Cilium {
     }
 
     /// The endpoint of a pod (`namespace/name`).
-    pub fn endpoint_of_pod(&self, key: &str) -> Option<&CiliumEndpoint> {
+    pub(crate) fn endpoint_of_pod(&self, key: &str) -> Option<&CiliumEndpoint> {
         self.agents
             .values()
             .flat_map(|a| a.endpoints.values())
@@ -268,7 +269,7 @@ impl Cilium {
     }
 
     /// The endpoint holding an address.
-    pub fn endpoint_by_ip(&self, ip: IpAddr) -> Option<&CiliumEndpoint> {
+    pub(crate) fn endpoint_by_ip(&self, ip: IpAddr) -> Option<&CiliumEndpoint> {
         self.agents
             .values()
             .flat_map(|a| a.endpoints.values())

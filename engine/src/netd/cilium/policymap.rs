@@ -34,7 +34,7 @@ impl TrafficDirection {
 }
 
 /// IP protocol numbers (`u8proto`): 0 is ANY.
-pub fn proto_number(p: Protocol) -> u8 {
+pub(crate) fn proto_number(p: Protocol) -> u8 {
     match p {
         Protocol::Tcp => 6,
         Protocol::Udp => 17,
@@ -43,7 +43,7 @@ pub fn proto_number(p: Protocol) -> u8 {
 }
 
 /// `u8proto.U8proto.String`.
-pub fn proto_name(n: u8) -> &'static str {
+pub(crate) fn proto_name(n: u8) -> &'static str {
     match n {
         0 => "ANY",
         1 => "ICMP",
@@ -75,7 +75,7 @@ pub struct PolicyKey {
 
 impl PolicyKey {
     /// `ANY`, `TCP`, `80/TCP` or `80-95/TCP` (`PolicyKey.PortProtoString`).
-    pub fn port_proto(&self) -> String {
+    pub(crate) fn port_proto(&self) -> String {
         let proto = proto_name(self.proto);
         match self.prefix_len {
             0 | 8 => proto.to_string(),
@@ -412,7 +412,7 @@ fn select(peer: &Peer, ids: &IdentityTable) -> Vec<NumericIdentity> {
 
 /// `PortRangeToMaskedPorts`: the fewest aligned power-of-two blocks covering
 /// `start..=end`, as (first port, port prefix length 0..=16).
-pub fn masked_ports(start: u16, end: u16) -> Vec<(u16, u8)> {
+pub(crate) fn masked_ports(start: u16, end: u16) -> Vec<(u16, u8)> {
     let mut out = Vec::new();
     let (mut s, e) = (u32::from(start), u32::from(end));
     while s <= e {

@@ -18,7 +18,7 @@ use std::net::IpAddr;
 /// tab-terminated; a column block is a run of consecutive lines that have a cell in that
 /// column; each cell is padded to the block's widest cell + `padding`, at least `minwidth`.
 /// The text after a line's last tab is not part of any column. Widths count characters.
-pub fn tabwrite(text: &str, minwidth: usize, padding: usize) -> String {
+pub(crate) fn tabwrite(text: &str, minwidth: usize, padding: usize) -> String {
     let lines: Vec<Vec<&str>> = text.split('\n').map(|l| l.split('\t').collect()).collect();
     let mut w = TabWriter {
         lines: &lines,
@@ -87,9 +87,10 @@ impl TabWriter<'_> {
 }
 
 /// The message `cilium bpf policy get` prints under the header when the map is empty.
-pub const POLICY_EMPTY: &str = "Policy stats empty. Perhaps the policy enforcement is disabled?\n";
+pub(crate) const POLICY_EMPTY: &str =
+    "Policy stats empty. Perhaps the policy enforcement is disabled?\n";
 /// What `cilium bpf ipcache list` prints (to stderr) for an empty map.
-pub const IPCACHE_EMPTY: &str = "No entries found.\n";
+pub(crate) const IPCACHE_EMPTY: &str = "No entries found.\n";
 
 /// The label lines of an identity for a table: sorted printable labels, or the number when
 /// the agent cannot resolve it.
@@ -107,7 +108,7 @@ fn label_lines(ids: &IdentityTable, id: NumericIdentity) -> Vec<String> {
 /// `ANY`; extra labels go on continuation rows. BYTES and PACKETS are the lab's counters
 /// (0: it does not count packets yet). `numeric` is `-n`: the IDENTITY column instead of
 /// labels.
-pub fn bpf_policy_get(ids: &IdentityTable, ep: &CiliumEndpoint, numeric: bool) -> String {
+pub(crate) fn bpf_policy_get(ids: &IdentityTable, ep: &CiliumEndpoint, numeric: bool) -> String {
     let mut rows: Vec<(&PolicyKey, &super::PolicyEntry)> = ep.policy.entries.iter().collect();
     rows.sort_by_key(|(k, e)| {
         (
@@ -169,7 +170,7 @@ pub fn bpf_policy_get(ids: &IdentityTable, ep: &CiliumEndpoint, numeric: bool) -
 /// tab-terminated, values `identity=%d encryptkey=%d tunnelendpoint=%s flags=%s`. Cilium
 /// prints a Go map in random order; the lab sorts by prefix. An empty map prints
 /// [`IPCACHE_EMPTY`] (on stderr in Cilium).
-pub fn bpf_ipcache_list(agent: &NodeAgent) -> String {
+pub(crate) fn bpf_ipcache_list(agent: &NodeAgent) -> String {
     if agent.ipcache.entries.is_empty() {
         return IPCACHE_EMPTY.to_string();
     }
@@ -192,7 +193,7 @@ pub fn bpf_ipcache_list(agent: &NodeAgent) -> String {
 /// POLICY columns), endpoints by ID, security labels sorted one per line, IPv6 empty
 /// (IPv4-only lab), STATUS `ready`. The host and health endpoints the real list also
 /// shows are not modelled.
-pub fn endpoint_list(ids: &IdentityTable, agent: &NodeAgent) -> String {
+pub(crate) fn endpoint_list(ids: &IdentityTable, agent: &NodeAgent) -> String {
     let mut t = String::from(
         "ENDPOINT\tPOLICY (ingress)\tPOLICY (egress)\tIDENTITY\tLABELS (source:key[=value])\tIPv6\tIPv4\tSTATUS\t\n\tENFORCEMENT\tENFORCEMENT\t\t\t\t\t\n",
     );
@@ -221,7 +222,7 @@ pub fn endpoint_list(ids: &IdentityTable, agent: &NodeAgent) -> String {
 /// `cilium identity list`: tabwriter(2, 0, 3), `ID\tLABELS`, identities by number with
 /// their sorted labels, extra labels on `\t<label>` rows (`cilium-dbg/cmd/identity.go`,
 /// `printIdentities`). Identity 0 is not listed.
-pub fn identity_list(ids: &IdentityTable) -> String {
+pub(crate) fn identity_list(ids: &IdentityTable) -> String {
     let mut t = String::from("ID\tLABELS\n");
     for ident in ids.all().filter(|i| i.id != ID_UNKNOWN) {
         for (i, l) in ident.printable().iter().enumerate() {
@@ -252,11 +253,11 @@ pub struct Packet {
 
 /// The source line bpf_lxc reports for a policy drop. Composed: the line moves with every
 /// release (the reference's sample uses 2079).
-pub const BPF_LXC_POLICY_DROP_LINE: u32 = 2079;
+pub(crate) const BPF_LXC_POLICY_DROP_LINE: u32 = 2079;
 
 /// A policy drop as the datapath notifies it (`struct drop_notify`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DropEvent {
+pub(crate) struct DropEvent {
     /// Where it was dropped.
     pub direction: TrafficDirection,
     /// The reason (133 unless a deny entry matched).
@@ -279,8 +280,9 @@ pub struct DropEvent {
 }
 
 impl Cilium {
+    #[cfg(test)]
     /// The drop notification for a packet, if the policy maps drop it (egress first).
-    pub fn drop_event(&self, packet: Packet) -> Option<DropEvent> {
+    pub(crate) fn drop_event(&self, packet: Packet) -> Option<DropEvent> {
         let v = self.flow(packet.src, packet.dst, packet.proto, Some(packet.dport));
         let (direction, side) = v.dropped_at()?;
         let (peer, reason) = match side.verdict {
@@ -326,7 +328,7 @@ impl DropEvent {
     /// (Policy denied) flow 0x0 to endpoint 1234, ifindex 17, file bpf_lxc.c:2079, ,
     /// identity 23017->48312: 10.0.2.57:43516 -> 10.0.1.23:80 tcp SYN`. The doubled `, ,`
     /// is Cilium's; TCP packets are the connection's SYN.
-    pub fn monitor_line(&self) -> String {
+    pub(crate) fn monitor_line(&self) -> String {
         let p = &self.packet;
         let flags = if p.proto == Protocol::Tcp { " SYN" } else { "" };
         format!(
@@ -345,11 +347,12 @@ impl DropEvent {
         )
     }
 
+    #[cfg(test)]
     /// The two `hubble observe` compact lines for the drop: the policy verdict, then the
     /// drop (`policy-verdict:none INGRESS DENIED`, `Policy denied DROPPED`). The lab has no
     /// wall clock: the timestamp is `tick` seconds after Jan 1 00:00:00, in Hubble's
     /// `Jan _2 15:04:05.000` layout.
-    pub fn hubble_lines(&self, tick: u64) -> [String; 2] {
+    pub(crate) fn hubble_lines(&self, tick: u64) -> [String; 2] {
         let p = &self.packet;
         let ts = format!(
             "Jan  1 {:02}:{:02}:{:02}.000",

@@ -10,7 +10,7 @@ use std::net::IpAddr;
 
 /// The parsed `CNI_ARGS`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct IpamEnvArgs {
+pub(crate) struct IpamEnvArgs {
     /// `IP=<ip>[/<prefix>]`: the requested address (`ip.IP.ToIP()`), if any.
     pub ip: Option<IpAddr>,
     /// `IgnoreUnknown`.
@@ -19,7 +19,7 @@ pub struct IpamEnvArgs {
 
 /// `ip.ParseIP`: `<ip>` or `<ip>/<prefix>`; the prefix is kept by Go but only the address is
 /// used. Errors are `ip.IP.UnmarshalText`'s `invalid IP address <text>`.
-pub fn parse_cni_ip(text: &str) -> Result<Option<IpAddr>, String> {
+pub(crate) fn parse_cni_ip(text: &str) -> Result<Option<IpAddr>, String> {
     if text.is_empty() {
         // An empty text is an empty IP, whose ToIP() is nil.
         return Ok(None);
@@ -36,7 +36,7 @@ pub fn parse_cni_ip(text: &str) -> Result<Option<IpAddr>, String> {
 }
 
 /// `types.LoadArgs(args, &IPAMEnvArgs{})`.
-pub fn load_env_args(args: &str) -> Result<IpamEnvArgs, String> {
+pub(crate) fn load_env_args(args: &str) -> Result<IpamEnvArgs, String> {
     let mut out = IpamEnvArgs::default();
     if args.is_empty() {
         return Ok(out);
@@ -85,7 +85,7 @@ fn value_error(pair: &str, err: &str) -> String {
 }
 
 /// Go's `strconv.Quote` (what `%q` prints for a string).
-pub fn go_quote(s: &str) -> String {
+pub(crate) fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

@@ -72,7 +72,7 @@ pub fn load_ipam_config(conf: &Value, env_args: &str) -> Result<IpamConfig, Stri
 /// same document always gives the same answer, so a runtime that sends the same config on
 /// every call can decode it once ([`Prepared::finish`] adds `CNI_ARGS`).
 #[derive(Debug, Clone)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// An error found before `CNI_ARGS` is parsed (decoding, no `ipam` key).
     early: Option<String>,
     /// `args.cni.ips` then `runtimeConfig.ips` (`None`: an entry Go holds as an empty IP).
@@ -82,7 +82,7 @@ pub struct Prepared {
 }
 
 /// Decode the stdin document (everything of `LoadIPAMConfig` but `CNI_ARGS`).
-pub fn prepare(conf: &Value) -> Prepared {
+pub(crate) fn prepare(conf: &Value) -> Prepared {
     let early = |e: String| Prepared {
         early: Some(e),
         doc_ips: Vec::new(),

@@ -34,7 +34,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 /// host-local's default data directory (`disk.defaultDataDir`).
-pub const DEFAULT_DATA_DIR: &str = "/var/lib/cni/networks";
+pub(crate) const DEFAULT_DATA_DIR: &str = "/var/lib/cni/networks";
 
 /// The `host-local` plugin binary.
 #[derive(Debug, Clone, Copy, Default)]
@@ -56,7 +56,7 @@ pub fn store_key(data_dir: &str, network: &str) -> String {
 }
 
 /// The directory host-local uses for a network: `filepath.Join(dataDir or default, network)`.
-pub fn store_path(data_dir: &str, network: &str) -> String {
+pub(crate) fn store_path(data_dir: &str, network: &str) -> String {
     let dir = if data_dir.is_empty() {
         DEFAULT_DATA_DIR
     } else {
@@ -70,7 +70,7 @@ pub fn store_path(data_dir: &str, network: &str) -> String {
 }
 
 /// Go's `path.Clean` (`filepath.Clean` on Linux).
-pub fn clean_path(p: &str) -> String {
+pub(crate) fn clean_path(p: &str) -> String {
     if p.is_empty() {
         return ".".to_string();
     }
@@ -229,7 +229,7 @@ fn cmd_add(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
 /// host-local's `parseResolvConf` (`plugins/ipam/host-local/dns.go`): `nameserver`,
 /// `domain`, `search` and `options` lines; comments (`#`, `;`), blank lines and lines of one
 /// word are skipped, anything else ignored.
-pub fn parse_resolv_conf(text: &str) -> Dns {
+pub(crate) fn parse_resolv_conf(text: &str) -> Dns {
     let mut dns = Dns::default();
     for line in text.lines() {
         let line = line.trim();

@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// An address in Go's canonical form: IPv4 (and IPv4-mapped IPv6) as V4, the rest as V6
 /// (`canonicalizeIP`: `To4()` first, then `To16()`).
-pub fn canonical(ip: IpAddr) -> IpAddr {
+pub(crate) fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),
@@ -19,13 +19,13 @@ pub fn canonical(ip: IpAddr) -> IpAddr {
 }
 
 /// `net.ParseIP` followed by `canonicalizeIP`; `None` where Go returns nil.
-pub fn parse_ip(s: &str) -> Option<IpAddr> {
+pub(crate) fn parse_ip(s: &str) -> Option<IpAddr> {
     // Go accepts neither zones nor surrounding brackets; Rust's parser agrees.
     s.parse::<IpAddr>().ok().map(canonical)
 }
 
 /// The number of bits of an address family.
-pub fn family_bits(ip: &IpAddr) -> u8 {
+pub(crate) fn family_bits(ip: &IpAddr) -> u8 {
     match ip {
         IpAddr::V4(_) => 32,
         IpAddr::V6(_) => 128,
@@ -33,7 +33,7 @@ pub fn family_bits(ip: &IpAddr) -> u8 {
 }
 
 /// The address as an integer.
-pub fn to_u128(ip: &IpAddr) -> u128 {
+pub(crate) fn to_u128(ip: &IpAddr) -> u128 {
     match ip {
         IpAddr::V4(v4) => u128::from(u32::from(*v4)),
         IpAddr::V6(v6) => u128::from(*v6),
@@ -41,7 +41,7 @@ pub fn to_u128(ip: &IpAddr) -> u128 {
 }
 
 /// An integer as an address of the given family (truncated to 32 bits for IPv4).
-pub fn from_u128(v: u128, v4: bool) -> IpAddr {
+pub(crate) fn from_u128(v: u128, v4: bool) -> IpAddr {
     if v4 {
         IpAddr::V4(Ipv4Addr::from((v & 0xffff_ffff) as u32))
     } else {
@@ -50,7 +50,7 @@ pub fn from_u128(v: u128, v4: bool) -> IpAddr {
 }
 
 /// `ip.NextIP`: the following address, wrapping within the family.
-pub fn next_ip(ip: &IpAddr) -> IpAddr {
+pub(crate) fn next_ip(ip: &IpAddr) -> IpAddr {
     from_u128(to_u128(ip).wrapping_add(1), ip.is_ipv4())
 }
 
@@ -269,11 +269,6 @@ impl Range {
             || other.contains(self.range_start)
             || other.contains(self.range_end)
     }
-
-    /// The subnet in CIDR form (`10.1.2.0/24`).
-    pub fn subnet_cidr(&self) -> String {
-        format!("{}/{}", self.subnet, self.prefix)
-    }
 }
 
 impl fmt::Display for Range {
@@ -321,7 +316,7 @@ impl RangeSet {
 
     /// `RangeSet.RangeFor`: the first range containing the IP, or
     /// `<ip> not in range set <set>`.
-    pub fn range_for(&self, ip: IpAddr) -> Result<&Range, String> {
+    pub(crate) fn range_for(&self, ip: IpAddr) -> Result<&Range, String> {
         let ip = canonical(ip);
         self.0
             .iter()
@@ -342,7 +337,7 @@ impl RangeSet {
     }
 
     /// Whether the set is IPv4 (by its first range).
-    pub fn is_ipv4(&self) -> bool {
+    pub(crate) fn is_ipv4(&self) -> bool {
         self.0.first().is_some_and(|r| r.range_start.is_ipv4())
     }
 }

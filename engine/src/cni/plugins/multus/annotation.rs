@@ -137,7 +137,7 @@ fn parse_object_name(item: &str) -> Result<(String, String, String), String> {
 
 /// Go's `net.ParseMAC` for the 6-, 8- and 20-byte colon/hyphen forms and the dotted form;
 /// the error is Go's `address <s>: invalid MAC address`.
-pub fn parse_mac(s: &str) -> Result<(), String> {
+pub(crate) fn parse_mac(s: &str) -> Result<(), String> {
     let bad = || format!("address {s}: invalid MAC address");
     let ok_len = |n: usize| matches!(n, 6 | 8 | 20);
     if s.len() < 14 {

@@ -5,9 +5,9 @@
 use serde_json::{Map, Value};
 
 /// Where Multus keeps each sandbox's delegate list and its libcni result cache.
-pub const CNI_DIR: &str = "/var/lib/cni/multus";
+pub(crate) const CNI_DIR: &str = "/var/lib/cni/multus";
 /// Where Multus looks for a config named by an empty NAD.
-pub const CONF_DIR: &str = "/etc/cni/multus/net.d";
+pub(crate) const CONF_DIR: &str = "/etc/cni/multus/net.d";
 
 /// The parts of Multus's NetConf the lab models.
 #[derive(Debug, Clone, PartialEq)]

@@ -53,12 +53,12 @@ pub struct Delegate {
 
 impl Delegate {
     /// The CNI name (`Conf.Name`, else `ConfList.Name`): what errors and caches use.
-    pub fn net_name(&self) -> &str {
+    pub(crate) fn net_name(&self) -> &str {
         self.conf.get("name").and_then(Value::as_str).unwrap_or("")
     }
 
     /// `Conf.Type`: the top-level `type` ("" for a conflist), as DelegateAdd's error names it.
-    pub fn conf_type(&self) -> &str {
+    pub(crate) fn conf_type(&self) -> &str {
         self.conf.get("type").and_then(Value::as_str).unwrap_or("")
     }
 
@@ -201,7 +201,7 @@ pub struct DelegateRt {
 /// value is empty is filled, any other pair appended, so keys can repeat), and the
 /// capability args (`mergeCNIRuntimeConfig`: the runtime's, plus, for an attachment, what
 /// its selection asked for).
-pub fn runtime_conf(
+pub(crate) fn runtime_conf(
     env: &CniEnv,
     k8s: &super::K8sArgs,
     ifname: &str,
@@ -274,7 +274,7 @@ pub fn runtime_conf(
 }
 
 /// `GetCNIDeviceInfoPath`: `/var/run/k8s.cni.cncf.io/devinfo/cni/<id with / as ->`.
-pub fn cni_device_info_path(id: &str) -> String {
+pub(crate) fn cni_device_info_path(id: &str) -> String {
     format!(
         "/var/run/k8s.cni.cncf.io/devinfo/cni/{}",
         id.replace('/', "-")
@@ -282,7 +282,7 @@ pub fn cni_device_info_path(id: &str) -> String {
 }
 
 /// The device plugin's devinfo file for a device (`GetDPDeviceInfoPath`).
-pub fn dp_device_info_path(resource: &str, device_id: &str) -> String {
+pub(crate) fn dp_device_info_path(resource: &str, device_id: &str) -> String {
     format!(
         "/var/run/k8s.cni.cncf.io/devinfo/dp/{}-{device_id}-device.json",
         resource.replace('/', "-")
@@ -318,7 +318,7 @@ impl DelegateRt {
 }
 
 /// The cache file of Multus's libcni (`<cniDir>/results/<net>-<cid>-<ifname>`).
-pub fn result_cache_path(cni_dir: &str, net: &str, cid: &str, ifname: &str) -> String {
+pub(crate) fn result_cache_path(cni_dir: &str, net: &str, cid: &str, ifname: &str) -> String {
     format!("{cni_dir}/results/{net}-{cid}-{ifname}")
 }
 

@@ -62,7 +62,7 @@ impl Plugin for Multus {
 
 /// The pod Multus works for, from CNI_ARGS (`types.K8sArgs`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct K8sArgs {
+pub(crate) struct K8sArgs {
     /// `K8S_POD_NAMESPACE`.
     pub namespace: String,
     /// `K8S_POD_NAME`.

@@ -138,7 +138,7 @@ fn bare(ip: &IpConfig) -> String {
 }
 
 /// `CreateNetworkStatuses` for one delegate's result.
-pub fn statuses(
+pub(crate) fn statuses(
     result: &CniResult,
     name: &str,
     default: bool,
