@@ -270,6 +270,7 @@ impl AttachWants {
 }
 
 /// Every want as (pv, node, pods), in order: what the debug check compares.
+#[cfg(debug_assertions)]
 pub(crate) fn want_keys(wants: &Wants) -> Vec<(String, String, Vec<Key>)> {
     wants
         .values()
