@@ -1797,3 +1797,34 @@ fn the_volumes_pane_shows_a_multi_attach_refusal() {
     let text = screen_text(frame(&mut b, size).backend().buffer());
     assert!(!text.contains("Multi-Attach"), "{text}");
 }
+
+/// After `reset` the IPAM pane marks nothing released: no DEL ran, the node's store was
+/// wiped with the rest of the lab (issue 37 §5). A `pod delete` still marks its lease. On
+/// the old main the reset drew `✗ 10.244.1.2 released`.
+#[test]
+fn reset_releases_nothing_in_the_ipam_pane() {
+    for size in [SMALL, LARGE] {
+        let mut a = after(
+            crate::common::lab(),
+            size,
+            &["pod create web --node node-1", "show ipam node-1", "reset"],
+        );
+        a.ui.focus = Pane::Ipam;
+        let text = screen_text(frame(&mut a, size).backend().buffer());
+        assert!(a.derived.ipam.removed.is_empty(), "{size:?}");
+        assert!(!text.contains("released"), "{size:?}\n{text}");
+        let mut a = after(
+            crate::common::lab(),
+            size,
+            &[
+                "pod create web --node node-1",
+                "show ipam node-1",
+                "pod delete web",
+            ],
+        );
+        a.ui.focus = Pane::Ipam;
+        let text = screen_text(frame(&mut a, size).backend().buffer());
+        assert!(text.contains("✗ 10.244.1.2"), "{size:?}\n{text}");
+        assert!(text.contains("released (held "), "{size:?}\n{text}");
+    }
+}
