@@ -256,3 +256,32 @@ Source:";
         "{y}"
     );
 }
+
+/// Where a claim's volume went is said where it is decided (issue 37 §5): CreateVolume's
+/// line names the node of its accessible_topology, and a pod pinned with --node to another
+/// node is told where the volume is and why it cannot reach it, beside the attach's
+/// NOT_FOUND. On the old main neither line said node-2.
+#[test]
+fn the_volume_node_is_said_where_it_is_decided() {
+    let mut lab = crate::common::lab();
+    let out = run(&mut lab, "pvc create x --size 1Gi");
+    let created = out
+        .lines()
+        .find(|l| l.contains("CreateVolume"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        created.ends_with(": volume vol-e7e2ec4b 1Gi on node-2"),
+        "{created}"
+    );
+    assert_eq!(pv_node(&lab, "x"), "node-2");
+    let out = run(&mut lab, "pod create y --node node-1 --pvc x");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "pod/y created");
+    assert_eq!(
+        lines[1],
+        "  note: claim x's volume is on node-2 (its PV's node affinity), not node-1: --node skips the scheduler, which would have placed the pod there, so the volume cannot reach it (leave out --node, or use a claim on node-1)"
+    );
+    // A pod pinned where the volume is gets no note.
+    let out = run(&mut lab, "pod create w --node node-2 --pvc x");
+    assert!(!out.contains("note:"), "{out}");
+}
