@@ -1828,3 +1828,27 @@ fn reset_releases_nothing_in_the_ipam_pane() {
         assert!(text.contains("released (held "), "{size:?}\n{text}");
     }
 }
+
+/// In step mode a claim nobody has provisioned yet is drawn at its real stage, Pending
+/// before CREATED, and at CREATED once `reconcile` ran CreateVolume (issue 37 §5). On the
+/// old main the claim with no volume was drawn at CREATED.
+#[test]
+fn a_claim_with_no_volume_yet_is_drawn_pending() {
+    for size in [SMALL, LARGE] {
+        let mut a = after(
+            crate::common::lab(),
+            size,
+            &["mode step", "pvc create data --size 1Gi"],
+        );
+        a.ui.focus = Pane::Volumes;
+        let text = screen_text(frame(&mut a, size).backend().buffer());
+        assert!(text.contains("default/data → — → —"), "{size:?}\n{text}");
+        assert!(text.contains("◉ Pending ━ ○ CREATED"), "{size:?}\n{text}");
+        assert!(!text.contains("◉ CREATED"), "{size:?}\n{text}");
+        a.run_command("reconcile");
+        a.ui.focus = Pane::Volumes;
+        let text = screen_text(frame(&mut a, size).backend().buffer());
+        assert!(!text.contains("Pending ━"), "{size:?}\n{text}");
+        assert!(text.contains("◉ CREATED"), "{size:?}\n{text}");
+    }
+}
