@@ -1062,7 +1062,7 @@ impl App {
                 self.ui.candidates.clear();
                 self.show_playback();
             }
-            Err(e) => self.push_output(Line::styled(format!("error: {}", e.message), Role::Bad)),
+            Err(e) => self.push_output(error_line(&e.message)),
         }
     }
 
@@ -1878,13 +1878,9 @@ fn prose_continuation(line: &Line) -> Option<&str> {
 /// The first output line of an error: `✗ error: …`, or just `✗ …` when the message
 /// already says it is an error (kubectl's `Error from server (NotFound): …`).
 fn error_line(message: &str) -> Line {
-    let prefix = if message.starts_with("Error from server") || message.starts_with("error:") {
-        "✗ "
-    } else {
-        "✗ error: "
-    };
     Line::new()
-        .push(prefix, Role::Bad)
+        .push("✗ ", Role::Bad)
+        .push(lab_engine::render::error_prefix(message), Role::Bad)
         .push(message.to_string(), Role::Bad)
 }
 
