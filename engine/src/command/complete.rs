@@ -99,6 +99,11 @@ fn walk(words: &[String]) -> Walk {
         lost: false,
     };
     let mut cmd: &'static clap::Command = help::tree();
+    // A leading `kubectl` word is dropped, as `command::parse` drops it.
+    let words = match words.split_first() {
+        Some((first, rest)) if first == super::KUBECTL => rest,
+        _ => words,
+    };
     for word in words {
         if w.expecting.take().is_some() {
             continue;
@@ -427,6 +432,16 @@ mod tests {
         assert_eq!(cands("netp", &NoNames), vec!["netpol"]);
         let c = complete("pod cr", 6, &NoNames);
         assert_eq!(c.start, 4);
+        // After a leading `kubectl`, the same as without it.
+        assert_eq!(cands("kubectl pod cr", &NoNames), vec!["create"]);
+        assert_eq!(
+            cands("kubectl get pods -o ", &NoNames),
+            cands("get pods -o ", &NoNames)
+        );
+        assert_eq!(
+            hint("kubectl pod create ", 19).map(|h| h.display),
+            hint("pod create ", 11).map(|h| h.display)
+        );
     }
 
     #[test]
