@@ -844,6 +844,9 @@ pub struct DeleteArgs {
     /// Delete the objects of that kind whose labels match, e.g. app=web or 'tier in (a,b)'
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
     pub selector: Option<String>,
+    /// Delete every object of that kind (in the namespace, for a namespaced kind)
+    #[arg(long)]
+    pub all: bool,
     /// Namespace
     #[arg(
         long,
