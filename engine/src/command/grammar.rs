@@ -832,6 +832,14 @@ pub struct GetArgs {
     /// Label selector: k=v, k!=v, k, !k, 'k in (a,b)', 'k notin (a)'; a comma ANDs them
     #[arg(short = 'l', long = "selector")]
     pub selector: Option<String>,
+    /// Events only: the fields to select by, e.g. involvedObject.name=web,type=Warning
+    /// (also involvedObject.kind, involvedObject.namespace, reason, source; =, ==, !=)
+    #[arg(long = "field-selector", value_name = "SELECTOR")]
+    pub field_selector: Option<String>,
+    /// Events only: sort by a field, e.g. .lastTimestamp, .metadata.creationTimestamp,
+    /// .reason, .type, .involvedObject.name
+    #[arg(long = "sort-by", value_name = "PATH")]
+    pub sort_by: Option<String>,
 }
 
 /// `delete KIND NAME`: kubectl's verb order for `pod delete NAME` and the like.

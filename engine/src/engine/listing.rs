@@ -107,6 +107,25 @@ impl Lab {
 
     /// `get`, with what it showed: the objects listed, and the format.
     pub(super) fn get_seen(&self, g: &GetArgs) -> Result<(Outcome, super::seen::Seen), LabError> {
+        let kinds: Vec<&str> = g.kind.split(',').collect();
+        if kinds.iter().any(|k| super::events_view::names_events(k)) {
+            if kinds.len() > 1 {
+                return Err(LabError::msg(
+                    "the lab lists events on their own: `get events`, then the other kinds",
+                ));
+            }
+            return self.get_events(g);
+        }
+        for (flag, given) in [
+            ("--field-selector", g.field_selector.is_some()),
+            ("--sort-by", g.sort_by.is_some()),
+        ] {
+            if given {
+                return Err(LabError::msg(format!(
+                    "{flag} applies to events in the lab (`get events {flag} …`); other kinds list by name"
+                )));
+            }
+        }
         let args: Vec<&str> = std::iter::once(g.kind.as_str())
             .chain(g.names.iter().map(String::as_str))
             .collect();

@@ -16,6 +16,7 @@ pub mod apply_cmd;
 pub mod cni_cmd;
 pub mod csi_cmd;
 pub mod delete_cmd;
+mod events_view;
 pub mod fault_cmd;
 pub mod generic_describe;
 pub mod ipam_view;

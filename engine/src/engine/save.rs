@@ -432,6 +432,8 @@ impl Lab {
                 ns: None,
                 all_namespaces: true,
                 selector: None,
+                field_selector: None,
+                sort_by: None,
             };
             let v = match self.get(&args) {
                 Ok(o) => {
