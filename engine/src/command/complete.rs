@@ -456,7 +456,14 @@ mod tests {
         assert!(f.contains(&"--label".to_string()), "{f:?}");
         assert_eq!(
             cands("get pods -o ", &NoNames),
-            vec!["json", "name", "wide", "yaml"]
+            vec![
+                "custom-columns=",
+                "json",
+                "jsonpath=",
+                "name",
+                "wide",
+                "yaml"
+            ]
         );
         let f = cands("get pods -", &NoNames);
         assert!(f.contains(&"--all-namespaces".to_string()), "{f:?}");

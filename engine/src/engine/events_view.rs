@@ -187,12 +187,10 @@ impl Lab {
                 "the lab's events have no names of their own: list them with `get events`, and pick one object's with --field-selector involvedObject.name=NAME",
             ));
         }
-        if let Some(o) = g.output {
-            let name = clap::ValueEnum::to_possible_value(&o)
-                .map(|v| v.get_name().to_string())
-                .unwrap_or_default();
+        if let Some(o) = &g.output {
             return Err(LabError::msg(format!(
-                "-o {name} is not offered for events in the lab: `get events` prints kubectl's table (LAST SEEN, TYPE, REASON, OBJECT, MESSAGE)"
+                "-o {} is not offered for events in the lab: `get events` prints kubectl's table (LAST SEEN, TYPE, REASON, OBJECT, MESSAGE)",
+                o.name()
             )));
         }
         let terms = match &g.field_selector {

@@ -32,6 +32,7 @@ pub mod node_index;
 pub mod node_view;
 pub mod nodes;
 pub mod pods;
+mod printers;
 pub mod query;
 pub mod real_views;
 pub mod save;

@@ -434,6 +434,7 @@ impl Lab {
                 selector: None,
                 field_selector: None,
                 sort_by: None,
+                show_labels: false,
             };
             let v = match self.get(&args) {
                 Ok(o) => {

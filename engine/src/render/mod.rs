@@ -2,6 +2,7 @@
 
 pub mod error;
 pub mod escape;
+pub mod jsonpath;
 pub mod outcome;
 pub mod table;
 pub mod yaml;
