@@ -871,7 +871,8 @@ impl App {
         let p = &self.ui.prompt;
         let head = p.text[..p.cursor].to_string();
         let rest = p.text[p.cursor..].to_string();
-        let c = super::complete::complete(&self.desk.lab, &head);
+        let lessons = self.desk.lessons.parsed().ids();
+        let c = super::complete::complete(&self.desk.lab, &lessons, &head);
         if let Some(new_head) = c.apply(&head) {
             self.ui.prompt.text = format!("{new_head}{rest}");
             self.ui.prompt.cursor = new_head.len();

@@ -19,6 +19,9 @@ pub enum Wanted<'a> {
     Containers,
     /// The words that name a kind (`get <Tab>`).
     Kinds,
+    /// The ids of the lessons (`lesson start <Tab>`): the lesson desk knows them, the lab
+    /// does not.
+    Lessons,
 }
 
 /// Where live names come from (the lab implements it; tests may fake it).
@@ -191,6 +194,7 @@ fn values(w: &Walk, arg: &Arg, names: &dyn Names) -> (Vec<String>, bool) {
         "kind" => names.names(Wanted::Kinds),
         "topic" => super::explain::topic_names(),
         "file" => return (Vec::new(), true),
+        "id" if top == "lesson" => names.names(Wanted::Lessons),
         "words" if top == "help" => {
             let sub = walk(&w.positionals);
             if sub.lost {

@@ -179,9 +179,7 @@ fn parse_path(text: &str) -> Result<Path, ParseError> {
                         "recursive descent (..) is not read by the lab's JSONPath".to_string()
                     );
                 }
-                let end = rest
-                    .find(['.', '['])
-                    .unwrap_or(rest.len());
+                let end = rest.find(['.', '[']).unwrap_or(rest.len());
                 let name = &rest[..end];
                 rest = &rest[end..];
                 match name {
