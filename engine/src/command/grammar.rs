@@ -926,6 +926,10 @@ pub struct GetArgs {
     /// .reason, .type, .involvedObject.name
     #[arg(long = "sort-by", value_name = "PATH")]
     pub sort_by: Option<String>,
+    /// The rows, then how to follow the changes: the lab changes only when a command runs,
+    /// so nothing streams; `show watch --since N` lists what changed from here
+    #[arg(short = 'w', long = "watch")]
+    pub watch: bool,
 }
 
 /// `delete KIND NAME`: kubectl's verb order for `pod delete NAME` and the like.

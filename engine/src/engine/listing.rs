@@ -121,6 +121,22 @@ impl Lab {
 
     /// `get`, with what it showed: the objects listed, and the format.
     pub(super) fn get_seen(&self, g: &GetArgs) -> Result<(Outcome, super::seen::Seen), LabError> {
+        if g.watch {
+            // kubectl -w streams each change as the API server sends it; the lab changes
+            // only when a command runs, so it says where the changes will be listed.
+            let (mut out, seen) = self.get_seen(&GetArgs {
+                watch: false,
+                ..g.clone()
+            })?;
+            out.line(Line::styled(
+                format!(
+                    "-w: the lab changes only when a command or `tick` runs, so nothing streams here; after them, `show watch --since {}` lists the API server's changes (ADDED, MODIFIED, DELETED) from this point",
+                    self.cluster.revs.next_event()
+                ),
+                Role::Dim,
+            ));
+            return Ok((out, seen));
+        }
         let kinds: Vec<&str> = g.kind.split(',').collect();
         if kinds.iter().any(|k| super::events_view::names_events(k)) {
             if kinds.len() > 1 {

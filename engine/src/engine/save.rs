@@ -435,6 +435,7 @@ impl Lab {
                 field_selector: None,
                 sort_by: None,
                 show_labels: false,
+                watch: false,
             };
             let v = match self.get(&args) {
                 Ok(o) => {
