@@ -871,7 +871,8 @@ impl App {
         let p = &self.ui.prompt;
         let head = p.text[..p.cursor].to_string();
         let rest = p.text[p.cursor..].to_string();
-        let c = super::complete::complete(&self.desk.lab, &head);
+        let lessons = self.desk.lessons.parsed().ids();
+        let c = super::complete::complete(&self.desk.lab, &lessons, &head);
         if let Some(new_head) = c.apply(&head) {
             self.ui.prompt.text = format!("{new_head}{rest}");
             self.ui.prompt.cursor = new_head.len();
@@ -1062,7 +1063,7 @@ impl App {
                 self.ui.candidates.clear();
                 self.show_playback();
             }
-            Err(e) => self.push_output(Line::styled(format!("error: {}", e.message), Role::Bad)),
+            Err(e) => self.push_output(error_line(&e.message)),
         }
     }
 
@@ -1878,13 +1879,9 @@ fn prose_continuation(line: &Line) -> Option<&str> {
 /// The first output line of an error: `✗ error: …`, or just `✗ …` when the message
 /// already says it is an error (kubectl's `Error from server (NotFound): …`).
 fn error_line(message: &str) -> Line {
-    let prefix = if message.starts_with("Error from server") || message.starts_with("error:") {
-        "✗ "
-    } else {
-        "✗ error: "
-    };
     Line::new()
-        .push(prefix, Role::Bad)
+        .push("✗ ", Role::Bad)
+        .push(lab_engine::render::error_prefix(message), Role::Bad)
         .push(message.to_string(), Role::Bad)
 }
 

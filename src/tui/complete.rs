@@ -159,20 +159,27 @@ fn split_head(head: &str) -> (Vec<&str>, &str, usize) {
     (words, &head[start..], start)
 }
 
-/// The lab's live names, for the shared completer.
-struct LabNames<'a>(&'a Lab);
+/// The lab's live names and the lesson ids, for the shared completer.
+struct LabNames<'a> {
+    lab: &'a Lab,
+    lessons: &'a [String],
+}
 
 impl lab_engine::command::complete::Names for LabNames<'_> {
     fn names(&self, wanted: lab_engine::command::complete::Wanted<'_>) -> Vec<String> {
-        self.0.completion_names(wanted)
+        match wanted {
+            lab_engine::command::complete::Wanted::Lessons => self.lessons.to_vec(),
+            other => self.lab.completion_names(other),
+        }
     }
 }
 
 /// The candidates for the word at the end of `head` (the text before the cursor): the
 /// shared completer's (`command::complete`, the REPL's too), and file names where the
-/// word is a path (`apply -f`, `cni conf load`, `--preset`).
-pub fn complete(lab: &Lab, head: &str) -> Completion {
-    let c = lab_engine::command::complete::complete(head, head.len(), &LabNames(lab));
+/// word is a path (`apply -f`, `cni conf load`, `--preset`); `lessons` are the ids
+/// `lesson start|play <Tab>` offers.
+pub fn complete(lab: &Lab, lessons: &[String], head: &str) -> Completion {
+    let c = lab_engine::command::complete::complete(head, head.len(), &LabNames { lab, lessons });
     let mut candidates = if c.wants_path {
         crate::files::path_candidates(head.get(c.start..).unwrap_or(""))
     } else {
@@ -238,7 +245,7 @@ mod tests {
     use super::*;
 
     fn cands(lab: &Lab, line: &str) -> Vec<String> {
-        complete(lab, line).candidates
+        complete(lab, &[], line).candidates
     }
 
     #[test]
@@ -268,7 +275,26 @@ mod tests {
             ["node-1", "node-2"]
         );
         assert_eq!(cands(&lab, "mode "), ["auto", "step"]);
-        assert_eq!(cands(&lab, "get po -o "), ["json", "name", "wide", "yaml"]);
+        assert_eq!(
+            cands(&lab, "get po -o "),
+            [
+                "custom-columns=",
+                "json",
+                "jsonpath=",
+                "name",
+                "wide",
+                "yaml"
+            ]
+        );
+        let ids = ["ch2-core-ideas".to_string(), "ch7-hands-on".to_string()];
+        for line in ["lesson start ch", "lesson play c", "kubectl lesson start "] {
+            assert_eq!(complete(&lab, &ids, line).candidates, ids, "{line}");
+        }
+        assert_eq!(
+            complete(&lab, &ids, "lesson start ch7").candidates,
+            ["ch7-hands-on"]
+        );
+        assert!(cands(&lab, "lesson start ").is_empty());
     }
 
     #[test]
@@ -289,16 +315,16 @@ mod tests {
         let lab = Lab::new();
         let line = "pod cr";
         assert_eq!(
-            complete(&lab, line).apply(line).as_deref(),
+            complete(&lab, &[], line).apply(line).as_deref(),
             Some("pod create ")
         );
         let line = "pod create web --node no";
         assert_eq!(
-            complete(&lab, line).apply(line).as_deref(),
+            complete(&lab, &[], line).apply(line).as_deref(),
             Some("pod create web --node node-")
         );
         let line = "zzz";
-        assert_eq!(complete(&lab, line).apply(line), None);
+        assert_eq!(complete(&lab, &[], line).apply(line), None);
     }
 
     #[test]
@@ -306,7 +332,7 @@ mod tests {
         let lab = Lab::new();
         let line = "apply -f assets/manif";
         assert_eq!(
-            complete(&lab, line).apply(line).as_deref(),
+            complete(&lab, &[], line).apply(line).as_deref(),
             Some("apply -f assets/manifests/")
         );
         let c = cands(&lab, "apply -f assets/manifests/web");
