@@ -31,6 +31,8 @@ import urllib.request
 
 import websocket
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 
 class Browser:
     """One headless Chromium and a DevTools session on its page."""
@@ -84,6 +86,11 @@ class Browser:
     def screen(self):
         return self.eval("document.getElementById('screen-text').textContent") or ""
 
+    def prompt(self):
+        """The command line: the screen's last row but the footer."""
+        rows = self.screen().rstrip("\n").split("\n")
+        return rows[-2] if len(rows) > 1 else ""
+
     def wait(self, ok, what, timeout=30):
         end = time.time() + timeout
         while time.time() < end:
@@ -95,11 +102,12 @@ class Browser:
             time.sleep(0.05)
         raise AssertionError(f"timed out waiting for {what}; the screen:\n{self.screen()}")
 
-    def key(self, key, text=None, code=None, vk=0):
+    def key(self, key, text=None, code=None, vk=0, ctrl=False):
+        mods = 2 if ctrl else 0
         self.call("Input.dispatchKeyEvent", type="keyDown", key=key, text=text or "",
-                  code=code or key, windowsVirtualKeyCode=vk)
+                  code=code or key, windowsVirtualKeyCode=vk, modifiers=mods)
         self.call("Input.dispatchKeyEvent", type="keyUp", key=key, code=code or key,
-                  windowsVirtualKeyCode=vk)
+                  windowsVirtualKeyCode=vk, modifiers=mods)
 
     def type_line(self, line):
         for ch in line:
@@ -137,13 +145,33 @@ def check(cond, what, screen=""):
 
 def learner(b, base, lab, tmp):
     b.goto(base + "index.html")
+    def web_row():
+        # Topology's row for the pod: its eth0 address and its name.
+        return [r for r in b.screen().split("\n")
+                if "eth0 10.244.1.2/24" in r and " web " in r]
+    check(not web_row(), "no pod web on a fresh page", b.screen())
     b.type_line("pod create web --node node-1")
-    b.wait(lambda: "10.244.1.2" in b.screen(), "10.244.1.2 on the screen")
-    check(True, "a command typed in the page shows the pod's address (10.244.1.2)")
+    b.wait(lambda: web_row(), "pod web with 10.244.1.2 in Topology")
+    check(True, "a command typed in the page shows the pod and its address (10.244.1.2)")
 
     b.type_line("csi serve --socket /tmp/x.sock")
     b.wait(lambda: "browser cannot open" in b.screen(), "csi serve's refusal")
     check(True, "csi serve says in one line that it needs the native lab")
+
+    for ch in "pod cr":
+        b.key(ch, text=ch)
+    b.key("Tab", code="Tab", vk=9)
+    b.wait(lambda: b.prompt().startswith("lab> pod create "), "Tab completing `pod cr`")
+    b.key("u", code="KeyU", vk=85, ctrl=True)
+    b.wait(lambda: not b.prompt().startswith("lab> pod"), "Ctrl-U clearing the line")
+    check(True, "Tab completes on the page's command line")
+
+    manifest = open(os.path.join(ROOT, "assets/manifests/web-app.yaml")).read()
+    b.eval(f"window.lab.upload('web-app.yaml', {json.dumps(manifest)})")
+    b.type_line("apply -f web-app.yaml")
+    b.wait(lambda: "networkpolicy.networking.k8s.io/web-from-clients created" in b.screen(),
+           "the uploaded manifest applied")
+    check(True, "an uploaded file is what `apply -f NAME` reads")
 
     b.eval("window.lab.new_session()")
     time.sleep(0.5)
