@@ -30,3 +30,40 @@ impl Host for Browser {
         self.0.names(prefix)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lab_ui::complete::complete;
+
+    #[test]
+    fn csi_serve_is_refused_in_one_line_naming_the_native_command() {
+        let lab = Lab::new();
+        let mut host = Browser(Uploads::shared());
+        for line in [
+            "csi serve --socket /tmp/csi.sock",
+            "csi serve status",
+            "csi serve stop",
+        ] {
+            let said = host.control(&lab, line).expect("handled here");
+            assert_eq!(said, Err(NO_SOCKET.to_string()), "{line}");
+        }
+        assert!(!NO_SOCKET.contains('\n'));
+        assert!(NO_SOCKET.contains("cni-csi-lab csi serve --socket PATH"));
+        assert_eq!(host.control(&lab, "pod create web --node node-1"), None);
+        assert_eq!(host.control(&lab, "csi call GetPluginInfo"), None);
+    }
+
+    #[test]
+    fn path_words_complete_to_the_uploads() {
+        let uploads = Uploads::shared();
+        uploads.upload("web-app.yaml", Vec::new());
+        let host = Browser(uploads);
+        let lab = Lab::new();
+        let line = "apply -f web";
+        assert_eq!(
+            complete(&lab, line, &host).apply(line).as_deref(),
+            Some("apply -f web-app.yaml ")
+        );
+    }
+}

@@ -2,9 +2,10 @@
 //! drawn by ratzilla's canvas backend. [`page`] starts it; the rest are the browser's
 //! edges: the files a command names ([`uploads`]), progress and the session in
 //! localStorage ([`storage`]), keys ([`keys`]) and the dashboard's host ([`host`]).
-//! On any target but wasm32 this crate is empty.
+//! On any target but wasm32 the crate is empty but for the tests of the edges that need
+//! no browser.
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", test))]
 mod host;
 #[cfg(target_arch = "wasm32")]
 mod keys;
@@ -12,5 +13,5 @@ mod keys;
 mod page;
 #[cfg(target_arch = "wasm32")]
 mod storage;
-#[cfg(target_arch = "wasm32")]
+#[cfg(any(target_arch = "wasm32", test))]
 mod uploads;

@@ -53,14 +53,12 @@ impl Files for Uploads {
             )
         })?;
         if bytes.len() as u64 > cap {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!(
-                    "{} bytes is over the {} MiB limit for {what}",
-                    bytes.len(),
-                    cap >> 20
-                ),
-            ));
+            // As the disk says it (`files::read_capped_bytes`).
+            return Err(std::io::Error::other(format!(
+                "{} bytes is over the {} limit for {what}",
+                bytes.len(),
+                lab_engine::edge::human_size(cap)
+            )));
         }
         Ok(bytes.clone())
     }
@@ -69,5 +67,49 @@ impl Files for Uploads {
         lock(&self.files).insert(path.to_string(), bytes.to_vec());
         lock(&self.written).push((path.to_string(), bytes.to_vec()));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lab_engine::edge::CONFIG_CAP;
+
+    #[test]
+    fn a_command_reads_what_was_uploaded_and_nothing_else() {
+        let u = Uploads::shared();
+        u.upload("net.conflist", b"{}".to_vec());
+        assert_eq!(
+            u.read("net.conflist", "a conflist", CONFIG_CAP).unwrap(),
+            b"{}"
+        );
+        let e = u
+            .read("other.conflist", "a conflist", CONFIG_CAP)
+            .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+        assert!(
+            e.to_string().contains("upload it with the Files button"),
+            "{e}"
+        );
+        u.upload("big.conflist", vec![b' '; 2049]);
+        let e = u.read("big.conflist", "a conflist", 2048).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "2049 bytes is over the 2 KiB limit for a conflist"
+        );
+    }
+
+    #[test]
+    fn a_written_file_is_kept_and_handed_over_once() {
+        let u = Uploads::shared();
+        u.write("submission.json", b"[1]").unwrap();
+        assert_eq!(u.read("submission.json", "x", CONFIG_CAP).unwrap(), b"[1]");
+        assert_eq!(
+            u.take_written(),
+            [("submission.json".to_string(), b"[1]".to_vec())]
+        );
+        assert!(u.take_written().is_empty());
+        assert_eq!(u.names("sub"), ["submission.json"]);
+        assert!(u.names("x").is_empty());
     }
 }
