@@ -10,7 +10,7 @@ want="$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; e
 have="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" || true
 if [ "$have" != "$want" ]; then
   echo "error: wasm-bindgen-cli $want is needed (found: ${have:-none}):" >&2
-  echo "  cargo install wasm-bindgen-cli --version $want --locked" >&2
+  echo "  cargo install wasm-bindgen-cli --version $want" >&2
   exit 1
 fi
 target="${CARGO_TARGET_DIR:-target}"
