@@ -74,8 +74,9 @@ pub struct VolumeRow {
     pub staging: String,
     /// Publish target paths, one per pod using it.
     pub targets: Vec<String>,
-    /// How far along the CSI lifecycle it is.
-    pub state: VolumeState,
+    /// How far along the CSI lifecycle it is; `None` while the claim has no volume yet
+    /// (Pending: no CreateVolume has returned, as in step mode before `reconcile`).
+    pub state: Option<VolumeState>,
     /// On a node where pods wait for a volume another node holds: the attach/detach
     /// controller's Multi-Attach refusal.
     pub multi_attach: Option<MultiAttach>,
@@ -104,7 +105,7 @@ pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
             node: String::new(),
             staging: String::new(),
             targets: Vec::new(),
-            state: VolumeState::Created,
+            state: r.volume_id.is_some().then_some(VolumeState::Created),
             multi_attach: None,
         };
         let refused = multi_attach_refusals(lab, &r);
@@ -118,12 +119,12 @@ pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
                 node: n.node.clone(),
                 staging: n.staging.clone().unwrap_or_default(),
                 targets: n.targets.clone(),
-                state: match n.state.as_str() {
+                state: Some(match n.state.as_str() {
                     "NODE_READY" => VolumeState::NodeReady,
                     "VOL_READY" => VolumeState::VolReady,
                     "PUBLISHED" => VolumeState::Published,
                     _ => VolumeState::Created,
-                },
+                }),
                 ..base.clone()
             });
         }

@@ -1,6 +1,7 @@
 //! The packet walker reads the nodes' kernels: routes flanneld programmed, the bridge the
 //! plugin made, the nat rules, flannel.1's neighbour and FDB entries, MTUs.
 
+use crate::common::{key, phase};
 use lab_engine::engine::Lab;
 use lab_engine::net::trace::{Rewrite, Trace};
 
@@ -346,4 +347,83 @@ fn reach_to_a_host_port_under_calico_judges_the_pod_behind_it() {
     let t = walk(&lab, "db", "node-2", Some(8080), None);
     assert!(!t.policy_allows(), "{}", t.lines().join("\n"));
     assert!(!t.verdict.allowed(), "{}", t.verdict.text());
+}
+
+/// A conflist that does not parse and sorts first (issue 37 §3): containerd's go-cni fails
+/// the whole load (it reads only the first file), so the node's runtime has no network.
+/// `cni conf load` refuses such a file, `--as-is` writes it as `cp` would; kubelet then
+/// reports NetworkReady=false on the Node's Ready condition and starts no pod there (its
+/// NetworkNotReady event); removing the file loads the next one and the pod starts. On the
+/// old main the broken file was skipped and the pod ran.
+#[test]
+fn a_broken_conflist_that_sorts_first_leaves_the_node_without_a_network() {
+    const NOT_READY: &str = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized";
+    let dir = std::env::temp_dir().join(format!("lab-broken-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("00-broken.conflist");
+    std::fs::write(&file, r#"{"cniVersion":"1.0.0","name":"x","plugins":["#).unwrap();
+    let mut lab = crate::common::lab();
+    let line = format!("cni conf load {} --node node-1", file.display());
+    let e = lab.execute(&line).unwrap_err();
+    assert_eq!(
+        e.message,
+        format!(
+            "{}: error parsing configuration list: unexpected end of JSON input (--as-is writes it anyway, as cp would)",
+            file.display()
+        )
+    );
+    assert!(
+        !lab.nodes()["node-1"]
+            .confdir
+            .files
+            .contains_key("00-broken.conflist")
+    );
+    run(&mut lab, &format!("{line} --as-is"));
+    assert_eq!(
+        lab.nodes()["node-1"].confdir.active().unwrap_err(),
+        "cni config load failed: failed to load CNI config list file /etc/cni/net.d/00-broken.conflist: error parsing configuration list: unexpected end of JSON input: invalid cni config: failed to load cni config"
+    );
+    let ready = |lab: &lab_engine::Lab, node: &str| {
+        let n = &lab.cluster().nodes[&(String::new(), node.to_string())];
+        let c = n
+            .status
+            .conditions
+            .iter()
+            .find(|c| c.condition_type == "Ready")
+            .unwrap();
+        (
+            c.status.to_string(),
+            c.reason.to_string(),
+            c.message.to_string(),
+        )
+    };
+    assert_eq!(
+        ready(&lab, "node-1"),
+        ("False".into(), "KubeletNotReady".into(), NOT_READY.into())
+    );
+    assert_eq!(ready(&lab, "node-2").0, "True");
+    run(&mut lab, "pod create web --node node-1");
+    assert_eq!(phase(&lab, "web"), "Pending");
+    assert!(lab.nodes()["node-1"].sandboxes.is_empty());
+    let described = run(&mut lab, "describe pod web");
+    assert!(
+        described.lines().any(|l| l.ends_with(&format!(
+            "NetworkNotReady   0s    kubelet   network is not ready: {NOT_READY}"
+        ))),
+        "{described}"
+    );
+    let node = run(&mut lab, "describe node node-1");
+    assert!(
+        node.lines()
+            .any(|l| l == format!("  Ready  False   KubeletNotReady  {NOT_READY}")),
+        "{node}"
+    );
+    // The scheduler keeps new pods off the NotReady node.
+    run(&mut lab, "pod create api");
+    assert_eq!(lab.cluster().pods[&key("api")].spec.node_name, "node-2");
+    // The fix: remove the file; the runtime loads 10-lab.conflist and the pod starts.
+    run(&mut lab, "cni conf remove 00-broken.conflist --node node-1");
+    assert_eq!(ready(&lab, "node-1").0, "True");
+    assert_eq!(phase(&lab, "web"), "Running");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -1797,3 +1797,58 @@ fn the_volumes_pane_shows_a_multi_attach_refusal() {
     let text = screen_text(frame(&mut b, size).backend().buffer());
     assert!(!text.contains("Multi-Attach"), "{text}");
 }
+
+/// After `reset` the IPAM pane marks nothing released: no DEL ran, the node's store was
+/// wiped with the rest of the lab (issue 37 §5). A `pod delete` still marks its lease. On
+/// the old main the reset drew `✗ 10.244.1.2 released`.
+#[test]
+fn reset_releases_nothing_in_the_ipam_pane() {
+    for size in [SMALL, LARGE] {
+        let mut a = after(
+            crate::common::lab(),
+            size,
+            &["pod create web --node node-1", "show ipam node-1", "reset"],
+        );
+        a.ui.focus = Pane::Ipam;
+        let text = screen_text(frame(&mut a, size).backend().buffer());
+        assert!(a.derived.ipam.removed.is_empty(), "{size:?}");
+        assert!(!text.contains("released"), "{size:?}\n{text}");
+        let mut a = after(
+            crate::common::lab(),
+            size,
+            &[
+                "pod create web --node node-1",
+                "show ipam node-1",
+                "pod delete web",
+            ],
+        );
+        a.ui.focus = Pane::Ipam;
+        let text = screen_text(frame(&mut a, size).backend().buffer());
+        assert!(text.contains("✗ 10.244.1.2"), "{size:?}\n{text}");
+        assert!(text.contains("released (held "), "{size:?}\n{text}");
+    }
+}
+
+/// In step mode a claim nobody has provisioned yet is drawn at its real stage, Pending
+/// before CREATED, and at CREATED once `reconcile` ran CreateVolume (issue 37 §5). On the
+/// old main the claim with no volume was drawn at CREATED.
+#[test]
+fn a_claim_with_no_volume_yet_is_drawn_pending() {
+    for size in [SMALL, LARGE] {
+        let mut a = after(
+            crate::common::lab(),
+            size,
+            &["mode step", "pvc create data --size 1Gi"],
+        );
+        a.ui.focus = Pane::Volumes;
+        let text = screen_text(frame(&mut a, size).backend().buffer());
+        assert!(text.contains("default/data → — → —"), "{size:?}\n{text}");
+        assert!(text.contains("◉ Pending ━ ○ CREATED"), "{size:?}\n{text}");
+        assert!(!text.contains("◉ CREATED"), "{size:?}\n{text}");
+        a.run_command("reconcile");
+        a.ui.focus = Pane::Volumes;
+        let text = screen_text(frame(&mut a, size).backend().buffer());
+        assert!(!text.contains("Pending ━"), "{size:?}\n{text}");
+        assert!(text.contains("◉ CREATED"), "{size:?}\n{text}");
+    }
+}

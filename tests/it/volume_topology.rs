@@ -178,18 +178,60 @@ fn a_clone_lives_with_its_source() {
     assert_eq!(pv_node(&lab, "copy"), "node-2");
 }
 
+/// csi-driver-host-path provisions every access mode (issue 37 §3): an RWX claim with a
+/// filesystem is Bound on one node, a pod pinned to another fails its attach with the
+/// driver's NOT_FOUND (the wire record, the attach/detach controller's event on the pod),
+/// and a pod left to the scheduler follows the PV to the volume's node. On the old main the
+/// claim stayed Pending (CreateVolume's INVALID_ARGUMENT) and an RWX block volume was
+/// published to both nodes.
 #[test]
-fn a_multi_node_volume_is_reachable_from_every_node() {
-    let mut lab = crate::common::lab();
-    run(
-        &mut lab,
-        "pvc create shared --size 1Gi --access RWX --mode Block",
-    );
-    assert_eq!(pv_node(&lab, "shared"), "node-1,node-2");
-    run(&mut lab, "pod create r1 --node node-1 --pvc shared");
-    run(&mut lab, "pod create r2 --node node-2 --pvc shared");
-    assert_eq!(lab.cluster().pods[&key("r1")].status.phase, "Running");
-    assert_eq!(lab.cluster().pods[&key("r2")].status.phase, "Running");
+fn an_rwx_volume_lives_on_one_node_and_another_node_is_not_found() {
+    use lab_engine::record::WireRecord;
+    for mode in ["", " --mode Block"] {
+        let mut lab = crate::common::lab();
+        run(
+            &mut lab,
+            &format!("pvc create shared --size 1Gi --access RWX{mode}"),
+        );
+        assert_eq!(lab.cluster().pvcs[&key("shared")].status.phase, "Bound");
+        assert_eq!(pv_node(&lab, "shared"), "node-1");
+        run(&mut lab, "pod create r1 --node node-1 --pvc shared");
+        run(&mut lab, "pod create r2 --node node-2 --pvc shared");
+        assert_eq!(lab.cluster().pods[&key("r1")].status.phase, "Running");
+        assert_eq!(lab.cluster().pods[&key("r2")].status.phase, "Pending");
+        let publish = lab
+            .wire()
+            .iter()
+            .filter_map(|(_, r)| match r {
+                WireRecord::Csi(c) if c.rpc == "ControllerPublishVolume" => Some(c.clone()),
+                _ => None,
+            })
+            .next_back()
+            .expect("a ControllerPublishVolume record");
+        let status = publish.reply.as_ref().expect_err("refused");
+        assert_eq!(
+            (status.code.name(), status.message.as_str()),
+            (
+                "NOT_FOUND",
+                "Not matching Node ID node-2 to hostpath Node ID node-1"
+            )
+        );
+        let described = run(&mut lab, "describe pod r2");
+        let pv = lab.cluster().pvcs[&key("shared")].spec.volume_name.clone();
+        let line = described
+            .lines()
+            .find(|l| l.contains("FailedAttachVolume"))
+            .unwrap_or_else(|| panic!("{described}"));
+        assert!(
+            line.ends_with(&format!(
+                "AttachVolume.Attach failed for volume \"{pv}\" : rpc error: code = NotFound desc = Not matching Node ID node-2 to hostpath Node ID node-1"
+            )),
+            "{line}"
+        );
+        run(&mut lab, "pod create r3 --pvc shared");
+        assert_eq!(lab.cluster().pods[&key("r3")].spec.node_name, "node-1");
+        assert_eq!(lab.cluster().pods[&key("r3")].status.phase, "Running");
+    }
 }
 
 #[test]
@@ -213,4 +255,33 @@ Source:";
         y.contains("  nodeAffinity:\n    required:\n      nodeSelectorTerms:\n"),
         "{y}"
     );
+}
+
+/// Where a claim's volume went is said where it is decided (issue 37 §5): CreateVolume's
+/// line names the node of its accessible_topology, and a pod pinned with --node to another
+/// node is told where the volume is and why it cannot reach it, beside the attach's
+/// NOT_FOUND. On the old main neither line said node-2.
+#[test]
+fn the_volume_node_is_said_where_it_is_decided() {
+    let mut lab = crate::common::lab();
+    let out = run(&mut lab, "pvc create x --size 1Gi");
+    let created = out
+        .lines()
+        .find(|l| l.contains("CreateVolume"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        created.ends_with(": volume vol-e7e2ec4b 1Gi on node-2"),
+        "{created}"
+    );
+    assert_eq!(pv_node(&lab, "x"), "node-2");
+    let out = run(&mut lab, "pod create y --node node-1 --pvc x");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "pod/y created");
+    assert_eq!(
+        lines[1],
+        "  note: claim x's volume is on node-2 (its PV's node affinity), not node-1: --node skips the scheduler, which would have placed the pod there, so the volume cannot reach it (leave out --node, or use a claim on node-1)"
+    );
+    // A pod pinned where the volume is gets no note.
+    let out = run(&mut lab, "pod create w --node node-2 --pvc x");
+    assert!(!out.contains("note:"), "{out}");
 }

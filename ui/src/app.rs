@@ -15,6 +15,7 @@ use super::view;
 use lab_engine::dash::{self as model, LessonView, PodIndex, PodKey};
 use lab_engine::engine::node_view::{self, IpamFiles, LeaseRow};
 use lab_engine::lesson::Desk;
+use lab_engine::record::WireRecord;
 use lab_engine::render::{Line, Role};
 use ratatui::layout::Rect;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -1550,7 +1551,17 @@ impl App {
                         }
                     }
                 }
-                for (net, files) in old {
+                // A lease file goes only through a plugin run on the node (host-local's DEL,
+                // a GC): without one (a `reset` wiped the node) nothing was released.
+                let ran_here = self
+                    .desk
+                    .lab
+                    .wire()
+                    .iter()
+                    .rev()
+                    .take_while(|(s, _)| *s >= wire_mark)
+                    .any(|(_, c)| matches!(c, WireRecord::Cni(_)) && c.node() == Some(&node));
+                for (net, files) in old.into_iter().filter(|_| ran_here) {
                     for (ip, lease) in files.leases {
                         if now.get(net.as_str()).is_none_or(|s| !s.is_leased(&ip)) {
                             ch.removed.push((net.clone(), lease));

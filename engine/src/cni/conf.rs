@@ -422,26 +422,45 @@ impl ConfDir {
     /// The directory's path.
     pub const PATH: &'static str = "/etc/cni/net.d";
 
-    /// The network the runtime uses: the first file in lexical order that parses, as
-    /// containerd's CRI plugin (go-cni `loadFromConfDir` with max 1 network) picks it.
+    /// The network the runtime uses, as containerd's CRI plugin loads it (go-cni
+    /// `loadFromConfDir` with at most one network): the files named `.conf`, `.conflist` or
+    /// `.json`, in lexical order; the first one is the network, and if it does not load the
+    /// whole load fails with go-cni's error (`cni config load failed: …`), so the node's
+    /// runtime has no network at all. Files after the first are never read.
     pub fn active(&self) -> Result<(String, NetworkConfigList), String> {
-        let mut first_err = None;
-        for (name, text) in &self.files {
-            match parse_file(name, &text.text()) {
-                Ok(list) if !list.plugins.is_empty() => return Ok((name.clone(), list)),
-                Ok(_) => {}
-                Err(e) => {
-                    first_err.get_or_insert(format!("{}/{name}: {e}", Self::PATH));
-                }
-            }
-        }
-        Err(first_err.unwrap_or_else(|| {
-            format!(
-                "cni plugin not initialized: no network config found in {}",
+        let Some((name, text)) = self.files.iter().find(|(name, _)| is_conf_file(name)) else {
+            return Err(format!(
+                "cni config load failed: no network config found in {}: {CNI_NOT_INITIALIZED}: {ERR_LOAD}",
                 Self::PATH
-            )
-        }))
+            ));
+        };
+        let path = format!("{}/{name}", Self::PATH);
+        let what = if name.ends_with(".conflist") {
+            "config list file"
+        } else {
+            "config file"
+        };
+        match parse_file(name, &text.text()) {
+            Ok(list) => Ok((name.clone(), list)),
+            Err(e) => Err(format!(
+                "cni config load failed: failed to load CNI {what} {path}: {e}: invalid cni config: {ERR_LOAD}"
+            )),
+        }
     }
+}
+
+/// go-cni's `ErrCNINotInitialized`: what its `Status` (and so every `Setup`) answers while
+/// the runtime has no network loaded.
+pub const CNI_NOT_INITIALIZED: &str = "cni plugin not initialized";
+
+/// go-cni's `ErrLoad`, the end of every failed `Load`.
+const ERR_LOAD: &str = "failed to load cni config";
+
+/// The names go-cni reads from the conf directory (`ConfFiles` with these extensions).
+fn is_conf_file(name: &str) -> bool {
+    [".conf", ".conflist", ".json"]
+        .iter()
+        .any(|ext| name.ends_with(ext))
 }
 
 #[cfg(test)]
@@ -523,5 +542,26 @@ mod tests {
             ConfText::from(r#"{"name":"a","cniVersion":"1.0.0","plugins":[{"type":"ptp"}]}"#),
         );
         assert_eq!(d.active().unwrap().1.name, "a");
+    }
+
+    #[test]
+    fn a_first_file_that_does_not_load_fails_the_whole_load_as_go_cni_does() {
+        let mut d = ConfDir::default();
+        d.files.insert(
+            "10-a.conflist".into(),
+            ConfText::from(r#"{"name":"a","cniVersion":"1.0.0","plugins":[{"type":"ptp"}]}"#),
+        );
+        d.files
+            .insert("00-broken.conflist".into(), ConfText::from("{"));
+        d.files
+            .insert("00-notes.txt".into(), ConfText::from("ignored"));
+        assert_eq!(
+            d.active().unwrap_err(),
+            "cni config load failed: failed to load CNI config list file /etc/cni/net.d/00-broken.conflist: error parsing configuration list: unexpected end of JSON input: invalid cni config: failed to load cni config"
+        );
+        // Sorting after the first network, it is never read.
+        d.files.remove("00-broken.conflist");
+        d.files.insert("20-broken.conf".into(), ConfText::from("{"));
+        assert_eq!(d.active().unwrap().0, "10-a.conflist");
     }
 }

@@ -443,6 +443,10 @@ pub enum CniConfCmd {
         /// Name in net.d (default: the file's name)
         #[arg(long = "as")]
         as_name: Option<String>,
+        /// Write the bytes even if they do not parse, as `cp` would (containerd then fails
+        /// to load net.d when the file sorts first, and the node's pods get no network)
+        #[arg(long)]
+        as_is: bool,
     },
     /// Delete a file from /etc/cni/net.d (`rm /etc/cni/net.d/NAME`): the runtime then loads
     /// the next file in lexical order

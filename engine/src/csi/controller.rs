@@ -67,21 +67,13 @@ impl Driver {
     /// segments. external-provisioner always sends requirements to this driver (see
     /// `crate::storage::topology`), so every provisioned volume has a node.
     ///
-    /// Two cases the lab chooses:
-    /// - A MULTI_NODE access mode asks for a volume several nodes use (a raw block device
-    ///   on shared storage, or ROX): the volume is reachable from every requisite topology
-    ///   a registered node matches, a multi-segment accessible_topology as the spec allows
-    ///   (the PV then has one node selector term per node). hostpath has no such storage;
-    ///   the lab's driver models its volumes as block devices on a shared backend
-    ///   (`DriverConfig::shared_filesystem` and the RWX check in `create_volume`).
-    /// - With no requirements (a raw `csi create-volume`) the volume is left reachable from
-    ///   every node: the spec lets the CO "assume the volume is equally accessible from all
-    ///   nodes" when accessible_topology is empty.
-    fn pick_topology(
-        &self,
-        req: Option<&TopologyRequirement>,
-        multi_node: bool,
-    ) -> Result<Vec<Topology>, Status> {
+    /// The access mode does not matter, as in csi-driver-host-path (CreateVolume checks only
+    /// that block and mount are not both asked for): an RWX or ROX volume lives on one node
+    /// too, and ControllerPublish to any other node is NOT_FOUND. With no requirements (a raw
+    /// `csi create-volume`) the volume is left reachable from every node: the spec lets the
+    /// CO "assume the volume is equally accessible from all nodes" when accessible_topology
+    /// is empty.
+    fn pick_topology(&self, req: Option<&TopologyRequirement>) -> Result<Vec<Topology>, Status> {
         if !self.has_plugin_service(ServiceType::VolumeAccessibilityConstraints) {
             return Ok(Vec::new());
         }
@@ -94,26 +86,6 @@ impl Driver {
                 .values()
                 .find(|n| segments_match(&n.segments, &t.segments))
         };
-        if multi_node && let Some(r) = req.filter(|r| !r.requisite.is_empty()) {
-            let mut out: Vec<Topology> = Vec::new();
-            for t in &r.requisite {
-                for n in self
-                    .nodes
-                    .values()
-                    .filter(|n| segments_match(&n.segments, &t.segments))
-                {
-                    let seg = Topology {
-                        segments: n.segments.clone(),
-                    };
-                    if !out.contains(&seg) {
-                        out.push(seg);
-                    }
-                }
-            }
-            if !out.is_empty() {
-                return Ok(out);
-            }
-        }
         for t in candidates {
             if let Some(n) = node_for(t) {
                 return Ok(vec![Topology {
@@ -208,22 +180,6 @@ impl Driver {
         } else {
             AccessType::Mount
         };
-        if any_mount && !self.config.shared_filesystem {
-            let multi_writer = req.volume_capabilities.iter().find_map(|c| {
-                let mode = c.access_mode.as_ref()?.mode;
-                matches!(
-                    mode,
-                    AccessModeType::MultiNodeMultiWriter | AccessModeType::MultiNodeSingleWriter
-                )
-                .then_some(mode)
-            });
-            if let Some(mode) = multi_writer {
-                return Err(Status::invalid_argument(format!(
-                    "access mode {} needs access type block: a filesystem on one block device cannot be mounted read-write on more than one node (use volumeMode Block, or a shared-filesystem driver)",
-                    mode.name()
-                )));
-            }
-        }
         let range = req.capacity_range.unwrap_or_default();
         let (required, limit) = (range.required_bytes, range.limit_bytes);
         if required < 0 || limit < 0 {
@@ -277,10 +233,6 @@ impl Driver {
         if capacity > self.available_capacity() {
             return Err(self.exhausted(capacity));
         }
-        let multi_node = req
-            .volume_capabilities
-            .iter()
-            .any(|c| c.mode().is_multi_node());
         let source_volume = req
             .volume_content_source
             .as_ref()
@@ -290,7 +242,7 @@ impl Driver {
             Some(src) if !src.accessible_topology.is_empty() => {
                 self.clone_topology(req.accessibility_requirements.as_ref(), src)?
             }
-            _ => self.pick_topology(req.accessibility_requirements.as_ref(), multi_node)?,
+            _ => self.pick_topology(req.accessibility_requirements.as_ref())?,
         };
 
         let volume_id = self.new_id("vol", &req.name);

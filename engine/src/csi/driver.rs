@@ -23,12 +23,11 @@
 //!   picks, as a hostpath volume lives on its node; other nodes are NOT_FOUND to it
 //!   (ControllerPublish: hostpath's foreign-node message; node RPCs: an unknown volume).
 //!   Volumes created without requirements are reachable from every node.
-//! - Volumes are block devices (`/dev/lab/vol-…` in the publish context), as with a cloud
-//!   disk: a filesystem on one device cannot be mounted read-write on two nodes at once, so
-//!   CreateVolume refuses MULTI_NODE_SINGLE_WRITER / MULTI_NODE_MULTI_WRITER with a mount
-//!   access type (INVALID_ARGUMENT, as block drivers such as aws-ebs-csi-driver refuse
-//!   multi-attach without block). csi-driver-host-path does not check, because its volumes
-//!   never leave one node; `DriverConfig::shared_filesystem` turns the check off.
+//! - Access modes: CreateVolume takes every mode with either access type, as
+//!   csi-driver-host-path does (it checks only that block and mount are not both asked
+//!   for); an RWX or ROX volume still lives on one node, so a pod on another node fails its
+//!   attach with hostpath's NOT_FOUND. Volumes are devices (`/dev/lab/vol-…` in the publish
+//!   context).
 //! - Snapshots are independent of their source volume (hostpath keeps a tarball), so a volume
 //!   with snapshots may be deleted.
 
@@ -72,10 +71,6 @@ pub struct DriverConfig {
     pub total_capacity: i64,
     /// Attach limit used by `add_node_default`.
     pub default_max_volumes_per_node: i64,
-    /// The backend is a shared filesystem (NFS-like), so a filesystem volume may be mounted
-    /// read-write on several nodes. `false` (the lab's driver): each volume is one block
-    /// device, and CreateVolume refuses a multi-node writer with a mount access type.
-    pub shared_filesystem: bool,
 }
 
 impl Default for DriverConfig {
@@ -112,7 +107,6 @@ impl Default for DriverConfig {
             max_volume_size: TIB,
             total_capacity: 100 * TIB,
             default_max_volumes_per_node: DEFAULT_MAX_VOLUMES_PER_NODE,
-            shared_filesystem: false,
         }
     }
 }

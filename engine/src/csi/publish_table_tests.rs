@@ -18,10 +18,6 @@ fn second_publish(
     same_t: bool,
     same_p: bool,
 ) -> Outcome {
-    // The spec's table covers every mode on a mount target; the lab's own driver would refuse
-    // to create a multi-node writer with a mount access type (it is a block driver).
-    let mut config = config;
-    config.shared_filesystem = true;
     let mut d = Driver::new(config);
     d.add_node_default("node-1", None).unwrap();
     let c = VolumeCapability::mount(mode, "ext4");

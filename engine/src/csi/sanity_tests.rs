@@ -1634,34 +1634,71 @@ fn delete_volume_in_use_is_failed_precondition() {
 }
 
 #[test]
-fn a_block_driver_refuses_a_filesystem_written_from_several_nodes() {
+fn every_access_mode_is_provisioned_on_one_node_as_hostpath_does() {
+    // csi-driver-host-path's CreateVolume checks only that block and mount are not both
+    // asked for: a multi-node writer with a filesystem is created, and like every volume it
+    // lives on the node CreateVolume picks, so ControllerPublish elsewhere is NOT_FOUND.
     let mut d = driver();
-    for mode in [
-        AccessModeType::MultiNodeMultiWriter,
-        AccessModeType::MultiNodeSingleWriter,
+    let node_1 = d
+        .nodes()
+        .find(|n| n.node_id == "node-1")
+        .unwrap()
+        .segments
+        .clone();
+    let node_2 = d
+        .nodes()
+        .find(|n| n.node_id == "node-2")
+        .unwrap()
+        .segments
+        .clone();
+    let requirement = TopologyRequirement {
+        requisite: vec![
+            Topology {
+                segments: node_1.clone(),
+            },
+            Topology { segments: node_2 },
+        ],
+        preferred: vec![Topology {
+            segments: node_1.clone(),
+        }],
+    };
+    for (name, mode, block) in [
+        ("rwx-fs", AccessModeType::MultiNodeMultiWriter, false),
+        ("mnsw-fs", AccessModeType::MultiNodeSingleWriter, false),
+        ("rox-fs", AccessModeType::MultiNodeReaderOnly, false),
+        ("rwx-block", AccessModeType::MultiNodeMultiWriter, true),
     ] {
-        let mut req = create_req("rwx-fs", SIZE);
-        req.volume_capabilities = vec![cap(mode)];
+        let c = if block {
+            VolumeCapability {
+                block: Some(BlockVolume {}),
+                mount: None,
+                access_mode: Some(AccessMode { mode }),
+            }
+        } else {
+            cap(mode)
+        };
+        let mut req = create_req(name, SIZE);
+        req.volume_capabilities = vec![c.clone()];
+        req.accessibility_requirements = Some(requirement.clone());
+        let v = d.create_volume(req).unwrap().volume.unwrap();
+        assert_eq!(
+            v.accessible_topology,
+            [Topology {
+                segments: node_1.clone()
+            }],
+            "{name} lives on one node"
+        );
+        let mut p = publish_req(&v.volume_id, "node-1");
+        p.volume_capability = Some(c.clone());
+        d.controller_publish_volume(p).unwrap();
+        let mut p = publish_req(&v.volume_id, "node-2");
+        p.volume_capability = Some(c);
         assert_code(
-            d.create_volume(req),
-            Code::InvalidArgument,
-            &format!(
-                "access mode {} needs access type block: a filesystem on one block device cannot be mounted read-write on more than one node (use volumeMode Block, or a shared-filesystem driver)",
-                mode.name()
-            ),
+            d.controller_publish_volume(p),
+            Code::NotFound,
+            "Not matching Node ID node-2 to hostpath Node ID node-1",
         );
     }
-    // Read-only on many nodes is fine, and a shared-filesystem backend takes any mode.
-    let mut req = create_req("rox", SIZE);
-    req.volume_capabilities = vec![cap(AccessModeType::MultiNodeReaderOnly)];
-    assert!(d.create_volume(req).is_ok());
-    let mut shared = Driver::new(DriverConfig {
-        shared_filesystem: true,
-        ..DriverConfig::default()
-    });
-    let mut req = create_req("rwx-fs", SIZE);
-    req.volume_capabilities = vec![cap(AccessModeType::MultiNodeMultiWriter)];
-    assert!(shared.create_volume(req).is_ok());
 }
 
 #[test]
@@ -1678,8 +1715,8 @@ fn controller_publish_to_a_second_node_needs_multi_node() {
             v.volume_id
         ),
     );
-    // A block device may be written from two nodes (a cluster filesystem or a database
-    // does that); a filesystem on it may not (see the next test).
+    // A volume without topology (created with no requirements) is reachable from every
+    // node, and a multi-node mode may be published to two of them.
     let block = || VolumeCapability {
         block: Some(BlockVolume {}),
         mount: None,

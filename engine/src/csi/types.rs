@@ -1425,8 +1425,20 @@ impl CsiResponse for NodeGetVolumeStatsResponse {}
 impl CsiResponse for NodeGetCapabilitiesResponse {}
 
 impl CsiResponse for CreateVolumeResponse {
+    /// The volume, and the node the driver put it on, where that is decided (its
+    /// accessible_topology's node key; the PV's node affinity comes from it).
     fn summary(&self) -> Option<String> {
-        volume_summary(&self.volume)
+        let mut text = volume_summary(&self.volume)?;
+        let node = self.volume.iter().find_map(|v| {
+            v.accessible_topology
+                .iter()
+                .find_map(|t| t.segments.get(super::driver::TOPOLOGY_KEY_NODE))
+        });
+        if let Some(node) = node {
+            text.push_str(" on ");
+            text.push_str(node);
+        }
+        Some(text)
     }
 }
 

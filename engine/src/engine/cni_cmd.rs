@@ -36,7 +36,8 @@ impl Lab {
                 node,
                 all: _,
                 as_name,
-            }) => self.cni_conf_load(&file, node.as_deref(), as_name.as_deref()),
+                as_is,
+            }) => self.cni_conf_load(&file, node.as_deref(), as_name.as_deref(), as_is),
             CniCmd::Conf(CniConfCmd::Remove { name, node }) => {
                 self.cni_conf_remove(&name, node.as_deref())
             }
@@ -81,11 +82,10 @@ impl Lab {
             if let Some(rt) = self.nodes.get_mut(&n) {
                 rt.confdir.files.remove(name);
                 rt.reload_network();
-                let active = rt
-                    .confdir
-                    .active()
-                    .map(|(f, _)| f)
-                    .unwrap_or_else(|_| "none".to_string());
+                let loaded = rt.confdir.active().map(|(f, _)| f);
+                let ready = loaded.is_ok();
+                let active = loaded.unwrap_or_else(|_| "none".to_string());
+                self.post_network_status(&n, ready);
                 out.line(
                     Line::new()
                         .push(format!("{}/{name}", ConfDir::PATH), Role::Name)
@@ -560,6 +560,7 @@ impl Lab {
         file: &str,
         node: Option<&str>,
         as_name: Option<&str>,
+        as_is: bool,
     ) -> Result<Outcome, LabError> {
         let text = match self.read_input_file(file) {
             Ok(t) => t,
@@ -606,12 +607,14 @@ impl Lab {
             }
             None => self.nodes.keys().cloned().collect(),
         };
-        // Validate first, so a bad file changes nothing. One copy is shared by every
+        // Validate first, so a bad file changes nothing (with --as-is it is written as `cp`
+        // would, and what it does to the runtime is shown). One copy is shared by every
         // target: the text, or the template that each node fills in with its podCIDR
         // when read (a CIDR is digits, dots and a slash, so every node's rendering parses
         // as the first one does).
         let shared: Arc<str> = Arc::from(text.as_str());
         let mut rendered: Vec<(String, ConfText)> = Vec::new();
+        let mut unparsed = None;
         for n in &targets {
             let cidr = self
                 .cluster
@@ -620,8 +623,15 @@ impl Lab {
                 .map(|o| o.spec.pod_cidr.clone())
                 .unwrap_or_default();
             let t = ConfText::for_node(&shared, &cidr);
-            if rendered.is_empty() {
-                parse_file(base, &t.text()).map_err(|e| LabError::msg(format!("{file}: {e}")))?;
+            if rendered.is_empty()
+                && let Err(e) = parse_file(base, &t.text())
+            {
+                if !as_is {
+                    return Err(LabError::msg(format!(
+                        "{file}: {e} (--as-is writes it anyway, as cp would)"
+                    )));
+                }
+                unparsed = Some(e);
             }
             rendered.push((n.clone(), t));
         }
@@ -639,17 +649,36 @@ impl Lab {
             )));
         }
         let mut out = Outcome::empty();
+        if let Some(e) = &unparsed {
+            out.line(Line::styled(
+                format!("warning: {file} does not parse ({e}); written as it is"),
+                Role::Warn,
+            ));
+        }
         for (n, t) in rendered {
             if let Some(rt) = self.nodes.get_mut(&n) {
                 rt.confdir.files.insert(base.to_string(), t);
                 rt.reload_network();
-                let active = rt.confdir.active().map(|(f, _)| f).unwrap_or_default();
-                out.line(
-                    Line::new()
-                        .push(format!("{}/{base}", ConfDir::PATH), Role::Name)
-                        .push(format!(" written on {n}"), Role::Good)
-                        .push(format!("  (active: {active})"), Role::Dim),
-                );
+                let loaded = rt.confdir.active().map(|(f, _)| f);
+                let line = Line::new()
+                    .push(format!("{}/{base}", ConfDir::PATH), Role::Name)
+                    .push(format!(" written on {n}"), Role::Good);
+                match loaded {
+                    Ok(active) => {
+                        out.line(line.push(format!("  (active: {active})"), Role::Dim));
+                        self.post_network_status(&n, true);
+                    }
+                    Err(e) => {
+                        out.line(line.push("  (active: none)", Role::Dim));
+                        // containerd's CRI plugin reloads on the directory's change and logs
+                        // go-cni's error; the node's runtime has no network now.
+                        out.line(Line::styled(
+                            format!("  containerd({n}): failed to reload cni configuration after receiving fs change event: {e}"),
+                            Role::Bad,
+                        ));
+                        self.post_network_status(&n, false);
+                    }
+                }
             }
         }
         Ok(out)

@@ -887,6 +887,12 @@ impl Lab {
     }
 
     /// One pass of the node lifecycle controller.
+    /// kubelet on `node` posts its Ready condition after the runtime reloaded its CNI
+    /// config (see [`crate::kubelet::post_network_status`]).
+    pub(crate) fn post_network_status(&mut self, node: &str, network_ready: bool) -> bool {
+        crate::kubelet::post_network_status(&mut ctx!(self), node, network_ready)
+    }
+
     pub(crate) fn node_lifecycle(&mut self) -> bool {
         let mut ctx = ctx!(self);
         crate::controllers::NodeLifecycle.reconcile(&mut ctx)

@@ -147,6 +147,9 @@ impl Lab {
                 .push(format!("pod/{}", a.name), Role::Name)
                 .push(" created", Role::Good),
         );
+        if let Some(node) = &a.node {
+            self.pinned_volume_notes(&mut out, &a.ns, &a.name, node);
+        }
         if a.networks.is_some() && !self.multus {
             // The API server keeps the annotation; with no meta-plugin in net.d nothing
             // reads it, and the pod gets only the cluster network, silently.
@@ -160,6 +163,60 @@ impl Lab {
             ));
         }
         Ok(out)
+    }
+
+    /// A pod pinned with `--node` skips the scheduler's VolumeBinding check: for each of
+    /// its claims bound to a PV whose node affinity leaves `node` out, say where the volume
+    /// is (the nodes it admits), since the attach or mount on `node` will fail.
+    fn pinned_volume_notes(&self, out: &mut Outcome, ns: &str, pod: &str, node: &str) {
+        let Some(p) = self.cluster.pods.get(&(ns.to_string(), pod.to_string())) else {
+            return;
+        };
+        let labels_of = |n: &str| {
+            self.cluster
+                .nodes
+                .get(&(crate::cluster::no_namespace(), n.to_string()))
+                .map(|o| &o.metadata.labels)
+        };
+        let Some(here) = labels_of(node) else {
+            return;
+        };
+        for v in &p.spec.volumes {
+            let claim = &v.persistent_volume_claim.claim_name;
+            let Some(affinity) = self
+                .cluster
+                .pvcs
+                .get(&(ns.to_string(), claim.clone()))
+                .and_then(|c| {
+                    self.cluster
+                        .pvs
+                        .get(&(crate::cluster::no_namespace(), c.spec.volume_name.clone()))
+                })
+                .and_then(|pv| pv.spec.node_affinity.as_ref())
+            else {
+                continue;
+            };
+            if affinity.admits(here) {
+                continue;
+            }
+            let admitted: Vec<&str> = self
+                .cluster
+                .nodes
+                .values()
+                .filter(|n| affinity.admits(&n.metadata.labels))
+                .map(|n| n.name())
+                .collect();
+            out.line(Line::styled(
+                format!(
+                    "  note: claim {claim}'s volume is on {} (its PV's node affinity), not {node}: --node skips the scheduler, which would have placed the pod there, so the volume cannot reach it (leave out --node, or use a claim on {node})",
+                    super::names::few(
+                        &admitted.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                        "no node"
+                    )
+                ),
+                Role::Warn,
+            ));
+        }
     }
 
     /// Store a new pod (from `pod create` or a manifest). The scheduler (run in the

@@ -23,6 +23,12 @@ use std::collections::BTreeMap;
 
 pub use crate::control::STATUS_RETRIES;
 
+/// What kubelet (v1.32) holds as its runtime's network error while containerd's CRI
+/// plugin reports NetworkReady=false with go-cni's status (`container runtime network not
+/// ready: %v` of the runtime's condition): the Node's Ready message and, after `network is
+/// not ready: `, a pod's NetworkNotReady event.
+pub const RUNTIME_NETWORK_NOT_READY: &str = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized";
+
 /// kubelet's pod worker backoff after a failed sync (`backOffPeriod`, 10 s).
 pub const SYNC_BACKOFF: Millis = Millis::secs(10);
 
@@ -91,6 +97,55 @@ pub struct Cri<'a> {
     pub registry: &'a Registry,
 }
 
+/// kubelet's node status after its runtime's network changed (`setNodeReadyCondition`):
+/// Ready=False (`KubeletNotReady`, [`RUNTIME_NETWORK_NOT_READY`]) while the runtime has no
+/// network loaded, Ready=True again once it has, each change with kubelet's NodeNotReady or
+/// NodeReady event. A node the node lifecycle controller marked Unknown (its kubelet
+/// silent) is left to it. True when the condition changed.
+pub(crate) fn post_network_status(ctx: &mut Ctx<'_>, node: &str, network_ready: bool) -> bool {
+    let Ok(cur) = ctx.api.nodes().get("", node).cloned() else {
+        return false;
+    };
+    let ready = cur
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.condition_type == "Ready");
+    if ready.is_some_and(|c| c.status == "Unknown" || (c.status == "True") == network_ready) {
+        return false;
+    }
+    let mut next = cur;
+    next.status.conditions = vec![if network_ready {
+        Condition {
+            condition_type: "Ready".into(),
+            status: "True".into(),
+            reason: "KubeletReady".into(),
+            message: "kubelet is posting ready status".into(),
+        }
+    } else {
+        Condition {
+            condition_type: "Ready".into(),
+            status: "False".into(),
+            reason: "KubeletNotReady".into(),
+            message: RUNTIME_NETWORK_NOT_READY.into(),
+        }
+    }];
+    if ctx.api.nodes().update_status(&next).is_err() {
+        return false;
+    }
+    let reason = if network_ready {
+        "NodeReady"
+    } else {
+        "NodeNotReady"
+    };
+    ctx.log(
+        Actor::kubelet(node),
+        reason,
+        format!("Node {node} status is now: {reason}"),
+    );
+    true
+}
+
 impl Kubelet {
     /// One kubelet sync of one pod: tear down what is deleted; otherwise wait for and mount
     /// the volumes, then ask the runtime for the sandbox (network), then start the
@@ -140,6 +195,22 @@ impl Kubelet {
         let work = self.pod_work.entry(key.clone()).or_default();
         if work.retry_at > ctx.clock {
             return false;
+        }
+        // kubelet starts no pod while the runtime reports NetworkReady=false (`syncPod`:
+        // `runtimeState.networkErrors()`, before the volumes; the lab's pods all use the pod
+        // network). The worker tries again at each sync, so the pod starts once the conf
+        // directory loads.
+        if cri.node.network().is_err() {
+            let msg = format!("network is not ready: {RUNTIME_NETWORK_NOT_READY}");
+            let first = self.pod_work.get(key).is_none_or(|w| w.last_error != msg);
+            if first {
+                ctx.pod_event(&actor, "NetworkNotReady", msg.clone(), &pod, Level::Warning);
+                if let Some(w) = self.pod_work.get_mut(key) {
+                    w.last_error = msg;
+                }
+                self.mark_container_creating(ctx, key, &actor);
+            }
+            return first;
         }
         if !pod.spec.volumes.is_empty() {
             match self.mount_pod_volumes(ctx, &pod) {

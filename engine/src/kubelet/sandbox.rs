@@ -5,6 +5,7 @@
 
 use super::{Cri, Kubelet};
 use crate::cluster::{Object, PodSpec};
+use crate::cni::conf::CNI_NOT_INITIALIZED;
 use crate::cni::host::Netns;
 use crate::cni::plugin::CniCommand;
 use crate::cni::runtime::{Invoker, RuntimeConf};
@@ -48,11 +49,13 @@ impl Kubelet {
             },
         );
         let node = &mut *cri.node;
+        // go-cni's Setup asks its Status first: with no network loaded it is
+        // ErrCNINotInitialized, whatever made the load fail.
         let net = match node.network() {
             Ok(n) => n.clone(),
-            Err(e) => {
+            Err(_) => {
                 return Err(format!(
-                    "rpc error: code = Unknown desc = failed to setup network for sandbox {id:?}: {e}"
+                    "rpc error: code = Unknown desc = failed to setup network for sandbox {id:?}: {CNI_NOT_INITIALIZED}"
                 ));
             }
         };
@@ -221,7 +224,8 @@ impl Kubelet {
                 };
                 inv.del(&net, &sb.rt).map_err(|e| e.to_string())
             }
-            Err(e) => Err(e.clone()),
+            // go-cni's Remove asks its Status first, as Setup does.
+            Err(_) => Err(CNI_NOT_INITIALIZED.to_string()),
         };
         if result.is_ok() {
             node.host.netns.remove(&sb.netns);

@@ -201,7 +201,22 @@ impl CsiCall {
                         .and_then(|s| s.parse::<i64>().ok())
                         .map(crate::util::quantity::format_bytes)
                         .unwrap_or_default();
-                    format!("volume {id} {size}")
+                    // CreateVolume is where the volume's node is decided: say it.
+                    let node = (c.rpc == "CreateVolume")
+                        .then(|| v.pointer("/volume/accessible_topology"))
+                        .flatten()
+                        .and_then(|t| t.as_array())
+                        .and_then(|ts| {
+                            ts.iter().find_map(|t| {
+                                t.get("segments")?
+                                    .get(crate::csi::driver::TOPOLOGY_KEY_NODE)?
+                                    .as_str()
+                            })
+                        });
+                    match node {
+                        Some(node) => format!("volume {id} {size} on {node}"),
+                        None => format!("volume {id} {size}"),
+                    }
                 } else if let Some(id) = v.pointer("/snapshot/snapshot_id").and_then(|v| v.as_str())
                 {
                     format!("snapshot {id}")

@@ -123,6 +123,7 @@ fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
             .push("Unschedulable: ", Role::Header)
             .push(n.spec.unschedulable.to_string(), Role::Plain),
     );
+    conditions_block(&mut out, &n.status.conditions);
     out.line(
         Line::new()
             .push("PodCIDR:       ", Role::Header)
@@ -166,6 +167,32 @@ fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
         allocated_block(&mut out, &n.status.allocatable, &pods);
     }
     out
+}
+
+/// kubectl describe node's `Conditions:` table (the lab's clock has no heartbeat or
+/// transition times, so those two columns are left out), the columns as its tabwriter
+/// aligns them.
+fn conditions_block(out: &mut Outcome, conditions: &[crate::cluster::Condition]) {
+    if conditions.is_empty() {
+        return;
+    }
+    out.line(Line::styled("Conditions:", Role::Header));
+    let rows: Vec<[&str; 4]> = std::iter::once(["Type", "Status", "Reason", "Message"])
+        .chain(std::iter::once(["----", "------", "------", "-------"]))
+        .chain(
+            conditions
+                .iter()
+                .map(|c| [&*c.condition_type, &*c.status, &*c.reason, &*c.message]),
+        )
+        .collect();
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let (w0, w1, w2) = (width(0), width(1), width(2));
+    for r in &rows {
+        out.plain(format!(
+            "  {:<w0$}  {:<w1$}  {:<w2$}  {}",
+            r[0], r[1], r[2], r[3]
+        ));
+    }
 }
 
 /// kubectl describe node's `Capacity:` / `Allocatable:` block: `  name:  value`, aligned.

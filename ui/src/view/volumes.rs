@@ -26,7 +26,7 @@ pub fn content_len(app: &App) -> usize {
 }
 
 /// The lifecycle progression of a volume.
-pub fn progression(app: &App, state: VolumeState) -> Line<'static> {
+pub fn progression(app: &App, state: Option<VolumeState>) -> Line<'static> {
     Line::from(
         progression_segments(app, state)
             .into_iter()
@@ -36,9 +36,24 @@ pub fn progression(app: &App, state: VolumeState) -> Line<'static> {
 }
 
 /// The progression as segments (a state with the rule before it), to wrap between states.
-fn progression_segments(app: &App, state: VolumeState) -> Vec<Vec<Span<'static>>> {
+/// A claim with no volume yet (`None`) is at `Pending`, before CREATED.
+fn progression_segments(app: &App, state: Option<VolumeState>) -> Vec<Vec<Span<'static>>> {
     let t = &app.theme;
     let mut segs = Vec::new();
+    let Some(state) = state else {
+        segs.push(vec![Span::styled(
+            "◉ Pending",
+            t.step_done
+                .add_modifier(ratatui::style::Modifier::UNDERLINED),
+        )]);
+        for s in VolumeState::ALL {
+            segs.push(vec![
+                Span::styled(" ━ ", t.dim),
+                Span::styled(format!("○ {}", s.label()), t.dim),
+            ]);
+        }
+        return segs;
+    };
     for (i, s) in VolumeState::ALL.iter().enumerate() {
         let mut seg = Vec::new();
         if i > 0 {
@@ -238,7 +253,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             1,
             &dim(t, "a claim's volume goes, as the CSI calls happen:"),
         );
-        let mut steps = progression_segments(app, VolumeState::Created);
+        let mut steps = progression_segments(app, Some(VolumeState::Created));
         for s in steps.iter_mut().flatten() {
             s.style = t.dim;
         }
@@ -320,7 +335,7 @@ mod tests {
             staging: "/var/lib/kubelet/plugins/kubernetes.io/csi/hostpath.csi.lab/x/globalmount"
                 .into(),
             targets: vec![],
-            state: VolumeState::VolReady,
+            state: Some(VolumeState::VolReady),
             multi_attach: None,
         };
         let lines = row_lines(&app, &v, 200);
