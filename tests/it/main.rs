@@ -45,6 +45,7 @@ mod save_load;
 mod sriov;
 mod support;
 mod terminal_escapes;
+mod timeline;
 mod transcripts;
 mod tui;
 mod underlay_differential;
