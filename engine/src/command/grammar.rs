@@ -1022,10 +1022,10 @@ pub struct RewindArgs {
 #[derive(Debug, Args, Clone, PartialEq)]
 pub struct DiffArgs {
     /// The earlier moment (an event number; 0 is the start)
-    #[arg(value_name = "N")]
+    #[arg(value_name = "N", allow_negative_numbers = true, value_parser = whole_u64)]
     pub from: u64,
     /// The later moment (an event number)
-    #[arg(value_name = "M")]
+    #[arg(value_name = "M", allow_negative_numbers = true, value_parser = whole_u64)]
     pub to: u64,
 }
 
