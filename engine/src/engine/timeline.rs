@@ -5,8 +5,10 @@
 //! have changed) the lab, failing ones included; views are not events. Events are numbered
 //! from 1; event 0 is the start. The lab is deterministic, so the lab after event N is a
 //! fresh lab of the journal's start with the first N entries replayed. To keep that fast
-//! in a long session the lab keeps a [`Snapshot`] of itself after every
-//! [`SNAPSHOT_EVERY`]th event and replays from the nearest one at or before N.
+//! in a long session the lab keeps a [`Snapshot`] of itself each time the events since the
+//! last one did [`SNAPSHOT_WORK`] units of work, and replays from the nearest one at or
+//! before N. Work, not a count of events, so that cheap events (a `node add` while a large
+//! preset builds: no call or wire record) take no copy of a large lab.
 //!
 //! `rewind N` makes the lab the one after event N and keeps the lab it left (the present)
 //! aside: every view answers as of then, `rewind M` moves again within the present's
@@ -21,16 +23,29 @@ use crate::render::{Line, Outcome, Role, Table};
 use crate::util::time::Millis;
 use std::sync::Arc;
 
-/// The events between two snapshots. Rewinding replays fewer than this many commands;
-/// each snapshot is a copy of the lab. See BENCHMARKS.md ("Rewind") for the measurement
-/// that chose it. The engine's unit tests take one every 4 events, so that their random
-/// sessions rewind through snapshots too.
-pub(crate) const SNAPSHOT_EVERY: usize = if cfg!(test) { 4 } else { 100 };
+/// The work between two snapshots, in [`work`] units (one an event, one a call-log
+/// record, one a wire record): a pod create and its delete are about 25. Rewinding replays
+/// at most this much work; each snapshot is a copy of the lab. See BENCHMARKS.md ("Rewind",
+/// issue 39) for the measurement that chose it. The engine's unit tests take one every 40
+/// units, so that their random sessions rewind through snapshots too.
+pub(crate) const SNAPSHOT_WORK: u64 = if cfg!(test) { 40 } else { 1500 };
+
+/// What a lab has done so far, in units of replay work (see [`SNAPSHOT_WORK`]).
+fn work(lab: &Lab) -> u64 {
+    lab.journal.entries.len() as u64 + lab.calls.next_seq() + lab.wire.next_seq()
+}
 
 /// A copy of the lab after an event, kept to replay from (its journal's entries are not
 /// kept: the timeline has them).
 #[derive(Clone)]
-struct Snapshot(Arc<Lab>);
+struct Snapshot {
+    /// The event it was taken after.
+    event: usize,
+    /// The work done by then.
+    work: u64,
+    /// The lab.
+    lab: Arc<Lab>,
+}
 
 /// The lab's past: the clock after each event, the snapshots, and while rewound the
 /// present the rewind left.
@@ -41,8 +56,7 @@ pub(crate) struct History {
     /// The wire log's next sequence number after each event: wire record `s` was made by
     /// the first event whose mark is above `s`.
     wire: Vec<u64>,
-    /// The lab after events `SNAPSHOT_EVERY`, `2 × SNAPSHOT_EVERY`, … (index `i` is after
-    /// event `(i + 1) × SNAPSHOT_EVERY`).
+    /// Copies of the lab after some events, in event order.
     snapshots: Vec<Snapshot>,
     /// While rewound: the lab the first `rewind` left, with every event.
     present: Option<Arc<Lab>>,
@@ -107,11 +121,17 @@ impl Lab {
         });
         self.history.times.push(self.clock);
         self.history.wire.push(self.wire.next_seq());
-        if events % SNAPSHOT_EVERY == 0 {
+        let done = work(self);
+        let since = self.history.snapshots.last().map_or(0, |s| s.work);
+        if done - since >= SNAPSHOT_WORK {
             let mut copy = self.clone();
             copy.history = History::default();
             copy.journal.entries = Vec::new();
-            self.history.snapshots.push(Snapshot(Arc::new(copy)));
+            self.history.snapshots.push(Snapshot {
+                event: events,
+                work: done,
+                lab: Arc::new(copy),
+            });
         }
         fork
     }
@@ -158,11 +178,12 @@ impl Lab {
     pub(crate) fn lab_at(&self, n: usize) -> Lab {
         let present = self.present();
         let entries = &present.journal.entries[..n];
-        let (mut lab, from) = match (n / SNAPSHOT_EVERY).checked_sub(1) {
-            Some(i) => (
-                present.history.snapshots[i].0.as_ref().clone(),
-                (i + 1) * SNAPSHOT_EVERY,
-            ),
+        let kept = present.history.snapshots.partition_point(|s| s.event <= n);
+        let (mut lab, from) = match kept.checked_sub(1) {
+            Some(i) => {
+                let s = &present.history.snapshots[i];
+                (s.lab.as_ref().clone(), s.event)
+            }
             None => (present.journal.start.lab(), 0),
         };
         lab.journal.entries = entries[..from].to_vec();
@@ -178,7 +199,7 @@ impl Lab {
         lab.history = History {
             times: present.history.times[..n].to_vec(),
             wire: present.history.wire[..n].to_vec(),
-            snapshots: present.history.snapshots[..n / SNAPSHOT_EVERY].to_vec(),
+            snapshots: present.history.snapshots[..kept].to_vec(),
             present: None,
         };
         lab
