@@ -79,8 +79,11 @@ pub fn paint(out: &Outcome) -> String {
 /// An error message as the front ends print it: `error:` in the failure style, then the
 /// message (continuation lines, such as the usage, dimmed).
 pub fn paint_error(message: &str) -> String {
-    let mut s = format!("{} ", "error:".style(style(Role::Bad)));
     let message = escape_controls(message);
+    let mut s = match lab_engine::render::error_prefix(&message) {
+        "" => String::new(),
+        prefix => format!("{} ", prefix.trim_end().style(style(Role::Bad))),
+    };
     for (i, l) in message.lines().enumerate() {
         if i == 0 {
             s.push_str(l);

@@ -27,6 +27,7 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
   echo 'node list' | cni-csi-lab       a script on stdin
   cni-csi-lab --preset three-nodes     start with three nodes
   cni-csi-lab --preset dc-1000         start with 1,000 nodes (/24 podCIDRs, four zones)
+  cni-csi-lab --preset k8s-limits      start with 5,000 nodes, Kubernetes' published limit
   cni-csi-lab --conflist my.conflist   start with your own CNI config on every node
   cni-csi-lab --network flannel-vxlan  start with flannel's VXLAN backend (default host-gw)
   cni-csi-lab --network calico-bgp     start with Calico (BGP, NetworkPolicy enforced by Felix)
@@ -39,7 +40,8 @@ struct Cli {
     #[arg(long, global = true, conflicts_with = "preset")]
     empty: bool,
     /// The starting cluster: default, empty, single-node, three-nodes, multus, sriov (an SR-IOV
-    /// node), dc-1000 (1,000 nodes), or a FILE of lab commands run on an empty lab
+    /// node), dc-1000 (1,000 nodes), k8s-limits (5,000 nodes), or a FILE of lab commands run on
+    /// an empty lab
     #[arg(long, global = true, value_name = "NAME|FILE")]
     preset: Option<String>,
     /// A CNI config to start with, copied into every node's /etc/cni/net.d

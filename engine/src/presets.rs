@@ -34,12 +34,22 @@ pub(crate) const PRESETS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// The generated scale presets: name, description, node count (see [`dc_script`]).
-pub(crate) const GENERATED: &[(&str, &str, u32)] = &[(
-    "dc-1000",
-    "1,000 nodes with /24 podCIDRs in 10.244.0.0/14, four zones (for scale runs)",
-    1000,
-)];
+/// A generated preset: name, one-line description, the function that writes its script.
+type Generated = (&'static str, &'static str, fn() -> String);
+
+/// The generated scale presets (see [`dc_script`] and [`k8s_limits_script`]).
+pub(crate) const GENERATED: &[Generated] = &[
+    (
+        "dc-1000",
+        "1,000 nodes with /24 podCIDRs in 10.244.0.0/14, four zones (for scale runs)",
+        || dc_script(1000),
+    ),
+    (
+        "k8s-limits",
+        "5,000 nodes, Kubernetes' published limit, /24 podCIDRs in 10.224.0.0/11, three zones",
+        k8s_limits_script,
+    ),
+];
 
 /// Every preset name, with a description (for `--help` and errors).
 pub fn names() -> Vec<(&'static str, &'static str)> {
@@ -58,18 +68,37 @@ pub fn names() -> Vec<(&'static str, &'static str)> {
 /// every time: a teacher can print it with `cni-csi-lab --preset dc-1000` and `node list`.
 pub fn dc_script(nodes: u32) -> String {
     let nodes = nodes.min(1024);
-    let mut s = format!("# dc-{nodes}: {nodes} nodes with /24 podCIDRs, four zones.\n");
+    let header = format!("# dc-{nodes}: {nodes} nodes with /24 podCIDRs, four zones.");
     // flannel's Network must hold every podCIDR: 10.244.0.0/14 for 1,024 /24s.
-    s.push_str("network use flannel-host-gw --cidr 10.244.0.0/14\n");
+    layout_script(&header, nodes, (244, 14), 4)
+}
+
+/// The script of `--preset k8s-limits`: Kubernetes' published scale limit of 5,000 nodes
+/// (with at most 110 pods per node and 150,000 pods in all), laid out as kube-controller-
+/// manager's range allocator would with `--cluster-cidr 10.224.0.0/11
+/// --node-cidr-mask-size 24`: the /24s in order from the start of the range, `node-0001`
+/// … `node-5000`, InternalIPs `192.168.(i/250).(i%250 + 1)`, zones `zone-1` … `zone-3`
+/// round robin (a regional cluster's three zones).
+pub fn k8s_limits_script() -> String {
+    let header = "# k8s-limits: 5,000 nodes (Kubernetes' published limit: 5,000 nodes, \
+                  150,000 pods, 110 pods per node) with /24 podCIDRs, three zones.";
+    layout_script(header, 5000, (224, 11), 3)
+}
+
+/// `nodes` nodes with /24 podCIDRs taken in order from `10.<base>.0.0/<prefix>` (flannel's
+/// Network), numbered node-0001 …, InternalIPs `192.168.(i/250).(i%250 + 1)`, `zones`
+/// zones round robin.
+fn layout_script(header: &str, nodes: u32, (base, prefix): (u32, u8), zones: u32) -> String {
+    let mut s = format!("{header}\nnetwork use flannel-host-gw --cidr 10.{base}.0.0/{prefix}\n");
     for i in 0..nodes {
         s.push_str(&format!(
             "node add node-{:04} --cidr 10.{}.{}.0/24 --ip 192.168.{}.{} --zone zone-{}\n",
             i + 1,
-            244 + i / 256,
+            base + i / 256,
             i % 256,
             i / 250,
             i % 250 + 1,
-            i % 4 + 1
+            i % zones + 1
         ));
     }
     s
@@ -114,7 +143,7 @@ pub fn build_desk(preset: &str, edges: Edges) -> Result<Desk, String> {
         GENERATED
             .iter()
             .find(|(n, _, _)| *n == preset)
-            .map(|(name, _, nodes)| (format!("preset {name}"), dc_script(*nodes)))
+            .map(|(name, _, script)| (format!("preset {name}"), script()))
     };
     if let Some((origin, text)) = text {
         apply_script(&mut desk, &origin, &text)?;
@@ -165,6 +194,7 @@ mod tests {
                     assert_eq!(node.status.allocatable["intel.com/sriov_netdevice"], "4");
                 }
                 "dc-1000" => assert_eq!(n, 1000),
+                "k8s-limits" => assert_eq!(n, 5000),
                 _ => assert!(n > 0, "{name}"),
             }
         }
@@ -188,6 +218,16 @@ mod tests {
         let node = lab.cluster.nodes.values().last().unwrap();
         assert_eq!(node.metadata.name, "node-1000");
         assert_eq!(dc_script(5000).lines().count(), 1026, "capped at the /14");
+        let limits = k8s_limits_script();
+        let lines: Vec<&str> = limits
+            .lines()
+            .filter(|l| l.starts_with("node add"))
+            .collect();
+        assert_eq!(lines.len(), 5000);
+        assert_eq!(
+            lines[4999],
+            "node add node-5000 --cidr 10.243.135.0/24 --ip 192.168.19.250 --zone zone-2"
+        );
     }
 
     #[test]

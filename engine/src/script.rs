@@ -5,6 +5,7 @@
 //! standard input (`apply -f - <<EOF`). Tests and transcripts use this same path.
 
 use crate::lesson::Desk;
+use crate::render::error_text;
 use crate::render::escape_controls as safe;
 use std::io::Write;
 
@@ -89,7 +90,7 @@ pub fn run_line(desk: &mut Desk, line_no: usize, line: &str) -> Option<LineRepor
         Ok(out) => (out.to_text(), String::new(), false),
         Err(e) => (
             e.output.to_text(),
-            format!("error: {}\n", safe(&e.message)),
+            format!("{}\n", error_text(&safe(&e.message))),
             true,
         ),
     };
@@ -311,7 +312,8 @@ mod tests {
             "{out}"
         );
         assert!(
-            out.contains("error: Error from server (AlreadyExists)"),
+            out.contains("\nError from server (AlreadyExists)")
+                && !out.contains("error: Error from server"),
             "{out}"
         );
         assert!(out.ends_with("the end\n"), "{out}");

@@ -97,7 +97,10 @@ impl Names for Shared<'_> {
     fn names(&self, wanted: Wanted<'_>) -> Vec<String> {
         self.0
             .try_lock()
-            .map(|desk| desk.lab.completion_names(wanted))
+            .map(|mut desk| match wanted {
+                Wanted::Lessons => desk.lessons.parsed().ids(),
+                other => desk.lab.completion_names(other),
+            })
             .unwrap_or_default()
     }
 }
@@ -275,6 +278,16 @@ mod tests {
         let (_, pairs, _) = candidates("pod create web --node ", 22, &names);
         let shown: Vec<_> = pairs.iter().map(|p| p.display.as_str()).collect();
         assert_eq!(shown, vec!["node-1", "node-2"]);
+        // Lesson ids after `lesson start|play`, from the lesson desk.
+        for line in [
+            "lesson start ch7",
+            "lesson play ch7",
+            "kubectl lesson start ch7",
+        ] {
+            let (_, pairs, _) = candidates(line, line.len(), &names);
+            let shown: Vec<_> = pairs.iter().map(|p| p.display.as_str()).collect();
+            assert_eq!(shown, vec!["ch7-hands-on"], "{line}");
+        }
         // While the loop holds the lab, completion degrades to the grammar alone.
         let _guard = h.desk.lock().unwrap();
         let (_, pairs, _) = candidates("pod create web --node ", 22, &names);

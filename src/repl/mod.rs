@@ -108,8 +108,10 @@ pub fn print_result(
                 ansi::paint_error(&e.message)
             } else {
                 format!(
-                    "error: {}\n",
-                    lab_engine::render::escape_controls(&e.message)
+                    "{}\n",
+                    lab_engine::render::error_text(&lab_engine::render::escape_controls(
+                        &e.message
+                    ))
                 )
             };
             err.write_all(msg.as_bytes())?;
@@ -692,5 +694,32 @@ mod tests {
             "quit stopped before node list: {out}"
         );
         assert_eq!(desk.lab.counts().1, 1);
+    }
+
+    #[test]
+    fn an_api_server_refusal_is_printed_as_kubectl_prints_it() {
+        let mut desk = Desk::new();
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        for color_err in [false, true] {
+            err.clear();
+            let opts = Options {
+                color_err,
+                ..Options::default()
+            };
+            run_plain(
+                &mut desk,
+                &mut "get pod nothere\n".as_bytes(),
+                &opts,
+                &mut out,
+                &mut err,
+            )
+            .unwrap();
+            let err = crate::ansi::strip(&String::from_utf8(err.clone()).unwrap());
+            assert_eq!(
+                err,
+                "Error from server (NotFound): pods \"nothere\" not found\n"
+            );
+        }
     }
 }

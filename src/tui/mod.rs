@@ -1,13 +1,8 @@
-//! The live dashboard (ratatui + crossterm): the cluster's wiring, IPAM, routes, volumes,
-//! the call log and the wire view, redrawn after every command, with a command line that
-//! speaks the same language as the REPL and scripts.
-//!
-//! Shape (ratatui's event-driven template, `/work/shared/STYLE.md` part C, "TUI: App,
-//! Action, state and render"): [`App`] holds the lab and view state; [`keymap::lookup`]
-//! turns keys into [`keymap::Action`]s; [`App::update`] applies them (a command line runs
-//! through `Desk::execute`, and each tick the calls `csi serve` received); rendering is
-//! `impl Widget for &App`. [`run_loop`] is generic over the backend so tests drive it with
-//! `TestBackend` and scripted events.
+//! The live dashboard on a terminal (crossterm): the dashboard itself ([`App`], its keymap,
+//! panes and theme) is the `lab-ui` crate, re-exported here; this module turns terminal
+//! events into its keys and actions, gives it `csi serve` and the disk's file names
+//! ([`Native`]), and runs the loop. [`run_loop`] is generic over the backend so tests drive
+//! it with `TestBackend` and scripted events.
 //!
 //! The terminal is restored on every exit path: normal return and errors (a guard's `Drop`),
 //! panics (ratatui's hook, wrapped to also turn mouse capture off), and SIGTERM/SIGHUP/SIGINT
@@ -15,16 +10,12 @@
 //! Terminal input is read on its own thread (the event-driven template's shape) so the
 //! loop never blocks inside the terminal library.
 
-pub mod app;
-pub mod complete;
-pub mod keymap;
-pub mod theme;
-pub mod view;
+mod host;
 
-pub use app::App;
-pub use keymap::{Action, Mode, Pane};
+pub use host::Native;
 pub use lab_engine::dash::{LessonView, VolumeRow, VolumeState, volume_rows};
-pub use theme::{Palette, Theme};
+pub use lab_ui::{Action, App, Mode, Palette, Pane, Theme};
+pub use lab_ui::{app, complete, keymap, theme, view};
 
 use crossterm::event::{self, Event, MouseButton, MouseEventKind};
 use lab_engine::lesson::Desk;
@@ -209,7 +200,7 @@ impl EventSource for CrosstermEvents {
 /// by position; resize; bracketed paste).
 pub fn to_action(mode: Mode, e: &Event) -> Option<Action> {
     match e {
-        Event::Key(k) => keymap::lookup(mode, k),
+        Event::Key(k) => keymap::lookup(mode, &host::key(k)?),
         Event::Mouse(m) => match m.kind {
             MouseEventKind::ScrollDown => Some(Action::ScrollAt(m.column, m.row, 3)),
             MouseEventKind::ScrollUp => Some(Action::ScrollAt(m.column, m.row, -3)),
@@ -475,7 +466,8 @@ pub fn run_until_signal(desk: Desk, options: Options) -> io::Result<Option<i32>>
         let mut app = App::new(
             desk,
             Theme::build(options.palette, options.big, options.no_color),
-        );
+        )
+        .with_host(Box::new(Native::default()));
         let mut events = CrosstermEvents::start(Arc::clone(&stop), Duration::from_millis(100))?;
         let _watchdog = Watchdog::start(
             Arc::clone(&caught),

@@ -21,8 +21,20 @@ fn script(shell: &str) -> String {
 
 /// What bash completes for the words typed so far (the last one is being completed).
 fn complete(words: &[&str]) -> Vec<String> {
-    let dir = std::env::temp_dir().join(format!("lab-completion-{}", std::process::id()));
+    complete_among(words, &[])
+}
+
+/// [`complete`] in a working directory holding these (empty) files.
+fn complete_among(words: &[&str], files: &[&str]) -> Vec<String> {
+    let dir = std::env::temp_dir().join(format!(
+        "lab-completion-{}-{}",
+        std::process::id(),
+        files.len()
+    ));
     std::fs::create_dir_all(&dir).expect("temp dir");
+    for f in files {
+        std::fs::write(dir.join(f), "").expect("a file");
+    }
     let file = dir.join("cni-csi-lab.bash");
     std::fs::write(&file, script("bash")).expect("write script");
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
@@ -101,6 +113,54 @@ fn bash_completes_subcommands_flags_and_values() {
         ["ch7-hands-on"]
     );
     assert_eq!(complete(&["cni-csi-lab", "completions", "f"]), ["fish"]);
+}
+
+#[test]
+fn bash_completes_run_s_script_file() {
+    let files = ["demo.lab", "notes.txt"];
+    let mut got = complete_among(&["cni-csi-lab", "run", ""], &files);
+    got.sort();
+    assert!(got.contains(&"demo.lab".to_string()), "{got:?}");
+    assert!(!got.contains(&"--echo".to_string()), "{got:?}");
+    assert_eq!(
+        complete_among(&["cni-csi-lab", "run", "de"], &files),
+        ["demo.lab"]
+    );
+    assert_eq!(
+        complete_among(&["cni-csi-lab", "run", "--echo", "d"], &files),
+        ["demo.lab"]
+    );
+    // Flags still complete after a dash, and a flag's values are still its own.
+    let flags = complete_among(&["cni-csi-lab", "run", "--e"], &files);
+    assert!(flags.contains(&"--echo".to_string()), "{flags:?}");
+    assert_eq!(
+        complete_among(&["cni-csi-lab", "run", "--network", "cal"], &files),
+        ["calico-bgp"]
+    );
+}
+
+#[test]
+fn fish_completes_top_level_option_values_while_the_value_is_missing() {
+    let s = script("fish");
+    // The condition leaves the word being completed out, so argparse does not fail on
+    // `--preset` without its value.
+    assert!(
+        s.contains("function __fish_cni_csi_lab_at_top_level\n"),
+        "{s}"
+    );
+    for flag in ["preset", "network", "cni-plugins"] {
+        let line = s
+            .lines()
+            .find(|l| l.contains(&format!(" -l {flag} ")) && !l.contains("using_subcommand"))
+            .unwrap_or_default();
+        assert!(
+            line.starts_with("complete -c cni-csi-lab -n \"__fish_cni_csi_lab_at_top_level\""),
+            "{flag}: {line}"
+        );
+        assert!(line.contains(" -f "), "{flag}: values, not files: {line}");
+    }
+    // Options without a value keep clap_complete's condition.
+    assert!(s.contains("complete -c cni-csi-lab -n \"__fish_cni_csi_lab_needs_command\" -l empty"));
 }
 
 #[test]

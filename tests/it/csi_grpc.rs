@@ -245,7 +245,7 @@ fn a_second_servers_live_socket_survives_the_first_ones_exit() {
 /// refused, `csi serve stop` removes the socket, and quitting with it open removes it too.
 #[test]
 fn the_dashboard_serves_the_socket_while_it_runs() {
-    use cni_csi_lab::tui::{Action, App, Theme};
+    use cni_csi_lab::tui::{Action, App, Native, Theme};
     if !oracle::run_or_skip(
         "the_dashboard_serves_the_socket_while_it_runs",
         python_client_missing(),
@@ -254,7 +254,8 @@ fn the_dashboard_serves_the_socket_while_it_runs() {
     }
     let dir = temp_dir("dash");
     let socket = dir.join("csi.sock");
-    let mut app = App::new(crate::common::lab(), Theme::standard());
+    let mut app =
+        App::new(crate::common::lab(), Theme::standard()).with_host(Box::new(Native::default()));
     let output = |app: &App| {
         app.ui
             .output
@@ -531,7 +532,7 @@ fn csi_serve_in_the_repl_prints_what_a_client_sent_escaped() {
 /// character.
 #[test]
 fn csi_serve_in_the_dashboard_shows_what_a_client_sent_escaped() {
-    use cni_csi_lab::tui::{self, Action, App, Theme};
+    use cni_csi_lab::tui::{self, Action, App, Native, Theme};
     if !oracle::run_or_skip(
         "csi_serve_in_the_dashboard_shows_what_a_client_sent_escaped",
         python_client_missing(),
@@ -541,7 +542,8 @@ fn csi_serve_in_the_dashboard_shows_what_a_client_sent_escaped() {
     let dir = temp_dir("dash-esc");
     let socket = dir.join("csi.sock");
     let (w, h) = (240, 60);
-    let mut app = App::new(crate::common::lab(), Theme::standard());
+    let mut app =
+        App::new(crate::common::lab(), Theme::standard()).with_host(Box::new(Native::default()));
     let _ = app.update(Action::Resize(w, h));
     app.run_command(&format!("csi serve --socket {}", socket.display()));
     assert!(socket.exists());

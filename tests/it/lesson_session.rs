@@ -269,6 +269,28 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
 }
 
 #[test]
+fn a_lesson_typed_with_kubectl_before_every_command_passes_its_steps() {
+    let mut desk = crate::common::desk();
+    ok(&mut desk, &format!("kubectl lesson start {ID}"));
+    let lesson = desk.lessons.session.as_ref().unwrap().lesson.clone();
+    for step in &lesson.steps {
+        assert_eq!(
+            at(&desk),
+            (step.number - 1) as usize,
+            "step {}",
+            step.number
+        );
+        for c in &step.commands {
+            let _ = desk.execute(&format!("kubectl {}", c.text));
+        }
+    }
+    assert!(matches!(
+        desk.lessons.session.as_ref().unwrap().current(),
+        Item::Quiz(0, _)
+    ));
+}
+
+#[test]
 fn a_quiz_right_only_at_the_second_try_is_not_counted_right() {
     let mut desk = crate::common::desk();
     ok(&mut desk, &format!("lesson start {ID}"));

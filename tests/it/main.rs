@@ -42,6 +42,7 @@ mod paste;
 mod real_cni;
 mod resources;
 mod save_load;
+mod scheduler_sampling;
 mod sriov;
 mod support;
 mod terminal_escapes;

@@ -232,6 +232,12 @@ impl Revisions {
         self.next_event += 1;
     }
 
+    /// The index the next watch event will have (`show watch --since` it lists what
+    /// happens from now on).
+    pub(crate) fn next_event(&self) -> u64 {
+        self.next_event
+    }
+
     /// Watch events with index ≥ `index` still in the window.
     pub(crate) fn events_since(&self, index: u64) -> impl Iterator<Item = &WatchEvent> {
         self.events.iter().filter(move |e| e.index >= index)

@@ -19,6 +19,9 @@ pub enum Wanted<'a> {
     Containers,
     /// The words that name a kind (`get <Tab>`).
     Kinds,
+    /// The ids of the lessons (`lesson start <Tab>`): the lesson desk knows them, the lab
+    /// does not.
+    Lessons,
 }
 
 /// Where live names come from (the lab implements it; tests may fake it).
@@ -99,6 +102,11 @@ fn walk(words: &[String]) -> Walk {
         lost: false,
     };
     let mut cmd: &'static clap::Command = help::tree();
+    // A leading `kubectl` word is dropped, as `command::parse` drops it.
+    let words = match words.split_first() {
+        Some((first, rest)) if first == super::KUBECTL => rest,
+        _ => words,
+    };
     for word in words {
         if w.expecting.take().is_some() {
             continue;
@@ -186,6 +194,7 @@ fn values(w: &Walk, arg: &Arg, names: &dyn Names) -> (Vec<String>, bool) {
         "kind" => names.names(Wanted::Kinds),
         "topic" => super::explain::topic_names(),
         "file" => return (Vec::new(), true),
+        "id" if top == "lesson" => names.names(Wanted::Lessons),
         "words" if top == "help" => {
             let sub = walk(&w.positionals);
             if sub.lost {
@@ -427,6 +436,16 @@ mod tests {
         assert_eq!(cands("netp", &NoNames), vec!["netpol"]);
         let c = complete("pod cr", 6, &NoNames);
         assert_eq!(c.start, 4);
+        // After a leading `kubectl`, the same as without it.
+        assert_eq!(cands("kubectl pod cr", &NoNames), vec!["create"]);
+        assert_eq!(
+            cands("kubectl get pods -o ", &NoNames),
+            cands("get pods -o ", &NoNames)
+        );
+        assert_eq!(
+            hint("kubectl pod create ", 19).map(|h| h.display),
+            hint("pod create ", 11).map(|h| h.display)
+        );
     }
 
     #[test]
@@ -441,7 +460,14 @@ mod tests {
         assert!(f.contains(&"--label".to_string()), "{f:?}");
         assert_eq!(
             cands("get pods -o ", &NoNames),
-            vec!["json", "name", "wide", "yaml"]
+            vec![
+                "custom-columns=",
+                "json",
+                "jsonpath=",
+                "name",
+                "wide",
+                "yaml"
+            ]
         );
         let f = cands("get pods -", &NoNames);
         assert!(f.contains(&"--all-namespaces".to_string()), "{f:?}");

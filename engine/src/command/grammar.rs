@@ -821,7 +821,7 @@ impl clap::builder::TypedValueParser for TableParser {
 }
 
 /// Output formats for `get` (the lab's subset of kubectl's, in kubectl's order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OutputFormat {
     /// The object(s) as JSON
     Json,
@@ -832,6 +832,89 @@ pub enum OutputFormat {
     Wide,
     /// The object(s) as YAML, as kubectl prints it
     Yaml,
+    /// `jsonpath=TEMPLATE`: kubectl's JSONPath template over the JSON (see
+    /// `render::jsonpath`), as typed
+    JsonPath(String),
+    /// `custom-columns=HEADER:PATH,…`, as typed
+    CustomColumns(String),
+}
+
+impl OutputFormat {
+    /// The formats `-o` takes, as help and completion list them.
+    const NAMES: [&'static str; 6] = [
+        "json",
+        "name",
+        "wide",
+        "yaml",
+        "jsonpath=",
+        "custom-columns=",
+    ];
+
+    /// The format's name as `-o` takes it (`json`, `jsonpath`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            OutputFormat::Json => "json",
+            OutputFormat::Name => "name",
+            OutputFormat::Wide => "wide",
+            OutputFormat::Yaml => "yaml",
+            OutputFormat::JsonPath(_) => "jsonpath",
+            OutputFormat::CustomColumns(_) => "custom-columns",
+        }
+    }
+}
+
+/// `-o FORMAT`'s check: a format by name, or kubectl's refusal with the ones the lab has.
+fn output_format(text: &str) -> Result<OutputFormat, String> {
+    let (name, arg) = match text.split_once('=') {
+        Some((n, a)) => (n, Some(a)),
+        None => (text, None),
+    };
+    match (name, arg) {
+        ("json", None) => Ok(OutputFormat::Json),
+        ("name", None) => Ok(OutputFormat::Name),
+        ("wide", None) => Ok(OutputFormat::Wide),
+        ("yaml", None) => Ok(OutputFormat::Yaml),
+        ("jsonpath", None) | ("jsonpath", Some("")) => {
+            Err("template format specified but no template given".to_string())
+        }
+        ("jsonpath", Some(t)) => Ok(OutputFormat::JsonPath(t.to_string())),
+        ("custom-columns", None) | ("custom-columns", Some("")) => {
+            Err("custom-columns format specified but no custom columns given".to_string())
+        }
+        ("custom-columns", Some(c)) => Ok(OutputFormat::CustomColumns(c.to_string())),
+        _ => Err(format!(
+            "unable to match a printer suitable for the output format {text:?}, allowed formats are: json, name, wide, yaml, jsonpath=TEMPLATE, custom-columns=HEADER:PATH,…"
+        )),
+    }
+}
+
+/// `-o FORMAT`: a name, or `jsonpath=`/`custom-columns=` with its template; the names
+/// are the flag's possible values, so help and completion offer them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OutputParser;
+
+impl clap::builder::TypedValueParser for OutputParser {
+    type Value = OutputFormat;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<OutputFormat, clap::Error> {
+        let check: fn(&str) -> Result<OutputFormat, String> = output_format;
+        check.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            OutputFormat::NAMES
+                .into_iter()
+                .map(clap::builder::PossibleValue::new),
+        ))
+    }
 }
 
 /// `get` arguments.
@@ -843,8 +926,11 @@ pub struct GetArgs {
     #[arg(value_name = "NAME")]
     pub names: Vec<String>,
     /// Output format
-    #[arg(short = 'o', long = "output", value_enum)]
+    #[arg(short = 'o', long = "output", value_parser = OutputParser)]
     pub output: Option<OutputFormat>,
+    /// A LABELS column last (each object's labels, `<none>` when it has none)
+    #[arg(long = "show-labels")]
+    pub show_labels: bool,
     /// Namespace
     #[arg(long, short = 'n', visible_alias = "namespace")]
     pub ns: Option<String>,
@@ -854,6 +940,18 @@ pub struct GetArgs {
     /// Label selector: k=v, k!=v, k, !k, 'k in (a,b)', 'k notin (a)'; a comma ANDs them
     #[arg(short = 'l', long = "selector")]
     pub selector: Option<String>,
+    /// Events only: the fields to select by, e.g. involvedObject.name=web,type=Warning
+    /// (also involvedObject.kind, involvedObject.namespace, reason, source; =, ==, !=)
+    #[arg(long = "field-selector", value_name = "SELECTOR")]
+    pub field_selector: Option<String>,
+    /// Events only: sort by a field, e.g. .lastTimestamp, .metadata.creationTimestamp,
+    /// .reason, .type, .involvedObject.name
+    #[arg(long = "sort-by", value_name = "PATH")]
+    pub sort_by: Option<String>,
+    /// The rows, then how to follow the changes: the lab changes only when a command runs,
+    /// so nothing streams; `show watch --since N` lists what changed from here
+    #[arg(short = 'w', long = "watch")]
+    pub watch: bool,
 }
 
 /// `delete KIND NAME`: kubectl's verb order for `pod delete NAME` and the like.
@@ -866,6 +964,9 @@ pub struct DeleteArgs {
     /// Delete the objects of that kind whose labels match, e.g. app=web or 'tier in (a,b)'
     #[arg(short = 'l', long = "selector", value_name = "SELECTOR")]
     pub selector: Option<String>,
+    /// Delete every object of that kind (in the namespace, for a namespaced kind)
+    #[arg(long)]
+    pub all: bool,
     /// Namespace
     #[arg(
         long,

@@ -31,8 +31,26 @@ pub fn split(line: &str) -> Result<Vec<String>, ParseError> {
     })
 }
 
-/// Parse one line (without its comment) into a command. Blank lines give `Ok(None)`.
+/// `line` without a leading `kubectl` word: every command may be typed as kubectl's
+/// (`kubectl get pods -o wide` is `get pods -o wide`), so a learner's habit and a line
+/// pasted from a handbook both work. `kubectl` alone is `help`, as kubectl alone prints
+/// its help.
+pub fn without_kubectl(line: &str) -> &str {
+    let trimmed = line.trim_start();
+    match trimmed.strip_prefix(KUBECTL) {
+        Some("") => "help",
+        Some(rest) if rest.starts_with(char::is_whitespace) => rest.trim_start(),
+        _ => line,
+    }
+}
+
+/// The word [`without_kubectl`] drops.
+pub(crate) const KUBECTL: &str = "kubectl";
+
+/// Parse one line (without its comment) into a command. Blank lines give `Ok(None)`; a
+/// leading `kubectl` word is dropped ([`without_kubectl`]).
 pub fn parse(line: &str) -> Result<Option<Command>, ParseError> {
+    let line = without_kubectl(line);
     if let Some(command) = fast::parse(line)
         && grammar::check(&command).is_ok()
     {
@@ -142,6 +160,7 @@ pub(crate) fn reads_stdin(cmd: &Command) -> bool {
 /// (`pod create`, `po create`, `get`, `cni conf load`), for messages about the command
 /// as a whole.
 pub(crate) fn command_name(line: &str) -> String {
+    let line = without_kubectl(line);
     let Ok(words) = split(line) else {
         return line.split_whitespace().next().unwrap_or("").to_string();
     };
@@ -234,6 +253,36 @@ mod tests {
         assert!(!reads_stdin(
             &parse("pod create w --node node-1").unwrap().unwrap()
         ));
+    }
+
+    #[test]
+    fn a_leading_kubectl_word_is_kubectl_s_form_of_the_same_command() {
+        for line in [
+            "get pods -o wide",
+            "describe pod/web",
+            "delete pod web -n x",
+            "pod create web --node node-1",
+            "apply -f -",
+        ] {
+            assert_eq!(
+                parse(&format!("kubectl {line}")).unwrap(),
+                parse(line).unwrap(),
+                "{line}"
+            );
+            assert_eq!(
+                parse(&format!("  kubectl\t{line}")).unwrap(),
+                parse(line).unwrap()
+            );
+        }
+        assert_eq!(parse("kubectl").unwrap(), parse("help").unwrap());
+        assert_eq!(command_name("kubectl get pods -A"), "get");
+        // Only the whole word, only first.
+        assert!(parse("kubectlget pods").is_err());
+        assert!(parse("get kubectl").is_ok());
+        let Err(ParseError::Invalid(m)) = parse("kubectl frob") else {
+            panic!("kubectl frob");
+        };
+        assert!(m.contains("\"frob\""), "{m}");
     }
 
     #[test]

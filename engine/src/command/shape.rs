@@ -27,7 +27,8 @@ impl Shape {
     /// The shape of a line (without its comment); `None` for a blank line or one that does
     /// not parse.
     pub fn of(line: &str) -> Option<Shape> {
-        let mut words = super::split(super::strip_comment(line)).ok()?;
+        let line = super::without_kubectl(super::strip_comment(line));
+        let mut words = super::split(line).ok()?;
         if words.is_empty() {
             return None;
         }
@@ -145,6 +146,9 @@ mod tests {
             "pod create web --node node-1"
         ));
         assert!(matches("show wire --last bridge:ADD", "show wire"));
+        // kubectl's form of a command is that command.
+        assert!(matches("kubectl get pods -o wide", "get pods -o wide"));
+        assert!(matches("describe pod/web", "kubectl describe pod web"));
         assert!(matches(
             "cni del c1 --node node-1 --ifname eth0",
             "cni del c1 --node node-1"

@@ -4,6 +4,7 @@
 
 pub mod namespace;
 pub mod node_lifecycle;
+pub(crate) mod node_tree;
 pub mod placement;
 pub mod scheduler;
 

@@ -1,6 +1,7 @@
-//! kube-scheduler's scheduling cycle for a pod with no node: every node is filtered, the
-//! feasible ones are scored, and the best one wins; when none is feasible the reasons make
-//! the `FailedScheduling` message.
+//! kube-scheduler's scheduling cycle for a pod with no node: the nodes are filtered (below
+//! 100 nodes every node, above that until enough feasible ones are found: [`place`]), the
+//! feasible ones found are scored, and the best one wins; when none is feasible the reasons
+//! make the `FailedScheduling` message.
 //!
 //! **Filters** (in this order, all reasons of a node collected):
 //! - NodeUnschedulable: a cordoned node (`spec.unschedulable`) takes no new pod (`node(s)
@@ -262,13 +263,30 @@ pub(crate) fn least_allocated_score(
     (cpu + mem) / 2
 }
 
+/// Where a scheduling cycle searches: the nodes in the node tree's walk order
+/// ([`super::node_tree`]) and the index the previous cycle left off at
+/// (`nextStartNodeIndex`), which this cycle moves on by the nodes it looked at.
+pub(crate) struct Search<'a> {
+    /// The node tree's walk order, as the Node table's keys.
+    pub order: &'a [(String, String)],
+    /// Where this cycle starts in `order`; set to where the next one starts.
+    pub next_start: &'a mut usize,
+}
+
 /// One scheduling cycle for `pod` (no node yet): the chosen node, or the FailedScheduling
 /// message. `bound` holds the pods on each node (brought up to date by the caller);
 /// `volume_reason(node)` is the per-node volume check.
-pub fn place(
+///
+/// The filters run over the nodes from where the last cycle stopped, and the search ends
+/// once [`super::node_tree::feasible_nodes_to_find`] feasible nodes are found
+/// (`findNodesThatPassFilters`; the real scheduler checks 16 nodes at a time, the lab one
+/// after the other, so which nodes it finds is deterministic). Below 100 nodes that is
+/// every node. Only the feasible nodes found are scored.
+pub(crate) fn place(
     api: &Cluster,
     pod: &Object<PodSpec>,
     bound: &BoundPods,
+    search: Search<'_>,
     volume_reason: impl Fn(&Object<crate::cluster::NodeSpec>) -> Option<String>,
 ) -> Result<String, String> {
     // The pods on a node other than this one.
@@ -286,6 +304,11 @@ pub fn place(
                 node.name()
             );
         }
+        debug_assert_eq!(
+            search.order.len(),
+            api.nodes.len(),
+            "the node tree is stale"
+        );
     }
     // The pods of each node are needed only for a pod that requests extended resources.
     let extended = pod
@@ -299,18 +322,34 @@ pub fn place(
         BTreeMap::new()
     };
     let total = api.nodes.len();
+    if total == 0 {
+        // ErrNoNodesAvailable, before any filter runs.
+        return Err("no nodes available to schedule pods".to_string());
+    }
+    let to_find = super::node_tree::feasible_nodes_to_find(total);
+    let order = search.order;
+    let start = *search.next_start % order.len().max(1);
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let mut preemption: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut best: Option<(i64, &str)> = None;
-    for node in api.nodes.values() {
+    let (mut feasible, mut processed) = (0, 0);
+    for i in 0..order.len() {
+        if feasible == to_find {
+            break;
+        }
+        let Some(node) = api.nodes.get(&order[(start + i) % order.len()]) else {
+            continue;
+        };
+        processed += 1;
         let name = node.name();
         let count = count(name);
         let on_node = walked.get(name).map(Vec::as_slice).unwrap_or(&[]);
         let fails = node_failures(pod, node, count, on_node, volume_reason(node));
         if fails.is_empty() {
+            feasible += 1;
             let score = least_allocated_score(&node.status.allocatable, count + 1);
-            // Nodes come in name order: a later node wins only with a higher score.
-            if best.is_none_or(|(s, _)| score > s) {
+            // The highest score wins; ties go to the name that sorts first.
+            if best.is_none_or(|(s, n)| score > s || (score == s && name < n)) {
                 best = Some((score, name));
             }
             continue;
@@ -327,6 +366,7 @@ pub fn place(
             })
             .or_default() += 1;
     }
+    *search.next_start = (start + processed) % order.len().max(1);
     if let Some((_, name)) = best {
         return Ok(name.to_string());
     }
@@ -337,10 +377,6 @@ pub fn place(
     };
     let main = hist(&mut reasons.iter().map(|(r, n)| format!("{n} {r}")));
     let pre = hist(&mut preemption.iter().map(|(r, n)| format!("{n} {r}")));
-    if total == 0 {
-        // ErrNoNodesAvailable.
-        return Err("no nodes available to schedule pods".to_string());
-    }
     Err(format!(
         "0/{total} nodes are available: {main}. preemption: 0/{total} nodes are available: {pre}."
     ))

@@ -1,7 +1,9 @@
-//! kube-scheduler. A pod without `spec.nodeName` is placed by filtering and scoring every
-//! node ([`super::placement`]: Ready, NodeResourcesFit for extended resources, the pod's
+//! kube-scheduler. A pod without `spec.nodeName` is placed by filtering and scoring the
+//! nodes ([`super::placement`]: Ready, NodeResourcesFit for extended resources, the pod's
 //! node selector, the volume checks; LeastAllocated, then the node name), or stays Pending
-//! with a FailedScheduling event that says why no node fits.
+//! with a FailedScheduling event that says why no node fits. From 100 nodes on a cycle
+//! searches only part of the cluster, as the real one does (`percentageOfNodesToScore`,
+//! walking [`super::node_tree`] from where the last cycle stopped).
 //!
 //! A pod created with `spec.nodeName` (`pod create --node`) is never seen here: the
 //! scheduler's informer only queues pods whose `spec.nodeName` is empty
@@ -24,6 +26,10 @@ pub struct Scheduler {
     pub unscheduled: WorkSet,
     /// The pods bound to each node (its cache's `NodeInfo`s).
     pub bound: super::placement::BoundPods,
+    /// The nodes in the order a cycle walks them (its cache's node tree).
+    nodes: super::node_tree::NodeTree,
+    /// Where the next cycle starts in that order (`nextStartNodeIndex`).
+    next_start: usize,
 }
 
 impl Component for Scheduler {
@@ -62,8 +68,10 @@ impl Scheduler {
         changed
     }
 
-    /// One pass of the scheduler: place the pods with no node.
+    /// One pass of the scheduler: place the pods with no node. The node tree takes in
+    /// every Node event first, as its informer would, so nodes keep their arrival order.
     pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        self.nodes.refresh(&ctx.api.revs, &ctx.api.nodes);
         let pending: Vec<Object<PodSpec>> = self.unscheduled.select(
             &ctx.api.revs,
             &ctx.api.pods,
@@ -77,14 +85,34 @@ impl Scheduler {
         changed
     }
 
-    /// Filter and score: the chosen node, or the FailedScheduling message.
+    /// Filter and score: the chosen node, or the FailedScheduling message. The cycle
+    /// moves the next one's starting node on (`next_start`).
     fn decide(&mut self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Result<String, String> {
+        let mut next_start = self.next_start;
+        let decided = self.decide_from(ctx, pod, &mut next_start);
+        self.next_start = next_start;
+        decided
+    }
+
+    /// The cycle [`Self::decide`] runs, starting at `*next_start` and leaving there where
+    /// the next cycle would start (a caller that only looks ahead drops it).
+    fn decide_from(
+        &mut self,
+        ctx: &Ctx<'_>,
+        pod: &Object<PodSpec>,
+        next_start: &mut usize,
+    ) -> Result<String, String> {
         let checks = VolumeChecks::prepare(ctx.api, pod);
         if let Some(reason) = pod_level_volume_reason(ctx.api, &checks, pod) {
             return Err(reason);
         }
         self.bound.refresh(&ctx.api.revs, &ctx.api.pods);
-        super::placement::place(ctx.api, pod, &self.bound, |node| {
+        self.nodes.refresh(&ctx.api.revs, &ctx.api.nodes);
+        let search = super::placement::Search {
+            order: self.nodes.list(),
+            next_start,
+        };
+        super::placement::place(ctx.api, pod, &self.bound, search, |node| {
             node_volume_reason(&checks, pod, node)
         })
     }

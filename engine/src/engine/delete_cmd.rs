@@ -13,14 +13,25 @@ use crate::render::Outcome;
 use crate::resource::{self, AnyResource, Delete};
 
 impl Lab {
-    /// `delete KIND NAME… [-n NS]` or `delete KIND -l SELECTOR`: the lab's own delete
-    /// command for that kind, once per object.
+    /// `delete KIND NAME… [-n NS]`, `delete KIND -l SELECTOR` or `delete KIND --all`: the
+    /// lab's own delete command for that kind, once per object.
     pub fn delete(&mut self, d: DeleteArgs) -> Result<Outcome, LabError> {
         if let Some(f) = &d.file {
             let ns = (d.ns != "default").then_some(d.ns.as_str());
             return self.delete_manifest(f, ns);
         }
-        let names = match (&d.selector, d.names.is_empty()) {
+        // `--all` is the selector that matches everything (kubectl's builder:
+        // `labels.Everything()`), and may not be given with another.
+        let selector = match (d.all, &d.selector) {
+            (true, Some(_)) => {
+                return Err(LabError::msg(
+                    "setting 'all' parameter but found a non empty selector. ",
+                ));
+            }
+            (true, None) => Some(String::new()),
+            (false, sel) => sel.clone(),
+        };
+        let names = match (&selector, d.names.is_empty()) {
             (Some(_), false) => {
                 return Err(LabError::msg(
                     "name cannot be provided when a selector is specified",
@@ -42,7 +53,7 @@ impl Lab {
         // already read `pod/a pod/b` as `pod a b`), else the kind and each name.
         let args: Vec<&str> = d.kind.iter().chain(&names).map(String::as_str).collect();
         let targets: Vec<(Option<String>, Option<String>)> =
-            if d.selector.is_none() && args.iter().any(|a| a.contains('/')) {
+            if selector.is_none() && args.iter().any(|a| a.contains('/')) {
                 resource_name_pairs(&args)?
                     .into_iter()
                     .map(|(k, n)| (Some(k), Some(n)))
@@ -63,6 +74,7 @@ impl Lab {
                 kind,
                 names: name.into_iter().collect(),
                 selector: None,
+                all: false,
                 ..d.clone()
             };
             match self.delete_one(one) {

@@ -29,6 +29,8 @@ pub(crate) struct Sel<'a> {
     pub ns_column: bool,
     /// Before each name (`pod/`) when several kinds print together.
     pub prefix: Option<String>,
+    /// A LABELS column last (`--show-labels`).
+    pub labels_column: bool,
 }
 
 impl<'a> Sel<'a> {
@@ -50,13 +52,15 @@ impl<'a> Sel<'a> {
 
     /// A table with these columns (NAMESPACE first with `-A`).
     pub fn table(&self, header: &[&str]) -> Table {
+        let mut h = Vec::new();
         if self.ns_column {
-            let mut h = vec!["NAMESPACE"];
-            h.extend_from_slice(header);
-            Table::new(&h)
-        } else {
-            Table::new(header)
+            h.push("NAMESPACE");
         }
+        h.extend_from_slice(header);
+        if self.labels_column {
+            h.push("LABELS");
+        }
+        Table::new(&h)
     }
 
     /// Add the row of an object [`Sel::keep`] keeps: its name prefixed, its namespace
@@ -67,6 +71,16 @@ impl<'a> Sel<'a> {
         }
         if self.ns_column {
             cells.insert(0, (m.namespace.clone(), Role::Plain));
+        }
+        if self.labels_column {
+            // kubectl's labels.FormatLabels: k=v by key, joined by commas.
+            let labels: Vec<String> = m.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let text = if labels.is_empty() {
+                "<none>".to_string()
+            } else {
+                labels.join(",")
+            };
+            cells.push((text, Role::Plain));
         }
         t.row_styled(cells);
     }
@@ -107,6 +121,41 @@ impl Lab {
 
     /// `get`, with what it showed: the objects listed, and the format.
     pub(super) fn get_seen(&self, g: &GetArgs) -> Result<(Outcome, super::seen::Seen), LabError> {
+        if g.watch {
+            // kubectl -w streams each change as the API server sends it; the lab changes
+            // only when a command runs, so it says where the changes will be listed.
+            let (mut out, seen) = self.get_seen(&GetArgs {
+                watch: false,
+                ..g.clone()
+            })?;
+            out.line(Line::styled(
+                format!(
+                    "-w: the lab changes only when a command or `tick` runs, so nothing streams here; after them, `show watch --since {}` lists the API server's changes (ADDED, MODIFIED, DELETED) from this point",
+                    self.cluster.revs.next_event()
+                ),
+                Role::Dim,
+            ));
+            return Ok((out, seen));
+        }
+        let kinds: Vec<&str> = g.kind.split(',').collect();
+        if kinds.iter().any(|k| super::events_view::names_events(k)) {
+            if kinds.len() > 1 {
+                return Err(LabError::msg(
+                    "the lab lists events on their own: `get events`, then the other kinds",
+                ));
+            }
+            return self.get_events(g);
+        }
+        for (flag, given) in [
+            ("--field-selector", g.field_selector.is_some()),
+            ("--sort-by", g.sort_by.is_some()),
+        ] {
+            if given {
+                return Err(LabError::msg(format!(
+                    "{flag} applies to events in the lab (`get events {flag} …`); other kinds list by name"
+                )));
+            }
+        }
         let args: Vec<&str> = std::iter::once(g.kind.as_str())
             .chain(g.names.iter().map(String::as_str))
             .collect();
@@ -164,6 +213,7 @@ impl Lab {
             name,
             query: query.as_ref(),
             ns_column: g.all_namespaces && kind.namespaced(),
+            labels_column: g.show_labels,
             prefix: several_kinds.then(|| kind.resource_name()),
         };
         // A named object that does not exist is NotFound, as kubectl says: the others
@@ -198,32 +248,57 @@ impl Lab {
             }
             out
         };
-        let out = match g.output {
-            Some(OutputFormat::Json | OutputFormat::Yaml) => {
-                // One name asks for the object itself; anything else is a List.
-                let json = if let ([(kind, sel @ Sel { name: Some(n), .. })], 1) =
-                    (selections.as_slice(), named)
-                {
-                    self.get_json(*kind, n, sel)?
-                } else {
-                    let mut items = Vec::new();
-                    for (kind, sel) in &selections {
-                        items.extend(kind.kept_json(self, sel));
-                    }
-                    super::views::list_text(items.iter().map(|(_, t)| t.as_str()))
-                };
+        // What -o json prints: one name asks for the object itself; anything else is a
+        // List. `None` when every name was missing: only the errors print.
+        let json = || -> Result<Option<String>, LabError> {
+            if named > 0 && selections.is_empty() {
+                return Ok(None);
+            }
+            if let ([(kind, sel @ Sel { name: Some(n), .. })], 1) = (selections.as_slice(), named) {
+                return self.get_json(*kind, n, sel).map(Some);
+            }
+            let mut items = Vec::new();
+            for (kind, sel) in &selections {
+                items.extend(kind.kept_json(self, sel));
+            }
+            Ok(Some(super::views::list_text(
+                items.iter().map(|(_, t)| t.as_str()),
+            )))
+        };
+        // The same document, read back for the printers that print it another way.
+        let value = |json: &str| serde_json::from_str(json).unwrap_or(serde_json::Value::Null);
+        let out = match &g.output {
+            Some(OutputFormat::Json) => {
                 let mut out = Outcome::empty();
-                if named > 0 && selections.is_empty() {
-                    // Every name was missing: only the errors print.
-                } else if g.output == Some(OutputFormat::Yaml) {
-                    // The same document, printed as YAML.
-                    let v: serde_json::Value =
-                        serde_json::from_str(&json).unwrap_or(serde_json::Value::Null);
-                    out.block(crate::render::yaml::to_yaml(&v).trim_end(), Role::Plain);
-                } else {
+                if let Some(json) = json()? {
                     out.block(json.trim_end(), Role::Json);
                 }
                 out
+            }
+            Some(OutputFormat::Yaml) => {
+                let mut out = Outcome::empty();
+                if let Some(json) = json()? {
+                    out.block(
+                        crate::render::yaml::to_yaml(&value(&json)).trim_end(),
+                        Role::Plain,
+                    );
+                }
+                out
+            }
+            Some(OutputFormat::JsonPath(template)) => {
+                let printer = super::printers::JsonPath::new(template)?;
+                match json()? {
+                    Some(json) => printer.print(&value(&json)),
+                    None => Outcome::empty(),
+                }
+            }
+            Some(OutputFormat::CustomColumns(spec)) => {
+                let printer = super::printers::CustomColumns::new(spec)?;
+                match json()?.and_then(|json| printer.print(&value(&json))) {
+                    Some(out) => out,
+                    None if !asked_by_name => none(),
+                    None => Outcome::empty(),
+                }
             }
             Some(OutputFormat::Name) => {
                 let mut out = Outcome::empty();
@@ -269,13 +344,7 @@ impl Lab {
                 .iter()
                 .flat_map(|(kind, sel)| kind.kept_refs(self, sel))
                 .collect(),
-            format: match g.output {
-                None => "table",
-                Some(OutputFormat::Wide) => "wide",
-                Some(OutputFormat::Json) => "json",
-                Some(OutputFormat::Yaml) => "yaml",
-                Some(OutputFormat::Name) => "name",
-            },
+            format: g.output.as_ref().map_or("table", OutputFormat::name),
         };
         LabError::after(out, errors).map(|out| (out, seen))
     }

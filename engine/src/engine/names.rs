@@ -35,6 +35,8 @@ impl Lab {
                 }
             }
             Wanted::Kinds => out.extend(crate::resource::completion_words().map(String::from)),
+            // The lesson desk's (`Desk::completion_names`).
+            Wanted::Lessons => {}
             Wanted::Objects(kind) => {
                 out.extend(crate::resource::of(kind).kept_names(self, &Sel::default()))
             }

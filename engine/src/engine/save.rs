@@ -432,6 +432,10 @@ impl Lab {
                 ns: None,
                 all_namespaces: true,
                 selector: None,
+                field_selector: None,
+                sort_by: None,
+                show_labels: false,
+                watch: false,
             };
             let v = match self.get(&args) {
                 Ok(o) => {

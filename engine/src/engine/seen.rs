@@ -94,6 +94,8 @@ pub enum Seen {
         /// `table`, `wide`, `json`, `yaml` or `name`.
         format: &'static str,
     },
+    /// Events listed (`get events`), in the order printed, each with its object.
+    GotEvents(Vec<(ObjectRef, EventSeen)>),
     /// The API server's watch events listed (`show watch`), in order.
     Watch(Vec<crate::cluster::WatchEvent>),
     /// Claims and where their volumes stand (`show volumes`): the rows printed.

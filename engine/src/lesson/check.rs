@@ -98,7 +98,11 @@ impl Observed {
     pub fn record(&mut self, line: &str, ex: &Executed) {
         let text = match &ex.result {
             Ok(o) => o.to_text(),
-            Err(e) => format!("{}error: {}\n", e.output.to_text(), e.message),
+            Err(e) => format!(
+                "{}{}\n",
+                e.output.to_text(),
+                crate::render::error_text(&e.message)
+            ),
         };
         let ran = Ran {
             line: line.to_string(),

@@ -395,7 +395,7 @@ impl super::Desk {
         lesson_code: bool,
     ) -> usize {
         let mut wrong = 0;
-        use crate::render::{Line, Outcome, Role};
+        use crate::render::{Line, Outcome, Role, error_text};
         for ev in events {
             match ev {
                 PlayEvent::Title(h) | PlayEvent::Heading(h) => {
@@ -428,7 +428,7 @@ impl super::Desk {
                         Ok(o) => o,
                         Err(e) => {
                             let mut o = e.output.clone();
-                            o.line(Line::styled(format!("error: {}", e.message), Role::Bad));
+                            o.line(Line::styled(error_text(&e.message), Role::Bad));
                             o
                         }
                     };

@@ -146,6 +146,13 @@ impl CallLog {
         })
     }
 
+    /// Every Kubernetes event still kept, in the order recorded.
+    pub(crate) fn all_events(&self) -> impl Iterator<Item = (&CallEvent, &Event)> {
+        self.ring
+            .iter()
+            .filter_map(|(_, e)| e.event().map(|ev| (e, ev)))
+    }
+
     /// Whether an event with `reason` was recorded about `object` (any incarnation).
     pub(crate) fn has_event(&self, object: &ObjectRef, reason: &str) -> bool {
         self.events(object, None).any(|(_, e)| e.reason == reason)

@@ -401,17 +401,42 @@ pub fn lookup(word: &str) -> Option<ApiKind> {
         .map(|r| r.kind())
 }
 
-/// The resource a typed word names, or the API server's answer to a kind it does not
-/// serve, with every kind the lab does.
+/// The resource a typed word names, or kubectl's answer to a kind the server does not
+/// serve (`the server doesn't have a resource type "pdos"`), then the lab's lines: the
+/// nearest kinds by their spellings (`did you mean pods?`, see [`near`]) and every kind.
 pub(crate) fn resolve(word: &str) -> Result<&'static dyn AnyResource, LabError> {
-    match lookup(word) {
-        Some(kind) => Ok(of(kind)),
-        None => Err(LabError::msg(format!(
-            "the server doesn't have a resource type {:?}; kinds are: {}",
-            word.to_ascii_lowercase(),
-            entries(|_| true).join(", ")
-        ))),
+    if let Some(kind) = lookup(word) {
+        return Ok(of(kind));
     }
+    let mut msg = format!(
+        "the server doesn't have a resource type {:?}",
+        word.to_ascii_lowercase()
+    );
+    let near = near(word);
+    if !near.is_empty() {
+        msg.push_str(&format!("\ndid you mean {}?", near.join(" or ")));
+    }
+    msg.push_str(&format!("\nkinds are: {}", entries(|_| true).join(", ")));
+    Err(LabError::msg(msg))
+}
+
+/// The kinds a mistyped word is nearest to, as lists of kinds spell them (`pods`, `pvc`):
+/// every spelling of every kind (plural, singular, short names, aliases) is compared with
+/// `command::help::suggest` (a prefix, or an edit distance of 1, 2 for words over four
+/// letters; ties in the registry's order), so the answer is the same every time.
+fn near(word: &str) -> Vec<String> {
+    let spellings: Vec<(String, String)> = REGISTRY
+        .iter()
+        .flat_map(|r| {
+            let n = r.names();
+            [n.plural, n.singular]
+                .into_iter()
+                .chain(n.short.iter().copied())
+                .chain(n.aliases.iter().copied())
+                .map(move |s| (s.to_string(), n.listed.to_string()))
+        })
+        .collect();
+    crate::command::help::suggest(word, &spellings)
 }
 
 /// The resource of an object's `kind` as a manifest spells it (`Pod`, `CSIDriver`).
@@ -509,6 +534,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_mistyped_kind_is_kubectl_s_error_with_the_nearest_kinds() {
+        let e = |w: &str| resolve(w).err().map(|e| e.message).unwrap_or_default();
+        let m = e("pdos");
+        let lines: Vec<&str> = m.lines().collect();
+        assert_eq!(
+            lines.get(..2),
+            Some(
+                &[
+                    "the server doesn't have a resource type \"pdos\"",
+                    "did you mean pods?"
+                ][..]
+            ),
+            "{m}"
+        );
+        assert!(
+            lines[2].starts_with("kinds are: nodes (no), pods (po),"),
+            "{m}"
+        );
+        assert_eq!(near("nodse"), ["nodes"]);
+        assert_eq!(near("PVCS"), ["pvc"]);
+        assert_eq!(near("netpols"), ["networkpolicies"]);
+        assert_eq!(near("storagclass"), ["sc"]);
+        // Nothing near: no suggestion line, only the kinds.
+        let m = e("widgets");
+        assert!(!m.contains("did you mean"), "{m}");
+        assert_eq!(m.lines().count(), 2, "{m}");
+        // The same answer every time.
+        assert_eq!(e("pdos"), e("pdos"));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! the dashboard fills in the selection (`{pod}`, `{node}` …) and runs the line through
 //! `Desk::execute`, exactly as if it had been typed, and echoes it in the output pane.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crate::key::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 /// What keys currently act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,8 +4,8 @@
 //! then the step's text, and the hint when asked for (`h`).
 
 use super::{dim, draw_lines, pane_block};
-use crate::tui::app::App;
-use crate::tui::keymap::Pane;
+use crate::app::App;
+use crate::keymap::Pane;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -5,8 +5,8 @@
 //! words: a prefix or an address is never cut.
 
 use super::{dim, pane_block, put};
-use crate::tui::app::App;
-use crate::tui::keymap::Pane;
+use crate::app::App;
+use crate::keymap::Pane;
 use lab_engine::dash as model;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

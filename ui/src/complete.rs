@@ -6,6 +6,7 @@
 //! module applies them to the prompt and words the dashboard's usage hint.
 
 use crate::Lab;
+use crate::host::Host;
 use clap::CommandFactory;
 use lab_engine::command::CommandLine;
 
@@ -159,22 +160,29 @@ fn split_head(head: &str) -> (Vec<&str>, &str, usize) {
     (words, &head[start..], start)
 }
 
-/// The lab's live names, for the shared completer.
-struct LabNames<'a>(&'a Lab);
+/// The lab's live names and the lesson ids, for the shared completer.
+struct LabNames<'a> {
+    lab: &'a Lab,
+    lessons: &'a [String],
+}
 
 impl lab_engine::command::complete::Names for LabNames<'_> {
     fn names(&self, wanted: lab_engine::command::complete::Wanted<'_>) -> Vec<String> {
-        self.0.completion_names(wanted)
+        match wanted {
+            lab_engine::command::complete::Wanted::Lessons => self.lessons.to_vec(),
+            other => self.lab.completion_names(other),
+        }
     }
 }
 
 /// The candidates for the word at the end of `head` (the text before the cursor): the
-/// shared completer's (`command::complete`, the REPL's too), and file names where the
-/// word is a path (`apply -f`, `cni conf load`, `--preset`).
-pub fn complete(lab: &Lab, head: &str) -> Completion {
-    let c = lab_engine::command::complete::complete(head, head.len(), &LabNames(lab));
+/// shared completer's (`command::complete`, the REPL's too), and the host's file names
+/// where the word is a path (`apply -f`, `cni conf load`, `--preset`); `lessons` are the
+/// ids `lesson start|play <Tab>` offers.
+pub fn complete(lab: &Lab, lessons: &[String], head: &str, host: &dyn Host) -> Completion {
+    let c = lab_engine::command::complete::complete(head, head.len(), &LabNames { lab, lessons });
     let mut candidates = if c.wants_path {
-        crate::files::path_candidates(head.get(c.start..).unwrap_or(""))
+        host.path_candidates(head.get(c.start..).unwrap_or(""))
     } else {
         c.candidates
     };
@@ -236,9 +244,10 @@ pub const HINT_MAX_LINE: usize = 256;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::NoHost;
 
     fn cands(lab: &Lab, line: &str) -> Vec<String> {
-        complete(lab, line).candidates
+        complete(lab, &[], line, &NoHost).candidates
     }
 
     #[test]
@@ -268,7 +277,30 @@ mod tests {
             ["node-1", "node-2"]
         );
         assert_eq!(cands(&lab, "mode "), ["auto", "step"]);
-        assert_eq!(cands(&lab, "get po -o "), ["json", "name", "wide", "yaml"]);
+        assert_eq!(
+            cands(&lab, "get po -o "),
+            [
+                "custom-columns=",
+                "json",
+                "jsonpath=",
+                "name",
+                "wide",
+                "yaml"
+            ]
+        );
+        let ids = ["ch2-core-ideas".to_string(), "ch7-hands-on".to_string()];
+        for line in ["lesson start ch", "lesson play c", "kubectl lesson start "] {
+            assert_eq!(
+                complete(&lab, &ids, line, &NoHost).candidates,
+                ids,
+                "{line}"
+            );
+        }
+        assert_eq!(
+            complete(&lab, &ids, "lesson start ch7", &NoHost).candidates,
+            ["ch7-hands-on"]
+        );
+        assert!(cands(&lab, "lesson start ").is_empty());
     }
 
     #[test]
@@ -289,29 +321,43 @@ mod tests {
         let lab = Lab::new();
         let line = "pod cr";
         assert_eq!(
-            complete(&lab, line).apply(line).as_deref(),
+            complete(&lab, &[], line, &NoHost).apply(line).as_deref(),
             Some("pod create ")
         );
         let line = "pod create web --node no";
         assert_eq!(
-            complete(&lab, line).apply(line).as_deref(),
+            complete(&lab, &[], line, &NoHost).apply(line).as_deref(),
             Some("pod create web --node node-")
         );
         let line = "zzz";
-        assert_eq!(complete(&lab, line).apply(line), None);
+        assert_eq!(complete(&lab, &[], line, &NoHost).apply(line), None);
     }
 
     #[test]
-    fn paths_complete_from_the_file_system() {
+    fn paths_complete_from_the_host() {
+        struct Uploads;
+        impl Host for Uploads {
+            fn control(&mut self, _: &Lab, _: &str) -> Option<Result<String, String>> {
+                None
+            }
+            fn tick(&mut self, _: &mut Lab) -> Vec<lab_engine::render::Line> {
+                Vec::new()
+            }
+            fn path_candidates(&self, prefix: &str) -> Vec<String> {
+                ["net.conflist", "web.yaml"]
+                    .into_iter()
+                    .filter(|f| f.starts_with(prefix))
+                    .map(str::to_string)
+                    .collect()
+            }
+        }
         let lab = Lab::new();
-        let line = "apply -f assets/manif";
+        let line = "apply -f we";
         assert_eq!(
-            complete(&lab, line).apply(line).as_deref(),
-            Some("apply -f assets/manifests/")
+            complete(&lab, &[], line, &Uploads).apply(line).as_deref(),
+            Some("apply -f web.yaml ")
         );
-        let c = cands(&lab, "apply -f assets/manifests/web");
-        assert_eq!(c, ["assets/manifests/web-app.yaml"]);
-        assert!(cands(&lab, "apply -f nothing-here/x").is_empty());
+        assert!(complete(&lab, &[], line, &NoHost).candidates.is_empty());
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! view with the runtime line that ran it.
 
 use super::{dim, highlight, pane_block, put};
-use crate::tui::app::App;
-use crate::tui::keymap::Pane;
+use crate::app::App;
+use crate::keymap::Pane;
 use lab_engine::dash as model;
 use lab_engine::record::Level;
 use ratatui::buffer::Buffer;

@@ -267,9 +267,9 @@ pub struct App {
     pub playback: Option<Playback>,
     /// Derived state.
     pub derived: Derived,
-    /// `csi serve`: the driver on a gRPC socket; the calls that arrive run on every tick.
-    /// Dropping the dashboard stops it and removes the socket.
-    pub serving: Option<crate::csi_serve::Server>,
+    /// The front end's own commands (`csi serve` natively: the calls that arrive on its
+    /// socket run on every tick; dropping the dashboard stops it) and file names.
+    pub host: Box<dyn crate::host::Host>,
 }
 
 type IpamSnapshot = (String, BTreeMap<String, IpamFiles>);
@@ -385,13 +385,20 @@ impl App {
             theme,
             lesson: None,
             playback: None,
-            serving: None,
+            host: Box::new(crate::host::NoHost),
         };
         app.ui.hint = None;
         app.fix_selection();
         app.derived.ipam.node = app.ui.sel_node.clone().unwrap_or_default();
         app.refresh_routes();
         app
+    }
+
+    /// This dashboard with the front end's own commands and file names (the default,
+    /// [`crate::host::NoHost`], has neither).
+    pub fn with_host(mut self, host: Box<dyn crate::host::Host>) -> Self {
+        self.host = host;
+        self
     }
 
     /// Show what the lesson's current step is about ([`model::Focus`]): on a new step, bring
@@ -871,7 +878,8 @@ impl App {
         let p = &self.ui.prompt;
         let head = p.text[..p.cursor].to_string();
         let rest = p.text[p.cursor..].to_string();
-        let c = super::complete::complete(&self.desk.lab, &head);
+        let lessons = self.desk.lessons.parsed().ids();
+        let c = super::complete::complete(&self.desk.lab, &lessons, &head, self.host.as_ref());
         if let Some(new_head) = c.apply(&head) {
             self.ui.prompt.text = format!("{new_head}{rest}");
             self.ui.prompt.cursor = new_head.len();
@@ -1062,7 +1070,7 @@ impl App {
                 self.ui.candidates.clear();
                 self.show_playback();
             }
-            Err(e) => self.push_output(Line::styled(format!("error: {}", e.message), Role::Bad)),
+            Err(e) => self.push_output(error_line(&e.message)),
         }
     }
 
@@ -1205,53 +1213,17 @@ impl App {
         self.desk.lab.restore_files(saved);
     }
 
-    /// `csi serve`, `csi serve stop` and `csi serve status` in the dashboard.
-    fn serve_control(&mut self, req: crate::csi_serve::ServeRequest) -> Result<String, String> {
-        use crate::csi_serve::{NOT_SERVING, ServeRequest, Server};
-        match req {
-            ServeRequest::Status => Ok(self
-                .serving
-                .as_ref()
-                .map_or_else(|| NOT_SERVING.to_string(), Server::banner)),
-            ServeRequest::Stop => {
-                let server = self.serving.take().ok_or(NOT_SERVING)?;
-                server.stop()
-            }
-            ServeRequest::Start(opts) => {
-                if let Some(s) = &self.serving {
-                    return Err(crate::csi_serve::already_serving(&s.socket));
-                }
-                let server = Server::start(&self.desk.lab, &opts)?;
-                let said = format!(
-                    "{}; calls show here as they arrive, `csi serve stop` stops it",
-                    server.banner()
-                );
-                self.serving = Some(server);
-                Ok(said)
-            }
-        }
-    }
-
     /// Run the calls that reached `csi serve`'s socket since the last tick, as `csi call`
     /// lines do: their call-log lines in the output pane, the panes following the state.
     fn serve_tick(&mut self) {
-        let Some(server) = &self.serving else {
-            return;
-        };
-        let mut jobs = Vec::new();
-        while let Some(job) = server.try_job() {
-            jobs.push(job);
-        }
-        if jobs.is_empty() {
-            return;
-        }
-        let node = server.node.clone();
         let call_mark = self.desk.lab.calls().next_seq();
+        let arrived = self.host.tick(&mut self.desk.lab);
+        if arrived.is_empty() {
+            return;
+        }
         let pushed_before = self.ui.output_pushed;
-        for job in jobs {
-            for l in crate::csi_serve::handle(&mut self.desk.lab, node.as_deref(), job) {
-                self.push_output(l);
-            }
+        for l in arrived {
+            self.push_output(l);
         }
         self.derived.pods.sync(&self.desk.lab);
         self.fix_selection();
@@ -1310,13 +1282,13 @@ impl App {
             }
             _ => {}
         }
-        if let Some(req) = crate::csi_serve::serve_request(line) {
+        if let Some(said) = self.host.control(&self.desk.lab, line) {
             self.push_output(
                 Line::new()
                     .push("lab> ", Role::Actor)
                     .push(line.to_string(), Role::Name),
             );
-            match self.serve_control(req) {
+            match said {
                 Ok(said) => {
                     self.push_output(Line::plain(said));
                     self.flash(format!("✓ {line}"), FlashLevel::Info);
@@ -1878,13 +1850,9 @@ fn prose_continuation(line: &Line) -> Option<&str> {
 /// The first output line of an error: `✗ error: …`, or just `✗ …` when the message
 /// already says it is an error (kubectl's `Error from server (NotFound): …`).
 fn error_line(message: &str) -> Line {
-    let prefix = if message.starts_with("Error from server") || message.starts_with("error:") {
-        "✗ "
-    } else {
-        "✗ error: "
-    };
     Line::new()
-        .push(prefix, Role::Bad)
+        .push("✗ ", Role::Bad)
+        .push(lab_engine::render::error_prefix(message), Role::Bad)
         .push(message.to_string(), Role::Bad)
 }
 

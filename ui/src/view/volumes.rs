@@ -7,8 +7,8 @@
 //! lesson step, the row of the claim it is about stays in view.
 
 use super::{dim, pane_block, put};
-use crate::tui::app::App;
-use crate::tui::keymap::Pane;
+use crate::app::App;
+use crate::keymap::Pane;
 use lab_engine::dash::{VolumeRow, VolumeState, volume_rows};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -306,7 +306,7 @@ mod tests {
         );
         assert_eq!(short_path(target, 40), "…/45f8bc99…/…/pvc-76511f8b…/mount");
     }
-    use crate::tui::Theme;
+    use crate::Theme;
 
     #[test]
     fn a_volume_row_reads_left_to_right_with_its_progression() {

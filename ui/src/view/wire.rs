@@ -4,8 +4,8 @@
 //! shows its request and response or gRPC status the same way.
 
 use super::{dim, draw_lines, pane_block};
-use crate::tui::app::App;
-use crate::tui::keymap::Pane;
+use crate::app::App;
+use crate::keymap::Pane;
 use lab_engine::dash as model;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;

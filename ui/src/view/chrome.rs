@@ -3,8 +3,8 @@
 //! the overlay are drawn from the keymap table.
 
 use super::{dim, put};
-use crate::tui::app::{App, FlashLevel};
-use crate::tui::keymap::{self, Mode};
+use crate::app::{App, FlashLevel};
+use crate::keymap::{self, Mode};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};

@@ -7,8 +7,8 @@
 //! map, so a node with many leases costs only the visible rows.
 
 use super::{dim, pane_block, put};
-use crate::tui::app::App;
-use crate::tui::keymap::Pane;
+use crate::app::App;
+use crate::keymap::Pane;
 use lab_engine::dash::{self as model, IpamSummary};
 use lab_engine::engine::node_view::{self, IpamDir, LeaseHolder, LeaseRow};
 use lab_engine::engine::views::short_id;

@@ -3,9 +3,9 @@
 //! position counts lines up from the newest, and only the lines that fit are wrapped.
 
 use super::{dim, pane_block, put};
-use crate::tui::app::App;
-use crate::tui::keymap::Pane;
-use crate::tui::theme::Theme;
+use crate::app::App;
+use crate::keymap::Pane;
+use crate::theme::Theme;
 use lab_engine::render::Line as OutLine;
 use lab_engine::render::escape_controls;
 use ratatui::buffer::Buffer;
@@ -103,7 +103,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let out = &app.ui.output;
     let scroll = app.ui.scroll[Pane::Output.index()].min(out.len().saturating_sub(1));
-    let keys_here = app.ui.focus == Pane::Output || app.ui.mode == crate::tui::Mode::Command;
+    let keys_here = app.ui.focus == Pane::Output || app.ui.mode == crate::Mode::Command;
     let extra = if scroll > 0 {
         let n = app
             .panes()

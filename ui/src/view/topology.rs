@@ -12,8 +12,8 @@
 //! per-node pod counts (O(nodes + visible rows), never O(pods)).
 
 use super::{dim, pane_block, put};
-use crate::tui::app::App;
-use crate::tui::keymap::Pane;
+use crate::app::App;
+use crate::keymap::Pane;
 use lab_engine::cluster::ApiKind;
 use lab_engine::dash::{self as model, NodeFacts, PodKey};
 use lab_engine::resource::count;

@@ -1,0 +1,115 @@
+//! Kubernetes' published scale envelope on `--preset k8s-limits` (5,000 nodes): how long
+//! the preset takes to build, how fast pods are created pinned to a node (`pod create
+//! NAME --node N`) and placed by the scheduler (`pod create NAME`), and what a running pod
+//! costs in memory. Every line goes through `Lab::execute`, the path a learner's command
+//! takes.
+//!
+//! ```text
+//! cargo run --release -p lab-engine --example envelope -- --pinned 150000 --scheduled 0
+//! cargo run --release -p lab-engine --example envelope -- --pinned 0 --scheduled 20000
+//! ```
+//!
+//! Times are wall and CPU (user + system, from /proc/self/stat) so a shared machine's load
+//! shows as the gap between them; memory is VmRSS after the preset and after the pods run.
+
+use lab_engine::engine::Lab;
+use std::time::{Duration, Instant};
+
+/// User + system CPU time of this process, from /proc/self/stat (clock ticks of 10 ms).
+fn cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    // utime and stime are fields 14 and 15 of the whole line: 11 and 12 after the name.
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+}
+
+/// VmRSS in KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Run `lines` through the lab; wall and CPU time.
+fn timed(lab: &mut Lab, lines: impl Iterator<Item = String>) -> (Duration, Duration) {
+    let (wall, cpu0) = (Instant::now(), cpu());
+    for line in lines {
+        if let Err(e) = lab.execute(&line) {
+            eprintln!("{line}: {}", e.message);
+            std::process::exit(1);
+        }
+    }
+    (wall.elapsed(), cpu() - cpu0)
+}
+
+fn main() {
+    let mut pinned = 10_000u32;
+    let mut scheduled = 2_000u32;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let n = args
+            .next()
+            .and_then(|v| v.replace('_', "").parse::<u32>().ok());
+        match (a.as_str(), n) {
+            ("--pinned", Some(n)) => pinned = n,
+            ("--scheduled", Some(n)) => scheduled = n,
+            _ => {
+                eprintln!("usage: envelope [--pinned N (10000)] [--scheduled N (2000)]");
+                std::process::exit(2);
+            }
+        }
+    }
+    let (wall, cpu0) = (Instant::now(), cpu());
+    let mut lab =
+        lab_engine::presets::build("k8s-limits", Default::default()).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(1)
+        });
+    let (preset_wall, preset_cpu) = (wall.elapsed(), cpu() - cpu0);
+    let rss_nodes = rss_kib();
+    println!(
+        "preset k8s-limits: 5000 nodes in {:.3} s wall, {:.3} s CPU; VmRSS {} MiB",
+        preset_wall.as_secs_f64(),
+        preset_cpu.as_secs_f64(),
+        rss_nodes / 1024
+    );
+    let rate = |n: u32, d: Duration| f64::from(n) / d.as_secs_f64().max(1e-9);
+    if pinned > 0 {
+        let lines =
+            (0..pinned).map(|i| format!("pod create p{i:06} --node node-{:04}", i % 5000 + 1));
+        let (w, c) = timed(&mut lab, lines);
+        println!(
+            "{pinned} pinned pods: {:.2} s wall, {:.2} s CPU ({:.0} pods/s of CPU)",
+            w.as_secs_f64(),
+            c.as_secs_f64(),
+            rate(pinned, c)
+        );
+    }
+    if scheduled > 0 {
+        let lines = (0..scheduled).map(|i| format!("pod create s{i:06}"));
+        let (w, c) = timed(&mut lab, lines);
+        println!(
+            "{scheduled} scheduled pods: {:.2} s wall, {:.2} s CPU ({:.0} pods/s of CPU)",
+            w.as_secs_f64(),
+            c.as_secs_f64(),
+            rate(scheduled, c)
+        );
+    }
+    let pods = u64::from(pinned + scheduled);
+    if pods > 0 {
+        let rss = rss_kib();
+        println!(
+            "VmRSS {} MiB with {pods} pods running: {:.0} bytes per pod over the nodes' {} MiB",
+            rss / 1024,
+            (rss.saturating_sub(rss_nodes) * 1024) as f64 / pods as f64,
+            rss_nodes / 1024
+        );
+    }
+}
