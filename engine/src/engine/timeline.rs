@@ -26,9 +26,9 @@ use std::sync::Arc;
 /// The work between two snapshots, in [`work`] units (one an event, one a call-log
 /// record, one a wire record): a pod create and its delete are about 25. Rewinding replays
 /// at most this much work; each snapshot is a copy of the lab. See BENCHMARKS.md ("Rewind",
-/// issue 39) for the measurement that chose it. The engine's unit tests take one every 40
-/// units, so that their random sessions rewind through snapshots too.
-pub(crate) const SNAPSHOT_WORK: u64 = if cfg!(test) { 40 } else { 1500 };
+/// issue 39) for the measurement that chose it. The property test lowers it on its own lab
+/// (`History::snapshot_work`), so that its short sessions rewind through snapshots too.
+pub(crate) const SNAPSHOT_WORK: u64 = 1500;
 
 /// What a lab has done so far, in units of replay work (see [`SNAPSHOT_WORK`]).
 fn work(lab: &Lab) -> u64 {
@@ -49,8 +49,10 @@ struct Snapshot {
 
 /// The lab's past: the clock after each event, the snapshots, and while rewound the
 /// present the rewind left.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct History {
+    /// The work between two snapshots ([`SNAPSHOT_WORK`]).
+    pub(crate) snapshot_work: u64,
     /// The clock after each event (index `i` is event `i + 1`).
     times: Vec<Millis>,
     /// The wire log's next sequence number after each event: wire record `s` was made by
@@ -91,6 +93,18 @@ impl Position {
     }
 }
 
+impl Default for History {
+    fn default() -> Self {
+        History {
+            snapshot_work: SNAPSHOT_WORK,
+            times: Vec::new(),
+            wire: Vec::new(),
+            snapshots: Vec::new(),
+            present: None,
+        }
+    }
+}
+
 impl History {
     /// How many snapshots are kept.
     #[cfg(test)]
@@ -123,7 +137,7 @@ impl Lab {
         self.history.wire.push(self.wire.next_seq());
         let done = work(self);
         let since = self.history.snapshots.last().map_or(0, |s| s.work);
-        if done - since >= SNAPSHOT_WORK {
+        if done - since >= self.history.snapshot_work {
             let mut copy = self.clone();
             copy.history = History::default();
             copy.journal.entries = Vec::new();
@@ -197,6 +211,7 @@ impl Lab {
         lab.journal.replay_files(outer);
         lab.shown.clear();
         lab.history = History {
+            snapshot_work: present.history.snapshot_work,
             times: present.history.times[..n].to_vec(),
             wire: present.history.wire[..n].to_vec(),
             snapshots: present.history.snapshots[..kept].to_vec(),

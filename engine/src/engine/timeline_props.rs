@@ -1,11 +1,10 @@
 //! Property test of the timeline: in a random session of commands, `rewind N` makes every
 //! view answer what it answered live after event N, and what a fresh lab with the first N
-//! events replayed answers; `rewind --undo` brings back the present's views. (Unit tests
-//! take a snapshot every [`SNAPSHOT_WORK`] = 40 units of work, every few events, so
+//! events replayed answers; `rewind --undo` brings back the present's views. (The session's
+//! lab takes a snapshot every [`SNAPSHOT_WORK`] = 40 units of work, every few events, so
 //! rewinding replays from snapshots as well as from the start.)
 
 use super::Lab;
-use super::timeline::SNAPSHOT_WORK;
 use proptest::prelude::*;
 
 /// A line of a random session: most change the lab, some fail, some are views.
@@ -26,6 +25,9 @@ fn line() -> impl Strategy<Value = String> {
         Just("get pods".to_string()),
     ]
 }
+
+/// The work between two snapshots in the session's lab: a few events.
+const SNAPSHOT_WORK: u64 = 40;
 
 /// The views compared at every moment.
 fn views(lab: &mut Lab) -> Vec<String> {
@@ -58,6 +60,7 @@ proptest! {
         picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..4),
     ) {
         let mut lab = Lab::new();
+        lab.history.snapshot_work = SNAPSHOT_WORK;
         let mut live = vec![views(&mut lab)];
         for l in &lines {
             let before = lab.journal.entries.len();
