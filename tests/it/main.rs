@@ -46,6 +46,7 @@ mod scheduler_sampling;
 mod sriov;
 mod support;
 mod terminal_escapes;
+mod timeline;
 mod transcripts;
 mod tui;
 mod underlay_differential;

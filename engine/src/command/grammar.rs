@@ -167,6 +167,28 @@ pub enum Command {
         #[arg(long)]
         node: Option<String>,
     },
+    /// The events: every command that changed the lab, numbered from 1, with the clock
+    #[command(
+        after_help = "An event is a command that changed (or may have changed) the lab, failing ones included;\nviews (`get`, `show`, `describe`, `trace`, `reach`, …) are not events.\nExamples:\n  timeline\n  rewind 3"
+    )]
+    Timeline,
+    /// Make the lab as it was after event N (0 is the start); `--undo` returns to the present
+    #[command(
+        visible_alias = "at",
+        after_help = "Every view answers as of then. A command that changes the lab forks the session there:\nthe later events are dropped. Until then `rewind --undo` brings them back.\nExamples:\n  rewind 3\n  at 0\n  rewind --undo"
+    )]
+    Rewind(RewindArgs),
+    /// What changed between two moments: pods, leases, routes, iptables rules, volumes, claims
+    #[command(
+        after_help = "N and M are event numbers (see `timeline`; 0 is the start).\nExamples:\n  diff 0 3\n  diff 2 5"
+    )]
+    Diff(DiffArgs),
+    /// Where a piece of state came from, back to the command that made it
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  why route 10.244.2.0/24 --node node-1\n  why lease 10.244.1.2 --node node-1\n  why pv pvc-76511e8b-8bbc-8416-e4c3-3d1effb0f211\n  why va csi-2a92d2391c4c"
+    )]
+    Why(WhyCmd),
     /// Start over with the default cluster
     Reset(ResetArgs),
     /// Play a script for a class: its `# comments` as captions, each command typed out and run, paced
@@ -1084,6 +1106,65 @@ pub struct ResetArgs {
     /// Start with no nodes at all
     #[arg(long)]
     pub empty: bool,
+}
+
+/// `rewind` arguments.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct RewindArgs {
+    /// The event to rewind to (0 is the start)
+    #[arg(
+        value_name = "N",
+        required_unless_present = "undo",
+        conflicts_with = "undo"
+    )]
+    pub event: Option<u64>,
+    /// Return to where you were before rewinding (until a command changes the lab)
+    #[arg(long)]
+    pub undo: bool,
+}
+
+/// `diff` arguments.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct DiffArgs {
+    /// The earlier moment (an event number; 0 is the start)
+    #[arg(value_name = "N", allow_negative_numbers = true, value_parser = whole_u64)]
+    pub from: u64,
+    /// The later moment (an event number)
+    #[arg(value_name = "M", allow_negative_numbers = true, value_parser = whole_u64)]
+    pub to: u64,
+}
+
+/// `why …`
+#[derive(Debug, Subcommand, Clone, PartialEq)]
+pub enum WhyCmd {
+    /// A route in a node's main table (`show routes NODE`)
+    Route {
+        /// Its destination, as `ip route` prints it (a CIDR, or `default`)
+        #[arg(value_name = "CIDR")]
+        dst: String,
+        /// The node
+        #[arg(long)]
+        node: String,
+    },
+    /// A host-local lease file on a node (`show ipam NODE`)
+    Lease {
+        /// The leased address
+        #[arg(value_name = "IP")]
+        ip: String,
+        /// The node
+        #[arg(long)]
+        node: String,
+    },
+    /// A PersistentVolume (`get pv`)
+    Pv {
+        /// Its name
+        name: String,
+    },
+    /// A VolumeAttachment, by its full or short name (`show volumes`)
+    Va {
+        /// Its name
+        name: String,
+    },
 }
 
 /// `save` / `load` arguments.

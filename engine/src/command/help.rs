@@ -83,6 +83,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("Views", &["show"]),
     ("Time and control loops", &["tick", "mode", "reconcile"]),
+    ("History", &["timeline", "rewind", "diff", "why"]),
     ("Lessons", &["lesson", "hint", "skip", "back", "play"]),
     (
         "Session",

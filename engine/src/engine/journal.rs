@@ -104,6 +104,11 @@ impl Journal {
         self.replay = files;
     }
 
+    /// The files a replay answers reads from now (`None`: not replaying).
+    pub(crate) fn replay_setting(&self) -> Option<BTreeMap<String, String>> {
+        self.replay.clone()
+    }
+
     /// [`replay_files`](Self::replay_files), returning the files set before (lesson code
     /// runs with an empty set, so it never reads the disk; see the lesson guard).
     pub(crate) fn swap_replay_files(
@@ -139,7 +144,10 @@ pub(crate) fn classify(cmd: &Command) -> Class {
         | Command::Help(_)
         | Command::Explain(_)
         | Command::Echo(_)
-        | Command::Save(_) => Class::View,
+        | Command::Save(_)
+        | Command::Timeline
+        | Command::Diff(_)
+        | Command::Why(_) => Class::View,
         Command::Node(c) => match c {
             NodeCmd::List => Class::View,
             NodeCmd::Add { .. } => Class::Change,
@@ -193,7 +201,9 @@ pub(crate) fn classify(cmd: &Command) -> Class {
         | Command::Tick { .. }
         | Command::Mode { .. }
         | Command::Reconcile { .. } => Class::Change,
-        Command::Reset(_) | Command::Load(_) => Class::Restart,
+        // A rewind replaces the lab with its own past (never journaled: the journal
+        // becomes the first N events).
+        Command::Reset(_) | Command::Load(_) | Command::Rewind(_) => Class::Restart,
         // The lesson desk runs these (and journals the commands a `play` runs, one by one).
         Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back | Command::Play(_) => {
             Class::Restart
@@ -272,8 +282,15 @@ impl Lab {
         self.marks()
     }
 
-    /// After a command ran: journal it if its class (or a moved mark) says so.
-    pub(crate) fn journal_end(&mut self, line: &str, class: Class, before: Marks, failed: bool) {
+    /// After a command ran: journal it if its class (or a moved mark) says so, as the
+    /// timeline's next event. Returns the note a fork prints (see [`super::timeline`]).
+    pub(crate) fn journal_end(
+        &mut self,
+        line: &str,
+        class: Class,
+        before: Marks,
+        failed: bool,
+    ) -> Option<crate::render::Line> {
         let record = match class {
             Class::Change => true,
             Class::View => self.marks() != before,
@@ -286,6 +303,8 @@ impl Lab {
                 files,
                 fails: failed,
             });
+            return self.timeline_record();
         }
+        None
     }
 }

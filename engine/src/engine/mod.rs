@@ -16,6 +16,7 @@ pub mod apply_cmd;
 pub mod cni_cmd;
 pub mod csi_cmd;
 pub mod delete_cmd;
+pub mod diff;
 mod events_view;
 pub mod fault_cmd;
 pub mod generic_describe;
@@ -38,9 +39,13 @@ pub mod real_views;
 pub mod save;
 pub mod seen;
 pub mod storage_cmd;
+pub mod timeline;
+#[cfg(test)]
+mod timeline_props;
 pub mod validate;
 pub mod views;
 pub mod volume_view;
+pub mod why;
 
 use crate::cluster::Cluster;
 use crate::cni::registry::Registry;
@@ -240,6 +245,9 @@ pub struct Lab {
     pub(crate) edges: crate::edge::Edges,
     /// What the current command's views showed (see [`seen`]); taken by [`Lab::run`].
     pub(crate) shown: Vec<seen::Seen>,
+    /// The clock after each event, the snapshots rewinding replays from, and while
+    /// rewound the present (see [`timeline`]).
+    pub(crate) history: timeline::History,
 }
 
 /// The capabilities the sidecars and kubelet learned from the driver when they started
@@ -307,6 +315,7 @@ impl Lab {
             multus: false,
             edges: crate::edge::Edges::default(),
             shown: Vec::new(),
+            history: timeline::History::default(),
         };
         for ns in ["default", "kube-system"] {
             let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
@@ -330,6 +339,7 @@ impl Lab {
         lab.calls = CallLog::new(CALL_LOG_SIZE);
         lab.wire = WireLog::new(WIRE_LOG_SIZE);
         lab.journal = journal::Journal::new(journal::Start::Default);
+        lab.timeline_clear();
         lab
     }
 
@@ -424,7 +434,14 @@ impl Lab {
         let wire = self.wire.next_seq();
         self.shown.clear();
         let result = self.apply(cmd.clone());
-        self.journal_end(text, class, before, result.is_err());
+        let fork = self.journal_end(text, class, before, result.is_err());
+        let mut result = result;
+        if let Some(note) = fork {
+            match &mut result {
+                Ok(out) => out.line(note),
+                Err(e) => e.output.line(note),
+            }
+        }
         let seen = if result.is_ok() {
             std::mem::take(&mut self.shown)
         } else {
@@ -449,6 +466,10 @@ impl Lab {
         if let Command::Load(a) = &cmd {
             // The lab is replaced whole; nothing of the old one is reported or reconciled.
             return self.load_cmd(&a.file);
+        }
+        if let Command::Rewind(a) = &cmd {
+            // The lab becomes its own past, which is reconciled as it was.
+            return self.rewind_cmd(a);
         }
         let mark = self.calls.next_seq();
         let result = self.dispatch(cmd);
@@ -596,6 +617,10 @@ impl Lab {
                 Ok(out)
             }
             Command::Save(a) => self.save_cmd(&a.file),
+            Command::Timeline => Ok(self.timeline_cmd()),
+            Command::Rewind(a) => self.rewind_cmd(&a),
+            Command::Diff(a) => self.diff_cmd(&a),
+            Command::Why(w) => self.why_cmd(&w),
             Command::Load(a) => self.load_cmd(&a.file),
             Command::Policy(p) => self.policy(p),
             Command::Nad(c) => self.nad(c),
@@ -1012,6 +1037,7 @@ impl Clone for Lab {
             multus: self.multus,
             edges: self.edges.clone(),
             shown: self.shown.clone(),
+            history: self.history.clone(),
         };
         lab.network.relink(&mut lab.nodes);
         lab

@@ -1,0 +1,370 @@
+//! The timeline: the lab's past as events, and `timeline`, `rewind N` / `at N`, `rewind
+//! --undo`.
+//!
+//! An event is one journal entry (see [`super::journal`]): a command that changed (or may
+//! have changed) the lab, failing ones included; views are not events. Events are numbered
+//! from 1; event 0 is the start. The lab is deterministic, so the lab after event N is a
+//! fresh lab of the journal's start with the first N entries replayed. To keep that fast
+//! in a long session the lab keeps a [`Snapshot`] of itself each time the events since the
+//! last one did [`SNAPSHOT_WORK`] units of work, and replays from the nearest one at or
+//! before N. Work, not a count of events, so that cheap events (a `node add` while a large
+//! preset builds: no call or wire record) take no copy of a large lab.
+//!
+//! `rewind N` makes the lab the one after event N and keeps the lab it left (the present)
+//! aside: every view answers as of then, `rewind M` moves again within the present's
+//! events and `rewind --undo` returns to the present. The first command that changes the
+//! rewound lab forks the session: the present is dropped (the command says so in a line),
+//! and the timeline continues from N. `save` writes the lab as it is, the first N events
+//! (and the fork's, after a fork). Real mode cannot rewind: the real plugins' namespaces
+//! have no past.
+
+use super::{Lab, LabError};
+use crate::render::{Line, Outcome, Role, Table};
+use crate::util::time::Millis;
+use std::sync::Arc;
+
+/// The work between two snapshots, in [`work`] units (one an event, one a call-log
+/// record, one a wire record): a pod create and its delete are about 25. Rewinding replays
+/// at most this much work; each snapshot is a copy of the lab. See BENCHMARKS.md ("Rewind",
+/// issue 39) for the measurement that chose it. The property test lowers it on its own lab
+/// (`History::snapshot_work`), so that its short sessions rewind through snapshots too.
+pub(crate) const SNAPSHOT_WORK: u64 = 1500;
+
+/// What a lab has done so far, in units of replay work (see [`SNAPSHOT_WORK`]).
+fn work(lab: &Lab) -> u64 {
+    lab.journal.entries.len() as u64 + lab.calls.next_seq() + lab.wire.next_seq()
+}
+
+/// A copy of the lab after an event, kept to replay from (its journal's entries are not
+/// kept: the timeline has them).
+#[derive(Clone)]
+struct Snapshot {
+    /// The event it was taken after.
+    event: usize,
+    /// The work done by then.
+    work: u64,
+    /// The lab.
+    lab: Arc<Lab>,
+}
+
+/// The lab's past: the clock after each event, the snapshots, and while rewound the
+/// present the rewind left.
+#[derive(Clone)]
+pub(crate) struct History {
+    /// The work between two snapshots ([`SNAPSHOT_WORK`]).
+    pub(crate) snapshot_work: u64,
+    /// The clock after each event (index `i` is event `i + 1`).
+    times: Vec<Millis>,
+    /// The wire log's next sequence number after each event: wire record `s` was made by
+    /// the first event whose mark is above `s`.
+    wire: Vec<u64>,
+    /// Copies of the lab after some events, in event order.
+    snapshots: Vec<Snapshot>,
+    /// While rewound: the lab the first `rewind` left, with every event.
+    present: Option<Arc<Lab>>,
+}
+
+/// One event, as `timeline` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// Its number, from 1.
+    pub number: usize,
+    /// The lab's clock after it.
+    pub clock: Millis,
+    /// The command line as typed.
+    pub line: String,
+    /// The command failed (a failure is an event too: it may have changed the lab).
+    pub failed: bool,
+}
+
+/// Where the lab stands on its timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    /// The event the lab is after (0: the start).
+    pub at: usize,
+    /// How many events the present has (equal to `at` unless rewound).
+    pub of: usize,
+}
+
+impl Position {
+    /// Whether the lab is rewound (the present is kept aside).
+    pub fn rewound(self) -> bool {
+        self.at < self.of
+    }
+}
+
+impl Default for History {
+    fn default() -> Self {
+        History {
+            snapshot_work: SNAPSHOT_WORK,
+            times: Vec::new(),
+            wire: Vec::new(),
+            snapshots: Vec::new(),
+            present: None,
+        }
+    }
+}
+
+impl History {
+    /// How many snapshots are kept.
+    #[cfg(test)]
+    pub(crate) fn snapshots_len(&self) -> usize {
+        self.snapshots.len()
+    }
+}
+
+impl Lab {
+    /// After an event was journaled: note its clock, take a snapshot when one is due, and
+    /// fork if the lab was rewound. Returns the note a fork prints.
+    pub(crate) fn timeline_record(&mut self) -> Option<Line> {
+        let events = self.journal.entries.len();
+        let fork = self.history.present.take().map(|present| {
+            let (from, to) = (events, present.journal.entries.len());
+            let dropped = if from == to {
+                format!("event {from} of the old timeline is")
+            } else {
+                format!("events {from} to {to} of the old timeline are")
+            };
+            Line::styled(
+                format!(
+                    "forked after event {}: {dropped} dropped (`rewind --undo` has nothing to return to now)",
+                    events - 1,
+                ),
+                Role::Warn,
+            )
+        });
+        self.history.times.push(self.clock);
+        self.history.wire.push(self.wire.next_seq());
+        let done = work(self);
+        let since = self.history.snapshots.last().map_or(0, |s| s.work);
+        if done - since >= self.history.snapshot_work {
+            let mut copy = self.clone();
+            copy.history = History::default();
+            copy.journal.entries = Vec::new();
+            self.history.snapshots.push(Snapshot {
+                event: events,
+                work: done,
+                lab: Arc::new(copy),
+            });
+        }
+        fork
+    }
+
+    /// Forget the past (a fresh lab's journal restarted).
+    pub(crate) fn timeline_clear(&mut self) {
+        self.history = History::default();
+    }
+
+    /// The lab with every event: the present kept aside while rewound, or this lab.
+    fn present(&self) -> &Lab {
+        self.history.present.as_deref().unwrap_or(self)
+    }
+
+    /// Where the lab stands on its timeline.
+    pub fn position(&self) -> Position {
+        Position {
+            at: self.journal.entries.len(),
+            of: self.present().journal.entries.len(),
+        }
+    }
+
+    /// Every event of the present, in order.
+    pub fn events(&self) -> Vec<Event> {
+        let present = self.present();
+        present
+            .journal
+            .entries
+            .iter()
+            .zip(&present.history.times)
+            .enumerate()
+            .map(|(i, (e, t))| Event {
+                number: i + 1,
+                clock: *t,
+                line: e.line.clone(),
+                failed: e.fails,
+            })
+            .collect()
+    }
+
+    /// The lab as it was after event `n` of the present (0: the start), built from the
+    /// nearest snapshot and the journal; its history is the present's first `n` events.
+    /// `n` must be at most the present's event count.
+    pub(crate) fn lab_at(&self, n: usize) -> Lab {
+        let present = self.present();
+        let entries = &present.journal.entries[..n];
+        let kept = present.history.snapshots.partition_point(|s| s.event <= n);
+        let (mut lab, from) = match kept.checked_sub(1) {
+            Some(i) => {
+                let s = &present.history.snapshots[i];
+                (s.lab.as_ref().clone(), s.event)
+            }
+            None => (present.journal.start.lab(), 0),
+        };
+        lab.journal.entries = entries[..from].to_vec();
+        lab.edges = self.edges.clone();
+        // The replay reads no file: each entry's own are handed back.
+        let outer = self.journal.replay_setting();
+        for e in &entries[from..] {
+            lab.journal.replay_files(Some(e.files.clone()));
+            let _ = lab.execute(&e.line);
+        }
+        lab.journal.replay_files(outer);
+        lab.shown.clear();
+        lab.history = History {
+            snapshot_work: present.history.snapshot_work,
+            times: present.history.times[..n].to_vec(),
+            wire: present.history.wire[..n].to_vec(),
+            snapshots: present.history.snapshots[..kept].to_vec(),
+            present: None,
+        };
+        lab
+    }
+
+    /// The event (from 1) that made wire record `seq`, if an event of this lab's timeline
+    /// did (not its start).
+    pub(crate) fn event_of_wire(&self, seq: u64) -> Option<usize> {
+        let i = self.history.wire.partition_point(|&mark| mark <= seq);
+        (i < self.history.wire.len()).then_some(i + 1)
+    }
+
+    /// Check an event number against the present's: 0 to its count.
+    pub(crate) fn check_event(&self, n: u64) -> Result<usize, LabError> {
+        let of = self.position().of;
+        match usize::try_from(n) {
+            Ok(n) if n <= of => Ok(n),
+            _ if of == 0 => Err(LabError::msg(format!(
+                "no event {n}: the timeline has no events yet (0 is the start; a command that changes the lab is event 1)"
+            ))),
+            _ => Err(LabError::msg(format!(
+                "no event {n}: the timeline has events 1 to {of} (0 is the start; see `timeline`)"
+            ))),
+        }
+    }
+
+    /// `timeline`: the present's events, the one the lab is at marked.
+    pub(crate) fn timeline_cmd(&self) -> Outcome {
+        let pos = self.position();
+        let mut out = Outcome::empty();
+        let events = self.events();
+        if events.is_empty() {
+            out.line(Line::styled(
+                "no events yet: the lab is at its start (event 0); a command that changes the lab is event 1",
+                Role::Dim,
+            ));
+            return out;
+        }
+        let mut table = Table::new(&["", "EVENT", "T", "COMMAND"]);
+        let start_mark = if pos.at == 0 { "▶" } else { "" };
+        table.row_styled(vec![
+            (start_mark.to_string(), Role::Good),
+            ("0".to_string(), Role::Dim),
+            ("t=0s".to_string(), Role::Dim),
+            (
+                format!("(the {} start)", self.journal.start.name()),
+                Role::Dim,
+            ),
+        ]);
+        for e in &events {
+            let here = e.number == pos.at;
+            let after = e.number > pos.at;
+            let role = if after { Role::Dim } else { Role::Plain };
+            let line = if e.failed {
+                format!("{}   (failed)", e.line)
+            } else {
+                e.line.clone()
+            };
+            table.row_styled(vec![
+                (if here { "▶" } else { "" }.to_string(), Role::Good),
+                (e.number.to_string(), role),
+                (format!("t={}", e.clock.secs_text()), role),
+                (line, if e.failed { Role::Bad } else { role }),
+            ]);
+        }
+        out.extend(table.render());
+        if pos.rewound() {
+            out.line(Line::styled(
+                format!(
+                    "rewound to event {} of {}: views answer as of then; a command that changes the lab forks here; `rewind --undo` returns to event {}",
+                    pos.at, pos.of, pos.of
+                ),
+                Role::Dim,
+            ));
+        }
+        out
+    }
+
+    /// `rewind N` / `rewind --undo`.
+    pub(crate) fn rewind_cmd(
+        &mut self,
+        a: &crate::command::grammar::RewindArgs,
+    ) -> Result<Outcome, LabError> {
+        if self.edges.real.is_some() {
+            return Err(LabError::msg(
+                "rewind moves the model only, and real mode (--real-cni) made real namespaces that have no past: restart without --real-cni to rewind",
+            ));
+        }
+        let edges = self.edges.clone();
+        let pos = self.position();
+        let target = match a.event {
+            Some(n) => self.check_event(n)?,
+            None if pos.rewound() => pos.of,
+            None => {
+                return Err(LabError::msg(format!(
+                    "nothing to undo: the lab is at its present (event {}); `rewind --undo` returns there after a `rewind N`, until a command changes the lab",
+                    pos.of
+                )));
+            }
+        };
+        let lab = if target == pos.of {
+            match self.history.present.take() {
+                Some(present) => Arc::unwrap_or_clone(present),
+                None => self.clone(),
+            }
+        } else {
+            let present = match self.history.present.take() {
+                Some(p) => p,
+                None => Arc::new(std::mem::replace(self, Lab::empty())),
+            };
+            let mut lab = present.lab_at(target);
+            lab.history.present = Some(present);
+            lab
+        };
+        *self = lab;
+        self.edges = edges;
+        Ok(self.rewound_line())
+    }
+
+    /// What `rewind` prints: where the lab is now.
+    fn rewound_line(&self) -> Outcome {
+        let pos = self.position();
+        let mut out = Outcome::empty();
+        let what = match self.journal.entries.last() {
+            Some(e) => format!("after event {} of {}: {}", pos.at, pos.of, e.line),
+            None => format!(
+                "at the start (event 0 of {}): the {} lab",
+                pos.of,
+                self.journal.start.name()
+            ),
+        };
+        out.line(
+            Line::new()
+                .push(what, Role::Good)
+                .push(format!("  (t={})", self.clock.secs_text()), Role::Dim),
+        );
+        if pos.rewound() {
+            out.line(Line::styled(
+                format!(
+                    "views answer as of then; a command that changes the lab forks here ({} dropped); `rewind --undo` returns to event {}",
+                    if pos.at + 1 == pos.of {
+                        format!("event {} is", pos.of)
+                    } else {
+                        format!("events {} to {} are", pos.at + 1, pos.of)
+                    },
+                    pos.of
+                ),
+                Role::Dim,
+            ));
+        }
+        out
+    }
+}

@@ -1,0 +1,101 @@
+//! Property test of the timeline: in a random session of commands, `rewind N` makes every
+//! view answer what it answered live after event N, and what a fresh lab with the first N
+//! events replayed answers; `rewind --undo` brings back the present's views. (The session's
+//! lab takes a snapshot every [`SNAPSHOT_WORK`] = 40 units of work, every few events, so
+//! rewinding replays from snapshots as well as from the start.)
+
+use super::Lab;
+use proptest::prelude::*;
+
+/// A line of a random session: most change the lab, some fail, some are views.
+fn line() -> impl Strategy<Value = String> {
+    let pod = 0..6u8;
+    let node = prop_oneof![Just("node-1"), Just("node-2"), Just("node-3")];
+    prop_oneof![
+        (pod.clone(), node.clone()).prop_map(|(p, n)| format!("pod create p{p} --node {n}")),
+        pod.clone().prop_map(|p| format!("pod delete p{p}")),
+        (0..3u8).prop_map(|c| format!("pvc create c{c} --size 1Gi")),
+        (pod, 0..3u8, node.clone())
+            .prop_map(|(p, c, n)| format!("pod create v{p} --node {n} --pvc c{c}")),
+        (0..3u8).prop_map(|c| format!("pvc delete c{c}")),
+        Just("node add node-3 --cidr 10.244.3.0/24 --ip 192.168.0.3".to_string()),
+        (1..40u8).prop_map(|s| format!("tick {s}")),
+        node.prop_map(|n| format!("cordon {n}")),
+        Just("fault inject bridge --code 11 --times 1".to_string()),
+        Just("get pods".to_string()),
+    ]
+}
+
+/// The work between two snapshots in the session's lab: a few events.
+const SNAPSHOT_WORK: u64 = 40;
+
+/// The views compared at every moment.
+fn views(lab: &mut Lab) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in [
+        "get pods -o wide",
+        "get pvc",
+        "show volumes",
+        "show ipam node-1",
+        "show routes node-1",
+        "show iptables node-1",
+        "show iptables node-2 -t filter",
+        "show wire --list",
+        "show events -n 5",
+    ] {
+        out.push(match lab.execute(line) {
+            Ok(o) => o.to_text(),
+            Err(e) => format!("error: {}", e.message),
+        });
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn rewind_n_answers_as_the_first_n_events_replayed(
+        lines in proptest::collection::vec(line(), 1..24),
+        picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..4),
+    ) {
+        let mut lab = Lab::new();
+        lab.history.snapshot_work = SNAPSHOT_WORK;
+        let mut live = vec![views(&mut lab)];
+        for l in &lines {
+            let before = lab.journal.entries.len();
+            let _ = lab.execute(l);
+            if lab.journal.entries.len() > before {
+                live.push(views(&mut lab));
+            }
+        }
+        let events = lab.journal.entries.clone();
+        prop_assert_eq!(live.len(), events.len() + 1);
+        let work = (events.len() as u64 + lab.calls.next_seq() + lab.wire.next_seq()) / SNAPSHOT_WORK;
+        prop_assert!(
+            work == 0 || lab.history.snapshots_len() > 0,
+            "{} units of work took no snapshot", work * SNAPSHOT_WORK
+        );
+        let present = views(&mut lab);
+        for pick in picks {
+            let n = pick.index(events.len() + 1);
+            lab.execute(&format!("rewind {n}")).expect("rewind to an event");
+            let rewound = views(&mut lab);
+            // The timeline still lists every event of the present, and marks N.
+            prop_assert_eq!(lab.position().at, n);
+            prop_assert_eq!(lab.events().len(), events.len());
+            prop_assert_eq!(&rewound, &live[n], "rewind {} differs from the live views", n);
+            let mut fresh = Lab::new();
+            for e in &events[..n] {
+                fresh.journal.replay_files(Some(e.files.clone()));
+                let _ = fresh.execute(&e.line);
+                fresh.journal.replay_files(None);
+            }
+            prop_assert_eq!(&rewound, &views(&mut fresh), "rewind {} differs from a fresh replay", n);
+        }
+        if lab.position().rewound() {
+            lab.execute("rewind --undo").expect("undo");
+        }
+        prop_assert_eq!(views(&mut lab), present);
+    }
+}

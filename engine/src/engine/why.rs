@@ -1,0 +1,507 @@
+//! `why …`: where a piece of state came from, back to the learner's command, as a chain of
+//! typed links rendered at the edge. Each link is found by following a typed reference of
+//! the one before: a route's peer entry names the peer whose lease it is, a Node its
+//! podCIDR; a lease file names its container, whose sandbox names the pod; a wire record's
+//! sequence number gives the event that made it (the timeline keeps the wire log's mark
+//! after every event); an API object's UID gives the first event after which it exists
+//! (the timeline's moments are asked, never the printed text).
+
+use super::{Lab, LabError};
+use crate::cni::host::RouteEntry;
+use crate::command::grammar::WhyCmd;
+use crate::record::WireRecord;
+use crate::render::{Line, Outcome, Role};
+use std::net::IpAddr;
+
+/// Where a link's state came from: a command of the timeline, or the start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Origin {
+    /// The lab's start (the default cluster's nodes).
+    Start,
+    /// Event N, with its command line.
+    Event(usize, String),
+    /// Older than the wire log keeps.
+    Forgotten,
+}
+
+/// One link of a chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Link {
+    /// A route of a node's main table.
+    Route { node: String, route: RouteEntry },
+    /// A network daemon on `node` programmed it for `peer`'s lease.
+    PeerLease {
+        daemon: &'static str,
+        node: String,
+        peer: String,
+    },
+    /// A Node's podCIDR and InternalIP (what a peer's lease holds).
+    NodeSpec {
+        node: String,
+        pod_cidr: String,
+        ip: String,
+    },
+    /// A route the kernel adds for an address on a device (`proto kernel`).
+    Connected { node: String, dev: String },
+    /// A node's own underlay route (its InternalIP's network, its default gateway).
+    Underlay { node: String },
+    /// A host-local lease file.
+    Lease {
+        node: String,
+        net: String,
+        ip: IpAddr,
+        container: String,
+        ifname: String,
+    },
+    /// A plugin execution or a CSI call on the wire.
+    Wire {
+        seq: u64,
+        what: String,
+        node: Option<String>,
+    },
+    /// The pod whose sandbox a container is.
+    Sandbox { pod: String, node: String },
+    /// An API object.
+    Object { kind: &'static str, name: String },
+    /// A controller acted for a reason.
+    Controller { who: &'static str, because: String },
+    /// Where the chain ends: the learner's command.
+    Made(Origin),
+}
+
+impl Link {
+    fn line(&self) -> Line {
+        let text = match self {
+            Link::Route { node, route } => {
+                format!("route on {node}: {}", route.to_ip_route())
+            }
+            Link::PeerLease { daemon, node, peer } => {
+                format!("{daemon} on {node} wrote it from {peer}'s lease")
+            }
+            Link::NodeSpec { node, pod_cidr, ip } => {
+                format!("{node}'s lease: podCIDR {pod_cidr}, InternalIP {ip} (the Node object)")
+            }
+            Link::Connected { node, dev } => format!(
+                "the kernel on {node} added it when {dev} got an address in it (proto kernel, scope link)"
+            ),
+            Link::Underlay { node } => format!(
+                "{node}'s own network: the lab gives each node an underlay eth0 on 192.168.0.0/24 and a default gateway"
+            ),
+            Link::Lease {
+                node,
+                net,
+                ip,
+                container,
+                ifname,
+            } => format!(
+                "lease file /var/lib/cni/networks/{net}/{ip} on {node}: container {}, {ifname}",
+                short(container)
+            ),
+            Link::Wire { seq, what, node } => match node {
+                Some(n) => {
+                    format!("written by {what} on {n} (wire record {seq}: `show wire {seq}`)")
+                }
+                None => format!("made by {what} (wire record {seq}: `show wire {seq}`)"),
+            },
+            Link::Sandbox { pod, node } => {
+                format!("the container is pod {pod}'s sandbox on {node}")
+            }
+            Link::Object { kind, name } => format!("{kind} {name}"),
+            Link::Controller { who, because } => format!("{who} made it {because}"),
+            Link::Made(Origin::Start) => "part of the lab's start (the default cluster)".into(),
+            Link::Made(Origin::Event(n, line)) => format!("from `{line}` at event {n}"),
+            Link::Made(Origin::Forgotten) => {
+                "made before the oldest record the wire log keeps (it keeps the latest 2000)".into()
+            }
+        };
+        Line::styled(text, Role::Plain)
+    }
+}
+
+/// A container ID's first 12 characters.
+fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
+impl Lab {
+    /// `why …`: the chain, one link a line, the state asked about first.
+    pub(crate) fn why_cmd(&self, w: &WhyCmd) -> Result<Outcome, LabError> {
+        let chain = match w {
+            WhyCmd::Route { dst, node } => self.why_route(dst, node)?,
+            WhyCmd::Lease { ip, node } => self.why_lease(ip, node)?,
+            WhyCmd::Pv { name } => self.why_pv(name)?,
+            WhyCmd::Va { name } => self.why_va(name)?,
+        };
+        let mut out = Outcome::empty();
+        for (i, link) in chain.iter().enumerate() {
+            let mut line = Line::new().push(
+                if i == 0 { "" } else { "  ← " }.to_string() + &"  ".repeat(i.saturating_sub(1)),
+                Role::Dim,
+            );
+            line.spans.extend(link.line().spans);
+            out.line(line);
+        }
+        Ok(out)
+    }
+
+    fn node_runtime(&self, node: &str) -> Result<&crate::node::NodeRuntime, LabError> {
+        self.nodes.get(node).ok_or_else(|| {
+            LabError::msg(format!(
+                "node {node:?} not found; nodes: {}",
+                self.nodes.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))
+        })
+    }
+
+    fn why_route(&self, dst: &str, node: &str) -> Result<Vec<Link>, LabError> {
+        let rt = self.node_runtime(node)?;
+        let table = rt.host.route_table();
+        let Some(route) = table.iter().find(|r| r.dst == dst).cloned() else {
+            return Err(LabError::msg(format!(
+                "no route {dst} on {node}; routes there: {}",
+                table
+                    .iter()
+                    .map(|r| r.dst.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        };
+        let mut chain = vec![Link::Route {
+            node: node.to_string(),
+            route: route.clone(),
+        }];
+        if let Some(peer) = rt
+            .host
+            .peer_entries()
+            .into_iter()
+            .find(|p| p.route == route)
+        {
+            chain.push(Link::PeerLease {
+                daemon: self.daemon_name(),
+                node: node.to_string(),
+                peer: peer.owner.clone(),
+            });
+            chain.extend(self.node_origin(&peer.owner));
+        } else if route.proto_kernel && route.dev != "eth0" {
+            chain.push(Link::Connected {
+                node: node.to_string(),
+                dev: route.dev.clone(),
+            });
+            if let Some((seq, rec)) = self.first_exec_on(node, |c| c.plugin_type == "bridge") {
+                chain.push(wire_link(seq, &rec));
+                chain.extend(self.sandbox_of(node, rec.container_id()));
+                chain.push(Link::Made(self.origin_of_wire(seq)));
+            }
+        } else if route.dev == "eth0" {
+            chain.push(Link::Underlay {
+                node: node.to_string(),
+            });
+            chain.extend(self.node_origin(node));
+        } else {
+            return Err(LabError::msg(format!(
+                "why route follows flanneld's peer routes, connected routes and a node's own ones; {dst} on {node} is {}'s, which it does not follow yet",
+                self.network.name()
+            )));
+        }
+        Ok(chain)
+    }
+
+    /// The daemon that programs peers' routes under the running network.
+    fn daemon_name(&self) -> &'static str {
+        match self.network.name() {
+            n if n.starts_with("flannel") => "flanneld",
+            n if n.starts_with("calico") => "calico-node (BIRD)",
+            _ => "cilium-agent",
+        }
+    }
+
+    /// A Node's podCIDR and InternalIP, and the command that registered it.
+    fn node_origin(&self, node: &str) -> Vec<Link> {
+        let key = (crate::cluster::no_namespace(), node.to_string());
+        let Some(obj) = self.cluster.nodes.get(&key) else {
+            return Vec::new();
+        };
+        vec![
+            Link::NodeSpec {
+                node: node.to_string(),
+                pod_cidr: obj.spec.pod_cidr.clone(),
+                ip: obj.status.internal_ip().unwrap_or("<none>").to_string(),
+            },
+            Link::Made(self.origin_of_object(
+                |lab| lab.cluster.nodes.get(&key).map(|o| o.metadata.uid.clone()),
+                &obj.metadata.uid,
+            )),
+        ]
+    }
+
+    fn why_lease(&self, ip: &str, node: &str) -> Result<Vec<Link>, LabError> {
+        let addr: IpAddr = ip.parse().map_err(|_| {
+            LabError::msg(format!(
+                "{ip:?} is not an IP address (a lease is named by one: 10.244.1.2)"
+            ))
+        })?;
+        let rt = self.node_runtime(node)?;
+        let found = rt
+            .host
+            .ipam
+            .iter()
+            .find_map(|(net, store)| store.lease(&addr).map(|l| (net.clone(), l.clone())));
+        let Some((net, lease)) = found else {
+            let leased: Vec<String> = rt
+                .host
+                .ipam
+                .values()
+                .flat_map(|s| s.leases().keys().map(|ip| ip.to_string()))
+                .collect();
+            return Err(LabError::msg(format!(
+                "no lease {ip} on {node}; leases there: {}",
+                if leased.is_empty() {
+                    "none".to_string()
+                } else {
+                    leased.join(", ")
+                }
+            )));
+        };
+        let mut chain = vec![Link::Lease {
+            node: node.to_string(),
+            net,
+            ip: addr,
+            container: lease.container_id.clone(),
+            ifname: lease.ifname.clone(),
+        }];
+        let add = self.last_exec_on(node, |c| {
+            c.plugin_type == "host-local"
+                && c.env.command == Some(crate::cni::plugin::CniCommand::Add)
+                && c.env.container_id == lease.container_id
+                && c.env.ifname == lease.ifname
+        });
+        let sandbox = self.sandbox_of(node, &lease.container_id);
+        match add {
+            Some((seq, rec)) => {
+                chain.push(wire_link(seq, &rec));
+                chain.extend(sandbox);
+                chain.push(Link::Made(self.origin_of_wire(seq)));
+            }
+            None => {
+                chain.extend(sandbox);
+                chain.push(Link::Made(Origin::Forgotten));
+            }
+        }
+        Ok(chain)
+    }
+
+    fn why_pv(&self, name: &str) -> Result<Vec<Link>, LabError> {
+        let key = (crate::cluster::no_namespace(), name.to_string());
+        let Some(pv) = self.cluster.pvs.get(&key) else {
+            return Err(LabError::msg(format!(
+                "no PersistentVolume {name:?}; volumes: {}",
+                list(self.cluster.pvs.keys().map(|k| k.1.clone()))
+            )));
+        };
+        let mut chain = vec![Link::Object {
+            kind: "PersistentVolume",
+            name: format!("{name} (volume {})", pv.spec.csi.volume_handle),
+        }];
+        let create =
+            self.last_csi(|c| c.rpc == "CreateVolume" && c.request.subject() == Some(name));
+        if let Some(claim) = &pv.spec.claim_ref {
+            chain.push(Link::Controller {
+                who: "external-provisioner",
+                because: format!("for claim {}/{}", claim.namespace, claim.name),
+            });
+        }
+        match create {
+            Some((seq, rec)) => {
+                chain.push(wire_link(seq, &rec));
+                chain.push(Link::Made(self.origin_of_wire(seq)));
+            }
+            None => chain.push(Link::Made(self.origin_of_object(
+                |lab| lab.cluster.pvs.get(&key).map(|o| o.metadata.uid.clone()),
+                &pv.metadata.uid,
+            ))),
+        }
+        Ok(chain)
+    }
+
+    fn why_va(&self, name: &str) -> Result<Vec<Link>, LabError> {
+        let found =
+            self.cluster.volume_attachments.iter().find(|(k, _)| {
+                k.1 == name || crate::storage::attach_detach::short_va(&k.1) == name
+            });
+        let Some((key, va)) = found else {
+            return Err(LabError::msg(format!(
+                "no VolumeAttachment {name:?}; attachments: {}",
+                list(
+                    self.cluster
+                        .volume_attachments
+                        .keys()
+                        .map(|k| crate::storage::attach_detach::short_va(&k.1).to_string())
+                )
+            )));
+        };
+        let pv = &va.spec.source.persistent_volume_name;
+        let node = &va.spec.node_name;
+        let users: Vec<String> = self
+            .cluster
+            .pods
+            .values()
+            .filter(|p| &p.spec.node_name == node)
+            .filter(|p| {
+                p.spec.volumes.iter().any(|v| {
+                    let claim = (
+                        p.metadata.namespace.clone(),
+                        v.persistent_volume_claim.claim_name.clone(),
+                    );
+                    self.cluster
+                        .pvcs
+                        .get(&claim)
+                        .is_some_and(|c| &c.spec.volume_name == pv)
+                })
+            })
+            .map(|p| p.key())
+            .collect();
+        let mut chain = vec![
+            Link::Object {
+                kind: "VolumeAttachment",
+                name: format!("{} (pv {pv} on {node})", key.1),
+            },
+            Link::Controller {
+                who: "the attach/detach controller",
+                because: if users.is_empty() {
+                    format!("for a pod on {node} that used it (none does now)")
+                } else {
+                    format!(
+                        "for pod {} on {node}, which uses its claim",
+                        users.join(", ")
+                    )
+                },
+            },
+        ];
+        let key = key.clone();
+        chain.push(Link::Made(self.origin_of_object(
+            |lab| {
+                lab.cluster
+                    .volume_attachments
+                    .get(&key)
+                    .map(|o| o.metadata.uid.clone())
+            },
+            &va.metadata.uid,
+        )));
+        Ok(chain)
+    }
+
+    /// The latest CNI execution on `node` that `pick` accepts, with its wire sequence.
+    fn last_exec_on(
+        &self,
+        node: &str,
+        pick: impl Fn(&crate::cni::runtime::WireCall) -> bool,
+    ) -> Option<(u64, WireRecord)> {
+        self.wire
+            .iter()
+            .rev()
+            .find(|(_, r)| matches!(r, WireRecord::Cni(c) if &*c.node == node && pick(c)))
+            .map(|(s, r)| (s, r.clone()))
+    }
+
+    /// The earliest CNI execution on `node` still kept that `pick` accepts.
+    fn first_exec_on(
+        &self,
+        node: &str,
+        pick: impl Fn(&crate::cni::runtime::WireCall) -> bool,
+    ) -> Option<(u64, WireRecord)> {
+        self.wire
+            .iter()
+            .find(|(_, r)| matches!(r, WireRecord::Cni(c) if &*c.node == node && pick(c)))
+            .map(|(s, r)| (s, r.clone()))
+    }
+
+    /// The latest successful CSI call that `pick` accepts.
+    fn last_csi(
+        &self,
+        pick: impl Fn(&crate::record::CsiCall) -> bool,
+    ) -> Option<(u64, WireRecord)> {
+        self.wire
+            .iter()
+            .rev()
+            .find(|(_, r)| matches!(r, WireRecord::Csi(c) if c.reply.is_ok() && pick(c)))
+            .map(|(s, r)| (s, r.clone()))
+    }
+
+    /// The pod whose sandbox is this container on `node`.
+    fn sandbox_of(&self, node: &str, container: &str) -> Option<Link> {
+        let rt = self.nodes.get(node)?;
+        rt.sandboxes
+            .iter()
+            .find(|(_, s)| s.id == container)
+            .map(|(pod, _)| Link::Sandbox {
+                pod: pod.clone(),
+                node: node.to_string(),
+            })
+    }
+
+    /// The event that wrote wire record `seq`.
+    fn origin_of_wire(&self, seq: u64) -> Origin {
+        match self.event_of_wire(seq) {
+            Some(n) => self.origin(n),
+            None => Origin::Start,
+        }
+    }
+
+    /// The first event after which the object `uid_at` finds has this UID (it has existed
+    /// since; the moments are rebuilt from the timeline, by bisection).
+    fn origin_of_object(&self, uid_at: impl Fn(&Lab) -> Option<String>, uid: &str) -> Origin {
+        let n = self.journal.entries.len();
+        if uid_at(&self.lab_at(0)).as_deref() == Some(uid) {
+            return Origin::Start;
+        }
+        let (mut lo, mut hi) = (0, n);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if uid_at(&self.lab_at(mid)).as_deref() == Some(uid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        self.origin(hi)
+    }
+
+    /// Event `n` (from 1) as an origin.
+    fn origin(&self, n: usize) -> Origin {
+        match self.journal.entries.get(n.wrapping_sub(1)) {
+            Some(e) => Origin::Event(n, e.line.clone()),
+            None => Origin::Start,
+        }
+    }
+}
+
+/// A wire record as a link.
+fn wire_link(seq: u64, rec: &WireRecord) -> Link {
+    let what = match rec {
+        WireRecord::Cni(c) => format!(
+            "{} on {} for container {} ({})",
+            c.plugin_type,
+            c.env
+                .command
+                .map(|c| c.as_str())
+                .unwrap_or("a call with no CNI_COMMAND"),
+            short(&c.env.container_id),
+            c.env.ifname
+        ),
+        WireRecord::Csi(c) => format!("{} {}", c.caller, c.rpc),
+    };
+    Link::Wire {
+        seq,
+        what,
+        node: rec.node().map(str::to_string),
+    }
+}
+
+fn list(names: impl Iterator<Item = String>) -> String {
+    let v: Vec<String> = names.collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}

@@ -1,0 +1,109 @@
+//! The timeline across the front ends' edges (issue 39): what `save` writes after a rewind
+//! and after a fork, a file a command read replayed from the journal (not the disk), a
+//! script run (`run FILE`) that rewinds, and the desk every front end runs lines through.
+
+use crate::common::{desk, lab, run};
+use lab_engine::script::{RunOptions, run as run_script};
+
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("lab-timeline-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("scratch dir");
+    d
+}
+
+#[test]
+fn save_after_a_rewind_writes_the_first_n_events_and_after_a_fork_the_fork() {
+    let dir = scratch("save");
+    let mut lab = lab();
+    for line in [
+        "pod create a --node node-1",
+        "pod create b --node node-2",
+        "pod create c --node node-1",
+    ] {
+        lab.execute(line).unwrap();
+    }
+    lab.execute("rewind 1").unwrap();
+    let path = dir.join("rewound.json");
+    let out = run(&mut lab, &format!("save {}", path.display()));
+    assert!(out.starts_with("saved "), "{out}");
+    let mut loaded = crate::common::lab();
+    loaded.execute(&format!("load {}", path.display())).unwrap();
+    assert_eq!(run(&mut loaded, "get pods"), run(&mut lab, "get pods"));
+    assert_eq!(loaded.journal().entries.len(), 1);
+    // Saving was a view: the present is still there to return to.
+    lab.execute("rewind --undo").unwrap();
+    assert_eq!(lab.counts().1, 3);
+    // After a fork the save holds the first event and the fork's.
+    lab.execute("rewind 1").unwrap();
+    lab.execute("pod create d --node node-2").unwrap();
+    let path = dir.join("forked.json");
+    lab.execute(&format!("save {}", path.display())).unwrap();
+    let mut loaded = crate::common::lab();
+    loaded.execute(&format!("load {}", path.display())).unwrap();
+    let lines: Vec<&str> = loaded
+        .journal()
+        .entries
+        .iter()
+        .map(|e| e.line.as_str())
+        .collect();
+    assert_eq!(
+        lines,
+        ["pod create a --node node-1", "pod create d --node node-2"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_rewind_replays_a_file_from_the_journal_not_from_the_disk() {
+    let dir = scratch("file");
+    let manifest = dir.join("web.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  nodeName: node-1\n  containers:\n  - name: app\n    image: nginx\n",
+    )
+    .unwrap();
+    let mut lab = lab();
+    lab.execute(&format!("apply -f {}", manifest.display()))
+        .unwrap();
+    lab.execute("pod create b --node node-2").unwrap();
+    std::fs::remove_file(&manifest).unwrap();
+    lab.execute("rewind 1").unwrap();
+    assert_eq!(lab.counts().1, 1, "{}", run(&mut lab, "get pods"));
+    assert!(run(&mut lab, "get pods").contains("web"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_script_rewinds_diffs_and_asks_why() {
+    let mut desk = desk();
+    let script = "pod create web --node node-1\npod create db --node node-2\nrewind 1\nget pods\nrewind --undo\ndiff 1 2\nwhy lease 10.244.2.2 --node node-2\ntimeline\n";
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let ok = run_script(
+        &mut desk,
+        script,
+        RunOptions {
+            keep_going: false,
+            echo: false,
+        },
+        &mut out,
+        &mut err,
+    )
+    .unwrap();
+    let out = String::from_utf8(out).unwrap();
+    assert!(ok, "{out}{}", String::from_utf8_lossy(&err));
+    assert_eq!(desk.lab.position().at, 2);
+    assert_eq!(desk.lab.counts().1, 2);
+}
+
+#[test]
+fn the_desk_every_front_end_runs_lines_through_rewinds_and_returns() {
+    let mut desk = desk();
+    desk.execute("pod create web --node node-1").unwrap();
+    desk.execute("rewind 0").unwrap();
+    assert_eq!(desk.lab.counts().1, 0);
+    assert!(desk.lab.position().rewound());
+    desk.execute("rewind --undo").unwrap();
+    assert_eq!(desk.lab.counts().1, 1);
+}
