@@ -30,6 +30,25 @@ use std::sync::Arc;
 /// (`History::snapshot_work`), so that its short sessions rewind through snapshots too.
 pub(crate) const SNAPSHOT_WORK: u64 = 1500;
 
+/// At most this many snapshots are kept: one more thins them to every other one (the
+/// newest kept) and doubles the work between two, so a session of any length keeps a
+/// bounded number of copies and rewinding replays at most twice as much as before.
+pub(crate) const MAX_SNAPSHOTS: usize = 64;
+
+/// The work between two snapshots is at least this many times the lab's [`weight`]: a
+/// large lab (thousands of nodes or pods) is copied less often, so the copies of a lab that
+/// keeps growing add up to less than twice the lab itself (each is taken after the lab
+/// grew by about 16/12 of its weight, a pod create being about 12 units of work).
+const WORK_PER_WEIGHT: u64 = 16;
+
+/// How big a copy of the lab is, in objects: its pods, claims, volumes and attachments,
+/// and its nodes twice (a node's kernel, routes and rules weigh more than a pod).
+fn weight(lab: &Lab) -> u64 {
+    let c = &lab.cluster;
+    (c.pods.len() + 2 * c.nodes.len() + c.pvcs.len() + c.pvs.len() + c.volume_attachments.len())
+        as u64
+}
+
 /// What a lab has done so far, in units of replay work (see [`SNAPSHOT_WORK`]).
 fn work(lab: &Lab) -> u64 {
     lab.journal.entries.len() as u64 + lab.calls.next_seq() + lab.wire.next_seq()
@@ -51,8 +70,12 @@ struct Snapshot {
 /// present the rewind left.
 #[derive(Clone)]
 pub(crate) struct History {
-    /// The work between two snapshots ([`SNAPSHOT_WORK`]).
+    /// The work between two snapshots ([`SNAPSHOT_WORK`]), doubled each time they are
+    /// thinned.
     pub(crate) snapshot_work: u64,
+    /// The work between two snapshots per unit of the lab's weight ([`WORK_PER_WEIGHT`];
+    /// the property test sets 0).
+    pub(crate) work_per_weight: u64,
     /// The clock after each event (index `i` is event `i + 1`).
     times: Vec<Millis>,
     /// The wire log's next sequence number after each event: wire record `s` was made by
@@ -97,6 +120,7 @@ impl Default for History {
     fn default() -> Self {
         History {
             snapshot_work: SNAPSHOT_WORK,
+            work_per_weight: WORK_PER_WEIGHT,
             times: Vec::new(),
             wire: Vec::new(),
             snapshots: Vec::new(),
@@ -106,6 +130,18 @@ impl Default for History {
 }
 
 impl History {
+    /// Keep every other snapshot, the newest among them, and double the work between two.
+    fn thin(&mut self) {
+        let newest = self.snapshots.len() - 1;
+        let mut i = 0;
+        self.snapshots.retain(|_| {
+            let keep = (newest - i) % 2 == 0;
+            i += 1;
+            keep
+        });
+        self.snapshot_work = self.snapshot_work.saturating_mul(2);
+    }
+
     /// How many snapshots are kept.
     #[cfg(test)]
     pub(crate) fn snapshots_len(&self) -> usize {
@@ -137,7 +173,11 @@ impl Lab {
         self.history.wire.push(self.wire.next_seq());
         let done = work(self);
         let since = self.history.snapshots.last().map_or(0, |s| s.work);
-        if done - since >= self.history.snapshot_work {
+        let interval = self
+            .history
+            .snapshot_work
+            .max(self.history.work_per_weight.saturating_mul(weight(self)));
+        if done - since >= interval {
             let mut copy = self.clone();
             copy.history = History::default();
             copy.journal.entries = Vec::new();
@@ -146,6 +186,9 @@ impl Lab {
                 work: done,
                 lab: Arc::new(copy),
             });
+            if self.history.snapshots.len() > MAX_SNAPSHOTS {
+                self.history.thin();
+            }
         }
         fork
     }
@@ -212,6 +255,7 @@ impl Lab {
         lab.shown.clear();
         lab.history = History {
             snapshot_work: present.history.snapshot_work,
+            work_per_weight: present.history.work_per_weight,
             times: present.history.times[..n].to_vec(),
             wire: present.history.wire[..n].to_vec(),
             snapshots: present.history.snapshots[..kept].to_vec(),

@@ -61,6 +61,7 @@ proptest! {
     ) {
         let mut lab = Lab::new();
         lab.history.snapshot_work = SNAPSHOT_WORK;
+        lab.history.work_per_weight = 0;
         let mut live = vec![views(&mut lab)];
         for l in &lines {
             let before = lab.journal.entries.len();
@@ -97,5 +98,36 @@ proptest! {
             lab.execute("rewind --undo").expect("undo");
         }
         prop_assert_eq!(views(&mut lab), present);
+    }
+}
+
+/// A long session keeps a bounded number of snapshots (thinned to every other one when
+/// there are too many), and rewinding through the thinned ones still answers as the live
+/// lab did.
+#[test]
+fn a_long_session_keeps_a_bounded_number_of_snapshots() {
+    let mut lab = Lab::new();
+    lab.history.snapshot_work = 1;
+    lab.history.work_per_weight = 0;
+    let mut live = vec![views(&mut lab)];
+    for i in 0..150 {
+        let line = if i % 2 == 0 {
+            format!("pod create p{} --node node-{}", i / 2, i % 4 / 2 + 1)
+        } else {
+            format!("pod delete p{}", i / 2)
+        };
+        lab.execute(&line).expect("a pod command");
+        live.push(views(&mut lab));
+        assert!(
+            lab.history.snapshots_len() <= super::timeline::MAX_SNAPSHOTS,
+            "{} snapshots after {} events",
+            lab.history.snapshots_len(),
+            i + 1
+        );
+    }
+    assert!(lab.history.snapshot_work > 1, "never thinned");
+    for n in [0, 1, 37, 100, 149, 150] {
+        lab.execute(&format!("rewind {n}")).expect("rewind");
+        assert_eq!(views(&mut lab), live[n], "rewind {n}");
     }
 }
