@@ -578,6 +578,27 @@ fn enter_on_the_topologys_selected_pod_describes_it() {
 }
 
 #[test]
+fn the_ipam_pane_shows_a_lease_files_two_fields_not_its_control_characters() {
+    for size in [LARGE, (120, 40), SMALL] {
+        let mut a = after(crate::common::lab(), size, PODS);
+        a.update(tui::Action::FocusNth(1));
+        let t = frame(&mut a, size);
+        let text = screen_text(t.backend().buffer());
+        assert!(!text.contains("\\r\\n"), "{text}");
+        let files = lab_engine::engine::node_view::ipam_files(&a.desk.lab, "node-1").unwrap();
+        let web: std::net::IpAddr = "10.244.1.2".parse().unwrap();
+        let lease = files.values().find_map(|f| f.leases.get(&web)).unwrap();
+        assert_eq!(lease.ifname, "eth0");
+        let id: String = lease.container_id.chars().take(7).collect();
+        let row = text
+            .lines()
+            .find(|l| l.contains("10.244.1.2 ") && l.contains(&id))
+            .unwrap_or_else(|| panic!("web's lease row: {text}"));
+        assert!(row.contains("…  eth0"), "{row}");
+    }
+}
+
+#[test]
 fn w_shows_the_wire_record_of_the_selected_call() {
     let mut a = after(
         crate::common::lab(),
