@@ -462,6 +462,142 @@ fn d_describes_the_selected_pod() {
     assert_eq!(a.ui.focus, Pane::Topology);
 }
 
+/// Whether the listing's row of `name` (under the echo `lab> :po`) is drawn selected.
+fn row_selected(buf: &Buffer, name: &str) -> bool {
+    let (x, y0) = find(buf, "lab> :po").expect("the echo on screen");
+    let text = screen_text(buf);
+    let y = text
+        .lines()
+        .enumerate()
+        .skip(y0 as usize + 1)
+        .find(|(_, l)| {
+            l.chars()
+                .skip(x as usize)
+                .collect::<String>()
+                .starts_with(&format!("{name} "))
+        })
+        .map(|(y, _)| y as u16)
+        .unwrap_or_else(|| panic!("the row of {name}: {text}"));
+    buf[(x, y)].modifier.contains(Modifier::REVERSED)
+}
+
+#[test]
+fn colon_pods_lists_the_kind_with_a_selected_row_and_enter_describes_it() {
+    for (size, name) in [((120, 40), "120x40"), (SMALL, "80x24")] {
+        let mut a = after(crate::common::lab(), size, PODS);
+        // k9s's resource jump: `:po` lists pods as `get pods -o wide` does, first row selected.
+        let mut keys = vec![key(KeyCode::Esc), ch(':')];
+        keys.extend(typed("po"));
+        keys.push(key(KeyCode::Enter));
+        keys.push(key(KeyCode::Down));
+        let t = drive(&mut a, size, keys);
+        assert_eq!(a.ui.history.last().map(String::as_str), Some(":po"));
+        assert_eq!(a.ui.mode, Mode::Normal);
+        assert_eq!(a.ui.focus, Pane::Output);
+        let j = a.ui.jump.as_ref().expect("a listing");
+        let names: Vec<&str> = j.objects.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["api", "db", "web"]);
+        assert_eq!(j.selected, 1, "↓ moved to the second row");
+        let text = screen_text(t.backend().buffer());
+        assert!(text.contains("lab> :po"), "{text}");
+        // `get pods -o wide`'s rows: the IP and NODE columns are there.
+        assert!(text.contains("10.244.2.2   node-2"), "{text}");
+        assert!(
+            row_selected(t.backend().buffer(), "db"),
+            "db is drawn selected"
+        );
+        assert!(!row_selected(t.backend().buffer(), "api"));
+        insta::assert_snapshot!(format!("jump_pods_{name}"), t.backend());
+        // Enter describes the selected row, through the command line's path.
+        let t = drive(&mut a, size, vec![key(KeyCode::Enter)]);
+        assert_eq!(
+            a.ui.history.last().map(String::as_str),
+            Some("describe pods db")
+        );
+        let text = screen_text(t.backend().buffer());
+        assert!(text.contains("lab> describe pods db"), "{text}");
+        assert!(text.contains("Esc: back to the listing"), "{text}");
+        insta::assert_snapshot!(format!("jump_describe_{name}"), t.backend());
+        // Esc lists the kind again with the same row selected; Esc again leaves it.
+        drive(&mut a, size, vec![key(KeyCode::Esc)]);
+        let j = a.ui.jump.as_ref().expect("the listing again");
+        assert!(!j.describing);
+        assert_eq!(j.objects[j.selected].name, "db");
+        drive(&mut a, size, vec![key(KeyCode::Esc)]);
+        assert!(a.ui.jump.is_none());
+    }
+}
+
+#[test]
+fn colon_jumps_to_every_kind_by_its_registry_names() {
+    let mut a = after(crate::common::lab(), LARGE, PODS);
+    for (word, one) in [("no", "node-1"), ("nodes", "node-2"), ("sc", "standard")] {
+        let mut keys = vec![key(KeyCode::Esc), key(KeyCode::Esc), ch(':')];
+        keys.extend(typed(word));
+        keys.push(key(KeyCode::Enter));
+        drive(&mut a, LARGE, keys);
+        let j =
+            a.ui.jump
+                .as_ref()
+                .unwrap_or_else(|| panic!(":{word} lists"));
+        assert!(j.objects.iter().any(|o| o.name == one), ":{word}");
+    }
+    // An unknown kind: the registry's answer, its did-you-mean, and nothing listed.
+    let mut keys = vec![key(KeyCode::Esc), key(KeyCode::Esc), ch(':')];
+    keys.extend(typed("pdos"));
+    keys.push(key(KeyCode::Enter));
+    let t = drive(&mut a, LARGE, keys);
+    assert!(a.ui.jump.is_none());
+    let text = screen_text(t.backend().buffer());
+    assert!(
+        text.contains("the server doesn't have a resource type \"pdos\""),
+        "{text}"
+    );
+    assert!(text.contains("did you mean pods?"), "{text}");
+    // `:` and a command still runs the command.
+    let mut keys = vec![key(KeyCode::Esc), ch(':')];
+    keys.extend(typed("echo hi"));
+    keys.push(key(KeyCode::Enter));
+    drive(&mut a, LARGE, keys);
+    assert_eq!(a.ui.history.last().map(String::as_str), Some("echo hi"));
+    assert!(a.ui.jump.is_none());
+}
+
+#[test]
+fn enter_on_the_topologys_selected_pod_describes_it() {
+    let mut a = after(crate::common::lab(), LARGE, PODS);
+    drive(
+        &mut a,
+        LARGE,
+        vec![key(KeyCode::Esc), key(KeyCode::Home), key(KeyCode::Enter)],
+    );
+    assert_eq!(
+        a.ui.history.last().map(String::as_str),
+        Some("describe pod api -n default")
+    );
+}
+
+#[test]
+fn the_ipam_pane_shows_a_lease_files_two_fields_not_its_control_characters() {
+    for size in [LARGE, (120, 40), SMALL] {
+        let mut a = after(crate::common::lab(), size, PODS);
+        a.update(tui::Action::FocusNth(1));
+        let t = frame(&mut a, size);
+        let text = screen_text(t.backend().buffer());
+        assert!(!text.contains("\\r\\n"), "{text}");
+        let files = lab_engine::engine::node_view::ipam_files(&a.desk.lab, "node-1").unwrap();
+        let web: std::net::IpAddr = "10.244.1.2".parse().unwrap();
+        let lease = files.values().find_map(|f| f.leases.get(&web)).unwrap();
+        assert_eq!(lease.ifname, "eth0");
+        let id: String = lease.container_id.chars().take(7).collect();
+        let row = text
+            .lines()
+            .find(|l| l.contains("10.244.1.2 ") && l.contains(&id))
+            .unwrap_or_else(|| panic!("web's lease row: {text}"));
+        assert!(row.contains("…  eth0"), "{row}");
+    }
+}
+
 #[test]
 fn w_shows_the_wire_record_of_the_selected_call() {
     let mut a = after(

@@ -176,8 +176,29 @@ pub struct UiState {
     pub focus_call: Option<u64>,
     /// The lesson step whose focus was applied last: (lesson title, step number).
     pub focused_step: Option<(String, u32)>,
+    /// The command line was opened with `:` (k9s's prompt): one kind's name on it lists
+    /// the kind.
+    pub colon: bool,
+    /// k9s's resource view: the `:KIND` listing in the output, its selected row.
+    pub jump: Option<Jump>,
     /// Set when the dashboard should exit.
     pub quit: bool,
+}
+
+/// A `:KIND` listing (k9s's resource jump) in the output pane: the kind's `get -o wide`
+/// rows, one selected; Enter describes it, Esc goes back.
+#[derive(Debug, Clone)]
+pub struct Jump {
+    /// The word typed after `:` (`po`, `pvc`), to list the kind again.
+    pub word: String,
+    /// The objects the rows show, in order.
+    pub objects: Vec<lab_engine::cluster::ObjectRef>,
+    /// The output line (counted as [`UiState::output_pushed`] counts) of the first row.
+    pub first_row: u64,
+    /// The selected row.
+    pub selected: usize,
+    /// Enter ran `describe` on the selected row: Esc lists the kind again.
+    pub describing: bool,
 }
 
 impl Default for UiState {
@@ -208,6 +229,8 @@ impl Default for UiState {
             wire_follow: None,
             focus_call: None,
             focused_step: None,
+            colon: false,
+            jump: None,
             quit: false,
         }
     }
@@ -559,6 +582,8 @@ impl App {
             },
             Action::OpenPrompt => {
                 self.ui.mode = Mode::Command;
+                // k9s's prompt: `:pods` lists a kind.
+                self.ui.colon = self.ui.prompt.text.is_empty();
                 self.update_hint();
                 None
             }
@@ -582,7 +607,10 @@ impl App {
                     None
                 }
                 Mode::Command => {
-                    let line = std::mem::take(&mut self.ui.prompt.text);
+                    let mut line = std::mem::take(&mut self.ui.prompt.text);
+                    if std::mem::take(&mut self.ui.colon) && names_kind(line.trim()) {
+                        line.insert(0, ':');
+                    }
                     self.ui.prompt.cursor = 0;
                     self.ui.history_pos = None;
                     self.ui.candidates.clear();
@@ -615,10 +643,15 @@ impl App {
                 self.paste(first);
                 None
             }
+            Action::Select(d) if self.listing_active() => {
+                self.select_row(d as i64);
+                None
+            }
             Action::Select(d) => {
                 self.select(self.ui.focus, d as i64);
                 None
             }
+            Action::Open => self.open(),
             Action::Page(d) => {
                 let h = self.viewport(self.ui.focus).height.max(1) as i64;
                 match self.ui.focus {
@@ -735,6 +768,7 @@ impl App {
             }
             Action::TypeAhead(c) => {
                 self.ui.mode = Mode::Command;
+                self.ui.colon = false;
                 self.edit(Edit::End);
                 self.edit(Edit::Insert(c));
                 None
@@ -755,6 +789,7 @@ impl App {
             Mode::Help => self.ui.mode = self.ui.prev_mode,
             Mode::Command => {
                 self.ui.mode = Mode::Normal;
+                self.ui.colon = false;
                 self.ui.candidates.clear();
                 if self.ui.prompt.refused {
                     self.ui.prompt.set("");
@@ -764,6 +799,18 @@ impl App {
                 self.ui.filter = Prompt::default();
                 self.ui.mode = Mode::Normal;
                 self.refresh_filter();
+            }
+            Mode::Normal if self.ui.jump.as_ref().is_some_and(|j| j.describing) => {
+                if let Some(j) = self.ui.jump.take() {
+                    let at = j.objects.get(j.selected).cloned();
+                    self.list_kind(&j.word, at.as_ref());
+                }
+            }
+            Mode::Normal if self.ui.jump.is_some() => {
+                self.ui.jump = None;
+                if let Some(p) = self.ui.focus_stack.pop() {
+                    self.ui.focus = p;
+                }
             }
             Mode::Normal => {
                 if let Some(p) = self.ui.focus_stack.pop() {
@@ -791,9 +838,11 @@ impl App {
     fn edit(&mut self, e: Edit) {
         match self.ui.mode {
             Mode::Command => {
-                // `:` on an empty line is the k9s habit of opening the prompt; `?` asks for help.
+                // `:` on an empty line is the k9s habit of opening the prompt (and then a
+                // kind's name lists it: `:pods`); `?` asks for help.
                 if self.ui.prompt.text.is_empty() {
                     if e == Edit::Insert(':') {
+                        self.ui.colon = true;
                         return;
                     }
                     if e == Edit::Insert('?') {
@@ -898,6 +947,7 @@ impl App {
     }
 
     fn history(&mut self, d: i32) {
+        self.ui.colon = false;
         let n = self.ui.history.len();
         if n == 0 {
             return;
@@ -1240,7 +1290,7 @@ impl App {
     /// Run one command line through `Desk::execute`, show what it printed, and let the
     /// selection follow it. `quit`, `exit` and `q` leave the dashboard.
     pub fn run_command(&mut self, line: &str) {
-        let line = line.trim();
+        let mut line = line.trim();
         if line.is_empty() {
             return;
         }
@@ -1249,6 +1299,21 @@ impl App {
                 self.ui.history.remove(0);
             }
             self.ui.history.push(line.to_string());
+        }
+        // Another command leaves a `:KIND` listing (Enter's `describe` keeps it: `open`).
+        self.ui.jump = None;
+        if let Some(rest) = line.strip_prefix(':') {
+            let rest = rest.trim();
+            if names_kind(rest) {
+                self.push_output(echo(line));
+                self.list_kind(rest, None);
+                return;
+            }
+            // `:` and a command (a line from the history, a script): the command.
+            line = rest;
+            if line.is_empty() {
+                return;
+            }
         }
         if matches!(line, "quit" | "exit" | "q" | "q!") {
             self.ui.quit = true;
@@ -1641,6 +1706,141 @@ impl App {
     }
 
     // -----------------------------------------------------------------------------------
+    // k9s's resource view: `:KIND` lists a kind, Enter describes the selected row.
+
+    /// Whether a `:KIND` listing is in the output with a selected row (not yet described).
+    fn listing_active(&self) -> bool {
+        self.ui.mode == Mode::Normal && self.ui.jump.as_ref().is_some_and(|j| !j.describing)
+    }
+
+    /// List the kind `word` names (`get KIND -o wide` in the default namespace) into the
+    /// output, its first row selected (or the row of `at`), and put the keys on it; a word
+    /// that names no kind gets the registry's answer (its did-you-mean).
+    fn list_kind(&mut self, word: &str, at: Option<&lab_engine::cluster::ObjectRef>) {
+        let pushed_before = self.ui.output_pushed;
+        let listing = match lab_engine::resource::listing(&self.desk.lab, word) {
+            Ok(l) => l,
+            Err(e) => {
+                let mut first = true;
+                for part in e.message.lines() {
+                    let l = if first {
+                        error_line(part)
+                    } else {
+                        Line::styled(format!("         {part}"), Role::Bad)
+                    };
+                    first = false;
+                    self.push_output(l);
+                }
+                let msg = e.message.lines().next().unwrap_or("").to_string();
+                self.flash(format!("✗ {msg}"), FlashLevel::Err);
+                self.show_output_from(self.ui.output.len().saturating_sub(
+                    usize::try_from(self.ui.output_pushed - pushed_before).unwrap_or(usize::MAX),
+                ));
+                return;
+            }
+        };
+        let plural = lab_engine::resource::plural(listing.kind);
+        if listing.objects.is_empty() {
+            self.push_output(Line::plain(format!(
+                "No resources found in default namespace ({plural})."
+            )));
+            self.flash(format!("no {plural} to list"), FlashLevel::Warn);
+        } else {
+            let mut lines = listing.table.render().lines.into_iter();
+            if let Some(header) = lines.next() {
+                self.push_output(header);
+            }
+            let first_row = self.ui.output_pushed;
+            for l in lines {
+                self.push_output(l);
+            }
+            let selected = at
+                .and_then(|o| listing.objects.iter().position(|x| x == o))
+                .unwrap_or(0);
+            self.ui.jump = Some(Jump {
+                word: word.to_string(),
+                objects: listing.objects,
+                first_row,
+                selected,
+                describing: false,
+            });
+            self.flash(
+                format!("{plural}: ↑/↓ select · Enter describes · Esc back"),
+                FlashLevel::Info,
+            );
+        }
+        self.ui.mode = Mode::Normal;
+        if self.ui.focus != Pane::Output {
+            self.ui.focus_stack.push(self.ui.focus);
+            self.ui.focus = Pane::Output;
+        }
+        let new = usize::try_from(self.ui.output_pushed - pushed_before).unwrap_or(usize::MAX);
+        self.show_output_from(self.ui.output.len().saturating_sub(new));
+        self.reveal_row();
+    }
+
+    /// Where the selected row of the listing is in the output now, if it is still kept.
+    pub fn listing_row(&self) -> Option<usize> {
+        let j = self.ui.jump.as_ref().filter(|j| !j.describing)?;
+        let oldest = self.ui.output_pushed - self.ui.output.len() as u64;
+        let at = (j.first_row + j.selected as u64).checked_sub(oldest)?;
+        usize::try_from(at)
+            .ok()
+            .filter(|i| *i < self.ui.output.len())
+    }
+
+    /// Move the listing's selection by `d` rows (kept in view).
+    fn select_row(&mut self, d: i64) {
+        if let Some(j) = &mut self.ui.jump {
+            let last = j.objects.len().saturating_sub(1) as i64;
+            j.selected = (j.selected as i64 + d).clamp(0, last) as usize;
+        }
+        self.reveal_row();
+    }
+
+    /// Scroll the output so the listing's selected row is on screen.
+    fn reveal_row(&mut self) {
+        let Some(row) = self.listing_row() else {
+            return;
+        };
+        let below = self.ui.output.len() - 1 - row;
+        let scroll = self.ui.scroll[Pane::Output.index()];
+        if below < scroll {
+            self.ui.scroll[Pane::Output.index()] = below;
+            return;
+        }
+        // Rows shown above the selected one, from the bottom of the pane.
+        let area = self.viewport(Pane::Output);
+        let (w, h) = (area.width.max(1) as usize, area.height.max(1) as usize);
+        let end = self.ui.output.len() - scroll;
+        let used: usize = (row..end)
+            .map(|i| view::output::wrapped_height(&self.ui.output[i], w))
+            .sum();
+        if used > h {
+            self.show_output_from(row);
+        }
+    }
+
+    /// Enter on a selected row: the listing's object, else Topology's pod, described by a
+    /// `describe` line run as if typed (in the history and the journal).
+    fn open(&mut self) -> Option<Action> {
+        if self.listing_active() {
+            let mut j = self.ui.jump.take()?;
+            let o = j.objects.get(j.selected)?.clone();
+            self.run_command(&lab_engine::resource::describe_line(&o));
+            j.describing = true;
+            self.ui.jump = Some(j);
+            self.ui.mode = Mode::Normal;
+            self.flash("Esc: back to the listing".to_string(), FlashLevel::Info);
+            return None;
+        }
+        if self.ui.focus == Pane::Topology && self.ui.sel_pod.is_some() {
+            return Some(Action::RunTemplate("describe pod {pod} -n {pod_ns}"));
+        }
+        None
+    }
+
+    // -----------------------------------------------------------------------------------
     // Selection and scrolling.
 
     /// The inner area a pane has on screen now (zero-sized when hidden).
@@ -1856,6 +2056,32 @@ fn prose_continuation(line: &Line) -> Option<&str> {
         || t.split_once(". ")
             .is_some_and(|(n, _)| n.chars().all(|c| c.is_ascii_digit()));
     (span.role == Role::Prose && !block).then_some(t)
+}
+
+/// A command's echo in the output: `lab> LINE`.
+fn echo(line: &str) -> Line {
+    Line::new()
+        .push("lab> ", Role::Actor)
+        .push(line.to_string(), Role::Name)
+}
+
+/// Whether what follows `:` asks for a kind's listing (k9s's `:pods`): one word that the
+/// resource registry knows, or one that is no command either (the registry says what it
+/// may have meant). Anything else after `:` is a command.
+fn names_kind(rest: &str) -> bool {
+    if rest.is_empty() || rest.contains(char::is_whitespace) {
+        return false;
+    }
+    if lab_engine::resource::lookup(rest).is_some() {
+        return true;
+    }
+    let command = matches!(rest, "quit" | "exit" | "q" | "q!")
+        || lab_engine::command::help::is_clear_word(rest)
+        || !matches!(
+            lab_engine::command::parse(rest),
+            Err(lab_engine::command::ParseError::Invalid(_))
+        );
+    !command
 }
 
 /// The first output line of an error: `✗ error: …`, or just `✗ …` when the message

@@ -114,6 +114,8 @@ pub enum Action {
     OpenFilter,
     /// Run the command line (or keep the filter).
     Submit,
+    /// Enter on a selected row: describe it (a `:KIND` listing's row, Topology's pod).
+    Open,
     /// Complete the word under the cursor.
     Complete,
     /// Walk the command history (−1 older, +1 newer).
@@ -295,7 +297,7 @@ pub static KEYMAP: &[Binding] = &[
         label: ":",
         modes: N,
         action: Action::OpenPrompt,
-        desc: "type a command (the same language as the REPL and scripts)",
+        desc: "type a command (the same language as the REPL and scripts); `:pods`, `:pvc`, `:no` … list a kind (k9s)",
         short: Some("command"),
         section: Section::General,
     },
@@ -313,11 +315,20 @@ pub static KEYMAP: &[Binding] = &[
         label: "Esc",
         modes: ALL,
         action: Action::Back,
-        desc: "back: stop a playback (lesson play, play FILE) · close help · leave the prompt · clear the filter · follow the log",
+        desc: "back: stop a playback (lesson play, play FILE) · close help · leave the prompt · from a describe to its `:KIND` listing, then out of it · clear the filter · follow the log",
         short: Some("back"),
         section: Section::General,
     },
     // Navigation
+    Binding {
+        keys: &[KeyPat::Key(KeyCode::Enter, NONE)],
+        label: "Enter",
+        modes: N,
+        action: Action::Open,
+        desc: "describe the selected row: a `:KIND` listing's, or Topology's pod (`describe KIND NAME`)",
+        short: None,
+        section: Section::Navigation,
+    },
     Binding {
         keys: &[KeyPat::Key(KeyCode::Tab, NONE)],
         label: "Tab",

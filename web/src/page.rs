@@ -234,7 +234,11 @@ impl Page {
             self.app.ui.history.last().cloned(),
         );
         let ran = match typed {
-            Some(t) if !t.is_empty() => Some(t),
+            // A kind's listing (`:pods`): the history has it with its colon.
+            Some(t) if !t.is_empty() => Some(match after.1 {
+                Some(h) if h.strip_prefix(':') == Some(t.as_str()) => h,
+                _ => t,
+            }),
             Some(_) => None,
             None => (before != after).then_some(after.1).flatten(),
         };

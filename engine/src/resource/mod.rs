@@ -401,6 +401,40 @@ pub fn lookup(word: &str) -> Option<ApiKind> {
         .map(|r| r.kind())
 }
 
+/// One kind's objects as `get KIND -o wide` lists them in the default namespace (k9s's
+/// resource view, `:pods` in the dashboard): the table, and the object each row shows.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    /// The kind listed.
+    pub kind: ApiKind,
+    /// `get -o wide`'s table, its rows in the store's order.
+    pub table: Table,
+    /// The object each row of the table shows, in the same order.
+    pub objects: Vec<ObjectRef>,
+}
+
+/// The listing of the kind a typed word names (`po`, `pvc`, `netpol`), or [`resolve`]'s
+/// error for a word that names none (its did-you-mean included).
+pub fn listing(lab: &Lab, word: &str) -> Result<Listing, LabError> {
+    let r = resolve(word)?;
+    let sel = Sel::all_in(Some("default"));
+    Ok(Listing {
+        kind: r.kind(),
+        table: r.table(lab, &sel, true),
+        objects: r.kept_refs(lab, &sel),
+    })
+}
+
+/// The words `describe` takes for an object: its kind's plural, its name, and `-n NS`
+/// for a namespaced object outside `default`.
+pub fn describe_line(o: &ObjectRef) -> String {
+    let mut line = format!("describe {} {}", plural(o.kind), o.name);
+    if !o.namespace.is_empty() && o.namespace != "default" {
+        line.push_str(&format!(" -n {}", o.namespace));
+    }
+    line
+}
+
 /// The resource a typed word names, or kubectl's answer to a kind the server does not
 /// serve (`the server doesn't have a resource type "pdos"`), then the lab's lines: the
 /// nearest kinds by their spellings (`did you mean pods?`, see [`near`]) and every kind.

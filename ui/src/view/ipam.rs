@@ -1,5 +1,6 @@
 //! The IPAM pane: host-local's directory on the selected node as it sits on disk — one
-//! file per leased IP holding `<containerID>\r\n<ifname>`, `last_reserved_ip.N`, `lock` —
+//! file per leased IP holding `<containerID>\r\n<ifname>` (shown as its two fields, the
+//! ID shortened), `last_reserved_ip.N`, `lock` —
 //! with the range, the gateway, used/free, and what the last command changed marked `●`
 //! (written) or `✗` (released).
 //!
@@ -334,17 +335,21 @@ fn draw_leases(
             Some(LeaseHolder::Leaked) => "leaked (no DEL ever)".to_string(),
         };
         let style = if changed { t.changed } else { t.plain };
-        // The file's content, `<containerID>\r\n<ifname>`, with the ID shortened; shorter
-        // still (and the ifname left out) on a narrow pane, so the address and the owner
-        // stay whole.
-        let wide = format!("{}…\\r\\n{}", short_id(&lease.container_id), lease.ifname);
+        // The file's two fields (host-local writes `<containerID>\r\n<ifname>`): the
+        // container ID shortened, then the interface; shorter still (and the interface left
+        // out) on a narrow pane, so the address and the owner stay whole.
+        let fields = |id: &str| match lease.ifname.as_str() {
+            "" => format!("{id}…"),
+            ifname => format!("{id}…  {ifname}"),
+        };
+        let wide = fields(short_id(&lease.container_id));
         let ip_text = ip.to_string();
         let full_w = 2 + 16 + wide.chars().count() + 2 + owner.chars().count();
         let (ip_col, held) = if full_w <= inner.width as usize {
             (format!("{ip_text:<16}"), wide)
         } else {
             let id: String = lease.container_id.chars().take(7).collect();
-            let mid = format!("{id}…\\r\\n{}", lease.ifname);
+            let mid = fields(&id);
             let w = 2 + ip_text.len() + 2 + mid.chars().count() + 2 + owner.chars().count();
             if w <= inner.width as usize {
                 (format!("{ip_text}  "), mid)

@@ -122,6 +122,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             ),
             t.warn,
         )]
+    } else if let Some(j) = &app.ui.jump {
+        let keys = if j.describing {
+            "Esc: back to the listing"
+        } else {
+            "↑/↓ select · Enter describe · Esc back"
+        };
+        vec![Span::styled(keys, t.warn)]
     } else {
         vec![Span::styled("PgUp/PgDn scroll", t.dim)]
     };
@@ -146,11 +153,20 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let (w, h) = (inner.width as usize, inner.height as usize);
     // Walk back from the bottom line, wrapping only what fits.
     let end = out.len() - scroll;
+    let selected = app.listing_row();
     let mut rows: Vec<Line<'static>> = Vec::new();
     let mut i = end;
     while i > 0 && rows.len() < h {
         i -= 1;
         let mut wrapped = wrap(t, &out[i], w);
+        if selected == Some(i) {
+            // The `:KIND` listing's selected row, as k9s draws its cursor.
+            for row in &mut wrapped {
+                for span in &mut row.spans {
+                    span.style = span.style.patch(t.selected);
+                }
+            }
+        }
         wrapped.extend(rows);
         rows = wrapped;
     }
