@@ -16,9 +16,11 @@
 //! still present (see [`super::node_tree`]).
 
 use super::node_tree::NodeTree;
-use crate::cluster::{Kind, NodeSpec, Object, PodSpec, Revisions, Table, no_namespace};
+use crate::cluster::{
+    Kind, NodeSpec, Object, PodSpec, Revisions, Table, is_extended_resource, no_namespace,
+};
 use crate::storage::work::{event_key, events_from};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A table key: (namespace, name).
 type Key = (String, String);
@@ -46,7 +48,7 @@ pub(crate) struct Allocatable {
     pub memory: i64,
     /// `pods`, when given as a whole number.
     pub pods: Option<usize>,
-    /// Every entry given as a whole number (the extended resources among them).
+    /// The extended resources (`vendor/name`) given as a whole number.
     pub scalar: BTreeMap<String, i64>,
 }
 
@@ -87,6 +89,7 @@ impl NodeFacts {
                 pods: alloc.get("pods").and_then(|q| q.parse().ok()),
                 scalar: alloc
                     .iter()
+                    .filter(|(k, _)| is_extended_resource(k))
                     .filter_map(|(k, q)| Some((k.clone(), q.parse::<i64>().ok()?)))
                     .collect(),
             },
@@ -230,7 +233,13 @@ impl NodeInfos {
     pub fn refresh_nodes(&mut self, revs: &Revisions, nodes: &Table<NodeSpec>) {
         match self.nodes_seen.and_then(|seen| events_from(revs, seen)) {
             Some(events) => {
+                // Each event is looked up in the table, so a node's later events in the
+                // same batch would find what its first one found: it is read once.
+                let mut read = BTreeSet::new();
                 for e in events.filter(|e| e.kind == NodeSpec::API_KIND) {
+                    if !read.insert(e.key.as_str()) {
+                        continue;
+                    }
                     let key = event_key(e).0;
                     match nodes.get(&key) {
                         Some(node) => self.set_node(node),
