@@ -38,6 +38,8 @@ enum Author {
         pod: (String, String),
         iface: String,
     },
+    /// Felix's profile chain of a namespace (its own, or its default service account's).
+    FelixProfile { namespace: String, id: String },
     /// One of Felix's own chains.
     Felix,
 }
@@ -192,6 +194,24 @@ impl Lab {
                 iface: p.host_veth.clone().unwrap_or_default(),
             });
         }
+        for ns in net
+            .pods
+            .iter()
+            .filter(|p| p.node == node)
+            .map(|p| &p.namespace)
+        {
+            let ids = felix::profile_ids(ns);
+            let found = ["cali-pri-", "cali-pro-"]
+                .iter()
+                .flat_map(|prefix| ids.iter().map(move |id| (prefix, id)))
+                .find(|(prefix, id)| felix::chain_name(prefix, id) == chain);
+            if let Some((_, id)) = found {
+                return Some(Author::FelixProfile {
+                    namespace: ns.clone(),
+                    id: id.clone(),
+                });
+            }
+        }
         Some(Author::Felix)
     }
 
@@ -267,6 +287,23 @@ impl Lab {
                     ),
                     None => Origin::Start,
                 }));
+            }
+            Author::FelixProfile { namespace, id } => {
+                chain.push(whose(format!(
+                    "Felix's chain for profile {id}: namespace {namespace}'s, which every endpoint there passes"
+                )));
+                // Programmed for the first endpoint of the namespace on the node (or when
+                // Calico started under one): the first event since which the chain is there.
+                chain.push(Link::Made(self.origin_since(|lab| {
+                    lab.nodes.get(node).is_some_and(|rt| {
+                        rt.host
+                            .netfilter
+                            .family(false)
+                            .get(TableKind::Filter)
+                            .chains()
+                            .contains_key(&at)
+                    })
+                })));
             }
             Author::Felix => {
                 chain.push(whose(
