@@ -217,6 +217,23 @@ impl Lab {
         }
     }
 
+    /// Event `number` (from 1) of the present, if there is one: what a view that shows a
+    /// few events of a long session reads instead of [`Lab::events`].
+    pub fn event(&self, number: usize) -> Option<Event> {
+        let present = self.present();
+        let i = number.checked_sub(1)?;
+        let (e, t) = (
+            present.journal.entries.get(i)?,
+            present.history.times.get(i)?,
+        );
+        Some(Event {
+            number,
+            clock: *t,
+            line: e.line.clone(),
+            failed: e.fails,
+        })
+    }
+
     /// Every event of the present, in order.
     pub fn events(&self) -> Vec<Event> {
         let present = self.present();

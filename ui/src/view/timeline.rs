@@ -39,13 +39,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         pos.of,
         if pos.rewound() { " rewound" } else { "" }
     );
-    let events = app.desk.lab.events();
-    // Item k: the start (0) or event k; only the ones near the current one are made.
-    let label = |k: usize| match k.checked_sub(1).and_then(|i| events.get(i)) {
+    // Item k: the start (0) or event k; only the ones near the current one are read.
+    let label = |k: usize| match app.desk.lab.event(k) {
         Some(e) => item(e.number, &e.line),
         None => "0 start".to_string(),
     };
-    let count = events.len() + 1;
+    let count = pos.of + 1;
     // The head, a lead `… ` and a trailing ` …`.
     let room = (area.width as usize).saturating_sub(head.width() + 4);
     // Grow a window around the current event, one to the left, one to the right, while it
