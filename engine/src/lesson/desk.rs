@@ -10,8 +10,9 @@ use super::Lessons;
 use super::progress::TypedLine;
 use crate::command::{Command, ParseError};
 use crate::engine::seen::Executed;
+use crate::engine::watch::{Watch, WatchEnd};
 use crate::engine::{Lab, LabError, is_front_end_command};
-use crate::render::Outcome;
+use crate::render::{Line, Outcome, Role};
 
 /// The learner's desk: the lab being taught on and the lessons (catalog, progress store,
 /// the lesson in progress) that drive it. Front ends own one and run every line through
@@ -21,6 +22,8 @@ pub struct Desk {
     pub lab: Lab,
     /// The lessons, their saved progress and the lesson in progress.
     pub lessons: Lessons,
+    /// The `get -w` in progress: what changed since each line is printed under it.
+    watch: Option<Watch>,
 }
 
 impl std::fmt::Debug for Desk {
@@ -55,6 +58,7 @@ impl Desk {
         Desk {
             lab,
             lessons: Lessons::default(),
+            watch: None,
         }
     }
 
@@ -71,7 +75,8 @@ impl Desk {
     /// [`super::progress::Transcript`]), with the files it read.
     pub fn run(&mut self, line: &str) -> Executed {
         let journaled = self.lab.journal_mark();
-        let ran = self.run_line(line);
+        let mut ran = self.run_line(line);
+        self.follow_watch(&mut ran);
         if let Some(s) = &mut self.lessons.session {
             // A played script's lines went in one by one as they ran.
             if !matches!(ran.command, Some(Command::Play(_))) {
@@ -132,6 +137,79 @@ impl Desk {
                 let ran = self.lab.run_parsed(text, parsed);
                 self.lesson_observe(text, ran)
             }
+        }
+    }
+
+    /// The kind the `get -w` in progress watches (`pods`), if one is.
+    pub fn watching(&self) -> Option<&'static str> {
+        self.watch.as_ref().map(Watch::resource)
+    }
+
+    /// End the `get -w` in progress (Ctrl-C in the REPL, Esc in the dashboard); the kind
+    /// it watched, if one was.
+    pub fn stop_watch(&mut self) -> Option<&'static str> {
+        let w = self.watch.take()?;
+        self.lab.watch_stop();
+        Some(w.resource())
+    }
+
+    /// After a line: keep the watch it started (saying which one it replaces), or print
+    /// under it what the watch in progress saw change; end the watch when the lab it
+    /// watched was replaced or went back in time.
+    fn follow_watch(&mut self, ran: &mut Executed) {
+        if let Some(new) = ran.started_watch.take() {
+            if let (Some(old), Ok(out)) = (self.watch.replace(new), &mut ran.result) {
+                let mut first = Outcome::empty();
+                first.line(Line::styled(
+                    format!(
+                        "(the watch of {} ends here: one watch at a time, and this one replaces it)",
+                        old.resource()
+                    ),
+                    Role::Dim,
+                ));
+                first.extend(std::mem::take(out));
+                *out = first;
+            }
+            return;
+        }
+        let Some(w) = &mut self.watch else {
+            return;
+        };
+        let replaced = match (&ran.command, &ran.result) {
+            (Some(Command::Reset(_)), Ok(_)) => Some("`reset` started a new lab"),
+            (Some(Command::Load(_)), Ok(_)) => Some("`load` replaced the lab"),
+            (Some(Command::Rewind(_)), Ok(_)) => Some("the lab moved to another moment"),
+            _ => None,
+        };
+        let changes = match replaced {
+            Some(why) => Err(why),
+            None => self.lab.watch_changes(w).map_err(|end| match end {
+                WatchEnd::Replaced => "the lab it watched was replaced",
+                WatchEnd::FellBehind => {
+                    "more changes came in one command than it keeps (kubectl's watch would end with \"too old resource version\")"
+                }
+            }),
+        };
+        let printed = match changes {
+            Ok(out) => out,
+            Err(why) => {
+                let mut out = Outcome::empty();
+                out.line(Line::styled(
+                    format!(
+                        "(the watch of {} ended: {why}; `get {} -w` watches again)",
+                        w.resource(),
+                        w.resource()
+                    ),
+                    Role::Dim,
+                ));
+                self.watch = None;
+                self.lab.watch_stop();
+                out
+            }
+        };
+        match &mut ran.result {
+            Ok(out) => out.extend(printed),
+            Err(e) => e.output.extend(printed),
         }
     }
 }
