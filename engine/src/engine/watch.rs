@@ -335,3 +335,34 @@ impl Lab {
 fn single_type() -> LabError {
     LabError::msg("you may only specify a single resource type")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tap_keeps_the_watched_kind_while_the_watch_runs() {
+        let mut lab = Lab::new();
+        let ran = lab.run_command(
+            "get pods -w",
+            crate::command::parse("get pods -w").unwrap().unwrap(),
+        );
+        let mut w = ran.started_watch.expect("a watch");
+        lab.execute("pvc create data --size 1Gi").unwrap();
+        lab.execute("pod create a").unwrap();
+        let tap = lab.cluster.revs.tap.as_ref().expect("a tap");
+        assert_eq!(tap.kind(), ApiKind::Pod);
+        let out = lab.watch_changes(&mut w).unwrap().to_text();
+        // ADDED, bound, sandbox under way, Running: four events, four rows, header first.
+        assert_eq!(out.lines().count(), 5, "{out}");
+        assert!(
+            out.starts_with("NAME   READY   STATUS    RESTARTS   AGE\na      0/1     Pending"),
+            "{out}"
+        );
+        // Read: the next call has nothing new.
+        assert_eq!(lab.watch_changes(&mut w).unwrap().to_text(), "");
+        lab.watch_stop();
+        assert!(lab.cluster.revs.tap.is_none());
+        assert_eq!(lab.watch_changes(&mut w).unwrap_err(), WatchEnd::Replaced);
+    }
+}

@@ -213,3 +213,68 @@ impl Desk {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(desk: &mut Desk, line: &str) -> String {
+        desk.execute(line)
+            .unwrap_or_else(|e| panic!("{line}: {}", e.message))
+            .to_text()
+    }
+
+    #[test]
+    fn rewind_and_load_end_the_watch_and_save_leaves_it_out() {
+        let mut desk = Desk::new();
+        ok(&mut desk, "pod create a");
+        let before = desk.lab.state_snapshot();
+        ok(&mut desk, "get pods -w");
+        assert_eq!(desk.watching(), Some("pods"));
+        // Not lab state: a save file is the same with a watch running.
+        assert_eq!(desk.lab.state_snapshot(), before);
+        let out = ok(&mut desk, "pod create b");
+        assert!(out.contains("\nb      0/1     Pending"), "{out}");
+        let out = ok(&mut desk, "rewind 1");
+        assert!(
+            out.ends_with(
+                "(the watch of pods ended: the lab moved to another moment; `get pods -w` watches again)\n"
+            ),
+            "{out}"
+        );
+        assert_eq!(desk.watching(), None);
+        // A failed rewind changes nothing: the watch goes on.
+        ok(&mut desk, "get pods -w");
+        assert!(desk.execute("rewind 99").is_err());
+        assert_eq!(desk.watching(), Some("pods"));
+        let out = ok(&mut desk, "label pod a x=y");
+        assert!(
+            out.ends_with("a      1/1     Running   0          0s\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_lab_replaced_under_the_desk_ends_the_watch() {
+        let mut desk = Desk::new();
+        ok(&mut desk, "get nodes -w");
+        desk.lab = Lab::new();
+        let out = ok(&mut desk, "pod create a");
+        assert!(
+            out.ends_with(
+                "(the watch of nodes ended: the lab it watched was replaced; `get nodes -w` watches again)\n"
+            ),
+            "{out}"
+        );
+        assert_eq!(desk.stop_watch(), None);
+    }
+
+    #[test]
+    fn stop_watch_ends_it_and_nothing_streams_after() {
+        let mut desk = Desk::new();
+        ok(&mut desk, "pod create a");
+        ok(&mut desk, "get pods --watch-only");
+        assert_eq!(desk.stop_watch(), Some("pods"));
+        assert_eq!(ok(&mut desk, "label pod a x=y"), "pod/a labeled\n");
+    }
+}
