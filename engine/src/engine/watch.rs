@@ -164,7 +164,8 @@ pub enum WatchEnd {
 
 impl Lab {
     /// `get … -w` / `--watch-only`: the first listing (not with `--watch-only`), and the
-    /// watch that follows, left for [`Lab::take_started_watch`].
+    /// watch that follows, which [`Lab::run_command`] hands over in
+    /// its `Executed` for the desk to keep.
     pub(super) fn watch_start(
         &mut self,
         g: &GetArgs,
@@ -271,11 +272,6 @@ impl Lab {
             format: g.output.as_ref().map_or("table", OutputFormat::name),
         };
         Ok((out, seen))
-    }
-
-    /// The watch the last command started (`get -w`), for the desk to keep.
-    pub fn take_started_watch(&mut self) -> Option<Watch> {
-        self.watch_started.take()
     }
 
     /// What changed since the watch last printed, as kubectl prints it (nothing when
