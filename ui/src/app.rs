@@ -785,6 +785,19 @@ impl App {
             self.show_playback();
             return;
         }
+        // Esc ends a `get -w` as Ctrl-C ends kubectl's (not while help is open or a line
+        // is being typed).
+        let typing = self.ui.mode == Mode::Command && !self.ui.prompt.text.is_empty();
+        if self.ui.mode != Mode::Help && !typing {
+            if let Some(kind) = self.desk.stop_watch() {
+                self.push_output(Line::styled(
+                    format!("── watch of {kind} stopped"),
+                    Role::Dim,
+                ));
+                self.show_output_from(self.ui.output.len().saturating_sub(1));
+                return;
+            }
+        }
         match self.ui.mode {
             Mode::Help => self.ui.mode = self.ui.prev_mode,
             Mode::Command => {

@@ -316,7 +316,7 @@ pub static KEYMAP: &[Binding] = &[
         label: "Esc",
         modes: ALL,
         action: Action::Back,
-        desc: "back: stop a playback (lesson play, play FILE) · close help · leave the prompt · from a describe to its `:KIND` listing, then out of it · clear the filter · follow the log",
+        desc: "back: stop a playback (lesson play, play FILE) · stop a `get -w` · close help · leave the prompt · from a describe to its `:KIND` listing, then out of it · clear the filter · follow the log",
         short: Some("back"),
         section: Section::General,
     },

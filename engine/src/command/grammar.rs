@@ -75,7 +75,7 @@ pub enum Command {
     Network(NetworkCmd),
     /// Print objects (kubectl get)
     #[command(
-        after_help = "Examples:\n  get pods\n  get pod web -o json\n  get pod/web -o yaml\n  get pod web db\n  get pod/web pvc/data\n  get nodes -o wide\n  get pods -A\n  get pods -l app=web\n  get pods,pvc -o name"
+        after_help = "Examples:\n  get pods\n  get pod web -o json\n  get pod/web -o yaml\n  get pod web db\n  get pod/web pvc/data\n  get nodes -o wide\n  get pods -A\n  get pods -l app=web\n  get pods,pvc -o name\n  get pods -w\n  get pods -l app=web --watch-only --output-watch-events"
     )]
     Get(GetArgs),
     /// Describe objects, with the events of one (kubectl describe)
@@ -952,10 +952,24 @@ pub struct GetArgs {
     /// .reason, .type, .involvedObject.name
     #[arg(long = "sort-by", value_name = "PATH")]
     pub sort_by: Option<String>,
-    /// The rows, then how to follow the changes: the lab changes only when a command runs,
-    /// so nothing streams; `show watch --since N` lists what changed from here
+    /// The rows, then every change to them after each later command, one row each, until
+    /// Ctrl-C in the REPL, Esc in the dashboard, or the script's end
     #[arg(short = 'w', long = "watch")]
     pub watch: bool,
+    /// As --watch, without listing the objects first: only the changes print
+    #[arg(long = "watch-only")]
+    pub watch_only: bool,
+    /// With --watch or --watch-only: an EVENT column first (ADDED, MODIFIED, DELETED; the
+    /// first listing's rows are ADDED)
+    #[arg(long = "output-watch-events")]
+    pub output_watch_events: bool,
+}
+
+impl GetArgs {
+    /// Whether it starts a watch (`-w` or `--watch-only`).
+    pub fn watches(&self) -> bool {
+        self.watch || self.watch_only
+    }
 }
 
 /// `delete KIND NAME`: kubectl's verb order for `pod delete NAME` and the like.
