@@ -121,8 +121,8 @@ pub fn print_result(
     }
 }
 
-/// The line-editing REPL. Ctrl-C clears the line (twice in a row on an empty prompt
-/// quits), Ctrl-D or `quit` quits. Returns the desk as the session left it.
+/// The line-editing REPL. Ctrl-C ends a `get -w` in progress, else clears the line (twice
+/// in a row on an empty prompt quits), Ctrl-D or `quit` quits. Returns the desk as the session left it.
 pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
     let desk = Arc::new(Mutex::new(desk));
     let config = Config::builder()
@@ -305,6 +305,17 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                 }
             }
             Err(ReadlineError::Interrupted) => {
+                let watched = lock(&desk).stop_watch();
+                if watched.is_some() {
+                    // Ctrl-C ends the `get -w` in progress, as it ends kubectl's watch,
+                    // and the terminal shows it as it would there.
+                    interrupts = 0;
+                    stdout.lock().write_all(b"^C\n")?;
+                    if let Some(c) = cast.as_ref() {
+                        lock_cast(c).output("^C\n")?;
+                    }
+                    continue;
+                }
                 interrupts += 1;
                 if interrupts >= 2 {
                     break;

@@ -55,3 +55,4 @@ mod variants;
 mod volume_backoff;
 mod volume_topology;
 mod walker_differential;
+mod watch;

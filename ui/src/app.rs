@@ -785,6 +785,19 @@ impl App {
             self.show_playback();
             return;
         }
+        // Esc ends a `get -w` as Ctrl-C ends kubectl's (not while help is open or a line
+        // is being typed).
+        let typing = self.ui.mode == Mode::Command && !self.ui.prompt.text.is_empty();
+        if self.ui.mode != Mode::Help && !typing {
+            if let Some(kind) = self.desk.stop_watch() {
+                self.push_output(Line::styled(
+                    format!("── watch of {kind} stopped"),
+                    Role::Dim,
+                ));
+                self.show_output_from(self.ui.output.len().saturating_sub(1));
+                return;
+            }
+        }
         match self.ui.mode {
             Mode::Help => self.ui.mode = self.ui.prev_mode,
             Mode::Command => {
@@ -997,6 +1010,28 @@ impl App {
                     None => 0,
                 };
                 line = line.replace(ph, nodes[i as usize]);
+            }
+        }
+        if line.contains("{prev_event}") || line.contains("{next_event}") {
+            let pos = self.desk.lab.position();
+            if line.contains("{prev_event}") {
+                let n = pos.at.checked_sub(1).ok_or_else(|| {
+                    format!(
+                        "at the start of the timeline: nothing earlier (`]` goes forward; {} event{} in all)",
+                        pos.of,
+                        if pos.of == 1 { "" } else { "s" }
+                    )
+                })?;
+                line = line.replace("{prev_event}", &n.to_string());
+            }
+            if line.contains("{next_event}") {
+                if !pos.rewound() {
+                    return Err(format!(
+                        "at the present (event {}): nothing later (`[` goes back)",
+                        pos.of
+                    ));
+                }
+                line = line.replace("{next_event}", &(pos.at + 1).to_string());
             }
         }
         if line.contains("{pod}") || line.contains("{pod_ns}") {

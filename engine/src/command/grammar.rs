@@ -75,7 +75,7 @@ pub enum Command {
     Network(NetworkCmd),
     /// Print objects (kubectl get)
     #[command(
-        after_help = "Examples:\n  get pods\n  get pod web -o json\n  get pod/web -o yaml\n  get pod web db\n  get pod/web pvc/data\n  get nodes -o wide\n  get pods -A\n  get pods -l app=web\n  get pods,pvc -o name"
+        after_help = "Examples:\n  get pods\n  get pod web -o json\n  get pod/web -o yaml\n  get pod web db\n  get pod/web pvc/data\n  get nodes -o wide\n  get pods -A\n  get pods -l app=web\n  get pods,pvc -o name\n  get pods -w\n  get pods -l app=web --watch-only --output-watch-events"
     )]
     Get(GetArgs),
     /// Describe objects, with the events of one (kubectl describe)
@@ -186,7 +186,7 @@ pub enum Command {
     /// Where a piece of state came from, back to the command that made it
     #[command(
         subcommand,
-        after_help = "Examples:\n  why route 10.244.2.0/24 --node node-1\n  why lease 10.244.1.2 --node node-1\n  why pv pvc-76511e8b-8bbc-8416-e4c3-3d1effb0f211\n  why va csi-2a92d2391c4c"
+        after_help = "Examples:\n  why route 10.244.2.0/24 --node node-1\n  why lease 10.244.1.2 --node node-1\n  why pv pvc-76511e8b-8bbc-8416-e4c3-3d1effb0f211\n  why va csi-2a92d2391c4c\n  why rule CNI-HOSTPORT-DNAT 1 --node node-1\n  why identity 45927"
     )]
     Why(WhyCmd),
     /// Start over with the default cluster
@@ -952,10 +952,24 @@ pub struct GetArgs {
     /// .reason, .type, .involvedObject.name
     #[arg(long = "sort-by", value_name = "PATH")]
     pub sort_by: Option<String>,
-    /// The rows, then how to follow the changes: the lab changes only when a command runs,
-    /// so nothing streams; `show watch --since N` lists what changed from here
+    /// The rows, then every change to them after each later command, one row each, until
+    /// Ctrl-C in the REPL, Esc in the dashboard, or the script's end
     #[arg(short = 'w', long = "watch")]
     pub watch: bool,
+    /// As --watch, without listing the objects first: only the changes print
+    #[arg(long = "watch-only")]
+    pub watch_only: bool,
+    /// With --watch or --watch-only: an EVENT column first (ADDED, MODIFIED, DELETED; the
+    /// first listing's rows are ADDED)
+    #[arg(long = "output-watch-events")]
+    pub output_watch_events: bool,
+}
+
+impl GetArgs {
+    /// Whether it starts a watch (`-w` or `--watch-only`).
+    pub fn watches(&self) -> bool {
+        self.watch || self.watch_only
+    }
 }
 
 /// `delete KIND NAME`: kubectl's verb order for `pod delete NAME` and the like.
@@ -1165,6 +1179,38 @@ pub enum WhyCmd {
         /// Its name
         name: String,
     },
+    /// An iptables rule on a node, by chain and number as `iptables -t TABLE -L CHAIN
+    /// --line-numbers` counts them (`show iptables NODE`)
+    #[command(
+        after_help = "Rules are numbered from 1 in each chain, in `iptables -S` order.\nExamples:\n  why rule CNI-HOSTPORT-DNAT 1 --node node-1\n  why rule FLANNEL-FWD 2 --node node-1 -t filter"
+    )]
+    Rule(WhyRuleArgs),
+    /// A Cilium security identity (`show bpf NODE --identities`)
+    Identity {
+        /// Its number
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+}
+
+/// `why rule` arguments.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct WhyRuleArgs {
+    /// The chain
+    #[arg(value_name = "CHAIN")]
+    pub chain: String,
+    /// The rule's number in the chain, from 1
+    #[arg(value_name = "N", allow_negative_numbers = true, value_parser = whole_u64)]
+    pub number: u64,
+    /// The node
+    #[arg(long)]
+    pub node: String,
+    /// The IPv6 tables (ip6tables)
+    #[arg(short = '6', long = "ipv6")]
+    pub v6: bool,
+    /// The table (as `show iptables`, nat unless given)
+    #[arg(long, short = 't', default_value = "nat", value_parser = TableParser)]
+    pub table: TableArg,
 }
 
 /// `save` / `load` arguments.

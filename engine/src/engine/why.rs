@@ -6,6 +6,9 @@
 //! after every event); an API object's UID gives the first event after which it exists
 //! (the timeline's moments are asked, never the printed text).
 
+mod identity;
+mod rule;
+
 use super::{Lab, LabError};
 use crate::cni::host::RouteEntry;
 use crate::command::grammar::WhyCmd;
@@ -22,6 +25,15 @@ enum Origin {
     Event(usize, String),
     /// Older than the wire log keeps.
     Forgotten,
+}
+
+/// Which of the wire records a search accepts is wanted.
+#[derive(Debug, Clone, Copy)]
+enum Which {
+    /// The earliest still kept.
+    First,
+    /// The latest.
+    Last,
 }
 
 /// One link of a chain.
@@ -65,6 +77,19 @@ enum Link {
     Object { kind: &'static str, name: String },
     /// A controller acted for a reason.
     Controller { who: &'static str, because: String },
+    /// An iptables rule: its place (`-t TABLE -L CHAIN --line-numbers` numbering) and text.
+    Rule {
+        node: String,
+        v6: bool,
+        table: crate::cni::netfilter::TableKind,
+        chain: String,
+        number: usize,
+        text: String,
+    },
+    /// Whose a chain is (a rule's, or the chain a rule jumps to).
+    Chain { chain: String, whose: String },
+    /// A Cilium security identity and its labels.
+    Identity { id: u32, labels: Vec<String> },
     /// Where the chain ends: the learner's command.
     Made(Origin),
 }
@@ -107,6 +132,20 @@ impl Link {
                 format!("the container is pod {pod}'s sandbox on {node}")
             }
             Link::Object { kind, name } => format!("{kind} {name}"),
+            Link::Rule {
+                node,
+                v6,
+                table,
+                chain,
+                number,
+                text,
+            } => format!(
+                "rule {number} of {chain} ({} -t {}) on {node}: -A {chain} {text}",
+                if *v6 { "ip6tables" } else { "iptables" },
+                table.name()
+            ),
+            Link::Chain { chain, whose } => format!("{chain} is {whose}"),
+            Link::Identity { id, labels } => format!("identity {id}: {}", labels.join(" ")),
             Link::Controller { who, because } => format!("{who} made it {because}"),
             Link::Made(Origin::Start) => "part of the lab's start (the default cluster)".into(),
             Link::Made(Origin::Event(n, line)) => format!("from `{line}` at event {n}"),
@@ -131,6 +170,8 @@ impl Lab {
             WhyCmd::Lease { ip, node } => self.why_lease(ip, node)?,
             WhyCmd::Pv { name } => self.why_pv(name)?,
             WhyCmd::Va { name } => self.why_va(name)?,
+            WhyCmd::Rule(r) => self.why_rule(r)?,
+            WhyCmd::Identity { id } => self.why_identity(id)?,
         };
         let mut out = Outcome::empty();
         for (i, link) in chain.iter().enumerate() {
@@ -187,10 +228,10 @@ impl Lab {
                 node: node.to_string(),
                 dev: route.dev.clone(),
             });
-            if let Some((seq, rec)) = self.first_exec_on(node, |c| c.plugin_type == "bridge") {
-                chain.push(wire_link(seq, &rec));
-                chain.extend(self.sandbox_of(node, rec.container_id()));
-                chain.push(Link::Made(self.origin_of_wire(seq)));
+            if let Some((seq, rec)) =
+                self.exec_on(node, Which::First, |c| c.plugin_type == "bridge")
+            {
+                chain.extend(self.exec_chain(node, seq, &rec));
             }
         } else if route.dev == "eth0" {
             chain.push(Link::Underlay {
@@ -269,21 +310,16 @@ impl Lab {
             container: lease.container_id.clone(),
             ifname: lease.ifname.clone(),
         }];
-        let add = self.last_exec_on(node, |c| {
+        let add = self.exec_on(node, Which::Last, |c| {
             c.plugin_type == "host-local"
                 && c.env.command == Some(crate::cni::plugin::CniCommand::Add)
                 && c.env.container_id == lease.container_id
                 && c.env.ifname == lease.ifname
         });
-        let sandbox = self.sandbox_of(node, &lease.container_id);
         match add {
-            Some((seq, rec)) => {
-                chain.push(wire_link(seq, &rec));
-                chain.extend(sandbox);
-                chain.push(Link::Made(self.origin_of_wire(seq)));
-            }
+            Some((seq, rec)) => chain.extend(self.exec_chain(node, seq, &rec)),
             None => {
-                chain.extend(sandbox);
+                chain.extend(self.sandbox_of(node, &lease.container_id));
                 chain.push(Link::Made(Origin::Forgotten));
             }
         }
@@ -390,29 +426,29 @@ impl Lab {
         Ok(chain)
     }
 
-    /// The latest CNI execution on `node` that `pick` accepts, with its wire sequence.
-    fn last_exec_on(
+    /// The latest (`Which::Last`) or earliest still kept (`Which::First`) CNI execution on
+    /// `node` that `pick` accepts, with its wire sequence.
+    fn exec_on(
         &self,
         node: &str,
+        which: Which,
         pick: impl Fn(&crate::cni::runtime::WireCall) -> bool,
     ) -> Option<(u64, WireRecord)> {
-        self.wire
-            .iter()
-            .rev()
-            .find(|(_, r)| matches!(r, WireRecord::Cni(c) if &*c.node == node && pick(c)))
-            .map(|(s, r)| (s, r.clone()))
+        let accepts = |(_, r): &(u64, &WireRecord)| matches!(r, WireRecord::Cni(c) if &*c.node == node && pick(c));
+        let found = match which {
+            Which::First => self.wire.iter().find(accepts),
+            Which::Last => self.wire.iter().rev().find(accepts),
+        };
+        found.map(|(s, r)| (s, r.clone()))
     }
 
-    /// The earliest CNI execution on `node` still kept that `pick` accepts.
-    fn first_exec_on(
-        &self,
-        node: &str,
-        pick: impl Fn(&crate::cni::runtime::WireCall) -> bool,
-    ) -> Option<(u64, WireRecord)> {
-        self.wire
-            .iter()
-            .find(|(_, r)| matches!(r, WireRecord::Cni(c) if &*c.node == node && pick(c)))
-            .map(|(s, r)| (s, r.clone()))
+    /// A plugin execution on `node` and what it leads back to: its wire record, the pod
+    /// whose sandbox its container is, the command that made it.
+    fn exec_chain(&self, node: &str, seq: u64, rec: &WireRecord) -> Vec<Link> {
+        let mut chain = vec![wire_link(seq, rec)];
+        chain.extend(self.sandbox_of(node, rec.container_id()));
+        chain.push(Link::Made(self.origin_of_wire(seq)));
+        chain
     }
 
     /// The latest successful CSI call that `pick` accepts.
@@ -450,14 +486,20 @@ impl Lab {
     /// The first event after which the object `uid_at` finds has this UID (it has existed
     /// since; the moments are rebuilt from the timeline, by bisection).
     fn origin_of_object(&self, uid_at: impl Fn(&Lab) -> Option<String>, uid: &str) -> Origin {
+        self.origin_since(|lab| uid_at(lab).as_deref() == Some(uid))
+    }
+
+    /// The first event after which `holds` is true of the lab and stays true up to now
+    /// (by bisection over the timeline's moments; `holds` must be true of the lab now).
+    fn origin_since(&self, holds: impl Fn(&Lab) -> bool) -> Origin {
         let n = self.journal.entries.len();
-        if uid_at(&self.lab_at(0)).as_deref() == Some(uid) {
+        if holds(&self.lab_at(0)) {
             return Origin::Start;
         }
         let (mut lo, mut hi) = (0, n);
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if uid_at(&self.lab_at(mid)).as_deref() == Some(uid) {
+            if holds(&self.lab_at(mid)) {
                 hi = mid;
             } else {
                 lo = mid;

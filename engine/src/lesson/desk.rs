@@ -10,8 +10,9 @@ use super::Lessons;
 use super::progress::TypedLine;
 use crate::command::{Command, ParseError};
 use crate::engine::seen::Executed;
+use crate::engine::watch::{Watch, WatchEnd};
 use crate::engine::{Lab, LabError, is_front_end_command};
-use crate::render::Outcome;
+use crate::render::{Line, Outcome, Role};
 
 /// The learner's desk: the lab being taught on and the lessons (catalog, progress store,
 /// the lesson in progress) that drive it. Front ends own one and run every line through
@@ -21,6 +22,8 @@ pub struct Desk {
     pub lab: Lab,
     /// The lessons, their saved progress and the lesson in progress.
     pub lessons: Lessons,
+    /// The `get -w` in progress: what changed since each line is printed under it.
+    watch: Option<Watch>,
 }
 
 impl std::fmt::Debug for Desk {
@@ -55,6 +58,7 @@ impl Desk {
         Desk {
             lab,
             lessons: Lessons::default(),
+            watch: None,
         }
     }
 
@@ -71,7 +75,8 @@ impl Desk {
     /// [`super::progress::Transcript`]), with the files it read.
     pub fn run(&mut self, line: &str) -> Executed {
         let journaled = self.lab.journal_mark();
-        let ran = self.run_line(line);
+        let mut ran = self.run_line(line);
+        self.follow_watch(&mut ran);
         if let Some(s) = &mut self.lessons.session {
             // A played script's lines went in one by one as they ran.
             if !matches!(ran.command, Some(Command::Play(_))) {
@@ -133,5 +138,143 @@ impl Desk {
                 self.lesson_observe(text, ran)
             }
         }
+    }
+
+    /// The kind the `get -w` in progress watches (`pods`), if one is.
+    pub fn watching(&self) -> Option<&'static str> {
+        self.watch.as_ref().map(Watch::resource)
+    }
+
+    /// End the `get -w` in progress (Ctrl-C in the REPL, Esc in the dashboard); the kind
+    /// it watched, if one was.
+    pub fn stop_watch(&mut self) -> Option<&'static str> {
+        let w = self.watch.take()?;
+        self.lab.watch_stop();
+        Some(w.resource())
+    }
+
+    /// After a line: keep the watch it started (saying which one it replaces), or print
+    /// under it what the watch in progress saw change; end the watch when the lab it
+    /// watched was replaced or went back in time.
+    fn follow_watch(&mut self, ran: &mut Executed) {
+        if let Some(new) = ran.started_watch.take() {
+            if let (Some(old), Ok(out)) = (self.watch.replace(new), &mut ran.result) {
+                let mut first = Outcome::empty();
+                first.line(Line::styled(
+                    format!(
+                        "(the watch of {} ends here: one watch at a time, and this one replaces it)",
+                        old.resource()
+                    ),
+                    Role::Dim,
+                ));
+                first.extend(std::mem::take(out));
+                *out = first;
+            }
+            return;
+        }
+        let Some(w) = &mut self.watch else {
+            return;
+        };
+        let replaced = match (&ran.command, &ran.result) {
+            (Some(Command::Reset(_)), Ok(_)) => Some("`reset` started a new lab"),
+            (Some(Command::Load(_)), Ok(_)) => Some("`load` replaced the lab"),
+            (Some(Command::Rewind(_)), Ok(_)) => Some("the lab moved to another moment"),
+            _ => None,
+        };
+        let changes = match replaced {
+            Some(why) => Err(why),
+            None => self.lab.watch_changes(w).map_err(|end| match end {
+                WatchEnd::Replaced => "the lab it watched was replaced",
+                WatchEnd::FellBehind => {
+                    "more changes came in one command than it keeps (kubectl's watch would end with \"too old resource version\")"
+                }
+            }),
+        };
+        let printed = match changes {
+            Ok(out) => out,
+            Err(why) => {
+                let mut out = Outcome::empty();
+                out.line(Line::styled(
+                    format!(
+                        "(the watch of {} ended: {why}; `get {} -w` watches again)",
+                        w.resource(),
+                        w.resource()
+                    ),
+                    Role::Dim,
+                ));
+                self.watch = None;
+                self.lab.watch_stop();
+                out
+            }
+        };
+        match &mut ran.result {
+            Ok(out) => out.extend(printed),
+            Err(e) => e.output.extend(printed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(desk: &mut Desk, line: &str) -> String {
+        desk.execute(line)
+            .unwrap_or_else(|e| panic!("{line}: {}", e.message))
+            .to_text()
+    }
+
+    #[test]
+    fn rewind_and_load_end_the_watch_and_save_leaves_it_out() {
+        let mut desk = Desk::new();
+        ok(&mut desk, "pod create a");
+        let before = desk.lab.state_snapshot();
+        ok(&mut desk, "get pods -w");
+        assert_eq!(desk.watching(), Some("pods"));
+        // Not lab state: a save file is the same with a watch running.
+        assert_eq!(desk.lab.state_snapshot(), before);
+        let out = ok(&mut desk, "pod create b");
+        assert!(out.contains("\nb      0/1     Pending"), "{out}");
+        let out = ok(&mut desk, "rewind 1");
+        assert!(
+            out.ends_with(
+                "(the watch of pods ended: the lab moved to another moment; `get pods -w` watches again)\n"
+            ),
+            "{out}"
+        );
+        assert_eq!(desk.watching(), None);
+        // A failed rewind changes nothing: the watch goes on.
+        ok(&mut desk, "get pods -w");
+        assert!(desk.execute("rewind 99").is_err());
+        assert_eq!(desk.watching(), Some("pods"));
+        let out = ok(&mut desk, "label pod a x=y");
+        assert!(
+            out.ends_with("a      1/1     Running   0          0s\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_lab_replaced_under_the_desk_ends_the_watch() {
+        let mut desk = Desk::new();
+        ok(&mut desk, "get nodes -w");
+        desk.lab = Lab::new();
+        let out = ok(&mut desk, "pod create a");
+        assert!(
+            out.ends_with(
+                "(the watch of nodes ended: the lab it watched was replaced; `get nodes -w` watches again)\n"
+            ),
+            "{out}"
+        );
+        assert_eq!(desk.stop_watch(), None);
+    }
+
+    #[test]
+    fn stop_watch_ends_it_and_nothing_streams_after() {
+        let mut desk = Desk::new();
+        ok(&mut desk, "pod create a");
+        ok(&mut desk, "get pods --watch-only");
+        assert_eq!(desk.stop_watch(), Some("pods"));
+        assert_eq!(ok(&mut desk, "label pod a x=y"), "pod/a labeled\n");
     }
 }
