@@ -87,7 +87,13 @@ pub fn run_line(desk: &mut Desk, line_no: usize, line: &str) -> Option<LineRepor
         None => (false, trimmed),
     };
     let (stdout, stderr, failed) = match desk.execute(command) {
-        Ok(out) => (out.to_text(), String::new(), false),
+        Ok(mut out) => {
+            // A script does not wait: a `trace … --step` prints every hop.
+            if let Some(rest) = desk.finish_stepping() {
+                out.extend(rest);
+            }
+            (out.to_text(), String::new(), false)
+        }
         Err(e) => (
             e.output.to_text(),
             format!("{}\n", error_text(&safe(&e.message))),

@@ -245,7 +245,7 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                         }
                     }
                 }
-                if is_quit(&line) {
+                if is_quit(&line) && lock(&desk).stepping().is_none() {
                     break;
                 }
                 if lab_engine::command::help::is_clear_word(line.trim()) {
@@ -315,6 +315,11 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                         print_result(result, opts, &mut stdout.lock(), &mut stderr.lock())?;
                     }
                 }
+            }
+            Err(ReadlineError::Interrupted) if lock(&desk).stepping().is_some() => {
+                // Ctrl-C while stepping a trace ends the stepping, not the session.
+                let result = lock(&desk).execute("step end");
+                print_result(result, opts, &mut stdout.lock(), &mut stderr.lock())?;
             }
             Err(ReadlineError::Interrupted) => {
                 interrupts += 1;
@@ -607,7 +612,7 @@ fn plain_loop(
             }
         }
         let line = std::mem::take(&mut pending);
-        if is_quit(&line) {
+        if is_quit(&line) && desk.stepping().is_none() {
             return Ok(());
         }
         if lab_engine::command::help::is_clear_word(line.trim()) {
