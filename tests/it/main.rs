@@ -44,6 +44,7 @@ mod resources;
 mod save_load;
 mod scheduler_sampling;
 mod sriov;
+mod stepping;
 mod support;
 mod terminal_escapes;
 mod timeline;

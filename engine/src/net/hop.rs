@@ -62,8 +62,8 @@ pub struct PacketAt {
     pub src: IpAddr,
     /// The destination address now.
     pub dst: IpAddr,
-    /// The source and destination as the sender put them, when NAT changed either.
-    pub sent: Option<(IpAddr, IpAddr)>,
+    /// The source, destination and port as the sender put them, when NAT changed any.
+    pub sent: Option<(IpAddr, IpAddr, u16)>,
     /// The protocol.
     pub protocol: Protocol,
     /// The destination port (0: none).
@@ -80,20 +80,24 @@ impl PacketAt {
     /// The packet's lines for a stepping view: addresses (before and after NAT), outer
     /// headers, size against the MTU.
     pub fn lines(&self) -> Vec<String> {
-        let port = if self.dport == 0 {
-            String::new()
-        } else {
-            format!(":{}", self.dport)
+        let port = |p: u16| {
+            if p == 0 {
+                String::new()
+            } else {
+                format!(":{p}")
+            }
         };
         let mut out = vec![format!(
-            "packet {} → {}{port} {}",
+            "packet {} → {}{} {}",
             self.src,
             self.dst,
+            port(self.dport),
             self.protocol.as_str()
         )];
-        if let Some((src, dst)) = self.sent {
+        if let Some((src, dst, dport)) = self.sent {
             out.push(format!(
-                "  sent as {src} → {dst}{port} (NAT rewrote it on the way)"
+                "  sent as {src} → {dst}{} (NAT rewrote it on the way)",
+                port(dport)
             ));
         }
         if let Some(o) = &self.outer {

@@ -546,8 +546,8 @@ impl<'a, 'n> Walker<'a, 'n> {
         let sent = self
             .sent
             .as_ref()
-            .filter(|s| s.src != pkt.src || s.dst != pkt.dst)
-            .map(|s| (s.src, s.dst));
+            .filter(|s| s.src != pkt.src || s.dst != pkt.dst || s.dport != pkt.dport)
+            .map(|s| (s.src, s.dst, s.dport));
         PacketAt {
             src: pkt.src,
             dst: pkt.dst,
