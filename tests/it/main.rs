@@ -50,6 +50,7 @@ mod terminal_escapes;
 mod timeline;
 mod transcripts;
 mod tui;
+mod tui_stepping;
 mod underlay_differential;
 mod underlay_trace;
 mod variants;

@@ -84,7 +84,8 @@ fn a_vxlan_hop_carries_the_outer_headers_and_the_neighbour_and_fdb_entries() {
     assert_eq!(
         last.at,
         Place::Pod {
-            pod: "default/db".into(),
+            namespace: "default".into(),
+            name: "db".into(),
             node: "node-2".into()
         }
     );

@@ -91,7 +91,7 @@ impl Stepping {
             format!(
                 "── hop {}/{hops}: {} · {} ──",
                 self.at + 1,
-                place_word(h),
+                h.at.text(),
                 kind_word(h.kind)
             ),
             Role::Header,
@@ -146,14 +146,6 @@ impl Stepping {
         }
         out.extend(self.result());
         out
-    }
-}
-
-/// Where a hop is, for its marker: the pod (`default/web`) or the node.
-fn place_word(h: &Hop) -> String {
-    match &h.at {
-        crate::net::hop::Place::Pod { pod, .. } => pod.clone(),
-        crate::net::hop::Place::Node(node) => node.clone(),
     }
 }
 

@@ -14,8 +14,10 @@ use std::net::IpAddr;
 pub enum Place {
     /// A pod's namespace.
     Pod {
-        /// `ns/name`.
-        pod: String,
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
         /// The node it runs on.
         node: String,
     },
@@ -31,10 +33,12 @@ impl Place {
         }
     }
 
-    /// `node-1`, or `default/web on node-1`.
+    /// `node-1`, or `default/web`.
     pub fn text(&self) -> String {
         match self {
-            Place::Pod { pod, node } => format!("{pod} on {node}"),
+            Place::Pod {
+                namespace, name, ..
+            } => format!("{namespace}/{name}"),
             Place::Node(node) => node.clone(),
         }
     }

@@ -517,7 +517,8 @@ struct Walker<'a, 'n> {
 /// Where a pod's hops are.
 fn pod_place(pod: &PodNet) -> Place {
     Place::Pod {
-        pod: pod.key(),
+        namespace: pod.namespace.clone(),
+        name: pod.name.clone(),
         node: pod.node.clone(),
     }
 }
