@@ -220,3 +220,32 @@ fn a_plain_trace_and_a_failed_one_start_no_stepping() {
     assert!(e.contains("nowhere"), "{e}");
     assert!(desk.stepping().is_none());
 }
+
+#[test]
+fn a_script_prints_every_hop_of_a_stepped_trace_and_steps_no_further() {
+    let mut desk = crate::common::desk();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let ok = lab_engine::script::run(
+        &mut desk,
+        "pod create web --node node-1\npod create db --node node-2\ntrace web db --step\n! step\n",
+        lab_engine::script::RunOptions::default(),
+        &mut out,
+        &mut err,
+    )
+    .expect("run");
+    let out = String::from_utf8(out).expect("utf-8");
+    assert!(ok, "{out}{}", String::from_utf8_lossy(&err));
+    let hops = walk(&desk, "web", "db", None).hops.len();
+    for n in 1..=hops {
+        assert!(
+            out.contains(&format!("── hop {n}/{hops}:")),
+            "hop {n}: {out}"
+        );
+    }
+    assert!(
+        out.ends_with("delivered to default/db eth0 10.244.2.2\n"),
+        "{out}"
+    );
+    assert!(desk.stepping().is_none());
+}
