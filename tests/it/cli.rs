@@ -127,6 +127,17 @@ fn the_plain_repl_steps_a_trace_with_enter_and_q() {
     assert!(out.contains("stepping ended at hop 2/12"), "{out}");
     assert!(out.contains("node-2"), "the session went on: {out}");
     assert!(!out.contains("not reached"), "{out}");
+    // `quit` quits even while stepping.
+    let o = lab(
+        &["repl", "--plain"],
+        "pod create web --node node-1\ntrace web node-2 --step\nquit\necho not reached\n",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        !text(&o.stdout).contains("not reached"),
+        "{}",
+        text(&o.stdout)
+    );
 }
 
 #[test]

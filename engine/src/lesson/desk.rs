@@ -98,20 +98,18 @@ impl Desk {
         };
         match action {
             StepAction::Next => match s.forward() {
-                Moved::To(_) => Ok(s.shown()),
+                Moved::On => Ok(s.shown()),
                 Moved::Ended => {
                     let out = s.result();
                     self.stepping = None;
                     Ok(out)
                 }
             },
-            StepAction::Back => match s.back() {
-                Some(_) => Ok(s.shown()),
-                None => Err(LabError::msg(format!(
-                    "already at the first hop (1/{}): `step` goes on, `step end` stops",
-                    s.trace().hops.len()
-                ))),
-            },
+            StepAction::Back if s.back() => Ok(s.shown()),
+            StepAction::Back => Err(LabError::msg(format!(
+                "already at the first hop (1/{}): `step` goes on, `step end` stops",
+                s.trace().hops.len()
+            ))),
             StepAction::End => {
                 let at = s.at() + 1;
                 let of = s.trace().hops.len();

@@ -19,8 +19,8 @@ pub struct Stepping {
 /// What a move did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Moved {
-    /// Now at another hop.
-    To(usize),
+    /// Now at the next hop.
+    On,
     /// Past the last hop: the trace's result, and stepping is over.
     Ended,
 }
@@ -54,21 +54,21 @@ impl Stepping {
     pub(crate) fn forward(&mut self) -> Moved {
         if self.at + 1 < self.trace.hops.len() {
             self.at += 1;
-            Moved::To(self.at)
+            Moved::On
         } else {
             Moved::Ended
         }
     }
 
-    /// Move to the hop before; `None` at the first.
-    pub(crate) fn back(&mut self) -> Option<usize> {
-        self.at = self.at.checked_sub(1)?;
-        Some(self.at)
-    }
-
-    /// Move to hop `i` (0-based), kept within the trace.
-    pub fn go_to(&mut self, i: usize) {
-        self.at = i.min(self.trace.hops.len() - 1);
+    /// Move to the hop before; false (and no move) at the first.
+    pub(crate) fn back(&mut self) -> bool {
+        match self.at.checked_sub(1) {
+            Some(at) => {
+                self.at = at;
+                true
+            }
+            None => false,
+        }
     }
 
     /// What `trace … --step` prints: the flow, the keys, the first hop.
@@ -141,7 +141,7 @@ impl Stepping {
     /// (it does not wait).
     pub(crate) fn rest(mut self) -> Outcome {
         let mut out = Outcome::empty();
-        while let Moved::To(_) = self.forward() {
+        while self.forward() == Moved::On {
             out.extend(self.shown());
         }
         out.extend(self.result());
