@@ -131,3 +131,24 @@ fn arrows_without_a_stepped_trace_say_how_to_start_one() {
     let text = screen_text(t.backend().buffer());
     assert!(text.contains("no trace is being stepped"), "{text}");
 }
+
+#[test]
+fn the_device_at_the_hop_is_highlighted_in_topology() {
+    let size = (200, 50);
+    let mut a = stepping(size);
+    let reversed = |buf: &Buffer, needle: &str| {
+        let (x, y) = find(buf, needle).unwrap_or_else(|| panic!("{needle} on screen"));
+        buf[(x, y)].modifier.contains(Modifier::REVERSED)
+    };
+    // Hop 7: node-1's flannel.1 wraps the packet.
+    let t = drive(&mut a, size, vec![key(KeyCode::Right); 6]);
+    let buf = t.backend().buffer();
+    assert!(reversed(buf, "flannel.1 (VXLAN)"));
+    assert!(!reversed(buf, "eth0 192.168.0.2/24"));
+    // Hop 8: the datagram arrives on node-2's eth0 over the wire.
+    let t = drive(&mut a, size, vec![key(KeyCode::Right)]);
+    let buf = t.backend().buffer();
+    assert!(reversed(buf, "eth0 192.168.0.2/24"));
+    assert!(!reversed(buf, "eth0 192.168.0.1/24"));
+    assert!(!reversed(buf, "flannel.1 (VXLAN)"));
+}
