@@ -1743,11 +1743,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 hops.push((*ingress, iface.clone(), *rule, true));
             }
         };
-        for (i, line) in step.matched.iter().enumerate() {
-            let chain = line
-                .strip_prefix("-A ")
-                .and_then(|l| l.split_whitespace().next())
-                .unwrap_or_default();
+        for (i, (line, (chain, _))) in step.matched.iter().zip(&step.matched_at).enumerate() {
             if let Some(iface) = chain
                 .strip_prefix("cali-tw-")
                 .map(|i| (true, i))
