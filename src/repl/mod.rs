@@ -40,6 +40,12 @@ pub fn is_quit(line: &str) -> bool {
     matches!(line.trim(), "quit" | "exit" | "q")
 }
 
+/// Whether a line is `q` while a trace is stepped: it ends the stepping (`step end`), not
+/// the session (`quit` and `exit` still quit).
+fn ends_stepping(line: &str, stepping: bool) -> bool {
+    stepping && line.trim() == "q"
+}
+
 /// The prompt's context: `2 nodes · 3 pods`, plus `step` and the clock when they matter.
 pub fn context(lab: &Lab) -> String {
     let mut parts = vec![
@@ -245,7 +251,7 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                         }
                     }
                 }
-                if is_quit(&line) {
+                if is_quit(&line) && !ends_stepping(&line, lock(&desk).stepping().is_some()) {
                     break;
                 }
                 if lab_engine::command::help::is_clear_word(line.trim()) {
@@ -303,6 +309,11 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                         print_result(result, opts, &mut stdout.lock(), &mut stderr.lock())?;
                     }
                 }
+            }
+            Err(ReadlineError::Interrupted) if lock(&desk).stepping().is_some() => {
+                // Ctrl-C while stepping a trace ends the stepping, not the session.
+                let result = lock(&desk).execute("step end");
+                print_result(result, opts, &mut stdout.lock(), &mut stderr.lock())?;
             }
             Err(ReadlineError::Interrupted) => {
                 let watched = lock(&desk).stop_watch();
@@ -606,7 +617,7 @@ fn plain_loop(
             }
         }
         let line = std::mem::take(&mut pending);
-        if is_quit(&line) {
+        if is_quit(&line) && !ends_stepping(&line, desk.stepping().is_some()) {
             return Ok(());
         }
         if lab_engine::command::help::is_clear_word(line.trim()) {

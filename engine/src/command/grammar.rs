@@ -62,8 +62,19 @@ pub enum Command {
     #[command(after_help = "Examples:\n  reach web db --port 3306\n  reach web db --port 53/UDP")]
     Reach(FlowArgs),
     /// Follow a packet hop by hop: eth0 → veth → cni0 → route → node → …
-    #[command(after_help = "Examples:\n  trace app-a app-b\n  trace web db --port 3306")]
-    Trace(FlowArgs),
+    #[command(
+        after_help = "With --step the hops come one at a time, each with the packet as it is there and the entry it\nconsulted (route, rule, policy map, neighbour and FDB): `step` (or Enter) shows the next, `step back`\n(or b) the one before, `step end` (or q) stops. In a script every hop prints at once.\nExamples:\n  trace app-a app-b\n  trace web db --port 3306\n  trace web db --step"
+    )]
+    Trace(TraceArgs),
+    /// Move through a stepped trace: the next hop, the one before, or the end of stepping
+    #[command(
+        after_help = "While stepping, an empty line is `step`, `b` or `back` is `step back`, `q` is `step end`.\nExamples:\n  trace web db --step\n  step\n  step back\n  step end"
+    )]
+    Step {
+        /// next (the default), back or end
+        #[arg(value_enum, default_value = "next")]
+        action: StepAction,
+    },
     /// Views: IPAM store, routes, volumes, events (call log), wire log, iptables, ipset, watch
     #[command(subcommand)]
     Show(ShowCmd),
@@ -607,6 +618,28 @@ pub struct FlowArgs {
     /// The IP packet's size in bytes, DF set (default 84, `ping`'s; `ping -s N` is N+28)
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(28..=65535))]
     pub size: Option<u32>,
+}
+
+/// `trace` arguments: the flow, and whether to step it hop by hop.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct TraceArgs {
+    /// The flow.
+    #[command(flatten)]
+    pub flow: FlowArgs,
+    /// Show the hops one at a time (`step`, `step back`, `step end`)
+    #[arg(long)]
+    pub step: bool,
+}
+
+/// `step …`: where to move in a stepped trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StepAction {
+    /// The next hop.
+    Next,
+    /// The hop before.
+    Back,
+    /// Stop stepping.
+    End,
 }
 
 /// `network …`

@@ -283,14 +283,19 @@ pub(crate) const DEFAULT_CONF_NAME: &str = "10-lab.conflist";
 pub(crate) fn is_front_end_command(cmd: &Command) -> bool {
     matches!(
         cmd,
-        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back | Command::Play(_)
+        Command::Lesson(_)
+            | Command::Hint
+            | Command::Skip
+            | Command::Back
+            | Command::Play(_)
+            | Command::Step { .. }
     )
 }
 
 /// The error for a lesson command that reached the engine itself.
 fn front_end_only() -> LabError {
     LabError::msg(
-        "`lesson`, `hint`, `skip`, `back` and `play` run in the lab's front ends (the lesson desk), not in the engine",
+        "`lesson`, `hint`, `skip`, `back`, `play` and `step` run in the lab's front ends (the lesson desk), not in the engine",
     )
 }
 
@@ -640,7 +645,7 @@ impl Lab {
                 self.shown.push(seen);
                 out
             }),
-            Command::Trace(f) => self.trace(&f).map(|(out, seen)| {
+            Command::Trace(t) => self.trace(&t.flow).map(|(out, seen)| {
                 self.shown.push(seen);
                 out
             }),
@@ -654,7 +659,8 @@ impl Lab {
             | Command::Hint
             | Command::Skip
             | Command::Back
-            | Command::Play(_) => Err(front_end_only()),
+            | Command::Play(_)
+            | Command::Step { .. } => Err(front_end_only()),
         }
     }
 

@@ -4,10 +4,13 @@
 //! The arrows run one way: the front ends hand each line to [`Desk::execute`]; the desk
 //! handles the lesson commands (`lesson …`, `hint`, `skip`, `back`, see [`super::commands`])
 //! itself and hands every other line to the engine's [`Lab::execute`], then feeds what it
-//! printed to the current step's check. The engine knows nothing of lessons.
+//! printed to the current step's check. The engine knows nothing of lessons. The desk also
+//! holds a trace being stepped (`trace … --step`, then `step`, see [`super::stepping`]).
 
 use super::Lessons;
 use super::progress::TypedLine;
+use super::stepping::{Moved, Stepping};
+use crate::command::grammar::StepAction;
 use crate::command::{Command, ParseError};
 use crate::engine::seen::Executed;
 use crate::engine::watch::{Watch, WatchEnd};
@@ -24,6 +27,8 @@ pub struct Desk {
     pub lessons: Lessons,
     /// The `get -w` in progress: what changed since each line is printed under it.
     watch: Option<Watch>,
+    /// The trace being stepped, if one is.
+    stepping: Option<Stepping>,
 }
 
 impl std::fmt::Debug for Desk {
@@ -59,7 +64,78 @@ impl Desk {
             lab,
             lessons: Lessons::default(),
             watch: None,
+            stepping: None,
         }
+    }
+
+    /// The trace being stepped, if one is (`trace … --step`).
+    pub fn stepping(&self) -> Option<&Stepping> {
+        self.stepping.as_ref()
+    }
+
+    /// Print the rest of the trace being stepped and end stepping: what a script does
+    /// after `trace … --step` (it does not wait for the learner).
+    pub fn finish_stepping(&mut self) -> Option<Outcome> {
+        self.stepping.take().map(Stepping::rest)
+    }
+
+    /// While stepping, the REPL's keys as the commands they stand for: an empty line is
+    /// `step`, `b` or `back` is `step back`, `q` is `step end`.
+    fn stepping_key<'l>(&self, line: &'l str) -> &'l str {
+        if self.stepping.is_none() {
+            return line;
+        }
+        match line.trim() {
+            "" => "step",
+            "b" | "back" => "step back",
+            "q" => "step end",
+            _ => line,
+        }
+    }
+
+    /// `step [next|back|end]`.
+    fn step_cmd(&mut self, action: StepAction) -> Result<Outcome, LabError> {
+        let Some(s) = self.stepping.as_mut() else {
+            return Err(LabError::msg(
+                "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop",
+            ));
+        };
+        match action {
+            StepAction::Next => match s.forward() {
+                Moved::On => Ok(s.shown()),
+                Moved::Ended => {
+                    let out = s.result();
+                    self.stepping = None;
+                    Ok(out)
+                }
+            },
+            StepAction::Back if s.back() => Ok(s.shown()),
+            StepAction::Back => Err(LabError::msg(format!(
+                "already at the first hop (1/{}): `step` goes on, `step end` stops",
+                s.trace().hops.len()
+            ))),
+            StepAction::End => {
+                let at = s.at() + 1;
+                let of = s.trace().hops.len();
+                self.stepping = None;
+                let mut out = Outcome::empty();
+                out.plain(format!("stepping ended at hop {at}/{of}"));
+                Ok(out)
+            }
+        }
+    }
+
+    /// A `trace … --step` that ran: stepping starts at its first hop, and what it printed
+    /// becomes the opening (the flow and hop 1). A trace with no hop prints whole.
+    fn start_stepping(&mut self, a: &crate::command::grammar::TraceArgs, ran: &mut Executed) {
+        let Ok(out) = &mut ran.result else {
+            return;
+        };
+        let Some(s) = self.lab.walk(&a.flow).ok().and_then(Stepping::new) else {
+            return;
+        };
+        *out = s.opening();
+        self.stepping = Some(s);
     }
 
     /// Parse and run one line, as the learner typed it. Lesson commands run here; any other
@@ -91,6 +167,7 @@ impl Desk {
     }
 
     fn run_line(&mut self, line: &str) -> Executed {
+        let line = self.stepping_key(line);
         let (text, parsed) = match self.lab.read_line(line) {
             Ok(read) => read,
             Err(e) => return Executed::nothing(Err(e)),
@@ -109,6 +186,13 @@ impl Desk {
                     ..Executed::nothing(result)
                 }
             }
+            Ok(Some(Command::Step { action })) => {
+                let result = self.step_cmd(action);
+                Executed {
+                    command: Some(Command::Step { action }),
+                    ..Executed::nothing(result)
+                }
+            }
             Ok(Some(cmd)) if is_front_end_command(&cmd) => {
                 let result = self.lesson_control(cmd.clone());
                 Executed {
@@ -118,7 +202,17 @@ impl Desk {
             }
             Ok(Some(cmd)) => {
                 let replaces_lab = matches!(cmd, Command::Reset(_) | Command::Load(_));
+                let stepped = match &cmd {
+                    Command::Trace(a) if a.step => Some(a.clone()),
+                    _ => None,
+                };
                 let mut ran = self.lab.run_command(text, cmd);
+                if let Some(a) = stepped {
+                    self.start_stepping(&a, &mut ran);
+                }
+                if replaces_lab && ran.result.is_ok() {
+                    self.stepping = None;
+                }
                 if replaces_lab {
                     if let Ok(out) = &mut ran.result {
                         if let Some(left) = self.leave_lesson() {
