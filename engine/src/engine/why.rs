@@ -15,7 +15,7 @@ use std::net::IpAddr;
 
 /// Where a link's state came from: a command of the timeline, or the start.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Origin {
+pub enum Origin {
     /// The lab's start (the default cluster's nodes).
     Start,
     /// Event N, with its command line.
@@ -24,47 +24,119 @@ enum Origin {
     Forgotten,
 }
 
-/// One link of a chain.
+/// A wire record and its sequence number in the wire log (two are the same record when
+/// their numbers are).
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// The sequence number (`show wire N`).
+    pub seq: u64,
+    /// The record.
+    pub record: WireRecord,
+}
+
+impl PartialEq for Recorded {
+    fn eq(&self, other: &Self) -> bool {
+        self.seq == other.seq
+    }
+}
+
+impl Eq for Recorded {}
+
+/// One link of a `why` chain, as typed facts (rendered only when shown).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Link {
+pub enum Link {
     /// A route of a node's main table.
-    Route { node: String, route: RouteEntry },
+    Route {
+        /// The node.
+        node: String,
+        /// The route.
+        route: RouteEntry,
+    },
     /// A network daemon on `node` programmed it for `peer`'s lease.
     PeerLease {
+        /// The daemon (`flanneld`).
         daemon: &'static str,
+        /// The node it runs on.
         node: String,
+        /// The node whose lease it is.
         peer: String,
     },
     /// A Node's podCIDR and InternalIP (what a peer's lease holds).
     NodeSpec {
+        /// The node.
         node: String,
+        /// Its podCIDR.
         pod_cidr: String,
+        /// Its InternalIP.
         ip: String,
     },
     /// A route the kernel adds for an address on a device (`proto kernel`).
-    Connected { node: String, dev: String },
+    Connected {
+        /// The node.
+        node: String,
+        /// The device.
+        dev: String,
+    },
     /// A node's own underlay route (its InternalIP's network, its default gateway).
-    Underlay { node: String },
+    Underlay {
+        /// The node.
+        node: String,
+    },
     /// A host-local lease file.
     Lease {
+        /// The node.
         node: String,
+        /// The network's name.
         net: String,
+        /// The address.
         ip: IpAddr,
+        /// The container ID it holds.
         container: String,
+        /// The interface it holds.
         ifname: String,
     },
-    /// A plugin execution or a CSI call on the wire.
-    Wire {
+    /// A plugin execution or a CSI call on the wire that made the state.
+    Wire(Recorded),
+    /// The CSI call (ControllerPublishVolume) after which its caller (external-attacher)
+    /// set a VolumeAttachment's `status.attached`.
+    Attached {
+        /// The call's sequence number in the wire log.
         seq: u64,
-        what: String,
-        node: Option<String>,
+        /// Who called.
+        caller: crate::record::call::Actor,
+        /// The RPC.
+        rpc: &'static str,
     },
     /// The pod whose sandbox a container is.
-    Sandbox { pod: String, node: String },
-    /// An API object.
-    Object { kind: &'static str, name: String },
+    Sandbox {
+        /// The pod, `ns/name`.
+        pod: String,
+        /// Its node.
+        node: String,
+    },
+    /// A PersistentVolume.
+    Pv {
+        /// Its name.
+        name: String,
+        /// The driver's volume ID (`spec.csi.volumeHandle`).
+        volume: String,
+    },
+    /// A VolumeAttachment.
+    Va {
+        /// Its name.
+        name: String,
+        /// The PV it attaches.
+        pv: String,
+        /// The node it attaches it to.
+        node: String,
+    },
     /// A controller acted for a reason.
-    Controller { who: &'static str, because: String },
+    Controller {
+        /// The controller.
+        who: &'static str,
+        /// What for.
+        because: String,
+    },
     /// Where the chain ends: the learner's command.
     Made(Origin),
 }
@@ -97,16 +169,24 @@ impl Link {
                 "lease file /var/lib/cni/networks/{net}/{ip} on {node}: container {}, {ifname}",
                 short(container)
             ),
-            Link::Wire { seq, what, node } => match node {
-                Some(n) => {
-                    format!("written by {what} on {n} (wire record {seq}: `show wire {seq}`)")
-                }
-                None => format!("made by {what} (wire record {seq}: `show wire {seq}`)"),
+            Link::Wire(Recorded { seq, record }) => match record.node() {
+                Some(n) => format!(
+                    "written by {} on {n} (wire record {seq}: `show wire {seq}`)",
+                    wire_what(record)
+                ),
+                None => format!(
+                    "made by {} (wire record {seq}: `show wire {seq}`)",
+                    wire_what(record)
+                ),
             },
+            Link::Attached { seq, caller, rpc } => format!(
+                "{caller} set status.attached when {rpc} answered (wire record {seq}: `show wire {seq}`)"
+            ),
             Link::Sandbox { pod, node } => {
                 format!("the container is pod {pod}'s sandbox on {node}")
             }
-            Link::Object { kind, name } => format!("{kind} {name}"),
+            Link::Pv { name, volume } => format!("PersistentVolume {name} (volume {volume})"),
+            Link::Va { name, pv, node } => format!("VolumeAttachment {name} (pv {pv} on {node})"),
             Link::Controller { who, because } => format!("{who} made it {because}"),
             Link::Made(Origin::Start) => "part of the lab's start (the default cluster)".into(),
             Link::Made(Origin::Event(n, line)) => format!("from `{line}` at event {n}"),
@@ -124,8 +204,9 @@ fn short(id: &str) -> &str {
 }
 
 impl Lab {
-    /// `why …`: the chain, one link a line, the state asked about first.
-    pub(crate) fn why_cmd(&self, w: &WhyCmd) -> Result<Outcome, LabError> {
+    /// `why …`: the chain, one link a line, the state asked about first; and the chain as
+    /// it was shown.
+    pub(crate) fn why_cmd(&self, w: &WhyCmd) -> Result<(Outcome, Vec<Link>), LabError> {
         let chain = match w {
             WhyCmd::Route { dst, node } => self.why_route(dst, node)?,
             WhyCmd::Lease { ip, node } => self.why_lease(ip, node)?,
@@ -141,7 +222,7 @@ impl Lab {
             line.spans.extend(link.line().spans);
             out.line(line);
         }
-        Ok(out)
+        Ok((out, chain))
     }
 
     fn node_runtime(&self, node: &str) -> Result<&crate::node::NodeRuntime, LabError> {
@@ -188,8 +269,9 @@ impl Lab {
                 dev: route.dev.clone(),
             });
             if let Some((seq, rec)) = self.first_exec_on(node, |c| c.plugin_type == "bridge") {
-                chain.push(wire_link(seq, &rec));
-                chain.extend(self.sandbox_of(node, rec.container_id()));
+                let sandbox = self.sandbox_of(node, rec.container_id());
+                chain.push(Link::Wire(Recorded { seq, record: rec }));
+                chain.extend(sandbox);
                 chain.push(Link::Made(self.origin_of_wire(seq)));
             }
         } else if route.dev == "eth0" {
@@ -278,7 +360,7 @@ impl Lab {
         let sandbox = self.sandbox_of(node, &lease.container_id);
         match add {
             Some((seq, rec)) => {
-                chain.push(wire_link(seq, &rec));
+                chain.push(Link::Wire(Recorded { seq, record: rec }));
                 chain.extend(sandbox);
                 chain.push(Link::Made(self.origin_of_wire(seq)));
             }
@@ -298,9 +380,9 @@ impl Lab {
                 list(self.cluster.pvs.keys().map(|k| k.1.clone()))
             )));
         };
-        let mut chain = vec![Link::Object {
-            kind: "PersistentVolume",
-            name: format!("{name} (volume {})", pv.spec.csi.volume_handle),
+        let mut chain = vec![Link::Pv {
+            name: name.to_string(),
+            volume: pv.spec.csi.volume_handle.clone(),
         }];
         let create =
             self.last_csi(|c| c.rpc == "CreateVolume" && c.request.subject() == Some(name));
@@ -312,7 +394,7 @@ impl Lab {
         }
         match create {
             Some((seq, rec)) => {
-                chain.push(wire_link(seq, &rec));
+                chain.push(Link::Wire(Recorded { seq, record: rec }));
                 chain.push(Link::Made(self.origin_of_wire(seq)));
             }
             None => chain.push(Link::Made(self.origin_of_object(
@@ -360,23 +442,44 @@ impl Lab {
             })
             .map(|p| p.key())
             .collect();
-        let mut chain = vec![
-            Link::Object {
-                kind: "VolumeAttachment",
-                name: format!("{} (pv {pv} on {node})", key.1),
+        let mut chain = vec![Link::Va {
+            name: key.1.clone(),
+            pv: pv.clone(),
+            node: node.clone(),
+        }];
+        if va.status.attached {
+            // external-attacher sets status.attached once ControllerPublishVolume answered
+            // for the volume and the node (external-attacher's csi_handler.go).
+            let handle = self
+                .cluster
+                .pvs
+                .get(&(crate::cluster::no_namespace(), pv.clone()))
+                .map(|p| p.spec.csi.volume_handle.clone());
+            let publish = self.last_csi(|c| {
+                c.rpc == "ControllerPublishVolume"
+                    && c.request.subject() == handle.as_deref()
+                    && c.request.to_json().get("node_id").and_then(|v| v.as_str())
+                        == Some(node.as_str())
+            });
+            if let Some((seq, WireRecord::Csi(call))) = publish {
+                chain.push(Link::Attached {
+                    seq,
+                    caller: call.caller.clone(),
+                    rpc: call.rpc,
+                });
+            }
+        }
+        chain.extend([Link::Controller {
+            who: "the attach/detach controller",
+            because: if users.is_empty() {
+                format!("for a pod on {node} that used it (none does now)")
+            } else {
+                format!(
+                    "for pod {} on {node}, which uses its claim",
+                    users.join(", ")
+                )
             },
-            Link::Controller {
-                who: "the attach/detach controller",
-                because: if users.is_empty() {
-                    format!("for a pod on {node} that used it (none does now)")
-                } else {
-                    format!(
-                        "for pod {} on {node}, which uses its claim",
-                        users.join(", ")
-                    )
-                },
-            },
-        ];
+        }]);
         let key = key.clone();
         chain.push(Link::Made(self.origin_of_object(
             |lab| {
@@ -475,9 +578,9 @@ impl Lab {
     }
 }
 
-/// A wire record as a link.
-fn wire_link(seq: u64, rec: &WireRecord) -> Link {
-    let what = match rec {
+/// What a wire record was, in a few words.
+fn wire_what(rec: &WireRecord) -> String {
+    match rec {
         WireRecord::Cni(c) => format!(
             "{} on {} for container {} ({})",
             c.plugin_type,
@@ -489,11 +592,6 @@ fn wire_link(seq: u64, rec: &WireRecord) -> Link {
             c.env.ifname
         ),
         WireRecord::Csi(c) => format!("{} {}", c.caller, c.rpc),
-    };
-    Link::Wire {
-        seq,
-        what,
-        node: rec.node().map(str::to_string),
     }
 }
 
