@@ -19,27 +19,9 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const COMMANDS: usize = 10_000;
-
-/// The session's lines.
-fn session() -> Vec<String> {
-    let mut lines = Vec::with_capacity(COMMANDS);
-    let mut k = 0;
-    while lines.len() < COMMANDS {
-        lines.push(format!("pod create p{k} --node node-{}", k % 2 + 1));
-        lines.push(if k >= 30 {
-            format!("pod delete p{}", k - 30)
-        } else {
-            "tick 1".to_string()
-        });
-        if k % 25 == 0 {
-            lines.push("tick 1".to_string());
-        }
-        k += 1;
-    }
-    lines.truncate(COMMANDS);
-    lines
-}
+#[path = "support/rewind_session.rs"]
+mod rewind_session;
+use rewind_session::{COMMANDS, session};
 
 /// 100 events, seeded (a linear congruential generator: the same points every run).
 fn points(events: u64) -> Vec<u64> {

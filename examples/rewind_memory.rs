@@ -11,27 +11,9 @@
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
 
-const COMMANDS: usize = 10_000;
-
-/// The session of benches/rewind.rs.
-fn session() -> Vec<String> {
-    let mut lines = Vec::with_capacity(COMMANDS);
-    let mut k = 0;
-    while lines.len() < COMMANDS {
-        lines.push(format!("pod create p{k} --node node-{}", k % 2 + 1));
-        lines.push(if k >= 30 {
-            format!("pod delete p{}", k - 30)
-        } else {
-            "tick 1".to_string()
-        });
-        if k % 25 == 0 {
-            lines.push("tick 1".to_string());
-        }
-        k += 1;
-    }
-    lines.truncate(COMMANDS);
-    lines
-}
+#[path = "../benches/support/rewind_session.rs"]
+mod rewind_session;
+use rewind_session::{COMMANDS, session};
 
 fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)

@@ -255,30 +255,18 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     }
                     continue;
                 }
-                match lab_engine::command::parse(lab_engine::command::strip_comment(&line)) {
-                    Ok(Some(lab_engine::command::Command::Lesson(
-                        lab_engine::command::grammar::LessonCmd::Play {
-                            id,
-                            speed,
-                            step,
-                            variant,
-                        },
-                    ))) => {
+                match lab_engine::lesson::play::LivePlayback::of(&line) {
+                    Some(lab_engine::lesson::play::LivePlayback::Lesson { id, options }) => {
                         // Live playback: typed visibly and paced, not printed all at once.
-                        let opts_play = lab_engine::lesson::play::PlayOptions {
-                            speed,
-                            step,
-                            variant,
-                        };
                         let r = with_play_sink(opts.color_out, &cast, |sink| {
-                            lock(&desk).lesson_play_live(&id, opts_play, sink)
+                            lock(&desk).lesson_play_live(&id, options, sink)
                         });
                         if let Err(e) = r {
                             print_result(Err(e), opts, &mut stdout.lock(), &mut stderr.lock())?;
                         }
                         continue;
                     }
-                    Ok(Some(lab_engine::command::Command::Play(a))) => {
+                    Some(lab_engine::lesson::play::LivePlayback::Script(a)) => {
                         // `play FILE`: the script typed out live, with its captions.
                         let planned = lock(&desk).script_plan(&a);
                         match planned {
@@ -293,7 +281,7 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                         }
                         continue;
                     }
-                    _ => {}
+                    None => {}
                 }
                 let step_before = step_heading(&lock(&desk));
                 let result = match crate::csi_serve::serve_request(&line) {

@@ -1222,6 +1222,20 @@ impl App {
         self.ui.scroll[Pane::Output.index()] = 0;
     }
 
+    /// An error into the output (its first line marked `✗`, the rest indented under it)
+    /// and its first line in the flash.
+    fn push_error(&mut self, message: &str) {
+        for (i, part) in message.lines().enumerate() {
+            self.push_output(if i == 0 {
+                error_line(part)
+            } else {
+                Line::styled(format!("         {part}"), Role::Bad)
+            });
+        }
+        let first = message.lines().next().unwrap_or("").to_string();
+        self.flash(format!("✗ {first}"), FlashLevel::Err);
+    }
+
     fn push_output(&mut self, line: Line) {
         // A lesson's paragraph arrives hard-wrapped at its source's width: join its lines,
         // so the Output pane wraps the paragraph once, at its own width.
@@ -1323,30 +1337,16 @@ impl App {
             self.clear_output();
             return;
         }
-        match lab_engine::command::parse(lab_engine::command::strip_comment(line)) {
-            Ok(Some(lab_engine::command::Command::Lesson(
-                lab_engine::command::grammar::LessonCmd::Play {
-                    id,
-                    speed,
-                    step,
-                    variant,
-                },
-            ))) => {
-                self.start_playback(
-                    &id,
-                    lab_engine::lesson::play::PlayOptions {
-                        speed,
-                        step,
-                        variant,
-                    },
-                );
+        match lab_engine::lesson::play::LivePlayback::of(line) {
+            Some(lab_engine::lesson::play::LivePlayback::Lesson { id, options }) => {
+                self.start_playback(&id, options);
                 return;
             }
-            Ok(Some(lab_engine::command::Command::Play(a))) => {
+            Some(lab_engine::lesson::play::LivePlayback::Script(a)) => {
                 self.start_script_playback(&a);
                 return;
             }
-            _ => {}
+            None => {}
         }
         if let Some(said) = self.host.control(&self.desk.lab, line) {
             self.push_output(
@@ -1408,18 +1408,7 @@ impl App {
                 if e.is_help {
                     self.flash(format!("✓ {line}"), FlashLevel::Info);
                 } else {
-                    let mut first = true;
-                    for part in e.message.lines() {
-                        let l = if first {
-                            error_line(part)
-                        } else {
-                            Line::styled(format!("         {part}"), Role::Bad)
-                        };
-                        first = false;
-                        self.push_output(l);
-                    }
-                    let msg = e.message.lines().next().unwrap_or("").to_string();
-                    self.flash(format!("✗ {msg}"), FlashLevel::Err);
+                    self.push_error(&e.message);
                 }
             }
         }
@@ -1721,18 +1710,7 @@ impl App {
         let listing = match lab_engine::resource::listing(&self.desk.lab, word) {
             Ok(l) => l,
             Err(e) => {
-                let mut first = true;
-                for part in e.message.lines() {
-                    let l = if first {
-                        error_line(part)
-                    } else {
-                        Line::styled(format!("         {part}"), Role::Bad)
-                    };
-                    first = false;
-                    self.push_output(l);
-                }
-                let msg = e.message.lines().next().unwrap_or("").to_string();
-                self.flash(format!("✗ {msg}"), FlashLevel::Err);
+                self.push_error(&e.message);
                 self.show_output_from(self.ui.output.len().saturating_sub(
                     usize::try_from(self.ui.output_pushed - pushed_before).unwrap_or(usize::MAX),
                 ));

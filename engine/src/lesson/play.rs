@@ -58,6 +58,45 @@ pub enum PlayEvent {
     WaitForKey,
 }
 
+/// A line a front end plays live (typed out and paced) rather than runs at once.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LivePlayback {
+    /// `lesson play ID …`: the lesson's reference session.
+    Lesson {
+        /// The lesson's ID.
+        id: String,
+        /// Its speed, stepping and variant.
+        options: PlayOptions,
+    },
+    /// `play FILE …`: a script, with its captions.
+    Script(crate::command::grammar::PlayArgs),
+}
+
+impl LivePlayback {
+    /// What `line` asks to play live, if it is `lesson play …` or `play …` (a line that
+    /// does not parse is not one: running it gives the parse error).
+    pub fn of(line: &str) -> Option<LivePlayback> {
+        use crate::command::{Command, grammar::LessonCmd};
+        match crate::command::parse(crate::command::strip_comment(line)) {
+            Ok(Some(Command::Lesson(LessonCmd::Play {
+                id,
+                speed,
+                step,
+                variant,
+            }))) => Some(LivePlayback::Lesson {
+                id,
+                options: PlayOptions {
+                    speed,
+                    step,
+                    variant,
+                },
+            }),
+            Ok(Some(Command::Play(args))) => Some(LivePlayback::Script(args)),
+            _ => None,
+        }
+    }
+}
+
 /// Base timings at speed 1.0, in milliseconds.
 const CHAR_MS: f64 = 40.0;
 const AFTER_COMMAND_MS: f64 = 800.0;
