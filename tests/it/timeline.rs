@@ -107,3 +107,21 @@ fn the_desk_every_front_end_runs_lines_through_rewinds_and_returns() {
     desk.execute("rewind --undo").unwrap();
     assert_eq!(desk.lab.counts().1, 1);
 }
+
+/// `Lab::event(n)` (what the dashboard's timeline bar reads) is the present's event n,
+/// while rewound too, and nothing outside 1..=of.
+#[test]
+fn one_event_is_the_presents_event_while_rewound_too() {
+    let mut lab = lab();
+    for line in ["pod create a --node node-1", "pod create b --node node-2"] {
+        lab.execute(line).unwrap();
+    }
+    lab.execute("rewind 1").unwrap();
+    let all = lab.events();
+    assert_eq!(all.len(), 2);
+    for e in &all {
+        assert_eq!(lab.event(e.number).as_ref(), Some(e));
+    }
+    assert_eq!(lab.event(0), None);
+    assert_eq!(lab.event(3), None);
+}

@@ -1988,3 +1988,89 @@ fn a_claim_with_no_volume_yet_is_drawn_pending() {
         assert!(text.contains("◉ CREATED"), "{size:?}\n{text}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The timeline bar.
+
+/// The row of the timeline bar, if it is on screen.
+fn timeline_row(buf: &Buffer) -> Option<String> {
+    screen_text(buf)
+        .lines()
+        .find(|l| l.starts_with(" timeline "))
+        .map(str::to_string)
+}
+
+#[test]
+fn the_timeline_bar_scrubs_with_brackets_and_every_pane_follows() {
+    // No events, no bar.
+    let mut a = app(crate::common::lab(), SMALL);
+    let t = frame(&mut a, SMALL);
+    assert_eq!(timeline_row(t.backend().buffer()), None);
+    for size in [SMALL, (120, 40), (200, 50)] {
+        let mut a = after(crate::common::lab(), size, PODS);
+        let t = frame(&mut a, size);
+        insta::assert_snapshot!(
+            format!("timeline_present_{}x{}", size.0, size.1),
+            t.backend()
+        );
+        let bar = timeline_row(t.backend().buffer()).expect("the bar after three events");
+        assert!(bar.contains(" timeline 3/3 "), "{bar}");
+        // Two events back: the lab is after event 1, the bar says so, the panes show it.
+        let t = drive(&mut a, size, vec![key(KeyCode::Esc), ch('['), ch('[')]);
+        insta::assert_snapshot!(
+            format!("timeline_rewound_{}x{}", size.0, size.1),
+            t.backend()
+        );
+        let bar = timeline_row(t.backend().buffer()).unwrap();
+        assert!(bar.contains(" timeline 1/3 rewound "), "{bar}");
+        assert_eq!(a.desk.lab.position().at, 1);
+        assert!(
+            a.desk.lab.summary().text().contains("1 pod"),
+            "{}",
+            a.desk.lab.summary().text()
+        );
+        // One forward: after event 2.
+        drive(&mut a, size, vec![ch(']')]);
+        assert_eq!(a.desk.lab.position().at, 2);
+    }
+    // At the start `[` explains itself and changes nothing; at the present `]` does.
+    let mut a = after(crate::common::lab(), LARGE, &PODS[..1]);
+    drive(&mut a, LARGE, vec![key(KeyCode::Esc), ch('['), ch('[')]);
+    assert_eq!(a.desk.lab.position().at, 0);
+    let flash =
+        a.ui.flash
+            .as_ref()
+            .map(|f| f.text.clone())
+            .unwrap_or_default();
+    assert!(flash.contains("at the start of the timeline"), "{flash}");
+    drive(&mut a, LARGE, vec![ch(']')]);
+    assert_eq!(a.desk.lab.position().at, 1);
+    drive(&mut a, LARGE, vec![ch(']')]);
+    let flash =
+        a.ui.flash
+            .as_ref()
+            .map(|f| f.text.clone())
+            .unwrap_or_default();
+    assert!(flash.contains("at the present (event 1)"), "{flash}");
+}
+
+#[test]
+fn a_command_typed_at_a_rewound_point_forks_with_the_repls_note() {
+    let mut a = after(crate::common::lab(), LARGE, PODS);
+    drive(&mut a, LARGE, vec![key(KeyCode::Esc), ch('['), ch('[')]);
+    let mut keys = vec![ch(':')];
+    keys.extend(typed("pod create late --node node-2"));
+    keys.push(key(KeyCode::Enter));
+    let t = drive(&mut a, LARGE, keys);
+    let output: Vec<String> = a.ui.output.iter().map(|l| l.text()).collect();
+    assert!(
+        output.iter().any(|l| l
+            .starts_with("forked after event 1: events 2 to 3 of the old timeline are dropped")),
+        "{output:#?}"
+    );
+    assert_eq!(a.desk.lab.position().at, 2);
+    assert_eq!(a.desk.lab.position().of, 2);
+    let bar = timeline_row(t.backend().buffer()).unwrap();
+    assert!(bar.contains(" timeline 2/2 "), "{bar}");
+    assert!(bar.contains("2 pod create late --nod…"), "{bar}");
+}

@@ -999,6 +999,28 @@ impl App {
                 line = line.replace(ph, nodes[i as usize]);
             }
         }
+        if line.contains("{prev_event}") || line.contains("{next_event}") {
+            let pos = self.desk.lab.position();
+            if line.contains("{prev_event}") {
+                let n = pos.at.checked_sub(1).ok_or_else(|| {
+                    format!(
+                        "at the start of the timeline: nothing earlier (`]` goes forward; {} event{} in all)",
+                        pos.of,
+                        if pos.of == 1 { "" } else { "s" }
+                    )
+                })?;
+                line = line.replace("{prev_event}", &n.to_string());
+            }
+            if line.contains("{next_event}") {
+                if !pos.rewound() {
+                    return Err(format!(
+                        "at the present (event {}): nothing later (`[` goes back)",
+                        pos.of
+                    ));
+                }
+                line = line.replace("{next_event}", &(pos.at + 1).to_string());
+            }
+        }
         if line.contains("{pod}") || line.contains("{pod_ns}") {
             let (ns, name) = self.ui.sel_pod.clone().ok_or_else(|| {
                 "select a pod first (Topology: ↑/↓), or create one: pod create web --node node-1"

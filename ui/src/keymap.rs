@@ -106,7 +106,8 @@ pub enum Action {
     /// Run a command line through `Desk::execute`.
     Run(String),
     /// Run a command line after filling in the selection: `{node}`, `{next_node}`,
-    /// `{prev_node}`, `{pod}`, `{pod_ns}`, `{wire}`.
+    /// `{prev_node}`, `{pod}`, `{pod_ns}`, `{wire}`, `{prev_event}`, `{next_event}` (the
+    /// timeline's neighbours of the current event).
     RunTemplate(&'static str),
     /// Focus the command line.
     OpenPrompt,
@@ -423,6 +424,24 @@ pub static KEYMAP: &[Binding] = &[
         section: Section::Navigation,
     },
     // Hotkeys: command strings
+    Binding {
+        keys: &[k('[')],
+        label: "[",
+        modes: N,
+        action: Action::RunTemplate("rewind {prev_event}"),
+        desc: "timeline: one event back, `rewind N` (every pane follows; a command typed there forks the session)",
+        short: Some("rewind"),
+        section: Section::Hotkeys,
+    },
+    Binding {
+        keys: &[k(']')],
+        label: "]",
+        modes: N,
+        action: Action::RunTemplate("rewind {next_event}"),
+        desc: "timeline: one event forward, `rewind N` (to the last event: back at the present)",
+        short: Some("forward"),
+        section: Section::Hotkeys,
+    },
     Binding {
         keys: &[k('n')],
         label: "n",

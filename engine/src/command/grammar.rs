@@ -186,7 +186,7 @@ pub enum Command {
     /// Where a piece of state came from, back to the command that made it
     #[command(
         subcommand,
-        after_help = "Examples:\n  why route 10.244.2.0/24 --node node-1\n  why lease 10.244.1.2 --node node-1\n  why pv pvc-76511e8b-8bbc-8416-e4c3-3d1effb0f211\n  why va csi-2a92d2391c4c"
+        after_help = "Examples:\n  why route 10.244.2.0/24 --node node-1\n  why lease 10.244.1.2 --node node-1\n  why pv pvc-76511e8b-8bbc-8416-e4c3-3d1effb0f211\n  why va csi-2a92d2391c4c\n  why rule CNI-HOSTPORT-DNAT 1 --node node-1\n  why identity 45927"
     )]
     Why(WhyCmd),
     /// Start over with the default cluster
@@ -1188,6 +1188,38 @@ pub enum WhyCmd {
         /// Its name
         name: String,
     },
+    /// An iptables rule on a node, by chain and number as `iptables -t TABLE -L CHAIN
+    /// --line-numbers` counts them (`show iptables NODE`)
+    #[command(
+        after_help = "Rules are numbered from 1 in each chain, in `iptables -S` order.\nExamples:\n  why rule CNI-HOSTPORT-DNAT 1 --node node-1\n  why rule FLANNEL-FWD 2 --node node-1 -t filter"
+    )]
+    Rule(WhyRuleArgs),
+    /// A Cilium security identity (`show bpf NODE --identities`)
+    Identity {
+        /// Its number
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+}
+
+/// `why rule` arguments.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct WhyRuleArgs {
+    /// The chain
+    #[arg(value_name = "CHAIN")]
+    pub chain: String,
+    /// The rule's number in the chain, from 1
+    #[arg(value_name = "N", allow_negative_numbers = true, value_parser = whole_u64)]
+    pub number: u64,
+    /// The node
+    #[arg(long)]
+    pub node: String,
+    /// The IPv6 tables (ip6tables)
+    #[arg(short = '6', long = "ipv6")]
+    pub v6: bool,
+    /// The table (as `show iptables`, nat unless given)
+    #[arg(long, short = 't', default_value = "nat", value_parser = TableParser)]
+    pub table: TableArg,
 }
 
 /// `save` / `load` arguments.

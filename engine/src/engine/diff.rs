@@ -3,8 +3,11 @@
 //! compared is read from it as values: the pods (phase, IP, node), host-local's lease files
 //! per node, each node's main routing table, each node's iptables rules (family, table,
 //! chain) and every claim's volume (claim phase, PV, and per node the driver's lifecycle
-//! state, the VolumeAttachment, the staging path and the publish targets). The order is
-//! the section's, then the key's.
+//! state, the VolumeAttachment, the staging path and the publish targets), and under
+//! Cilium its BPF maps (identities, endpoints, ipcache, policy maps; see [`bpf`]). The
+//! order is the section's, then the key's.
+
+mod bpf;
 
 use super::volume_view::{NodeVolume, VolumeRow};
 use super::{Lab, LabError};
@@ -42,6 +45,8 @@ struct Moment {
     rules: BTreeMap<RuleKey, Vec<String>>,
     /// Every claim's volume, by `ns/name`.
     volumes: BTreeMap<String, VolumeRow>,
+    /// Cilium's BPF maps.
+    bpf: bpf::Maps,
 }
 
 impl Moment {
@@ -80,6 +85,7 @@ impl Moment {
         for row in super::volume_view::volume_rows(lab) {
             m.volumes.insert(row.pvc.clone(), row);
         }
+        m.bpf = bpf::Maps::of(lab.network.bpf(&lab.network_view()));
         m
     }
 }
@@ -136,6 +142,8 @@ pub enum Change {
         /// After.
         now: Option<VolumeRow>,
     },
+    /// One of Cilium's BPF maps changed.
+    Bpf(bpf::MapChange),
 }
 
 /// The changes from `a` to `b`, by section then key.
@@ -194,6 +202,7 @@ fn changes(a: &Moment, b: &Moment) -> Vec<Change> {
             });
         }
     }
+    out.extend(bpf::changes(&a.bpf, &b.bpf).into_iter().map(Change::Bpf));
     out
 }
 
@@ -232,6 +241,7 @@ impl Change {
             Change::Route { .. } => "routes",
             Change::Rule { .. } => "iptables",
             Change::Volume { .. } => "volumes",
+            Change::Bpf(c) => c.section(),
         }
     }
 
@@ -307,6 +317,7 @@ impl Change {
                 }]
             }
             Change::Volume { pvc, was, now } => volume_lines(pvc, was.as_ref(), now.as_ref()),
+            Change::Bpf(c) => vec![c.line()],
         }
     }
 }
@@ -423,7 +434,8 @@ impl Lab {
             None => self.position().at,
         };
         let (before, after) = (self.lab_at(n), self.lab_at(m));
-        let list = changes(&Moment::of(&before), &Moment::of(&after));
+        let (a, b) = (Moment::of(&before), Moment::of(&after));
+        let list = changes(&a, &b);
         let mut out = Outcome::empty();
         out.line(Line::styled(
             format!(
@@ -437,7 +449,11 @@ impl Lab {
         ));
         if list.is_empty() {
             out.line(Line::styled(
-                "  nothing changed in pods, leases, routes, iptables or volumes",
+                if a.bpf.running || b.bpf.running {
+                    "  nothing changed in pods, leases, routes, iptables, volumes or BPF maps"
+                } else {
+                    "  nothing changed in pods, leases, routes, iptables or volumes"
+                },
                 Role::Dim,
             ));
         }

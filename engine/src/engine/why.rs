@@ -6,6 +6,9 @@
 //! after every event); an API object's UID gives the first event after which it exists
 //! (the timeline's moments are asked, never the printed text).
 
+mod identity;
+mod rule;
+
 use super::{Lab, LabError};
 use crate::cni::host::RouteEntry;
 use crate::command::grammar::WhyCmd;
@@ -24,25 +27,17 @@ pub enum Origin {
     Forgotten,
 }
 
-/// A wire record and its sequence number in the wire log (two are the same record when
-/// their numbers are).
-#[derive(Debug, Clone)]
-pub struct Recorded {
-    /// The sequence number (`show wire N`).
-    pub seq: u64,
-    /// The record.
-    pub record: WireRecord,
+/// Which of the wire records a search accepts is wanted.
+#[derive(Debug, Clone, Copy)]
+enum Which {
+    /// The earliest still kept.
+    First,
+    /// The latest.
+    Last,
 }
 
-impl PartialEq for Recorded {
-    fn eq(&self, other: &Self) -> bool {
-        self.seq == other.seq
-    }
-}
-
-impl Eq for Recorded {}
-
-/// One link of a `why` chain, as typed facts (rendered only when shown).
+/// One link of a `why` chain, as typed facts (rendered only when shown; lessons read them
+/// through `Seen::Why`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Link {
     /// A route of a node's main table.
@@ -95,8 +90,17 @@ pub enum Link {
         /// The interface it holds.
         ifname: String,
     },
-    /// A plugin execution or a CSI call on the wire that made the state.
-    Wire(Recorded),
+    /// A plugin execution or a CSI call on the wire.
+    Wire {
+        /// Its sequence number (`show wire N`).
+        seq: u64,
+        /// What it was, in a few words.
+        what: String,
+        /// The node it ran on.
+        node: Option<String>,
+        /// The RPC, for a CSI call (`CreateVolume`).
+        rpc: Option<&'static str>,
+    },
     /// The CSI call (ControllerPublishVolume) after which its caller (external-attacher)
     /// set a VolumeAttachment's `status.attached`.
     Attached {
@@ -113,6 +117,13 @@ pub enum Link {
         pod: String,
         /// Its node.
         node: String,
+    },
+    /// An API object.
+    Object {
+        /// Its kind.
+        kind: &'static str,
+        /// Its name, with what identifies it further.
+        name: String,
     },
     /// A PersistentVolume.
     Pv {
@@ -136,6 +147,35 @@ pub enum Link {
         who: &'static str,
         /// What for.
         because: String,
+    },
+    /// An iptables rule: its place (`-t TABLE -L CHAIN --line-numbers` numbering) and text.
+    Rule {
+        /// The node.
+        node: String,
+        /// ip6tables.
+        v6: bool,
+        /// The table.
+        table: crate::cni::netfilter::TableKind,
+        /// The chain.
+        chain: String,
+        /// Its number in the chain, from 1.
+        number: usize,
+        /// Its match and target, after `-A CHAIN`.
+        text: String,
+    },
+    /// Whose a chain is (a rule's, or the chain a rule jumps to).
+    Chain {
+        /// The chain.
+        chain: String,
+        /// Whose it is.
+        whose: String,
+    },
+    /// A Cilium security identity and its labels.
+    Identity {
+        /// The identity.
+        id: u32,
+        /// Its labels.
+        labels: Vec<String>,
     },
     /// Where the chain ends: the learner's command.
     Made(Origin),
@@ -169,24 +209,37 @@ impl Link {
                 "lease file /var/lib/cni/networks/{net}/{ip} on {node}: container {}, {ifname}",
                 short(container)
             ),
-            Link::Wire(Recorded { seq, record }) => match record.node() {
-                Some(n) => format!(
-                    "written by {} on {n} (wire record {seq}: `show wire {seq}`)",
-                    wire_what(record)
-                ),
-                None => format!(
-                    "made by {} (wire record {seq}: `show wire {seq}`)",
-                    wire_what(record)
-                ),
+            Link::Wire {
+                seq, what, node, ..
+            } => match node {
+                Some(n) => {
+                    format!("written by {what} on {n} (wire record {seq}: `show wire {seq}`)")
+                }
+                None => format!("made by {what} (wire record {seq}: `show wire {seq}`)"),
             },
-            Link::Attached { seq, caller, rpc } => format!(
-                "{caller} set status.attached when {rpc} answered (wire record {seq}: `show wire {seq}`)"
-            ),
             Link::Sandbox { pod, node } => {
                 format!("the container is pod {pod}'s sandbox on {node}")
             }
+            Link::Object { kind, name } => format!("{kind} {name}"),
+            Link::Attached { seq, caller, rpc } => format!(
+                "{caller} set status.attached when {rpc} answered (wire record {seq}: `show wire {seq}`)"
+            ),
             Link::Pv { name, volume } => format!("PersistentVolume {name} (volume {volume})"),
             Link::Va { name, pv, node } => format!("VolumeAttachment {name} (pv {pv} on {node})"),
+            Link::Rule {
+                node,
+                v6,
+                table,
+                chain,
+                number,
+                text,
+            } => format!(
+                "rule {number} of {chain} ({} -t {}) on {node}: -A {chain} {text}",
+                if *v6 { "ip6tables" } else { "iptables" },
+                table.name()
+            ),
+            Link::Chain { chain, whose } => format!("{chain} is {whose}"),
+            Link::Identity { id, labels } => format!("identity {id}: {}", labels.join(" ")),
             Link::Controller { who, because } => format!("{who} made it {because}"),
             Link::Made(Origin::Start) => "part of the lab's start (the default cluster)".into(),
             Link::Made(Origin::Event(n, line)) => format!("from `{line}` at event {n}"),
@@ -212,6 +265,8 @@ impl Lab {
             WhyCmd::Lease { ip, node } => self.why_lease(ip, node)?,
             WhyCmd::Pv { name } => self.why_pv(name)?,
             WhyCmd::Va { name } => self.why_va(name)?,
+            WhyCmd::Rule(r) => self.why_rule(r)?,
+            WhyCmd::Identity { id } => self.why_identity(id)?,
         };
         let mut out = Outcome::empty();
         for (i, link) in chain.iter().enumerate() {
@@ -268,11 +323,10 @@ impl Lab {
                 node: node.to_string(),
                 dev: route.dev.clone(),
             });
-            if let Some((seq, rec)) = self.first_exec_on(node, |c| c.plugin_type == "bridge") {
-                let sandbox = self.sandbox_of(node, rec.container_id());
-                chain.push(Link::Wire(Recorded { seq, record: rec }));
-                chain.extend(sandbox);
-                chain.push(Link::Made(self.origin_of_wire(seq)));
+            if let Some((seq, rec)) =
+                self.exec_on(node, Which::First, |c| c.plugin_type == "bridge")
+            {
+                chain.extend(self.exec_chain(node, seq, &rec));
             }
         } else if route.dev == "eth0" {
             chain.push(Link::Underlay {
@@ -351,21 +405,16 @@ impl Lab {
             container: lease.container_id.clone(),
             ifname: lease.ifname.clone(),
         }];
-        let add = self.last_exec_on(node, |c| {
+        let add = self.exec_on(node, Which::Last, |c| {
             c.plugin_type == "host-local"
                 && c.env.command == Some(crate::cni::plugin::CniCommand::Add)
                 && c.env.container_id == lease.container_id
                 && c.env.ifname == lease.ifname
         });
-        let sandbox = self.sandbox_of(node, &lease.container_id);
         match add {
-            Some((seq, rec)) => {
-                chain.push(Link::Wire(Recorded { seq, record: rec }));
-                chain.extend(sandbox);
-                chain.push(Link::Made(self.origin_of_wire(seq)));
-            }
+            Some((seq, rec)) => chain.extend(self.exec_chain(node, seq, &rec)),
             None => {
-                chain.extend(sandbox);
+                chain.extend(self.sandbox_of(node, &lease.container_id));
                 chain.push(Link::Made(Origin::Forgotten));
             }
         }
@@ -394,7 +443,7 @@ impl Lab {
         }
         match create {
             Some((seq, rec)) => {
-                chain.push(Link::Wire(Recorded { seq, record: rec }));
+                chain.push(wire_link(seq, &rec));
                 chain.push(Link::Made(self.origin_of_wire(seq)));
             }
             None => chain.push(Link::Made(self.origin_of_object(
@@ -493,29 +542,29 @@ impl Lab {
         Ok(chain)
     }
 
-    /// The latest CNI execution on `node` that `pick` accepts, with its wire sequence.
-    fn last_exec_on(
+    /// The latest (`Which::Last`) or earliest still kept (`Which::First`) CNI execution on
+    /// `node` that `pick` accepts, with its wire sequence.
+    fn exec_on(
         &self,
         node: &str,
+        which: Which,
         pick: impl Fn(&crate::cni::runtime::WireCall) -> bool,
     ) -> Option<(u64, WireRecord)> {
-        self.wire
-            .iter()
-            .rev()
-            .find(|(_, r)| matches!(r, WireRecord::Cni(c) if &*c.node == node && pick(c)))
-            .map(|(s, r)| (s, r.clone()))
+        let accepts = |(_, r): &(u64, &WireRecord)| matches!(r, WireRecord::Cni(c) if &*c.node == node && pick(c));
+        let found = match which {
+            Which::First => self.wire.iter().find(accepts),
+            Which::Last => self.wire.iter().rev().find(accepts),
+        };
+        found.map(|(s, r)| (s, r.clone()))
     }
 
-    /// The earliest CNI execution on `node` still kept that `pick` accepts.
-    fn first_exec_on(
-        &self,
-        node: &str,
-        pick: impl Fn(&crate::cni::runtime::WireCall) -> bool,
-    ) -> Option<(u64, WireRecord)> {
-        self.wire
-            .iter()
-            .find(|(_, r)| matches!(r, WireRecord::Cni(c) if &*c.node == node && pick(c)))
-            .map(|(s, r)| (s, r.clone()))
+    /// A plugin execution on `node` and what it leads back to: its wire record, the pod
+    /// whose sandbox its container is, the command that made it.
+    fn exec_chain(&self, node: &str, seq: u64, rec: &WireRecord) -> Vec<Link> {
+        let mut chain = vec![wire_link(seq, rec)];
+        chain.extend(self.sandbox_of(node, rec.container_id()));
+        chain.push(Link::Made(self.origin_of_wire(seq)));
+        chain
     }
 
     /// The latest successful CSI call that `pick` accepts.
@@ -553,14 +602,20 @@ impl Lab {
     /// The first event after which the object `uid_at` finds has this UID (it has existed
     /// since; the moments are rebuilt from the timeline, by bisection).
     fn origin_of_object(&self, uid_at: impl Fn(&Lab) -> Option<String>, uid: &str) -> Origin {
+        self.origin_since(|lab| uid_at(lab).as_deref() == Some(uid))
+    }
+
+    /// The first event after which `holds` is true of the lab and stays true up to now
+    /// (by bisection over the timeline's moments; `holds` must be true of the lab now).
+    fn origin_since(&self, holds: impl Fn(&Lab) -> bool) -> Origin {
         let n = self.journal.entries.len();
-        if uid_at(&self.lab_at(0)).as_deref() == Some(uid) {
+        if holds(&self.lab_at(0)) {
             return Origin::Start;
         }
         let (mut lo, mut hi) = (0, n);
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if uid_at(&self.lab_at(mid)).as_deref() == Some(uid) {
+            if holds(&self.lab_at(mid)) {
                 hi = mid;
             } else {
                 lo = mid;
@@ -578,9 +633,9 @@ impl Lab {
     }
 }
 
-/// What a wire record was, in a few words.
-fn wire_what(rec: &WireRecord) -> String {
-    match rec {
+/// A wire record as a link.
+fn wire_link(seq: u64, rec: &WireRecord) -> Link {
+    let what = match rec {
         WireRecord::Cni(c) => format!(
             "{} on {} for container {} ({})",
             c.plugin_type,
@@ -592,6 +647,15 @@ fn wire_what(rec: &WireRecord) -> String {
             c.env.ifname
         ),
         WireRecord::Csi(c) => format!("{} {}", c.caller, c.rpc),
+    };
+    Link::Wire {
+        seq,
+        what,
+        node: rec.node().map(str::to_string),
+        rpc: match rec {
+            WireRecord::Csi(c) => Some(c.rpc),
+            WireRecord::Cni(_) => None,
+        },
     }
 }
 

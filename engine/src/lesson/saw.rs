@@ -1906,13 +1906,9 @@ fn why_chains(seen: &Observed) -> impl Iterator<Item = &[crate::engine::why::Lin
 /// Whether a chain holds a CSI call of this RPC (one that made the state, or after which
 /// its caller set it).
 fn chain_has_call(chain: &[crate::engine::why::Link], rpc: &str) -> bool {
-    use crate::engine::why::{Link, Recorded};
+    use crate::engine::why::Link;
     chain.iter().any(|l| match l {
-        Link::Wire(Recorded {
-            record: WireRecord::Csi(c),
-            ..
-        }) => c.rpc == rpc,
-        Link::Attached { rpc: r, .. } => *r == rpc,
+        Link::Wire { rpc: Some(r), .. } | Link::Attached { rpc: r, .. } => *r == rpc,
         _ => false,
     })
 }

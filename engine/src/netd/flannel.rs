@@ -81,9 +81,9 @@ struct Lease {
 }
 
 /// flanneld's masquerade chain (nat table).
-const MASQ_CHAIN: &str = "FLANNEL-POSTRTG";
+pub(crate) const MASQ_CHAIN: &str = "FLANNEL-POSTRTG";
 /// flanneld's forward chain (filter table).
-const FWD_CHAIN: &str = "FLANNEL-FWD";
+pub(crate) const FWD_CHAIN: &str = "FLANNEL-FWD";
 /// The comment on flanneld's masquerade rules.
 const MASQ_COMMENT: &str = "-m comment --comment \"flanneld masq\"";
 /// The comment on flanneld's forward rules.

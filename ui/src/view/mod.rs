@@ -18,6 +18,7 @@ pub mod ipam;
 pub mod lesson;
 pub mod output;
 pub mod routes;
+pub mod timeline;
 pub mod topology;
 pub mod volumes;
 pub mod wire;
@@ -85,6 +86,8 @@ pub struct Screen {
     pub tabs: Option<Rect>,
     /// Visible panes with their outer rectangles (borders included).
     pub panes: Vec<(Pane, Rect)>,
+    /// The timeline bar (once the lab has an event).
+    pub timeline: Option<Rect>,
     /// The command line.
     pub prompt: Rect,
     /// The key footer.
@@ -121,7 +124,6 @@ fn block_inner(r: Rect, theme: &Theme) -> Rect {
 
 /// Lay out the screen for an area.
 pub fn layout(app: &App, area: Rect) -> Screen {
-    let compact = is_compact(area);
     let [title, body, prompt, footer] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
@@ -129,6 +131,29 @@ pub fn layout(app: &App, area: Rect) -> Screen {
         Constraint::Length(1),
     ])
     .areas(area);
+    let mut screen = panes(app, area, body);
+    screen.title = title;
+    screen.prompt = prompt;
+    screen.footer = footer;
+    // The timeline bar takes the body's last row from the panes that reach it (the Output,
+    // mostly), so the state panes above keep their size.
+    if timeline::shown(app) && body.height > 1 {
+        let bottom = body.bottom();
+        for (_, r) in &mut screen.panes {
+            if r.bottom() == bottom {
+                r.height -= 1;
+            }
+        }
+        screen.timeline = Some(Rect::new(body.x, bottom - 1, body.width, 1));
+    }
+    screen
+}
+
+/// The panes of the body (the title, prompt and footer rows are left empty for
+/// [`layout`]).
+fn panes(app: &App, area: Rect, body: Rect) -> Screen {
+    let compact = is_compact(area);
+    let (title, prompt, footer, timeline) = (Rect::ZERO, Rect::ZERO, Rect::ZERO, None);
     let mut panes = Vec::new();
     let mut tabs = None;
     if compact {
@@ -141,6 +166,7 @@ pub fn layout(app: &App, area: Rect) -> Screen {
                 title,
                 tabs,
                 panes,
+                timeline,
                 prompt,
                 footer,
                 compact,
@@ -196,6 +222,7 @@ pub fn layout(app: &App, area: Rect) -> Screen {
         title,
         tabs,
         panes,
+        timeline,
         prompt,
         footer,
         compact,
@@ -499,6 +526,9 @@ impl Widget for &App {
         }
         for (pane, rect) in &screen.panes {
             render_pane(self, *pane, *rect, buf);
+        }
+        if let Some(bar) = screen.timeline {
+            timeline::render(self, bar, buf);
         }
         chrome::prompt(self, screen.prompt, buf);
         chrome::footer(self, screen.footer, buf);

@@ -293,17 +293,24 @@ fn policy_chain(net: &ClusterNet, p: &Policy, ingress: bool, sets: &mut IpSetSpe
 /// A namespace's profile chains (`kns.<ns>` accepts both ways; `ksa.<ns>.default`, the
 /// service account's, only carries labels and is empty), by chain name.
 fn profile_chains(ns: &str) -> Vec<(String, Vec<String>)> {
+    let [kns, ksa] = profile_ids(ns);
     let mut out = Vec::new();
     for (prefix, dir) in [("cali-pri-", "ingress"), ("cali-pro-", "egress")] {
         out.push((
-            chain_name(prefix, &format!("kns.{ns}")),
+            chain_name(prefix, &kns),
             vec![format!(
-                "-m comment --comment \"Profile kns.{ns} {dir}\" -j MARK --set-xmark {MARK_ACCEPT:#x}/{MARK_ACCEPT:#x}"
+                "-m comment --comment \"Profile {kns} {dir}\" -j MARK --set-xmark {MARK_ACCEPT:#x}/{MARK_ACCEPT:#x}"
             )],
         ));
-        out.push((chain_name(prefix, &format!("ksa.{ns}.default")), Vec::new()));
+        out.push((chain_name(prefix, &ksa), Vec::new()));
     }
     out
+}
+
+/// The ids of a namespace's profiles: its own (`kns.<ns>`) and its default service
+/// account's (`ksa.<ns>.default`); their chains are `cali-pri-`/`cali-pro-` + the id.
+pub(crate) fn profile_ids(ns: &str) -> [String; 2] {
+    [format!("kns.{ns}"), format!("ksa.{ns}.default")]
 }
 
 /// The endpoint chain of one direction (`cali-tw-<iface>` or `cali-fw-<iface>`).

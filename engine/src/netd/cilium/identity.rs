@@ -1,7 +1,7 @@
 //! Security identities: the label set of a pod that counts for policy, and the numbers the
 //! agent gives label sets (`pkg/identity`, `pkg/labelsfilter`, `pkg/k8s/utils/utils.go`).
 
-use crate::net::view::{ClusterNet, PodNet};
+use crate::net::view::{ClusterNet, PodNet, Policy};
 use crate::util::hash::fnv64;
 use ipnet::IpNet;
 use std::collections::{BTreeMap, BTreeSet};
@@ -365,6 +365,11 @@ impl IdentityTable {
 /// without `0.0.0.0/0` / `::/0` (those are `reserved:world`). Unparsable ones are skipped
 /// (validation rejects them).
 pub fn policy_prefixes(net: &ClusterNet) -> BTreeSet<IpNet> {
+    net.policies.iter().flat_map(prefixes_of).collect()
+}
+
+/// The prefixes one policy's ipBlocks name, as [`policy_prefixes`] counts them.
+pub fn prefixes_of(p: &Policy) -> BTreeSet<IpNet> {
     let mut out = BTreeSet::new();
     let mut add = |s: &str| {
         if let Ok(n) = s.parse::<IpNet>() {
@@ -374,19 +379,17 @@ pub fn policy_prefixes(net: &ClusterNet) -> BTreeSet<IpNet> {
             }
         }
     };
-    for p in &net.policies {
-        let peers = p
-            .spec
-            .ingress
-            .iter()
-            .flat_map(|r| r.from.iter())
-            .chain(p.spec.egress.iter().flat_map(|r| r.to.iter()));
-        for peer in peers {
-            if let Some(b) = &peer.ip_block {
-                add(&b.cidr);
-                for e in &b.except {
-                    add(e);
-                }
+    let peers = p
+        .spec
+        .ingress
+        .iter()
+        .flat_map(|r| r.from.iter())
+        .chain(p.spec.egress.iter().flat_map(|r| r.to.iter()));
+    for peer in peers {
+        if let Some(b) = &peer.ip_block {
+            add(&b.cidr);
+            for e in &b.except {
+                add(e);
             }
         }
     }

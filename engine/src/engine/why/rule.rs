@@ -1,0 +1,331 @@
+//! `why rule CHAIN N --node NODE [-t TABLE] [-6]`: an iptables rule back to its writer.
+//! The writer is the one of the chain the rule jumps to when that chain is made for a single
+//! container, policy or endpoint (the rule is there for it), else the one of the chain the
+//! rule sits in: each writer names its chains by
+//! a rule of its own (portmap `CNI-DN-` + a hash of the network and container ID, the
+//! ipMasq chain of bridge and ptp `CNI-` + the same hash, Felix `cali-pi-` + the policy's
+//! id and `cali-tw-` + the endpoint's device), and the name is computed again from the
+//! candidate (a plugin execution on the wire, a NetworkPolicy, a pod) and compared.
+
+use super::{Lab, LabError, Link, Origin, Which};
+use crate::cni::netfilter::TableKind;
+use crate::cni::plugin::CniCommand;
+use crate::cni::plugins::{common::format_chain_name, portmap};
+use crate::cni::runtime::WireCall;
+use crate::command::grammar::{TableArg, WhyRuleArgs};
+use crate::netd::{calico::felix, flannel};
+use crate::record::WireRecord;
+
+/// Who writes a chain.
+enum Author {
+    /// A plugin's ADD for one container (the chain is named after its network and
+    /// container ID); `None` when that record is older than the wire log keeps.
+    ContainerAdd {
+        whose: &'static str,
+        add: Option<(u64, WireRecord)>,
+    },
+    /// portmap's shared chains, made by its first ADD on the node.
+    PortmapShared(Option<(u64, WireRecord)>),
+    /// flanneld on the node (`--ip-masq`, `--iptables-forward-rules`).
+    Flanneld,
+    /// Felix's chain for one NetworkPolicy (namespace, name).
+    FelixPolicy {
+        policy: (String, String),
+        ingress: bool,
+    },
+    /// Felix's chain for one pod's workload endpoint (namespace, name; its device).
+    FelixEndpoint {
+        pod: (String, String),
+        iface: String,
+    },
+    /// Felix's profile chain of a namespace (its own, or its default service account's).
+    FelixProfile { namespace: String, id: String },
+    /// One of Felix's own chains.
+    Felix,
+}
+
+impl Author {
+    /// Made for one container, policy or endpoint (rather than shared by many).
+    fn specific(&self) -> bool {
+        matches!(
+            self,
+            Author::ContainerAdd { .. } | Author::FelixPolicy { .. } | Author::FelixEndpoint { .. }
+        )
+    }
+}
+
+/// A successful-or-not ADD by one of `plugins`.
+fn is_add(c: &WireCall, plugins: &[&str]) -> bool {
+    c.env.command == Some(CniCommand::Add) && plugins.contains(&c.plugin_type.as_str())
+}
+
+impl Lab {
+    /// `why rule …`.
+    pub(super) fn why_rule(&self, a: &WhyRuleArgs) -> Result<Vec<Link>, LabError> {
+        let node = a.node.as_str();
+        let kind = match a.table {
+            TableArg::Nat => TableKind::Nat,
+            TableArg::Filter => TableKind::Filter,
+        };
+        let tool = if a.v6 { "ip6tables" } else { "iptables" };
+        let table = self
+            .node_runtime(node)?
+            .host
+            .netfilter
+            .family(a.v6)
+            .get(kind);
+        let Some(rules) = table.chains().get(&a.chain) else {
+            return Err(LabError::msg(format!(
+                "no chain {} in {tool} -t {kind} on {node}; chains there: {}",
+                a.chain,
+                table
+                    .chains()
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        };
+        let Some(rule) = usize::try_from(a.number)
+            .ok()
+            .and_then(|n| n.checked_sub(1))
+            .and_then(|i| rules.get(i))
+        else {
+            return Err(LabError::msg(match rules.len() {
+                0 => format!("{} in {tool} -t {kind} on {node} has no rules", a.chain),
+                n => format!(
+                    "{} in {tool} -t {kind} on {node} has {n} rule{}: N is 1 to {n}, as `{tool} -t {kind} -L {} --line-numbers` numbers them",
+                    a.chain,
+                    if n == 1 { "" } else { "s" },
+                    a.chain
+                ),
+            }));
+        };
+        let mut chain = vec![Link::Rule {
+            node: node.to_string(),
+            v6: a.v6,
+            table: kind,
+            chain: a.chain.clone(),
+            number: a.number as usize,
+            text: rule.text().to_string(),
+        }];
+        let own = self.chain_author(node, &a.chain);
+        let target = rule
+            .spec()
+            .jump_chain()
+            .and_then(|t| self.chain_author(node, t).map(|w| (t, w)));
+        let (at, author) = match (own, target) {
+            (_, Some((t, w))) if w.specific() => (t.to_string(), w),
+            (Some(o), _) => (a.chain.clone(), o),
+            (None, Some((t, w))) => (t.to_string(), w),
+            (None, None) => {
+                return Err(LabError::msg(format!(
+                    "why rule follows the chains of portmap, the ipMasq of bridge and ptp, flanneld and Calico's Felix; rule {} of {} on {node} is none of theirs",
+                    a.number, a.chain
+                )));
+            }
+        };
+        chain.extend(self.author_links(node, at, author));
+        Ok(chain)
+    }
+
+    /// Who writes `chain` on `node`, if one of the writers the lab models does.
+    fn chain_author(&self, node: &str, chain: &str) -> Option<Author> {
+        if [
+            portmap::TOP_DNAT_CHAIN,
+            portmap::SETMARK_CHAIN,
+            portmap::MASQ_CHAIN,
+        ]
+        .contains(&chain)
+        {
+            let first = self.exec_on(node, Which::First, |c| is_add(c, &["portmap"]));
+            return Some(Author::PortmapShared(first));
+        }
+        if [flannel::MASQ_CHAIN, flannel::FWD_CHAIN].contains(&chain) {
+            return Some(Author::Flanneld);
+        }
+        if chain.starts_with("CNI-DN-") {
+            let add = self.exec_on(node, Which::Last, |c| {
+                is_add(c, &["portmap"])
+                    && portmap::dnat_chain_name(c.stdin.network_name(), &c.env.container_id)
+                        == chain
+            });
+            return Some(Author::ContainerAdd {
+                whose: "portmap's chain for one container's host ports (CNI-DN- and a hash of the network name and container ID)",
+                add,
+            });
+        }
+        if chain.starts_with("CNI-") {
+            let add = self.exec_on(node, Which::Last, |c| {
+                is_add(c, &["bridge", "ptp"])
+                    && format_chain_name(c.stdin.network_name(), &c.env.container_id) == chain
+            });
+            return add.map(|add| Author::ContainerAdd {
+                whose: "the ipMasq chain of one container (CNI- and a hash of the network name and container ID)",
+                add: Some(add),
+            });
+        }
+        if !chain.starts_with("cali-") {
+            return None;
+        }
+        let net = self.cluster_net();
+        for (prefix, ingress) in [("cali-pi-", true), ("cali-po-", false)] {
+            if let Some(p) = net
+                .policies
+                .iter()
+                .find(|p| felix::chain_name(prefix, &felix::policy_id(p)) == chain)
+            {
+                return Some(Author::FelixPolicy {
+                    policy: (p.namespace.clone(), p.name.clone()),
+                    ingress,
+                });
+            }
+        }
+        let iface = ["cali-tw-", "cali-fw-"]
+            .iter()
+            .find_map(|p| chain.strip_prefix(p));
+        if let Some(p) = iface.and_then(|i| {
+            net.pods
+                .iter()
+                .find(|p| p.node == node && p.host_veth.as_deref() == Some(i))
+        }) {
+            return Some(Author::FelixEndpoint {
+                pod: (p.namespace.clone(), p.name.clone()),
+                iface: p.host_veth.clone().unwrap_or_default(),
+            });
+        }
+        for ns in net
+            .pods
+            .iter()
+            .filter(|p| p.node == node)
+            .map(|p| &p.namespace)
+        {
+            let ids = felix::profile_ids(ns);
+            let found = ["cali-pri-", "cali-pro-"]
+                .iter()
+                .flat_map(|prefix| ids.iter().map(move |id| (prefix, id)))
+                .find(|(prefix, id)| felix::chain_name(prefix, id) == chain);
+            if let Some((_, id)) = found {
+                return Some(Author::FelixProfile {
+                    namespace: ns.clone(),
+                    id: id.clone(),
+                });
+            }
+        }
+        Some(Author::Felix)
+    }
+
+    /// The links from the chain `at` to the command that made it.
+    fn author_links(&self, node: &str, at: String, author: Author) -> Vec<Link> {
+        let whose = |w: String| Link::Chain {
+            chain: at.clone(),
+            whose: w,
+        };
+        let mut chain = Vec::new();
+        match author {
+            Author::ContainerAdd { whose: w, add } => {
+                chain.push(whose(w.to_string()));
+                chain.extend(self.exec_or_forgotten(node, add));
+            }
+            Author::PortmapShared(add) => {
+                chain.push(whose(
+                    "one of portmap's shared chains, made by its first ADD on the node".into(),
+                ));
+                chain.extend(self.exec_or_forgotten(node, add));
+            }
+            Author::Flanneld => {
+                chain.push(whose(
+                    if at == flannel::MASQ_CHAIN {
+                        "flanneld's masquerade chain (--ip-masq)"
+                    } else {
+                        "flanneld's forward chain (--iptables-forward-rules)"
+                    }
+                    .into(),
+                ));
+                chain.push(Link::PeerLease {
+                    daemon: "flanneld",
+                    node: node.to_string(),
+                    peer: node.to_string(),
+                });
+                chain.extend(self.node_origin(node));
+            }
+            Author::FelixPolicy { policy, ingress } => {
+                chain.push(whose(format!(
+                    "Felix's chain for the {} rules of NetworkPolicy {}/{}",
+                    if ingress { "ingress" } else { "egress" },
+                    policy.0,
+                    policy.1
+                )));
+                let uid = self
+                    .cluster
+                    .policies
+                    .get(&policy)
+                    .map(|o| o.metadata.uid.clone());
+                chain.push(Link::Made(match uid {
+                    Some(uid) => self.origin_of_object(
+                        |lab| {
+                            lab.cluster
+                                .policies
+                                .get(&policy)
+                                .map(|o| o.metadata.uid.clone())
+                        },
+                        &uid,
+                    ),
+                    None => Origin::Start,
+                }));
+            }
+            Author::FelixEndpoint { pod, iface } => {
+                chain.push(whose(format!(
+                    "Felix's chain for pod {}/{}'s workload endpoint ({iface} on {node})",
+                    pod.0, pod.1
+                )));
+                let uid = self.cluster.pods.get(&pod).map(|o| o.metadata.uid.clone());
+                chain.push(Link::Made(match uid {
+                    Some(uid) => self.origin_of_object(
+                        |lab| lab.cluster.pods.get(&pod).map(|o| o.metadata.uid.clone()),
+                        &uid,
+                    ),
+                    None => Origin::Start,
+                }));
+            }
+            Author::FelixProfile { namespace, id } => {
+                chain.push(whose(format!(
+                    "Felix's chain for profile {id}: namespace {namespace}'s, which every endpoint there passes"
+                )));
+                // Programmed for the first endpoint of the namespace on the node (or when
+                // Calico started under one): the first event since which the chain is there.
+                chain.push(Link::Made(self.origin_since(|lab| {
+                    lab.nodes.get(node).is_some_and(|rt| {
+                        rt.host
+                            .netfilter
+                            .family(false)
+                            .get(TableKind::Filter)
+                            .chains()
+                            .contains_key(&at)
+                    })
+                })));
+            }
+            Author::Felix => {
+                chain.push(whose(
+                    "one of Felix's own chains (calico-node programs them on every node while Calico runs)".into(),
+                ));
+                chain.push(Link::Made(self.network_origin()));
+            }
+        }
+        chain
+    }
+
+    /// A plugin execution's chain, or the note that it is older than the wire log keeps.
+    fn exec_or_forgotten(&self, node: &str, add: Option<(u64, WireRecord)>) -> Vec<Link> {
+        match add {
+            Some((seq, rec)) => self.exec_chain(node, seq, &rec),
+            None => vec![Link::Made(Origin::Forgotten)],
+        }
+    }
+
+    /// The event since which the running network has run (`network use`, or the start).
+    pub(super) fn network_origin(&self) -> Origin {
+        let name = self.network.name();
+        self.origin_since(|lab| lab.network.name() == name)
+    }
+}
