@@ -76,7 +76,8 @@ pub fn logical_lines(text: &str) -> Vec<(usize, String)> {
     out
 }
 
-/// Run one logical line (with an optional leading `!`) and report it.
+/// Run one logical line (with an optional leading `!`) and report it, as the REPL runs it (a
+/// `trace … --step` shows its first hop; [`run`] prints the rest).
 pub fn run_line(desk: &mut Desk, line_no: usize, line: &str) -> Option<LineReport> {
     let trimmed = line.trim();
     if trimmed.is_empty() || trimmed.starts_with('#') {
@@ -139,9 +140,14 @@ pub fn run(
 ) -> std::io::Result<bool> {
     let mut all_ok = true;
     for (line_no, line) in logical_lines(text) {
-        let Some(report) = run_line(desk, line_no, &line) else {
+        let Some(mut report) = run_line(desk, line_no, &line) else {
             continue;
         };
+        // A script does not wait: a `trace … --step` prints every hop (a line at a time, as
+        // transcripts run, it steps as the REPL does).
+        if let Some(rest) = desk.finish_stepping() {
+            report.stdout.push_str(&rest.to_text());
+        }
         if opts.echo {
             writeln!(
                 out,

@@ -40,6 +40,12 @@ pub fn is_quit(line: &str) -> bool {
     matches!(line.trim(), "quit" | "exit" | "q")
 }
 
+/// Whether a line is `q` while a trace is stepped: it ends the stepping (`step end`), not
+/// the session (`quit` and `exit` still quit).
+fn ends_stepping(line: &str, stepping: bool) -> bool {
+    stepping && line.trim() == "q"
+}
+
 /// The prompt's context: `2 nodes · 3 pods`, plus `step` and the clock when they matter.
 pub fn context(lab: &Lab) -> String {
     let mut parts = vec![
@@ -121,8 +127,8 @@ pub fn print_result(
     }
 }
 
-/// The line-editing REPL. Ctrl-C clears the line (twice in a row on an empty prompt
-/// quits), Ctrl-D or `quit` quits. Returns the desk as the session left it.
+/// The line-editing REPL. Ctrl-C ends a `get -w` in progress, else clears the line (twice
+/// in a row on an empty prompt quits), Ctrl-D or `quit` quits. Returns the desk as the session left it.
 pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
     let desk = Arc::new(Mutex::new(desk));
     let config = Config::builder()
@@ -245,7 +251,7 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                         }
                     }
                 }
-                if is_quit(&line) {
+                if is_quit(&line) && !ends_stepping(&line, lock(&desk).stepping().is_some()) {
                     break;
                 }
                 if lab_engine::command::help::is_clear_word(line.trim()) {
@@ -304,7 +310,23 @@ pub fn run(desk: Desk, opts: &Options) -> std::io::Result<Desk> {
                     }
                 }
             }
+            Err(ReadlineError::Interrupted) if lock(&desk).stepping().is_some() => {
+                // Ctrl-C while stepping a trace ends the stepping, not the session.
+                let result = lock(&desk).execute("step end");
+                print_result(result, opts, &mut stdout.lock(), &mut stderr.lock())?;
+            }
             Err(ReadlineError::Interrupted) => {
+                let watched = lock(&desk).stop_watch();
+                if watched.is_some() {
+                    // Ctrl-C ends the `get -w` in progress, as it ends kubectl's watch,
+                    // and the terminal shows it as it would there.
+                    interrupts = 0;
+                    stdout.lock().write_all(b"^C\n")?;
+                    if let Some(c) = cast.as_ref() {
+                        lock_cast(c).output("^C\n")?;
+                    }
+                    continue;
+                }
                 interrupts += 1;
                 if interrupts >= 2 {
                     break;
@@ -595,7 +617,7 @@ fn plain_loop(
             }
         }
         let line = std::mem::take(&mut pending);
-        if is_quit(&line) {
+        if is_quit(&line) && !ends_stepping(&line, desk.stepping().is_some()) {
             return Ok(());
         }
         if lab_engine::command::help::is_clear_word(line.trim()) {

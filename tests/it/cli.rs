@@ -110,6 +110,36 @@ fn stdin_that_is_not_a_terminal_is_a_script() {
     assert!(text(&o.stderr).contains("did you mean \"node\"?"));
 }
 
+/// While a trace is stepped, Enter is the next hop and `q` ends the stepping, not the
+/// session; after it `q` quits again.
+#[test]
+fn the_plain_repl_steps_a_trace_with_enter_and_q() {
+    let o = lab(
+        &["repl", "--plain"],
+        "pod create web --node node-1\npod create db --node node-2\ntrace web db --step\n\nq\nnode list\nq\necho not reached\n",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("── hop 2/12: default/web · pod route ──"),
+        "{out}"
+    );
+    assert!(out.contains("stepping ended at hop 2/12"), "{out}");
+    assert!(out.contains("node-2"), "the session went on: {out}");
+    assert!(!out.contains("not reached"), "{out}");
+    // `quit` quits even while stepping.
+    let o = lab(
+        &["repl", "--plain"],
+        "pod create web --node node-1\ntrace web node-2 --step\nquit\necho not reached\n",
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(
+        !text(&o.stdout).contains("not reached"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
 #[test]
 fn the_plain_repl_keeps_going_after_errors() {
     let o = lab(&["repl", "--plain"], "nod\nnode list\nquit\n");

@@ -304,7 +304,7 @@ fn a_peer_node_s_bridge_address_is_routed_as_pod_traffic() {
     let route = t
         .hops
         .iter()
-        .find_map(|h| h.route.as_ref())
+        .find_map(|h| h.node_route())
         .expect("a node route");
     assert_eq!(route.1.dst, "10.244.2.0/24", "{}", t.lines().join("\n"));
 

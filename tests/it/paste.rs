@@ -26,14 +26,14 @@ fn paste(n: usize) -> Vec<u8> {
 
 /// A front end of the lab on a pseudo-terminal (its stdin, stdout and stderr), its screen
 /// collected as it comes.
-struct Session {
+pub(super) struct Session {
     child: Child,
-    stdin: Option<std::fs::File>,
+    pub(super) stdin: Option<std::fs::File>,
     shown: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Session {
-    fn start(args: &[&str]) -> Session {
+    pub(super) fn start(args: &[&str]) -> Session {
         use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
         let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pseudo-terminal");
         grantpt(&master).expect("grantpt");
@@ -81,12 +81,17 @@ impl Session {
         }
     }
 
-    fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         String::from_utf8_lossy(&self.shown.lock().expect("screen")).into_owned()
     }
 
     /// Wait until the screen (from byte `from` on) satisfies `done`; how long it took.
-    fn wait_for(&self, what: &str, from: usize, done: impl Fn(&str) -> bool) -> Duration {
+    pub(super) fn wait_for(
+        &self,
+        what: &str,
+        from: usize,
+        done: impl Fn(&str) -> bool,
+    ) -> Duration {
         let start = Instant::now();
         loop {
             let t = self.text();
@@ -103,7 +108,7 @@ impl Session {
     }
 
     /// Type `bytes` (from a thread: the terminal takes them as fast as the lab reads).
-    fn type_in(&mut self, bytes: Vec<u8>) -> std::thread::JoinHandle<std::fs::File> {
+    pub(super) fn type_in(&mut self, bytes: Vec<u8>) -> std::thread::JoinHandle<std::fs::File> {
         let mut stdin = self.stdin.take().expect("stdin");
         std::thread::spawn(move || {
             stdin.write_all(&bytes).expect("typed");
@@ -113,7 +118,7 @@ impl Session {
     }
 
     /// Wait for the process to end; how long it took.
-    fn wait_exit(&mut self) -> Duration {
+    pub(super) fn wait_exit(&mut self) -> Duration {
         let start = Instant::now();
         loop {
             if self.child.try_wait().expect("the session runs").is_some() {
@@ -128,7 +133,7 @@ impl Session {
         }
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.shown.lock().expect("screen").len()
     }
 }
@@ -154,7 +159,7 @@ fn helper_hint() -> &'static str {
     "over the longest command: refused"
 }
 
-fn skip(test: &str) -> bool {
+pub(super) fn skip(test: &str) -> bool {
     let missing = std::path::Path::new("/dev/ptmx")
         .exists()
         .then_some(())

@@ -2074,3 +2074,39 @@ fn a_command_typed_at_a_rewound_point_forks_with_the_repls_note() {
     assert!(bar.contains(" timeline 2/2 "), "{bar}");
     assert!(bar.contains("2 pod create late --nod…"), "{bar}");
 }
+
+/// `get pods -w` in the dashboard (issue 37 §4): the output pane shows each later command's
+/// changes under its echo, the footer says what is watched and that Esc stops it; Esc ends
+/// the watch, and the next command streams nothing.
+#[test]
+fn get_w_streams_under_each_command_until_esc() {
+    for (size, name) in [(LARGE, "160x48"), (SMALL, "80x24")] {
+        let mut a = after(
+            crate::common::lab(),
+            size,
+            &["pod create api", "get pods -w", "label pod api tier=a"],
+        );
+        let t = frame(&mut a, size);
+        let text = screen_text(t.backend().buffer());
+        assert!(text.contains("watching pods — Esc stops"), "{text}");
+        let echo = text.find("lab> label pod api tier=a").expect("the echo");
+        assert!(
+            text[echo..].contains("api    1/1     Running"),
+            "the streamed row under the label: {text}"
+        );
+        insta::assert_snapshot!(format!("watch_{name}"), t.backend());
+        drive(&mut a, size, vec![key(KeyCode::Esc)]);
+        assert_eq!(a.desk.watching(), None);
+        a.run_command("label pod api tier=b --overwrite");
+        let t = frame(&mut a, size);
+        let text = screen_text(t.backend().buffer());
+        assert!(text.contains("── watch of pods stopped"), "{text}");
+        assert!(!text.contains("watching pods"), "{text}");
+        let echo = text.find("lab> label pod api tier=b").expect("the echo");
+        assert!(
+            !text[echo..].contains("api    1/1"),
+            "nothing streams after Esc: {text}"
+        );
+        insta::assert_snapshot!(format!("watch_stopped_{name}"), t.backend());
+    }
+}

@@ -573,6 +573,21 @@ impl App {
                 self.run_command(&line);
                 None
             }
+            // On an empty command line, the arrows and Esc step the trace being stepped.
+            Action::Edit(Edit::Left) if self.stepping_keys() => Some(Action::StepHop(-1)),
+            Action::Edit(Edit::Right) if self.stepping_keys() => Some(Action::StepHop(1)),
+            Action::StepHop(d) => {
+                if self.desk.stepping().is_none() {
+                    self.flash(
+                        "no trace is being stepped: `trace SRC DST --step` steps one".to_string(),
+                        FlashLevel::Warn,
+                    );
+                    return None;
+                }
+                Some(Action::Run(
+                    if d < 0 { "step back" } else { "step" }.to_string(),
+                ))
+            }
             Action::RunTemplate(t) => match self.fill(t) {
                 Ok(line) => Some(Action::Run(line)),
                 Err(msg) => {
@@ -776,7 +791,22 @@ impl App {
         }
     }
 
+    /// Whether ←/→ and Esc move through a stepped trace: one is stepped and no line is
+    /// being edited.
+    fn stepping_keys(&self) -> bool {
+        self.desk.stepping().is_some()
+            && match self.ui.mode {
+                Mode::Normal => true,
+                Mode::Command => self.ui.prompt.text.is_empty(),
+                Mode::Filter | Mode::Help => false,
+            }
+    }
+
     fn back(&mut self) {
+        if self.stepping_keys() {
+            self.run_command("step end");
+            return;
+        }
         if self.playback.is_some() && self.ui.mode != Mode::Help {
             self.playback = None;
             self.ui.prompt.set("");
@@ -784,6 +814,19 @@ impl App {
             self.push_output(Line::styled("── playback stopped", Role::Dim));
             self.show_playback();
             return;
+        }
+        // Esc ends a `get -w` as Ctrl-C ends kubectl's (not while help is open or a line
+        // is being typed).
+        let typing = self.ui.mode == Mode::Command && !self.ui.prompt.text.is_empty();
+        if self.ui.mode != Mode::Help && !typing {
+            if let Some(kind) = self.desk.stop_watch() {
+                self.push_output(Line::styled(
+                    format!("── watch of {kind} stopped"),
+                    Role::Dim,
+                ));
+                self.show_output_from(self.ui.output.len().saturating_sub(1));
+                return;
+            }
         }
         match self.ui.mode {
             Mode::Help => self.ui.mode = self.ui.prev_mode,
@@ -1468,6 +1511,28 @@ impl App {
             self.set_lesson(model::lesson_view(&self.desk.lab, &self.desk.lessons, hint));
             self.follow_step_focus();
         }
+        self.follow_stepping();
+    }
+
+    /// While a trace is stepped, the selection follows the hop: its pod (in Topology, and
+    /// its table in Routes) or its node.
+    fn follow_stepping(&mut self) {
+        let Some(at) = self.desk.stepping().map(|s| s.hop().at.clone()) else {
+            return;
+        };
+        // The Step panel is in the Output's place: the panes it follows come back in view.
+        if self.ui.focus == Pane::Output {
+            self.ui.focus = self.ui.focus_stack.pop().unwrap_or(Pane::Topology);
+        }
+        match at {
+            lab_engine::net::hop::Place::Pod {
+                namespace, name, ..
+            } => self.select_pod(&(namespace, name)),
+            lab_engine::net::hop::Place::Node(node) => {
+                self.select_node(&node);
+            }
+        }
+        self.refresh_routes();
     }
 
     /// Scroll the output so the command's echo is at the top if what it printed does not
@@ -1484,7 +1549,9 @@ impl App {
         } else {
             strip.height as usize
         };
-        if compact && self.ui.focus != Pane::Output && new_lines > room {
+        // (A stepped hop is in the Step panel in the strip's place: the panes stay.)
+        let stepping = self.desk.stepping().is_some();
+        if compact && self.ui.focus != Pane::Output && new_lines > room && !stepping {
             self.ui.focus_stack.push(self.ui.focus);
             self.ui.focus = Pane::Output;
         }

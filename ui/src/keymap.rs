@@ -164,6 +164,9 @@ pub enum Action {
     OfferQuit,
     /// A printable key that is no hotkey: the prompt opens with it typed.
     TypeAhead(char),
+    /// Move through a stepped trace: +1 the next hop (`step`), −1 the one before (`step
+    /// back`).
+    StepHop(i32),
 }
 
 /// How a binding matches keys.
@@ -316,11 +319,29 @@ pub static KEYMAP: &[Binding] = &[
         label: "Esc",
         modes: ALL,
         action: Action::Back,
-        desc: "back: stop a playback (lesson play, play FILE) · close help · leave the prompt · from a describe to its `:KIND` listing, then out of it · clear the filter · follow the log",
+        desc: "back: stop a playback (lesson play, play FILE) · stop a `get -w` · close help · leave the prompt · from a describe to its `:KIND` listing, then out of it · clear the filter · follow the log",
         short: Some("back"),
         section: Section::General,
     },
     // Navigation
+    Binding {
+        keys: &[KeyPat::Key(KeyCode::Left, NONE)],
+        label: "←/→",
+        modes: N,
+        action: Action::StepHop(-1),
+        desc: "a stepped trace (`trace … --step`): the hop before / the next hop; Esc stops",
+        short: None,
+        section: Section::Navigation,
+    },
+    Binding {
+        keys: &[KeyPat::Key(KeyCode::Right, NONE)],
+        label: "→",
+        modes: N,
+        action: Action::StepHop(1),
+        desc: "",
+        short: None,
+        section: Section::Navigation,
+    },
     Binding {
         keys: &[KeyPat::Key(KeyCode::Enter, NONE)],
         label: "Enter",
@@ -622,7 +643,7 @@ pub static KEYMAP: &[Binding] = &[
         label: "←/→",
         modes: CF,
         action: Action::Edit(Edit::Left),
-        desc: "move the cursor",
+        desc: "move the cursor (on an empty line while a trace is stepped: the hop before / the next)",
         short: None,
         section: Section::Editing,
     },

@@ -15,6 +15,7 @@ pub use meta::Meta;
 pub use objects::*;
 pub use reference::{ApiKind, ObjectRef};
 pub use storage::*;
+pub(crate) use store::WatchTap;
 pub use store::{
     ApiError, EventType, Kind, Object, Revisions, Table, TableOps, WatchEvent, no_namespace,
 };

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 
 /// A kind of object: its spec type names the kind and its status type.
-pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug {
+pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug + Send + Sync + 'static {
     /// Which kind it is.
     const API_KIND: super::ApiKind;
     /// `kind` (`Pod`).
@@ -28,7 +28,7 @@ pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug {
     /// NetworkAttachmentDefinition, prints none).
     const HAS_STATUS: bool = true;
     /// The status type.
-    type Status: Clone + PartialEq + Serialize + Default + fmt::Debug;
+    type Status: Clone + PartialEq + Serialize + Default + fmt::Debug + Send + Sync;
 }
 
 /// One API object: metadata, spec and status.
@@ -210,12 +210,82 @@ pub struct Revisions {
     /// Test hook: the next N writes fail with Conflict even with a fresh resourceVersion
     /// (cni-csi-mini's "inject conflict" hook, used to prove kubelet really retries).
     pub inject_conflicts: u32,
+    /// While a `get -w` watches a kind: each of its objects as written (see [`WatchTap`]).
+    pub(crate) tap: Option<WatchTap>,
+}
+
+/// An object as one watch event carried it (an `Object<K>` of the tap's kind).
+pub(crate) type TappedState = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+
+/// What a watch receives beside each event: the object as that write left it (a deleted
+/// object as it was last). The API server's watch sends the object with every event; the
+/// log keeps only keys, so the objects of the one kind a `get -w` watches are kept here
+/// while it runs, until it prints them.
+#[derive(Clone)]
+pub(crate) struct WatchTap {
+    kind: super::ApiKind,
+    states: VecDeque<(u64, EventType, TappedState)>,
+    /// One past the index of the last state dropped to keep the tap bounded.
+    dropped_before: u64,
+}
+
+impl fmt::Debug for WatchTap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WatchTap")
+            .field("kind", &self.kind)
+            .field("states", &self.states.len())
+            .finish()
+    }
+}
+
+impl WatchTap {
+    /// A tap on the objects of `kind`.
+    pub(crate) fn new(kind: super::ApiKind) -> Self {
+        WatchTap {
+            kind,
+            states: VecDeque::new(),
+            dropped_before: 0,
+        }
+    }
+
+    /// The kind it keeps.
+    pub(crate) fn kind(&self) -> super::ApiKind {
+        self.kind
+    }
+
+    /// The events with index ≥ `from`, each with its state, in order, forgetting every
+    /// older one; `Err` when some of them were dropped (more than [`WATCH_WINDOW`] came).
+    pub(crate) fn take_from(
+        &mut self,
+        from: u64,
+    ) -> Result<Vec<(u64, EventType, TappedState)>, ()> {
+        if from < self.dropped_before {
+            return Err(());
+        }
+        while self.states.front().is_some_and(|(i, _, _)| *i < from) {
+            self.states.pop_front();
+        }
+        Ok(self.states.drain(..).collect())
+    }
 }
 
 impl Revisions {
     fn bump(&mut self) -> u64 {
         self.resource_version += 1;
         self.resource_version
+    }
+
+    /// Keep `obj` as the event about to be recorded carries it, when a tap watches its kind.
+    fn tap<K: Kind>(&mut self, event_type: EventType, obj: &Object<K>) {
+        if let Some(tap) = self.tap.as_mut().filter(|t| t.kind == K::API_KIND) {
+            if tap.states.len() == WATCH_WINDOW
+                && let Some((i, _, _)) = tap.states.pop_front()
+            {
+                tap.dropped_before = i + 1;
+            }
+            let state: TappedState = std::sync::Arc::new(obj.clone());
+            tap.states.push_back((self.next_event, event_type, state));
+        }
     }
 
     fn record(&mut self, event_type: EventType, kind: super::ApiKind, key: String, rv: u64) {
@@ -312,6 +382,7 @@ impl<K: Kind> TableOps<'_, K> {
         obj.metadata.generation = 1;
         obj.metadata.creation_tick = tick;
         let rv = obj.metadata.resource_version;
+        self.revs.tap(EventType::Added, &obj);
         self.revs
             .record(EventType::Added, K::API_KIND, obj.key(), rv);
         Ok(self.table.entry(key).or_insert(obj))
@@ -376,6 +447,7 @@ impl<K: Kind> TableOps<'_, K> {
         current.metadata.resource_version = rv;
         current.spec = obj.spec;
         let k = current.key();
+        self.revs.tap(EventType::Modified, current);
         self.revs.record(EventType::Modified, K::API_KIND, k, rv);
         Ok(rv)
     }
@@ -411,6 +483,7 @@ impl<K: Kind> TableOps<'_, K> {
         current.status = status;
         current.metadata.resource_version = rv;
         let k = current.key();
+        self.revs.tap(EventType::Modified, current);
         self.revs.record(EventType::Modified, K::API_KIND, k, rv);
         Ok(rv)
     }
@@ -501,6 +574,8 @@ impl<K: Kind> TableOps<'_, K> {
             name: name.to_string(),
         })?;
         let rv = self.revs.bump();
+        // The DELETED event carries the object as it was last (kubectl prints that row).
+        self.revs.tap(EventType::Deleted, &obj);
         self.revs
             .record(EventType::Deleted, K::API_KIND, obj.key(), rv);
         Ok(obj)

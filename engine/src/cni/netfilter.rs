@@ -1919,6 +1919,7 @@ impl XtTable {
             decision: Decision::Policy(Policy::Accept),
             decided_by: None,
             matched: Vec::new(),
+            matched_at: Vec::new(),
             unmodelled: Vec::new(),
             aborted: None,
         };
@@ -1967,6 +1968,7 @@ impl XtTable {
                 continue;
             }
             t.matched.push(line());
+            t.matched_at.push((chain.to_string(), frame.1));
             let decided = match &rule.spec.target {
                 Target::None | Target::Other(_) => None,
                 Target::Accept => Some(Decision::Accept),
@@ -2110,6 +2112,9 @@ pub struct Traversal {
     /// Every rule that matched on the way (jumps, MARK, RETURN, and the deciding one), as
     /// `-A CHAIN rule`, in order.
     pub matched: Vec<String>,
+    /// Where each rule of [`Traversal::matched`] sits: its chain and its 1-based number in
+    /// it (as `iptables -L --line-numbers` counts).
+    pub matched_at: Vec<(String, usize)>,
     /// Rules passed over because the lab does not model them: `(-A CHAIN rule, why)`.
     pub unmodelled: Vec<(String, String)>,
     /// Why the walk stopped early (a jump loop, too many rules, an unknown hook chain).

@@ -62,8 +62,19 @@ pub enum Command {
     #[command(after_help = "Examples:\n  reach web db --port 3306\n  reach web db --port 53/UDP")]
     Reach(FlowArgs),
     /// Follow a packet hop by hop: eth0 → veth → cni0 → route → node → …
-    #[command(after_help = "Examples:\n  trace app-a app-b\n  trace web db --port 3306")]
-    Trace(FlowArgs),
+    #[command(
+        after_help = "With --step the hops come one at a time, each with the packet as it is there and the entry it\nconsulted (route, rule, policy map, neighbour and FDB): `step` (or Enter) shows the next, `step back`\n(or b) the one before, `step end` (or q) stops. In a script every hop prints at once.\nExamples:\n  trace app-a app-b\n  trace web db --port 3306\n  trace web db --step"
+    )]
+    Trace(TraceArgs),
+    /// Move through a stepped trace: the next hop, the one before, or the end of stepping
+    #[command(
+        after_help = "While stepping, an empty line is `step`, `b` or `back` is `step back`, `q` is `step end`.\nExamples:\n  trace web db --step\n  step\n  step back\n  step end"
+    )]
+    Step {
+        /// next (the default), back or end
+        #[arg(value_enum, default_value = "next")]
+        action: StepAction,
+    },
     /// Views: IPAM store, routes, volumes, events (call log), wire log, iptables, ipset, watch
     #[command(subcommand)]
     Show(ShowCmd),
@@ -75,7 +86,7 @@ pub enum Command {
     Network(NetworkCmd),
     /// Print objects (kubectl get)
     #[command(
-        after_help = "Examples:\n  get pods\n  get pod web -o json\n  get pod/web -o yaml\n  get pod web db\n  get pod/web pvc/data\n  get nodes -o wide\n  get pods -A\n  get pods -l app=web\n  get pods,pvc -o name"
+        after_help = "Examples:\n  get pods\n  get pod web -o json\n  get pod/web -o yaml\n  get pod web db\n  get pod/web pvc/data\n  get nodes -o wide\n  get pods -A\n  get pods -l app=web\n  get pods,pvc -o name\n  get pods -w\n  get pods -l app=web --watch-only --output-watch-events"
     )]
     Get(GetArgs),
     /// Describe objects, with the events of one (kubectl describe)
@@ -609,6 +620,28 @@ pub struct FlowArgs {
     pub size: Option<u32>,
 }
 
+/// `trace` arguments: the flow, and whether to step it hop by hop.
+#[derive(Debug, Args, Clone, PartialEq)]
+pub struct TraceArgs {
+    /// The flow.
+    #[command(flatten)]
+    pub flow: FlowArgs,
+    /// Show the hops one at a time (`step`, `step back`, `step end`)
+    #[arg(long)]
+    pub step: bool,
+}
+
+/// `step …`: where to move in a stepped trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StepAction {
+    /// The next hop.
+    Next,
+    /// The hop before.
+    Back,
+    /// Stop stepping.
+    End,
+}
+
 /// `network …`
 #[derive(Debug, Subcommand, Clone, PartialEq)]
 pub enum NetworkCmd {
@@ -952,10 +985,24 @@ pub struct GetArgs {
     /// .reason, .type, .involvedObject.name
     #[arg(long = "sort-by", value_name = "PATH")]
     pub sort_by: Option<String>,
-    /// The rows, then how to follow the changes: the lab changes only when a command runs,
-    /// so nothing streams; `show watch --since N` lists what changed from here
+    /// The rows, then every change to them after each later command, one row each, until
+    /// Ctrl-C in the REPL, Esc in the dashboard, or the script's end
     #[arg(short = 'w', long = "watch")]
     pub watch: bool,
+    /// As --watch, without listing the objects first: only the changes print
+    #[arg(long = "watch-only")]
+    pub watch_only: bool,
+    /// With --watch or --watch-only: an EVENT column first (ADDED, MODIFIED, DELETED; the
+    /// first listing's rows are ADDED)
+    #[arg(long = "output-watch-events")]
+    pub output_watch_events: bool,
+}
+
+impl GetArgs {
+    /// Whether it starts a watch (`-w` or `--watch-only`).
+    pub fn watches(&self) -> bool {
+        self.watch || self.watch_only
+    }
 }
 
 /// `delete KIND NAME`: kubectl's verb order for `pod delete NAME` and the like.

@@ -76,7 +76,7 @@ const GROUPS: &[(&str, &[&str])] = &[
     ),
     ("Workloads", &["pod"]),
     ("Storage", &["sc", "pvc", "pv", "snapshot"]),
-    ("Network", &["policy", "nad", "reach", "trace"]),
+    ("Network", &["policy", "nad", "reach", "trace", "step"]),
     (
         "Plugin calls (as a container runtime or a CSI sidecar makes them)",
         &["cni", "csi"],

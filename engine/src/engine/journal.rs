@@ -205,9 +205,12 @@ pub(crate) fn classify(cmd: &Command) -> Class {
         // becomes the first N events).
         Command::Reset(_) | Command::Load(_) | Command::Rewind(_) => Class::Restart,
         // The lesson desk runs these (and journals the commands a `play` runs, one by one).
-        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back | Command::Play(_) => {
-            Class::Restart
-        }
+        Command::Lesson(_)
+        | Command::Hint
+        | Command::Skip
+        | Command::Back
+        | Command::Play(_)
+        | Command::Step { .. } => Class::Restart,
     }
 }
 

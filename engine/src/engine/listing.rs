@@ -52,6 +52,11 @@ impl<'a> Sel<'a> {
 
     /// A table with these columns (NAMESPACE first with `-A`).
     pub fn table(&self, header: &[&str]) -> Table {
+        Table::new(&self.header(header))
+    }
+
+    /// The column titles of [`Sel::table`].
+    pub fn header<'h>(&self, header: &[&'h str]) -> Vec<&'h str> {
         let mut h = Vec::new();
         if self.ns_column {
             h.push("NAMESPACE");
@@ -60,12 +65,17 @@ impl<'a> Sel<'a> {
         if self.labels_column {
             h.push("LABELS");
         }
-        Table::new(&h)
+        h
     }
 
     /// Add the row of an object [`Sel::keep`] keeps: its name prefixed, its namespace
     /// first when the table has that column.
-    pub fn push(&self, t: &mut Table, m: &Meta, mut cells: Vec<(String, Role)>) {
+    pub fn push(&self, t: &mut Table, m: &Meta, cells: Vec<(String, Role)>) {
+        t.row_styled(self.cells(m, cells));
+    }
+
+    /// The cells [`Sel::push`] adds for an object's row.
+    pub fn cells(&self, m: &Meta, mut cells: Vec<(String, Role)>) -> Vec<(String, Role)> {
         if let (Some(p), Some(first)) = (&self.prefix, cells.first_mut()) {
             first.0 = format!("{p}/{}", first.0);
         }
@@ -82,7 +92,7 @@ impl<'a> Sel<'a> {
             };
             cells.push((text, Role::Plain));
         }
-        t.row_styled(cells);
+        cells
     }
 }
 
@@ -121,21 +131,11 @@ impl Lab {
 
     /// `get`, with what it showed: the objects listed, and the format.
     pub(super) fn get_seen(&self, g: &GetArgs) -> Result<(Outcome, super::seen::Seen), LabError> {
-        if g.watch {
-            // kubectl -w streams each change as the API server sends it; the lab changes
-            // only when a command runs, so it says where the changes will be listed.
-            let (mut out, seen) = self.get_seen(&GetArgs {
-                watch: false,
-                ..g.clone()
-            })?;
-            out.line(Line::styled(
-                format!(
-                    "-w: the lab changes only when a command or `tick` runs, so nothing streams here; after them, `show watch --since {}` lists the API server's changes (ADDED, MODIFIED, DELETED) from this point",
-                    self.cluster.revs.next_event()
-                ),
-                Role::Dim,
+        if g.output_watch_events {
+            // kubectl's Validate.
+            return Err(LabError::msg(
+                "--output-watch-events option can only be used with --watch or --watch-only",
             ));
-            return Ok((out, seen));
         }
         let kinds: Vec<&str> = g.kind.split(',').collect();
         if kinds.iter().any(|k| super::events_view::names_events(k)) {

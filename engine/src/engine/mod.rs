@@ -45,6 +45,7 @@ mod timeline_props;
 pub mod validate;
 pub mod views;
 pub mod volume_view;
+pub mod watch;
 pub mod why;
 
 use crate::cluster::Cluster;
@@ -245,6 +246,8 @@ pub struct Lab {
     pub(crate) edges: crate::edge::Edges,
     /// What the current command's views showed (see [`seen`]); taken by [`Lab::run`].
     pub(crate) shown: Vec<seen::Seen>,
+    /// The watch the current command started (`get -w`); taken by [`Lab::run_command`].
+    pub(crate) watch_started: Option<watch::Watch>,
     /// The clock after each event, the snapshots rewinding replays from, and while
     /// rewound the present (see [`timeline`]).
     pub(crate) history: timeline::History,
@@ -280,14 +283,19 @@ pub(crate) const DEFAULT_CONF_NAME: &str = "10-lab.conflist";
 pub(crate) fn is_front_end_command(cmd: &Command) -> bool {
     matches!(
         cmd,
-        Command::Lesson(_) | Command::Hint | Command::Skip | Command::Back | Command::Play(_)
+        Command::Lesson(_)
+            | Command::Hint
+            | Command::Skip
+            | Command::Back
+            | Command::Play(_)
+            | Command::Step { .. }
     )
 }
 
 /// The error for a lesson command that reached the engine itself.
 fn front_end_only() -> LabError {
     LabError::msg(
-        "`lesson`, `hint`, `skip`, `back` and `play` run in the lab's front ends (the lesson desk), not in the engine",
+        "`lesson`, `hint`, `skip`, `back`, `play` and `step` run in the lab's front ends (the lesson desk), not in the engine",
     )
 }
 
@@ -315,6 +323,7 @@ impl Lab {
             multus: false,
             edges: crate::edge::Edges::default(),
             shown: Vec::new(),
+            watch_started: None,
             history: timeline::History::default(),
         };
         for ns in ["default", "kube-system"] {
@@ -433,6 +442,7 @@ impl Lab {
         let calls = self.calls.next_seq();
         let wire = self.wire.next_seq();
         self.shown.clear();
+        self.watch_started = None;
         let result = self.apply(cmd.clone());
         let fork = self.journal_end(text, class, before, result.is_err());
         let mut result = result;
@@ -449,10 +459,12 @@ impl Lab {
             self.shown.clear();
             Vec::new()
         };
+        let started_watch = self.watch_started.take().filter(|_| result.is_ok());
         seen::Executed {
             command: Some(cmd),
             result,
             seen,
+            started_watch,
             calls: (calls, self.calls.next_seq()),
             wire: (wire, self.wire.next_seq()),
         }
@@ -523,6 +535,10 @@ impl Lab {
             Command::Csi(c) => self.csi(c),
             Command::Fault(c) => self.fault(c),
             Command::Show(s) => self.show(s),
+            Command::Get(g) if g.watches() => self.watch_start(&g).map(|(out, seen)| {
+                self.shown.push(seen);
+                out
+            }),
             Command::Get(g) => self.get_seen(&g).map(|(out, seen)| {
                 self.shown.push(seen);
                 out
@@ -635,7 +651,7 @@ impl Lab {
                 self.shown.push(seen);
                 out
             }),
-            Command::Trace(f) => self.trace(&f).map(|(out, seen)| {
+            Command::Trace(t) => self.trace(&t.flow).map(|(out, seen)| {
                 self.shown.push(seen);
                 out
             }),
@@ -649,7 +665,8 @@ impl Lab {
             | Command::Hint
             | Command::Skip
             | Command::Back
-            | Command::Play(_) => Err(front_end_only()),
+            | Command::Play(_)
+            | Command::Step { .. } => Err(front_end_only()),
         }
     }
 
@@ -1043,6 +1060,7 @@ impl Clone for Lab {
             multus: self.multus,
             edges: self.edges.clone(),
             shown: self.shown.clone(),
+            watch_started: self.watch_started.clone(),
             history: self.history.clone(),
         };
         lab.network.relink(&mut lab.nodes);

@@ -376,8 +376,8 @@ fn trace_seen(
         routes: trace
             .hops
             .iter()
-            .filter_map(|h| h.route.as_ref())
-            .map(|(node, r)| (node.clone(), super::views::route_fact(r)))
+            .filter_map(|h| h.node_route())
+            .map(|(node, r)| (node.to_string(), super::views::route_fact(r)))
             .collect(),
         end: match trace.outcome {
             End::Delivered(_) => TraceEnd::Delivered,

@@ -436,6 +436,8 @@ impl Lab {
                 sort_by: None,
                 show_labels: false,
                 watch: false,
+                watch_only: false,
+                output_watch_events: false,
             };
             let v = match self.get(&args) {
                 Ok(o) => {

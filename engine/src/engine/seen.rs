@@ -25,6 +25,8 @@ pub struct Executed {
     pub calls: (u64, u64),
     /// The wire records it caused, `[first, end)`.
     pub wire: (u64, u64),
+    /// The watch it started (`get -w`), for the desk to keep.
+    pub started_watch: Option<super::watch::Watch>,
 }
 
 impl Executed {
@@ -36,6 +38,7 @@ impl Executed {
             seen: Vec::new(),
             calls: (0, 0),
             wire: (0, 0),
+            started_watch: None,
         }
     }
 

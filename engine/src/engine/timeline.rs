@@ -187,6 +187,8 @@ impl Lab {
             let mut copy = self.clone();
             copy.history = History::default();
             copy.journal.entries = Vec::new();
+            // A `get -w` is not state: the past keeps no watch tap.
+            copy.cluster.revs.tap = None;
             self.history.snapshots.push(Snapshot {
                 event: events,
                 work: done,

@@ -4,14 +4,18 @@
 //! The arrows run one way: the front ends hand each line to [`Desk::execute`]; the desk
 //! handles the lesson commands (`lesson …`, `hint`, `skip`, `back`, see [`super::commands`])
 //! itself and hands every other line to the engine's [`Lab::execute`], then feeds what it
-//! printed to the current step's check. The engine knows nothing of lessons.
+//! printed to the current step's check. The engine knows nothing of lessons. The desk also
+//! holds a trace being stepped (`trace … --step`, then `step`, see [`super::stepping`]).
 
 use super::Lessons;
 use super::progress::TypedLine;
+use super::stepping::{Moved, Stepping};
+use crate::command::grammar::StepAction;
 use crate::command::{Command, ParseError};
 use crate::engine::seen::Executed;
+use crate::engine::watch::{Watch, WatchEnd};
 use crate::engine::{Lab, LabError, is_front_end_command};
-use crate::render::Outcome;
+use crate::render::{Line, Outcome, Role};
 
 /// The learner's desk: the lab being taught on and the lessons (catalog, progress store,
 /// the lesson in progress) that drive it. Front ends own one and run every line through
@@ -21,6 +25,10 @@ pub struct Desk {
     pub lab: Lab,
     /// The lessons, their saved progress and the lesson in progress.
     pub lessons: Lessons,
+    /// The `get -w` in progress: what changed since each line is printed under it.
+    watch: Option<Watch>,
+    /// The trace being stepped, if one is.
+    stepping: Option<Stepping>,
 }
 
 impl std::fmt::Debug for Desk {
@@ -55,7 +63,79 @@ impl Desk {
         Desk {
             lab,
             lessons: Lessons::default(),
+            watch: None,
+            stepping: None,
         }
+    }
+
+    /// The trace being stepped, if one is (`trace … --step`).
+    pub fn stepping(&self) -> Option<&Stepping> {
+        self.stepping.as_ref()
+    }
+
+    /// Print the rest of the trace being stepped and end stepping: what a script does
+    /// after `trace … --step` (it does not wait for the learner).
+    pub fn finish_stepping(&mut self) -> Option<Outcome> {
+        self.stepping.take().map(Stepping::rest)
+    }
+
+    /// While stepping, the REPL's keys as the commands they stand for: an empty line is
+    /// `step`, `b` or `back` is `step back`, `q` is `step end`.
+    fn stepping_key<'l>(&self, line: &'l str) -> &'l str {
+        if self.stepping.is_none() {
+            return line;
+        }
+        match line.trim() {
+            "" => "step",
+            "b" | "back" => "step back",
+            "q" => "step end",
+            _ => line,
+        }
+    }
+
+    /// `step [next|back|end]`.
+    fn step_cmd(&mut self, action: StepAction) -> Result<Outcome, LabError> {
+        let Some(s) = self.stepping.as_mut() else {
+            return Err(LabError::msg(
+                "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop",
+            ));
+        };
+        match action {
+            StepAction::Next => match s.forward() {
+                Moved::On => Ok(s.shown()),
+                Moved::Ended => {
+                    let out = s.result();
+                    self.stepping = None;
+                    Ok(out)
+                }
+            },
+            StepAction::Back if s.back() => Ok(s.shown()),
+            StepAction::Back => Err(LabError::msg(format!(
+                "already at the first hop (1/{}): `step` goes on, `step end` stops",
+                s.trace().hops.len()
+            ))),
+            StepAction::End => {
+                let at = s.at() + 1;
+                let of = s.trace().hops.len();
+                self.stepping = None;
+                let mut out = Outcome::empty();
+                out.plain(format!("stepping ended at hop {at}/{of}"));
+                Ok(out)
+            }
+        }
+    }
+
+    /// A `trace … --step` that ran: stepping starts at its first hop, and what it printed
+    /// becomes the opening (the flow and hop 1). A trace with no hop prints whole.
+    fn start_stepping(&mut self, a: &crate::command::grammar::TraceArgs, ran: &mut Executed) {
+        let Ok(out) = &mut ran.result else {
+            return;
+        };
+        let Some(s) = self.lab.walk(&a.flow).ok().and_then(Stepping::new) else {
+            return;
+        };
+        *out = s.opening();
+        self.stepping = Some(s);
     }
 
     /// Parse and run one line, as the learner typed it. Lesson commands run here; any other
@@ -71,7 +151,8 @@ impl Desk {
     /// [`super::progress::Transcript`]), with the files it read.
     pub fn run(&mut self, line: &str) -> Executed {
         let journaled = self.lab.journal_mark();
-        let ran = self.run_line(line);
+        let mut ran = self.run_line(line);
+        self.follow_watch(&mut ran);
         if let Some(s) = &mut self.lessons.session {
             // A played script's lines went in one by one as they ran.
             if !matches!(ran.command, Some(Command::Play(_))) {
@@ -86,6 +167,7 @@ impl Desk {
     }
 
     fn run_line(&mut self, line: &str) -> Executed {
+        let line = self.stepping_key(line);
         let (text, parsed) = match self.lab.read_line(line) {
             Ok(read) => read,
             Err(e) => return Executed::nothing(Err(e)),
@@ -104,6 +186,13 @@ impl Desk {
                     ..Executed::nothing(result)
                 }
             }
+            Ok(Some(Command::Step { action })) => {
+                let result = self.step_cmd(action);
+                Executed {
+                    command: Some(Command::Step { action }),
+                    ..Executed::nothing(result)
+                }
+            }
             Ok(Some(cmd)) if is_front_end_command(&cmd) => {
                 let result = self.lesson_control(cmd.clone());
                 Executed {
@@ -113,7 +202,17 @@ impl Desk {
             }
             Ok(Some(cmd)) => {
                 let replaces_lab = matches!(cmd, Command::Reset(_) | Command::Load(_));
+                let stepped = match &cmd {
+                    Command::Trace(a) if a.step => Some(a.clone()),
+                    _ => None,
+                };
                 let mut ran = self.lab.run_command(text, cmd);
+                if let Some(a) = stepped {
+                    self.start_stepping(&a, &mut ran);
+                }
+                if replaces_lab && ran.result.is_ok() {
+                    self.stepping = None;
+                }
                 if replaces_lab {
                     if let Ok(out) = &mut ran.result {
                         if let Some(left) = self.leave_lesson() {
@@ -133,5 +232,143 @@ impl Desk {
                 self.lesson_observe(text, ran)
             }
         }
+    }
+
+    /// The kind the `get -w` in progress watches (`pods`), if one is.
+    pub fn watching(&self) -> Option<&'static str> {
+        self.watch.as_ref().map(Watch::resource)
+    }
+
+    /// End the `get -w` in progress (Ctrl-C in the REPL, Esc in the dashboard); the kind
+    /// it watched, if one was.
+    pub fn stop_watch(&mut self) -> Option<&'static str> {
+        let w = self.watch.take()?;
+        self.lab.watch_stop();
+        Some(w.resource())
+    }
+
+    /// After a line: keep the watch it started (saying which one it replaces), or print
+    /// under it what the watch in progress saw change; end the watch when the lab it
+    /// watched was replaced or went back in time.
+    fn follow_watch(&mut self, ran: &mut Executed) {
+        if let Some(new) = ran.started_watch.take() {
+            if let (Some(old), Ok(out)) = (self.watch.replace(new), &mut ran.result) {
+                let mut first = Outcome::empty();
+                first.line(Line::styled(
+                    format!(
+                        "(the watch of {} ends here: one watch at a time, and this one replaces it)",
+                        old.resource()
+                    ),
+                    Role::Dim,
+                ));
+                first.extend(std::mem::take(out));
+                *out = first;
+            }
+            return;
+        }
+        let Some(w) = &mut self.watch else {
+            return;
+        };
+        let replaced = match (&ran.command, &ran.result) {
+            (Some(Command::Reset(_)), Ok(_)) => Some("`reset` started a new lab"),
+            (Some(Command::Load(_)), Ok(_)) => Some("`load` replaced the lab"),
+            (Some(Command::Rewind(_)), Ok(_)) => Some("the lab moved to another moment"),
+            _ => None,
+        };
+        let changes = match replaced {
+            Some(why) => Err(why),
+            None => self.lab.watch_changes(w).map_err(|end| match end {
+                WatchEnd::Replaced => "the lab it watched was replaced",
+                WatchEnd::FellBehind => {
+                    "more changes came in one command than it keeps (kubectl's watch would end with \"too old resource version\")"
+                }
+            }),
+        };
+        let printed = match changes {
+            Ok(out) => out,
+            Err(why) => {
+                let mut out = Outcome::empty();
+                out.line(Line::styled(
+                    format!(
+                        "(the watch of {} ended: {why}; `get {} -w` watches again)",
+                        w.resource(),
+                        w.resource()
+                    ),
+                    Role::Dim,
+                ));
+                self.watch = None;
+                self.lab.watch_stop();
+                out
+            }
+        };
+        match &mut ran.result {
+            Ok(out) => out.extend(printed),
+            Err(e) => e.output.extend(printed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(desk: &mut Desk, line: &str) -> String {
+        desk.execute(line)
+            .unwrap_or_else(|e| panic!("{line}: {}", e.message))
+            .to_text()
+    }
+
+    #[test]
+    fn rewind_and_load_end_the_watch_and_save_leaves_it_out() {
+        let mut desk = Desk::new();
+        ok(&mut desk, "pod create a");
+        let before = desk.lab.state_snapshot();
+        ok(&mut desk, "get pods -w");
+        assert_eq!(desk.watching(), Some("pods"));
+        // Not lab state: a save file is the same with a watch running.
+        assert_eq!(desk.lab.state_snapshot(), before);
+        let out = ok(&mut desk, "pod create b");
+        assert!(out.contains("\nb      0/1     Pending"), "{out}");
+        let out = ok(&mut desk, "rewind 1");
+        assert!(
+            out.ends_with(
+                "(the watch of pods ended: the lab moved to another moment; `get pods -w` watches again)\n"
+            ),
+            "{out}"
+        );
+        assert_eq!(desk.watching(), None);
+        // A failed rewind changes nothing: the watch goes on.
+        ok(&mut desk, "get pods -w");
+        assert!(desk.execute("rewind 99").is_err());
+        assert_eq!(desk.watching(), Some("pods"));
+        let out = ok(&mut desk, "label pod a x=y");
+        assert!(
+            out.ends_with("a      1/1     Running   0          0s\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_lab_replaced_under_the_desk_ends_the_watch() {
+        let mut desk = Desk::new();
+        ok(&mut desk, "get nodes -w");
+        desk.lab = Lab::new();
+        let out = ok(&mut desk, "pod create a");
+        assert!(
+            out.ends_with(
+                "(the watch of nodes ended: the lab it watched was replaced; `get nodes -w` watches again)\n"
+            ),
+            "{out}"
+        );
+        assert_eq!(desk.stop_watch(), None);
+    }
+
+    #[test]
+    fn stop_watch_ends_it_and_nothing_streams_after() {
+        let mut desk = Desk::new();
+        ok(&mut desk, "pod create a");
+        ok(&mut desk, "get pods --watch-only");
+        assert_eq!(desk.stop_watch(), Some("pods"));
+        assert_eq!(ok(&mut desk, "label pod a x=y"), "pod/a labeled\n");
     }
 }

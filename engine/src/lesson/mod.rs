@@ -29,6 +29,7 @@ pub mod play;
 pub mod progress;
 pub mod saw;
 pub mod session;
+pub mod stepping;
 pub mod vary;
 
 pub use catalog::{Catalog, Parsed};

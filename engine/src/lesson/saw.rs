@@ -75,6 +75,7 @@ impl FlowSpec {
         let Some(crate::command::Command::Trace(f)) = cmd else {
             return Err(format!("`{text}` is not SRC DST [--port P] [--size BYTES]"));
         };
+        let f = f.flow;
         let (port, protocol) = match &f.port {
             Some(p) => crate::cluster::policy::parse_port(p)?,
             None => (80, crate::cluster::policy::Protocol::Tcp),

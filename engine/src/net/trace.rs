@@ -31,6 +31,7 @@
 
 use super::NetError;
 use super::bpf::{BpfDatapath, BpfEndpoint, PolicyQuery};
+use super::hop::{Entry, Outer, PacketAt, Place};
 use super::policy::{Flow, Protocol, Verdict, evaluate_resolved, ingress_seen};
 use super::view::{ClusterNet, PodNet, Resolved};
 use crate::cni::host::{Host, LinkKind, RouteEntry};
@@ -84,10 +85,17 @@ pub struct Hop {
     pub kind: HopKind,
     /// The hop as the trace prints it.
     pub text: String,
+    /// Where the packet is.
+    pub at: Place,
+    /// The device it is at, passes or leaves by.
+    pub dev: Option<String>,
+    /// The packet as it is here (none before the sender has an address).
+    pub packet: Option<PacketAt>,
+    /// The table entry this hop consulted: the route that matched, the netfilter rule, the
+    /// BPF policy entry, the VXLAN neighbour and FDB entries.
+    pub entry: Option<Entry>,
     /// For a node route through a gateway: the next hop address.
     pub next_hop: Option<IpAddr>,
-    /// For a routing decision on a node: the node and the route that matched.
-    pub route: Option<(String, RouteEntry)>,
     /// For a netfilter hop that rewrote the packet: what changed.
     pub rewrite: Option<Rewrite>,
     /// For a policy check: whether it allowed the packet.
@@ -160,6 +168,16 @@ pub struct Trace {
     pub too_big: Option<TooBig>,
 }
 
+impl Hop {
+    /// For a routing decision on a node: the node and the route that matched.
+    pub fn node_route(&self) -> Option<(&str, &RouteEntry)> {
+        match (&self.kind, &self.entry) {
+            (HopKind::NodeRoute, Some(Entry::Route(r))) => Some((self.at.node(), r)),
+            _ => None,
+        }
+    }
+}
+
 impl Trace {
     /// Whether the data plane's policy let the packet through: no policy check on the
     /// path denied it (under [`Enforcement::None`] nothing checks).
@@ -190,9 +208,8 @@ impl Trace {
             match h.kind {
                 HopKind::Policy | HopKind::PodRoute => {}
                 HopKind::NodeRoute => {
-                    if h.next_hop.is_some() {
-                        let route = h.text.split_once(": ").map(|(_, r)| r).unwrap_or(&h.text);
-                        parts.push(format!("route {route}"));
+                    if let (Some(_), Some((_, r))) = (h.next_hop, h.node_route()) {
+                        parts.push(format!("route {}", r.to_ip_route()));
                     }
                 }
                 _ => parts.push(h.text.clone()),
@@ -404,6 +421,12 @@ struct HookStep {
     mark: u32,
     /// Every rule that matched on the way (`-A CHAIN rule`).
     matched: Vec<String>,
+    /// Where each of `matched` sits: its chain and number.
+    matched_at: Vec<(String, usize)>,
+    /// The rule the hop line shows, as a typed entry.
+    rule: Option<Entry>,
+    /// The device the hook saw the packet on (the output, else the input).
+    dev: Option<String>,
 }
 
 /// Trace a flow: one packet of `size` bytes (IP header included) with DF set, sent to `to`
@@ -435,6 +458,8 @@ pub fn trace(
         too_big: None,
         sent: None,
         at_ingress: None,
+        now: None,
+        outer: None,
     };
     let outcome = w.run(src, dst, flow, size);
     let mut verdict = verdict.clone();
@@ -483,26 +508,79 @@ struct Walker<'a, 'n> {
     /// The packet as the destination's ingress check saw it, when a rewrite on the way
     /// (DNAT to a hostPort's pod, a masqueraded source) made it another flow.
     at_ingress: Option<Pkt>,
+    /// The packet as it is now (after any NAT so far), once it has been sent.
+    now: Option<Pkt>,
+    /// The outer headers while the packet is inside a VXLAN datagram.
+    outer: Option<Outer>,
+}
+
+/// Where a pod's hops are.
+fn pod_place(pod: &PodNet) -> Place {
+    Place::Pod {
+        namespace: pod.namespace.clone(),
+        name: pod.name.clone(),
+        node: pod.node.clone(),
+    }
 }
 
 impl<'a, 'n> Walker<'a, 'n> {
-    fn push(&mut self, kind: HopKind, text: String) {
+    /// A hop at `at` (by `dev`), carrying the packet as it is now.
+    fn push(&mut self, kind: HopKind, at: Place, dev: Option<&str>, text: String) -> &mut Hop {
+        let packet = self.now.as_ref().map(|p| self.packet_at(p));
         self.hops.push(Hop {
             kind,
             text,
+            at,
+            dev: dev.map(str::to_string),
+            packet,
+            entry: None,
             next_hop: None,
-            route: None,
             rewrite: None,
             allowed: None,
         });
+        let last = self.hops.len() - 1;
+        &mut self.hops[last]
+    }
+
+    /// The typed packet of `pkt` as a hop carries it.
+    fn packet_at(&self, pkt: &Pkt) -> PacketAt {
+        let sent = self
+            .sent
+            .as_ref()
+            .filter(|s| s.src != pkt.src || s.dst != pkt.dst || s.dport != pkt.dport)
+            .map(|s| (s.src, s.dst, s.dport));
+        PacketAt {
+            src: pkt.src,
+            dst: pkt.dst,
+            sent,
+            protocol: pkt.proto,
+            dport: pkt.dport,
+            size: pkt.size,
+            outer: self.outer,
+            mtu: None,
+        }
+    }
+
+    /// The packet as its sender makes it: the hops so far (all at the sender) carry it too,
+    /// each keeping the MTU it checked.
+    fn send(&mut self, pkt: &Pkt) {
+        self.sent = Some(pkt.clone());
+        self.now = Some(pkt.clone());
+        let packet = self.packet_at(pkt);
+        for h in &mut self.hops {
+            let mtu = h.packet.as_ref().and_then(|p| p.mtu);
+            h.packet = Some(PacketAt {
+                mtu,
+                ..packet.clone()
+            });
+        }
     }
 
     /// A policy check's hop, with its verdict.
-    fn push_policy(&mut self, text: String, allowed: bool) {
-        self.push(HopKind::Policy, text);
-        if let Some(h) = self.hops.last_mut() {
-            h.allowed = Some(allowed);
-        }
+    fn push_policy(&mut self, at: Place, dev: &str, text: String, allowed: bool) -> &mut Hop {
+        let h = self.push(HopKind::Policy, at, Some(dev), text);
+        h.allowed = Some(allowed);
+        h
     }
 
     /// A drop for the MTU: the outcome, remembering where and which MTU.
@@ -553,7 +631,8 @@ impl<'a, 'n> Walker<'a, 'n> {
             Ok(ip) => ip,
             Err(o) => {
                 if let Resolved::Pod(p) = src {
-                    self.push(HopKind::Endpoint, format!("{} {}", p.key(), p.ifname));
+                    let text = format!("{} {}", p.key(), p.ifname);
+                    self.push(HopKind::Endpoint, pod_place(p), Some(&p.ifname), text);
                 }
                 return o;
             }
@@ -565,6 +644,8 @@ impl<'a, 'n> Walker<'a, 'n> {
             Resolved::Node(n) => {
                 self.push(
                     HopKind::Endpoint,
+                    Place::Node(n.name.clone()),
+                    None,
                     format!("{} (host network namespace)", n.name),
                 );
                 let Some(host) = self.fabric.hosts.get(n.name.as_str()).copied() else {
@@ -585,7 +666,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                     size,
                     mark: 0,
                 };
-                self.sent = Some(pkt.clone());
+                self.send(&pkt);
                 self.host_stack(host, pkt, None)
             }
             Resolved::Ip(_) => self.no_route("a trace starts at a pod or a node".into()),
@@ -603,6 +684,8 @@ impl<'a, 'n> Walker<'a, 'n> {
         let Some(src_ip) = pod.ip else {
             self.push(
                 HopKind::Endpoint,
+                pod_place(pod),
+                Some(&pod.ifname),
                 format!("{} {} (no address)", pod.key(), pod.ifname),
             );
             return self.no_route(format!(
@@ -612,8 +695,19 @@ impl<'a, 'n> Walker<'a, 'n> {
         };
         self.push(
             HopKind::Endpoint,
+            pod_place(pod),
+            Some(&pod.ifname),
             format!("{} {} {src_ip}", pod.key(), pod.ifname),
         );
+        let pkt = Pkt {
+            src: src_ip,
+            dst: dst_ip,
+            proto,
+            dport,
+            size,
+            mark: 0,
+        };
+        self.send(&pkt);
         let host = self.fabric.hosts.get(pod.node.as_str()).copied();
         let ns = host.and_then(|h| pod.netns.as_deref().and_then(|p| h.netns.get(p)));
         let (Some(host), Some(ns)) = (host, ns) else {
@@ -639,6 +733,8 @@ impl<'a, 'n> Walker<'a, 'n> {
         if let Some(dev) = own_dev {
             self.push(
                 HopKind::PodRoute,
+                pod_place(pod),
+                Some(dev),
                 format!(
                     "route in {}: local {dst_ip} dev {dev} table local proto kernel scope host src {dst_ip} (its own address: looped back inside the pod)",
                     pod.key(),
@@ -657,13 +753,20 @@ impl<'a, 'n> Walker<'a, 'n> {
                 pod.key()
             ));
         };
-        self.push(
+        let hop = self.push(
             HopKind::PodRoute,
+            pod_place(pod),
+            Some(&r.dev),
             format!("route in {}: {}", pod.key(), r.to_ip_route()),
         );
+        hop.entry = Some(Entry::Route(r.clone()));
         let Some(link) = ns.links.get(&r.dev) else {
             return self.no_route(format!("{} has no device {}", pod.key(), r.dev));
         };
+        let mtu = r.mtu.map_or(link.mtu, |m| m.min(link.mtu));
+        if let Some(p) = hop_packet(&mut self.hops) {
+            p.mtu = Some(mtu);
+        }
         if size > link.mtu {
             let text = format!(
                 "{size}-byte packet with DF set does not fit {}'s {} (local error: message too long, mtu={})",
@@ -705,17 +808,11 @@ impl<'a, 'n> Walker<'a, 'n> {
                 .unwrap_or(src_ip);
             if let Some(first) = self.hops.first_mut() {
                 first.text = format!("{} {} {src_ip}", pod.key(), r.dev);
+                first.dev = Some(r.dev.clone());
             }
             self.orig_src = Some(src_ip);
-            let pkt = Pkt {
-                src: src_ip,
-                dst: dst_ip,
-                proto,
-                dport,
-                size,
-                mark: 0,
-            };
-            self.sent = Some(pkt.clone());
+            let pkt = Pkt { src: src_ip, ..pkt };
+            self.send(&pkt);
             return self.underlay_out(host, pod, &r.dev, &link.kind, lower, pkt, next);
         }
         let LinkKind::Veth { peer, peer_netns } = &link.kind else {
@@ -734,23 +831,18 @@ impl<'a, 'n> Walker<'a, 'n> {
             .sysctls
             .get(&format!("net.ipv4.conf.{peer}.proxy_arp"))
             .is_some_and(|v| v == "1");
-        if proxy_arp && !host_owns(host, gw.parse().unwrap_or(dst_ip)) && !gw.is_empty() {
-            self.push(
-                HopKind::Veth,
-                format!("{peer} (host side) on {node}, answering ARP for {gw} (proxy_arp)"),
-            );
+        let text = if proxy_arp && !host_owns(host, gw.parse().unwrap_or(dst_ip)) && !gw.is_empty()
+        {
+            format!("{peer} (host side) on {node}, answering ARP for {gw} (proxy_arp)")
         } else {
-            self.push(HopKind::Veth, format!("{peer} (host side) on {node}"));
-        }
-        let pkt = Pkt {
-            src: src_ip,
-            dst: dst_ip,
-            proto,
-            dport,
-            size,
-            mark: 0,
+            format!("{peer} (host side) on {node}")
         };
-        self.sent = Some(pkt.clone());
+        self.push(
+            HopKind::Veth,
+            Place::Node(node.to_string()),
+            Some(peer),
+            text,
+        );
         if self.enforcement == Enforcement::Bpf {
             if let Some(bpf) = self.fabric.bpf {
                 if let Some(o) = self.bpf_from_container(bpf, host, peer, pkt.clone()) {
@@ -760,11 +852,11 @@ impl<'a, 'n> Walker<'a, 'n> {
         }
         match hveth.master.as_deref() {
             Some(br) => {
+                let at = Place::Node(node.to_string());
+                self.push(HopKind::Bridge, at, Some(br), bridge_text(host, br, node));
                 if host_owns_on(host, br, next) {
-                    self.push(HopKind::Bridge, bridge_text(host, br, node));
                     self.host_stack(host, pkt, Some(br.to_string()))
                 } else {
-                    self.push(HopKind::Bridge, bridge_text(host, br, node));
                     self.bridged(host, br, pkt, next)
                 }
             }
@@ -800,14 +892,14 @@ impl<'a, 'n> Walker<'a, 'n> {
             return self.no_route(self.why_no_route(host, pkt.dst));
         };
         let via: Option<IpAddr> = r.via.as_deref().and_then(|v| v.parse().ok());
-        self.hops.push(Hop {
-            kind: HopKind::NodeRoute,
-            text: format!("route on {node}: {}", r.to_ip_route()),
-            next_hop: via,
-            route: Some((node.to_string(), r.clone())),
-            rewrite: None,
-            allowed: None,
-        });
+        let hop = self.push(
+            HopKind::NodeRoute,
+            Place::Node(node.to_string()),
+            Some(&r.dev),
+            format!("route on {node}: {}", r.to_ip_route()),
+        );
+        hop.next_hop = via;
+        hop.entry = Some(Entry::Route(r.clone()));
         if r.blackhole {
             // A forwarded packet is discarded silently; a local sender gets EINVAL.
             return self.no_route(if forwarded {
@@ -833,6 +925,9 @@ impl<'a, 'n> Walker<'a, 'n> {
             Some(m) if m < out.mtu => (m, format!("route to {} (mtu {m})", r.dst)),
             _ => (out.mtu, r.dev.clone()),
         };
+        if let Some(p) = hop_packet(&mut self.hops) {
+            p.mtu = Some(mtu);
+        }
         if pkt.size > mtu {
             self.too_big = Some(TooBig {
                 at: node.to_string(),
@@ -872,7 +967,13 @@ impl<'a, 'n> Walker<'a, 'n> {
         let next = via.unwrap_or(pkt.dst);
         match &out.kind {
             LinkKind::Bridge => {
-                self.push(HopKind::Bridge, bridge_text(host, &r.dev, node));
+                let text = bridge_text(host, &r.dev, node);
+                self.push(
+                    HopKind::Bridge,
+                    Place::Node(node.to_string()),
+                    Some(&r.dev),
+                    text,
+                );
                 self.bridge_deliver(host, node, &r.dev, pkt, next)
             }
             LinkKind::Physical => {
@@ -918,7 +1019,9 @@ impl<'a, 'n> Walker<'a, 'n> {
                         r.dev
                     ));
                 };
-                self.push(HopKind::Node, format!("{} eth0 {next}", peer.node));
+                let at = Place::Node(peer.node.clone());
+                let text = format!("{} eth0 {next}", peer.node);
+                self.push(HopKind::Node, at, Some("eth0"), text);
                 self.host_stack(peer, pkt, Some("eth0".to_string()))
             }
             LinkKind::Vxlan {
@@ -994,19 +1097,39 @@ impl<'a, 'n> Walker<'a, 'n> {
             ));
         };
         let (outer, frag) = vxlan_outer(host, &pkt);
-        self.push(
+        self.outer = local.parse().ok().map(|src| Outer {
+            src,
+            dst: remote,
+            dport: port,
+            vni,
+            size: outer,
+        });
+        let hop = self.push(
             HopKind::Tunnel,
+            Place::Node(node.to_string()),
+            Some(dev),
             format!(
                 "{dev} on {node}: VXLAN VNI {vni}, neighbour {next} lladdr {} → FDB dst {remote}; outer {local} → {remote} UDP dport {port}, {outer} bytes{frag}",
                 neigh.lladdr
             ),
         );
+        hop.entry = Some(Entry::Vxlan {
+            neighbour: next,
+            lladdr: neigh.lladdr.clone(),
+            fdb_dst: remote,
+        });
         let Some(peer) = self.fabric.holder_of(remote) else {
             return self.no_route(format!(
                 "nothing on {node}'s eth0 segment answers ARP for the VTEP {remote}"
             ));
         };
-        self.push(HopKind::Node, format!("{} eth0 {remote}", peer.node));
+        let text = format!("{} eth0 {remote}", peer.node);
+        self.push(
+            HopKind::Node,
+            Place::Node(peer.node.clone()),
+            Some("eth0"),
+            text,
+        );
         let peer_dev = peer.root.links.values().find(|l| {
             matches!(&l.kind, LinkKind::Vxlan { vni: v, port: p, .. } if *v == vni && *p == port)
         });
@@ -1017,8 +1140,11 @@ impl<'a, 'n> Walker<'a, 'n> {
             ));
         };
         let name = peer_dev.name.clone();
+        self.outer = None;
         self.push(
             HopKind::Tunnel,
+            Place::Node(peer.node.clone()),
+            Some(&name),
             format!(
                 "{name} on {}: decapsulated, inner {} → {}",
                 peer.node, pkt.src, pkt.dst
@@ -1058,6 +1184,8 @@ impl<'a, 'n> Walker<'a, 'n> {
         };
         self.push(
             HopKind::Underlay,
+            pod_place(pod),
+            Some(dev),
             format!(
                 "{dev} ({}): onto {node}'s {lower} wire, past {node}'s IP stack and iptables{secondary}",
                 underlay_text(kind, lower)
@@ -1085,14 +1213,22 @@ impl<'a, 'n> Walker<'a, 'n> {
                             "the receiving macvlan is in {mode} mode: it takes no frame switched inside {node}"
                         ));
                     }
-                    (LinkKind::SriovVf { .. }, _) => self.push(
-                        HopKind::Underlay,
-                        format!("switched by {lower}'s embedded switch (VEB) on {node}, never on the wire"),
-                    ),
-                    _ => self.push(
-                        HopKind::Underlay,
-                        format!("switched inside {node} between the {lower} children, never on the wire"),
-                    ),
+                    (LinkKind::SriovVf { .. }, _) => {
+                        self.push(
+                            HopKind::Underlay,
+                            Place::Node(node.to_string()),
+                            Some(lower),
+                            format!("switched by {lower}'s embedded switch (VEB) on {node}, never on the wire"),
+                        );
+                    }
+                    _ => {
+                        self.push(
+                            HopKind::Underlay,
+                            Place::Node(node.to_string()),
+                            Some(lower),
+                            format!("switched inside {node} between the {lower} children, never on the wire"),
+                        );
+                    }
                 }
                 return self.underlay_arrive(end, pkt);
             }
@@ -1111,7 +1247,13 @@ impl<'a, 'n> Walker<'a, 'n> {
                     .iter()
                     .any(|a| a.split('/').next() == Some(next.to_string().as_str()))
             }) {
-                self.push(HopKind::Node, format!("{} {lower} {next}", peer.node));
+                let text = format!("{} {lower} {next}", peer.node);
+                self.push(
+                    HopKind::Node,
+                    Place::Node(peer.node.clone()),
+                    Some(lower),
+                    text,
+                );
                 return self.host_stack(peer, pkt, Some(lower.to_string()));
             }
         }
@@ -1147,6 +1289,8 @@ impl<'a, 'n> Walker<'a, 'n> {
     fn underlay_deliver(&mut self, end: UnderlayEnd<'a>, lower: &str, pkt: Pkt) -> Outcome {
         self.push(
             HopKind::Underlay,
+            Place::Node(end.host.node.clone()),
+            Some(lower),
             format!("across the {lower} wire to {}'s {lower}", end.host.node),
         );
         self.underlay_arrive(end, pkt)
@@ -1155,15 +1299,19 @@ impl<'a, 'n> Walker<'a, 'n> {
     /// Into the pod interface that holds the destination.
     fn underlay_arrive(&mut self, end: UnderlayEnd<'a>, pkt: Pkt) -> Outcome {
         let lower = underlay_lower(end.kind).unwrap_or_default();
-        let who = self
+        let pod = self
             .net
             .pods
             .iter()
-            .find(|p| p.node == end.host.node && p.netns.as_deref() == Some(end.netns))
+            .find(|p| p.node == end.host.node && p.netns.as_deref() == Some(end.netns));
+        let who = pod
             .map(|p| p.key())
             .unwrap_or_else(|| format!("netns {}", end.netns));
+        let at = pod.map_or_else(|| Place::Node(end.host.node.clone()), pod_place);
         self.push(
             HopKind::Underlay,
+            at.clone(),
+            Some(end.ifname),
             format!(
                 "{} ({}) on {}",
                 end.ifname,
@@ -1172,7 +1320,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             ),
         );
         let text = format!("{who} {} {}", end.ifname, pkt.dst);
-        self.push(HopKind::Endpoint, text.clone());
+        self.push(HopKind::Endpoint, at, Some(end.ifname), text.clone());
         Outcome::Delivered(text)
     }
 
@@ -1236,7 +1384,13 @@ impl<'a, 'n> Walker<'a, 'n> {
     /// the packet as it is now (a source masqueraded on the way is what an enforcing data
     /// plane judges).
     fn deliver_to_pod(&mut self, pod: &'a PodNet, veth: &str, pkt: Pkt) -> Outcome {
-        self.push(HopKind::Veth, format!("{veth} (host side) on {}", pod.node));
+        let text = format!("{veth} (host side) on {}", pod.node);
+        self.push(
+            HopKind::Veth,
+            Place::Node(pod.node.clone()),
+            Some(veth),
+            text,
+        );
         if self.enforcement != Enforcement::Iptables {
             self.note_ingress(&pkt);
         }
@@ -1256,7 +1410,8 @@ impl<'a, 'n> Walker<'a, 'n> {
             format!(" (from {}, as the source was rewritten)", pkt.src)
         };
         let text = format!("{} {} {}", pod.key(), pod.ifname, pkt.dst);
-        self.push(HopKind::Endpoint, format!("{text}{from}"));
+        let line = format!("{text}{from}");
+        self.push(HopKind::Endpoint, pod_place(pod), Some(&pod.ifname), line);
         Outcome::Delivered(text)
     }
 
@@ -1317,13 +1472,20 @@ impl<'a, 'n> Walker<'a, 'n> {
             ("egress", "bpf_lxc from-container")
         };
         let word = if v.allowed { "allowed" } else { "denied" };
-        self.push_policy(
+        let hop = self.push_policy(
+            Place::Node(node.to_string()),
+            &ep.ifname,
             format!(
                 "{dir} policy at {} ({}) on {node} ({prog}, {}): {word} ({})",
                 ep.ifname, ep.pod, v.map, v.detail
             ),
             v.allowed,
         );
+        hop.entry = Some(Entry::Bpf {
+            map: v.map.clone(),
+            detail: v.detail.clone(),
+            allowed: v.allowed,
+        });
         if v.allowed {
             return None;
         }
@@ -1361,6 +1523,8 @@ impl<'a, 'n> Walker<'a, 'n> {
         if let Some(dst_ep) = bpf.endpoint(node, pkt.dst) {
             self.push(
                 HopKind::NodeRoute,
+                Place::Node(node.to_string()),
+                Some(lxc),
                 format!(
                     "bpf_lxc on {node}: ipcache {prefix} → identity {}, local endpoint {} ({}): redirected to {} (no routing, no netfilter)",
                     Self::id_text(bpf, dst_id),
@@ -1385,6 +1549,8 @@ impl<'a, 'n> Walker<'a, 'n> {
         }
         self.push(
             HopKind::NodeRoute,
+            Place::Node(node.to_string()),
+            Some(lxc),
             format!(
                 "bpf_lxc on {node}: ipcache {prefix} → identity {}, no tunnel endpoint: passed to the host stack",
                 Self::id_text(bpf, dst_id)
@@ -1406,6 +1572,8 @@ impl<'a, 'n> Walker<'a, 'n> {
         if let Some(dst_ep) = bpf.endpoint(node, pkt.dst) {
             self.push(
                 HopKind::NodeRoute,
+                Place::Node(node.to_string()),
+                Some(CILIUM_HOST),
                 format!(
                     "{CILIUM_HOST} on {node} (bpf_host): ipcache {prefix} → identity {}, local endpoint {} ({}): redirected to {}",
                     Self::id_text(bpf, dst_id),
@@ -1484,8 +1652,17 @@ impl<'a, 'n> Walker<'a, 'n> {
             .unwrap_or("0.0.0.0")
             .to_string();
         let (outer, frag) = vxlan_outer(host, &pkt);
+        self.outer = local.parse().ok().map(|src| Outer {
+            src,
+            dst: remote,
+            dport: port,
+            vni: src_id,
+            size: outer,
+        });
         self.push(
             HopKind::Tunnel,
+            Place::Node(node.to_string()),
+            Some(CILIUM_VXLAN),
             format!(
                 "{CILIUM_VXLAN} on {node} ({prog}): ipcache {prefix} → identity {}, tunnel endpoint {remote}; outer {local} → {remote} UDP dport {port}, VNI {src_id} (the source's security identity), {outer} bytes{frag}",
                 Self::id_text(bpf, dst_id)
@@ -1496,7 +1673,13 @@ impl<'a, 'n> Walker<'a, 'n> {
                 "nothing on {node}'s eth0 segment answers ARP for the tunnel endpoint {remote}"
             ));
         };
-        self.push(HopKind::Node, format!("{} eth0 {remote}", peer.node));
+        let text = format!("{} eth0 {remote}", peer.node);
+        self.push(
+            HopKind::Node,
+            Place::Node(peer.node.clone()),
+            Some("eth0"),
+            text,
+        );
         let decap = peer
             .root
             .links
@@ -1518,8 +1701,11 @@ impl<'a, 'n> Walker<'a, 'n> {
         } else {
             (src_id, "")
         };
+        self.outer = None;
         self.push(
             HopKind::Tunnel,
+            Place::Node(peer.node.clone()),
+            Some(CILIUM_VXLAN),
             format!(
                 "{CILIUM_VXLAN} on {} (bpf_overlay): decapsulated, inner {} → {}, source identity {} from the VNI{note}",
                 peer.node,
@@ -1547,20 +1733,17 @@ impl<'a, 'n> Walker<'a, 'n> {
     fn felix(&mut self, host: &Host, hook: &str, step: &HookStep) -> Option<Outcome> {
         let node: &str = &host.node;
         let mut current: Option<(bool, String)> = None;
-        let mut accepted_by: Option<String> = None;
-        let mut hops: Vec<(bool, String, String, bool)> = Vec::new();
+        // The rule that accepted, by its index in `step.matched`.
+        let mut accepted_by: Option<usize> = None;
+        let mut hops: Vec<(bool, String, usize, bool)> = Vec::new();
         let flush = |cur: &Option<(bool, String)>,
-                     acc: &Option<String>,
-                     hops: &mut Vec<(bool, String, String, bool)>| {
+                     acc: &Option<usize>,
+                     hops: &mut Vec<(bool, String, usize, bool)>| {
             if let (Some((ingress, iface)), Some(rule)) = (cur, acc) {
-                hops.push((*ingress, iface.clone(), rule.clone(), true));
+                hops.push((*ingress, iface.clone(), *rule, true));
             }
         };
-        for line in &step.matched {
-            let chain = line
-                .strip_prefix("-A ")
-                .and_then(|l| l.split_whitespace().next())
-                .unwrap_or_default();
+        for (i, (line, (chain, _))) in step.matched.iter().zip(&step.matched_at).enumerate() {
             if let Some(iface) = chain
                 .strip_prefix("cali-tw-")
                 .map(|i| (true, i))
@@ -1572,7 +1755,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                     accepted_by = None;
                 }
             } else if line.contains("--set-xmark 0x10000/0x10000") {
-                accepted_by = Some(line.clone());
+                accepted_by = Some(i);
             }
         }
         let dropped = step
@@ -1580,12 +1763,15 @@ impl<'a, 'n> Walker<'a, 'n> {
             .as_ref()
             .filter(|_| current.is_some())
             .filter(|why| why.starts_with("-A cali-"));
-        if let (Some(why), Some((ingress, iface))) = (dropped, &current) {
-            hops.push((*ingress, iface.clone(), why.clone(), false));
+        if let (Some(_), Some((ingress, iface))) = (dropped, &current) {
+            // The deciding rule is the last that matched.
+            let last = step.matched.len().saturating_sub(1);
+            hops.push((*ingress, iface.clone(), last, false));
         } else {
             flush(&current, &accepted_by, &mut hops);
         }
-        for (ingress, iface, rule, allowed) in hops {
+        for (ingress, iface, index, allowed) in hops {
+            let rule = step.matched.get(index).cloned().unwrap_or_default();
             let dir = if ingress { "ingress" } else { "egress" };
             let pod = self
                 .net
@@ -1596,12 +1782,23 @@ impl<'a, 'n> Walker<'a, 'n> {
                 .unwrap_or_default();
             let chain = if ingress { "cali-tw-" } else { "cali-fw-" };
             let word = if allowed { "allowed" } else { "denied" };
-            self.push_policy(
+            let hop = self.push_policy(
+                Place::Node(node.to_string()),
+                &iface,
                 format!(
                     "{dir} policy at {chain}{iface}{pod} on {node} ({hook}, Felix): {word} ({rule})"
                 ),
                 allowed,
             );
+            hop.entry = step
+                .matched_at
+                .get(index)
+                .map(|(chain, number)| Entry::Rule {
+                    table: TableKind::Filter,
+                    chain: chain.clone(),
+                    number: *number,
+                    rule: rule.clone(),
+                });
             if !allowed {
                 return Some(self.dropped(format!(
                     "{hook} on {node} drops it in {chain}{iface}{pod}: {rule}"
@@ -1620,7 +1817,13 @@ impl<'a, 'n> Walker<'a, 'n> {
         pkt: &mut Pkt,
     ) -> Option<Outcome> {
         if let Some(t) = step.text {
-            self.push(HopKind::Netfilter, format!("{hook} on {node}: {t}"));
+            let hop = self.push(
+                HopKind::Netfilter,
+                Place::Node(node.to_string()),
+                step.dev.as_deref(),
+                format!("{hook} on {node}: {t}"),
+            );
+            hop.entry = step.rule;
         }
         if let Some(why) = step.drop {
             return Some(self.dropped(format!("{hook} on {node} drops it: {why}")));
@@ -1642,9 +1845,12 @@ impl<'a, 'n> Walker<'a, 'n> {
             }
             pkt.src = ip;
         }
+        self.now = Some(pkt.clone());
+        let packet = self.packet_at(pkt);
         if let (Some(r), Some(h)) = (rewrite, self.hops.last_mut()) {
             if h.kind == HopKind::Netfilter {
                 h.rewrite = Some(r);
+                h.packet = Some(packet);
             }
         }
         None
@@ -1722,6 +1928,11 @@ fn vxlan_outer(host: &Host, pkt: &Pkt) -> (u32, String) {
         String::new()
     };
     (outer, frag)
+}
+
+/// The packet of the last hop, to note what was checked against it.
+fn hop_packet(hops: &mut [Hop]) -> Option<&mut PacketAt> {
+    hops.last_mut().and_then(|h| h.packet.as_mut())
 }
 
 /// Longest-prefix match over a table in `ip route` order (for one prefix, the first).
@@ -1849,7 +2060,9 @@ fn hook(
     let t = tables.get(table).traverse_with(chain, &mut p, &host.ipsets);
     let mut step = HookStep {
         matched: t.matched.clone(),
+        matched_at: t.matched_at.clone(),
         mark: p.mark,
+        dev: oif.or(iif).map(str::to_string),
         ..HookStep::default()
     };
     match t.decision {
@@ -1878,6 +2091,17 @@ fn hook(
         }
         _ => None,
     };
+    // The rule shown is the deciding one, or the RETURN: the last that matched.
+    step.rule = step.text.as_ref().and_then(|_| {
+        let rule = t.matched.last()?;
+        let (chain, number) = t.matched_at.last()?;
+        Some(Entry::Rule {
+            table,
+            chain: chain.clone(),
+            number: *number,
+            rule: rule.clone(),
+        })
+    });
     step
 }
 
@@ -1897,6 +2121,7 @@ fn filter_hook(
     let mut step = hook(host, TableKind::Filter, chain, pkt, iif, oif);
     if step.drop.is_none() {
         step.text = None;
+        step.rule = None;
     }
     step
 }

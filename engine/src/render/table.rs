@@ -46,24 +46,38 @@ impl Table {
 
     /// Render with columns aligned like kubectl (three spaces between columns).
     pub fn render(&self) -> Outcome {
+        self.render_remembering(&mut Vec::new(), true)
+    }
+
+    /// Render as kubectl's tab writer does with `RememberWidths` (its `get -w` prints each
+    /// change as it comes): a column is as wide as the widest cell printed in it so far,
+    /// `widths` (grown here), or in these rows; the header only when `header`.
+    pub fn render_remembering(&self, widths: &mut Vec<usize>, header: bool) -> Outcome {
         let cols = self.header.len();
-        let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();
+        widths.resize(cols.max(widths.len()), 0);
+        if header {
+            for (i, h) in self.header.iter().enumerate() {
+                widths[i] = widths[i].max(h.chars().count());
+            }
+        }
         for r in &self.rows {
             for (i, (c, _)) in r.iter().enumerate().take(cols) {
                 widths[i] = widths[i].max(c.chars().count());
             }
         }
         let mut out = Outcome::empty();
-        let mut head = Line::new();
-        for (i, h) in self.header.iter().enumerate() {
-            let text = if i + 1 == cols {
-                h.clone()
-            } else {
-                pad(h, widths[i] + 3)
-            };
-            head = head.push(text, Role::Header);
+        if header {
+            let mut head = Line::new();
+            for (i, h) in self.header.iter().enumerate() {
+                let text = if i + 1 == cols {
+                    h.clone()
+                } else {
+                    pad(h, widths[i] + 3)
+                };
+                head = head.push(text, Role::Header);
+            }
+            out.line(head);
         }
-        out.line(head);
         for r in &self.rows {
             let mut line = Line::new();
             for (i, (c, role)) in r.iter().enumerate().take(cols) {
@@ -102,6 +116,29 @@ mod tests {
         assert_eq!(
             t.render().to_text(),
             "NAME     STATUS\nnode-1   Ready\nn        NotReady\n"
+        );
+    }
+
+    #[test]
+    fn remembered_widths_only_grow() {
+        let mut widths = Vec::new();
+        let mut t = Table::new(&["NAME", "STATUS", "AGE"]);
+        t.row(["web", "Pending", "0s"]);
+        assert_eq!(
+            t.render_remembering(&mut widths, true).to_text(),
+            "NAME   STATUS    AGE\nweb    Pending   0s\n"
+        );
+        let mut t = Table::new(&["NAME", "STATUS", "AGE"]);
+        t.row(["web", "ContainerCreating", "0s"]);
+        assert_eq!(
+            t.render_remembering(&mut widths, false).to_text(),
+            "web    ContainerCreating   0s\n"
+        );
+        let mut t = Table::new(&["NAME", "STATUS", "AGE"]);
+        t.row(["web", "Running", "2s"]);
+        assert_eq!(
+            t.render_remembering(&mut widths, false).to_text(),
+            "web    Running             2s\n"
         );
     }
 }

@@ -140,6 +140,46 @@ pub(crate) trait Resource: Sync + 'static {
     }
 }
 
+/// How `get -w` prints one object: its row (`-o wide`'s with `wide`), its name or its JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PrintOne {
+    /// Its row under the kind's columns.
+    Row {
+        /// `-o wide`'s columns.
+        wide: bool,
+    },
+    /// Its name (`-o name`).
+    Name,
+    /// Its JSON (`-o json`, and `-o yaml` made from it).
+    Json,
+}
+
+/// One object as [`PrintOne`] printed it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Printed {
+    /// Its row's cells, the selection's NAMESPACE and LABELS columns included.
+    Row(Vec<(String, Role)>),
+    /// Its name.
+    Name(String),
+    /// Its JSON, as `get -o json` prints one object.
+    Json(String),
+}
+
+/// One object of `R` as `how` prints it (`sel` adds its columns).
+fn print_one<R: Resource>(lab: &Lab, o: &Object<R::Spec>, sel: &Sel<'_>, how: PrintOne) -> Printed {
+    match how {
+        PrintOne::Row { wide } => Printed::Row(sel.cells(&o.metadata, R::row(lab, o, wide))),
+        PrintOne::Name => Printed::Name(o.metadata.name.clone()),
+        PrintOne::Json => Printed::Json(
+            R::json(lab, vec![o])
+                .into_iter()
+                .next()
+                .map(|(_, json)| json)
+                .unwrap_or_default(),
+        ),
+    }
+}
+
 /// A plain table cell.
 pub(crate) fn cell(text: impl Into<String>) -> (String, Role) {
     (text.into(), Role::Plain)
@@ -182,6 +222,21 @@ pub(crate) trait AnyResource: Sync {
     fn namespaced(&self) -> bool;
     /// `get`'s table of the objects `sel` keeps.
     fn table(&self, lab: &Lab, sel: &Sel<'_>, wide: bool) -> Table;
+    /// `get`'s columns (`-o wide`'s with `wide`).
+    fn columns(&self, wide: bool) -> &'static [&'static str];
+    /// `get -w`'s first listing: the objects `sel` keeps, each by its watch key
+    /// (`namespace/name` or name) and as `how` prints it.
+    fn print_each(&self, lab: &Lab, sel: &Sel<'_>, how: PrintOne) -> Vec<(String, Printed)>;
+    /// `get -w`: the object a watch event carried (a state the store's watch tap kept, see
+    /// `cluster::WatchTap`), by its watch key, and as `how` prints it when `sel` keeps it.
+    /// `None` for a state of another kind.
+    fn print_state(
+        &self,
+        lab: &Lab,
+        state: &dyn std::any::Any,
+        sel: &Sel<'_>,
+        how: PrintOne,
+    ) -> Option<(String, Option<Printed>)>;
     /// The objects `sel` keeps, each name with its JSON.
     fn kept_json(&self, lab: &Lab, sel: &Sel<'_>) -> Vec<(String, String)>;
     /// The names of the objects `sel` keeps, in the store's order.
@@ -236,6 +291,32 @@ impl<R: Resource> AnyResource for R {
 
     fn table(&self, lab: &Lab, sel: &Sel<'_>, wide: bool) -> Table {
         table::<R>(lab, sel, wide)
+    }
+
+    fn columns(&self, wide: bool) -> &'static [&'static str] {
+        if wide { R::WIDE } else { R::COLUMNS }
+    }
+
+    fn print_each(&self, lab: &Lab, sel: &Sel<'_>, how: PrintOne) -> Vec<(String, Printed)> {
+        R::objects(&lab.cluster)
+            .values()
+            .filter(|o| sel.keep(&o.metadata))
+            .map(|o| (o.key(), print_one::<R>(lab, o, sel, how)))
+            .collect()
+    }
+
+    fn print_state(
+        &self,
+        lab: &Lab,
+        state: &dyn std::any::Any,
+        sel: &Sel<'_>,
+        how: PrintOne,
+    ) -> Option<(String, Option<Printed>)> {
+        let o = state.downcast_ref::<Object<R::Spec>>()?;
+        let printed = sel
+            .keep(&o.metadata)
+            .then(|| print_one::<R>(lab, o, sel, how));
+        Some((o.key(), printed))
     }
 
     fn kept_json(&self, lab: &Lab, sel: &Sel<'_>) -> Vec<(String, String)> {

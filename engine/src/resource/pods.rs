@@ -60,7 +60,12 @@ impl Resource for Pods {
             } else {
                 p.status.pod_ip.as_str()
             }));
-            row.push(cell(p.spec.node_name.clone()));
+            // kubectl's printPod: `<none>` until the pod is bound.
+            row.push(cell(if p.spec.node_name.is_empty() {
+                "<none>"
+            } else {
+                p.spec.node_name.as_str()
+            }));
         }
         row
     }

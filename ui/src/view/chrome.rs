@@ -193,6 +193,10 @@ pub fn footer(app: &App, area: Rect, buf: &mut Buffer) {
         Mode::Help => " HELP ",
     };
     let mut spans = vec![Span::styled(mode, t.tab_active), Span::raw(" ")];
+    if let Some(kind) = app.desk.watching() {
+        spans.push(Span::styled(format!("watching {kind} — Esc stops"), t.key));
+        spans.push(Span::raw("  "));
+    }
     for (key, desc) in keymap::footer(app.ui.mode) {
         spans.push(Span::styled(key, t.key));
         spans.push(Span::styled(format!(" {desc}  "), t.dim));

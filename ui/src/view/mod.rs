@@ -19,6 +19,7 @@ pub mod lesson;
 pub mod output;
 pub mod routes;
 pub mod timeline;
+pub mod stepping;
 pub mod topology;
 pub mod volumes;
 pub mod wire;
@@ -238,6 +239,8 @@ fn grid(app: &App, rest: Rect, panes: &mut Vec<(Pane, Rect)>) {
     let strip = match (lesson, rest.height) {
         (true, h) if h >= 24 => 9,
         (true, _) => 7,
+        // A stepped hop's panel: its line, the packet, the entry consulted.
+        (false, _) if app.desk.stepping().is_some() => 8,
         (false, _) => 6,
     };
     let [main, bottom] =
@@ -511,7 +514,15 @@ fn render_pane(app: &App, pane: Pane, area: Rect, buf: &mut Buffer) {
         Pane::Volumes => volumes::render(app, area, buf),
         Pane::Calls => calls::render(app, area, buf),
         Pane::Wire => wire::render(app, area, buf),
-        Pane::Output => output::render(app, area, buf),
+        Pane::Output => {
+            let (out, panel) = stepping::split(app, area);
+            if let Some(r) = out {
+                output::render(app, r, buf);
+            }
+            if let Some(r) = panel {
+                stepping::render(app, r, buf);
+            }
+        }
         Pane::Lesson => lesson::render(app, area, buf),
     }
 }

@@ -58,6 +58,25 @@ fn route_height(route: &str, width: usize) -> usize {
     }
 }
 
+/// While a trace is stepped and its hop is a routing decision: where (the node, and the pod
+/// for a pod's own table) and the route that matched, as `ip route` prints it.
+fn consulted(app: &App) -> Option<(lab_engine::net::hop::Place, String)> {
+    use lab_engine::net::hop::Entry;
+    let hop = app.desk.stepping()?.hop();
+    match &hop.entry {
+        Some(Entry::Route(r)) => Some((hop.at.clone(), r.to_ip_route())),
+        _ => None,
+    }
+}
+
+/// The style of a table's line: highlighted when it is the route the stepped hop matched.
+fn route_style(app: &App, here: &lab_engine::net::hop::Place, line: &str) -> ratatui::style::Style {
+    match consulted(app) {
+        Some((at, route)) if &at == here && route == line => app.theme.selected,
+        _ => app.theme.plain,
+    }
+}
+
 /// The pane's lines at a width, lazily: nothing is formatted until taken.
 fn rows(app: &App, width: usize) -> (usize, Box<dyn Iterator<Item = Line<'static>> + '_>) {
     let t = &app.theme;
@@ -76,14 +95,18 @@ fn rows(app: &App, width: usize) -> (usize, Box<dyn Iterator<Item = Line<'static
                 1,
                 Box::new(std::iter::once(Line::styled(format!("  {e}"), t.bad))),
             ),
-            None if fresh => (
-                r.lines.iter().map(|l| route_height(l, width)).sum(),
-                Box::new(r.lines.iter().flat_map(move |l| {
-                    route_rows(l, width)
-                        .into_iter()
-                        .map(move |row| Line::styled(row, t.plain))
-                })),
-            ),
+            None if fresh => {
+                let here = lab_engine::net::hop::Place::Node(node.clone());
+                (
+                    r.lines.iter().map(|l| route_height(l, width)).sum(),
+                    Box::new(r.lines.iter().flat_map(move |l| {
+                        let style = route_style(app, &here, l);
+                        route_rows(l, width)
+                            .into_iter()
+                            .map(move |row| Line::styled(row, style))
+                    })),
+                )
+            }
             _ => (1, Box::new(std::iter::once(dim(t, "  (not computed yet)")))),
         };
     let pod = app
@@ -102,11 +125,17 @@ fn rows(app: &App, width: usize) -> (usize, Box<dyn Iterator<Item = Line<'static
         if routes.is_empty() {
             tail.push(dim(t, "  (no sandbox network yet)"));
         }
+        let here = lab_engine::net::hop::Place::Pod {
+            namespace: p.ns.clone(),
+            name: p.name.clone(),
+            node: p.node.clone(),
+        };
         for l in routes {
+            let style = route_style(app, &here, &l);
             tail.extend(
                 route_rows(&l, width)
                     .into_iter()
-                    .map(|row| Line::styled(row, t.plain)),
+                    .map(|row| Line::styled(row, style)),
             );
         }
     }

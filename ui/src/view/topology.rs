@@ -19,6 +19,7 @@ use lab_engine::dash::{self as model, NodeFacts, PodKey};
 use lab_engine::resource::count;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use unicode_width::UnicodeWidthStr;
@@ -102,6 +103,17 @@ fn branch_col(facts: &NodeFacts, width: u16) -> usize {
     } else {
         1
     }
+}
+
+/// A node's device as drawn: highlighted when a stepped trace's hop is at it (the uplink a
+/// packet arrives on over the wire, the bridge, the tunnel device), else in `style`.
+fn device_style(app: &App, node: &str, dev: &str, style: Style) -> Style {
+    let at_hop = app
+        .desk
+        .stepping()
+        .map(|s| s.hop())
+        .is_some_and(|h| h.at.node() == node && h.dev.as_deref() == Some(dev));
+    if at_hop { app.theme.selected } else { style }
 }
 
 fn uplink_text(f: &NodeFacts) -> String {
@@ -214,7 +226,13 @@ fn draw_row(
         // (span, whether it is an explanation a narrow box can do without)
         let mut spans: Vec<(Span<'static>, bool)> = vec![
             (Span::raw(" "), false),
-            (Span::styled(facts.uplink.0.clone(), t.name), false),
+            (
+                Span::styled(
+                    facts.uplink.0.clone(),
+                    device_style(app, &facts.name, &facts.uplink.0, t.name),
+                ),
+                false,
+            ),
             (Span::raw(" "), false),
             (
                 Span::styled(
@@ -231,7 +249,8 @@ fn draw_row(
         ];
         match &facts.bridge {
             Some((name, addr)) => {
-                spans.push((Span::styled(name.clone(), t.name), false));
+                let style = device_style(app, &facts.name, name, t.name);
+                spans.push((Span::styled(name.clone(), style), false));
                 spans.push((Span::raw(" "), false));
                 if addr.is_empty() {
                     spans.push((Span::styled("(no address: not a gateway)", t.dim), false));
@@ -242,7 +261,8 @@ fn draw_row(
             }
             None => match &facts.routed {
                 Some((dev, addr, what)) => {
-                    spans.push((Span::styled(dev.clone(), t.name), false));
+                    let style = device_style(app, &facts.name, dev, t.name);
+                    spans.push((Span::styled(dev.clone(), style), false));
                     if !addr.is_empty() {
                         spans.push((Span::raw(" "), false));
                         spans.push((Span::styled(addr.clone(), t.plain), false));
@@ -261,7 +281,8 @@ fn draw_row(
         }
         if let Some((name, what)) = &facts.tunnel {
             spans.push((Span::styled(" · ", t.dim), false));
-            spans.push((Span::styled(name.clone(), t.name), false));
+            let style = device_style(app, &facts.name, name, t.name);
+            spans.push((Span::styled(name.clone(), style), false));
             spans.push((Span::styled(format!(" ({what})"), t.dim), true));
         }
         // On a narrow box the explanations go first: a short one that does not fit whole
@@ -364,7 +385,10 @@ fn pod_line(app: &App, key: &PodKey, last: bool, indent: String, room: usize) ->
     let veth = if p.host_veth.is_empty() {
         Span::styled("············", t.dim)
     } else {
-        Span::styled(p.host_veth.clone(), t.plain)
+        Span::styled(
+            p.host_veth.clone(),
+            device_style(app, &p.node, &p.host_veth, t.plain),
+        )
     };
     let pad = |s: &Span<'static>, w: usize| Span::styled(format!("{:<w$}", s.content), s.style);
     // The columns, as wide screens show them.

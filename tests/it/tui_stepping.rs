@@ -1,0 +1,154 @@
+//! The dashboard's stepping view (issue 39 §1): `trace … --step` opens the Step panel
+//! beside (or in place of) the Output; → and ← move hop by hop, Esc stops; Topology's
+//! selection and the Routes pane follow the hop, the route it matched highlighted. Snapshots
+//! at 80×24, 120×40 and 200×50, at the first hop, a middle one and the last.
+
+use cni_csi_lab::tui::{self, App, ScriptedEvents, Theme};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::Modifier;
+
+const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 50)];
+
+fn stepping(size: (u16, u16)) -> App {
+    let mut a = App::new(crate::common::lab(), Theme::standard());
+    a.update(tui::Action::Resize(size.0, size.1));
+    for l in [
+        "network use flannel-vxlan",
+        "pod create web --node node-1",
+        "pod create db --node node-2",
+        "trace web db --step",
+    ] {
+        a.run_command(l);
+    }
+    a
+}
+
+fn key(code: KeyCode) -> Event {
+    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn drive(a: &mut App, size: (u16, u16), events: Vec<Event>) -> Terminal<TestBackend> {
+    a.ui.quit = false;
+    let mut t = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
+    let mut src = ScriptedEvents(events.into());
+    tui::run_loop(&mut t, a, &mut src).unwrap();
+    tui::draw(&mut t, a).unwrap();
+    t
+}
+
+fn screen_text(buf: &Buffer) -> String {
+    let mut s = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            s.push_str(buf[(x, y)].symbol());
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
+    let text = screen_text(buf);
+    for (y, line) in text.lines().enumerate() {
+        let chars: Vec<char> = line.chars().collect();
+        let n: Vec<char> = needle.chars().collect();
+        if let Some(x) = chars.windows(n.len()).position(|w| w == n.as_slice()) {
+            return Some((x as u16, y as u16));
+        }
+    }
+    None
+}
+
+fn hop(a: &App) -> Option<usize> {
+    a.desk.stepping().map(|s| s.at() + 1)
+}
+
+#[test]
+fn the_step_panel_at_the_first_a_middle_and_the_last_hop() {
+    for size in SIZES {
+        let mut a = stepping(size);
+        let hops = a.desk.stepping().expect("stepping").trace().hops.len();
+        let t = drive(&mut a, size, Vec::new());
+        insta::assert_snapshot!(format!("first_{}x{}", size.0, size.1), t.backend());
+        // → to the VXLAN hop (7 of 14): the packet inside its outer headers.
+        let t = drive(&mut a, size, vec![key(KeyCode::Right); 6]);
+        assert_eq!(hop(&a), Some(7));
+        insta::assert_snapshot!(format!("middle_{}x{}", size.0, size.1), t.backend());
+        let t = drive(&mut a, size, vec![key(KeyCode::Right); hops - 7]);
+        assert_eq!(hop(&a), Some(hops));
+        insta::assert_snapshot!(format!("last_{}x{}", size.0, size.1), t.backend());
+    }
+}
+
+#[test]
+fn left_goes_back_and_esc_stops_stepping() {
+    let size = (200, 50);
+    let mut a = stepping(size);
+    drive(&mut a, size, vec![key(KeyCode::Right), key(KeyCode::Right)]);
+    assert_eq!(hop(&a), Some(3));
+    drive(&mut a, size, vec![key(KeyCode::Left)]);
+    assert_eq!(hop(&a), Some(2));
+    let t = drive(&mut a, size, vec![key(KeyCode::Esc)]);
+    assert_eq!(hop(&a), None);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("stepping ended at hop 2/14"), "{text}");
+    assert!(!text.contains(" Step hop"), "the panel closed: {text}");
+}
+
+#[test]
+fn the_route_that_matched_is_highlighted_in_routes_and_its_node_selected() {
+    let size = (200, 50);
+    let mut a = stepping(size);
+    // Hop 5: node-1's route to node-2's podCIDR through flannel.1.
+    let t = drive(&mut a, size, vec![key(KeyCode::Right); 4]);
+    assert_eq!(a.ui.sel_node.as_deref(), Some("node-1"));
+    let buf = t.backend().buffer();
+    let (x, y) = find(buf, "10.244.2.0/24 via 10.244.2.0 dev flannel.1 onlink").expect("the route");
+    assert!(
+        buf[(x, y)].modifier.contains(Modifier::REVERSED),
+        "highlighted"
+    );
+    let (x, y) = find(buf, "default via 192.168.0.254 dev eth0").expect("another route");
+    assert!(
+        !buf[(x, y)].modifier.contains(Modifier::REVERSED),
+        "not highlighted"
+    );
+    // Hop 10 is on node-2: the selection follows.
+    drive(&mut a, size, vec![key(KeyCode::Right); 5]);
+    assert_eq!(a.ui.sel_node.as_deref(), Some("node-2"));
+}
+
+#[test]
+fn arrows_without_a_stepped_trace_say_how_to_start_one() {
+    let size = (120, 40);
+    let mut a = App::new(crate::common::lab(), Theme::standard());
+    a.update(tui::Action::Resize(size.0, size.1));
+    // On the command line → moves the cursor; among the keys (after Esc) it says why not.
+    let t = drive(&mut a, size, vec![key(KeyCode::Esc), key(KeyCode::Right)]);
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("no trace is being stepped"), "{text}");
+}
+
+#[test]
+fn the_device_at_the_hop_is_highlighted_in_topology() {
+    let size = (200, 50);
+    let mut a = stepping(size);
+    let reversed = |buf: &Buffer, needle: &str| {
+        let (x, y) = find(buf, needle).unwrap_or_else(|| panic!("{needle} on screen"));
+        buf[(x, y)].modifier.contains(Modifier::REVERSED)
+    };
+    // Hop 7: node-1's flannel.1 wraps the packet.
+    let t = drive(&mut a, size, vec![key(KeyCode::Right); 6]);
+    let buf = t.backend().buffer();
+    assert!(reversed(buf, "flannel.1 (VXLAN)"));
+    assert!(!reversed(buf, "eth0 192.168.0.2/24"));
+    // Hop 8: the datagram arrives on node-2's eth0 over the wire.
+    let t = drive(&mut a, size, vec![key(KeyCode::Right)]);
+    let buf = t.backend().buffer();
+    assert!(reversed(buf, "eth0 192.168.0.2/24"));
+    assert!(!reversed(buf, "eth0 192.168.0.1/24"));
+    assert!(!reversed(buf, "flannel.1 (VXLAN)"));
+}
