@@ -7,7 +7,11 @@
 //! ```text
 //! cargo run --release -p lab-engine --example envelope -- --pinned 150000 --scheduled 0
 //! cargo run --release -p lab-engine --example envelope -- --pinned 0 --scheduled 20000
+//! cargo run --release -p lab-engine --example envelope -- --pinned 150000 --scheduled 0 --interactive 9
 //! ```
+//!
+//! `--interactive N` then times single commands a learner would type at that size (each
+//! run N times, the median wall time; the N pods created are deleted in the next row).
 //!
 //! Times are wall and CPU (user + system, from /proc/self/stat) so a shared machine's load
 //! shows as the gap between them; memory is VmRSS after the preset and after the pods run.
@@ -52,6 +56,7 @@ fn timed(lab: &mut Lab, lines: impl Iterator<Item = String>) -> (Duration, Durat
 fn main() {
     let mut pinned = 10_000u32;
     let mut scheduled = 2_000u32;
+    let mut repeats = 0u32;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let n = args
@@ -60,8 +65,11 @@ fn main() {
         match (a.as_str(), n) {
             ("--pinned", Some(n)) => pinned = n,
             ("--scheduled", Some(n)) => scheduled = n,
+            ("--interactive", Some(n)) => repeats = n,
             _ => {
-                eprintln!("usage: envelope [--pinned N (10000)] [--scheduled N (2000)]");
+                eprintln!(
+                    "usage: envelope [--pinned N (10000)] [--scheduled N (2000)] [--interactive N (0)]"
+                );
                 std::process::exit(2);
             }
         }
@@ -110,6 +118,46 @@ fn main() {
             rss / 1024,
             (rss.saturating_sub(rss_nodes) * 1024) as f64 / pods as f64,
             rss_nodes / 1024
+        );
+    }
+    if repeats > 0 && pods >= 2 {
+        interactive(&mut lab, repeats, pinned > 0);
+    }
+}
+
+/// Time single commands on the loaded lab: the median wall time of `repeats` runs each.
+fn interactive(lab: &mut Lab, repeats: u32, pinned: bool) {
+    let (a, b) = if pinned {
+        ("p000000", "p000001")
+    } else {
+        ("s000000", "s000001")
+    };
+    let commands = [
+        "pod create i{k}".to_string(),
+        "pod delete i{k}".to_string(),
+        format!("get pod {a}"),
+        "show routes node-0001".to_string(),
+        format!("trace {a} {b}"),
+        format!("reach {a} {b}"),
+        "describe node node-0001".to_string(),
+    ];
+    for command in commands {
+        let mut times: Vec<Duration> = (0..repeats)
+            .map(|k| {
+                // `pod delete i{k}` deletes the pods `pod create i{k}` made in the row before.
+                let line = command.replace("{k}", &k.to_string());
+                let t = Instant::now();
+                if let Err(e) = lab.execute(&line) {
+                    eprintln!("{line}: {}", e.message);
+                    std::process::exit(1);
+                }
+                t.elapsed()
+            })
+            .collect();
+        times.sort();
+        println!(
+            "{command}: median {:.2} ms wall over {repeats} runs",
+            times[times.len() / 2].as_secs_f64() * 1000.0
         );
     }
 }

@@ -3,6 +3,7 @@
 //! the storage controllers and sidecars live in `crate::storage`, kubelet in `crate::kubelet`.
 
 pub mod namespace;
+pub mod node_info;
 pub mod node_lifecycle;
 pub(crate) mod node_tree;
 pub mod placement;

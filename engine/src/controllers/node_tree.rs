@@ -4,14 +4,11 @@
 //! arrived, nodes in a zone in the order they arrived; the list takes one node from each
 //! zone in turn, so a search that stops early still spreads over the zones.
 //!
-//! The tree is kept from the scheduler's Node informer: every Node watch event since the
-//! last look is applied in the watch log's order. When the log has dropped events not read
-//! yet (or on the first look) the tree is brought up to date as a relist would: nodes still
-//! present keep their place, the new ones are added in the order the API server lists
-//! them (by name).
+//! The tree is kept by the scheduler's cache ([`super::node_info`]) from the Node informer's
+//! events. After a relist, nodes still present keep their place and the new ones are added
+//! in the order the API server lists them (by name).
 
-use crate::cluster::{Kind, NodeSpec, Object, Revisions, Table};
-use crate::storage::work::{event_key, events_from};
+use crate::cluster::{NodeSpec, Object, Table};
 use std::collections::BTreeMap;
 
 /// The well-known zone label (`topology.kubernetes.io/zone`).
@@ -45,38 +42,18 @@ fn zone_key(node: &Object<NodeSpec>) -> String {
 /// built from them when asked.
 #[derive(Debug, Clone, Default)]
 pub struct NodeTree {
-    /// The index of the first watch event not read yet (`None` before the first look).
-    seen: Option<u64>,
     /// Each zone key with its nodes' names, zones in the order they appeared.
     zones: Vec<(String, Vec<String>)>,
     /// The zone key of every node in the tree.
     zone_of: BTreeMap<String, String>,
-    /// The walk order (`nodeTree.list()`) as the Node table's keys, rebuilt only after a
-    /// change.
-    list: Option<Vec<(String, String)>>,
+    /// The walk order (`nodeTree.list()`), rebuilt only after a change.
+    list: Option<Vec<String>>,
 }
 
 impl NodeTree {
-    /// Bring the tree up to date with the Node table.
-    pub(crate) fn refresh(&mut self, revs: &Revisions, nodes: &Table<NodeSpec>) {
-        match self.seen.and_then(|seen| events_from(revs, seen)) {
-            Some(events) => {
-                for e in events.filter(|e| e.kind == NodeSpec::API_KIND) {
-                    let key = event_key(e).0;
-                    match nodes.get(&key) {
-                        Some(node) => self.add_or_update(node),
-                        None => self.remove(&key.1),
-                    }
-                }
-            }
-            None => self.relist(nodes),
-        }
-        self.seen = Some(revs.next_event);
-    }
-
     /// Apply a relist: drop the nodes that are gone, move the ones whose zone changed, add
     /// the new ones in list (name) order.
-    fn relist(&mut self, nodes: &Table<NodeSpec>) {
+    pub(crate) fn relist(&mut self, nodes: &Table<NodeSpec>) {
         let gone: Vec<String> = self
             .zone_of
             .keys()
@@ -92,13 +69,16 @@ impl NodeTree {
     }
 
     /// `addNode`/`updateNode`: a node not in the tree is appended to its zone; a node whose
-    /// zone changed moves to the end of its new zone; otherwise nothing changes.
-    fn add_or_update(&mut self, node: &Object<NodeSpec>) {
+    /// zone changed moves to the end of its new zone; otherwise nothing changes. True when
+    /// the walk order changed.
+    pub(crate) fn add_or_update(&mut self, node: &Object<NodeSpec>) -> bool {
         let zone = zone_key(node);
         let name = node.name();
         match self.zone_of.get(name) {
-            Some(z) if *z == zone => return,
-            Some(_) => self.remove(name),
+            Some(z) if *z == zone => return false,
+            Some(_) => {
+                self.remove(name);
+            }
             None => {}
         }
         match self.zones.iter_mut().find(|(z, _)| *z == zone) {
@@ -107,13 +87,14 @@ impl NodeTree {
         }
         self.zone_of.insert(name.to_string(), zone);
         self.list = None;
+        true
     }
 
     /// `removeNode`: the node leaves its zone, and an emptied zone leaves the tree; the
-    /// others keep their order.
-    fn remove(&mut self, name: &str) {
+    /// others keep their order. True when the node was in the tree.
+    pub(crate) fn remove(&mut self, name: &str) -> bool {
         let Some(zone) = self.zone_of.remove(name) else {
-            return;
+            return false;
         };
         if let Some(i) = self.zones.iter().position(|(z, _)| *z == zone) {
             self.zones[i].1.retain(|n| n != name);
@@ -122,11 +103,12 @@ impl NodeTree {
             }
         }
         self.list = None;
+        true
     }
 
     /// `nodeTree.list()`: the first node of every zone, then the second of every zone that
     /// has one, and so on.
-    pub(crate) fn list(&mut self) -> &[(String, String)] {
+    pub(crate) fn list(&mut self) -> &[String] {
         let zones = &self.zones;
         self.list.get_or_insert_with(|| {
             let total = zones.iter().map(|(_, n)| n.len()).sum();
@@ -135,7 +117,7 @@ impl NodeTree {
             while out.len() < total {
                 for (_, names) in zones {
                     if let Some(n) = names.get(index) {
-                        out.push((crate::cluster::no_namespace(), n.clone()));
+                        out.push(n.clone());
                     }
                 }
                 index += 1;
@@ -200,8 +182,7 @@ mod tests {
             t.add_or_update(&node(name, Some(zone)));
         }
         t.add_or_update(&node("plain", None));
-        let names =
-            |t: &mut NodeTree| -> Vec<String> { t.list().iter().map(|(_, n)| n.clone()).collect() };
+        let names = |t: &mut NodeTree| -> Vec<String> { t.list().to_vec() };
         assert_eq!(
             names(&mut t),
             ["n-b1", "n-a1", "plain", "n-b2", "n-a2", "n-b3"]

@@ -29,8 +29,8 @@
 //! the node with the most room left wins. Ties go to the node whose name sorts first (the
 //! real scheduler breaks ties at random, `selectHost`).
 
-use crate::cluster::{Cluster, Kind, Object, PodSpec, Revisions, Table};
-use crate::storage::work::{event_key, events_from};
+use super::node_info::{NodeFacts, NodeInfo, Readiness, Snapshot};
+use crate::cluster::{Object, PodSpec};
 use std::collections::BTreeMap;
 
 /// The scheduler's CPU request for a container that sets none (millicores).
@@ -38,164 +38,56 @@ pub(crate) const DEFAULT_MILLI_CPU: i64 = 100;
 /// The scheduler's memory request for a container that sets none (bytes).
 pub(crate) const DEFAULT_MEMORY: i64 = 200 * 1024 * 1024;
 
-/// Whether a pod still holds its node's resources (not finished).
-fn is_active(p: &Object<PodSpec>) -> bool {
-    p.status.phase != "Failed" && p.status.phase != "Succeeded"
-}
-
-/// A table key: (namespace, name).
-type Key = (String, String);
-
-/// The scheduler's cache of how many pods bound to each node still hold its resources
-/// (its `NodeInfo`s, kept from the pod informer): every pod written since the last look is
-/// looked up again in the watch log's order, so placing a pod reads one count per node
-/// instead of walking every pod. The first look, and one after the watch log dropped
-/// events not read yet, walks every pod.
-#[derive(Debug, Clone, Default)]
-pub struct BoundPods {
-    /// The index of the first watch event not read yet (`None` before the first look).
-    seen: Option<u64>,
-    /// The node of each pod that holds one's resources.
-    node_of: BTreeMap<Key, String>,
-    /// How many such pods each node has.
-    per_node: BTreeMap<String, usize>,
-}
-
-impl BoundPods {
-    /// Bring the cache up to date with the pod table.
-    pub fn refresh(&mut self, revs: &Revisions, pods: &Table<PodSpec>) {
-        match self.seen.and_then(|seen| events_from(revs, seen)) {
-            Some(events) => {
-                for e in events.filter(|e| e.kind == PodSpec::API_KIND) {
-                    let key = event_key(e).0;
-                    let pod = pods.get(&key);
-                    self.note(key, pod);
-                }
-            }
-            None => {
-                self.node_of.clear();
-                self.per_node.clear();
-                for (key, pod) in pods {
-                    self.note(key.clone(), Some(pod));
-                }
-            }
-        }
-        self.seen = Some(revs.next_event);
-    }
-
-    /// Record where a pod holds resources now (`None`: the pod is gone).
-    fn note(&mut self, key: Key, pod: Option<&Object<PodSpec>>) {
-        let now = pod
-            .filter(|p| !p.spec.node_name.is_empty() && is_active(p))
-            .map(|p| p.spec.node_name.as_str());
-        if self.node_of.get(&key).map(String::as_str) == now {
-            return;
-        }
-        if let Some(old) = self.node_of.remove(&key) {
-            if let Some(n) = self.per_node.get_mut(&old) {
-                *n -= 1;
-                if *n == 0 {
-                    self.per_node.remove(&old);
-                }
-            }
-        }
-        if let Some(node) = now {
-            *self.per_node.entry(node.to_string()).or_default() += 1;
-            self.node_of.insert(key, node.to_string());
-        }
-    }
-
-    /// How many pods bound to `node` hold its resources.
-    pub fn count(&self, node: &str) -> usize {
-        self.per_node.get(node).copied().unwrap_or(0)
-    }
-
-    /// The node whose resources `pod` is counted on, if any (keys are unique, so the pod
-    /// at its key is the pod).
-    pub fn node_of(&self, pod: &Object<PodSpec>) -> Option<&str> {
-        self.node_of
-            .get(&(pod.metadata.namespace.clone(), pod.metadata.name.clone()))
-            .map(String::as_str)
-    }
-}
-
-/// The pods bound to each node that hold its resources, other than `pod`: a walk of every
-/// pod, for a pod that requests extended resources (their use is summed per node).
-fn bound_pods<'a>(
-    api: &'a Cluster,
-    pod: &Object<PodSpec>,
-) -> BTreeMap<&'a str, Vec<&'a Object<PodSpec>>> {
-    let mut bound: BTreeMap<&str, Vec<&Object<PodSpec>>> = BTreeMap::new();
-    for p in api.pods.values() {
-        if !p.spec.node_name.is_empty() && p.metadata.uid != pod.metadata.uid && is_active(p) {
-            bound.entry(p.spec.node_name.as_str()).or_default().push(p);
-        }
-    }
-    bound
-}
-
 /// Why one node cannot take the pod: (reason, resolvable by preemption). `bound` counts
-/// the pods already on the node; `bound_pods` lists them, needed (and filled) only when
-/// the pod requests extended resources.
+/// the other pods on the node, `requests` are the pod's extended resource requests and
+/// `used(resource)` what the other pods request of one.
 fn node_failures(
     pod: &Object<PodSpec>,
-    node: &Object<crate::cluster::NodeSpec>,
+    node: &NodeFacts,
     bound: usize,
-    bound_pods: &[&Object<PodSpec>],
+    requests: &[(String, i64)],
+    used: impl Fn(&str) -> i64,
     volume: Option<String>,
 ) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     // NodeUnschedulable runs first (`plugins/nodeunschedulable`): a cordoned node fails
     // it, and the framework stops at a node's first failing filter.
-    if node.spec.unschedulable {
+    if node.unschedulable {
         out.push(("node(s) were unschedulable".to_string(), false));
         return out;
     }
-    let ready = node
-        .status
-        .conditions
-        .iter()
-        .find(|c| c.condition_type == "Ready")
-        .map(|c| &*c.status);
-    match ready {
-        Some("True") => {}
-        Some("False") => out.push((
+    match node.readiness {
+        Readiness::Ready => {}
+        Readiness::NotReady => out.push((
             "node(s) had untolerated taint {node.kubernetes.io/not-ready: }".to_string(),
             false,
         )),
-        _ => out.push((
+        Readiness::Unreachable => out.push((
             "node(s) had untolerated taint {node.kubernetes.io/unreachable: }".to_string(),
             false,
         )),
     }
     // NodeAffinity (`spec.nodeSelector`) runs before NodeResourcesFit; a node it fails has
     // no other reason (the framework stops at a node's first failing filter).
-    if out.is_empty() && !pod.spec.selector_matches(&node.metadata.labels) {
+    if out.is_empty() && !pod.spec.selector_matches(&node.labels) {
         out.push((
             "node(s) didn't match Pod's node affinity/selector".to_string(),
             false,
         ));
     }
     if out.is_empty() {
-        let alloc = &node.status.allocatable;
-        if let Some(max) = alloc.get("pods").and_then(|q| q.parse::<usize>().ok()) {
+        let alloc = &node.allocatable;
+        if let Some(max) = alloc.pods {
             if bound + 1 > max {
                 out.push(("Too many pods".to_string(), true));
             }
         }
-        for (resource, requested) in pod.spec.extended_requests() {
-            if requested == 0 {
+        for (resource, requested) in requests {
+            if *requested == 0 {
                 continue;
             }
-            let allocatable = alloc
-                .get(&resource)
-                .and_then(|q| q.parse::<i64>().ok())
-                .unwrap_or(0);
-            let used: i64 = bound_pods
-                .iter()
-                .map(|p| p.spec.request_count(&resource))
-                .sum();
-            if requested > allocatable - used {
+            let allocatable = alloc.scalar.get(resource).copied().unwrap_or(0);
+            if *requested > allocatable - used(resource) {
                 out.push((format!("Insufficient {resource}"), true));
             }
         }
@@ -206,44 +98,9 @@ fn node_failures(
     out
 }
 
-/// `4` → 4000 millicores, `500m` → 500.
-fn milli_cpu(q: &str) -> i64 {
-    match q.strip_suffix('m') {
-        Some(m) => m.parse().unwrap_or(0),
-        None => q
-            .parse::<i64>()
-            .map(|c| c.saturating_mul(1000))
-            .unwrap_or(0),
-    }
-}
-
-/// `8034468Ki` → bytes (binary and decimal suffixes the lab writes).
-fn bytes(q: &str) -> i64 {
-    const UNITS: [(&str, i64); 6] = [
-        ("Ki", 1 << 10),
-        ("Mi", 1 << 20),
-        ("Gi", 1 << 30),
-        ("k", 1000),
-        ("M", 1_000_000),
-        ("G", 1_000_000_000),
-    ];
-    for (suffix, mult) in UNITS {
-        if let Some(n) = q.strip_suffix(suffix) {
-            return n
-                .parse::<i64>()
-                .map(|v| v.saturating_mul(mult))
-                .unwrap_or(0);
-        }
-    }
-    q.parse().unwrap_or(0)
-}
-
-/// LeastAllocated over cpu and memory (0–100), counting `pods` pods at the default
-/// requests.
-pub(crate) fn least_allocated_score(
-    allocatable: &crate::cluster::ResourceList,
-    pods: usize,
-) -> i64 {
+/// LeastAllocated over cpu and memory (0–100) on a node with this much allocatable
+/// (millicores, bytes), counting `pods` pods at the default requests.
+pub(crate) fn least_allocated_score(milli_cpu: i64, memory: i64, pods: usize) -> i64 {
     let n = i64::try_from(pods).unwrap_or(i64::MAX);
     let score = |cap: i64, req: i64| {
         if cap <= 0 || req > cap {
@@ -252,30 +109,23 @@ pub(crate) fn least_allocated_score(
             (cap - req) * 100 / cap
         }
     };
-    let cpu = score(
-        allocatable.get("cpu").map_or(0, |q| milli_cpu(q)),
-        n.saturating_mul(DEFAULT_MILLI_CPU),
-    );
-    let mem = score(
-        allocatable.get("memory").map_or(0, |q| bytes(q)),
-        n.saturating_mul(DEFAULT_MEMORY),
-    );
+    let cpu = score(milli_cpu, n.saturating_mul(DEFAULT_MILLI_CPU));
+    let mem = score(memory, n.saturating_mul(DEFAULT_MEMORY));
     (cpu + mem) / 2
 }
 
-/// Where a scheduling cycle searches: the nodes in the node tree's walk order
-/// ([`super::node_tree`]) and the index the previous cycle left off at
-/// (`nextStartNodeIndex`), which this cycle moves on by the nodes it looked at.
+/// Where a scheduling cycle searches: the scheduler cache's snapshot, the nodes in the
+/// node tree's walk order ([`super::node_tree`]), and the index the previous cycle left
+/// off at (`nextStartNodeIndex`), which this cycle moves on by the nodes it looked at.
 pub(crate) struct Search<'a> {
-    /// The node tree's walk order, as the Node table's keys.
-    pub order: &'a [(String, String)],
-    /// Where this cycle starts in `order`; set to where the next one starts.
+    /// The nodes in walk order, with their pods.
+    pub nodes: Snapshot<'a>,
+    /// Where this cycle starts in that order; set to where the next one starts.
     pub next_start: &'a mut usize,
 }
 
 /// One scheduling cycle for `pod` (no node yet): the chosen node, or the FailedScheduling
-/// message. `bound` holds the pods on each node (brought up to date by the caller);
-/// `volume_reason(node)` is the per-node volume check.
+/// message. `volume_reason(node, labels)` is the per-node volume check.
 ///
 /// The filters run over the nodes from where the last cycle stopped, and the search ends
 /// once [`super::node_tree::feasible_nodes_to_find`] feasible nodes are found
@@ -283,71 +133,66 @@ pub(crate) struct Search<'a> {
 /// after the other, so which nodes it finds is deterministic). Below 100 nodes that is
 /// every node. Only the feasible nodes found are scored.
 pub(crate) fn place(
-    api: &Cluster,
     pod: &Object<PodSpec>,
-    bound: &BoundPods,
     search: Search<'_>,
-    volume_reason: impl Fn(&Object<crate::cluster::NodeSpec>) -> Option<String>,
+    volume_reason: impl Fn(&str, &BTreeMap<String, String>) -> Option<String>,
 ) -> Result<String, String> {
-    // The pods on a node other than this one.
-    let own = bound.node_of(pod);
-    let count = |node: &str| bound.count(node) - usize::from(own == Some(node));
-    #[cfg(debug_assertions)]
-    {
-        let walk = bound_pods(api, pod);
-        for node in api.nodes.values() {
-            let want = walk.get(node.name()).map_or(0, Vec::len);
-            assert_eq!(
-                count(node.name()),
-                want,
-                "the scheduler's count of pods on {} is stale",
-                node.name()
-            );
-        }
-        debug_assert_eq!(
-            search.order.len(),
-            api.nodes.len(),
-            "the node tree is stale"
-        );
-    }
-    // The pods of each node are needed only for a pod that requests extended resources.
-    let extended = pod
-        .spec
-        .extended_requests()
-        .iter()
-        .any(|(_, requested)| *requested != 0);
-    let walked = if extended {
-        bound_pods(api, pod)
-    } else {
-        BTreeMap::new()
+    let nodes = search.nodes;
+    // What the pod itself counts for on its node, if anything: the other pods are what
+    // the filters weigh.
+    let own = nodes.pod_node(pod);
+    let others = |info: &NodeInfo| match own {
+        Some((node, _)) if node == info.name => info.pods - 1,
+        _ => info.pods,
     };
-    let total = api.nodes.len();
+    let used = |info: &NodeInfo, resource: &str| {
+        let total = info.requested.get(resource).copied().unwrap_or(0);
+        let mine = match own {
+            Some((node, requests)) if node == info.name => requests
+                .iter()
+                .filter(|(r, _)| r == resource)
+                .map(|(_, n)| n)
+                .sum(),
+            _ => 0,
+        };
+        total - mine
+    };
+    let requests = if pod.spec.has_extended_requests() {
+        pod.spec.extended_requests()
+    } else {
+        Vec::new()
+    };
+    let total = nodes.len();
     if total == 0 {
         // ErrNoNodesAvailable, before any filter runs.
         return Err("no nodes available to schedule pods".to_string());
     }
     let to_find = super::node_tree::feasible_nodes_to_find(total);
-    let order = search.order;
-    let start = *search.next_start % order.len().max(1);
+    let start = *search.next_start % total;
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let mut preemption: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut best: Option<(i64, &str)> = None;
     let (mut feasible, mut processed) = (0, 0);
-    for i in 0..order.len() {
+    for i in 0..total {
         if feasible == to_find {
             break;
         }
-        let Some(node) = api.nodes.get(&order[(start + i) % order.len()]) else {
-            continue;
-        };
+        let (info, facts) = nodes.get((start + i) % total);
         processed += 1;
-        let name = node.name();
-        let count = count(name);
-        let on_node = walked.get(name).map(Vec::as_slice).unwrap_or(&[]);
-        let fails = node_failures(pod, node, count, on_node, volume_reason(node));
+        let name = info.name.as_str();
+        let count = others(info);
+        let fails = node_failures(
+            pod,
+            facts,
+            count,
+            &requests,
+            |resource| used(info, resource),
+            volume_reason(name, &facts.labels),
+        );
         if fails.is_empty() {
             feasible += 1;
-            let score = least_allocated_score(&node.status.allocatable, count + 1);
+            let alloc = &facts.allocatable;
+            let score = least_allocated_score(alloc.milli_cpu, alloc.memory, count + 1);
             // The highest score wins; ties go to the name that sorts first.
             if best.is_none_or(|(s, n)| score > s || (score == s && name < n)) {
                 best = Some((score, name));
@@ -366,7 +211,7 @@ pub(crate) fn place(
             })
             .or_default() += 1;
     }
-    *search.next_start = (start + processed) % order.len().max(1);
+    *search.next_start = (start + processed) % total;
     if let Some((_, name)) = best {
         return Ok(name.to_string());
     }
@@ -388,13 +233,10 @@ mod tests {
 
     #[test]
     fn scores_prefer_emptier_nodes() {
-        let mut a = crate::cluster::ResourceList::new();
-        a.insert("cpu".into(), "4".into());
-        a.insert("memory".into(), "8034468Ki".into());
-        assert!(least_allocated_score(&a, 1) > least_allocated_score(&a, 2));
-        assert_eq!(least_allocated_score(&a, 0), 100);
-        assert_eq!(milli_cpu("500m"), 500);
-        assert_eq!(bytes("1Ki"), 1024);
-        assert_eq!(least_allocated_score(&Default::default(), 3), 0);
+        // 4 CPUs, 8034468Ki of memory.
+        let (cpu, memory) = (4000, 8_227_295_232);
+        assert!(least_allocated_score(cpu, memory, 1) > least_allocated_score(cpu, memory, 2));
+        assert_eq!(least_allocated_score(cpu, memory, 0), 100);
+        assert_eq!(least_allocated_score(0, 0, 3), 0);
     }
 }

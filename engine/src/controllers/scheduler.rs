@@ -12,7 +12,7 @@
 //! ([`crate::kubelet`]: resources, node selector) and its volume manager does the volume
 //! checks (`MountVolume.NodeAffinity check failed`, the ReadWriteOncePod check).
 
-use crate::cluster::{Cluster, Condition, NodeSpec, Object, PodSpec, VolumeNodeAffinity};
+use crate::cluster::{Cluster, Condition, Object, PodSpec, VolumeNodeAffinity};
 use crate::control::{Component, Ctx};
 use crate::record::{Detail, Level, Message};
 use crate::storage::work::WorkSet;
@@ -24,10 +24,9 @@ use std::collections::BTreeMap;
 pub struct Scheduler {
     /// Pods with no node yet, not being deleted (its informer's unscheduled-pods queue).
     pub unscheduled: WorkSet,
-    /// The pods bound to each node (its cache's `NodeInfo`s).
-    pub bound: super::placement::BoundPods,
-    /// The nodes in the order a cycle walks them (its cache's node tree).
-    nodes: super::node_tree::NodeTree,
+    /// Its cache: a `NodeInfo` per node, with the pods bound to it, in the node tree's
+    /// walk order.
+    cache: super::node_info::NodeInfos,
     /// Where the next cycle starts in that order (`nextStartNodeIndex`).
     next_start: usize,
 }
@@ -68,10 +67,10 @@ impl Scheduler {
         changed
     }
 
-    /// One pass of the scheduler: place the pods with no node. The node tree takes in
-    /// every Node event first, as its informer would, so nodes keep their arrival order.
+    /// One pass of the scheduler: place the pods with no node. The cache takes in every
+    /// Node event first, as its informer would, so nodes keep their arrival order.
     pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
-        self.nodes.refresh(&ctx.api.revs, &ctx.api.nodes);
+        self.cache.refresh_nodes(&ctx.api.revs, &ctx.api.nodes);
         let pending: Vec<Object<PodSpec>> = self.unscheduled.select(
             &ctx.api.revs,
             &ctx.api.pods,
@@ -106,14 +105,17 @@ impl Scheduler {
         if let Some(reason) = pod_level_volume_reason(ctx.api, &checks, pod) {
             return Err(reason);
         }
-        self.bound.refresh(&ctx.api.revs, &ctx.api.pods);
-        self.nodes.refresh(&ctx.api.revs, &ctx.api.nodes);
+        self.cache
+            .refresh(&ctx.api.revs, &ctx.api.nodes, &ctx.api.pods);
+        // The cache's upkeep, checked against one built from the tables now.
+        #[cfg(debug_assertions)]
+        self.cache.assert_matches(&ctx.api.nodes, &ctx.api.pods);
         let search = super::placement::Search {
-            order: self.nodes.list(),
+            nodes: self.cache.snapshot(),
             next_start,
         };
-        super::placement::place(ctx.api, pod, &self.bound, search, |node| {
-            node_volume_reason(&checks, pod, node)
+        super::placement::place(pod, search, |node, labels| {
+            node_volume_reason(&checks, pod, node, labels)
         })
     }
 
@@ -286,18 +288,16 @@ fn pod_level_volume_reason(
 fn node_volume_reason(
     checks: &VolumeChecks<'_>,
     pod: &Object<PodSpec>,
-    node: &Object<NodeSpec>,
+    node: &str,
+    labels: &BTreeMap<String, String>,
 ) -> Option<String> {
     if pod.spec.volumes.is_empty() {
         return None;
     }
-    let short = checks.node_reason(node.name(), &node.metadata.labels)?;
+    let short = checks.node_reason(node, labels)?;
     debug_assert_eq!(
         Some(short.as_str()),
-        checks
-            .reason(node.name(), &node.metadata.labels)
-            .as_deref()
-            .map(histogram_reason),
+        checks.reason(node, labels).as_deref().map(histogram_reason),
         "the node's reason is its one-node message's"
     );
     Some(short)

@@ -1,0 +1,629 @@
+//! kube-scheduler's cache (`pkg/scheduler/backend/cache/cache.go`): a `NodeInfo` per node,
+//! kept from the Node and Pod informers' events, and the node tree's walk order over them
+//! (the snapshot `UpdateSnapshot` makes for each cycle), so a scheduling cycle reads typed,
+//! already parsed facts in walk order and never the API store or its strings.
+//!
+//! A `NodeInfo` holds what the lab's filters and score read of a node (unschedulable,
+//! readiness, labels, allocatable parsed once: milli-CPU, memory bytes, pods, the extended
+//! resources) and what its pods hold (how many, and the extended resources they request).
+//! As in the real cache, a pod bound to a node the cache does not know (not added yet, or
+//! deleted with pods left) keeps a `NodeInfo` with no node, which no cycle walks; it goes
+//! with its last pod.
+//!
+//! Every Node and Pod watch event since the last look is applied in the watch log's order.
+//! When the log has dropped events not read yet (or on the first look) the cache is built
+//! again from the tables, as after a relist; the node tree keeps the order of the nodes
+//! still present (see [`super::node_tree`]).
+
+use super::node_tree::NodeTree;
+use crate::cluster::{
+    Kind, NodeSpec, Object, PodSpec, Revisions, Table, is_extended_resource, no_namespace,
+};
+use crate::storage::work::{event_key, events_from};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A table key: (namespace, name).
+type Key = (String, String);
+
+/// A pod as the cache counts it: its node's name and the extended resources it requests.
+type Counted<'a> = (&'a str, &'a [(String, i64)]);
+
+/// A node's `Ready` condition as the filters read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Readiness {
+    /// `Ready=True`.
+    Ready,
+    /// `Ready=False`: the node lifecycle controller's `not-ready` taint.
+    NotReady,
+    /// `Ready=Unknown` or no condition: the `unreachable` taint.
+    Unreachable,
+}
+
+/// What a node can give its pods (`status.allocatable`), parsed once per node write.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Allocatable {
+    /// `cpu` in millicores (0 when absent or unreadable).
+    pub milli_cpu: i64,
+    /// `memory` in bytes (0 when absent or unreadable).
+    pub memory: i64,
+    /// `pods`, when given as a whole number.
+    pub pods: Option<usize>,
+    /// The extended resources (`vendor/name`) given as a whole number.
+    pub scalar: BTreeMap<String, i64>,
+}
+
+/// The facts of a node the scheduler's filters and score read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NodeFacts {
+    /// `spec.unschedulable` (cordoned).
+    pub unschedulable: bool,
+    /// The `Ready` condition.
+    pub readiness: Readiness,
+    /// `metadata.labels`.
+    pub labels: BTreeMap<String, String>,
+    /// `status.allocatable`.
+    pub allocatable: Allocatable,
+}
+
+impl NodeFacts {
+    /// Read a node's facts.
+    fn of(node: &Object<NodeSpec>) -> Self {
+        let ready = node
+            .status
+            .conditions
+            .iter()
+            .find(|c| c.condition_type == "Ready")
+            .map(|c| &*c.status);
+        let alloc = &node.status.allocatable;
+        NodeFacts {
+            unschedulable: node.spec.unschedulable,
+            readiness: match ready {
+                Some("True") => Readiness::Ready,
+                Some("False") => Readiness::NotReady,
+                _ => Readiness::Unreachable,
+            },
+            labels: node.metadata.labels.clone(),
+            allocatable: Allocatable {
+                milli_cpu: alloc.get("cpu").map_or(0, |q| milli_cpu(q)),
+                memory: alloc.get("memory").map_or(0, |q| bytes(q)),
+                pods: alloc.get("pods").and_then(|q| q.parse().ok()),
+                scalar: alloc
+                    .iter()
+                    .filter(|(k, _)| is_extended_resource(k))
+                    .filter_map(|(k, q)| Some((k.clone(), q.parse::<i64>().ok()?)))
+                    .collect(),
+            },
+        }
+    }
+}
+
+/// `4` → 4000 millicores, `500m` → 500.
+fn milli_cpu(q: &str) -> i64 {
+    match q.strip_suffix('m') {
+        Some(m) => m.parse().unwrap_or(0),
+        None => q
+            .parse::<i64>()
+            .map(|c| c.saturating_mul(1000))
+            .unwrap_or(0),
+    }
+}
+
+/// `8034468Ki` → bytes (binary and decimal suffixes the lab writes).
+fn bytes(q: &str) -> i64 {
+    const UNITS: [(&str, i64); 6] = [
+        ("Ki", 1 << 10),
+        ("Mi", 1 << 20),
+        ("Gi", 1 << 30),
+        ("k", 1000),
+        ("M", 1_000_000),
+        ("G", 1_000_000_000),
+    ];
+    for (suffix, mult) in UNITS {
+        if let Some(n) = q.strip_suffix(suffix) {
+            return n
+                .parse::<i64>()
+                .map(|v| v.saturating_mul(mult))
+                .unwrap_or(0);
+        }
+    }
+    q.parse().unwrap_or(0)
+}
+
+/// One node's entry in the cache (`framework.NodeInfo`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NodeInfo {
+    /// The node's name.
+    pub name: String,
+    /// The node's facts; `None` while pods name a node the cache does not have.
+    pub node: Option<NodeFacts>,
+    /// How many pods bound to the node still hold its resources.
+    pub pods: usize,
+    /// What those pods request of each extended resource (only the ones some pod requests).
+    pub requested: BTreeMap<String, i64>,
+}
+
+/// A pod that holds a node's resources, as the cache counted it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PodInfo {
+    /// The slot of its node's `NodeInfo`.
+    slot: usize,
+    /// The extended resources it requests (none for most pods: no allocation).
+    requests: Vec<(String, i64)>,
+}
+
+/// The scheduler's cache: a `NodeInfo` per node name in slots, the pods counted on them,
+/// and the node tree's walk order as slots.
+#[derive(Debug, Clone, Default)]
+pub struct NodeInfos {
+    /// The index of the first Node watch event not read yet (`None` before the first
+    /// look).
+    nodes_seen: Option<u64>,
+    /// The same for Pod events: they are read only when a cycle needs the counts, so a
+    /// stream of pods created on a named node costs the scheduler nothing until then.
+    pods_seen: Option<u64>,
+    /// The order a cycle walks the nodes in.
+    tree: NodeTree,
+    /// The `NodeInfo`s; a freed slot is reused.
+    slots: Vec<NodeInfo>,
+    /// The slot of each node name.
+    slot_of: BTreeMap<String, usize>,
+    /// Slots no node name uses.
+    free: Vec<usize>,
+    /// Each pod that holds a node's resources.
+    pods: BTreeMap<Key, PodInfo>,
+    /// The walk order as slots (the cycle's snapshot), rebuilt after the tree changes.
+    order: Option<Vec<usize>>,
+}
+
+/// A scheduling cycle's view of the cache: the nodes in walk order.
+pub(crate) struct Snapshot<'a> {
+    /// The walk order, as slots of `infos`.
+    order: &'a [usize],
+    /// Every `NodeInfo`.
+    infos: &'a [NodeInfo],
+    /// The pods counted on them.
+    pods: &'a BTreeMap<Key, PodInfo>,
+}
+
+impl<'a> Snapshot<'a> {
+    /// How many nodes a cycle can walk.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// The `i`th node in walk order, with its facts.
+    pub fn get(&self, i: usize) -> (&'a NodeInfo, &'a NodeFacts) {
+        let info = &self.infos[self.order[i]];
+        let facts = info
+            .node
+            .as_ref()
+            .expect("the walk order holds only known nodes");
+        (info, facts)
+    }
+
+    /// The node a pod counts on, with what it requests there, if it holds a node's
+    /// resources (keys are unique, so the pod at its key is the pod).
+    pub fn pod_node(&self, pod: &Object<PodSpec>) -> Option<Counted<'a>> {
+        let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
+        self.pods
+            .get(&key)
+            .map(|p| (self.infos[p.slot].name.as_str(), p.requests.as_slice()))
+    }
+}
+
+impl NodeInfos {
+    /// Bring the cache up to date with the Node and Pod tables.
+    pub fn refresh(&mut self, revs: &Revisions, nodes: &Table<NodeSpec>, pods: &Table<PodSpec>) {
+        self.refresh_nodes(revs, nodes);
+        match self.pods_seen.and_then(|seen| events_from(revs, seen)) {
+            Some(events) => {
+                for e in events.filter(|e| e.kind == PodSpec::API_KIND) {
+                    let key = event_key(e).0;
+                    let pod = pods.get(&key);
+                    self.note_pod(key, pod);
+                }
+            }
+            None => self.relist_pods(pods),
+        }
+        self.pods_seen = Some(revs.next_event);
+    }
+
+    /// Bring the nodes up to date with the Node table (every scheduler pass does, so the
+    /// tree sees the nodes arrive one by one).
+    pub fn refresh_nodes(&mut self, revs: &Revisions, nodes: &Table<NodeSpec>) {
+        match self.nodes_seen.and_then(|seen| events_from(revs, seen)) {
+            Some(events) => {
+                // Each event is looked up in the table, so a node's later events in the
+                // same batch would find what its first one found: it is read once.
+                let mut read = BTreeSet::new();
+                for e in events.filter(|e| e.kind == NodeSpec::API_KIND) {
+                    if !read.insert(e.key.as_str()) {
+                        continue;
+                    }
+                    let key = event_key(e).0;
+                    match nodes.get(&key) {
+                        Some(node) => self.set_node(node),
+                        None => self.remove_node(&key.1),
+                    }
+                }
+            }
+            None => self.relist_nodes(nodes),
+        }
+        self.nodes_seen = Some(revs.next_event);
+    }
+
+    /// A relist of the nodes: every node's facts read again; the tree keeps its order for
+    /// the nodes still there.
+    fn relist_nodes(&mut self, nodes: &Table<NodeSpec>) {
+        self.tree.relist(nodes);
+        self.order = None;
+        for slot in 0..self.slots.len() {
+            // A freed slot has no node: it is not freed twice.
+            let info = &mut self.slots[slot];
+            if info.node.is_some() && !nodes.contains_key(&(no_namespace(), info.name.clone())) {
+                info.node = None;
+                self.release_if_empty(slot);
+            }
+        }
+        for node in nodes.values() {
+            self.slot_mut(node.name()).node = Some(NodeFacts::of(node));
+        }
+    }
+
+    /// A relist of the pods: every pod counted again.
+    fn relist_pods(&mut self, pods: &Table<PodSpec>) {
+        self.pods.clear();
+        for slot in 0..self.slots.len() {
+            // A freed slot has no pods: it is not freed twice.
+            let info = &mut self.slots[slot];
+            if info.pods > 0 {
+                info.pods = 0;
+                info.requested.clear();
+                self.release_if_empty(slot);
+            }
+        }
+        for (key, pod) in pods {
+            self.note_pod(key.clone(), Some(pod));
+        }
+    }
+
+    /// The `NodeInfo` of `name`, made when there is none.
+    fn slot_mut(&mut self, name: &str) -> &mut NodeInfo {
+        let slot = match self.slot_of.get(name) {
+            Some(&slot) => slot,
+            None => {
+                let info = NodeInfo {
+                    name: name.to_string(),
+                    node: None,
+                    pods: 0,
+                    requested: BTreeMap::new(),
+                };
+                let slot = match self.free.pop() {
+                    Some(slot) => {
+                        self.slots[slot] = info;
+                        slot
+                    }
+                    None => {
+                        self.slots.push(info);
+                        self.slots.len() - 1
+                    }
+                };
+                self.slot_of.insert(name.to_string(), slot);
+                slot
+            }
+        };
+        &mut self.slots[slot]
+    }
+
+    /// Free the slot of a `NodeInfo` with no node and no pods.
+    fn release_if_empty(&mut self, slot: usize) {
+        let info = &self.slots[slot];
+        if info.node.is_none() && info.pods == 0 {
+            self.slot_of.remove(&info.name);
+            self.free.push(slot);
+        }
+    }
+
+    /// `AddNode`/`UpdateNode`: the node's facts, and its place in the tree.
+    fn set_node(&mut self, node: &Object<NodeSpec>) {
+        self.slot_mut(node.name()).node = Some(NodeFacts::of(node));
+        if self.tree.add_or_update(node) {
+            self.order = None;
+        }
+    }
+
+    /// `RemoveNode`: the node leaves the tree; its `NodeInfo` stays while pods count on it.
+    fn remove_node(&mut self, name: &str) {
+        if self.tree.remove(name) {
+            self.order = None;
+        }
+        if let Some(&slot) = self.slot_of.get(name) {
+            self.slots[slot].node = None;
+            self.release_if_empty(slot);
+        }
+    }
+
+    /// `AddPod`/`UpdatePod`/`RemovePod`: count the pod on the node whose resources it
+    /// holds now (`None`: the pod is gone).
+    fn note_pod(&mut self, key: Key, pod: Option<&Object<PodSpec>>) {
+        let now = pod.filter(|p| !p.spec.node_name.is_empty() && is_active(p));
+        let requests = now.map_or_else(Vec::new, |p| {
+            if p.spec.has_extended_requests() {
+                p.spec
+                    .extended_requests()
+                    .into_iter()
+                    .filter(|(_, n)| *n != 0)
+                    .collect()
+            } else {
+                Vec::new()
+            }
+        });
+        if let (Some(old), Some(p)) = (self.pods.get(&key), now) {
+            if self.slots[old.slot].name == p.spec.node_name && old.requests == requests {
+                return;
+            }
+        }
+        if let Some(old) = self.pods.remove(&key) {
+            let info = &mut self.slots[old.slot];
+            info.pods -= 1;
+            for (resource, n) in &old.requests {
+                if let Some(total) = info.requested.get_mut(resource) {
+                    *total -= n;
+                    if *total == 0 {
+                        info.requested.remove(resource);
+                    }
+                }
+            }
+            self.release_if_empty(old.slot);
+        }
+        if let Some(p) = now {
+            let info = self.slot_mut(&p.spec.node_name);
+            info.pods += 1;
+            for (resource, n) in &requests {
+                *info.requested.entry(resource.clone()).or_default() += n;
+            }
+            let slot = self.slot_of[&p.spec.node_name];
+            self.pods.insert(key, PodInfo { slot, requests });
+        }
+    }
+
+    /// The cycle's snapshot: the nodes in the node tree's walk order.
+    pub(crate) fn snapshot(&mut self) -> Snapshot<'_> {
+        let (tree, slot_of) = (&mut self.tree, &self.slot_of);
+        let order = self.order.get_or_insert_with(|| {
+            tree.list()
+                .iter()
+                .map(|name| slot_of[name.as_str()])
+                .collect()
+        });
+        Snapshot {
+            order,
+            infos: &self.slots,
+            pods: &self.pods,
+        }
+    }
+
+    /// The cache by node name, as a recompute compares it: each name's `NodeInfo`, and
+    /// each pod's node and requests.
+    #[cfg(any(test, debug_assertions))]
+    fn by_name(&self) -> (BTreeMap<&str, &NodeInfo>, BTreeMap<&Key, Counted<'_>>) {
+        let infos = self
+            .slot_of
+            .iter()
+            .map(|(name, &slot)| (name.as_str(), &self.slots[slot]))
+            .collect();
+        let pods = self
+            .pods
+            .iter()
+            .map(|(k, p)| (k, (self.slots[p.slot].name.as_str(), p.requests.as_slice())))
+            .collect();
+        (infos, pods)
+    }
+
+    /// Panic when the cache differs from one built from the tables now: the test of its
+    /// upkeep, run before every scheduling cycle in debug builds.
+    #[cfg(any(test, debug_assertions))]
+    pub(crate) fn assert_matches(&self, nodes: &Table<NodeSpec>, pods: &Table<PodSpec>) {
+        let mut fresh = NodeInfos::default();
+        fresh.relist_nodes(nodes);
+        fresh.relist_pods(pods);
+        assert_eq!(
+            self.by_name(),
+            fresh.by_name(),
+            "the scheduler's cache is stale"
+        );
+        let walked = self.order.as_ref().map_or(0, Vec::len);
+        assert!(
+            self.order.is_none() || walked == nodes.len(),
+            "the walk order has {walked} of {} nodes",
+            nodes.len()
+        );
+    }
+}
+
+/// Whether a pod still holds its node's resources (not finished).
+fn is_active(p: &Object<PodSpec>) -> bool {
+    p.status.phase != "Failed" && p.status.phase != "Succeeded"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::{Cluster, Condition, Container, ResourceRequirements};
+    use proptest::prelude::*;
+
+    #[test]
+    fn quantities_are_parsed_as_the_scheduler_reads_them() {
+        assert_eq!(milli_cpu("4"), 4000);
+        assert_eq!(milli_cpu("500m"), 500);
+        assert_eq!(bytes("1Ki"), 1024);
+        assert_eq!(bytes("8034468Ki"), 8_227_295_232);
+        assert_eq!(bytes("2G"), 2_000_000_000);
+        assert_eq!(bytes("x"), 0);
+    }
+
+    /// A write to the API the scheduler's informers see.
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// Create or replace node `n` in zone `z` (none: no zone label).
+        Node(u8, Option<u8>),
+        /// Cordon or uncordon node `n`.
+        Cordon(u8, bool),
+        /// Set node `n`'s Ready condition: True, False, Unknown.
+        Ready(u8, u8),
+        /// Set node `n`'s allocatable pods and extended devices.
+        Allocatable(u8, u8),
+        /// Delete node `n`.
+        DeleteNode(u8),
+        /// Create or replace pod `p` on node `n` (no node: unscheduled), asking for `d`
+        /// devices.
+        Pod(u8, Option<u8>, u8),
+        /// Pod `p` has finished.
+        Finish(u8),
+        /// Delete pod `p`.
+        DeletePod(u8),
+        /// A scheduler pass with no pod to place: only the nodes are read.
+        Pass,
+        /// The scheduler looks (a cycle).
+        Look,
+        /// The watch log drops every event not read yet (the next look relists).
+        DropEvents,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let n = 0..5u8;
+        let p = 0..8u8;
+        prop_oneof![
+            (n.clone(), proptest::option::of(0..3u8)).prop_map(|(n, z)| Op::Node(n, z)),
+            (n.clone(), any::<bool>()).prop_map(|(n, c)| Op::Cordon(n, c)),
+            (n.clone(), 0..3u8).prop_map(|(n, r)| Op::Ready(n, r)),
+            (n.clone(), 0..4u8).prop_map(|(n, a)| Op::Allocatable(n, a)),
+            n.clone().prop_map(Op::DeleteNode),
+            (p.clone(), proptest::option::of(n), 0..3u8).prop_map(|(p, n, d)| Op::Pod(p, n, d)),
+            p.clone().prop_map(Op::Finish),
+            p.prop_map(Op::DeletePod),
+            Just(Op::Pass),
+            Just(Op::Look),
+            Just(Op::DropEvents),
+        ]
+    }
+
+    const DEVICE: &str = "example.com/gpu";
+
+    /// Apply `op` to the API (a write the API refuses changes nothing).
+    fn apply(api: &mut Cluster, op: &Op) {
+        let node_key = |n: u8| (no_namespace(), format!("n{n}"));
+        let pod_key = |p: u8| ("default".to_string(), format!("p{p}"));
+        let update_node = |api: &mut Cluster, n: u8, f: &dyn Fn(&mut Object<NodeSpec>)| {
+            if let Some(mut node) = api.nodes.get(&node_key(n)).cloned() {
+                f(&mut node);
+                let _ = api.nodes().update(node);
+            }
+        };
+        match *op {
+            Op::Node(n, zone) => {
+                let mut node = Object::new(&format!("n{n}"), "", NodeSpec::default());
+                if let Some(z) = zone {
+                    node.metadata
+                        .labels
+                        .insert("topology.kubernetes.io/zone".into(), format!("z{z}"));
+                }
+                node.status.allocatable.insert("cpu".into(), "4".into());
+                node.status
+                    .allocatable
+                    .insert("memory".into(), "8034468Ki".into());
+                match api.nodes.get(&node_key(n)) {
+                    Some(_) => update_node(api, n, &|o| {
+                        o.metadata.labels = node.metadata.labels.clone()
+                    }),
+                    None => {
+                        let _ = api.nodes().create(node, Default::default());
+                    }
+                }
+            }
+            Op::Cordon(n, c) => update_node(api, n, &|o| o.spec.unschedulable = c),
+            Op::Ready(n, r) => update_node(api, n, &|o| {
+                o.status.conditions = vec![Condition {
+                    condition_type: "Ready".into(),
+                    status: ["True", "False", "Unknown"][usize::from(r)].into(),
+                    reason: "".into(),
+                    message: "".into(),
+                }]
+            }),
+            Op::Allocatable(n, a) => update_node(api, n, &|o| {
+                o.status.allocatable.insert("pods".into(), a.to_string());
+                o.status
+                    .allocatable
+                    .insert(DEVICE.into(), (a * 2).to_string());
+            }),
+            Op::DeleteNode(n) => {
+                let _ = api.nodes().delete("", &format!("n{n}"));
+            }
+            Op::Pod(p, n, d) => {
+                let mut pod = Object::new(&format!("p{p}"), "default", PodSpec::default());
+                pod.spec.node_name = n.map(|n| format!("n{n}")).unwrap_or_default();
+                let mut resources = ResourceRequirements::default();
+                if d > 0 {
+                    resources.requests.insert(DEVICE.into(), d.to_string());
+                }
+                pod.spec.containers.push(Container {
+                    name: "app".into(),
+                    image: "busybox".into(),
+                    ports: Vec::new(),
+                    resources,
+                });
+                match api.pods.get(&pod_key(p)).cloned() {
+                    Some(mut old) => {
+                        old.spec = pod.spec;
+                        let _ = api.pods().update(old);
+                    }
+                    None => {
+                        let _ = api.pods().create(pod, Default::default());
+                    }
+                }
+            }
+            Op::Finish(p) => {
+                if let Some(mut pod) = api.pods.get(&pod_key(p)).cloned() {
+                    pod.status.phase = "Succeeded".into();
+                    let _ = api.pods().update(pod);
+                }
+            }
+            Op::DeletePod(p) => {
+                let _ = api.pods().delete("default", &format!("p{p}"));
+            }
+            Op::DropEvents => api.revs.events.clear(),
+            Op::Pass | Op::Look => {}
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// The cache kept from watch events equals one built from the tables, whatever
+        /// the writes, however often the scheduler looks and whatever events the watch
+        /// log drops; the walk order holds every node once.
+        #[test]
+        fn the_cache_kept_from_events_equals_a_recompute(ops in proptest::collection::vec(op(), 1..60)) {
+            let mut api = Cluster::default();
+            let mut cache = NodeInfos::default();
+            for op in &ops {
+                apply(&mut api, op);
+                if matches!(op, Op::Pass) {
+                    cache.refresh_nodes(&api.revs, &api.nodes);
+                }
+                if matches!(op, Op::Look) {
+                    cache.refresh(&api.revs, &api.nodes, &api.pods);
+                    cache.assert_matches(&api.nodes, &api.pods);
+                    let snapshot = cache.snapshot();
+                    let mut walked: Vec<&str> =
+                        (0..snapshot.len()).map(|i| snapshot.get(i).0.name.as_str()).collect();
+                    walked.sort_unstable();
+                    let names: Vec<&str> = api.nodes.values().map(|n| n.name()).collect();
+                    prop_assert_eq!(walked, names);
+                }
+            }
+            cache.refresh(&api.revs, &api.nodes, &api.pods);
+            cache.assert_matches(&api.nodes, &api.pods);
+        }
+    }
+}
