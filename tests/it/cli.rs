@@ -610,10 +610,10 @@ fn every_record_flag_writes_an_asciicast_or_is_refused() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     let (_, out, markers) = read_cast(&played);
     let steps: Vec<&String> = markers.iter().filter(|m| m.starts_with("Step ")).collect();
-    assert_eq!(steps.len(), 20, "{markers:?}");
+    assert_eq!(steps.len(), 21, "{markers:?}");
     for (i, m) in steps.iter().enumerate() {
         assert!(
-            m.starts_with(&format!("Step {}/20 · ", i + 1)),
+            m.starts_with(&format!("Step {}/21 · ", i + 1)),
             "{markers:?}"
         );
         assert!(out.contains(&format!("── {m}")), "{m} is shown too");

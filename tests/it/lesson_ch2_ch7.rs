@@ -304,3 +304,62 @@ fn ch7_keeps_the_chapter_s_names_and_sizes() {
     assert_eq!(pvc("shared").as_deref(), Some("2Gi"));
     assert_eq!(crate::common::phase(&desk.lab, "ai-agent"), "Running");
 }
+
+/// Issue 39 §4: ch2 step 21 teaches that the same ADD from the same state gives the same
+/// address by rewinding to before `pod create again` and repeating it. Deleting the pod and
+/// creating it again is not the same (host-local has moved on: the next address), and the
+/// step wants the rewind (`Seen::Rewound`), the repeat and a `diff` listing the pod appearing
+/// with the address it has, on the right node.
+#[test]
+fn ch2_step_21_rewinds_and_repeats_the_add() {
+    let ip = |desk: &Desk| {
+        lab_engine::engine::query::pod(&desk.lab, "again")
+            .and_then(|p| p.ip)
+            .expect("again has an address")
+    };
+    // Without a rewind: a DEL, then the ADD again, gets the next address.
+    let mut desk = at_step(CH2, 21);
+    type_lines(&mut desk, &["pod create again --node node-1"]);
+    let first = ip(&desk);
+    type_lines(
+        &mut desk,
+        &[
+            "pod delete again",
+            "pod create again --node node-1",
+            "diff -1",
+            "echo rewind past pod create again --node node-1 diff pod again added",
+        ],
+    );
+    assert_ne!(ip(&desk), first, "host-local moved on");
+    assert_eq!(step(&desk), 21, "a delete and a create are not a rewind");
+
+    // The wrong node after the rewind.
+    let mut desk = at_step(CH2, 21);
+    type_lines(
+        &mut desk,
+        &[
+            "pod create again --node node-1",
+            "rewind -1",
+            "pod create again --node node-2",
+            "diff -1",
+        ],
+    );
+    assert_eq!(step(&desk), 21, "again on node-2");
+
+    // The rewind and the repeat, a diff of two moments without the pod, then the right one.
+    let mut desk = at_step(CH2, 21);
+    type_lines(
+        &mut desk,
+        &[
+            "pod create again --node node-1",
+            "timeline",
+            "rewind -1",
+            "pod create again --node node-1",
+            "diff -2 -1",
+        ],
+    );
+    assert_eq!(ip(&desk), first, "the same state gives the same address");
+    assert_eq!(step(&desk), 21, "a diff that does not list again");
+    type_lines(&mut desk, &["diff -1"]);
+    assert_eq!(step(&desk), 22);
+}

@@ -269,3 +269,25 @@ fn progress_saved_for_the_whole_old_chapter3_counts_only_what_the_first_half_has
     let out = ok(&mut desk, &format!("lesson start {CNI}"));
     assert!(out.contains("You finished this lesson before"), "{out}");
 }
+
+/// Issue 39 §4: ch3-architecture step 22 asks `why route` of node-1's route to node-3's
+/// podCIDR; the check reads the chain (`Seen::Why`): another route, the same CIDR asked on
+/// another node, or an echo of the words is not it.
+#[test]
+fn ch3_step_22_reads_why_route_of_the_right_route() {
+    let mut desk = desk_at(CNI, 22);
+    for line in [
+        "why route 10.244.2.0/24 --node node-1",
+        "why route 10.244.3.0/24 --node node-2",
+        "echo why route node-1 10.244.3.0/24 lease node-3",
+    ] {
+        let _ = desk.execute(line);
+        assert_eq!(at(&desk), 21, "step 22 done after `{line}`");
+    }
+    let out = ok(&mut desk, "why route 10.244.3.0/24 --node node-1");
+    assert!(
+        out.contains("flanneld on node-1 wrote it from node-3's lease"),
+        "{out}"
+    );
+    assert_eq!(at(&desk), 22);
+}

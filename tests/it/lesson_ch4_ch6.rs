@@ -295,3 +295,32 @@ fn ch4_and_ch6_steps_keep_to_about_eight_lines_of_prose() {
         }
     }
 }
+
+/// Issue 39 §4: ch4 step 25 asks `why pv` and `why va` of claim `scratch`; the checks read
+/// the chains (`Seen::Why`): CreateVolume for the PV, ControllerPublishVolume for the
+/// attachment to node-2. `why pv` of another claim's PV is not it.
+#[test]
+fn ch4_step_25_reads_why_of_scratch_s_volume() {
+    const PV: &str = "pvc-2fbe9576-d8c6-dfea-2453-7869fae57bfb";
+    let mut desk = at_step(CH4, 25);
+    let pvs = run(&mut desk, "get pv -o name");
+    let other = pvs
+        .lines()
+        .filter_map(|l| l.strip_prefix("persistentvolume/"))
+        .find(|n| *n != PV)
+        .expect("another PV")
+        .to_string();
+    run(&mut desk, &format!("why pv {other}"));
+    let out = run(&mut desk, "why va csi-26f38b4cea46");
+    assert!(
+        out.contains("external-attacher set status.attached when ControllerPublishVolume answered"),
+        "{out}"
+    );
+    assert_eq!(at(&desk), 24, "the PV of another claim");
+    let out = run(&mut desk, &format!("why pv {PV}"));
+    assert!(
+        out.contains("made by external-provisioner CreateVolume"),
+        "{out}"
+    );
+    assert_eq!(at(&desk), 25);
+}

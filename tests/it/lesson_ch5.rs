@@ -61,7 +61,7 @@ fn completes(desk: &mut Desk, n: usize, lines: &[&str]) {
 }
 
 /// Issue 35: ch5 told a learner who typed `--port 5432/TCP`, `trace web db` (80/TCP is the
-/// default) or `--port 53/udp` that the command "has not been run". Steps 3 and 7–10 now
+/// default) or `--port 53/udp` that the command "has not been run". Steps 3, 7, 8, 10 and 11 now
 /// read the parsed flow, so every spelling of the same flow counts.
 #[test]
 fn the_spellings_the_tasks_use_complete_the_policy_steps() {
@@ -98,9 +98,10 @@ fn the_spellings_the_tasks_use_complete_the_policy_steps() {
         8,
         &["show iptables node-2 --table filter", "trace web db"],
     );
+    completes(&mut desk, 9, &["diff 14 15"]);
     completes(
         &mut desk,
-        9,
+        10,
         &[
             "policy create deny-egress --select '' --types Egress",
             "reach web 10.96.0.10 --port 53/udp",
@@ -109,7 +110,7 @@ fn the_spellings_the_tasks_use_complete_the_policy_steps() {
     );
     completes(
         &mut desk,
-        10,
+        11,
         &[
             "pod create coredns -n kube-system --node node-2 --label k8s-app=kube-dns",
             "policy create allow-dns --select '' --egress-to ns:kubernetes.io/metadata.name=kube-system --port 53/UDP --port 53/TCP --types Egress",
@@ -118,11 +119,11 @@ fn the_spellings_the_tasks_use_complete_the_policy_steps() {
     );
 }
 
-/// Issue 35: step 10 asked for `web → coredns:53/UDP` and no check required it; an echo of
+/// Issue 35: step 11 asked for `web → coredns:53/UDP` and no check required it; an echo of
 /// the verdict, or the flow on another port, must not do.
 #[test]
-fn step_10_needs_the_dns_flow_itself() {
-    let (mut desk, _) = at_step(10);
+fn step_11_needs_the_dns_flow_itself() {
+    let (mut desk, _) = at_step(11);
     for line in [
         "pod create coredns -n kube-system --node node-2 --label k8s-app=kube-dns",
         "policy create allow-dns --select '' --egress-to ns:kubernetes.io/metadata.name=kube-system --port 53/UDP --port 53/TCP --types Egress",
@@ -131,9 +132,9 @@ fn step_10_needs_the_dns_flow_itself() {
     ] {
         run(&mut desk, line);
     }
-    assert_eq!(at(&desk), 9, "step 10 done without the 53/UDP flow");
+    assert_eq!(at(&desk), 10, "step 11 done without the 53/UDP flow");
     run(&mut desk, "reach web kube-system/coredns --port 53/UDP");
-    assert_eq!(at(&desk), 10);
+    assert_eq!(at(&desk), 11);
 }
 
 /// Issue 35: after a network switch, a lease left by the old network's chain is a real leak
@@ -169,12 +170,12 @@ fn a_lease_the_old_chain_never_released_is_a_leak() {
     );
 }
 
-/// Issue 35: "the four policies" (there are five by step 12) and "the two allows" (three).
+/// Issue 35: "the four policies" (there are five by step 13) and "the two allows" (three).
 #[test]
 fn the_counts_in_the_text_are_right() {
     let l = lesson();
-    let s12 = l.steps[11].text.join(" ");
-    assert!(s12.contains("The five policies"), "{s12}");
+    let s13 = l.steps[12].text.join(" ");
+    assert!(s13.contains("The five policies"), "{s13}");
     let file = EMBEDDED
         .iter()
         .find(|(f, _)| f.ends_with("ch5-core-modules.md"))
@@ -212,4 +213,23 @@ fn no_step_runs_much_past_eight_lines() {
 fn every_step_survives_the_decoys() {
     let errs = lab_engine::lesson::play::verify_with(&lesson(), true, true);
     assert!(errs.is_empty(), "{errs:#?}");
+}
+
+/// Issue 39 §4: ch5 step 9 has the learner `diff` the moments around `policy create
+/// db-allow-web` (events 14 and 15): the check reads the rules the diff listed as added on
+/// node-2. The diff before it (db's creation) or the same two moments reversed (the rules
+/// removed) are not it.
+#[test]
+fn step_9_reads_the_rules_the_allow_added() {
+    let (mut desk, _) = at_step(9);
+    for line in ["diff 13 14", "diff 15 14"] {
+        run(&mut desk, line);
+        assert_eq!(at(&desk), 8, "step 9 done after `{line}`");
+    }
+    let out = run(&mut desk, "diff 14 15");
+    assert!(
+        out.contains("KubernetesNetworkPolicy default/db-allow-web ingress"),
+        "{out}"
+    );
+    assert_eq!(at(&desk), 9);
 }

@@ -1906,7 +1906,7 @@ fn the_step_text_is_not_printed_twice() {
 #[test]
 fn the_volumes_pane_shows_a_multi_attach_refusal() {
     let size = (120, 40);
-    let mut a = at_step("ch5-core-modules", 20, size);
+    let mut a = at_step("ch5-core-modules", 21, size);
     assert_eq!(a.ui.focus, Pane::Volumes);
     for l in [
         "pvc create state --size 1Gi",

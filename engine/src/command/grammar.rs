@@ -186,12 +186,12 @@ pub enum Command {
     /// Make the lab as it was after event N (0 is the start); `--undo` returns to the present
     #[command(
         visible_alias = "at",
-        after_help = "Every view answers as of then. A command that changes the lab forks the session there:\nthe later events are dropped. Until then `rewind --undo` brings them back.\nExamples:\n  rewind 3\n  at 0\n  rewind --undo"
+        after_help = "Every view answers as of then. A command that changes the lab forks the session there:\nthe later events are dropped. Until then `rewind --undo` brings them back. -K is K events\nbefore the one the lab is after.\nExamples:\n  rewind 3\n  at 0\n  rewind -1\n  rewind --undo"
     )]
     Rewind(RewindArgs),
     /// What changed between two moments: pods, leases, routes, iptables rules, volumes, claims
     #[command(
-        after_help = "N and M are event numbers (see `timeline`; 0 is the start).\nExamples:\n  diff 0 3\n  diff 2 5"
+        after_help = "N and M are event numbers (see `timeline`; 0 is the start); -K is K events before the one the lab\nis after, and M left out is where the lab is.\nExamples:\n  diff 0 3\n  diff 2 5\n  diff -1"
     )]
     Diff(DiffArgs),
     /// Where a piece of state came from, back to the command that made it
@@ -1155,16 +1155,38 @@ pub struct ResetArgs {
     pub empty: bool,
 }
 
+/// A moment of the timeline as `rewind` and `diff` take it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventRef {
+    /// After event N (0: the start).
+    At(u64),
+    /// `-K`: K events before the one the lab is after.
+    Back(u64),
+}
+
+/// `N` (an event number) or `-K` (K events back from where the lab is).
+fn event_ref(text: &str) -> Result<EventRef, String> {
+    match text.strip_prefix('-') {
+        Some(k) if k.starts_with(|c: char| c.is_ascii_digit()) => match whole_u64(k)? {
+            0 => Err("-K counts back from where the lab is: -1 or less".to_string()),
+            k => Ok(EventRef::Back(k)),
+        },
+        _ => whole_u64(text).map(EventRef::At),
+    }
+}
+
 /// `rewind` arguments.
 #[derive(Debug, Args, Clone, PartialEq)]
 pub struct RewindArgs {
-    /// The event to rewind to (0 is the start)
+    /// The event to rewind to (0 is the start; -K: K events before where the lab is)
     #[arg(
         value_name = "N",
         required_unless_present = "undo",
-        conflicts_with = "undo"
+        conflicts_with = "undo",
+        allow_negative_numbers = true,
+        value_parser = event_ref
     )]
-    pub event: Option<u64>,
+    pub event: Option<EventRef>,
     /// Return to where you were before rewinding (until a command changes the lab)
     #[arg(long)]
     pub undo: bool,
@@ -1173,12 +1195,13 @@ pub struct RewindArgs {
 /// `diff` arguments.
 #[derive(Debug, Args, Clone, PartialEq)]
 pub struct DiffArgs {
-    /// The earlier moment (an event number; 0 is the start)
-    #[arg(value_name = "N", allow_negative_numbers = true, value_parser = whole_u64)]
-    pub from: u64,
-    /// The later moment (an event number)
-    #[arg(value_name = "M", allow_negative_numbers = true, value_parser = whole_u64)]
-    pub to: u64,
+    /// The earlier moment (an event number; 0 is the start; -K: K events before where the
+    /// lab is)
+    #[arg(value_name = "N", allow_negative_numbers = true, value_parser = event_ref)]
+    pub from: EventRef,
+    /// The later moment (the same forms; where the lab is when left out)
+    #[arg(value_name = "M", allow_negative_numbers = true, value_parser = event_ref)]
+    pub to: Option<EventRef>,
 }
 
 /// `why …`

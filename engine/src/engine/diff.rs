@@ -20,14 +20,17 @@ use std::net::IpAddr;
 
 /// A pod as `diff` compares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct PodState {
-    phase: String,
-    ip: String,
-    node: String,
+pub struct PodState {
+    /// `status.phase`.
+    pub phase: String,
+    /// `status.podIP` (empty: none yet).
+    pub ip: String,
+    /// `spec.nodeName` (empty: not scheduled).
+    pub node: String,
 }
 
 /// An iptables rule's place: node, family (IPv6?), table, chain.
-type RuleKey = (String, bool, TableKind, String);
+pub type RuleKey = (String, bool, TableKind, String);
 
 /// What `diff` compares of one moment.
 #[derive(Debug, Default)]
@@ -89,37 +92,54 @@ impl Moment {
 
 /// One change between two moments.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Change {
+pub enum Change {
     /// A pod appeared, went, or changed phase, IP or node.
     Pod {
+        /// (namespace, name).
         key: (String, String),
+        /// Before (`None`: it did not exist).
         was: Option<PodState>,
+        /// After (`None`: it is gone).
         now: Option<PodState>,
     },
     /// A lease file was written or removed (or now holds another container).
     Lease {
+        /// The node.
         node: String,
+        /// The network's name.
         net: String,
+        /// The address.
         ip: IpAddr,
+        /// The container ID it held.
         was: Option<String>,
+        /// The container ID it holds.
         now: Option<String>,
     },
     /// A route was added or removed.
     Route {
+        /// The node.
         node: String,
+        /// The route.
         route: RouteEntry,
+        /// Added (else removed).
         added: bool,
     },
     /// A rule was added or removed (a chain that appeared or went: each of its rules).
     Rule {
+        /// Where: node, IPv6, table, chain.
         key: RuleKey,
+        /// The rule's match and target, in `iptables -S` form after `-A CHAIN`.
         rule: String,
+        /// Added (else removed).
         added: bool,
     },
     /// A claim appeared, went, or its volume moved on.
     Volume {
+        /// The claim, `ns/name`.
         pvc: String,
+        /// Before.
         was: Option<VolumeRow>,
+        /// After.
         now: Option<VolumeRow>,
     },
     /// One of Cilium's BPF maps changed.
@@ -405,9 +425,14 @@ fn changed(text: String) -> Line {
 }
 
 impl Lab {
-    /// `diff N M`: the changes from the lab after event N to the lab after event M.
-    pub(crate) fn diff_cmd(&self, a: &DiffArgs) -> Result<Outcome, LabError> {
-        let (n, m) = (self.check_event(a.from)?, self.check_event(a.to)?);
+    /// `diff N M`: the changes from the lab after event N to the lab after event M, printed
+    /// and as they were shown.
+    pub(crate) fn diff_cmd(&self, a: &DiffArgs) -> Result<(Outcome, super::seen::Seen), LabError> {
+        let n = self.event_at(a.from)?;
+        let m = match a.to {
+            Some(m) => self.event_at(m)?,
+            None => self.position().at,
+        };
         let (before, after) = (self.lab_at(n), self.lab_at(m));
         let (a, b) = (Moment::of(&before), Moment::of(&after));
         let list = changes(&a, &b);
@@ -431,7 +456,6 @@ impl Lab {
                 },
                 Role::Dim,
             ));
-            return Ok(out);
         }
         let mut section = "";
         for c in &list {
@@ -443,7 +467,12 @@ impl Lab {
                 out.line(l);
             }
         }
-        Ok(out)
+        let seen = super::seen::Seen::Diff {
+            from: n,
+            to: m,
+            changes: list,
+        };
+        Ok((out, seen))
     }
 }
 

@@ -635,8 +635,14 @@ impl Lab {
             Command::Save(a) => self.save_cmd(&a.file),
             Command::Timeline => Ok(self.timeline_cmd()),
             Command::Rewind(a) => self.rewind_cmd(&a),
-            Command::Diff(a) => self.diff_cmd(&a),
-            Command::Why(w) => self.why_cmd(&w),
+            Command::Diff(a) => self.diff_cmd(&a).map(|(out, seen)| {
+                self.shown.push(seen);
+                out
+            }),
+            Command::Why(w) => self.why_cmd(&w).map(|(out, chain)| {
+                self.shown.push(seen::Seen::Why(chain));
+                out
+            }),
             Command::Load(a) => self.load_cmd(&a.file),
             Command::Policy(p) => self.policy(p),
             Command::Nad(c) => self.nad(c),

@@ -103,6 +103,27 @@ pub enum Seen {
     Watch(Vec<crate::cluster::WatchEvent>),
     /// Claims and where their volumes stand (`show volumes`): the rows printed.
     Volumes(Vec<super::volume_view::VolumeRow>),
+    /// What changed between two moments (`diff N M`).
+    Diff {
+        /// The first moment (event number, 0: the start).
+        from: usize,
+        /// The second.
+        to: usize,
+        /// The changes listed, in order.
+        changes: Vec<super::diff::Change>,
+    },
+    /// Where a piece of state came from (`why …`): the chain shown, the state asked about
+    /// first.
+    Why(Vec<super::why::Link>),
+    /// The lab moved on its timeline (`rewind N`, `rewind --undo`).
+    Rewound {
+        /// The event it is now after (0: the start).
+        at: usize,
+        /// The events of the present.
+        of: usize,
+        /// The command lines of the events it is now before (`at + 1` to `of`), as typed.
+        past: Vec<String>,
+    },
 }
 
 /// One object `describe` showed.

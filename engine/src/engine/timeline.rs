@@ -310,6 +310,26 @@ impl Lab {
         }
     }
 
+    /// A moment as `rewind` and `diff` name it: event N of the present, or K events before
+    /// the one the lab is after.
+    pub(crate) fn event_at(&self, r: crate::command::grammar::EventRef) -> Result<usize, LabError> {
+        use crate::command::grammar::EventRef;
+        match r {
+            EventRef::At(n) => self.check_event(n),
+            EventRef::Back(k) => {
+                let at = self.position().at;
+                usize::try_from(k)
+                    .ok()
+                    .and_then(|k| at.checked_sub(k))
+                    .ok_or_else(|| {
+                        LabError::msg(format!(
+                            "no event -{k}: the lab is after event {at}, and -K counts back from there to 0, the start (see `timeline`)"
+                        ))
+                    })
+            }
+        }
+    }
+
     /// `timeline`: the present's events, the one the lab is at marked.
     pub(crate) fn timeline_cmd(&self) -> Outcome {
         let pos = self.position();
@@ -375,7 +395,7 @@ impl Lab {
         let edges = self.edges.clone();
         let pos = self.position();
         let target = match a.event {
-            Some(n) => self.check_event(n)?,
+            Some(n) => self.event_at(n)?,
             None if pos.rewound() => pos.of,
             None => {
                 return Err(LabError::msg(format!(
@@ -400,6 +420,16 @@ impl Lab {
         };
         *self = lab;
         self.edges = edges;
+        let pos = self.position();
+        let past = self.present().journal.entries[pos.at..]
+            .iter()
+            .map(|e| e.line.clone())
+            .collect();
+        self.shown.push(super::seen::Seen::Rewound {
+            at: pos.at,
+            of: pos.of,
+            past,
+        });
         Ok(self.rewound_line())
     }
 

@@ -18,7 +18,7 @@ use std::net::IpAddr;
 
 /// Where a link's state came from: a command of the timeline, or the start.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Origin {
+pub enum Origin {
     /// The lab's start (the default cluster's nodes).
     Start,
     /// Event N, with its command line.
@@ -36,60 +36,147 @@ enum Which {
     Last,
 }
 
-/// One link of a chain.
+/// One link of a `why` chain, as typed facts (rendered only when shown; lessons read them
+/// through `Seen::Why`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Link {
+pub enum Link {
     /// A route of a node's main table.
-    Route { node: String, route: RouteEntry },
+    Route {
+        /// The node.
+        node: String,
+        /// The route.
+        route: RouteEntry,
+    },
     /// A network daemon on `node` programmed it for `peer`'s lease.
     PeerLease {
+        /// The daemon (`flanneld`).
         daemon: &'static str,
+        /// The node it runs on.
         node: String,
+        /// The node whose lease it is.
         peer: String,
     },
     /// A Node's podCIDR and InternalIP (what a peer's lease holds).
     NodeSpec {
+        /// The node.
         node: String,
+        /// Its podCIDR.
         pod_cidr: String,
+        /// Its InternalIP.
         ip: String,
     },
     /// A route the kernel adds for an address on a device (`proto kernel`).
-    Connected { node: String, dev: String },
+    Connected {
+        /// The node.
+        node: String,
+        /// The device.
+        dev: String,
+    },
     /// A node's own underlay route (its InternalIP's network, its default gateway).
-    Underlay { node: String },
+    Underlay {
+        /// The node.
+        node: String,
+    },
     /// A host-local lease file.
     Lease {
+        /// The node.
         node: String,
+        /// The network's name.
         net: String,
+        /// The address.
         ip: IpAddr,
+        /// The container ID it holds.
         container: String,
+        /// The interface it holds.
         ifname: String,
     },
     /// A plugin execution or a CSI call on the wire.
     Wire {
+        /// Its sequence number (`show wire N`).
         seq: u64,
+        /// What it was, in a few words.
         what: String,
+        /// The node it ran on.
         node: Option<String>,
+        /// The RPC, for a CSI call (`CreateVolume`).
+        rpc: Option<&'static str>,
+    },
+    /// The CSI call (ControllerPublishVolume) after which its caller (external-attacher)
+    /// set a VolumeAttachment's `status.attached`.
+    Attached {
+        /// The call's sequence number in the wire log.
+        seq: u64,
+        /// Who called.
+        caller: crate::record::call::Actor,
+        /// The RPC.
+        rpc: &'static str,
     },
     /// The pod whose sandbox a container is.
-    Sandbox { pod: String, node: String },
+    Sandbox {
+        /// The pod, `ns/name`.
+        pod: String,
+        /// Its node.
+        node: String,
+    },
     /// An API object.
-    Object { kind: &'static str, name: String },
+    Object {
+        /// Its kind.
+        kind: &'static str,
+        /// Its name, with what identifies it further.
+        name: String,
+    },
+    /// A PersistentVolume.
+    Pv {
+        /// Its name.
+        name: String,
+        /// The driver's volume ID (`spec.csi.volumeHandle`).
+        volume: String,
+    },
+    /// A VolumeAttachment.
+    Va {
+        /// Its name.
+        name: String,
+        /// The PV it attaches.
+        pv: String,
+        /// The node it attaches it to.
+        node: String,
+    },
     /// A controller acted for a reason.
-    Controller { who: &'static str, because: String },
+    Controller {
+        /// The controller.
+        who: &'static str,
+        /// What for.
+        because: String,
+    },
     /// An iptables rule: its place (`-t TABLE -L CHAIN --line-numbers` numbering) and text.
     Rule {
+        /// The node.
         node: String,
+        /// ip6tables.
         v6: bool,
+        /// The table.
         table: crate::cni::netfilter::TableKind,
+        /// The chain.
         chain: String,
+        /// Its number in the chain, from 1.
         number: usize,
+        /// Its match and target, after `-A CHAIN`.
         text: String,
     },
     /// Whose a chain is (a rule's, or the chain a rule jumps to).
-    Chain { chain: String, whose: String },
+    Chain {
+        /// The chain.
+        chain: String,
+        /// Whose it is.
+        whose: String,
+    },
     /// A Cilium security identity and its labels.
-    Identity { id: u32, labels: Vec<String> },
+    Identity {
+        /// The identity.
+        id: u32,
+        /// Its labels.
+        labels: Vec<String>,
+    },
     /// Where the chain ends: the learner's command.
     Made(Origin),
 }
@@ -122,7 +209,9 @@ impl Link {
                 "lease file /var/lib/cni/networks/{net}/{ip} on {node}: container {}, {ifname}",
                 short(container)
             ),
-            Link::Wire { seq, what, node } => match node {
+            Link::Wire {
+                seq, what, node, ..
+            } => match node {
                 Some(n) => {
                     format!("written by {what} on {n} (wire record {seq}: `show wire {seq}`)")
                 }
@@ -132,6 +221,11 @@ impl Link {
                 format!("the container is pod {pod}'s sandbox on {node}")
             }
             Link::Object { kind, name } => format!("{kind} {name}"),
+            Link::Attached { seq, caller, rpc } => format!(
+                "{caller} set status.attached when {rpc} answered (wire record {seq}: `show wire {seq}`)"
+            ),
+            Link::Pv { name, volume } => format!("PersistentVolume {name} (volume {volume})"),
+            Link::Va { name, pv, node } => format!("VolumeAttachment {name} (pv {pv} on {node})"),
             Link::Rule {
                 node,
                 v6,
@@ -163,8 +257,9 @@ fn short(id: &str) -> &str {
 }
 
 impl Lab {
-    /// `why …`: the chain, one link a line, the state asked about first.
-    pub(crate) fn why_cmd(&self, w: &WhyCmd) -> Result<Outcome, LabError> {
+    /// `why …`: the chain, one link a line, the state asked about first; and the chain as
+    /// it was shown.
+    pub(crate) fn why_cmd(&self, w: &WhyCmd) -> Result<(Outcome, Vec<Link>), LabError> {
         let chain = match w {
             WhyCmd::Route { dst, node } => self.why_route(dst, node)?,
             WhyCmd::Lease { ip, node } => self.why_lease(ip, node)?,
@@ -182,7 +277,7 @@ impl Lab {
             line.spans.extend(link.line().spans);
             out.line(line);
         }
-        Ok(out)
+        Ok((out, chain))
     }
 
     fn node_runtime(&self, node: &str) -> Result<&crate::node::NodeRuntime, LabError> {
@@ -334,9 +429,9 @@ impl Lab {
                 list(self.cluster.pvs.keys().map(|k| k.1.clone()))
             )));
         };
-        let mut chain = vec![Link::Object {
-            kind: "PersistentVolume",
-            name: format!("{name} (volume {})", pv.spec.csi.volume_handle),
+        let mut chain = vec![Link::Pv {
+            name: name.to_string(),
+            volume: pv.spec.csi.volume_handle.clone(),
         }];
         let create =
             self.last_csi(|c| c.rpc == "CreateVolume" && c.request.subject() == Some(name));
@@ -396,23 +491,44 @@ impl Lab {
             })
             .map(|p| p.key())
             .collect();
-        let mut chain = vec![
-            Link::Object {
-                kind: "VolumeAttachment",
-                name: format!("{} (pv {pv} on {node})", key.1),
+        let mut chain = vec![Link::Va {
+            name: key.1.clone(),
+            pv: pv.clone(),
+            node: node.clone(),
+        }];
+        if va.status.attached {
+            // external-attacher sets status.attached once ControllerPublishVolume answered
+            // for the volume and the node (external-attacher's csi_handler.go).
+            let handle = self
+                .cluster
+                .pvs
+                .get(&(crate::cluster::no_namespace(), pv.clone()))
+                .map(|p| p.spec.csi.volume_handle.clone());
+            let publish = self.last_csi(|c| {
+                c.rpc == "ControllerPublishVolume"
+                    && c.request.subject() == handle.as_deref()
+                    && c.request.to_json().get("node_id").and_then(|v| v.as_str())
+                        == Some(node.as_str())
+            });
+            if let Some((seq, WireRecord::Csi(call))) = publish {
+                chain.push(Link::Attached {
+                    seq,
+                    caller: call.caller.clone(),
+                    rpc: call.rpc,
+                });
+            }
+        }
+        chain.extend([Link::Controller {
+            who: "the attach/detach controller",
+            because: if users.is_empty() {
+                format!("for a pod on {node} that used it (none does now)")
+            } else {
+                format!(
+                    "for pod {} on {node}, which uses its claim",
+                    users.join(", ")
+                )
             },
-            Link::Controller {
-                who: "the attach/detach controller",
-                because: if users.is_empty() {
-                    format!("for a pod on {node} that used it (none does now)")
-                } else {
-                    format!(
-                        "for pod {} on {node}, which uses its claim",
-                        users.join(", ")
-                    )
-                },
-            },
-        ];
+        }]);
         let key = key.clone();
         chain.push(Link::Made(self.origin_of_object(
             |lab| {
@@ -536,6 +652,10 @@ fn wire_link(seq: u64, rec: &WireRecord) -> Link {
         seq,
         what,
         node: rec.node().map(str::to_string),
+        rpc: match rec {
+            WireRecord::Csi(c) => Some(c.rpc),
+            WireRecord::Cni(_) => None,
+        },
     }
 }
 

@@ -715,6 +715,43 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         eval: pvc_targets_on,
         topic: Topic::VolumeOn,
     },
+    // The timeline and `why` (issue 39): chapters 2 to 5.
+    Predicate {
+        pattern: "saw rewind past <command>",
+        about: "during this step `rewind` took the lab back to before an event of this command (any spelling)",
+        eval: super::saw::rewind_past,
+        topic: Topic::None,
+    },
+    Predicate {
+        pattern: "saw diff pod <pod> added",
+        about: "during this step `diff` listed the pod appearing, with the address it has now",
+        eval: super::saw::diff_pod_added,
+        topic: Topic::Pod,
+    },
+    Predicate {
+        pattern: "saw diff rule <node> added|removed <text>",
+        about: "during this step `diff` listed a rule of the node added (or removed) holding these words in a row of its `-A CHAIN …` form",
+        eval: super::saw::diff_rule,
+        topic: Topic::Routes,
+    },
+    Predicate {
+        pattern: "saw why pv of <pvc> call <word>",
+        about: "during this step `why pv` explained the PersistentVolume made for the claim back through this CSI call (CreateVolume)",
+        eval: super::saw::why_pv,
+        topic: Topic::Volume,
+    },
+    Predicate {
+        pattern: "saw why va of <pvc> on <node> call <word>",
+        about: "during this step `why va` explained the VolumeAttachment of the claim's volume to the node back through this CSI call (ControllerPublishVolume)",
+        eval: super::saw::why_va,
+        topic: Topic::VolumeOn,
+    },
+    Predicate {
+        pattern: "saw why route <node> <cidr> lease <node>",
+        about: "during this step `why route` explained the node's route to this CIDR as written from the second node's lease",
+        eval: super::saw::why_route_lease,
+        topic: Topic::Routes,
+    },
 ];
 
 /// Why a check line did not parse.

@@ -1795,3 +1795,217 @@ mod ch4_ch6_tests {
         assert!(!holds(&lab, &seen, "pvc team/data used by web"));
     }
 }
+
+// ---- the timeline and `why` (issue 39): a rewind past a command, what `diff` listed, the
+// chain `why` gave for an object ----
+
+/// `saw rewind past <command>`: a `rewind` this step took the lab back to before an event
+/// of this command's shape (any spelling).
+pub(crate) fn rewind_past(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let line = arg(a, 0);
+    let Some(want) = crate::command::shape::Shape::of(line) else {
+        return no("not a whole command".into());
+    };
+    let mut rewound = None;
+    let holds = seen.seen().any(|s| match s {
+        Seen::Rewound { at, past, .. } => {
+            rewound = Some(*at);
+            past.iter()
+                .filter_map(|l| crate::command::shape::Shape::of(l))
+                .any(|s| s.matches(&want))
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you rewound to before `{line}`"),
+        match rewound {
+            Some(at) => format!("you rewound to event {at}, which is not before `{line}`"),
+            None => "no `rewind` during this step".into(),
+        },
+    )
+}
+
+/// The changes every `diff` of this step listed.
+fn diff_changes(seen: &Observed) -> impl Iterator<Item = &crate::engine::diff::Change> {
+    seen.seen().flat_map(|s| match s {
+        Seen::Diff { changes, .. } => changes.as_slice(),
+        _ => &[],
+    })
+}
+
+/// Whether a `diff` was run this step.
+fn diffed(seen: &Observed) -> bool {
+    seen.seen().any(|s| matches!(s, Seen::Diff { .. }))
+}
+
+/// `saw diff pod <pod> added`: a `diff` this step listed the pod appearing, with the address
+/// the pod has now (the moment it compared is the present's, not an older pod's).
+pub(crate) fn diff_pod_added(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::engine::diff::Change;
+    let want = arg(a, 0);
+    let now = crate::engine::query::pod(lab, want).and_then(|p| p.ip);
+    let mut listed = None;
+    let holds = diff_changes(seen).any(|c| match c {
+        Change::Pod {
+            key,
+            was: None,
+            now: Some(p),
+        } if pod_named(want, &key.0, &key.1) => {
+            listed = Some(p.ip.clone());
+            now.is_some_and(|ip| p.ip == ip.to_string())
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("a diff showed pod {want} appear with the address it has"),
+        match (listed, now) {
+            (Some(ip), Some(has)) => {
+                format!("a diff showed pod {want} appear with {ip}, but it has {has} now")
+            }
+            (Some(ip), None) => {
+                format!("a diff showed pod {want} appear with {ip}, but it has no address now")
+            }
+            (None, _) if diffed(seen) => format!("no diff of this step lists pod {want} appearing"),
+            (None, _) => "no `diff` during this step".into(),
+        },
+    )
+}
+
+/// `saw diff rule <node> added|removed <words>`: a `diff` this step listed a rule of the
+/// node added (or removed) holding the words in a row of its `-A CHAIN …` form.
+pub(crate) fn diff_rule(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::engine::diff::Change;
+    let (node, how, spec) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let words: Vec<&str> = spec.split_whitespace().collect();
+    let holds = diff_changes(seen).any(|c| match c {
+        Change::Rule { key, rule, added } if key.0 == node && *added == (how == "added") => {
+            has_words(&format!("-A {} {rule}", key.3), &words)
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("a diff showed the rule `{spec}` {how} on {node}"),
+        if diffed(seen) {
+            format!("no diff of this step lists a rule `{spec}` {how} on {node}")
+        } else {
+            "no `diff` during this step".into()
+        },
+    )
+}
+
+/// The chains every `why` of this step showed.
+fn why_chains(seen: &Observed) -> impl Iterator<Item = &[crate::engine::why::Link]> {
+    seen.seen().filter_map(|s| match s {
+        Seen::Why(chain) => Some(chain.as_slice()),
+        _ => None,
+    })
+}
+
+/// Whether a chain holds a CSI call of this RPC (one that made the state, or after which
+/// its caller set it).
+fn chain_has_call(chain: &[crate::engine::why::Link], rpc: &str) -> bool {
+    use crate::engine::why::Link;
+    chain.iter().any(|l| match l {
+        Link::Wire { rpc: Some(r), .. } | Link::Attached { rpc: r, .. } => *r == rpc,
+        _ => false,
+    })
+}
+
+/// `saw why pv of <pvc> call <rpc>`: `why pv` this step explained the PV made for the
+/// claim, back through this CSI call.
+pub(crate) fn why_pv(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::engine::why::Link;
+    let (pvc, rpc) = (arg(a, 0), arg(a, 1));
+    let Some(pv) = crate::engine::query::claim_volume(lab, pvc) else {
+        return no(format!("claim {pvc} has no volume"));
+    };
+    let mut asked = false;
+    let holds = why_chains(seen).any(|chain| match chain.first() {
+        Some(Link::Pv { name, .. }) if name == pv.name => {
+            asked = true;
+            chain_has_call(chain, rpc)
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!(
+            "`why pv` traced claim {pvc}'s volume {} back to {rpc}",
+            pv.name
+        ),
+        if asked {
+            format!("`why pv {}` named no {rpc}", pv.name)
+        } else {
+            format!(
+                "no `why pv` of claim {pvc}'s volume ({}) during this step",
+                pv.name
+            )
+        },
+    )
+}
+
+/// `saw why va of <pvc> on <node> call <rpc>`: `why va` this step explained the
+/// VolumeAttachment of the claim's volume to the node, back through this CSI call.
+pub(crate) fn why_va(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::engine::why::Link;
+    let (pvc, node, rpc) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let Some(volume) = crate::engine::query::claim_volume(lab, pvc) else {
+        return no(format!("claim {pvc} has no volume"));
+    };
+    let mut asked = false;
+    let holds = why_chains(seen).any(|chain| match chain.first() {
+        Some(Link::Va { pv, node: n, .. }) if pv == volume.name && n == node => {
+            asked = true;
+            chain_has_call(chain, rpc)
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("`why va` traced claim {pvc}'s attachment to {node} back to {rpc}"),
+        if asked {
+            format!("`why va` of claim {pvc}'s attachment to {node} named no {rpc}")
+        } else {
+            format!(
+                "no `why va` of the attachment of claim {pvc}'s volume to {node} during this step"
+            )
+        },
+    )
+}
+
+/// `saw why route <node> <cidr> lease <peer>`: `why route` this step explained the node's
+/// route to the CIDR as written from the peer's lease.
+pub(crate) fn why_route_lease(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::engine::why::Link;
+    let (node, cidr, peer) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let mut asked = false;
+    let holds = why_chains(seen).any(|chain| match chain.first() {
+        Some(Link::Route { node: n, route }) if n == node && route.dst == cidr => {
+            asked = true;
+            chain
+                .iter()
+                .any(|l| matches!(l, Link::PeerLease { peer: p, .. } if p == peer))
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("`why route` traced {node}'s route to {cidr} back to {peer}'s lease"),
+        if asked {
+            format!("`why route {cidr} --node {node}` did not lead to {peer}'s lease")
+        } else {
+            format!("no `why route {cidr} --node {node}` during this step")
+        },
+    )
+}
+
+/// A check that cannot hold, and why.
+fn no(actual: String) -> Eval {
+    Eval {
+        holds: false,
+        actual,
+    }
+}

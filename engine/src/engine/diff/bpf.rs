@@ -11,7 +11,7 @@ use std::net::IpAddr;
 
 /// An endpoint as `diff` compares it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct EndpointState {
+pub struct EndpointState {
     id: u16,
     ip: IpAddr,
     identity: NumericIdentity,
@@ -70,7 +70,7 @@ impl Maps {
 
 /// One change of the maps.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum MapChange {
+pub enum MapChange {
     /// An identity was allocated or released (or stands for other labels).
     Identity {
         id: NumericIdentity,
