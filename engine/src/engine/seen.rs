@@ -124,6 +124,15 @@ pub enum Seen {
         /// The command lines of the events it is now before (`at + 1` to `of`), as typed.
         past: Vec<String>,
     },
+    /// A hop of a stepped trace shown (`trace … --step`, `step`, `step back`).
+    Stepped {
+        /// The hop shown, with its typed facts.
+        hop: Box<crate::net::trace::Hop>,
+        /// Its position, 1-based.
+        index: usize,
+        /// How many hops the trace has.
+        of: usize,
+    },
 }
 
 /// One object `describe` showed.

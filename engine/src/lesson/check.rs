@@ -752,6 +752,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         eval: super::saw::why_route_lease,
         topic: Topic::Routes,
     },
+    // Stepping a packet (issue 39): chapter 3's VXLAN hop.
+    Predicate {
+        pattern: "saw step tunnel on <node>",
+        about: "during this step `trace … --step` or `step` showed the hop where the node's VXLAN device wraps the packet (outer headers to the peer's VTEP)",
+        eval: super::saw::step_tunnel,
+        topic: Topic::Node,
+    },
 ];
 
 /// Why a check line did not parse.

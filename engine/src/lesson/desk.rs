@@ -135,6 +135,7 @@ impl Desk {
             return;
         };
         *out = s.opening();
+        ran.seen.push(s.seen());
         self.stepping = Some(s);
     }
 
@@ -188,10 +189,17 @@ impl Desk {
             }
             Ok(Some(Command::Step { action })) => {
                 let result = self.step_cmd(action);
-                Executed {
+                // The hop it moved to is what the step's check reads (none once ended).
+                let seen = match (&result, action, &self.stepping) {
+                    (Ok(_), StepAction::Next | StepAction::Back, Some(s)) => vec![s.seen()],
+                    _ => Vec::new(),
+                };
+                let ran = Executed {
                     command: Some(Command::Step { action }),
+                    seen,
                     ..Executed::nothing(result)
-                }
+                };
+                self.lesson_observe(text, ran)
             }
             Ok(Some(cmd)) if is_front_end_command(&cmd) => {
                 let result = self.lesson_control(cmd.clone());

@@ -46,9 +46,11 @@ use std::sync::Arc;
 /// an "upgrade the lab" message.
 pub(crate) const FORMAT_VERSION: u32 = 1;
 
-/// Whether a command belongs to the lesson player (it is not fed to a step's check).
+/// Whether a command belongs to the lesson player (it is not fed to a step's check). `step`
+/// runs in the desk too, but moves through a stepped trace: a step's check reads the hop it
+/// showed.
 pub fn is_control(cmd: &Command) -> bool {
-    crate::engine::is_front_end_command(cmd)
+    crate::engine::is_front_end_command(cmd) && !matches!(cmd, Command::Step { .. })
 }
 
 /// The lessons beside a lab: which lessons exist, where progress is kept, and the lesson in

@@ -2002,6 +2002,36 @@ pub(crate) fn why_route_lease(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
+// ---- stepping a packet (issue 39): the hop a stepped trace showed ----
+
+/// `saw step tunnel on <node>`: a hop shown by stepping this step was the one where the
+/// node's VXLAN device wraps the packet (the hop carries the outer headers; the peer's
+/// tunnel hop unwraps it and carries none).
+pub(crate) fn step_tunnel(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::net::trace::HopKind;
+    let node = arg(a, 0);
+    let mut last = None;
+    let holds = seen.seen().any(|s| match s {
+        Seen::Stepped { hop, index, of } => {
+            last = Some(format!("hop {index}/{of} at {}", hop.at.text()));
+            hop.kind == HopKind::Tunnel
+                && hop.at.node() == node
+                && hop.packet.as_ref().is_some_and(|p| p.outer.is_some())
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you stepped to the hop where {node} wraps the packet in VXLAN"),
+        match last {
+            Some(hop) => format!(
+                "the last hop you stepped to was {hop}; none was {node} wrapping the packet in VXLAN"
+            ),
+            None => "no hop stepped during this step (`trace SRC DST --step`, then `step`)".into(),
+        },
+    )
+}
+
 /// A check that cannot hold, and why.
 fn no(actual: String) -> Eval {
     Eval {

@@ -5,6 +5,7 @@
 //! consulted, all made from the hop's typed facts ([`crate::net::trace::Hop`]). The desk
 //! holds the one stepping in progress ([`super::Desk::stepping`]); front ends draw from it.
 
+use crate::engine::seen::Seen;
 use crate::net::trace::{Hop, HopKind, Trace};
 use crate::render::{Line, Outcome, Role};
 
@@ -105,6 +106,15 @@ impl Stepping {
             out.line(Line::styled(format!("  consulted: {l}"), Role::Dim));
         }
         out
+    }
+
+    /// The hop shown, as what a lesson's check reads.
+    pub(crate) fn seen(&self) -> Seen {
+        Seen::Stepped {
+            hop: Box::new(self.hop().clone()),
+            index: self.at + 1,
+            of: self.trace.hops.len(),
+        }
     }
 
     /// The packet at the hop shown, as lines (none before it has an address).
