@@ -2110,3 +2110,24 @@ fn get_w_streams_under_each_command_until_esc() {
         insta::assert_snapshot!(format!("watch_stopped_{name}"), t.backend());
     }
 }
+
+/// The first command brings the timeline bar, which borrows the Output strip's last row;
+/// that must not tip its output (a pod's dozen lines of events) into taking over the screen
+/// at the browser page's size: the cluster stays in view with the new pod in it.
+#[test]
+fn the_first_command_keeps_the_cluster_in_view_though_the_timeline_bar_appears() {
+    for size in [(128u16, 30u16), (128, 33)] {
+        let mut a = app(crate::common::lab(), size);
+        frame(&mut a, size);
+        let mut keys = typed("pod create web --node node-1");
+        keys.push(key(KeyCode::Enter));
+        let t = drive(&mut a, size, keys);
+        let text = screen_text(t.backend().buffer());
+        assert!(timeline_row(t.backend().buffer()).is_some(), "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.contains("eth0 10.244.1.2/24") && l.contains(" web ")),
+            "{size:?}: Topology's row for web is hidden:\n{text}"
+        );
+    }
+}

@@ -1539,15 +1539,19 @@ impl App {
     /// fit, else show the bottom; in the compact layout, bring the output into view when it
     /// is longer than the strip under the pane.
     fn show_output_from(&mut self, echo: usize) {
-        let strip = self.viewport(Pane::Output);
+        let screen = view::layout(self, self.ui.area);
+        let strip = screen.inner(Pane::Output, &self.theme).unwrap_or_default();
+        // The strip as it is without the timeline bar, which borrows its last row: the
+        // first event (which brings the bar) must not make its own output take over.
+        let strip_rows = strip.height as usize + usize::from(screen.timeline.is_some());
         let new_lines = self.ui.output.len().saturating_sub(echo);
         let compact = view::is_compact(self.ui.area);
         // The two-by-two grid keeps the cluster in view for what a command prints in a few
         // screens of the strip (a pod's events); a longer text (help, describe) takes over.
         let room = if view::is_grid(self.ui.area) && self.ui.area.width >= view::GRID_TWO_COLUMNS {
-            3 * strip.height as usize
+            3 * strip_rows
         } else {
-            strip.height as usize
+            strip_rows
         };
         // (A stepped hop is in the Step panel in the strip's place: the panes stay.)
         let stepping = self.desk.stepping().is_some();
