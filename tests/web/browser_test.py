@@ -20,6 +20,7 @@ import gzip
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -178,12 +179,12 @@ def learner(b, base, lab, tmp):
     b.goto(base + "index.html?lesson=ch2-core-ideas&variant=0")
     b.wait(lambda: "Step 1" in b.screen(), "the lesson's first step")
     b.type_line("cni add c1 --node node-1")
-    b.wait(lambda: "step 2/20" in b.screen(), "step 1 done (step 2 shown)")
+    b.wait(lambda: re.search(r"step 2/\d+ ", b.screen()), "step 1 done (step 2 shown)")
     check(True, "a lesson step played to done in the browser")
 
     b.goto(base + "index.html")
     b.type_line("lesson status")
-    b.wait(lambda: "lab> lesson status" in b.screen() and "Step 2/20" in b.screen(), "progress after a reload")
+    b.wait(lambda: "lab> lesson status" in b.screen() and re.search(r"Step 2/\d+", b.screen()), "progress after a reload")
     check(True, "a reload keeps the progress and the lesson in progress")
 
     downloads = os.path.join(tmp, "downloads")
@@ -260,7 +261,7 @@ def main():
             b.eval("window.lab.new_session()")
             time.sleep(0.5)
             b.goto(base + "index.html?lesson=ch2-core-ideas&variant=0")
-            b.wait(lambda: "step 2/20" in b.screen(), "step 2")
+            b.wait(lambda: re.search(r"step 2/\d+ ", b.screen()), "step 2")
             b.type_line("pod create web --node node-1")
             b.wait(lambda: "lab> pod create web" in b.screen(), "the pod created")
             png = b.call("Page.captureScreenshot", format="png")["data"]
