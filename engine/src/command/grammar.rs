@@ -63,7 +63,7 @@ pub enum Command {
     Reach(FlowArgs),
     /// Follow a packet hop by hop: eth0 → veth → cni0 → route → node → …
     #[command(
-        after_help = "With --step the hops come one at a time, each with the packet as it is there and the entry it\nconsulted (route, rule, policy map, neighbour and FDB): `step` (or Enter) shows the next, `step back`\n(or b) the one before, `step end` (or q) stops. In a script every hop prints at once.\nExamples:\n  trace app-a app-b\n  trace web db --port 3306\n  trace web db --step"
+        after_help = "With --step the hops come one at a time, each with the packet as it is there and the entry it\nconsulted (route, rule, policy map, neighbour and FDB): `step` (or Enter) shows the next, `step back`\n(or b) the one before, `step end` (or q) stops. In a script `step` lines right after it step it;\nbefore any other line, or at the end, the rest prints at once.\nExamples:\n  trace app-a app-b\n  trace web db --port 3306\n  trace web db --step"
     )]
     Trace(TraceArgs),
     /// Move through a stepped trace: the next hop, the one before, or the end of stepping
