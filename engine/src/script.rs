@@ -77,7 +77,7 @@ pub fn logical_lines(text: &str) -> Vec<(usize, String)> {
 }
 
 /// Run one logical line (with an optional leading `!`) and report it, as the REPL runs it (a
-/// `trace … --step` shows its first hop; [`run`] prints the rest).
+/// `trace … --step` shows its first hop; [`run`] steps on or prints the rest).
 pub fn run_line(desk: &mut Desk, line_no: usize, line: &str) -> Option<LineReport> {
     let trimmed = line.trim();
     if trimmed.is_empty() || trimmed.starts_with('#') {
@@ -113,19 +113,22 @@ pub fn run_line(desk: &mut Desk, line_no: usize, line: &str) -> Option<LineRepor
     })
 }
 
+/// The command of a logical line: `None` for a comment or a blank line, a `!` (expected
+/// to fail) taken off.
+fn command_of(line: &str) -> Option<&str> {
+    let trimmed = line.trim();
+    if trimmed.is_empty() || trimmed.starts_with('#') {
+        return None;
+    }
+    Some(trimmed.strip_prefix('!').map_or(trimmed, str::trim_start))
+}
+
 /// The commands of a script, each with the line it starts on: comments and blank lines
 /// left out, a `!` (expected to fail) taken off.
 pub fn commands(text: &str) -> Vec<(usize, String)> {
     logical_lines(text)
         .into_iter()
-        .filter_map(|(line_no, line)| {
-            let trimmed = line.trim();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
-                return None;
-            }
-            let command = trimmed.strip_prefix('!').map_or(trimmed, str::trim_start);
-            Some((line_no, command.to_string()))
-        })
+        .filter_map(|(line_no, line)| Some((line_no, command_of(&line)?.to_string())))
         .collect()
 }
 
@@ -139,13 +142,16 @@ pub fn run(
     err: &mut dyn Write,
 ) -> std::io::Result<bool> {
     let mut all_ok = true;
-    for (line_no, line) in logical_lines(text) {
-        let Some(mut report) = run_line(desk, line_no, &line) else {
+    let lines = logical_lines(text);
+    for (i, (line_no, line)) in lines.iter().enumerate() {
+        let Some(mut report) = run_line(desk, *line_no, line) else {
             continue;
         };
-        // A script does not wait: a `trace … --step` prints every hop (a line at a time, as
-        // transcripts run, it steps as the REPL does).
-        if let Some(rest) = desk.finish_stepping() {
+        // A script does not wait: a `trace … --step` steps on while the next command is a
+        // `step`, as typed in the REPL; before any other command, or at the end, the rest
+        // of the trace is printed at once.
+        let next = lines[i + 1..].iter().find_map(|(_, l)| command_of(l));
+        if let Some(rest) = desk.settle_stepping(next) {
             report.stdout.push_str(&rest.to_text());
         }
         if opts.echo {

@@ -335,3 +335,73 @@ fn ch3_step_23_steps_to_the_vxlan_hop_of_the_right_node() {
     );
     assert_eq!(at(&desk), 23);
 }
+
+/// Step 23's commands (`trace old slow --step` and six `step` lines) as a script: what a
+/// script prints and whether the step is done.
+fn step_23_by_script(desk: &mut Desk, text: &str) -> String {
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let ok = lab_engine::script::run(
+        desk,
+        text,
+        lab_engine::script::RunOptions::default(),
+        &mut out,
+        &mut err,
+    )
+    .expect("run");
+    let out = String::from_utf8(out).expect("utf-8");
+    assert!(ok, "{out}{}", String::from_utf8_lossy(&err));
+    out
+}
+
+/// Issue 39 leftovers: step 23 can be done from `run FILE` as typed in the REPL (the `step`
+/// lines step, the sixth reaches node-1's tunnel hop) and by a script that prints the
+/// trace at once (every hop printed counts as stepped), and from `play FILE`.
+#[test]
+fn ch3_step_23_is_done_by_a_script_and_by_play() {
+    let reference: String = lesson(CNI).steps[22]
+        .commands
+        .iter()
+        .map(|c| format!("{}\n", c.text))
+        .collect();
+    assert!(
+        reference.contains("trace old slow --step\nstep\n"),
+        "{reference}"
+    );
+    let mut desk = desk_at(CNI, 23);
+    let out = step_23_by_script(&mut desk, &reference);
+    assert_eq!(at(&desk), 23, "{out}");
+    // Done at the sixth `step`, the tunnel hop; the hops after it follow the feedback.
+    let (before, after) = out.split_once("✓ Step 23 done").expect("done");
+    assert!(
+        before.contains("── hop 7/14: node-1 · tunnel ──"),
+        "{before}"
+    );
+    assert!(!before.contains("hop 8/14"), "{before}");
+    assert!(after.contains("── hop 14/14:"), "{after}");
+
+    // The trace printed at once: every hop counts as stepped.
+    let mut desk = desk_at(CNI, 23);
+    let out = step_23_by_script(
+        &mut desk,
+        "network use flannel-vxlan\ntrace old slow --step\n",
+    );
+    assert_eq!(at(&desk), 23, "{out}");
+    let (before, _) = out.split_once("✓ Step 23 done").expect("done");
+    assert!(before.contains("── hop 14/14:"), "{before}");
+    // Printed whole without --step, it is not stepped.
+    let mut desk = desk_at(CNI, 23);
+    let out = step_23_by_script(&mut desk, "network use flannel-vxlan\ntrace old slow\n");
+    assert_eq!(at(&desk), 22, "{out}");
+
+    // `play FILE` with the lesson in progress.
+    let dir = std::env::temp_dir().join(format!("lab-ch3-play-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let f = dir.join("step23.lab");
+    std::fs::write(&f, &reference).expect("write");
+    let mut desk = desk_at(CNI, 23);
+    let out = ok(&mut desk, &format!("play {}", f.display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(out.contains("✓ Step 23 done"), "{out}");
+    assert_eq!(at(&desk), 23);
+}

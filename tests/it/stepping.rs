@@ -221,31 +221,134 @@ fn a_plain_trace_and_a_failed_one_start_no_stepping() {
     assert!(desk.stepping().is_none());
 }
 
-#[test]
-fn a_script_prints_every_hop_of_a_stepped_trace_and_steps_no_further() {
-    let mut desk = crate::common::desk();
+/// Run a script as `run FILE` does: (all lines as expected, stdout, stderr).
+fn script(desk: &mut Desk, text: &str) -> (bool, String, String) {
     let mut out = Vec::new();
     let mut err = Vec::new();
     let ok = lab_engine::script::run(
-        &mut desk,
-        "pod create web --node node-1\npod create db --node node-2\ntrace web db --step\n! step\n",
+        desk,
+        text,
         lab_engine::script::RunOptions::default(),
         &mut out,
         &mut err,
     )
     .expect("run");
-    let out = String::from_utf8(out).expect("utf-8");
-    assert!(ok, "{out}{}", String::from_utf8_lossy(&err));
+    (
+        ok,
+        String::from_utf8(out).expect("utf-8"),
+        String::from_utf8(err).expect("utf-8"),
+    )
+}
+
+const TWO_PODS: &str = "pod create web --node node-1\npod create db --node node-2\n";
+
+#[test]
+fn a_script_prints_every_hop_of_a_stepped_trace_at_once_when_no_step_follows() {
+    let mut desk = crate::common::desk();
+    let (ok, out, err) = script(
+        &mut desk,
+        &format!("{TWO_PODS}trace web db --step\n# no step line follows\nget pods\n! step\n"),
+    );
+    assert!(ok, "{out}{err}");
     let hops = walk(&desk, "web", "db", None).hops.len();
     for n in 1..=hops {
-        assert!(
-            out.contains(&format!("── hop {n}/{hops}:")),
+        assert_eq!(
+            out.matches(&format!("── hop {n}/{hops}:")).count(),
+            1,
             "hop {n}: {out}"
         );
     }
     assert!(
-        out.ends_with("delivered to default/db eth0 10.244.2.2\n"),
+        out.contains("delivered to default/db eth0 10.244.2.2\nNAME"),
+        "the rest before `get pods`: {out}"
+    );
+    // The `step` after another command says why nothing is stepped.
+    assert!(
+        err.contains(
+            "nothing is being stepped: the script printed every hop of the trace at once; a `step` line right after `trace SRC DST --step`"
+        ),
+        "{err}"
+    );
+    assert!(desk.stepping().is_none());
+    // At the end of a script too.
+    let (ok, out, err) = script(&mut desk, "trace web db --step\n");
+    assert!(ok, "{out}{err}");
+    assert!(out.contains(&format!("── hop {hops}/{hops}:")), "{out}");
+    assert!(desk.stepping().is_none());
+    // A new stepped trace in the REPL forgets it: the plain message again.
+    run(&mut desk, "trace web db --step");
+    run(&mut desk, "q");
+    let e = fails(&mut desk, "step");
+    assert_eq!(
+        e,
+        "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop"
+    );
+}
+
+/// A script written for the REPL steps as the REPL does: `trace --step` then `step`,
+/// `step back`, `b` and `step end` lines print exactly what they print typed one by one.
+#[test]
+fn a_script_steps_a_trace_line_by_line_while_step_lines_follow() {
+    let steps = "trace web db --step\nstep\n\n# a comment between\nstep\nstep back\nb\n! b\nstep\nstep end\n! step\n";
+    let mut typed = two_pods("flannel-host-gw");
+    let mut repl = String::new();
+    for line in lab_engine::script::commands(steps) {
+        repl.push_str(&match typed.execute(&line.1) {
+            Ok(out) => out.to_text(),
+            Err(e) => format!("error: {}\n", e.message),
+        });
+    }
+    let mut desk = crate::common::desk();
+    let (ok, out, err) = script(
+        &mut desk,
+        &format!("network use flannel-host-gw\n{TWO_PODS}{steps}"),
+    );
+    assert!(ok, "{out}{err}");
+    let hops = walk(&desk, "web", "db", None).hops.len();
+    let stepped = out
+        .split_once("trace default/web")
+        .map(|(_, s)| s)
+        .unwrap_or("");
+    let repl_out: String = repl
+        .lines()
+        .filter(|l| !l.starts_with("error: "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(format!("trace default/web{stepped}"), repl_out);
+    assert!(
+        out.ends_with(&format!("stepping ended at hop 2/{hops}\n")),
         "{out}"
+    );
+    assert!(!out.contains(&format!("hop {hops}/{hops}")), "{out}");
+    assert!(err.contains("already at the first hop"), "{err}");
+    assert!(
+        err.contains("nothing is being stepped: `trace SRC DST --step`"),
+        "{err}"
+    );
+}
+
+/// `play FILE` steps as a script runs: `step` lines step, and the rest of a trace no `step`
+/// follows is printed before the next command.
+#[test]
+fn play_steps_a_trace_as_a_script_runs() {
+    let dir = std::env::temp_dir().join(format!("lab-play-step-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let f = dir.join("step.lab");
+    std::fs::write(
+        &f,
+        format!("{TWO_PODS}# Step it:\ntrace web db --step\nstep\n# Then all at once:\ntrace web db --step\n"),
+    )
+    .expect("write");
+    let mut desk = crate::common::desk();
+    let out = run(&mut desk, &format!("play {}", f.display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let hops = walk(&desk, "web", "db", None).hops.len();
+    let (first, second) = out.split_once("Then all at once:").expect("both traces");
+    assert!(first.contains("lab> step\n── hop 2/"), "{first}");
+    assert!(first.contains(&format!("── hop {hops}/{hops}:")), "{first}");
+    assert!(
+        second.contains(&format!("── hop {hops}/{hops}:")),
+        "{second}"
     );
     assert!(desk.stepping().is_none());
 }

@@ -634,6 +634,34 @@ impl RuleSpec {
         p.finish()
     }
 
+    /// Parse a rule given as words (a command line split as a shell splits it): each word
+    /// that needs it quoted again, then [`RuleSpec::parse`], so `--comment "flanneld masq"`
+    /// typed reads as the rule stored.
+    pub fn parse_words(words: &[String]) -> RuleSpec {
+        let text = words
+            .iter()
+            .map(|w| {
+                if !w.is_empty()
+                    && !w.contains(|c: char| c.is_whitespace() || c == '"' || c == '\\')
+                {
+                    w.clone()
+                } else {
+                    let mut q = String::from('"');
+                    for c in w.chars() {
+                        if c == '"' || c == '\\' {
+                            q.push('\\');
+                        }
+                        q.push(c);
+                    }
+                    q.push('"');
+                    q
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        RuleSpec::parse(&text)
+    }
+
     /// The user chain this rule jumps or goes to (`-j CHAIN` or `-g CHAIN`), if any: both
     /// reference the chain (deleting it deletes the rule, see [`XtTable::delete_chain`]).
     pub(crate) fn jump_chain(&self) -> Option<&str> {

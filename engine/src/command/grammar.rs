@@ -63,7 +63,7 @@ pub enum Command {
     Reach(FlowArgs),
     /// Follow a packet hop by hop: eth0 → veth → cni0 → route → node → …
     #[command(
-        after_help = "With --step the hops come one at a time, each with the packet as it is there and the entry it\nconsulted (route, rule, policy map, neighbour and FDB): `step` (or Enter) shows the next, `step back`\n(or b) the one before, `step end` (or q) stops. In a script every hop prints at once.\nExamples:\n  trace app-a app-b\n  trace web db --port 3306\n  trace web db --step"
+        after_help = "With --step the hops come one at a time, each with the packet as it is there and the entry it\nconsulted (route, rule, policy map, neighbour and FDB): `step` (or Enter) shows the next, `step back`\n(or b) the one before, `step end` (or q) stops. In a script `step` lines right after it step it;\nbefore any other line, or at the end, the rest prints at once.\nExamples:\n  trace app-a app-b\n  trace web db --port 3306\n  trace web db --step"
     )]
     Trace(TraceArgs),
     /// Move through a stepped trace: the next hop, the one before, or the end of stepping
@@ -1164,15 +1164,26 @@ pub enum EventRef {
     Back(u64),
 }
 
+/// What an event argument accepts, said when it is given something else.
+const EVENT_NUMBER: &str = "not an event: give an event number (0 is the start, `timeline` lists them) or -K to count K events back";
+
 /// `N` (an event number) or `-K` (K events back from where the lab is).
 fn event_ref(text: &str) -> Result<EventRef, String> {
     match text.strip_prefix('-') {
-        Some(k) if k.starts_with(|c: char| c.is_ascii_digit()) => match whole_u64(k)? {
+        Some(k) if k.starts_with(|c: char| c.is_ascii_digit()) => match counted(k, EVENT_NUMBER)? {
             0 => Err("-K counts back from where the lab is: -1 or less".to_string()),
             k => Ok(EventRef::Back(k)),
         },
-        _ => whole_u64(text).map(EventRef::At),
+        _ => counted(text, EVENT_NUMBER).map(EventRef::At),
     }
+}
+
+/// What `why rule`'s N accepts, said when it is given something else.
+const RULE_NUMBER: &str = "not a rule number: give the rule's place in its chain (1 is the first, as `show iptables NODE` lists them) or the rule itself: `why rule -A CHAIN SPEC… --node NODE`";
+
+/// `why rule CHAIN N`: the rule's number in its chain.
+fn rule_number(text: &str) -> Result<u64, String> {
+    counted(text, RULE_NUMBER)
 }
 
 /// `rewind` arguments.
@@ -1236,9 +1247,9 @@ pub enum WhyCmd {
         name: String,
     },
     /// An iptables rule on a node, by chain and number as `iptables -t TABLE -L CHAIN
-    /// --line-numbers` counts them (`show iptables NODE`)
+    /// --line-numbers` counts them, or as `iptables -S` prints it (`show iptables NODE`)
     #[command(
-        after_help = "Rules are numbered from 1 in each chain, in `iptables -S` order.\nExamples:\n  why rule CNI-HOSTPORT-DNAT 1 --node node-1\n  why rule FLANNEL-FWD 2 --node node-1 -t filter"
+        after_help = "Rules are numbered from 1 in each chain, in `iptables -S` order. Or give the rule itself as\n`iptables -S` prints it (`show iptables NODE`): -A CHAIN and its spec, compared as rules, not text.\nExamples:\n  why rule CNI-HOSTPORT-DNAT 1 --node node-1\n  why rule FLANNEL-FWD 2 --node node-1 -t filter\n  why rule -A POSTROUTING -m comment --comment \"flanneld masq\" -j FLANNEL-POSTRTG --node node-1"
     )]
     Rule(WhyRuleArgs),
     /// A Cilium security identity (`show bpf NODE --identities`)
@@ -1249,15 +1260,31 @@ pub enum WhyCmd {
     },
 }
 
-/// `why rule` arguments.
+/// `why rule` arguments: `CHAIN N`, or `-A CHAIN SPEC…` (see [`WhyRuleArgs::rule`]).
 #[derive(Debug, Args, Clone, PartialEq)]
 pub struct WhyRuleArgs {
     /// The chain
-    #[arg(value_name = "CHAIN")]
-    pub chain: String,
+    #[arg(value_name = "CHAIN", required_unless_present = "append")]
+    pub chain: Option<String>,
     /// The rule's number in the chain, from 1
-    #[arg(value_name = "N", allow_negative_numbers = true, value_parser = whole_u64)]
-    pub number: u64,
+    #[arg(
+        value_name = "N",
+        required_unless_present = "append",
+        allow_negative_numbers = true,
+        value_parser = rule_number
+    )]
+    pub number: Option<u64>,
+    /// Or the rule as `iptables -S` prints it: -A CHAIN and its spec, to the end of the line
+    #[arg(
+        short = 'A',
+        long = "append",
+        value_name = "CHAIN SPEC",
+        num_args = 1..,
+        action = clap::ArgAction::Set,
+        allow_hyphen_values = true,
+        conflicts_with_all = ["chain", "number"]
+    )]
+    pub append: Option<Vec<String>>,
     /// The node
     #[arg(long)]
     pub node: String,
@@ -1267,6 +1294,78 @@ pub struct WhyRuleArgs {
     /// The table (as `show iptables`, nat unless given)
     #[arg(long, short = 't', default_value = "nat", value_parser = TableParser)]
     pub table: TableArg,
+}
+
+/// Which rule `why rule` asks about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RuleRef {
+    /// `CHAIN N`: by its number in the chain, from 1.
+    Numbered {
+        /// The chain.
+        chain: String,
+        /// Its number.
+        number: u64,
+    },
+    /// `-A CHAIN SPEC…`: by the rule itself, parsed as the lab's iptables parses rules.
+    Spec {
+        /// The chain.
+        chain: String,
+        /// The rule after `-A CHAIN`, parsed.
+        spec: Box<crate::cni::netfilter::RuleSpec>,
+        /// The rule as typed, words joined (for messages).
+        text: String,
+    },
+}
+
+impl WhyRuleArgs {
+    /// The rule asked about (clap has made sure one form is given).
+    pub fn rule(&self) -> RuleRef {
+        match &self.append {
+            Some(words) => {
+                let chain = words.first().cloned().unwrap_or_default();
+                let rest = words.get(1..).unwrap_or_default();
+                RuleRef::Spec {
+                    chain,
+                    spec: Box::new(crate::cni::netfilter::RuleSpec::parse_words(rest)),
+                    text: rest.join(" "),
+                }
+            }
+            None => RuleRef::Numbered {
+                chain: self.chain.clone().unwrap_or_default(),
+                number: self.number.unwrap_or_default(),
+            },
+        }
+    }
+}
+
+/// `why rule -A CHAIN SPEC… --node NODE -t TABLE`: `-A` takes every word after it (a rule
+/// spec is full of flags), so the lab's own flags typed after the spec (`--node`, `-t`,
+/// `--table`, `-6`, `--ipv6`, `-h`, `--help`) are moved before `-A`, where clap reads them.
+/// `iptables -S` never prints any of them in a rule.
+pub(crate) fn lift_why_rule_flags(words: &mut Vec<String>) {
+    if words.get(..2) != Some(&["why".to_string(), "rule".to_string()][..]) {
+        return;
+    }
+    let Some(at) = words.iter().position(|w| w == "-A" || w == "--append") else {
+        return;
+    };
+    let mut lifted = Vec::new();
+    let mut i = at + 2;
+    while i < words.len() {
+        let w = words[i].as_str();
+        let with_value = matches!(w, "--node" | "-t" | "--table");
+        let alone = matches!(w, "-6" | "--ipv6" | "-h" | "--help")
+            || w.starts_with("--node=")
+            || w.starts_with("--table=");
+        if with_value && i + 1 < words.len() {
+            lifted.extend(words.drain(i..i + 2));
+        } else if alone {
+            lifted.push(words.remove(i));
+        } else {
+            i += 1;
+        }
+    }
+    words.splice(at..at, lifted);
 }
 
 /// `save` / `load` arguments.
@@ -1851,6 +1950,24 @@ fn whole<T: std::str::FromStr<Err = std::num::ParseIntError>>(
         std::num::IntErrorKind::PosOverflow => format!("too large; the largest is {max}"),
         _ => e.to_string(),
     })
+}
+
+/// A whole number that picks one of something the lab lists (an event of `timeline`, a
+/// rule of a chain): text that is no number at all is refused with `not_one` (what it is
+/// not and what is accepted) instead of Rust's "invalid digit found in string"; `-1` and a
+/// number too large as [`whole_u64`] says.
+fn counted(text: &str, not_one: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::num::IntErrorKind::InvalidDigit | std::num::IntErrorKind::Empty
+            ) && !text.starts_with('-') =>
+        {
+            Err(not_one.to_string())
+        }
+        _ => whole_u64(text),
+    }
 }
 
 /// A `u64` argument (`tick SECONDS`, `show wire N`).

@@ -66,6 +66,7 @@ fn parse_with_clap(line: &str) -> Result<Option<Command>, ParseError> {
         return Ok(None);
     }
     grammar::split_kind_name(&mut words);
+    grammar::lift_why_rule_flags(&mut words);
     match parse_cut(&words) {
         Ok(l) => {
             grammar::check(&l.command).map_err(ParseError::Invalid)?;

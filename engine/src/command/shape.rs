@@ -33,6 +33,7 @@ impl Shape {
             return None;
         }
         super::grammar::split_kind_name(&mut words);
+        super::grammar::lift_why_rule_flags(&mut words);
         let root = <CommandLine as clap::CommandFactory>::command();
         let matches = root.clone().try_get_matches_from(&words).ok()?;
         let mut shape = Shape {

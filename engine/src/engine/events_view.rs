@@ -16,7 +16,7 @@
 use super::seen::{EventSeen, Seen};
 use super::{Lab, LabError};
 use crate::cluster::ObjectRef;
-use crate::cluster::label_query;
+
 use crate::command::grammar::GetArgs;
 use crate::record::Level;
 use crate::render::{Outcome, Role, Table};
@@ -199,12 +199,7 @@ impl Lab {
         };
         let sort = g.sort_by.as_deref().map(parse_sort_by).transpose()?;
         // Events carry no labels: a selector keeps them only when it asks for nothing.
-        let query = g
-            .selector
-            .as_deref()
-            .map(label_query::parse)
-            .transpose()
-            .map_err(LabError::msg)?;
+        let query = g.label_query()?;
         let keep_labels = query.is_none_or(|q| q.matches(&Default::default()));
         let ns = g.ns.as_deref().unwrap_or("default");
         let mut rows: Vec<Row> = self

@@ -121,6 +121,18 @@ pub(super) fn resource_name_pairs(args: &[&str]) -> Result<Vec<(String, String)>
         .collect()
 }
 
+impl GetArgs {
+    /// The `-l` selector parsed as `kubectl get -l` parses it (`labels.Parse`), `None`
+    /// without one: what `get`, `get events` and `get -w` select by.
+    pub(super) fn label_query(&self) -> Result<Option<LabelQuery>, LabError> {
+        self.selector
+            .as_deref()
+            .map(label_query::parse)
+            .transpose()
+            .map_err(LabError::msg)
+    }
+}
+
 impl Lab {
     /// `get KIND[,KIND…] [NAME…] [-n NS | -A] [-l SELECTOR] [-o json|name|wide|yaml]`, or
     /// `get KIND/NAME…` of several kinds. Named objects print in the order given; a missing
@@ -200,12 +212,7 @@ impl Lab {
                 "name cannot be provided when a selector is specified",
             ));
         }
-        let query = g
-            .selector
-            .as_deref()
-            .map(label_query::parse)
-            .transpose()
-            .map_err(LabError::msg)?;
+        let query = g.label_query()?;
         let ns = g.ns.as_deref().unwrap_or("default");
         let several_kinds = targets.len() > 1;
         let sel_for = |kind: &dyn AnyResource, name| Sel {

@@ -6,8 +6,8 @@
 //! from 1; event 0 is the start. The lab is deterministic, so the lab after event N is a
 //! fresh lab of the journal's start with the first N entries replayed. To keep that fast
 //! in a long session the lab keeps a [`Snapshot`] of itself each time the events since the
-//! last one did [`SNAPSHOT_WORK`] units of work, and replays from the nearest one at or
-//! before N. Work, not a count of events, so that cheap events (a `node add` while a large
+//! last one did [`SNAPSHOT_WORK`] units of work, or [`WORK_PER_WEIGHT`] times the lab's
+//! size at the last one when that is more, and replays from the nearest one at or before N. Work, not a count of events, so that cheap events (a `node add` while a large
 //! preset builds: no call or wire record) take no copy of a large lab.
 //!
 //! `rewind N` makes the lab the one after event N and keeps the lab it left (the present)
@@ -35,17 +35,20 @@ pub(crate) const SNAPSHOT_WORK: u64 = 1500;
 /// bounded number of copies and rewinding replays at most twice as much as before.
 pub(crate) const MAX_SNAPSHOTS: usize = 64;
 
-/// The work between two snapshots is at least this many times the lab's [`weight`] now: a
-/// large lab (thousands of nodes or pods) is copied less often.
+/// The work between two snapshots is at least this many times the lab's [`weight`] when
+/// the last snapshot was taken (or at the timeline's start, before any): a large lab
+/// (thousands of nodes or pods) is copied less often.
 ///
-/// The weight is the lab's current one, so a lab that only grows is never snapshotted past
-/// its start: a pod create is about 12 units of work and adds 1 to the weight, so the work
-/// since the last snapshot (12 a pod) never catches up with the interval (16 a pod, on top
-/// of the lab's weight before). Rewinding such a session replays every event from the
-/// start (or from the last snapshot taken while the lab was still small), which
-/// BENCHMARKS.md's rewind bench does not measure: its session deletes a pod for each it
-/// creates, so its weight stays flat.
-const WORK_PER_WEIGHT: u64 = 16;
+/// The weight is the one at the last snapshot, not the lab's now, so a lab that keeps
+/// growing is still snapshotted: a copy costs about its weight, and the work since the last
+/// copy is at least 16 times the weight then, so copying stays a bounded fraction of the
+/// replay work it saves. Pods pinned to nodes (about 6 units of work each, 1 of weight)
+/// take a copy each time the lab has grown about 3.7 times (16/6 + 1): the copies' sizes
+/// grow geometrically, so together they hold about 0.4 of the lab, and a rewind replays at
+/// most 16 times the weight of the snapshot before it. (Counting the lab's weight now, the
+/// first version, never caught up with a growing lab: each pod added 16 to the interval
+/// and 6 to the work, so it took no copy after the start and a rewind replayed everything.)
+pub(crate) const WORK_PER_WEIGHT: u64 = 16;
 
 /// How big a copy of the lab is, in objects: its pods, claims, volumes and attachments,
 /// and its nodes twice (a node's kernel, routes and rules weigh more than a pod).
@@ -68,6 +71,8 @@ struct Snapshot {
     event: usize,
     /// The work done by then.
     work: u64,
+    /// The lab's [`weight`] then.
+    weight: u64,
     /// The lab.
     lab: Arc<Lab>,
 }
@@ -79,9 +84,12 @@ pub(crate) struct History {
     /// The work between two snapshots ([`SNAPSHOT_WORK`]), doubled each time they are
     /// thinned.
     pub(crate) snapshot_work: u64,
-    /// The work between two snapshots per unit of the lab's weight ([`WORK_PER_WEIGHT`];
-    /// the property test sets 0).
+    /// The work between two snapshots per unit of the lab's weight at the last one
+    /// ([`WORK_PER_WEIGHT`]; the property test sets 0).
     pub(crate) work_per_weight: u64,
+    /// The lab's [`weight`] at the timeline's start: what the first snapshot's interval
+    /// is measured by.
+    start_weight: u64,
     /// The clock after each event (index `i` is event `i + 1`).
     times: Vec<Millis>,
     /// The wire log's next sequence number after each event: wire record `s` was made by
@@ -127,6 +135,7 @@ impl Default for History {
         History {
             snapshot_work: SNAPSHOT_WORK,
             work_per_weight: WORK_PER_WEIGHT,
+            start_weight: 0,
             times: Vec::new(),
             wire: Vec::new(),
             snapshots: Vec::new(),
@@ -153,6 +162,12 @@ impl History {
     pub(crate) fn snapshots_len(&self) -> usize {
         self.snapshots.len()
     }
+
+    /// The work done and the lab's weight at each snapshot kept, in order.
+    #[cfg(test)]
+    pub(crate) fn snapshot_marks(&self) -> Vec<(u64, u64)> {
+        self.snapshots.iter().map(|s| (s.work, s.weight)).collect()
+    }
 }
 
 impl Lab {
@@ -178,11 +193,15 @@ impl Lab {
         self.history.times.push(self.clock);
         self.history.wire.push(self.wire.next_seq());
         let done = work(self);
-        let since = self.history.snapshots.last().map_or(0, |s| s.work);
+        let (since, base) = self
+            .history
+            .snapshots
+            .last()
+            .map_or((0, self.history.start_weight), |s| (s.work, s.weight));
         let interval = self
             .history
             .snapshot_work
-            .max(self.history.work_per_weight.saturating_mul(weight(self)));
+            .max(self.history.work_per_weight.saturating_mul(base));
         if done - since >= interval {
             let mut copy = self.clone();
             copy.history = History::default();
@@ -192,6 +211,7 @@ impl Lab {
             self.history.snapshots.push(Snapshot {
                 event: events,
                 work: done,
+                weight: weight(self),
                 lab: Arc::new(copy),
             });
             if self.history.snapshots.len() > MAX_SNAPSHOTS {
@@ -203,7 +223,10 @@ impl Lab {
 
     /// Forget the past (a fresh lab's journal restarted).
     pub(crate) fn timeline_clear(&mut self) {
-        self.history = History::default();
+        self.history = History {
+            start_weight: weight(self),
+            ..History::default()
+        };
     }
 
     /// The lab with every event: the present kept aside while rewound, or this lab.
@@ -281,6 +304,7 @@ impl Lab {
         lab.history = History {
             snapshot_work: present.history.snapshot_work,
             work_per_weight: present.history.work_per_weight,
+            start_weight: present.history.start_weight,
             times: present.history.times[..n].to_vec(),
             wire: present.history.wire[..n].to_vec(),
             snapshots: present.history.snapshots[..kept].to_vec(),

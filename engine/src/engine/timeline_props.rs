@@ -131,3 +131,36 @@ fn a_long_session_keeps_a_bounded_number_of_snapshots() {
         assert_eq!(views(&mut lab), live[n], "rewind {n}");
     }
 }
+
+/// A lab that only grows (pods created, none deleted) is snapshotted as it grows: each
+/// snapshot once the work since the one before reaches 16 times the lab's weight then (so
+/// the copies are a bounded fraction of the replay work), and a rewind between two answers
+/// as the live lab did. Weighed by the lab's size now, it took none after the start.
+#[test]
+fn a_growing_lab_is_snapshotted_in_proportion_to_its_size() {
+    use super::timeline::WORK_PER_WEIGHT;
+    let mut lab = Lab::new();
+    lab.history.snapshot_work = 1;
+    let mut live = vec![views(&mut lab)];
+    for i in 0..120 {
+        lab.execute(&format!("pod create p{i} --node node-{}", i % 2 + 1))
+            .expect("a pod create");
+        live.push(views(&mut lab));
+    }
+    let marks = lab.history.snapshot_marks();
+    assert!(marks.len() >= 3, "{marks:?}");
+    for w in marks.windows(2) {
+        let ((work_a, weight_a), (work_b, weight_b)) = (w[0], w[1]);
+        let interval = WORK_PER_WEIGHT * weight_a;
+        // Taken at the first event past the interval (a pod create is under 30 units).
+        assert!(
+            (interval..interval + 30).contains(&(work_b - work_a)),
+            "{marks:?}"
+        );
+        assert!(weight_b > weight_a, "{marks:?}");
+    }
+    for n in [30, 75, 120] {
+        lab.execute(&format!("rewind {n}")).expect("rewind");
+        assert_eq!(views(&mut lab), live[n], "rewind {n}");
+    }
+}

@@ -23,7 +23,7 @@
 
 use super::listing::Sel;
 use super::{Lab, LabError};
-use crate::cluster::label_query::{self, LabelQuery};
+use crate::cluster::label_query::LabelQuery;
 use crate::cluster::{ApiKind, EventType};
 use crate::command::grammar::{GetArgs, OutputFormat};
 use crate::render::{Line, Outcome, Role, Table};
@@ -234,12 +234,7 @@ impl Lab {
                 names.len()
             )));
         }
-        let query = g
-            .selector
-            .as_deref()
-            .map(label_query::parse)
-            .transpose()
-            .map_err(LabError::msg)?;
+        let query = g.label_query()?;
         let mut watch = Watch {
             kind,
             ns: (!g.all_namespaces).then(|| g.ns.clone().unwrap_or_else(|| "default".into())),

@@ -29,6 +29,9 @@ pub struct Desk {
     watch: Option<Watch>,
     /// The trace being stepped, if one is.
     stepping: Option<Stepping>,
+    /// A script printed every hop of the last stepped trace at once (see
+    /// [`Desk::settle_stepping`]): a `step` after it says so.
+    stepped_at_once: bool,
 }
 
 impl std::fmt::Debug for Desk {
@@ -65,6 +68,7 @@ impl Desk {
             lessons: Lessons::default(),
             watch: None,
             stepping: None,
+            stepped_at_once: false,
         }
     }
 
@@ -73,10 +77,43 @@ impl Desk {
         self.stepping.as_ref()
     }
 
-    /// Print the rest of the trace being stepped and end stepping: what a script does
-    /// after `trace … --step` (it does not wait for the learner).
-    pub fn finish_stepping(&mut self) -> Option<Outcome> {
-        self.stepping.take().map(Stepping::rest)
+    /// After a script's line (`next`: the script's next command, `None` at its end): a trace
+    /// being stepped stays open while the next command is a `step` (`step`, `step back`,
+    /// `step end`, or the REPL's keys for them), so a script written for the REPL steps as
+    /// the REPL does; otherwise the rest of the trace is printed at once and stepping ends
+    /// (a script does not wait). Every hop printed counts as stepped for the lesson's check
+    /// (a [`crate::engine::seen::Seen::Stepped`] each), so its feedback may follow.
+    pub fn settle_stepping(&mut self, next: Option<&str>) -> Option<Outcome> {
+        self.stepping.as_ref()?;
+        if next.is_some_and(|line| self.is_step_command(line)) {
+            return None;
+        }
+        let mut s = self.stepping.take()?;
+        let mut rest = Outcome::empty();
+        let mut seen = Vec::new();
+        while s.forward() == Moved::On {
+            rest.extend(s.shown());
+            seen.push(s.seen());
+        }
+        rest.extend(s.result());
+        self.stepped_at_once = true;
+        let ran = Executed {
+            command: Some(Command::Step {
+                action: StepAction::Next,
+            }),
+            seen,
+            ..Executed::nothing(Ok(rest))
+        };
+        self.lesson_observe("step", ran).result.ok()
+    }
+
+    /// Whether `line`, run now, is a `step` command (as parsed, after the REPL's keys).
+    fn is_step_command(&self, line: &str) -> bool {
+        let line = self.stepping_key(line);
+        matches!(
+            crate::command::parse(crate::command::strip_comment(line)),
+            Ok(Some(Command::Step { .. }))
+        )
     }
 
     /// While stepping, the REPL's keys as the commands they stand for: an empty line is
@@ -96,9 +133,11 @@ impl Desk {
     /// `step [next|back|end]`.
     fn step_cmd(&mut self, action: StepAction) -> Result<Outcome, LabError> {
         let Some(s) = self.stepping.as_mut() else {
-            return Err(LabError::msg(
-                "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop",
-            ));
+            return Err(LabError::msg(if self.stepped_at_once {
+                "nothing is being stepped: the script printed every hop of the trace at once; a `step` line right after `trace SRC DST --step` (or after another `step`) steps it hop by hop"
+            } else {
+                "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop"
+            }));
         };
         match action {
             StepAction::Next => match s.forward() {
@@ -137,6 +176,7 @@ impl Desk {
         *out = s.opening();
         ran.seen.push(s.seen());
         self.stepping = Some(s);
+        self.stepped_at_once = false;
     }
 
     /// Parse and run one line, as the learner typed it. Lesson commands run here; any other
@@ -220,6 +260,7 @@ impl Desk {
                 }
                 if replaces_lab && ran.result.is_ok() {
                     self.stepping = None;
+                    self.stepped_at_once = false;
                 }
                 if replaces_lab {
                     if let Ok(out) = &mut ran.result {

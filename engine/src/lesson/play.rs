@@ -435,7 +435,8 @@ impl super::Desk {
     ) -> usize {
         let mut wrong = 0;
         use crate::render::{Line, Outcome, Role, error_text};
-        for ev in events {
+        let mut events = events.into_iter().peekable();
+        while let Some(ev) = events.next() {
             match ev {
                 PlayEvent::Title(h) | PlayEvent::Heading(h) => {
                     let mut out = Outcome::empty();
@@ -463,7 +464,7 @@ impl super::Desk {
                     if result.is_err() != expect_failure {
                         wrong += 1;
                     }
-                    let out = match result {
+                    let mut out = match result {
                         Ok(o) => o,
                         Err(e) => {
                             let mut o = e.output.clone();
@@ -471,6 +472,17 @@ impl super::Desk {
                             o
                         }
                     };
+                    // As a script runs: a stepped trace steps on while the next command
+                    // is a `step`, else its rest is printed now.
+                    let next = self.stepping().is_some().then(|| {
+                        events.clone().find_map(|ev| match ev {
+                            PlayEvent::Type { command, .. } => Some(command),
+                            _ => None,
+                        })
+                    });
+                    if let Some(rest) = self.settle_stepping(next.flatten().as_deref()) {
+                        out.extend(rest);
+                    }
                     sink.show(&out);
                 }
                 PlayEvent::Pause { millis } => {

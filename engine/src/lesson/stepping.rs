@@ -146,17 +146,6 @@ impl Stepping {
         out.line(Line::styled(self.trace.result_line(), role));
         out
     }
-
-    /// Every hop from the one after the shown one, then the result: what a script prints
-    /// (it does not wait).
-    pub(crate) fn rest(mut self) -> Outcome {
-        let mut out = Outcome::empty();
-        while self.forward() == Moved::On {
-            out.extend(self.shown());
-        }
-        out.extend(self.result());
-        out
-    }
 }
 
 /// What a hop is, for its marker.

@@ -1,4 +1,6 @@
-//! `why rule CHAIN N --node NODE [-t TABLE] [-6]`: an iptables rule back to its writer.
+//! `why rule CHAIN N --node NODE [-t TABLE] [-6]` (or `why rule -A CHAIN SPEC… --node NODE`,
+//! the rule as `iptables -S` prints it, compared as a parsed rule): an iptables rule back to
+//! its writer.
 //! The writer is the one of the chain the rule jumps to when that chain is made for a single
 //! container, policy or endpoint (the rule is there for it), else the one of the chain the
 //! rule sits in: each writer names its chains by
@@ -12,9 +14,22 @@ use crate::cni::netfilter::TableKind;
 use crate::cni::plugin::CniCommand;
 use crate::cni::plugins::{common::format_chain_name, portmap};
 use crate::cni::runtime::WireCall;
-use crate::command::grammar::{TableArg, WhyRuleArgs};
+use crate::command::grammar::{RuleRef, TableArg, WhyRuleArgs};
 use crate::netd::{calico::felix, flannel};
 use crate::record::WireRecord;
+
+/// The table flags of `a` as `show iptables` takes them (` -t filter`, ` -6`; nothing for
+/// IPv4's nat).
+fn table_flags(a: &WhyRuleArgs) -> String {
+    let mut flags = String::new();
+    if a.table == TableArg::Filter {
+        flags.push_str(" -t filter");
+    }
+    if a.v6 {
+        flags.push_str(" -6");
+    }
+    flags
+}
 
 /// Who writes a chain.
 enum Author {
@@ -74,10 +89,13 @@ impl Lab {
             .netfilter
             .family(a.v6)
             .get(kind);
-        let Some(rules) = table.chains().get(&a.chain) else {
+        let rule_ref = a.rule();
+        let chain_name = match &rule_ref {
+            RuleRef::Numbered { chain, .. } | RuleRef::Spec { chain, .. } => chain.as_str(),
+        };
+        let Some(rules) = table.chains().get(chain_name) else {
             return Err(LabError::msg(format!(
-                "no chain {} in {tool} -t {kind} on {node}; chains there: {}",
-                a.chain,
+                "no chain {chain_name} in {tool} -t {kind} on {node}; chains there: {}",
                 table
                     .chains()
                     .keys()
@@ -86,42 +104,51 @@ impl Lab {
                     .join(", ")
             )));
         };
-        let Some(rule) = usize::try_from(a.number)
-            .ok()
-            .and_then(|n| n.checked_sub(1))
-            .and_then(|i| rules.get(i))
-        else {
-            return Err(LabError::msg(match rules.len() {
-                0 => format!("{} in {tool} -t {kind} on {node} has no rules", a.chain),
-                n => format!(
-                    "{} in {tool} -t {kind} on {node} has {n} rule{}: N is 1 to {n}, as `{tool} -t {kind} -L {} --line-numbers` numbers them",
-                    a.chain,
+        let found = match &rule_ref {
+            RuleRef::Numbered { number, .. } => usize::try_from(*number)
+                .ok()
+                .and_then(|n| n.checked_sub(1))
+                .and_then(|i| rules.get(i).map(|r| (i, r))),
+            RuleRef::Spec { spec, .. } => rules
+                .iter()
+                .enumerate()
+                .find(|(_, r)| r.spec() == spec.as_ref()),
+        };
+        let Some((index, rule)) = found else {
+            return Err(LabError::msg(match (&rule_ref, rules.len()) {
+                (RuleRef::Spec { text, .. }, _) => format!(
+                    "no rule `-A {chain_name} {text}` in {tool} -t {kind} on {node} (the rule is compared whole, as `{tool} -C` compares it): `show iptables {node}{}` lists the chain's rules as `{tool} -S` prints them, or give its number: `why rule {chain_name} N --node {node}{}`",
+                    table_flags(a),
+                    table_flags(a)
+                ),
+                (_, 0) => format!("{chain_name} in {tool} -t {kind} on {node} has no rules"),
+                (_, n) => format!(
+                    "{chain_name} in {tool} -t {kind} on {node} has {n} rule{}: N is 1 to {n}, as `{tool} -t {kind} -L {chain_name} --line-numbers` numbers them",
                     if n == 1 { "" } else { "s" },
-                    a.chain
                 ),
             }));
         };
+        let number = index + 1;
         let mut chain = vec![Link::Rule {
             node: node.to_string(),
             v6: a.v6,
             table: kind,
-            chain: a.chain.clone(),
-            number: a.number as usize,
+            chain: chain_name.to_string(),
+            number,
             text: rule.text().to_string(),
         }];
-        let own = self.chain_author(node, &a.chain);
+        let own = self.chain_author(node, chain_name);
         let target = rule
             .spec()
             .jump_chain()
             .and_then(|t| self.chain_author(node, t).map(|w| (t, w)));
         let (at, author) = match (own, target) {
             (_, Some((t, w))) if w.specific() => (t.to_string(), w),
-            (Some(o), _) => (a.chain.clone(), o),
+            (Some(o), _) => (chain_name.to_string(), o),
             (None, Some((t, w))) => (t.to_string(), w),
             (None, None) => {
                 return Err(LabError::msg(format!(
-                    "why rule follows the chains of portmap, the ipMasq of bridge and ptp, flanneld and Calico's Felix; rule {} of {} on {node} is none of theirs",
-                    a.number, a.chain
+                    "why rule follows the chains of portmap, the ipMasq of bridge and ptp, flanneld and Calico's Felix; rule {number} of {chain_name} on {node} is none of theirs"
                 )));
             }
         };
