@@ -73,6 +73,7 @@ fn create_with(name: &str, node: &str, pvcs: Vec<String>) -> Command {
         pvcs,
         networks: None,
         ns: "default".into(),
+        step: false,
     })))
 }
 

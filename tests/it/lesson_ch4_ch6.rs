@@ -324,3 +324,46 @@ fn ch4_step_25_reads_why_of_scratch_s_volume() {
     );
     assert_eq!(at(&desk), 25);
 }
+
+/// Issue 39 §1/§4: ch4 step 26 steps a new claim's CSI flow call by call up to
+/// NodePublishVolume (`Seen::SteppedCall`). An echo of the words, the pod create failing,
+/// or stepping only to NodeStageVolume is not it.
+#[test]
+fn ch4_step_26_steps_the_csi_calls_to_node_publish() {
+    let mut desk = at_step(CH4, 26);
+    run(&mut desk, "pvc create logs --size 1Gi --class local-wffc");
+    for line in [
+        "echo saw step csi NodePublishVolume",
+        "pod create w1 --pvc logs --step",
+        "pod create w3 --pvc nothing-here --step",
+    ] {
+        run(&mut desk, line);
+        assert_eq!(at(&desk), 25, "step 26 done after `{line}`");
+    }
+    assert!(
+        desk.stepping().is_none(),
+        "a failed or waiting command opens nothing"
+    );
+    let out = run(
+        &mut desk,
+        "pod create w4 --node-selector kubernetes.io/hostname=node-1 --pvc logs --step",
+    );
+    assert!(
+        out.contains(
+            "made 4 CSI calls: CreateVolume → ControllerPublishVolume → NodeStageVolume → NodePublishVolume"
+        ),
+        "{out}"
+    );
+    run(&mut desk, "step");
+    let out = run(&mut desk, "step");
+    assert!(out.contains("── call 3/4: NodeStageVolume"), "{out}");
+    assert!(out.contains("NODE_READY → VOL_READY"), "{out}");
+    assert_eq!(at(&desk), 25, "NodeStageVolume is not NodePublishVolume");
+    let out = run(&mut desk, "step");
+    assert!(
+        out.contains("── call 4/4: NodePublishVolume · kubelet(node-1) ──"),
+        "{out}"
+    );
+    assert!(out.contains("VOL_READY → PUBLISHED"), "{out}");
+    assert_eq!(at(&desk), 26);
+}

@@ -281,7 +281,7 @@ fn a_script_prints_every_hop_of_a_stepped_trace_at_once_when_no_step_follows() {
     let e = fails(&mut desk, "step");
     assert_eq!(
         e,
-        "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop"
+        "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop, `pod create NAME --pvc CLAIM --step` a volume's CSI calls one by one"
     );
 }
 
@@ -351,4 +351,217 @@ fn play_steps_a_trace_as_a_script_runs() {
         "{second}"
     );
     assert!(desk.stepping().is_none());
+}
+
+// ---- Stepping a CSI flow (`pod create … --pvc CLAIM --step`) ----
+
+use lab_engine::csi::{Code, LifecycleState};
+use lab_engine::lesson::csi_stepping::Changed;
+
+/// A desk with a WaitForFirstConsumer claim: the pod that uses it makes all four calls.
+fn wffc_claim() -> Desk {
+    let mut desk = crate::common::desk();
+    run(&mut desk, "pvc create data --size 1Gi --class local-wffc");
+    desk
+}
+
+#[test]
+fn a_pod_with_a_new_claim_steps_the_four_calls_in_the_real_order_with_each_state() {
+    let mut desk = wffc_claim();
+    let out = run(&mut desk, "pod create web --pvc data --step");
+    assert!(
+        out.starts_with("pod/web created\n"),
+        "the command ran as usual: {out}"
+    );
+    assert!(
+        out.contains("pod/web made 4 CSI calls: CreateVolume → ControllerPublishVolume → NodeStageVolume → NodePublishVolume\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("── call 1/4: CreateVolume · external-provisioner ──\n"),
+        "{out}"
+    );
+    assert!(!out.contains("call 2/4"), "only the first call: {out}");
+    let c = desk
+        .stepping()
+        .and_then(|s| s.csi())
+        .expect("a CSI stepping")
+        .clone();
+    let steps = c.steps();
+    let rpcs: Vec<&str> = steps.iter().map(|s| s.call.rpc).collect();
+    assert_eq!(
+        rpcs,
+        [
+            "CreateVolume",
+            "ControllerPublishVolume",
+            "NodeStageVolume",
+            "NodePublishVolume"
+        ]
+    );
+    assert!(steps.iter().all(|s| s.call.code() == Code::Ok));
+    let states: Vec<_> = steps
+        .iter()
+        .map(|s| {
+            let c = s.change.as_ref().expect("a change");
+            (c.before, c.after)
+        })
+        .collect();
+    use LifecycleState::*;
+    assert_eq!(
+        states,
+        [
+            (None, Some(Created)),
+            (Some(Created), Some(NodeReady)),
+            (Some(NodeReady), Some(VolReady)),
+            (Some(VolReady), Some(Published)),
+        ]
+    );
+    // The objects: the PV the provisioner names after the request, the VolumeAttachment the
+    // attach/detach controller made, the staging path and the target path the kubelet sent.
+    let pv = run(&mut desk, "get pv -o name");
+    let Some(Changed::Volume { pv: name }) = steps[0].change.as_ref().map(|c| &c.object) else {
+        panic!("{:?}", steps[0].change);
+    };
+    assert_eq!(pv.trim(), format!("persistentvolume/{name}"));
+    let va = run(&mut desk, "get va -o name");
+    let Some(Changed::Attachment { name }) = steps[1].change.as_ref().map(|c| &c.object) else {
+        panic!("{:?}", steps[1].change);
+    };
+    assert_eq!(va.trim(), format!("volumeattachment.storage.k8s.io/{name}"));
+    let stage = steps[2].call.request.staging_path().expect("staging path");
+    assert!(stage.ends_with("/globalmount"), "{stage}");
+    assert_eq!(
+        steps[2].change.as_ref().map(|c| &c.object),
+        Some(&Changed::Staging {
+            path: stage.to_string()
+        })
+    );
+    let target = steps[3].call.request.target_path().expect("target path");
+    assert_eq!(steps[3].call.request.staging_path(), Some(stage));
+    assert!(target.ends_with("/mount"), "{target}");
+    // The last state is the driver's own.
+    let volumes = run(&mut desk, "show volumes");
+    assert!(volumes.contains("node-1  PUBLISHED"), "{volumes}");
+    assert!(
+        volumes.contains(&format!("published {target}")),
+        "{volumes}"
+    );
+}
+
+#[test]
+fn enter_b_and_q_step_a_csi_flow_and_the_end_says_where_the_volume_is() {
+    let mut desk = wffc_claim();
+    run(&mut desk, "pod create web --pvc data --step");
+    let e = fails(&mut desk, "b");
+    assert!(e.contains("already at the first call (1/4)"), "{e}");
+    let out = run(&mut desk, "");
+    assert!(
+        out.starts_with("── call 2/4: ControllerPublishVolume · external-attacher ──\n"),
+        "{out}"
+    );
+    assert!(out.contains("  node_id   node-1\n"), "{out}");
+    assert!(
+        out.contains("  state     CREATED → NODE_READY (vol-95328f0b on node-1)\n"),
+        "{out}"
+    );
+    let out = run(&mut desk, "b");
+    assert!(out.starts_with("── call 1/4: CreateVolume"), "{out}");
+    for _ in 0..3 {
+        run(&mut desk, "step");
+    }
+    assert_eq!(
+        run(&mut desk, "step"),
+        "end of pod/web's CSI calls: 4 calls · vol-95328f0b PUBLISHED on node-1\n"
+    );
+    assert!(desk.stepping().is_none());
+    run(&mut desk, "pod create web2 --pvc data --step");
+    assert_eq!(run(&mut desk, "q"), "stepping ended at call 1/1\n");
+}
+
+#[test]
+fn a_volume_already_staged_steps_only_its_publish_and_says_why() {
+    let mut desk = wffc_claim();
+    run(&mut desk, "pod create web --pvc data");
+    let out = run(&mut desk, "pod create web2 --pvc data --step");
+    assert!(
+        out.contains("pod/web2 made 1 CSI call: NodePublishVolume\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("vol-95328f0b was already PUBLISHED on node-1 before this command"),
+        "{out}"
+    );
+    assert_eq!(desk.stepping().map(|s| s.len()), Some(1));
+}
+
+#[test]
+fn no_claim_step_mode_or_a_failed_command_opens_no_stepping() {
+    let mut desk = wffc_claim();
+    let out = run(&mut desk, "pod create plain --step");
+    assert!(
+        out.ends_with("no CSI call: pod/plain mounts no claim (`--pvc CLAIM` mounts one)\n"),
+        "{out}"
+    );
+    assert!(desk.stepping().is_none());
+    fails(&mut desk, "pod create plain --pvc data --step");
+    assert!(desk.stepping().is_none());
+    run(&mut desk, "mode step");
+    let out = run(&mut desk, "pod create w --pvc data --step");
+    assert!(
+        out.ends_with("no CSI call: in step mode nothing acts until `reconcile`\n"),
+        "{out}"
+    );
+    assert!(desk.stepping().is_none());
+}
+
+#[test]
+fn a_failed_call_is_stepped_with_its_status_and_changes_nothing() {
+    let mut desk = wffc_claim();
+    run(&mut desk, "fault inject NodeStageVolume --code INTERNAL");
+    run(&mut desk, "pod create web --pvc data --step");
+    let c = desk
+        .stepping()
+        .and_then(|s| s.csi())
+        .expect("a CSI stepping");
+    let stage = c
+        .steps()
+        .iter()
+        .find(|s| s.call.rpc == "NodeStageVolume")
+        .expect("NodeStageVolume");
+    assert_eq!(stage.call.code(), Code::Internal);
+    assert!(stage.change.is_none());
+}
+
+#[test]
+fn a_script_prints_every_call_of_a_stepped_pod_create() {
+    let mut desk = crate::common::desk();
+    let mut out = Vec::new();
+    let mut err = Vec::new();
+    let ok = lab_engine::script::run(
+        &mut desk,
+        "pvc create data --size 1Gi --class local-wffc\npod create web --pvc data --step\nget pods\n! step\n",
+        lab_engine::script::RunOptions::default(),
+        &mut out,
+        &mut err,
+    )
+    .expect("run");
+    let out = String::from_utf8(out).expect("utf-8");
+    assert!(ok, "{out}{}", String::from_utf8_lossy(&err));
+    for n in 1..=4 {
+        assert!(out.contains(&format!("── call {n}/4:")), "call {n}: {out}");
+    }
+    assert!(
+        out.contains(
+            "end of pod/web's CSI calls: 4 calls · vol-95328f0b PUBLISHED on node-1\nNAME"
+        ),
+        "the rest before `get pods`: {out}"
+    );
+    assert!(desk.stepping().is_none());
+    let err = String::from_utf8(err).expect("utf-8");
+    assert!(
+        err.contains(
+            "nothing is being stepped: the script printed every call of the CSI flow at once"
+        ),
+        "{err}"
+    );
 }

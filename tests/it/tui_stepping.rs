@@ -1,7 +1,9 @@
 //! The dashboard's stepping view (issue 39 §1): `trace … --step` opens the Step panel
 //! beside (or in place of) the Output; → and ← move hop by hop, Esc stops; Topology's
 //! selection and the Routes pane follow the hop, the route it matched highlighted. Snapshots
-//! at 80×24, 120×40 and 200×50, at the first hop, a middle one and the last.
+//! at 80×24, 120×40 and 200×50, at the first hop, a middle one and the last. `pod create …
+//! --pvc CLAIM --step` opens the same panel on its CSI calls; the Volumes pane highlights
+//! what the call shown changed (snapshots at 100×30 and 200×50).
 
 use cni_csi_lab::tui::{self, App, ScriptedEvents, Theme};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -70,7 +72,7 @@ fn hop(a: &App) -> Option<usize> {
 fn the_step_panel_at_the_first_a_middle_and_the_last_hop() {
     for size in SIZES {
         let mut a = stepping(size);
-        let hops = a.desk.stepping().expect("stepping").trace().hops.len();
+        let hops = a.desk.stepping().expect("stepping").len();
         let t = drive(&mut a, size, Vec::new());
         insta::assert_snapshot!(format!("first_{}x{}", size.0, size.1), t.backend());
         // → to the VXLAN hop (7 of 14): the packet inside its outer headers.
@@ -129,7 +131,7 @@ fn arrows_without_a_stepped_trace_say_how_to_start_one() {
     // On the command line → moves the cursor; among the keys (after Esc) it says why not.
     let t = drive(&mut a, size, vec![key(KeyCode::Esc), key(KeyCode::Right)]);
     let text = screen_text(t.backend().buffer());
-    assert!(text.contains("no trace is being stepped"), "{text}");
+    assert!(text.contains("nothing is being stepped"), "{text}");
 }
 
 #[test]
@@ -151,4 +153,70 @@ fn the_device_at_the_hop_is_highlighted_in_topology() {
     assert!(reversed(buf, "eth0 192.168.0.2/24"));
     assert!(!reversed(buf, "eth0 192.168.0.1/24"));
     assert!(!reversed(buf, "flannel.1 (VXLAN)"));
+}
+
+fn csi_stepping(size: (u16, u16)) -> App {
+    let mut a = App::new(crate::common::lab(), Theme::standard());
+    a.update(tui::Action::Resize(size.0, size.1));
+    for l in [
+        "pvc create data --size 1Gi --class local-wffc",
+        "pod create web --pvc data --step",
+    ] {
+        a.run_command(l);
+    }
+    a
+}
+
+/// The row of the line holding `needle`, and whether its first cell is highlighted.
+fn lit_at(buf: &Buffer, needle: &str) -> bool {
+    let (x, y) = find(buf, needle).unwrap_or_else(|| panic!("{needle} on screen"));
+    buf[(x, y)].modifier.contains(Modifier::REVERSED)
+}
+
+#[test]
+fn the_step_panel_on_a_csi_flow_and_the_volume_row_it_changed() {
+    for size in [(100, 30), (200, 50)] {
+        let mut a = csi_stepping(size);
+        assert_eq!(a.desk.stepping().map(|s| s.len()), Some(4));
+        let t = drive(&mut a, size, Vec::new());
+        insta::assert_snapshot!(format!("csi_first_{}x{}", size.0, size.1), t.backend());
+        // → → to NodeStageVolume: the staging line is highlighted, the chain no longer.
+        let t = drive(&mut a, size, vec![key(KeyCode::Right); 2]);
+        assert_eq!(hop(&a), Some(3));
+        insta::assert_snapshot!(format!("csi_stage_{}x{}", size.0, size.1), t.backend());
+    }
+}
+
+#[test]
+fn each_call_highlights_what_it_changed_in_volumes() {
+    let size = (200, 50);
+    let mut a = csi_stepping(size);
+    let t = drive(&mut a, size, Vec::new());
+    let buf = t.backend().buffer();
+    let text = screen_text(buf);
+    assert!(text.contains("Step call 1/4"), "{text}");
+    // CreateVolume: the chain (claim → PV → volume → attachment).
+    assert!(lit_at(buf, "default/data → pvc-"), "{text}");
+    assert!(!lit_at(buf, "staging /var"), "{text}");
+    // ControllerPublishVolume: still the chain, the attachment on node-1; the node selected.
+    drive(&mut a, size, vec![key(KeyCode::Right)]);
+    assert_eq!(a.ui.sel_node.as_deref(), Some("node-1"));
+    // NodeStageVolume: the staging line.
+    let t = drive(&mut a, size, vec![key(KeyCode::Right)]);
+    let buf = t.backend().buffer();
+    assert!(lit_at(buf, "staging /var"));
+    assert!(!lit_at(buf, "default/data → pvc-"));
+    assert!(!lit_at(buf, "publish /var"));
+    // NodePublishVolume: the pod's publish line.
+    let t = drive(&mut a, size, vec![key(KeyCode::Right)]);
+    let buf = t.backend().buffer();
+    assert!(lit_at(buf, "publish /var"));
+    assert!(!lit_at(buf, "staging /var"));
+    // Past the last call: the end, the panel closes, nothing highlighted.
+    let t = drive(&mut a, size, vec![key(KeyCode::Right)]);
+    let buf = t.backend().buffer();
+    let text = screen_text(buf);
+    assert!(text.contains("end of pod/web's CSI calls"), "{text}");
+    assert!(a.desk.stepping().is_none());
+    assert!(!lit_at(buf, "publish /var"));
 }

@@ -579,7 +579,7 @@ impl App {
             Action::StepHop(d) => {
                 if self.desk.stepping().is_none() {
                     self.flash(
-                        "no trace is being stepped: `trace SRC DST --step` steps one".to_string(),
+                        "nothing is being stepped: `trace SRC DST --step` or `pod create NAME --pvc CLAIM --step`".to_string(),
                         FlashLevel::Warn,
                     );
                     return None;
@@ -1517,7 +1517,23 @@ impl App {
     /// While a trace is stepped, the selection follows the hop: its pod (in Topology, and
     /// its table in Routes) or its node.
     fn follow_stepping(&mut self) {
-        let Some(at) = self.desk.stepping().map(|s| s.hop().at.clone()) else {
+        if let Some(c) = self.desk.stepping().and_then(|s| s.csi()) {
+            // A CSI call: the Volumes pane (its row highlighted) and the call's node.
+            let node = c.step().change.as_ref().and_then(|ch| ch.node.clone());
+            if self.ui.focus == Pane::Output || view::in_grid(self.ui.focus) {
+                self.ui.focus = Pane::Volumes;
+            }
+            if let Some(node) = node {
+                self.select_node(&node);
+            }
+            return;
+        }
+        let Some(at) = self
+            .desk
+            .stepping()
+            .and_then(|s| s.packet())
+            .map(|s| s.hop().at.clone())
+        else {
             return;
         };
         // The Step panel is in the Output's place: the panes it follows come back in view.

@@ -155,6 +155,7 @@ fn pod_create(rest: &[&str]) -> Option<Command> {
         pvcs: many(&w, &["--pvc"]),
         networks: None,
         ns: ns_of(&w)?,
+        step: false,
     }))))
 }
 

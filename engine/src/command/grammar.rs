@@ -319,7 +319,7 @@ pub enum PodCmd {
     /// Create a pod (on --node, or where the scheduler places it); the kubelet creates its sandbox and network
     #[command(
         override_usage = "create [OPTIONS] [--node <NODE>] <NAME>",
-        after_help = "Examples:\n  pod create web --node node-1 --label app=web\n  pod create api --node node-2 --port 8080:80\n  pod create slow --node node-1 --bandwidth-ingress 1M --bandwidth-egress 1M\n  pod create dpdk --resource intel.com/sriov_netdevice=1"
+        after_help = "Examples:\n  pod create web --node node-1 --label app=web\n  pod create api --node node-2 --port 8080:80\n  pod create slow --node node-1 --bandwidth-ingress 1M --bandwidth-egress 1M\n  pod create dpdk --resource intel.com/sriov_netdevice=1\n  pod create db --pvc data --step"
     )]
     Create(Box<PodCreateArgs>),
     /// Delete a pod; the kubelet tears it down (CNI DEL) before it is gone
@@ -388,6 +388,9 @@ pub struct PodCreateArgs {
         default_value = "default"
     )]
     pub ns: String,
+    /// Then show the CSI calls it made one at a time (`step`, `step back`, `step end`)
+    #[arg(long)]
+    pub step: bool,
 }
 
 /// `cni …`

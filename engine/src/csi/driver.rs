@@ -280,6 +280,20 @@ pub enum LifecycleState {
 }
 
 impl LifecycleState {
+    /// Where a volume stands on a node from what the driver holds there: published at a
+    /// target, else staged, else attached, else only created.
+    pub fn of(attached: bool, staged: bool, published: bool) -> Self {
+        if published {
+            LifecycleState::Published
+        } else if staged {
+            LifecycleState::VolReady
+        } else if attached {
+            LifecycleState::NodeReady
+        } else {
+            LifecycleState::Created
+        }
+    }
+
     /// The spec's name (`NODE_READY`).
     pub fn name(self) -> &'static str {
         match self {
@@ -435,15 +449,11 @@ impl Driver {
     /// Where a volume stands on a node; None if the volume does not exist.
     pub fn lifecycle(&self, volume_id: &str, node_id: &str) -> Option<LifecycleState> {
         let v = self.volumes.get(volume_id)?;
-        Some(if v.published.get(node_id).is_some_and(|t| !t.is_empty()) {
-            LifecycleState::Published
-        } else if v.staged.contains_key(node_id) {
-            LifecycleState::VolReady
-        } else if v.attachments.contains_key(node_id) {
-            LifecycleState::NodeReady
-        } else {
-            LifecycleState::Created
-        })
+        Some(LifecycleState::of(
+            v.attachments.contains_key(node_id),
+            v.staged.contains_key(node_id),
+            v.published.get(node_id).is_some_and(|t| !t.is_empty()),
+        ))
     }
 
     /// Bytes not taken by any volume (what GetCapacity reports).

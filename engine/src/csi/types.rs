@@ -1314,6 +1314,31 @@ mod tests {
 pub(crate) trait CsiRequest {
     /// The subject, or `None` when the request names none.
     fn subject(&self) -> Option<&str>;
+
+    /// The node a ControllerPublish/Unpublish names (`node_id`), if the request has one.
+    fn node_id(&self) -> Option<&str> {
+        None
+    }
+
+    /// The staging (global mount) path a Node request names (`staging_target_path`), if any.
+    fn staging_path(&self) -> Option<&str> {
+        None
+    }
+
+    /// The pod's mount path a NodePublish/Unpublish names (`target_path`), if any.
+    fn target_path(&self) -> Option<&str> {
+        None
+    }
+
+    /// The capability the request asks for (CreateVolume's first), if any.
+    fn capability(&self) -> Option<&VolumeCapability> {
+        None
+    }
+}
+
+/// A set string field, as protojson shows it: `None` when empty (proto3 leaves it out).
+fn set(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
 }
 
 /// A request as the learner typed it (`csi call METHOD JSON`): the first of the keys it has
@@ -1343,9 +1368,7 @@ subject! {
     GetPluginInfoRequest => [];
     GetPluginCapabilitiesRequest => [];
     ProbeRequest => [];
-    CreateVolumeRequest => [name];
     DeleteVolumeRequest => [volume_id];
-    ControllerPublishVolumeRequest => [volume_id];
     ControllerUnpublishVolumeRequest => [volume_id];
     ValidateVolumeCapabilitiesRequest => [volume_id];
     ListVolumesRequest => [];
@@ -1356,14 +1379,68 @@ subject! {
     DeleteSnapshotRequest => [snapshot_id];
     ListSnapshotsRequest => [snapshot_id, source_volume_id];
     ControllerExpandVolumeRequest => [volume_id];
-    NodeStageVolumeRequest => [volume_id];
     NodeUnstageVolumeRequest => [volume_id];
-    NodePublishVolumeRequest => [volume_id];
     NodeUnpublishVolumeRequest => [volume_id];
     NodeGetVolumeStatsRequest => [volume_id];
     NodeExpandVolumeRequest => [volume_id];
     NodeGetCapabilitiesRequest => [];
     NodeGetInfoRequest => [];
+}
+
+impl CsiRequest for CreateVolumeRequest {
+    fn subject(&self) -> Option<&str> {
+        set(&self.name)
+    }
+
+    fn capability(&self) -> Option<&VolumeCapability> {
+        self.volume_capabilities.first()
+    }
+}
+
+impl CsiRequest for ControllerPublishVolumeRequest {
+    fn subject(&self) -> Option<&str> {
+        set(&self.volume_id)
+    }
+
+    fn node_id(&self) -> Option<&str> {
+        set(&self.node_id)
+    }
+
+    fn capability(&self) -> Option<&VolumeCapability> {
+        self.volume_capability.as_ref()
+    }
+}
+
+impl CsiRequest for NodeStageVolumeRequest {
+    fn subject(&self) -> Option<&str> {
+        set(&self.volume_id)
+    }
+
+    fn staging_path(&self) -> Option<&str> {
+        set(&self.staging_target_path)
+    }
+
+    fn capability(&self) -> Option<&VolumeCapability> {
+        self.volume_capability.as_ref()
+    }
+}
+
+impl CsiRequest for NodePublishVolumeRequest {
+    fn subject(&self) -> Option<&str> {
+        set(&self.volume_id)
+    }
+
+    fn staging_path(&self) -> Option<&str> {
+        set(&self.staging_target_path)
+    }
+
+    fn target_path(&self) -> Option<&str> {
+        set(&self.target_path)
+    }
+
+    fn capability(&self) -> Option<&VolumeCapability> {
+        self.volume_capability.as_ref()
+    }
 }
 
 /// How a response reads in one line of the call log, worked out from the typed message.
@@ -1373,6 +1450,11 @@ subject! {
 pub(crate) trait CsiResponse {
     /// The summary, or `None` to take the JSON rule.
     fn summary(&self) -> Option<String> {
+        None
+    }
+
+    /// The ID of the volume the response returns (CreateVolume's), if any.
+    fn volume_id(&self) -> Option<&str> {
         None
     }
 }
@@ -1425,6 +1507,10 @@ impl CsiResponse for NodeGetVolumeStatsResponse {}
 impl CsiResponse for NodeGetCapabilitiesResponse {}
 
 impl CsiResponse for CreateVolumeResponse {
+    fn volume_id(&self) -> Option<&str> {
+        self.volume.as_ref().and_then(|v| set(&v.volume_id))
+    }
+
     /// The volume, and the node the driver put it on, where that is decided (its
     /// accessible_topology's node key; the PV's node affinity comes from it).
     fn summary(&self) -> Option<String> {

@@ -191,6 +191,11 @@ pub(crate) fn volume_state_on(lab: &Lab, handle: &str, node: &str) -> Option<&'s
     lab.driver.lifecycle(handle, node).map(|s| s.name())
 }
 
+/// Every volume the driver holds, by ID, with where it is attached, staged and published.
+pub(crate) fn driver_volumes(lab: &Lab) -> impl Iterator<Item = &crate::csi::VolumeRecord> {
+    lab.driver.volumes()
+}
+
 /// How many NodePublish targets the driver holds for volume `handle` on `node`.
 pub(crate) fn volume_targets_on(lab: &Lab, handle: &str, node: &str) -> usize {
     lab.driver

@@ -133,6 +133,21 @@ pub enum Seen {
         /// How many hops the trace has.
         of: usize,
     },
+    /// A call of a stepped CSI flow shown (`pod create … --step`, `step`, `step back`).
+    SteppedCall {
+        /// The method (`NodeStageVolume`).
+        rpc: &'static str,
+        /// The node plugin called, for Node RPCs.
+        node: Option<String>,
+        /// The volume (or CreateVolume's name) the request is about.
+        volume: String,
+        /// How the call ended.
+        code: crate::csi::Code,
+        /// Its position, 1-based.
+        index: usize,
+        /// How many calls the flow has.
+        of: usize,
+    },
 }
 
 /// One object `describe` showed.

@@ -759,6 +759,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         eval: super::saw::step_tunnel,
         topic: Topic::Node,
     },
+    // Stepping a CSI flow (issue 39): chapter 4's call order.
+    Predicate {
+        pattern: "saw step csi <word>",
+        about: "during this step `pod create … --step` or `step` showed a CSI call of this RPC (NodePublishVolume) that answered OK",
+        eval: super::saw::step_csi,
+        topic: Topic::None,
+    },
 ];
 
 /// Why a check line did not parse.

@@ -5,11 +5,13 @@
 //! handles the lesson commands (`lesson …`, `hint`, `skip`, `back`, see [`super::commands`])
 //! itself and hands every other line to the engine's [`Lab::execute`], then feeds what it
 //! printed to the current step's check. The engine knows nothing of lessons. The desk also
-//! holds a trace being stepped (`trace … --step`, then `step`, see [`super::stepping`]).
+//! holds what is being stepped (`trace … --step` or `pod create … --pvc CLAIM --step`, then
+//! `step`, see [`super::stepping`]).
 
 use super::Lessons;
+use super::csi_stepping::{CsiStepping, Held};
 use super::progress::TypedLine;
-use super::stepping::{Moved, Stepping};
+use super::stepping::{Moved, PacketStepping, Stepping};
 use crate::command::grammar::StepAction;
 use crate::command::{Command, ParseError};
 use crate::engine::seen::Executed;
@@ -27,11 +29,12 @@ pub struct Desk {
     pub lessons: Lessons,
     /// The `get -w` in progress: what changed since each line is printed under it.
     watch: Option<Watch>,
-    /// The trace being stepped, if one is.
+    /// The trace or CSI flow being stepped, if one is.
     stepping: Option<Stepping>,
-    /// A script printed every hop of the last stepped trace at once (see
-    /// [`Desk::settle_stepping`]): a `step` after it says so.
-    stepped_at_once: bool,
+    /// A script printed every step of the last stepping at once (see
+    /// [`Desk::settle_stepping`]): what a step was (`hop`, `call`), so a `step` after it
+    /// says so.
+    stepped_at_once: Option<&'static str>,
 }
 
 impl std::fmt::Debug for Desk {
@@ -68,11 +71,12 @@ impl Desk {
             lessons: Lessons::default(),
             watch: None,
             stepping: None,
-            stepped_at_once: false,
+            stepped_at_once: None,
         }
     }
 
-    /// The trace being stepped, if one is (`trace … --step`).
+    /// The trace or CSI flow being stepped, if one is (`trace … --step`, `pod create …
+    /// --step`).
     pub fn stepping(&self) -> Option<&Stepping> {
         self.stepping.as_ref()
     }
@@ -96,7 +100,7 @@ impl Desk {
             seen.push(s.seen());
         }
         rest.extend(s.result());
-        self.stepped_at_once = true;
+        self.stepped_at_once = Some(s.unit());
         let ran = Executed {
             command: Some(Command::Step {
                 action: StepAction::Next,
@@ -133,10 +137,16 @@ impl Desk {
     /// `step [next|back|end]`.
     fn step_cmd(&mut self, action: StepAction) -> Result<Outcome, LabError> {
         let Some(s) = self.stepping.as_mut() else {
-            return Err(LabError::msg(if self.stepped_at_once {
-                "nothing is being stepped: the script printed every hop of the trace at once; a `step` line right after `trace SRC DST --step` (or after another `step`) steps it hop by hop"
-            } else {
-                "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop"
+            return Err(LabError::msg(match self.stepped_at_once {
+                Some("call") => {
+                    "nothing is being stepped: the script printed every call of the CSI flow at once; a `step` line right after `pod create NAME --pvc CLAIM --step` (or after another `step`) steps it call by call"
+                }
+                Some(_) => {
+                    "nothing is being stepped: the script printed every hop of the trace at once; a `step` line right after `trace SRC DST --step` (or after another `step`) steps it hop by hop"
+                }
+                None => {
+                    "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop, `pod create NAME --pvc CLAIM --step` a volume's CSI calls one by one"
+                }
             }));
         };
         match action {
@@ -150,15 +160,15 @@ impl Desk {
             },
             StepAction::Back if s.back() => Ok(s.shown()),
             StepAction::Back => Err(LabError::msg(format!(
-                "already at the first hop (1/{}): `step` goes on, `step end` stops",
-                s.trace().hops.len()
+                "already at the first {} (1/{}): `step` goes on, `step end` stops",
+                s.unit(),
+                s.len()
             ))),
             StepAction::End => {
-                let at = s.at() + 1;
-                let of = s.trace().hops.len();
+                let (unit, at, of) = (s.unit(), s.at() + 1, s.len());
                 self.stepping = None;
                 let mut out = Outcome::empty();
-                out.plain(format!("stepping ended at hop {at}/{of}"));
+                out.plain(format!("stepping ended at {unit} {at}/{of}"));
                 Ok(out)
             }
         }
@@ -170,13 +180,52 @@ impl Desk {
         let Ok(out) = &mut ran.result else {
             return;
         };
-        let Some(s) = self.lab.walk(&a.flow).ok().and_then(Stepping::new) else {
+        let Some(s) = self.lab.walk(&a.flow).ok().and_then(PacketStepping::new) else {
             return;
         };
+        let s = Stepping::Packet(Box::new(s));
         *out = s.opening();
         ran.seen.push(s.seen());
         self.stepping = Some(s);
-        self.stepped_at_once = false;
+        self.stepped_at_once = None;
+    }
+
+    /// A `pod create … --step` that ran: stepping starts at the first CSI call it made
+    /// (`held`: what the driver held before), printed after the command's own output. A
+    /// command that made no CSI call says why and opens nothing; one that failed opens
+    /// nothing.
+    fn start_csi_stepping(
+        &mut self,
+        a: &crate::command::grammar::PodCreateArgs,
+        held: Held,
+        ran: &mut Executed,
+    ) {
+        let Ok(out) = &mut ran.result else {
+            return;
+        };
+        let what = format!("pod/{}", a.name);
+        match CsiStepping::new(&self.lab, what, ran.wire, held) {
+            Some(s) => {
+                let s = Stepping::Csi(s);
+                out.extend(s.opening());
+                ran.seen.push(s.seen());
+                self.stepping = Some(s);
+                self.stepped_at_once = None;
+            }
+            None => {
+                let why = if a.pvcs.is_empty() {
+                    format!("pod/{} mounts no claim (`--pvc CLAIM` mounts one)", a.name)
+                } else if self.lab.mode() == crate::engine::Mode::Step {
+                    "in step mode nothing acts until `reconcile`".to_string()
+                } else {
+                    format!(
+                        "its volumes made none (`describe pod {}` says what it waits for)",
+                        a.name
+                    )
+                };
+                out.line(Line::styled(format!("no CSI call: {why}"), Role::Dim));
+            }
+        }
     }
 
     /// Parse and run one line, as the learner typed it. Lesson commands run here; any other
@@ -254,13 +303,22 @@ impl Desk {
                     Command::Trace(a) if a.step => Some(a.clone()),
                     _ => None,
                 };
+                let csi_stepped = match &cmd {
+                    Command::Pod(crate::command::grammar::PodCmd::Create(a)) if a.step => {
+                        Some((a.clone(), Held::of(&self.lab)))
+                    }
+                    _ => None,
+                };
                 let mut ran = self.lab.run_command(text, cmd);
                 if let Some(a) = stepped {
                     self.start_stepping(&a, &mut ran);
                 }
+                if let Some((a, held)) = csi_stepped {
+                    self.start_csi_stepping(&a, held, &mut ran);
+                }
                 if replaces_lab && ran.result.is_ok() {
                     self.stepping = None;
-                    self.stepped_at_once = false;
+                    self.stepped_at_once = None;
                 }
                 if replaces_lab {
                     if let Ok(out) = &mut ran.result {

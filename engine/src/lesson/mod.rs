@@ -16,6 +16,7 @@
 pub mod catalog;
 pub mod check;
 pub mod commands;
+pub mod csi_stepping;
 pub mod decoy;
 pub mod desk;
 pub mod facts;

@@ -2032,6 +2032,41 @@ pub(crate) fn step_tunnel(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
+/// `saw step csi <rpc>`: a call shown by stepping a CSI flow this step (`pod create …
+/// --step`, then `step`) was this RPC, and it answered OK.
+pub(crate) fn step_csi(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let rpc = arg(a, 0);
+    let mut last = None;
+    let holds = seen.seen().any(|s| match s {
+        Seen::SteppedCall {
+            rpc: r,
+            node,
+            code,
+            index,
+            of,
+            ..
+        } => {
+            let on = node
+                .as_deref()
+                .map(|n| format!(" on {n}"))
+                .unwrap_or_default();
+            last = Some(format!("call {index}/{of}, {r}{on} ({})", code.name()));
+            *r == rpc && *code == crate::csi::Code::Ok
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you stepped to the {rpc} call and it answered OK"),
+        match last {
+            Some(call) => format!(
+                "the last call you stepped to was {call}; none was {rpc} answering OK"
+            ),
+            None => "no CSI call stepped during this step (`pod create NAME --pvc CLAIM --step`, then `step`)".into(),
+        },
+    )
+}
+
 /// A check that cannot hold, and why.
 fn no(actual: String) -> Eval {
     Eval {

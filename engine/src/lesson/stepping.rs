@@ -1,17 +1,130 @@
-//! Stepping a packet hop by hop, as Packet Tracer's simulation mode does: `trace … --step`
-//! opens it at the first hop, `step` moves to the next, `step back` to the one before, `step
-//! end` stops. Each hop shows its line as `trace` prints it, the packet as it is there
-//! (addresses before and after NAT, outer headers, size against the MTU) and the entry it
-//! consulted, all made from the hop's typed facts ([`crate::net::trace::Hop`]). The desk
-//! holds the one stepping in progress ([`super::Desk::stepping`]); front ends draw from it.
+//! Stepping, as Packet Tracer's simulation mode does: a packet hop by hop (`trace …
+//! --step`) or a volume's CSI flow call by call (`pod create … --pvc CLAIM --step`, see
+//! [`super::csi_stepping`]). Either opens at its first hop or call; `step` moves to the next,
+//! `step back` to the one before, `step end` stops. Each hop shows its line as `trace` prints
+//! it, the packet as it is there (addresses before and after NAT, outer headers, size against
+//! the MTU) and the entry it consulted, all made from the hop's typed facts
+//! ([`crate::net::trace::Hop`]). The desk holds the one stepping in progress
+//! ([`super::Desk::stepping`]); front ends draw from it.
 
+pub use super::csi_stepping::CsiStepping;
 use crate::engine::seen::Seen;
 use crate::net::trace::{Hop, HopKind, Trace};
 use crate::render::{Line, Outcome, Role};
 
+/// What is being stepped: a packet's hops or a CSI flow's calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stepping {
+    /// A trace, hop by hop.
+    Packet(Box<PacketStepping>),
+    /// A command's CSI calls, call by call.
+    Csi(CsiStepping),
+}
+
+impl Stepping {
+    /// The packet stepped, if this is a trace.
+    pub fn packet(&self) -> Option<&PacketStepping> {
+        match self {
+            Stepping::Packet(p) => Some(p.as_ref()),
+            Stepping::Csi(_) => None,
+        }
+    }
+
+    /// The CSI flow stepped, if this is one.
+    pub fn csi(&self) -> Option<&CsiStepping> {
+        match self {
+            Stepping::Packet(_) => None,
+            Stepping::Csi(c) => Some(c),
+        }
+    }
+
+    /// The hop or call shown, 0-based.
+    pub fn at(&self) -> usize {
+        match self {
+            Stepping::Packet(p) => p.at(),
+            Stepping::Csi(c) => c.at(),
+        }
+    }
+
+    /// How many hops or calls there are.
+    pub fn len(&self) -> usize {
+        match self {
+            Stepping::Packet(p) => p.trace().hops.len(),
+            Stepping::Csi(c) => c.steps().len(),
+        }
+    }
+
+    /// Never true: a stepping has a hop or a call to show.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// What is stepped through: `hop` or `call`.
+    pub fn unit(&self) -> &'static str {
+        match self {
+            Stepping::Packet(_) => "hop",
+            Stepping::Csi(_) => "call",
+        }
+    }
+
+    /// Move to the next hop or call, or past the last one.
+    pub(crate) fn forward(&mut self) -> Moved {
+        match self {
+            Stepping::Packet(p) => p.forward(),
+            Stepping::Csi(c) => {
+                if c.forward() {
+                    Moved::On
+                } else {
+                    Moved::Ended
+                }
+            }
+        }
+    }
+
+    /// Move to the one before; false (and no move) at the first.
+    pub(crate) fn back(&mut self) -> bool {
+        match self {
+            Stepping::Packet(p) => p.back(),
+            Stepping::Csi(c) => c.back(),
+        }
+    }
+
+    /// What the stepped command prints first.
+    pub(crate) fn opening(&self) -> Outcome {
+        match self {
+            Stepping::Packet(p) => p.opening(),
+            Stepping::Csi(c) => c.opening(),
+        }
+    }
+
+    /// The hop or call shown.
+    pub fn shown(&self) -> Outcome {
+        match self {
+            Stepping::Packet(p) => p.shown(),
+            Stepping::Csi(c) => c.shown(),
+        }
+    }
+
+    /// The hop or call shown, as what a lesson's check reads.
+    pub(crate) fn seen(&self) -> Seen {
+        match self {
+            Stepping::Packet(p) => p.seen(),
+            Stepping::Csi(c) => c.seen(),
+        }
+    }
+
+    /// The last line, once past the last hop or call.
+    pub(crate) fn result(&self) -> Outcome {
+        match self {
+            Stepping::Packet(p) => p.result(),
+            Stepping::Csi(c) => c.result(),
+        }
+    }
+}
+
 /// A trace being stepped, and the hop shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stepping {
+pub struct PacketStepping {
     trace: Trace,
     /// The hop shown, 0-based.
     at: usize,
@@ -30,10 +143,10 @@ pub(crate) enum Moved {
 const KEYS: &str =
     "Enter or `step`: next hop · `b` or `step back`: the hop before · `q` or `step end`: stop";
 
-impl Stepping {
+impl PacketStepping {
     /// Stepping `trace` from its first hop; `None` when it has no hop to step.
     pub(crate) fn new(trace: Trace) -> Option<Self> {
-        (!trace.hops.is_empty()).then_some(Stepping { trace, at: 0 })
+        (!trace.hops.is_empty()).then_some(PacketStepping { trace, at: 0 })
     }
 
     /// The trace stepped.

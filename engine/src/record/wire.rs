@@ -28,11 +28,35 @@ impl<T: serde::Serialize + Debug + Send + Sync> WireMessage for T {
 pub trait WireRequest: WireMessage {
     /// The volume or snapshot the request names (see [`CsiRequest`]), if any.
     fn subject(&self) -> Option<&str>;
+    /// The node a ControllerPublish/Unpublish names (`node_id`), if any.
+    fn node_id(&self) -> Option<&str>;
+    /// The staging path a Node request names (`staging_target_path`), if any.
+    fn staging_path(&self) -> Option<&str>;
+    /// The pod's mount path a NodePublish/Unpublish names (`target_path`), if any.
+    fn target_path(&self) -> Option<&str>;
+    /// The capability the request asks for, if any.
+    fn capability(&self) -> Option<&crate::csi::types::VolumeCapability>;
 }
 
 impl<T: WireMessage + CsiRequest> WireRequest for T {
     fn subject(&self) -> Option<&str> {
         CsiRequest::subject(self)
+    }
+
+    fn node_id(&self) -> Option<&str> {
+        CsiRequest::node_id(self)
+    }
+
+    fn staging_path(&self) -> Option<&str> {
+        CsiRequest::staging_path(self)
+    }
+
+    fn target_path(&self) -> Option<&str> {
+        CsiRequest::target_path(self)
+    }
+
+    fn capability(&self) -> Option<&crate::csi::types::VolumeCapability> {
+        CsiRequest::capability(self)
     }
 }
 
@@ -41,11 +65,17 @@ impl<T: WireMessage + CsiRequest> WireRequest for T {
 pub trait WireReply: WireMessage {
     /// The typed summary, or `None` to take the JSON rule.
     fn summary(&self) -> Option<String>;
+    /// The ID of the volume it returns (CreateVolume's), if any.
+    fn volume_id(&self) -> Option<&str>;
 }
 
 impl<T: WireMessage + CsiResponse> WireReply for T {
     fn summary(&self) -> Option<String> {
         CsiResponse::summary(self)
+    }
+
+    fn volume_id(&self) -> Option<&str> {
+        CsiResponse::volume_id(self)
     }
 }
 

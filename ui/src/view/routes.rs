@@ -62,7 +62,7 @@ fn route_height(route: &str, width: usize) -> usize {
 /// for a pod's own table) and the route that matched, as `ip route` prints it.
 fn consulted(app: &App) -> Option<(lab_engine::net::hop::Place, String)> {
     use lab_engine::net::hop::Entry;
-    let hop = app.desk.stepping()?.hop();
+    let hop = app.desk.stepping()?.packet()?.hop();
     match &hop.entry {
         Some(Entry::Route(r)) => Some((hop.at.clone(), r.to_ip_route())),
         _ => None,

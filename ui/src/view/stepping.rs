@@ -1,11 +1,14 @@
 //! The stepping panel: while a trace is stepped (`trace … --step`), the hop shown and the
 //! packet as it is there (addresses before and after NAT, outer headers, size against the
-//! MTU) and the entry it consulted, beside the Output (or in its place when the screen is
-//! narrow). ←/→ move hop by hop, Esc stops; Topology and Routes follow the hop.
+//! MTU) and the entry it consulted; while a CSI flow is stepped (`pod create … --pvc CLAIM
+//! --step`), the call shown, its request's key fields, the reply and the object it changed
+//! with the volume's state before → after. Beside the Output (or in its place when the
+//! screen is narrow). ←/→ move hop by hop or call by call, Esc stops; Topology and Routes
+//! follow the hop, Volumes highlights the row the call changed.
 
 use super::put;
 use crate::app::App;
-use lab_engine::lesson::stepping::Stepping;
+use lab_engine::lesson::stepping::{PacketStepping, Stepping};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -28,8 +31,8 @@ pub fn split(app: &App, area: Rect) -> (Option<Rect>, Option<Rect>) {
     (Some(out), Some(panel))
 }
 
-/// The panel's lines.
-fn lines(app: &App, s: &Stepping) -> Vec<Line<'static>> {
+/// The panel's lines for a stepped packet.
+fn packet_lines(app: &App, s: &PacketStepping) -> Vec<Line<'static>> {
     let t = &app.theme;
     let h = s.hop();
     // Most telling first: a short panel (the 80×24 grid's strip) keeps the top lines.
@@ -58,6 +61,29 @@ fn lines(app: &App, s: &Stepping) -> Vec<Line<'static>> {
     out
 }
 
+/// The panel's lines for a stepped CSI call: the call, what it changed (most telling
+/// first, for a short panel), the reply, the request's fields.
+fn csi_lines(app: &App, s: &lab_engine::lesson::csi_stepping::CsiStepping) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let failed = s.step().call.reply.is_err();
+    let mut out = vec![Line::styled(s.call_line(), t.plain)];
+    out.extend(
+        s.change_lines()
+            .into_iter()
+            .map(|l| Line::styled(l, t.warn)),
+    );
+    out.push(Line::styled(
+        s.reply_line(),
+        if failed { t.bad } else { t.plain },
+    ));
+    out.extend(
+        s.request_lines()
+            .into_iter()
+            .map(|l| Line::styled(l, t.plain)),
+    );
+    out
+}
+
 /// Draw the panel.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(s) = app.desk.stepping() else {
@@ -66,11 +92,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let title = Line::from(vec![
         Span::styled(" Step ", t.border_focused),
-        Span::styled(
-            format!("hop {}/{} ", s.at() + 1, s.trace().hops.len()),
-            t.name,
-        ),
-        Span::styled("· ←/→ hop · Esc stop ", t.dim),
+        Span::styled(format!("{} {}/{} ", s.unit(), s.at() + 1, s.len()), t.name),
+        Span::styled(format!("· ←/→ {} · Esc stop ", s.unit()), t.dim),
     ]);
     let block = Block::new()
         .borders(Borders::ALL)
@@ -81,7 +104,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .style(t.plain);
     let inner = block.inner(area);
     block.render(area, buf);
-    for (i, l) in lines(app, s).iter().enumerate() {
+    let lines = match s {
+        Stepping::Packet(p) => packet_lines(app, p),
+        Stepping::Csi(c) => csi_lines(app, c),
+    };
+    for (i, l) in lines.iter().enumerate() {
         put(buf, inner, i as u16, l);
     }
 }

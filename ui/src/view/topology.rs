@@ -111,6 +111,7 @@ fn device_style(app: &App, node: &str, dev: &str, style: Style) -> Style {
     let at_hop = app
         .desk
         .stepping()
+        .and_then(|s| s.packet())
         .map(|s| s.hop())
         .is_some_and(|h| h.at.node() == node && h.dev.as_deref() == Some(dev));
     if at_hop { app.theme.selected } else { style }

@@ -4,12 +4,16 @@
 //! pane the chain wraps at its arrows and the progression between states; the paths keep
 //! the part that differs (the volume's hash, the pod's UID, the PV) and lose the rest first.
 //! A node where the volume is refused (`Multi-Attach error`) gets a row of its own; during a
-//! lesson step, the row of the claim it is about stays in view.
+//! lesson step, the row of the claim it is about stays in view. While a CSI flow is stepped
+//! (`pod create … --pvc CLAIM --step`), what the call shown changed is highlighted and kept
+//! in view: the chain for CreateVolume and ControllerPublishVolume, the staging line for
+//! NodeStageVolume, the pod's publish line for NodePublishVolume.
 
 use super::{dim, pane_block, put};
 use crate::app::App;
 use crate::keymap::Pane;
 use lab_engine::dash::{VolumeRow, VolumeState, volume_rows};
+use lab_engine::lesson::csi_stepping::Changed;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -141,6 +145,48 @@ pub fn short_path(path: &str, width: usize) -> String {
     shown
 }
 
+/// Which of a row's lines the stepped CSI call changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lit<'a> {
+    /// None of them.
+    No,
+    /// The chain (the volume, its PV, its attachment).
+    Chain,
+    /// The staging line.
+    Staging,
+    /// The publish line of this target.
+    Target(&'a str),
+}
+
+/// What of a row the CSI call being stepped changed.
+fn lit<'a>(app: &'a App, v: &VolumeRow) -> Lit<'a> {
+    let Some(c) = app
+        .desk
+        .stepping()
+        .and_then(|s| s.csi())
+        .and_then(|s| s.step().change.as_ref())
+    else {
+        return Lit::No;
+    };
+    let on_node = c.node.as_deref().is_none_or(|n| n == v.node);
+    if c.volume_id != v.volume_id || !on_node || v.multi_attach.is_some() {
+        return Lit::No;
+    }
+    match &c.object {
+        Changed::Volume { .. } | Changed::Attachment { .. } => Lit::Chain,
+        Changed::Staging { .. } => Lit::Staging,
+        Changed::Target { path } => Lit::Target(path),
+    }
+}
+
+/// A line in the highlight's style.
+fn lit_line(app: &App, mut l: Line<'static>) -> Line<'static> {
+    for s in &mut l.spans {
+        s.style = s.style.patch(app.theme.selected);
+    }
+    l
+}
+
 /// A volume's rows at a width: the chain PVC → PV → volume ID → attachment @node (wrapped
 /// at the arrows), the staging path and each publish target (shortened to fit), and the
 /// lifecycle progression (wrapped between states); on a node where the volume is refused,
@@ -178,6 +224,10 @@ fn row_lines(app: &App, v: &VolumeRow, width: usize) -> Vec<Line<'static>> {
             2,
         );
     }
+    let lit = lit(app, v);
+    if lit == Lit::Chain {
+        out = out.into_iter().map(|l| lit_line(app, l)).collect();
+    }
     if let Some(m) = &v.multi_attach {
         // Not attached here: the attach/detach controller's refusal, wrapped whole.
         let segs = vec![
@@ -195,7 +245,7 @@ fn row_lines(app: &App, v: &VolumeRow, width: usize) -> Vec<Line<'static>> {
     const STAGING: &str = "  staging ";
     const PUBLISH: &str = "  publish ";
     let room = width.saturating_sub(STAGING.len());
-    out.push(Line::from(vec![
+    let staging = Line::from(vec![
         Span::styled(STAGING, t.dim),
         Span::styled(
             if v.staging.is_empty() {
@@ -205,7 +255,12 @@ fn row_lines(app: &App, v: &VolumeRow, width: usize) -> Vec<Line<'static>> {
             },
             t.plain,
         ),
-    ]));
+    ]);
+    out.push(if lit == Lit::Staging {
+        lit_line(app, staging)
+    } else {
+        staging
+    });
     if v.targets.is_empty() {
         out.push(Line::from(vec![
             Span::styled(PUBLISH, t.dim),
@@ -213,10 +268,15 @@ fn row_lines(app: &App, v: &VolumeRow, width: usize) -> Vec<Line<'static>> {
         ]));
     }
     for target in &v.targets {
-        out.push(Line::from(vec![
+        let l = Line::from(vec![
             Span::styled(PUBLISH, t.dim),
             Span::styled(short_path(target, room), t.plain),
-        ]));
+        ]);
+        out.push(if lit == Lit::Target(target) {
+            lit_line(app, l)
+        } else {
+            l
+        });
     }
     let mut steps = progression_segments(app, v.state);
     if let Some(first) = steps.first_mut() {
@@ -279,7 +339,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .and_then(|l| l.focus.as_ref())
         .map(|f| lab_engine::dash::focus_claims(&app.desk.lab, f))
         .unwrap_or_default();
-    let (mut first_row, mut refused_row) = (None, None);
+    let (mut first_row, mut refused_row, mut lit_row) = (None, None, None);
     for v in &rows {
         if claims.contains(&v.pvc) {
             first_row.get_or_insert(lines.len());
@@ -287,10 +347,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 refused_row.get_or_insert(lines.len());
             }
         }
+        if lit(app, v) != Lit::No {
+            lit_row.get_or_insert(lines.len());
+        }
         lines.extend(row_lines(app, v, w));
     }
     let mut skip = app.ui.scroll[Pane::Volumes.index()];
-    if let Some(at) = refused_row.or(first_row)
+    if let Some(at) = lit_row.or(refused_row).or(first_row)
         && !(skip..skip + h).contains(&at)
     {
         skip = at;
