@@ -31,11 +31,14 @@
 
 use super::NetError;
 use super::bpf::{BpfDatapath, BpfEndpoint, PolicyQuery};
+use super::calico::{self, FelixChain};
 use super::hop::{Entry, Outer, PacketAt, Place};
 use super::policy::{Flow, Protocol, Verdict, evaluate_resolved, ingress_seen};
 use super::view::{ClusterNet, PodNet, Resolved};
 use crate::cni::host::{Host, LinkKind, RouteEntry};
-use crate::cni::netfilter::{Decision as NfDecision, L4, Packet, Policy as NfPolicy, TableKind};
+use crate::cni::netfilter::{
+    Decision as NfDecision, Hit, L4, Packet, Policy as NfPolicy, TableKind, Target,
+};
 use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -83,8 +86,8 @@ pub enum HopKind {
 pub struct Hop {
     /// What kind of hop.
     pub kind: HopKind,
-    /// The hop as the trace prints it.
-    pub text: String,
+    /// What happened here, beyond the fields below (the line is made from both).
+    detail: Detail,
     /// Where the packet is.
     pub at: Place,
     /// The device it is at, passes or leaves by.
@@ -100,6 +103,158 @@ pub struct Hop {
     pub rewrite: Option<Rewrite>,
     /// For a policy check: whether it allowed the packet.
     pub allowed: Option<bool>,
+}
+
+/// What a hop did, with the facts its line names that the [`Hop`]'s other fields do not
+/// carry. [`Hop::line`] renders it together with the place, device, entry and verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Detail {
+    /// A pod sends: its interface and address (none yet when the destination is unknown).
+    Sender { addr: Option<IpAddr> },
+    /// A pod that has no address tries to send.
+    SenderNoAddress,
+    /// A node's host network namespace sends.
+    HostSender,
+    /// The packet arrives in a pod (or a namespace no pod holds), addressed to `addr`;
+    /// `from` when a rewrite on the way changed its source.
+    Received {
+        addr: IpAddr,
+        from: Option<IpAddr>,
+        netns: Option<String>,
+    },
+    /// A pod's own address, looped back inside it.
+    LocalLoop { addr: IpAddr },
+    /// A routing decision (the route is the hop's entry).
+    Routed,
+    /// The host side of a pod's veth, answering ARP for the gateway under proxy_arp.
+    HostVeth { proxy_arp_for: Option<String> },
+    /// A bridge, with its address.
+    Bridge { addr: Option<IpAddr> },
+    /// Arrival at a node's device (its uplink), addressed to `addr`.
+    Arrived { addr: IpAddr },
+    /// A VXLAN device wrapping the packet (the neighbour and FDB entries are the entry).
+    VxlanOut {
+        vni: u32,
+        local: String,
+        port: u16,
+        outer: u32,
+        uplink_mtu: u32,
+    },
+    /// A VXLAN device unwrapping it.
+    VxlanIn { src: IpAddr, dst: IpAddr },
+    /// Out of a pod's macvlan, ipvlan or VF onto its lower device's wire.
+    UnderlayOut {
+        link: LinkKind,
+        lower: String,
+        secondary: bool,
+    },
+    /// Between two VFs of one PF, by the NIC's embedded switch.
+    EmbeddedSwitch,
+    /// Between two children of one lower device, inside the node.
+    SwitchedInside,
+    /// Across the lower device's wire to another node.
+    Across,
+    /// Into the pod interface holding the destination on the wire.
+    UnderlayIn { link: LinkKind, lower: String },
+    /// A netfilter rule that matched in a hook (the rule is the entry): a RETURN that
+    /// left the packet untouched, a MASQUERADE's source change.
+    Rule {
+        hook: Hook,
+        no_nat: bool,
+        masquerade: Option<(IpAddr, IpAddr)>,
+    },
+    /// A Felix endpoint chain's verdict (the deciding rule is the entry).
+    Felix {
+        hook: Hook,
+        ingress: bool,
+        iface: String,
+        pod: Option<String>,
+    },
+    /// A BPF policy-map lookup at an endpoint (the map's answer is the entry).
+    BpfPolicy { ingress: bool, pod: String },
+    /// bpf_lxc or bpf_host redirecting to a local endpoint.
+    BpfRedirect {
+        from_host: bool,
+        prefix: String,
+        identity: Identity,
+        endpoint: u16,
+        pod: String,
+        ifname: String,
+    },
+    /// bpf_lxc passing a packet the ipcache has no tunnel for to the host stack.
+    BpfToHost { prefix: String, identity: Identity },
+    /// Encapsulation through `cilium_vxlan`.
+    BpfEncap {
+        prog: &'static str,
+        prefix: String,
+        identity: Identity,
+        remote: IpAddr,
+        local: String,
+        port: u16,
+        vni: u32,
+        outer: u32,
+        uplink_mtu: u32,
+    },
+    /// bpf_overlay decapsulating, the source identity read from the VNI.
+    BpfDecap {
+        src: IpAddr,
+        dst: IpAddr,
+        identity: Identity,
+        from_host: bool,
+    },
+}
+
+/// A netfilter hook as a hop names it: `nat PREROUTING`, `filter FORWARD (bridged)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Hook {
+    table: TableKind,
+    chain: &'static str,
+    /// br_netfilter: the frame is bridged, not routed.
+    bridged: bool,
+}
+
+impl std::fmt::Display for Hook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.table, self.chain)?;
+        if self.bridged {
+            f.write_str(" (bridged)")?;
+        }
+        Ok(())
+    }
+}
+
+/// A Cilium security identity, with its name when it is a reserved one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identity {
+    id: u32,
+    name: Option<String>,
+}
+
+impl Identity {
+    fn of(bpf: &dyn BpfDatapath, id: u32) -> Self {
+        Identity {
+            id,
+            name: bpf.identity_name(id),
+        }
+    }
+}
+
+impl std::fmt::Display for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.name {
+            Some(n) => write!(f, "{} ({n})", self.id),
+            None => write!(f, "{}", self.id),
+        }
+    }
+}
+
+/// `, fragmented: …` when the outer datagram does not fit the uplink (it has no DF).
+fn frag_note(outer: u32, uplink_mtu: u32) -> String {
+    if outer > uplink_mtu {
+        format!(", fragmented: {outer} > eth0 mtu {uplink_mtu} (the outer packet has no DF)")
+    } else {
+        String::new()
+    }
 }
 
 /// An address a netfilter rule rewrote on the way.
@@ -169,6 +324,201 @@ pub struct Trace {
 }
 
 impl Hop {
+    /// The hop as the trace prints it: `web eth0 10.244.1.2`, `route on node-1: …`,
+    /// `nat POSTROUTING on node-1: -A … (source … → …)`.
+    pub fn line(&self) -> String {
+        let at = self.at.text();
+        let node = self.at.node();
+        let dev = self.dev.as_deref().unwrap_or_default();
+        let rule = || match &self.entry {
+            Some(Entry::Rule { rule, .. }) => rule.as_str(),
+            _ => "",
+        };
+        let word = if self.allowed == Some(true) {
+            "allowed"
+        } else {
+            "denied"
+        };
+        match &self.detail {
+            Detail::Sender { addr: Some(a) } => format!("{at} {dev} {a}"),
+            Detail::Sender { addr: None } => format!("{at} {dev}"),
+            Detail::SenderNoAddress => format!("{at} {dev} (no address)"),
+            Detail::HostSender => format!("{at} (host network namespace)"),
+            Detail::Received { addr, from, netns } => {
+                let who = netns.as_ref().map_or(at, |n| format!("netns {n}"));
+                let from = from
+                    .map(|f| format!(" (from {f}, as the source was rewritten)"))
+                    .unwrap_or_default();
+                format!("{who} {dev} {addr}{from}")
+            }
+            Detail::LocalLoop { addr } => format!(
+                "route in {at}: local {addr} dev {dev} table local proto kernel scope host src {addr} (its own address: looped back inside the pod)"
+            ),
+            Detail::Routed => {
+                let route = match &self.entry {
+                    Some(Entry::Route(r)) => r.to_ip_route(),
+                    _ => String::new(),
+                };
+                match self.at {
+                    Place::Pod { .. } => format!("route in {at}: {route}"),
+                    Place::Node(_) => format!("route on {at}: {route}"),
+                }
+            }
+            Detail::HostVeth {
+                proxy_arp_for: Some(gw),
+            } => format!("{dev} (host side) on {node}, answering ARP for {gw} (proxy_arp)"),
+            Detail::HostVeth {
+                proxy_arp_for: None,
+            } => format!("{dev} (host side) on {node}"),
+            Detail::Bridge { addr: Some(a) } => format!("{dev} on {node} ({a})"),
+            Detail::Bridge { addr: None } => format!("{dev} on {node}"),
+            Detail::Arrived { addr } => format!("{node} {dev} {addr}"),
+            Detail::VxlanOut {
+                vni,
+                local,
+                port,
+                outer,
+                uplink_mtu,
+            } => {
+                let (next, lladdr, remote) = match &self.entry {
+                    Some(Entry::Vxlan {
+                        neighbour,
+                        lladdr,
+                        fdb_dst,
+                    }) => (neighbour.to_string(), lladdr.as_str(), fdb_dst.to_string()),
+                    _ => Default::default(),
+                };
+                format!(
+                    "{dev} on {node}: VXLAN VNI {vni}, neighbour {next} lladdr {lladdr} → FDB dst {remote}; outer {local} → {remote} UDP dport {port}, {outer} bytes{}",
+                    frag_note(*outer, *uplink_mtu)
+                )
+            }
+            Detail::VxlanIn { src, dst } => {
+                format!("{dev} on {node}: decapsulated, inner {src} → {dst}")
+            }
+            Detail::UnderlayOut {
+                link,
+                lower,
+                secondary,
+            } => {
+                let secondary = if *secondary {
+                    "; NetworkPolicy does not apply to a secondary network"
+                } else {
+                    ""
+                };
+                format!(
+                    "{dev} ({}): onto {node}'s {lower} wire, past {node}'s IP stack and iptables{secondary}",
+                    underlay_text(link, lower)
+                )
+            }
+            Detail::EmbeddedSwitch => {
+                format!("switched by {dev}'s embedded switch (VEB) on {node}, never on the wire")
+            }
+            Detail::SwitchedInside => {
+                format!("switched inside {node} between the {dev} children, never on the wire")
+            }
+            Detail::Across => format!("across the {dev} wire to {node}'s {dev}"),
+            Detail::UnderlayIn { link, lower } => {
+                format!("{dev} ({}) on {node}", underlay_text(link, lower))
+            }
+            Detail::Rule {
+                hook,
+                no_nat,
+                masquerade,
+            } => {
+                let no_nat = if *no_nat { " (no NAT)" } else { "" };
+                let masq = match masquerade {
+                    Some((from, to)) if from == to => {
+                        format!(" (the source {to} is already the output's address)")
+                    }
+                    Some((from, to)) => format!(" (source {from} → {to})"),
+                    None => String::new(),
+                };
+                format!("{hook} on {node}: {}{no_nat}{masq}", rule())
+            }
+            Detail::Felix {
+                hook,
+                ingress,
+                iface,
+                pod,
+            } => {
+                let dir = if *ingress { "ingress" } else { "egress" };
+                let chain = calico::endpoint_chain_name(*ingress, iface);
+                let pod = pod.as_ref().map(|p| format!(" ({p})")).unwrap_or_default();
+                format!(
+                    "{dir} policy at {chain}{pod} on {node} ({hook}, Felix): {word} ({})",
+                    rule()
+                )
+            }
+            Detail::BpfPolicy { ingress, pod } => {
+                let (dir, prog) = if *ingress {
+                    ("ingress", "bpf_lxc to-container")
+                } else {
+                    ("egress", "bpf_lxc from-container")
+                };
+                let (map, detail) = match &self.entry {
+                    Some(Entry::Bpf { map, detail, .. }) => (map.as_str(), detail.as_str()),
+                    _ => ("", ""),
+                };
+                format!(
+                    "{dir} policy at {dev} ({pod}) on {node} ({prog}, {map}): {word} ({detail})"
+                )
+            }
+            Detail::BpfRedirect {
+                from_host: false,
+                prefix,
+                identity,
+                endpoint,
+                pod,
+                ifname,
+            } => format!(
+                "bpf_lxc on {node}: ipcache {prefix} → identity {identity}, local endpoint {endpoint} ({pod}): redirected to {ifname} (no routing, no netfilter)"
+            ),
+            Detail::BpfRedirect {
+                from_host: true,
+                prefix,
+                identity,
+                endpoint,
+                pod,
+                ifname,
+            } => format!(
+                "{CILIUM_HOST} on {node} (bpf_host): ipcache {prefix} → identity {identity}, local endpoint {endpoint} ({pod}): redirected to {ifname}"
+            ),
+            Detail::BpfToHost { prefix, identity } => format!(
+                "bpf_lxc on {node}: ipcache {prefix} → identity {identity}, no tunnel endpoint: passed to the host stack"
+            ),
+            Detail::BpfEncap {
+                prog,
+                prefix,
+                identity,
+                remote,
+                local,
+                port,
+                vni,
+                outer,
+                uplink_mtu,
+            } => format!(
+                "{CILIUM_VXLAN} on {node} ({prog}): ipcache {prefix} → identity {identity}, tunnel endpoint {remote}; outer {local} → {remote} UDP dport {port}, VNI {vni} (the source's security identity), {outer} bytes{}",
+                frag_note(*outer, *uplink_mtu)
+            ),
+            Detail::BpfDecap {
+                src,
+                dst,
+                identity,
+                from_host,
+            } => {
+                let note = if *from_host {
+                    " (reserved:host from the sender is reserved:remote-node here)"
+                } else {
+                    ""
+                };
+                format!(
+                    "{CILIUM_VXLAN} on {node} (bpf_overlay): decapsulated, inner {src} → {dst}, source identity {identity} from the VNI{note}"
+                )
+            }
+        }
+    }
+
     /// For a routing decision on a node: the node and the route that matched.
     pub fn node_route(&self) -> Option<(&str, &RouteEntry)> {
         match (&self.kind, &self.entry) {
@@ -212,7 +562,7 @@ impl Trace {
                         parts.push(format!("route {}", r.to_ip_route()));
                     }
                 }
-                _ => parts.push(h.text.clone()),
+                _ => parts.push(h.line()),
             }
         }
         parts.join(" → ")
@@ -235,7 +585,7 @@ impl Trace {
         let mut out = vec![format!("trace {}", self.verdict.flow)];
         let width = self.hops.len().to_string().len();
         for (i, h) in self.hops.iter().enumerate() {
-            out.push(format!("  {:>width$}  {}", i + 1, h.text));
+            out.push(format!("  {:>width$}  {}", i + 1, h.line()));
         }
         out.push(self.result_line());
         out
@@ -408,23 +758,43 @@ struct Pkt {
     mark: u32,
 }
 
-/// What a netfilter hook did to the packet: the hop line when a rule matched, and the
-/// change.
-#[derive(Debug, Default)]
+impl Pkt {
+    /// The packet as its sender makes it: no mark yet.
+    fn new(src: IpAddr, dst: IpAddr, proto: Protocol, dport: u16, size: u32) -> Self {
+        Pkt {
+            src,
+            dst,
+            proto,
+            dport,
+            size,
+            mark: 0,
+        }
+    }
+}
+
+/// What a netfilter hook did to the packet: the rule a hop shows when one decided (or a
+/// nat RETURN let the packet go on untouched), and the change.
+#[derive(Debug)]
 struct HookStep {
-    text: Option<String>,
+    /// The hook.
+    hook: Hook,
+    /// The rule the hop shows: the deciding one, or the RETURN (the last that matched).
+    shown: Option<Hit>,
+    /// `shown` is a nat RETURN: no NAT was done.
+    no_nat: bool,
+    /// The rule that decided, when one did (not the policy, not an aborted walk).
+    decided: Option<Hit>,
+    /// Why the packet was dropped.
     drop: Option<String>,
     snat: Option<IpAddr>,
     masquerade: bool,
+    /// For a MASQUERADE: the source before and after.
+    masqueraded: Option<(IpAddr, IpAddr)>,
     dnat: Option<(IpAddr, Option<u16>)>,
     /// The packet's mark after the hook (a `MARK` rule on the way changes it).
     mark: u32,
-    /// Every rule that matched on the way (`-A CHAIN rule`).
-    matched: Vec<String>,
-    /// Where each of `matched` sits: its chain and number.
-    matched_at: Vec<(String, usize)>,
-    /// The rule the hop line shows, as a typed entry.
-    rule: Option<Entry>,
+    /// Every rule that matched on the way.
+    hits: Vec<Hit>,
     /// The device the hook saw the packet on (the output, else the input).
     dev: Option<String>,
 }
@@ -525,11 +895,11 @@ fn pod_place(pod: &PodNet) -> Place {
 
 impl<'a, 'n> Walker<'a, 'n> {
     /// A hop at `at` (by `dev`), carrying the packet as it is now.
-    fn push(&mut self, kind: HopKind, at: Place, dev: Option<&str>, text: String) -> &mut Hop {
+    fn push(&mut self, kind: HopKind, at: Place, dev: Option<&str>, detail: Detail) -> &mut Hop {
         let packet = self.now.as_ref().map(|p| self.packet_at(p));
         self.hops.push(Hop {
             kind,
-            text,
+            detail,
             at,
             dev: dev.map(str::to_string),
             packet,
@@ -577,8 +947,8 @@ impl<'a, 'n> Walker<'a, 'n> {
     }
 
     /// A policy check's hop, with its verdict.
-    fn push_policy(&mut self, at: Place, dev: &str, text: String, allowed: bool) -> &mut Hop {
-        let h = self.push(HopKind::Policy, at, Some(dev), text);
+    fn push_policy(&mut self, at: Place, dev: &str, detail: Detail, allowed: bool) -> &mut Hop {
+        let h = self.push(HopKind::Policy, at, Some(dev), detail);
         h.allowed = Some(allowed);
         h
     }
@@ -631,8 +1001,8 @@ impl<'a, 'n> Walker<'a, 'n> {
             Ok(ip) => ip,
             Err(o) => {
                 if let Resolved::Pod(p) = src {
-                    let text = format!("{} {}", p.key(), p.ifname);
-                    self.push(HopKind::Endpoint, pod_place(p), Some(&p.ifname), text);
+                    let detail = Detail::Sender { addr: None };
+                    self.push(HopKind::Endpoint, pod_place(p), Some(&p.ifname), detail);
                 }
                 return o;
             }
@@ -646,7 +1016,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                     HopKind::Endpoint,
                     Place::Node(n.name.clone()),
                     None,
-                    format!("{} (host network namespace)", n.name),
+                    Detail::HostSender,
                 );
                 let Some(host) = self.fabric.hosts.get(n.name.as_str()).copied() else {
                     return self.no_route(format!("{} has no kernel in the lab", n.name));
@@ -658,14 +1028,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 };
                 let src_ip = preferred_src(host, &r).unwrap_or(dst_ip);
                 self.orig_src = Some(src_ip);
-                let pkt = Pkt {
-                    src: src_ip,
-                    dst: dst_ip,
-                    proto,
-                    dport,
-                    size,
-                    mark: 0,
-                };
+                let pkt = Pkt::new(src_ip, dst_ip, proto, dport, size);
                 self.send(&pkt);
                 self.host_stack(host, pkt, None)
             }
@@ -686,7 +1049,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 HopKind::Endpoint,
                 pod_place(pod),
                 Some(&pod.ifname),
-                format!("{} {} (no address)", pod.key(), pod.ifname),
+                Detail::SenderNoAddress,
             );
             return self.no_route(format!(
                 "{} has no IP address (its sandbox network is not set up)",
@@ -697,16 +1060,9 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::Endpoint,
             pod_place(pod),
             Some(&pod.ifname),
-            format!("{} {} {src_ip}", pod.key(), pod.ifname),
+            Detail::Sender { addr: Some(src_ip) },
         );
-        let pkt = Pkt {
-            src: src_ip,
-            dst: dst_ip,
-            proto,
-            dport,
-            size,
-            mark: 0,
-        };
+        let pkt = Pkt::new(src_ip, dst_ip, proto, dport, size);
         self.send(&pkt);
         let host = self.fabric.hosts.get(pod.node.as_str()).copied();
         let ns = host.and_then(|h| pod.netns.as_deref().and_then(|p| h.netns.get(p)));
@@ -735,10 +1091,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 HopKind::PodRoute,
                 pod_place(pod),
                 Some(dev),
-                format!(
-                    "route in {}: local {dst_ip} dev {dev} table local proto kernel scope host src {dst_ip} (its own address: looped back inside the pod)",
-                    pod.key(),
-                ),
+                Detail::LocalLoop { addr: dst_ip },
             );
             // Looped back inside the pod: no host hook (nor Felix) sees it.
             return Outcome::Delivered(format!("{} {dev} {dst_ip} (itself)", pod.key()));
@@ -757,7 +1110,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::PodRoute,
             pod_place(pod),
             Some(&r.dev),
-            format!("route in {}: {}", pod.key(), r.to_ip_route()),
+            Detail::Routed,
         );
         hop.entry = Some(Entry::Route(r.clone()));
         let Some(link) = ns.links.get(&r.dev) else {
@@ -807,11 +1160,11 @@ impl<'a, 'n> Walker<'a, 'n> {
                 })
                 .unwrap_or(src_ip);
             if let Some(first) = self.hops.first_mut() {
-                first.text = format!("{} {} {src_ip}", pod.key(), r.dev);
+                first.detail = Detail::Sender { addr: Some(src_ip) };
                 first.dev = Some(r.dev.clone());
             }
             self.orig_src = Some(src_ip);
-            let pkt = Pkt { src: src_ip, ..pkt };
+            let pkt = Pkt::new(src_ip, dst_ip, proto, dport, size);
             self.send(&pkt);
             return self.underlay_out(host, pod, &r.dev, &link.kind, lower, pkt, next);
         }
@@ -831,17 +1184,16 @@ impl<'a, 'n> Walker<'a, 'n> {
             .sysctls
             .get(&format!("net.ipv4.conf.{peer}.proxy_arp"))
             .is_some_and(|v| v == "1");
-        let text = if proxy_arp && !host_owns(host, gw.parse().unwrap_or(dst_ip)) && !gw.is_empty()
-        {
-            format!("{peer} (host side) on {node}, answering ARP for {gw} (proxy_arp)")
-        } else {
-            format!("{peer} (host side) on {node}")
+        let answers_arp =
+            proxy_arp && !host_owns(host, gw.parse().unwrap_or(dst_ip)) && !gw.is_empty();
+        let detail = Detail::HostVeth {
+            proxy_arp_for: answers_arp.then(|| gw.to_string()),
         };
         self.push(
             HopKind::Veth,
             Place::Node(node.to_string()),
             Some(peer),
-            text,
+            detail,
         );
         if self.enforcement == Enforcement::Bpf {
             if let Some(bpf) = self.fabric.bpf {
@@ -853,7 +1205,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         match hveth.master.as_deref() {
             Some(br) => {
                 let at = Place::Node(node.to_string());
-                self.push(HopKind::Bridge, at, Some(br), bridge_text(host, br, node));
+                self.push(HopKind::Bridge, at, Some(br), bridge_detail(host, br));
                 if host_owns_on(host, br, next) {
                     self.host_stack(host, pkt, Some(br.to_string()))
                 } else {
@@ -874,15 +1226,15 @@ impl<'a, 'n> Walker<'a, 'n> {
             return self.no_route(format!("routing loop through {node}"));
         }
         if forwarded {
-            let step = nat_hook(host, "PREROUTING", &pkt, iif.as_deref(), None);
-            if let Some(o) = self.apply_hook(node, "nat PREROUTING", step, &mut pkt) {
+            let step = nat_hook(host, "PREROUTING", false, &pkt, iif.as_deref(), None);
+            if let Some(o) = self.apply_hook(node, step, &mut pkt) {
                 return o;
             }
         }
         if host_owns(host, pkt.dst) {
             if forwarded {
-                let step = filter_hook(host, "INPUT", &pkt, iif.as_deref(), None);
-                if let Some(o) = self.apply_hook(node, "filter INPUT", step, &mut pkt) {
+                let step = filter_hook(host, "INPUT", false, &pkt, iif.as_deref(), None);
+                if let Some(o) = self.apply_hook(node, step, &mut pkt) {
                     return o;
                 }
             }
@@ -896,7 +1248,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::NodeRoute,
             Place::Node(node.to_string()),
             Some(&r.dev),
-            format!("route on {node}: {}", r.to_ip_route()),
+            Detail::Routed,
         );
         hop.next_hop = via;
         hop.entry = Some(Entry::Route(r.clone()));
@@ -948,31 +1300,38 @@ impl<'a, 'n> Walker<'a, 'n> {
             });
         }
         let chain = if forwarded { "FORWARD" } else { "OUTPUT" };
-        let step = filter_hook(host, chain, &pkt, iif.as_deref(), Some(&r.dev));
+        let step = filter_hook(host, chain, false, &pkt, iif.as_deref(), Some(&r.dev));
         if self.enforcement == Enforcement::Iptables {
             // Felix's ingress chain sees the packet here, after PREROUTING's DNAT.
             self.note_ingress(&pkt);
-            if let Some(o) = self.felix(host, &format!("filter {chain}"), &step) {
+            if let Some(o) = self.felix(host, &step) {
                 return o;
             }
         }
-        if let Some(o) = self.apply_hook(node, &format!("filter {chain}"), step, &mut pkt) {
+        if let Some(o) = self.apply_hook(node, step, &mut pkt) {
             return o;
         }
-        let step = nat_hook(host, "POSTROUTING", &pkt, iif.as_deref(), Some(&r.dev));
+        let step = nat_hook(
+            host,
+            "POSTROUTING",
+            false,
+            &pkt,
+            iif.as_deref(),
+            Some(&r.dev),
+        );
         let masq_src = preferred_src(host, &r);
-        if let Some(o) = self.apply_hook_masq(node, "nat POSTROUTING", step, &mut pkt, masq_src) {
+        if let Some(o) = self.apply_hook_masq(node, step, &mut pkt, masq_src) {
             return o;
         }
         let next = via.unwrap_or(pkt.dst);
         match &out.kind {
             LinkKind::Bridge => {
-                let text = bridge_text(host, &r.dev, node);
+                let detail = bridge_detail(host, &r.dev);
                 self.push(
                     HopKind::Bridge,
                     Place::Node(node.to_string()),
                     Some(&r.dev),
-                    text,
+                    detail,
                 );
                 self.bridge_deliver(host, node, &r.dev, pkt, next)
             }
@@ -1020,8 +1379,8 @@ impl<'a, 'n> Walker<'a, 'n> {
                     ));
                 };
                 let at = Place::Node(peer.node.clone());
-                let text = format!("{} eth0 {next}", peer.node);
-                self.push(HopKind::Node, at, Some("eth0"), text);
+                let detail = Detail::Arrived { addr: next };
+                self.push(HopKind::Node, at, Some("eth0"), detail);
                 self.host_stack(peer, pkt, Some("eth0".to_string()))
             }
             LinkKind::Vxlan {
@@ -1096,7 +1455,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 neigh.lladdr
             ));
         };
-        let (outer, frag) = vxlan_outer(host, &pkt);
+        let (outer, uplink_mtu) = vxlan_outer(host, &pkt);
         self.outer = local.parse().ok().map(|src| Outer {
             src,
             dst: remote,
@@ -1108,10 +1467,13 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::Tunnel,
             Place::Node(node.to_string()),
             Some(dev),
-            format!(
-                "{dev} on {node}: VXLAN VNI {vni}, neighbour {next} lladdr {} → FDB dst {remote}; outer {local} → {remote} UDP dport {port}, {outer} bytes{frag}",
-                neigh.lladdr
-            ),
+            Detail::VxlanOut {
+                vni,
+                local: local.to_string(),
+                port,
+                outer,
+                uplink_mtu,
+            },
         );
         hop.entry = Some(Entry::Vxlan {
             neighbour: next,
@@ -1123,12 +1485,11 @@ impl<'a, 'n> Walker<'a, 'n> {
                 "nothing on {node}'s eth0 segment answers ARP for the VTEP {remote}"
             ));
         };
-        let text = format!("{} eth0 {remote}", peer.node);
         self.push(
             HopKind::Node,
             Place::Node(peer.node.clone()),
             Some("eth0"),
-            text,
+            Detail::Arrived { addr: remote },
         );
         let peer_dev = peer.root.links.values().find(|l| {
             matches!(&l.kind, LinkKind::Vxlan { vni: v, port: p, .. } if *v == vni && *p == port)
@@ -1145,10 +1506,10 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::Tunnel,
             Place::Node(peer.node.clone()),
             Some(&name),
-            format!(
-                "{name} on {}: decapsulated, inner {} → {}",
-                peer.node, pkt.src, pkt.dst
-            ),
+            Detail::VxlanIn {
+                src: pkt.src,
+                dst: pkt.dst,
+            },
         );
         self.host_stack(peer, pkt, Some(name))
     }
@@ -1177,19 +1538,15 @@ impl<'a, 'n> Walker<'a, 'n> {
         next: IpAddr,
     ) -> Outcome {
         let node: &str = &host.node;
-        let secondary = if dev == pod.ifname {
-            ""
-        } else {
-            "; NetworkPolicy does not apply to a secondary network"
-        };
         self.push(
             HopKind::Underlay,
             pod_place(pod),
             Some(dev),
-            format!(
-                "{dev} ({}): onto {node}'s {lower} wire, past {node}'s IP stack and iptables{secondary}",
-                underlay_text(kind, lower)
-            ),
+            Detail::UnderlayOut {
+                link: kind.clone(),
+                lower: lower.to_string(),
+                secondary: dev != pod.ifname,
+            },
         );
         let holders = self.fabric.underlay_holders(lower, next);
         if holders.len() > 1 {
@@ -1218,7 +1575,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                             HopKind::Underlay,
                             Place::Node(node.to_string()),
                             Some(lower),
-                            format!("switched by {lower}'s embedded switch (VEB) on {node}, never on the wire"),
+                            Detail::EmbeddedSwitch,
                         );
                     }
                     _ => {
@@ -1226,7 +1583,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                             HopKind::Underlay,
                             Place::Node(node.to_string()),
                             Some(lower),
-                            format!("switched inside {node} between the {lower} children, never on the wire"),
+                            Detail::SwitchedInside,
                         );
                     }
                 }
@@ -1242,17 +1599,12 @@ impl<'a, 'n> Walker<'a, 'n> {
                     underlay_text(kind, lower)
                 ));
             }
-            if peer_lower.is_some_and(|l| {
-                l.addrs
-                    .iter()
-                    .any(|a| a.split('/').next() == Some(next.to_string().as_str()))
-            }) {
-                let text = format!("{} {lower} {next}", peer.node);
+            if peer_lower.is_some_and(|l| l.addrs.iter().any(|a| link_addr(a) == Some(next))) {
                 self.push(
                     HopKind::Node,
                     Place::Node(peer.node.clone()),
                     Some(lower),
-                    text,
+                    Detail::Arrived { addr: next },
                 );
                 return self.host_stack(peer, pkt, Some(lower.to_string()));
             }
@@ -1291,7 +1643,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::Underlay,
             Place::Node(end.host.node.clone()),
             Some(lower),
-            format!("across the {lower} wire to {}'s {lower}", end.host.node),
+            Detail::Across,
         );
         self.underlay_arrive(end, pkt)
     }
@@ -1312,16 +1664,18 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::Underlay,
             at.clone(),
             Some(end.ifname),
-            format!(
-                "{} ({}) on {}",
-                end.ifname,
-                underlay_text(end.kind, lower),
-                end.host.node
-            ),
+            Detail::UnderlayIn {
+                link: end.kind.clone(),
+                lower: lower.to_string(),
+            },
         );
-        let text = format!("{who} {} {}", end.ifname, pkt.dst);
-        self.push(HopKind::Endpoint, at, Some(end.ifname), text.clone());
-        Outcome::Delivered(text)
+        let detail = Detail::Received {
+            addr: pkt.dst,
+            from: None,
+            netns: pod.is_none().then(|| end.netns.to_string()),
+        };
+        self.push(HopKind::Endpoint, at, Some(end.ifname), detail);
+        Outcome::Delivered(format!("{who} {} {}", end.ifname, pkt.dst))
     }
 
     fn bridged(&mut self, host: &'a Host, br: &str, mut pkt: Pkt, next: IpAddr) -> Outcome {
@@ -1331,15 +1685,15 @@ impl<'a, 'n> Walker<'a, 'n> {
             .get("net.bridge.bridge-nf-call-iptables")
             .is_none_or(|v| v == "1");
         if calls {
-            let step = nat_hook(host, "PREROUTING", &pkt, Some(br), None);
-            if let Some(o) = self.apply_hook(node, "nat PREROUTING (bridged)", step, &mut pkt) {
+            let step = nat_hook(host, "PREROUTING", true, &pkt, Some(br), None);
+            if let Some(o) = self.apply_hook(node, step, &mut pkt) {
                 return o;
             }
-            let step = filter_hook(host, "FORWARD", &pkt, Some(br), Some(br));
-            if let Some(o) = self.apply_hook(node, "filter FORWARD (bridged)", step, &mut pkt) {
+            let step = filter_hook(host, "FORWARD", true, &pkt, Some(br), Some(br));
+            if let Some(o) = self.apply_hook(node, step, &mut pkt) {
                 return o;
             }
-            let step = nat_hook(host, "POSTROUTING", &pkt, Some(br), Some(br));
+            let step = nat_hook(host, "POSTROUTING", true, &pkt, Some(br), Some(br));
             let masq = host
                 .root
                 .links
@@ -1347,9 +1701,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 .and_then(|l| l.addrs.first())
                 .and_then(|a| a.parse::<IpNet>().ok())
                 .map(|n| n.addr());
-            if let Some(o) =
-                self.apply_hook_masq(node, "nat POSTROUTING (bridged)", step, &mut pkt, masq)
-            {
+            if let Some(o) = self.apply_hook_masq(node, step, &mut pkt, masq) {
                 return o;
             }
         }
@@ -1384,12 +1736,13 @@ impl<'a, 'n> Walker<'a, 'n> {
     /// the packet as it is now (a source masqueraded on the way is what an enforcing data
     /// plane judges).
     fn deliver_to_pod(&mut self, pod: &'a PodNet, veth: &str, pkt: Pkt) -> Outcome {
-        let text = format!("{veth} (host side) on {}", pod.node);
         self.push(
             HopKind::Veth,
             Place::Node(pod.node.clone()),
             Some(veth),
-            text,
+            Detail::HostVeth {
+                proxy_arp_for: None,
+            },
         );
         if self.enforcement != Enforcement::Iptables {
             self.note_ingress(&pkt);
@@ -1404,15 +1757,13 @@ impl<'a, 'n> Walker<'a, 'n> {
                 pod.ifname
             ));
         }
-        let from = if Some(pkt.src) == self.orig_src {
-            String::new()
-        } else {
-            format!(" (from {}, as the source was rewritten)", pkt.src)
+        let detail = Detail::Received {
+            addr: pkt.dst,
+            from: (Some(pkt.src) != self.orig_src).then_some(pkt.src),
+            netns: None,
         };
-        let text = format!("{} {} {}", pod.key(), pod.ifname, pkt.dst);
-        let line = format!("{text}{from}");
-        self.push(HopKind::Endpoint, pod_place(pod), Some(&pod.ifname), line);
-        Outcome::Delivered(text)
+        self.push(HopKind::Endpoint, pod_place(pod), Some(&pod.ifname), detail);
+        Outcome::Delivered(format!("{} {} {}", pod.key(), pod.ifname, pkt.dst))
     }
 
     /// Remember the packet as the destination's ingress check sees it, when a rewrite on
@@ -1422,14 +1773,6 @@ impl<'a, 'n> Walker<'a, 'n> {
         let rewritten =
             sent.is_some_and(|s| s.src != pkt.src || s.dst != pkt.dst || s.dport != pkt.dport);
         self.at_ingress = rewritten.then(|| pkt.clone());
-    }
-
-    /// A reserved identity's name in parentheses, or nothing.
-    fn id_text(bpf: &dyn BpfDatapath, id: u32) -> String {
-        match bpf.identity_name(id) {
-            Some(n) => format!("{id} ({n})"),
-            None => id.to_string(),
-        }
     }
 
     /// One policy-map lookup as a hop; the drop when the map denies.
@@ -1466,19 +1809,14 @@ impl<'a, 'n> Walker<'a, 'n> {
                 ep.id, ep.pod
             )));
         };
-        let (dir, prog) = if ingress {
-            ("ingress", "bpf_lxc to-container")
-        } else {
-            ("egress", "bpf_lxc from-container")
-        };
-        let word = if v.allowed { "allowed" } else { "denied" };
+        let dir = if ingress { "ingress" } else { "egress" };
         let hop = self.push_policy(
             Place::Node(node.to_string()),
             &ep.ifname,
-            format!(
-                "{dir} policy at {} ({}) on {node} ({prog}, {}): {word} ({})",
-                ep.ifname, ep.pod, v.map, v.detail
-            ),
+            Detail::BpfPolicy {
+                ingress,
+                pod: ep.pod.clone(),
+            },
             v.allowed,
         );
         hop.entry = Some(Entry::Bpf {
@@ -1525,13 +1863,14 @@ impl<'a, 'n> Walker<'a, 'n> {
                 HopKind::NodeRoute,
                 Place::Node(node.to_string()),
                 Some(lxc),
-                format!(
-                    "bpf_lxc on {node}: ipcache {prefix} → identity {}, local endpoint {} ({}): redirected to {} (no routing, no netfilter)",
-                    Self::id_text(bpf, dst_id),
-                    dst_ep.id,
-                    dst_ep.pod,
-                    dst_ep.ifname
-                ),
+                Detail::BpfRedirect {
+                    from_host: false,
+                    prefix: prefix.clone(),
+                    identity: Identity::of(bpf, dst_id),
+                    endpoint: dst_ep.id,
+                    pod: dst_ep.pod.clone(),
+                    ifname: dst_ep.ifname.clone(),
+                },
             );
             return Some(self.bpf_to_container(bpf, host, &dst_ep, src_ep.identity, pkt));
         }
@@ -1551,10 +1890,10 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::NodeRoute,
             Place::Node(node.to_string()),
             Some(lxc),
-            format!(
-                "bpf_lxc on {node}: ipcache {prefix} → identity {}, no tunnel endpoint: passed to the host stack",
-                Self::id_text(bpf, dst_id)
-            ),
+            Detail::BpfToHost {
+                prefix,
+                identity: Identity::of(bpf, dst_id),
+            },
         );
         None
     }
@@ -1574,13 +1913,14 @@ impl<'a, 'n> Walker<'a, 'n> {
                 HopKind::NodeRoute,
                 Place::Node(node.to_string()),
                 Some(CILIUM_HOST),
-                format!(
-                    "{CILIUM_HOST} on {node} (bpf_host): ipcache {prefix} → identity {}, local endpoint {} ({}): redirected to {}",
-                    Self::id_text(bpf, dst_id),
-                    dst_ep.id,
-                    dst_ep.pod,
-                    dst_ep.ifname
-                ),
+                Detail::BpfRedirect {
+                    from_host: true,
+                    prefix: prefix.clone(),
+                    identity: Identity::of(bpf, dst_id),
+                    endpoint: dst_ep.id,
+                    pod: dst_ep.pod.clone(),
+                    ifname: dst_ep.ifname.clone(),
+                },
             );
             return self.bpf_to_container(bpf, host, &dst_ep, src_id, pkt);
         }
@@ -1628,7 +1968,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         &mut self,
         bpf: &'n dyn BpfDatapath,
         host: &'a Host,
-        prog: &str,
+        prog: &'static str,
         prefix: &str,
         dst_id: u32,
         src_id: u32,
@@ -1648,10 +1988,9 @@ impl<'a, 'n> Walker<'a, 'n> {
             .links
             .get("eth0")
             .and_then(|l| l.addrs.first())
-            .and_then(|a| a.split('/').next())
-            .unwrap_or("0.0.0.0")
-            .to_string();
-        let (outer, frag) = vxlan_outer(host, &pkt);
+            .and_then(|a| link_addr(a))
+            .map_or_else(|| "0.0.0.0".to_string(), |a| a.to_string());
+        let (outer, uplink_mtu) = vxlan_outer(host, &pkt);
         self.outer = local.parse().ok().map(|src| Outer {
             src,
             dst: remote,
@@ -1663,22 +2002,28 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::Tunnel,
             Place::Node(node.to_string()),
             Some(CILIUM_VXLAN),
-            format!(
-                "{CILIUM_VXLAN} on {node} ({prog}): ipcache {prefix} → identity {}, tunnel endpoint {remote}; outer {local} → {remote} UDP dport {port}, VNI {src_id} (the source's security identity), {outer} bytes{frag}",
-                Self::id_text(bpf, dst_id)
-            ),
+            Detail::BpfEncap {
+                prog,
+                prefix: prefix.to_string(),
+                identity: Identity::of(bpf, dst_id),
+                remote,
+                local,
+                port,
+                vni: src_id,
+                outer,
+                uplink_mtu,
+            },
         );
         let Some(peer) = self.fabric.holder_of(remote) else {
             return self.no_route(format!(
                 "nothing on {node}'s eth0 segment answers ARP for the tunnel endpoint {remote}"
             ));
         };
-        let text = format!("{} eth0 {remote}", peer.node);
         self.push(
             HopKind::Node,
             Place::Node(peer.node.clone()),
             Some("eth0"),
-            text,
+            Detail::Arrived { addr: remote },
         );
         let decap = peer
             .root
@@ -1693,26 +2038,19 @@ impl<'a, 'n> Walker<'a, 'n> {
         }
         // bpf_overlay: a packet from a remote host carries reserved:host; it is the
         // remote-node identity here.
-        let (id, note) = if src_id == 1 {
-            (
-                6,
-                " (reserved:host from the sender is reserved:remote-node here)",
-            )
-        } else {
-            (src_id, "")
-        };
+        let from_host = src_id == 1;
+        let id = if from_host { 6 } else { src_id };
         self.outer = None;
         self.push(
             HopKind::Tunnel,
             Place::Node(peer.node.clone()),
             Some(CILIUM_VXLAN),
-            format!(
-                "{CILIUM_VXLAN} on {} (bpf_overlay): decapsulated, inner {} → {}, source identity {} from the VNI{note}",
-                peer.node,
-                pkt.src,
-                pkt.dst,
-                Self::id_text(bpf, id)
-            ),
+            Detail::BpfDecap {
+                src: pkt.src,
+                dst: pkt.dst,
+                identity: Identity::of(bpf, id),
+                from_host,
+            },
         );
         if let Some(ep) = bpf.endpoint(&peer.node, pkt.dst) {
             return self.bpf_to_container(bpf, peer, &ep, id, pkt);
@@ -1730,100 +2068,95 @@ impl<'a, 'n> Walker<'a, 'n> {
     /// workload endpoint chain it passed (the sender's `cali-fw-…`, the receiver's
     /// `cali-tw-…`), naming the rule that accepted it or the one that dropped it. Returns
     /// the drop when one of those chains dropped the packet.
-    fn felix(&mut self, host: &Host, hook: &str, step: &HookStep) -> Option<Outcome> {
+    fn felix(&mut self, host: &Host, step: &HookStep) -> Option<Outcome> {
         let node: &str = &host.node;
-        let mut current: Option<(bool, String)> = None;
-        // The rule that accepted, by its index in `step.matched`.
+        let hook = step.hook;
+        // The endpoint chain the packet is in: (ingress, interface).
+        let mut current: Option<(bool, &str)> = None;
+        // The rule that accepted, by its index in `step.hits`.
         let mut accepted_by: Option<usize> = None;
-        let mut hops: Vec<(bool, String, usize, bool)> = Vec::new();
-        let flush = |cur: &Option<(bool, String)>,
-                     acc: &Option<usize>,
-                     hops: &mut Vec<(bool, String, usize, bool)>| {
+        let mut hops: Vec<(bool, &str, usize, bool)> = Vec::new();
+        fn flush<'s>(
+            cur: &Option<(bool, &'s str)>,
+            acc: &Option<usize>,
+            hops: &mut Vec<(bool, &'s str, usize, bool)>,
+        ) {
             if let (Some((ingress, iface)), Some(rule)) = (cur, acc) {
-                hops.push((*ingress, iface.clone(), *rule, true));
+                hops.push((*ingress, iface, *rule, true));
             }
-        };
-        for (i, (line, (chain, _))) in step.matched.iter().zip(&step.matched_at).enumerate() {
-            if let Some(iface) = chain
-                .strip_prefix("cali-tw-")
-                .map(|i| (true, i))
-                .or(chain.strip_prefix("cali-fw-").map(|i| (false, i)))
-            {
-                if current.as_ref().is_none_or(|(_, c)| c != iface.1) {
+        }
+        for (i, hit) in step.hits.iter().enumerate() {
+            if let Some(FelixChain::Endpoint { ingress, iface }) = FelixChain::of(&hit.chain) {
+                if current.is_none_or(|(_, c)| c != iface) {
                     flush(&current, &accepted_by, &mut hops);
-                    current = Some((iface.0, iface.1.to_string()));
+                    current = Some((ingress, iface));
                     accepted_by = None;
                 }
-            } else if line.contains("--set-xmark 0x10000/0x10000") {
+            } else if calico::sets_accept(hit.target()) {
                 accepted_by = Some(i);
             }
         }
-        let dropped = step
-            .drop
-            .as_ref()
-            .filter(|_| current.is_some())
-            .filter(|why| why.starts_with("-A cali-"));
-        if let (Some(_), Some((ingress, iface))) = (dropped, &current) {
-            // The deciding rule is the last that matched.
-            let last = step.matched.len().saturating_sub(1);
-            hops.push((*ingress, iface.clone(), last, false));
-        } else {
-            flush(&current, &accepted_by, &mut hops);
+        // A rule in one of Felix's chains dropped it.
+        let felix_drop = step.drop.is_some()
+            && step
+                .decided
+                .as_ref()
+                .is_some_and(|h| FelixChain::of(&h.chain).is_some());
+        match current {
+            Some((ingress, iface)) if felix_drop => {
+                // The deciding rule is the last that matched.
+                let last = step.hits.len().saturating_sub(1);
+                hops.push((ingress, iface, last, false));
+            }
+            _ => flush(&current, &accepted_by, &mut hops),
         }
         for (ingress, iface, index, allowed) in hops {
-            let rule = step.matched.get(index).cloned().unwrap_or_default();
-            let dir = if ingress { "ingress" } else { "egress" };
+            let hit = step.hits.get(index);
             let pod = self
                 .net
                 .pods
                 .iter()
-                .find(|p| p.node == node && p.host_veth.as_deref() == Some(iface.as_str()))
-                .map(|p| format!(" ({})", p.key()))
-                .unwrap_or_default();
-            let chain = if ingress { "cali-tw-" } else { "cali-fw-" };
-            let word = if allowed { "allowed" } else { "denied" };
+                .find(|p| p.node == node && p.host_veth.as_deref() == Some(iface))
+                .map(|p| p.key());
             let hop = self.push_policy(
                 Place::Node(node.to_string()),
-                &iface,
-                format!(
-                    "{dir} policy at {chain}{iface}{pod} on {node} ({hook}, Felix): {word} ({rule})"
-                ),
+                iface,
+                Detail::Felix {
+                    hook,
+                    ingress,
+                    iface: iface.to_string(),
+                    pod: pod.clone(),
+                },
                 allowed,
             );
-            hop.entry = step
-                .matched_at
-                .get(index)
-                .map(|(chain, number)| Entry::Rule {
-                    table: TableKind::Filter,
-                    chain: chain.clone(),
-                    number: *number,
-                    rule: rule.clone(),
-                });
+            hop.entry = hit.map(|h| rule_entry(TableKind::Filter, h));
             if !allowed {
-                return Some(self.dropped(format!(
-                    "{hook} on {node} drops it in {chain}{iface}{pod}: {rule}"
-                )));
+                let chain = calico::endpoint_chain_name(ingress, iface);
+                let pod = pod.map(|p| format!(" ({p})")).unwrap_or_default();
+                let rule = hit.map(Hit::line).unwrap_or_default();
+                return Some(
+                    self.dropped(format!("{hook} on {node} drops it in {chain}{pod}: {rule}")),
+                );
             }
         }
         None
     }
 
     /// Apply a hook's step: a hop line for a rule that matched, DNAT, a drop.
-    fn apply_hook(
-        &mut self,
-        node: &str,
-        hook: &str,
-        step: HookStep,
-        pkt: &mut Pkt,
-    ) -> Option<Outcome> {
-        if let Some(t) = step.text {
+    fn apply_hook(&mut self, node: &str, step: HookStep, pkt: &mut Pkt) -> Option<Outcome> {
+        let hook = step.hook;
+        if let Some(hit) = &step.shown {
             let hop = self.push(
                 HopKind::Netfilter,
                 Place::Node(node.to_string()),
                 step.dev.as_deref(),
-                format!("{hook} on {node}: {t}"),
+                Detail::Rule {
+                    hook,
+                    no_nat: step.no_nat,
+                    masquerade: step.masqueraded,
+                },
             );
-            hop.entry = step.rule;
+            hop.entry = Some(rule_entry(hook.table, hit));
         }
         if let Some(why) = step.drop {
             return Some(self.dropped(format!("{hook} on {node} drops it: {why}")));
@@ -1860,7 +2193,6 @@ impl<'a, 'n> Walker<'a, 'n> {
     fn apply_hook_masq(
         &mut self,
         node: &str,
-        hook: &str,
         mut step: HookStep,
         pkt: &mut Pkt,
         masq_src: Option<IpAddr>,
@@ -1868,18 +2200,10 @@ impl<'a, 'n> Walker<'a, 'n> {
         if step.masquerade {
             if let Some(ip) = masq_src {
                 step.snat = Some(ip);
-                if let Some(t) = step.text.as_mut() {
-                    if ip == pkt.src {
-                        t.push_str(&format!(
-                            " (the source {ip} is already the output's address)"
-                        ));
-                    } else {
-                        t.push_str(&format!(" (source {} → {ip})", pkt.src));
-                    }
-                }
+                step.masqueraded = Some((pkt.src, ip));
             }
         }
-        self.apply_hook(node, hook, step, pkt)
+        self.apply_hook(node, step, pkt)
     }
 
     fn why_no_route(&self, host: &Host, dst_ip: IpAddr) -> String {
@@ -1917,17 +2241,12 @@ impl<'a, 'n> Walker<'a, 'n> {
     }
 }
 
-/// The VXLAN datagram carrying `pkt` (50 bytes more) and, when it does not fit the
-/// uplink, the note that it is fragmented (the outer packet has no DF).
-fn vxlan_outer(host: &Host, pkt: &Pkt) -> (u32, String) {
+/// The VXLAN datagram carrying `pkt` (50 bytes more) and the uplink's MTU it is
+/// fragmented to when it does not fit (the outer packet has no DF).
+fn vxlan_outer(host: &Host, pkt: &Pkt) -> (u32, u32) {
     let outer = pkt.size + 50;
     let uplink_mtu = host.root.links.get("eth0").map(|l| l.mtu).unwrap_or(1500);
-    let frag = if outer > uplink_mtu {
-        format!(", fragmented: {outer} > eth0 mtu {uplink_mtu} (the outer packet has no DF)")
-    } else {
-        String::new()
-    };
-    (outer, frag)
+    (outer, uplink_mtu)
 }
 
 /// The packet of the last hop, to note what was checked against it.
@@ -2015,17 +2334,23 @@ fn host_owns_on(host: &Host, dev: &str, ip: IpAddr) -> bool {
     })
 }
 
-fn bridge_text(host: &Host, br: &str, node: &str) -> String {
+/// The address of a link's `ADDR/PREFIX` (or bare `ADDR`).
+fn link_addr(a: &str) -> Option<IpAddr> {
+    a.parse::<IpNet>()
+        .map(|n| n.addr())
+        .ok()
+        .or_else(|| a.parse().ok())
+}
+
+/// A bridge hop: the bridge's first address.
+fn bridge_detail(host: &Host, br: &str) -> Detail {
     let addr = host
         .root
         .links
         .get(br)
         .and_then(|l| l.addrs.first())
-        .and_then(|a| a.split('/').next().map(str::to_string));
-    match addr {
-        Some(a) => format!("{br} on {node} ({a})"),
-        None => format!("{br} on {node}"),
-    }
+        .and_then(|a| link_addr(a));
+    Detail::Bridge { addr }
 }
 
 /// The packet as netfilter's matches see it at a hook.
@@ -2047,23 +2372,31 @@ fn nf_packet(host: &Host, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>) -> Pa
 /// every rule that matched on the way, when one of them is a jump that returned), the
 /// rewrite, a drop. nat is consulted for the first packet of a connection only; that is
 /// the packet the walker follows.
-fn hook(
-    host: &Host,
-    table: TableKind,
-    chain: &str,
-    pkt: &Pkt,
-    iif: Option<&str>,
-    oif: Option<&str>,
-) -> HookStep {
+fn hook(host: &Host, hook: Hook, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>) -> HookStep {
+    let (table, chain) = (hook.table, hook.chain);
     let tables = host.netfilter.family(pkt.dst.is_ipv6());
     let mut p = nf_packet(host, pkt, iif, oif);
     let t = tables.get(table).traverse_with(chain, &mut p, &host.ipsets);
+    let last = t.hits.last().cloned();
+    let decided = t.decided_by.as_ref().and(last.clone());
+    // Nothing decided but a rule matched (a RETURN): show the last one, it is why the
+    // packet went on untouched.
+    let no_nat = decided.is_none()
+        && table == TableKind::Nat
+        && last.as_ref().is_some_and(|h| *h.target() == Target::Return);
     let mut step = HookStep {
-        matched: t.matched.clone(),
-        matched_at: t.matched_at.clone(),
+        hook,
+        shown: if no_nat { last } else { decided.clone() },
+        no_nat,
+        decided,
+        drop: None,
+        snat: None,
+        masquerade: false,
+        masqueraded: None,
+        dnat: None,
         mark: p.mark,
+        hits: t.hits,
         dev: oif.or(iif).map(str::to_string),
-        ..HookStep::default()
     };
     match t.decision {
         NfDecision::Masquerade => step.masquerade = true,
@@ -2072,8 +2405,7 @@ fn hook(
         NfDecision::Drop => {
             step.drop = Some(
                 t.decided_by
-                    .clone()
-                    .or(t.aborted.clone())
+                    .or(t.aborted)
                     .unwrap_or_else(|| format!("the {chain} policy is DROP")),
             );
         }
@@ -2082,46 +2414,55 @@ fn hook(
         }
         NfDecision::Accept | NfDecision::Policy(NfPolicy::Accept) => {}
     }
-    step.text = match (&t.decided_by, t.matched.last()) {
-        (Some(rule), _) => Some(rule.clone()),
-        // Nothing decided but a rule matched (a RETURN): show the last one, it is why the
-        // packet went on untouched.
-        (None, Some(last)) if table == TableKind::Nat && last.ends_with("-j RETURN") => {
-            Some(format!("{last} (no NAT)"))
-        }
-        _ => None,
-    };
-    // The rule shown is the deciding one, or the RETURN: the last that matched.
-    step.rule = step.text.as_ref().and_then(|_| {
-        let rule = t.matched.last()?;
-        let (chain, number) = t.matched_at.last()?;
-        Some(Entry::Rule {
-            table,
-            chain: chain.clone(),
-            number: *number,
-            rule: rule.clone(),
-        })
-    });
     step
 }
 
-/// The nat table's verdict on the packet at `chain`.
-fn nat_hook(host: &Host, chain: &str, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>) -> HookStep {
-    hook(host, TableKind::Nat, chain, pkt, iif, oif)
+/// A matched rule as a hop's entry.
+fn rule_entry(table: TableKind, hit: &Hit) -> Entry {
+    Entry::Rule {
+        table,
+        chain: hit.chain.clone(),
+        number: hit.number,
+        rule: hit.line(),
+    }
+}
+
+/// The nat table's verdict on the packet at `chain` (`bridged`: a frame br_netfilter hands
+/// to iptables).
+fn nat_hook(
+    host: &Host,
+    chain: &'static str,
+    bridged: bool,
+    pkt: &Pkt,
+    iif: Option<&str>,
+    oif: Option<&str>,
+) -> HookStep {
+    let h = Hook {
+        table: TableKind::Nat,
+        chain,
+        bridged,
+    };
+    hook(host, h, pkt, iif, oif)
 }
 
 /// The filter table's verdict on the packet at `chain`: a hop only when a rule dropped it.
 fn filter_hook(
     host: &Host,
-    chain: &str,
+    chain: &'static str,
+    bridged: bool,
     pkt: &Pkt,
     iif: Option<&str>,
     oif: Option<&str>,
 ) -> HookStep {
-    let mut step = hook(host, TableKind::Filter, chain, pkt, iif, oif);
+    let h = Hook {
+        table: TableKind::Filter,
+        chain,
+        bridged,
+    };
+    let mut step = hook(host, h, pkt, iif, oif);
     if step.drop.is_none() {
-        step.text = None;
-        step.rule = None;
+        step.shown = None;
+        step.no_nat = false;
     }
     step
 }
