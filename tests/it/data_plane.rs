@@ -3,6 +3,7 @@
 
 use crate::common::{key, phase};
 use lab_engine::engine::Lab;
+use lab_engine::net::hop::Entry;
 use lab_engine::net::trace::{Rewrite, Trace};
 
 fn run(lab: &mut Lab, line: &str) -> String {
@@ -275,9 +276,11 @@ fn a_host_port_from_its_own_node_is_masqueraded_by_the_hairpin_mark() {
             t.lines().join("\n")
         );
         assert!(
-            t.hops.iter().any(|h| h
-                .text
-                .contains("-A CNI-HOSTPORT-MASQ -m mark --mark 0x2000/0x2000 -j MASQUERADE")),
+            t.hops.iter().any(|h| matches!(
+                &h.entry,
+                Some(Entry::Rule { rule, .. })
+                    if rule == "-A CNI-HOSTPORT-MASQ -m mark --mark 0x2000/0x2000 -j MASQUERADE"
+            )),
             "{}",
             t.lines().join("\n")
         );

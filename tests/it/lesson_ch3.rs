@@ -10,7 +10,7 @@ use lab_engine::engine::seen::Seen;
 use lab_engine::lesson::catalog::EMBEDDED;
 use lab_engine::lesson::model::{Lesson, QuizKind};
 use lab_engine::lesson::{Item, MemoryStore, Progress, ProgressStore, parse, play};
-use lab_engine::net::trace::HopKind;
+use lab_engine::net::trace::{HopKind, Rewrite};
 
 const CNI: &str = "ch3-architecture";
 const CSI: &str = "ch3-csi-multus";
@@ -127,13 +127,26 @@ fn the_hops_step_8_names_are_the_trace_s() {
             _ => None,
         })
         .expect("a trace");
-    assert_eq!(hops[4].0, HopKind::NodeRoute, "{hops:#?}");
-    assert!(hops[4].1.contains("10.244.2.0/24 via 192.168.0.2 dev eth0"));
-    assert_eq!(hops[5].0, HopKind::Netfilter, "{hops:#?}");
+    assert_eq!(hops[4].kind, HopKind::NodeRoute, "{hops:#?}");
+    let (_, route) = hops[4].node_route().expect("a node route");
+    assert_eq!(
+        route.to_ip_route(),
+        "10.244.2.0/24 via 192.168.0.2 dev eth0"
+    );
+    assert_eq!(hops[5].kind, HopKind::Netfilter, "{hops:#?}");
+    assert_eq!(
+        hops[5].rewrite,
+        Some(Rewrite::Source(
+            "10.244.1.2".parse().unwrap(),
+            "192.168.0.1".parse().unwrap()
+        ))
+    );
     assert!(
         hops[5]
-            .1
-            .contains("MASQUERADE (source 10.244.1.2 → 192.168.0.1)")
+            .line()
+            .ends_with("-j MASQUERADE (source 10.244.1.2 → 192.168.0.1)"),
+        "{}",
+        hops[5].line()
     );
 }
 

@@ -5,7 +5,7 @@
 use lab_engine::Desk;
 use lab_engine::command::grammar::FlowArgs;
 use lab_engine::net::hop::{Entry, Place};
-use lab_engine::net::trace::{HopKind, Trace};
+use lab_engine::net::trace::{HopKind, Rewrite, Trace};
 use std::net::IpAddr;
 
 fn run(desk: &mut Desk, line: &str) -> String {
@@ -107,7 +107,9 @@ fn a_nat_hop_carries_the_rewritten_packet_and_the_rule_by_its_number() {
     let dnat = t
         .hops
         .iter()
-        .find(|h| h.kind == HopKind::Netfilter && h.text.contains("DNAT"))
+        .find(|h| {
+            h.kind == HopKind::Netfilter && matches!(h.rewrite, Some(Rewrite::Destination(..)))
+        })
         .expect("the DNAT hop");
     let p = dnat.packet.as_ref().expect("the packet");
     assert_eq!((p.dst, p.dport), (ip("10.244.2.2"), 80));

@@ -2,6 +2,7 @@
 //! insta snapshots of the screen at 80×24 (compact, tabbed) and 160×48 (every pane), plus
 //! styled-cell asserts for what colour and weight mean (snapshots do not record style).
 
+use crate::common::dash::{app, drive, find, key, screen_text};
 use cni_csi_lab::Lab;
 use cni_csi_lab::tui::{self, App, Mode, Pane, ScriptedEvents, Theme};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
@@ -13,12 +14,6 @@ use ratatui::style::{Color, Modifier};
 
 const SMALL: (u16, u16) = (80, 24);
 const LARGE: (u16, u16) = (160, 48);
-
-fn app(lab: Lab, size: (u16, u16)) -> App {
-    let mut a = App::new(lab, Theme::standard());
-    a.update(tui::Action::Resize(size.0, size.1));
-    a
-}
 
 fn after(lab: Lab, size: (u16, u16), lines: &[&str]) -> App {
     let mut a = app(lab, size);
@@ -34,51 +29,12 @@ fn frame(a: &mut App, size: (u16, u16)) -> Terminal<TestBackend> {
     t
 }
 
-fn key(code: KeyCode) -> Event {
-    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
-}
-
 fn ch(c: char) -> Event {
     key(KeyCode::Char(c))
 }
 
 fn typed(s: &str) -> Vec<Event> {
     s.chars().map(ch).collect()
-}
-
-/// Run the real event loop over scripted events, then draw the final state. (The script
-/// ends with a shutdown, which quits; the flag is cleared first so a test can drive again.)
-fn drive(a: &mut App, size: (u16, u16), events: Vec<Event>) -> Terminal<TestBackend> {
-    a.ui.quit = false;
-    let mut t = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
-    let mut src = ScriptedEvents(events.into());
-    tui::run_loop(&mut t, a, &mut src).unwrap();
-    tui::draw(&mut t, a).unwrap();
-    t
-}
-
-fn screen_text(buf: &Buffer) -> String {
-    let mut s = String::new();
-    for y in 0..buf.area.height {
-        for x in 0..buf.area.width {
-            s.push_str(buf[(x, y)].symbol());
-        }
-        s.push('\n');
-    }
-    s
-}
-
-/// The first cell where `needle` starts on screen.
-fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
-    let text = screen_text(buf);
-    for (y, line) in text.lines().enumerate() {
-        let chars: Vec<char> = line.chars().collect();
-        let n: Vec<char> = needle.chars().collect();
-        if let Some(x) = chars.windows(n.len()).position(|w| w == n.as_slice()) {
-            return Some((x as u16, y as u16));
-        }
-    }
-    None
 }
 
 const PODS: &[&str] = &[

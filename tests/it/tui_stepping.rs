@@ -5,18 +5,16 @@
 //! --pvc CLAIM --step` opens the same panel on its CSI calls; the Volumes pane highlights
 //! what the call shown changed (snapshots at 100×30 and 200×50).
 
-use cni_csi_lab::tui::{self, App, ScriptedEvents, Theme};
-use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use crate::common::dash::{app, drive, find, key, screen_text};
+use cni_csi_lab::tui::App;
+use crossterm::event::KeyCode;
 use ratatui::buffer::Buffer;
 use ratatui::style::Modifier;
 
 const SIZES: [(u16, u16); 3] = [(80, 24), (120, 40), (200, 50)];
 
 fn stepping(size: (u16, u16)) -> App {
-    let mut a = App::new(crate::common::lab(), Theme::standard());
-    a.update(tui::Action::Resize(size.0, size.1));
+    let mut a = app(crate::common::lab(), size);
     for l in [
         "network use flannel-vxlan",
         "pod create web --node node-1",
@@ -26,42 +24,6 @@ fn stepping(size: (u16, u16)) -> App {
         a.run_command(l);
     }
     a
-}
-
-fn key(code: KeyCode) -> Event {
-    Event::Key(KeyEvent::new(code, KeyModifiers::NONE))
-}
-
-fn drive(a: &mut App, size: (u16, u16), events: Vec<Event>) -> Terminal<TestBackend> {
-    a.ui.quit = false;
-    let mut t = Terminal::new(TestBackend::new(size.0, size.1)).unwrap();
-    let mut src = ScriptedEvents(events.into());
-    tui::run_loop(&mut t, a, &mut src).unwrap();
-    tui::draw(&mut t, a).unwrap();
-    t
-}
-
-fn screen_text(buf: &Buffer) -> String {
-    let mut s = String::new();
-    for y in 0..buf.area.height {
-        for x in 0..buf.area.width {
-            s.push_str(buf[(x, y)].symbol());
-        }
-        s.push('\n');
-    }
-    s
-}
-
-fn find(buf: &Buffer, needle: &str) -> Option<(u16, u16)> {
-    let text = screen_text(buf);
-    for (y, line) in text.lines().enumerate() {
-        let chars: Vec<char> = line.chars().collect();
-        let n: Vec<char> = needle.chars().collect();
-        if let Some(x) = chars.windows(n.len()).position(|w| w == n.as_slice()) {
-            return Some((x as u16, y as u16));
-        }
-    }
-    None
 }
 
 fn hop(a: &App) -> Option<usize> {
@@ -126,8 +88,7 @@ fn the_route_that_matched_is_highlighted_in_routes_and_its_node_selected() {
 #[test]
 fn arrows_without_a_stepped_trace_say_how_to_start_one() {
     let size = (120, 40);
-    let mut a = App::new(crate::common::lab(), Theme::standard());
-    a.update(tui::Action::Resize(size.0, size.1));
+    let mut a = app(crate::common::lab(), size);
     // On the command line → moves the cursor; among the keys (after Esc) it says why not.
     let t = drive(&mut a, size, vec![key(KeyCode::Esc), key(KeyCode::Right)]);
     let text = screen_text(t.backend().buffer());

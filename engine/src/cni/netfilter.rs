@@ -1947,7 +1947,7 @@ impl XtTable {
             decision: Decision::Policy(Policy::Accept),
             decided_by: None,
             matched: Vec::new(),
-            matched_at: Vec::new(),
+            hits: Vec::new(),
             unmodelled: Vec::new(),
             aborted: None,
         };
@@ -1996,7 +1996,11 @@ impl XtTable {
                 continue;
             }
             t.matched.push(line());
-            t.matched_at.push((chain.to_string(), frame.1));
+            t.hits.push(Hit {
+                chain: chain.to_string(),
+                number: frame.1,
+                rule: rule.clone(),
+            });
             let decided = match &rule.spec.target {
                 Target::None | Target::Other(_) => None,
                 Target::Accept => Some(Decision::Accept),
@@ -2140,13 +2144,36 @@ pub struct Traversal {
     /// Every rule that matched on the way (jumps, MARK, RETURN, and the deciding one), as
     /// `-A CHAIN rule`, in order.
     pub matched: Vec<String>,
-    /// Where each rule of [`Traversal::matched`] sits: its chain and its 1-based number in
-    /// it (as `iptables -L --line-numbers` counts).
-    pub matched_at: Vec<(String, usize)>,
+    /// Each rule of [`Traversal::matched`] as a typed value: its chain, its 1-based number
+    /// in it (as `iptables -L --line-numbers` counts), and the rule (its parsed target).
+    pub hits: Vec<Hit>,
     /// Rules passed over because the lab does not model them: `(-A CHAIN rule, why)`.
     pub unmodelled: Vec<(String, String)>,
     /// Why the walk stopped early (a jump loop, too many rules, an unknown hook chain).
     pub aborted: Option<String>,
+}
+
+/// A rule that matched during a [`XtTable::traverse`]: where it sits and what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    /// The chain holding it.
+    pub chain: String,
+    /// Its 1-based position in the chain.
+    pub number: usize,
+    /// The rule (its text and parsed form).
+    pub rule: XtRule,
+}
+
+impl Hit {
+    /// The rule's target.
+    pub fn target(&self) -> &Target {
+        &self.rule.spec().target
+    }
+
+    /// The rule as `iptables -S` prints it: `-A CHAIN rule`.
+    pub fn line(&self) -> String {
+        format!("-A {} {}", self.chain, self.rule.text())
+    }
 }
 
 impl Traversal {
@@ -2486,6 +2513,22 @@ mod tests {
             ]
         );
         assert_eq!(p.mark, 0);
+        // The same rules as typed hits: chain, number in it, and the parsed target.
+        let hits: Vec<(&str, usize, &Target)> = tr
+            .hits
+            .iter()
+            .map(|h| (h.chain.as_str(), h.number, h.target()))
+            .collect();
+        assert_eq!(
+            hits,
+            vec![
+                ("PREROUTING", 1, &Target::Jump("CNI-HOSTPORT-DNAT".into())),
+                ("CNI-HOSTPORT-DNAT", 1, &Target::Jump(dn.into())),
+                (dn, 3, &Target::Dnat(ip("10.244.1.2"), Some(80))),
+            ]
+        );
+        let lines: Vec<String> = tr.hits.iter().map(Hit::line).collect();
+        assert_eq!(lines, tr.matched);
         // Not a local address: no DNAT.
         let mut p = tcp("192.168.0.9", "192.168.0.7", 8080);
         let tr = t.traverse("PREROUTING", &mut p);

@@ -279,7 +279,7 @@ impl Lab {
             .or(checks.last());
         if let Some((i, h)) = decisive {
             out.line(Line::styled(
-                format!("  judged at hop {} of `trace`: {}", i + 1, h.text),
+                format!("  judged at hop {} of `trace`: {}", i + 1, h.line()),
                 Role::Dim,
             ));
         } else if !trace.delivered() {
@@ -297,7 +297,7 @@ impl Lab {
             .find(|h| h.kind == crate::net::trace::HopKind::Netfilter && h.rewrite.is_some())
         {
             out.line(Line::styled(
-                format!("  the source is rewritten on the way ({}); ingress judges the rewritten source", hop.text),
+                format!("  the source is rewritten on the way ({}); ingress judges the rewritten source", hop.line()),
                 Role::Dim,
             ));
         }
@@ -368,11 +368,7 @@ fn trace_seen(
     use crate::net::trace::Outcome as End;
     super::seen::TraceSeen {
         flow,
-        hops: trace
-            .hops
-            .iter()
-            .map(|h| (h.kind, h.text.clone()))
-            .collect(),
+        hops: trace.hops.clone(),
         routes: trace
             .hops
             .iter()

@@ -326,8 +326,8 @@ pub enum Endpoint {
 pub struct TraceSeen {
     /// The flow.
     pub flow: FlowSeen,
-    /// The hops in order: what kind of hop, and its line.
-    pub hops: Vec<(crate::net::trace::HopKind, String)>,
+    /// The hops in order, as typed facts (what kind, where, the packet, the entry).
+    pub hops: Vec<crate::net::trace::Hop>,
     /// The routes the packet took on nodes, in order (node, route).
     pub routes: Vec<(String, RouteFact)>,
     /// How it ended.

@@ -573,7 +573,7 @@ pub(crate) fn trace_hop(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
         "node-route" => Some(HopKind::NodeRoute),
         _ => None,
     };
-    let holds = traces(seen, &flow).any(|t| t.hops.iter().any(|(k, _)| Some(*k) == want));
+    let holds = traces(seen, &flow).any(|t| t.hops.iter().any(|h| Some(h.kind) == want));
     yes_no(
         holds,
         format!("you saw a {kind} hop on {}", flow.name()),

@@ -211,7 +211,7 @@ impl PacketStepping {
             Role::Header,
         ));
         let width = hops.to_string().len();
-        out.plain(format!("  {:>width$}  {}", self.at + 1, h.text));
+        out.plain(format!("  {:>width$}  {}", self.at + 1, h.line()));
         for l in self.packet_lines() {
             out.line(Line::styled(format!("  {l}"), Role::Dim));
         }

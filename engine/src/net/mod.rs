@@ -13,6 +13,7 @@
 //! Nothing here mutates state; every answer is a function of the view and the kernels.
 
 pub mod bpf;
+pub(crate) mod calico;
 pub mod hop;
 pub mod policy;
 pub mod trace;

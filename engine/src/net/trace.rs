@@ -28,17 +28,27 @@
 //!
 //! Not modelled: conntrack beyond the first packet (replies, established state), tc,
 //! timing, IPv6 packets (an IPv6 destination is refused).
+//!
+//! The walk is here; the netfilter hooks and Felix's chains are in `hooks`, Cilium's BPF
+//! programs in `cilium`, and a hop's printed line in `line`.
 
 use super::NetError;
-use super::bpf::{BpfDatapath, BpfEndpoint, PolicyQuery};
+use super::bpf::BpfDatapath;
 use super::hop::{Entry, Outer, PacketAt, Place};
 use super::policy::{Flow, Protocol, Verdict, evaluate_resolved, ingress_seen};
 use super::view::{ClusterNet, PodNet, Resolved};
 use crate::cni::host::{Host, LinkKind, RouteEntry};
-use crate::cni::netfilter::{Decision as NfDecision, L4, Packet, Policy as NfPolicy, TableKind};
+use crate::cni::netfilter::TableKind;
 use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
+
+mod cilium;
+mod hooks;
+mod line;
+
+use hooks::{filter_hook, nat_hook};
+use line::{Detail, Hook};
 
 /// What enforces NetworkPolicy on the nodes' data path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,8 +93,8 @@ pub enum HopKind {
 pub struct Hop {
     /// What kind of hop.
     pub kind: HopKind,
-    /// The hop as the trace prints it.
-    pub text: String,
+    /// What happened here, beyond the fields below (the line is made from both).
+    detail: Detail,
     /// Where the packet is.
     pub at: Place,
     /// The device it is at, passes or leaves by.
@@ -212,7 +222,7 @@ impl Trace {
                         parts.push(format!("route {}", r.to_ip_route()));
                     }
                 }
-                _ => parts.push(h.text.clone()),
+                _ => parts.push(h.line()),
             }
         }
         parts.join(" → ")
@@ -235,7 +245,7 @@ impl Trace {
         let mut out = vec![format!("trace {}", self.verdict.flow)];
         let width = self.hops.len().to_string().len();
         for (i, h) in self.hops.iter().enumerate() {
-            out.push(format!("  {:>width$}  {}", i + 1, h.text));
+            out.push(format!("  {:>width$}  {}", i + 1, h.line()));
         }
         out.push(self.result_line());
         out
@@ -408,25 +418,18 @@ struct Pkt {
     mark: u32,
 }
 
-/// What a netfilter hook did to the packet: the hop line when a rule matched, and the
-/// change.
-#[derive(Debug, Default)]
-struct HookStep {
-    text: Option<String>,
-    drop: Option<String>,
-    snat: Option<IpAddr>,
-    masquerade: bool,
-    dnat: Option<(IpAddr, Option<u16>)>,
-    /// The packet's mark after the hook (a `MARK` rule on the way changes it).
-    mark: u32,
-    /// Every rule that matched on the way (`-A CHAIN rule`).
-    matched: Vec<String>,
-    /// Where each of `matched` sits: its chain and number.
-    matched_at: Vec<(String, usize)>,
-    /// The rule the hop line shows, as a typed entry.
-    rule: Option<Entry>,
-    /// The device the hook saw the packet on (the output, else the input).
-    dev: Option<String>,
+impl Pkt {
+    /// The packet as its sender makes it: no mark yet.
+    fn new(src: IpAddr, dst: IpAddr, proto: Protocol, dport: u16, size: u32) -> Self {
+        Pkt {
+            src,
+            dst,
+            proto,
+            dport,
+            size,
+            mark: 0,
+        }
+    }
 }
 
 /// Trace a flow: one packet of `size` bytes (IP header included) with DF set, sent to `to`
@@ -525,11 +528,11 @@ fn pod_place(pod: &PodNet) -> Place {
 
 impl<'a, 'n> Walker<'a, 'n> {
     /// A hop at `at` (by `dev`), carrying the packet as it is now.
-    fn push(&mut self, kind: HopKind, at: Place, dev: Option<&str>, text: String) -> &mut Hop {
+    fn push(&mut self, kind: HopKind, at: Place, dev: Option<&str>, detail: Detail) -> &mut Hop {
         let packet = self.now.as_ref().map(|p| self.packet_at(p));
         self.hops.push(Hop {
             kind,
-            text,
+            detail,
             at,
             dev: dev.map(str::to_string),
             packet,
@@ -577,8 +580,8 @@ impl<'a, 'n> Walker<'a, 'n> {
     }
 
     /// A policy check's hop, with its verdict.
-    fn push_policy(&mut self, at: Place, dev: &str, text: String, allowed: bool) -> &mut Hop {
-        let h = self.push(HopKind::Policy, at, Some(dev), text);
+    fn push_policy(&mut self, at: Place, dev: &str, detail: Detail, allowed: bool) -> &mut Hop {
+        let h = self.push(HopKind::Policy, at, Some(dev), detail);
         h.allowed = Some(allowed);
         h
     }
@@ -631,8 +634,8 @@ impl<'a, 'n> Walker<'a, 'n> {
             Ok(ip) => ip,
             Err(o) => {
                 if let Resolved::Pod(p) = src {
-                    let text = format!("{} {}", p.key(), p.ifname);
-                    self.push(HopKind::Endpoint, pod_place(p), Some(&p.ifname), text);
+                    let detail = Detail::Sender { addr: None };
+                    self.push(HopKind::Endpoint, pod_place(p), Some(&p.ifname), detail);
                 }
                 return o;
             }
@@ -646,7 +649,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                     HopKind::Endpoint,
                     Place::Node(n.name.clone()),
                     None,
-                    format!("{} (host network namespace)", n.name),
+                    Detail::HostSender,
                 );
                 let Some(host) = self.fabric.hosts.get(n.name.as_str()).copied() else {
                     return self.no_route(format!("{} has no kernel in the lab", n.name));
@@ -658,14 +661,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 };
                 let src_ip = preferred_src(host, &r).unwrap_or(dst_ip);
                 self.orig_src = Some(src_ip);
-                let pkt = Pkt {
-                    src: src_ip,
-                    dst: dst_ip,
-                    proto,
-                    dport,
-                    size,
-                    mark: 0,
-                };
+                let pkt = Pkt::new(src_ip, dst_ip, proto, dport, size);
                 self.send(&pkt);
                 self.host_stack(host, pkt, None)
             }
@@ -686,7 +682,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 HopKind::Endpoint,
                 pod_place(pod),
                 Some(&pod.ifname),
-                format!("{} {} (no address)", pod.key(), pod.ifname),
+                Detail::SenderNoAddress,
             );
             return self.no_route(format!(
                 "{} has no IP address (its sandbox network is not set up)",
@@ -697,16 +693,9 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::Endpoint,
             pod_place(pod),
             Some(&pod.ifname),
-            format!("{} {} {src_ip}", pod.key(), pod.ifname),
+            Detail::Sender { addr: Some(src_ip) },
         );
-        let pkt = Pkt {
-            src: src_ip,
-            dst: dst_ip,
-            proto,
-            dport,
-            size,
-            mark: 0,
-        };
+        let pkt = Pkt::new(src_ip, dst_ip, proto, dport, size);
         self.send(&pkt);
         let host = self.fabric.hosts.get(pod.node.as_str()).copied();
         let ns = host.and_then(|h| pod.netns.as_deref().and_then(|p| h.netns.get(p)));
@@ -735,10 +724,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 HopKind::PodRoute,
                 pod_place(pod),
                 Some(dev),
-                format!(
-                    "route in {}: local {dst_ip} dev {dev} table local proto kernel scope host src {dst_ip} (its own address: looped back inside the pod)",
-                    pod.key(),
-                ),
+                Detail::LocalLoop { addr: dst_ip },
             );
             // Looped back inside the pod: no host hook (nor Felix) sees it.
             return Outcome::Delivered(format!("{} {dev} {dst_ip} (itself)", pod.key()));
@@ -757,7 +743,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::PodRoute,
             pod_place(pod),
             Some(&r.dev),
-            format!("route in {}: {}", pod.key(), r.to_ip_route()),
+            Detail::Routed,
         );
         hop.entry = Some(Entry::Route(r.clone()));
         let Some(link) = ns.links.get(&r.dev) else {
@@ -807,11 +793,11 @@ impl<'a, 'n> Walker<'a, 'n> {
                 })
                 .unwrap_or(src_ip);
             if let Some(first) = self.hops.first_mut() {
-                first.text = format!("{} {} {src_ip}", pod.key(), r.dev);
+                first.detail = Detail::Sender { addr: Some(src_ip) };
                 first.dev = Some(r.dev.clone());
             }
             self.orig_src = Some(src_ip);
-            let pkt = Pkt { src: src_ip, ..pkt };
+            let pkt = Pkt::new(src_ip, dst_ip, proto, dport, size);
             self.send(&pkt);
             return self.underlay_out(host, pod, &r.dev, &link.kind, lower, pkt, next);
         }
@@ -831,17 +817,16 @@ impl<'a, 'n> Walker<'a, 'n> {
             .sysctls
             .get(&format!("net.ipv4.conf.{peer}.proxy_arp"))
             .is_some_and(|v| v == "1");
-        let text = if proxy_arp && !host_owns(host, gw.parse().unwrap_or(dst_ip)) && !gw.is_empty()
-        {
-            format!("{peer} (host side) on {node}, answering ARP for {gw} (proxy_arp)")
-        } else {
-            format!("{peer} (host side) on {node}")
+        let answers_arp =
+            proxy_arp && !host_owns(host, gw.parse().unwrap_or(dst_ip)) && !gw.is_empty();
+        let detail = Detail::HostVeth {
+            proxy_arp_for: answers_arp.then(|| gw.to_string()),
         };
         self.push(
             HopKind::Veth,
             Place::Node(node.to_string()),
             Some(peer),
-            text,
+            detail,
         );
         if self.enforcement == Enforcement::Bpf {
             if let Some(bpf) = self.fabric.bpf {
@@ -853,7 +838,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         match hveth.master.as_deref() {
             Some(br) => {
                 let at = Place::Node(node.to_string());
-                self.push(HopKind::Bridge, at, Some(br), bridge_text(host, br, node));
+                self.push(HopKind::Bridge, at, Some(br), bridge_detail(host, br));
                 if host_owns_on(host, br, next) {
                     self.host_stack(host, pkt, Some(br.to_string()))
                 } else {
@@ -874,15 +859,15 @@ impl<'a, 'n> Walker<'a, 'n> {
             return self.no_route(format!("routing loop through {node}"));
         }
         if forwarded {
-            let step = nat_hook(host, "PREROUTING", &pkt, iif.as_deref(), None);
-            if let Some(o) = self.apply_hook(node, "nat PREROUTING", step, &mut pkt) {
+            let step = nat_hook(host, "PREROUTING", false, &pkt, iif.as_deref(), None);
+            if let Some(o) = self.apply_hook(node, step, &mut pkt) {
                 return o;
             }
         }
         if host_owns(host, pkt.dst) {
             if forwarded {
-                let step = filter_hook(host, "INPUT", &pkt, iif.as_deref(), None);
-                if let Some(o) = self.apply_hook(node, "filter INPUT", step, &mut pkt) {
+                let step = filter_hook(host, "INPUT", false, &pkt, iif.as_deref(), None);
+                if let Some(o) = self.apply_hook(node, step, &mut pkt) {
                     return o;
                 }
             }
@@ -896,7 +881,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::NodeRoute,
             Place::Node(node.to_string()),
             Some(&r.dev),
-            format!("route on {node}: {}", r.to_ip_route()),
+            Detail::Routed,
         );
         hop.next_hop = via;
         hop.entry = Some(Entry::Route(r.clone()));
@@ -948,31 +933,38 @@ impl<'a, 'n> Walker<'a, 'n> {
             });
         }
         let chain = if forwarded { "FORWARD" } else { "OUTPUT" };
-        let step = filter_hook(host, chain, &pkt, iif.as_deref(), Some(&r.dev));
+        let step = filter_hook(host, chain, false, &pkt, iif.as_deref(), Some(&r.dev));
         if self.enforcement == Enforcement::Iptables {
             // Felix's ingress chain sees the packet here, after PREROUTING's DNAT.
             self.note_ingress(&pkt);
-            if let Some(o) = self.felix(host, &format!("filter {chain}"), &step) {
+            if let Some(o) = self.felix(host, &step) {
                 return o;
             }
         }
-        if let Some(o) = self.apply_hook(node, &format!("filter {chain}"), step, &mut pkt) {
+        if let Some(o) = self.apply_hook(node, step, &mut pkt) {
             return o;
         }
-        let step = nat_hook(host, "POSTROUTING", &pkt, iif.as_deref(), Some(&r.dev));
+        let step = nat_hook(
+            host,
+            "POSTROUTING",
+            false,
+            &pkt,
+            iif.as_deref(),
+            Some(&r.dev),
+        );
         let masq_src = preferred_src(host, &r);
-        if let Some(o) = self.apply_hook_masq(node, "nat POSTROUTING", step, &mut pkt, masq_src) {
+        if let Some(o) = self.apply_hook_masq(node, step, &mut pkt, masq_src) {
             return o;
         }
         let next = via.unwrap_or(pkt.dst);
         match &out.kind {
             LinkKind::Bridge => {
-                let text = bridge_text(host, &r.dev, node);
+                let detail = bridge_detail(host, &r.dev);
                 self.push(
                     HopKind::Bridge,
                     Place::Node(node.to_string()),
                     Some(&r.dev),
-                    text,
+                    detail,
                 );
                 self.bridge_deliver(host, node, &r.dev, pkt, next)
             }
@@ -1020,8 +1012,8 @@ impl<'a, 'n> Walker<'a, 'n> {
                     ));
                 };
                 let at = Place::Node(peer.node.clone());
-                let text = format!("{} eth0 {next}", peer.node);
-                self.push(HopKind::Node, at, Some("eth0"), text);
+                let detail = Detail::Arrived { addr: next };
+                self.push(HopKind::Node, at, Some("eth0"), detail);
                 self.host_stack(peer, pkt, Some("eth0".to_string()))
             }
             LinkKind::Vxlan {
@@ -1096,7 +1088,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 neigh.lladdr
             ));
         };
-        let (outer, frag) = vxlan_outer(host, &pkt);
+        let (outer, uplink_mtu) = vxlan_outer(host, &pkt);
         self.outer = local.parse().ok().map(|src| Outer {
             src,
             dst: remote,
@@ -1108,10 +1100,13 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::Tunnel,
             Place::Node(node.to_string()),
             Some(dev),
-            format!(
-                "{dev} on {node}: VXLAN VNI {vni}, neighbour {next} lladdr {} → FDB dst {remote}; outer {local} → {remote} UDP dport {port}, {outer} bytes{frag}",
-                neigh.lladdr
-            ),
+            Detail::VxlanOut {
+                vni,
+                local: local.to_string(),
+                port,
+                outer,
+                uplink_mtu,
+            },
         );
         hop.entry = Some(Entry::Vxlan {
             neighbour: next,
@@ -1123,12 +1118,11 @@ impl<'a, 'n> Walker<'a, 'n> {
                 "nothing on {node}'s eth0 segment answers ARP for the VTEP {remote}"
             ));
         };
-        let text = format!("{} eth0 {remote}", peer.node);
         self.push(
             HopKind::Node,
             Place::Node(peer.node.clone()),
             Some("eth0"),
-            text,
+            Detail::Arrived { addr: remote },
         );
         let peer_dev = peer.root.links.values().find(|l| {
             matches!(&l.kind, LinkKind::Vxlan { vni: v, port: p, .. } if *v == vni && *p == port)
@@ -1145,10 +1139,10 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::Tunnel,
             Place::Node(peer.node.clone()),
             Some(&name),
-            format!(
-                "{name} on {}: decapsulated, inner {} → {}",
-                peer.node, pkt.src, pkt.dst
-            ),
+            Detail::VxlanIn {
+                src: pkt.src,
+                dst: pkt.dst,
+            },
         );
         self.host_stack(peer, pkt, Some(name))
     }
@@ -1177,19 +1171,15 @@ impl<'a, 'n> Walker<'a, 'n> {
         next: IpAddr,
     ) -> Outcome {
         let node: &str = &host.node;
-        let secondary = if dev == pod.ifname {
-            ""
-        } else {
-            "; NetworkPolicy does not apply to a secondary network"
-        };
         self.push(
             HopKind::Underlay,
             pod_place(pod),
             Some(dev),
-            format!(
-                "{dev} ({}): onto {node}'s {lower} wire, past {node}'s IP stack and iptables{secondary}",
-                underlay_text(kind, lower)
-            ),
+            Detail::UnderlayOut {
+                link: kind.clone(),
+                lower: lower.to_string(),
+                secondary: dev != pod.ifname,
+            },
         );
         let holders = self.fabric.underlay_holders(lower, next);
         if holders.len() > 1 {
@@ -1218,7 +1208,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                             HopKind::Underlay,
                             Place::Node(node.to_string()),
                             Some(lower),
-                            format!("switched by {lower}'s embedded switch (VEB) on {node}, never on the wire"),
+                            Detail::EmbeddedSwitch,
                         );
                     }
                     _ => {
@@ -1226,7 +1216,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                             HopKind::Underlay,
                             Place::Node(node.to_string()),
                             Some(lower),
-                            format!("switched inside {node} between the {lower} children, never on the wire"),
+                            Detail::SwitchedInside,
                         );
                     }
                 }
@@ -1242,17 +1232,12 @@ impl<'a, 'n> Walker<'a, 'n> {
                     underlay_text(kind, lower)
                 ));
             }
-            if peer_lower.is_some_and(|l| {
-                l.addrs
-                    .iter()
-                    .any(|a| a.split('/').next() == Some(next.to_string().as_str()))
-            }) {
-                let text = format!("{} {lower} {next}", peer.node);
+            if peer_lower.is_some_and(|l| l.addrs.iter().any(|a| link_addr(a) == Some(next))) {
                 self.push(
                     HopKind::Node,
                     Place::Node(peer.node.clone()),
                     Some(lower),
-                    text,
+                    Detail::Arrived { addr: next },
                 );
                 return self.host_stack(peer, pkt, Some(lower.to_string()));
             }
@@ -1291,7 +1276,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::Underlay,
             Place::Node(end.host.node.clone()),
             Some(lower),
-            format!("across the {lower} wire to {}'s {lower}", end.host.node),
+            Detail::Across,
         );
         self.underlay_arrive(end, pkt)
     }
@@ -1312,16 +1297,18 @@ impl<'a, 'n> Walker<'a, 'n> {
             HopKind::Underlay,
             at.clone(),
             Some(end.ifname),
-            format!(
-                "{} ({}) on {}",
-                end.ifname,
-                underlay_text(end.kind, lower),
-                end.host.node
-            ),
+            Detail::UnderlayIn {
+                link: end.kind.clone(),
+                lower: lower.to_string(),
+            },
         );
-        let text = format!("{who} {} {}", end.ifname, pkt.dst);
-        self.push(HopKind::Endpoint, at, Some(end.ifname), text.clone());
-        Outcome::Delivered(text)
+        let detail = Detail::Received {
+            addr: pkt.dst,
+            from: None,
+            netns: pod.is_none().then(|| end.netns.to_string()),
+        };
+        self.push(HopKind::Endpoint, at, Some(end.ifname), detail);
+        Outcome::Delivered(format!("{who} {} {}", end.ifname, pkt.dst))
     }
 
     fn bridged(&mut self, host: &'a Host, br: &str, mut pkt: Pkt, next: IpAddr) -> Outcome {
@@ -1331,15 +1318,15 @@ impl<'a, 'n> Walker<'a, 'n> {
             .get("net.bridge.bridge-nf-call-iptables")
             .is_none_or(|v| v == "1");
         if calls {
-            let step = nat_hook(host, "PREROUTING", &pkt, Some(br), None);
-            if let Some(o) = self.apply_hook(node, "nat PREROUTING (bridged)", step, &mut pkt) {
+            let step = nat_hook(host, "PREROUTING", true, &pkt, Some(br), None);
+            if let Some(o) = self.apply_hook(node, step, &mut pkt) {
                 return o;
             }
-            let step = filter_hook(host, "FORWARD", &pkt, Some(br), Some(br));
-            if let Some(o) = self.apply_hook(node, "filter FORWARD (bridged)", step, &mut pkt) {
+            let step = filter_hook(host, "FORWARD", true, &pkt, Some(br), Some(br));
+            if let Some(o) = self.apply_hook(node, step, &mut pkt) {
                 return o;
             }
-            let step = nat_hook(host, "POSTROUTING", &pkt, Some(br), Some(br));
+            let step = nat_hook(host, "POSTROUTING", true, &pkt, Some(br), Some(br));
             let masq = host
                 .root
                 .links
@@ -1347,9 +1334,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 .and_then(|l| l.addrs.first())
                 .and_then(|a| a.parse::<IpNet>().ok())
                 .map(|n| n.addr());
-            if let Some(o) =
-                self.apply_hook_masq(node, "nat POSTROUTING (bridged)", step, &mut pkt, masq)
-            {
+            if let Some(o) = self.apply_hook_masq(node, step, &mut pkt, masq) {
                 return o;
             }
         }
@@ -1384,12 +1369,13 @@ impl<'a, 'n> Walker<'a, 'n> {
     /// the packet as it is now (a source masqueraded on the way is what an enforcing data
     /// plane judges).
     fn deliver_to_pod(&mut self, pod: &'a PodNet, veth: &str, pkt: Pkt) -> Outcome {
-        let text = format!("{veth} (host side) on {}", pod.node);
         self.push(
             HopKind::Veth,
             Place::Node(pod.node.clone()),
             Some(veth),
-            text,
+            Detail::HostVeth {
+                proxy_arp_for: None,
+            },
         );
         if self.enforcement != Enforcement::Iptables {
             self.note_ingress(&pkt);
@@ -1404,15 +1390,13 @@ impl<'a, 'n> Walker<'a, 'n> {
                 pod.ifname
             ));
         }
-        let from = if Some(pkt.src) == self.orig_src {
-            String::new()
-        } else {
-            format!(" (from {}, as the source was rewritten)", pkt.src)
+        let detail = Detail::Received {
+            addr: pkt.dst,
+            from: (Some(pkt.src) != self.orig_src).then_some(pkt.src),
+            netns: None,
         };
-        let text = format!("{} {} {}", pod.key(), pod.ifname, pkt.dst);
-        let line = format!("{text}{from}");
-        self.push(HopKind::Endpoint, pod_place(pod), Some(&pod.ifname), line);
-        Outcome::Delivered(text)
+        self.push(HopKind::Endpoint, pod_place(pod), Some(&pod.ifname), detail);
+        Outcome::Delivered(format!("{} {} {}", pod.key(), pod.ifname, pkt.dst))
     }
 
     /// Remember the packet as the destination's ingress check sees it, when a rewrite on
@@ -1422,464 +1406,6 @@ impl<'a, 'n> Walker<'a, 'n> {
         let rewritten =
             sent.is_some_and(|s| s.src != pkt.src || s.dst != pkt.dst || s.dport != pkt.dport);
         self.at_ingress = rewritten.then(|| pkt.clone());
-    }
-
-    /// A reserved identity's name in parentheses, or nothing.
-    fn id_text(bpf: &dyn BpfDatapath, id: u32) -> String {
-        match bpf.identity_name(id) {
-            Some(n) => format!("{id} ({n})"),
-            None => id.to_string(),
-        }
-    }
-
-    /// One policy-map lookup as a hop; the drop when the map denies.
-    fn bpf_policy(
-        &mut self,
-        bpf: &dyn BpfDatapath,
-        host: &Host,
-        ep: &BpfEndpoint,
-        ingress: bool,
-        peer: u32,
-        pkt: &Pkt,
-    ) -> Option<Outcome> {
-        let node: &str = &host.node;
-        let ifindex = host
-            .root
-            .links
-            .values()
-            .position(|l| l.name == ep.ifname)
-            .map_or(0, |i| i as u32 + 1);
-        let q = PolicyQuery {
-            node,
-            endpoint: ep.id,
-            ingress,
-            peer,
-            src: pkt.src,
-            dst: pkt.dst,
-            proto: pkt.proto,
-            dport: pkt.dport,
-            ifindex,
-        };
-        let Some(v) = bpf.policy(&q) else {
-            return Some(self.dropped(format!(
-                "{node} has no policy program for endpoint {} ({})",
-                ep.id, ep.pod
-            )));
-        };
-        let (dir, prog) = if ingress {
-            ("ingress", "bpf_lxc to-container")
-        } else {
-            ("egress", "bpf_lxc from-container")
-        };
-        let word = if v.allowed { "allowed" } else { "denied" };
-        let hop = self.push_policy(
-            Place::Node(node.to_string()),
-            &ep.ifname,
-            format!(
-                "{dir} policy at {} ({}) on {node} ({prog}, {}): {word} ({})",
-                ep.ifname, ep.pod, v.map, v.detail
-            ),
-            v.allowed,
-        );
-        hop.entry = Some(Entry::Bpf {
-            map: v.map.clone(),
-            detail: v.detail.clone(),
-            allowed: v.allowed,
-        });
-        if v.allowed {
-            return None;
-        }
-        let monitor = v
-            .monitor
-            .map(|m| format!("; cilium monitor: {m}"))
-            .unwrap_or_default();
-        Some(self.dropped(format!(
-            "bpf_lxc on {node} drops it at {} ({}), {dir}: {}{monitor}",
-            ep.ifname, ep.pod, v.detail
-        )))
-    }
-
-    /// bpf_lxc's from-container program at the source pod's `lxc…` device: ipcache, the
-    /// egress map, then a local endpoint, the tunnel, or (no tunnel endpoint: a node's
-    /// address, the world) the host stack. `None` when the source is not a Cilium
-    /// endpoint (the kernel path goes on) or the packet is handed to the host stack.
-    fn bpf_from_container(
-        &mut self,
-        bpf: &'n dyn BpfDatapath,
-        host: &'a Host,
-        lxc: &str,
-        pkt: Pkt,
-    ) -> Option<Outcome> {
-        let node: &str = &host.node;
-        let src_ep = bpf.endpoint(node, pkt.src).filter(|e| e.ifname == lxc)?;
-        let hit = bpf.ipcache(node, pkt.dst);
-        let (dst_id, tunnel, prefix) = match &hit {
-            Some(h) => (h.identity, h.tunnel, h.prefix.clone()),
-            None => (2, None, "(none)".to_string()),
-        };
-        if let Some(o) = self.bpf_policy(bpf, host, &src_ep, false, dst_id, &pkt) {
-            return Some(o);
-        }
-        if let Some(dst_ep) = bpf.endpoint(node, pkt.dst) {
-            self.push(
-                HopKind::NodeRoute,
-                Place::Node(node.to_string()),
-                Some(lxc),
-                format!(
-                    "bpf_lxc on {node}: ipcache {prefix} → identity {}, local endpoint {} ({}): redirected to {} (no routing, no netfilter)",
-                    Self::id_text(bpf, dst_id),
-                    dst_ep.id,
-                    dst_ep.pod,
-                    dst_ep.ifname
-                ),
-            );
-            return Some(self.bpf_to_container(bpf, host, &dst_ep, src_ep.identity, pkt));
-        }
-        if let Some(remote) = tunnel {
-            return Some(self.bpf_tunnel(
-                bpf,
-                host,
-                "bpf_lxc",
-                &prefix,
-                dst_id,
-                src_ep.identity,
-                remote,
-                pkt,
-            ));
-        }
-        self.push(
-            HopKind::NodeRoute,
-            Place::Node(node.to_string()),
-            Some(lxc),
-            format!(
-                "bpf_lxc on {node}: ipcache {prefix} → identity {}, no tunnel endpoint: passed to the host stack",
-                Self::id_text(bpf, dst_id)
-            ),
-        );
-        None
-    }
-
-    /// bpf_host at `cilium_host` for a packet the host sends to a pod: a local endpoint
-    /// (its ingress map, the peer being `reserved:host`) or the tunnel.
-    fn bpf_from_host(&mut self, bpf: &'n dyn BpfDatapath, host: &'a Host, pkt: Pkt) -> Outcome {
-        let node: &str = &host.node;
-        let src_id = bpf.ipcache(node, pkt.src).map_or(1, |h| h.identity);
-        let hit = bpf.ipcache(node, pkt.dst);
-        let (dst_id, tunnel, prefix) = match &hit {
-            Some(h) => (h.identity, h.tunnel, h.prefix.clone()),
-            None => (2, None, "(none)".to_string()),
-        };
-        if let Some(dst_ep) = bpf.endpoint(node, pkt.dst) {
-            self.push(
-                HopKind::NodeRoute,
-                Place::Node(node.to_string()),
-                Some(CILIUM_HOST),
-                format!(
-                    "{CILIUM_HOST} on {node} (bpf_host): ipcache {prefix} → identity {}, local endpoint {} ({}): redirected to {}",
-                    Self::id_text(bpf, dst_id),
-                    dst_ep.id,
-                    dst_ep.pod,
-                    dst_ep.ifname
-                ),
-            );
-            return self.bpf_to_container(bpf, host, &dst_ep, src_id, pkt);
-        }
-        match tunnel {
-            Some(remote) => {
-                self.bpf_tunnel(bpf, host, "bpf_host", &prefix, dst_id, src_id, remote, pkt)
-            }
-            None => self.no_route(format!(
-                "{node}'s ipcache has no endpoint or tunnel for {}: bpf_host drops it",
-                pkt.dst
-            )),
-        }
-    }
-
-    /// bpf_lxc's to-container program: the destination endpoint's ingress map, then the
-    /// pod.
-    fn bpf_to_container(
-        &mut self,
-        bpf: &dyn BpfDatapath,
-        host: &'a Host,
-        ep: &BpfEndpoint,
-        peer: u32,
-        pkt: Pkt,
-    ) -> Outcome {
-        if let Some(o) = self.bpf_policy(bpf, host, ep, true, peer, &pkt) {
-            return o;
-        }
-        let pod = self
-            .net
-            .pods
-            .iter()
-            .find(|p| p.node == host.node && p.key() == ep.pod);
-        match pod {
-            Some(p) => self.deliver_to_pod(p, &ep.ifname, pkt),
-            None => self.no_route(format!("nothing behind {}'s {}", host.node, ep.ifname)),
-        }
-    }
-
-    /// Encapsulation through `cilium_vxlan` to the ipcache's tunnel endpoint, the underlay,
-    /// and the peer's bpf_overlay: decapsulated, the source identity taken from the VNI
-    /// (`reserved:host` becomes `reserved:remote-node` on the peer), then the destination
-    /// endpoint's ingress map.
-    #[allow(clippy::too_many_arguments)]
-    fn bpf_tunnel(
-        &mut self,
-        bpf: &'n dyn BpfDatapath,
-        host: &'a Host,
-        prog: &str,
-        prefix: &str,
-        dst_id: u32,
-        src_id: u32,
-        remote: IpAddr,
-        pkt: Pkt,
-    ) -> Outcome {
-        let node: &str = &host.node;
-        let Some(dev) = host.root.links.get(CILIUM_VXLAN) else {
-            return self.dropped(format!("{node} has no {CILIUM_VXLAN} device"));
-        };
-        let port = match &dev.kind {
-            LinkKind::Vxlan { port, .. } => *port,
-            _ => 8472,
-        };
-        let local = host
-            .root
-            .links
-            .get("eth0")
-            .and_then(|l| l.addrs.first())
-            .and_then(|a| a.split('/').next())
-            .unwrap_or("0.0.0.0")
-            .to_string();
-        let (outer, frag) = vxlan_outer(host, &pkt);
-        self.outer = local.parse().ok().map(|src| Outer {
-            src,
-            dst: remote,
-            dport: port,
-            vni: src_id,
-            size: outer,
-        });
-        self.push(
-            HopKind::Tunnel,
-            Place::Node(node.to_string()),
-            Some(CILIUM_VXLAN),
-            format!(
-                "{CILIUM_VXLAN} on {node} ({prog}): ipcache {prefix} → identity {}, tunnel endpoint {remote}; outer {local} → {remote} UDP dport {port}, VNI {src_id} (the source's security identity), {outer} bytes{frag}",
-                Self::id_text(bpf, dst_id)
-            ),
-        );
-        let Some(peer) = self.fabric.holder_of(remote) else {
-            return self.no_route(format!(
-                "nothing on {node}'s eth0 segment answers ARP for the tunnel endpoint {remote}"
-            ));
-        };
-        let text = format!("{} eth0 {remote}", peer.node);
-        self.push(
-            HopKind::Node,
-            Place::Node(peer.node.clone()),
-            Some("eth0"),
-            text,
-        );
-        let decap = peer
-            .root
-            .links
-            .get(CILIUM_VXLAN)
-            .filter(|l| matches!(&l.kind, LinkKind::Vxlan { port: p, .. } if *p == port));
-        if decap.is_none() {
-            return self.dropped(format!(
-                "{} has no VXLAN device on UDP {port}: the datagram is dropped",
-                peer.node
-            ));
-        }
-        // bpf_overlay: a packet from a remote host carries reserved:host; it is the
-        // remote-node identity here.
-        let (id, note) = if src_id == 1 {
-            (
-                6,
-                " (reserved:host from the sender is reserved:remote-node here)",
-            )
-        } else {
-            (src_id, "")
-        };
-        self.outer = None;
-        self.push(
-            HopKind::Tunnel,
-            Place::Node(peer.node.clone()),
-            Some(CILIUM_VXLAN),
-            format!(
-                "{CILIUM_VXLAN} on {} (bpf_overlay): decapsulated, inner {} → {}, source identity {} from the VNI{note}",
-                peer.node,
-                pkt.src,
-                pkt.dst,
-                Self::id_text(bpf, id)
-            ),
-        );
-        if let Some(ep) = bpf.endpoint(&peer.node, pkt.dst) {
-            return self.bpf_to_container(bpf, peer, &ep, id, pkt);
-        }
-        if host_owns(peer, pkt.dst) {
-            return Outcome::Delivered(format!("{} (local address {})", peer.node, pkt.dst));
-        }
-        self.dropped(format!(
-            "{} has no endpoint for {}: bpf_overlay drops it",
-            peer.node, pkt.dst
-        ))
-    }
-
-    /// Felix's verdicts in a filter hook the packet just went through: one policy hop per
-    /// workload endpoint chain it passed (the sender's `cali-fw-…`, the receiver's
-    /// `cali-tw-…`), naming the rule that accepted it or the one that dropped it. Returns
-    /// the drop when one of those chains dropped the packet.
-    fn felix(&mut self, host: &Host, hook: &str, step: &HookStep) -> Option<Outcome> {
-        let node: &str = &host.node;
-        let mut current: Option<(bool, String)> = None;
-        // The rule that accepted, by its index in `step.matched`.
-        let mut accepted_by: Option<usize> = None;
-        let mut hops: Vec<(bool, String, usize, bool)> = Vec::new();
-        let flush = |cur: &Option<(bool, String)>,
-                     acc: &Option<usize>,
-                     hops: &mut Vec<(bool, String, usize, bool)>| {
-            if let (Some((ingress, iface)), Some(rule)) = (cur, acc) {
-                hops.push((*ingress, iface.clone(), *rule, true));
-            }
-        };
-        for (i, (line, (chain, _))) in step.matched.iter().zip(&step.matched_at).enumerate() {
-            if let Some(iface) = chain
-                .strip_prefix("cali-tw-")
-                .map(|i| (true, i))
-                .or(chain.strip_prefix("cali-fw-").map(|i| (false, i)))
-            {
-                if current.as_ref().is_none_or(|(_, c)| c != iface.1) {
-                    flush(&current, &accepted_by, &mut hops);
-                    current = Some((iface.0, iface.1.to_string()));
-                    accepted_by = None;
-                }
-            } else if line.contains("--set-xmark 0x10000/0x10000") {
-                accepted_by = Some(i);
-            }
-        }
-        let dropped = step
-            .drop
-            .as_ref()
-            .filter(|_| current.is_some())
-            .filter(|why| why.starts_with("-A cali-"));
-        if let (Some(_), Some((ingress, iface))) = (dropped, &current) {
-            // The deciding rule is the last that matched.
-            let last = step.matched.len().saturating_sub(1);
-            hops.push((*ingress, iface.clone(), last, false));
-        } else {
-            flush(&current, &accepted_by, &mut hops);
-        }
-        for (ingress, iface, index, allowed) in hops {
-            let rule = step.matched.get(index).cloned().unwrap_or_default();
-            let dir = if ingress { "ingress" } else { "egress" };
-            let pod = self
-                .net
-                .pods
-                .iter()
-                .find(|p| p.node == node && p.host_veth.as_deref() == Some(iface.as_str()))
-                .map(|p| format!(" ({})", p.key()))
-                .unwrap_or_default();
-            let chain = if ingress { "cali-tw-" } else { "cali-fw-" };
-            let word = if allowed { "allowed" } else { "denied" };
-            let hop = self.push_policy(
-                Place::Node(node.to_string()),
-                &iface,
-                format!(
-                    "{dir} policy at {chain}{iface}{pod} on {node} ({hook}, Felix): {word} ({rule})"
-                ),
-                allowed,
-            );
-            hop.entry = step
-                .matched_at
-                .get(index)
-                .map(|(chain, number)| Entry::Rule {
-                    table: TableKind::Filter,
-                    chain: chain.clone(),
-                    number: *number,
-                    rule: rule.clone(),
-                });
-            if !allowed {
-                return Some(self.dropped(format!(
-                    "{hook} on {node} drops it in {chain}{iface}{pod}: {rule}"
-                )));
-            }
-        }
-        None
-    }
-
-    /// Apply a hook's step: a hop line for a rule that matched, DNAT, a drop.
-    fn apply_hook(
-        &mut self,
-        node: &str,
-        hook: &str,
-        step: HookStep,
-        pkt: &mut Pkt,
-    ) -> Option<Outcome> {
-        if let Some(t) = step.text {
-            let hop = self.push(
-                HopKind::Netfilter,
-                Place::Node(node.to_string()),
-                step.dev.as_deref(),
-                format!("{hook} on {node}: {t}"),
-            );
-            hop.entry = step.rule;
-        }
-        if let Some(why) = step.drop {
-            return Some(self.dropped(format!("{hook} on {node} drops it: {why}")));
-        }
-        pkt.mark = step.mark;
-        let mut rewrite = None;
-        if let Some((ip, port)) = step.dnat {
-            if ip != pkt.dst {
-                rewrite = Some(Rewrite::Destination(pkt.dst, ip));
-            }
-            pkt.dst = ip;
-            if let Some(p) = port {
-                pkt.dport = p;
-            }
-        }
-        if let Some(ip) = step.snat {
-            if ip != pkt.src {
-                rewrite = Some(Rewrite::Source(pkt.src, ip));
-            }
-            pkt.src = ip;
-        }
-        self.now = Some(pkt.clone());
-        let packet = self.packet_at(pkt);
-        if let (Some(r), Some(h)) = (rewrite, self.hops.last_mut()) {
-            if h.kind == HopKind::Netfilter {
-                h.rewrite = Some(r);
-                h.packet = Some(packet);
-            }
-        }
-        None
-    }
-
-    /// POSTROUTING: as [`Walker::apply_hook`], MASQUERADE taking the output's address.
-    fn apply_hook_masq(
-        &mut self,
-        node: &str,
-        hook: &str,
-        mut step: HookStep,
-        pkt: &mut Pkt,
-        masq_src: Option<IpAddr>,
-    ) -> Option<Outcome> {
-        if step.masquerade {
-            if let Some(ip) = masq_src {
-                step.snat = Some(ip);
-                if let Some(t) = step.text.as_mut() {
-                    if ip == pkt.src {
-                        t.push_str(&format!(
-                            " (the source {ip} is already the output's address)"
-                        ));
-                    } else {
-                        t.push_str(&format!(" (source {} → {ip})", pkt.src));
-                    }
-                }
-            }
-        }
-        self.apply_hook(node, hook, step, pkt)
     }
 
     fn why_no_route(&self, host: &Host, dst_ip: IpAddr) -> String {
@@ -1917,17 +1443,12 @@ impl<'a, 'n> Walker<'a, 'n> {
     }
 }
 
-/// The VXLAN datagram carrying `pkt` (50 bytes more) and, when it does not fit the
-/// uplink, the note that it is fragmented (the outer packet has no DF).
-fn vxlan_outer(host: &Host, pkt: &Pkt) -> (u32, String) {
+/// The VXLAN datagram carrying `pkt` (50 bytes more) and the uplink's MTU it is
+/// fragmented to when it does not fit (the outer packet has no DF).
+fn vxlan_outer(host: &Host, pkt: &Pkt) -> (u32, u32) {
     let outer = pkt.size + 50;
     let uplink_mtu = host.root.links.get("eth0").map(|l| l.mtu).unwrap_or(1500);
-    let frag = if outer > uplink_mtu {
-        format!(", fragmented: {outer} > eth0 mtu {uplink_mtu} (the outer packet has no DF)")
-    } else {
-        String::new()
-    };
-    (outer, frag)
+    (outer, uplink_mtu)
 }
 
 /// The packet of the last hop, to note what was checked against it.
@@ -2015,113 +1536,21 @@ fn host_owns_on(host: &Host, dev: &str, ip: IpAddr) -> bool {
     })
 }
 
-fn bridge_text(host: &Host, br: &str, node: &str) -> String {
+/// The address of a link's `ADDR/PREFIX` (or bare `ADDR`).
+fn link_addr(a: &str) -> Option<IpAddr> {
+    a.parse::<IpNet>()
+        .map(|n| n.addr())
+        .ok()
+        .or_else(|| a.parse().ok())
+}
+
+/// A bridge hop: the bridge's first address.
+fn bridge_detail(host: &Host, br: &str) -> Detail {
     let addr = host
         .root
         .links
         .get(br)
         .and_then(|l| l.addrs.first())
-        .and_then(|a| a.split('/').next().map(str::to_string));
-    match addr {
-        Some(a) => format!("{br} on {node} ({a})"),
-        None => format!("{br} on {node}"),
-    }
-}
-
-/// The packet as netfilter's matches see it at a hook.
-fn nf_packet(host: &Host, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>) -> Packet {
-    let proto = match pkt.proto {
-        Protocol::Tcp => L4::Tcp,
-        Protocol::Udp => L4::Udp,
-        Protocol::Sctp => L4::Sctp,
-    };
-    let mut p = Packet::new(pkt.src, pkt.dst, proto, 0, pkt.dport);
-    p.iif = iif.map(str::to_string);
-    p.oif = oif.map(str::to_string);
-    p.dst_local = host_owns(host, pkt.dst);
-    p.mark = pkt.mark;
-    p
-}
-
-/// Run one table's hook chain on the packet and say what it did: the deciding rule (and
-/// every rule that matched on the way, when one of them is a jump that returned), the
-/// rewrite, a drop. nat is consulted for the first packet of a connection only; that is
-/// the packet the walker follows.
-fn hook(
-    host: &Host,
-    table: TableKind,
-    chain: &str,
-    pkt: &Pkt,
-    iif: Option<&str>,
-    oif: Option<&str>,
-) -> HookStep {
-    let tables = host.netfilter.family(pkt.dst.is_ipv6());
-    let mut p = nf_packet(host, pkt, iif, oif);
-    let t = tables.get(table).traverse_with(chain, &mut p, &host.ipsets);
-    let mut step = HookStep {
-        matched: t.matched.clone(),
-        matched_at: t.matched_at.clone(),
-        mark: p.mark,
-        dev: oif.or(iif).map(str::to_string),
-        ..HookStep::default()
-    };
-    match t.decision {
-        NfDecision::Masquerade => step.masquerade = true,
-        NfDecision::Snat(ip) => step.snat = Some(ip),
-        NfDecision::Dnat(ip, port) => step.dnat = Some((ip, port)),
-        NfDecision::Drop => {
-            step.drop = Some(
-                t.decided_by
-                    .clone()
-                    .or(t.aborted.clone())
-                    .unwrap_or_else(|| format!("the {chain} policy is DROP")),
-            );
-        }
-        NfDecision::Policy(NfPolicy::Drop) => {
-            step.drop = Some(format!("no rule accepts it and the {chain} policy is DROP"));
-        }
-        NfDecision::Accept | NfDecision::Policy(NfPolicy::Accept) => {}
-    }
-    step.text = match (&t.decided_by, t.matched.last()) {
-        (Some(rule), _) => Some(rule.clone()),
-        // Nothing decided but a rule matched (a RETURN): show the last one, it is why the
-        // packet went on untouched.
-        (None, Some(last)) if table == TableKind::Nat && last.ends_with("-j RETURN") => {
-            Some(format!("{last} (no NAT)"))
-        }
-        _ => None,
-    };
-    // The rule shown is the deciding one, or the RETURN: the last that matched.
-    step.rule = step.text.as_ref().and_then(|_| {
-        let rule = t.matched.last()?;
-        let (chain, number) = t.matched_at.last()?;
-        Some(Entry::Rule {
-            table,
-            chain: chain.clone(),
-            number: *number,
-            rule: rule.clone(),
-        })
-    });
-    step
-}
-
-/// The nat table's verdict on the packet at `chain`.
-fn nat_hook(host: &Host, chain: &str, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>) -> HookStep {
-    hook(host, TableKind::Nat, chain, pkt, iif, oif)
-}
-
-/// The filter table's verdict on the packet at `chain`: a hop only when a rule dropped it.
-fn filter_hook(
-    host: &Host,
-    chain: &str,
-    pkt: &Pkt,
-    iif: Option<&str>,
-    oif: Option<&str>,
-) -> HookStep {
-    let mut step = hook(host, TableKind::Filter, chain, pkt, iif, oif);
-    if step.drop.is_none() {
-        step.text = None;
-        step.rule = None;
-    }
-    step
+        .and_then(|a| link_addr(a));
+    Detail::Bridge { addr }
 }

@@ -36,7 +36,7 @@ fn packet_lines(app: &App, s: &PacketStepping) -> Vec<Line<'static>> {
     let t = &app.theme;
     let h = s.hop();
     // Most telling first: a short panel (the 80×24 grid's strip) keeps the top lines.
-    let mut out = vec![Line::styled(h.text.clone(), t.plain)];
+    let mut out = vec![Line::styled(h.line(), t.plain)];
     out.extend(
         s.packet_lines()
             .into_iter()

@@ -25,16 +25,13 @@
 
 use crate::cni::datastore::IpPool;
 use crate::cni::host::Host;
+use crate::net::calico::{FROM_WORKLOAD, MARK_ACCEPT, MARK_PASS, TO_WORKLOAD, endpoint_chain_name};
 use crate::net::policy::{IntOrString, NetworkPolicyPeer, NetworkPolicyPort, selects};
 use crate::net::{ClusterNet, PodNet, Policy};
 use base64::Engine as _;
 use sha2::{Digest, Sha224, Sha256};
 use std::collections::BTreeMap;
 
-/// The accept mark bit (`felix/dataplane/driver.go`, mask 0xffff0000, lowest bits first).
-pub(crate) const MARK_ACCEPT: u32 = 0x10000;
-/// The pass mark bit.
-pub(crate) const MARK_PASS: u32 = 0x20000;
 /// iptables chain names are at most 28 characters (`felix/iptables/table.go`).
 const MAX_CHAIN: usize = 28;
 
@@ -402,18 +399,24 @@ pub fn render(
         let ingress = pick(true);
         let egress = pick(false);
         chains.insert(
-            format!("cali-tw-{iface}"),
+            endpoint_chain_name(true, iface),
             endpoint_chain(true, &ingress, &pod.namespace),
         );
         chains.insert(
-            format!("cali-fw-{iface}"),
+            endpoint_chain_name(false, iface),
             endpoint_chain(false, &egress, &pod.namespace),
         );
         for (name, rules) in profile_chains(&pod.namespace) {
             chains.entry(name).or_insert(rules);
         }
-        from_dispatch.push(format!("-i {iface} -g cali-fw-{iface}"));
-        to_dispatch.push(format!("-o {iface} -g cali-tw-{iface}"));
+        from_dispatch.push(format!(
+            "-i {iface} -g {}",
+            endpoint_chain_name(false, iface)
+        ));
+        to_dispatch.push(format!(
+            "-o {iface} -g {}",
+            endpoint_chain_name(true, iface)
+        ));
     }
     from_dispatch.push("-m comment --comment \"Unknown interface\" -j DROP".to_string());
     to_dispatch.push("-m comment --comment \"Unknown interface\" -j DROP".to_string());
@@ -520,8 +523,8 @@ pub(crate) fn update_endpoints(
     }
     let filter = &mut host.netfilter.ip4.filter;
     for iface in gone {
-        filter.delete_chain(&format!("cali-tw-{iface}"));
-        filter.delete_chain(&format!("cali-fw-{iface}"));
+        filter.delete_chain(&endpoint_chain_name(true, iface));
+        filter.delete_chain(&endpoint_chain_name(false, iface));
     }
     for pod in now {
         let Some(iface) = pod.host_veth.as_deref().filter(|v| v.starts_with("cali")) else {
@@ -539,8 +542,8 @@ pub(crate) fn update_endpoints(
             }
         }
         for (ingress, chain) in [
-            (true, format!("cali-tw-{iface}")),
-            (false, format!("cali-fw-{iface}")),
+            (true, endpoint_chain_name(true, iface)),
+            (false, endpoint_chain_name(false, iface)),
         ] {
             let rules = endpoint_chain(ingress, &[], &pod.namespace);
             let same = filter.chains().get(&chain).is_some_and(|have| {
@@ -554,8 +557,8 @@ pub(crate) fn update_endpoints(
             }
         }
         for (dispatch, flag, target) in [
-            ("cali-from-wl-dispatch", "-i", "cali-fw-"),
-            ("cali-to-wl-dispatch", "-o", "cali-tw-"),
+            ("cali-from-wl-dispatch", "-i", FROM_WORKLOAD),
+            ("cali-to-wl-dispatch", "-o", TO_WORKLOAD),
         ] {
             let rule = format!("{flag} {iface} -g {target}{iface}");
             if filter.has_rule(dispatch, &rule) {
