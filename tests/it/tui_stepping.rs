@@ -117,8 +117,7 @@ fn the_device_at_the_hop_is_highlighted_in_topology() {
 }
 
 fn csi_stepping(size: (u16, u16)) -> App {
-    let mut a = App::new(crate::common::lab(), Theme::standard());
-    a.update(tui::Action::Resize(size.0, size.1));
+    let mut a = app(crate::common::lab(), size);
     for l in [
         "pvc create data --size 1Gi --class local-wffc",
         "pod create web --pvc data --step",
