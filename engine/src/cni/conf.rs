@@ -46,8 +46,6 @@ pub struct NetworkConfigList {
     pub load_only_inlined_plugins: bool,
     /// The chain, in order.
     pub plugins: Vec<PluginConf>,
-    /// The source text, as the file holds it.
-    pub source: Arc<str>,
 }
 
 /// The Go type name `%T` prints for a decoded JSON value.
@@ -134,7 +132,6 @@ pub(crate) fn conflist_from_str(text: &str) -> Result<NetworkConfigList, String>
         disable_gc,
         load_only_inlined_plugins,
         plugins: Vec::new(),
-        source: Arc::from(text),
     };
     let plugins = match list.get("plugins") {
         None if load_only_inlined_plugins => {
@@ -283,7 +280,6 @@ pub(crate) fn conflist_from_single_conf(text: &str) -> Result<NetworkConfigList,
         disable_gc: false,
         load_only_inlined_plugins: false,
         plugins: vec![plugin],
-        source: Arc::from(text),
     })
 }
 

@@ -7,7 +7,7 @@
 //! how they match file *contents*: a file matches an owner when its trimmed content equals
 //! `<id>\r\n<ifname>`, or, for files written by old versions, just `<id>`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 /// The line break host-local writes between the container ID and the ifname (`disk.LineBreak`).
@@ -52,8 +52,10 @@ impl Lease {
 pub struct IpamStore {
     /// Leases by IP (one file per IP).
     leases: BTreeMap<IpAddr, Lease>,
-    /// The owner index: `(container ID, ifname)` → the IPs whose file holds exactly that.
-    by_owner: BTreeMap<(String, String), BTreeSet<IpAddr>>,
+    /// The owner index: `(container ID, ifname)` → the IPs whose file holds exactly that,
+    /// sorted (a pod holds one or two: a sorted `Vec` is 24 bytes and one small allocation
+    /// where a `BTreeSet` takes a ~200-byte node).
+    by_owner: BTreeMap<(String, String), Vec<IpAddr>>,
     /// `last_reserved_ip.<index>` files by range-set index.
     last_reserved: BTreeMap<usize, IpAddr>,
 }
@@ -109,10 +111,13 @@ impl IpamStore {
     /// disk). Replaces an existing file for that IP. Does not move the cursor.
     pub fn insert_lease(&mut self, ip: IpAddr, lease: Lease) {
         self.remove_lease(&ip);
-        self.by_owner
+        let ips = self
+            .by_owner
             .entry((lease.container_id.clone(), lease.ifname.clone()))
-            .or_default()
-            .insert(ip);
+            .or_default();
+        if let Err(at) = ips.binary_search(&ip) {
+            ips.insert(at, ip);
+        }
         self.leases.insert(ip, lease);
     }
 
@@ -189,12 +194,13 @@ impl IpamStore {
 
     /// Whether the owner index agrees exactly with the leases (an invariant; for tests).
     pub fn index_consistent(&self) -> bool {
-        let mut rebuilt: BTreeMap<(String, String), BTreeSet<IpAddr>> = BTreeMap::new();
+        // Leases iterate in IP order, so each rebuilt list is sorted.
+        let mut rebuilt: BTreeMap<(String, String), Vec<IpAddr>> = BTreeMap::new();
         for (ip, lease) in &self.leases {
             rebuilt
                 .entry((lease.container_id.clone(), lease.ifname.clone()))
                 .or_default()
-                .insert(*ip);
+                .push(*ip);
         }
         rebuilt == self.by_owner
     }
@@ -221,7 +227,7 @@ impl IpamStore {
         if let Some(old) = self.leases.remove(ip) {
             let key = (old.container_id, old.ifname);
             if let Some(set) = self.by_owner.get_mut(&key) {
-                set.remove(ip);
+                set.retain(|i| i != ip);
                 if set.is_empty() {
                     self.by_owner.remove(&key);
                 }
@@ -306,5 +312,24 @@ mod tests {
             vec![ip("10.1.2.10"), ip("10.1.2.2")]
         );
         assert!(s.get_by_id("c1", "eth1").is_empty());
+    }
+
+    #[test]
+    fn an_owner_of_several_ips_keeps_its_index_when_one_file_is_rewritten() {
+        let mut s = IpamStore::new();
+        s.reserve("c1", "eth0", ip("10.0.0.3"), 0);
+        s.reserve("c1", "eth0", ip("2001:db8::2"), 1);
+        s.reserve("c1", "eth0", ip("10.0.0.2"), 0);
+        // Another owner's file replaces one of c1's (a lease written over on disk).
+        s.insert_lease(ip("10.0.0.3"), Lease::new("c2", "eth0"));
+        assert!(s.index_consistent());
+        assert_eq!(
+            s.get_by_id("c1", "eth0"),
+            vec![ip("10.0.0.2"), ip("2001:db8::2")]
+        );
+        s.release_by_id("c1", "eth0");
+        assert_eq!(s.get_by_id("c2", "eth0"), vec![ip("10.0.0.3")]);
+        assert!(!s.is_leased(&ip("10.0.0.2")) && !s.is_leased(&ip("2001:db8::2")));
+        assert!(s.index_consistent());
     }
 }

@@ -20,7 +20,8 @@ pub const CNI_PATH: &str = "/opt/cni/bin";
 /// object with `name` and `cniVersion` injected, as `buildOneConfig` does).
 #[derive(Debug, Clone)]
 pub struct Network {
-    /// The parsed list.
+    /// The parsed list. Each plugin's `raw` object has moved into [`Network::injected`]
+    /// (left `null` here), so a node holds its plugin objects once, not twice.
     pub list: Arc<NetworkConfigList>,
     /// Per plugin, the object with `name` and `cniVersion` set.
     pub injected: Vec<Arc<Value>>,
@@ -28,11 +29,15 @@ pub struct Network {
 
 impl Network {
     /// Prepare a parsed list for execution.
-    pub fn new(list: NetworkConfigList) -> Self {
+    pub fn new(mut list: NetworkConfigList) -> Self {
+        let (name, cni_version) = (&list.name, &list.cni_version);
         let injected = list
             .plugins
-            .iter()
-            .map(|p| Arc::new(inject_name_version(&p.raw, &list.name, &list.cni_version)))
+            .iter_mut()
+            .map(|p| {
+                let raw = std::mem::take(&mut p.raw);
+                Arc::new(inject_name_version(raw, name, cni_version))
+            })
             .collect();
         Network {
             list: Arc::new(list),
@@ -41,9 +46,9 @@ impl Network {
     }
 }
 
-fn inject_name_version(raw: &Value, name: &str, cni_version: &str) -> Value {
+fn inject_name_version(raw: Value, name: &str, cni_version: &str) -> Value {
     let mut obj = match raw {
-        Value::Object(m) => m.clone(),
+        Value::Object(m) => m,
         _ => Map::new(),
     };
     obj.insert("name".into(), Value::String(name.to_string()));
