@@ -732,3 +732,43 @@ impl<K: Kind> TableOps<'_, K> {
         Ok(obj)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::cluster::{Cluster, Object, PodSpec};
+    use crate::util::time::Millis;
+
+    fn names<'a>(keys: impl Iterator<Item = &'a (String, String)>) -> Vec<&'a str> {
+        keys.map(|k| k.1.as_str()).collect()
+    }
+
+    /// A pod is found on its node once bound and at its address once it has one, and
+    /// nowhere after it is deleted: what `describe node` and `trace` read.
+    #[test]
+    fn pod_field_indexes_follow_binding_status_and_delete() {
+        let mut c = Cluster::default();
+        let ip = "10.244.1.5".parse().unwrap();
+        c.pods()
+            .create(
+                Object::new("b", "default", PodSpec::default()),
+                Millis::ZERO,
+            )
+            .unwrap();
+        let mut a = Object::new("a", "default", PodSpec::default());
+        a.spec.node_name = "node-1".into();
+        c.pods().create(a, Millis::ZERO).unwrap();
+        assert_eq!(names(c.fields.pods_on_node("node-1")), ["a"]);
+        let mut b = c.pods().get("default", "b").unwrap().clone();
+        b.spec.node_name = "node-1".into();
+        c.pods().update(b).unwrap();
+        assert_eq!(names(c.fields.pods_on_node("node-1")), ["a", "b"]);
+        let mut b = c.pods().get("default", "b").unwrap().clone();
+        b.status.pod_ip = "10.244.1.5".into();
+        c.pods().update_status(&b).unwrap();
+        assert_eq!(names(c.fields.pods_with_ip(ip)), ["b"]);
+        c.pods().delete("default", "b").unwrap();
+        assert_eq!(names(c.fields.pods_on_node("node-1")), ["a"]);
+        assert_eq!(names(c.fields.pods_with_ip(ip)), Vec::<&str>::new());
+        c.fields.assert_matches(&c.nodes, &c.pods);
+    }
+}
