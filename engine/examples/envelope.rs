@@ -12,6 +12,7 @@
 //!
 //! `--interactive N` then times single commands a learner would type at that size (each
 //! run N times, the median wall time; the N pods created are deleted in the next row).
+//! For `get pods -l app=x` it first creates 100 pods labelled `app=x` (on nodes 1 to 100).
 //!
 //! Times are wall and CPU (user + system, from /proc/self/stat) so a shared machine's load
 //! shows as the gap between them; memory is VmRSS after the preset and after the pods run.
@@ -132,10 +133,18 @@ fn interactive(lab: &mut Lab, repeats: u32, pinned: bool) {
     } else {
         ("s000000", "s000001")
     };
+    for i in 0..100 {
+        let line = format!("pod create x{i:03} --node node-{:04} -l app=x", i + 1);
+        if let Err(e) = lab.execute(&line) {
+            eprintln!("{line}: {}", e.message);
+            std::process::exit(1);
+        }
+    }
     let commands = [
         "pod create i{k}".to_string(),
         "pod delete i{k}".to_string(),
         format!("get pod {a}"),
+        "get pods -l app=x".to_string(),
         "show routes node-0001".to_string(),
         format!("trace {a} {b}"),
         format!("reach {a} {b}"),

@@ -17,7 +17,8 @@ pub use reference::{ApiKind, ObjectRef};
 pub use storage::*;
 pub(crate) use store::WatchTap;
 pub use store::{
-    ApiError, EventType, Kind, Object, Revisions, Table, TableOps, WatchEvent, no_namespace,
+    ApiError, EventType, FieldIndexes, Kind, NodeNetFields, Object, Revisions, Table, TableOps,
+    WatchEvent, no_namespace,
 };
 
 /// Every table of the cluster plus the shared revision counters, and one accessor per
@@ -34,6 +35,8 @@ macro_rules! tables {
             /// The pods that use claims, by node and by claim (an informer index, see
             /// `reports`).
             pub volume_pods: reports::VolumePods,
+            /// The store's indexes on pod fields (`spec.nodeName`, `status.podIP`).
+            pub fields: FieldIndexes,
             $( $(#[$doc])* pub $field: Table<$spec>, )*
         }
 
@@ -41,7 +44,7 @@ macro_rules! tables {
             $(
                 /// Operations on this table.
                 pub fn $field(&mut self) -> TableOps<'_, $spec> {
-                    TableOps { table: &mut self.$field, revs: &mut self.revs }
+                    TableOps { table: &mut self.$field, revs: &mut self.revs, index: &mut self.fields }
                 }
             )*
         }
@@ -75,4 +78,26 @@ tables! {
     snapshots: VolumeSnapshotSpec,
     /// VolumeSnapshotContents.
     snapshot_contents: VolumeSnapshotContentSpec,
+}
+
+impl Cluster {
+    /// The pods bound to `node`, in table order: a read of the `spec.nodeName` field index
+    /// (what the API server serves `fieldSelector=spec.nodeName=NODE` from), not a walk of
+    /// every pod. Debug builds check the index against that walk.
+    pub fn pods_on_node<'a>(
+        &'a self,
+        node: &str,
+    ) -> impl DoubleEndedIterator<Item = &'a Object<PodSpec>> + 'a {
+        debug_assert!(
+            self.fields.pods_on_node(node).eq(self
+                .pods
+                .iter()
+                .filter(|(_, p)| p.spec.node_name == node)
+                .map(|(k, _)| k)),
+            "the spec.nodeName index is stale for {node}"
+        );
+        self.fields
+            .pods_on_node(node)
+            .filter_map(|k| self.pods.get(k))
+    }
 }

@@ -76,6 +76,14 @@ impl Kind for NodeSpec {
     const RESOURCE: &'static str = "nodes";
     const NAMESPACED: bool = false;
     type Status = NodeStatus;
+
+    fn unindex(index: &mut super::store::FieldIndexes, obj: &super::Object<Self>) {
+        index.unindex_node(obj);
+    }
+
+    fn index(index: &mut super::store::FieldIndexes, obj: &super::Object<Self>) {
+        index.index_node(obj);
+    }
 }
 
 /// One entry of `Node.status.addresses`.
@@ -250,6 +258,14 @@ impl Kind for PodSpec {
     const RESOURCE: &'static str = "pods";
     const NAMESPACED: bool = true;
     type Status = PodStatus;
+
+    fn unindex(index: &mut super::store::FieldIndexes, obj: &super::Object<Self>) {
+        index.unindex_pod(obj);
+    }
+
+    fn index(index: &mut super::store::FieldIndexes, obj: &super::Object<Self>) {
+        index.index_pod(obj);
+    }
 }
 
 /// `status.podIPs[]`.

@@ -6,8 +6,9 @@
 use super::meta::Meta;
 use serde::Serialize;
 use serde::ser::SerializeMap;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
+use std::net::IpAddr;
 
 /// A kind of object: its spec type names the kind and its status type.
 pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug + Send + Sync + 'static {
@@ -29,6 +30,148 @@ pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug + Send + Sync + 'stat
     const HAS_STATUS: bool = true;
     /// The status type.
     type Status: Clone + PartialEq + Serialize + Default + fmt::Debug + Send + Sync;
+
+    /// Take a stored object out of the store's field indexes ([`FieldIndexes`]), before
+    /// it is written or removed. Most kinds have no index.
+    fn unindex(_index: &mut FieldIndexes, _obj: &Object<Self>) {}
+
+    /// Enter a stored object in the store's field indexes, after it was written.
+    fn index(_index: &mut FieldIndexes, _obj: &Object<Self>) {}
+}
+
+/// The store's indexes on pod fields, kept on every pod write and delete, and the nodes'
+/// network fields kept typed on every node write. The pod indexes: `spec.nodeName`
+/// (the index the API server's watch cache keeps for kubelets' and `describe node`'s
+/// `fieldSelector=spec.nodeName=NODE`) and `status.podIP` (the other pod field selector
+/// that names one pod's network: how the packet walker finds the pod holding an address).
+/// Each holds the pods' table keys in the table's order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldIndexes {
+    /// Pods by `spec.nodeName` (scheduled pods only).
+    pods_by_node: BTreeMap<String, BTreeSet<(String, String)>>,
+    /// Pods by `status.podIP` (pods with an address only).
+    pods_by_ip: BTreeMap<IpAddr, BTreeSet<(String, String)>>,
+    /// Each node's network fields, parsed once per write of the node.
+    node_nets: BTreeMap<String, NodeNetFields>,
+}
+
+/// A node's network fields as typed values: what the packet walker and the route views
+/// read of every node, parsed when the node is written instead of at each read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeNetFields {
+    /// `spec.podCIDR`, if set and valid.
+    pub pod_cidr: Option<ipnet::IpNet>,
+    /// The `InternalIP` of `status.addresses`, if any and valid.
+    pub internal_ip: Option<IpAddr>,
+}
+
+impl FieldIndexes {
+    /// The keys of the pods bound to `node`, in table order.
+    pub fn pods_on_node<'a>(
+        &'a self,
+        node: &str,
+    ) -> impl DoubleEndedIterator<Item = &'a (String, String)> + 'a {
+        self.pods_by_node.get(node).into_iter().flatten()
+    }
+
+    /// How many pods are bound to `node`.
+    pub fn pod_count_on_node(&self, node: &str) -> usize {
+        self.pods_by_node.get(node).map_or(0, BTreeSet::len)
+    }
+
+    /// The keys of the pods whose `status.podIP` is `ip`, in table order.
+    pub fn pods_with_ip<'a>(
+        &'a self,
+        ip: IpAddr,
+    ) -> impl DoubleEndedIterator<Item = &'a (String, String)> + 'a {
+        self.pods_by_ip.get(&ip).into_iter().flatten()
+    }
+
+    fn pod_fields(pod: &Object<super::PodSpec>) -> (&str, Option<IpAddr>) {
+        (&pod.spec.node_name, pod.status.pod_ip.parse().ok())
+    }
+
+    /// Every node's network fields, by name (the node table's order).
+    pub fn node_nets(&self) -> impl Iterator<Item = (&str, &NodeNetFields)> {
+        self.node_nets.iter().map(|(n, f)| (n.as_str(), f))
+    }
+
+    /// Take a node out (before it is written or removed).
+    pub(super) fn unindex_node(&mut self, node: &Object<super::NodeSpec>) {
+        self.node_nets.remove(&node.metadata.name);
+    }
+
+    /// Enter a node (after it was written).
+    pub(super) fn index_node(&mut self, node: &Object<super::NodeSpec>) {
+        let fields = NodeNetFields {
+            pod_cidr: node.spec.pod_cidr.parse().ok(),
+            internal_ip: node.status.internal_ip().and_then(|ip| ip.parse().ok()),
+        };
+        self.node_nets.insert(node.metadata.name.clone(), fields);
+    }
+
+    /// Take a pod out (before it is written or removed).
+    pub(super) fn unindex_pod(&mut self, pod: &Object<super::PodSpec>) {
+        let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
+        let (node, ip) = Self::pod_fields(pod);
+        if !node.is_empty() {
+            take_out(&mut self.pods_by_node, node, &key);
+        }
+        if let Some(ip) = ip {
+            take_out(&mut self.pods_by_ip, &ip, &key);
+        }
+    }
+
+    /// Enter a pod (after it was written).
+    pub(super) fn index_pod(&mut self, pod: &Object<super::PodSpec>) {
+        let key = || (pod.metadata.namespace.clone(), pod.metadata.name.clone());
+        let (node, ip) = Self::pod_fields(pod);
+        if !node.is_empty() {
+            match self.pods_by_node.get_mut(node) {
+                Some(set) => {
+                    set.insert(key());
+                }
+                None => {
+                    self.pods_by_node
+                        .insert(node.to_string(), BTreeSet::from([key()]));
+                }
+            }
+        }
+        if let Some(ip) = ip {
+            self.pods_by_ip.entry(ip).or_default().insert(key());
+        }
+    }
+
+    /// Panics (debug builds' check) unless the indexes are what a scan of `pods` gives.
+    #[cfg(debug_assertions)]
+    pub(crate) fn assert_matches(
+        &self,
+        nodes: &Table<super::NodeSpec>,
+        pods: &Table<super::PodSpec>,
+    ) {
+        let mut again = FieldIndexes::default();
+        for n in nodes.values() {
+            again.index_node(n);
+        }
+        for p in pods.values() {
+            again.index_pod(p);
+        }
+        assert_eq!(*self, again, "the store's pod field indexes are stale");
+    }
+}
+
+/// Take `key` out of the set under `at`, dropping the set when it empties.
+fn take_out<A: Ord + ?Sized, K: Ord + std::borrow::Borrow<A>>(
+    map: &mut BTreeMap<K, BTreeSet<(String, String)>>,
+    at: &A,
+    key: &(String, String),
+) {
+    if let Some(set) = map.get_mut(at) {
+        set.remove(key);
+        if set.is_empty() {
+            map.remove(at);
+        }
+    }
 }
 
 /// One API object: metadata, spec and status.
@@ -329,6 +472,8 @@ pub struct TableOps<'a, K: Kind> {
     pub table: &'a mut Table<K>,
     /// Shared counters and the watch log.
     pub revs: &'a mut Revisions,
+    /// The field indexes, kept on every write.
+    pub(crate) index: &'a mut FieldIndexes,
 }
 
 fn table_key(namespace: &str, name: &str, namespaced: bool) -> (String, String) {
@@ -385,6 +530,7 @@ impl<K: Kind> TableOps<'_, K> {
         self.revs.tap(EventType::Added, &obj);
         self.revs
             .record(EventType::Added, K::API_KIND, obj.key(), rv);
+        K::index(self.index, &obj);
         Ok(self.table.entry(key).or_insert(obj))
     }
 
@@ -436,6 +582,7 @@ impl<K: Kind> TableOps<'_, K> {
                 name: obj.metadata.name,
             });
         };
+        K::unindex(self.index, current);
         let spec_changed = current.spec != obj.spec;
         let generation = current.metadata.generation + u64::from(spec_changed);
         let uid = std::mem::take(&mut current.metadata.uid);
@@ -446,6 +593,7 @@ impl<K: Kind> TableOps<'_, K> {
         current.metadata.generation = generation;
         current.metadata.resource_version = rv;
         current.spec = obj.spec;
+        K::index(self.index, current);
         let k = current.key();
         self.revs.tap(EventType::Modified, current);
         self.revs.record(EventType::Modified, K::API_KIND, k, rv);
@@ -480,8 +628,10 @@ impl<K: Kind> TableOps<'_, K> {
                 name: name.to_string(),
             });
         };
+        K::unindex(self.index, current);
         current.status = status;
         current.metadata.resource_version = rv;
+        K::index(self.index, current);
         let k = current.key();
         self.revs.tap(EventType::Modified, current);
         self.revs.record(EventType::Modified, K::API_KIND, k, rv);
@@ -573,11 +723,52 @@ impl<K: Kind> TableOps<'_, K> {
             resource: K::RESOURCE,
             name: name.to_string(),
         })?;
+        K::unindex(self.index, &obj);
         let rv = self.revs.bump();
         // The DELETED event carries the object as it was last (kubectl prints that row).
         self.revs.tap(EventType::Deleted, &obj);
         self.revs
             .record(EventType::Deleted, K::API_KIND, obj.key(), rv);
         Ok(obj)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cluster::{Cluster, Object, PodSpec};
+    use crate::util::time::Millis;
+
+    fn names<'a>(keys: impl Iterator<Item = &'a (String, String)>) -> Vec<&'a str> {
+        keys.map(|k| k.1.as_str()).collect()
+    }
+
+    /// A pod is found on its node once bound and at its address once it has one, and
+    /// nowhere after it is deleted: what `describe node` and `trace` read.
+    #[test]
+    fn pod_field_indexes_follow_binding_status_and_delete() {
+        let mut c = Cluster::default();
+        let ip = "10.244.1.5".parse().unwrap();
+        c.pods()
+            .create(
+                Object::new("b", "default", PodSpec::default()),
+                Millis::ZERO,
+            )
+            .unwrap();
+        let mut a = Object::new("a", "default", PodSpec::default());
+        a.spec.node_name = "node-1".into();
+        c.pods().create(a, Millis::ZERO).unwrap();
+        assert_eq!(names(c.fields.pods_on_node("node-1")), ["a"]);
+        let mut b = c.pods().get("default", "b").unwrap().clone();
+        b.spec.node_name = "node-1".into();
+        c.pods().update(b).unwrap();
+        assert_eq!(names(c.fields.pods_on_node("node-1")), ["a", "b"]);
+        let mut b = c.pods().get("default", "b").unwrap().clone();
+        b.status.pod_ip = "10.244.1.5".into();
+        c.pods().update_status(&b).unwrap();
+        assert_eq!(names(c.fields.pods_with_ip(ip)), ["b"]);
+        c.pods().delete("default", "b").unwrap();
+        assert_eq!(names(c.fields.pods_on_node("node-1")), ["a"]);
+        assert_eq!(names(c.fields.pods_with_ip(ip)), Vec::<&str>::new());
+        c.fields.assert_matches(&c.nodes, &c.pods);
     }
 }

@@ -147,13 +147,7 @@ impl Lab {
             "up",
             format!("{node} is back: the kubelet syncs its pods again"),
         );
-        let pods: Vec<(String, String)> = self
-            .cluster
-            .pods
-            .iter()
-            .filter(|(_, p)| p.spec.node_name == node)
-            .map(|(k, _)| k.clone())
-            .collect();
+        let pods: Vec<(String, String)> = self.cluster.fields.pods_on_node(node).cloned().collect();
         self.dirty.extend(pods);
         self.node_lifecycle();
     }

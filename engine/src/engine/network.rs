@@ -193,31 +193,73 @@ impl Lab {
         self.walk_flow(a).map(|(trace, _)| trace)
     }
 
-    /// [`Lab::walk`], with the flow as it was resolved.
+    /// [`Lab::walk`], with the flow as it was resolved. The walker starts with a view of
+    /// the nodes and no pods, and is handed the pods its questions name (by key, by
+    /// address, by node: see `crate::netd::view::answer`) until it asked for none it did
+    /// not hold: it is deterministic, so that last walk is the walk over every pod.
     fn walk_flow(
         &self,
         a: &FlowArgs,
     ) -> Result<(crate::net::trace::Trace, super::seen::FlowSeen), LabError> {
-        let net = self.cluster_net();
-        let flow = self.flow(&net, a)?;
-        let size = a.size.unwrap_or(crate::net::trace::DEFAULT_SIZE);
         let view = self.network_view();
+        #[cfg(debug_assertions)]
+        self.cluster
+            .fields
+            .assert_matches(&self.cluster.nodes, &self.cluster.pods);
         let bpf = self
             .network
             .bpf(&view)
             .map(|c| c as &dyn crate::net::bpf::BpfDatapath);
+        let fabric = self.fabric(bpf);
+        let size = a.size.unwrap_or(crate::net::trace::DEFAULT_SIZE);
         // `trace web 10.244.2.1`: the packet goes to that address, whoever holds it.
         let to = a.dst.parse::<std::net::IpAddr>().ok();
-        let trace = crate::net::trace::trace(
-            &net,
-            &self.fabric(bpf),
-            &flow,
-            to,
-            size,
-            self.network.enforcement(),
-        )
-        .map_err(|e| LabError::msg(e.to_string()))?;
-        Ok((trace, flow_seen(&flow, size)))
+        let mut net = crate::netd::view::walk_net(&view);
+        // First the pods the flow's words name, then the pods on their nodes and at their
+        // addresses: most walks ask for nothing more, and are walked once.
+        let _ = self.flow(&net, a);
+        crate::netd::view::answer(&view, &mut net);
+        net.ask_around();
+        crate::netd::view::answer(&view, &mut net);
+        loop {
+            let walked = self.flow(&net, a).and_then(|flow| {
+                crate::net::trace::trace(&net, &fabric, &flow, to, size, self.network.enforcement())
+                    .map(|trace| (trace, flow_seen(&flow, size)))
+                    .map_err(|e| LabError::msg(e.to_string()))
+            });
+            if !crate::netd::view::answer(&view, &mut net) {
+                #[cfg(debug_assertions)]
+                self.assert_walk_as_over_every_pod(a, &fabric, &walked);
+                return walked;
+            }
+        }
+    }
+
+    /// Debug builds: the walk over the pods the walker asked for is the walk over every
+    /// pod.
+    #[cfg(debug_assertions)]
+    fn assert_walk_as_over_every_pod(
+        &self,
+        a: &FlowArgs,
+        fabric: &crate::net::trace::Fabric<'_>,
+        walked: &Result<(crate::net::trace::Trace, super::seen::FlowSeen), LabError>,
+    ) {
+        let net = self.cluster_net();
+        let size = a.size.unwrap_or(crate::net::trace::DEFAULT_SIZE);
+        let to = a.dst.parse::<std::net::IpAddr>().ok();
+        let full = self.flow(&net, a).and_then(|flow| {
+            crate::net::trace::trace(&net, fabric, &flow, to, size, self.network.enforcement())
+                .map_err(|e| LabError::msg(e.to_string()))
+        });
+        match (walked, full) {
+            (Ok((t, _)), Ok(f)) => assert_eq!(*t, f, "the walk over the asked pods differs"),
+            (Err(e), Err(f)) => assert_eq!(e.message, f.message),
+            (w, f) => panic!(
+                "the walk over the asked pods differs: {:?} vs {:?}",
+                w.as_ref().map(|_| ()).map_err(|e| &e.message),
+                f.map(|_| ()).map_err(|e| e.message)
+            ),
+        }
     }
 
     /// `reach SRC DST [--port P[/PROTO]]`: the NetworkPolicy verdict on the packet as the

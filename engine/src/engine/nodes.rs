@@ -166,12 +166,7 @@ impl Lab {
         let mut t = Table::new(&["NAME", "STATUS", "PODCIDR", "INTERNAL-IP", "ZONE", "PODS"]);
         for obj in self.cluster.nodes.values() {
             let name = obj.name();
-            let pods = self
-                .cluster
-                .pods
-                .values()
-                .filter(|p| p.spec.node_name == name)
-                .count();
+            let pods = self.cluster.fields.pod_count_on_node(name);
             t.row([
                 name.to_string(),
                 ready_text(&obj.status).to_string(),
@@ -274,10 +269,10 @@ impl super::Lab {
         let mut out = self.cordon(name, true)?;
         let on_node: Vec<(String, String, bool)> = self
             .cluster
-            .pods
-            .iter()
-            .filter(|(_, p)| p.spec.node_name == name && p.metadata.deletion_tick.is_none())
-            .map(|((ns, n), p)| {
+            .pods_on_node(name)
+            .filter(|p| p.metadata.deletion_tick.is_none())
+            .map(|p| {
+                let (ns, n) = (&p.metadata.namespace, &p.metadata.name);
                 let finished = p.status.phase == "Succeeded" || p.status.phase == "Failed";
                 (ns.clone(), n.clone(), finished)
             })

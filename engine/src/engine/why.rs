@@ -474,9 +474,7 @@ impl Lab {
         let node = &va.spec.node_name;
         let users: Vec<String> = self
             .cluster
-            .pods
-            .values()
-            .filter(|p| &p.spec.node_name == node)
+            .pods_on_node(node)
             .filter(|p| {
                 p.spec.volumes.iter().any(|v| {
                     let claim = (

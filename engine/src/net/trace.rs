@@ -985,7 +985,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                     }
                 }
                 let Some(peer) = self.fabric.holder_of(next) else {
-                    let in_cluster = self.net.pods.iter().any(|p| p.ip == Some(pkt.dst))
+                    let in_cluster = self.net.pod_with_ip(pkt.dst).is_some()
                         || self
                             .net
                             .nodes
@@ -1030,9 +1030,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             LinkKind::Veth { .. } => {
                 let pod = self
                     .net
-                    .pods
-                    .iter()
-                    .find(|p| p.node == node && p.host_veth.as_deref() == Some(r.dev.as_str()));
+                    .pod_on_node(node, |p| p.host_veth.as_deref() == Some(r.dev.as_str()));
                 match pod {
                     Some(p) => self.deliver_to_pod(p, &r.dev, pkt),
                     None => self.no_route(format!("nothing behind {node}'s {}", r.dev)),
@@ -1256,9 +1254,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             .map(|e| {
                 let pod = self
                     .net
-                    .pods
-                    .iter()
-                    .find(|p| p.node == e.host.node && p.netns.as_deref() == Some(e.netns))
+                    .pod_on_node(&e.host.node, |p| p.netns.as_deref() == Some(e.netns))
                     .map(|p| p.key())
                     .unwrap_or_else(|| format!("netns {}", e.netns));
                 format!("{pod} {} on {}", e.ifname, e.host.node)
@@ -1286,9 +1282,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         let lower = underlay_lower(end.kind).unwrap_or_default();
         let pod = self
             .net
-            .pods
-            .iter()
-            .find(|p| p.node == end.host.node && p.netns.as_deref() == Some(end.netns));
+            .pod_on_node(&end.host.node, |p| p.netns.as_deref() == Some(end.netns));
         let who = pod
             .map(|p| p.key())
             .unwrap_or_else(|| format!("netns {}", end.netns));
@@ -1350,9 +1344,8 @@ impl<'a, 'n> Walker<'a, 'n> {
         pkt: Pkt,
         next: IpAddr,
     ) -> Outcome {
-        let pod = self.net.pods.iter().find(|p| {
-            p.node == node
-                && p.ip == Some(next)
+        let pod = self.net.pod_on_node(node, |p| {
+            p.ip == Some(next)
                 && p.host_veth
                     .as_deref()
                     .and_then(|v| host.root.links.get(v))
@@ -1478,13 +1471,16 @@ fn host_lookup(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
     let mut best: Option<(&RouteEntry, u8)> =
         lookup(&own, ip).and_then(|r| r.dst_net().map(|n| (r, n.prefix_len())));
     let peers = host.peers.read();
-    for p in peers.peers.iter().filter(|p| host.holds_peer_entry(p)) {
+    for p in peers.peers.iter() {
         let Some(net) = p.route.dst_net() else {
             continue;
         };
+        // Whether the kernel took the entry is asked last: of thousands of peers' routes
+        // only the one covering `ip` needs it.
         if net.addr().is_ipv4() == ip.is_ipv4()
             && net.contains(&ip)
             && best.is_none_or(|(_, len)| net.prefix_len() > len)
+            && host.holds_peer_entry(p)
         {
             best = Some((&p.route, net.prefix_len()));
         }

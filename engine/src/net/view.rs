@@ -116,6 +116,18 @@ impl Policy {
     }
 }
 
+/// A question asked of a [`ClusterNet`]'s pods, noted when the view was made with
+/// [`ClusterNet::noting`]: the engine then knows which pods the packet walker needed.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Asked {
+    /// The pod `namespace/name`.
+    Pod(String, String),
+    /// The pods whose `status.podIP` is this address.
+    Ip(IpAddr),
+    /// The pods on this node.
+    Node(String),
+}
+
 /// Everything the network questions need, as plain data.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ClusterNet {
@@ -129,6 +141,9 @@ pub struct ClusterNet {
     pub namespaces: BTreeMap<String, BTreeMap<String, String>>,
     /// NetworkPolicies, in any order.
     pub policies: Vec<Policy>,
+    /// The questions asked of the pods so far, when they are noted (see
+    /// [`ClusterNet::noting`]).
+    pub(crate) asked: Option<std::cell::RefCell<std::collections::BTreeSet<Asked>>>,
 }
 
 /// One end of a flow: a pod, a node (its host network namespace) or any IP address.
@@ -186,6 +201,41 @@ impl Resolved<'_> {
 }
 
 impl ClusterNet {
+    /// A view that notes every question asked of its pods ([`ClusterNet::take_asked`]):
+    /// one made with only some of the cluster's pods answers like the whole cluster as
+    /// long as it holds every pod that answers each question asked.
+    pub(crate) fn noting(self) -> Self {
+        ClusterNet {
+            asked: Some(Default::default()),
+            ..self
+        }
+    }
+
+    /// The questions asked of the pods since the last call (none unless noting).
+    pub(crate) fn take_asked(&self) -> std::collections::BTreeSet<Asked> {
+        self.asked
+            .as_ref()
+            .map(|a| std::mem::take(&mut *a.borrow_mut()))
+            .unwrap_or_default()
+    }
+
+    /// Ask about every pod held: the pods on its node and those at its address (what a
+    /// walk from or to it usually asks next).
+    pub(crate) fn ask_around(&self) {
+        for p in &self.pods {
+            self.note(|| Asked::Node(p.node.clone()));
+            if let Some(ip) = p.ip {
+                self.note(|| Asked::Ip(ip));
+            }
+        }
+    }
+
+    fn note(&self, q: impl FnOnce() -> Asked) {
+        if let Some(a) = &self.asked {
+            a.borrow_mut().insert(q());
+        }
+    }
+
     /// The node with this name.
     pub fn node(&self, name: &str) -> Option<&NodeNet> {
         self.nodes.iter().find(|n| n.name == name)
@@ -193,9 +243,26 @@ impl ClusterNet {
 
     /// The pod with this namespace and name.
     pub fn pod(&self, namespace: &str, name: &str) -> Option<&PodNet> {
+        self.note(|| Asked::Pod(namespace.to_string(), name.to_string()));
         self.pods
             .iter()
             .find(|p| p.namespace == namespace && p.name == name)
+    }
+
+    /// The first pod (in the order of [`ClusterNet::pods`]) whose `status.podIP` is `ip`.
+    pub(crate) fn pod_with_ip(&self, ip: IpAddr) -> Option<&PodNet> {
+        self.note(|| Asked::Ip(ip));
+        self.pods.iter().find(|p| p.ip == Some(ip))
+    }
+
+    /// The first pod on `node` that `pred` accepts.
+    pub(crate) fn pod_on_node(
+        &self,
+        node: &str,
+        pred: impl Fn(&PodNet) -> bool,
+    ) -> Option<&PodNet> {
+        self.note(|| Asked::Node(node.to_string()));
+        self.pods.iter().find(|p| p.node == node && pred(p))
     }
 
     /// A namespace's labels, including `kubernetes.io/metadata.name=<ns>` as the apiserver
@@ -234,7 +301,7 @@ impl ClusterNet {
     /// The endpoint that owns an address: a pod (by `status.podIP`), a node (InternalIP or
     /// bridge address), or else the bare address.
     pub(crate) fn endpoint_for_ip(&self, ip: IpAddr) -> Endpoint {
-        if let Some(p) = self.pods.iter().find(|p| p.ip == Some(ip)) {
+        if let Some(p) = self.pod_with_ip(ip) {
             return Endpoint::pod(&p.namespace, &p.name);
         }
         if let Some(n) = self.nodes.iter().find(|n| n.owns(ip)) {
@@ -245,7 +312,7 @@ impl ClusterNet {
 
     /// What an address on a packet is: the pod holding it, else the node, else the address.
     pub(crate) fn resolve_ip(&self, ip: IpAddr) -> Resolved<'_> {
-        match self.pods.iter().find(|p| p.ip == Some(ip)) {
+        match self.pod_with_ip(ip) {
             Some(p) => Resolved::Pod(p),
             None => match self.nodes.iter().find(|n| n.owns(ip)) {
                 Some(n) => Resolved::Node(n),
@@ -268,7 +335,7 @@ impl ClusterNet {
                 .map(Resolved::Node)
                 .ok_or_else(|| NetError::NodeNotFound(name.clone())),
             // An address that belongs to a pod or a node is that pod or node.
-            Endpoint::Ip(ip) => Ok(match self.pods.iter().find(|p| p.ip == Some(*ip)) {
+            Endpoint::Ip(ip) => Ok(match self.pod_with_ip(*ip) {
                 Some(p) => Resolved::Pod(p),
                 None => match self.nodes.iter().find(|n| n.owns(*ip)) {
                     Some(n) => Resolved::Node(n),

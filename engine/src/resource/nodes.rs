@@ -146,9 +146,7 @@ fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
     resource_block(&mut out, "Allocatable:", &n.status.allocatable);
     let pods: Vec<_> = lab
         .cluster
-        .pods
-        .values()
-        .filter(|p| p.spec.node_name == n.name())
+        .pods_on_node(n.name())
         .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
         .collect();
     out.line(Line::styled(

@@ -185,11 +185,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         if let Some(o) = self.bpf_policy(bpf, host, ep, true, peer, &pkt) {
             return o;
         }
-        let pod = self
-            .net
-            .pods
-            .iter()
-            .find(|p| p.node == host.node && p.key() == ep.pod);
+        let pod = self.net.pod_on_node(&host.node, |p| p.key() == ep.pod);
         match pod {
             Some(p) => self.deliver_to_pod(p, &ep.ifname, pkt),
             None => self.no_route(format!("nothing behind {}'s {}", host.node, ep.ifname)),

@@ -84,9 +84,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             let hit = step.hits.get(index);
             let pod = self
                 .net
-                .pods
-                .iter()
-                .find(|p| p.node == node && p.host_veth.as_deref() == Some(iface))
+                .pod_on_node(node, |p| p.host_veth.as_deref() == Some(iface))
                 .map(|p| p.key());
             let hop = self.push_policy(
                 Place::Node(node.to_string()),
