@@ -7,7 +7,8 @@
 //! fresh lab of the journal's start with the first N entries replayed. To keep that fast
 //! in a long session the lab keeps a [`Snapshot`] of itself each time the events since the
 //! last one did [`SNAPSHOT_WORK`] units of work, or [`WORK_PER_WEIGHT`] times the lab's
-//! size at the last one when that is more, and replays from the nearest one at or before N. Work, not a count of events, so that cheap events (a `node add` while a large
+//! size at the last one when that is more, while the copies together stay within
+//! [`SNAPSHOT_BUDGET`], and replays from the nearest one at or before N. Work, not a count of events, so that cheap events (a `node add` while a large
 //! preset builds: no call or wire record) take no copy of a large lab.
 //!
 //! `rewind N` makes the lab the one after event N and keeps the lab it left (the present)
@@ -34,6 +35,16 @@ pub(crate) const SNAPSHOT_WORK: u64 = 1500;
 /// newest kept) and doubles the work between two, so a session of any length keeps a
 /// bounded number of copies and rewinding replays at most twice as much as before.
 pub(crate) const MAX_SNAPSHOTS: usize = 64;
+
+/// The snapshots kept hold at most this much [`weight`] together: a snapshot that would
+/// take them past it is not taken. A classroom lab (a few nodes, tens of pods: weight
+/// under 100) never comes near it; a lab that grows past it (thousands of pods, or a
+/// preset of a thousand nodes and more being built) stops being copied, so its copies cost
+/// a bounded sum (about 2,000 objects: under 20 MB at the k8s-limits preset's 9 KB an
+/// object) and not a multiple of the lab, and building `--preset k8s-limits` (5,000 `node
+/// add`s on the timeline) copies no large lab. Rewinding past the last copy replays from
+/// it (or from the timeline's start).
+pub(crate) const SNAPSHOT_BUDGET: u64 = 2_000;
 
 /// The work between two snapshots is at least this many times the lab's [`weight`] when
 /// the last snapshot was taken (or at the timeline's start, before any): a large lab
@@ -87,6 +98,8 @@ pub(crate) struct History {
     /// The work between two snapshots per unit of the lab's weight at the last one
     /// ([`WORK_PER_WEIGHT`]; the property test sets 0).
     pub(crate) work_per_weight: u64,
+    /// The most [`weight`] the snapshots may hold together ([`SNAPSHOT_BUDGET`]).
+    pub(crate) snapshot_budget: u64,
     /// The lab's [`weight`] at the timeline's start: what the first snapshot's interval
     /// is measured by.
     start_weight: u64,
@@ -135,6 +148,7 @@ impl Default for History {
         History {
             snapshot_work: SNAPSHOT_WORK,
             work_per_weight: WORK_PER_WEIGHT,
+            snapshot_budget: SNAPSHOT_BUDGET,
             start_weight: 0,
             times: Vec::new(),
             wire: Vec::new(),
@@ -202,7 +216,8 @@ impl Lab {
             .history
             .snapshot_work
             .max(self.history.work_per_weight.saturating_mul(base));
-        if done - since >= interval {
+        let held: u64 = self.history.snapshots.iter().map(|s| s.weight).sum();
+        if done - since >= interval && held + weight(self) <= self.history.snapshot_budget {
             let mut copy = self.clone();
             copy.history = History::default();
             copy.journal.entries = Vec::new();
@@ -304,6 +319,7 @@ impl Lab {
         lab.history = History {
             snapshot_work: present.history.snapshot_work,
             work_per_weight: present.history.work_per_weight,
+            snapshot_budget: present.history.snapshot_budget,
             start_weight: present.history.start_weight,
             times: present.history.times[..n].to_vec(),
             wire: present.history.wire[..n].to_vec(),

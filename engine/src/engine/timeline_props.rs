@@ -164,3 +164,28 @@ fn a_growing_lab_is_snapshotted_in_proportion_to_its_size() {
         assert_eq!(views(&mut lab), live[n], "rewind {n}");
     }
 }
+
+/// The copies of a growing lab hold a bounded weight together: once another would take
+/// them past the budget none is taken, and rewinding past the last copy replays from it.
+#[test]
+fn a_growing_lab_stops_being_copied_at_the_snapshot_budget() {
+    let mut lab = Lab::new();
+    lab.history.snapshot_work = 1;
+    lab.history.snapshot_budget = 60;
+    let mut live = vec![views(&mut lab)];
+    for i in 0..120 {
+        lab.execute(&format!("pod create p{i} --node node-{}", i % 2 + 1))
+            .expect("a pod create");
+        live.push(views(&mut lab));
+    }
+    let marks = lab.history.snapshot_marks();
+    assert!(!marks.is_empty(), "{marks:?}");
+    let held: u64 = marks.iter().map(|(_, weight)| weight).sum();
+    assert!(held <= 60, "{marks:?}");
+    // The last copy is of a lab far smaller than the 120 pods now.
+    assert!(marks.last().is_some_and(|(_, w)| *w < 60), "{marks:?}");
+    for n in [30, 75, 120] {
+        lab.execute(&format!("rewind {n}")).expect("rewind");
+        assert_eq!(views(&mut lab), live[n], "rewind {n}");
+    }
+}
