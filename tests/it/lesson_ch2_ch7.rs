@@ -363,3 +363,32 @@ fn ch2_step_21_rewinds_and_repeats_the_add() {
     type_lines(&mut desk, &["diff -1"]);
     assert_eq!(step(&desk), 22);
 }
+
+/// Issue 39 §4: ch7 step 22 asks `why` of app-b's lease; the check reads the chain
+/// (`Seen::Why`): an echo of the words, db's lease on the same node, or app-b's address
+/// asked on the wrong node (an error) is not it; app-b's leads to host-local's ADD, its
+/// sandbox and `pod create app-b`.
+#[test]
+fn ch7_step_22_reads_why_of_the_right_lease() {
+    let mut desk = at_step(CH7, 22);
+    type_lines(
+        &mut desk,
+        &[
+            "echo saw why lease of app-b",
+            "why lease 10.244.2.3 --node node-2",
+            "why lease 10.244.2.2 --node node-1",
+        ],
+    );
+    assert_eq!(step(&desk), 22, "not app-b's lease");
+    let out = desk
+        .execute("why lease 10.244.2.2 --node node-2")
+        .expect("why lease")
+        .to_text();
+    assert!(out.contains("written by host-local on ADD"), "{out}");
+    assert!(
+        out.contains("pod default/app-b's sandbox on node-2"),
+        "{out}"
+    );
+    assert!(out.contains("`pod create app-b --node node-2`"), "{out}");
+    assert_eq!(step(&desk), 23);
+}

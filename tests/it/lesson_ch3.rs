@@ -418,3 +418,31 @@ fn ch3_step_23_is_done_by_a_script_and_by_play() {
     assert!(out.contains("✓ Step 23 done"), "{out}");
     assert_eq!(at(&desk), 23);
 }
+
+/// Issue 39 §4: ch3-csi-multus step 16 steps the CSI calls of a new `local-wffc` claim's
+/// first pod to ControllerPublishVolume, external-attacher's answer to the VolumeAttachment
+/// of step 5. The check reads the call stepped to (`Seen::SteppedCall`): an echo of the
+/// words, or the first call shown (external-provisioner's CreateVolume) is not it.
+#[test]
+fn csi_step_16_steps_to_the_attach() {
+    let mut desk = desk_at(CSI, 16);
+    let _ = desk.execute("echo saw step csi ControllerPublishVolume");
+    assert_eq!(at(&desk), 15, "step 16 done after an echo");
+    ok(&mut desk, "pvc create ckpt --size 1Gi --class local-wffc");
+    let out = ok(
+        &mut desk,
+        "pod create trainer-ckpt --node-selector kubernetes.io/hostname=node-3 --pvc ckpt --step",
+    );
+    assert!(
+        out.contains("── call 1/4: CreateVolume · external-provisioner ──"),
+        "{out}"
+    );
+    assert_eq!(at(&desk), 15, "step 16 done at CreateVolume");
+    let out = ok(&mut desk, "step");
+    assert!(
+        out.contains("── call 2/4: ControllerPublishVolume · external-attacher ──"),
+        "{out}"
+    );
+    assert!(out.contains("node_id   node-3"), "{out}");
+    assert_eq!(at(&desk), 16);
+}

@@ -233,3 +233,41 @@ fn step_9_reads_the_rules_the_allow_added() {
     );
     assert_eq!(at(&desk), 9);
 }
+
+/// Issue 39 §4: ch5 step 27 steps a packet from web to db on port 80 to the hop where
+/// Cilium's egress policy on node-1 (bpf_lxc on web's veth) drops it. The check reads the
+/// hop stepped to (`Seen::Stepped`): an echo of the words, the trace printed whole, a
+/// delivered trace stepped to its end (port 5432), db's packet dropped by a policy on
+/// node-2, or the hops before the drop are not it.
+#[test]
+fn step_27_steps_to_the_policy_drop_on_the_right_node() {
+    let (mut desk, _) = at_step(27);
+    let mut decoys = vec![
+        "echo saw step drop at policy on node-1",
+        "trace web db --port 80",
+        "trace web db --port 5432 --step",
+    ];
+    decoys.extend(["step"; 20]);
+    decoys.push("trace db web --port 80 --step");
+    decoys.extend(["step"; 5]);
+    decoys.extend(["trace web db --port 80 --step", "step", "step"]);
+    let mut shown = Vec::new();
+    for line in decoys {
+        shown.push(run(&mut desk, line));
+        assert_eq!(at(&desk), 26, "step 27 done after `{line}`");
+    }
+    assert!(
+        shown.iter().any(|o| o.contains("delivered")),
+        "port 5432 is delivered:\n{}",
+        shown.join("\n")
+    );
+    assert!(
+        shown.iter().any(|o| o.contains("node-2 · policy")),
+        "db's packet is dropped on node-2:\n{}",
+        shown.join("\n")
+    );
+    let out = run(&mut desk, "step");
+    assert!(out.contains("── hop 4/4: node-1 · policy ──"), "{out}");
+    assert!(out.contains("Policy denied"), "{out}");
+    assert_eq!(at(&desk), 27);
+}

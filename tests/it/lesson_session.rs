@@ -45,7 +45,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
     ok(&mut desk, "pod create stray --node node-1");
     let out = ok(&mut desk, &format!("lesson start {ID}"));
     assert!(
-        out.contains("── Step 1/21 · A pod gets its address  ·  7.4 scenario 1"),
+        out.contains("── Step 1/22 · A pod gets its address  ·  7.4 scenario 1"),
         "{out}"
     );
     assert!(
@@ -53,7 +53,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         "{out}"
     );
     assert!(
-        out.contains("[░░░░░░░░░░] steps 0/21 · quizzes 0/6"),
+        out.contains("[░░░░░░░░░░] steps 0/22 · quizzes 0/6"),
         "{out}"
     );
     assert!(
@@ -112,7 +112,7 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         "{h}"
     );
     let out = ok(&mut desk, "lesson retry");
-    assert!(out.contains("── Step 1/21"), "{out}");
+    assert!(out.contains("── Step 1/22"), "{out}");
     assert!(desk.lab.cluster().pods.is_empty());
 
     let out = ok(&mut desk, "po create web --node node-1 --label app=web");
@@ -122,11 +122,11 @@ fn a_learner_makes_a_mistake_asks_for_hints_and_finishes_a_step() {
         "{out}"
     );
     assert!(
-        out.contains("── Step 2/21 · What bridge was given"),
+        out.contains("── Step 2/22 · What bridge was given"),
         "{out}"
     );
     assert!(
-        out.contains("[░░░░░░░░░░] steps 1/21 · quizzes 0/6"),
+        out.contains("[░░░░░░░░░░] steps 1/22 · quizzes 0/6"),
         "{out}"
     );
     assert_eq!(at(&desk), 1);
@@ -153,7 +153,7 @@ fn skip_back_and_reset_rebuild_the_cluster() {
         out.contains("lab> pod create web --node node-1 --label app=web"),
         "{out}"
     );
-    assert!(out.contains("── Step 2/21"), "{out}");
+    assert!(out.contains("── Step 2/22"), "{out}");
     assert_eq!(at(&desk), 1);
     assert!(
         desk.lessons.progress().of(ID).steps.is_empty(),
@@ -166,7 +166,7 @@ fn skip_back_and_reset_rebuild_the_cluster() {
     assert_eq!(desk.lab.cluster().pods.len(), 2);
 
     let out = ok(&mut desk, "back");
-    assert!(out.contains("── Step 2/21"), "{out}");
+    assert!(out.contains("── Step 2/22"), "{out}");
     assert_eq!(at(&desk), 1);
     assert_eq!(
         desk.lab.cluster().pods.len(),
@@ -253,17 +253,17 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
     assert!(out.contains("✓ Right: CNI DEL."), "{out}");
     assert!(out.contains("── Lesson complete"), "{out}");
     assert!(
-        out.contains("Steps: 21 of 21 done. Quizzes: 4 of 6 right the first time."),
+        out.contains("Steps: 22 of 22 done. Quizzes: 4 of 6 right the first time."),
         "{out}"
     );
-    assert!(out.contains("steps 21/21 · quizzes 4/6"), "{out}");
+    assert!(out.contains("steps 22/22 · quizzes 4/6"), "{out}");
     assert_eq!(
         err(&mut desk, "skip"),
         "nothing to skip: the lesson is complete (`lesson reset` starts it over)"
     );
     let list = ok(&mut desk, "lesson list");
     assert!(
-        list.contains("ch7-hands-on             7    21/21   4/6       [█████████░] ← now"),
+        list.contains("ch7-hands-on             7    22/22   4/6       [█████████░] ← now"),
         "{list}"
     );
 }
@@ -333,12 +333,12 @@ fn a_resumed_lesson_starts_after_the_steps_skipped() {
         3,
         "resumed at step 4, not at the skipped step 2:\n{out}"
     );
-    assert!(out.contains("── Step 4/21"), "{out}");
+    assert!(out.contains("── Step 4/22"), "{out}");
     let p = desk.lessons.progress().of(ID);
     assert_eq!(p.skipped_steps.into_iter().collect::<Vec<_>>(), vec![2, 3]);
     // Once everything else is done, the skipped steps come back.
     let fresh = lab_engine::lesson::LessonProgress {
-        steps: (1..=21).filter(|n| *n != 2 && *n != 3).collect(),
+        steps: (1..=22).filter(|n| *n != 2 && *n != 3).collect(),
         quizzes: (1..=6).collect(),
         skipped_steps: [2, 3].into(),
         ..Default::default()
@@ -425,7 +425,7 @@ fn verify_and_lint_as_commands() {
     let out = ok(&mut desk, "lesson verify");
     // One `ok` line per embedded lesson, ch7's among them.
     assert!(
-        out.contains("ok    ch7-hands-on  (21 steps, 6 quizzes)\n"),
+        out.contains("ok    ch7-hands-on  (22 steps, 6 quizzes)\n"),
         "{out}"
     );
     assert_eq!(out.lines().count(), EMBEDDED.len(), "{out}");
@@ -463,12 +463,12 @@ fn progress_round_trips_through_a_file_and_resumes() {
     desk.lessons.set_store(Box::new(FileStore::new(&path)));
     let list = ok(&mut desk, "lesson list");
     assert!(
-        list.contains("ch7-hands-on             7    2/21    0/6 "),
+        list.contains("ch7-hands-on             7    2/22    0/6 "),
         "{list}"
     );
     let out = ok(&mut desk, &format!("lesson start {ID}"));
     assert!(out.contains("Resuming where you left off"), "{out}");
-    assert!(out.contains("── Step 3/21"), "{out}");
+    assert!(out.contains("── Step 3/22"), "{out}");
     assert!(
         desk.lab
             .cluster()
@@ -493,7 +493,7 @@ fn a_damaged_progress_file_is_reported_and_replaced() {
         )),
         "{out}"
     );
-    assert!(out.contains("0/21    0/6"), "{out}");
+    assert!(out.contains("0/22    0/6"), "{out}");
     // Reported once.
     assert!(!ok(&mut desk, "lesson list").contains("warning"));
     ok(&mut desk, &format!("lesson start {ID}"));

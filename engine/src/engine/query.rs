@@ -217,6 +217,13 @@ pub fn attached(lab: &Lab, pv: &str, node: &str) -> bool {
     })
 }
 
+/// Whether wire record `seq` (still kept) is host-local's ADD.
+pub(crate) fn is_host_local_add(lab: &Lab, seq: u64) -> bool {
+    matches!(lab.wire.get(seq), Some(crate::record::WireRecord::Cni(c))
+        if c.plugin_type == "host-local"
+            && c.env.command == Some(crate::cni::plugin::CniCommand::Add))
+}
+
 /// How many VolumeAttachments exist.
 pub(crate) fn attachment_count(lab: &Lab) -> usize {
     lab.cluster.volume_attachments.len()

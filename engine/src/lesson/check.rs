@@ -752,11 +752,24 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         eval: super::saw::why_route_lease,
         topic: Topic::Routes,
     },
+    Predicate {
+        pattern: "saw why lease of <pod>",
+        about: "during this step `why lease` explained the pod's address on its node back through host-local's ADD for its sandbox to the command that made the pod",
+        eval: super::saw::why_lease_of,
+        topic: Topic::Ipam,
+    },
     // Stepping a packet (issue 39): chapter 3's VXLAN hop.
     Predicate {
         pattern: "saw step tunnel on <node>",
         about: "during this step `trace … --step` or `step` showed the hop where the node's VXLAN device wraps the packet (outer headers to the peer's VTEP)",
         eval: super::saw::step_tunnel,
+        topic: Topic::Node,
+    },
+    // Stepping a packet to a policy drop (issue 39): chapter 5.
+    Predicate {
+        pattern: "saw step drop at policy on <node>",
+        about: "during this step `trace … --step` or `step` showed the policy check on the node that denied the packet (the hop where the trace drops it)",
+        eval: super::saw::step_policy_drop,
         topic: Topic::Node,
     },
     // Stepping a CSI flow (issue 39): chapter 4's call order.

@@ -2002,6 +2002,56 @@ pub(crate) fn why_route_lease(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
+/// `saw why lease of <pod>`: `why lease` this step explained the pod's address on its node
+/// back through host-local's ADD for the pod's sandbox to the command that made it.
+pub(crate) fn why_lease_of(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::engine::why::{Link, Origin};
+    let p = match super::check::pod(lab, arg(a, 0)) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let Some(ip) = p.ip else {
+        return no(format!("pod {} has no IP", p.key));
+    };
+    let mut asked = false;
+    let holds = why_chains(seen).any(|chain| match chain.first() {
+        Some(Link::Lease {
+            node, ip: l, container, ..
+        }) if node == p.node && *l == ip => {
+            asked = true;
+            Some(container.as_str()) == p.sandbox_id
+                && chain
+                    .iter()
+                    .any(|l| matches!(l, Link::Wire { seq, .. } if crate::engine::query::is_host_local_add(lab, *seq)))
+                && chain
+                    .iter()
+                    .any(|l| matches!(l, Link::Sandbox { pod, .. } if *pod == p.key))
+                && chain
+                    .iter()
+                    .any(|l| matches!(l, Link::Made(Origin::Event(..))))
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!(
+            "`why lease` traced pod {}'s address {ip} back to host-local's ADD and the command that made it",
+            p.key
+        ),
+        if asked {
+            format!(
+                "`why lease {ip} --node {}` did not lead to host-local's ADD for pod {}'s sandbox",
+                p.node, p.key
+            )
+        } else {
+            format!(
+                "no `why lease {ip} --node {}` (pod {}'s address) during this step",
+                p.node, p.key
+            )
+        },
+    )
+}
+
 // ---- stepping a packet (issue 39): the hop a stepped trace showed ----
 
 /// `saw step tunnel on <node>`: a hop shown by stepping this step was the one where the
@@ -2028,6 +2078,35 @@ pub(crate) fn step_tunnel(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
                 "the last hop you stepped to was {hop}; none was {node} wrapping the packet in VXLAN"
             ),
             None => "no hop stepped during this step (`trace SRC DST --step`, then `step`)".into(),
+        },
+    )
+}
+
+/// `saw step drop at policy on <node>`: a hop shown by stepping this step was the policy
+/// check on the node that denied the packet (the hop where the trace ends dropped: Felix's
+/// endpoint chain, Cilium's `bpf_lxc`).
+pub(crate) fn step_policy_drop(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::net::trace::HopKind;
+    let node = arg(a, 0);
+    let mut last = None;
+    let holds = seen.seen().any(|s| match s {
+        Seen::Stepped { hop, index, of } => {
+            last = Some(format!("hop {index}/{of} at {}", hop.at.text()));
+            hop.kind == HopKind::Policy && hop.allowed == Some(false) && hop.at.node() == node
+        }
+        _ => false,
+    });
+    yes_no(
+        holds,
+        format!("you stepped to the hop where a policy on {node} drops the packet"),
+        match last {
+            Some(hop) => format!(
+                "the last hop you stepped to was {hop}; none was a policy on {node} dropping the packet"
+            ),
+            None => {
+                "no hop stepped during this step (`trace SRC DST --port P --step`, then `step`)"
+                    .into()
+            }
         },
     )
 }
