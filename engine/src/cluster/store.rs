@@ -143,7 +143,7 @@ impl FieldIndexes {
     }
 
     /// Panics (debug builds' check) unless the indexes are what a scan of `pods` gives.
-    #[cfg(debug_assertions)]
+    #[cfg(any(debug_assertions, test))]
     pub(crate) fn assert_matches(
         &self,
         nodes: &Table<super::NodeSpec>,
