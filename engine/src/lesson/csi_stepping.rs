@@ -10,6 +10,7 @@
 //! driver held before the command and what each answered call adds, as the driver's own
 //! [`LifecycleState::of`] does.
 
+use super::stepping::{Cursor, keys};
 use crate::csi::LifecycleState;
 use crate::csi::types::VolumeCapability;
 use crate::engine::Lab;
@@ -225,13 +226,13 @@ pub struct CsiStepping {
     steps: Vec<CsiStep>,
     /// Volumes whose first call here is not CreateVolume: how far they were before.
     earlier: Vec<(String, String, LifecycleState)>,
-    at: usize,
+    cursor: Cursor,
 }
 
 impl PartialEq for CsiStepping {
     fn eq(&self, other: &Self) -> bool {
         self.what == other.what
-            && self.at == other.at
+            && self.cursor == other.cursor
             && self
                 .steps
                 .iter()
@@ -241,10 +242,6 @@ impl PartialEq for CsiStepping {
 }
 
 impl Eq for CsiStepping {}
-
-/// The hint printed when stepping starts.
-const KEYS: &str =
-    "Enter or `step`: next call · `b` or `step back`: the call before · `q` or `step end`: stop";
 
 impl CsiStepping {
     /// The CSI calls among the wire records `[first, end)` of `lab`, stepped from the first
@@ -269,9 +266,7 @@ impl CsiStepping {
                 change,
             });
         }
-        if steps.is_empty() {
-            return None;
-        }
+        let cursor = Cursor::first_of(steps.len())?;
         let mut earlier = Vec::new();
         let mut seen = BTreeSet::new();
         for s in &steps {
@@ -287,7 +282,7 @@ impl CsiStepping {
             what,
             steps,
             earlier,
-            at: 0,
+            cursor,
         })
     }
 
@@ -298,33 +293,21 @@ impl CsiStepping {
 
     /// The call shown, 0-based.
     pub fn at(&self) -> usize {
-        self.at
+        self.cursor.at()
     }
 
     /// The call shown.
     pub fn step(&self) -> &CsiStep {
-        &self.steps[self.at]
+        &self.steps[self.cursor.at()]
     }
 
-    /// Move to the next call; false past the last.
-    pub(crate) fn forward(&mut self) -> bool {
-        if self.at + 1 < self.steps.len() {
-            self.at += 1;
-            true
-        } else {
-            false
-        }
+    /// Where the stepping stands.
+    pub(crate) fn cursor(&self) -> &Cursor {
+        &self.cursor
     }
 
-    /// Move to the call before; false (and no move) at the first.
-    pub(crate) fn back(&mut self) -> bool {
-        match self.at.checked_sub(1) {
-            Some(at) => {
-                self.at = at;
-                true
-            }
-            None => false,
-        }
+    pub(crate) fn cursor_mut(&mut self) -> &mut Cursor {
+        &mut self.cursor
     }
 
     /// What the command prints after its own output: the calls in order, what had happened
@@ -349,7 +332,7 @@ impl CsiStepping {
                 Role::Dim,
             ));
         }
-        out.line(Line::styled(KEYS, Role::Dim));
+        out.line(Line::styled(keys("call"), Role::Dim));
         out.extend(self.shown());
         out
     }
@@ -361,9 +344,8 @@ impl CsiStepping {
         let c = &self.step().call;
         out.line(Line::styled(
             format!(
-                "── call {}/{}: {} · {} ──",
-                self.at + 1,
-                self.steps.len(),
+                "── call {}: {} · {} ──",
+                self.cursor.count(),
                 c.rpc,
                 c.caller
             ),
@@ -421,8 +403,8 @@ impl CsiStepping {
             node: s.call.node.clone(),
             volume: s.call.subject().to_string(),
             code: s.call.code(),
-            index: self.at + 1,
-            of: self.steps.len(),
+            index: self.at() + 1,
+            of: self.cursor.len(),
         }
     }
 

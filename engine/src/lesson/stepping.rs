@@ -38,20 +38,29 @@ impl Stepping {
         }
     }
 
+    /// Where the stepping stands.
+    fn cursor(&self) -> &Cursor {
+        match self {
+            Stepping::Packet(p) => &p.cursor,
+            Stepping::Csi(c) => c.cursor(),
+        }
+    }
+
+    fn cursor_mut(&mut self) -> &mut Cursor {
+        match self {
+            Stepping::Packet(p) => &mut p.cursor,
+            Stepping::Csi(c) => c.cursor_mut(),
+        }
+    }
+
     /// The hop or call shown, 0-based.
     pub fn at(&self) -> usize {
-        match self {
-            Stepping::Packet(p) => p.at(),
-            Stepping::Csi(c) => c.at(),
-        }
+        self.cursor().at()
     }
 
     /// How many hops or calls there are.
     pub fn len(&self) -> usize {
-        match self {
-            Stepping::Packet(p) => p.trace().hops.len(),
-            Stepping::Csi(c) => c.steps().len(),
-        }
+        self.cursor().len()
     }
 
     /// Never true: a stepping has a hop or a call to show.
@@ -69,24 +78,12 @@ impl Stepping {
 
     /// Move to the next hop or call, or past the last one.
     pub(crate) fn forward(&mut self) -> Moved {
-        match self {
-            Stepping::Packet(p) => p.forward(),
-            Stepping::Csi(c) => {
-                if c.forward() {
-                    Moved::On
-                } else {
-                    Moved::Ended
-                }
-            }
-        }
+        self.cursor_mut().forward()
     }
 
     /// Move to the one before; false (and no move) at the first.
     pub(crate) fn back(&mut self) -> bool {
-        match self {
-            Stepping::Packet(p) => p.back(),
-            Stepping::Csi(c) => c.back(),
-        }
+        self.cursor_mut().back()
     }
 
     /// What the stepped command prints first.
@@ -122,12 +119,70 @@ impl Stepping {
     }
 }
 
+/// Where a stepping stands among its hops or calls: the one shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cursor {
+    /// The one shown, 0-based.
+    at: usize,
+    /// How many there are (at least one).
+    len: usize,
+}
+
+impl Cursor {
+    /// At the first of `len`; `None` when there is nothing to step.
+    pub(crate) fn first_of(len: usize) -> Option<Self> {
+        (len > 0).then_some(Cursor { at: 0, len })
+    }
+
+    /// The one shown, 0-based.
+    pub(crate) fn at(&self) -> usize {
+        self.at
+    }
+
+    /// How many there are.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Move to the next, or past the last one (staying at the last).
+    pub(crate) fn forward(&mut self) -> Moved {
+        if self.at + 1 < self.len {
+            self.at += 1;
+            Moved::On
+        } else {
+            Moved::Ended
+        }
+    }
+
+    /// Move to the one before; false (and no move) at the first.
+    pub(crate) fn back(&mut self) -> bool {
+        match self.at.checked_sub(1) {
+            Some(at) => {
+                self.at = at;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The marker's count: `2/4`.
+    pub(crate) fn count(&self) -> String {
+        format!("{}/{}", self.at + 1, self.len)
+    }
+}
+
+/// The hint printed when stepping starts, for hops or calls.
+pub(crate) fn keys(unit: &str) -> String {
+    format!(
+        "Enter or `step`: next {unit} · `b` or `step back`: the {unit} before · `q` or `step end`: stop"
+    )
+}
+
 /// A trace being stepped, and the hop shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PacketStepping {
     trace: Trace,
-    /// The hop shown, 0-based.
-    at: usize,
+    cursor: Cursor,
 }
 
 /// What a move did.
@@ -139,14 +194,11 @@ pub(crate) enum Moved {
     Ended,
 }
 
-/// The hint printed when stepping starts.
-const KEYS: &str =
-    "Enter or `step`: next hop · `b` or `step back`: the hop before · `q` or `step end`: stop";
-
 impl PacketStepping {
     /// Stepping `trace` from its first hop; `None` when it has no hop to step.
     pub(crate) fn new(trace: Trace) -> Option<Self> {
-        (!trace.hops.is_empty()).then_some(PacketStepping { trace, at: 0 })
+        let cursor = Cursor::first_of(trace.hops.len())?;
+        Some(PacketStepping { trace, cursor })
     }
 
     /// The trace stepped.
@@ -156,62 +208,38 @@ impl PacketStepping {
 
     /// The hop shown, 0-based.
     pub fn at(&self) -> usize {
-        self.at
+        self.cursor.at()
     }
 
     /// The hop shown.
     pub fn hop(&self) -> &Hop {
-        &self.trace.hops[self.at]
-    }
-
-    /// Move to the next hop, or past the last one.
-    pub(crate) fn forward(&mut self) -> Moved {
-        if self.at + 1 < self.trace.hops.len() {
-            self.at += 1;
-            Moved::On
-        } else {
-            Moved::Ended
-        }
-    }
-
-    /// Move to the hop before; false (and no move) at the first.
-    pub(crate) fn back(&mut self) -> bool {
-        match self.at.checked_sub(1) {
-            Some(at) => {
-                self.at = at;
-                true
-            }
-            None => false,
-        }
+        &self.trace.hops[self.cursor.at()]
     }
 
     /// What `trace … --step` prints: the flow, the keys, the first hop.
     pub(crate) fn opening(&self) -> Outcome {
         let mut out = Outcome::empty();
-        if let Some(flow) = self.trace.lines().into_iter().next() {
-            out.plain(flow);
-        }
-        out.line(Line::styled(KEYS, Role::Dim));
+        out.plain(self.trace.flow_line());
+        out.line(Line::styled(keys("hop"), Role::Dim));
         out.extend(self.shown());
         out
     }
 
     /// The hop shown: its marker, its line, the packet there, the entry it consulted.
     pub fn shown(&self) -> Outcome {
-        let hops = self.trace.hops.len();
         let h = self.hop();
         let mut out = Outcome::empty();
         out.line(Line::styled(
             format!(
-                "── hop {}/{hops}: {} · {} ──",
-                self.at + 1,
+                "── hop {}: {} · {} ──",
+                self.cursor.count(),
                 h.at.text(),
                 kind_word(h.kind)
             ),
             Role::Header,
         ));
-        let width = hops.to_string().len();
-        out.plain(format!("  {:>width$}  {}", self.at + 1, h.line()));
+        let width = self.cursor.len().to_string().len();
+        out.plain(format!("  {:>width$}  {}", self.at() + 1, h.line()));
         for l in self.packet_lines() {
             out.line(Line::styled(format!("  {l}"), Role::Dim));
         }
@@ -225,8 +253,8 @@ impl PacketStepping {
     pub(crate) fn seen(&self) -> Seen {
         Seen::Stepped {
             hop: Box::new(self.hop().clone()),
-            index: self.at + 1,
-            of: self.trace.hops.len(),
+            index: self.at() + 1,
+            of: self.cursor.len(),
         }
     }
 

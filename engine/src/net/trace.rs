@@ -240,9 +240,14 @@ impl Trace {
         }
     }
 
-    /// Printable lines: the flow, numbered hops, then the result.
+    /// The first line: `trace default/web → default/db:8080/TCP`.
+    pub fn flow_line(&self) -> String {
+        format!("trace {}", self.verdict.flow)
+    }
+
+    /// Every line `trace` prints: the flow, one line a hop, the result.
     pub fn lines(&self) -> Vec<String> {
-        let mut out = vec![format!("trace {}", self.verdict.flow)];
+        let mut out = vec![self.flow_line()];
         let width = self.hops.len().to_string().len();
         for (i, h) in self.hops.iter().enumerate() {
             out.push(format!("  {:>width$}  {}", i + 1, h.line()));
