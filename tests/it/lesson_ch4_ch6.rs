@@ -367,3 +367,30 @@ fn ch4_step_26_steps_the_csi_calls_to_node_publish() {
     assert!(out.contains("VOL_READY → PUBLISHED"), "{out}");
     assert_eq!(at(&desk), 26);
 }
+
+/// ch6 step 18 asks `why rule` of flanneld's masquerade rule; the check reads the chain's
+/// typed writer (`Link::Chain`): an echo of the words, a rule number the chain does not
+/// have (an error), the same rule on the other node, and flanneld's other chain are not it.
+#[test]
+fn ch6_step_18_reads_who_writes_the_masquerade_chain() {
+    let mut desk = at_step(CH6, 18);
+    run(
+        &mut desk,
+        "echo saw why rule node-1 FLANNEL-POSTRTG by flanneld",
+    );
+    let out = run(&mut desk, "why rule FLANNEL-POSTRTG 99 --node node-1");
+    assert!(out.contains("error: FLANNEL-POSTRTG"), "{out}");
+    run(&mut desk, "why rule FLANNEL-POSTRTG 5 --node node-2");
+    run(&mut desk, "why rule FLANNEL-FWD 1 -t filter --node node-1");
+    assert_eq!(at(&desk), 17, "none of those is node-1's FLANNEL-POSTRTG");
+    let out = run(&mut desk, "why rule FLANNEL-POSTRTG 5 --node node-1");
+    assert!(
+        out.contains("FLANNEL-POSTRTG is flanneld's masquerade chain (--ip-masq)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("flanneld on node-1 wrote it from node-1's lease"),
+        "{out}"
+    );
+    assert_eq!(at(&desk), 18);
+}

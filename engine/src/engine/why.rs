@@ -167,8 +167,8 @@ pub enum Link {
     Chain {
         /// The chain.
         chain: String,
-        /// Whose it is.
-        whose: String,
+        /// Who writes it.
+        writer: ChainWriter,
     },
     /// A Cilium security identity and its labels.
     Identity {
@@ -179,6 +179,102 @@ pub enum Link {
     },
     /// Where the chain ends: the learner's command.
     Made(Origin),
+}
+
+/// Who writes an iptables chain, as `why rule` finds it (each writer names its chains by a
+/// rule of its own).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChainWriter {
+    /// portmap's chain for one container's host ports (`CNI-DN-` and a hash).
+    PortmapContainer,
+    /// portmap's shared chains (`CNI-HOSTPORT-DNAT`, …), made by its first ADD on the node.
+    PortmapShared,
+    /// The ipMasq chain of one container, made by bridge or ptp (`CNI-` and a hash).
+    MasqContainer,
+    /// flanneld's masquerade chain (`--ip-masq`).
+    FlanneldMasq,
+    /// flanneld's forward chain (`--iptables-forward-rules`).
+    FlanneldForward,
+    /// Felix's chain for the ingress or egress rules of a NetworkPolicy.
+    FelixPolicy {
+        /// The policy's namespace.
+        namespace: String,
+        /// The policy's name.
+        name: String,
+        /// Its ingress rules (else its egress rules).
+        ingress: bool,
+    },
+    /// Felix's chain for a pod's workload endpoint.
+    FelixEndpoint {
+        /// The pod's namespace.
+        namespace: String,
+        /// The pod's name.
+        name: String,
+        /// The pod's host-side device.
+        iface: String,
+        /// The node.
+        node: String,
+    },
+    /// Felix's profile chain of a namespace (its own, or its default service account's).
+    FelixProfile {
+        /// The namespace.
+        namespace: String,
+        /// The profile's id.
+        id: String,
+    },
+    /// One of Felix's own chains.
+    Felix,
+}
+
+impl ChainWriter {
+    /// The component that writes the chain: `portmap`, `ipmasq` (bridge's or ptp's
+    /// ipMasq), `flanneld` or `felix`.
+    pub fn component(&self) -> &'static str {
+        match self {
+            ChainWriter::PortmapContainer | ChainWriter::PortmapShared => "portmap",
+            ChainWriter::MasqContainer => "ipmasq",
+            ChainWriter::FlanneldMasq | ChainWriter::FlanneldForward => "flanneld",
+            ChainWriter::FelixPolicy { .. }
+            | ChainWriter::FelixEndpoint { .. }
+            | ChainWriter::FelixProfile { .. }
+            | ChainWriter::Felix => "felix",
+        }
+    }
+
+    /// What `why` prints after `CHAIN is`.
+    fn text(&self) -> String {
+        match self {
+            ChainWriter::PortmapContainer => "portmap's chain for one container's host ports (CNI-DN- and a hash of the network name and container ID)".into(),
+            ChainWriter::PortmapShared => {
+                "one of portmap's shared chains, made by its first ADD on the node".into()
+            }
+            ChainWriter::MasqContainer => "the ipMasq chain of one container (CNI- and a hash of the network name and container ID)".into(),
+            ChainWriter::FlanneldMasq => "flanneld's masquerade chain (--ip-masq)".into(),
+            ChainWriter::FlanneldForward => {
+                "flanneld's forward chain (--iptables-forward-rules)".into()
+            }
+            ChainWriter::FelixPolicy {
+                namespace,
+                name,
+                ingress,
+            } => format!(
+                "Felix's chain for the {} rules of NetworkPolicy {namespace}/{name}",
+                if *ingress { "ingress" } else { "egress" },
+            ),
+            ChainWriter::FelixEndpoint {
+                namespace,
+                name,
+                iface,
+                node,
+            } => format!(
+                "Felix's chain for pod {namespace}/{name}'s workload endpoint ({iface} on {node})"
+            ),
+            ChainWriter::FelixProfile { namespace, id } => format!(
+                "Felix's chain for profile {id}: namespace {namespace}'s, which every endpoint there passes"
+            ),
+            ChainWriter::Felix => "one of Felix's own chains (calico-node programs them on every node while Calico runs)".into(),
+        }
+    }
 }
 
 impl Link {
@@ -238,7 +334,7 @@ impl Link {
                 if *v6 { "ip6tables" } else { "iptables" },
                 table.name()
             ),
-            Link::Chain { chain, whose } => format!("{chain} is {whose}"),
+            Link::Chain { chain, writer } => format!("{chain} is {}", writer.text()),
             Link::Identity { id, labels } => format!("identity {id}: {}", labels.join(" ")),
             Link::Controller { who, because } => format!("{who} made it {because}"),
             Link::Made(Origin::Start) => "part of the lab's start (the default cluster)".into(),

@@ -753,6 +753,12 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         topic: Topic::Routes,
     },
     Predicate {
+        pattern: "saw why rule <node> <word> by portmap|ipmasq|flanneld|felix",
+        about: "during this step `why rule … --node NODE` followed a rule of the node to this chain and found it written by this component",
+        eval: super::saw::why_rule_by,
+        topic: Topic::Routes,
+    },
+    Predicate {
         pattern: "saw why lease of <pod>",
         about: "during this step `why lease` explained the pod's address on its node back through host-local's ADD for its sandbox to the command that made the pod",
         eval: super::saw::why_lease_of,

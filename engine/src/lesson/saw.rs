@@ -2002,6 +2002,51 @@ pub(crate) fn why_route_lease(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
+/// `saw why rule <node> <chain> by <writer>`: `why rule` this step followed a rule on the
+/// node to this chain and found it written by this component (`portmap`, `ipmasq`,
+/// `flanneld` or `felix`).
+pub(crate) fn why_rule_by(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::engine::why::Link;
+    let (node, chain, writer) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    // The chains `why rule` explained on the node this step, and who writes each.
+    let mut explained: Vec<(&str, &'static str)> = Vec::new();
+    for links in why_chains(seen) {
+        if !matches!(links.first(), Some(Link::Rule { node: n, .. }) if n == node) {
+            continue;
+        }
+        for l in links {
+            if let Link::Chain {
+                chain: c,
+                writer: w,
+            } = l
+            {
+                explained.push((c.as_str(), w.component()));
+            }
+        }
+    }
+    let holds = explained.iter().any(|&(c, w)| c == chain && w == writer);
+    yes_no(
+        holds,
+        format!("`why rule` on {node} found {chain} written by {writer}"),
+        match explained.iter().find(|(c, _)| *c == chain) {
+            Some((_, w)) => {
+                format!("`why rule` on {node} found {chain} written by {w}, not {writer}")
+            }
+            None if explained.is_empty() => {
+                format!("no `why rule … --node {node}` explained a chain during this step")
+            }
+            None => format!(
+                "`why rule` on {node} explained {}, not {chain}",
+                explained
+                    .iter()
+                    .map(|(c, _)| *c)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        },
+    )
+}
+
 /// `saw why lease of <pod>`: `why lease` this step explained the pod's address on its node
 /// back through host-local's ADD for the pod's sandbox to the command that made it.
 pub(crate) fn why_lease_of(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {

@@ -9,7 +9,7 @@
 //! id and `cali-tw-` + the endpoint's device), and the name is computed again from the
 //! candidate (a plugin execution on the wire, a NetworkPolicy, a pod) and compared.
 
-use super::{Lab, LabError, Link, Origin, Which};
+use super::{ChainWriter, Lab, LabError, Link, Origin, Which};
 use crate::cni::netfilter::TableKind;
 use crate::cni::plugin::CniCommand;
 use crate::cni::plugins::{common::format_chain_name, portmap};
@@ -36,7 +36,7 @@ enum Author {
     /// A plugin's ADD for one container (the chain is named after its network and
     /// container ID); `None` when that record is older than the wire log keeps.
     ContainerAdd {
-        whose: &'static str,
+        writer: ChainWriter,
         add: Option<(u64, WireRecord)>,
     },
     /// portmap's shared chains, made by its first ADD on the node.
@@ -178,7 +178,7 @@ impl Lab {
                         == chain
             });
             return Some(Author::ContainerAdd {
-                whose: "portmap's chain for one container's host ports (CNI-DN- and a hash of the network name and container ID)",
+                writer: ChainWriter::PortmapContainer,
                 add,
             });
         }
@@ -188,7 +188,7 @@ impl Lab {
                     && format_chain_name(c.stdin.network_name(), &c.env.container_id) == chain
             });
             return add.map(|add| Author::ContainerAdd {
-                whose: "the ipMasq chain of one container (CNI- and a hash of the network name and container ID)",
+                writer: ChainWriter::MasqContainer,
                 add: Some(add),
             });
         }
@@ -244,31 +244,26 @@ impl Lab {
 
     /// The links from the chain `at` to the command that made it.
     fn author_links(&self, node: &str, at: String, author: Author) -> Vec<Link> {
-        let whose = |w: String| Link::Chain {
+        let whose = |writer: ChainWriter| Link::Chain {
             chain: at.clone(),
-            whose: w,
+            writer,
         };
         let mut chain = Vec::new();
         match author {
-            Author::ContainerAdd { whose: w, add } => {
-                chain.push(whose(w.to_string()));
+            Author::ContainerAdd { writer, add } => {
+                chain.push(whose(writer));
                 chain.extend(self.exec_or_forgotten(node, add));
             }
             Author::PortmapShared(add) => {
-                chain.push(whose(
-                    "one of portmap's shared chains, made by its first ADD on the node".into(),
-                ));
+                chain.push(whose(ChainWriter::PortmapShared));
                 chain.extend(self.exec_or_forgotten(node, add));
             }
             Author::Flanneld => {
-                chain.push(whose(
-                    if at == flannel::MASQ_CHAIN {
-                        "flanneld's masquerade chain (--ip-masq)"
-                    } else {
-                        "flanneld's forward chain (--iptables-forward-rules)"
-                    }
-                    .into(),
-                ));
+                chain.push(whose(if at == flannel::MASQ_CHAIN {
+                    ChainWriter::FlanneldMasq
+                } else {
+                    ChainWriter::FlanneldForward
+                }));
                 chain.push(Link::PeerLease {
                     daemon: "flanneld",
                     node: node.to_string(),
@@ -277,12 +272,11 @@ impl Lab {
                 chain.extend(self.node_origin(node));
             }
             Author::FelixPolicy { policy, ingress } => {
-                chain.push(whose(format!(
-                    "Felix's chain for the {} rules of NetworkPolicy {}/{}",
-                    if ingress { "ingress" } else { "egress" },
-                    policy.0,
-                    policy.1
-                )));
+                chain.push(whose(ChainWriter::FelixPolicy {
+                    namespace: policy.0.clone(),
+                    name: policy.1.clone(),
+                    ingress,
+                }));
                 let uid = self
                     .cluster
                     .policies
@@ -302,10 +296,12 @@ impl Lab {
                 }));
             }
             Author::FelixEndpoint { pod, iface } => {
-                chain.push(whose(format!(
-                    "Felix's chain for pod {}/{}'s workload endpoint ({iface} on {node})",
-                    pod.0, pod.1
-                )));
+                chain.push(whose(ChainWriter::FelixEndpoint {
+                    namespace: pod.0.clone(),
+                    name: pod.1.clone(),
+                    iface,
+                    node: node.to_string(),
+                }));
                 let uid = self.cluster.pods.get(&pod).map(|o| o.metadata.uid.clone());
                 chain.push(Link::Made(match uid {
                     Some(uid) => self.origin_of_object(
@@ -316,9 +312,10 @@ impl Lab {
                 }));
             }
             Author::FelixProfile { namespace, id } => {
-                chain.push(whose(format!(
-                    "Felix's chain for profile {id}: namespace {namespace}'s, which every endpoint there passes"
-                )));
+                chain.push(whose(ChainWriter::FelixProfile {
+                    namespace: namespace.clone(),
+                    id,
+                }));
                 // Programmed for the first endpoint of the namespace on the node (or when
                 // Calico started under one): the first event since which the chain is there.
                 chain.push(Link::Made(self.origin_since(|lab| {
@@ -333,9 +330,7 @@ impl Lab {
                 })));
             }
             Author::Felix => {
-                chain.push(whose(
-                    "one of Felix's own chains (calico-node programs them on every node while Calico runs)".into(),
-                ));
+                chain.push(whose(ChainWriter::Felix));
                 chain.push(Link::Made(self.network_origin()));
             }
         }
