@@ -172,7 +172,6 @@ impl History {
     }
 
     /// How many snapshots are kept.
-    #[cfg(test)]
     pub(crate) fn snapshots_len(&self) -> usize {
         self.snapshots.len()
     }
@@ -247,6 +246,12 @@ impl Lab {
     /// The lab with every event: the present kept aside while rewound, or this lab.
     fn present(&self) -> &Lab {
         self.history.present.as_deref().unwrap_or(self)
+    }
+
+    /// How many copies of itself the lab keeps to rewind from (a bounded number: see
+    /// [`MAX_SNAPSHOTS`] and [`SNAPSHOT_BUDGET`]).
+    pub fn snapshots_kept(&self) -> usize {
+        self.history.snapshots_len()
     }
 
     /// Where the lab stands on its timeline.
