@@ -210,19 +210,26 @@ fn without_subnet_env_the_flannel_plugin_says_to_check_flanneld() {
     );
 }
 
-/// In a pod, `lo` is ifindex 1 and UP (the runtime brings it up before the pod's network),
-/// so the pod's eth0 is 2 and the host's veth names that index (issue 35: `lo` was listed
-/// second and DOWN).
+/// In a pod, `lo` is ifindex 1, UP and holds 127.0.0.1/8 and ::1/128 (the runtime brings it
+/// up before the pod's network), so the pod's eth0 is 2 and the host's veth names that
+/// index (issue 35: `lo` was listed second and DOWN).
 #[test]
 fn a_pod_s_lo_is_ifindex_1_and_up() {
     let mut lab = crate::common::lab();
     run(&mut lab, "pod create web --node node-1");
     let pod = run(&mut lab, "show links node-1 --pod web");
+    // As the kernel shows it after `ip link set lo up` (iproute2 6.1 in a fresh netns):
+    // IPv4's address with its label, then IPv6's without one, before eth0.
     assert!(
-        pod.contains("1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 state UNKNOWN"),
+        pod.contains(
+            "  1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 state UNKNOWN\n      \
+             link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00\n      \
+             inet 127.0.0.1/8 scope host lo\n      \
+             inet6 ::1/128 scope host\n  \
+             2: eth0@if"
+        ),
         "{pod}"
     );
-    assert!(pod.contains("2: eth0@if"), "{pod}");
     let host = run(&mut lab, "show links node-1");
     assert!(host.contains("1: lo: "), "{host}");
     assert!(
@@ -421,12 +428,23 @@ fn a_broken_conflist_that_sorts_first_leaves_the_node_without_a_network() {
             .any(|l| l == format!("  Ready  False   KubeletNotReady  {NOT_READY}")),
         "{node}"
     );
+    // The node lifecycle controller taints the NotReady node at once (NoSchedule, then the
+    // NoExecute taint of taint-based eviction), and the scheduler reads the taint.
+    assert!(
+        node.contains(
+            "Taints:        node.kubernetes.io/not-ready:NoExecute\n               \
+             node.kubernetes.io/not-ready:NoSchedule\nUnschedulable: false"
+        ),
+        "{node}"
+    );
     // The scheduler keeps new pods off the NotReady node.
     run(&mut lab, "pod create api");
     assert_eq!(lab.cluster().pods[&key("api")].spec.node_name, "node-2");
     // The fix: remove the file; the runtime loads 10-lab.conflist and the pod starts.
     run(&mut lab, "cni conf remove 00-broken.conflist --node node-1");
     assert_eq!(ready(&lab, "node-1").0, "True");
+    let node = run(&mut lab, "describe node node-1");
+    assert!(node.contains("Taints:        <none>\n"), "{node}");
     assert_eq!(phase(&lab, "web"), "Running");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -206,3 +206,55 @@ fn a_pod_rejected_at_admission_keeps_no_attachment() {
         "the claim stays bound"
     );
 }
+
+/// A lost node carries the node lifecycle controller's `unreachable` taints once its Ready
+/// condition is Unknown (NoSchedule and NoExecute, each with `timeAdded`): `describe node`
+/// and `get node -o yaml` show them, the scheduler names the taint as before, and they go
+/// when the node is Ready again.
+#[test]
+fn a_lost_node_carries_the_unreachable_taints_until_it_is_back() {
+    let mut lab = common::lab();
+    run(&mut lab, "fault inject node-down --node node-2");
+    run(&mut lab, "tick 30");
+    let before = run(&mut lab, "describe node node-2");
+    assert!(
+        before.contains("Taints:        <none>\n"),
+        "still in its grace period: {before}"
+    );
+    run(&mut lab, "tick 30");
+    let described = run(&mut lab, "describe node node-2");
+    assert!(
+        described.contains(
+            "Taints:        node.kubernetes.io/unreachable:NoExecute\n               \
+             node.kubernetes.io/unreachable:NoSchedule\nUnschedulable: false"
+        ),
+        "{described}"
+    );
+    let yaml = run(&mut lab, "get node node-2 -o yaml");
+    for effect in ["NoSchedule", "NoExecute"] {
+        assert!(
+            yaml.contains(&format!(
+                "  - effect: {effect}\n    key: node.kubernetes.io/unreachable\n    timeAdded: \"2025-01-01T00:00:40Z\"\n"
+            )),
+            "{yaml}"
+        );
+    }
+    assert!(
+        run(&mut lab, "describe node node-1").contains("Taints:        <none>\n"),
+        "node-1 is Ready"
+    );
+    run(
+        &mut lab,
+        "pod create picky --node-selector kubernetes.io/hostname=node-2",
+    );
+    let events = run(&mut lab, "show events -n 20");
+    assert!(
+        events.contains("0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }."),
+        "{events}"
+    );
+    run(&mut lab, "fault clear 1");
+    let back = run(&mut lab, "describe node node-2");
+    assert!(back.contains("Taints:        <none>\n"), "{back}");
+    assert!(!run(&mut lab, "get node node-2 -o yaml").contains("taints:"));
+    assert_eq!(lab.cluster().pods[&key("picky")].spec.node_name, "node-2");
+}

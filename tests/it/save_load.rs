@@ -180,8 +180,10 @@ fn views_are_not_journaled_and_reset_restarts_the_journal() {
         lab.journal().entries
     );
     lab.execute("pod create web --node node-1").unwrap();
+    // Rejected (nothing changed): no entry. Failed after running a plugin: an entry.
     let _ = lab.execute("pod create web --node node-1");
     let _ = lab.execute("pod create --bogus-flag");
+    let _ = lab.execute("cni add c2 --node node-1 --args IP=10.244.1.9");
     let lines: Vec<(&str, bool)> = lab
         .journal()
         .entries
@@ -192,7 +194,7 @@ fn views_are_not_journaled_and_reset_restarts_the_journal() {
         lines,
         vec![
             ("pod create web --node node-1", false),
-            ("pod create web --node node-1", true)
+            ("cni add c2 --node node-1 --args IP=10.244.1.9", true)
         ]
     );
     lab.execute("reset --empty").unwrap();

@@ -125,3 +125,57 @@ fn one_event_is_the_presents_event_while_rewound_too() {
     assert_eq!(lab.event(0), None);
     assert_eq!(lab.event(3), None);
 }
+
+/// A rejected command (it fails and changes nothing) is no event: the next event keeps the
+/// number it would have had, and `timeline` and `rewind` know nothing of it.
+#[test]
+fn a_rejected_command_takes_no_event_number() {
+    let mut lab = lab();
+    lab.execute("pod create a --node node-1").unwrap();
+    assert_eq!(lab.position().at, 1);
+    let e = lab.execute("pod delete nosuch").unwrap_err();
+    assert!(e.message.contains("nosuch"), "{}", e.message);
+    assert_eq!(lab.position().at, 1, "the rejected delete took no number");
+    assert!(lab.execute("cordon node-9").is_err());
+    assert_eq!(lab.position().at, 1);
+    lab.execute("pod create b --node node-2").unwrap();
+    assert_eq!(lab.position().at, 2, "the next event is 2");
+    let timeline = run(&mut lab, "timeline");
+    assert!(!timeline.contains("nosuch"), "{timeline}");
+    assert!(!timeline.contains("failed"), "{timeline}");
+    assert!(
+        timeline.contains("pod create b --node node-2"),
+        "{timeline}"
+    );
+    let lines: Vec<String> = lab.events().iter().map(|e| e.line.clone()).collect();
+    assert_eq!(
+        lines,
+        ["pod create a --node node-1", "pod create b --node node-2"]
+    );
+    // Rewinding to 1 is the lab after `pod create a`; the present has two events.
+    lab.execute("rewind 1").unwrap();
+    assert_eq!((lab.position().at, lab.position().of), (1, 2));
+    assert_eq!(lab.counts().1, 1);
+    // A rejected command while rewound does not fork the session away from the present.
+    assert!(lab.execute("pod delete nosuch").is_err());
+    assert_eq!((lab.position().at, lab.position().of), (1, 2));
+    lab.execute("rewind --undo").unwrap();
+    assert_eq!(lab.counts().1, 2);
+}
+
+/// A command that fails after changing the lab keeps its number: a raw CNI ADD the plugin
+/// refused still ran the plugin (a call on the wire), and fails the same on replay.
+#[test]
+fn a_command_that_failed_after_changing_the_lab_is_an_event() {
+    let mut lab = lab();
+    let wire = lab.wire().next_seq();
+    let failed = lab.execute("cni add c2 --node node-1 --args IP=10.244.1.9");
+    assert!(failed.is_err());
+    assert!(lab.wire().next_seq() > wire, "the plugin ran");
+    assert_eq!(lab.position().at, 1);
+    let timeline = run(&mut lab, "timeline");
+    assert!(
+        timeline.contains("cni add c2 --node node-1 --args IP=10.244.1.9   (failed)"),
+        "{timeline}"
+    );
+}

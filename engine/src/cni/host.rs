@@ -402,12 +402,28 @@ pub struct Netns {
     pub deleted_connected: Vec<(String, String)>,
 }
 
+/// The addresses the kernel puts on `lo` when it comes up, in `ip addr`'s order: IPv4's
+/// 127.0.0.1/8 (`inetdev_event` on NETDEV_UP), then IPv6's ::1/128 (`addrconf_notify` →
+/// `init_loopback`).
+pub const LO_ADDRS: [&str; 2] = ["127.0.0.1/8", "::1/128"];
+
 impl Netns {
     /// A namespace holding only a down `lo`, as `ip netns add` makes it.
     pub fn with_loopback() -> Self {
         let mut ns = Netns::default();
         let lo = Link::new("lo", LinkKind::Loopback, "00:00:00:00:00:00".into(), 65536);
         ns.links.insert("lo".into(), lo);
+        ns
+    }
+
+    /// A new namespace after `ip link set lo up`: `lo` is UP with the addresses the kernel
+    /// gives it as it comes up ([`LO_ADDRS`]), as containerd leaves every pod sandbox.
+    pub fn with_loopback_up() -> Self {
+        let mut ns = Netns::with_loopback();
+        if let Some(lo) = ns.links.get_mut("lo") {
+            lo.up = true;
+            lo.addrs = LO_ADDRS.iter().map(|a| a.to_string()).collect();
+        }
         ns
     }
 

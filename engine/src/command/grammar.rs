@@ -180,7 +180,7 @@ pub enum Command {
     },
     /// The events: every command that changed the lab, numbered from 1, with the clock
     #[command(
-        after_help = "An event is a command that changed (or may have changed) the lab, failing ones included;\nviews (`get`, `show`, `describe`, `trace`, `reach`, …) are not events.\nExamples:\n  timeline\n  rewind 3"
+        after_help = "An event is a command that changed (or may have changed) the lab, one that failed after\nchanging it included; views (`get`, `show`, `describe`, `trace`, `reach`, …) and rejected\ncommands (failed, nothing changed) are not events.\nExamples:\n  timeline\n  rewind 3"
     )]
     Timeline,
     /// Make the lab as it was after event N (0 is the start); `--undo` returns to the present

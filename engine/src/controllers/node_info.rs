@@ -4,7 +4,7 @@
 //! already parsed facts in walk order and never the API store or its strings.
 //!
 //! A `NodeInfo` holds what the lab's filters and score read of a node (unschedulable,
-//! readiness, labels, allocatable parsed once: milli-CPU, memory bytes, pods, the extended
+//! taints, labels, allocatable parsed once: milli-CPU, memory bytes, pods, the extended
 //! resources) and what its pods hold (how many, and the extended resources they request).
 //! As in the real cache, a pod bound to a node the cache does not know (not added yet, or
 //! deleted with pods left) keeps a `NodeInfo` with no node, which no cycle walks; it goes
@@ -28,17 +28,6 @@ type Key = (String, String);
 /// A pod as the cache counts it: its node's name and the extended resources it requests.
 type Counted<'a> = (&'a str, &'a [(String, i64)]);
 
-/// A node's `Ready` condition as the filters read it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Readiness {
-    /// `Ready=True`.
-    Ready,
-    /// `Ready=False`: the node lifecycle controller's `not-ready` taint.
-    NotReady,
-    /// `Ready=Unknown` or no condition: the `unreachable` taint.
-    Unreachable,
-}
-
 /// What a node can give its pods (`status.allocatable`), parsed once per node write.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct Allocatable {
@@ -57,8 +46,11 @@ pub(crate) struct Allocatable {
 pub(crate) struct NodeFacts {
     /// `spec.unschedulable` (cordoned).
     pub unschedulable: bool,
-    /// The `Ready` condition.
-    pub readiness: Readiness,
+    /// The key of the node's first taint a lab pod does not tolerate (TaintToleration:
+    /// the first `NoSchedule` or `NoExecute` taint in `spec.taints` order; every pod
+    /// tolerates the `not-ready` and `unreachable` NoExecute taints, as the
+    /// DefaultTolerationSeconds admission plugin gives it, and nothing else).
+    pub untolerated_taint: Option<String>,
     /// `metadata.labels`.
     pub labels: BTreeMap<String, String>,
     /// `status.allocatable`.
@@ -68,20 +60,15 @@ pub(crate) struct NodeFacts {
 impl NodeFacts {
     /// Read a node's facts.
     fn of(node: &Object<NodeSpec>) -> Self {
-        let ready = node
-            .status
-            .conditions
-            .iter()
-            .find(|c| c.condition_type == "Ready")
-            .map(|c| &*c.status);
         let alloc = &node.status.allocatable;
         NodeFacts {
             unschedulable: node.spec.unschedulable,
-            readiness: match ready {
-                Some("True") => Readiness::Ready,
-                Some("False") => Readiness::NotReady,
-                _ => Readiness::Unreachable,
-            },
+            untolerated_taint: node
+                .spec
+                .taints
+                .iter()
+                .find(|t| !tolerated(t))
+                .map(|t| t.key.clone()),
             labels: node.metadata.labels.clone(),
             allocatable: Allocatable {
                 milli_cpu: alloc.get("cpu").map_or(0, |q| milli_cpu(q)),
@@ -94,6 +81,18 @@ impl NodeFacts {
                     .collect(),
             },
         }
+    }
+}
+
+/// Whether every lab pod tolerates the taint for scheduling: a `PreferNoSchedule` taint
+/// filters nothing, and the `not-ready`/`unreachable` NoExecute taints are tolerated for
+/// 300 s by the tolerations the DefaultTolerationSeconds admission plugin adds to a pod.
+fn tolerated(t: &crate::cluster::Taint) -> bool {
+    use super::node_lifecycle::{NOT_READY_TAINT, UNREACHABLE_TAINT};
+    match &*t.effect {
+        "NoSchedule" => false,
+        "NoExecute" => t.key == NOT_READY_TAINT || t.key == UNREACHABLE_TAINT,
+        _ => true,
     }
 }
 

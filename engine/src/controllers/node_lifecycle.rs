@@ -1,8 +1,20 @@
 //! kube-controller-manager's node lifecycle controller: a node whose kubelet stopped posting
 //! status for the grace period gets `Ready=Unknown`, and `Ready=True` again once it posts.
 //! The lab's kubelets "stop posting" while a `node-down` fault is armed on their node.
+//!
+//! It also taints a node whose Ready condition is not True
+//! (`pkg/controller/nodelifecycle/node_lifecycle_controller.go`): `Ready=False` gives
+//! `node.kubernetes.io/not-ready`, `Ready=Unknown` `node.kubernetes.io/unreachable`, each
+//! with `NoSchedule` (TaintNodesByCondition, `doNoScheduleTaintingPass`, on the Node's
+//! update) and `NoExecute` (taint-based eviction, `doNoExecuteTaintingPass`, which swaps one
+//! key for the other at once). Both carry `timeAdded` (`SwapNodeControllerTaint` stamps
+//! every taint it adds) and go when Ready is True again (`markNodeAsReachable`). The real
+//! NoExecute taint follows on the next `monitorNodeHealth` pass (every 5 s) through a rate
+//! limited queue; the lab adds both in one pass. Nothing evicts the node's pods: every pod
+//! tolerates both NoExecute taints for 300 s (DefaultTolerationSeconds), and the lab does
+//! not model the taint eviction controller.
 
-use crate::cluster::Condition;
+use crate::cluster::{Condition, NodeSpec, Object, Taint};
 use crate::control::{Component, Ctx};
 use crate::faults::Target;
 
@@ -10,6 +22,81 @@ use crate::faults::Target;
 /// node's Ready condition Unknown (kube-controller-manager `--node-monitor-grace-period`,
 /// 40s).
 pub const NODE_MONITOR_GRACE_SEC: crate::util::time::Millis = crate::util::time::Millis::secs(40);
+
+/// The taint key of a node whose Ready condition is False (`v1.TaintNodeNotReady`).
+pub(crate) const NOT_READY_TAINT: &str = "node.kubernetes.io/not-ready";
+/// The taint key of a node whose Ready condition is Unknown (`v1.TaintNodeUnreachable`).
+pub(crate) const UNREACHABLE_TAINT: &str = "node.kubernetes.io/unreachable";
+/// The effects the controller gives each of its two keys, in the order it adds them.
+const EFFECTS: [&str; 2] = ["NoSchedule", "NoExecute"];
+
+/// The key the controller's taints have on a node in this state: none while Ready is True
+/// (or absent: `nodeConditionToTaintKeyStatusMap` maps only False and Unknown).
+fn wanted_key(node: &Object<NodeSpec>) -> Option<&'static str> {
+    let ready = node
+        .status
+        .conditions
+        .iter()
+        .find(|c| c.condition_type == "Ready")?;
+    match &*ready.status {
+        "False" => Some(NOT_READY_TAINT),
+        "Unknown" => Some(UNREACHABLE_TAINT),
+        _ => None,
+    }
+}
+
+/// One of the controller's taints (either key, any effect).
+fn is_ours(t: &Taint) -> bool {
+    t.key == NOT_READY_TAINT || t.key == UNREACHABLE_TAINT
+}
+
+/// Whether the node carries exactly the controller's taints its Ready condition calls for
+/// (read in place: a pass over 5,000 nodes allocates nothing for the matching ones).
+fn taints_match(node: &Object<NodeSpec>) -> bool {
+    let taints = &node.spec.taints;
+    let ours = taints.iter().filter(|t| is_ours(t));
+    match wanted_key(node) {
+        None => ours.count() == 0,
+        Some(key) => {
+            ours.clone().all(|t| t.key == key)
+                && ours.count() == EFFECTS.len()
+                && EFFECTS
+                    .iter()
+                    .all(|e| taints.iter().any(|t| t.key == key && t.effect == *e))
+        }
+    }
+}
+
+/// The node's taints with the controller's brought in line with its Ready condition: the
+/// stale ones removed (`RemoveTaintOffNode`), the missing ones appended
+/// (`AddOrUpdateTaintOnNode` appends) with `timeAdded` now; every other taint kept.
+fn retaint(node: &Object<NodeSpec>, now: &str) -> Vec<Taint> {
+    let want = wanted_key(node);
+    let mut taints: Vec<Taint> = Vec::with_capacity(node.spec.taints.len() + EFFECTS.len());
+    for t in &node.spec.taints {
+        let keep = !is_ours(t)
+            || (Some(&*t.key) == want
+                && EFFECTS.contains(&&*t.effect)
+                && !taints
+                    .iter()
+                    .any(|k| k.key == t.key && k.effect == t.effect));
+        if keep {
+            taints.push(t.clone());
+        }
+    }
+    if let Some(key) = want {
+        for effect in EFFECTS {
+            if !taints.iter().any(|t| t.key == key && t.effect == effect) {
+                taints.push(Taint {
+                    key: key.into(),
+                    effect: effect.into(),
+                    time_added: now.to_string(),
+                });
+            }
+        }
+    }
+    taints
+}
 
 /// The node lifecycle controller (stateless: it reads the Node objects and the heartbeats).
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,8 +128,42 @@ impl NodeLifecycle {
     }
 
     /// The node lifecycle controller's view of lost nodes: Ready becomes Unknown once the
-    /// kubelet has been silent for the grace period, and True again when it posts status.
+    /// kubelet has been silent for the grace period, and True again when it posts status;
+    /// then every node's taints follow its Ready condition.
     pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        let mut changed = self.flip_ready(ctx);
+        changed |= Self::taint_pass(ctx);
+        changed
+    }
+
+    /// Ready's taints on every node whose taints do not match its Ready condition (in name
+    /// order); no event (the real controller records none for a taint).
+    fn taint_pass(ctx: &mut Ctx<'_>) -> bool {
+        let stale: Vec<String> = ctx
+            .api
+            .nodes
+            .values()
+            .filter(|o| !taints_match(o))
+            .map(|o| o.name().to_string())
+            .collect();
+        if stale.is_empty() {
+            return false;
+        }
+        let now = crate::cluster::meta::timestamp(ctx.clock.whole_secs());
+        let mut changed = false;
+        for n in stale {
+            let Ok(cur) = ctx.api.nodes().get("", &n).cloned() else {
+                continue;
+            };
+            let mut next = cur;
+            next.spec.taints = retaint(&next, &now);
+            changed |= ctx.api.nodes().update(next).is_ok();
+        }
+        changed
+    }
+
+    /// Ready becomes Unknown on a node silent for the grace period, True on one posting again.
+    fn flip_ready(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let mut changed = false;
         // Only the nodes whose Ready condition has to change, found by reading the Node
         // objects in place (in name order, as before): a tick on 1,000 nodes used to clone
@@ -107,5 +228,99 @@ impl NodeLifecycle {
             }
         }
         changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(ready: &str, taints: &[(&str, &str)]) -> Object<NodeSpec> {
+        let mut n = Object::new("n1", "", NodeSpec::default());
+        n.status.conditions = vec![Condition {
+            condition_type: "Ready".into(),
+            status: ready.to_string().into(),
+            reason: "".into(),
+            message: "".into(),
+        }];
+        n.spec.taints = taints
+            .iter()
+            .map(|(k, e)| Taint {
+                key: (*k).into(),
+                effect: (*e).into(),
+                time_added: "then".into(),
+            })
+            .collect();
+        n
+    }
+
+    fn keys(taints: &[Taint]) -> Vec<String> {
+        taints
+            .iter()
+            .map(|t| format!("{}:{}@{}", t.key, t.effect, t.time_added))
+            .collect()
+    }
+
+    /// The controller's taints follow Ready (swapped from one key to the other, appended
+    /// with the time now), and a cordoned node's taint stays where it was.
+    #[test]
+    fn taints_follow_ready_and_keep_the_others() {
+        let cordon = (crate::cluster::UNSCHEDULABLE_TAINT, "NoSchedule");
+        let n = node("False", &[cordon]);
+        assert!(!taints_match(&n));
+        let t = retaint(&n, "now");
+        assert_eq!(
+            keys(&t),
+            [
+                "node.kubernetes.io/unschedulable:NoSchedule@then",
+                "node.kubernetes.io/not-ready:NoSchedule@now",
+                "node.kubernetes.io/not-ready:NoExecute@now",
+            ]
+        );
+        let mut n = node("Unknown", &[]);
+        n.spec.taints = t;
+        assert!(!taints_match(&n));
+        n.spec.taints = retaint(&n, "later");
+        assert_eq!(
+            keys(&n.spec.taints),
+            [
+                "node.kubernetes.io/unschedulable:NoSchedule@then",
+                "node.kubernetes.io/unreachable:NoSchedule@later",
+                "node.kubernetes.io/unreachable:NoExecute@later",
+            ]
+        );
+        assert!(taints_match(&n));
+        assert_eq!(retaint(&n, "again"), n.spec.taints, "nothing to change");
+        n.status.conditions[0].status = "True".into();
+        assert!(!taints_match(&n));
+        n.spec.taints = retaint(&n, "back");
+        assert_eq!(
+            keys(&n.spec.taints),
+            ["node.kubernetes.io/unschedulable:NoSchedule@then"]
+        );
+        assert!(taints_match(&n));
+    }
+
+    /// A duplicated taint of the controller's is dropped, so a pass always converges.
+    #[test]
+    fn a_duplicate_taint_is_dropped() {
+        let n = node(
+            "False",
+            &[
+                (NOT_READY_TAINT, "NoSchedule"),
+                (NOT_READY_TAINT, "NoSchedule"),
+            ],
+        );
+        assert!(!taints_match(&n));
+        let mut n = n;
+        n.spec.taints = retaint(&n, "now");
+        assert_eq!(
+            keys(&n.spec.taints),
+            [
+                "node.kubernetes.io/not-ready:NoSchedule@then",
+                "node.kubernetes.io/not-ready:NoExecute@now",
+            ]
+        );
+        assert!(taints_match(&n));
     }
 }

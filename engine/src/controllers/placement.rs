@@ -6,8 +6,8 @@
 //! **Filters** (in this order, all reasons of a node collected):
 //! - NodeUnschedulable: a cordoned node (`spec.unschedulable`) takes no new pod (`node(s)
 //!   were unschedulable`);
-//! - the node is Ready (a NotReady or Unknown node carries the `not-ready`/`unreachable`
-//!   NoSchedule taint the node lifecycle controller adds: TaintToleration);
+//! - TaintToleration: the node's taints (a NotReady or Unknown node carries the
+//!   `not-ready`/`unreachable` NoSchedule taint the node lifecycle controller adds);
 //! - NodeAffinity: the node's labels hold every `spec.nodeSelector` pair (`node(s) didn't
 //!   match Pod's node affinity/selector`);
 //! - NodeResourcesFit (`pkg/scheduler/framework/plugins/noderesources/fit.go`): the pod
@@ -29,7 +29,7 @@
 //! the node with the most room left wins. Ties go to the node whose name sorts first (the
 //! real scheduler breaks ties at random, `selectHost`).
 
-use super::node_info::{NodeFacts, NodeInfo, Readiness, Snapshot};
+use super::node_info::{NodeFacts, NodeInfo, Snapshot};
 use crate::cluster::{Object, PodSpec};
 use std::collections::BTreeMap;
 
@@ -56,16 +56,10 @@ fn node_failures(
         out.push(("node(s) were unschedulable".to_string(), false));
         return out;
     }
-    match node.readiness {
-        Readiness::Ready => {}
-        Readiness::NotReady => out.push((
-            "node(s) had untolerated taint {node.kubernetes.io/not-ready: }".to_string(),
-            false,
-        )),
-        Readiness::Unreachable => out.push((
-            "node(s) had untolerated taint {node.kubernetes.io/unreachable: }".to_string(),
-            false,
-        )),
+    // TaintToleration (`plugins/tainttoleration`): the node's first untolerated taint,
+    // `{key: value}` (the lab's taints have no value).
+    if let Some(key) = &node.untolerated_taint {
+        out.push((format!("node(s) had untolerated taint {{{key}: }}"), false));
     }
     // NodeAffinity (`spec.nodeSelector`) runs before NodeResourcesFit; a node it fails has
     // no other reason (the framework stops at a node's first failing filter).

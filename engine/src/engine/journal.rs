@@ -5,8 +5,9 @@
 //!
 //! What is journaled (decided per parsed line in `Lab::execute_command`):
 //! - every command except pure views (`show`, `get`, `describe`, `reach`, `trace`, the
-//!   `… list` commands, `help`, `explain`, `echo`, `save`), failing ones included (a failed
-//!   CNI ADD may have leaked an IP and logged calls; it fails again identically on replay);
+//!   `… list` commands, `help`, `explain`, `echo`, `save`); a failing one only if it moved
+//!   a mark (a failed CNI ADD may have leaked an IP and logged calls; it fails again
+//!   identically on replay), never one rejected before it changed anything;
 //! - a view too, should it ever move the call log, the wire log, the object store or the
 //!   clock (so a view that grows a side effect cannot make a save unloadable);
 //! - never `reset` and `load` (they replace the lab and restart the journal) nor the lesson
@@ -79,9 +80,6 @@ pub struct Journal {
     reading: BTreeMap<String, String>,
     /// While replaying: the files the entry being replayed read (the disk is not used).
     replay: Option<BTreeMap<String, String>>,
-    /// The command running now could not read a file it named (missing, not a regular
-    /// file, over its size cap): if it fails and moved no mark, it is not journaled.
-    read_refused: bool,
     /// The here-document given to the command running now (`apply -f - <<EOF`).
     pub(crate) stdin: Option<String>,
 }
@@ -94,7 +92,6 @@ impl Journal {
             entries: Vec::new(),
             reading: BTreeMap::new(),
             replay: None,
-            read_refused: false,
             stdin: None,
         }
     }
@@ -255,8 +252,7 @@ impl Lab {
                 )
             });
         }
-        let text = crate::edge::read_text(&*self.edges.files, path, what, cap)
-            .inspect_err(|_| self.journal.read_refused = true)?;
+        let text = crate::edge::read_text(&*self.edges.files, path, what, cap)?;
         self.journal.reading.insert(path.to_string(), text.clone());
         Ok(text)
     }
@@ -281,7 +277,6 @@ impl Lab {
     /// Before a command runs: forget files read by the previous one.
     pub(crate) fn journal_begin(&mut self) -> Marks {
         self.journal.reading.clear();
-        self.journal.read_refused = false;
         self.marks()
     }
 
@@ -294,11 +289,18 @@ impl Lab {
         before: Marks,
         failed: bool,
     ) -> Option<crate::render::Line> {
+        // A rejected command (failed, no mark moved: no call, no wire record, no object
+        // written, no time passed) changed nothing, so it is no event: it takes no timeline
+        // number, `rewind` and `timeline` never list it and it does not fork a rewound
+        // session. A command that failed after changing something (a CNI ADD that failed
+        // after its calls, an `apply` whose later document failed, a refused `drain` that
+        // left the node cordoned) is an event, and fails again on replay.
+        let moved = self.marks() != before;
         let record = match class {
-            Class::Change => true,
-            Class::View => self.marks() != before,
+            Class::Change => !failed || moved,
+            Class::View => moved,
             Class::Restart => false,
-        } && !(failed && self.journal.read_refused && self.marks() == before);
+        };
         let files = std::mem::take(&mut self.journal.reading);
         if record {
             self.journal.entries.push(Entry {

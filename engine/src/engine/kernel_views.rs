@@ -505,14 +505,20 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
                 out.push(format!("    {}", vf.to_ip_link()));
             }
         }
-        for a in &l.addrs {
-            let fam = if a.contains(':') { "inet6" } else { "inet" };
-            let scope = if l.kind == LinkKind::Loopback {
-                "host"
-            } else {
-                "global"
-            };
-            out.push(format!("    {fam} {a} scope {scope} {}", l.name));
+        // The kernel dumps IPv4's addresses before IPv6's; iproute2 prints the label
+        // (the device's name) for IPv4 only: an IPv6 address has no IFA_LABEL
+        // (`inet 127.0.0.1/8 scope host lo`, then `inet6 ::1/128 scope host`).
+        let scope = if l.kind == LinkKind::Loopback {
+            "host"
+        } else {
+            "global"
+        };
+        let (v4, v6): (Vec<&String>, Vec<&String>) = l.addrs.iter().partition(|a| !a.contains(':'));
+        for a in v4 {
+            out.push(format!("    inet {a} scope {scope} {}", l.name));
+        }
+        for a in v6 {
+            out.push(format!("    inet6 {a} scope {scope}"));
         }
         facts.push(super::seen::LinkFact {
             name: l.name.clone(),

@@ -934,13 +934,18 @@ impl Lab {
         self.scheduler.schedule_wffc_claims(&mut ctx)
     }
 
-    /// One pass of the node lifecycle controller.
     /// kubelet on `node` posts its Ready condition after the runtime reloaded its CNI
-    /// config (see [`crate::kubelet::post_network_status`]).
+    /// config (see [`crate::kubelet::post_network_status`]); the node lifecycle controller
+    /// sees the Node's update and taints it (or takes its taints off) at once.
     pub(crate) fn post_network_status(&mut self, node: &str, network_ready: bool) -> bool {
-        crate::kubelet::post_network_status(&mut ctx!(self), node, network_ready)
+        let posted = crate::kubelet::post_network_status(&mut ctx!(self), node, network_ready);
+        if posted {
+            self.node_lifecycle();
+        }
+        posted
     }
 
+    /// One pass of the node lifecycle controller.
     pub(crate) fn node_lifecycle(&mut self) -> bool {
         let mut ctx = ctx!(self);
         crate::controllers::NodeLifecycle.reconcile(&mut ctx)

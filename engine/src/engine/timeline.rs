@@ -2,8 +2,9 @@
 //! --undo`.
 //!
 //! An event is one journal entry (see [`super::journal`]): a command that changed (or may
-//! have changed) the lab, failing ones included; views are not events. Events are numbered
-//! from 1; event 0 is the start. The lab is deterministic, so the lab after event N is a
+//! have changed) the lab, a failing one included when it changed something before it
+//! failed; views and rejected commands (failed, nothing changed) are not events, and take
+//! no number. Events are numbered from 1; event 0 is the start. The lab is deterministic, so the lab after event N is a
 //! fresh lab of the journal's start with the first N entries replayed. To keep that fast
 //! in a long session the lab keeps a [`Snapshot`] of itself each time the events since the
 //! last one did [`SNAPSHOT_WORK`] units of work, or [`WORK_PER_WEIGHT`] times the lab's
@@ -123,7 +124,7 @@ pub struct Event {
     pub clock: Millis,
     /// The command line as typed.
     pub line: String,
-    /// The command failed (a failure is an event too: it may have changed the lab).
+    /// The command failed after changing the lab (a rejected command is no event).
     pub failed: bool,
 }
 

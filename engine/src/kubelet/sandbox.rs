@@ -60,13 +60,11 @@ impl Kubelet {
             }
         };
         // containerd brings the sandbox's `lo` up before the pod's network (its loopback
-        // network, `cni.WithLoNetwork`; CRI-O does the same): `lo` is ifindex 1 and UP in
-        // every pod.
-        let mut sandbox_ns = Netns::with_loopback();
-        if let Some(lo) = sandbox_ns.links.get_mut("lo") {
-            lo.up = true;
-        }
-        node.host.netns.insert(netns.clone(), sandbox_ns);
+        // network, `cni.WithLoNetwork`: the `loopback` plugin's ADD; CRI-O does the same):
+        // `lo` is ifindex 1, UP, and holds the kernel's 127.0.0.1/8 and ::1/128 in every pod.
+        node.host
+            .netns
+            .insert(netns.clone(), Netns::with_loopback_up());
         let first_wire = ctx.wire.next_seq();
         let registry = cri.registry;
         let wire = &mut ctx.wire;

@@ -96,10 +96,11 @@ fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
             .push(n.name().to_string(), Role::Plain),
     );
     map_field(&mut out, "Labels", 15, &n.metadata.labels, MapStyle::Labels);
-    // kubectl prints Taints and Unschedulable for every node.
-    let taints: Vec<String> = n
-        .spec
-        .taints
+    // kubectl prints Taints and Unschedulable for every node, the taints sorted by
+    // "effect,key" (`printTaintsMultilineWithIndent`: NoExecute before NoSchedule).
+    let mut taints: Vec<&crate::cluster::Taint> = n.spec.taints.iter().collect();
+    taints.sort_by(|a, b| (&a.effect, &a.key).cmp(&(&b.effect, &b.key)));
+    let taints: Vec<String> = taints
         .iter()
         .map(|t| format!("{}:{}", t.key, t.effect))
         .collect();

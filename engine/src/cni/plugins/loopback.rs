@@ -4,15 +4,12 @@
 //! passes prevResult through. Errors from `ns.WithNetNSPath` are not wrapped.
 
 use super::common::{self, netns_exists};
-use crate::cni::host::Host;
+use crate::cni::host::{Host, LO_ADDRS};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
 use crate::cni::types::{CniError, CniResult, Interface, IpConfig};
 use std::sync::Arc;
-
-/// The addresses the kernel puts on `lo` when it comes up.
-const LO_ADDRS: [&str; 2] = ["127.0.0.1/8", "::1/128"];
 
 /// The `loopback` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
