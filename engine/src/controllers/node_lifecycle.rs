@@ -146,20 +146,27 @@ impl NodeLifecycle {
             .filter(|o| !taints_match(o))
             .map(|o| o.name().to_string())
             .collect();
-        if stale.is_empty() {
+        let mut changed = false;
+        for n in stale {
+            changed |= Self::taint_node(ctx, &n);
+        }
+        changed
+    }
+
+    /// The controller seeing one Node's update (its informer's event,
+    /// `doNoScheduleTaintingPass` for that node): its taints brought in line with its Ready
+    /// condition. True when the Node changed.
+    pub fn taint_node(ctx: &mut Ctx<'_>, node: &str) -> bool {
+        let Some(cur) = ctx.api.nodes.get(&(String::new(), node.to_string())) else {
+            return false;
+        };
+        if taints_match(cur) {
             return false;
         }
         let now = crate::cluster::meta::timestamp(ctx.clock.whole_secs());
-        let mut changed = false;
-        for n in stale {
-            let Ok(cur) = ctx.api.nodes().get("", &n).cloned() else {
-                continue;
-            };
-            let mut next = cur;
-            next.spec.taints = retaint(&next, &now);
-            changed |= ctx.api.nodes().update(next).is_ok();
-        }
-        changed
+        let mut next = cur.clone();
+        next.spec.taints = retaint(&next, &now);
+        ctx.api.nodes().update(next).is_ok()
     }
 
     /// Ready becomes Unknown on a node silent for the grace period, True on one posting again.

@@ -940,7 +940,7 @@ impl Lab {
     pub(crate) fn post_network_status(&mut self, node: &str, network_ready: bool) -> bool {
         let posted = crate::kubelet::post_network_status(&mut ctx!(self), node, network_ready);
         if posted {
-            self.node_lifecycle();
+            crate::controllers::NodeLifecycle::taint_node(&mut ctx!(self), node);
         }
         posted
     }
