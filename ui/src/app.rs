@@ -2323,6 +2323,60 @@ mod tests {
         App::new(Desk::new(), Theme::standard())
     }
 
+    /// The screen's rows as text.
+    fn screen(a: &App, w: u16, h: u16) -> Vec<String> {
+        let area = Rect::new(0, 0, w, h);
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        ratatui::widgets::Widget::render(a, area, &mut buf);
+        (0..h)
+            .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn topology_of_many_nodes_shows_the_selection_and_moves_through_every_pod() {
+        let mut lab = lab_engine::Lab::empty();
+        for i in 0..60 {
+            lab.execute(&format!(
+                "node add n{i:03} --cidr 10.1.{}.0/24 --ip 192.168.0.{}",
+                i + 1,
+                i + 1
+            ))
+            .expect("node add");
+        }
+        for (pod, node) in [("a", 5), ("b", 30), ("c", 30), ("d", 58)] {
+            lab.execute(&format!("pod create {pod} --node n{node:03}"))
+                .expect("pod create");
+        }
+        let mut a = App::new(lab, Theme::standard());
+        a.update(Action::Resize(160, 48));
+        a.run_command("show ipam n030");
+        let rows = screen(&a, 160, 48);
+        let text = rows.join("\n");
+        assert!(text.contains("Topology · 60 nodes · 4 pods"), "{text}");
+        assert!(text.contains("╭─ n030 "), "the selected node's box: {text}");
+        assert!(
+            !text.contains("╭─ n000 "),
+            "scrolled to the selection: {text}"
+        );
+        let pod = |a: &App| a.ui.sel_pod.as_ref().map(|k| k.1.clone());
+        assert_eq!(pod(&a).as_deref(), Some("b"));
+        // Down through the pods in the boxes' order, across nodes, and back to the first.
+        a.update(Action::Select(1));
+        assert_eq!(pod(&a).as_deref(), Some("c"));
+        a.update(Action::Select(1));
+        assert_eq!(
+            (pod(&a).as_deref(), a.ui.sel_node.as_deref()),
+            (Some("d"), Some("n058"))
+        );
+        assert!(screen(&a, 160, 48).join("\n").contains("╭─ n058 "));
+        a.update(Action::Select(-10));
+        assert_eq!(
+            (pod(&a).as_deref(), a.ui.sel_node.as_deref()),
+            (Some("a"), Some("n005"))
+        );
+    }
+
     #[test]
     fn prompt_editing() {
         let mut p = Prompt::default();
