@@ -77,11 +77,40 @@ fn route_style(app: &App, here: &lab_engine::net::hop::Place, line: &str) -> rat
     }
 }
 
-/// The pane's lines at a width, lazily: nothing is formatted until taken.
-fn rows(app: &App, width: usize) -> (usize, Box<dyn Iterator<Item = Line<'static>> + '_>) {
+/// The node table's rows as the pane holds them.
+enum NodeRows<'a> {
+    /// A note in place of the table (an error, not computed yet).
+    Note(Line<'static>),
+    /// The table, every route on one row (most tables: the rows are the lines, so a
+    /// scrolled-past route costs nothing, not even its width).
+    Fit(&'a [String], lab_engine::net::hop::Place),
+    /// The table with routes wider than the pane (wrapped: rows are counted per route).
+    Wrap(&'a [String], lab_engine::net::hop::Place),
+}
+
+/// The pane's content at a width: the node prompt, the node's table, the pod's table.
+struct Rows<'a> {
+    header: Line<'static>,
+    node: NodeRows<'a>,
+    node_len: usize,
+    tail: Vec<Line<'static>>,
+}
+
+impl Rows<'_> {
+    fn len(&self) -> usize {
+        1 + self.node_len + self.tail.len()
+    }
+}
+
+fn rows(app: &App, width: usize) -> Rows<'_> {
     let t = &app.theme;
     let Some(node) = app.ui.sel_node.clone() else {
-        return (1, Box::new(std::iter::once(dim(t, "no node selected"))));
+        return Rows {
+            header: dim(t, "no node selected"),
+            node: NodeRows::Note(Line::default()),
+            node_len: 0,
+            tail: Vec::new(),
+        };
     };
     let header = Line::from(vec![
         Span::styled(node.clone(), t.name),
@@ -89,26 +118,21 @@ fn rows(app: &App, width: usize) -> (usize, Box<dyn Iterator<Item = Line<'static
     ]);
     let r = &app.derived.routes;
     let fresh = r.node.as_deref() == Some(node.as_str());
-    let (node_count, node_lines): (usize, Box<dyn Iterator<Item = Line<'static>> + '_>) =
-        match &r.error {
-            Some(e) if fresh => (
-                1,
-                Box::new(std::iter::once(Line::styled(format!("  {e}"), t.bad))),
-            ),
-            None if fresh => {
-                let here = lab_engine::net::hop::Place::Node(node.clone());
+    let (node_rows, node_len) = match &r.error {
+        Some(e) if fresh => (NodeRows::Note(Line::styled(format!("  {e}"), t.bad)), 1),
+        None if fresh => {
+            let here = lab_engine::net::hop::Place::Node(node.clone());
+            if r.widest + 2 <= width {
+                (NodeRows::Fit(&r.lines, here), r.lines.len())
+            } else {
                 (
+                    NodeRows::Wrap(&r.lines, here),
                     r.lines.iter().map(|l| route_height(l, width)).sum(),
-                    Box::new(r.lines.iter().flat_map(move |l| {
-                        let style = route_style(app, &here, l);
-                        route_rows(l, width)
-                            .into_iter()
-                            .map(move |row| Line::styled(row, style))
-                    })),
                 )
             }
-            _ => (1, Box::new(std::iter::once(dim(t, "  (not computed yet)")))),
-        };
+        }
+        _ => (NodeRows::Note(dim(t, "  (not computed yet)")), 1),
+    };
     let pod = app
         .ui
         .sel_pod
@@ -139,16 +163,51 @@ fn rows(app: &App, width: usize) -> (usize, Box<dyn Iterator<Item = Line<'static
             );
         }
     }
-    let n = 1 + node_count + tail.len();
-    (
-        n,
-        Box::new(std::iter::once(header).chain(node_lines).chain(tail)),
-    )
+    Rows {
+        header,
+        node: node_rows,
+        node_len,
+        tail,
+    }
+}
+
+/// The rows from `start` on, formatted only as they are taken.
+fn rows_from<'a>(
+    app: &'a App,
+    rows: Rows<'a>,
+    width: usize,
+    start: usize,
+) -> Box<dyn Iterator<Item = Line<'static>> + 'a> {
+    let head = std::iter::once(rows.header).skip(start.min(1));
+    let in_node = start.saturating_sub(1);
+    let node: Box<dyn Iterator<Item = Line<'static>> + 'a> = match rows.node {
+        NodeRows::Note(l) => Box::new(std::iter::once(l).take(rows.node_len).skip(in_node)),
+        NodeRows::Fit(lines, here) => Box::new(
+            lines
+                .get(in_node..)
+                .unwrap_or_default()
+                .iter()
+                .map(move |l| Line::styled(format!("  {l}"), route_style(app, &here, l))),
+        ),
+        NodeRows::Wrap(lines, here) => Box::new(
+            lines
+                .iter()
+                .flat_map(move |l| {
+                    let style = route_style(app, &here, l);
+                    route_rows(l, width)
+                        .into_iter()
+                        .map(move |row| Line::styled(row, style))
+                })
+                .skip(in_node),
+        ),
+    };
+    let in_tail = start.saturating_sub(1 + rows.node_len);
+    Box::new(head.chain(node).chain(rows.tail.into_iter().skip(in_tail)))
 }
 
 /// Rows of content (for scrolling).
 pub fn content_len(app: &App) -> usize {
-    rows(app, app.viewport(Pane::Routes).width as usize).0
+    rows(app, app.viewport(Pane::Routes).width as usize).len()
 }
 
 /// Draw the pane.
@@ -161,10 +220,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let block = pane_block(app, Pane::Routes, extra);
     let inner = block.inner(area);
     block.render(area, buf);
-    let (n, lines) = rows(app, inner.width as usize);
+    let width = inner.width as usize;
+    let rows = rows(app, width);
     let h = inner.height as usize;
-    let start = app.ui.scroll[Pane::Routes.index()].min(n.saturating_sub(h));
-    for (i, l) in lines.skip(start).take(h).enumerate() {
+    let start = app.ui.scroll[Pane::Routes.index()].min(rows.len().saturating_sub(h));
+    for (i, l) in rows_from(app, rows, width, start).take(h).enumerate() {
         put(buf, inner, i as u16, &l);
     }
 }

@@ -8,8 +8,9 @@
 //! ╰──────────────────────────────────────────────────────────────────────╯
 //! ```
 //!
-//! Rows are virtual: only the rows inside the viewport are formatted, found by walking the
-//! per-node pod counts (O(nodes + visible rows), never O(pods)).
+//! Rows are virtual: only the boxes inside the viewport are read and formatted, found by a
+//! binary search in the rows each node's box starts on (`Derived::topo`, rebuilt once per
+//! command): O(log nodes + visible rows) a frame, never O(nodes) or O(pods).
 
 use super::{dim, pane_block, put};
 use crate::app::App;
@@ -28,15 +29,12 @@ use unicode_width::UnicodeWidthStr;
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let groups = app.groups();
-    let pods: usize = groups.values().map(Vec::len).sum();
+    let topo = &app.derived.topo;
     let mut extra = vec![Span::styled(
         format!(
             "{} · {}",
-            count(
-                ApiKind::Node,
-                groups.keys().filter(|n| !n.is_empty()).count()
-            ),
-            count(ApiKind::Pod, pods)
+            count(ApiKind::Node, topo.nodes()),
+            count(ApiKind::Pod, topo.pods())
         ),
         t.dim,
     )];
@@ -61,14 +59,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let h = inner.height as usize;
     let total = app.topo_rows();
     let scroll = app.ui.scroll[Pane::Topology.index()].min(total.saturating_sub(h));
-    let mut row = 0usize; // first row of the current node's box
+    // The first box in view, and the row it starts on: only the boxes in view are read.
+    let Some((first_node, mut row)) = topo.group_at_row(scroll, t.airy) else {
+        return;
+    };
     let mut drawn = 0usize;
-    for (node, pods) in groups {
+    let in_view = groups.range::<str, _>((
+        std::ops::Bound::Included(first_node),
+        std::ops::Bound::Unbounded,
+    ));
+    for (node, pods) in in_view {
         let rows = app.node_rows(node, pods);
-        if row + rows <= scroll {
-            row += rows;
-            continue;
-        }
         if drawn >= h {
             break;
         }
