@@ -105,13 +105,19 @@ fn layout_script(header: &str, nodes: u32, (base, prefix): (u32, u8), zones: u32
 }
 
 /// Run a script of lab commands on `desk`; the first failure is an error naming its line.
+/// The lines' output is not kept, so the calls they make are recorded but not rendered
+/// into it (the error's message is all a failure reports).
 pub(crate) fn apply_script(desk: &mut Desk, origin: &str, text: &str) -> Result<(), String> {
+    let echo = std::mem::replace(&mut desk.lab.echo_calls, false);
+    let mut result = Ok(());
     for (line_no, line) in logical_lines(text) {
         if let Err(e) = desk.execute(&line) {
-            return Err(format!("{origin}:{line_no}: {}", e.message));
+            result = Err(format!("{origin}:{line_no}: {}", e.message));
+            break;
         }
     }
-    Ok(())
+    desk.lab.echo_calls = echo;
+    result
 }
 
 /// Build the lab for a preset name, or for a FILE of lab commands read from the edges'

@@ -505,7 +505,7 @@ pub(crate) fn default_gateway(internal_ip: &str) -> Option<String> {
     } else {
         base | 254
     };
-    Some(std::net::Ipv4Addr::from(gw).to_string())
+    Some(crate::util::addr::ipv4_text(std::net::Ipv4Addr::from(gw)))
 }
 
 /// `ip route`'s order: by destination address; for one address the longer prefix first
@@ -601,7 +601,7 @@ impl Host {
         let mut eth0 = Link::new("eth0", LinkKind::Physical, mac, 1500);
         eth0.up = true;
         if !internal_ip.is_empty() {
-            eth0.addrs.push(format!("{internal_ip}/24"));
+            eth0.addrs.push([internal_ip, "/24"].concat());
         }
         root.links.insert("eth0".into(), eth0);
         let mut files = BTreeMap::new();
@@ -612,7 +612,7 @@ impl Host {
             // `resolvConf` reads this file.
             files.insert(
                 RESOLV_CONF.to_string(),
-                format!("nameserver {gw}\nsearch lab.internal\n"),
+                ["nameserver ", &gw, "\nsearch lab.internal\n"].concat(),
             );
         }
         Host {

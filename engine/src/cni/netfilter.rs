@@ -1567,14 +1567,19 @@ pub struct XtTable {
     kind: TableKind,
     /// Policies of the built-in chains, in [`TableKind::builtin_chains`] order.
     policies: Vec<Policy>,
-    /// Chains by name; the built-in ones always exist.
-    chains: BTreeMap<String, Vec<XtRule>>,
+    /// Chains by name; the built-in ones always exist (named by their `&'static str`, so
+    /// an empty table, which every node has four of, allocates no names).
+    chains: BTreeMap<ChainName, Vec<XtRule>>,
     /// For each chain some rule jumps to: the chains holding such rules, with how many.
     /// Deleting a chain then visits only those, instead of every rule of the table (which
     /// grows with the pods): usually none, since bridge and portmap delete their jump
     /// rules before the chain.
     referrers: Referrers,
 }
+
+/// A chain's name in an [`XtTable`]: a built-in's (or another fixed name's) borrowed, a
+/// user chain's owned.
+pub type ChainName = std::borrow::Cow<'static, str>;
 
 /// The jump index of an [`XtTable`]: (target chain, chain holding a rule that jumps or
 /// goes to it, how many such rules), sorted by target then holder. A table holds few
@@ -1644,11 +1649,10 @@ impl Eq for XtTable {}
 impl XtTable {
     /// An empty table: its built-in chains, policy ACCEPT, no rules.
     pub fn new(kind: TableKind) -> Self {
-        let chains = kind
-            .builtin_chains()
-            .iter()
-            .map(|c| (c.to_string(), Vec::new()))
-            .collect();
+        let mut chains = BTreeMap::new();
+        for c in kind.builtin_chains() {
+            chains.insert(ChainName::Borrowed(*c), Vec::new());
+        }
         XtTable {
             kind,
             policies: vec![Policy::Accept; kind.builtin_chains().len()],
@@ -1663,7 +1667,7 @@ impl XtTable {
     }
 
     /// The chains by name, each with its rules in order.
-    pub fn chains(&self) -> &BTreeMap<String, Vec<XtRule>> {
+    pub fn chains(&self) -> &BTreeMap<ChainName, Vec<XtRule>> {
         &self.chains
     }
 
@@ -1717,7 +1721,8 @@ impl XtTable {
     /// Ensure a chain exists (`iptables -N`, without the error when it does).
     pub fn ensure_chain(&mut self, chain: &str) {
         if !self.chains.contains_key(chain) {
-            self.chains.insert(chain.to_string(), Vec::new());
+            self.chains
+                .insert(ChainName::Owned(chain.to_string()), Vec::new());
         }
     }
 
@@ -1840,7 +1845,7 @@ impl XtTable {
         }
         self.chains.remove(chain);
         for name in self.referrers.holders(chain) {
-            let Some(rules) = self.chains.get_mut(&name) else {
+            let Some(rules) = self.chains.get_mut(name.as_str()) else {
                 continue;
             };
             let mut removed = Vec::new();
@@ -1861,7 +1866,7 @@ impl XtTable {
     fn user_chains(&self) -> impl Iterator<Item = &str> {
         self.chains
             .keys()
-            .map(String::as_str)
+            .map(|c| c.as_ref())
             .filter(|c| !self.kind.is_builtin(c))
     }
 
@@ -1965,7 +1970,7 @@ impl XtTable {
         // (chain, next rule, how many jumps and gotos led here). A goto replaces the top
         // frame, so the stack holds only what a RETURN comes back to, but the depth still
         // grows: a goto loop ends like a jump loop.
-        let mut stack: Vec<(&str, usize, usize)> = vec![(hook.as_str(), 0, 1)];
+        let mut stack: Vec<(&str, usize, usize)> = vec![(hook.as_ref(), 0, 1)];
         let mut steps = 0usize;
         while let Some(frame) = stack.last_mut() {
             let chain = frame.0;
@@ -2033,7 +2038,7 @@ impl XtTable {
                             if goto {
                                 stack.pop();
                             }
-                            stack.push((name.as_str(), 0, depth + 1));
+                            stack.push((name.as_ref(), 0, depth + 1));
                         }
                     }
                     None
@@ -3063,7 +3068,12 @@ mod tests {
             let texts: BTreeMap<String, Vec<String>> = nat
                 .chains()
                 .iter()
-                .map(|(k, v)| (k.clone(), v.iter().map(|r| r.text().to_string()).collect()))
+                .map(|(k, v)| {
+                    (
+                        k.to_string(),
+                        v.iter().map(|r| r.text().to_string()).collect(),
+                    )
+                })
                 .collect();
             assert_eq!(texts, naive.0, "after step {step}");
         }

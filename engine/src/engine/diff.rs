@@ -75,7 +75,7 @@ impl Moment {
                     let table = rt.host.netfilter.family(v6).get(kind);
                     for (chain, rules) in table.chains() {
                         m.rules.insert(
-                            (node.clone(), v6, kind, chain.clone()),
+                            (node.clone(), v6, kind, chain.to_string()),
                             rules.iter().map(|r| r.text().to_string()).collect(),
                         );
                     }

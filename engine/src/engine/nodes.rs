@@ -47,7 +47,7 @@ impl Lab {
                 .parse()
                 .map_err(|_| LabError::msg("no free default InternalIP left; pass --ip"))?,
         };
-        let ip_text = ip.to_string();
+        let ip_text = crate::util::addr::ip_text(ip);
         if let Some(other) = self.node_index.ip_owner(&ip_text) {
             return Err(LabError::msg(format!(
                 "InternalIP {ip} is already used by node {other}"
@@ -67,7 +67,7 @@ impl Lab {
             );
         }
 
-        let cidr_text = cidr.to_string();
+        let cidr_text = crate::util::addr::net_text(cidr);
         let mut obj = Object::new(
             name,
             "",

@@ -198,7 +198,7 @@ impl Rules {
     /// FLANNEL-POSTRTG's rules for the lease `sub` (truncated to its network, as iptables
     /// stores an address).
     fn masq(&self, sub: IpNet) -> impl Iterator<Item = XtRule> + '_ {
-        let sub_text = sub.to_string();
+        let sub_text = crate::util::addr::net_text(sub);
         self.masq.iter().map(move |rule| match rule {
             MasqRule::Fixed(r) => r.clone(),
             MasqRule::Lease {
@@ -335,21 +335,22 @@ impl Flannel {
 
     /// What every peer programs for a lease.
     fn peer_entry(&self, node: &str, subnet: IpNet, ip: IpAddr, mac: &str) -> PeerEntry {
-        let net = subnet.network().to_string();
+        use crate::util::addr::{ip_text, net_text};
         match self.backend {
             Backend::HostGw => PeerEntry {
                 owner: node.to_string(),
                 route: RouteEntry::static_route(
-                    &subnet.trunc().to_string(),
-                    Some(&ip.to_string()),
+                    &net_text(subnet.trunc()),
+                    Some(&ip_text(ip)),
                     "eth0",
                 ),
                 neigh: None,
                 fdb: None,
             },
             Backend::Vxlan => {
+                let net = ip_text(subnet.network());
                 let mut route =
-                    RouteEntry::static_route(&subnet.trunc().to_string(), Some(&net), VXLAN_DEV);
+                    RouteEntry::static_route(&net_text(subnet.trunc()), Some(&net), VXLAN_DEV);
                 route.onlink = true;
                 PeerEntry {
                     owner: node.to_string(),
@@ -363,7 +364,7 @@ impl Flannel {
                     fdb: Some(FdbEntry {
                         mac: mac.to_string(),
                         dev: VXLAN_DEV.to_string(),
-                        dst: Some(ip.to_string()),
+                        dst: Some(ip_text(ip)),
                         flags: "self permanent".to_string(),
                     }),
                 }
@@ -543,7 +544,7 @@ impl Flannel {
                 VXLAN_DEV,
                 LinkKind::Vxlan {
                     vni: VNI,
-                    local: lease.public_ip.to_string(),
+                    local: crate::util::addr::ip_text(lease.public_ip),
                     dev: "eth0".to_string(),
                     port: VXLAN_PORT,
                     learning: false,
@@ -552,7 +553,9 @@ impl Flannel {
                 uplink_mtu.saturating_sub(VXLAN_OVERHEAD),
             );
             dev.up = true;
-            dev.addrs = vec![format!("{}/32", lease.subnet.network())];
+            let mut addr = crate::util::addr::ip_text(lease.subnet.network());
+            addr.push_str("/32");
+            dev.addrs = vec![addr];
             host.root.links.insert(VXLAN_DEV.to_string(), dev);
         } else {
             host.root.links.remove(VXLAN_DEV);
@@ -613,13 +616,32 @@ impl Flannel {
             IpAddr::V4(a) => IpAddr::V4(std::net::Ipv4Addr::from(u32::from(a).saturating_add(1))),
             IpAddr::V6(a) => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(a).saturating_add(1))),
         };
-        format!(
-            "FLANNEL_NETWORK={}\nFLANNEL_SUBNET={first}/{}\nFLANNEL_MTU={}\nFLANNEL_IPMASQ={}\n",
-            self.network,
-            subnet.prefix_len(),
-            self.mtu(uplink_mtu),
-            self.ip_masq
-        )
+        // Written piece by piece (addresses without `core::fmt`): every node writes one.
+        let mut env = String::with_capacity(96);
+        env.push_str("FLANNEL_NETWORK=");
+        crate::util::addr::push_net(&mut env, self.network);
+        env.push_str("\nFLANNEL_SUBNET=");
+        crate::util::addr::push_ip(&mut env, first);
+        env.push('/');
+        crate::util::addr::push_u32(&mut env, u32::from(subnet.prefix_len()));
+        env.push_str("\nFLANNEL_MTU=");
+        crate::util::addr::push_u32(&mut env, self.mtu(uplink_mtu));
+        env.push_str(if self.ip_masq {
+            "\nFLANNEL_IPMASQ=true\n"
+        } else {
+            "\nFLANNEL_IPMASQ=false\n"
+        });
+        debug_assert_eq!(
+            env,
+            format!(
+                "FLANNEL_NETWORK={}\nFLANNEL_SUBNET={first}/{}\nFLANNEL_MTU={}\nFLANNEL_IPMASQ={}\n",
+                self.network,
+                subnet.prefix_len(),
+                self.mtu(uplink_mtu),
+                self.ip_masq
+            )
+        );
+        env
     }
 }
 

@@ -310,6 +310,19 @@ pub enum Detail {
         /// The node.
         node: String,
     },
+    /// kubelet's plugin registration wrote the CSINode: `csinode/NODE: driver D
+    /// nodeID=ID topology {"KEY": "VALUE"}` (the segments as Go's `%v` of the map would
+    /// not quote them; the lab has always shown Rust's `{:?}`).
+    CsiNodeRegistered {
+        /// The node.
+        node: String,
+        /// The driver's name.
+        driver: &'static str,
+        /// NodeGetInfo's node ID.
+        node_id: String,
+        /// NodeGetInfo's accessible topology segments.
+        segments: std::collections::BTreeMap<String, String>,
+    },
 }
 
 impl Detail {
@@ -355,6 +368,18 @@ impl Detail {
                 out.push_str(" → ");
                 out.push_str(node);
                 out.push_str(" (pods/binding)");
+            }
+            Detail::CsiNodeRegistered {
+                node,
+                driver,
+                node_id,
+                segments,
+            } => {
+                use std::fmt::Write as _;
+                let _ = write!(
+                    out,
+                    "csinode/{node}: driver {driver} nodeID={node_id} topology {segments:?}"
+                );
             }
         }
     }

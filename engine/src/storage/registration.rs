@@ -7,8 +7,12 @@ use super::DRIVER;
 use crate::cluster::{CsiNodeDriver, CsiNodeSpec, Object};
 use crate::control::Ctx;
 use crate::csi::types::NodeGetInfoRequest;
-use crate::record::{Actor, Agent};
+use crate::record::{Actor, Agent, Detail};
 use std::collections::BTreeMap;
+
+/// What node-driver-registrar logs when it announces the plugin (the socket is
+/// `<driver>-reg.sock`: see the test that it names [`DRIVER`]).
+const REGISTER_LINE: &str = "/var/lib/kubelet/plugins_registry/hostpath.csi.lab-reg.sock → kubelet";
 
 /// The node plugin on `node` has started: node-driver-registrar announces it, kubelet
 /// calls NodeGetInfo, writes the CSINode object and labels the node with the topology.
@@ -16,7 +20,7 @@ pub(crate) fn register_csi_node(ctx: &mut Ctx<'_>, node: &str) {
     ctx.log(
         Actor::on(Agent::NodeDriverRegistrar, node),
         "register",
-        format!("/var/lib/kubelet/plugins_registry/{DRIVER}-reg.sock → kubelet"),
+        Detail::Static(REGISTER_LINE),
     );
     let actor = Actor::kubelet(node);
     let info = ctx.csi_call(
@@ -46,19 +50,34 @@ pub(crate) fn register_csi_node(ctx: &mut Ctx<'_>, node: &str) {
         .api
         .csi_nodes()
         .create(Object::new(node, "", spec), clock);
-    // kubelet labels the node with the driver's topology segments.
-    if let Ok(mut next) = ctx.api.nodes().get("", node).cloned() {
-        for (k, v) in &segments {
-            next.metadata.labels.insert(k.clone(), v.clone());
-        }
-        let _ = ctx.api.nodes().update(next);
-    }
+    // kubelet labels the node with the driver's topology segments: a patch of the
+    // labels, not a read of the whole Node and a write of it back.
+    let _ = ctx.api.nodes().patch_labels(
+        "",
+        node,
+        segments.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    );
     ctx.log(
         actor,
         "CSINode",
-        format!(
-            "csinode/{node}: driver {DRIVER} nodeID={} topology {segments:?}",
-            info.node_id
-        ),
+        Detail::CsiNodeRegistered {
+            node: node.to_string(),
+            driver: DRIVER,
+            node_id: info.node_id,
+            segments,
+        },
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registration_socket_is_the_drivers() {
+        assert_eq!(
+            REGISTER_LINE,
+            format!("/var/lib/kubelet/plugins_registry/{DRIVER}-reg.sock → kubelet")
+        );
+    }
 }

@@ -1,5 +1,7 @@
-//! Small helpers shared by the engine: stable hashing for deterministic names.
+//! Small helpers shared by the engine: stable hashing for deterministic names, addresses
+//! as text.
 
+pub(crate) mod addr;
 pub mod clip;
 pub mod hash;
 pub mod quantity;

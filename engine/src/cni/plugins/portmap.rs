@@ -252,7 +252,7 @@ impl Chain {
 
     /// `check`: the chain, then its rules and entry rules (last first), chain.go's messages.
     fn check(&self, nat: &XtTable) -> Result<(), String> {
-        let Some(rules) = nat.chains().get(&self.name) else {
+        let Some(rules) = nat.chains().get(self.name.as_str()) else {
             return Err(format!(
                 "chain {} not found in iptables table nat",
                 self.name

@@ -341,7 +341,13 @@ impl Plugin for Ptp {
 /// The config's `ipMasq` rule text, for tests.
 #[cfg(test)]
 fn masq_rules(host: &Host) -> Vec<String> {
-    host.netfilter.ip4.nat.chains().keys().cloned().collect()
+    host.netfilter
+        .ip4
+        .nat
+        .chains()
+        .keys()
+        .map(|c| c.to_string())
+        .collect()
 }
 
 #[cfg(test)]

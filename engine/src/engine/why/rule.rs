@@ -325,7 +325,7 @@ impl Lab {
                             .family(false)
                             .get(TableKind::Filter)
                             .chains()
-                            .contains_key(&at)
+                            .contains_key(at.as_str())
                     })
                 })));
             }

@@ -464,14 +464,14 @@ pub fn program(host: &mut Host, local: &[&PodNet], net: &ClusterNet, pool: &IpPo
     let stale: Vec<String> = filter
         .chains()
         .keys()
-        .filter(|c| c.starts_with("cali-") && !chains.contains_key(*c))
-        .cloned()
+        .filter(|c| c.starts_with("cali-") && !chains.contains_key(c.as_ref()))
+        .map(|c| c.to_string())
         .collect();
     for c in chains.keys() {
         filter.ensure_chain(c);
     }
     for (c, rules) in &chains {
-        let same = filter.chains().get(c).is_some_and(|have| {
+        let same = filter.chains().get(c.as_str()).is_some_and(|have| {
             have.len() == rules.len() && have.iter().zip(rules).all(|(h, r)| h.text() == r)
         });
         if !same {
@@ -534,7 +534,7 @@ pub(crate) fn update_endpoints(
             continue;
         }
         for (name, rules) in profile_chains(&pod.namespace) {
-            if !filter.chains().contains_key(&name) {
+            if !filter.chains().contains_key(name.as_str()) {
                 filter.ensure_chain(&name);
                 for r in rules {
                     filter.append(&name, r);
@@ -546,7 +546,7 @@ pub(crate) fn update_endpoints(
             (false, endpoint_chain_name(false, iface)),
         ] {
             let rules = endpoint_chain(ingress, &[], &pod.namespace);
-            let same = filter.chains().get(&chain).is_some_and(|have| {
+            let same = filter.chains().get(chain.as_str()).is_some_and(|have| {
                 have.len() == rules.len() && have.iter().zip(&rules).all(|(h, r)| h.text() == r)
             });
             if !same {
@@ -585,7 +585,7 @@ pub fn remove(host: &mut Host) {
             .chains()
             .keys()
             .filter(|c| c.starts_with("cali-"))
-            .cloned()
+            .map(|c| c.to_string())
             .collect();
         for c in &mine {
             table.delete_chain(c);
