@@ -1,5 +1,6 @@
 //! The cluster's API objects and the API server store that holds them.
 
+pub mod label_index;
 pub mod label_query;
 pub mod meta;
 pub mod nad;
@@ -11,6 +12,7 @@ pub mod selector;
 pub mod storage;
 pub mod store;
 
+pub use label_index::LabelIndex;
 pub use meta::Meta;
 pub use objects::*;
 pub use reference::{ApiKind, ObjectRef};
@@ -37,6 +39,8 @@ macro_rules! tables {
             pub volume_pods: reports::VolumePods,
             /// The store's indexes on pod fields (`spec.nodeName`, `status.podIP`).
             pub fields: FieldIndexes,
+            /// The store's label index: per kind and namespace, each label's objects.
+            pub labels: LabelIndex,
             $( $(#[$doc])* pub $field: Table<$spec>, )*
         }
 
@@ -44,7 +48,12 @@ macro_rules! tables {
             $(
                 /// Operations on this table.
                 pub fn $field(&mut self) -> TableOps<'_, $spec> {
-                    TableOps { table: &mut self.$field, revs: &mut self.revs, index: &mut self.fields }
+                    TableOps {
+                        table: &mut self.$field,
+                        revs: &mut self.revs,
+                        index: &mut self.fields,
+                        labels: &mut self.labels,
+                    }
                 }
             )*
         }

@@ -257,6 +257,7 @@ impl Kind for PodSpec {
     const API_VERSION: &'static str = "v1";
     const RESOURCE: &'static str = "pods";
     const NAMESPACED: bool = true;
+    const LABEL_INDEX: bool = true;
     type Status = PodStatus;
 
     fn unindex(index: &mut super::store::FieldIndexes, obj: &super::Object<Self>) {

@@ -391,3 +391,74 @@ impl Lab {
         Ok(out.to_text())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::Lab;
+
+    fn run(lab: &mut Lab, line: &str) -> String {
+        lab.execute(line)
+            .unwrap_or_else(|e| panic!("{line}: {}", e.message))
+            .to_text()
+    }
+
+    /// The name column of a `get` table, header dropped.
+    fn names(text: &str) -> Vec<String> {
+        text.lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().next())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// `get pods -l` (read from the store's label index; debug builds check it against a
+    /// read of every pod) follows `label`, deletes and namespaces, and a rewind answers
+    /// as the lab did then.
+    #[test]
+    fn get_by_label_follows_relabels_deletes_namespaces_and_rewind() {
+        let mut lab = Lab::new();
+        for line in [
+            "ns create team",
+            "pod create web-2 -l app=web -l tier=front",
+            "pod create web-1 -l app=web",
+            "pod create db -l app=db",
+            "pod create web-0 -n team -l app=web",
+        ] {
+            run(&mut lab, line);
+        }
+        assert_eq!(
+            names(&run(&mut lab, "get pods -l app=web")),
+            ["web-1", "web-2"]
+        );
+        let all = run(&mut lab, "get pods -A -l app=web");
+        assert_eq!(
+            all.lines()
+                .skip(1)
+                .map(|l| l.split_whitespace().take(2).collect::<Vec<_>>().join("/"))
+                .collect::<Vec<_>>(),
+            ["default/web-1", "default/web-2", "team/web-0"]
+        );
+        assert_eq!(
+            names(&run(&mut lab, "get pods -l 'app in (db,web),tier!=front'")),
+            ["db", "web-1"]
+        );
+        let before = run(&mut lab, "get pods -l app=web -o name");
+        let event = lab.journal().entries.len();
+        run(&mut lab, "label pod web-1 app=db --overwrite");
+        assert_eq!(names(&run(&mut lab, "get pods -l app=web")), ["web-2"]);
+        assert_eq!(names(&run(&mut lab, "get pods -l app=db")), ["db", "web-1"]);
+        run(&mut lab, "delete pods -l tier=front");
+        assert_eq!(
+            run(&mut lab, "get pods -l app=web").trim_end(),
+            "No resources found in default namespace."
+        );
+        run(&mut lab, &format!("rewind {event}"));
+        assert_eq!(run(&mut lab, "get pods -l app=web -o name"), before);
+        run(&mut lab, "rewind --undo");
+        assert_eq!(names(&run(&mut lab, "get pods -l app=db")), ["db", "web-1"]);
+        assert_eq!(
+            names(&run(&mut lab, "get pods -n team -l app=web")),
+            ["web-0"]
+        );
+    }
+}

@@ -28,7 +28,7 @@ mod volume_snapshot_contents;
 mod volume_snapshots;
 
 use crate::cluster::Table as Objects;
-use crate::cluster::{ApiKind, Cluster, Kind, Meta, Object, ObjectRef, TableOps};
+use crate::cluster::{ApiKind, Cluster, Kind, LabelIndex, Meta, Object, ObjectRef, TableOps};
 use crate::command::Command;
 use crate::command::help::{KindLists, KindsOf};
 use crate::engine::listing::Sel;
@@ -208,8 +208,44 @@ fn table<R: Resource>(lab: &Lab, sel: &Sel<'_>, wide: bool) -> Table {
 /// The objects of `R` that `sel` keeps, in the store's order, read as the API server reads
 /// them: one key for a named object, the namespace's range of keys for a namespace, every
 /// object only when the selection spans namespaces (so `get pod web` at 150,000 pods reads
-/// one object, not all of them).
+/// one object, not all of them). A label selector with an `=`/`in` requirement reads only
+/// the objects the store's label index gives for it (as an informer's indexer answers),
+/// each matched against the whole selector; debug builds check that against the read.
 fn kept<'a, R: Resource>(c: &'a Cluster, sel: &Sel<'_>) -> Vec<&'a Object<R::Spec>> {
+    let indexed = match (sel.query, sel.name) {
+        (Some(query), None) => {
+            let ns = if R::Spec::NAMESPACED {
+                sel.ns
+            } else {
+                Some("")
+            };
+            c.labels.candidates::<R::Spec>(ns, query)
+        }
+        _ => None,
+    };
+    let Some(keys) = indexed else {
+        return kept_by_reading::<R>(c, sel);
+    };
+    let kept: Vec<&Object<R::Spec>> = LabelIndex::objects(R::objects(c), keys)
+        .into_iter()
+        .filter(|o| sel.keep(&o.metadata))
+        .collect();
+    #[cfg(debug_assertions)]
+    {
+        c.labels.assert_matches(R::objects(c));
+        let read = kept_by_reading::<R>(c, sel);
+        assert!(
+            kept.len() == read.len() && kept.iter().zip(&read).all(|(a, b)| std::ptr::eq(*a, *b)),
+            "the label index selected other {} than a read of every object",
+            R::Spec::RESOURCE
+        );
+    }
+    kept
+}
+
+/// [`kept`] by reading every object of the selection's namespace (of every namespace when
+/// it spans them) and matching each.
+fn kept_by_reading<'a, R: Resource>(c: &'a Cluster, sel: &Sel<'_>) -> Vec<&'a Object<R::Spec>> {
     let objects = R::objects(c);
     let ns = if R::Spec::NAMESPACED {
         sel.ns.map(str::to_string)
