@@ -309,7 +309,137 @@ impl FdbEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PeerEntries {
     /// Per peer node, in node order: its route, and for VXLAN its neighbour and FDB entry.
-    pub peers: Vec<std::sync::Arc<PeerEntry>>,
+    peers: Vec<std::sync::Arc<PeerEntry>>,
+    /// The routes' destinations by prefix, made from `peers` at the first lookup after they
+    /// changed (see [`PeerEntries::longest_match`]).
+    by_prefix: PrefixIndex,
+}
+
+impl PeerEntries {
+    /// The entries `peers`, in that order.
+    pub fn new(peers: Vec<std::sync::Arc<PeerEntry>>) -> Self {
+        PeerEntries {
+            peers,
+            by_prefix: PrefixIndex::default(),
+        }
+    }
+
+    /// The entries, in order.
+    pub fn entries(&self) -> &[std::sync::Arc<PeerEntry>] {
+        &self.peers
+    }
+
+    /// The entries, to change (the prefix index is made again at the next lookup).
+    pub fn entries_mut(&mut self) -> &mut Vec<std::sync::Arc<PeerEntry>> {
+        self.by_prefix = PrefixIndex::default();
+        &mut self.peers
+    }
+
+    /// The kernel's longest-prefix match over the entries' routes: of the entries whose
+    /// destination covers `ip` with a prefix longer than `longer_than` (any, for `None`)
+    /// and that `held` takes, the longest; for one prefix the first in order. Reads only the
+    /// prefixes that could cover `ip`, not every entry. With the prefix length it matched.
+    pub(crate) fn longest_match(
+        &self,
+        ip: std::net::IpAddr,
+        longer_than: Option<u8>,
+        held: impl Fn(&PeerEntry) -> bool,
+    ) -> Option<(&std::sync::Arc<PeerEntry>, u8)> {
+        let index = self
+            .by_prefix
+            .0
+            .get_or_init(|| PrefixTable::of(&self.peers));
+        let found = index.lengths.iter().find_map(|&(v4, len)| {
+            if v4 != ip.is_ipv4() || longer_than.is_some_and(|l| len <= l) {
+                return None;
+            }
+            let key = ipnet::IpNet::new(ip, len).ok()?.trunc();
+            let at = index.nets.get(&key)?;
+            at.iter()
+                .map(|&i| &self.peers[i])
+                .find(|p| held(p))
+                .map(|p| (p, len))
+        });
+        debug_assert_eq!(
+            found.map(|(p, len)| (std::sync::Arc::as_ptr(p), len)),
+            self.longest_match_by_scan(ip, longer_than, &held)
+                .map(|(p, len)| (std::sync::Arc::as_ptr(p), len)),
+            "the peers' prefix index answers as a scan of every entry"
+        );
+        found
+    }
+
+    /// [`PeerEntries::longest_match`] by reading every entry (debug builds check the index
+    /// against it).
+    fn longest_match_by_scan(
+        &self,
+        ip: std::net::IpAddr,
+        longer_than: Option<u8>,
+        held: &impl Fn(&PeerEntry) -> bool,
+    ) -> Option<(&std::sync::Arc<PeerEntry>, u8)> {
+        let mut best: Option<(&std::sync::Arc<PeerEntry>, u8)> = None;
+        for p in &self.peers {
+            let Some(net) = p.route.dst_net() else {
+                continue;
+            };
+            let floor = best.map(|(_, len)| len).or(longer_than);
+            if net.addr().is_ipv4() == ip.is_ipv4()
+                && net.contains(&ip)
+                && floor.is_none_or(|len| net.prefix_len() > len)
+                && held(p)
+            {
+                best = Some((p, net.prefix_len()));
+            }
+        }
+        best
+    }
+}
+
+/// The peers' route destinations parsed once and grouped by network, made lazily from the
+/// entries and dropped whenever they change. Equal whatever it holds: it is only a faster
+/// way to read the entries.
+#[derive(Default, Clone)]
+struct PrefixIndex(std::sync::OnceLock<PrefixTable>);
+
+/// The destinations of the entries: each network (truncated) and the entries routing to
+/// it, in entry order; and the (family, prefix length) pairs present, longest first.
+#[derive(Clone)]
+struct PrefixTable {
+    nets: std::collections::HashMap<ipnet::IpNet, Vec<usize>>,
+    lengths: Vec<(bool, u8)>,
+}
+
+impl PrefixTable {
+    fn of(peers: &[std::sync::Arc<PeerEntry>]) -> Self {
+        let mut nets: std::collections::HashMap<ipnet::IpNet, Vec<usize>> =
+            std::collections::HashMap::new();
+        let mut lengths = std::collections::BTreeSet::new();
+        for (i, p) in peers.iter().enumerate() {
+            let Some(net) = p.route.dst_net() else {
+                continue;
+            };
+            lengths.insert((net.addr().is_ipv4(), net.prefix_len()));
+            nets.entry(net.trunc()).or_default().push(i);
+        }
+        PrefixTable {
+            nets,
+            lengths: lengths.into_iter().rev().collect(),
+        }
+    }
+}
+
+impl PartialEq for PrefixIndex {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for PrefixIndex {}
+
+impl std::fmt::Debug for PrefixIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PrefixIndex")
+    }
 }
 
 /// The peer entries a node's kernel holds from its network daemon ([`Host::peers`]): a
@@ -790,7 +920,7 @@ mod tests {
         let mut node_2 = Host::new("node-2", "192.168.0.2", "02:00:00:00:00:02".into());
         node_2.peers = table.share();
         let snapshot = node_1.clone();
-        table.write().peers = vec![
+        *table.write().entries_mut() = vec![
             entry("node-1", "10.244.1.0/24", "192.168.0.1"),
             entry("node-2", "10.244.2.0/24", "192.168.0.2"),
         ];
@@ -810,10 +940,44 @@ mod tests {
     }
 
     #[test]
+    fn a_peer_route_is_the_longest_prefix_the_node_holds_and_the_first_of_equals() {
+        let table = PeerTable::new(PeerEntries::new(vec![
+            entry("node-2", "10.244.0.0/16", "192.168.0.2"),
+            entry("node-3", "10.244.2.0/24", "192.168.0.3"),
+            entry("node-4", "10.244.2.0/24", "192.168.0.4"),
+            entry("node-1", "10.244.2.128/25", "192.168.0.1"),
+            entry("node-5", "10.244.5.7", "192.168.0.5"),
+        ]));
+        let mut host = Host::new("node-1", "192.168.0.1", "02:00:00:00:00:01".into());
+        host.peers = table.share();
+        let via = |ip: &str| {
+            let r = host.route_table();
+            let best = crate::net::trace::host_route(&host, ip.parse().unwrap());
+            assert!(best.as_ref().is_none_or(|b| r.contains(b)));
+            best.and_then(|r| r.via)
+        };
+        // node-1's own /25 is not in its kernel: the first /24 (node-3's) wins over node-4's.
+        assert_eq!(via("10.244.2.200").as_deref(), Some("192.168.0.3"));
+        assert_eq!(via("10.244.9.1").as_deref(), Some("192.168.0.2"));
+        // A host route (a bare address) is a /32.
+        assert_eq!(via("10.244.5.7").as_deref(), Some("192.168.0.5"));
+        // Nothing covers it but the node's default route.
+        assert_eq!(via("10.9.0.1").as_deref(), Some("192.168.0.254"));
+        // A write drops the index: the new entry answers at once.
+        table
+            .write()
+            .entries_mut()
+            .insert(0, entry("node-6", "10.244.9.0/24", "192.168.0.6"));
+        assert_eq!(via("10.244.9.1").as_deref(), Some("192.168.0.6"));
+    }
+
+    #[test]
     fn a_peer_route_whose_gateway_is_off_the_uplink_s_subnet_is_refused() {
-        let table = PeerTable::new(PeerEntries {
-            peers: vec![entry("node-9", "10.244.9.0/24", "192.168.7.9")],
-        });
+        let table = PeerTable::new(PeerEntries::new(vec![entry(
+            "node-9",
+            "10.244.9.0/24",
+            "192.168.7.9",
+        )]));
         let mut host = Host::new("node-1", "192.168.0.1", "02:00:00:00:00:01".into());
         host.peers = table.share();
         assert!(host.peer_entries().is_empty());

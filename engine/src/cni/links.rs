@@ -9,17 +9,82 @@ use std::collections::BTreeMap;
 
 /// Links by name, in name order (`ip link` order is not modelled; name order keeps every
 /// view deterministic).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Links {
     /// While small: sorted by name, allocated to fit.
     few: Vec<Link>,
     /// Once it has grown past `FEW` (then `few` is empty).
     many: BTreeMap<String, Link>,
+    /// What the packet walker asks of a host namespace's links on every node (its uplink
+    /// addresses, its bridge's address), read from the links the first time it is asked
+    /// after they changed: every `&mut` access drops it.
+    facts: std::sync::OnceLock<Box<LinkFacts>>,
+}
+
+/// Typed facts read from the links (see [`Links::uplink_addrs`], [`Links::bridge_addr`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LinkFacts {
+    /// The addresses of the up physical links, in link order.
+    uplinks: Vec<std::net::IpAddr>,
+    /// The first address of the first bridge holding one, if any (`None` inside when that
+    /// address does not parse).
+    bridge: Option<Option<std::net::IpAddr>>,
+}
+
+impl LinkFacts {
+    fn of(links: &Links) -> Self {
+        use super::host::LinkKind;
+        let uplinks = links
+            .values()
+            .filter(|l| l.kind == LinkKind::Physical && l.up)
+            .flat_map(|l| &l.addrs)
+            .filter_map(|a| a.parse::<ipnet::IpNet>().ok())
+            .map(|n| n.addr())
+            .collect();
+        let bridge = links
+            .values()
+            .find(|l| l.kind == LinkKind::Bridge && !l.addrs.is_empty())
+            .map(|l| {
+                l.addrs
+                    .first()
+                    .and_then(|a| a.split('/').next())
+                    .and_then(|a| a.parse().ok())
+            });
+        LinkFacts { uplinks, bridge }
+    }
 }
 
 impl Links {
     /// Up to this many links stay in the vector.
     pub(crate) const FEW: usize = 8;
+
+    /// The addresses on the up physical links (the uplinks: who answers ARP for them on
+    /// the segment), in link order, then address order.
+    pub fn uplink_addrs(&self) -> &[std::net::IpAddr] {
+        &self.facts().uplinks
+    }
+
+    /// The first address of the first bridge (in name order) that has one: `None` when no
+    /// bridge has an address, `Some(None)` when that address is not an IP address.
+    pub fn bridge_addr(&self) -> Option<Option<std::net::IpAddr>> {
+        self.facts().bridge
+    }
+
+    fn facts(&self) -> &LinkFacts {
+        let facts = self.facts.get_or_init(|| Box::new(LinkFacts::of(self)));
+        debug_assert_eq!(
+            **facts,
+            LinkFacts::of(self),
+            "the links' facts are the links' as they are now"
+        );
+        facts
+    }
+
+    /// The links, about to change: the facts read from them are dropped.
+    fn changing(&mut self) -> &mut Self {
+        self.facts = std::sync::OnceLock::new();
+        self
+    }
 
     /// Whether a link of this name exists.
     pub fn contains_key(&self, name: &str) -> bool {
@@ -37,16 +102,18 @@ impl Links {
 
     /// The link of this name, mutably.
     pub fn get_mut(&mut self, name: &str) -> Option<&mut Link> {
-        if self.many.is_empty() {
-            self.few_index(name).ok().map(|i| &mut self.few[i])
+        let this = self.changing();
+        if this.many.is_empty() {
+            this.few_index(name).ok().map(|i| &mut this.few[i])
         } else {
-            self.many.get_mut(name)
+            this.many.get_mut(name)
         }
     }
 
     /// Add or replace the link called `name` (the link takes that name); returns the link
     /// it replaced.
     pub fn insert(&mut self, name: String, mut link: Link) -> Option<Link> {
+        self.changing();
         link.name = name;
         if !self.many.is_empty() {
             return self.many.insert(link.name.clone(), link);
@@ -74,6 +141,7 @@ impl Links {
         name: &str,
         make: impl FnOnce() -> Link,
     ) -> &mut Link {
+        self.changing();
         if self.many.is_empty() && self.few_index(name).is_err() && self.few.len() == Self::FEW {
             // Adding one more: move to the tree first.
             self.many = std::mem::take(&mut self.few)
@@ -102,6 +170,7 @@ impl Links {
 
     /// Remove the link called `name`.
     pub fn remove(&mut self, name: &str) -> Option<Link> {
+        self.changing();
         if self.many.is_empty() {
             let i = self.few_index(name).ok()?;
             Some(self.few.remove(i))
@@ -117,6 +186,7 @@ impl Links {
 
     /// The links in name order, mutably.
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Link> {
+        self.changing();
         self.few.iter_mut().chain(self.many.values_mut())
     }
 
@@ -142,6 +212,15 @@ impl PartialEq for Links {
 }
 
 impl Eq for Links {}
+
+impl std::fmt::Debug for Links {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Links")
+            .field("few", &self.few)
+            .field("many", &self.many)
+            .finish()
+    }
+}
 
 impl std::ops::Index<&str> for Links {
     type Output = Link;
@@ -188,6 +267,42 @@ mod tests {
         assert!(links.remove("veth07").is_some());
         assert!(!links.contains_key("veth07"));
         assert_eq!(links.len(), 19);
+    }
+
+    #[test]
+    fn uplink_and_bridge_addresses_follow_every_change() {
+        let mut links = Links::default();
+        let mut eth0 = Link::new("eth0", LinkKind::Physical, "02:00:00:00:00:01".into(), 1500);
+        eth0.up = true;
+        eth0.addrs.push("192.168.0.1/24".into());
+        links.insert("eth0".into(), eth0);
+        for i in 0..10 {
+            let name = format!("veth{i}");
+            links.insert(name.clone(), link(&name));
+        }
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        assert_eq!(links.uplink_addrs(), [ip("192.168.0.1")]);
+        assert_eq!(links.bridge_addr(), None);
+        let cni0 = Link::new("cni0", LinkKind::Bridge, "02:00:00:00:00:02".into(), 1500);
+        links.insert("cni0".into(), cni0);
+        assert_eq!(links.bridge_addr(), None, "a bridge without an address");
+        if let Some(l) = links.get_mut("cni0") {
+            l.addrs.push("10.244.1.1/24".into());
+        }
+        assert_eq!(links.bridge_addr(), Some(Some(ip("10.244.1.1"))));
+        // The uplink going down takes its address off the segment.
+        for l in links.values_mut() {
+            if l.name == "eth0" {
+                l.up = false;
+            }
+        }
+        assert!(links.uplink_addrs().is_empty());
+        links.remove("cni0");
+        assert_eq!(links.bridge_addr(), None);
+        // A copy answers as the original.
+        let copy = links.clone();
+        assert_eq!(copy.uplink_addrs(), links.uplink_addrs());
+        assert_eq!(copy, links);
     }
 
     #[test]

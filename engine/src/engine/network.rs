@@ -178,10 +178,10 @@ impl Lab {
         &'a self,
         bpf: Option<&'a dyn crate::net::bpf::BpfDatapath>,
     ) -> crate::net::trace::Fabric<'a> {
-        let f = crate::net::trace::Fabric::new(
-            self.nodes.iter().map(|(n, rt)| (n.as_str(), &rt.host)),
-            |n| self.faults.node_down(n),
-        );
+        let f = crate::net::trace::Fabric::new(LabKernels {
+            nodes: &self.nodes,
+            faults: &self.faults,
+        });
         match bpf {
             Some(b) => f.with_bpf(b),
             None => f,
@@ -525,4 +525,25 @@ fn policy_spec(a: &PolicyCreateArgs) -> Result<NetworkPolicySpec, String> {
         spec.egress.push(NetworkPolicyEgressRule { to, ports });
     }
     Ok(spec)
+}
+
+/// The lab's nodes' kernels, as the packet walker reads them (see
+/// [`crate::net::trace::Kernels`]).
+struct LabKernels<'a> {
+    nodes: &'a std::collections::BTreeMap<String, super::NodeRuntime>,
+    faults: &'a crate::faults::Faults,
+}
+
+impl<'a> crate::net::trace::Kernels<'a> for LabKernels<'a> {
+    fn host(&self, node: &str) -> Option<&'a crate::cni::host::Host> {
+        self.nodes.get(node).map(|rt| &rt.host)
+    }
+
+    fn hosts(&self) -> Box<dyn Iterator<Item = &'a crate::cni::host::Host> + '_> {
+        Box::new(self.nodes.values().map(|rt| &rt.host))
+    }
+
+    fn is_down(&self, node: &str) -> bool {
+        self.faults.node_down(node)
+    }
 }

@@ -47,7 +47,7 @@ mod cilium;
 mod hooks;
 mod line;
 
-use hooks::{filter_hook, nat_hook};
+use hooks::table_hook;
 use line::{Detail, Hook};
 
 /// What enforces NetworkPolicy on the nodes' data path.
@@ -257,13 +257,25 @@ impl Trace {
     }
 }
 
+/// The nodes' kernels as the walker reads them (the lab's nodes, read in place: a walk
+/// visits only the nodes it reaches).
+pub trait Kernels<'a> {
+    /// A node's kernel, by node name.
+    fn host(&self, node: &str) -> Option<&'a Host>;
+    /// Every node's kernel, in node name order.
+    fn hosts(&self) -> Box<dyn Iterator<Item = &'a Host> + '_>;
+    /// Whether the node is down (`fault inject node-down`): it answers nothing.
+    fn is_down(&self, node: &str) -> bool;
+}
+
 /// The nodes' kernels a packet can walk through, by node name, and who holds each underlay
 /// address (what ARP on the shared segment would find).
 pub struct Fabric<'a> {
     /// Each node's kernel.
-    pub hosts: BTreeMap<&'a str, &'a Host>,
-    /// Underlay addresses (on the nodes' `eth0`) and the node holding each.
-    uplink_owner: BTreeMap<IpAddr, &'a str>,
+    kernels: Box<dyn Kernels<'a> + 'a>,
+    /// Underlay addresses (on the nodes' up physical links) and the node holding each,
+    /// found the first time a packet crosses the segment (see [`Fabric::holder_of`]).
+    uplink_owner: std::cell::OnceCell<BTreeMap<IpAddr, &'a Host>>,
     /// The eBPF datapath's state (Cilium's agents), when the network runs one.
     bpf: Option<&'a dyn BpfDatapath>,
     /// Who holds each address on each underlay wire, found the first time a packet takes
@@ -320,32 +332,35 @@ fn or_default<'s>(s: &'s str, d: &'s str) -> &'s str {
 impl<'a> Fabric<'a> {
     /// The fabric of these nodes. A node that is down (`fault inject node-down`) answers
     /// nothing on the segment: packets for it find no neighbour.
-    pub fn new(
-        hosts: impl IntoIterator<Item = (&'a str, &'a Host)>,
-        is_down: impl Fn(&str) -> bool,
-    ) -> Self {
-        let hosts: BTreeMap<&'a str, &'a Host> = hosts.into_iter().collect();
-        let mut uplink_owner = BTreeMap::new();
-        for (name, h) in &hosts {
-            if is_down(name) {
-                continue;
-            }
-            for l in h.root.links.values() {
-                if l.kind == LinkKind::Physical && l.up {
-                    for a in &l.addrs {
-                        if let Ok(n) = a.parse::<IpNet>() {
-                            uplink_owner.insert(n.addr(), *name);
-                        }
-                    }
-                }
-            }
-        }
+    pub fn new(kernels: impl Kernels<'a> + 'a) -> Self {
         Fabric {
-            hosts,
-            uplink_owner,
+            kernels: Box::new(kernels),
+            uplink_owner: std::cell::OnceCell::new(),
             bpf: None,
             underlay: std::cell::OnceCell::new(),
         }
+    }
+
+    /// A node's kernel.
+    fn host(&self, node: &str) -> Option<&'a Host> {
+        self.kernels.host(node)
+    }
+
+    /// Who answers ARP for each address on the segment: every up node's up physical links'
+    /// addresses (each node's own, kept typed with its links), read once per walk.
+    fn uplink_owners(&self) -> &BTreeMap<IpAddr, &'a Host> {
+        self.uplink_owner.get_or_init(|| {
+            let mut owners = BTreeMap::new();
+            for h in self.kernels.hosts() {
+                if self.kernels.is_down(&h.node) {
+                    continue;
+                }
+                for a in h.root.links.uplink_addrs() {
+                    owners.insert(*a, h);
+                }
+            }
+            owners
+        })
     }
 
     /// The fabric with an eBPF datapath's maps to read (used under [`Enforcement::Bpf`]).
@@ -356,10 +371,7 @@ impl<'a> Fabric<'a> {
 
     /// The node whose uplink holds `ip` (who answers ARP for it on the segment).
     fn holder_of(&self, ip: IpAddr) -> Option<&'a Host> {
-        self.uplink_owner
-            .get(&ip)
-            .and_then(|n| self.hosts.get(n))
-            .copied()
+        self.uplink_owners().get(&ip).copied()
     }
 
     /// The pod interfaces (macvlan, ipvlan, VF) holding `ip` on the wire of the devices
@@ -368,8 +380,9 @@ impl<'a> Fabric<'a> {
     fn underlay_holders(&self, lower: &str, ip: IpAddr) -> &[UnderlayEnd<'a>] {
         let index = self.underlay.get_or_init(|| {
             let mut index: UnderlayIndex<'a> = BTreeMap::new();
-            for host in self.hosts.values().copied() {
-                if !self.uplink_owner.values().any(|n| *n == host.node.as_str()) {
+            let owners = self.uplink_owners();
+            for host in self.kernels.hosts() {
+                if !owners.values().any(|h| h.node == host.node) {
                     continue; // a node that is down answers nothing
                 }
                 for (path, ns) in &host.netns {
@@ -656,7 +669,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                     None,
                     Detail::HostSender,
                 );
-                let Some(host) = self.fabric.hosts.get(n.name.as_str()).copied() else {
+                let Some(host) = self.fabric.host(&n.name) else {
                     return self.no_route(format!("{} has no kernel in the lab", n.name));
                 };
                 // The source of a packet the host sends is the route's preferred source,
@@ -702,7 +715,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         );
         let pkt = Pkt::new(src_ip, dst_ip, proto, dport, size);
         self.send(&pkt);
-        let host = self.fabric.hosts.get(pod.node.as_str()).copied();
+        let host = self.fabric.host(&pod.node);
         let ns = host.and_then(|h| pod.netns.as_deref().and_then(|p| h.netns.get(p)));
         let (Some(host), Some(ns)) = (host, ns) else {
             return self.no_route(format!(
@@ -864,14 +877,30 @@ impl<'a, 'n> Walker<'a, 'n> {
             return self.no_route(format!("routing loop through {node}"));
         }
         if forwarded {
-            let step = nat_hook(host, "PREROUTING", false, &pkt, iif.as_deref(), None);
+            let step = table_hook(
+                host,
+                TableKind::Nat,
+                "PREROUTING",
+                false,
+                &pkt,
+                iif.as_deref(),
+                None,
+            );
             if let Some(o) = self.apply_hook(node, step, &mut pkt) {
                 return o;
             }
         }
         if host_owns(host, pkt.dst) {
             if forwarded {
-                let step = filter_hook(host, "INPUT", false, &pkt, iif.as_deref(), None);
+                let step = table_hook(
+                    host,
+                    TableKind::Filter,
+                    "INPUT",
+                    false,
+                    &pkt,
+                    iif.as_deref(),
+                    None,
+                );
                 if let Some(o) = self.apply_hook(node, step, &mut pkt) {
                     return o;
                 }
@@ -938,7 +967,15 @@ impl<'a, 'n> Walker<'a, 'n> {
             });
         }
         let chain = if forwarded { "FORWARD" } else { "OUTPUT" };
-        let step = filter_hook(host, chain, false, &pkt, iif.as_deref(), Some(&r.dev));
+        let step = table_hook(
+            host,
+            TableKind::Filter,
+            chain,
+            false,
+            &pkt,
+            iif.as_deref(),
+            Some(&r.dev),
+        );
         if self.enforcement == Enforcement::Iptables {
             // Felix's ingress chain sees the packet here, after PREROUTING's DNAT.
             self.note_ingress(&pkt);
@@ -949,8 +986,9 @@ impl<'a, 'n> Walker<'a, 'n> {
         if let Some(o) = self.apply_hook(node, step, &mut pkt) {
             return o;
         }
-        let step = nat_hook(
+        let step = table_hook(
             host,
+            TableKind::Nat,
             "POSTROUTING",
             false,
             &pkt,
@@ -1317,15 +1355,39 @@ impl<'a, 'n> Walker<'a, 'n> {
             .get("net.bridge.bridge-nf-call-iptables")
             .is_none_or(|v| v == "1");
         if calls {
-            let step = nat_hook(host, "PREROUTING", true, &pkt, Some(br), None);
+            let step = table_hook(
+                host,
+                TableKind::Nat,
+                "PREROUTING",
+                true,
+                &pkt,
+                Some(br),
+                None,
+            );
             if let Some(o) = self.apply_hook(node, step, &mut pkt) {
                 return o;
             }
-            let step = filter_hook(host, "FORWARD", true, &pkt, Some(br), Some(br));
+            let step = table_hook(
+                host,
+                TableKind::Filter,
+                "FORWARD",
+                true,
+                &pkt,
+                Some(br),
+                Some(br),
+            );
             if let Some(o) = self.apply_hook(node, step, &mut pkt) {
                 return o;
             }
-            let step = nat_hook(host, "POSTROUTING", true, &pkt, Some(br), Some(br));
+            let step = table_hook(
+                host,
+                TableKind::Nat,
+                "POSTROUTING",
+                true,
+                &pkt,
+                Some(br),
+                Some(br),
+            );
             let masq = host
                 .root
                 .links
@@ -1469,28 +1531,26 @@ fn lookup(table: &[RouteEntry], ip: IpAddr) -> Option<&RouteEntry> {
     best.map(|(r, _)| r)
 }
 
+/// The route the host's kernel takes for `ip` (see `host_lookup`), for tests.
+#[cfg(test)]
+pub(crate) fn host_route(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
+    host_lookup(host, ip)
+}
+
 /// The host's FIB lookup: longest prefix over its own routes and the daemon's peer routes,
 /// read in place (no table is built or sorted per packet).
 fn host_lookup(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
     let own = host.root.route_table();
-    let mut best: Option<(&RouteEntry, u8)> =
+    let best: Option<(&RouteEntry, u8)> =
         lookup(&own, ip).and_then(|r| r.dst_net().map(|n| (r, n.prefix_len())));
     let peers = host.peers.read();
-    for p in peers.peers.iter() {
-        let Some(net) = p.route.dst_net() else {
-            continue;
-        };
-        // Whether the kernel took the entry is asked last: of thousands of peers' routes
-        // only the one covering `ip` needs it.
-        if net.addr().is_ipv4() == ip.is_ipv4()
-            && net.contains(&ip)
-            && best.is_none_or(|(_, len)| net.prefix_len() > len)
-            && host.holds_peer_entry(p)
-        {
-            best = Some((&p.route, net.prefix_len()));
-        }
+    // A peer's route wins only with a longer prefix. Whether the kernel took an entry is
+    // asked only of those covering `ip`, longest first.
+    let peer = peers.longest_match(ip, best.map(|(_, len)| len), |p| host.holds_peer_entry(p));
+    match peer {
+        Some((p, _)) => Some(p.route.clone()),
+        None => best.map(|(r, _)| r.clone()),
     }
-    best.map(|(r, _)| r.clone())
 }
 
 /// The source address the host puts on a packet it sends by `r` (and MASQUERADE uses):

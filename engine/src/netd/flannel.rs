@@ -462,13 +462,13 @@ impl Flannel {
         if peers_changed {
             let mut table = self.shared.write();
             if rebuild {
-                table.peers = self.leases.values().map(|l| Arc::clone(&l.entry)).collect();
+                *table.entries_mut() = self.leases.values().map(|l| Arc::clone(&l.entry)).collect();
             } else {
                 self.patch_peers(&mut table, &touched);
             }
             debug_assert!(
                 table
-                    .peers
+                    .entries()
                     .iter()
                     .map(|p| p.as_ref())
                     .eq(self.leases.values().map(|l| l.entry.as_ref())),
@@ -504,7 +504,7 @@ impl Flannel {
     /// node order, as the leases were before): in, replaced or taken out. The same list as
     /// walking every lease again, without walking them.
     fn patch_peers(&self, table: &mut PeerEntries, touched: &[&str]) {
-        let peers = &mut table.peers;
+        let peers = table.entries_mut();
         for name in touched {
             // Leases are keyed by node name, and the entries are in that order.
             let at = peers.binary_search_by(|p| p.owner.as_str().cmp(*name));
@@ -974,12 +974,12 @@ mod tests {
             .host
             .peers
             .read()
-            .peers
+            .entries()
             .iter()
             .map(|p| p.owner.clone())
             .collect();
         assert_eq!(owners, ["node-1", "node-3"]);
-        assert!(h["node-2"].host.peers.read().peers.is_empty());
+        assert!(h["node-2"].host.peers.read().entries().is_empty());
         // The table is shared: node-3 holds node-1's copy, not one of its own.
         assert!(
             h["node-1"]

@@ -12,29 +12,28 @@ use std::net::IpAddr;
 
 /// The nodes alone (podCIDR, InternalIP, the bridge's address): all that route tables
 /// need, so they stay cheap with many pods. The Node fields come typed from the store
-/// (parsed when each node was written); the bridge's address from the node's kernel.
+/// (parsed when each node was written); the bridge's address typed from the node's kernel
+/// (kept with its links). Both are in node name order, read side by side.
 fn node_nets(v: &View<'_>) -> ClusterNet {
     let mut net = ClusterNet::default();
+    let mut runtimes = v.nodes.iter().peekable();
     for (name, fields) in v.api.fields.node_nets() {
         let mut nn = NodeNet::new(name, fields.pod_cidr, fields.internal_ip);
-        if let Some(rt) = v.nodes.get(name) {
+        while runtimes.next_if(|(n, _)| n.as_str() < name).is_some() {}
+        if let Some((_, rt)) = runtimes.next_if(|(n, _)| n.as_str() == name) {
             // The bridge's address (flannel's cni0), or Cilium's router IP on cilium_host.
-            nn.gateway = rt
-                .host
-                .root
-                .links
-                .values()
-                .find(|l| l.kind == crate::cni::host::LinkKind::Bridge && !l.addrs.is_empty())
-                .or_else(|| {
-                    rt.host
-                        .root
-                        .links
-                        .get(super::cilium::agent::HOST_DEV)
-                        .filter(|_| rt.host.cilium.is_some())
-                })
-                .and_then(|l| l.addrs.first())
-                .and_then(|a| a.split('/').next())
-                .and_then(|a| a.parse::<IpAddr>().ok());
+            nn.gateway = match rt.host.root.links.bridge_addr() {
+                Some(addr) => addr,
+                None => rt
+                    .host
+                    .root
+                    .links
+                    .get(super::cilium::agent::HOST_DEV)
+                    .filter(|_| rt.host.cilium.is_some())
+                    .and_then(|l| l.addrs.first())
+                    .and_then(|a| a.split('/').next())
+                    .and_then(|a| a.parse::<IpAddr>().ok()),
+            };
         }
         net.nodes.push(nn);
     }

@@ -1,5 +1,5 @@
-//! The netfilter hooks a packet passes on a node: each table's walk ([`nat_hook`],
-//! [`filter_hook`]) handing the walker the matched rules as typed hits, Felix's endpoint
+//! The netfilter hooks a packet passes on a node: each table's walk ([`table_hook`])
+//! handing the walker the matched rules as typed hits, Felix's endpoint
 //! chains read from them (policy hops), and the hop and rewrite a hook's step makes.
 
 use super::*;
@@ -195,12 +195,25 @@ fn nf_packet(host: &Host, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>) -> Pa
     p
 }
 
-/// Run one table's hook chain on the packet and say what it did: the deciding rule (and
-/// every rule that matched on the way, when one of them is a jump that returned), the
-/// rewrite, a drop. nat is consulted for the first packet of a connection only; that is
-/// the packet the walker follows.
-fn hook(host: &Host, hook: Hook, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>) -> HookStep {
-    let (table, chain) = (hook.table, hook.chain);
+/// Run one table's hook chain on the packet at `chain` and say what it did (`bridged`: a
+/// frame br_netfilter hands to iptables): the deciding rule (and every rule that matched
+/// on the way, when one of them is a jump that returned), the rewrite, a drop. nat is
+/// consulted for the first packet of a connection only; that is the packet the walker
+/// follows. filter makes a hop only when a rule dropped the packet.
+pub(super) fn table_hook(
+    host: &Host,
+    table: TableKind,
+    chain: &'static str,
+    bridged: bool,
+    pkt: &Pkt,
+    iif: Option<&str>,
+    oif: Option<&str>,
+) -> HookStep {
+    let hook = Hook {
+        table,
+        chain,
+        bridged,
+    };
     let tables = host.netfilter.family(pkt.dst.is_ipv6());
     let mut p = nf_packet(host, pkt, iif, oif);
     let t = tables.get(table).traverse_with(chain, &mut p, &host.ipsets);
@@ -241,6 +254,10 @@ fn hook(host: &Host, hook: Hook, pkt: &Pkt, iif: Option<&str>, oif: Option<&str>
         }
         NfDecision::Accept | NfDecision::Policy(NfPolicy::Accept) => {}
     }
+    if table == TableKind::Filter && step.drop.is_none() {
+        step.shown = None;
+        step.no_nat = false;
+    }
     step
 }
 
@@ -252,44 +269,4 @@ fn rule_entry(table: TableKind, hit: &Hit) -> Entry {
         number: hit.number,
         rule: hit.line(),
     }
-}
-
-/// The nat table's verdict on the packet at `chain` (`bridged`: a frame br_netfilter hands
-/// to iptables).
-pub(super) fn nat_hook(
-    host: &Host,
-    chain: &'static str,
-    bridged: bool,
-    pkt: &Pkt,
-    iif: Option<&str>,
-    oif: Option<&str>,
-) -> HookStep {
-    let h = Hook {
-        table: TableKind::Nat,
-        chain,
-        bridged,
-    };
-    hook(host, h, pkt, iif, oif)
-}
-
-/// The filter table's verdict on the packet at `chain`: a hop only when a rule dropped it.
-pub(super) fn filter_hook(
-    host: &Host,
-    chain: &'static str,
-    bridged: bool,
-    pkt: &Pkt,
-    iif: Option<&str>,
-    oif: Option<&str>,
-) -> HookStep {
-    let h = Hook {
-        table: TableKind::Filter,
-        chain,
-        bridged,
-    };
-    let mut step = hook(host, h, pkt, iif, oif);
-    if step.drop.is_none() {
-        step.shown = None;
-        step.no_nat = false;
-    }
-    step
 }

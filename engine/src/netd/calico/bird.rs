@@ -94,7 +94,7 @@ impl Mesh {
                 }));
             }
         }
-        PeerEntries { peers }
+        PeerEntries::new(peers)
     }
 
     /// A node's own blocks as BIRD's static protocol installs them: `blackhole <block>
@@ -399,7 +399,7 @@ mod tests {
         m.update(&nodes, &blocks, 5);
         let routes: Vec<String> = m
             .learned_routes()
-            .peers
+            .entries()
             .iter()
             .map(|p| p.route.to_ip_route())
             .collect();
@@ -412,7 +412,7 @@ mod tests {
         );
         nodes[1].up = false;
         m.update(&nodes, &blocks, 9);
-        assert_eq!(m.learned_routes().peers.len(), 1);
+        assert_eq!(m.learned_routes().entries().len(), 1);
         let status = m.status("node-1", None).unwrap().join("\n");
         assert!(
             status.contains("| 192.168.0.2  | node-to-node mesh | start | 00:00:09 |"),
