@@ -37,6 +37,20 @@ pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug + Send + Sync + 'stat
 
     /// Enter a stored object in the store's field indexes, after it was written.
     fn index(_index: &mut FieldIndexes, _obj: &Object<Self>) {}
+
+    /// The facts of the object as written that a watch event carries (see [`EventFacts`]).
+    fn event_facts(_obj: &Object<Self>) -> EventFacts {
+        EventFacts::default()
+    }
+}
+
+/// What a watch event says about the object it names, typed, for the informers' event
+/// filters: a real watch event carries the whole object, and a filtered handler (the
+/// scheduler's `unassignedPod`) looks at it without reading the store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventFacts {
+    /// A pod whose `spec.nodeName` is set (bound to a node).
+    pub assigned: bool,
 }
 
 /// The store's indexes on pod fields, kept on every pod write and delete, and the nodes'
@@ -325,6 +339,9 @@ pub struct WatchEvent {
     pub key: String,
     /// The object's resourceVersion after the write.
     pub resource_version: u64,
+    /// The object's facts as written (not part of the watch stream the views print).
+    #[serde(skip)]
+    pub facts: EventFacts,
 }
 
 /// A kind as an object's `kind` field spells it.
@@ -431,7 +448,14 @@ impl Revisions {
         }
     }
 
-    fn record(&mut self, event_type: EventType, kind: super::ApiKind, key: String, rv: u64) {
+    fn record(
+        &mut self,
+        event_type: EventType,
+        kind: super::ApiKind,
+        key: String,
+        rv: u64,
+        facts: EventFacts,
+    ) {
         if self.events.len() == WATCH_WINDOW {
             self.events.pop_front();
         }
@@ -441,6 +465,7 @@ impl Revisions {
             kind,
             key,
             resource_version: rv,
+            facts,
         });
         self.next_event += 1;
     }
@@ -528,8 +553,9 @@ impl<K: Kind> TableOps<'_, K> {
         obj.metadata.creation_tick = tick;
         let rv = obj.metadata.resource_version;
         self.revs.tap(EventType::Added, &obj);
+        let facts = K::event_facts(&obj);
         self.revs
-            .record(EventType::Added, K::API_KIND, obj.key(), rv);
+            .record(EventType::Added, K::API_KIND, obj.key(), rv, facts);
         K::index(self.index, &obj);
         Ok(self.table.entry(key).or_insert(obj))
     }
@@ -595,8 +621,10 @@ impl<K: Kind> TableOps<'_, K> {
         current.spec = obj.spec;
         K::index(self.index, current);
         let k = current.key();
+        let facts = K::event_facts(current);
         self.revs.tap(EventType::Modified, current);
-        self.revs.record(EventType::Modified, K::API_KIND, k, rv);
+        self.revs
+            .record(EventType::Modified, K::API_KIND, k, rv, facts);
         Ok(rv)
     }
 
@@ -633,8 +661,10 @@ impl<K: Kind> TableOps<'_, K> {
         current.metadata.resource_version = rv;
         K::index(self.index, current);
         let k = current.key();
+        let facts = K::event_facts(current);
         self.revs.tap(EventType::Modified, current);
-        self.revs.record(EventType::Modified, K::API_KIND, k, rv);
+        self.revs
+            .record(EventType::Modified, K::API_KIND, k, rv, facts);
         Ok(rv)
     }
 
@@ -727,8 +757,9 @@ impl<K: Kind> TableOps<'_, K> {
         let rv = self.revs.bump();
         // The DELETED event carries the object as it was last (kubectl prints that row).
         self.revs.tap(EventType::Deleted, &obj);
+        let facts = K::event_facts(&obj);
         self.revs
-            .record(EventType::Deleted, K::API_KIND, obj.key(), rv);
+            .record(EventType::Deleted, K::API_KIND, obj.key(), rv, facts);
         Ok(obj)
     }
 }

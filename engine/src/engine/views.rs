@@ -388,7 +388,7 @@ impl Lab {
                     ),
             );
         }
-        if out.lines.is_empty() {
+        if out.is_empty() {
             out.plain("No events yet");
         }
         out
@@ -699,14 +699,17 @@ impl Lab {
         show_events: bool,
     ) -> Result<Outcome, LabError> {
         let mut out = kind.describe(self, ns, name)?;
-        if !show_events
-            && let Some(at) = out.lines.iter().position(|l| {
-                l.spans
-                    .first()
-                    .is_some_and(|s| s.text.starts_with("Events:"))
+        let events_at = (!show_events)
+            .then(|| {
+                out.lines().position(|l| {
+                    l.spans
+                        .first()
+                        .is_some_and(|s| s.text.starts_with("Events:"))
+                })
             })
-        {
-            out.lines.truncate(at);
+            .flatten();
+        if let Some(at) = events_at {
+            out.truncate(at);
         }
         Ok(out)
     }
@@ -756,7 +759,7 @@ impl Lab {
                 (message, Role::Plain),
             ]);
         }
-        for l in t.render().lines {
+        for l in t.render().into_lines() {
             let mut spans = vec![crate::render::Span {
                 text: "  ".into(),
                 role: Role::Plain,
