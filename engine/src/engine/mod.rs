@@ -1012,7 +1012,11 @@ impl Lab {
     /// lines only when the output is shown).
     fn calls_since(&self, mark: u64) -> Outcome {
         let mut out = Outcome::empty();
-        out.calls(self.calls.since(mark));
+        out.later(
+            self.calls
+                .since(mark)
+                .map(|e| e as std::sync::Arc<dyn crate::render::ShownLine>),
+        );
         out
     }
 

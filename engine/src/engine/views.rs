@@ -37,6 +37,13 @@ pub(crate) fn call_line(e: &CallEvent) -> Line {
     .push(detail, role)
 }
 
+/// A call-log entry in a command's output is its trace line.
+impl crate::render::ShownLine for CallEvent {
+    fn shown_line(&self) -> Line {
+        call_line(self)
+    }
+}
+
 /// `format!("{prefix}{text:<width$} ")` without the formatting machinery (a call-log line
 /// is built for every event a command prints).
 fn padded(prefix: &str, text: &str, width: usize) -> String {

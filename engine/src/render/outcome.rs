@@ -2,7 +2,6 @@
 //! (plain text for scripts and tests, ANSI colours in the REPL, styled lines in the
 //! dashboard), so colour is decided at the edge.
 
-use crate::record::CallEvent;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -80,34 +79,41 @@ impl Line {
     }
 }
 
-/// One piece of a command's output: a line made when the command ran, or a call-log record
-/// made into its line only when the output is shown.
+/// A typed record that is one line of output, made only when the output is shown (a
+/// call-log entry: its trace line).
+pub trait ShownLine: std::fmt::Debug + Send + Sync {
+    /// The line it shows as.
+    fn shown_line(&self) -> Line;
+}
+
+/// One piece of a command's output: a line made when the command ran, or a record made
+/// into its line only when the output is shown.
 #[derive(Debug, Clone)]
 enum Item {
     Line(Line),
-    Call(Arc<CallEvent>),
+    Later(Arc<dyn ShownLine>),
 }
 
 impl Item {
     fn line(&self) -> Cow<'_, Line> {
         match self {
             Item::Line(l) => Cow::Borrowed(l),
-            Item::Call(e) => Cow::Owned(crate::engine::views::call_line(e)),
+            Item::Later(r) => Cow::Owned(r.shown_line()),
         }
     }
 
     fn into_line(self) -> Line {
         match self {
             Item::Line(l) => l,
-            Item::Call(e) => crate::engine::views::call_line(&e),
+            Item::Later(r) => r.shown_line(),
         }
     }
 }
 
-/// Everything a command printed: lines, and the call-log records it caused (the trace a
+/// Everything a command printed: lines, and records it caused (the call-log trace a
 /// command prints after its own lines), kept typed and made into lines only when a front
-/// end asks ([`Outcome::lines`], [`Outcome::to_text`]). The records are shared with the
-/// call log, so the log's ring may drop them before the output is shown.
+/// end asks ([`Outcome::lines`], [`Outcome::to_text`]). The records are shared, so the
+/// log that holds them may drop them before the output is shown.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
     items: Vec<Item>,
@@ -175,9 +181,10 @@ impl Outcome {
         }
     }
 
-    /// Add call-log records, each shown as its trace line (`  kubelet(node-1)  ADD  …`).
-    pub(crate) fn calls(&mut self, calls: impl IntoIterator<Item = Arc<CallEvent>>) {
-        self.items.extend(calls.into_iter().map(Item::Call));
+    /// Add records, each made into its line only when shown (a command's call-log
+    /// entries: `  kubelet(node-1)  ADD  …`).
+    pub fn later(&mut self, records: impl IntoIterator<Item = Arc<dyn ShownLine>>) {
+        self.items.extend(records.into_iter().map(Item::Later));
     }
 
     /// Append another outcome.
