@@ -69,8 +69,8 @@ pub fn paint_line(line: &Line) -> String {
 /// An outcome in colour, one line per line, each ending in a newline.
 pub fn paint(out: &Outcome) -> String {
     let mut s = String::new();
-    for l in &out.lines {
-        s.push_str(&paint_line(l));
+    for l in out.lines() {
+        s.push_str(&paint_line(&l));
         s.push('\n');
     }
     s

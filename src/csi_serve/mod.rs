@@ -213,7 +213,7 @@ pub fn run(lab: &mut Lab, opts: &ServeOptions, out: &mut dyn Write) -> Result<u8
 /// character (see `render::escape`): a volume name, a node ID or a status message a client
 /// sent is its bytes, and an ESC in them must not retitle or clear the terminal.
 fn say(out: &mut dyn Write, lines: Vec<lab_engine::render::Line>) {
-    let text = lab_engine::render::Outcome { lines }.to_text();
+    let text = lab_engine::render::Outcome::from(lines).to_text();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
 }

@@ -35,7 +35,7 @@ fn a_remote_call_is_a_csi_call() {
     let out = local
         .execute(&format!("csi call CreateVolume '{}'", create()))
         .expect("csi call succeeds");
-    let text: String = out.lines.iter().map(|l| l.text() + "\n").collect();
+    let text: String = out.lines().map(|l| l.text() + "\n").collect();
     assert!(text.contains(&id), "{text}");
 
     // Journaled: a save of the remote lab replays to the same driver state.

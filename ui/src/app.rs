@@ -1239,7 +1239,7 @@ impl App {
             }
         };
         let left = self.desk.reset_keeping_lessons(false);
-        for l in left.lines {
+        for l in left.into_lines() {
             self.push_output(l);
         }
         self.playback = Some(Playback::new(
@@ -1542,12 +1542,12 @@ impl App {
         let call_mark = self.desk.lab.calls().next_seq();
         match self.desk.execute(line) {
             Ok(out) => {
-                let n = out.lines.len();
+                let n = out.len();
                 // A lesson's teaching text goes to the Lesson pane alone when it is on screen.
                 let beside = self.desk.lessons.session.is_some()
                     && view::lesson_on_screen(self, self.ui.area);
                 let mut noted = false;
-                for l in out.lines {
+                for l in out.into_lines() {
                     if beside
                         && l.spans.iter().all(|s| s.role == Role::Prose)
                         && !l.spans.is_empty()
@@ -1566,7 +1566,7 @@ impl App {
                 self.flash(format!("✓ {line}"), FlashLevel::Info);
             }
             Err(e) => {
-                for l in e.output.lines {
+                for l in e.output.into_lines() {
                     self.push_output(l);
                 }
                 if e.is_help {
@@ -1979,7 +1979,7 @@ impl App {
             )));
             self.flash(format!("no {plural} to list"), FlashLevel::Warn);
         } else {
-            let mut lines = listing.table.render().lines.into_iter();
+            let mut lines = listing.table.render().into_lines().into_iter();
             if let Some(header) = lines.next() {
                 self.push_output(header);
             }

@@ -19,8 +19,8 @@ pub use reference::{ApiKind, ObjectRef};
 pub use storage::*;
 pub(crate) use store::WatchTap;
 pub use store::{
-    ApiError, EventType, FieldIndexes, Kind, NodeNetFields, Object, Revisions, Table, TableOps,
-    WatchEvent, no_namespace,
+    ApiError, EventFacts, EventType, FieldIndexes, Kind, NodeNetFields, Object, Revisions, Table,
+    TableOps, WatchEvent, no_namespace,
 };
 
 /// Every table of the cluster plus the shared revision counters, and one accessor per

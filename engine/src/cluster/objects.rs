@@ -267,6 +267,12 @@ impl Kind for PodSpec {
     fn index(index: &mut super::store::FieldIndexes, obj: &super::Object<Self>) {
         index.index_pod(obj);
     }
+
+    fn event_facts(obj: &super::Object<Self>) -> super::store::EventFacts {
+        super::store::EventFacts {
+            assigned: !obj.spec.node_name.is_empty(),
+        }
+    }
 }
 
 /// `status.podIPs[]`.

@@ -42,6 +42,20 @@ pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug + Send + Sync + 'stat
 
     /// Enter a stored object in the store's field indexes, after it was written.
     fn index(_index: &mut FieldIndexes, _obj: &Object<Self>) {}
+
+    /// The facts of the object as written that a watch event carries (see [`EventFacts`]).
+    fn event_facts(_obj: &Object<Self>) -> EventFacts {
+        EventFacts::default()
+    }
+}
+
+/// What a watch event says about the object it names, typed, for the informers' event
+/// filters: a real watch event carries the whole object, and a filtered handler (the
+/// scheduler's `unassignedPod`) looks at it without reading the store.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventFacts {
+    /// A pod whose `spec.nodeName` is set (bound to a node).
+    pub assigned: bool,
 }
 
 /// The store's indexes on pod fields, kept on every pod write and delete, and the nodes'
@@ -330,6 +344,9 @@ pub struct WatchEvent {
     pub key: String,
     /// The object's resourceVersion after the write.
     pub resource_version: u64,
+    /// The object's facts as written (not part of the watch stream the views print).
+    #[serde(skip)]
+    pub facts: EventFacts,
 }
 
 /// A kind as an object's `kind` field spells it.
@@ -436,7 +453,14 @@ impl Revisions {
         }
     }
 
-    fn record(&mut self, event_type: EventType, kind: super::ApiKind, key: String, rv: u64) {
+    fn record(
+        &mut self,
+        event_type: EventType,
+        kind: super::ApiKind,
+        key: String,
+        rv: u64,
+        facts: EventFacts,
+    ) {
         if self.events.len() == WATCH_WINDOW {
             self.events.pop_front();
         }
@@ -446,6 +470,7 @@ impl Revisions {
             kind,
             key,
             resource_version: rv,
+            facts,
         });
         self.next_event += 1;
     }
@@ -535,8 +560,9 @@ impl<K: Kind> TableOps<'_, K> {
         obj.metadata.creation_tick = tick;
         let rv = obj.metadata.resource_version;
         self.revs.tap(EventType::Added, &obj);
+        let facts = K::event_facts(&obj);
         self.revs
-            .record(EventType::Added, K::API_KIND, obj.key(), rv);
+            .record(EventType::Added, K::API_KIND, obj.key(), rv, facts);
         K::index(self.index, &obj);
         self.labels.insert::<K>(&obj.metadata);
         Ok(self.table.entry(key).or_insert(obj))
@@ -652,8 +678,10 @@ impl<K: Kind> TableOps<'_, K> {
         }
         current.metadata.resource_version = rv;
         let k = current.key();
+        let facts = K::event_facts(current);
         self.revs.tap(EventType::Modified, current);
-        self.revs.record(EventType::Modified, K::API_KIND, k, rv);
+        self.revs
+            .record(EventType::Modified, K::API_KIND, k, rv, facts);
         Ok(rv)
     }
 
@@ -690,8 +718,10 @@ impl<K: Kind> TableOps<'_, K> {
         current.metadata.resource_version = rv;
         K::index(self.index, current);
         let k = current.key();
+        let facts = K::event_facts(current);
         self.revs.tap(EventType::Modified, current);
-        self.revs.record(EventType::Modified, K::API_KIND, k, rv);
+        self.revs
+            .record(EventType::Modified, K::API_KIND, k, rv, facts);
         Ok(rv)
     }
 
@@ -785,8 +815,9 @@ impl<K: Kind> TableOps<'_, K> {
         let rv = self.revs.bump();
         // The DELETED event carries the object as it was last (kubectl prints that row).
         self.revs.tap(EventType::Deleted, &obj);
+        let facts = K::event_facts(&obj);
         self.revs
-            .record(EventType::Deleted, K::API_KIND, obj.key(), rv);
+            .record(EventType::Deleted, K::API_KIND, obj.key(), rv, facts);
         Ok(obj)
     }
 }

@@ -58,7 +58,7 @@ pub fn checks_markdown(predicates: &[(&str, &str)]) -> String {
 /// top-level command the overview did not list, under "Other commands".
 fn groups() -> Vec<(String, Vec<String>)> {
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
-    for line in help::overview().lines {
+    for line in help::overview().into_lines() {
         let mut spans = line.spans.iter().filter(|s| !s.text.trim().is_empty());
         let Some(first) = spans.next() else { continue };
         match first.role {

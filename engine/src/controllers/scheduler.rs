@@ -46,16 +46,24 @@ fn unassigned(p: &Object<PodSpec>) -> bool {
     p.metadata.deletion_tick.is_none() && p.spec.node_name.is_empty()
 }
 
+/// The informer's filter on the event itself: a pod written with `spec.nodeName` stays
+/// assigned (the field is never cleared), so only events of pods written without one can
+/// bring a pod to the queue. A pod created bound (`pod create --node`) is never looked up.
+fn may_be_unassigned(e: &crate::cluster::WatchEvent) -> bool {
+    !e.facts.assigned
+}
+
 impl Scheduler {
     /// The scheduling cycle up to VolumeBinding's PreBind for every pod with no node that
     /// uses a WaitForFirstConsumer claim: the claim gets `volume.kubernetes.io/selected-node`
     /// = the node the cycle picks, and the pod is not bound yet (`pvc bind` in step mode).
     /// A pod with `spec.nodeName` never gets here, so its claims are never given a node.
     pub(crate) fn schedule_wffc_claims(&mut self, ctx: &mut Ctx<'_>) -> bool {
-        let pending: Vec<Object<PodSpec>> = self.unscheduled.select(
+        let pending: Vec<Object<PodSpec>> = self.unscheduled.select_filtered(
             &ctx.api.revs,
             &ctx.api.pods,
             crate::storage::work::only_own,
+            may_be_unassigned,
             unassigned,
         );
         let mut changed = false;
@@ -71,10 +79,11 @@ impl Scheduler {
     /// Node event first, as its informer would, so nodes keep their arrival order.
     pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
         self.cache.refresh_nodes(&ctx.api.revs, &ctx.api.nodes);
-        let pending: Vec<Object<PodSpec>> = self.unscheduled.select(
+        let pending: Vec<Object<PodSpec>> = self.unscheduled.select_filtered(
             &ctx.api.revs,
             &ctx.api.pods,
             crate::storage::work::only_own,
+            may_be_unassigned,
             unassigned,
         );
         let mut changed = false;

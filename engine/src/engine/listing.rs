@@ -315,7 +315,7 @@ impl Lab {
                         out.line(Line::new().push(format!("{resource}/{n}"), Role::Name));
                     }
                 }
-                if out.lines.is_empty() && !asked_by_name {
+                if out.is_empty() && !asked_by_name {
                     none()
                 } else {
                     out
@@ -334,12 +334,12 @@ impl Lab {
                 }
                 let mut out = Outcome::empty();
                 for (_, t) in tables.into_iter().filter(|(_, t)| !t.is_empty()) {
-                    if !out.lines.is_empty() {
+                    if !out.is_empty() {
                         out.plain("");
                     }
                     out.extend(t.render());
                 }
-                if out.lines.is_empty() && !asked_by_name {
+                if out.is_empty() && !asked_by_name {
                     none()
                 } else {
                     out

@@ -1022,14 +1022,15 @@ impl Lab {
         self.calls.push(e)
     }
 
-    /// The call-log entries since `mark`, rendered as the short trace a command prints.
+    /// The call-log entries since `mark`, as the short trace a command prints (made into
+    /// lines only when the output is shown).
     fn calls_since(&self, mark: u64) -> Outcome {
         let mut out = Outcome::empty();
-        for seq in mark..self.calls.next_seq() {
-            if let Some(e) = self.calls.get(seq) {
-                out.line(views::call_line(e));
-            }
-        }
+        out.later(
+            self.calls
+                .since(mark)
+                .map(|e| e as std::sync::Arc<dyn crate::render::ShownLine>),
+        );
         out
     }
 
@@ -1273,6 +1274,34 @@ node add node-2 --cidr 10.244.2.0/24 --ip 192.168.0.2 --zone zone-2
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A command's trace is printed from the call log's records, made into lines when
+    /// shown: the same lines `show calls` gives for them, and still there after the log's
+    /// ring has dropped those records (a `run FILE` that prints late, a busy lab).
+    #[test]
+    fn a_command_prints_its_calls_even_after_the_log_dropped_them() {
+        let mut lab = Lab::new();
+        let mark = lab.calls.next_seq();
+        let out = lab.execute("pod create a --node node-1").unwrap();
+        let calls: Vec<String> = (mark..lab.calls.next_seq())
+            .filter_map(|seq| lab.calls.get(seq))
+            .map(|e| views::call_line(e).text())
+            .collect();
+        assert!(calls.len() > 3, "{calls:?}");
+        let text = out.to_text();
+        let shown: Vec<String> = out.lines().map(|l| l.text()).collect();
+        assert!(shown.ends_with(&calls), "{shown:?}");
+        for i in 0..(CALL_LOG_SIZE / calls.len() + 2) {
+            let _ = lab.execute(&format!("pod create p{i} --node node-2"));
+            let _ = lab.execute(&format!("pod delete p{i}"));
+        }
+        assert!(
+            lab.calls.get(mark).is_none(),
+            "the ring dropped the records"
+        );
+        assert_eq!(out.to_text(), text);
+        assert_eq!(out.clone().into_lines().len(), shown.len());
+    }
 
     /// What the copy does stays in the copy, under every network (their daemons share
     /// tables and a datastore with the nodes).

@@ -53,7 +53,7 @@ pub(crate) fn network_lines(out: &mut Outcome, p: &Object<PodSpec>) {
             if default { "yes".into() } else { String::new() },
         ]);
     }
-    for l in t.render().lines {
+    for l in t.render().into_lines() {
         let mut spans = vec![crate::render::Span {
             text: "  ".into(),
             role: Role::Plain,

@@ -37,6 +37,13 @@ pub(crate) fn call_line(e: &CallEvent) -> Line {
     .push(detail, role)
 }
 
+/// A call-log entry in a command's output is its trace line.
+impl crate::render::ShownLine for CallEvent {
+    fn shown_line(&self) -> Line {
+        call_line(self)
+    }
+}
+
 /// `format!("{prefix}{text:<width$} ")` without the formatting machinery (a call-log line
 /// is built for every event a command prints).
 fn padded(prefix: &str, text: &str, width: usize) -> String {
@@ -388,7 +395,7 @@ impl Lab {
                     ),
             );
         }
-        if out.lines.is_empty() {
+        if out.is_empty() {
             out.plain("No events yet");
         }
         out
@@ -699,14 +706,17 @@ impl Lab {
         show_events: bool,
     ) -> Result<Outcome, LabError> {
         let mut out = kind.describe(self, ns, name)?;
-        if !show_events
-            && let Some(at) = out.lines.iter().position(|l| {
-                l.spans
-                    .first()
-                    .is_some_and(|s| s.text.starts_with("Events:"))
+        let events_at = (!show_events)
+            .then(|| {
+                out.lines().position(|l| {
+                    l.spans
+                        .first()
+                        .is_some_and(|s| s.text.starts_with("Events:"))
+                })
             })
-        {
-            out.lines.truncate(at);
+            .flatten();
+        if let Some(at) = events_at {
+            out.truncate(at);
         }
         Ok(out)
     }
@@ -756,7 +766,7 @@ impl Lab {
                 (message, Role::Plain),
             ]);
         }
-        for l in t.render().lines {
+        for l in t.render().into_lines() {
             let mut spans = vec![crate::render::Span {
                 text: "  ".into(),
                 role: Role::Plain,

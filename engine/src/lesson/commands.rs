@@ -406,7 +406,7 @@ impl Desk {
                 titles.push(crate::util::clip::fit(&l.title, 76));
             }
             let rendered = t.render();
-            let mut rows = rendered.lines.into_iter();
+            let mut rows = rendered.into_lines().into_iter();
             if let Some(header) = rows.next() {
                 out.line(header);
             }
@@ -798,7 +798,7 @@ impl Desk {
         for ev in play::plan(lesson, opts) {
             match ev {
                 PlayEvent::Title(h) | PlayEvent::Heading(h) => {
-                    if !out.lines.is_empty() {
+                    if !out.is_empty() {
                         out.plain("");
                     }
                     out.line(Line::styled(format!("── {h}"), Role::Header));

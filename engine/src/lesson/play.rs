@@ -416,7 +416,7 @@ impl super::Desk {
             .find_variant(id, opts.variant)
             .map_err(crate::engine::LabError::msg)?;
         let left = self.reset_keeping_lessons(false);
-        if !left.lines.is_empty() {
+        if !left.is_empty() {
             sink.show(&left);
         }
         self.play_events(plan(&lesson, opts), sink, true);

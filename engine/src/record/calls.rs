@@ -6,6 +6,7 @@ use super::call::{CallEvent, Event};
 use super::wire::{CsiCall, WireRecord};
 use crate::cluster::ObjectRef;
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 /// A bounded ring with absolute sequence numbers.
 #[derive(Debug, Clone)]
@@ -72,7 +73,9 @@ impl<T> Ring<T> {
 /// aggregation of a repeat ([`CallLog::repeats_recent_event`]) is a lookup, not a scan.
 #[derive(Debug, Clone)]
 pub struct CallLog {
-    ring: Ring<CallEvent>,
+    /// The entries, shared (an [`crate::render::Outcome`] holds the ones its command caused
+    /// until it is shown, and a copy of the lab shares them).
+    ring: Ring<Arc<CallEvent>>,
     /// Event key hash → the sequence number of the latest entry with that key. Only
     /// lookups read it (output never does); entries older than the window are pruned.
     latest_event: rustc_hash::FxHashMap<u64, u64>,
@@ -94,7 +97,7 @@ impl CallLog {
     pub fn push(&mut self, mut item: CallEvent) -> u64 {
         item.set_seq(self.ring.next_seq());
         let key = item.event().map(event_key);
-        let seq = self.ring.push(item);
+        let seq = self.ring.push(Arc::new(item));
         if let Some(key) = key {
             self.latest_event.insert(key, seq);
             if self.latest_event.len() > 8 * REPEAT_WINDOW as usize {
@@ -118,11 +121,10 @@ impl CallLog {
         let found = self
             .latest_event
             .get(&key)
-            .is_some_and(|&seq| seq >= self.window_floor() && self.ring.get(seq).is_some_and(same));
+            .is_some_and(|&seq| seq >= self.window_floor() && self.get(seq).is_some_and(same));
         debug_assert_eq!(
             found,
-            self.ring
-                .iter()
+            self.iter()
                 .rev()
                 .take(REPEAT_WINDOW as usize)
                 .any(|(_, e)| same(e)),
@@ -138,7 +140,7 @@ impl CallLog {
         object: &'a ObjectRef,
         uid: Option<&'a str>,
     ) -> impl Iterator<Item = (&'a CallEvent, &'a Event)> + 'a {
-        self.ring.iter().filter_map(move |(_, e)| {
+        self.iter().filter_map(move |(_, e)| {
             let ev = e.event()?;
             let this = &ev.object == object
                 && uid.is_none_or(|u| ev.uid.as_deref().is_none_or(|v| v == u));
@@ -148,9 +150,7 @@ impl CallLog {
 
     /// Every Kubernetes event still kept, in the order recorded.
     pub(crate) fn all_events(&self) -> impl Iterator<Item = (&CallEvent, &Event)> {
-        self.ring
-            .iter()
-            .filter_map(|(_, e)| e.event().map(|ev| (e, ev)))
+        self.iter().filter_map(|(_, e)| e.event().map(|ev| (e, ev)))
     }
 
     /// Whether an event with `reason` was recorded about `object` (any incarnation).
@@ -161,17 +161,41 @@ impl CallLog {
     /// The latest CSI call of `rpc` (`NodeStageVolume`) still kept, with its wire record's
     /// number.
     pub(crate) fn latest_csi_call(&self, rpc: &str) -> Option<(u64, &CsiCall)> {
-        self.ring
-            .iter()
+        self.iter()
             .rev()
             .find_map(|(_, e)| e.csi().filter(|(_, c)| c.rpc == rpc))
     }
 }
 
-impl std::ops::Deref for CallLog {
-    type Target = Ring<CallEvent>;
-    fn deref(&self) -> &Ring<CallEvent> {
-        &self.ring
+impl CallLog {
+    /// The entry with this sequence number, if still kept.
+    pub fn get(&self, seq: u64) -> Option<&CallEvent> {
+        self.ring.get(seq).map(|e| &**e)
+    }
+
+    /// The kept entries with their sequence numbers, oldest first.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (u64, &CallEvent)> {
+        self.ring.iter().map(|(seq, e)| (seq, &**e))
+    }
+
+    /// The kept entries from sequence number `mark` on, shared.
+    pub(crate) fn since(&self, mark: u64) -> impl Iterator<Item = Arc<CallEvent>> + '_ {
+        (mark..self.ring.next_seq()).filter_map(|seq| self.ring.get(seq).cloned())
+    }
+
+    /// The sequence number the next entry will get.
+    pub fn next_seq(&self) -> u64 {
+        self.ring.next_seq()
+    }
+
+    /// Number of kept entries.
+    pub fn len(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Whether nothing is kept.
+    pub fn is_empty(&self) -> bool {
+        self.ring.is_empty()
     }
 }
 

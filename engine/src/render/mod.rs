@@ -9,5 +9,5 @@ pub mod yaml;
 
 pub use error::{error_prefix, error_text};
 pub use escape::escape_controls;
-pub use outcome::{Line, Outcome, Role, Span};
+pub use outcome::{Line, Outcome, Role, ShownLine, Span};
 pub use table::Table;

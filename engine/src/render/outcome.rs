@@ -3,6 +3,8 @@
 //! dashboard), so colour is decided at the edge.
 
 use serde::Serialize;
+use std::borrow::Cow;
+use std::sync::Arc;
 
 /// The meaning of a piece of output, which a painter maps to a style.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -77,11 +79,83 @@ impl Line {
     }
 }
 
-/// Everything a command printed.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+/// A typed record that is one line of output, made only when the output is shown (a
+/// call-log entry: its trace line).
+pub trait ShownLine: std::fmt::Debug + Send + Sync {
+    /// The line it shows as.
+    fn shown_line(&self) -> Line;
+}
+
+/// One piece of a command's output: a line made when the command ran, or a record made
+/// into its line only when the output is shown.
+#[derive(Debug, Clone)]
+enum Item {
+    Line(Line),
+    Later(Arc<dyn ShownLine>),
+}
+
+impl Item {
+    fn line(&self) -> Cow<'_, Line> {
+        match self {
+            Item::Line(l) => Cow::Borrowed(l),
+            Item::Later(r) => Cow::Owned(r.shown_line()),
+        }
+    }
+
+    fn into_line(self) -> Line {
+        match self {
+            Item::Line(l) => l,
+            Item::Later(r) => r.shown_line(),
+        }
+    }
+}
+
+/// Everything a command printed: lines, and records it caused (the call-log trace a
+/// command prints after its own lines), kept typed and made into lines only when a front
+/// end asks ([`Outcome::lines`], [`Outcome::to_text`]). The records are shared, so the
+/// log that holds them may drop them before the output is shown.
+#[derive(Debug, Clone, Default)]
 pub struct Outcome {
-    /// The lines, in order.
-    pub lines: Vec<Line>,
+    items: Vec<Item>,
+}
+
+impl PartialEq for Outcome {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.lines().eq(other.lines())
+    }
+}
+
+impl Eq for Outcome {}
+
+impl Serialize for Outcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct Lines<'a>(&'a Outcome);
+        impl Serialize for Lines<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.lines())
+            }
+        }
+        let mut st = s.serialize_struct("Outcome", 1)?;
+        st.serialize_field("lines", &Lines(self))?;
+        st.end()
+    }
+}
+
+impl From<Vec<Line>> for Outcome {
+    fn from(lines: Vec<Line>) -> Self {
+        Outcome {
+            items: lines.into_iter().map(Item::Line).collect(),
+        }
+    }
+}
+
+impl FromIterator<Line> for Outcome {
+    fn from_iter<I: IntoIterator<Item = Line>>(iter: I) -> Self {
+        Outcome {
+            items: iter.into_iter().map(Item::Line).collect(),
+        }
+    }
 }
 
 impl Outcome {
@@ -92,36 +166,67 @@ impl Outcome {
 
     /// Add a line.
     pub fn line(&mut self, line: Line) {
-        self.lines.push(line);
+        self.items.push(Item::Line(line));
     }
 
     /// Add a plain line.
     pub fn plain(&mut self, text: impl Into<String>) {
-        self.lines.push(Line::plain(text));
+        self.line(Line::plain(text));
     }
 
     /// Add each line of a multi-line text with one role.
     pub fn block(&mut self, text: &str, role: Role) {
         for l in text.lines() {
-            self.lines.push(Line::styled(l, role));
+            self.line(Line::styled(l, role));
         }
+    }
+
+    /// Add records, each made into its line only when shown (a command's call-log
+    /// entries: `  kubelet(node-1)  ADD  …`).
+    pub fn later(&mut self, records: impl IntoIterator<Item = Arc<dyn ShownLine>>) {
+        self.items.extend(records.into_iter().map(Item::Later));
     }
 
     /// Append another outcome.
     pub fn extend(&mut self, other: Outcome) {
-        self.lines.extend(other.lines);
+        self.items.extend(other.items);
+    }
+
+    /// How many lines it shows.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether it shows nothing.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The lines, in order; call-log records are made into lines here.
+    pub fn lines(&self) -> impl ExactSizeIterator<Item = Cow<'_, Line>> + DoubleEndedIterator {
+        self.items.iter().map(Item::line)
+    }
+
+    /// The lines, in order, taken out.
+    pub fn into_lines(self) -> Vec<Line> {
+        self.items.into_iter().map(Item::into_line).collect()
+    }
+
+    /// Keep only the first `n` lines.
+    pub fn truncate(&mut self, n: usize) {
+        self.items.truncate(n);
     }
 
     /// Plain text, one line per line, each ending in a newline; control characters are
     /// escaped (see [`super::escape`]).
     pub fn to_text(&self) -> String {
-        let len: usize = self
-            .lines
+        let lines: Vec<Cow<'_, Line>> = self.lines().collect();
+        let len: usize = lines
             .iter()
             .map(|l| 1 + l.spans.iter().map(|s| s.text.len()).sum::<usize>())
             .sum();
         let mut s = String::with_capacity(len);
-        for l in &self.lines {
+        for l in &lines {
             // Escaping goes character by character, so span by span is the same.
             for span in &l.spans {
                 s.push_str(&super::escape_controls(&span.text));

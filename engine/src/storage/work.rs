@@ -88,7 +88,23 @@ impl WorkSet {
         &mut self,
         revs: &Revisions,
         table: &Table<K>,
+        related: impl FnMut(&WatchEvent, &mut BTreeSet<ObjKey>),
+        keep: impl Fn(&Object<K>) -> bool,
+    ) -> Vec<Object<K>> {
+        self.select_filtered(revs, table, related, |_| true, keep)
+    }
+
+    /// [`select`](Self::select) for an informer whose event handler is filtered: an event
+    /// of kind `K` is looked at only when `wanted` says the object it carries could pass
+    /// `keep` (the scheduler's `unassignedPod`: a pod written with a node never needs it
+    /// again, so its events are not even looked up). `wanted` must never turn away an
+    /// event of an object `keep` would pass.
+    pub fn select_filtered<K: Kind>(
+        &mut self,
+        revs: &Revisions,
+        table: &Table<K>,
         mut related: impl FnMut(&WatchEvent, &mut BTreeSet<ObjKey>),
+        wanted: impl Fn(&WatchEvent) -> bool,
         keep: impl Fn(&Object<K>) -> bool,
     ) -> Vec<Object<K>> {
         let events = self.seen.and_then(|seen| events_from(revs, seen));
@@ -106,7 +122,7 @@ impl WorkSet {
                 }
                 let mut candidates: BTreeSet<ObjKey> = self.pending.drain(..).collect();
                 while let Some(e) = first {
-                    if e.kind == K::API_KIND {
+                    if e.kind == K::API_KIND && wanted(e) {
                         candidates.insert(event_key(e));
                     }
                     related(e, &mut candidates);

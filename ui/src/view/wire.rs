@@ -45,8 +45,8 @@ pub fn lines(app: &App, _width: u16) -> Vec<Line<'static>> {
         };
         // The same rendering `show wire N` prints, styled by role.
         let detail = lab_engine::engine::views::wire_detail(seq, rec);
-        for l in &detail.lines {
-            let painted = super::paint(t, l);
+        for l in detail.lines() {
+            let painted = super::paint(t, &l);
             out.push(Line::from(
                 painted
                     .spans
