@@ -637,8 +637,10 @@ impl<K: Kind> TableOps<'_, K> {
             self.labels.insert::<K>(&current.metadata);
         }
         let k = current.key();
+        let facts = K::event_facts(current);
         self.revs.tap(EventType::Modified, current);
-        self.revs.record(EventType::Modified, K::API_KIND, k, rv);
+        self.revs
+            .record(EventType::Modified, K::API_KIND, k, rv, facts);
         Ok(rv)
     }
 
@@ -673,9 +675,11 @@ impl<K: Kind> TableOps<'_, K> {
                 name: name.to_string(),
             });
         };
+        self.labels.remove::<K>(&current.metadata);
         for (k, v) in labels {
             current.metadata.labels.insert(k.to_string(), v.to_string());
         }
+        self.labels.insert::<K>(&current.metadata);
         current.metadata.resource_version = rv;
         let k = current.key();
         let facts = K::event_facts(current);
