@@ -105,10 +105,9 @@ fn layout_script(header: &str, nodes: u32, (base, prefix): (u32, u8), zones: u32
 }
 
 /// Run a script of lab commands on `desk`; the first failure is an error naming its line.
-/// The lines' output is not kept, so the calls they make are recorded but not rendered
-/// into it (the error's message is all a failure reports).
+/// The lines' output is dropped unread (an `Outcome` draws its calls' lines only when shown),
+/// and the error's message is all a failure reports.
 pub(crate) fn apply_script(desk: &mut Desk, origin: &str, text: &str) -> Result<(), String> {
-    let echo = std::mem::replace(&mut desk.lab.echo_calls, false);
     let mut result = Ok(());
     for (line_no, line) in logical_lines(text) {
         if let Err(e) = desk.execute(&line) {
@@ -116,7 +115,6 @@ pub(crate) fn apply_script(desk: &mut Desk, origin: &str, text: &str) -> Result<
             break;
         }
     }
-    desk.lab.echo_calls = echo;
     result
 }
 

@@ -251,11 +251,6 @@ pub struct Lab {
     /// The clock after each event, the snapshots rewinding replays from, and while
     /// rewound the present (see [`timeline`]).
     pub(crate) history: timeline::History,
-    /// Whether a command's output ends with the lines of the calls it made (see
-    /// [`Lab::apply`]). False only while a preset's script builds the lab
-    /// (`crate::presets`): that output is dropped unread, and rendering it was a tenth of
-    /// building `--preset k8s-limits`. The calls are recorded all the same.
-    pub(crate) echo_calls: bool,
 }
 
 /// The capabilities the sidecars and kubelet learned from the driver when they started
@@ -330,7 +325,6 @@ impl Lab {
             shown: Vec::new(),
             watch_started: None,
             history: timeline::History::default(),
-            echo_calls: true,
         };
         for ns in ["default", "kube-system"] {
             let mut obj = crate::cluster::Object::new(ns, "", crate::cluster::NamespaceSpec {});
@@ -497,9 +491,6 @@ impl Lab {
         // Node agents are not stepped controllers: the network's daemons take in every
         // change (calico-node, cilium-agent; flanneld acts on Node events alone).
         self.network_sync();
-        if !self.echo_calls {
-            return result;
-        }
         match result {
             Ok(mut out) => {
                 out.extend(self.calls_since(mark));
@@ -1078,7 +1069,6 @@ impl Clone for Lab {
             watch_started: self.watch_started.clone(),
             history: self.history.clone(),
             // A copy is a lab a learner may use (rewinding, what-ifs): it echoes.
-            echo_calls: true,
         };
         lab.network.relink(&mut lab.nodes);
         lab
