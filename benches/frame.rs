@@ -18,6 +18,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::time::{Duration, Instant};
 
+// The same allocator the binary uses.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const NODES: u32 = 400;
 
 fn big_lab(pods: u32) -> Lab {

@@ -20,6 +20,11 @@
 use lab_engine::engine::Lab;
 use std::time::{Duration, Instant};
 
+// The same allocator the binary uses (`src/main.rs`), so the figures are what a learner
+// running `cni-csi-lab --preset k8s-limits` gets.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// User + system CPU time of this process, from /proc/self/stat (clock ticks of 10 ms).
 fn cpu() -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
