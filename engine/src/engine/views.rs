@@ -42,6 +42,19 @@ impl crate::render::ShownLine for CallEvent {
     fn shown_line(&self) -> Line {
         call_line(self)
     }
+
+    /// [`call_line`]'s text, written straight into `out` (`run FILE` prints every
+    /// command's trace this way).
+    fn write_text(&self, out: &mut String) {
+        let start = out.len();
+        out.push_str("  ");
+        self.write_actor(out);
+        pad(out, start + 2, 20);
+        let action = out.len();
+        out.push_str(self.action());
+        pad(out, action, 15);
+        self.write_detail(out);
+    }
 }
 
 /// `format!("{prefix}{text:<width$} ")` without the formatting machinery (a call-log line
@@ -1100,5 +1113,70 @@ mod qos_tests {
             qos_class(&pod(&[("cpu", "2"), ("memory", "1Gi")], &[("cpu", "1")])),
             "Burstable"
         );
+    }
+}
+
+#[cfg(test)]
+mod trace_text_tests {
+    use crate::engine::Lab;
+    use crate::record::call::{Actor, Event, Message, What};
+    use crate::record::{CallEvent, Level};
+    use crate::render::{Outcome, ShownLine};
+    use std::sync::Arc;
+
+    /// `run FILE` writes each trace line's text straight from the record; the dashboard
+    /// and the REPL build the line. Both must read the same for every kind of entry.
+    #[test]
+    fn a_trace_line_written_as_text_reads_as_its_line() {
+        let mut lab = Lab::new();
+        for line in [
+            "pvc create data --size 1Gi",
+            "pod create web --node node-1 -l app=web --pvc data",
+            "pod create db",
+            "fault inject cni-plugin-error --node node-2",
+            "pod create broken --node node-2",
+            "pod delete web",
+            "node cordon node-1",
+            "tick 30",
+        ] {
+            let _ = lab.execute(line);
+        }
+        let mut kinds = std::collections::HashSet::new();
+        for (_, e) in lab.calls().iter() {
+            let mut text = String::new();
+            e.write_text(&mut text);
+            assert_eq!(text, e.shown_line().text(), "{e:?}");
+            kinds.insert(std::mem::discriminant(e.what()));
+        }
+        assert!(kinds.len() >= 5, "only {} kinds of entries", kinds.len());
+    }
+
+    /// A record's text is escaped as a line's is: nothing from outside reaches the
+    /// terminal raw, wide actors still pad to their column.
+    #[test]
+    fn a_trace_record_with_controls_is_escaped_when_printed() {
+        let event = Event {
+            reason: "Failed",
+            object: crate::cluster::ObjectRef::new(crate::cluster::ApiKind::Pod, "default", "p"),
+            uid: None,
+            message: Message::Text("bad \x1b]0;pwned\x07 name · ok".into()),
+        };
+        let entry = CallEvent::new(
+            crate::util::time::Millis::ZERO,
+            Actor::from("kubelet(nöde-1)"),
+            What::Event(event),
+            Level::Warning,
+        );
+        let mut out = Outcome::empty();
+        out.plain("first \x1b[2J");
+        out.later([Arc::new(entry) as Arc<dyn ShownLine>]);
+        let via_lines: String = out
+            .lines()
+            .map(|l| format!("{}\n", crate::render::escape_controls(&l.text())))
+            .collect();
+        let text = out.to_text();
+        assert_eq!(text, via_lines);
+        assert!(text.contains("\\u{1b}]0;pwned\\u{7}"), "{text}");
+        assert!(!text.contains('\x1b'), "{text}");
     }
 }

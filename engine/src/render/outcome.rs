@@ -84,6 +84,14 @@ impl Line {
 pub trait ShownLine: std::fmt::Debug + Send + Sync {
     /// The line it shows as.
     fn shown_line(&self) -> Line;
+
+    /// The line's text (its spans' texts, not escaped) appended to `out`: what
+    /// [`Outcome::to_text`] prints, written without building the line when a record can.
+    fn write_text(&self, out: &mut String) {
+        for span in self.shown_line().spans {
+            out.push_str(&span.text);
+        }
+    }
 }
 
 /// One piece of a command's output: a line made when the command ran, or a record made
@@ -220,16 +228,23 @@ impl Outcome {
     /// Plain text, one line per line, each ending in a newline; control characters are
     /// escaped (see [`super::escape`]).
     pub fn to_text(&self) -> String {
-        let lines: Vec<Cow<'_, Line>> = self.lines().collect();
-        let len: usize = lines
-            .iter()
-            .map(|l| 1 + l.spans.iter().map(|s| s.text.len()).sum::<usize>())
-            .sum();
-        let mut s = String::with_capacity(len);
-        for l in &lines {
-            // Escaping goes character by character, so span by span is the same.
-            for span in &l.spans {
-                s.push_str(&super::escape_controls(&span.text));
+        let mut s = String::with_capacity(self.items.len() * 96);
+        for item in &self.items {
+            match item {
+                // Escaping goes character by character, so span by span is the same.
+                Item::Line(l) => {
+                    for span in &l.spans {
+                        s.push_str(&super::escape_controls(&span.text));
+                    }
+                }
+                Item::Later(r) => {
+                    let start = s.len();
+                    r.write_text(&mut s);
+                    if let Cow::Owned(escaped) = super::escape_controls(&s[start..]) {
+                        s.truncate(start);
+                        s.push_str(&escaped);
+                    }
+                }
             }
             s.push('\n');
         }
