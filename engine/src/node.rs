@@ -9,19 +9,37 @@ use crate::cni::types::CniResult;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-/// A pod sandbox as containerd keeps it.
+/// A pod sandbox as containerd keeps it: the RuntimeConf it ran the CNI chain with (its
+/// ID and network namespace are that conf's `CNI_CONTAINERID` and `CNI_NETNS`, kept once)
+/// and the chain's final result (the pod's IP is its first address).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sandbox {
-    /// The 64-hex sandbox ID (CNI_CONTAINERID).
-    pub id: String,
-    /// The network namespace path (CNI_NETNS).
-    pub netns: String,
-    /// The pod's IP from the CNI result.
-    pub ip: String,
     /// The final CNI result.
     pub result: Arc<CniResult>,
-    /// Capability arguments it was created with (needed again for DEL).
+    /// The RuntimeConf it was created with (needed again for DEL).
     pub rt: Arc<crate::cni::runtime::RuntimeConf>,
+}
+
+impl Sandbox {
+    /// The 64-hex sandbox ID (CNI_CONTAINERID).
+    pub fn id(&self) -> &str {
+        &self.rt.container_id
+    }
+
+    /// The network namespace path (CNI_NETNS).
+    pub fn netns(&self) -> &str {
+        &self.rt.netns
+    }
+
+    /// The pod's IP: the first address of the CNI result without its prefix length
+    /// (empty when the result has none).
+    pub fn ip(&self) -> &str {
+        self.result
+            .ips
+            .first()
+            .map(|i| i.address.split('/').next().unwrap_or_default())
+            .unwrap_or_default()
+    }
 }
 
 /// One node's runtime state.
@@ -61,6 +79,18 @@ impl NodeRuntime {
     pub fn network(&self) -> &Result<Network, String> {
         self.network
             .get_or_init(|| self.confdir.active().map(|(_, list)| Network::new(list)))
+    }
+
+    /// The loaded network (as [`network`](Self::network)) beside the kernel and libcni's
+    /// cache, borrowed together for one CNI call.
+    pub(crate) fn network_host_cache(
+        &mut self,
+    ) -> (&Result<Network, String>, &mut Host, &mut ResultCache) {
+        let confdir = &self.confdir;
+        let network = self
+            .network
+            .get_or_init(|| confdir.active().map(|(_, list)| Network::new(list)));
+        (network, &mut self.host, &mut self.cache)
     }
 
     /// Re-read `/etc/cni/net.d` the way the runtime does when the directory changes.

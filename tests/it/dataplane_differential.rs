@@ -243,8 +243,9 @@ pub(crate) fn mirror(lab: &Lab, prefix: &str) -> Result<Real, String> {
             let pns = format!("{prefix}-{pod}");
             real.guard.add(&pns)?;
             real.pod_ns
-                .insert((node.clone(), sb.netns.clone()), pns.clone());
-            real.pods.insert(pod, (node.clone(), sb.netns.clone()));
+                .insert((node.clone(), sb.netns().to_string()), pns.clone());
+            real.pods
+                .insert(pod, (node.clone(), sb.netns().to_string()));
         }
     }
     for (i, (node, rt)) in lab.nodes().iter().enumerate() {
@@ -656,12 +657,12 @@ struct Addrs {
 }
 
 fn addrs(lab: &Lab) -> Addrs {
-    let ip = |node: &str, key: &str| lab.nodes()[node].sandboxes[key].ip.clone();
+    let ip = |node: &str, key: &str| lab.nodes()[node].sandboxes[key].ip().to_string();
     let (web, db) = (ip("node-1", "default/web"), ip("node-2", "default/db"));
     let strip = |a: &str| a.split('/').next().unwrap_or(a).to_string();
     let host: &Host = &lab.nodes()["node-1"].host;
     let sb = &lab.nodes()["node-1"].sandboxes["default/web"];
-    let peer = host.netns[&sb.netns]
+    let peer = host.netns[sb.netns()]
         .links
         .values()
         .find_map(|l| match &l.kind {

@@ -301,12 +301,12 @@ fn violations(lab: &Lab) -> Vec<String> {
                 rt.host
                     .ipam
                     .values()
-                    .any(|s| s.lease(&addr).is_some_and(|l| l.container_id == sb.id))
+                    .any(|s| s.lease(&addr).is_some_and(|l| l.container_id == sb.id()))
             });
             if !leased {
                 bad.push(format!(
                     "(1) running pod {key} IP {ip} is not leased to its sandbox {} on {node}",
-                    sb.id
+                    sb.id()
                 ));
             }
         }
@@ -320,19 +320,20 @@ fn violations(lab: &Lab) -> Vec<String> {
             }
         }
         for (key, sb) in &rt.sandboxes {
-            if sb.ip.is_empty() {
+            if sb.ip().is_empty() {
                 continue;
             }
-            let leased = sb.ip.parse().ok().is_some_and(|addr| {
+            let leased = sb.ip().parse().ok().is_some_and(|addr| {
                 rt.host
                     .ipam
                     .values()
-                    .any(|s| s.lease(&addr).is_some_and(|l| l.container_id == sb.id))
+                    .any(|s| s.lease(&addr).is_some_and(|l| l.container_id == sb.id()))
             });
             if !leased {
                 bad.push(format!(
                     "(1) sandbox {key} ({}) IP {} is not leased to it on {node}",
-                    sb.id, sb.ip
+                    sb.id(),
+                    sb.ip()
                 ));
             }
         }

@@ -267,8 +267,8 @@ fn ch6_step_6_says_the_ipam_view_shows_the_whole_id() {
     assert!(!text.contains("the view shortens"), "{text}");
     let mut desk = at_step(CH6, 6);
     let id = desk.lab.nodes()["node-1"].sandboxes["default/web"]
-        .id
-        .clone();
+        .id()
+        .to_string();
     assert_eq!(id.len(), 64);
     let out = run(&mut desk, "show ipam node-1");
     assert!(out.contains(&format!("{id}\\r\\neth0")), "{out}");

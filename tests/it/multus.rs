@@ -53,7 +53,7 @@ fn pod_links(lab: &Lab, pod: &str) -> Vec<String> {
     let Some(sb) = rt.sandboxes.get(&format!("default/{pod}")) else {
         return Vec::new();
     };
-    rt.host.netns[&sb.netns]
+    rt.host.netns[sb.netns()]
         .links
         .values()
         .map(|l| l.name.clone())

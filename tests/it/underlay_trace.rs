@@ -22,7 +22,7 @@ fn macvlan(lab: &mut Lab, name: &str, addr: &str, mode: &str) {
         .node_name
         .clone();
     let rt = lab.nodes_mut().get_mut(&node).expect("node");
-    let netns = rt.sandboxes[&key].netns.clone();
+    let netns = rt.sandboxes[&key].netns().to_string();
     let ns = rt.host.netns.get_mut(&netns).expect("netns");
     let mut link = Link::new(
         "net1",

@@ -239,7 +239,7 @@ impl Lab {
             return;
         };
         let meant = rt.sandboxes.iter().find(|(pod, sb)| {
-            sb.id.starts_with(&a.container)
+            sb.id().starts_with(&a.container)
                 || pod
                     .rsplit_once('/')
                     .is_some_and(|(_, name)| name == a.container)
@@ -248,7 +248,7 @@ impl Lab {
             out.line(Line::styled(
                 format!(
                     "  pod {pod}'s sandbox on {} is {}: its network is held under that full ID, and containerd deletes it with that ID when the pod goes (`pod delete`)",
-                    a.node, sb.id
+                    a.node, sb.id()
                 ),
                 Role::Dim,
             ));
@@ -266,7 +266,7 @@ impl Lab {
             .sandboxes
             .values()
             .map(|s| Attachment {
-                container_id: s.id.clone(),
+                container_id: s.id().to_string(),
                 ifname: s.rt.ifname.clone(),
             })
             .collect();
@@ -783,7 +783,9 @@ mod tests {
     fn a_del_of_an_unknown_id_says_nothing_was_released() {
         let mut lab = Lab::new();
         text(&mut lab, "pod create web --node node-1");
-        let id = lab.nodes["node-1"].sandboxes["default/web"].id.clone();
+        let id = lab.nodes["node-1"].sandboxes["default/web"]
+            .id()
+            .to_string();
         for asked in ["web", &id[..13]] {
             let out = text(&mut lab, &format!("cni del {asked} --node node-1"));
             let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with("  ")).collect();

@@ -191,7 +191,7 @@ pub fn other_ipam_lines(lab: &Lab, node: &str) -> Vec<String> {
             } else {
                 lab.nodes
                     .get(node)
-                    .and_then(|rt| rt.sandboxes.iter().find(|(_, sb)| &sb.id == owner))
+                    .and_then(|rt| rt.sandboxes.iter().find(|(_, sb)| sb.id() == owner))
                     .map(|(k, _)| k.clone())
                     .unwrap_or_else(|| owner.chars().take(13).collect())
             };

@@ -51,14 +51,14 @@ impl Lab {
                         "pod {key} has no sandbox on {node} (is it on another node, or not started?)"
                     ))
                 })?;
-                let ns = rt.host.netns.get(&sb.netns).ok_or_else(|| {
+                let ns = rt.host.netns.get(sb.netns()).ok_or_else(|| {
                     LabError::msg(format!("pod {key}'s network namespace is gone"))
                 })?;
                 place = super::seen::Place::Pod {
                     node: node.to_string(),
                     pod: crate::cluster::ObjectRef::new(crate::cluster::ApiKind::Pod, pns, pname),
                 };
-                (format!("pod {key} (netns {})", sb.netns), ns)
+                (format!("pod {key} (netns {})", sb.netns()), ns)
             }
         };
         Self::header(&mut out, who, "ip -d addr");

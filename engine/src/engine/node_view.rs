@@ -167,9 +167,9 @@ pub struct SandboxRow {
 fn sandbox_row(pod: &str, sb: &crate::node::Sandbox) -> SandboxRow {
     SandboxRow {
         pod: pod.to_string(),
-        id: sb.id.clone(),
-        netns: sb.netns.clone(),
-        ip: sb.ip.clone(),
+        id: sb.id().to_string(),
+        netns: sb.netns().to_string(),
+        ip: sb.ip().to_string(),
         interfaces: sb
             .result
             .interfaces
@@ -209,7 +209,7 @@ pub(crate) fn sandbox_owner<'a>(lab: &'a Lab, node: &str, container_id: &str) ->
         .get(node)?
         .sandboxes
         .iter()
-        .find(|(_, sb)| sb.id == container_id)
+        .find(|(_, sb)| sb.id() == container_id)
         .map(|(k, _)| k.as_str())
 }
 

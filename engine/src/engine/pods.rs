@@ -147,7 +147,8 @@ impl Lab {
                 .push(format!("pod/{}", a.name), Role::Name)
                 .push(" created", Role::Good),
         );
-        if let Some(node) = &a.node {
+        if let Some(node) = a.node.as_deref().filter(|_| !a.pvcs.is_empty()) {
+            // Only a pod with claims (`--pvc`) has volumes to note.
             self.pinned_volume_notes(&mut out, &a.ns, &a.name, node);
         }
         if a.networks.is_some() && !self.multus {

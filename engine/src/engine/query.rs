@@ -77,8 +77,8 @@ impl<'a> PodFacts<'a> {
                 .iter()
                 .map(|v| v.persistent_volume_claim.claim_name.as_str())
                 .collect(),
-            netns: sandbox.map(|sb| sb.netns.as_str()),
-            sandbox_id: sandbox.map(|sb| sb.id.as_str()),
+            netns: sandbox.map(|sb| sb.netns()),
+            sandbox_id: sandbox.map(|sb| sb.id()),
         }
     }
 }

@@ -147,7 +147,7 @@ impl Lab {
             let model_netns = pod_key
                 .as_ref()
                 .and_then(|k| rt.sandboxes.get(k))
-                .map(|sb| sb.netns.as_str());
+                .map(|sb| sb.netns());
             if pod_key.is_some() && model_netns.is_none() {
                 continue;
             }
@@ -165,7 +165,7 @@ impl Lab {
                     kernel_lines(&mut out, &rc.tool(&["ip", "-n", &ns, "route"]), "  ");
                     if pod_key.is_none() {
                         for (key, sb) in &rt.sandboxes {
-                            if let Some(pns) = rc.namespace(&n, Some(&sb.netns)) {
+                            if let Some(pns) = rc.namespace(&n, Some(sb.netns())) {
                                 out.line(
                                     Line::new()
                                         .push(format!("  pod {key} (real)"), Role::Name)

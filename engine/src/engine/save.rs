@@ -487,7 +487,12 @@ impl Lab {
             let sandboxes: Map<String, Value> = rt
                 .sandboxes
                 .iter()
-                .map(|(k, s)| (k.clone(), json!({"id": s.id, "netns": s.netns, "ip": s.ip})))
+                .map(|(k, s)| {
+                    (
+                        k.clone(),
+                        json!({"id": s.id(), "netns": s.netns(), "ip": s.ip()}),
+                    )
+                })
                 .collect();
             nodes.insert(
                 n.clone(),

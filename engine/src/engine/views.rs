@@ -337,11 +337,11 @@ impl Lab {
             };
             if let Some(key) = &pod_key {
                 if let Some(sb) = rt.sandboxes.get(key) {
-                    if let Some(ns) = rt.host.netns.get(&sb.netns) {
+                    if let Some(ns) = rt.host.netns.get(sb.netns()) {
                         out.line(
                             Line::new()
                                 .push(format!("pod {key}"), Role::Name)
-                                .push(format!(" (netns {}) $ ip route", sb.netns), Role::Dim),
+                                .push(format!(" (netns {}) $ ip route", sb.netns()), Role::Dim),
                         );
                         let routes = ns.route_table();
                         for r in &routes {
@@ -369,11 +369,11 @@ impl Lab {
                 routes: routes.iter().map(route_fact).collect(),
             });
             for (key, sb) in &rt.sandboxes {
-                if let Some(ns) = rt.host.netns.get(&sb.netns) {
+                if let Some(ns) = rt.host.netns.get(sb.netns()) {
                     out.line(
                         Line::new()
                             .push(format!("  pod {key}"), Role::Name)
-                            .push(format!(" (netns {}) $ ip route", sb.netns), Role::Dim),
+                            .push(format!(" (netns {}) $ ip route", sb.netns()), Role::Dim),
                     );
                     let routes = ns.route_table();
                     for r in &routes {

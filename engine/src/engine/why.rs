@@ -678,7 +678,7 @@ impl Lab {
         let rt = self.nodes.get(node)?;
         rt.sandboxes
             .iter()
-            .find(|(_, s)| s.id == container)
+            .find(|(_, s)| s.id() == container)
             .map(|(pod, _)| Link::Sandbox {
                 pod: pod.clone(),
                 node: node.to_string(),

@@ -367,12 +367,15 @@ impl super::Kubelet {
         pod: &Object<PodSpec>,
     ) -> bool {
         let key = pod_key(pod);
+        // The node's allocatable and labels, read in place (a node object is not copied).
+        let (no_allocatable, no_labels) = (Default::default(), Default::default());
         let (allocatable, labels) = ctx
             .api
             .nodes
-            .get(&(crate::cluster::no_namespace(), self.node.clone()))
-            .map(|n| (n.status.allocatable.clone(), n.metadata.labels.clone()))
-            .unwrap_or_default();
+            .get(&self.node_key)
+            .map_or((&no_allocatable, &no_labels), |n| {
+                (&n.status.allocatable, &n.metadata.labels)
+            });
         // The active pods (`GetActivePods`) are the admitted ones: kubelet admits only pods
         // bound to its node, drops a key when it deletes the pod (`kill_pod`) or finds it
         // gone (`sync_pod`), and never turns an admitted pod Failed or Succeeded. So their
@@ -397,10 +400,10 @@ impl super::Kubelet {
         } else {
             Vec::new()
         };
-        let verdict = admit(&allocatable, &pod.spec, pods_used, &others)
-            .and_then(|()| admit_selector(&labels, &pod.spec))
+        let verdict = admit(allocatable, &pod.spec, pods_used, &others)
+            .and_then(|()| admit_selector(labels, &pod.spec))
             .and_then(|()| self.devices.allocate(&mut cri.node.host, pod));
-        let actor = Actor::kubelet(&self.node);
+        let actor = self.actor.clone();
         match verdict {
             Ok(()) => {
                 self.admitted.insert(key.clone());

@@ -17,7 +17,7 @@ use crate::cluster::{Condition, Object, PodIp, PodSpec, Text};
 use crate::cni::registry::Registry;
 use crate::control::Ctx;
 use crate::node::NodeRuntime;
-use crate::record::{Actor, Detail, Level, Message};
+use crate::record::{Actor, Agent, Detail, Level, Message};
 use crate::util::time::Millis;
 use std::collections::BTreeMap;
 
@@ -48,10 +48,16 @@ pub struct PodWork {
 /// The kubelet of one node: the workers of the pods bound to its node. It reaches the API
 /// store, its CSI node client and the event recorder through [`Ctx`], and its node's
 /// container runtime through [`Cri`]; it never sees another node.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Kubelet {
     /// The node it runs on.
     pub node: String,
+    /// Its Node's key in the API store (`("", node)`), made once.
+    node_key: (String, String),
+    /// `kubelet(node)`, the actor of its log lines and events (the node name shared).
+    actor: Actor,
+    /// `containerd(node)`: its node's container runtime, as it logs.
+    runtime_actor: Actor,
     /// Pod workers by pod key.
     pub pod_work: BTreeMap<(String, String), PodWork>,
     /// The pods admitted to the node (its pod manager), by key: their requests count as
@@ -66,8 +72,12 @@ pub struct Kubelet {
 impl Kubelet {
     /// The kubelet that starts when a node joins.
     pub fn new(node: &str) -> Self {
+        let shared: std::sync::Arc<str> = std::sync::Arc::from(node);
         Kubelet {
             node: node.to_string(),
+            node_key: (crate::cluster::no_namespace(), node.to_string()),
+            actor: Actor::Agent(Agent::Kubelet, std::sync::Arc::clone(&shared)),
+            runtime_actor: Actor::Agent(Agent::Containerd, shared),
             pod_work: BTreeMap::new(),
             admitted: Default::default(),
             devices: Default::default(),
@@ -77,6 +87,14 @@ impl Kubelet {
 }
 
 impl Kubelet {
+    /// The node's name, one allocation shared by its actors and the runtime's CNI calls.
+    fn shared_node(&self) -> std::sync::Arc<str> {
+        match &self.actor {
+            Actor::Agent(_, node) => std::sync::Arc::clone(node),
+            Actor::Component(_) | Actor::Plugin { .. } => std::sync::Arc::from(self.node.as_str()),
+        }
+    }
+
     /// kubelet's earliest timer after `now`: a pod worker's retry after a failed sync (or
     /// a restart), or a volume operation's backoff running out.
     pub fn next_timer(&self, now: Millis) -> Option<Millis> {
@@ -190,10 +208,17 @@ impl Kubelet {
                 Err(MountWait::Waiting(..) | MountWait::Unattached(_)) => false,
             };
         }
-        let node_name = pod.spec.node_name.clone();
-        let actor = Actor::kubelet(&node_name);
-        let work = self.pod_work.entry(key.clone()).or_default();
-        if work.retry_at > ctx.clock {
+        // The pod is bound to this kubelet's node (the engine hands each pod to its node's
+        // kubelet), so the actor is this kubelet's own.
+        let actor = self.actor.clone();
+        if !self.pod_work.contains_key(key) {
+            self.pod_work.insert(key.clone(), PodWork::default());
+        }
+        if self
+            .pod_work
+            .get(key)
+            .is_some_and(|w| w.retry_at > ctx.clock)
+        {
             return false;
         }
         // kubelet starts no pod while the runtime reports NetworkReady=false (`syncPod`:
@@ -255,47 +280,60 @@ impl Kubelet {
                 }
             }
         }
-        let has_sandbox = cri.node.sandboxes.contains_key(&pod.key());
-        if !has_sandbox {
-            let attempt = {
-                let w = self.pod_work.entry(key.clone()).or_default();
-                w.attempts += 1;
-                w.attempts
-            };
-            if let Err(message) = self.run_pod_sandbox(ctx, cri, &pod, attempt) {
-                ctx.pod_event(
-                    &actor,
-                    "FailedCreatePodSandBox",
-                    format!("Failed to create pod sandbox: {message}"),
-                    &pod,
-                    Level::Warning,
-                );
-                let retry_at = ctx.clock.saturating_add(SYNC_BACKOFF);
-                if let Some(w) = self.pod_work.get_mut(key) {
-                    w.retry_at = retry_at;
-                    w.last_error = message;
+        let sandbox_key = pod.key();
+        let ip = if let Some(sb) = cri.node.sandboxes.get(&sandbox_key) {
+            sb.ip().to_string()
+        } else {
+            let attempt = match self.pod_work.get_mut(key) {
+                Some(w) => {
+                    w.attempts += 1;
+                    w.attempts
                 }
-                self.mark_container_creating(ctx, key, &actor);
-                ctx.log(
-                    actor,
-                    "backoff",
-                    format!(
-                        "pod/{} stays ContainerCreating; retry at t={} (`tick {}`)",
-                        pod.name(),
-                        retry_at.secs_text(),
-                        SYNC_BACKOFF.tick_arg()
-                    ),
-                );
-                return true;
+                None => {
+                    let w = PodWork {
+                        attempts: 1,
+                        ..PodWork::default()
+                    };
+                    self.pod_work.insert(key.clone(), w);
+                    1
+                }
+            };
+            match self.run_pod_sandbox(ctx, cri, &pod, sandbox_key, attempt) {
+                Ok(ip) => ip,
+                Err(message) => {
+                    ctx.pod_event(
+                        &actor,
+                        "FailedCreatePodSandBox",
+                        format!("Failed to create pod sandbox: {message}"),
+                        &pod,
+                        Level::Warning,
+                    );
+                    let retry_at = ctx.clock.saturating_add(SYNC_BACKOFF);
+                    if let Some(w) = self.pod_work.get_mut(key) {
+                        w.retry_at = retry_at;
+                        w.last_error = message;
+                    }
+                    self.mark_container_creating(ctx, key, &actor);
+                    ctx.log(
+                        actor,
+                        "backoff",
+                        format!(
+                            "pod/{} stays ContainerCreating; retry at t={} (`tick {}`)",
+                            pod.name(),
+                            retry_at.secs_text(),
+                            SYNC_BACKOFF.tick_arg()
+                        ),
+                    );
+                    return true;
+                }
+            }
+        };
+        match self.pod_work.get_mut(key) {
+            Some(w) => *w = PodWork::default(),
+            None => {
+                self.pod_work.insert(key.clone(), PodWork::default());
             }
         }
-        let ip = cri
-            .node
-            .sandboxes
-            .get(&pod.key())
-            .map(|s| s.ip.clone())
-            .unwrap_or_default();
-        self.pod_work.insert(key.clone(), PodWork::default());
         ctx.pod_event(
             &actor,
             "Started",
@@ -306,7 +344,7 @@ impl Kubelet {
         let host_ip = ctx
             .api
             .nodes
-            .get(&(crate::cluster::no_namespace(), node_name.clone()))
+            .get(&self.node_key)
             .and_then(|n| n.status.internal_ip())
             .unwrap_or_default()
             .to_string();
@@ -348,7 +386,7 @@ impl Kubelet {
             let host_ip = ctx
                 .api
                 .nodes
-                .get(&(crate::cluster::no_namespace(), self.node.clone()))
+                .get(&self.node_key)
                 .and_then(|n| n.status.internal_ip())
                 .unwrap_or_default()
                 .to_string();

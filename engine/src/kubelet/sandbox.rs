@@ -22,37 +22,40 @@ pub(crate) const INGRESS_BANDWIDTH: &str = "kubernetes.io/ingress-bandwidth";
 pub(crate) const EGRESS_BANDWIDTH: &str = "kubernetes.io/egress-bandwidth";
 
 impl Kubelet {
-    /// RunPodSandbox: returns the pod IP, or the error kubelet reports.
+    /// RunPodSandbox for the pod whose sandbox key (`ns/name`) is `pod_key`: returns the
+    /// pod IP, or the error kubelet reports.
     pub(crate) fn run_pod_sandbox(
         &mut self,
         ctx: &mut Ctx<'_>,
         cri: &mut Cri<'_>,
         pod: &Object<PodSpec>,
+        pod_key: String,
         attempt: u32,
     ) -> Result<String, String> {
-        let node_name = pod.spec.node_name.clone();
-        let pod_key = pod.key();
+        let node_name = pod.spec.node_name.as_str();
         let id = crate::util::hash::id64(&[&pod.metadata.uid, &attempt.to_string()]);
         let netns = format!(
             "/var/run/netns/cni-{}",
             crate::util::hash::uid(&[&id, "netns"])
         );
         let rt = Arc::new(runtime_conf(pod, &id, &netns)?);
-        let actor = Actor::containerd(&node_name);
+        let actor = self.runtime_actor.clone();
         ctx.log(
             &actor,
             "RunPodSandbox",
             Detail::RunPodSandbox {
                 pod: pod.name().to_string(),
-                sandbox: id.clone(),
+                sandbox: id,
                 netns: netns.clone(),
             },
         );
-        let node = &mut *cri.node;
+        // The conf holds the sandbox's ID and namespace from here on.
+        let id = &rt.container_id;
         // go-cni's Setup asks its Status first: with no network loaded it is
         // ErrCNINotInitialized, whatever made the load fail.
-        let net = match node.network() {
-            Ok(n) => n.clone(),
+        let (net, host, cache) = cri.node.network_host_cache();
+        let net = match net {
+            Ok(n) => n,
             Err(_) => {
                 return Err(format!(
                     "rpc error: code = Unknown desc = failed to setup network for sandbox {id:?}: {CNI_NOT_INITIALIZED}"
@@ -62,9 +65,8 @@ impl Kubelet {
         // containerd brings the sandbox's `lo` up before the pod's network (its loopback
         // network, `cni.WithLoNetwork`: the `loopback` plugin's ADD; CRI-O does the same):
         // `lo` is ifindex 1, UP, and holds the kernel's 127.0.0.1/8 and ::1/128 in every pod.
-        node.host
-            .netns
-            .insert(netns.clone(), Netns::with_loopback_up());
+        host.netns.insert(netns, Netns::with_loopback_up());
+        let netns = &rt.netns;
         let first_wire = ctx.wire.next_seq();
         let registry = cri.registry;
         let wire = &mut ctx.wire;
@@ -75,37 +77,38 @@ impl Kubelet {
             wire.push(WireRecord::cni(c));
             recorded.set(recorded.get() + 1);
         };
-        let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
+        let mut scope = crate::faults::FaultScope::new(ctx.faults, node_name);
         // PodResources `List`: the device manager's allocations for this pod (kubelet
         // admitted the pod and allocated its devices before RunPodSandbox).
         let pod_devices = self.pod_devices(&pod.metadata.namespace, &pod.metadata.name);
+        let shared_node = self.shared_node();
         let mut kube = super::kube_client::KubeletClient::new(&*ctx.api, pod_devices);
         let mut model = crate::cni::exec::InProcess {
             registry,
-            host: &mut node.host,
+            host: &mut *host,
             kube: Some(&mut kube),
         };
         let mut inv = Invoker {
             exec: &mut crate::cni::real::SideBySide {
                 model: &mut model,
                 real: ctx.real,
-                node: &node_name,
+                node: node_name,
             },
-            cache: &mut node.cache,
+            cache,
             wire: &mut record,
-            node: Arc::from(node_name.as_str()),
+            node: shared_node,
             faults: Some(&mut scope),
         };
-        let added = inv.add(&net, &rt);
+        let added = inv.add(net, &rt);
         let add_end = first_wire + recorded.get();
         let runtime_died = inv.faults.as_deref().is_some_and(|f| f.runtime_died());
         let teardown = if added.is_err() && !runtime_died {
             // containerd: "if retErr != nil { teardownPodNetwork }" — every failed ADD is
             // followed by a DEL, then the namespace is removed.
-            let r = inv.del(&net, &rt);
-            node.host.netns.remove(&netns);
+            let r = inv.del(net, &rt);
+            host.netns.remove(netns);
             if let Some(r) = ctx.real {
-                r.netns_removed(&node_name, &netns);
+                r.netns_removed(node_name, netns);
             }
             Some(r)
         } else {
@@ -130,28 +133,13 @@ impl Kubelet {
         // What a plugin with a kubeconfig (Multus) wrote: events, then one pod update.
         ctx.apply_plugin_writes("multus", queued);
         if runtime_died {
-            return Err(self.runtime_crashed(ctx, cri, &node_name, &id, &netns));
+            return Err(self.runtime_crashed(ctx, cri, node_name, id, netns));
         }
         match added {
             Ok(result) => {
-                let ip = result
-                    .ips
-                    .first()
-                    .map(|i| i.address.split('/').next().unwrap_or_default().to_string())
-                    .unwrap_or_default();
-                {
-                    let node = &mut *cri.node;
-                    node.sandboxes.insert(
-                        pod_key,
-                        Sandbox {
-                            id,
-                            netns,
-                            ip: ip.clone(),
-                            result,
-                            rt,
-                        },
-                    );
-                }
+                let sandbox = Sandbox { result, rt };
+                let ip = sandbox.ip().to_string();
+                cri.node.sandboxes.insert(pod_key, sandbox);
                 Ok(ip)
             }
             Err(e) => {
@@ -226,25 +214,25 @@ impl Kubelet {
             Err(_) => Err(CNI_NOT_INITIALIZED.to_string()),
         };
         if result.is_ok() {
-            node.host.netns.remove(&sb.netns);
+            node.host.netns.remove(sb.netns());
             node.sandboxes.remove(&pod_key);
             if let Some(r) = ctx.real {
-                r.netns_removed(&node_name, &sb.netns);
+                r.netns_removed(&node_name, sb.netns());
             }
         }
         let last_wire = ctx.wire.next_seq();
         let error = result.err().map(|e| {
             format!(
                 "rpc error: code = Unknown desc = failed to destroy network for sandbox {:?}: {e}",
-                sb.id
+                sb.id()
             )
         });
         ctx.log(
             Actor::containerd(&node_name),
             "StopPodSandbox",
             Detail::StopPodSandbox {
-                sandbox: sb.id,
-                netns: sb.netns,
+                sandbox: sb.id().to_string(),
+                netns: sb.netns().to_string(),
             },
         );
         ctx.log_wire_summaries(first_wire, last_wire);

@@ -126,7 +126,7 @@ fn pod_net(v: &View<'_>, p: &Object<PodSpec>) -> PodNet {
         .nodes
         .get(&p.spec.node_name)
         .and_then(|n| n.sandboxes.get(&p.key()));
-    pn.netns = sandbox.map(|sb| sb.netns.clone());
+    pn.netns = sandbox.map(|sb| sb.netns().to_string());
     let root = v.nodes.get(&p.spec.node_name).map(|n| &n.host.root);
     pn.host_veth = sandbox
         .and_then(|sb| {
@@ -143,7 +143,7 @@ fn pod_net(v: &View<'_>, p: &Object<PodSpec>) -> PodNet {
         .or_else(|| {
             let sb = sandbox?;
             let host = &v.nodes.get(&p.spec.node_name)?.host;
-            match &host.netns.get(&sb.netns)?.links.get(&pn.ifname)?.kind {
+            match &host.netns.get(sb.netns())?.links.get(&pn.ifname)?.kind {
                 crate::cni::host::LinkKind::Veth { peer, peer_netns } if peer_netns.is_empty() => {
                     Some(peer.clone())
                 }
@@ -161,7 +161,7 @@ pub(crate) fn sandbox_ids(v: &View<'_>) -> BTreeMap<String, String> {
         .flat_map(|rt| {
             rt.sandboxes
                 .iter()
-                .map(|(k, sb)| (k.clone(), sb.id.clone()))
+                .map(|(k, sb)| (k.clone(), sb.id().to_string()))
         })
         .collect()
 }

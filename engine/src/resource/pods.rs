@@ -125,8 +125,8 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         .and_then(|n| n.sandboxes.get(&p.key()))
     {
         // Not in kubectl's output: what `crictl inspectp` shows on the node.
-        kv(&mut out, "Sandbox", sb.id.clone());
-        kv(&mut out, "Netns", sb.netns.clone());
+        kv(&mut out, "Sandbox", sb.id().to_string());
+        kv(&mut out, "Netns", sb.netns().to_string());
         out.line(Line::styled(
             "              ↑ the lab's additions (crictl inspectp on the node)",
             Role::Dim,
