@@ -64,3 +64,51 @@ fn chapter_7_scenarios_run_on_every_network() {
         assert!(back.contains("delivered to default/web"), "{net}:\n{back}");
     }
 }
+
+/// Issue 41: containerd's CRI plugin keeps the network it loaded and reuses it for every
+/// pod, loading again when `/etc/cni/net.d` changes. A learner who edits the conflist (the
+/// same file written again, as a template filled in with each node's podCIDR) sees the very
+/// next ADD use the new text, on every node, while what a node runs between edits stays
+/// what it loaded.
+#[test]
+fn an_edited_conflist_is_used_by_the_next_add() {
+    let dir = std::env::temp_dir().join(format!("lab-conf-edit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let conf = dir.join("00-edit.conflist");
+    let text = |bridge: &str| {
+        format!(
+            r#"{{"cniVersion":"1.0.0","name":"edit-net","plugins":[{{"type":"bridge","bridge":"{bridge}","isGateway":true,"ipam":{{"type":"host-local","ranges":[[{{"subnet":"{{{{.PodCIDR}}}}"}}]]}}}}]}}"#
+        )
+    };
+    let mut lab = crate::common::lab();
+    // The bridge a pod's CNI result names, and the subnet host-local leased from.
+    let attached = |lab: &Lab, node: &str, pod: &str| {
+        let sandbox = &lab.nodes()[node].sandboxes[&format!("default/{pod}")];
+        let bridge = sandbox.result.interfaces[0].name.clone();
+        (bridge, sandbox.ip.clone())
+    };
+    run(&mut lab, "pod create before --node node-1");
+    assert_eq!(attached(&lab, "node-1", "before").0, "cni0");
+    for (round, bridge) in ["br-a", "br-b"].into_iter().enumerate() {
+        std::fs::write(&conf, text(bridge)).expect("write conflist");
+        run(&mut lab, &format!("cni conf load {}", conf.display()));
+        for node in ["node-1", "node-2"] {
+            let pod = format!("p{round}-{node}");
+            run(&mut lab, &format!("pod create {pod} --node {node}"));
+            let (got, ip) = attached(&lab, node, &pod);
+            assert_eq!(got, bridge, "{pod} on {node}");
+            // Each node filled in its own podCIDR.
+            let cidr = &lab.cluster().nodes[&(String::new(), node.to_string())]
+                .spec
+                .pod_cidr;
+            let (base, len) = cidr.split_once('/').expect("podCIDR");
+            let mask = u32::MAX << (32 - len.parse::<u32>().expect("prefix"));
+            let v4 = |a: &str| u32::from(a.parse::<std::net::Ipv4Addr>().expect("IPv4"));
+            assert_eq!(v4(&ip) & mask, v4(base) & mask, "{ip} in {cidr}");
+        }
+    }
+    // The pod made before the edits keeps what it was attached with.
+    assert_eq!(attached(&lab, "node-1", "before").0, "cni0");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -78,7 +78,12 @@ const LIST_ERR: &str = "error parsing configuration list";
 pub(crate) fn conflist_from_str(text: &str) -> Result<NetworkConfigList, String> {
     let raw: Value = serde_json::from_str(text)
         .map_err(|e| format!("{LIST_ERR}: {}", super::go_json::syntax_error(text, &e)))?;
-    let Value::Object(list) = &raw else {
+    conflist_from_value(raw)
+}
+
+/// `libcni.ConfListFromBytes` after the JSON is decoded: the list's checks, in its order.
+fn conflist_from_value(raw: Value) -> Result<NetworkConfigList, String> {
+    let Value::Object(mut list) = raw else {
         return Err(format!(
             "{LIST_ERR}: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
             go_unmarshal_kind(&raw)
@@ -133,7 +138,7 @@ pub(crate) fn conflist_from_str(text: &str) -> Result<NetworkConfigList, String>
         load_only_inlined_plugins,
         plugins: Vec::new(),
     };
-    let plugins = match list.get("plugins") {
+    let plugins = match list.remove("plugins") {
         None if load_only_inlined_plugins => {
             return Err(format!(
                 "{LIST_ERR}: `loadOnlyInlinedPlugins` is true, and no 'plugins' key"
@@ -146,14 +151,14 @@ pub(crate) fn conflist_from_str(text: &str) -> Result<NetworkConfigList, String>
         Some(other) => {
             return Err(format!(
                 "{LIST_ERR}: invalid 'plugins' type {}",
-                go_json_kind(other)
+                go_json_kind(&other)
             ));
         }
     };
     if plugins.is_empty() {
         return Err(format!("{LIST_ERR}: no plugins in list"));
     }
-    for (i, p) in plugins.iter().enumerate() {
+    for (i, p) in plugins.into_iter().enumerate() {
         let conf =
             plugin_from_value(p).map_err(|e| format!("failed to parse plugin config {i}: {e}"))?;
         out.plugins.push(conf);
@@ -199,12 +204,12 @@ fn select_version(raw: &Value, cni_version: &str) -> Result<String, String> {
 }
 
 /// `libcni.ConfFromBytes` for one plugin object.
-fn plugin_from_value(p: &Value) -> Result<PluginConf, String> {
+fn plugin_from_value(p: Value) -> Result<PluginConf, String> {
     const ERR: &str = "error parsing configuration";
-    let Value::Object(obj) = p else {
+    let Value::Object(obj) = &p else {
         return Err(format!(
             "{ERR}: json: cannot unmarshal {} into Go value of type types.PluginConf",
-            go_unmarshal_kind(p)
+            go_unmarshal_kind(&p)
         ));
     };
     let str_field = |key: &str| -> Result<String, String> {
@@ -250,7 +255,7 @@ fn plugin_from_value(p: &Value) -> Result<PluginConf, String> {
         plugin_type,
         name,
         capabilities,
-        raw: p.clone(),
+        raw: p,
     })
 }
 
@@ -262,7 +267,11 @@ pub(crate) fn conflist_from_single_conf(text: &str) -> Result<NetworkConfigList,
             super::go_json::syntax_error(text, &e)
         )
     })?;
-    let plugin = plugin_from_value(&raw)?;
+    single_conf_from_value(raw)
+}
+
+/// `libcni.ConfListFromConf` after the JSON is decoded.
+fn single_conf_from_value(raw: Value) -> Result<NetworkConfigList, String> {
     let name = raw
         .get("name")
         .and_then(Value::as_str)
@@ -273,6 +282,7 @@ pub(crate) fn conflist_from_single_conf(text: &str) -> Result<NetworkConfigList,
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
+    let plugin = plugin_from_value(raw)?;
     Ok(NetworkConfigList {
         name,
         cni_version,
@@ -303,6 +313,124 @@ pub(crate) fn parse_file(file_name: &str, text: &str) -> Result<NetworkConfigLis
         Err(format!(
             "{file_name}: not a CNI config file (accepted extensions: .conflist, .conf, .json)"
         ))
+    }
+}
+
+/// [`parse_file`] of a text whose JSON is already decoded (`raw`): the same answer, as the
+/// decoding is the only step that reads the text.
+fn parse_file_value(file_name: &str, raw: Value) -> Result<NetworkConfigList, String> {
+    if file_name.ends_with(".conflist") {
+        conflist_from_value(raw)
+    } else if file_name.ends_with(".conf") || file_name.ends_with(".json") {
+        if raw.get("plugins").is_some() {
+            conflist_from_value(raw)
+        } else {
+            single_conf_from_value(raw)
+        }
+    } else {
+        Err(format!(
+            "{file_name}: not a CNI config file (accepted extensions: .conflist, .conf, .json)"
+        ))
+    }
+}
+
+/// A template's decoded JSON, when filling in a podCIDR after decoding gives what decoding
+/// the filled-in text gives: the template is valid JSON, no object key holds
+/// [`POD_CIDR_PLACEHOLDER`], and every placeholder of the text is in a string value as
+/// written (none made by a `\u` escape). Then each placeholder is in a string literal
+/// whose other bytes decode alone, and a podCIDR with no `"`, `\` or control character
+/// decodes as itself. `None` when the template is not like that.
+fn decoded_template(template: &str) -> Option<Value> {
+    fn count(v: &Value, keys: &mut usize) -> usize {
+        match v {
+            Value::String(s) => s.matches(POD_CIDR_PLACEHOLDER).count(),
+            Value::Array(a) => a.iter().map(|v| count(v, keys)).sum(),
+            Value::Object(m) => m
+                .iter()
+                .map(|(k, v)| {
+                    *keys += k.matches(POD_CIDR_PLACEHOLDER).count();
+                    count(v, keys)
+                })
+                .sum(),
+            _ => 0,
+        }
+    }
+    let raw: Value = serde_json::from_str(template).ok()?;
+    let mut in_keys = 0;
+    let in_values = count(&raw, &mut in_keys);
+    (in_keys == 0 && in_values == template.matches(POD_CIDR_PLACEHOLDER).count()).then_some(raw)
+}
+
+/// `template` (see [`decoded_template`]) with `pod_cidr` in place of every placeholder.
+fn fill_in(template: &Value, pod_cidr: &str) -> Value {
+    match template {
+        Value::String(s) if s.contains(POD_CIDR_PLACEHOLDER) => {
+            Value::String(s.replace(POD_CIDR_PLACEHOLDER, pod_cidr))
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|v| fill_in(v, pod_cidr)).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), fill_in(v, pod_cidr)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Templates decoded so far, by the address of their shared text (`None`: a template that
+/// must be filled in before decoding). Every node of a cluster holds the same template,
+/// so a runtime loading its network decodes the JSON once for all of them. An entry's
+/// `Weak` keeps the text's allocation reserved, so an address names one text for as long
+/// as its entry lives; bounded, so one-off texts cannot grow it.
+type TemplateMemo = std::collections::HashMap<usize, (std::sync::Weak<str>, Option<Arc<Value>>)>;
+
+thread_local! {
+    static TEMPLATES: std::cell::RefCell<TemplateMemo> =
+        std::cell::RefCell::new(TemplateMemo::new());
+}
+
+/// At most this many templates are remembered; when full, the memo starts over.
+const TEMPLATE_MEMO_CAPACITY: usize = 64;
+
+/// The decoded template of `template`, from the memo or decoded now.
+fn template_value(template: &Arc<str>) -> Option<Arc<Value>> {
+    let addr = Arc::as_ptr(template) as *const u8 as usize;
+    TEMPLATES.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if let Some((weak, value)) = memo.get(&addr)
+            && std::ptr::addr_eq(weak.as_ptr(), Arc::as_ptr(template))
+        {
+            return value.clone();
+        }
+        let value = decoded_template(template).map(Arc::new);
+        if memo.len() >= TEMPLATE_MEMO_CAPACITY {
+            memo.clear();
+        }
+        memo.insert(addr, (Arc::downgrade(template), value.clone()));
+        value
+    })
+}
+
+/// [`parse_file`] of a file as a node holds it. A template filled in with the node's
+/// podCIDR is decoded once for every node that holds it ([`template_value`]), then filled
+/// in; checked against decoding the node's text in debug builds.
+pub(crate) fn parse_conf_text(
+    file_name: &str,
+    text: &ConfText,
+) -> Result<NetworkConfigList, String> {
+    let fast = match &text.pod_cidr {
+        Some(cidr) if !cidr.contains(|c: char| c == '"' || c == '\\' || c.is_control()) => {
+            template_value(&text.shared)
+                .map(|template| parse_file_value(file_name, fill_in(&template, cidr)))
+        }
+        _ => None,
+    };
+    match fast {
+        Some(parsed) => {
+            debug_assert_eq!(parsed, parse_file(file_name, &text.text()));
+            parsed
+        }
+        None => parse_file(file_name, &text.text()),
     }
 }
 
@@ -436,7 +564,7 @@ impl ConfDir {
         } else {
             "config file"
         };
-        match parse_file(name, &text.text()) {
+        match parse_conf_text(name, text) {
             Ok(list) => Ok((name.clone(), list)),
             Err(e) => Err(format!(
                 "cni config load failed: failed to load CNI {what} {path}: {e}: invalid cni config: {ERR_LOAD}"
@@ -524,6 +652,54 @@ mod tests {
         assert_eq!(l.cni_version, "1.0.0");
         assert!(l.disable_check);
         assert_eq!(l.plugins[0].capabilities, vec!["portMappings".to_string()]);
+    }
+
+    /// A template filled in after decoding reads as the filled-in text does, and a
+    /// template where that would not hold (not JSON, the placeholder in a key or made by
+    /// an escape) is filled in first: the same list, or the same error, either way.
+    #[test]
+    fn a_template_decoded_once_reads_as_each_nodes_text() {
+        let templates = [
+            r#"{"cniVersion":"1.0.0","name":"n","plugins":[{"type":"bridge","ipam":{"type":"host-local","ranges":[[{"subnet":"{{.PodCIDR}}"}]],"note":"x{{.PodCIDR}}y{{.PodCIDR}}"}}]}"#,
+            r#"{"cniVersion":"1.0.0","name":"n","plugins":[{"type":"x","{{.PodCIDR}}":1,"a10.1.0.0/24":2}]}"#,
+            r#"{"cniVersion":"1.0.0","name":"n","plugins":[{"type":"x","s":"\u007b{.PodCIDR}} {{.PodCIDR}}"}]}"#,
+            r#"{"cniVersion":"1.0.0","name":"{{.PodCIDR}}","plugins":[{"type":"x"}]}"#,
+            r#"{"cniVersion":"1.0.0","name":"n","disableCheck":"{{.PodCIDR}}","plugins":[{"type":"x"}]}"#,
+            r#"{"name":"n","plugins":[{{.PodCIDR}}]}"#,
+            r#"{"type":"bridge","name":"n","cniVersion":"1.0.0","subnet":"{{.PodCIDR}}"}"#,
+        ];
+        for template in templates {
+            let shared: Arc<str> = Arc::from(template);
+            for cidr in ["10.1.0.0/24", "10.2.0.0/24", "a\"b"] {
+                let text = ConfText::for_node(&shared, cidr);
+                for file in ["10-x.conflist", "10-x.conf"] {
+                    assert_eq!(
+                        parse_conf_text(file, &text),
+                        parse_file(file, &text.text()),
+                        "{template} {cidr} {file}"
+                    );
+                }
+            }
+        }
+        let eligible: Vec<bool> = templates
+            .iter()
+            .map(|t| decoded_template(t).is_some())
+            .collect();
+        assert_eq!(eligible, [true, false, false, true, true, false, true]);
+        // A node's list names its own podCIDR.
+        let shared: Arc<str> = Arc::from(templates[0]);
+        let list =
+            parse_conf_text("10-x.conflist", &ConfText::for_node(&shared, "10.9.0.0/24")).unwrap();
+        assert_eq!(
+            list.plugins[0].raw["ipam"]["ranges"][0][0]["subnet"],
+            "10.9.0.0/24"
+        );
+        // Another text at a new address is decoded afresh, not taken for the old one.
+        drop(shared);
+        let other: Arc<str> = Arc::from(templates[6]);
+        let list =
+            parse_conf_text("10-x.conf", &ConfText::for_node(&other, "10.9.0.0/24")).unwrap();
+        assert_eq!(list.plugins[0].raw["subnet"], "10.9.0.0/24");
     }
 
     #[test]

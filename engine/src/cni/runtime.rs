@@ -280,6 +280,17 @@ impl Invoker<'_> {
         Ok(())
     }
 
+    /// libcni validates the container ID, network name and ifname before each plugin of a
+    /// chain runs; nothing it checks changes between plugins, so the first check decides
+    /// them all: checked once, before the first plugin (a chain of no plugins checks
+    /// nothing, as libcni's loop does not run).
+    fn validate_once(rt: &RuntimeConf, net: &Network) -> Result<(), ChainError> {
+        if net.list.plugins.is_empty() {
+            return Ok(());
+        }
+        Self::validate(rt, net)
+    }
+
     fn wrap(plugin: &PluginConf, verb: &str, mut e: ChainError) -> ChainError {
         e.message = format!(
             "plugin {} failed ({verb}): {}",
@@ -298,8 +309,8 @@ impl Invoker<'_> {
     ) -> Result<Arc<CniResult>, ChainError> {
         let env = Arc::new(rt.env(CniCommand::Add));
         let mut prev: Option<Arc<CniResult>> = None;
+        Self::validate_once(rt, net)?;
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
-            Self::validate(rt, net)?;
             let stdin = Stdin {
                 conf: conf.clone(),
                 runtime_config: rt.runtime_config(plugin),
@@ -369,8 +380,8 @@ impl Invoker<'_> {
             None
         };
         let env = Arc::new(rt.env(CniCommand::Del));
+        Self::validate_once(rt, net)?;
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected).rev() {
-            Self::validate(rt, net)?;
             let stdin = Stdin {
                 conf: conf.clone(),
                 runtime_config: rt.runtime_config(plugin),
@@ -407,8 +418,8 @@ impl Invoker<'_> {
         }
         let cached = self.cached(net, rt);
         let env = Arc::new(rt.env(CniCommand::Check));
+        Self::validate_once(rt, net)?;
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
-            Self::validate(rt, net)?;
             let stdin = Stdin {
                 conf: conf.clone(),
                 runtime_config: rt.runtime_config(plugin),

@@ -133,7 +133,9 @@ fn load_conf(stdin: &Stdin, env: &CniEnv, release: PluginsRelease) -> Result<Bri
     }
     if let Some(m) = stdin
         .conf
-        .pointer("/args/cni/mac")
+        .get("args")
+        .and_then(|a| a.get("cni"))
+        .and_then(|c| c.get("mac"))
         .and_then(Value::as_str)
         .filter(|m| !m.is_empty())
     {
@@ -224,15 +226,20 @@ fn load_doc(conf: &Value, release: PluginsRelease) -> Result<BridgeConf, CniErro
 /// plugin draws 4 random bytes (`pkg/ip/link_linux.go` RandomVethName); the lab derives them
 /// from (node, container ID, ifname) so runs repeat, salting on the rare collision.
 pub(crate) fn host_veth_name(host: &Host, container_id: &str, ifname: &str) -> String {
-    let mut salt = 0u32;
+    let name = |parts: &[&str]| {
+        let mut name = String::with_capacity(12);
+        name.push_str("veth");
+        name.push_str(&hash::hex_id(parts, 8));
+        name
+    };
+    let first = name(&[host.node.as_str(), container_id, ifname]);
+    if !host.root.links.contains_key(&first) {
+        return first;
+    }
+    let mut salt = 1u32;
     loop {
         let s = salt.to_string();
-        let parts: Vec<&str> = if salt == 0 {
-            vec![host.node.as_str(), container_id, ifname]
-        } else {
-            vec![host.node.as_str(), container_id, ifname, s.as_str()]
-        };
-        let name = format!("veth{}", hash::hex_id(&parts, 8));
+        let name = name(&[host.node.as_str(), container_id, ifname, s.as_str()]);
         if !host.root.links.contains_key(&name) || salt > 1000 {
             return name;
         }
@@ -402,7 +409,11 @@ fn calc_gateways(result: &mut CniResult, conf: &BridgeConf) -> (Vec<String>, Vec
             }
         }
         if conf.is_gw {
-            let gw = format!("{}/{}", result.ips[i].gateway, addr.prefix_len());
+            let gateway = &result.ips[i].gateway;
+            let mut gw = String::with_capacity(gateway.len() + 4);
+            gw.push_str(gateway);
+            gw.push('/');
+            crate::util::addr::push_u32(&mut gw, u32::from(addr.prefix_len()));
             if v4 { gw4.push(gw) } else { gw6.push(gw) }
         }
     }

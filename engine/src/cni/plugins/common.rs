@@ -239,32 +239,60 @@ pub(crate) fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, Strin
     if args.is_empty() {
         return Ok(Vec::new());
     }
+    // One pass: the first invalid pair is the error whatever else the list holds (the
+    // library checks every pair before it looks at a key); unknown pairs are kept as
+    // written (`K=V`, the item itself) and reported only if `IgnoreUnknown` is not set.
     let mut ignore_unknown = false;
-    for item in args.split(';') {
-        let mut kv = item.split('=');
-        let (Some(k), Some(v), None) = (kv.next(), kv.next(), kv.next()) else {
+    let mut out = Vec::new();
+    let mut unknown: Vec<&str> = Vec::new();
+    for (item, pair) in arg_items(args) {
+        let Some((k, v)) = pair else {
             return Err(format!("ARGS: invalid pair {}", go_quote(item)));
         };
-        ignore_unknown |= k == "IgnoreUnknown" && (v == "1" || v.eq_ignore_ascii_case("true"));
-    }
-    let mut out = Vec::new();
-    let mut unknown = Vec::new();
-    // Every item is a valid pair now.
-    for (k, v) in args.split(';').filter_map(|item| item.split_once('=')) {
         if k == "IgnoreUnknown" {
-            continue;
-        }
-        if known.contains(&k) {
+            ignore_unknown |= v == "1" || v.eq_ignore_ascii_case("true");
+        } else if known.contains(&k) {
             out.push((k.to_string(), v.to_string()));
-        } else if !ignore_unknown {
-            // The library lists each unknown *pair* (`%q` of a []string).
-            unknown.push(go_quote(&format!("{k}={v}")));
+        } else {
+            unknown.push(item);
         }
     }
-    if !unknown.is_empty() {
-        return Err(format!("ARGS: unknown args [{}]", unknown.join(" ")));
+    if !unknown.is_empty() && !ignore_unknown {
+        // The library lists each unknown *pair* (`%q` of a []string).
+        let quoted: Vec<String> = unknown.into_iter().map(go_quote).collect();
+        return Err(format!("ARGS: unknown args [{}]", quoted.join(" ")));
     }
     Ok(out)
+}
+
+/// The items of `CNI_ARGS` split on `;` as Go's `strings.Split` does (an empty text is one
+/// empty item), each with its key and value when it holds exactly one `=` (`None`: not a
+/// pair). Scans bytes: both separators are ASCII, so every split is on a char boundary.
+pub(crate) fn arg_items(args: &str) -> impl Iterator<Item = (&str, Option<(&str, &str)>)> {
+    let mut rest = Some(args);
+    std::iter::from_fn(move || {
+        let s = rest?;
+        let item = match s.bytes().position(|b| b == b';') {
+            Some(i) => {
+                rest = Some(&s[i + 1..]);
+                &s[..i]
+            }
+            None => {
+                rest = None;
+                s
+            }
+        };
+        let mut eq = None;
+        for (i, b) in item.bytes().enumerate() {
+            if b == b'=' {
+                if eq.is_some() {
+                    return Some((item, None));
+                }
+                eq = Some(i);
+            }
+        }
+        Some((item, eq.map(|i| (&item[..i], &item[i + 1..]))))
+    })
 }
 
 /// Quote an iptables string argument the way `xtables_save_string` prints it: bare when it is
@@ -454,9 +482,9 @@ impl IptRule {
 /// (bridge's `calcGatewayIP`).
 pub(crate) fn network_plus_one(addr: &ipnet::IpNet) -> String {
     match addr.trunc() {
-        ipnet::IpNet::V4(n) => {
-            std::net::Ipv4Addr::from(u32::from(n.network()).wrapping_add(1)).to_string()
-        }
+        ipnet::IpNet::V4(n) => crate::util::addr::ipv4_text(std::net::Ipv4Addr::from(
+            u32::from(n.network()).wrapping_add(1),
+        )),
         ipnet::IpNet::V6(n) => {
             std::net::Ipv6Addr::from(u128::from(n.network()).wrapping_add(1)).to_string()
         }
@@ -797,6 +825,34 @@ mod tests {
         assert_eq!(
             load_args("FOO", &["MAC"]).unwrap_err(),
             "ARGS: invalid pair \"FOO\""
+        );
+        // An invalid pair anywhere wins over unknown keys before it; IgnoreUnknown anywhere
+        // silences them; an empty item (a trailing `;`) is not a pair.
+        assert_eq!(
+            load_args("FOO=1;MAC=a=b", &["MAC"]).unwrap_err(),
+            "ARGS: invalid pair \"MAC=a=b\""
+        );
+        assert_eq!(
+            load_args("FOO=1;MAC=aa;IgnoreUnknown=TRUE", &["MAC"]).unwrap(),
+            vec![("MAC".to_string(), "aa".to_string())]
+        );
+        assert_eq!(
+            load_args("MAC=aa;", &["MAC"]).unwrap_err(),
+            "ARGS: invalid pair \"\""
+        );
+        assert_eq!(
+            load_args("A=1;B=;C=x", &["MAC"]).unwrap_err(),
+            "ARGS: unknown args [\"A=1\" \"B=\" \"C=x\"]"
+        );
+        let items: Vec<_> = arg_items("a=1;;b==;c").collect();
+        assert_eq!(
+            items,
+            vec![
+                ("a=1", Some(("a", "1"))),
+                ("", None),
+                ("b==", None),
+                ("c", None)
+            ]
         );
     }
 }

@@ -23,7 +23,13 @@ pub struct Allocated {
 impl Allocated {
     /// The address in CIDR form, as the result prints it (`10.1.2.2/24`).
     pub fn address(&self) -> String {
-        format!("{}/{}", self.ip, self.prefix)
+        use crate::util::addr::push_ip;
+        let mut s = String::with_capacity(18);
+        push_ip(&mut s, self.ip);
+        s.push('/');
+        crate::util::addr::push_u32(&mut s, u32::from(self.prefix));
+        debug_assert_eq!(s, format!("{}/{}", self.ip, self.prefix));
+        s
     }
 }
 

@@ -42,9 +42,8 @@ pub(crate) fn load_env_args(args: &str) -> Result<IpamEnvArgs, String> {
         return Ok(out);
     }
     let mut unknown: Vec<&str> = Vec::new();
-    for pair in args.split(';') {
-        let mut kv = pair.split('=');
-        let (Some(key), Some(value), None) = (kv.next(), kv.next(), kv.next()) else {
+    for (pair, kv) in crate::cni::plugins::common::arg_items(args) {
+        let Some((key, value)) = kv else {
             return Err(format!("ARGS: invalid pair {}", go_quote(pair)));
         };
         match key {
@@ -52,15 +51,24 @@ pub(crate) fn load_env_args(args: &str) -> Result<IpamEnvArgs, String> {
                 out.ip = parse_cni_ip(value).map_err(|e| value_error(pair, &e))?;
             }
             "IgnoreUnknown" => {
-                let lower = value.to_lowercase();
-                out.ignore_unknown = match lower.as_str() {
-                    "1" | "true" => true,
-                    "0" | "false" => false,
-                    _ => {
-                        return Err(value_error(
-                            pair,
-                            &format!("boolean unmarshal error: invalid input {lower}"),
-                        ));
+                // strings.ToLower, then the four accepted words; for ASCII text that is
+                // a case-insensitive compare, with no copy made.
+                let is = |word: &str| value.is_ascii() && value.eq_ignore_ascii_case(word);
+                out.ignore_unknown = if is("1") || is("true") {
+                    true
+                } else if is("0") || is("false") {
+                    false
+                } else {
+                    let lower = value.to_lowercase();
+                    match lower.as_str() {
+                        "1" | "true" => true,
+                        "0" | "false" => false,
+                        _ => {
+                            return Err(value_error(
+                                pair,
+                                &format!("boolean unmarshal error: invalid input {lower}"),
+                            ));
+                        }
                     }
                 };
             }

@@ -78,7 +78,7 @@ pub(crate) struct Prepared {
     /// `args.cni.ips` then `runtimeConfig.ips` (`None`: an entry Go holds as an empty IP).
     doc_ips: Vec<Option<IpAddr>>,
     /// The configuration without the `CNI_ARGS` IP, or the error found after the IPs.
-    late: Result<IpamConfig, String>,
+    late: Result<std::sync::Arc<IpamConfig>, String>,
 }
 
 /// Decode the stdin document (everything of `LoadIPAMConfig` but `CNI_ARGS`).
@@ -102,7 +102,7 @@ pub(crate) fn prepare(conf: &Value) -> Prepared {
         Ok(late) => Prepared {
             early: None,
             doc_ips,
-            late,
+            late: late.map(std::sync::Arc::new),
         },
     }
 }
@@ -114,6 +114,18 @@ impl Prepared {
     /// The rest of `LoadIPAMConfig`: `CNI_ARGS` (its `IP` first among the requested IPs),
     /// then the checks on the ranges, in the upstream order.
     pub fn finish(&self, env_args: &str) -> Result<IpamConfig, String> {
+        let (conf, requested) = self.finish_shared(env_args)?;
+        let mut conf = IpamConfig::clone(&conf);
+        conf.ip_args = requested;
+        Ok(conf)
+    }
+
+    /// [`Prepared::finish`] without copying the decoded configuration: it is shared (its
+    /// `ip_args` left empty) and the requested IPs come beside it. The same errors.
+    pub(crate) fn finish_shared(
+        &self,
+        env_args: &str,
+    ) -> Result<(std::sync::Arc<IpamConfig>, Vec<IpAddr>), String> {
         if let Some(e) = &self.early {
             return Err(e.clone());
         }
@@ -132,9 +144,7 @@ impl Prepared {
                 None => return Err("cannot understand ip: IP <nil> not v4 nor v6".to_string()),
             }
         }
-        let mut conf = self.late.clone()?;
-        conf.ip_args = requested;
-        Ok(conf)
+        Ok((self.late.clone()?, requested))
     }
 }
 

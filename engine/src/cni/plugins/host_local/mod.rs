@@ -43,6 +43,10 @@ pub struct HostLocal;
 /// The key of a network's store in `Host::ipam`: the network name for the default data
 /// directory, otherwise the data directory's full path (`filepath.Join(dataDir, network)`).
 pub fn store_key(data_dir: &str, network: &str) -> String {
+    if data_dir.is_empty() || data_dir == DEFAULT_DATA_DIR {
+        // The default directory, already clean: no path to build.
+        return network.to_string();
+    }
     let dir = if data_dir.is_empty() {
         DEFAULT_DATA_DIR
     } else {
@@ -122,7 +126,9 @@ impl Plugin for HostLocal {
     }
 }
 
-fn load(env: &CniEnv, stdin: &Stdin) -> Result<IpamConfig, CniError> {
+/// The configuration (shared with the memo) and the requested IPs: `LoadIPAMConfig`'s
+/// answer, whose `ip_args` are the second part.
+fn load(env: &CniEnv, stdin: &Stdin) -> Result<(Arc<IpamConfig>, Vec<IpAddr>), CniError> {
     thread_local! {
         static DECODED: std::cell::RefCell<DocMemo<config::Prepared>> =
             std::cell::RefCell::new(DocMemo::default());
@@ -134,7 +140,9 @@ fn load(env: &CniEnv, stdin: &Stdin) -> Result<IpamConfig, CniError> {
         None => DECODED.with(|m| m.borrow_mut().get_or(&stdin.conf, config::prepare)),
         Some(_) => Arc::new(config::prepare(&stdin.to_json_without_prev_result())),
     };
-    prepared.finish(&env.args).map_err(CniError::internal)
+    prepared
+        .finish_shared(&env.args)
+        .map_err(CniError::internal)
 }
 
 /// Open (create) the network's directory, as `disk.New` does.
@@ -155,7 +163,7 @@ fn release_sets(store: &mut IpamStore, conf: &IpamConfig, sets: &[usize], env: &
 
 /// `cmdAdd`.
 fn cmd_add(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
-    let conf = load(env, stdin)?;
+    let (conf, ip_args) = load(env, stdin)?;
     // parseResolvConf reads the file before the store is touched (main.go, dns.go).
     let dns = if conf.resolv_conf.is_empty() {
         Dns::default()
@@ -173,8 +181,8 @@ fn cmd_add(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
     let store = open_store(host, &conf);
 
     // Requested IPs, one per distinct text (main.go keeps them in a map keyed by String()).
-    let mut requested: Vec<IpAddr> = Vec::with_capacity(conf.ip_args.len());
-    for ip in &conf.ip_args {
+    let mut requested: Vec<IpAddr> = Vec::with_capacity(ip_args.len());
+    for ip in &ip_args {
         if !requested.contains(ip) {
             requested.push(*ip);
         }
@@ -193,7 +201,7 @@ fn cmd_add(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
                 done.push(idx);
                 ips.push(IpConfig {
                     address: a.address(),
-                    gateway: a.gateway.to_string(),
+                    gateway: crate::util::addr::ip_text(a.gateway),
                     interface: None,
                 });
             }
@@ -254,7 +262,7 @@ pub(crate) fn parse_resolv_conf(text: &str) -> Dns {
 
 /// `cmdDel`: release per range set; unknown owners are fine.
 fn cmd_del(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
-    let conf = load(env, stdin)?;
+    let (conf, _) = load(env, stdin)?;
     let store = open_store(host, &conf);
     let all: Vec<usize> = (0..conf.ranges.len()).collect();
     release_sets(store, &conf, &all, env);
@@ -263,7 +271,7 @@ fn cmd_del(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
 
 /// `cmdCheck`: some file must hold the container's ID (and ifname).
 fn cmd_check(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
-    let conf = load(env, stdin)?;
+    let (conf, _) = load(env, stdin)?;
     let store = open_store(host, &conf);
     if store.find_by_id(&env.container_id, &env.ifname) {
         Ok(PluginOutput::Empty)
