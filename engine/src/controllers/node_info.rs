@@ -14,18 +14,27 @@
 //! When the log has dropped events not read yet (or on the first look) the cache is built
 //! again from the tables, as after a relist; the node tree keeps the order of the nodes
 //! still present (see [`super::node_tree`]).
+//!
+//! As `UpdateSnapshot` takes only the `NodeInfo`s whose generation moved, a node is read
+//! again only when an event is newer than the version of it the cache holds (the node's
+//! resourceVersion), and a pod once per batch of its events; a slot is a node's number, so
+//! the node tree and a cycle's walk order are lists of slots, and a cycle breaks score ties
+//! by each node's rank in name order (kept with the walk order) instead of comparing names.
 
 use super::node_tree::NodeTree;
 use crate::cluster::{
-    Kind, NodeSpec, Object, PodSpec, Revisions, Table, is_extended_resource, no_namespace,
+    EventType, Kind, NodeSpec, Object, PodSpec, Revisions, Table, is_extended_resource,
+    no_namespace,
 };
 use crate::storage::work::{event_key, events_from};
-use std::collections::{BTreeMap, BTreeSet};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeMap;
 
 /// A table key: (namespace, name).
 type Key = (String, String);
 
 /// A pod as the cache counts it: its node's name and the extended resources it requests.
+#[cfg(any(test, debug_assertions))]
 type Counted<'a> = (&'a str, &'a [(String, i64)]);
 
 /// What a node can give its pods (`status.allocatable`), parsed once per node write.
@@ -44,6 +53,9 @@ pub(crate) struct Allocatable {
 /// The facts of a node the scheduler's filters and score read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NodeFacts {
+    /// The node's resourceVersion when they were read: an event no newer than it has
+    /// nothing the cache has not seen.
+    pub resource_version: u64,
     /// `spec.unschedulable` (cordoned).
     pub unschedulable: bool,
     /// The key of the node's first taint a lab pod does not tolerate (TaintToleration:
@@ -62,6 +74,7 @@ impl NodeFacts {
     fn of(node: &Object<NodeSpec>) -> Self {
         let alloc = &node.status.allocatable;
         NodeFacts {
+            resource_version: node.metadata.resource_version,
             unschedulable: node.spec.unschedulable,
             untolerated_taint: node
                 .spec
@@ -165,19 +178,32 @@ pub struct NodeInfos {
     /// The `NodeInfo`s; a freed slot is reused.
     slots: Vec<NodeInfo>,
     /// The slot of each node name.
-    slot_of: BTreeMap<String, usize>,
+    slot_of: FxHashMap<String, usize>,
     /// Slots no node name uses.
     free: Vec<usize>,
     /// Each pod that holds a node's resources.
     pods: BTreeMap<Key, PodInfo>,
-    /// The walk order as slots (the cycle's snapshot), rebuilt after the tree changes.
-    order: Option<Vec<usize>>,
+    /// The walk order and the nodes' ranks by name (the cycle's snapshot), rebuilt after
+    /// the tree changes.
+    walk: Option<Walk>,
+}
+
+/// The walk order of a snapshot, and what breaks its score ties.
+#[derive(Debug, Clone, Default)]
+struct Walk {
+    /// The node tree's walk order, as slots.
+    order: Vec<usize>,
+    /// By slot: the node's place among the walked nodes' names in name order (a cycle's
+    /// tie-break: the lower rank wins).
+    rank: Vec<u32>,
 }
 
 /// A scheduling cycle's view of the cache: the nodes in walk order.
 pub(crate) struct Snapshot<'a> {
     /// The walk order, as slots of `infos`.
     order: &'a [usize],
+    /// Each walked slot's rank in name order.
+    rank: &'a [u32],
     /// Every `NodeInfo`.
     infos: &'a [NodeInfo],
     /// The pods counted on them.
@@ -190,23 +216,37 @@ impl<'a> Snapshot<'a> {
         self.order.len()
     }
 
-    /// The `i`th node in walk order, with its facts.
-    pub fn get(&self, i: usize) -> (&'a NodeInfo, &'a NodeFacts) {
-        let info = &self.infos[self.order[i]];
+    /// The `i`th node in walk order: its slot, `NodeInfo` and facts.
+    pub fn get(&self, i: usize) -> (usize, &'a NodeInfo, &'a NodeFacts) {
+        let slot = self.order[i];
+        let info = &self.infos[slot];
         let facts = info
             .node
             .as_ref()
             .expect("the walk order holds only known nodes");
-        (info, facts)
+        (slot, info, facts)
     }
 
-    /// The node a pod counts on, with what it requests there, if it holds a node's
-    /// resources (keys are unique, so the pod at its key is the pod).
-    pub fn pod_node(&self, pod: &Object<PodSpec>) -> Option<Counted<'a>> {
+    /// The name of the node in `slot`.
+    pub fn name(&self, slot: usize) -> &'a str {
+        &self.infos[slot].name
+    }
+
+    /// A walked node's rank in name order: of two nodes, the one whose name sorts first
+    /// has the lower rank.
+    pub fn rank(&self, slot: usize) -> u32 {
+        self.rank[slot]
+    }
+
+    /// The node a pod counts on (its slot), with what it requests there, if it holds a
+    /// node's resources (keys are unique, so the pod at its key is the pod). A pod with no
+    /// `spec.nodeName` holds none: it is not looked up.
+    pub fn pod_node(&self, pod: &Object<PodSpec>) -> Option<(usize, &'a [(String, i64)])> {
+        if pod.spec.node_name.is_empty() {
+            return None;
+        }
         let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
-        self.pods
-            .get(&key)
-            .map(|p| (self.infos[p.slot].name.as_str(), p.requests.as_slice()))
+        self.pods.get(&key).map(|p| (p.slot, p.requests.as_slice()))
     }
 }
 
@@ -216,7 +256,13 @@ impl NodeInfos {
         self.refresh_nodes(revs, nodes);
         match self.pods_seen.and_then(|seen| events_from(revs, seen)) {
             Some(events) => {
+                // Each event is looked up in the table, so a pod's later events in the same
+                // batch would find what its first one found: it is read once.
+                let mut read = FxHashSet::default();
                 for e in events.filter(|e| e.kind == PodSpec::API_KIND) {
+                    if !read.insert(e.key.as_str()) {
+                        continue;
+                    }
                     let key = event_key(e).0;
                     let pod = pods.get(&key);
                     self.note_pod(key, pod);
@@ -232,11 +278,16 @@ impl NodeInfos {
     pub fn refresh_nodes(&mut self, revs: &Revisions, nodes: &Table<NodeSpec>) {
         match self.nodes_seen.and_then(|seen| events_from(revs, seen)) {
             Some(events) => {
-                // Each event is looked up in the table, so a node's later events in the
-                // same batch would find what its first one found: it is read once.
-                let mut read = BTreeSet::new();
                 for e in events.filter(|e| e.kind == NodeSpec::API_KIND) {
-                    if !read.insert(e.key.as_str()) {
+                    // The node as the cache read it is at least as new as this event (a
+                    // later event of the same batch, or a write the cache has seen): the
+                    // node is not read again. A removal always is.
+                    let seen = self
+                        .slot_of
+                        .get(e.key.as_str())
+                        .and_then(|&slot| self.slots[slot].node.as_ref())
+                        .is_some_and(|f| f.resource_version >= e.resource_version);
+                    if seen && e.event_type != EventType::Deleted {
                         continue;
                     }
                     let key = event_key(e).0;
@@ -254,18 +305,20 @@ impl NodeInfos {
     /// A relist of the nodes: every node's facts read again; the tree keeps its order for
     /// the nodes still there.
     fn relist_nodes(&mut self, nodes: &Table<NodeSpec>) {
-        self.tree.relist(nodes);
-        self.order = None;
         for slot in 0..self.slots.len() {
             // A freed slot has no node: it is not freed twice.
             let info = &mut self.slots[slot];
             if info.node.is_some() && !nodes.contains_key(&(no_namespace(), info.name.clone())) {
                 info.node = None;
+                if self.tree.remove(slot) {
+                    self.walk = None;
+                }
                 self.release_if_empty(slot);
             }
         }
+        // The nodes still there keep their place; new ones come in list (name) order.
         for node in nodes.values() {
-            self.slot_mut(node.name()).node = Some(NodeFacts::of(node));
+            self.set_node(node);
         }
     }
 
@@ -286,9 +339,9 @@ impl NodeInfos {
         }
     }
 
-    /// The `NodeInfo` of `name`, made when there is none.
-    fn slot_mut(&mut self, name: &str) -> &mut NodeInfo {
-        let slot = match self.slot_of.get(name) {
+    /// The slot of `name`'s `NodeInfo`, made when there is none.
+    fn slot(&mut self, name: &str) -> usize {
+        match self.slot_of.get(name) {
             Some(&slot) => slot,
             None => {
                 let info = NodeInfo {
@@ -310,8 +363,7 @@ impl NodeInfos {
                 self.slot_of.insert(name.to_string(), slot);
                 slot
             }
-        };
-        &mut self.slots[slot]
+        }
     }
 
     /// Free the slot of a `NodeInfo` with no node and no pods.
@@ -325,18 +377,19 @@ impl NodeInfos {
 
     /// `AddNode`/`UpdateNode`: the node's facts, and its place in the tree.
     fn set_node(&mut self, node: &Object<NodeSpec>) {
-        self.slot_mut(node.name()).node = Some(NodeFacts::of(node));
-        if self.tree.add_or_update(node) {
-            self.order = None;
+        let slot = self.slot(node.name());
+        self.slots[slot].node = Some(NodeFacts::of(node));
+        if self.tree.add_or_update(slot, node) {
+            self.walk = None;
         }
     }
 
     /// `RemoveNode`: the node leaves the tree; its `NodeInfo` stays while pods count on it.
     fn remove_node(&mut self, name: &str) {
-        if self.tree.remove(name) {
-            self.order = None;
-        }
         if let Some(&slot) = self.slot_of.get(name) {
+            if self.tree.remove(slot) {
+                self.walk = None;
+            }
             self.slots[slot].node = None;
             self.release_if_empty(slot);
         }
@@ -376,27 +429,32 @@ impl NodeInfos {
             self.release_if_empty(old.slot);
         }
         if let Some(p) = now {
-            let info = self.slot_mut(&p.spec.node_name);
+            let slot = self.slot(&p.spec.node_name);
+            let info = &mut self.slots[slot];
             info.pods += 1;
             for (resource, n) in &requests {
                 *info.requested.entry(resource.clone()).or_default() += n;
             }
-            let slot = self.slot_of[&p.spec.node_name];
             self.pods.insert(key, PodInfo { slot, requests });
         }
     }
 
     /// The cycle's snapshot: the nodes in the node tree's walk order.
     pub(crate) fn snapshot(&mut self) -> Snapshot<'_> {
-        let (tree, slot_of) = (&mut self.tree, &self.slot_of);
-        let order = self.order.get_or_insert_with(|| {
-            tree.list()
-                .iter()
-                .map(|name| slot_of[name.as_str()])
-                .collect()
+        let (tree, slots) = (&mut self.tree, &self.slots);
+        let walk = self.walk.get_or_insert_with(|| {
+            let order = tree.list().to_vec();
+            let mut by_name = order.clone();
+            by_name.sort_unstable_by(|&a, &b| slots[a].name.cmp(&slots[b].name));
+            let mut rank = vec![u32::MAX; slots.len()];
+            for (r, &slot) in by_name.iter().enumerate() {
+                rank[slot] = u32::try_from(r).unwrap_or(u32::MAX);
+            }
+            Walk { order, rank }
         });
         Snapshot {
-            order,
+            order: &walk.order,
+            rank: &walk.rank,
             infos: &self.slots,
             pods: &self.pods,
         }
@@ -431,12 +489,32 @@ impl NodeInfos {
             fresh.by_name(),
             "the scheduler's cache is stale"
         );
-        let walked = self.order.as_ref().map_or(0, Vec::len);
-        assert!(
-            self.order.is_none() || walked == nodes.len(),
-            "the walk order has {walked} of {} nodes",
-            nodes.len()
-        );
+        let in_tree = (0..self.slots.len())
+            .filter(|&s| self.tree.contains(s))
+            .count();
+        assert_eq!(in_tree, nodes.len(), "the node tree holds every node once");
+        for (slot, info) in self.slots.iter().enumerate() {
+            assert_eq!(
+                self.tree.contains(slot),
+                info.node.is_some() && self.slot_of.get(&info.name) == Some(&slot),
+                "the node tree holds exactly the known nodes' slots"
+            );
+        }
+        if let Some(walk) = &self.walk {
+            assert_eq!(
+                walk.order.len(),
+                nodes.len(),
+                "the walk order holds every node"
+            );
+            let mut by_rank = walk.order.clone();
+            by_rank.sort_unstable_by_key(|&s| walk.rank[s]);
+            assert!(
+                by_rank
+                    .windows(2)
+                    .all(|w| self.slots[w[0]].name < self.slots[w[1]].name),
+                "the ranks follow the names"
+            );
+        }
     }
 }
 
@@ -615,7 +693,7 @@ mod tests {
                     cache.assert_matches(&api.nodes, &api.pods);
                     let snapshot = cache.snapshot();
                     let mut walked: Vec<&str> =
-                        (0..snapshot.len()).map(|i| snapshot.get(i).0.name.as_str()).collect();
+                        (0..snapshot.len()).map(|i| snapshot.get(i).1.name.as_str()).collect();
                     walked.sort_unstable();
                     let names: Vec<&str> = api.nodes.values().map(|n| n.name()).collect();
                     prop_assert_eq!(walked, names);

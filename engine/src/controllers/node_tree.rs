@@ -5,11 +5,12 @@
 //! zone in turn, so a search that stops early still spreads over the zones.
 //!
 //! The tree is kept by the scheduler's cache ([`super::node_info`]) from the Node informer's
-//! events. After a relist, nodes still present keep their place and the new ones are added
-//! in the order the API server lists them (by name).
+//! events, and holds its nodes as the cache's slots (a node number), so an event costs no
+//! name lookups and no allocation, and the walk order is a list of slots. After a relist,
+//! nodes still present keep their place and the new ones are added in the order the API
+//! server lists them (by name).
 
-use crate::cluster::{NodeSpec, Object, Table};
-use std::collections::BTreeMap;
+use crate::cluster::{NodeSpec, Object};
 
 /// The well-known zone label (`topology.kubernetes.io/zone`).
 const ZONE: &str = "topology.kubernetes.io/zone";
@@ -20,8 +21,8 @@ const REGION: &str = "topology.kubernetes.io/region";
 /// The deprecated region label.
 const BETA_REGION: &str = "failure-domain.beta.kubernetes.io/region";
 
-/// `utilnode.GetZoneKey`: empty when the node has neither a region nor a zone.
-fn zone_key(node: &Object<NodeSpec>) -> String {
+/// `utilnode.GetZoneKey`'s parts: (region, zone), both empty when the node has neither.
+fn zone_parts(node: &Object<NodeSpec>) -> (&str, &str) {
     let labels = &node.metadata.labels;
     let zone = labels
         .get(ZONE)
@@ -31,6 +32,12 @@ fn zone_key(node: &Object<NodeSpec>) -> String {
         .get(REGION)
         .or_else(|| labels.get(BETA_REGION))
         .map_or("", String::as_str);
+    (region, zone)
+}
+
+/// `utilnode.GetZoneKey` of those parts: empty when the node has neither a region nor a
+/// zone.
+fn zone_key((region, zone): (&str, &str)) -> String {
     if zone.is_empty() && region.is_empty() {
         String::new()
     } else {
@@ -38,66 +45,68 @@ fn zone_key(node: &Object<NodeSpec>) -> String {
     }
 }
 
+/// Whether `key` is [`zone_key`] of `(region, zone)`, without building it.
+fn is_zone_key(key: &str, (region, zone): (&str, &str)) -> bool {
+    if zone.is_empty() && region.is_empty() {
+        return key.is_empty();
+    }
+    key.strip_prefix(region)
+        .and_then(|rest| rest.strip_prefix(":\0:"))
+        .is_some_and(|rest| rest == zone)
+}
+
 /// The scheduler's node tree: zones with their nodes in arrival order, and the walk order
-/// built from them when asked.
+/// built from them when asked. Nodes are the cache's slots.
 #[derive(Debug, Clone, Default)]
 pub struct NodeTree {
-    /// Each zone key with its nodes' names, zones in the order they appeared.
-    zones: Vec<(String, Vec<String>)>,
-    /// The zone key of every node in the tree.
-    zone_of: BTreeMap<String, String>,
+    /// Each zone key with its nodes' slots, zones in the order they appeared.
+    zones: Vec<(String, Vec<usize>)>,
+    /// The zone key of every slot in the tree (`None`: not in the tree), by slot.
+    zone_of: Vec<Option<String>>,
     /// The walk order (`nodeTree.list()`), rebuilt only after a change.
-    list: Option<Vec<String>>,
+    list: Option<Vec<usize>>,
 }
 
 impl NodeTree {
-    /// Apply a relist: drop the nodes that are gone, move the ones whose zone changed, add
-    /// the new ones in list (name) order.
-    pub(crate) fn relist(&mut self, nodes: &Table<NodeSpec>) {
-        let gone: Vec<String> = self
-            .zone_of
-            .keys()
-            .filter(|name| !nodes.contains_key(&(crate::cluster::no_namespace(), (*name).clone())))
-            .cloned()
-            .collect();
-        for name in gone {
-            self.remove(&name);
-        }
-        for node in nodes.values() {
-            self.add_or_update(node);
-        }
-    }
-
-    /// `addNode`/`updateNode`: a node not in the tree is appended to its zone; a node whose
-    /// zone changed moves to the end of its new zone; otherwise nothing changes. True when
-    /// the walk order changed.
-    pub(crate) fn add_or_update(&mut self, node: &Object<NodeSpec>) -> bool {
-        let zone = zone_key(node);
-        let name = node.name();
-        match self.zone_of.get(name) {
-            Some(z) if *z == zone => return false,
-            Some(_) => {
-                self.remove(name);
+    /// `addNode`/`updateNode` of `node`, the cache's slot `slot`: a node not in the tree is
+    /// appended to its zone; a node whose zone changed moves to the end of its new zone;
+    /// otherwise nothing changes. True when the walk order changed.
+    pub(crate) fn add_or_update(&mut self, slot: usize, node: &Object<NodeSpec>) -> bool {
+        let parts = zone_parts(node);
+        match self.zone_of.get(slot) {
+            Some(Some(z)) if is_zone_key(z, parts) => return false,
+            Some(Some(_)) => {
+                self.remove(slot);
             }
-            None => {}
+            _ => {}
         }
-        match self.zones.iter_mut().find(|(z, _)| *z == zone) {
-            Some((_, names)) => names.push(name.to_string()),
-            None => self.zones.push((zone.clone(), vec![name.to_string()])),
+        let zone = match self.zones.iter().position(|(z, _)| is_zone_key(z, parts)) {
+            Some(i) => {
+                self.zones[i].1.push(slot);
+                self.zones[i].0.clone()
+            }
+            None => {
+                let key = zone_key(parts);
+                self.zones.push((key.clone(), vec![slot]));
+                key
+            }
+        };
+        if self.zone_of.len() <= slot {
+            self.zone_of.resize(slot + 1, None);
         }
-        self.zone_of.insert(name.to_string(), zone);
+        self.zone_of[slot] = Some(zone);
         self.list = None;
         true
     }
 
-    /// `removeNode`: the node leaves its zone, and an emptied zone leaves the tree; the
-    /// others keep their order. True when the node was in the tree.
-    pub(crate) fn remove(&mut self, name: &str) -> bool {
-        let Some(zone) = self.zone_of.remove(name) else {
+    /// `removeNode`: the slot's node leaves its zone, and an emptied zone leaves the tree;
+    /// the others keep their order. True when the node was in the tree.
+    pub(crate) fn remove(&mut self, slot: usize) -> bool {
+        let Some(zone) = self.zone_of.get_mut(slot).and_then(Option::take) else {
             return false;
         };
         if let Some(i) = self.zones.iter().position(|(z, _)| *z == zone) {
-            self.zones[i].1.retain(|n| n != name);
+            self.zones[i].1.retain(|&s| s != slot);
             if self.zones[i].1.is_empty() {
                 self.zones.remove(i);
             }
@@ -106,18 +115,24 @@ impl NodeTree {
         true
     }
 
-    /// `nodeTree.list()`: the first node of every zone, then the second of every zone that
-    /// has one, and so on.
-    pub(crate) fn list(&mut self) -> &[String] {
+    /// Whether the slot's node is in the tree (the cache's check of its upkeep).
+    #[cfg(any(test, debug_assertions))]
+    pub(crate) fn contains(&self, slot: usize) -> bool {
+        self.zone_of.get(slot).is_some_and(Option::is_some)
+    }
+
+    /// `nodeTree.list()`, as slots: the first node of every zone, then the second of every
+    /// zone that has one, and so on.
+    pub(crate) fn list(&mut self) -> &[usize] {
         let zones = &self.zones;
         self.list.get_or_insert_with(|| {
             let total = zones.iter().map(|(_, n)| n.len()).sum();
             let mut out = Vec::with_capacity(total);
             let mut index = 0;
             while out.len() < total {
-                for (_, names) in zones {
-                    if let Some(n) = names.get(index) {
-                        out.push(n.clone());
+                for (_, slots) in zones {
+                    if let Some(&s) = slots.get(index) {
+                        out.push(s);
                     }
                 }
                 index += 1;
@@ -170,32 +185,48 @@ mod tests {
     }
 
     #[test]
+    fn a_zone_key_is_recognised_without_being_built() {
+        for parts in [("", ""), ("r", ""), ("", "z"), ("r", "z"), ("r:", "z")] {
+            let key = zone_key(parts);
+            assert!(is_zone_key(&key, parts), "{parts:?}");
+            for other in [("", ""), ("r", ""), ("", "z"), ("r", "z"), ("r", "z:")] {
+                assert_eq!(
+                    is_zone_key(&key, other),
+                    zone_key(other) == key,
+                    "{parts:?} {other:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn the_walk_takes_one_node_from_each_zone_in_turn_in_arrival_order() {
         let mut t = NodeTree::default();
-        for (name, zone) in [
-            ("n-b1", "b"),
-            ("n-a1", "a"),
-            ("n-b2", "b"),
-            ("n-b3", "b"),
-            ("n-a2", "a"),
-        ] {
-            t.add_or_update(&node(name, Some(zone)));
+        let names = ["n-b1", "n-a1", "n-b2", "n-b3", "n-a2", "plain"];
+        for (slot, (name, zone)) in names
+            .iter()
+            .zip([Some("b"), Some("a"), Some("b"), Some("b"), Some("a"), None])
+            .enumerate()
+        {
+            t.add_or_update(slot, &node(name, zone));
         }
-        t.add_or_update(&node("plain", None));
-        let names = |t: &mut NodeTree| -> Vec<String> { t.list().to_vec() };
+        let walk = |t: &mut NodeTree| -> Vec<&str> { t.list().iter().map(|&s| names[s]).collect() };
         assert_eq!(
-            names(&mut t),
+            walk(&mut t),
             ["n-b1", "n-a1", "plain", "n-b2", "n-a2", "n-b3"]
         );
+        // An update that keeps the zone changes nothing.
+        assert!(!t.add_or_update(1, &node("n-a1", Some("a"))));
         // A node that changes zone moves to the end of its new zone; zone b keeps its
         // place.
-        t.add_or_update(&node("n-b1", Some("a")));
+        assert!(t.add_or_update(0, &node("n-b1", Some("a"))));
         assert_eq!(
-            names(&mut t),
+            walk(&mut t),
             ["n-b2", "n-a1", "plain", "n-b3", "n-a2", "n-b1"]
         );
         // Removing the last node of a zone removes the zone.
-        t.remove("plain");
-        assert_eq!(names(&mut t), ["n-b2", "n-a1", "n-b3", "n-a2", "n-b1"]);
+        assert!(t.remove(5));
+        assert!(!t.remove(5));
+        assert_eq!(walk(&mut t), ["n-b2", "n-a1", "n-b3", "n-a2", "n-b1"]);
     }
 }

@@ -135,14 +135,14 @@ pub(crate) fn place(
     // What the pod itself counts for on its node, if anything: the other pods are what
     // the filters weigh.
     let own = nodes.pod_node(pod);
-    let others = |info: &NodeInfo| match own {
-        Some((node, _)) if node == info.name => info.pods - 1,
+    let others = |slot: usize, info: &NodeInfo| match own {
+        Some((node, _)) if node == slot => info.pods - 1,
         _ => info.pods,
     };
-    let used = |info: &NodeInfo, resource: &str| {
+    let used = |slot: usize, info: &NodeInfo, resource: &str| {
         let total = info.requested.get(resource).copied().unwrap_or(0);
         let mine = match own {
-            Some((node, requests)) if node == info.name => requests
+            Some((node, requests)) if node == slot => requests
                 .iter()
                 .filter(|(r, _)| r == resource)
                 .map(|(_, n)| n)
@@ -151,11 +151,19 @@ pub(crate) fn place(
         };
         total - mine
     };
+    // The pod's requirements, read once per cycle rather than once per node.
     let requests = if pod.spec.has_extended_requests() {
         pod.spec.extended_requests()
     } else {
         Vec::new()
     };
+    // A pod that asks a node for nothing but room (no node selector, no extended resource,
+    // no volume) fails a node only on the node's own state: NodeUnschedulable,
+    // TaintToleration and the pod count. Such a node is checked on those three facts; any
+    // other, or one that fails, goes through every filter for its reasons.
+    let plain = pod.spec.node_selector.is_empty()
+        && requests.iter().all(|(_, n)| *n == 0)
+        && pod.spec.volumes.is_empty();
     let total = nodes.len();
     if total == 0 {
         // ErrNoNodesAvailable, before any filter runs.
@@ -165,31 +173,58 @@ pub(crate) fn place(
     let start = *search.next_start % total;
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let mut preemption: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut best: Option<(i64, &str)> = None;
+    // The best so far: (score, rank in name order, slot).
+    let mut best: Option<(i64, u32, usize)> = None;
     let (mut feasible, mut processed) = (0, 0);
-    for i in 0..total {
+    for step in 0..total {
         if feasible == to_find {
             break;
         }
-        let (info, facts) = nodes.get((start + i) % total);
+        let i = if start + step < total {
+            start + step
+        } else {
+            start + step - total
+        };
+        let (slot, info, facts) = nodes.get(i);
         processed += 1;
-        let name = info.name.as_str();
-        let count = others(info);
-        let fails = node_failures(
-            pod,
-            facts,
-            count,
-            &requests,
-            |resource| used(info, resource),
-            volume_reason(name, &facts.labels),
-        );
+        let count = others(slot, info);
+        let open = plain
+            && !facts.unschedulable
+            && facts.untolerated_taint.is_none()
+            && facts.allocatable.pods.is_none_or(|max| count < max);
+        let fails = if open {
+            Vec::new()
+        } else {
+            node_failures(
+                pod,
+                facts,
+                count,
+                &requests,
+                |resource| used(slot, info, resource),
+                volume_reason(&info.name, &facts.labels),
+            )
+        };
+        #[cfg(debug_assertions)]
+        if open {
+            let all = node_failures(
+                pod,
+                facts,
+                count,
+                &requests,
+                |resource| used(slot, info, resource),
+                volume_reason(&info.name, &facts.labels),
+            );
+            assert!(all.is_empty(), "a plain pod's fit differs: {all:?}");
+        }
         if fails.is_empty() {
             feasible += 1;
             let alloc = &facts.allocatable;
             let score = least_allocated_score(alloc.milli_cpu, alloc.memory, count + 1);
-            // The highest score wins; ties go to the name that sorts first.
-            if best.is_none_or(|(s, n)| score > s || (score == s && name < n)) {
-                best = Some((score, name));
+            // The highest score wins; ties go to the name that sorts first (the lower
+            // rank).
+            let rank = nodes.rank(slot);
+            if best.is_none_or(|(s, r, _)| score > s || (score == s && rank < r)) {
+                best = Some((score, rank, slot));
             }
             continue;
         }
@@ -206,8 +241,8 @@ pub(crate) fn place(
             .or_default() += 1;
     }
     *search.next_start = (start + processed) % total;
-    if let Some((_, name)) = best {
-        return Ok(name.to_string());
+    if let Some((_, _, slot)) = best {
+        return Ok(nodes.name(slot).to_string());
     }
     let hist = |m: &mut dyn Iterator<Item = String>| {
         let mut v: Vec<String> = m.collect();

@@ -280,6 +280,10 @@ fn pod_level_volume_reason(
     checks: &VolumeChecks<'_>,
     pod: &Object<PodSpec>,
 ) -> Option<String> {
+    // No volume check to run (a pod with no claims): nothing to look up.
+    if checks.steps.is_empty() {
+        return None;
+    }
     let empty = BTreeMap::new();
     let labels = api
         .nodes
