@@ -271,6 +271,7 @@ impl Kind for PodSpec {
     fn event_facts(obj: &super::Object<Self>) -> super::store::EventFacts {
         super::store::EventFacts {
             assigned: !obj.spec.node_name.is_empty(),
+            volumes: !obj.spec.volumes.is_empty(),
         }
     }
 }

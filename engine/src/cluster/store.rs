@@ -56,6 +56,9 @@ pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug + Send + Sync + 'stat
 pub struct EventFacts {
     /// A pod whose `spec.nodeName` is set (bound to a node).
     pub assigned: bool,
+    /// A pod that names volumes (`spec.volumes`, immutable): the storage controllers'
+    /// informers pass over the events of a pod without any.
+    pub volumes: bool,
 }
 
 /// The store's indexes on pod fields, kept on every pod write and delete, and the nodes'

@@ -590,10 +590,29 @@ impl Kubelet {
             .api
             .mounts
             .published
-            .iter()
-            .filter(|((n, p, _), _)| *n == node && *p == pod_key)
+            .range(
+                (
+                    node.clone(),
+                    pod_key.clone(),
+                    crate::cluster::no_namespace(),
+                )..,
+            )
+            .take_while(|((n, p, _), _)| *n == node && *p == pod_key)
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
+        // The pod's entries are one range of the map (node, then pod): a walk of every
+        // node's mounts finds the same.
+        debug_assert_eq!(
+            published,
+            ctx.api
+                .mounts
+                .published
+                .iter()
+                .filter(|((n, p, _), _)| *n == node && *p == pod_key)
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Vec<_>>(),
+            "a pod's published volumes are not one range"
+        );
         let pod_pvs = self.pod_pv_names(ctx, pod);
         for (key, target) in published {
             let pv_name = key.2.clone();

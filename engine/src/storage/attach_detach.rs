@@ -143,6 +143,12 @@ impl AttachDetach {
         fresh.wants
     }
 
+    /// Whether nothing is queued or waiting for a timeout, and the watch log is read at
+    /// least up to `from` (see [`super::work::StorageWatch`]).
+    pub(crate) fn quiet_since(&self, from: u64) -> bool {
+        self.unserved.is_empty() && self.wants.quiet_since(from)
+    }
+
     /// One pass of the attach/detach controller.
     pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
         // Desired state: (pv, node) for every pod in the API that uses a bound claim and
@@ -212,15 +218,20 @@ impl AttachDetach {
                 continue;
             }
             if !w.multi {
-                let elsewhere: BTreeSet<String> = ctx
-                    .api
-                    .volume_attachments
-                    .values()
-                    .filter(|va| {
-                        va.spec.source.persistent_volume_name == w.pv && va.spec.node_name != w.node
-                    })
-                    .map(|va| va.spec.node_name.clone())
-                    .collect();
+                let elsewhere = state.attached_elsewhere(&w.pv, &w.node);
+                debug_assert_eq!(
+                    elsewhere,
+                    ctx.api
+                        .volume_attachments
+                        .values()
+                        .filter(|va| {
+                            va.spec.source.persistent_volume_name == w.pv
+                                && va.spec.node_name != w.node
+                        })
+                        .map(|va| va.spec.node_name.clone())
+                        .collect::<BTreeSet<String>>(),
+                    "the attach/detach controller's attachments by volume differ from a scan"
+                );
                 if !elsewhere.is_empty() {
                     // Stays queued: tried (and reported) again on the next pass.
                     self.multi_attach_error(ctx, w, &elsewhere, &state.wants);
@@ -252,9 +263,10 @@ impl AttachDetach {
                     ),
                 );
                 if w.driver != DRIVER {
-                    self.unserved.insert(name, 0);
+                    self.unserved.insert(name.clone(), 0);
                 }
                 state.to_attach.remove(&target);
+                state.track_va(&name, target);
             }
         }
         self.report_attach_timeouts(ctx, &state.wants);

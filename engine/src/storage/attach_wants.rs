@@ -93,6 +93,10 @@ pub(crate) struct AttachWants {
     pub to_detach: BTreeSet<String>,
     /// VolumeAttachment name → (pv, node), for events about attachments already gone.
     va_target: BTreeMap<String, (String, String)>,
+    /// PV → (node, VolumeAttachment name) of every VolumeAttachment naming it: the nodes a
+    /// volume is attached (or being attached) to, as the controller's actual state of the
+    /// world answers `GetNodesForAttachedVolume`, without a walk of every attachment.
+    vas_of_pv: BTreeMap<String, BTreeSet<(String, String)>>,
 }
 
 impl AttachWants {
@@ -122,7 +126,11 @@ impl AttachWants {
                     continue;
                 }
                 if e.kind == ApiKind::Pod {
-                    dirty.insert(event_key(e).0);
+                    // A pod without volumes never wants anything attached (its volumes are
+                    // immutable): its events are not even looked at.
+                    if e.facts.volumes {
+                        dirty.insert(event_key(e).0);
+                    }
                 } else if e.kind == ApiKind::PersistentVolumeClaim {
                     if let Some(pods) = self.pods_of_claim.get(&event_key(e).0) {
                         dirty.extend(pods.iter().cloned());
@@ -144,11 +152,11 @@ impl AttachWants {
                     match target {
                         Some(t) => {
                             self.to_attach.insert(t.clone());
-                            self.va_target.insert(name.clone(), t);
+                            self.track_va(name, t);
                             self.to_detach.insert(name.clone());
                         }
                         None => {
-                            if let Some(t) = self.va_target.remove(name) {
+                            if let Some(t) = self.untrack_va(name) {
                                 self.to_attach.insert(t);
                             }
                             self.to_detach.remove(name);
@@ -171,7 +179,7 @@ impl AttachWants {
                     va.spec.source.persistent_volume_name.clone(),
                     va.spec.node_name.clone(),
                 );
-                self.va_target.insert(va.name().to_string(), t);
+                self.track_va(va.name(), t);
                 self.to_detach.insert(va.name().to_string());
             }
         }
@@ -179,6 +187,59 @@ impl AttachWants {
             let next = compute(&key).unwrap_or_default();
             self.set_pod(&key, next);
         }
+    }
+
+    /// Whether nothing is queued and the watch log is read at least up to `from` (see
+    /// [`super::work::StorageWatch`]).
+    pub(crate) fn quiet_since(&self, from: u64) -> bool {
+        self.terminating.is_empty()
+            && self.to_attach.is_empty()
+            && self.to_detach.is_empty()
+            && self.seen.is_some_and(|s| s >= from)
+    }
+
+    /// Mark the watch log read up to `next` (no event from its position on matters here).
+    pub(crate) fn skip_to(&mut self, next: u64) {
+        self.seen = Some(next);
+    }
+
+    /// Note a VolumeAttachment of the table, naming `target` (pv, node): from its watch
+    /// event, or as the pass creates it (the next pass reads its event and notes it again).
+    /// A VolumeAttachment's source and node never change (its spec is immutable).
+    pub(crate) fn track_va(&mut self, name: &str, target: (String, String)) {
+        if self.va_target.get(name) == Some(&target) {
+            return;
+        }
+        self.untrack_va(name);
+        self.vas_of_pv
+            .entry(target.0.clone())
+            .or_default()
+            .insert((target.1.clone(), name.to_string()));
+        self.va_target.insert(name.to_string(), target);
+    }
+
+    /// Forget a VolumeAttachment that is gone; its (pv, node), if it was known.
+    fn untrack_va(&mut self, name: &str) -> Option<(String, String)> {
+        let (pv, node) = self.va_target.remove(name)?;
+        if let Some(set) = self.vas_of_pv.get_mut(&pv) {
+            set.remove(&(node.clone(), name.to_string()));
+            if set.is_empty() {
+                self.vas_of_pv.remove(&pv);
+            }
+        }
+        Some((pv, node))
+    }
+
+    /// The nodes other than `node` that a VolumeAttachment of `pv` names (the table as
+    /// the last refresh read it, and the attachments this pass created since).
+    pub(crate) fn attached_elsewhere(&self, pv: &str, node: &str) -> BTreeSet<String> {
+        self.vas_of_pv
+            .get(pv)
+            .into_iter()
+            .flatten()
+            .filter(|(n, _)| n != node)
+            .map(|(n, _)| n.clone())
+            .collect()
     }
 
     /// Replace a pod's contribution, updating the indexes and the work sets.

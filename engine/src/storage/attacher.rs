@@ -16,6 +16,8 @@ pub(crate) struct Attacher {
     pub work: super::work::WorkSet,
     /// Its work queue's rate limiter.
     pub backoff: crate::control::Backoff,
+    /// Its VolumeAttachment informer's index by PV.
+    pub(super) vas_by_pv: super::work::VasByPv,
 }
 
 impl Component for Attacher {
@@ -238,11 +240,9 @@ impl Attacher {
                 .volume_attachments()
                 .remove_finalizer("", va.name(), ATTACHER_FINALIZER)
         {
-            let still_named = ctx
-                .api
-                .volume_attachments
-                .values()
-                .any(|o| o.spec.source.persistent_volume_name == pv);
+            let still_named = self
+                .vas_by_pv
+                .names(&ctx.api.revs, &ctx.api.volume_attachments, &pv);
             if !still_named {
                 let _ = ctx.api.pvs().remove_finalizer("", &pv, ATTACHER_FINALIZER);
             }

@@ -107,6 +107,8 @@ pub(crate) struct StorageControllers {
     pub protection: binder::PvcProtection,
     /// kube-controller-manager's pv-protection controller.
     pub pv_protection: binder::PvProtection,
+    /// Where the last full pass started in the watch log (see [`work::StorageWatch`]).
+    pub watch: work::StorageWatch,
 }
 
 impl StorageControllers {
@@ -125,8 +127,19 @@ impl StorageControllers {
         .min()
     }
 
-    /// Run every storage controller once; true when any of them changed something.
+    /// Run every storage controller once; true when any of them changed something. When
+    /// nothing written since the last full pass is storage's business and no controller
+    /// kept work from it, each one only moves on in the watch log (see
+    /// [`work::StorageWatch`]): the pass would have selected nothing and changed nothing.
     pub(crate) fn reconcile_all(&mut self, ctx: &mut Ctx<'_>) -> bool {
+        if let Some(from) = self.watch.quiet_since(&ctx.api.revs)
+            && self.quiet_since(ctx, from)
+        {
+            let next = ctx.api.revs.next_event;
+            self.skip_to(from, next);
+            return false;
+        }
+        self.watch.pass_starts(&ctx.api.revs);
         let mut changed = false;
         changed |= self.provisioner.reconcile(ctx);
         changed |= self.binder.reconcile(ctx);
@@ -137,6 +150,42 @@ impl StorageControllers {
         changed |= self.protection.reconcile(ctx);
         changed |= self.pv_protection.reconcile(ctx);
         changed
+    }
+
+    /// Whether no controller kept work from its last pass, and each has read the watch log
+    /// at least up to `from`.
+    fn quiet_since(&self, ctx: &Ctx<'_>, from: u64) -> bool {
+        let api = &*ctx.api;
+        self.provisioner.provision.quiet_since(from)
+            && self.provisioner.released.quiet_since(from)
+            && self.provisioner.finalizers.quiet_since(from)
+            && self.binder.work.quiet_since(from)
+            && self.binder.claims.quiet_since(from)
+            // snapshot-controller and csi-snapshotter walk their objects on every pass.
+            && api.snapshots.is_empty()
+            && api.snapshot_contents.is_empty()
+            && self.resizer.work.quiet_since(from)
+            && self.attach_detach.quiet_since(from)
+            && self.attacher.work.quiet_since(from)
+            && self.protection.work.quiet_since(from)
+            && self.pv_protection.work.quiet_since(from)
+    }
+
+    /// Every controller has read the watch log up to `next`: the events from `from` on are
+    /// none of storage's business.
+    fn skip_to(&mut self, from: u64, next: u64) {
+        self.provisioner.provision.skip_to(next);
+        self.provisioner.released.skip_to(next);
+        self.provisioner.finalizers.skip_to(next);
+        self.binder.work.skip_to(next);
+        self.binder.claims.skip_to(next);
+        self.binder.free.skip_to(from, next);
+        self.resizer.work.skip_to(next);
+        self.attach_detach.wants.skip_to(next);
+        self.attacher.work.skip_to(next);
+        self.attacher.vas_by_pv.skip_to(from, next);
+        self.protection.work.skip_to(next);
+        self.pv_protection.work.skip_to(next);
     }
 
     /// Every controller's retry times by `controller/object`, for the save file's state.

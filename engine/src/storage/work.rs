@@ -10,7 +10,7 @@
 //! the watch log dropped events it had not read (`WATCH_WINDOW`), looks at every object,
 //! as a relist does. A replaced lab (`load`, `reset`) starts with fresh work sets.
 
-use crate::cluster::{EventType, Kind, Object, PvSpec, Revisions, Table, WatchEvent};
+use crate::cluster::{EventType, Kind, Object, PvSpec, Revisions, Table, VaSpec, WatchEvent};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A table key: (namespace, name); the namespace is empty for cluster-scoped kinds.
@@ -153,6 +153,18 @@ impl WorkSet {
         selected.into_iter().map(|(_, o)| o.clone()).collect()
     }
 
+    /// Whether this work set has nothing to look at again and has read the watch log at
+    /// least up to event `from` (see [`StorageWatch`]).
+    pub(crate) fn quiet_since(&self, from: u64) -> bool {
+        self.pending.is_empty() && self.seen.is_some_and(|s| s >= from)
+    }
+
+    /// Mark the watch log read up to `next` (every event from its position on was one no
+    /// selection of this work set depends on).
+    pub(crate) fn skip_to(&mut self, next: u64) {
+        self.seen = Some(next);
+    }
+
     /// Whether the next [`select`](Self::select) looks at every object.
     pub(crate) fn relists(&self, revs: &Revisions) -> bool {
         self.seen
@@ -223,6 +235,16 @@ impl BinderWork {
         )
     }
 
+    /// See [`WorkSet::quiet_since`].
+    pub(crate) fn quiet_since(&self, from: u64) -> bool {
+        self.pvs.quiet_since(from)
+    }
+
+    /// See [`WorkSet::skip_to`] (the claim index reads only PV events).
+    pub(crate) fn skip_to(&mut self, next: u64) {
+        self.pvs.skip_to(next);
+    }
+
     fn note(&mut self, name: &str, pv: Option<&Object<PvSpec>>) {
         note(&mut self.claim_of, &mut self.pvs_of, name, pv);
     }
@@ -277,6 +299,14 @@ impl FreePvs {
         pv.spec.claim_ref.as_ref().is_none_or(|r| r.uid.is_empty())
     }
 
+    /// Move on to `next` when the log is read up to `from` and the events from there on
+    /// are not PV events (see [`StorageWatch`]); otherwise they are read at the next look.
+    pub(crate) fn skip_to(&mut self, from: u64, next: u64) {
+        if self.seen.is_some_and(|s| s >= from) {
+            self.seen = Some(next);
+        }
+    }
+
     /// The names, brought up to date with the PV table.
     pub fn refresh(&mut self, revs: &Revisions, pvs: &Table<PvSpec>) -> &BTreeSet<String> {
         match self.seen.and_then(|seen| events_from(revs, seen)) {
@@ -307,6 +337,142 @@ impl FreePvs {
             "the PV controller's free PVs differ from a scan"
         );
         &self.names
+    }
+}
+
+/// The VolumeAttachments naming each PV, kept from the watch log as an informer's indexer
+/// keeps them (external-attacher asks whether any attachment still names a volume before
+/// it lets the volume go), so the question is one lookup, not a walk of every attachment.
+/// The first look, and one after the watch log dropped events not read yet, reads every
+/// VolumeAttachment.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct VasByPv {
+    /// The index of the first watch event not read yet (`None` before the first look).
+    seen: Option<u64>,
+    /// VolumeAttachment name → the PV it names.
+    pv_of: BTreeMap<String, String>,
+    /// PV → the VolumeAttachments naming it.
+    by_pv: BTreeMap<String, BTreeSet<String>>,
+}
+
+impl VasByPv {
+    /// As [`FreePvs::skip_to`], for VolumeAttachment events.
+    pub(crate) fn skip_to(&mut self, from: u64, next: u64) {
+        if self.seen.is_some_and(|s| s >= from) {
+            self.seen = Some(next);
+        }
+    }
+
+    /// Whether a VolumeAttachment of the table names `pv`.
+    pub fn names(&mut self, revs: &Revisions, vas: &Table<VaSpec>, pv: &str) -> bool {
+        match self.seen.and_then(|seen| events_from(revs, seen)) {
+            Some(events) => {
+                for e in events.filter(|e| e.kind == VaSpec::API_KIND) {
+                    let name = &e.key;
+                    match e.event_type {
+                        EventType::Deleted => self.set(name, None),
+                        // A VolumeAttachment's source is immutable: a write to a known one
+                        // names the same PV.
+                        EventType::Modified if self.pv_of.contains_key(name) => {}
+                        _ => {
+                            let va = vas.get(&(crate::cluster::no_namespace(), name.clone()));
+                            let named = va.map(|va| va.spec.source.persistent_volume_name.clone());
+                            self.set(name, named);
+                        }
+                    }
+                }
+            }
+            None => {
+                self.pv_of.clear();
+                self.by_pv.clear();
+                for va in vas.values() {
+                    let named = va.spec.source.persistent_volume_name.clone();
+                    self.set(va.name(), Some(named));
+                }
+            }
+        }
+        self.seen = Some(revs.next_event);
+        let found = self.by_pv.contains_key(pv);
+        debug_assert_eq!(
+            found,
+            vas.values()
+                .any(|va| va.spec.source.persistent_volume_name == pv),
+            "external-attacher's attachments by volume differ from a scan"
+        );
+        found
+    }
+
+    /// Record which PV a VolumeAttachment names now (`None`: it is gone).
+    fn set(&mut self, name: &str, pv: Option<String>) {
+        if self.pv_of.get(name) == pv.as_ref() {
+            return;
+        }
+        if let Some(old) = self.pv_of.remove(name) {
+            if let Some(set) = self.by_pv.get_mut(&old) {
+                set.remove(name);
+                if set.is_empty() {
+                    self.by_pv.remove(&old);
+                }
+            }
+        }
+        if let Some(pv) = pv {
+            self.by_pv
+                .entry(pv.clone())
+                .or_default()
+                .insert(name.to_string());
+            self.pv_of.insert(name.to_string(), pv);
+        }
+    }
+}
+
+/// Whether a watch event can give a storage controller work, or change what one keeps:
+/// claims, volumes, attachments, snapshots, CSIDrivers, StorageClasses, CSINodes, and pods
+/// that name volumes. The events of a pod without volumes (its volumes never change), of
+/// nodes, namespaces, network policies and network attachment definitions are none of
+/// their business: no storage informer's handler looks at them.
+pub(crate) fn storage_event(e: &WatchEvent) -> bool {
+    use crate::cluster::ApiKind;
+    match e.kind {
+        ApiKind::Pod => e.facts.volumes,
+        ApiKind::Namespace
+        | ApiKind::Node
+        | ApiKind::NetworkPolicy
+        | ApiKind::NetworkAttachmentDefinition => false,
+        ApiKind::StorageClass
+        | ApiKind::PersistentVolumeClaim
+        | ApiKind::PersistentVolume
+        | ApiKind::VolumeAttachment
+        | ApiKind::CsiDriver
+        | ApiKind::CsiNode
+        | ApiKind::VolumeSnapshot
+        | ApiKind::VolumeSnapshotContent => true,
+    }
+}
+
+/// Where the storage controllers' last full pass started in the watch log. When none of
+/// the events written since is a [`storage_event`] and no controller kept work from that
+/// pass, the pass would look at nothing: every work set's selection is empty and stays
+/// so. Then each one's position in the log is moved on instead, and a network-only pod
+/// costs the storage controllers one look at each of its events, not one per work set.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StorageWatch {
+    /// The index of the first watch event of the last full pass (`None` before it).
+    pass_start: Option<u64>,
+}
+
+impl StorageWatch {
+    /// The start of the last full pass, when every event since is none of storage's
+    /// business; `None` when a pass must run (the first, one after the watch log dropped
+    /// events, or one with storage events to read).
+    pub fn quiet_since(&self, revs: &Revisions) -> Option<u64> {
+        let start = self.pass_start?;
+        let mut events = events_from(revs, start)?;
+        (!events.any(storage_event)).then_some(start)
+    }
+
+    /// A full pass starts now.
+    pub fn pass_starts(&mut self, revs: &Revisions) {
+        self.pass_start = Some(revs.next_event);
     }
 }
 
@@ -390,6 +556,48 @@ mod tests {
         }
         assert!(ws.relists(&c.revs), "the event for z is gone");
         assert_eq!(names(&select(&mut ws, &c)), ["z"]);
+    }
+
+    fn va(name: &str, pv: &str) -> Object<VaSpec> {
+        Object::new(
+            name,
+            "",
+            VaSpec {
+                attacher: "d".into(),
+                source: crate::cluster::VaSource {
+                    persistent_volume_name: pv.into(),
+                },
+                node_name: "node-1".into(),
+            },
+        )
+    }
+
+    /// external-attacher lets a volume go only when no attachment names it: the index
+    /// answers as a walk of the attachments would, through creates, deletes and a relist.
+    #[test]
+    fn attachments_by_volume_follow_the_table() {
+        let mut c = Cluster::default();
+        let mut idx = VasByPv::default();
+        let t0 = crate::util::time::Millis::ZERO;
+        c.volume_attachments().create(va("a", "pv-1"), t0).unwrap();
+        assert!(idx.names(&c.revs, &c.volume_attachments, "pv-1"));
+        assert!(!idx.names(&c.revs, &c.volume_attachments, "pv-2"));
+        c.volume_attachments().create(va("b", "pv-1"), t0).unwrap();
+        c.volume_attachments().delete("", "a").unwrap();
+        assert!(
+            idx.names(&c.revs, &c.volume_attachments, "pv-1"),
+            "b still does"
+        );
+        c.volume_attachments().delete("", "b").unwrap();
+        assert!(!idx.names(&c.revs, &c.volume_attachments, "pv-1"));
+        // Events dropped: every attachment is read again.
+        c.volume_attachments().create(va("z", "pv-9"), t0).unwrap();
+        for i in 0..WATCH_WINDOW {
+            c.pvcs()
+                .create(claim(&format!("x{i}"), "idle"), t0)
+                .unwrap();
+        }
+        assert!(idx.names(&c.revs, &c.volume_attachments, "pv-9"));
     }
 
     #[test]
