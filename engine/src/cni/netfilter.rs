@@ -1591,6 +1591,7 @@ const MAX_BUILTINS: usize = 4;
 /// ipMasq and portmap's per-pod chains (a node's podCIDR bounds its pods: a /24 holds 254),
 /// so a sorted vector, whose insert moves at most a few kilobytes. The two levels of maps
 /// it replaces took about 900 bytes per table for a single jump, on every node.
+///
 /// The names are the chains' own keys where the table holds those chains (a built-in's or
 /// a fixed name's is borrowed: flanneld's jump costs no allocation on each node).
 #[derive(Debug, Clone, Default)]
@@ -2384,9 +2385,6 @@ mod tests {
         Packet::new(ip(src), ip(dst), L4::Tcp, 40000, dport)
     }
 
-    /// Every rule text the lab writes (the real plugins' output, flannel's rules, the v6
-    /// and option variants) parses with nothing unmodelled and prints back byte for byte;
-    /// a table built from the fixture prints the fixture.
     #[test]
     fn a_daemon_s_own_chain_written_whole_goes_with_its_jumps_when_deleted() {
         let mut nat = XtTable::new(TableKind::Nat);
@@ -2420,6 +2418,9 @@ mod tests {
         assert!(nat.referrers.is_empty());
     }
 
+    /// Every rule text the lab writes (the real plugins' output, flannel's rules, the v6
+    /// and option variants) parses with nothing unmodelled and prints back byte for byte;
+    /// a table built from the fixture prints the fixture.
     #[test]
     fn every_rule_the_lab_writes_round_trips() {
         for text in [PORTMAP_S, BRIDGE_S, FLANNEL_NAT, FLANNEL_FILTER, MORE] {
