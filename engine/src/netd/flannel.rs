@@ -1027,9 +1027,11 @@ mod tests {
         ];
         let names: Vec<(&str, &str)> = nodes.iter().map(|(n, _, ip)| (*n, *ip)).collect();
         for backend in [Backend::HostGw, Backend::Vxlan] {
-            let (mut by_event, mut by_pass) = (hosts(&names), hosts(&names));
+            let (mut by_event, mut by_pass) = (BTreeMap::new(), hosts(&names));
             let mut f = Flannel::new(backend);
-            for one in nodes.chunks(1) {
+            // `node add`: the node's host comes up, then every flanneld sees the Node.
+            for (one, name) in nodes.chunks(1).zip(&names) {
+                by_event.append(&mut hosts(&[*name]));
                 assert!(f.reconcile(&leases(one), false, &mut by_event, &mut |_, _| {}));
             }
             Flannel::new(backend).reconcile(&leases(&nodes), true, &mut by_pass, &mut |_, _| {});
