@@ -286,8 +286,9 @@ pub enum Match {
         /// `!` before the option.
         negated: bool,
     },
-    /// `-m comment --comment TEXT`: matches everything.
-    Comment(Option<String>),
+    /// `-m comment --comment TEXT`: matches everything. The text is shared: a rule a
+    /// writer programs on every node copies its parse per node (flanneld's).
+    Comment(Option<Arc<str>>),
     /// `-m mark [!] --mark VALUE[/MASK]`: `(nfmark & MASK) == VALUE`.
     Mark {
         /// `(value, mask)`; `None` until `--mark` is read.
@@ -1133,7 +1134,7 @@ impl Parser {
                     self.unmodelled("`!` before --comment");
                 }
                 if let Some(Match::Comment(c)) = self.spec.matches.get_mut(i) {
-                    *c = Some(v);
+                    *c = Some(v.into());
                 }
             }
             "--mark" => {
@@ -1504,10 +1505,9 @@ impl XtRule {
     /// [`RuleSpec::parse`] gives for `text` (checked in debug builds, so every test that
     /// writes such a rule checks it). For a writer that programs one rule shape many times
     /// and derives each spec from one parse (see `crate::netd::flannel`).
-    pub(crate) fn with_spec(text: impl Into<String>, spec: RuleSpec) -> Self {
-        let text: String = text.into();
+    pub(crate) fn with_spec(text: &str, spec: RuleSpec) -> Self {
         debug_assert_eq!(
-            RuleSpec::parse(&text),
+            RuleSpec::parse(text),
             spec,
             "the spec given for {text:?} is not its parse"
         );
@@ -1565,8 +1565,9 @@ impl fmt::Display for XtRule {
 #[derive(Debug, Clone)]
 pub struct XtTable {
     kind: TableKind,
-    /// Policies of the built-in chains, in [`TableKind::builtin_chains`] order.
-    policies: Vec<Policy>,
+    /// Policies of the built-in chains, in [`TableKind::builtin_chains`] order (the slots
+    /// past a table's built-ins stay ACCEPT and are never read).
+    policies: [Policy; MAX_BUILTINS],
     /// Chains by name; the built-in ones always exist (named by their `&'static str`, so
     /// an empty table, which every node has four of, allocates no names).
     chains: BTreeMap<ChainName, Vec<XtRule>>,
@@ -1581,26 +1582,33 @@ pub struct XtTable {
 /// user chain's owned.
 pub type ChainName = std::borrow::Cow<'static, str>;
 
+/// The most built-in chains a table has (nat's four; filter has three).
+const MAX_BUILTINS: usize = 4;
+
 /// The jump index of an [`XtTable`]: (target chain, chain holding a rule that jumps or
 /// goes to it, how many such rules), sorted by target then holder. A table holds few
 /// jumps: flanneld's one, a few dozen under Calico, and at most one per pod for bridge's
 /// ipMasq and portmap's per-pod chains (a node's podCIDR bounds its pods: a /24 holds 254),
 /// so a sorted vector, whose insert moves at most a few kilobytes. The two levels of maps
 /// it replaces took about 900 bytes per table for a single jump, on every node.
+///
+/// The names are the chains' own keys where the table holds those chains (a built-in's or
+/// a fixed name's is borrowed: flanneld's jump costs no allocation on each node).
 #[derive(Debug, Clone, Default)]
-struct Referrers(Vec<(String, String, usize)>);
+struct Referrers(Vec<(ChainName, ChainName, usize)>);
 
 impl Referrers {
     fn find(&self, target: &str, from: &str) -> Result<usize, usize> {
         self.0
-            .binary_search_by(|(t, f, _)| (t.as_str(), f.as_str()).cmp(&(target, from)))
+            .binary_search_by(|(t, f, _)| (t.as_ref(), f.as_ref()).cmp(&(target, from)))
     }
 
-    /// One more rule in `from` jumps to `target`.
-    fn add(&mut self, target: &str, from: &str) {
+    /// One more rule in `from` jumps to `target`; `name` gives a chain's name as the table
+    /// keeps it (its key when the chain exists).
+    fn add(&mut self, target: &str, from: &str, name: impl Fn(&str) -> ChainName) {
         match self.find(target, from) {
             Ok(i) => self.0[i].2 += 1,
-            Err(i) => self.0.insert(i, (target.to_string(), from.to_string(), 1)),
+            Err(i) => self.0.insert(i, (name(target), name(from), 1)),
         }
     }
 
@@ -1616,8 +1624,8 @@ impl Referrers {
     }
 
     /// The chains holding a rule that jumps to `target`, sorted.
-    fn holders(&self, target: &str) -> Vec<String> {
-        let start = self.0.partition_point(|(t, ..)| t.as_str() < target);
+    fn holders(&self, target: &str) -> Vec<ChainName> {
+        let start = self.0.partition_point(|(t, ..)| t.as_ref() < target);
         self.0[start..]
             .iter()
             .take_while(|(t, ..)| t == target)
@@ -1647,15 +1655,34 @@ impl PartialEq for XtTable {
 impl Eq for XtTable {}
 
 impl XtTable {
-    /// An empty table: its built-in chains, policy ACCEPT, no rules.
+    /// An empty table: its built-in chains, policy ACCEPT, no rules. A copy of one made
+    /// once per kind: every node has four, and copying the one B-tree node of chain names
+    /// costs a fifth of inserting them one by one.
     pub fn new(kind: TableKind) -> Self {
+        static EMPTY: [std::sync::OnceLock<XtTable>; 2] =
+            [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+        let at = match kind {
+            TableKind::Nat => 0,
+            TableKind::Filter => 1,
+        };
+        let table = EMPTY[at].get_or_init(|| XtTable::build_empty(kind)).clone();
+        debug_assert!(
+            table.chains == XtTable::build_empty(kind).chains,
+            "a copied empty table is an empty table"
+        );
+        table
+    }
+
+    /// An empty table, built chain by chain ([`XtTable::new`] copies one).
+    fn build_empty(kind: TableKind) -> Self {
         let mut chains = BTreeMap::new();
         for c in kind.builtin_chains() {
             chains.insert(ChainName::Borrowed(*c), Vec::new());
         }
+        debug_assert!(kind.builtin_chains().len() <= MAX_BUILTINS);
         XtTable {
             kind,
-            policies: vec![Policy::Accept; kind.builtin_chains().len()],
+            policies: [Policy::Accept; MAX_BUILTINS],
             chains,
             referrers: Referrers::default(),
         }
@@ -1726,13 +1753,26 @@ impl XtTable {
         }
     }
 
+    /// [`XtTable::ensure_chain`] for a fixed name (a daemon's own chain): the table keeps
+    /// the name borrowed.
+    pub(crate) fn ensure_fixed_chain(&mut self, chain: &'static str) {
+        if !self.chains.contains_key(chain) {
+            self.chains.insert(ChainName::Borrowed(chain), Vec::new());
+        }
+    }
+
     /// Count `rule` (in `chain`) in or out of the jump index.
     fn index_rule(&mut self, chain: &str, rule: &XtRule, added: bool) {
         let Some(target) = rule.spec.jump_chain() else {
             return;
         };
         if added {
-            self.referrers.add(target, chain);
+            let chains = &self.chains;
+            self.referrers.add(target, chain, |name| {
+                chains
+                    .get_key_value(name)
+                    .map_or_else(|| ChainName::Owned(name.to_string()), |(k, _)| k.clone())
+            });
         } else {
             self.referrers.remove(target, chain);
         }
@@ -1746,14 +1786,29 @@ impl XtTable {
         self.insert_new(chain, XtRule::new(rule), at_top);
     }
 
-    /// [`XtTable::append_unique`] with a rule already parsed ([`XtRule::with_spec`], or a
-    /// clone of one kept by its writer): no text is parsed.
-    pub(crate) fn append_rule_unique(&mut self, chain: &str, rule: XtRule) {
-        self.ensure_chain(chain);
-        if self.has_rule(chain, rule.text()) {
-            return;
+    /// [`XtTable::append_unique`] for each of `rules` in turn, rules already parsed
+    /// ([`XtRule::with_spec`], or clones of ones kept by their writer: no text is parsed),
+    /// into the chain `chain` (created if missing, keeping its fixed name). What a daemon
+    /// writing its own chain does (`iptables -N`, then `-C` and `-A` per rule).
+    pub(crate) fn append_rules_unique(
+        &mut self,
+        chain: &'static str,
+        rules: impl IntoIterator<Item = XtRule>,
+    ) {
+        self.ensure_fixed_chain(chain);
+        let rules = rules.into_iter();
+        if let Some(have) = self.chains.get_mut(chain) {
+            have.reserve(rules.size_hint().0);
         }
-        self.insert_new(chain, rule, false);
+        for rule in rules {
+            let held = self.chains.get(chain).is_some_and(|have| {
+                have.iter()
+                    .any(|r| Arc::ptr_eq(&r.text, &rule.text) || r.text == rule.text)
+            });
+            if !held {
+                self.insert_new(chain, rule, false);
+            }
+        }
     }
 
     /// Store a rule the chain does not hold yet (the chain exists).
@@ -1845,7 +1900,7 @@ impl XtTable {
         }
         self.chains.remove(chain);
         for name in self.referrers.holders(chain) {
-            let Some(rules) = self.chains.get_mut(name.as_str()) else {
+            let Some(rules) = self.chains.get_mut(name.as_ref()) else {
                 continue;
             };
             let mut removed = Vec::new();
@@ -2330,6 +2385,39 @@ mod tests {
         Packet::new(ip(src), ip(dst), L4::Tcp, 40000, dport)
     }
 
+    #[test]
+    fn a_daemon_s_own_chain_written_whole_goes_with_its_jumps_when_deleted() {
+        let mut nat = XtTable::new(TableKind::Nat);
+        nat.ensure_fixed_chain("OWN");
+        nat.append_rules_unique("POSTROUTING", [XtRule::new("-j OWN")]);
+        // A rule already held is not written again (`iptables -C` first).
+        nat.append_rules_unique(
+            "OWN",
+            [
+                "-s 10.0.0.0/8 -j RETURN",
+                "-j MASQUERADE",
+                "-s 10.0.0.0/8 -j RETURN",
+            ]
+            .map(XtRule::new),
+        );
+        assert_eq!(
+            nat.to_lines(),
+            [
+                "-P PREROUTING ACCEPT",
+                "-P INPUT ACCEPT",
+                "-P OUTPUT ACCEPT",
+                "-P POSTROUTING ACCEPT",
+                "-N OWN",
+                "-A POSTROUTING -j OWN",
+                "-A OWN -s 10.0.0.0/8 -j RETURN",
+                "-A OWN -j MASQUERADE",
+            ]
+        );
+        nat.delete_chain("OWN");
+        assert_eq!(nat, XtTable::new(TableKind::Nat));
+        assert!(nat.referrers.is_empty());
+    }
+
     /// Every rule text the lab writes (the real plugins' output, flannel's rules, the v6
     /// and option variants) parses with nothing unmodelled and prints back byte for byte;
     /// a table built from the fixture prints the fixture.
@@ -2430,7 +2518,7 @@ mod tests {
             let text = format!("-m comment --comment {} -j ACCEPT", ipt_quote(c));
             let spec = RuleSpec::parse(&text);
             assert_eq!(spec.unmodelled, None, "{text}");
-            assert_eq!(spec.matches, vec![Match::Comment(Some(c.to_string()))]);
+            assert_eq!(spec.matches, vec![Match::Comment(Some(c.into()))]);
             assert_eq!(spec.render(), text);
         }
         // The target is still found after an unknown match, so the jump index sees it.

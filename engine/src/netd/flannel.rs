@@ -64,6 +64,14 @@ impl Backend {
     }
 }
 
+/// The MTU flanneld writes to subnet.env with `backend` for an uplink of `uplink_mtu`.
+fn mtu(backend: Backend, uplink_mtu: u32) -> u32 {
+    match backend {
+        Backend::HostGw => uplink_mtu,
+        Backend::Vxlan => uplink_mtu.saturating_sub(VXLAN_OVERHEAD),
+    }
+}
+
 /// One node's lease as flanneld holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Lease {
@@ -71,11 +79,8 @@ struct Lease {
     subnet: IpNet,
     /// The node's public IP (its InternalIP).
     public_ip: IpAddr,
-    /// The VTEP MAC of its flannel.1 (VXLAN).
+    /// The VTEP MAC of its flannel.1 (VXLAN; empty for host-gw, which has no VTEP).
     vtep_mac: String,
-    /// The podCIDR and InternalIP as the Node object spells them (to notice changes
-    /// without formatting anything).
-    seen: (String, String),
     /// What every other node programs for this lease.
     entry: Arc<PeerEntry>,
 }
@@ -197,8 +202,9 @@ impl Rules {
 
     /// FLANNEL-POSTRTG's rules for the lease `sub` (truncated to its network, as iptables
     /// stores an address).
-    fn masq(&self, sub: IpNet) -> impl Iterator<Item = XtRule> + '_ {
-        let sub_text = crate::util::addr::net_text(sub);
+    fn masq(&self, sub: IpNet) -> impl ExactSizeIterator<Item = XtRule> + '_ {
+        // Each rule's text is written into one buffer and copied once into the rule.
+        let mut text = String::new();
         self.masq.iter().map(move |rule| match rule {
             MasqRule::Fixed(r) => r.clone(),
             MasqRule::Lease {
@@ -217,7 +223,11 @@ impl Rules {
                     net: sub,
                     negated: false,
                 });
-                XtRule::with_spec([before.as_str(), &sub_text, after].concat(), spec)
+                text.clear();
+                text.push_str(before);
+                crate::util::addr::push_net(&mut text, sub);
+                text.push_str(after);
+                XtRule::with_spec(&text, spec)
             }
         })
     }
@@ -293,10 +303,7 @@ impl Flannel {
 
     /// The MTU flanneld writes to subnet.env for an uplink of `uplink_mtu`.
     pub fn mtu(&self, uplink_mtu: u32) -> u32 {
-        match self.backend {
-            Backend::HostGw => uplink_mtu,
-            Backend::Vxlan => uplink_mtu.saturating_sub(VXLAN_OVERHEAD),
-        }
+        mtu(self.backend, uplink_mtu)
     }
 
     /// Why `node`'s flanneld holds no lease, if it does not.
@@ -309,8 +316,9 @@ impl Flannel {
         self.leases.get(node).map(|l| l.subnet)
     }
 
-    /// The lease (or the error) flanneld's AcquireLease gets for a node.
-    fn acquire(&self, n: &NodeLease<'_>) -> Result<(IpNet, IpAddr), String> {
+    /// The lease (or the error) flanneld's AcquireLease gets for a node in the Network
+    /// `network`.
+    fn acquire(network: IpNet, n: &NodeLease<'_>) -> Result<(IpNet, IpAddr), String> {
         if n.pod_cidr.is_empty() {
             return Err(format!("node \"{}\" pod cidr not assigned", n.name));
         }
@@ -318,10 +326,10 @@ impl Flannel {
             .pod_cidr
             .parse()
             .map_err(|_| format!("node \"{}\" pod cidr not assigned", n.name))?;
-        if !self.network.contains(&subnet) {
+        if !network.contains(&subnet) {
             return Err(format!(
                 "subnet \"{}\" specified in the flannel net config doesn't contain \"{}\" PodCIDR of the \"{}\" node",
-                self.network, n.pod_cidr, n.name
+                network, n.pod_cidr, n.name
             ));
         }
         let ip = n
@@ -333,42 +341,71 @@ impl Flannel {
         Ok((subnet, ip))
     }
 
-    /// What every peer programs for a lease.
-    fn peer_entry(&self, node: &str, subnet: IpNet, ip: IpAddr, mac: &str) -> PeerEntry {
+    /// The lease `node`'s flanneld holds for `subnet` and `ip`, with what every peer
+    /// programs for it.
+    fn lease(backend: Backend, node: &str, subnet: IpNet, ip: IpAddr) -> Lease {
         use crate::util::addr::{ip_text, net_text};
-        match self.backend {
-            Backend::HostGw => PeerEntry {
-                owner: node.to_string(),
-                route: RouteEntry::static_route(
-                    &net_text(subnet.trunc()),
-                    Some(&ip_text(ip)),
-                    "eth0",
-                ),
-                neigh: None,
-                fdb: None,
-            },
-            Backend::Vxlan => {
-                let net = ip_text(subnet.network());
-                let mut route =
-                    RouteEntry::static_route(&net_text(subnet.trunc()), Some(&net), VXLAN_DEV);
-                route.onlink = true;
+        // Each text is made once, in the field that keeps it.
+        let (vtep_mac, entry) = match backend {
+            Backend::HostGw => (
+                String::new(),
                 PeerEntry {
+                    owner: node.to_string(),
+                    route: RouteEntry {
+                        dst: net_text(subnet.trunc()),
+                        via: Some(ip_text(ip)),
+                        ..RouteEntry::static_route("", None, "eth0")
+                    },
+                    neigh: None,
+                    fdb: None,
+                },
+            ),
+            Backend::Vxlan => {
+                let mac = crate::util::hash::mac(&[node, VXLAN_DEV]);
+                let net = ip_text(subnet.network());
+                let mut route = RouteEntry {
+                    dst: net_text(subnet.trunc()),
+                    via: Some(net.clone()),
+                    ..RouteEntry::static_route("", None, VXLAN_DEV)
+                };
+                route.onlink = true;
+                let entry = PeerEntry {
                     owner: node.to_string(),
                     route,
                     neigh: Some(Neigh {
                         ip: net,
                         dev: VXLAN_DEV.to_string(),
-                        lladdr: mac.to_string(),
+                        lladdr: mac.clone(),
                         state: "PERMANENT".to_string(),
                     }),
                     fdb: Some(FdbEntry {
-                        mac: mac.to_string(),
+                        mac: mac.clone(),
                         dev: VXLAN_DEV.to_string(),
                         dst: Some(ip_text(ip)),
                         flags: "self permanent".to_string(),
                     }),
-                }
+                };
+                (mac, entry)
             }
+        };
+        debug_assert_eq!(
+            entry.route,
+            {
+                let (via, dev) = match backend {
+                    Backend::HostGw => (ip.to_string(), "eth0"),
+                    Backend::Vxlan => (subnet.network().to_string(), VXLAN_DEV),
+                };
+                let mut r = RouteEntry::static_route(&subnet.trunc().to_string(), Some(&via), dev);
+                r.onlink = backend == Backend::Vxlan;
+                r
+            },
+            "a peer's route is `<subnet> via <gateway> dev <device>`, as written by hand"
+        );
+        Lease {
+            subnet,
+            public_ip: ip,
+            vtep_mac,
+            entry: Arc::new(entry),
         }
     }
 
@@ -377,6 +414,9 @@ impl Flannel {
     /// every Node (a resync, which also notices deleted ones); otherwise only the Nodes an
     /// event named. `log(node, line)` records a flanneld error once. True when anything
     /// changed.
+    ///
+    /// A Node event costs the same whatever the cluster's size: the named node's lease and
+    /// its own programming, and one entry put into the peers' table every node shares.
     pub fn reconcile(
         &mut self,
         nodes: &[NodeLease<'_>],
@@ -393,47 +433,50 @@ impl Flannel {
             self.rules = RuleCache(Some(Rules::new(self.network)));
         }
         let mut changed = false;
-        let mut peers_changed = false;
-        // The Nodes whose lease was taken, changed or dropped (what the peers' entries
-        // change by, when no Node was deleted).
-        let mut touched: Vec<&str> = Vec::new();
+        // The leases taken, changed or dropped, with the entry each now has (none when
+        // dropped): what the peers' entries change by, when no Node was deleted.
+        let mut touched: Vec<(&str, Option<Arc<PeerEntry>>)> = Vec::new();
         let mut seen: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+        // Borrowed apart from the leases and problems the loop changes.
+        let own = Own {
+            backend: self.backend,
+            network: self.network,
+            ip_masq: self.ip_masq,
+            rules: self.rules.0.as_ref(),
+        };
         for n in nodes {
-            seen.insert(n.name);
-            let same = self.leases.get(n.name).is_some_and(|l| {
-                l.seen.0 == n.pod_cidr && Some(l.seen.1.as_str()) == n.internal_ip
-            });
-            if same {
-                continue;
+            if full {
+                seen.insert(n.name);
             }
-            match self.acquire(n) {
+            let mut host = hosts.get_mut(n.name).map(|rt| &mut rt.host);
+            match Flannel::acquire(self.network, n) {
                 Ok((subnet, ip)) => {
-                    self.problems.remove(n.name);
-                    let mac = crate::util::hash::mac(&[n.name, VXLAN_DEV]);
-                    let entry = Arc::new(self.peer_entry(n.name, subnet, ip, &mac));
-                    self.leases.insert(
-                        n.name.to_string(),
-                        Lease {
-                            subnet,
-                            public_ip: ip,
-                            vtep_mac: mac,
-                            seen: (
-                                n.pod_cidr.to_string(),
-                                n.internal_ip.unwrap_or_default().to_string(),
-                            ),
-                            entry,
-                        },
-                    );
-                    if let Some(rt) = hosts.get_mut(n.name) {
-                        self.program_own(&mut rt.host, n.name);
+                    use std::collections::btree_map::Entry;
+                    match self.leases.entry(n.name.to_string()) {
+                        // The lease flanneld holds already: nothing to program.
+                        Entry::Occupied(o)
+                            if o.get().subnet == subnet && o.get().public_ip == ip => {}
+                        slot => {
+                            self.problems.remove(n.name);
+                            let lease = Flannel::lease(self.backend, n.name, subnet, ip);
+                            let entry = Arc::clone(&lease.entry);
+                            let lease = match slot {
+                                Entry::Occupied(mut o) => {
+                                    o.insert(lease);
+                                    o.into_mut()
+                                }
+                                Entry::Vacant(v) => v.insert(lease),
+                            };
+                            if let Some(host) = host.as_deref_mut() {
+                                own.program(host, lease);
+                            }
+                            touched.push((n.name, Some(entry)));
+                        }
                     }
-                    peers_changed = true;
-                    touched.push(n.name);
                 }
                 Err(e) => {
                     if self.leases.remove(n.name).is_some() {
-                        peers_changed = true;
-                        touched.push(n.name);
+                        touched.push((n.name, None));
                     }
                     if self.problems.get(n.name) != Some(&e) {
                         log(n.name, &e);
@@ -441,6 +484,14 @@ impl Flannel {
                         changed = true;
                     }
                 }
+            }
+            // Every node's kernel holds the table, but a node whose flanneld holds no
+            // lease: its flanneld has exited and programs nothing. The table is shared, so
+            // a lease taken or dropped reaches every node without visiting them; only the
+            // nodes this pass names may have started or stopped holding it (a full pass
+            // hands it to every host below).
+            if let (false, Some(host)) = (full, host) {
+                Flannel::hand_table(&self.shared, &self.problems, n.name, host);
             }
         }
         // A deleted Node is a Removed event: its peers delete what they programmed for it.
@@ -457,14 +508,13 @@ impl Flannel {
         let rebuild = !gone.is_empty();
         for k in gone {
             self.leases.remove(&k);
-            peers_changed = true;
         }
-        if peers_changed {
+        if rebuild || !touched.is_empty() {
             let mut table = self.shared.write();
             if rebuild {
                 *table.entries_mut() = self.leases.values().map(|l| Arc::clone(&l.entry)).collect();
             } else {
-                self.patch_peers(&mut table, &touched);
+                Flannel::patch_peers(&mut table, touched);
             }
             debug_assert!(
                 table
@@ -476,19 +526,9 @@ impl Flannel {
             );
             changed = true;
         }
-        // Every node's kernel holds the table, but a node whose flanneld holds no lease:
-        // its flanneld has exited and programs nothing. The table is shared, so a lease
-        // taken or dropped reaches every node without visiting them; only the nodes this
-        // pass named (all of them on a full pass) may have started or stopped holding it.
         if full {
             for (name, rt) in hosts.iter_mut() {
-                self.hand_table(name, &mut rt.host);
-            }
-        } else {
-            for n in nodes {
-                if let Some(rt) = hosts.get_mut(n.name) {
-                    self.hand_table(n.name, &mut rt.host);
-                }
+                Flannel::hand_table(&self.shared, &self.problems, name, &mut rt.host);
             }
         }
         debug_assert!(
@@ -500,17 +540,22 @@ impl Flannel {
         );
         changed
     }
-    /// Put the entries of the leases of `touched` into the peers' table (one per lease in
-    /// node order, as the leases were before): in, replaced or taken out. The same list as
-    /// walking every lease again, without walking them.
-    fn patch_peers(&self, table: &mut PeerEntries, touched: &[&str]) {
+
+    /// Put the entries of the leases `touched` (taken, changed: `Some`; dropped: `None`)
+    /// into the peers' table (one per lease in node order): in, replaced or taken out. The
+    /// same list as walking every lease again, without walking them; a node named after
+    /// every other (a cluster's nodes added in name order) goes on the end without a search.
+    fn patch_peers(table: &mut PeerEntries, touched: Vec<(&str, Option<Arc<PeerEntry>>)>) {
         let peers = table.entries_mut();
-        for name in touched {
+        for (name, entry) in touched {
             // Leases are keyed by node name, and the entries are in that order.
-            let at = peers.binary_search_by(|p| p.owner.as_str().cmp(*name));
-            match (self.leases.get(*name), at) {
-                (Some(l), Ok(i)) => peers[i] = Arc::clone(&l.entry),
-                (Some(l), Err(i)) => peers.insert(i, Arc::clone(&l.entry)),
+            let at = match peers.last() {
+                Some(last) if last.owner.as_str() < name => Err(peers.len()),
+                _ => peers.binary_search_by(|p| p.owner.as_str().cmp(name)),
+            };
+            match (entry, at) {
+                (Some(e), Ok(i)) => peers[i] = e,
+                (Some(e), Err(i)) => peers.insert(i, e),
                 (None, Ok(i)) => {
                     peers.remove(i);
                 }
@@ -519,25 +564,40 @@ impl Flannel {
         }
     }
 
-    /// Give `node`'s kernel the peers' table, or take it away when its flanneld holds no
-    /// lease.
-    fn hand_table(&self, node: &str, host: &mut Host) {
-        let holds = !self.problems.contains_key(node);
-        if holds != host.peers.is_shared_with(&self.shared) {
+    /// Give `node`'s kernel the peers' table `shared`, or take it away when its flanneld
+    /// holds no lease (it has a problem).
+    fn hand_table(
+        shared: &PeerTable,
+        problems: &BTreeMap<String, String>,
+        node: &str,
+        host: &mut Host,
+    ) {
+        let holds = !problems.contains_key(node);
+        if holds != host.peers.is_shared_with(shared) {
             host.peers = if holds {
-                self.shared.share()
+                shared.share()
             } else {
                 PeerTable::default()
             };
         }
     }
+}
 
+/// flanneld's configuration as it programs its own node: borrowed apart from the leases,
+/// so a lease can be programmed where it is stored.
+struct Own<'a> {
+    backend: Backend,
+    network: IpNet,
+    ip_masq: bool,
+    /// The rules for `network` (`None`: not built yet; [`Flannel::reconcile`] builds them
+    /// first).
+    rules: Option<&'a Rules>,
+}
+
+impl Own<'_> {
     /// What flanneld sets up on its own node once it holds its lease: the VXLAN device, then
     /// subnet.env (written last: the plugin waits for it).
-    fn program_own(&self, host: &mut Host, node: &str) {
-        let Some(lease) = self.leases.get(node) else {
-            return;
-        };
+    fn program(&self, host: &mut Host, lease: &Lease) {
         let uplink_mtu = host.root.links.get("eth0").map(|l| l.mtu).unwrap_or(1500);
         if self.backend == Backend::Vxlan {
             let mut dev = Link::new(
@@ -561,10 +621,9 @@ impl Flannel {
             host.root.links.remove(VXLAN_DEV);
         }
         let fresh;
-        let rules = match &self.rules.0 {
-            Some(r) if r.network == self.network => r,
-            // Not built for this Network yet (reconcile builds them first).
-            _ => {
+        let rules = match self.rules {
+            Some(r) => r,
+            None => {
                 fresh = Rules::new(self.network);
                 &fresh
             }
@@ -573,10 +632,13 @@ impl Flannel {
             self.masquerade_rules(host, rules, lease.subnet);
         }
         self.forward_rules(host, rules);
-        host.files.insert(
-            SUBNET_ENV.to_string(),
-            self.subnet_env(lease.subnet, uplink_mtu),
-        );
+        let env = self.subnet_env(lease.subnet, uplink_mtu);
+        match host.files.get_mut(SUBNET_ENV) {
+            Some(file) => *file = env,
+            None => {
+                host.files.insert(SUBNET_ENV.to_string(), env);
+            }
+        }
     }
 
     /// `--ip-masq`: the FLANNEL-POSTRTG chain in nat POSTROUTING
@@ -587,11 +649,9 @@ impl Flannel {
     fn masquerade_rules(&self, host: &mut Host, rules: &Rules, subnet: IpNet) {
         let nat = &mut host.netfilter.family_mut(self.network.addr().is_ipv6()).nat;
         nat.delete_chain(MASQ_CHAIN);
-        nat.ensure_chain(MASQ_CHAIN);
-        nat.append_rule_unique("POSTROUTING", rules.masq_jump.clone());
-        for rule in rules.masq(subnet.trunc()) {
-            nat.append_rule_unique(MASQ_CHAIN, rule);
-        }
+        nat.ensure_fixed_chain(MASQ_CHAIN);
+        nat.append_rules_unique("POSTROUTING", [rules.masq_jump.clone()]);
+        nat.append_rules_unique(MASQ_CHAIN, rules.masq(subnet.trunc()));
     }
 
     /// `--iptables-forward-rules` (on by default): FLANNEL-FWD in the filter table's FORWARD
@@ -602,11 +662,14 @@ impl Flannel {
             .family_mut(self.network.addr().is_ipv6())
             .filter;
         filter.delete_chain(FWD_CHAIN);
-        filter.ensure_chain(FWD_CHAIN);
-        filter.append_rule_unique("FORWARD", rules.fwd_jump.clone());
-        for rule in &rules.fwd {
-            filter.append_rule_unique(FWD_CHAIN, rule.clone());
-        }
+        filter.ensure_fixed_chain(FWD_CHAIN);
+        filter.append_rules_unique("FORWARD", [rules.fwd_jump.clone()]);
+        filter.append_rules_unique(FWD_CHAIN, rules.fwd.iter().cloned());
+    }
+
+    /// The MTU flanneld writes to subnet.env for an uplink of `uplink_mtu`.
+    fn mtu(&self, uplink_mtu: u32) -> u32 {
+        mtu(self.backend, uplink_mtu)
     }
 
     /// `/run/flannel/subnet.env` (`pkg/subnet/subnet.go` WriteSubnetFile): FLANNEL_SUBNET is
@@ -837,7 +900,7 @@ impl super::Network for Flannel {
     /// Hand this daemon's (copied) table to the nodes that hold one.
     fn relink(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
         for (name, rt) in nodes.iter_mut() {
-            self.hand_table(name, &mut rt.host);
+            Flannel::hand_table(&self.shared, &self.problems, name, &mut rt.host);
         }
     }
 
@@ -951,6 +1014,78 @@ mod tests {
                 assert_eq!(*g.spec(), RuleSpec::parse(text));
             }
         }
+    }
+
+    #[test]
+    fn nodes_added_one_event_at_a_time_are_programmed_as_one_full_pass_programs_them() {
+        // Out of name order: node-1's entry goes between the others, node-4's on the end.
+        let nodes = [
+            ("node-2", "10.244.2.0/24", "192.168.0.2"),
+            ("node-3", "10.244.3.0/24", "192.168.0.3"),
+            ("node-1", "10.244.1.0/24", "192.168.0.1"),
+            ("node-4", "10.244.4.0/24", "192.168.0.4"),
+        ];
+        let names: Vec<(&str, &str)> = nodes.iter().map(|(n, _, ip)| (*n, *ip)).collect();
+        for backend in [Backend::HostGw, Backend::Vxlan] {
+            let (mut by_event, mut by_pass) = (BTreeMap::new(), hosts(&names));
+            let mut f = Flannel::new(backend);
+            // `node add`: the node's host comes up, then every flanneld sees the Node.
+            for (one, name) in nodes.chunks(1).zip(&names) {
+                by_event.append(&mut hosts(&[*name]));
+                assert!(f.reconcile(&leases(one), false, &mut by_event, &mut |_, _| {}));
+            }
+            Flannel::new(backend).reconcile(&leases(&nodes), true, &mut by_pass, &mut |_, _| {});
+            for (name, _) in &names {
+                let (a, b) = (&by_event[*name].host, &by_pass[*name].host);
+                for v6 in [false, true] {
+                    let (ta, tb) = (a.netfilter.family(v6), b.netfilter.family(v6));
+                    assert_eq!(ta.nat.to_restore_lines(), tb.nat.to_restore_lines());
+                    assert_eq!(ta.filter.to_restore_lines(), tb.filter.to_restore_lines());
+                }
+                assert_eq!(a.route_table(), b.route_table());
+                assert_eq!(a.neighbours(), b.neighbours());
+                assert_eq!(a.fdb_entries(), b.fdb_entries());
+                assert_eq!(a.files, b.files);
+                assert_eq!(a.root.links.get(VXLAN_DEV), b.root.links.get(VXLAN_DEV));
+            }
+            // Each node routes to the three others, in destination order.
+            let dsts: Vec<String> = by_event["node-3"]
+                .host
+                .route_table()
+                .iter()
+                .filter(|r| r.dst.starts_with("10.244."))
+                .map(|r| r.dst.clone())
+                .collect();
+            assert_eq!(dsts, ["10.244.1.0/24", "10.244.2.0/24", "10.244.4.0/24"]);
+        }
+    }
+
+    #[test]
+    fn a_lease_as_wide_as_the_network_writes_the_repeated_masquerade_rule_once() {
+        // `-s <lease> -d <net>` and `-s <net> -d <lease>` are one rule here: flanneld's
+        // AppendUnique (`iptables -C`, then `-A`) writes it once.
+        let nodes = [("node-1", "10.244.0.0/16", "192.168.0.1")];
+        let mut h = hosts(&[("node-1", "192.168.0.1")]);
+        Flannel::default().reconcile(&leases(&nodes), true, &mut h, &mut |_, _| {});
+        let rules: Vec<String> = h["node-1"]
+            .host
+            .netfilter
+            .ip4
+            .nat
+            .to_lines()
+            .into_iter()
+            .filter(|l| l.starts_with("-A FLANNEL-POSTRTG"))
+            .collect();
+        assert_eq!(
+            rules,
+            [
+                "-A FLANNEL-POSTRTG -m mark --mark 0x4000/0x4000 -m comment --comment \"flanneld masq\" -j RETURN",
+                "-A FLANNEL-POSTRTG -s 10.244.0.0/16 -d 10.244.0.0/16 -m comment --comment \"flanneld masq\" -j RETURN",
+                "-A FLANNEL-POSTRTG ! -s 10.244.0.0/16 -d 10.244.0.0/16 -m comment --comment \"flanneld masq\" -j RETURN",
+                "-A FLANNEL-POSTRTG -s 10.244.0.0/16 ! -d 224.0.0.0/4 -m comment --comment \"flanneld masq\" -j MASQUERADE --random-fully",
+                "-A FLANNEL-POSTRTG ! -s 10.244.0.0/16 -d 10.244.0.0/16 -m comment --comment \"flanneld masq\" -j MASQUERADE --random-fully",
+            ]
+        );
     }
 
     #[test]
