@@ -8,7 +8,7 @@
 //!
 //! `FRAME_PRESET=k8s-limits` measures Kubernetes' scale envelope instead (issue 41): the
 //! preset's 5,000 nodes, then 150,000 pods (or `FRAME_PODS`) pinned round-robin with
-//! `pod create p-N --node node-M`, as `engine/examples/envelope.rs` does. Target: a frame
+//! `pod create p-N --node node-M`, as `examples/envelope.rs` does. Target: a frame
 //! in ≤ 16 ms.
 
 use cni_csi_lab::Lab;

@@ -14,16 +14,9 @@
 use lab_engine::Lab;
 use std::time::Instant;
 
-/// VmRSS in KiB.
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
+#[path = "support/rss.rs"]
+mod rss;
+use rss::rss_kib;
 
 /// The `i`-th line of the session (0-based), as benches/support/rewind_session.rs makes
 /// them, generated one at a time so the session itself takes no memory.

@@ -86,7 +86,7 @@ fn an_edited_conflist_is_used_by_the_next_add() {
     let attached = |lab: &Lab, node: &str, pod: &str| {
         let sandbox = &lab.nodes()[node].sandboxes[&format!("default/{pod}")];
         let bridge = sandbox.result.interfaces[0].name.clone();
-        (bridge, sandbox.ip.clone())
+        (bridge, sandbox.ip().to_string())
     };
     run(&mut lab, "pod create before --node node-1");
     assert_eq!(attached(&lab, "node-1", "before").0, "cni0");

@@ -5,9 +5,9 @@
 //! takes.
 //!
 //! ```text
-//! cargo run --release -p lab-engine --example envelope -- --pinned 150000 --scheduled 0
-//! cargo run --release -p lab-engine --example envelope -- --pinned 0 --scheduled 20000
-//! cargo run --release -p lab-engine --example envelope -- --pinned 150000 --scheduled 0 --interactive 9
+//! cargo run --release --example envelope -- --pinned 150000 --scheduled 0
+//! cargo run --release --example envelope -- --pinned 0 --scheduled 20000
+//! cargo run --release --example envelope -- --pinned 150000 --scheduled 0 --interactive 9
 //! ```
 //!
 //! `--interactive N` then times single commands a learner would type at that size (each
@@ -36,16 +36,9 @@ fn cpu() -> Duration {
     Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
 
-/// VmRSS in KiB.
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
+#[path = "support/rss.rs"]
+mod rss;
+use rss::rss_kib;
 
 /// Run `lines` through the lab; wall and CPU time.
 fn timed(lab: &mut Lab, lines: impl Iterator<Item = String>) -> (Duration, Duration) {
