@@ -458,21 +458,36 @@ pub(crate) fn storage_event(e: &WatchEvent) -> bool {
 pub(crate) struct StorageWatch {
     /// The index of the first watch event of the last full pass (`None` before it).
     pass_start: Option<u64>,
+    /// The events from `pass_start` up to this index are known to be none of storage's
+    /// business, so each look reads only the events written since the last one (a look
+    /// per command would otherwise read every event since the pass, again and again).
+    quiet_to: u64,
 }
 
 impl StorageWatch {
     /// The start of the last full pass, when every event since is none of storage's
     /// business; `None` when a pass must run (the first, one after the watch log dropped
     /// events, or one with storage events to read).
-    pub fn quiet_since(&self, revs: &Revisions) -> Option<u64> {
+    pub fn quiet_since(&mut self, revs: &Revisions) -> Option<u64> {
         let start = self.pass_start?;
-        let mut events = events_from(revs, start)?;
-        (!events.any(storage_event)).then_some(start)
+        // The log must still hold the pass's first event (else a pass relists).
+        events_from(revs, start)?;
+        let mut new = events_from(revs, self.quiet_to.max(start))?;
+        if new.any(storage_event) {
+            return None;
+        }
+        self.quiet_to = revs.next_event;
+        debug_assert!(
+            events_from(revs, start).is_some_and(|mut all| !all.any(storage_event)),
+            "an event since the last pass is storage's business"
+        );
+        Some(start)
     }
 
     /// A full pass starts now.
     pub fn pass_starts(&mut self, revs: &Revisions) {
         self.pass_start = Some(revs.next_event);
+        self.quiet_to = revs.next_event;
     }
 }
 
