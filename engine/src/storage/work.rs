@@ -471,7 +471,7 @@ impl StorageWatch {
     pub fn quiet_since(&mut self, revs: &Revisions) -> Option<u64> {
         let start = self.pass_start?;
         // The log must still hold the pass's first event (else a pass relists).
-        events_from(revs, start)?;
+        let _since_pass = events_from(revs, start)?;
         let mut new = events_from(revs, self.quiet_to.max(start))?;
         if new.any(storage_event) {
             return None;
