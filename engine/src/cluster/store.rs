@@ -6,8 +6,9 @@
 use super::meta::Meta;
 use serde::Serialize;
 use serde::ser::SerializeMap;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::net::IpAddr;
 
 /// A kind of object: its spec type names the kind and its status type.
@@ -357,8 +358,303 @@ fn kind_name<S: serde::Serializer>(kind: &super::ApiKind, s: S) -> Result<S::Ok,
     s.serialize_str(kind.name())
 }
 
-/// Objects of one kind, ordered by (namespace, name).
-pub type Table<K> = BTreeMap<(String, String), Object<K>>;
+/// Objects of one kind, ordered by (namespace, name), with point reads by hash.
+///
+/// The ordered map keeps every list in (namespace, name) order; each key there names a
+/// slot holding the object. A point read (`get`, every write's lookup) hashes the key
+/// instead of walking the ordered map: at 150,000 pods a walk compares keys sharing long
+/// prefixes some 40 times. The hash index keeps only the key's 64-bit hash and the slot,
+/// and a hit is confirmed against the object's own `metadata` (its namespace and name are
+/// its key); a key the index cannot hold (a hash already taken by another key, or an
+/// object whose metadata does not spell its key) sits in `strays`, read only on a miss.
+pub struct Table<K: Kind> {
+    /// Every key, in order, with the slot of its object.
+    order: BTreeMap<(String, String), u32>,
+    /// The objects; `None` for a free slot.
+    slots: Vec<Option<Box<Object<K>>>>,
+    /// Free slots, reused last freed first.
+    free: Vec<u32>,
+    /// A key's hash → its slot, for every key not in `strays`.
+    index: HashMap<u64, u32, BuildHasherDefault<KeyHashed>>,
+    /// The keys not in `index`, with their slots.
+    strays: BTreeMap<(String, String), u32>,
+}
+
+/// The hasher of [`Table`]'s index, whose keys are hashes already.
+#[derive(Default)]
+pub struct KeyHashed(u64);
+
+impl Hasher for KeyHashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 << 8) ^ u64::from(*b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// The hash of a table key (namespace, name).
+fn key_hash(namespace: &str, name: &str) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    namespace.hash(&mut h);
+    name.hash(&mut h);
+    // A final mix (murmur3's): the index takes its bucket from the low bits.
+    let mut x = h.finish();
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+impl<K: Kind> Default for Table<K> {
+    fn default() -> Self {
+        Table {
+            order: BTreeMap::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            index: HashMap::default(),
+            strays: BTreeMap::new(),
+        }
+    }
+}
+
+impl<K: Kind> Clone for Table<K> {
+    fn clone(&self) -> Self {
+        Table {
+            order: self.order.clone(),
+            slots: self.slots.clone(),
+            free: self.free.clone(),
+            index: self.index.clone(),
+            strays: self.strays.clone(),
+        }
+    }
+}
+
+impl<K: Kind> fmt::Debug for Table<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<K: Kind> PartialEq for Table<K> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
+impl<K: Kind> std::ops::Index<&(String, String)> for Table<K> {
+    type Output = Object<K>;
+    fn index(&self, key: &(String, String)) -> &Object<K> {
+        self.get(key).expect("no object under the key")
+    }
+}
+
+impl<'a, K: Kind> IntoIterator for &'a Table<K> {
+    type Item = (&'a (String, String), &'a Object<K>);
+    type IntoIter = Box<dyn DoubleEndedIterator<Item = Self::Item> + 'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
+    }
+}
+
+impl<K: Kind> Table<K> {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many objects.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Whether `obj`'s metadata spells the key (namespace, name).
+    fn spells(obj: &Object<K>, namespace: &str, name: &str) -> bool {
+        obj.metadata.name == name
+            && if K::NAMESPACED {
+                obj.metadata.namespace == namespace
+            } else {
+                namespace.is_empty()
+            }
+    }
+
+    fn object(&self, slot: u32) -> &Object<K> {
+        self.slots[slot as usize]
+            .as_deref()
+            .expect("a table key names a live slot")
+    }
+
+    fn object_mut(&mut self, slot: u32) -> &mut Object<K> {
+        self.slots[slot as usize]
+            .as_deref_mut()
+            .expect("a table key names a live slot")
+    }
+
+    /// The slot of key (namespace, name), if present.
+    fn find(&self, namespace: &str, name: &str) -> Option<u32> {
+        match self.index.get(&key_hash(namespace, name)) {
+            Some(&slot) if Self::spells(self.object(slot), namespace, name) => Some(slot),
+            // The hash is another key's (or its object's metadata was changed in place).
+            Some(_) => self.order.get(&owned_key(namespace, name)).copied(),
+            None if self.strays.is_empty() => None,
+            None => self.strays.get(&owned_key(namespace, name)).copied(),
+        }
+    }
+
+    /// The object under `key`.
+    pub fn get(&self, key: &(String, String)) -> Option<&Object<K>> {
+        self.find(&key.0, &key.1).map(|s| self.object(s))
+    }
+
+    /// The object under (namespace, name), the key's parts borrowed.
+    pub fn get_named(&self, namespace: &str, name: &str) -> Option<&Object<K>> {
+        self.find(namespace, name).map(|s| self.object(s))
+    }
+
+    /// The object under `key`, to change in place (its namespace and name stay).
+    pub fn get_mut(&mut self, key: &(String, String)) -> Option<&mut Object<K>> {
+        self.find(&key.0, &key.1).map(|s| self.object_mut(s))
+    }
+
+    /// The stored key equal to `key`, and its object.
+    pub fn get_key_value(&self, key: &(String, String)) -> Option<(&(String, String), &Object<K>)> {
+        let (k, &slot) = self.order.get_key_value(key)?;
+        Some((k, self.object(slot)))
+    }
+
+    /// Whether `key` is present.
+    pub fn contains_key(&self, key: &(String, String)) -> bool {
+        self.find(&key.0, &key.1).is_some()
+    }
+
+    /// Put `obj` under `key` (a new key), returning it in place.
+    fn add(&mut self, key: (String, String), obj: Object<K>) -> &mut Object<K> {
+        let boxed = Some(Box::new(obj));
+        let slot = match self.free.pop() {
+            Some(s) => {
+                self.slots[s as usize] = boxed;
+                s
+            }
+            None => {
+                self.slots.push(boxed);
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 objects")
+            }
+        };
+        let hash = key_hash(&key.0, &key.1);
+        let indexed = Self::spells(self.object(slot), &key.0, &key.1)
+            && match self.index.entry(hash) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(slot);
+                    true
+                }
+                std::collections::hash_map::Entry::Occupied(_) => false,
+            };
+        if !indexed {
+            self.strays.insert(key.clone(), slot);
+        }
+        self.order.insert(key, slot);
+        self.object_mut(slot)
+    }
+
+    /// Put `obj` under `key`, returning the object it replaced.
+    pub fn insert(&mut self, key: (String, String), obj: Object<K>) -> Option<Object<K>> {
+        let old = self.remove(&key);
+        self.add(key, obj);
+        old
+    }
+
+    /// Take the object under `key` out.
+    pub fn remove(&mut self, key: &(String, String)) -> Option<Object<K>> {
+        let slot = self.order.remove(key)?;
+        let hash = key_hash(&key.0, &key.1);
+        if self.strays.remove(key).is_none() {
+            self.index.remove(&hash);
+        }
+        let obj = self.slots[slot as usize]
+            .take()
+            .expect("a table key names a live slot");
+        self.free.push(slot);
+        Some(*obj)
+    }
+
+    /// Every key and object, in order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&(String, String), &Object<K>)> {
+        self.order.iter().map(|(k, &s)| (k, self.object(s)))
+    }
+
+    /// The keys and objects in `range` of keys, in order.
+    pub fn range<R: std::ops::RangeBounds<(String, String)>>(
+        &self,
+        range: R,
+    ) -> impl DoubleEndedIterator<Item = (&(String, String), &Object<K>)> {
+        self.order.range(range).map(|(k, &s)| (k, self.object(s)))
+    }
+
+    /// Every key, in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &(String, String)> {
+        self.order.keys()
+    }
+
+    /// Every object, in key order.
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &Object<K>> {
+        self.order.values().map(|&s| self.object(s))
+    }
+
+    /// Every object, in key order, to change in place (namespaces and names stay).
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Object<K>> {
+        self.iter_mut().map(|(_, o)| o)
+    }
+
+    /// Every key and object, in key order, the objects to change in place (namespaces and
+    /// names stay).
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&(String, String), &mut Object<K>)> {
+        let mut objects: Vec<Option<&mut Object<K>>> =
+            self.slots.iter_mut().map(|o| o.as_deref_mut()).collect();
+        self.order.iter().map(move |(k, &s)| {
+            let obj = objects[s as usize]
+                .take()
+                .expect("a table key names a live slot");
+            (k, obj)
+        })
+    }
+
+    /// Keep only the objects `keep` says yes to.
+    pub fn retain(&mut self, mut keep: impl FnMut(&(String, String), &mut Object<K>) -> bool) {
+        let gone: Vec<(String, String)> = self
+            .iter_mut()
+            .filter_map(|(k, o)| (!keep(k, o)).then(|| k.clone()))
+            .collect();
+        for k in &gone {
+            self.remove(k);
+        }
+    }
+
+    /// Take every object out.
+    pub fn clear(&mut self) {
+        *self = Self::default();
+    }
+}
+
+/// An owned table key, for the rare lookups that walk an ordered map.
+fn owned_key(namespace: &str, name: &str) -> (String, String) {
+    let ns = if namespace.is_empty() {
+        no_namespace()
+    } else {
+        namespace.to_string()
+    };
+    (ns, name.to_string())
+}
 
 /// How many watch events are kept (older ones are dropped; `events_since` reports the gap).
 pub(crate) const WATCH_WINDOW: usize = 4096;
@@ -511,6 +807,11 @@ pub struct TableOps<'a, K: Kind> {
     pub(crate) labels: &'a mut super::LabelIndex,
 }
 
+/// The namespace part of the table key of an object of kind `K` in `namespace`.
+fn key_namespace<K: Kind>(namespace: &str) -> &str {
+    if K::NAMESPACED { namespace } else { "" }
+}
+
 fn table_key(namespace: &str, name: &str, namespaced: bool) -> (String, String) {
     let ns = if namespaced && !namespace.is_empty() {
         namespace.to_string()
@@ -545,7 +846,7 @@ impl<K: Kind> TableOps<'_, K> {
             obj.metadata.namespace = "default".into();
         }
         let key = table_key(&obj.metadata.namespace, &obj.metadata.name, K::NAMESPACED);
-        if self.table.contains_key(&key) {
+        if self.table.find(&key.0, &key.1).is_some() {
             return Err(ApiError::AlreadyExists {
                 resource: K::RESOURCE,
                 name: obj.metadata.name,
@@ -568,57 +869,51 @@ impl<K: Kind> TableOps<'_, K> {
             .record(EventType::Added, K::API_KIND, obj.key(), rv, facts);
         K::index(self.index, &obj);
         self.labels.insert::<K>(&obj.metadata);
-        Ok(self.table.entry(key).or_insert(obj))
+        Ok(self.table.add(key, obj))
     }
 
     /// The object, if present.
     pub fn get(&self, namespace: &str, name: &str) -> Result<&Object<K>, ApiError> {
         self.table
-            .get(&table_key(namespace, name, K::NAMESPACED))
+            .find(key_namespace::<K>(namespace), name)
+            .map(|slot| self.table.object(slot))
             .ok_or_else(|| ApiError::NotFound {
                 resource: K::RESOURCE,
                 name: name.to_string(),
             })
     }
 
-    fn check_current(&mut self, obj: &Object<K>) -> Result<(String, String), ApiError> {
+    fn check_current(&mut self, obj: &Object<K>) -> Result<u32, ApiError> {
         let m = &obj.metadata;
         self.check_version(&m.namespace, &m.name, m.resource_version)
     }
 
-    /// The table key of `namespace/name` if its resourceVersion is still `rv` (and no
+    /// The table slot of `namespace/name` if its resourceVersion is still `rv` (and no
     /// conflict is injected), else NotFound or Conflict.
-    fn check_version(
-        &mut self,
-        namespace: &str,
-        name: &str,
-        rv: u64,
-    ) -> Result<(String, String), ApiError> {
-        let key = table_key(namespace, name, K::NAMESPACED);
-        let current = self.table.get(&key).ok_or_else(|| ApiError::NotFound {
-            resource: K::RESOURCE,
-            name: name.to_string(),
-        })?;
+    fn check_version(&mut self, namespace: &str, name: &str, rv: u64) -> Result<u32, ApiError> {
+        let slot = self
+            .table
+            .find(key_namespace::<K>(namespace), name)
+            .ok_or_else(|| ApiError::NotFound {
+                resource: K::RESOURCE,
+                name: name.to_string(),
+            })?;
+        let current = self.table.object(slot);
         if current.metadata.resource_version != rv || self.revs.take_injected_conflict() {
             return Err(ApiError::Conflict {
                 resource: K::RESOURCE,
                 name: name.to_string(),
             });
         }
-        Ok(key)
+        Ok(slot)
     }
 
     /// Update metadata and spec (the status in `obj` is ignored, as the main resource
     /// endpoint does); generation is bumped only when the spec changed.
     pub fn update(&mut self, obj: Object<K>) -> Result<u64, ApiError> {
-        let key = self.check_current(&obj)?;
+        let slot = self.check_current(&obj)?;
         let rv = self.revs.bump();
-        let Some(current) = self.table.get_mut(&key) else {
-            return Err(ApiError::NotFound {
-                resource: K::RESOURCE,
-                name: obj.metadata.name,
-            });
-        };
+        let current = self.table.object_mut(slot);
         K::unindex(self.index, current);
         let relabelled = current.metadata.labels != obj.metadata.labels
             || current.metadata.namespace != obj.metadata.namespace;
@@ -658,13 +953,12 @@ impl<K: Kind> TableOps<'_, K> {
         name: &str,
         labels: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<u64, ApiError> {
-        let key = table_key(namespace, name, K::NAMESPACED);
-        if !self.table.contains_key(&key) {
+        let Some(slot) = self.table.find(key_namespace::<K>(namespace), name) else {
             return Err(ApiError::NotFound {
                 resource: K::RESOURCE,
                 name: name.to_string(),
             });
-        }
+        };
         if self.revs.take_injected_conflict() {
             return Err(ApiError::Conflict {
                 resource: K::RESOURCE,
@@ -672,12 +966,7 @@ impl<K: Kind> TableOps<'_, K> {
             });
         }
         let rv = self.revs.bump();
-        let Some(current) = self.table.get_mut(&key) else {
-            return Err(ApiError::NotFound {
-                resource: K::RESOURCE,
-                name: name.to_string(),
-            });
-        };
+        let current = self.table.object_mut(slot);
         self.labels.remove::<K>(&current.metadata);
         for (k, v) in labels {
             current.metadata.labels.insert(k.to_string(), v.to_string());
@@ -712,14 +1001,9 @@ impl<K: Kind> TableOps<'_, K> {
         rv: u64,
         status: K::Status,
     ) -> Result<u64, ApiError> {
-        let key = self.check_version(namespace, name, rv)?;
+        let slot = self.check_version(namespace, name, rv)?;
         let rv = self.revs.bump();
-        let Some(current) = self.table.get_mut(&key) else {
-            return Err(ApiError::NotFound {
-                resource: K::RESOURCE,
-                name: name.to_string(),
-            });
-        };
+        let current = self.table.object_mut(slot);
         K::unindex(self.index, current);
         current.status = status;
         current.metadata.resource_version = rv;

@@ -728,7 +728,7 @@ impl Lab {
             .iter()
             .filter(|k| {
                 // A lost node's kubelet, or one restarting after a crash, does nothing.
-                let down = self.cluster.pods.get(*k).is_some_and(|p| {
+                let down = self.cluster.pods.get(k).is_some_and(|p| {
                     !p.spec.node_name.is_empty()
                         && self.faults.kubelet_down(&p.spec.node_name, self.clock)
                 });
@@ -738,7 +738,7 @@ impl Lab {
                 node.is_none_or(|n| {
                     self.cluster
                         .pods
-                        .get(*k)
+                        .get(k)
                         .is_none_or(|p| p.spec.node_name == n)
                 })
             })
