@@ -113,6 +113,30 @@ pub struct Condition {
     pub message: Text,
 }
 
+impl Condition {
+    /// A condition whose every field is fixed text (for the static lists pods share).
+    pub const fn fixed(
+        condition_type: &'static str,
+        status: &'static str,
+        reason: &'static str,
+        message: &'static str,
+    ) -> Condition {
+        Condition {
+            condition_type: Text::Borrowed(condition_type),
+            status: Text::Borrowed(status),
+            reason: Text::Borrowed(reason),
+            message: Text::Borrowed(message),
+        }
+    }
+}
+
+/// A pod's `status.conditions`: most pods share a static list (see `PodStatus::conditions`).
+pub type Conditions = std::borrow::Cow<'static, [Condition]>;
+
+fn no_conditions(c: &Conditions) -> bool {
+    c.is_empty()
+}
+
 /// `Node.status`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct NodeStatus {
@@ -289,9 +313,11 @@ pub struct PodIp {
 pub struct PodStatus {
     /// Pending, Running, Succeeded, Failed.
     pub phase: Text,
-    /// Conditions (PodScheduled, PodReadyToStartContainers, Initialized, ContainersReady, Ready).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<Condition>,
+    /// Conditions (PodScheduled, PodReadyToStartContainers, Initialized, ContainersReady, Ready):
+    /// borrowed from one static list where every pod reports the same ones (kubelet's ready
+    /// and not-ready sets), owned where a component wrote its own.
+    #[serde(skip_serializing_if = "no_conditions")]
+    pub conditions: Conditions,
     /// The node's InternalIP (`hostIP`).
     #[serde(rename = "hostIP", skip_serializing_if = "String::is_empty")]
     pub host_ip: String,
@@ -314,7 +340,7 @@ impl Default for PodStatus {
     fn default() -> Self {
         PodStatus {
             phase: Text::Borrowed("Pending"),
-            conditions: Vec::new(),
+            conditions: Conditions::Borrowed(&[]),
             host_ip: String::new(),
             pod_ip: String::new(),
             pod_ips: Vec::new(),

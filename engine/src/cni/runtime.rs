@@ -25,6 +25,8 @@ pub struct Network {
     pub list: Arc<NetworkConfigList>,
     /// Per plugin, the object with `name` and `cniVersion` set.
     pub injected: Vec<Arc<Value>>,
+    /// The list's name, shared with the result cache's keys.
+    pub name: Arc<str>,
 }
 
 impl Network {
@@ -40,6 +42,7 @@ impl Network {
             })
             .collect();
         Network {
+            name: Arc::from(list.name.as_str()),
             list: Arc::new(list),
             injected,
         }
@@ -59,12 +62,12 @@ fn inject_name_version(raw: Value, name: &str, cni_version: &str) -> Value {
 /// What the runtime knows about one attachment (`libcni.RuntimeConf`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RuntimeConf {
-    /// `CNI_CONTAINERID`.
-    pub container_id: String,
+    /// `CNI_CONTAINERID` (shared with the result cache's key).
+    pub container_id: Arc<str>,
     /// `CNI_NETNS`.
-    pub netns: String,
-    /// `CNI_IFNAME`.
-    pub ifname: String,
+    pub netns: Arc<str>,
+    /// `CNI_IFNAME` (shared with the result cache's key).
+    pub ifname: Arc<str>,
     /// `CNI_ARGS` as the runtime passes it: `K=V;K2=V2` (libcni joins `RuntimeConf.Args`
     /// that way).
     pub args: String,
@@ -76,9 +79,9 @@ impl RuntimeConf {
     fn env(&self, cmd: CniCommand) -> CniEnv {
         CniEnv {
             command: Some(cmd),
-            container_id: self.container_id.clone(),
-            netns: self.netns.clone(),
-            ifname: self.ifname.clone(),
+            container_id: self.container_id.to_string(),
+            netns: self.netns.to_string(),
+            ifname: self.ifname.to_string(),
             args: self.args.clone(),
             path: CNI_PATH.to_string(),
         }
@@ -104,8 +107,9 @@ pub struct CacheEntry {
     pub result: Arc<CniResult>,
 }
 
-/// libcni's result cache on one node, keyed by (network, container ID, ifname).
-pub(crate) type ResultCache = BTreeMap<(String, String, String), CacheEntry>;
+/// libcni's result cache on one node, keyed by (network, container ID, ifname); the key's
+/// text is shared with the network list and the entry's runtime conf.
+pub(crate) type ResultCache = BTreeMap<(Arc<str>, Arc<str>, Arc<str>), CacheEntry>;
 
 /// One plugin execution as seen on the wire.
 #[derive(Debug, Clone)]
@@ -341,9 +345,9 @@ impl Invoker<'_> {
         let result = prev.unwrap_or_default();
         self.cache.insert(
             (
-                net.list.name.clone(),
-                rt.container_id.clone(),
-                rt.ifname.clone(),
+                Arc::clone(&net.name),
+                Arc::clone(&rt.container_id),
+                Arc::clone(&rt.ifname),
             ),
             CacheEntry {
                 rt: rt.clone(),
@@ -356,9 +360,9 @@ impl Invoker<'_> {
     fn cached(&self, net: &Network, rt: &RuntimeConf) -> Option<Arc<CniResult>> {
         self.cache
             .get(&(
-                net.list.name.clone(),
-                rt.container_id.clone(),
-                rt.ifname.clone(),
+                Arc::clone(&net.name),
+                Arc::clone(&rt.container_id),
+                Arc::clone(&rt.ifname),
             ))
             .map(|c| c.result.clone())
     }
@@ -393,9 +397,9 @@ impl Invoker<'_> {
             }
         }
         self.cache.remove(&(
-            net.list.name.clone(),
-            rt.container_id.clone(),
-            rt.ifname.clone(),
+            Arc::clone(&net.name),
+            Arc::clone(&rt.container_id),
+            Arc::clone(&rt.ifname),
         ));
         Ok(())
     }
@@ -443,10 +447,10 @@ impl Invoker<'_> {
             .cache
             .iter()
             .filter(|((n, cid, ifname), _)| {
-                n == &net.list.name
+                **n == *net.list.name
                     && !valid
                         .iter()
-                        .any(|a| &a.container_id == cid && &a.ifname == ifname)
+                        .any(|a| *a.container_id == **cid && *a.ifname == **ifname)
             })
             .map(|(_, e)| e.rt.clone())
             .collect();

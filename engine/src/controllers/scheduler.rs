@@ -12,7 +12,7 @@
 //! ([`crate::kubelet`]: resources, node selector) and its volume manager does the volume
 //! checks (`MountVolume.NodeAffinity check failed`, the ReadWriteOncePod check).
 
-use crate::cluster::{Cluster, Condition, Object, PodSpec, VolumeNodeAffinity};
+use crate::cluster::{Cluster, Condition, Conditions, Object, PodSpec, VolumeNodeAffinity};
 use crate::control::{Component, Ctx};
 use crate::record::{Detail, Level, Message};
 use crate::storage::work::WorkSet;
@@ -52,6 +52,9 @@ fn unassigned(p: &Object<PodSpec>) -> bool {
 fn may_be_unassigned(e: &crate::cluster::WatchEvent) -> bool {
     !e.facts.assigned
 }
+
+/// A bound pod's conditions until kubelet reports its own.
+static SCHEDULED: [Condition; 1] = [Condition::fixed("PodScheduled", "True", "", "")];
 
 impl Scheduler {
     /// The scheduling cycle up to VolumeBinding's PreBind for every pod with no node that
@@ -167,12 +170,7 @@ impl Scheduler {
             Level::Normal,
         );
         let _ = ctx.write_pod_status(&key, "default-scheduler", |st| {
-            st.conditions = vec![Condition {
-                condition_type: "PodScheduled".into(),
-                status: "True".into(),
-                reason: "".into(),
-                message: "".into(),
-            }];
+            st.conditions = Conditions::Borrowed(&SCHEDULED);
         });
         true
     }
@@ -207,7 +205,8 @@ impl Scheduler {
                 status: "False".into(),
                 reason: "Unschedulable".into(),
                 message: reason.clone().into(),
-            }];
+            }]
+            .into();
         });
         true
     }

@@ -114,12 +114,16 @@ impl Lab {
             .ok_or_else(|| LabError::msg(format!("node {:?} not found", a.node)))?;
         let cached = node_rt
             .cache
-            .get(&(net.list.name.clone(), a.container.clone(), a.ifname.clone()))
+            .get(&(
+                Arc::clone(&net.name),
+                Arc::from(a.container.as_str()),
+                Arc::from(a.ifname.as_str()),
+            ))
             .map(|c| c.rt.as_ref().clone());
         let netns = match (&a.netns, op, &cached) {
             (Some(n), _, _) => n.clone(),
             (None, Op::Add, _) => default_netns.clone(),
-            (None, _, Some(c)) => c.netns.clone(),
+            (None, _, Some(c)) => c.netns.to_string(),
             (None, _, None) => {
                 if node_rt.host.netns.contains_key(&default_netns) {
                     default_netns.clone()
@@ -130,9 +134,9 @@ impl Lab {
         };
         let had_cached_result = cached.is_some();
         let mut rt = cached.unwrap_or_default();
-        rt.container_id = a.container.clone();
-        rt.ifname = a.ifname.clone();
-        rt.netns = netns.clone();
+        rt.container_id = a.container.as_str().into();
+        rt.ifname = a.ifname.as_str().into();
+        rt.netns = netns.as_str().into();
         if a.args.is_some() || op == Op::Add {
             // Kept verbatim, even if malformed: the plugins' parsers report it.
             rt.args = a.args.clone().unwrap_or_default();
@@ -267,7 +271,7 @@ impl Lab {
             .values()
             .map(|s| Attachment {
                 container_id: s.id().to_string(),
-                ifname: s.rt.ifname.clone(),
+                ifname: s.rt.ifname.to_string(),
             })
             .collect();
         let registry = self.registry.clone();

@@ -257,8 +257,8 @@ pub fn lease_holder<'a>(
     let mut cached = rt
         .cache
         .keys()
-        .filter(|(_, c, i)| c == container_id && (ifname.is_empty() || i == ifname))
-        .map(|(net, _, _)| net.as_str())
+        .filter(|(_, c, i)| **c == *container_id && (ifname.is_empty() || **i == *ifname))
+        .map(|(net, _, _)| &**net)
         .peekable();
     if cached.peek().is_none() {
         return Some(LeaseHolder::Leaked);
@@ -321,7 +321,7 @@ pub(crate) fn host_routes(lab: &Lab, node: &str) -> Option<Vec<RouteRow>> {
 /// any network (`None` for an unknown node).
 pub(crate) fn cni_cached(lab: &Lab, node: &str, container_id: &str) -> Option<bool> {
     let rt = lab.nodes.get(node)?;
-    Some(rt.cache.keys().any(|(_, id, _)| id == container_id))
+    Some(rt.cache.keys().any(|(_, id, _)| **id == *container_id))
 }
 
 /// The file of the node's `/etc/cni/net.d` the runtime uses (the first that loads, in
@@ -349,8 +349,8 @@ pub(crate) fn cached_networks<'a>(
         .map(|rt| {
             rt.cache
                 .keys()
-                .filter(|(_, id, i)| id == container_id && i == ifname)
-                .map(|(net, _, _)| net.as_str())
+                .filter(|(_, id, i)| **id == *container_id && **i == *ifname)
+                .map(|(net, _, _)| &**net)
                 .collect()
         })
         .unwrap_or_default()

@@ -13,7 +13,7 @@ pub mod operations;
 pub mod sandbox;
 pub mod volumes;
 
-use crate::cluster::{Condition, Object, PodIp, PodSpec, Text};
+use crate::cluster::{Condition, Conditions, Object, PodIp, PodSpec, Text};
 use crate::cni::registry::Registry;
 use crate::control::Ctx;
 use crate::node::NodeRuntime;
@@ -551,43 +551,36 @@ fn container_name(pod: &Object<PodSpec>) -> String {
         .unwrap_or_else(|| "app".into())
 }
 
-/// The pod conditions kubelet reports, all true once running.
-fn ready_conditions(ready: bool) -> Vec<Condition> {
-    let status = |b: bool| Text::Borrowed(if b { "True" } else { "False" });
-    let mut v = Vec::with_capacity(5);
-    v.push(Condition {
-        condition_type: "PodReadyToStartContainers".into(),
-        status: status(ready),
-        reason: Text::Borrowed(""),
-        message: Text::Borrowed(""),
-    });
-    v.push(Condition {
-        condition_type: "Initialized".into(),
-        status: "True".into(),
-        reason: Text::Borrowed(""),
-        message: Text::Borrowed(""),
-    });
-    for t in ["Ready", "ContainersReady"] {
-        v.push(Condition {
-            condition_type: t.into(),
-            status: status(ready),
-            reason: if ready {
-                Text::Borrowed("")
-            } else {
-                "ContainersNotReady".into()
-            },
-            message: if ready {
-                Text::Borrowed("")
-            } else {
-                "containers with unready status: [app]".into()
-            },
-        });
-    }
-    v.push(Condition {
-        condition_type: "PodScheduled".into(),
-        status: "True".into(),
-        reason: Text::Borrowed(""),
-        message: Text::Borrowed(""),
-    });
-    v
+/// The pod conditions kubelet reports, all true once running. Every pod reports one of
+/// these two lists, so its status borrows the list rather than holding a copy.
+fn ready_conditions(ready: bool) -> Conditions {
+    Conditions::Borrowed(if ready { &READY } else { &NOT_READY })
 }
+
+/// A running pod's conditions, in the order kubelet's status manager writes them.
+static READY: [Condition; 5] = [
+    Condition::fixed("PodReadyToStartContainers", "True", "", ""),
+    Condition::fixed("Initialized", "True", "", ""),
+    Condition::fixed("Ready", "True", "", ""),
+    Condition::fixed("ContainersReady", "True", "", ""),
+    Condition::fixed("PodScheduled", "True", "", ""),
+];
+
+/// A pod whose sandbox or containers are not up.
+static NOT_READY: [Condition; 5] = [
+    Condition::fixed("PodReadyToStartContainers", "False", "", ""),
+    Condition::fixed("Initialized", "True", "", ""),
+    Condition::fixed(
+        "Ready",
+        "False",
+        "ContainersNotReady",
+        "containers with unready status: [app]",
+    ),
+    Condition::fixed(
+        "ContainersReady",
+        "False",
+        "ContainersNotReady",
+        "containers with unready status: [app]",
+    ),
+    Condition::fixed("PodScheduled", "True", "", ""),
+];

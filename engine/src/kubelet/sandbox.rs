@@ -66,7 +66,7 @@ impl Kubelet {
         // network, `cni.WithLoNetwork`: the `loopback` plugin's ADD; CRI-O does the same):
         // `lo` is ifindex 1, UP, and holds the kernel's 127.0.0.1/8 and ::1/128 in every pod.
         host.netns.insert(netns, Netns::with_loopback_up());
-        let netns = &rt.netns;
+        let netns: &str = &rt.netns;
         let first_wire = ctx.wire.next_seq();
         let registry = cri.registry;
         let wire = &mut ctx.wire;
@@ -240,12 +240,15 @@ impl Kubelet {
     }
 }
 
+/// The interface every pod sandbox gets, its name allocated once.
+static ETH0: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from("eth0"));
+
 /// The RuntimeConf containerd builds for a pod sandbox.
 fn runtime_conf(pod: &Object<PodSpec>, id: &str, netns: &str) -> Result<RuntimeConf, String> {
     let mut rt = RuntimeConf {
-        container_id: id.to_string(),
-        netns: netns.to_string(),
-        ifname: "eth0".into(),
+        container_id: id.into(),
+        netns: netns.into(),
+        ifname: Arc::clone(&ETH0),
         // containerd's labels, in this order, joined as libcni joins `Args`.
         args: format!(
             "IgnoreUnknown=1;K8S_POD_NAMESPACE={};K8S_POD_NAME={};K8S_POD_INFRA_CONTAINER_ID={id};K8S_POD_UID={}",

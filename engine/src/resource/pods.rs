@@ -190,7 +190,7 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         out.line(Line::styled("Conditions:", Role::Header));
         out.plain("  Type                        Status");
     }
-    for c in &p.status.conditions {
+    for c in p.status.conditions.iter() {
         out.plain(format!("  {:<27} {}", c.condition_type, c.status));
     }
     // describePodVolumes: only claims are modelled (no service-account token
