@@ -1811,6 +1811,33 @@ impl XtTable {
         }
     }
 
+    /// [`XtTable::append_rules_unique`] into a chain that holds no rules yet (a daemon's
+    /// own chain, just created): the chain then holds `rules` in order, a rule whose text
+    /// came earlier in `rules` left out, stored with one lookup of the chain instead of two
+    /// per rule. A chain that holds rules gets [`XtTable::append_rules_unique`].
+    pub(crate) fn fill_fixed_chain(
+        &mut self,
+        chain: &'static str,
+        rules: impl IntoIterator<Item = XtRule>,
+    ) {
+        self.ensure_fixed_chain(chain);
+        if !self.rules(chain).is_empty() {
+            self.append_rules_unique(chain, rules);
+            return;
+        }
+        let rules = rules.into_iter();
+        let mut held: Vec<XtRule> = Vec::with_capacity(rules.size_hint().0);
+        for rule in rules {
+            if !held.iter().any(|r| r.text == rule.text) {
+                self.index_rule(chain, &rule, true);
+                held.push(rule);
+            }
+        }
+        if let Some(slot) = self.chains.get_mut(chain) {
+            *slot = held;
+        }
+    }
+
     /// Store a rule the chain does not hold yet (the chain exists).
     fn insert_new(&mut self, chain: &str, rule: XtRule, at_top: bool) {
         self.index_rule(chain, &rule, true);

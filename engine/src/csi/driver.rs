@@ -375,7 +375,7 @@ impl Driver {
         if node_id.is_empty() {
             return Err("node id must not be empty".to_string());
         }
-        if self.nodes.contains_key(node_id) {
+        if self.node_registered(node_id) {
             return Err(format!("node {node_id:?} is already registered"));
         }
         if max_volumes_per_node < 0 {
@@ -397,6 +397,27 @@ impl Driver {
             },
         );
         Ok(())
+    }
+
+    /// Whether a node plugin is registered on `node_id`. An ID after every registered one's
+    /// (nodes registered in name order, as a scale preset's are) is answered by the last
+    /// key, without a search.
+    pub(crate) fn node_registered(&self, node_id: &str) -> bool {
+        match self.nodes.last_key_value() {
+            None => false,
+            Some((last, _)) if last.as_str() < node_id => false,
+            Some((last, _)) if last == node_id => true,
+            Some(_) => self.nodes.contains_key(node_id),
+        }
+    }
+
+    /// The node registered on `node_id`: the last one's without a search (the node just
+    /// registered, as a scale preset's registration asks for it).
+    pub(crate) fn registered_node(&self, node_id: &str) -> Option<&NodeInfo> {
+        match self.nodes.last_key_value() {
+            Some((last, n)) if last == node_id => Some(n),
+            _ => self.nodes.get(node_id),
+        }
     }
 
     /// Registers a node with the configured default attach limit.

@@ -30,7 +30,7 @@ impl Driver {
     /// The node plugin on `node_id`; UNAVAILABLE when no plugin is registered there (as a
     /// client would find no socket).
     pub fn node(&mut self, node_id: &str) -> Result<NodeService<'_>, Status> {
-        if !self.nodes.contains_key(node_id) {
+        if !self.node_registered(node_id) {
             return Err(Status::unavailable(format!(
                 "no {} node plugin is registered on node {node_id:?}",
                 self.config.name
@@ -503,7 +503,7 @@ impl NodeService<'_> {
         let topo = self
             .driver
             .has_plugin_service(ServiceType::VolumeAccessibilityConstraints);
-        let Some(n) = self.driver.nodes.get(&self.node_id) else {
+        let Some(n) = self.driver.registered_node(&self.node_id) else {
             return Err(Status::unavailable(format!(
                 "node plugin on {:?} is gone",
                 self.node_id

@@ -54,9 +54,21 @@ impl NodeIndex {
         self.insert_parts(obj.name(), &obj.spec.pod_cidr, obj.status.internal_ip());
     }
 
+    #[cfg(test)]
     /// Index a node by its name, podCIDR and InternalIP.
     pub(crate) fn insert_parts(&mut self, name: &str, pod_cidr: &str, internal_ip: Option<&str>) {
-        if let Ok(net) = pod_cidr.parse::<IpNet>() {
+        self.insert_net(name, pod_cidr.parse::<IpNet>().ok(), internal_ip);
+    }
+
+    /// [`NodeIndex::insert_parts`] with the podCIDR already parsed (`None`: it does not
+    /// parse).
+    pub(crate) fn insert_net(
+        &mut self,
+        name: &str,
+        pod_cidr: Option<IpNet>,
+        internal_ip: Option<&str>,
+    ) {
+        if let Some(net) = pod_cidr {
             add_name(self.cidrs.entry(key(&net)).or_default(), name);
             self.prefixes.insert(family_len(&net));
         }

@@ -23,7 +23,13 @@ impl Lab {
         sriov: Option<(&str, u32)>,
     ) -> Result<Outcome, LabError> {
         validate::object_name(ApiKind::Node, name).map_err(LabError::msg)?;
-        if self.nodes.contains_key(name) {
+        // A name after every node's (nodes added in name order, as a scale preset adds
+        // them) is no node's: the last key answers without a search.
+        let after_last = self
+            .nodes
+            .last_key_value()
+            .is_none_or(|(last, _)| last.as_str() < name);
+        if !after_last && self.nodes.contains_key(name) {
             return Err(LabError::msg(format!(
                 "Error from server (AlreadyExists): nodes \"{name}\" already exists"
             )));
@@ -53,7 +59,10 @@ impl Lab {
                 "InternalIP {ip} is already used by node {other}"
             )));
         }
-        if let Some(z) = zone {
+        // The key is fixed and valid, so the label is valid when the value is: a value
+        // that is plainly valid skips writing and checking the whole label (any other gets
+        // the check and its message).
+        if let Some(z) = zone.filter(|z| !zone_value_ok(z)) {
             validate::label(&format!("topology.kubernetes.io/zone={z}")).map_err(LabError::msg)?;
         }
         let mut host = Host::new(name, &ip_text, crate::util::hash::mac(&[name, "eth0"]));
@@ -100,15 +109,14 @@ impl Lab {
             message: "kubelet is posting ready status".into(),
         }];
         // What kubelet reports for the machine: every lab node is the same 4-CPU, 8 GiB VM.
-        for (k, cap, alloc) in NODE_RESOURCES {
-            obj.status.capacity.insert(k.to_string(), cap.to_string());
-            obj.status
-                .allocatable
-                .insert(k.to_string(), alloc.to_string());
-        }
+        // Copies of the two lists made once: copying a B-tree node of four entries costs
+        // less than inserting them one by one.
+        let (capacity, allocatable) = node_resources();
+        obj.status.capacity = capacity.clone();
+        obj.status.allocatable = allocatable.clone();
         self.cluster.nodes().create(obj, self.clock)?;
-        self.node_index
-            .insert_parts(name, &cidr_text, Some(&ip_text));
+        // The podCIDR as parsed from its text (the text is `cidr`'s own).
+        self.node_index.insert_net(name, Some(cidr), Some(&ip_text));
 
         let mut confdir = ConfDir::default();
         // The template is shared by every node; each holds only its podCIDR.
@@ -116,12 +124,12 @@ impl Lab {
             super::DEFAULT_CONF_NAME.to_string(),
             crate::cni::conf::ConfText::for_node(&self.conf_template, &cidr_text),
         );
+        // The device plugins start on the host before it joins the map of nodes (they
+        // read only the host), saving a lookup in that map.
+        let mut kubelet = crate::kubelet::Kubelet::new(name);
+        kubelet.start_device_plugins(&mut super::ctx!(self), &host);
         self.nodes
             .insert(name.to_string(), NodeRuntime::new(host, confdir));
-        let mut kubelet = crate::kubelet::Kubelet::new(name);
-        if let Some(rt) = self.nodes.get(name) {
-            kubelet.start_device_plugins(&mut super::ctx!(self), &rt.host);
-        }
         self.kubelets.insert(name.to_string(), kubelet);
         // The driver's DaemonSet starts its node plugin on the new node; the plugin
         // registers with kubelet.
@@ -137,21 +145,43 @@ impl Lab {
             self.multus_install(name);
         }
 
+        // The line's texts are written piece by piece from the texts made above (the
+        // addresses' text is their `Display`), without `core::fmt`: every node writes one.
+        let mut node_ref = String::with_capacity(5 + name.len());
+        node_ref.push_str("node/");
+        node_ref.push_str(name);
+        let mut detail = String::with_capacity(64);
+        detail.push_str("  podCIDR ");
+        detail.push_str(&cidr_text);
+        detail.push_str(" · InternalIP ");
+        detail.push_str(&ip_text);
+        if let Some(z) = zone {
+            detail.push_str(" · zone ");
+            detail.push_str(z);
+        }
+        if let Some((pf, n)) = sriov {
+            detail.push_str(" · SR-IOV ");
+            detail.push_str(pf);
+            detail.push_str(" with ");
+            crate::util::addr::push_u32(&mut detail, n);
+            detail.push_str(" VFs");
+        }
+        debug_assert_eq!(
+            detail,
+            format!(
+                "  podCIDR {cidr} · InternalIP {ip}{}{}",
+                zone.map(|z| format!(" · zone {z}")).unwrap_or_default(),
+                sriov
+                    .map(|(pf, n)| format!(" · SR-IOV {pf} with {n} VFs"))
+                    .unwrap_or_default()
+            )
+        );
         let mut out = Outcome::empty();
         out.line(
             crate::render::Line::new()
-                .push(format!("node/{name}"), Role::Name)
+                .push(node_ref, Role::Name)
                 .push(" created", Role::Good)
-                .push(
-                    format!(
-                        "  podCIDR {cidr} · InternalIP {ip}{}{}",
-                        zone.map(|z| format!(" · zone {z}")).unwrap_or_default(),
-                        sriov
-                            .map(|(pf, n)| format!(" · SR-IOV {pf} with {n} VFs"))
-                            .unwrap_or_default()
-                    ),
-                    Role::Dim,
-                ),
+                .push(detail, Role::Dim),
         );
         Ok(out)
     }
@@ -198,6 +228,43 @@ pub(crate) const NODE_RESOURCES: [(&str, &str, &str); 4] = [
     ("memory", "8136868Ki", "8034468Ki"),
     ("pods", "110", "110"),
 ];
+
+/// Whether `z` is a valid label value (empty, or at most 63 characters of
+/// `[A-Za-z0-9_.-]` starting and ending alphanumeric): what [`validate::label`] accepts
+/// after the `=`.
+fn zone_value_ok(z: &str) -> bool {
+    let ok = z.is_empty()
+        || (z.len() <= 63
+            && z.bytes()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+            && z.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && z.ends_with(|c: char| c.is_ascii_alphanumeric()));
+    debug_assert!(
+        !ok || validate::label(&format!("topology.kubernetes.io/zone={z}")).is_ok(),
+        "a value taken as valid is one the label check accepts"
+    );
+    ok
+}
+
+/// [`NODE_RESOURCES`] as a Node's `status.capacity` and `status.allocatable`, built once.
+fn node_resources() -> &'static (
+    crate::cluster::objects::ResourceList,
+    crate::cluster::objects::ResourceList,
+) {
+    static LISTS: std::sync::OnceLock<(
+        crate::cluster::objects::ResourceList,
+        crate::cluster::objects::ResourceList,
+    )> = std::sync::OnceLock::new();
+    LISTS.get_or_init(|| {
+        let mut capacity = crate::cluster::objects::ResourceList::new();
+        let mut allocatable = crate::cluster::objects::ResourceList::new();
+        for (k, cap, alloc) in NODE_RESOURCES {
+            capacity.insert(k.to_string(), cap.to_string());
+            allocatable.insert(k.to_string(), alloc.to_string());
+        }
+        (capacity, allocatable)
+    })
+}
 
 /// kubectl's node STATUS: `Ready` when the Ready condition is True, else `NotReady`.
 pub(crate) fn ready_text(status: &crate::cluster::NodeStatus) -> &'static str {

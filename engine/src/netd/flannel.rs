@@ -448,7 +448,15 @@ impl Flannel {
             if full {
                 seen.insert(n.name);
             }
-            let mut host = hosts.get_mut(n.name).map(|rt| &mut rt.host);
+            // The last node's host without a search (an event for the node just added).
+            let last = hosts
+                .last_key_value()
+                .is_some_and(|(k, _)| k.as_str() == n.name);
+            let mut host = if last {
+                hosts.last_entry().map(|e| &mut e.into_mut().host)
+            } else {
+                hosts.get_mut(n.name).map(|rt| &mut rt.host)
+            };
             match Flannel::acquire(self.network, n) {
                 Ok((subnet, ip)) => {
                     use std::collections::btree_map::Entry;
@@ -651,7 +659,7 @@ impl Own<'_> {
         nat.delete_chain(MASQ_CHAIN);
         nat.ensure_fixed_chain(MASQ_CHAIN);
         nat.append_rules_unique("POSTROUTING", [rules.masq_jump.clone()]);
-        nat.append_rules_unique(MASQ_CHAIN, rules.masq(subnet.trunc()));
+        nat.fill_fixed_chain(MASQ_CHAIN, rules.masq(subnet.trunc()));
     }
 
     /// `--iptables-forward-rules` (on by default): FLANNEL-FWD in the filter table's FORWARD
@@ -664,7 +672,7 @@ impl Own<'_> {
         filter.delete_chain(FWD_CHAIN);
         filter.ensure_fixed_chain(FWD_CHAIN);
         filter.append_rules_unique("FORWARD", [rules.fwd_jump.clone()]);
-        filter.append_rules_unique(FWD_CHAIN, rules.fwd.iter().cloned());
+        filter.fill_fixed_chain(FWD_CHAIN, rules.fwd.iter().cloned());
     }
 
     /// The MTU flanneld writes to subnet.env for an uplink of `uplink_mtu`.
@@ -763,8 +771,16 @@ impl Flannel {
         // them all, which made each `node add` cost O(nodes).
         let nodes: Vec<NodeLease<'_>> = match node {
             Some(name) => {
-                let key = (crate::cluster::no_namespace(), name.to_string());
-                cx.api.nodes.get(&key).map(lease).into_iter().collect()
+                // The Node just added is the last one when nodes are added in name order
+                // (a scale preset): found without a search.
+                let node = match cx.api.nodes.last_key_value() {
+                    Some((k, n)) if k.0.is_empty() && k.1 == name => Some(n),
+                    _ => {
+                        let key = (crate::cluster::no_namespace(), name.to_string());
+                        cx.api.nodes.get(&key)
+                    }
+                };
+                node.map(lease).into_iter().collect()
             }
             None => cx.api.nodes.values().map(lease).collect(),
         };

@@ -30,11 +30,12 @@ pub(crate) fn register_csi_node(ctx: &mut Ctx<'_>, node: &str) {
         NodeGetInfoRequest::default(),
         |d, r| d.node_get_info(node, r),
     );
-    let Ok(info) = info else { return };
+    let Ok(mut info) = info else { return };
+    // The response is kubelet's to keep: its segments are taken, not copied.
     let segments = info
         .accessible_topology
-        .as_ref()
-        .map(|t| t.segments.clone())
+        .take()
+        .map(|t| t.segments)
         .unwrap_or_default();
     let spec = CsiNodeSpec {
         drivers: vec![CsiNodeDriver {
