@@ -771,15 +771,7 @@ impl Flannel {
         // them all, which made each `node add` cost O(nodes).
         let nodes: Vec<NodeLease<'_>> = match node {
             Some(name) => {
-                // The Node just added is the last one when nodes are added in name order
-                // (a scale preset): found without a search.
-                let node = match cx.api.nodes.last_key_value() {
-                    Some((k, n)) if k.0.is_empty() && k.1 == name => Some(n),
-                    _ => {
-                        let key = (crate::cluster::no_namespace(), name.to_string());
-                        cx.api.nodes.get(&key)
-                    }
-                };
+                let node = cx.api.nodes.get_named("", name);
                 node.map(lease).into_iter().collect()
             }
             None => cx.api.nodes.values().map(lease).collect(),
