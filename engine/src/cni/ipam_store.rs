@@ -52,10 +52,12 @@ impl Lease {
 pub struct IpamStore {
     /// Leases by IP (one file per IP).
     leases: BTreeMap<IpAddr, Lease>,
-    /// The owner index: `(container ID, ifname)` → the IPs whose file holds exactly that,
-    /// sorted (a pod holds one or two: a sorted `Vec` is 24 bytes and one small allocation
-    /// where a `BTreeSet` takes a ~200-byte node).
-    by_owner: BTreeMap<(String, String), Vec<IpAddr>>,
+    /// The owner index: the hash of `(container ID, ifname)` ([`owner_key`]) → the IPs whose
+    /// file holds an owner of that hash, sorted; a lookup keeps those whose lease is the
+    /// owner's (a collision only lists another owner's IPs there). Keyed by a number, the
+    /// index holds no second copy of the owner's text, and a lookup builds none; a pod holds
+    /// one or two IPs, a slice allocated to fit.
+    by_owner: BTreeMap<u64, Box<[IpAddr]>>,
     /// `last_reserved_ip.<index>` files by range-set index.
     last_reserved: BTreeMap<usize, IpAddr>,
 }
@@ -113,10 +115,14 @@ impl IpamStore {
         self.remove_lease(&ip);
         let ips = self
             .by_owner
-            .entry((lease.container_id.clone(), lease.ifname.clone()))
+            .entry(owner_key(&lease.container_id, &lease.ifname))
             .or_default();
         if let Err(at) = ips.binary_search(&ip) {
-            ips.insert(at, ip);
+            let mut grown = Vec::with_capacity(ips.len() + 1);
+            grown.extend_from_slice(&ips[..at]);
+            grown.push(ip);
+            grown.extend_from_slice(&ips[at..]);
+            *ips = grown.into_boxed_slice();
         }
         self.leases.insert(ip, lease);
     }
@@ -136,15 +142,10 @@ impl IpamStore {
     pub fn get_by_id(&self, id: &str, ifname: &str) -> Vec<IpAddr> {
         let id = id.trim();
         let mut ips: Vec<IpAddr> = Vec::new();
-        for key in [
-            (id.to_string(), ifname.to_string()),
-            (id.to_string(), String::new()),
-        ] {
-            if let Some(set) = self.by_owner.get(&key) {
-                ips.extend(set.iter().copied());
-            }
+        for owner_ifname in [ifname, ""] {
+            ips.extend(self.owned(id, owner_ifname));
             if ifname.is_empty() {
-                // Both keys are the same; do not list the IPs twice.
+                // Both owners are the same; do not list the IPs twice.
                 break;
             }
         }
@@ -195,45 +196,79 @@ impl IpamStore {
     /// Whether the owner index agrees exactly with the leases (an invariant; for tests).
     pub fn index_consistent(&self) -> bool {
         // Leases iterate in IP order, so each rebuilt list is sorted.
-        let mut rebuilt: BTreeMap<(String, String), Vec<IpAddr>> = BTreeMap::new();
+        let mut rebuilt: BTreeMap<u64, Box<[IpAddr]>> = BTreeMap::new();
         for (ip, lease) in &self.leases {
-            rebuilt
-                .entry((lease.container_id.clone(), lease.ifname.clone()))
-                .or_default()
-                .push(*ip);
+            let ips = rebuilt
+                .entry(owner_key(&lease.container_id, &lease.ifname))
+                .or_default();
+            let mut grown = ips.to_vec();
+            grown.push(*ip);
+            *ips = grown.into_boxed_slice();
         }
         rebuilt == self.by_owner
     }
 
-    fn has_owner(&self, id: &str, ifname: &str) -> bool {
+    /// The IPs whose file holds exactly this owner, in IP order.
+    fn owned<'s>(&'s self, id: &'s str, ifname: &'s str) -> impl Iterator<Item = IpAddr> + 's {
         self.by_owner
-            .get(&(id.to_string(), ifname.to_string()))
-            .is_some_and(|s| !s.is_empty())
+            .get(&owner_key(id, ifname))
+            .into_iter()
+            .flat_map(|ips| ips.iter().copied())
+            .filter(move |ip| {
+                self.leases
+                    .get(ip)
+                    .is_some_and(|l| l.container_id == id && l.ifname == ifname)
+            })
+    }
+
+    fn has_owner(&self, id: &str, ifname: &str) -> bool {
+        self.owned(id, ifname).next().is_some()
     }
 
     fn remove_owner(&mut self, id: &str, ifname: &str) -> bool {
-        match self.by_owner.remove(&(id.to_string(), ifname.to_string())) {
-            Some(ips) => {
-                for ip in &ips {
-                    self.leases.remove(ip);
-                }
-                !ips.is_empty()
-            }
-            None => false,
+        let owned: Vec<IpAddr> = self.owned(id, ifname).collect();
+        for ip in &owned {
+            self.remove_lease(ip);
         }
+        !owned.is_empty()
     }
 
     fn remove_lease(&mut self, ip: &IpAddr) {
         if let Some(old) = self.leases.remove(ip) {
-            let key = (old.container_id, old.ifname);
-            if let Some(set) = self.by_owner.get_mut(&key) {
-                set.retain(|i| i != ip);
-                if set.is_empty() {
+            let key = owner_key(&old.container_id, &old.ifname);
+            if let Some(ips) = self.by_owner.get_mut(&key) {
+                if ips.len() == 1 && ips[0] == *ip {
                     self.by_owner.remove(&key);
+                } else {
+                    let kept: Vec<IpAddr> = ips.iter().copied().filter(|i| i != ip).collect();
+                    *ips = kept.into_boxed_slice();
                 }
             }
         }
     }
+}
+
+/// The owner index's key: a hash of `(container ID, ifname)`, eight bytes at a time (FxHash's
+/// step), each part closed by its length. Stable (no random seed): the engine is
+/// deterministic, and the index is only ever looked up, never listed.
+fn owner_key(id: &str, ifname: &str) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = 0u64;
+    let mut add = |w: u64| h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+    for part in [id, ifname] {
+        let mut chunks = part.as_bytes().chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            add(u64::from_le_bytes(w));
+        }
+        let mut last = [0u8; 8];
+        let tail = chunks.remainder();
+        last[..tail.len()].copy_from_slice(tail);
+        add(u64::from_le_bytes(last));
+        add(part.len() as u64);
+    }
+    h
 }
 
 #[cfg(test)]
@@ -312,6 +347,28 @@ mod tests {
             vec![ip("10.1.2.10"), ip("10.1.2.2")]
         );
         assert!(s.get_by_id("c1", "eth1").is_empty());
+    }
+
+    #[test]
+    fn owners_that_share_an_index_entry_stay_apart() {
+        // Two owners forced into one entry (as a hash collision would put them).
+        let mut s = IpamStore::new();
+        s.reserve("c1", "eth0", ip("10.0.0.2"), 0);
+        s.reserve("c2", "eth0", ip("10.0.0.3"), 0);
+        let c2 = s.by_owner.remove(&owner_key("c2", "eth0")).unwrap();
+        let shared = s.by_owner.get_mut(&owner_key("c1", "eth0")).unwrap();
+        let mut both = shared.to_vec();
+        both.extend(c2.iter().copied());
+        both.sort();
+        *shared = both.into_boxed_slice();
+        assert_eq!(s.get_by_id("c1", "eth0"), vec![ip("10.0.0.2")]);
+        assert!(!s.find_by_id("c2", "eth0"), "c2's key has no entry now");
+        s.release_by_id("c1", "eth0");
+        assert!(!s.is_leased(&ip("10.0.0.2")) && s.is_leased(&ip("10.0.0.3")));
+        assert_eq!(
+            s.by_owner.get(&owner_key("c1", "eth0")).map(|i| i.len()),
+            Some(1)
+        );
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! The links of one network namespace, by name, iterated in name order.
 //!
 //! A pod's namespace holds two links (`lo`, `eth0`) and the host's holds one per pod, so
-//! the set is a short sorted vector until it grows past [`Links::FEW`] and a B-tree after
-//! that: a pod's namespace then costs two links, not a B-tree node of eleven.
+//! the set is a short sorted vector until it grows past [`Links::FEW`] and a sorted vector
+//! of boxed links after that: a pod's namespace then costs two links, not a B-tree node of
+//! eleven, and a host's link costs its box and a pointer, not a B-tree slot of a name and a
+//! link (nodes a third empty) plus a second copy of its name.
 
 use super::host::Link;
-use std::collections::BTreeMap;
 
 /// Links by name, in name order (`ip link` order is not modelled; name order keeps every
 /// view deterministic).
@@ -13,8 +14,10 @@ use std::collections::BTreeMap;
 pub struct Links {
     /// While small: sorted by name, allocated to fit.
     few: Vec<Link>,
-    /// Once it has grown past `FEW` (then `few` is empty).
-    many: BTreeMap<String, Link>,
+    /// Once it has grown past `FEW` (then `few` is empty): sorted by name, each link boxed
+    /// so an insert moves pointers (a host has one link a pod).
+    #[allow(clippy::vec_box)] // the boxes are the point: a Link is ~200 bytes
+    many: Vec<Box<Link>>,
     /// What the packet walker asks of a host namespace's links on every node (its uplink
     /// addresses, its bridge's address), read from the links the first time it is asked
     /// after they changed: every `&mut` access drops it.
@@ -96,7 +99,7 @@ impl Links {
         if self.many.is_empty() {
             self.few_index(name).ok().map(|i| &self.few[i])
         } else {
-            self.many.get(name)
+            self.many_index(name).ok().map(|i| &*self.many[i])
         }
     }
 
@@ -106,7 +109,7 @@ impl Links {
         if this.many.is_empty() {
             this.few_index(name).ok().map(|i| &mut this.few[i])
         } else {
-            this.many.get_mut(name)
+            this.many_index(name).ok().map(|i| &mut *this.many[i])
         }
     }
 
@@ -116,7 +119,7 @@ impl Links {
         self.changing();
         link.name = name;
         if !self.many.is_empty() {
-            return self.many.insert(link.name.clone(), link);
+            return self.insert_many(link);
         }
         match self.few_index(&link.name) {
             Ok(i) => Some(std::mem::replace(&mut self.few[i], link)),
@@ -126,11 +129,27 @@ impl Links {
                 None
             }
             Err(_) => {
-                self.many = std::mem::take(&mut self.few)
-                    .into_iter()
-                    .map(|l| (l.name.clone(), l))
-                    .collect();
-                self.many.insert(link.name.clone(), link)
+                self.grow();
+                self.insert_many(link)
+            }
+        }
+    }
+
+    /// From the small vector to the boxed one (the links stay in name order).
+    fn grow(&mut self) {
+        self.many = std::mem::take(&mut self.few)
+            .into_iter()
+            .map(Box::new)
+            .collect();
+    }
+
+    /// [`Links::insert`] into the boxed vector.
+    fn insert_many(&mut self, link: Link) -> Option<Link> {
+        match self.many_index(&link.name) {
+            Ok(i) => Some(std::mem::replace(&mut *self.many[i], link)),
+            Err(i) => {
+                self.many.insert(i, Box::new(link));
+                None
             }
         }
     }
@@ -143,11 +162,8 @@ impl Links {
     ) -> &mut Link {
         self.changing();
         if self.many.is_empty() && self.few_index(name).is_err() && self.few.len() == Self::FEW {
-            // Adding one more: move to the tree first.
-            self.many = std::mem::take(&mut self.few)
-                .into_iter()
-                .map(|l| (l.name.clone(), l))
-                .collect();
+            // Adding one more: move to the boxed vector first.
+            self.grow();
         }
         let named = || {
             let mut link = make();
@@ -155,7 +171,14 @@ impl Links {
             link
         };
         if !self.many.is_empty() {
-            return self.many.entry(name.to_string()).or_insert_with(named);
+            let i = match self.many_index(name) {
+                Ok(i) => i,
+                Err(i) => {
+                    self.many.insert(i, Box::new(named()));
+                    i
+                }
+            };
+            return &mut self.many[i];
         }
         let i = match self.few_index(name) {
             Ok(i) => i,
@@ -175,19 +198,22 @@ impl Links {
             let i = self.few_index(name).ok()?;
             Some(self.few.remove(i))
         } else {
-            self.many.remove(name)
+            let i = self.many_index(name).ok()?;
+            Some(*self.many.remove(i))
         }
     }
 
     /// The links in name order.
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Link> {
-        self.few.iter().chain(self.many.values())
+        self.few.iter().chain(self.many.iter().map(|l| &**l))
     }
 
     /// The links in name order, mutably.
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Link> {
         self.changing();
-        self.few.iter_mut().chain(self.many.values_mut())
+        self.few
+            .iter_mut()
+            .chain(self.many.iter_mut().map(|l| &mut **l))
     }
 
     /// How many links there are.
@@ -203,6 +229,10 @@ impl Links {
     fn few_index(&self, name: &str) -> Result<usize, usize> {
         self.few.binary_search_by(|l| l.name.as_str().cmp(name))
     }
+
+    fn many_index(&self, name: &str) -> Result<usize, usize> {
+        self.many.binary_search_by(|l| l.name.as_str().cmp(name))
+    }
 }
 
 impl PartialEq for Links {
@@ -217,8 +247,21 @@ impl std::fmt::Debug for Links {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Links")
             .field("few", &self.few)
-            .field("many", &self.many)
+            // As the B-tree by name printed it.
+            .field(
+                "many",
+                &DebugMap(self.many.iter().map(|l| (&l.name, &**l)).collect()),
+            )
             .finish()
+    }
+}
+
+/// Pairs printed as a map (`{k: v, …}`).
+struct DebugMap<'a>(Vec<(&'a String, &'a Link)>);
+
+impl std::fmt::Debug for DebugMap<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.0.iter().copied()).finish()
     }
 }
 

@@ -34,10 +34,10 @@ pub struct Bridge;
 /// The parsed `NetConf` of bridge.go (the keys the model acts on).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct BridgeConf {
-    /// Network name.
-    pub name: String,
+    /// Network name (shared: the decoded document's conf is copied on every call).
+    pub name: std::sync::Arc<str>,
     /// `bridge` (default `cni0`).
-    pub br_name: String,
+    pub br_name: std::sync::Arc<str>,
     /// `isGateway` (forced on by `isDefaultGateway`).
     pub is_gw: bool,
     /// `isDefaultGateway`.
@@ -57,7 +57,7 @@ pub(crate) struct BridgeConf {
     /// `disableContainerInterface` (HEAD).
     pub disable_container_interface: bool,
     /// `ipam.type` ("" = L2 only).
-    pub ipam_type: String,
+    pub ipam_type: std::sync::Arc<str>,
     /// Container MAC from CNI_ARGS `MAC`, `args.cni.mac` or `runtimeConfig.mac`.
     pub mac: Option<String>,
     /// The plugin config's own `dns`, when set (`dnsConfSet`).
@@ -163,11 +163,11 @@ fn load_doc(conf: &Value, release: PluginsRelease) -> Result<BridgeConf, CniErro
             .get("name")
             .and_then(Value::as_str)
             .unwrap_or_default()
-            .to_string(),
+            .into(),
         br_name: g
             .string("bridge")
             .map_err(load_err)?
-            .unwrap_or_else(|| DEFAULT_BRIDGE.to_string()),
+            .map_or_else(|| DEFAULT_BRIDGE.into(), Into::into),
         is_gw: g.bool("isGateway").map_err(load_err)?.unwrap_or(false),
         is_default_gw: g
             .bool("isDefaultGateway")
@@ -187,7 +187,7 @@ fn load_doc(conf: &Value, release: PluginsRelease) -> Result<BridgeConf, CniErro
                 .map_err(load_err)?
                 .unwrap_or(false),
         },
-        ipam_type: g.ipam_type().map_err(load_err)?,
+        ipam_type: g.ipam_type().map_err(load_err)?.into(),
         mac: None,
         dns: None,
     };
@@ -226,13 +226,19 @@ fn load_doc(conf: &Value, release: PluginsRelease) -> Result<BridgeConf, CniErro
 /// plugin draws 4 random bytes (`pkg/ip/link_linux.go` RandomVethName); the lab derives them
 /// from (node, container ID, ifname) so runs repeat, salting on the rare collision.
 pub(crate) fn host_veth_name(host: &Host, container_id: &str, ifname: &str) -> String {
+    let first = Attachment::hash(host, container_id, ifname).veth_name();
+    veth_name_from(host, container_id, ifname, first)
+}
+
+/// [`host_veth_name`] given the unsalted name.
+fn veth_name_from(host: &Host, container_id: &str, ifname: &str, first: String) -> String {
     let name = |parts: &[&str]| {
         let mut name = String::with_capacity(12);
         name.push_str("veth");
         name.push_str(&hash::hex_id(parts, 8));
         name
     };
-    let first = name(&[host.node.as_str(), container_id, ifname]);
+    debug_assert_eq!(first, name(&[host.node.as_str(), container_id, ifname]));
     if !host.root.links.contains_key(&first) {
         return first;
     }
@@ -244,6 +250,65 @@ pub(crate) fn host_veth_name(host: &Host, container_id: &str, ifname: &str) -> S
             return name;
         }
         salt += 1;
+    }
+}
+
+/// `hash::fnv64` of (node, container ID, ifname), the part the veth name and both of an
+/// attachment's MACs share: FNV-1a runs byte by byte, so it is hashed once and each name
+/// goes on from there (one pass over the 64-digit container ID, where there were three).
+#[derive(Clone, Copy)]
+struct Attachment(u64);
+
+impl Attachment {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+
+    fn hash(host: &Host, container_id: &str, ifname: &str) -> Self {
+        let mut h = Attachment(0xcbf2_9ce4_8422_2325);
+        h.bytes(&host.node);
+        for part in [container_id, ifname] {
+            h.separator();
+            h.bytes(part);
+        }
+        h
+    }
+
+    fn bytes(&mut self, part: &str) {
+        for b in part.bytes() {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(Self::PRIME);
+        }
+    }
+
+    fn separator(&mut self) {
+        self.0 = (self.0 ^ 0x1f).wrapping_mul(Self::PRIME);
+    }
+
+    /// `veth` + `hash::hex_id(parts, 8)`: the hash's first 8 hex digits.
+    fn veth_name(self) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut name = String::with_capacity(12);
+        name.push_str("veth");
+        for i in 0..8 {
+            name.push(char::from(HEX[((self.0 >> (60 - 4 * i)) & 0xf) as usize]));
+        }
+        name
+    }
+
+    /// `hash::mac(&[node, container ID, ifname, last])`.
+    fn mac(mut self, last: &str) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        self.separator();
+        self.bytes(last);
+        let mut h = self.0.to_be_bytes();
+        h[0] = (h[0] & 0xfe) | 0x02;
+        let mut out = String::with_capacity(17);
+        for (i, b) in h[..6].iter().enumerate() {
+            if i > 0 {
+                out.push(':');
+            }
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0x0f)]));
+        }
+        out
     }
 }
 
@@ -287,7 +352,7 @@ fn ensure_bridge(host: &mut Host, conf: &BridgeConf) -> Result<Interface, CniErr
     }
     link.up = true;
     Ok(Interface {
-        name: br,
+        name: br.to_string(),
         mac: link.mac.clone(),
         ..Default::default()
     })
@@ -309,13 +374,22 @@ fn setup_veth(
             env.ifname
         )));
     }
+    let att = Attachment::hash(host, &env.container_id, &env.ifname);
     let cont_mac = match &conf.mac {
         Some(m) => parse_mac(m)
             .ok_or_else(|| CniError::internal(format!("address {m}: invalid MAC address")))?,
-        None => hash::mac(&[&host.node, &env.container_id, &env.ifname, "container"]),
+        None => att.mac("container"),
     };
-    let host_name = host_veth_name(host, &env.container_id, &env.ifname);
-    let host_mac = hash::mac(&[&host.node, &env.container_id, &env.ifname, "host"]);
+    debug_assert!(
+        conf.mac.is_some()
+            || cont_mac == hash::mac(&[&host.node, &env.container_id, &env.ifname, "container"])
+    );
+    let host_name = veth_name_from(host, &env.container_id, &env.ifname, att.veth_name());
+    let host_mac = att.mac("host");
+    debug_assert_eq!(
+        host_mac,
+        hash::mac(&[&host.node, &env.container_id, &env.ifname, "host"])
+    );
     let mtu = mtu_of(conf);
     let mut cont = Link::new(
         &env.ifname,
@@ -337,7 +411,7 @@ fn setup_veth(
         mtu,
     );
     hostl.up = true;
-    hostl.master = Some(conf.br_name.clone());
+    hostl.master = Some(conf.br_name.to_string());
     hostl.hairpin = conf.hairpin;
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(netns_open_error(&env.netns));
@@ -362,7 +436,8 @@ fn setup_veth(
 /// The IPAM result of a delegated call.
 fn ipam_result(reply: PluginOutput) -> CniResult {
     match reply {
-        PluginOutput::Result(r) => r.as_ref().clone(),
+        // The delegate's reply is usually this Arc's only holder: taken, not copied.
+        PluginOutput::Result(r) => std::sync::Arc::unwrap_or_clone(r),
         _ => CniResult::default(),
     }
 }
@@ -374,10 +449,7 @@ fn env_with(env: &CniEnv, cmd: CniCommand) -> CniEnv {
 }
 
 fn is_default_dst(dst: &str, v4: bool) -> bool {
-    match dst.parse::<IpNet>() {
-        Ok(n) => n.prefix_len() == 0 && n.addr().is_ipv4() == v4,
-        Err(_) => false,
-    }
+    common::parse_net(dst).is_some_and(|n| n.prefix_len() == 0 && n.addr().is_ipv4() == v4)
 }
 
 /// `calcGateways`: interface index 2, gateway = network+1 when isGateway, the default route
@@ -386,7 +458,7 @@ fn calc_gateways(result: &mut CniResult, conf: &BridgeConf) -> (Vec<String>, Vec
     let (mut gw4, mut gw6) = (Vec::new(), Vec::new());
     let (mut def4, mut def6) = (false, false);
     for i in 0..result.ips.len() {
-        let Ok(addr) = result.ips[i].address.parse::<IpNet>() else {
+        let Some(addr) = common::parse_net(&result.ips[i].address) else {
             continue;
         };
         let v4 = addr.addr().is_ipv4();
@@ -435,7 +507,7 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
     let mut gw4 = None;
     let mut gw6 = None;
     for ip in &result.ips {
-        let Ok(addr) = ip.address.parse::<IpNet>() else {
+        let Some(addr) = common::parse_net(&ip.address) else {
             continue;
         };
         if !link.addrs.contains(&ip.address) {
@@ -456,7 +528,7 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
     }
     link.up = true;
     for r in &result.routes {
-        let Ok(dst) = r.dst.parse::<IpNet>() else {
+        let Some(dst) = common::parse_net(&r.dst) else {
             continue;
         };
         let v4 = dst.addr().is_ipv4();
@@ -498,18 +570,26 @@ fn route_dst(dst: &IpNet) -> String {
 /// `ensureAddr` on the bridge: a different v4 address (or an overlapping v6 one) is an
 /// error unless `forceAddress`, which replaces it.
 fn ensure_addr(host: &mut Host, conf: &BridgeConf, gw: &str) -> Result<(), CniError> {
-    let Ok(want) = gw.parse::<IpNet>() else {
+    let Some(want) = common::parse_net(gw) else {
         return Ok(());
     };
-    let Some(br) = host.root.links.get_mut(&conf.br_name) else {
+    let Some(br) = host.root.links.get(&conf.br_name) else {
         return Err(CniError::internal(format!(
             "failed to set bridge addr: could not lookup {}: Link not found",
             go_quote(&conf.br_name)
         )));
     };
+    // Every pod after the first on a node: the bridge's first address is the gateway, as
+    // text too, so the loop below would return at its first step (nothing changes).
+    if br.addrs.first().is_some_and(|a| a == gw) {
+        return Ok(());
+    }
+    let Some(br) = host.root.links.get_mut(&conf.br_name) else {
+        return Ok(());
+    };
     let mut keep = Vec::new();
     for a in &br.addrs {
-        let Ok(have) = a.parse::<IpNet>() else {
+        let Some(have) = common::parse_net(a) else {
             keep.push(a.clone());
             continue;
         };
@@ -537,6 +617,18 @@ fn ensure_addr(host: &mut Host, conf: &BridgeConf, gw: &str) -> Result<(), CniEr
     keep.push(want.to_string());
     br.addrs = keep;
     Ok(())
+}
+
+/// `sysctl -w key=value` on the node (`ip.EnableIP4Forward`): after a node's first pod the
+/// value is already there, and nothing is built.
+fn set_sysctl(host: &mut Host, key: &str, value: &str) {
+    match host.sysctls.get_mut(key) {
+        Some(v) if v == value => {}
+        Some(v) => value.clone_into(v),
+        None => {
+            host.sysctls.insert(key.into(), value.into());
+        }
+    }
 }
 
 /// `ipMasq: true` for one attachment (bridge's and ptp's cmdAdd): the chain named after the
@@ -676,19 +768,20 @@ impl Bridge {
                 ensure_addr(host, conf, gw)?;
             }
             if !gw4.is_empty() {
-                host.sysctls
-                    .insert("net.ipv4.ip_forward".into(), "1".into());
+                set_sysctl(host, "net.ipv4.ip_forward", "1");
             }
             for gw in &gw6 {
                 ensure_addr(host, conf, gw)?;
             }
             if !gw6.is_empty() {
-                host.sysctls
-                    .insert("net.ipv6.conf.all.forwarding".into(), "1".into());
+                set_sysctl(host, "net.ipv6.conf.all.forwarding", "1");
             }
         }
         if conf.ip_masq {
-            let addrs = result.ips.iter().filter_map(|ip| ip.address.parse().ok());
+            let addrs = result
+                .ips
+                .iter()
+                .filter_map(|ip| common::parse_net(&ip.address));
             setup_ip_masq_all(host, &conf.name, &env.container_id, addrs);
         }
         Ok(())
@@ -716,7 +809,11 @@ impl Bridge {
             ns.links.remove(&env.ifname)
         });
         if let Some(link) = removed {
-            addrs = link.addrs.iter().filter_map(|a| a.parse().ok()).collect();
+            addrs = link
+                .addrs
+                .iter()
+                .filter_map(|a| common::parse_net(a))
+                .collect();
             if let LinkKind::Veth { peer, peer_netns } = &link.kind {
                 if let Some(ns) = ctx.host.ns_mut(peer_netns) {
                     ns.links.remove(peer);
@@ -808,7 +905,7 @@ fn check_prev(
     let mut br_map = Interface::default();
     let mut cont_map = Interface::default();
     for intf in &prev.interfaces {
-        if intf.name == conf.br_name {
+        if *intf.name == *conf.br_name {
             br_map = intf.clone();
         } else if intf.name == env.ifname && intf.sandbox == env.netns {
             cont_map = intf.clone();
@@ -870,7 +967,7 @@ fn check_prev(
         if &link.name != cont_peer
             || peer != &env.ifname
             || peer_netns != &env.netns
-            || link.master.as_deref() != Some(conf.br_name.as_str())
+            || link.master.as_deref() != Some(&*conf.br_name)
         {
             continue;
         }

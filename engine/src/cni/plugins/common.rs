@@ -244,7 +244,8 @@ pub(crate) fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, Strin
     // written (`K=V`, the item itself) and reported only if `IgnoreUnknown` is not set.
     let mut ignore_unknown = false;
     let mut out = Vec::new();
-    let mut unknown: Vec<&str> = Vec::new();
+    let mut any_unknown = false;
+    let is_known = |k: &str| k == "IgnoreUnknown" || known.contains(&k);
     for (item, pair) in arg_items(args) {
         let Some((k, v)) = pair else {
             return Err(format!("ARGS: invalid pair {}", go_quote(item)));
@@ -254,12 +255,16 @@ pub(crate) fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, Strin
         } else if known.contains(&k) {
             out.push((k.to_string(), v.to_string()));
         } else {
-            unknown.push(item);
+            any_unknown = true;
         }
     }
-    if !unknown.is_empty() && !ignore_unknown {
-        // The library lists each unknown *pair* (`%q` of a []string).
-        let quoted: Vec<String> = unknown.into_iter().map(go_quote).collect();
+    if any_unknown && !ignore_unknown {
+        // The library lists each unknown *pair* (`%q` of a []string); every pair is valid
+        // here, so a second pass finds the same ones, listed only when they are an error.
+        let quoted: Vec<String> = arg_items(args)
+            .filter_map(|(item, pair)| pair.filter(|(k, _)| !is_known(k)).map(|_| item))
+            .map(go_quote)
+            .collect();
         return Err(format!("ARGS: unknown args [{}]", quoted.join(" ")));
     }
     Ok(out)
@@ -267,32 +272,56 @@ pub(crate) fn load_args(args: &str, known: &[&str]) -> Result<Vec<(String, Strin
 
 /// The items of `CNI_ARGS` split on `;` as Go's `strings.Split` does (an empty text is one
 /// empty item), each with its key and value when it holds exactly one `=` (`None`: not a
-/// pair). Scans bytes: both separators are ASCII, so every split is on a char boundary.
+/// pair). One scan for both separators, eight bytes at a time ([`next_separator`]); both are
+/// ASCII, so every split is on a char boundary.
 pub(crate) fn arg_items(args: &str) -> impl Iterator<Item = (&str, Option<(&str, &str)>)> {
     let mut rest = Some(args);
     std::iter::from_fn(move || {
         let s = rest?;
-        let item = match s.bytes().position(|b| b == b';') {
-            Some(i) => {
-                rest = Some(&s[i + 1..]);
-                &s[..i]
-            }
-            None => {
-                rest = None;
-                s
+        let b = s.as_bytes();
+        let (mut eq, mut twice, mut at) = (None, false, 0);
+        let end = loop {
+            match next_separator(b, at) {
+                Some(i) if b[i] == b';' => break i,
+                Some(i) => {
+                    twice |= eq.is_some();
+                    eq = eq.or(Some(i));
+                    at = i + 1;
+                }
+                None => break b.len(),
             }
         };
-        let mut eq = None;
-        for (i, b) in item.bytes().enumerate() {
-            if b == b'=' {
-                if eq.is_some() {
-                    return Some((item, None));
-                }
-                eq = Some(i);
-            }
+        let item = &s[..end];
+        rest = s.get(end + 1..);
+        match eq {
+            Some(i) if !twice => Some((item, Some((&item[..i], &item[i + 1..])))),
+            _ => Some((item, None)),
         }
-        Some((item, eq.map(|i| (&item[..i], &item[i + 1..]))))
     })
+}
+
+/// The index of the first `;` or `=` in `b` at or after `from`: a word at a time (the
+/// zero-byte test of each separator XORed in; the lowest flagged byte is always a true
+/// match), then the tail byte by byte. `CNI_ARGS` is ~200 bytes a pod, read twice a call.
+fn next_separator(b: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let mut i = from;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(w);
+        let m = zero(x ^ (ONES * u64::from(b';'))) | zero(x ^ (ONES * u64::from(b'=')));
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b.get(i..)?
+        .iter()
+        .position(|&c| c == b';' || c == b'=')
+        .map(|p| i + p)
 }
 
 /// Quote an iptables string argument the way `xtables_save_string` prints it: bare when it is
@@ -476,6 +505,47 @@ impl IptRule {
         out.push_str(&self.target);
         out
     }
+}
+
+/// `text.parse::<IpNet>()` (what `netlink.ParseIPNet` of a CNI result's address answers),
+/// with a fast path for the canonical IPv4 form the plugins write (`10.244.1.5/24`: no
+/// leading zeros, prefix 0–32); anything else goes to ipnet's parser. The fast path accepts
+/// only text ipnet accepts, with the same value, so the answer is ipnet's.
+pub(crate) fn parse_net(text: &str) -> Option<ipnet::IpNet> {
+    match parse_v4_net(text.as_bytes()) {
+        Some(n) => Some(ipnet::IpNet::V4(n)),
+        None => text.parse().ok(),
+    }
+}
+
+/// The canonical `a.b.c.d/p`, or `None` (then ipnet decides).
+fn parse_v4_net(b: &[u8]) -> Option<ipnet::Ipv4Net> {
+    let mut octets = [0u8; 4];
+    let mut i = 0;
+    for (k, o) in octets.iter_mut().enumerate() {
+        let start = i;
+        let mut v = 0u32;
+        while i < b.len() && i - start < 3 && b[i].is_ascii_digit() {
+            v = v * 10 + u32::from(b[i] - b'0');
+            i += 1;
+        }
+        let len = i - start;
+        if len == 0 || (len > 1 && b[start] == b'0') {
+            return None;
+        }
+        *o = u8::try_from(v).ok()?;
+        let sep = if k < 3 { b'.' } else { b'/' };
+        if b.get(i) != Some(&sep) {
+            return None;
+        }
+        i += 1;
+    }
+    let prefix = match &b[i..] {
+        [d] if d.is_ascii_digit() => d - b'0',
+        [a, d] if (b'1'..=b'9').contains(a) && d.is_ascii_digit() => (a - b'0') * 10 + (d - b'0'),
+        _ => return None,
+    };
+    ipnet::Ipv4Net::new(std::net::Ipv4Addr::from(octets), prefix).ok()
 }
 
 /// `ip.NextIP(network)`: the first address after the network address of `addr`
@@ -756,6 +826,64 @@ pub(crate) fn validate_ips_and_routes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arg_items_split_as_strings_split_does() {
+        // The byte-by-byte reading, for texts whose separators fall on every position of
+        // an eight-byte word.
+        fn naive(args: &str) -> Vec<(&str, Option<(&str, &str)>)> {
+            args.split(';')
+                .map(|item| match item.split_once('=') {
+                    Some((_, v)) if v.contains('=') => (item, None),
+                    kv => (item, kv),
+                })
+                .collect()
+        }
+        let mut texts = vec![
+            String::new(),
+            ";".into(),
+            "=".into(),
+            "IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p000001;K8S_POD_INFRA_CONTAINER_ID=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef;K8S_POD_UID=1b4e28ba-2fa1-11d2-883f-0016d3cca427".into(),
+            "a==b;;c=é=;ü=1;".into(),
+        ];
+        for n in 0..20 {
+            for sep in [";", "=", "==", "=;", ";="] {
+                texts.push(format!("{}{sep}{}", "k".repeat(n), "v".repeat(19 - n)));
+            }
+        }
+        for t in &texts {
+            assert_eq!(arg_items(t).collect::<Vec<_>>(), naive(t), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn parse_net_answers_as_ipnet_does() {
+        for text in [
+            "10.244.1.5/24",
+            "0.0.0.0/0",
+            "255.255.255.255/32",
+            "10.0.0.1/33",
+            "10.0.0.1/08",
+            "010.0.0.1/8",
+            "1.2.3.4",
+            "1.2.3/8",
+            "1.2.3.4/",
+            "1.2.3.4/8/",
+            "256.1.1.1/8",
+            "1234.1.1.1/8",
+            "1.2.3.4 /8",
+            "::/0",
+            "fd00::5/64",
+            "",
+            "/",
+        ] {
+            assert_eq!(
+                parse_net(text),
+                text.parse::<ipnet::IpNet>().ok(),
+                "{text:?}"
+            );
+        }
+    }
 
     #[test]
     fn chain_names_match_upstream_vectors() {

@@ -41,7 +41,7 @@ pub(crate) fn load_env_args(args: &str) -> Result<IpamEnvArgs, String> {
     if args.is_empty() {
         return Ok(out);
     }
-    let mut unknown: Vec<&str> = Vec::new();
+    let mut any_unknown = false;
     for (pair, kv) in crate::cni::plugins::common::arg_items(args) {
         let Some((key, value)) = kv else {
             return Err(format!("ARGS: invalid pair {}", go_quote(pair)));
@@ -75,11 +75,19 @@ pub(crate) fn load_env_args(args: &str) -> Result<IpamEnvArgs, String> {
             "CommonArgs" => {
                 return Err("ARGS: cannot unmarshal into field 'CommonArgs' - type '*types.CommonArgs' does not implement encoding.TextUnmarshaler".to_string());
             }
-            _ => unknown.push(pair),
+            _ => any_unknown = true,
         }
     }
-    if !unknown.is_empty() && !out.ignore_unknown {
-        let quoted: Vec<String> = unknown.iter().map(|p| go_quote(p)).collect();
+    if any_unknown && !out.ignore_unknown {
+        // Every pair is valid here: a second pass lists the unknown ones, only when they
+        // are an error.
+        let quoted: Vec<String> = crate::cni::plugins::common::arg_items(args)
+            .filter_map(|(pair, kv)| {
+                kv.filter(|(k, _)| !matches!(*k, "IP" | "IgnoreUnknown" | "CommonArgs"))
+                    .map(|_| pair)
+            })
+            .map(go_quote)
+            .collect();
         return Err(format!("ARGS: unknown args [{}]", quoted.join(" ")));
     }
     Ok(out)
