@@ -154,6 +154,39 @@ pub(crate) struct NodeInfo {
     pub requested: BTreeMap<String, i64>,
 }
 
+/// What a cycle reads of a node for a pod that asks for nothing but room (no node
+/// selector, no extended resource, no volume): such a pod fails a node only on the node's
+/// own state (NodeUnschedulable, TaintToleration, the pod count), so whether it fits and
+/// the score it would give are kept with the node, updated when its facts or its pods
+/// change, and a cycle reads two numbers per node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Fit {
+    /// Whether such a pod passes every filter on the node: a known node, not cordoned,
+    /// with no untolerated taint and room for one more pod.
+    pub open: bool,
+    /// The node's LeastAllocated score with one more pod than it has.
+    pub score: i64,
+}
+
+impl Fit {
+    /// The fit of a `NodeInfo` as it stands.
+    fn of(info: &NodeInfo) -> Self {
+        match &info.node {
+            None => Fit::default(),
+            Some(f) => Fit {
+                open: !f.unschedulable
+                    && f.untolerated_taint.is_none()
+                    && f.allocatable.pods.is_none_or(|max| info.pods < max),
+                score: super::placement::least_allocated_score(
+                    f.allocatable.milli_cpu,
+                    f.allocatable.memory,
+                    info.pods + 1,
+                ),
+            },
+        }
+    }
+}
+
 /// A pod that holds a node's resources, as the cache counted it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct PodInfo {
@@ -177,12 +210,14 @@ pub struct NodeInfos {
     tree: NodeTree,
     /// The `NodeInfo`s; a freed slot is reused.
     slots: Vec<NodeInfo>,
+    /// By slot: the `NodeInfo`'s [`Fit`], kept with it.
+    fits: Vec<Fit>,
     /// The slot of each node name.
     slot_of: FxHashMap<String, usize>,
     /// Slots no node name uses.
     free: Vec<usize>,
     /// Each pod that holds a node's resources.
-    pods: BTreeMap<Key, PodInfo>,
+    pods: FxHashMap<Key, PodInfo>,
     /// The walk order and the nodes' ranks by name (the cycle's snapshot), rebuilt after
     /// the tree changes.
     walk: Option<Walk>,
@@ -196,6 +231,8 @@ struct Walk {
     /// By slot: the node's place among the walked nodes' names in name order (a cycle's
     /// tie-break: the lower rank wins).
     rank: Vec<u32>,
+    /// The walk order again, each slot with its rank (what a cycle reads per node).
+    ranked: Vec<(usize, u32)>,
 }
 
 /// A scheduling cycle's view of the cache: the nodes in walk order.
@@ -204,16 +241,30 @@ pub(crate) struct Snapshot<'a> {
     order: &'a [usize],
     /// Each walked slot's rank in name order.
     rank: &'a [u32],
+    /// The walk order with each slot's rank.
+    ranked: &'a [(usize, u32)],
     /// Every `NodeInfo`.
     infos: &'a [NodeInfo],
+    /// Their fits, by slot.
+    fits: &'a [Fit],
     /// The pods counted on them.
-    pods: &'a BTreeMap<Key, PodInfo>,
+    pods: &'a FxHashMap<Key, PodInfo>,
 }
 
 impl<'a> Snapshot<'a> {
     /// How many nodes a cycle can walk.
     pub fn len(&self) -> usize {
         self.order.len()
+    }
+
+    /// The slot of the `i`th node in walk order, and its rank (see [`Self::rank`]).
+    pub fn ranked(&self, i: usize) -> (usize, u32) {
+        self.ranked[i]
+    }
+
+    /// The fit of the node in `slot` for a pod that asks for nothing but room.
+    pub fn fit(&self, slot: usize) -> Fit {
+        self.fits[slot]
     }
 
     /// The `i`th node in walk order: its slot, `NodeInfo` and facts.
@@ -313,6 +364,7 @@ impl NodeInfos {
                 if self.tree.remove(slot) {
                     self.walk = None;
                 }
+                self.refit(slot);
                 self.release_if_empty(slot);
             }
         }
@@ -331,6 +383,7 @@ impl NodeInfos {
             if info.pods > 0 {
                 info.pods = 0;
                 info.requested.clear();
+                self.refit(slot);
                 self.release_if_empty(slot);
             }
         }
@@ -353,10 +406,12 @@ impl NodeInfos {
                 let slot = match self.free.pop() {
                     Some(slot) => {
                         self.slots[slot] = info;
+                        self.fits[slot] = Fit::default();
                         slot
                     }
                     None => {
                         self.slots.push(info);
+                        self.fits.push(Fit::default());
                         self.slots.len() - 1
                     }
                 };
@@ -364,6 +419,11 @@ impl NodeInfos {
                 slot
             }
         }
+    }
+
+    /// Keep the slot's [`Fit`] with its `NodeInfo` after a change.
+    fn refit(&mut self, slot: usize) {
+        self.fits[slot] = Fit::of(&self.slots[slot]);
     }
 
     /// Free the slot of a `NodeInfo` with no node and no pods.
@@ -379,6 +439,7 @@ impl NodeInfos {
     fn set_node(&mut self, node: &Object<NodeSpec>) {
         let slot = self.slot(node.name());
         self.slots[slot].node = Some(NodeFacts::of(node));
+        self.refit(slot);
         if self.tree.add_or_update(slot, node) {
             self.walk = None;
         }
@@ -391,6 +452,7 @@ impl NodeInfos {
                 self.walk = None;
             }
             self.slots[slot].node = None;
+            self.refit(slot);
             self.release_if_empty(slot);
         }
     }
@@ -426,6 +488,7 @@ impl NodeInfos {
                     }
                 }
             }
+            self.refit(old.slot);
             self.release_if_empty(old.slot);
         }
         if let Some(p) = now {
@@ -435,6 +498,7 @@ impl NodeInfos {
             for (resource, n) in &requests {
                 *info.requested.entry(resource.clone()).or_default() += n;
             }
+            self.refit(slot);
             self.pods.insert(key, PodInfo { slot, requests });
         }
     }
@@ -450,12 +514,19 @@ impl NodeInfos {
             for (r, &slot) in by_name.iter().enumerate() {
                 rank[slot] = u32::try_from(r).unwrap_or(u32::MAX);
             }
-            Walk { order, rank }
+            let ranked = order.iter().map(|&slot| (slot, rank[slot])).collect();
+            Walk {
+                order,
+                rank,
+                ranked,
+            }
         });
         Snapshot {
             order: &walk.order,
             rank: &walk.rank,
+            ranked: &walk.ranked,
             infos: &self.slots,
+            fits: &self.fits,
             pods: &self.pods,
         }
     }
@@ -489,6 +560,13 @@ impl NodeInfos {
             fresh.by_name(),
             "the scheduler's cache is stale"
         );
+        for &slot in self.slot_of.values() {
+            assert_eq!(
+                self.fits[slot],
+                Fit::of(&self.slots[slot]),
+                "a node's fit is kept with its NodeInfo"
+            );
+        }
         let in_tree = (0..self.slots.len())
             .filter(|&s| self.tree.contains(s))
             .count();
@@ -505,6 +583,13 @@ impl NodeInfos {
                 walk.order.len(),
                 nodes.len(),
                 "the walk order holds every node"
+            );
+            assert!(
+                walk.ranked
+                    .iter()
+                    .zip(&walk.order)
+                    .all(|(&(slot, rank), &s)| slot == s && rank == walk.rank[s]),
+                "the ranked walk order is the walk order"
             );
             let mut by_rank = walk.order.clone();
             by_rank.sort_unstable_by_key(|&s| walk.rank[s]);

@@ -108,6 +108,13 @@ pub(crate) fn least_allocated_score(milli_cpu: i64, memory: i64, pods: usize) ->
     (cpu + mem) / 2
 }
 
+/// A feasible node's score (0–100) and rank in name order as one number that orders nodes
+/// as a cycle prefers them: the higher score, then the lower rank (a name that sorts
+/// first). A walked node's rank is below `u32::MAX`, so the number is never 0.
+fn best_key_of(score: i64, rank: u32) -> u64 {
+    (u64::try_from(score).unwrap_or(0) << 32) | u64::from(u32::MAX - rank)
+}
+
 /// Where a scheduling cycle searches: the scheduler cache's snapshot, the nodes in the
 /// node tree's walk order ([`super::node_tree`]), and the index the previous cycle left
 /// off at (`nextStartNodeIndex`), which this cycle moves on by the nodes it looked at.
@@ -173,9 +180,12 @@ pub(crate) fn place(
     let start = *search.next_start % total;
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     let mut preemption: BTreeMap<&'static str, usize> = BTreeMap::new();
-    // The best so far: (score, rank in name order, slot).
-    let mut best: Option<(i64, u32, usize)> = None;
+    // The best so far: its slot, and its score and rank in name order as one number (see
+    // `best_key`); 0 while there is none.
+    let (mut best, mut best_key) = (None, 0);
     let (mut feasible, mut processed) = (0, 0);
+    // The node the pod already counts on (if any) weighs it differently: the full checks.
+    let own_slot = own.map(|(slot, _)| slot);
     for step in 0..total {
         if feasible == to_find {
             break;
@@ -185,8 +195,41 @@ pub(crate) fn place(
         } else {
             start + step - total
         };
-        let (slot, info, facts) = nodes.get(i);
         processed += 1;
+        // A plain pod on a node its cache entry says is open: the filters all pass (the
+        // entry's fit is its facts' and pod count's, kept with them), and the score is
+        // the one the entry keeps.
+        if plain {
+            let (slot, rank) = nodes.ranked(i);
+            let fit = nodes.fit(slot);
+            if fit.open && own_slot != Some(slot) {
+                #[cfg(debug_assertions)]
+                {
+                    let (_, info, facts) = nodes.get(i);
+                    let all = node_failures(
+                        pod,
+                        facts,
+                        info.pods,
+                        &requests,
+                        |resource| used(slot, info, resource),
+                        volume_reason(&info.name, &facts.labels),
+                    );
+                    assert!(all.is_empty(), "a plain pod's fit differs: {all:?}");
+                    let alloc = &facts.allocatable;
+                    assert_eq!(
+                        fit.score,
+                        least_allocated_score(alloc.milli_cpu, alloc.memory, info.pods + 1)
+                    );
+                }
+                feasible += 1;
+                let key = best_key_of(fit.score, rank);
+                if key > best_key {
+                    (best, best_key) = (Some(slot), key);
+                }
+                continue;
+            }
+        }
+        let (slot, info, facts) = nodes.get(i);
         let count = others(slot, info);
         let open = plain
             && !facts.unschedulable
@@ -222,9 +265,9 @@ pub(crate) fn place(
             let score = least_allocated_score(alloc.milli_cpu, alloc.memory, count + 1);
             // The highest score wins; ties go to the name that sorts first (the lower
             // rank).
-            let rank = nodes.rank(slot);
-            if best.is_none_or(|(s, r, _)| score > s || (score == s && rank < r)) {
-                best = Some((score, rank, slot));
+            let key = best_key_of(score, nodes.rank(slot));
+            if key > best_key {
+                (best, best_key) = (Some(slot), key);
             }
             continue;
         }
@@ -241,7 +284,7 @@ pub(crate) fn place(
             .or_default() += 1;
     }
     *search.next_start = (start + processed) % total;
-    if let Some((_, _, slot)) = best {
+    if let Some(slot) = best {
         return Ok(nodes.name(slot).to_string());
     }
     let hist = |m: &mut dyn Iterator<Item = String>| {
@@ -267,5 +310,13 @@ mod tests {
         assert!(least_allocated_score(cpu, memory, 1) > least_allocated_score(cpu, memory, 2));
         assert_eq!(least_allocated_score(cpu, memory, 0), 100);
         assert_eq!(least_allocated_score(0, 0, 3), 0);
+    }
+
+    #[test]
+    fn the_best_key_prefers_the_score_then_the_name_that_sorts_first() {
+        assert!(best_key_of(51, 9) > best_key_of(50, 0));
+        assert!(best_key_of(50, 0) > best_key_of(50, 1));
+        assert!(best_key_of(0, u32::MAX - 1) > 0);
+        assert!(best_key_of(100, 0) > best_key_of(99, 0));
     }
 }

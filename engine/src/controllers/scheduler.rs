@@ -91,7 +91,7 @@ impl Scheduler {
         );
         let mut changed = false;
         for pod in pending {
-            changed |= self.schedule_unbound(ctx, &pod);
+            changed |= self.schedule_unbound(ctx, pod);
         }
         changed
     }
@@ -134,21 +134,28 @@ impl Scheduler {
     /// A pod with no `spec.nodeName`: filter every node, score the feasible ones, bind the
     /// pod to the best (see [`crate::controllers::placement`]), or leave it Pending with the
     /// FailedScheduling event that says why no node fits.
-    fn schedule_unbound(&mut self, ctx: &mut Ctx<'_>, pod: &Object<PodSpec>) -> bool {
+    ///
+    /// `pod` is the pod as the pass selected it: the pass writes no other pod's object
+    /// before it, and nothing else writes during the pass, so it is the table's pod and is
+    /// bound as it is (not looked up again).
+    fn schedule_unbound(&mut self, ctx: &mut Ctx<'_>, pod: Object<PodSpec>) -> bool {
         let key = (pod.metadata.namespace.clone(), pod.name().to_string());
-        let node = match self.decide(ctx, pod) {
+        let node = match self.decide(ctx, &pod) {
             Ok(node) => node,
-            Err(reason) => return self.mark_unschedulable(ctx, pod, &key, reason),
+            Err(reason) => return self.mark_unschedulable(ctx, &pod, &key, reason),
         };
         // VolumeBinding's PreBind (`volume_binding.go`): the claims get the chosen node and
         // the binding waits until they are bound, so provisioning comes before Scheduled.
-        let annotated = self.select_node_for_claims(ctx, pod, &node);
-        if self.waits_for_claims(ctx, pod) {
+        let annotated = self.select_node_for_claims(ctx, &pod, &node);
+        if self.waits_for_claims(ctx, &pod) {
             return annotated;
         }
-        let Ok(mut bound) = ctx.api.pods().get(&key.0, &key.1).cloned() else {
-            return false;
-        };
+        debug_assert_eq!(
+            ctx.api.pods.get(&key),
+            Some(&pod),
+            "the pod to bind is the table's"
+        );
+        let mut bound = pod;
         bound.spec.node_name = node.clone();
         if ctx.api.pods().update(bound.clone()).is_err() {
             return false;
@@ -158,7 +165,7 @@ impl Scheduler {
             "default-scheduler",
             "bind",
             Detail::Binding {
-                pod: pod.name().to_string(),
+                pod: bound.name().to_string(),
                 node: node.clone(),
             },
         );
