@@ -145,43 +145,21 @@ impl Lab {
             self.multus_install(name);
         }
 
-        // The line's texts are written piece by piece from the texts made above (the
-        // addresses' text is their `Display`), without `core::fmt`: every node writes one.
-        let mut node_ref = String::with_capacity(5 + name.len());
-        node_ref.push_str("node/");
-        node_ref.push_str(name);
-        let mut detail = String::with_capacity(64);
-        detail.push_str("  podCIDR ");
-        detail.push_str(&cidr_text);
-        detail.push_str(" · InternalIP ");
-        detail.push_str(&ip_text);
-        if let Some(z) = zone {
-            detail.push_str(" · zone ");
-            detail.push_str(z);
-        }
-        if let Some((pf, n)) = sriov {
-            detail.push_str(" · SR-IOV ");
-            detail.push_str(pf);
-            detail.push_str(" with ");
-            crate::util::addr::push_u32(&mut detail, n);
-            detail.push_str(" VFs");
-        }
-        debug_assert_eq!(
-            detail,
-            format!(
-                "  podCIDR {cidr} · InternalIP {ip}{}{}",
-                zone.map(|z| format!(" · zone {z}")).unwrap_or_default(),
-                sriov
-                    .map(|(pf, n)| format!(" · SR-IOV {pf} with {n} VFs"))
-                    .unwrap_or_default()
-            )
-        );
         let mut out = Outcome::empty();
         out.line(
             crate::render::Line::new()
-                .push(node_ref, Role::Name)
+                .push(format!("node/{name}"), Role::Name)
                 .push(" created", Role::Good)
-                .push(detail, Role::Dim),
+                .push(
+                    format!(
+                        "  podCIDR {cidr} · InternalIP {ip}{}{}",
+                        zone.map(|z| format!(" · zone {z}")).unwrap_or_default(),
+                        sriov
+                            .map(|(pf, n)| format!(" · SR-IOV {pf} with {n} VFs"))
+                            .unwrap_or_default()
+                    ),
+                    Role::Dim,
+                ),
         );
         Ok(out)
     }
