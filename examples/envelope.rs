@@ -56,19 +56,31 @@ fn main() {
     let mut pinned = 10_000u32;
     let mut scheduled = 2_000u32;
     let mut repeats = 0u32;
+    let usage = "usage: envelope [--pinned N (10000)] [--scheduled N (2000)] [--interactive N (0)]";
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        let n = args
-            .next()
-            .and_then(|v| v.replace('_', "").parse::<u32>().ok());
-        match (a.as_str(), n) {
-            ("--pinned", Some(n)) => pinned = n,
-            ("--scheduled", Some(n)) => scheduled = n,
-            ("--interactive", Some(n)) => repeats = n,
+        let target = match a.as_str() {
+            "--pinned" => &mut pinned,
+            "--scheduled" => &mut scheduled,
+            "--interactive" => &mut repeats,
             _ => {
+                eprintln!("envelope: unknown argument {a:?}\n{usage}");
+                std::process::exit(2);
+            }
+        };
+        let value = args.next();
+        match value.as_deref().map(|v| v.replace('_', "").parse::<u32>()) {
+            Some(Ok(n)) => *target = n,
+            Some(Err(_)) => {
                 eprintln!(
-                    "usage: envelope [--pinned N (10000)] [--scheduled N (2000)] [--interactive N (0)]"
+                    "envelope: {a} takes a whole number (0 to {}), not {:?}\n{usage}",
+                    u32::MAX,
+                    value.unwrap_or_default()
                 );
+                std::process::exit(2);
+            }
+            None => {
+                eprintln!("envelope: {a} needs a whole number\n{usage}");
                 std::process::exit(2);
             }
         }

@@ -457,11 +457,39 @@ impl<K: Kind> std::ops::Index<&(String, String)> for Table<K> {
 
 impl<'a, K: Kind> IntoIterator for &'a Table<K> {
     type Item = (&'a (String, String), &'a Object<K>);
-    type IntoIter = Box<dyn DoubleEndedIterator<Item = Self::Item> + 'a>;
+    type IntoIter = TableIter<'a, K>;
     fn into_iter(self) -> Self::IntoIter {
-        Box::new(self.iter())
+        self.iter()
     }
 }
+
+/// The keys and objects of a [`Table`], in (namespace, name) order.
+pub struct TableIter<'a, K: Kind> {
+    keys: std::collections::btree_map::Iter<'a, (String, String), u32>,
+    table: &'a Table<K>,
+}
+
+impl<'a, K: Kind> Iterator for TableIter<'a, K> {
+    type Item = (&'a (String, String), &'a Object<K>);
+    fn next(&mut self) -> Option<Self::Item> {
+        let table = self.table;
+        self.keys.next().map(|(k, &slot)| (k, table.object(slot)))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.keys.size_hint()
+    }
+}
+
+impl<K: Kind> DoubleEndedIterator for TableIter<'_, K> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let table = self.table;
+        self.keys
+            .next_back()
+            .map(|(k, &slot)| (k, table.object(slot)))
+    }
+}
+
+impl<K: Kind> ExactSizeIterator for TableIter<'_, K> {}
 
 impl<K: Kind> Table<K> {
     /// An empty table.
@@ -589,8 +617,11 @@ impl<K: Kind> Table<K> {
     }
 
     /// Every key and object, in order.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&(String, String), &Object<K>)> {
-        self.order.iter().map(|(k, &s)| (k, self.object(s)))
+    pub fn iter(&self) -> TableIter<'_, K> {
+        TableIter {
+            keys: self.order.iter(),
+            table: self,
+        }
     }
 
     /// The keys and objects in `range` of keys, in order.
