@@ -399,25 +399,14 @@ impl Driver {
         Ok(())
     }
 
-    /// Whether a node plugin is registered on `node_id`. An ID after every registered one's
-    /// (nodes registered in name order, as a scale preset's are) is answered by the last
-    /// key, without a search.
+    /// Whether a node plugin is registered on `node_id`.
     pub(crate) fn node_registered(&self, node_id: &str) -> bool {
-        match self.nodes.last_key_value() {
-            None => false,
-            Some((last, _)) if last.as_str() < node_id => false,
-            Some((last, _)) if last == node_id => true,
-            Some(_) => self.nodes.contains_key(node_id),
-        }
+        self.nodes.contains_key(node_id)
     }
 
-    /// The node registered on `node_id`: the last one's without a search (the node just
-    /// registered, as a scale preset's registration asks for it).
+    /// The node registered on `node_id`.
     pub(crate) fn registered_node(&self, node_id: &str) -> Option<&NodeInfo> {
-        match self.nodes.last_key_value() {
-            Some((last, n)) if last == node_id => Some(n),
-            _ => self.nodes.get(node_id),
-        }
+        self.nodes.get(node_id)
     }
 
     /// Registers a node with the configured default attach limit.

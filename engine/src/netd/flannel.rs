@@ -448,15 +448,7 @@ impl Flannel {
             if full {
                 seen.insert(n.name);
             }
-            // The last node's host without a search (an event for the node just added).
-            let last = hosts
-                .last_key_value()
-                .is_some_and(|(k, _)| k.as_str() == n.name);
-            let mut host = if last {
-                hosts.last_entry().map(|e| &mut e.into_mut().host)
-            } else {
-                hosts.get_mut(n.name).map(|rt| &mut rt.host)
-            };
+            let mut host = hosts.get_mut(n.name).map(|rt| &mut rt.host);
             match Flannel::acquire(self.network, n) {
                 Ok((subnet, ip)) => {
                     use std::collections::btree_map::Entry;
