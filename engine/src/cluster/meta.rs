@@ -107,7 +107,7 @@ fn tick_as_timestamp<S: serde::Serializer>(
     s.serialize_str(&timestamp(tick.whole_secs()))
 }
 
-fn opt_tick_as_timestamp<S: serde::Serializer>(
+pub(crate) fn opt_tick_as_timestamp<S: serde::Serializer>(
     tick: &Option<crate::util::time::Millis>,
     s: S,
 ) -> Result<S::Ok, S::Error> {

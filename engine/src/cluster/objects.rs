@@ -61,9 +61,13 @@ pub struct Taint {
     pub key: String,
     /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
     pub effect: String,
-    /// When it was added (RFC 3339), as the node lifecycle controller writes it.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub time_added: String,
+    /// When it was added (`timeAdded`, RFC 3339 on the wire), as the node lifecycle
+    /// controller and `kubectl cordon` stamp it.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::meta::opt_tick_as_timestamp"
+    )]
+    pub time_added: Option<crate::util::time::Millis>,
 }
 
 /// The taint a cordoned node carries (`node.kubernetes.io/unschedulable:NoSchedule`,

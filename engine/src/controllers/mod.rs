@@ -1,5 +1,5 @@
 //! The control-plane controllers outside storage: kube-scheduler and kube-controller-manager's
-//! node lifecycle and namespace controllers. Each is a [`crate::control::Component`] with its own state;
+//! node lifecycle, taint eviction and namespace controllers. Each is a [`crate::control::Component`] with its own state;
 //! the storage controllers and sidecars live in `crate::storage`, kubelet in `crate::kubelet`.
 
 pub mod namespace;
@@ -8,6 +8,7 @@ pub mod node_lifecycle;
 pub(crate) mod node_tree;
 pub mod placement;
 pub mod scheduler;
+pub mod taint_eviction;
 
 pub use namespace::NamespaceController;
 pub use node_lifecycle::NodeLifecycle;

@@ -10,9 +10,10 @@
 //! key for the other at once). Both carry `timeAdded` (`SwapNodeControllerTaint` stamps
 //! every taint it adds) and go when Ready is True again (`markNodeAsReachable`). The real
 //! NoExecute taint follows on the next `monitorNodeHealth` pass (every 5 s) through a rate
-//! limited queue; the lab adds both in one pass. Nothing evicts the node's pods: every pod
-//! tolerates both NoExecute taints for 300 s (DefaultTolerationSeconds), and the lab does
-//! not model the taint eviction controller.
+//! limited queue; the lab adds both in one pass. When a node stops being Ready its pods are
+//! marked not ready (`MarkPodsNotReady`); the taint eviction controller
+//! ([`super::taint_eviction`]) deletes them once their 300 s toleration of the NoExecute
+//! taint (DefaultTolerationSeconds) runs out.
 
 use crate::cluster::{Condition, NodeSpec, Object, Taint};
 use crate::control::{Component, Ctx};
@@ -70,7 +71,7 @@ fn taints_match(node: &Object<NodeSpec>) -> bool {
 /// The node's taints with the controller's brought in line with its Ready condition: the
 /// stale ones removed (`RemoveTaintOffNode`), the missing ones appended
 /// (`AddOrUpdateTaintOnNode` appends) with `timeAdded` now; every other taint kept.
-fn retaint(node: &Object<NodeSpec>, now: &str) -> Vec<Taint> {
+fn retaint(node: &Object<NodeSpec>, now: crate::util::time::Millis) -> Vec<Taint> {
     let want = wanted_key(node);
     let mut taints: Vec<Taint> = Vec::with_capacity(node.spec.taints.len() + EFFECTS.len());
     for t in &node.spec.taints {
@@ -90,12 +91,42 @@ fn retaint(node: &Object<NodeSpec>, now: &str) -> Vec<Taint> {
                 taints.push(Taint {
                     key: key.into(),
                     effect: effect.into(),
-                    time_added: now.to_string(),
+                    time_added: Some(now),
                 });
             }
         }
     }
     taints
+}
+
+/// `MarkPodsNotReady` (`pkg/controller/util/node`): when a node stops being Ready, every
+/// pod on it whose Ready condition is True gets it False (one status update each, in pod
+/// order; nothing else of the pod changes). Its kubelet posts Ready again once it is back.
+fn mark_pods_not_ready(ctx: &mut Ctx<'_>, node: &str) {
+    let ready = |p: &Object<crate::cluster::PodSpec>| {
+        p.status
+            .conditions
+            .iter()
+            .any(|c| c.condition_type == "Ready" && c.status == "True")
+    };
+    let pods: Vec<(String, String)> = ctx
+        .api
+        .pods_on_node(node)
+        .filter(|p| ready(p))
+        .map(|p| (p.metadata.namespace.clone(), p.metadata.name.clone()))
+        .collect();
+    for key in pods {
+        let _ = ctx.write_pod_status(&key, "node-lifecycle-controller", |s| {
+            if let Some(c) = s
+                .conditions
+                .to_mut()
+                .iter_mut()
+                .find(|c| c.condition_type == "Ready")
+            {
+                c.status = "False".into();
+            }
+        });
+    }
 }
 
 /// The node lifecycle controller (stateless: it reads the Node objects and the heartbeats).
@@ -163,9 +194,8 @@ impl NodeLifecycle {
         if taints_match(cur) {
             return false;
         }
-        let now = crate::cluster::meta::timestamp(ctx.clock.whole_secs());
         let mut next = cur.clone();
-        next.spec.taints = retaint(&next, &now);
+        next.spec.taints = retaint(&next, ctx.clock);
         ctx.api.nodes().update(next).is_ok()
     }
 
@@ -225,6 +255,7 @@ impl NodeLifecycle {
                         "NodeNotReady",
                         format!("node {n}: Ready=Unknown (Kubelet stopped posting node status.)"),
                     );
+                    mark_pods_not_ready(ctx, &n);
                 } else {
                     ctx.log(
                         crate::record::Actor::kubelet(&n),
@@ -241,6 +272,7 @@ impl NodeLifecycle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::time::Millis;
 
     fn node(ready: &str, taints: &[(&str, &str)]) -> Object<NodeSpec> {
         let mut n = Object::new("n1", "", NodeSpec::default());
@@ -255,16 +287,32 @@ mod tests {
             .map(|(k, e)| Taint {
                 key: (*k).into(),
                 effect: (*e).into(),
-                time_added: "then".into(),
+                time_added: Some(THEN),
             })
             .collect();
         n
     }
 
+    const THEN: Millis = Millis::secs(1);
+    const NOW: Millis = Millis::secs(2);
+    const LATER: Millis = Millis::secs(3);
+    const AGAIN: Millis = Millis::secs(4);
+    const BACK: Millis = Millis::secs(5);
+
+    /// The test's name for a time.
+    fn at(t: Option<Millis>) -> &'static str {
+        match t.map(Millis::whole_secs) {
+            Some(1) => "then",
+            Some(2) => "now",
+            Some(3) => "later",
+            _ => "?",
+        }
+    }
+
     fn keys(taints: &[Taint]) -> Vec<String> {
         taints
             .iter()
-            .map(|t| format!("{}:{}@{}", t.key, t.effect, t.time_added))
+            .map(|t| format!("{}:{}@{}", t.key, t.effect, at(t.time_added)))
             .collect()
     }
 
@@ -275,7 +323,7 @@ mod tests {
         let cordon = (crate::cluster::UNSCHEDULABLE_TAINT, "NoSchedule");
         let n = node("False", &[cordon]);
         assert!(!taints_match(&n));
-        let t = retaint(&n, "now");
+        let t = retaint(&n, NOW);
         assert_eq!(
             keys(&t),
             [
@@ -287,7 +335,7 @@ mod tests {
         let mut n = node("Unknown", &[]);
         n.spec.taints = t;
         assert!(!taints_match(&n));
-        n.spec.taints = retaint(&n, "later");
+        n.spec.taints = retaint(&n, LATER);
         assert_eq!(
             keys(&n.spec.taints),
             [
@@ -297,10 +345,10 @@ mod tests {
             ]
         );
         assert!(taints_match(&n));
-        assert_eq!(retaint(&n, "again"), n.spec.taints, "nothing to change");
+        assert_eq!(retaint(&n, AGAIN), n.spec.taints, "nothing to change");
         n.status.conditions[0].status = "True".into();
         assert!(!taints_match(&n));
-        n.spec.taints = retaint(&n, "back");
+        n.spec.taints = retaint(&n, BACK);
         assert_eq!(
             keys(&n.spec.taints),
             ["node.kubernetes.io/unschedulable:NoSchedule@then"]
@@ -320,7 +368,7 @@ mod tests {
         );
         assert!(!taints_match(&n));
         let mut n = n;
-        n.spec.taints = retaint(&n, "now");
+        n.spec.taints = retaint(&n, NOW);
         assert_eq!(
             keys(&n.spec.taints),
             [

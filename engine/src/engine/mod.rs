@@ -830,7 +830,7 @@ impl Lab {
     /// The event queue's head: the earliest timer after now of any component (kubelet's
     /// pod workers and volume operations, a crashed kubelet's restart, the storage
     /// controllers' retries and attach timeouts, the node lifecycle controller's grace
-    /// period). Each component keeps its own timers; the queue is their merge, so a timer
+    /// period, the taint eviction controller's scheduled deletions). Each component keeps its own timers; the queue is their merge, so a timer
     /// a component clears never fires.
     fn next_timer(&self) -> Option<Millis> {
         let now = self.clock;
@@ -840,6 +840,10 @@ impl Lab {
             .chain(self.storage.next_timer(&self.cluster, now))
             .chain(crate::controllers::NodeLifecycle::next_timer(
                 &self.faults,
+                now,
+            ))
+            .chain(crate::controllers::taint_eviction::next_timer(
+                &self.cluster,
                 now,
             ))
             .min()
@@ -945,10 +949,20 @@ impl Lab {
         posted
     }
 
-    /// One pass of the node lifecycle controller.
+    /// One pass of the node lifecycle controller, then the taint eviction controller on
+    /// the Node updates it made: the deletions a lost taint cancels, and the ones due now.
     pub(crate) fn node_lifecycle(&mut self) -> bool {
-        let mut ctx = ctx!(self);
-        crate::controllers::NodeLifecycle.reconcile(&mut ctx)
+        use crate::controllers::taint_eviction;
+        let scheduled = taint_eviction::scheduled(&self.cluster, self.clock);
+        let mut changed = crate::controllers::NodeLifecycle.reconcile(&mut ctx!(self));
+        for key in taint_eviction::cancelled(&self.cluster, scheduled) {
+            taint_eviction::cancel(&mut ctx!(self), &key);
+        }
+        for key in taint_eviction::due_now(&self.cluster, self.clock) {
+            changed |= taint_eviction::evict(&mut ctx!(self), &key);
+            self.dirty.insert(key);
+        }
+        changed
     }
 
     /// Run every storage controller once; true when any of them changed something.

@@ -260,7 +260,7 @@ impl super::Lab {
             node.spec.taints.push(Taint {
                 key: UNSCHEDULABLE_TAINT.into(),
                 effect: "NoSchedule".into(),
-                time_added: crate::cluster::meta::timestamp(self.clock.whole_secs()),
+                time_added: Some(self.clock),
             });
         }
         self.cluster.nodes().update(node)?;

@@ -200,13 +200,16 @@ impl Kubelet {
             return true; // rejected now
         }
         if pod.status.phase == "Running" {
-            // Running pods only need attention when a resize waits for the node.
+            // Running pods only need attention when a resize waits for the node, or when
+            // the API server's status is not the one kubelet posted.
             use crate::kubelet::volumes::MountWait;
-            return match self.mount_pod_volumes(ctx, &pod) {
-                Ok(changed) | Err(MountWait::BackingOff(changed)) => changed,
-                Err(MountWait::Failed(_) | MountWait::Crashed) => true,
-                Err(MountWait::Waiting(..) | MountWait::Unattached(_)) => false,
-            };
+            let reposted = self.repost_ready(ctx, key, &pod);
+            return reposted
+                | match self.mount_pod_volumes(ctx, &pod) {
+                    Ok(changed) | Err(MountWait::BackingOff(changed)) => changed,
+                    Err(MountWait::Failed(_) | MountWait::Crashed) => true,
+                    Err(MountWait::Waiting(..) | MountWait::Unattached(_)) => false,
+                };
         }
         // The pod is bound to this kubelet's node (the engine hands each pod to its node's
         // kubelet), so the actor is this kubelet's own.
@@ -540,6 +543,41 @@ impl Kubelet {
                 crate::faults::KUBELET_RESTART_SEC.tick_arg()
             ),
         );
+    }
+}
+
+impl Kubelet {
+    /// The status manager's `needsReconcile` for a running pod: when the API server's
+    /// Ready condition is not the True kubelet posted (the node lifecycle controller's
+    /// `MarkPodsNotReady` while this kubelet was silent), it posts Ready True again. True
+    /// when it wrote.
+    fn repost_ready(
+        &self,
+        ctx: &mut Ctx<'_>,
+        key: &(String, String),
+        pod: &Object<PodSpec>,
+    ) -> bool {
+        let ready = |c: &Condition| c.condition_type == "Ready";
+        if pod
+            .status
+            .conditions
+            .iter()
+            .all(|c| !ready(c) || c.status == "True")
+        {
+            return false;
+        }
+        let actor = self.actor.clone();
+        ctx.write_pod_status(key, &actor, |s| {
+            if let Some(c) = s.conditions.to_mut().iter_mut().find(|c| ready(c)) {
+                c.status = "True".into();
+                c.reason = "".into();
+                c.message = "".into();
+            }
+            if *s.conditions == *ready_conditions(true) {
+                s.conditions = ready_conditions(true);
+            }
+        })
+        .is_ok()
     }
 }
 

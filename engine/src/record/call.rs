@@ -228,6 +228,12 @@ pub enum Message {
     /// The scheduler bound the pod (the event's object) to this node:
     /// `Successfully assigned NS/NAME to NODE`.
     Assigned(String),
+    /// The taint eviction controller deletes the pod (the event's object):
+    /// `Marking for deletion Pod NS/NAME`.
+    TaintEviction,
+    /// The taint eviction controller cancels the pod's scheduled deletion:
+    /// `Cancelling deletion of Pod NS/NAME`.
+    TaintEvictionCancelled,
 }
 
 impl Message {
@@ -250,6 +256,16 @@ impl Message {
                 out.push_str(&object.name);
                 out.push_str(" to ");
                 out.push_str(node);
+            }
+            Message::TaintEviction | Message::TaintEvictionCancelled => {
+                out.push_str(if matches!(self, Message::TaintEviction) {
+                    "Marking for deletion Pod "
+                } else {
+                    "Cancelling deletion of Pod "
+                });
+                out.push_str(&object.namespace);
+                out.push('/');
+                out.push_str(&object.name);
             }
         }
     }
