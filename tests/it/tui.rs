@@ -520,6 +520,73 @@ fn colon_jumps_to_every_kind_by_its_registry_names() {
 }
 
 #[test]
+fn colon_kind_lists_a_namespace_or_all_as_k9s_does() {
+    let mut a = after(crate::common::lab(), LARGE, PODS);
+    a.run_command("ns create team");
+    a.run_command("pod create cache -n team --node node-1");
+    let list = |a: &mut tui::App, line: &str| {
+        let mut keys = vec![key(KeyCode::Esc), key(KeyCode::Esc), ch(':')];
+        keys.extend(typed(line));
+        keys.push(key(KeyCode::Enter));
+        let t = drive(a, LARGE, keys);
+        screen_text(t.backend().buffer())
+    };
+    let names = |a: &tui::App| -> Vec<String> {
+        a.ui.jump
+            .as_ref()
+            .map(|j| {
+                j.objects
+                    .iter()
+                    .map(|o| format!("{}/{}", o.namespace, o.name))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // `:po` is the default namespace, `:po team` that one, `:po all` every namespace with
+    // kubectl's NAMESPACE column.
+    list(&mut a, "po");
+    assert_eq!(names(&a), ["default/api", "default/db", "default/web"]);
+    let text = list(&mut a, "po team");
+    assert_eq!(names(&a), ["team/cache"], "{text}");
+    let text = list(&mut a, "pods all");
+    assert_eq!(
+        names(&a),
+        ["default/api", "default/db", "default/web", "team/cache"]
+    );
+    assert!(text.contains("NAMESPACE"), "{text}");
+    // Esc from a description lists the same namespace again.
+    let mut keys = vec![key(KeyCode::Down); 3];
+    keys.push(key(KeyCode::Enter));
+    drive(&mut a, LARGE, keys);
+    assert_eq!(
+        a.ui.history.last().map(String::as_str),
+        Some("describe pods cache -n team")
+    );
+    drive(&mut a, LARGE, vec![key(KeyCode::Esc)]);
+    assert_eq!(names(&a).len(), 4);
+    // An empty namespace says which; a word that is no namespace is no listing, and a
+    // command that starts with a kind's word still runs as the command.
+    a.run_command("ns create empty");
+    let text = list(&mut a, "pvc empty");
+    assert!(
+        text.contains("No resources found in empty namespace"),
+        "{text}"
+    );
+    list(&mut a, "po nosuch");
+    assert!(a.ui.jump.is_none());
+    list(&mut a, "pod create extra --node node-2");
+    assert!(a.ui.jump.is_none());
+    assert!(
+        a.desk
+            .lab
+            .cluster()
+            .pods
+            .get_named("default", "extra")
+            .is_some()
+    );
+}
+
+#[test]
 fn enter_on_the_topologys_selected_pod_describes_it() {
     let mut a = after(crate::common::lab(), LARGE, PODS);
     drive(

@@ -191,6 +191,9 @@ pub struct UiState {
 pub struct Jump {
     /// The word typed after `:` (`po`, `pvc`), to list the kind again.
     pub word: String,
+    /// The namespace listed (`:pods kube-system`; `default` when none was typed), or
+    /// `None` for every namespace (`:pods all`).
+    pub namespace: Option<String>,
     /// The objects the rows show, in order.
     pub objects: Vec<lab_engine::cluster::ObjectRef>,
     /// The output line (counted as [`UiState::output_pushed`] counts) of the first row.
@@ -721,7 +724,9 @@ impl App {
                 }
                 Mode::Command => {
                     let mut line = std::mem::take(&mut self.ui.prompt.text);
-                    if std::mem::take(&mut self.ui.colon) && names_kind(line.trim()) {
+                    if std::mem::take(&mut self.ui.colon)
+                        && kind_listing(&self.desk.lab, line.trim()).is_some()
+                    {
                         line.insert(0, ':');
                     }
                     self.ui.prompt.cursor = 0;
@@ -944,7 +949,7 @@ impl App {
             Mode::Normal if self.ui.jump.as_ref().is_some_and(|j| j.describing) => {
                 if let Some(j) = self.ui.jump.take() {
                     let at = j.objects.get(j.selected).cloned();
-                    self.list_kind(&j.word, at.as_ref());
+                    self.list_kind(&j.word, j.namespace.as_deref(), at.as_ref());
                 }
             }
             Mode::Normal if self.ui.jump.is_some() => {
@@ -1482,9 +1487,9 @@ impl App {
         self.ui.jump = None;
         if let Some(rest) = line.strip_prefix(':') {
             let rest = rest.trim();
-            if names_kind(rest) {
+            if let Some((word, namespace)) = kind_listing(&self.desk.lab, rest) {
                 self.push_output(echo(line));
-                self.list_kind(rest, None);
+                self.list_kind(word, namespace, None);
                 return;
             }
             // `:` and a command (a line from the history, a script): the command.
@@ -1957,12 +1962,18 @@ impl App {
         self.ui.mode == Mode::Normal && self.ui.jump.as_ref().is_some_and(|j| !j.describing)
     }
 
-    /// List the kind `word` names (`get KIND -o wide` in the default namespace) into the
-    /// output, its first row selected (or the row of `at`), and put the keys on it; a word
-    /// that names no kind gets the registry's answer (its did-you-mean).
-    fn list_kind(&mut self, word: &str, at: Option<&lab_engine::cluster::ObjectRef>) {
+    /// List the kind `word` names (`get KIND -o wide` in `namespace`, or `-A` when
+    /// `None`) into the output, its first row selected (or the row of `at`), and put the
+    /// keys on it; a word that names no kind gets the registry's answer (its
+    /// did-you-mean).
+    fn list_kind(
+        &mut self,
+        word: &str,
+        namespace: Option<&str>,
+        at: Option<&lab_engine::cluster::ObjectRef>,
+    ) {
         let pushed_before = self.ui.output_pushed;
-        let listing = match lab_engine::resource::listing(&self.desk.lab, word) {
+        let listing = match lab_engine::resource::listing(&self.desk.lab, word, namespace) {
             Ok(l) => l,
             Err(e) => {
                 self.push_error(&e.message);
@@ -1974,9 +1985,11 @@ impl App {
         };
         let plural = lab_engine::resource::plural(listing.kind);
         if listing.objects.is_empty() {
-            self.push_output(Line::plain(format!(
-                "No resources found in default namespace ({plural})."
-            )));
+            // kubectl's wording: a namespace named, or none with `-A`.
+            self.push_output(Line::plain(match namespace {
+                Some(ns) => format!("No resources found in {ns} namespace ({plural})."),
+                None => format!("No resources found ({plural})."),
+            }));
             self.flash(format!("no {plural} to list"), FlashLevel::Warn);
         } else {
             let mut lines = listing.table.render().into_lines().into_iter();
@@ -1992,6 +2005,7 @@ impl App {
                 .unwrap_or(0);
             self.ui.jump = Some(Jump {
                 word: word.to_string(),
+                namespace: namespace.map(str::to_string),
                 objects: listing.objects,
                 first_row,
                 selected,
@@ -2290,6 +2304,31 @@ fn echo(line: &str) -> Line {
 /// Whether what follows `:` asks for a kind's listing (k9s's `:pods`): one word that the
 /// resource registry knows, or one that is no command either (the registry says what it
 /// may have meant). Anything else after `:` is a command.
+/// What a `:` line lists, as k9s reads it: `:KIND` the kind in `default`, `:KIND NS` in
+/// an existing namespace, `:KIND all` (or `-A`) in every namespace; `None` for a line that
+/// is a command (or not a listing).
+fn kind_listing<'a>(lab: &lab_engine::Lab, rest: &'a str) -> Option<(&'a str, Option<&'a str>)> {
+    if names_kind(rest) {
+        return Some((rest, Some("default")));
+    }
+    let mut words = rest.split_whitespace();
+    let (word, scope) = (words.next()?, words.next()?);
+    if words.next().is_some()
+        || lab_engine::resource::lookup(word).is_none()
+        || !matches!(
+            lab_engine::command::parse(rest),
+            Err(lab_engine::command::ParseError::Invalid(_))
+        )
+    {
+        return None;
+    }
+    match scope {
+        "all" | "-A" => Some((word, None)),
+        ns if lab.cluster().namespaces.get_named("", ns).is_some() => Some((word, Some(ns))),
+        _ => None,
+    }
+}
+
 fn names_kind(rest: &str) -> bool {
     if rest.is_empty() || rest.contains(char::is_whitespace) {
         return false;

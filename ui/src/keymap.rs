@@ -301,7 +301,7 @@ pub static KEYMAP: &[Binding] = &[
         label: ":",
         modes: N,
         action: Action::OpenPrompt,
-        desc: "type a command (the same language as the REPL and scripts); `:pods`, `:pvc`, `:no` … list a kind (k9s)",
+        desc: "type a command (the same language as the REPL and scripts); `:pods`, `:pvc`, `:no` … list a kind (k9s; `:pods NS` one namespace, `:pods all` every one)",
         short: Some("command"),
         section: Section::General,
     },

@@ -535,7 +535,7 @@ pub fn lookup(word: &str) -> Option<ApiKind> {
         .map(|r| r.kind())
 }
 
-/// One kind's objects as `get KIND -o wide` lists them in the default namespace (k9s's
+/// One kind's objects as `get KIND -o wide` lists them in one namespace or all (k9s's
 /// resource view, `:pods` in the dashboard): the table, and the object each row shows.
 #[derive(Debug, Clone)]
 pub struct Listing {
@@ -547,11 +547,12 @@ pub struct Listing {
     pub objects: Vec<ObjectRef>,
 }
 
-/// The listing of the kind a typed word names (`po`, `pvc`, `netpol`), or [`resolve`]'s
-/// error for a word that names none (its did-you-mean included).
-pub fn listing(lab: &Lab, word: &str) -> Result<Listing, LabError> {
+/// The listing of the kind a typed word names (`po`, `pvc`, `netpol`) in `namespace`
+/// (every namespace when `None`, with kubectl's NAMESPACE column), or [`resolve`]'s error
+/// for a word that names none (its did-you-mean included).
+pub fn listing(lab: &Lab, word: &str, namespace: Option<&str>) -> Result<Listing, LabError> {
     let r = resolve(word)?;
-    let sel = Sel::all_in(Some("default"));
+    let sel = Sel::all_in(namespace);
     Ok(Listing {
         kind: r.kind(),
         table: r.table(lab, &sel, true),
