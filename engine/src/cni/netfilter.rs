@@ -1569,8 +1569,10 @@ pub struct XtTable {
     /// past a table's built-ins stay ACCEPT and are never read).
     policies: [Policy; MAX_BUILTINS],
     /// Chains by name; the built-in ones always exist (named by their `&'static str`, so
-    /// an empty table, which every node has four of, allocates no names).
-    chains: BTreeMap<ChainName, Vec<XtRule>>,
+    /// an empty table, which every node has four of, allocates no names). Shared until
+    /// written ([`XtTable::chains_mut`]): every table starts as a handle on one empty table
+    /// of its kind, and a node's ip6tables under an IPv4 network stay that handle.
+    chains: Arc<BTreeMap<ChainName, Vec<XtRule>>>,
     /// For each chain some rule jumps to: the chains holding such rules, with how many.
     /// Deleting a chain then visits only those, instead of every rule of the table (which
     /// grows with the pods): usually none, since bridge and portmap delete their jump
@@ -1655,9 +1657,9 @@ impl PartialEq for XtTable {
 impl Eq for XtTable {}
 
 impl XtTable {
-    /// An empty table: its built-in chains, policy ACCEPT, no rules. A copy of one made
-    /// once per kind: every node has four, and copying the one B-tree node of chain names
-    /// costs a fifth of inserting them one by one.
+    /// An empty table: its built-in chains, policy ACCEPT, no rules. A handle on one made
+    /// once per kind: every node has four, and the chains are copied only when the first
+    /// rule or chain is written (see [`XtTable::chains_mut`]).
     pub fn new(kind: TableKind) -> Self {
         static EMPTY: [std::sync::OnceLock<XtTable>; 2] =
             [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
@@ -1683,9 +1685,15 @@ impl XtTable {
         XtTable {
             kind,
             policies: [Policy::Accept; MAX_BUILTINS],
-            chains,
+            chains: Arc::new(chains),
             referrers: Referrers::default(),
         }
+    }
+
+    /// The chains, to write: this table's own copy, made now if the table still shares
+    /// them (with the empty table it started as, or with the table it was cloned from).
+    fn chains_mut(&mut self) -> &mut BTreeMap<ChainName, Vec<XtRule>> {
+        Arc::make_mut(&mut self.chains)
     }
 
     /// Which table this is.
@@ -1748,7 +1756,7 @@ impl XtTable {
     /// Ensure a chain exists (`iptables -N`, without the error when it does).
     pub fn ensure_chain(&mut self, chain: &str) {
         if !self.chains.contains_key(chain) {
-            self.chains
+            self.chains_mut()
                 .insert(ChainName::Owned(chain.to_string()), Vec::new());
         }
     }
@@ -1757,7 +1765,8 @@ impl XtTable {
     /// the name borrowed.
     pub(crate) fn ensure_fixed_chain(&mut self, chain: &'static str) {
         if !self.chains.contains_key(chain) {
-            self.chains.insert(ChainName::Borrowed(chain), Vec::new());
+            self.chains_mut()
+                .insert(ChainName::Borrowed(chain), Vec::new());
         }
     }
 
@@ -1797,7 +1806,7 @@ impl XtTable {
     ) {
         self.ensure_fixed_chain(chain);
         let rules = rules.into_iter();
-        if let Some(have) = self.chains.get_mut(chain) {
+        if let Some(have) = self.chains_mut().get_mut(chain) {
             have.reserve(rules.size_hint().0);
         }
         for rule in rules {
@@ -1833,7 +1842,7 @@ impl XtTable {
                 held.push(rule);
             }
         }
-        if let Some(slot) = self.chains.get_mut(chain) {
+        if let Some(slot) = self.chains_mut().get_mut(chain) {
             *slot = held;
         }
     }
@@ -1841,7 +1850,7 @@ impl XtTable {
     /// Store a rule the chain does not hold yet (the chain exists).
     fn insert_new(&mut self, chain: &str, rule: XtRule, at_top: bool) {
         self.index_rule(chain, &rule, true);
-        if let Some(rules) = self.chains.get_mut(chain) {
+        if let Some(rules) = self.chains_mut().get_mut(chain) {
             if at_top {
                 rules.insert(0, rule);
             } else {
@@ -1862,7 +1871,7 @@ impl XtTable {
         self.ensure_chain(chain);
         let rule = XtRule::new(rule.into());
         self.index_rule(chain, &rule, true);
-        if let Some(rules) = self.chains.get_mut(chain) {
+        if let Some(rules) = self.chains_mut().get_mut(chain) {
             rules.push(rule);
         }
     }
@@ -1874,7 +1883,11 @@ impl XtTable {
 
     /// Delete every rule in `chain` whose text is `rule`.
     pub(crate) fn delete_rule(&mut self, chain: &str, rule: &str) {
-        let Some(rules) = self.chains.get_mut(chain) else {
+        // Nothing to delete leaves shared chains shared.
+        if !self.has_rule(chain, rule) {
+            return;
+        }
+        let Some(rules) = self.chains_mut().get_mut(chain) else {
             return;
         };
         let mut removed = Vec::new();
@@ -1896,7 +1909,7 @@ impl XtTable {
         self.ensure_chain(chain);
         let rule = XtRule::new(rule.into());
         self.index_rule(chain, &rule, true);
-        if let Some(rules) = self.chains.get_mut(chain) {
+        if let Some(rules) = self.chains_mut().get_mut(chain) {
             let at = index.min(rules.len());
             rules.insert(at, rule);
         }
@@ -1904,7 +1917,10 @@ impl XtTable {
 
     /// Empty a chain, keeping it and the rules that jump to it (`iptables -F CHAIN`).
     pub(crate) fn flush_chain(&mut self, chain: &str) {
-        let Some(rules) = self.chains.get_mut(chain) else {
+        if self.rules(chain).is_empty() {
+            return;
+        }
+        let Some(rules) = self.chains_mut().get_mut(chain) else {
             return;
         };
         let rules = std::mem::take(rules);
@@ -1916,18 +1932,17 @@ impl XtTable {
     /// Flush and delete a user chain, and every rule jumping to it. A built-in chain is
     /// only flushed (iptables refuses `-X` on one).
     pub(crate) fn delete_chain(&mut self, chain: &str) {
-        if let Some(rules) = self.chains.get_mut(chain) {
-            let rules = std::mem::take(rules);
-            for rule in &rules {
-                self.index_rule(chain, rule, false);
-            }
-        }
+        self.flush_chain(chain);
         if self.kind.is_builtin(chain) {
             return;
         }
-        self.chains.remove(chain);
+        // A chain that is not there, with no rule jumping to it, leaves shared chains
+        // shared.
+        if self.chains.contains_key(chain) {
+            self.chains_mut().remove(chain);
+        }
         for name in self.referrers.holders(chain) {
-            let Some(rules) = self.chains.get_mut(name.as_ref()) else {
+            let Some(rules) = self.chains_mut().get_mut(name.as_ref()) else {
                 continue;
             };
             let mut removed = Vec::new();

@@ -22,8 +22,9 @@ pub(crate) struct NodeIndex {
     /// The (is IPv6, prefix length) of every podCIDR: the lengths a "which podCIDR
     /// contains this address" query has to try.
     prefixes: BTreeSet<(bool, u8)>,
-    /// Node names by InternalIP (as the Node object spells it).
-    ips: BTreeMap<String, Names>,
+    /// Node names by InternalIP (the address, not its text: the key compares as numbers,
+    /// not as text that shares `192.168.` with every other node's).
+    ips: BTreeMap<IpAddr, Names>,
 }
 
 /// Node names in order (almost always one: `node add` refuses a second node with the same
@@ -57,23 +58,27 @@ impl NodeIndex {
     #[cfg(test)]
     /// Index a node by its name, podCIDR and InternalIP.
     pub(crate) fn insert_parts(&mut self, name: &str, pod_cidr: &str, internal_ip: Option<&str>) {
-        self.insert_net(name, pod_cidr.parse::<IpNet>().ok(), internal_ip);
+        self.insert_net(
+            name,
+            pod_cidr.parse::<IpNet>().ok(),
+            internal_ip.and_then(|ip| ip.parse().ok()),
+        );
     }
 
-    /// [`NodeIndex::insert_parts`] with the podCIDR already parsed (`None`: it does not
-    /// parse).
+    /// [`NodeIndex::insert_parts`] with the podCIDR and InternalIP already parsed (`None`:
+    /// none, or it does not parse).
     pub(crate) fn insert_net(
         &mut self,
         name: &str,
         pod_cidr: Option<IpNet>,
-        internal_ip: Option<&str>,
+        internal_ip: Option<IpAddr>,
     ) {
         if let Some(net) = pod_cidr {
             add_name(self.cidrs.entry(key(&net)).or_default(), name);
             self.prefixes.insert(family_len(&net));
         }
         if let Some(ip) = internal_ip {
-            add_name(self.ips.entry(ip.to_string()).or_default(), name);
+            add_name(self.ips.entry(ip).or_default(), name);
         }
     }
 
@@ -114,9 +119,9 @@ impl NodeIndex {
     }
 
     /// The first node (by name) whose InternalIP is `ip`.
-    pub(crate) fn ip_owner(&self, ip: &str) -> Option<&str> {
+    pub(crate) fn ip_owner(&self, ip: IpAddr) -> Option<&str> {
         self.ips
-            .get(ip)
+            .get(&ip)
             .and_then(|held| held.first())
             .map(String::as_str)
     }
@@ -139,7 +144,8 @@ impl NodeIndex {
                             .is_some_and(|o| o.spec.pod_cidr == cidr)
                     })
                 });
-            let taken = cidr_taken || self.ips.contains_key(&format!("192.168.0.{n}"));
+            let ip = IpAddr::V4(Ipv4Addr::new(192, 168, 0, n as u8));
+            let taken = cidr_taken || self.ips.contains_key(&ip);
             if !taken || n >= 254 {
                 return n;
             }
@@ -234,7 +240,7 @@ mod tests {
             "fd00::9",
         ] {
             assert_eq!(
-                index.ip_owner(ip).map(str::to_string),
+                index.ip_owner(ip.parse().unwrap()).map(str::to_string),
                 scan_ip(lab, ip),
                 "{ip}"
             );

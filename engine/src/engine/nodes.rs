@@ -48,7 +48,7 @@ impl Lab {
                 .map_err(|_| LabError::msg("no free default InternalIP left; pass --ip"))?,
         };
         let ip_text = crate::util::addr::ip_text(ip);
-        if let Some(other) = self.node_index.ip_owner(&ip_text) {
+        if let Some(other) = self.node_index.ip_owner(ip) {
             return Err(LabError::msg(format!(
                 "InternalIP {ip} is already used by node {other}"
             )));
@@ -107,7 +107,7 @@ impl Lab {
         obj.status.allocatable = allocatable.clone();
         self.cluster.nodes().create(obj, self.clock)?;
         // The podCIDR as parsed from its text (the text is `cidr`'s own).
-        self.node_index.insert_net(name, Some(cidr), Some(&ip_text));
+        self.node_index.insert_net(name, Some(cidr), Some(ip));
 
         let mut confdir = ConfDir::default();
         // The template is shared by every node; each holds only its podCIDR.

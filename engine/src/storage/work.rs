@@ -426,16 +426,20 @@ impl VasByPv {
 }
 
 /// Whether a watch event can give a storage controller work, or change what one keeps:
-/// claims, volumes, attachments, snapshots, CSIDrivers, StorageClasses, CSINodes, and pods
-/// that name volumes. The events of a pod without volumes (its volumes never change), of
-/// nodes, namespaces, network policies and network attachment definitions are none of
-/// their business: no storage informer's handler looks at them.
+/// claims, volumes, attachments, snapshots, CSIDrivers, StorageClasses, and pods that name
+/// volumes. The events of a pod without volumes (its volumes never change), of nodes,
+/// CSINodes, namespaces, network policies and network attachment definitions are none of
+/// their business: no storage informer's handler looks at them. (external-provisioner and
+/// external-attacher read a node's CSINode from their listers when they work on a claim
+/// or an attachment; no CSINode event queues either, and no work set selects on one, so
+/// kubelet registering the driver on a new node wakes no storage controller.)
 pub(crate) fn storage_event(e: &WatchEvent) -> bool {
     use crate::cluster::ApiKind;
     match e.kind {
         ApiKind::Pod => e.facts.volumes,
         ApiKind::Namespace
         | ApiKind::Node
+        | ApiKind::CsiNode
         | ApiKind::NetworkPolicy
         | ApiKind::NetworkAttachmentDefinition => false,
         ApiKind::StorageClass
@@ -443,7 +447,6 @@ pub(crate) fn storage_event(e: &WatchEvent) -> bool {
         | ApiKind::PersistentVolume
         | ApiKind::VolumeAttachment
         | ApiKind::CsiDriver
-        | ApiKind::CsiNode
         | ApiKind::VolumeSnapshot
         | ApiKind::VolumeSnapshotContent => true,
     }
