@@ -8,6 +8,7 @@
 //! `<id>\r\n<ifname>`, or, for files written by old versions, just `<id>`.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 use std::net::IpAddr;
 
 /// The line break host-local writes between the container ID and the ifname (`disk.LineBreak`).
@@ -101,10 +102,12 @@ impl IpamStore {
     /// `Store.Reserve`: create the IP's file (O_EXCL) for the owner and record the IP as
     /// `last_reserved_ip.<range_set>`. Returns false, changing nothing, if the file exists.
     pub(crate) fn reserve(&mut self, id: &str, ifname: &str, ip: IpAddr, range_set: usize) -> bool {
-        if self.leases.contains_key(&ip) {
+        let Entry::Vacant(file) = self.leases.entry(ip) else {
             return false;
-        }
-        self.insert_lease(ip, Lease::new(id, ifname));
+        };
+        let lease = file.insert(Lease::new(id, ifname));
+        let key = owner_key(&lease.container_id, &lease.ifname);
+        self.index_owner(key, ip);
         self.last_reserved.insert(range_set, ip);
         true
     }
@@ -113,10 +116,13 @@ impl IpamStore {
     /// disk). Replaces an existing file for that IP. Does not move the cursor.
     pub fn insert_lease(&mut self, ip: IpAddr, lease: Lease) {
         self.remove_lease(&ip);
-        let ips = self
-            .by_owner
-            .entry(owner_key(&lease.container_id, &lease.ifname))
-            .or_default();
+        self.index_owner(owner_key(&lease.container_id, &lease.ifname), ip);
+        self.leases.insert(ip, lease);
+    }
+
+    /// Add `ip` to the owner index under `key` ([`owner_key`]).
+    fn index_owner(&mut self, key: u64, ip: IpAddr) {
+        let ips = self.by_owner.entry(key).or_default();
         if let Err(at) = ips.binary_search(&ip) {
             let mut grown = Vec::with_capacity(ips.len() + 1);
             grown.extend_from_slice(&ips[..at]);
@@ -124,7 +130,6 @@ impl IpamStore {
             grown.extend_from_slice(&ips[at..]);
             *ips = grown.into_boxed_slice();
         }
-        self.leases.insert(ip, lease);
     }
 
     /// Write `last_reserved_ip.<range_set>` directly.

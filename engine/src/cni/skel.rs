@@ -3,10 +3,13 @@
 //! minimum versions, and `types.PrintResult`'s conversion to the config's version.
 
 use super::plugin::{CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin};
+use super::plugins::memo::DocMemo;
 use super::release::PluginsRelease;
 use super::types::{CniError, CniResult, code, to_go_json};
 use super::version;
 use serde_json::{Value, json};
+use std::cell::RefCell;
+use std::sync::Arc;
 
 /// Run one plugin invocation the way a plugin binary built on skel handles it.
 pub fn dispatch(
@@ -34,8 +37,9 @@ pub fn dispatch(
     if cmd == CniCommand::Version {
         return super::plugin::version_reply(supported);
     }
-    validate_config(&stdin.conf)?;
-    let conf_version = version::config_version(&stdin.conf)?;
+    let facts = conf_facts(&stdin.conf);
+    facts.valid.clone()?;
+    let conf_version = facts.version.as_deref().map_err(Clone::clone)?;
     let min = match cmd {
         CniCommand::Check => Some(("0.4.0", "CHECK")),
         CniCommand::Gc => Some(("1.1.0", "GC")),
@@ -43,9 +47,9 @@ pub fn dispatch(
         _ => None,
     };
     if let Some((min, name)) = min {
-        check_min_version(&conf_version, supported, min, name)?;
+        check_min_version(conf_version, supported, min, name)?;
     }
-    version::reconcile(&conf_version, supported)?;
+    version::reconcile(conf_version, supported)?;
     plugin.invoke(ctx, env, stdin)
 }
 
@@ -69,7 +73,8 @@ fn dispatch_cni_v1_0_1(
     if cmd == Version {
         return super::plugin::version_reply_as(release.current_spec(), &supported);
     }
-    validate_config(&stdin.conf)?;
+    let facts = conf_facts(&stdin.conf);
+    facts.valid.clone()?;
     validate_container_id(&env.container_id)?;
     validate_ifname(&env.ifname)?;
     if matches!(cmd, Gc | Status) {
@@ -78,12 +83,37 @@ fn dispatch_cni_v1_0_1(
             format!("unknown CNI_COMMAND: {}", cmd.as_str()),
         ));
     }
-    let conf_version = version::config_version(&stdin.conf)?;
+    let conf_version = facts.version.as_deref().map_err(Clone::clone)?;
     if cmd == Check {
-        check_min_version(&conf_version, &supported, "0.4.0", "CHECK")?;
+        check_min_version(conf_version, &supported, "0.4.0", "CHECK")?;
     }
-    version::reconcile(&conf_version, &supported)?;
+    version::reconcile(conf_version, &supported)?;
     plugin.invoke(ctx, env, stdin)
+}
+
+/// What skel reads of a config document alone, before the plugin runs: `validateConfig`'s
+/// outcome and the version `ConfVersionDecoder` finds. Each is reported at its own point of
+/// the command's checks, so both are kept as found.
+#[derive(Debug)]
+struct ConfFacts {
+    /// [`validate_config`].
+    valid: Result<(), CniError>,
+    /// [`version::config_version`].
+    version: Result<String, CniError>,
+}
+
+/// The [`ConfFacts`] of `conf`: the runtime hands every call on a network the same
+/// document, so they are found once per document ([`DocMemo`]).
+fn conf_facts(conf: &Arc<Value>) -> Arc<ConfFacts> {
+    thread_local! {
+        static FACTS: RefCell<DocMemo<ConfFacts>> = RefCell::new(DocMemo::default());
+    }
+    FACTS.with(|m| {
+        m.borrow_mut().get_or(conf, |c| ConfFacts {
+            valid: validate_config(c),
+            version: version::config_version(c),
+        })
+    })
 }
 
 /// getCmdArgsFromEnv: the variables each command needs (the library 1.0.1 of release

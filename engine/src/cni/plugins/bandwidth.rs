@@ -15,6 +15,7 @@
 //! (it does not show in `tc qdisc`).
 
 use super::common::{self, GoConf, go_quote, hash_with_prefix};
+use super::memo::DocMemo;
 use crate::cni::host::{Host, Link, LinkKind, Qdisc};
 use crate::cni::plugin::{
     CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin, VERSIONS_FROM_030,
@@ -94,15 +95,31 @@ fn validate(rate: u64, burst: u64) -> Result<(), String> {
 /// 1.1.1 bandwidth printed it).
 const NIL_DEREFERENCE: &str = "runtime error: invalid memory address or nil pointer dereference\\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x536ff6]";
 
+/// The entry of the document's own keys, when any is present (Go allocates the embedded
+/// entry then), as `parseConfig` reports it.
+fn static_entry(conf: &Value) -> Option<Result<BandwidthEntry, String>> {
+    KEYS.iter()
+        .any(|k| conf.get(*k).is_some())
+        .then(|| read_entry(conf, "PluginConf").map_err(parse_error))
+}
+
+/// `parseConfig`'s wrapping of a decoding error.
+fn parse_error(e: String) -> String {
+    format!("failed to parse network configuration: {e}")
+}
+
 /// `parseConfig` + `getBandwidth`: the static keys win when any of them is present (Go
 /// allocates the embedded entry), else `runtimeConfig.bandwidth`; both rate/burst pairs are
 /// validated. `None` when neither is given.
 pub(crate) fn parse_bandwidth(stdin: &Stdin) -> Result<Option<BandwidthEntry>, String> {
-    let wrap = |e: String| format!("failed to parse network configuration: {e}");
-    let conf = stdin.conf.as_ref();
-    let static_set = KEYS.iter().any(|k| conf.get(*k).is_some());
-    let bw = if static_set {
-        Some(read_entry(conf, "PluginConf").map_err(wrap)?)
+    thread_local! {
+        /// The document's own entry, read once per document.
+        static DECODED: std::cell::RefCell<DocMemo<Option<Result<BandwidthEntry, String>>>> =
+            std::cell::RefCell::new(DocMemo::default());
+    }
+    let static_entry = DECODED.with(|m| m.borrow_mut().get_or(&stdin.conf, static_entry));
+    let bw = if let Some(entry) = static_entry.as_ref() {
+        Some(entry.clone()?)
     } else {
         match stdin
             .runtime_config
@@ -110,7 +127,9 @@ pub(crate) fn parse_bandwidth(stdin: &Stdin) -> Result<Option<BandwidthEntry>, S
             .and_then(|rc| rc.get("bandwidth"))
             .filter(|v| !v.is_null())
         {
-            Some(v) => Some(read_entry(v, "PluginConf.runtimeConfig.bandwidth").map_err(wrap)?),
+            Some(v) => {
+                Some(read_entry(v, "PluginConf.runtimeConfig.bandwidth").map_err(parse_error)?)
+            }
             None => None,
         }
     };

@@ -125,21 +125,15 @@ fn load_conf(stdin: &Stdin, env: &CniEnv, release: PluginsRelease) -> Result<Bri
     let decoded =
         DECODED.with(|m| m.borrow_mut()[slot].get_or(&stdin.conf, |conf| load_doc(conf, release)));
     let mut c = decoded.as_ref().clone()?;
+    // CNI_ARGS is parsed (and its errors reported) even when a later source wins: the
+    // document's `args.cni.mac` (already in `c.mac`) overrides its `MAC`.
     let args = common::load_args(&env.args, &["MAC"]).map_err(CniError::internal)?;
-    for (k, v) in args {
-        if k == "MAC" && !v.is_empty() {
-            c.mac = Some(v);
+    if c.mac.is_none() {
+        for (k, v) in args {
+            if k == "MAC" && !v.is_empty() {
+                c.mac = Some(v);
+            }
         }
-    }
-    if let Some(m) = stdin
-        .conf
-        .get("args")
-        .and_then(|a| a.get("cni"))
-        .and_then(|c| c.get("mac"))
-        .and_then(Value::as_str)
-        .filter(|m| !m.is_empty())
-    {
-        c.mac = Some(m.to_string());
     }
     if let Some(m) = stdin
         .runtime_config
@@ -188,7 +182,14 @@ fn load_doc(conf: &Value, release: PluginsRelease) -> Result<BridgeConf, CniErro
                 .unwrap_or(false),
         },
         ipam_type: g.ipam_type().map_err(load_err)?.into(),
-        mac: None,
+        // `args.cni.mac`, which overrides CNI_ARGS' `MAC` (applied per call).
+        mac: conf
+            .get("args")
+            .and_then(|a| a.get("cni"))
+            .and_then(|c| c.get("mac"))
+            .and_then(Value::as_str)
+            .filter(|m| !m.is_empty())
+            .map(str::to_string),
         dns: None,
     };
     // An empty "bridge" string is kept as given by Go (it overrides the default).
@@ -1075,5 +1076,45 @@ impl Plugin for Bridge {
             CniCommand::Gc => Ok(PluginOutput::Empty),
             CniCommand::Version => crate::cni::plugin::version_reply(ALL_VERSIONS),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::sync::Arc;
+
+    /// `loadNetConf`'s MAC sources: `runtimeConfig.mac` over `args.cni.mac` over CNI_ARGS'
+    /// `MAC`; CNI_ARGS is parsed, and its error reported, whichever source wins.
+    #[test]
+    fn mac_sources_in_priority_order() {
+        let mac = |doc_mac: Option<&str>, args: &str, rc_mac: Option<&str>| {
+            let mut doc = json!({"cniVersion": "1.0.0", "name": "n", "type": "bridge"});
+            if let Some(m) = doc_mac {
+                doc["args"] = json!({"cni": {"mac": m}});
+            }
+            let mut stdin = Stdin::from_conf(doc);
+            stdin.runtime_config = rc_mac.map(|m| Arc::new(json!({ "mac": m })));
+            let env = CniEnv {
+                args: args.into(),
+                ..Default::default()
+            };
+            load_conf(&stdin, &env, PluginsRelease::default()).map(|c| c.mac)
+        };
+        let (a, b, c) = (
+            "02:00:00:00:00:0a",
+            "02:00:00:00:00:0b",
+            "02:00:00:00:00:0c",
+        );
+        assert_eq!(mac(None, "", None).unwrap(), None);
+        let args = format!("IgnoreUnknown=1;K8S_POD_NAME=p;MAC={a}");
+        assert_eq!(mac(None, &args, None).unwrap().as_deref(), Some(a));
+        assert_eq!(mac(Some(b), &args, None).unwrap().as_deref(), Some(b));
+        assert_eq!(mac(Some(""), &args, None).unwrap().as_deref(), Some(a));
+        assert_eq!(mac(Some(b), &args, Some(c)).unwrap().as_deref(), Some(c));
+        assert_eq!(mac(None, "", Some(c)).unwrap().as_deref(), Some(c));
+        let e = mac(Some(b), "FOO", Some(c)).unwrap_err();
+        assert_eq!(e.msg, "ARGS: invalid pair \"FOO\"");
     }
 }

@@ -16,6 +16,7 @@
 //! flushing.
 
 use super::common::{self, IptRule, format_chain_name_with_prefix, go_quote};
+use super::memo::DocMemo;
 use crate::cni::host::Host;
 use crate::cni::netfilter::XtTable;
 use crate::cni::plugin::{
@@ -61,8 +62,8 @@ pub(crate) struct PortMapEntry {
 /// The parsed `PortMapConf`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PortMapConf {
-    /// Network name.
-    pub name: String,
+    /// Network name (shared with the decoded document).
+    pub name: std::sync::Arc<str>,
     /// `snat` (default true).
     pub snat: bool,
     /// `masqAll`.
@@ -93,16 +94,61 @@ fn str_list(v: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// `parseConfig`: defaults, mark-bit checks, port checks, and the pod IPs from prevResult
-/// (the first v4/v6 whose `interface` is CNI_IFNAME in a sandbox, or has no index).
-pub(crate) fn parse_config(stdin: &Stdin, ifname: &str) -> Result<PortMapConf, String> {
-    let conf = stdin.conf.as_ref();
+/// What `parseConfig` reads of the config document alone (the part every call on a network
+/// shares): its keys as typed, or the first type error, wrapped as `parseConfig` words it.
+#[derive(Debug)]
+struct DocConf {
+    /// The network name.
+    name: std::sync::Arc<str>,
+    /// `snat` (default true).
+    snat: bool,
+    /// `masqAll`.
+    masq_all: bool,
+    /// `markMasqBit`, checked only after `runtimeConfig` is decoded.
+    mark: Option<i64>,
+    /// `externalSetMarkChain`.
+    ext: Option<String>,
+    /// `conditionsV4`.
+    conditions_v4: Vec<String>,
+    /// `conditionsV6`.
+    conditions_v6: Vec<String>,
+}
+
+fn wrap_parse_error(e: String) -> String {
+    format!("failed to parse network configuration: {e}")
+}
+
+/// The document's [`DocConf`].
+fn decode_doc(conf: &Value) -> Result<DocConf, String> {
     let g = common::GoConf::new(conf, "PortMapConf");
-    let wrap = |e: String| format!("failed to parse network configuration: {e}");
-    let snat = g.bool("snat").map_err(wrap)?.unwrap_or(true);
-    let masq_all = g.bool("masqAll").map_err(wrap)?.unwrap_or(false);
-    let mark = g.int("markMasqBit").map_err(wrap)?;
-    let ext = g.string("externalSetMarkChain").map_err(wrap)?;
+    Ok(DocConf {
+        snat: g.bool("snat").map_err(wrap_parse_error)?.unwrap_or(true),
+        masq_all: g
+            .bool("masqAll")
+            .map_err(wrap_parse_error)?
+            .unwrap_or(false),
+        mark: g.int("markMasqBit").map_err(wrap_parse_error)?,
+        ext: g.string("externalSetMarkChain").map_err(wrap_parse_error)?,
+        name: conf
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .into(),
+        conditions_v4: str_list(conf.get("conditionsV4")),
+        conditions_v6: str_list(conf.get("conditionsV6")),
+    })
+}
+
+/// `parseConfig`: defaults, mark-bit checks, port checks, and the pod IPs from prevResult
+/// (the first v4/v6 whose `interface` is CNI_IFNAME in a sandbox, or has no index). The
+/// document's part is decoded once per document ([`DocMemo`]).
+pub(crate) fn parse_config(stdin: &Stdin, ifname: &str) -> Result<PortMapConf, String> {
+    thread_local! {
+        static DECODED: std::cell::RefCell<DocMemo<Result<DocConf, String>>> =
+            std::cell::RefCell::new(DocMemo::default());
+    }
+    let decoded = DECODED.with(|m| m.borrow_mut().get_or(&stdin.conf, decode_doc));
+    let doc = decoded.as_ref().as_ref().map_err(Clone::clone)?;
     let mut port_maps = Vec::new();
     if let Some(pm) = stdin
         .runtime_config
@@ -111,12 +157,12 @@ pub(crate) fn parse_config(stdin: &Stdin, ifname: &str) -> Result<PortMapConf, S
         .filter(|v| !v.is_null())
     {
         port_maps = serde_json::from_value::<Vec<PortMapEntry>>(pm.clone())
-            .map_err(|e| wrap(format!("json: {e}")))?;
+            .map_err(|e| wrap_parse_error(format!("json: {e}")))?;
     }
-    if mark.is_some() && ext.is_some() {
+    if doc.mark.is_some() && doc.ext.is_some() {
         return Err("Cannot specify externalSetMarkChain and markMasqBit".into());
     }
-    let mark_bit = mark.unwrap_or(DEFAULT_MARK_BIT);
+    let mark_bit = doc.mark.unwrap_or(DEFAULT_MARK_BIT);
     if !(0..=31).contains(&mark_bit) {
         return Err("MasqMarkBit must be between 0 and 31".into());
     }
@@ -132,20 +178,20 @@ pub(crate) fn parse_config(stdin: &Stdin, ifname: &str) -> Result<PortMapConf, S
         }
     }
     let mut c = PortMapConf {
-        name: stdin.network_name().to_string(),
-        snat,
-        masq_all,
+        name: doc.name.clone(),
+        snat: doc.snat,
+        masq_all: doc.masq_all,
         mark_bit,
-        external_set_mark_chain: ext,
-        conditions_v4: str_list(conf.get("conditionsV4")),
-        conditions_v6: str_list(conf.get("conditionsV6")),
+        external_set_mark_chain: doc.ext.clone(),
+        conditions_v4: doc.conditions_v4.clone(),
+        conditions_v6: doc.conditions_v6.clone(),
         port_maps,
         cont_v4: None,
         cont_v6: None,
     };
     if let Some(prev) = &stdin.prev_result {
         for ip in &prev.ips {
-            let Ok(addr) = ip.address.parse::<IpNet>() else {
+            let Some(addr) = common::parse_net(&ip.address) else {
                 continue;
             };
             let v4 = addr.addr().is_ipv4();
