@@ -421,11 +421,12 @@ fn mirror_links(
     }
     for l in &links {
         let mtu = l.mtu.to_string();
+        let mac = l.mac.to_string();
         if l.kind != LinkKind::Loopback {
             must(
                 "ip",
                 &[
-                    "-n", ns, "link", "set", "dev", &l.name, "address", &l.mac, "mtu", &mtu,
+                    "-n", ns, "link", "set", "dev", &l.name, "address", &mac, "mtu", &mtu,
                 ],
             );
         }
@@ -670,9 +671,10 @@ fn addrs(lab: &Lab) -> Addrs {
             _ => None,
         })
         .expect("web's veth");
-    let br = host.root.links[&peer]
+    let br = host.root.links[peer.as_str()]
         .master
-        .clone()
+        .as_deref()
+        .map(str::to_string)
         .expect("a bridge port");
     let br_addr = strip(&host.root.links[&br].addrs[0]);
     let node1 = host

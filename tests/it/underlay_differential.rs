@@ -780,14 +780,14 @@ fn lab_world(pod_path: &str) -> Host {
         let mut l = Link::new(
             name,
             LinkKind::Veth {
-                peer,
+                peer: peer.into(),
                 peer_netns: String::new(),
             },
-            mac.into(),
+            mac.parse().unwrap(),
             1500,
         );
         l.up = up;
-        h.root.links.insert(name.into(), l);
+        h.root.links.insert(name, l);
     }
     let mut ns = Netns::with_loopback();
     if let Some(lo) = ns.links.get_mut("lo") {
@@ -940,7 +940,7 @@ fn lab_links(host: &Host, ns: &str) -> Vec<String> {
                 l.mac,
                 l.promisc,
                 l.allmulti,
-                l.alias.as_deref().unwrap_or(""),
+                l.alias().unwrap_or(""),
             ))
         })
         .collect();
@@ -1006,7 +1006,7 @@ fn lab_node_links(host: &Host) -> Vec<String> {
                 "{} up={} alias={} mac={}",
                 l.name,
                 l.up,
-                l.alias.as_deref().unwrap_or(""),
+                l.alias().unwrap_or(""),
                 l.mac
             ))
         })

@@ -47,7 +47,7 @@ pub(crate) struct LinkRow<'a> {
     /// Addresses in CIDR form (`10.244.1.1/24`), in the order they were added.
     pub addrs: &'a [String],
     /// Hardware address.
-    pub mac: &'a str,
+    pub mac: crate::cni::host::Mac,
     /// MTU.
     pub mtu: u32,
     /// The bridge it is enslaved to.
@@ -88,14 +88,14 @@ impl<'a> LinkRow<'a> {
             name: &link.name,
             kind,
             addrs: &link.addrs,
-            mac: &link.mac,
+            mac: link.mac,
             mtu: link.mtu,
             master: link.master.as_deref(),
             up: link.up,
             peer,
             lower,
             flavour,
-            pci: link.pci.as_deref(),
+            pci: link.pci(),
         }
     }
 

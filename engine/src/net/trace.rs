@@ -863,7 +863,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                     self.bridged(host, br, pkt, next)
                 }
             }
-            None => self.host_stack(host, pkt, Some(peer.clone())),
+            None => self.host_stack(host, pkt, Some(peer.to_string())),
         }
     }
 
@@ -1174,7 +1174,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 peer.node
             ));
         };
-        let name = peer_dev.name.clone();
+        let name = peer_dev.name.to_string();
         self.outer = None;
         self.push(
             HopKind::Tunnel,

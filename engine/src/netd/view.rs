@@ -145,7 +145,7 @@ fn pod_net(v: &View<'_>, p: &Object<PodSpec>) -> PodNet {
             let host = &v.nodes.get(&p.spec.node_name)?.host;
             match &host.netns.get(sb.netns())?.links.get(&pn.ifname)?.kind {
                 crate::cni::host::LinkKind::Veth { peer, peer_netns } if peer_netns.is_empty() => {
-                    Some(peer.clone())
+                    Some(peer.to_string())
                 }
                 _ => None,
             }

@@ -11,7 +11,7 @@ use super::common::{
     self, GoConf, IptRule, format_chain_name, format_comment, go_quote, netns_open_error,
 };
 use super::memo::DocMemo;
-use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -293,27 +293,17 @@ impl Attachment {
         name
     }
 
-    /// `hash::mac(&[node, container ID, ifname, last])`.
-    fn mac(mut self, last: &str) -> String {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
+    /// `hash::mac_bytes(&[node, container ID, ifname, last])`.
+    fn mac(mut self, last: &str) -> Mac {
         self.separator();
         self.bytes(last);
-        let mut h = self.0.to_be_bytes();
-        h[0] = (h[0] & 0xfe) | 0x02;
-        let mut out = String::with_capacity(17);
-        for (i, b) in h[..6].iter().enumerate() {
-            if i > 0 {
-                out.push(':');
-            }
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0x0f)]));
-        }
-        out
+        let h = self.0.to_be_bytes();
+        Mac([(h[0] & 0xfe) | 0x02, h[1], h[2], h[3], h[4], h[5]])
     }
 }
 
-/// Go's `net.ParseMAC` acceptance for the colon form, lowercased.
-fn parse_mac(m: &str) -> Option<String> {
+/// Go's `net.ParseMAC` acceptance for the colon (or dash) form.
+fn parse_mac(m: &str) -> Option<Mac> {
     let parts: Vec<&str> = m.split([':', '-']).collect();
     if parts.len() != 6
         || parts
@@ -322,7 +312,7 @@ fn parse_mac(m: &str) -> Option<String> {
     {
         return None;
     }
-    Some(parts.join(":").to_ascii_lowercase())
+    parts.join(":").parse().ok()
 }
 
 fn mtu_of(conf: &BridgeConf) -> u32 {
@@ -338,7 +328,12 @@ fn ensure_bridge(host: &mut Host, conf: &BridgeConf) -> Result<Interface, CniErr
     let br = conf.br_name.clone();
     let node = &host.node;
     let link = host.root.links.get_or_insert_with(&br, || {
-        Link::new(&br, LinkKind::Bridge, hash::mac(&[node, &br]), mtu_of(conf))
+        Link::new(
+            &br,
+            LinkKind::Bridge,
+            Mac(hash::mac_bytes(&[node, &br])),
+            mtu_of(conf),
+        )
     });
     if link.kind != LinkKind::Bridge {
         return Err(CniError::internal(format!(
@@ -353,7 +348,7 @@ fn ensure_bridge(host: &mut Host, conf: &BridgeConf) -> Result<Interface, CniErr
     link.up = true;
     Ok(Interface {
         name: br.to_string(),
-        mac: link.mac.clone(),
+        mac: link.mac.to_string(),
         ..Default::default()
     })
 }
@@ -382,36 +377,37 @@ fn setup_veth(
     };
     debug_assert!(
         conf.mac.is_some()
-            || cont_mac == hash::mac(&[&host.node, &env.container_id, &env.ifname, "container"])
+            || cont_mac.0
+                == hash::mac_bytes(&[&host.node, &env.container_id, &env.ifname, "container"])
     );
     let host_name = veth_name_from(host, &env.container_id, &env.ifname, att.veth_name());
     let host_mac = att.mac("host");
     debug_assert_eq!(
-        host_mac,
-        hash::mac(&[&host.node, &env.container_id, &env.ifname, "host"])
+        host_mac.0,
+        hash::mac_bytes(&[&host.node, &env.container_id, &env.ifname, "host"])
     );
     let mtu = mtu_of(conf);
     let mut cont = Link::new(
         &env.ifname,
         LinkKind::Veth {
-            peer: host_name.clone(),
+            peer: host_name.as_str().into(),
             peer_netns: String::new(),
         },
-        cont_mac.clone(),
+        cont_mac,
         mtu,
     );
     cont.up = false;
     let mut hostl = Link::new(
         &host_name,
         LinkKind::Veth {
-            peer: env.ifname.clone(),
+            peer: env.ifname.as_str().into(),
             peer_netns: env.netns.clone(),
         },
-        host_mac.clone(),
+        host_mac,
         mtu,
     );
     hostl.up = true;
-    hostl.master = Some(conf.br_name.to_string());
+    hostl.master = Some((*conf.br_name).into());
     hostl.hairpin = conf.hairpin;
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(netns_open_error(&env.netns));
@@ -421,12 +417,12 @@ fn setup_veth(
     Ok((
         Interface {
             name: host_name,
-            mac: host_mac,
+            mac: host_mac.to_string(),
             ..Default::default()
         },
         Interface {
             name: env.ifname.clone(),
-            mac: cont_mac,
+            mac: cont_mac.to_string(),
             sandbox: env.netns.clone(),
             ..Default::default()
         },
@@ -820,7 +816,7 @@ impl Bridge {
                 }
                 // The kernel drops a deleted device's qdiscs (bandwidth's TBF/ingress).
                 if peer_netns.is_empty() {
-                    ctx.host.qdiscs.retain(|q| &q.dev != peer);
+                    ctx.host.qdiscs.retain(|q| q.dev != peer);
                 }
             }
         }
@@ -919,7 +915,7 @@ fn check_prev(
             br_map.name
         ));
     }
-    if !br_map.mac.is_empty() && br_map.mac != br.mac {
+    if !br_map.mac.is_empty() && br.mac != br_map.mac {
         return Err(format!(
             "Bridge interface {} Mac doesn't match: {}",
             br_map.name, br_map.mac
@@ -948,7 +944,7 @@ fn check_prev(
             cont.name
         ));
     };
-    if !cont_map.mac.is_empty() && cont_map.mac != cont.mac {
+    if !cont_map.mac.is_empty() && cont.mac != cont_map.mac {
         return Err(format!(
             "Interface {} Mac {} doesn't match container Mac: {}",
             cont_map.name, cont_map.mac, cont.mac
@@ -964,14 +960,14 @@ fn check_prev(
         let LinkKind::Veth { peer, peer_netns } = &link.kind else {
             continue;
         };
-        if &link.name != cont_peer
-            || peer != &env.ifname
+        if link.name != cont_peer
+            || peer != env.ifname
             || peer_netns != &env.netns
             || link.master.as_deref() != Some(&*conf.br_name)
         {
             continue;
         }
-        if !intf.mac.is_empty() && intf.mac != link.mac {
+        if !intf.mac.is_empty() && link.mac != intf.mac {
             return Err(format!(
                 "Interface {} Mac doesn't match: {} not found",
                 intf.name, intf.mac

@@ -378,9 +378,14 @@ fn bridge_add_error_cases_use_real_messages() {
 #[test]
 fn bridge_releases_ip_when_a_step_after_ipam_fails() {
     let mut h = host();
-    let mut br = Link::new("cni0", LinkKind::Bridge, "02:00:00:00:00:02".into(), 1500);
+    let mut br = Link::new(
+        "cni0",
+        LinkKind::Bridge,
+        "02:00:00:00:00:02".parse().unwrap(),
+        1500,
+    );
     br.addrs.push("10.9.9.1/24".into());
-    h.root.links.insert("cni0".into(), br);
+    h.root.links.insert("cni0", br);
     let c = call(
         &mut h,
         &Bridge,
@@ -403,8 +408,13 @@ fn bridge_releases_ip_when_a_step_after_ipam_fails() {
     // forceAddress replaces it.
     let mut h = host();
     h.root.links.insert(
-        "cni0".into(),
-        Link::new("cni0", LinkKind::Bridge, "02:00:00:00:00:02".into(), 1500),
+        "cni0",
+        Link::new(
+            "cni0",
+            LinkKind::Bridge,
+            "02:00:00:00:00:02".parse().unwrap(),
+            1500,
+        ),
     );
     h.root
         .links

@@ -546,7 +546,7 @@ pub(crate) fn network_plus_one(addr: &ipnet::IpNet) -> String {
 /// Go's `net.ParseMAC` for the 6-byte forms (`aa:bb:cc:dd:ee:ff`, `aa-bb-…`,
 /// `aabb.ccdd.eeff`), lower-cased as `HardwareAddr.String()` prints it. The error is Go's
 /// `address <m>: invalid MAC address`.
-pub(crate) fn parse_mac(m: &str) -> Result<String, String> {
+pub(crate) fn parse_mac(m: &str) -> Result<crate::cni::host::Mac, String> {
     let bad = || format!("address {m}: invalid MAC address");
     let hex_ok = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit());
     let bytes: Vec<String> = if m.len() == 14 && m.as_bytes().get(4) == Some(&b'.') {
@@ -566,7 +566,7 @@ pub(crate) fn parse_mac(m: &str) -> Result<String, String> {
         }
         parts.iter().map(|p| p.to_string()).collect()
     };
-    Ok(bytes.join(":").to_ascii_lowercase())
+    bytes.join(":").parse().map_err(|_| bad())
 }
 
 /// The interface of the first default route (v4 or v6) of a namespace, as
@@ -716,10 +716,10 @@ pub(crate) fn del_link(
     if let crate::cni::host::LinkKind::Veth { peer, peer_netns } = &link.kind {
         if let Some(pns) = host.ns_mut(peer_netns) {
             pns.links.remove(peer);
-            pns.routes.retain(|r| &r.dev != peer);
+            pns.routes.retain(|r| r.dev != peer);
         }
         if peer_netns.is_empty() {
-            host.qdiscs.retain(|q| &q.dev != peer);
+            host.qdiscs.retain(|q| q.dev != peer);
         }
     }
     Some(link)

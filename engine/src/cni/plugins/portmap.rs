@@ -556,7 +556,7 @@ fn routable_host_if(host: &Host, ip: &IpAddr) -> Option<String> {
                 .filter_map(|a| a.parse::<IpNet>().ok())
                 .any(|n| n.contains(ip))
         })
-        .map(|l| l.name.clone())
+        .map(|l| l.name.to_string())
 }
 
 /// `forwardPorts` for one pod address, in the nat table of its family.

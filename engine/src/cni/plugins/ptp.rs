@@ -14,7 +14,7 @@
 
 use super::bridge::{host_veth_name, setup_ip_masq_all, teardown_ip_masq_all};
 use super::common::{self, GoConf, go_quote};
-use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -85,8 +85,18 @@ fn setup_container_veth(
         )));
     }
     let host_name = host_veth_name(host, &env.container_id, &env.ifname);
-    let cont_mac = hash::mac(&[&host.node, &env.container_id, &env.ifname, "container"]);
-    let host_mac = hash::mac(&[&host.node, &env.container_id, &env.ifname, "host"]);
+    let cont_mac = Mac(hash::mac_bytes(&[
+        &host.node,
+        &env.container_id,
+        &env.ifname,
+        "container",
+    ]));
+    let host_mac = Mac(hash::mac_bytes(&[
+        &host.node,
+        &env.container_id,
+        &env.ifname,
+        "host",
+    ]));
     let mtu = u32::try_from(conf.mtu)
         .ok()
         .filter(|m| *m > 0)
@@ -94,19 +104,19 @@ fn setup_container_veth(
     let cont = Link::new(
         &env.ifname,
         LinkKind::Veth {
-            peer: host_name.clone(),
+            peer: host_name.as_str().into(),
             peer_netns: String::new(),
         },
-        cont_mac.clone(),
+        cont_mac,
         mtu,
     );
     let mut hostl = Link::new(
         &host_name,
         LinkKind::Veth {
-            peer: env.ifname.clone(),
+            peer: env.ifname.as_str().into(),
             peer_netns: env.netns.clone(),
         },
-        host_mac.clone(),
+        host_mac,
         mtu,
     );
     hostl.up = true;
@@ -120,12 +130,12 @@ fn setup_container_veth(
     result.interfaces = vec![
         Interface {
             name: host_name,
-            mac: host_mac,
+            mac: host_mac.to_string(),
             ..Default::default()
         },
         Interface {
             name: env.ifname.clone(),
-            mac: cont_mac,
+            mac: cont_mac.to_string(),
             mtu: 0,
             sandbox: env.netns.clone(),
         },
@@ -271,7 +281,7 @@ impl Ptp {
             return Ok(PluginOutput::Empty);
         };
         if let LinkKind::Veth { peer, .. } = &link.kind {
-            ctx.host.root.routes.retain(|r| &r.dev != peer);
+            ctx.host.root.routes.retain(|r| r.dev != peer);
         }
         if conf.ip_masq {
             let addrs: Vec<IpNet> = link.addrs.iter().filter_map(|a| a.parse().ok()).collect();
