@@ -925,11 +925,11 @@ fn lab_links(host: &Host, ns: &str) -> Vec<String> {
                 LinkKind::Ipvlan { master, mode } => ("ipvlan", mode.clone(), master.clone()),
                 _ => ("other", String::new(), String::new()),
             };
-            let addrs: Vec<&str> = l
+            let addrs: Vec<String> = l
                 .addrs
                 .iter()
-                .filter(|a| !a.contains(':'))
-                .map(String::as_str)
+                .filter(|a| a.addr().is_ipv4())
+                .map(ToString::to_string)
                 .collect();
             normalise(&format!(
                 "{} kind={kind} mode={mode} master={master} addrs={} up={} mtu={} mac={} promisc={} allmulti={} alias={}",

@@ -160,8 +160,8 @@ pub struct Link {
     pub mtu: u32,
     /// The bridge it is enslaved to.
     pub master: Option<CompactString>,
-    /// Addresses in CIDR form (`10.244.1.1/24`).
-    pub addrs: Vec<String>,
+    /// Addresses with their prefix length (`10.244.1.1/24`), in the order added.
+    pub addrs: Vec<ipnet::IpNet>,
     /// Administratively up.
     pub up: bool,
     /// Hairpin mode on a bridge port.
@@ -645,7 +645,13 @@ pub struct Netns {
 /// The addresses the kernel puts on `lo` when it comes up, in `ip addr`'s order: IPv4's
 /// 127.0.0.1/8 (`inetdev_event` on NETDEV_UP), then IPv6's ::1/128 (`addrconf_notify` →
 /// `init_loopback`).
-pub const LO_ADDRS: [&str; 2] = ["127.0.0.1/8", "::1/128"];
+pub const LO_ADDRS: [ipnet::IpNet; 2] = [
+    ipnet::IpNet::V4(ipnet::Ipv4Net::new_assert(std::net::Ipv4Addr::LOCALHOST, 8)),
+    ipnet::IpNet::V6(ipnet::Ipv6Net::new_assert(
+        std::net::Ipv6Addr::LOCALHOST,
+        128,
+    )),
+];
 
 impl Netns {
     /// A namespace holding only a down `lo`, as `ip netns add` makes it.
@@ -662,7 +668,7 @@ impl Netns {
         let mut ns = Netns::with_loopback();
         if let Some(lo) = ns.links.get_mut("lo") {
             lo.up = true;
-            lo.addrs = LO_ADDRS.iter().map(|a| a.to_string()).collect();
+            lo.addrs = LO_ADDRS.to_vec();
         }
         ns
     }
@@ -693,8 +699,8 @@ impl Netns {
             if !link.up || link.kind == LinkKind::Loopback {
                 continue;
             }
-            for addr in &link.addrs {
-                if let Ok(net) = addr.parse::<ipnet::IpNet>() {
+            for &net in &link.addrs {
+                {
                     // A host address (/32, /128) gets only a local route (table local), no
                     // prefix route.
                     if net.prefix_len() == net.max_prefix_len() {
@@ -842,8 +848,8 @@ impl Host {
         }
         let mut eth0 = Link::new("eth0", LinkKind::Physical, mac, 1500);
         eth0.up = true;
-        if !internal_ip.is_empty() {
-            eth0.addrs.push([internal_ip, "/24"].concat());
+        if let Ok(ip) = internal_ip.parse() {
+            eth0.addrs.extend(ipnet::IpNet::new(ip, 24));
         }
         root.links.insert("eth0", eth0);
         let mut files = BTreeMap::new();
@@ -907,13 +913,10 @@ impl Host {
         let Ok(gw) = via.parse::<std::net::IpAddr>() else {
             return false;
         };
-        self.root.links.get(&route.dev).is_some_and(|l| {
-            l.up && l
-                .addrs
-                .iter()
-                .filter_map(|a| a.parse::<ipnet::IpNet>().ok())
-                .any(|n| n.trunc().contains(&gw))
-        })
+        self.root
+            .links
+            .get(&route.dev)
+            .is_some_and(|l| l.up && l.addrs.iter().any(|n| n.trunc().contains(&gw)))
     }
 
     /// The host's main routing table as `ip route` shows it: the namespace's own routes

@@ -41,18 +41,12 @@ impl LinkFacts {
             .values()
             .filter(|l| l.kind == LinkKind::Physical && l.up)
             .flat_map(|l| &l.addrs)
-            .filter_map(|a| a.parse::<ipnet::IpNet>().ok())
             .map(|n| n.addr())
             .collect();
         let bridge = links
             .values()
             .find(|l| l.kind == LinkKind::Bridge && !l.addrs.is_empty())
-            .map(|l| {
-                l.addrs
-                    .first()
-                    .and_then(|a| a.split('/').next())
-                    .and_then(|a| a.parse().ok())
-            });
+            .map(|l| l.addrs.first().map(|a| a.addr()));
         LinkFacts { uplinks, bridge }
     }
 }
@@ -320,7 +314,7 @@ mod tests {
         let mut links = Links::default();
         let mut eth0 = Link::new("eth0", LinkKind::Physical, Mac([2, 0, 0, 0, 0, 1]), 1500);
         eth0.up = true;
-        eth0.addrs.push("192.168.0.1/24".into());
+        eth0.addrs.push("192.168.0.1/24".parse().unwrap());
         links.insert("eth0", eth0);
         for i in 0..10 {
             let name = format!("veth{i}");
@@ -333,7 +327,7 @@ mod tests {
         links.insert("cni0", cni0);
         assert_eq!(links.bridge_addr(), None, "a bridge without an address");
         if let Some(l) = links.get_mut("cni0") {
-            l.addrs.push("10.244.1.1/24".into());
+            l.addrs.push("10.244.1.1/24".parse().unwrap());
         }
         assert_eq!(links.bridge_addr(), Some(Some(ip("10.244.1.1"))));
         // The uplink going down takes its address off the segment.

@@ -513,7 +513,8 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
         } else {
             "global"
         };
-        let (v4, v6): (Vec<&String>, Vec<&String>) = l.addrs.iter().partition(|a| !a.contains(':'));
+        let (v4, v6): (Vec<&ipnet::IpNet>, Vec<&ipnet::IpNet>) =
+            l.addrs.iter().partition(|a| a.addr().is_ipv4());
         for a in v4 {
             out.push(format!("    inet {a} scope {scope} {}", l.name));
         }
@@ -525,7 +526,7 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             kind: kind_name(&l.kind),
             mtu: l.mtu,
             master: l.master.as_deref().map(str::to_string),
-            addrs: l.addrs.clone(),
+            addrs: l.addrs.iter().map(ToString::to_string).collect(),
             up: l.up,
             lines: out,
         });

@@ -45,7 +45,7 @@ pub(crate) struct LinkRow<'a> {
     /// What it is.
     pub kind: LinkType,
     /// Addresses in CIDR form (`10.244.1.1/24`), in the order they were added.
-    pub addrs: &'a [String],
+    pub addrs: &'a [ipnet::IpNet],
     /// Hardware address.
     pub mac: crate::cni::host::Mac,
     /// MTU.
@@ -99,9 +99,12 @@ impl<'a> LinkRow<'a> {
         }
     }
 
-    /// The first address ("" when it has none).
-    pub(crate) fn first_addr(&self) -> &'a str {
-        self.addrs.first().map_or("", String::as_str)
+    /// The first address as `ip addr` prints it ("" when it has none).
+    pub(crate) fn first_addr(&self) -> String {
+        self.addrs
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_default()
     }
 }
 

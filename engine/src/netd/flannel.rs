@@ -613,9 +613,9 @@ impl Own<'_> {
                 uplink_mtu.saturating_sub(VXLAN_OVERHEAD),
             );
             dev.up = true;
-            let mut addr = crate::util::addr::ip_text(lease.subnet.network());
-            addr.push_str("/32");
-            dev.addrs = vec![addr];
+            dev.addrs = ipnet::IpNet::new(lease.subnet.network(), 32)
+                .into_iter()
+                .collect();
             host.root.links.insert(VXLAN_DEV, dev);
         } else {
             host.root.links.remove(VXLAN_DEV);
@@ -983,7 +983,10 @@ mod tests {
         let host = &h["node-1"].host;
         let dev = host.root.links.get(VXLAN_DEV).expect("flannel.1");
         assert_eq!(dev.mtu, 1450);
-        assert_eq!(dev.addrs, ["10.244.1.0/32"]);
+        assert_eq!(
+            dev.addrs,
+            ["10.244.1.0/32".parse::<ipnet::IpNet>().unwrap()]
+        );
         let routes: Vec<String> = host.route_table().iter().map(|r| r.to_ip_route()).collect();
         assert!(routes.contains(&"10.244.2.0/24 via 10.244.2.0 dev flannel.1 onlink".to_string()));
         let mac = crate::util::hash::mac(&["node-2", VXLAN_DEV]);

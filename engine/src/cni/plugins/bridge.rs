@@ -506,10 +506,10 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
         let Some(addr) = common::parse_net(&ip.address) else {
             continue;
         };
-        if !link.addrs.contains(&ip.address) {
+        if !link.addrs.contains(&addr) {
             // A pod's eth0 holds one or two addresses: no room reserved for more.
             link.addrs.reserve_exact(1);
-            link.addrs.push(ip.address.clone());
+            link.addrs.push(addr);
         }
         if !ip.gateway.is_empty() {
             let slot = if addr.addr().is_ipv4() {
@@ -575,22 +575,18 @@ fn ensure_addr(host: &mut Host, conf: &BridgeConf, gw: &str) -> Result<(), CniEr
             go_quote(&conf.br_name)
         )));
     };
-    // Every pod after the first on a node: the bridge's first address is the gateway, as
-    // text too, so the loop below would return at its first step (nothing changes).
-    if br.addrs.first().is_some_and(|a| a == gw) {
+    // Every pod after the first on a node: the bridge's first address is the gateway, so
+    // the loop below would return at its first step (nothing changes).
+    if br.addrs.first() == Some(&want) {
         return Ok(());
     }
     let Some(br) = host.root.links.get_mut(&conf.br_name) else {
         return Ok(());
     };
     let mut keep = Vec::new();
-    for a in &br.addrs {
-        let Some(have) = common::parse_net(a) else {
-            keep.push(a.clone());
-            continue;
-        };
+    for &have in &br.addrs {
         if have.addr().is_ipv4() != want.addr().is_ipv4() {
-            keep.push(a.clone());
+            keep.push(have);
             continue;
         }
         if have == want {
@@ -608,9 +604,9 @@ fn ensure_addr(host: &mut Host, conf: &BridgeConf, gw: &str) -> Result<(), CniEr
             }
             continue;
         }
-        keep.push(a.clone());
+        keep.push(have);
     }
-    keep.push(want.to_string());
+    keep.push(want);
     br.addrs = keep;
     Ok(())
 }
@@ -805,11 +801,7 @@ impl Bridge {
             ns.links.remove(&env.ifname)
         });
         if let Some(link) = removed {
-            addrs = link
-                .addrs
-                .iter()
-                .filter_map(|a| common::parse_net(a))
-                .collect();
+            addrs = link.addrs.clone();
             if let LinkKind::Veth { peer, peer_netns } = &link.kind {
                 if let Some(ns) = ctx.host.ns_mut(peer_netns) {
                     ns.links.remove(peer);
@@ -991,7 +983,7 @@ fn check_prev(
         let Some(link) = ns.links.get(&env.ifname) else {
             return Err(format!("Cannot find container link {}", env.ifname));
         };
-        if !link.addrs.contains(&ip.address) {
+        if !common::parse_net(&ip.address).is_some_and(|a| link.addrs.contains(&a)) {
             return Err(format!(
                 "Failed to match addr {} on interface {}",
                 ip.address, env.ifname

@@ -167,7 +167,7 @@ impl Calico {
             mtu,
         );
         cont.up = true;
-        cont.addrs.push(addr.clone());
+        cont.addrs.extend(ipnet::IpNet::new(ip.addr(), 32));
         let mut hostl = Link::new(
             &host_name,
             LinkKind::Veth {

@@ -124,7 +124,7 @@ impl CiliumCni {
             device_mtu,
         );
         cont.up = true;
-        cont.addrs.push(addr.clone());
+        cont.addrs.extend(ipnet::IpNet::new(ip.into(), 32));
         let mut hostl = Link::new(
             &host_name,
             LinkKind::Veth {

@@ -643,14 +643,18 @@ pub(crate) fn configure_iface(
                 go_quote(ifname)
             )));
         }
-        if link.addrs.contains(&ip.address) {
+        // A result's address is a CIDR (Go's result decoding refuses any other text).
+        let Some(addr) = parse_net(&ip.address) else {
+            continue;
+        };
+        if link.addrs.contains(&addr) {
             return Err(CniError::internal(format!(
                 "failed to add IP addr {} to {}: file exists",
                 go_ipconfig(ip),
                 go_quote(ifname)
             )));
         }
-        link.addrs.push(ip.address.clone());
+        link.addrs.push(addr);
         if let Ok(gw) = ip.gateway.parse::<std::net::IpAddr>() {
             let slot = if gw.is_ipv4() { &mut gw4 } else { &mut gw6 };
             if slot.is_none() {
@@ -765,7 +769,7 @@ pub(crate) fn validate_ips_and_routes(
                 "Cannot find container link {ifname}"
             )));
         };
-        if !link.addrs.contains(&ip.address) {
+        if !parse_net(&ip.address).is_some_and(|a| link.addrs.contains(&a)) {
             return Err(CniError::internal(format!(
                 "Failed to match addr {} on interface {ifname}",
                 ip.address

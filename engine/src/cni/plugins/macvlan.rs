@@ -521,7 +521,10 @@ pub(crate) mod tests {
             }
         );
         assert!(l.up);
-        assert_eq!(l.addrs, vec!["10.10.0.5/24".to_string()]);
+        assert_eq!(
+            l.addrs,
+            vec!["10.10.0.5/24".parse::<ipnet::IpNet>().unwrap()]
+        );
         let routes: Vec<String> = h.netns[NS]
             .route_table()
             .iter()

@@ -207,8 +207,13 @@ fn setup_host_veth(host: &mut Host, veth: &str, result: &CniResult) -> Result<()
                 vec!["0xff"; bits / 8].join(", ")
             )));
         }
-        let gw = format!("{}/{bits}", ip.gateway);
-        if !link.addrs.contains(&gw) {
+        // A result's gateway is an address (Go's result decoding refuses any other text).
+        let gw = ip
+            .gateway
+            .parse()
+            .ok()
+            .and_then(|g| IpNet::new(g, bits as u8).ok());
+        if let Some(gw) = gw.filter(|g| !link.addrs.contains(g)) {
             link.addrs.push(gw);
         }
         let mut r = RouteEntry::static_route(&addr.addr().to_string(), None, veth);
@@ -284,8 +289,7 @@ impl Ptp {
             ctx.host.root.routes.retain(|r| r.dev != peer);
         }
         if conf.ip_masq {
-            let addrs: Vec<IpNet> = link.addrs.iter().filter_map(|a| a.parse().ok()).collect();
-            teardown_ip_masq_all(ctx.host, &conf.name, &env.container_id, &addrs);
+            teardown_ip_masq_all(ctx.host, &conf.name, &env.container_id, &link.addrs);
         }
         Ok(PluginOutput::Empty)
     }
@@ -383,7 +387,7 @@ mod tests {
         let veth = &r.interfaces[0].name;
         assert_eq!(
             h.root.links.get(veth).unwrap().addrs,
-            vec!["10.12.0.1/32".to_string()]
+            vec!["10.12.0.1/32".parse::<ipnet::IpNet>().unwrap()]
         );
         let host_routes: Vec<String> = h.route_table().iter().map(|r| r.to_ip_route()).collect();
         assert!(

@@ -337,8 +337,10 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) {
     let mut gw6 = None;
     if let Some(link) = ns.links.get_mut(&env.ifname) {
         for ip in &result.ips {
-            if !link.addrs.contains(&ip.address) {
-                link.addrs.push(ip.address.clone());
+            if let Some(a) = super::common::parse_net(&ip.address) {
+                if !link.addrs.contains(&a) {
+                    link.addrs.push(a);
+                }
             }
             if !ip.gateway.is_empty() {
                 let v6 = ip.gateway.contains(':');

@@ -142,7 +142,7 @@ impl CiliumNetwork {
             uplink,
         );
         host_dev.up = true;
-        host_dev.addrs.push(format!("{router}/32"));
+        host_dev.addrs.extend(ipnet::IpNet::new(router.into(), 32));
         let mut net_dev = Link::new(
             NET_DEV,
             LinkKind::Veth {

@@ -114,7 +114,7 @@ fn add_moves_the_vf_and_del_restores_it() {
     assert!(l.up);
     assert_eq!(l.mac, "ca:fe:c0:ff:ee:01");
     assert_eq!(l.pci(), Some(VF0));
-    assert_eq!(l.addrs, ["10.56.217.2/24"]);
+    assert_eq!(l.addrs, ["10.56.217.2/24".parse::<ipnet::IpNet>().unwrap()]);
     assert_eq!(h.vfs[VF0].admin_mac, "ca:fe:c0:ff:ee:01");
     assert_eq!(h.files[&marker_path(VF0)], NS);
     assert!(h.files.contains_key("/var/lib/cni/sriov/c1-net2"));
