@@ -414,10 +414,10 @@ pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
     for link in node_view::host_links(lab, name) {
         match link.kind {
             LinkType::Physical => {
-                f.uplink = (link.name.to_string(), link.first_addr().to_string());
+                f.uplink = (link.name.to_string(), link.first_addr());
             }
             LinkType::Bridge if f.bridge.is_none() => {
-                f.bridge = Some((link.name.to_string(), link.first_addr().to_string()));
+                f.bridge = Some((link.name.to_string(), link.first_addr()));
             }
             LinkType::Vxlan if f.tunnel.is_none() => {
                 f.tunnel = Some((link.name.to_string(), "VXLAN".to_string()));
@@ -425,7 +425,7 @@ pub fn node_facts(lab: &Lab, name: &str) -> Option<NodeFacts> {
             LinkType::Veth if link.name == "cilium_host" => {
                 f.routed = Some((
                     link.name.to_string(),
-                    link.first_addr().to_string(),
+                    link.first_addr(),
                     "router IP · pods' gateway".to_string(),
                 ));
             }
@@ -545,7 +545,7 @@ fn more_interfaces(
                 .and_then(|e| e.get("name").and_then(|v| v.as_str()))
                 .map(|n| format!(" · {}", n.strip_prefix(&own_ns).unwrap_or(n)))
                 .unwrap_or_default();
-            format!("{} {} {what}{net}", l.name, or_no_ip(l.first_addr()))
+            format!("{} {} {what}{net}", l.name, or_no_ip(&l.first_addr()))
         })
         .collect()
 }

@@ -421,11 +421,12 @@ fn mirror_links(
     }
     for l in &links {
         let mtu = l.mtu.to_string();
+        let mac = l.mac.to_string();
         if l.kind != LinkKind::Loopback {
             must(
                 "ip",
                 &[
-                    "-n", ns, "link", "set", "dev", &l.name, "address", &l.mac, "mtu", &mtu,
+                    "-n", ns, "link", "set", "dev", &l.name, "address", &mac, "mtu", &mtu,
                 ],
             );
         }
@@ -459,7 +460,8 @@ fn mirror_links(
             );
         }
         for a in &l.addrs {
-            must("ip", &["-n", ns, "addr", "add", a, "dev", &l.name]);
+            let a = a.to_string();
+            must("ip", &["-n", ns, "addr", "add", &a, "dev", &l.name]);
         }
     }
     for l in &links {
@@ -670,17 +672,18 @@ fn addrs(lab: &Lab) -> Addrs {
             _ => None,
         })
         .expect("web's veth");
-    let br = host.root.links[&peer]
+    let br = host.root.links[peer.as_str()]
         .master
-        .clone()
+        .as_deref()
+        .map(str::to_string)
         .expect("a bridge port");
-    let br_addr = strip(&host.root.links[&br].addrs[0]);
+    let br_addr = host.root.links[&br].addrs[0].addr().to_string();
     let node1 = host
         .root
         .links
         .values()
         .filter(|l| l.kind != LinkKind::Loopback)
-        .flat_map(|l| l.addrs.iter().map(|a| strip(a)))
+        .flat_map(|l| l.addrs.iter().map(|a| a.addr().to_string()))
         .collect();
     Addrs {
         web: strip(&web),

@@ -56,7 +56,7 @@ fn pod_links(lab: &Lab, pod: &str) -> Vec<String> {
     rt.host.netns[sb.netns()]
         .links
         .values()
-        .map(|l| l.name.clone())
+        .map(|l| l.name.to_string())
         .collect()
 }
 

@@ -293,7 +293,7 @@ fn sriov_cni_moves_the_vf_in_and_out() {
         let host = &lab.nodes()["sriov-1"].host;
         assert!(!host.root.links.contains_key("ens1f0v1"));
         let l = host.netns["/var/run/netns/c1"].links.get("net2").unwrap();
-        assert_eq!(l.pci.as_deref(), Some("0000:03:02.1"));
+        assert_eq!(l.pci(), Some("0000:03:02.1"));
         assert!(l.up);
         assert_eq!(
             host.files["/var/lib/cni/sriov/pci/0000:03:02.1"],
@@ -365,7 +365,7 @@ proptest! {
             for pci in ["0000:03:02.0", "0000:03:02.1"] {
                 let homes = std::iter::once(&host.root)
                     .chain(host.netns.values())
-                    .filter(|ns| ns.links.values().any(|l| l.pci.as_deref() == Some(pci)))
+                    .filter(|ns| ns.links.values().any(|l| l.pci() == Some(pci)))
                     .count();
                 prop_assert_eq!(homes, 1, "{}", pci);
             }

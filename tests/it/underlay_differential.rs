@@ -780,14 +780,14 @@ fn lab_world(pod_path: &str) -> Host {
         let mut l = Link::new(
             name,
             LinkKind::Veth {
-                peer,
+                peer: peer.into(),
                 peer_netns: String::new(),
             },
-            mac.into(),
+            mac.parse().unwrap(),
             1500,
         );
         l.up = up;
-        h.root.links.insert(name.into(), l);
+        h.root.links.insert(name, l);
     }
     let mut ns = Netns::with_loopback();
     if let Some(lo) = ns.links.get_mut("lo") {
@@ -925,11 +925,11 @@ fn lab_links(host: &Host, ns: &str) -> Vec<String> {
                 LinkKind::Ipvlan { master, mode } => ("ipvlan", mode.clone(), master.clone()),
                 _ => ("other", String::new(), String::new()),
             };
-            let addrs: Vec<&str> = l
+            let addrs: Vec<String> = l
                 .addrs
                 .iter()
-                .filter(|a| !a.contains(':'))
-                .map(String::as_str)
+                .filter(|a| a.addr().is_ipv4())
+                .map(ToString::to_string)
                 .collect();
             normalise(&format!(
                 "{} kind={kind} mode={mode} master={master} addrs={} up={} mtu={} mac={} promisc={} allmulti={} alias={}",
@@ -940,7 +940,7 @@ fn lab_links(host: &Host, ns: &str) -> Vec<String> {
                 l.mac,
                 l.promisc,
                 l.allmulti,
-                l.alias.as_deref().unwrap_or(""),
+                l.alias().unwrap_or(""),
             ))
         })
         .collect();
@@ -1006,7 +1006,7 @@ fn lab_node_links(host: &Host) -> Vec<String> {
                 "{} up={} alias={} mac={}",
                 l.name,
                 l.up,
-                l.alias.as_deref().unwrap_or(""),
+                l.alias().unwrap_or(""),
                 l.mac
             ))
         })

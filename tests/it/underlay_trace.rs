@@ -30,12 +30,12 @@ fn macvlan(lab: &mut Lab, name: &str, addr: &str, mode: &str) {
             master: "eth0".into(),
             mode: mode.into(),
         },
-        "02:00:00:00:10:01".into(),
+        "02:00:00:00:10:01".parse().unwrap(),
         1500,
     );
-    link.addrs.push(addr.to_string());
+    link.addrs.push(addr.parse().unwrap());
     link.up = true;
-    ns.links.insert("net1".into(), link);
+    ns.links.insert("net1", link);
     let mut connected = RouteEntry::static_route("10.10.0.0/24", None, "net1");
     connected.proto_kernel = true;
     connected.scope_link = true;

@@ -102,7 +102,7 @@ fn candidates(lab: &Lab) -> BTreeSet<IpAddr> {
         for ns in std::iter::once(&host.root).chain(host.netns.values()) {
             for l in ns.links.values() {
                 for a in &l.addrs {
-                    let ip = a.split('/').next().and_then(|a| a.parse::<IpAddr>().ok());
+                    let ip = Some(a.addr());
                     if let Some(ip) = ip.filter(|ip| ip.is_ipv4() && !ip.is_loopback()) {
                         out.insert(ip);
                     }
@@ -130,7 +130,7 @@ fn address_of(lab: &Lab, word: &str) -> String {
     let strip = |a: &str| a.split('/').next().unwrap_or(a).to_string();
     if let Some(rt) = lab.nodes().get(word) {
         let eth0 = &rt.host.root.links["eth0"];
-        return strip(&eth0.addrs[0]);
+        return eth0.addrs[0].addr().to_string();
     }
     let ip = lab
         .pod_ip(&("default".to_string(), word.to_string()))

@@ -10,7 +10,83 @@ use super::ipam_store::IpamStore;
 use super::ipset::IpSets;
 use super::links::Links;
 use super::netfilter::Netfilter;
+use compact_str::CompactString;
 use std::collections::BTreeMap;
+
+/// A hardware (MAC) address: six bytes, printed as `ip link` prints it
+/// (`aa:bb:cc:dd:ee:ff`, lowercase).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Mac(pub [u8; 6]);
+
+impl Mac {
+    /// The text `ip link` prints (`aa:bb:cc:dd:ee:ff`), as ASCII bytes.
+    fn text(&self) -> [u8; 17] {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [b':'; 17];
+        for (i, b) in self.0.iter().enumerate() {
+            out[3 * i] = HEX[usize::from(b >> 4)];
+            out[3 * i + 1] = HEX[usize::from(b & 0x0f)];
+        }
+        out
+    }
+}
+
+impl std::fmt::Display for Mac {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Hex digits and colons only: always UTF-8.
+        f.write_str(std::str::from_utf8(&self.text()).map_err(|_| std::fmt::Error)?)
+    }
+}
+
+impl std::fmt::Debug for Mac {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "\"{self}\"")
+    }
+}
+
+/// A text that is not a MAC in the colon form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadMac;
+
+impl std::str::FromStr for Mac {
+    type Err = BadMac;
+
+    /// Six colon-separated pairs of hex digits, either case.
+    fn from_str(s: &str) -> Result<Self, BadMac> {
+        let mut out = [0u8; 6];
+        let mut parts = s.split(':');
+        for b in &mut out {
+            let p = parts.next().ok_or(BadMac)?;
+            if p.len() != 2 || !p.bytes().all(|c| c.is_ascii_hexdigit()) {
+                return Err(BadMac);
+            }
+            *b = u8::from_str_radix(p, 16).map_err(|_| BadMac)?;
+        }
+        if parts.next().is_some() {
+            return Err(BadMac);
+        }
+        Ok(Mac(out))
+    }
+}
+
+/// The address as text equals `other` (the text a CNI result or a config carries).
+impl PartialEq<str> for Mac {
+    fn eq(&self, other: &str) -> bool {
+        self.text() == other.as_bytes()
+    }
+}
+
+impl PartialEq<&str> for Mac {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
+impl PartialEq<String> for Mac {
+    fn eq(&self, other: &String) -> bool {
+        *self == **other
+    }
+}
 
 /// The kind of a network link.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +99,7 @@ pub enum LinkKind {
     /// ("" for the host namespace).
     Veth {
         /// The other end's name.
-        peer: String,
+        peer: CompactString,
         /// The namespace path of the other end; empty for the host.
         peer_netns: String,
     },
@@ -74,18 +150,18 @@ pub enum LinkKind {
 /// A network interface in some namespace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
-    /// Interface name.
-    pub name: String,
+    /// Interface name (inline up to 24 bytes: a Linux name is at most 15).
+    pub name: CompactString,
     /// What it is.
     pub kind: LinkKind,
-    /// Hardware address, `aa:bb:cc:dd:ee:ff`.
-    pub mac: String,
+    /// Hardware address.
+    pub mac: Mac,
     /// MTU.
     pub mtu: u32,
     /// The bridge it is enslaved to.
-    pub master: Option<String>,
-    /// Addresses in CIDR form (`10.244.1.1/24`).
-    pub addrs: Vec<String>,
+    pub master: Option<CompactString>,
+    /// Addresses with their prefix length (`10.244.1.1/24`), in the order added.
+    pub addrs: Vec<ipnet::IpNet>,
     /// Administratively up.
     pub up: bool,
     /// Hairpin mode on a bridge port.
@@ -94,18 +170,22 @@ pub struct Link {
     pub promisc: bool,
     /// `allmulticast` (tuning's `allmulti`).
     pub allmulti: bool,
-    /// `ip link set … alias NAME` (host-device keeps the device's host name here).
-    pub alias: Option<String>,
-    /// The PCI address of the device behind the netdev (`/sys/bus/pci/devices/<pci>/net/`),
-    /// for NICs, SR-IOV PFs and VFs; `None` for virtual links.
-    pub pci: Option<String>,
+    /// What only some links have (an alias, a PCI address); `None` when neither is set.
+    rare: Option<Box<LinkRare>>,
+}
+
+/// The fields of a [`Link`] that few links have, kept out of its common size.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct LinkRare {
+    alias: Option<String>,
+    pci: Option<String>,
 }
 
 impl Link {
     /// A link of a kind, down, with no addresses.
-    pub fn new(name: &str, kind: LinkKind, mac: String, mtu: u32) -> Self {
+    pub fn new(name: &str, kind: LinkKind, mac: Mac, mtu: u32) -> Self {
         Link {
-            name: name.to_string(),
+            name: CompactString::new(name),
             kind,
             mac,
             mtu,
@@ -115,8 +195,38 @@ impl Link {
             hairpin: false,
             promisc: false,
             allmulti: false,
-            alias: None,
-            pci: None,
+            rare: None,
+        }
+    }
+
+    /// `ip link set … alias NAME` (host-device keeps the device's host name here).
+    pub fn alias(&self) -> Option<&str> {
+        self.rare.as_ref()?.alias.as_deref()
+    }
+
+    /// The PCI address of the device behind the netdev (`/sys/bus/pci/devices/<pci>/net/`),
+    /// for NICs, SR-IOV PFs and VFs; `None` for virtual links.
+    pub fn pci(&self) -> Option<&str> {
+        self.rare.as_ref()?.pci.as_deref()
+    }
+
+    /// Set or clear the alias.
+    pub fn set_alias(&mut self, alias: Option<String>) {
+        self.change_rare(|r| r.alias = alias);
+    }
+
+    /// Set or clear the PCI address.
+    pub fn set_pci(&mut self, pci: Option<String>) {
+        self.change_rare(|r| r.pci = pci);
+    }
+
+    /// Change the rare fields; the box goes when they are all unset (so equal links
+    /// compare equal whatever they held before).
+    fn change_rare(&mut self, change: impl FnOnce(&mut LinkRare)) {
+        let mut rare = self.rare.take().unwrap_or_default();
+        change(&mut rare);
+        if *rare != LinkRare::default() {
+            self.rare = Some(rare);
         }
     }
 }
@@ -535,14 +645,20 @@ pub struct Netns {
 /// The addresses the kernel puts on `lo` when it comes up, in `ip addr`'s order: IPv4's
 /// 127.0.0.1/8 (`inetdev_event` on NETDEV_UP), then IPv6's ::1/128 (`addrconf_notify` →
 /// `init_loopback`).
-pub const LO_ADDRS: [&str; 2] = ["127.0.0.1/8", "::1/128"];
+pub const LO_ADDRS: [ipnet::IpNet; 2] = [
+    ipnet::IpNet::V4(ipnet::Ipv4Net::new_assert(std::net::Ipv4Addr::LOCALHOST, 8)),
+    ipnet::IpNet::V6(ipnet::Ipv6Net::new_assert(
+        std::net::Ipv6Addr::LOCALHOST,
+        128,
+    )),
+];
 
 impl Netns {
     /// A namespace holding only a down `lo`, as `ip netns add` makes it.
     pub fn with_loopback() -> Self {
         let mut ns = Netns::default();
-        let lo = Link::new("lo", LinkKind::Loopback, "00:00:00:00:00:00".into(), 65536);
-        ns.links.insert("lo".into(), lo);
+        let lo = Link::new("lo", LinkKind::Loopback, Mac::default(), 65536);
+        ns.links.insert("lo", lo);
         ns
     }
 
@@ -552,7 +668,7 @@ impl Netns {
         let mut ns = Netns::with_loopback();
         if let Some(lo) = ns.links.get_mut("lo") {
             lo.up = true;
-            lo.addrs = LO_ADDRS.iter().map(|a| a.to_string()).collect();
+            lo.addrs = LO_ADDRS.to_vec();
         }
         ns
     }
@@ -583,8 +699,8 @@ impl Netns {
             if !link.up || link.kind == LinkKind::Loopback {
                 continue;
             }
-            for addr in &link.addrs {
-                if let Ok(net) = addr.parse::<ipnet::IpNet>() {
+            for &net in &link.addrs {
+                {
                     // A host address (/32, /128) gets only a local route (table local), no
                     // prefix route.
                     if net.prefix_len() == net.max_prefix_len() {
@@ -595,14 +711,14 @@ impl Netns {
                     if self
                         .deleted_connected
                         .iter()
-                        .any(|(d, n)| d == &link.name && n == &dst)
+                        .any(|(d, n)| d == link.name && n == &dst)
                     {
                         continue;
                     }
                     rest.push(RouteEntry {
                         dst: net.trunc().to_string(),
                         via: None,
-                        dev: link.name.clone(),
+                        dev: link.name.to_string(),
                         proto_kernel: true,
                         // An IPv6 connected route has no scope or preferred source.
                         scope_link: !v6,
@@ -721,19 +837,21 @@ pub struct Host {
 pub(crate) const RESOLV_CONF: &str = "/etc/resolv.conf";
 
 impl Host {
-    /// A node whose host namespace has `lo` and an uplink `eth0` with the InternalIP, and
+    /// A node whose host namespace has `lo` and an uplink `eth0` with the InternalIP and the
+    /// MAC `mac` (`aa:bb:cc:dd:ee:ff`; a text that is not one gives 00:00:00:00:00:00), and
     /// `/etc/resolv.conf` naming the uplink's gateway.
     pub fn new(node: &str, internal_ip: &str, mac: String) -> Self {
+        let mac = mac.parse().unwrap_or_default();
         let mut root = Netns::with_loopback();
         if let Some(lo) = root.links.get_mut("lo") {
             lo.up = true;
         }
         let mut eth0 = Link::new("eth0", LinkKind::Physical, mac, 1500);
         eth0.up = true;
-        if !internal_ip.is_empty() {
-            eth0.addrs.push([internal_ip, "/24"].concat());
+        if let Ok(ip) = internal_ip.parse() {
+            eth0.addrs.extend(ipnet::IpNet::new(ip, 24));
         }
-        root.links.insert("eth0".into(), eth0);
+        root.links.insert("eth0", eth0);
         let mut files = BTreeMap::new();
         if let Some(gw) = default_gateway(internal_ip) {
             root.routes
@@ -795,13 +913,10 @@ impl Host {
         let Ok(gw) = via.parse::<std::net::IpAddr>() else {
             return false;
         };
-        self.root.links.get(&route.dev).is_some_and(|l| {
-            l.up && l
-                .addrs
-                .iter()
-                .filter_map(|a| a.parse::<ipnet::IpNet>().ok())
-                .any(|n| n.trunc().contains(&gw))
-        })
+        self.root
+            .links
+            .get(&route.dev)
+            .is_some_and(|l| l.up && l.addrs.iter().any(|n| n.trunc().contains(&gw)))
     }
 
     /// The host's main routing table as `ip route` shows it: the namespace's own routes

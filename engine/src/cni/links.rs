@@ -41,18 +41,12 @@ impl LinkFacts {
             .values()
             .filter(|l| l.kind == LinkKind::Physical && l.up)
             .flat_map(|l| &l.addrs)
-            .filter_map(|a| a.parse::<ipnet::IpNet>().ok())
             .map(|n| n.addr())
             .collect();
         let bridge = links
             .values()
             .find(|l| l.kind == LinkKind::Bridge && !l.addrs.is_empty())
-            .map(|l| {
-                l.addrs
-                    .first()
-                    .and_then(|a| a.split('/').next())
-                    .and_then(|a| a.parse().ok())
-            });
+            .map(|l| l.addrs.first().map(|a| a.addr()));
         LinkFacts { uplinks, bridge }
     }
 }
@@ -115,9 +109,12 @@ impl Links {
 
     /// Add or replace the link called `name` (the link takes that name); returns the link
     /// it replaced.
-    pub fn insert(&mut self, name: String, mut link: Link) -> Option<Link> {
+    pub fn insert(&mut self, name: impl AsRef<str>, mut link: Link) -> Option<Link> {
         self.changing();
-        link.name = name;
+        let name = name.as_ref();
+        if link.name != name {
+            link.name = name.into();
+        }
         if !self.many.is_empty() {
             return self.insert_many(link);
         }
@@ -167,7 +164,7 @@ impl Links {
         }
         let named = || {
             let mut link = make();
-            link.name = name.to_string();
+            link.name = name.into();
             link
         };
         if !self.many.is_empty() {
@@ -257,7 +254,7 @@ impl std::fmt::Debug for Links {
 }
 
 /// Pairs printed as a map (`{k: v, …}`).
-struct DebugMap<'a>(Vec<(&'a String, &'a Link)>);
+struct DebugMap<'a>(Vec<(&'a compact_str::CompactString, &'a Link)>);
 
 impl std::fmt::Debug for DebugMap<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -287,10 +284,10 @@ impl std::ops::Index<&String> for Links {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cni::host::LinkKind;
+    use crate::cni::host::{LinkKind, Mac};
 
     fn link(name: &str) -> Link {
-        Link::new(name, LinkKind::Ifb, "00:00:00:00:00:01".into(), 1500)
+        Link::new(name, LinkKind::Ifb, Mac([0, 0, 0, 0, 0, 1]), 1500)
     }
 
     #[test]
@@ -315,10 +312,10 @@ mod tests {
     #[test]
     fn uplink_and_bridge_addresses_follow_every_change() {
         let mut links = Links::default();
-        let mut eth0 = Link::new("eth0", LinkKind::Physical, "02:00:00:00:00:01".into(), 1500);
+        let mut eth0 = Link::new("eth0", LinkKind::Physical, Mac([2, 0, 0, 0, 0, 1]), 1500);
         eth0.up = true;
-        eth0.addrs.push("192.168.0.1/24".into());
-        links.insert("eth0".into(), eth0);
+        eth0.addrs.push("192.168.0.1/24".parse().unwrap());
+        links.insert("eth0", eth0);
         for i in 0..10 {
             let name = format!("veth{i}");
             links.insert(name.clone(), link(&name));
@@ -326,11 +323,11 @@ mod tests {
         let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
         assert_eq!(links.uplink_addrs(), [ip("192.168.0.1")]);
         assert_eq!(links.bridge_addr(), None);
-        let cni0 = Link::new("cni0", LinkKind::Bridge, "02:00:00:00:00:02".into(), 1500);
-        links.insert("cni0".into(), cni0);
+        let cni0 = Link::new("cni0", LinkKind::Bridge, Mac([2, 0, 0, 0, 0, 2]), 1500);
+        links.insert("cni0", cni0);
         assert_eq!(links.bridge_addr(), None, "a bridge without an address");
         if let Some(l) = links.get_mut("cni0") {
-            l.addrs.push("10.244.1.1/24".into());
+            l.addrs.push("10.244.1.1/24".parse().unwrap());
         }
         assert_eq!(links.bridge_addr(), Some(Some(ip("10.244.1.1"))));
         // The uplink going down takes its address off the segment.
@@ -370,9 +367,9 @@ mod tests {
         let mut a = Links::default();
         let mut old = link("x");
         old.mtu = 9000;
-        a.insert("eth0".into(), old);
+        a.insert("eth0", old);
         assert_eq!(a["eth0"].name, "eth0", "the key names the link");
-        let replaced = a.insert("eth0".into(), link("eth0")).expect("replaced");
+        let replaced = a.insert("eth0", link("eth0")).expect("replaced");
         assert_eq!(replaced.mtu, 9000);
         // The same set reached through a tree (grow, then shrink) equals the small one.
         let mut b = Links::default();
@@ -382,7 +379,7 @@ mod tests {
         for i in 0..=Links::FEW {
             b.remove(&format!("tmp{i}"));
         }
-        b.insert("eth0".into(), link("eth0"));
+        b.insert("eth0", link("eth0"));
         assert_eq!(a, b);
     }
 }

@@ -17,7 +17,7 @@
 //! the kernel's 15 characters. MACs are derived from (node, name) with the lab's stable
 //! hash: the same node always shows the same addresses.
 
-use super::host::{Host, Link, LinkKind};
+use super::host::{Host, Link, LinkKind, Mac};
 
 /// The most VFs the lab creates on one PF (an X710 port offers 64; `sriov_totalvfs`).
 pub(crate) const MAX_VFS: u32 = 64;
@@ -157,12 +157,12 @@ pub fn install(host: &mut Host, pf: &str, vfs: u32) {
     let mut pf_link = Link::new(
         pf,
         LinkKind::Physical,
-        crate::util::hash::mac(&[&node, pf]),
+        Mac(crate::util::hash::mac_bytes(&[&node, pf])),
         NIC_MTU,
     );
     pf_link.up = true;
-    pf_link.pci = Some(PF_PCI.to_string());
-    host.root.links.insert(pf.to_string(), pf_link);
+    pf_link.set_pci(Some(PF_PCI.to_string()));
+    host.root.links.insert(pf, pf_link);
     for n in 0..vfs {
         let name = vf_name(pf, n);
         let mut l = Link::new(
@@ -171,10 +171,10 @@ pub fn install(host: &mut Host, pf: &str, vfs: u32) {
                 pf: pf.to_string(),
                 vf: n,
             },
-            crate::util::hash::mac(&[&node, &name]),
+            Mac(crate::util::hash::mac_bytes(&[&node, &name])),
             NIC_MTU,
         );
-        l.pci = Some(vf_pci(n));
+        l.set_pci(Some(vf_pci(n)));
         host.root.links.insert(name, l);
         host.vfs.insert(vf_pci(n), VfConfig::new(pf, n));
     }
@@ -182,7 +182,7 @@ pub fn install(host: &mut Host, pf: &str, vfs: u32) {
 
 /// Where the netdev of the VF at `pci` is now: (namespace path, "" for the host; its name).
 pub(crate) fn find_vf_netdev<'h>(host: &'h Host, pci: &str) -> Option<(&'h str, &'h Link)> {
-    let is_it = |l: &&Link| l.pci.as_deref() == Some(pci);
+    let is_it = |l: &&Link| l.pci() == Some(pci);
     if let Some(l) = host.root.links.values().find(is_it) {
         return Some(("", l));
     }
@@ -242,10 +242,10 @@ mod tests {
         let mut h = Host::new("n", "192.168.0.9", "02:00:00:00:00:09".into());
         install(&mut h, "ens1f0", 2);
         let pf = h.root.links.get("ens1f0").unwrap();
-        assert_eq!(pf.pci.as_deref(), Some(PF_PCI));
+        assert_eq!(pf.pci(), Some(PF_PCI));
         assert!(pf.up);
         let vf = h.root.links.get("ens1f0v1").unwrap();
-        assert_eq!(vf.pci.as_deref(), Some("0000:03:02.1"));
+        assert_eq!(vf.pci(), Some("0000:03:02.1"));
         assert!(!vf.up);
         assert_eq!(
             vf.kind,

@@ -408,7 +408,7 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             LinkKind::Veth { peer, peer_netns } => {
                 let idx = host
                     .ns(peer_netns)
-                    .and_then(|o| by_index(o).iter().position(|x| &x.name == peer))
+                    .and_then(|o| by_index(o).iter().position(|x| x.name == peer))
                     .map(|p| p + 1)
                     .unwrap_or(0);
                 format!("{}@if{idx}", l.name)
@@ -420,7 +420,7 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             {
                 let idx = by_index(&host.root)
                     .iter()
-                    .position(|x| &x.name == master)
+                    .position(|x| x.name == master)
                     .map(|p| p + 1)
                     .unwrap_or(0);
                 format!("{}@if{idx}", l.name)
@@ -428,7 +428,7 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             LinkKind::Macvlan { master, .. } | LinkKind::Ipvlan { master, .. } => {
                 format!("{}@{master}", l.name)
             }
-            _ => l.name.clone(),
+            _ => l.name.to_string(),
         };
         let flags = match (&l.kind, l.up) {
             (LinkKind::Loopback, true) => "<LOOPBACK,UP,LOWER_UP>",
@@ -493,10 +493,10 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             LinkKind::SriovVf { pf, vf } => out.push(format!("    vf {vf} of {pf}")),
             LinkKind::Loopback | LinkKind::Physical => {}
         }
-        if let Some(alias) = &l.alias {
+        if let Some(alias) = l.alias() {
             out.push(format!("    alias {alias}"));
         }
-        if let Some(pci) = &l.pci {
+        if let Some(pci) = l.pci() {
             out.push(format!("    parentbus pci parentdev {pci}"));
         }
         // A PF lists its VFs' administrative state (`ip link show ens1f0`).
@@ -513,7 +513,8 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
         } else {
             "global"
         };
-        let (v4, v6): (Vec<&String>, Vec<&String>) = l.addrs.iter().partition(|a| !a.contains(':'));
+        let (v4, v6): (Vec<&ipnet::IpNet>, Vec<&ipnet::IpNet>) =
+            l.addrs.iter().partition(|a| a.addr().is_ipv4());
         for a in v4 {
             out.push(format!("    inet {a} scope {scope} {}", l.name));
         }
@@ -521,11 +522,11 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             out.push(format!("    inet6 {a} scope {scope}"));
         }
         facts.push(super::seen::LinkFact {
-            name: l.name.clone(),
+            name: l.name.to_string(),
             kind: kind_name(&l.kind),
             mtu: l.mtu,
-            master: l.master.clone(),
-            addrs: l.addrs.clone(),
+            master: l.master.as_deref().map(str::to_string),
+            addrs: l.addrs.iter().map(ToString::to_string).collect(),
             up: l.up,
             lines: out,
         });

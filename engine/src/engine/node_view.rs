@@ -45,9 +45,9 @@ pub(crate) struct LinkRow<'a> {
     /// What it is.
     pub kind: LinkType,
     /// Addresses in CIDR form (`10.244.1.1/24`), in the order they were added.
-    pub addrs: &'a [String],
+    pub addrs: &'a [ipnet::IpNet],
     /// Hardware address.
-    pub mac: &'a str,
+    pub mac: crate::cni::host::Mac,
     /// MTU.
     pub mtu: u32,
     /// The bridge it is enslaved to.
@@ -88,20 +88,23 @@ impl<'a> LinkRow<'a> {
             name: &link.name,
             kind,
             addrs: &link.addrs,
-            mac: &link.mac,
+            mac: link.mac,
             mtu: link.mtu,
             master: link.master.as_deref(),
             up: link.up,
             peer,
             lower,
             flavour,
-            pci: link.pci.as_deref(),
+            pci: link.pci(),
         }
     }
 
-    /// The first address ("" when it has none).
-    pub(crate) fn first_addr(&self) -> &'a str {
-        self.addrs.first().map_or("", String::as_str)
+    /// The first address as `ip addr` prints it ("" when it has none).
+    pub(crate) fn first_addr(&self) -> String {
+        self.addrs
+            .first()
+            .map(ToString::to_string)
+            .unwrap_or_default()
     }
 }
 

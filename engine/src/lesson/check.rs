@@ -1046,14 +1046,14 @@ fn pod_interface_ip_in(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
         Err(e) => return e,
     };
     let net: Option<IpNet> = arg(a, 2).parse().ok();
-    let holds = link.addrs.iter().any(|addr| {
-        let ip = addr.parse::<IpNet>().ok().map(|n| n.addr());
-        matches!((net, ip), (Some(n), Some(ip)) if n.contains(&ip))
-    });
+    let holds = link
+        .addrs
+        .iter()
+        .any(|addr| net.is_some_and(|n| n.contains(&addr.addr())));
     let have = if link.addrs.is_empty() {
         "no address".to_string()
     } else {
-        link.addrs.join(", ")
+        join_addrs(link.addrs)
     };
     Eval::new(holds, format!("pod {} {}: {have}", p.key, link.name))
 }
@@ -1703,6 +1703,15 @@ fn pvc_targets_on(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
         }
         Err(e) => e,
     }
+}
+
+/// Addresses as `ip addr` prints them, joined by `, `.
+pub(crate) fn join_addrs(addrs: &[IpNet]) -> String {
+    addrs
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

@@ -64,7 +64,7 @@ impl Fact {
                 let link = pod_link(lab, &p, ifname).map_err(|e| e.actual)?;
                 link.addrs
                     .first()
-                    .map(|a| a.split('/').next().unwrap_or(a).to_string())
+                    .map(|a| a.addr().to_string())
                     .ok_or_else(|| format!("pod {} {ifname} has no address", p.key))
             }
             Fact::Lease(id, node) => {

@@ -1029,11 +1029,7 @@ pub(crate) fn trace_to_interface(lab: &Lab, seen: &Observed, a: &[String]) -> Ev
         Ok(l) => l,
         Err(e) => return e,
     };
-    let addrs: Vec<std::net::IpAddr> = link
-        .addrs
-        .iter()
-        .filter_map(|c| c.split('/').next()?.parse().ok())
-        .collect();
+    let addrs: Vec<std::net::IpAddr> = link.addrs.iter().map(|c| c.addr()).collect();
     let primary: Option<std::net::IpAddr> = p.ip;
     let want = match end {
         "delivered" => TraceEnd::Delivered,
@@ -1071,7 +1067,7 @@ pub(crate) fn trace_to_interface(lab: &Lab, seen: &Observed, a: &[String]) -> Ev
         "{} → {}'s {ifname} ({}):{}/{}",
         flow.src,
         flow.dst,
-        link.addrs.join(", "),
+        super::check::join_addrs(link.addrs),
         flow.port,
         flow.protocol
     );

@@ -39,7 +39,6 @@ use super::policy::{Flow, Protocol, Verdict, evaluate_resolved, ingress_seen};
 use super::view::{ClusterNet, PodNet, Resolved};
 use crate::cni::host::{Host, LinkKind, RouteEntry};
 use crate::cni::netfilter::TableKind;
-use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
@@ -393,20 +392,18 @@ impl<'a> Fabric<'a> {
                         if !l.up {
                             continue;
                         }
-                        for a in &l.addrs {
-                            if let Ok(n) = a.parse::<IpNet>() {
-                                index
-                                    .entry(lower)
-                                    .or_default()
-                                    .entry(n.addr())
-                                    .or_default()
-                                    .push(UnderlayEnd {
-                                        host,
-                                        netns: path.as_str(),
-                                        ifname: l.name.as_str(),
-                                        kind: &l.kind,
-                                    });
-                            }
+                        for n in &l.addrs {
+                            index
+                                .entry(lower)
+                                .or_default()
+                                .entry(n.addr())
+                                .or_default()
+                                .push(UnderlayEnd {
+                                    host,
+                                    netns: path.as_str(),
+                                    ifname: l.name.as_str(),
+                                    kind: &l.kind,
+                                });
                         }
                     }
                 }
@@ -730,11 +727,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         } else {
             ns.links
                 .values()
-                .find(|l| {
-                    l.addrs
-                        .iter()
-                        .any(|a| a.parse::<IpNet>().is_ok_and(|n| n.addr() == dst_ip))
-                })
+                .find(|l| l.addrs.iter().any(|a| a.addr() == dst_ip))
                 .map(|l| l.name.as_str())
         };
         if let Some(dev) = own_dev {
@@ -803,12 +796,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 .src
                 .as_deref()
                 .and_then(|a| a.parse().ok())
-                .or_else(|| {
-                    link.addrs
-                        .first()
-                        .and_then(|a| a.parse::<IpNet>().ok())
-                        .map(|n| n.addr())
-                })
+                .or_else(|| link.addrs.first().map(|n| n.addr()))
                 .unwrap_or(src_ip);
             if let Some(first) = self.hops.first_mut() {
                 first.detail = Detail::Sender { addr: Some(src_ip) };
@@ -863,7 +851,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                     self.bridged(host, br, pkt, next)
                 }
             }
-            None => self.host_stack(host, pkt, Some(peer.clone())),
+            None => self.host_stack(host, pkt, Some(peer.to_string())),
         }
     }
 
@@ -1174,7 +1162,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 peer.node
             ));
         };
-        let name = peer_dev.name.clone();
+        let name = peer_dev.name.to_string();
         self.outer = None;
         self.push(
             HopKind::Tunnel,
@@ -1273,7 +1261,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                     underlay_text(kind, lower)
                 ));
             }
-            if peer_lower.is_some_and(|l| l.addrs.iter().any(|a| link_addr(a) == Some(next))) {
+            if peer_lower.is_some_and(|l| l.addrs.iter().any(|a| a.addr() == next)) {
                 self.push(
                     HopKind::Node,
                     Place::Node(peer.node.clone()),
@@ -1393,7 +1381,6 @@ impl<'a, 'n> Walker<'a, 'n> {
                 .links
                 .get(br)
                 .and_then(|l| l.addrs.first())
-                .and_then(|a| a.parse::<IpNet>().ok())
                 .map(|n| n.addr());
             if let Some(o) = self.apply_hook_masq(node, step, &mut pkt, masq) {
                 return o;
@@ -1565,7 +1552,6 @@ fn preferred_src(host: &Host, r: &RouteEntry) -> Option<IpAddr> {
     let first = |l: &crate::cni::host::Link| {
         l.addrs
             .iter()
-            .filter_map(|a| a.parse::<IpNet>().ok())
             .map(|n| n.addr())
             .find(|a| a.is_ipv4() && !a.is_loopback())
     };
@@ -1579,30 +1565,18 @@ fn preferred_src(host: &Host, r: &RouteEntry) -> Option<IpAddr> {
 
 /// Is `ip` one of the host namespace's addresses?
 fn host_owns(host: &Host, ip: IpAddr) -> bool {
-    host.root.links.values().any(|l| {
-        l.addrs
-            .iter()
-            .filter_map(|a| a.parse::<IpNet>().ok())
-            .any(|n| n.addr() == ip)
-    })
+    host.root
+        .links
+        .values()
+        .any(|l| l.addrs.iter().any(|n| n.addr() == ip))
 }
 
 /// Is `ip` an address of the host's device `dev`?
 fn host_owns_on(host: &Host, dev: &str, ip: IpAddr) -> bool {
-    host.root.links.get(dev).is_some_and(|l| {
-        l.addrs
-            .iter()
-            .filter_map(|a| a.parse::<IpNet>().ok())
-            .any(|n| n.addr() == ip)
-    })
-}
-
-/// The address of a link's `ADDR/PREFIX` (or bare `ADDR`).
-fn link_addr(a: &str) -> Option<IpAddr> {
-    a.parse::<IpNet>()
-        .map(|n| n.addr())
-        .ok()
-        .or_else(|| a.parse().ok())
+    host.root
+        .links
+        .get(dev)
+        .is_some_and(|l| l.addrs.iter().any(|n| n.addr() == ip))
 }
 
 /// A bridge hop: the bridge's first address.
@@ -1612,6 +1586,6 @@ fn bridge_detail(host: &Host, br: &str) -> Detail {
         .links
         .get(br)
         .and_then(|l| l.addrs.first())
-        .and_then(|a| link_addr(a));
+        .map(|a| a.addr());
     Detail::Bridge { addr }
 }

@@ -79,8 +79,8 @@ struct Lease {
     subnet: IpNet,
     /// The node's public IP (its InternalIP).
     public_ip: IpAddr,
-    /// The VTEP MAC of its flannel.1 (VXLAN; empty for host-gw, which has no VTEP).
-    vtep_mac: String,
+    /// The VTEP MAC of its flannel.1 (VXLAN; all zeros for host-gw, which has no VTEP).
+    vtep_mac: crate::cni::host::Mac,
     /// What every other node programs for this lease.
     entry: Arc<PeerEntry>,
 }
@@ -348,7 +348,7 @@ impl Flannel {
         // Each text is made once, in the field that keeps it.
         let (vtep_mac, entry) = match backend {
             Backend::HostGw => (
-                String::new(),
+                crate::cni::host::Mac::default(),
                 PeerEntry {
                     owner: node.to_string(),
                     route: RouteEntry {
@@ -361,7 +361,7 @@ impl Flannel {
                 },
             ),
             Backend::Vxlan => {
-                let mac = crate::util::hash::mac(&[node, VXLAN_DEV]);
+                let mac = crate::cni::host::Mac(crate::util::hash::mac_bytes(&[node, VXLAN_DEV]));
                 let net = ip_text(subnet.network());
                 let mut route = RouteEntry {
                     dst: net_text(subnet.trunc()),
@@ -375,11 +375,11 @@ impl Flannel {
                     neigh: Some(Neigh {
                         ip: net,
                         dev: VXLAN_DEV.to_string(),
-                        lladdr: mac.clone(),
+                        lladdr: mac.to_string(),
                         state: "PERMANENT".to_string(),
                     }),
                     fdb: Some(FdbEntry {
-                        mac: mac.clone(),
+                        mac: mac.to_string(),
                         dev: VXLAN_DEV.to_string(),
                         dst: Some(ip_text(ip)),
                         flags: "self permanent".to_string(),
@@ -609,14 +609,14 @@ impl Own<'_> {
                     port: VXLAN_PORT,
                     learning: false,
                 },
-                lease.vtep_mac.clone(),
+                lease.vtep_mac,
                 uplink_mtu.saturating_sub(VXLAN_OVERHEAD),
             );
             dev.up = true;
-            let mut addr = crate::util::addr::ip_text(lease.subnet.network());
-            addr.push_str("/32");
-            dev.addrs = vec![addr];
-            host.root.links.insert(VXLAN_DEV.to_string(), dev);
+            dev.addrs = ipnet::IpNet::new(lease.subnet.network(), 32)
+                .into_iter()
+                .collect();
+            host.root.links.insert(VXLAN_DEV, dev);
         } else {
             host.root.links.remove(VXLAN_DEV);
         }
@@ -983,7 +983,10 @@ mod tests {
         let host = &h["node-1"].host;
         let dev = host.root.links.get(VXLAN_DEV).expect("flannel.1");
         assert_eq!(dev.mtu, 1450);
-        assert_eq!(dev.addrs, ["10.244.1.0/32"]);
+        assert_eq!(
+            dev.addrs,
+            ["10.244.1.0/32".parse::<ipnet::IpNet>().unwrap()]
+        );
         let routes: Vec<String> = host.route_table().iter().map(|r| r.to_ip_route()).collect();
         assert!(routes.contains(&"10.244.2.0/24 via 10.244.2.0 dev flannel.1 onlink".to_string()));
         let mac = crate::util::hash::mac(&["node-2", VXLAN_DEV]);

@@ -8,7 +8,6 @@ use crate::cluster::Object;
 use crate::cluster::objects::PodSpec;
 use crate::net::{ClusterNet, NodeNet, PodNet, Policy};
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::IpAddr;
 
 /// The nodes alone (podCIDR, InternalIP, the bridge's address): all that route tables
 /// need, so they stay cheap with many pods. The Node fields come typed from the store
@@ -31,8 +30,7 @@ fn node_nets(v: &View<'_>) -> ClusterNet {
                     .get(super::cilium::agent::HOST_DEV)
                     .filter(|_| rt.host.cilium.is_some())
                     .and_then(|l| l.addrs.first())
-                    .and_then(|a| a.split('/').next())
-                    .and_then(|a| a.parse::<IpAddr>().ok()),
+                    .map(|a| a.addr()),
             };
         }
         net.nodes.push(nn);
@@ -145,7 +143,7 @@ fn pod_net(v: &View<'_>, p: &Object<PodSpec>) -> PodNet {
             let host = &v.nodes.get(&p.spec.node_name)?.host;
             match &host.netns.get(sb.netns())?.links.get(&pn.ifname)?.kind {
                 crate::cni::host::LinkKind::Veth { peer, peer_netns } if peer_netns.is_empty() => {
-                    Some(peer.clone())
+                    Some(peer.to_string())
                 }
                 _ => None,
             }

@@ -36,11 +36,16 @@ fn write_hex(v: u64, out: &mut [u8]) {
     }
 }
 
+/// The bytes of [`mac`]: a locally administered unicast address derived from the parts.
+pub fn mac_bytes(parts: &[&str]) -> [u8; 6] {
+    let h = fnv64(parts).to_be_bytes();
+    [(h[0] & 0xfe) | 0x02, h[1], h[2], h[3], h[4], h[5]]
+}
+
 /// A locally administered unicast MAC derived from the parts (`x2:xx:xx:xx:xx:xx`).
 pub fn mac(parts: &[&str]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut h = fnv64(parts).to_be_bytes();
-    h[0] = (h[0] & 0xfe) | 0x02;
+    let h = mac_bytes(parts);
     // `format!("{:02x}:…")` by hand: a MAC is made for every veth and bridge.
     let mut out = String::with_capacity(17);
     for (i, b) in h[..6].iter().enumerate() {

@@ -16,7 +16,7 @@
 
 use super::common::{self, GoConf, go_quote, hash_with_prefix};
 use super::memo::DocMemo;
-use crate::cni::host::{Host, Link, LinkKind, Qdisc};
+use crate::cni::host::{Host, Link, LinkKind, Mac, Qdisc};
 use crate::cni::plugin::{
     CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin, VERSIONS_FROM_030,
 };
@@ -340,13 +340,13 @@ impl Bandwidth {
             if host.root.links.contains_key(&ifb) {
                 return Err(CniError::internal("adding link: file exists"));
             }
-            let mac = hash::mac(&[&host.node, &ifb]);
-            let mut link = Link::new(&ifb, LinkKind::Ifb, mac.clone(), host_link.mtu);
+            let mac = Mac(hash::mac_bytes(&[&host.node, &ifb]));
+            let mut link = Link::new(&ifb, LinkKind::Ifb, mac, host_link.mtu);
             link.up = true;
             host.root.links.insert(ifb.clone(), link);
             result.interfaces.push(Interface {
                 name: ifb.clone(),
-                mac,
+                mac: mac.to_string(),
                 ..Default::default()
             });
             if host

@@ -11,7 +11,7 @@ use super::common::{
     self, GoConf, IptRule, format_chain_name, format_comment, go_quote, netns_open_error,
 };
 use super::memo::DocMemo;
-use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -294,27 +294,17 @@ impl Attachment {
         name
     }
 
-    /// `hash::mac(&[node, container ID, ifname, last])`.
-    fn mac(mut self, last: &str) -> String {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
+    /// `hash::mac_bytes(&[node, container ID, ifname, last])`.
+    fn mac(mut self, last: &str) -> Mac {
         self.separator();
         self.bytes(last);
-        let mut h = self.0.to_be_bytes();
-        h[0] = (h[0] & 0xfe) | 0x02;
-        let mut out = String::with_capacity(17);
-        for (i, b) in h[..6].iter().enumerate() {
-            if i > 0 {
-                out.push(':');
-            }
-            out.push(char::from(HEX[usize::from(b >> 4)]));
-            out.push(char::from(HEX[usize::from(b & 0x0f)]));
-        }
-        out
+        let h = self.0.to_be_bytes();
+        Mac([(h[0] & 0xfe) | 0x02, h[1], h[2], h[3], h[4], h[5]])
     }
 }
 
-/// Go's `net.ParseMAC` acceptance for the colon form, lowercased.
-fn parse_mac(m: &str) -> Option<String> {
+/// Go's `net.ParseMAC` acceptance for the colon (or dash) form.
+fn parse_mac(m: &str) -> Option<Mac> {
     let parts: Vec<&str> = m.split([':', '-']).collect();
     if parts.len() != 6
         || parts
@@ -323,7 +313,7 @@ fn parse_mac(m: &str) -> Option<String> {
     {
         return None;
     }
-    Some(parts.join(":").to_ascii_lowercase())
+    parts.join(":").parse().ok()
 }
 
 fn mtu_of(conf: &BridgeConf) -> u32 {
@@ -339,7 +329,12 @@ fn ensure_bridge(host: &mut Host, conf: &BridgeConf) -> Result<Interface, CniErr
     let br = conf.br_name.clone();
     let node = &host.node;
     let link = host.root.links.get_or_insert_with(&br, || {
-        Link::new(&br, LinkKind::Bridge, hash::mac(&[node, &br]), mtu_of(conf))
+        Link::new(
+            &br,
+            LinkKind::Bridge,
+            Mac(hash::mac_bytes(&[node, &br])),
+            mtu_of(conf),
+        )
     });
     if link.kind != LinkKind::Bridge {
         return Err(CniError::internal(format!(
@@ -354,7 +349,7 @@ fn ensure_bridge(host: &mut Host, conf: &BridgeConf) -> Result<Interface, CniErr
     link.up = true;
     Ok(Interface {
         name: br.to_string(),
-        mac: link.mac.clone(),
+        mac: link.mac.to_string(),
         ..Default::default()
     })
 }
@@ -383,36 +378,37 @@ fn setup_veth(
     };
     debug_assert!(
         conf.mac.is_some()
-            || cont_mac == hash::mac(&[&host.node, &env.container_id, &env.ifname, "container"])
+            || cont_mac.0
+                == hash::mac_bytes(&[&host.node, &env.container_id, &env.ifname, "container"])
     );
     let host_name = veth_name_from(host, &env.container_id, &env.ifname, att.veth_name());
     let host_mac = att.mac("host");
     debug_assert_eq!(
-        host_mac,
-        hash::mac(&[&host.node, &env.container_id, &env.ifname, "host"])
+        host_mac.0,
+        hash::mac_bytes(&[&host.node, &env.container_id, &env.ifname, "host"])
     );
     let mtu = mtu_of(conf);
     let mut cont = Link::new(
         &env.ifname,
         LinkKind::Veth {
-            peer: host_name.clone(),
+            peer: host_name.as_str().into(),
             peer_netns: String::new(),
         },
-        cont_mac.clone(),
+        cont_mac,
         mtu,
     );
     cont.up = false;
     let mut hostl = Link::new(
         &host_name,
         LinkKind::Veth {
-            peer: env.ifname.clone(),
+            peer: env.ifname.as_str().into(),
             peer_netns: env.netns.clone(),
         },
-        host_mac.clone(),
+        host_mac,
         mtu,
     );
     hostl.up = true;
-    hostl.master = Some(conf.br_name.to_string());
+    hostl.master = Some((*conf.br_name).into());
     hostl.hairpin = conf.hairpin;
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(netns_open_error(&env.netns));
@@ -422,12 +418,12 @@ fn setup_veth(
     Ok((
         Interface {
             name: host_name,
-            mac: host_mac,
+            mac: host_mac.to_string(),
             ..Default::default()
         },
         Interface {
             name: env.ifname.clone(),
-            mac: cont_mac,
+            mac: cont_mac.to_string(),
             sandbox: env.netns.clone(),
             ..Default::default()
         },
@@ -511,10 +507,10 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
         let Some(addr) = common::parse_net(&ip.address) else {
             continue;
         };
-        if !link.addrs.contains(&ip.address) {
+        if !link.addrs.contains(&addr) {
             // A pod's eth0 holds one or two addresses: no room reserved for more.
             link.addrs.reserve_exact(1);
-            link.addrs.push(ip.address.clone());
+            link.addrs.push(addr);
         }
         if !ip.gateway.is_empty() {
             let slot = if addr.addr().is_ipv4() {
@@ -580,22 +576,18 @@ fn ensure_addr(host: &mut Host, conf: &BridgeConf, gw: &str) -> Result<(), CniEr
             go_quote(&conf.br_name)
         )));
     };
-    // Every pod after the first on a node: the bridge's first address is the gateway, as
-    // text too, so the loop below would return at its first step (nothing changes).
-    if br.addrs.first().is_some_and(|a| a == gw) {
+    // Every pod after the first on a node: the bridge's first address is the gateway, so
+    // the loop below would return at its first step (nothing changes).
+    if br.addrs.first() == Some(&want) {
         return Ok(());
     }
     let Some(br) = host.root.links.get_mut(&conf.br_name) else {
         return Ok(());
     };
     let mut keep = Vec::new();
-    for a in &br.addrs {
-        let Some(have) = common::parse_net(a) else {
-            keep.push(a.clone());
-            continue;
-        };
+    for &have in &br.addrs {
         if have.addr().is_ipv4() != want.addr().is_ipv4() {
-            keep.push(a.clone());
+            keep.push(have);
             continue;
         }
         if have == want {
@@ -613,9 +605,9 @@ fn ensure_addr(host: &mut Host, conf: &BridgeConf, gw: &str) -> Result<(), CniEr
             }
             continue;
         }
-        keep.push(a.clone());
+        keep.push(have);
     }
-    keep.push(want.to_string());
+    keep.push(want);
     br.addrs = keep;
     Ok(())
 }
@@ -810,18 +802,14 @@ impl Bridge {
             ns.links.remove(&env.ifname)
         });
         if let Some(link) = removed {
-            addrs = link
-                .addrs
-                .iter()
-                .filter_map(|a| common::parse_net(a))
-                .collect();
+            addrs = link.addrs.clone();
             if let LinkKind::Veth { peer, peer_netns } = &link.kind {
                 if let Some(ns) = ctx.host.ns_mut(peer_netns) {
                     ns.links.remove(peer);
                 }
                 // The kernel drops a deleted device's qdiscs (bandwidth's TBF/ingress).
                 if peer_netns.is_empty() {
-                    ctx.host.qdiscs.retain(|q| &q.dev != peer);
+                    ctx.host.qdiscs.retain(|q| q.dev != peer);
                 }
             }
         }
@@ -920,7 +908,7 @@ fn check_prev(
             br_map.name
         ));
     }
-    if !br_map.mac.is_empty() && br_map.mac != br.mac {
+    if !br_map.mac.is_empty() && br.mac != br_map.mac {
         return Err(format!(
             "Bridge interface {} Mac doesn't match: {}",
             br_map.name, br_map.mac
@@ -949,7 +937,7 @@ fn check_prev(
             cont.name
         ));
     };
-    if !cont_map.mac.is_empty() && cont_map.mac != cont.mac {
+    if !cont_map.mac.is_empty() && cont.mac != cont_map.mac {
         return Err(format!(
             "Interface {} Mac {} doesn't match container Mac: {}",
             cont_map.name, cont_map.mac, cont.mac
@@ -965,14 +953,14 @@ fn check_prev(
         let LinkKind::Veth { peer, peer_netns } = &link.kind else {
             continue;
         };
-        if &link.name != cont_peer
-            || peer != &env.ifname
+        if link.name != cont_peer
+            || peer != env.ifname
             || peer_netns != &env.netns
             || link.master.as_deref() != Some(&*conf.br_name)
         {
             continue;
         }
-        if !intf.mac.is_empty() && intf.mac != link.mac {
+        if !intf.mac.is_empty() && link.mac != intf.mac {
             return Err(format!(
                 "Interface {} Mac doesn't match: {} not found",
                 intf.name, intf.mac
@@ -996,7 +984,7 @@ fn check_prev(
         let Some(link) = ns.links.get(&env.ifname) else {
             return Err(format!("Cannot find container link {}", env.ifname));
         };
-        if !link.addrs.contains(&ip.address) {
+        if !common::parse_net(&ip.address).is_some_and(|a| link.addrs.contains(&a)) {
             return Err(format!(
                 "Failed to match addr {} on interface {}",
                 ip.address, env.ifname

@@ -16,7 +16,7 @@
 //! (`cni.projectcalico.org/podIP`…), which the plugin writes through the API; Felix derives
 //! the endpoints from the pods instead.
 
-use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -38,7 +38,7 @@ pub(crate) const KUBECONFIG: &str = "/etc/cni/net.d/calico-kubeconfig";
 /// Where Felix writes the MTU the plugin uses when the conflist says `"mtu": 0`.
 pub(crate) const MTU_FILE: &str = "/var/lib/calico/mtu";
 /// The MAC of every host-side `cali…` veth.
-pub(crate) const HOST_VETH_MAC: &str = "ee:ee:ee:ee:ee:ee";
+pub(crate) const HOST_VETH_MAC: Mac = Mac([0xee; 6]);
 /// The pod's gateway: an address no one holds; the host veth answers ARP for it.
 pub(crate) const POD_GATEWAY: &str = "169.254.1.1";
 
@@ -140,7 +140,12 @@ impl Calico {
                 .unwrap_or(1500),
         };
         let host_name = host_veth_name(&ns, &pod);
-        let cont_mac = hash::mac(&[&ctx.host.node, &env.container_id, &env.ifname, "container"]);
+        let cont_mac = Mac(hash::mac_bytes(&[
+            &ctx.host.node,
+            &env.container_id,
+            &env.ifname,
+            "container",
+        ]));
         let host = &mut *ctx.host;
         // A leftover host veth of an earlier sandbox of the same pod is replaced.
         if let Some(old) = host.root.links.remove(&host_name) {
@@ -155,21 +160,21 @@ impl Calico {
         let mut cont = Link::new(
             &env.ifname,
             LinkKind::Veth {
-                peer: host_name.clone(),
+                peer: host_name.as_str().into(),
                 peer_netns: String::new(),
             },
-            cont_mac.clone(),
+            cont_mac,
             mtu,
         );
         cont.up = true;
-        cont.addrs.push(addr.clone());
+        cont.addrs.extend(ipnet::IpNet::new(ip.addr(), 32));
         let mut hostl = Link::new(
             &host_name,
             LinkKind::Veth {
-                peer: env.ifname.clone(),
+                peer: env.ifname.as_str().into(),
                 peer_netns: env.netns.clone(),
             },
-            HOST_VETH_MAC.to_string(),
+            HOST_VETH_MAC,
             mtu,
         );
         hostl.up = true;
@@ -207,7 +212,7 @@ impl Calico {
                 },
                 Interface {
                     name: env.ifname.clone(),
-                    mac: cont_mac,
+                    mac: cont_mac.to_string(),
                     mtu,
                     sandbox: env.netns.clone(),
                 },

@@ -236,7 +236,7 @@ fn bridge_add_matches_real_result_and_rules() {
     // The node and sandbox as the real plugin left them.
     assert_eq!(
         h.root.links["cni0"].addrs,
-        vec!["10.244.1.1/24".to_string()]
+        vec!["10.244.1.1/24".parse::<ipnet::IpNet>().unwrap()]
     );
     assert!(h.root.links["cni0"].up);
     let veth = &h.root.links[&r.interfaces[1].name];
@@ -378,9 +378,14 @@ fn bridge_add_error_cases_use_real_messages() {
 #[test]
 fn bridge_releases_ip_when_a_step_after_ipam_fails() {
     let mut h = host();
-    let mut br = Link::new("cni0", LinkKind::Bridge, "02:00:00:00:00:02".into(), 1500);
-    br.addrs.push("10.9.9.1/24".into());
-    h.root.links.insert("cni0".into(), br);
+    let mut br = Link::new(
+        "cni0",
+        LinkKind::Bridge,
+        "02:00:00:00:00:02".parse().unwrap(),
+        1500,
+    );
+    br.addrs.push("10.9.9.1/24".parse().unwrap());
+    h.root.links.insert("cni0", br);
     let c = call(
         &mut h,
         &Bridge,
@@ -403,15 +408,20 @@ fn bridge_releases_ip_when_a_step_after_ipam_fails() {
     // forceAddress replaces it.
     let mut h = host();
     h.root.links.insert(
-        "cni0".into(),
-        Link::new("cni0", LinkKind::Bridge, "02:00:00:00:00:02".into(), 1500),
+        "cni0",
+        Link::new(
+            "cni0",
+            LinkKind::Bridge,
+            "02:00:00:00:00:02".parse().unwrap(),
+            1500,
+        ),
     );
     h.root
         .links
         .get_mut("cni0")
         .unwrap()
         .addrs
-        .push("10.9.9.1/24".into());
+        .push("10.9.9.1/24".parse().unwrap());
     let mut conf = bridge_conf();
     conf["forceAddress"] = json!(true);
     result(call(
@@ -424,7 +434,7 @@ fn bridge_releases_ip_when_a_step_after_ipam_fails() {
     ));
     assert_eq!(
         h.root.links["cni0"].addrs,
-        vec!["10.244.1.1/24".to_string()]
+        vec!["10.244.1.1/24".parse::<ipnet::IpNet>().unwrap()]
     );
 
     let mut conf = bridge_conf();

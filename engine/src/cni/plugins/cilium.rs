@@ -28,7 +28,7 @@
 //! running?` (the text as users report it, cilium#40312; `client.Hint` appends the last
 //! line; releases before 1.10 said "Cilium daemon").
 
-use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -99,8 +99,13 @@ impl CiliumCni {
             .map(|api| api.allocate_next(&env.container_id))
             .unwrap_or_else(|| Err(NO_AGENT.to_string()))
             .map_err(CniError::internal)?;
-        let cont_mac = hash::mac(&[&host.node, &env.container_id, &env.ifname, "container"]);
-        let host_mac = hash::mac(&[&host.node, &env.container_id, "lxc"]);
+        let cont_mac = Mac(hash::mac_bytes(&[
+            &host.node,
+            &env.container_id,
+            &env.ifname,
+            "container",
+        ]));
+        let host_mac = Mac(hash::mac_bytes(&[&host.node, &env.container_id, "lxc"]));
         if let Some(old) = host.root.links.remove(&host_name) {
             if let LinkKind::Veth { peer, peer_netns } = old.kind {
                 if let Some(n) = host.netns.get_mut(&peer_netns) {
@@ -112,18 +117,18 @@ impl CiliumCni {
         let mut cont = Link::new(
             &env.ifname,
             LinkKind::Veth {
-                peer: host_name.clone(),
+                peer: host_name.as_str().into(),
                 peer_netns: String::new(),
             },
-            cont_mac.clone(),
+            cont_mac,
             device_mtu,
         );
         cont.up = true;
-        cont.addrs.push(addr.clone());
+        cont.addrs.extend(ipnet::IpNet::new(ip.into(), 32));
         let mut hostl = Link::new(
             &host_name,
             LinkKind::Veth {
-                peer: env.ifname.clone(),
+                peer: env.ifname.as_str().into(),
                 peer_netns: env.netns.clone(),
             },
             host_mac,
@@ -151,7 +156,7 @@ impl CiliumCni {
             cni_version: stdin.cni_version().to_string(),
             interfaces: vec![Interface {
                 name: env.ifname.clone(),
-                mac: cont_mac,
+                mac: cont_mac.to_string(),
                 mtu: 0,
                 sandbox: env.netns.clone(),
             }],
@@ -188,7 +193,7 @@ impl CiliumCni {
             Some(Link {
                 kind: LinkKind::Veth { peer, .. },
                 ..
-            }) => peer,
+            }) => peer.into_string(),
             _ => lxc_name(&env.container_id),
         };
         host.root.links.remove(&peer);

@@ -546,7 +546,7 @@ pub(crate) fn network_plus_one(addr: &ipnet::IpNet) -> String {
 /// Go's `net.ParseMAC` for the 6-byte forms (`aa:bb:cc:dd:ee:ff`, `aa-bb-…`,
 /// `aabb.ccdd.eeff`), lower-cased as `HardwareAddr.String()` prints it. The error is Go's
 /// `address <m>: invalid MAC address`.
-pub(crate) fn parse_mac(m: &str) -> Result<String, String> {
+pub(crate) fn parse_mac(m: &str) -> Result<crate::cni::host::Mac, String> {
     let bad = || format!("address {m}: invalid MAC address");
     let hex_ok = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit());
     let bytes: Vec<String> = if m.len() == 14 && m.as_bytes().get(4) == Some(&b'.') {
@@ -566,7 +566,7 @@ pub(crate) fn parse_mac(m: &str) -> Result<String, String> {
         }
         parts.iter().map(|p| p.to_string()).collect()
     };
-    Ok(bytes.join(":").to_ascii_lowercase())
+    bytes.join(":").parse().map_err(|_| bad())
 }
 
 /// The interface of the first default route (v4 or v6) of a namespace, as
@@ -643,14 +643,18 @@ pub(crate) fn configure_iface(
                 go_quote(ifname)
             )));
         }
-        if link.addrs.contains(&ip.address) {
+        // A result's address is a CIDR (Go's result decoding refuses any other text).
+        let Some(addr) = parse_net(&ip.address) else {
+            continue;
+        };
+        if link.addrs.contains(&addr) {
             return Err(CniError::internal(format!(
                 "failed to add IP addr {} to {}: file exists",
                 go_ipconfig(ip),
                 go_quote(ifname)
             )));
         }
-        link.addrs.push(ip.address.clone());
+        link.addrs.push(addr);
         if let Ok(gw) = ip.gateway.parse::<std::net::IpAddr>() {
             let slot = if gw.is_ipv4() { &mut gw4 } else { &mut gw6 };
             if slot.is_none() {
@@ -716,10 +720,10 @@ pub(crate) fn del_link(
     if let crate::cni::host::LinkKind::Veth { peer, peer_netns } = &link.kind {
         if let Some(pns) = host.ns_mut(peer_netns) {
             pns.links.remove(peer);
-            pns.routes.retain(|r| &r.dev != peer);
+            pns.routes.retain(|r| r.dev != peer);
         }
         if peer_netns.is_empty() {
-            host.qdiscs.retain(|q| &q.dev != peer);
+            host.qdiscs.retain(|q| q.dev != peer);
         }
     }
     Some(link)
@@ -765,7 +769,7 @@ pub(crate) fn validate_ips_and_routes(
                 "Cannot find container link {ifname}"
             )));
         };
-        if !link.addrs.contains(&ip.address) {
+        if !parse_net(&ip.address).is_some_and(|a| link.addrs.contains(&a)) {
             return Err(CniError::internal(format!(
                 "Failed to match addr {} on interface {ifname}",
                 ip.address

@@ -64,7 +64,7 @@ fn pci_exists(host: &Host, pci: &str) -> bool {
     std::iter::once(&host.root)
         .chain(host.netns.values())
         .flat_map(|ns| ns.links.values())
-        .any(|l| l.pci.as_deref() == Some(pci))
+        .any(|l| l.pci() == Some(pci))
 }
 
 /// `loadConf`: decode, `handleDeviceID`, the one-selector rule, and the driver check of a
@@ -122,14 +122,14 @@ fn get_link(host: &Host, c: &HostDeviceConf, release: PluginsRelease) -> Result<
     if !c.device.is_empty() {
         return links
             .get(&c.device)
-            .map(|l| l.name.clone())
+            .map(|l| l.name.to_string())
             .ok_or_else(|| "Link not found".to_string());
     }
     if !c.hwaddr.is_empty() {
         let want = common::parse_mac(&c.hwaddr)
             .map_err(|e| format!("failed to parse MAC address {}: {e}", go_quote(&c.hwaddr)))?;
         if let Some(l) = links.values().find(|l| l.mac == want) {
-            return Ok(l.name.clone());
+            return Ok(l.name.to_string());
         }
     } else if !c.kernelpath.is_empty() {
         let kp = &c.kernelpath;
@@ -153,8 +153,8 @@ fn get_link(host: &Host, c: &HostDeviceConf, release: PluginsRelease) -> Result<
         }
         return links
             .values()
-            .find(|l| l.pci.as_deref() == Some(last))
-            .map(|l| l.name.clone())
+            .find(|l| l.pci() == Some(last))
+            .map(|l| l.name.to_string())
             .ok_or_else(|| {
                 if old {
                     "failed to find physical interface".to_string()
@@ -165,8 +165,8 @@ fn get_link(host: &Host, c: &HostDeviceConf, release: PluginsRelease) -> Result<
     } else if !c.pci_addr.is_empty() {
         return links
             .values()
-            .find(|l| l.pci.as_deref() == Some(c.pci_addr.as_str()))
-            .map(|l| l.name.clone())
+            .find(|l| l.pci() == Some(c.pci_addr.as_str()))
+            .map(|l| l.name.to_string())
             .ok_or_else(|| {
                 if old {
                     format!("no net directory under pci device {}", c.pci_addr)
@@ -198,11 +198,11 @@ fn move_link_in(
     if taken && release == PluginsRelease::V1_1_1 {
         if let Some(mut link) = host.root.links.remove(dev) {
             host.root.routes.retain(|r| r.dev != dev);
-            link.alias = Some(dev.to_string());
+            link.set_alias(Some(dev.to_string()));
             link.up = false;
             link.addrs.clear();
             if let Some(ns) = host.netns.get_mut(&env.netns) {
-                ns.links.insert(dev.to_string(), link);
+                ns.links.insert(dev, link);
             }
         }
         return Err(format!(
@@ -225,11 +225,11 @@ fn move_link_in(
         ));
     };
     host.root.routes.retain(|r| r.dev != dev);
-    link.alias = Some(dev.to_string());
+    link.set_alias(Some(dev.to_string()));
     link.up = true;
     // Addresses do not follow a link into another namespace.
     link.addrs.clear();
-    let mac = link.mac.clone();
+    let mac = link.mac.to_string();
     if let Some(ns) = host.netns.get_mut(&env.netns) {
         ns.links.insert(env.ifname.clone(), link);
     }
@@ -257,7 +257,7 @@ fn move_link_out(host: &mut Host, env: &CniEnv, release: PluginsRelease) -> Resu
             go_quote(&env.ifname)
         )));
     };
-    let Some(alias) = link.alias.clone().filter(|a| !a.is_empty()) else {
+    let Some(alias) = link.alias().filter(|a| !a.is_empty()).map(str::to_string) else {
         return Err(CniError::internal(format!(
             "failed to find original ifname for {} (alias is not set)",
             go_quote(&env.ifname)
@@ -281,7 +281,7 @@ fn move_link_out(host: &mut Host, env: &CniEnv, release: PluginsRelease) -> Resu
         return Ok(());
     };
     if release != PluginsRelease::V1_1_1 {
-        link.alias = None;
+        link.set_alias(None);
     }
     link.up = false;
     link.addrs.clear();
@@ -406,20 +406,25 @@ mod tests {
 
     fn node() -> Host {
         let mut h = host();
-        let mut hd0 = Link::new("hd0", LinkKind::Physical, "02:00:00:00:00:20".into(), 1500);
+        let mut hd0 = Link::new(
+            "hd0",
+            LinkKind::Physical,
+            "02:00:00:00:00:20".parse().unwrap(),
+            1500,
+        );
         hd0.up = true;
-        h.root.links.insert("hd0".into(), hd0);
+        h.root.links.insert("hd0", hd0);
         let mut vf = Link::new(
             "ens1f0v1",
             LinkKind::SriovVf {
                 pf: "ens1f0".into(),
                 vf: 1,
             },
-            "02:00:00:00:00:31".into(),
+            "02:00:00:00:00:31".parse().unwrap(),
             1500,
         );
-        vf.pci = Some("0000:03:02.1".into());
-        h.root.links.insert("ens1f0v1".into(), vf);
+        vf.set_pci(Some("0000:03:02.1".into()));
+        h.root.links.insert("ens1f0v1", vf);
         h
     }
 
@@ -441,13 +446,13 @@ mod tests {
         assert_eq!(r.interfaces[0].mac, "02:00:00:00:00:20");
         assert_eq!(r.ips[0].interface, Some(0));
         let l = h.netns[NS].links.get("eth1").cloned().unwrap();
-        assert_eq!(l.alias.as_deref(), Some("hd0"));
+        assert_eq!(l.alias(), Some("hd0"));
         assert!(l.up);
         assert!(h.root.links.get("hd0").is_none());
         run_in(&mut h, CniCommand::Del, &c, "", NS, "eth1").unwrap();
         let back = h.root.links.get("hd0").cloned().unwrap();
         assert!(!back.up);
-        assert_eq!(back.alias, None);
+        assert_eq!(back.alias(), None);
         assert_eq!(
             run_in(&mut h, CniCommand::Del, &c, "", NS, "eth1")
                 .unwrap_err()
@@ -516,13 +521,14 @@ mod tests {
     fn a_taken_ifname_rolls_back() {
         let mut h = node();
         let c = conf(json!({"device": "hd0"}));
-        let mut lo2 = Link::new("net1", LinkKind::Ifb, "02:00:00:00:00:99".into(), 1500);
+        let mut lo2 = Link::new(
+            "net1",
+            LinkKind::Ifb,
+            "02:00:00:00:00:99".parse().unwrap(),
+            1500,
+        );
         lo2.up = true;
-        h.netns
-            .get_mut(NS)
-            .unwrap()
-            .links
-            .insert("net1".into(), lo2);
+        h.netns.get_mut(NS).unwrap().links.insert("net1", lo2);
         assert_eq!(
             run_in(&mut h, CniCommand::Add, &c, "", NS, "net1")
                 .unwrap_err()
@@ -531,6 +537,6 @@ mod tests {
         );
         let l = h.root.links.get("hd0").cloned().unwrap();
         assert!(l.up);
-        assert_eq!(l.alias, None);
+        assert_eq!(l.alias(), None);
     }
 }

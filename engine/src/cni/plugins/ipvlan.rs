@@ -68,7 +68,7 @@ fn create_ipvlan(
             go_quote(master)
         )));
     };
-    let mac = m.mac.clone();
+    let mac = m.mac;
     let mtu = if mtu <= 0 {
         m.mtu
     } else {
@@ -94,13 +94,11 @@ fn create_ipvlan(
             go_quote(&env.ifname)
         )));
     }
-    ns.links.insert(
-        env.ifname.clone(),
-        Link::new(&env.ifname, kind, mac.clone(), mtu),
-    );
+    ns.links
+        .insert(env.ifname.clone(), Link::new(&env.ifname, kind, mac, mtu));
     Ok(Interface {
         name: env.ifname.clone(),
-        mac,
+        mac: mac.to_string(),
         mtu: 0,
         sandbox: env.netns.clone(),
     })

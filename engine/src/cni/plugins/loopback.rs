@@ -39,12 +39,12 @@ impl Loopback {
         let lo = lo_link(host, &env.netns)?;
         lo.up = true;
         for a in LO_ADDRS {
-            if !lo.addrs.iter().any(|x| x == a) {
-                lo.addrs.push(a.to_string());
+            if !lo.addrs.contains(&a) {
+                lo.addrs.push(a);
             }
         }
-        let v4 = lo.addrs.iter().find(|a| a.contains('.')).cloned();
-        let v6 = lo.addrs.iter().find(|a| a.contains(':')).cloned();
+        let v4 = lo.addrs.iter().find(|a| a.addr().is_ipv4()).copied();
+        let v6 = lo.addrs.iter().find(|a| a.addr().is_ipv6()).copied();
         if let Some(prev) = &stdin.prev_result {
             // "loopback should pass it transparently"
             return Ok(PluginOutput::Result(prev.clone()));
@@ -64,7 +64,7 @@ impl Loopback {
         };
         for addr in [v4, v6].into_iter().flatten() {
             r.ips.push(IpConfig {
-                address: addr,
+                address: addr.to_string(),
                 gateway: String::new(),
                 interface: Some(0),
             });

@@ -25,7 +25,7 @@
 //! but does not model (the master is always a link of the node's namespace).
 
 use super::common::{self, GoConf, go_quote};
-use crate::cni::host::{Host, Link, LinkKind};
+use crate::cni::host::{Host, Link, LinkKind, Mac};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -166,7 +166,12 @@ fn create_macvlan(
         )));
     };
     let mut mac = if conf.mac.is_empty() {
-        hash::mac(&[&host.node, &env.container_id, &env.ifname, "macvlan"])
+        Mac(hash::mac_bytes(&[
+            &host.node,
+            &env.container_id,
+            &env.ifname,
+            "macvlan",
+        ]))
     } else {
         common::parse_mac(&conf.mac).map_err(|e| {
             CniError::internal(format!("invalid args {} for MAC addr: {e}", conf.mac))
@@ -183,7 +188,7 @@ fn create_macvlan(
     if mode == "passthru" {
         // The kernel gives a passthru macvlan its lower device's address, even when one
         // was asked for (checked against Debian's 1.1.1 on 6.1).
-        mac = master.mac.clone();
+        mac = master.mac;
     }
     let mtu = if conf.mtu == 0 {
         master.mtu
@@ -205,13 +210,13 @@ fn create_macvlan(
             master: conf.master.clone(),
             mode: mode.to_string(),
         },
-        mac.clone(),
+        mac,
         mtu,
     );
     ns.links.insert(env.ifname.clone(), link);
     Ok(Interface {
         name: env.ifname.clone(),
-        mac,
+        mac: mac.to_string(),
         mtu: 0,
         sandbox: env.netns.clone(),
     })
@@ -384,7 +389,7 @@ impl Macvlan {
                 "container macvlan mode {mode} does not match expected value: {want}"
             )));
         }
-        if !cont.mac.is_empty() && cont.mac != link.mac {
+        if !cont.mac.is_empty() && link.mac != cont.mac {
             return Err(err(format!(
                 "interface {} Mac {} doesn't match container Mac: {}",
                 cont.name, cont.mac, link.mac
@@ -516,7 +521,10 @@ pub(crate) mod tests {
             }
         );
         assert!(l.up);
-        assert_eq!(l.addrs, vec!["10.10.0.5/24".to_string()]);
+        assert_eq!(
+            l.addrs,
+            vec!["10.10.0.5/24".parse::<ipnet::IpNet>().unwrap()]
+        );
         let routes: Vec<String> = h.netns[NS]
             .route_table()
             .iter()

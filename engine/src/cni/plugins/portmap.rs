@@ -596,13 +596,8 @@ fn routable_host_if(host: &Host, ip: &IpAddr) -> Option<String> {
     host.root
         .links
         .values()
-        .find(|l| {
-            l.addrs
-                .iter()
-                .filter_map(|a| a.parse::<IpNet>().ok())
-                .any(|n| n.contains(ip))
-        })
-        .map(|l| l.name.clone())
+        .find(|l| l.addrs.iter().any(|n| n.contains(ip)))
+        .map(|l| l.name.to_string())
 }
 
 /// `forwardPorts` for one pod address, in the nat table of its family.

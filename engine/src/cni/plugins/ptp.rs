@@ -14,7 +14,7 @@
 
 use super::bridge::{host_veth_name, setup_ip_masq_all, teardown_ip_masq_all};
 use super::common::{self, GoConf, go_quote};
-use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -85,8 +85,18 @@ fn setup_container_veth(
         )));
     }
     let host_name = host_veth_name(host, &env.container_id, &env.ifname);
-    let cont_mac = hash::mac(&[&host.node, &env.container_id, &env.ifname, "container"]);
-    let host_mac = hash::mac(&[&host.node, &env.container_id, &env.ifname, "host"]);
+    let cont_mac = Mac(hash::mac_bytes(&[
+        &host.node,
+        &env.container_id,
+        &env.ifname,
+        "container",
+    ]));
+    let host_mac = Mac(hash::mac_bytes(&[
+        &host.node,
+        &env.container_id,
+        &env.ifname,
+        "host",
+    ]));
     let mtu = u32::try_from(conf.mtu)
         .ok()
         .filter(|m| *m > 0)
@@ -94,19 +104,19 @@ fn setup_container_veth(
     let cont = Link::new(
         &env.ifname,
         LinkKind::Veth {
-            peer: host_name.clone(),
+            peer: host_name.as_str().into(),
             peer_netns: String::new(),
         },
-        cont_mac.clone(),
+        cont_mac,
         mtu,
     );
     let mut hostl = Link::new(
         &host_name,
         LinkKind::Veth {
-            peer: env.ifname.clone(),
+            peer: env.ifname.as_str().into(),
             peer_netns: env.netns.clone(),
         },
-        host_mac.clone(),
+        host_mac,
         mtu,
     );
     hostl.up = true;
@@ -120,12 +130,12 @@ fn setup_container_veth(
     result.interfaces = vec![
         Interface {
             name: host_name,
-            mac: host_mac,
+            mac: host_mac.to_string(),
             ..Default::default()
         },
         Interface {
             name: env.ifname.clone(),
-            mac: cont_mac,
+            mac: cont_mac.to_string(),
             mtu: 0,
             sandbox: env.netns.clone(),
         },
@@ -197,8 +207,13 @@ fn setup_host_veth(host: &mut Host, veth: &str, result: &CniResult) -> Result<()
                 vec!["0xff"; bits / 8].join(", ")
             )));
         }
-        let gw = format!("{}/{bits}", ip.gateway);
-        if !link.addrs.contains(&gw) {
+        // A result's gateway is an address (Go's result decoding refuses any other text).
+        let gw = ip
+            .gateway
+            .parse()
+            .ok()
+            .and_then(|g| IpNet::new(g, bits as u8).ok());
+        if let Some(gw) = gw.filter(|g| !link.addrs.contains(g)) {
             link.addrs.push(gw);
         }
         let mut r = RouteEntry::static_route(&addr.addr().to_string(), None, veth);
@@ -271,11 +286,10 @@ impl Ptp {
             return Ok(PluginOutput::Empty);
         };
         if let LinkKind::Veth { peer, .. } = &link.kind {
-            ctx.host.root.routes.retain(|r| &r.dev != peer);
+            ctx.host.root.routes.retain(|r| r.dev != peer);
         }
         if conf.ip_masq {
-            let addrs: Vec<IpNet> = link.addrs.iter().filter_map(|a| a.parse().ok()).collect();
-            teardown_ip_masq_all(ctx.host, &conf.name, &env.container_id, &addrs);
+            teardown_ip_masq_all(ctx.host, &conf.name, &env.container_id, &link.addrs);
         }
         Ok(PluginOutput::Empty)
     }
@@ -373,7 +387,7 @@ mod tests {
         let veth = &r.interfaces[0].name;
         assert_eq!(
             h.root.links.get(veth).unwrap().addrs,
-            vec!["10.12.0.1/32".to_string()]
+            vec!["10.12.0.1/32".parse::<ipnet::IpNet>().unwrap()]
         );
         let host_routes: Vec<String> = h.route_table().iter().map(|r| r.to_ip_route()).collect();
         assert!(

@@ -288,14 +288,14 @@ fn setup_vf(
         ));
     };
     if !c.mac.is_empty() {
-        if let Some(m) = parse_mac(&c.mac) {
+        if let Some(m) = parse_mac(&c.mac).and_then(|m| m.parse().ok()) {
             link.mac = m;
         }
     }
     link.up = true;
     let mtu = link.mtu;
     let Some(ns) = host.netns.get_mut(&env.netns) else {
-        host.root.links.insert(host_ifname.to_string(), link);
+        host.root.links.insert(host_ifname, link);
         return Err(netns_open_error(&env.netns).msg);
     };
     ns.links.insert(env.ifname.clone(), link);
@@ -316,7 +316,10 @@ fn release_vf(host: &mut Host, env: &CniEnv, orig: &OrigVfState) -> Result<(), C
     ns.routes.retain(|r| r.dev != env.ifname);
     link.up = false;
     link.addrs.clear();
-    link.mac = orig.effective_mac.clone();
+    // The saved text came from the link's own address: it parses.
+    if let Ok(m) = orig.effective_mac.parse() {
+        link.mac = m;
+    }
     if orig.mtu != 0 {
         link.mtu = orig.mtu;
     }
@@ -334,8 +337,10 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) {
     let mut gw6 = None;
     if let Some(link) = ns.links.get_mut(&env.ifname) {
         for ip in &result.ips {
-            if !link.addrs.contains(&ip.address) {
-                link.addrs.push(ip.address.clone());
+            if let Some(a) = super::common::parse_net(&ip.address) {
+                if !link.addrs.contains(&a) {
+                    link.addrs.push(a);
+                }
             }
             if !ip.gateway.is_empty() {
                 let v6 = ip.gateway.contains(':');
@@ -487,8 +492,8 @@ impl Sriov {
             )));
         };
         let orig = OrigVfState {
-            host_ifname: vf_link.name.clone(),
-            effective_mac: vf_link.mac.clone(),
+            host_ifname: vf_link.name.to_string(),
+            effective_mac: vf_link.mac.to_string(),
             mtu: vf_link.mtu,
             admin,
         };

@@ -449,8 +449,9 @@ impl Tuning {
         result.cni_version = stdin.cni_version().to_string();
         if !c.mac.is_empty() || c.mtu != 0 || c.promisc || c.allmulti.is_some() {
             let link = pod_link(host, env)?;
+            let mac = (!c.mac.is_empty()).then(|| link.mac.to_string());
             let bytes = backup_json(
-                (!c.mac.is_empty()).then_some(link.mac.as_str()),
+                mac.as_deref(),
                 c.promisc.then_some(link.promisc),
                 if c.mtu != 0 { link.mtu } else { 0 },
                 c.allmulti.map(|_| link.allmulti),
@@ -557,7 +558,7 @@ impl Tuning {
                 env.ifname
             )));
         };
-        if !c.mac.is_empty() && c.mac != link.mac {
+        if !c.mac.is_empty() && link.mac != c.mac {
             return Err(CniError::internal(format!(
                 "Error: Tuning configured Ethernet of {} is {}, current value is {}",
                 env.ifname, c.mac, link.mac
@@ -719,7 +720,7 @@ mod tests {
         invoke(&mut h, CniCommand::Del, c, Some((*r).clone())).unwrap();
         let l = h.netns[NS].links.get("net1").cloned().unwrap();
         assert_eq!(
-            (l.mac.as_str(), l.promisc, l.mtu, l.allmulti),
+            (l.mac.to_string().as_str(), l.promisc, l.mtu, l.allmulti),
             (old_mac.as_str(), false, 1500, false)
         );
         assert!(!h.files.contains_key("/run/cni/tuning/c1_net1.json"));

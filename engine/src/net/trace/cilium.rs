@@ -221,7 +221,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             .links
             .get("eth0")
             .and_then(|l| l.addrs.first())
-            .and_then(|a| link_addr(a))
+            .map(|a| a.addr())
             .map_or_else(|| "0.0.0.0".to_string(), |a| a.to_string());
         let (outer, uplink_mtu) = vxlan_outer(host, &pkt);
         self.outer = local.parse().ok().map(|src| Outer {

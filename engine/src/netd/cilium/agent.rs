@@ -39,7 +39,7 @@ use super::identity::reserved_name;
 use super::policymap::{MapVerdict, TrafficDirection, proto_number};
 use super::render::{DropEvent, Packet};
 use crate::cni::cilium_api::AgentApi;
-use crate::cni::host::{Host, Link, LinkKind, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteEntry};
 use crate::net::ClusterNet;
 use crate::net::bpf::{BpfDatapath, BpfEndpoint, BpfVerdict, IpcacheHit, PolicyQuery};
 use crate::net::trace::Enforcement;
@@ -138,18 +138,18 @@ impl CiliumNetwork {
                 peer: NET_DEV.into(),
                 peer_netns: String::new(),
             },
-            crate::util::hash::mac(&[&node, HOST_DEV]),
+            Mac(crate::util::hash::mac_bytes(&[&node, HOST_DEV])),
             uplink,
         );
         host_dev.up = true;
-        host_dev.addrs.push(format!("{router}/32"));
+        host_dev.addrs.extend(ipnet::IpNet::new(router.into(), 32));
         let mut net_dev = Link::new(
             NET_DEV,
             LinkKind::Veth {
                 peer: HOST_DEV.into(),
                 peer_netns: String::new(),
             },
-            crate::util::hash::mac(&[&node, NET_DEV]),
+            Mac(crate::util::hash::mac_bytes(&[&node, NET_DEV])),
             uplink,
         );
         net_dev.up = true;
@@ -164,7 +164,7 @@ impl CiliumNetwork {
                 port: VXLAN_PORT,
                 learning: false,
             },
-            crate::util::hash::mac(&[&node, VXLAN_DEV]),
+            Mac(crate::util::hash::mac_bytes(&[&node, VXLAN_DEV])),
             uplink,
         );
         vxlan.up = true;

@@ -113,8 +113,8 @@ fn add_moves_the_vf_and_del_restores_it() {
     let l = h.netns[NS].links.get("net2").unwrap();
     assert!(l.up);
     assert_eq!(l.mac, "ca:fe:c0:ff:ee:01");
-    assert_eq!(l.pci.as_deref(), Some(VF0));
-    assert_eq!(l.addrs, ["10.56.217.2/24"]);
+    assert_eq!(l.pci(), Some(VF0));
+    assert_eq!(l.addrs, ["10.56.217.2/24".parse::<ipnet::IpNet>().unwrap()]);
     assert_eq!(h.vfs[VF0].admin_mac, "ca:fe:c0:ff:ee:01");
     assert_eq!(h.files[&marker_path(VF0)], NS);
     assert!(h.files.contains_key("/var/lib/cni/sriov/c1-net2"));
@@ -170,7 +170,7 @@ fn add_moves_the_vf_and_del_restores_it() {
         panic!()
     };
     assert_eq!(res.ips[0].address, "10.56.217.3/24");
-    assert_eq!(res.interfaces[0].mac, before.mac, "no mac: the VF's own");
+    assert_eq!(before.mac, res.interfaces[0].mac, "no mac: the VF's own");
 }
 
 #[test]
@@ -270,11 +270,7 @@ fn failures_after_the_move_roll_back() {
     // The pod already has net2.
     let mut taken = h.root.links.get("eth0").unwrap().clone();
     taken.name = "net2".into();
-    h.netns
-        .get_mut(NS)
-        .unwrap()
-        .links
-        .insert("net2".into(), taken);
+    h.netns.get_mut(NS).unwrap().links.insert("net2", taken);
     let e = err(run(
         &mut h,
         &env(CniCommand::Add, "c1", NS, "net2"),
