@@ -81,11 +81,29 @@ impl Kind for NodeSpec {
     const NAMESPACED: bool = false;
     type Status = NodeStatus;
 
-    fn unindex(index: &mut super::store::FieldIndexes, obj: &super::Object<Self>) {
+    fn unindex(
+        index: &mut super::store::FieldIndexes,
+        _key: &super::store::SharedKey,
+        obj: &super::Object<Self>,
+    ) {
         index.unindex_node(obj);
     }
 
-    fn index(index: &mut super::store::FieldIndexes, obj: &super::Object<Self>) {
+    fn index(
+        index: &mut super::store::FieldIndexes,
+        _key: &super::store::SharedKey,
+        obj: &super::Object<Self>,
+    ) {
+        index.index_node(obj);
+    }
+
+    /// `status.addresses` holds the node's InternalIP: its fields are read again.
+    fn restatus(
+        index: &mut super::store::FieldIndexes,
+        _key: &super::store::SharedKey,
+        _old: &NodeStatus,
+        obj: &super::Object<Self>,
+    ) {
         index.index_node(obj);
     }
 }
@@ -288,12 +306,30 @@ impl Kind for PodSpec {
     const LABEL_INDEX: bool = true;
     type Status = PodStatus;
 
-    fn unindex(index: &mut super::store::FieldIndexes, obj: &super::Object<Self>) {
-        index.unindex_pod(obj);
+    fn unindex(
+        index: &mut super::store::FieldIndexes,
+        key: &super::store::SharedKey,
+        obj: &super::Object<Self>,
+    ) {
+        index.unindex_pod(key, obj);
     }
 
-    fn index(index: &mut super::store::FieldIndexes, obj: &super::Object<Self>) {
-        index.index_pod(obj);
+    fn index(
+        index: &mut super::store::FieldIndexes,
+        key: &super::store::SharedKey,
+        obj: &super::Object<Self>,
+    ) {
+        index.index_pod(key, obj);
+    }
+
+    /// `status.podIP` is indexed: a pod whose address changed moves there.
+    fn restatus(
+        index: &mut super::store::FieldIndexes,
+        key: &super::store::SharedKey,
+        old: &PodStatus,
+        obj: &super::Object<Self>,
+    ) {
+        index.restatus_pod(key, old, obj);
     }
 
     fn event_facts(obj: &super::Object<Self>) -> super::store::EventFacts {

@@ -6,10 +6,11 @@
 use super::meta::Meta;
 use serde::Serialize;
 use serde::ser::SerializeMap;
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::net::IpAddr;
+use std::sync::Arc;
 
 /// A kind of object: its spec type names the kind and its status type.
 pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug + Send + Sync + 'static {
@@ -37,12 +38,24 @@ pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug + Send + Sync + 'stat
     /// objects (5,000 nodes at most), and their writes pay nothing for an index.
     const LABEL_INDEX: bool = false;
 
-    /// Take a stored object out of the store's field indexes ([`FieldIndexes`]), before
-    /// it is written or removed. Most kinds have no index.
-    fn unindex(_index: &mut FieldIndexes, _obj: &Object<Self>) {}
+    /// Take a stored object (under table key `key`) out of the store's field indexes
+    /// ([`FieldIndexes`]), before it is written or removed. Most kinds have no index.
+    fn unindex(_index: &mut FieldIndexes, _key: &SharedKey, _obj: &Object<Self>) {}
 
-    /// Enter a stored object in the store's field indexes, after it was written.
-    fn index(_index: &mut FieldIndexes, _obj: &Object<Self>) {}
+    /// Enter a stored object (under table key `key`) in the store's field indexes, after it
+    /// was written.
+    fn index(_index: &mut FieldIndexes, _key: &SharedKey, _obj: &Object<Self>) {}
+
+    /// Keep the field indexes after a write of the status subresource alone: `old` is the
+    /// status the object had, `obj` the object as written (its metadata and spec as they
+    /// were). Only an index on a status field can change; a kind with one overrides this.
+    fn restatus(
+        _index: &mut FieldIndexes,
+        _key: &SharedKey,
+        _old: &Self::Status,
+        _obj: &Object<Self>,
+    ) {
+    }
 
     /// The facts of the object as written that a watch event carries (see [`EventFacts`]).
     fn event_facts(_obj: &Object<Self>) -> EventFacts {
@@ -62,18 +75,23 @@ pub struct EventFacts {
     pub volumes: bool,
 }
 
+/// A table key (namespace, name) shared by the table's order map, the object's slot and
+/// the field indexes: one copy of the key per object, however many maps name it.
+pub type SharedKey = Arc<(String, String)>;
+
 /// The store's indexes on pod fields, kept on every pod write and delete, and the nodes'
 /// network fields kept typed on every node write. The pod indexes: `spec.nodeName`
 /// (the index the API server's watch cache keeps for kubelets' and `describe node`'s
 /// `fieldSelector=spec.nodeName=NODE`) and `status.podIP` (the other pod field selector
 /// that names one pod's network: how the packet walker finds the pod holding an address).
-/// Each holds the pods' table keys in the table's order.
+/// Each holds the pods' table keys (shared with the table) in the table's order: a node
+/// holds a few dozen pods and an address one, so a sorted vector is all the set needs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldIndexes {
     /// Pods by `spec.nodeName` (scheduled pods only).
-    pods_by_node: BTreeMap<String, BTreeSet<(String, String)>>,
+    pods_by_node: MixedMap<String, Vec<SharedKey>>,
     /// Pods by `status.podIP` (pods with an address only).
-    pods_by_ip: BTreeMap<IpAddr, BTreeSet<(String, String)>>,
+    pods_by_ip: MixedMap<IpAddr, Vec<SharedKey>>,
     /// Each node's network fields, parsed once per write of the node.
     node_nets: BTreeMap<String, NodeNetFields>,
 }
@@ -94,12 +112,16 @@ impl FieldIndexes {
         &'a self,
         node: &str,
     ) -> impl DoubleEndedIterator<Item = &'a (String, String)> + 'a {
-        self.pods_by_node.get(node).into_iter().flatten()
+        self.pods_by_node
+            .get(node)
+            .into_iter()
+            .flatten()
+            .map(|k| &**k)
     }
 
     /// How many pods are bound to `node`.
     pub fn pod_count_on_node(&self, node: &str) -> usize {
-        self.pods_by_node.get(node).map_or(0, BTreeSet::len)
+        self.pods_by_node.get(node).map_or(0, Vec::len)
     }
 
     /// The keys of the pods whose `status.podIP` is `ip`, in table order.
@@ -107,11 +129,7 @@ impl FieldIndexes {
         &'a self,
         ip: IpAddr,
     ) -> impl DoubleEndedIterator<Item = &'a (String, String)> + 'a {
-        self.pods_by_ip.get(&ip).into_iter().flatten()
-    }
-
-    fn pod_fields(pod: &Object<super::PodSpec>) -> (&str, Option<IpAddr>) {
-        (&pod.spec.node_name, pod.status.pod_ip.parse().ok())
+        self.pods_by_ip.get(&ip).into_iter().flatten().map(|k| &**k)
     }
 
     /// Every node's network fields, by name (the node table's order).
@@ -124,44 +142,72 @@ impl FieldIndexes {
         self.node_nets.remove(&node.metadata.name);
     }
 
-    /// Enter a node (after it was written).
+    /// Enter a node (after it was written; a node already in is written over).
     pub(super) fn index_node(&mut self, node: &Object<super::NodeSpec>) {
         let fields = NodeNetFields {
             pod_cidr: node.spec.pod_cidr.parse().ok(),
             internal_ip: node.status.internal_ip().and_then(|ip| ip.parse().ok()),
         };
-        self.node_nets.insert(node.metadata.name.clone(), fields);
+        match self.node_nets.get_mut(&node.metadata.name) {
+            Some(at) => *at = fields,
+            None => {
+                self.node_nets.insert(node.metadata.name.clone(), fields);
+            }
+        }
     }
 
-    /// Take a pod out (before it is written or removed).
-    pub(super) fn unindex_pod(&mut self, pod: &Object<super::PodSpec>) {
-        let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
-        let (node, ip) = Self::pod_fields(pod);
+    /// Take the pod under `key` out (before it is written or removed).
+    pub(super) fn unindex_pod(&mut self, key: &SharedKey, pod: &Object<super::PodSpec>) {
+        let node = pod.spec.node_name.as_str();
         if !node.is_empty() {
-            take_out(&mut self.pods_by_node, node, &key);
+            take_out(&mut self.pods_by_node, node, key);
         }
-        if let Some(ip) = ip {
-            take_out(&mut self.pods_by_ip, &ip, &key);
-        }
+        self.unindex_pod_ip(key, &pod.status);
     }
 
-    /// Enter a pod (after it was written).
-    pub(super) fn index_pod(&mut self, pod: &Object<super::PodSpec>) {
-        let key = || (pod.metadata.namespace.clone(), pod.metadata.name.clone());
-        let (node, ip) = Self::pod_fields(pod);
+    /// Enter the pod under `key` (after it was written).
+    pub(super) fn index_pod(&mut self, key: &SharedKey, pod: &Object<super::PodSpec>) {
+        let node = pod.spec.node_name.as_str();
         if !node.is_empty() {
             match self.pods_by_node.get_mut(node) {
-                Some(set) => {
-                    set.insert(key());
-                }
+                Some(set) => put_in(set, key),
                 None => {
                     self.pods_by_node
-                        .insert(node.to_string(), BTreeSet::from([key()]));
+                        .insert(node.to_string(), vec![key.clone()]);
                 }
             }
         }
-        if let Some(ip) = ip {
-            self.pods_by_ip.entry(ip).or_default().insert(key());
+        self.index_pod_ip(key, &pod.status);
+    }
+
+    /// Move the pod under `key` after a write of its status alone (`old` the status it
+    /// had): only its address can have changed.
+    pub(super) fn restatus_pod(
+        &mut self,
+        key: &SharedKey,
+        old: &super::PodStatus,
+        pod: &Object<super::PodSpec>,
+    ) {
+        if old.pod_ip != pod.status.pod_ip {
+            self.unindex_pod_ip(key, old);
+            self.index_pod_ip(key, &pod.status);
+        }
+    }
+
+    fn unindex_pod_ip(&mut self, key: &SharedKey, status: &super::PodStatus) {
+        if let Ok(ip) = status.pod_ip.parse::<IpAddr>() {
+            take_out(&mut self.pods_by_ip, &ip, key);
+        }
+    }
+
+    fn index_pod_ip(&mut self, key: &SharedKey, status: &super::PodStatus) {
+        if let Ok(ip) = status.pod_ip.parse::<IpAddr>() {
+            match self.pods_by_ip.entry(ip) {
+                std::collections::hash_map::Entry::Occupied(set) => put_in(set.into_mut(), key),
+                std::collections::hash_map::Entry::Vacant(at) => {
+                    at.insert(vec![key.clone()]);
+                }
+            }
         }
     }
 
@@ -176,21 +222,30 @@ impl FieldIndexes {
         for n in nodes.values() {
             again.index_node(n);
         }
-        for p in pods.values() {
-            again.index_pod(p);
+        for (k, p) in pods.shared_iter() {
+            again.index_pod(k, p);
         }
         assert_eq!(*self, again, "the store's pod field indexes are stale");
     }
 }
 
+/// Put `key` in the sorted `set` (once).
+fn put_in(set: &mut Vec<SharedKey>, key: &SharedKey) {
+    if let Err(at) = set.binary_search(key) {
+        set.insert(at, key.clone());
+    }
+}
+
 /// Take `key` out of the set under `at`, dropping the set when it empties.
-fn take_out<A: Ord + ?Sized, K: Ord + std::borrow::Borrow<A>>(
-    map: &mut BTreeMap<K, BTreeSet<(String, String)>>,
+fn take_out<A: Hash + Eq + ?Sized, K: Hash + Eq + std::borrow::Borrow<A>>(
+    map: &mut MixedMap<K, Vec<SharedKey>>,
     at: &A,
-    key: &(String, String),
+    key: &SharedKey,
 ) {
     if let Some(set) = map.get_mut(at) {
-        set.remove(key);
+        if let Ok(i) = set.binary_search(key) {
+            set.remove(i);
+        }
         if set.is_empty() {
             map.remove(at);
         }
@@ -229,7 +284,7 @@ impl<K: Kind> Object<K> {
         if self.metadata.namespace.is_empty() {
             self.metadata.name.clone()
         } else {
-            format!("{}/{}", self.metadata.namespace, self.metadata.name)
+            [&self.metadata.namespace, "/", &self.metadata.name].concat()
         }
     }
 }
@@ -361,7 +416,8 @@ fn kind_name<S: serde::Serializer>(kind: &super::ApiKind, s: S) -> Result<S::Ok,
 /// Objects of one kind, ordered by (namespace, name), with point reads by hash.
 ///
 /// The ordered map keeps every list in (namespace, name) order; each key there names a
-/// slot holding the object. A point read (`get`, every write's lookup) hashes the key
+/// slot holding the object and the same key ([`SharedKey`]: one copy of it, which the
+/// store's field indexes share too). A point read (`get`, every write's lookup) hashes the key
 /// instead of walking the ordered map: at 150,000 pods a walk compares keys sharing long
 /// prefixes some 40 times. The hash index keeps only the key's 64-bit hash and the slot,
 /// and a hit is confirmed against the object's own `metadata` (its namespace and name are
@@ -369,15 +425,22 @@ fn kind_name<S: serde::Serializer>(kind: &super::ApiKind, s: S) -> Result<S::Ok,
 /// object whose metadata does not spell its key) sits in `strays`, read only on a miss.
 pub struct Table<K: Kind> {
     /// Every key, in order, with the slot of its object.
-    order: BTreeMap<(String, String), u32>,
-    /// The objects; `None` for a free slot.
-    slots: Vec<Option<Box<Object<K>>>>,
+    order: BTreeMap<SharedKey, u32>,
+    /// The objects with their keys; `None` for a free slot.
+    slots: Vec<Option<Slot<K>>>,
     /// Free slots, reused last freed first.
     free: Vec<u32>,
     /// A key's hash → its slot, for every key not in `strays`.
     index: HashMap<u64, u32, BuildHasherDefault<KeyHashed>>,
     /// The keys not in `index`, with their slots.
-    strays: BTreeMap<(String, String), u32>,
+    strays: BTreeMap<SharedKey, u32>,
+}
+
+/// A live slot of a [`Table`]: the object and its key (the order map's own).
+#[derive(Clone)]
+struct Slot<K: Kind> {
+    key: SharedKey,
+    obj: Box<Object<K>>,
 }
 
 /// The hasher of [`Table`]'s index, whose keys are hashes already.
@@ -400,17 +463,46 @@ impl Hasher for KeyHashed {
 
 /// The hash of a table key (namespace, name).
 fn key_hash(namespace: &str, name: &str) -> u64 {
-    let mut h = rustc_hash::FxHasher::default();
+    let mut h = MixedFx::default();
     namespace.hash(&mut h);
     name.hash(&mut h);
-    // A final mix (murmur3's): the index takes its bucket from the low bits.
-    let mut x = h.finish();
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    x ^ (x >> 33)
+    h.finish()
 }
+
+/// FxHash with a final mix (murmur3's), for the store's hash maps: a map takes its bucket
+/// from the low bits, and Fx's low bits hardly vary between keys that differ only in their
+/// high bytes (`10.244.7.5` and `10.244.9.5`, `node-0017` and `node-0019`).
+#[derive(Default)]
+struct MixedFx(rustc_hash::FxHasher);
+
+impl Hasher for MixedFx {
+    fn finish(&self) -> u64 {
+        let mut x = self.0.finish();
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        x ^ (x >> 33)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.write(bytes);
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.0.write_u8(n);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0.write_u32(n);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0.write_u64(n);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0.write_usize(n);
+    }
+}
+
+/// A hash map hashed with [`MixedFx`].
+type MixedMap<K, V> = HashMap<K, V, BuildHasherDefault<MixedFx>>;
 
 impl<K: Kind> Default for Table<K> {
     fn default() -> Self {
@@ -465,7 +557,7 @@ impl<'a, K: Kind> IntoIterator for &'a Table<K> {
 
 /// The keys and objects of a [`Table`], in (namespace, name) order.
 pub struct TableIter<'a, K: Kind> {
-    keys: std::collections::btree_map::Iter<'a, (String, String), u32>,
+    keys: std::collections::btree_map::Iter<'a, SharedKey, u32>,
     table: &'a Table<K>,
 }
 
@@ -473,7 +565,9 @@ impl<'a, K: Kind> Iterator for TableIter<'a, K> {
     type Item = (&'a (String, String), &'a Object<K>);
     fn next(&mut self) -> Option<Self::Item> {
         let table = self.table;
-        self.keys.next().map(|(k, &slot)| (k, table.object(slot)))
+        self.keys
+            .next()
+            .map(|(k, &slot)| (&**k, table.object(slot)))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.keys.size_hint()
@@ -485,7 +579,7 @@ impl<K: Kind> DoubleEndedIterator for TableIter<'_, K> {
         let table = self.table;
         self.keys
             .next_back()
-            .map(|(k, &slot)| (k, table.object(slot)))
+            .map(|(k, &slot)| (&**k, table.object(slot)))
     }
 }
 
@@ -518,15 +612,22 @@ impl<K: Kind> Table<K> {
     }
 
     fn object(&self, slot: u32) -> &Object<K> {
-        self.slots[slot as usize]
-            .as_deref()
+        &self.slots[slot as usize]
+            .as_ref()
             .expect("a table key names a live slot")
+            .obj
+    }
+
+    /// The key and the object in `slot`, the object to change in place.
+    fn entry_mut(&mut self, slot: u32) -> (&SharedKey, &mut Object<K>) {
+        let s = self.slots[slot as usize]
+            .as_mut()
+            .expect("a table key names a live slot");
+        (&s.key, &mut s.obj)
     }
 
     fn object_mut(&mut self, slot: u32) -> &mut Object<K> {
-        self.slots[slot as usize]
-            .as_deref_mut()
-            .expect("a table key names a live slot")
+        self.entry_mut(slot).1
     }
 
     /// The slot of key (namespace, name), if present.
@@ -558,7 +659,7 @@ impl<K: Kind> Table<K> {
     /// The stored key equal to `key`, and its object.
     pub fn get_key_value(&self, key: &(String, String)) -> Option<(&(String, String), &Object<K>)> {
         let (k, &slot) = self.order.get_key_value(key)?;
-        Some((k, self.object(slot)))
+        Some((&**k, self.object(slot)))
     }
 
     /// Whether `key` is present.
@@ -566,20 +667,24 @@ impl<K: Kind> Table<K> {
         self.find(&key.0, &key.1).is_some()
     }
 
-    /// Put `obj` under `key` (a new key), returning it in place.
-    fn add(&mut self, key: (String, String), obj: Object<K>) -> &mut Object<K> {
-        let boxed = Some(Box::new(obj));
+    /// Put `obj` under `key` (a new key), returning its key and it in place.
+    fn add(&mut self, key: (String, String), obj: Object<K>) -> (&SharedKey, &mut Object<K>) {
+        let hash = key_hash(&key.0, &key.1);
+        let key = Arc::new(key);
+        let live = Some(Slot {
+            key: key.clone(),
+            obj: Box::new(obj),
+        });
         let slot = match self.free.pop() {
             Some(s) => {
-                self.slots[s as usize] = boxed;
+                self.slots[s as usize] = live;
                 s
             }
             None => {
-                self.slots.push(boxed);
+                self.slots.push(live);
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 objects")
             }
         };
-        let hash = key_hash(&key.0, &key.1);
         let indexed = Self::spells(self.object(slot), &key.0, &key.1)
             && match self.index.entry(hash) {
                 std::collections::hash_map::Entry::Vacant(v) => {
@@ -592,7 +697,7 @@ impl<K: Kind> Table<K> {
             self.strays.insert(key.clone(), slot);
         }
         self.order.insert(key, slot);
-        self.object_mut(slot)
+        self.entry_mut(slot)
     }
 
     /// Put `obj` under `key`, returning the object it replaced.
@@ -604,16 +709,26 @@ impl<K: Kind> Table<K> {
 
     /// Take the object under `key` out.
     pub fn remove(&mut self, key: &(String, String)) -> Option<Object<K>> {
+        self.take(key).map(|(_, obj)| obj)
+    }
+
+    /// Take the object under `key` out, with its shared key.
+    fn take(&mut self, key: &(String, String)) -> Option<(SharedKey, Object<K>)> {
         let slot = self.order.remove(key)?;
-        let hash = key_hash(&key.0, &key.1);
         if self.strays.remove(key).is_none() {
-            self.index.remove(&hash);
+            self.index.remove(&key_hash(&key.0, &key.1));
         }
-        let obj = self.slots[slot as usize]
+        let Slot { key, obj } = self.slots[slot as usize]
             .take()
             .expect("a table key names a live slot");
         self.free.push(slot);
-        Some(*obj)
+        Some((key, *obj))
+    }
+
+    /// Every shared key and object, in order.
+    #[cfg(any(debug_assertions, test))]
+    fn shared_iter(&self) -> impl Iterator<Item = (&SharedKey, &Object<K>)> {
+        self.order.iter().map(|(k, &s)| (k, self.object(s)))
     }
 
     /// Every key and object, in order.
@@ -629,12 +744,14 @@ impl<K: Kind> Table<K> {
         &self,
         range: R,
     ) -> impl DoubleEndedIterator<Item = (&(String, String), &Object<K>)> {
-        self.order.range(range).map(|(k, &s)| (k, self.object(s)))
+        self.order
+            .range(range)
+            .map(|(k, &s)| (&**k, self.object(s)))
     }
 
     /// Every key, in order.
     pub fn keys(&self) -> impl DoubleEndedIterator<Item = &(String, String)> {
-        self.order.keys()
+        self.order.keys().map(|k| &**k)
     }
 
     /// Every object, in key order.
@@ -650,13 +767,16 @@ impl<K: Kind> Table<K> {
     /// Every key and object, in key order, the objects to change in place (namespaces and
     /// names stay).
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&(String, String), &mut Object<K>)> {
-        let mut objects: Vec<Option<&mut Object<K>>> =
-            self.slots.iter_mut().map(|o| o.as_deref_mut()).collect();
+        let mut objects: Vec<Option<&mut Object<K>>> = self
+            .slots
+            .iter_mut()
+            .map(|o| o.as_mut().map(|s| &mut *s.obj))
+            .collect();
         self.order.iter().map(move |(k, &s)| {
             let obj = objects[s as usize]
                 .take()
                 .expect("a table key names a live slot");
-            (k, obj)
+            (&**k, obj)
         })
     }
 
@@ -898,9 +1018,10 @@ impl<K: Kind> TableOps<'_, K> {
         let facts = K::event_facts(&obj);
         self.revs
             .record(EventType::Added, K::API_KIND, obj.key(), rv, facts);
-        K::index(self.index, &obj);
         self.labels.insert::<K>(&obj.metadata);
-        Ok(self.table.add(key, obj))
+        let (key, obj) = self.table.add(key, obj);
+        K::index(self.index, key, obj);
+        Ok(obj)
     }
 
     /// The object, if present.
@@ -944,8 +1065,8 @@ impl<K: Kind> TableOps<'_, K> {
     pub fn update(&mut self, obj: Object<K>) -> Result<u64, ApiError> {
         let slot = self.check_current(&obj)?;
         let rv = self.revs.bump();
-        let current = self.table.object_mut(slot);
-        K::unindex(self.index, current);
+        let (key, current) = self.table.entry_mut(slot);
+        K::unindex(self.index, key, current);
         let relabelled = current.metadata.labels != obj.metadata.labels
             || current.metadata.namespace != obj.metadata.namespace;
         if relabelled {
@@ -961,7 +1082,7 @@ impl<K: Kind> TableOps<'_, K> {
         current.metadata.generation = generation;
         current.metadata.resource_version = rv;
         current.spec = obj.spec;
-        K::index(self.index, current);
+        K::index(self.index, key, current);
         if relabelled {
             self.labels.insert::<K>(&current.metadata);
         }
@@ -1034,11 +1155,10 @@ impl<K: Kind> TableOps<'_, K> {
     ) -> Result<u64, ApiError> {
         let slot = self.check_version(namespace, name, rv)?;
         let rv = self.revs.bump();
-        let current = self.table.object_mut(slot);
-        K::unindex(self.index, current);
-        current.status = status;
+        let (key, current) = self.table.entry_mut(slot);
+        let old = std::mem::replace(&mut current.status, status);
         current.metadata.resource_version = rv;
-        K::index(self.index, current);
+        K::restatus(self.index, key, &old, current);
         let k = current.key();
         let facts = K::event_facts(current);
         self.revs.tap(EventType::Modified, current);
@@ -1128,11 +1248,11 @@ impl<K: Kind> TableOps<'_, K> {
     /// Remove the object.
     pub fn delete(&mut self, namespace: &str, name: &str) -> Result<Object<K>, ApiError> {
         let key = table_key(namespace, name, K::NAMESPACED);
-        let obj = self.table.remove(&key).ok_or_else(|| ApiError::NotFound {
+        let (key, obj) = self.table.take(&key).ok_or_else(|| ApiError::NotFound {
             resource: K::RESOURCE,
             name: name.to_string(),
         })?;
-        K::unindex(self.index, &obj);
+        K::unindex(self.index, &key, &obj);
         self.labels.remove::<K>(&obj.metadata);
         let rv = self.revs.bump();
         // The DELETED event carries the object as it was last (kubectl prints that row).

@@ -19,13 +19,22 @@ pub(crate) fn fnv64(parts: &[&str]) -> u64 {
 
 /// `n` lowercase hex digits derived from the parts (n ≤ 32).
 pub(crate) fn hex_id(parts: &[&str], n: usize) -> String {
+    ascii(&hex_digits(parts)[..n.min(32)]).to_string()
+}
+
+/// The 32 hex digits [`hex_id`] takes its digits from: the parts' hash as 16 digits, then
+/// the hash of those digits and `second` as 16 more.
+fn hex_digits(parts: &[&str]) -> [u8; 32] {
     let mut digits = [0u8; 32];
-    let a = fnv64(parts);
-    write_hex(a, &mut digits[..16]);
-    let a_hex = std::str::from_utf8(&digits[..16]).unwrap_or_default();
-    let b = fnv64(&[a_hex, "second"]);
+    write_hex(fnv64(parts), &mut digits[..16]);
+    let b = fnv64(&[ascii(&digits[..16]), "second"]);
     write_hex(b, &mut digits[16..]);
-    String::from_utf8_lossy(&digits[..n.min(32)]).into_owned()
+    digits
+}
+
+/// Hex digits as text.
+fn ascii(digits: &[u8]) -> &str {
+    std::str::from_utf8(digits).expect("hex digits are ASCII")
 }
 
 /// `v` as 16 lowercase hex digits, zero-padded (`{v:016x}`), into `out`.
@@ -60,7 +69,8 @@ pub fn mac(parts: &[&str]) -> String {
 
 /// A deterministic UID in the 8-4-4-4-12 form Kubernetes prints.
 pub fn uid(parts: &[&str]) -> String {
-    let h = hex_id(parts, 32);
+    let h = hex_digits(parts);
+    let h = ascii(&h);
     let mut out = String::with_capacity(36);
     for (i, (from, to)) in [(0, 8), (8, 12), (12, 16), (16, 20), (20, 32)]
         .into_iter()
@@ -76,10 +86,13 @@ pub fn uid(parts: &[&str]) -> String {
 
 /// A 64-hex-digit ID like containerd's sandbox and container IDs.
 pub(crate) fn id64(parts: &[&str]) -> String {
-    let mut a = hex_id(parts, 32);
-    let b = hex_id(&[&a, "tail"], 32);
-    a.push_str(&b);
-    a
+    let a = hex_digits(parts);
+    let a = ascii(&a);
+    let b = hex_digits(&[a, "tail"]);
+    let mut out = String::with_capacity(64);
+    out.push_str(a);
+    out.push_str(ascii(&b));
+    out
 }
 
 /// Lowercase hex of a byte string (one allocation).
