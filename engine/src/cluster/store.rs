@@ -463,46 +463,14 @@ impl Hasher for KeyHashed {
 
 /// The hash of a table key (namespace, name).
 fn key_hash(namespace: &str, name: &str) -> u64 {
-    let mut h = MixedFx::default();
-    namespace.hash(&mut h);
-    name.hash(&mut h);
-    h.finish()
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one((namespace, name))
 }
 
-/// FxHash with a final mix (murmur3's), for the store's hash maps: a map takes its bucket
-/// from the low bits, and Fx's low bits hardly vary between keys that differ only in their
-/// high bytes (`10.244.7.5` and `10.244.9.5`, `node-0017` and `node-0019`).
-#[derive(Default)]
-struct MixedFx(rustc_hash::FxHasher);
-
-impl Hasher for MixedFx {
-    fn finish(&self) -> u64 {
-        let mut x = self.0.finish();
-        x ^= x >> 33;
-        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        x ^= x >> 33;
-        x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        x ^ (x >> 33)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        self.0.write(bytes);
-    }
-    fn write_u8(&mut self, n: u8) {
-        self.0.write_u8(n);
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.0.write_u32(n);
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0.write_u64(n);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0.write_usize(n);
-    }
-}
-
-/// A hash map hashed with [`MixedFx`].
-type MixedMap<K, V> = HashMap<K, V, BuildHasherDefault<MixedFx>>;
+/// A hash map of the store's indexes, hashed with foldhash's fixed-seed hasher: quick on
+/// short keys, and its low bits vary between keys that differ only in their high bytes
+/// (`10.244.7.5` and `10.244.9.5`, `node-0017` and `node-0019`), where Fx's hardly do.
+type MixedMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
 impl<K: Kind> Default for Table<K> {
     fn default() -> Self {
