@@ -134,7 +134,11 @@ fn main() {
     let rounds = 20;
     let (mut lab_add, mut lab_del) = (Duration::ZERO, Duration::ZERO);
     for _ in 0..rounds {
-        let mut host = Host::new("node-1", "192.168.0.10", "02:00:00:00:00:01".into());
+        let mut host = Host::new(
+            "node-1",
+            "192.168.0.10",
+            "02:00:00:00:00:01".parse().expect("a MAC"),
+        );
         let t = Instant::now();
         for id in &ids {
             assert!(

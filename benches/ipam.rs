@@ -52,7 +52,11 @@ impl Ipam {
             path: "/opt/cni/bin".into(),
         };
         Ipam {
-            host: Host::new("node-1", "192.168.0.10", "02:00:00:00:00:01".into()),
+            host: Host::new(
+                "node-1",
+                "192.168.0.10",
+                "02:00:00:00:00:01".parse().expect("a MAC"),
+            ),
             registry: Registry::empty(),
             stdin: Stdin::from_conf(conf),
             add: env(CniCommand::Add),

@@ -646,7 +646,11 @@ struct Node {
 impl Node {
     fn new() -> Self {
         Node {
-            host: Host::new("node-1", "192.168.0.10", "02:00:00:00:00:01".into()),
+            host: Host::new(
+                "node-1",
+                "192.168.0.10",
+                "02:00:00:00:00:01".parse().expect("a MAC"),
+            ),
             registry: Registry::empty(),
         }
     }

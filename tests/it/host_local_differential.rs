@@ -451,7 +451,11 @@ fn run_case(case: &Case) -> Vec<String> {
     let real_dir = dir.join(name);
     let key = store_key(&data_dir, name);
 
-    let mut host = Host::new("node-1", "192.168.0.10", "02:00:00:00:00:01".into());
+    let mut host = Host::new(
+        "node-1",
+        "192.168.0.10",
+        "02:00:00:00:00:01".parse().expect("a MAC"),
+    );
     let mut mismatches = Vec::new();
     for (i, step) in case.steps.iter().enumerate() {
         let (cmd, id, ifname, args) = parse_step(step);

@@ -83,7 +83,7 @@ proptest! {
 
     #[test]
     fn leases_stay_unique_in_range_and_indexed(ops in proptest::collection::vec(op(), 1..60)) {
-        let mut host = Host::new("n", "192.168.0.10", "02:00:00:00:00:01".into());
+        let mut host = Host::new("n", "192.168.0.10", "02:00:00:00:00:01".parse().expect("a MAC"));
         let range: BTreeSet<IpAddr> = candidates().into_iter().collect();
         for op in ops {
             let before: BTreeSet<IpAddr> = host

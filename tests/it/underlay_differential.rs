@@ -764,7 +764,11 @@ fn real_world(tag: &str) -> (Namespaces, String, String) {
 
 /// The same world in the lab's kernel model.
 fn lab_world(pod_path: &str) -> Host {
-    let mut h = Host::new("node-1", "192.168.0.10", "02:00:00:00:00:01".into());
+    let mut h = Host::new(
+        "node-1",
+        "192.168.0.10",
+        "02:00:00:00:00:01".parse().expect("a MAC"),
+    );
     for (name, mac, up) in [
         ("eth0p", "02:00:00:00:00:02", true),
         ("hd0", "02:00:00:00:00:20", false),

@@ -2301,9 +2301,6 @@ fn echo(line: &str) -> Line {
         .push(line.to_string(), Role::Name)
 }
 
-/// Whether what follows `:` asks for a kind's listing (k9s's `:pods`): one word that the
-/// resource registry knows, or one that is no command either (the registry says what it
-/// may have meant). Anything else after `:` is a command.
 /// What a `:` line lists, as k9s reads it: `:KIND` the kind in `default`, `:KIND NS` in
 /// an existing namespace, `:KIND all` (or `-A`) in every namespace; `None` for a line that
 /// is a command (or not a listing).
@@ -2329,6 +2326,9 @@ fn kind_listing<'a>(lab: &lab_engine::Lab, rest: &'a str) -> Option<(&'a str, Op
     }
 }
 
+/// Whether what follows `:` asks for a kind's listing (k9s's `:pods`): one word that the
+/// resource registry knows, or one that is no command either (the registry says what it
+/// may have meant). Anything else after `:` is a command.
 fn names_kind(rest: &str) -> bool {
     if rest.is_empty() || rest.contains(char::is_whitespace) {
         return false;

@@ -837,15 +837,11 @@ pub struct Host {
 pub(crate) const RESOLV_CONF: &str = "/etc/resolv.conf";
 
 impl Host {
-    /// A node whose host namespace has `lo` and an uplink `eth0` with the InternalIP and the
-    /// MAC `mac` (`aa:bb:cc:dd:ee:ff`; a text that is not one gives 00:00:00:00:00:00), and
-    /// `/etc/resolv.conf` naming the uplink's gateway.
-    pub fn new(node: &str, internal_ip: &str, mac: String) -> Self {
-        let mac = mac.parse().unwrap_or_default();
-        let mut root = Netns::with_loopback();
-        if let Some(lo) = root.links.get_mut("lo") {
-            lo.up = true;
-        }
+    /// A node whose host namespace has `lo` (up, with the kernel's `127.0.0.1/8` and
+    /// `::1/128`, as every booted host's) and an uplink `eth0` with the InternalIP and the
+    /// MAC `mac`, and `/etc/resolv.conf` naming the uplink's gateway.
+    pub fn new(node: &str, internal_ip: &str, mac: Mac) -> Self {
+        let mut root = Netns::with_loopback_up();
         let mut eth0 = Link::new("eth0", LinkKind::Physical, mac, 1500);
         eth0.up = true;
         if let Ok(ip) = internal_ip.parse() {
@@ -1030,9 +1026,17 @@ mod tests {
     #[test]
     fn a_daemon_s_write_reaches_every_sharer_but_not_a_cloned_host() {
         let table = PeerTable::default();
-        let mut node_1 = Host::new("node-1", "192.168.0.1", "02:00:00:00:00:01".into());
+        let mut node_1 = Host::new(
+            "node-1",
+            "192.168.0.1",
+            "02:00:00:00:00:01".parse().expect("a MAC"),
+        );
         node_1.peers = table.share();
-        let mut node_2 = Host::new("node-2", "192.168.0.2", "02:00:00:00:00:02".into());
+        let mut node_2 = Host::new(
+            "node-2",
+            "192.168.0.2",
+            "02:00:00:00:00:02".parse().expect("a MAC"),
+        );
         node_2.peers = table.share();
         let snapshot = node_1.clone();
         *table.write().entries_mut() = vec![
@@ -1063,7 +1067,11 @@ mod tests {
             entry("node-1", "10.244.2.128/25", "192.168.0.1"),
             entry("node-5", "10.244.5.7", "192.168.0.5"),
         ]));
-        let mut host = Host::new("node-1", "192.168.0.1", "02:00:00:00:00:01".into());
+        let mut host = Host::new(
+            "node-1",
+            "192.168.0.1",
+            "02:00:00:00:00:01".parse().expect("a MAC"),
+        );
         host.peers = table.share();
         let via = |ip: &str| {
             let r = host.route_table();
@@ -1093,7 +1101,11 @@ mod tests {
             "10.244.9.0/24",
             "192.168.7.9",
         )]));
-        let mut host = Host::new("node-1", "192.168.0.1", "02:00:00:00:00:01".into());
+        let mut host = Host::new(
+            "node-1",
+            "192.168.0.1",
+            "02:00:00:00:00:01".parse().expect("a MAC"),
+        );
         host.peers = table.share();
         assert!(host.peer_entries().is_empty());
         assert!(host.peer_entry_of("node-9").is_some());

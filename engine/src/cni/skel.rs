@@ -460,7 +460,11 @@ mod tests {
     /// host-local behind skel on a node of `release`, with this env and config.
     fn run_host_local(release: PluginsRelease, env: &CniEnv, conf: Value) -> PluginReply {
         let registry = crate::cni::registry::Registry::empty().with_release(release);
-        let mut host = crate::cni::host::Host::new("n", "192.168.0.10", "02:00:00:00:00:01".into());
+        let mut host = crate::cni::host::Host::new(
+            "n",
+            "192.168.0.10",
+            "02:00:00:00:00:01".parse().expect("a MAC"),
+        );
         let mut ctx = PluginCtx {
             host: &mut host,
             registry: &registry,

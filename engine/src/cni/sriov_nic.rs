@@ -211,7 +211,11 @@ mod tests {
 
     #[test]
     fn requests_are_checked() {
-        let h = Host::new("n", "192.168.0.9", "02:00:00:00:00:09".into());
+        let h = Host::new(
+            "n",
+            "192.168.0.9",
+            "02:00:00:00:00:09".parse().expect("a MAC"),
+        );
         assert!(check_request(&h, "ens1f0", 8).is_ok());
         assert!(
             check_request(&h, "ens1f0", 0)
@@ -239,7 +243,11 @@ mod tests {
 
     #[test]
     fn install_creates_pf_and_vfs() {
-        let mut h = Host::new("n", "192.168.0.9", "02:00:00:00:00:09".into());
+        let mut h = Host::new(
+            "n",
+            "192.168.0.9",
+            "02:00:00:00:00:09".parse().expect("a MAC"),
+        );
         install(&mut h, "ens1f0", 2);
         let pf = h.root.links.get("ens1f0").unwrap();
         assert_eq!(pf.pci(), Some(PF_PCI));

@@ -8,7 +8,7 @@ pub mod node_lifecycle;
 pub(crate) mod node_tree;
 pub mod placement;
 pub mod scheduler;
-pub mod taint_eviction;
+pub(crate) mod taint_eviction;
 
 pub use namespace::NamespaceController;
 pub use node_lifecycle::NodeLifecycle;

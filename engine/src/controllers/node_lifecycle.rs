@@ -101,7 +101,10 @@ fn retaint(node: &Object<NodeSpec>, now: crate::util::time::Millis) -> Vec<Taint
 
 /// `MarkPodsNotReady` (`pkg/controller/util/node`): when a node stops being Ready, every
 /// pod on it whose Ready condition is True gets it False (one status update each, in pod
-/// order; nothing else of the pod changes). Its kubelet posts Ready again once it is back.
+/// order; nothing else of the pod changes) and a Warning `NodeNotReady` "Node is not ready"
+/// event. Its kubelet posts Ready again once it is back. The lab does it for a lost node
+/// (Ready Unknown); for a Ready=False its live kubelet posted, the real kubelet's status
+/// manager puts the pods' Ready back within seconds, and the lab leaves them as they are.
 fn mark_pods_not_ready(ctx: &mut Ctx<'_>, node: &str) {
     let ready = |p: &Object<crate::cluster::PodSpec>| {
         p.status
@@ -116,7 +119,7 @@ fn mark_pods_not_ready(ctx: &mut Ctx<'_>, node: &str) {
         .map(|p| (p.metadata.namespace.clone(), p.metadata.name.clone()))
         .collect();
     for key in pods {
-        let _ = ctx.write_pod_status(&key, "node-lifecycle-controller", |s| {
+        let written = ctx.write_pod_status(&key, "node-lifecycle-controller", |s| {
             if let Some(c) = s
                 .conditions
                 .to_mut()
@@ -126,6 +129,17 @@ fn mark_pods_not_ready(ctx: &mut Ctx<'_>, node: &str) {
                 c.status = "False".into();
             }
         });
+        if written.is_ok()
+            && let Some(pod) = ctx.api.pods.get(&key).cloned()
+        {
+            ctx.pod_event(
+                "node-lifecycle-controller",
+                "NodeNotReady",
+                "Node is not ready",
+                &pod,
+                crate::record::Level::Warning,
+            );
+        }
     }
 }
 

@@ -14,6 +14,11 @@
 //! controller starts a pod's timer when it first sees the pod under the taint
 //! (`processPodOnNode`). When the taint goes first (the node is back), the scheduled
 //! deletion is cancelled with "Cancelling deletion of Pod NS/NAME".
+//!
+//! The lab keeps no queue of its own: a pod's time is read from the taint's `timeAdded`
+//! and the pod's creation. Where the real controller's queue would remember more — a node
+//! going from `not-ready` to `unreachable` gets a newly stamped taint, and the real
+//! controller keeps the first taint's timer — the lab's timer starts again.
 
 use crate::cluster::{Condition, NodeSpec, Object, PodSpec, Taint};
 use crate::control::Ctx;
@@ -21,16 +26,16 @@ use crate::record::{Level, Message};
 use crate::util::time::Millis;
 
 /// The controller's name, as its events report it.
-pub const NAME: &str = "taint-eviction-controller";
+pub(crate) const NAME: &str = "taint-eviction-controller";
 
 /// How long every pod tolerates the `not-ready` and `unreachable` NoExecute taints
 /// (kube-apiserver's `--default-not-ready-toleration-seconds` and
 /// `--default-unreachable-toleration-seconds`, 300 by default).
-pub const DEFAULT_TOLERATION: Millis = Millis::secs(300);
+pub(crate) const DEFAULT_TOLERATION: Millis = Millis::secs(300);
 
 /// The condition the controller adds before it deletes a pod
 /// (`v1.DisruptionTarget`, GA with PodDisruptionConditions in 1.31).
-pub const DISRUPTION_TARGET: &str = "DisruptionTarget";
+pub(crate) const DISRUPTION_TARGET: &str = "DisruptionTarget";
 
 /// The condition the controller adds to a pod it evicts.
 const EVICTED: Condition = Condition::fixed(
@@ -115,7 +120,7 @@ pub(crate) fn cancelled(
 }
 
 /// The earliest deletion after `now` the controller has scheduled.
-pub fn next_timer(api: &crate::cluster::Cluster, now: Millis) -> Option<Millis> {
+pub(crate) fn next_timer(api: &crate::cluster::Cluster, now: Millis) -> Option<Millis> {
     tainted_nodes(api)
         .flat_map(|node| api.pods_on_node(node.name()).filter_map(|p| due(node, p)))
         .filter(|t| *t > now)
@@ -135,7 +140,7 @@ pub(crate) fn due_now(api: &crate::cluster::Cluster, now: Millis) -> Vec<(String
 
 /// Evict one pod (`deletePodHandler`): the event, the `DisruptionTarget` condition, then a
 /// graceful delete (the deletion timestamp set; the pod's kubelet finishes it). True when
-/// the pod changed.
+/// the pod is there (the event is recorded then, whatever the writes find).
 pub(crate) fn evict(ctx: &mut Ctx<'_>, key: &(String, String)) -> bool {
     let Ok(pod) = ctx.api.pods().get(&key.0, &key.1).cloned() else {
         return false;

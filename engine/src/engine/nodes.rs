@@ -56,7 +56,11 @@ impl Lab {
         if let Some(z) = zone {
             validate::label(&format!("topology.kubernetes.io/zone={z}")).map_err(LabError::msg)?;
         }
-        let mut host = Host::new(name, &ip_text, crate::util::hash::mac(&[name, "eth0"]));
+        let mut host = Host::new(
+            name,
+            &ip_text,
+            crate::cni::host::Mac(crate::util::hash::mac_bytes(&[name, "eth0"])),
+        );
         if let Some((pf, vfs)) = sriov {
             crate::cni::sriov_nic::check_request(&host, pf, vfs).map_err(LabError::msg)?;
             crate::cni::sriov_nic::install(&mut host, pf, vfs);

@@ -482,7 +482,11 @@ mod tests {
     }
 
     fn setup(vfs: u32) -> (Host, DeviceManager) {
-        let mut h = Host::new("sriov-1", "192.168.0.9", "02:00:00:00:00:09".into());
+        let mut h = Host::new(
+            "sriov-1",
+            "192.168.0.9",
+            "02:00:00:00:00:09".parse().expect("a MAC"),
+        );
         crate::cni::sriov_nic::install(&mut h, "ens1f0", vfs);
         h.files.insert(
             crate::netd::sriov_dp::CONFIG_PATH.into(),

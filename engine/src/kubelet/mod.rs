@@ -573,6 +573,8 @@ impl Kubelet {
                 c.reason = "".into();
                 c.message = "".into();
             }
+            // Back to every running pod's list: borrow the shared one again instead of
+            // keeping a copy.
             if *s.conditions == *ready_conditions(true) {
                 s.conditions = ready_conditions(true);
             }

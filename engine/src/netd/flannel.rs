@@ -918,7 +918,11 @@ mod tests {
         names
             .iter()
             .map(|(n, ip)| {
-                let host = Host::new(n, ip, crate::util::hash::mac(&[n, "eth0"]));
+                let host = Host::new(
+                    n,
+                    ip,
+                    crate::cni::host::Mac(crate::util::hash::mac_bytes(&[n, "eth0"])),
+                );
                 (n.to_string(), NodeRuntime::new(host, ConfDir::default()))
             })
             .collect()

@@ -290,7 +290,11 @@ mod tests {
     use super::*;
 
     fn host(vfs: u32) -> Host {
-        let mut h = Host::new("sriov-1", "192.168.0.9", "02:00:00:00:00:09".into());
+        let mut h = Host::new(
+            "sriov-1",
+            "192.168.0.9",
+            "02:00:00:00:00:09".parse().expect("a MAC"),
+        );
         crate::cni::sriov_nic::install(&mut h, "ens1f0", vfs);
         h.files.insert(CONFIG_PATH.into(), default_config("ens1f0"));
         h
@@ -356,7 +360,11 @@ mod tests {
 
     #[test]
     fn missing_config_is_an_error() {
-        let h = Host::new("n", "192.168.0.9", "02:00:00:00:00:09".into());
+        let h = Host::new(
+            "n",
+            "192.168.0.9",
+            "02:00:00:00:00:09".parse().expect("a MAC"),
+        );
         assert!(
             SriovDevicePlugin::start(&h)
                 .unwrap_err()

@@ -72,7 +72,11 @@ fn registry() -> Registry {
 }
 
 fn host() -> Host {
-    let mut h = Host::new("node-1", "192.168.0.2", "02:00:00:00:00:01".into());
+    let mut h = Host::new(
+        "node-1",
+        "192.168.0.2",
+        "02:00:00:00:00:01".parse().expect("a MAC"),
+    );
     h.netns.insert(NS.into(), Netns::with_loopback());
     h
 }

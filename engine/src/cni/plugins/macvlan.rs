@@ -444,7 +444,11 @@ pub(crate) mod tests {
 
     /// A node with `eth0` (default route) and a pod namespace.
     pub fn host() -> Host {
-        let mut h = Host::new("node-1", "192.168.0.10", "02:00:00:00:00:01".into());
+        let mut h = Host::new(
+            "node-1",
+            "192.168.0.10",
+            "02:00:00:00:00:01".parse().expect("a MAC"),
+        );
         h.netns.insert(NS.into(), Netns::with_loopback());
         h
     }

@@ -295,7 +295,11 @@ mod tests {
     use serde_json::json;
 
     fn run(conf: Value, args: &str, rc: Option<Value>) -> PluginReply {
-        let mut host = Host::new("node-1", "192.168.0.10", "02:00:00:00:00:01".into());
+        let mut host = Host::new(
+            "node-1",
+            "192.168.0.10",
+            "02:00:00:00:00:01".parse().expect("a MAC"),
+        );
         let registry = Registry::empty();
         let mut ctx = PluginCtx {
             host: &mut host,

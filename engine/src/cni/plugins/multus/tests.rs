@@ -97,7 +97,11 @@ fn env(cmd: CniCommand) -> CniEnv {
 }
 
 fn host() -> Host {
-    let mut h = Host::new("node-1", "192.168.0.1", "02:00:00:00:00:01".into());
+    let mut h = Host::new(
+        "node-1",
+        "192.168.0.1",
+        "02:00:00:00:00:01".parse().expect("a MAC"),
+    );
     h.netns.insert(NETNS.into(), Netns::with_loopback());
     h
 }

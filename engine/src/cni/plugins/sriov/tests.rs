@@ -28,7 +28,11 @@ impl Plugin for EmptyIpam {
 }
 
 fn host() -> Host {
-    let mut h = Host::new("sriov-1", "192.168.0.9", "02:00:00:00:00:09".into());
+    let mut h = Host::new(
+        "sriov-1",
+        "192.168.0.9",
+        "02:00:00:00:00:09".parse().expect("a MAC"),
+    );
     crate::cni::sriov_nic::install(&mut h, "ens1f0", 2);
     h.netns.insert(NS.into(), Netns::with_loopback());
     h.netns.insert(NS2.into(), Netns::with_loopback());
