@@ -80,23 +80,33 @@ fn evicted(pod: &Object<PodSpec>) -> bool {
         .any(|c| c.condition_type == DISRUPTION_TARGET)
 }
 
-/// The pods the controller has scheduled for deletion and not deleted yet, by key, with the
-/// node they are on: the ones a node's recovery would cancel.
-pub(crate) fn scheduled(api: &crate::cluster::Cluster, now: Millis) -> Vec<(String, String)> {
-    tainted_nodes(api)
-        .flat_map(|node| {
-            api.pods_on_node(node.name())
-                .filter(move |p| due(node, p).is_some_and(|t| t > now))
-                .map(|p| (p.metadata.namespace.clone(), p.metadata.name.clone()))
-        })
-        .collect()
-}
-
-/// The nodes with a `NoExecute` taint, in name order.
-fn tainted_nodes(api: &crate::cluster::Cluster) -> impl Iterator<Item = &Object<NodeSpec>> {
+/// Every pod the controller has a deletion time for, with that time, in node then pod
+/// order (the pods on the nodes with a `NoExecute` taint, not evicted yet).
+fn deletions(api: &crate::cluster::Cluster) -> impl Iterator<Item = (&Object<PodSpec>, Millis)> {
     api.nodes
         .values()
         .filter(|n| n.spec.taints.iter().any(|t| t.effect == "NoExecute"))
+        .flat_map(|node| {
+            api.pods_on_node(node.name())
+                .filter_map(move |p| due(node, p).map(|t| (p, t)))
+        })
+}
+
+/// The keys of the pods whose deletion time passes `when`.
+fn keys_where(
+    api: &crate::cluster::Cluster,
+    when: impl Fn(Millis) -> bool,
+) -> Vec<(String, String)> {
+    deletions(api)
+        .filter(|(_, t)| when(*t))
+        .map(|(p, _)| (p.metadata.namespace.clone(), p.metadata.name.clone()))
+        .collect()
+}
+
+/// The pods the controller has scheduled for deletion and not deleted yet, by key: the
+/// ones a node's recovery would cancel.
+pub(crate) fn scheduled(api: &crate::cluster::Cluster, now: Millis) -> Vec<(String, String)> {
+    keys_where(api, |t| t > now)
 }
 
 /// Of the pods in `scheduled`, the ones whose scheduled deletion is gone with their node's
@@ -121,21 +131,12 @@ pub(crate) fn cancelled(
 
 /// The earliest deletion after `now` the controller has scheduled.
 pub(crate) fn next_timer(api: &crate::cluster::Cluster, now: Millis) -> Option<Millis> {
-    tainted_nodes(api)
-        .flat_map(|node| api.pods_on_node(node.name()).filter_map(|p| due(node, p)))
-        .filter(|t| *t > now)
-        .min()
+    deletions(api).map(|(_, t)| t).filter(|t| *t > now).min()
 }
 
 /// The pods whose deletion is due at `now`, by key, in node then pod order.
 pub(crate) fn due_now(api: &crate::cluster::Cluster, now: Millis) -> Vec<(String, String)> {
-    tainted_nodes(api)
-        .flat_map(|node| {
-            api.pods_on_node(node.name())
-                .filter(move |p| due(node, p).is_some_and(|t| t <= now))
-                .map(|p| (p.metadata.namespace.clone(), p.metadata.name.clone()))
-        })
-        .collect()
+    keys_where(api, |t| t <= now)
 }
 
 /// Evict one pod (`deletePodHandler`): the event, the `DisruptionTarget` condition, then a
