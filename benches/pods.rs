@@ -81,6 +81,7 @@ fn delete(name: &str) -> Command {
     Command::Pod(PodCmd::Delete {
         name: name.to_string(),
         ns: "default".into(),
+        step: false,
     })
 }
 

@@ -283,7 +283,7 @@ fn a_script_prints_every_hop_of_a_stepped_trace_at_once_when_no_step_follows() {
     let e = fails(&mut desk, "step");
     assert_eq!(
         e,
-        "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop, `pod create NAME --pvc CLAIM --step` a volume's CSI calls one by one"
+        "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop; `pod create|delete NAME --step` and `pvc delete NAME --step` step a volume's CSI calls one by one"
     );
 }
 

@@ -180,3 +180,31 @@ fn each_call_highlights_what_it_changed_in_volumes() {
     assert!(a.desk.stepping().is_none());
     assert!(!lit_at(buf, "publish /var"));
 }
+
+/// `pod delete --step` opens the same panel on the teardown: each call says what it took
+/// away, and the volume's chain (what is left of it on the node) is highlighted.
+#[test]
+fn the_teardown_steps_in_the_panel_with_the_volume_lit() {
+    for size in [(100, 30), (200, 50)] {
+        let mut a = csi_stepping(size);
+        a.run_command("step end");
+        a.run_command("pod delete web --step");
+        assert_eq!(a.desk.stepping().map(|s| s.len()), Some(3));
+        let t = drive(&mut a, size, Vec::new());
+        let text = screen_text(t.backend().buffer());
+        assert!(text.contains("Step call 1/3"), "{text}");
+        assert!(text.contains("NodeUnpublishVolu"), "{text}");
+        // The panel cuts long lines on a narrow screen.
+        let wide = size.0 >= 200;
+        assert!(!wide || text.contains("unmounted"), "{text}");
+        assert!(
+            lit_at(t.backend().buffer(), "default/data → pvc-"),
+            "{text}"
+        );
+        let t = drive(&mut a, size, vec![key(KeyCode::Right); 2]);
+        let text = screen_text(t.backend().buffer());
+        assert!(text.contains("Step call 3/3"), "{text}");
+        assert!(!wide || text.contains("detached"), "{text}");
+        assert!(text.contains("NODE_READY → CREATED"), "{text}");
+    }
+}

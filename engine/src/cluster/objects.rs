@@ -281,6 +281,66 @@ pub struct ClaimRef {
     pub read_only: bool,
 }
 
+/// A pod's toleration of node taints (`spec.tolerations[]`), fields in the API's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Toleration {
+    /// The taint key it matches.
+    pub key: &'static str,
+    /// `Exists` (any value) or `Equal`.
+    pub operator: &'static str,
+    /// The taint effect it matches.
+    pub effect: &'static str,
+    /// How long a matching `NoExecute` taint is tolerated before the pod is evicted.
+    pub toleration_seconds: i64,
+}
+
+impl Toleration {
+    /// Whether it tolerates `taint` (the lab's taints have no value, so `Exists` on the
+    /// key and the same effect).
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        self.key == taint.key && self.effect == taint.effect
+    }
+}
+
+/// The tolerations the DefaultTolerationSeconds admission plugin adds to every pod that has
+/// none of its own for these taints (kube-apiserver's
+/// `--default-not-ready-toleration-seconds` and `--default-unreachable-toleration-seconds`,
+/// 300 by default). A lab pod has exactly these: a manifest's own `spec.tolerations` is
+/// not modelled (apply says so).
+pub const DEFAULT_TOLERATIONS: [Toleration; 2] = [
+    Toleration {
+        key: "node.kubernetes.io/not-ready",
+        operator: "Exists",
+        effect: "NoExecute",
+        toleration_seconds: 300,
+    },
+    Toleration {
+        key: "node.kubernetes.io/unreachable",
+        operator: "Exists",
+        effect: "NoExecute",
+        toleration_seconds: 300,
+    },
+];
+
+/// `spec.tolerations` of a lab pod: [`DEFAULT_TOLERATIONS`], held by no pod (it is the
+/// same list on every one) and written out where the object is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DefaultTolerations;
+
+impl DefaultTolerations {
+    /// The tolerations, in the order admission added them.
+    pub fn list(self) -> &'static [Toleration] {
+        &DEFAULT_TOLERATIONS
+    }
+}
+
+impl Serialize for DefaultTolerations {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.list().serialize(s)
+    }
+}
+
 /// `Pod.spec` (v1), the parts the lab models.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -296,6 +356,8 @@ pub struct PodSpec {
     /// kubelet's admission).
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub node_selector: std::collections::BTreeMap<String, String>,
+    /// `spec.tolerations`: the DefaultTolerationSeconds admission plugin's two.
+    pub tolerations: DefaultTolerations,
 }
 
 impl Kind for PodSpec {

@@ -26,12 +26,20 @@ pub fn parse(line: &str) -> Option<Command> {
         ("pod" | "po" | "pods", "create") => pod_create(&rest),
         ("pod" | "po" | "pods", "delete" | "rm") => {
             let (name, ns) = name_in_ns(&rest)?;
-            Some(Command::Pod(PodCmd::Delete { name, ns }))
+            Some(Command::Pod(PodCmd::Delete {
+                name,
+                ns,
+                step: false,
+            }))
         }
         ("pvc" | "claim", "create") => pvc_create(&rest),
         ("pvc" | "claim", "delete" | "rm") => {
             let (name, ns) = name_in_ns(&rest)?;
-            Some(Command::Pvc(PvcCmd::Delete { name, ns }))
+            Some(Command::Pvc(PvcCmd::Delete {
+                name,
+                ns,
+                step: false,
+            }))
         }
         ("node" | "no" | "nodes", "add") => node_add(&rest),
         _ => None,

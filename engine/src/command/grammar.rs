@@ -323,7 +323,10 @@ pub enum PodCmd {
     )]
     Create(Box<PodCreateArgs>),
     /// Delete a pod; the kubelet tears it down (CNI DEL) before it is gone
-    #[command(visible_alias = "rm")]
+    #[command(
+        visible_alias = "rm",
+        after_help = "Examples:\n  pod delete web\n  pod delete db --step      # its CSI teardown, call by call"
+    )]
     Delete {
         /// Pod name
         name: String,
@@ -335,6 +338,9 @@ pub enum PodCmd {
             default_value = "default"
         )]
         ns: String,
+        /// Then show the CSI calls it made one at a time (`step`, `step back`, `step end`)
+        #[arg(long)]
+        step: bool,
     },
     /// List pods
     #[command(visible_alias = "ls")]
@@ -1469,7 +1475,10 @@ pub enum PvcCmd {
         ns: String,
     },
     /// Delete a claim (it stays Terminating while a pod uses it)
-    #[command(visible_alias = "rm")]
+    #[command(
+        visible_alias = "rm",
+        after_help = "Examples:\n  pvc delete data\n  pvc delete data --step    # DeleteVolume, stepped"
+    )]
     Delete {
         /// Claim name
         name: String,
@@ -1481,6 +1490,9 @@ pub enum PvcCmd {
             default_value = "default"
         )]
         ns: String,
+        /// Then show the CSI calls it made one at a time (`step`, `step back`, `step end`)
+        #[arg(long)]
+        step: bool,
     },
     /// List claims
     #[command(visible_alias = "ls")]

@@ -98,13 +98,14 @@ impl NodeFacts {
 }
 
 /// Whether every lab pod tolerates the taint for scheduling: a `PreferNoSchedule` taint
-/// filters nothing, and the `not-ready`/`unreachable` NoExecute taints are tolerated for
-/// 300 s by the tolerations the DefaultTolerationSeconds admission plugin adds to a pod.
+/// filters nothing, and the `NoSchedule` and `NoExecute` ones only when a toleration
+/// matches (every lab pod has the DefaultTolerationSeconds admission plugin's two, for
+/// the `not-ready`/`unreachable` NoExecute taints).
 fn tolerated(t: &crate::cluster::Taint) -> bool {
-    use super::node_lifecycle::{NOT_READY_TAINT, UNREACHABLE_TAINT};
     match &*t.effect {
-        "NoSchedule" => false,
-        "NoExecute" => t.key == NOT_READY_TAINT || t.key == UNREACHABLE_TAINT,
+        "NoSchedule" | "NoExecute" => crate::cluster::DEFAULT_TOLERATIONS
+            .iter()
+            .any(|tol| tol.tolerates(t)),
         _ => true,
     }
 }

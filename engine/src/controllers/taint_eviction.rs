@@ -28,11 +28,6 @@ use crate::util::time::Millis;
 /// The controller's name, as its events report it.
 pub(crate) const NAME: &str = "taint-eviction-controller";
 
-/// How long every pod tolerates the `not-ready` and `unreachable` NoExecute taints
-/// (kube-apiserver's `--default-not-ready-toleration-seconds` and
-/// `--default-unreachable-toleration-seconds`, 300 by default).
-pub(crate) const DEFAULT_TOLERATION: Millis = Millis::secs(300);
-
 /// The condition the controller adds before it deletes a pod
 /// (`v1.DisruptionTarget`, GA with PodDisruptionConditions in 1.31).
 pub(crate) const DISRUPTION_TARGET: &str = "DisruptionTarget";
@@ -45,10 +40,16 @@ const EVICTED: Condition = Condition::fixed(
     "Taint manager: deleting due to NoExecute taint",
 );
 
-/// How long a pod tolerates a `NoExecute` taint: `None` for not at all.
-fn toleration(taint: &Taint) -> Option<Millis> {
-    use super::node_lifecycle::{NOT_READY_TAINT, UNREACHABLE_TAINT};
-    (taint.key == NOT_READY_TAINT || taint.key == UNREACHABLE_TAINT).then_some(DEFAULT_TOLERATION)
+/// How long a pod tolerates a `NoExecute` taint: `None` for not at all (the shortest
+/// `tolerationSeconds` of the tolerations that match, as `getMinTolerationTime` takes).
+fn toleration(pod: &PodSpec, taint: &Taint) -> Option<Millis> {
+    pod.tolerations
+        .list()
+        .iter()
+        .filter(|t| t.tolerates(taint))
+        // A negative tolerationSeconds is taken as 0: evicted at once.
+        .map(|t| Millis::secs(u64::try_from(t.toleration_seconds).unwrap_or(0)))
+        .min()
 }
 
 /// When the controller deletes `pod`, bound to `node`: `None` when the node has no
@@ -67,7 +68,7 @@ pub(crate) fn due(node: &Object<NodeSpec>, pod: &Object<PodSpec>) -> Option<Mill
                 .time_added
                 .unwrap_or(pod.metadata.creation_tick)
                 .max(pod.metadata.creation_tick);
-            toleration(t).map_or(seen, |wait| seen.saturating_add(wait))
+            toleration(&pod.spec, t).map_or(seen, |wait| seen.saturating_add(wait))
         })
         .min()
 }

@@ -1369,7 +1369,6 @@ subject! {
     GetPluginCapabilitiesRequest => [];
     ProbeRequest => [];
     DeleteVolumeRequest => [volume_id];
-    ControllerUnpublishVolumeRequest => [volume_id];
     ValidateVolumeCapabilitiesRequest => [volume_id];
     ListVolumesRequest => [];
     ControllerGetVolumeRequest => [volume_id];
@@ -1379,8 +1378,6 @@ subject! {
     DeleteSnapshotRequest => [snapshot_id];
     ListSnapshotsRequest => [snapshot_id, source_volume_id];
     ControllerExpandVolumeRequest => [volume_id];
-    NodeUnstageVolumeRequest => [volume_id];
-    NodeUnpublishVolumeRequest => [volume_id];
     NodeGetVolumeStatsRequest => [volume_id];
     NodeExpandVolumeRequest => [volume_id];
     NodeGetCapabilitiesRequest => [];
@@ -1440,6 +1437,36 @@ impl CsiRequest for NodePublishVolumeRequest {
 
     fn capability(&self) -> Option<&VolumeCapability> {
         self.volume_capability.as_ref()
+    }
+}
+
+impl CsiRequest for ControllerUnpublishVolumeRequest {
+    fn subject(&self) -> Option<&str> {
+        set(&self.volume_id)
+    }
+
+    fn node_id(&self) -> Option<&str> {
+        set(&self.node_id)
+    }
+}
+
+impl CsiRequest for NodeUnstageVolumeRequest {
+    fn subject(&self) -> Option<&str> {
+        set(&self.volume_id)
+    }
+
+    fn staging_path(&self) -> Option<&str> {
+        set(&self.staging_target_path)
+    }
+}
+
+impl CsiRequest for NodeUnpublishVolumeRequest {
+    fn subject(&self) -> Option<&str> {
+        set(&self.volume_id)
+    }
+
+    fn target_path(&self) -> Option<&str> {
+        set(&self.target_path)
     }
 }
 

@@ -937,6 +937,9 @@ fn pod_spec(name: &str, spec: Option<&PodSpecM>) -> Result<PodSpec, LabError> {
         containers,
         volumes,
         node_selector: s.node_selector.clone(),
+        // The DefaultTolerationSeconds admission plugin's two (the manifest's own
+        // tolerations are not modelled: apply warned).
+        tolerations: crate::cluster::DefaultTolerations,
     })
 }
 

@@ -526,7 +526,7 @@ impl Lab {
             Command::Node(NodeCmd::List) => Ok(self.node_list()),
             Command::Ns(c) => self.namespace(c),
             Command::Pod(PodCmd::Create(args)) => self.pod_create(&args),
-            Command::Pod(PodCmd::Delete { name, ns }) => self.pod_delete(&ns, &name),
+            Command::Pod(PodCmd::Delete { name, ns, .. }) => self.pod_delete(&ns, &name),
             Command::Pod(PodCmd::List { ns }) => Ok(self.pod_list(ns.as_deref())),
             Command::Cni(c) => self.cni(c),
             Command::Sc(c) => self.sc(c),

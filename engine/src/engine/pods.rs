@@ -136,6 +136,8 @@ impl Lab {
             }],
             volumes,
             node_selector,
+            // The DefaultTolerationSeconds admission plugin's two.
+            tolerations: crate::cluster::DefaultTolerations,
         };
         let mut obj = Object::new(&a.name, &a.ns, spec);
         obj.metadata.labels = labels;
@@ -263,6 +265,7 @@ impl Lab {
             let _ = self.pvc(PvcCmd::Delete {
                 name: c,
                 ns: ns.clone(),
+                step: false,
             });
         }
         for p in pols {

@@ -185,6 +185,14 @@ pub(crate) fn claim_volume<'a>(lab: &'a Lab, key_: &str) -> Option<VolumeFacts<'
         })
 }
 
+/// Each PV's driver volume ID and name (`spec.csi.volumeHandle`, `metadata.name`).
+pub(crate) fn pv_handles(lab: &Lab) -> impl Iterator<Item = (&str, &str)> {
+    lab.cluster
+        .pvs
+        .values()
+        .map(|pv| (pv.spec.csi.volume_handle.as_str(), pv.name()))
+}
+
 /// The driver's state of volume `handle` on `node` (`CREATED`, `NODE_READY`, `PUBLISHED`, …),
 /// `None` when the driver no longer has it.
 pub(crate) fn volume_state_on(lab: &Lab, handle: &str, node: &str) -> Option<&'static str> {

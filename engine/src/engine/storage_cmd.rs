@@ -190,7 +190,7 @@ impl Lab {
                 Ok(out)
             }
             PvcCmd::Expand { name, size, ns } => self.pvc_expand(&ns, &name, &size),
-            PvcCmd::Delete { name, ns } => {
+            PvcCmd::Delete { name, ns, .. } => {
                 let clock = self.clock;
                 let gone = self.cluster.pvcs().request_delete(&ns, &name, clock)?;
                 let mut out = Outcome::empty();

@@ -477,6 +477,7 @@ mod tests {
                 }],
                 volumes: vec![],
                 node_selector: Default::default(),
+                tolerations: Default::default(),
             },
         )
     }

@@ -7,10 +7,17 @@
 //! STAGE_UNSTAGE_VOLUME), then NodePublishVolume. Each shows its request's key fields, the
 //! reply or gRPC status, and the object it changed with the volume's state on the node
 //! before → after (CREATED, NODE_READY, VOL_READY, PUBLISHED), worked out from what the
-//! driver held before the command and what each answered call adds, as the driver's own
-//! [`LifecycleState::of`] does.
+//! driver held before the command and what each answered call adds or takes away, as the
+//! driver's own [`LifecycleState::of`] does.
+//!
+//! The teardown steps the same way: `pod delete NAME --step` (the kubelet's
+//! NodeUnpublishVolume and NodeUnstageVolume, then external-attacher's
+//! ControllerUnpublishVolume once the attach/detach controller deleted the
+//! VolumeAttachment) and `pvc delete NAME --step` (external-provisioner's DeleteVolume).
 
 use super::stepping::{Cursor, keys};
+use crate::command::Command;
+use crate::command::grammar::{PodCmd, PvcCmd};
 use crate::csi::LifecycleState;
 use crate::csi::types::VolumeCapability;
 use crate::engine::Lab;
@@ -20,10 +27,122 @@ use crate::render::{Line, Outcome, Role};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+/// A command run with `--step` whose CSI calls are stepped, with what it needs to say why
+/// it made none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CsiStepped {
+    /// `pod create NAME … --step`: the calls that set its volumes up.
+    PodCreate {
+        /// The pod's name.
+        name: String,
+        /// Whether it mounts a claim.
+        claims: bool,
+    },
+    /// `pod delete NAME --step`: the calls that tore its volumes down.
+    PodDelete {
+        /// The pod's namespace and name.
+        key: (String, String),
+        /// Whether it mounted a claim (read before the command ran).
+        claims: bool,
+    },
+    /// `pvc delete NAME --step`: external-provisioner's DeleteVolume.
+    PvcDelete {
+        /// The claim's namespace and name.
+        key: (String, String),
+    },
+}
+
+impl CsiStepped {
+    /// The stepped command `cmd` is, read before it runs (`None`: not one run with
+    /// `--step`).
+    pub(crate) fn of(cmd: &Command, lab: &Lab) -> Option<Self> {
+        match cmd {
+            Command::Pod(PodCmd::Create(a)) if a.step => Some(CsiStepped::PodCreate {
+                name: a.name.clone(),
+                claims: !a.pvcs.is_empty(),
+            }),
+            Command::Pod(PodCmd::Delete {
+                name,
+                ns,
+                step: true,
+            }) => {
+                let claims = crate::engine::query::pod(lab, &format!("{ns}/{name}"))
+                    .is_some_and(|p| !p.claims.is_empty());
+                Some(CsiStepped::PodDelete {
+                    key: (ns.clone(), name.clone()),
+                    claims,
+                })
+            }
+            Command::Pvc(PvcCmd::Delete {
+                name,
+                ns,
+                step: true,
+            }) => Some(CsiStepped::PvcDelete {
+                key: (ns.clone(), name.clone()),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The command's object: `pod/web`, `pvc/data`.
+    pub(crate) fn what(&self) -> String {
+        match self {
+            CsiStepped::PodCreate { name, .. } | CsiStepped::PodDelete { key: (_, name), .. } => {
+                format!("pod/{name}")
+            }
+            CsiStepped::PvcDelete { key: (_, name) } => format!("pvc/{name}"),
+        }
+    }
+
+    /// Why the command, which ran, made no CSI call.
+    pub(crate) fn no_call(&self, lab: &Lab) -> String {
+        let what = self.what();
+        if lab.mode() == crate::engine::Mode::Step {
+            return "in step mode nothing acts until `reconcile`".into();
+        }
+        match self {
+            CsiStepped::PodCreate { claims: false, .. } => {
+                format!("{what} mounts no claim (`--pvc CLAIM` mounts one)")
+            }
+            CsiStepped::PodCreate { name, .. } => format!(
+                "its volumes made none (`describe pod {name}` says what it waits for)"
+            ),
+            CsiStepped::PodDelete { claims: false, .. } => {
+                format!("{what} mounted no claim: its teardown was CNI DEL alone")
+            }
+            CsiStepped::PodDelete { key: (ns, name), .. }
+                if crate::engine::query::pod(lab, &format!("{ns}/{name}")).is_some() =>
+            {
+                format!("{what} is still Terminating (`describe pod {name}` says why)")
+            }
+            CsiStepped::PodDelete { .. } => {
+                "its volumes had nothing mounted on the node to tear down".into()
+            }
+            CsiStepped::PvcDelete { key: (ns, name) }
+                if crate::engine::query::claim(lab, &format!("{ns}/{name}")).is_some() =>
+            {
+                format!(
+                    "{what} stays Terminating while a pod uses it (finalizer kubernetes.io/pvc-protection)"
+                )
+            }
+            CsiStepped::PvcDelete { .. } => {
+                "no volume was deleted: the claim had none, or its reclaimPolicy keeps it (`get pv`)"
+                    .into()
+            }
+        }
+    }
+}
+
 /// What the driver held of each volume before a command: per node, whether it was attached
 /// and staged, and the targets published. Taken before a stepped command runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Held(BTreeMap<String, VolumeHeld>);
+pub(crate) struct Held {
+    /// Volume ID → what the driver holds of it.
+    volumes: BTreeMap<String, VolumeHeld>,
+    /// Volume ID → the PersistentVolume made for it (the name a DeleteVolume's request
+    /// does not carry).
+    pvs: BTreeMap<String, String>,
+}
 
 /// What the driver holds of one volume.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,30 +165,33 @@ impl VolumeHeld {
 impl Held {
     /// What the lab's driver holds now (every volume: a stepped command is one command).
     pub(crate) fn of(lab: &Lab) -> Self {
-        Held(
-            crate::engine::query::driver_volumes(lab)
-                .map(|v| {
-                    let held = VolumeHeld {
-                        attached: v.attachments.keys().cloned().collect(),
-                        staged: v.staged.keys().cloned().collect(),
-                        targets: v
-                            .published
-                            .iter()
-                            .map(|(n, t)| (n.clone(), t.keys().cloned().collect()))
-                            .collect(),
-                    };
-                    (v.volume_id.clone(), held)
-                })
-                .collect(),
-        )
+        let volumes = crate::engine::query::driver_volumes(lab)
+            .map(|v| {
+                let held = VolumeHeld {
+                    attached: v.attachments.keys().cloned().collect(),
+                    staged: v.staged.keys().cloned().collect(),
+                    targets: v
+                        .published
+                        .iter()
+                        .map(|(n, t)| (n.clone(), t.keys().cloned().collect()))
+                        .collect(),
+                };
+                (v.volume_id.clone(), held)
+            })
+            .collect();
+        let pvs = crate::engine::query::pv_handles(lab)
+            .map(|(handle, pv)| (handle.to_string(), pv.to_string()))
+            .collect();
+        Held { volumes, pvs }
     }
 
     /// The volume's state on a node (`None`: no such volume).
     fn state(&self, volume: &str, node: &str) -> Option<LifecycleState> {
-        self.0.get(volume).map(|v| v.state(node))
+        self.volumes.get(volume).map(|v| v.state(node))
     }
 
-    /// Apply an answered call; what it changed, with the volume's state before and after.
+    /// Apply an answered call; what it made or took away, with the volume's state before
+    /// and after.
     fn apply(&mut self, call: &CsiCall, reply_volume: Option<String>) -> Option<Change> {
         let req = &call.request;
         let volume = req.subject().unwrap_or_default().to_string();
@@ -79,84 +201,95 @@ impl Held {
             .or_else(|| req.node_id().map(str::to_string));
         let on = node.clone().unwrap_or_default();
         let before = self.state(&volume, &on);
-        let object = match call.rpc {
+        let attachment = || Changed::Attachment {
+            name: crate::storage::attach_detach::attachment_name(
+                &volume,
+                crate::storage::DRIVER,
+                &on,
+            ),
+        };
+        let (object, removed) = match call.rpc {
             "CreateVolume" => {
                 let id = reply_volume?;
-                let before = self.0.contains_key(&id).then_some(LifecycleState::Created);
-                self.0.entry(id.clone()).or_default();
+                let before = self
+                    .volumes
+                    .contains_key(&id)
+                    .then_some(LifecycleState::Created);
+                self.volumes.entry(id.clone()).or_default();
+                let pv = req.subject().unwrap_or_default().to_string();
+                self.pvs.insert(id.clone(), pv.clone());
                 return Some(Change {
-                    object: Changed::Volume {
-                        pv: req.subject().unwrap_or_default().to_string(),
-                    },
+                    object: Changed::Volume { pv },
+                    removed: false,
                     volume_id: id,
                     node: None,
                     before,
                     after: Some(LifecycleState::Created),
                 });
             }
+            "DeleteVolume" => {
+                // OK for a volume the driver no longer has: DeleteVolume is idempotent.
+                self.volumes.remove(&volume)?;
+                return Some(Change {
+                    object: Changed::Volume {
+                        pv: self.pvs.get(&volume).cloned().unwrap_or_default(),
+                    },
+                    removed: true,
+                    volume_id: volume,
+                    node: None,
+                    before: Some(LifecycleState::Created),
+                    after: None,
+                });
+            }
             "ControllerPublishVolume" => {
-                self.0
-                    .entry(volume.clone())
-                    .or_default()
-                    .attached
-                    .insert(on.clone());
-                Changed::Attachment {
-                    name: crate::storage::attach_detach::attachment_name(
-                        &volume,
-                        crate::storage::DRIVER,
-                        &on,
-                    ),
-                }
+                let held = self.volumes.entry(volume.clone()).or_default();
+                held.attached.insert(on.clone());
+                (attachment(), false)
             }
             "NodeStageVolume" => {
-                self.0
-                    .entry(volume.clone())
-                    .or_default()
-                    .staged
-                    .insert(on.clone());
-                Changed::Staging {
-                    path: req.staging_path().unwrap_or_default().to_string(),
-                }
+                let held = self.volumes.entry(volume.clone()).or_default();
+                held.staged.insert(on.clone());
+                let path = req.staging_path().unwrap_or_default().to_string();
+                (Changed::Staging { path }, false)
             }
             "NodePublishVolume" => {
                 let path = req.target_path().unwrap_or_default().to_string();
-                self.0
-                    .entry(volume.clone())
-                    .or_default()
-                    .targets
+                let held = self.volumes.entry(volume.clone()).or_default();
+                held.targets
                     .entry(on.clone())
                     .or_default()
                     .insert(path.clone());
-                Changed::Target { path }
+                (Changed::Target { path }, false)
             }
-            // Teardown, kept so a later call's state is right; it changes nothing stepped.
+            // Teardown: a call that found nothing to take away (they are idempotent)
+            // changed nothing.
             "NodeUnpublishVolume" => {
-                if let (Some(v), Some(t)) = (self.0.get_mut(&volume), req.target_path()) {
-                    v.targets.entry(on).or_default().remove(t);
+                let path = req.target_path().unwrap_or_default().to_string();
+                let held = self.volumes.get_mut(&volume)?;
+                if !held.targets.get_mut(&on)?.remove(&path) {
+                    return None;
                 }
-                return None;
+                (Changed::Target { path }, true)
             }
             "NodeUnstageVolume" => {
-                if let Some(v) = self.0.get_mut(&volume) {
-                    v.staged.remove(&on);
+                if !self.volumes.get_mut(&volume)?.staged.remove(&on) {
+                    return None;
                 }
-                return None;
+                let path = req.staging_path().unwrap_or_default().to_string();
+                (Changed::Staging { path }, true)
             }
             "ControllerUnpublishVolume" => {
-                if let Some(v) = self.0.get_mut(&volume) {
-                    v.attached.remove(&on);
+                if !self.volumes.get_mut(&volume)?.attached.remove(&on) {
+                    return None;
                 }
-                return None;
-            }
-            "DeleteVolume" => {
-                self.0.remove(&volume);
-                return None;
+                (attachment(), true)
             }
             _ => return None,
         };
-        let after = self.state(&volume, node.as_deref().unwrap_or_default());
+        let after = self.state(&volume, &on);
         Some(Change {
             object,
+            removed,
             volume_id: volume,
             node,
             before,
@@ -197,6 +330,8 @@ pub enum Changed {
 pub struct Change {
     /// The object changed.
     pub object: Changed,
+    /// Whether the call took the object away (the teardown calls) rather than made it.
+    pub removed: bool,
     /// The volume ID.
     pub volume_id: String,
     /// The node (none for CreateVolume).
@@ -495,17 +630,35 @@ fn capability_text(cap: &VolumeCapability) -> String {
 }
 
 /// The object a call changed: `volumeattachment csi-… (vol-… → node-1)`.
+/// A teardown call's object ends with what happened to it: `…, detached`.
 fn object_text(c: &Change) -> String {
     let node = c.node.as_deref().unwrap_or("-");
-    match &c.object {
-        Changed::Volume { pv } => format!("volume {} for persistentvolume {pv}", c.volume_id),
-        Changed::Attachment { name } => format!(
-            "volumeattachment {} ({} → {node})",
-            crate::storage::attach_detach::short_va(name),
-            c.volume_id,
+    let (object, undone) = match &c.object {
+        Changed::Volume { pv } => (
+            format!("volume {} for persistentvolume {pv}", c.volume_id),
+            "deleted",
         ),
-        Changed::Staging { .. } => format!("the staging mount of {} on {node}", c.volume_id),
-        Changed::Target { .. } => format!("the pod's target mount of {} on {node}", c.volume_id),
+        Changed::Attachment { name } => (
+            format!(
+                "volumeattachment {} ({} → {node})",
+                crate::storage::attach_detach::short_va(name),
+                c.volume_id,
+            ),
+            "detached",
+        ),
+        Changed::Staging { .. } => (
+            format!("the staging mount of {} on {node}", c.volume_id),
+            "unmounted",
+        ),
+        Changed::Target { .. } => (
+            format!("the pod's target mount of {} on {node}", c.volume_id),
+            "unmounted",
+        ),
+    };
+    if c.removed {
+        format!("{object}, {undone}")
+    } else {
+        object
     }
 }
 
@@ -552,6 +705,87 @@ mod tests {
             let driver = crate::engine::query::volume_state_on(&desk.lab, &v, &n);
             assert_eq!(after.map(LifecycleState::name), driver, "{v} on {n}");
         }
+    }
+
+    /// `pod delete --step` walks the volume back down, each call taking one thing away,
+    /// and ends where the driver is.
+    #[test]
+    fn the_teardown_steps_the_volume_back_to_created() {
+        let mut desk = Desk::new();
+        ok(&mut desk, "pvc create a --size 1Gi --class local-wffc");
+        ok(&mut desk, "pod create p --pvc a");
+        ok(&mut desk, "pod delete p --step");
+        let c = desk.stepping().and_then(|s| s.csi()).expect("stepping");
+        let calls: Vec<&str> = c.steps().iter().map(|s| s.call.rpc).collect();
+        assert_eq!(
+            calls,
+            [
+                "NodeUnpublishVolume",
+                "NodeUnstageVolume",
+                "ControllerUnpublishVolume"
+            ]
+        );
+        let states: Vec<(Option<&str>, Option<&str>, bool)> = c
+            .steps()
+            .iter()
+            .map(|s| {
+                let ch = s.change.as_ref().expect("every call took something away");
+                (
+                    ch.before.map(LifecycleState::name),
+                    ch.after.map(LifecycleState::name),
+                    ch.removed,
+                )
+            })
+            .collect();
+        assert_eq!(
+            states,
+            [
+                (Some("PUBLISHED"), Some("VOL_READY"), true),
+                (Some("VOL_READY"), Some("NODE_READY"), true),
+                (Some("NODE_READY"), Some("CREATED"), true),
+            ]
+        );
+        let last = c
+            .steps()
+            .last()
+            .and_then(|s| s.change.clone())
+            .expect("a change");
+        let node = last.node.expect("a node");
+        assert_eq!(
+            crate::engine::query::volume_state_on(&desk.lab, &last.volume_id, &node),
+            Some("CREATED")
+        );
+        assert!(ok(&mut desk, "step end").contains("stepping ended"));
+        // DeleteVolume names the PV it was made for, gone by the time it is shown.
+        let pv = crate::engine::query::claim_volume(&desk.lab, "a")
+            .map(|v| v.name.to_string())
+            .expect("a volume");
+        ok(&mut desk, "pvc delete a --step");
+        let c = desk.stepping().and_then(|s| s.csi()).expect("stepping");
+        let step = c.step();
+        assert_eq!(step.call.rpc, "DeleteVolume");
+        assert_eq!(
+            step.change
+                .as_ref()
+                .map(|ch| (&ch.object, ch.removed, ch.after)),
+            Some((&Changed::Volume { pv }, true, None))
+        );
+    }
+
+    /// A claim a pod still uses is only marked for deletion: nothing to step, nothing opens.
+    #[test]
+    fn a_claim_in_use_makes_no_call_and_opens_nothing() {
+        let mut desk = Desk::new();
+        ok(&mut desk, "pvc create a --size 1Gi --class local-wffc");
+        ok(&mut desk, "pod create p --pvc a");
+        let out = ok(&mut desk, "pvc delete a --step");
+        assert!(out.contains("no CSI call: pvc/a stays Terminating while a pod uses it"));
+        assert!(desk.stepping().is_none());
+        let out = ok(&mut desk, "pod create q");
+        assert!(!out.contains("CSI call"));
+        let out = ok(&mut desk, "pod delete q --step");
+        assert!(out.contains("no CSI call: pod/q mounted no claim"));
+        assert!(desk.stepping().is_none());
     }
 
     #[test]

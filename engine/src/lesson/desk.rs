@@ -9,7 +9,7 @@
 //! `step`, see [`super::stepping`]).
 
 use super::Lessons;
-use super::csi_stepping::{CsiStepping, Held};
+use super::csi_stepping::{CsiStepped, CsiStepping, Held};
 use super::progress::TypedLine;
 use super::stepping::{Moved, PacketStepping, Stepping};
 use crate::command::grammar::StepAction;
@@ -139,13 +139,13 @@ impl Desk {
         let Some(s) = self.stepping.as_mut() else {
             return Err(LabError::msg(match self.stepped_at_once {
                 Some("call") => {
-                    "nothing is being stepped: the script printed every call of the CSI flow at once; a `step` line right after `pod create NAME --pvc CLAIM --step` (or after another `step`) steps it call by call"
+                    "nothing is being stepped: the script printed every call of the CSI flow at once; a `step` line right after `pod create|delete NAME --step` or `pvc delete NAME --step` (or after another `step`) steps it call by call"
                 }
                 Some(_) => {
                     "nothing is being stepped: the script printed every hop of the trace at once; a `step` line right after `trace SRC DST --step` (or after another `step`) steps it hop by hop"
                 }
                 None => {
-                    "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop, `pod create NAME --pvc CLAIM --step` a volume's CSI calls one by one"
+                    "nothing is being stepped: `trace SRC DST --step` steps a packet hop by hop; `pod create|delete NAME --step` and `pvc delete NAME --step` step a volume's CSI calls one by one"
                 }
             }));
         };
@@ -190,21 +190,15 @@ impl Desk {
         self.stepped_at_once = None;
     }
 
-    /// A `pod create … --step` that ran: stepping starts at the first CSI call it made
-    /// (`held`: what the driver held before), printed after the command's own output. A
-    /// command that made no CSI call says why and opens nothing; one that failed opens
-    /// nothing.
-    fn start_csi_stepping(
-        &mut self,
-        a: &crate::command::grammar::PodCreateArgs,
-        held: Held,
-        ran: &mut Executed,
-    ) {
+    /// A `pod create|delete … --step` or `pvc delete … --step` that ran: stepping starts at
+    /// the first CSI call it made (`held`: what the driver held before), printed after the
+    /// command's own output. A command that made no CSI call says why and opens nothing;
+    /// one that failed opens nothing.
+    fn start_csi_stepping(&mut self, stepped: &CsiStepped, held: Held, ran: &mut Executed) {
         let Ok(out) = &mut ran.result else {
             return;
         };
-        let what = format!("pod/{}", a.name);
-        match CsiStepping::new(&self.lab, what, ran.wire, held) {
+        match CsiStepping::new(&self.lab, stepped.what(), ran.wire, held) {
             Some(s) => {
                 let s = Stepping::Csi(s);
                 out.extend(s.opening());
@@ -213,16 +207,7 @@ impl Desk {
                 self.stepped_at_once = None;
             }
             None => {
-                let why = if a.pvcs.is_empty() {
-                    format!("pod/{} mounts no claim (`--pvc CLAIM` mounts one)", a.name)
-                } else if self.lab.mode() == crate::engine::Mode::Step {
-                    "in step mode nothing acts until `reconcile`".to_string()
-                } else {
-                    format!(
-                        "its volumes made none (`describe pod {}` says what it waits for)",
-                        a.name
-                    )
-                };
+                let why = stepped.no_call(&self.lab);
                 out.line(Line::styled(format!("no CSI call: {why}"), Role::Dim));
             }
         }
@@ -303,18 +288,13 @@ impl Desk {
                     Command::Trace(a) if a.step => Some(a.clone()),
                     _ => None,
                 };
-                let csi_stepped = match &cmd {
-                    Command::Pod(crate::command::grammar::PodCmd::Create(a)) if a.step => {
-                        Some((a.clone(), Held::of(&self.lab)))
-                    }
-                    _ => None,
-                };
+                let csi_stepped = CsiStepped::of(&cmd, &self.lab).map(|c| (c, Held::of(&self.lab)));
                 let mut ran = self.lab.run_command(text, cmd);
                 if let Some(a) = stepped {
                     self.start_stepping(&a, &mut ran);
                 }
-                if let Some((a, held)) = csi_stepped {
-                    self.start_csi_stepping(&a, held, &mut ran);
+                if let Some((c, held)) = csi_stepped {
+                    self.start_csi_stepping(&c, held, &mut ran);
                 }
                 if replaces_lab && ran.result.is_ok() {
                     self.stepping = None;

@@ -28,7 +28,13 @@ impl Resource for Pods {
     const WIDE: &'static [&'static str] =
         &["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"];
     const DESCRIBE: Option<super::Describer<PodSpec>> = Some(describe);
-    const DELETE: Delete = Delete::Command(|name, ns| Command::Pod(PodCmd::Delete { name, ns }));
+    const DELETE: Delete = Delete::Command(|name, ns| {
+        Command::Pod(PodCmd::Delete {
+            name,
+            ns,
+            step: false,
+        })
+    });
     const APPLY: Apply = Apply::Reads(|d| d.decode().map(Manifest::Pod));
     const LABELS: bool = true;
 
@@ -234,6 +240,40 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
                 .join("\n                 ")
         },
     );
+    wide(
+        &mut out,
+        "Tolerations",
+        tolerations_text(p.spec.tolerations.list()),
+    );
     lab.events_for(&mut out, &ObjectRef::to(p), &p.metadata.uid, 14);
     out
+}
+
+/// kubectl's `printTolerationsMultiline`: one a line, sorted by key,
+/// `KEY[=VALUE][:EFFECT][ op=Exists][ for Ns]`.
+fn tolerations_text(tolerations: &[crate::cluster::Toleration]) -> String {
+    if tolerations.is_empty() {
+        return "<none>".into();
+    }
+    let mut sorted = tolerations.to_vec();
+    sorted.sort_by_key(|t| t.key);
+    sorted
+        .iter()
+        .map(|t| {
+            let mut line = t.key.to_string();
+            if !t.effect.is_empty() {
+                line.push_str(&format!(":{}", t.effect));
+            }
+            if t.operator == "Exists" {
+                line.push_str(if t.key.is_empty() && t.effect.is_empty() {
+                    "op=Exists"
+                } else {
+                    " op=Exists"
+                });
+            }
+            line.push_str(&format!(" for {}s", t.toleration_seconds));
+            line
+        })
+        .collect::<Vec<_>>()
+        .join("\n                 ")
 }

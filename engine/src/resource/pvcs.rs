@@ -34,7 +34,13 @@ impl Resource for Pvcs {
         "AGE",
     ];
     const DESCRIBE: Option<super::Describer<PvcSpec>> = Some(describe);
-    const DELETE: Delete = Delete::Command(|name, ns| Command::Pvc(PvcCmd::Delete { name, ns }));
+    const DELETE: Delete = Delete::Command(|name, ns| {
+        Command::Pvc(PvcCmd::Delete {
+            name,
+            ns,
+            step: false,
+        })
+    });
     const APPLY: Apply = Apply::Reads(|d| d.decode().map(Manifest::Pvc));
 
     fn objects(c: &Cluster) -> &Table<PvcSpec> {

@@ -168,8 +168,20 @@ fn lit<'a>(app: &'a App, v: &VolumeRow) -> Lit<'a> {
     else {
         return Lit::No;
     };
+    if c.volume_id != v.volume_id || v.multi_attach.is_some() {
+        return Lit::No;
+    }
     let on_node = c.node.as_deref().is_none_or(|n| n == v.node);
-    if c.volume_id != v.volume_id || !on_node || v.multi_attach.is_some() {
+    // A teardown call took its line away: the volume's chain is what is left to show, on
+    // the node or, once detached from every node, the claim's own row.
+    if c.removed {
+        return if on_node || v.node.is_empty() {
+            Lit::Chain
+        } else {
+            Lit::No
+        };
+    }
+    if !on_node {
         return Lit::No;
     }
     match &c.object {
