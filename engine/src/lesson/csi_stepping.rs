@@ -97,19 +97,18 @@ impl CsiStepped {
     /// Why the command, which ran, made no CSI call.
     pub(crate) fn no_call(&self, lab: &Lab) -> String {
         let what = self.what();
-        if lab.mode() == crate::engine::Mode::Step {
-            return "in step mode nothing acts until `reconcile`".into();
-        }
+        let step_mode = lab.mode() == crate::engine::Mode::Step;
         match self {
             CsiStepped::PodCreate { claims: false, .. } => {
                 format!("{what} mounts no claim (`--pvc CLAIM` mounts one)")
             }
-            CsiStepped::PodCreate { name, .. } => format!(
-                "its volumes made none (`describe pod {name}` says what it waits for)"
-            ),
             CsiStepped::PodDelete { claims: false, .. } => {
                 format!("{what} mounted no claim: its teardown was CNI DEL alone")
             }
+            _ if step_mode => "in step mode nothing acts until `reconcile`".into(),
+            CsiStepped::PodCreate { name, .. } => format!(
+                "its volumes made none (`describe pod {name}` says what it waits for)"
+            ),
             CsiStepped::PodDelete { key: (ns, name), .. }
                 if crate::engine::query::pod(lab, &format!("{ns}/{name}")).is_some() =>
             {
