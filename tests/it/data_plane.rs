@@ -316,7 +316,12 @@ fn a_peer_node_s_bridge_address_is_routed_as_pod_traffic() {
         .iter()
         .find_map(|h| h.node_route())
         .expect("a node route");
-    assert_eq!(route.1.dst, "10.244.2.0/24", "{}", t.lines().join("\n"));
+    assert_eq!(
+        route.1.dst.to_string(),
+        "10.244.2.0/24",
+        "{}",
+        t.lines().join("\n")
+    );
 
     let mut lab = crate::common::lab();
     run(&mut lab, "network use flannel-vxlan");

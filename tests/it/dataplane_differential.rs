@@ -370,10 +370,11 @@ fn mirror_links(
                 must("ip", &["-n", ns, "link", "add", &l.name, "type", "ifb"]);
             }
             LinkKind::Veth { peer, peer_netns } => {
+                let peer_netns = peer_netns.as_deref().unwrap_or_default();
                 if peer_netns.is_empty() && !is_host {
                     continue; // made with its host end
                 }
-                let Some(pns) = real.pod_ns.get(&(node.to_string(), peer_netns.clone())) else {
+                let Some(pns) = real.pod_ns.get(&(node.to_string(), peer_netns.to_string())) else {
                     return Err(format!(
                         "{}'s peer namespace {peer_netns} is unknown",
                         l.name

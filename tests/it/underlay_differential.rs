@@ -785,7 +785,7 @@ fn lab_world(pod_path: &str) -> Host {
             name,
             LinkKind::Veth {
                 peer: peer.into(),
-                peer_netns: String::new(),
+                peer_netns: None,
             },
             mac.parse().unwrap(),
             1500,
@@ -797,7 +797,7 @@ fn lab_world(pod_path: &str) -> Host {
     if let Some(lo) = ns.links.get_mut("lo") {
         lo.up = true;
     }
-    h.netns.insert(pod_path.into(), ns);
+    h.netns.insert(pod_path, ns);
     h
 }
 

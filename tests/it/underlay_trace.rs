@@ -4,7 +4,7 @@
 //! into the pods' namespaces here as the macvlan plugin writes them (tests/multus.rs drives
 //! the real path through Multus).
 
-use lab_engine::cni::host::{Link, LinkKind, RouteEntry};
+use lab_engine::cni::host::{Link, LinkKind, RouteDst, RouteEntry};
 use lab_engine::engine::Lab;
 
 fn run(lab: &mut Lab, line: &str) -> String {
@@ -36,10 +36,11 @@ fn macvlan(lab: &mut Lab, name: &str, addr: &str, mode: &str) {
     link.addrs.push(addr.parse().unwrap());
     link.up = true;
     ns.links.insert("net1", link);
-    let mut connected = RouteEntry::static_route("10.10.0.0/24", None, "net1");
+    let mut connected =
+        RouteEntry::static_route(RouteDst::Net("10.10.0.0/24".parse().unwrap()), None, "net1");
     connected.proto_kernel = true;
     connected.scope_link = true;
-    connected.src = Some(addr.split('/').next().unwrap().to_string());
+    connected.src = Some(addr.split('/').next().unwrap().parse().unwrap());
     ns.routes.push(connected);
 }
 

@@ -11,7 +11,10 @@ use super::ipset::IpSets;
 use super::links::Links;
 use super::netfilter::Netfilter;
 use compact_str::CompactString;
+use ipnet::IpNet;
 use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::Arc;
 
 /// A hardware (MAC) address: six bytes, printed as `ip link` prints it
 /// (`aa:bb:cc:dd:ee:ff`, lowercase).
@@ -44,28 +47,55 @@ impl std::fmt::Debug for Mac {
     }
 }
 
-/// A text that is not a MAC in the colon form.
+/// A text that is not a MAC address (Go's `address <s>: invalid MAC address`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadMac;
+
+/// Go's `net.ParseMAC`: the bytes of a hardware address written as pairs of hex digits
+/// separated by `:` or `-` (`aa:bb:cc:dd:ee:ff`), or as groups of four separated by `.`
+/// (`aabb.ccdd.eeff`), either case; 6 bytes (EUI-48), 8 (EUI-64) or 20 (IP over
+/// InfiniBand).
+pub fn parse_hardware_addr(s: &str) -> Result<Vec<u8>, BadMac> {
+    let b = s.as_bytes();
+    if b.len() < 14 {
+        return Err(BadMac);
+    }
+    // Every group is followed by the separator, but the last.
+    let (group, sep) = match (b[2], b[4]) {
+        (b':' | b'-', _) => (2, b[2]),
+        (_, b'.') => (4, b'.'),
+        _ => return Err(BadMac),
+    };
+    if (b.len() + 1) % (group + 1) != 0 {
+        return Err(BadMac);
+    }
+    let n = (b.len() + 1) / (group + 1) * group / 2;
+    if !matches!(n, 6 | 8 | 20) {
+        return Err(BadMac);
+    }
+    let mut out = Vec::with_capacity(n);
+    for chunk in b.chunks(group + 1) {
+        if chunk.len() > group && chunk[group] != sep {
+            return Err(BadMac);
+        }
+        for pair in chunk[..group].chunks(2) {
+            let hex = std::str::from_utf8(pair).map_err(|_| BadMac)?;
+            if !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+                return Err(BadMac);
+            }
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| BadMac)?);
+        }
+    }
+    Ok(out)
+}
 
 impl std::str::FromStr for Mac {
     type Err = BadMac;
 
-    /// Six colon-separated pairs of hex digits, either case.
+    /// A 6-byte address in any of `net.ParseMAC`'s forms ([`parse_hardware_addr`]).
     fn from_str(s: &str) -> Result<Self, BadMac> {
-        let mut out = [0u8; 6];
-        let mut parts = s.split(':');
-        for b in &mut out {
-            let p = parts.next().ok_or(BadMac)?;
-            if p.len() != 2 || !p.bytes().all(|c| c.is_ascii_hexdigit()) {
-                return Err(BadMac);
-            }
-            *b = u8::from_str_radix(p, 16).map_err(|_| BadMac)?;
-        }
-        if parts.next().is_some() {
-            return Err(BadMac);
-        }
-        Ok(Mac(out))
+        let bytes = parse_hardware_addr(s)?;
+        <[u8; 6]>::try_from(bytes).map(Mac).map_err(|_| BadMac)
     }
 }
 
@@ -95,13 +125,13 @@ pub enum LinkKind {
     Loopback,
     /// A Linux bridge (`cni0`).
     Bridge,
-    /// One end of a veth pair; `peer` names the other end, `peer_netns` its namespace
-    /// ("" for the host namespace).
+    /// One end of a veth pair; `peer` names the other end, `peer_netns` its namespace.
     Veth {
         /// The other end's name.
         peer: CompactString,
-        /// The namespace path of the other end; empty for the host.
-        peer_netns: String,
+        /// The namespace path of the other end, the text [`Namespaces`] holds it by;
+        /// `None` for the host namespace.
+        peer_netns: Option<Arc<str>>,
     },
     /// An ifb device (bandwidth's egress shaping).
     Ifb,
@@ -231,15 +261,90 @@ impl Link {
     }
 }
 
+/// Where a route leads, in the form `ip route` prints it first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RouteDst {
+    /// `default`: every address of the family (0.0.0.0/0, or ::/0 when `v6`).
+    Default {
+        /// An IPv6 route (`ip -6 route`).
+        v6: bool,
+    },
+    /// A network, printed as its CIDR (`10.244.1.0/24`).
+    Net(IpNet),
+    /// One address, printed bare as `ip route` prints a host route (`10.244.1.5`).
+    Host(IpAddr),
+}
+
+impl RouteDst {
+    /// `default` for a /0, else the masked network (what `ip route add` keeps of a CIDR).
+    pub fn of_net(net: IpNet) -> Self {
+        if net.prefix_len() == 0 {
+            RouteDst::Default {
+                v6: net.addr().is_ipv6(),
+            }
+        } else {
+            RouteDst::Net(net.trunc())
+        }
+    }
+
+    /// The destination as a network (`default` is 0.0.0.0/0, or ::/0 for IPv6; a host
+    /// route is a /32 or /128).
+    pub fn net(&self) -> IpNet {
+        match *self {
+            RouteDst::Default { v6: false } => IpNet::V4(ipnet::Ipv4Net::default()),
+            RouteDst::Default { v6: true } => IpNet::V6(ipnet::Ipv6Net::default()),
+            RouteDst::Net(n) => n,
+            RouteDst::Host(a) => IpNet::from(a),
+        }
+    }
+
+    /// Whether it is `default`.
+    pub fn is_default(&self) -> bool {
+        matches!(self, RouteDst::Default { .. })
+    }
+
+    /// Whether it is an IPv6 destination.
+    pub fn is_ipv6(&self) -> bool {
+        match self {
+            RouteDst::Default { v6 } => *v6,
+            RouteDst::Net(n) => n.addr().is_ipv6(),
+            RouteDst::Host(a) => a.is_ipv6(),
+        }
+    }
+
+    /// `ip route`'s order among the non-default routes: by destination address; for one
+    /// address the longer prefix first (the kernel's FIB trie lists a leaf's aliases that
+    /// way; checked with `ip route` on 6.x). `default` sorts last.
+    fn sort_key(&self) -> (u128, u8) {
+        if self.is_default() {
+            return (u128::MAX, 0);
+        }
+        match self.net() {
+            IpNet::V4(n) => (u32::from(n.network()) as u128, 128 - n.prefix_len()),
+            IpNet::V6(n) => (u128::from(n.network()), 128 - n.prefix_len()),
+        }
+    }
+}
+
+impl std::fmt::Display for RouteDst {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RouteDst::Default { .. } => f.write_str("default"),
+            RouteDst::Net(n) => n.fmt(f),
+            RouteDst::Host(a) => a.fmt(f),
+        }
+    }
+}
+
 /// One route in a routing table, kept in the fields `ip route` prints.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteEntry {
-    /// Destination (`default` or a CIDR).
-    pub dst: String,
+    /// Destination.
+    pub dst: RouteDst,
     /// Next hop, if any.
-    pub via: Option<String>,
-    /// Output device.
-    pub dev: String,
+    pub via: Option<IpAddr>,
+    /// Output device (empty for a blackhole route).
+    pub dev: CompactString,
     /// `proto kernel` for connected routes.
     pub proto_kernel: bool,
     /// `scope link` for on-link routes.
@@ -247,7 +352,7 @@ pub struct RouteEntry {
     /// `scope host` (`ip.AddHostRoute`: ptp's route to its pod on the host veth).
     pub scope_host: bool,
     /// Preferred source address.
-    pub src: Option<String>,
+    pub src: Option<IpAddr>,
     /// `onlink`: the next hop is on the device even though no address covers it (flannel's
     /// VXLAN routes via `<peer subnet>.0 dev flannel.1`).
     pub onlink: bool,
@@ -263,11 +368,11 @@ pub struct RouteEntry {
 
 impl RouteEntry {
     /// A route to `dst` via `via` (if any) on `dev`, added by a program (no proto/scope).
-    pub fn static_route(dst: &str, via: Option<&str>, dev: &str) -> Self {
+    pub fn static_route(dst: RouteDst, via: Option<IpAddr>, dev: &str) -> Self {
         RouteEntry {
-            dst: dst.to_string(),
-            via: via.map(str::to_string),
-            dev: dev.to_string(),
+            dst,
+            via,
+            dev: CompactString::new(dev),
             proto_kernel: false,
             scope_link: false,
             scope_host: false,
@@ -280,7 +385,7 @@ impl RouteEntry {
     }
 
     /// `blackhole DST proto P`: what BIRD installs for a block the node owns.
-    pub fn blackhole(dst: &str, proto: &'static str) -> Self {
+    pub fn blackhole(dst: RouteDst, proto: &'static str) -> Self {
         RouteEntry {
             blackhole: true,
             proto: Some(proto),
@@ -288,52 +393,37 @@ impl RouteEntry {
         }
     }
 
-    /// Whether it is an IPv6 route (`ip -6 route`): its destination, or for `default` its
-    /// next hop, is an IPv6 address.
+    /// Whether it is an IPv6 route (`ip -6 route`).
     pub fn is_ipv6(&self) -> bool {
-        if self.dst == "default" {
-            return self.via.as_deref().is_some_and(|v| v.contains(':'));
-        }
-        self.dst.contains(':')
-    }
-
-    /// The destination as a network (`default` is 0.0.0.0/0, or ::/0 for IPv6).
-    pub(crate) fn dst_net(&self) -> Option<ipnet::IpNet> {
-        if self.dst == "default" {
-            let any = if self.is_ipv6() { "::/0" } else { "0.0.0.0/0" };
-            return any.parse().ok();
-        }
-        // `ip route` prints a host route's destination as a bare address.
-        self.dst.parse().ok().or_else(|| {
-            self.dst
-                .parse::<std::net::IpAddr>()
-                .ok()
-                .map(ipnet::IpNet::from)
-        })
+        self.dst.is_ipv6()
     }
 
     /// The line as `ip route` prints it.
     pub fn to_ip_route(&self) -> String {
+        let mut s = String::new();
+        // Writing to a String cannot fail.
+        let _ = self.write_ip_route(&mut s);
+        s
+    }
+
+    fn write_ip_route(&self, s: &mut String) -> std::fmt::Result {
+        use std::fmt::Write;
         if self.blackhole {
-            let mut s = format!("blackhole {}", self.dst);
+            write!(s, "blackhole {}", self.dst)?;
             if let Some(p) = self.proto {
-                s.push_str(" proto ");
-                s.push_str(p);
+                write!(s, " proto {p}")?;
             }
-            return s;
+            return Ok(());
         }
-        let mut s = self.dst.clone();
+        write!(s, "{}", self.dst)?;
         if let Some(via) = &self.via {
-            s.push_str(" via ");
-            s.push_str(via);
+            write!(s, " via {via}")?;
         }
-        s.push_str(" dev ");
-        s.push_str(&self.dev);
+        write!(s, " dev {}", self.dev)?;
         if self.proto_kernel {
             s.push_str(" proto kernel");
         } else if let Some(p) = self.proto {
-            s.push_str(" proto ");
-            s.push_str(p);
+            write!(s, " proto {p}")?;
         }
         if self.scope_link {
             s.push_str(" scope link");
@@ -341,23 +431,22 @@ impl RouteEntry {
             s.push_str(" scope host");
         }
         if let Some(src) = &self.src {
-            s.push_str(" src ");
-            s.push_str(src);
+            write!(s, " src {src}")?;
         }
         if self.onlink {
             s.push_str(" onlink");
         }
         if let Some(mtu) = self.mtu {
-            s.push_str(&format!(" mtu {mtu}"));
+            write!(s, " mtu {mtu}")?;
         }
-        if self.is_ipv6() && !self.blackhole {
+        if self.is_ipv6() {
             // `ip -6 route` prints every route's metric and router preference: the kernel's
             // connected routes have IP6_RT_PRIO_ADDRCONF (256), a program's IP6_RT_PRIO_USER
             // (1024).
             let metric = if self.proto_kernel { 256 } else { 1024 };
-            s.push_str(&format!(" metric {metric} pref medium"));
+            write!(s, " metric {metric} pref medium")?;
         }
-        s
+        Ok(())
     }
 }
 
@@ -489,9 +578,7 @@ impl PeerEntries {
     ) -> Option<(&std::sync::Arc<PeerEntry>, u8)> {
         let mut best: Option<(&std::sync::Arc<PeerEntry>, u8)> = None;
         for p in &self.peers {
-            let Some(net) = p.route.dst_net() else {
-                continue;
-            };
+            let net = p.route.dst.net();
             let floor = best.map(|(_, len)| len).or(longer_than);
             if net.addr().is_ipv4() == ip.is_ipv4()
                 && net.contains(&ip)
@@ -525,9 +612,7 @@ impl PrefixTable {
             std::collections::HashMap::new();
         let mut lengths = std::collections::BTreeSet::new();
         for (i, p) in peers.iter().enumerate() {
-            let Some(net) = p.route.dst_net() else {
-                continue;
-            };
+            let net = p.route.dst.net();
             lengths.insert((net.addr().is_ipv4(), net.prefix_len()));
             nets.entry(net.trunc()).or_default().push(i);
         }
@@ -639,7 +724,7 @@ pub struct Netns {
     pub sysctls: BTreeMap<String, String>,
     /// Connected routes a program deleted (`ip route del 10.12.0.0/24 dev net6`, as ptp
     /// does), as (device, destination): left out of [`Netns::route_table`].
-    pub deleted_connected: Vec<(String, String)>,
+    pub deleted_connected: Vec<(CompactString, IpNet)>,
 }
 
 /// The addresses the kernel puts on `lo` when it comes up, in `ip addr`'s order: IPv4's
@@ -654,9 +739,13 @@ pub const LO_ADDRS: [ipnet::IpNet; 2] = [
 ];
 
 impl Netns {
-    /// A namespace holding only a down `lo`, as `ip netns add` makes it.
+    /// A namespace holding only a down `lo`, as `ip netns add` makes it, with room for the
+    /// one interface a network then adds (a pod's `eth0`).
     pub fn with_loopback() -> Self {
-        let mut ns = Netns::default();
+        let mut ns = Netns {
+            links: Links::with_capacity(2),
+            ..Netns::default()
+        };
         let lo = Link::new("lo", LinkKind::Loopback, Mac::default(), 65536);
         ns.links.insert("lo", lo);
         ns
@@ -685,13 +774,13 @@ impl Netns {
     pub fn route_table(&self) -> Vec<RouteEntry> {
         let mut table: Vec<RouteEntry> = Vec::new();
         for r in self.routes.iter().rev() {
-            if r.dst == "default" {
+            if r.dst.is_default() {
                 table.push(r.clone());
             }
         }
         let mut rest: Vec<RouteEntry> = Vec::new();
         for r in self.routes.iter().rev() {
-            if r.dst != "default" {
+            if !r.dst.is_default() {
                 rest.push(r.clone());
             }
         }
@@ -700,39 +789,30 @@ impl Netns {
                 continue;
             }
             for &net in &link.addrs {
-                {
-                    // A host address (/32, /128) gets only a local route (table local), no
-                    // prefix route.
-                    if net.prefix_len() == net.max_prefix_len() {
-                        continue;
-                    }
-                    let v6 = net.addr().is_ipv6();
-                    let dst = net.trunc().to_string();
-                    if self
-                        .deleted_connected
-                        .iter()
-                        .any(|(d, n)| d == link.name && n == &dst)
-                    {
-                        continue;
-                    }
-                    rest.push(RouteEntry {
-                        dst: net.trunc().to_string(),
-                        via: None,
-                        dev: link.name.to_string(),
-                        proto_kernel: true,
-                        // An IPv6 connected route has no scope or preferred source.
-                        scope_link: !v6,
-                        scope_host: false,
-                        src: (!v6).then(|| net.addr().to_string()),
-                        onlink: false,
-                        proto: None,
-                        blackhole: false,
-                        mtu: None,
-                    });
+                // A host address (/32, /128) gets only a local route (table local), no
+                // prefix route.
+                if net.prefix_len() == net.max_prefix_len() {
+                    continue;
                 }
+                let v6 = net.addr().is_ipv6();
+                let dst = net.trunc();
+                if self
+                    .deleted_connected
+                    .iter()
+                    .any(|(d, n)| *d == link.name && *n == dst)
+                {
+                    continue;
+                }
+                rest.push(RouteEntry {
+                    proto_kernel: true,
+                    // An IPv6 connected route has no scope or preferred source.
+                    scope_link: !v6,
+                    src: (!v6).then(|| net.addr()),
+                    ..RouteEntry::static_route(RouteDst::Net(dst), None, &link.name)
+                });
             }
         }
-        rest.sort_by_key(|r| route_sort_key(&r.dst));
+        rest.sort_by_key(|r| r.dst.sort_key());
         let (v6_defaults, v4_defaults): (Vec<_>, Vec<_>) =
             table.into_iter().partition(RouteEntry::is_ipv6);
         let (v6_rest, v4_rest): (Vec<_>, Vec<_>) = rest.into_iter().partition(RouteEntry::is_ipv6);
@@ -743,7 +823,7 @@ impl Netns {
 /// The router a node's uplink points its default route at: `.254` of the node's /24 (the
 /// lab's segments are /24s; a node that is itself `.254` uses `.253`). Nothing answers
 /// there: the lab models no network beyond the nodes.
-pub(crate) fn default_gateway(internal_ip: &str) -> Option<String> {
+pub(crate) fn default_gateway(internal_ip: &str) -> Option<std::net::Ipv4Addr> {
     let ip: std::net::Ipv4Addr = internal_ip.parse().ok()?;
     let base = u32::from(ip) & 0xffff_ff00;
     let gw = if u32::from(ip) == base | 254 {
@@ -751,21 +831,7 @@ pub(crate) fn default_gateway(internal_ip: &str) -> Option<String> {
     } else {
         base | 254
     };
-    Some(crate::util::addr::ipv4_text(std::net::Ipv4Addr::from(gw)))
-}
-
-/// `ip route`'s order: by destination address; for one address the longer prefix first
-/// (the kernel's FIB trie lists a leaf's aliases that way; checked with `ip route` on 6.x).
-fn route_sort_key(dst: &str) -> (u128, u8) {
-    // A bare address (`10.244.1.5 dev cali…`) is a host route.
-    let net = dst
-        .parse::<ipnet::IpNet>()
-        .or_else(|_| dst.parse::<std::net::IpAddr>().map(ipnet::IpNet::from));
-    match net {
-        Ok(ipnet::IpNet::V4(n)) => (u32::from(n.network()) as u128, 128 - n.prefix_len()),
-        Ok(ipnet::IpNet::V6(n)) => (u128::from(n.network()), 128 - n.prefix_len()),
-        Err(_) => (u128::MAX, 0),
-    }
+    Some(std::net::Ipv4Addr::from(gw))
 }
 
 /// A tc qdisc on a device.
@@ -796,6 +862,86 @@ impl Qdisc {
     }
 }
 
+/// A node's sandbox namespaces by path (`/var/run/netns/cni-…`), in path order. Each path
+/// is kept once: a veth whose other end is in a sandbox names it with the same text
+/// ([`Namespaces::path`]).
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Namespaces(BTreeMap<Arc<str>, Netns>);
+
+impl Namespaces {
+    /// The namespace at `path`.
+    pub fn get(&self, path: &str) -> Option<&Netns> {
+        self.0.get(path)
+    }
+
+    /// The namespace at `path`, mutably.
+    pub fn get_mut(&mut self, path: &str) -> Option<&mut Netns> {
+        self.0.get_mut(path)
+    }
+
+    /// The path as this map holds it, to name the namespace elsewhere without a copy.
+    pub fn path(&self, path: &str) -> Option<&Arc<str>> {
+        self.0.get_key_value(path).map(|(k, _)| k)
+    }
+
+    /// Whether a namespace is at `path`.
+    pub fn contains_key(&self, path: &str) -> bool {
+        self.0.contains_key(path)
+    }
+
+    /// Add (or replace) the namespace at `path`.
+    pub fn insert(&mut self, path: impl Into<Arc<str>>, ns: Netns) -> Option<Netns> {
+        self.0.insert(path.into(), ns)
+    }
+
+    /// Remove the namespace at `path`.
+    pub fn remove(&mut self, path: &str) -> Option<Netns> {
+        self.0.remove(path)
+    }
+
+    /// The paths, in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(|k| &**k)
+    }
+
+    /// The namespaces, in path order.
+    pub fn values(&self) -> impl Iterator<Item = &Netns> {
+        self.0.values()
+    }
+
+    /// The paths and their namespaces, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Netns)> {
+        self.0.iter().map(|(k, v)| (&**k, v))
+    }
+
+    /// How many there are.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for Namespaces {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::ops::Index<&str> for Namespaces {
+    type Output = Netns;
+
+    fn index(&self, path: &str) -> &Netns {
+        match self.get(path) {
+            Some(ns) => ns,
+            None => panic!("no namespace {path:?}"),
+        }
+    }
+}
+
 /// One node's kernel and disk as the CNI plugins see them.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Host {
@@ -804,7 +950,7 @@ pub struct Host {
     /// The host network namespace.
     pub root: Netns,
     /// Sandbox namespaces by path (`/var/run/netns/cni-…`).
-    pub netns: BTreeMap<String, Netns>,
+    pub netns: Namespaces,
     /// iptables and ip6tables: the nat and filter tables of each family.
     pub netfilter: Netfilter,
     /// The ipsets `-m set` rules test (one namespace of names for both families).
@@ -850,13 +996,16 @@ impl Host {
         root.links.insert("eth0", eth0);
         let mut files = BTreeMap::new();
         if let Some(gw) = default_gateway(internal_ip) {
-            root.routes
-                .push(RouteEntry::static_route("default", Some(&gw), "eth0"));
+            root.routes.push(RouteEntry::static_route(
+                RouteDst::Default { v6: false },
+                Some(gw.into()),
+                "eth0",
+            ));
             // The node's resolver: its uplink's gateway, as DHCP would set it. host-local's
             // `resolvConf` reads this file.
             files.insert(
                 RESOLV_CONF.to_string(),
-                ["nameserver ", &gw, "\nsearch lab.internal\n"].concat(),
+                format!("nameserver {gw}\nsearch lab.internal\n"),
             );
         }
         Host {
@@ -900,15 +1049,12 @@ impl Host {
 
     /// Would the kernel take this route on the host (its gateway on-link)?
     pub(crate) fn accepts_route(&self, route: &RouteEntry) -> bool {
-        let Some(via) = route.via.as_deref() else {
+        let Some(gw) = route.via else {
             return true;
         };
         if route.onlink {
             return self.root.links.contains_key(&route.dev);
         }
-        let Ok(gw) = via.parse::<std::net::IpAddr>() else {
-            return false;
-        };
         self.root
             .links
             .get(&route.dev)
@@ -927,7 +1073,7 @@ impl Host {
         // The order Netns::route_table gives: IPv4 defaults, IPv4, IPv6, IPv6 defaults.
         table.sort_by_key(|r| {
             let v6 = r.is_ipv6();
-            (v6, (r.dst == "default") == v6, route_sort_key(&r.dst))
+            (v6, r.dst.is_default() == v6, r.dst.sort_key())
         });
         table
     }
@@ -963,6 +1109,22 @@ impl Host {
             Some(&mut self.root)
         } else {
             self.netns.get_mut(path)
+        }
+    }
+
+    /// The namespace a veth's `peer_netns` names (`None`: the host's).
+    pub fn peer_ns(&self, peer_netns: Option<&str>) -> Option<&Netns> {
+        match peer_netns {
+            None => Some(&self.root),
+            Some(path) => self.netns.get(path),
+        }
+    }
+
+    /// The namespace a veth's `peer_netns` names, mutably.
+    pub(crate) fn peer_ns_mut(&mut self, peer_netns: Option<&str>) -> Option<&mut Netns> {
+        match peer_netns {
+            None => Some(&mut self.root),
+            Some(path) => self.netns.get_mut(path),
         }
     }
 }
@@ -1014,13 +1176,44 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    fn entry(owner: &str, dst: &str, via: &str) -> Arc<PeerEntry> {
+    /// A destination as `ip route` prints it (a bare address is a host route).
+    fn dst(text: &str) -> RouteDst {
+        text.parse()
+            .map(RouteDst::Net)
+            .unwrap_or_else(|_| RouteDst::Host(text.parse().expect("an address")))
+    }
+
+    fn entry(owner: &str, to: &str, via: &str) -> Arc<PeerEntry> {
         Arc::new(PeerEntry {
             owner: owner.to_string(),
-            route: RouteEntry::static_route(dst, Some(via), "eth0"),
+            route: RouteEntry::static_route(dst(to), via.parse().ok(), "eth0"),
             neigh: None,
             fdb: None,
         })
+    }
+
+    #[test]
+    fn hardware_addresses_parse_as_go_s_parse_mac() {
+        let mac = |s: &str| s.parse::<Mac>().map(|m| m.to_string());
+        for s in ["ca:fe:c0:ff:ee:00", "CA-FE-C0-FF-EE-00", "cafe.c0ff.ee00"] {
+            assert_eq!(mac(s).as_deref(), Ok("ca:fe:c0:ff:ee:00"), "{s}");
+        }
+        for s in [
+            "ca:fe:c0:ff:ee",
+            "ca:fe:c0:ff:ee:0g",
+            "ca:fe-c0:ff:ee:00",
+            "ca:fe:c0:ff:ee:00:",
+            "cafe.c0ff:ee00",
+            "",
+        ] {
+            assert_eq!(mac(s), Err(BadMac), "{s}");
+        }
+        // EUI-64 and InfiniBand addresses are hardware addresses, not Macs.
+        let eui64 = "02:00:5e:10:00:00:00:01";
+        assert_eq!(parse_hardware_addr(eui64).map(|b| b.len()), Ok(8));
+        assert_eq!(mac(eui64), Err(BadMac));
+        let ib = "00:00:00:00:fe:80:00:00:00:00:00:00:02:00:5e:10:00:00:00:01";
+        assert_eq!(parse_hardware_addr(ib).map(|b| b.len()), Ok(20));
     }
 
     #[test]
@@ -1047,7 +1240,7 @@ mod tests {
         let dsts = |h: &Host| -> Vec<String> {
             h.peer_entries()
                 .iter()
-                .map(|p| p.route.dst.clone())
+                .map(|p| p.route.dst.to_string())
                 .collect()
         };
         assert_eq!(dsts(&node_1), ["10.244.2.0/24"]);
@@ -1077,7 +1270,7 @@ mod tests {
             let r = host.route_table();
             let best = crate::net::trace::host_route(&host, ip.parse().unwrap());
             assert!(best.as_ref().is_none_or(|b| r.contains(b)));
-            best.and_then(|r| r.via)
+            best.and_then(|r| r.via).map(|v| v.to_string())
         };
         // node-1's own /25 is not in its kernel: the first /24 (node-3's) wins over node-4's.
         assert_eq!(via("10.244.2.200").as_deref(), Some("192.168.0.3"));
@@ -1109,6 +1302,10 @@ mod tests {
         host.peers = table.share();
         assert!(host.peer_entries().is_empty());
         assert!(host.peer_entry_of("node-9").is_some());
-        assert!(host.route_table().iter().all(|r| r.dst != "10.244.9.0/24"));
+        assert!(
+            host.route_table()
+                .iter()
+                .all(|r| r.dst != dst("10.244.9.0/24"))
+        );
     }
 }

@@ -55,6 +55,14 @@ impl Links {
     /// Up to this many links stay in the vector.
     pub(crate) const FEW: usize = 8;
 
+    /// Room for `n` links before the vector grows.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Links {
+            few: Vec::with_capacity(n.min(Self::FEW)),
+            ..Links::default()
+        }
+    }
+
     /// The addresses on the up physical links (the uplinks: who answers ARP for them on
     /// the segment), in link order, then address order.
     pub fn uplink_addrs(&self) -> &[std::net::IpAddr] {

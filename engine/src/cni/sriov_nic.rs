@@ -188,7 +188,7 @@ pub(crate) fn find_vf_netdev<'h>(host: &'h Host, pci: &str) -> Option<(&'h str, 
     }
     host.netns
         .iter()
-        .find_map(|(path, ns)| ns.links.values().find(is_it).map(|l| (path.as_str(), l)))
+        .find_map(|(path, ns)| ns.links.values().find(is_it).map(|l| (path, l)))
 }
 
 /// The VFs of the node's PFs, by PCI address, with their PF and index (sysfs `virtfnN`).

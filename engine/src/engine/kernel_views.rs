@@ -401,13 +401,13 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
         let name = match &l.kind {
             // A peer in the same namespace prints by name (`cilium_host@cilium_net`).
             LinkKind::Veth { peer, peer_netns }
-                if peer_netns.is_empty() && std::ptr::eq(ns, &host.root) =>
+                if peer_netns.is_none() && std::ptr::eq(ns, &host.root) =>
             {
                 format!("{}@{peer}", l.name)
             }
             LinkKind::Veth { peer, peer_netns } => {
                 let idx = host
-                    .ns(peer_netns)
+                    .peer_ns(peer_netns.as_deref())
                     .and_then(|o| by_index(o).iter().position(|x| x.name == peer))
                     .map(|p| p + 1)
                     .unwrap_or(0);

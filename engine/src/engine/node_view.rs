@@ -75,9 +75,10 @@ impl<'a> LinkRow<'a> {
         let (kind, peer) = match &link.kind {
             LinkKind::Loopback => (LinkType::Loopback, None),
             LinkKind::Bridge => (LinkType::Bridge, None),
-            LinkKind::Veth { peer, peer_netns } => {
-                (LinkType::Veth, Some((peer.as_str(), peer_netns.as_str())))
-            }
+            LinkKind::Veth { peer, peer_netns } => (
+                LinkType::Veth,
+                Some((peer.as_str(), peer_netns.as_deref().unwrap_or_default())),
+            ),
             LinkKind::Ifb => (LinkType::Ifb, None),
             LinkKind::Physical => (LinkType::Physical, None),
             LinkKind::Vxlan { .. } => (LinkType::Vxlan, None),
@@ -308,12 +309,8 @@ pub(crate) fn host_routes(lab: &Lab, node: &str) -> Option<Vec<RouteRow>> {
             .route_table()
             .iter()
             .map(|r| RouteRow {
-                dst: if r.dst == "default" {
-                    None
-                } else {
-                    r.dst_net()
-                },
-                via: r.via.as_deref().and_then(|v| v.parse().ok()),
+                dst: (!r.dst.is_default()).then(|| r.dst.net()),
+                via: r.via,
                 line: r.to_ip_route(),
             })
             .collect(),

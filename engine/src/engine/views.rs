@@ -1048,9 +1048,9 @@ fn pod_place(node: &str, key: &str) -> super::seen::Place {
 /// A route of the kernel model as a fact.
 pub(super) fn route_fact(r: &crate::cni::host::RouteEntry) -> super::seen::RouteFact {
     super::seen::RouteFact {
-        dst: r.dst.clone(),
-        via: r.via.as_deref().and_then(|v| v.parse().ok()),
-        dev: r.dev.clone(),
+        dst: r.dst.to_string(),
+        via: r.via,
+        dev: r.dev.to_string(),
         proto: if r.proto_kernel {
             Some("kernel".to_string())
         } else {

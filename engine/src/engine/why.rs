@@ -388,12 +388,12 @@ impl Lab {
     fn why_route(&self, dst: &str, node: &str) -> Result<Vec<Link>, LabError> {
         let rt = self.node_runtime(node)?;
         let table = rt.host.route_table();
-        let Some(route) = table.iter().find(|r| r.dst == dst).cloned() else {
+        let Some(route) = table.iter().find(|r| r.dst.to_string() == dst).cloned() else {
             return Err(LabError::msg(format!(
                 "no route {dst} on {node}; routes there: {}",
                 table
                     .iter()
-                    .map(|r| r.dst.as_str())
+                    .map(|r| r.dst.to_string())
                     .collect::<Vec<_>>()
                     .join(", ")
             )));
@@ -417,7 +417,7 @@ impl Lab {
         } else if route.proto_kernel && route.dev != "eth0" {
             chain.push(Link::Connected {
                 node: node.to_string(),
-                dev: route.dev.clone(),
+                dev: route.dev.to_string(),
             });
             if let Some((seq, rec)) =
                 self.exec_on(node, Which::First, |c| c.plugin_type == "bridge")

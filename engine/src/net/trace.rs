@@ -384,7 +384,7 @@ impl<'a> Fabric<'a> {
                 if !owners.values().any(|h| h.node == host.node) {
                     continue; // a node that is down answers nothing
                 }
-                for (path, ns) in &host.netns {
+                for (path, ns) in host.netns.iter() {
                     for l in ns.links.values() {
                         let Some(lower) = underlay_lower(&l.kind) else {
                             continue;
@@ -400,7 +400,7 @@ impl<'a> Fabric<'a> {
                                 .or_default()
                                 .push(UnderlayEnd {
                                     host,
-                                    netns: path.as_str(),
+                                    netns: path,
                                     ifname: l.name.as_str(),
                                     kind: &l.kind,
                                 });
@@ -785,22 +785,16 @@ impl<'a, 'n> Walker<'a, 'n> {
                 pod.key()
             ));
         }
-        let next: IpAddr = r
-            .via
-            .as_deref()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(dst_ip);
+        let next: IpAddr = r.via.unwrap_or(dst_ip);
         if let Some(lower) = underlay_lower(&link.kind) {
             // The packet leaves by that interface, from its address (the route's `src`).
             let src_ip = r
                 .src
-                .as_deref()
-                .and_then(|a| a.parse().ok())
                 .or_else(|| link.addrs.first().map(|n| n.addr()))
                 .unwrap_or(src_ip);
             if let Some(first) = self.hops.first_mut() {
                 first.detail = Detail::Sender { addr: Some(src_ip) };
-                first.dev = Some(r.dev.clone());
+                first.dev = Some(r.dev.to_string());
             }
             self.orig_src = Some(src_ip);
             let pkt = Pkt::new(src_ip, dst_ip, proto, dport, size);
@@ -810,7 +804,10 @@ impl<'a, 'n> Walker<'a, 'n> {
         let LinkKind::Veth { peer, peer_netns } = &link.kind else {
             return self.no_route(format!("{}'s {} is not a veth", pod.key(), r.dev));
         };
-        let Some(hveth) = host.ns(peer_netns).and_then(|n| n.links.get(peer)) else {
+        let Some(hveth) = host
+            .peer_ns(peer_netns.as_deref())
+            .and_then(|n| n.links.get(peer))
+        else {
             return self.no_route(format!(
                 "the other end of {}'s {} ({peer}) is gone",
                 pod.key(),
@@ -818,15 +815,13 @@ impl<'a, 'n> Walker<'a, 'n> {
             ));
         };
         let node = pod.node.as_str();
-        let gw = r.via.as_deref().unwrap_or_default();
         let proxy_arp = host
             .sysctls
             .get(&format!("net.ipv4.conf.{peer}.proxy_arp"))
             .is_some_and(|v| v == "1");
-        let answers_arp =
-            proxy_arp && !host_owns(host, gw.parse().unwrap_or(dst_ip)) && !gw.is_empty();
+        let arp_for = r.via.filter(|gw| proxy_arp && !host_owns(host, *gw));
         let detail = Detail::HostVeth {
-            proxy_arp_for: answers_arp.then(|| gw.to_string()),
+            proxy_arp_for: arp_for.map(|gw| gw.to_string()),
         };
         self.push(
             HopKind::Veth,
@@ -898,7 +893,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         let Some(r) = host_lookup(host, pkt.dst) else {
             return self.no_route(self.why_no_route(host, pkt.dst));
         };
-        let via: Option<IpAddr> = r.via.as_deref().and_then(|v| v.parse().ok());
+        let via: Option<IpAddr> = r.via;
         let hop = self.push(
             HopKind::NodeRoute,
             Place::Node(node.to_string()),
@@ -930,7 +925,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         };
         let (mtu, what) = match r.mtu {
             Some(m) if m < out.mtu => (m, format!("route to {} (mtu {m})", r.dst)),
-            _ => (out.mtu, r.dev.clone()),
+            _ => (out.mtu, r.dev.to_string()),
         };
         if let Some(p) = hop_packet(&mut self.hops) {
             p.mtu = Some(mtu);
@@ -1022,14 +1017,14 @@ impl<'a, 'n> Walker<'a, 'n> {
                             .nodes
                             .iter()
                             .any(|n| n.pod_cidr.is_some_and(|c| c.trunc().contains(&pkt.dst)));
-                    if r.dst == "default" && in_cluster {
+                    if r.dst.is_default() && in_cluster {
                         // A router knows no pod routes: ICMP "host unreachable" from it.
                         return self.no_route(format!(
                             "{}; the default route sends it to {next}, a router that knows no pod routes",
                             self.why_no_route(host, pkt.dst)
                         ));
                     }
-                    if r.dst == "default" {
+                    if r.dst.is_default() {
                         return Outcome::LeftCluster {
                             hop: self.hops.len(),
                             via: format!(
@@ -1507,7 +1502,7 @@ fn hop_packet(hops: &mut [Hop]) -> Option<&mut PacketAt> {
 fn lookup(table: &[RouteEntry], ip: IpAddr) -> Option<&RouteEntry> {
     let mut best: Option<(&RouteEntry, u8)> = None;
     for r in table {
-        let Some(net) = r.dst_net() else { continue };
+        let net = r.dst.net();
         if net.addr().is_ipv4() != ip.is_ipv4() || !net.contains(&ip) {
             continue;
         }
@@ -1528,8 +1523,7 @@ pub(crate) fn host_route(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
 /// read in place (no table is built or sorted per packet).
 fn host_lookup(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
     let own = host.root.route_table();
-    let best: Option<(&RouteEntry, u8)> =
-        lookup(&own, ip).and_then(|r| r.dst_net().map(|n| (r, n.prefix_len())));
+    let best: Option<(&RouteEntry, u8)> = lookup(&own, ip).map(|r| (r, r.dst.net().prefix_len()));
     let peers = host.peers.read();
     // A peer's route wins only with a longer prefix. Whether the kernel took an entry is
     // asked only of those covering `ip`, longest first.
@@ -1546,7 +1540,7 @@ fn host_lookup(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
 /// ifindex order, where the uplink comes first (created with the node) and loopback's
 /// host-scope address never qualifies.
 fn preferred_src(host: &Host, r: &RouteEntry) -> Option<IpAddr> {
-    if let Some(s) = r.src.as_deref().and_then(|s| s.parse().ok()) {
+    if let Some(s) = r.src {
         return Some(s);
     }
     let first = |l: &crate::cni::host::Link| {

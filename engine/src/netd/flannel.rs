@@ -23,7 +23,7 @@
 //! `flannel.alpha.coreos.com/*` annotations: peers are read from podCIDR and InternalIP.
 
 use crate::cni::host::{
-    FdbEntry, Host, Link, LinkKind, Neigh, PeerEntries, PeerEntry, PeerTable, RouteEntry,
+    FdbEntry, Host, Link, LinkKind, Neigh, PeerEntries, PeerEntry, PeerTable, RouteDst, RouteEntry,
 };
 use crate::cni::netfilter::{AddrMatch, RuleSpec, XtRule};
 use crate::net::trace::Enforcement;
@@ -344,36 +344,35 @@ impl Flannel {
     /// The lease `node`'s flanneld holds for `subnet` and `ip`, with what every peer
     /// programs for it.
     fn lease(backend: Backend, node: &str, subnet: IpNet, ip: IpAddr) -> Lease {
-        use crate::util::addr::{ip_text, net_text};
+        use crate::util::addr::ip_text;
         // Each text is made once, in the field that keeps it.
         let (vtep_mac, entry) = match backend {
             Backend::HostGw => (
                 crate::cni::host::Mac::default(),
                 PeerEntry {
                     owner: node.to_string(),
-                    route: RouteEntry {
-                        dst: net_text(subnet.trunc()),
-                        via: Some(ip_text(ip)),
-                        ..RouteEntry::static_route("", None, "eth0")
-                    },
+                    route: RouteEntry::static_route(
+                        RouteDst::Net(subnet.trunc()),
+                        Some(ip),
+                        "eth0",
+                    ),
                     neigh: None,
                     fdb: None,
                 },
             ),
             Backend::Vxlan => {
                 let mac = crate::cni::host::Mac(crate::util::hash::mac_bytes(&[node, VXLAN_DEV]));
-                let net = ip_text(subnet.network());
-                let mut route = RouteEntry {
-                    dst: net_text(subnet.trunc()),
-                    via: Some(net.clone()),
-                    ..RouteEntry::static_route("", None, VXLAN_DEV)
-                };
+                let mut route = RouteEntry::static_route(
+                    RouteDst::Net(subnet.trunc()),
+                    Some(subnet.network()),
+                    VXLAN_DEV,
+                );
                 route.onlink = true;
                 let entry = PeerEntry {
                     owner: node.to_string(),
                     route,
                     neigh: Some(Neigh {
-                        ip: net,
+                        ip: ip_text(subnet.network()),
                         dev: VXLAN_DEV.to_string(),
                         lladdr: mac.to_string(),
                         state: "PERMANENT".to_string(),
@@ -388,19 +387,6 @@ impl Flannel {
                 (mac, entry)
             }
         };
-        debug_assert_eq!(
-            entry.route,
-            {
-                let (via, dev) = match backend {
-                    Backend::HostGw => (ip.to_string(), "eth0"),
-                    Backend::Vxlan => (subnet.network().to_string(), VXLAN_DEV),
-                };
-                let mut r = RouteEntry::static_route(&subnet.trunc().to_string(), Some(&via), dev);
-                r.onlink = backend == Backend::Vxlan;
-                r
-            },
-            "a peer's route is `<subnet> via <gateway> dev <device>`, as written by hand"
-        );
         Lease {
             subnet,
             public_ip: ip,
@@ -1060,8 +1046,8 @@ mod tests {
                 .host
                 .route_table()
                 .iter()
-                .filter(|r| r.dst.starts_with("10.244."))
-                .map(|r| r.dst.clone())
+                .map(|r| r.dst.to_string())
+                .filter(|dst| dst.starts_with("10.244."))
                 .collect();
             assert_eq!(dsts, ["10.244.1.0/24", "10.244.2.0/24", "10.244.4.0/24"]);
         }

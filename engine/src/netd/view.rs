@@ -142,7 +142,7 @@ fn pod_net(v: &View<'_>, p: &Object<PodSpec>) -> PodNet {
             let sb = sandbox?;
             let host = &v.nodes.get(&p.spec.node_name)?.host;
             match &host.netns.get(sb.netns())?.links.get(&pn.ifname)?.kind {
-                crate::cni::host::LinkKind::Veth { peer, peer_netns } if peer_netns.is_empty() => {
+                crate::cni::host::LinkKind::Veth { peer, peer_netns } if peer_netns.is_none() => {
                     Some(peer.to_string())
                 }
                 _ => None,

@@ -265,7 +265,7 @@ fn host_interface(
         .get(&env.netns)
         .and_then(|ns| ns.links.get(&env.ifname));
     let peer = match link.map(|l| &l.kind) {
-        Some(LinkKind::Veth { peer, peer_netns }) if peer_netns.is_empty() => peer.clone(),
+        Some(LinkKind::Veth { peer, peer_netns }) if peer_netns.is_none() => peer.clone(),
         Some(_) => {
             return Err(CniError::internal(format!(
                 "container interface {} has no veth peer: interface {} was not a veth interface",

@@ -11,7 +11,7 @@ use super::common::{
     self, GoConf, IptRule, format_chain_name, format_comment, go_quote, netns_open_error,
 };
 use super::memo::DocMemo;
-use crate::cni::host::{Host, Link, LinkKind, Mac, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteDst, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -20,6 +20,7 @@ use crate::cni::types::{CniError, CniResult, Dns, Interface, Route};
 use crate::util::hash;
 use ipnet::IpNet;
 use serde_json::Value;
+use std::net::IpAddr;
 
 /// `defaultBrName`.
 pub(crate) const DEFAULT_BRIDGE: &str = "cni0";
@@ -303,19 +304,6 @@ impl Attachment {
     }
 }
 
-/// Go's `net.ParseMAC` acceptance for the colon (or dash) form.
-fn parse_mac(m: &str) -> Option<Mac> {
-    let parts: Vec<&str> = m.split([':', '-']).collect();
-    if parts.len() != 6
-        || parts
-            .iter()
-            .any(|p| p.len() != 2 || !p.chars().all(|c| c.is_ascii_hexdigit()))
-    {
-        return None;
-    }
-    parts.join(":").parse().ok()
-}
-
 fn mtu_of(conf: &BridgeConf) -> u32 {
     if conf.mtu <= 0 {
         KERNEL_DEFAULT_MTU
@@ -372,8 +360,7 @@ fn setup_veth(
     }
     let att = Attachment::hash(host, &env.container_id, &env.ifname);
     let cont_mac = match &conf.mac {
-        Some(m) => parse_mac(m)
-            .ok_or_else(|| CniError::internal(format!("address {m}: invalid MAC address")))?,
+        Some(m) => common::parse_mac(m).map_err(CniError::internal)?,
         None => att.mac("container"),
     };
     debug_assert!(
@@ -388,11 +375,14 @@ fn setup_veth(
         hash::mac_bytes(&[&host.node, &env.container_id, &env.ifname, "host"])
     );
     let mtu = mtu_of(conf);
+    let Some(netns) = host.netns.path(&env.netns).cloned() else {
+        return Err(netns_open_error(&env.netns));
+    };
     let mut cont = Link::new(
         &env.ifname,
         LinkKind::Veth {
             peer: host_name.as_str().into(),
-            peer_netns: String::new(),
+            peer_netns: None,
         },
         cont_mac,
         mtu,
@@ -402,7 +392,7 @@ fn setup_veth(
         &host_name,
         LinkKind::Veth {
             peer: env.ifname.as_str().into(),
-            peer_netns: env.netns.clone(),
+            peer_netns: Some(netns),
         },
         host_mac,
         mtu,
@@ -501,8 +491,8 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
             go_quote(&env.ifname)
         )));
     };
-    let mut gw4 = None;
-    let mut gw6 = None;
+    let mut gw4: Option<IpAddr> = None;
+    let mut gw6: Option<IpAddr> = None;
     for ip in &result.ips {
         let Some(addr) = common::parse_net(&ip.address) else {
             continue;
@@ -519,7 +509,7 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
                 &mut gw6
             };
             if slot.is_none() {
-                *slot = Some(ip.gateway.clone());
+                *slot = ip.gateway.parse().ok();
             }
         }
     }
@@ -530,38 +520,17 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
         };
         let v4 = dst.addr().is_ipv4();
         let via = if r.gw.is_empty() {
-            if v4 { gw4.clone() } else { gw6.clone() }
+            if v4 { gw4 } else { gw6 }
         } else {
-            Some(r.gw.clone())
+            r.gw.parse().ok()
         };
-        let entry = RouteEntry {
-            dst: route_dst(&dst),
-            via,
-            dev: env.ifname.clone(),
-            proto_kernel: false,
-            scope_link: false,
-            scope_host: false,
-            src: None,
-            onlink: false,
-            proto: None,
-            blackhole: false,
-            mtu: None,
-        };
+        let entry = RouteEntry::static_route(RouteDst::of_net(dst), via, &env.ifname);
         if !ns.routes.contains(&entry) {
             ns.routes.reserve_exact(1);
             ns.routes.push(entry);
         }
     }
     Ok(())
-}
-
-/// A destination as `ip route` names it (`default` for /0).
-fn route_dst(dst: &IpNet) -> String {
-    if dst.prefix_len() == 0 {
-        "default".into()
-    } else {
-        dst.trunc().to_string()
-    }
 }
 
 /// `ensureAddr` on the bridge: a different v4 address (or an overlapping v6 one) is an
@@ -804,11 +773,11 @@ impl Bridge {
         if let Some(link) = removed {
             addrs = link.addrs.clone();
             if let LinkKind::Veth { peer, peer_netns } = &link.kind {
-                if let Some(ns) = ctx.host.ns_mut(peer_netns) {
+                if let Some(ns) = ctx.host.peer_ns_mut(peer_netns.as_deref()) {
                     ns.links.remove(peer);
                 }
                 // The kernel drops a deleted device's qdiscs (bandwidth's TBF/ingress).
-                if peer_netns.is_empty() {
+                if peer_netns.is_none() {
                     ctx.host.qdiscs.retain(|q| q.dev != peer);
                 }
             }
@@ -955,7 +924,7 @@ fn check_prev(
         };
         if link.name != cont_peer
             || peer != env.ifname
-            || peer_netns != &env.netns
+            || peer_netns.as_deref() != Some(env.netns.as_str())
             || link.master.as_deref() != Some(&*conf.br_name)
         {
             continue;
@@ -991,7 +960,7 @@ fn check_prev(
             ));
         }
         if let Ok(addr) = ip.address.parse::<IpNet>() {
-            let prefix = addr.trunc().to_string();
+            let prefix = RouteDst::Net(addr.trunc());
             let has_route =
                 addr.addr().is_ipv6() && link.up || table.iter().any(|r| r.dst == prefix);
             if !has_route {
@@ -1013,13 +982,16 @@ fn check_prev(
         let Ok(dst) = r.dst.parse::<IpNet>() else {
             continue;
         };
-        let want_dst = route_dst(&dst);
-        let want_via = if r.gw.is_empty() {
-            None
-        } else {
-            Some(r.gw.clone())
+        let want_dst = RouteDst::of_net(dst);
+        // A gateway that is not an address matches no route.
+        let want_via = match r.gw.as_str() {
+            "" => Ok(None),
+            gw => gw.parse::<IpAddr>().map(Some),
         };
-        if !table.iter().any(|e| e.dst == want_dst && e.via == want_via) {
+        if !table
+            .iter()
+            .any(|e| e.dst == want_dst && want_via == Ok(e.via))
+        {
             return Err(format!(
                 "Expected Route {} not found in routing table",
                 go_route(r)

@@ -16,7 +16,7 @@
 //! (`cni.projectcalico.org/podIP`…), which the plugin writes through the API; Felix derives
 //! the endpoints from the pods instead.
 
-use crate::cni::host::{Host, Link, LinkKind, Mac, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteDst, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -40,7 +40,7 @@ pub(crate) const MTU_FILE: &str = "/var/lib/calico/mtu";
 /// The MAC of every host-side `cali…` veth.
 pub(crate) const HOST_VETH_MAC: Mac = Mac([0xee; 6]);
 /// The pod's gateway: an address no one holds; the host veth answers ARP for it.
-pub(crate) const POD_GATEWAY: &str = "169.254.1.1";
+pub(crate) const POD_GATEWAY: std::net::Ipv4Addr = std::net::Ipv4Addr::new(169, 254, 1, 1);
 
 /// `cali` + the first 11 hex digits of SHA-1(`<namespace>.<pod>`)
 /// (`libcalico-go/lib/backend/k8s/conversion/workload_endpoint_default.go`
@@ -150,7 +150,7 @@ impl Calico {
         // A leftover host veth of an earlier sandbox of the same pod is replaced.
         if let Some(old) = host.root.links.remove(&host_name) {
             if let LinkKind::Veth { peer, peer_netns } = old.kind {
-                if let Some(n) = host.netns.get_mut(&peer_netns) {
+                if let Some(n) = peer_netns.and_then(|p| host.netns.get_mut(&p)) {
                     n.links.remove(&peer);
                 }
             }
@@ -161,7 +161,7 @@ impl Calico {
             &env.ifname,
             LinkKind::Veth {
                 peer: host_name.as_str().into(),
-                peer_netns: String::new(),
+                peer_netns: None,
             },
             cont_mac,
             mtu,
@@ -172,7 +172,7 @@ impl Calico {
             &host_name,
             LinkKind::Veth {
                 peer: env.ifname.as_str().into(),
-                peer_netns: env.netns.clone(),
+                peer_netns: host.netns.path(&env.netns).cloned(),
             },
             HOST_VETH_MAC,
             mtu,
@@ -182,12 +182,13 @@ impl Calico {
             return Err(super::common::netns_open_error(&env.netns));
         };
         pod_ns.links.insert(env.ifname.clone(), cont);
-        let mut gw = RouteEntry::static_route(POD_GATEWAY, None, &env.ifname);
+        let mut gw =
+            RouteEntry::static_route(RouteDst::Host(POD_GATEWAY.into()), None, &env.ifname);
         gw.scope_link = true;
         pod_ns.routes.retain(|r| r.dev != env.ifname);
         pod_ns.routes.push(RouteEntry::static_route(
-            "default",
-            Some(POD_GATEWAY),
+            RouteDst::Default { v6: false },
+            Some(POD_GATEWAY.into()),
             &env.ifname,
         ));
         pod_ns.routes.push(gw);
@@ -200,7 +201,7 @@ impl Calico {
         ] {
             host.sysctls.insert(key, value.to_string());
         }
-        let mut route = RouteEntry::static_route(&ip.addr().to_string(), None, &host_name);
+        let mut route = RouteEntry::static_route(RouteDst::Host(ip.addr()), None, &host_name);
         route.scope_link = true;
         host.root.routes.push(route);
         let result = CniResult {

@@ -77,7 +77,7 @@ fn host() -> Host {
         "192.168.0.2",
         "02:00:00:00:00:01".parse().expect("a MAC"),
     );
-    h.netns.insert(NS.into(), Netns::with_loopback());
+    h.netns.insert(NS, Netns::with_loopback());
     h
 }
 
@@ -493,7 +493,7 @@ fn bridge_del_twice_and_without_netns() {
             .is_none_or(|r| r.is_empty())
     );
     // Netns gone, or not given: IPAM DEL only.
-    h.netns.clear();
+    h.netns = Default::default();
     let c = call(
         &mut h,
         &Bridge,

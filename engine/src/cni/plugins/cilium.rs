@@ -28,7 +28,7 @@
 //! running?` (the text as users report it, cilium#40312; `client.Hint` appends the last
 //! line; releases before 1.10 said "Cilium daemon").
 
-use crate::cni::host::{Host, Link, LinkKind, Mac, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteDst, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -108,7 +108,7 @@ impl CiliumCni {
         let host_mac = Mac(hash::mac_bytes(&[&host.node, &env.container_id, "lxc"]));
         if let Some(old) = host.root.links.remove(&host_name) {
             if let LinkKind::Veth { peer, peer_netns } = old.kind {
-                if let Some(n) = host.netns.get_mut(&peer_netns) {
+                if let Some(n) = peer_netns.and_then(|p| host.netns.get_mut(&p)) {
                     n.links.remove(&peer);
                 }
             }
@@ -118,7 +118,7 @@ impl CiliumCni {
             &env.ifname,
             LinkKind::Veth {
                 peer: host_name.as_str().into(),
-                peer_netns: String::new(),
+                peer_netns: None,
             },
             cont_mac,
             device_mtu,
@@ -129,7 +129,7 @@ impl CiliumCni {
             &host_name,
             LinkKind::Veth {
                 peer: env.ifname.as_str().into(),
-                peer_netns: env.netns.clone(),
+                peer_netns: host.netns.path(&env.netns).cloned(),
             },
             host_mac,
             device_mtu,
@@ -140,11 +140,14 @@ impl CiliumCni {
         };
         pod_ns.links.insert(env.ifname.clone(), cont);
         pod_ns.routes.retain(|r| r.dev != env.ifname);
-        let router_s = router.to_string();
-        let mut gw = RouteEntry::static_route(&router_s, None, &env.ifname);
+        let mut gw = RouteEntry::static_route(RouteDst::Host(router.into()), None, &env.ifname);
         gw.scope_link = true;
         pod_ns.routes.push(gw);
-        let mut default = RouteEntry::static_route("default", Some(&router_s), &env.ifname);
+        let mut default = RouteEntry::static_route(
+            RouteDst::Default { v6: false },
+            Some(router.into()),
+            &env.ifname,
+        );
         default.mtu = Some(route_mtu);
         pod_ns.routes.push(default);
         host.root.links.insert(host_name.clone(), hostl);
@@ -152,6 +155,7 @@ impl CiliumCni {
             format!("net.ipv4.conf.{host_name}.rp_filter"),
             "0".to_string(),
         );
+        let router_s = router.to_string();
         let result = CniResult {
             cni_version: stdin.cni_version().to_string(),
             interfaces: vec![Interface {

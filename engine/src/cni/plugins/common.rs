@@ -2,7 +2,7 @@
 //! errors of `pkg/ns`, Go-style typed reads of the JSON config, CNI_ARGS parsing, and
 //! iptables rules rendered the way `iptables -t nat -S` prints them.
 
-use crate::cni::host::Host;
+use crate::cni::host::{Host, RouteDst};
 use crate::cni::types::{CniError, CniResult, Crash};
 use serde_json::Value;
 use sha2::{Digest, Sha512};
@@ -543,30 +543,12 @@ pub(crate) fn network_plus_one(addr: &ipnet::IpNet) -> String {
     }
 }
 
-/// Go's `net.ParseMAC` for the 6-byte forms (`aa:bb:cc:dd:ee:ff`, `aa-bb-…`,
-/// `aabb.ccdd.eeff`), lower-cased as `HardwareAddr.String()` prints it. The error is Go's
+/// Go's `net.ParseMAC` for a 6-byte address (`aa:bb:cc:dd:ee:ff`, `aa-bb-…`,
+/// `aabb.ccdd.eeff`: [`crate::cni::host::Mac`]'s `FromStr`). The error is Go's
 /// `address <m>: invalid MAC address`.
 pub(crate) fn parse_mac(m: &str) -> Result<crate::cni::host::Mac, String> {
-    let bad = || format!("address {m}: invalid MAC address");
-    let hex_ok = |p: &str, n: usize| p.len() == n && p.bytes().all(|b| b.is_ascii_hexdigit());
-    let bytes: Vec<String> = if m.len() == 14 && m.as_bytes().get(4) == Some(&b'.') {
-        let parts: Vec<&str> = m.split('.').collect();
-        if parts.len() != 3 || !parts.iter().all(|p| hex_ok(p, 4)) {
-            return Err(bad());
-        }
-        parts
-            .iter()
-            .flat_map(|p| [p[..2].to_string(), p[2..].to_string()])
-            .collect()
-    } else {
-        let sep = if m.contains('-') { '-' } else { ':' };
-        let parts: Vec<&str> = m.split(sep).collect();
-        if parts.len() != 6 || !parts.iter().all(|p| hex_ok(p, 2)) {
-            return Err(bad());
-        }
-        parts.iter().map(|p| p.to_string()).collect()
-    };
-    bytes.join(":").parse().map_err(|_| bad())
+    m.parse()
+        .map_err(|_| format!("address {m}: invalid MAC address"))
 }
 
 /// The interface of the first default route (v4 or v6) of a namespace, as
@@ -574,8 +556,8 @@ pub(crate) fn parse_mac(m: &str) -> Result<crate::cni::host::Mac, String> {
 pub(crate) fn default_route_iface(ns: &crate::cni::host::Netns) -> Option<String> {
     ns.route_table()
         .into_iter()
-        .find(|r| r.dst == "default" && !r.blackhole && !r.dev.is_empty())
-        .map(|r| r.dev)
+        .find(|r| r.dst.is_default() && !r.blackhole && !r.dev.is_empty())
+        .map(|r| r.dev.to_string())
 }
 
 /// `ipam.ExecAdd`/`ExecDel`/`ExecCheck` (`pkg/ipam`): delegate to the IPAM plugin with the
@@ -598,15 +580,17 @@ pub(crate) fn exec_ipam(
     }
 }
 
-/// A destination as `ip route` names it (`default` for a /0, the masked network else).
-pub(crate) fn route_dst(dst: &ipnet::IpNet) -> String {
+/// A destination as `ip route` names it: `default` for a /0, a bare address for a host
+/// route, the masked network else.
+pub(crate) fn route_dst(dst: &ipnet::IpNet) -> RouteDst {
     if dst.prefix_len() == 0 {
-        "default".into()
+        RouteDst::Default {
+            v6: dst.addr().is_ipv6(),
+        }
     } else if dst.prefix_len() == dst.max_prefix_len() {
-        // `ip route` prints a host route's destination as a bare address.
-        dst.addr().to_string()
+        RouteDst::Host(dst.addr())
     } else {
-        dst.trunc().to_string()
+        RouteDst::Net(dst.trunc())
     }
 }
 
@@ -621,6 +605,7 @@ pub(crate) fn configure_iface(
     result: &CniResult,
 ) -> Result<(), CniError> {
     use crate::cni::host::RouteEntry;
+    use std::net::IpAddr;
     if result.interfaces.is_empty() {
         return Err(CniError::internal("no interfaces to configure"));
     }
@@ -633,7 +618,7 @@ pub(crate) fn configure_iface(
             go_quote(ifname)
         )));
     };
-    let (mut gw4, mut gw6): (Option<String>, Option<String>) = (None, None);
+    let (mut gw4, mut gw6): (Option<IpAddr>, Option<IpAddr>) = (None, None);
     for ip in &result.ips {
         let Some(idx) = ip.interface else { continue };
         if result.interfaces.get(idx).map(|i| i.name.as_str()) != Some(ifname) {
@@ -655,10 +640,10 @@ pub(crate) fn configure_iface(
             )));
         }
         link.addrs.push(addr);
-        if let Ok(gw) = ip.gateway.parse::<std::net::IpAddr>() {
+        if let Ok(gw) = ip.gateway.parse::<IpAddr>() {
             let slot = if gw.is_ipv4() { &mut gw4 } else { &mut gw6 };
             if slot.is_none() {
-                *slot = Some(gw.to_string());
+                *slot = Some(gw);
             }
         }
     }
@@ -668,24 +653,22 @@ pub(crate) fn configure_iface(
             continue;
         };
         let via = if r.gw.is_empty() {
-            if dst.addr().is_ipv4() {
-                gw4.clone()
-            } else {
-                gw6.clone()
-            }
+            if dst.addr().is_ipv4() { gw4 } else { gw6 }
         } else {
-            Some(r.gw.clone())
+            r.gw.parse().ok()
         };
-        let entry = RouteEntry::static_route(&route_dst(&dst), via.as_deref(), ifname);
+        let entry = RouteEntry::static_route(route_dst(&dst), via, ifname);
         // The kernel refuses a second route to the same prefix (same table and metric),
         // whatever its device: EEXIST.
         let clash = ns.route_table().iter().any(|e| e.dst == entry.dst);
         if clash {
+            let via = match (&via, r.gw.as_str()) {
+                (Some(gw), "") => gw.to_string(),
+                (None, "") => "<nil>".to_string(),
+                (_, gw) => gw.to_string(),
+            };
             return Err(CniError::internal(format!(
-                "failed to add route '{} via {} dev {} metric 0 (Scope: universe, Table: 0)': file exists",
-                dst,
-                via.as_deref().unwrap_or("<nil>"),
-                ifname
+                "failed to add route '{dst} via {via} dev {ifname} metric 0 (Scope: universe, Table: 0)': file exists"
             )));
         }
         ns.routes.push(entry);
@@ -718,11 +701,11 @@ pub(crate) fn del_link(
     ns.sysctls
         .retain(|k, _| !crate::cni::host::is_link_sysctl(k, ifname));
     if let crate::cni::host::LinkKind::Veth { peer, peer_netns } = &link.kind {
-        if let Some(pns) = host.ns_mut(peer_netns) {
+        if let Some(pns) = host.peer_ns_mut(peer_netns.as_deref()) {
             pns.links.remove(peer);
             pns.routes.retain(|r| r.dev != peer);
         }
-        if peer_netns.is_empty() {
+        if peer_netns.is_none() {
             host.qdiscs.retain(|q| q.dev != peer);
         }
     }
@@ -776,7 +759,7 @@ pub(crate) fn validate_ips_and_routes(
             )));
         }
         if let Ok(addr) = ip.address.parse::<ipnet::IpNet>() {
-            let prefix = addr.trunc().to_string();
+            let prefix = RouteDst::Net(addr.trunc());
             if !table.iter().any(|r| r.dst == prefix) {
                 let gw = if ip.gateway.is_empty() {
                     "<nil>"
@@ -796,7 +779,10 @@ pub(crate) fn validate_ips_and_routes(
         let want = route_dst(&dst);
         let found = table.iter().any(|e| {
             e.dst == want
-                && (r.gw.is_empty() || want == "default" || e.via.as_deref() == Some(&r.gw))
+                && (r.gw.is_empty()
+                    || want.is_default()
+                    || e.via
+                        .is_some_and(|via| r.gw.parse::<std::net::IpAddr>() == Ok(via)))
         });
         if !found {
             let gw = if r.gw.is_empty() { "<nil>" } else { &r.gw };

@@ -164,7 +164,7 @@ mod tests {
             "192.168.0.2",
             "02:00:00:00:00:01".parse().expect("a MAC"),
         );
-        h.netns.insert(NS.into(), Netns::with_loopback());
+        h.netns.insert(NS, Netns::with_loopback());
         h
     }
 
@@ -218,7 +218,7 @@ mod tests {
             "loopback interface is down"
         );
         assert!(run(&mut h, CniCommand::Del, NS).is_ok());
-        h.netns.clear();
+        h.netns = Default::default();
         assert!(run(&mut h, CniCommand::Del, NS).is_ok());
         assert!(run(&mut h, CniCommand::Del, "").is_ok());
         let e = run(&mut h, CniCommand::Add, NS).unwrap_err();

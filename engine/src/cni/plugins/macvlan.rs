@@ -449,7 +449,7 @@ pub(crate) mod tests {
             "192.168.0.10",
             "02:00:00:00:00:01".parse().expect("a MAC"),
         );
-        h.netns.insert(NS.into(), Netns::with_loopback());
+        h.netns.insert(NS, Netns::with_loopback());
         h
     }
 

@@ -14,13 +14,14 @@
 
 use super::bridge::{host_veth_name, setup_ip_masq_all, teardown_ip_masq_all};
 use super::common::{self, GoConf, go_quote};
-use crate::cni::host::{Host, Link, LinkKind, Mac, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteDst, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
 use crate::cni::types::{CniError, CniResult, Dns, Interface};
 use crate::util::hash;
 use ipnet::IpNet;
+use std::net::IpAddr;
 
 /// The `ptp` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
@@ -64,7 +65,7 @@ fn load_conf(stdin: &Stdin) -> Result<PtpConf, CniError> {
 
 /// netlink's `Route.String()` for the failing gateway route of an address without a
 /// gateway (`Dst` is the nil IP's /32, which prints `<nil>`).
-fn go_route(ifindex: usize, src: &str) -> String {
+fn go_route(ifindex: usize, src: IpAddr) -> String {
     format!("{{Ifindex: {ifindex} Dst: <nil> Src: {src} Gw: <nil> Flags: [] Table: 0 Realm: 0}}")
 }
 
@@ -105,7 +106,7 @@ fn setup_container_veth(
         &env.ifname,
         LinkKind::Veth {
             peer: host_name.as_str().into(),
-            peer_netns: String::new(),
+            peer_netns: None,
         },
         cont_mac,
         mtu,
@@ -114,7 +115,7 @@ fn setup_container_veth(
         &host_name,
         LinkKind::Veth {
             peer: env.ifname.as_str().into(),
-            peer_netns: env.netns.clone(),
+            peer_netns: host.netns.path(&env.netns).cloned(),
         },
         host_mac,
         mtu,
@@ -153,32 +154,41 @@ fn setup_container_veth(
         let Ok(addr) = ip.address.parse::<IpNet>() else {
             continue;
         };
-        let prefix = addr.trunc().to_string();
+        let prefix = addr.trunc();
         ns.deleted_connected
-            .push((env.ifname.clone(), prefix.clone()));
-        let src = addr.addr().to_string();
+            .push((env.ifname.as_str().into(), prefix));
+        let src = addr.addr();
         if ip.gateway.is_empty() {
             // The nil gateway's /32 is a default route to the kernel.
-            if ns.route_table().iter().any(|r| r.dst == "default") {
+            if ns.route_table().iter().any(|r| r.dst.is_default()) {
                 return Err(CniError::internal(format!(
                     "failed to add route {}: file exists",
-                    go_route(ifindex, &src)
+                    go_route(ifindex, src)
                 )));
             }
-            let mut r = RouteEntry::static_route("default", None, &env.ifname);
+            let mut r = RouteEntry::static_route(
+                RouteDst::Default { v6: src.is_ipv6() },
+                None,
+                &env.ifname,
+            );
             r.scope_link = true;
-            r.src = Some(src.clone());
+            r.src = Some(src);
             ns.routes.push(r);
-            let mut r = RouteEntry::static_route(&prefix, None, &env.ifname);
+            let mut r = RouteEntry::static_route(RouteDst::Net(prefix), None, &env.ifname);
             r.src = Some(src);
             ns.routes.push(r);
             continue;
         }
-        let mut gw_route = RouteEntry::static_route(&ip.gateway, None, &env.ifname);
+        // A result's gateway is an address (Go's result decoding refuses any other text).
+        let Ok(gateway) = ip.gateway.parse::<IpAddr>() else {
+            continue;
+        };
+        let mut gw_route = RouteEntry::static_route(RouteDst::Host(gateway), None, &env.ifname);
         gw_route.scope_link = true;
-        gw_route.src = Some(src.clone());
+        gw_route.src = Some(src);
         ns.routes.push(gw_route);
-        let mut net_route = RouteEntry::static_route(&prefix, Some(&ip.gateway), &env.ifname);
+        let mut net_route =
+            RouteEntry::static_route(RouteDst::Net(prefix), Some(gateway), &env.ifname);
         net_route.src = Some(src);
         ns.routes.push(net_route);
     }
@@ -216,7 +226,7 @@ fn setup_host_veth(host: &mut Host, veth: &str, result: &CniResult) -> Result<()
         if let Some(gw) = gw.filter(|g| !link.addrs.contains(g)) {
             link.addrs.push(gw);
         }
-        let mut r = RouteEntry::static_route(&addr.addr().to_string(), None, veth);
+        let mut r = RouteEntry::static_route(RouteDst::Host(addr.addr()), None, veth);
         r.scope_host = true;
         routes.push(r);
     }
@@ -418,7 +428,7 @@ mod tests {
             ));
         }
         assert!(h.root.links.get(veth).is_none());
-        assert!(!h.route_table().iter().any(|r| &r.dev == veth));
+        assert!(!h.route_table().iter().any(|r| r.dev == veth));
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! (every lab VF has a netdev), the flock, GARPs.
 
 use super::common::{self, GoConf, go_quote, netns_open_error};
-use crate::cni::host::{Host, RouteEntry};
+use crate::cni::host::{Host, Mac, RouteDst, RouteEntry};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -194,16 +194,6 @@ fn load_conf(host: &mut Host, conf: &Value) -> Result<SriovConf, CniError> {
     })
 }
 
-/// Go's `net.ParseMAC` for the colon or hyphen form, lowercased.
-fn parse_mac(m: &str) -> Option<String> {
-    let parts: Vec<&str> = m.split([':', '-']).collect();
-    let ok = parts.len() == 6
-        && parts
-            .iter()
-            .all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_hexdigit()));
-    ok.then(|| parts.join(":").to_ascii_lowercase())
-}
-
 /// `ApplyVFConfig`: the PF's table entry for the VF.
 fn apply_vf_config(host: &mut Host, c: &SriovConf) -> Result<(), String> {
     let vf = c.vf_id;
@@ -222,13 +212,13 @@ fn apply_vf_config(host: &mut Host, c: &SriovConf) -> Result<(), String> {
         entry.vlan_proto = proto.clone();
     }
     if !c.mac.is_empty() {
-        let Some(mac) = parse_mac(&c.mac) else {
+        let Ok(mac) = c.mac.parse::<Mac>() else {
             return Err(format!(
                 "failed to set MAC address to {}: failed to parse MAC address {}: address {}: invalid MAC address",
                 c.mac, c.mac, c.mac
             ));
         };
-        entry.admin_mac = mac;
+        entry.admin_mac = mac.to_string();
     }
     if c.min_tx_rate.is_some() || c.max_tx_rate.is_some() {
         let min = c.min_tx_rate.unwrap_or(0);
@@ -288,7 +278,7 @@ fn setup_vf(
         ));
     };
     if !c.mac.is_empty() {
-        if let Some(m) = parse_mac(&c.mac).and_then(|m| m.parse().ok()) {
+        if let Ok(m) = c.mac.parse::<Mac>() {
             link.mac = m;
         }
     }
@@ -333,8 +323,8 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) {
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return;
     };
-    let mut gw4 = None;
-    let mut gw6 = None;
+    let mut gw4: Option<std::net::IpAddr> = None;
+    let mut gw6: Option<std::net::IpAddr> = None;
     if let Some(link) = ns.links.get_mut(&env.ifname) {
         for ip in &result.ips {
             if let Some(a) = super::common::parse_net(&ip.address) {
@@ -342,11 +332,10 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) {
                     link.addrs.push(a);
                 }
             }
-            if !ip.gateway.is_empty() {
-                let v6 = ip.gateway.contains(':');
-                let slot = if v6 { &mut gw6 } else { &mut gw4 };
+            if let Ok(gw) = ip.gateway.parse::<std::net::IpAddr>() {
+                let slot = if gw.is_ipv6() { &mut gw6 } else { &mut gw4 };
                 if slot.is_none() {
-                    *slot = Some(ip.gateway.clone());
+                    *slot = Some(gw);
                 }
             }
         }
@@ -356,20 +345,11 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) {
             continue;
         };
         let via = if r.gw.is_empty() {
-            if dst.addr().is_ipv4() {
-                gw4.clone()
-            } else {
-                gw6.clone()
-            }
+            if dst.addr().is_ipv4() { gw4 } else { gw6 }
         } else {
-            Some(r.gw.clone())
+            r.gw.parse().ok()
         };
-        let dst_text = if dst.prefix_len() == 0 {
-            "default".to_string()
-        } else {
-            dst.trunc().to_string()
-        };
-        let entry = RouteEntry::static_route(&dst_text, via.as_deref(), &env.ifname);
+        let entry = RouteEntry::static_route(RouteDst::of_net(dst), via, &env.ifname);
         if !ns.routes.contains(&entry) {
             ns.routes.push(entry);
         }

@@ -9,7 +9,7 @@
 //! not waited for: the lab withdraws on the next pass).
 
 use super::{AS_NUMBER, CalicoNode};
-use crate::cni::host::{Host, PeerEntries, PeerEntry, RouteEntry};
+use crate::cni::host::{Host, PeerEntries, PeerEntry, RouteDst, RouteEntry};
 use ipnet::Ipv4Net;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -84,7 +84,7 @@ impl Mesh {
             };
             for b in n.blocks.keys() {
                 let mut route =
-                    RouteEntry::static_route(&b.to_string(), Some(&ip.to_string()), "eth0");
+                    RouteEntry::static_route(RouteDst::Net((*b).into()), Some(ip.into()), "eth0");
                 route.proto = Some(PROTO);
                 peers.push(Arc::new(PeerEntry {
                     owner: name.clone(),
@@ -108,7 +108,7 @@ impl Mesh {
             for b in n.blocks.keys() {
                 host.root
                     .routes
-                    .push(RouteEntry::blackhole(&b.to_string(), PROTO));
+                    .push(RouteEntry::blackhole(RouteDst::Net((*b).into()), PROTO));
             }
         }
     }
@@ -152,8 +152,8 @@ impl Mesh {
             // A route whose next hop is not on the segment is unreachable for the kernel.
             let reachable = host.is_none_or(|h| {
                 h.accepts_route(&RouteEntry::static_route(
-                    "0.0.0.0/0",
-                    Some(&ip.to_string()),
+                    RouteDst::Default { v6: false },
+                    Some(ip.into()),
                     "eth0",
                 ))
             });

@@ -39,7 +39,7 @@ use super::identity::reserved_name;
 use super::policymap::{MapVerdict, TrafficDirection, proto_number};
 use super::render::{DropEvent, Packet};
 use crate::cni::cilium_api::AgentApi;
-use crate::cni::host::{Host, Link, LinkKind, Mac, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteDst, RouteEntry};
 use crate::net::ClusterNet;
 use crate::net::bpf::{BpfDatapath, BpfEndpoint, BpfVerdict, IpcacheHit, PolicyQuery};
 use crate::net::trace::Enforcement;
@@ -136,7 +136,7 @@ impl CiliumNetwork {
             HOST_DEV,
             LinkKind::Veth {
                 peer: NET_DEV.into(),
-                peer_netns: String::new(),
+                peer_netns: None,
             },
             Mac(crate::util::hash::mac_bytes(&[&node, HOST_DEV])),
             uplink,
@@ -147,7 +147,7 @@ impl CiliumNetwork {
             NET_DEV,
             LinkKind::Veth {
                 peer: HOST_DEV.into(),
-                peer_netns: String::new(),
+                peer_netns: None,
             },
             Mac(crate::util::hash::mac_bytes(&[&node, NET_DEV])),
             uplink,
@@ -411,20 +411,20 @@ fn program_routes(host: &mut Host, node: &str, nodes: &[CiliumNode<'_>]) {
     let Some(api) = host.cilium.as_ref() else {
         return;
     };
-    let router = api.router_ip.to_string();
+    let router = std::net::IpAddr::from(api.router_ip);
     let route_mtu = api.route_mtu;
     let mut routes = vec![RouteEntry {
         proto_kernel: true,
         scope_link: true,
-        ..RouteEntry::static_route(&router, None, HOST_DEV)
+        ..RouteEntry::static_route(RouteDst::Host(router), None, HOST_DEV)
     }];
     for n in nodes {
         let Some(cidr) = n.pod_cidr else { continue };
         routes.push(RouteEntry {
             proto_kernel: true,
-            src: Some(router.clone()),
+            src: Some(router),
             mtu: (n.name != node).then_some(route_mtu),
-            ..RouteEntry::static_route(&cidr.trunc().to_string(), Some(&router), HOST_DEV)
+            ..RouteEntry::static_route(RouteDst::Net(cidr.trunc().into()), Some(router), HOST_DEV)
         });
     }
     host.root.routes.retain(|r| r.dev != HOST_DEV);

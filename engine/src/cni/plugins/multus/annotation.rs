@@ -135,46 +135,12 @@ fn parse_object_name(item: &str) -> Result<(String, String, String), String> {
     Ok((ns.to_string(), name.to_string(), ifname.to_string()))
 }
 
-/// Go's `net.ParseMAC` for the 6-, 8- and 20-byte colon/hyphen forms and the dotted form;
-/// the error is Go's `address <s>: invalid MAC address`.
+/// Go's `net.ParseMAC` ([`crate::cni::host::parse_hardware_addr`]: 6, 8 or 20 bytes in the
+/// colon, hyphen or dotted form); the error is Go's `address <s>: invalid MAC address`.
 pub(crate) fn parse_mac(s: &str) -> Result<(), String> {
-    let bad = || format!("address {s}: invalid MAC address");
-    let ok_len = |n: usize| matches!(n, 6 | 8 | 20);
-    if s.len() < 14 {
-        return Err(bad());
-    }
-    let b = s.as_bytes();
-    if b[2] == b':' || b[2] == b'-' {
-        let sep = b[2];
-        if (s.len() + 1) % 3 != 0 || !ok_len((s.len() + 1) / 3) {
-            return Err(bad());
-        }
-        for (i, chunk) in b.chunks(3).enumerate() {
-            let hex = &chunk[..2];
-            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                return Err(bad());
-            }
-            if chunk.len() == 3 && chunk[2] != sep {
-                return Err(bad());
-            }
-            let _ = i;
-        }
-        Ok(())
-    } else if b[4] == b'.' {
-        if (s.len() + 1) % 5 != 0 || !ok_len(2 * (s.len() + 1) / 5) {
-            return Err(bad());
-        }
-        for chunk in b.chunks(5) {
-            if !chunk[..4].iter().all(u8::is_ascii_hexdigit)
-                || (chunk.len() == 5 && chunk[4] != b'.')
-            {
-                return Err(bad());
-            }
-        }
-        Ok(())
-    } else {
-        Err(bad())
-    }
+    crate::cni::host::parse_hardware_addr(s)
+        .map(drop)
+        .map_err(|_| format!("address {s}: invalid MAC address"))
 }
 
 /// Decode the JSON form into selection elements, with Go's decoder wording for the

@@ -102,7 +102,7 @@ fn host() -> Host {
         "192.168.0.1",
         "02:00:00:00:00:01".parse().expect("a MAC"),
     );
-    h.netns.insert(NETNS.into(), Netns::with_loopback());
+    h.netns.insert(NETNS, Netns::with_loopback());
     h
 }
 

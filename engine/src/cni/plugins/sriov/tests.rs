@@ -34,8 +34,8 @@ fn host() -> Host {
         "02:00:00:00:00:09".parse().expect("a MAC"),
     );
     crate::cni::sriov_nic::install(&mut h, "ens1f0", 2);
-    h.netns.insert(NS.into(), Netns::with_loopback());
-    h.netns.insert(NS2.into(), Netns::with_loopback());
+    h.netns.insert(NS, Netns::with_loopback());
+    h.netns.insert(NS2, Netns::with_loopback());
     h
 }
 
