@@ -125,8 +125,8 @@ impl Lab {
         let mut kubelet = crate::kubelet::Kubelet::new(name);
         kubelet.start_device_plugins(&mut super::ctx!(self), &host);
         self.nodes
-            .insert(name.to_string(), NodeRuntime::new(host, confdir));
-        self.kubelets.insert(name.to_string(), kubelet);
+            .insert(name.to_string(), Box::new(NodeRuntime::new(host, confdir)));
+        self.kubelets.insert(name.to_string(), Box::new(kubelet));
         // The driver's DaemonSet starts its node plugin on the new node; the plugin
         // registers with kubelet.
         if self.driver.add_node_default(name, zone).is_ok() {

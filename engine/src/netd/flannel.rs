@@ -27,7 +27,7 @@ use crate::cni::host::{
 };
 use crate::cni::netfilter::{AddrMatch, RuleSpec, TableKind, XtRule, XtTable};
 use crate::net::trace::Enforcement;
-use crate::node::NodeRuntime;
+use crate::node::NodeRuntimes;
 use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -440,7 +440,7 @@ impl Flannel {
         &mut self,
         nodes: &[NodeLease<'_>],
         full: bool,
-        hosts: &mut BTreeMap<String, NodeRuntime>,
+        hosts: &mut NodeRuntimes,
         log: &mut dyn FnMut(&str, &str),
     ) -> bool {
         if self
@@ -840,7 +840,7 @@ impl super::Network for Flannel {
     /// it acts on changes with a command.
     fn sync(&mut self, _cx: &mut super::Ctx<'_>) {}
 
-    fn stop(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
+    fn stop(&mut self, nodes: &mut NodeRuntimes) {
         for rt in nodes.values_mut() {
             rt.host.netfilter.ip4.nat.delete_chain(MASQ_CHAIN);
             rt.host.netfilter.ip4.filter.delete_chain(FWD_CHAIN);
@@ -929,7 +929,7 @@ impl super::Network for Flannel {
     }
 
     /// Hand this daemon's (copied) table to the nodes that hold one.
-    fn relink(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
+    fn relink(&mut self, nodes: &mut NodeRuntimes) {
         for (name, rt) in nodes.iter_mut() {
             Flannel::hand_table(&self.shared, &self.problems, name, &mut rt.host);
         }
@@ -944,8 +944,9 @@ impl super::Network for Flannel {
 mod tests {
     use super::*;
     use crate::cni::conf::ConfDir;
+    use crate::node::NodeRuntime;
 
-    fn hosts(names: &[(&str, &str)]) -> BTreeMap<String, NodeRuntime> {
+    fn hosts(names: &[(&str, &str)]) -> NodeRuntimes {
         names
             .iter()
             .map(|(n, ip)| {
@@ -954,7 +955,10 @@ mod tests {
                     ip,
                     crate::cni::host::Mac(crate::util::hash::mac_bytes(&[n, "eth0"])),
                 );
-                (n.to_string(), NodeRuntime::new(host, ConfDir::default()))
+                (
+                    n.to_string(),
+                    Box::new(NodeRuntime::new(host, ConfDir::default())),
+                )
             })
             .collect()
     }
