@@ -42,6 +42,11 @@ impl Sandbox {
     }
 }
 
+/// Every node's runtime state, by node name. Boxed: a B-tree node holds up to eleven
+/// values and moves them as it fills and splits, and a node's runtime is hundreds of bytes
+/// (a 5,000-node cluster's map then holds and moves pointers).
+pub type NodeRuntimes = BTreeMap<String, Box<NodeRuntime>>;
+
 /// One node's runtime state.
 #[derive(Debug, Clone)]
 pub struct NodeRuntime {

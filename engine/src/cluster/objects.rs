@@ -2,6 +2,7 @@
 
 use super::store::Kind;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// Text that is usually a literal (a phase, a condition type, a reason): borrowed when it
 /// is, so copying an object copies no such string.
@@ -168,13 +169,21 @@ pub struct NodeStatus {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     /// `capacity`: what the node has (`cpu`, `memory`, `pods`, and the extended resources
-    /// kubelet's device manager reports: healthy plus unhealthy devices).
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub capacity: ResourceList,
+    /// kubelet's device manager reports: healthy plus unhealthy devices). Shared between
+    /// nodes that report the same list (every lab node is the same machine); a writer
+    /// takes its own copy with `Arc::make_mut`.
+    #[serde(
+        skip_serializing_if = "no_resources",
+        serialize_with = "shared_resources"
+    )]
+    pub capacity: Arc<ResourceList>,
     /// `allocatable`: what pods may request (capacity less the reservations; for a device
-    /// plugin's resource, its healthy devices).
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub allocatable: ResourceList,
+    /// plugin's resource, its healthy devices). Shared as `capacity` is.
+    #[serde(
+        skip_serializing_if = "no_resources",
+        serialize_with = "shared_resources"
+    )]
+    pub allocatable: Arc<ResourceList>,
     /// `volumesInUse`: the attachable volumes kubelet's volume manager wants or has on the
     /// node. Empty in the store: it is a report (`super::reports`), filled in when a node
     /// is read.
@@ -199,6 +208,19 @@ pub struct AttachedVolume {
 
 /// A `ResourceList` (`cpu: "4"`, `intel.com/sriov_netdevice: "2"`), quantities as text.
 pub(crate) type ResourceList = std::collections::BTreeMap<String, String>;
+
+/// Whether a Node's shared resource list is empty (then it is left out of `-o yaml`).
+fn no_resources(list: &Arc<ResourceList>) -> bool {
+    list.is_empty()
+}
+
+/// A Node's shared resource list, serialized as the list itself.
+fn shared_resources<S: serde::Serializer>(
+    list: &Arc<ResourceList>,
+    out: S,
+) -> Result<S::Ok, S::Error> {
+    list.as_ref().serialize(out)
+}
 
 impl NodeStatus {
     /// The InternalIP, if any.

@@ -691,10 +691,9 @@ mod tests {
                         .labels
                         .insert("topology.kubernetes.io/zone".into(), format!("z{z}"));
                 }
-                node.status.allocatable.insert("cpu".into(), "4".into());
-                node.status
-                    .allocatable
-                    .insert("memory".into(), "8034468Ki".into());
+                let allocatable = std::sync::Arc::make_mut(&mut node.status.allocatable);
+                allocatable.insert("cpu".into(), "4".into());
+                allocatable.insert("memory".into(), "8034468Ki".into());
                 match api.nodes.get(&node_key(n)) {
                     Some(_) => update_node(api, n, &|o| {
                         o.metadata.labels = node.metadata.labels.clone()
@@ -714,10 +713,9 @@ mod tests {
                 }]
             }),
             Op::Allocatable(n, a) => update_node(api, n, &|o| {
-                o.status.allocatable.insert("pods".into(), a.to_string());
-                o.status
-                    .allocatable
-                    .insert(DEVICE.into(), (a * 2).to_string());
+                let allocatable = std::sync::Arc::make_mut(&mut o.status.allocatable);
+                allocatable.insert("pods".into(), a.to_string());
+                allocatable.insert(DEVICE.into(), (a * 2).to_string());
             }),
             Op::DeleteNode(n) => {
                 let _ = api.nodes().delete("", &format!("n{n}"));

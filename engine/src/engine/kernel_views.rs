@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 impl Lab {
     fn kernel_node(&self, node: &str) -> Result<&crate::node::NodeRuntime, LabError> {
-        self.nodes.get(node).ok_or_else(|| {
+        self.nodes.get(node).map(Box::as_ref).ok_or_else(|| {
             LabError::msg(format!(
                 "node {node:?} not found; nodes are: {}",
                 super::names::few(&self.nodes.keys().cloned().collect::<Vec<_>>(), "")

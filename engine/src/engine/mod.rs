@@ -52,7 +52,7 @@ use crate::cluster::Cluster;
 use crate::cni::registry::Registry;
 use crate::command::{self, Command, ParseError};
 use crate::control::Component;
-use crate::node::NodeRuntime;
+use crate::node::NodeRuntimes;
 use crate::record::{Actor, CallEvent, CallLog, Detail, Level, WireLog};
 use crate::render::{Line, Outcome, Role};
 use crate::util::time::Millis;
@@ -206,7 +206,7 @@ pub struct Lab {
     /// The API server's objects.
     pub(crate) cluster: Cluster,
     /// Per-node runtime state.
-    pub(crate) nodes: BTreeMap<String, NodeRuntime>,
+    pub(crate) nodes: NodeRuntimes,
     /// The nodes' podCIDRs and InternalIPs, indexed for `node add`'s checks.
     pub(crate) node_index: node_index::NodeIndex,
     /// The plugin binaries every node has in /opt/cni/bin.
@@ -222,8 +222,9 @@ pub struct Lab {
     /// Pods whose kubelet has work to do (not yet running, being deleted, or waiting for a
     /// resize on the node).
     pub(crate) dirty: BTreeSet<(String, String)>,
-    /// The kubelet of each node, by node name (see `crate::kubelet`).
-    pub(crate) kubelets: BTreeMap<String, crate::kubelet::Kubelet>,
+    /// The kubelet of each node, by node name (see `crate::kubelet`); boxed, as
+    /// [`NodeRuntimes`] are.
+    pub(crate) kubelets: BTreeMap<String, Box<crate::kubelet::Kubelet>>,
     /// kube-scheduler.
     pub(crate) scheduler: crate::controllers::Scheduler,
     /// The storage controllers and sidecars, each with its own state.
@@ -1216,7 +1217,7 @@ impl Lab {
     /// Every node's runtime (its kernel model, net.d, libcni's cache, sandboxes): for tests
     /// and tools that check the model itself.
     #[doc(hidden)]
-    pub fn nodes(&self) -> &BTreeMap<String, NodeRuntime> {
+    pub fn nodes(&self) -> &NodeRuntimes {
         &self.nodes
     }
 
@@ -1234,7 +1235,7 @@ impl Lab {
 
     /// [`Lab::nodes`], to set a node's state up by hand in a test.
     #[doc(hidden)]
-    pub fn nodes_mut(&mut self) -> &mut BTreeMap<String, NodeRuntime> {
+    pub fn nodes_mut(&mut self) -> &mut NodeRuntimes {
         &mut self.nodes
     }
 
@@ -1252,7 +1253,7 @@ impl Lab {
 
     /// The kubelets: for tests that check the model itself.
     #[doc(hidden)]
-    pub fn kubelets(&self) -> &BTreeMap<String, crate::kubelet::Kubelet> {
+    pub fn kubelets(&self) -> &BTreeMap<String, Box<crate::kubelet::Kubelet>> {
         &self.kubelets
     }
 

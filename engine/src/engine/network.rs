@@ -530,7 +530,7 @@ fn policy_spec(a: &PolicyCreateArgs) -> Result<NetworkPolicySpec, String> {
 /// The lab's nodes' kernels, as the packet walker reads them (see
 /// [`crate::net::trace::Kernels`]).
 struct LabKernels<'a> {
-    nodes: &'a std::collections::BTreeMap<String, super::NodeRuntime>,
+    nodes: &'a crate::node::NodeRuntimes,
     faults: &'a crate::faults::Faults,
 }
 

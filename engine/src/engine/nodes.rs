@@ -2,12 +2,14 @@
 
 use super::validate;
 use super::{Lab, LabError};
+use crate::cluster::objects::ResourceList;
 use crate::cluster::{ApiKind, Condition, NodeAddress, NodeSpec, Object};
 use crate::cni::conf::ConfDir;
 use crate::cni::host::Host;
 use crate::node::NodeRuntime;
 use crate::render::{Outcome, Role, Table};
 use ipnet::IpNet;
+use std::sync::Arc;
 
 impl Lab {
     /// [`Lab::node_add`], optionally with an SR-IOV NIC: `sriov` = (PF name, VF count).
@@ -103,12 +105,11 @@ impl Lab {
             reason: "KubeletReady".into(),
             message: "kubelet is posting ready status".into(),
         }];
-        // What kubelet reports for the machine: every lab node is the same 4-CPU, 8 GiB VM.
-        // Copies of the two lists made once: copying a B-tree node of four entries costs
-        // less than inserting them one by one.
+        // What kubelet reports for the machine: every lab node is the same 4-CPU, 8 GiB VM,
+        // so every Node shares the two lists (a device plugin's resource copies them).
         let (capacity, allocatable) = node_resources();
-        obj.status.capacity = capacity.clone();
-        obj.status.allocatable = allocatable.clone();
+        obj.status.capacity = Arc::clone(capacity);
+        obj.status.allocatable = Arc::clone(allocatable);
         self.cluster.nodes().create(obj, self.clock)?;
         // The podCIDR as parsed from its text (the text is `cidr`'s own).
         self.node_index.insert_net(name, Some(cidr), Some(ip));
@@ -124,8 +125,8 @@ impl Lab {
         let mut kubelet = crate::kubelet::Kubelet::new(name);
         kubelet.start_device_plugins(&mut super::ctx!(self), &host);
         self.nodes
-            .insert(name.to_string(), NodeRuntime::new(host, confdir));
-        self.kubelets.insert(name.to_string(), kubelet);
+            .insert(name.to_string(), Box::new(NodeRuntime::new(host, confdir)));
+        self.kubelets.insert(name.to_string(), Box::new(kubelet));
         // The driver's DaemonSet starts its node plugin on the new node; the plugin
         // registers with kubelet.
         if self.driver.add_node_default(name, zone).is_ok() {
@@ -202,23 +203,19 @@ pub(crate) const NODE_RESOURCES: [(&str, &str, &str); 4] = [
     ("pods", "110", "110"),
 ];
 
-/// [`NODE_RESOURCES`] as a Node's `status.capacity` and `status.allocatable`, built once.
-fn node_resources() -> &'static (
-    crate::cluster::objects::ResourceList,
-    crate::cluster::objects::ResourceList,
-) {
-    static LISTS: std::sync::OnceLock<(
-        crate::cluster::objects::ResourceList,
-        crate::cluster::objects::ResourceList,
-    )> = std::sync::OnceLock::new();
+/// [`NODE_RESOURCES`] as a Node's `status.capacity` and `status.allocatable`, built once
+/// and shared by every Node.
+fn node_resources() -> &'static (Arc<ResourceList>, Arc<ResourceList>) {
+    static LISTS: std::sync::OnceLock<(Arc<ResourceList>, Arc<ResourceList>)> =
+        std::sync::OnceLock::new();
     LISTS.get_or_init(|| {
-        let mut capacity = crate::cluster::objects::ResourceList::new();
-        let mut allocatable = crate::cluster::objects::ResourceList::new();
+        let mut capacity = ResourceList::new();
+        let mut allocatable = ResourceList::new();
         for (k, cap, alloc) in NODE_RESOURCES {
             capacity.insert(k.to_string(), cap.to_string());
             allocatable.insert(k.to_string(), alloc.to_string());
         }
-        (capacity, allocatable)
+        (Arc::new(capacity), Arc::new(allocatable))
     })
 }
 

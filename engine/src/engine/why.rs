@@ -377,7 +377,7 @@ impl Lab {
     }
 
     fn node_runtime(&self, node: &str) -> Result<&crate::node::NodeRuntime, LabError> {
-        self.nodes.get(node).ok_or_else(|| {
+        self.nodes.get(node).map(Box::as_ref).ok_or_else(|| {
             LabError::msg(format!(
                 "node {node:?} not found; nodes: {}",
                 self.nodes.keys().cloned().collect::<Vec<_>>().join(", ")

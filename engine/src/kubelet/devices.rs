@@ -336,8 +336,8 @@ impl super::Kubelet {
         };
         let mut status = cur.status.clone();
         for (r, (cap, alloc)) in &caps {
-            status.capacity.insert(r.clone(), cap.to_string());
-            status.allocatable.insert(r.clone(), alloc.to_string());
+            std::sync::Arc::make_mut(&mut status.capacity).insert(r.clone(), cap.to_string());
+            std::sync::Arc::make_mut(&mut status.allocatable).insert(r.clone(), alloc.to_string());
         }
         if ctx
             .api

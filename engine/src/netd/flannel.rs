@@ -25,9 +25,9 @@
 use crate::cni::host::{
     FdbEntry, Host, Link, LinkKind, Neigh, PeerEntries, PeerEntry, PeerTable, RouteDst, RouteEntry,
 };
-use crate::cni::netfilter::{AddrMatch, RuleSpec, XtRule};
+use crate::cni::netfilter::{AddrMatch, RuleSpec, TableKind, XtRule, XtTable};
 use crate::net::trace::Enforcement;
-use crate::node::NodeRuntime;
+use crate::node::NodeRuntimes;
 use ipnet::IpNet;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -169,6 +169,10 @@ struct Rules {
     fwd_jump: XtRule,
     /// FLANNEL-FWD's rules.
     fwd: Vec<XtRule>,
+    /// What writing FLANNEL-FWD does to an empty filter table (every node's, until
+    /// something else writes it): one table, which the nodes whose filter table was empty
+    /// share until one of them is written again (the chains are copy-on-write).
+    fwd_table: XtTable,
 }
 
 impl Rules {
@@ -188,15 +192,20 @@ impl Rules {
                 _ => MasqRule::Fixed(XtRule::new(text)),
             })
             .collect();
+        let fwd_jump = XtRule::new(format!("{FWD_COMMENT} -j {FWD_CHAIN}"));
+        let fwd = vec![
+            XtRule::new(format!("-s {net} {FWD_COMMENT} -j ACCEPT")),
+            XtRule::new(format!("-d {net} {FWD_COMMENT} -j ACCEPT")),
+        ];
+        let mut fwd_table = XtTable::new(TableKind::Filter);
+        write_forward_rules(&mut fwd_table, &fwd_jump, &fwd);
         Rules {
             network: net,
             masq_jump: XtRule::new(format!("{MASQ_COMMENT} -j {MASQ_CHAIN}")),
             masq,
-            fwd_jump: XtRule::new(format!("{FWD_COMMENT} -j {FWD_CHAIN}")),
-            fwd: vec![
-                XtRule::new(format!("-s {net} {FWD_COMMENT} -j ACCEPT")),
-                XtRule::new(format!("-d {net} {FWD_COMMENT} -j ACCEPT")),
-            ],
+            fwd_jump,
+            fwd,
+            fwd_table,
         }
     }
 
@@ -231,6 +240,16 @@ impl Rules {
             }
         })
     }
+}
+
+/// FLANNEL-FWD with the rules `fwd`, and `jump` to it from FORWARD, written into `filter`
+/// as flanneld does: the chain deleted and made again (`iptables -X`, `-N`), the jump
+/// appended unless present, the rules appended.
+fn write_forward_rules(filter: &mut XtTable, jump: &XtRule, fwd: &[XtRule]) {
+    filter.delete_chain(FWD_CHAIN);
+    filter.ensure_fixed_chain(FWD_CHAIN);
+    filter.append_rules_unique("FORWARD", [jump.clone()]);
+    filter.fill_fixed_chain(FWD_CHAIN, fwd.iter().cloned());
 }
 
 /// The cached [`Rules`]: derived from the Network alone, so it takes no part in comparing
@@ -407,7 +426,7 @@ impl Flannel {
         &mut self,
         nodes: &[NodeLease<'_>],
         full: bool,
-        hosts: &mut BTreeMap<String, NodeRuntime>,
+        hosts: &mut NodeRuntimes,
         log: &mut dyn FnMut(&str, &str),
     ) -> bool {
         if self
@@ -642,15 +661,27 @@ impl Own<'_> {
 
     /// `--iptables-forward-rules` (on by default): FLANNEL-FWD in the filter table's FORWARD
     /// accepts the cluster's traffic both ways (for hosts whose FORWARD policy is DROP).
+    /// A node whose filter table is still empty gets the copy of the result [`Rules`]
+    /// keeps, shared (debug builds check it against writing the rules into the table).
     fn forward_rules(&self, host: &mut Host, rules: &Rules) {
         let filter = &mut host
             .netfilter
             .family_mut(self.network.addr().is_ipv6())
             .filter;
-        filter.delete_chain(FWD_CHAIN);
-        filter.ensure_fixed_chain(FWD_CHAIN);
-        filter.append_rules_unique("FORWARD", [rules.fwd_jump.clone()]);
-        filter.fill_fixed_chain(FWD_CHAIN, rules.fwd.iter().cloned());
+        if filter.is_empty() {
+            debug_assert_eq!(
+                rules.fwd_table,
+                {
+                    let mut written = filter.clone();
+                    write_forward_rules(&mut written, &rules.fwd_jump, &rules.fwd);
+                    written
+                },
+                "the shared table is what writing the rules into an empty one gives"
+            );
+            *filter = rules.fwd_table.clone();
+        } else {
+            write_forward_rules(filter, &rules.fwd_jump, &rules.fwd);
+        }
     }
 
     /// The MTU flanneld writes to subnet.env for an uplink of `uplink_mtu`.
@@ -795,7 +826,7 @@ impl super::Network for Flannel {
     /// it acts on changes with a command.
     fn sync(&mut self, _cx: &mut super::Ctx<'_>) {}
 
-    fn stop(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
+    fn stop(&mut self, nodes: &mut NodeRuntimes) {
         for rt in nodes.values_mut() {
             rt.host.netfilter.ip4.nat.delete_chain(MASQ_CHAIN);
             rt.host.netfilter.ip4.filter.delete_chain(FWD_CHAIN);
@@ -884,7 +915,7 @@ impl super::Network for Flannel {
     }
 
     /// Hand this daemon's (copied) table to the nodes that hold one.
-    fn relink(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
+    fn relink(&mut self, nodes: &mut NodeRuntimes) {
         for (name, rt) in nodes.iter_mut() {
             Flannel::hand_table(&self.shared, &self.problems, name, &mut rt.host);
         }
@@ -899,8 +930,9 @@ impl super::Network for Flannel {
 mod tests {
     use super::*;
     use crate::cni::conf::ConfDir;
+    use crate::node::NodeRuntime;
 
-    fn hosts(names: &[(&str, &str)]) -> BTreeMap<String, NodeRuntime> {
+    fn hosts(names: &[(&str, &str)]) -> NodeRuntimes {
         names
             .iter()
             .map(|(n, ip)| {
@@ -909,7 +941,10 @@ mod tests {
                     ip,
                     crate::cni::host::Mac(crate::util::hash::mac_bytes(&[n, "eth0"])),
                 );
-                (n.to_string(), NodeRuntime::new(host, ConfDir::default()))
+                (
+                    n.to_string(),
+                    Box::new(NodeRuntime::new(host, ConfDir::default())),
+                )
             })
             .collect()
     }

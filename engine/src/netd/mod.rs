@@ -15,12 +15,11 @@
 use crate::cluster::Cluster;
 use crate::faults::Faults;
 use crate::net::trace::Enforcement;
-use crate::node::NodeRuntime;
+use crate::node::NodeRuntimes;
 use crate::record::CallLog;
 use crate::util::time::Millis;
 /// What a node's BGP speaker reports (`show bgp`), as data.
 pub use calico::bird::{BgpPeer, BgpRoute, BgpView, NextHop};
-use std::collections::BTreeMap;
 
 pub mod calico;
 pub mod cilium;
@@ -67,7 +66,7 @@ pub(crate) trait Network: std::fmt::Debug + Send + Sync {
 
     /// The network's DaemonSet is deleted (`network use` another): its daemons are removed
     /// with what they programmed on the nodes.
-    fn stop(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>);
+    fn stop(&mut self, nodes: &mut NodeRuntimes);
 
     /// What starting it did, in a line (`network use`).
     fn started(&self) -> &'static str;
@@ -93,7 +92,7 @@ pub(crate) trait Network: std::fmt::Debug + Send + Sync {
     /// After the lab was copied: the copy's daemons and nodes share their tables and
     /// datastore with each other, not with the original's (a copied handle still points at
     /// the original's).
-    fn relink(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>);
+    fn relink(&mut self, nodes: &mut NodeRuntimes);
 
     /// A copy of it, boxed (see [`Clone`] for `Box<dyn Network>`).
     fn boxed(&self) -> Box<dyn Network>;
@@ -125,7 +124,7 @@ pub(crate) struct Ctx<'a> {
     /// Where the daemons' log lines go.
     pub(crate) calls: &'a mut CallLog,
     /// Every node's runtime, by node name.
-    pub(crate) nodes: &'a mut BTreeMap<String, NodeRuntime>,
+    pub(crate) nodes: &'a mut NodeRuntimes,
 }
 
 impl Ctx<'_> {
@@ -144,7 +143,7 @@ pub(crate) struct View<'a> {
     /// The API server's store.
     pub(crate) api: &'a Cluster,
     /// Every node's runtime, by node name.
-    pub(crate) nodes: &'a BTreeMap<String, NodeRuntime>,
+    pub(crate) nodes: &'a NodeRuntimes,
 }
 
 /// What `network show` prints of the running network, as data: one line about how it is
@@ -230,7 +229,7 @@ mod tests {
     #[test]
     fn capabilities_follow_the_implementation() {
         let api = Cluster::default();
-        let nodes = BTreeMap::new();
+        let nodes = NodeRuntimes::new();
         let view = View {
             api: &api,
             nodes: &nodes,

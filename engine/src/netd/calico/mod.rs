@@ -22,7 +22,7 @@ use crate::cni::datastore::{Datastore, IpPool};
 use crate::cni::host::PeerTable;
 use crate::net::ClusterNet;
 use crate::net::trace::Enforcement;
-use crate::node::NodeRuntime;
+use crate::node::{NodeRuntime, NodeRuntimes};
 use ipnet::{IpNet, Ipv4Net};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -155,7 +155,7 @@ impl Calico {
     }
 
     /// calico-node is removed from every node: what it installed and programmed goes.
-    pub(crate) fn uninstall(hosts: &mut BTreeMap<String, NodeRuntime>) {
+    pub(crate) fn uninstall(hosts: &mut NodeRuntimes) {
         for rt in hosts.values_mut() {
             if rt.confdir.files.remove(CONFLIST_NAME).is_some() {
                 rt.reload_network();
@@ -216,7 +216,7 @@ impl Calico {
         clock: u64,
         net: &ClusterNet,
         work: &FelixWork,
-        hosts: &mut BTreeMap<String, NodeRuntime>,
+        hosts: &mut NodeRuntimes,
     ) -> bool {
         let seen = self.inputs(nodes, cluster_rv);
         if self.seen.as_ref() == Some(&seen) {
@@ -490,7 +490,7 @@ impl super::Network for Calico {
         self.watch(cx);
     }
 
-    fn stop(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
+    fn stop(&mut self, nodes: &mut NodeRuntimes) {
         Calico::uninstall(nodes);
     }
 
@@ -545,7 +545,7 @@ impl super::Network for Calico {
 
     /// A datastore and a routes table of the copy's own, handed to the nodes that had the
     /// original's.
-    fn relink(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
+    fn relink(&mut self, nodes: &mut NodeRuntimes) {
         self.datastore = self.datastore.copy();
         for rt in nodes.values_mut() {
             if rt.host.datastore.is_some() {

@@ -43,7 +43,7 @@ use crate::cni::host::{Host, Link, LinkKind, Mac, RouteDst, RouteEntry};
 use crate::net::ClusterNet;
 use crate::net::bpf::{BpfDatapath, BpfEndpoint, BpfVerdict, IpcacheHit, PolicyQuery};
 use crate::net::trace::Enforcement;
-use crate::node::NodeRuntime;
+use crate::node::{NodeRuntime, NodeRuntimes};
 use ipnet::{IpNet, Ipv4Net};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
@@ -180,7 +180,7 @@ impl CiliumNetwork {
 
     /// The agents are removed from every node with what they programmed (the endpoints'
     /// `lxc…` devices stay with their pods, as they do when the DaemonSet is deleted).
-    pub(crate) fn uninstall(hosts: &mut BTreeMap<String, NodeRuntime>) {
+    pub(crate) fn uninstall(hosts: &mut NodeRuntimes) {
         for rt in hosts.values_mut() {
             if rt.confdir.files.remove(CONFLIST_NAME).is_some() {
                 rt.reload_network();
@@ -217,7 +217,7 @@ impl CiliumNetwork {
         &mut self,
         nodes: &[CiliumNode<'_>],
         cluster_rv: u64,
-        hosts: &mut BTreeMap<String, NodeRuntime>,
+        hosts: &mut NodeRuntimes,
     ) -> bool {
         let seen = Self::inputs(nodes, cluster_rv);
         if self.seen.as_ref() == Some(&seen) {
@@ -334,7 +334,7 @@ impl crate::netd::Network for CiliumNetwork {
         self.watch(cx);
     }
 
-    fn stop(&mut self, nodes: &mut BTreeMap<String, NodeRuntime>) {
+    fn stop(&mut self, nodes: &mut NodeRuntimes) {
         CiliumNetwork::uninstall(nodes);
     }
 
@@ -398,7 +398,7 @@ impl crate::netd::Network for CiliumNetwork {
 
     /// Nothing to hand out again: the agents share no table or datastore with the nodes
     /// (each node's agent API is copied with its host).
-    fn relink(&mut self, _nodes: &mut BTreeMap<String, NodeRuntime>) {}
+    fn relink(&mut self, _nodes: &mut NodeRuntimes) {}
 
     fn boxed(&self) -> Box<dyn crate::netd::Network> {
         Box::new(self.clone())
