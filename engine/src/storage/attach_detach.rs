@@ -208,7 +208,7 @@ impl AttachDetach {
                 state.to_attach.remove(&target);
                 continue;
             };
-            let name = attachment_name(&w.handle, &w.driver, &w.node);
+            let name = w.attachment.clone();
             if ctx
                 .api
                 .volume_attachments
@@ -276,7 +276,7 @@ impl AttachDetach {
             let target = ctx
                 .api
                 .volume_attachments
-                .get(&(crate::cluster::no_namespace(), name.clone()))
+                .get_named("", &name)
                 .filter(|va| va.metadata.deletion_tick.is_none())
                 .map(|va| {
                     (
@@ -331,9 +331,7 @@ impl AttachDetach {
         self.unserved
             .keys()
             .filter_map(|name| {
-                let va = api
-                    .volume_attachments
-                    .get(&(crate::cluster::no_namespace(), name.clone()))?;
+                let va = api.volume_attachments.get_named("", name)?;
                 if va.status.attached || va.metadata.deletion_tick.is_some() {
                     return None;
                 }
@@ -351,7 +349,7 @@ impl AttachDetach {
             let Some(va) = ctx
                 .api
                 .volume_attachments
-                .get(&(crate::cluster::no_namespace(), name.clone()))
+                .get_named("", name)
             else {
                 return false;
             };

@@ -12,7 +12,7 @@
 //!
 //! Debug builds (every test) check each pass against the full computation.
 
-use super::work::{event_key, events_from};
+use super::work::{LookupMap, event_key, events_from};
 use crate::cluster::{ApiKind, Revisions, VaSpec};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -34,6 +34,9 @@ pub struct Want {
     pub multi: bool,
     /// The pods that want it, as (namespace, name), in key order.
     pub pods: Vec<Key>,
+    /// The name of its VolumeAttachment (see [`super::attach_detach::attachment_name`]),
+    /// hashed once when the want appears.
+    pub attachment: String,
 }
 
 /// Desired attachments by PV, then node.
@@ -78,11 +81,11 @@ pub(crate) struct AttachWants {
     /// The index of the first watch event not read yet (`None`: start over).
     seen: Option<u64>,
     /// Each pod's contribution.
-    by_pod: BTreeMap<Key, PodWants>,
+    by_pod: LookupMap<Key, PodWants>,
     /// Pods by the claims they name.
-    pods_of_claim: BTreeMap<Key, BTreeSet<Key>>,
+    pods_of_claim: LookupMap<Key, BTreeSet<Key>>,
     /// Pods by the PVs they want.
-    pods_of_pv: BTreeMap<String, BTreeSet<Key>>,
+    pods_of_pv: LookupMap<String, BTreeSet<Key>>,
     /// Terminating pods (recomputed every pass).
     terminating: BTreeSet<Key>,
     /// The desired attachments.
@@ -92,11 +95,11 @@ pub(crate) struct AttachWants {
     /// VolumeAttachments that may no longer be wanted: looked at by the next detach loop.
     pub to_detach: BTreeSet<String>,
     /// VolumeAttachment name → (pv, node), for events about attachments already gone.
-    va_target: BTreeMap<String, (String, String)>,
+    va_target: LookupMap<String, (String, String)>,
     /// PV → (node, VolumeAttachment name) of every VolumeAttachment naming it: the nodes a
     /// volume is attached (or being attached) to, as the controller's actual state of the
     /// world answers `GetNodesForAttachedVolume`, without a walk of every attachment.
-    vas_of_pv: BTreeMap<String, BTreeSet<(String, String)>>,
+    vas_of_pv: LookupMap<String, BTreeSet<(String, String)>>,
 }
 
 impl AttachWants {
@@ -141,14 +144,12 @@ impl AttachWants {
                     }
                 } else if e.kind == ApiKind::VolumeAttachment {
                     let name = &e.key;
-                    let target = vas
-                        .get(&(crate::cluster::no_namespace(), name.clone()))
-                        .map(|va| {
-                            (
-                                va.spec.source.persistent_volume_name.clone(),
-                                va.spec.node_name.clone(),
-                            )
-                        });
+                    let target = vas.get_named("", name).map(|va| {
+                        (
+                            va.spec.source.persistent_volume_name.clone(),
+                            va.spec.node_name.clone(),
+                        )
+                    });
                     match target {
                         Some(t) => {
                             self.to_attach.insert(t.clone());
@@ -273,10 +274,9 @@ impl AttachWants {
                 w.pods.retain(|p| p != key);
                 if w.pods.is_empty() {
                     // Its VolumeAttachment may now be unwanted.
-                    self.to_detach.insert(super::attach_detach::attachment_name(
-                        &w.handle, &w.driver, node,
-                    ));
-                    by_node.remove(node);
+                    if let Some(gone) = by_node.remove(node) {
+                        self.to_detach.insert(gone.attachment);
+                    }
                 }
             }
             if by_node.is_empty() {
@@ -311,6 +311,7 @@ impl AttachWants {
                 .or_default()
                 .entry(node.clone())
                 .or_insert_with(|| Want {
+                    attachment: super::attach_detach::attachment_name(handle, driver, node),
                     pv: pv.clone(),
                     handle: handle.clone(),
                     driver: driver.clone(),

@@ -72,10 +72,7 @@ impl Attacher {
         let Some(pv) = ctx
             .api
             .pvs
-            .get(&(
-                crate::cluster::no_namespace(),
-                va.spec.source.persistent_volume_name.clone(),
-            ))
+            .get_named("", &va.spec.source.persistent_volume_name)
             .cloned()
         else {
             return false;
@@ -194,10 +191,7 @@ impl Attacher {
         let handle = ctx
             .api
             .pvs
-            .get(&(
-                crate::cluster::no_namespace(),
-                va.spec.source.persistent_volume_name.clone(),
-            ))
+            .get_named("", &va.spec.source.persistent_volume_name)
             .map(|pv| pv.spec.csi.volume_handle.clone());
         if va.status.attached {
             let Some(handle) = handle else {

@@ -101,7 +101,7 @@ impl PvController {
         let pvcs = &ctx.api.pvcs;
         let pvs: Vec<Object<PvSpec>> = self.work.select(&ctx.api.revs, &ctx.api.pvs, |pv| {
             let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
-                pvcs.get(&(r.namespace.clone(), r.name.clone()))
+                pvcs.get_named(&r.namespace, &r.name)
                     .filter(|c| c.metadata.uid == r.uid)
             });
             let want = wanted_phase(pv, claim.is_some());
@@ -112,7 +112,7 @@ impl PvController {
             let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
                 ctx.api
                     .pvcs
-                    .get(&(r.namespace.clone(), r.name.clone()))
+                    .get_named(&r.namespace, &r.name)
                     .filter(|c| c.metadata.uid == r.uid)
                     .cloned()
             });
@@ -269,11 +269,13 @@ impl PvController {
                 changed = true;
             }
         }
-        let Ok(cur) = ctx.api.pvcs().get(&ns, &name).cloned() else {
-            return changed;
-        };
-        if cur.status.phase != "Bound" {
-            let mut next = cur.clone();
+        let unbound = ctx
+            .api
+            .pvcs
+            .get_named(&ns, &name)
+            .filter(|cur| cur.status.phase != "Bound")
+            .cloned();
+        if let Some(mut next) = unbound {
             next.status.phase = "Bound".into();
             next.status.access_modes = pv.spec.access_modes.clone();
             next.status.capacity = pv.spec.capacity.clone();
@@ -324,9 +326,7 @@ fn matching_volume(
     use crate::util::quantity::parse_bytes;
     let classes = &api.storage_classes;
     if !pvc.spec.volume_name.is_empty() {
-        let pv = api
-            .pvs
-            .get(&(crate::cluster::no_namespace(), pvc.spec.volume_name.clone()))?;
+        let pv = api.pvs.get_named("", &pvc.spec.volume_name)?;
         let free = pv.spec.claim_ref.is_none()
             || prebound(pvc, pv) && pv.spec.claim_ref.as_ref().is_some_and(|r| r.uid.is_empty());
         return (free && pv.metadata.deletion_tick.is_none()).then(|| pv.clone());
@@ -348,8 +348,7 @@ fn matching_volume(
         pvc,
         wffc,
         want,
-        free.iter()
-            .filter_map(|name| api.pvs.get(&(crate::cluster::no_namespace(), name.clone()))),
+        free.iter().filter_map(|name| api.pvs.get_named("", name)),
     );
     debug_assert_eq!(
         found.map(|pv| pv.name()),

@@ -11,17 +11,15 @@ pub(crate) fn class_of<'a>(
     api: &'a Cluster,
     pvc: &Object<PvcSpec>,
 ) -> Option<&'a Object<StorageClassSpec>> {
-    api.storage_classes.get(&(
-        crate::cluster::no_namespace(),
-        pvc.spec.storage_class_name.clone(),
-    ))
+    api.storage_classes
+        .get_named("", &pvc.spec.storage_class_name)
 }
 
 /// Whether `driver`'s CSIDriver object asks for attach: a driver without one (a driver the
 /// lab does not run) needs attaching (`pkg/volume/csi/csi_plugin.go` skipAttach).
 pub fn attach_required(api: &Cluster, driver: &str) -> bool {
     api.csi_drivers
-        .get(&(crate::cluster::no_namespace(), driver.to_string()))
+        .get_named("", driver)
         .is_none_or(|d| d.spec.attach_required)
 }
 
@@ -31,18 +29,17 @@ pub(crate) fn pv_for_claim<'a>(
     ns: &str,
     claim: &str,
 ) -> Option<&'a Object<PvSpec>> {
-    let pvc = api.pvcs.get(&(ns.to_string(), claim.to_string()))?;
+    let pvc = api.pvcs.get_named(ns, claim)?;
     if pvc.spec.volume_name.is_empty() {
         return None;
     }
-    api.pvs
-        .get(&(crate::cluster::no_namespace(), pvc.spec.volume_name.clone()))
+    api.pvs.get_named("", &pvc.spec.volume_name)
 }
 
 /// The node ID the driver reported for a node (CSINode), or the node name.
 pub(crate) fn csi_node_id(api: &Cluster, node: &str) -> String {
     api.csi_nodes
-        .get(&(crate::cluster::no_namespace(), node.to_string()))
+        .get_named("", node)
         .and_then(|c| c.spec.drivers.iter().find(|d| d.name == DRIVER))
         .map(|d| d.node_id.clone())
         .unwrap_or_else(|| node.to_string())

@@ -530,7 +530,7 @@ fn clone_source(
     let pv = ctx
         .api
         .pvs
-        .get(&(crate::cluster::no_namespace(), src.spec.volume_name.clone()))
+        .get_named("", &src.spec.volume_name)
         .ok_or_else(invalid)?;
     let bound_to_it = pv
         .spec

@@ -11,10 +11,15 @@
 //! as a relist does. A replaced lab (`load`, `reset`) starts with fresh work sets.
 
 use crate::cluster::{EventType, Kind, Object, PvSpec, Revisions, Table, VaSpec, WatchEvent};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 
 /// A table key: (namespace, name); the namespace is empty for cluster-scoped kinds.
 pub type Key = (String, String);
+
+/// A map the work sets' indexes only look keys up in (never walk in order), hashed with
+/// foldhash's fixed-seed hasher as the store's indexes are: a lookup in an ordered map
+/// compares long keys sharing prefixes (`pvc-…`, `default/…`) at every level.
+pub(crate) type LookupMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
 /// A table key ordered as the store orders `(namespace, name)`, but compared without
 /// handing empty strings to `memcmp`: glibc's AVX-512 `memcmp` takes a very slow path for
@@ -109,7 +114,14 @@ impl WorkSet {
     ) -> Vec<Object<K>> {
         let events = self.seen.and_then(|seen| events_from(revs, seen));
         self.seen = Some(revs.next_event);
-        let selected: Vec<(&Key, &Object<K>)> = match events {
+        let scan = || -> Vec<(ObjKey, &Object<K>)> {
+            table
+                .iter()
+                .filter(|(_, o)| keep(o))
+                .map(|(k, o)| (ObjKey(k.clone()), o))
+                .collect()
+        };
+        let selected: Vec<(ObjKey, &Object<K>)> = match events {
             Some(mut events) => {
                 let mut first = events.next();
                 if first.is_none() && self.pending.is_empty() {
@@ -129,28 +141,33 @@ impl WorkSet {
                     first = events.next();
                 }
                 if candidates.len().saturating_mul(LOOKUP_FACTOR) >= table.len() {
-                    table.iter().filter(|(_, o)| keep(o)).collect()
+                    scan()
                 } else {
+                    // Point reads by hash (a walk of the ordered keys compares long keys
+                    // at every level); the candidates' own keys become the new pending.
                     candidates
-                        .iter()
-                        .filter_map(|k| table.get_key_value(&k.0))
-                        .filter(|(_, o)| keep(o))
+                        .into_iter()
+                        .filter_map(|k| {
+                            let o = table.get(&k.0)?;
+                            keep(o).then_some((k, o))
+                        })
                         .collect()
                 }
             }
-            None => table.iter().filter(|(_, o)| keep(o)).collect(),
+            None => scan(),
         };
         // Tests (debug builds) check every selection against a scan of the whole table.
         debug_assert!(
             selected
                 .iter()
-                .map(|(k, _)| *k)
+                .map(|(k, _)| &k.0)
                 .eq(table.iter().filter(|(_, o)| keep(o)).map(|(k, _)| k)),
             "a {} work set missed an object with work, or kept one without",
             K::KIND
         );
-        self.pending = selected.iter().map(|(k, _)| ObjKey((*k).clone())).collect();
-        selected.into_iter().map(|(_, o)| o.clone()).collect()
+        let objects = selected.iter().map(|(_, o)| (*o).clone()).collect();
+        self.pending = selected.into_iter().map(|(k, _)| k).collect();
+        objects
     }
 
     /// Whether this work set has nothing to look at again and has read the watch log at
@@ -180,9 +197,9 @@ pub(crate) struct BinderWork {
     /// PVs.
     pub pvs: WorkSet,
     /// PV name → the claim its claimRef names.
-    claim_of: BTreeMap<String, Key>,
+    claim_of: LookupMap<String, Key>,
     /// Claim → the PVs whose claimRef names it.
-    pvs_of: BTreeMap<Key, BTreeSet<String>>,
+    pvs_of: LookupMap<Key, BTreeSet<String>>,
 }
 
 impl BinderWork {
@@ -217,7 +234,7 @@ impl BinderWork {
                         EventType::Deleted => note(claim_of, pvs_of, name, None),
                         EventType::Modified if claim_of.contains_key(name) => {}
                         _ => {
-                            let pv = pvs.get(&(crate::cluster::no_namespace(), name.clone()));
+                            let pv = pvs.get_named("", name);
                             note(claim_of, pvs_of, name, pv);
                         }
                     }
@@ -252,8 +269,8 @@ impl BinderWork {
 
 /// Record which claim a PV names now (`None`: the PV is gone).
 fn note(
-    claim_of: &mut BTreeMap<String, Key>,
-    pvs_of: &mut BTreeMap<Key, BTreeSet<String>>,
+    claim_of: &mut LookupMap<String, Key>,
+    pvs_of: &mut LookupMap<Key, BTreeSet<String>>,
     name: &str,
     pv: Option<&Object<PvSpec>>,
 ) {
@@ -312,7 +329,7 @@ impl FreePvs {
         match self.seen.and_then(|seen| events_from(revs, seen)) {
             Some(events) => {
                 for e in events.filter(|e| e.kind == PvSpec::API_KIND) {
-                    let pv = pvs.get(&(crate::cluster::no_namespace(), e.key.clone()));
+                    let pv = pvs.get_named("", &e.key);
                     if pv.is_some_and(Self::holds) {
                         self.names.insert(e.key.clone());
                     } else {
@@ -350,9 +367,9 @@ pub(crate) struct VasByPv {
     /// The index of the first watch event not read yet (`None` before the first look).
     seen: Option<u64>,
     /// VolumeAttachment name → the PV it names.
-    pv_of: BTreeMap<String, String>,
+    pv_of: LookupMap<String, String>,
     /// PV → the VolumeAttachments naming it.
-    by_pv: BTreeMap<String, BTreeSet<String>>,
+    by_pv: LookupMap<String, BTreeSet<String>>,
 }
 
 impl VasByPv {
@@ -375,7 +392,7 @@ impl VasByPv {
                         // names the same PV.
                         EventType::Modified if self.pv_of.contains_key(name) => {}
                         _ => {
-                            let va = vas.get(&(crate::cluster::no_namespace(), name.clone()));
+                            let va = vas.get_named("", name);
                             let named = va.map(|va| va.spec.source.persistent_volume_name.clone());
                             self.set(name, named);
                         }
