@@ -234,6 +234,6 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
                 .join("\n                 ")
         },
     );
-    lab.events_for(&mut out, &ObjectRef::to(p), &p.metadata.uid, 14);
+    lab.events_for(&mut out, &ObjectRef::to(p), p.metadata.uid, 14);
     out
 }
