@@ -14,7 +14,7 @@ pub struct Meta {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub namespace: String,
     /// A deterministic UID derived from kind, namespace and name and the creation counter.
-    pub uid: String,
+    pub uid: Uid,
     /// Assigned by the store on every write (a decimal string, as Kubernetes prints it).
     #[serde(serialize_with = "rv_as_string")]
     pub resource_version: u64,
@@ -41,6 +41,93 @@ pub struct Meta {
     /// Finalizers that hold the object until they are removed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub finalizers: Vec<String>,
+}
+
+/// An object's UID: 128 bits, printed in the 8-4-4-4-12 form Kubernetes prints. The
+/// default is the empty UID of an object the store has not written yet, printed as an
+/// empty string (`types.UID("")`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Uid(Option<[u8; 16]>);
+
+impl Uid {
+    /// The UID of these 128 bits (most significant byte first).
+    pub(crate) fn from_bytes(bytes: [u8; 16]) -> Self {
+        Uid(Some(bytes))
+    }
+
+    /// The UID as text, on the stack.
+    pub fn text(&self) -> UidText {
+        let mut text = UidText {
+            bytes: [0; 36],
+            len: 0,
+        };
+        let Some(bytes) = self.0 else {
+            return text;
+        };
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut digits = [0u8; 32];
+        for (pair, b) in digits.chunks_exact_mut(2).zip(bytes) {
+            pair[0] = HEX[usize::from(b >> 4)];
+            pair[1] = HEX[usize::from(b & 0x0f)];
+        }
+        // 8-4-4-4-12 digits, a dash between groups.
+        text.bytes[..8].copy_from_slice(&digits[..8]);
+        text.bytes[9..13].copy_from_slice(&digits[8..12]);
+        text.bytes[14..18].copy_from_slice(&digits[12..16]);
+        text.bytes[19..23].copy_from_slice(&digits[16..20]);
+        text.bytes[24..].copy_from_slice(&digits[20..]);
+        for dash in [8, 13, 18, 23] {
+            text.bytes[dash] = b'-';
+        }
+        text.len = 36;
+        text
+    }
+}
+
+/// The text of a [`Uid`] (36 characters, or empty for the empty UID).
+#[derive(Clone, Copy)]
+pub struct UidText {
+    bytes: [u8; 36],
+    len: usize,
+}
+
+impl std::ops::Deref for UidText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).expect("hex digits and dashes are ASCII")
+    }
+}
+
+impl std::fmt::Display for Uid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+impl Serialize for Uid {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text())
+    }
+}
+
+/// A UID given as text (a claim's or snapshot's reference, which a manifest may set) names
+/// this object's UID when the texts are the same.
+impl PartialEq<str> for Uid {
+    fn eq(&self, other: &str) -> bool {
+        *self.text() == *other
+    }
+}
+
+impl PartialEq<String> for Uid {
+    fn eq(&self, other: &String) -> bool {
+        *self == **other
+    }
+}
+
+impl PartialEq<Uid> for String {
+    fn eq(&self, other: &Uid) -> bool {
+        *other == **self
+    }
 }
 
 fn rv_as_string<S: serde::Serializer>(rv: &u64, s: S) -> Result<S::Ok, S::Error> {
@@ -130,7 +217,26 @@ impl Meta {
 
 #[cfg(test)]
 mod tests {
-    use super::timestamp;
+    use super::{Uid, timestamp};
+
+    #[test]
+    fn uids_print_in_groups_and_the_empty_one_as_nothing() {
+        let uid = Uid::from_bytes([
+            0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54,
+            0x32, 0x10,
+        ]);
+        assert_eq!(uid.to_string(), "01234567-89ab-cdef-fedc-ba9876543210");
+        assert_eq!(
+            serde_json::to_string(&uid).unwrap(),
+            "\"01234567-89ab-cdef-fedc-ba9876543210\""
+        );
+        assert_eq!(Uid::default().to_string(), "");
+        let text = String::from("01234567-89ab-cdef-fedc-ba9876543210");
+        assert_eq!(uid, text);
+        assert_eq!(text, uid);
+        assert_ne!(uid, String::new());
+        assert_eq!(String::new(), Uid::default());
+    }
 
     #[test]
     fn timestamps_count_from_the_epoch() {

@@ -13,7 +13,7 @@ pub mod storage;
 pub mod store;
 
 pub use label_index::LabelIndex;
-pub use meta::Meta;
+pub use meta::{Meta, Uid};
 pub use objects::*;
 pub use reference::{ApiKind, ObjectRef};
 pub use storage::*;

@@ -14,7 +14,7 @@ pub mod csi_client;
 pub use backoff::Backoff;
 pub use csi_client::CsiEndpoint;
 
-use crate::cluster::{ApiError, ApiKind, Cluster, Object, ObjectRef, PodSpec, PodStatus};
+use crate::cluster::{ApiError, ApiKind, Cluster, Object, ObjectRef, PodSpec, PodStatus, Uid};
 
 /// How many times a status write is retried on Conflict (kubelet's status manager).
 pub const STATUS_RETRIES: u32 = 5;
@@ -231,7 +231,7 @@ impl Ctx<'_> {
         let event = Event {
             reason,
             object: ObjectRef::to(pod),
-            uid: Some(pod.metadata.uid.clone()),
+            uid: Some(pod.metadata.uid),
             message: message.into(),
         };
         let e = CallEvent::new(self.clock, actor.into(), What::Event(event), level);
@@ -241,13 +241,13 @@ impl Ctx<'_> {
 
 /// The current UID of an object, for the kinds whose events `describe` tells apart by
 /// incarnation (pods, claims, volumes, snapshots).
-pub(crate) fn uid_of(api: &Cluster, object: &ObjectRef) -> Option<String> {
+pub(crate) fn uid_of(api: &Cluster, object: &ObjectRef) -> Option<Uid> {
     let key = (object.namespace.clone(), object.name.clone());
     match object.kind {
-        ApiKind::Pod => api.pods.get(&key).map(|o| o.metadata.uid.clone()),
-        ApiKind::PersistentVolumeClaim => api.pvcs.get(&key).map(|o| o.metadata.uid.clone()),
-        ApiKind::PersistentVolume => api.pvs.get(&key).map(|o| o.metadata.uid.clone()),
-        ApiKind::VolumeSnapshot => api.snapshots.get(&key).map(|o| o.metadata.uid.clone()),
+        ApiKind::Pod => api.pods.get(&key).map(|o| o.metadata.uid),
+        ApiKind::PersistentVolumeClaim => api.pvcs.get(&key).map(|o| o.metadata.uid),
+        ApiKind::PersistentVolume => api.pvs.get(&key).map(|o| o.metadata.uid),
+        ApiKind::VolumeSnapshot => api.snapshots.get(&key).map(|o| o.metadata.uid),
         _ => None,
     }
 }

@@ -207,7 +207,7 @@ fn write_lines(
 /// generic describer prints a custom resource.
 pub(crate) fn describe<K: Kind>(lab: &Lab, o: &Object<K>) -> Outcome {
     let object = ObjectRef::to(o);
-    let uid = o.metadata.uid.as_str();
+    let uid = o.metadata.uid;
     // Serializing an object cannot fail (its fields are strings, numbers, maps and lists).
     let value = serde_json::to_value(o).unwrap_or(Value::Null);
     let empty = Map::new();

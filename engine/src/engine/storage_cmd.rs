@@ -384,7 +384,7 @@ impl Lab {
     /// (the PV controller's WaitForFirstConsumer, the provisioner's ProvisioningFailed, …).
     fn why_pending(&self, out: &mut Outcome, pvc: &Object<PvcSpec>) {
         let object = crate::cluster::ObjectRef::to(pvc);
-        let Some((e, ev)) = self.calls.events(&object, Some(&pvc.metadata.uid)).last() else {
+        let Some((e, ev)) = self.calls.events(&object, Some(pvc.metadata.uid)).last() else {
             return;
         };
         let mut message = String::new();

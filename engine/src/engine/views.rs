@@ -5,7 +5,7 @@ use super::{Lab, LabError};
 
 use super::listing::Sel;
 use super::seen::Seen;
-use crate::cluster::ObjectRef;
+use crate::cluster::{ObjectRef, Uid};
 use crate::cni::netfilter::TableKind;
 use crate::cni::runtime::WireCall;
 use crate::cni::types::to_go_json;
@@ -654,7 +654,7 @@ impl Lab {
     ) -> Option<super::seen::Described> {
         let (object, uid) = kind.reference(self, ns, name)?;
         let events = if show_events {
-            self.shown_events(&object, &uid)
+            self.shown_events(&object, uid)
         } else {
             Vec::new()
         };
@@ -662,7 +662,7 @@ impl Lab {
     }
 
     /// The events an Events section shows for `object` with `uid`.
-    fn shown_events(&self, object: &ObjectRef, uid: &str) -> Vec<super::seen::EventSeen> {
+    fn shown_events(&self, object: &ObjectRef, uid: Uid) -> Vec<super::seen::EventSeen> {
         self.calls
             .events(object, Some(uid))
             .map(|(e, ev)| {
@@ -737,13 +737,7 @@ impl Lab {
     /// The Events section of a description: the call log's events about `object` with its
     /// uid, in a table under `Events:` (`<none>` in the value column at `width` when there
     /// are none).
-    pub(crate) fn events_for(
-        &self,
-        out: &mut Outcome,
-        object: &ObjectRef,
-        uid: &str,
-        width: usize,
-    ) {
+    pub(crate) fn events_for(&self, out: &mut Outcome, object: &ObjectRef, uid: Uid, width: usize) {
         let events: Vec<_> = self.calls.events(object, Some(uid)).collect();
         if events.is_empty() {
             // In the describe's value column, as kubectl's tabwriter puts it.

@@ -10,6 +10,7 @@ mod identity;
 mod rule;
 
 use super::{Lab, LabError};
+use crate::cluster::Uid;
 use crate::cni::host::RouteEntry;
 use crate::command::grammar::WhyCmd;
 use crate::record::WireRecord;
@@ -460,8 +461,8 @@ impl Lab {
                 ip: obj.status.internal_ip().unwrap_or("<none>").to_string(),
             },
             Link::Made(self.origin_of_object(
-                |lab| lab.cluster.nodes.get(&key).map(|o| o.metadata.uid.clone()),
-                &obj.metadata.uid,
+                |lab| lab.cluster.nodes.get(&key).map(|o| o.metadata.uid),
+                obj.metadata.uid,
             )),
         ]
     }
@@ -543,8 +544,8 @@ impl Lab {
                 chain.push(Link::Made(self.origin_of_wire(seq)));
             }
             None => chain.push(Link::Made(self.origin_of_object(
-                |lab| lab.cluster.pvs.get(&key).map(|o| o.metadata.uid.clone()),
-                &pv.metadata.uid,
+                |lab| lab.cluster.pvs.get(&key).map(|o| o.metadata.uid),
+                pv.metadata.uid,
             ))),
         }
         Ok(chain)
@@ -629,9 +630,9 @@ impl Lab {
                 lab.cluster
                     .volume_attachments
                     .get(&key)
-                    .map(|o| o.metadata.uid.clone())
+                    .map(|o| o.metadata.uid)
             },
-            &va.metadata.uid,
+            va.metadata.uid,
         )));
         Ok(chain)
     }
@@ -695,8 +696,8 @@ impl Lab {
 
     /// The first event after which the object `uid_at` finds has this UID (it has existed
     /// since; the moments are rebuilt from the timeline, by bisection).
-    fn origin_of_object(&self, uid_at: impl Fn(&Lab) -> Option<String>, uid: &str) -> Origin {
-        self.origin_since(|lab| uid_at(lab).as_deref() == Some(uid))
+    fn origin_of_object(&self, uid_at: impl Fn(&Lab) -> Option<Uid>, uid: Uid) -> Origin {
+        self.origin_since(|lab| uid_at(lab) == Some(uid))
     }
 
     /// The first event after which `holds` is true of the lab and stays true up to now

@@ -50,7 +50,7 @@ impl KubeClient for KubeletClient<'_> {
     fn pod(&self, ns: &str, name: &str) -> Option<PodInfo> {
         let p = self.api.pods.get(&(ns.to_string(), name.to_string()))?;
         Some(PodInfo {
-            uid: p.metadata.uid.clone(),
+            uid: p.metadata.uid.to_string(),
             annotations: p.metadata.annotations.clone(),
         })
     }

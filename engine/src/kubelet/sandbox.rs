@@ -33,11 +33,12 @@ impl Kubelet {
         attempt: u32,
     ) -> Result<String, String> {
         let node_name = pod.spec.node_name.as_str();
-        let id = crate::util::hash::id64(&[&pod.metadata.uid, &attempt.to_string()]);
-        let netns = format!(
-            "/var/run/netns/cni-{}",
-            crate::util::hash::uid(&[&id, "netns"])
-        );
+        let id = crate::util::hash::id64(&[&pod.metadata.uid.text(), &attempt.to_string()]);
+        let netns = [
+            "/var/run/netns/cni-",
+            &crate::util::hash::uid(&[&id, "netns"]).text(),
+        ]
+        .concat();
         let rt = Arc::new(runtime_conf(pod, &id, &netns)?);
         let actor = self.runtime_actor.clone();
         ctx.log(
@@ -249,11 +250,19 @@ fn runtime_conf(pod: &Object<PodSpec>, id: &str, netns: &str) -> Result<RuntimeC
         container_id: id.into(),
         netns: netns.into(),
         ifname: Arc::clone(&ETH0),
-        // containerd's labels, in this order, joined as libcni joins `Args`.
-        args: format!(
-            "IgnoreUnknown=1;K8S_POD_NAMESPACE={};K8S_POD_NAME={};K8S_POD_INFRA_CONTAINER_ID={id};K8S_POD_UID={}",
-            pod.metadata.namespace, pod.metadata.name, pod.metadata.uid
-        ),
+        // containerd's labels, in this order, joined as libcni joins `Args` (in one
+        // allocation of the text's size: the sandbox keeps it).
+        args: [
+            "IgnoreUnknown=1;K8S_POD_NAMESPACE=",
+            &pod.metadata.namespace,
+            ";K8S_POD_NAME=",
+            &pod.metadata.name,
+            ";K8S_POD_INFRA_CONTAINER_ID=",
+            id,
+            ";K8S_POD_UID=",
+            &pod.metadata.uid.text(),
+        ]
+        .concat(),
         ..Default::default()
     };
     let mut mappings = Vec::new();

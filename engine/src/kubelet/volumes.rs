@@ -17,7 +17,7 @@
 
 use super::Kubelet;
 use super::operations::{OperationKey, UNMOUNT_DEVICE, VOLUME_MOUNT, VOLUME_UNMOUNT};
-use crate::cluster::{Object, PodSpec, PvSpec};
+use crate::cluster::{Object, PodSpec, PvSpec, Uid};
 use crate::control::Ctx;
 use crate::csi::types::{
     CapacityRange, NodeExpandVolumeRequest, NodePublishVolumeRequest, NodeStageVolumeRequest,
@@ -47,12 +47,12 @@ pub(crate) fn block_staging_path(pv: &str) -> String {
 }
 
 /// Block volumes: kubelet's publish path (`csi_block.go` getPublishPath), a file per pod.
-pub(crate) fn block_target_path(pod_uid: &str, pv: &str) -> String {
+pub(crate) fn block_target_path(pod_uid: Uid, pv: &str) -> String {
     format!("/var/lib/kubelet/plugins/kubernetes.io/csi/volumeDevices/publish/{pv}/{pod_uid}")
 }
 
 /// The per-pod mount path of a volume.
-pub(crate) fn target_path(pod_uid: &str, pv: &str) -> String {
+pub(crate) fn target_path(pod_uid: Uid, pv: &str) -> String {
     format!("/var/lib/kubelet/pods/{pod_uid}/volumes/kubernetes.io~csi/{pv}/mount")
 }
 
@@ -437,9 +437,9 @@ impl Kubelet {
         }
         let key = (node.clone(), pod.key(), pv_name.clone());
         let target = if block {
-            block_target_path(&pod.metadata.uid, &pv_name)
+            block_target_path(pod.metadata.uid, &pv_name)
         } else {
-            target_path(&pod.metadata.uid, &pv_name)
+            target_path(pod.metadata.uid, &pv_name)
         };
         if !ctx.api.mounts.published.contains_key(&key) {
             let mut volume_context = pv.spec.csi.volume_attributes.clone();
@@ -456,7 +456,7 @@ impl Kubelet {
                 );
                 volume_context.insert(
                     "csi.storage.k8s.io/pod.uid".into(),
-                    pod.metadata.uid.clone(),
+                    pod.metadata.uid.to_string(),
                 );
                 volume_context.insert(
                     "csi.storage.k8s.io/serviceAccount.name".into(),
@@ -584,7 +584,7 @@ impl Kubelet {
         let node = pod.spec.node_name.clone();
         let actor = Actor::kubelet(&node);
         let pod_key = pod.key();
-        let uid = pod.metadata.uid.clone();
+        let uid = pod.metadata.uid;
         let mut wait: Option<TeardownWait> = None;
         let published: Vec<((String, String, String), String)> = ctx
             .api
@@ -618,7 +618,7 @@ impl Kubelet {
             let pv_name = key.2.clone();
             let handle = self.handle_of(ctx, &pv_name);
             let unique = crate::cluster::reports::unique_volume_name(DRIVER, &handle);
-            let op = OperationKey::pod(&unique, &uid);
+            let op = OperationKey::pod(&unique, &uid.text());
             if self
                 .volume_ops
                 .retry_wait(&op, VOLUME_UNMOUNT, ctx.clock)

@@ -211,7 +211,7 @@ pub struct Event {
     pub object: ObjectRef,
     /// The object's UID when the event was recorded, so `describe` shows only the events of
     /// this incarnation of a name (kubectl filters events by UID too).
-    pub uid: Option<String>,
+    pub uid: Option<crate::cluster::Uid>,
     /// The message.
     pub message: Message,
 }

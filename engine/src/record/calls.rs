@@ -138,12 +138,11 @@ impl CallLog {
     pub fn events<'a>(
         &'a self,
         object: &'a ObjectRef,
-        uid: Option<&'a str>,
+        uid: Option<crate::cluster::Uid>,
     ) -> impl Iterator<Item = (&'a CallEvent, &'a Event)> + 'a {
         self.iter().filter_map(move |(_, e)| {
             let ev = e.event()?;
-            let this = &ev.object == object
-                && uid.is_none_or(|u| ev.uid.as_deref().is_none_or(|v| v == u));
+            let this = &ev.object == object && uid.is_none_or(|u| ev.uid.is_none_or(|v| v == u));
             this.then_some((e, ev))
         })
     }
@@ -221,7 +220,7 @@ mod tests {
         Event {
             reason,
             object: ObjectRef::new(ApiKind::Pod, "default", name),
-            uid: Some(uid.into()),
+            uid: Some(crate::util::hash::uid(&[uid])),
             message: Message::Text(message.into()),
         }
     }
@@ -272,7 +271,10 @@ mod tests {
         let a = ObjectRef::new(ApiKind::Pod, "default", "a");
         let reasons = |uid| -> Vec<&str> { log.events(&a, uid).map(|(_, e)| e.reason).collect() };
         assert_eq!(reasons(None), ["Scheduled", "Started", "Killing"]);
-        assert_eq!(reasons(Some("uid-2")), ["Started", "Killing"]);
+        assert_eq!(
+            reasons(Some(crate::util::hash::uid(&["uid-2"]))),
+            ["Started", "Killing"]
+        );
         assert!(log.has_event(&a, "Started"));
         assert!(!log.has_event(&a, "Pulled"));
         assert!(!log.has_event(&ObjectRef::new(ApiKind::Pod, "other", "a"), "Started"));

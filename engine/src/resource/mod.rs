@@ -304,7 +304,12 @@ pub(crate) trait AnyResource: Sync {
     /// Whether `namespace/name` exists (the namespace ignored for a cluster-scoped kind).
     fn exists(&self, lab: &Lab, ns: &str, name: &str) -> bool;
     /// A reference to the object and its uid, when it exists.
-    fn reference(&self, lab: &Lab, ns: &str, name: &str) -> Option<(ObjectRef, String)>;
+    fn reference(
+        &self,
+        lab: &Lab,
+        ns: &str,
+        name: &str,
+    ) -> Option<(ObjectRef, crate::cluster::Uid)>;
     /// References to the objects `sel` keeps, in the store's order.
     fn kept_refs(&self, lab: &Lab, sel: &Sel<'_>) -> Vec<ObjectRef>;
     /// Whether `describe` prints the kind.
@@ -393,8 +398,13 @@ impl<R: Resource> AnyResource for R {
         get::<R>(&lab.cluster, ns, name).is_some()
     }
 
-    fn reference(&self, lab: &Lab, ns: &str, name: &str) -> Option<(ObjectRef, String)> {
-        get::<R>(&lab.cluster, ns, name).map(|o| (ObjectRef::to(o), o.metadata.uid.clone()))
+    fn reference(
+        &self,
+        lab: &Lab,
+        ns: &str,
+        name: &str,
+    ) -> Option<(ObjectRef, crate::cluster::Uid)> {
+        get::<R>(&lab.cluster, ns, name).map(|o| (ObjectRef::to(o), o.metadata.uid))
     }
 
     fn kept_refs(&self, lab: &Lab, sel: &Sel<'_>) -> Vec<ObjectRef> {

@@ -117,6 +117,6 @@ fn describe(lab: &Lab, n: &Object<NetAttachDefSpec>) -> Outcome {
             users.join(", ")
         },
     );
-    lab.events_for(&mut out, &ObjectRef::to(n), &n.metadata.uid, 14);
+    lab.events_for(&mut out, &ObjectRef::to(n), n.metadata.uid, 14);
     out
 }

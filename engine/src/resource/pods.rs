@@ -245,7 +245,7 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         "Tolerations",
         tolerations_text(p.spec.tolerations.list()),
     );
-    lab.events_for(&mut out, &ObjectRef::to(p), &p.metadata.uid, 14);
+    lab.events_for(&mut out, &ObjectRef::to(p), p.metadata.uid, 14);
     out
 }
 

@@ -170,6 +170,6 @@ fn describe(lab: &Lab, p: &Object<PvcSpec>) -> Outcome {
             ));
         }
     }
-    lab.events_for(&mut out, &ObjectRef::to(p), &p.metadata.uid, 15);
+    lab.events_for(&mut out, &ObjectRef::to(p), p.metadata.uid, 15);
     out
 }

@@ -165,6 +165,6 @@ fn describe(lab: &Lab, pv: &Object<PvSpec>) -> Outcome {
     for (k, v) in &pv.spec.csi.volume_attributes {
         out.plain(format!("        {k}={v}"));
     }
-    lab.events_for(&mut out, &ObjectRef::to(pv), &pv.metadata.uid, width);
+    lab.events_for(&mut out, &ObjectRef::to(pv), pv.metadata.uid, width);
     out
 }

@@ -428,7 +428,7 @@ fn bind_volume_to_claim(ctx: &mut Ctx<'_>, pv: &Object<PvSpec>, pvc: &Object<Pvc
         kind: crate::cluster::ApiKind::PersistentVolumeClaim.name().into(),
         namespace: pvc.metadata.namespace.clone(),
         name: pvc.metadata.name.clone(),
-        uid: pvc.metadata.uid.clone(),
+        uid: pvc.metadata.uid.to_string(),
     });
     if ctx.api.pvs().update(next).is_err() {
         return false;
@@ -492,7 +492,7 @@ mod tests {
         lab.cluster.pvcs[&("default".to_string(), name.to_string())].clone()
     }
 
-    fn pv_of(lab: &Lab, claim_uid: &str) -> Option<Object<PvSpec>> {
+    fn pv_of(lab: &Lab, claim_uid: crate::cluster::Uid) -> Option<Object<PvSpec>> {
         lab.cluster
             .pvs
             .get(&(crate::cluster::no_namespace(), format!("pvc-{claim_uid}")))
@@ -508,13 +508,13 @@ mod tests {
         // external-provisioner takes no claim the PV controller has not annotated.
         run(&mut lab, "reconcile provisioner");
         let uid = claim(&lab, "data").metadata.uid;
-        assert!(pv_of(&lab, &uid).is_none());
+        assert!(pv_of(&lab, uid).is_none());
         run(&mut lab, "reconcile binder");
         let ann = claim(&lab, "data").metadata.annotations;
         assert_eq!(ann[STORAGE_PROVISIONER], "hostpath.csi.lab");
         assert_eq!(ann[BETA_STORAGE_PROVISIONER], "hostpath.csi.lab");
         run(&mut lab, "reconcile provisioner");
-        let pv = pv_of(&lab, &uid).expect("provisioned");
+        let pv = pv_of(&lab, uid).expect("provisioned");
         assert_eq!(
             pv.metadata.finalizers,
             [PV_PROTECTION, PROVISIONER_FINALIZER]
@@ -547,7 +547,7 @@ mod tests {
         let mut lab = Lab::new();
         run(&mut lab, "sc create keep --reclaim Retain");
         run(&mut lab, "pvc create kept --size 1Gi --class keep");
-        let pv = pv_of(&lab, &claim(&lab, "kept").metadata.uid).unwrap();
+        let pv = pv_of(&lab, claim(&lab, "kept").metadata.uid).unwrap();
         assert_eq!(pv.metadata.finalizers, [PV_PROTECTION]);
     }
 
@@ -559,7 +559,7 @@ mod tests {
         run(&mut lab, "fault inject DeleteVolume --code INTERNAL");
         run(&mut lab, "pvc delete data");
         // DeleteVolume failed: the PV is Released and keeps its finalizers, not deleted.
-        let pv = pv_of(&lab, &uid).unwrap();
+        let pv = pv_of(&lab, uid).unwrap();
         assert_eq!(pv.status.phase, "Released");
         assert!(pv.metadata.deletion_tick.is_none());
         assert_eq!(
@@ -570,10 +570,10 @@ mod tests {
         run(&mut lab, "tick 1");
         run(&mut lab, "reconcile provisioner");
         // Deleted, without the provisioner's finalizer; pv-protection still holds it.
-        let pv = pv_of(&lab, &uid).unwrap();
+        let pv = pv_of(&lab, uid).unwrap();
         assert!(pv.metadata.deletion_tick.is_some());
         assert_eq!(pv.metadata.finalizers, [PV_PROTECTION]);
         run(&mut lab, "reconcile binder");
-        assert!(pv_of(&lab, &uid).is_none());
+        assert!(pv_of(&lab, uid).is_none());
     }
 }

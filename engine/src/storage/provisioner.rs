@@ -109,7 +109,7 @@ impl Provisioner {
             return false;
         }
         self.backoff_uid
-            .insert(backoff_key.clone(), pvc.metadata.uid.clone());
+            .insert(backoff_key.clone(), pvc.metadata.uid.to_string());
         ctx.event(
             "external-provisioner",
             "Provisioning",
@@ -216,7 +216,7 @@ impl Provisioner {
                     kind: ApiKind::PersistentVolumeClaim.name().into(),
                     namespace: pvc.metadata.namespace.clone(),
                     name: pvc.name().to_string(),
-                    uid: pvc.metadata.uid.clone(),
+                    uid: pvc.metadata.uid.to_string(),
                 }),
                 persistent_volume_reclaim_policy: class.spec.reclaim_policy.clone(),
                 storage_class_name: class.name().to_string(),

@@ -413,7 +413,7 @@ fn create_snapshot_content(
                 kind: ApiKind::VolumeSnapshot.name().into(),
                 namespace: ns,
                 name: vs.name().to_string(),
-                uid: vs.metadata.uid.clone(),
+                uid: vs.metadata.uid.to_string(),
             },
             volume_snapshot_class_name: SNAPSHOT_CLASS.into(),
         },

@@ -22,14 +22,22 @@ pub(crate) fn hex_id(parts: &[&str], n: usize) -> String {
     ascii(&hex_digits(parts)[..n.min(32)]).to_string()
 }
 
-/// The 32 hex digits [`hex_id`] takes its digits from: the parts' hash as 16 digits, then
-/// the hash of those digits and `second` as 16 more.
+/// The 32 hex digits [`hex_id`] takes its digits from: those of [`halves`].
 fn hex_digits(parts: &[&str]) -> [u8; 32] {
+    let [a, b] = halves(parts);
     let mut digits = [0u8; 32];
-    write_hex(fnv64(parts), &mut digits[..16]);
-    let b = fnv64(&[ascii(&digits[..16]), "second"]);
+    write_hex(a, &mut digits[..16]);
     write_hex(b, &mut digits[16..]);
     digits
+}
+
+/// 128 bits derived from the parts: their hash, then the hash of its 16 hex digits and
+/// `second`.
+fn halves(parts: &[&str]) -> [u64; 2] {
+    let a = fnv64(parts);
+    let mut digits = [0u8; 16];
+    write_hex(a, &mut digits);
+    [a, fnv64(&[ascii(&digits), "second"])]
 }
 
 /// Hex digits as text.
@@ -67,21 +75,14 @@ pub fn mac(parts: &[&str]) -> String {
     out
 }
 
-/// A deterministic UID in the 8-4-4-4-12 form Kubernetes prints.
-pub fn uid(parts: &[&str]) -> String {
-    let h = hex_digits(parts);
-    let h = ascii(&h);
-    let mut out = String::with_capacity(36);
-    for (i, (from, to)) in [(0, 8), (8, 12), (12, 16), (16, 20), (20, 32)]
-        .into_iter()
-        .enumerate()
-    {
-        if i > 0 {
-            out.push('-');
-        }
-        out.push_str(&h[from..to]);
-    }
-    out
+/// A deterministic UID (printed in the 8-4-4-4-12 form Kubernetes prints): the 128 bits
+/// whose hex digits are [`hex_id`]'s 32.
+pub fn uid(parts: &[&str]) -> crate::cluster::meta::Uid {
+    let [a, b] = halves(parts);
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&a.to_be_bytes());
+    bytes[8..].copy_from_slice(&b.to_be_bytes());
+    crate::cluster::meta::Uid::from_bytes(bytes)
 }
 
 /// A 64-hex-digit ID like containerd's sandbox and container IDs.
@@ -151,7 +152,7 @@ mod tests {
             &x[16..20],
             &x[20..]
         );
-        assert_eq!(uid(&["web"]), want);
+        assert_eq!(uid(&["web"]).to_string(), want);
         assert_eq!(id64(&["web"]), format!("{x}{}", hex_id(&[&x, "tail"], 32)));
     }
 

@@ -277,20 +277,11 @@ impl Lab {
                     name: policy.1.clone(),
                     ingress,
                 }));
-                let uid = self
-                    .cluster
-                    .policies
-                    .get(&policy)
-                    .map(|o| o.metadata.uid.clone());
+                let uid = self.cluster.policies.get(&policy).map(|o| o.metadata.uid);
                 chain.push(Link::Made(match uid {
                     Some(uid) => self.origin_of_object(
-                        |lab| {
-                            lab.cluster
-                                .policies
-                                .get(&policy)
-                                .map(|o| o.metadata.uid.clone())
-                        },
-                        &uid,
+                        |lab| lab.cluster.policies.get(&policy).map(|o| o.metadata.uid),
+                        uid,
                     ),
                     None => Origin::Start,
                 }));
@@ -302,11 +293,11 @@ impl Lab {
                     iface,
                     node: node.to_string(),
                 }));
-                let uid = self.cluster.pods.get(&pod).map(|o| o.metadata.uid.clone());
+                let uid = self.cluster.pods.get(&pod).map(|o| o.metadata.uid);
                 chain.push(Link::Made(match uid {
                     Some(uid) => self.origin_of_object(
-                        |lab| lab.cluster.pods.get(&pod).map(|o| o.metadata.uid.clone()),
-                        &uid,
+                        |lab| lab.cluster.pods.get(&pod).map(|o| o.metadata.uid),
+                        uid,
                     ),
                     None => Origin::Start,
                 }));
