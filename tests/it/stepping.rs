@@ -421,7 +421,8 @@ fn a_pod_with_a_new_claim_steps_the_four_calls_in_the_real_order_with_each_state
     // The objects: the PV the provisioner names after the request, the VolumeAttachment the
     // attach/detach controller made, the staging path and the target path the kubelet sent.
     let pv = run(&mut desk, "get pv -o name");
-    let Some(Changed::Volume { pv: name }) = steps[0].change.as_ref().map(|c| &c.object) else {
+    let Some(Changed::Volume { pv: Some(name) }) = steps[0].change.as_ref().map(|c| &c.object)
+    else {
         panic!("{:?}", steps[0].change);
     };
     assert_eq!(pv.trim(), format!("persistentvolume/{name}"));

@@ -318,8 +318,9 @@ pub struct Toleration {
 }
 
 impl Toleration {
-    /// Whether it tolerates `taint` (the lab's taints have no value, so `Exists` on the
-    /// key and the same effect).
+    /// Whether it tolerates `taint`: the same key and effect. That is the whole rule for the
+    /// lab's tolerations, all `Exists` (any value), and its taints, which have no value; an
+    /// `Equal` toleration would also compare the value.
     pub fn tolerates(&self, taint: &Taint) -> bool {
         self.key == taint.key && self.effect == taint.effect
     }

@@ -276,12 +276,15 @@ pub enum RouteDst {
 }
 
 impl RouteDst {
-    /// `default` for a /0, else the masked network (what `ip route add` keeps of a CIDR).
+    /// A destination as `ip route` names it: `default` for a /0, a bare address for a host
+    /// route (/32, /128), else the masked network (what `ip route add` keeps of a CIDR).
     pub fn of_net(net: IpNet) -> Self {
         if net.prefix_len() == 0 {
             RouteDst::Default {
                 v6: net.addr().is_ipv6(),
             }
+        } else if net.prefix_len() == net.max_prefix_len() {
+            RouteDst::Host(net.addr())
         } else {
             RouteDst::Net(net.trunc())
         }

@@ -1696,9 +1696,9 @@ impl XtTable {
         Arc::make_mut(&mut self.chains)
     }
 
-    /// Whether the table is empty as [`XtTable::new`] makes it: its built-in chains only,
+    /// Whether the table is as [`XtTable::new`] makes it: its built-in chains only,
     /// none holding a rule, every policy ACCEPT.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub(crate) fn is_pristine(&self) -> bool {
         self.chains.len() == self.kind.builtin_chains().len()
             && self.chains.values().all(Vec::is_empty)
             && self.policies.iter().all(|p| *p == Policy::Accept)

@@ -185,6 +185,23 @@ pub(crate) fn claim_volume<'a>(lab: &'a Lab, key_: &str) -> Option<VolumeFacts<'
         })
 }
 
+/// The claims pod `ns`/`name`'s volumes name (`None`: no such pod).
+pub(crate) fn pod_claims<'a>(lab: &'a Lab, ns: &str, name: &str) -> Option<Vec<&'a str>> {
+    let pod = lab.cluster.pods.get_named(ns, name)?;
+    Some(
+        pod.spec
+            .volumes
+            .iter()
+            .map(|v| v.persistent_volume_claim.claim_name.as_str())
+            .collect(),
+    )
+}
+
+/// Whether claim `ns`/`name` exists (Terminating or not).
+pub(crate) fn claim_exists(lab: &Lab, ns: &str, name: &str) -> bool {
+    lab.cluster.pvcs.get_named(ns, name).is_some()
+}
+
 /// Each PV's driver volume ID and name (`spec.csi.volumeHandle`, `metadata.name`).
 pub(crate) fn pv_handles(lab: &Lab) -> impl Iterator<Item = (&str, &str)> {
     lab.cluster

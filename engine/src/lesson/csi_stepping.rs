@@ -66,8 +66,8 @@ impl CsiStepped {
                 ns,
                 step: true,
             }) => {
-                let claims = crate::engine::query::pod(lab, &format!("{ns}/{name}"))
-                    .is_some_and(|p| !p.claims.is_empty());
+                let claims =
+                    crate::engine::query::pod_claims(lab, ns, name).is_some_and(|c| !c.is_empty());
                 Some(CsiStepped::PodDelete {
                     key: (ns.clone(), name.clone()),
                     claims,
@@ -103,14 +103,14 @@ impl CsiStepped {
                 format!("{what} mounts no claim (`--pvc CLAIM` mounts one)")
             }
             CsiStepped::PodDelete { claims: false, .. } => {
-                format!("{what} mounted no claim: its teardown was CNI DEL alone")
+                format!("{what} mounts no claim: its teardown is CNI DEL alone")
             }
             _ if step_mode => "in step mode nothing acts until `reconcile`".into(),
             CsiStepped::PodCreate { name, .. } => format!(
                 "its volumes made none (`describe pod {name}` says what it waits for)"
             ),
             CsiStepped::PodDelete { key: (ns, name), .. }
-                if crate::engine::query::pod(lab, &format!("{ns}/{name}")).is_some() =>
+                if crate::engine::query::pod_claims(lab, ns, name).is_some() =>
             {
                 format!("{what} is still Terminating (`describe pod {name}` says why)")
             }
@@ -118,7 +118,7 @@ impl CsiStepped {
                 "its volumes had nothing mounted on the node to tear down".into()
             }
             CsiStepped::PvcDelete { key: (ns, name) }
-                if crate::engine::query::claim(lab, &format!("{ns}/{name}")).is_some() =>
+                if crate::engine::query::claim_exists(lab, ns, name) =>
             {
                 format!(
                     "{what} stays Terminating while a pod uses it (finalizer kubernetes.io/pvc-protection)"
@@ -218,7 +218,7 @@ impl Held {
                 let pv = req.subject().unwrap_or_default().to_string();
                 self.pvs.insert(id.clone(), pv.clone());
                 return Some(Change {
-                    object: Changed::Volume { pv },
+                    object: Changed::Volume { pv: Some(pv) },
                     removed: false,
                     volume_id: id,
                     node: None,
@@ -231,7 +231,7 @@ impl Held {
                 self.volumes.remove(&volume)?;
                 return Some(Change {
                     object: Changed::Volume {
-                        pv: self.pvs.get(&volume).cloned().unwrap_or_default(),
+                        pv: self.pvs.get(&volume).cloned(),
                     },
                     removed: true,
                     volume_id: volume,
@@ -303,8 +303,9 @@ pub enum Changed {
     /// CreateVolume: the volume, for the PersistentVolume external-provisioner names after
     /// the request (`pvc-<claim UID>`).
     Volume {
-        /// The PV's name.
-        pv: String,
+        /// The PV's name (`None`: a DeleteVolume of a volume no PV named before the
+        /// command, as a raw `csi delete-volume` can send).
+        pv: Option<String>,
     },
     /// ControllerPublishVolume: the attach the VolumeAttachment asked for.
     Attachment {
@@ -634,7 +635,10 @@ fn object_text(c: &Change) -> String {
     let node = c.node.as_deref().unwrap_or("-");
     let (object, undone) = match &c.object {
         Changed::Volume { pv } => (
-            format!("volume {} for persistentvolume {pv}", c.volume_id),
+            match pv {
+                Some(pv) => format!("volume {} for persistentvolume {pv}", c.volume_id),
+                None => format!("volume {}", c.volume_id),
+            },
             "deleted",
         ),
         Changed::Attachment { name } => (
@@ -767,7 +771,7 @@ mod tests {
             step.change
                 .as_ref()
                 .map(|ch| (&ch.object, ch.removed, ch.after)),
-            Some((&Changed::Volume { pv }, true, None))
+            Some((&Changed::Volume { pv: Some(pv) }, true, None))
         );
     }
 
@@ -783,7 +787,7 @@ mod tests {
         let out = ok(&mut desk, "pod create q");
         assert!(!out.contains("CSI call"));
         let out = ok(&mut desk, "pod delete q --step");
-        assert!(out.contains("no CSI call: pod/q mounted no claim"));
+        assert!(out.contains("no CSI call: pod/q mounts no claim"));
         assert!(desk.stepping().is_none());
     }
 

@@ -668,7 +668,7 @@ impl Own<'_> {
             .netfilter
             .family_mut(self.network.addr().is_ipv6())
             .filter;
-        if filter.is_empty() {
+        if filter.is_pristine() {
             debug_assert_eq!(
                 rules.fwd_table,
                 {

@@ -157,6 +157,9 @@ impl Calico {
             host.root.routes.retain(|r| r.dev != host_name);
         }
         let addr = format!("{}/32", ip.addr());
+        let Some(netns) = host.netns.path(&env.netns).cloned() else {
+            return Err(super::common::netns_open_error(&env.netns));
+        };
         let mut cont = Link::new(
             &env.ifname,
             LinkKind::Veth {
@@ -172,7 +175,7 @@ impl Calico {
             &host_name,
             LinkKind::Veth {
                 peer: env.ifname.as_str().into(),
-                peer_netns: host.netns.path(&env.netns).cloned(),
+                peer_netns: Some(netns),
             },
             HOST_VETH_MAC,
             mtu,

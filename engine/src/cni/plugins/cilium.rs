@@ -114,6 +114,9 @@ impl CiliumCni {
             }
         }
         let addr = format!("{ip}/32");
+        let Some(netns) = host.netns.path(&env.netns).cloned() else {
+            return Err(super::common::netns_open_error(&env.netns));
+        };
         let mut cont = Link::new(
             &env.ifname,
             LinkKind::Veth {
@@ -129,7 +132,7 @@ impl CiliumCni {
             &host_name,
             LinkKind::Veth {
                 peer: env.ifname.as_str().into(),
-                peer_netns: host.netns.path(&env.netns).cloned(),
+                peer_netns: Some(netns),
             },
             host_mac,
             device_mtu,

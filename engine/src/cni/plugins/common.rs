@@ -580,20 +580,6 @@ pub(crate) fn exec_ipam(
     }
 }
 
-/// A destination as `ip route` names it: `default` for a /0, a bare address for a host
-/// route, the masked network else.
-pub(crate) fn route_dst(dst: &ipnet::IpNet) -> RouteDst {
-    if dst.prefix_len() == 0 {
-        RouteDst::Default {
-            v6: dst.addr().is_ipv6(),
-        }
-    } else if dst.prefix_len() == dst.max_prefix_len() {
-        RouteDst::Host(dst.addr())
-    } else {
-        RouteDst::Net(dst.trunc())
-    }
-}
-
 /// `ipam.ConfigureIface` (`pkg/ipam/ipam_linux.go`, HEAD): every `ips` entry whose
 /// `interface` names `ifname` goes on the link, the link comes up, then each result route
 /// is added on it; a route without `gw` goes via the first gateway of its family. A route
@@ -657,7 +643,7 @@ pub(crate) fn configure_iface(
         } else {
             r.gw.parse().ok()
         };
-        let entry = RouteEntry::static_route(route_dst(&dst), via, ifname);
+        let entry = RouteEntry::static_route(RouteDst::of_net(dst), via, ifname);
         // The kernel refuses a second route to the same prefix (same table and metric),
         // whatever its device: EEXIST.
         let clash = ns.route_table().iter().any(|e| e.dst == entry.dst);
@@ -776,7 +762,7 @@ pub(crate) fn validate_ips_and_routes(
         let Ok(dst) = r.dst.parse::<ipnet::IpNet>() else {
             continue;
         };
-        let want = route_dst(&dst);
+        let want = RouteDst::of_net(dst);
         let found = table.iter().any(|e| {
             e.dst == want
                 && (r.gw.is_empty()

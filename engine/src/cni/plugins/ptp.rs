@@ -174,7 +174,7 @@ fn setup_container_veth(
             r.scope_link = true;
             r.src = Some(src);
             ns.routes.push(r);
-            let mut r = RouteEntry::static_route(RouteDst::Net(prefix), None, &env.ifname);
+            let mut r = RouteEntry::static_route(RouteDst::of_net(prefix), None, &env.ifname);
             r.src = Some(src);
             ns.routes.push(r);
             continue;
@@ -188,7 +188,7 @@ fn setup_container_veth(
         gw_route.src = Some(src);
         ns.routes.push(gw_route);
         let mut net_route =
-            RouteEntry::static_route(RouteDst::Net(prefix), Some(gateway), &env.ifname);
+            RouteEntry::static_route(RouteDst::of_net(prefix), Some(gateway), &env.ifname);
         net_route.src = Some(src);
         ns.routes.push(net_route);
     }
