@@ -4,6 +4,7 @@
 //! watch-event log readable from an index.
 
 use super::meta::Meta;
+use crate::util::hash::LookupMap;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -89,9 +90,9 @@ pub type SharedKey = Arc<(String, String)>;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldIndexes {
     /// Pods by `spec.nodeName` (scheduled pods only).
-    pods_by_node: MixedMap<String, Vec<SharedKey>>,
+    pods_by_node: LookupMap<String, Vec<SharedKey>>,
     /// Pods by `status.podIP` (pods with an address only).
-    pods_by_ip: MixedMap<IpAddr, Vec<SharedKey>>,
+    pods_by_ip: LookupMap<IpAddr, Vec<SharedKey>>,
     /// Each node's network fields, parsed once per write of the node.
     node_nets: BTreeMap<String, NodeNetFields>,
 }
@@ -238,7 +239,7 @@ fn put_in(set: &mut Vec<SharedKey>, key: &SharedKey) {
 
 /// Take `key` out of the set under `at`, dropping the set when it empties.
 fn take_out<A: Hash + Eq + ?Sized, K: Hash + Eq + std::borrow::Borrow<A>>(
-    map: &mut MixedMap<K, Vec<SharedKey>>,
+    map: &mut LookupMap<K, Vec<SharedKey>>,
     at: &A,
     key: &SharedKey,
 ) {
@@ -466,11 +467,6 @@ fn key_hash(namespace: &str, name: &str) -> u64 {
     use std::hash::BuildHasher;
     foldhash::fast::FixedState::default().hash_one((namespace, name))
 }
-
-/// A hash map of the store's indexes, hashed with foldhash's fixed-seed hasher: quick on
-/// short keys, and its low bits vary between keys that differ only in their high bytes
-/// (`10.244.7.5` and `10.244.9.5`, `node-0017` and `node-0019`), where Fx's hardly do.
-type MixedMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
 impl<K: Kind> Default for Table<K> {
     fn default() -> Self {

@@ -329,6 +329,27 @@ impl RouteDst {
     }
 }
 
+/// A destination as `ip route` takes one: `default`, a CIDR (kept masked, a /32 or /128 as
+/// the host it names) or a bare address. `default` reads as IPv4's; callers that accept
+/// either family's compare with [`RouteDst::is_default`].
+impl std::str::FromStr for RouteDst {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "default" {
+            return Ok(RouteDst::Default { v6: false });
+        }
+        if let Ok(net) = s.parse::<IpNet>() {
+            return Ok(RouteDst::of_net(net));
+        }
+        s.parse::<IpAddr>().map(RouteDst::Host).map_err(|_| {
+            format!(
+                "{s:?} is not a route destination: expected `default`, a CIDR (10.244.1.0/24) or an address"
+            )
+        })
+    }
+}
+
 impl std::fmt::Display for RouteDst {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -1181,9 +1202,27 @@ mod tests {
 
     /// A destination as `ip route` prints it (a bare address is a host route).
     fn dst(text: &str) -> RouteDst {
-        text.parse()
-            .map(RouteDst::Net)
-            .unwrap_or_else(|_| RouteDst::Host(text.parse().expect("an address")))
+        text.parse().expect("a route destination")
+    }
+
+    /// A destination typed by a learner reads as `ip route` would keep it, and prints back
+    /// as `ip route` prints it; anything else is refused, saying what is accepted.
+    #[test]
+    fn a_route_destination_reads_as_ip_route_keeps_it() {
+        for (text, shown) in [
+            ("default", "default"),
+            ("10.244.1.0/24", "10.244.1.0/24"),
+            ("10.244.1.5/24", "10.244.1.0/24"),
+            ("10.1.1.1/32", "10.1.1.1"),
+            ("10.1.1.1", "10.1.1.1"),
+            ("fd00::/64", "fd00::/64"),
+            ("fd00::1/128", "fd00::1"),
+        ] {
+            assert_eq!(dst(text).to_string(), shown, "{text}");
+        }
+        assert_eq!(dst("0.0.0.0/0"), RouteDst::Default { v6: false });
+        let e = "cni0".parse::<RouteDst>().expect_err("not a destination");
+        assert!(e.contains("expected `default`, a CIDR"), "{e}");
     }
 
     fn entry(owner: &str, to: &str, via: &str) -> Arc<PeerEntry> {

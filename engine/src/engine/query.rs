@@ -202,6 +202,13 @@ pub(crate) fn claim_exists(lab: &Lab, ns: &str, name: &str) -> bool {
     lab.cluster.pvcs.get_named(ns, name).is_some()
 }
 
+/// Whether `route` leads to the destination `text` names, read as `ip route` reads one
+/// (`default`, a CIDR, an address); `false` for text that names none.
+pub(crate) fn route_leads_to(route: &crate::cni::host::RouteEntry, text: &str) -> bool {
+    text.parse::<crate::cni::host::RouteDst>()
+        .is_ok_and(|want| route.dst == want)
+}
+
 /// Each PV's driver volume ID and name (`spec.csi.volumeHandle`, `metadata.name`).
 pub(crate) fn pv_handles(lab: &Lab) -> impl Iterator<Item = (&str, &str)> {
     lab.cluster

@@ -389,7 +389,12 @@ impl Lab {
     fn why_route(&self, dst: &str, node: &str) -> Result<Vec<Link>, LabError> {
         let rt = self.node_runtime(node)?;
         let table = rt.host.route_table();
-        let Some(route) = table.iter().find(|r| r.dst.to_string() == dst).cloned() else {
+        let want: crate::cni::host::RouteDst = dst.parse().map_err(LabError::msg)?;
+        let Some(route) = table
+            .iter()
+            .find(|r| r.dst == want || (want.is_default() && r.dst.is_default()))
+            .cloned()
+        else {
             return Err(LabError::msg(format!(
                 "no route {dst} on {node}; routes there: {}",
                 table

@@ -1979,7 +1979,9 @@ pub(crate) fn why_route_lease(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (node, cidr, peer) = (arg(a, 0), arg(a, 1), arg(a, 2));
     let mut asked = false;
     let holds = why_chains(seen).any(|chain| match chain.first() {
-        Some(Link::Route { node: n, route }) if n == node && route.dst.to_string() == *cidr => {
+        Some(Link::Route { node: n, route })
+            if n == node && crate::engine::query::route_leads_to(route, cidr) =>
+        {
             asked = true;
             chain
                 .iter()

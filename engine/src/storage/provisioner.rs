@@ -40,7 +40,7 @@ pub(crate) struct Provisioner {
     /// The UID of the claim each backoff key last failed for: a claim deleted and created
     /// again under the same name is a new object, and the work queue forgot the old one's
     /// failures when it saw it gone (sig-storage-lib-external-provisioner `Forget`).
-    pub backoff_uid: std::collections::BTreeMap<String, String>,
+    pub backoff_uid: std::collections::BTreeMap<String, crate::cluster::Uid>,
 }
 
 impl Component for Provisioner {
@@ -100,7 +100,7 @@ impl Provisioner {
         if self
             .backoff_uid
             .get(&backoff_key)
-            .is_some_and(|uid| *uid != pvc.metadata.uid)
+            .is_some_and(|&uid| uid != pvc.metadata.uid)
         {
             self.backoff.clear(&backoff_key);
             self.backoff_uid.remove(&backoff_key);
@@ -109,7 +109,7 @@ impl Provisioner {
             return false;
         }
         self.backoff_uid
-            .insert(backoff_key.clone(), pvc.metadata.uid.to_string());
+            .insert(backoff_key.clone(), pvc.metadata.uid);
         ctx.event(
             "external-provisioner",
             "Provisioning",

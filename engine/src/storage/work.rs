@@ -11,15 +11,12 @@
 //! as a relist does. A replaced lab (`load`, `reset`) starts with fresh work sets.
 
 use crate::cluster::{EventType, Kind, Object, PvSpec, Revisions, Table, VaSpec, WatchEvent};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// A table key: (namespace, name); the namespace is empty for cluster-scoped kinds.
 pub type Key = (String, String);
 
-/// A map the work sets' indexes only look keys up in (never walk in order), hashed with
-/// foldhash's fixed-seed hasher as the store's indexes are: a lookup in an ordered map
-/// compares long keys sharing prefixes (`pvc-…`, `default/…`) at every level.
-pub(crate) type LookupMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+pub(crate) use crate::util::hash::LookupMap;
 
 /// A table key ordered as the store orders `(namespace, name)`, but compared without
 /// handing empty strings to `memcmp`: glibc's AVX-512 `memcmp` takes a very slow path for

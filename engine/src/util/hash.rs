@@ -107,6 +107,14 @@ pub(crate) fn to_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// A hash map that is only looked up, never walked in order (so its order can reach no
+/// output), hashed with foldhash's fixed-seed hasher: deterministic, quick on short keys,
+/// and its low bits vary between keys that differ only in their high bytes
+/// (`10.244.7.5` and `10.244.9.5`, `node-0017` and `node-0019`), where Fx's hardly do. A
+/// lookup in an ordered map compares long keys sharing prefixes (`pvc-…`, `default/…`) at
+/// every level.
+pub(crate) type LookupMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::FixedState>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
