@@ -249,30 +249,19 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     out
 }
 
-/// kubectl's `printTolerationsMultiline`: one a line, sorted by key,
-/// `KEY[=VALUE][:EFFECT][ op=Exists][ for Ns]`.
+/// kubectl's `printTolerationsMultiline`: one a line, sorted by key. The lab's tolerations
+/// all have a key, an effect, `Exists` and a time, so each reads
+/// `KEY:EFFECT op=Exists for Ns`.
 fn tolerations_text(tolerations: &[crate::cluster::Toleration]) -> String {
-    if tolerations.is_empty() {
-        return "<none>".into();
-    }
     let mut sorted = tolerations.to_vec();
     sorted.sort_by_key(|t| t.key);
     sorted
         .iter()
         .map(|t| {
-            let mut line = t.key.to_string();
-            if !t.effect.is_empty() {
-                line.push_str(&format!(":{}", t.effect));
-            }
-            if t.operator == "Exists" {
-                line.push_str(if t.key.is_empty() && t.effect.is_empty() {
-                    "op=Exists"
-                } else {
-                    " op=Exists"
-                });
-            }
-            line.push_str(&format!(" for {}s", t.toleration_seconds));
-            line
+            format!(
+                "{}:{} op={} for {}s",
+                t.key, t.effect, t.operator, t.toleration_seconds
+            )
         })
         .collect::<Vec<_>>()
         .join("\n                 ")
