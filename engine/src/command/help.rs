@@ -874,11 +874,15 @@ pub(crate) fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
         ErrorKind::ArgumentConflict => {
             let a = plain_arg(&ctx_str(e, ContextKind::InvalidArg).unwrap_or_default());
             let b = plain_arg(&ctx_str(e, ContextKind::PriorArg).unwrap_or_default());
+            // clap names an option with its value (`--size <SIZE>`), a switch alone (`--step`).
+            let takes_value = a.contains(' ');
             let a = a.split(' ').next().unwrap_or(&a).to_string();
             let b = b.split(' ').next().unwrap_or(&b).to_string();
-            if a == b {
+            if a == b && takes_value {
                 // clap reports a single-valued flag given again as a conflict with itself.
                 format!("{a} given twice: it takes one value{usage}")
+            } else if a == b {
+                format!("{a} given twice: it is a switch, give it once{usage}")
             } else {
                 format!("{a} and {b} cannot be used together{usage}")
             }

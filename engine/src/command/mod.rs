@@ -365,6 +365,11 @@ mod tests {
             "{m}"
         );
         assert!(invalid("cni add c --node a --node b").starts_with("--node given twice"));
+        let m = invalid("pod delete w --step --step");
+        assert!(
+            m.starts_with("--step given twice: it is a switch, give it once\nusage: pod delete"),
+            "{m}"
+        );
         let Some(Command::Pod(grammar::PodCmd::Create(a))) =
             parse("pod create w --node n -l a=b -l c=d --port 80:80 --port 81:81 --pvc x --pvc y")
                 .unwrap()
