@@ -71,12 +71,7 @@ impl<'a> PodFacts<'a> {
                 .flat_map(|c| &c.ports)
                 .map(|port| (port.host_port, port.container_port, port.protocol.as_str()))
                 .collect(),
-            claims: p
-                .spec
-                .volumes
-                .iter()
-                .map(|v| v.persistent_volume_claim.claim_name.as_str())
-                .collect(),
+            claims: claim_names(p).collect(),
             netns: sandbox.map(|sb| sb.netns()),
             sandbox_id: sandbox.map(|sb| sb.id()),
         }
@@ -188,13 +183,15 @@ pub(crate) fn claim_volume<'a>(lab: &'a Lab, key_: &str) -> Option<VolumeFacts<'
 /// The claims pod `ns`/`name`'s volumes name (`None`: no such pod).
 pub(crate) fn pod_claims<'a>(lab: &'a Lab, ns: &str, name: &str) -> Option<Vec<&'a str>> {
     let pod = lab.cluster.pods.get_named(ns, name)?;
-    Some(
-        pod.spec
-            .volumes
-            .iter()
-            .map(|v| v.persistent_volume_claim.claim_name.as_str())
-            .collect(),
-    )
+    Some(claim_names(pod).collect())
+}
+
+/// The claims a pod's volumes name, in its namespace.
+fn claim_names(pod: &Object<PodSpec>) -> impl Iterator<Item = &str> {
+    pod.spec
+        .volumes
+        .iter()
+        .map(|v| v.persistent_volume_claim.claim_name.as_str())
 }
 
 /// Whether claim `ns`/`name` exists (Terminating or not).
