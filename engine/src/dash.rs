@@ -479,7 +479,7 @@ pub fn pod_facts(lab: &Lab, key: &PodKey) -> Option<PodFacts> {
         node: p.spec.node_name.clone(),
         running: status == "Running",
         status,
-        ip: p.status.pod_ip.clone(),
+        ip: p.status.pod_ip.map(|ip| ip.to_string()).unwrap_or_default(),
         ..PodFacts::default()
     };
     let sandbox = node_view::sandbox(lab, &p.spec.node_name, &format!("{}/{}", key.0, key.1));

@@ -279,11 +279,10 @@ fn violations(lab: &Lab) -> Vec<String> {
     // (1) IPAM.
     let mut ips: BTreeMap<String, String> = BTreeMap::new();
     for ((ns, name), pod) in &c.pods {
-        let ip = &pod.status.pod_ip;
-        if ip.is_empty() {
+        let Some(ip) = pod.status.pod_ip else {
             continue;
-        }
-        if let Some(other) = ips.insert(ip.clone(), format!("{ns}/{name}")) {
+        };
+        if let Some(other) = ips.insert(ip.to_string(), format!("{ns}/{name}")) {
             bad.push(format!("(1) IP {ip} held by {other} and {ns}/{name}"));
         }
         if pod.status.phase == "Running" {
@@ -297,12 +296,11 @@ fn violations(lab: &Lab) -> Vec<String> {
                 bad.push(format!("(1) running pod {key} has no sandbox on {node}"));
                 continue;
             };
-            let leased = ip.parse().ok().is_some_and(|addr| {
-                rt.host
-                    .ipam
-                    .values()
-                    .any(|s| s.lease(&addr).is_some_and(|l| l.container_id == sb.id()))
-            });
+            let leased = rt
+                .host
+                .ipam
+                .values()
+                .any(|s| s.lease(&ip).is_some_and(|l| l.container_id == sb.id()));
             if !leased {
                 bad.push(format!(
                     "(1) running pod {key} IP {ip} is not leased to its sandbox {} on {node}",

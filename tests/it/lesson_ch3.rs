@@ -204,8 +204,7 @@ fn no_two_pods_share_an_address_when_a_chapter3_lesson_ends() {
             .cluster()
             .pods
             .values()
-            .filter(|p| !p.status.pod_ip.is_empty())
-            .map(|p| (p.status.pod_ip.to_string(), p.key()))
+            .filter_map(|p| Some((p.status.pod_ip?.to_string(), p.key())))
             .collect();
         ips.sort();
         for w in ips.windows(2) {

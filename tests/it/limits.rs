@@ -107,7 +107,7 @@ fn a_slash_8_pod_cidr_works() {
         .get(&("default".to_string(), "p".to_string()))
         .expect("the pod exists");
     assert_eq!(pod.status.phase, "Running");
-    assert_eq!(pod.status.pod_ip, "10.0.0.2");
+    assert_eq!(pod.status.pod_ip, Some("10.0.0.2".parse().unwrap()));
     bounded("show ipam big", || lab.execute("show ipam big")).expect("show ipam");
     bounded("show routes big", || lab.execute("show routes big")).expect("show routes");
     bounded("trace", || lab.execute("trace p 10.255.255.254")).ok();

@@ -183,7 +183,7 @@ fn a_lost_node_does_nothing_with_a_pod_pinned_to_it() {
     run(&mut lab, "pod create late --node node-2");
     let p = &lab.cluster().pods[&key("late")];
     assert_eq!(p.status.phase, "Pending");
-    assert!(p.status.host_ip.is_empty(), "no kubelet wrote a status");
+    assert!(p.status.host_ip.is_none(), "no kubelet wrote a status");
     run(&mut lab, "fault clear 1");
     assert_eq!(phase(&lab, "late"), "Running");
 }

@@ -188,7 +188,7 @@ fn views_are_not_journaled_and_reset_restarts_the_journal() {
         .journal()
         .entries
         .iter()
-        .map(|e| (e.line.as_str(), e.fails))
+        .map(|e| (&*e.line, e.fails))
         .collect();
     assert_eq!(
         lines,
@@ -236,7 +236,10 @@ fn a_loaded_conflist_is_inlined_so_replay_never_reads_the_disk() {
     let path = dir.join("lab.json");
     lab.execute(&format!("save {}", path.display())).unwrap();
     let entry = &lab.journal().entries[0];
-    assert_eq!(entry.files.get(&conf.display().to_string()), Some(&text));
+    assert_eq!(
+        entry.files_read().get(&conf.display().to_string()),
+        Some(&text)
+    );
     // The conflist is gone from disk: the save still loads, from its own copy.
     std::fs::remove_file(&conf).unwrap();
     let mut loaded = crate::common::lab();

@@ -41,12 +41,7 @@ fn save_after_a_rewind_writes_the_first_n_events_and_after_a_fork_the_fork() {
     lab.execute(&format!("save {}", path.display())).unwrap();
     let mut loaded = crate::common::lab();
     loaded.execute(&format!("load {}", path.display())).unwrap();
-    let lines: Vec<&str> = loaded
-        .journal()
-        .entries
-        .iter()
-        .map(|e| e.line.as_str())
-        .collect();
+    let lines: Vec<&str> = loaded.journal().entries.iter().map(|e| &*e.line).collect();
     assert_eq!(
         lines,
         ["pod create a --node node-1", "pod create d --node node-2"]

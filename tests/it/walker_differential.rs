@@ -127,15 +127,15 @@ fn address_of(lab: &Lab, word: &str) -> String {
     if word.parse::<IpAddr>().is_ok() {
         return word.to_string();
     }
-    let strip = |a: &str| a.split('/').next().unwrap_or(a).to_string();
     if let Some(rt) = lab.nodes().get(word) {
         let eth0 = &rt.host.root.links["eth0"];
         return eth0.addrs[0].addr().to_string();
     }
     let ip = lab
         .pod_ip(&("default".to_string(), word.to_string()))
+        .flatten()
         .unwrap_or_else(|| panic!("{word} has no IP"));
-    strip(ip)
+    ip.to_string()
 }
 
 /// The count-only rules at the head of `ns`'s filter INPUT: one per candidate source and

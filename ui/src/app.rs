@@ -1928,7 +1928,12 @@ impl App {
                 .filter(|k| {
                     node_hit
                         || k.1.to_lowercase().contains(&f)
-                        || self.desk.lab.pod_ip(k).is_some_and(|ip| ip.contains(&f))
+                        || self
+                            .desk
+                            .lab
+                            .pod_ip(k)
+                            .flatten()
+                            .is_some_and(|ip| ip.to_string().contains(&f))
                 })
                 .cloned()
                 .collect();

@@ -2,6 +2,7 @@
 
 use super::store::Kind;
 use serde::Serialize;
+use std::net::IpAddr;
 use std::sync::Arc;
 
 /// Text that is usually a literal (a phase, a condition type, a reason): borrowed when it
@@ -156,10 +157,6 @@ impl Condition {
 /// A pod's `status.conditions`: most pods share a static list (see `PodStatus::conditions`).
 pub type Conditions = std::borrow::Cow<'static, [Condition]>;
 
-fn no_conditions(c: &Conditions) -> bool {
-    c.is_empty()
-}
-
 /// `Node.status`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct NodeStatus {
@@ -249,13 +246,14 @@ fn is_zero_u16(v: &u16) -> bool {
     *v == 0
 }
 
-/// One container of a pod (the lab runs one, `app`).
+/// One container of a pod (the lab runs one, `app`, from one image: both names are
+/// borrowed, not copied into each pod, unless a manifest gave others).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Container {
     /// Container name.
-    pub name: String,
+    pub name: Text,
     /// Image.
-    pub image: String,
+    pub image: Text,
     /// Declared ports.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<ContainerPort>,
@@ -425,39 +423,24 @@ impl Kind for PodSpec {
     }
 }
 
-/// `status.podIPs[]`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PodIp {
-    /// The address.
-    pub ip: String,
-}
-
 /// `Pod.status`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PodStatus {
     /// Pending, Running, Succeeded, Failed.
     pub phase: Text,
     /// Conditions (PodScheduled, PodReadyToStartContainers, Initialized, ContainersReady, Ready):
     /// borrowed from one static list where every pod reports the same ones (kubelet's ready
     /// and not-ready sets), owned where a component wrote its own.
-    #[serde(skip_serializing_if = "no_conditions")]
     pub conditions: Conditions,
     /// The node's InternalIP (`hostIP`).
-    #[serde(rename = "hostIP", skip_serializing_if = "String::is_empty")]
-    pub host_ip: String,
-    /// The pod's primary IP.
-    #[serde(skip_serializing_if = "String::is_empty", rename = "podIP")]
-    pub pod_ip: String,
-    /// All pod IPs.
-    #[serde(skip_serializing_if = "Vec::is_empty", rename = "podIPs")]
-    pub pod_ips: Vec<PodIp>,
+    pub host_ip: Option<IpAddr>,
+    /// The pod's address (`podIP`). The lab's pods are single-stack, so `podIPs` is this
+    /// address alone (the API requires `podIPs[0]` to be `podIP`) and is written from it.
+    pub pod_ip: Option<IpAddr>,
     /// Why a waiting container waits (`ContainerCreating`), or why the pod failed
     /// (`OutOfintel.com/sriov_netdevice`).
-    #[serde(skip_serializing_if = "str::is_empty")]
     pub reason: Text,
     /// A human-readable message (kubelet's `Pod was rejected: …`).
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
 }
 
@@ -466,12 +449,44 @@ impl Default for PodStatus {
         PodStatus {
             phase: Text::Borrowed("Pending"),
             conditions: Conditions::Borrowed(&[]),
-            host_ip: String::new(),
-            pod_ip: String::new(),
-            pod_ips: Vec::new(),
+            host_ip: None,
+            pod_ip: None,
             reason: Text::Borrowed(""),
             message: String::new(),
         }
+    }
+}
+
+/// One entry of `status.podIPs`, as the API writes it (`- ip: 10.244.1.5`).
+#[derive(Serialize)]
+struct PodIp {
+    ip: IpAddr,
+}
+
+/// `Pod.status` as the API writes it: `hostIP`, `podIP` and `podIPs` as text, each left out
+/// while unset, as are empty conditions, reason and message.
+impl Serialize for PodStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("PodStatus", 7)?;
+        st.serialize_field("phase", &self.phase)?;
+        if !self.conditions.is_empty() {
+            st.serialize_field("conditions", &self.conditions)?;
+        }
+        if let Some(ip) = &self.host_ip {
+            st.serialize_field("hostIP", ip)?;
+        }
+        if let Some(ip) = self.pod_ip {
+            st.serialize_field("podIP", &ip)?;
+            st.serialize_field("podIPs", &[PodIp { ip }])?;
+        }
+        if !self.reason.is_empty() {
+            st.serialize_field("reason", &self.reason)?;
+        }
+        if !self.message.is_empty() {
+            st.serialize_field("message", &self.message)?;
+        }
+        st.end()
     }
 }
 

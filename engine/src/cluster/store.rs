@@ -7,7 +7,7 @@ use super::meta::Meta;
 use crate::util::hash::LookupMap;
 use serde::Serialize;
 use serde::ser::SerializeMap;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::net::IpAddr;
@@ -86,13 +86,14 @@ pub type SharedKey = Arc<(String, String)>;
 /// `fieldSelector=spec.nodeName=NODE`) and `status.podIP` (the other pod field selector
 /// that names one pod's network: how the packet walker finds the pod holding an address).
 /// Each holds the pods' table keys (shared with the table) in the table's order: a node
-/// holds a few dozen pods and an address one, so a sorted vector is all the set needs.
+/// holds a few dozen pods, so a sorted vector is all its set needs; an address is one pod's,
+/// so the address index is one ordered set of (address, key) pairs, with no set per address.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldIndexes {
     /// Pods by `spec.nodeName` (scheduled pods only).
     pods_by_node: LookupMap<String, Vec<SharedKey>>,
     /// Pods by `status.podIP` (pods with an address only).
-    pods_by_ip: LookupMap<IpAddr, Vec<SharedKey>>,
+    pods_by_ip: BTreeSet<(IpAddr, SharedKey)>,
     /// Each node's network fields, parsed once per write of the node.
     node_nets: BTreeMap<String, NodeNetFields>,
 }
@@ -129,8 +130,11 @@ impl FieldIndexes {
     pub fn pods_with_ip<'a>(
         &'a self,
         ip: IpAddr,
-    ) -> impl DoubleEndedIterator<Item = &'a (String, String)> + 'a {
-        self.pods_by_ip.get(&ip).into_iter().flatten().map(|k| &**k)
+    ) -> impl Iterator<Item = &'a (String, String)> + 'a {
+        self.pods_by_ip
+            .range((ip, SharedKey::clone(&LEAST_KEY))..)
+            .take_while(move |(at, _)| *at == ip)
+            .map(|(_, k)| &**k)
     }
 
     /// Every node's network fields, by name (the node table's order).
@@ -196,19 +200,14 @@ impl FieldIndexes {
     }
 
     fn unindex_pod_ip(&mut self, key: &SharedKey, status: &super::PodStatus) {
-        if let Ok(ip) = status.pod_ip.parse::<IpAddr>() {
-            take_out(&mut self.pods_by_ip, &ip, key);
+        if let Some(ip) = status.pod_ip {
+            self.pods_by_ip.remove(&(ip, SharedKey::clone(key)));
         }
     }
 
     fn index_pod_ip(&mut self, key: &SharedKey, status: &super::PodStatus) {
-        if let Ok(ip) = status.pod_ip.parse::<IpAddr>() {
-            match self.pods_by_ip.entry(ip) {
-                std::collections::hash_map::Entry::Occupied(set) => put_in(set.into_mut(), key),
-                std::collections::hash_map::Entry::Vacant(at) => {
-                    at.insert(vec![key.clone()]);
-                }
-            }
+        if let Some(ip) = status.pod_ip {
+            self.pods_by_ip.insert((ip, SharedKey::clone(key)));
         }
     }
 
@@ -229,6 +228,11 @@ impl FieldIndexes {
         assert_eq!(*self, again, "the store's pod field indexes are stale");
     }
 }
+
+/// The least table key (namespace and name empty): where an address's pairs begin in
+/// [`FieldIndexes`]'s address index.
+static LEAST_KEY: std::sync::LazyLock<SharedKey> =
+    std::sync::LazyLock::new(|| Arc::new((no_namespace(), no_namespace())));
 
 /// Put `key` in the sorted `set` (once).
 fn put_in(set: &mut Vec<SharedKey>, key: &SharedKey) {
@@ -608,6 +612,16 @@ impl<K: Kind> Table<K> {
     /// The object under `key`.
     pub fn get(&self, key: &(String, String)) -> Option<&Object<K>> {
         self.find(&key.0, &key.1).map(|s| self.object(s))
+    }
+
+    /// The object under `key`, with the table's own copy of the key: a map beside the table
+    /// that names the same objects (a kubelet's pod workers) shares it instead of copying.
+    pub fn get_shared(&self, key: &(String, String)) -> Option<(&SharedKey, &Object<K>)> {
+        let slot = self.find(&key.0, &key.1)?;
+        let s = self.slots[slot as usize]
+            .as_ref()
+            .expect("a table key names a live slot");
+        Some((&s.key, &*s.obj))
     }
 
     /// The object under (namespace, name), the key's parts borrowed.
@@ -1258,7 +1272,7 @@ mod tests {
         c.pods().update(b).unwrap();
         assert_eq!(names(c.fields.pods_on_node("node-1")), ["a", "b"]);
         let mut b = c.pods().get("default", "b").unwrap().clone();
-        b.status.pod_ip = "10.244.1.5".into();
+        b.status.pod_ip = Some(ip);
         c.pods().update_status(&b).unwrap();
         assert_eq!(names(c.fields.pods_with_ip(ip)), ["b"]);
         c.pods().delete("default", "b").unwrap();

@@ -900,8 +900,8 @@ fn pod_spec(name: &str, spec: Option<&PodSpecM>) -> Result<PodSpec, LabError> {
             }
         }
         containers.push(Container {
-            name: c.name.clone(),
-            image: c.image.clone(),
+            name: c.name.clone().into(),
+            image: c.image.clone().into(),
             ports,
             resources,
         });

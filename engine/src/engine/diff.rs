@@ -57,7 +57,11 @@ impl Moment {
                 key.clone(),
                 PodState {
                     phase: pod.status.phase.to_string(),
-                    ip: pod.status.pod_ip.clone(),
+                    ip: pod
+                        .status
+                        .pod_ip
+                        .map(|ip| ip.to_string())
+                        .unwrap_or_default(),
                     node: pod.spec.node_name.clone(),
                 },
             );

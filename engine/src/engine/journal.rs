@@ -51,18 +51,27 @@ impl Start {
     }
 }
 
-/// One journaled command.
+/// One journaled command: what `save` writes and a replay (`load`, `rewind`) runs. A lab
+/// journals every command it ran, so an entry holds no more than that: the line at its
+/// size, and the files only for the few commands that read some.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     /// The command line as typed (comment stripped).
-    pub line: String,
+    pub line: Box<str>,
     /// Files the command read, by the path it named, with their content (so a replay
-    /// never reads the disk).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub files: BTreeMap<String, String>,
+    /// never reads the disk); `None` when it read none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<Box<BTreeMap<String, String>>>,
     /// The command failed (and fails again on replay).
     #[serde(default, skip_serializing_if = "is_false")]
     pub fails: bool,
+}
+
+impl Entry {
+    /// A copy of the files it read, for a replay to answer reads from.
+    pub fn files_read(&self) -> BTreeMap<String, String> {
+        self.files.as_deref().cloned().unwrap_or_default()
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -304,8 +313,8 @@ impl Lab {
         let files = std::mem::take(&mut self.journal.reading);
         if record {
             self.journal.entries.push(Entry {
-                line: line.trim().to_string(),
-                files,
+                line: line.trim().into(),
+                files: (!files.is_empty()).then(|| Box::new(files)),
                 fails: failed,
             });
             return self.timeline_record();

@@ -902,7 +902,9 @@ impl Lab {
 
     /// Every kubelet's pod workers, by pod (for `describe`, `tick` and the save state).
     pub fn pod_workers(&self) -> impl Iterator<Item = (&(String, String), &PodWork)> {
-        self.kubelets.values().flat_map(|k| k.pod_work.iter())
+        self.kubelets
+            .values()
+            .flat_map(|k| k.pod_work.iter().map(|(key, w)| (&**key, w)))
     }
 
     /// One call-log line per plugin execution in the wire range.
@@ -1174,7 +1176,7 @@ impl Lab {
     /// when it read none, or when the lab was rebuilt meanwhile.
     pub(crate) fn files_read_since(&self, mark: usize) -> BTreeMap<String, String> {
         match self.journal.entries.get(mark..) {
-            Some([one]) => one.files.clone(),
+            Some([one]) => one.files_read(),
             _ => BTreeMap::new(),
         }
     }
@@ -1193,9 +1195,9 @@ impl Lab {
             .map(String::as_str)
     }
 
-    /// A pod's podIP (empty before it has one), if the pod exists.
-    pub fn pod_ip(&self, key: &(String, String)) -> Option<&str> {
-        self.cluster.pods.get(key).map(|p| p.status.pod_ip.as_str())
+    /// A pod's podIP (`None` inside before it has one), if the pod exists.
+    pub fn pod_ip(&self, key: &(String, String)) -> Option<Option<std::net::IpAddr>> {
+        self.cluster.pods.get(key).map(|p| p.status.pod_ip)
     }
 
     /// The first pod in the API server's order, as `(namespace, name)`.

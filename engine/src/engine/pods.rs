@@ -14,7 +14,7 @@ impl Lab {
     pub(crate) fn existing_namespace(&self, ns: &str) -> Result<bool, LabError> {
         self.cluster
             .namespaces
-            .get(&(crate::cluster::no_namespace(), ns.to_string()))
+            .get_named("", ns)
             .map(|n| n.metadata.deletion_tick.is_some())
             .ok_or_else(|| {
                 LabError::msg(format!(
@@ -319,11 +319,9 @@ impl Lab {
                 (p.metadata.name.clone(), Role::Name),
                 (p.spec.node_name.clone(), Role::Plain),
                 (
-                    if p.status.pod_ip.is_empty() {
-                        "<none>".into()
-                    } else {
-                        p.status.pod_ip.clone()
-                    },
+                    p.status
+                        .pod_ip
+                        .map_or_else(|| "<none>".into(), |ip| ip.to_string()),
                     Role::Plain,
                 ),
                 (status, role),

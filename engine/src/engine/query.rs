@@ -59,7 +59,7 @@ impl<'a> PodFacts<'a> {
             key: p.key(),
             phase: &p.status.phase,
             status: super::pods::pod_status_text(p),
-            ip: p.status.pod_ip.parse().ok(),
+            ip: p.status.pod_ip,
             node: &p.spec.node_name,
             namespace: &p.metadata.namespace,
             labels: &p.metadata.labels,

@@ -296,7 +296,11 @@ fn entry(i: usize, v: &Value) -> Result<Entry, SaveError> {
     {
         return Err(SaveError::new(format!("{path}: unknown field {k:?}")));
     }
-    Ok(Entry { line, files, fails })
+    Ok(Entry {
+        line: line.into(),
+        files: (!files.is_empty()).then(|| Box::new(files)),
+        fails,
+    })
 }
 
 /// Canonical JSON: object keys sorted, no whitespace (what the digest hashes).
@@ -640,7 +644,7 @@ impl Lab {
                     return Err(SaveError::new(format!("{where_}: does not parse: {m}")));
                 }
             }
-            lab.journal.replay_files(Some(e.files.clone()));
+            lab.journal.replay_files(Some(e.files_read()));
             let result = lab.execute(&e.line);
             lab.journal.replay_files(None);
             match (result, e.fails) {

@@ -275,7 +275,7 @@ impl Lab {
         Some(Event {
             number,
             clock: *t,
-            line: e.line.clone(),
+            line: e.line.to_string(),
             failed: e.fails,
         })
     }
@@ -292,7 +292,7 @@ impl Lab {
             .map(|(i, (e, t))| Event {
                 number: i + 1,
                 clock: *t,
-                line: e.line.clone(),
+                line: e.line.to_string(),
                 failed: e.fails,
             })
             .collect()
@@ -317,7 +317,7 @@ impl Lab {
         // The replay reads no file: each entry's own are handed back.
         let outer = self.journal.replay_setting();
         for e in &entries[from..] {
-            lab.journal.replay_files(Some(e.files.clone()));
+            lab.journal.replay_files(Some(e.files_read()));
             let _ = lab.execute(&e.line);
         }
         lab.journal.replay_files(outer);
@@ -469,7 +469,7 @@ impl Lab {
         let pos = self.position();
         let past = self.present().journal.entries[pos.at..]
             .iter()
-            .map(|e| e.line.clone())
+            .map(|e| e.line.to_string())
             .collect();
         self.shown.push(super::seen::Seen::Rewound {
             at: pos.at,

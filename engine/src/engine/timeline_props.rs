@@ -88,7 +88,7 @@ proptest! {
             prop_assert_eq!(&rewound, &live[n], "rewind {} differs from the live views", n);
             let mut fresh = Lab::new();
             for e in &events[..n] {
-                fresh.journal.replay_files(Some(e.files.clone()));
+                fresh.journal.replay_files(Some(e.files_read()));
                 let _ = fresh.execute(&e.line);
                 fresh.journal.replay_files(None);
             }

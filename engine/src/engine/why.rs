@@ -727,7 +727,7 @@ impl Lab {
     /// Event `n` (from 1) as an origin.
     fn origin(&self, n: usize) -> Origin {
         match self.journal.entries.get(n.wrapping_sub(1)) {
-            Some(e) => Origin::Event(n, e.line.clone()),
+            Some(e) => Origin::Event(n, e.line.to_string()),
             None => Origin::Start,
         }
     }

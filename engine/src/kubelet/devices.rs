@@ -16,6 +16,7 @@
 //! ([`DeviceManager::pod_devices`]) reports what a pod holds, which is how Multus finds the
 //! VF's PCI address for sriov-cni.
 
+use crate::cluster::store::SharedKey;
 use crate::cluster::{Object, PodSpec};
 use crate::cni::host::Host;
 use crate::cni::kube_api::PodDevices;
@@ -142,13 +143,17 @@ impl DeviceManager {
                         reason: "UnexpectedAdmissionError".into(),
                         message: format!("Allocate failed for {resource}: {e}"),
                     })?;
-                alloc.containers.entry(c.name.clone()).or_default().insert(
-                    resource.clone(),
-                    ContainerDevices {
-                        ids,
-                        envs: resp.envs,
-                    },
-                );
+                alloc
+                    .containers
+                    .entry(c.name.to_string())
+                    .or_default()
+                    .insert(
+                        resource.clone(),
+                        ContainerDevices {
+                            ids,
+                            envs: resp.envs,
+                        },
+                    );
             }
         }
         if !alloc.containers.is_empty() {
@@ -364,9 +369,9 @@ impl super::Kubelet {
         &mut self,
         ctx: &mut crate::control::Ctx<'_>,
         cri: &mut super::Cri<'_>,
+        key: &SharedKey,
         pod: &Object<PodSpec>,
     ) -> bool {
-        let key = pod_key(pod);
         // The node's allocatable and labels, read in place (a node object is not copied).
         let (no_allocatable, no_labels) = (Default::default(), Default::default());
         let (allocatable, labels) = ctx
@@ -384,12 +389,12 @@ impl super::Kubelet {
         let active = || {
             self.admitted
                 .iter()
-                .filter(|k| **k != key)
+                .filter(|k| *k != key)
                 .filter_map(|k| ctx.api.pods.get(k))
                 .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
                 .map(|p| &p.spec)
         };
-        let pods_used = self.admitted.len() - usize::from(self.admitted.contains(&key));
+        let pods_used = self.admitted.len() - usize::from(self.admitted.contains(key));
         debug_assert_eq!(
             pods_used,
             active().count(),
@@ -406,8 +411,8 @@ impl super::Kubelet {
         let actor = self.actor.clone();
         match verdict {
             Ok(()) => {
-                self.admitted.insert(key.clone());
-                if let Some(a) = self.devices.allocated.get(&key) {
+                self.admitted.insert(SharedKey::clone(key));
+                if let Some(a) = self.devices.allocated.get(&**key) {
                     for (c, m) in &a.containers {
                         for (r, d) in m {
                             ctx.log(
@@ -435,7 +440,7 @@ impl super::Kubelet {
                     crate::record::Level::Warning,
                 );
                 let message = format!("Pod was rejected: {}", rej.message);
-                let _ = ctx.write_pod_status(&key, &actor, |st| {
+                let _ = ctx.write_pod_status(key, &actor, |st| {
                     st.phase = "Failed".into();
                     st.reason = reason.into();
                     st.message = message.clone();

@@ -13,7 +13,8 @@ pub mod operations;
 pub mod sandbox;
 pub mod volumes;
 
-use crate::cluster::{Condition, Conditions, Object, PodIp, PodSpec, Text};
+use crate::cluster::store::SharedKey;
+use crate::cluster::{Condition, Conditions, Object, PodSpec, Text};
 use crate::cni::registry::Registry;
 use crate::control::Ctx;
 use crate::node::NodeRuntime;
@@ -58,11 +59,11 @@ pub struct Kubelet {
     actor: Actor,
     /// `containerd(node)`: its node's container runtime, as it logs.
     runtime_actor: Actor,
-    /// Pod workers by pod key.
-    pub pod_work: BTreeMap<(String, String), PodWork>,
+    /// Pod workers by pod key (the API store's copy of the key, shared).
+    pub pod_work: BTreeMap<SharedKey, PodWork>,
     /// The pods admitted to the node (its pod manager), by key: their requests count as
     /// used when the next pod is admitted.
-    pub admitted: std::collections::BTreeSet<(String, String)>,
+    pub admitted: std::collections::BTreeSet<SharedKey>,
     /// The device manager: device plugin endpoints and the devices each pod holds.
     pub devices: devices::DeviceManager,
     /// The volume manager's operation executor: the volume operations in backoff.
@@ -87,6 +88,12 @@ impl Kubelet {
 }
 
 impl Kubelet {
+    /// Its node's InternalIP, as its Node object has it (a pod status's `hostIP`).
+    fn node_ip(&self, ctx: &Ctx<'_>) -> Option<std::net::IpAddr> {
+        let node = ctx.api.nodes.get(&self.node_key)?;
+        node.status.internal_ip()?.parse().ok()
+    }
+
     /// The node's name, one allocation shared by its actors and the runtime's CNI calls.
     fn shared_node(&self) -> std::sync::Arc<str> {
         match &self.actor {
@@ -178,14 +185,19 @@ impl Kubelet {
         cri: &mut Cri<'_>,
         key: &(String, String),
     ) -> bool {
-        let Some(pod) = ctx.api.pods.get(key).cloned() else {
+        let Some((shared, pod)) = ctx
+            .api
+            .pods
+            .get_shared(key)
+            .map(|(k, p)| (SharedKey::clone(k), p.clone()))
+        else {
             self.pod_work.remove(key);
             self.admitted.remove(key);
             self.devices.free(key);
             return false;
         };
         if pod.metadata.deletion_tick.is_some() {
-            return self.kill_pod(ctx, cri, key, &pod);
+            return self.kill_pod(ctx, cri, &shared, &pod);
         }
         if pod.spec.node_name.is_empty() {
             // Not bound to a node yet: no kubelet sees it. kubelet watches the pods whose
@@ -196,7 +208,7 @@ impl Kubelet {
         if pod.status.phase == "Failed" {
             return false; // rejected at admission: nothing runs until it is deleted
         }
-        if !self.admitted.contains(key) && !self.admit_pod(ctx, cri, &pod) {
+        if !self.admitted.contains(key) && !self.admit_pod(ctx, cri, &shared, &pod) {
             return true; // rejected now
         }
         if pod.status.phase == "Running" {
@@ -215,7 +227,8 @@ impl Kubelet {
         // kubelet), so the actor is this kubelet's own.
         let actor = self.actor.clone();
         if !self.pod_work.contains_key(key) {
-            self.pod_work.insert(key.clone(), PodWork::default());
+            self.pod_work
+                .insert(SharedKey::clone(&shared), PodWork::default());
         }
         if self
             .pod_work
@@ -285,7 +298,7 @@ impl Kubelet {
         }
         let sandbox_key = pod.key();
         let ip = if let Some(sb) = cri.node.sandboxes.get(&sandbox_key) {
-            sb.ip().to_string()
+            sb.ip().parse().ok()
         } else {
             let attempt = match self.pod_work.get_mut(key) {
                 Some(w) => {
@@ -297,7 +310,7 @@ impl Kubelet {
                         attempts: 1,
                         ..PodWork::default()
                     };
-                    self.pod_work.insert(key.clone(), w);
+                    self.pod_work.insert(SharedKey::clone(&shared), w);
                     1
                 }
             };
@@ -334,7 +347,7 @@ impl Kubelet {
         match self.pod_work.get_mut(key) {
             Some(w) => *w = PodWork::default(),
             None => {
-                self.pod_work.insert(key.clone(), PodWork::default());
+                self.pod_work.insert(shared, PodWork::default());
             }
         }
         ctx.pod_event(
@@ -344,20 +357,12 @@ impl Kubelet {
             &pod,
             Level::Normal,
         );
-        let host_ip = ctx
-            .api
-            .nodes
-            .get(&self.node_key)
-            .and_then(|n| n.status.internal_ip())
-            .unwrap_or_default()
-            .to_string();
-        let ip2 = ip.clone();
+        let host_ip = self.node_ip(ctx);
         let written = ctx.write_pod_status(key, &actor, move |st| {
             st.phase = "Running".into();
             st.reason = Text::Borrowed("");
-            st.host_ip = host_ip.clone();
-            st.pod_ip = ip2.clone();
-            st.pod_ips = vec![PodIp { ip: ip2.clone() }];
+            st.host_ip = host_ip;
+            st.pod_ip = ip;
             st.conditions = ready_conditions(true);
         });
         if written.is_ok() {
@@ -386,16 +391,10 @@ impl Kubelet {
             .is_some_and(|p| p.status.reason == "ContainerCreating");
         if !already {
             // kubelet's status carries the node's IP from its first write on.
-            let host_ip = ctx
-                .api
-                .nodes
-                .get(&self.node_key)
-                .and_then(|n| n.status.internal_ip())
-                .unwrap_or_default()
-                .to_string();
+            let host_ip = self.node_ip(ctx);
             let _ = ctx.write_pod_status(key, actor, |st| {
                 st.phase = "Pending".into();
-                st.host_ip = host_ip.clone();
+                st.host_ip = host_ip;
                 st.reason = "ContainerCreating".into();
                 st.conditions = ready_conditions(false);
             });
@@ -410,10 +409,10 @@ impl Kubelet {
         &mut self,
         ctx: &mut Ctx<'_>,
         cri: &mut Cri<'_>,
-        key: &(String, String),
+        key: &SharedKey,
         pod: &Object<PodSpec>,
     ) -> bool {
-        let work = self.pod_work.entry(key.clone()).or_default();
+        let work = self.pod_work.entry(SharedKey::clone(key)).or_default();
         // A deletion reaches the pod worker at once (`podWorkers.UpdatePod`, SyncPodKill): a
         // backoff left by a failed sync (a mount, a sandbox) does not delay it; only a
         // failed kill backs off.
@@ -436,7 +435,7 @@ impl Kubelet {
                 Level::Warning,
             );
             let retry_at = ctx.clock.saturating_add(SYNC_BACKOFF);
-            let w = kubelet.pod_work.entry(key.clone()).or_default();
+            let w = kubelet.pod_work.entry(SharedKey::clone(key)).or_default();
             w.retry_at = retry_at;
             w.last_error = message;
         };
@@ -531,7 +530,7 @@ impl Kubelet {
         // The operation executor's backoffs lived in the process that died.
         self.volume_ops = Default::default();
         let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
-        let w = self.pod_work.entry(key).or_default();
+        let w = self.pod_work.entry(SharedKey::new(key)).or_default();
         w.retry_at = back;
         ctx.log_warning(
             Actor::kubelet(node),
@@ -583,12 +582,11 @@ impl Kubelet {
     }
 }
 
-fn container_name(pod: &Object<PodSpec>) -> String {
+fn container_name(pod: &Object<PodSpec>) -> Text {
     pod.spec
         .containers
         .first()
-        .map(|c| c.name.clone())
-        .unwrap_or_else(|| "app".into())
+        .map_or(Text::Borrowed("app"), |c| c.name.clone())
 }
 
 /// The pod conditions kubelet reports, all true once running. Every pod reports one of

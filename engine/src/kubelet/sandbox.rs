@@ -23,7 +23,7 @@ pub(crate) const EGRESS_BANDWIDTH: &str = "kubernetes.io/egress-bandwidth";
 
 impl Kubelet {
     /// RunPodSandbox for the pod whose sandbox key (`ns/name`) is `pod_key`: returns the
-    /// pod IP, or the error kubelet reports.
+    /// pod IP (none when the CNI result has no address), or the error kubelet reports.
     pub(crate) fn run_pod_sandbox(
         &mut self,
         ctx: &mut Ctx<'_>,
@@ -31,7 +31,7 @@ impl Kubelet {
         pod: &Object<PodSpec>,
         pod_key: String,
         attempt: u32,
-    ) -> Result<String, String> {
+    ) -> Result<Option<std::net::IpAddr>, String> {
         let node_name = pod.spec.node_name.as_str();
         let id = crate::util::hash::id64(&[&pod.metadata.uid.text(), &attempt.to_string()]);
         let netns = [
@@ -139,7 +139,7 @@ impl Kubelet {
         match added {
             Ok(result) => {
                 let sandbox = Sandbox { result, rt };
-                let ip = sandbox.ip().to_string();
+                let ip = sandbox.ip().parse().ok();
                 cri.node.sandboxes.insert(pod_key, sandbox);
                 Ok(ip)
             }

@@ -119,7 +119,7 @@ pub(crate) fn answer(v: &View<'_>, net: &mut ClusterNet) -> bool {
 fn pod_net(v: &View<'_>, p: &Object<PodSpec>) -> PodNet {
     let mut pn = PodNet::new(&p.metadata.namespace, p.name(), &p.spec.node_name);
     pn.labels = p.metadata.labels.clone();
-    pn.ip = p.status.pod_ip.parse().ok();
+    pn.ip = p.status.pod_ip;
     let sandbox = v
         .nodes
         .get(&p.spec.node_name)

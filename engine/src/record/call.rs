@@ -221,10 +221,11 @@ pub struct Event {
 pub enum Message {
     /// The message as written.
     Text(String),
-    /// kubelet started the pod's container: `Started container NAME`.
-    Started(String),
+    /// kubelet started the pod's container: `Started container NAME` (the name borrowed from
+    /// the pod's spec when it is the lab's own).
+    Started(crate::cluster::Text),
     /// kubelet stops the pod's container: `Stopping container NAME`.
-    Killing(String),
+    Killing(crate::cluster::Text),
     /// The scheduler bound the pod (the event's object) to this node:
     /// `Successfully assigned NS/NAME to NODE`.
     Assigned(String),
@@ -311,8 +312,8 @@ pub enum Detail {
     PodRunning {
         /// The pod's name.
         pod: String,
-        /// Its IP.
-        ip: String,
+        /// Its IP (none when the CNI result had no address).
+        ip: Option<std::net::IpAddr>,
     },
     /// The API server removed a pod: `pod/NAME removed`.
     PodRemoved {
@@ -370,7 +371,10 @@ impl Detail {
                 out.push_str("pod/");
                 out.push_str(pod);
                 out.push_str(" podIP=");
-                out.push_str(ip);
+                if let Some(ip) = ip {
+                    use fmt::Write;
+                    let _ = write!(out, "{ip}");
+                }
                 out.push_str(" phase=Running");
             }
             Detail::PodRemoved { pod } => {

@@ -159,7 +159,7 @@ fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
             "  {:<12} {:<20} {}",
             p.metadata.namespace,
             p.name(),
-            p.status.pod_ip
+            p.status.pod_ip.map(|ip| ip.to_string()).unwrap_or_default()
         ));
     }
     if !n.status.allocatable.is_empty() {

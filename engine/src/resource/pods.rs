@@ -61,11 +61,10 @@ impl Resource for Pods {
             cell(age(lab.clock, p.metadata.creation_tick)),
         ]);
         if wide {
-            row.push(cell(if p.status.pod_ip.is_empty() {
-                "<none>"
-            } else {
-                p.status.pod_ip.as_str()
-            }));
+            row.push(match p.status.pod_ip {
+                Some(ip) => cell(ip.to_string()),
+                None => cell("<none>"),
+            });
             // kubectl's printPod: `<none>` until the pod is bound.
             row.push(cell(if p.spec.node_name.is_empty() {
                 "<none>"
@@ -82,7 +81,11 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     let mut out = Outcome::empty();
     // kubectl's `spec.nodeName + "/" + status.hostIP`: empty until the kubelet
     // writes a status (a pod it rejected at admission has none).
-    let node_ip = p.status.host_ip.as_str();
+    let node_ip = p
+        .status
+        .host_ip
+        .map(|ip| ip.to_string())
+        .unwrap_or_default();
     let kv = |out: &mut Outcome, k: &str, v: String| {
         out.line(
             Line::new()
@@ -124,7 +127,11 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         kv(&mut out, "Reason", p.status.reason.to_string());
         kv(&mut out, "Message", p.status.message.clone());
     }
-    kv(&mut out, "IP", p.status.pod_ip.clone());
+    kv(
+        &mut out,
+        "IP",
+        p.status.pod_ip.map(|ip| ip.to_string()).unwrap_or_default(),
+    );
     if let Some(sb) = lab
         .nodes
         .get(&p.spec.node_name)
@@ -176,7 +183,7 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
                     .allocated
                     .get(&(p.metadata.namespace.clone(), p.name().to_string()))
             })
-            .and_then(|a| a.containers.get(&c.name));
+            .and_then(|a| a.containers.get(&*c.name));
         if let Some(held) = held {
             out.plain("    Devices (kubelet device manager):");
             for (r, d) in held {
