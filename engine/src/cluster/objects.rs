@@ -113,9 +113,9 @@ impl Kind for NodeSpec {
 /// One entry of `Node.status.addresses`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NodeAddress {
-    /// `InternalIP`, `Hostname`…
+    /// `InternalIP`, `Hostname`… (a literal: every node's is borrowed).
     #[serde(rename = "type")]
-    pub address_type: String,
+    pub address_type: Text,
     /// The address.
     pub address: String,
 }

@@ -377,9 +377,17 @@ pub struct CsiNodeDriver {
     pub node_id: String,
     /// Topology keys the driver reports.
     pub topology_keys: Vec<String>,
-    /// `count`: the attach limit.
+    /// The attach limit, when the driver reports one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub allocatable: Option<BTreeMap<String, i64>>,
+    pub allocatable: Option<VolumeNodeResources>,
+}
+
+/// `CSINodeDriver.allocatable` (`VolumeNodeResources`): how many of the driver's volumes
+/// the node may have attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct VolumeNodeResources {
+    /// `count`.
+    pub count: i64,
 }
 
 /// `CSINode.spec` (storage.k8s.io/v1).

@@ -1027,10 +1027,13 @@ impl Host {
             ));
             // The node's resolver: its uplink's gateway, as DHCP would set it. host-local's
             // `resolvConf` reads this file.
-            files.insert(
-                RESOLV_CONF.to_string(),
-                format!("nameserver {gw}\nsearch lab.internal\n"),
-            );
+            // Written piece by piece (the address without `core::fmt`): every node has one.
+            let mut conf = String::with_capacity(48);
+            conf.push_str("nameserver ");
+            crate::util::addr::push_ipv4(&mut conf, gw);
+            conf.push_str("\nsearch lab.internal\n");
+            debug_assert_eq!(conf, format!("nameserver {gw}\nsearch lab.internal\n"));
+            files.insert(RESOLV_CONF.to_string(), conf);
         }
         Host {
             node: node.to_string(),

@@ -55,9 +55,11 @@ impl Lab {
                 "InternalIP {ip} is already used by node {other}"
             )));
         }
-        if let Some(z) = zone {
-            validate::label(&format!("topology.kubernetes.io/zone={z}")).map_err(LabError::msg)?;
-        }
+        // The zone label as validated is the one the Node gets.
+        let zone_label = zone
+            .map(|z| validate::label(&format!("topology.kubernetes.io/zone={z}")))
+            .transpose()
+            .map_err(LabError::msg)?;
         let mut host = Host::new(
             name,
             &ip_text,
@@ -86,8 +88,8 @@ impl Lab {
         let labels = &mut obj.metadata.labels;
         labels.insert("kubernetes.io/hostname".into(), name.into());
         labels.insert("kubernetes.io/os".into(), "linux".into());
-        if let Some(z) = zone {
-            labels.insert("topology.kubernetes.io/zone".into(), z.into());
+        if let Some((key, value)) = zone_label {
+            labels.insert(key, value);
         }
         obj.status.addresses = vec![
             NodeAddress {
@@ -147,8 +149,9 @@ impl Lab {
                 .push(format!("node/{name}"), Role::Name)
                 .push(" created", Role::Good)
                 .push(
+                    // The texts made above for the Node (each `Display`'s own).
                     format!(
-                        "  podCIDR {cidr} · InternalIP {ip}{}{}",
+                        "  podCIDR {cidr_text} · InternalIP {ip_text}{}{}",
                         zone.map(|z| format!(" · zone {z}")).unwrap_or_default(),
                         sriov
                             .map(|(pf, n)| format!(" · SR-IOV {pf} with {n} VFs"))

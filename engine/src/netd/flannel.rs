@@ -165,6 +165,10 @@ struct Rules {
     masq_jump: XtRule,
     /// FLANNEL-POSTRTG's rules in order.
     masq: Vec<MasqRule>,
+    /// What making FLANNEL-POSTRTG and its jump does to an empty nat table (every node's,
+    /// until something else writes it), before the chain's rules go in: one table, which
+    /// each such node shares until it fills the chain with its own lease's rules.
+    masq_table: XtTable,
     /// `-A FORWARD … -j FLANNEL-FWD`.
     fwd_jump: XtRule,
     /// FLANNEL-FWD's rules.
@@ -199,10 +203,14 @@ impl Rules {
         ];
         let mut fwd_table = XtTable::new(TableKind::Filter);
         write_forward_rules(&mut fwd_table, &fwd_jump, &fwd);
+        let masq_jump = XtRule::new(format!("{MASQ_COMMENT} -j {MASQ_CHAIN}"));
+        let mut masq_table = XtTable::new(TableKind::Nat);
+        prepare_masq_chain(&mut masq_table, &masq_jump);
         Rules {
             network: net,
-            masq_jump: XtRule::new(format!("{MASQ_COMMENT} -j {MASQ_CHAIN}")),
+            masq_jump,
             masq,
+            masq_table,
             fwd_jump,
             fwd,
             fwd_table,
@@ -212,8 +220,9 @@ impl Rules {
     /// FLANNEL-POSTRTG's rules for the lease `sub` (truncated to its network, as iptables
     /// stores an address).
     fn masq(&self, sub: IpNet) -> impl ExactSizeIterator<Item = XtRule> + '_ {
-        // Each rule's text is written into one buffer and copied once into the rule.
-        let mut text = String::new();
+        // Each rule's text is written into one buffer (long enough for an IPv4 lease's
+        // rules) and copied once into the rule.
+        let mut text = String::with_capacity(128);
         self.masq.iter().map(move |rule| match rule {
             MasqRule::Fixed(r) => r.clone(),
             MasqRule::Lease {
@@ -240,6 +249,15 @@ impl Rules {
             }
         })
     }
+}
+
+/// FLANNEL-POSTRTG made again in `nat`, empty, and `jump` to it from POSTROUTING, as
+/// flanneld does before it appends the chain's rules (`iptables -X`, `-N`, the jump
+/// appended unless present).
+fn prepare_masq_chain(nat: &mut XtTable, jump: &XtRule) {
+    nat.delete_chain(MASQ_CHAIN);
+    nat.ensure_fixed_chain(MASQ_CHAIN);
+    nat.append_rules_unique("POSTROUTING", [jump.clone()]);
 }
 
 /// FLANNEL-FWD with the rules `fwd`, and `jump` to it from FORWARD, written into `filter`
@@ -650,12 +668,25 @@ impl Own<'_> {
     /// (`pkg/trafficmngr/iptables/iptables.go` MasqRules, v0.22–v0.28): skip kube-proxy's
     /// masquerade mark, no NAT between pods or from outside to local pods, masquerade the
     /// cluster's traffic leaving it (not multicast) and the host's traffic into it. The
-    /// rules come parsed from [`Rules`]: the same text on every node is parsed once.
+    /// rules come parsed from [`Rules`]: the same text on every node is parsed once. A
+    /// node whose nat table is still empty starts from the prepared table [`Rules`] keeps,
+    /// shared (debug builds check it against preparing the chain in the table).
     fn masquerade_rules(&self, host: &mut Host, rules: &Rules, subnet: IpNet) {
         let nat = &mut host.netfilter.family_mut(self.network.addr().is_ipv6()).nat;
-        nat.delete_chain(MASQ_CHAIN);
-        nat.ensure_fixed_chain(MASQ_CHAIN);
-        nat.append_rules_unique("POSTROUTING", [rules.masq_jump.clone()]);
+        if nat.is_pristine() {
+            debug_assert_eq!(
+                rules.masq_table,
+                {
+                    let mut prepared = nat.clone();
+                    prepare_masq_chain(&mut prepared, &rules.masq_jump);
+                    prepared
+                },
+                "the shared table is what preparing the chain in an empty one gives"
+            );
+            *nat = rules.masq_table.clone();
+        } else {
+            prepare_masq_chain(nat, &rules.masq_jump);
+        }
         nat.fill_fixed_chain(MASQ_CHAIN, rules.masq(subnet.trunc()));
     }
 

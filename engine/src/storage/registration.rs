@@ -4,11 +4,10 @@
 //! limit) and labels the node with the driver's topology.
 
 use super::DRIVER;
-use crate::cluster::{CsiNodeDriver, CsiNodeSpec, Object};
+use crate::cluster::{CsiNodeDriver, CsiNodeSpec, Object, VolumeNodeResources};
 use crate::control::Ctx;
 use crate::csi::types::NodeGetInfoRequest;
 use crate::record::{Actor, Agent, Detail};
-use std::collections::BTreeMap;
 
 /// What node-driver-registrar logs when it announces the plugin (the socket is
 /// `<driver>-reg.sock`: see the test that it names [`DRIVER`]).
@@ -42,8 +41,9 @@ pub(crate) fn register_csi_node(ctx: &mut Ctx<'_>, node: &str) {
             name: DRIVER.into(),
             node_id: info.node_id.clone(),
             topology_keys: segments.keys().cloned().collect(),
-            allocatable: (info.max_volumes_per_node > 0)
-                .then(|| BTreeMap::from([("count".to_string(), info.max_volumes_per_node)])),
+            allocatable: (info.max_volumes_per_node > 0).then_some(VolumeNodeResources {
+                count: info.max_volumes_per_node,
+            }),
         }],
     };
     let clock = ctx.clock;
