@@ -180,10 +180,15 @@ fn sandbox_row(pod: &str, sb: &crate::node::Sandbox) -> SandboxRow {
             .iter()
             .map(|i| InterfaceRow {
                 name: i.name.clone(),
-                sandbox: i.sandbox.clone(),
+                sandbox: i.sandbox_path().to_string(),
             })
             .collect(),
-        addresses: sb.result.ips.iter().map(|ip| ip.address.clone()).collect(),
+        addresses: sb
+            .result
+            .ips
+            .iter()
+            .map(|ip| ip.address.to_string())
+            .collect(),
     }
 }
 

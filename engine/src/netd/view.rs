@@ -129,7 +129,7 @@ fn pod_net(v: &View<'_>, p: &Object<PodSpec>) -> PodNet {
     pn.host_veth = sandbox
         .and_then(|sb| {
             sb.result.interfaces.iter().find(|i| {
-                i.sandbox.is_empty()
+                i.sandbox_path().is_empty()
                     && root
                         .and_then(|r| r.links.get(&i.name))
                         .is_some_and(|l| matches!(l.kind, crate::cni::host::LinkKind::Veth { .. }))

@@ -23,6 +23,7 @@ use crate::cni::plugin::{
 use crate::cni::release::PluginsRelease;
 use crate::cni::types::{CniError, CniResult, Interface};
 use crate::util::hash;
+use compact_str::ToCompactString;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -283,7 +284,7 @@ fn host_interface(
     };
     interfaces
         .iter()
-        .find(|i| i.sandbox.is_empty() && i.name == peer)
+        .find(|i| i.sandbox_path().is_empty() && i.name == peer)
         .cloned()
         .ok_or_else(|| CniError::internal("no veth peer of container interface found in host ns"))
 }
@@ -346,7 +347,7 @@ impl Bandwidth {
             host.root.links.insert(ifb.clone(), link);
             result.interfaces.push(Interface {
                 name: ifb.clone(),
-                mac: mac.to_string(),
+                mac: mac.to_compact_string(),
                 ..Default::default()
             });
             if host

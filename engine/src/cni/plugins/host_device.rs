@@ -38,6 +38,7 @@ use crate::cni::plugin::{
 };
 use crate::cni::release::PluginsRelease;
 use crate::cni::types::{CniError, CniResult, Dns, Interface};
+use compact_str::ToCompactString;
 use serde_json::Value;
 
 /// The `host-device` plugin binary.
@@ -229,7 +230,7 @@ fn move_link_in(
     link.up = true;
     // Addresses do not follow a link into another namespace.
     link.addrs.clear();
-    let mac = link.mac.to_string();
+    let mac = link.mac.to_compact_string();
     if let Some(ns) = host.netns.get_mut(&env.netns) {
         ns.links.insert(env.ifname.clone(), link);
     }
@@ -237,7 +238,7 @@ fn move_link_in(
         name: env.ifname.clone(),
         mac,
         mtu: 0,
-        sandbox: env.netns.clone(),
+        sandbox: common::sandbox(host, &env.netns),
     })
 }
 
@@ -353,10 +354,11 @@ impl HostDevice {
             return Err(CniError::internal("Required prevResult missing"));
         };
         let cont = super::macvlan::cont_interface(&prev, env);
-        if env.netns != cont.sandbox {
+        if env.netns != cont.sandbox_path() {
             return Err(CniError::internal(format!(
                 "Sandbox in prevResult {} doesn't match configured netns: {}",
-                cont.sandbox, env.netns
+                cont.sandbox_path(),
+                env.netns
             )));
         }
         let Some(ns) = ctx.host.netns.get(&env.netns) else {

@@ -18,6 +18,7 @@ use crate::cni::plugin::{
 };
 use crate::cni::types::{CniError, Interface};
 use crate::util::hash;
+use compact_str::ToCompactString;
 
 /// The `ipvlan` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
@@ -78,6 +79,7 @@ fn create_ipvlan(
         master: master.to_string(),
         mode: mode.to_string(),
     };
+    let ns_path = common::sandbox(host, &env.netns);
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(common::netns_open_error(&env.netns));
     };
@@ -98,9 +100,9 @@ fn create_ipvlan(
         .insert(env.ifname.clone(), Link::new(&env.ifname, kind, mac, mtu));
     Ok(Interface {
         name: env.ifname.clone(),
-        mac: mac.to_string(),
+        mac: mac.to_compact_string(),
         mtu: 0,
-        sandbox: env.netns.clone(),
+        sandbox: ns_path,
     })
 }
 
@@ -165,10 +167,11 @@ impl Ipvlan {
             return Err(CniError::internal("required prevResult missing"));
         };
         let cont = super::macvlan::cont_interface(&prev, env);
-        if env.netns != cont.sandbox {
+        if env.netns != cont.sandbox_path() {
             return Err(CniError::internal(format!(
                 "sandbox in prevResult {} doesn't match configured netns: {}",
-                cont.sandbox, env.netns
+                cont.sandbox_path(),
+                env.netns
             )));
         }
         let Some(ns) = ctx.host.netns.get(&env.netns) else {
@@ -232,8 +235,8 @@ fn prev_with_ips() -> crate::cni::types::CniResult {
         }],
         ips: vec![crate::cni::types::IpConfig {
             interface: Some(0),
-            address: "10.11.0.5/24".into(),
-            gateway: String::new(),
+            address: "10.11.0.5/24".parse().unwrap(),
+            gateway: None,
         }],
         ..Default::default()
     }

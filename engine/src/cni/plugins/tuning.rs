@@ -465,7 +465,7 @@ impl Tuning {
             pod_link(host, env)?.mac = mac;
             for i in &mut result.interfaces {
                 if i.name == env.ifname {
-                    i.mac = c.mac.clone();
+                    i.mac = c.mac.as_str().into();
                 }
             }
         }
