@@ -320,14 +320,14 @@ fn family(v6: bool) -> &'static str {
 /// The 0.3.x/0.4.0 layout (`types040`): each IP carries `version`.
 fn result_040(r: &CniResult) -> Value {
     let mut out = serde_json::Map::new();
-    out.insert("cniVersion".into(), json!(r.cni_version));
+    out.insert("cniVersion".into(), json!(r.cni_version.as_str()));
     if !r.interfaces.is_empty() {
         let ifs: Vec<Value> = r
             .interfaces
             .iter()
             .map(|i| {
                 let mut m = serde_json::Map::new();
-                m.insert("name".into(), json!(i.name));
+                m.insert("name".into(), json!(i.name.as_str()));
                 if !i.mac.is_empty() {
                     m.insert("mac".into(), json!(i.mac.as_str()));
                 }

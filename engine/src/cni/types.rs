@@ -110,8 +110,10 @@ impl std::error::Error for CniError {}
 /// One interface in a result (`types100.Interface`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Interface {
-    /// Interface name (`cni0`, `veth1a2b3c4d`, `eth0`).
-    pub name: String,
+    /// Interface name (`cni0`, `veth1a2b3c4d`, `eth0`), inline (a Linux name is at most 15
+    /// bytes).
+    #[serde(with = "text::compact")]
+    pub name: CompactString,
     /// Hardware address as the plugin wrote it: Go's `Interface.Mac` is a string that a
     /// plugin may copy from its config verbatim (tuning's `mac`), so it stays text, inline
     /// (a MAC's 17 bytes take no allocation).
@@ -299,9 +301,9 @@ pub struct Dns {
 /// The result of an ADD (`types100.Result`), in the field order Go prints it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct CniResult {
-    /// The version the result is printed in.
-    #[serde(rename = "cniVersion")]
-    pub cni_version: String,
+    /// The version the result is printed in (inline).
+    #[serde(rename = "cniVersion", with = "text::compact")]
+    pub cni_version: CompactString,
     /// Interfaces created or touched.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<Interface>,
@@ -402,6 +404,55 @@ mod tests {
         // Captured from Debian's /usr/lib/cni/host-local 1.1.1.
         let real = "{\n    \"cniVersion\": \"1.0.0\",\n    \"ips\": [\n        {\n            \"address\": \"10.10.0.2/29\",\n            \"gateway\": \"10.10.0.1\"\n        }\n    ],\n    \"dns\": {}\n}";
         assert_eq!(r.to_stdout(), real);
+    }
+
+    #[test]
+    fn results_read_and_print_go_text() {
+        // Host bits kept, a nil gateway omitted, an empty sandbox none: printed back as read.
+        let text = "{\n    \"cniVersion\": \"1.0.0\",\n    \"interfaces\": [\n        {\n            \"name\": \"eth0\",\n            \"mac\": \"0A:58:0A:F4:01:02\",\n            \"sandbox\": \"/var/run/netns/x\"\n        }\n    ],\n    \"ips\": [\n        {\n            \"interface\": 0,\n            \"address\": \"10.244.1.2/24\",\n            \"gateway\": \"10.244.1.1\"\n        },\n        {\n            \"address\": \"fd00::2/64\"\n        }\n    ],\n    \"routes\": [\n        {\n            \"dst\": \"0.0.0.0/0\"\n        }\n    ],\n    \"dns\": {}\n}";
+        let r: CniResult = serde_json::from_str(text).unwrap();
+        assert_eq!(r.ips[0].address.to_string(), "10.244.1.2/24");
+        assert_eq!(r.ips[1].gateway, None);
+        assert_eq!(r.interfaces[0].sandbox_path(), "/var/run/netns/x");
+        assert_eq!(r.to_stdout(), text);
+        // Go's zero values: an empty gateway or sandbox, a null gateway.
+        let r: CniResult = serde_json::from_str(
+            r#"{"cniVersion":"1.0.0","interfaces":[{"name":"cni0","sandbox":""}],"ips":[{"address":"10.0.0.2/8","gateway":""}],"routes":[{"dst":"10.96.0.0/12","gw":null}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.interfaces[0].sandbox, None);
+        assert_eq!(r.ips[0].gateway, None);
+        assert_eq!(r.routes[0].gw, None);
+        // What Go's parsers refuse, with their errors.
+        for (bad, msg) in [
+            (
+                r#"{"address":"10.0.0.2"}"#,
+                "invalid CIDR address: 10.0.0.2",
+            ),
+            (
+                r#"{"address":"10.0.0.2/33"}"#,
+                "invalid CIDR address: 10.0.0.2/33",
+            ),
+            (
+                r#"{"address":"10.0.0.2/8","gateway":"10.0.0"}"#,
+                "invalid IP address: 10.0.0",
+            ),
+        ] {
+            let e = serde_json::from_str::<IpConfig>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(msg), "{bad}: {e}");
+        }
+        let e = serde_json::from_str::<Route>(r#"{"dst":"<nil>"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("invalid CIDR address: <nil>"), "{e}");
+        // A config route without dst prints Go's zero IPNet.
+        let nil = Route {
+            dst: None,
+            gw: None,
+        };
+        assert_eq!(serde_json::to_string(&nil).unwrap(), r#"{"dst":"<nil>"}"#);
     }
 
     #[test]

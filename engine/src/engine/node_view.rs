@@ -179,7 +179,7 @@ fn sandbox_row(pod: &str, sb: &crate::node::Sandbox) -> SandboxRow {
             .interfaces
             .iter()
             .map(|i| InterfaceRow {
-                name: i.name.clone(),
+                name: i.name.to_string(),
                 sandbox: i.sandbox_path().to_string(),
             })
             .collect(),

@@ -135,7 +135,7 @@ fn pod_net(v: &View<'_>, p: &Object<PodSpec>) -> PodNet {
                         .is_some_and(|l| matches!(l.kind, crate::cni::host::LinkKind::Veth { .. }))
             })
         })
-        .map(|i| i.name.clone())
+        .map(|i| i.name.to_string())
         // A plugin that reports only the pod's interface (cilium-cni): the host end
         // of the pod's veth, its peer.
         .or_else(|| {

@@ -308,7 +308,7 @@ impl Bandwidth {
                     // Printed as it came in: the same result, shared rather than copied.
                     Some(p) if p.cni_version == stdin.cni_version() => PluginOutput::Result(p),
                     Some(p) => PluginOutput::Result(Arc::new(CniResult {
-                        cni_version: stdin.cni_version().to_string(),
+                        cni_version: stdin.cni_version().into(),
                         ..p.as_ref().clone()
                     })),
                     // Go would print a nil result (a panic); nothing useful is printed.
@@ -320,7 +320,7 @@ impl Bandwidth {
             return Err(CniError::internal("must be called as chained plugin"));
         };
         let mut result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             ..prev.as_ref().clone()
         };
         if !common::netns_exists(host, &env.netns) {
@@ -346,7 +346,7 @@ impl Bandwidth {
             link.up = true;
             host.root.links.insert(ifb.clone(), link);
             result.interfaces.push(Interface {
-                name: ifb.clone(),
+                name: ifb.as_str().into(),
                 mac: mac.to_compact_string(),
                 ..Default::default()
             });
@@ -358,7 +358,7 @@ impl Bandwidth {
                 return Err(CniError::internal("create ingress qdisc: file exists"));
             }
             host.qdiscs.push(Qdisc {
-                dev: host_if.name.clone(),
+                dev: host_if.name.to_string(),
                 kind: "ingress".into(),
                 params: "parent ffff:fff1 ----------------".into(),
             });

@@ -337,7 +337,7 @@ fn ensure_bridge(host: &mut Host, conf: &BridgeConf) -> Result<Interface, CniErr
     }
     link.up = true;
     Ok(Interface {
-        name: br.to_string(),
+        name: (*br).into(),
         mac: link.mac.to_compact_string(),
         ..Default::default()
     })
@@ -408,12 +408,12 @@ fn setup_veth(
     host.root.links.insert(host_name.clone(), hostl);
     Ok((
         Interface {
-            name: host_name,
+            name: host_name.into(),
             mac: host_mac.to_compact_string(),
             ..Default::default()
         },
         Interface {
-            name: env.ifname.clone(),
+            name: env.ifname.as_str().into(),
             mac: cont_mac.to_compact_string(),
             sandbox: Some(netns),
             ..Default::default()
@@ -677,7 +677,7 @@ impl Bridge {
         }
         let (host_iface, cont_iface) = setup_veth(ctx.host, &conf, env)?;
         let mut result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![br_iface, host_iface, cont_iface],
             ..Default::default()
         };

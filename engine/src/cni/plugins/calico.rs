@@ -207,14 +207,14 @@ impl Calico {
         route.scope_link = true;
         host.root.routes.push(route);
         let result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![
                 Interface {
-                    name: host_name,
+                    name: host_name.into(),
                     ..Default::default()
                 },
                 Interface {
-                    name: env.ifname.clone(),
+                    name: env.ifname.as_str().into(),
                     mac: cont_mac.to_compact_string(),
                     mtu,
                     sandbox: Some(netns),
@@ -295,7 +295,7 @@ impl Plugin for CalicoIpam {
                         CniError::internal(format!("failed to request IPv4 addresses: {e}"))
                     })?;
                 Ok(PluginOutput::Result(Arc::new(CniResult {
-                    cni_version: stdin.cni_version().to_string(),
+                    cni_version: stdin.cni_version().into(),
                     ips: vec![IpConfig {
                         interface: None,
                         // An IPv4 block's prefix length is one of an IPv4 address.

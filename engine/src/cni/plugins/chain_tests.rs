@@ -29,7 +29,7 @@ impl Plugin for FixedIpam {
     fn invoke(&self, _: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         match env.cmd() {
             CniCommand::Add => Ok(PluginOutput::Result(Arc::new(CniResult {
-                cni_version: stdin.cni_version().to_string(),
+                cni_version: stdin.cni_version().into(),
                 ips: vec![IpConfig {
                     address: "10.244.1.2/24".parse().unwrap(),
                     gateway: "10.244.1.1".parse().ok(),
@@ -58,7 +58,7 @@ impl Plugin for EmptyIpam {
     }
     fn invoke(&self, _: &mut PluginCtx<'_>, _: &CniEnv, stdin: &Stdin) -> PluginReply {
         Ok(PluginOutput::Result(Arc::new(CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             ..Default::default()
         })))
     }
@@ -243,7 +243,7 @@ fn bridge_add_matches_real_result_and_rules() {
         vec!["10.244.1.1/24".parse::<ipnet::IpNet>().unwrap()]
     );
     assert!(h.root.links["cni0"].up);
-    let veth = &h.root.links[&r.interfaces[1].name];
+    let veth = &h.root.links[r.interfaces[1].name.as_str()];
     assert_eq!(veth.master.as_deref(), Some("cni0"));
     assert!(veth.up && !veth.hairpin);
     assert_eq!(

@@ -160,9 +160,9 @@ impl CiliumCni {
             "0".to_string(),
         );
         let result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![Interface {
-                name: env.ifname.clone(),
+                name: env.ifname.as_str().into(),
                 mac: cont_mac.to_compact_string(),
                 mtu: 0,
                 sandbox: Some(netns),

@@ -235,7 +235,7 @@ fn move_link_in(
         ns.links.insert(env.ifname.clone(), link);
     }
     Ok(Interface {
-        name: env.ifname.clone(),
+        name: env.ifname.as_str().into(),
         mac,
         mtu: 0,
         sandbox: common::sandbox(host, &env.netns),
@@ -302,7 +302,7 @@ impl HostDevice {
         let iface = move_link_in(ctx.host, &dev, env, release)
             .map_err(|e| CniError::internal(format!("failed to move link {e}")))?;
         let mut result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![iface],
             ..Default::default()
         };

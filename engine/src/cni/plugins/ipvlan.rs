@@ -47,7 +47,7 @@ fn resolve_master(host: &Host, stdin: &Stdin, master: String) -> Result<String, 
         None => common::default_route_iface(&host.root)
             .ok_or_else(|| CniError::internal("no default route interface found")),
         Some(prev) if prev.interfaces.len() == 1 && !prev.interfaces[0].name.is_empty() => {
-            Ok(prev.interfaces[0].name.clone())
+            Ok(prev.interfaces[0].name.to_string())
         }
         Some(_) => Err(CniError::internal(
             "chained master failure. PrevResult lacks a single named interface",
@@ -99,7 +99,7 @@ fn create_ipvlan(
     ns.links
         .insert(env.ifname.clone(), Link::new(&env.ifname, kind, mac, mtu));
     Ok(Interface {
-        name: env.ifname.clone(),
+        name: env.ifname.as_str().into(),
         mac: mac.to_compact_string(),
         mtu: 0,
         sandbox: ns_path,
@@ -132,7 +132,7 @@ impl Ipvlan {
                 r
             }
         };
-        result.cni_version = stdin.cni_version().to_string();
+        result.cni_version = stdin.cni_version().into();
         for ip in &mut result.ips {
             ip.interface = Some(0);
         }

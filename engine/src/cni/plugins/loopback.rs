@@ -50,7 +50,7 @@ impl Loopback {
             return Ok(PluginOutput::Result(prev.clone()));
         }
         let mut r = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![Interface {
                 name: "lo".into(),
                 mac: "00:00:00:00:00:00".into(),

@@ -217,7 +217,7 @@ fn create_macvlan(
     );
     ns.links.insert(env.ifname.clone(), link);
     Ok(Interface {
-        name: env.ifname.clone(),
+        name: env.ifname.as_str().into(),
         mac: mac.to_compact_string(),
         mtu: 0,
         sandbox: ns_path,
@@ -325,7 +325,7 @@ impl Macvlan {
         }
         let iface = create_macvlan(ctx.host, &conf, env)?;
         let mut result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![iface],
             ..Default::default()
         };

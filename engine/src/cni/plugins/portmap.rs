@@ -645,7 +645,7 @@ impl Portmap {
             return Ok(PluginOutput::Result(prev.clone()));
         }
         let out = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             ..prev.as_ref().clone()
         };
         Ok(PluginOutput::Result(std::sync::Arc::new(out)))

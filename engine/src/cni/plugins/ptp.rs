@@ -131,12 +131,12 @@ fn setup_container_veth(
     }
     result.interfaces = vec![
         Interface {
-            name: host_name,
+            name: host_name.into(),
             mac: host_mac.to_compact_string(),
             ..Default::default()
         },
         Interface {
-            name: env.ifname.clone(),
+            name: env.ifname.as_str().into(),
             mac: cont_mac.to_compact_string(),
             mtu: 0,
             sandbox: common::sandbox(host, &env.netns),
@@ -233,7 +233,7 @@ impl Ptp {
         if result.ips.is_empty() {
             return Err(CniError::internal("IPAM plugin returned missing IP config"));
         }
-        result.cni_version = stdin.cni_version().to_string();
+        result.cni_version = stdin.cni_version().into();
         if let Err(e) = self.after_ipam(ctx.host, &conf, env, &mut result) {
             let _ = common::exec_ipam(ctx, &conf.ipam_type, CniCommand::Del, env, stdin);
             return Err(e);

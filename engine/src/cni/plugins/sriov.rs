@@ -498,9 +498,9 @@ impl Sriov {
             reset_vf_config(host, &c.device_id, &orig.admin);
         };
         let mut result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![Interface {
-                name: env.ifname.clone(),
+                name: env.ifname.as_str().into(),
                 mac: if c.mac.is_empty() {
                     orig.effective_mac.as_str().into()
                 } else {

@@ -214,7 +214,7 @@ impl StaticIpam {
     fn cmd_add(&self, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         let c = load_ipam_config(stdin, &env.args)?;
         let result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: Vec::new(),
             ips: c
                 .addresses

@@ -284,9 +284,9 @@ fn pod_delegates(
 /// The placeholder result for a pod the API does not have (`emptyCNIResult`).
 fn empty_result(env: &CniEnv, cni_version: &str) -> CniResult {
     CniResult {
-        cni_version: cni_version.to_string(),
+        cni_version: cni_version.into(),
         interfaces: vec![Interface {
-            name: env.ifname.clone(),
+            name: env.ifname.as_str().into(),
             sandbox: (!env.netns.is_empty()).then(|| env.netns.as_str().into()),
             ..Default::default()
         }],

@@ -160,7 +160,7 @@ pub(crate) fn statuses(
             .iter()
             .filter(|i| !i.sandbox_path().is_empty())
         {
-            s.interface = i.name.clone();
+            s.interface = i.name.to_string();
             s.mac = i.mac.to_string();
             s.mtu = i.mtu;
         }
@@ -195,7 +195,7 @@ pub(crate) fn statuses(
         index.insert(i, out.len());
         out.push(NetworkStatus {
             name: name.to_string(),
-            interface: iface.name.clone(),
+            interface: iface.name.to_string(),
             ips: Vec::new(),
             mac: iface.mac.to_string(),
             mtu: iface.mtu,

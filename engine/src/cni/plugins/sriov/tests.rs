@@ -21,7 +21,7 @@ impl Plugin for EmptyIpam {
     }
     fn invoke(&self, _: &mut PluginCtx<'_>, _: &CniEnv, stdin: &Stdin) -> PluginReply {
         Ok(PluginOutput::Result(Arc::new(CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             ..Default::default()
         })))
     }
