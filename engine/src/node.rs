@@ -31,14 +31,14 @@ impl Sandbox {
         &self.rt.netns
     }
 
-    /// The pod's IP: the first address of the CNI result without its prefix length
-    /// (empty when the result has none).
-    pub fn ip(&self) -> &str {
-        self.result
-            .ips
-            .first()
-            .map(|i| i.address.split('/').next().unwrap_or_default())
-            .unwrap_or_default()
+    /// The pod's IP: the first address of the CNI result without its prefix length.
+    pub fn ip_addr(&self) -> Option<std::net::IpAddr> {
+        self.result.ips.first().map(|i| i.address.addr())
+    }
+
+    /// [`Sandbox::ip_addr`] as text (empty when the result has no address).
+    pub fn ip(&self) -> String {
+        self.ip_addr().map(|ip| ip.to_string()).unwrap_or_default()
     }
 }
 

@@ -246,7 +246,7 @@ fn allocates_dot2_to_dot6_then_fails_never_broadcast() {
         let a = IpAllocator::new(&rs, &mut store, 0)
             .get(&format!("ID{n}"), "eth0", None)
             .unwrap();
-        assert_eq!(a.address(), format!("192.168.1.{n}/29"));
+        assert_eq!(a.address().to_string(), format!("192.168.1.{n}/29"));
         assert_eq!(a.gateway, ip("192.168.1.1"));
     }
     let e = IpAllocator::new(&rs, &mut store, 0)

@@ -68,11 +68,7 @@ fn invoke(
         kube: None,
     };
     match HostLocal.invoke(&mut ctx, &env, &Stdin::from_conf(conf())) {
-        Ok(PluginOutput::Result(r)) => {
-            let addr = r.ips.first().map(|c| c.address.clone()).unwrap_or_default();
-            let ip = addr.split('/').next().and_then(|s| s.parse().ok());
-            Ok(ip)
-        }
+        Ok(PluginOutput::Result(r)) => Ok(r.ips.first().map(|c| c.address.addr())),
         Ok(_) => Ok(None),
         Err(e) => Err(e.msg),
     }

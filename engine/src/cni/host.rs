@@ -229,6 +229,17 @@ impl Link {
         }
     }
 
+    /// A namespace's `lo` as the kernel makes it: down, or after `ip link set lo up` (UP
+    /// with [`LO_ADDRS`]).
+    pub fn loopback(up: bool) -> Self {
+        let mut lo = Link::new("lo", LinkKind::Loopback, Mac::default(), 65536);
+        if up {
+            lo.up = true;
+            lo.addrs = LO_ADDRS.to_vec();
+        }
+        lo
+    }
+
     /// `ip link set … alias NAME` (host-device keeps the device's host name here).
     pub fn alias(&self) -> Option<&str> {
         self.rare.as_ref()?.alias.as_deref()
@@ -766,24 +777,19 @@ impl Netns {
     /// A namespace holding only a down `lo`, as `ip netns add` makes it, with room for the
     /// one interface a network then adds (a pod's `eth0`).
     pub fn with_loopback() -> Self {
-        let mut ns = Netns {
-            links: Links::with_capacity(2),
+        Netns {
+            links: Links::with_loopback(false),
             ..Netns::default()
-        };
-        let lo = Link::new("lo", LinkKind::Loopback, Mac::default(), 65536);
-        ns.links.insert("lo", lo);
-        ns
+        }
     }
 
     /// A new namespace after `ip link set lo up`: `lo` is UP with the addresses the kernel
     /// gives it as it comes up ([`LO_ADDRS`]), as containerd leaves every pod sandbox.
     pub fn with_loopback_up() -> Self {
-        let mut ns = Netns::with_loopback();
-        if let Some(lo) = ns.links.get_mut("lo") {
-            lo.up = true;
-            lo.addrs = LO_ADDRS.to_vec();
+        Netns {
+            links: Links::with_loopback(true),
+            ..Netns::default()
         }
-        ns
     }
 
     /// The routing table as `ip route` then `ip -6 route` show it: IPv4's default routes

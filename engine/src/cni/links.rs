@@ -1,23 +1,20 @@
 //! The links of one network namespace, by name, iterated in name order.
 //!
-//! A pod's namespace holds two links (`lo`, `eth0`) and the host's holds one per pod, so
-//! the set is a short sorted vector until it grows past [`Links::FEW`] and a sorted vector
-//! of boxed links after that: a pod's namespace then costs two links, not a B-tree node of
-//! eleven, and a host's link costs its box and a pointer, not a B-tree slot of a name and a
-//! link (nodes a third empty) plus a second copy of its name.
+//! A vector of shared links sorted by name, each copied on write: a new namespace's `lo` is
+//! the one the kernel gives every namespace ([`Links::with_loopback`]), held once for all of
+//! them until a program changes it, and an insert moves pointers (a host has one link a
+//! pod). A pod's namespace then costs two pointers and its own `eth0`.
 
 use super::host::Link;
+use std::sync::{Arc, LazyLock};
 
 /// Links by name, in name order (`ip link` order is not modelled; name order keeps every
 /// view deterministic).
 #[derive(Clone, Default)]
 pub struct Links {
-    /// While small: sorted by name, allocated to fit.
-    few: Vec<Link>,
-    /// Once it has grown past `FEW` (then `few` is empty): sorted by name, each link boxed
-    /// so an insert moves pointers (a host has one link a pod).
-    #[allow(clippy::vec_box)] // the boxes are the point: a Link is ~200 bytes
-    many: Vec<Box<Link>>,
+    /// Sorted by name; a link shared with other namespaces (or copies of this one) is
+    /// copied before it changes.
+    links: Vec<Arc<Link>>,
     /// What the packet walker asks of a host namespace's links on every node (its uplink
     /// addresses, its bridge's address), read from the links the first time it is asked
     /// after they changed: every `&mut` access drops it.
@@ -52,13 +49,16 @@ impl LinkFacts {
 }
 
 impl Links {
-    /// Up to this many links stay in the vector.
-    pub(crate) const FEW: usize = 8;
-
-    /// Room for `n` links before the vector grows.
-    pub(crate) fn with_capacity(n: usize) -> Self {
+    /// The links of a new namespace: `lo` as `ip netns add` makes it (`up` and its
+    /// addresses as containerd leaves a pod sandbox's when `up`), shared with every other
+    /// namespace that has not changed its `lo`, and room for one more link (a pod's `eth0`).
+    pub(crate) fn with_loopback(up: bool) -> Self {
+        static DOWN: LazyLock<Arc<Link>> = LazyLock::new(|| Arc::new(Link::loopback(false)));
+        static UP: LazyLock<Arc<Link>> = LazyLock::new(|| Arc::new(Link::loopback(true)));
+        let mut links = Vec::with_capacity(2);
+        links.push(Arc::clone(if up { &UP } else { &DOWN }));
         Links {
-            few: Vec::with_capacity(n.min(Self::FEW)),
+            links,
             ..Links::default()
         }
     }
@@ -86,74 +86,43 @@ impl Links {
     }
 
     /// The links, about to change: the facts read from them are dropped.
-    fn changing(&mut self) -> &mut Self {
+    fn changing(&mut self) -> &mut Vec<Arc<Link>> {
         self.facts = std::sync::OnceLock::new();
-        self
+        &mut self.links
     }
 
     /// Whether a link of this name exists.
     pub fn contains_key(&self, name: &str) -> bool {
-        self.get(name).is_some()
+        self.position(name).is_ok()
     }
 
     /// The link of this name.
     pub fn get(&self, name: &str) -> Option<&Link> {
-        if self.many.is_empty() {
-            self.few_index(name).ok().map(|i| &self.few[i])
-        } else {
-            self.many_index(name).ok().map(|i| &*self.many[i])
-        }
+        self.position(name).ok().map(|i| &*self.links[i])
     }
 
-    /// The link of this name, mutably.
+    /// The link of this name, mutably (copied first if it is shared).
     pub fn get_mut(&mut self, name: &str) -> Option<&mut Link> {
-        let this = self.changing();
-        if this.many.is_empty() {
-            this.few_index(name).ok().map(|i| &mut this.few[i])
-        } else {
-            this.many_index(name).ok().map(|i| &mut *this.many[i])
-        }
+        let i = self.position(name).ok()?;
+        Some(Arc::make_mut(&mut self.changing()[i]))
     }
 
     /// Add or replace the link called `name` (the link takes that name); returns the link
     /// it replaced.
     pub fn insert(&mut self, name: impl AsRef<str>, mut link: Link) -> Option<Link> {
-        self.changing();
         let name = name.as_ref();
         if link.name != name {
             link.name = name.into();
         }
-        if !self.many.is_empty() {
-            return self.insert_many(link);
-        }
-        match self.few_index(&link.name) {
-            Ok(i) => Some(std::mem::replace(&mut self.few[i], link)),
-            Err(i) if self.few.len() < Self::FEW => {
-                self.few.reserve_exact(1);
-                self.few.insert(i, link);
-                None
-            }
-            Err(_) => {
-                self.grow();
-                self.insert_many(link)
-            }
-        }
-    }
-
-    /// From the small vector to the boxed one (the links stay in name order).
-    fn grow(&mut self) {
-        self.many = std::mem::take(&mut self.few)
-            .into_iter()
-            .map(Box::new)
-            .collect();
-    }
-
-    /// [`Links::insert`] into the boxed vector.
-    fn insert_many(&mut self, link: Link) -> Option<Link> {
-        match self.many_index(&link.name) {
-            Ok(i) => Some(std::mem::replace(&mut *self.many[i], link)),
+        let at = self.position(name);
+        let links = self.changing();
+        match at {
+            Ok(i) => Some(Arc::unwrap_or_clone(std::mem::replace(
+                &mut links[i],
+                Arc::new(link),
+            ))),
             Err(i) => {
-                self.many.insert(i, Box::new(link));
+                links.insert(i, Arc::new(link));
                 None
             }
         }
@@ -165,84 +134,54 @@ impl Links {
         name: &str,
         make: impl FnOnce() -> Link,
     ) -> &mut Link {
-        self.changing();
-        if self.many.is_empty() && self.few_index(name).is_err() && self.few.len() == Self::FEW {
-            // Adding one more: move to the boxed vector first.
-            self.grow();
-        }
-        let named = || {
-            let mut link = make();
-            link.name = name.into();
-            link
-        };
-        if !self.many.is_empty() {
-            let i = match self.many_index(name) {
-                Ok(i) => i,
-                Err(i) => {
-                    self.many.insert(i, Box::new(named()));
-                    i
-                }
-            };
-            return &mut self.many[i];
-        }
-        let i = match self.few_index(name) {
+        let at = self.position(name);
+        let links = self.changing();
+        let i = match at {
             Ok(i) => i,
             Err(i) => {
-                self.few.reserve_exact(1);
-                self.few.insert(i, named());
+                let mut link = make();
+                link.name = name.into();
+                links.insert(i, Arc::new(link));
                 i
             }
         };
-        &mut self.few[i]
+        Arc::make_mut(&mut links[i])
     }
 
     /// Remove the link called `name`.
     pub fn remove(&mut self, name: &str) -> Option<Link> {
-        self.changing();
-        if self.many.is_empty() {
-            let i = self.few_index(name).ok()?;
-            Some(self.few.remove(i))
-        } else {
-            let i = self.many_index(name).ok()?;
-            Some(*self.many.remove(i))
-        }
+        let i = self.position(name).ok()?;
+        Some(Arc::unwrap_or_clone(self.changing().remove(i)))
     }
 
     /// The links in name order.
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Link> {
-        self.few.iter().chain(self.many.iter().map(|l| &**l))
+        self.links.iter().map(|l| &**l)
     }
 
-    /// The links in name order, mutably.
+    /// The links in name order, mutably (each copied first if it is shared).
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Link> {
-        self.changing();
-        self.few
-            .iter_mut()
-            .chain(self.many.iter_mut().map(|l| &mut **l))
+        self.changing().iter_mut().map(Arc::make_mut)
     }
 
     /// How many links there are.
     pub fn len(&self) -> usize {
-        self.few.len() + self.many.len()
+        self.links.len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.links.is_empty()
     }
 
-    fn few_index(&self, name: &str) -> Result<usize, usize> {
-        self.few.binary_search_by(|l| l.name.as_str().cmp(name))
-    }
-
-    fn many_index(&self, name: &str) -> Result<usize, usize> {
-        self.many.binary_search_by(|l| l.name.as_str().cmp(name))
+    fn position(&self, name: &str) -> Result<usize, usize> {
+        self.links.binary_search_by(|l| l.name.as_str().cmp(name))
     }
 }
 
 impl PartialEq for Links {
     fn eq(&self, other: &Self) -> bool {
-        self.len() == other.len() && self.values().eq(other.values())
+        self.links == other.links
     }
 }
 
@@ -250,23 +189,10 @@ impl Eq for Links {}
 
 impl std::fmt::Debug for Links {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Links")
-            .field("few", &self.few)
-            // As the B-tree by name printed it.
-            .field(
-                "many",
-                &DebugMap(self.many.iter().map(|l| (&l.name, &**l)).collect()),
-            )
+        // By name, as a map.
+        f.debug_map()
+            .entries(self.links.iter().map(|l| (&l.name, &**l)))
             .finish()
-    }
-}
-
-/// Pairs printed as a map (`{k: v, …}`).
-struct DebugMap<'a>(Vec<(&'a compact_str::CompactString, &'a Link)>);
-
-impl std::fmt::Debug for DebugMap<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map().entries(self.0.iter().copied()).finish()
     }
 }
 
@@ -299,7 +225,7 @@ mod tests {
     }
 
     #[test]
-    fn stays_in_name_order_across_the_switch_to_a_tree() {
+    fn stays_in_name_order() {
         let mut links = Links::default();
         let names: Vec<String> = (0..20).rev().map(|i| format!("veth{i:02}")).collect();
         for (n, name) in names.iter().enumerate() {
@@ -356,12 +282,12 @@ mod tests {
     #[test]
     fn get_or_insert_with_makes_once_and_names_the_link() {
         let mut links = Links::default();
-        for i in 0..=Links::FEW {
+        for i in 0..10 {
             let made = links.get_or_insert_with(&format!("br{i}"), || link("x"));
             assert_eq!(made.name, format!("br{i}"));
             made.mtu = 9000;
         }
-        assert_eq!(links.len(), Links::FEW + 1);
+        assert_eq!(links.len(), 10);
         let again = links.get_or_insert_with("br0", || link("never"));
         assert_eq!(again.mtu, 9000, "an existing link is returned, not remade");
         let order: Vec<&str> = links.values().map(|l| l.name.as_str()).collect();
@@ -371,7 +297,7 @@ mod tests {
     }
 
     #[test]
-    fn insert_replaces_and_renames_and_equality_ignores_the_representation() {
+    fn insert_replaces_and_renames_and_equality_is_by_value() {
         let mut a = Links::default();
         let mut old = link("x");
         old.mtu = 9000;
@@ -379,15 +305,34 @@ mod tests {
         assert_eq!(a["eth0"].name, "eth0", "the key names the link");
         let replaced = a.insert("eth0", link("eth0")).expect("replaced");
         assert_eq!(replaced.mtu, 9000);
-        // The same set reached through a tree (grow, then shrink) equals the small one.
+        // The same set reached another way (grow, then shrink) equals it.
         let mut b = Links::default();
-        for i in 0..=Links::FEW {
+        for i in 0..10 {
             b.insert(format!("tmp{i}"), link("t"));
         }
-        for i in 0..=Links::FEW {
+        for i in 0..10 {
             b.remove(&format!("tmp{i}"));
         }
         b.insert("eth0", link("eth0"));
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_new_namespaces_lo_is_shared_until_it_changes() {
+        let (a, mut b) = (Links::with_loopback(true), Links::with_loopback(true));
+        assert!(std::ptr::eq(&a["lo"], &b["lo"]), "one lo for both");
+        assert!(a["lo"].up);
+        assert_eq!(a["lo"].addrs, crate::cni::host::LO_ADDRS);
+        if let Some(lo) = b.get_mut("lo") {
+            lo.up = false;
+        }
+        assert!(a["lo"].up, "a change copies the link first");
+        assert!(!b["lo"].up);
+        let down = Links::with_loopback(false);
+        assert!(
+            !down["lo"].up && down["lo"].addrs.is_empty(),
+            "a new lo is down, bare"
+        );
+        assert_ne!(a, b);
     }
 }

@@ -312,26 +312,27 @@ pub fn print_result(result: &CniResult) -> String {
     to_go_json_ordered(&result_020(result))
 }
 
-fn family(address: &str) -> &'static str {
-    if address.contains(':') { "6" } else { "4" }
+/// `version` of an address's family, as `types040` labels it.
+fn family(v6: bool) -> &'static str {
+    if v6 { "6" } else { "4" }
 }
 
 /// The 0.3.x/0.4.0 layout (`types040`): each IP carries `version`.
 fn result_040(r: &CniResult) -> Value {
     let mut out = serde_json::Map::new();
-    out.insert("cniVersion".into(), json!(r.cni_version));
+    out.insert("cniVersion".into(), json!(r.cni_version.as_str()));
     if !r.interfaces.is_empty() {
         let ifs: Vec<Value> = r
             .interfaces
             .iter()
             .map(|i| {
                 let mut m = serde_json::Map::new();
-                m.insert("name".into(), json!(i.name));
+                m.insert("name".into(), json!(i.name.as_str()));
                 if !i.mac.is_empty() {
-                    m.insert("mac".into(), json!(i.mac));
+                    m.insert("mac".into(), json!(i.mac.as_str()));
                 }
-                if !i.sandbox.is_empty() {
-                    m.insert("sandbox".into(), json!(i.sandbox));
+                if let Some(sandbox) = &i.sandbox {
+                    m.insert("sandbox".into(), json!(&**sandbox));
                 }
                 ordered(m, &["name", "mac", "sandbox"])
             })
@@ -344,13 +345,13 @@ fn result_040(r: &CniResult) -> Value {
             .iter()
             .map(|ip| {
                 let mut m = serde_json::Map::new();
-                m.insert("version".into(), json!(family(&ip.address)));
+                m.insert("version".into(), json!(family(ip.address.addr().is_ipv6())));
                 if let Some(i) = ip.interface {
                     m.insert("interface".into(), json!(i));
                 }
-                m.insert("address".into(), json!(ip.address));
-                if !ip.gateway.is_empty() {
-                    m.insert("gateway".into(), json!(ip.gateway));
+                m.insert("address".into(), json!(ip.address.to_string()));
+                if let Some(gw) = ip.gateway {
+                    m.insert("gateway".into(), json!(gw.to_string()));
                 }
                 ordered(m, &["version", "interface", "address", "gateway"])
             })
@@ -375,16 +376,20 @@ fn result_020(r: &CniResult) -> Value {
     };
     out.insert("cniVersion".into(), json!(label));
     for fam in ["4", "6"] {
-        if let Some(ip) = r.ips.iter().find(|ip| family(&ip.address) == fam) {
+        if let Some(ip) = r
+            .ips
+            .iter()
+            .find(|ip| family(ip.address.addr().is_ipv6()) == fam)
+        {
             let mut m = serde_json::Map::new();
-            m.insert("ip".into(), json!(ip.address));
-            if !ip.gateway.is_empty() {
-                m.insert("gateway".into(), json!(ip.gateway));
+            m.insert("ip".into(), json!(ip.address.to_string()));
+            if let Some(gw) = ip.gateway {
+                m.insert("gateway".into(), json!(gw.to_string()));
             }
             let routes: Vec<_> = r
                 .routes
                 .iter()
-                .filter(|rt| family(&rt.dst) == fam)
+                .filter(|rt| family(rt.dst.is_some_and(|d| d.addr().is_ipv6())) == fam)
                 .collect();
             if !routes.is_empty() {
                 m.insert("routes".into(), json!(routes));
@@ -554,8 +559,8 @@ mod tests {
         let r = CniResult {
             cni_version: "0.4.0".into(),
             ips: vec![IpConfig {
-                address: "10.1.2.2/24".into(),
-                gateway: "10.1.2.1".into(),
+                address: "10.1.2.2/24".parse().unwrap(),
+                gateway: "10.1.2.1".parse().ok(),
                 interface: None,
             }],
             ..Default::default()

@@ -3,8 +3,12 @@
 //! Field names and order follow `containernetworking/cni:pkg/types/100/types.go`; the
 //! printed form follows `types.PrintResult` (Go's `json.MarshalIndent` with four spaces).
 
+use compact_str::CompactString;
+use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::net::IpAddr;
+use std::sync::Arc;
 
 /// The well-known CNI error codes (SPEC §6 "Error", table A.7 of the reference).
 pub mod code {
@@ -106,17 +110,37 @@ impl std::error::Error for CniError {}
 /// One interface in a result (`types100.Interface`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Interface {
-    /// Interface name (`cni0`, `veth1a2b3c4d`, `eth0`).
-    pub name: String,
-    /// Hardware address.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub mac: String,
+    /// Interface name (`cni0`, `veth1a2b3c4d`, `eth0`), inline (a Linux name is at most 15
+    /// bytes).
+    #[serde(with = "text::compact")]
+    pub name: CompactString,
+    /// Hardware address as the plugin wrote it: Go's `Interface.Mac` is a string that a
+    /// plugin may copy from its config verbatim (tuning's `mac`), so it stays text, inline
+    /// (a MAC's 17 bytes take no allocation).
+    #[serde(
+        default,
+        skip_serializing_if = "CompactString::is_empty",
+        with = "text::compact"
+    )]
+    pub mac: CompactString,
     /// MTU (1.1.0 only).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub mtu: u32,
-    /// The netns path for in-container interfaces; empty for host interfaces.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub sandbox: String,
+    /// The netns path for in-container interfaces (shared with the runtime's netns text);
+    /// `None` for host interfaces (Go's empty string).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "text::non_empty"
+    )]
+    pub sandbox: Option<Arc<str>>,
+}
+
+impl Interface {
+    /// The sandbox as Go's string holds it: the netns path, empty for a host interface.
+    pub fn sandbox_path(&self) -> &str {
+        self.sandbox.as_deref().unwrap_or_default()
+    }
 }
 
 /// One address in a result (`types100.IPConfig`).
@@ -126,21 +150,135 @@ pub struct IpConfig {
     /// so it prints before `address`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface: Option<usize>,
-    /// The address in CIDR form (`10.244.1.2/24`).
-    pub address: String,
-    /// The gateway, if any.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub gateway: String,
+    /// The address with its prefix length, host bits kept (`10.244.1.2/24`), as Go's
+    /// `net.ParseCIDR` reads it and `IPNet.String` prints it.
+    #[serde(with = "text::cidr")]
+    pub address: IpNet,
+    /// The gateway, if any (Go's nil `net.IP`, omitted).
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "text::ip")]
+    pub gateway: Option<IpAddr>,
 }
 
 /// One route in a result (`types.Route`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Route {
-    /// Destination in CIDR form.
-    pub dst: String,
-    /// Next hop; empty means the IP's gateway may be used.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub gw: String,
+    /// Destination, as written (`0.0.0.0/0`, `10.96.0.0/12`); `None` is Go's zero
+    /// `IPNet` (a config route without `dst`), printed `<nil>`.
+    #[serde(with = "text::route_dst")]
+    pub dst: Option<IpNet>,
+    /// Next hop; `None` means the IP's gateway may be used.
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "text::ip")]
+    pub gw: Option<IpAddr>,
+}
+
+/// An optional address as Go's `%v` prints a `net.IP`: `<nil>` for none.
+pub(crate) struct GoIp(pub Option<IpAddr>);
+
+impl fmt::Display for GoIp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(ip) => ip.fmt(f),
+            None => f.write_str("<nil>"),
+        }
+    }
+}
+
+/// The typed fields of a result as Go's JSON carries them: text, read with Go's parsers
+/// and their errors (`net.ParseCIDR`, `net.ParseIP`, `net.ParseMAC`).
+mod text {
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::borrow::Cow;
+
+    /// The JSON string; `null` reads as Go reads it into a string, empty.
+    fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Cow<'de, str>, D::Error> {
+        Ok(Option::<Cow<'de, str>>::deserialize(d)?.unwrap_or_default())
+    }
+
+    /// `types.IPNet`: `net.ParseCIDR`, the address keeping its host bits.
+    pub mod cidr {
+        use super::*;
+        use ipnet::IpNet;
+
+        pub fn serialize<S: Serializer>(net: &IpNet, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_str(net)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<IpNet, D::Error> {
+            let text = string(d)?;
+            text.parse()
+                .map_err(|_| D::Error::custom(format!("invalid CIDR address: {text}")))
+        }
+    }
+
+    /// A route's `types.IPNet`: Go prints its zero value `<nil>` (which no parser reads).
+    pub mod route_dst {
+        use super::*;
+        use ipnet::IpNet;
+
+        pub fn serialize<S: Serializer>(net: &Option<IpNet>, s: S) -> Result<S::Ok, S::Error> {
+            match net {
+                Some(net) => s.collect_str(net),
+                None => s.serialize_str("<nil>"),
+            }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<IpNet>, D::Error> {
+            super::cidr::deserialize(d).map(Some)
+        }
+    }
+
+    /// `net.IP` as JSON text: empty is Go's nil IP (omitted when printed).
+    pub mod ip {
+        use super::*;
+        use std::net::IpAddr;
+
+        pub fn serialize<S: Serializer>(ip: &Option<IpAddr>, s: S) -> Result<S::Ok, S::Error> {
+            match ip {
+                Some(ip) => s.collect_str(ip),
+                None => s.serialize_str(""),
+            }
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<IpAddr>, D::Error> {
+            let text = string(d)?;
+            if text.is_empty() {
+                return Ok(None);
+            }
+            text.parse()
+                .map(Some)
+                .map_err(|_| D::Error::custom(format!("invalid IP address: {text}")))
+        }
+    }
+
+    /// A string kept inline.
+    pub mod compact {
+        use super::*;
+        use compact_str::CompactString;
+
+        pub fn serialize<S: Serializer>(text: &CompactString, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_str(text)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CompactString, D::Error> {
+            string(d).map(|text| CompactString::new(text))
+        }
+    }
+
+    /// A string Go omits when empty, held shared: empty is none.
+    pub mod non_empty {
+        use super::*;
+        use std::sync::Arc;
+
+        pub fn serialize<S: Serializer>(text: &Option<Arc<str>>, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_str(text.as_deref().unwrap_or_default())
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Arc<str>>, D::Error> {
+            let text = string(d)?;
+            Ok((!text.is_empty()).then(|| Arc::from(&*text)))
+        }
+    }
 }
 
 /// DNS settings (`types.DNS`). Go marshals the struct even when empty (`"dns": {}`).
@@ -163,9 +301,9 @@ pub struct Dns {
 /// The result of an ADD (`types100.Result`), in the field order Go prints it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct CniResult {
-    /// The version the result is printed in.
-    #[serde(rename = "cniVersion")]
-    pub cni_version: String,
+    /// The version the result is printed in (inline).
+    #[serde(rename = "cniVersion", with = "text::compact")]
+    pub cni_version: CompactString,
     /// Interfaces created or touched.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interfaces: Vec<Interface>,
@@ -257,8 +395,8 @@ mod tests {
         let r = CniResult {
             cni_version: "1.0.0".into(),
             ips: vec![IpConfig {
-                address: "10.10.0.2/29".into(),
-                gateway: "10.10.0.1".into(),
+                address: "10.10.0.2/29".parse().unwrap(),
+                gateway: "10.10.0.1".parse().ok(),
                 interface: None,
             }],
             ..Default::default()
@@ -266,6 +404,55 @@ mod tests {
         // Captured from Debian's /usr/lib/cni/host-local 1.1.1.
         let real = "{\n    \"cniVersion\": \"1.0.0\",\n    \"ips\": [\n        {\n            \"address\": \"10.10.0.2/29\",\n            \"gateway\": \"10.10.0.1\"\n        }\n    ],\n    \"dns\": {}\n}";
         assert_eq!(r.to_stdout(), real);
+    }
+
+    #[test]
+    fn results_read_and_print_go_text() {
+        // Host bits kept, a nil gateway omitted, an empty sandbox none: printed back as read.
+        let text = "{\n    \"cniVersion\": \"1.0.0\",\n    \"interfaces\": [\n        {\n            \"name\": \"eth0\",\n            \"mac\": \"0A:58:0A:F4:01:02\",\n            \"sandbox\": \"/var/run/netns/x\"\n        }\n    ],\n    \"ips\": [\n        {\n            \"interface\": 0,\n            \"address\": \"10.244.1.2/24\",\n            \"gateway\": \"10.244.1.1\"\n        },\n        {\n            \"address\": \"fd00::2/64\"\n        }\n    ],\n    \"routes\": [\n        {\n            \"dst\": \"0.0.0.0/0\"\n        }\n    ],\n    \"dns\": {}\n}";
+        let r: CniResult = serde_json::from_str(text).unwrap();
+        assert_eq!(r.ips[0].address.to_string(), "10.244.1.2/24");
+        assert_eq!(r.ips[1].gateway, None);
+        assert_eq!(r.interfaces[0].sandbox_path(), "/var/run/netns/x");
+        assert_eq!(r.to_stdout(), text);
+        // Go's zero values: an empty gateway or sandbox, a null gateway.
+        let r: CniResult = serde_json::from_str(
+            r#"{"cniVersion":"1.0.0","interfaces":[{"name":"cni0","sandbox":""}],"ips":[{"address":"10.0.0.2/8","gateway":""}],"routes":[{"dst":"10.96.0.0/12","gw":null}]}"#,
+        )
+        .unwrap();
+        assert_eq!(r.interfaces[0].sandbox, None);
+        assert_eq!(r.ips[0].gateway, None);
+        assert_eq!(r.routes[0].gw, None);
+        // What Go's parsers refuse, with their errors.
+        for (bad, msg) in [
+            (
+                r#"{"address":"10.0.0.2"}"#,
+                "invalid CIDR address: 10.0.0.2",
+            ),
+            (
+                r#"{"address":"10.0.0.2/33"}"#,
+                "invalid CIDR address: 10.0.0.2/33",
+            ),
+            (
+                r#"{"address":"10.0.0.2/8","gateway":"10.0.0"}"#,
+                "invalid IP address: 10.0.0",
+            ),
+        ] {
+            let e = serde_json::from_str::<IpConfig>(bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.starts_with(msg), "{bad}: {e}");
+        }
+        let e = serde_json::from_str::<Route>(r#"{"dst":"<nil>"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("invalid CIDR address: <nil>"), "{e}");
+        // A config route without dst prints Go's zero IPNet.
+        let nil = Route {
+            dst: None,
+            gw: None,
+        };
+        assert_eq!(serde_json::to_string(&nil).unwrap(), r#"{"dst":"<nil>"}"#);
     }
 
     #[test]

@@ -179,11 +179,16 @@ fn sandbox_row(pod: &str, sb: &crate::node::Sandbox) -> SandboxRow {
             .interfaces
             .iter()
             .map(|i| InterfaceRow {
-                name: i.name.clone(),
-                sandbox: i.sandbox.clone(),
+                name: i.name.to_string(),
+                sandbox: i.sandbox_path().to_string(),
             })
             .collect(),
-        addresses: sb.result.ips.iter().map(|ip| ip.address.clone()).collect(),
+        addresses: sb
+            .result
+            .ips
+            .iter()
+            .map(|ip| ip.address.to_string())
+            .collect(),
     }
 }
 

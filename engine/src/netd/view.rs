@@ -129,13 +129,13 @@ fn pod_net(v: &View<'_>, p: &Object<PodSpec>) -> PodNet {
     pn.host_veth = sandbox
         .and_then(|sb| {
             sb.result.interfaces.iter().find(|i| {
-                i.sandbox.is_empty()
+                i.sandbox_path().is_empty()
                     && root
                         .and_then(|r| r.links.get(&i.name))
                         .is_some_and(|l| matches!(l.kind, crate::cni::host::LinkKind::Veth { .. }))
             })
         })
-        .map(|i| i.name.clone())
+        .map(|i| i.name.to_string())
         // A plugin that reports only the pod's interface (cilium-cni): the host end
         // of the pod's veth, its peer.
         .or_else(|| {

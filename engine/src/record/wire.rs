@@ -323,7 +323,7 @@ pub(crate) fn write_cni_summary(c: &WireCall, s: &mut String) {
                     s.push_str(" ↔ ");
                 }
                 s.push_str(&i.name);
-                if !i.sandbox.is_empty() {
+                if !i.sandbox_path().is_empty() {
                     s.push_str(" (in pod)");
                 }
             }
@@ -334,10 +334,10 @@ pub(crate) fn write_cni_summary(c: &WireCall, s: &mut String) {
                 if n > 0 {
                     s.push_str(", ");
                 }
-                s.push_str(&ip.address);
-                if !ip.gateway.is_empty() {
-                    s.push_str(" gw ");
-                    s.push_str(&ip.gateway);
+                use std::fmt::Write;
+                let _ = write!(s, "{}", ip.address);
+                if let Some(gw) = ip.gateway {
+                    let _ = write!(s, " gw {gw}");
                 }
             }
         }

@@ -73,11 +73,6 @@ pub(crate) fn ip_text(ip: IpAddr) -> String {
     s
 }
 
-/// `a.to_string()`, cheaper.
-pub(crate) fn ipv4_text(a: Ipv4Addr) -> String {
-    ip_text(IpAddr::V4(a))
-}
-
 /// `net.to_string()`, cheaper.
 pub(crate) fn net_text(net: IpNet) -> String {
     let mut s = String::with_capacity(18);
@@ -121,7 +116,7 @@ mod tests {
         // Every octet value.
         for o in 0..=255u8 {
             let a = Ipv4Addr::new(o, 255 - o, o / 3, o % 7);
-            assert_eq!(ipv4_text(a), a.to_string());
+            assert_eq!(ip_text(IpAddr::V4(a)), a.to_string());
         }
     }
 }

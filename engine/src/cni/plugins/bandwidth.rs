@@ -23,6 +23,7 @@ use crate::cni::plugin::{
 use crate::cni::release::PluginsRelease;
 use crate::cni::types::{CniError, CniResult, Interface};
 use crate::util::hash;
+use compact_str::ToCompactString;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -283,7 +284,7 @@ fn host_interface(
     };
     interfaces
         .iter()
-        .find(|i| i.sandbox.is_empty() && i.name == peer)
+        .find(|i| i.sandbox_path().is_empty() && i.name == peer)
         .cloned()
         .ok_or_else(|| CniError::internal("no veth peer of container interface found in host ns"))
 }
@@ -307,7 +308,7 @@ impl Bandwidth {
                     // Printed as it came in: the same result, shared rather than copied.
                     Some(p) if p.cni_version == stdin.cni_version() => PluginOutput::Result(p),
                     Some(p) => PluginOutput::Result(Arc::new(CniResult {
-                        cni_version: stdin.cni_version().to_string(),
+                        cni_version: stdin.cni_version().into(),
                         ..p.as_ref().clone()
                     })),
                     // Go would print a nil result (a panic); nothing useful is printed.
@@ -319,7 +320,7 @@ impl Bandwidth {
             return Err(CniError::internal("must be called as chained plugin"));
         };
         let mut result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             ..prev.as_ref().clone()
         };
         if !common::netns_exists(host, &env.netns) {
@@ -345,8 +346,8 @@ impl Bandwidth {
             link.up = true;
             host.root.links.insert(ifb.clone(), link);
             result.interfaces.push(Interface {
-                name: ifb.clone(),
-                mac: mac.to_string(),
+                name: ifb.as_str().into(),
+                mac: mac.to_compact_string(),
                 ..Default::default()
             });
             if host
@@ -357,7 +358,7 @@ impl Bandwidth {
                 return Err(CniError::internal("create ingress qdisc: file exists"));
             }
             host.qdiscs.push(Qdisc {
-                dev: host_if.name.clone(),
+                dev: host_if.name.to_string(),
                 kind: "ingress".into(),
                 params: "parent ffff:fff1 ----------------".into(),
             });

@@ -16,8 +16,9 @@ use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
 use crate::cni::release::PluginsRelease;
-use crate::cni::types::{CniError, CniResult, Dns, Interface, Route};
+use crate::cni::types::{CniError, CniResult, Dns, GoIp, Interface, Route};
 use crate::util::hash;
+use compact_str::ToCompactString;
 use ipnet::IpNet;
 use serde_json::Value;
 use std::net::IpAddr;
@@ -336,8 +337,8 @@ fn ensure_bridge(host: &mut Host, conf: &BridgeConf) -> Result<Interface, CniErr
     }
     link.up = true;
     Ok(Interface {
-        name: br.to_string(),
-        mac: link.mac.to_string(),
+        name: (*br).into(),
+        mac: link.mac.to_compact_string(),
         ..Default::default()
     })
 }
@@ -392,7 +393,7 @@ fn setup_veth(
         &host_name,
         LinkKind::Veth {
             peer: env.ifname.as_str().into(),
-            peer_netns: Some(netns),
+            peer_netns: Some(netns.clone()),
         },
         host_mac,
         mtu,
@@ -407,14 +408,14 @@ fn setup_veth(
     host.root.links.insert(host_name.clone(), hostl);
     Ok((
         Interface {
-            name: host_name,
-            mac: host_mac.to_string(),
+            name: host_name.into(),
+            mac: host_mac.to_compact_string(),
             ..Default::default()
         },
         Interface {
-            name: env.ifname.clone(),
-            mac: cont_mac.to_string(),
-            sandbox: env.netns.clone(),
+            name: env.ifname.as_str().into(),
+            mac: cont_mac.to_compact_string(),
+            sandbox: Some(netns),
             ..Default::default()
         },
     ))
@@ -435,45 +436,47 @@ fn env_with(env: &CniEnv, cmd: CniCommand) -> CniEnv {
     e
 }
 
-fn is_default_dst(dst: &str, v4: bool) -> bool {
-    common::parse_net(dst).is_some_and(|n| n.prefix_len() == 0 && n.addr().is_ipv4() == v4)
+fn is_default_dst(dst: Option<IpNet>, v4: bool) -> bool {
+    dst.is_some_and(|n| n.prefix_len() == 0 && n.addr().is_ipv4() == v4)
 }
 
 /// `calcGateways`: interface index 2, gateway = network+1 when isGateway, the default route
 /// per family. Returns the (v4, v6) gateway addresses with their prefix for the bridge.
-fn calc_gateways(result: &mut CniResult, conf: &BridgeConf) -> (Vec<String>, Vec<String>) {
+fn calc_gateways(result: &mut CniResult, conf: &BridgeConf) -> (Vec<IpNet>, Vec<IpNet>) {
     let (mut gw4, mut gw6) = (Vec::new(), Vec::new());
     let (mut def4, mut def6) = (false, false);
     for i in 0..result.ips.len() {
-        let Some(addr) = common::parse_net(&result.ips[i].address) else {
-            continue;
-        };
+        let addr = result.ips[i].address;
         let v4 = addr.addr().is_ipv4();
         result.ips[i].interface = Some(2);
-        if result.ips[i].gateway.is_empty() && conf.is_gw {
-            result.ips[i].gateway = common::network_plus_one(&addr);
+        if result.ips[i].gateway.is_none() && conf.is_gw {
+            result.ips[i].gateway = Some(common::network_plus_one(&addr));
         }
         let found = if v4 { &mut def4 } else { &mut def6 };
         if conf.is_default_gw && !*found {
             *found = result
                 .routes
                 .iter()
-                .any(|r| !r.gw.is_empty() && is_default_dst(&r.dst, v4));
+                .any(|r| r.gw.is_some() && is_default_dst(r.dst, v4));
             if !*found {
+                let any = if v4 {
+                    IpNet::V4(ipnet::Ipv4Net::default())
+                } else {
+                    IpNet::V6(ipnet::Ipv6Net::default())
+                };
                 result.routes.push(Route {
-                    dst: if v4 { "0.0.0.0/0" } else { "::/0" }.into(),
-                    gw: result.ips[i].gateway.clone(),
+                    dst: Some(any),
+                    gw: result.ips[i].gateway,
                 });
                 *found = true;
             }
         }
         if conf.is_gw {
-            let gateway = &result.ips[i].gateway;
-            let mut gw = String::with_capacity(gateway.len() + 4);
-            gw.push_str(gateway);
-            gw.push('/');
-            crate::util::addr::push_u32(&mut gw, u32::from(addr.prefix_len()));
-            if v4 { gw4.push(gw) } else { gw6.push(gw) }
+            // `gwn.IP = gw` with the address's mask: the gateway with its prefix length.
+            let gw = result.ips[i]
+                .gateway
+                .and_then(|gw| IpNet::new(gw, addr.prefix_len()).ok());
+            if v4 { gw4.extend(gw) } else { gw6.extend(gw) }
         }
     }
     (gw4, gw6)
@@ -494,35 +497,32 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
     let mut gw4: Option<IpAddr> = None;
     let mut gw6: Option<IpAddr> = None;
     for ip in &result.ips {
-        let Some(addr) = common::parse_net(&ip.address) else {
-            continue;
-        };
+        let addr = ip.address;
         if !link.addrs.contains(&addr) {
             // A pod's eth0 holds one or two addresses: no room reserved for more.
             link.addrs.reserve_exact(1);
             link.addrs.push(addr);
         }
-        if !ip.gateway.is_empty() {
+        if ip.gateway.is_some() {
             let slot = if addr.addr().is_ipv4() {
                 &mut gw4
             } else {
                 &mut gw6
             };
             if slot.is_none() {
-                *slot = ip.gateway.parse().ok();
+                *slot = ip.gateway;
             }
         }
     }
     link.up = true;
     for r in &result.routes {
-        let Some(dst) = common::parse_net(&r.dst) else {
+        let Some(dst) = r.dst else {
             continue;
         };
-        let v4 = dst.addr().is_ipv4();
-        let via = if r.gw.is_empty() {
-            if v4 { gw4 } else { gw6 }
-        } else {
-            r.gw.parse().ok()
+        let via = match r.gw {
+            Some(gw) => Some(gw),
+            None if dst.addr().is_ipv4() => gw4,
+            None => gw6,
         };
         let entry = RouteEntry::static_route(RouteDst::of_net(dst), via, &env.ifname);
         if !ns.routes.contains(&entry) {
@@ -535,10 +535,7 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
 
 /// `ensureAddr` on the bridge: a different v4 address (or an overlapping v6 one) is an
 /// error unless `forceAddress`, which replaces it.
-fn ensure_addr(host: &mut Host, conf: &BridgeConf, gw: &str) -> Result<(), CniError> {
-    let Some(want) = common::parse_net(gw) else {
-        return Ok(());
-    };
+fn ensure_addr(host: &mut Host, conf: &BridgeConf, want: IpNet) -> Result<(), CniError> {
     let Some(br) = host.root.links.get(&conf.br_name) else {
         return Err(CniError::internal(format!(
             "failed to set bridge addr: could not lookup {}: Link not found",
@@ -680,7 +677,7 @@ impl Bridge {
         }
         let (host_iface, cont_iface) = setup_veth(ctx.host, &conf, env)?;
         let mut result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![br_iface, host_iface, cont_iface],
             ..Default::default()
         };
@@ -726,13 +723,13 @@ impl Bridge {
         let (gw4, gw6) = calc_gateways(result, conf);
         configure_iface(host, env, result)?;
         if conf.is_gw {
-            for gw in &gw4 {
+            for &gw in &gw4 {
                 ensure_addr(host, conf, gw)?;
             }
             if !gw4.is_empty() {
                 set_sysctl(host, "net.ipv4.ip_forward", "1");
             }
-            for gw in &gw6 {
+            for &gw in &gw6 {
                 ensure_addr(host, conf, gw)?;
             }
             if !gw6.is_empty() {
@@ -740,10 +737,7 @@ impl Bridge {
             }
         }
         if conf.ip_masq {
-            let addrs = result
-                .ips
-                .iter()
-                .filter_map(|ip| common::parse_net(&ip.address));
+            let addrs = result.ips.iter().map(|ip| ip.address);
             setup_ip_masq_all(host, &conf.name, &env.container_id, addrs);
         }
         Ok(())
@@ -823,13 +817,13 @@ fn validate_interface<'h>(
     let Some(link) = host.ns(ns_path).and_then(|ns| ns.links.get(&intf.name)) else {
         return Err(format!("Interface name {} not found", intf.name));
     };
-    if expect_in_sb && intf.sandbox.is_empty() {
+    if expect_in_sb && intf.sandbox_path().is_empty() {
         return Err(format!(
             "Interface {} is expected to be in a sandbox",
             intf.name
         ));
     }
-    if !expect_in_sb && !intf.sandbox.is_empty() {
+    if !expect_in_sb && !intf.sandbox_path().is_empty() {
         return Err(format!("Interface {} should not be in sandbox", intf.name));
     }
     Ok(link)
@@ -837,19 +831,18 @@ fn validate_interface<'h>(
 
 /// Go's `%v` of a `types.Route` in 1.1.1: `{Dst:{IP:10.96.0.0 Mask:fff00000} GW:<nil>}`.
 fn go_route(r: &Route) -> String {
-    let (ip, mask) = match r.dst.parse::<IpNet>() {
-        Ok(IpNet::V4(n)) => (
+    let (ip, mask) = match r.dst {
+        Some(IpNet::V4(n)) => (
             n.network().to_string(),
             format!("{:08x}", u32::from(n.netmask())),
         ),
-        Ok(IpNet::V6(n)) => (
+        Some(IpNet::V6(n)) => (
             n.network().to_string(),
             format!("{:032x}", u128::from(n.netmask())),
         ),
-        Err(_) => (r.dst.clone(), String::new()),
+        None => ("<nil>".to_string(), String::new()),
     };
-    let gw = if r.gw.is_empty() { "<nil>" } else { &r.gw };
-    format!("{{Dst:{{IP:{ip} Mask:{mask}}} GW:{gw}}}")
+    format!("{{Dst:{{IP:{ip} Mask:{mask}}} GW:{}}}", GoIp(r.gw))
 }
 
 /// `cmdCheck` after prevResult is known: bridge, container veth, host veth, addresses,
@@ -865,7 +858,7 @@ fn check_prev(
     for intf in &prev.interfaces {
         if *intf.name == *conf.br_name {
             br_map = intf.clone();
-        } else if intf.name == env.ifname && intf.sandbox == env.netns {
+        } else if intf.name == env.ifname && intf.sandbox_path() == env.netns {
             cont_map = intf.clone();
         }
     }
@@ -877,7 +870,7 @@ fn check_prev(
             br_map.name
         ));
     }
-    if !br_map.mac.is_empty() && br.mac != br_map.mac {
+    if !br_map.mac.is_empty() && br.mac != *br_map.mac {
         return Err(format!(
             "Bridge interface {} Mac doesn't match: {}",
             br_map.name, br_map.mac
@@ -889,10 +882,11 @@ fn check_prev(
             br_map.name, conf.promisc, br.promisc
         ));
     }
-    if env.netns != cont_map.sandbox {
+    if env.netns != cont_map.sandbox_path() {
         return Err(format!(
             "Sandbox in prevResult {} doesn't match configured netns: {}",
-            cont_map.sandbox, env.netns
+            cont_map.sandbox_path(),
+            env.netns
         ));
     }
     // validateCniContainerInterface
@@ -906,7 +900,7 @@ fn check_prev(
             cont.name
         ));
     };
-    if !cont_map.mac.is_empty() && cont.mac != cont_map.mac {
+    if !cont_map.mac.is_empty() && cont.mac != *cont_map.mac {
         return Err(format!(
             "Interface {} Mac {} doesn't match container Mac: {}",
             cont_map.name, cont_map.mac, cont.mac
@@ -929,7 +923,7 @@ fn check_prev(
         {
             continue;
         }
-        if !intf.mac.is_empty() && link.mac != intf.mac {
+        if !intf.mac.is_empty() && link.mac != *intf.mac {
             return Err(format!(
                 "Interface {} Mac doesn't match: {} not found",
                 intf.name, intf.mac
@@ -953,45 +947,31 @@ fn check_prev(
         let Some(link) = ns.links.get(&env.ifname) else {
             return Err(format!("Cannot find container link {}", env.ifname));
         };
-        if !common::parse_net(&ip.address).is_some_and(|a| link.addrs.contains(&a)) {
+        let addr = ip.address;
+        if !link.addrs.contains(&addr) {
             return Err(format!(
-                "Failed to match addr {} on interface {}",
-                ip.address, env.ifname
+                "Failed to match addr {addr} on interface {}",
+                env.ifname
             ));
         }
-        if let Ok(addr) = ip.address.parse::<IpNet>() {
-            let prefix = RouteDst::Net(addr.trunc());
-            let has_route =
-                addr.addr().is_ipv6() && link.up || table.iter().any(|r| r.dst == prefix);
-            if !has_route {
-                return Err(format!(
-                    "Failed to find Gateway {} for interface {}",
-                    if ip.gateway.is_empty() {
-                        "<nil>"
-                    } else {
-                        &ip.gateway
-                    },
-                    env.ifname
-                ));
-            }
+        let prefix = RouteDst::Net(addr.trunc());
+        let has_route = addr.addr().is_ipv6() && link.up || table.iter().any(|r| r.dst == prefix);
+        if !has_route {
+            return Err(format!(
+                "Failed to find Gateway {} for interface {}",
+                GoIp(ip.gateway),
+                env.ifname
+            ));
         }
     }
     // ip.ValidateExpectedRoute: destination and gateway must both match (a route without
     // gw only matches a table entry without a next hop, as in 1.1.1).
     for r in &prev.routes {
-        let Ok(dst) = r.dst.parse::<IpNet>() else {
+        let Some(dst) = r.dst else {
             continue;
         };
         let want_dst = RouteDst::of_net(dst);
-        // A gateway that is not an address matches no route.
-        let want_via = match r.gw.as_str() {
-            "" => Ok(None),
-            gw => gw.parse::<IpAddr>().map(Some),
-        };
-        if !table
-            .iter()
-            .any(|e| e.dst == want_dst && want_via == Ok(e.via))
-        {
+        if !table.iter().any(|e| e.dst == want_dst && e.via == r.gw) {
             return Err(format!(
                 "Expected Route {} not found in routing table",
                 go_route(r)

@@ -22,6 +22,8 @@ use crate::cni::plugin::{
 };
 use crate::cni::types::{CniError, CniResult, Interface, IpConfig};
 use crate::util::hash;
+use compact_str::ToCompactString;
+use ipnet::IpNet;
 use sha1::{Digest, Sha1};
 use std::sync::Arc;
 
@@ -120,11 +122,7 @@ impl Calico {
             PluginOutput::Result(r) => r.as_ref().clone(),
             _ => CniResult::default(),
         };
-        let Some(ip) = ipam
-            .ips
-            .first()
-            .and_then(|c| c.address.parse::<ipnet::IpNet>().ok())
-        else {
+        let Some(ip) = ipam.ips.first().map(|c| c.address) else {
             let mut del = env.clone();
             del.command = Some(CniCommand::Del);
             let _ = ctx.delegate(&ipam_type, &del, stdin);
@@ -156,7 +154,8 @@ impl Calico {
             }
             host.root.routes.retain(|r| r.dev != host_name);
         }
-        let addr = format!("{}/32", ip.addr());
+        // calico's `/32` of the pod's address (whatever its family, as the plugin writes it).
+        let addr = IpNet::new(ip.addr(), 32).map_err(|e| CniError::internal(e.to_string()))?;
         let Some(netns) = host.netns.path(&env.netns).cloned() else {
             return Err(super::common::netns_open_error(&env.netns));
         };
@@ -175,7 +174,7 @@ impl Calico {
             &host_name,
             LinkKind::Veth {
                 peer: env.ifname.as_str().into(),
-                peer_netns: Some(netns),
+                peer_netns: Some(netns.clone()),
             },
             HOST_VETH_MAC,
             mtu,
@@ -208,23 +207,23 @@ impl Calico {
         route.scope_link = true;
         host.root.routes.push(route);
         let result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![
                 Interface {
-                    name: host_name,
+                    name: host_name.into(),
                     ..Default::default()
                 },
                 Interface {
-                    name: env.ifname.clone(),
-                    mac: cont_mac.to_string(),
+                    name: env.ifname.as_str().into(),
+                    mac: cont_mac.to_compact_string(),
                     mtu,
-                    sandbox: env.netns.clone(),
+                    sandbox: Some(netns),
                 },
             ],
             ips: vec![IpConfig {
                 interface: Some(1),
                 address: addr,
-                gateway: String::new(),
+                gateway: None,
             }],
             ..Default::default()
         };
@@ -296,11 +295,12 @@ impl Plugin for CalicoIpam {
                         CniError::internal(format!("failed to request IPv4 addresses: {e}"))
                     })?;
                 Ok(PluginOutput::Result(Arc::new(CniResult {
-                    cni_version: stdin.cni_version().to_string(),
+                    cni_version: stdin.cni_version().into(),
                     ips: vec![IpConfig {
                         interface: None,
-                        address: format!("{ip}/{}", block.prefix_len()),
-                        gateway: String::new(),
+                        // An IPv4 block's prefix length is one of an IPv4 address.
+                        address: ipnet::Ipv4Net::new_assert(ip, block.prefix_len()).into(),
+                        gateway: None,
                     }],
                     ..Default::default()
                 })))

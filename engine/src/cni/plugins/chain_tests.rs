@@ -29,15 +29,15 @@ impl Plugin for FixedIpam {
     fn invoke(&self, _: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         match env.cmd() {
             CniCommand::Add => Ok(PluginOutput::Result(Arc::new(CniResult {
-                cni_version: stdin.cni_version().to_string(),
+                cni_version: stdin.cni_version().into(),
                 ips: vec![IpConfig {
-                    address: "10.244.1.2/24".into(),
-                    gateway: "10.244.1.1".into(),
+                    address: "10.244.1.2/24".parse().unwrap(),
+                    gateway: "10.244.1.1".parse().ok(),
                     interface: None,
                 }],
                 routes: vec![Route {
-                    dst: "10.96.0.0/12".into(),
-                    gw: String::new(),
+                    dst: "10.96.0.0/12".parse().ok(),
+                    gw: None,
                 }],
                 ..Default::default()
             }))),
@@ -58,7 +58,7 @@ impl Plugin for EmptyIpam {
     }
     fn invoke(&self, _: &mut PluginCtx<'_>, _: &CniEnv, stdin: &Stdin) -> PluginReply {
         Ok(PluginOutput::Result(Arc::new(CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             ..Default::default()
         })))
     }
@@ -175,7 +175,7 @@ fn assert_like_real(lab: &CniResult, real_json: &str) {
     assert_eq!(lab.interfaces.len(), real.interfaces.len());
     for (l, r) in lab.interfaces.iter().zip(&real.interfaces) {
         assert!(is_mac(&l.mac), "bad mac {}", l.mac);
-        assert_eq!(l.sandbox, r.sandbox);
+        assert_eq!(l.sandbox_path(), r.sandbox_path());
         if r.name.starts_with("veth") {
             assert!(is_veth_name(&l.name), "bad veth name {}", l.name);
         } else {
@@ -243,7 +243,7 @@ fn bridge_add_matches_real_result_and_rules() {
         vec!["10.244.1.1/24".parse::<ipnet::IpNet>().unwrap()]
     );
     assert!(h.root.links["cni0"].up);
-    let veth = &h.root.links[&r.interfaces[1].name];
+    let veth = &h.root.links[r.interfaces[1].name.as_str()];
     assert_eq!(veth.master.as_deref(), Some("cni0"));
     assert!(veth.up && !veth.hairpin);
     assert_eq!(
@@ -546,7 +546,7 @@ fn bridge_check() {
     let mut conf = bridge_conf();
     conf["ipam"]["routes"] = json!([]);
     let mut r2 = r.clone();
-    r2.routes.retain(|x| x.dst == "0.0.0.0/0");
+    r2.routes.retain(|x| x.dst == "0.0.0.0/0".parse().ok());
     assert_eq!(
         call(
             &mut h,
@@ -1121,8 +1121,8 @@ fn cilium_cni_needs_the_agent_and_asks_it_for_the_address() {
     ));
     assert_eq!(r.interfaces.len(), 1);
     assert_eq!(r.interfaces[0].name, "eth0");
-    assert_eq!(r.ips[0].address, "10.244.1.2/32");
-    assert_eq!(r.ips[0].gateway, "10.244.1.1");
+    assert_eq!(r.ips[0].address.to_string(), "10.244.1.2/32");
+    assert_eq!(r.ips[0].gateway, "10.244.1.1".parse().ok());
     assert_eq!(r.ips[0].interface, Some(0));
     let lxc = lxc_name(CID);
     assert!(h.root.links.contains_key(&lxc), "{lxc}");

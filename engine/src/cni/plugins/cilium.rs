@@ -34,6 +34,7 @@ use crate::cni::plugin::{
 };
 use crate::cni::types::{CniError, CniResult, Interface, IpConfig, Route};
 use crate::util::hash;
+use compact_str::ToCompactString;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
@@ -113,7 +114,7 @@ impl CiliumCni {
                 }
             }
         }
-        let addr = format!("{ip}/32");
+        let addr = ipnet::IpNet::from(std::net::IpAddr::from(ip));
         let Some(netns) = host.netns.path(&env.netns).cloned() else {
             return Err(super::common::netns_open_error(&env.netns));
         };
@@ -127,12 +128,12 @@ impl CiliumCni {
             device_mtu,
         );
         cont.up = true;
-        cont.addrs.extend(ipnet::IpNet::new(ip.into(), 32));
+        cont.addrs.push(addr);
         let mut hostl = Link::new(
             &host_name,
             LinkKind::Veth {
                 peer: env.ifname.as_str().into(),
-                peer_netns: Some(netns),
+                peer_netns: Some(netns.clone()),
             },
             host_mac,
             device_mtu,
@@ -158,28 +159,27 @@ impl CiliumCni {
             format!("net.ipv4.conf.{host_name}.rp_filter"),
             "0".to_string(),
         );
-        let router_s = router.to_string();
         let result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![Interface {
-                name: env.ifname.clone(),
-                mac: cont_mac.to_string(),
+                name: env.ifname.as_str().into(),
+                mac: cont_mac.to_compact_string(),
                 mtu: 0,
-                sandbox: env.netns.clone(),
+                sandbox: Some(netns),
             }],
             ips: vec![IpConfig {
                 interface: Some(0),
                 address: addr,
-                gateway: router_s.clone(),
+                gateway: Some(router.into()),
             }],
             routes: vec![
                 Route {
-                    dst: format!("{router}/32"),
-                    gw: String::new(),
+                    dst: Some(ipnet::IpNet::from(std::net::IpAddr::from(router))),
+                    gw: None,
                 },
                 Route {
-                    dst: "0.0.0.0/0".to_string(),
-                    gw: router_s,
+                    dst: Some(ipnet::IpNet::V4(ipnet::Ipv4Net::default())),
+                    gw: Some(router.into()),
                 },
             ],
             ..Default::default()

@@ -38,6 +38,7 @@ use crate::cni::plugin::{
 };
 use crate::cni::release::PluginsRelease;
 use crate::cni::types::{CniError, CniResult, Dns, Interface};
+use compact_str::ToCompactString;
 use serde_json::Value;
 
 /// The `host-device` plugin binary.
@@ -229,15 +230,15 @@ fn move_link_in(
     link.up = true;
     // Addresses do not follow a link into another namespace.
     link.addrs.clear();
-    let mac = link.mac.to_string();
+    let mac = link.mac.to_compact_string();
     if let Some(ns) = host.netns.get_mut(&env.netns) {
         ns.links.insert(env.ifname.clone(), link);
     }
     Ok(Interface {
-        name: env.ifname.clone(),
+        name: env.ifname.as_str().into(),
         mac,
         mtu: 0,
-        sandbox: env.netns.clone(),
+        sandbox: common::sandbox(host, &env.netns),
     })
 }
 
@@ -301,7 +302,7 @@ impl HostDevice {
         let iface = move_link_in(ctx.host, &dev, env, release)
             .map_err(|e| CniError::internal(format!("failed to move link {e}")))?;
         let mut result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![iface],
             ..Default::default()
         };
@@ -353,10 +354,11 @@ impl HostDevice {
             return Err(CniError::internal("Required prevResult missing"));
         };
         let cont = super::macvlan::cont_interface(&prev, env);
-        if env.netns != cont.sandbox {
+        if env.netns != cont.sandbox_path() {
             return Err(CniError::internal(format!(
                 "Sandbox in prevResult {} doesn't match configured netns: {}",
-                cont.sandbox, env.netns
+                cont.sandbox_path(),
+                env.netns
             )));
         }
         let Some(ns) = ctx.host.netns.get(&env.netns) else {

@@ -18,6 +18,7 @@ use crate::cni::plugin::{
 };
 use crate::cni::types::{CniError, Interface};
 use crate::util::hash;
+use compact_str::ToCompactString;
 
 /// The `ipvlan` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]
@@ -46,7 +47,7 @@ fn resolve_master(host: &Host, stdin: &Stdin, master: String) -> Result<String, 
         None => common::default_route_iface(&host.root)
             .ok_or_else(|| CniError::internal("no default route interface found")),
         Some(prev) if prev.interfaces.len() == 1 && !prev.interfaces[0].name.is_empty() => {
-            Ok(prev.interfaces[0].name.clone())
+            Ok(prev.interfaces[0].name.to_string())
         }
         Some(_) => Err(CniError::internal(
             "chained master failure. PrevResult lacks a single named interface",
@@ -78,6 +79,7 @@ fn create_ipvlan(
         master: master.to_string(),
         mode: mode.to_string(),
     };
+    let ns_path = common::sandbox(host, &env.netns);
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(common::netns_open_error(&env.netns));
     };
@@ -97,10 +99,10 @@ fn create_ipvlan(
     ns.links
         .insert(env.ifname.clone(), Link::new(&env.ifname, kind, mac, mtu));
     Ok(Interface {
-        name: env.ifname.clone(),
-        mac: mac.to_string(),
+        name: env.ifname.as_str().into(),
+        mac: mac.to_compact_string(),
         mtu: 0,
-        sandbox: env.netns.clone(),
+        sandbox: ns_path,
     })
 }
 
@@ -130,7 +132,7 @@ impl Ipvlan {
                 r
             }
         };
-        result.cni_version = stdin.cni_version().to_string();
+        result.cni_version = stdin.cni_version().into();
         for ip in &mut result.ips {
             ip.interface = Some(0);
         }
@@ -165,10 +167,11 @@ impl Ipvlan {
             return Err(CniError::internal("required prevResult missing"));
         };
         let cont = super::macvlan::cont_interface(&prev, env);
-        if env.netns != cont.sandbox {
+        if env.netns != cont.sandbox_path() {
             return Err(CniError::internal(format!(
                 "sandbox in prevResult {} doesn't match configured netns: {}",
-                cont.sandbox, env.netns
+                cont.sandbox_path(),
+                env.netns
             )));
         }
         let Some(ns) = ctx.host.netns.get(&env.netns) else {
@@ -232,8 +235,8 @@ fn prev_with_ips() -> crate::cni::types::CniResult {
         }],
         ips: vec![crate::cni::types::IpConfig {
             interface: Some(0),
-            address: "10.11.0.5/24".into(),
-            gateway: String::new(),
+            address: "10.11.0.5/24".parse().unwrap(),
+            gateway: None,
         }],
         ..Default::default()
     }

@@ -50,11 +50,11 @@ impl Loopback {
             return Ok(PluginOutput::Result(prev.clone()));
         }
         let mut r = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![Interface {
                 name: "lo".into(),
                 mac: "00:00:00:00:00:00".into(),
-                sandbox: env.netns.clone(),
+                sandbox: super::common::sandbox(host, &env.netns),
                 ..Default::default()
             }],
             // loopback.go builds a current.Result with the config's cniVersion and prints
@@ -64,8 +64,8 @@ impl Loopback {
         };
         for addr in [v4, v6].into_iter().flatten() {
             r.ips.push(IpConfig {
-                address: addr.to_string(),
-                gateway: String::new(),
+                address: addr,
+                gateway: None,
                 interface: Some(0),
             });
         }

@@ -31,6 +31,7 @@ use crate::cni::plugin::{
 };
 use crate::cni::types::{CniError, CniResult, Dns, Interface};
 use crate::util::hash;
+use compact_str::ToCompactString;
 use serde_json::Value;
 
 /// The `macvlan` plugin binary.
@@ -195,6 +196,7 @@ fn create_macvlan(
     } else {
         u32::try_from(conf.mtu).unwrap_or(master.mtu)
     };
+    let ns_path = common::sandbox(host, &env.netns);
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(common::netns_open_error(&env.netns));
     };
@@ -215,10 +217,10 @@ fn create_macvlan(
     );
     ns.links.insert(env.ifname.clone(), link);
     Ok(Interface {
-        name: env.ifname.clone(),
-        mac: mac.to_string(),
+        name: env.ifname.as_str().into(),
+        mac: mac.to_compact_string(),
         mtu: 0,
-        sandbox: env.netns.clone(),
+        sandbox: ns_path,
     })
 }
 
@@ -310,7 +312,7 @@ pub(crate) fn del_link_and_ipam(
 pub(crate) fn cont_interface(prev: &CniResult, env: &CniEnv) -> Interface {
     prev.interfaces
         .iter()
-        .find(|i| i.name == env.ifname && i.sandbox == env.netns)
+        .find(|i| i.name == env.ifname && i.sandbox_path() == env.netns)
         .cloned()
         .unwrap_or_default()
 }
@@ -323,7 +325,7 @@ impl Macvlan {
         }
         let iface = create_macvlan(ctx.host, &conf, env)?;
         let mut result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![iface],
             ..Default::default()
         };
@@ -356,10 +358,11 @@ impl Macvlan {
             return Err(err("required prevResult missing".into()));
         };
         let cont = cont_interface(&prev, env);
-        if env.netns != cont.sandbox {
+        if env.netns != cont.sandbox_path() {
             return Err(err(format!(
                 "sandbox in prevResult {} doesn't match configured netns: {}",
-                cont.sandbox, env.netns
+                cont.sandbox_path(),
+                env.netns
             )));
         }
         if !ctx.host.root.links.contains_key(&conf.master) {
@@ -389,7 +392,7 @@ impl Macvlan {
                 "container macvlan mode {mode} does not match expected value: {want}"
             )));
         }
-        if !cont.mac.is_empty() && link.mac != cont.mac {
+        if !cont.mac.is_empty() && link.mac != *cont.mac {
             return Err(err(format!(
                 "interface {} Mac {} doesn't match container Mac: {}",
                 cont.name, cont.mac, link.mac
@@ -511,7 +514,7 @@ pub(crate) mod tests {
         let mut h = host();
         let r = result(run(&mut h, CniCommand::Add, &conf(json!({})), ""));
         assert_eq!(r.interfaces.len(), 1);
-        assert_eq!(r.interfaces[0].sandbox, NS);
+        assert_eq!(r.interfaces[0].sandbox_path(), NS);
         assert_eq!(r.ips[0].interface, Some(0));
         assert_eq!(r.routes.len(), 2);
         // The config's (empty) dns replaces static's.

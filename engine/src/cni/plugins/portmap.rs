@@ -191,16 +191,14 @@ pub(crate) fn parse_config(stdin: &Stdin, ifname: &str) -> Result<PortMapConf, S
     };
     if let Some(prev) = &stdin.prev_result {
         for ip in &prev.ips {
-            let Some(addr) = common::parse_net(&ip.address) else {
-                continue;
-            };
+            let addr = ip.address;
             let v4 = addr.addr().is_ipv4();
             if (v4 && c.cont_v4.is_some()) || (!v4 && c.cont_v6.is_some()) {
                 continue;
             }
             if let Some(idx) = ip.interface {
                 if let Some(intf) = prev.interfaces.get(idx) {
-                    if intf.name != ifname || intf.sandbox.is_empty() {
+                    if intf.name != ifname || intf.sandbox_path().is_empty() {
                         continue;
                     }
                 }
@@ -647,7 +645,7 @@ impl Portmap {
             return Ok(PluginOutput::Result(prev.clone()));
         }
         let out = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             ..prev.as_ref().clone()
         };
         Ok(PluginOutput::Result(std::sync::Arc::new(out)))

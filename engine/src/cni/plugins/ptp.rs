@@ -20,6 +20,7 @@ use crate::cni::plugin::{
 };
 use crate::cni::types::{CniError, CniResult, Dns, Interface};
 use crate::util::hash;
+use compact_str::ToCompactString;
 use ipnet::IpNet;
 use std::net::IpAddr;
 
@@ -130,15 +131,15 @@ fn setup_container_veth(
     }
     result.interfaces = vec![
         Interface {
-            name: host_name,
-            mac: host_mac.to_string(),
+            name: host_name.into(),
+            mac: host_mac.to_compact_string(),
             ..Default::default()
         },
         Interface {
-            name: env.ifname.clone(),
-            mac: cont_mac.to_string(),
+            name: env.ifname.as_str().into(),
+            mac: cont_mac.to_compact_string(),
             mtu: 0,
-            sandbox: env.netns.clone(),
+            sandbox: common::sandbox(host, &env.netns),
         },
     ];
     common::configure_iface(host, &env.netns, &env.ifname, result)?;
@@ -151,14 +152,12 @@ fn setup_container_veth(
         .position(|l| l.name == env.ifname)
         .map_or(0, |p| p + 1);
     for ip in &result.ips {
-        let Ok(addr) = ip.address.parse::<IpNet>() else {
-            continue;
-        };
+        let addr = ip.address;
         let prefix = addr.trunc();
         ns.deleted_connected
             .push((env.ifname.as_str().into(), prefix));
         let src = addr.addr();
-        if ip.gateway.is_empty() {
+        let Some(gateway) = ip.gateway else {
             // The nil gateway's /32 is a default route to the kernel.
             if ns.route_table().iter().any(|r| r.dst.is_default()) {
                 return Err(CniError::internal(format!(
@@ -177,10 +176,6 @@ fn setup_container_veth(
             let mut r = RouteEntry::static_route(RouteDst::of_net(prefix), None, &env.ifname);
             r.src = Some(src);
             ns.routes.push(r);
-            continue;
-        }
-        // A result's gateway is an address (Go's result decoding refuses any other text).
-        let Ok(gateway) = ip.gateway.parse::<IpAddr>() else {
             continue;
         };
         let mut gw_route = RouteEntry::static_route(RouteDst::Host(gateway), None, &env.ifname);
@@ -205,24 +200,17 @@ fn setup_host_veth(host: &mut Host, veth: &str, result: &CniResult) -> Result<()
     };
     let mut routes = Vec::new();
     for ip in &result.ips {
-        let Ok(addr) = ip.address.parse::<IpNet>() else {
-            continue;
-        };
+        let addr = ip.address;
         let bits = if addr.addr().is_ipv4() { 32 } else { 128 };
-        if ip.gateway.is_empty() {
+        let Some(gateway) = ip.gateway else {
             // netlink sends the nil gateway's /32 with no address bytes: ERANGE (checked
             // against Debian's 1.1.1 ptp).
             return Err(CniError::internal(format!(
                 "failed to add IP addr (&net.IPNet{{IP:net.IP(nil), Mask:net.IPMask{{{}}}}}) to veth: numerical result out of range",
                 vec!["0xff"; bits / 8].join(", ")
             )));
-        }
-        // A result's gateway is an address (Go's result decoding refuses any other text).
-        let gw = ip
-            .gateway
-            .parse()
-            .ok()
-            .and_then(|g| IpNet::new(g, bits as u8).ok());
+        };
+        let gw = IpNet::new(gateway, bits as u8).ok();
         if let Some(gw) = gw.filter(|g| !link.addrs.contains(g)) {
             link.addrs.push(gw);
         }
@@ -245,7 +233,7 @@ impl Ptp {
         if result.ips.is_empty() {
             return Err(CniError::internal("IPAM plugin returned missing IP config"));
         }
-        result.cni_version = stdin.cni_version().to_string();
+        result.cni_version = stdin.cni_version().into();
         if let Err(e) = self.after_ipam(ctx.host, &conf, env, &mut result) {
             let _ = common::exec_ipam(ctx, &conf.ipam_type, CniCommand::Del, env, stdin);
             return Err(e);
@@ -265,11 +253,11 @@ impl Ptp {
         result: &mut CniResult,
     ) -> Result<(), CniError> {
         // ip.EnableForward
-        if result.ips.iter().any(|i| !i.address.contains(':')) {
+        if result.ips.iter().any(|i| i.address.addr().is_ipv4()) {
             host.sysctls
                 .insert("net.ipv4.ip_forward".into(), "1".into());
         }
-        if result.ips.iter().any(|i| i.address.contains(':')) {
+        if result.ips.iter().any(|i| i.address.addr().is_ipv6()) {
             host.sysctls
                 .insert("net.ipv6.conf.all.forwarding".into(), "1".into());
         }
@@ -280,7 +268,7 @@ impl Ptp {
         let veth = result.interfaces[0].name.clone();
         setup_host_veth(host, &veth, result)?;
         if conf.ip_masq {
-            let addrs = result.ips.iter().filter_map(|ip| ip.address.parse().ok());
+            let addrs = result.ips.iter().map(|ip| ip.address);
             setup_ip_masq_all(host, &conf.name, &env.container_id, addrs);
         }
         Ok(())

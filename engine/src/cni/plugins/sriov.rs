@@ -327,12 +327,10 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) {
     let mut gw6: Option<std::net::IpAddr> = None;
     if let Some(link) = ns.links.get_mut(&env.ifname) {
         for ip in &result.ips {
-            if let Some(a) = super::common::parse_net(&ip.address) {
-                if !link.addrs.contains(&a) {
-                    link.addrs.push(a);
-                }
+            if !link.addrs.contains(&ip.address) {
+                link.addrs.push(ip.address);
             }
-            if let Ok(gw) = ip.gateway.parse::<std::net::IpAddr>() {
+            if let Some(gw) = ip.gateway {
                 let slot = if gw.is_ipv6() { &mut gw6 } else { &mut gw4 };
                 if slot.is_none() {
                     *slot = Some(gw);
@@ -341,13 +339,13 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) {
         }
     }
     for r in &result.routes {
-        let Ok(dst) = r.dst.parse::<ipnet::IpNet>() else {
+        let Some(dst) = r.dst else {
             continue;
         };
-        let via = if r.gw.is_empty() {
-            if dst.addr().is_ipv4() { gw4 } else { gw6 }
-        } else {
-            r.gw.parse().ok()
+        let via = match r.gw {
+            Some(gw) => Some(gw),
+            None if dst.addr().is_ipv4() => gw4,
+            None => gw6,
         };
         let entry = RouteEntry::static_route(RouteDst::of_net(dst), via, &env.ifname);
         if !ns.routes.contains(&entry) {
@@ -500,16 +498,16 @@ impl Sriov {
             reset_vf_config(host, &c.device_id, &orig.admin);
         };
         let mut result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: vec![Interface {
-                name: env.ifname.clone(),
+                name: env.ifname.as_str().into(),
                 mac: if c.mac.is_empty() {
-                    orig.effective_mac.clone()
+                    orig.effective_mac.as_str().into()
                 } else {
-                    c.mac.clone()
+                    c.mac.as_str().into()
                 },
                 mtu,
-                sandbox: env.netns.clone(),
+                sandbox: super::common::sandbox(ctx.host, &env.netns),
             }],
             ..Default::default()
         };

@@ -106,13 +106,13 @@ fn decode_ipam(ipam: &Value) -> Result<StaticConf, CniError> {
             let dst = item.get("dst").and_then(Value::as_str).unwrap_or_default();
             let dst = Cidr::parse(dst).map_err(err)?;
             let gw = match item.get("gw").and_then(Value::as_str) {
-                None | Some("") => String::new(),
-                Some(s) => parse_ip(s)
-                    .ok_or_else(|| err(format!("invalid IP address: {s}")))?
-                    .to_string(),
+                None | Some("") => None,
+                Some(s) => {
+                    Some(parse_ip(s).ok_or_else(|| err(format!("invalid IP address: {s}")))?)
+                }
             };
             c.routes.push(Route {
-                dst: dst.to_string(),
+                dst: Some(dst.net()),
                 gw,
             });
         }
@@ -214,15 +214,15 @@ impl StaticIpam {
     fn cmd_add(&self, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         let c = load_ipam_config(stdin, &env.args)?;
         let result = CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             interfaces: Vec::new(),
             ips: c
                 .addresses
                 .iter()
                 .map(|a| IpConfig {
                     interface: None,
-                    address: a.cidr.to_string(),
-                    gateway: a.gateway.map(|g| g.to_string()).unwrap_or_default(),
+                    address: a.cidr.net(),
+                    gateway: a.gateway,
                 })
                 .collect(),
             routes: c.routes,
@@ -239,22 +239,19 @@ impl StaticIpam {
         };
         for a in &c.addresses {
             for ip in &prev.ips {
-                let Ok(have) = ip.address.parse::<ipnet::IpNet>() else {
-                    continue;
-                };
-                if have.addr() != a.cidr.ip {
+                if ip.address.addr() != a.cidr.ip {
                     continue;
                 }
                 let ok = match a.gateway {
                     None => true,
-                    Some(g) => ip.gateway.parse::<IpAddr>().ok() == Some(g),
+                    Some(g) => ip.gateway == Some(g),
                 };
                 if ok {
                     break;
                 }
                 return Err(CniError::internal(format!(
                     "static: Failed to match addr {} on interface {}",
-                    have.addr(),
+                    ip.address.addr(),
                     env.ifname
                 )));
             }

@@ -446,7 +446,7 @@ impl Tuning {
             host.set_sysctl(&env.netns, &name, value);
         }
         let mut result = prev;
-        result.cni_version = stdin.cni_version().to_string();
+        result.cni_version = stdin.cni_version().into();
         if !c.mac.is_empty() || c.mtu != 0 || c.promisc || c.allmulti.is_some() {
             let link = pod_link(host, env)?;
             let mac = (!c.mac.is_empty()).then(|| link.mac.to_string());
@@ -465,7 +465,7 @@ impl Tuning {
             pod_link(host, env)?.mac = mac;
             for i in &mut result.interfaces {
                 if i.name == env.ifname {
-                    i.mac = c.mac.clone();
+                    i.mac = c.mac.as_str().into();
                 }
             }
         }

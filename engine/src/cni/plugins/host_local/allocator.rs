@@ -21,15 +21,14 @@ pub struct Allocated {
 }
 
 impl Allocated {
-    /// The address in CIDR form, as the result prints it (`10.1.2.2/24`).
-    pub fn address(&self) -> String {
-        use crate::util::addr::push_ip;
-        let mut s = String::with_capacity(18);
-        push_ip(&mut s, self.ip);
-        s.push('/');
-        crate::util::addr::push_u32(&mut s, u32::from(self.prefix));
-        debug_assert_eq!(s, format!("{}/{}", self.ip, self.prefix));
-        s
+    /// The address with the subnet's prefix length, as the result holds it (`10.1.2.2/24`).
+    pub fn address(&self) -> ipnet::IpNet {
+        // A canonical range's prefix length is one of its family (`Range.Canonicalize`
+        // refuses a mask of the other family).
+        match self.ip {
+            IpAddr::V4(ip) => ipnet::Ipv4Net::new_assert(ip, self.prefix).into(),
+            IpAddr::V6(ip) => ipnet::Ipv6Net::new_assert(ip, self.prefix).into(),
+        }
     }
 }
 

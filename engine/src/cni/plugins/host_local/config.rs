@@ -467,8 +467,8 @@ impl Decoder {
             }
             out.push(Route {
                 // A missing dst is a zero IPNet, which Go prints as "<nil>".
-                dst: dst.map(|c| c.to_string()).unwrap_or_else(|| "<nil>".into()),
-                gw: gw.map(|g| g.to_string()).unwrap_or_default(),
+                dst: dst.map(|c| c.net()),
+                gw,
             });
         }
         Ok(out)

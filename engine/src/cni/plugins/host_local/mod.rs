@@ -201,7 +201,7 @@ fn cmd_add(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
                 done.push(idx);
                 ips.push(IpConfig {
                     address: a.address(),
-                    gateway: crate::util::addr::ip_text(a.gateway),
+                    gateway: Some(a.gateway),
                     interface: None,
                 });
             }
@@ -225,7 +225,7 @@ fn cmd_add(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
     }
 
     Ok(PluginOutput::Result(Arc::new(CniResult {
-        cni_version: conf.cni_version.clone(),
+        cni_version: conf.cni_version.as_str().into(),
         interfaces: Vec::new(),
         ips,
         routes: conf.routes.clone(),

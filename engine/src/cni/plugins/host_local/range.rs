@@ -111,6 +111,16 @@ impl Cidr {
         })
     }
 
+    /// The network as `net.IPNet.String` prints it (`10.0.0.5/8` for `::ffff:10.0.0.5/104`).
+    pub fn net(&self) -> ipnet::IpNet {
+        // An IPv4 address's printed prefix is at most 32 ([`Cidr::parse`] checks it against
+        // the mask, and a 128-bit mask loses 96): always a valid network.
+        match self.ip {
+            IpAddr::V4(ip) => ipnet::Ipv4Net::new_assert(ip, self.printed_prefix()).into(),
+            IpAddr::V6(ip) => ipnet::Ipv6Net::new_assert(ip, self.prefix).into(),
+        }
+    }
+
     /// The prefix length as `net.IPNet.String` prints it: an IPv4 address with a 128-bit mask
     /// prints the mask's last 32 bits.
     fn printed_prefix(&self) -> u8 {

@@ -284,16 +284,16 @@ fn pod_delegates(
 /// The placeholder result for a pod the API does not have (`emptyCNIResult`).
 fn empty_result(env: &CniEnv, cni_version: &str) -> CniResult {
     CniResult {
-        cni_version: cni_version.to_string(),
+        cni_version: cni_version.into(),
         interfaces: vec![Interface {
-            name: env.ifname.clone(),
-            sandbox: env.netns.clone(),
+            name: env.ifname.as_str().into(),
+            sandbox: (!env.netns.is_empty()).then(|| env.netns.as_str().into()),
             ..Default::default()
         }],
         ips: vec![IpConfig {
             interface: None,
-            address: "0.0.0.0/0".into(),
-            gateway: "0.0.0.0".into(),
+            address: ipnet::IpNet::V4(ipnet::Ipv4Net::default()),
+            gateway: Some(std::net::Ipv4Addr::UNSPECIFIED.into()),
         }],
         ..Default::default()
     }
@@ -378,7 +378,7 @@ fn cmd_add(ctx: &mut PluginCtx<'_>, env: &CniEnv, stdin: &Stdin) -> Result<CniRe
             result = Some(r.clone());
         }
         if pod.is_some() && (!r.interfaces.is_empty() || !r.ips.is_empty()) {
-            let ips: Vec<&str> = r.ips.iter().map(|i| i.address.as_str()).collect();
+            let ips: Vec<String> = r.ips.iter().map(|i| i.address.to_string()).collect();
             let msg = if d.name.is_empty() {
                 format!("Add {ifname} [{}]", ips.join(" "))
             } else {

@@ -117,24 +117,16 @@ fn is_false(b: &bool) -> bool {
 
 /// `isDefaultRoute`: a destination whose address is 0.0.0.0 or ::.
 fn is_default_route(r: &Route) -> bool {
-    let ip = r.dst.split('/').next().unwrap_or("");
-    match ip.parse::<std::net::IpAddr>() {
-        Ok(a) => a.is_unspecified(),
-        Err(_) => r.dst.is_empty(),
-    }
+    r.dst.is_some_and(|n| n.addr().is_unspecified())
 }
 
 /// `route.GW.String()`: a route without a gateway prints Go's `<nil>`.
 fn gw_text(r: &Route) -> String {
-    if r.gw.is_empty() {
-        "<nil>".to_string()
-    } else {
-        r.gw.clone()
-    }
+    crate::cni::types::GoIp(r.gw).to_string()
 }
 
 fn bare(ip: &IpConfig) -> String {
-    ip.address.split('/').next().unwrap_or_default().to_string()
+    ip.address.addr().to_string()
 }
 
 /// `CreateNetworkStatuses` for one delegate's result.
@@ -163,9 +155,13 @@ pub(crate) fn statuses(
             device_info: device_info.cloned(),
             gateway: gateways,
         };
-        for i in result.interfaces.iter().filter(|i| !i.sandbox.is_empty()) {
-            s.interface = i.name.clone();
-            s.mac = i.mac.clone();
+        for i in result
+            .interfaces
+            .iter()
+            .filter(|i| !i.sandbox_path().is_empty())
+        {
+            s.interface = i.name.to_string();
+            s.mac = i.mac.to_string();
             s.mtu = i.mtu;
         }
         return vec![s];
@@ -175,7 +171,7 @@ pub(crate) fn statuses(
         result
             .ips
             .iter()
-            .find(|ip| !ip.gateway.is_empty() && ip.interface.is_some())
+            .find(|ip| ip.gateway.is_some() && ip.interface.is_some())
             .and_then(|ip| ip.interface)
     } else {
         None
@@ -184,7 +180,7 @@ pub(crate) fn statuses(
     let mut index = std::collections::BTreeMap::new();
     let (mut did_default, mut first_sandbox) = (false, false);
     for (i, iface) in result.interfaces.iter().enumerate() {
-        if iface.sandbox.is_empty() {
+        if iface.sandbox_path().is_empty() {
             continue;
         }
         let mut is_default = false;
@@ -199,9 +195,9 @@ pub(crate) fn statuses(
         index.insert(i, out.len());
         out.push(NetworkStatus {
             name: name.to_string(),
-            interface: iface.name.clone(),
+            interface: iface.name.to_string(),
             ips: Vec::new(),
-            mac: iface.mac.clone(),
+            mac: iface.mac.to_string(),
             mtu: iface.mtu,
             default: is_default,
             dns: result.dns.clone(),
@@ -238,15 +234,15 @@ mod tests {
             name: name.into(),
             mac: mac.into(),
             mtu,
-            sandbox: sandbox.into(),
+            sandbox: (!sandbox.is_empty()).then(|| sandbox.into()),
         }
     }
 
     fn ip(a: &str, gw: &str, i: Option<usize>) -> IpConfig {
         IpConfig {
             interface: i,
-            address: a.into(),
-            gateway: gw.into(),
+            address: a.parse().unwrap(),
+            gateway: gw.parse().ok(),
         }
     }
 
@@ -262,8 +258,8 @@ mod tests {
             ],
             ips: vec![ip("10.244.1.5/24", "10.244.1.1", Some(2))],
             routes: vec![Route {
-                dst: "0.0.0.0/0".into(),
-                gw: "10.244.1.1".into(),
+                dst: "0.0.0.0/0".parse().ok(),
+                gw: "10.244.1.1".parse().ok(),
             }],
             dns: Dns::default(),
             printed_as_current: false,
@@ -337,8 +333,8 @@ mod tests {
             interfaces: vec![iface("net1", "02:00:00:00:00:01", "/n", 0)],
             ips: vec![ip("10.10.0.5/24", "", Some(0))],
             routes: vec![Route {
-                dst: "0.0.0.0/0".into(),
-                gw: String::new(),
+                dst: "0.0.0.0/0".parse().ok(),
+                gw: None,
             }],
             ..Default::default()
         };

@@ -149,7 +149,7 @@ fn delegates_run_in_order_with_net_index_names() {
         panic!("{:?}", r.reply)
     };
     // delegates[0]'s result is Multus's result.
-    assert!(res.ips[0].address.starts_with("10.244.1."));
+    assert!(res.ips[0].address.to_string().starts_with("10.244.1."));
     assert_eq!(
         bridges(&r),
         vec![
@@ -287,10 +287,10 @@ fn missing_pod_gives_the_placeholder_result() {
     let Ok(PluginOutput::Result(res)) = r.reply else {
         panic!()
     };
-    assert_eq!(res.ips[0].address, "0.0.0.0/0");
-    assert_eq!(res.ips[0].gateway, "0.0.0.0");
+    assert_eq!(res.ips[0].address.to_string(), "0.0.0.0/0");
+    assert_eq!(res.ips[0].gateway, "0.0.0.0".parse().ok());
     assert_eq!(res.interfaces[0].name, "eth0");
-    assert_eq!(res.interfaces[0].sandbox, NETNS);
+    assert_eq!(res.interfaces[0].sandbox_path(), NETNS);
     assert!(r.calls.is_empty());
 }
 

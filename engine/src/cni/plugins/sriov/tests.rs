@@ -21,7 +21,7 @@ impl Plugin for EmptyIpam {
     }
     fn invoke(&self, _: &mut PluginCtx<'_>, _: &CniEnv, stdin: &Stdin) -> PluginReply {
         Ok(PluginOutput::Result(Arc::new(CniResult {
-            cni_version: stdin.cni_version().to_string(),
+            cni_version: stdin.cni_version().into(),
             ..Default::default()
         })))
     }
@@ -108,10 +108,10 @@ fn add_moves_the_vf_and_del_restores_it() {
     assert_eq!(res.interfaces.len(), 1);
     let i = &res.interfaces[0];
     assert_eq!(
-        (i.name.as_str(), i.mac.as_str(), i.mtu, i.sandbox.as_str()),
+        (i.name.as_str(), i.mac.as_str(), i.mtu, i.sandbox_path()),
         ("net2", "ca:fe:c0:ff:ee:01", 1500, NS)
     );
-    assert_eq!(res.ips[0].address, "10.56.217.2/24");
+    assert_eq!(res.ips[0].address.to_string(), "10.56.217.2/24");
     assert_eq!(res.ips[0].interface, Some(0));
     assert!(!h.root.links.contains_key("ens1f0v0"), "gone from the host");
     let l = h.netns[NS].links.get("net2").unwrap();
@@ -173,8 +173,8 @@ fn add_moves_the_vf_and_del_restores_it() {
     ) else {
         panic!()
     };
-    assert_eq!(res.ips[0].address, "10.56.217.3/24");
-    assert_eq!(before.mac, res.interfaces[0].mac, "no mac: the VF's own");
+    assert_eq!(res.ips[0].address.to_string(), "10.56.217.3/24");
+    assert_eq!(before.mac, *res.interfaces[0].mac, "no mac: the VF's own");
 }
 
 #[test]
