@@ -210,7 +210,7 @@ impl NodeLine {
         Command::Node(NodeCmd::Add {
             name: self.name(),
             cidr: Some(crate::util::addr::net_text(self.cidr.into())),
-            ip: Some(crate::util::addr::ipv4_text(self.ip)),
+            ip: Some(crate::util::addr::ip_text(self.ip.into())),
             zone: Some(self.zone()),
             sriov_pf: None,
             vfs: None,
@@ -372,12 +372,7 @@ mod tests {
     #[test]
     fn a_generated_preset_journals_its_script_s_lines() {
         let lab = build("dc-1000", disk()).unwrap();
-        let journaled: Vec<&str> = lab
-            .journal
-            .entries
-            .iter()
-            .map(|e| e.line.as_str())
-            .collect();
+        let journaled: Vec<&str> = lab.journal.entries.iter().map(|e| &*e.line).collect();
         let script = dc_script(1000);
         let lines: Vec<&str> = script.lines().filter(|l| !l.starts_with('#')).collect();
         assert_eq!(journaled, lines);

@@ -173,7 +173,7 @@ fn sandbox_row(pod: &str, sb: &crate::node::Sandbox) -> SandboxRow {
         pod: pod.to_string(),
         id: sb.id().to_string(),
         netns: sb.netns().to_string(),
-        ip: sb.ip().to_string(),
+        ip: sb.ip(),
         interfaces: sb
             .result
             .interfaces

@@ -298,7 +298,7 @@ impl Kubelet {
         }
         let sandbox_key = pod.key();
         let ip = if let Some(sb) = cri.node.sandboxes.get(&sandbox_key) {
-            sb.ip().parse().ok()
+            sb.ip_addr()
         } else {
             let attempt = match self.pod_work.get_mut(key) {
                 Some(w) => {

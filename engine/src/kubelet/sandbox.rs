@@ -139,7 +139,7 @@ impl Kubelet {
         match added {
             Ok(result) => {
                 let sandbox = Sandbox { result, rt };
-                let ip = sandbox.ip().parse().ok();
+                let ip = sandbox.ip_addr();
                 cri.node.sandboxes.insert(pod_key, sandbox);
                 Ok(ip)
             }
