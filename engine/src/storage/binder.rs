@@ -164,7 +164,7 @@ impl PvController {
             match unbound_claim_step(ctx.api, pvc, free) {
                 ClaimStep::Wait => {}
                 ClaimStep::Bind(pv) => {
-                    let pvc = pvc.clone();
+                    let (pv, pvc) = (pv.clone(), pvc.clone());
                     changed |= bind_volume_to_claim(ctx, &pv, &pvc);
                 }
                 ClaimStep::Tell(reason, message, level) => {
@@ -255,11 +255,11 @@ impl PvController {
 }
 
 /// What `syncUnboundClaim` does with a claim no PV is bound to, decided from the listers.
-enum ClaimStep {
+enum ClaimStep<'a> {
     /// Nothing now: the claim stays Pending and is tried again.
     Wait,
     /// Bind this existing volume to it.
-    Bind(Object<PvSpec>),
+    Bind(&'a Object<PvSpec>),
     /// An event on the claim: its reason, message and level.
     Tell(&'static str, String, Level),
     /// Hand it to this provisioner.
@@ -270,11 +270,11 @@ enum ClaimStep {
 /// provisioning only when none matches, once its class's binding mode allows it: at once
 /// (Immediate) or once the scheduler picked a node (WaitForFirstConsumer,
 /// `volume.kubernetes.io/selected-node`).
-fn unbound_claim_step(
-    api: &crate::cluster::Cluster,
+fn unbound_claim_step<'a>(
+    api: &'a crate::cluster::Cluster,
     pvc: &Object<PvcSpec>,
     free: &std::collections::BTreeSet<String>,
-) -> ClaimStep {
+) -> ClaimStep<'a> {
     if let Some(pv) = matching_volume(api, pvc, free) {
         return ClaimStep::Bind(pv);
     }
@@ -352,18 +352,18 @@ fn wanted_phase(pv: &Object<PvSpec>, claim_exists: bool) -> &'static str {
 /// scheduler's VolumeBinding plugin chooses for the others, which the lab leaves to
 /// provisioning. Only the PVs in `free` ([`super::work::FreePvs`]) can be chosen, so only
 /// they are looked at.
-fn matching_volume(
-    api: &crate::cluster::Cluster,
+fn matching_volume<'a>(
+    api: &'a crate::cluster::Cluster,
     pvc: &Object<PvcSpec>,
     free: &std::collections::BTreeSet<String>,
-) -> Option<Object<PvSpec>> {
+) -> Option<&'a Object<PvSpec>> {
     use crate::util::quantity::parse_bytes;
     let classes = &api.storage_classes;
     if !pvc.spec.volume_name.is_empty() {
         let pv = api.pvs.get_named("", &pvc.spec.volume_name)?;
         let free = pv.spec.claim_ref.is_none()
             || prebound(pvc, pv) && pv.spec.claim_ref.as_ref().is_some_and(|r| r.uid.is_empty());
-        return (free && pv.metadata.deletion_tick.is_none()).then(|| pv.clone());
+        return (free && pv.metadata.deletion_tick.is_none()).then_some(pv);
     }
     let wffc = classes
         .get(&(
@@ -389,7 +389,7 @@ fn matching_volume(
         best_match(pvc, wffc, want, api.pvs.values()).map(|pv| pv.name()),
         "matching only the free PVs chose another volume than a scan"
     );
-    found.cloned()
+    found
 }
 
 /// The loop of `findBestMatchForClaim` over `pvs` in name order: the first volume pre-bound

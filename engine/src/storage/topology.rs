@@ -321,8 +321,12 @@ pub(crate) struct TopologyCache {
     seen: Option<u64>,
     /// The requisite (or why there is none) by the keys asked for; a lab's driver has one
     /// set of keys, so this holds one or two entries.
-    by_keys: Vec<(Option<Vec<String>>, Result<Requisite, TopologyError>)>,
+    by_keys: Vec<CachedRequisite>,
 }
+
+/// The keys a requisite was built for (`None`: those of the first CSINode that has any),
+/// and the requisite or why there is none.
+type CachedRequisite = (Option<Vec<String>>, Result<Requisite, TopologyError>);
 
 impl TopologyCache {
     /// [`requisite_of_nodes`], from the cache when no Node or CSINode was written since it

@@ -177,6 +177,7 @@ impl WorkSet {
             table
                 .iter()
                 .filter(|(_, o)| keep(o))
+                // The walk lends plain keys; a kept one's shared key is read by name.
                 .filter_map(|(k, _)| table.get_shared(&k.0, &k.1).map(|(k, _)| k))
                 .collect()
         };
