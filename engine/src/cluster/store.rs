@@ -634,6 +634,13 @@ impl<K: Kind> Table<K> {
         self.find(&key.0, &key.1).map(|s| self.object_mut(s))
     }
 
+    /// The stored key (shared, so a reader may keep it) and the object under (namespace,
+    /// name).
+    pub fn get_shared(&self, namespace: &str, name: &str) -> Option<(&SharedKey, &Object<K>)> {
+        let s = self.slots[self.find(namespace, name)? as usize].as_ref()?;
+        Some((&s.key, &s.obj))
+    }
+
     /// The stored key equal to `key`, and its object.
     pub fn get_key_value(&self, key: &(String, String)) -> Option<(&(String, String), &Object<K>)> {
         let (k, &slot) = self.order.get_key_value(key)?;

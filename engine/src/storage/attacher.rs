@@ -73,16 +73,20 @@ impl Attacher {
             .api
             .pvs
             .get_named("", &va.spec.source.persistent_volume_name)
-            .cloned()
         else {
             return false;
         };
-        let cap = match volume_capability(
+        let cap = volume_capability(
             &pv.spec.access_modes,
             &pv.spec.volume_mode,
             &pv.spec.csi.fs_type,
             ctx.caps.single_node_multi_writer,
-        ) {
+        );
+        let (volume_id, volume_context) = (
+            pv.spec.csi.volume_handle.clone(),
+            pv.spec.csi.volume_attributes.clone(),
+        );
+        let cap = match cap {
             Ok(c) => c,
             Err(e) => {
                 self.write_attach_error(ctx, va, e);
@@ -92,11 +96,11 @@ impl Attacher {
         };
         let node_id = super::listers::csi_node_id(ctx.api, &va.spec.node_name);
         let req = ControllerPublishVolumeRequest {
-            volume_id: pv.spec.csi.volume_handle.clone(),
+            volume_id,
             node_id,
             volume_capability: Some(cap),
             readonly: false,
-            volume_context: pv.spec.csi.volume_attributes.clone(),
+            volume_context,
             ..Default::default()
         };
         match ctx.csi_call(
@@ -121,8 +125,7 @@ impl Attacher {
             }
             Ok(resp) => {
                 self.backoff.clear(key);
-                if let Ok(cur) = ctx.api.volume_attachments().get("", va.name()).cloned() {
-                    let mut next = cur.clone();
+                if let Ok(mut next) = ctx.api.volume_attachments().get("", va.name()).cloned() {
                     next.status.attached = true;
                     next.status.attachment_metadata = resp.publish_context.clone();
                     next.status.attach_error = None;
@@ -177,8 +180,7 @@ impl Attacher {
     }
 
     fn write_attach_error(&mut self, ctx: &mut Ctx<'_>, va: &Object<VaSpec>, message: String) {
-        if let Ok(cur) = ctx.api.volume_attachments().get("", va.name()).cloned() {
-            let mut next = cur.clone();
+        if let Ok(mut next) = ctx.api.volume_attachments().get("", va.name()).cloned() {
             next.status.attach_error = Some(VolumeError {
                 message,
                 time: crate::cluster::meta::timestamp(ctx.clock.whole_secs()),
@@ -215,8 +217,7 @@ impl Attacher {
                 req,
                 |d, r| d.controller_unpublish_volume(r),
             ) {
-                if let Ok(cur) = ctx.api.volume_attachments().get("", va.name()).cloned() {
-                    let mut next = cur.clone();
+                if let Ok(mut next) = ctx.api.volume_attachments().get("", va.name()).cloned() {
                     next.status.detach_error = Some(VolumeError {
                         message: status.go_error_string(),
                         time: crate::cluster::meta::timestamp(ctx.clock.whole_secs()),

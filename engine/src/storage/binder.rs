@@ -4,6 +4,7 @@
 //! Terminating while a pod still uses it) and its pv-protection controller (a deleted PV
 //! stays while it is Bound).
 
+use super::work::Key;
 use super::{BETA_STORAGE_PROVISIONER, PV_PROTECTION, PVC_PROTECTION, STORAGE_PROVISIONER};
 use crate::cluster::{Object, ObjectRef, PvSpec, PvcSpec};
 use crate::control::{Component, Ctx};
@@ -42,22 +43,19 @@ impl Component for PvProtection {
 impl PvProtection {
     /// Drop [`PV_PROTECTION`] from a deleted PV that is not Bound (`isBeingUsed`).
     pub(crate) fn protect(&mut self, ctx: &mut Ctx<'_>) -> bool {
-        let deleting: Vec<String> = self
+        let deleting = self
             .work
-            .select(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
+            .keys(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
                 pv.metadata.deletion_tick.is_some()
                     && pv.metadata.finalizers.iter().any(|f| f == PV_PROTECTION)
                     && pv.status.phase != "Bound"
-            })
-            .into_iter()
-            .map(|pv| pv.name().to_string())
-            .collect();
+            });
         let mut changed = false;
-        for name in deleting {
+        for key in deleting {
             changed |= ctx
                 .api
                 .pvs()
-                .remove_finalizer("", &name, PV_PROTECTION)
+                .remove_finalizer("", &key.1, PV_PROTECTION)
                 .is_ok();
         }
         changed
@@ -99,7 +97,7 @@ impl PvController {
         // PVs: bind to their claim, or become Released when it is gone.
         // Only PVs with something to do: a phase to change or a claim still to bind.
         let pvcs = &ctx.api.pvcs;
-        let pvs: Vec<Object<PvSpec>> = self.work.select(&ctx.api.revs, &ctx.api.pvs, |pv| {
+        let pvs = self.work.keys(&ctx.api.revs, &ctx.api.pvs, |pv| {
             let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
                 pvcs.get_named(&r.namespace, &r.name)
                     .filter(|c| c.metadata.uid == r.uid)
@@ -108,15 +106,18 @@ impl PvController {
             pv.status.phase != want
                 || claim.is_some_and(|c| c.spec.volume_name.is_empty() || c.status.phase != "Bound")
         });
-        for pv in pvs {
+        for key in pvs {
+            let Some(pv) = ctx.api.pvs.get(&key) else {
+                continue;
+            };
             let claim = pv.spec.claim_ref.as_ref().and_then(|r| {
                 ctx.api
                     .pvcs
-                    .get_named(&r.namespace, &r.name)
-                    .filter(|c| c.metadata.uid == r.uid)
-                    .cloned()
+                    .get_shared(&r.namespace, &r.name)
+                    .filter(|(_, c)| c.metadata.uid == r.uid)
+                    .map(|(k, _)| k.clone())
             });
-            let want = wanted_phase(&pv, claim.is_some());
+            let want = wanted_phase(pv, claim.is_some());
             if pv.status.phase != want {
                 let mut next = pv.clone();
                 next.status.phase = want.into();
@@ -125,12 +126,12 @@ impl PvController {
                     ctx.log(
                         "persistentvolume-controller",
                         "phase",
-                        format!("persistentvolume {} → {want}", pv.name()),
+                        format!("persistentvolume {} → {want}", key.1),
                     );
                 }
             }
-            if let Some(pvc) = claim {
-                changed |= self.bind_claim(ctx, &pvc, &pv);
+            if let Some(claim) = claim {
+                changed |= self.bind_claim(ctx, &claim, &key);
             }
         }
         changed
@@ -142,126 +143,83 @@ impl PvController {
     /// its binding mode allows it: at once (Immediate) or once the scheduler picked a node
     /// (WaitForFirstConsumer, `volume.kubernetes.io/selected-node`).
     fn sync_unbound_claims(&mut self, ctx: &mut Ctx<'_>) -> bool {
-        let claims: Vec<Object<PvcSpec>> =
-            self.claims
-                .select(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
-                    p.metadata.deletion_tick.is_none()
-                        && if p.spec.volume_name.is_empty() {
-                            !p.metadata.annotations.contains_key(STORAGE_PROVISIONER)
-                        } else {
-                            // Pre-bound by its manifest (`spec.volumeName`), not bound yet.
-                            p.status.phase != "Bound"
-                        }
-                });
+        let claims = self
+            .claims
+            .keys(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
+                p.metadata.deletion_tick.is_none()
+                    && if p.spec.volume_name.is_empty() {
+                        !p.metadata.annotations.contains_key(STORAGE_PROVISIONER)
+                    } else {
+                        // Pre-bound by its manifest (`spec.volumeName`), not bound yet.
+                        p.status.phase != "Bound"
+                    }
+            });
         let mut changed = false;
-        for pvc in claims {
-            let object = ObjectRef::to(&pvc);
-            // An existing volume first (`findBestMatchForClaim`); provisioning only when
-            // none matches.
+        for key in claims {
             let free = self.free.refresh(&ctx.api.revs, &ctx.api.pvs);
-            if let Some(pv) = matching_volume(ctx.api, &pvc, free) {
-                changed |= bind_volume_to_claim(ctx, &pv, &pvc);
-                continue;
-            }
-            if !pvc.spec.volume_name.is_empty() {
-                // syncUnboundClaim: the requested volume is missing or taken; the claim
-                // stays Pending and is tried again.
-                continue;
-            }
-            if pvc.spec.storage_class_name.is_empty() {
-                continue;
-            }
-            let Some(class) = super::listers::class_of(ctx.api, &pvc).cloned() else {
-                ctx.event(
-                    "persistentvolume-controller",
-                    "ProvisioningFailed",
-                    format!(
-                        "storageclass.storage.k8s.io \"{}\" not found",
-                        pvc.spec.storage_class_name
-                    ),
-                    object,
-                    Level::Warning,
-                );
+            let Some(pvc) = ctx.api.pvcs.get(&key) else {
                 continue;
             };
-            let wffc = class.spec.volume_binding_mode == "WaitForFirstConsumer";
-            if wffc && !pvc.metadata.annotations.contains_key(super::SELECTED_NODE) {
-                // emitEventForUnboundDelayBindingClaim (`pv_controller.go`): the pods that use
-                // the claim and have no node yet (findNonScheduledPodsByPVC) are named. A pod
-                // with `spec.nodeName` from its manifest is not one of them, and no component
-                // ever gives the claim a node for it: it stays Pending (the Kubernetes docs:
-                // "do not use nodeName" with WaitForFirstConsumer; use a node selector).
-                let waiting: Vec<&str> = super::listers::pods_using(
-                    ctx.api,
-                    &pvc.metadata.namespace,
-                    &pvc.metadata.name,
-                )
-                .into_iter()
-                .filter(|p| {
-                    p.spec.node_name.is_empty()
-                        && p.status.phase != "Failed"
-                        && p.status.phase != "Succeeded"
-                })
-                .map(|p| p.name())
-                .collect();
-                let (reason, message) = match waiting.as_slice() {
-                    [] => (
-                        "WaitForFirstConsumer",
-                        "waiting for first consumer to be created before binding".to_string(),
-                    ),
-                    [one] => (
-                        "WaitForPodScheduled",
-                        format!("waiting for pod {one} to be scheduled"),
-                    ),
-                    many => (
-                        "WaitForPodScheduled",
-                        format!("waiting for pods {} to be scheduled", many.join(",")),
-                    ),
-                };
-                ctx.event(
-                    "persistentvolume-controller",
-                    reason,
-                    message,
-                    object,
-                    Level::Normal,
-                );
-                continue;
+            let object = ObjectRef::to(pvc);
+            match unbound_claim_step(ctx.api, pvc, free) {
+                ClaimStep::Wait => {}
+                ClaimStep::Bind(pv) => {
+                    let (pv, pvc) = (pv.clone(), pvc.clone());
+                    changed |= bind_volume_to_claim(ctx, &pv, &pvc);
+                }
+                ClaimStep::Tell(reason, message, level) => {
+                    ctx.event(
+                        "persistentvolume-controller",
+                        reason,
+                        message,
+                        object,
+                        level,
+                    );
+                }
+                ClaimStep::Provision(provisioner) => {
+                    // setClaimProvisioner (pkg/controller/volume/persistentvolume/
+                    // pv_controller.go): both names, the beta one kept "until the
+                    // deprecation period" ends.
+                    let mut next = pvc.clone();
+                    let ann = &mut next.metadata.annotations;
+                    ann.insert(BETA_STORAGE_PROVISIONER.into(), provisioner.clone());
+                    ann.insert(STORAGE_PROVISIONER.into(), provisioner.clone());
+                    if ctx.api.pvcs().update(next).is_err() {
+                        continue;
+                    }
+                    changed = true;
+                    ctx.event(
+                        "persistentvolume-controller",
+                        "ExternalProvisioning",
+                        format!(
+                            "Waiting for a volume to be created either by the external provisioner '{provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered."
+                        ),
+                        object,
+                        Level::Normal,
+                    );
+                }
             }
-            // setClaimProvisioner (pkg/controller/volume/persistentvolume/pv_controller.go):
-            // both names, the beta one kept "until the deprecation period" ends.
-            let provisioner = class.spec.provisioner.clone();
-            let mut next = pvc.clone();
-            let ann = &mut next.metadata.annotations;
-            ann.insert(BETA_STORAGE_PROVISIONER.into(), provisioner.clone());
-            ann.insert(STORAGE_PROVISIONER.into(), provisioner.clone());
-            if ctx.api.pvcs().update(next).is_err() {
-                continue;
-            }
-            changed = true;
-            ctx.event(
-                "persistentvolume-controller",
-                "ExternalProvisioning",
-                format!(
-                    "Waiting for a volume to be created either by the external provisioner '{provisioner}' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered."
-                ),
-                object,
-                Level::Normal,
-            );
         }
         changed
     }
 
-    fn bind_claim(
-        &mut self,
-        ctx: &mut Ctx<'_>,
-        pvc: &Object<PvcSpec>,
-        pv: &Object<PvSpec>,
-    ) -> bool {
+    /// Bind the claim `claim` to the PV `pv` names it in: its `spec.volumeName`, then its
+    /// phase Bound with the PV's access modes and capacity.
+    fn bind_claim(&mut self, ctx: &mut Ctx<'_>, claim: &Key, pv: &Key) -> bool {
         let mut changed = false;
-        let (ns, name) = (pvc.metadata.namespace.clone(), pvc.name().to_string());
-        if pvc.spec.volume_name.is_empty() {
-            let mut next = pvc.clone();
-            next.spec.volume_name = pv.name().to_string();
+        let (ns, name) = (&claim.0, &claim.1);
+        let Some(vol) = ctx.api.pvs.get(pv) else {
+            return false;
+        };
+        let (access_modes, capacity) = (vol.spec.access_modes.clone(), vol.spec.capacity.clone());
+        let unnamed = ctx
+            .api
+            .pvcs
+            .get(claim)
+            .filter(|cur| cur.spec.volume_name.is_empty())
+            .cloned();
+        if let Some(mut next) = unnamed {
+            next.spec.volume_name = pv.1.clone();
             let ann = &mut next.metadata.annotations;
             ann.insert("pv.kubernetes.io/bind-completed".into(), "yes".into());
             ann.insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
@@ -272,29 +230,105 @@ impl PvController {
         let unbound = ctx
             .api
             .pvcs
-            .get_named(&ns, &name)
+            .get(claim)
             .filter(|cur| cur.status.phase != "Bound")
             .cloned();
         if let Some(mut next) = unbound {
             next.status.phase = "Bound".into();
-            next.status.access_modes = pv.spec.access_modes.clone();
-            next.status.capacity = pv.spec.capacity.clone();
+            next.status.access_modes = access_modes;
+            let size = capacity.get("storage").cloned().unwrap_or_default();
+            next.status.capacity = capacity;
             if ctx.api.pvcs().update_status(&next).is_ok() {
                 changed = true;
                 ctx.log(
                     "persistentvolume-controller",
                     "bind",
                     format!(
-                        "claim {}/{name} Bound to persistentvolume {} ({})",
-                        ns,
-                        pv.name(),
-                        pv.spec.capacity.get("storage").cloned().unwrap_or_default()
+                        "claim {}/{name} Bound to persistentvolume {} ({size})",
+                        ns, pv.1
                     ),
                 );
             }
         }
         changed
     }
+}
+
+/// What `syncUnboundClaim` does with a claim no PV is bound to, decided from the listers.
+enum ClaimStep<'a> {
+    /// Nothing now: the claim stays Pending and is tried again.
+    Wait,
+    /// Bind this existing volume to it.
+    Bind(&'a Object<PvSpec>),
+    /// An event on the claim: its reason, message and level.
+    Tell(&'static str, String, Level),
+    /// Hand it to this provisioner.
+    Provision(String),
+}
+
+/// `syncUnboundClaim` for `pvc`: an existing volume first (`findBestMatchForClaim`);
+/// provisioning only when none matches, once its class's binding mode allows it: at once
+/// (Immediate) or once the scheduler picked a node (WaitForFirstConsumer,
+/// `volume.kubernetes.io/selected-node`).
+fn unbound_claim_step<'a>(
+    api: &'a crate::cluster::Cluster,
+    pvc: &Object<PvcSpec>,
+    free: &std::collections::BTreeSet<String>,
+) -> ClaimStep<'a> {
+    if let Some(pv) = matching_volume(api, pvc, free) {
+        return ClaimStep::Bind(pv);
+    }
+    if !pvc.spec.volume_name.is_empty() {
+        // syncUnboundClaim: the requested volume is missing or taken.
+        return ClaimStep::Wait;
+    }
+    if pvc.spec.storage_class_name.is_empty() {
+        return ClaimStep::Wait;
+    }
+    let Some(class) = super::listers::class_of(api, pvc) else {
+        return ClaimStep::Tell(
+            "ProvisioningFailed",
+            format!(
+                "storageclass.storage.k8s.io \"{}\" not found",
+                pvc.spec.storage_class_name
+            ),
+            Level::Warning,
+        );
+    };
+    let wffc = class.spec.volume_binding_mode == "WaitForFirstConsumer";
+    if wffc && !pvc.metadata.annotations.contains_key(super::SELECTED_NODE) {
+        // emitEventForUnboundDelayBindingClaim (`pv_controller.go`): the pods that use
+        // the claim and have no node yet (findNonScheduledPodsByPVC) are named. A pod
+        // with `spec.nodeName` from its manifest is not one of them, and no component
+        // ever gives the claim a node for it: it stays Pending (the Kubernetes docs:
+        // "do not use nodeName" with WaitForFirstConsumer; use a node selector).
+        let waiting: Vec<&str> =
+            super::listers::pods_using(api, &pvc.metadata.namespace, &pvc.metadata.name)
+                .into_iter()
+                .filter(|p| {
+                    p.spec.node_name.is_empty()
+                        && p.status.phase != "Failed"
+                        && p.status.phase != "Succeeded"
+                })
+                .map(|p| p.name())
+                .collect();
+        let (reason, message) = match waiting.as_slice() {
+            [] => (
+                "WaitForFirstConsumer",
+                "waiting for first consumer to be created before binding".to_string(),
+            ),
+            [one] => (
+                "WaitForPodScheduled",
+                format!("waiting for pod {one} to be scheduled"),
+            ),
+            many => (
+                "WaitForPodScheduled",
+                format!("waiting for pods {} to be scheduled", many.join(",")),
+            ),
+        };
+        return ClaimStep::Tell(reason, message, Level::Normal);
+    }
+    ClaimStep::Provision(class.spec.provisioner.clone())
 }
 
 /// The phase a PV should have: Bound to a claim that exists, Released once its claim is
@@ -318,18 +352,18 @@ fn wanted_phase(pv: &Object<PvSpec>, claim_exists: bool) -> &'static str {
 /// scheduler's VolumeBinding plugin chooses for the others, which the lab leaves to
 /// provisioning. Only the PVs in `free` ([`super::work::FreePvs`]) can be chosen, so only
 /// they are looked at.
-fn matching_volume(
-    api: &crate::cluster::Cluster,
+fn matching_volume<'a>(
+    api: &'a crate::cluster::Cluster,
     pvc: &Object<PvcSpec>,
     free: &std::collections::BTreeSet<String>,
-) -> Option<Object<PvSpec>> {
+) -> Option<&'a Object<PvSpec>> {
     use crate::util::quantity::parse_bytes;
     let classes = &api.storage_classes;
     if !pvc.spec.volume_name.is_empty() {
         let pv = api.pvs.get_named("", &pvc.spec.volume_name)?;
         let free = pv.spec.claim_ref.is_none()
             || prebound(pvc, pv) && pv.spec.claim_ref.as_ref().is_some_and(|r| r.uid.is_empty());
-        return (free && pv.metadata.deletion_tick.is_none()).then(|| pv.clone());
+        return (free && pv.metadata.deletion_tick.is_none()).then_some(pv);
     }
     let wffc = classes
         .get(&(
@@ -355,7 +389,7 @@ fn matching_volume(
         best_match(pvc, wffc, want, api.pvs.values()).map(|pv| pv.name()),
         "matching only the free PVs chose another volume than a scan"
     );
-    found.cloned()
+    found
 }
 
 /// The loop of `findBestMatchForClaim` over `pvs` in name order: the first volume pre-bound
@@ -448,22 +482,20 @@ fn bind_volume_to_claim(ctx: &mut Ctx<'_>, pv: &Object<PvSpec>, pvc: &Object<Pvc
 impl PvcProtection {
     /// The pvc-protection controller: drop the finalizer of a deleted claim no pod uses.
     pub(crate) fn protect(&mut self, ctx: &mut Ctx<'_>) -> bool {
-        let deleting: Vec<(String, String)> = self
+        let deleting = self
             .work
-            .select(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
+            .keys(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
                 p.metadata.deletion_tick.is_some()
                     && p.metadata.finalizers.iter().any(|f| f == PVC_PROTECTION)
-            })
-            .into_iter()
-            .map(|p| (p.metadata.namespace.clone(), p.name().to_string()))
-            .collect();
+            });
         let mut changed = false;
-        for (ns, name) in deleting {
-            let used = !super::listers::pods_using(ctx.api, &ns, &name).is_empty();
+        for key in deleting {
+            let (ns, name) = (&key.0, &key.1);
+            let used = !super::listers::pods_using(ctx.api, ns, name).is_empty();
             if used {
                 continue;
             }
-            if let Ok(true) = ctx.api.pvcs().remove_finalizer(&ns, &name, PVC_PROTECTION) {
+            if let Ok(true) = ctx.api.pvcs().remove_finalizer(ns, name, PVC_PROTECTION) {
                 changed = true;
                 ctx.log(
                     "pvc-protection-controller",

@@ -41,6 +41,8 @@ pub(crate) struct Provisioner {
     /// again under the same name is a new object, and the work queue forgot the old one's
     /// failures when it saw it gone (sig-storage-lib-external-provisioner `Forget`).
     pub backoff_uid: std::collections::BTreeMap<String, crate::cluster::Uid>,
+    /// The nodes' topology from its Node and CSINode informers.
+    pub topology: super::topology::TopologyCache,
 }
 
 impl Component for Provisioner {
@@ -58,14 +60,17 @@ impl Provisioner {
     pub fn pass(&mut self, ctx: &mut Ctx<'_>) -> bool {
         let mut changed = false;
         // shouldProvision: unbound claims the PV controller handed to this driver.
-        let claims: Vec<Object<PvcSpec>> =
+        let claims =
             self.provision
-                .select(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
+                .keys(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
                     p.spec.volume_name.is_empty()
                         && p.metadata.deletion_tick.is_none()
                         && handed_to_us(p)
                 });
-        for pvc in claims {
+        for key in claims {
+            let Some(pvc) = ctx.api.pvcs.get(&key).cloned() else {
+                continue;
+            };
             changed |= self.provision(ctx, &pvc);
         }
         changed |= self.handle_protection_finalizer(ctx);
@@ -259,7 +264,7 @@ impl Provisioner {
     }
 
     fn create_volume_request(
-        &self,
+        &mut self,
         ctx: &Ctx<'_>,
         pvc: &Object<PvcSpec>,
         class: &Object<StorageClassSpec>,
@@ -354,6 +359,7 @@ impl Provisioner {
         let requirement = if ctx.caps.topology {
             super::topology::accessibility_requirements(
                 ctx.api,
+                &mut self.topology,
                 pvc.name(),
                 &class.spec.allowed_topologies,
                 selected_node,
@@ -380,27 +386,34 @@ impl Provisioner {
     /// `handleProtectionFinalizer`: a Bound PV of this driver reclaimed with Delete carries
     /// [`PROVISIONER_FINALIZER`]; one reclaimed otherwise does not.
     fn handle_protection_finalizer(&mut self, ctx: &mut Ctx<'_>) -> bool {
-        let pvs: Vec<Object<PvSpec>> =
-            self.finalizers
-                .select(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
-                    let has = has_finalizer(pv, PROVISIONER_FINALIZER);
-                    let delete = pv.spec.persistent_volume_reclaim_policy == "Delete";
-                    pv.spec.csi.driver == DRIVER
-                        && if delete {
-                            !has && pv.status.phase == "Bound"
-                                && pv.metadata.deletion_tick.is_none()
-                        } else {
-                            has
-                        }
-                });
+        let pvs = self
+            .finalizers
+            .keys(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
+                let has = has_finalizer(pv, PROVISIONER_FINALIZER);
+                let delete = pv.spec.persistent_volume_reclaim_policy == "Delete";
+                pv.spec.csi.driver == DRIVER
+                    && if delete {
+                        !has && pv.status.phase == "Bound" && pv.metadata.deletion_tick.is_none()
+                    } else {
+                        has
+                    }
+            });
         let mut changed = false;
-        for pv in pvs {
+        for key in pvs {
+            let Some(has) = ctx
+                .api
+                .pvs
+                .get(&key)
+                .map(|pv| has_finalizer(pv, PROVISIONER_FINALIZER))
+            else {
+                continue;
+            };
             let mut ops = ctx.api.pvs();
-            let done = if has_finalizer(&pv, PROVISIONER_FINALIZER) {
-                ops.remove_finalizer("", pv.name(), PROVISIONER_FINALIZER)
+            let done = if has {
+                ops.remove_finalizer("", &key.1, PROVISIONER_FINALIZER)
                     .map(|_| ())
             } else {
-                ops.add_finalizer("", pv.name(), PROVISIONER_FINALIZER)
+                ops.add_finalizer("", &key.1, PROVISIONER_FINALIZER)
             };
             changed |= done.is_ok();
         }
@@ -409,9 +422,9 @@ impl Provisioner {
 
     fn delete_released_volumes(&mut self, ctx: &mut Ctx<'_>) -> bool {
         // shouldDelete: a deleted PV whose finalizer is already gone was deleted before.
-        let released: Vec<Object<PvSpec>> =
+        let released =
             self.released
-                .select(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
+                .keys(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
                     (pv.metadata.deletion_tick.is_none()
                         || has_finalizer(pv, PROVISIONER_FINALIZER))
                         && pv.status.phase == "Released"
@@ -419,12 +432,16 @@ impl Provisioner {
                         && pv.spec.csi.driver == DRIVER
                 });
         let mut changed = false;
-        for pv in released {
-            let key = format!("provisioner-delete/{}", pv.name());
+        for pv_key in released {
+            let name = &pv_key.1;
+            let key = format!("provisioner-delete/{name}");
             if self.backoff.waiting(ctx.clock, &key) {
                 continue;
             }
-            let object = ObjectRef::to(&pv);
+            let Some(pv) = ctx.api.pvs.get(&pv_key) else {
+                continue;
+            };
+            let object = ObjectRef::to(pv);
             let req = DeleteVolumeRequest {
                 volume_id: pv.spec.csi.volume_handle.clone(),
                 ..Default::default()
@@ -439,18 +456,15 @@ impl Provisioner {
                     // Bound, external-attacher's until it is detached), then drop this
                     // provisioner's own finalizer.
                     let clock = ctx.clock;
-                    let _ = ctx.api.pvs().request_delete("", pv.name(), clock);
+                    let _ = ctx.api.pvs().request_delete("", name, clock);
                     let _ = ctx
                         .api
                         .pvs()
-                        .remove_finalizer("", pv.name(), PROVISIONER_FINALIZER);
+                        .remove_finalizer("", name, PROVISIONER_FINALIZER);
                     ctx.log(
                         "external-provisioner",
                         "delete",
-                        format!(
-                            "persistentvolume {} deleted (reclaimPolicy Delete)",
-                            pv.name()
-                        ),
+                        format!("persistentvolume {name} deleted (reclaimPolicy Delete)"),
                     );
                 }
                 Err(status) => {

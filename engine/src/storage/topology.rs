@@ -18,10 +18,16 @@
 //! The real provisioner shuffles the CSINode list to find the topology keys (`rand.Shuffle`)
 //! and caches them per claim; every node of the lab's driver reports the same keys, so the
 //! lab takes the first CSINode by name that has any.
+//!
+//! The nodes' aggregate topology comes from the provisioner's Node and CSINode informers:
+//! [`TopologyCache`] keeps it between CreateVolumes and drops it when either kind is
+//! written, so a CreateVolume does not walk every node.
 
 use super::DRIVER;
-use crate::cluster::{Cluster, TopologySelectorTerm, no_namespace};
+use super::work::events_from;
+use crate::cluster::{ApiKind, Cluster, TopologySelectorTerm, no_namespace};
 use crate::csi::types::{Topology, TopologyRequirement};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
@@ -200,8 +206,9 @@ fn to_csi(terms: &[Term]) -> Vec<Topology> {
 /// `GenerateAccessibilityRequirements` with `strictTopology=false`,
 /// `immediateTopology=true` (the flags' defaults). `None` when there is nothing to ask for
 /// (allowedTopologies whose terms are all empty).
-pub fn accessibility_requirements(
+pub(crate) fn accessibility_requirements(
     api: &Cluster,
+    cache: &mut TopologyCache,
     pvc_name: &str,
     allowed: &[TopologySelectorTerm],
     selected_node: Option<&str>,
@@ -219,12 +226,12 @@ pub fn accessibility_requirements(
                 "no topology key found for node {node}"
             )));
         }
+        let no_labels = BTreeMap::new();
         let labels = api
             .nodes
-            .get(&(no_namespace(), node.to_string()))
-            .map(|n| n.metadata.labels.clone())
-            .unwrap_or_default();
-        let Some(term) = term_from_labels(&labels, &keys) else {
+            .get_named("", node)
+            .map_or(&no_labels, |n| &n.metadata.labels);
+        let Some(term) = term_from_labels(labels, &keys) else {
             let ls: Vec<String> = labels.iter().map(|(k, v)| format!("{k}:{v}")).collect();
             return Err(TopologyError::Other(format!(
                 "topology labels from selected node map[{}] does not match topology keys from CSINode [{}]",
@@ -235,35 +242,24 @@ pub fn accessibility_requirements(
         selected = Some((term, keys));
     }
     // 2. Requisite: the class's allowedTopologies, else every node's topology.
-    let mut requisite = if !allowed.is_empty() {
-        flatten(allowed)
+    let requisite: Cow<'_, Requisite> = if !allowed.is_empty() {
+        Cow::Owned(Requisite::new(flatten(allowed)))
     } else {
-        let terms = aggregate(api, selected.as_ref().map(|(_, k)| k.as_slice()))?;
-        if terms.is_empty() {
-            return Err(TopologyError::Other("no available topology found".into()));
-        }
-        terms
+        let keys = selected.as_ref().map(|(_, k)| k.as_slice());
+        Cow::Borrowed(cache.of_nodes(api, keys)?)
     };
-    requisite.retain(|t| !t.is_empty());
-    if requisite.is_empty() {
+    if requisite.terms.is_empty() {
         return Ok(None);
     }
-    requisite.sort_by(compare);
-    requisite.dedup();
     // 3. Preferred: rotated by the claim name's hash, or to start at the selected node.
-    let preferred: Vec<Term> = match &selected {
+    let first = match &selected {
         None => {
             let (hash, index) = pvc_name_hash_and_index(pvc_name);
-            let i = (hash.wrapping_add(index) % requisite.len() as u32) as usize;
-            requisite[i..]
-                .iter()
-                .chain(&requisite[..i])
-                .cloned()
-                .collect()
+            (hash.wrapping_add(index) % requisite.terms.len() as u32) as usize
         }
         Some((term, _)) => {
-            let Some(i) = requisite.iter().position(|t| subset(t, term)) else {
-                let all: Vec<String> = requisite.iter().map(go_term).collect();
+            let Some(i) = requisite.terms.iter().position(|t| subset(t, term)) else {
+                let all: Vec<String> = requisite.terms.iter().map(go_term).collect();
                 return Err(TopologyError::Other(format!(
                     "topology {} from selected node {:?} is not in requisite: [{}]",
                     go_term(term),
@@ -271,17 +267,101 @@ pub fn accessibility_requirements(
                     all.join(" ")
                 )));
             };
-            requisite[i..]
-                .iter()
-                .chain(&requisite[..i])
-                .cloned()
-                .collect()
+            i
         }
     };
+    let topologies = &requisite.topologies;
     Ok(Some(TopologyRequirement {
-        requisite: to_csi(&requisite),
-        preferred: to_csi(&preferred),
+        requisite: topologies.clone(),
+        preferred: topologies[first..]
+            .iter()
+            .chain(&topologies[..first])
+            .cloned()
+            .collect(),
     }))
+}
+
+/// A requisite list: its terms without empty ones, sorted (`topologyTerm.compare`) and
+/// deduplicated, and the same as CSI topologies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Requisite {
+    /// The terms.
+    terms: Vec<Term>,
+    /// The terms as CreateVolume sends them.
+    topologies: Vec<Topology>,
+}
+
+impl Requisite {
+    fn new(mut terms: Vec<Term>) -> Requisite {
+        terms.retain(|t| !t.is_empty());
+        terms.sort_by(compare);
+        terms.dedup();
+        let topologies = to_csi(&terms);
+        Requisite { terms, topologies }
+    }
+}
+
+/// The requisite built from every node's topology for `keys` (the selected node's, or
+/// `None`: those of the first CSINode that has any).
+fn requisite_of_nodes(api: &Cluster, keys: Option<&[String]>) -> Result<Requisite, TopologyError> {
+    let terms = aggregate(api, keys)?;
+    if terms.is_empty() {
+        return Err(TopologyError::Other("no available topology found".into()));
+    }
+    Ok(Requisite::new(terms))
+}
+
+/// external-provisioner's Node and CSINode informers, as far as topology goes: the
+/// requisite built from every node's topology, by the keys it was built for, kept until a
+/// Node or a CSINode is written (its labels or its topology keys may have changed) or the
+/// watch log dropped events not read yet.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TopologyCache {
+    /// The index of the first watch event not read yet (`None` before the first look).
+    seen: Option<u64>,
+    /// The requisite (or why there is none) by the keys asked for; a lab's driver has one
+    /// set of keys, so this holds one or two entries.
+    by_keys: Vec<CachedRequisite>,
+}
+
+/// The keys a requisite was built for (`None`: those of the first CSINode that has any),
+/// and the requisite or why there is none.
+type CachedRequisite = (Option<Vec<String>>, Result<Requisite, TopologyError>);
+
+impl TopologyCache {
+    /// [`requisite_of_nodes`], from the cache when no Node or CSINode was written since it
+    /// was built.
+    fn of_nodes(
+        &mut self,
+        api: &Cluster,
+        keys: Option<&[String]>,
+    ) -> Result<&Requisite, TopologyError> {
+        let unchanged = self
+            .seen
+            .and_then(|seen| events_from(&api.revs, seen))
+            .is_some_and(|mut events| {
+                !events.any(|e| matches!(e.kind, ApiKind::Node | ApiKind::CsiNode))
+            });
+        if !unchanged {
+            self.by_keys.clear();
+        }
+        self.seen = Some(api.revs.next_event);
+        let at = match self.by_keys.iter().position(|(k, _)| k.as_deref() == keys) {
+            Some(at) => at,
+            None => {
+                let built = requisite_of_nodes(api, keys);
+                self.by_keys.push((keys.map(<[String]>::to_vec), built));
+                self.by_keys.len() - 1
+            }
+        };
+        let cached = &self.by_keys[at].1;
+        debug_assert_eq!(
+            cached,
+            &requisite_of_nodes(api, keys),
+            "external-provisioner's topology cache differs from the nodes"
+        );
+        cached.as_ref().map_err(Clone::clone)
+    }
 }
 
 #[cfg(test)]

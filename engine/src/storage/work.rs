@@ -46,6 +46,39 @@ impl PartialOrd for ObjKey {
     }
 }
 
+/// A table key borrowed, ordered as [`ObjKey`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct KeyRef<'a>(&'a str, &'a str);
+
+impl<'a> KeyRef<'a> {
+    fn of(key: &'a Key) -> Self {
+        KeyRef(&key.0, &key.1)
+    }
+
+    /// The key a watch event names (`ns/name` or `name`).
+    fn of_event(e: &'a WatchEvent) -> Self {
+        match e.key.split_once('/') {
+            Some((ns, name)) => KeyRef(ns, name),
+            None => KeyRef("", &e.key),
+        }
+    }
+}
+
+impl Ord for KeyRef<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        cmp_str(self.0, other.0).then_with(|| cmp_str(self.1, other.1))
+    }
+}
+
+impl PartialOrd for KeyRef<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The store's own copy of a table key, shared: what a work set keeps and hands over.
+pub(crate) use crate::cluster::store::SharedKey;
+
 /// One controller's view of one kind: where it is in the watch log and what it selected
 /// last time.
 #[derive(Debug, Clone, Default)]
@@ -53,7 +86,7 @@ pub struct WorkSet {
     /// The index of the first watch event not yet read (`None` before the first pass).
     seen: Option<u64>,
     /// The keys the last pass selected, in order.
-    pending: Vec<ObjKey>,
+    pending: Vec<SharedKey>,
 }
 
 /// The watch events from index `from` on, or `None` when some of them were dropped.
@@ -82,10 +115,24 @@ pub(crate) fn event_key(e: &WatchEvent) -> ObjKey {
 const LOOKUP_FACTOR: usize = 8;
 
 impl WorkSet {
-    /// The objects of `table` that pass `keep`, in key order, as a scan of the whole table
-    /// would find them: only last pass's selection and the objects of kind `K` written
-    /// since are checked. `related` sees every unread event and may add more keys (objects
-    /// whose selection depends on the object the event names).
+    /// The keys of the objects of `table` that pass `keep`, in key order, as a scan of the
+    /// whole table would find them: only last pass's selection and the objects of kind `K`
+    /// written since are checked. `related` sees every unread event and may add more keys
+    /// (objects whose selection depends on the object the event names). The controller
+    /// reads each object from the table as it handles it, as a sync reads its informer's
+    /// lister, and copies only what it writes.
+    pub fn keys<K: Kind>(
+        &mut self,
+        revs: &Revisions,
+        table: &Table<K>,
+        related: impl FnMut(&WatchEvent, &mut BTreeSet<ObjKey>),
+        keep: impl Fn(&Object<K>) -> bool,
+    ) -> Vec<SharedKey> {
+        self.keys_filtered(revs, table, related, |_| true, keep)
+    }
+
+    /// [`keys`](Self::keys), each object copied out of the table (for a controller that
+    /// handles an object by value).
     pub fn select<K: Kind>(
         &mut self,
         revs: &Revisions,
@@ -96,32 +143,49 @@ impl WorkSet {
         self.select_filtered(revs, table, related, |_| true, keep)
     }
 
-    /// [`select`](Self::select) for an informer whose event handler is filtered: an event
+    /// [`keys_filtered`](Self::keys_filtered), each object copied out of the table.
+    pub fn select_filtered<K: Kind>(
+        &mut self,
+        revs: &Revisions,
+        table: &Table<K>,
+        related: impl FnMut(&WatchEvent, &mut BTreeSet<ObjKey>),
+        wanted: impl Fn(&WatchEvent) -> bool,
+        keep: impl Fn(&Object<K>) -> bool,
+    ) -> Vec<Object<K>> {
+        self.keys_filtered(revs, table, related, wanted, keep)
+            .iter()
+            .filter_map(|k| table.get(k).cloned())
+            .collect()
+    }
+
+    /// [`keys`](Self::keys) for an informer whose event handler is filtered: an event
     /// of kind `K` is looked at only when `wanted` says the object it carries could pass
     /// `keep` (the scheduler's `unassignedPod`: a pod written with a node never needs it
     /// again, so its events are not even looked up). `wanted` must never turn away an
     /// event of an object `keep` would pass.
-    pub fn select_filtered<K: Kind>(
+    pub fn keys_filtered<K: Kind>(
         &mut self,
         revs: &Revisions,
         table: &Table<K>,
         mut related: impl FnMut(&WatchEvent, &mut BTreeSet<ObjKey>),
         wanted: impl Fn(&WatchEvent) -> bool,
         keep: impl Fn(&Object<K>) -> bool,
-    ) -> Vec<Object<K>> {
+    ) -> Vec<SharedKey> {
         let events = self.seen.and_then(|seen| events_from(revs, seen));
         self.seen = Some(revs.next_event);
-        let scan = || -> Vec<(ObjKey, &Object<K>)> {
+        let scan = || -> Vec<&SharedKey> {
             table
                 .iter()
                 .filter(|(_, o)| keep(o))
-                .map(|(k, o)| (ObjKey(k.clone()), o))
+                // The walk lends plain keys; a kept one's shared key is read by name.
+                .filter_map(|(k, _)| table.get_shared(&k.0, &k.1).map(|(k, _)| k))
                 .collect()
         };
-        let selected: Vec<(ObjKey, &Object<K>)> = match events {
+        let last = std::mem::take(&mut self.pending);
+        let selected: Vec<&SharedKey> = match events {
             Some(mut events) => {
                 let mut first = events.next();
-                if first.is_none() && self.pending.is_empty() {
+                if first.is_none() && last.is_empty() {
                     debug_assert!(
                         !table.values().any(&keep),
                         "a {} work set missed an object with work",
@@ -129,24 +193,28 @@ impl WorkSet {
                     );
                     return Vec::new();
                 }
-                let mut candidates: BTreeSet<ObjKey> = self.pending.drain(..).collect();
+                let mut related_keys: BTreeSet<ObjKey> = BTreeSet::new();
+                let mut candidates: Vec<KeyRef<'_>> = last.iter().map(|k| KeyRef::of(k)).collect();
                 while let Some(e) = first {
                     if e.kind == K::API_KIND && wanted(e) {
-                        candidates.insert(event_key(e));
+                        candidates.push(KeyRef::of_event(e));
                     }
-                    related(e, &mut candidates);
+                    related(e, &mut related_keys);
                     first = events.next();
                 }
+                candidates.extend(related_keys.iter().map(|k| KeyRef::of(&k.0)));
+                candidates.sort_unstable();
+                candidates.dedup();
                 if candidates.len().saturating_mul(LOOKUP_FACTOR) >= table.len() {
                     scan()
                 } else {
                     // Point reads by hash (a walk of the ordered keys compares long keys
-                    // at every level); the candidates' own keys become the new pending.
+                    // at every level).
                     candidates
                         .into_iter()
-                        .filter_map(|k| {
-                            let o = table.get(&k.0)?;
-                            keep(o).then_some((k, o))
+                        .filter_map(|KeyRef(ns, name)| {
+                            let (k, o) = table.get_shared(ns, name)?;
+                            keep(o).then_some(k)
                         })
                         .collect()
                 }
@@ -157,14 +225,13 @@ impl WorkSet {
         debug_assert!(
             selected
                 .iter()
-                .map(|(k, _)| &k.0)
+                .map(|k| &***k)
                 .eq(table.iter().filter(|(_, o)| keep(o)).map(|(k, _)| k)),
             "a {} work set missed an object with work, or kept one without",
             K::KIND
         );
-        let objects = selected.iter().map(|(_, o)| (*o).clone()).collect();
-        self.pending = selected.into_iter().map(|(k, _)| k).collect();
-        objects
+        self.pending = selected.into_iter().cloned().collect();
+        self.pending.clone()
     }
 
     /// Whether this work set has nothing to look at again and has read the watch log at
@@ -179,7 +246,7 @@ impl WorkSet {
         self.seen = Some(next);
     }
 
-    /// Whether the next [`select`](Self::select) looks at every object.
+    /// Whether the next [`keys`](Self::keys) looks at every object.
     pub(crate) fn relists(&self, revs: &Revisions) -> bool {
         self.seen
             .and_then(|seen| events_from(revs, seen).map(|_| ()))
@@ -200,13 +267,13 @@ pub(crate) struct BinderWork {
 }
 
 impl BinderWork {
-    /// The PVs that pass `keep`, in name order (see [`WorkSet::select`]).
-    pub fn select(
+    /// The keys of the PVs that pass `keep`, in name order (see [`WorkSet::keys`]).
+    pub fn keys(
         &mut self,
         revs: &Revisions,
         pvs: &Table<PvSpec>,
         keep: impl Fn(&Object<PvSpec>) -> bool,
-    ) -> Vec<Object<PvSpec>> {
+    ) -> Vec<SharedKey> {
         if self.pvs.relists(revs) {
             self.claim_of.clear();
             self.pvs_of.clear();
@@ -215,7 +282,7 @@ impl BinderWork {
             }
         }
         let (claim_of, pvs_of) = (&mut self.claim_of, &mut self.pvs_of);
-        self.pvs.select(
+        self.pvs.keys(
             revs,
             pvs,
             |e, candidates| {
@@ -528,13 +595,13 @@ mod tests {
         )
     }
 
-    fn names(v: &[Object<PvcSpec>]) -> Vec<&str> {
-        v.iter().map(|o| o.name()).collect()
+    fn names(v: &[SharedKey]) -> Vec<&str> {
+        v.iter().map(|k| k.1.as_str()).collect()
     }
 
     /// Selects claims of class `work`.
-    fn select(ws: &mut WorkSet, c: &Cluster) -> Vec<Object<PvcSpec>> {
-        ws.select(&c.revs, &c.pvcs, only_own, |p| {
+    fn select(ws: &mut WorkSet, c: &Cluster) -> Vec<SharedKey> {
+        ws.keys(&c.revs, &c.pvcs, only_own, |p| {
             p.spec.storage_class_name == "work"
         })
     }
