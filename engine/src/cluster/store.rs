@@ -614,16 +614,6 @@ impl<K: Kind> Table<K> {
         self.find(&key.0, &key.1).map(|s| self.object(s))
     }
 
-    /// The object under `key`, with the table's own copy of the key: a map beside the table
-    /// that names the same objects (a kubelet's pod workers) shares it instead of copying.
-    pub fn get_shared(&self, key: &(String, String)) -> Option<(&SharedKey, &Object<K>)> {
-        let slot = self.find(&key.0, &key.1)?;
-        let s = self.slots[slot as usize]
-            .as_ref()
-            .expect("a table key names a live slot");
-        Some((&s.key, &*s.obj))
-    }
-
     /// The object under (namespace, name), the key's parts borrowed.
     pub fn get_named(&self, namespace: &str, name: &str) -> Option<&Object<K>> {
         self.find(namespace, name).map(|s| self.object(s))
@@ -634,8 +624,8 @@ impl<K: Kind> Table<K> {
         self.find(&key.0, &key.1).map(|s| self.object_mut(s))
     }
 
-    /// The stored key (shared, so a reader may keep it) and the object under (namespace,
-    /// name).
+    /// The stored key (shared, so a reader may keep it: a kubelet's pod workers, a storage
+    /// work set) and the object under (namespace, name).
     pub fn get_shared(&self, namespace: &str, name: &str) -> Option<(&SharedKey, &Object<K>)> {
         let s = self.slots[self.find(namespace, name)? as usize].as_ref()?;
         Some((&s.key, &s.obj))

@@ -188,7 +188,7 @@ impl Kubelet {
         let Some((shared, pod)) = ctx
             .api
             .pods
-            .get_shared(key)
+            .get_shared(&key.0, &key.1)
             .map(|(k, p)| (SharedKey::clone(k), p.clone()))
         else {
             self.pod_work.remove(key);
