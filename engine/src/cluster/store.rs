@@ -619,7 +619,10 @@ impl<K: Kind> Table<K> {
         self.find(namespace, name).map(|s| self.object(s))
     }
 
-    /// The object under `key`, to change in place (its namespace and name stay).
+    /// The object under `key`, to change in place (its namespace and name stay). No watch
+    /// event is written: what a watcher caches (the scheduler's nodes, external-provisioner's
+    /// topology) does not see the change, so a write a component makes goes through
+    /// `update`/`update_status` instead.
     pub fn get_mut(&mut self, key: &(String, String)) -> Option<&mut Object<K>> {
         self.find(&key.0, &key.1).map(|s| self.object_mut(s))
     }

@@ -163,8 +163,8 @@ pub struct IpConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct Route {
     /// Destination, as written (`0.0.0.0/0`, `10.96.0.0/12`); `None` is Go's zero
-    /// `IPNet` (a config route without `dst`), printed `<nil>`.
-    #[serde(with = "text::route_dst")]
+    /// `IPNet` (a route without `dst`, which Go reads as that zero value), printed `<nil>`.
+    #[serde(default, with = "text::route_dst")]
     pub dst: Option<IpNet>,
     /// Next hop; `None` means the IP's gateway may be used.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "text::ip")]
@@ -453,6 +453,9 @@ mod tests {
             gw: None,
         };
         assert_eq!(serde_json::to_string(&nil).unwrap(), r#"{"dst":"<nil>"}"#);
+        // A route without dst reads as that zero value, as Go's decoder leaves it.
+        let read: Route = serde_json::from_str(r#"{"gw":"10.0.0.1"}"#).unwrap();
+        assert_eq!(read.dst, None);
     }
 
     #[test]

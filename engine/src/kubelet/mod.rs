@@ -529,8 +529,12 @@ impl Kubelet {
         ctx.faults.kubelet_down_until.insert(node.to_string(), back);
         // The operation executor's backoffs lived in the process that died.
         self.volume_ops = Default::default();
-        let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
-        let w = self.pod_work.entry(SharedKey::new(key)).or_default();
+        let (ns, name) = (&pod.metadata.namespace, &pod.metadata.name);
+        let key = match ctx.api.pods.get_shared(ns, name) {
+            Some((key, _)) => SharedKey::clone(key),
+            None => SharedKey::new((ns.clone(), name.clone())),
+        };
+        let w = self.pod_work.entry(key).or_default();
         w.retry_at = back;
         ctx.log_warning(
             Actor::kubelet(node),

@@ -371,9 +371,13 @@ impl Detail {
                 out.push_str("pod/");
                 out.push_str(pod);
                 out.push_str(" podIP=");
-                if let Some(ip) = ip {
-                    use fmt::Write;
-                    let _ = write!(out, "{ip}");
+                match ip {
+                    Some(ip) => {
+                        use fmt::Write;
+                        let _ = write!(out, "{ip}");
+                    }
+                    // Unset (a network without IPAM), shown as kubectl shows it.
+                    None => out.push_str("<none>"),
                 }
                 out.push_str(" phase=Running");
             }

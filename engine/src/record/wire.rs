@@ -327,7 +327,7 @@ pub(crate) fn write_cni_summary(c: &WireCall, s: &mut String) {
                     s.push_str(" (in pod)");
                 }
             }
-            if !r.interfaces.is_empty() {
+            if !r.interfaces.is_empty() && !r.ips.is_empty() {
                 s.push_str(" · ");
             }
             for (n, ip) in r.ips.iter().enumerate() {
