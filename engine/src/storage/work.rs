@@ -104,10 +104,13 @@ pub(crate) fn events_from(
 
 /// The table key a watch event names (`ns/name` or `name`).
 pub(crate) fn event_key(e: &WatchEvent) -> ObjKey {
-    ObjKey(match e.key.split_once('/') {
-        Some((ns, name)) => (ns.to_string(), name.to_string()),
-        None => (crate::cluster::no_namespace(), e.key.clone()),
-    })
+    let KeyRef(ns, name) = KeyRef::of_event(e);
+    let ns = if ns.is_empty() {
+        crate::cluster::no_namespace()
+    } else {
+        ns.to_string()
+    };
+    ObjKey((ns, name.to_string()))
 }
 
 /// Look objects up one by one only when there are few of them for the table's size;
