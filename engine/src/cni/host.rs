@@ -371,6 +371,29 @@ impl std::fmt::Display for RouteDst {
     }
 }
 
+/// A routing protocol that installs routes, other than the kernel's own (`proto` in
+/// `ip route`; `rtnetlink`'s `RTPROT_*` names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RouteProto {
+    /// `proto bird`: the BIRD routing daemon (Calico's BGP).
+    Bird,
+}
+
+impl RouteProto {
+    /// The name `ip route` prints.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RouteProto::Bird => "bird",
+        }
+    }
+}
+
+impl std::fmt::Display for RouteProto {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One route in a routing table, kept in the fields `ip route` prints.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RouteEntry {
@@ -393,7 +416,7 @@ pub struct RouteEntry {
     pub onlink: bool,
     /// The routing protocol that installed it, other than `kernel` (`proto bird` for the
     /// routes Calico's BIRD programs); `None` prints nothing (`boot`, `static`'s default).
-    pub proto: Option<&'static str>,
+    pub proto: Option<RouteProto>,
     /// A `blackhole` route (type blackhole, no device): matching packets are discarded.
     pub blackhole: bool,
     /// The route's `mtu` metric (Cilium's tunnel routes: `mtu 1450`); `None` prints nothing
@@ -420,7 +443,7 @@ impl RouteEntry {
     }
 
     /// `blackhole DST proto P`: what BIRD installs for a block the node owns.
-    pub fn blackhole(dst: RouteDst, proto: &'static str) -> Self {
+    pub fn blackhole(dst: RouteDst, proto: RouteProto) -> Self {
         RouteEntry {
             blackhole: true,
             proto: Some(proto),

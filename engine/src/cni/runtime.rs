@@ -9,6 +9,8 @@ use super::plugin::{Attachment, CniCommand, CniEnv, PluginOutput, PluginReply, S
 use super::skel;
 use super::types::{CniError, CniResult};
 use super::version;
+use crate::cluster::meta::Uid;
+use compact_str::CompactString;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -68,21 +70,66 @@ pub struct RuntimeConf {
     pub netns: Arc<str>,
     /// `CNI_IFNAME` (shared with the result cache's key).
     pub ifname: Arc<str>,
-    /// `CNI_ARGS` as the runtime passes it: `K=V;K2=V2` (libcni joins `RuntimeConf.Args`
-    /// that way).
-    pub args: String,
+    /// `CNI_ARGS`, as text when a plugin runs ([`RuntimeConf::args_text`]).
+    pub args: CniArgs,
     /// Capability arguments (`portMappings`, `bandwidth`, …) offered to plugins.
     pub capability_args: BTreeMap<String, Value>,
 }
 
+/// The arguments a runtime passes in `CNI_ARGS` (libcni's `RuntimeConf.Args`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CniArgs {
+    /// Given as text, kept verbatim (`K=V;K2=V2`, as libcni joins `Args`).
+    Text(String),
+    /// containerd's labels for a pod sandbox, the pod's identity held typed:
+    /// `IgnoreUnknown=1;K8S_POD_NAMESPACE=…;K8S_POD_NAME=…;K8S_POD_INFRA_CONTAINER_ID=<the
+    /// sandbox's ID>;K8S_POD_UID=…`, in that order.
+    Pod {
+        /// The pod's namespace.
+        namespace: CompactString,
+        /// The pod's name.
+        name: CompactString,
+        /// The pod's UID.
+        uid: Uid,
+    },
+}
+
+impl Default for CniArgs {
+    fn default() -> Self {
+        CniArgs::Text(String::new())
+    }
+}
+
 impl RuntimeConf {
+    /// `CNI_ARGS` as the plugins and the wire log see it.
+    pub fn args_text(&self) -> String {
+        match &self.args {
+            CniArgs::Text(text) => text.clone(),
+            CniArgs::Pod {
+                namespace,
+                name,
+                uid,
+            } => [
+                "IgnoreUnknown=1;K8S_POD_NAMESPACE=",
+                namespace,
+                ";K8S_POD_NAME=",
+                name,
+                ";K8S_POD_INFRA_CONTAINER_ID=",
+                &self.container_id,
+                ";K8S_POD_UID=",
+                &uid.text(),
+            ]
+            .concat(),
+        }
+    }
+
     fn env(&self, cmd: CniCommand) -> CniEnv {
         CniEnv {
             command: Some(cmd),
             container_id: self.container_id.to_string(),
             netns: self.netns.to_string(),
             ifname: self.ifname.to_string(),
-            args: self.args.clone(),
+            args: self.args_text(),
             path: CNI_PATH.to_string(),
         }
     }

@@ -361,7 +361,7 @@ fn result_040(r: &CniResult) -> Value {
     if !r.routes.is_empty() {
         out.insert("routes".into(), json!(r.routes));
     }
-    out.insert("dns".into(), json!(r.dns));
+    out.insert("dns".into(), json!(r.dns()));
     ordered(out, &["cniVersion", "interfaces", "ips", "routes", "dns"])
 }
 
@@ -397,7 +397,7 @@ fn result_020(r: &CniResult) -> Value {
             out.insert(format!("ip{fam}"), ordered(m, &["ip", "gateway", "routes"]));
         }
     }
-    out.insert("dns".into(), json!(r.dns));
+    out.insert("dns".into(), json!(r.dns()));
     ordered(out, &["cniVersion", "ip4", "ip6", "dns"])
 }
 

@@ -265,6 +265,22 @@ mod text {
         }
     }
 
+    /// A result's DNS settings: printed as the struct (`{}` when none), read back boxed
+    /// only when any is set.
+    pub mod dns {
+        use super::*;
+        use crate::cni::types::{Dns, NO_DNS};
+        use serde::Serialize;
+
+        pub fn serialize<S: Serializer>(dns: &Option<Box<Dns>>, s: S) -> Result<S::Ok, S::Error> {
+            dns.as_deref().unwrap_or(&NO_DNS).serialize(s)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<Dns>>, D::Error> {
+            Dns::deserialize(d).map(Dns::boxed_if_set)
+        }
+    }
+
     /// A string Go omits when empty, held shared: empty is none.
     pub mod non_empty {
         use super::*;
@@ -298,6 +314,26 @@ pub struct Dns {
     pub options: Vec<String>,
 }
 
+/// No DNS settings: what a result without any prints (`{}`).
+static NO_DNS: Dns = Dns {
+    nameservers: Vec::new(),
+    domain: String::new(),
+    search: Vec::new(),
+    options: Vec::new(),
+};
+
+impl Dns {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        *self == NO_DNS
+    }
+
+    /// The settings as a result holds them: boxed when any is set, `None` when empty.
+    pub fn boxed_if_set(self) -> Option<Box<Dns>> {
+        (!self.is_empty()).then(|| Box::new(self))
+    }
+}
+
 /// The result of an ADD (`types100.Result`), in the field order Go prints it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct CniResult {
@@ -313,9 +349,10 @@ pub struct CniResult {
     /// Routes added in the container.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<Route>,
-    /// DNS settings.
-    #[serde(default)]
-    pub dns: Dns,
+    /// DNS settings, held only when any is set (most results have none); printed `{}`
+    /// when `None`, as Go prints its empty struct ([`CniResult::dns`]).
+    #[serde(default, with = "text::dns")]
+    pub dns: Option<Box<Dns>>,
     /// Printed in the current (1.0) layout whatever `cni_version` says: `types.PrintResult`
     /// of a `current.Result` labelled with the config's older version converts nothing
     /// (`convert.Convert` sees the same version on both sides), as Debian's 1.1.1 loopback
@@ -340,6 +377,11 @@ impl CniResult {
             r.routes.clear();
         }
         std::sync::Arc::new(r)
+    }
+
+    /// The DNS settings (all empty when none are set).
+    pub fn dns(&self) -> &Dns {
+        self.dns.as_deref().unwrap_or(&NO_DNS)
     }
 
     /// The result as a plugin prints it on stdout.

@@ -8,7 +8,7 @@ use crate::cni::host::Netns;
 use crate::cni::plugin::{Attachment, CniCommand};
 use crate::cni::registry::Registry;
 use crate::cni::release::PluginsRelease;
-use crate::cni::runtime::{ChainError, Invoker, Network};
+use crate::cni::runtime::{ChainError, CniArgs, Invoker, Network};
 use crate::command::grammar::{CniAttachArgs, CniCmd, CniConfCmd};
 use crate::record::{Actor, CallEvent, CniOp, CniPurpose, Level, What, WireRange};
 use crate::render::{Line, Outcome, Role};
@@ -139,7 +139,7 @@ impl Lab {
         rt.netns = netns.as_str().into();
         if a.args.is_some() || op == Op::Add {
             // Kept verbatim, even if malformed: the plugins' parsers report it.
-            rt.args = a.args.clone().unwrap_or_default();
+            rt.args = CniArgs::Text(a.args.clone().unwrap_or_default());
         }
         // Acting as the runtime: create the namespace before ADD (`ip netns add`), unless
         // the learner named one explicitly.

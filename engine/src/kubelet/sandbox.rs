@@ -8,7 +8,7 @@ use crate::cluster::{Object, PodSpec};
 use crate::cni::conf::CNI_NOT_INITIALIZED;
 use crate::cni::host::Netns;
 use crate::cni::plugin::CniCommand;
-use crate::cni::runtime::{Invoker, RuntimeConf};
+use crate::cni::runtime::{CniArgs, Invoker, RuntimeConf};
 use crate::control::Ctx;
 use crate::node::Sandbox;
 use crate::record::wire::WireRecord;
@@ -250,19 +250,12 @@ fn runtime_conf(pod: &Object<PodSpec>, id: &str, netns: &str) -> Result<RuntimeC
         container_id: id.into(),
         netns: netns.into(),
         ifname: Arc::clone(&ETH0),
-        // containerd's labels, in this order, joined as libcni joins `Args` (in one
-        // allocation of the text's size: the sandbox keeps it).
-        args: [
-            "IgnoreUnknown=1;K8S_POD_NAMESPACE=",
-            &pod.metadata.namespace,
-            ";K8S_POD_NAME=",
-            &pod.metadata.name,
-            ";K8S_POD_INFRA_CONTAINER_ID=",
-            id,
-            ";K8S_POD_UID=",
-            &pod.metadata.uid.text(),
-        ]
-        .concat(),
+        // containerd's labels: the pod's identity, the text made when a plugin runs.
+        args: CniArgs::Pod {
+            namespace: pod.metadata.namespace.as_str().into(),
+            name: pod.metadata.name.as_str().into(),
+            uid: pod.metadata.uid,
+        },
         ..Default::default()
     };
     let mut mappings = Vec::new();

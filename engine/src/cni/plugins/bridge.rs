@@ -700,7 +700,7 @@ impl Bridge {
             }
         }
         if let Some(dns) = &conf.dns {
-            result.dns = dns.clone();
+            result.dns = dns.clone().boxed_if_set();
         }
         Ok(PluginOutput::Result(std::sync::Arc::new(result)))
     }

@@ -323,7 +323,7 @@ impl HostDevice {
             let _ = common::exec_ipam(ctx, &c.ipam_type, CniCommand::Del, env, stdin);
             return Err(e);
         }
-        result.dns = c.dns;
+        result.dns = c.dns.boxed_if_set();
         Ok(PluginOutput::Result(std::sync::Arc::new(result)))
     }
 

@@ -149,7 +149,7 @@ impl Ipvlan {
             }
             return Err(e);
         }
-        result.dns = dns;
+        result.dns = dns.boxed_if_set();
         Ok(PluginOutput::Result(std::sync::Arc::new(result)))
     }
 

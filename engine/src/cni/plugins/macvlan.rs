@@ -334,7 +334,7 @@ impl Macvlan {
         } else {
             add_layer3(ctx, &conf.ipam_type, env, stdin, &mut result)?;
         }
-        result.dns = conf.dns;
+        result.dns = conf.dns.boxed_if_set();
         Ok(PluginOutput::Result(std::sync::Arc::new(result)))
     }
 
@@ -518,7 +518,7 @@ pub(crate) mod tests {
         assert_eq!(r.ips[0].interface, Some(0));
         assert_eq!(r.routes.len(), 2);
         // The config's (empty) dns replaces static's.
-        assert_eq!(r.dns, Dns::default());
+        assert!(r.dns().is_empty());
         let l = &h.netns[NS].links.get("net1").cloned().unwrap();
         assert_eq!(
             l.kind,

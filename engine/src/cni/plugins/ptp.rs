@@ -239,7 +239,7 @@ impl Ptp {
             return Err(e);
         }
         if let Some(dns) = conf.dns {
-            result.dns = dns;
+            result.dns = dns.boxed_if_set();
         }
         Ok(PluginOutput::Result(std::sync::Arc::new(result)))
     }
@@ -381,7 +381,7 @@ mod tests {
         let r = result(run_in(&mut h, CniCommand::Add, &c, "", NS, "net6"));
         assert_eq!(r.interfaces.len(), 2);
         assert_eq!(r.ips[0].interface, Some(1));
-        assert_eq!(r.dns.nameservers, vec!["10.12.0.53".to_string()]);
+        assert_eq!(r.dns().nameservers, vec!["10.12.0.53".to_string()]);
         let veth = &r.interfaces[0].name;
         assert_eq!(
             h.root.links.get(veth).unwrap().addrs,

@@ -226,7 +226,7 @@ impl StaticIpam {
                 })
                 .collect(),
             routes: c.routes,
-            dns: c.dns,
+            dns: c.dns.boxed_if_set(),
             printed_as_current: false,
         };
         Ok(PluginOutput::Result(std::sync::Arc::new(result)))

@@ -9,14 +9,14 @@
 //! not waited for: the lab withdraws on the next pass).
 
 use super::{AS_NUMBER, CalicoNode};
-use crate::cni::host::{Host, PeerEntries, PeerEntry, RouteDst, RouteEntry};
+use crate::cni::host::{Host, PeerEntries, PeerEntry, RouteDst, RouteEntry, RouteProto};
 use ipnet::Ipv4Net;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::sync::Arc;
 
 /// The `proto` of the routes BIRD installs.
-pub(crate) const PROTO: &str = "bird";
+pub(crate) const PROTO: RouteProto = RouteProto::Bird;
 
 /// One node of the mesh as its BIRD sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -229,7 +229,7 @@ fn cmd_add(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         interfaces: Vec::new(),
         ips,
         routes: conf.routes.clone(),
-        dns,
+        dns: dns.boxed_if_set(),
         printed_as_current: false,
     })))
 }

@@ -151,7 +151,7 @@ pub(crate) fn statuses(
             mac: String::new(),
             mtu: 0,
             default,
-            dns: result.dns.clone(),
+            dns: result.dns().clone(),
             device_info: device_info.cloned(),
             gateway: gateways,
         };
@@ -200,7 +200,7 @@ pub(crate) fn statuses(
             mac: iface.mac.to_string(),
             mtu: iface.mtu,
             default: is_default,
-            dns: result.dns.clone(),
+            dns: result.dns().clone(),
             device_info: device_info.cloned(),
             gateway: gateways.clone(),
         });
@@ -261,7 +261,7 @@ mod tests {
                 dst: "0.0.0.0/0".parse().ok(),
                 gw: "10.244.1.1".parse().ok(),
             }],
-            dns: Dns::default(),
+            dns: None,
             printed_as_current: false,
         };
         let macvlan = CniResult {
@@ -269,7 +269,7 @@ mod tests {
             interfaces: vec![iface("net1", "3a:94:93:60:98:07", "/var/run/netns/x", 0)],
             ips: vec![ip("10.10.0.5/24", "10.10.0.1", Some(0))],
             routes: vec![],
-            dns: Dns::default(),
+            dns: None,
             printed_as_current: false,
         };
         let sriov = CniResult {
@@ -277,7 +277,7 @@ mod tests {
             interfaces: vec![iface("net2", "ca:fe:c0:ff:ee:01", "/var/run/netns/x", 1500)],
             ips: vec![ip("10.56.217.171/24", "", Some(0))],
             routes: vec![],
-            dns: Dns::default(),
+            dns: None,
             printed_as_current: false,
         };
         let dev: DeviceInfo = serde_json::from_str(
