@@ -169,7 +169,7 @@ impl Calico {
             mtu,
         );
         cont.up = true;
-        cont.addrs.extend(ipnet::IpNet::new(ip.addr(), 32));
+        cont.addrs.push(addr);
         let mut hostl = Link::new(
             &host_name,
             LinkKind::Veth {
