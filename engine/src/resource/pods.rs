@@ -132,6 +132,18 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         "IP",
         p.status.pod_ip.map(|ip| ip.to_string()).unwrap_or_default(),
     );
+    // kubectl's describePodIPs: `status.podIPs` (the lab's pods have one address, podIP).
+    match p.status.pod_ip {
+        Some(ip) => {
+            out.line(Line::new().push("IPs:", Role::Header));
+            out.line(
+                Line::new()
+                    .push("  IP:  ", Role::Header)
+                    .push(ip.to_string(), Role::Plain),
+            );
+        }
+        None => kv(&mut out, "IPs", "<none>".into()),
+    }
     if let Some(sb) = lab
         .nodes
         .get(&p.spec.node_name)
