@@ -11,7 +11,7 @@ use std::sync::{Arc, OnceLock};
 
 /// A pod sandbox as containerd keeps it: the RuntimeConf it ran the CNI chain with (its
 /// ID and network namespace are that conf's `CNI_CONTAINERID` and `CNI_NETNS`, kept once)
-/// and the chain's final result (the pod's IP is its first address).
+/// and the chain's final result (its addresses: [`sandbox_ips`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sandbox {
     /// The final CNI result.
@@ -31,15 +31,50 @@ impl Sandbox {
         &self.rt.netns
     }
 
-    /// The pod's IP: the first address of the CNI result without its prefix length.
+    /// The sandbox's primary address as containerd reports it (`PodSandboxStatus.network.ip`):
+    /// see [`sandbox_ips`].
     pub fn ip_addr(&self) -> Option<std::net::IpAddr> {
-        self.result.ips.first().map(|i| i.address.addr())
+        sandbox_ips(&self.result).next()
     }
 
     /// [`Sandbox::ip_addr`] as text (empty when the result has no address).
     pub fn ip(&self) -> String {
         self.ip_addr().map(|ip| ip.to_string()).unwrap_or_default()
     }
+}
+
+/// The pod's default interface, where containerd looks for the sandbox's addresses
+/// (`defaultIfName`).
+pub const DEFAULT_IFNAME: &str = "eth0";
+
+/// The addresses containerd reports for a sandbox (`ip`, then `additional_ips`), from the
+/// CNI result as go-cni groups it: the addresses whose `interface` names `eth0`, or that name
+/// no interface (go-cni gives those to the default interface), without their prefix lengths.
+/// containerd's `selectPodIPs` with its default `ip_pref` (`ipv4`): the first IPv4 address
+/// comes first, then every other address in the result's order. Empty when `eth0` has no
+/// address, which containerd refuses: `failed to find network info for sandbox`.
+pub fn sandbox_ips(result: &CniResult) -> impl Iterator<Item = std::net::IpAddr> + '_ {
+    let on_eth0 = move |ip: &&crate::cni::types::IpConfig| match ip.interface {
+        None => true,
+        Some(i) => result
+            .interfaces
+            .get(i)
+            .is_some_and(|intf| intf.name == DEFAULT_IFNAME),
+    };
+    let ips = || {
+        result
+            .ips
+            .iter()
+            .filter(on_eth0)
+            .map(|ip| ip.address.addr())
+    };
+    let first = ips().position(|ip| ip.is_ipv4()).unwrap_or(0);
+    ips().nth(first).into_iter().chain(
+        ips()
+            .enumerate()
+            .filter(move |(i, _)| *i != first)
+            .map(|(_, ip)| ip),
+    )
 }
 
 /// Every node's runtime state, by node name. Boxed: a B-tree node holds up to eleven
@@ -101,5 +136,51 @@ impl NodeRuntime {
     /// Re-read `/etc/cni/net.d` the way the runtime does when the directory changes.
     pub(crate) fn reload_network(&mut self) {
         self.network = OnceLock::new();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sandbox_ips;
+    use crate::cni::types::CniResult;
+    use std::net::IpAddr;
+
+    fn ips(result: &str) -> Vec<IpAddr> {
+        let r: CniResult = serde_json::from_str(result).unwrap();
+        sandbox_ips(&r).collect()
+    }
+
+    fn addrs(list: &[&str]) -> Vec<IpAddr> {
+        list.iter().map(|a| a.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn containerd_puts_the_first_ipv4_address_first_and_keeps_the_rest_in_order() {
+        let r = r#"{"cniVersion":"1.0.0","interfaces":[{"name":"eth0"}],"ips":[
+            {"interface":0,"address":"fd00::2/64"},{"interface":0,"address":"fd01::2/64"},
+            {"interface":0,"address":"10.0.0.2/24"},{"interface":0,"address":"10.1.0.2/24"}]}"#;
+        assert_eq!(
+            ips(r),
+            addrs(&["10.0.0.2", "fd00::2", "fd01::2", "10.1.0.2"])
+        );
+    }
+
+    #[test]
+    fn only_eth0_and_addresses_without_an_interface_count() {
+        let r = r#"{"cniVersion":"1.0.0","interfaces":[{"name":"net1"},{"name":"eth0"}],"ips":[
+            {"interface":0,"address":"10.9.0.2/24"},{"address":"fd00::2/64"},
+            {"interface":1,"address":"10.0.0.2/24"}]}"#;
+        assert_eq!(ips(r), addrs(&["10.0.0.2", "fd00::2"]));
+        // No address on eth0: containerd fails the sandbox ("failed to find network info").
+        let none = r#"{"cniVersion":"1.0.0","interfaces":[{"name":"net1"},{"name":"eth0"}],
+            "ips":[{"interface":0,"address":"10.9.0.2/24"}]}"#;
+        assert_eq!(ips(none), addrs(&[]));
+    }
+
+    #[test]
+    fn a_single_stack_ipv6_pod_has_its_first_address() {
+        let r =
+            r#"{"cniVersion":"1.0.0","ips":[{"address":"fd00::2/64"},{"address":"fd00::3/64"}]}"#;
+        assert_eq!(ips(r), addrs(&["fd00::2", "fd00::3"]));
     }
 }

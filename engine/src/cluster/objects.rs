@@ -434,9 +434,11 @@ pub struct PodStatus {
     pub conditions: Conditions,
     /// The node's InternalIP (`hostIP`).
     pub host_ip: Option<IpAddr>,
-    /// The pod's address (`podIP`). The lab's pods are single-stack, so `podIPs` is this
-    /// address alone (the API requires `podIPs[0]` to be `podIP`) and is written from it.
+    /// The pod's address (`podIP`, and `podIPs[0]`, which the API requires to be the same):
+    /// kubelet's `sortPodIPs` puts the sandbox's first address of the node's family first.
     pub pod_ip: Option<IpAddr>,
+    /// A dual-stack pod's address of the other family (`podIPs[1]`): the sandbox's first one.
+    pub second_pod_ip: Option<IpAddr>,
     /// Why a waiting container waits (`ContainerCreating`), or why the pod failed
     /// (`OutOfintel.com/sriov_netdevice`).
     pub reason: Text,
@@ -451,6 +453,7 @@ impl Default for PodStatus {
             conditions: Conditions::Borrowed(&[]),
             host_ip: None,
             pod_ip: None,
+            second_pod_ip: None,
             reason: Text::Borrowed(""),
             message: String::new(),
         }
@@ -478,7 +481,12 @@ impl Serialize for PodStatus {
         }
         if let Some(ip) = self.pod_ip {
             st.serialize_field("podIP", &ip)?;
-            st.serialize_field("podIPs", &[PodIp { ip }])?;
+            match self.second_pod_ip {
+                None => st.serialize_field("podIPs", &[PodIp { ip }])?,
+                Some(second) => {
+                    st.serialize_field("podIPs", &[PodIp { ip }, PodIp { ip: second }])?
+                }
+            }
         }
         if !self.reason.is_empty() {
             st.serialize_field("reason", &self.reason)?;

@@ -297,8 +297,8 @@ impl Kubelet {
             }
         }
         let sandbox_key = pod.key();
-        let ip = if let Some(sb) = cri.node.sandboxes.get(&sandbox_key) {
-            sb.ip_addr()
+        let result = if let Some(sb) = cri.node.sandboxes.get(&sandbox_key) {
+            std::sync::Arc::clone(&sb.result)
         } else {
             let attempt = match self.pod_work.get_mut(key) {
                 Some(w) => {
@@ -315,7 +315,7 @@ impl Kubelet {
                 }
             };
             match self.run_pod_sandbox(ctx, cri, &pod, sandbox_key, attempt) {
-                Ok(ip) => ip,
+                Ok(result) => result,
                 Err(message) => {
                     ctx.pod_event(
                         &actor,
@@ -358,11 +358,13 @@ impl Kubelet {
             Level::Normal,
         );
         let host_ip = self.node_ip(ctx);
+        let (ip, second_ip) = sort_pod_ips(&result, host_ip);
         let written = ctx.write_pod_status(key, &actor, move |st| {
             st.phase = "Running".into();
             st.reason = Text::Borrowed("");
             st.host_ip = host_ip;
             st.pod_ip = ip;
+            st.second_pod_ip = second_ip;
             st.conditions = ready_conditions(true);
         });
         if written.is_ok() {
@@ -593,6 +595,21 @@ fn container_name(pod: &Object<PodSpec>) -> Text {
         .map_or(Text::Borrowed("app"), |c| c.name.clone())
 }
 
+/// kubelet's `sortPodIPs`: of the sandbox's addresses, the first of the node's family (IPv4
+/// when the node has no address), then the first of the other family; `podIP` is the first
+/// of the two, `podIPs` both.
+fn sort_pod_ips(
+    result: &crate::cni::types::CniResult,
+    node_ip: Option<std::net::IpAddr>,
+) -> (Option<std::net::IpAddr>, Option<std::net::IpAddr>) {
+    let node_v4 = node_ip.is_none_or(|ip| ip.is_ipv4());
+    let first_of = |v4: bool| crate::node::sandbox_ips(result).find(|ip| ip.is_ipv4() == v4);
+    match (first_of(node_v4), first_of(!node_v4)) {
+        (Some(first), second) => (Some(first), second),
+        (None, other) => (other, None),
+    }
+}
+
 /// The pod conditions kubelet reports, all true once running. Every pod reports one of
 /// these two lists, so its status borrows the list rather than holding a copy.
 fn ready_conditions(ready: bool) -> Conditions {
@@ -626,3 +643,38 @@ static NOT_READY: [Condition; 5] = [
     ),
     Condition::fixed("PodScheduled", "True", "", ""),
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::cni::types::CniResult;
+    use std::net::IpAddr;
+
+    fn ip(a: &str) -> Option<IpAddr> {
+        Some(a.parse().unwrap())
+    }
+
+    #[test]
+    fn kubelet_lists_the_nodes_family_first_then_the_first_of_the_other() {
+        let r: CniResult = serde_json::from_str(
+            r#"{"cniVersion":"1.0.0","ips":[{"address":"fd00::2/64"},{"address":"fd00::3/64"},
+            {"address":"10.0.0.2/24"},{"address":"10.0.0.3/24"}]}"#,
+        )
+        .unwrap();
+        let on_v4_node = (ip("10.0.0.2"), ip("fd00::2"));
+        assert_eq!(super::sort_pod_ips(&r, ip("192.168.0.2")), on_v4_node);
+        assert_eq!(super::sort_pod_ips(&r, None), on_v4_node);
+        let on_v6_node = (ip("fd00::2"), ip("10.0.0.2"));
+        assert_eq!(super::sort_pod_ips(&r, ip("fd00:ffff::2")), on_v6_node);
+    }
+
+    #[test]
+    fn a_pod_with_no_address_of_the_nodes_family_has_the_other_alone() {
+        let v6: CniResult =
+            serde_json::from_str(r#"{"cniVersion":"1.0.0","ips":[{"address":"fd00::2/64"}]}"#)
+                .unwrap();
+        assert_eq!(
+            super::sort_pod_ips(&v6, ip("192.168.0.2")),
+            (ip("fd00::2"), None)
+        );
+    }
+}

@@ -23,7 +23,8 @@ pub(crate) const EGRESS_BANDWIDTH: &str = "kubernetes.io/egress-bandwidth";
 
 impl Kubelet {
     /// RunPodSandbox for the pod whose sandbox key (`ns/name`) is `pod_key`: returns the
-    /// pod IP (none when the CNI result has no address), or the error kubelet reports.
+    /// chain's result (the sandbox's addresses are [`crate::node::sandbox_ips`] of it), or
+    /// the error kubelet reports.
     pub(crate) fn run_pod_sandbox(
         &mut self,
         ctx: &mut Ctx<'_>,
@@ -31,7 +32,7 @@ impl Kubelet {
         pod: &Object<PodSpec>,
         pod_key: String,
         attempt: u32,
-    ) -> Result<Option<std::net::IpAddr>, String> {
+    ) -> Result<Arc<crate::cni::types::CniResult>, String> {
         let node_name = pod.spec.node_name.as_str();
         let id = crate::util::hash::id64(&[&pod.metadata.uid.text(), &attempt.to_string()]);
         let netns = [
@@ -100,7 +101,18 @@ impl Kubelet {
             node: shared_node,
             faults: Some(&mut scope),
         };
-        let added = inv.add(net, &rt);
+        // containerd's setupPodNetwork: the chain's result must give the pod's `eth0` an
+        // address, or RunPodSandbox fails (and its deferred teardown runs DEL).
+        let added = inv
+            .add(net, &rt)
+            .map_err(|e| e.to_string())
+            .and_then(|result| {
+                if crate::node::sandbox_ips(&result).next().is_some() {
+                    Ok(result)
+                } else {
+                    Err(format!("failed to find network info for sandbox {id:?}"))
+                }
+            });
         let add_end = first_wire + recorded.get();
         let runtime_died = inv.faults.as_deref().is_some_and(|f| f.runtime_died());
         let teardown = if added.is_err() && !runtime_died {
@@ -138,10 +150,12 @@ impl Kubelet {
         }
         match added {
             Ok(result) => {
-                let sandbox = Sandbox { result, rt };
-                let ip = sandbox.ip_addr();
+                let sandbox = Sandbox {
+                    result: Arc::clone(&result),
+                    rt,
+                };
                 cri.node.sandboxes.insert(pod_key, sandbox);
-                Ok(ip)
+                Ok(result)
             }
             Err(e) => {
                 let failed = match teardown {

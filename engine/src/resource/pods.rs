@@ -132,15 +132,18 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         "IP",
         p.status.pod_ip.map(|ip| ip.to_string()).unwrap_or_default(),
     );
-    // kubectl's describePodIPs: `status.podIPs` (the lab's pods have one address, podIP).
+    // kubectl's describePodIPs: each entry of `status.podIPs` (podIP, then a dual-stack
+    // pod's address of the other family).
     match p.status.pod_ip {
         Some(ip) => {
             out.line(Line::new().push("IPs:", Role::Header));
-            out.line(
-                Line::new()
-                    .push("  IP:  ", Role::Header)
-                    .push(ip.to_string(), Role::Plain),
-            );
+            for ip in std::iter::once(ip).chain(p.status.second_pod_ip) {
+                out.line(
+                    Line::new()
+                        .push("  IP:  ", Role::Header)
+                        .push(ip.to_string(), Role::Plain),
+                );
+            }
         }
         None => kv(&mut out, "IPs", "<none>".into()),
     }
