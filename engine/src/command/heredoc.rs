@@ -48,7 +48,10 @@ impl Heredoc<'_> {
 /// command's standard input, as in a shell.
 pub fn heredoc_start(line: &str) -> Option<Heredoc<'_>> {
     let t = line.trim_end();
-    let i = t.rfind("<<")?;
+    // The last `<<`: the last `<` that follows another (memchr looks a word at a time;
+    // `str::rfind` of a two-byte pattern sets up a substring search first).
+    let bytes = t.as_bytes();
+    let i = memchr::memrchr_iter(b'<', bytes).find(|&j| j > 0 && bytes[j - 1] == b'<')? - 1;
     let before = &t[..i];
     if !before.is_empty() && !before.ends_with(char::is_whitespace) {
         return None;

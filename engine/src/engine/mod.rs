@@ -724,27 +724,20 @@ impl Lab {
     /// One pass of the kubelets (or one node's) over the pods with work to do.
     pub(crate) fn run_kubelets_on(&mut self, node: Option<&str>) -> bool {
         let mut changed = false;
-        let work: Vec<(String, String)> = self
-            .dirty
-            .iter()
-            .filter(|k| {
+        // The dirty pods this pass syncs are taken out of the set (moved, not copied); the
+        // others stay, and each synced one goes back unless it is done.
+        let (work, waiting): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.dirty).into_iter().partition(|k| {
                 // A lost node's kubelet, or one restarting after a crash, does nothing.
-                let down = self.cluster.pods.get(k).is_some_and(|p| {
+                let pod = self.cluster.pods.get(k);
+                let down = pod.is_some_and(|p| {
                     !p.spec.node_name.is_empty()
                         && self.faults.kubelet_down(&p.spec.node_name, self.clock)
                 });
-                !down
-            })
-            .filter(|k| {
-                node.is_none_or(|n| {
-                    self.cluster
-                        .pods
-                        .get(k)
-                        .is_none_or(|p| p.spec.node_name == n)
-                })
-            })
-            .cloned()
-            .collect();
+                let here = node.is_none_or(|n| pod.is_none_or(|p| p.spec.node_name == n));
+                !down && here
+            });
+        self.dirty = waiting.into_iter().collect();
         for key in work {
             changed |= self.sync_pod(&key);
             // Done until something changes it again (`pod delete`, `apply`, a fault, a due
@@ -757,6 +750,8 @@ impl Lab {
             });
             if done {
                 self.dirty.remove(&key);
+            } else {
+                self.dirty.insert(key);
             }
         }
         changed
@@ -873,9 +868,9 @@ impl Lab {
             return false;
         };
         let deleting = pod.metadata.deletion_tick.is_some();
-        let node = pod.spec.node_name.clone();
+        let node = pod.spec.node_name.as_str();
         let (Some(kubelet), Some(runtime)) =
-            (self.kubelets.get_mut(&node), self.nodes.get_mut(&node))
+            (self.kubelets.get_mut(node), self.nodes.get_mut(node))
         else {
             return deleting && self.delete_unbound_pod(key);
         };

@@ -146,7 +146,7 @@ impl Lab {
         let mut out = Outcome::empty();
         out.line(
             Line::new()
-                .push(format!("pod/{}", a.name), Role::Name)
+                .push(["pod/", a.name.as_str()].concat(), Role::Name)
                 .push(" created", Role::Good),
         );
         if let Some(node) = a.node.as_deref().filter(|_| !a.pvcs.is_empty()) {

@@ -226,15 +226,8 @@ impl Kubelet {
         // The pod is bound to this kubelet's node (the engine hands each pod to its node's
         // kubelet), so the actor is this kubelet's own.
         let actor = self.actor.clone();
-        if !self.pod_work.contains_key(key) {
-            self.pod_work
-                .insert(SharedKey::clone(&shared), PodWork::default());
-        }
-        if self
-            .pod_work
-            .get(key)
-            .is_some_and(|w| w.retry_at > ctx.clock)
-        {
+        let work = self.pod_work.entry(SharedKey::clone(&shared)).or_default();
+        if work.retry_at > ctx.clock {
             return false;
         }
         // kubelet starts no pod while the runtime reports NetworkReady=false (`syncPod`:

@@ -47,8 +47,8 @@ impl Kubelet {
             "RunPodSandbox",
             Detail::RunPodSandbox {
                 pod: pod.name().to_string(),
-                sandbox: id,
-                netns: netns.clone(),
+                sandbox: Arc::clone(&rt.container_id),
+                netns: Arc::clone(&rt.netns),
             },
         );
         // The conf holds the sandbox's ID and namespace from here on.

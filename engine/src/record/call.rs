@@ -296,10 +296,11 @@ pub enum Detail {
     RunPodSandbox {
         /// The pod's name.
         pod: String,
-        /// The sandbox ID (shown shortened to 13 characters).
-        sandbox: String,
-        /// The network namespace's path.
-        netns: String,
+        /// The sandbox ID (shown shortened to 13 characters), shared with the sandbox's
+        /// runtime conf.
+        sandbox: Arc<str>,
+        /// The network namespace's path, shared with the sandbox's runtime conf.
+        netns: Arc<str>,
     },
     /// containerd's StopPodSandbox: `sandbox ID → CNI DEL ifname=eth0, netns PATH removed`.
     StopPodSandbox {

@@ -22,11 +22,13 @@ pub(crate) fn hex_id(parts: &[&str], n: usize) -> String {
     ascii(&hex_digits(parts)[..n.min(32)]).to_string()
 }
 
-/// The 32 hex digits [`hex_id`] takes its digits from: those of [`halves`].
+/// The 32 hex digits [`hex_id`] takes its digits from: those of [`halves`] (the first
+/// half's digits written once, as the second half hashes them).
 fn hex_digits(parts: &[&str]) -> [u8; 32] {
-    let [a, b] = halves(parts);
+    let a = fnv64(parts);
     let mut digits = [0u8; 32];
     write_hex(a, &mut digits[..16]);
+    let b = second_half(&digits[..16]);
     write_hex(b, &mut digits[16..]);
     digits
 }
@@ -37,7 +39,12 @@ fn halves(parts: &[&str]) -> [u64; 2] {
     let a = fnv64(parts);
     let mut digits = [0u8; 16];
     write_hex(a, &mut digits);
-    [a, fnv64(&[ascii(&digits), "second"])]
+    [a, second_half(&digits)]
+}
+
+/// The second half of [`halves`], from the first half's 16 hex digits.
+fn second_half(digits: &[u8]) -> u64 {
+    fnv64(&[ascii(digits), "second"])
 }
 
 /// Hex digits as text.
@@ -87,13 +94,11 @@ pub fn uid(parts: &[&str]) -> crate::cluster::meta::Uid {
 
 /// A 64-hex-digit ID like containerd's sandbox and container IDs.
 pub(crate) fn id64(parts: &[&str]) -> String {
-    let a = hex_digits(parts);
-    let a = ascii(&a);
-    let b = hex_digits(&[a, "tail"]);
-    let mut out = String::with_capacity(64);
-    out.push_str(a);
-    out.push_str(ascii(&b));
-    out
+    let mut digits = [0u8; 64];
+    digits[..32].copy_from_slice(&hex_digits(parts));
+    let tail = hex_digits(&[ascii(&digits[..32]), "tail"]);
+    digits[32..].copy_from_slice(&tail);
+    ascii(&digits).to_string()
 }
 
 /// Lowercase hex of a byte string (one allocation).
