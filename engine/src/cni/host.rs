@@ -32,6 +32,13 @@ impl Mac {
         }
         out
     }
+
+    /// The text as a `CompactString` (inline: 17 bytes), written directly rather than
+    /// through `core::fmt` as `ToCompactString` would.
+    pub fn to_compact_string(&self) -> CompactString {
+        // Hex digits and colons only: always UTF-8.
+        CompactString::from_utf8(self.text()).unwrap_or_default()
+    }
 }
 
 impl std::fmt::Display for Mac {

@@ -126,9 +126,9 @@ impl RuntimeConf {
     fn env(&self, cmd: CniCommand) -> CniEnv {
         CniEnv {
             command: Some(cmd),
-            container_id: self.container_id.to_string(),
-            netns: self.netns.to_string(),
-            ifname: self.ifname.to_string(),
+            container_id: String::from(&*self.container_id),
+            netns: String::from(&*self.netns),
+            ifname: String::from(&*self.ifname),
             args: self.args_text(),
             path: CNI_PATH.to_string(),
         }

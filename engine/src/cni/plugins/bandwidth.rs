@@ -23,7 +23,6 @@ use crate::cni::plugin::{
 use crate::cni::release::PluginsRelease;
 use crate::cni::types::{CniError, CniResult, Interface};
 use crate::util::hash;
-use compact_str::ToCompactString;
 use serde_json::Value;
 use std::sync::Arc;
 

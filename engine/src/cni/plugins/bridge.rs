@@ -18,7 +18,6 @@ use crate::cni::plugin::{
 use crate::cni::release::PluginsRelease;
 use crate::cni::types::{CniError, CniResult, Dns, GoIp, Interface, Route};
 use crate::util::hash;
-use compact_str::ToCompactString;
 use ipnet::IpNet;
 use serde_json::Value;
 use std::net::IpAddr;

@@ -22,7 +22,6 @@ use crate::cni::plugin::{
 };
 use crate::cni::types::{CniError, CniResult, Interface, IpConfig};
 use crate::util::hash;
-use compact_str::ToCompactString;
 use ipnet::IpNet;
 use sha1::{Digest, Sha1};
 use std::sync::Arc;

@@ -34,7 +34,6 @@ use crate::cni::plugin::{
 };
 use crate::cni::types::{CniError, CniResult, Interface, IpConfig, Route};
 use crate::util::hash;
-use compact_str::ToCompactString;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 

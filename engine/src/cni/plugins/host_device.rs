@@ -38,7 +38,6 @@ use crate::cni::plugin::{
 };
 use crate::cni::release::PluginsRelease;
 use crate::cni::types::{CniError, CniResult, Dns, Interface};
-use compact_str::ToCompactString;
 use serde_json::Value;
 
 /// The `host-device` plugin binary.

@@ -18,7 +18,6 @@ use crate::cni::plugin::{
 };
 use crate::cni::types::{CniError, Interface};
 use crate::util::hash;
-use compact_str::ToCompactString;
 
 /// The `ipvlan` plugin binary.
 #[derive(Debug, Default, Clone, Copy)]

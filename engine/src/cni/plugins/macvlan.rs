@@ -31,7 +31,6 @@ use crate::cni::plugin::{
 };
 use crate::cni::types::{CniError, CniResult, Dns, Interface};
 use crate::util::hash;
-use compact_str::ToCompactString;
 use serde_json::Value;
 
 /// The `macvlan` plugin binary.

@@ -20,7 +20,6 @@ use crate::cni::plugin::{
 };
 use crate::cni::types::{CniError, CniResult, Dns, Interface};
 use crate::util::hash;
-use compact_str::ToCompactString;
 use ipnet::IpNet;
 use std::net::IpAddr;
 
