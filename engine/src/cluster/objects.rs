@@ -257,9 +257,41 @@ pub struct Container {
     /// Declared ports.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<ContainerPort>,
-    /// `resources`: requests and limits (extended resources need both, equal).
-    #[serde(skip_serializing_if = "ResourceRequirements::is_empty")]
-    pub resources: ResourceRequirements,
+    /// `resources`: requests and limits (extended resources need both, equal); held only
+    /// when any is set (most pods ask for none). Read with [`Container::resources`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resources: Option<Box<ResourceRequirements>>,
+}
+
+// One a pod (in its spec's own allocation): the rare resources are boxed to keep this size.
+const _: () = assert!(std::mem::size_of::<Container>() <= 80);
+
+/// The requirements of a container that asks for nothing.
+static NO_RESOURCES: ResourceRequirements = ResourceRequirements {
+    limits: ResourceList::new(),
+    requests: ResourceList::new(),
+};
+
+impl Container {
+    /// A container of this name and image, with its ports and resources.
+    pub fn new(
+        name: impl Into<Text>,
+        image: impl Into<Text>,
+        ports: Vec<ContainerPort>,
+        resources: ResourceRequirements,
+    ) -> Self {
+        Container {
+            name: name.into(),
+            image: image.into(),
+            ports,
+            resources: (!resources.is_empty()).then(|| Box::new(resources)),
+        }
+    }
+
+    /// `resources`: requests and limits (both empty when the container asks for none).
+    pub fn resources(&self) -> &ResourceRequirements {
+        self.resources.as_deref().unwrap_or(&NO_RESOURCES)
+    }
 }
 
 /// `containers[].resources`.
@@ -437,11 +469,49 @@ pub struct PodStatus {
     /// The pod's address (`podIP`). The lab's pods are single-stack, so `podIPs` is this
     /// address alone (the API requires `podIPs[0]` to be `podIP`) and is written from it.
     pub pod_ip: Option<IpAddr>,
+    /// `reason` and `message`, held only while either is set (a running pod has neither).
+    note: Option<Box<PodStatusNote>>,
+}
+
+// A pod's object is boxed in the store, one a pod: the rare `reason`/`message` are boxed to
+// keep this size.
+const _: () = assert!(std::mem::size_of::<PodStatus>() <= 96);
+
+/// The rare part of a [`PodStatus`]: never both empty (an empty note is no note).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PodStatusNote {
+    reason: Text,
+    message: String,
+}
+
+impl PodStatus {
     /// Why a waiting container waits (`ContainerCreating`), or why the pod failed
-    /// (`OutOfintel.com/sriov_netdevice`).
-    pub reason: Text,
-    /// A human-readable message (kubelet's `Pod was rejected: …`).
-    pub message: String,
+    /// (`OutOfintel.com/sriov_netdevice`); empty when neither.
+    pub fn reason(&self) -> &str {
+        self.note.as_ref().map_or("", |n| &n.reason)
+    }
+
+    /// A human-readable message (kubelet's `Pod was rejected: …`); empty when none.
+    pub fn message(&self) -> &str {
+        self.note.as_ref().map_or("", |n| &n.message)
+    }
+
+    /// Set `reason`, keeping `message`.
+    pub fn set_reason(&mut self, reason: impl Into<Text>) {
+        let message = self.note.take().map(|n| n.message).unwrap_or_default();
+        self.set_note(reason.into(), message);
+    }
+
+    /// Set `message`, keeping `reason`.
+    pub fn set_message(&mut self, message: impl Into<String>) {
+        let reason = self.note.take().map_or(Text::Borrowed(""), |n| n.reason);
+        self.set_note(reason, message.into());
+    }
+
+    fn set_note(&mut self, reason: Text, message: String) {
+        self.note = (!reason.is_empty() || !message.is_empty())
+            .then(|| Box::new(PodStatusNote { reason, message }));
+    }
 }
 
 impl Default for PodStatus {
@@ -451,8 +521,7 @@ impl Default for PodStatus {
             conditions: Conditions::Borrowed(&[]),
             host_ip: None,
             pod_ip: None,
-            reason: Text::Borrowed(""),
-            message: String::new(),
+            note: None,
         }
     }
 }
@@ -480,11 +549,13 @@ impl Serialize for PodStatus {
             st.serialize_field("podIP", &ip)?;
             st.serialize_field("podIPs", &[PodIp { ip }])?;
         }
-        if !self.reason.is_empty() {
-            st.serialize_field("reason", &self.reason)?;
-        }
-        if !self.message.is_empty() {
-            st.serialize_field("message", &self.message)?;
+        if let Some(note) = &self.note {
+            if !note.reason.is_empty() {
+                st.serialize_field("reason", &note.reason)?;
+            }
+            if !note.message.is_empty() {
+                st.serialize_field("message", &note.message)?;
+            }
         }
         st.end()
     }
@@ -508,7 +579,7 @@ impl PodSpec {
     pub(crate) fn request_count(&self, resource: &str) -> i64 {
         self.containers
             .iter()
-            .filter_map(|c| c.resources.requests.get(resource))
+            .filter_map(|c| c.resources().requests.get(resource))
             .filter_map(|q| q.parse::<i64>().ok())
             .sum()
     }
@@ -527,7 +598,7 @@ impl PodSpec {
     pub(crate) fn has_extended_requests(&self) -> bool {
         self.containers
             .iter()
-            .flat_map(|c| c.resources.requests.keys())
+            .flat_map(|c| c.resources().requests.keys())
             .any(|k| is_extended_resource(k))
     }
 
@@ -537,7 +608,7 @@ impl PodSpec {
         let mut names: Vec<&String> = self
             .containers
             .iter()
-            .flat_map(|c| c.resources.requests.keys())
+            .flat_map(|c| c.resources().requests.keys())
             .filter(|k| is_extended_resource(k))
             .collect();
         names.sort();

@@ -360,7 +360,7 @@ impl Kubelet {
         let host_ip = self.node_ip(ctx);
         let written = ctx.write_pod_status(key, &actor, move |st| {
             st.phase = "Running".into();
-            st.reason = Text::Borrowed("");
+            st.set_reason(Text::Borrowed(""));
             st.host_ip = host_ip;
             st.pod_ip = ip;
             st.conditions = ready_conditions(true);
@@ -388,14 +388,14 @@ impl Kubelet {
             .api
             .pods
             .get(key)
-            .is_some_and(|p| p.status.reason == "ContainerCreating");
+            .is_some_and(|p| p.status.reason() == "ContainerCreating");
         if !already {
             // kubelet's status carries the node's IP from its first write on.
             let host_ip = self.node_ip(ctx);
             let _ = ctx.write_pod_status(key, actor, |st| {
                 st.phase = "Pending".into();
                 st.host_ip = host_ip;
-                st.reason = "ContainerCreating".into();
+                st.set_reason("ContainerCreating");
                 st.conditions = ready_conditions(false);
             });
         }
