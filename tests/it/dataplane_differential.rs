@@ -348,11 +348,11 @@ fn mirror_links(
 ) -> Result<(), String> {
     let mut links: Vec<_> = lab_ns.links.values().collect();
     // A VXLAN device needs its underlay device: create it last.
-    links.sort_by_key(|l| matches!(l.kind, LinkKind::Vxlan { .. }));
+    links.sort_by_key(|l| matches!(l.kind, LinkKind::Vxlan(_)));
     for l in &links {
         match &l.kind {
             LinkKind::Loopback => {}
-            LinkKind::Macvlan { .. } | LinkKind::Ipvlan { .. } | LinkKind::SriovVf { .. } => {
+            LinkKind::Macvlan(_) | LinkKind::Ipvlan(_) | LinkKind::SriovVf(_) => {
                 return Err(format!(
                     "{}: the scenarios here make no underlay links (the underlay differential covers them)",
                     l.name
@@ -388,14 +388,8 @@ fn mirror_links(
                     ],
                 );
             }
-            LinkKind::Vxlan {
-                vni,
-                local,
-                dev,
-                port,
-                learning,
-            } => {
-                let (vni, port) = (vni.to_string(), port.to_string());
+            LinkKind::Vxlan(vxlan) => {
+                let (vni, port) = (vxlan.vni.to_string(), vxlan.port.to_string());
                 let mut args = vec![
                     "-n",
                     ns,
@@ -407,13 +401,13 @@ fn mirror_links(
                     "id",
                     vni.as_str(),
                     "local",
-                    local.as_str(),
+                    vxlan.local.as_str(),
                     "dev",
-                    dev.as_str(),
+                    vxlan.dev.as_str(),
                     "dstport",
                     port.as_str(),
                 ];
-                if !learning {
+                if !vxlan.learning {
                     args.push("nolearning");
                 }
                 must("ip", &args);

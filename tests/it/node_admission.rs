@@ -37,8 +37,8 @@ fn kubelet_rejects_a_pinned_pod_whose_node_selector_does_not_match() {
     assert!(!out.contains("default-scheduler"), "{out}");
     let p = &lab.cluster().pods[&key("picky")];
     assert_eq!(p.status.phase, "Failed");
-    assert_eq!(p.status.reason, "NodeAffinity");
-    assert_eq!(p.status.message, format!("Pod was rejected: {msg}"));
+    assert_eq!(p.status.reason(), "NodeAffinity");
+    assert_eq!(p.status.message(), format!("Pod was rejected: {msg}"));
     assert!(p.status.conditions.is_empty());
     // Rejected is final until the pod is deleted: kubelet does not look at it again on every
     // later command (it used to stay in the lab's work set and be re-synced forever).
@@ -145,7 +145,7 @@ fn kubelet_checks_the_volume_node_affinity_when_nothing_attaches() {
     assert!(!out.contains("default-scheduler"), "{out}");
     let p = &lab.cluster().pods[&key("stray")];
     assert_eq!(p.status.phase, "Pending");
-    assert_eq!(p.status.reason, "ContainerCreating");
+    assert_eq!(p.status.reason(), "ContainerCreating");
     // Retried after the pod worker's backoff, failing the same way.
     let out = run(&mut lab, "tick 10");
     assert!(out.contains(&msg), "{out}");

@@ -136,8 +136,8 @@ fn scheduler_places_admits_rejects_and_frees() {
     assert!(out.contains(msg), "{out}");
     let p = &lab.cluster().pods[&("default".to_string(), "pinned".to_string())];
     assert_eq!(p.status.phase, "Failed");
-    assert_eq!(p.status.reason, "OutOfintel.com/sriov_netdevice");
-    assert_eq!(p.status.message, format!("Pod was rejected: {msg}"));
+    assert_eq!(p.status.reason(), "OutOfintel.com/sriov_netdevice");
+    assert_eq!(p.status.message(), format!("Pod was rejected: {msg}"));
     let d = run(&mut lab, "describe pod pinned");
     assert!(d.contains("Warning"), "{d}");
     // spec.nodeName from the manifest: the scheduler never saw the pod.

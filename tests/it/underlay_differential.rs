@@ -925,8 +925,8 @@ fn lab_links(host: &Host, ns: &str) -> Vec<String> {
             let (kind, mode, master) = match &l.kind {
                 LinkKind::Loopback => ("", String::new(), String::new()),
                 LinkKind::Veth { .. } => ("veth", String::new(), String::new()),
-                LinkKind::Macvlan { master, mode } => ("macvlan", mode.clone(), master.clone()),
-                LinkKind::Ipvlan { master, mode } => ("ipvlan", mode.clone(), master.clone()),
+                LinkKind::Macvlan(lower) => ("macvlan", lower.mode.clone(), lower.master.clone()),
+                LinkKind::Ipvlan(lower) => ("ipvlan", lower.mode.clone(), lower.master.clone()),
                 _ => ("other", String::new(), String::new()),
             };
             let addrs: Vec<String> = l

@@ -4,7 +4,7 @@
 //! into the pods' namespaces here as the macvlan plugin writes them (tests/multus.rs drives
 //! the real path through Multus).
 
-use lab_engine::cni::host::{Link, LinkKind, RouteDst, RouteEntry};
+use lab_engine::cni::host::{Link, LinkKind, Lower, RouteDst, RouteEntry};
 use lab_engine::engine::Lab;
 
 fn run(lab: &mut Lab, line: &str) -> String {
@@ -26,10 +26,10 @@ fn macvlan(lab: &mut Lab, name: &str, addr: &str, mode: &str) {
     let ns = rt.host.netns.get_mut(&netns).expect("netns");
     let mut link = Link::new(
         "net1",
-        LinkKind::Macvlan {
+        LinkKind::Macvlan(Box::new(Lower {
             master: "eth0".into(),
             mode: mode.into(),
-        },
+        })),
         "02:00:00:00:10:01".parse().unwrap(),
         1500,
     );

@@ -257,9 +257,41 @@ pub struct Container {
     /// Declared ports.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<ContainerPort>,
-    /// `resources`: requests and limits (extended resources need both, equal).
-    #[serde(skip_serializing_if = "ResourceRequirements::is_empty")]
-    pub resources: ResourceRequirements,
+    /// `resources`: requests and limits (extended resources need both, equal); held only
+    /// when any is set (most pods ask for none). Read with [`Container::resources`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resources: Option<Box<ResourceRequirements>>,
+}
+
+// One a pod (in its spec's own allocation): the rare resources are boxed to keep this size.
+const _: () = assert!(std::mem::size_of::<Container>() <= 80);
+
+/// The requirements of a container that asks for nothing.
+static NO_RESOURCES: ResourceRequirements = ResourceRequirements {
+    limits: ResourceList::new(),
+    requests: ResourceList::new(),
+};
+
+impl Container {
+    /// A container of this name and image, with its ports and resources.
+    pub fn new(
+        name: impl Into<Text>,
+        image: impl Into<Text>,
+        ports: Vec<ContainerPort>,
+        resources: ResourceRequirements,
+    ) -> Self {
+        Container {
+            name: name.into(),
+            image: image.into(),
+            ports,
+            resources: (!resources.is_empty()).then(|| Box::new(resources)),
+        }
+    }
+
+    /// `resources`: requests and limits (both empty when the container asks for none).
+    pub fn resources(&self) -> &ResourceRequirements {
+        self.resources.as_deref().unwrap_or(&NO_RESOURCES)
+    }
 }
 
 /// `containers[].resources`.
@@ -437,13 +469,72 @@ pub struct PodStatus {
     /// The pod's address (`podIP`, and `podIPs[0]`, which the API requires to be the same):
     /// kubelet's `sortPodIPs` puts the sandbox's first address of the node's family first.
     pub pod_ip: Option<IpAddr>,
-    /// A dual-stack pod's address of the other family (`podIPs[1]`): the sandbox's first one.
-    pub second_pod_ip: Option<IpAddr>,
+    /// `reason`, `message` and a dual-stack pod's second address, held only while one is
+    /// set (a running single-stack pod has none).
+    note: Option<Box<PodStatusNote>>,
+}
+
+// A pod's object is boxed in the store, one a pod: the rare `reason`/`message` and second
+// address are boxed to keep this size.
+const _: () = assert!(std::mem::size_of::<PodStatus>() <= 96);
+
+/// The rare part of a [`PodStatus`]: never all empty (an empty note is no note).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PodStatusNote {
+    reason: Text,
+    message: String,
+    /// A dual-stack pod's address of the other family (`podIPs[1]`): kubelet's `sortPodIPs`
+    /// takes the sandbox's first one.
+    second_pod_ip: Option<IpAddr>,
+}
+
+impl PodStatus {
     /// Why a waiting container waits (`ContainerCreating`), or why the pod failed
-    /// (`OutOfintel.com/sriov_netdevice`).
-    pub reason: Text,
-    /// A human-readable message (kubelet's `Pod was rejected: …`).
-    pub message: String,
+    /// (`OutOfintel.com/sriov_netdevice`); empty when neither.
+    pub fn reason(&self) -> &str {
+        self.note.as_ref().map_or("", |n| &n.reason)
+    }
+
+    /// A human-readable message (kubelet's `Pod was rejected: …`); empty when none.
+    pub fn message(&self) -> &str {
+        self.note.as_ref().map_or("", |n| &n.message)
+    }
+
+    /// A dual-stack pod's address of the other family (`podIPs[1]`).
+    pub fn second_pod_ip(&self) -> Option<IpAddr> {
+        self.note.as_ref().and_then(|n| n.second_pod_ip)
+    }
+
+    /// Set `reason`, keeping the rest.
+    pub fn set_reason(&mut self, reason: impl Into<Text>) {
+        self.set_note(|n| n.reason = reason.into());
+    }
+
+    /// Set `message`, keeping the rest.
+    pub fn set_message(&mut self, message: impl Into<String>) {
+        self.set_note(|n| n.message = message.into());
+    }
+
+    /// Set the second address, keeping the rest.
+    pub fn set_second_pod_ip(&mut self, ip: Option<IpAddr>) {
+        self.set_note(|n| n.second_pod_ip = ip);
+    }
+
+    /// Change the note, dropping it when it is left empty.
+    fn set_note(&mut self, change: impl FnOnce(&mut PodStatusNote)) {
+        let mut note = self.note.take().map_or_else(
+            || PodStatusNote {
+                reason: Text::Borrowed(""),
+                message: String::new(),
+                second_pod_ip: None,
+            },
+            |n| *n,
+        );
+        change(&mut note);
+        let empty =
+            note.reason.is_empty() && note.message.is_empty() && note.second_pod_ip.is_none();
+        self.note = (!empty).then(|| Box::new(note));
+    }
 }
 
 impl Default for PodStatus {
@@ -453,9 +544,7 @@ impl Default for PodStatus {
             conditions: Conditions::Borrowed(&[]),
             host_ip: None,
             pod_ip: None,
-            second_pod_ip: None,
-            reason: Text::Borrowed(""),
-            message: String::new(),
+            note: None,
         }
     }
 }
@@ -481,18 +570,20 @@ impl Serialize for PodStatus {
         }
         if let Some(ip) = self.pod_ip {
             st.serialize_field("podIP", &ip)?;
-            match self.second_pod_ip {
+            match self.second_pod_ip() {
                 None => st.serialize_field("podIPs", &[PodIp { ip }])?,
                 Some(second) => {
                     st.serialize_field("podIPs", &[PodIp { ip }, PodIp { ip: second }])?
                 }
             }
         }
-        if !self.reason.is_empty() {
-            st.serialize_field("reason", &self.reason)?;
-        }
-        if !self.message.is_empty() {
-            st.serialize_field("message", &self.message)?;
+        if let Some(note) = &self.note {
+            if !note.reason.is_empty() {
+                st.serialize_field("reason", &note.reason)?;
+            }
+            if !note.message.is_empty() {
+                st.serialize_field("message", &note.message)?;
+            }
         }
         st.end()
     }
@@ -516,7 +607,7 @@ impl PodSpec {
     pub(crate) fn request_count(&self, resource: &str) -> i64 {
         self.containers
             .iter()
-            .filter_map(|c| c.resources.requests.get(resource))
+            .filter_map(|c| c.resources().requests.get(resource))
             .filter_map(|q| q.parse::<i64>().ok())
             .sum()
     }
@@ -535,7 +626,7 @@ impl PodSpec {
     pub(crate) fn has_extended_requests(&self) -> bool {
         self.containers
             .iter()
-            .flat_map(|c| c.resources.requests.keys())
+            .flat_map(|c| c.resources().requests.keys())
             .any(|k| is_extended_resource(k))
     }
 
@@ -545,7 +636,7 @@ impl PodSpec {
         let mut names: Vec<&String> = self
             .containers
             .iter()
-            .flat_map(|c| c.resources.requests.keys())
+            .flat_map(|c| c.resources().requests.keys())
             .filter(|k| is_extended_resource(k))
             .collect();
         names.sort();

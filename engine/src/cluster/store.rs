@@ -193,20 +193,20 @@ impl FieldIndexes {
         old: &super::PodStatus,
         pod: &Object<super::PodSpec>,
     ) {
-        if (old.pod_ip, old.second_pod_ip) != (pod.status.pod_ip, pod.status.second_pod_ip) {
+        if (old.pod_ip, old.second_pod_ip()) != (pod.status.pod_ip, pod.status.second_pod_ip()) {
             self.unindex_pod_ip(key, old);
             self.index_pod_ip(key, &pod.status);
         }
     }
 
     fn unindex_pod_ip(&mut self, key: &SharedKey, status: &super::PodStatus) {
-        for ip in status.pod_ip.into_iter().chain(status.second_pod_ip) {
+        for ip in status.pod_ip.into_iter().chain(status.second_pod_ip()) {
             self.pods_by_ip.remove(&(ip, SharedKey::clone(key)));
         }
     }
 
     fn index_pod_ip(&mut self, key: &SharedKey, status: &super::PodStatus) {
-        for ip in status.pod_ip.into_iter().chain(status.second_pod_ip) {
+        for ip in status.pod_ip.into_iter().chain(status.second_pod_ip()) {
             self.pods_by_ip.insert((ip, SharedKey::clone(key)));
         }
     }

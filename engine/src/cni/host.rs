@@ -145,43 +145,52 @@ pub enum LinkKind {
     /// The node's uplink (`eth0` of the node, carrying the InternalIP).
     Physical,
     /// A VXLAN device (`ip link add flannel.1 type vxlan id 1 local IP dev eth0 nolearning`):
-    /// it encapsulates what it sends in UDP to the VTEP its FDB names.
-    Vxlan {
-        /// The VXLAN network identifier (`id`).
-        vni: u32,
-        /// The outer source address (`local`).
-        local: String,
-        /// The underlay device (`dev`).
-        dev: String,
-        /// The UDP destination port (`dstport`; the kernel's default is 8472).
-        port: u16,
-        /// Whether the device learns remote MACs (`nolearning` when false).
-        learning: bool,
-    },
+    /// it encapsulates what it sends in UDP to the VTEP its FDB names. Boxed, as are the
+    /// other rare kinds below: a pod's veth keeps every link small.
+    Vxlan(Box<Vxlan>),
     /// A macvlan (`ip link add net1 link eth0 type macvlan mode bridge`): its own MAC on the
     /// wire of `master`, a link of the node's host namespace. Its traffic leaves by the
     /// master's wire without passing the host's IP stack (and its iptables).
-    Macvlan {
-        /// The lower device in the host namespace (`link eth0`).
-        master: String,
-        /// `bridge`, `private`, `vepa` or `passthru`.
-        mode: String,
-    },
+    Macvlan(Box<Lower>),
     /// An ipvlan (`type ipvlan mode l2`): the master's MAC, its own addresses.
-    Ipvlan {
-        /// The lower device in the host namespace.
-        master: String,
-        /// `l2`, `l3` or `l3s`.
-        mode: String,
-    },
+    Ipvlan(Box<Lower>),
     /// An SR-IOV virtual function's netdev (`ens1f0v3`): VF number `vf` of the physical
     /// function `pf` (a link of the host namespace); its PCI address is [`Link::pci`].
-    SriovVf {
-        /// The PF's netdev name in the host namespace.
-        pf: String,
-        /// The VF index on the PF.
-        vf: u32,
-    },
+    SriovVf(Box<SriovVf>),
+}
+
+/// What a VXLAN device ([`LinkKind::Vxlan`]) was made with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vxlan {
+    /// The VXLAN network identifier (`id`).
+    pub vni: u32,
+    /// The outer source address (`local`).
+    pub local: String,
+    /// The underlay device (`dev`).
+    pub dev: String,
+    /// The UDP destination port (`dstport`; the kernel's default is 8472).
+    pub port: u16,
+    /// Whether the device learns remote MACs (`nolearning` when false).
+    pub learning: bool,
+}
+
+/// The lower device and mode of a macvlan or ipvlan ([`LinkKind::Macvlan`],
+/// [`LinkKind::Ipvlan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lower {
+    /// The lower device in the host namespace (`link eth0`).
+    pub master: String,
+    /// A macvlan's `bridge`, `private`, `vepa` or `passthru`; an ipvlan's `l2`, `l3` or `l3s`.
+    pub mode: String,
+}
+
+/// An SR-IOV virtual function ([`LinkKind::SriovVf`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SriovVf {
+    /// The PF's netdev name in the host namespace.
+    pub pf: String,
+    /// The VF index on the PF.
+    pub vf: u32,
 }
 
 /// A network interface in some namespace.
@@ -195,8 +204,8 @@ pub struct Link {
     pub mac: Mac,
     /// MTU.
     pub mtu: u32,
-    /// The bridge it is enslaved to.
-    pub master: Option<CompactString>,
+    /// The bridge it is enslaved to (its name shared with the bridge's config).
+    pub master: Option<Arc<str>>,
     /// Addresses with their prefix length (`10.244.1.1/24`), in the order added.
     pub addrs: Vec<ipnet::IpNet>,
     /// Administratively up.
@@ -210,6 +219,10 @@ pub struct Link {
     /// What only some links have (an alias, a PCI address); `None` when neither is set.
     rare: Option<Box<LinkRare>>,
 }
+
+// Two links a pod (its `eth0`, the host's veth), each behind an `Arc`: the rare kinds are
+// boxed and `master` is shared to keep this size.
+const _: () = assert!(std::mem::size_of::<Link>() <= 128);
 
 /// The fields of a [`Link`] that few links have, kept out of its common size.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -22,8 +22,9 @@ pub(crate) const LAST_IP_FILE_PREFIX: &str = "last_reserved_ip.";
 pub struct Lease {
     /// The container ID (trimmed).
     pub container_id: String,
-    /// The interface name; empty for a legacy file that holds only the container ID.
-    pub ifname: String,
+    /// The interface name (inline: a Linux name is at most 15 bytes); empty for a legacy
+    /// file that holds only the container ID.
+    pub ifname: compact_str::CompactString,
 }
 
 impl Lease {
@@ -31,7 +32,7 @@ impl Lease {
     pub fn new(container_id: &str, ifname: &str) -> Self {
         Lease {
             container_id: container_id.trim().to_string(),
-            ifname: ifname.to_string(),
+            ifname: ifname.into(),
         }
     }
 

@@ -17,7 +17,7 @@
 //! the kernel's 15 characters. MACs are derived from (node, name) with the lab's stable
 //! hash: the same node always shows the same addresses.
 
-use super::host::{Host, Link, LinkKind, Mac};
+use super::host::{Host, Link, LinkKind, Mac, SriovVf};
 
 /// The most VFs the lab creates on one PF (an X710 port offers 64; `sriov_totalvfs`).
 pub(crate) const MAX_VFS: u32 = 64;
@@ -167,10 +167,10 @@ pub fn install(host: &mut Host, pf: &str, vfs: u32) {
         let name = vf_name(pf, n);
         let mut l = Link::new(
             &name,
-            LinkKind::SriovVf {
+            LinkKind::SriovVf(Box::new(SriovVf {
                 pf: pf.to_string(),
                 vf: n,
-            },
+            })),
             Mac(crate::util::hash::mac_bytes(&[&node, &name])),
             NIC_MTU,
         );
@@ -257,10 +257,10 @@ mod tests {
         assert!(!vf.up);
         assert_eq!(
             vf.kind,
-            LinkKind::SriovVf {
+            LinkKind::SriovVf(Box::new(SriovVf {
                 pf: "ens1f0".into(),
                 vf: 1
-            }
+            }))
         );
         assert_eq!(h.vfs.len(), 2);
         assert_eq!(

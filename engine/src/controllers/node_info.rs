@@ -727,12 +727,9 @@ mod tests {
                 if d > 0 {
                     resources.requests.insert(DEVICE.into(), d.to_string());
                 }
-                pod.spec.containers.push(Container {
-                    name: "app".into(),
-                    image: "busybox".into(),
-                    ports: Vec::new(),
-                    resources,
-                });
+                pod.spec
+                    .containers
+                    .push(Container::new("app", "busybox", Vec::new(), resources));
                 match api.pods.get(&pod_key(p)).cloned() {
                     Some(mut old) => {
                         old.spec = pod.spec;

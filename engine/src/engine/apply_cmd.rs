@@ -899,12 +899,12 @@ fn pod_spec(name: &str, spec: Option<&PodSpecM>) -> Result<PodSpec, LabError> {
                 )));
             }
         }
-        containers.push(Container {
-            name: c.name.clone().into(),
-            image: c.image.clone().into(),
+        containers.push(Container::new(
+            c.name.clone(),
+            c.image.clone(),
             ports,
             resources,
-        });
+        ));
     }
     let mut volumes = Vec::new();
     for (i, v) in s.volumes.iter().enumerate() {

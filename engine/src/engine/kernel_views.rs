@@ -415,18 +415,16 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             }
             // A macvlan/ipvlan names its lower device by index in the host namespace, as
             // `ip link` does from a pod (`net1@if2`).
-            LinkKind::Macvlan { master, .. } | LinkKind::Ipvlan { master, .. }
-                if !std::ptr::eq(ns, &host.root) =>
-            {
+            LinkKind::Macvlan(lower) | LinkKind::Ipvlan(lower) if !std::ptr::eq(ns, &host.root) => {
                 let idx = by_index(&host.root)
                     .iter()
-                    .position(|x| x.name == master)
+                    .position(|x| x.name == lower.master)
                     .map(|p| p + 1)
                     .unwrap_or(0);
                 format!("{}@if{idx}", l.name)
             }
-            LinkKind::Macvlan { master, .. } | LinkKind::Ipvlan { master, .. } => {
-                format!("{}@{master}", l.name)
+            LinkKind::Macvlan(lower) | LinkKind::Ipvlan(lower) => {
+                format!("{}@{}", l.name, lower.master)
             }
             _ => l.name.to_string(),
         };
@@ -438,7 +436,7 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
         };
         let state = match (&l.kind, l.up) {
             (_, false) => "DOWN",
-            (LinkKind::Loopback | LinkKind::Vxlan { .. }, true) => "UNKNOWN",
+            (LinkKind::Loopback | LinkKind::Vxlan(_), true) => "UNKNOWN",
             (_, true) => "UP",
         };
         let master = l
@@ -459,38 +457,37 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
         match &l.kind {
             LinkKind::Veth { .. } => out.push(format!(
                 "    veth{}",
-                if l.hairpin { " (bridge port: hairpin on)" } else { "" }
+                if l.hairpin {
+                    " (bridge port: hairpin on)"
+                } else {
+                    ""
+                }
             )),
             LinkKind::Bridge => out.push("    bridge".to_string()),
             LinkKind::Ifb => out.push("    ifb".to_string()),
-            LinkKind::Vxlan {
-                vni,
-                local,
-                dev,
-                port,
-                learning,
-            } if local.is_empty() => out.push(format!(
+            LinkKind::Vxlan(v) if v.local.is_empty() => out.push(format!(
                 // External (collect_metadata) mode, as Cilium creates cilium_vxlan.
-                "    vxlan external id {vni} srcport 0 0 dstport {port} {}ttl auto ageing 300",
-                if *learning { "" } else { "nolearning " }
+                "    vxlan external id {} srcport 0 0 dstport {} {}ttl auto ageing 300",
+                v.vni,
+                v.port,
+                if v.learning { "" } else { "nolearning " }
             )),
-            LinkKind::Vxlan {
-                vni,
-                local,
-                dev,
-                port,
-                learning,
-            } => out.push(format!(
-                "    vxlan id {vni} local {local} dev {dev} srcport 0 0 dstport {port} {}ttl auto ageing 300",
-                if *learning { "" } else { "nolearning " }
+            LinkKind::Vxlan(v) => out.push(format!(
+                "    vxlan id {} local {} dev {} srcport 0 0 dstport {} {}ttl auto ageing 300",
+                v.vni,
+                v.local,
+                v.dev,
+                v.port,
+                if v.learning { "" } else { "nolearning " }
             )),
             // `ip -d link`'s detail line for each kind.
             // iproute2 6.1 `ip -d link show` (checked in a netns here).
-            LinkKind::Macvlan { mode, .. } => out.push(format!(
-                "    macvlan mode {mode} bcqueuelen 1000 usedbcqueuelen 1000"
+            LinkKind::Macvlan(lower) => out.push(format!(
+                "    macvlan mode {} bcqueuelen 1000 usedbcqueuelen 1000",
+                lower.mode
             )),
-            LinkKind::Ipvlan { mode, .. } => out.push(format!("    ipvlan  mode {mode} bridge")),
-            LinkKind::SriovVf { pf, vf } => out.push(format!("    vf {vf} of {pf}")),
+            LinkKind::Ipvlan(lower) => out.push(format!("    ipvlan  mode {} bridge", lower.mode)),
+            LinkKind::SriovVf(v) => out.push(format!("    vf {} of {}", v.vf, v.pf)),
             LinkKind::Loopback | LinkKind::Physical => {}
         }
         if let Some(alias) = l.alias() {
@@ -542,9 +539,9 @@ pub(super) fn kind_name(kind: &LinkKind) -> &'static str {
         LinkKind::Veth { .. } => "veth",
         LinkKind::Ifb => "ifb",
         LinkKind::Physical => "physical",
-        LinkKind::Vxlan { .. } => "vxlan",
-        LinkKind::Macvlan { .. } => "macvlan",
-        LinkKind::Ipvlan { .. } => "ipvlan",
-        LinkKind::SriovVf { .. } => "vf",
+        LinkKind::Vxlan(_) => "vxlan",
+        LinkKind::Macvlan(_) => "macvlan",
+        LinkKind::Ipvlan(_) => "ipvlan",
+        LinkKind::SriovVf(_) => "vf",
     }
 }

@@ -67,9 +67,9 @@ pub(crate) struct LinkRow<'a> {
 impl<'a> LinkRow<'a> {
     fn of(link: &'a Link) -> Self {
         let (lower, flavour) = match &link.kind {
-            LinkKind::Macvlan { master, .. } => (Some(master.as_str()), "macvlan"),
-            LinkKind::Ipvlan { master, .. } => (Some(master.as_str()), "ipvlan"),
-            LinkKind::SriovVf { pf, .. } => (Some(pf.as_str()), "vf"),
+            LinkKind::Macvlan(lower) => (Some(lower.master.as_str()), "macvlan"),
+            LinkKind::Ipvlan(lower) => (Some(lower.master.as_str()), "ipvlan"),
+            LinkKind::SriovVf(vf) => (Some(vf.pf.as_str()), "vf"),
             _ => (None, ""),
         };
         let (kind, peer) = match &link.kind {
@@ -81,9 +81,9 @@ impl<'a> LinkRow<'a> {
             ),
             LinkKind::Ifb => (LinkType::Ifb, None),
             LinkKind::Physical => (LinkType::Physical, None),
-            LinkKind::Vxlan { .. } => (LinkType::Vxlan, None),
-            LinkKind::Macvlan { .. } | LinkKind::Ipvlan { .. } => (LinkType::Underlay, None),
-            LinkKind::SriovVf { .. } => (LinkType::SriovVf, None),
+            LinkKind::Vxlan(_) => (LinkType::Vxlan, None),
+            LinkKind::Macvlan(_) | LinkKind::Ipvlan(_) => (LinkType::Underlay, None),
+            LinkKind::SriovVf(_) => (LinkType::SriovVf, None),
         };
         LinkRow {
             name: &link.name,
@@ -388,7 +388,7 @@ impl<'a> IpamDir<'a> {
             .map(|(ip, l)| LeaseRow {
                 ip: *ip,
                 container_id: l.container_id.clone(),
-                ifname: l.ifname.clone(),
+                ifname: l.ifname.to_string(),
             })
     }
 

@@ -128,12 +128,12 @@ impl Lab {
         }
         let spec = PodSpec {
             node_name: a.node.clone().unwrap_or_default(),
-            containers: vec![Container {
-                name: "app".into(),
-                image: "registry.k8s.io/nginx-slim:0.27".into(),
+            containers: vec![Container::new(
+                "app",
+                "registry.k8s.io/nginx-slim:0.27",
                 ports,
                 resources,
-            }],
+            )],
             volumes,
             node_selector,
             // The DefaultTolerationSeconds admission plugin's two.
@@ -340,8 +340,8 @@ impl Lab {
 pub(crate) fn pod_status_text(p: &Object<PodSpec>) -> String {
     if p.metadata.deletion_tick.is_some() {
         "Terminating".into()
-    } else if !p.status.reason.is_empty() {
-        p.status.reason.to_string()
+    } else if !p.status.reason().is_empty() {
+        p.status.reason().to_string()
     } else {
         p.status.phase.to_string()
     }

@@ -294,7 +294,7 @@ impl Lab {
                     leases: store
                         .leases()
                         .iter()
-                        .map(|(ip, l)| (*ip, l.container_id.clone(), l.ifname.clone()))
+                        .map(|(ip, l)| (*ip, l.container_id.clone(), l.ifname.to_string()))
                         .collect(),
                     last_reserved: store
                         .last_reserved()
@@ -1008,19 +1008,20 @@ fn csi_wire_detail(out: &mut Outcome, seq: u64, c: &CsiCall) {
 pub(crate) fn qos_class(spec: &crate::cluster::PodSpec) -> &'static str {
     const COMPUTE: [&str; 2] = ["cpu", "memory"];
     let any = spec.containers.iter().any(|c| {
+        let res = c.resources();
         COMPUTE
             .iter()
-            .any(|r| c.resources.requests.contains_key(*r) || c.resources.limits.contains_key(*r))
+            .any(|r| res.requests.contains_key(*r) || res.limits.contains_key(*r))
     });
     if !any {
         return "BestEffort";
     }
     let guaranteed = spec.containers.iter().all(|c| {
+        let res = c.resources();
         COMPUTE.iter().all(|r| {
-            c.resources
-                .limits
+            res.limits
                 .get(*r)
-                .is_some_and(|l| c.resources.requests.get(*r).is_none_or(|q| q == l))
+                .is_some_and(|l| res.requests.get(*r).is_none_or(|q| q == l))
         })
     });
     if guaranteed {
@@ -1068,15 +1069,15 @@ mod qos_tests {
                 .collect()
         };
         PodSpec {
-            containers: vec![Container {
-                name: "app".into(),
-                image: "x".into(),
-                ports: Vec::new(),
-                resources: ResourceRequirements {
+            containers: vec![Container::new(
+                "app",
+                "x",
+                Vec::new(),
+                ResourceRequirements {
                     limits: list(limits),
                     requests: list(requests),
                 },
-            }],
+            )],
             ..PodSpec::default()
         }
     }

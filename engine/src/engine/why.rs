@@ -505,7 +505,7 @@ impl Lab {
             net,
             ip: addr,
             container: lease.container_id.clone(),
-            ifname: lease.ifname.clone(),
+            ifname: lease.ifname.to_string(),
         }];
         let add = self.exec_on(node, Which::Last, |c| {
             c.plugin_type == "host-local"

@@ -107,7 +107,7 @@ impl DeviceManager {
         let mut alloc = PodAllocation::default();
         let mut taken: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for c in &pod.spec.containers {
-            for (resource, q) in &c.resources.limits {
+            for (resource, q) in &c.resources().limits {
                 let Some(ep) = self.endpoints.get(resource) else {
                     continue; // not a device plugin resource
                 };
@@ -442,8 +442,8 @@ impl super::Kubelet {
                 let message = format!("Pod was rejected: {}", rej.message);
                 let _ = ctx.write_pod_status(key, &actor, |st| {
                     st.phase = "Failed".into();
-                    st.reason = reason.into();
-                    st.message = message.clone();
+                    st.set_reason(reason);
+                    st.set_message(message.clone());
                 });
                 false
             }
@@ -474,12 +474,7 @@ mod tests {
             "default",
             PodSpec {
                 node_name: "sriov-1".into(),
-                containers: vec![Container {
-                    name: "app".into(),
-                    image: "x".into(),
-                    ports: vec![],
-                    resources: r,
-                }],
+                containers: vec![Container::new("app", "x", vec![], r)],
                 volumes: vec![],
                 node_selector: Default::default(),
                 tolerations: Default::default(),

@@ -354,10 +354,10 @@ impl Kubelet {
         let (ip, second_ip) = sort_pod_ips(&result, host_ip);
         let written = ctx.write_pod_status(key, &actor, move |st| {
             st.phase = "Running".into();
-            st.reason = Text::Borrowed("");
+            st.set_reason(Text::Borrowed(""));
             st.host_ip = host_ip;
             st.pod_ip = ip;
-            st.second_pod_ip = second_ip;
+            st.set_second_pod_ip(second_ip);
             st.conditions = ready_conditions(true);
         });
         if written.is_ok() {
@@ -383,14 +383,14 @@ impl Kubelet {
             .api
             .pods
             .get(key)
-            .is_some_and(|p| p.status.reason == "ContainerCreating");
+            .is_some_and(|p| p.status.reason() == "ContainerCreating");
         if !already {
             // kubelet's status carries the node's IP from its first write on.
             let host_ip = self.node_ip(ctx);
             let _ = ctx.write_pod_status(key, actor, |st| {
                 st.phase = "Pending".into();
                 st.host_ip = host_ip;
-                st.reason = "ContainerCreating".into();
+                st.set_reason("ContainerCreating");
                 st.conditions = ready_conditions(false);
             });
         }

@@ -304,8 +304,8 @@ struct UnderlayEnd<'a> {
 /// the training fabric), which is how the lab's nodes are wired.
 fn underlay_lower(kind: &LinkKind) -> Option<&str> {
     match kind {
-        LinkKind::Macvlan { master, .. } | LinkKind::Ipvlan { master, .. } => Some(master),
-        LinkKind::SriovVf { pf, .. } => Some(pf),
+        LinkKind::Macvlan(lower) | LinkKind::Ipvlan(lower) => Some(&lower.master),
+        LinkKind::SriovVf(vf) => Some(&vf.pf),
         _ => None,
     }
 }
@@ -313,13 +313,13 @@ fn underlay_lower(kind: &LinkKind) -> Option<&str> {
 /// `macvlan mode bridge on eth0` and the like.
 fn underlay_text(kind: &LinkKind, lower: &str) -> String {
     match kind {
-        LinkKind::Macvlan { mode, .. } => {
-            format!("macvlan mode {} on {lower}", or_default(mode, "bridge"))
+        LinkKind::Macvlan(l) => {
+            format!("macvlan mode {} on {lower}", or_default(&l.mode, "bridge"))
         }
-        LinkKind::Ipvlan { mode, .. } => {
-            format!("ipvlan mode {} on {lower}", or_default(mode, "l2"))
+        LinkKind::Ipvlan(l) => {
+            format!("ipvlan mode {} on {lower}", or_default(&l.mode, "l2"))
         }
-        LinkKind::SriovVf { vf, .. } => format!("SR-IOV VF {vf} of {lower}"),
+        LinkKind::SriovVf(v) => format!("SR-IOV VF {} of {lower}", v.vf),
         _ => lower.to_string(),
     }
 }
@@ -1042,9 +1042,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 self.push(HopKind::Node, at, Some("eth0"), detail);
                 self.host_stack(peer, pkt, Some("eth0".to_string()))
             }
-            LinkKind::Vxlan {
-                vni, local, port, ..
-            } => self.vxlan(host, &r.dev, *vni, local, *port, pkt, next),
+            LinkKind::Vxlan(v) => self.vxlan(host, &r.dev, v.vni, &v.local, v.port, pkt, next),
             LinkKind::Veth { .. }
                 if self.enforcement == Enforcement::Bpf && r.dev == CILIUM_HOST =>
             {
@@ -1066,7 +1064,7 @@ impl<'a, 'n> Walker<'a, 'n> {
                 self.no_route(format!("{node}'s {} does not lead anywhere", r.dev))
             }
             // The host namespace routes nothing out of these (they live in pods).
-            LinkKind::Macvlan { .. } | LinkKind::Ipvlan { .. } | LinkKind::SriovVf { .. } => {
+            LinkKind::Macvlan(_) | LinkKind::Ipvlan(_) | LinkKind::SriovVf(_) => {
                 self.no_route(format!("{node}'s {} is not a routed device", r.dev))
             }
         }
@@ -1148,9 +1146,11 @@ impl<'a, 'n> Walker<'a, 'n> {
             Some("eth0"),
             Detail::Arrived { addr: remote },
         );
-        let peer_dev = peer.root.links.values().find(|l| {
-            matches!(&l.kind, LinkKind::Vxlan { vni: v, port: p, .. } if *v == vni && *p == port)
-        });
+        let peer_dev = peer
+            .root
+            .links
+            .values()
+            .find(|l| matches!(&l.kind, LinkKind::Vxlan(v) if v.vni == vni && v.port == port));
         let Some(peer_dev) = peer_dev else {
             return self.dropped(format!(
                 "{} has no VXLAN device for VNI {vni} on UDP {port}: the datagram is dropped",
@@ -1212,22 +1212,23 @@ impl<'a, 'n> Walker<'a, 'n> {
         if let Some(&end) = holders.first() {
             if end.host.node == node {
                 match (kind, end.kind) {
-                    (LinkKind::Macvlan { mode, .. }, _) if mode == "private" => {
+                    (LinkKind::Macvlan(l), _) if l.mode == "private" => {
                         return self.dropped(format!(
                             "macvlan private mode: macvlans on one master ({lower}) never talk to each other"
                         ));
                     }
-                    (LinkKind::Macvlan { mode, .. }, _) if mode == "vepa" => {
+                    (LinkKind::Macvlan(l), _) if l.mode == "vepa" => {
                         return self.dropped(format!(
                             "macvlan VEPA mode sends the frame out of {lower} to the switch port, which must send it back (reflective relay, hairpin); the lab's switch does not"
                         ));
                     }
-                    (_, LinkKind::Macvlan { mode, .. }) if mode == "private" || mode == "vepa" => {
+                    (_, LinkKind::Macvlan(l)) if l.mode == "private" || l.mode == "vepa" => {
                         return self.dropped(format!(
-                            "the receiving macvlan is in {mode} mode: it takes no frame switched inside {node}"
+                            "the receiving macvlan is in {} mode: it takes no frame switched inside {node}",
+                            l.mode
                         ));
                     }
-                    (LinkKind::SriovVf { .. }, _) => {
+                    (LinkKind::SriovVf(_), _) => {
                         self.push(
                             HopKind::Underlay,
                             Place::Node(node.to_string()),

@@ -24,6 +24,7 @@
 
 use crate::cni::host::{
     FdbEntry, Host, Link, LinkKind, Neigh, PeerEntries, PeerEntry, PeerTable, RouteDst, RouteEntry,
+    Vxlan,
 };
 use crate::cni::netfilter::{AddrMatch, RuleSpec, TableKind, XtRule, XtTable};
 use crate::net::trace::Enforcement;
@@ -625,13 +626,13 @@ impl Own<'_> {
         if self.backend == Backend::Vxlan {
             let mut dev = Link::new(
                 VXLAN_DEV,
-                LinkKind::Vxlan {
+                LinkKind::Vxlan(Box::new(Vxlan {
                     vni: VNI,
                     local: crate::util::addr::ip_text(lease.public_ip),
                     dev: "eth0".to_string(),
                     port: VXLAN_PORT,
                     learning: false,
-                },
+                })),
                 lease.vtep_mac,
                 uplink_mtu.saturating_sub(VXLAN_OVERHEAD),
             );

@@ -231,9 +231,9 @@ fn allocated_block(out: &mut Outcome, allocatable: &ResourceList, pods: &[&Objec
                 .flat_map(|p| p.spec.containers.iter())
                 .filter_map(|c| {
                     let l = if limits {
-                        &c.resources.limits
+                        &c.resources().limits
                     } else {
-                        &c.resources.requests
+                        &c.resources().requests
                     };
                     l.get(r).and_then(|q| q.parse::<i64>().ok())
                 })

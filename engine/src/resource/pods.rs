@@ -124,8 +124,8 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     };
     kv(&mut out, "Status", status);
     if p.status.phase == "Failed" {
-        kv(&mut out, "Reason", p.status.reason.to_string());
-        kv(&mut out, "Message", p.status.message.clone());
+        kv(&mut out, "Reason", p.status.reason().to_string());
+        kv(&mut out, "Message", p.status.message().to_string());
     }
     kv(
         &mut out,
@@ -137,7 +137,7 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     match p.status.pod_ip {
         Some(ip) => {
             out.line(Line::new().push("IPs:", Role::Header));
-            for ip in std::iter::once(ip).chain(p.status.second_pod_ip) {
+            for ip in std::iter::once(ip).chain(p.status.second_pod_ip()) {
                 out.line(
                     Line::new()
                         .push("  IP:  ", Role::Header)
@@ -180,8 +180,8 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
             ));
         }
         for (title, list) in [
-            ("    Limits:", &c.resources.limits),
-            ("    Requests:", &c.resources.requests),
+            ("    Limits:", &c.resources().limits),
+            ("    Requests:", &c.resources().requests),
         ] {
             if !list.is_empty() {
                 out.plain(title);

@@ -398,7 +398,7 @@ fn setup_veth(
         mtu,
     );
     hostl.up = true;
-    hostl.master = Some((*conf.br_name).into());
+    hostl.master = Some(conf.br_name.clone());
     hostl.hairpin = conf.hairpin;
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(netns_open_error(&env.netns));
@@ -463,6 +463,8 @@ fn calc_gateways(result: &mut CniResult, conf: &BridgeConf) -> (Vec<IpNet>, Vec<
                 } else {
                     IpNet::V6(ipnet::Ipv6Net::default())
                 };
+                // A result holds a default route a family: no room reserved for more.
+                result.routes.reserve_exact(1);
                 result.routes.push(Route {
                     dst: Some(any),
                     gw: result.ips[i].gateway,

@@ -417,10 +417,10 @@ mod tests {
         h.root.links.insert("hd0", hd0);
         let mut vf = Link::new(
             "ens1f0v1",
-            LinkKind::SriovVf {
+            LinkKind::SriovVf(Box::new(crate::cni::host::SriovVf {
                 pf: "ens1f0".into(),
                 vf: 1,
-            },
+            })),
             "02:00:00:00:00:31".parse().unwrap(),
             1500,
         );

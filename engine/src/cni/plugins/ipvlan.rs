@@ -12,7 +12,7 @@
 
 use super::common::{self, GoConf, go_quote};
 use super::macvlan::{conf_dns, decode_err, del_link_and_ipam};
-use crate::cni::host::{Host, Link, LinkKind};
+use crate::cni::host::{Host, Link, LinkKind, Lower};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -74,10 +74,10 @@ fn create_ipvlan(
     } else {
         u32::try_from(mtu).unwrap_or(m.mtu)
     };
-    let kind = LinkKind::Ipvlan {
+    let kind = LinkKind::Ipvlan(Box::new(Lower {
         master: master.to_string(),
         mode: mode.to_string(),
-    };
+    }));
     let ns_path = common::sandbox(host, &env.netns);
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(common::netns_open_error(&env.netns));
@@ -182,12 +182,13 @@ impl Ipvlan {
                 cont.name
             )));
         };
-        let LinkKind::Ipvlan { mode: have, .. } = &link.kind else {
+        let LinkKind::Ipvlan(lower) = &link.kind else {
             return Err(CniError::internal(format!(
                 "error: Container interface {} not of type ipvlan",
                 link.name
             )));
         };
+        let have = &lower.mode;
         let want = mode_from_string(&mode)?;
         if have != want {
             return Err(CniError::internal(format!(
@@ -257,10 +258,10 @@ mod tests {
         let l = h.netns[NS].links.get("net1").cloned().unwrap();
         assert_eq!(
             l.kind,
-            LinkKind::Ipvlan {
+            LinkKind::Ipvlan(Box::new(Lower {
                 master: "eth0".into(),
                 mode: "l3".into()
-            }
+            }))
         );
         assert!(l.up);
         assert!(matches!(

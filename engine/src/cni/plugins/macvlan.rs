@@ -25,7 +25,7 @@
 //! but does not model (the master is always a link of the node's namespace).
 
 use super::common::{self, GoConf, go_quote};
-use crate::cni::host::{Host, Link, LinkKind, Mac};
+use crate::cni::host::{Host, Link, LinkKind, Lower, Mac};
 use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
@@ -145,7 +145,7 @@ fn macvlans_on(host: &Host, master: &str) -> Vec<String> {
         .chain(host.netns.values())
         .flat_map(|ns| ns.links.values())
         .filter_map(|l| match &l.kind {
-            LinkKind::Macvlan { master: m, mode } if m == master => Some(mode.clone()),
+            LinkKind::Macvlan(lower) if lower.master == master => Some(lower.mode.clone()),
             _ => None,
         })
         .collect()
@@ -207,10 +207,10 @@ fn create_macvlan(
     }
     let link = Link::new(
         &env.ifname,
-        LinkKind::Macvlan {
+        LinkKind::Macvlan(Box::new(Lower {
             master: conf.master.clone(),
             mode: mode.to_string(),
-        },
+        })),
         mac,
         mtu,
     );
@@ -379,12 +379,13 @@ impl Macvlan {
                 cont.name
             )));
         };
-        let LinkKind::Macvlan { mode, .. } = &link.kind else {
+        let LinkKind::Macvlan(lower) = &link.kind else {
             return Err(err(format!(
                 "error: Container interface {} not of type macvlan",
                 link.name
             )));
         };
+        let mode = &lower.mode;
         let want = mode_from_string(&conf.mode)?;
         if mode != want {
             return Err(err(format!(
@@ -521,10 +522,10 @@ pub(crate) mod tests {
         let l = &h.netns[NS].links.get("net1").cloned().unwrap();
         assert_eq!(
             l.kind,
-            LinkKind::Macvlan {
+            LinkKind::Macvlan(Box::new(Lower {
                 master: "eth0".into(),
                 mode: "bridge".into()
-            }
+            }))
         );
         assert!(l.up);
         assert_eq!(

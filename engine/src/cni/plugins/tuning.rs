@@ -378,8 +378,8 @@ fn pod_link<'h>(
 /// 65535 (veth's `max_mtu`).
 fn max_mtu(host: &Host, kind: &LinkKind) -> u32 {
     match kind {
-        LinkKind::Macvlan { master, .. } | LinkKind::Ipvlan { master, .. } => {
-            host.root.links.get(master).map_or(65535, |m| m.mtu)
+        LinkKind::Macvlan(lower) | LinkKind::Ipvlan(lower) => {
+            host.root.links.get(&lower.master).map_or(65535, |m| m.mtu)
         }
         _ => 65535,
     }

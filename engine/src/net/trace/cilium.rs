@@ -213,7 +213,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             return self.dropped(format!("{node} has no {CILIUM_VXLAN} device"));
         };
         let port = match &dev.kind {
-            LinkKind::Vxlan { port, .. } => *port,
+            LinkKind::Vxlan(vxlan) => vxlan.port,
             _ => 8472,
         };
         let local = host
@@ -262,7 +262,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             .root
             .links
             .get(CILIUM_VXLAN)
-            .filter(|l| matches!(&l.kind, LinkKind::Vxlan { port: p, .. } if *p == port));
+            .filter(|l| matches!(&l.kind, LinkKind::Vxlan(v) if v.port == port));
         if decap.is_none() {
             return self.dropped(format!(
                 "{} has no VXLAN device on UDP {port}: the datagram is dropped",

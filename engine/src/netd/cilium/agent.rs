@@ -39,7 +39,7 @@ use super::identity::reserved_name;
 use super::policymap::{MapVerdict, TrafficDirection, proto_number};
 use super::render::{DropEvent, Packet};
 use crate::cni::cilium_api::AgentApi;
-use crate::cni::host::{Host, Link, LinkKind, Mac, RouteDst, RouteEntry};
+use crate::cni::host::{Host, Link, LinkKind, Mac, RouteDst, RouteEntry, Vxlan};
 use crate::net::ClusterNet;
 use crate::net::bpf::{BpfDatapath, BpfEndpoint, BpfVerdict, IpcacheHit, PolicyQuery};
 use crate::net::trace::Enforcement;
@@ -157,13 +157,13 @@ impl CiliumNetwork {
         // empty, bpf_overlay sets the tunnel key per packet.
         let mut vxlan = Link::new(
             VXLAN_DEV,
-            LinkKind::Vxlan {
+            LinkKind::Vxlan(Box::new(Vxlan {
                 vni: 0,
                 local: String::new(),
                 dev: String::new(),
                 port: VXLAN_PORT,
                 learning: false,
-            },
+            })),
             Mac(crate::util::hash::mac_bytes(&[&node, VXLAN_DEV])),
             uplink,
         );
