@@ -223,8 +223,8 @@ impl Scheduler {
     fn waits_for_claims(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> bool {
         let ns = &pod.metadata.namespace;
         pod.spec.volumes.iter().any(|v| {
-            let key = (ns.clone(), v.persistent_volume_claim.claim_name.clone());
-            ctx.api.pvcs.get(&key).is_some_and(|pvc| {
+            let claim = &v.persistent_volume_claim.claim_name;
+            ctx.api.pvcs.get_named(ns, claim).is_some_and(|pvc| {
                 pvc.spec.volume_name.is_empty()
                     && crate::storage::listers::class_of(ctx.api, pvc)
                         .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer")
@@ -241,13 +241,13 @@ impl Scheduler {
         node: &str,
     ) -> bool {
         let mut changed = false;
-        let ns = pod.metadata.namespace.clone();
+        let ns = &pod.metadata.namespace;
         for v in &pod.spec.volumes {
-            let claim = v.persistent_volume_claim.claim_name.clone();
-            let Some(pvc) = ctx.api.pvcs.get(&(ns.clone(), claim.clone())).cloned() else {
+            let claim = &v.persistent_volume_claim.claim_name;
+            let Some(pvc) = ctx.api.pvcs.get_named(ns, claim) else {
                 continue;
             };
-            let wffc = crate::storage::listers::class_of(ctx.api, &pvc)
+            let wffc = crate::storage::listers::class_of(ctx.api, pvc)
                 .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
             if wffc
                 && pvc.spec.volume_name.is_empty()
@@ -256,7 +256,8 @@ impl Scheduler {
                     .annotations
                     .contains_key(crate::storage::SELECTED_NODE)
             {
-                let mut next = pvc;
+                // Copied only to be written.
+                let mut next = pvc.clone();
                 next.metadata
                     .annotations
                     .insert(crate::storage::SELECTED_NODE.into(), node.to_string());

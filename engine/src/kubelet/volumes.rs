@@ -30,7 +30,6 @@ use crate::storage::resizer::{
 use crate::storage::{DRIVER, volume_capability};
 use crate::util::quantity::parse_bytes;
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
 
 pub use crate::cluster::reports::Mounts;
 
@@ -217,7 +216,7 @@ impl Kubelet {
         for v in &pod.spec.volumes {
             let claim = &v.persistent_volume_claim.claim_name;
             let ns = &pod.metadata.namespace;
-            let Some(pvc) = ctx.api.pvcs.get(&(ns.clone(), claim.clone())).cloned() else {
+            if ctx.api.pvcs.get_named(ns, claim).is_none() {
                 return Err(MountWait::Waiting(
                     "FailedMount",
                     format!(
@@ -228,7 +227,6 @@ impl Kubelet {
             };
             let Some(pv) = crate::storage::listers::pv_for_claim(ctx.api, ns, claim).cloned()
             else {
-                let _ = pvc;
                 return Err(MountWait::Waiting(
                     "FailedMount",
                     format!(
@@ -239,16 +237,19 @@ impl Kubelet {
             };
             // The reconciler mounts only what the node reports attached
             // (`VerifyControllerAttachedVolume` first); the checks of `MountVolume` follow.
-            if crate::storage::listers::attach_required(ctx.api, &pv.spec.csi.driver) {
-                let va = crate::storage::attach_detach::attachment_name(
-                    &pv.spec.csi.volume_handle,
-                    &pv.spec.csi.driver,
-                    &node,
-                );
+            let attachment = crate::storage::listers::attach_required(ctx.api, &pv.spec.csi.driver)
+                .then(|| {
+                    crate::storage::attach_detach::attachment_name(
+                        &pv.spec.csi.volume_handle,
+                        &pv.spec.csi.driver,
+                        &node,
+                    )
+                });
+            if let Some(va) = &attachment {
                 let attached = ctx
                     .api
                     .volume_attachments
-                    .get(&(crate::cluster::no_namespace(), va))
+                    .get_named("", va)
                     .is_some_and(|va| va.status.attached);
                 if !attached {
                     unattached.push(v.name.clone());
@@ -257,7 +258,8 @@ impl Kubelet {
             }
             // Each volume is an operation of its own: one failing or backing off does not
             // keep the reconciler from the others.
-            match self.mount_volume(ctx, pod, &pv, v.persistent_volume_claim.read_only, &actor) {
+            let read_only = v.persistent_volume_claim.read_only;
+            match self.mount_volume(ctx, pod, &pv, attachment.as_deref(), read_only, &actor) {
                 Ok(c) => changed |= c,
                 Err(MountWait::Failed(msg)) => {
                     failed.get_or_insert(msg);
@@ -284,12 +286,14 @@ impl Kubelet {
     /// The MountVolume operation for one volume of a pod, under the operation executor's
     /// key for the volume: skipped while a failed one is in its backoff; a failure is the
     /// FailedMount event (the simple message) and kubelet's `No retries permitted until`
-    /// line (the detailed one); a success forgets the key.
+    /// line (the detailed one); a success forgets the key. `attachment` names the
+    /// VolumeAttachment the node found attached (`None`: the driver needs no attach).
     fn mount_volume(
         &mut self,
         ctx: &mut Ctx<'_>,
         pod: &Object<PodSpec>,
         pv: &Object<PvSpec>,
+        attachment: Option<&str>,
         read_only: bool,
         actor: &Actor,
     ) -> Result<bool, MountWait> {
@@ -312,7 +316,7 @@ impl Kubelet {
         } else {
             mount_checks(ctx, pod, pv, &node).map_err(MountStop::from)
         }
-        .and_then(|()| self.mount_one(ctx, pod, pv, read_only, actor));
+        .and_then(|()| self.mount_one(ctx, pod, pv, attachment, read_only, actor));
         match result {
             Ok(changed) => {
                 self.volume_ops.succeeded(&key);
@@ -350,6 +354,7 @@ impl Kubelet {
         ctx: &mut Ctx<'_>,
         pod: &Object<PodSpec>,
         pv: &Object<PvSpec>,
+        attachment: Option<&str>,
         read_only: bool,
         actor: &Actor,
     ) -> Result<bool, MountStop> {
@@ -364,21 +369,10 @@ impl Kubelet {
             ctx.caps.single_node_multi_writer,
         )
         .map_err(|e| OpFailure::new("MountVolume.MountDevice failed", e))?;
-        let publish_context =
-            if crate::storage::listers::attach_required(ctx.api, &pv.spec.csi.driver) {
-                let va = crate::storage::attach_detach::attachment_name(
-                    &handle,
-                    &pv.spec.csi.driver,
-                    &node,
-                );
-                ctx.api
-                    .volume_attachments
-                    .get(&(crate::cluster::no_namespace(), va))
-                    .map(|va| va.status.attachment_metadata.clone())
-                    .unwrap_or_default()
-            } else {
-                BTreeMap::new()
-            };
+        let publish_context = attachment
+            .and_then(|va| ctx.api.volume_attachments.get_named("", va))
+            .map(|va| va.status.attachment_metadata.clone())
+            .unwrap_or_default();
         let block = pv.spec.volume_mode == "Block";
         let stage_path = match (ctx.caps.node_stage_unstage, block) {
             (false, _) => String::new(),
@@ -498,22 +492,21 @@ impl Kubelet {
         let Some(claim) = pv.spec.claim_ref.as_ref() else {
             return Ok(false);
         };
-        let Some(pvc) = ctx
+        // The claim, when a file system resize is pending on it (looked at, not copied).
+        let pending = ctx
             .api
             .pvcs
-            .get(&(claim.namespace.clone(), claim.name.clone()))
-            .cloned()
-        else {
+            .get_named(&claim.namespace, &claim.name)
+            .filter(|pvc| {
+                pvc.status
+                    .conditions
+                    .iter()
+                    .any(|c| c.condition_type == FS_RESIZE_PENDING)
+            })
+            .map(crate::cluster::ObjectRef::to);
+        let Some(claim_ref) = pending else {
             return Ok(false);
         };
-        if !pvc
-            .status
-            .conditions
-            .iter()
-            .any(|c| c.condition_type == FS_RESIZE_PENDING)
-        {
-            return Ok(false);
-        }
         let size = pv
             .spec
             .capacity
@@ -566,7 +559,7 @@ impl Kubelet {
                 "MountVolume.NodeExpandVolume succeeded for volume \"{}\" {node}",
                 pv.name()
             ),
-            crate::cluster::ObjectRef::to(&pvc),
+            claim_ref,
             crate::record::Level::Normal,
         );
         Ok(true)

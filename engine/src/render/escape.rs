@@ -23,10 +23,15 @@ pub(crate) fn is_unsafe(c: char) -> bool {
 fn holds_unsafe(text: &str) -> bool {
     let bytes = text.as_bytes();
     // Most lines hold none of these bytes: one pass decides them, 32 bytes at a time
-    // without branches (so the compiler can use vector compares).
+    // without branches (so the compiler can use vector compares). The last bytes are
+    // checked as a block of their own, padded with spaces (byte by byte they would cost
+    // more than the rest of the line).
     let suspect = |b: u8| ((b < 0x20) & (b != b'\n') & (b != b'\t')) | (b == 0x7f) | (b == 0xc2);
-    if !bytes
-        .chunks(32)
+    let blocks = bytes.chunks_exact(32);
+    let mut last = [b' '; 32];
+    last[..blocks.remainder().len()].copy_from_slice(blocks.remainder());
+    if !blocks
+        .chain(std::iter::once(&last[..]))
         .any(|c| c.iter().fold(false, |seen, &b| seen | suspect(b)))
     {
         return false;

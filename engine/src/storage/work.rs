@@ -57,8 +57,9 @@ impl<'a> KeyRef<'a> {
 
     /// The key a watch event names (`ns/name` or `name`).
     fn of_event(e: &'a WatchEvent) -> Self {
-        match e.key.split_once('/') {
-            Some((ns, name)) => KeyRef(ns, name),
+        // '/' is ASCII: a byte search finds it (cheaper than a `char` pattern's searcher).
+        match e.key.bytes().position(|b| b == b'/') {
+            Some(at) => KeyRef(&e.key[..at], &e.key[at + 1..]),
             None => KeyRef("", &e.key),
         }
     }
