@@ -468,19 +468,20 @@ pub struct PodStatus {
     pub host_ip: Option<IpAddr>,
     /// The pod's address (`podIP`, and `podIPs[0]`, which the API requires to be the same):
     /// kubelet's `sortPodIPs` puts the sandbox's first address of the node's family first.
+    /// Written with the second one by [`PodStatus::set_pod_ips`].
     pub pod_ip: Option<IpAddr>,
     /// `reason`, `message` and a dual-stack pod's second address, held only while one is
     /// set (a running single-stack pod has none).
-    note: Option<Box<PodStatusNote>>,
+    rare: Option<Box<PodStatusRare>>,
 }
 
 // A pod's object is boxed in the store, one a pod: the rare `reason`/`message` and second
 // address are boxed to keep this size.
 const _: () = assert!(std::mem::size_of::<PodStatus>() <= 96);
 
-/// The rare part of a [`PodStatus`]: never all empty (an empty note is no note).
+/// The rare part of a [`PodStatus`]: never all empty (an empty one is none).
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct PodStatusNote {
+struct PodStatusRare {
     reason: Text,
     message: String,
     /// A dual-stack pod's address of the other family (`podIPs[1]`): kubelet's `sortPodIPs`
@@ -492,48 +493,51 @@ impl PodStatus {
     /// Why a waiting container waits (`ContainerCreating`), or why the pod failed
     /// (`OutOfintel.com/sriov_netdevice`); empty when neither.
     pub fn reason(&self) -> &str {
-        self.note.as_ref().map_or("", |n| &n.reason)
+        self.rare.as_ref().map_or("", |n| &n.reason)
     }
 
     /// A human-readable message (kubelet's `Pod was rejected: …`); empty when none.
     pub fn message(&self) -> &str {
-        self.note.as_ref().map_or("", |n| &n.message)
+        self.rare.as_ref().map_or("", |n| &n.message)
     }
 
     /// A dual-stack pod's address of the other family (`podIPs[1]`).
     pub fn second_pod_ip(&self) -> Option<IpAddr> {
-        self.note.as_ref().and_then(|n| n.second_pod_ip)
+        self.rare.as_ref().and_then(|n| n.second_pod_ip)
     }
 
     /// Set `reason`, keeping the rest.
     pub fn set_reason(&mut self, reason: impl Into<Text>) {
-        self.set_note(|n| n.reason = reason.into());
+        self.set_rare(|n| n.reason = reason.into());
     }
 
     /// Set `message`, keeping the rest.
     pub fn set_message(&mut self, message: impl Into<String>) {
-        self.set_note(|n| n.message = message.into());
+        self.set_rare(|n| n.message = message.into());
     }
 
-    /// Set the second address, keeping the rest.
-    pub fn set_second_pod_ip(&mut self, ip: Option<IpAddr>) {
-        self.set_note(|n| n.second_pod_ip = ip);
+    /// Set the pod's addresses (`podIPs`: `podIP`, then a dual-stack pod's other one); a
+    /// second address without a first is dropped, as `podIPs[0]` must be `podIP`.
+    pub fn set_pod_ips(&mut self, first: Option<IpAddr>, second: Option<IpAddr>) {
+        self.pod_ip = first;
+        let second = first.and(second);
+        self.set_rare(|n| n.second_pod_ip = second);
     }
 
-    /// Change the note, dropping it when it is left empty.
-    fn set_note(&mut self, change: impl FnOnce(&mut PodStatusNote)) {
-        let mut note = self.note.take().map_or_else(
-            || PodStatusNote {
+    /// Change the rare part, dropping it when it is left empty.
+    fn set_rare(&mut self, change: impl FnOnce(&mut PodStatusRare)) {
+        let mut rare = self.rare.take().map_or_else(
+            || PodStatusRare {
                 reason: Text::Borrowed(""),
                 message: String::new(),
                 second_pod_ip: None,
             },
             |n| *n,
         );
-        change(&mut note);
+        change(&mut rare);
         let empty =
-            note.reason.is_empty() && note.message.is_empty() && note.second_pod_ip.is_none();
-        self.note = (!empty).then(|| Box::new(note));
+            rare.reason.is_empty() && rare.message.is_empty() && rare.second_pod_ip.is_none();
+        self.rare = (!empty).then(|| Box::new(rare));
     }
 }
 
@@ -544,7 +548,7 @@ impl Default for PodStatus {
             conditions: Conditions::Borrowed(&[]),
             host_ip: None,
             pod_ip: None,
-            note: None,
+            rare: None,
         }
     }
 }
@@ -577,12 +581,12 @@ impl Serialize for PodStatus {
                 }
             }
         }
-        if let Some(note) = &self.note {
-            if !note.reason.is_empty() {
-                st.serialize_field("reason", &note.reason)?;
+        if let Some(rare) = &self.rare {
+            if !rare.reason.is_empty() {
+                st.serialize_field("reason", &rare.reason)?;
             }
-            if !note.message.is_empty() {
-                st.serialize_field("message", &note.message)?;
+            if !rare.message.is_empty() {
+                st.serialize_field("message", &rare.message)?;
             }
         }
         st.end()

@@ -92,7 +92,7 @@ pub type SharedKey = Arc<(String, String)>;
 pub struct FieldIndexes {
     /// Pods by `spec.nodeName` (scheduled pods only).
     pods_by_node: LookupMap<String, Vec<SharedKey>>,
-    /// Pods by each address in `status.podIPs` (pods with an address only).
+    /// Pods by `status.podIP` (pods with an address only).
     pods_by_ip: BTreeSet<(IpAddr, SharedKey)>,
     /// Each node's network fields, parsed once per write of the node.
     node_nets: BTreeMap<String, NodeNetFields>,
@@ -126,7 +126,7 @@ impl FieldIndexes {
         self.pods_by_node.get(node).map_or(0, Vec::len)
     }
 
-    /// The keys of the pods with `ip` among their `status.podIPs`, in table order.
+    /// The keys of the pods whose `status.podIP` is `ip`, in table order.
     pub fn pods_with_ip<'a>(
         &'a self,
         ip: IpAddr,
@@ -193,20 +193,20 @@ impl FieldIndexes {
         old: &super::PodStatus,
         pod: &Object<super::PodSpec>,
     ) {
-        if (old.pod_ip, old.second_pod_ip()) != (pod.status.pod_ip, pod.status.second_pod_ip()) {
+        if old.pod_ip != pod.status.pod_ip {
             self.unindex_pod_ip(key, old);
             self.index_pod_ip(key, &pod.status);
         }
     }
 
     fn unindex_pod_ip(&mut self, key: &SharedKey, status: &super::PodStatus) {
-        for ip in status.pod_ip.into_iter().chain(status.second_pod_ip()) {
+        if let Some(ip) = status.pod_ip {
             self.pods_by_ip.remove(&(ip, SharedKey::clone(key)));
         }
     }
 
     fn index_pod_ip(&mut self, key: &SharedKey, status: &super::PodStatus) {
-        for ip in status.pod_ip.into_iter().chain(status.second_pod_ip()) {
+        if let Some(ip) = status.pod_ip {
             self.pods_by_ip.insert((ip, SharedKey::clone(key)));
         }
     }

@@ -356,8 +356,7 @@ impl Kubelet {
             st.phase = "Running".into();
             st.set_reason(Text::Borrowed(""));
             st.host_ip = host_ip;
-            st.pod_ip = ip;
-            st.set_second_pod_ip(second_ip);
+            st.set_pod_ips(ip, second_ip);
             st.conditions = ready_conditions(true);
         });
         if written.is_ok() {
@@ -588,9 +587,10 @@ fn container_name(pod: &Object<PodSpec>) -> Text {
         .map_or(Text::Borrowed("app"), |c| c.name.clone())
 }
 
-/// kubelet's `sortPodIPs`: of the sandbox's addresses, the first of the node's family (IPv4
-/// when the node has no address), then the first of the other family; `podIP` is the first
-/// of the two, `podIPs` both.
+/// kubelet's `sortPodIPs`: of the sandbox's addresses, the first of the node's family, then
+/// the first of the other family; `podIP` is the first of the two, `podIPs` both. The real
+/// kubelet takes the family from its `--node-ip` (IPv4 when unset); the lab's kubelets run as
+/// if `--node-ip` were the Node's InternalIP.
 fn sort_pod_ips(
     result: &crate::cni::types::CniResult,
     node_ip: Option<std::net::IpAddr>,

@@ -256,7 +256,8 @@ impl Kubelet {
 }
 
 /// The interface every pod sandbox gets, its name allocated once.
-static ETH0: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from("eth0"));
+static ETH0: std::sync::LazyLock<Arc<str>> =
+    std::sync::LazyLock::new(|| Arc::from(crate::node::DEFAULT_IFNAME));
 
 /// The RuntimeConf containerd builds for a pod sandbox.
 fn runtime_conf(pod: &Object<PodSpec>, id: &str, netns: &str) -> Result<RuntimeConf, String> {

@@ -80,5 +80,15 @@ mod tests {
             let t = format!("a{c}b");
             assert_eq!(holds_unsafe(&t), is_unsafe(c), "{c:?}");
         }
+        // Around the 32-byte blocks and the padded tail: a control byte anywhere is found.
+        for len in [31, 32, 33, 63, 64, 65] {
+            for at in 0..len {
+                let mut t = vec![b'x'; len];
+                t[at] = 0x1b;
+                let t = String::from_utf8(t).unwrap();
+                assert!(holds_unsafe(&t), "len {len}, at {at}");
+            }
+            assert!(!holds_unsafe(&"x".repeat(len)), "len {len}");
+        }
     }
 }
