@@ -18,30 +18,29 @@ pub fn parse(line: &str) -> Option<Command> {
     if !line.bytes().all(plain_byte) {
         return None;
     }
-    let mut words = line.split_ascii_whitespace();
-    let command = words.next()?;
-    let verb = words.next()?;
-    let rest: Vec<&str> = words.collect();
+    let mut rest = line.split_ascii_whitespace();
+    let command = rest.next()?;
+    let verb = rest.next()?;
     match (command, verb) {
-        ("pod" | "po" | "pods", "create") => pod_create(&rest),
+        ("pod" | "po" | "pods", "create") => pod_create(rest),
         ("pod" | "po" | "pods", "delete" | "rm") => {
-            let (name, ns) = name_in_ns(&rest)?;
+            let (name, ns) = name_in_ns(rest)?;
             Some(Command::Pod(PodCmd::Delete {
                 name,
                 ns,
                 step: false,
             }))
         }
-        ("pvc" | "claim", "create") => pvc_create(&rest),
+        ("pvc" | "claim", "create") => pvc_create(rest),
         ("pvc" | "claim", "delete" | "rm") => {
-            let (name, ns) = name_in_ns(&rest)?;
+            let (name, ns) = name_in_ns(rest)?;
             Some(Command::Pvc(PvcCmd::Delete {
                 name,
                 ns,
                 step: false,
             }))
         }
-        ("node" | "no" | "nodes", "add") => node_add(&rest),
+        ("node" | "no" | "nodes", "add") => node_add(rest),
         _ => None,
     }
 }
@@ -66,32 +65,31 @@ struct Words<'a> {
     flags: Vec<(&'a str, &'a str)>,
 }
 
+/// The words after the command and its verb, as the line gives them.
+type Rest<'a> = std::str::SplitAsciiWhitespace<'a>;
+
 /// Split `rest` into one positional and `flag value` pairs; `None` on a second positional,
 /// an unknown flag, a flag without a value or a value that starts with `-`.
-fn words<'a>(rest: &[&'a str], known: &[&str]) -> Option<Words<'a>> {
+fn words<'a>(mut rest: Rest<'a>, known: &[&str]) -> Option<Words<'a>> {
     let mut out = Words {
         name: None,
         flags: Vec::new(),
     };
-    let mut i = 0;
-    while i < rest.len() {
-        let w = rest[i];
+    while let Some(w) = rest.next() {
         if w.starts_with('-') {
             if !known.contains(&w) {
                 return None;
             }
-            let value = *rest.get(i + 1)?;
+            let value = rest.next()?;
             if value.starts_with('-') {
                 return None;
             }
             out.flags.push((w, value));
-            i += 2;
         } else {
             if out.name.is_some() {
                 return None;
             }
             out.name = Some(w);
-            i += 1;
         }
     }
     out.name?;
@@ -131,13 +129,13 @@ fn ns_of(w: &Words<'_>) -> Option<String> {
 }
 
 /// `NAME [-n NS]`.
-fn name_in_ns(rest: &[&str]) -> Option<(String, String)> {
+fn name_in_ns(rest: Rest<'_>) -> Option<(String, String)> {
     let w = words(rest, &NS)?;
     Some((w.name?.to_string(), ns_of(&w)?))
 }
 
 /// `pod create NAME [--node N] [--node-selector K=V]… [--pvc C]… [-l K=V]… [-n NS]`.
-fn pod_create(rest: &[&str]) -> Option<Command> {
+fn pod_create(rest: Rest<'_>) -> Option<Command> {
     let w = words(
         rest,
         &[
@@ -168,7 +166,7 @@ fn pod_create(rest: &[&str]) -> Option<Command> {
 }
 
 /// `pvc create NAME --size S [--class C] [--access A]… [-n NS]`.
-fn pvc_create(rest: &[&str]) -> Option<Command> {
+fn pvc_create(rest: Rest<'_>) -> Option<Command> {
     let w = words(
         rest,
         &["--size", "--class", "--access", "-n", "--ns", "--namespace"],
@@ -191,7 +189,7 @@ fn pvc_create(rest: &[&str]) -> Option<Command> {
 }
 
 /// `node add NAME [--cidr C] [--ip IP] [--zone Z]`.
-fn node_add(rest: &[&str]) -> Option<Command> {
+fn node_add(rest: Rest<'_>) -> Option<Command> {
     let w = words(rest, &["--cidr", "--ip", "--zone"])?;
     let one = |flag: &str| single(&w, &[flag]).map(|v| v.map(String::from));
     Some(Command::Node(NodeCmd::Add {
