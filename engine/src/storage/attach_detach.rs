@@ -20,8 +20,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// The VolumeAttachment name: `csi-` + sha256(volume handle + driver + node) in hex.
 pub(crate) fn attachment_name(volume_handle: &str, driver: &str, node: &str) -> String {
-    let digest = Sha256::digest(format!("{volume_handle}{driver}{node}").as_bytes());
-    format!("csi-{}", crate::util::hash::to_hex(&digest))
+    let digest = Sha256::new()
+        .chain_update(volume_handle)
+        .chain_update(driver)
+        .chain_update(node)
+        .finalize();
+    let mut name = String::with_capacity("csi-".len() + 2 * digest.len());
+    name.push_str("csi-");
+    name.push_str(&crate::util::hash::to_hex(&digest));
+    name
 }
 
 /// kube-controller-manager's attach/detach controller: a VolumeAttachment for every (PV, node) a scheduled pod needs, Multi-Attach errors, detach once kubelet unmounted.
@@ -169,6 +176,13 @@ impl AttachDetach {
                 super::attach_wants::want_keys(&all),
                 "the attach/detach controller's kept state differs from a rebuild"
             );
+            for w in state.wants.values().flat_map(BTreeMap::values) {
+                assert_eq!(
+                    w.attachment,
+                    attachment_name(&w.handle, &w.driver, &w.node),
+                    "a kept VolumeAttachment name differs from its hash"
+                );
+            }
             for w in all.values().flat_map(BTreeMap::values) {
                 let name = attachment_name(&w.handle, &w.driver, &w.node);
                 let has_va = ctx

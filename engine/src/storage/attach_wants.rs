@@ -260,6 +260,9 @@ impl AttachWants {
                 }
             }
         }
+        // The wants this pod alone kept: one it wants again (its terminating flag changed)
+        // keeps its VolumeAttachment name rather than hashing it anew.
+        let mut released: Vec<Want> = Vec::new();
         for WantPart { pv, node, .. } in &prev.parts {
             if let Some(pods) = self.pods_of_pv.get_mut(pv) {
                 pods.remove(key);
@@ -275,7 +278,8 @@ impl AttachWants {
                 if w.pods.is_empty() {
                     // Its VolumeAttachment may now be unwanted.
                     if let Some(gone) = by_node.remove(node) {
-                        self.to_detach.insert(gone.attachment);
+                        self.to_detach.insert(gone.attachment.clone());
+                        released.push(gone);
                     }
                 }
             }
@@ -311,7 +315,13 @@ impl AttachWants {
                 .or_default()
                 .entry(node.clone())
                 .or_insert_with(|| Want {
-                    attachment: super::attach_detach::attachment_name(handle, driver, node),
+                    attachment: released
+                        .iter()
+                        .position(|w| w.handle == *handle && w.driver == *driver && w.node == *node)
+                        .map(|at| released.swap_remove(at).attachment)
+                        .unwrap_or_else(|| {
+                            super::attach_detach::attachment_name(handle, driver, node)
+                        }),
                     pv: pv.clone(),
                     handle: handle.clone(),
                     driver: driver.clone(),
