@@ -796,13 +796,25 @@ pub struct Netns {
     pub links: Links,
     /// Routes added explicitly (connected routes are derived from addresses).
     pub routes: Vec<RouteEntry>,
+    /// What few namespaces have (written sysctls, deleted connected routes): boxed, `None`
+    /// while both are empty, so a namespace holding only links and routes stays small.
+    tweaks: Option<Box<NetnsTweaks>>,
+}
+
+// One a pod, held by value in the host's B-tree of namespaces (whose nodes move values as
+// they split): the rare state is boxed to keep this size.
+const _: () = assert!(std::mem::size_of::<Netns>() <= 72);
+
+/// The rarer state of a [`Netns`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct NetnsTweaks {
     /// sysctls written in this namespace (a sandbox's own `/proc/sys/net`: they go with the
     /// namespace, and a link's `conf`/`neigh` knobs go with the link). The host namespace's
     /// are [`Host::sysctls`].
-    pub sysctls: BTreeMap<String, String>,
+    sysctls: BTreeMap<String, String>,
     /// Connected routes a program deleted (`ip route del 10.12.0.0/24 dev net6`, as ptp
     /// does), as (device, destination): left out of [`Netns::route_table`].
-    pub deleted_connected: Vec<(CompactString, IpNet)>,
+    deleted_connected: Vec<(CompactString, IpNet)>,
 }
 
 /// The addresses the kernel puts on `lo` when it comes up, in `ip addr`'s order: IPv4's
@@ -832,6 +844,47 @@ impl Netns {
         Netns {
             links: Links::with_loopback(true),
             ..Netns::default()
+        }
+    }
+
+    /// The sysctls written in this namespace (a sandbox's own `/proc/sys/net`).
+    pub fn sysctl(&self, name: &str) -> Option<&str> {
+        let tweaks = self.tweaks.as_deref()?;
+        tweaks.sysctls.get(name).map(String::as_str)
+    }
+
+    /// Write a sysctl of this namespace.
+    pub fn set_sysctl(&mut self, name: &str, value: &str) {
+        let tweaks = self.tweaks.get_or_insert_default();
+        tweaks.sysctls.insert(name.to_string(), value.to_string());
+    }
+
+    /// Leave the connected route to `dst` on `dev` out of [`Netns::route_table`] (`ip route
+    /// del` of a route the kernel derived from an address).
+    pub fn delete_connected(&mut self, dev: &str, dst: IpNet) {
+        let tweaks = self.tweaks.get_or_insert_default();
+        tweaks.deleted_connected.push((dev.into(), dst));
+    }
+
+    /// Whether a program deleted the connected route to `dst` on `dev`.
+    fn connected_deleted(&self, dev: &str, dst: IpNet) -> bool {
+        self.tweaks.as_deref().is_some_and(|t| {
+            t.deleted_connected
+                .iter()
+                .any(|(d, n)| *d == dev && *n == dst)
+        })
+    }
+
+    /// Drop what goes with the link `ifname` as it leaves this namespace: its routes, the
+    /// connected routes deleted on it and its own sysctls ([`is_link_sysctl`]).
+    pub fn forget_link_state(&mut self, ifname: &str) {
+        self.routes.retain(|r| r.dev != ifname);
+        if let Some(tweaks) = &mut self.tweaks {
+            tweaks.deleted_connected.retain(|(d, _)| d != ifname);
+            tweaks.sysctls.retain(|k, _| !is_link_sysctl(k, ifname));
+            if tweaks.sysctls.is_empty() && tweaks.deleted_connected.is_empty() {
+                self.tweaks = None;
+            }
         }
     }
 
@@ -869,11 +922,7 @@ impl Netns {
                 }
                 let v6 = net.addr().is_ipv6();
                 let dst = net.trunc();
-                if self
-                    .deleted_connected
-                    .iter()
-                    .any(|(d, n)| *d == link.name && *n == dst)
-                {
+                if self.connected_deleted(&link.name, dst) {
                     continue;
                 }
                 rest.push(RouteEntry {
@@ -1209,30 +1258,26 @@ impl Host {
     /// Write a sysctl of the namespace at `netns` ("" = the host's, in [`Host::sysctls`];
     /// a sandbox's in its [`Netns::sysctls`]). A namespace that does not exist takes nothing.
     pub(crate) fn set_sysctl(&mut self, netns: &str, name: &str, value: &str) {
-        let map = if netns.is_empty() {
-            Some(&mut self.sysctls)
-        } else {
-            self.netns.get_mut(netns).map(|ns| &mut ns.sysctls)
-        };
-        if let Some(m) = map {
-            m.insert(name.to_string(), value.to_string());
+        if netns.is_empty() {
+            self.sysctls.insert(name.to_string(), value.to_string());
+        } else if let Some(ns) = self.netns.get_mut(netns) {
+            ns.set_sysctl(name, value);
         }
     }
 
     /// A sysctl a program wrote in the namespace at `netns` ("" = the host's).
     pub fn sysctl(&self, netns: &str, name: &str) -> Option<&str> {
-        let map = if netns.is_empty() {
-            Some(&self.sysctls)
+        if netns.is_empty() {
+            self.sysctls.get(name).map(String::as_str)
         } else {
-            self.netns.get(netns).map(|ns| &ns.sysctls)
-        };
-        map.and_then(|m| m.get(name)).map(String::as_str)
+            self.netns.get(netns)?.sysctl(name)
+        }
     }
 }
 
 /// Whether a sysctl name is one of a link's own knobs (`net.ipv4.conf.<ifname>.…`,
 /// `net.ipv6.conf…`, `net.ipv{4,6}.neigh.<ifname>.…`), which go when the link goes.
-pub(crate) fn is_link_sysctl(name: &str, ifname: &str) -> bool {
+fn is_link_sysctl(name: &str, ifname: &str) -> bool {
     [
         "net.ipv4.conf.",
         "net.ipv6.conf.",

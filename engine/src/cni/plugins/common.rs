@@ -643,10 +643,7 @@ pub(crate) fn del_link(
 ) -> Option<crate::cni::host::Link> {
     let ns = host.ns_mut(netns)?;
     let link = ns.links.remove(ifname)?;
-    ns.routes.retain(|r| r.dev != ifname);
-    ns.deleted_connected.retain(|(d, _)| d != ifname);
-    ns.sysctls
-        .retain(|k, _| !crate::cni::host::is_link_sysctl(k, ifname));
+    ns.forget_link_state(ifname);
     if let crate::cni::host::LinkKind::Veth { peer, peer_netns } = &link.kind {
         if let Some(pns) = host.peer_ns_mut(peer_netns.as_deref()) {
             pns.links.remove(peer);

@@ -272,10 +272,7 @@ fn move_link_out(host: &mut Host, env: &CniEnv, release: PluginsRelease) -> Resu
     }
     // Moved, not deleted: a veth's peer stays where it is.
     let Some(mut link) = host.netns.get_mut(&env.netns).and_then(|ns| {
-        ns.routes.retain(|r| r.dev != env.ifname);
-        ns.deleted_connected.retain(|(d, _)| *d != env.ifname);
-        ns.sysctls
-            .retain(|k, _| !crate::cni::host::is_link_sysctl(k, &env.ifname));
+        ns.forget_link_state(&env.ifname);
         ns.links.remove(&env.ifname)
     }) else {
         return Ok(());

@@ -153,8 +153,7 @@ fn setup_container_veth(
     for ip in &result.ips {
         let addr = ip.address;
         let prefix = addr.trunc();
-        ns.deleted_connected
-            .push((env.ifname.as_str().into(), prefix));
+        ns.delete_connected(&env.ifname, prefix);
         let src = addr.addr();
         let Some(gateway) = ip.gateway else {
             // The nil gateway's /32 is a default route to the kernel.
