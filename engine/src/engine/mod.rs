@@ -748,9 +748,7 @@ impl Lab {
                     && (p.status.phase == "Failed"
                         || (p.status.phase == "Running" && !self.resize_pending_for(p)))
             });
-            if done {
-                self.dirty.remove(&key);
-            } else {
+            if !done {
                 self.dirty.insert(key);
             }
         }

@@ -293,20 +293,9 @@ impl Kubelet {
         let result = if let Some(sb) = cri.node.sandboxes.get(&sandbox_key) {
             std::sync::Arc::clone(&sb.result)
         } else {
-            let attempt = match self.pod_work.get_mut(key) {
-                Some(w) => {
-                    w.attempts += 1;
-                    w.attempts
-                }
-                None => {
-                    let w = PodWork {
-                        attempts: 1,
-                        ..PodWork::default()
-                    };
-                    self.pod_work.insert(SharedKey::clone(&shared), w);
-                    1
-                }
-            };
+            let work = self.pod_work.entry(SharedKey::clone(&shared)).or_default();
+            work.attempts += 1;
+            let attempt = work.attempts;
             match self.run_pod_sandbox(ctx, cri, &pod, sandbox_key, attempt) {
                 Ok(result) => result,
                 Err(message) => {
@@ -337,12 +326,7 @@ impl Kubelet {
                 }
             }
         };
-        match self.pod_work.get_mut(key) {
-            Some(w) => *w = PodWork::default(),
-            None => {
-                self.pod_work.insert(shared, PodWork::default());
-            }
-        }
+        *self.pod_work.entry(shared).or_default() = PodWork::default();
         ctx.pod_event(
             &actor,
             "Started",
