@@ -32,9 +32,14 @@ fn repl_ctrl_c_ends_the_watch() {
     });
     let mark = s.len();
     typed(&mut s, b"label pod api tier=a\r");
-    s.wait_for("the streamed row", mark, |t| {
-        t.find(" labeled")
-            .is_some_and(|i| t[i..].contains("api    1/1     Running"))
+    // The row, then the prompt back: Ctrl-C is typed to the line editor (typed while the
+    // command still prints, the terminal itself would echo it and the REPL never see it).
+    s.wait_for("the streamed row and the prompt", mark, |t| {
+        t.find(" labeled").is_some_and(|i| {
+            t[i..]
+                .find("api    1/1     Running")
+                .is_some_and(|j| t[i + j..].contains("]> "))
+        })
     });
     let pause = || std::thread::sleep(std::time::Duration::from_millis(200));
     let mark = s.len();

@@ -83,8 +83,8 @@ pub type SharedKey = Arc<(String, String)>;
 /// The store's indexes on pod fields, kept on every pod write and delete, and the nodes'
 /// network fields kept typed on every node write. The pod indexes: `spec.nodeName`
 /// (the index the API server's watch cache keeps for kubelets' and `describe node`'s
-/// `fieldSelector=spec.nodeName=NODE`) and `status.podIP` (the other pod field selector
-/// that names one pod's network: how the packet walker finds the pod holding an address).
+/// `fieldSelector=spec.nodeName=NODE`) and the addresses of `status.podIPs` (`podIP`, and
+/// a dual-stack pod's other address: how the packet walker finds the pod holding an address).
 /// Each holds the pods' table keys (shared with the table) in the table's order: a node
 /// holds a few dozen pods, so a sorted vector is all its set needs; an address is one pod's,
 /// so the address index is one ordered set of (address, key) pairs, with no set per address.
@@ -92,7 +92,7 @@ pub type SharedKey = Arc<(String, String)>;
 pub struct FieldIndexes {
     /// Pods by `spec.nodeName` (scheduled pods only).
     pods_by_node: LookupMap<String, Vec<SharedKey>>,
-    /// Pods by `status.podIP` (pods with an address only).
+    /// Pods by each address in `status.podIPs` (pods with an address only).
     pods_by_ip: BTreeSet<(IpAddr, SharedKey)>,
     /// Each node's network fields, parsed once per write of the node.
     node_nets: BTreeMap<String, NodeNetFields>,
@@ -126,7 +126,7 @@ impl FieldIndexes {
         self.pods_by_node.get(node).map_or(0, Vec::len)
     }
 
-    /// The keys of the pods whose `status.podIP` is `ip`, in table order.
+    /// The keys of the pods with `ip` among their `status.podIPs`, in table order.
     pub fn pods_with_ip<'a>(
         &'a self,
         ip: IpAddr,
@@ -186,27 +186,27 @@ impl FieldIndexes {
     }
 
     /// Move the pod under `key` after a write of its status alone (`old` the status it
-    /// had): only its address can have changed.
+    /// had): only its addresses can have changed.
     pub(super) fn restatus_pod(
         &mut self,
         key: &SharedKey,
         old: &super::PodStatus,
         pod: &Object<super::PodSpec>,
     ) {
-        if old.pod_ip != pod.status.pod_ip {
+        if (old.pod_ip, old.second_pod_ip()) != (pod.status.pod_ip, pod.status.second_pod_ip()) {
             self.unindex_pod_ip(key, old);
             self.index_pod_ip(key, &pod.status);
         }
     }
 
     fn unindex_pod_ip(&mut self, key: &SharedKey, status: &super::PodStatus) {
-        if let Some(ip) = status.pod_ip {
+        for ip in status.pod_ip.into_iter().chain(status.second_pod_ip()) {
             self.pods_by_ip.remove(&(ip, SharedKey::clone(key)));
         }
     }
 
     fn index_pod_ip(&mut self, key: &SharedKey, status: &super::PodStatus) {
-        if let Some(ip) = status.pod_ip {
+        for ip in status.pod_ip.into_iter().chain(status.second_pod_ip()) {
             self.pods_by_ip.insert((ip, SharedKey::clone(key)));
         }
     }

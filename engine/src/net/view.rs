@@ -66,6 +66,9 @@ pub struct PodNet {
     pub labels: BTreeMap<String, String>,
     /// `status.podIP`, once the sandbox network is up.
     pub ip: Option<IpAddr>,
+    /// A dual-stack pod's other address (`status.podIPs[1]`): a policy selects the pod at
+    /// either.
+    pub second_ip: Option<IpAddr>,
     /// The host end of its veth pair (`veth1a2b3c4d`).
     pub host_veth: Option<String>,
     /// The path of its sandbox's network namespace on the node (`/var/run/netns/cni-…`).
@@ -85,6 +88,7 @@ impl PodNet {
             node: node.to_string(),
             labels: BTreeMap::new(),
             ip: None,
+            second_ip: None,
             host_veth: None,
             netns: None,
             ifname: "eth0".to_string(),
@@ -224,7 +228,7 @@ impl ClusterNet {
     pub(crate) fn ask_around(&self) {
         for p in &self.pods {
             self.note(|| Asked::Node(p.node.clone()));
-            if let Some(ip) = p.ip {
+            for ip in p.ip.into_iter().chain(p.second_ip) {
                 self.note(|| Asked::Ip(ip));
             }
         }
@@ -249,10 +253,13 @@ impl ClusterNet {
             .find(|p| p.namespace == namespace && p.name == name)
     }
 
-    /// The first pod (in the order of [`ClusterNet::pods`]) whose `status.podIP` is `ip`.
+    /// The first pod (in the order of [`ClusterNet::pods`]) with `ip` among its
+    /// `status.podIPs`.
     pub(crate) fn pod_with_ip(&self, ip: IpAddr) -> Option<&PodNet> {
         self.note(|| Asked::Ip(ip));
-        self.pods.iter().find(|p| p.ip == Some(ip))
+        self.pods
+            .iter()
+            .find(|p| p.ip == Some(ip) || p.second_ip == Some(ip))
     }
 
     /// The first pod on `node` that `pred` accepts.

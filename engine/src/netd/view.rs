@@ -120,6 +120,7 @@ fn pod_net(v: &View<'_>, p: &Object<PodSpec>) -> PodNet {
     let mut pn = PodNet::new(&p.metadata.namespace, p.name(), &p.spec.node_name);
     pn.labels = p.metadata.labels.clone();
     pn.ip = p.status.pod_ip;
+    pn.second_ip = p.status.second_pod_ip();
     let sandbox = v
         .nodes
         .get(&p.spec.node_name)
