@@ -37,7 +37,8 @@ macro_rules! tables {
             /// The pods that use claims, by node and by claim (an informer index, see
             /// `reports`).
             pub volume_pods: reports::VolumePods,
-            /// The store's indexes on pod fields (`spec.nodeName`, `status.podIP`).
+            /// The store's indexes on pod fields (`spec.nodeName`, the addresses of
+            /// `status.podIPs`).
             pub fields: FieldIndexes,
             /// The store's label index: per kind and namespace, each label's objects.
             pub labels: LabelIndex,

@@ -72,9 +72,10 @@ pub(crate) fn walk_net(v: &View<'_>) -> ClusterNet {
 }
 
 /// Hand `net` every pod that answers a question it was asked since the last time, from
-/// the store's key and field indexes (`status.podIP`, `spec.nodeName`), keeping them in
-/// the pod table's order (a question's first answer is the cluster's first). False when
-/// it already held them all: its answers were those of the whole cluster.
+/// the store's key and field indexes (the addresses of `status.podIPs`, `spec.nodeName`),
+/// keeping them in the pod table's order (a question's first answer is the cluster's
+/// first). False when it already held them all: its answers were those of the whole
+/// cluster.
 pub(crate) fn answer(v: &View<'_>, net: &mut ClusterNet) -> bool {
     use crate::net::view::Asked;
     let held: BTreeSet<(&str, &str)> = net
