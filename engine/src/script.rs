@@ -87,8 +87,12 @@ pub fn run_line(desk: &mut Desk, line_no: usize, line: &str) -> Option<LineRepor
         Some(rest) => (true, rest.trim_start()),
         None => (false, trimmed),
     };
-    let (stdout, stderr, failed) = match desk.execute(command) {
-        Ok(out) => (out.to_text(), String::new(), false),
+    let ran = desk.run(command);
+    // A failure that completed a lesson step is shown with the step's feedback, and is
+    // still a failure (a `!` line expects it).
+    let fed_back = ran.failed_into_feedback.is_some();
+    let (stdout, stderr, failed) = match ran.result {
+        Ok(out) => (out.to_text(), String::new(), fed_back),
         Err(e) => (
             e.output.to_text(),
             format!("{}\n", error_text(&safe(&e.message))),

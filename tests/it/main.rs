@@ -26,6 +26,7 @@ mod lesson_ch4_ch6;
 mod lesson_ch5;
 mod lesson_files;
 mod lesson_guard;
+mod lesson_honesty;
 mod lesson_props;
 mod lesson_session;
 mod lesson_stray;

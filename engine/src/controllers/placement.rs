@@ -85,9 +85,13 @@ fn node_failures(
                 out.push((format!("Insufficient {resource}"), true));
             }
         }
-        if let Some(v) = volume {
-            out.push((v, false));
-        }
+    }
+    // VolumeBinding's Filter runs after NodeResourcesFit: a node that does not fit has
+    // no volume reason.
+    if out.is_empty()
+        && let Some(v) = volume
+    {
+        out.push((v, false));
     }
     out
 }

@@ -11,7 +11,8 @@ use crate::util::quantity::parse_bytes;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-const YOU: &str = "you";
+/// The caller a learner's own `csi …` command is recorded as.
+pub(crate) const YOU: &str = "you";
 
 /// What `csi serve` says where no front end can hold a socket open (a script, a lesson, a
 /// plain session): the REPL and the dashboard serve it themselves.

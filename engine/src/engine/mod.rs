@@ -468,6 +468,7 @@ impl Lab {
             started_watch,
             calls: (calls, self.calls.next_seq()),
             wire: (wire, self.wire.next_seq()),
+            failed_into_feedback: None,
         }
     }
 

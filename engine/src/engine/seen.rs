@@ -27,6 +27,10 @@ pub struct Executed {
     pub wire: (u64, u64),
     /// The watch it started (`get -w`), for the desk to keep.
     pub started_watch: Option<super::watch::Watch>,
+    /// Why the command failed when `result` no longer says so: a lesson step its failure
+    /// completed turned the error into a line of the step's feedback (see
+    /// `Desk::lesson_observe`), and a script's `!` line still expects a failure.
+    pub failed_into_feedback: Option<super::Reason>,
 }
 
 impl Executed {
@@ -39,12 +43,13 @@ impl Executed {
             calls: (0, 0),
             wire: (0, 0),
             started_watch: None,
+            failed_into_feedback: None,
         }
     }
 
     /// Whether it failed.
     pub fn failed(&self) -> bool {
-        self.result.is_err()
+        self.result.is_err() || self.failed_into_feedback.is_some()
     }
 }
 

@@ -439,7 +439,7 @@ impl Desk {
         let (id, steps, quizzes) = (
             s.lesson.id.clone(),
             (s.progress.steps.len(), s.lesson.steps.len()),
-            (s.progress.quizzes.len(), s.lesson.quizzes.len()),
+            (s.progress.right_first_time(), s.lesson.quizzes.len()),
         );
         let progress = s.progress.clone();
         self.lab
@@ -449,7 +449,7 @@ impl Desk {
         self.lessons.save(&id, &progress);
         let mut out = Outcome::empty();
         out.plain(format!(
-            "Wrote {file}: lesson {id}, {} lines typed, steps {}/{}, quizzes {}/{}.",
+            "Wrote {file}: lesson {id}, {} lines typed, steps {}/{}, quizzes {}/{} right the first time.",
             sub.lines.len(),
             steps.0,
             steps.1,
@@ -732,8 +732,8 @@ impl Desk {
             .session
             .take()
             .ok_or_else(|| LabError::msg(NO_LESSON))?;
-        let quiz = match s.current() {
-            Item::Quiz(_, q) => q.clone(),
+        let (number, quiz) = match s.current() {
+            Item::Quiz(i, q) => (u32::try_from(i + 1).unwrap_or(u32::MAX), q.clone()),
             Item::Step(step) => {
                 let n = step.number;
                 self.lessons.session = Some(s);
@@ -748,6 +748,10 @@ impl Desk {
                 ));
             }
         };
+        if let Some(why) = quiz.refuse(given) {
+            self.lessons.session = Some(s);
+            return Err(LabError::msg(why));
+        }
         let mut out = Outcome::empty();
         if let QuizKind::Predict { run, .. } = &quiz.kind {
             out.plain(format!("Your prediction: {given}"));
@@ -770,8 +774,11 @@ impl Desk {
             s.complete();
             self.lessons.save(&s.lesson.id, &s.progress);
         } else if s.wrong_answers == 0 {
-            // One more try, with the explanation to go on.
+            // One more try, with the explanation to go on; the wrong answer is kept (a
+            // grader shows it as `wrong` unless the second try is right).
             s.wrong_answers += 1;
+            s.progress.wrong.insert(number);
+            self.lessons.save(&s.lesson.id, &s.progress);
             out.line(Line::styled(
                 "✗ Not quite. Read this, then try once more with `lesson answer …` (`skip` moves on):",
                 Role::Bad,
@@ -884,7 +891,10 @@ impl Desk {
         self.lessons.session = Some(s);
         let mut out = match std::mem::replace(&mut ran.result, Ok(Outcome::empty())) {
             Ok(o) => o,
-            Err(e) => error_line(&e),
+            Err(e) => {
+                ran.failed_into_feedback = Some(e.reason);
+                error_line(&e)
+            }
         };
         out.extend(feedback);
         ran.result = Ok(out);

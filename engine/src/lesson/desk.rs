@@ -226,6 +226,7 @@ impl Desk {
     /// [`super::progress::Transcript`]), with the files it read.
     pub fn run(&mut self, line: &str) -> Executed {
         let journaled = self.lab.journal_mark();
+        let saves = self.lessons.saves();
         let mut ran = self.run_line(line);
         self.follow_watch(&mut ran);
         if let Some(s) = &mut self.lessons.session {
@@ -236,6 +237,12 @@ impl Desk {
                     line: line.to_string(),
                     files,
                 });
+                // The line saved progress as it ran (it completed a step, answered a
+                // quiz): save again with the line itself in the transcript, so a learner
+                // who quits now hands in the lines that did the step.
+                if self.lessons.saves() != saves {
+                    self.lessons.save_session();
+                }
             }
         }
         ran

@@ -192,6 +192,12 @@ pub enum QuizResult {
         /// The line's number.
         line: usize,
     },
+    /// Answered wrong (at both tries, or at the first and then skipped), first by this
+    /// line.
+    Wrong {
+        /// The line's number.
+        line: usize,
+    },
     /// Skipped without an answer.
     Skipped,
     /// Not answered.
@@ -217,9 +223,9 @@ pub struct Verdict {
     pub steps: Vec<(u32, String, StepResult)>,
     /// Each quiz's number and result.
     pub quizzes: Vec<(u32, QuizResult)>,
-    /// How many of the lines failed in the replay (a typo, a refused command, or a file
-    /// that is not a script at all).
-    pub failed_lines: usize,
+    /// The numbers of the lines that failed in the replay (a typo, a refused command, or
+    /// a file that is not a script at all).
+    pub failed_lines: Vec<usize>,
     /// Items the submission claims done that the replay did not do (`step 19`, `quiz 2`).
     pub claimed_not_replayed: Vec<String>,
     /// The lab version that wrote the submission (none for a script).
@@ -296,6 +302,7 @@ impl Verdict {
             let (result, line) = match r {
                 QuizResult::RightFirstTime { line } => ("right", by(*line)),
                 QuizResult::RightSecondTry { line } => ("right at 2nd try", by(*line)),
+                QuizResult::Wrong { line } => ("wrong", by(*line)),
                 QuizResult::Skipped => ("skipped", String::new()),
                 QuizResult::Unanswered => ("unanswered", String::new()),
             };
@@ -319,12 +326,15 @@ impl Verdict {
         if let Some(why) = &self.wrong_variant {
             out.line(Line::styled(why.clone(), Role::Bad));
         }
-        if self.failed_lines > 0 {
+        if !self.failed_lines.is_empty() {
+            let numbers: Vec<String> = self.failed_lines.iter().map(usize::to_string).collect();
             out.line(Line::styled(
                 format!(
-                    "{} of the {} lines failed in the replay (typos, refused commands, or a file that is not a lab script)",
-                    self.failed_lines,
-                    self.lines.len()
+                    "{} of the {} lines failed in the replay ({} {}: typos, refused commands, or a file that is not a lab script)",
+                    self.failed_lines.len(),
+                    self.lines.len(),
+                    if numbers.len() == 1 { "line" } else { "lines" },
+                    numbers.join(", ")
                 ),
                 Role::Dim,
             ));
@@ -368,6 +378,7 @@ impl Verdict {
                 QuizResult::RightSecondTry { line } => {
                     json!({"quiz": n, "result": "right-second-try", "line": line})
                 }
+                QuizResult::Wrong { line } => json!({"quiz": n, "result": "wrong", "line": line}),
                 QuizResult::Skipped => json!({"quiz": n, "result": "skipped"}),
                 QuizResult::Unanswered => json!({"quiz": n, "result": "unanswered"}),
             })
@@ -383,7 +394,8 @@ impl Verdict {
             "quizzes_right_first_time": self.quizzes_right(),
             "quizzes_total": self.quizzes.len(),
             "lines_replayed": self.lines.len(),
-            "lines_failed": self.failed_lines,
+            "lines_failed": self.failed_lines.len(),
+            "failed_lines": self.failed_lines,
             "claimed_not_replayed": self.claimed_not_replayed,
             "written_by": self.written_by,
             "graded_by": env!("CARGO_PKG_VERSION"),
@@ -431,20 +443,25 @@ pub fn replay(
         .map_err(|e| LabError::msg(format!("lesson start {lesson}: {}", e.message)))?;
     let mut step_by: BTreeMap<u32, usize> = BTreeMap::new();
     let mut quiz_by: BTreeMap<u32, usize> = BTreeMap::new();
-    let mut failed_lines = 0;
+    let mut wrong_by: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut failed_lines = Vec::new();
     for (number, line) in lines {
         if desk.run(line).result.is_err() {
-            failed_lines += 1;
+            failed_lines.push(*number);
         }
         let now = progress_of(desk, lesson);
         // `lesson reset` clears what was done: a step done again is done by its new line.
         step_by.retain(|s, _| now.steps.contains(s));
         quiz_by.retain(|q, _| now.quizzes.contains(q));
+        wrong_by.retain(|q, _| now.wrong.contains(q));
         for s in now.steps {
             step_by.entry(s).or_insert(*number);
         }
         for q in now.quizzes {
             quiz_by.entry(q).or_insert(*number);
+        }
+        for q in now.wrong {
+            wrong_by.entry(q).or_insert(*number);
         }
     }
     let mut end = progress_of(desk, lesson);
@@ -478,6 +495,9 @@ pub fn replay(
             let r = match quiz_by.get(&q) {
                 Some(&line) if end.second_try.contains(&q) => QuizResult::RightSecondTry { line },
                 Some(&line) if end.quizzes.contains(&q) => QuizResult::RightFirstTime { line },
+                _ if end.wrong.contains(&q) && wrong_by.contains_key(&q) => {
+                    QuizResult::Wrong { line: wrong_by[&q] }
+                }
                 _ if end.skipped_quizzes.contains(&q) => QuizResult::Skipped,
                 _ => QuizResult::Unanswered,
             };
@@ -524,6 +544,7 @@ fn progress_of(desk: &mut Desk, lesson: &str) -> LessonProgress {
         steps: p.steps.clone(),
         quizzes: p.quizzes.clone(),
         second_try: p.second_try.clone(),
+        wrong: p.wrong.clone(),
         skipped_steps: p.skipped_steps.clone(),
         skipped_quizzes: p.skipped_quizzes.clone(),
     }

@@ -62,6 +62,9 @@ pub struct Lessons {
     store: Box<dyn ProgressStore>,
     progress: Option<Progress>,
     warning: Option<String>,
+    /// How many times progress was saved (a line that saved while it ran is saved again
+    /// once it is in the transcript: see `Desk::run`).
+    saves: u64,
     /// The interactive lesson in progress, if any.
     pub session: Option<LessonSession>,
 }
@@ -74,6 +77,7 @@ impl Default for Lessons {
             store: Box::new(MemoryStore::default()),
             progress: None,
             warning: None,
+            saves: 0,
             session: None,
         }
     }
@@ -168,6 +172,7 @@ impl Lessons {
     /// Record a lesson's progress and save it, merged with what other sessions saved
     /// meanwhile (see [`ProgressStore::record`]); a failed save is reported once.
     pub fn save(&mut self, id: &str, lp: &LessonProgress) {
+        self.saves += 1;
         let before = self.progress().of(id);
         match self.store.record(id, &before, lp) {
             // What the store holds now: ours merged with other sessions' progress.
@@ -177,6 +182,19 @@ impl Lessons {
                 p.lessons.insert(id.to_string(), lp.clone());
                 self.warning = Some(e.to_string());
             }
+        }
+    }
+
+    /// How many times progress was saved so far.
+    pub(crate) fn saves(&self) -> u64 {
+        self.saves
+    }
+
+    /// Save the lesson in progress, if any.
+    pub(crate) fn save_session(&mut self) {
+        if let Some(s) = self.session.take() {
+            self.save(&s.lesson.id, &s.progress);
+            self.session = Some(s);
         }
     }
 

@@ -118,11 +118,39 @@ impl Lesson {
 impl Quiz {
     /// Whether `given` is the right answer (case and surrounding space ignored; a choice
     /// may be given as `B`, `b` or `B)`).
+    /// Why `given` is not an answer to this quiz at all (a choice quiz takes one of its
+    /// labels: `A`, `b)`, `C.`), naming what is accepted; `None` when it is one.
+    pub fn refuse(&self, given: &str) -> Option<String> {
+        let QuizKind::Choice { options, .. } = &self.kind else {
+            return None;
+        };
+        let g = given.trim().trim_end_matches([')', '.', ':']).trim();
+        let g = g.strip_prefix('(').unwrap_or(g);
+        let mut chars = g.chars();
+        let label = match (chars.next(), chars.next()) {
+            (Some(c), None) => Some(c.to_ascii_uppercase()),
+            _ => None,
+        };
+        if label.is_some_and(|c| options.iter().any(|(l, _)| *l == c)) {
+            return None;
+        }
+        let labels: Vec<String> = options.iter().map(|(l, _)| l.to_string()).collect();
+        let list = match labels.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => labels.join(""),
+        };
+        Some(format!(
+            "{:?} is not one of this quiz's options: answer {list} (`lesson answer LETTER`); this try is not used",
+            given.trim()
+        ))
+    }
+
     pub fn is_right(&self, given: &str) -> bool {
         let given = given.trim();
         match &self.kind {
             QuizKind::Choice { answer, .. } => {
                 let g = given.trim_end_matches([')', '.', ':']).trim();
+                let g = g.strip_prefix('(').unwrap_or(g);
                 g.len() == 1 && g.eq_ignore_ascii_case(&answer.to_string())
             }
             QuizKind::Predict { answer, .. } => same_prediction(given, answer.trim()),

@@ -22,6 +22,10 @@ pub struct LessonProgress {
     /// in the lesson's score).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub second_try: BTreeSet<u32>,
+    /// Quiz numbers answered wrong at least once (at the first try; a right second try
+    /// also lands in `quizzes` and `second_try`).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub wrong: BTreeSet<u32>,
     /// Step numbers the learner skipped without doing them (a resumed lesson starts after
     /// them; they come back once everything else is done).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
@@ -112,6 +116,7 @@ impl LessonProgress {
         self.skipped_steps.retain(has_step);
         self.quizzes.retain(has_quiz);
         self.second_try.retain(has_quiz);
+        self.wrong.retain(has_quiz);
         self.skipped_quizzes.retain(has_quiz);
         self
     }
@@ -171,6 +176,7 @@ impl Progress {
         lp.quizzes.extend(after.quizzes.iter().copied());
         let sets = [
             (&before.second_try, &after.second_try, &mut lp.second_try),
+            (&before.wrong, &after.wrong, &mut lp.wrong),
             (
                 &before.skipped_steps,
                 &after.skipped_steps,

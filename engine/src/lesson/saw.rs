@@ -7,7 +7,7 @@
 //! pod's. Wire calls: `PLUGIN:COMMAND` (`bridge:ADD`), a CNI command (`DEL`) or a CSI RPC
 //! (`CreateVolume`), as `show wire --last` takes them.
 
-use super::check::{Eval, Observed};
+use super::check::{Check, Eval, Observed, RecordTest};
 use crate::engine::Lab;
 use crate::engine::seen::{Endpoint, EntryTable, FlowSeen, Place, RouteFact, Seen, TraceEnd};
 use crate::record::wire::WireRecord;
@@ -196,11 +196,16 @@ fn env_has(rec: &WireRecord, want: &str) -> bool {
         .any(|(n, val)| n == k && v.is_none_or(|v| v == val))
 }
 
+/// The record test of `saw wire <call> env <K[=V]>`.
+pub(crate) fn env_test(_: &Lab, rec: &WireRecord, a: &[String]) -> bool {
+    env_has(rec, arg(a, 1))
+}
+
 /// `saw wire <call> env <K[=V]>`.
 pub(crate) fn wire_env(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, want) = (arg(a, 0), arg(a, 1));
     let recs = shown_calls(lab, seen, call);
-    let holds = recs.iter().any(|r| env_has(r, want));
+    let holds = recs.iter().any(|r| env_test(lab, r, a));
     yes_no(
         holds,
         format!("you saw {want} in a {call} record's environment"),
@@ -237,12 +242,7 @@ fn json_value(text: &str) -> Value {
 pub(crate) fn wire_json(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, which, ptr, want) = (arg(a, 0), arg(a, 1), arg(a, 2), arg(a, 3));
     let recs = shown_calls(lab, seen, call);
-    let holds = recs.iter().any(|r| {
-        part(r, which).is_some_and(|v| {
-            v.pointer(ptr)
-                .is_some_and(|x| want == "*" || *x == json_value(want))
-        })
-    });
+    let holds = recs.iter().any(|r| json_test(lab, r, a));
     yes_no(
         holds,
         format!("you saw {ptr} = {want} in a {call} record's {which}"),
@@ -254,17 +254,119 @@ pub(crate) fn wire_json(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
+/// The record test of `saw wire <call> <part> <pointer> <value>`.
+pub(crate) fn json_test(_: &Lab, rec: &WireRecord, a: &[String]) -> bool {
+    let (which, ptr, want) = (arg(a, 1), arg(a, 2), arg(a, 3));
+    part(rec, which).is_some_and(|v| {
+        v.pointer(ptr)
+            .is_some_and(|x| want == "*" || *x == json_value(want))
+    })
+}
+
+/// The record test of `saw wire <call> caller <actor>`.
+pub(crate) fn caller_test(_: &Lab, rec: &WireRecord, a: &[String]) -> bool {
+    matches!(rec, WireRecord::Csi(c) if c.caller.is(arg(a, 1)))
+}
+
 /// `saw wire <call> caller <actor>`: a CSI call's caller (`external-provisioner`).
 pub(crate) fn wire_caller(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, want) = (arg(a, 0), arg(a, 1));
     let holds = shown_calls(lab, seen, call)
         .iter()
-        .any(|r| matches!(r, WireRecord::Csi(c) if c.caller.is(want)));
+        .any(|r| caller_test(lab, r, a));
     yes_no(
         holds,
         format!("you saw that {want} made the {call} call"),
         format!("no {call} record from {want} has been shown whole during this step"),
     )
+}
+
+/// The record test of `saw wire <call> for pvc <claim>`: a component's call (not one made
+/// by hand) about the claim's volume — CreateVolume names it, the others take its volume
+/// ID — that answered OK.
+pub(crate) fn for_pvc_test(lab: &Lab, rec: &WireRecord, a: &[String]) -> bool {
+    let WireRecord::Csi(c) = rec else {
+        return false;
+    };
+    let Some(pv) = crate::engine::query::claim_volume(lab, arg(a, 1)) else {
+        return false;
+    };
+    let subject = c.request.subject();
+    c.reply.is_ok()
+        && !c.caller.is(crate::engine::csi_cmd::YOU)
+        && (subject == Some(pv.name) || subject == Some(pv.handle))
+}
+
+/// `saw wire <call> for pvc <claim>`: a record shown this step is the call a component
+/// made for the claim's volume, and it answered.
+pub(crate) fn wire_for_pvc(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, claim) = (arg(a, 0), arg(a, 1));
+    let Some(pv) = crate::engine::query::claim_volume(lab, claim) else {
+        return yes_no(
+            false,
+            String::new(),
+            format!("no persistent volume was made for claim {claim}"),
+        );
+    };
+    let recs = shown_calls(lab, seen, call);
+    yes_no(
+        recs.iter().any(|r| for_pvc_test(lab, r, a)),
+        format!(
+            "you saw the {call} call for claim {claim}'s volume {}",
+            pv.name
+        ),
+        if recs.is_empty() {
+            format!("no {call} record has been shown whole during this step")
+        } else {
+            format!(
+                "the {call} records shown are not the call a component made for claim {claim}'s volume {} (`show wire --last {call}` right after the claim is provisioned)",
+                pv.name
+            )
+        },
+    )
+}
+
+/// The `saw wire CALL …` lines of a step that test one record's content must all hold on
+/// one record: a size seen in one CreateVolume and a topology in another, or a field of a
+/// call made by hand beside the claim's own call, are not what one call carried. `Err`
+/// names a line of a call whose facts no one record shown has.
+pub(crate) fn one_record_each<'c>(
+    checks: &'c [Check],
+    lab: &Lab,
+    seen: &Observed,
+) -> Result<(), (&'c Check, Eval)> {
+    let tests: Vec<(&Check, RecordTest)> = checks
+        .iter()
+        .filter(|c| !c.negated)
+        .filter_map(|c| Some((c, super::check::record_test(c)?)))
+        .collect();
+    let mut calls: Vec<&str> = tests.iter().map(|(c, _)| arg(&c.args, 0)).collect();
+    calls.sort_unstable();
+    calls.dedup();
+    for call in calls {
+        let group: Vec<&(&Check, RecordTest)> = tests
+            .iter()
+            .filter(|(c, _)| arg(&c.args, 0) == call)
+            .collect();
+        let Some(((first, _), true)) = group.first().map(|g| (*g, group.len() > 1)) else {
+            continue;
+        };
+        let one = shown_calls(lab, seen, call)
+            .into_iter()
+            .any(|r| group.iter().all(|(c, test)| test(lab, r, &c.args)));
+        if !one {
+            return Err((
+                *first,
+                Eval {
+                    holds: false,
+                    actual: format!(
+                        "the {call} records shown have these facts only between them: one {call} record must show them all"
+                    ),
+                },
+            ));
+        }
+    }
+    Ok(())
 }
 
 // ---- routes ----
@@ -801,6 +903,11 @@ pub fn error(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 /// `saw wire <call> method <path>`: `show wire` showed a record of the CSI call whole, with
 /// this gRPC method path (`/csi.v1.Identity/Probe`); a raw `csi` command prints only the
 /// reply, so it does not count here.
+/// The record test of `saw wire <call> method <path>`.
+pub(crate) fn method_test(_: &Lab, rec: &WireRecord, a: &[String]) -> bool {
+    matches!(rec, WireRecord::Csi(c) if c.path() == arg(a, 1))
+}
+
 pub(crate) fn wire_method(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, want) = (arg(a, 0), arg(a, 1));
     let mut shown = false;
@@ -815,7 +922,7 @@ pub(crate) fn wire_method(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
         .filter(|r| is_call(r, call))
         .any(|r| {
             shown = true;
-            matches!(r, WireRecord::Csi(c) if c.path() == want)
+            method_test(lab, r, a)
         });
     yes_no(
         holds,
@@ -1081,19 +1188,23 @@ pub(crate) fn trace_to_interface(lab: &Lab, seen: &Observed, a: &[String]) -> Ev
     )
 }
 
+/// The record test of `saw wire <call> <part> <pointer> contains <text>`.
+pub(crate) fn json_contains_test(_: &Lab, rec: &WireRecord, a: &[String]) -> bool {
+    let (which, ptr, want) = (arg(a, 1), arg(a, 2), arg(a, 3));
+    part(rec, which).is_some_and(|v| {
+        v.pointer(ptr)
+            .and_then(Value::as_str)
+            .is_some_and(|s| s.contains(want))
+    })
+}
+
 /// `saw wire <call> <part> <pointer> contains <text>`: a record of the call shown this step
 /// has a string at the JSON pointer holding the text (a path: `/target_path` contains
 /// `/volumeDevices/publish/`).
 pub(crate) fn wire_json_contains(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, which, ptr, want) = (arg(a, 0), arg(a, 1), arg(a, 2), arg(a, 3));
     let recs = shown_calls(lab, seen, call);
-    let holds = recs.iter().any(|r| {
-        part(r, which).is_some_and(|v| {
-            v.pointer(ptr)
-                .and_then(Value::as_str)
-                .is_some_and(|s| s.contains(want))
-        })
-    });
+    let holds = recs.iter().any(|r| json_contains_test(lab, r, a));
     yes_no(
         holds,
         format!("you saw {ptr} holding {want:?} in a {call} record's {which}"),
@@ -1120,6 +1231,43 @@ mod ch2_ch7_tests {
 
     fn holds(lab: &Lab, seen: &Observed, check: &str) -> bool {
         parse(1, check).unwrap().eval(lab, seen).holds
+    }
+
+    /// Whether a step with these checks is done.
+    fn step_done(lab: &Lab, seen: &Observed, checks: &[&str]) -> bool {
+        let checks: Vec<_> = checks.iter().map(|c| parse(1, c).unwrap()).collect();
+        crate::lesson::check::eval_all(&checks, lab, seen).is_ok()
+    }
+
+    #[test]
+    fn a_step_s_facts_about_a_call_must_all_be_in_one_record() {
+        let size = "saw wire CreateVolume request /capacity_range/required_bytes '\"10737418240\"'";
+        let param = "saw wire CreateVolume request /parameters/type ssd";
+        let mut lab = Lab::new();
+        let mut seen = Observed::default();
+        // The claim's call carries the size, a call made by hand the parameter.
+        run(
+            &mut lab,
+            &mut seen,
+            &[
+                "pvc create data --size 10Gi",
+                "show wire --last CreateVolume",
+                "csi create-volume fake --size 1Gi --param type=ssd",
+            ],
+        );
+        assert!(holds(&lab, &seen, size) && holds(&lab, &seen, param));
+        assert!(!step_done(&lab, &seen, &[size, param]), "two records");
+        // One call carrying both.
+        run(
+            &mut lab,
+            &mut seen,
+            &["csi create-volume both --size 10Gi --param type=ssd"],
+        );
+        assert!(step_done(&lab, &seen, &[size, param]));
+        // A call made by hand is not the claim's.
+        let claim = "saw wire CreateVolume for pvc data";
+        assert!(holds(&lab, &seen, claim));
+        assert!(!step_done(&lab, &seen, &[claim, size, param]));
     }
 
     #[test]
@@ -1583,12 +1731,17 @@ mod ch3_tests {
 
 // ---- lessons ch4-runtime-workflow and ch6-source-walkthrough ----
 
+/// The record test of `saw wire <call> on <node>`.
+pub(crate) fn on_test(_: &Lab, rec: &WireRecord, a: &[String]) -> bool {
+    rec.node() == Some(arg(a, 1))
+}
+
 /// `saw wire <call> on <node>`: a record of the call shown this step ran on the node (a CNI
 /// plugin's node; the node plugin a CSI Node call went to).
 pub(crate) fn wire_on(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (call, node) = (arg(a, 0), arg(a, 1));
     let recs = shown_calls(lab, seen, call);
-    let holds = recs.iter().any(|r| r.node() == Some(node));
+    let holds = recs.iter().any(|r| on_test(lab, r, a));
     let nodes: Vec<&str> = recs.iter().filter_map(|r| r.node()).collect();
     yes_no(
         holds,

@@ -1,0 +1,169 @@
+//! What a learner hands in and what completes a step must be what the learner did:
+//! the line that completes a step is saved with it (a learner who quits then hands in the
+//! lines that did it), a failure a step asks for is still a failure to a script's `!`,
+//! a CSI call made by hand or the fields of two records do not stand for the call a
+//! component made for the lesson's claim, and a quiz answer that is no option uses no try
+//! while a wrong one is graded `wrong`.
+
+use crate::common::desk;
+use lab_engine::lesson::grade::{self, QuizResult};
+use lab_engine::script::{self, RunOptions};
+
+/// Start `lesson` and skip `n` items (the lab does each step).
+fn at_item(lesson: &str, n: usize) -> lab_engine::Desk {
+    let mut d = desk();
+    d.execute(&format!("lesson start {lesson}"))
+        .expect("starts");
+    for _ in 0..n {
+        d.execute("skip").expect("skips");
+    }
+    d
+}
+
+fn done(d: &lab_engine::Desk, step: u32) -> bool {
+    d.lessons
+        .session
+        .as_ref()
+        .is_some_and(|s| s.progress.steps.contains(&step))
+}
+
+#[test]
+fn the_line_that_completes_a_step_is_saved_with_it() {
+    let mut d = desk();
+    d.execute("lesson start ch2-core-ideas").unwrap();
+    d.execute("cni add c1 --node node-1").unwrap();
+    assert!(done(&d, 1), "step 1 is done by its ADD");
+    let saved = d.lessons.progress().of("ch2-core-ideas");
+    assert!(saved.steps.contains(&1));
+    let last = saved.transcript.lines.last().map(|l| l.line.as_str());
+    assert_eq!(
+        last,
+        Some("cni add c1 --node node-1"),
+        "the saved transcript ends with the line that did step 1"
+    );
+}
+
+#[test]
+fn a_failure_a_step_asks_for_is_still_a_failure_to_a_script() {
+    let lines = "lesson start ch2-core-ideas\n\
+        cni add c1 --node node-1\n\
+        show wire --last bridge:ADD\n\
+        csi get-plugin-info\n\
+        csi probe\n\
+        show wire\n";
+    let run = |text: &str| {
+        let mut d = desk();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let ok = script::run(&mut d, text, RunOptions::default(), &mut out, &mut err).unwrap();
+        (ok, d, String::from_utf8_lossy(&err).into_owned())
+    };
+    // Step 4 asks for the second ADD to fail: written `!`, the script passes and the step
+    // is done.
+    let (ok, d, err) = run(&format!("{lines}! cni add c1 --node node-1\n"));
+    assert!(ok, "the `!` line failed as written: {err}");
+    assert!(done(&d, 4));
+    // Written without `!`, the same line is a failure the script reports.
+    let (ok, d, _) = run(&format!("{lines}cni add c1 --node node-1\n"));
+    assert!(!ok, "a failed line fails the script, step or not");
+    assert!(done(&d, 4));
+}
+
+#[test]
+fn a_csi_call_made_by_hand_does_not_stand_for_the_provisioner_s() {
+    // ch6 step 11: a class `fast` with type=ssd, a 10Gi claim of it, its CreateVolume.
+    let mut d = at_item("ch6-source-walkthrough", 10);
+    d.execute("pvc create data --size 10Gi").unwrap();
+    d.execute("csi create-volume fake --size 10Gi --param type=ssd")
+        .unwrap();
+    assert!(!done(&d, 11), "a hand-made CreateVolume with the fields");
+    // ch7 step 20: a failed hand-made restore does not stand for the claim's.
+    let mut d = at_item("ch7-hands-on", 19);
+    d.execute("pvc create db-restore --size 10Gi").unwrap();
+    let _ = d.execute("csi create-volume q --size 1Gi --from-snapshot snap-1a2b3c4d");
+    assert!(
+        !done(&d, 20),
+        "a failed hand-made CreateVolume from a snapshot"
+    );
+    // The task as written completes step 11.
+    let mut d = at_item("ch6-source-walkthrough", 10);
+    for line in [
+        "sc create fast --param type=ssd",
+        "pvc create data --size 10Gi --class fast",
+        "show wire",
+    ] {
+        d.execute(line).unwrap();
+    }
+    assert!(done(&d, 11), "the task's own commands");
+}
+
+#[test]
+fn one_record_must_show_all_of_a_step_s_facts_about_a_call() {
+    // ch6 step 12 asks for scratch's CreateVolume: 1Gi, preferred node-2. The claim is
+    // provisioned for real, but the record shown is another claim's, and the 1Gi with
+    // node-2 comes from a call made by hand.
+    let mut d = at_item("ch6-source-walkthrough", 11);
+    for line in [
+        "sc create local --binding WaitForFirstConsumer",
+        "pvc create scratch --size 1Gi --class local",
+        "pod create trainer --node-selector kubernetes.io/hostname=node-2 --pvc scratch",
+        "show wire --last CreateVolume",
+    ] {
+        d.execute(line).unwrap();
+    }
+    assert!(done(&d, 12), "the task's own commands");
+
+    let mut d = at_item("ch6-source-walkthrough", 11);
+    for line in [
+        "pvc create other --size 10Gi",
+        "show wire --last CreateVolume",
+        "sc create local --binding WaitForFirstConsumer",
+        "pvc create scratch --size 1Gi --class local",
+        "pod create trainer --node-selector kubernetes.io/hostname=node-2",
+        "csi create-volume x --size 1Gi --node node-2",
+    ] {
+        d.execute(line).unwrap();
+    }
+    assert!(!done(&d, 12), "facts from two records");
+}
+
+#[test]
+fn a_quiz_answer_that_is_no_option_uses_no_try_and_a_wrong_one_is_graded_wrong() {
+    let mut d = desk();
+    d.execute("lesson start ch2-core-ideas").unwrap();
+    let mut lines = vec!["lesson start ch2-core-ideas".to_string()];
+    while !matches!(
+        d.lessons.session.as_ref().map(|s| s.current()),
+        Some(lab_engine::lesson::Item::Quiz(..))
+    ) {
+        d.execute("skip").unwrap();
+        lines.push("skip".into());
+    }
+    let e = d.execute("lesson answer D").unwrap_err();
+    assert!(
+        e.message.contains("not one of this quiz's options") && e.message.contains("A, B or C"),
+        "{}",
+        e.message
+    );
+    let tries = d.lessons.session.as_ref().unwrap().wrong_answers;
+    assert_eq!(tries, 0, "no try used");
+    // Quiz 1's answer is B: A is wrong, and the grader says so with its line.
+    let out = d.execute("lesson answer A").unwrap().to_text();
+    assert!(out.contains("Not quite"), "{out}");
+    lines.push("lesson answer A".into());
+    let numbered: Vec<(usize, String)> = (1..).zip(lines).collect();
+    let verdict = grade::replay(
+        &mut desk(),
+        "ch2-core-ideas",
+        (0, None),
+        &numbered,
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        verdict.quizzes.first().map(|(_, r)| r),
+        Some(&QuizResult::Wrong {
+            line: numbered.len()
+        })
+    );
+}
