@@ -282,7 +282,7 @@ pub fn focus_claims(lab: &Lab, focus: &Focus) -> Vec<String> {
         return Vec::new();
     };
     pod.spec
-        .volumes
+        .volumes()
         .iter()
         .map(|v| {
             format!(
@@ -523,7 +523,7 @@ fn more_interfaces(
 ) -> Vec<String> {
     let status: Vec<serde_json::Value> = pod
         .metadata
-        .annotations
+        .annotations()
         .get("k8s.v1.cni.cncf.io/network-status")
         .and_then(|s| serde_json::from_str(s).ok())
         .unwrap_or_default();
@@ -721,7 +721,7 @@ impl PodIndex {
     fn set_extra(&mut self, key: &PodKey, pod: &crate::cluster::Object<crate::cluster::PodSpec>) {
         let n = pod
             .metadata
-            .annotations
+            .annotations()
             .get(crate::cluster::nad::NETWORK_STATUS_ANNOTATION)
             .map(|s| s.matches("\"interface\":").count().saturating_sub(1))
             .unwrap_or(0);

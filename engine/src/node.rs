@@ -6,6 +6,7 @@ use crate::cni::conf::ConfDir;
 use crate::cni::host::Host;
 use crate::cni::runtime::{Network, ResultCache};
 use crate::cni::types::CniResult;
+use crate::util::vec_map::VecMap;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
@@ -94,8 +95,9 @@ pub struct NodeRuntime {
     network: OnceLock<Result<Network, String>>,
     /// libcni's result cache.
     pub cache: ResultCache,
-    /// Sandboxes by pod key (`ns/name`).
-    pub sandboxes: BTreeMap<String, Sandbox>,
+    /// Sandboxes by pod key (`ns/name`), in key order: one a pod on every node, so a
+    /// [`VecMap`], whose room is its entries.
+    pub sandboxes: VecMap<String, Sandbox>,
 }
 
 impl NodeRuntime {
@@ -106,7 +108,7 @@ impl NodeRuntime {
             confdir,
             network: OnceLock::new(),
             cache: ResultCache::new(),
-            sandboxes: BTreeMap::new(),
+            sandboxes: VecMap::new(),
         }
     }
 

@@ -43,7 +43,7 @@ fn network_status(lab: &Lab, pod: &str) -> Option<String> {
         .pods
         .get(&("default".to_string(), pod.to_string()))?
         .metadata
-        .annotations
+        .annotations()
         .get("k8s.v1.cni.cncf.io/network-status")
         .cloned()
 }

@@ -92,7 +92,7 @@ fn wait_for_first_consumer_claims_wait_for_a_scheduled_pod() {
     assert_eq!(pvc.status.phase, "Pending");
     assert!(
         !pvc.metadata
-            .annotations
+            .annotations()
             .contains_key("volume.kubernetes.io/selected-node")
     );
     let d = run(&mut lab, "describe pvc local");

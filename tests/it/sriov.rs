@@ -380,7 +380,7 @@ fn a_scheduled_pod_takes_its_wait_for_first_consumer_claim_along() {
     run(&mut lab, "pod create w --pvc data");
     let pvc = &lab.cluster().pvcs[&("default".to_string(), "data".to_string())];
     assert_eq!(
-        pvc.metadata.annotations["volume.kubernetes.io/selected-node"],
+        pvc.metadata.annotations()["volume.kubernetes.io/selected-node"],
         "node-1"
     );
     assert_eq!(node_of(&lab, "w"), "node-1");

@@ -5,42 +5,149 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// `metadata` of an object (`ObjectMeta`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default)]
 pub struct Meta {
     /// The object's name.
     pub name: String,
     /// The namespace; empty for cluster-scoped kinds.
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub namespace: String,
     /// A deterministic UID derived from kind, namespace and name and the creation counter.
     pub uid: Uid,
     /// Assigned by the store on every write (a decimal string, as Kubernetes prints it).
-    #[serde(serialize_with = "rv_as_string")]
     pub resource_version: u64,
     /// Bumped only when the spec changes.
     pub generation: u64,
     /// The logical time the object was created (the lab's clock, not wall time), printed
     /// as `creationTimestamp` counted from the lab's epoch.
-    #[serde(rename = "creationTimestamp", serialize_with = "tick_as_timestamp")]
     pub creation_tick: crate::util::time::Millis,
+    /// Labels.
+    pub labels: BTreeMap<String, String>,
+    /// The deletion time, annotations and finalizers, held only once one was set (most
+    /// objects, a running pod among them, have none): read with [`Meta::deletion_tick`],
+    /// [`Meta::annotations`] and [`Meta::finalizers`].
+    rare: Option<Box<MetaRare>>,
+}
+
+// One a pod (in its object's own allocation): the rare fields are boxed to keep this size.
+const _: () = assert!(std::mem::size_of::<Meta>() <= 128);
+
+/// The rare part of a [`Meta`].
+#[derive(Debug, Clone, Default)]
+struct MetaRare {
+    deletion_tick: Option<crate::util::time::Millis>,
+    annotations: BTreeMap<String, String>,
+    finalizers: Vec<String>,
+}
+
+/// The annotations of an object that has none.
+static NO_ANNOTATIONS: BTreeMap<String, String> = BTreeMap::new();
+
+impl Meta {
     /// Set when deletion was requested and teardown is still running
     /// (`deletionTimestamp`).
-    #[serde(
-        rename = "deletionTimestamp",
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "opt_tick_as_timestamp"
-    )]
-    pub deletion_tick: Option<crate::util::time::Millis>,
-    /// Labels.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub labels: BTreeMap<String, String>,
+    pub fn deletion_tick(&self) -> Option<crate::util::time::Millis> {
+        self.rare.as_ref().and_then(|r| r.deletion_tick)
+    }
+
+    /// Set (or clear) the deletion time.
+    pub fn set_deletion_tick(&mut self, tick: Option<crate::util::time::Millis>) {
+        self.rare_mut().deletion_tick = tick;
+        self.drop_empty_rare();
+    }
+
     /// Annotations.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub annotations: BTreeMap<String, String>,
+    pub fn annotations(&self) -> &BTreeMap<String, String> {
+        self.rare
+            .as_ref()
+            .map_or(&NO_ANNOTATIONS, |r| &r.annotations)
+    }
+
+    /// Replace the annotations.
+    pub fn set_annotations(&mut self, annotations: BTreeMap<String, String>) {
+        self.rare_mut().annotations = annotations;
+        self.drop_empty_rare();
+    }
+
+    /// Annotations, to change.
+    pub fn annotations_mut(&mut self) -> &mut BTreeMap<String, String> {
+        &mut self.rare_mut().annotations
+    }
+
     /// Finalizers that hold the object until they are removed.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub finalizers: Vec<String>,
+    pub fn finalizers(&self) -> &[String] {
+        self.rare.as_ref().map_or(&[], |r| &r.finalizers)
+    }
+
+    /// Finalizers, to change.
+    pub fn finalizers_mut(&mut self) -> &mut Vec<String> {
+        &mut self.rare_mut().finalizers
+    }
+
+    fn rare_mut(&mut self) -> &mut MetaRare {
+        self.rare.get_or_insert_default()
+    }
+
+    /// Hold no rare part when all of it is empty.
+    fn drop_empty_rare(&mut self) {
+        if self.rare.as_ref().is_some_and(|r| {
+            r.deletion_tick.is_none() && r.annotations.is_empty() && r.finalizers.is_empty()
+        }) {
+            self.rare = None;
+        }
+    }
+}
+
+/// Equal when every field reads the same (an emptied rare part equals none).
+impl PartialEq for Meta {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.namespace == other.namespace
+            && self.uid == other.uid
+            && self.resource_version == other.resource_version
+            && self.generation == other.generation
+            && self.creation_tick == other.creation_tick
+            && self.labels == other.labels
+            && self.deletion_tick() == other.deletion_tick()
+            && self.annotations() == other.annotations()
+            && self.finalizers() == other.finalizers()
+    }
+}
+
+impl Eq for Meta {}
+
+/// `metadata` as the API writes it, fields in `ObjectMeta`'s order as the lab prints them;
+/// an empty namespace, label, annotation or finalizer list and an unset deletion time are
+/// left out.
+impl Serialize for Meta {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Meta", 10)?;
+        st.serialize_field("name", &self.name)?;
+        if !self.namespace.is_empty() {
+            st.serialize_field("namespace", &self.namespace)?;
+        }
+        st.serialize_field("uid", &self.uid)?;
+        st.serialize_field("resourceVersion", &self.resource_version.to_string())?;
+        st.serialize_field("generation", &self.generation)?;
+        // `metav1.Time` keeps whole seconds: a sub-second clock time is truncated.
+        st.serialize_field(
+            "creationTimestamp",
+            &timestamp(self.creation_tick.whole_secs()),
+        )?;
+        if let Some(tick) = self.deletion_tick() {
+            st.serialize_field("deletionTimestamp", &timestamp(tick.whole_secs()))?;
+        }
+        if !self.labels.is_empty() {
+            st.serialize_field("labels", &self.labels)?;
+        }
+        if !self.annotations().is_empty() {
+            st.serialize_field("annotations", self.annotations())?;
+        }
+        if !self.finalizers().is_empty() {
+            st.serialize_field("finalizers", self.finalizers())?;
+        }
+        st.end()
+    }
 }
 
 /// An object's UID: 128 bits, printed in the 8-4-4-4-12 form Kubernetes prints. The
@@ -130,10 +237,6 @@ impl PartialEq<Uid> for String {
     }
 }
 
-fn rv_as_string<S: serde::Serializer>(rv: &u64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&rv.to_string())
-}
-
 #[cfg(test)]
 /// The lab's clock starts at this instant; timestamps are deterministic.
 pub(crate) const EPOCH: &str = "2025-01-01T00:00:00Z";
@@ -184,14 +287,6 @@ pub(crate) fn timestamp(tick: u64) -> String {
         month += 1;
     }
     format!("{year:04}-{month:02}-{:02}T{h:02}:{m:02}:{s:02}Z", day + 1)
-}
-
-/// `metav1.Time` keeps whole seconds: a sub-second clock time is truncated.
-fn tick_as_timestamp<S: serde::Serializer>(
-    tick: &crate::util::time::Millis,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&timestamp(tick.whole_secs()))
 }
 
 pub(crate) fn opt_tick_as_timestamp<S: serde::Serializer>(

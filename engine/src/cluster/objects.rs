@@ -395,22 +395,104 @@ impl Serialize for DefaultTolerations {
 }
 
 /// `Pod.spec` (v1), the parts the lab models.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PodSpec {
     /// The node it is scheduled to.
     pub node_name: String,
     /// Containers.
     pub containers: Vec<Container>,
-    /// Volumes.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub volumes: Vec<PodVolume>,
-    /// `spec.nodeSelector`: labels a node must have (the scheduler's NodeAffinity filter,
-    /// kubelet's admission).
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub node_selector: std::collections::BTreeMap<String, String>,
+    /// `volumes` and `nodeSelector`, held only when either is set (most pods have
+    /// neither): read with [`PodSpec::volumes`] and [`PodSpec::node_selector`].
+    rare: Option<Box<PodSpecRare>>,
     /// `spec.tolerations`: the DefaultTolerationSeconds admission plugin's two.
     pub tolerations: DefaultTolerations,
+}
+
+// A pod's object is boxed in the store, one a pod: the rare volumes and node selector are
+// boxed to keep this size.
+const _: () = assert!(std::mem::size_of::<PodSpec>() <= 56);
+
+/// The rare part of a [`PodSpec`]: never all empty (an empty one is none).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct PodSpecRare {
+    volumes: Vec<PodVolume>,
+    node_selector: std::collections::BTreeMap<String, String>,
+}
+
+/// The node selector of a pod that has none.
+static NO_NODE_SELECTOR: std::collections::BTreeMap<String, String> =
+    std::collections::BTreeMap::new();
+
+impl PodSpec {
+    /// A pod's spec: the node it names (empty for the scheduler to choose), its containers,
+    /// volumes and node selector, and the DefaultTolerationSeconds admission plugin's two
+    /// tolerations.
+    pub fn new(
+        node_name: String,
+        containers: Vec<Container>,
+        volumes: Vec<PodVolume>,
+        node_selector: std::collections::BTreeMap<String, String>,
+    ) -> Self {
+        let mut spec = PodSpec {
+            node_name,
+            containers,
+            ..PodSpec::default()
+        };
+        spec.set_rare(|r| {
+            r.volumes = volumes;
+            r.node_selector = node_selector;
+        });
+        spec
+    }
+
+    /// `spec.volumes`.
+    pub fn volumes(&self) -> &[PodVolume] {
+        self.rare.as_ref().map_or(&[], |r| &r.volumes)
+    }
+
+    /// `spec.nodeSelector`: labels a node must have (the scheduler's NodeAffinity filter,
+    /// kubelet's admission).
+    pub fn node_selector(&self) -> &std::collections::BTreeMap<String, String> {
+        self.rare
+            .as_ref()
+            .map_or(&NO_NODE_SELECTOR, |r| &r.node_selector)
+    }
+
+    /// Replace `spec.volumes`.
+    pub fn set_volumes(&mut self, volumes: Vec<PodVolume>) {
+        self.set_rare(|r| r.volumes = volumes);
+    }
+
+    /// Replace `spec.nodeSelector`.
+    pub fn set_node_selector(&mut self, selector: std::collections::BTreeMap<String, String>) {
+        self.set_rare(|r| r.node_selector = selector);
+    }
+
+    /// Change the rare part, dropping it when it is left empty.
+    fn set_rare(&mut self, change: impl FnOnce(&mut PodSpecRare)) {
+        let mut rare = self.rare.take().map(|r| *r).unwrap_or_default();
+        change(&mut rare);
+        let empty = rare.volumes.is_empty() && rare.node_selector.is_empty();
+        self.rare = (!empty).then(|| Box::new(rare));
+    }
+}
+
+/// `Pod.spec` as the API writes it; empty volumes and node selector are left out.
+impl Serialize for PodSpec {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("PodSpec", 5)?;
+        st.serialize_field("nodeName", &self.node_name)?;
+        st.serialize_field("containers", &self.containers)?;
+        if !self.volumes().is_empty() {
+            st.serialize_field("volumes", self.volumes())?;
+        }
+        if !self.node_selector().is_empty() {
+            st.serialize_field("nodeSelector", self.node_selector())?;
+        }
+        st.serialize_field("tolerations", &self.tolerations)?;
+        st.end()
+    }
 }
 
 impl Kind for PodSpec {
@@ -450,7 +532,7 @@ impl Kind for PodSpec {
     fn event_facts(obj: &super::Object<Self>) -> super::store::EventFacts {
         super::store::EventFacts {
             assigned: !obj.spec.node_name.is_empty(),
-            volumes: !obj.spec.volumes.is_empty(),
+            volumes: !obj.spec.volumes().is_empty(),
         }
     }
 }
@@ -621,7 +703,7 @@ impl PodSpec {
         &self,
         labels: &std::collections::BTreeMap<String, String>,
     ) -> bool {
-        self.node_selector
+        self.node_selector()
             .iter()
             .all(|(k, v)| labels.get(k) == Some(v))
     }

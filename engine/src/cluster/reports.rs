@@ -90,14 +90,14 @@ pub struct VolumePods {
 impl VolumePods {
     /// Index a pod just stored (nothing for a pod without volumes).
     pub fn add(&mut self, pod: &Object<PodSpec>) {
-        if pod.spec.volumes.is_empty() {
+        if pod.spec.volumes().is_empty() {
             return;
         }
         let key: Key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
         self.remove(&key);
         let claims: Vec<String> = pod
             .spec
-            .volumes
+            .volumes()
             .iter()
             .map(|v| v.persistent_volume_claim.claim_name.clone())
             .collect();
@@ -197,16 +197,18 @@ mod tests {
     fn pod(name: &str, node: &str, claims: &[&str]) -> Object<PodSpec> {
         let mut p = Object::new(name, "default", PodSpec::default());
         p.spec.node_name = node.into();
-        p.spec.volumes = claims
-            .iter()
-            .map(|c| PodVolume {
-                name: c.to_string(),
-                persistent_volume_claim: ClaimRef {
-                    claim_name: c.to_string(),
-                    read_only: false,
-                },
-            })
-            .collect();
+        p.spec.set_volumes(
+            claims
+                .iter()
+                .map(|c| PodVolume {
+                    name: c.to_string(),
+                    persistent_volume_claim: ClaimRef {
+                        claim_name: c.to_string(),
+                        read_only: false,
+                    },
+                })
+                .collect(),
+        );
         p
     }
 

@@ -1155,12 +1155,12 @@ impl<K: Kind> TableOps<'_, K> {
         tick: crate::util::time::Millis,
     ) -> Result<Option<Object<K>>, ApiError> {
         let current = self.get(namespace, name)?;
-        if current.metadata.finalizers.is_empty() {
+        if current.metadata.finalizers().is_empty() {
             return self.delete(namespace, name).map(Some);
         }
-        if current.metadata.deletion_tick.is_none() {
+        if current.metadata.deletion_tick().is_none() {
             let mut obj = current.clone();
-            obj.metadata.deletion_tick = Some(tick);
+            obj.metadata.set_deletion_tick(Some(tick));
             self.update(obj)?;
         }
         Ok(None)
@@ -1174,11 +1174,11 @@ impl<K: Kind> TableOps<'_, K> {
         f: &str,
     ) -> Result<(), ApiError> {
         let current = self.get(namespace, name)?;
-        if current.metadata.finalizers.iter().any(|x| x == f) {
+        if current.metadata.finalizers().iter().any(|x| x == f) {
             return Ok(());
         }
         let mut obj = current.clone();
-        obj.metadata.finalizers.push(f.to_string());
+        obj.metadata.finalizers_mut().push(f.to_string());
         self.update(obj).map(|_| ())
     }
 
@@ -1205,7 +1205,7 @@ impl<K: Kind> TableOps<'_, K> {
         let current = self.get(namespace, name)?;
         if !current
             .metadata
-            .finalizers
+            .finalizers()
             .iter()
             .any(|x| fs.contains(&x.as_str()))
         {
@@ -1213,9 +1213,9 @@ impl<K: Kind> TableOps<'_, K> {
         }
         let mut obj = current.clone();
         obj.metadata
-            .finalizers
+            .finalizers_mut()
             .retain(|x| !fs.contains(&x.as_str()));
-        let gone = obj.metadata.finalizers.is_empty() && obj.metadata.deletion_tick.is_some();
+        let gone = obj.metadata.finalizers().is_empty() && obj.metadata.deletion_tick().is_some();
         self.update(obj)?;
         if gone {
             self.delete(namespace, name)?;

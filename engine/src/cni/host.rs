@@ -10,6 +10,7 @@ use super::ipam_store::IpamStore;
 use super::ipset::IpSets;
 use super::links::Links;
 use super::netfilter::Netfilter;
+use crate::util::vec_map::VecMap;
 use compact_str::CompactString;
 use ipnet::IpNet;
 use std::collections::BTreeMap;
@@ -801,8 +802,8 @@ pub struct Netns {
     tweaks: Option<Box<NetnsTweaks>>,
 }
 
-// One a pod, held by value in the host's B-tree of namespaces (whose nodes move values as
-// they split): the rare state is boxed to keep this size.
+// One a pod, held by value in the host's sorted `Vec` of namespaces (which moves values as
+// paths are added): the rare state is boxed to keep this size.
 const _: () = assert!(std::mem::size_of::<Netns>() <= 72);
 
 /// The rarer state of a [`Netns`].
@@ -986,9 +987,10 @@ impl Qdisc {
 
 /// A node's sandbox namespaces by path (`/var/run/netns/cni-…`), in path order. Each path
 /// is kept once: a veth whose other end is in a sandbox names it with the same text
-/// ([`Namespaces::path`]).
+/// ([`Namespaces::path`]). One entry a pod on every node: a [`VecMap`], whose room is
+/// its entries, where a B-tree's part-empty nodes cost about as much again.
 #[derive(Clone, PartialEq, Eq, Default)]
-pub struct Namespaces(BTreeMap<Arc<str>, Netns>);
+pub struct Namespaces(VecMap<Arc<str>, Netns>);
 
 impl Namespaces {
     /// The namespace at `path`.

@@ -22,7 +22,7 @@ impl Component for NamespaceController {
             .api
             .namespaces
             .values()
-            .filter(|n| n.metadata.deletion_tick.is_some() && !holds_content(ctx.api, n.name()))
+            .filter(|n| n.metadata.deletion_tick().is_some() && !holds_content(ctx.api, n.name()))
             .map(|n| n.name().to_string())
             .collect();
         let mut changed = false;

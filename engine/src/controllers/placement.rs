@@ -172,9 +172,9 @@ pub(crate) fn place(
     // no volume) fails a node only on the node's own state: NodeUnschedulable,
     // TaintToleration and the pod count. Such a node is checked on those three facts; any
     // other, or one that fails, goes through every filter for its reasons.
-    let plain = pod.spec.node_selector.is_empty()
+    let plain = pod.spec.node_selector().is_empty()
         && requests.iter().all(|(_, n)| *n == 0)
-        && pod.spec.volumes.is_empty();
+        && pod.spec.volumes().is_empty();
     let total = nodes.len();
     if total == 0 {
         // ErrNoNodesAvailable, before any filter runs.

@@ -43,7 +43,7 @@ impl Component for Scheduler {
 
 /// Whether the pod has no node yet: the scheduler's `unassignedPod` (`len(pod.Spec.NodeName) == 0`).
 fn unassigned(p: &Object<PodSpec>) -> bool {
-    p.metadata.deletion_tick.is_none() && p.spec.node_name.is_empty()
+    p.metadata.deletion_tick().is_none() && p.spec.node_name.is_empty()
 }
 
 /// The informer's filter on the event itself: a pod written with `spec.nodeName` stays
@@ -70,7 +70,7 @@ impl Scheduler {
             unassigned,
         );
         let mut changed = false;
-        for pod in pending.iter().filter(|p| !p.spec.volumes.is_empty()) {
+        for pod in pending.iter().filter(|p| !p.spec.volumes().is_empty()) {
             if let Ok(node) = self.decide(ctx, pod) {
                 changed |= self.select_node_for_claims(ctx, pod, &node);
             }
@@ -222,7 +222,7 @@ impl Scheduler {
     /// follows the `selected-node` annotation; the pod is bound after it).
     fn waits_for_claims(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> bool {
         let ns = &pod.metadata.namespace;
-        pod.spec.volumes.iter().any(|v| {
+        pod.spec.volumes().iter().any(|v| {
             let claim = &v.persistent_volume_claim.claim_name;
             ctx.api.pvcs.get_named(ns, claim).is_some_and(|pvc| {
                 pvc.spec.volume_name.is_empty()
@@ -242,7 +242,7 @@ impl Scheduler {
     ) -> bool {
         let mut changed = false;
         let ns = &pod.metadata.namespace;
-        for v in &pod.spec.volumes {
+        for v in pod.spec.volumes() {
             let claim = &v.persistent_volume_claim.claim_name;
             let Some(pvc) = ctx.api.pvcs.get_named(ns, claim) else {
                 continue;
@@ -253,13 +253,13 @@ impl Scheduler {
                 && pvc.spec.volume_name.is_empty()
                 && !pvc
                     .metadata
-                    .annotations
+                    .annotations()
                     .contains_key(crate::storage::SELECTED_NODE)
             {
                 // Copied only to be written.
                 let mut next = pvc.clone();
                 next.metadata
-                    .annotations
+                    .annotations_mut()
                     .insert(crate::storage::SELECTED_NODE.into(), node.to_string());
                 if ctx.api.pvcs().update(next).is_ok() {
                     changed = true;
@@ -311,7 +311,7 @@ fn node_volume_reason(
     node: &str,
     labels: &BTreeMap<String, String>,
 ) -> Option<String> {
-    if pod.spec.volumes.is_empty() {
+    if pod.spec.volumes().is_empty() {
         return None;
     }
     let short = checks.node_reason(node, labels)?;
@@ -363,7 +363,7 @@ impl<'a> VolumeChecks<'a> {
         let n = api.nodes.len();
         let ns = &pod.metadata.namespace;
         let mut steps = Vec::new();
-        for v in &pod.spec.volumes {
+        for v in pod.spec.volumes() {
             let claim = &v.persistent_volume_claim.claim_name;
             let Some(pvc) = api.pvcs.get(&(ns.clone(), claim.clone())) else {
                 steps.push(Step::Fails(format!(
@@ -371,7 +371,7 @@ impl<'a> VolumeChecks<'a> {
                 )));
                 break;
             };
-            if pvc.metadata.deletion_tick.is_some() {
+            if pvc.metadata.deletion_tick().is_some() {
                 steps.push(Step::Fails(format!(
                     "0/{n} nodes are available: persistentvolumeclaim \"{claim}\" is being deleted. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
                 )));
@@ -380,7 +380,10 @@ impl<'a> VolumeChecks<'a> {
             let wffc = crate::storage::listers::class_of(api, pvc)
                 .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
             if pvc.spec.volume_name.is_empty() && wffc {
-                if let Some(selected) = pvc.metadata.annotations.get(crate::storage::SELECTED_NODE)
+                if let Some(selected) = pvc
+                    .metadata
+                    .annotations()
+                    .get(crate::storage::SELECTED_NODE)
                 {
                     steps.push(Step::Selected { claim, selected });
                 }

@@ -168,8 +168,8 @@ pub(crate) fn evict(ctx: &mut Ctx<'_>, key: &(String, String)) -> bool {
     let Ok(mut pod) = ctx.api.pods().get(&key.0, &key.1).cloned() else {
         return marked;
     };
-    if pod.metadata.deletion_tick.is_none() {
-        pod.metadata.deletion_tick = Some(ctx.clock);
+    if pod.metadata.deletion_tick().is_none() {
+        pod.metadata.set_deletion_tick(Some(ctx.clock));
         let _ = ctx.api.pods().update(pod);
     }
     true
@@ -271,13 +271,13 @@ mod tests {
                 .map(|c| c.status.to_string())
         };
         assert_eq!(ready(&web(&lab).unwrap()).as_deref(), Some("False"));
-        assert!(web(&lab).unwrap().metadata.deletion_tick.is_none());
+        assert!(web(&lab).unwrap().metadata.deletion_tick().is_none());
         let before = run(&mut lab, &["tick 299"]);
         assert!(!before.contains("Marking for deletion"), "{before}");
         let at = run(&mut lab, &["tick 1"]);
         assert!(at.contains("Marking for deletion Pod default/web"), "{at}");
         let p = web(&lab).unwrap();
-        assert_eq!(p.metadata.deletion_tick, Some(Millis::secs(340)));
+        assert_eq!(p.metadata.deletion_tick(), Some(Millis::secs(340)));
         assert!(evicted(&p));
         assert!(
             lab.cluster
@@ -285,7 +285,7 @@ mod tests {
                 .get_named("default", "api")
                 .unwrap()
                 .metadata
-                .deletion_tick
+                .deletion_tick()
                 .is_none()
         );
         let text = run(&mut lab, &["get pods"]);
@@ -317,7 +317,7 @@ mod tests {
         let out = run(&mut lab, &["tick 600"]);
         assert!(!out.contains("Marking for deletion"), "{out}");
         let web = lab.cluster.pods.get_named("default", "web").unwrap();
-        assert!(web.metadata.deletion_tick.is_none());
+        assert!(web.metadata.deletion_tick().is_none());
         assert!(
             web.status
                 .conditions

@@ -348,7 +348,7 @@ impl Lab {
         let Some(current) = current else {
             let mut obj = Object::new(name, ns, wanted);
             set_metadata(&mut obj.metadata, doc, &m.metadata, None)?;
-            obj.metadata.finalizers.push(PVC_PROTECTION.into());
+            obj.metadata.finalizers_mut().push(PVC_PROTECTION.into());
             let clock = self.clock;
             self.cluster.pvcs().create(obj, clock)?;
             return Ok(Applied::Created);
@@ -932,15 +932,14 @@ fn pod_spec(name: &str, spec: Option<&PodSpecM>) -> Result<PodSpec, LabError> {
         validate::label(&format!("{k}={v}"))
             .map_err(|e| invalid(format!("spec.nodeSelector: {e}")))?;
     }
-    Ok(PodSpec {
-        node_name: s.node_name.clone().unwrap_or_default(),
+    // The manifest's own tolerations are not modelled (apply warned): the spec holds the
+    // DefaultTolerationSeconds admission plugin's two.
+    Ok(PodSpec::new(
+        s.node_name.clone().unwrap_or_default(),
         containers,
         volumes,
-        node_selector: s.node_selector.clone(),
-        // The DefaultTolerationSeconds admission plugin's two (the manifest's own
-        // tolerations are not modelled: apply warned).
-        tolerations: crate::cluster::DefaultTolerations,
-    })
+        s.node_selector.clone(),
+    ))
 }
 
 /// Labels and annotations from the manifest onto `meta`, merged with what the object
@@ -971,7 +970,7 @@ fn set_metadata(
         }
     }
     let last: Option<serde_json::Value> = current
-        .and_then(|c| c.annotations.get(LAST_APPLIED))
+        .and_then(|c| c.annotations().get(LAST_APPLIED))
         .and_then(|t| serde_json::from_str(t).ok());
     let last_keys = |field: &str| -> Vec<String> {
         last.as_ref()
@@ -988,18 +987,18 @@ fn set_metadata(
     }
     for k in last_keys("annotations") {
         if !given.annotations.contains_key(&k) {
-            meta.annotations.remove(&k);
+            meta.annotations_mut().remove(&k);
         }
     }
     meta.labels.extend(given.labels.clone());
-    meta.annotations.extend(
+    meta.annotations_mut().extend(
         given
             .annotations
             .iter()
             .filter(|(k, _)| k.as_str() != LAST_APPLIED)
             .map(|(k, v)| (k.clone(), v.clone())),
     );
-    meta.annotations
+    meta.annotations_mut()
         .insert(LAST_APPLIED.into(), format!("{}\n", last_applied(doc)));
     Ok(())
 }

@@ -745,7 +745,7 @@ impl Lab {
             // retry): a running pod with nothing pending, or one kubelet rejected at
             // admission (phase Failed: nothing runs until it is deleted, `sync_pod`).
             let done = self.cluster.pods.get(&key).is_none_or(|p| {
-                p.metadata.deletion_tick.is_none()
+                p.metadata.deletion_tick().is_none()
                     && (p.status.phase == "Failed"
                         || (p.status.phase == "Running" && !self.resize_pending_for(p)))
             });
@@ -758,7 +758,7 @@ impl Lab {
 
     /// Whether a running pod uses a claim whose filesystem resize waits for the node.
     fn resize_pending_for(&self, pod: &crate::cluster::Object<crate::cluster::PodSpec>) -> bool {
-        pod.spec.volumes.iter().any(|v| {
+        pod.spec.volumes().iter().any(|v| {
             self.cluster
                 .pvcs
                 .get(&(
@@ -866,7 +866,7 @@ impl Lab {
             }
             return false;
         };
-        let deleting = pod.metadata.deletion_tick.is_some();
+        let deleting = pod.metadata.deletion_tick().is_some();
         let node = pod.spec.node_name.as_str();
         let (Some(kubelet), Some(runtime)) =
             (self.kubelets.get_mut(node), self.nodes.get_mut(node))
@@ -971,7 +971,7 @@ impl Lab {
             .cluster
             .namespaces
             .values()
-            .filter(|n| n.metadata.deletion_tick.is_some())
+            .filter(|n| n.metadata.deletion_tick().is_some())
             .map(|n| n.name().to_string())
             .collect();
         let mut changed = false;

@@ -60,7 +60,7 @@ impl Lab {
         let mut obj = Object::new(&a.name, &a.ns, NetAttachDefSpec { config });
         if let Some(r) = &a.resource {
             obj.metadata
-                .annotations
+                .annotations_mut()
                 .insert(RESOURCE_NAME_ANNOTATION.to_string(), r.clone());
         }
         let clock = self.clock;
@@ -92,7 +92,7 @@ impl Lab {
                 n.name().to_string(),
                 config_types(&n.spec.config),
                 n.metadata
-                    .annotations
+                    .annotations()
                     .get(RESOURCE_NAME_ANNOTATION)
                     .cloned()
                     .unwrap_or_else(|| "<none>".into()),

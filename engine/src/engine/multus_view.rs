@@ -9,8 +9,8 @@ use crate::render::{Line, Outcome, Role, Table};
 
 /// `Networks:`: one row per interface Multus reported in network-status.
 pub(crate) fn network_lines(out: &mut Outcome, p: &Object<PodSpec>) {
-    let Some(text) = p.metadata.annotations.get(NETWORK_STATUS_ANNOTATION) else {
-        if p.metadata.annotations.contains_key(NETWORKS_ANNOTATION) {
+    let Some(text) = p.metadata.annotations().get(NETWORK_STATUS_ANNOTATION) else {
+        if p.metadata.annotations().contains_key(NETWORKS_ANNOTATION) {
             out.line(
                 Line::new()
                     .push(format!("{:<14}", "Networks:"), Role::Header)

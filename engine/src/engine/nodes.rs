@@ -293,7 +293,7 @@ impl super::Lab {
         let on_node: Vec<(String, String, bool)> = self
             .cluster
             .pods_on_node(name)
-            .filter(|p| p.metadata.deletion_tick.is_none())
+            .filter(|p| p.metadata.deletion_tick().is_none())
             .map(|p| {
                 let (ns, n) = (&p.metadata.namespace, &p.metadata.name);
                 let finished = p.status.phase == "Succeeded" || p.status.phase == "Failed";

@@ -15,7 +15,7 @@ impl Lab {
         self.cluster
             .namespaces
             .get_named("", ns)
-            .map(|n| n.metadata.deletion_tick.is_some())
+            .map(|n| n.metadata.deletion_tick().is_some())
             .ok_or_else(|| {
                 LabError::msg(format!(
                     "Error from server (NotFound): namespaces \"{ns}\" not found"
@@ -126,9 +126,9 @@ impl Lab {
                 n.clone(),
             );
         }
-        let spec = PodSpec {
-            node_name: a.node.clone().unwrap_or_default(),
-            containers: vec![Container::new(
+        let spec = PodSpec::new(
+            a.node.clone().unwrap_or_default(),
+            vec![Container::new(
                 "app",
                 "registry.k8s.io/nginx-slim:0.27",
                 ports,
@@ -136,12 +136,10 @@ impl Lab {
             )],
             volumes,
             node_selector,
-            // The DefaultTolerationSeconds admission plugin's two.
-            tolerations: crate::cluster::DefaultTolerations,
-        };
+        );
         let mut obj = Object::new(&a.name, &a.ns, spec);
         obj.metadata.labels = labels;
-        obj.metadata.annotations = annotations;
+        obj.metadata.set_annotations(annotations);
         self.admit_pod(obj)?;
         let mut out = Outcome::empty();
         out.line(
@@ -184,7 +182,7 @@ impl Lab {
         let Some(here) = labels_of(node) else {
             return;
         };
-        for v in &p.spec.volumes {
+        for v in p.spec.volumes() {
             let claim = &v.persistent_volume_claim.claim_name;
             let Some(affinity) = self
                 .cluster
@@ -287,8 +285,8 @@ impl Lab {
     pub(crate) fn pod_delete(&mut self, ns: &str, name: &str) -> Result<Outcome, LabError> {
         let mut pod = self.cluster.pods().get(ns, name)?.clone();
         let key = (pod.metadata.namespace.clone(), name.to_string());
-        if pod.metadata.deletion_tick.is_none() {
-            pod.metadata.deletion_tick = Some(self.clock);
+        if pod.metadata.deletion_tick().is_none() {
+            pod.metadata.set_deletion_tick(Some(self.clock));
             self.cluster.pods().update(pod)?;
         }
         self.dirty.insert(key);
@@ -338,7 +336,7 @@ impl Lab {
 
 /// The STATUS column kubectl shows.
 pub(crate) fn pod_status_text(p: &Object<PodSpec>) -> String {
-    if p.metadata.deletion_tick.is_some() {
+    if p.metadata.deletion_tick().is_some() {
         "Terminating".into()
     } else if !p.status.reason().is_empty() {
         p.status.reason().to_string()
@@ -383,8 +381,8 @@ impl Lab {
                     // Terminating: the namespace controller deletes the content, then the
                     // namespace once it is empty (`Lab::run_namespace_controller`).
                     let mut ns = self.cluster.namespaces().get("", &name)?.clone();
-                    if ns.metadata.deletion_tick.is_none() {
-                        ns.metadata.deletion_tick = Some(self.clock);
+                    if ns.metadata.deletion_tick().is_none() {
+                        ns.metadata.set_deletion_tick(Some(self.clock));
                         self.cluster.namespaces().update(ns)?;
                         let mut ns = self.cluster.namespaces().get("", &name)?.clone();
                         ns.status.phase = "Terminating".into();
@@ -425,7 +423,7 @@ impl Lab {
 fn live_in<K: crate::cluster::Kind>(table: &crate::cluster::Table<K>, ns: &str) -> Vec<String> {
     table
         .iter()
-        .filter(|((n, _), o)| n == ns && o.metadata.deletion_tick.is_none())
+        .filter(|((n, _), o)| n == ns && o.metadata.deletion_tick().is_none())
         .map(|((_, name), _)| name.clone())
         .collect()
 }

@@ -63,7 +63,7 @@ impl<'a> PodFacts<'a> {
             node: &p.spec.node_name,
             namespace: &p.metadata.namespace,
             labels: &p.metadata.labels,
-            annotations: &p.metadata.annotations,
+            annotations: p.metadata.annotations(),
             host_ports: p
                 .spec
                 .containers
@@ -135,7 +135,7 @@ pub fn claim<'a>(lab: &'a Lab, key_: &str) -> Option<ClaimFacts<'a>> {
     let c = lab.cluster.pvcs.get(&key(key_))?;
     Some(ClaimFacts {
         key: c.key(),
-        phase: if c.metadata.deletion_tick.is_some() {
+        phase: if c.metadata.deletion_tick().is_some() {
             "Terminating"
         } else {
             &c.status.phase
@@ -189,7 +189,7 @@ pub(crate) fn pod_claims<'a>(lab: &'a Lab, ns: &str, name: &str) -> Option<Vec<&
 /// The claims a pod's volumes name, in its namespace.
 fn claim_names(pod: &Object<PodSpec>) -> impl Iterator<Item = &str> {
     pod.spec
-        .volumes
+        .volumes()
         .iter()
         .map(|v| v.persistent_volume_claim.claim_name.as_str())
 }

@@ -61,7 +61,7 @@ impl Lab {
             );
             if default {
                 sc.metadata
-                    .annotations
+                    .annotations_mut()
                     .insert(DEFAULT_CLASS.into(), "true".into());
             }
             let _ = self.cluster.storage_classes().create(sc, clock);
@@ -123,7 +123,7 @@ impl Lab {
                 );
                 if default {
                     sc.metadata
-                        .annotations
+                        .annotations_mut()
                         .insert(DEFAULT_CLASS.into(), "true".into());
                 }
                 let clock = self.clock;
@@ -208,7 +208,9 @@ impl Lab {
                         .cluster
                         .pvcs
                         .get(&(ns.clone(), name.clone()))
-                        .is_some_and(|p| p.metadata.finalizers.iter().any(|f| f == PVC_AS_SOURCE));
+                        .is_some_and(|p| {
+                            p.metadata.finalizers().iter().any(|f| f == PVC_AS_SOURCE)
+                        });
                     if source {
                         out.line(Line::styled(
                             format!("  (and until no snapshot of it is still being taken: finalizer {PVC_AS_SOURCE})"),
@@ -307,7 +309,7 @@ impl Lab {
         );
         // The StorageObjectInUseProtection admission plugin's finalizer. The provisioner
         // annotations come later, from the PV controller, once provisioning may start.
-        obj.metadata.finalizers.push(PVC_PROTECTION.into());
+        obj.metadata.finalizers_mut().push(PVC_PROTECTION.into());
         let clock = self.clock;
         self.cluster.pvcs().create(obj, clock)?;
         let mut out = created(format!("persistentvolumeclaim/{}", a.name));
@@ -364,7 +366,7 @@ impl Lab {
             .filter(|p| {
                 p.metadata.namespace == ns
                     && p.spec
-                        .volumes
+                        .volumes()
                         .iter()
                         .any(|v| v.persistent_volume_claim.claim_name == name)
             })
@@ -411,7 +413,7 @@ impl Lab {
             .values()
             .filter(|sc| {
                 sc.metadata
-                    .annotations
+                    .annotations()
                     .get(DEFAULT_CLASS)
                     .is_some_and(|v| v == "true")
             })
@@ -508,7 +510,7 @@ impl Lab {
                         .cluster
                         .snapshots
                         .get(&(ns.clone(), name.clone()))
-                        .map(|s| s.metadata.finalizers.join(", "))
+                        .map(|s| s.metadata.finalizers().join(", "))
                         .unwrap_or_default();
                     out.line(Line::styled(
                         format!("  (Terminating until snapshot-controller removes its finalizers: {held})"),

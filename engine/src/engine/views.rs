@@ -1068,8 +1068,9 @@ mod qos_tests {
                 .map(|(k, q)| (k.to_string(), q.to_string()))
                 .collect()
         };
-        PodSpec {
-            containers: vec![Container::new(
+        PodSpec::new(
+            String::new(),
+            vec![Container::new(
                 "app",
                 "x",
                 Vec::new(),
@@ -1078,8 +1079,9 @@ mod qos_tests {
                     requests: list(requests),
                 },
             )],
-            ..PodSpec::default()
-        }
+            Vec::new(),
+            Default::default(),
+        )
     }
 
     #[test]

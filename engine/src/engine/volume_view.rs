@@ -98,7 +98,7 @@ pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
         }
         rows.push(VolumeRow {
             pvc: pvc.key(),
-            pvc_phase: if pvc.metadata.deletion_tick.is_some() {
+            pvc_phase: if pvc.metadata.deletion_tick().is_some() {
                 "Terminating".into()
             } else {
                 pvc.status.phase.clone()
@@ -165,10 +165,10 @@ pub(crate) fn node_volumes(c: &Cluster) -> BTreeMap<String, NodeVolumes> {
             let Some(pod) = c.pods.get(key) else {
                 continue;
             };
-            if pod.spec.node_name.is_empty() || pod.metadata.deletion_tick.is_some() {
+            if pod.spec.node_name.is_empty() || pod.metadata.deletion_tick().is_some() {
                 continue;
             }
-            for v in &pod.spec.volumes {
+            for v in pod.spec.volumes() {
                 let pv = crate::storage::listers::pv_for_claim(
                     c,
                     &pod.metadata.namespace,
@@ -198,7 +198,7 @@ pub(crate) fn node_volumes(c: &Cluster) -> BTreeMap<String, NodeVolumes> {
         }
     }
     for va in c.volume_attachments.values() {
-        let detaching = va.metadata.deletion_tick.is_some() && va.status.detach_error.is_none();
+        let detaching = va.metadata.deletion_tick().is_some() && va.status.detach_error.is_none();
         if !va.status.attached || detaching {
             continue;
         }

@@ -578,7 +578,7 @@ impl Lab {
             .cluster
             .pods_on_node(node)
             .filter(|p| {
-                p.spec.volumes.iter().any(|v| {
+                p.spec.volumes().iter().any(|v| {
                     let claim = (
                         p.metadata.namespace.clone(),
                         v.persistent_volume_claim.claim_name.clone(),

@@ -472,13 +472,12 @@ mod tests {
         Object::new(
             name,
             "default",
-            PodSpec {
-                node_name: "sriov-1".into(),
-                containers: vec![Container::new("app", "x", vec![], r)],
-                volumes: vec![],
-                node_selector: Default::default(),
-                tolerations: Default::default(),
-            },
+            PodSpec::new(
+                "sriov-1".into(),
+                vec![Container::new("app", "x", vec![], r)],
+                vec![],
+                Default::default(),
+            ),
         )
     }
 
@@ -544,7 +543,8 @@ mod tests {
         let mut labels = std::collections::BTreeMap::new();
         labels.insert("kubernetes.io/hostname".to_string(), "sriov-1".to_string());
         assert!(admit_selector(&labels, &p.spec).is_ok());
-        p.spec.node_selector.insert("disktype".into(), "ssd".into());
+        p.spec
+            .set_node_selector([("disktype".to_string(), "ssd".to_string())].into());
         let e = admit_selector(&labels, &p.spec).unwrap_err();
         assert_eq!(e.reason, "NodeAffinity");
         assert_eq!(

@@ -51,7 +51,7 @@ impl KubeClient for KubeletClient<'_> {
         let p = self.api.pods.get(&(ns.to_string(), name.to_string()))?;
         Some(PodInfo {
             uid: p.metadata.uid.to_string(),
-            annotations: p.metadata.annotations.clone(),
+            annotations: p.metadata.annotations().clone(),
         })
     }
 
@@ -62,7 +62,7 @@ impl KubeClient for KubeletClient<'_> {
             .get(&(ns.to_string(), name.to_string()))?;
         Some(NadInfo {
             config: n.spec.config.clone(),
-            annotations: n.metadata.annotations.clone(),
+            annotations: n.metadata.annotations().clone(),
         })
     }
 
@@ -122,7 +122,7 @@ impl crate::control::Ctx<'_> {
                 };
                 let mut obj = current;
                 for (k, v) in &kvs {
-                    obj.metadata.annotations.insert(k.clone(), v.clone());
+                    obj.metadata.annotations_mut().insert(k.clone(), v.clone());
                 }
                 match self.api.pods().update(obj) {
                     Ok(_) => break,

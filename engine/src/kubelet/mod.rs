@@ -196,7 +196,7 @@ impl Kubelet {
             self.devices.free(key);
             return false;
         };
-        if pod.metadata.deletion_tick.is_some() {
+        if pod.metadata.deletion_tick().is_some() {
             return self.kill_pod(ctx, cri, &shared, &pod);
         }
         if pod.spec.node_name.is_empty() {
@@ -246,7 +246,7 @@ impl Kubelet {
             }
             return first;
         }
-        if !pod.spec.volumes.is_empty() {
+        if !pod.spec.volumes().is_empty() {
             match self.mount_pod_volumes(ctx, &pod) {
                 Ok(_) => {}
                 Err(crate::kubelet::volumes::MountWait::Waiting(reason, msg)) => {

@@ -290,7 +290,7 @@ fn runtime_conf(pod: &Object<PodSpec>, id: &str, netns: &str) -> Result<RuntimeC
             .insert("portMappings".into(), Value::Array(mappings));
     }
     // containerd's toCNIBandWidth: rates from the annotations, bursts math.MaxUint32.
-    let ann = &pod.metadata.annotations;
+    let ann = pod.metadata.annotations();
     let ingress = ann
         .get(INGRESS_BANDWIDTH)
         .map(|v| super::bandwidth::parse(v))

@@ -92,7 +92,7 @@ pub(crate) enum TeardownWait {
 fn outer_volume_name(ctx: &Ctx<'_>, pod: &Object<PodSpec>, pv: &str) -> String {
     let ns = &pod.metadata.namespace;
     pod.spec
-        .volumes
+        .volumes()
         .iter()
         .find(|v| {
             crate::storage::listers::pv_for_claim(
@@ -213,7 +213,7 @@ impl Kubelet {
         let mut unattached = Vec::new();
         let mut failed: Option<String> = None;
         let mut backing_off = false;
-        for v in &pod.spec.volumes {
+        for v in pod.spec.volumes() {
             let claim = &v.persistent_volume_claim.claim_name;
             let ns = &pod.metadata.namespace;
             if ctx.api.pvcs.get_named(ns, claim).is_none() {
@@ -722,7 +722,7 @@ impl Kubelet {
     fn pod_pv_names(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Vec<String> {
         let ns = &pod.metadata.namespace;
         let mut out = Vec::new();
-        for v in &pod.spec.volumes {
+        for v in pod.spec.volumes() {
             let claim = &v.persistent_volume_claim.claim_name;
             let pv = crate::storage::listers::pv_for_claim(ctx.api, ns, claim)
                 .map(|p| p.name().to_string())

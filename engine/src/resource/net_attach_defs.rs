@@ -70,7 +70,7 @@ fn describe(lab: &Lab, n: &Object<NetAttachDefSpec>) -> Outcome {
         &mut out,
         "Annotations",
         14,
-        &n.metadata.annotations,
+        n.metadata.annotations(),
         MapStyle::Annotations,
     );
     kv(
@@ -96,7 +96,7 @@ fn describe(lab: &Lab, n: &Object<NetAttachDefSpec>) -> Outcome {
         .values()
         .filter(|p| {
             p.metadata
-                .annotations
+                .annotations()
                 .get(NETWORKS_ANNOTATION)
                 .is_some_and(|v| {
                     crate::cni::plugins::multus::annotation::parse(v, &p.metadata.namespace)

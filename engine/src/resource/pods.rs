@@ -109,13 +109,13 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         &mut out,
         "Annotations",
         14,
-        &p.metadata.annotations,
+        p.metadata.annotations(),
         MapStyle::Annotations,
     );
     // kubectl describe prints the phase (ContainerCreating is the container's
     // waiting reason, below), or Terminating for a pod being deleted.
     let column = pod_status_text(p);
-    let status = if p.metadata.deletion_tick.is_some() {
+    let status = if p.metadata.deletion_tick().is_some() {
         column.clone()
     } else if p.status.phase.is_empty() {
         "Pending".to_string()
@@ -223,11 +223,11 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     }
     // describePodVolumes: only claims are modelled (no service-account token
     // volume, which a real pod also has).
-    if p.spec.volumes.is_empty() {
+    if p.spec.volumes().is_empty() {
         kv(&mut out, "Volumes", "<none>".into());
     } else {
         out.line(Line::styled("Volumes:", Role::Header));
-        for v in &p.spec.volumes {
+        for v in p.spec.volumes() {
             out.plain(format!("  {}:", v.name));
             out.plain("    Type:       PersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)");
             out.plain(format!(
@@ -251,11 +251,11 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     wide(
         &mut out,
         "Node-Selectors",
-        if p.spec.node_selector.is_empty() {
+        if p.spec.node_selector().is_empty() {
             "<none>".into()
         } else {
             p.spec
-                .node_selector
+                .node_selector()
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()

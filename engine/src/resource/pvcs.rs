@@ -52,7 +52,7 @@ impl Resource for Pvcs {
     }
 
     fn row(lab: &Lab, p: &Object<PvcSpec>, _wide: bool) -> Vec<(String, Role)> {
-        let status = if p.metadata.deletion_tick.is_some() {
+        let status = if p.metadata.deletion_tick().is_some() {
             "Terminating".to_string()
         } else {
             p.status.phase.clone()
@@ -93,10 +93,10 @@ fn describe(lab: &Lab, p: &Object<PvcSpec>) -> Outcome {
     kv(&mut out, "Name", p.name().into());
     kv(&mut out, "Namespace", p.metadata.namespace.clone());
     kv(&mut out, "StorageClass", p.spec.storage_class_name.clone());
-    let status = if p.metadata.deletion_tick.is_some() {
+    let status = if p.metadata.deletion_tick().is_some() {
         format!(
             "Terminating (lasts {})",
-            age(lab.clock, p.metadata.deletion_tick.unwrap_or_default())
+            age(lab.clock, p.metadata.deletion_tick().unwrap_or_default())
         )
     } else {
         p.status.phase.clone()
@@ -108,13 +108,13 @@ fn describe(lab: &Lab, p: &Object<PvcSpec>) -> Outcome {
         &mut out,
         "Annotations",
         15,
-        &p.metadata.annotations,
+        p.metadata.annotations(),
         MapStyle::Annotations,
     );
     kv(
         &mut out,
         "Finalizers",
-        format!("[{}]", p.metadata.finalizers.join(" ")),
+        format!("[{}]", p.metadata.finalizers().join(" ")),
     );
     kv(
         &mut out,
@@ -145,7 +145,7 @@ fn describe(lab: &Lab, p: &Object<PvcSpec>) -> Outcome {
             pod.metadata.namespace == p.metadata.namespace
                 && pod
                     .spec
-                    .volumes
+                    .volumes()
                     .iter()
                     .any(|v| v.persistent_volume_claim.claim_name == p.name())
         })

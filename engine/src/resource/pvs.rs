@@ -95,13 +95,13 @@ fn describe(lab: &Lab, pv: &Object<PvSpec>) -> Outcome {
         &mut out,
         "Annotations",
         width,
-        &pv.metadata.annotations,
+        pv.metadata.annotations(),
         MapStyle::Annotations,
     );
     kv(
         &mut out,
         "Finalizers",
-        format!("[{}]", pv.metadata.finalizers.join(" ")),
+        format!("[{}]", pv.metadata.finalizers().join(" ")),
     );
     kv(&mut out, "StorageClass", pv.spec.storage_class_name.clone());
     kv(&mut out, "Status", pv.status.phase.clone());

@@ -46,7 +46,7 @@ impl Resource for StorageClasses {
     fn row(lab: &Lab, sc: &Object<StorageClassSpec>, _wide: bool) -> Vec<(String, Role)> {
         let name = if sc
             .metadata
-            .annotations
+            .annotations()
             .get(DEFAULT_CLASS)
             .is_some_and(|v| v == "true")
         {

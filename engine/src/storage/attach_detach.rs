@@ -90,12 +90,12 @@ impl AttachDetach {
         let mut out = PodWants {
             claims: pod
                 .spec
-                .volumes
+                .volumes()
                 .iter()
                 .map(|v| (ns.clone(), v.persistent_volume_claim.claim_name.clone()))
                 .collect(),
             parts: Vec::new(),
-            terminating: pod.metadata.deletion_tick.is_some(),
+            terminating: pod.metadata.deletion_tick().is_some(),
         };
         // The controller's populator takes every pod with a node (`util.ProcessPodVolumes`:
         // `pod.Spec.NodeName`), scheduled or set by the manifest, unless it has terminated
@@ -104,7 +104,7 @@ impl AttachDetach {
         if pod.spec.node_name.is_empty() || terminated {
             return Some(out);
         }
-        for v in &pod.spec.volumes {
+        for v in pod.spec.volumes() {
             let Some(pv) =
                 super::listers::pv_for_claim(ctx.api, ns, &v.persistent_volume_claim.claim_name)
             else {
@@ -197,7 +197,7 @@ impl AttachDetach {
                 );
             }
             for va in ctx.api.volume_attachments.values() {
-                let candidate = va.metadata.deletion_tick.is_none()
+                let candidate = va.metadata.deletion_tick().is_none()
                     && !wanted(
                         &state.wants,
                         &va.spec.source.persistent_volume_name,
@@ -291,7 +291,7 @@ impl AttachDetach {
                 .api
                 .volume_attachments
                 .get_named("", &name)
-                .filter(|va| va.metadata.deletion_tick.is_none())
+                .filter(|va| va.metadata.deletion_tick().is_none())
                 .map(|va| {
                     (
                         va.spec.source.persistent_volume_name.clone(),
@@ -346,7 +346,7 @@ impl AttachDetach {
             .keys()
             .filter_map(|name| {
                 let va = api.volume_attachments.get_named("", name)?;
-                if va.status.attached || va.metadata.deletion_tick.is_some() {
+                if va.status.attached || va.metadata.deletion_tick().is_some() {
                     return None;
                 }
                 attach_timeouts(va.metadata.creation_tick).find(|t| *t > now)
@@ -367,7 +367,7 @@ impl AttachDetach {
             else {
                 return false;
             };
-            if va.status.attached || va.metadata.deletion_tick.is_some() {
+            if va.status.attached || va.metadata.deletion_tick().is_some() {
                 return false;
             }
             let pv = &va.spec.source.persistent_volume_name;

@@ -40,7 +40,7 @@ impl Attacher {
             super::work::only_own,
             |va| {
                 va.spec.attacher == DRIVER
-                    && (va.metadata.deletion_tick.is_some() || !va.status.attached)
+                    && (va.metadata.deletion_tick().is_some() || !va.status.attached)
             },
         );
         let mut changed = false;
@@ -49,7 +49,7 @@ impl Attacher {
             if self.backoff.waiting(ctx.clock, &key) {
                 continue;
             }
-            if va.metadata.deletion_tick.is_some() {
+            if va.metadata.deletion_tick().is_some() {
                 changed |= self.detach(ctx, &va, &key);
             } else if !va.status.attached {
                 changed |= self.attach(ctx, &va, &key);

@@ -46,8 +46,8 @@ impl PvProtection {
         let deleting = self
             .work
             .keys(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
-                pv.metadata.deletion_tick.is_some()
-                    && pv.metadata.finalizers.iter().any(|f| f == PV_PROTECTION)
+                pv.metadata.deletion_tick().is_some()
+                    && pv.metadata.finalizers().iter().any(|f| f == PV_PROTECTION)
                     && pv.status.phase != "Bound"
             });
         let mut changed = false;
@@ -146,9 +146,9 @@ impl PvController {
         let claims = self
             .claims
             .keys(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
-                p.metadata.deletion_tick.is_none()
+                p.metadata.deletion_tick().is_none()
                     && if p.spec.volume_name.is_empty() {
-                        !p.metadata.annotations.contains_key(STORAGE_PROVISIONER)
+                        !p.metadata.annotations().contains_key(STORAGE_PROVISIONER)
                     } else {
                         // Pre-bound by its manifest (`spec.volumeName`), not bound yet.
                         p.status.phase != "Bound"
@@ -181,7 +181,7 @@ impl PvController {
                     // pv_controller.go): both names, the beta one kept "until the
                     // deprecation period" ends.
                     let mut next = pvc.clone();
-                    let ann = &mut next.metadata.annotations;
+                    let ann = next.metadata.annotations_mut();
                     ann.insert(BETA_STORAGE_PROVISIONER.into(), provisioner.clone());
                     ann.insert(STORAGE_PROVISIONER.into(), provisioner.clone());
                     if ctx.api.pvcs().update(next).is_err() {
@@ -220,7 +220,7 @@ impl PvController {
             .cloned();
         if let Some(mut next) = unnamed {
             next.spec.volume_name = pv.1.clone();
-            let ann = &mut next.metadata.annotations;
+            let ann = next.metadata.annotations_mut();
             ann.insert("pv.kubernetes.io/bind-completed".into(), "yes".into());
             ann.insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
             if ctx.api.pvcs().update(next).is_ok() {
@@ -296,7 +296,12 @@ fn unbound_claim_step<'a>(
         );
     };
     let wffc = class.spec.volume_binding_mode == "WaitForFirstConsumer";
-    if wffc && !pvc.metadata.annotations.contains_key(super::SELECTED_NODE) {
+    if wffc
+        && !pvc
+            .metadata
+            .annotations()
+            .contains_key(super::SELECTED_NODE)
+    {
         // emitEventForUnboundDelayBindingClaim (`pv_controller.go`): the pods that use
         // the claim and have no node yet (findNonScheduledPodsByPVC) are named. A pod
         // with `spec.nodeName` from its manifest is not one of them, and no component
@@ -363,7 +368,7 @@ fn matching_volume<'a>(
         let pv = api.pvs.get_named("", &pvc.spec.volume_name)?;
         let free = pv.spec.claim_ref.is_none()
             || prebound(pvc, pv) && pv.spec.claim_ref.as_ref().is_some_and(|r| r.uid.is_empty());
-        return (free && pv.metadata.deletion_tick.is_none()).then_some(pv);
+        return (free && pv.metadata.deletion_tick().is_none()).then_some(pv);
     }
     let wffc = classes
         .get(&(
@@ -403,7 +408,7 @@ fn best_match<'a>(
     use crate::util::quantity::parse_bytes;
     let mut best: Option<(i64, &Object<PvSpec>)> = None;
     for pv in pvs {
-        if pv.metadata.deletion_tick.is_some() {
+        if pv.metadata.deletion_tick().is_some() {
             continue;
         }
         let size = pv
@@ -455,7 +460,7 @@ fn bind_volume_to_claim(ctx: &mut Ctx<'_>, pv: &Object<PvSpec>, pvc: &Object<Pvc
     let mut next = pv.clone();
     if next.spec.claim_ref.is_none() {
         next.metadata
-            .annotations
+            .annotations_mut()
             .insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
     }
     next.spec.claim_ref = Some(crate::cluster::ObjectReference {
@@ -485,8 +490,8 @@ impl PvcProtection {
         let deleting = self
             .work
             .keys(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
-                p.metadata.deletion_tick.is_some()
-                    && p.metadata.finalizers.iter().any(|f| f == PVC_PROTECTION)
+                p.metadata.deletion_tick().is_some()
+                    && p.metadata.finalizers().iter().any(|f| f == PVC_PROTECTION)
             });
         let mut changed = false;
         for key in deleting {
@@ -536,19 +541,19 @@ mod tests {
         let mut lab = Lab::new();
         run(&mut lab, "mode step");
         run(&mut lab, "pvc create data --size 1Gi");
-        assert!(claim(&lab, "data").metadata.annotations.is_empty());
+        assert!(claim(&lab, "data").metadata.annotations().is_empty());
         // external-provisioner takes no claim the PV controller has not annotated.
         run(&mut lab, "reconcile provisioner");
         let uid = claim(&lab, "data").metadata.uid;
         assert!(pv_of(&lab, uid).is_none());
         run(&mut lab, "reconcile binder");
-        let ann = claim(&lab, "data").metadata.annotations;
+        let ann = claim(&lab, "data").metadata.annotations().clone();
         assert_eq!(ann[STORAGE_PROVISIONER], "hostpath.csi.lab");
         assert_eq!(ann[BETA_STORAGE_PROVISIONER], "hostpath.csi.lab");
         run(&mut lab, "reconcile provisioner");
         let pv = pv_of(&lab, uid).expect("provisioned");
         assert_eq!(
-            pv.metadata.finalizers,
+            pv.metadata.finalizers(),
             [PV_PROTECTION, PROVISIONER_FINALIZER]
         );
     }
@@ -557,19 +562,19 @@ mod tests {
     fn a_wait_for_first_consumer_claim_is_annotated_once_a_node_is_selected() {
         let mut lab = Lab::new();
         run(&mut lab, "pvc create late --size 1Gi --class local-wffc");
-        assert!(claim(&lab, "late").metadata.annotations.is_empty());
+        assert!(claim(&lab, "late").metadata.annotations().is_empty());
         // The scheduler selects the node (a pod pinned by spec.nodeName would never get one).
         run(
             &mut lab,
             "pod create p --node-selector kubernetes.io/hostname=node-1 --pvc late",
         );
-        let ann = claim(&lab, "late").metadata.annotations;
+        let ann = claim(&lab, "late").metadata.annotations().clone();
         assert_eq!(ann[SELECTED_NODE], "node-1");
         assert_eq!(ann[STORAGE_PROVISIONER], "hostpath.csi.lab");
         // A class of another provisioner is annotated with that provisioner's name.
         run(&mut lab, "sc create nfs --provisioner example.com/nfs");
         run(&mut lab, "pvc create share --size 1Gi --class nfs");
-        let ann = claim(&lab, "share").metadata.annotations;
+        let ann = claim(&lab, "share").metadata.annotations().clone();
         assert_eq!(ann[STORAGE_PROVISIONER], "example.com/nfs");
         assert!(claim(&lab, "share").spec.volume_name.is_empty());
     }
@@ -580,7 +585,7 @@ mod tests {
         run(&mut lab, "sc create keep --reclaim Retain");
         run(&mut lab, "pvc create kept --size 1Gi --class keep");
         let pv = pv_of(&lab, claim(&lab, "kept").metadata.uid).unwrap();
-        assert_eq!(pv.metadata.finalizers, [PV_PROTECTION]);
+        assert_eq!(pv.metadata.finalizers(), [PV_PROTECTION]);
     }
 
     #[test]
@@ -593,9 +598,9 @@ mod tests {
         // DeleteVolume failed: the PV is Released and keeps its finalizers, not deleted.
         let pv = pv_of(&lab, uid).unwrap();
         assert_eq!(pv.status.phase, "Released");
-        assert!(pv.metadata.deletion_tick.is_none());
+        assert!(pv.metadata.deletion_tick().is_none());
         assert_eq!(
-            pv.metadata.finalizers,
+            pv.metadata.finalizers(),
             [PV_PROTECTION, PROVISIONER_FINALIZER]
         );
         run(&mut lab, "mode step");
@@ -603,8 +608,8 @@ mod tests {
         run(&mut lab, "reconcile provisioner");
         // Deleted, without the provisioner's finalizer; pv-protection still holds it.
         let pv = pv_of(&lab, uid).unwrap();
-        assert!(pv.metadata.deletion_tick.is_some());
-        assert_eq!(pv.metadata.finalizers, [PV_PROTECTION]);
+        assert!(pv.metadata.deletion_tick().is_some());
+        assert_eq!(pv.metadata.finalizers(), [PV_PROTECTION]);
         run(&mut lab, "reconcile binder");
         assert!(pv_of(&lab, uid).is_none());
     }

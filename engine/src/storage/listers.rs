@@ -54,7 +54,7 @@ pub(crate) fn pods_on_node_using(
 ) -> Vec<crate::cluster::ObjectRef> {
     let uses = |p: &&Object<crate::cluster::PodSpec>| {
         p.spec.node_name == node
-            && p.spec.volumes.iter().any(|v| {
+            && p.spec.volumes().iter().any(|v| {
                 pv_for_claim(
                     api,
                     &p.metadata.namespace,
@@ -100,7 +100,7 @@ pub(crate) fn pods_using<'a>(
             .values()
             .filter(|p| p.metadata.namespace == namespace
                 && p.spec
-                    .volumes
+                    .volumes()
                     .iter()
                     .any(|v| v.persistent_volume_claim.claim_name == claim))
             .map(|p| p.key())

@@ -64,7 +64,7 @@ impl Provisioner {
             self.provision
                 .keys(&ctx.api.revs, &ctx.api.pvcs, super::work::only_own, |p| {
                     p.spec.volume_name.is_empty()
-                        && p.metadata.deletion_tick.is_none()
+                        && p.metadata.deletion_tick().is_none()
                         && handed_to_us(p)
                 });
         for key in claims {
@@ -97,7 +97,7 @@ impl Provisioner {
         }
         // A WaitForFirstConsumer claim needs its selected node (shouldProvision).
         let wffc = class.spec.volume_binding_mode == "WaitForFirstConsumer";
-        let selected = pvc.metadata.annotations.get(SELECTED_NODE).cloned();
+        let selected = pvc.metadata.annotations().get(SELECTED_NODE).cloned();
         if wffc && selected.is_none() {
             return false;
         }
@@ -242,14 +242,16 @@ impl Provisioner {
             },
         );
         pv.metadata
-            .annotations
+            .annotations_mut()
             .insert("pv.kubernetes.io/provisioned-by".into(), DRIVER.into());
         // The StorageObjectInUseProtection admission plugin's finalizer, then the one
         // external-provisioner adds to every PV it provisions (`AddFinalizer(true)`;
         // handleProtectionFinalizer takes it off again from a PV that is not reclaimed
         // with Delete).
-        pv.metadata.finalizers.push(PV_PROTECTION.into());
-        pv.metadata.finalizers.push(PROVISIONER_FINALIZER.into());
+        pv.metadata.finalizers_mut().push(PV_PROTECTION.into());
+        pv.metadata
+            .finalizers_mut()
+            .push(PROVISIONER_FINALIZER.into());
         let clock = ctx.clock;
         if ctx.api.pvs().create(pv, clock).is_ok() {
             ctx.event(
@@ -302,10 +304,10 @@ impl Provisioner {
                     // whose provisioning it protects (its as-source finalizer), no new one.
                     let protected = vs
                         .metadata
-                        .finalizers
+                        .finalizers()
                         .iter()
                         .any(|f| f == super::snapshotter::SNAPSHOT_AS_SOURCE);
-                    if vs.metadata.deletion_tick.is_some() && !protected {
+                    if vs.metadata.deletion_tick().is_some() && !protected {
                         return Err(format!(
                             "error getting handle for DataSource Type VolumeSnapshot by Name {}: snapshot {} is being deleted",
                             src.name, src.name
@@ -393,7 +395,7 @@ impl Provisioner {
                 let delete = pv.spec.persistent_volume_reclaim_policy == "Delete";
                 pv.spec.csi.driver == DRIVER
                     && if delete {
-                        !has && pv.status.phase == "Bound" && pv.metadata.deletion_tick.is_none()
+                        !has && pv.status.phase == "Bound" && pv.metadata.deletion_tick().is_none()
                     } else {
                         has
                     }
@@ -425,7 +427,7 @@ impl Provisioner {
         let released =
             self.released
                 .keys(&ctx.api.revs, &ctx.api.pvs, super::work::only_own, |pv| {
-                    (pv.metadata.deletion_tick.is_none()
+                    (pv.metadata.deletion_tick().is_none()
                         || has_finalizer(pv, PROVISIONER_FINALIZER))
                         && pv.status.phase == "Released"
                         && pv.spec.persistent_volume_reclaim_policy == "Delete"
@@ -485,13 +487,13 @@ impl Provisioner {
 }
 
 fn has_finalizer(pv: &Object<PvSpec>, f: &str) -> bool {
-    pv.metadata.finalizers.iter().any(|x| x == f)
+    pv.metadata.finalizers().iter().any(|x| x == f)
 }
 
 /// Whether the PV controller handed a claim to this driver: `shouldProvision` reads the
 /// storage-provisioner annotation, or its beta name.
 fn handed_to_us(p: &Object<PvcSpec>) -> bool {
-    let ann = &p.metadata.annotations;
+    let ann = p.metadata.annotations();
     ann.get(STORAGE_PROVISIONER)
         .or_else(|| ann.get(BETA_STORAGE_PROVISIONER))
         .is_some_and(|v| v == DRIVER)
@@ -526,7 +528,7 @@ fn clone_source(
             src.status.phase
         ));
     }
-    if src.metadata.deletion_tick.is_some() {
+    if src.metadata.deletion_tick().is_some() {
         return Err(format!(
             "the PVC DataSource {source} is currently being deleted"
         ));

@@ -77,8 +77,8 @@ fn has(finalizers: &[String], f: &str) -> bool {
 
 /// `IsSnapshotDeletionCandidate`: being deleted and still holding one of its finalizers.
 fn deletion_candidate(vs: &Object<VolumeSnapshotSpec>) -> bool {
-    let f = &vs.metadata.finalizers;
-    vs.metadata.deletion_tick.is_some() && (has(f, SNAPSHOT_AS_SOURCE) || has(f, SNAPSHOT_BOUND))
+    let f = vs.metadata.finalizers();
+    vs.metadata.deletion_tick().is_some() && (has(f, SNAPSHOT_AS_SOURCE) || has(f, SNAPSHOT_BOUND))
 }
 
 /// Whether a content points back at this very snapshot (`IsVolumeSnapshotRefSet`).
@@ -136,7 +136,7 @@ impl Snapshotter {
     /// snapshot-controller's `syncSnapshot`.
     fn sync_snapshot(&mut self, ctx: &mut Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -> bool {
         let mut changed = check_and_remove_pvc_finalizer(ctx, vs, false);
-        if vs.metadata.deletion_tick.is_some() {
+        if vs.metadata.deletion_tick().is_some() {
             return process_deletion(ctx, vs) || changed;
         }
         changed |= add_snapshot_finalizers(ctx, vs);
@@ -161,10 +161,10 @@ impl Snapshotter {
         ctx: &mut Ctx<'_>,
         c: &Object<VolumeSnapshotContentSpec>,
     ) -> bool {
-        let ann = &c.metadata.annotations;
+        let ann = c.metadata.annotations();
         // shouldDelete: being deleted, not waiting for a CreateSnapshot answer, and marked
         // by snapshot-controller.
-        if c.metadata.deletion_tick.is_some() {
+        if c.metadata.deletion_tick().is_some() {
             if ann.contains_key(BEING_CREATED) || !ann.contains_key(BEING_DELETED) {
                 return false;
             }
@@ -240,10 +240,10 @@ impl Snapshotter {
         if self.backoff.waiting(ctx.clock, &key) {
             return false;
         }
-        if !c.metadata.annotations.contains_key(BEING_CREATED) {
+        if !c.metadata.annotations().contains_key(BEING_CREATED) {
             let mut next = c.clone();
             next.metadata
-                .annotations
+                .annotations_mut()
                 .insert(BEING_CREATED.into(), "yes".into());
             if ctx.api.snapshot_contents().update(next).is_err() {
                 return false;
@@ -312,7 +312,7 @@ impl Snapshotter {
 /// `checkandAddSnapshotFinalizers`: the source finalizer at once, the bound one when the
 /// snapshot is bound to a content that is deleted with it.
 fn add_snapshot_finalizers(ctx: &mut Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -> bool {
-    let f = &vs.metadata.finalizers;
+    let f = vs.metadata.finalizers();
     let content = ctx
         .api
         .snapshot_contents
@@ -327,10 +327,12 @@ fn add_snapshot_finalizers(ctx: &mut Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -
     }
     let mut next = vs.clone();
     if add_source {
-        next.metadata.finalizers.push(SNAPSHOT_AS_SOURCE.into());
+        next.metadata
+            .finalizers_mut()
+            .push(SNAPSHOT_AS_SOURCE.into());
     }
     if add_bound {
-        next.metadata.finalizers.push(SNAPSHOT_BOUND.into());
+        next.metadata.finalizers_mut().push(SNAPSHOT_BOUND.into());
     }
     ctx.api.snapshots().update(next).is_ok()
 }
@@ -440,10 +442,10 @@ fn ensure_pvc_finalizer(
             vs.name()
         ));
     };
-    if has(&pvc.metadata.finalizers, PVC_AS_SOURCE) {
+    if has(pvc.metadata.finalizers(), PVC_AS_SOURCE) {
         return Ok(false);
     }
-    if pvc.metadata.deletion_tick.is_some() {
+    if pvc.metadata.deletion_tick().is_some() {
         return Err(format!(
             "snapshot controller failed to update {claim} on API server: cannot add finalizer on claim because it is being deleted"
         ));
@@ -467,7 +469,7 @@ fn check_and_remove_pvc_finalizer(
     let Some(pvc) = ctx.api.pvcs.get(&(ns.clone(), claim.clone())) else {
         return false;
     };
-    if !has(&pvc.metadata.finalizers, PVC_AS_SOURCE) {
+    if !has(pvc.metadata.finalizers(), PVC_AS_SOURCE) {
         return false;
     }
     // isPVCBeingUsed: a snapshot of the claim that is not ready yet.
@@ -532,7 +534,7 @@ fn process_deletion(ctx: &mut Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -> bool 
     let mut changed = false;
     if let Some(c) = &content {
         changed |= set_being_deleted(ctx, c);
-        if delete_content && c.metadata.deletion_tick.is_none() {
+        if delete_content && c.metadata.deletion_tick().is_none() {
             let clock = ctx.clock;
             changed |= ctx
                 .api
@@ -552,7 +554,7 @@ fn process_deletion(ctx: &mut Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -> bool 
     };
     if !cur
         .metadata
-        .finalizers
+        .finalizers()
         .iter()
         .any(|f| remove.contains(&f.as_str()))
     {
@@ -593,12 +595,12 @@ fn set_being_deleted(ctx: &mut Ctx<'_>, c: &Object<VolumeSnapshotContentSpec>) -
     let Ok(cur) = ctx.api.snapshot_contents().get("", c.name()).cloned() else {
         return false;
     };
-    if cur.metadata.annotations.contains_key(BEING_DELETED) {
+    if cur.metadata.annotations().contains_key(BEING_DELETED) {
         return false;
     }
     let mut next = cur;
     next.metadata
-        .annotations
+        .annotations_mut()
         .insert(BEING_DELETED.into(), "yes".into());
     ctx.api.snapshot_contents().update(next).is_ok()
 }
@@ -607,11 +609,11 @@ fn remove_annotation(ctx: &mut Ctx<'_>, content: &str, key: &str) -> bool {
     let Ok(cur) = ctx.api.snapshot_contents().get("", content).cloned() else {
         return false;
     };
-    if !cur.metadata.annotations.contains_key(key) {
+    if !cur.metadata.annotations().contains_key(key) {
         return false;
     }
     let mut next = cur;
-    next.metadata.annotations.remove(key);
+    next.metadata.annotations_mut().remove(key);
     ctx.api.snapshot_contents().update(next).is_ok()
 }
 
@@ -622,7 +624,7 @@ fn sync_content(ctx: &mut Ctx<'_>, c: &Object<VolumeSnapshotContentSpec>) -> boo
     if r.uid.is_empty() {
         return false;
     }
-    if c.metadata.deletion_tick.is_none() && !has(&c.metadata.finalizers, CONTENT_BOUND) {
+    if c.metadata.deletion_tick().is_none() && !has(c.metadata.finalizers(), CONTENT_BOUND) {
         return ctx
             .api
             .snapshot_contents()
@@ -783,7 +785,7 @@ mod tests {
         lab.cluster
             .pvcs
             .get(&("default".to_string(), name.to_string()))
-            .map(|p| p.metadata.finalizers.clone())
+            .map(|p| p.metadata.finalizers().to_vec())
             .unwrap_or_default()
     }
 
@@ -795,15 +797,18 @@ mod tests {
         run(&mut lab, "snapshot create s1 --pvc db");
         // CreateSnapshot failed with a retryable code: the snapshot is bound but not ready.
         let s = vs(&lab, "s1").unwrap();
-        assert_eq!(s.metadata.finalizers, [SNAPSHOT_AS_SOURCE, SNAPSHOT_BOUND]);
+        assert_eq!(
+            s.metadata.finalizers(),
+            [SNAPSHOT_AS_SOURCE, SNAPSHOT_BOUND]
+        );
         assert!(!s.status.ready_to_use && s.status.creation_time.is_empty());
         assert_eq!(
             claim_finalizers(&lab, "db"),
             [super::super::PVC_PROTECTION, PVC_AS_SOURCE]
         );
         let c = content(&lab, &s).unwrap();
-        assert_eq!(c.metadata.finalizers, [CONTENT_BOUND]);
-        assert_eq!(c.metadata.annotations[BEING_CREATED], "yes");
+        assert_eq!(c.metadata.finalizers(), [CONTENT_BOUND]);
+        assert_eq!(c.metadata.annotations()[BEING_CREATED], "yes");
         assert_eq!(c.status.creation_time, None);
         // The retry succeeds: the claim is let go, the annotation dropped, the time copied.
         run(&mut lab, "tick 1");
@@ -811,7 +816,7 @@ mod tests {
         assert!(s.status.ready_to_use);
         assert_eq!(claim_finalizers(&lab, "db"), [super::super::PVC_PROTECTION]);
         let c = content(&lab, &s).unwrap();
-        assert!(!c.metadata.annotations.contains_key(BEING_CREATED));
+        assert!(!c.metadata.annotations().contains_key(BEING_CREATED));
         let cut = lab
             .driver
             .snapshots()
@@ -833,7 +838,7 @@ mod tests {
         run(&mut lab, "snapshot create s1 --pvc db");
         let s = vs(&lab, "s1").unwrap();
         let c = content(&lab, &s).unwrap();
-        assert!(c.metadata.annotations.is_empty());
+        assert!(c.metadata.annotations().is_empty());
         assert_eq!(claim_finalizers(&lab, "db").len(), 2, "still being taken");
     }
 
@@ -843,7 +848,7 @@ mod tests {
         run(&mut lab, "snapshot create s1 --pvc nope");
         let s = vs(&lab, "s1").unwrap();
         // The source finalizer comes first, whatever the claim.
-        assert_eq!(s.metadata.finalizers, [SNAPSHOT_AS_SOURCE]);
+        assert_eq!(s.metadata.finalizers(), [SNAPSHOT_AS_SOURCE]);
         assert!(content(&lab, &s).is_none());
         // A claim kept Terminating by a pod refuses the finalizer.
         run(&mut lab, "pvc create used --size 1Gi");
@@ -874,19 +879,22 @@ mod tests {
         );
         run(&mut lab, "snapshot delete s1");
         let s = vs(&lab, "s1").unwrap();
-        assert!(s.metadata.deletion_tick.is_some());
-        assert_eq!(s.metadata.finalizers, [SNAPSHOT_AS_SOURCE, SNAPSHOT_BOUND]);
+        assert!(s.metadata.deletion_tick().is_some());
+        assert_eq!(
+            s.metadata.finalizers(),
+            [SNAPSHOT_AS_SOURCE, SNAPSHOT_BOUND]
+        );
         let c = content(&lab, &s).unwrap();
-        assert!(c.metadata.deletion_tick.is_none());
-        assert_eq!(c.metadata.annotations[BEING_DELETED], "yes");
+        assert!(c.metadata.deletion_tick().is_none());
+        assert_eq!(c.metadata.annotations()[BEING_DELETED], "yes");
         // The claim is gone: the content is deleted, DeleteSnapshot called, and both go.
         run(&mut lab, "fault inject DeleteSnapshot --code INTERNAL");
         run(&mut lab, "pvc delete r1");
         let s = vs(&lab, "s1").unwrap();
-        assert_eq!(s.metadata.finalizers, [SNAPSHOT_BOUND]);
+        assert_eq!(s.metadata.finalizers(), [SNAPSHOT_BOUND]);
         let c = content(&lab, &s).unwrap();
-        assert!(c.metadata.deletion_tick.is_some());
-        assert_eq!(c.metadata.finalizers, [CONTENT_BOUND]);
+        assert!(c.metadata.deletion_tick().is_some());
+        assert_eq!(c.metadata.finalizers(), [CONTENT_BOUND]);
         assert!(
             !c.status.snapshot_handle.is_empty(),
             "DeleteSnapshot failed"
@@ -910,7 +918,7 @@ mod tests {
         run(&mut lab, "snapshot delete s1");
         // DeleteSnapshot failed: the snapshot waits for its content, unprotected.
         assert_eq!(
-            vs(&lab, "s1").unwrap().metadata.finalizers,
+            vs(&lab, "s1").unwrap().metadata.finalizers(),
             [SNAPSHOT_BOUND]
         );
         run(&mut lab, "pvc create r1 --size 1Gi --from-snapshot s1");

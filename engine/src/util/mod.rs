@@ -7,3 +7,4 @@ pub mod hash;
 pub mod quantity;
 pub mod text;
 pub mod time;
+pub mod vec_map;
