@@ -441,11 +441,14 @@ pub struct Table<K: Kind> {
     strays: BTreeMap<SharedKey, u32>,
 }
 
-/// A live slot of a [`Table`]: the object and its key (the order map's own).
+/// A live slot of a [`Table`]: the object and its key (the order map's own). The object is
+/// shared, so a reader may hold it past a write ([`Table::get_held`]: a kubelet's pod
+/// worker) without copying it; a write changes it in place while no reader holds it, and
+/// copies it first while one does (`Arc::make_mut`), so a held object never changes.
 #[derive(Clone)]
 struct Slot<K: Kind> {
     key: SharedKey,
-    obj: Box<Object<K>>,
+    obj: Arc<Object<K>>,
 }
 
 /// The hasher of [`Table`]'s index, whose keys are hashes already.
@@ -591,7 +594,7 @@ impl<K: Kind> Table<K> {
         let s = self.slots[slot as usize]
             .as_mut()
             .expect("a table key names a live slot");
-        (&s.key, &mut s.obj)
+        (&s.key, Arc::make_mut(&mut s.obj))
     }
 
     fn object_mut(&mut self, slot: u32) -> &mut Object<K> {
@@ -630,6 +633,13 @@ impl<K: Kind> Table<K> {
     /// The stored key (shared, so a reader may keep it: a kubelet's pod workers, a storage
     /// work set) and the object under (namespace, name).
     pub fn get_shared(&self, namespace: &str, name: &str) -> Option<(&SharedKey, &Object<K>)> {
+        self.get_held(namespace, name).map(|(k, o)| (k, &**o))
+    }
+
+    /// The stored key and the object under (namespace, name), both shared: a reader that
+    /// writes to the store while it reads the object (a kubelet's pod worker) holds them
+    /// without copying the object, and a write to it meanwhile copies it instead.
+    pub fn get_held(&self, namespace: &str, name: &str) -> Option<(&SharedKey, &Arc<Object<K>>)> {
         let s = self.slots[self.find(namespace, name)? as usize].as_ref()?;
         Some((&s.key, &s.obj))
     }
@@ -651,7 +661,7 @@ impl<K: Kind> Table<K> {
         let key = Arc::new(key);
         let live = Some(Slot {
             key: key.clone(),
-            obj: Box::new(obj),
+            obj: Arc::new(obj),
         });
         let slot = match self.free.pop() {
             Some(s) => {
@@ -700,7 +710,7 @@ impl<K: Kind> Table<K> {
             .take()
             .expect("a table key names a live slot");
         self.free.push(slot);
-        Some((key, *obj))
+        Some((key, Arc::unwrap_or_clone(obj)))
     }
 
     /// Every shared key and object, in order.
@@ -748,7 +758,7 @@ impl<K: Kind> Table<K> {
         let mut objects: Vec<Option<&mut Object<K>>> = self
             .slots
             .iter_mut()
-            .map(|o| o.as_mut().map(|s| &mut *s.obj))
+            .map(|o| o.as_mut().map(|s| Arc::make_mut(&mut s.obj)))
             .collect();
         self.order.iter().map(move |(k, &s)| {
             let obj = objects[s as usize]

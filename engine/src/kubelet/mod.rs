@@ -98,7 +98,7 @@ impl Kubelet {
     fn shared_node(&self) -> std::sync::Arc<str> {
         match &self.actor {
             Actor::Agent(_, node) => std::sync::Arc::clone(node),
-            Actor::Component(_) | Actor::Plugin { .. } => std::sync::Arc::from(self.node.as_str()),
+            Actor::Component(_) | Actor::Plugin(_) => std::sync::Arc::from(self.node.as_str()),
         }
     }
 
@@ -188,8 +188,8 @@ impl Kubelet {
         let Some((shared, pod)) = ctx
             .api
             .pods
-            .get_shared(&key.0, &key.1)
-            .map(|(k, p)| (SharedKey::clone(k), p.clone()))
+            .get_held(&key.0, &key.1)
+            .map(|(k, p)| (SharedKey::clone(k), std::sync::Arc::clone(p)))
         else {
             self.pod_work.remove(key);
             self.admitted.remove(key);
@@ -296,7 +296,7 @@ impl Kubelet {
             let work = self.pod_work.entry(SharedKey::clone(&shared)).or_default();
             work.attempts += 1;
             let attempt = work.attempts;
-            match self.run_pod_sandbox(ctx, cri, &pod, sandbox_key, attempt) {
+            match self.run_pod_sandbox(ctx, cri, &pod, &shared, sandbox_key, attempt) {
                 Ok(result) => result,
                 Err(message) => {
                     ctx.pod_event(
@@ -326,7 +326,7 @@ impl Kubelet {
                 }
             }
         };
-        *self.pod_work.entry(shared).or_default() = PodWork::default();
+        *self.pod_work.entry(SharedKey::clone(&shared)).or_default() = PodWork::default();
         ctx.pod_event(
             &actor,
             "Started",
@@ -334,6 +334,9 @@ impl Kubelet {
             &pod,
             Level::Normal,
         );
+        // The worker lets go of the pod it read before writing its status, so the store
+        // writes the object in place instead of copying the one still held.
+        drop(pod);
         let host_ip = self.node_ip(ctx);
         let (ip, second_ip) = sort_pod_ips(&result, host_ip);
         let written = ctx.write_pod_status(key, &actor, move |st| {
@@ -344,14 +347,7 @@ impl Kubelet {
             st.conditions = ready_conditions(true);
         });
         if written.is_ok() {
-            ctx.log(
-                actor,
-                "status",
-                Detail::PodRunning {
-                    pod: pod.name().to_string(),
-                    ip,
-                },
-            );
+            ctx.log(actor, "status", Detail::PodRunning { pod: shared, ip });
         }
         true
     }

@@ -4,6 +4,7 @@
 //! error goes back to kubelet. StopPodSandbox runs DEL and removes the namespace.
 
 use super::{Cri, Kubelet};
+use crate::cluster::store::SharedKey;
 use crate::cluster::{Object, PodSpec};
 use crate::cni::conf::CNI_NOT_INITIALIZED;
 use crate::cni::host::Netns;
@@ -22,14 +23,15 @@ pub(crate) const INGRESS_BANDWIDTH: &str = "kubernetes.io/ingress-bandwidth";
 pub(crate) const EGRESS_BANDWIDTH: &str = "kubernetes.io/egress-bandwidth";
 
 impl Kubelet {
-    /// RunPodSandbox for the pod whose sandbox key (`ns/name`) is `pod_key`: returns the
-    /// chain's result (the sandbox's addresses are [`crate::node::sandbox_ips`] of it), or
-    /// the error kubelet reports.
+    /// RunPodSandbox for the pod stored under `shared` whose sandbox key (`ns/name`) is
+    /// `pod_key`: returns the chain's result (the sandbox's addresses are
+    /// [`crate::node::sandbox_ips`] of it), or the error kubelet reports.
     pub(crate) fn run_pod_sandbox(
         &mut self,
         ctx: &mut Ctx<'_>,
         cri: &mut Cri<'_>,
         pod: &Object<PodSpec>,
+        shared: &SharedKey,
         pod_key: String,
         attempt: u32,
     ) -> Result<Arc<crate::cni::types::CniResult>, String> {
@@ -46,7 +48,7 @@ impl Kubelet {
             &actor,
             "RunPodSandbox",
             Detail::RunPodSandbox {
-                pod: pod.name().to_string(),
+                pod: SharedKey::clone(shared),
                 sandbox: Arc::clone(&rt.container_id),
                 netns: Arc::clone(&rt.netns),
             },

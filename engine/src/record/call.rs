@@ -55,12 +55,41 @@ pub enum Actor {
     Agent(Agent, Arc<str>),
     /// A CNI plugin: one the runtime ran (`bridge`), or one a plugin delegated to, shown
     /// indented under it (`  host-local`).
-    Plugin {
-        /// The plugin's type (its binary's name).
-        plugin_type: String,
-        /// Whether another plugin ran it (an IPAM plugin, a meta-plugin's delegate).
-        delegated: bool,
-    },
+    Plugin(PluginRun),
+}
+
+/// The plugin of one execution, as an actor: its type and whether another plugin ran it
+/// are read from the execution itself (shared with the wire log, so recording the entry
+/// copies no text).
+#[derive(Debug, Clone)]
+pub struct PluginRun(Arc<WireCall>);
+
+impl PluginRun {
+    /// The plugin's type (its binary's name).
+    pub fn plugin_type(&self) -> &str {
+        &self.0.plugin_type
+    }
+
+    /// Whether another plugin ran it (an IPAM plugin, a meta-plugin's delegate).
+    pub fn delegated(&self) -> bool {
+        self.0.depth > 0
+    }
+}
+
+/// Two plugin actors are the same when they show the same: the type and the indentation.
+impl PartialEq for PluginRun {
+    fn eq(&self, other: &Self) -> bool {
+        self.plugin_type() == other.plugin_type() && self.delegated() == other.delegated()
+    }
+}
+
+impl Eq for PluginRun {}
+
+impl std::hash::Hash for PluginRun {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.plugin_type().hash(state);
+        self.delegated().hash(state);
+    }
 }
 
 impl Actor {
@@ -93,7 +122,7 @@ impl Actor {
         match self {
             Actor::Component(name) => name.split('(').next().unwrap_or(name),
             Actor::Agent(agent, _) => agent.name(),
-            Actor::Plugin { plugin_type, .. } => plugin_type,
+            Actor::Plugin(run) => run.plugin_type(),
         }
     }
 
@@ -108,7 +137,7 @@ impl Actor {
                     .and_then(|t| t.strip_suffix(')'))
                     == Some(node)
             }
-            Actor::Plugin { plugin_type, .. } => plugin_type == text,
+            Actor::Plugin(run) => run.plugin_type() == text,
         }
     }
 
@@ -122,14 +151,11 @@ impl Actor {
                 out.push_str(node);
                 out.push(')');
             }
-            Actor::Plugin {
-                plugin_type,
-                delegated,
-            } => {
-                if *delegated {
+            Actor::Plugin(run) => {
+                if run.delegated() {
                     out.push_str("  ");
                 }
-                out.push_str(plugin_type);
+                out.push_str(run.plugin_type());
             }
         }
     }
@@ -294,8 +320,9 @@ pub enum Detail {
     Static(&'static str),
     /// containerd's RunPodSandbox: `pod/NAME → sandbox ID, netns PATH`.
     RunPodSandbox {
-        /// The pod's name.
-        pod: String,
+        /// The pod's table key (namespace, name), shared with the store; the line shows
+        /// its name.
+        pod: crate::cluster::store::SharedKey,
         /// The sandbox ID (shown shortened to 13 characters), shared with the sandbox's
         /// runtime conf.
         sandbox: Arc<str>,
@@ -311,8 +338,9 @@ pub enum Detail {
     },
     /// kubelet's status write for a pod now running: `pod/NAME podIP=IP phase=Running`.
     PodRunning {
-        /// The pod's name.
-        pod: String,
+        /// The pod's table key (namespace, name), shared with the store; the line shows
+        /// its name.
+        pod: crate::cluster::store::SharedKey,
         /// Its IP (none when the CNI result had no address).
         ip: Option<std::net::IpAddr>,
     },
@@ -355,7 +383,7 @@ impl Detail {
                 netns,
             } => {
                 out.push_str("pod/");
-                out.push_str(pod);
+                out.push_str(&pod.1);
                 out.push_str(" → sandbox ");
                 out.push_str(short_id(sandbox));
                 out.push_str(", netns ");
@@ -370,7 +398,7 @@ impl Detail {
             }
             Detail::PodRunning { pod, ip } => {
                 out.push_str("pod/");
-                out.push_str(pod);
+                out.push_str(&pod.1);
                 out.push_str(" podIP=");
                 match ip {
                     Some(ip) => {
@@ -508,10 +536,7 @@ impl CallEvent {
 
     /// One plugin execution, the wire record `wire`.
     pub fn execution(tick: crate::util::time::Millis, wire: u64, call: Arc<WireCall>) -> Self {
-        let actor = Actor::Plugin {
-            plugin_type: call.plugin_type.clone(),
-            delegated: call.depth > 0,
-        };
+        let actor = Actor::Plugin(PluginRun(Arc::clone(&call)));
         let level = if call.reply.is_err() {
             Level::Warning
         } else {
@@ -711,10 +736,14 @@ mod tests {
         }
         assert_eq!(Actor::kubelet("node-1").to_string(), "kubelet(node-1)");
         assert_eq!(format!("{:<10}|", Actor::from("lab")), "lab       |");
-        let ipam = Actor::Plugin {
-            plugin_type: "host-local".into(),
-            delegated: true,
-        };
+        let mut lab = crate::Lab::new();
+        lab.execute("pod create web --node node-1").unwrap();
+        let ipam = lab
+            .calls()
+            .iter()
+            .map(|(_, e)| e.actor().clone())
+            .find(|a| matches!(a, Actor::Plugin(run) if run.delegated()))
+            .expect("the pod's ADD ran an IPAM delegate");
         assert_eq!(ipam.to_string(), "  host-local");
         assert_eq!(ipam.source(), "host-local");
         assert_eq!(Actor::from("runtime(you)").source(), "runtime");

@@ -9,7 +9,8 @@ pub mod calls;
 pub mod wire;
 
 pub use call::{
-    Actor, Agent, CallEvent, CniOp, CniPurpose, Detail, Event, Level, Message, What, WireRange,
+    Actor, Agent, CallEvent, CniOp, CniPurpose, Detail, Event, Level, Message, PluginRun, What,
+    WireRange,
 };
 pub use calls::{CallLog, Ring, WireLog};
 pub use wire::{CsiCall, WireMessage, WireRecord};
