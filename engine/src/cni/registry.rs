@@ -2,11 +2,14 @@
 
 use super::plugin::Plugin;
 use super::release::PluginsRelease;
+use rustc_hash::FxHashMap;
 
 /// The set of plugin binaries a node has, and which release of containernetworking/plugins
 /// the reference ones are.
 pub struct Registry {
-    plugins: Vec<Box<dyn Plugin>>,
+    /// The installed plugins by type name (the binary's name); a plain hash map, as every
+    /// plugin execution looks its binary up once or twice.
+    plugins: FxHashMap<&'static str, Box<dyn Plugin>>,
     release: PluginsRelease,
 }
 
@@ -14,7 +17,7 @@ impl Registry {
     /// An empty registry (the default release).
     pub fn empty() -> Self {
         Registry {
-            plugins: Vec::new(),
+            plugins: FxHashMap::default(),
             release: PluginsRelease::default(),
         }
     }
@@ -32,21 +35,17 @@ impl Registry {
 
     /// Install a plugin (a later one with the same type replaces an earlier one).
     pub fn install(&mut self, plugin: Box<dyn Plugin>) {
-        self.plugins.retain(|p| p.type_name() != plugin.type_name());
-        self.plugins.push(plugin);
+        self.plugins.insert(plugin.type_name(), plugin);
     }
 
     /// The plugin with this type, as libcni's `FindInPath` would find the binary.
     pub fn find(&self, plugin_type: &str) -> Option<&dyn Plugin> {
-        self.plugins
-            .iter()
-            .find(|p| p.type_name() == plugin_type)
-            .map(|p| p.as_ref())
+        self.plugins.get(plugin_type).map(|p| p.as_ref())
     }
 
     /// The installed type names, sorted.
     pub fn names(&self) -> Vec<&'static str> {
-        let mut v: Vec<_> = self.plugins.iter().map(|p| p.type_name()).collect();
+        let mut v: Vec<_> = self.plugins.keys().copied().collect();
         v.sort_unstable();
         v
     }
