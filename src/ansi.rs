@@ -38,7 +38,7 @@ const ORANGE: u8 = 208;
 /// The style of a role.
 pub fn style(role: Role) -> Style {
     match role {
-        Role::Plain | Role::Json | Role::Prose => Style::new(),
+        Role::Plain | Role::Json | Role::Prose | Role::Note => Style::new(),
         Role::Header => Style::new().bold().underline(),
         Role::Good => Style::new().blue().bold(),
         Role::Bad => Style::new().color(XtermColors::from(ORANGE)).bold(),

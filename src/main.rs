@@ -310,6 +310,7 @@ fn run_lab() -> ExitCode {
         color_err: choice.enabled(std::io::stderr().is_terminal(), no_color.as_deref()),
         history: repl::history::path(),
         record: cli.record.clone(),
+        wrap: std::io::stdout().is_terminal(),
     };
     if let Some(dir) = &cli.lessons {
         let dir = cni_csi_lab::lesson_dir::Dir(std::path::PathBuf::from(dir));
@@ -318,10 +319,16 @@ fn run_lab() -> ExitCode {
             return ExitCode::from(2);
         }
     }
-    let interactive = matches!(
+    // `cni-csi-lab lesson list` from a shell shows the learner's own progress.
+    let lists_lessons = matches!(
+        &cli.command,
+        Some(Front::Lesson { args }) if args.first().is_some_and(|a| a == "list")
+    );
+    let interactive = (matches!(
         cli.command,
         Some(Front::Repl { .. } | Front::Dash { .. }) | None
-    ) && stdin_is_terminal;
+    ) && stdin_is_terminal)
+        || lists_lessons;
     match cni_csi_lab::progress_file::store_from_env() {
         // `CNI_CSI_LAB_PROGRESS=FILE`: that file, in every front end (empty: memory).
         Some(Some(store)) => desk.lessons.set_store(Box::new(store)),

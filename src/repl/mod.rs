@@ -6,6 +6,7 @@
 pub mod helper;
 pub mod history;
 pub mod playback;
+pub mod wrap;
 
 use crate::ansi;
 use helper::LabHelper;
@@ -33,6 +34,8 @@ pub struct Options {
     pub history: Option<std::path::PathBuf>,
     /// Record the session into this asciicast v2 file (`--record`, [`crate::cast`]).
     pub record: Option<std::path::PathBuf>,
+    /// Fit teaching text to the terminal's width (stdout is a terminal; see [`wrap`]).
+    pub wrap: bool,
 }
 
 /// Words that end the session.
@@ -98,7 +101,20 @@ pub fn print_result(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<bool> {
+    let width = opts
+        .wrap
+        .then(crossterm::terminal::size)
+        .and_then(Result::ok)
+        .map(|(cols, _)| usize::from(cols).max(20));
     let paint = |o: &Outcome, color: bool| {
+        let fitted;
+        let o = match width {
+            Some(w) => {
+                fitted = wrap::fit(o, w);
+                &fitted
+            }
+            None => o,
+        };
         if color { ansi::paint(o) } else { o.to_text() }
     };
     match result {

@@ -2282,8 +2282,9 @@ impl App {
 }
 
 /// The text of a line that continues a paragraph of prose: one prose span, not empty, not
-/// a list item, table row or indented code (those keep their own lines).
-fn prose_continuation(line: &Line) -> Option<&str> {
+/// a list item, table row or indented code (those keep their own lines). The Output pane
+/// and the REPL join such lines into one paragraph before wrapping it to their width.
+pub fn prose_continuation(line: &Line) -> Option<&str> {
     let [span] = line.spans.as_slice() else {
         return None;
     };

@@ -324,7 +324,7 @@ impl Theme {
     /// The style of an output role.
     pub fn role(&self, role: Role) -> Style {
         match role {
-            Role::Plain | Role::Prose => self.plain,
+            Role::Plain | Role::Prose | Role::Note => self.plain,
             Role::Header => self.header,
             Role::Good => self.good,
             Role::Bad => self.bad,

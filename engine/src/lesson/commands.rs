@@ -70,15 +70,19 @@ pub(crate) fn render_current(s: &LessonSession) -> Outcome {
                 .as_deref()
                 .map(|x| format!("  ·  {x}"))
                 .unwrap_or_default();
-            out.line(Line::styled(
-                format!(
-                    "── Step {}/{} · {}{section}",
-                    step.number,
-                    lesson.steps.len(),
-                    step.title
-                ),
-                Role::Header,
-            ));
+            out.line(
+                Line::new()
+                    .push(
+                        format!(
+                            "── Step {}/{} · {}",
+                            step.number,
+                            lesson.steps.len(),
+                            step.title
+                        ),
+                        Role::Header,
+                    )
+                    .push(section, Role::Note),
+            );
             for l in &step.text {
                 out.line(Line::styled(l.clone(), Role::Prose));
             }
@@ -86,7 +90,7 @@ pub(crate) fn render_current(s: &LessonSession) -> Outcome {
                 out.line(
                     Line::new()
                         .push("Task: ", Role::Header)
-                        .push(t.clone(), Role::Name),
+                        .push(t.clone(), Role::Note),
                 );
             }
             out.line(Line::styled(
@@ -103,11 +107,11 @@ pub(crate) fn render_current(s: &LessonSession) -> Outcome {
                 format!("── Quiz {}/{}{kind}", i + 1, lesson.quizzes.len()),
                 Role::Header,
             ));
-            out.plain(q.question.clone());
+            out.line(Line::styled(q.question.clone(), Role::Note));
             match &q.kind {
                 QuizKind::Choice { options, .. } => {
                     for (c, o) in options {
-                        out.plain(format!("  {c}) {o}"));
+                        out.line(Line::styled(format!("  {c}) {o}"), Role::Note));
                     }
                     out.line(Line::styled(
                         "Answer with `lesson answer LETTER` (`skip` shows the answer).",
@@ -456,8 +460,13 @@ impl Desk {
             quizzes.0,
             quizzes.1
         ));
+        // A lesson read from a directory is graded from the same directory.
+        let lessons = match self.lessons.catalog() {
+            super::catalog::Catalog::Dir(dir) => format!(" --lessons {}", dir.name()),
+            super::catalog::Catalog::Embedded => String::new(),
+        };
         out.line(Line::styled(
-            format!("A teacher grades it with `cni-csi-lab grade --lesson {id} {file}`, which replays your lines on a fresh lab."),
+            format!("A teacher grades it with `cni-csi-lab grade{lessons} --lesson {id} {file}`, which replays your lines on a fresh lab."),
             Role::Dim,
         ));
         Ok(out)
@@ -558,10 +567,10 @@ impl Desk {
                     out.line(
                         Line::new()
                             .push(format!("Hint {i}/{n}: "), Role::Warn)
-                            .push(lines.next().unwrap_or("").to_string(), Role::Plain),
+                            .push(lines.next().unwrap_or("").to_string(), Role::Note),
                     );
                     for l in lines {
-                        out.plain(l.to_string());
+                        out.line(Line::styled(l.to_string(), Role::Note));
                     }
                 }
                 Some(HintAt::FromHere(n)) => {
@@ -681,13 +690,19 @@ impl Desk {
             Item::Quiz(_, q) => {
                 match &q.kind {
                     QuizKind::Choice { answer, .. } => {
-                        out.plain(format!("The answer: {answer}. {}", q.explanation));
+                        out.line(Line::styled(
+                            format!("The answer: {answer}. {}", q.explanation),
+                            Role::Note,
+                        ));
                     }
                     QuizKind::Predict { run, answer } => {
                         // The command first: an answer named as a fact is read after it.
                         out.extend(run_visibly(self, run));
                         let answer = super::facts::answer_in(&self.lab, answer);
-                        out.plain(format!("The answer: {answer}. {}", q.explanation));
+                        out.line(Line::styled(
+                            format!("The answer: {answer}. {}", q.explanation),
+                            Role::Note,
+                        ));
                     }
                 }
                 s.skip();
@@ -783,7 +798,7 @@ impl Desk {
                 "✗ Not quite. Read this, then try once more with `lesson answer …` (`skip` moves on):",
                 Role::Bad,
             ));
-            out.plain(quiz.explanation.clone());
+            out.line(Line::styled(quiz.explanation.clone(), Role::Note));
             self.lessons.session = Some(s);
             return Ok(out);
         } else {
@@ -794,7 +809,7 @@ impl Desk {
             s.skip();
             self.lessons.save(&s.lesson.id, &s.progress);
         }
-        out.plain(quiz.explanation.clone());
+        out.line(Line::styled(quiz.explanation.clone(), Role::Note));
         out.extend(render_current(&s));
         self.lessons.session = Some(s);
         Ok(out)

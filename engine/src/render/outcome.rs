@@ -30,6 +30,11 @@ pub enum Role {
     /// Teaching prose, hard-wrapped in its source (a lesson's text): painted as plain text;
     /// a front end that wraps to its own width joins the lines of a paragraph first.
     Prose,
+    /// Teaching text beside a step's own prose (a task, a hint, a quiz's question and
+    /// options, an answer's explanation): painted as plain text; a front end may re-wrap it
+    /// to its own width, and the dashboard keeps it in the Output pane (the Lesson pane does
+    /// not show it).
+    Note,
 }
 
 /// A run of text with one role.
