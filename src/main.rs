@@ -695,6 +695,19 @@ fn grade(
     lessons: Option<&str>,
 ) -> ExitCode {
     use lab_engine::lesson::grade::{self, Submission};
+    // The lesson first: a grader's typo is named as such, whatever the file holds.
+    let mut known = lab_engine::lesson::Lessons::default();
+    if let Some(dir) = lessons {
+        let dir = cni_csi_lab::lesson_dir::Dir(std::path::PathBuf::from(dir));
+        if let Err(e) = known.use_dir(std::sync::Arc::new(dir)) {
+            print_error(&e);
+            return ExitCode::from(2);
+        }
+    }
+    if let Err(e) = known.find(lesson) {
+        print_error(&e);
+        return ExitCode::from(2);
+    }
     let text = match cni_csi_lab::files::read_capped(
         std::path::Path::new(file),
         "a submission",
@@ -743,13 +756,7 @@ fn grade(
             (disk, lines, None, None, None)
         };
     let mut desk = Desk::with_lab(Lab::with_edges(Lab::new, edges));
-    if let Some(dir) = lessons {
-        let dir = cni_csi_lab::lesson_dir::Dir(std::path::PathBuf::from(dir));
-        if let Err(e) = desk.lessons.use_dir(std::sync::Arc::new(dir)) {
-            print_error(&e);
-            return ExitCode::from(2);
-        }
-    }
+    desk.lessons = known;
     let verdict = match grade::replay(
         &mut desk,
         lesson,

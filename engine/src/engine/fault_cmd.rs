@@ -88,7 +88,7 @@ impl Lab {
                 }
                 for f in &removed {
                     out.line(Line::styled(
-                        format!("fault #{} cleared: {}", f.id, describe(f)),
+                        format!("fault #{} cleared: {}", f.id, subject(f)),
                         Role::Good,
                     ));
                     self.log("lab", "fault clear", format!("#{} {}", f.id, f.target));
@@ -155,23 +155,33 @@ impl Lab {
 
 /// One line about a fault: what fails, where, how, how often.
 fn describe(f: &Fault) -> String {
+    match f.target {
+        Target::NodeDown => format!("{} until `fault clear {}`", subject(f), f.id),
+        _ => format!("{}, {}", subject(f), times(f)),
+    }
+}
+
+/// What a fault breaks and where, without how long (`node-down on node-1`, `ADD fails with
+/// 999 on node-1`): what `fault clear` says it cleared.
+fn subject(f: &Fault) -> String {
     let node = f
         .node
         .as_deref()
         .map(|n| format!("on {n}"))
         .unwrap_or_else(|| "on any node".into());
     match (&f.target, f.code) {
-        (Target::NodeDown, _) => format!("node-down {node} until `fault clear {}`", f.id),
+        (Target::NodeDown, _) => format!("node-down {node}"),
         (Target::Crash(c), _) => format!(
-            "crash at {} {}, {}",
+            "crash at {}{}",
             c.name(),
-            if c.on_node() { node.as_str() } else { "" },
-            times(f)
-        )
-        .replace("  ", " ")
-        .replace(" ,", ","),
-        (t, FaultCode::None) => format!("{t} {node}, {}", times(f)),
-        (t, code) => format!("{t} fails with {code} {node}, {}", times(f)),
+            if c.on_node() {
+                format!(" {node}")
+            } else {
+                String::new()
+            }
+        ),
+        (t, FaultCode::None) => format!("{t} {node}"),
+        (t, code) => format!("{t} fails with {code} {node}"),
     }
 }
 

@@ -184,6 +184,15 @@ impl Lab {
         };
         for v in p.spec.volumes() {
             let claim = &v.persistent_volume_claim.claim_name;
+            if self.waits_for_a_scheduled_consumer(ns, claim) {
+                out.line(Line::styled(
+                    format!(
+                        "  note: claim {claim} waits for its first consumer to be scheduled (WaitForFirstConsumer): --node skips the scheduler, which writes the node it chose on the claim (volume.kubernetes.io/selected-node), so no volume is made and the pod waits with it (leave out --node; --node-selector kubernetes.io/hostname={node} lets the scheduler place it there)"
+                    ),
+                    Role::Warn,
+                ));
+                continue;
+            }
             let Some(affinity) = self
                 .cluster
                 .pvcs
@@ -218,6 +227,27 @@ impl Lab {
                 Role::Warn,
             ));
         }
+    }
+
+    /// Whether a claim is unbound, of a WaitForFirstConsumer class, and has no node the
+    /// scheduler chose for it yet (`volume.kubernetes.io/selected-node`).
+    fn waits_for_a_scheduled_consumer(&self, ns: &str, claim: &str) -> bool {
+        let Some(c) = self.cluster.pvcs.get(&(ns.to_string(), claim.to_string())) else {
+            return false;
+        };
+        let wffc = self
+            .cluster
+            .storage_classes
+            .get(&(
+                crate::cluster::no_namespace(),
+                c.spec.storage_class_name.clone(),
+            ))
+            .is_some_and(|sc| sc.spec.volume_binding_mode == "WaitForFirstConsumer");
+        wffc && c.spec.volume_name.is_empty()
+            && !c
+                .metadata
+                .annotations()
+                .contains_key(crate::storage::SELECTED_NODE)
     }
 
     /// Store a new pod (from `pod create` or a manifest). The scheduler (run in the

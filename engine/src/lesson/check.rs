@@ -1267,7 +1267,11 @@ fn ipam_leased(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
             let want: usize = arg(a, 1).parse().unwrap_or(usize::MAX);
             Eval::new(
                 count == want,
-                format!("host-local on {} holds {count} leases", arg(a, 0)),
+                format!(
+                    "host-local on {} holds {count} {}",
+                    arg(a, 0),
+                    if count == 1 { "lease" } else { "leases" }
+                ),
             )
         }
         Err(e) => e,
