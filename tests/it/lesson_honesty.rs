@@ -167,3 +167,62 @@ fn a_quiz_answer_that_is_no_option_uses_no_try_and_a_wrong_one_is_graded_wrong()
         })
     );
 }
+
+/// How many `skip`s from the start reach ch2's first predict quiz whose command `wanted`
+/// holds for, and its command.
+fn predict_quiz(wanted: fn(&str) -> bool) -> (usize, String) {
+    let mut d = desk();
+    d.execute("lesson start ch2-core-ideas").unwrap();
+    for skips in 0..200 {
+        if let Some(lab_engine::lesson::Item::Quiz(_, q)) =
+            d.lessons.session.as_ref().map(|s| s.current())
+            && let lab_engine::lesson::QuizKind::Predict { run, .. } = &q.kind
+            && wanted(run)
+        {
+            return (skips, run.clone());
+        }
+        d.execute("skip").unwrap();
+    }
+    panic!("ch2 has a predict quiz");
+}
+
+#[test]
+fn a_prediction_made_after_running_the_command_is_refused() {
+    let (skips, run) = predict_quiz(|_| true);
+    let mut d = at_item("ch2-core-ideas", skips);
+    d.execute(&run).unwrap();
+    let e = d.execute("lesson answer ok").unwrap_err();
+    assert!(
+        e.message.contains("would not be a prediction"),
+        "{}",
+        e.message
+    );
+    assert!(
+        d.lessons
+            .session
+            .as_ref()
+            .unwrap()
+            .progress
+            .quizzes
+            .is_empty()
+    );
+
+    // An ADD run before the quiz began: the lab's own run of it fails (a second ADD), and
+    // nothing is counted.
+    let (skips, run) = predict_quiz(|run| run.starts_with("cni add"));
+    let mut d = at_item("ch2-core-ideas", skips - 1);
+    d.execute(&run).unwrap();
+    d.execute("skip").unwrap();
+    let out = d.execute("lesson answer 10.244.1.7").unwrap().to_text();
+    assert!(out.contains("cannot be checked"), "{out}");
+    assert!(!out.contains("Right"), "{out}");
+    assert!(
+        d.lessons
+            .session
+            .as_ref()
+            .unwrap()
+            .progress
+            .quizzes
+            .is_empty()
+    );
+}

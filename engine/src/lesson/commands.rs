@@ -172,13 +172,29 @@ pub struct Moves {
 
 /// Run a line visibly: `lab> line` then its output (and `error: …`).
 fn run_visibly(desk: &mut Desk, line: &str) -> Outcome {
+    run_visibly_ok(desk, line).0
+}
+
+/// [`run_visibly`], and whether the command succeeded.
+fn run_visibly_ok(desk: &mut Desk, line: &str) -> (Outcome, bool) {
     let mut out = Outcome::empty();
     out.line(Line::styled(format!("lab> {line}"), Role::Actor));
-    match desk.execute_lesson_code(line) {
-        Ok(o) => out.extend(o),
-        Err(e) => out.extend(error_line(&e)),
-    }
-    out
+    let ok = match desk.execute_lesson_code(line) {
+        Ok(o) => {
+            out.extend(o);
+            true
+        }
+        Err(e) => {
+            out.extend(error_line(&e));
+            false
+        }
+    };
+    (out, ok)
+}
+
+/// Whether two command lines are the same command as typed (spacing aside).
+fn same_line(a: &str, b: &str) -> bool {
+    a.split_whitespace().eq(b.split_whitespace())
 }
 
 impl Desk {
@@ -769,10 +785,32 @@ impl Desk {
         }
         let mut out = Outcome::empty();
         if let QuizKind::Predict { run, .. } = &quiz.kind {
+            // A prediction comes before the command runs: once the learner ran it during
+            // the quiz, its output is no longer predicted.
+            if s.wrong_answers == 0 && s.seen.runs.iter().any(|r| same_line(&r.line, run)) {
+                self.lessons.session = Some(s);
+                return Err(LabError::msg(format!(
+                    "you ran `{run}` during this quiz, so an answer now would not be a prediction; `skip` shows the answer and moves on"
+                )));
+            }
             out.plain(format!("Your prediction: {given}"));
             // The command runs once; a second try reads what it printed.
             if s.wrong_answers == 0 {
-                out.extend(run_visibly(self, run));
+                let (ran, ok) = run_visibly_ok(self, run);
+                out.extend(ran);
+                if !ok {
+                    // The cluster no longer gives the answer the quiz was written for
+                    // (the command was run before, or the cluster changed): nothing to
+                    // check the prediction against.
+                    out.line(Line::styled(
+                        format!(
+                            "`{run}` failed on this cluster, so the prediction cannot be checked; `skip` shows the answer and moves on"
+                        ),
+                        Role::Warn,
+                    ));
+                    self.lessons.session = Some(s);
+                    return Ok(out);
+                }
             }
         }
         // A predict answer written as a fact (`{pod probe ip}`) is what the learner's own
