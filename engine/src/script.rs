@@ -90,13 +90,12 @@ pub fn run_line(desk: &mut Desk, line_no: usize, line: &str) -> Option<LineRepor
     let ran = desk.run(command);
     // A failure that completed a lesson step is shown with the step's feedback, and is
     // still a failure (a `!` line expects it).
-    let fed_back = ran.failed_into_feedback.is_some();
-    let (stdout, stderr, failed) = match ran.result {
-        Ok(out) => (out.to_text(), String::new(), fed_back),
+    let failed = ran.failed();
+    let (stdout, stderr) = match ran.result {
+        Ok(out) => (out.to_text(), String::new()),
         Err(e) => (
             e.output.to_text(),
             format!("{}\n", error_text(&safe(&e.message))),
-            true,
         ),
     };
     let ok = failed == expect_fail;

@@ -31,6 +31,14 @@ pub struct StorageClassSpec {
     pub allowed_topologies: Vec<TopologySelectorTerm>,
 }
 
+impl StorageClassSpec {
+    /// Whether volumes of this class wait for a pod to be scheduled before they are
+    /// provisioned or bound (`volumeBindingMode: WaitForFirstConsumer`).
+    pub fn waits_for_first_consumer(&self) -> bool {
+        self.volume_binding_mode == "WaitForFirstConsumer"
+    }
+}
+
 /// One `allowedTopologies` term.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "camelCase")]

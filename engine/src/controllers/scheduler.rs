@@ -227,7 +227,7 @@ impl Scheduler {
             ctx.api.pvcs.get_named(ns, claim).is_some_and(|pvc| {
                 pvc.spec.volume_name.is_empty()
                     && crate::storage::listers::class_of(ctx.api, pvc)
-                        .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer")
+                        .is_some_and(|c| c.spec.waits_for_first_consumer())
             })
         })
     }
@@ -248,7 +248,7 @@ impl Scheduler {
                 continue;
             };
             let wffc = crate::storage::listers::class_of(ctx.api, pvc)
-                .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
+                .is_some_and(|c| c.spec.waits_for_first_consumer());
             if wffc
                 && pvc.spec.volume_name.is_empty()
                 && !pvc
@@ -378,7 +378,7 @@ impl<'a> VolumeChecks<'a> {
                 break;
             }
             let wffc = crate::storage::listers::class_of(api, pvc)
-                .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
+                .is_some_and(|c| c.spec.waits_for_first_consumer());
             if pvc.spec.volume_name.is_empty() && wffc {
                 if let Some(selected) = pvc
                     .metadata

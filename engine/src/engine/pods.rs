@@ -235,14 +235,8 @@ impl Lab {
         let Some(c) = self.cluster.pvcs.get(&(ns.to_string(), claim.to_string())) else {
             return false;
         };
-        let wffc = self
-            .cluster
-            .storage_classes
-            .get(&(
-                crate::cluster::no_namespace(),
-                c.spec.storage_class_name.clone(),
-            ))
-            .is_some_and(|sc| sc.spec.volume_binding_mode == "WaitForFirstConsumer");
+        let wffc = crate::storage::listers::class_of(&self.cluster, c)
+            .is_some_and(|sc| sc.spec.waits_for_first_consumer());
         wffc && c.spec.volume_name.is_empty()
             && !c
                 .metadata

@@ -119,19 +119,12 @@ impl Quiz {
     /// Whether `given` is the right answer (case and surrounding space ignored; a choice
     /// may be given as `B`, `b` or `B)`).
     /// Why `given` is not an answer to this quiz at all (a choice quiz takes one of its
-    /// labels: `A`, `b)`, `C.`), naming what is accepted; `None` when it is one.
+    /// labels: `A`, `b)`, `(C)`), naming what is accepted; `None` when it is one.
     pub fn refuse(&self, given: &str) -> Option<String> {
         let QuizKind::Choice { options, .. } = &self.kind else {
             return None;
         };
-        let g = given.trim().trim_end_matches([')', '.', ':']).trim();
-        let g = g.strip_prefix('(').unwrap_or(g);
-        let mut chars = g.chars();
-        let label = match (chars.next(), chars.next()) {
-            (Some(c), None) => Some(c.to_ascii_uppercase()),
-            _ => None,
-        };
-        if label.is_some_and(|c| options.iter().any(|(l, _)| *l == c)) {
+        if choice_label(given).is_some_and(|c| options.iter().any(|(l, _)| *l == c)) {
             return None;
         }
         let labels: Vec<String> = options.iter().map(|(l, _)| l.to_string()).collect();
@@ -148,13 +141,21 @@ impl Quiz {
     pub fn is_right(&self, given: &str) -> bool {
         let given = given.trim();
         match &self.kind {
-            QuizKind::Choice { answer, .. } => {
-                let g = given.trim_end_matches([')', '.', ':']).trim();
-                let g = g.strip_prefix('(').unwrap_or(g);
-                g.len() == 1 && g.eq_ignore_ascii_case(&answer.to_string())
-            }
+            QuizKind::Choice { answer, .. } => choice_label(given) == Some(*answer),
             QuizKind::Predict { answer, .. } => same_prediction(given, answer.trim()),
         }
+    }
+}
+
+/// The option label a choice answer names (`b`, `B)`, `(B)`, `B.` → `B`), if it is one
+/// letter or digit.
+fn choice_label(given: &str) -> Option<char> {
+    let g = given.trim().trim_end_matches([')', '.', ':']).trim();
+    let g = g.strip_prefix('(').unwrap_or(g);
+    let mut chars = g.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => Some(c.to_ascii_uppercase()),
+        _ => None,
     }
 }
 

@@ -348,7 +348,7 @@ pub(crate) fn one_record_each<'c>(
             .iter()
             .filter(|(c, _)| arg(&c.args, 0) == call)
             .collect();
-        let Some(((first, _), true)) = group.first().map(|g| (*g, group.len() > 1)) else {
+        let [(first, _), _, ..] = group.as_slice() else {
             continue;
         };
         let one = shown_calls(lab, seen, call)

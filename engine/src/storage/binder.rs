@@ -295,7 +295,7 @@ fn unbound_claim_step<'a>(
             Level::Warning,
         );
     };
-    let wffc = class.spec.volume_binding_mode == "WaitForFirstConsumer";
+    let wffc = class.spec.waits_for_first_consumer();
     if wffc
         && !pvc
             .metadata
@@ -375,7 +375,7 @@ fn matching_volume<'a>(
             crate::cluster::no_namespace(),
             pvc.spec.storage_class_name.clone(),
         ))
-        .is_some_and(|c| c.spec.volume_binding_mode == "WaitForFirstConsumer");
+        .is_some_and(|c| c.spec.waits_for_first_consumer());
     let want = pvc
         .spec
         .resources
