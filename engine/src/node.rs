@@ -135,6 +135,30 @@ impl NodeRuntime {
         (network, &mut self.host, &mut self.cache)
     }
 
+    /// The pods whose sandbox libcni cached only under networks other than the one the
+    /// runtime loads now, each with a network that set it up (`ns/name`, in key order):
+    /// containerd tears a sandbox down with the config in use at that moment, so their DEL
+    /// would run this network's chain, which never reaches the plugins (and IPAM) that set
+    /// them up.
+    pub(crate) fn pods_set_up_by_another_network(&self) -> Vec<(&str, &str)> {
+        let Ok(network) = self.network() else {
+            return Vec::new();
+        };
+        self.sandboxes
+            .iter()
+            .filter_map(|(pod, sb)| {
+                let mut nets = self
+                    .cache
+                    .keys()
+                    .filter(|(_, id, _)| **id == *sb.id())
+                    .map(|(net, _, _)| net);
+                let first = nets.next()?;
+                let other = *first != network.name && nets.all(|net| *net != network.name);
+                other.then_some((pod.as_str(), &**first))
+            })
+            .collect()
+    }
+
     /// Re-read `/etc/cni/net.d` the way the runtime does when the directory changes.
     pub(crate) fn reload_network(&mut self) {
         self.network = OnceLock::new();

@@ -217,3 +217,48 @@ fn a_prediction_made_after_running_the_command_is_refused() {
     assert!(!out.contains("Right"), "{out}");
     assert!(no_quiz_counted(&d));
 }
+
+#[test]
+fn pods_deleted_after_a_network_switch_leak_and_do_not_complete_the_step() {
+    // ch3-architecture step 20: delete the Calico pods while Calico's file is in use, then
+    // switch back. Switching first sends their DEL through the bridge chain.
+    let mut d = at_item("ch3-architecture", 19);
+    let switched = d.execute("network use flannel-host-gw").unwrap().to_text();
+    assert!(
+        switched.contains(
+            "node-1: bgp-a was set up by network k8s-pod-network; its DEL now runs lab-net's chain"
+        ),
+        "the switch names the pod it strands: {switched}"
+    );
+    d.execute("delete pod bgp-a bgp-b").unwrap();
+    d.execute("show routes node-1").unwrap();
+    assert!(
+        !done(&d, 20),
+        "calico-ipam released nothing: the step is not done"
+    );
+    // Back on Calico, a pod's DEL runs calico-ipam; then host-gw again.
+    d.execute("network use calico-bgp").unwrap();
+    d.execute("pod create x --node node-1").unwrap();
+    d.execute("delete pod x").unwrap();
+    d.execute("network use flannel-host-gw").unwrap();
+    d.execute("show routes node-1").unwrap();
+    assert!(done(&d, 20), "a DEL through calico-ipam, then the switch");
+}
+
+#[test]
+fn a_dns_allow_seen_without_the_default_deny_does_not_complete_the_fix() {
+    // ch5-core-modules step 11: the allow is a fix only while `deny-egress` isolates egress.
+    let mut d = at_item("ch5-core-modules", 10);
+    d.execute("policy delete deny-egress").unwrap();
+    d.execute("pod create coredns -n kube-system --node node-2 --label k8s-app=kube-dns")
+        .unwrap();
+    d.execute("reach web kube-system/coredns --port 53/UDP")
+        .unwrap();
+    d.execute("policy create allow-dns --select '' --egress-to ns:kubernetes.io/metadata.name=kube-system --port 53/UDP --port 53/TCP --types Egress").unwrap();
+    assert!(!done(&d, 11), "without deny-egress the allow fixes nothing");
+    d.execute("policy create deny-egress --select '' --types Egress")
+        .unwrap();
+    d.execute("reach web kube-system/coredns --port 53/UDP")
+        .unwrap();
+    assert!(done(&d, 11), "with both policies, the flow is allowed now");
+}

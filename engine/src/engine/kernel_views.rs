@@ -9,7 +9,7 @@ use crate::command::grammar::NetworkCmd;
 use crate::net::trace::Enforcement;
 use crate::netd::IMPLEMENTATIONS;
 use crate::render::{Line, Outcome, Role};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 impl Lab {
     fn kernel_node(&self, node: &str) -> Result<&crate::node::NodeRuntime, LabError> {
@@ -213,6 +213,7 @@ impl Lab {
             return Ok(out);
         }
         let next = (implementation.build)(network).map_err(LabError::msg)?;
+        let stranded_before = self.pods_set_up_by_another_network();
         // The old implementation's daemons are removed with what they programmed.
         self.network.stop(&mut self.nodes);
         self.network = next;
@@ -226,7 +227,55 @@ impl Lab {
                 .push(format!("  {}", self.network.started()), Role::Dim),
         );
         out.extend(self.active_confs_line());
+        out.extend(self.stranded_by_the_switch(&stranded_before));
         Ok(out)
+    }
+
+    /// Every node's pods whose DEL would run another network's chain than the one that
+    /// set them up: `(node, pod, the network that set it up)`.
+    fn pods_set_up_by_another_network(&self) -> BTreeSet<(String, String, String)> {
+        self.nodes
+            .iter()
+            .flat_map(|(node, rt)| {
+                rt.pods_set_up_by_another_network()
+                    .into_iter()
+                    .map(move |(pod, net)| (node.clone(), pod.to_string(), net.to_string()))
+            })
+            .collect()
+    }
+
+    /// After a switch, the running pods whose DEL the switch sent through the new network's
+    /// chain (the leak of step 14 of chapter 3's lesson): a warning per node and old network.
+    fn stranded_by_the_switch(&self, before: &BTreeSet<(String, String, String)>) -> Outcome {
+        let mut by_node_net: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
+        let now = self.pods_set_up_by_another_network();
+        for (node, pod, net) in now.difference(before) {
+            let name = pod.strip_prefix("default/").unwrap_or(pod);
+            by_node_net.entry((node, net)).or_default().push(name);
+        }
+        let mut out = Outcome::empty();
+        for ((node, net), pods) in by_node_net {
+            let Some(Ok(new)) = self.nodes.get(node).map(|rt| rt.network()) else {
+                continue;
+            };
+            let (list, verb, its) = match pods.as_slice() {
+                [one] => (one.to_string(), "was", "its"),
+                [a, b, c, _, ..] => (
+                    format!("{a}, {b}, {c} and {} more", pods.len() - 3),
+                    "were",
+                    "their",
+                ),
+                few => (few.join(", "), "were", "their"),
+            };
+            out.line(Line::styled(
+                format!(
+                    "  {node}: {list} {verb} set up by network {net}; {its} DEL now runs {}'s chain, which never reaches {net}'s IPAM (a leak): delete pods before switching",
+                    new.name
+                ),
+                Role::Warn,
+            ));
+        }
+        out
     }
 
     /// Which file the runtime now takes on each node (the first in `/etc/cni/net.d` that
