@@ -3,7 +3,7 @@
 //! every real lesson under lessons/: embedded, lint-clean, verified.
 
 use lab_engine::lesson::catalog::{self, EMBEDDED};
-use lab_engine::lesson::{Catalog, lint, parse, play};
+use lab_engine::lesson::{Catalog, QuizKind, lint, parse, play};
 use std::path::{Path, PathBuf};
 
 fn fixtures(kind: &str) -> Vec<PathBuf> {
@@ -160,6 +160,53 @@ fn every_real_lesson_lints_clean() {
             .map(|e| e.to_string())
             .collect::<Vec<_>>()
             .join("\n")
+    );
+}
+
+/// The most right answers one letter has among `answers`.
+fn most_of_one_letter(answers: &[char]) -> usize {
+    answers
+        .iter()
+        .map(|a| answers.iter().filter(|b| *b == a).count())
+        .max()
+        .unwrap_or(0)
+}
+
+/// "Always B" passes no lesson: in each real lesson, and in all of them, no letter is the
+/// right answer of more than 40 % of the choice quizzes (rounded up), and none is three
+/// times in a row.
+#[test]
+fn the_real_lessons_right_answers_are_spread_over_the_letters() {
+    let parsed = Catalog::Embedded.load();
+    let mut all = Vec::new();
+    for lesson in &parsed.lessons {
+        let answers: Vec<char> = lesson
+            .quizzes
+            .iter()
+            .filter_map(|q| match q.kind {
+                QuizKind::Choice { answer, .. } => Some(answer),
+                QuizKind::Predict { .. } => None,
+            })
+            .collect();
+        let most = most_of_one_letter(&answers);
+        assert!(
+            most <= (answers.len() * 2).div_ceil(5),
+            "{}: one letter answers {most} of its {} choice quizzes ({answers:?})",
+            lesson.id,
+            answers.len()
+        );
+        assert!(
+            !answers.windows(3).any(|w| w[0] == w[1] && w[1] == w[2]),
+            "{}: one letter three times in a row ({answers:?})",
+            lesson.id
+        );
+        all.extend(answers);
+    }
+    let most = most_of_one_letter(&all);
+    assert!(
+        most * 5 <= all.len() * 2,
+        "one letter answers {most} of the {} choice quizzes",
+        all.len()
     );
 }
 

@@ -146,10 +146,10 @@ fn a_quiz_answer_that_is_no_option_uses_no_try_and_a_wrong_one_is_graded_wrong()
     );
     let tries = d.lessons.session.as_ref().unwrap().wrong_answers;
     assert_eq!(tries, 0, "no try used");
-    // Quiz 1's answer is B: A is wrong, and the grader says so with its line.
-    let out = d.execute("lesson answer A").unwrap().to_text();
+    // Quiz 1's answer is C: B is wrong, and the grader says so with its line.
+    let out = d.execute("lesson answer B").unwrap().to_text();
     assert!(out.contains("Not quite"), "{out}");
-    lines.push("lesson answer A".into());
+    lines.push("lesson answer B".into());
     let numbered: Vec<(usize, String)> = (1..).zip(lines).collect();
     let verdict = grade::replay(
         &mut desk(),

@@ -228,26 +228,26 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
         Item::Quiz(0, _)
     ));
     assert!(err(&mut desk, "lesson answer").contains("needs WORDS"));
-    let out = ok(&mut desk, "lesson answer b");
-    assert!(out.contains("✓ Right: B."), "{out}");
+    let out = ok(&mut desk, "lesson answer a");
+    assert!(out.contains("✓ Right: A."), "{out}");
     // A wrong answer gets the explanation and one more try; a second wrong one moves on.
     let out = ok(&mut desk, "lesson answer A");
     assert!(
         out.contains("✗ Not quite. Read this, then try once more"),
         "{out}"
     );
-    assert!(!out.contains("the answer is B"), "{out}");
+    assert!(!out.contains("the answer is C"), "{out}");
     assert!(out.contains("db's egress is not"), "the explanation: {out}");
-    let out = ok(&mut desk, "lesson answer C");
-    assert!(out.contains("✗ Not quite: the answer is B."), "{out}");
+    let out = ok(&mut desk, "lesson answer B");
+    assert!(out.contains("✗ Not quite: the answer is C."), "{out}");
     let out = ok(&mut desk, "skip");
     assert!(out.contains("The answer: B."), "{out}");
     let out = ok(&mut desk, "lesson answer 10.244.1.8");
     assert!(out.contains("Your prediction: 10.244.1.8"), "{out}");
     assert!(out.contains("lab> pod create probe --node node-1"), "{out}");
     assert!(out.contains("✓ Right: 10.244.1.8."), "{out}");
-    let out = ok(&mut desk, "lesson answer B");
-    assert!(out.contains("✓ Right: B."), "{out}");
+    let out = ok(&mut desk, "lesson answer A");
+    assert!(out.contains("✓ Right: A."), "{out}");
     let out = ok(&mut desk, "lesson answer cni del");
     assert!(out.contains("lab> pod delete ai-agent"), "{out}");
     assert!(out.contains("✓ Right: CNI DEL."), "{out}");
@@ -298,9 +298,9 @@ fn a_quiz_right_only_at_the_second_try_is_not_counted_right() {
     for _ in &lesson.steps {
         ok(&mut desk, "skip");
     }
-    ok(&mut desk, "lesson answer A");
-    let out = ok(&mut desk, "lesson answer B");
-    assert!(out.contains("✓ Right: B."), "{out}");
+    ok(&mut desk, "lesson answer B");
+    let out = ok(&mut desk, "lesson answer A");
+    assert!(out.contains("✓ Right: A."), "{out}");
     for _ in 1..lesson.quizzes.len() {
         ok(&mut desk, "skip");
     }

@@ -3,8 +3,8 @@
 //! the variant is kept across sittings, shown, handed in with `lesson submit` and graded.
 
 use lab_engine::Desk;
-use lab_engine::lesson::grade::{self, Submission};
-use lab_engine::lesson::{Catalog, Lesson};
+use lab_engine::lesson::grade::{self, QuizResult, Submission};
+use lab_engine::lesson::{Catalog, Lesson, QuizKind, parse, vary};
 use std::process::{Command, Output};
 use std::sync::Arc;
 
@@ -81,6 +81,162 @@ fn variant_0_is_the_lesson_as_written_and_the_others_differ_in_what_a_student_co
         assert_eq!(one.steps.len(), lesson.steps.len());
         assert_ne!(typed(&one), typed(lesson), "{}", lesson.id);
     }
+}
+
+/// Each choice quiz of a lesson: its options (label, text) and the right label.
+fn choices(lesson: &Lesson) -> Vec<(Vec<(char, String)>, char)> {
+    lesson
+        .quizzes
+        .iter()
+        .filter_map(|q| match &q.kind {
+            QuizKind::Choice { options, answer } => Some((options.clone(), *answer)),
+            QuizKind::Predict { .. } => None,
+        })
+        .collect()
+}
+
+/// The text of a choice quiz's right option.
+fn right_text(options: &[(char, String)], answer: char) -> &str {
+    options
+        .iter()
+        .find(|(label, _)| *label == answer)
+        .map(|(_, text)| text.as_str())
+        .expect("the answer is an option")
+}
+
+#[test]
+fn a_variant_shows_each_choice_quiz_s_options_in_its_own_order_and_the_right_one_stays_right() {
+    let parsed = Catalog::Embedded.load();
+    let (mut quizzes, mut reordered) = (0, 0);
+    for lesson in &parsed.lessons {
+        let (file, text) = parsed
+            .files
+            .iter()
+            .find(|(f, _)| *f == lesson.file)
+            .unwrap();
+        for n in 1..=16 {
+            let varied = parsed.variant(lesson, n).unwrap();
+            assert_eq!(
+                parsed.variant(lesson, n).unwrap(),
+                varied,
+                "the same each time"
+            );
+            // The variant's words in the order written: its values put in by hand, read as
+            // variant 0 (which keeps the order).
+            let values = lesson.vary.values(n).unwrap();
+            let words: Vec<String> = (1..)
+                .zip(text.lines())
+                .map(|(i, l)| vary::substitute(file, i, l, &values).unwrap())
+                .collect();
+            let written = parse::parse(file, &words.join("\n")).unwrap();
+            let (shown, written) = (choices(&varied), choices(&written));
+            assert_eq!(shown.len(), written.len());
+            for (i, ((options, answer), (as_written, right))) in
+                shown.iter().zip(&written).enumerate()
+            {
+                let what = format!("{} variant {n} choice quiz {}", lesson.id, i + 1);
+                let labels = |o: &[(char, String)]| o.iter().map(|(l, _)| *l).collect::<Vec<_>>();
+                assert_eq!(
+                    labels(options),
+                    labels(as_written),
+                    "{what}: labelled A, B, … as shown"
+                );
+                let texts = |o: &[(char, String)]| {
+                    let mut t: Vec<String> = o.iter().map(|(_, t)| t.clone()).collect();
+                    t.sort();
+                    t
+                };
+                assert_eq!(
+                    texts(options),
+                    texts(as_written),
+                    "{what}: the same options"
+                );
+                assert_eq!(
+                    right_text(options, *answer),
+                    right_text(as_written, *right),
+                    "{what}: the right option stays right"
+                );
+                quizzes += 1;
+                if options != as_written {
+                    reordered += 1;
+                }
+            }
+        }
+    }
+    // A random order of three options is the written one once in six.
+    assert!(
+        reordered * 4 > quizzes * 3,
+        "{reordered} of {quizzes} choice quizzes shown in another order"
+    );
+}
+
+#[test]
+fn the_grader_reads_a_variant_s_answers_by_its_own_letters() {
+    let parsed = Catalog::Embedded.load();
+    let lesson = parsed.find(LESSON).unwrap();
+    let written = choices(&lesson);
+    // A variant in which some choice quiz's right letter is not the lesson's as written.
+    let (n, varied) = (1..lesson.vary.count())
+        .map(|n| (n, parsed.variant(&lesson, n).unwrap()))
+        .find(|(_, v)| {
+            choices(v)
+                .iter()
+                .zip(&written)
+                .any(|((_, a), (_, b))| a != b)
+        })
+        .expect("a variant whose letters are not the lesson's");
+    let skips = vec!["skip".to_string(); varied.steps.len()];
+    let numbered = |lines: Vec<String>| -> Vec<(usize, String)> { (1..).zip(lines).collect() };
+    // Every choice quiz answered with the variant's letter is right the first time.
+    let mut lines = skips.clone();
+    for q in &varied.quizzes {
+        lines.push(match &q.kind {
+            QuizKind::Choice { answer, .. } => format!("lesson answer {answer}"),
+            QuizKind::Predict { .. } => "skip".to_string(),
+        });
+    }
+    let verdict = graded(LESSON, n, &numbered(lines));
+    for ((q, result), quiz) in verdict.quizzes.iter().zip(&varied.quizzes) {
+        if matches!(quiz.kind, QuizKind::Choice { .. }) {
+            assert!(
+                matches!(result, QuizResult::RightFirstTime { .. }),
+                "variant {n} quiz {q}: {result:?}"
+            );
+        }
+    }
+    // The lesson's letter as written, where the variant's differs, is wrong, and `skip`
+    // there shows the variant's.
+    let mut lines = skips;
+    let (at, right, letter) = varied
+        .quizzes
+        .iter()
+        .enumerate()
+        .find_map(|(i, q)| {
+            let (
+                QuizKind::Choice { answer, .. },
+                QuizKind::Choice {
+                    answer: as_written, ..
+                },
+            ) = (&q.kind, &lesson.quizzes[i].kind)
+            else {
+                return None;
+            };
+            (answer != as_written).then_some((i, *answer, *as_written))
+        })
+        .unwrap();
+    lines.extend(vec!["skip".to_string(); at]);
+    let mut desk = crate::common::desk();
+    desk.execute(&format!("lesson start {LESSON} --variant {n}"))
+        .unwrap();
+    for l in &lines {
+        desk.execute(l).unwrap();
+    }
+    let shown = desk.execute("skip").unwrap().to_text();
+    assert!(shown.contains(&format!("The answer: {right}.")), "{shown}");
+    lines.push(format!("lesson answer {letter}"));
+    let last = lines.len();
+    let verdict = graded(LESSON, n, &numbered(lines));
+    assert_eq!(verdict.quizzes[at].1, QuizResult::Wrong { line: last });
 }
 
 const LESSON: &str = "ch7-hands-on";

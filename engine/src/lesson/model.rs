@@ -115,9 +115,31 @@ impl Lesson {
     }
 }
 
+/// The label of a choice quiz's option at `index` (0: `A`; labels are the letters A to Z).
+pub(crate) fn option_label(index: usize) -> char {
+    char::from(b'A' + u8::try_from(index).unwrap_or(25))
+}
+
 impl Quiz {
-    /// Whether `given` is the right answer (case and surrounding space ignored; a choice
-    /// may be given as `B`, `b` or `B)`).
+    /// Show a choice quiz's options in `order` (a permutation of their indices: for each
+    /// position, the index of the option shown there), relabelled A, B, … in that order,
+    /// the answer moving with its option; a predict quiz is left as it is.
+    pub fn reorder_options(&mut self, order: &[usize]) {
+        let QuizKind::Choice { options, answer } = &mut self.kind else {
+            return;
+        };
+        let right = options.iter().position(|(label, _)| label == answer);
+        let reordered: Vec<(char, String)> = order
+            .iter()
+            .enumerate()
+            .map(|(at, from)| (option_label(at), options[*from].1.clone()))
+            .collect();
+        if let Some(at) = right.and_then(|r| order.iter().position(|from| *from == r)) {
+            *answer = option_label(at);
+        }
+        *options = reordered;
+    }
+
     /// Why `given` is not an answer to this quiz at all (a choice quiz takes one of its
     /// labels: `A`, `b)`, `(C)`), naming what is accepted; `None` when it is one.
     pub fn refuse(&self, given: &str) -> Option<String> {
@@ -138,6 +160,8 @@ impl Quiz {
         ))
     }
 
+    /// Whether `given` is the right answer (case and surrounding space ignored; a choice
+    /// may be given as `B`, `b` or `B)`).
     pub fn is_right(&self, given: &str) -> bool {
         let given = given.trim();
         match &self.kind {
@@ -198,7 +222,42 @@ pub(crate) fn same_prediction(given: &str, answer: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::same_prediction;
+    use super::{Quiz, QuizKind, same_prediction};
+
+    #[test]
+    fn reordered_options_are_relabelled_and_the_answer_moves_with_its_option() {
+        let options = |texts: &[&str]| -> Vec<(char, String)> {
+            ('A'..).zip(texts.iter().map(|t| t.to_string())).collect()
+        };
+        let mut quiz = Quiz {
+            line: 1,
+            question: "Q?".into(),
+            kind: QuizKind::Choice {
+                options: options(&["one", "two", "three"]),
+                answer: 'B',
+            },
+            explanation: "e".into(),
+        };
+        quiz.reorder_options(&[2, 0, 1]);
+        assert_eq!(
+            quiz.kind,
+            QuizKind::Choice {
+                options: options(&["three", "one", "two"]),
+                answer: 'C',
+            }
+        );
+        assert!(quiz.is_right("c") && !quiz.is_right("B"));
+        let mut predict = Quiz {
+            kind: QuizKind::Predict {
+                run: "show routes node-1".into(),
+                answer: "10.244.1.1".into(),
+            },
+            ..quiz
+        };
+        let before = predict.clone();
+        predict.reorder_options(&[1, 0]);
+        assert_eq!(predict, before);
+    }
 
     #[test]
     fn predictions_match_as_an_engineer_writes_them() {

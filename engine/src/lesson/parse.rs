@@ -25,7 +25,7 @@
 
 use super::FORMAT_VERSION;
 use super::check;
-use super::model::{Hint, Lesson, Quiz, QuizKind, RefCommand, Step};
+use super::model::{Hint, Lesson, Quiz, QuizKind, RefCommand, Step, option_label};
 use super::vary::{self, Vary};
 
 /// An error in a lesson file, naming the file and line.
@@ -181,7 +181,7 @@ fn parse_quiz(file: &str, b: &Block) -> Result<Quiz, LessonError> {
             _ => None,
         };
         if let Some(c) = label {
-            let expected = char::from(b'A' + u8::try_from(options.len()).unwrap_or(25));
+            let expected = option_label(options.len());
             if c != expected {
                 return Err(err(
                     *n,
@@ -389,8 +389,9 @@ pub fn parse(file: &str, text: &str) -> Result<Lesson, LessonError> {
 
 /// Parse variant `variant` of a lesson file: every `${name}` outside the ```lesson block
 /// is replaced by the variant's value (see [`vary`]) before anything else is read, so the
-/// steps, checks and quizzes are the variant's own. A variant the lesson does not have is
-/// an error at the ```lesson block.
+/// steps, checks and quizzes are the variant's own, and each choice quiz's options are
+/// shown in the variant's order ([`vary::option_order`]). A variant the lesson does not
+/// have is an error at the ```lesson block.
 pub fn parse_variant(file: &str, text: &str, variant: u32) -> Result<Lesson, LessonError> {
     // The ```lesson block comes first; without one, the parser says what is missing.
     let lines: Vec<&str> = text.lines().collect();
@@ -427,6 +428,12 @@ pub fn parse_variant(file: &str, text: &str, variant: u32) -> Result<Lesson, Les
         out.push('\n');
     }
     let mut lesson = parse_text(file, &out)?;
+    for (i, quiz) in lesson.quizzes.iter_mut().enumerate() {
+        if let QuizKind::Choice { options, .. } = &quiz.kind {
+            let order = vary::option_order(&lesson.id, variant, i, options.len());
+            quiz.reorder_options(&order);
+        }
+    }
     lesson.vary = meta.vary;
     lesson.variant = variant;
     Ok(lesson)

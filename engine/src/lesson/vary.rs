@@ -16,8 +16,13 @@
 //! variant numbers below [`Vary::count`] never give the same lesson. Substitution is on the
 //! file's text before it is parsed (line numbers unchanged), so every check is parsed from
 //! the variant's own words and stays typed; nothing a learner's command prints is touched.
+//!
+//! A variant also shows each choice quiz's options in an order of its own
+//! ([`option_order`]), relabelled A, B, … as shown, so a class cannot share "B, C, B"
+//! either; variant 0 keeps the order as written.
 
 use super::parse::LessonError;
+use sha2::{Digest, Sha256};
 
 /// The key that declares a group in the ```lesson block.
 pub const KEY: &str = "vary";
@@ -227,6 +232,33 @@ fn inverse(a: u64, n: u64) -> u64 {
     u64::try_from(t.rem_euclid(i128::from(n).max(1))).unwrap_or(0)
 }
 
+/// The order in which variant `variant` of lesson `lesson` shows quiz `quiz`'s `count`
+/// options: for each position, the index of the option as written. Variant 0 keeps the
+/// written order; any other takes the permutation picked by the SHA-256 of (lesson id,
+/// variant, quiz index), drawn as a Fisher–Yates shuffle whose choices are the digits of
+/// the digest's first 128 bits, so it is the same on every machine and every run.
+pub fn option_order(lesson: &str, variant: u32, quiz: usize, count: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..count).collect();
+    if variant == 0 {
+        return order;
+    }
+    let digest = Sha256::new()
+        .chain_update(lesson.as_bytes())
+        .chain_update([0])
+        .chain_update(variant.to_le_bytes())
+        .chain_update((quiz as u64).to_le_bytes())
+        .finalize();
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&digest[..16]);
+    let mut draw = u128::from_le_bytes(first);
+    for i in (1..count).rev() {
+        let choices = i as u128 + 1;
+        order.swap(i, (draw % choices) as usize);
+        draw /= choices;
+    }
+    order
+}
+
 /// `line` with every `${name}` replaced by its value (`$${` is a literal `${`); an
 /// unknown or unclosed one is an error naming the line and the declared names.
 pub fn substitute(
@@ -349,6 +381,33 @@ mod tests {
             substitute("f", 1, "no vars {x}", &[]).unwrap(),
             "no vars {x}"
         );
+    }
+
+    #[test]
+    fn a_variant_s_option_order_is_a_fixed_permutation_of_its_own() {
+        assert_eq!(option_order("ch2", 0, 3, 4), vec![0, 1, 2, 3]);
+        let mut seen = std::collections::BTreeSet::new();
+        for variant in 1..=60 {
+            let order = option_order("ch2", variant, 0, 3);
+            assert_eq!(
+                order,
+                option_order("ch2", variant, 0, 3),
+                "the same each time"
+            );
+            let mut sorted = order.clone();
+            sorted.sort();
+            assert_eq!(sorted, vec![0, 1, 2], "a permutation: {order:?}");
+            seen.insert(order);
+        }
+        // Every order of three options is some variant's.
+        assert_eq!(seen.len(), 6);
+        // The lesson and the quiz count, not only the variant.
+        let orders = |f: &dyn Fn(u32) -> Vec<usize>| (1..=20).map(f).collect::<Vec<_>>();
+        let base = orders(&|v| option_order("ch2", v, 0, 4));
+        assert_ne!(base, orders(&|v| option_order("ch3", v, 0, 4)));
+        assert_ne!(base, orders(&|v| option_order("ch2", v, 1, 4)));
+        assert_eq!(option_order("ch2", 5, 0, 1), vec![0]);
+        assert!(option_order("ch2", 5, 0, 0).is_empty());
     }
 
     #[test]
