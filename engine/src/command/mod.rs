@@ -59,8 +59,30 @@ pub fn parse(line: &str) -> Result<Option<Command>, ParseError> {
     parse_with_clap(line)
 }
 
+/// A prompt pasted in front of a command (`lab> get pods`, `lab[2 nodes · 0 pods]> get
+/// pods`, `$ get pods`, as the book's sessions and transcripts show them): the command
+/// after it.
+fn after_pasted_prompt(line: &str) -> Option<&str> {
+    let line = line.trim_start();
+    let rest = if let Some(rest) = line.strip_prefix("$ ") {
+        rest
+    } else if let Some(rest) = line.strip_prefix("lab>") {
+        rest
+    } else {
+        let inner = line.strip_prefix("lab[")?;
+        &inner[inner.find("]>")? + 2..]
+    };
+    Some(rest.trim()).filter(|c| !c.is_empty())
+}
+
 /// [`parse`] through the clap tree alone (what the fast path must agree with).
 fn parse_with_clap(line: &str) -> Result<Option<Command>, ParseError> {
+    if let Some(command) = after_pasted_prompt(line) {
+        return Err(ParseError::Invalid(format!(
+            "this line starts with the lab's prompt, which is not part of a command: type what follows it, {}",
+            crate::util::clip::quoted(command)
+        )));
+    }
     let mut words = split(line)?;
     if words.is_empty() {
         return Ok(None);
@@ -214,6 +236,31 @@ pub fn strip_comment(line: &str) -> &str {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    #[test]
+    fn a_pasted_prompt_is_named_and_the_command_after_it_given() {
+        for line in [
+            "lab> get pods",
+            "lab[2 nodes · 0 pods]> get pods",
+            "$ get pods",
+        ] {
+            let Err(ParseError::Invalid(m)) = parse(line) else {
+                panic!("{line}: a prompt is not a command");
+            };
+            assert!(
+                m.contains("the lab's prompt") && m.ends_with("\"get pods\""),
+                "{line}: {m}"
+            );
+        }
+        // A `$` alone or a word that only starts like the prompt is an unknown command.
+        for line in ["$", "lab[x", "label"] {
+            let m = match parse(line) {
+                Err(ParseError::Invalid(m)) => m,
+                other => format!("{other:?}"),
+            };
+            assert!(!m.contains("prompt"), "{line}: {m}");
+        }
+    }
 
     #[test]
     fn grammar_is_consistent() {

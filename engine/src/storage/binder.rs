@@ -283,7 +283,13 @@ fn unbound_claim_step<'a>(
         return ClaimStep::Wait;
     }
     if pvc.spec.storage_class_name.is_empty() {
-        return ClaimStep::Wait;
+        // syncUnboundClaim's last case: no volume matched and nothing can provision one.
+        return ClaimStep::Tell(
+            "FailedBinding",
+            "no persistent volumes available for this claim and no storage class is set"
+                .to_string(),
+            Level::Normal,
+        );
     }
     let Some(class) = super::listers::class_of(api, pvc) else {
         return ClaimStep::Tell(
