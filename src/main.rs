@@ -679,9 +679,10 @@ fn play_file(
         },
         None => &mut term,
     };
-    match desk.play_events(script::plan(&text, pace), sink, false) {
-        0 => ExitCode::SUCCESS,
-        _ => ExitCode::from(1),
+    if desk.play_events(script::plan(&text, pace), sink, false) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
     }
 }
 

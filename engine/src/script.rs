@@ -202,13 +202,14 @@ const PLAY_CHAR_MS: u64 = 25;
 
 /// A script as a class sees it played (`play FILE`): each run of `# comment` lines is a
 /// caption shown before the command it precedes (the `#` and one space taken off), each
-/// command typed and run, then the pace (a pause, or a wait for Enter before the next).
-/// A line starting with `!` is meant to fail. Blank lines end a caption.
+/// command typed and run, then the pace: a pause after it, or (`--step`) a wait for Enter
+/// before it, once its caption is on screen, so a teacher talks over the caption and
+/// then runs the command. A line starting with `!` is meant to fail. Blank lines end a
+/// caption.
 pub fn plan(text: &str, pace: Pace) -> Vec<crate::lesson::play::PlayEvent> {
     use crate::lesson::play::PlayEvent;
     let mut events = Vec::new();
     let mut caption: Vec<String> = Vec::new();
-    let mut first = true;
     for (_, line) in logical_lines(text) {
         let trimmed = line.trim();
         if let Some(comment) = trimmed.strip_prefix('#') {
@@ -218,12 +219,11 @@ pub fn plan(text: &str, pace: Pace) -> Vec<crate::lesson::play::PlayEvent> {
         if trimmed.is_empty() {
             continue;
         }
-        if pace == Pace::Step && !first {
-            events.push(PlayEvent::WaitForKey);
-        }
-        first = false;
         if !caption.is_empty() {
             events.push(PlayEvent::Text(std::mem::take(&mut caption).join("\n")));
+        }
+        if pace == Pace::Step {
+            events.push(PlayEvent::WaitForKey);
         }
         let (expect_failure, command) = match trimmed.strip_prefix('!') {
             Some(rest) => (true, rest.trim_start()),
@@ -239,9 +239,6 @@ pub fn plan(text: &str, pace: Pace) -> Vec<crate::lesson::play::PlayEvent> {
         }
     }
     if !caption.is_empty() {
-        if pace == Pace::Step && !first {
-            events.push(PlayEvent::WaitForKey);
-        }
         events.push(PlayEvent::Text(caption.join("\n")));
     }
     events
@@ -295,13 +292,13 @@ mod tests {
             kinds(&plan(SCRIPT, Pace::Step)),
             [
                 "text \"Two pods on one node.\\nThey get .2 and .3.\"",
+                "wait",
                 "type pod create a --node node-1",
                 "wait",
                 "type pod create b --node node-1",
-                "wait",
                 "text \"A name taken:\"",
-                "type pod create a --node node-1 (fails)",
                 "wait",
+                "type pod create a --node node-1 (fails)",
                 "text \"the end\"",
             ]
         );

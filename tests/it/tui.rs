@@ -1150,8 +1150,9 @@ fn the_dashboard_ends_with_128_plus_n_on_signals() {
     }
 }
 
-/// `play FILE --step` in the dashboard: the caption, the command typed into the prompt and
-/// run, then the cue to go on; Enter plays the next command, Esc stops.
+/// `play FILE --step` in the dashboard: the caption shown, then the cue to go on (the
+/// teacher talks over it); Enter types the command into the prompt and runs it, and the
+/// next caption waits the same way; Esc stops.
 #[test]
 fn a_teacher_plays_a_script_step_by_step() {
     let dir = std::env::temp_dir().join(format!("lab-tui-play-{}", std::process::id()));
@@ -1171,10 +1172,14 @@ fn a_teacher_plays_a_script_step_by_step() {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    for _ in 0..40 {
-        a.update(tui::Action::Tick);
-    }
-    assert_eq!(a.desk.lab.cluster().pods.len(), 1, "{}", output(&a));
+    let ticks = |a: &mut App| {
+        for _ in 0..40 {
+            a.update(tui::Action::Tick);
+        }
+    };
+    ticks(&mut a);
+    // The first caption is up and nothing has run: the teacher speaks first.
+    assert_eq!(a.desk.lab.cluster().pods.len(), 0, "{}", output(&a));
     let text = output(&a);
     assert!(text.contains("First pod."), "{text}");
     assert!(text.ends_with("  [Enter: next · Esc: stop]"), "{text}");
@@ -1191,26 +1196,55 @@ fn a_teacher_plays_a_script_step_by_step() {
     assert_eq!(lesson.text, "First pod.");
     assert!(screen.contains("First pod."), "{screen}");
     // Ticks alone do not go on.
-    for _ in 0..40 {
-        a.update(tui::Action::Tick);
-    }
-    assert_eq!(a.desk.lab.cluster().pods.len(), 1);
+    ticks(&mut a);
+    assert_eq!(a.desk.lab.cluster().pods.len(), 0);
     a.update(tui::Action::Submit);
-    for _ in 0..40 {
-        a.update(tui::Action::Tick);
-    }
+    ticks(&mut a);
+    assert_eq!(a.desk.lab.cluster().pods.len(), 1);
+    // The next caption is shown before its command runs.
+    let text = output(&a);
+    assert!(text.contains("Second pod."), "{text}");
+    assert!(text.ends_with("  [Enter: next · Esc: stop]"), "{text}");
+    a.update(tui::Action::Submit);
+    ticks(&mut a);
     assert_eq!(a.desk.lab.cluster().pods.len(), 2);
-    assert!(output(&a).contains("Second pod."));
     a.update(tui::Action::Back);
-    for _ in 0..40 {
-        a.update(tui::Action::Tick);
-    }
+    ticks(&mut a);
     assert_eq!(
         a.desk.lab.cluster().pods.len(),
         2,
         "Esc stopped the playback"
     );
     assert!(output(&a).contains("── playback stopped"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A played command that fails (or a `!` one that succeeds) stops the playback: the lines
+/// after it were written for the state it should have left.
+#[test]
+fn playback_stops_at_a_command_that_does_not_do_what_the_script_says() {
+    let dir = std::env::temp_dir().join(format!("lab-tui-playfail-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("class.lab");
+    std::fs::write(
+        &f,
+        "pod create a --node node-1\n! pod create a --node node-1\npod create a --node node-9\npod create b --node node-1\n",
+    )
+    .unwrap();
+    let mut a = app(crate::common::lab(), LARGE);
+    a.run_command(&format!("play {} --pace 0s", f.display()));
+    for _ in 0..400 {
+        a.update(tui::Action::Tick);
+    }
+    let text: Vec<String> = a.ui.output.iter().map(|l| l.text()).collect();
+    let text = text.join("\n");
+    assert!(a.playback.is_none(), "{text}");
+    assert!(
+        text.contains("── playback stopped: \"pod create a --node node-9\" failed"),
+        "{text}"
+    );
+    assert!(!text.contains("playback finished"), "{text}");
+    assert_eq!(a.desk.lab.cluster().pods.len(), 1, "b was never created");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -401,6 +401,15 @@ const FOCUS_CALL_LOOKBACK: usize = 4096;
 /// How often playback advances (the event loop's tick).
 const PLAYBACK_TICK_MS: u64 = 100;
 
+/// How a command line run in the dashboard ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ran {
+    /// It ran (or asked for help, or was the dashboard's own word).
+    Done,
+    /// It failed: an error is in the output.
+    Failed,
+}
+
 /// `lesson play` in the dashboard: what is left to show and how long to wait.
 #[derive(Debug, Clone)]
 pub struct Playback {
@@ -1352,7 +1361,7 @@ impl App {
                 PlayEvent::Type {
                     command,
                     millis_per_char,
-                    ..
+                    expect_failure,
                 } => {
                     let per_tick = usize::try_from(PLAYBACK_TICK_MS / millis_per_char.max(1))
                         .unwrap_or(1)
@@ -1368,10 +1377,18 @@ impl App {
                         self.ui.prompt.set("");
                         let lesson_code = p.lesson_code;
                         self.playback = Some(p);
-                        if lesson_code {
-                            self.run_lesson_code(&command);
+                        let ran = if lesson_code {
+                            self.run_lesson_code(&command)
                         } else {
-                            self.run_command(&command);
+                            self.run_command(&command)
+                        };
+                        if (ran == Ran::Failed) != expect_failure {
+                            // The rest was written for what this command should have done.
+                            self.playback = None;
+                            self.push_output(lab_engine::lesson::play::stopped_line(
+                                &command,
+                                expect_failure,
+                            ));
                         }
                         self.show_playback();
                         return;
@@ -1426,7 +1443,7 @@ impl App {
     /// A command from a lesson's code block (playback): refused as `lesson::guard` says
     /// (and a lesson cannot quit the dashboard); otherwise run as if typed, with the disk
     /// out of reach (see `Desk::execute_lesson_code`).
-    fn run_lesson_code(&mut self, line: &str) {
+    fn run_lesson_code(&mut self, line: &str) -> Ran {
         let refusal = lab_engine::lesson::guard::refusal_of_line(line).or_else(|| {
             matches!(line.trim(), "quit" | "exit" | "q" | "q!")
                 .then(|| "a lesson cannot quit the lab".to_string())
@@ -1439,11 +1456,12 @@ impl App {
             );
             self.push_output(error_line(&r));
             self.flash(format!("✗ {r}"), FlashLevel::Err);
-            return;
+            return Ran::Failed;
         }
         let saved = self.desk.lab.read_no_files();
-        self.run_command(line);
+        let ran = self.run_command(line);
         self.desk.lab.restore_files(saved);
+        ran
     }
 
     /// Run the calls that reached `csi serve`'s socket since the last tick, as `csi call`
@@ -1471,11 +1489,12 @@ impl App {
     }
 
     /// Run one command line through `Desk::execute`, show what it printed, and let the
-    /// selection follow it. `quit`, `exit` and `q` leave the dashboard.
-    pub fn run_command(&mut self, line: &str) {
+    /// selection follow it. `quit`, `exit` and `q` leave the dashboard. Says whether the
+    /// command failed (help and the dashboard's own words do not).
+    pub fn run_command(&mut self, line: &str) -> Ran {
         let mut line = line.trim();
         if line.is_empty() {
-            return;
+            return Ran::Done;
         }
         if self.ui.history.last().map(String::as_str) != Some(line) {
             if self.ui.history.len() == HISTORY_KEEP {
@@ -1490,30 +1509,30 @@ impl App {
             if let Some((word, namespace)) = kind_listing(&self.desk.lab, rest) {
                 self.push_output(echo(line));
                 self.list_kind(word, namespace, None);
-                return;
+                return Ran::Done;
             }
             // `:` and a command (a line from the history, a script): the command.
             line = rest;
             if line.is_empty() {
-                return;
+                return Ran::Done;
             }
         }
         if matches!(line, "quit" | "exit" | "q" | "q!") {
             self.ui.quit = true;
-            return;
+            return Ran::Done;
         }
         if lab_engine::command::help::is_clear_word(line) {
             self.clear_output();
-            return;
+            return Ran::Done;
         }
         match lab_engine::lesson::play::LivePlayback::of(line) {
             Some(lab_engine::lesson::play::LivePlayback::Lesson { id, options }) => {
                 self.start_playback(&id, options);
-                return;
+                return Ran::Done;
             }
             Some(lab_engine::lesson::play::LivePlayback::Script(a)) => {
                 self.start_script_playback(&a);
-                return;
+                return Ran::Done;
             }
             None => {}
         }
@@ -1523,18 +1542,20 @@ impl App {
                     .push("lab> ", Role::Actor)
                     .push(line.to_string(), Role::Name),
             );
-            match said {
+            let ran = match said {
                 Ok(said) => {
                     self.push_output(Line::plain(said));
                     self.flash(format!("✓ {line}"), FlashLevel::Info);
+                    Ran::Done
                 }
                 Err(e) => {
                     self.push_output(error_line(&e));
                     self.flash(format!("✗ {e}"), FlashLevel::Err);
+                    Ran::Failed
                 }
-            }
+            };
             self.show_output_from(self.ui.output.len().saturating_sub(2));
-            return;
+            return ran;
         }
         let pushed_before = self.ui.output_pushed;
         self.push_output(
@@ -1545,7 +1566,7 @@ impl App {
         let snapshot = self.ipam_snapshot();
         let wire_mark = self.desk.lab.wire().next_seq();
         let call_mark = self.desk.lab.calls().next_seq();
-        match self.desk.execute(line) {
+        let ran = match self.desk.execute(line) {
             Ok(out) => {
                 let n = out.len();
                 // A lesson's teaching text goes to the Lesson pane alone when it is on screen.
@@ -1569,6 +1590,7 @@ impl App {
                     self.push_output(Line::styled("(done, nothing printed)", Role::Dim));
                 }
                 self.flash(format!("✓ {line}"), FlashLevel::Info);
+                Ran::Done
             }
             Err(e) => {
                 for l in e.output.into_lines() {
@@ -1576,11 +1598,13 @@ impl App {
                 }
                 if e.is_help {
                     self.flash(format!("✓ {line}"), FlashLevel::Info);
+                    Ran::Done
                 } else {
                     self.push_error(&e.message);
+                    Ran::Failed
                 }
             }
-        }
+        };
         self.derived.pods.sync(&self.desk.lab);
         self.refresh_topo();
         self.observe(line, wire_mark);
@@ -1617,6 +1641,7 @@ impl App {
             self.follow_step_focus();
         }
         self.follow_stepping();
+        ran
     }
 
     /// While a trace is stepped, the selection follows the hop: its pod (in Topology, and

@@ -371,6 +371,23 @@ pub trait PlaySink {
     fn marker(&mut self, _label: &str) {}
 }
 
+/// The line a playback stops on when a command did not do what its script says: it failed,
+/// or a `!` line (meant to fail) succeeded.
+pub fn stopped_line(command: &str, expect_failure: bool) -> crate::render::Line {
+    let what = if expect_failure {
+        "succeeded, but its `!` says it is meant to fail"
+    } else {
+        "failed"
+    };
+    crate::render::Line::styled(
+        format!(
+            "── playback stopped: {} {what}; the lines after it were written for what it should have done",
+            crate::util::clip::quoted(command)
+        ),
+        crate::render::Role::Warn,
+    )
+}
+
 /// A playback with no one watching (`play FILE` in a script): everything it shows,
 /// commands as `lab> command` lines, in order; nothing waits.
 #[derive(Debug, Default)]
@@ -425,15 +442,16 @@ impl super::Desk {
 
     /// Show `events` through `sink`: headings and text shown, commands typed visibly, run
     /// (as lesson code when `lesson_code`: no file is read or written) and their output
-    /// shown, pauses and waits left to the sink (which may stop the playback). Returns how
-    /// many commands did not end as written (failed, or a `!` one succeeded).
+    /// shown, pauses and waits left to the sink (which may stop the playback). A command
+    /// that does not end as written (it failed, or a `!` one succeeded) stops the playback
+    /// with [`stopped_line`]; the result says whether every command played ended as
+    /// written.
     pub fn play_events(
         &mut self,
         events: Vec<PlayEvent>,
         sink: &mut dyn PlaySink,
         lesson_code: bool,
-    ) -> usize {
-        let mut wrong = 0;
+    ) -> bool {
         use crate::render::{Line, Outcome, Role, error_text};
         let mut events = events.into_iter().peekable();
         while let Some(ev) = events.next() {
@@ -461,9 +479,8 @@ impl super::Desk {
                     } else {
                         self.execute(&command)
                     };
-                    if result.is_err() != expect_failure {
-                        wrong += 1;
-                    }
+                    let unexpected = (result.is_err() != expect_failure)
+                        .then(|| stopped_line(&command, expect_failure));
                     let mut out = match result {
                         Ok(o) => o,
                         Err(e) => {
@@ -483,21 +500,28 @@ impl super::Desk {
                     if let Some(rest) = self.settle_stepping(next.flatten().as_deref()) {
                         out.extend(rest);
                     }
+                    if let Some(stopped) = unexpected {
+                        // What follows was written for the state this command should have
+                        // left: playing on would show a cascade of errors.
+                        out.line(stopped);
+                        sink.show(&out);
+                        return false;
+                    }
                     sink.show(&out);
                 }
                 PlayEvent::Pause { millis } => {
                     if !sink.pause(millis) {
-                        return wrong;
+                        return true;
                     }
                 }
                 PlayEvent::WaitForKey => {
                     if !sink.wait_for_key() {
-                        return wrong;
+                        return true;
                     }
                 }
             }
         }
-        wrong
+        true
     }
 
     /// The playback of `play FILE`: the script read from the lab's files (see
