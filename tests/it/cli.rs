@@ -470,16 +470,16 @@ fn a_teacher_paces_a_script_with_step_and_pace() {
         "# First a pod.\npod create a --node node-1\n# Then another.\npod create b --node node-1\nget pods\n",
     );
     let path = f.to_str().unwrap();
-    let o = lab(&["run", path, "--step"], "\nq\n");
+    // Each caption, then a wait before its command (the first too).
+    let o = lab(&["run", path, "--step"], "\n\nq\n");
     let out = text(&o.stdout);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(
-        out.starts_with("First a pod.\nlab> pod create a --node node-1\npod/a created\n"),
+        out.starts_with("First a pod.\n  [Enter: next · q Enter: stop] lab> pod create a --node node-1\npod/a created\n"),
         "{out}"
     );
-    assert!(out.contains("[Enter: next · q Enter: stop]"), "{out}");
     assert!(
-        out.contains("Then another.\nlab> pod create b --node node-1\npod/b created\n"),
+        out.contains("Then another.\n  [Enter: next · q Enter: stop] lab> pod create b --node node-1\npod/b created\n"),
         "{out}"
     );
     assert!(
@@ -490,10 +490,19 @@ fn a_teacher_paces_a_script_with_step_and_pace() {
     let out = text(&o.stdout);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(out.contains("lab> get pods\nNAME"), "{out}");
-    // A command that does not end as written: exit 1.
-    let bad = temp_file("paced-bad.lab", "pod create a --node node-9\n");
+    // A command that does not end as written stops the playback there: exit 1.
+    let bad = temp_file(
+        "paced-bad.lab",
+        "pod create a --node node-9\npod create b --node node-1\n",
+    );
     let o = lab(&["run", bad.to_str().unwrap(), "--pace", "0"], "");
     assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("── playback stopped: \"pod create a --node node-9\" failed"),
+        "{out}"
+    );
+    assert!(!out.contains("pod create b"), "{out}");
     let o = lab(&["run", path, "--step", "--echo"], "");
     assert_eq!(
         o.status.code(),

@@ -2188,3 +2188,34 @@ fn the_first_command_keeps_the_cluster_in_view_though_the_timeline_bar_appears()
         );
     }
 }
+
+/// A state pane with more rows than it shows says so on its bottom border, at the class
+/// sizes that show the panes side by side: how many rows are below (and, scrolled, above).
+#[test]
+fn a_pane_with_more_rows_than_it_shows_says_how_many() {
+    // The cue sits on a pane's bottom border, just before its corner.
+    let on_a_bottom_border = |l: &str| {
+        l.contains(" more ")
+            && l.contains('↓')
+            && ["┘", "╯", "┛", "╝"].iter().any(|c| l.contains(c))
+    };
+    let mut lab = crate::common::lab();
+    for i in 0..40 {
+        lab.execute(&format!("pod create p{i:02} --node node-1"))
+            .unwrap();
+    }
+    // (At 80×24 the panes are tabs, each shown alone.)
+    for size in &CLASS_SIZES[1..] {
+        let size = *size;
+        let mut a = app(lab.clone(), size);
+        let screen = screen_text(frame(&mut a, size).backend().buffer());
+        assert!(
+            screen.lines().any(on_a_bottom_border),
+            "{size:?}: a cue under a pane with rows below\n{screen}"
+        );
+    }
+    // Nothing to scroll: no cue.
+    let mut a = app(crate::common::lab(), LARGE);
+    let screen = screen_text(frame(&mut a, LARGE).backend().buffer());
+    assert!(!screen.lines().any(on_a_bottom_border), "{screen}");
+}

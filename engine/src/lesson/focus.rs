@@ -260,7 +260,14 @@ fn flow_of(text: &str) -> Option<FlowArgs> {
     }
 }
 
-fn push_flow(flows: &mut Vec<FlowArgs>, flow: FlowArgs) {
+/// Add a flow once: `--port 5432` and `port 5432/TCP` are one flow (the port in the
+/// form `PORT/PROTO`, TCP and 80 when not given, as `reach` reads them).
+fn push_flow(flows: &mut Vec<FlowArgs>, mut flow: FlowArgs) {
+    let port = flow.port.take().unwrap_or_else(|| "80".to_string());
+    flow.port = Some(match port.split_once('/') {
+        Some((n, proto)) => format!("{n}/{}", proto.to_ascii_uppercase()),
+        None => format!("{port}/TCP"),
+    });
     if !flows.contains(&flow) {
         flows.push(flow);
     }
@@ -300,7 +307,7 @@ mod tests {
     #[test]
     fn reach_checks_name_flows_and_ipam_checks_a_node() {
         let f = of_step(&step(
-            "saw reach \"web db --port 5432\" denied\nreach web db port 80/TCP denied\nsaw ipam node-2 leak demo-net",
+            "saw reach \"web db --port 5432\" denied\nreach web db port 5432/TCP denied\nreach web db port 80/TCP denied\nsaw ipam node-2 leak demo-net",
             None,
         ));
         assert_eq!(f.pane, Some(FocusPane::Ipam));
@@ -312,7 +319,8 @@ mod tests {
             .collect();
         assert_eq!(
             flows,
-            [("web", "db", Some("5432")), ("web", "db", Some("80/TCP"))]
+            [("web", "db", Some("5432/TCP")), ("web", "db", Some("80/TCP"))],
+            "`--port 5432` and `port 5432/TCP` are one flow"
         );
     }
 

@@ -201,6 +201,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let h = inner.height as usize;
     let total: usize = secs.iter().map(Section::rows).sum();
     let mut skip = app.ui.scroll[Pane::Ipam.index()].min(total.saturating_sub(h));
+    super::more_cue(app, area, skip, total.saturating_sub(skip + h), buf);
     let mut y = 0usize;
     for sec in &secs {
         if y >= h {

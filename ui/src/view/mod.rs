@@ -347,6 +347,27 @@ pub fn pane_block<'a>(app: &App, pane: Pane, extra: Vec<Span<'a>>) -> Block<'a> 
         .style(t.plain)
 }
 
+/// A scrolled pane's cue on its bottom border, right-aligned: how many of its rows are
+/// above and below what it shows (` ↑ 3 · ↓ 12 more `), so a class sees there is more
+/// than the projector shows. Nothing when everything fits.
+pub fn more_cue(app: &App, area: Rect, above: usize, below: usize, buf: &mut Buffer) {
+    if (above == 0 && below == 0) || area.height < 3 {
+        return;
+    }
+    let text = match (above, below) {
+        (0, b) => format!(" ↓ {b} more "),
+        (a, 0) => format!(" ↑ {a} above "),
+        (a, b) => format!(" ↑ {a} · ↓ {b} more "),
+    };
+    let width = text.chars().count() as u16;
+    if width + 4 > area.width {
+        return;
+    }
+    let x = area.x + area.width - width - 2;
+    let y = area.y + area.height - 1;
+    buf.set_string(x, y, text, app.theme.warn);
+}
+
 /// Paint an output line with the theme; control characters are escaped as the REPL's
 /// painters escape them (`\u{1b}`), so a name a gRPC client or a file gave reads the same
 /// in both (ratatui would drop them silently).

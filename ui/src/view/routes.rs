@@ -224,7 +224,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let rows = rows(app, width);
     let h = inner.height as usize;
     let start = app.ui.scroll[Pane::Routes.index()].min(rows.len().saturating_sub(h));
+    let below = rows.len().saturating_sub(start + h);
     for (i, l) in rows_from(app, rows, width, start).take(h).enumerate() {
         put(buf, inner, i as u16, &l);
     }
+    super::more_cue(app, area, start, below, buf);
 }

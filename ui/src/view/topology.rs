@@ -59,6 +59,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let h = inner.height as usize;
     let total = app.topo_rows();
     let scroll = app.ui.scroll[Pane::Topology.index()].min(total.saturating_sub(h));
+    super::more_cue(app, area, scroll, total.saturating_sub(scroll + h), buf);
     // The first box in view, and the row it starts on: only the boxes in view are read.
     let Some((first_node, mut row)) = topo.group_at_row(scroll, t.airy) else {
         return;

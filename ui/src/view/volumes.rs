@@ -374,6 +374,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     for (y, line) in lines.iter().skip(skip).take(h).enumerate() {
         put(buf, inner, y as u16, line);
     }
+    super::more_cue(app, area, skip, lines.len().saturating_sub(skip + h), buf);
 }
 
 #[cfg(test)]
