@@ -315,7 +315,7 @@ fn a_bad_variant_is_refused_naming_what_is_accepted_and_changes_nothing() {
         ),
         (
             format!("lesson start {LESSON} --variant seven"),
-            "invalid digit".to_string(),
+            "\"seven\" for --variant: not a whole number: digits only (0, 1, 2, …)".to_string(),
         ),
         (
             format!("lesson start {LESSON} --variant 99999999999"),

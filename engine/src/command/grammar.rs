@@ -1950,8 +1950,8 @@ pub fn plugins_releases() -> clap::builder::PossibleValuesParser {
 // flag") so that a negative value is refused as what it is: "must be ≥ 0".
 
 /// A whole number of type `T` (at most `max`): `-1` is "must be ≥ 0", a number past the
-/// type "too large; the largest is …"; other text keeps Rust's reason ("invalid digit
-/// found in string").
+/// type "too large; the largest is …", other text "not a whole number" with what is
+/// accepted (instead of Rust's "invalid digit found in string").
 fn whole<T: std::str::FromStr<Err = std::num::ParseIntError>>(
     text: &str,
     max: u64,
@@ -1964,7 +1964,8 @@ fn whole<T: std::str::FromStr<Err = std::num::ParseIntError>>(
     }
     text.parse::<T>().map_err(|e| match e.kind() {
         std::num::IntErrorKind::PosOverflow => format!("too large; the largest is {max}"),
-        _ => e.to_string(),
+        std::num::IntErrorKind::Empty => "empty: a whole number is expected (0, 1, 2, …)".into(),
+        _ => "not a whole number: digits only (0, 1, 2, …)".into(),
     })
 }
 

@@ -319,7 +319,10 @@ mod tests {
             .collect();
         assert_eq!(
             flows,
-            [("web", "db", Some("5432/TCP")), ("web", "db", Some("80/TCP"))],
+            [
+                ("web", "db", Some("5432/TCP")),
+                ("web", "db", Some("80/TCP"))
+            ],
             "`--port 5432` and `port 5432/TCP` are one flow"
         );
     }
