@@ -479,7 +479,7 @@ impl Session {
         };
         call.node_netns = node_ns.clone();
         // CNI_NETNS: a path of the model's becomes the pod's real namespace.
-        let model_netns = x.env.netns.clone();
+        let model_netns = x.env.netns.to_string();
         let real_netns = if model_netns.starts_with('/') {
             let key = (x.node.to_string(), model_netns.clone());
             let ns = match (self.pods.get(&key), cmd) {
@@ -522,7 +522,7 @@ impl Session {
             ));
         }
         let real_env = CniEnv {
-            netns: real_netns,
+            netns: real_netns.into(),
             path: bin_dir,
             ..x.env.clone()
         };
@@ -536,7 +536,7 @@ impl Session {
         let key = (
             x.node.to_string(),
             x.stdin.network_name().to_string(),
-            x.env.container_id.clone(),
+            x.env.container_id.to_string(),
             x.env.ifname.clone(),
         );
         if x.stdin.prev_result.is_some() {

@@ -343,8 +343,8 @@ fn env_for(cmd: CniCommand, id: &str, ifname: &str, args: &str) -> CniEnv {
     };
     CniEnv {
         command: Some(cmd),
-        container_id: or_empty(id),
-        netns,
+        container_id: or_empty(id).into(),
+        netns: netns.into(),
         ifname: or_empty(ifname),
         args: args.to_string(),
         path: "/usr/lib/cni".to_string(),

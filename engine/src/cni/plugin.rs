@@ -59,10 +59,12 @@ impl CniCommand {
 pub struct CniEnv {
     /// `CNI_COMMAND`.
     pub command: Option<CniCommand>,
-    /// `CNI_CONTAINERID` (empty for GC, STATUS, VERSION).
-    pub container_id: String,
-    /// `CNI_NETNS` (may be empty for DEL).
-    pub netns: String,
+    /// `CNI_CONTAINERID` (empty for GC, STATUS, VERSION), shared with the runtime's conf
+    /// and the leases IPAM writes for it.
+    pub container_id: Arc<str>,
+    /// `CNI_NETNS` (may be empty for DEL), shared with the runtime's conf and the host's
+    /// namespaces.
+    pub netns: Arc<str>,
     /// `CNI_IFNAME`.
     pub ifname: String,
     /// `CNI_ARGS`: `K=V;K2=V2`.

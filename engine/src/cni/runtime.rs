@@ -10,7 +10,8 @@ use super::skel;
 use super::types::{CniError, CniResult};
 use super::version;
 use crate::cluster::meta::Uid;
-use compact_str::CompactString;
+use crate::cluster::store::SharedKey;
+use crate::util::vec_map::VecMap;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -76,6 +77,10 @@ pub struct RuntimeConf {
     pub capability_args: BTreeMap<String, Value>,
 }
 
+// One a pod sandbox (shared by the sandbox record and the result cache): the ID, namespace
+// path and the pod's key are shared text, not copies.
+const _: () = assert!(std::mem::size_of::<RuntimeConf>() <= 104);
+
 /// The arguments a runtime passes in `CNI_ARGS` (libcni's `RuntimeConf.Args`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum CniArgs {
@@ -85,10 +90,8 @@ pub enum CniArgs {
     /// `IgnoreUnknown=1;K8S_POD_NAMESPACE=…;K8S_POD_NAME=…;K8S_POD_INFRA_CONTAINER_ID=<the
     /// sandbox's ID>;K8S_POD_UID=…`, in that order.
     Pod {
-        /// The pod's namespace.
-        namespace: CompactString,
-        /// The pod's name.
-        name: CompactString,
+        /// The pod's (namespace, name): the store's key, shared.
+        pod: SharedKey,
         /// The pod's UID.
         uid: Uid,
     },
@@ -105,15 +108,11 @@ impl RuntimeConf {
     pub fn args_text(&self) -> String {
         match &self.args {
             CniArgs::Text(text) => text.clone(),
-            CniArgs::Pod {
-                namespace,
-                name,
-                uid,
-            } => [
+            CniArgs::Pod { pod, uid } => [
                 "IgnoreUnknown=1;K8S_POD_NAMESPACE=",
-                namespace,
+                &pod.0,
                 ";K8S_POD_NAME=",
-                name,
+                &pod.1,
                 ";K8S_POD_INFRA_CONTAINER_ID=",
                 &self.container_id,
                 ";K8S_POD_UID=",
@@ -126,8 +125,8 @@ impl RuntimeConf {
     fn env(&self, cmd: CniCommand) -> CniEnv {
         CniEnv {
             command: Some(cmd),
-            container_id: String::from(&*self.container_id),
-            netns: String::from(&*self.netns),
+            container_id: Arc::clone(&self.container_id),
+            netns: Arc::clone(&self.netns),
             ifname: String::from(&*self.ifname),
             args: self.args_text(),
             path: CNI_PATH.to_string(),
@@ -155,8 +154,13 @@ pub struct CacheEntry {
 }
 
 /// libcni's result cache on one node, keyed by (network, container ID, ifname); the key's
-/// text is shared with the network list and the entry's runtime conf.
-pub(crate) type ResultCache = BTreeMap<(Arc<str>, Arc<str>, Arc<str>), CacheEntry>;
+/// text is shared with the network list and the entry's runtime conf. One entry a pod on
+/// every node: a [`VecMap`], whose room is its entries.
+pub(crate) type ResultCache = VecMap<(Arc<str>, Arc<str>, Arc<str>), CacheEntry>;
+
+// One entry a pod on every node: the key's three texts and the entry's two records are
+// shared pointers.
+const _: () = assert!(std::mem::size_of::<((Arc<str>, Arc<str>, Arc<str>), CacheEntry)>() <= 64);
 
 /// One plugin execution as seen on the wire.
 #[derive(Debug, Clone)]
@@ -563,7 +567,7 @@ impl Invoker<'_> {
     pub fn version(&mut self, plugin_type: &str, cni_version: &str) -> Result<Value, ChainError> {
         let env = Arc::new(CniEnv {
             command: Some(CniCommand::Version),
-            container_id: String::new(),
+            container_id: Arc::default(),
             netns: "dummy".into(),
             ifname: "dummy".into(),
             args: String::new(),

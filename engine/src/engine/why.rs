@@ -504,7 +504,7 @@ impl Lab {
             node: node.to_string(),
             net,
             ip: addr,
-            container: lease.container_id.clone(),
+            container: lease.container_id.to_string(),
             ifname: lease.ifname.to_string(),
         }];
         let add = self.exec_on(node, Which::Last, |c| {

@@ -166,7 +166,7 @@ impl Ipvlan {
             return Err(CniError::internal("required prevResult missing"));
         };
         let cont = super::macvlan::cont_interface(&prev, env);
-        if env.netns != cont.sandbox_path() {
+        if *env.netns != *cont.sandbox_path() {
             return Err(CniError::internal(format!(
                 "sandbox in prevResult {} doesn't match configured netns: {}",
                 cont.sandbox_path(),

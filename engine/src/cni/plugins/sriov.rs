@@ -545,7 +545,7 @@ impl Sriov {
             .insert(cache_path(&env.container_id, &env.ifname), doc.to_string());
         ctx.host
             .files
-            .insert(marker_path(&c.device_id), env.netns.clone());
+            .insert(marker_path(&c.device_id), env.netns.to_string());
         Ok(PluginOutput::Result(std::sync::Arc::new(result)))
     }
 

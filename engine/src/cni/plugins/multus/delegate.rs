@@ -183,10 +183,10 @@ pub fn load(
 /// What one delegate call runs with (`libcni.RuntimeConf`).
 #[derive(Debug, Clone)]
 pub struct DelegateRt {
-    /// `CNI_CONTAINERID`.
-    pub container_id: String,
-    /// `CNI_NETNS`.
-    pub netns: String,
+    /// `CNI_CONTAINERID` (shared with Multus's own env).
+    pub container_id: std::sync::Arc<str>,
+    /// `CNI_NETNS` (shared with Multus's own env).
+    pub netns: std::sync::Arc<str>,
     /// `CNI_IFNAME`.
     pub ifname: String,
     /// `CNI_ARGS` as pairs, in order.
@@ -365,7 +365,7 @@ pub fn add(
     let result = prev.map(|r| r.as_ref().clone()).unwrap_or_default();
     let cache = serde_json::json!({
         "kind": "cniCacheV1",
-        "containerId": rt.container_id,
+        "containerId": &*rt.container_id,
         "ifName": rt.ifname,
         "networkName": net.list.name,
         "result": result,

@@ -287,7 +287,7 @@ fn empty_result(env: &CniEnv, cni_version: &str) -> CniResult {
         cni_version: cni_version.into(),
         interfaces: vec![Interface {
             name: env.ifname.as_str().into(),
-            sandbox: (!env.netns.is_empty()).then(|| env.netns.as_str().into()),
+            sandbox: (!env.netns.is_empty()).then(|| std::sync::Arc::clone(&env.netns)),
             ..Default::default()
         }],
         ips: vec![IpConfig {
