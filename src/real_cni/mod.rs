@@ -508,14 +508,14 @@ impl Session {
         } else {
             model_netns.clone()
         };
-        let model_path = x.env.path.as_str();
+        let model_path: &str = &x.env.path;
         let bin_dir = if model_path == lab_engine::cni::runtime::CNI_PATH {
             self.bin_dir.display().to_string()
         } else {
             // VERSION's placeholder (`dummy`) and the empty path of GC/STATUS stay as they are.
             model_path.to_string()
         };
-        if x.env.path != bin_dir {
+        if model_path != bin_dir {
             call.changes.push(format!(
                 "CNI_PATH={bin_dir} (the model's {}: where the real binaries are)",
                 x.env.path
@@ -523,7 +523,7 @@ impl Session {
         }
         let real_env = CniEnv {
             netns: real_netns.into(),
-            path: bin_dir,
+            path: bin_dir.into(),
             ..x.env.clone()
         };
         call.env = real_env
@@ -537,7 +537,7 @@ impl Session {
             x.node.to_string(),
             x.stdin.network_name().to_string(),
             x.env.container_id.to_string(),
-            x.env.ifname.clone(),
+            x.env.ifname.to_string(),
         );
         if x.stdin.prev_result.is_some() {
             match (self.results.get(&key), cmd) {

@@ -345,9 +345,9 @@ fn env_for(cmd: CniCommand, id: &str, ifname: &str, args: &str) -> CniEnv {
         command: Some(cmd),
         container_id: or_empty(id).into(),
         netns: netns.into(),
-        ifname: or_empty(ifname),
+        ifname: or_empty(ifname).into(),
         args: args.to_string(),
-        path: "/usr/lib/cni".to_string(),
+        path: "/usr/lib/cni".into(),
     }
 }
 

@@ -65,12 +65,12 @@ pub struct CniEnv {
     /// `CNI_NETNS` (may be empty for DEL), shared with the runtime's conf and the host's
     /// namespaces.
     pub netns: Arc<str>,
-    /// `CNI_IFNAME`.
-    pub ifname: String,
+    /// `CNI_IFNAME`, shared with the runtime's conf.
+    pub ifname: Arc<str>,
     /// `CNI_ARGS`: `K=V;K2=V2`.
     pub args: String,
-    /// `CNI_PATH`.
-    pub path: String,
+    /// `CNI_PATH` (the runtime's one text, shared).
+    pub path: Arc<str>,
 }
 
 impl CniEnv {

@@ -19,6 +19,10 @@ use std::sync::Arc;
 /// `CNI_PATH` as the lab's runtime sets it.
 pub const CNI_PATH: &str = "/opt/cni/bin";
 
+/// [`CNI_PATH`] as every invocation's environment holds it, allocated once.
+static SHARED_CNI_PATH: std::sync::LazyLock<Arc<str>> =
+    std::sync::LazyLock::new(|| Arc::from(CNI_PATH));
+
 /// A network list ready to run: the parsed list plus each plugin's stdin base (the plugin
 /// object with `name` and `cniVersion` injected, as `buildOneConfig` does).
 #[derive(Debug, Clone)]
@@ -127,9 +131,9 @@ impl RuntimeConf {
             command: Some(cmd),
             container_id: Arc::clone(&self.container_id),
             netns: Arc::clone(&self.netns),
-            ifname: String::from(&*self.ifname),
+            ifname: Arc::clone(&self.ifname),
             args: self.args_text(),
-            path: CNI_PATH.to_string(),
+            path: Arc::clone(&SHARED_CNI_PATH),
         }
     }
 
@@ -517,7 +521,7 @@ impl Invoker<'_> {
         if version::gte(&net.list.cni_version, "1.1.0").unwrap_or(false) {
             let env = Arc::new(CniEnv {
                 command: Some(CniCommand::Gc),
-                path: CNI_PATH.to_string(),
+                path: Arc::clone(&SHARED_CNI_PATH),
                 ..Default::default()
             });
             let valid = Arc::new(valid.to_vec());
@@ -546,7 +550,7 @@ impl Invoker<'_> {
         }
         let env = Arc::new(CniEnv {
             command: Some(CniCommand::Status),
-            path: CNI_PATH.to_string(),
+            path: Arc::clone(&SHARED_CNI_PATH),
             ..Default::default()
         });
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {

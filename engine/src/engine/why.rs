@@ -511,7 +511,7 @@ impl Lab {
             c.plugin_type == "host-local"
                 && c.env.command == Some(crate::cni::plugin::CniCommand::Add)
                 && c.env.container_id == lease.container_id
-                && c.env.ifname == lease.ifname
+                && *c.env.ifname == *lease.ifname
         });
         match add {
             Some((seq, rec)) => chain.extend(self.exec_chain(node, seq, &rec)),

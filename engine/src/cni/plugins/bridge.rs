@@ -391,7 +391,7 @@ fn setup_veth(
     let mut hostl = Link::new(
         &host_name,
         LinkKind::Veth {
-            peer: env.ifname.as_str().into(),
+            peer: (&*env.ifname).into(),
             peer_netns: Some(netns.clone()),
         },
         host_mac,
@@ -412,7 +412,7 @@ fn setup_veth(
             ..Default::default()
         },
         Interface {
-            name: env.ifname.as_str().into(),
+            name: (&*env.ifname).into(),
             mac: cont_mac.to_compact_string(),
             sandbox: Some(netns),
             ..Default::default()
@@ -918,7 +918,7 @@ fn check_prev(
             continue;
         };
         if link.name != cont_peer
-            || peer != env.ifname
+            || *peer != *env.ifname
             || peer_netns.as_deref() != Some(&*env.netns)
             || link.master.as_deref() != Some(&*conf.br_name)
         {

@@ -234,7 +234,7 @@ fn move_link_in(
         ns.links.insert(env.ifname.clone(), link);
     }
     Ok(Interface {
-        name: env.ifname.as_str().into(),
+        name: (&*env.ifname).into(),
         mac,
         mtu: 0,
         sandbox: common::sandbox(host, &env.netns),

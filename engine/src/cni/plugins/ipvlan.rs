@@ -98,7 +98,7 @@ fn create_ipvlan(
     ns.links
         .insert(env.ifname.clone(), Link::new(&env.ifname, kind, mac, mtu));
     Ok(Interface {
-        name: env.ifname.as_str().into(),
+        name: (&*env.ifname).into(),
         mac: mac.to_compact_string(),
         mtu: 0,
         sandbox: ns_path,

@@ -216,7 +216,7 @@ fn create_macvlan(
     );
     ns.links.insert(env.ifname.clone(), link);
     Ok(Interface {
-        name: env.ifname.as_str().into(),
+        name: (&*env.ifname).into(),
         mac: mac.to_compact_string(),
         mtu: 0,
         sandbox: ns_path,

@@ -500,7 +500,7 @@ impl Sriov {
         let mut result = CniResult {
             cni_version: stdin.cni_version().into(),
             interfaces: vec![Interface {
-                name: env.ifname.as_str().into(),
+                name: (&*env.ifname).into(),
                 mac: if c.mac.is_empty() {
                     orig.effective_mac.as_str().into()
                 } else {

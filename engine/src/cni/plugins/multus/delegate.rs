@@ -193,8 +193,8 @@ pub struct DelegateRt {
     pub args: Vec<(String, String)>,
     /// Capability args offered to the plugins that declare them.
     pub caps: Map<String, Value>,
-    /// `CNI_PATH`.
-    pub path: String,
+    /// `CNI_PATH` (shared with Multus's own env).
+    pub path: std::sync::Arc<str>,
 }
 
 /// `newCNIRuntimeConf`: the five K8S args, Multus's own CNI_ARGS merged in (a key whose
@@ -267,7 +267,7 @@ pub(crate) fn runtime_conf(
             ifname: ifname.to_string(),
             args,
             caps,
-            path: env.path.clone(),
+            path: std::sync::Arc::clone(&env.path),
         },
         info_file,
     )
@@ -295,7 +295,7 @@ impl DelegateRt {
             command: Some(cmd),
             container_id: self.container_id.clone(),
             netns: self.netns.clone(),
-            ifname: self.ifname.clone(),
+            ifname: self.ifname.as_str().into(),
             args: self
                 .args
                 .iter()

@@ -286,7 +286,7 @@ fn empty_result(env: &CniEnv, cni_version: &str) -> CniResult {
     CniResult {
         cni_version: cni_version.into(),
         interfaces: vec![Interface {
-            name: env.ifname.as_str().into(),
+            name: (&*env.ifname).into(),
             sandbox: (!env.netns.is_empty()).then(|| std::sync::Arc::clone(&env.netns)),
             ..Default::default()
         }],
