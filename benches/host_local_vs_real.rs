@@ -28,7 +28,7 @@ const REAL: &str = "/usr/lib/cni/host-local";
 fn env(cmd: CniCommand, id: &str) -> CniEnv {
     CniEnv {
         command: Some(cmd),
-        container_id: id.to_string(),
+        container_id: id.into(),
         netns: "/var/run/netns/bench".into(),
         ifname: "eth0".into(),
         args: String::new(),

@@ -45,7 +45,7 @@ impl Ipam {
         });
         let env = |cmd| CniEnv {
             command: Some(cmd),
-            container_id: String::new(),
+            container_id: Default::default(),
             netns: "/var/run/netns/bench".into(),
             ifname: "eth0".into(),
             args: String::new(),
@@ -66,8 +66,7 @@ impl Ipam {
 
     fn call(&mut self, add: bool, id: &str) -> bool {
         let env = if add { &mut self.add } else { &mut self.del };
-        env.container_id.clear();
-        env.container_id.push_str(id);
+        env.container_id = id.into();
         let mut ctx = PluginCtx {
             host: &mut self.host,
             registry: &self.registry,

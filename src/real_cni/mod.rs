@@ -479,7 +479,7 @@ impl Session {
         };
         call.node_netns = node_ns.clone();
         // CNI_NETNS: a path of the model's becomes the pod's real namespace.
-        let model_netns = x.env.netns.clone();
+        let model_netns = x.env.netns.to_string();
         let real_netns = if model_netns.starts_with('/') {
             let key = (x.node.to_string(), model_netns.clone());
             let ns = match (self.pods.get(&key), cmd) {
@@ -508,22 +508,22 @@ impl Session {
         } else {
             model_netns.clone()
         };
-        let model_path = x.env.path.as_str();
+        let model_path: &str = &x.env.path;
         let bin_dir = if model_path == lab_engine::cni::runtime::CNI_PATH {
             self.bin_dir.display().to_string()
         } else {
             // VERSION's placeholder (`dummy`) and the empty path of GC/STATUS stay as they are.
             model_path.to_string()
         };
-        if x.env.path != bin_dir {
+        if model_path != bin_dir {
             call.changes.push(format!(
                 "CNI_PATH={bin_dir} (the model's {}: where the real binaries are)",
                 x.env.path
             ));
         }
         let real_env = CniEnv {
-            netns: real_netns,
-            path: bin_dir,
+            netns: real_netns.into(),
+            path: bin_dir.into(),
             ..x.env.clone()
         };
         call.env = real_env
@@ -536,8 +536,8 @@ impl Session {
         let key = (
             x.node.to_string(),
             x.stdin.network_name().to_string(),
-            x.env.container_id.clone(),
-            x.env.ifname.clone(),
+            x.env.container_id.to_string(),
+            x.env.ifname.to_string(),
         );
         if x.stdin.prev_result.is_some() {
             match (self.results.get(&key), cmd) {

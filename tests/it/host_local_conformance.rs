@@ -30,13 +30,13 @@ fn round_robin(subnets: &[&str], reserved: &[&str], last: Option<&str>) -> Resul
     let rs = set(subnets);
     let mut store = IpamStore::new();
     for r in reserved {
-        store.insert_lease(ip(r), Lease::new("id", "eth0"));
+        store.insert_lease(ip(r), Lease::new(&"id".into(), "eth0"));
     }
     if let Some(l) = last {
         store.set_last_reserved(0, ip(l));
     }
     IpAllocator::new(&rs, &mut store, 0)
-        .get("ID", "eth0", None)
+        .get(&"ID".into(), "eth0", None)
         .map(|a| a.ip)
 }
 
@@ -244,13 +244,13 @@ fn allocates_dot2_to_dot6_then_fails_never_broadcast() {
     let mut store = IpamStore::new();
     for n in 2..=6 {
         let a = IpAllocator::new(&rs, &mut store, 0)
-            .get(&format!("ID{n}"), "eth0", None)
+            .get(&format!("ID{n}").into(), "eth0", None)
             .unwrap();
         assert_eq!(a.address().to_string(), format!("192.168.1.{n}/29"));
         assert_eq!(a.gateway, ip("192.168.1.1"));
     }
     let e = IpAllocator::new(&rs, &mut store, 0)
-        .get("ID7", "eth0", None)
+        .get(&"ID7".into(), "eth0", None)
         .unwrap_err();
     assert_eq!(
         e,
@@ -263,12 +263,12 @@ fn release_then_get_moves_on() {
     let rs = set(&["192.168.1.0/29"]);
     let mut store = IpamStore::new();
     let a = IpAllocator::new(&rs, &mut store, 0)
-        .get("ID", "eth0", None)
+        .get(&"ID".into(), "eth0", None)
         .unwrap();
     assert_eq!(a.ip, ip("192.168.1.2"));
     IpAllocator::new(&rs, &mut store, 0).release("ID", "eth0");
     let b = IpAllocator::new(&rs, &mut store, 0)
-        .get("ID", "eth0", None)
+        .get(&"ID".into(), "eth0", None)
         .unwrap();
     assert_eq!(b.ip, ip("192.168.1.3"));
 }
@@ -278,11 +278,11 @@ fn requested_ip_twice() {
     let rs = set(&["192.168.1.0/29"]);
     let mut store = IpamStore::new();
     let a = IpAllocator::new(&rs, &mut store, 0)
-        .get("ID", "eth0", Some(ip("192.168.1.5")))
+        .get(&"ID".into(), "eth0", Some(ip("192.168.1.5")))
         .unwrap();
     assert_eq!(a.ip, ip("192.168.1.5"));
     let e = IpAllocator::new(&rs, &mut store, 0)
-        .get("ID2", "eth0", Some(ip("192.168.1.5")))
+        .get(&"ID2".into(), "eth0", Some(ip("192.168.1.5")))
         .unwrap_err();
     assert_eq!(
         e,
@@ -299,7 +299,7 @@ fn requested_ip_beyond_range_end() {
     let rs = RangeSet::canonicalize(&[conf]).unwrap();
     let mut store = IpamStore::new();
     let e = IpAllocator::new(&rs, &mut store, 0)
-        .get("ID", "eth0", Some(ip("192.168.1.5")))
+        .get(&"ID".into(), "eth0", Some(ip("192.168.1.5")))
         .unwrap_err();
     assert_eq!(e, "192.168.1.5 not in range set 192.168.1.1-192.168.1.4");
 }
@@ -313,7 +313,7 @@ fn requested_ip_before_range_start() {
     let rs = RangeSet::canonicalize(&[conf]).unwrap();
     let mut store = IpamStore::new();
     let e = IpAllocator::new(&rs, &mut store, 0)
-        .get("ID", "eth0", Some(ip("192.168.1.2")))
+        .get(&"ID".into(), "eth0", Some(ip("192.168.1.2")))
         .unwrap_err();
     assert_eq!(e, "192.168.1.2 not in range set 192.168.1.3-192.168.1.6");
 }
@@ -323,7 +323,7 @@ fn requested_gateway_is_refused() {
     let rs = set(&["192.168.1.0/29"]);
     let mut store = IpamStore::new();
     let e = IpAllocator::new(&rs, &mut store, 0)
-        .get("ID", "eth0", Some(ip("192.168.1.1")))
+        .get(&"ID".into(), "eth0", Some(ip("192.168.1.1")))
         .unwrap_err();
     assert_eq!(e, "requested ip 192.168.1.1 is subnet's gateway");
 }
@@ -333,10 +333,10 @@ fn duplicate_dynamic_get_is_refused() {
     let rs = set(&["192.168.1.0/29"]);
     let mut store = IpamStore::new();
     IpAllocator::new(&rs, &mut store, 0)
-        .get("ID", "eth0", None)
+        .get(&"ID".into(), "eth0", None)
         .unwrap();
     let e = IpAllocator::new(&rs, &mut store, 0)
-        .get("ID", "eth0", None)
+        .get(&"ID".into(), "eth0", None)
         .unwrap_err();
     assert_eq!(
         e,
@@ -344,7 +344,7 @@ fn duplicate_dynamic_get_is_refused() {
     );
     // Same ID, another interface: fine.
     let b = IpAllocator::new(&rs, &mut store, 0)
-        .get("ID", "eth1", None)
+        .get(&"ID".into(), "eth1", None)
         .unwrap();
     assert_eq!(b.ip, ip("192.168.1.3"));
 }
@@ -835,11 +835,11 @@ fn full_slash_16_allocates_fast() {
     let t = std::time::Instant::now();
     for i in 0..65_533u32 {
         IpAllocator::new(&rs, &mut store, 0)
-            .get(&format!("c{i}"), "eth0", None)
+            .get(&format!("c{i}").into(), "eth0", None)
             .unwrap();
     }
     let e = IpAllocator::new(&rs, &mut store, 0)
-        .get("last", "eth0", None)
+        .get(&"last".into(), "eth0", None)
         .unwrap_err();
     assert!(e.starts_with("no IP addresses available"), "{e}");
     assert_eq!(store.len(), 65_533);

@@ -343,11 +343,11 @@ fn env_for(cmd: CniCommand, id: &str, ifname: &str, args: &str) -> CniEnv {
     };
     CniEnv {
         command: Some(cmd),
-        container_id: or_empty(id),
-        netns,
-        ifname: or_empty(ifname),
+        container_id: or_empty(id).into(),
+        netns: netns.into(),
+        ifname: or_empty(ifname).into(),
         args: args.to_string(),
-        path: "/usr/lib/cni".to_string(),
+        path: "/usr/lib/cni".into(),
     }
 }
 

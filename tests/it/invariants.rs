@@ -300,7 +300,7 @@ fn violations(lab: &Lab) -> Vec<String> {
                 .host
                 .ipam
                 .values()
-                .any(|s| s.lease(&ip).is_some_and(|l| l.container_id == sb.id()));
+                .any(|s| s.lease(&ip).is_some_and(|l| *l.container_id == *sb.id()));
             if !leased {
                 bad.push(format!(
                     "(1) running pod {key} IP {ip} is not leased to its sandbox {} on {node}",
@@ -325,7 +325,7 @@ fn violations(lab: &Lab) -> Vec<String> {
                 rt.host
                     .ipam
                     .values()
-                    .any(|s| s.lease(&addr).is_some_and(|l| l.container_id == sb.id()))
+                    .any(|s| s.lease(&addr).is_some_and(|l| *l.container_id == *sb.id()))
             });
             if !leased {
                 bad.push(format!(

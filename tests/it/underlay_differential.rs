@@ -1274,7 +1274,7 @@ fn run_case(case: &Case, tag: &str) -> Vec<String> {
             CniCommand::Gc | CniCommand::Status | CniCommand::Version
         ) {
             // libcni sends these without a namespace.
-            env.netns.clear();
+            env.netns = Default::default();
         }
         let real = exec_real(&node, &ty, &env, &real_conf);
         let (lab, added) = exec_lab(&mut host, &registry, &ty, &env, &stdin);

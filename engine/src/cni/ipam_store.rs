@@ -7,8 +7,8 @@
 //! how they match file *contents*: a file matches an owner when its trimmed content equals
 //! `<id>\r\n<ifname>`, or, for files written by old versions, just `<id>`.
 
+use crate::util::vec_map::VecMap;
 use std::collections::BTreeMap;
-use std::collections::btree_map::Entry;
 use std::net::IpAddr;
 
 /// The line break host-local writes between the container ID and the ifname (`disk.LineBreak`).
@@ -20,18 +20,28 @@ pub(crate) const LAST_IP_FILE_PREFIX: &str = "last_reserved_ip.";
 /// One lease file's content.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Lease {
-    /// The container ID (trimmed).
-    pub container_id: String,
+    /// The container ID (trimmed), shared with the runtime's `CNI_CONTAINERID` when that
+    /// needs no trimming (a pod's sandbox ID).
+    pub container_id: std::sync::Arc<str>,
     /// The interface name (inline: a Linux name is at most 15 bytes); empty for a legacy
     /// file that holds only the container ID.
     pub ifname: compact_str::CompactString,
 }
 
+// One a pod on every node, with its IP in the store's `VecMap`: the container ID is the
+// runtime's text, shared.
+const _: () = assert!(std::mem::size_of::<(IpAddr, Lease)>() <= 64);
+
 impl Lease {
     /// A lease for a container's interface.
-    pub fn new(container_id: &str, ifname: &str) -> Self {
+    pub fn new(container_id: &std::sync::Arc<str>, ifname: &str) -> Self {
+        let trimmed = container_id.trim();
         Lease {
-            container_id: container_id.trim().to_string(),
+            container_id: if trimmed.len() == container_id.len() {
+                std::sync::Arc::clone(container_id)
+            } else {
+                trimmed.into()
+            },
             ifname: ifname.into(),
         }
     }
@@ -39,7 +49,7 @@ impl Lease {
     /// The file's bytes: `<id>\r\n<ifname>`, or just `<id>` for a legacy lease.
     pub fn content(&self) -> String {
         if self.ifname.is_empty() {
-            self.container_id.clone()
+            self.container_id.to_string()
         } else {
             format!("{}{LINE_BREAK}{}", self.container_id, self.ifname)
         }
@@ -49,17 +59,19 @@ impl Lease {
 /// The data directory of one network on one node.
 ///
 /// Leases are keyed by IP (one file per IP) and indexed by owner `(container ID, ifname)`,
-/// so the duplicate check and release are index lookups rather than directory walks.
+/// so the duplicate check and release are index lookups rather than directory walks. A
+/// node's network holds one lease a pod: both maps are [`VecMap`]s, whose room is their
+/// entries.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct IpamStore {
     /// Leases by IP (one file per IP).
-    leases: BTreeMap<IpAddr, Lease>,
+    leases: VecMap<IpAddr, Lease>,
     /// The owner index: the hash of `(container ID, ifname)` ([`owner_key`]) → the IPs whose
     /// file holds an owner of that hash, sorted; a lookup keeps those whose lease is the
     /// owner's (a collision only lists another owner's IPs there). Keyed by a number, the
     /// index holds no second copy of the owner's text, and a lookup builds none; a pod holds
     /// one or two IPs, a slice allocated to fit.
-    by_owner: BTreeMap<u64, Box<[IpAddr]>>,
+    by_owner: VecMap<u64, Box<[IpAddr]>>,
     /// `last_reserved_ip.<index>` files by range-set index.
     last_reserved: BTreeMap<usize, IpAddr>,
 }
@@ -71,7 +83,7 @@ impl IpamStore {
     }
 
     /// Leases by IP.
-    pub fn leases(&self) -> &BTreeMap<IpAddr, Lease> {
+    pub fn leases(&self) -> &VecMap<IpAddr, Lease> {
         &self.leases
     }
 
@@ -102,13 +114,19 @@ impl IpamStore {
 
     /// `Store.Reserve`: create the IP's file (O_EXCL) for the owner and record the IP as
     /// `last_reserved_ip.<range_set>`. Returns false, changing nothing, if the file exists.
-    pub(crate) fn reserve(&mut self, id: &str, ifname: &str, ip: IpAddr, range_set: usize) -> bool {
-        let Entry::Vacant(file) = self.leases.entry(ip) else {
+    pub(crate) fn reserve(
+        &mut self,
+        id: &std::sync::Arc<str>,
+        ifname: &str,
+        ip: IpAddr,
+        range_set: usize,
+    ) -> bool {
+        if self.leases.contains_key(&ip) {
             return false;
-        };
-        let lease = file.insert(Lease::new(id, ifname));
-        let key = owner_key(&lease.container_id, &lease.ifname);
-        self.index_owner(key, ip);
+        }
+        let lease = Lease::new(id, ifname);
+        self.index_owner(owner_key(&lease.container_id, &lease.ifname), ip);
+        self.leases.insert(ip, lease);
         self.last_reserved.insert(range_set, ip);
         true
     }
@@ -123,7 +141,7 @@ impl IpamStore {
 
     /// Add `ip` to the owner index under `key` ([`owner_key`]).
     fn index_owner(&mut self, key: u64, ip: IpAddr) {
-        let ips = self.by_owner.entry(key).or_default();
+        let ips = self.by_owner.get_or_insert_with(key, Box::default);
         if let Err(at) = ips.binary_search(&ip) {
             let mut grown = Vec::with_capacity(ips.len() + 1);
             grown.extend_from_slice(&ips[..at]);
@@ -202,11 +220,10 @@ impl IpamStore {
     /// Whether the owner index agrees exactly with the leases (an invariant; for tests).
     pub fn index_consistent(&self) -> bool {
         // Leases iterate in IP order, so each rebuilt list is sorted.
-        let mut rebuilt: BTreeMap<u64, Box<[IpAddr]>> = BTreeMap::new();
+        let mut rebuilt: VecMap<u64, Box<[IpAddr]>> = VecMap::new();
         for (ip, lease) in &self.leases {
             let ips = rebuilt
-                .entry(owner_key(&lease.container_id, &lease.ifname))
-                .or_default();
+                .get_or_insert_with(owner_key(&lease.container_id, &lease.ifname), Box::default);
             let mut grown = ips.to_vec();
             grown.push(*ip);
             *ips = grown.into_boxed_slice();
@@ -223,7 +240,7 @@ impl IpamStore {
             .filter(move |ip| {
                 self.leases
                     .get(ip)
-                    .is_some_and(|l| l.container_id == id && l.ifname == ifname)
+                    .is_some_and(|l| *l.container_id == *id && l.ifname == ifname)
             })
     }
 
@@ -288,8 +305,8 @@ mod tests {
     #[test]
     fn reserve_writes_file_and_cursor() {
         let mut s = IpamStore::new();
-        assert!(s.reserve("dummy", "eth0", ip("10.1.2.2"), 0));
-        assert!(!s.reserve("other", "eth0", ip("10.1.2.2"), 0));
+        assert!(s.reserve(&"dummy".into(), "eth0", ip("10.1.2.2"), 0));
+        assert!(!s.reserve(&"other".into(), "eth0", ip("10.1.2.2"), 0));
         assert_eq!(
             s.files(),
             vec![
@@ -303,9 +320,9 @@ mod tests {
     #[test]
     fn files_sort_like_ls_in_c_locale() {
         let mut s = IpamStore::new();
-        s.reserve("a", "eth0", ip("10.0.0.2"), 0);
-        s.reserve("b", "eth0", ip("10.0.0.10"), 0);
-        s.reserve("c", "eth0", ip("2001:db8::2"), 1);
+        s.reserve(&"a".into(), "eth0", ip("10.0.0.2"), 0);
+        s.reserve(&"b".into(), "eth0", ip("10.0.0.10"), 0);
+        s.reserve(&"c".into(), "eth0", ip("2001:db8::2"), 1);
         let names: Vec<String> = s.files().into_iter().map(|(n, _)| n).collect();
         assert_eq!(
             names,
@@ -323,8 +340,8 @@ mod tests {
     #[test]
     fn release_prefers_exact_owner_then_legacy() {
         let mut s = IpamStore::new();
-        s.reserve("c1", "eth0", ip("10.0.0.2"), 0);
-        s.insert_lease(ip("10.0.0.3"), Lease::new("c1", ""));
+        s.reserve(&"c1".into(), "eth0", ip("10.0.0.2"), 0);
+        s.insert_lease(ip("10.0.0.3"), Lease::new(&"c1".into(), ""));
         s.release_by_id("c1", "eth0");
         assert!(!s.is_leased(&ip("10.0.0.2")));
         assert!(s.is_leased(&ip("10.0.0.3")), "legacy kept when exact found");
@@ -336,7 +353,7 @@ mod tests {
     #[test]
     fn legacy_match_also_hits_cursor_file_with_same_text() {
         let mut s = IpamStore::new();
-        s.reserve("c1", "eth0", ip("10.1.3.2"), 0);
+        s.reserve(&"c1".into(), "eth0", ip("10.1.3.2"), 0);
         assert!(s.find_by_id("10.1.3.2", "eth0"));
         s.release_by_id("10.1.3.2", "eth0");
         assert!(s.last_reserved().is_empty());
@@ -346,8 +363,8 @@ mod tests {
     #[test]
     fn get_by_id_lists_in_file_name_order() {
         let mut s = IpamStore::new();
-        s.reserve("c1", "eth0", ip("10.1.2.2"), 0);
-        s.reserve("c1", "eth0", ip("10.1.2.10"), 0);
+        s.reserve(&"c1".into(), "eth0", ip("10.1.2.2"), 0);
+        s.reserve(&"c1".into(), "eth0", ip("10.1.2.10"), 0);
         assert_eq!(
             s.get_by_id("c1", "eth0"),
             vec![ip("10.1.2.10"), ip("10.1.2.2")]
@@ -359,8 +376,8 @@ mod tests {
     fn owners_that_share_an_index_entry_stay_apart() {
         // Two owners forced into one entry (as a hash collision would put them).
         let mut s = IpamStore::new();
-        s.reserve("c1", "eth0", ip("10.0.0.2"), 0);
-        s.reserve("c2", "eth0", ip("10.0.0.3"), 0);
+        s.reserve(&"c1".into(), "eth0", ip("10.0.0.2"), 0);
+        s.reserve(&"c2".into(), "eth0", ip("10.0.0.3"), 0);
         let c2 = s.by_owner.remove(&owner_key("c2", "eth0")).unwrap();
         let shared = s.by_owner.get_mut(&owner_key("c1", "eth0")).unwrap();
         let mut both = shared.to_vec();
@@ -380,11 +397,11 @@ mod tests {
     #[test]
     fn an_owner_of_several_ips_keeps_its_index_when_one_file_is_rewritten() {
         let mut s = IpamStore::new();
-        s.reserve("c1", "eth0", ip("10.0.0.3"), 0);
-        s.reserve("c1", "eth0", ip("2001:db8::2"), 1);
-        s.reserve("c1", "eth0", ip("10.0.0.2"), 0);
+        s.reserve(&"c1".into(), "eth0", ip("10.0.0.3"), 0);
+        s.reserve(&"c1".into(), "eth0", ip("2001:db8::2"), 1);
+        s.reserve(&"c1".into(), "eth0", ip("10.0.0.2"), 0);
         // Another owner's file replaces one of c1's (a lease written over on disk).
-        s.insert_lease(ip("10.0.0.3"), Lease::new("c2", "eth0"));
+        s.insert_lease(ip("10.0.0.3"), Lease::new(&"c2".into(), "eth0"));
         assert!(s.index_consistent());
         assert_eq!(
             s.get_by_id("c1", "eth0"),

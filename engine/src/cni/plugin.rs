@@ -59,16 +59,18 @@ impl CniCommand {
 pub struct CniEnv {
     /// `CNI_COMMAND`.
     pub command: Option<CniCommand>,
-    /// `CNI_CONTAINERID` (empty for GC, STATUS, VERSION).
-    pub container_id: String,
-    /// `CNI_NETNS` (may be empty for DEL).
-    pub netns: String,
-    /// `CNI_IFNAME`.
-    pub ifname: String,
+    /// `CNI_CONTAINERID` (empty for GC, STATUS, VERSION), shared with the runtime's conf
+    /// and the leases IPAM writes for it.
+    pub container_id: Arc<str>,
+    /// `CNI_NETNS` (may be empty for DEL), shared with the runtime's conf and the host's
+    /// namespaces.
+    pub netns: Arc<str>,
+    /// `CNI_IFNAME`, shared with the runtime's conf.
+    pub ifname: Arc<str>,
     /// `CNI_ARGS`: `K=V;K2=V2`.
     pub args: String,
-    /// `CNI_PATH`.
-    pub path: String,
+    /// `CNI_PATH` (the runtime's one text, shared).
+    pub path: Arc<str>,
 }
 
 impl CniEnv {

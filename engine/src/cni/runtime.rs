@@ -10,13 +10,18 @@ use super::skel;
 use super::types::{CniError, CniResult};
 use super::version;
 use crate::cluster::meta::Uid;
-use compact_str::CompactString;
+use crate::cluster::store::SharedKey;
+use crate::util::vec_map::VecMap;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// `CNI_PATH` as the lab's runtime sets it.
 pub const CNI_PATH: &str = "/opt/cni/bin";
+
+/// [`CNI_PATH`] as every invocation's environment holds it, allocated once.
+static SHARED_CNI_PATH: std::sync::LazyLock<Arc<str>> =
+    std::sync::LazyLock::new(|| Arc::from(CNI_PATH));
 
 /// A network list ready to run: the parsed list plus each plugin's stdin base (the plugin
 /// object with `name` and `cniVersion` injected, as `buildOneConfig` does).
@@ -76,6 +81,10 @@ pub struct RuntimeConf {
     pub capability_args: BTreeMap<String, Value>,
 }
 
+// One a pod sandbox (shared by the sandbox record and the result cache): the ID, namespace
+// path and the pod's key are shared text, not copies.
+const _: () = assert!(std::mem::size_of::<RuntimeConf>() <= 104);
+
 /// The arguments a runtime passes in `CNI_ARGS` (libcni's `RuntimeConf.Args`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum CniArgs {
@@ -85,10 +94,8 @@ pub enum CniArgs {
     /// `IgnoreUnknown=1;K8S_POD_NAMESPACE=…;K8S_POD_NAME=…;K8S_POD_INFRA_CONTAINER_ID=<the
     /// sandbox's ID>;K8S_POD_UID=…`, in that order.
     Pod {
-        /// The pod's namespace.
-        namespace: CompactString,
-        /// The pod's name.
-        name: CompactString,
+        /// The pod's (namespace, name): the store's key, shared.
+        pod: SharedKey,
         /// The pod's UID.
         uid: Uid,
     },
@@ -105,15 +112,11 @@ impl RuntimeConf {
     pub fn args_text(&self) -> String {
         match &self.args {
             CniArgs::Text(text) => text.clone(),
-            CniArgs::Pod {
-                namespace,
-                name,
-                uid,
-            } => [
+            CniArgs::Pod { pod, uid } => [
                 "IgnoreUnknown=1;K8S_POD_NAMESPACE=",
-                namespace,
+                &pod.0,
                 ";K8S_POD_NAME=",
-                name,
+                &pod.1,
                 ";K8S_POD_INFRA_CONTAINER_ID=",
                 &self.container_id,
                 ";K8S_POD_UID=",
@@ -126,11 +129,11 @@ impl RuntimeConf {
     fn env(&self, cmd: CniCommand) -> CniEnv {
         CniEnv {
             command: Some(cmd),
-            container_id: String::from(&*self.container_id),
-            netns: String::from(&*self.netns),
-            ifname: String::from(&*self.ifname),
+            container_id: Arc::clone(&self.container_id),
+            netns: Arc::clone(&self.netns),
+            ifname: Arc::clone(&self.ifname),
             args: self.args_text(),
-            path: CNI_PATH.to_string(),
+            path: Arc::clone(&SHARED_CNI_PATH),
         }
     }
 
@@ -155,8 +158,13 @@ pub struct CacheEntry {
 }
 
 /// libcni's result cache on one node, keyed by (network, container ID, ifname); the key's
-/// text is shared with the network list and the entry's runtime conf.
-pub(crate) type ResultCache = BTreeMap<(Arc<str>, Arc<str>, Arc<str>), CacheEntry>;
+/// text is shared with the network list and the entry's runtime conf. One entry a pod on
+/// every node: a [`VecMap`], whose room is its entries.
+pub(crate) type ResultCache = VecMap<(Arc<str>, Arc<str>, Arc<str>), CacheEntry>;
+
+// One entry a pod on every node: the key's three texts and the entry's two records are
+// shared pointers.
+const _: () = assert!(std::mem::size_of::<((Arc<str>, Arc<str>, Arc<str>), CacheEntry)>() <= 64);
 
 /// One plugin execution as seen on the wire.
 #[derive(Debug, Clone)]
@@ -513,7 +521,7 @@ impl Invoker<'_> {
         if version::gte(&net.list.cni_version, "1.1.0").unwrap_or(false) {
             let env = Arc::new(CniEnv {
                 command: Some(CniCommand::Gc),
-                path: CNI_PATH.to_string(),
+                path: Arc::clone(&SHARED_CNI_PATH),
                 ..Default::default()
             });
             let valid = Arc::new(valid.to_vec());
@@ -542,7 +550,7 @@ impl Invoker<'_> {
         }
         let env = Arc::new(CniEnv {
             command: Some(CniCommand::Status),
-            path: CNI_PATH.to_string(),
+            path: Arc::clone(&SHARED_CNI_PATH),
             ..Default::default()
         });
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
@@ -563,7 +571,7 @@ impl Invoker<'_> {
     pub fn version(&mut self, plugin_type: &str, cni_version: &str) -> Result<Value, ChainError> {
         let env = Arc::new(CniEnv {
             command: Some(CniCommand::Version),
-            container_id: String::new(),
+            container_id: Arc::default(),
             netns: "dummy".into(),
             ifname: "dummy".into(),
             args: String::new(),

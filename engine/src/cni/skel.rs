@@ -499,7 +499,7 @@ mod tests {
             netns: if cmd == CniCommand::Add {
                 "/x".into()
             } else {
-                String::new()
+                std::sync::Arc::default()
             },
             path: "/opt/cni/bin".into(),
             ..Default::default()

@@ -69,8 +69,10 @@ impl Moment {
         for (node, rt) in &lab.nodes {
             for (net, store) in &rt.host.ipam {
                 for (ip, lease) in store.leases() {
-                    m.leases
-                        .insert((node.clone(), net.clone(), *ip), lease.container_id.clone());
+                    m.leases.insert(
+                        (node.clone(), net.clone(), *ip),
+                        lease.container_id.to_string(),
+                    );
                 }
             }
             m.routes.insert(node.clone(), rt.host.route_table());

@@ -387,7 +387,7 @@ impl<'a> IpamDir<'a> {
             .skip(first)
             .map(|(ip, l)| LeaseRow {
                 ip: *ip,
-                container_id: l.container_id.clone(),
+                container_id: l.container_id.to_string(),
                 ifname: l.ifname.to_string(),
             })
     }
@@ -401,7 +401,7 @@ impl<'a> IpamDir<'a> {
     pub fn holds(&self, row: &LeaseRow) -> bool {
         self.store
             .lease(&row.ip)
-            .is_some_and(|l| l.container_id == row.container_id && l.ifname == row.ifname)
+            .is_some_and(|l| *l.container_id == *row.container_id && l.ifname == row.ifname)
     }
 
     /// The `last_reserved_ip.N` cursors: (N, IP), by N.

@@ -294,7 +294,7 @@ impl Lab {
                     leases: store
                         .leases()
                         .iter()
-                        .map(|(ip, l)| (*ip, l.container_id.clone(), l.ifname.to_string()))
+                        .map(|(ip, l)| (*ip, l.container_id.to_string(), l.ifname.to_string()))
                         .collect(),
                     last_reserved: store
                         .last_reserved()

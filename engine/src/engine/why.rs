@@ -504,14 +504,14 @@ impl Lab {
             node: node.to_string(),
             net,
             ip: addr,
-            container: lease.container_id.clone(),
+            container: lease.container_id.to_string(),
             ifname: lease.ifname.to_string(),
         }];
         let add = self.exec_on(node, Which::Last, |c| {
             c.plugin_type == "host-local"
                 && c.env.command == Some(crate::cni::plugin::CniCommand::Add)
                 && c.env.container_id == lease.container_id
-                && c.env.ifname == lease.ifname
+                && *c.env.ifname == *lease.ifname
         });
         match add {
             Some((seq, rec)) => chain.extend(self.exec_chain(node, seq, &rec)),

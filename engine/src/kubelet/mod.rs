@@ -20,7 +20,7 @@ use crate::control::Ctx;
 use crate::node::NodeRuntime;
 use crate::record::{Actor, Agent, Detail, Level, Message};
 use crate::util::time::Millis;
-use std::collections::BTreeMap;
+use crate::util::vec_map::VecMap;
 
 pub use crate::control::STATUS_RETRIES;
 
@@ -32,6 +32,9 @@ pub const RUNTIME_NETWORK_NOT_READY: &str = "container runtime network not ready
 
 /// kubelet's pod worker backoff after a failed sync (`backOffPeriod`, 10 s).
 pub const SYNC_BACKOFF: Millis = Millis::secs(10);
+
+// One a pod on every node, with its shared key in the kubelet's `VecMap`.
+const _: () = assert!(std::mem::size_of::<(SharedKey, PodWork)>() <= 48);
 
 /// kubelet's bookkeeping for one pod.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -59,8 +62,9 @@ pub struct Kubelet {
     actor: Actor,
     /// `containerd(node)`: its node's container runtime, as it logs.
     runtime_actor: Actor,
-    /// Pod workers by pod key (the API store's copy of the key, shared).
-    pub pod_work: BTreeMap<SharedKey, PodWork>,
+    /// Pod workers by pod key (the API store's copy of the key, shared). One entry a pod on
+    /// every node: a [`VecMap`], whose room is its entries.
+    pub pod_work: VecMap<SharedKey, PodWork>,
     /// The pods admitted to the node (its pod manager), by key: their requests count as
     /// used when the next pod is admitted.
     pub admitted: std::collections::BTreeSet<SharedKey>,
@@ -79,7 +83,7 @@ impl Kubelet {
             node_key: (crate::cluster::no_namespace(), node.to_string()),
             actor: Actor::Agent(Agent::Kubelet, std::sync::Arc::clone(&shared)),
             runtime_actor: Actor::Agent(Agent::Containerd, shared),
-            pod_work: BTreeMap::new(),
+            pod_work: VecMap::new(),
             admitted: Default::default(),
             devices: Default::default(),
             volume_ops: Default::default(),
@@ -226,7 +230,9 @@ impl Kubelet {
         // The pod is bound to this kubelet's node (the engine hands each pod to its node's
         // kubelet), so the actor is this kubelet's own.
         let actor = self.actor.clone();
-        let work = self.pod_work.entry(SharedKey::clone(&shared)).or_default();
+        let work = self
+            .pod_work
+            .get_or_insert_with(SharedKey::clone(&shared), PodWork::default);
         if work.retry_at > ctx.clock {
             return false;
         }
@@ -293,7 +299,9 @@ impl Kubelet {
         let result = if let Some(sb) = cri.node.sandboxes.get(&sandbox_key) {
             std::sync::Arc::clone(&sb.result)
         } else {
-            let work = self.pod_work.entry(SharedKey::clone(&shared)).or_default();
+            let work = self
+                .pod_work
+                .get_or_insert_with(SharedKey::clone(&shared), PodWork::default);
             work.attempts += 1;
             let attempt = work.attempts;
             match self.run_pod_sandbox(ctx, cri, &pod, &shared, sandbox_key, attempt) {
@@ -326,7 +334,8 @@ impl Kubelet {
                 }
             }
         };
-        *self.pod_work.entry(SharedKey::clone(&shared)).or_default() = PodWork::default();
+        self.pod_work
+            .insert(SharedKey::clone(&shared), PodWork::default());
         ctx.pod_event(
             &actor,
             "Started",
@@ -386,7 +395,9 @@ impl Kubelet {
         key: &SharedKey,
         pod: &Object<PodSpec>,
     ) -> bool {
-        let work = self.pod_work.entry(SharedKey::clone(key)).or_default();
+        let work = self
+            .pod_work
+            .get_or_insert_with(SharedKey::clone(key), PodWork::default);
         // A deletion reaches the pod worker at once (`podWorkers.UpdatePod`, SyncPodKill): a
         // backoff left by a failed sync (a mount, a sandbox) does not delay it; only a
         // failed kill backs off.
@@ -409,7 +420,9 @@ impl Kubelet {
                 Level::Warning,
             );
             let retry_at = ctx.clock.saturating_add(SYNC_BACKOFF);
-            let w = kubelet.pod_work.entry(SharedKey::clone(key)).or_default();
+            let w = kubelet
+                .pod_work
+                .get_or_insert_with(SharedKey::clone(key), PodWork::default);
             w.retry_at = retry_at;
             w.last_error = message;
         };
@@ -508,7 +521,7 @@ impl Kubelet {
             Some((key, _)) => SharedKey::clone(key),
             None => SharedKey::new((ns.clone(), name.clone())),
         };
-        let w = self.pod_work.entry(key).or_default();
+        let w = self.pod_work.get_or_insert_with(key, PodWork::default);
         w.retry_at = back;
         ctx.log_warning(
             Actor::kubelet(node),

@@ -42,7 +42,7 @@ impl Kubelet {
             &crate::util::hash::uid(&[&id, "netns"]).text(),
         ]
         .concat();
-        let rt = Arc::new(runtime_conf(pod, &id, &netns)?);
+        let rt = Arc::new(runtime_conf(pod, shared, &id, &netns)?);
         let actor = self.runtime_actor.clone();
         ctx.log(
             &actor,
@@ -69,7 +69,9 @@ impl Kubelet {
         // containerd brings the sandbox's `lo` up before the pod's network (its loopback
         // network, `cni.WithLoNetwork`: the `loopback` plugin's ADD; CRI-O does the same):
         // `lo` is ifindex 1, UP, and holds the kernel's 127.0.0.1/8 and ::1/128 in every pod.
-        host.netns.insert(netns, Netns::with_loopback_up());
+        // The namespace is held under the conf's path: one text for both.
+        host.netns
+            .insert(Arc::clone(&rt.netns), Netns::with_loopback_up());
         let netns: &str = &rt.netns;
         let first_wire = ctx.wire.next_seq();
         let registry = cri.registry;
@@ -262,15 +264,19 @@ static ETH0: std::sync::LazyLock<Arc<str>> =
     std::sync::LazyLock::new(|| Arc::from(crate::node::DEFAULT_IFNAME));
 
 /// The RuntimeConf containerd builds for a pod sandbox.
-fn runtime_conf(pod: &Object<PodSpec>, id: &str, netns: &str) -> Result<RuntimeConf, String> {
+fn runtime_conf(
+    pod: &Object<PodSpec>,
+    shared: &SharedKey,
+    id: &str,
+    netns: &str,
+) -> Result<RuntimeConf, String> {
     let mut rt = RuntimeConf {
         container_id: id.into(),
         netns: netns.into(),
         ifname: Arc::clone(&ETH0),
         // containerd's labels: the pod's identity, the text made when a plugin runs.
         args: CniArgs::Pod {
-            namespace: pod.metadata.namespace.as_str().into(),
-            name: pod.metadata.name.as_str().into(),
+            pod: SharedKey::clone(shared),
             uid: pod.metadata.uid,
         },
         ..Default::default()

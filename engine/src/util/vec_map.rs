@@ -117,6 +117,19 @@ impl<K: Ord, V> VecMap<K, V> {
         }
     }
 
+    /// The value under `key`, made by `make` (its entry put in order) if there is none.
+    pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        let at = match self.position(&key) {
+            Ok(at) => at,
+            Err(at) => {
+                self.entries.reserve_exact(1);
+                self.entries.insert(at, (key, make()));
+                at
+            }
+        };
+        &mut self.entries[at].1
+    }
+
     /// Take out the value under `key`.
     pub fn remove<Q: Ord + ?Sized>(&mut self, key: &Q) -> Option<V>
     where

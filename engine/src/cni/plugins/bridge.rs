@@ -391,7 +391,7 @@ fn setup_veth(
     let mut hostl = Link::new(
         &host_name,
         LinkKind::Veth {
-            peer: env.ifname.as_str().into(),
+            peer: (&*env.ifname).into(),
             peer_netns: Some(netns.clone()),
         },
         host_mac,
@@ -412,7 +412,7 @@ fn setup_veth(
             ..Default::default()
         },
         Interface {
-            name: env.ifname.as_str().into(),
+            name: (&*env.ifname).into(),
             mac: cont_mac.to_compact_string(),
             sandbox: Some(netns),
             ..Default::default()
@@ -859,7 +859,7 @@ fn check_prev(
     for intf in &prev.interfaces {
         if *intf.name == *conf.br_name {
             br_map = intf.clone();
-        } else if intf.name == env.ifname && intf.sandbox_path() == env.netns {
+        } else if intf.name == env.ifname && intf.sandbox_path() == &*env.netns {
             cont_map = intf.clone();
         }
     }
@@ -883,7 +883,7 @@ fn check_prev(
             br_map.name, conf.promisc, br.promisc
         ));
     }
-    if env.netns != cont_map.sandbox_path() {
+    if *env.netns != *cont_map.sandbox_path() {
         return Err(format!(
             "Sandbox in prevResult {} doesn't match configured netns: {}",
             cont_map.sandbox_path(),
@@ -918,8 +918,8 @@ fn check_prev(
             continue;
         };
         if link.name != cont_peer
-            || peer != env.ifname
-            || peer_netns.as_deref() != Some(env.netns.as_str())
+            || *peer != *env.ifname
+            || peer_netns.as_deref() != Some(&*env.netns)
             || link.master.as_deref() != Some(&*conf.br_name)
         {
             continue;

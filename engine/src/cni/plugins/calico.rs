@@ -172,7 +172,7 @@ impl Calico {
         let mut hostl = Link::new(
             &host_name,
             LinkKind::Veth {
-                peer: env.ifname.as_str().into(),
+                peer: (&*env.ifname).into(),
                 peer_netns: Some(netns.clone()),
             },
             HOST_VETH_MAC,
@@ -213,7 +213,7 @@ impl Calico {
                     ..Default::default()
                 },
                 Interface {
-                    name: env.ifname.as_str().into(),
+                    name: (&*env.ifname).into(),
                     mac: cont_mac.to_compact_string(),
                     mtu,
                     sandbox: Some(netns),

@@ -505,7 +505,7 @@ fn bridge_del_twice_and_without_netns() {
     assert_eq!(c.reply, Ok(PluginOutput::Empty));
     assert_eq!(c.delegated.len(), 1);
     let mut e = env(CniCommand::Del);
-    e.netns.clear();
+    e.netns = std::sync::Arc::default();
     let c = call(&mut h, &Bridge, &e, bridge_conf(), None, None);
     assert_eq!(c.reply, Ok(PluginOutput::Empty));
 }

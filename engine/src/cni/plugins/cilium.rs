@@ -131,7 +131,7 @@ impl CiliumCni {
         let mut hostl = Link::new(
             &host_name,
             LinkKind::Veth {
-                peer: env.ifname.as_str().into(),
+                peer: (&*env.ifname).into(),
                 peer_netns: Some(netns.clone()),
             },
             host_mac,
@@ -161,7 +161,7 @@ impl CiliumCni {
         let result = CniResult {
             cni_version: stdin.cni_version().into(),
             interfaces: vec![Interface {
-                name: env.ifname.as_str().into(),
+                name: (&*env.ifname).into(),
                 mac: cont_mac.to_compact_string(),
                 mtu: 0,
                 sandbox: Some(netns),

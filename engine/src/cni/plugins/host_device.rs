@@ -234,7 +234,7 @@ fn move_link_in(
         ns.links.insert(env.ifname.clone(), link);
     }
     Ok(Interface {
-        name: env.ifname.as_str().into(),
+        name: (&*env.ifname).into(),
         mac,
         mtu: 0,
         sandbox: common::sandbox(host, &env.netns),
@@ -350,7 +350,7 @@ impl HostDevice {
             return Err(CniError::internal("Required prevResult missing"));
         };
         let cont = super::macvlan::cont_interface(&prev, env);
-        if env.netns != cont.sandbox_path() {
+        if *env.netns != *cont.sandbox_path() {
             return Err(CniError::internal(format!(
                 "Sandbox in prevResult {} doesn't match configured netns: {}",
                 cont.sandbox_path(),

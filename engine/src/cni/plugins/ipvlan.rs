@@ -98,7 +98,7 @@ fn create_ipvlan(
     ns.links
         .insert(env.ifname.clone(), Link::new(&env.ifname, kind, mac, mtu));
     Ok(Interface {
-        name: env.ifname.as_str().into(),
+        name: (&*env.ifname).into(),
         mac: mac.to_compact_string(),
         mtu: 0,
         sandbox: ns_path,
@@ -166,7 +166,7 @@ impl Ipvlan {
             return Err(CniError::internal("required prevResult missing"));
         };
         let cont = super::macvlan::cont_interface(&prev, env);
-        if env.netns != cont.sandbox_path() {
+        if *env.netns != *cont.sandbox_path() {
             return Err(CniError::internal(format!(
                 "sandbox in prevResult {} doesn't match configured netns: {}",
                 cont.sandbox_path(),

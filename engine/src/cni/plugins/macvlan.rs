@@ -216,7 +216,7 @@ fn create_macvlan(
     );
     ns.links.insert(env.ifname.clone(), link);
     Ok(Interface {
-        name: env.ifname.as_str().into(),
+        name: (&*env.ifname).into(),
         mac: mac.to_compact_string(),
         mtu: 0,
         sandbox: ns_path,
@@ -311,7 +311,7 @@ pub(crate) fn del_link_and_ipam(
 pub(crate) fn cont_interface(prev: &CniResult, env: &CniEnv) -> Interface {
     prev.interfaces
         .iter()
-        .find(|i| i.name == env.ifname && i.sandbox_path() == env.netns)
+        .find(|i| i.name == env.ifname && i.sandbox_path() == &*env.netns)
         .cloned()
         .unwrap_or_default()
 }
@@ -357,7 +357,7 @@ impl Macvlan {
             return Err(err("required prevResult missing".into()));
         };
         let cont = cont_interface(&prev, env);
-        if env.netns != cont.sandbox_path() {
+        if *env.netns != *cont.sandbox_path() {
             return Err(err(format!(
                 "sandbox in prevResult {} doesn't match configured netns: {}",
                 cont.sandbox_path(),

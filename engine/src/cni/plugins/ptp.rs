@@ -114,7 +114,7 @@ fn setup_container_veth(
     let mut hostl = Link::new(
         &host_name,
         LinkKind::Veth {
-            peer: env.ifname.as_str().into(),
+            peer: (&*env.ifname).into(),
             peer_netns: host.netns.path(&env.netns).cloned(),
         },
         host_mac,
@@ -135,7 +135,7 @@ fn setup_container_veth(
             ..Default::default()
         },
         Interface {
-            name: env.ifname.as_str().into(),
+            name: (&*env.ifname).into(),
             mac: cont_mac.to_compact_string(),
             mtu: 0,
             sandbox: common::sandbox(host, &env.netns),

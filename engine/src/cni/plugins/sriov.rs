@@ -500,7 +500,7 @@ impl Sriov {
         let mut result = CniResult {
             cni_version: stdin.cni_version().into(),
             interfaces: vec![Interface {
-                name: env.ifname.as_str().into(),
+                name: (&*env.ifname).into(),
                 mac: if c.mac.is_empty() {
                     orig.effective_mac.as_str().into()
                 } else {
@@ -545,7 +545,7 @@ impl Sriov {
             .insert(cache_path(&env.container_id, &env.ifname), doc.to_string());
         ctx.host
             .files
-            .insert(marker_path(&c.device_id), env.netns.clone());
+            .insert(marker_path(&c.device_id), env.netns.to_string());
         Ok(PluginOutput::Result(std::sync::Arc::new(result)))
     }
 

@@ -58,7 +58,7 @@ impl<'a> IpAllocator<'a> {
     /// `no IP addresses available in range set: <set>`.
     pub fn get(
         &mut self,
-        id: &str,
+        id: &std::sync::Arc<str>,
         ifname: &str,
         requested: Option<IpAddr>,
     ) -> Result<Allocated, String> {

@@ -183,18 +183,18 @@ pub fn load(
 /// What one delegate call runs with (`libcni.RuntimeConf`).
 #[derive(Debug, Clone)]
 pub struct DelegateRt {
-    /// `CNI_CONTAINERID`.
-    pub container_id: String,
-    /// `CNI_NETNS`.
-    pub netns: String,
+    /// `CNI_CONTAINERID` (shared with Multus's own env).
+    pub container_id: std::sync::Arc<str>,
+    /// `CNI_NETNS` (shared with Multus's own env).
+    pub netns: std::sync::Arc<str>,
     /// `CNI_IFNAME`.
     pub ifname: String,
     /// `CNI_ARGS` as pairs, in order.
     pub args: Vec<(String, String)>,
     /// Capability args offered to the plugins that declare them.
     pub caps: Map<String, Value>,
-    /// `CNI_PATH`.
-    pub path: String,
+    /// `CNI_PATH` (shared with Multus's own env).
+    pub path: std::sync::Arc<str>,
 }
 
 /// `newCNIRuntimeConf`: the five K8S args, Multus's own CNI_ARGS merged in (a key whose
@@ -267,7 +267,7 @@ pub(crate) fn runtime_conf(
             ifname: ifname.to_string(),
             args,
             caps,
-            path: env.path.clone(),
+            path: std::sync::Arc::clone(&env.path),
         },
         info_file,
     )
@@ -295,7 +295,7 @@ impl DelegateRt {
             command: Some(cmd),
             container_id: self.container_id.clone(),
             netns: self.netns.clone(),
-            ifname: self.ifname.clone(),
+            ifname: self.ifname.as_str().into(),
             args: self
                 .args
                 .iter()
@@ -365,7 +365,7 @@ pub fn add(
     let result = prev.map(|r| r.as_ref().clone()).unwrap_or_default();
     let cache = serde_json::json!({
         "kind": "cniCacheV1",
-        "containerId": rt.container_id,
+        "containerId": &*rt.container_id,
         "ifName": rt.ifname,
         "networkName": net.list.name,
         "result": result,

@@ -286,8 +286,8 @@ fn empty_result(env: &CniEnv, cni_version: &str) -> CniResult {
     CniResult {
         cni_version: cni_version.into(),
         interfaces: vec![Interface {
-            name: env.ifname.as_str().into(),
-            sandbox: (!env.netns.is_empty()).then(|| env.netns.as_str().into()),
+            name: (&*env.ifname).into(),
+            sandbox: (!env.netns.is_empty()).then(|| std::sync::Arc::clone(&env.netns)),
             ..Default::default()
         }],
         ips: vec![IpConfig {

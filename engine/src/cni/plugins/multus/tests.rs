@@ -136,7 +136,7 @@ fn bridges(r: &Run) -> Vec<(String, String)> {
     r.calls
         .iter()
         .filter(|(t, _, _)| t == "bridge")
-        .map(|(_, e, s)| (e.ifname.clone(), s.str_field("name").to_string()))
+        .map(|(_, e, s)| (e.ifname.to_string(), s.str_field("name").to_string()))
         .collect()
 }
 
@@ -205,7 +205,7 @@ fn requested_name_colliding_with_a_generated_one_fails_and_rolls_back() {
         .calls
         .iter()
         .filter(|(t, e, _)| t == "bridge" && e.cmd() == CniCommand::Del)
-        .map(|(_, e, s)| (e.ifname.clone(), s.str_field("name").to_string()))
+        .map(|(_, e, s)| (e.ifname.to_string(), s.str_field("name").to_string()))
         .collect();
     assert_eq!(
         dels,
@@ -362,7 +362,7 @@ fn selection_requests_become_args_and_capabilities() {
     let (_, e, s) = r
         .calls
         .iter()
-        .find(|(t, e, _)| t == "bridge" && e.ifname == "net1")
+        .find(|(t, e, _)| t == "bridge" && &*e.ifname == "net1")
         .unwrap();
     assert!(
         e.args.ends_with(";MAC=ca:fe:c0:ff:ee:00;IP=10.10.0.9/24"),
@@ -411,8 +411,8 @@ fn device_ids_are_sorted_and_handed_out_in_delegate_order() {
     let ids: Vec<(String, String)> = r
         .calls
         .iter()
-        .filter(|(t, e, _)| t == "bridge" && e.ifname != "eth0")
-        .map(|(_, e, s)| (e.ifname.clone(), s.str_field("pciBusID").to_string()))
+        .filter(|(t, e, _)| t == "bridge" && &*e.ifname != "eth0")
+        .map(|(_, e, s)| (e.ifname.to_string(), s.str_field("pciBusID").to_string()))
         .collect();
     assert_eq!(
         ids,
@@ -421,7 +421,11 @@ fn device_ids_are_sorted_and_handed_out_in_delegate_order() {
             ("net2".into(), "0000:03:02.3".into())
         ]
     );
-    let (_, _, s) = r.calls.iter().find(|(_, e, _)| e.ifname == "net1").unwrap();
+    let (_, _, s) = r
+        .calls
+        .iter()
+        .find(|(_, e, _)| &*e.ifname == "net1")
+        .unwrap();
     assert_eq!(s.str_field("deviceID"), "0000:03:02.1");
     // The device plugin's devinfo reaches network-status.
     assert!(
