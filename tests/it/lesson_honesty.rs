@@ -236,13 +236,22 @@ fn pods_deleted_after_a_network_switch_leak_and_do_not_complete_the_step() {
         !done(&d, 20),
         "calico-ipam released nothing: the step is not done"
     );
-    // Back on Calico, a pod's DEL runs calico-ipam; then host-gw again.
+    // calico-ipam running for another pod is not the two pods' release.
     d.execute("network use calico-bgp").unwrap();
     d.execute("pod create x --node node-1").unwrap();
     d.execute("delete pod x").unwrap();
     d.execute("network use flannel-host-gw").unwrap();
     d.execute("show routes node-1").unwrap();
-    assert!(done(&d, 20), "a DEL through calico-ipam, then the switch");
+    assert!(!done(&d, 20), "another pod's DEL is not bgp-a's");
+    // The hint's way out: the step as it began, then the right order.
+    d.execute("lesson retry").unwrap();
+    d.execute("delete pod bgp-a bgp-b").unwrap();
+    d.execute("network use flannel-host-gw").unwrap();
+    d.execute("show routes node-1").unwrap();
+    assert!(
+        done(&d, 20),
+        "both DELs through calico-ipam, then the switch"
+    );
 }
 
 #[test]
@@ -261,4 +270,21 @@ fn a_dns_allow_seen_without_the_default_deny_does_not_complete_the_fix() {
     d.execute("reach web kube-system/coredns --port 53/UDP")
         .unwrap();
     assert!(done(&d, 11), "with both policies, the flow is allowed now");
+}
+
+#[test]
+fn an_allow_seen_under_other_policies_does_not_stand_for_the_step_s_allow() {
+    // ch5-core-modules step 7: deny-all enforced, then db-allow-web lets web in. An
+    // `allowed` seen while deny-all was deleted was judged by no policy at all.
+    let mut d = at_item("ch5-core-modules", 6);
+    d.execute("policy delete deny-all").unwrap();
+    d.execute("reach web db --port 5432").unwrap();
+    d.execute("policy create deny-all --select '' --types Ingress")
+        .unwrap();
+    d.execute("reach web db --port 5432").unwrap();
+    d.execute("policy create db-allow-web --select app=db --ingress-from app=web --port 5432/TCP")
+        .unwrap();
+    assert!(!done(&d, 7), "the allow seen was not db-allow-web's");
+    d.execute("reach web db --port 5432").unwrap();
+    assert!(done(&d, 7), "seen again, judged by db-allow-web");
 }

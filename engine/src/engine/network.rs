@@ -349,6 +349,7 @@ impl Lab {
             allowed: !enforced || trace.policy_allows(),
             enforced,
             policies_allow: verdict.allowed(),
+            verdict: verdict.clone(),
             lines: out.lines().map(|l| l.text()).collect(),
         };
         Ok((out, super::seen::Seen::Reach(Box::new(seen))))

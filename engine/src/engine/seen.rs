@@ -369,6 +369,8 @@ pub struct ReachSeen {
     pub enforced: bool,
     /// The policies' own verdict (what a network that enforces them would do).
     pub policies_allow: bool,
+    /// Each side's decision and the policies behind it, as `reach` judged the flow then.
+    pub verdict: crate::net::policy::Verdict,
     /// The lines printed.
     pub lines: Vec<String>,
 }

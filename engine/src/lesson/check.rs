@@ -815,6 +815,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
+        pattern: "caused <word> <word> for pod <pod>",
+        about: "a command of this step ran this CNI plugin's command (`calico-ipam DEL`) for the pod's sandbox, as its CNI_ARGS name the pod, and the plugin succeeded",
+        eval: super::saw::caused_plugin_for_pod,
+        topic: Topic::Calls,
+        record: None,
+    },
+    Predicate {
         pattern: "pvc <pvc> on <node> targets <n>",
         about: "how many NodePublish target paths the claim's volume has on the node",
         eval: pvc_targets_on,

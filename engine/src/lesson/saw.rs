@@ -9,7 +9,9 @@
 
 use super::check::{Check, Eval, Observed, RecordTest};
 use crate::engine::Lab;
-use crate::engine::seen::{Endpoint, EntryTable, FlowSeen, Place, RouteFact, Seen, TraceEnd};
+use crate::engine::seen::{
+    Endpoint, EntryTable, FlowSeen, Place, ReachSeen, RouteFact, Seen, TraceEnd,
+};
 use crate::record::wire::WireRecord;
 use serde_json::Value;
 
@@ -687,27 +689,57 @@ pub(crate) fn trace_hop(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 }
 
 /// `saw reach <flow> allowed|denied`: what the data plane does with the flow.
-pub fn reach(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    reach_verdict(seen, a, false)
+pub fn reach(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    reach_verdict(lab, seen, a, false)
 }
 
 /// `saw reach <flow> policies allowed|denied`: the policies' own verdict.
-pub(crate) fn reach_policies(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    reach_verdict(seen, a, true)
+pub(crate) fn reach_policies(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    reach_verdict(lab, seen, a, true)
 }
 
-fn reach_verdict(seen: &Observed, a: &[String], policies: bool) -> Eval {
+/// The flow's `reach` now, as the check names it.
+fn reach_now(lab: &Lab, flow: &FlowSpec) -> Option<ReachSeen> {
+    let args = crate::command::grammar::FlowArgs {
+        src: flow.src.clone(),
+        dst: flow.dst.clone(),
+        port: Some(format!("{}/{}", flow.port, flow.protocol)),
+        size: flow.size,
+    };
+    match lab.reach(&args) {
+        Ok((_, Seen::Reach(r))) => Some(*r),
+        _ => None,
+    }
+}
+
+/// A verdict seen during the step counts while it is the past (a denial before the fix),
+/// or, when the flow gets that verdict now too, only if it was judged as it is judged now:
+/// by the same policies, side by side. An `allowed` seen before a default deny was put
+/// back is not the allow the step's policy gives.
+fn reach_verdict(lab: &Lab, seen: &Observed, a: &[String], policies: bool) -> Eval {
     let (flow, word) = (spec(a), arg(a, 1));
+    let verdict_of = |r: &ReachSeen| {
+        if policies {
+            r.policies_allow
+        } else {
+            r.allowed
+        }
+    };
+    let now = reach_now(lab, &flow);
     let mut said = None;
+    let mut stale = false;
     let holds = seen.seen().any(|s| match s {
         Seen::Reach(r) if flow_is(&r.flow, &flow) => {
-            let v = if policies {
-                r.policies_allow
-            } else {
-                r.allowed
-            };
+            let v = verdict_of(r);
             said = Some(v);
-            v == (word == "allowed")
+            if v != (word == "allowed") {
+                return false;
+            }
+            let current = now
+                .as_ref()
+                .is_none_or(|n| verdict_of(n) != v || n.verdict == r.verdict);
+            stale |= !current;
+            current
         }
         _ => false,
     });
@@ -720,6 +752,11 @@ fn reach_verdict(seen: &Observed, a: &[String], policies: bool) -> Eval {
         holds,
         format!("you saw {what} on {}: {word}", flow.name()),
         match said {
+            _ if stale => format!(
+                "the {word} you saw on {} was judged by other policies than the flow has now: `reach {}` again",
+                flow.name(),
+                arg(a, 0)
+            ),
             Some(v) => format!(
                 "{what} on {} said {}",
                 flow.name(),
@@ -743,6 +780,43 @@ pub(crate) fn caused(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
         holds,
         format!("a command of this step made {want} act"),
         format!("no command of this step made {want} act"),
+    )
+}
+
+/// `caused PLUGIN COMMAND for pod POD`: a command of this step ran the plugin's COMMAND
+/// for the pod, as the call's `CNI_ARGS` name it (`K8S_POD_NAMESPACE`, `K8S_POD_NAME`, read
+/// as plugins read them), and the plugin succeeded: a DEL that ran another network's chain
+/// never reaches this plugin.
+pub(crate) fn caused_plugin_for_pod(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (plugin, command, pod) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let for_pod = |args: &str| {
+        let (mut ns, mut name) = ("", "");
+        for (_, kv) in crate::cni::plugins::common::arg_items(args) {
+            match kv {
+                Some(("K8S_POD_NAMESPACE", v)) => ns = v,
+                Some(("K8S_POD_NAME", v)) => name = v,
+                _ => {}
+            }
+        }
+        !name.is_empty() && pod_named(pod, ns, name)
+    };
+    let holds = seen.succeeded().any(|r| {
+        (r.wire.0..r.wire.1)
+            .filter_map(|s| lab.wire().get(s))
+            .any(|rec| match rec {
+                WireRecord::Cni(c) => {
+                    c.plugin_type == plugin
+                        && c.env.command.is_some_and(|c| c.as_str() == command)
+                        && c.reply.is_ok()
+                        && for_pod(&c.env.args)
+                }
+                WireRecord::Csi(_) => false,
+            })
+    });
+    yes_no(
+        holds,
+        format!("a command of this step ran {plugin} {command} for pod {pod}"),
+        format!("no command of this step ran {plugin} {command} for pod {pod}"),
     )
 }
 
