@@ -50,10 +50,17 @@ impl PlaySink for TerminalSink {
             let _ = o.flush();
         }
         let mut line = String::new();
-        match std::io::stdin().lock().read_line(&mut line) {
+        let go_on = match std::io::stdin().lock().read_line(&mut line) {
             Ok(0) | Err(_) => false,
-            Ok(_) => line.trim() != "q",
+            // `q`, or Esc (a line-reading terminal passes it on as ESC), stops.
+            Ok(_) => !matches!(line.trim(), "q" | "\u{1b}"),
+        };
+        if !go_on {
+            let mut o = std::io::stdout().lock();
+            let _ = writeln!(o, "── playback stopped");
+            let _ = o.flush();
         }
+        go_on
     }
 }
 

@@ -288,3 +288,17 @@ fn an_allow_seen_under_other_policies_does_not_stand_for_the_step_s_allow() {
     d.execute("reach web db --port 5432").unwrap();
     assert!(done(&d, 7), "seen again, judged by db-allow-web");
 }
+
+#[test]
+fn skip_after_a_wrong_prediction_does_not_run_the_command_again() {
+    // ch2-core-ideas quiz 8 predicts the lease of `cni add c3`: a wrong answer ran it.
+    let mut d = at_item("ch2-core-ideas", 21 + 7);
+    let answered = d.execute("lesson answer A").unwrap().to_text();
+    assert!(answered.contains("Not quite"), "{answered}");
+    let skipped = d.execute("skip").unwrap().to_text();
+    assert!(skipped.contains("The answer: "), "{skipped}");
+    assert!(
+        !skipped.contains("lab> cni add") && !skipped.contains("error"),
+        "the command ran once, for the answer: {skipped}"
+    );
+}

@@ -495,3 +495,23 @@ fn lint_names_unknown_and_unused_variables_and_plays_each_value() {
         "{errs:#?}"
     );
 }
+
+/// No variant puts every choice quiz's answer on one letter: "always C" passes no lesson's
+/// quizzes whole (a shuffle can land there; the last quiz is then rotated).
+#[test]
+fn no_variant_has_every_choice_answer_on_one_letter() {
+    let parsed = Catalog::Embedded.load();
+    for lesson in &parsed.lessons {
+        let count = lesson.vary.count().min(200);
+        for n in 1..count {
+            let varied = parsed.variant(lesson, n).unwrap();
+            let answers: Vec<char> = choices(&varied).iter().map(|(_, a)| *a).collect();
+            assert!(
+                answers.len() < 2 || answers.iter().any(|a| *a != answers[0]),
+                "{} variant {n}: every answer is {}",
+                lesson.id,
+                answers[0]
+            );
+        }
+    }
+}

@@ -205,7 +205,7 @@ pub enum Command {
     /// Play a script for a class: its `# comments` as captions, each command typed out and run, paced
     #[command(
         after_help = "In the REPL and the dashboard the script is typed out live: --step shows each caption, then waits for
-Enter before its command (Esc or q stops), --pace waits that long between commands (default 2s). In a
+Enter before its command (Esc stops in the dashboard, q then Enter in the REPL), --pace waits that long between commands (default 2s). In a
 script (`run`), the commands run one after another with their captions. A line starting with `!` is meant
 to fail; a command that does not end as written stops the playback.
 Examples:

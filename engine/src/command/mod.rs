@@ -60,11 +60,11 @@ pub fn parse(line: &str) -> Result<Option<Command>, ParseError> {
 }
 
 /// A prompt pasted in front of a command (`lab> get pods`, `lab[2 nodes · 0 pods]> get
-/// pods`, `$ get pods`, as the book's sessions and transcripts show them): the command
-/// after it.
+/// pods`, `$ get pods`, `> get pods`, as the book's sessions, transcripts and other docs
+/// show them): the command after it.
 fn after_pasted_prompt(line: &str) -> Option<&str> {
     let line = line.trim_start();
-    let rest = if let Some(rest) = line.strip_prefix("$ ") {
+    let rest = if let Some(rest) = line.strip_prefix("$ ").or_else(|| line.strip_prefix("> ")) {
         rest
     } else if let Some(rest) = line.strip_prefix("lab>") {
         rest
@@ -243,6 +243,7 @@ mod tests {
             "lab> get pods",
             "lab[2 nodes · 0 pods]> get pods",
             "$ get pods",
+            "> get pods",
         ] {
             let Err(ParseError::Invalid(m)) = parse(line) else {
                 panic!("{line}: a prompt is not a command");

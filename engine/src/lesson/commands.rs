@@ -712,8 +712,12 @@ impl Desk {
                         ));
                     }
                     QuizKind::Predict { run, answer } => {
-                        // The command first: an answer named as a fact is read after it.
-                        out.extend(run_visibly(self, run));
+                        // The command first (unless it ran already, for an answer or by
+                        // the learner): an answer named as a fact is read after it.
+                        let ran_by_learner = s.seen.runs.iter().any(|r| same_line(&r.line, run));
+                        if s.predict_ran.is_none() && !ran_by_learner {
+                            out.extend(run_visibly(self, run));
+                        }
                         let answer = super::facts::answer_in(&self.lab, answer);
                         out.line(Line::styled(
                             format!("The answer: {answer}. {}", q.explanation),
@@ -795,22 +799,27 @@ impl Desk {
             }
             out.plain(format!("Your prediction: {given}"));
             // The command runs once; a second try reads what it printed.
-            if s.wrong_answers == 0 {
-                let (ran, ok) = run_visibly_ok(self, run);
-                out.extend(ran);
-                if !ok {
-                    // The cluster no longer gives the answer the quiz was written for
-                    // (the command was run before, or the cluster changed): nothing to
-                    // check the prediction against.
-                    out.line(Line::styled(
-                        format!(
-                            "`{run}` failed on this cluster, so the prediction cannot be checked; `skip` shows the answer and moves on"
-                        ),
-                        Role::Warn,
-                    ));
-                    self.lessons.session = Some(s);
-                    return Ok(out);
+            let ok = match s.predict_ran {
+                Some(ok) => ok,
+                None => {
+                    let (ran, ok) = run_visibly_ok(self, run);
+                    s.predict_ran = Some(ok);
+                    out.extend(ran);
+                    ok
                 }
+            };
+            if !ok {
+                // The cluster no longer gives the answer the quiz was written for (the
+                // command was run before, or the cluster changed): nothing to check the
+                // prediction against.
+                out.line(Line::styled(
+                    format!(
+                        "`{run}` failed on this cluster, so the prediction cannot be checked; `skip` shows the answer and moves on"
+                    ),
+                    Role::Warn,
+                ));
+                self.lessons.session = Some(s);
+                return Ok(out);
             }
         }
         // A predict answer written as a fact (`{pod probe ip}`) is what the learner's own

@@ -434,9 +434,33 @@ pub fn parse_variant(file: &str, text: &str, variant: u32) -> Result<Lesson, Les
             quiz.reorder_options(&order);
         }
     }
+    if variant != 0 {
+        spread_one_letter(&mut lesson.quizzes);
+    }
     lesson.vary = meta.vary;
     lesson.variant = variant;
     Ok(lesson)
+}
+
+/// A variant whose choice quizzes all have the same answer letter (a shuffle can land
+/// there: four quizzes of three options do one time in twenty-seven) would pass "always
+/// C": the last choice quiz's options are rotated by one, so its answer takes the next
+/// letter.
+fn spread_one_letter(quizzes: &mut [Quiz]) {
+    let answers: Vec<(usize, char, usize)> = quizzes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, q)| match &q.kind {
+            QuizKind::Choice { options, answer } => Some((i, *answer, options.len())),
+            QuizKind::Predict { .. } => None,
+        })
+        .collect();
+    let one_letter = answers.len() > 1 && answers.iter().all(|(_, a, _)| *a == answers[0].1);
+    if let (true, Some(&(last, _, count))) = (one_letter, answers.last()) {
+        // Shown at position p: the option that was at p - 1 (the last one first).
+        let rotated: Vec<usize> = (0..count).map(|p| (p + count - 1) % count).collect();
+        quizzes[last].reorder_options(&rotated);
+    }
 }
 
 /// Parse a lesson file whose variables are filled in.

@@ -40,6 +40,9 @@ pub struct LessonSession {
     pub seen: Observed,
     /// Wrong answers given to the current quiz (a second one moves on).
     pub wrong_answers: u32,
+    /// Whether the lab ran the current predict quiz's command for an answer, and whether it
+    /// succeeded (`None`: not yet): it runs once, and `skip` does not run it again.
+    pub predict_ran: Option<bool>,
     /// Steps and quizzes done (saved).
     pub progress: LessonProgress,
 }
@@ -54,6 +57,7 @@ impl LessonSession {
             next_hint: 0,
             seen: Observed::default(),
             wrong_answers: 0,
+            predict_ran: None,
             progress,
         }
     }
@@ -151,6 +155,7 @@ impl LessonSession {
         self.at = at.min(self.lesson.item_count());
         self.next_hint = 0;
         self.wrong_answers = 0;
+        self.predict_ran = None;
         self.seen.new_step();
     }
 }
