@@ -141,6 +141,10 @@ impl NodeRuntime {
     /// would run this network's chain, which never reaches the plugins (and IPAM) that set
     /// them up.
     pub(crate) fn pods_set_up_by_another_network(&self) -> Vec<(&str, &str)> {
+        // A node without pods keeps its conflist unparsed (see [`Self::network`]).
+        if self.sandboxes.is_empty() {
+            return Vec::new();
+        }
         let Ok(network) = self.network() else {
             return Vec::new();
         };
