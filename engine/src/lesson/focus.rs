@@ -264,9 +264,9 @@ fn flow_of(text: &str) -> Option<FlowArgs> {
 /// form `PORT/PROTO`, TCP and 80 when not given, as `reach` reads them).
 fn push_flow(flows: &mut Vec<FlowArgs>, mut flow: FlowArgs) {
     let port = flow.port.take().unwrap_or_else(|| "80".to_string());
-    flow.port = Some(match port.split_once('/') {
-        Some((n, proto)) => format!("{n}/{}", proto.to_ascii_uppercase()),
-        None => format!("{port}/TCP"),
+    flow.port = Some(match crate::cluster::policy::parse_port(&port) {
+        Ok((n, proto)) => format!("{n}/{}", proto.as_str()),
+        Err(_) => port,
     });
     if !flows.contains(&flow) {
         flows.push(flow);

@@ -698,18 +698,22 @@ pub(crate) fn reach_policies(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     reach_verdict(lab, seen, a, true)
 }
 
-/// The flow's `reach` now, as the check names it.
-fn reach_now(lab: &Lab, flow: &FlowSpec) -> Option<ReachSeen> {
+/// What `reach` would record for the flow now: the data plane's verdict, the policies'
+/// and each side's decision (as [`ReachSeen`] holds them).
+fn reach_now(lab: &Lab, flow: &FlowSpec) -> Option<(bool, bool, crate::net::policy::Verdict)> {
     let args = crate::command::grammar::FlowArgs {
         src: flow.src.clone(),
         dst: flow.dst.clone(),
         port: Some(format!("{}/{}", flow.port, flow.protocol)),
         size: flow.size,
     };
-    match lab.reach(&args) {
-        Ok((_, Seen::Reach(r))) => Some(*r),
-        _ => None,
-    }
+    let t = lab.walk(&args).ok()?;
+    let enforced = t.enforcement != crate::net::trace::Enforcement::None;
+    Some((
+        !enforced || t.policy_allows(),
+        t.verdict.allowed(),
+        t.verdict,
+    ))
 }
 
 /// A verdict seen during the step counts while it is the past (a denial before the fix),
@@ -737,7 +741,10 @@ fn reach_verdict(lab: &Lab, seen: &Observed, a: &[String], policies: bool) -> Ev
             }
             let current = now
                 .as_ref()
-                .is_none_or(|n| verdict_of(n) != v || n.verdict == r.verdict);
+                .is_none_or(|(allowed, policies_allow, verdict)| {
+                    let now_v = if policies { *policies_allow } else { *allowed };
+                    now_v != v || *verdict == r.verdict
+                });
             stale |= !current;
             current
         }
