@@ -142,7 +142,7 @@ enum Front {
         lesson: String,
         /// The variant this student was given (`lesson start ID --variant N`): a submission
         /// of another variant fails. Without it, the submission's own variant is graded (a
-        /// script's is 0)
+        /// script's is the one its `lesson start` line names, else 0)
         #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = lab_engine::command::grammar::whole_u32)]
         variant: Option<u32>,
         /// Print the verdict as JSON (per step: done with the line that did it, skipped or
@@ -754,7 +754,8 @@ fn grade(
             let disk = lab_engine::edge::Edges::files(std::sync::Arc::new(
                 cni_csi_lab::files::ReadOnlyDisk,
             ));
-            (disk, lines, None, None, None)
+            let own = grade::script_variant(lesson, &lines);
+            (disk, lines, None, None, own)
         };
     let mut desk = Desk::with_lab(Lab::with_edges(Lab::new, edges));
     desk.lessons = known;

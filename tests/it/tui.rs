@@ -2219,3 +2219,38 @@ fn a_pane_with_more_rows_than_it_shows_says_how_many() {
     let screen = screen_text(frame(&mut a, LARGE).backend().buffer());
     assert!(!screen.lines().any(on_a_bottom_border), "{screen}");
 }
+
+/// At 80×24 the Lesson pane gives way to the Output once a command prints more than the
+/// strip holds, so the next steps' text is in the Output: as prose the pane joins a
+/// paragraph's source lines (wrapped at ~90 columns) and wraps it to its own width, rather
+/// than breaking each source line again.
+#[test]
+fn lesson_play_at_80x24_reflows_the_step_text_in_the_output() {
+    let mut a = app(crate::common::lab(), SMALL);
+    let mut ev = typed("lesson play ch2-core-ideas --speed 50");
+    ev.push(key(KeyCode::Enter));
+    drive(&mut a, SMALL, ev);
+    let step2 = |a: &App| a.ui.output.iter().any(|l| l.text().contains("saw it. The"));
+    for _ in 0..2000 {
+        if step2(&a) {
+            break;
+        }
+        a.update(tui::Action::Tick);
+    }
+    assert!(step2(&a), "step 2's text reached the Output");
+    assert_eq!(a.ui.focus, tui::Pane::Output, "the Output took over");
+    // Scrolled back to the text, the paragraph reads on across the source's line break
+    // ("…saw it. The" / "latest `bridge` ADD is…").
+    let mut text = String::new();
+    for _ in 0..12 {
+        text = screen_text(frame(&mut a, SMALL).backend().buffer());
+        if text.contains("saw it.") {
+            break;
+        }
+        drive(&mut a, SMALL, vec![key(KeyCode::PageUp)]);
+    }
+    assert!(
+        text.contains("The latest `bridge` ADD"),
+        "the paragraph is joined before it is wrapped:\n{text}"
+    );
+}

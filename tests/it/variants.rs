@@ -451,6 +451,40 @@ fn a_submission_records_its_variant_and_the_grader_holds_it_to_the_one_handed_ou
     );
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
     assert!(out(&o).contains("must be ≥ 0"), "{}", out(&o));
+
+    // A script handed in as homework is graded as the variant its `lesson start` line
+    // plays; named with --variant, another variant fails as a submission's does.
+    let o = lab(&["grade", "--lesson", LESSON, "session.lab"], &dir);
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert!(
+        out(&o).starts_with(&format!("Lesson {LESSON} variant 9 · ")),
+        "{}",
+        out(&o)
+    );
+    let o = lab(
+        &["grade", "--lesson", LESSON, "--variant", "9", "session.lab"],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let o = lab(
+        &["grade", "--lesson", LESSON, "--variant", "4", "session.lab"],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
+    assert!(
+        out(&o).contains("The submission is variant 9, not variant 4"),
+        "{}",
+        out(&o)
+    );
+    // A script that starts another lesson's variant plays this one as written.
+    std::fs::write(
+        dir.join("other.lab"),
+        "lesson start ch2-core-ideas --variant 5\nget nodes\n",
+    )
+    .unwrap();
+    let o = lab(&["grade", "--lesson", LESSON, "--json", "other.lab"], &dir);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["variant"], 0, "{v}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

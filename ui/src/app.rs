@@ -1338,9 +1338,11 @@ impl App {
                     let t = lab_engine::lesson::facts::fill(&self.desk.lab, &t);
                     // A lesson's text stays in the Lesson pane beside the output (a
                     // script's captions are the output's narration).
+                    // Prose: the Output pane joins a paragraph's lines and wraps it to
+                    // its own width (the source wraps at ~90 columns).
                     if !(p.lesson_code && view::lesson_on_screen(self, self.ui.area)) {
                         for l in t.lines() {
-                            self.push_output(Line::plain(l));
+                            self.push_output(Line::styled(l, Role::Prose));
                         }
                     }
                     p.text(&t);

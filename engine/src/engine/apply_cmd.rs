@@ -284,6 +284,8 @@ impl Lab {
             .ok_or_else(|| invalid("spec.resources[storage]: Required value".into()))?;
         let bytes =
             parse_bytes(&size).map_err(|e| invalid(format!("spec.resources[storage]: {e}")))?;
+        // Kept as the API server keeps it: in canonical form (`5000M` is `5G`).
+        let size = crate::util::quantity::canonical_text(&size);
         if bytes <= 0 {
             return Err(invalid(format!(
                 "spec.resources[storage]: Invalid value: \"{size}\": must be greater than zero"

@@ -14,7 +14,7 @@ use crate::csi::K8sAccessMode;
 use crate::render::{Line, Outcome, Role, Table};
 use crate::storage::snapshotter::PVC_AS_SOURCE;
 use crate::storage::{DEFAULT_CLASS, DRIVER, PVC_PROTECTION, SNAPSHOT_CLASS};
-use crate::util::quantity::{format_bytes, parse_bytes};
+use crate::util::quantity::{canonical_text, parse_bytes};
 use std::collections::BTreeMap;
 
 fn created(what: String) -> Outcome {
@@ -236,10 +236,12 @@ impl Lab {
         validate::namespace(&a.ns).map_err(LabError::msg)?;
         self.require_namespace(&a.ns)?;
         let size = parse_bytes(&a.size).map_err(LabError::msg)?;
+        // The API server keeps the request in its canonical form (`5000M` is `5G`).
+        let request = canonical_text(&a.size);
         if size <= 0 {
             return Err(LabError::msg(format!(
-                "PersistentVolumeClaim \"{}\" is invalid: spec.resources[storage]: Invalid value: \"{}\": must be greater than zero",
-                a.name, a.size
+                "PersistentVolumeClaim \"{}\" is invalid: spec.resources[storage]: Invalid value: \"{request}\": must be greater than zero",
+                a.name
             )));
         }
         let mut modes = Vec::new();
@@ -299,7 +301,7 @@ impl Lab {
             PvcSpec {
                 access_modes: modes,
                 resources: Resources {
-                    requests: BTreeMap::from([("storage".to_string(), a.size.clone())]),
+                    requests: BTreeMap::from([("storage".to_string(), request.clone())]),
                 },
                 storage_class_name: class.clone(),
                 volume_mode: a.mode.clone(),
@@ -316,7 +318,7 @@ impl Lab {
         out.line(Line::styled(
             format!(
                 "  {} {} · class {}",
-                format_bytes(size),
+                request,
                 a.access.join(","),
                 if class.is_empty() { "<none>" } else { &class }
             ),
@@ -356,7 +358,7 @@ impl Lab {
         next.spec
             .resources
             .requests
-            .insert("storage".into(), size.to_string());
+            .insert("storage".into(), canonical_text(size));
         self.cluster.pvcs().update(next)?;
         // Pods using the claim need kubelet's attention if the node must grow the filesystem.
         let users: Vec<(String, String)> = self

@@ -405,8 +405,21 @@ impl Verdict {
     }
 }
 
+/// The variant a script of lab commands plays: the one its first `lesson start LESSON` line
+/// names (`--variant N`, else 0), read from the parsed command; `None` when no line starts
+/// that lesson (the grader starts it, as variant 0).
+pub fn script_variant(lesson: &str, lines: &[(usize, String)]) -> Option<u32> {
+    use crate::command::{Command, grammar::LessonCmd, parse};
+    lines.iter().find_map(|(_, line)| match parse(line) {
+        Ok(Some(Command::Lesson(LessonCmd::Start { id, variant }))) if id == lesson => {
+            Some(variant.unwrap_or(0))
+        }
+        _ => None,
+    })
+}
+
 /// The variant to grade: the one the teacher handed out (`expected`) when named, else the
-/// submission's (`recorded`, 0 for a script); and, when both are known and differ, why the
+/// submission's (`recorded`: a script's is [`script_variant`], else 0); and, when both are known and differ, why the
 /// verdict fails.
 pub fn variant_to_grade(expected: Option<u32>, recorded: Option<u32>) -> (u32, Option<String>) {
     match (expected, recorded) {

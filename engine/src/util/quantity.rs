@@ -14,6 +14,19 @@ pub(crate) struct Quantity {
     pub exp10: i64,
     /// Power of two (from a binary suffix).
     pub exp2: u32,
+    /// How it was written, which decides how the API server writes it back.
+    pub format: Format,
+}
+
+/// A quantity's format (`resource.Format`): the kind of suffix it was written with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// `Ki` … `Ei`.
+    BinarySI,
+    /// No suffix, or `n` … `E`.
+    DecimalSI,
+    /// `e`/`E` and an exponent.
+    DecimalExponent,
 }
 
 /// The largest power of ten a `u128` holds.
@@ -44,6 +57,11 @@ impl Quantity {
         if (int.is_empty() && frac.is_empty()) || frac.contains('.') {
             return None;
         }
+        let format = match suffix.as_bytes() {
+            [_, b'i'] => Format::BinarySI,
+            [b'e' | b'E', _, ..] => Format::DecimalExponent,
+            _ => Format::DecimalSI,
+        };
         let (exp10, exp2): (i64, u32) = match suffix {
             "" => (0, 0),
             "n" => (-9, 0),
@@ -98,7 +116,97 @@ impl Quantity {
             digits,
             exp10,
             exp2,
+            format,
         })
+    }
+
+    /// The quantity as the API server writes it back (`Quantity.String()`, apimachinery's
+    /// `CanonicalizeBytes`): a binary suffix when the value is a whole number of at least
+    /// 1024 written with one (`1.5Gi` is `1536Mi`); otherwise the largest decimal suffix
+    /// (or, written with an exponent, the exponent) that keeps the number whole (`5000M` is
+    /// `5G`, `1500` stays `1500`, `0.5` is `500m`, `1e3` stays `1e3`). Below a nano the
+    /// value is rounded up to one, as `ParseQuantity` does. `None` when the number is too
+    /// large to write (over a u128 of digits).
+    pub(crate) fn canonical(&self) -> Option<String> {
+        if self.digits == 0 {
+            return Some("0".into());
+        }
+        let sign = if self.negative { "-" } else { "" };
+        let mut format = self.format;
+        if format == Format::BinarySI {
+            let whole = match self.fraction() {
+                Ok((num, Some(den))) if num % den == 0 => Some(num / den),
+                _ => None,
+            };
+            match whole {
+                Some(n) if n >= 1024 => {
+                    let (mut n, mut exp) = (n, 0usize);
+                    while n % 1024 == 0 && exp < 6 {
+                        n /= 1024;
+                        exp += 1;
+                    }
+                    let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][exp];
+                    return Some(format!("{sign}{n}{suffix}"));
+                }
+                // Under 1024, or not whole: written as a decimal, not to lose precision.
+                _ => format = Format::DecimalSI,
+            }
+        }
+        // The digits at a power of ten, trailing zeros in the exponent, then the exponent
+        // brought down to a multiple of three.
+        let mut digits = self.digits;
+        let mut exp10 = self.exp10;
+        if self.exp2 > 0 {
+            digits = digits.checked_mul(1u128.checked_shl(self.exp2)?)?;
+        }
+        while digits % 10 == 0 {
+            digits /= 10;
+            exp10 += 1;
+        }
+        if exp10 < -9 {
+            // Finer than a nano: rounded up to the next nano.
+            let drop = (-9 - exp10) as u32;
+            digits = if drop > MAX_POW10 as u32 {
+                1
+            } else {
+                let p = 10u128.pow(drop);
+                digits / p + u128::from(digits % p != 0)
+            };
+            exp10 = -9;
+            while digits % 10 == 0 {
+                digits /= 10;
+                exp10 += 1;
+            }
+        }
+        match exp10.rem_euclid(3) {
+            1 => {
+                digits = digits.checked_mul(10)?;
+                exp10 -= 1;
+            }
+            2 => {
+                digits = digits.checked_mul(100)?;
+                exp10 -= 2;
+            }
+            _ => {}
+        }
+        let suffix = match format {
+            Format::DecimalExponent if exp10 == 0 => String::new(),
+            Format::DecimalExponent => format!("e{exp10}"),
+            _ => match exp10 {
+                -9 => "n".into(),
+                -6 => "u".into(),
+                -3 => "m".into(),
+                0 => String::new(),
+                3 => "k".into(),
+                6 => "M".into(),
+                9 => "G".into(),
+                12 => "T".into(),
+                15 => "P".into(),
+                18 => "E".into(),
+                e => format!("e{e}"),
+            },
+        };
+        Some(format!("{sign}{digits}{suffix}"))
     }
 
     /// The magnitude as a fraction `num / den` (den a power of ten), or `TooLarge` when
@@ -174,6 +282,14 @@ fn too_large(text: &str) -> String {
     )
 }
 
+/// A quantity as the API server keeps it (see [`Quantity::canonical`]); text that is not a
+/// quantity is returned as written (the callers have already refused it).
+pub(crate) fn canonical_text(text: &str) -> String {
+    Quantity::parse(text)
+        .and_then(|q| q.canonical())
+        .unwrap_or_else(|| text.to_string())
+}
+
 /// Parse a storage quantity into bytes (a fraction of a byte rounds up, as the API
 /// server's `Value()` does: `500m` is 1 byte, `1.5Gi` is 1610612736).
 pub(crate) fn parse_bytes(text: &str) -> Result<i64, String> {
@@ -212,6 +328,38 @@ pub(crate) fn format_bytes(bytes: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn canonical_is_the_api_server_s() {
+        let c = |t: &str| Quantity::parse(t).unwrap().canonical().unwrap();
+        for (written, canonical) in [
+            ("5G", "5G"),
+            ("5000M", "5G"),
+            ("5000000000", "5G"),
+            ("1500", "1500"),
+            ("1.5k", "1500"),
+            ("1.5Gi", "1536Mi"),
+            ("1024Mi", "1Gi"),
+            ("1Gi", "1Gi"),
+            ("512Ki", "512Ki"),
+            ("0.5Ki", "512"),
+            ("1023", "1023"),
+            ("0.5", "500m"),
+            ("500m", "500m"),
+            ("1e3", "1e3"),
+            ("2E3", "2e3"),
+            ("1.5e3", "1500"),
+            ("1e-12", "1e-9"),
+            ("0.000000000001", "1n"),
+            ("0", "0"),
+            ("0Gi", "0"),
+            ("-5G", "-5G"),
+            ("10G", "10G"),
+            ("100M", "100M"),
+        ] {
+            assert_eq!(c(written), canonical, "{written}");
+        }
+    }
 
     #[test]
     fn round_trips() {
