@@ -302,3 +302,148 @@ fn skip_after_a_wrong_prediction_does_not_run_the_command_again() {
         "the command ran once, for the answer: {skipped}"
     );
 }
+
+/// Run lines on a desk, failures allowed (a decoy may fail on purpose).
+fn run_all(d: &mut lab_engine::Desk, lines: &[&str]) {
+    for l in lines {
+        let _ = d.execute(l);
+    }
+}
+
+#[test]
+fn a_csi_record_shown_does_not_stand_for_the_calls_a_step_asks_the_learner_to_make() {
+    // ch6 step 14: hint 2's `show wire` of kubelet's NodeStage is not the learner's call.
+    let mut d = at_item("ch6-source-walkthrough", 13);
+    run_all(
+        &mut d,
+        &["hint", "hint", "show wire --last NodeStageVolume"],
+    );
+    assert!(!done(&d, 14), "kubelet's record shown");
+    run_all(
+        &mut d,
+        &["csi node-stage pvc/data --node node-2 --access SINGLE_NODE_MULTI_WRITER"],
+    );
+    assert!(done(&d, 14), "the learner's own NodeStage");
+
+    // ch6 step 15: a kubelet publish shown, one publish of the learner's and an unpublish
+    // of another target do not make two of each on /mnt/lab/demo.
+    let mut d = at_item("ch6-source-walkthrough", 14);
+    let publish = "csi node-publish pvc/data --node node-2 --target /mnt/lab/demo --access SINGLE_NODE_MULTI_WRITER";
+    let unpublish = "csi node-unpublish pvc/data --node node-2 --target /mnt/lab/demo";
+    run_all(
+        &mut d,
+        &[
+            "show wire --last NodePublishVolume",
+            publish,
+            unpublish,
+            "csi node-unpublish pvc/data --node node-2 --target /mnt/lab/nothing",
+        ],
+    );
+    assert!(
+        !done(&d, 15),
+        "one publish and an unpublish of another target"
+    );
+    run_all(&mut d, &[publish, unpublish]);
+    assert!(done(&d, 15), "two of each on the learner's target");
+}
+
+#[test]
+fn another_failure_the_wrong_order_or_the_wrong_rule_does_not_complete_a_ch6_step() {
+    // Step 8: an ADD refused for another reason (a requested IP) is not the duplicate.
+    let mut d = at_item("ch6-source-walkthrough", 7);
+    run_all(
+        &mut d,
+        &[
+            "cni add c1 --node node-1",
+            "cni add c2 --node node-1 --ifname net1",
+            "cni add c3 --node node-1 --args 'IgnoreUnknown=1;IP=10.244.1.3'",
+        ],
+    );
+    assert!(!done(&d, 8), "code 999 for a requested IP");
+    run_all(
+        &mut d,
+        &["cni add c1 --node node-1 --netns /var/run/netns/c2"],
+    );
+    assert!(done(&d, 8), "the duplicate allocation");
+
+    // Step 7: api created before web is deleted never meets web's freed address.
+    let mut d = at_item("ch6-source-walkthrough", 6);
+    run_all(&mut d, &["pod create api --node node-1", "pod delete web"]);
+    assert!(!done(&d, 7), "created before the delete");
+    let mut d = at_item("ch6-source-walkthrough", 6);
+    run_all(&mut d, &["pod delete web", "pod create api --node node-1"]);
+    assert!(done(&d, 7), "created after the delete");
+
+    // Step 18: `why` of another rule of FLANNEL-POSTRTG is not the MASQUERADE rule's.
+    let mut d = at_item("ch6-source-walkthrough", 17);
+    run_all(&mut d, &["why rule FLANNEL-POSTRTG 1 --node node-1"]);
+    assert!(!done(&d, 18), "rule 1 (a RETURN)");
+    run_all(&mut d, &["why rule FLANNEL-POSTRTG 5 --node node-1"]);
+    assert!(done(&d, 18), "rule 5, the MASQUERADE --random-fully");
+
+    // Step 16: the same size in other units is the same call.
+    let mut d = at_item("ch6-source-walkthrough", 15);
+    run_all(
+        &mut d,
+        &[
+            "csi create-volume vol-a --size 1024Mi",
+            "csi create-volume vol-a --size 1073741824",
+            "csi create-volume vol-a --size 2Gi",
+        ],
+    );
+    assert!(done(&d, 16), "1Gi written as 1024Mi and in bytes");
+}
+
+#[test]
+fn ch7_steps_hold_the_task_s_policy_sizes_and_accept_kubectl_s_kind_names() {
+    // Step 9: a policy that lets every pod in is not "only app=web".
+    let mut d = at_item("ch7-hands-on", 8);
+    let reach = ["reach web db --port 3306", "reach web db --port 8080"];
+    run_all(
+        &mut d,
+        &[
+            "pod create db --node node-2 --label app=db",
+            "policy create db-allow-web --select app=db --port 3306/TCP",
+        ],
+    );
+    run_all(&mut d, &reach);
+    assert!(!done(&d, 9), "every pod admitted on 3306");
+    let mut d = at_item("ch7-hands-on", 8);
+    run_all(
+        &mut d,
+        &[
+            "pod create db --node node-2 --label app=db",
+            "policy create db-allow-web --select app=db --ingress-from app=web --port 3306/TCP",
+        ],
+    );
+    run_all(&mut d, &reach);
+    assert!(done(&d, 9));
+
+    // Step 12: `po` and `pods` are the pod.
+    let mut d = at_item("ch7-hands-on", 11);
+    run_all(
+        &mut d,
+        &[
+            "label po web tier=frontend",
+            "label pods web tier=backend --overwrite --resource-version 1",
+        ],
+    );
+    assert!(done(&d, 12), "kubectl's names for the kind");
+
+    // Step 17: a snapshot of a 1Gi claim is not scenario 5's 10Gi volume.
+    let mut d = at_item("ch7-hands-on", 16);
+    run_all(
+        &mut d,
+        &[
+            "pvc create db-data --size 1Gi",
+            "snapshot create snap-db-v1 --pvc db-data",
+        ],
+    );
+    assert!(!done(&d, 17), "1Gi");
+    // Step 18: an expansion to 15Gi is not to 20Gi; 20480Mi is.
+    let mut d = at_item("ch7-hands-on", 17);
+    run_all(&mut d, &["pvc expand db-data 15Gi", "get pvc db-data"]);
+    assert!(!done(&d, 18), "15Gi");
+    run_all(&mut d, &["pvc expand db-data 20480Mi", "get pvc db-data"]);
+    assert!(done(&d, 18), "20Gi written in Mi");
+}

@@ -117,8 +117,9 @@ fn one_address_on_two_nodes_is_a_conflict_the_trace_names() {
     macvlan(&mut lab, "b", "10.10.0.9/24", "bridge");
     macvlan(&mut lab, "c", "10.10.0.9/24", "bridge");
     let t = run(&mut lab, "trace a 10.10.0.9");
+    assert!(t.contains("address conflict at hop "), "{t}");
     assert!(
-        t.contains("address conflict on the eth0 wire: 10.10.0.9"),
+        t.contains("10.10.0.9 is held by") && t.contains("on the eth0 wire"),
         "{t}"
     );
     assert!(t.contains("default/b net1 on node-1"), "{t}");

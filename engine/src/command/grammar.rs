@@ -2043,8 +2043,9 @@ pub fn file_name(text: &str) -> Result<String, String> {
 
 // ---- words rewritten before parsing, and checks after ----
 
-/// kubectl's `KIND/NAME` form: `describe pod/web`, `get pod/web -o json` and `delete
-/// pod/web` are read as `describe pod web`, `get pod web -o json` and `delete pod web`.
+/// kubectl's `KIND/NAME` form: `describe pod/web`, `get pod/web -o json`, `delete
+/// pod/web` and `label pod/web k=v` are read as `describe pod web`, `get pod web -o json`,
+/// `delete pod web` and `label pod web k=v`.
 /// The first argument of `get`, `describe` and `delete` is split, only at a `/` with text
 /// on both sides; `get pod/a pod/b` and `delete pod/a pod/b` (every name of one kind in
 /// that form, as kubectl takes them) are read as `get pod a b` and `delete pod a b`. Other
@@ -2130,7 +2131,7 @@ fn takes_value(w: &str) -> bool {
 fn split_first_kind_name(words: &mut Vec<String>) -> Option<(usize, String)> {
     if !matches!(
         words.first().map(String::as_str),
-        Some("get" | "describe" | "delete")
+        Some("get" | "describe" | "delete" | "label")
     ) {
         return None;
     }

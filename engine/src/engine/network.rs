@@ -423,6 +423,7 @@ fn trace_seen(
             End::Dropped { .. } => TraceEnd::Dropped,
             End::LeftCluster { .. } => TraceEnd::LeftCluster,
             End::NoRoute { .. } => TraceEnd::NoRoute,
+            End::Conflict { .. } => TraceEnd::Conflict,
         },
         result: trace.result_line(),
         rewrites: trace.hops.iter().filter_map(|h| h.rewrite).collect(),

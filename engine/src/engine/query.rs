@@ -126,6 +126,8 @@ pub struct ClaimFacts<'a> {
     pub phase: &'a str,
     /// `status.capacity.storage`, once bound.
     pub capacity: Option<&'a str>,
+    /// `spec.resources.requests.storage`: what was asked for (a resize raises it).
+    pub request: Option<&'a str>,
     /// The types of its `status.conditions` (`Resizing`, `FileSystemResizePending`).
     pub conditions: Vec<&'a str>,
 }
@@ -141,6 +143,7 @@ pub fn claim<'a>(lab: &'a Lab, key_: &str) -> Option<ClaimFacts<'a>> {
             &c.status.phase
         },
         capacity: c.status.capacity.get("storage").map(String::as_str),
+        request: c.spec.resources.requests.get("storage").map(String::as_str),
         conditions: c
             .status
             .conditions

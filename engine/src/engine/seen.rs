@@ -356,6 +356,8 @@ pub enum TraceEnd {
     LeftCluster,
     /// No route (or no neighbour).
     NoRoute,
+    /// Two interfaces on the wire hold the destination address.
+    Conflict,
 }
 
 /// A `reach`: the flow and the verdict.

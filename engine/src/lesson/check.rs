@@ -370,6 +370,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
+        pattern: "pvc <pvc> request <word>",
+        about: "the claim's spec.resources.requests.storage, compared as a quantity (20Gi and 20480Mi alike)",
+        eval: pvc_request,
+        topic: Topic::Volume,
+        record: None,
+    },
+    Predicate {
         pattern: "pvc <pvc> capacity <word>",
         about: "the claim's status.capacity.storage (e.g. 20Gi)",
         eval: pvc_capacity,
@@ -468,6 +475,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
+        pattern: "command ran <command> after <command>",
+        about: "during this step a command of the first shape succeeded after one of the second shape had (a pod created once another was deleted)",
+        eval: command_ran_after,
+        topic: Topic::None,
+        record: None,
+    },
+    Predicate {
         pattern: "last command failed|succeeded",
         about: "how the learner's last command ended",
         eval: last_command,
@@ -501,6 +515,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         eval: super::saw::wire_caller,
         topic: Topic::WireCall,
         record: Some(super::saw::caller_test),
+    },
+    Predicate {
+        pattern: "you called <word> <n> times with <text> <text>",
+        about: "during this step the learner made this CSI call by hand (a raw `csi` command) at least this many times, each answered OK, with this JSON value at this pointer of its request (a kubelet's record shown does not count)",
+        eval: super::saw::called_by_hand,
+        topic: Topic::WireCall,
+        record: None,
     },
     Predicate {
         pattern: "saw wire <word> for pvc <pvc>",
@@ -552,7 +573,7 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
-        pattern: "saw trace <flow> delivered|dropped|no-route|left",
+        pattern: "saw trace <flow> delivered|dropped|no-route|conflict|left",
         about: "during this step a trace of this flow (`\"SRC DST [--port P] [--size BYTES]\"`, port 80/TCP by default, any size when none is given) ended this way",
         eval: super::saw::trace_end,
         topic: Topic::Trace,
@@ -708,7 +729,7 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
-        pattern: "saw trace <flow> on <word> delivered|dropped|no-route|left",
+        pattern: "saw trace <flow> on <word> delivered|dropped|no-route|conflict|left",
         about: "during this step a trace from the flow's source to the address the destination pod has on this interface (a secondary network's `net1`, whatever address it got) ended this way",
         eval: super::saw::trace_to_interface,
         topic: Topic::Trace,
@@ -868,6 +889,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         pattern: "saw why route <node> <cidr> lease <node>",
         about: "during this step `why route` explained the node's route to this CIDR as written from the second node's lease",
         eval: super::saw::why_route_lease,
+        topic: Topic::Routes,
+        record: None,
+    },
+    Predicate {
+        pattern: "saw why rule <node> <word> holding <text>",
+        about: "during this step `why rule … --node NODE` explained a rule of this chain on the node whose `-A CHAIN …` form holds these words in a row (`-j MASQUERADE --random-fully`)",
+        eval: super::saw::why_rule_holding,
         topic: Topic::Routes,
         record: None,
     },
@@ -1601,6 +1629,34 @@ fn command_ran_times(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
+fn command_ran_after(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (Some(then), Some(first)) = (Shape::of(arg(a, 0)), Shape::of(arg(a, 1))) else {
+        return Eval::new(false, "not a whole command");
+    };
+    let ok: Vec<&Ran> = seen.succeeded().collect();
+    let first_at = ok.iter().position(|r| ran_as(r, &first));
+    let holds = first_at.is_some_and(|i| ok[i + 1..].iter().any(|r| ran_as(r, &then)));
+    let then_ran = ok.iter().any(|r| ran_as(r, &then));
+    Eval::new(
+        holds,
+        match (first_at, then_ran, holds) {
+            (_, _, true) => format!("`{}` ran after `{}`", arg(a, 0), arg(a, 1)),
+            (None, _, _) => format!(
+                "`{}` has not been run successfully during this step",
+                arg(a, 1)
+            ),
+            (Some(_), true, _) => {
+                format!("`{}` ran before `{}`, not after it", arg(a, 0), arg(a, 1))
+            }
+            (Some(_), false, _) => format!(
+                "`{}` has not been run successfully after `{}`",
+                arg(a, 0),
+                arg(a, 1)
+            ),
+        },
+    )
+}
+
 fn last_command(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     match seen.last.as_ref().map(|r| !r.ok()) {
         Some(failed) => Eval::new(
@@ -1671,6 +1727,28 @@ fn pvc_capacity(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
                 have == arg(a, 1),
                 format!(
                     "claim {} has capacity {}",
+                    p.key,
+                    if have.is_empty() { "<none>" } else { have }
+                ),
+            )
+        }
+        Err(e) => e,
+    }
+}
+
+fn pvc_request(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    use crate::util::quantity::parse_bytes;
+    match pvc(lab, arg(a, 0)) {
+        Ok(p) => {
+            let have = p.request.unwrap_or_default();
+            let same = parse_bytes(have)
+                .ok()
+                .zip(parse_bytes(arg(a, 1)).ok())
+                .is_some_and(|(h, w)| h == w);
+            Eval::new(
+                same,
+                format!(
+                    "claim {} requests {}",
                     p.key,
                     if have.is_empty() { "<none>" } else { have }
                 ),

@@ -283,6 +283,40 @@ pub(crate) fn wire_caller(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
+/// `you called <call> <n> times with <pointer> <value>`: CSI calls of this RPC the learner
+/// made by hand during this step (each raw `csi` command's own records), answered OK, whose
+/// request has this value at the pointer. Records shown with `show wire` do not count.
+pub(crate) fn called_by_hand(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, ptr, want) = (arg(a, 0), arg(a, 2), arg(a, 3));
+    let need = arg(a, 1).parse::<usize>().unwrap_or(usize::MAX);
+    let by_hand = seen
+        .runs
+        .iter()
+        .filter(|r| {
+            r.shape
+                .as_ref()
+                .is_some_and(|s| s.path.first().map(String::as_str) == Some("csi"))
+        })
+        .flat_map(|r| r.wire.0..r.wire.1)
+        .filter_map(|s| lab.wire().get(s))
+        .filter(|r| is_call(r, call) && !r.failed());
+    let have = by_hand
+        .filter(|r| {
+            part(r, "request").is_some_and(|v| {
+                v.pointer(ptr)
+                    .is_some_and(|x| want == "*" || *x == json_value(want))
+            })
+        })
+        .count();
+    yes_no(
+        have >= need,
+        format!("you made {have} {call} call(s) with {ptr} = {want} that answered OK"),
+        format!(
+            "{have} {call} call(s) of yours with {ptr} = {want} answered OK during this step, not {need} (`csi …` makes the call; `show wire` only shows one)"
+        ),
+    )
+}
+
 /// The record test of `saw wire <call> for pvc <claim>`: a component's call (not one made
 /// by hand) about the claim's volume — CreateVolume names it, the others take its volume
 /// ID — that answered OK.
@@ -574,13 +608,14 @@ pub(crate) fn conf_active(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 
 // ---- trace, reach ----
 
-/// `saw trace <flow> delivered|dropped|no-route|left`.
+/// `saw trace <flow> delivered|dropped|no-route|conflict|left`.
 pub(crate) fn trace_end(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (flow, end) = (spec(a), arg(a, 1));
     let want = match end {
         "delivered" => TraceEnd::Delivered,
         "dropped" => TraceEnd::Dropped,
         "left" => TraceEnd::LeftCluster,
+        "conflict" => TraceEnd::Conflict,
         _ => TraceEnd::NoRoute,
     };
     let mut ended = Vec::new();
@@ -1204,7 +1239,7 @@ pub(crate) fn ipam_leak(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
-/// `saw trace <flow> on <ifname> delivered|dropped|no-route|left`: a trace from the flow's
+/// `saw trace <flow> on <ifname> delivered|dropped|no-route|conflict|left`: a trace from the flow's
 /// source to the address the destination pod has on that interface (a secondary network's
 /// `net1`, whatever address it got), on the flow's port, ended this way.
 pub(crate) fn trace_to_interface(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
@@ -1223,6 +1258,7 @@ pub(crate) fn trace_to_interface(lab: &Lab, seen: &Observed, a: &[String]) -> Ev
         "delivered" => TraceEnd::Delivered,
         "dropped" => TraceEnd::Dropped,
         "left" => TraceEnd::LeftCluster,
+        "conflict" => TraceEnd::Conflict,
         _ => TraceEnd::NoRoute,
     };
     let to_it = |t: &&crate::engine::seen::TraceSeen| {
@@ -2237,6 +2273,46 @@ pub(crate) fn why_route_lease(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 /// `saw why rule <node> <chain> by <writer>`: `why rule` this step followed a rule on the
 /// node to this chain and found it written by this component (`portmap`, `ipmasq`,
 /// `flanneld` or `felix`).
+/// `saw why rule <node> <chain> holding <words>`: `why rule` explained a rule of the chain
+/// on the node (the chain's first link) whose `-A CHAIN …` form holds the words in a row.
+pub(crate) fn why_rule_holding(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::engine::why::Link;
+    let (node, chain, spec) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let words: Vec<&str> = spec.split_whitespace().collect();
+    let mut explained = Vec::new();
+    for links in why_chains(seen) {
+        if let Some(Link::Rule {
+            node: n,
+            chain: c,
+            number,
+            text,
+            ..
+        }) = links.first()
+            && n == node
+            && c == chain
+        {
+            explained.push((*number, format!("-A {c} {text}")));
+        }
+    }
+    let holds = explained.iter().any(|(_, r)| has_words(r, &words));
+    yes_no(
+        holds,
+        format!("`why rule` explained a rule of {chain} on {node} holding `{spec}`"),
+        if explained.is_empty() {
+            format!("no `why rule {chain} … --node {node}` explained a rule during this step")
+        } else {
+            format!(
+                "`why rule` explained rule {} of {chain} on {node}, which does not hold `{spec}`",
+                explained
+                    .iter()
+                    .map(|(n, _)| n.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+    )
+}
+
 pub(crate) fn why_rule_by(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     use crate::engine::why::Link;
     let (node, chain, writer) = (arg(a, 0), arg(a, 1), arg(a, 2));

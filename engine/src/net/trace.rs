@@ -160,6 +160,14 @@ pub enum Outcome {
         /// Why.
         reason: String,
     },
+    /// Two interfaces on the wire hold the address: both answer ARP and the packet goes to
+    /// whichever reply came last (the route exists: it is not EHOSTUNREACH).
+    Conflict {
+        /// The last hop reached.
+        hop: usize,
+        /// Who holds the address.
+        reason: String,
+    },
 }
 
 /// A trace: the hops, the policy verdict, and how it ended.
@@ -227,13 +235,17 @@ impl Trace {
         parts.join(" → ")
     }
 
-    /// The last line: `delivered …`, `dropped at hop N …`, `no route to host at hop N …`.
+    /// The last line: `delivered …`, `dropped at hop N …`, `no route to host at hop N …`,
+    /// `address conflict at hop N …`.
     pub(crate) fn result_line(&self) -> String {
         match &self.outcome {
             Outcome::Delivered(to) => format!("delivered to {to}"),
             Outcome::Dropped { hop, reason } => format!("dropped at hop {hop}: {reason}"),
             Outcome::NoRoute { hop, reason } => {
                 format!("no route to host at hop {hop}: {reason}")
+            }
+            Outcome::Conflict { hop, reason } => {
+                format!("address conflict at hop {hop}: {reason}")
             }
             Outcome::LeftCluster { hop, via } => format!("left the cluster at hop {hop}: {via}"),
         }
@@ -1287,10 +1299,13 @@ impl<'a, 'n> Walker<'a, 'n> {
                 format!("{pod} {} on {}", e.ifname, e.host.node)
             })
             .collect();
-        self.no_route(format!(
-            "address conflict on the {lower} wire: {ip} is held by {} — both answer ARP, so where the packet goes depends on whose reply came last (host-local keeps leases per node: give each node its own range, or use a cluster-wide IPAM such as whereabouts)",
-            who.join(" and ")
-        ))
+        Outcome::Conflict {
+            hop: self.hops.len(),
+            reason: format!(
+                "{ip} is held by {} on the {lower} wire — both answer ARP, so where the packet goes depends on whose reply came last (host-local keeps leases per node: give each node its own range, or use a cluster-wide IPAM such as whereabouts)",
+                who.join(" and ")
+            ),
+        }
     }
 
     /// Across the wire of `lower` to another node's pod interface.
