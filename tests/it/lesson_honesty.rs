@@ -373,6 +373,9 @@ fn another_failure_the_wrong_order_or_the_wrong_rule_does_not_complete_a_ch6_ste
     let mut d = at_item("ch6-source-walkthrough", 6);
     run_all(&mut d, &["pod delete web", "pod create api --node node-1"]);
     assert!(done(&d, 7), "created after the delete");
+    let mut d = at_item("ch6-source-walkthrough", 6);
+    run_all(&mut d, &["delete pod/web", "pod create api --node node-1"]);
+    assert!(done(&d, 7), "deleted as kubectl deletes");
 
     // Step 18: `why` of another rule of FLANNEL-POSTRTG is not the MASQUERADE rule's.
     let mut d = at_item("ch6-source-walkthrough", 17);

@@ -335,6 +335,30 @@ pub(crate) fn watched(lab: &Lab, event_type: &str, kind: ApiKind, key: &str) -> 
     })
 }
 
+/// The API server's watch log position of the first event of this type for this object
+/// (`key`: `ns/name` or a name; a namespaced kind's bare name is in `default`), and of the
+/// last: `(first, last)`.
+pub(crate) fn watched_at(
+    lab: &Lab,
+    event_type: &str,
+    kind: ApiKind,
+    key: &str,
+) -> Option<(u64, u64)> {
+    let key = if crate::resource::of(kind).namespaced() && !key.contains('/') {
+        format!("default/{key}")
+    } else {
+        key.to_string()
+    };
+    let mut at = None;
+    for e in lab.cluster.revs.events_since(0) {
+        if e.kind == kind && e.key == key && e.event_type.name().eq_ignore_ascii_case(event_type) {
+            let first = at.map_or(e.index, |(f, _)| f);
+            at = Some((first, e.index));
+        }
+    }
+    at
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

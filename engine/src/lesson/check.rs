@@ -475,9 +475,9 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
-        pattern: "command ran <command> after <command>",
-        about: "during this step a command of the first shape succeeded after one of the second shape had (a pod created once another was deleted)",
-        eval: command_ran_after,
+        pattern: "watch has <word> <word> <name> after <word> <word> <name>",
+        about: "the API server's watch log has an event of the first type for the first object after one of the second for the second (`ADDED pod api after DELETED pod web`: api was created once web was gone)",
+        eval: watch_has_after,
         topic: Topic::None,
         record: None,
     },
@@ -1531,6 +1531,36 @@ fn watch_has(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
+fn watch_has_after(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let at = |i: usize| {
+        crate::resource::lookup(arg(a, i + 1))
+            .and_then(|kind| query::watched_at(lab, arg(a, i), kind, arg(a, i + 2)))
+    };
+    let (then, first) = (at(0), at(3));
+    let name = |i: usize| {
+        format!(
+            "{} {} {}",
+            arg(a, i).to_ascii_uppercase(),
+            arg(a, i + 1),
+            arg(a, i + 2)
+        )
+    };
+    let holds = matches!((then, first), (Some((_, last)), Some((earliest, _))) if last > earliest);
+    Eval::new(
+        holds,
+        match (then, first) {
+            (_, None) => format!("the watch log has no {}", name(3)),
+            (None, _) => format!("the watch log has no {}", name(0)),
+            _ if holds => format!("the watch log has {} after {}", name(0), name(3)),
+            _ => format!(
+                "the watch log has {} before {}, not after it",
+                name(0),
+                name(3)
+            ),
+        },
+    )
+}
+
 fn reach(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     // What the data plane does: the packet walker's policy checks on the packet as each
     // enforcing hook sees it (nothing checks under flannel).
@@ -1626,34 +1656,6 @@ fn command_ran_times(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
             arg(a, 0),
             if have == 1 { "" } else { "s" }
         ),
-    )
-}
-
-fn command_ran_after(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    let (Some(then), Some(first)) = (Shape::of(arg(a, 0)), Shape::of(arg(a, 1))) else {
-        return Eval::new(false, "not a whole command");
-    };
-    let ok: Vec<&Ran> = seen.succeeded().collect();
-    let first_at = ok.iter().position(|r| ran_as(r, &first));
-    let holds = first_at.is_some_and(|i| ok[i + 1..].iter().any(|r| ran_as(r, &then)));
-    let then_ran = ok.iter().any(|r| ran_as(r, &then));
-    Eval::new(
-        holds,
-        match (first_at, then_ran, holds) {
-            (_, _, true) => format!("`{}` ran after `{}`", arg(a, 0), arg(a, 1)),
-            (None, _, _) => format!(
-                "`{}` has not been run successfully during this step",
-                arg(a, 1)
-            ),
-            (Some(_), true, _) => {
-                format!("`{}` ran before `{}`, not after it", arg(a, 0), arg(a, 1))
-            }
-            (Some(_), false, _) => format!(
-                "`{}` has not been run successfully after `{}`",
-                arg(a, 0),
-                arg(a, 1)
-            ),
-        },
     )
 }
 
