@@ -335,7 +335,7 @@ fn ch4_step_26_steps_the_csi_calls_to_node_publish() {
     for line in [
         "echo saw step csi NodePublishVolume",
         "pod create w1 --pvc logs --step",
-        "pod create w3 --pvc nothing-here --step",
+        "pod create w9 --pvc nothing-here --step",
     ] {
         run(&mut desk, line);
         assert_eq!(at(&desk), 25, "step 26 done after `{line}`");
@@ -346,7 +346,7 @@ fn ch4_step_26_steps_the_csi_calls_to_node_publish() {
     );
     let out = run(
         &mut desk,
-        "pod create w4 --node-selector kubernetes.io/hostname=node-1 --pvc logs --step",
+        "pod create w3 --node-selector kubernetes.io/hostname=node-1 --pvc logs --step",
     );
     assert!(
         out.contains(

@@ -3,8 +3,9 @@
 //! each argument by its name with its value normalised — defaults filled in (`trace web db`
 //! is `--port 80/TCP`), ports and protocols in one spelling (`5432`, `5432/tcp` and
 //! `5432/TCP` alike), a pod in the default namespace named either way (`web` and
-//! `default/web` alike), a kind by any of its names (`po`, `pods`), a size by its bytes
-//! (`1Gi`, `1024Mi`) — so flags in any order and every accepted spelling match.
+//! `default/web` alike), a size by its bytes (`1Gi`, `1024Mi`) — so flags in any order and
+//! every accepted spelling match. (A kind's names, `po` and `pods`, are the lessons' to
+//! resolve: the resource registry is above this room.)
 
 use super::grammar::CommandLine;
 use clap::ArgMatches;
@@ -108,12 +109,6 @@ fn normalise(id: &str, value: &str) -> String {
             return format!("{port}/{}", proto.as_str());
         }
     }
-    // A kind by any of kubectl's names (`po`, `pods`, `pod`) is the kind.
-    if id == "kind" {
-        if let Some(kind) = crate::resource::lookup(value) {
-            return crate::resource::of(kind).names().singular.to_string();
-        }
-    }
     // A size by its bytes (`1Gi`, `1024Mi` and `1073741824` alike).
     if id == "size" {
         if let Ok(bytes) = crate::util::quantity::parse_bytes(value) {
@@ -151,18 +146,9 @@ mod tests {
         assert!(matches("trace web db", "trace web db --port 80/TCP"));
         assert!(matches("trace web db --port 80", "trace web db"));
         assert!(matches(
-            "label po web tier=backend --overwrite",
-            "label pod web tier=backend --overwrite"
-        ));
-        assert!(matches(
-            "label pods web tier=backend",
-            "label pod web tier=backend"
-        ));
-        assert!(matches(
             "label pod/web tier=backend",
             "label pod web tier=backend"
         ));
-        assert!(!matches("label node web tier=x", "label pod web tier=x"));
         assert!(matches(
             "csi create-volume vol-a --size 1024Mi",
             "csi create-volume vol-a --size 1Gi"

@@ -269,6 +269,25 @@ pub(crate) fn snapshot_ready(lab: &Lab, key_: &str) -> Option<bool> {
         .map(|s| s.status.ready_to_use)
 }
 
+/// Whether the pod `key` has an event with this reason: the pod of that name that exists now
+/// (its UID, as `describe` tells incarnations apart), or any of that name when none does.
+pub(crate) fn pod_has_event(lab: &Lab, key_: &str, reason: &str) -> bool {
+    let k = key(key_);
+    let object = crate::cluster::ObjectRef::new(ApiKind::Pod, &k.0, &k.1);
+    let uid = lab.cluster.pods.get(&k).map(|p| p.metadata.uid);
+    lab.calls()
+        .events(&object, uid)
+        .any(|(_, e)| e.reason == reason)
+}
+
+/// The claim a VolumeSnapshot was taken of (`spec.source.persistentVolumeClaimName`).
+pub(crate) fn snapshot_source<'a>(lab: &'a Lab, key_: &str) -> Option<&'a str> {
+    lab.cluster
+        .snapshots
+        .get(&key(key_))
+        .map(|s| s.spec.source.persistent_volume_claim_name.as_str())
+}
+
 /// Whether the StorageClass exists.
 pub(crate) fn storage_class_exists(lab: &Lab, name: &str) -> bool {
     lab.cluster

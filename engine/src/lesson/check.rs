@@ -106,7 +106,7 @@ impl Observed {
         };
         let ran = Ran {
             line: line.to_string(),
-            shape: Shape::of(line),
+            shape: shape_of(line),
             failed: ex.result.as_ref().err().map(|e| e.reason),
             error: ex.result.as_ref().err().map(|e| e.message.clone()),
             seen: ex.seen.clone(),
@@ -350,7 +350,7 @@ pub(crate) const PREDICATES: &[Predicate] = &[
     },
     Predicate {
         pattern: "pod <pod> event <word>",
-        about: "the pod has a Kubernetes event with this reason (FailedAttachVolume, …)",
+        about: "the pod (the one of that name now, if it exists) has a Kubernetes event with this reason (FailedAttachVolume, …)",
         eval: pod_event,
         topic: Topic::Pod,
         record: None,
@@ -423,6 +423,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         about: "the VolumeSnapshot has readyToUse true",
         eval: snapshot_ready,
         topic: Topic::Volumes,
+        record: None,
+    },
+    Predicate {
+        pattern: "snapshot <snapshot> of <pvc>",
+        about: "the VolumeSnapshot was taken of this claim (spec.source.persistentVolumeClaimName)",
+        eval: snapshot_of,
+        topic: Topic::Volume,
         record: None,
     },
     Predicate {
@@ -972,7 +979,7 @@ fn validate(placeholder: &str, value: &str) -> Result<(), String> {
         "<n>" => value.parse::<u64>().is_ok(),
         "<port>" => crate::cluster::policy::parse_port(value).is_ok(),
         "<flow>" => super::saw::FlowSpec::parse(value).is_ok(),
-        "<command>" => Shape::of(value).is_some(),
+        "<command>" => shape_of(value).is_some(),
         _ => !value.is_empty(),
     };
     if ok {
@@ -1624,8 +1631,29 @@ fn ran_as(r: &Ran, want: &Shape) -> bool {
     r.shape.as_ref().is_some_and(|s| s.matches(want))
 }
 
+/// A line's shape as the lessons compare it (see [`Shape::of`]), its `kind` argument by the
+/// kind's singular name: `label po web` and `label pods web` are `label pod web`.
+pub(super) fn shape_of(line: &str) -> Option<Shape> {
+    Shape::of(line).map(|s| kinds_named(&s))
+}
+
+fn kinds_named(shape: &Shape) -> Shape {
+    let canonical = |(k, v): &(String, String)| {
+        let v = match (k.as_str(), crate::resource::lookup(v)) {
+            ("kind", Some(kind)) => crate::resource::of(kind).names().singular.to_string(),
+            _ => v.clone(),
+        };
+        (k.clone(), v)
+    };
+    Shape {
+        path: shape.path.clone(),
+        args: shape.args.iter().map(canonical).collect(),
+        given: shape.given.iter().map(canonical).collect(),
+    }
+}
+
 fn command_ran(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    let Some(want) = Shape::of(arg(a, 0)) else {
+    let Some(want) = shape_of(arg(a, 0)) else {
         return Eval::new(false, "not a whole command");
     };
     let holds = seen.succeeded().any(|r| ran_as(r, &want));
@@ -1644,7 +1672,7 @@ fn command_ran(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 }
 
 fn command_ran_times(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    let Some(want) = Shape::of(arg(a, 0)) else {
+    let Some(want) = shape_of(arg(a, 0)) else {
         return Eval::new(false, "not a whole command");
     };
     let need: usize = arg(a, 1).parse().unwrap_or(usize::MAX);
@@ -1685,8 +1713,8 @@ fn pod_status(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
 
 fn pod_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (ns, name) = split_ns(arg(a, 0));
-    let object = ObjectRef::new(ApiKind::Pod, &ns, &name);
-    let holds = lab.calls().has_event(&object, arg(a, 1));
+    // The pod that exists now: a deleted pod of the same name had other events.
+    let holds = query::pod_has_event(lab, arg(a, 0), arg(a, 1));
     Eval::new(
         holds,
         format!(
@@ -1847,6 +1875,17 @@ fn snapshot_ready(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (ns, name) = split_ns(arg(a, 0));
     match query::snapshot_ready(lab, arg(a, 0)) {
         Some(ready) => Eval::new(ready, format!("snapshot {ns}/{name} readyToUse={ready}")),
+        None => Eval::new(false, format!("there is no snapshot {ns}/{name}")),
+    }
+}
+
+fn snapshot_of(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (ns, name) = split_ns(arg(a, 0));
+    match query::snapshot_source(lab, arg(a, 0)) {
+        Some(claim) => Eval::new(
+            claim == arg(a, 1),
+            format!("snapshot {ns}/{name} is of claim {claim}"),
+        ),
         None => Eval::new(false, format!("there is no snapshot {ns}/{name}")),
     }
 }

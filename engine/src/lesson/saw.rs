@@ -983,7 +983,7 @@ fn reason_word(r: crate::engine::Reason) -> String {
 pub fn error(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let (line, want) = (arg(a, 0), arg(a, 1));
     let words = a.get(2).map(String::as_str);
-    let Some(shape) = crate::command::shape::Shape::of(line) else {
+    let Some(shape) = super::check::shape_of(line) else {
         return yes_no(false, String::new(), format!("`{line}` is not a command"));
     };
     let mut got = Vec::new();
@@ -2069,7 +2069,7 @@ mod ch4_ch6_tests {
 /// of this command's shape (any spelling).
 pub(crate) fn rewind_past(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     let line = arg(a, 0);
-    let Some(want) = crate::command::shape::Shape::of(line) else {
+    let Some(want) = super::check::shape_of(line) else {
         return no("not a whole command".into());
     };
     let mut rewound = None;
@@ -2077,7 +2077,7 @@ pub(crate) fn rewind_past(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
         Seen::Rewound { at, past, .. } => {
             rewound = Some(*at);
             past.iter()
-                .filter_map(|l| crate::command::shape::Shape::of(l))
+                .filter_map(|l| super::check::shape_of(l))
                 .any(|s| s.matches(&want))
         }
         _ => false,
