@@ -37,21 +37,83 @@ pub struct Network {
 }
 
 impl Network {
-    /// Prepare a parsed list for execution.
+    /// Prepare a parsed list for execution. What equals the network prepared before it on
+    /// this thread (see [`LastNetwork`]) is that network's shared copy.
     pub fn new(mut list: NetworkConfigList) -> Self {
         let (name, cni_version) = (&list.name, &list.cni_version);
-        let injected = list
+        let injected: Vec<Value> = list
             .plugins
             .iter_mut()
             .map(|p| {
                 let raw = std::mem::take(&mut p.raw);
-                Arc::new(inject_name_version(raw, name, cni_version))
+                inject_name_version(raw, name, cni_version)
             })
             .collect();
-        Network {
-            name: Arc::from(list.name.as_str()),
-            list: Arc::new(list),
-            injected,
+        LAST_NETWORK.with(|last| {
+            let mut last = last.borrow_mut();
+            let network = Network {
+                name: last.share_name(&list.name),
+                injected: injected
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, doc)| last.share_doc(i, doc))
+                    .collect(),
+                list: last.share_list(list),
+            };
+            *last = LastNetwork::of(&network);
+            network
+        })
+    }
+}
+
+/// The parts of the network prepared last on a thread, held weakly: a node's runtime
+/// loading a conflist that every node holds (a template filled in with each node's
+/// podCIDR) gets the same plugin documents as the node before it for every plugin whose
+/// object does not name the podCIDR (portmap, bandwidth), and the same list, so the nodes
+/// share one copy of each (and a plugin decodes a shared document once: [`DocMemo`]).
+/// Compared by value, so a part is shared only with an equal one; held weakly, so it keeps
+/// nothing alive.
+///
+/// [`DocMemo`]: super::plugins::memo::DocMemo
+#[derive(Default)]
+struct LastNetwork {
+    name: Option<std::sync::Weak<str>>,
+    list: std::sync::Weak<NetworkConfigList>,
+    injected: Vec<std::sync::Weak<Value>>,
+}
+
+thread_local! {
+    static LAST_NETWORK: std::cell::RefCell<LastNetwork> =
+        std::cell::RefCell::new(LastNetwork::default());
+}
+
+impl LastNetwork {
+    fn of(network: &Network) -> Self {
+        LastNetwork {
+            name: Some(Arc::downgrade(&network.name)),
+            list: Arc::downgrade(&network.list),
+            injected: network.injected.iter().map(Arc::downgrade).collect(),
+        }
+    }
+
+    fn share_name(&self, name: &str) -> Arc<str> {
+        match self.name.as_ref().and_then(std::sync::Weak::upgrade) {
+            Some(last) if *last == *name => last,
+            _ => Arc::from(name),
+        }
+    }
+
+    fn share_list(&self, list: NetworkConfigList) -> Arc<NetworkConfigList> {
+        match self.list.upgrade() {
+            Some(last) if *last == list => last,
+            _ => Arc::new(list),
+        }
+    }
+
+    fn share_doc(&self, i: usize, doc: Value) -> Arc<Value> {
+        match self.injected.get(i).and_then(std::sync::Weak::upgrade) {
+            Some(last) if *last == doc => last,
+            _ => Arc::new(doc),
         }
     }
 }
