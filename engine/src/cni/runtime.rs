@@ -140,18 +140,38 @@ pub struct RuntimeConf {
     /// `CNI_ARGS`, as text when a plugin runs ([`RuntimeConf::args_text`]).
     pub args: CniArgs,
     /// Capability arguments (`portMappings`, `bandwidth`, …) offered to plugins.
-    pub capability_args: BTreeMap<String, Value>,
+    pub capability_args: CapabilityArgs,
 }
 
 // One a pod sandbox (shared by the sandbox record and the result cache): the ID, namespace
-// path and the pod's key are shared text, not copies.
-const _: () = assert!(std::mem::size_of::<RuntimeConf>() <= 104);
+// path and the pod's key are shared text, not copies; the capability arguments most pods
+// lack are boxed.
+const _: () = assert!(std::mem::size_of::<RuntimeConf>() <= 88);
+
+/// A runtime conf's capability arguments by name, in name order; boxed, and held only
+/// when one is set (a pod without host ports or bandwidth annotations has none).
+// The box is the point: `None` is one word, where an empty `BTreeMap` is three.
+#[allow(clippy::box_collection)]
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CapabilityArgs(Option<Box<BTreeMap<String, Value>>>);
+
+impl CapabilityArgs {
+    /// The argument offered for capability `cap`.
+    pub fn get(&self, cap: &str) -> Option<&Value> {
+        self.0.as_deref()?.get(cap)
+    }
+
+    /// Offer `value` for capability `cap`.
+    pub fn insert(&mut self, cap: String, value: Value) {
+        self.0.get_or_insert_default().insert(cap, value);
+    }
+}
 
 /// The arguments a runtime passes in `CNI_ARGS` (libcni's `RuntimeConf.Args`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum CniArgs {
     /// Given as text, kept verbatim (`K=V;K2=V2`, as libcni joins `Args`).
-    Text(String),
+    Text(Box<str>),
     /// containerd's labels for a pod sandbox, the pod's identity held typed:
     /// `IgnoreUnknown=1;K8S_POD_NAMESPACE=…;K8S_POD_NAME=…;K8S_POD_INFRA_CONTAINER_ID=<the
     /// sandbox's ID>;K8S_POD_UID=…`, in that order.
@@ -165,7 +185,7 @@ pub enum CniArgs {
 
 impl Default for CniArgs {
     fn default() -> Self {
-        CniArgs::Text(String::new())
+        CniArgs::Text(Box::default())
     }
 }
 
@@ -173,7 +193,7 @@ impl RuntimeConf {
     /// `CNI_ARGS` as the plugins and the wire log see it.
     pub fn args_text(&self) -> String {
         match &self.args {
-            CniArgs::Text(text) => text.clone(),
+            CniArgs::Text(text) => text.to_string(),
             CniArgs::Pod { pod, uid } => [
                 "IgnoreUnknown=1;K8S_POD_NAMESPACE=",
                 &pod.0,
