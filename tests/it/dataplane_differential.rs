@@ -307,9 +307,7 @@ pub(crate) fn mirror(lab: &Lab, prefix: &str) -> Result<Real, String> {
         }
         let mut sysctls = host.sysctls.clone();
         // The bridge plugin (isGateway) sets it; a node that forwards needs it either way.
-        sysctls
-            .entry("net.ipv4.ip_forward".into())
-            .or_insert_with(|| "1".into());
+        sysctls.get_or_insert_with("net.ipv4.ip_forward".into(), || "1".into());
         for (k, v) in &sysctls {
             must(
                 "ip",

@@ -1081,10 +1081,12 @@ pub struct Host {
     pub ipsets: IpSets,
     /// tc qdiscs.
     pub qdiscs: Vec<Qdisc>,
-    /// sysctls that plugins set (`net.ipv4.ip_forward` …).
-    pub sysctls: BTreeMap<String, String>,
-    /// host-local's data directories by network name (`/var/lib/cni/networks/<net>`).
-    pub ipam: BTreeMap<String, IpamStore>,
+    /// sysctls that plugins set (`net.ipv4.ip_forward` …), by name (a few a node: a
+    /// [`VecMap`], where a B-tree's first leaf has room for eleven).
+    pub sysctls: VecMap<String, String>,
+    /// host-local's data directories by network name (`/var/lib/cni/networks/<net>`): one
+    /// or two a node, a [`VecMap`].
+    pub ipam: VecMap<String, IpamStore>,
     /// Routes, neighbours and FDB entries the node's network daemon programmed for the other
     /// nodes: a handle on the table every node running the daemon shares (see
     /// [`PeerTable`]; entries owned by this node, or whose route the kernel refuses here,

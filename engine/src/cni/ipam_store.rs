@@ -8,7 +8,6 @@
 //! `<id>\r\n<ifname>`, or, for files written by old versions, just `<id>`.
 
 use crate::util::vec_map::VecMap;
-use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 /// The line break host-local writes between the container ID and the ifname (`disk.LineBreak`).
@@ -72,8 +71,9 @@ pub struct IpamStore {
     /// index holds no second copy of the owner's text, and a lookup builds none; a pod holds
     /// one or two IPs, a slice allocated to fit.
     by_owner: VecMap<u64, Box<[IpAddr]>>,
-    /// `last_reserved_ip.<index>` files by range-set index.
-    last_reserved: BTreeMap<usize, IpAddr>,
+    /// `last_reserved_ip.<index>` files by range-set index (one or two a node's network: a
+    /// [`VecMap`], where a B-tree's first leaf has room for eleven).
+    last_reserved: VecMap<usize, IpAddr>,
 }
 
 impl IpamStore {
@@ -88,7 +88,7 @@ impl IpamStore {
     }
 
     /// The `last_reserved_ip.<index>` cursors by range-set index.
-    pub(crate) fn last_reserved(&self) -> &BTreeMap<usize, IpAddr> {
+    pub(crate) fn last_reserved(&self) -> &VecMap<usize, IpAddr> {
         &self.last_reserved
     }
 

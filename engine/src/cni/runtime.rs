@@ -37,21 +37,83 @@ pub struct Network {
 }
 
 impl Network {
-    /// Prepare a parsed list for execution.
+    /// Prepare a parsed list for execution. What equals the network prepared before it on
+    /// this thread (see [`LastNetwork`]) is that network's shared copy.
     pub fn new(mut list: NetworkConfigList) -> Self {
         let (name, cni_version) = (&list.name, &list.cni_version);
-        let injected = list
+        let injected: Vec<Value> = list
             .plugins
             .iter_mut()
             .map(|p| {
                 let raw = std::mem::take(&mut p.raw);
-                Arc::new(inject_name_version(raw, name, cni_version))
+                inject_name_version(raw, name, cni_version)
             })
             .collect();
-        Network {
-            name: Arc::from(list.name.as_str()),
-            list: Arc::new(list),
-            injected,
+        LAST_NETWORK.with(|last| {
+            let mut last = last.borrow_mut();
+            let network = Network {
+                name: last.share_name(&list.name),
+                injected: injected
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, doc)| last.share_doc(i, doc))
+                    .collect(),
+                list: last.share_list(list),
+            };
+            *last = LastNetwork::of(&network);
+            network
+        })
+    }
+}
+
+/// The parts of the network prepared last on a thread, held weakly: a node's runtime
+/// loading a conflist that every node holds (a template filled in with each node's
+/// podCIDR) gets the same plugin documents as the node before it for every plugin whose
+/// object does not name the podCIDR (portmap, bandwidth), and the same list, so the nodes
+/// share one copy of each (and a plugin decodes a shared document once: [`DocMemo`]).
+/// Compared by value, so a part is shared only with an equal one; held weakly, so it keeps
+/// nothing alive.
+///
+/// [`DocMemo`]: super::plugins::memo::DocMemo
+#[derive(Default)]
+struct LastNetwork {
+    name: Option<std::sync::Weak<str>>,
+    list: std::sync::Weak<NetworkConfigList>,
+    injected: Vec<std::sync::Weak<Value>>,
+}
+
+thread_local! {
+    static LAST_NETWORK: std::cell::RefCell<LastNetwork> =
+        std::cell::RefCell::new(LastNetwork::default());
+}
+
+impl LastNetwork {
+    fn of(network: &Network) -> Self {
+        LastNetwork {
+            name: Some(Arc::downgrade(&network.name)),
+            list: Arc::downgrade(&network.list),
+            injected: network.injected.iter().map(Arc::downgrade).collect(),
+        }
+    }
+
+    fn share_name(&self, name: &str) -> Arc<str> {
+        match self.name.as_ref().and_then(std::sync::Weak::upgrade) {
+            Some(last) if *last == *name => last,
+            _ => Arc::from(name),
+        }
+    }
+
+    fn share_list(&self, list: NetworkConfigList) -> Arc<NetworkConfigList> {
+        match self.list.upgrade() {
+            Some(last) if *last == list => last,
+            _ => Arc::new(list),
+        }
+    }
+
+    fn share_doc(&self, i: usize, doc: Value) -> Arc<Value> {
+        match self.injected.get(i).and_then(std::sync::Weak::upgrade) {
+            Some(last) if *last == doc => last,
+            _ => Arc::new(doc),
         }
     }
 }
@@ -78,18 +140,38 @@ pub struct RuntimeConf {
     /// `CNI_ARGS`, as text when a plugin runs ([`RuntimeConf::args_text`]).
     pub args: CniArgs,
     /// Capability arguments (`portMappings`, `bandwidth`, …) offered to plugins.
-    pub capability_args: BTreeMap<String, Value>,
+    pub capability_args: CapabilityArgs,
 }
 
 // One a pod sandbox (shared by the sandbox record and the result cache): the ID, namespace
-// path and the pod's key are shared text, not copies.
-const _: () = assert!(std::mem::size_of::<RuntimeConf>() <= 104);
+// path and the pod's key are shared text, not copies; the capability arguments most pods
+// lack are boxed.
+const _: () = assert!(std::mem::size_of::<RuntimeConf>() <= 88);
+
+/// A runtime conf's capability arguments by name, in name order; boxed, and held only
+/// when one is set (a pod without host ports or bandwidth annotations has none).
+// The box is the point: `None` is one word, where an empty `BTreeMap` is three.
+#[allow(clippy::box_collection)]
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CapabilityArgs(Option<Box<BTreeMap<String, Value>>>);
+
+impl CapabilityArgs {
+    /// The argument offered for capability `cap`.
+    pub fn get(&self, cap: &str) -> Option<&Value> {
+        self.0.as_deref()?.get(cap)
+    }
+
+    /// Offer `value` for capability `cap`.
+    pub fn insert(&mut self, cap: String, value: Value) {
+        self.0.get_or_insert_default().insert(cap, value);
+    }
+}
 
 /// The arguments a runtime passes in `CNI_ARGS` (libcni's `RuntimeConf.Args`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum CniArgs {
     /// Given as text, kept verbatim (`K=V;K2=V2`, as libcni joins `Args`).
-    Text(String),
+    Text(Box<str>),
     /// containerd's labels for a pod sandbox, the pod's identity held typed:
     /// `IgnoreUnknown=1;K8S_POD_NAMESPACE=…;K8S_POD_NAME=…;K8S_POD_INFRA_CONTAINER_ID=<the
     /// sandbox's ID>;K8S_POD_UID=…`, in that order.
@@ -103,7 +185,7 @@ pub enum CniArgs {
 
 impl Default for CniArgs {
     fn default() -> Self {
-        CniArgs::Text(String::new())
+        CniArgs::Text(Box::default())
     }
 }
 
@@ -111,7 +193,7 @@ impl RuntimeConf {
     /// `CNI_ARGS` as the plugins and the wire log see it.
     pub fn args_text(&self) -> String {
         match &self.args {
-            CniArgs::Text(text) => text.clone(),
+            CniArgs::Text(text) => text.to_string(),
             CniArgs::Pod { pod, uid } => [
                 "IgnoreUnknown=1;K8S_POD_NAMESPACE=",
                 &pod.0,

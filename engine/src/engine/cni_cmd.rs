@@ -139,7 +139,7 @@ impl Lab {
         rt.netns = netns.as_str().into();
         if a.args.is_some() || op == Op::Add {
             // Kept verbatim, even if malformed: the plugins' parsers report it.
-            rt.args = CniArgs::Text(a.args.clone().unwrap_or_default());
+            rt.args = CniArgs::Text(a.args.as_deref().unwrap_or_default().into());
         }
         // Acting as the runtime: create the namespace before ADD (`ip netns add`), unless
         // the learner named one explicitly.

@@ -388,13 +388,13 @@ impl super::Kubelet {
         // extended resource (walking them for every admission made a node's pods O(n²)).
         let active = || {
             self.admitted
-                .iter()
+                .keys()
                 .filter(|k| *k != key)
                 .filter_map(|k| ctx.api.pods.get(k))
                 .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
                 .map(|p| &p.spec)
         };
-        let pods_used = self.admitted.len() - usize::from(self.admitted.contains(key));
+        let pods_used = self.admitted.len() - usize::from(self.admitted.contains_key(key));
         debug_assert_eq!(
             pods_used,
             active().count(),
@@ -411,7 +411,7 @@ impl super::Kubelet {
         let actor = self.actor.clone();
         match verdict {
             Ok(()) => {
-                self.admitted.insert(SharedKey::clone(key));
+                self.admitted.insert(SharedKey::clone(key), ());
                 if let Some(a) = self.devices.allocated.get(&**key) {
                     for (c, m) in &a.containers {
                         for (r, d) in m {

@@ -66,8 +66,9 @@ pub struct Kubelet {
     /// every node: a [`VecMap`], whose room is its entries.
     pub pod_work: VecMap<SharedKey, PodWork>,
     /// The pods admitted to the node (its pod manager), by key: their requests count as
-    /// used when the next pod is admitted.
-    pub admitted: std::collections::BTreeSet<SharedKey>,
+    /// used when the next pod is admitted. One a pod on every node: a [`VecMap`] (a set),
+    /// whose room is its entries.
+    pub admitted: VecMap<SharedKey, ()>,
     /// The device manager: device plugin endpoints and the devices each pod holds.
     pub devices: devices::DeviceManager,
     /// The volume manager's operation executor: the volume operations in backoff.
@@ -84,7 +85,7 @@ impl Kubelet {
             actor: Actor::Agent(Agent::Kubelet, std::sync::Arc::clone(&shared)),
             runtime_actor: Actor::Agent(Agent::Containerd, shared),
             pod_work: VecMap::new(),
-            admitted: Default::default(),
+            admitted: VecMap::new(),
             devices: Default::default(),
             volume_ops: Default::default(),
         }
@@ -212,7 +213,7 @@ impl Kubelet {
         if pod.status.phase == "Failed" {
             return false; // rejected at admission: nothing runs until it is deleted
         }
-        if !self.admitted.contains(key) && !self.admit_pod(ctx, cri, &shared, &pod) {
+        if !self.admitted.contains_key(key) && !self.admit_pod(ctx, cri, &shared, &pod) {
             return true; // rejected now
         }
         if pod.status.phase == "Running" {

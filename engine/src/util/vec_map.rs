@@ -130,6 +130,11 @@ impl<K: Ord, V> VecMap<K, V> {
         &mut self.entries[at].1
     }
 
+    /// Keep only the entries `keep` says yes to, in order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut V) -> bool) {
+        self.entries.retain_mut(|(k, v)| keep(k, v));
+    }
+
     /// Take out the value under `key`.
     pub fn remove<Q: Ord + ?Sized>(&mut self, key: &Q) -> Option<V>
     where

@@ -148,8 +148,7 @@ fn load(env: &CniEnv, stdin: &Stdin) -> Result<(Arc<IpamConfig>, Vec<IpAddr>), C
 /// Open (create) the network's directory, as `disk.New` does.
 fn open_store<'h>(host: &'h mut Host, conf: &IpamConfig) -> &'h mut IpamStore {
     host.ipam
-        .entry(store_key(&conf.data_dir, &conf.name))
-        .or_default()
+        .get_or_insert_with(store_key(&conf.data_dir, &conf.name), IpamStore::default)
 }
 
 /// Release an owner from every range set already allocated (main.go's rollback loop).
