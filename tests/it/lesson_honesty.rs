@@ -450,3 +450,51 @@ fn ch7_steps_hold_the_task_s_policy_sizes_and_accept_kubectl_s_kind_names() {
     run_all(&mut d, &["pvc expand db-data 20480Mi", "get pvc db-data"]);
     assert!(done(&d, 18), "20Gi written in Mi");
 }
+
+/// A predict quiz whose command is a view: the same view asked more broadly during the
+/// quiz (`show routes` for `show routes node-1`) showed the answer, and is refused as
+/// running the command is; the view of another node is not.
+#[test]
+fn a_prediction_after_a_broader_view_of_the_same_thing_is_refused() {
+    let mut d = desk();
+    d.execute("lesson start ch3-architecture").unwrap();
+    let mut run = None;
+    for _ in 0..200 {
+        if let Some(lab_engine::lesson::Item::Quiz(_, q)) =
+            d.lessons.session.as_ref().map(|s| s.current())
+            && let lab_engine::lesson::QuizKind::Predict { run: r, .. } = &q.kind
+            && r.starts_with("show routes ")
+        {
+            run = Some(r.clone());
+            break;
+        }
+        d.execute("skip").unwrap();
+    }
+    let run = run.expect("ch3-architecture has a predict quiz on `show routes NODE`");
+    let node = run.rsplit(' ').next().unwrap().to_string();
+    let other = if node == "node-1" { "node-2" } else { "node-1" };
+    d.execute(&format!("show routes {other}")).unwrap();
+    let out = d.execute("lesson answer 10.0.0.1");
+    assert!(
+        out.is_ok(),
+        "another node's table does not give the answer away"
+    );
+    // (That try was wrong; the second one is after a broad view: it is a second try, so
+    // it is judged, not refused. A fresh quiz shows the refusal.)
+    let mut d = desk();
+    d.execute("lesson start ch3-architecture").unwrap();
+    while !matches!(
+        d.lessons.session.as_ref().map(|s| s.current()),
+        Some(lab_engine::lesson::Item::Quiz(_, q)) if matches!(&q.kind, lab_engine::lesson::QuizKind::Predict { run: r, .. } if *r == run)
+    ) {
+        d.execute("skip").unwrap();
+    }
+    d.execute("show routes").unwrap();
+    let e = d.execute("lesson answer 10.0.0.1").unwrap_err();
+    assert!(
+        e.message.contains("which shows what") && e.message.contains("would not be a prediction"),
+        "{}",
+        e.message
+    );
+    assert!(no_quiz_counted(&d));
+}

@@ -1927,10 +1927,23 @@ fn a_policy_step_shows_the_verdict_of_its_flow() {
     ] {
         a.run_command(l);
     }
+    // The task's flow, and the way back the step also checks (deny-all selects every pod,
+    // web too).
     let v = a.lesson.as_ref().unwrap().verdicts.clone();
-    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v.len(), 2, "{v:?}");
+    assert_eq!(
+        (v[0].src.as_str(), v[0].dst.as_str()),
+        ("web", "db"),
+        "{v:?}"
+    );
+    assert_eq!(
+        (v[1].src.as_str(), v[1].dst.as_str()),
+        ("db", "web"),
+        "{v:?}"
+    );
     assert!(
-        v[0].allowed && !v[0].enforced && !v[0].policies_allow,
+        v.iter()
+            .all(|v| v.allowed && !v.enforced && !v.policies_allow),
         "{v:?}"
     );
     let text = screen_text(frame(&mut a, size).backend().buffer());

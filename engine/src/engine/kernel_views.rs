@@ -433,10 +433,15 @@ impl Lab {
 }
 
 /// A namespace's links in ifindex order: `lo` is 1 in every namespace (the kernel makes it
-/// first), then the others by name.
+/// first), then the node's uplinks (`eth0` is there at boot, before any CNI plugin runs),
+/// then the others by name.
 fn by_index(ns: &Netns) -> Vec<&Link> {
     let mut links: Vec<&Link> = ns.links.values().collect();
-    links.sort_by_key(|l| l.kind != LinkKind::Loopback);
+    links.sort_by_key(|l| match l.kind {
+        LinkKind::Loopback => 0,
+        LinkKind::Physical => 1,
+        _ => 2,
+    });
     links
 }
 

@@ -197,6 +197,30 @@ fn same_line(a: &str, b: &str) -> bool {
     a.split_whitespace().eq(b.split_whitespace())
 }
 
+/// Whether a command the learner ran during a predict quiz already showed what the quiz's
+/// `run` will: the same line, or the same view (`show`, `get`, `describe`) asked no more
+/// narrowly (`show routes` shows node-1's table as `show routes node-1` does; `show routes
+/// node-2` does not).
+fn showed_the_answer(ran: &super::check::Ran, run: &str) -> bool {
+    if same_line(&ran.line, run) {
+        return true;
+    }
+    let (Some(have), Some(want)) = (ran.shape.as_ref(), super::check::shape_of(run)) else {
+        return false;
+    };
+    let view = matches!(
+        want.path.first().map(String::as_str),
+        Some("show" | "get" | "describe")
+    );
+    ran.ok()
+        && view
+        && have.path == want.path
+        && have
+            .given
+            .iter()
+            .all(|(k, v)| want.given.contains(&(k.clone(), v.clone())))
+}
+
 impl Desk {
     /// A fresh default cluster; the lessons (catalog, progress store, session) stay.
     fn fresh_cluster(&mut self, empty: bool) {
@@ -791,10 +815,19 @@ impl Desk {
         if let QuizKind::Predict { run, .. } = &quiz.kind {
             // A prediction comes before the command runs: once the learner ran it during
             // the quiz, its output is no longer predicted.
-            if s.wrong_answers == 0 && s.seen.runs.iter().any(|r| same_line(&r.line, run)) {
+            let shown = s.seen.runs.iter().find(|r| showed_the_answer(r, run));
+            if let (0, Some(r)) = (s.wrong_answers, shown) {
+                let what = if same_line(&r.line, run) {
+                    format!("you ran `{run}`")
+                } else {
+                    format!(
+                        "you ran `{}`, which shows what `{run}` does,",
+                        r.line.trim()
+                    )
+                };
                 self.lessons.session = Some(s);
                 return Err(LabError::msg(format!(
-                    "you ran `{run}` during this quiz, so an answer now would not be a prediction; `skip` shows the answer and moves on"
+                    "{what} during this quiz, so an answer now would not be a prediction; `skip` shows the answer and moves on"
                 )));
             }
             out.plain(format!("Your prediction: {given}"));
