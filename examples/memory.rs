@@ -3,7 +3,12 @@
 //!
 //! ```text
 //! cargo run --release --example memory -- 2000
+//! cargo run --release --example memory -- --k8s-limits 150000
 //! ```
+//!
+//! With `--k8s-limits N`: live heap bytes over `--preset k8s-limits` (5,000 nodes) after N
+//! pods pinned round-robin to its nodes (`pod create pNNNNNN --node node-NNNN`), per pod and
+//! in blocks: issue 41's ≤ 2 KiB a pod at 150,000 pods.
 //!
 //! 40 nodes; 3,000 pods are created and deleted first, so the call and wire logs are full
 //! rings before anything is counted (they stay that size). Then: allocations and bytes per
@@ -18,6 +23,9 @@ use lab_engine::command::parse;
 static ALLOC: dhat::Alloc = dhat::Alloc;
 
 fn main() -> Result<(), String> {
+    if std::env::args().nth(1).as_deref() == Some("--k8s-limits") {
+        return k8s_limits();
+    }
     let n: usize = match std::env::args().nth(1) {
         None => 2000,
         Some(s) => s
@@ -72,6 +80,33 @@ fn main() -> Result<(), String> {
     println!(
         "{n} running pods: {:.0} live heap bytes per pod",
         (live_after - live_before) as f64 / n as f64
+    );
+    Ok(())
+}
+
+/// `--k8s-limits N`: N pinned pods over the 5,000-node preset, the live heap they add.
+fn k8s_limits() -> Result<(), String> {
+    let n: usize = match std::env::args().nth(2) {
+        None => 150_000,
+        Some(s) => s
+            .parse()
+            .map_err(|_| format!("expected a number of pods, got {s:?}"))?,
+    };
+    let _profiler = dhat::Profiler::builder().testing().build();
+    let mut lab = lab_engine::presets::build("k8s-limits", Default::default())?;
+    let before = dhat::HeapStats::get();
+    for i in 0..n {
+        let line = format!("pod create p{i:06} --node node-{:04}", i % 5000 + 1);
+        lab.execute(&line).map_err(|e| e.message)?;
+    }
+    let after = dhat::HeapStats::get();
+    let bytes = after.curr_bytes as f64 - before.curr_bytes as f64;
+    let blocks = after.curr_blocks as f64 - before.curr_blocks as f64;
+    println!(
+        "{n} pinned pods over --preset k8s-limits: live heap {:.1} MB, {:.0} B a pod, {:.1} blocks a pod",
+        bytes / 1e6,
+        bytes / n as f64,
+        blocks / n as f64
     );
     Ok(())
 }

@@ -498,3 +498,40 @@ fn a_prediction_after_a_broader_view_of_the_same_thing_is_refused() {
     );
     assert!(no_quiz_counted(&d));
 }
+
+#[test]
+fn a_pod_the_task_says_the_scheduler_places_or_mounts_read_only_must_be_so() {
+    // ch4 step 21: db-3 pinned with --node is not placed by the scheduler.
+    let mut d = at_item("ch4-runtime-workflow", 20);
+    run_all(
+        &mut d,
+        &[
+            "pod delete db-2",
+            "pod create db-3 --node node-1 --pvc db-data",
+            "tick 2",
+        ],
+    );
+    assert!(!done(&d, 21), "pinned with --node");
+    let mut d = at_item("ch4-runtime-workflow", 20);
+    run_all(
+        &mut d,
+        &["pod delete db-2", "pod create db-3 --pvc db-data", "tick 2"],
+    );
+    assert!(done(&d, 21), "placed by the scheduler");
+
+    // ch5 step 24: infer-1 mounted read-write is not "both read-only".
+    let lines = |first: &'static str| {
+        [
+            "pvc create weights --size 1Gi --access ROX --from-snapshot ckpt-snap",
+            first,
+            "pod create infer-2 --pvc weights:ro",
+            "show wire --last NodePublishVolume --node node-2",
+        ]
+    };
+    let mut d = at_item("ch5-core-modules", 23);
+    run_all(&mut d, &lines("pod create infer-1 --pvc weights"));
+    assert!(!done(&d, 24), "infer-1 read-write");
+    let mut d = at_item("ch5-core-modules", 23);
+    run_all(&mut d, &lines("pod create infer-1 --pvc weights:ro"));
+    assert!(done(&d, 24), "both read-only");
+}

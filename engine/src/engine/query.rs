@@ -43,6 +43,8 @@ pub struct PodFacts<'a> {
     pub host_ports: Vec<(u16, u16, &'a str)>,
     /// The claims its volumes name, in its namespace.
     pub claims: Vec<&'a str>,
+    /// Those of them it mounts read-only (`persistentVolumeClaim.readOnly`).
+    pub read_only_claims: Vec<&'a str>,
     /// The sandbox's network namespace path on its node, when it has a sandbox.
     pub netns: Option<&'a str>,
     /// The sandbox's container ID (what CNI calls it), when it has a sandbox.
@@ -72,6 +74,13 @@ impl<'a> PodFacts<'a> {
                 .map(|port| (port.host_port, port.container_port, port.protocol.as_str()))
                 .collect(),
             claims: claim_names(p).collect(),
+            read_only_claims: p
+                .spec
+                .volumes()
+                .iter()
+                .filter(|v| v.persistent_volume_claim.read_only)
+                .map(|v| v.persistent_volume_claim.claim_name.as_str())
+                .collect(),
             netns: sandbox.map(|sb| sb.netns()),
             sandbox_id: sandbox.map(|sb| sb.id()),
         }

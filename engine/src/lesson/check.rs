@@ -829,6 +829,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
+        pattern: "pvc <pvc> used by <pod> read-only",
+        about: "a volume of the pod's spec names the claim with readOnly: true (`--pvc CLAIM:ro`)",
+        eval: super::saw::pvc_used_read_only,
+        topic: Topic::Volume,
+        record: None,
+    },
+    Predicate {
         pattern: "pvc <pvc> used by <pod>",
         about: "a volume of the pod's spec names the claim (the pod mounts it once it runs)",
         eval: super::saw::pvc_used_by,

@@ -1954,6 +1954,28 @@ pub(crate) fn pvc_used_by(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
+/// `pvc <claim> used by <pod> read-only`: the pod's volume names the claim read-only.
+pub(crate) fn pvc_used_read_only(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let p = match super::check::pod(lab, arg(a, 1)) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let claim = arg(a, 0);
+    let holds = p.read_only_claims.contains(&claim);
+    yes_no(
+        holds,
+        format!("pod {} mounts claim {claim} read-only", p.key),
+        if p.claims.contains(&claim) {
+            format!(
+                "pod {} mounts claim {claim} read-write (`--pvc {claim}:ro` mounts it read-only)",
+                p.key
+            )
+        } else {
+            format!("pod {} does not use claim {claim}", p.key)
+        },
+    )
+}
+
 #[cfg(test)]
 mod ch4_ch6_tests {
     use super::*;
