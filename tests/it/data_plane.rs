@@ -453,3 +453,33 @@ fn a_broken_conflist_that_sorts_first_leaves_the_node_without_a_network() {
     assert_eq!(phase(&lab, "web"), "Running");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `show links NODE --pod POD` names what is wrong with the pod asked for: kubectl's
+/// `pod/web` form reads as namespace `pod`, a pod on the other node is pointed there.
+#[test]
+fn show_links_of_a_pod_says_where_the_pod_is() {
+    let mut lab = Lab::new();
+    two_pods(&mut lab);
+    let err = |lab: &mut Lab, line: &str| lab.execute(line).unwrap_err().message;
+    assert_eq!(
+        err(&mut lab, "show links node-1 --pod pod/web"),
+        "pods \"web\" not found in namespace \"pod\" (--pod takes NAME or NAMESPACE/NAME)"
+    );
+    let on = lab
+        .execute("get pod web -o jsonpath={.spec.nodeName}")
+        .unwrap()
+        .to_text();
+    let other = if on.trim() == "node-1" {
+        "node-2"
+    } else {
+        "node-1"
+    };
+    let msg = err(&mut lab, &format!("show links {other} --pod web"));
+    assert!(
+        msg.starts_with(&format!(
+            "pod default/web runs on {}, not {other}",
+            on.trim()
+        )),
+        "{msg}"
+    );
+}

@@ -47,9 +47,23 @@ impl Lab {
                 };
                 let key = format!("{pns}/{pname}");
                 let sb = rt.sandboxes.get(&key).ok_or_else(|| {
-                    LabError::msg(format!(
-                        "pod {key} has no sandbox on {node} (is it on another node, or not started?)"
-                    ))
+                    match self.cluster.pods.get(&(pns.clone(), pname.clone())) {
+                        // As kubectl says it; `pod/web` reads as namespace `pod`.
+                        None => LabError::msg(format!(
+                            "pods \"{pname}\" not found in namespace \"{pns}\" (--pod takes NAME or NAMESPACE/NAME)"
+                        )),
+                        Some(p) => match p.spec.node_name.as_str() {
+                            "" => LabError::msg(format!(
+                                "pod {key} has no sandbox: it is not scheduled to a node yet"
+                            )),
+                            n if n != node => LabError::msg(format!(
+                                "pod {key} runs on {n}, not {node}: `show links {n} --pod {key}`"
+                            )),
+                            _ => LabError::msg(format!(
+                                "pod {key} has no sandbox on {node} yet (not started: `describe pod {key}` says why)"
+                            )),
+                        },
+                    }
                 })?;
                 let ns = rt.host.netns.get(sb.netns()).ok_or_else(|| {
                     LabError::msg(format!("pod {key}'s network namespace is gone"))
