@@ -535,3 +535,17 @@ fn a_pod_the_task_says_the_scheduler_places_or_mounts_read_only_must_be_so() {
     run_all(&mut d, &lines("pod create infer-1 --pvc weights:ro"));
     assert!(done(&d, 24), "both read-only");
 }
+
+#[test]
+fn a_pod_recreated_by_hand_is_not_the_kubelet_s_retry() {
+    // ch2 step 16: b deleted and created again runs at .2, but nothing converged.
+    let mut d = at_item("ch2-core-ideas", 15);
+    run_all(
+        &mut d,
+        &["pod delete a", "pod delete b", "pod create b --node tiny"],
+    );
+    assert!(!done(&d, 16), "b re-created by hand");
+    let mut d = at_item("ch2-core-ideas", 15);
+    run_all(&mut d, &["pod delete a", "tick 10"]);
+    assert!(done(&d, 16), "the kubelet's retry");
+}

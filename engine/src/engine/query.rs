@@ -358,9 +358,7 @@ pub(crate) fn policy_admits(
 /// Whether a watch from the beginning would have delivered an event of this type
 /// (`ADDED`, `MODIFIED`, `DELETED`, any case) for this kind and key (`ns/name` or name).
 pub(crate) fn watched(lab: &Lab, event_type: &str, kind: ApiKind, key: &str) -> bool {
-    lab.cluster.revs.events_since(0).any(|e| {
-        e.event_type.name().eq_ignore_ascii_case(event_type) && e.kind == kind && e.key == key
-    })
+    watched_at(lab, event_type, kind, key).is_some()
 }
 
 /// The API server's watch log position of the first event of this type for this object
