@@ -499,6 +499,31 @@ fn a_prediction_after_a_broader_view_of_the_same_thing_is_refused() {
     assert!(no_quiz_counted(&d));
 }
 
+/// An experiment during a predict quiz gives its answer away as running the command
+/// does: ADD another container before predicting c3's address, and the answer is refused;
+/// the view the question points to (`show ipam NODE`) is not an experiment.
+#[test]
+fn a_prediction_after_an_experiment_that_made_the_plugins_act_is_refused() {
+    let (skips, run) = predict_quiz(|run| run.starts_with("cni add"));
+    let node = run.rsplit(' ').next().unwrap().to_string();
+    let mut d = at_item("ch2-core-ideas", skips);
+    d.execute(&format!("show ipam {node}")).unwrap();
+    d.execute(&format!("cni add probe1 --node {node}")).unwrap();
+    let e = d.execute("lesson answer 10.244.1.9").unwrap_err();
+    assert!(
+        e.message.contains("cni add probe1") && e.message.contains("would not be a prediction"),
+        "{}",
+        e.message
+    );
+    assert!(no_quiz_counted(&d));
+
+    // The view alone is what the question offers: the answer is judged.
+    let mut d = at_item("ch2-core-ideas", skips);
+    d.execute(&format!("show ipam {node}")).unwrap();
+    let out = d.execute("lesson answer 10.244.1.250").unwrap().to_text();
+    assert!(out.contains("Your prediction"), "{out}");
+}
+
 #[test]
 fn a_pod_the_task_says_the_scheduler_places_or_mounts_read_only_must_be_so() {
     // ch4 step 21: db-3 pinned with --node is not placed by the scheduler.

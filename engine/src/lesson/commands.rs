@@ -221,6 +221,36 @@ fn showed_the_answer(ran: &super::check::Ran, run: &str) -> bool {
             .all(|(k, v)| want.given.contains(&(k.clone(), v.clone())))
 }
 
+/// How a command the learner ran during a predict quiz whose command is `run` gave the
+/// answer away, if it did: it was `run`, a view that shows what `run` shows, or (when `run`
+/// makes the components act) a command that made CNI or CSI calls itself, an experiment on
+/// the cluster the question is about (`cni add probe1` before predicting the next pod's
+/// address).
+fn gave_the_answer(ran: &super::check::Ran, run: &str) -> Option<String> {
+    if same_line(&ran.line, run) {
+        return Some(format!("you ran `{run}`"));
+    }
+    if showed_the_answer(ran, run) {
+        return Some(format!(
+            "you ran `{}`, which shows what `{run}` does,",
+            ran.line.trim()
+        ));
+    }
+    let calls = ran.calls.1.saturating_sub(ran.calls.0);
+    let run_is_a_view = super::check::shape_of(run).is_some_and(|want| {
+        matches!(
+            want.path.first().map(String::as_str),
+            Some("show" | "get" | "describe" | "reach" | "trace" | "policies")
+        )
+    });
+    (calls > 0 && !run_is_a_view).then(|| {
+        format!(
+            "you ran `{}`, which made the components act on the cluster this quiz asks about ({calls} CNI/CSI call(s)),",
+            ran.line.trim()
+        )
+    })
+}
+
 impl Desk {
     /// A fresh default cluster; the lessons (catalog, progress store, session) stay.
     fn fresh_cluster(&mut self, empty: bool) {
@@ -815,16 +845,8 @@ impl Desk {
         if let QuizKind::Predict { run, .. } = &quiz.kind {
             // A prediction comes before the command runs: once the learner ran it during
             // the quiz, its output is no longer predicted.
-            let shown = s.seen.runs.iter().find(|r| showed_the_answer(r, run));
-            if let (0, Some(r)) = (s.wrong_answers, shown) {
-                let what = if same_line(&r.line, run) {
-                    format!("you ran `{run}`")
-                } else {
-                    format!(
-                        "you ran `{}`, which shows what `{run}` does,",
-                        r.line.trim()
-                    )
-                };
+            let shown = s.seen.runs.iter().find_map(|r| gave_the_answer(r, run));
+            if let (0, Some(what)) = (s.wrong_answers, shown) {
                 self.lessons.session = Some(s);
                 return Err(LabError::msg(format!(
                     "{what} during this quiz, so an answer now would not be a prediction; `skip` shows the answer and moves on"
