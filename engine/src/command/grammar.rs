@@ -2071,6 +2071,22 @@ pub(crate) fn split_kind_name(words: &mut Vec<String>) {
     }
 }
 
+/// `label pod/ k=v` (a `/` with nothing on one side of it, where `label` takes a KIND or
+/// KIND/NAME first): kubectl's error for it, where clap would only say a word is missing.
+/// `get`, `describe` and `delete` read such words themselves, with the same error.
+pub(crate) fn broken_kind_name(words: &[String]) -> Option<&'static str> {
+    if words.first().map(String::as_str) != Some("label") {
+        return None;
+    }
+    let first = words[1..]
+        .iter()
+        .take_while(|w| *w != "--")
+        .find(|w| !w.starts_with('-'))?;
+    let (kind, name) = first.split_once('/')?;
+    (kind.is_empty() || name.is_empty())
+        .then_some("arguments in resource/name form must have a single resource and name")
+}
+
 /// `delete pod/a pod/b`: after the split first word (`pod a`, ending before `from`), every
 /// later argument of the form `KIND/NAME` with the same kind becomes its name alone, if all
 /// of them are so; otherwise the words stay as typed (and the kind/name text is not found).

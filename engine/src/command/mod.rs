@@ -87,6 +87,9 @@ fn parse_with_clap(line: &str) -> Result<Option<Command>, ParseError> {
     if words.is_empty() {
         return Ok(None);
     }
+    if let Some(why) = grammar::broken_kind_name(&words) {
+        return Err(ParseError::Invalid(why.to_string()));
+    }
     grammar::split_kind_name(&mut words);
     grammar::lift_why_rule_flags(&mut words);
     match parse_cut(&words) {
