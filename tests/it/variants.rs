@@ -376,20 +376,27 @@ fn a_submission_records_its_variant_and_the_grader_holds_it_to_the_one_handed_ou
     let sub = Submission::parse(&std::fs::read_to_string(dir.join("ann.json")).unwrap()).unwrap();
     assert_eq!(sub.variant, 9);
 
-    // The grader reads the variant from the submission.
-    let o = lab(&["grade", "--lesson", LESSON, "ann.json"], &dir);
-    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
-    assert!(
-        out(&o).starts_with(&format!("Lesson {LESSON} variant 9 · ")),
-        "{}",
-        out(&o)
-    );
-    // Named as the one handed out, it passes; a classmate's file (another variant) fails.
-    let o = lab(
-        &["grade", "--lesson", LESSON, "--variant", "9", "ann.json"],
-        &dir,
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    // The grader reads the variant from the submission, and from a script handed in as
+    // homework, its `lesson start` line; named as the one handed out, either passes, and
+    // named as another variant (a classmate's file), either fails.
+    for file in ["ann.json", "session.lab"] {
+        let o = lab(&["grade", "--lesson", LESSON, file], &dir);
+        assert_eq!(o.status.code(), Some(0), "{file}: {}", out(&o));
+        assert!(
+            out(&o).starts_with(&format!("Lesson {LESSON} variant 9 · ")),
+            "{file}: {}",
+            out(&o)
+        );
+        let o = lab(&["grade", "--lesson", LESSON, "--variant", "9", file], &dir);
+        assert_eq!(o.status.code(), Some(0), "{file}: {}", out(&o));
+        let o = lab(&["grade", "--lesson", LESSON, "--variant", "4", file], &dir);
+        assert_eq!(o.status.code(), Some(1), "{file}: {}", out(&o));
+        assert!(
+            out(&o).contains("The submission is variant 9, not variant 4"),
+            "{file}: {}",
+            out(&o)
+        );
+    }
     let o = lab(
         &[
             "grade",
@@ -452,30 +459,6 @@ fn a_submission_records_its_variant_and_the_grader_holds_it_to_the_one_handed_ou
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
     assert!(out(&o).contains("must be ≥ 0"), "{}", out(&o));
 
-    // A script handed in as homework is graded as the variant its `lesson start` line
-    // plays; named with --variant, another variant fails as a submission's does.
-    let o = lab(&["grade", "--lesson", LESSON, "session.lab"], &dir);
-    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
-    assert!(
-        out(&o).starts_with(&format!("Lesson {LESSON} variant 9 · ")),
-        "{}",
-        out(&o)
-    );
-    let o = lab(
-        &["grade", "--lesson", LESSON, "--variant", "9", "session.lab"],
-        &dir,
-    );
-    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
-    let o = lab(
-        &["grade", "--lesson", LESSON, "--variant", "4", "session.lab"],
-        &dir,
-    );
-    assert_eq!(o.status.code(), Some(1), "{}", out(&o));
-    assert!(
-        out(&o).contains("The submission is variant 9, not variant 4"),
-        "{}",
-        out(&o)
-    );
     // A script that starts another lesson's variant plays this one as written.
     std::fs::write(
         dir.join("other.lab"),

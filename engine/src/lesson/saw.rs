@@ -258,7 +258,12 @@ pub(crate) fn wire_json(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
 
 /// The record test of `saw wire <call> <part> <pointer> <value>`.
 pub(crate) fn json_test(_: &Lab, rec: &WireRecord, a: &[String]) -> bool {
-    let (which, ptr, want) = (arg(a, 1), arg(a, 2), arg(a, 3));
+    holds_at(rec, arg(a, 1), arg(a, 2), arg(a, 3))
+}
+
+/// Whether a record's `which` part (`request`, `reply`) has `want` at the JSON pointer
+/// `ptr` (`*`: any value there).
+fn holds_at(rec: &WireRecord, which: &str, ptr: &str, want: &str) -> bool {
     part(rec, which).is_some_and(|v| {
         v.pointer(ptr)
             .is_some_and(|x| want == "*" || *x == json_value(want))
@@ -301,12 +306,7 @@ pub(crate) fn called_by_hand(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
         .filter_map(|s| lab.wire().get(s))
         .filter(|r| is_call(r, call) && !r.failed());
     let have = by_hand
-        .filter(|r| {
-            part(r, "request").is_some_and(|v| {
-                v.pointer(ptr)
-                    .is_some_and(|x| want == "*" || *x == json_value(want))
-            })
-        })
+        .filter(|r| holds_at(r, "request", ptr, want))
         .count();
     yes_no(
         have >= need,
