@@ -853,7 +853,7 @@ impl Desk {
                 )));
             }
             out.plain(format!("Your prediction: {given}"));
-            // The command runs once; a second try reads what it printed.
+            // The command runs once; an answer after a run that failed reads that it did.
             let ok = match s.predict_ran {
                 Some(ok) => ok,
                 None => {
@@ -890,9 +890,10 @@ impl Desk {
             out.line(Line::styled(format!("✓ Right: {answer}."), Role::Good));
             s.complete();
             self.lessons.save(&s.lesson.id, &s.progress);
-        } else if s.wrong_answers == 0 {
+        } else if s.wrong_answers == 0 && matches!(quiz.kind, QuizKind::Choice { .. }) {
             // One more try, with the explanation to go on; the wrong answer is kept (a
-            // grader shows it as `wrong` unless the second try is right).
+            // grader shows it as `wrong` unless the second try is right). A prediction has
+            // one try: its command's output, just shown, is the answer.
             s.wrong_answers += 1;
             s.progress.wrong.insert(number);
             self.lessons.save(&s.lesson.id, &s.progress);
@@ -904,10 +905,16 @@ impl Desk {
             self.lessons.session = Some(s);
             return Ok(out);
         } else {
+            let shown = if matches!(quiz.kind, QuizKind::Predict { .. }) {
+                " (the output above shows it; a prediction has one try)"
+            } else {
+                ""
+            };
             out.line(Line::styled(
-                format!("✗ Not quite: the answer is {answer}."),
+                format!("✗ Not quite: the answer is {answer}{shown}."),
                 Role::Bad,
             ));
+            s.progress.wrong.insert(number);
             s.skip();
             self.lessons.save(&s.lesson.id, &s.progress);
         }
