@@ -579,3 +579,34 @@ fn a_pod_recreated_by_hand_is_not_the_kubelet_s_retry() {
     run_all(&mut d, &["pod delete a", "tick 10"]);
     assert!(done(&d, 16), "the kubelet's retry");
 }
+
+/// `rewind` during a lesson goes back no further than the current step's start: before it,
+/// the watch log and events a step's checks read would be undone, and a pod made by hand
+/// would pass for the kubelet's retry (ch2 step 16 after `rewind 0`). Within the step, and
+/// in ch2's rewind step, it rewinds as ever.
+#[test]
+fn rewind_during_a_lesson_stops_at_the_step_s_start() {
+    let mut d = at_item("ch2-core-ideas", 15);
+    let before = d.lab.position();
+    let e = d.execute("rewind 0").unwrap_err();
+    assert!(
+        e.message.contains("before step 16 began") && e.message.contains("lesson retry"),
+        "{}",
+        e.message
+    );
+    assert_eq!(d.lab.position(), before, "a refused rewind changes nothing");
+    run_all(
+        &mut d,
+        &[
+            "node add tiny --cidr 10.244.9.0/30 --ip 192.168.0.9",
+            "pod create b --node tiny",
+        ],
+    );
+    assert!(!done(&d, 16));
+    // Within the step, rewind works: delete a, rewind it, delete it again.
+    d.execute("pod delete a").unwrap();
+    d.execute("rewind -1").unwrap();
+    d.execute("pod delete a").unwrap();
+    d.execute("tick 10").unwrap();
+    assert!(done(&d, 16));
+}

@@ -113,8 +113,14 @@ fn start(desk: &mut Desk, lesson: &Lesson) -> Played {
     Ok(())
 }
 
-/// Each quiz: a wrong answer first (one more try, not completed), then the right one.
+/// Each choice quiz: a wrong answer first (one more try, not completed), then the right
+/// one. A prediction has one try (its command's output shows the answer): the lesson's first
+/// is answered wrong and ends there, graded wrong; the others are answered right.
 fn answer_quizzes(desk: &mut Desk, lesson: &Lesson) -> Played {
+    let first_predict = lesson
+        .quizzes
+        .iter()
+        .position(|q| matches!(q.kind, QuizKind::Predict { .. }));
     for (q, quiz) in lesson.quizzes.iter().enumerate() {
         let here = lesson.steps.len() + q;
         let label = format!("{} quiz {}", lesson.id, q + 1);
@@ -131,7 +137,22 @@ fn answer_quizzes(desk: &mut Desk, lesson: &Lesson) -> Played {
                 };
                 (wrong.to_string(), answer.to_string())
             }
-            QuizKind::Predict { answer, .. } => ("no-such-answer".to_string(), answer.clone()),
+            QuizKind::Predict { .. } if Some(q) == first_predict => {
+                let (out, _) = run(desk, "lesson answer no-such-answer");
+                ensure!(
+                    at(desk) == here + 1 && out.contains("a prediction has one try"),
+                    "{label}: a wrong prediction ends its quiz:\n{out}"
+                );
+                continue;
+            }
+            QuizKind::Predict { answer, .. } => {
+                let (out, failed) = run(desk, &format!("lesson answer {answer}"));
+                ensure!(
+                    !failed && at(desk) == here + 1,
+                    "{label}: the right prediction:\n{out}"
+                );
+                continue;
+            }
         };
         let (out, _) = run(desk, &format!("lesson answer {wrong}"));
         ensure!(

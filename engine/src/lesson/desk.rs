@@ -230,6 +230,12 @@ impl Desk {
         let mut ran = self.run_line(line);
         self.follow_watch(&mut ran);
         if let Some(s) = &mut self.lessons.session {
+            // Where the current item began, in the lab's events: after the line that moved
+            // to it (or a rebuild under it that left fewer events than that).
+            let events = self.lab.position();
+            if s.rewind_floor().is_none_or(|floor| floor > events.of) {
+                s.began = Some((s.at, events.at));
+            }
             // A played script's lines went in one by one as they ran.
             if !matches!(ran.command, Some(Command::Play(_))) {
                 let files = self.lab.files_read_since(journaled);
@@ -246,6 +252,26 @@ impl Desk {
             }
         }
         ran
+    }
+
+    /// Why a `rewind N` is refused during a lesson: it goes to before the current item
+    /// began (see [`super::session::LessonSession::rewind_floor`]).
+    fn rewind_past_the_item(&self, cmd: &Command) -> Option<LabError> {
+        let Command::Rewind(a) = cmd else {
+            return None;
+        };
+        let s = self.lessons.session.as_ref()?;
+        let floor = s.rewind_floor()?;
+        let target = self.lab.event_at(a.event?).ok()?;
+        let item = match s.current() {
+            super::Item::Step(step) => format!("step {}", step.number),
+            _ => "this quiz".to_string(),
+        };
+        (target < floor).then(|| {
+            LabError::msg(format!(
+                "this rewind (to event {target}) would take the lab to before {item} began (after event {floor}): during a lesson, rewind goes back no further than the current step's start, whose checks read what happens from there; `lesson retry` starts the step over, `back` goes to the one before"
+            ))
+        })
     }
 
     fn run_line(&mut self, line: &str) -> Executed {
@@ -295,6 +321,13 @@ impl Desk {
                     Command::Trace(a) if a.step => Some(a.clone()),
                     _ => None,
                 };
+                if let Some(refused) = self.rewind_past_the_item(&cmd) {
+                    let ran = Executed {
+                        command: Some(cmd),
+                        ..Executed::nothing(Err(refused))
+                    };
+                    return self.lesson_observe(text, ran);
+                }
                 let csi_stepped = CsiStepped::of(&cmd, &self.lab).map(|c| (c, Held::of(&self.lab)));
                 let mut ran = self.lab.run_command(text, cmd);
                 if let Some(a) = stepped {

@@ -45,6 +45,10 @@ pub struct LessonSession {
     pub predict_ran: Option<bool>,
     /// Steps and quizzes done (saved).
     pub progress: LessonProgress,
+    /// The item the lab's events were counted for, and how many there were when it began:
+    /// `rewind` does not go before them, since a step's checks read what happened during it
+    /// (see [`LessonSession::rewind_floor`]).
+    pub(crate) began: Option<(usize, usize)>,
 }
 
 impl LessonSession {
@@ -59,7 +63,15 @@ impl LessonSession {
             wrong_answers: 0,
             predict_ran: None,
             progress,
+            began: None,
         }
+    }
+
+    /// The event the current item began after: `rewind` goes no further back during it.
+    /// A rewind to before a step would undo the history its checks read (the watch log,
+    /// events) and let a pod made by hand pass for the kubelet's retry.
+    pub fn rewind_floor(&self) -> Option<usize> {
+        self.began.filter(|(at, _)| *at == self.at).map(|(_, n)| n)
     }
 
     /// The current item.
