@@ -610,3 +610,35 @@ fn rewind_during_a_lesson_stops_at_the_step_s_start() {
     d.execute("tick 10").unwrap();
     assert!(done(&d, 16));
 }
+
+/// Honest homework names no failed line: a command a step's own solution runs expecting it
+/// to fail (ch2 step 10's CreateVolume the driver refuses) is not counted even when another
+/// line completes the step; a typo still is.
+#[test]
+fn the_grader_does_not_count_a_failure_the_step_asks_for() {
+    let lesson = desk().lessons.find_variant("ch2-core-ideas", 0).unwrap();
+    let mut lines: Vec<String> = lesson
+        .steps
+        .iter()
+        .flat_map(|s| &s.commands)
+        .map(|c| c.text.clone())
+        .collect();
+    lines.push("pod craete typo".into());
+    let numbered: Vec<(usize, String)> = (1..).zip(lines).collect();
+    let v = grade::replay(
+        &mut desk(),
+        "ch2-core-ideas",
+        (0, None),
+        &numbered,
+        None,
+        None,
+    )
+    .unwrap();
+    assert_eq!(
+        v.steps_done(),
+        lesson.steps.len(),
+        "{}",
+        v.render().to_text()
+    );
+    assert_eq!(v.failed_lines, vec![numbered.len()], "only the typo");
+}
