@@ -2233,37 +2233,69 @@ fn a_pane_with_more_rows_than_it_shows_says_how_many() {
     assert!(!screen.lines().any(on_a_bottom_border), "{screen}");
 }
 
-/// At 80×24 the Lesson pane gives way to the Output once a command prints more than the
-/// strip holds, so the next steps' text is in the Output: as prose the pane joins a
-/// paragraph's source lines (wrapped at ~90 columns) and wraps it to its own width, rather
-/// than breaking each source line again.
+/// At 80×24 a lesson's playback keeps the step's text in the Lesson pane beside the
+/// Output, as the teaching page promises: an output that took the screen before the
+/// playback gives it back, and a long one during it does not take it (the strip's "↓ more"
+/// cue says what is below). The pane counts steps, then quizzes, as the headings do. With
+/// the Output focused by hand, the step text lands in it as prose the pane joins and wraps
+/// to its own width (the source wraps at ~90 columns).
 #[test]
-fn lesson_play_at_80x24_reflows_the_step_text_in_the_output() {
+fn lesson_play_at_80x24_keeps_the_step_in_the_lesson_pane() {
     let mut a = app(crate::common::lab(), SMALL);
-    let mut ev = typed("lesson play ch2-core-ideas --speed 50");
+    let mut ev = typed(":pod create a --node node-1");
     ev.push(key(KeyCode::Enter));
     drive(&mut a, SMALL, ev);
-    let step2 = |a: &App| a.ui.output.iter().any(|l| l.text().contains("saw it. The"));
+    assert_eq!(
+        a.ui.focus,
+        tui::Pane::Output,
+        "a pod's ADD takes the 80×24 screen"
+    );
+    let mut ev = typed(":lesson play ch2-core-ideas --speed 50");
+    ev.push(key(KeyCode::Enter));
+    drive(&mut a, SMALL, ev);
+    assert_ne!(
+        a.ui.focus,
+        tui::Pane::Output,
+        "the playback gives the screen back"
+    );
+    let step2 = |a: &App| {
+        a.lesson
+            .as_ref()
+            .is_some_and(|l| l.text.contains("saw it. The"))
+    };
     for _ in 0..2000 {
         if step2(&a) {
             break;
         }
         a.update(tui::Action::Tick);
     }
-    assert!(step2(&a), "step 2's text reached the Output");
-    assert_eq!(a.ui.focus, tui::Pane::Output, "the Output took over");
-    // Scrolled back to the text, the paragraph reads on across the source's line break
-    // ("…saw it. The" / "latest `bridge` ADD is…").
-    let mut text = String::new();
-    for _ in 0..12 {
-        text = screen_text(frame(&mut a, SMALL).backend().buffer());
-        if text.contains("saw it.") {
+    assert!(step2(&a), "step 2's text is in the Lesson pane");
+    assert_ne!(a.ui.focus, tui::Pane::Output, "no output took the screen");
+    let position = a.lesson.as_ref().unwrap().position.clone();
+    assert!(position.starts_with("step 2/21"), "{position}");
+    let text = screen_text(frame(&mut a, SMALL).backend().buffer());
+    assert!(
+        text.contains("8 Lesson") && text.contains("step 2/21"),
+        "{text}"
+    );
+
+    // The Output focused by hand: the next step's text lands there as prose.
+    let alt7 = Event::Key(KeyEvent::new(KeyCode::Char('7'), KeyModifiers::ALT));
+    drive(&mut a, SMALL, vec![alt7]);
+    assert_eq!(a.ui.focus, tui::Pane::Output);
+    let step3 = |a: &App| a.ui.output.iter().any(|l| l.text().contains("Step 3/21"));
+    for _ in 0..2000 {
+        if step3(&a) {
             break;
         }
-        drive(&mut a, SMALL, vec![key(KeyCode::PageUp)]);
+        a.update(tui::Action::Tick);
     }
+    assert!(step3(&a), "step 3's heading reached the Output");
     assert!(
-        text.contains("The latest `bridge` ADD"),
-        "the paragraph is joined before it is wrapped:\n{text}"
+        a.ui.output.iter().any(|l| !l.spans.is_empty()
+            && l.spans
+                .iter()
+                .all(|s| s.role == lab_engine::render::Role::Prose)),
+        "the step's text is prose in the Output"
     );
 }

@@ -427,6 +427,9 @@ pub struct Playback {
     /// What the lesson pane shows meanwhile: the step's heading and text (a script's last
     /// caption), so the output of its commands does not scroll them away.
     pub view: LessonView,
+    /// How many of the headings are steps (the quizzes' follow them): the pane counts
+    /// `step 3/22`, then `quiz 1/6`, as the headings do.
+    pub steps: usize,
 }
 
 impl Playback {
@@ -434,6 +437,7 @@ impl Playback {
         events: Vec<lab_engine::lesson::play::PlayEvent>,
         title: String,
         lesson_code: bool,
+        steps: usize,
     ) -> Self {
         use lab_engine::lesson::play::PlayEvent;
         let total = events
@@ -452,6 +456,18 @@ impl Playback {
                 position: "playing · Esc stops".to_string(),
                 ..LessonView::default()
             },
+            steps,
+        }
+    }
+
+    /// Where the playback is: `step 3/22` or `quiz 1/6` (none before the first heading or
+    /// for a script's captions).
+    fn at(&self) -> Option<String> {
+        let (done, total) = (self.view.done.min(self.view.total), self.view.total);
+        match done {
+            0 => None,
+            d if d <= self.steps => Some(format!("step {d}/{}", self.steps)),
+            d => Some(format!("quiz {}/{}", d - self.steps, total - self.steps)),
         }
     }
 
@@ -1256,11 +1272,19 @@ impl App {
         for l in left.into_lines() {
             self.push_output(l);
         }
+        // The fresh cluster is on screen before the first command runs.
+        self.follow_lab();
         self.playback = Some(Playback::new(
             plan(&lesson, opts),
             format!("lesson play: {}", lesson.title),
             true,
+            lesson.steps.len(),
         ));
+        // The step's text goes to the Lesson pane beside the Output: an output that took
+        // the screen before the playback gives it back.
+        if self.ui.focus == Pane::Output {
+            self.ui.focus = self.ui.focus_stack.pop().unwrap_or(Pane::Topology);
+        }
         self.ui.mode = Mode::Command;
         self.ui.hint = None;
         self.ui.candidates.clear();
@@ -1272,9 +1296,9 @@ impl App {
         match &self.playback {
             Some(p) => {
                 let mut view = p.view.clone();
-                view.position = match view.total {
-                    0 => p.cue().to_string(),
-                    n => format!("step {}/{n} · {}", view.done.min(n), p.cue()),
+                view.position = match p.at() {
+                    None => p.cue().to_string(),
+                    Some(at) => format!("{at} · {}", p.cue()),
                 };
                 self.lesson = Some(view);
             }
@@ -1292,7 +1316,7 @@ impl App {
         match self.desk.script_plan(a) {
             Ok(events) => {
                 self.push_output(Line::styled(format!("── playing {}", a.file), Role::Header));
-                self.playback = Some(Playback::new(events, format!("play {}", a.file), false));
+                self.playback = Some(Playback::new(events, format!("play {}", a.file), false, 0));
                 self.ui.mode = Mode::Command;
                 self.ui.hint = None;
                 self.ui.candidates.clear();
@@ -1466,6 +1490,17 @@ impl App {
         ran
     }
 
+    /// The panes follow a lab that changed outside a typed command (a playback's fresh
+    /// cluster, calls that reached `csi serve`): the pod index, the topology's rows, the
+    /// selection, the filter and the routes.
+    fn follow_lab(&mut self) {
+        self.derived.pods.sync(&self.desk.lab);
+        self.refresh_topo();
+        self.fix_selection();
+        self.refresh_filter();
+        self.refresh_routes();
+    }
+
     /// Run the calls that reached `csi serve`'s socket since the last tick, as `csi call`
     /// lines do: their call-log lines in the output pane, the panes following the state.
     fn serve_tick(&mut self) {
@@ -1478,11 +1513,7 @@ impl App {
         for l in arrived {
             self.push_output(l);
         }
-        self.derived.pods.sync(&self.desk.lab);
-        self.refresh_topo();
-        self.fix_selection();
-        self.refresh_filter();
-        self.refresh_routes();
+        self.follow_lab();
         if let Some(c) = self.interesting_call(call_mark) {
             self.ui.wire_follow = Some(c);
         }
@@ -1701,9 +1732,17 @@ impl App {
         } else {
             strip_rows
         };
-        // (A stepped hop is in the Step panel in the strip's place: the panes stay.)
+        // (A stepped hop is in the Step panel in the strip's place: the panes stay. A
+        // lesson's playback keeps its step's text in the Lesson pane beside the Output,
+        // whose "↓ more" cue says what is below.)
         let stepping = self.desk.stepping().is_some();
-        if compact && self.ui.focus != Pane::Output && new_lines > room && !stepping {
+        let playing_lesson = self.playback.as_ref().is_some_and(|p| p.lesson_code);
+        if compact
+            && self.ui.focus != Pane::Output
+            && new_lines > room
+            && !stepping
+            && !playing_lesson
+        {
             self.ui.focus_stack.push(self.ui.focus);
             self.ui.focus = Pane::Output;
         }
