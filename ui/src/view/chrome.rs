@@ -140,7 +140,10 @@ pub fn prompt(app: &App, area: Rect, buf: &mut Buffer) {
         _ => String::new(),
     };
     spans.push(Span::styled(after, t.dim));
-    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+    // A hint that does not fit is cut at a word and marked ` …` (the line typed so far
+    // always fits: `visible_text` keeps its part around the cursor).
+    let line = super::fit_words(&Line::from(spans), area.width as usize);
+    buf.set_line(area.x, area.y, &line, area.width);
     if editing && let Some((x, y)) = cursor_in(area, lead, text, cursor) {
         if let Some(cell) = buf.cell_mut((x, y)) {
             cell.set_style(t.cursor);
@@ -197,9 +200,24 @@ pub fn footer(app: &App, area: Rect, buf: &mut Buffer) {
         spans.push(Span::styled(format!("watching {kind} — Esc stops"), t.key));
         spans.push(Span::raw("  "));
     }
-    for (key, desc) in keymap::footer(app.ui.mode) {
-        spans.push(Span::styled(key, t.key));
-        spans.push(Span::styled(format!(" {desc}  "), t.dim));
+    // Whole keys only: the first that does not fit (with room for the mark) ends the row
+    // with ` …`; `?` and F1 list them all.
+    let room = area.width as usize;
+    let mut used: usize = spans.iter().map(|s| s.width()).sum();
+    let keys = keymap::footer(app.ui.mode);
+    for (i, (key, desc)) in keys.iter().enumerate() {
+        let pair = [
+            Span::styled(*key, t.key),
+            Span::styled(format!(" {desc}  "), t.dim),
+        ];
+        let width = pair[0].width() + 1 + desc.width();
+        let last = i + 1 == keys.len();
+        if used + width + if last { 0 } else { 3 } > room {
+            spans.push(Span::styled("…", t.dim));
+            break;
+        }
+        used += pair[0].width() + pair[1].width();
+        spans.extend(pair);
     }
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
 }
