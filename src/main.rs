@@ -3,7 +3,7 @@
 //! (SIGTERM 143, SIGHUP 129, SIGINT 130). Results go to stdout,
 //! errors to stderr.
 
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use cni_csi_lab::ansi::ColorChoice;
 use cni_csi_lab::repl::{self, Options};
 use cni_csi_lab::{Desk, Lab};
@@ -37,50 +37,71 @@ static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
   sudo cni-csi-lab --real-cni          the real plugins (/usr/lib/cni) beside the model, compared")]
 struct Cli {
     /// Start with no nodes (same as --preset empty)
-    #[arg(long, global = true, conflicts_with = "preset")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Lab options",
+        conflicts_with = "preset"
+    )]
     empty: bool,
     /// The starting cluster: default, empty, single-node, three-nodes, multus, sriov (an SR-IOV
     /// node), dc-1000 (1,000 nodes), k8s-limits (5,000 nodes), or a FILE of lab commands run on
     /// an empty lab
-    #[arg(long, global = true, value_name = "NAME|FILE")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Lab options",
+        value_name = "NAME|FILE"
+    )]
     preset: Option<String>,
     /// A CNI config to start with, copied into every node's /etc/cni/net.d
     /// ({{.PodCIDR}} is filled per node)
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, global = true, help_heading = "Lab options", value_name = "FILE")]
     conflist: Option<String>,
     /// The network implementation: flannel-host-gw (the default), flannel-vxlan, calico-bgp
     /// or cilium
-    #[arg(long, global = true, value_name = "NAME", value_parser = ["flannel-host-gw", "flannel-vxlan", "calico-bgp", "cilium"])]
+    #[arg(long, global = true, help_heading = "Lab options", value_name = "NAME", value_parser = ["flannel-host-gw", "flannel-vxlan", "calico-bgp", "cilium"])]
     network: Option<String>,
     /// The release of containernetworking/plugins the nodes run (`cni plugins`): 1.9.1,
     /// the current upstream release (the default), or 1.1.1, Debian bookworm's build
-    #[arg(long, global = true, value_name = "VERSION", value_parser = lab_engine::command::grammar::plugins_releases())]
+    #[arg(long, global = true, help_heading = "Lab options", value_name = "VERSION", value_parser = lab_engine::command::grammar::plugins_releases())]
     cni_plugins: Option<String>,
     /// Start from a lab saved with `save FILE` (replayed and checked; a damaged or newer
     /// file is refused)
-    #[arg(long, global = true, value_name = "FILE", conflicts_with_all = ["preset", "empty", "conflist", "network", "multus", "cni_plugins"])]
+    #[arg(long, global = true, help_heading = "Lab options", value_name = "FILE", conflicts_with_all = ["preset", "empty", "conflist", "network", "multus", "cni_plugins"])]
     load: Option<String>,
     /// Record the session into an asciicast v2 file (asciinema plays it): the REPL, the
     /// dashboard, or `lesson play ID` with the lesson's pacing
-    #[arg(long, global = true, value_name = "FILE.cast")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Lab options",
+        value_name = "FILE.cast"
+    )]
     record: Option<std::path::PathBuf>,
     /// Install Multus (thin) on top of the network at start (`network multus on`)
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Lab options")]
     multus: bool,
     /// Read lessons from this directory instead of the built-in ones (for lesson authors)
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, global = true, help_heading = "Lab options", value_name = "DIR")]
     lessons: Option<String>,
     /// Colours in the interactive session (NO_COLOR turns `auto` off); scripts are plain
-    #[arg(long, global = true, value_enum, default_value_t = ColorArg::Auto)]
+    #[arg(long, global = true, help_heading = "Lab options", value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
     /// Also run the real CNI plugin binaries for every CNI call, in network namespaces the
     /// lab creates (one per node, one per pod), and compare their answers with the model's
     /// (root only; everything it creates is removed on exit, `reset` or a signal)
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = "Lab options")]
     real_cni: bool,
     /// With --real-cni: the directory of the real plugins (default /usr/lib/cni, else
     /// /opt/cni/bin)
-    #[arg(long, global = true, value_name = "DIR", requires = "real_cni")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Lab options",
+        value_name = "DIR",
+        requires = "real_cni"
+    )]
     cni_bin_dir: Option<std::path::PathBuf>,
     /// What to run (default: an interactive session)
     #[command(subcommand)]
@@ -135,7 +156,10 @@ enum Front {
   cni-csi-lab grade --lesson ch2-core-ideas alice.json
   cni-csi-lab grade --lesson ch2-core-ideas --json alice.json > alice-verdict.json
   cni-csi-lab grade --lesson ch7-hands-on homework.lab      a script: its lines after `lesson start`
-  cni-csi-lab grade --lesson ch7-hands-on --variant 12 bob.json   the variant Bob was given")]
+  cni-csi-lab grade --lesson ch7-hands-on --variant 12 bob.json   the variant Bob was given
+
+Of the Lab options, grade takes --lessons DIR (the lessons the class used); the others shape
+a session's lab, and grade replays on a fresh lab, as the lesson starts.")]
     Grade {
         /// The lesson to grade against (see `lesson list`)
         #[arg(long, value_name = "ID")]
@@ -211,8 +235,52 @@ impl Drop for RealCniCleanup {
     }
 }
 
+/// The options that shape the lab a session starts with, which `grade` does not take: it
+/// replays on a fresh default lab, as a lesson starts (`--lessons` it takes).
+const LAB_START_OPTIONS: &[&str] = &[
+    "empty",
+    "preset",
+    "conflist",
+    "network",
+    "cni_plugins",
+    "load",
+    "record",
+    "multus",
+    "color",
+    "real_cni",
+    "cni_bin_dir",
+];
+
+/// `grade` given an option that shapes a session's lab: which, and what it takes instead.
+fn refuse_lab_options_for_grade(m: &clap::ArgMatches) -> Option<String> {
+    let ("grade", sub) = m.subcommand()? else {
+        return None;
+    };
+    let given: Vec<String> = LAB_START_OPTIONS
+        .iter()
+        .filter(|id| {
+            sub.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+                || m.value_source(id) == Some(clap::parser::ValueSource::CommandLine)
+        })
+        .map(|id| format!("--{}", id.replace('_', "-")))
+        .collect();
+    (!given.is_empty()).then(|| {
+        format!(
+            "grade replays a submission on a fresh lab, as the lesson starts, and takes no {}: it takes --lesson ID, --variant N, --json, --lessons DIR and the file",
+            given.join(", ")
+        )
+    })
+}
+
 fn run_lab() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let matches = Cli::command().try_get_matches();
+    if let Ok(m) = &matches
+        && let Some(why) = refuse_lab_options_for_grade(m)
+    {
+        print_error(why);
+        return ExitCode::from(2);
+    }
+    let cli = match matches.and_then(|m| Cli::from_arg_matches(&m)) {
         Ok(c) => c,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
             // clap prints the version as soon as it meets the flag, whatever follows it.
@@ -757,6 +825,15 @@ fn grade(
             let own = grade::script_variant(lesson, &lines);
             (disk, lines, None, None, own)
         };
+    // A variant the file names (not the grader) that the lesson does not have: the file's.
+    if let (None, Some(r)) = (variant, recorded)
+        && known.find_variant(lesson, r).is_err()
+    {
+        print_error(format!(
+            "{file} names variant {r}, which lesson {lesson} does not have: the file was edited, or made with other lessons (name the class's with --lessons DIR)"
+        ));
+        return ExitCode::from(2);
+    }
     let mut desk = Desk::with_lab(Lab::with_edges(Lab::new, edges));
     desk.lessons = known;
     let verdict = match grade::replay(

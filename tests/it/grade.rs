@@ -200,6 +200,31 @@ fn what_cannot_be_graded_is_refused_with_exit_2() {
         "{}",
         text(&o.stderr)
     );
+    // A variant the file names that the lesson does not have is the file's fault, named so
+    // (it said "--variant takes 0 to 127", an option the teacher never gave).
+    let mut edited: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("c.json")).unwrap()).unwrap();
+    edited["variant"] = serde_json::json!(500);
+    std::fs::write(dir.join("v500.json"), edited.to_string()).unwrap();
+    let o = lab(&["grade", "--lesson", LESSON, "v500.json"], &dir);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("v500.json names variant 500")
+            && !text(&o.stderr).contains("--variant takes"),
+        "{}",
+        text(&o.stderr)
+    );
+    // An option that shapes a session's lab is refused, naming what grade takes.
+    let o = lab(
+        &["grade", "--lesson", LESSON, "--record", "g.cast", "c.json"],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("takes no --record: it takes --lesson ID"),
+        "{}",
+        text(&o.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
