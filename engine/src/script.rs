@@ -216,11 +216,15 @@ pub fn plan(text: &str, pace: Pace) -> Vec<crate::lesson::play::PlayEvent> {
             caption.push(comment.strip_prefix(' ').unwrap_or(comment).to_string());
             continue;
         }
-        if trimmed.is_empty() {
-            continue;
-        }
-        if !caption.is_empty() {
-            events.push(PlayEvent::Text(std::mem::take(&mut caption).join("\n")));
+        if trimmed.is_empty() || !caption.is_empty() {
+            // A blank line ends a caption: it is shown on its own (a file's title, a
+            // narration with no command), not joined to the next one.
+            if !caption.is_empty() {
+                events.push(PlayEvent::Text(std::mem::take(&mut caption).join("\n")));
+            }
+            if trimmed.is_empty() {
+                continue;
+            }
         }
         if pace == Pace::Step {
             events.push(PlayEvent::WaitForKey);
@@ -300,6 +304,22 @@ mod tests {
                 "wait",
                 "type pod create a --node node-1 (fails)",
                 "text \"the end\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_blank_line_ends_a_caption() {
+        assert_eq!(
+            kinds(&plan(
+                "# demo.lab\n\n# Two pods.\npod create a --node node-1\n",
+                Pace::Step
+            )),
+            [
+                "text \"demo.lab\"",
+                "text \"Two pods.\"",
+                "wait",
+                "type pod create a --node node-1",
             ]
         );
     }

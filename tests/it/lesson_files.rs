@@ -28,7 +28,7 @@ fn lint_file(path: &Path) -> Vec<String> {
         .to_string();
     let text = std::fs::read_to_string(path).expect("read fixture");
     let parsed = catalog::parse_files(vec![(name, text)]);
-    lint::lint(&parsed, false)
+    lint::lint(&parsed, true)
         .iter()
         .map(|e| e.to_string())
         .collect()
