@@ -4,6 +4,7 @@
 //! watch-event log readable from an index.
 
 use super::meta::Meta;
+use crate::util::chunked::ChunkedVec;
 use crate::util::hash::LookupMap;
 use serde::Serialize;
 use serde::ser::SerializeMap;
@@ -453,8 +454,9 @@ fn kind_name<S: serde::Serializer>(kind: &super::ApiKind, s: S) -> Result<S::Ok,
 pub struct Table<K: Kind> {
     /// Every key, in order, with the slot of its object.
     order: BTreeMap<SharedKey, u32>,
-    /// The objects with their keys; `None` for a free slot.
-    slots: Vec<Option<Slot<K>>>,
+    /// The objects with their keys; `None` for a free slot (in chunks: a pod table holds
+    /// one a pod, and a doubling `Vec` leaves up to half its room unused).
+    slots: ChunkedVec<Option<Slot<K>>>,
     /// Free slots, reused last freed first.
     free: Vec<u32>,
     /// A key's hash → its slot, for every key not in `strays`.
@@ -501,7 +503,7 @@ impl<K: Kind> Default for Table<K> {
     fn default() -> Self {
         Table {
             order: BTreeMap::new(),
-            slots: Vec::new(),
+            slots: ChunkedVec::new(),
             free: Vec::new(),
             index: HashMap::default(),
             strays: BTreeMap::new(),

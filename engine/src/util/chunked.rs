@@ -1,7 +1,7 @@
 //! An append-only sequence kept in fixed-size chunks.
 //!
-//! For the lab's longest sequences, one element a command (the journal's entries, the
-//! timeline's clock of each event): a doubling `Vec` leaves up to half its room unused and
+//! For the lab's longest sequences, one element a command or an object (the journal's
+//! entries, the timeline's clock of each event, a store table's slots): a doubling `Vec` leaves up to half its room unused and
 //! copies everything at each doubling, which at 150,000 commands is megabytes of slack. A
 //! chunk holds [`CHUNK`] elements and is allocated at that size, so the room past the
 //! elements is at most one chunk's.
@@ -86,6 +86,11 @@ impl<T> ChunkedVec<T> {
         self.chunks.iter().flatten()
     }
 
+    /// The elements, in order, to change in place.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.chunks.iter_mut().flatten()
+    }
+
     /// The elements from `start` on, in order (none when `start` is past the end).
     pub fn iter_from(&self, start: usize) -> impl Iterator<Item = &T> + Clone {
         let (chunk, at) = (start / CHUNK, start % CHUNK);
@@ -110,6 +115,12 @@ impl<T> std::ops::Index<usize> for ChunkedVec<T> {
 
     fn index(&self, index: usize) -> &T {
         &self.chunks[index / CHUNK][index % CHUNK]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for ChunkedVec<T> {
+    fn index_mut(&mut self, index: usize) -> &mut T {
+        &mut self.chunks[index / CHUNK][index % CHUNK]
     }
 }
 
@@ -170,8 +181,16 @@ mod tests {
             assert_eq!(format!("{c:?}"), format!("{v:?}"));
             // A clone grows on as the original does, its chunks at their full size.
             let mut copy = c.clone();
+            for x in copy.iter_mut() {
+                *x += 1;
+            }
+            if n > 0 {
+                copy[0] -= 1;
+                assert_eq!(copy[0], 0);
+            }
             copy.push(n);
             assert_eq!(copy.len(), n + 1);
+            assert_eq!(copy.last(), Some(&n));
             assert!(
                 copy.chunks
                     .iter()
