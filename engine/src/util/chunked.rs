@@ -74,11 +74,11 @@ impl<T> ChunkedVec<T> {
         let whole = self
             .chunks
             .partition_point(|c| c.last().is_some_and(&mut pred));
-        whole * CHUNK
-            + self
-                .chunks
-                .get(whole)
-                .map_or(0, |c| c.partition_point(pred))
+        match self.chunks.get(whole) {
+            Some(chunk) => whole * CHUNK + chunk.partition_point(pred),
+            // `pred` holds for every element (the last chunk may be part full).
+            None => self.len(),
+        }
     }
 
     /// The elements, in order.
