@@ -4,11 +4,13 @@
 //! ```text
 //! cargo run --release --example memory -- 2000
 //! cargo run --release --example memory -- --k8s-limits 150000
+//! cargo run --release --example memory -- --k8s-limits 150000 --profile /tmp/dhat-pods.json
 //! ```
 //!
 //! With `--k8s-limits N`: live heap bytes over `--preset k8s-limits` (5,000 nodes) after N
 //! pods pinned round-robin to its nodes (`pod create pNNNNNN --node node-NNNN`), per pod and
-//! in blocks: issue 41's ≤ 2 KiB a pod at 150,000 pods.
+//! in blocks: issue 41's ≤ 2 KiB a pod at 150,000 pods. `--profile FILE` then writes dhat's
+//! per-allocation-site profile (bytes at the peak by allocation stack) for `dh_view.html`.
 //!
 //! 40 nodes; 3,000 pods are created and deleted first, so the call and wire logs are full
 //! rings before anything is counted (they stay that size). Then: allocations and bytes per
@@ -92,7 +94,13 @@ fn k8s_limits() -> Result<(), String> {
             .parse()
             .map_err(|_| format!("expected a number of pods, got {s:?}"))?,
     };
-    let _profiler = dhat::Profiler::builder().testing().build();
+    let _profiler = match std::env::args().nth(3).as_deref() {
+        Some("--profile") => {
+            let file = std::env::args().nth(4).ok_or("--profile needs a file")?;
+            dhat::Profiler::builder().file_name(file).build()
+        }
+        _ => dhat::Profiler::builder().testing().build(),
+    };
     let mut lab = lab_engine::presets::build("k8s-limits", Default::default())?;
     let before = dhat::HeapStats::get();
     for i in 0..n {

@@ -4,6 +4,7 @@
 //! watch-event log readable from an index.
 
 use super::meta::Meta;
+use crate::util::chunked::ChunkedVec;
 use crate::util::hash::LookupMap;
 use serde::Serialize;
 use serde::ser::SerializeMap;
@@ -87,16 +88,22 @@ pub type SharedKey = Arc<(String, String)>;
 /// a dual-stack pod's other address: how the packet walker finds the pod holding an address).
 /// Each holds the pods' table keys (shared with the table) in the table's order: a node
 /// holds a few dozen pods, so a sorted vector is all its set needs; an address is one pod's,
-/// so the address index is one ordered set of (address, key) pairs, with no set per address.
+/// so the address index is one ordered set of (address, key) pairs, with no set per address
+/// (an IPv4 address held as its 4 bytes: a pair is 16 bytes where an `IpAddr`'s is 32).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FieldIndexes {
     /// Pods by `spec.nodeName` (scheduled pods only).
     pods_by_node: LookupMap<String, Vec<SharedKey>>,
-    /// Pods by each address in `status.podIPs` (pods with an address only).
-    pods_by_ip: BTreeSet<(IpAddr, SharedKey)>,
+    /// Pods by each IPv4 address in `status.podIPs` (pods with an address only).
+    pods_by_ipv4: BTreeSet<(u32, SharedKey)>,
+    /// Pods by each IPv6 address in `status.podIPs`.
+    pods_by_ipv6: BTreeSet<(u128, SharedKey)>,
     /// Each node's network fields, parsed once per write of the node.
     node_nets: BTreeMap<String, NodeNetFields>,
 }
+
+// One a running pod, in a B-tree of 150,000 at issue 41's scale.
+const _: () = assert!(std::mem::size_of::<(u32, SharedKey)>() <= 16);
 
 /// A node's network fields as typed values: what the packet walker and the route views
 /// read of every node, parsed when the node is written instead of at each read.
@@ -131,10 +138,20 @@ impl FieldIndexes {
         &'a self,
         ip: IpAddr,
     ) -> impl Iterator<Item = &'a (String, String)> + 'a {
-        self.pods_by_ip
-            .range((ip, SharedKey::clone(&LEAST_KEY))..)
-            .take_while(move |(at, _)| *at == ip)
-            .map(|(_, k)| &**k)
+        let (v4, v6) = match ip {
+            IpAddr::V4(a) => {
+                let a = u32::from(a);
+                let v4 = self.pods_by_ipv4.range((a, SharedKey::clone(&LEAST_KEY))..);
+                (Some(v4.take_while(move |(at, _)| *at == a)), None)
+            }
+            IpAddr::V6(a) => {
+                let a = u128::from(a);
+                let v6 = self.pods_by_ipv6.range((a, SharedKey::clone(&LEAST_KEY))..);
+                (None, Some(v6.take_while(move |(at, _)| *at == a)))
+            }
+        };
+        let v4 = v4.into_iter().flatten().map(|(_, k)| &**k);
+        v4.chain(v6.into_iter().flatten().map(|(_, k)| &**k))
     }
 
     /// Every node's network fields, by name (the node table's order).
@@ -201,13 +218,19 @@ impl FieldIndexes {
 
     fn unindex_pod_ip(&mut self, key: &SharedKey, status: &super::PodStatus) {
         for ip in status.pod_ip.into_iter().chain(status.second_pod_ip()) {
-            self.pods_by_ip.remove(&(ip, SharedKey::clone(key)));
+            match ip {
+                IpAddr::V4(a) => self.pods_by_ipv4.remove(&(a.into(), SharedKey::clone(key))),
+                IpAddr::V6(a) => self.pods_by_ipv6.remove(&(a.into(), SharedKey::clone(key))),
+            };
         }
     }
 
     fn index_pod_ip(&mut self, key: &SharedKey, status: &super::PodStatus) {
         for ip in status.pod_ip.into_iter().chain(status.second_pod_ip()) {
-            self.pods_by_ip.insert((ip, SharedKey::clone(key)));
+            match ip {
+                IpAddr::V4(a) => self.pods_by_ipv4.insert((a.into(), SharedKey::clone(key))),
+                IpAddr::V6(a) => self.pods_by_ipv6.insert((a.into(), SharedKey::clone(key))),
+            };
         }
     }
 
@@ -431,8 +454,9 @@ fn kind_name<S: serde::Serializer>(kind: &super::ApiKind, s: S) -> Result<S::Ok,
 pub struct Table<K: Kind> {
     /// Every key, in order, with the slot of its object.
     order: BTreeMap<SharedKey, u32>,
-    /// The objects with their keys; `None` for a free slot.
-    slots: Vec<Option<Slot<K>>>,
+    /// The objects with their keys; `None` for a free slot (in chunks: a pod table holds
+    /// one a pod, and a doubling `Vec` leaves up to half its room unused).
+    slots: ChunkedVec<Option<Slot<K>>>,
     /// Free slots, reused last freed first.
     free: Vec<u32>,
     /// A key's hash → its slot, for every key not in `strays`.
@@ -479,7 +503,7 @@ impl<K: Kind> Default for Table<K> {
     fn default() -> Self {
         Table {
             order: BTreeMap::new(),
-            slots: Vec::new(),
+            slots: ChunkedVec::new(),
             free: Vec::new(),
             index: HashMap::default(),
             strays: BTreeMap::new(),

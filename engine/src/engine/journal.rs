@@ -19,6 +19,7 @@ use crate::command::Command;
 use crate::command::grammar::{
     CniCmd, NadCmd, NetworkCmd, NodeCmd, NsCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
 };
+use crate::util::chunked::ChunkedVec;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -98,8 +99,9 @@ fn is_false(b: &bool) -> bool {
 pub struct Journal {
     /// How the lab started.
     pub start: Start,
-    /// The commands since the start.
-    pub entries: Vec<Entry>,
+    /// The commands since the start (in chunks: one entry a command, and a long session's
+    /// doubling `Vec` would leave up to half its room unused).
+    pub entries: ChunkedVec<Entry>,
     /// Files read by the command running now.
     reading: BTreeMap<String, String>,
     /// While replaying: the files the entry being replayed read (the disk is not used).
@@ -113,7 +115,7 @@ impl Journal {
     pub fn new(start: Start) -> Self {
         Journal {
             start,
-            entries: Vec::new(),
+            entries: ChunkedVec::new(),
             reading: BTreeMap::new(),
             replay: None,
             stdin: None,

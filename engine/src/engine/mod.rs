@@ -1169,8 +1169,11 @@ impl Lab {
     /// The files the one command journaled since `mark` read (name → contents); nothing
     /// when it read none, or when the lab was rebuilt meanwhile.
     pub(crate) fn files_read_since(&self, mark: usize) -> BTreeMap<String, String> {
-        match self.journal.entries.get(mark..) {
-            Some([one]) => one.files_read(),
+        match (
+            self.journal.entries.len() == mark + 1,
+            self.journal.entries.get(mark),
+        ) {
+            (true, Some(one)) => one.files_read(),
             _ => BTreeMap::new(),
         }
     }

@@ -590,7 +590,7 @@ impl Lab {
         SaveFile {
             lab_version: env!("CARGO_PKG_VERSION").to_string(),
             start: self.journal.start,
-            journal: self.journal.entries.clone(),
+            journal: self.journal.entries.iter().cloned().collect(),
             digest: digest(&state),
             state,
         }

@@ -22,6 +22,7 @@
 
 use super::{Lab, LabError};
 use crate::render::{Line, Outcome, Role, Table};
+use crate::util::chunked::ChunkedVec;
 use crate::util::time::Millis;
 use std::sync::Arc;
 
@@ -105,10 +106,10 @@ pub(crate) struct History {
     /// is measured by.
     start_weight: u64,
     /// The clock after each event (index `i` is event `i + 1`).
-    times: Vec<Millis>,
+    times: ChunkedVec<Millis>,
     /// The wire log's next sequence number after each event: wire record `s` was made by
     /// the first event whose mark is above `s`.
-    wire: Vec<u64>,
+    wire: ChunkedVec<u64>,
     /// Copies of the lab after some events, in event order.
     snapshots: Vec<Snapshot>,
     /// While rewound: the lab the first `rewind` left, with every event.
@@ -151,8 +152,8 @@ impl Default for History {
             work_per_weight: WORK_PER_WEIGHT,
             snapshot_budget: SNAPSHOT_BUDGET,
             start_weight: 0,
-            times: Vec::new(),
-            wire: Vec::new(),
+            times: ChunkedVec::new(),
+            wire: ChunkedVec::new(),
             snapshots: Vec::new(),
             present: None,
         }
@@ -220,7 +221,7 @@ impl Lab {
         if done - since >= interval && held + weight(self) <= self.history.snapshot_budget {
             let mut copy = self.clone();
             copy.history = History::default();
-            copy.journal.entries = Vec::new();
+            copy.journal.entries = ChunkedVec::new();
             // A `get -w` is not state: the past keeps no watch tap.
             copy.cluster.revs.tap = None;
             self.history.snapshots.push(Snapshot {
@@ -303,7 +304,7 @@ impl Lab {
     /// `n` must be at most the present's event count.
     pub(crate) fn lab_at(&self, n: usize) -> Lab {
         let present = self.present();
-        let entries = &present.journal.entries[..n];
+        let entries = &present.journal.entries;
         let kept = present.history.snapshots.partition_point(|s| s.event <= n);
         let (mut lab, from) = match kept.checked_sub(1) {
             Some(i) => {
@@ -312,11 +313,11 @@ impl Lab {
             }
             None => (present.journal.start.lab(), 0),
         };
-        lab.journal.entries = entries[..from].to_vec();
+        lab.journal.entries = entries.prefix(from);
         lab.edges = self.edges.clone();
         // The replay reads no file: each entry's own are handed back.
         let outer = self.journal.replay_setting();
-        for e in &entries[from..] {
+        for e in entries.iter_from(from).take(n - from) {
             lab.journal.replay_files(Some(e.files_read()));
             let _ = lab.execute(&e.line);
         }
@@ -327,8 +328,8 @@ impl Lab {
             work_per_weight: present.history.work_per_weight,
             snapshot_budget: present.history.snapshot_budget,
             start_weight: present.history.start_weight,
-            times: present.history.times[..n].to_vec(),
-            wire: present.history.wire[..n].to_vec(),
+            times: present.history.times.prefix(n),
+            wire: present.history.wire.prefix(n),
             snapshots: present.history.snapshots[..kept].to_vec(),
             present: None,
         };
@@ -467,8 +468,11 @@ impl Lab {
         *self = lab;
         self.edges = edges;
         let pos = self.position();
-        let past = self.present().journal.entries[pos.at..]
-            .iter()
+        let past = self
+            .present()
+            .journal
+            .entries
+            .iter_from(pos.at)
             .map(|e| e.line.to_string())
             .collect();
         self.shown.push(super::seen::Seen::Rewound {

@@ -70,7 +70,7 @@ proptest! {
                 live.push(views(&mut lab));
             }
         }
-        let events = lab.journal.entries.clone();
+        let events: Vec<_> = lab.journal.entries.iter().cloned().collect();
         prop_assert_eq!(live.len(), events.len() + 1);
         let work = (events.len() as u64 + lab.calls.next_seq() + lab.wire.next_seq()) / SNAPSHOT_WORK;
         prop_assert!(

@@ -2,6 +2,7 @@
 //! as text.
 
 pub(crate) mod addr;
+pub mod chunked;
 pub mod clip;
 pub mod hash;
 pub mod quantity;
