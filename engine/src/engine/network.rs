@@ -155,12 +155,8 @@ impl Lab {
     }
 
     fn flow(&self, net: &ClusterNet, a: &FlowArgs) -> Result<Flow, LabError> {
-        let src = net
-            .resolve(&a.src, "default")
-            .map_err(|e| LabError::msg(e.to_string()))?;
-        let dst = net
-            .resolve(&a.dst, "default")
-            .map_err(|e| LabError::msg(e.to_string()))?;
+        let src = net.resolve(&a.src, "default").map_err(kind_slash_name)?;
+        let dst = net.resolve(&a.dst, "default").map_err(kind_slash_name)?;
         let (port, protocol) = match &a.port {
             Some(p) => parse_port(p).map_err(LabError::msg)?,
             None => (80, Protocol::Tcp),
@@ -548,4 +544,18 @@ impl<'a> crate::net::trace::Kernels<'a> for LabKernels<'a> {
     fn is_down(&self, node: &str) -> bool {
         self.faults.node_down(node)
     }
+}
+
+/// A word the network could not resolve, as the learner reads it: kubectl's `KIND/NAME`
+/// (`pod/web`, `po/web`, `node/node-1`) is the lab's `NAMESPACE/NAME` here, and a pod not
+/// found in a namespace named like a kind says what to write instead.
+fn kind_slash_name(e: crate::net::NetError) -> LabError {
+    if let crate::net::NetError::PodNotFound { namespace, name } = &e
+        && crate::resource::lookup(namespace).is_some()
+    {
+        return LabError::msg(format!(
+            "{e}: `{namespace}/{name}` reads as NAMESPACE/NAME here; name a pod as `{name}` or `NAMESPACE/{name}`, a node by its name, or an IP address"
+        ));
+    }
+    LabError::msg(e.to_string())
 }

@@ -42,17 +42,6 @@ pub enum NetError {
     /// No node with this name.
     #[error("nodes \"{0}\" not found")]
     NodeNotFound(String),
-    /// kubectl's `pod/NAME` (or `po/`, `pods/`) where the lab reads `NAMESPACE/NAME`, and no
-    /// pod of that name is in a namespace named so.
-    #[error(
-        "pods \"{name}\" not found in namespace \"{kind}\": `{kind}/{name}` reads as NAMESPACE/NAME here; name a pod as `{name}` or `NAMESPACE/{name}`, a node by its name, or an IP address"
-    )]
-    KindSlashName {
-        /// The word before the slash (`pod`, `pods`, `po`).
-        kind: String,
-        /// The pod name after it.
-        name: String,
-    },
     /// A word that is neither a pod, a node nor an IP address.
     #[error("\"{0}\" is not a pod, a node or an IP address")]
     Unresolvable(String),
