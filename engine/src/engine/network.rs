@@ -155,12 +155,26 @@ impl Lab {
     }
 
     fn flow(&self, net: &ClusterNet, a: &FlowArgs) -> Result<Flow, LabError> {
-        let src = net
-            .resolve(&a.src, "default")
-            .map_err(|e| LabError::msg(e.to_string()))?;
-        let dst = net
-            .resolve(&a.dst, "default")
-            .map_err(|e| LabError::msg(e.to_string()))?;
+        // kubectl's `pod/NAME` reads as NAMESPACE/NAME here: when no pod is in a namespace
+        // named after the pod kind, the error says what to write instead.
+        let resolve = |word: &str| {
+            net.resolve(word, "default")
+                .map_err(|e| match e {
+                    crate::net::NetError::PodNotFound { namespace, name }
+                        if crate::resource::lookup(&namespace)
+                            == Some(crate::cluster::ApiKind::Pod) =>
+                    {
+                        crate::net::NetError::KindSlashName {
+                            kind: namespace,
+                            name,
+                        }
+                    }
+                    e => e,
+                })
+                .map_err(|e| LabError::msg(e.to_string()))
+        };
+        let src = resolve(&a.src)?;
+        let dst = resolve(&a.dst)?;
         let (port, protocol) = match &a.port {
             Some(p) => parse_port(p).map_err(LabError::msg)?,
             None => (80, Protocol::Tcp),

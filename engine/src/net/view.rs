@@ -287,10 +287,6 @@ impl ClusterNet {
         if let Some((ns, name)) = word.split_once('/') {
             return match self.pod(ns, name) {
                 Some(_) => Ok(Endpoint::pod(ns, name)),
-                None if matches!(ns, "pod" | "pods" | "po") => Err(NetError::KindSlashName {
-                    kind: ns.to_string(),
-                    name: name.to_string(),
-                }),
                 None => Err(NetError::PodNotFound {
                     namespace: ns.to_string(),
                     name: name.to_string(),
@@ -423,12 +419,14 @@ mod tests {
             n.resolve("default/db", "default").unwrap_err().to_string(),
             "pods \"db\" not found in namespace \"default\""
         );
-        // kubectl's KIND/NAME is not the lab's NAMESPACE/NAME: the error says which to write.
-        let e = n.resolve("pod/web", "default").unwrap_err().to_string();
-        assert!(
-            e.starts_with("pods \"web\" not found in namespace \"pod\"")
-                && e.contains("`web` or `NAMESPACE/web`"),
-            "{e}"
+        // kubectl's KIND/NAME is read as NAMESPACE/NAME here (the engine, which knows the
+        // kinds' names, turns it into [`NetError::KindSlashName`]).
+        assert_eq!(
+            n.resolve("pod/web", "default"),
+            Err(NetError::PodNotFound {
+                namespace: "pod".into(),
+                name: "web".into()
+            })
         );
     }
 }
