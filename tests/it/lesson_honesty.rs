@@ -642,3 +642,396 @@ fn the_grader_does_not_count_a_failure_the_step_asks_for() {
     );
     assert_eq!(v.failed_lines, vec![numbered.len()], "only the typo");
 }
+
+/// A CSI call made by hand stands for the task's only on the task's claim's volume: the
+/// same RPC on another claim's volume, or on a volume made by hand, is not it (ch6 steps
+/// 14 and 15, ch4 step 9: `you called … for pvc data`).
+#[test]
+fn a_csi_call_by_hand_must_be_on_the_task_s_claim_s_volume() {
+    // ch6 step 14: NodeStage of scratch's volume, not data's.
+    let mut d = at_item("ch6-source-walkthrough", 13);
+    run_all(
+        &mut d,
+        &["csi node-stage pvc/scratch --node node-2 --access SINGLE_NODE_MULTI_WRITER"],
+    );
+    assert!(!done(&d, 14), "another claim's volume staged");
+    run_all(
+        &mut d,
+        &["csi node-stage pvc/data --node node-2 --access SINGLE_NODE_MULTI_WRITER"],
+    );
+    assert!(done(&d, 14), "data's volume staged");
+
+    // ch6 step 15: publish and unpublish scratch's volume, twice each.
+    let target = "--node node-2 --target /mnt/lab/demo";
+    let twice = |claim: &str| {
+        let publish =
+            format!("csi node-publish pvc/{claim} {target} --access SINGLE_NODE_MULTI_WRITER");
+        let unpublish = format!("csi node-unpublish pvc/{claim} {target}");
+        [publish.clone(), publish, unpublish.clone(), unpublish]
+    };
+    let mut d = at_item("ch6-source-walkthrough", 14);
+    for line in twice("scratch") {
+        let _ = d.execute(&line);
+    }
+    assert!(!done(&d, 15), "another claim's volume published");
+    let mut d = at_item("ch6-source-walkthrough", 14);
+    for line in twice("data") {
+        let _ = d.execute(&line);
+    }
+    assert!(done(&d, 15), "data's volume published");
+
+    // ch4 step 9: a volume made by hand, published and unpublished twice on node-2.
+    let mut d = at_item("ch4-runtime-workflow", 8);
+    let out = d
+        .execute("csi create-volume scratch --size 1Gi")
+        .unwrap()
+        .to_text();
+    let id = out
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .find(|w| w.starts_with("vol-"))
+        .unwrap_or_else(|| panic!("a volume ID in {out}"))
+        .to_string();
+    let publish = format!("csi controller-publish {id} --node node-2");
+    let unpublish = format!("csi controller-unpublish {id} --node node-2");
+    run_all(&mut d, &[&publish, &publish, &unpublish, &unpublish]);
+    assert!(!done(&d, 9), "a volume made by hand");
+    let mut d = at_item("ch4-runtime-workflow", 8);
+    run_all(
+        &mut d,
+        &[
+            "csi controller-publish pvc/data --node node-2",
+            "csi controller-publish pvc/data --node node-2",
+            "csi controller-unpublish pvc/data --node node-2",
+            "csi controller-unpublish pvc/data --node node-2",
+        ],
+    );
+    assert!(done(&d, 9), "data's volume");
+}
+
+/// A clone or a restore of another source is not the task's: ch5 step 23 clones `state`,
+/// ch7 step 20 restores `snap-db-v1` (`saw wire CreateVolume from pvc|snapshot …`).
+#[test]
+fn a_clone_or_restore_must_copy_the_task_s_source() {
+    let lines = |source: &'static str| {
+        [
+            "snapshot create ckpt-snap --pvc ckpt-local",
+            source,
+            "show wire --last CreateVolume",
+        ]
+    };
+    let mut d = at_item("ch5-core-modules", 22);
+    run_all(
+        &mut d,
+        &lines("pvc create state-copy --size 1Gi --from-pvc shared"),
+    );
+    assert!(!done(&d, 23), "a clone of shared");
+    let mut d = at_item("ch5-core-modules", 22);
+    run_all(
+        &mut d,
+        &lines("pvc create state-copy --size 1Gi --from-pvc state"),
+    );
+    assert!(done(&d, 23), "a clone of state");
+
+    // ch7 step 20: a restore from another snapshot of db-data.
+    let mut d = at_item("ch7-hands-on", 19);
+    run_all(
+        &mut d,
+        &[
+            "snapshot create snap-other --pvc db-data",
+            "pvc create db-restore --size 20Gi --from-snapshot snap-other",
+            "show wire --last CreateVolume",
+        ],
+    );
+    assert!(!done(&d, 20), "a restore from another snapshot");
+    let mut d = at_item("ch7-hands-on", 19);
+    run_all(
+        &mut d,
+        &[
+            "pvc create db-restore --size 10Gi --from-snapshot snap-db-v1",
+            "show wire",
+        ],
+    );
+    assert!(done(&d, 20), "the restore from snap-db-v1");
+}
+
+/// ch3-architecture step 16 asks for CNI GC: a DEL of the leaked container by hand frees
+/// the same lease but is not GC (`caused bridge GC on NODE`).
+#[test]
+fn a_del_by_hand_is_not_cni_gc() {
+    let conf = "cni conf load assets/conflists/05-lab-v110.conflist --node node-1";
+    // api's old sandbox, whose lease leaked in step 15 (the lab's IDs are deterministic).
+    let leaked = "83deeb0faa31b3268b3ab8bb583bd92c38e666ed2647d132e3e131eb01d2244c";
+    let mut d = at_item("ch3-architecture", 15);
+    run_all(
+        &mut d,
+        &[
+            conf,
+            &format!("cni del {leaked} --node node-1"),
+            "trace old slow",
+        ],
+    );
+    assert!(
+        d.lab
+            .execute("show ipam node-1")
+            .unwrap()
+            .to_text()
+            .contains("0 leased"),
+        "the DEL by hand freed the lease"
+    );
+    assert!(!done(&d, 16), "a DEL by hand");
+    let mut d = at_item("ch3-architecture", 15);
+    run_all(&mut d, &[conf, "cni gc --node node-1", "trace old slow"]);
+    assert!(done(&d, 16), "CNI GC");
+}
+
+/// ch4 step 10: reclaimPolicy Delete is external-provisioner's DeleteVolume and the PV
+/// gone; a DeleteVolume by hand and the binder's pass leave the PV (`not pvc data pv
+/// exists`, `caused external-provisioner`).
+#[test]
+fn a_volume_deleted_by_hand_is_not_reclaim_policy_delete() {
+    let mut d = at_item("ch4-runtime-workflow", 9);
+    d.execute("pvc delete data").unwrap();
+    let id = d
+        .lab
+        .execute("show volumes")
+        .unwrap()
+        .to_text()
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .find(|w| w.starts_with("vol-"))
+        .map(String::from)
+        .expect("data's volume in show volumes");
+    run_all(
+        &mut d,
+        &[&format!("csi delete-volume {id}"), "reconcile binder"],
+    );
+    assert!(!done(&d, 10), "DeleteVolume by hand, the PV left");
+    let mut d = at_item("ch4-runtime-workflow", 9);
+    run_all(&mut d, &["pvc delete data", "reconcile"]);
+    assert!(done(&d, 10), "the control loops");
+}
+
+/// ch2 step 15: b's failure is the /30's pool running out, not an injected host-local
+/// fault on a roomy /24 (`pod b event FailedCreatePodSandBox "no IP addresses
+/// available"`, `node tiny cidr 10.244.9.0/30`).
+#[test]
+fn a_faked_plugin_failure_is_not_an_empty_pool() {
+    let mut d = at_item("ch2-core-ideas", 14);
+    run_all(
+        &mut d,
+        &[
+            "node add tiny --cidr 10.244.9.0/24 --ip 192.168.0.9",
+            "pod create a --node tiny",
+            "fault inject host-local --node tiny --code 11 --times 5",
+            "pod create b --node tiny",
+        ],
+    );
+    assert!(!done(&d, 15), "an injected fault on a /24");
+    let mut d = at_item("ch2-core-ideas", 14);
+    run_all(
+        &mut d,
+        &[
+            "node add tiny --cidr 10.244.9.0/30 --ip 192.168.0.9",
+            "pod create a --node tiny",
+            "pod create b --node tiny",
+        ],
+    );
+    assert!(done(&d, 15), "the /30 runs out");
+}
+
+/// ch3-csi-multus step 3: Pending because its class waits for a consumer is not Pending
+/// until the provisioner runs.
+#[test]
+fn a_claim_waiting_for_a_consumer_is_not_waiting_for_its_provisioner() {
+    let mut d = at_item("ch3-csi-multus", 2);
+    run_all(
+        &mut d,
+        &[
+            "pvc create data --size 1Gi --class local-wffc",
+            "mode step",
+            "get pvc",
+        ],
+    );
+    assert!(!done(&d, 3), "WaitForFirstConsumer");
+    let mut d = at_item("ch3-csi-multus", 2);
+    run_all(
+        &mut d,
+        &["mode step", "pvc create data --size 1Gi", "get pvc"],
+    );
+    assert!(done(&d, 3), "step mode");
+}
+
+/// ch3-csi-multus steps 12 and 13: the task says the scheduler places the training pods;
+/// pinned with `--node` they are not placed (`pod … event Scheduled`).
+#[test]
+fn sriov_pods_the_task_says_the_scheduler_places_must_be_so() {
+    let nad = r#"nad create rdma-net --resource intel.com/sriov_netdevice --config '{"cniVersion":"1.0.0","type":"sriov","ipam":{"type":"host-local","subnet":"10.56.0.0/24"}}'"#;
+    let vf = "--resource intel.com/sriov_netdevice=1";
+    let step12 = |node: &str| {
+        [
+            nad.to_string(),
+            format!("pod create train-0 {node} --networks storage-net,rdma-net {vf}"),
+            "show links gpu-1 --pod train-0".to_string(),
+        ]
+    };
+    let mut d = at_item("ch3-csi-multus", 11);
+    for line in step12("--node gpu-1") {
+        let _ = d.execute(&line);
+    }
+    assert!(!done(&d, 12), "train-0 pinned");
+    let mut d = at_item("ch3-csi-multus", 11);
+    for line in step12("") {
+        let _ = d.execute(&line);
+    }
+    assert!(done(&d, 12), "train-0 placed by the scheduler");
+
+    let step13 = |node: &str| {
+        [
+            format!("pod create train-1 {node} --networks rdma-net {vf}"),
+            format!("pod create train-2 --networks rdma-net {vf}"),
+            "describe pod train-2".to_string(),
+        ]
+    };
+    let mut d = at_item("ch3-csi-multus", 12);
+    for line in step13("--node gpu-1") {
+        let _ = d.execute(&line);
+    }
+    assert!(!done(&d, 13), "train-1 pinned");
+    let mut d = at_item("ch3-csi-multus", 12);
+    for line in step13("") {
+        let _ = d.execute(&line);
+    }
+    assert!(done(&d, 13), "train-1 placed by the scheduler");
+}
+
+/// ch5 step 14: a node with another PF or another count of VFs is not the task's
+/// (`node … sriov-pf … vfs 4`, `allocatable intel.com/sriov_netdevice 4`).
+#[test]
+fn a_node_with_another_pf_or_vf_count_is_not_the_task_s() {
+    for (line, honest) in [
+        ("node add gpu-1 --sriov-pf eth9 --vfs 1", false),
+        ("node add gpu-1 --sriov-pf eth9 --vfs 4", false),
+        ("node add gpu-1 --sriov-pf ens1f0 --vfs 1", false),
+        ("node add gpu-1 --sriov-pf ens1f0 --vfs 4", true),
+    ] {
+        let mut d = at_item("ch5-core-modules", 13);
+        run_all(&mut d, &[line, "describe node gpu-1"]);
+        assert_eq!(done(&d, 14), honest, "{line}");
+    }
+}
+
+/// ch3-architecture step 21: another node with node-3's podCIDR and address writes the
+/// same route, but the task adds node-3 (`node node-3 cidr 10.244.3.0/24`).
+#[test]
+fn another_node_with_node_3_s_cidr_is_not_node_3() {
+    let lines = |node: &str| {
+        [
+            format!("node add {node} --cidr 10.244.3.0/24 --ip 192.168.0.3"),
+            "show routes node-1".to_string(),
+        ]
+    };
+    let mut d = at_item("ch3-architecture", 20);
+    for line in lines("node-9") {
+        let _ = d.execute(&line);
+    }
+    assert!(!done(&d, 21), "node-9");
+    let mut d = at_item("ch3-architecture", 20);
+    for line in lines("node-3") {
+        let _ = d.execute(&line);
+    }
+    assert!(done(&d, 21), "node-3");
+}
+
+/// ch6 step 12: the task creates a class `local`; the built-in `local-wffc`, or a class
+/// `local` made but not used, is not it (`sc local binding …`, `pvc scratch class local`).
+#[test]
+fn the_built_in_class_is_not_the_class_the_task_creates() {
+    let rest = [
+        "pod create trainer --node-selector kubernetes.io/hostname=node-2 --pvc scratch",
+        "show wire --last CreateVolume",
+    ];
+    let mut d = at_item("ch6-source-walkthrough", 11);
+    run_all(
+        &mut d,
+        &["pvc create scratch --size 1Gi --class local-wffc"],
+    );
+    run_all(&mut d, &rest);
+    assert!(!done(&d, 12), "the built-in class");
+    let mut d = at_item("ch6-source-walkthrough", 11);
+    run_all(
+        &mut d,
+        &[
+            "sc create local --binding WaitForFirstConsumer",
+            "pvc create scratch --size 1Gi --class local-wffc",
+        ],
+    );
+    run_all(&mut d, &rest);
+    assert!(!done(&d, 12), "local made, local-wffc used");
+    let mut d = at_item("ch6-source-walkthrough", 11);
+    run_all(
+        &mut d,
+        &[
+            "sc create local --binding WaitForFirstConsumer",
+            "pvc create scratch --size 1Gi --class local",
+        ],
+    );
+    run_all(&mut d, &rest);
+    assert!(done(&d, 12), "the class local");
+}
+
+/// kubectl writes a switch as `--overwrite=true` too: ch7 step 12 takes it, and
+/// `--overwrite=false` is the switch left out (no overwrite: the Conflict is then another
+/// error). A value that is no boolean is refused, naming what a switch takes.
+#[test]
+fn kubectl_s_true_and_false_spellings_of_a_switch_are_the_switch() {
+    let mut d = at_item("ch7-hands-on", 11);
+    run_all(
+        &mut d,
+        &[
+            "label pod web tier=frontend",
+            "label pod web tier=backend --overwrite=true --resource-version=1",
+        ],
+    );
+    assert!(done(&d, 12), "--overwrite=true");
+
+    let mut d = at_item("ch7-hands-on", 11);
+    run_all(
+        &mut d,
+        &[
+            "label pod web tier=frontend",
+            "label pod web tier=backend --overwrite=false --resource-version=1",
+        ],
+    );
+    assert!(!done(&d, 12), "--overwrite=false is no --overwrite");
+
+    let e = d
+        .execute("label pod web tier=backend --overwrite=maybe")
+        .unwrap_err();
+    assert!(
+        e.message
+            .contains("invalid value \"maybe\" for --overwrite")
+            && e.message.contains("--overwrite=false")
+            && e.message.contains("usage: label"),
+        "{}",
+        e.message
+    );
+}
+
+/// ch7's last predict quiz asks which runs first, `CNI DEL` or `NodeUnpublishVolume`:
+/// `DEL` names the first.
+#[test]
+fn a_prediction_may_name_a_cni_command_without_cni() {
+    let mut d = desk();
+    d.execute("lesson start ch7-hands-on").unwrap();
+    for _ in 0..200 {
+        if let Some(lab_engine::lesson::Item::Quiz(_, q)) =
+            d.lessons.session.as_ref().map(|s| s.current())
+            && let lab_engine::lesson::QuizKind::Predict { answer, .. } = &q.kind
+            && answer == "CNI DEL"
+        {
+            break;
+        }
+        d.execute("skip").unwrap();
+    }
+    let out = d.execute("lesson answer DEL").unwrap().to_text();
+    assert!(out.contains("Right"), "{out}");
+}

@@ -249,6 +249,8 @@ mod tests {
             "pod create web --node node-1 --node node-2",
             "pod create web extra",
             "pod create web --node=node-1",
+            "pod delete web --step=true",
+            "pod delete web --step=false",
             "pod create web -nteam",
             "pod create web --help",
             "pod create web --port 8080:80",
@@ -343,6 +345,8 @@ mod tests {
             "-",
             "--port",
             "a=b",
+            "--step=true",
+            "--step=false",
         ])
     }
 

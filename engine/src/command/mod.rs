@@ -92,6 +92,7 @@ fn parse_with_clap(line: &str) -> Result<Option<Command>, ParseError> {
     }
     grammar::split_kind_name(&mut words);
     grammar::lift_why_rule_flags(&mut words);
+    switch_values(&mut words).map_err(ParseError::Invalid)?;
     match parse_cut(&words) {
         Ok(l) => {
             grammar::check(&l.command).map_err(ParseError::Invalid)?;
@@ -105,6 +106,57 @@ fn parse_with_clap(line: &str) -> Result<Option<Command>, ParseError> {
             invalid => Err(invalid),
         },
     }
+}
+
+/// kubectl's `--FLAG=true` and `--FLAG=false` for a switch (a flag that takes no value,
+/// such as `--overwrite`): Go's flag package reads a boolean flag so, and handbooks write
+/// it. Before clap reads the words, `--FLAG=true` becomes `--FLAG` and `--FLAG=false` goes
+/// (the switch off is the switch absent); Go's other spellings (`1`, `t`, `T`, `TRUE`,
+/// `True` and their false) too. Any other value is refused, naming what a switch takes.
+/// Words after `--` are left alone. Both [`parse`] and [`shape::Shape::of`] read lines so.
+pub(crate) fn switch_values(words: &mut Vec<String>) -> Result<(), String> {
+    let (path, used) = help::walk(words);
+    let Some(cmd) = path.last().copied() else {
+        return Ok(());
+    };
+    let mut i = used;
+    while i < words.len() {
+        if words[i] == "--" {
+            break;
+        }
+        let Some((flag, value)) = words[i]
+            .strip_prefix("--")
+            .and_then(|rest| rest.split_once('='))
+        else {
+            i += 1;
+            continue;
+        };
+        let switch = cmd.get_arguments().any(|a| {
+            matches!(a.get_action(), clap::ArgAction::SetTrue)
+                && (a.get_long() == Some(flag)
+                    || a.get_all_aliases().is_some_and(|all| all.contains(&flag)))
+        });
+        if !switch {
+            i += 1;
+            continue;
+        }
+        match value {
+            "true" | "True" | "TRUE" | "t" | "T" | "1" => {
+                words[i] = format!("--{flag}");
+                i += 1;
+            }
+            "false" | "False" | "FALSE" | "f" | "F" | "0" => {
+                words.remove(i);
+            }
+            _ => {
+                return Err(format!(
+                    "invalid value {value:?} for --{flag}: it is a switch, on as --{flag} or --{flag}=true, off as --{flag}=false (or left out)\n{}",
+                    help::usage_block(&path)
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 thread_local! {
@@ -239,6 +291,49 @@ pub fn strip_comment(line: &str) -> &str {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    #[test]
+    fn a_switch_may_be_written_true_or_false_as_kubectl_takes_it() {
+        let same = |a: &str, b: &str| {
+            assert_eq!(parse(a), parse(b), "{a} reads as {b}");
+            assert_eq!(
+                shape::Shape::of(a),
+                shape::Shape::of(b),
+                "{a} has the shape of {b}"
+            );
+        };
+        same(
+            "label pod web tier=x --overwrite=true",
+            "label pod web tier=x --overwrite",
+        );
+        same(
+            "label pod web tier=x --overwrite=T",
+            "label pod web tier=x --overwrite",
+        );
+        same(
+            "label pod web tier=x --overwrite=false",
+            "label pod web tier=x",
+        );
+        same("pod delete web --step=0", "pod delete web");
+        same(
+            "kubectl drain node-2 --force=true --ignore-daemonsets=false",
+            "drain node-2 --force",
+        );
+        let Err(ParseError::Invalid(m)) = parse("label pod web tier=x --overwrite=maybe") else {
+            panic!("maybe is no boolean");
+        };
+        assert!(
+            m.starts_with("invalid value \"maybe\" for --overwrite: it is a switch")
+                && m.contains("usage: label"),
+            "{m}"
+        );
+        assert!(shape::Shape::of("label pod web tier=x --overwrite=maybe").is_none());
+        // A flag that takes a value keeps it.
+        assert!(parse("pod create web --node=true").is_ok_and(|c| matches!(
+            c,
+            Some(Command::Pod(grammar::PodCmd::Create(a))) if a.node.as_deref() == Some("true")
+        )));
+    }
 
     #[test]
     fn a_pasted_prompt_is_named_and_the_command_after_it_given() {

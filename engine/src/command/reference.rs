@@ -316,8 +316,10 @@ in lesson steps. Inside the lab, `help` lists the commands and `help COMMAND` (o
 
 Conventions: words in CAPITALS are values you supply; `[...]` is optional; `[options]` stands \
 for the optional flags in the table below the usage line. Names follow kubectl (`po`, `no`, \
-`netpol`, `pvc`, `sc` ...). In a script, `#` starts a comment, a trailing `\\` continues a \
-line, and a line starting with `!` is expected to fail.
+`netpol`, `pvc`, `sc` ...). A flag that takes no value (a switch, such as `--overwrite`) may \
+also be written as kubectl takes it, `--overwrite=true`, or `--overwrite=false` for leaving it \
+out. In a script, `#` starts a comment, a trailing `\\` continues a line, and a line starting \
+with `!` is expected to fail.
 ";
 
 const CHECKS_INTRO: &str = "A lesson step is done when every line of its ```` ```check ```` \

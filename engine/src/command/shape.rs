@@ -36,6 +36,7 @@ impl Shape {
         }
         super::grammar::split_kind_name(&mut words);
         super::grammar::lift_why_rule_flags(&mut words);
+        super::switch_values(&mut words).ok()?;
         let root = <CommandLine as clap::CommandFactory>::command();
         let matches = root.clone().try_get_matches_from(&words).ok()?;
         let mut shape = Shape {

@@ -451,6 +451,13 @@ pub fn ipam_dirs<'a>(lab: &'a Lab, node: &str) -> Option<BTreeMap<&'a str, IpamD
     )
 }
 
+/// How many virtual functions the node's SR-IOV PF `pf` has (`None`: no such node; `Some(0)`:
+/// no such PF, or one without VFs).
+pub fn sriov_vf_count(lab: &Lab, node: &str, pf: &str) -> Option<usize> {
+    let rt = lab.nodes.get(node)?;
+    Some(rt.host.vfs.values().filter(|v| v.pf == pf).count())
+}
+
 /// One host-local directory of a node by store key, if it exists.
 pub fn ipam_dir<'a>(lab: &'a Lab, node: &str, net: &str) -> Option<IpamDir<'a>> {
     let store = lab.nodes.get(node)?.host.ipam.get(net)?;

@@ -297,6 +297,58 @@ pub(crate) fn snapshot_source<'a>(lab: &'a Lab, key_: &str) -> Option<&'a str> {
         .map(|s| s.spec.source.persistent_volume_claim_name.as_str())
 }
 
+/// The driver's ID of the snapshot `key` (its bound content's `status.snapshotHandle`), once
+/// it has one.
+pub(crate) fn snapshot_handle<'a>(lab: &'a Lab, key_: &str) -> Option<&'a str> {
+    let snapshot = lab.cluster.snapshots.get(&key(key_))?;
+    let content = lab.cluster.snapshot_contents.get(&(
+        no_namespace(),
+        snapshot.status.bound_volume_snapshot_content_name.clone(),
+    ))?;
+    Some(content.status.snapshot_handle.as_str()).filter(|h| !h.is_empty())
+}
+
+/// A StorageClass's `volumeBindingMode` (`None`: no such class).
+pub(crate) fn storage_class_binding<'a>(lab: &'a Lab, name: &str) -> Option<&'a str> {
+    lab.cluster
+        .storage_classes
+        .get(&(no_namespace(), name.to_string()))
+        .map(|c| c.spec.volume_binding_mode.as_str())
+}
+
+/// A claim's `spec.storageClassName` (`None`: no such claim).
+pub(crate) fn claim_class<'a>(lab: &'a Lab, key_: &str) -> Option<&'a str> {
+    lab.cluster
+        .pvcs
+        .get(&key(key_))
+        .map(|c| c.spec.storage_class_name.as_str())
+}
+
+/// A Node's `spec.podCIDR` (`None`: no such node; empty: none assigned).
+pub(crate) fn node_pod_cidr<'a>(lab: &'a Lab, node: &str) -> Option<&'a str> {
+    lab.cluster
+        .nodes
+        .get(&(no_namespace(), node.to_string()))
+        .map(|n| n.spec.pod_cidr.as_str())
+}
+
+/// The messages of the pod's events with this reason (the pod of that name that exists
+/// now, as [`pod_has_event`] reads them).
+pub(crate) fn pod_event_messages(lab: &Lab, key_: &str, reason: &str) -> Vec<String> {
+    let k = key(key_);
+    let object = crate::cluster::ObjectRef::new(ApiKind::Pod, &k.0, &k.1);
+    let uid = lab.cluster.pods.get(&k).map(|p| p.metadata.uid);
+    lab.calls()
+        .events(&object, uid)
+        .filter(|(_, e)| e.reason == reason)
+        .map(|(_, e)| {
+            let mut text = String::new();
+            e.message.write(&object, &mut text);
+            text
+        })
+        .collect()
+}
+
 /// Whether the StorageClass exists.
 pub(crate) fn storage_class_exists(lab: &Lab, name: &str) -> bool {
     lab.cluster

@@ -230,6 +230,20 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
+        pattern: "node <node> cidr <cidr>",
+        about: "the Node's `spec.podCIDR` is this CIDR",
+        eval: node_cidr,
+        topic: Topic::Node,
+        record: None,
+    },
+    Predicate {
+        pattern: "node <node> sriov-pf <word> vfs <n>",
+        about: "the node's SR-IOV PF of this name has this many virtual functions",
+        eval: node_sriov_pf,
+        topic: Topic::Node,
+        record: None,
+    },
+    Predicate {
         pattern: "node <node> ipam leased <n>",
         about: "host-local on the node holds this many leases (every network)",
         eval: ipam_leased,
@@ -356,6 +370,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
+        pattern: "pod <pod> event <word> <text>",
+        about: "the pod has an event with this reason whose message holds the text (`\"no IP addresses available\"`)",
+        eval: pod_event_message,
+        topic: Topic::Pod,
+        record: None,
+    },
+    Predicate {
         pattern: "pvc <pvc> exists",
         about: "the PersistentVolumeClaim exists (name or ns/name)",
         eval: pvc_exists,
@@ -405,6 +426,20 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
+        pattern: "pvc <pvc> pv exists",
+        about: "a PersistentVolume is bound to the claim (its claimRef names it), whatever its phase; `not …` holds once that PV is deleted",
+        eval: pvc_pv_exists,
+        topic: Topic::Volume,
+        record: None,
+    },
+    Predicate {
+        pattern: "pvc <pvc> class <name>",
+        about: "the claim's `spec.storageClassName` is this class",
+        eval: pvc_class,
+        topic: Topic::Volume,
+        record: None,
+    },
+    Predicate {
         pattern: "pvc <pvc> on <node> state <word>",
         about: "the CSI lifecycle state of the claim's volume on a node (CREATED, NODE_READY, VOL_READY, PUBLISHED)",
         eval: pvc_state_on,
@@ -436,6 +471,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         pattern: "sc <name> exists",
         about: "the StorageClass exists",
         eval: sc_exists,
+        topic: Topic::None,
+        record: None,
+    },
+    Predicate {
+        pattern: "sc <name> binding <word>",
+        about: "the StorageClass's `volumeBindingMode` is this (Immediate, WaitForFirstConsumer)",
+        eval: sc_binding,
         topic: Topic::None,
         record: None,
     },
@@ -531,11 +573,25 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
+        pattern: "you called <word> <n> times with <text> <text> for pvc <pvc>",
+        about: "as `you called …`, and each call is about the claim's volume (its volume ID): a call on another claim's volume or on one made by hand does not count",
+        eval: super::saw::called_by_hand_for_pvc,
+        topic: Topic::WireCall,
+        record: None,
+    },
+    Predicate {
         pattern: "saw wire <word> for pvc <pvc>",
         about: "a record of the CSI call shown this step was made by a component (not by hand) for the claim's volume (its name or volume ID) and answered OK",
         eval: super::saw::wire_for_pvc,
         topic: Topic::WireCall,
         record: Some(super::saw::for_pvc_test),
+    },
+    Predicate {
+        pattern: "saw wire <word> from pvc|snapshot <name>",
+        about: "a record of the CSI call shown this step copies this source: its request's `volume_content_source` holds the claim's volume ID (a clone) or the snapshot's ID (a restore)",
+        eval: super::saw::wire_from_source,
+        topic: Topic::WireCall,
+        record: Some(super::saw::from_source_test),
     },
     Predicate {
         pattern: "saw route <name> <text>",
@@ -853,6 +909,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         pattern: "caused <word> <word> for pod <pod>",
         about: "a command of this step ran this CNI plugin's command (`calico-ipam DEL`) for the pod's sandbox, as its CNI_ARGS name the pod, and the plugin succeeded",
         eval: super::saw::caused_plugin_for_pod,
+        topic: Topic::Calls,
+        record: None,
+    },
+    Predicate {
+        pattern: "caused <word> <word> on <node>",
+        about: "a command of this step ran this CNI plugin's command on the node (`bridge GC`, which only libcni's GC sends), and the plugin succeeded",
+        eval: super::saw::caused_plugin_on,
         topic: Topic::Calls,
         record: None,
     },
@@ -1296,6 +1359,33 @@ fn node_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
+fn node_cidr(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let n = arg(a, 0);
+    let want: Option<IpNet> = arg(a, 1).parse().ok();
+    match query::node_pod_cidr(lab, n) {
+        Some(cidr) => Eval::new(
+            want.is_some() && cidr.parse::<IpNet>().ok() == want,
+            if cidr.is_empty() {
+                format!("node {n} has no podCIDR")
+            } else {
+                format!("node {n} has podCIDR {cidr}")
+            },
+        ),
+        None => Eval::new(false, format!("there is no node {n}")),
+    }
+}
+
+fn node_sriov_pf(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (n, pf) = (arg(a, 0), arg(a, 1));
+    match node_view::sriov_vf_count(lab, n, pf) {
+        Some(count) => Eval::new(
+            arg(a, 2).parse::<usize>().ok() == Some(count),
+            format!("node {n}'s PF {pf} has {count} VF(s)"),
+        ),
+        None => Eval::new(false, format!("there is no node {n}")),
+    }
+}
+
 /// A node's host-local directories, or "there is no node".
 pub(super) fn ipam_dirs<'a>(
     lab: &'a Lab,
@@ -1732,6 +1822,21 @@ fn pod_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
+fn pod_event_message(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (ns, name) = split_ns(arg(a, 0));
+    let (reason, text) = (arg(a, 1), arg(a, 2));
+    let messages = query::pod_event_messages(lab, arg(a, 0), reason);
+    let holds = messages.iter().any(|m| m.contains(text));
+    Eval::new(
+        holds,
+        match messages.last() {
+            None => format!("pod {ns}/{name} has no {reason} event"),
+            Some(m) if !holds => format!("pod {ns}/{name}'s {reason} event says {m:?}"),
+            Some(_) => format!("pod {ns}/{name} has a {reason} event saying {text:?}"),
+        },
+    )
+}
+
 fn pvc<'a>(lab: &'a Lab, key: &str) -> Result<query::ClaimFacts<'a>, Eval> {
     query::claim(lab, key).ok_or_else(|| {
         let (ns, name) = split_ns(key);
@@ -1847,6 +1952,30 @@ fn pvc_pv_phase(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     }
 }
 
+fn pvc_pv_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match pv_of(lab, arg(a, 0)) {
+        Ok(pv) => Eval::new(
+            true,
+            format!(
+                "persistentvolume {} ({}) is bound to the claim",
+                pv.name, pv.phase
+            ),
+        ),
+        Err(e) => e,
+    }
+}
+
+fn pvc_class(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (ns, name) = split_ns(arg(a, 0));
+    match query::claim_class(lab, arg(a, 0)) {
+        Some(class) => Eval::new(
+            class == arg(a, 1),
+            format!("claim {ns}/{name} is of class {class:?}"),
+        ),
+        None => Eval::new(false, format!("there is no claim {ns}/{name}")),
+    }
+}
+
 fn pvc_state_on(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     match pv_of(lab, arg(a, 0)) {
         Ok(pv) => {
@@ -1907,6 +2036,16 @@ fn sc_exists(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
             if holds { "exists" } else { "does not exist" }
         ),
     )
+}
+
+fn sc_binding(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    match query::storage_class_binding(lab, arg(a, 0)) {
+        Some(mode) => Eval::new(
+            mode == arg(a, 1),
+            format!("storageclass {} binds {mode}", arg(a, 0)),
+        ),
+        None => Eval::new(false, format!("storageclass {} does not exist", arg(a, 0))),
+    }
 }
 
 fn csi_last_code(lab: &Lab, _: &Observed, a: &[String]) -> Eval {

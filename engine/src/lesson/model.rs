@@ -186,7 +186,8 @@ fn choice_label(given: &str) -> Option<char> {
 /// Whether a prediction says what the answer says, as an engineer would write it: case,
 /// quotes, backticks and a final full stop do not matter; an address may carry its prefix
 /// (`10.244.1.3/24` for `10.244.1.3`); an RPC may drop `Volume` (`NodeUnpublish`); success
-/// may be said as `ok`, `OK`, `success`, `succeeds` or `0`.
+/// may be said as `ok`, `OK`, `success`, `succeeds` or `0`; a CNI command may drop `CNI`
+/// (`DEL` for `CNI DEL`).
 pub(crate) fn same_prediction(given: &str, answer: &str) -> bool {
     fn clean(s: &str) -> String {
         s.trim()
@@ -223,6 +224,15 @@ pub(crate) fn same_prediction(given: &str, answer: &str) -> bool {
         && let Some((addr, len)) = g.split_once('/')
         && addr == a
         && len.parse::<u8>().is_ok()
+    {
+        return true;
+    }
+    // A CNI command without the `CNI` before it (`DEL` for `CNI DEL`): the command names
+    // only that.
+    const CNI_COMMANDS: &[&str] = &["add", "del", "check", "gc", "status", "version"];
+    if let Some(command) = a.strip_prefix("cni ")
+        && CNI_COMMANDS.contains(&command)
+        && g == command
     {
         return true;
     }
@@ -294,6 +304,25 @@ mod tests {
             ("the portmap plugin", "bandwidth"),
             ("bandwidth or portmap", "bandwidth"),
             ("the plugin", "bandwidth"),
+        ] {
+            assert!(!same_prediction(given, answer), "{given} for {answer}");
+        }
+    }
+
+    #[test]
+    fn a_cni_command_may_be_named_without_cni() {
+        for given in ["DEL", "del", "CNI DEL", "`DEL`", "the DEL", "cni del."] {
+            assert!(same_prediction(given, "CNI DEL"), "{given}");
+        }
+        // Only the command itself: not another command, not `CNI` alone, and not a word
+        // that is no CNI command.
+        for (given, answer) in [
+            ("ADD", "CNI DEL"),
+            ("CNI", "CNI DEL"),
+            ("DEL NodeUnpublishVolume", "CNI DEL"),
+            ("DELETE", "CNI DEL"),
+            ("bandwidth", "CNI bandwidth"),
+            ("NodeUnpublishVolume", "CNI DEL"),
         ] {
             assert!(!same_prediction(given, answer), "{given} for {answer}");
         }

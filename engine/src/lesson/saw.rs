@@ -292,6 +292,33 @@ pub(crate) fn wire_caller(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
 /// made by hand during this step (each raw `csi` command's own records), answered OK, whose
 /// request has this value at the pointer. Records shown with `show wire` do not count.
 pub(crate) fn called_by_hand(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    called_by_hand_about(lab, seen, a, None)
+}
+
+/// `you called <call> <n> times with <pointer> <value> for pvc <claim>`: as
+/// [`called_by_hand`], and each call is about the claim's volume (its volume ID, or its
+/// name for CreateVolume): a call on another claim's volume or a volume made by hand does
+/// not count.
+pub(crate) fn called_by_hand_for_pvc(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let claim = arg(a, 4);
+    match crate::engine::query::claim_volume(lab, claim) {
+        Some(pv) => called_by_hand_about(lab, seen, a, Some((claim, pv.name, pv.handle))),
+        None => yes_no(
+            false,
+            String::new(),
+            format!("no persistent volume was made for claim {claim}"),
+        ),
+    }
+}
+
+/// The count behind both `you called …` lines; `volume` is the claim, its PV's name and
+/// its volume ID.
+fn called_by_hand_about(
+    lab: &Lab,
+    seen: &Observed,
+    a: &[String],
+    volume: Option<(&str, &str, &str)>,
+) -> Eval {
     let (call, ptr, want) = (arg(a, 0), arg(a, 2), arg(a, 3));
     let need = arg(a, 1).parse::<usize>().unwrap_or(usize::MAX);
     let by_hand = seen
@@ -305,15 +332,68 @@ pub(crate) fn called_by_hand(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
         .flat_map(|r| r.wire.0..r.wire.1)
         .filter_map(|s| lab.wire().get(s))
         .filter(|r| is_call(r, call) && !r.failed());
+    let about = |r: &WireRecord| match (volume, r) {
+        (None, _) => true,
+        (Some((_, name, handle)), WireRecord::Csi(c)) => {
+            let subject = c.request.subject();
+            subject == Some(name) || subject == Some(handle)
+        }
+        (Some(_), WireRecord::Cni(_)) => false,
+    };
     let have = by_hand
-        .filter(|r| holds_at(r, "request", ptr, want))
+        .filter(|r| about(r) && holds_at(r, "request", ptr, want))
         .count();
+    let of = volume.map_or(String::new(), |(claim, _, handle)| {
+        format!(" on claim {claim}'s volume {handle}")
+    });
     yes_no(
         have >= need,
-        format!("you made {have} {call} call(s) with {ptr} = {want} that answered OK"),
+        format!("you made {have} {call} call(s){of} with {ptr} = {want} that answered OK"),
         format!(
-            "{have} {call} call(s) of yours with {ptr} = {want} answered OK during this step, not {need} (`csi …` makes the call; `show wire` only shows one)"
+            "{have} {call} call(s) of yours{of} with {ptr} = {want} answered OK during this step, not {need} (`csi …` makes the call; `show wire` only shows one)"
         ),
+    )
+}
+
+/// The record test of `saw wire <call> from pvc|snapshot <source>`: the request's
+/// `volume_content_source` names the source claim's volume ID (a clone) or the snapshot's
+/// snapshot ID (a restore).
+pub(crate) fn from_source_test(lab: &Lab, rec: &WireRecord, a: &[String]) -> bool {
+    let (kind, source) = (arg(a, 1), arg(a, 2));
+    let (ptr, want) = match kind {
+        "pvc" => (
+            "/volume_content_source/volume/volume_id",
+            crate::engine::query::claim_volume(lab, source).map(|pv| pv.handle),
+        ),
+        _ => (
+            "/volume_content_source/snapshot/snapshot_id",
+            crate::engine::query::snapshot_handle(lab, source),
+        ),
+    };
+    let Some(want) = want.filter(|w| !w.is_empty()) else {
+        return false;
+    };
+    part(rec, "request").is_some_and(|v| v.pointer(ptr).and_then(Value::as_str) == Some(want))
+}
+
+/// `saw wire <call> from pvc|snapshot <source>`: a record shown this step has the source
+/// claim's volume (or the snapshot) as its content source.
+pub(crate) fn wire_from_source(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, kind, source) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let recs = shown_calls(lab, seen, call);
+    let what = if kind == "pvc" {
+        format!("claim {source}'s volume")
+    } else {
+        format!("snapshot {source}")
+    };
+    yes_no(
+        recs.iter().any(|r| from_source_test(lab, r, a)),
+        format!("you saw a {call} call whose content source is {what}"),
+        if recs.is_empty() {
+            format!("no {call} record has been shown whole during this step")
+        } else {
+            format!("the {call} records shown do not copy {what} (their volume_content_source)")
+        },
     )
 }
 
@@ -822,6 +902,31 @@ pub(crate) fn caused(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
         holds,
         format!("a command of this step made {want} act"),
         format!("no command of this step made {want} act"),
+    )
+}
+
+/// `caused PLUGIN COMMAND on NODE`: a command of this step ran the plugin's COMMAND on the
+/// node (`bridge GC`: libcni's GC, which only `cni gc` or a runtime's GC sends), and the
+/// plugin succeeded.
+pub(crate) fn caused_plugin_on(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (plugin, command, node) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let holds = seen.succeeded().any(|r| {
+        (r.wire.0..r.wire.1)
+            .filter_map(|s| lab.wire().get(s))
+            .any(|rec| match rec {
+                WireRecord::Cni(c) => {
+                    c.plugin_type == plugin
+                        && &*c.node == node
+                        && c.env.command.is_some_and(|c| c.as_str() == command)
+                        && c.reply.is_ok()
+                }
+                WireRecord::Csi(_) => false,
+            })
+    });
+    yes_no(
+        holds,
+        format!("a command of this step ran {plugin} {command} on {node}, and it succeeded"),
+        format!("no command of this step ran {plugin} {command} on {node} successfully"),
     )
 }
 
