@@ -40,7 +40,7 @@ fn macvlan(lab: &mut Lab, name: &str, addr: &str, mode: &str) {
         RouteEntry::static_route(RouteDst::Net("10.10.0.0/24".parse().unwrap()), None, "net1");
     connected.proto_kernel = true;
     connected.scope_link = true;
-    connected.src = Some(addr.split('/').next().unwrap().parse().unwrap());
+    connected.set_src(Some(addr.split('/').next().unwrap().parse().unwrap()));
     ns.routes.push(connected);
 }
 

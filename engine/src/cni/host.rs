@@ -430,19 +430,26 @@ pub struct RouteEntry {
     pub scope_link: bool,
     /// `scope host` (`ip.AddHostRoute`: ptp's route to its pod on the host veth).
     pub scope_host: bool,
-    /// Preferred source address.
-    pub src: Option<IpAddr>,
     /// `onlink`: the next hop is on the device even though no address covers it (flannel's
     /// VXLAN routes via `<peer subnet>.0 dev flannel.1`).
     pub onlink: bool,
-    /// The routing protocol that installed it, other than `kernel` (`proto bird` for the
-    /// routes Calico's BIRD programs); `None` prints nothing (`boot`, `static`'s default).
-    pub proto: Option<RouteProto>,
     /// A `blackhole` route (type blackhole, no device): matching packets are discarded.
     pub blackhole: bool,
-    /// The route's `mtu` metric (Cilium's tunnel routes: `mtu 1450`); `None` prints nothing
-    /// and the output device's MTU applies.
-    pub mtu: Option<u32>,
+    /// The preferred source, protocol and MTU, boxed and held only when one is set (see
+    /// [`RouteEntry::src`], [`RouteEntry::proto`], [`RouteEntry::mtu`]): a pod's routes,
+    /// one or more a pod on every node, set none of them.
+    rare: Option<Box<RouteRare>>,
+}
+
+// A pod's default route lives in its namespace, one a pod: its rarely set fields are boxed.
+const _: () = assert!(std::mem::size_of::<RouteEntry>() <= 72);
+
+/// The fields of a route that a pod's routes leave unset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct RouteRare {
+    src: Option<IpAddr>,
+    proto: Option<RouteProto>,
+    mtu: Option<u32>,
 }
 
 impl RouteEntry {
@@ -455,11 +462,9 @@ impl RouteEntry {
             proto_kernel: false,
             scope_link: false,
             scope_host: false,
-            src: None,
             onlink: false,
-            proto: None,
             blackhole: false,
-            mtu: None,
+            rare: None,
         }
     }
 
@@ -467,9 +472,68 @@ impl RouteEntry {
     pub fn blackhole(dst: RouteDst, proto: RouteProto) -> Self {
         RouteEntry {
             blackhole: true,
-            proto: Some(proto),
             ..RouteEntry::static_route(dst, None, "")
         }
+        .with_proto(Some(proto))
+    }
+
+    /// Preferred source address.
+    pub fn src(&self) -> Option<IpAddr> {
+        self.rare.as_ref().and_then(|r| r.src)
+    }
+
+    /// The routing protocol that installed it, other than `kernel` (`proto bird` for the
+    /// routes Calico's BIRD programs); `None` prints nothing (`boot`, `static`'s default).
+    pub fn proto(&self) -> Option<RouteProto> {
+        self.rare.as_ref().and_then(|r| r.proto)
+    }
+
+    /// The route's `mtu` metric (Cilium's tunnel routes: `mtu 1450`); `None` prints nothing
+    /// and the output device's MTU applies.
+    pub fn mtu(&self) -> Option<u32> {
+        self.rare.as_ref().and_then(|r| r.mtu)
+    }
+
+    /// The route with preferred source `src`.
+    pub fn with_src(self, src: Option<IpAddr>) -> Self {
+        self.with_rare(|r| r.src = src)
+    }
+
+    /// The route with protocol `proto`.
+    pub fn with_proto(self, proto: Option<RouteProto>) -> Self {
+        self.with_rare(|r| r.proto = proto)
+    }
+
+    /// The route with `mtu` metric `mtu`.
+    pub fn with_mtu(self, mtu: Option<u32>) -> Self {
+        self.with_rare(|r| r.mtu = mtu)
+    }
+
+    /// Set the preferred source address.
+    pub fn set_src(&mut self, src: Option<IpAddr>) {
+        self.edit_rare(|r| r.src = src);
+    }
+
+    /// Set the protocol that installed it.
+    pub fn set_proto(&mut self, proto: Option<RouteProto>) {
+        self.edit_rare(|r| r.proto = proto);
+    }
+
+    /// Set the `mtu` metric.
+    pub fn set_mtu(&mut self, mtu: Option<u32>) {
+        self.edit_rare(|r| r.mtu = mtu);
+    }
+
+    fn with_rare(mut self, edit: impl FnOnce(&mut RouteRare)) -> Self {
+        self.edit_rare(edit);
+        self
+    }
+
+    /// Edit the rare fields; none set is held as no box, so equal routes compare equal.
+    fn edit_rare(&mut self, edit: impl FnOnce(&mut RouteRare)) {
+        let mut rare = self.rare.as_deref().copied().unwrap_or_default();
+        edit(&mut rare);
+        self.rare = (rare != RouteRare::default()).then(|| Box::new(rare));
     }
 
     /// Whether it is an IPv6 route (`ip -6 route`).
@@ -489,7 +553,7 @@ impl RouteEntry {
         use std::fmt::Write;
         if self.blackhole {
             write!(s, "blackhole {}", self.dst)?;
-            if let Some(p) = self.proto {
+            if let Some(p) = self.proto() {
                 write!(s, " proto {p}")?;
             }
             return Ok(());
@@ -501,7 +565,7 @@ impl RouteEntry {
         write!(s, " dev {}", self.dev)?;
         if self.proto_kernel {
             s.push_str(" proto kernel");
-        } else if let Some(p) = self.proto {
+        } else if let Some(p) = self.proto() {
             write!(s, " proto {p}")?;
         }
         if self.scope_link {
@@ -509,13 +573,13 @@ impl RouteEntry {
         } else if self.scope_host {
             s.push_str(" scope host");
         }
-        if let Some(src) = &self.src {
+        if let Some(src) = self.src() {
             write!(s, " src {src}")?;
         }
         if self.onlink {
             s.push_str(" onlink");
         }
-        if let Some(mtu) = self.mtu {
+        if let Some(mtu) = self.mtu() {
             write!(s, " mtu {mtu}")?;
         }
         if self.is_ipv6() {
@@ -926,13 +990,15 @@ impl Netns {
                 if self.connected_deleted(&link.name, dst) {
                     continue;
                 }
-                rest.push(RouteEntry {
-                    proto_kernel: true,
-                    // An IPv6 connected route has no scope or preferred source.
-                    scope_link: !v6,
-                    src: (!v6).then(|| net.addr()),
-                    ..RouteEntry::static_route(RouteDst::Net(dst), None, &link.name)
-                });
+                rest.push(
+                    RouteEntry {
+                        proto_kernel: true,
+                        // An IPv6 connected route has no scope or preferred source.
+                        scope_link: !v6,
+                        ..RouteEntry::static_route(RouteDst::Net(dst), None, &link.name)
+                    }
+                    .with_src((!v6).then(|| net.addr())),
+                );
             }
         }
         rest.sort_by_key(|r| r.dst.sort_key());

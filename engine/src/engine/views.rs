@@ -1049,7 +1049,7 @@ pub(super) fn route_fact(r: &crate::cni::host::RouteEntry) -> super::seen::Route
         proto: if r.proto_kernel {
             Some("kernel".to_string())
         } else {
-            r.proto.map(|p| p.as_str().to_string())
+            r.proto().map(|p| p.as_str().to_string())
         },
         blackhole: r.blackhole,
         onlink: r.onlink,

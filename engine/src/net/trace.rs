@@ -772,7 +772,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         let Some(link) = ns.links.get(&r.dev) else {
             return self.no_route(format!("{} has no device {}", pod.key(), r.dev));
         };
-        let mtu = r.mtu.map_or(link.mtu, |m| m.min(link.mtu));
+        let mtu = r.mtu().map_or(link.mtu, |m| m.min(link.mtu));
         if let Some(p) = hop_packet(&mut self.hops) {
             p.mtu = Some(mtu);
         }
@@ -785,7 +785,7 @@ impl<'a, 'n> Walker<'a, 'n> {
             );
             return self.too_big(text, &pod.key(), &r.dev, link.mtu, false);
         }
-        if let Some(m) = r.mtu.filter(|m| size > *m) {
+        if let Some(m) = r.mtu().filter(|m| size > *m) {
             self.too_big = Some(TooBig {
                 at: pod.key(),
                 dev: format!("route to {} (mtu {m})", r.dst),
@@ -801,7 +801,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         if let Some(lower) = underlay_lower(&link.kind) {
             // The packet leaves by that interface, from its address (the route's `src`).
             let src_ip = r
-                .src
+                .src()
                 .or_else(|| link.addrs.first().map(|n| n.addr()))
                 .unwrap_or(src_ip);
             if let Some(first) = self.hops.first_mut() {
@@ -935,7 +935,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         let Some(out) = host.root.links.get(&r.dev) else {
             return self.no_route(format!("{node} has no device {}", r.dev));
         };
-        let (mtu, what) = match r.mtu {
+        let (mtu, what) = match r.mtu() {
             Some(m) if m < out.mtu => (m, format!("route to {} (mtu {m})", r.dst)),
             _ => (out.mtu, r.dev.to_string()),
         };
@@ -1556,7 +1556,7 @@ fn host_lookup(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
 /// ifindex order, where the uplink comes first (created with the node) and loopback's
 /// host-scope address never qualifies.
 fn preferred_src(host: &Host, r: &RouteEntry) -> Option<IpAddr> {
-    if let Some(s) = r.src {
+    if let Some(s) = r.src() {
         return Some(s);
     }
     let first = |l: &crate::cni::host::Link| {

@@ -151,7 +151,7 @@ impl CiliumCni {
             Some(router.into()),
             &env.ifname,
         );
-        default.mtu = Some(route_mtu);
+        default.set_mtu(Some(route_mtu));
         pod_ns.routes.push(default);
         host.root.links.insert(host_name.clone(), hostl);
         host.sysctls.insert(

@@ -169,20 +169,20 @@ fn setup_container_veth(
                 &env.ifname,
             );
             r.scope_link = true;
-            r.src = Some(src);
+            r.set_src(Some(src));
             ns.routes.push(r);
             let mut r = RouteEntry::static_route(RouteDst::of_net(prefix), None, &env.ifname);
-            r.src = Some(src);
+            r.set_src(Some(src));
             ns.routes.push(r);
             continue;
         };
         let mut gw_route = RouteEntry::static_route(RouteDst::Host(gateway), None, &env.ifname);
         gw_route.scope_link = true;
-        gw_route.src = Some(src);
+        gw_route.set_src(Some(src));
         ns.routes.push(gw_route);
         let mut net_route =
             RouteEntry::static_route(RouteDst::of_net(prefix), Some(gateway), &env.ifname);
-        net_route.src = Some(src);
+        net_route.set_src(Some(src));
         ns.routes.push(net_route);
     }
     Ok(())

@@ -85,7 +85,7 @@ impl Mesh {
             for b in n.blocks.keys() {
                 let mut route =
                     RouteEntry::static_route(RouteDst::Net((*b).into()), Some(ip.into()), "eth0");
-                route.proto = Some(PROTO);
+                route.set_proto(Some(PROTO));
                 peers.push(Arc::new(PeerEntry {
                     owner: name.clone(),
                     route,
@@ -103,7 +103,7 @@ impl Mesh {
     pub(crate) fn program_own(&self, host: &mut Host, node: &str) {
         host.root
             .routes
-            .retain(|r| !(r.blackhole && r.proto == Some(PROTO)));
+            .retain(|r| !(r.blackhole && r.proto() == Some(PROTO)));
         if let Some(n) = self.nodes.get(node) {
             for b in n.blocks.keys() {
                 host.root

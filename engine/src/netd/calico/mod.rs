@@ -164,7 +164,7 @@ impl Calico {
             h.datastore = None;
             h.files.remove(crate::cni::plugins::calico::KUBECONFIG);
             h.files.remove(crate::cni::plugins::calico::MTU_FILE);
-            h.root.routes.retain(|r| r.proto != Some(bird::PROTO));
+            h.root.routes.retain(|r| r.proto() != Some(bird::PROTO));
             h.peers = PeerTable::default();
             felix::remove(h);
         }

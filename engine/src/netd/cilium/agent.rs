@@ -413,19 +413,18 @@ fn program_routes(host: &mut Host, node: &str, nodes: &[CiliumNode<'_>]) {
     };
     let router = std::net::IpAddr::from(api.router_ip);
     let route_mtu = api.route_mtu;
-    let mut routes = vec![RouteEntry {
-        proto_kernel: true,
-        scope_link: true,
-        ..RouteEntry::static_route(RouteDst::Host(router), None, HOST_DEV)
-    }];
+    let mut to_router = RouteEntry::static_route(RouteDst::Host(router), None, HOST_DEV);
+    to_router.proto_kernel = true;
+    to_router.scope_link = true;
+    let mut routes = vec![to_router];
     for n in nodes {
         let Some(cidr) = n.pod_cidr else { continue };
-        routes.push(RouteEntry {
-            proto_kernel: true,
-            src: Some(router),
-            mtu: (n.name != node).then_some(route_mtu),
-            ..RouteEntry::static_route(RouteDst::Net(cidr.trunc().into()), Some(router), HOST_DEV)
-        });
+        let dst = RouteDst::Net(cidr.trunc().into());
+        let mut route = RouteEntry::static_route(dst, Some(router), HOST_DEV)
+            .with_src(Some(router))
+            .with_mtu((n.name != node).then_some(route_mtu));
+        route.proto_kernel = true;
+        routes.push(route);
     }
     host.root.routes.retain(|r| r.dev != HOST_DEV);
     host.root.routes.extend(routes);
