@@ -432,6 +432,15 @@ fn run_lab() -> ExitCode {
                 "lesson {}",
                 shlex::try_join(args.iter().map(String::as_str)).unwrap_or_default()
             );
+            // `lesson lint` and `lesson verify` play every lesson (lint at several variants)
+            // before they print: on a terminal, a line says so, so a wait is not a hang.
+            if matches!(args.first().map(String::as_str), Some("lint" | "verify"))
+                && std::io::stderr().is_terminal()
+            {
+                eprintln!(
+                    "playing each lesson's steps on a fresh cluster to check them (a minute or more; the report follows)…"
+                );
+            }
             match &record {
                 Some(cast) => record_lesson_play(&mut desk, &line, cast),
                 None => run_one(&mut desk, &line),
