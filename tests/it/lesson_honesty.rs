@@ -20,6 +20,21 @@ fn at_item(lesson: &str, n: usize) -> lab_engine::Desk {
     d
 }
 
+/// Whether `lines`, typed after `skips` items of `lesson`, complete `step` (failures allowed:
+/// a decoy may fail on purpose).
+fn completes(
+    lesson: &str,
+    skips: usize,
+    lines: impl IntoIterator<Item = impl AsRef<str>>,
+    step: u32,
+) -> bool {
+    let mut d = at_item(lesson, skips);
+    for line in lines {
+        let _ = d.execute(line.as_ref());
+    }
+    done(&d, step)
+}
+
 fn done(d: &lab_engine::Desk, step: u32) -> bool {
     d.lessons
         .session
@@ -669,16 +684,14 @@ fn a_csi_call_by_hand_must_be_on_the_task_s_claim_s_volume() {
         let unpublish = format!("csi node-unpublish pvc/{claim} {target}");
         [publish.clone(), publish, unpublish.clone(), unpublish]
     };
-    let mut d = at_item("ch6-source-walkthrough", 14);
-    for line in twice("scratch") {
-        let _ = d.execute(&line);
-    }
-    assert!(!done(&d, 15), "another claim's volume published");
-    let mut d = at_item("ch6-source-walkthrough", 14);
-    for line in twice("data") {
-        let _ = d.execute(&line);
-    }
-    assert!(done(&d, 15), "data's volume published");
+    assert!(
+        !completes("ch6-source-walkthrough", 14, twice("scratch"), 15),
+        "another claim's volume published"
+    );
+    assert!(
+        completes("ch6-source-walkthrough", 14, twice("data"), 15),
+        "data's volume published"
+    );
 
     // ch4 step 9: a volume made by hand, published and unpublished twice on node-2.
     let mut d = at_item("ch4-runtime-workflow", 8);
@@ -873,16 +886,14 @@ fn sriov_pods_the_task_says_the_scheduler_places_must_be_so() {
             "show links gpu-1 --pod train-0".to_string(),
         ]
     };
-    let mut d = at_item("ch3-csi-multus", 11);
-    for line in step12("--node gpu-1") {
-        let _ = d.execute(&line);
-    }
-    assert!(!done(&d, 12), "train-0 pinned");
-    let mut d = at_item("ch3-csi-multus", 11);
-    for line in step12("") {
-        let _ = d.execute(&line);
-    }
-    assert!(done(&d, 12), "train-0 placed by the scheduler");
+    assert!(
+        !completes("ch3-csi-multus", 11, step12("--node gpu-1"), 12),
+        "train-0 pinned"
+    );
+    assert!(
+        completes("ch3-csi-multus", 11, step12(""), 12),
+        "train-0 placed by the scheduler"
+    );
 
     let step13 = |node: &str| {
         [
@@ -891,16 +902,14 @@ fn sriov_pods_the_task_says_the_scheduler_places_must_be_so() {
             "describe pod train-2".to_string(),
         ]
     };
-    let mut d = at_item("ch3-csi-multus", 12);
-    for line in step13("--node gpu-1") {
-        let _ = d.execute(&line);
-    }
-    assert!(!done(&d, 13), "train-1 pinned");
-    let mut d = at_item("ch3-csi-multus", 12);
-    for line in step13("") {
-        let _ = d.execute(&line);
-    }
-    assert!(done(&d, 13), "train-1 placed by the scheduler");
+    assert!(
+        !completes("ch3-csi-multus", 12, step13("--node gpu-1"), 13),
+        "train-1 pinned"
+    );
+    assert!(
+        completes("ch3-csi-multus", 12, step13(""), 13),
+        "train-1 placed by the scheduler"
+    );
 }
 
 /// ch5 step 14: a node with another PF or another count of VFs is not the task's
@@ -929,16 +938,14 @@ fn another_node_with_node_3_s_cidr_is_not_node_3() {
             "show routes node-1".to_string(),
         ]
     };
-    let mut d = at_item("ch3-architecture", 20);
-    for line in lines("node-9") {
-        let _ = d.execute(&line);
-    }
-    assert!(!done(&d, 21), "node-9");
-    let mut d = at_item("ch3-architecture", 20);
-    for line in lines("node-3") {
-        let _ = d.execute(&line);
-    }
-    assert!(done(&d, 21), "node-3");
+    assert!(
+        !completes("ch3-architecture", 20, lines("node-9"), 21),
+        "node-9"
+    );
+    assert!(
+        completes("ch3-architecture", 20, lines("node-3"), 21),
+        "node-3"
+    );
 }
 
 /// ch6 step 12: the task creates a class `local`; the built-in `local-wffc`, or a class

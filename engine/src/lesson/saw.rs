@@ -905,24 +905,36 @@ pub(crate) fn caused(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
-/// `caused PLUGIN COMMAND on NODE`: a command of this step ran the plugin's COMMAND on the
-/// node (`bridge GC`: libcni's GC, which only `cni gc` or a runtime's GC sends), and the
-/// plugin succeeded.
-pub(crate) fn caused_plugin_on(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
-    let (plugin, command, node) = (arg(a, 0), arg(a, 1), arg(a, 2));
-    let holds = seen.succeeded().any(|r| {
+/// Whether a command of this step that succeeded ran `plugin`'s `command`, the plugin
+/// answered OK, and the call is `about` what the check names (its node, its pod).
+fn ran_plugin(
+    lab: &Lab,
+    seen: &Observed,
+    plugin: &str,
+    command: &str,
+    about: impl Fn(&crate::cni::runtime::WireCall) -> bool,
+) -> bool {
+    seen.succeeded().any(|r| {
         (r.wire.0..r.wire.1)
             .filter_map(|s| lab.wire().get(s))
             .any(|rec| match rec {
                 WireRecord::Cni(c) => {
                     c.plugin_type == plugin
-                        && &*c.node == node
                         && c.env.command.is_some_and(|c| c.as_str() == command)
                         && c.reply.is_ok()
+                        && about(c)
                 }
                 WireRecord::Csi(_) => false,
             })
-    });
+    })
+}
+
+/// `caused PLUGIN COMMAND on NODE`: a command of this step ran the plugin's COMMAND on the
+/// node (`bridge GC`: libcni's GC, which only `cni gc` or a runtime's GC sends), and the
+/// plugin succeeded.
+pub(crate) fn caused_plugin_on(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (plugin, command, node) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let holds = ran_plugin(lab, seen, plugin, command, |c| &*c.node == node);
     yes_no(
         holds,
         format!("a command of this step ran {plugin} {command} on {node}, and it succeeded"),
@@ -947,19 +959,7 @@ pub(crate) fn caused_plugin_for_pod(lab: &Lab, seen: &Observed, a: &[String]) ->
         }
         !name.is_empty() && pod_named(pod, ns, name)
     };
-    let holds = seen.succeeded().any(|r| {
-        (r.wire.0..r.wire.1)
-            .filter_map(|s| lab.wire().get(s))
-            .any(|rec| match rec {
-                WireRecord::Cni(c) => {
-                    c.plugin_type == plugin
-                        && c.env.command.is_some_and(|c| c.as_str() == command)
-                        && c.reply.is_ok()
-                        && for_pod(&c.env.args)
-                }
-                WireRecord::Csi(_) => false,
-            })
-    });
+    let holds = ran_plugin(lab, seen, plugin, command, |c| for_pod(&c.env.args));
     yes_no(
         holds,
         format!("a command of this step ran {plugin} {command} for pod {pod}"),
