@@ -489,6 +489,14 @@ impl Lab {
                         "the request is not JSON ({e}); give a protojson object with csi.proto field names, e.g. '{{\"volume_id\": \"vol-1\"}}'"
                     ))
                 })?;
+                // protojson reads a message from an object only: serde would fill a struct
+                // from an array by position, or take `null` as the empty request.
+                if !req.is_object() {
+                    return Err(LabError::msg(format!(
+                        "the request is {}, not a JSON object; give a protojson object with csi.proto field names, e.g. '{{\"volume_id\": \"vol-1\"}}' ('{{}}' for an empty request)",
+                        json_kind(&req)
+                    )));
+                }
                 // protojson accepts the JSON names (`volumeId`) as well as the proto names.
                 let req = crate::csi::protojson::proto_field_names(&req);
                 let (_, method) = crate::csi::resolve(&rpc).map_err(|s| {
@@ -655,5 +663,17 @@ impl Lab {
             }
         }
         Ok((out, shown))
+    }
+}
+
+/// What a JSON value is, as an error names it (`an array`).
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
