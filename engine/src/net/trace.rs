@@ -624,6 +624,27 @@ impl<'a, 'n> Walker<'a, 'n> {
         self.dropped(text)
     }
 
+    /// A packet its sender addresses to a broadcast address: the kernel's local table routes
+    /// it as broadcast (`ip route get` says `broadcast … <local,brd>`), and the socket
+    /// refuses before anything is sent (TCP's `tcp_v4_connect`, UDP's `udp_sendmsg` without
+    /// `SO_BROADCAST`), or (SCTP) the INIT goes out to the whole link and every receiver
+    /// drops it, as `sctp_rcv` takes only packets addressed to its host.
+    fn to_broadcast(&self, sender: &str, bcast: &Broadcast<'_>, proto: Protocol) -> Outcome {
+        let what = bcast.describe(sender);
+        match proto {
+            Protocol::Tcp => self.no_route(format!(
+                "{what}: TCP does not connect to a broadcast address (connect: Network is unreachable)"
+            )),
+            Protocol::Udp => self.dropped(format!(
+                "{what}: a UDP socket without SO_BROADCAST may not send to it (sendto: Permission denied)"
+            )),
+            Protocol::Sctp => self.dropped(format!(
+                "{what}: the INIT leaves {} as a link-layer broadcast, and SCTP drops a packet not addressed to its host alone, so no association forms",
+                bcast.dev
+            )),
+        }
+    }
+
     fn no_route(&self, reason: String) -> Outcome {
         Outcome::NoRoute {
             hop: self.hops.len(),
@@ -681,6 +702,9 @@ impl<'a, 'n> Walker<'a, 'n> {
                 let Some(host) = self.fabric.host(&n.name) else {
                     return self.no_route(format!("{} has no kernel in the lab", n.name));
                 };
+                if let Some(bcast) = Broadcast::of(&host.root, dst_ip) {
+                    return self.to_broadcast(&n.name, &bcast, proto);
+                }
                 // The source of a packet the host sends is the route's preferred source,
                 // or the output device's first address.
                 let Some(r) = host_lookup(host, dst_ip) else {
@@ -754,6 +778,9 @@ impl<'a, 'n> Walker<'a, 'n> {
         }
         if dst_ip.is_ipv6() {
             return self.no_route("the walker follows IPv4 packets only".to_string());
+        }
+        if let Some(bcast) = Broadcast::of(ns, dst_ip) {
+            return self.to_broadcast(&pod.key(), &bcast, proto);
         }
         let table = ns.route_table();
         let Some(r) = lookup(&table, dst_ip).cloned() else {
@@ -1537,6 +1564,58 @@ pub(crate) fn host_route(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
 
 /// The host's FIB lookup: longest prefix over its own routes and the daemon's peer routes,
 /// read in place (no table is built or sorted per packet).
+/// A broadcast address a sender's kernel routes as such: the limited broadcast
+/// `255.255.255.255`, or the network broadcast of an address on one of its links whose
+/// prefix is shorter than /31 (the kernel adds a `broadcast` route to the local table for
+/// each, `fib_add_ifaddr`).
+struct Broadcast<'a> {
+    /// The link whose network it is (for the limited broadcast, the first link up with an
+    /// IPv4 address other than `lo`).
+    dev: &'a str,
+    /// The network, or `None` for the limited broadcast.
+    net: Option<ipnet::IpNet>,
+}
+
+impl<'a> Broadcast<'a> {
+    fn of(ns: &'a crate::cni::host::Netns, dst: IpAddr) -> Option<Self> {
+        let IpAddr::V4(v4) = dst else { return None };
+        let mut links = ns.links.values().filter(|l| l.up);
+        if v4.is_broadcast() {
+            let dev = links.find(|l| {
+                !matches!(l.kind, LinkKind::Loopback) && l.addrs.iter().any(|a| a.addr().is_ipv4())
+            })?;
+            return Some(Broadcast {
+                dev: &dev.name,
+                net: None,
+            });
+        }
+        links.find_map(|l| {
+            l.addrs
+                .iter()
+                .find(|a| a.prefix_len() < 31 && a.broadcast() == dst && a.addr().is_ipv4())
+                .map(|a| Broadcast {
+                    dev: &l.name,
+                    net: Some(a.trunc()),
+                })
+        })
+    }
+
+    /// `10.244.1.255 is the broadcast address of web's eth0 (10.244.1.0/24)`.
+    fn describe(&self, sender: &str) -> String {
+        match self.net {
+            Some(net) => format!(
+                "{} is the broadcast address of {sender}'s {} ({net}), which the kernel routes as broadcast",
+                net.broadcast(),
+                self.dev
+            ),
+            None => format!(
+                "255.255.255.255 is the limited broadcast address, which {sender}'s kernel routes as broadcast out of {}",
+                self.dev
+            ),
+        }
+    }
+}
+
 fn host_lookup(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
     let own = host.root.route_table();
     let best: Option<(&RouteEntry, u8)> = lookup(&own, ip).map(|r| (r, r.dst.net().prefix_len()));
