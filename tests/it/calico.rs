@@ -174,6 +174,31 @@ fn switching_back_to_flannel_removes_what_calico_programmed() {
     );
 }
 
+/// A Calico pod deleted after the switch to flannel: its DEL runs the bridge chain, which
+/// finds no `eth0` of its own, and the runtime then removes the namespace. The kernel
+/// destroys the pod's veth with it, so the host end `cali…` and its `/32` route go too.
+#[test]
+fn a_calico_pod_deleted_after_the_switch_leaves_no_route_to_its_veth() {
+    let mut lab = calico();
+    let web = ip_of(&mut lab, "web");
+    run(&mut lab, "network use flannel-host-gw");
+    let through_cali = |lab: &Lab| -> Vec<String> {
+        let host = &lab.nodes()["node-1"].host;
+        let routes = host.route_table().into_iter().map(|r| r.dev.to_string());
+        let links = host.root.links.values().map(|l| l.name.to_string());
+        routes
+            .chain(links)
+            .filter(|d| d.starts_with("cali"))
+            .collect()
+    };
+    assert!(!through_cali(&lab).is_empty(), "web's veth is there before");
+    run(&mut lab, "pod delete web");
+    run(&mut lab, "pod delete cli");
+    assert_eq!(through_cali(&lab), Vec::<String>::new());
+    let routes = run(&mut lab, "show routes node-1");
+    assert!(!routes.contains(&format!("{web} dev cali")), "{routes}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 

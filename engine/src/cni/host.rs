@@ -1315,12 +1315,57 @@ impl Host {
         }
     }
 
-    /// The namespace a veth's `peer_netns` names, mutably.
-    pub(crate) fn peer_ns_mut(&mut self, peer_netns: Option<&str>) -> Option<&mut Netns> {
-        match peer_netns {
-            None => Some(&mut self.root),
-            Some(path) => self.netns.get_mut(path),
+    /// Delete the link `ifname` of the namespace at `netns` ("" for the host's) as the kernel
+    /// unregisters a device (`ip link del`, netlink's `LinkDel`): its routes, its
+    /// connected-route and per-device sysctls and, on the host, its qdiscs go with it; a
+    /// veth takes its peer with it, wherever the peer is, the same way. Returns the link (its
+    /// addresses: `ip.DelLinkByNameAddr`), or `None` when there is no such link.
+    pub fn delete_link(&mut self, netns: &str, ifname: &str) -> Option<Link> {
+        let link = self.unregister(netns, ifname)?;
+        if let LinkKind::Veth { peer, peer_netns } = &link.kind {
+            let peer_ns = peer_netns.as_deref().unwrap_or("");
+            let pairs_back = self
+                .ns(peer_ns)
+                .and_then(|ns| ns.links.get(peer))
+                .is_some_and(
+                    |l| matches!(&l.kind, LinkKind::Veth { peer: back, .. } if *back == link.name),
+                );
+            if pairs_back {
+                self.unregister(peer_ns, peer);
+            }
         }
+        Some(link)
+    }
+
+    /// One device's removal from its namespace (see [`Host::delete_link`]).
+    fn unregister(&mut self, netns: &str, ifname: &str) -> Option<Link> {
+        let ns = self.ns_mut(netns)?;
+        let link = ns.links.remove(ifname)?;
+        ns.forget_link_state(ifname);
+        if netns.is_empty() {
+            self.qdiscs.retain(|q| q.dev != ifname);
+            self.sysctls.retain(|k, _| !is_link_sysctl(k, ifname));
+        }
+        Some(link)
+    }
+
+    /// Destroy the namespace at `path` as the kernel does once its last reference goes
+    /// (`ip netns del`, the runtime removing a sandbox): every virtual link in it goes, and
+    /// a veth takes its peer with it wherever the peer is, with the peer's routes (Calico's
+    /// `10.244.1.5 dev cali…`, which a DEL by another network's plugins did not remove).
+    pub fn remove_netns(&mut self, path: &str) -> Option<Netns> {
+        let names: Vec<CompactString> = self
+            .netns
+            .get(path)?
+            .links
+            .values()
+            .filter(|l| matches!(l.kind, LinkKind::Veth { .. }))
+            .map(|l| l.name.clone())
+            .collect();
+        for name in names {
+            self.delete_link(path, &name);
+        }
+        self.netns.remove(path)
     }
 }
 

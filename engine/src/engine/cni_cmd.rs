@@ -193,7 +193,7 @@ impl Lab {
                     .all(|l| matches!(l.kind, crate::cni::host::LinkKind::Loopback))
             })
         {
-            node_rt.host.netns.remove(&netns);
+            node_rt.host.remove_netns(&netns);
             if let Some(r) = &self.edges.real {
                 r.netns_removed(&a.node, &netns);
             }

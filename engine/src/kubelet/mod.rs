@@ -491,7 +491,7 @@ impl Kubelet {
         {
             let n = &mut *cri.node;
             // The lab drops the half-made namespace; the IPAM lease is what leaks.
-            n.host.netns.remove(netns);
+            n.host.remove_netns(netns);
         }
         ctx.log_warning(
             Actor::containerd(node),

@@ -123,7 +123,7 @@ impl Kubelet {
             // containerd: "if retErr != nil { teardownPodNetwork }" — every failed ADD is
             // followed by a DEL, then the namespace is removed.
             let r = inv.del(net, &rt);
-            host.netns.remove(netns);
+            host.remove_netns(netns);
             if let Some(r) = ctx.real {
                 r.netns_removed(node_name, netns);
             }
@@ -233,7 +233,7 @@ impl Kubelet {
             Err(_) => Err(CNI_NOT_INITIALIZED.to_string()),
         };
         if result.is_ok() {
-            node.host.netns.remove(sb.netns());
+            node.host.remove_netns(sb.netns());
             node.sandboxes.remove(&pod_key);
             if let Some(r) = ctx.real {
                 r.netns_removed(&node_name, sb.netns());

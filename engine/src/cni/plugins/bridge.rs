@@ -760,23 +760,10 @@ impl Bridge {
         }
         // ip.DelLinkByNameAddr: delete the link (the kernel removes the veth peer too),
         // remembering its addresses; a missing link is fine.
-        let mut addrs: Vec<IpNet> = Vec::new();
-        let removed = ctx.host.netns.get_mut(&env.netns).and_then(|ns| {
-            ns.routes.retain(|r| r.dev != env.ifname);
-            ns.links.remove(&env.ifname)
-        });
-        if let Some(link) = removed {
-            addrs = link.addrs.clone();
-            if let LinkKind::Veth { peer, peer_netns } = &link.kind {
-                if let Some(ns) = ctx.host.peer_ns_mut(peer_netns.as_deref()) {
-                    ns.links.remove(peer);
-                }
-                // The kernel drops a deleted device's qdiscs (bandwidth's TBF/ingress).
-                if peer_netns.is_none() {
-                    ctx.host.qdiscs.retain(|q| q.dev != peer);
-                }
-            }
-        }
+        // The kernel drops the deleted devices' routes and qdiscs (bandwidth's TBF/ingress).
+        let addrs: Vec<IpNet> = common::del_link(ctx.host, &env.netns, &env.ifname)
+            .map(|link| link.addrs)
+            .unwrap_or_default();
         ipam_del(ctx)?;
         if layer3 && conf.ip_masq {
             teardown_ip_masq_all(ctx.host, &conf.name, &env.container_id, &addrs);

@@ -145,14 +145,7 @@ impl Calico {
         ]));
         let host = &mut *ctx.host;
         // A leftover host veth of an earlier sandbox of the same pod is replaced.
-        if let Some(old) = host.root.links.remove(&host_name) {
-            if let LinkKind::Veth { peer, peer_netns } = old.kind {
-                if let Some(n) = peer_netns.and_then(|p| host.netns.get_mut(&p)) {
-                    n.links.remove(&peer);
-                }
-            }
-            host.root.routes.retain(|r| r.dev != host_name);
-        }
+        host.delete_link("", &host_name);
         // calico's `/32` of the pod's address (whatever its family, as the plugin writes it).
         let addr = IpNet::new(ip.addr(), 32).map_err(|e| CniError::internal(e.to_string()))?;
         let Some(netns) = host.netns.path(&env.netns).cloned() else {
@@ -234,21 +227,7 @@ impl Calico {
         let ipam_type = ipam_type(stdin);
         ctx.delegate(&ipam_type, env, stdin)?;
         // CleanUpNamespace: the pod's interface and its veth peer; a missing one is fine.
-        let host = &mut *ctx.host;
-        let removed = host.netns.get_mut(&env.netns).and_then(|ns| {
-            ns.routes.retain(|r| r.dev != env.ifname);
-            ns.links.remove(&env.ifname)
-        });
-        if let Some(Link {
-            kind: LinkKind::Veth { peer, .. },
-            ..
-        }) = removed
-        {
-            host.root.links.remove(&peer);
-            host.root.routes.retain(|r| r.dev != peer);
-            let prefix = format!(".{peer}.");
-            host.sysctls.retain(|k, _| !k.contains(&prefix));
-        }
+        ctx.host.delete_link(&env.netns, &env.ifname);
         Ok(PluginOutput::Empty)
     }
 }

@@ -106,13 +106,7 @@ impl CiliumCni {
             "container",
         ]));
         let host_mac = Mac(hash::mac_bytes(&[&host.node, &env.container_id, "lxc"]));
-        if let Some(old) = host.root.links.remove(&host_name) {
-            if let LinkKind::Veth { peer, peer_netns } = old.kind {
-                if let Some(n) = peer_netns.and_then(|p| host.netns.get_mut(&p)) {
-                    n.links.remove(&peer);
-                }
-            }
-        }
+        host.delete_link("", &host_name);
         let addr = ipnet::IpNet::from(std::net::IpAddr::from(ip));
         let Some(netns) = host.netns.path(&env.netns).cloned() else {
             return Err(super::common::netns_open_error(&env.netns));
@@ -191,20 +185,11 @@ impl CiliumCni {
         if let Some(api) = host.cilium.as_mut() {
             api.release_owner(&env.container_id);
         }
-        let removed = host.netns.get_mut(&env.netns).and_then(|ns| {
-            ns.routes.retain(|r| r.dev != env.ifname);
-            ns.links.remove(&env.ifname)
-        });
-        let peer = match removed {
-            Some(Link {
-                kind: LinkKind::Veth { peer, .. },
-                ..
-            }) => peer.into_string(),
-            _ => lxc_name(&env.container_id),
-        };
-        host.root.links.remove(&peer);
-        let prefix = format!(".{peer}.");
-        host.sysctls.retain(|k, _| !k.contains(&prefix));
+        // The pod's interface takes its lxc peer with it; without one, the lxc of the
+        // container ID goes on its own.
+        if host.delete_link(&env.netns, &env.ifname).is_none() {
+            host.delete_link("", &lxc_name(&env.container_id));
+        }
         Ok(PluginOutput::Empty)
     }
 }

@@ -635,25 +635,13 @@ fn go_ipconfig(ip: &crate::cni::types::IpConfig) -> String {
 }
 
 /// Delete a link of a namespace with the routes through it (`ip.DelLinkByName`); its
-/// addresses are returned. A veth takes its peer with it.
+/// addresses are returned. A veth takes its peer with it ([`Host::delete_link`]).
 pub(crate) fn del_link(
     host: &mut Host,
     netns: &str,
     ifname: &str,
 ) -> Option<crate::cni::host::Link> {
-    let ns = host.ns_mut(netns)?;
-    let link = ns.links.remove(ifname)?;
-    ns.forget_link_state(ifname);
-    if let crate::cni::host::LinkKind::Veth { peer, peer_netns } = &link.kind {
-        if let Some(pns) = host.peer_ns_mut(peer_netns.as_deref()) {
-            pns.links.remove(peer);
-            pns.routes.retain(|r| r.dev != peer);
-        }
-        if peer_netns.is_none() {
-            host.qdiscs.retain(|q| q.dev != peer);
-        }
-    }
-    Some(link)
+    host.delete_link(netns, ifname)
 }
 
 /// The model of a Go plugin that panics: the binary exits 2 with the panic on stderr and
