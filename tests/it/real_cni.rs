@@ -520,3 +520,39 @@ cni del c1 --node node-1
     );
     assert_eq!(namespaces_of(pid), Vec::<String>::new());
 }
+
+/// A result route the plugin installed via the gateway, checked as `ip.ValidateExpectedRoute`
+/// looks for it: a default route without `gw` (01-minimal.conflist, and both families of
+/// 00-dual-stack.conflist) is found by destination alone, so CHECK passes as the real
+/// 1.1.1 bridge's does.
+#[test]
+fn check_of_a_default_route_without_gw_matches_the_real_plugins() {
+    if !oracle::run_or_skip(
+        "check_of_a_default_route_without_gw_matches_the_real_plugins",
+        missing(),
+    ) {
+        return;
+    }
+    let data = DataDir::new("default-route");
+    let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/conflists");
+    let mut script = String::new();
+    for (conflist, id) in [
+        ("01-minimal.conflist", "c1"),
+        ("00-dual-stack.conflist", "c2"),
+    ] {
+        script.push_str(&format!(
+            "cni conf load {} --node node-1\ncni add {id} --node node-1\ncni check {id} --node node-1\ncni del {id} --node node-1\n",
+            assets.join(conflist).display()
+        ));
+    }
+    let args = ["--real-cni", "--cni-plugins", "1.1.1", "run", "-"];
+    let (out, pid) = run_lab(&data, &args, &script);
+    let _guard = Leftovers(vec![pid]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
+    assert!(!stdout.contains("DIFFERS"), "{stdout}");
+    assert_eq!(stdout.matches("bridge CHECK #").count(), 2, "{stdout}");
+    // ADD, CHECK and DEL of bridge, twice.
+    assert_eq!(stdout.matches(": same as the model").count(), 6, "{stdout}");
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+}

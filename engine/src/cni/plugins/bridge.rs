@@ -799,7 +799,8 @@ impl Bridge {
         let Some(prev) = common::prev_result(stdin) else {
             return Err(CniError::internal("Required prevResult missing"));
         };
-        check_prev(ctx.host, &conf, env, &prev).map_err(CniError::internal)?;
+        check_prev(ctx.host, &conf, env, &prev, ctx.registry.release())
+            .map_err(CniError::internal)?;
         Ok(PluginOutput::Empty)
     }
 }
@@ -830,22 +831,6 @@ fn validate_interface<'h>(
     Ok(link)
 }
 
-/// Go's `%v` of a `types.Route` in 1.1.1: `{Dst:{IP:10.96.0.0 Mask:fff00000} GW:<nil>}`.
-fn go_route(r: &Route) -> String {
-    let (ip, mask) = match r.dst {
-        Some(IpNet::V4(n)) => (
-            n.network().to_string(),
-            format!("{:08x}", u32::from(n.netmask())),
-        ),
-        Some(IpNet::V6(n)) => (
-            n.network().to_string(),
-            format!("{:032x}", u128::from(n.netmask())),
-        ),
-        None => ("<nil>".to_string(), String::new()),
-    };
-    format!("{{Dst:{{IP:{ip} Mask:{mask}}} GW:{}}}", GoIp(r.gw))
-}
-
 /// `cmdCheck` after prevResult is known: bridge, container veth, host veth, addresses,
 /// routes, with bridge.go's messages.
 fn check_prev(
@@ -853,6 +838,7 @@ fn check_prev(
     conf: &BridgeConf,
     env: &CniEnv,
     prev: &CniResult,
+    release: PluginsRelease,
 ) -> Result<(), String> {
     let mut br_map = Interface::default();
     let mut cont_map = Interface::default();
@@ -965,21 +951,7 @@ fn check_prev(
             ));
         }
     }
-    // ip.ValidateExpectedRoute: destination and gateway must both match (a route without
-    // gw only matches a table entry without a next hop, as in 1.1.1).
-    for r in &prev.routes {
-        let Some(dst) = r.dst else {
-            continue;
-        };
-        let want_dst = RouteDst::of_net(dst);
-        if !table.iter().any(|e| e.dst == want_dst && e.via == r.gw) {
-            return Err(format!(
-                "Expected Route {} not found in routing table",
-                go_route(r)
-            ));
-        }
-    }
-    Ok(())
+    common::validate_expected_route(&table, &prev.routes, release)
 }
 
 fn statfs_err(path: &str) -> String {
