@@ -810,4 +810,45 @@ mod tests {
         let out = text(&mut lab, "cni del c1 --node node-1");
         assert!(!out.contains("note: libcni"), "{out}");
     }
+
+    /// bridge with `isDefaultGateway` and an IPAM default route without `gw`: `calcGateways`
+    /// does not count that route (no GW) and appends its own via the same gateway, and the
+    /// kernel refuses the second, identical route (EEXIST), as on a real node; the message
+    /// is each release's `ipam.ConfigureIface` text, the appended route's `defaultNet`
+    /// printed with its 16-byte mask.
+    #[test]
+    fn is_default_gateway_beside_an_ipam_default_route_without_gw_is_file_exists() {
+        // Named to sort before the lab's own conflist, so it is the node's network.
+        let dir = std::env::temp_dir().join(format!("lab-cni-cmd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let path = dir.join("00-g.conflist");
+        for version in ["1.0.0", "0.2.0"] {
+            let conflist = format!(
+                r#"{{"cniVersion":"{version}","name":"gnet","plugins":[{{"type":"bridge","bridge":"br-g","isDefaultGateway":true,"ipam":{{"type":"host-local","ranges":[[{{"subnet":"10.65.0.0/24"}}]],"routes":[{{"dst":"0.0.0.0/0"}}]}}}}]}}"#
+            );
+            std::fs::write(&path, conflist).expect("a temp file");
+            for (release, extra) in [
+                ("1.1.1", ""),
+                ("1.9.1", " metric 0 (Scope: universe, Table: 0)"),
+            ] {
+                let mut lab = Lab::with_edges(Lab::new, crate::edge::tests::disk());
+                text(&mut lab, &format!("cni plugins {release}"));
+                text(
+                    &mut lab,
+                    &format!("cni conf load {} --node node-1", path.display()),
+                );
+                let Err(e) = lab.execute("cni add c1 --node node-1") else {
+                    panic!("{version} on {release}: ADD succeeded");
+                };
+                assert_eq!(
+                    e.message,
+                    format!(
+                        "CNI code 999 from bridge: plugin type=\"bridge\" failed (add): failed to add route '{{0.0.0.0 00000000000000000000ffff00000000}} via 10.65.0.1 dev eth0{extra}': file exists"
+                    ),
+                    "{version} on {release}"
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

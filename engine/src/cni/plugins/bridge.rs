@@ -484,8 +484,21 @@ fn calc_gateways(result: &mut CniResult, conf: &BridgeConf) -> (Vec<IpNet>, Vec<
 }
 
 /// `ipam.ConfigureIface`: the link up, its addresses, and the result's routes (a route
-/// without `gw` goes via the first gateway of its family).
-fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<(), CniError> {
+/// without `gw` goes via the first gateway of its family), each with
+/// `netlink.RouteAddEcmp` (`NLM_F_CREATE`, no `NLM_F_EXCL`): the kernel refuses a route
+/// that is already there with the same next hop (`fib_table_insert`: "Error if we find a
+/// perfect match which uses the same scope, type, and nexthop information", EEXIST), so
+/// an IPAM default route without `gw` and the default route `isDefaultGateway` appends
+/// (`calcGateways` counts only a default route with a GW as found) end in `file exists`.
+/// The routes from `ipam_routes` on are the ones `calcGateways` appended, whose `Dst` is
+/// bridge's `defaultNet`, masked by `net.IPMask(net.IPv4zero)` (16 bytes) for IPv4.
+fn configure_iface(
+    host: &mut Host,
+    env: &CniEnv,
+    result: &CniResult,
+    ipam_routes: usize,
+    release: PluginsRelease,
+) -> Result<(), CniError> {
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(netns_open_error(&env.netns));
     };
@@ -516,7 +529,7 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
         }
     }
     link.up = true;
-    for r in &result.routes {
+    for (i, r) in result.routes.iter().enumerate() {
         let Some(dst) = r.dst else {
             continue;
         };
@@ -526,10 +539,25 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
             None => gw6,
         };
         let entry = RouteEntry::static_route(RouteDst::of_net(dst), via, &env.ifname);
-        if !ns.routes.contains(&entry) {
-            ns.routes.reserve_exact(1);
-            ns.routes.push(entry);
+        if ns.routes.contains(&entry) {
+            let dst = common::GoIpNet {
+                net: Some(dst),
+                field_names: false,
+                v4_mask_16: i >= ipam_routes,
+            };
+            let (via, ifname) = (GoIp(via), &env.ifname);
+            // v1.1.1: "failed to add route '%v via %v dev %v': %v"; v1.9.1 adds
+            // "metric %d (Scope: %v, Table: %d)" (Priority, Scope and Table are zero).
+            let extra = match release {
+                PluginsRelease::V1_1_1 => "",
+                PluginsRelease::V1_9_1 => " metric 0 (Scope: universe, Table: 0)",
+            };
+            return Err(CniError::internal(format!(
+                "failed to add route '{dst} via {via} dev {ifname}{extra}': file exists"
+            )));
         }
+        ns.routes.reserve_exact(1);
+        ns.routes.push(entry);
     }
     Ok(())
 }
@@ -685,7 +713,8 @@ impl Bridge {
 
         if layer3 {
             let ipam = ipam_result(ctx.delegate(&conf.ipam_type, env, stdin)?);
-            if let Err(e) = self.after_ipam(ctx.host, &conf, env, &mut result, ipam) {
+            let release = ctx.registry.release();
+            if let Err(e) = self.after_ipam(ctx.host, &conf, env, &mut result, ipam, release) {
                 // "release IP in case of failure"; the DEL's own error is ignored.
                 let _ = ctx.delegate(&conf.ipam_type, &env_with(env, CniCommand::Del), stdin);
                 return Err(e);
@@ -714,6 +743,7 @@ impl Bridge {
         env: &CniEnv,
         result: &mut CniResult,
         ipam: CniResult,
+        release: PluginsRelease,
     ) -> Result<(), CniError> {
         result.ips = ipam.ips;
         result.routes = ipam.routes;
@@ -721,8 +751,9 @@ impl Bridge {
         if result.ips.is_empty() {
             return Err(CniError::internal("IPAM plugin returned missing IP config"));
         }
+        let ipam_routes = result.routes.len();
         let (gw4, gw6) = calc_gateways(result, conf);
-        configure_iface(host, env, result)?;
+        configure_iface(host, env, result, ipam_routes, release)?;
         if conf.is_gw {
             for &gw in &gw4 {
                 ensure_addr(host, conf, gw)?;
