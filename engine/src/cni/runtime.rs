@@ -351,12 +351,8 @@ pub(crate) struct Invoker<'a> {
 }
 
 impl Invoker<'_> {
-    fn exec(
-        &mut self,
-        plugin: &PluginConf,
-        env: &Arc<CniEnv>,
-        stdin: Stdin,
-    ) -> Result<PluginOutput, ChainError> {
+    /// `c.exec.FindInPath(net.Network.Type, c.Path)`: the plugin's binary, or the error.
+    fn find_in_path(&self, plugin: &PluginConf) -> Result<(), ChainError> {
         if plugin.plugin_type.contains('/') || plugin.plugin_type.contains('\\') {
             let msg = format!("invalid plugin name: {}", plugin.plugin_type);
             return Err(ChainError {
@@ -376,6 +372,27 @@ impl Invoker<'_> {
                 message: msg,
             });
         }
+        Ok(())
+    }
+
+    /// Find a plugin and execute it ([`Invoker::find_in_path`], then [`Invoker::run`]).
+    fn exec(
+        &mut self,
+        plugin: &PluginConf,
+        env: &Arc<CniEnv>,
+        stdin: Stdin,
+    ) -> Result<PluginOutput, ChainError> {
+        self.find_in_path(plugin)?;
+        self.run(plugin, env, stdin)
+    }
+
+    /// Execute a plugin found in the path, recording it and its delegates.
+    fn run(
+        &mut self,
+        plugin: &PluginConf,
+        env: &Arc<CniEnv>,
+        stdin: Stdin,
+    ) -> Result<PluginOutput, ChainError> {
         let injected = match self.faults.as_deref_mut() {
             Some(f) => f.on_exec(&plugin.plugin_type, env.cmd(), false),
             None => None,
@@ -409,6 +426,10 @@ impl Invoker<'_> {
         })
     }
 
+    /// The checks `addNetwork` makes after `FindInPath` and before it runs the plugin
+    /// (`utils.ValidateContainerID`, `ValidateNetworkName`, `ValidateInterfaceName`, libcni
+    /// 1.3.0 `libcni/api.go`); `delNetwork` and `checkNetwork` make none (each plugin's skel
+    /// checks the ID and ifname itself).
     fn validate(rt: &RuntimeConf, net: &Network) -> Result<(), ChainError> {
         let wrap = |e: CniError| ChainError {
             message: e.to_string(),
@@ -419,17 +440,6 @@ impl Invoker<'_> {
         skel::validate_network_name(&net.list.name).map_err(wrap)?;
         skel::validate_ifname(&rt.ifname).map_err(wrap)?;
         Ok(())
-    }
-
-    /// libcni validates the container ID, network name and ifname before each plugin of a
-    /// chain runs; nothing it checks changes between plugins, so the first check decides
-    /// them all: checked once, before the first plugin (a chain of no plugins checks
-    /// nothing, as libcni's loop does not run).
-    fn validate_once(rt: &RuntimeConf, net: &Network) -> Result<(), ChainError> {
-        if net.list.plugins.is_empty() {
-            return Ok(());
-        }
-        Self::validate(rt, net)
     }
 
     fn wrap(plugin: &PluginConf, verb: &str, mut e: ChainError) -> ChainError {
@@ -450,15 +460,20 @@ impl Invoker<'_> {
     ) -> Result<Arc<CniResult>, ChainError> {
         let env = Arc::new(rt.env(CniCommand::Add));
         let mut prev: Option<Arc<CniResult>> = None;
-        Self::validate_once(rt, net)?;
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
+            // addNetwork: FindInPath, then the validation, then the plugin; AddNetworkList
+            // wraps whichever fails: `fmt.Errorf("plugin %s failed (add): %w",
+            // pluginDescription(net.Network), err)`.
+            if let Err(e) = self.find_in_path(plugin).and(Self::validate(rt, net)) {
+                return Err(Self::wrap(plugin, "add", e));
+            }
             let stdin = Stdin {
                 conf: conf.clone(),
                 runtime_config: rt.runtime_config(plugin),
                 prev_result: prev.clone(),
                 valid_attachments: None,
             };
-            match self.exec(plugin, &env, stdin) {
+            match self.run(plugin, &env, stdin) {
                 Ok(PluginOutput::Result(r)) => prev = Some(r.as_libcni_reads_it()),
                 Ok(_) => {
                     // A plugin that prints nothing on ADD breaks the chain's result.
@@ -521,7 +536,6 @@ impl Invoker<'_> {
             None
         };
         let env = Arc::new(rt.env(CniCommand::Del));
-        Self::validate_once(rt, net)?;
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected).rev() {
             let stdin = Stdin {
                 conf: conf.clone(),
@@ -559,7 +573,6 @@ impl Invoker<'_> {
         }
         let cached = self.cached(net, rt);
         let env = Arc::new(rt.env(CniCommand::Check));
-        Self::validate_once(rt, net)?;
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
             let stdin = Stdin {
                 conf: conf.clone(),

@@ -851,4 +851,48 @@ mod tests {
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// libcni 1.3.0 validates the container ID, network name and ifname in `addNetwork`
+    /// only, after `FindInPath`, and `AddNetworkList` wraps the error; `delNetwork` and
+    /// `checkNetwork` validate nothing, so the plugin runs and its skel refuses (DEL runs
+    /// the chain in reverse: bandwidth first), DEL's error wrapped, CHECK's not.
+    #[test]
+    fn invalid_ids_are_refused_where_libcni_and_the_plugins_refuse_them() {
+        let mut lab = Lab::new();
+        let refused = |lab: &mut Lab, line: &str| {
+            let before = lab.wire.next_seq();
+            let Err(e) = lab.execute(line) else {
+                panic!("{line}: succeeded");
+            };
+            (e.message, lab.wire.next_seq() - before)
+        };
+        assert_eq!(
+            refused(&mut lab, "cni add 'bad id' --node node-1"),
+            (
+                "CNI code 4 from libcni: plugin type=\"bridge\" failed (add): invalid characters in containerID; bad id".to_string(),
+                0
+            )
+        );
+        assert_eq!(
+            refused(&mut lab, "cni add c1 --node node-1 --ifname a:b"),
+            (
+                "CNI code 4 from libcni: plugin type=\"bridge\" failed (add): interface name contains / or : or whitespace characters".to_string(),
+                0
+            )
+        );
+        assert_eq!(
+            refused(&mut lab, "cni del 'bad id' --node node-1"),
+            (
+                "CNI code 4 from bandwidth: plugin type=\"bandwidth\" failed (delete): invalid characters in containerID; bad id".to_string(),
+                1
+            )
+        );
+        assert_eq!(
+            refused(&mut lab, "cni check 'bad id' --node node-1"),
+            (
+                "CNI code 4 from bridge: invalid characters in containerID; bad id".to_string(),
+                1
+            )
+        );
+    }
 }
