@@ -296,12 +296,24 @@ impl WireCall {
 /// plugin produced one.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ChainError {
-    /// The CNI error (from a plugin's stdout, or a libcni validation error).
-    pub error: CniError,
+    /// The CNI error (from a plugin's stdout, or a libcni validation error); `None` for a
+    /// plain Go error libcni returns itself, which carries no CNI code.
+    pub error: Option<CniError>,
     /// The failing plugin's type, if a plugin failed.
     pub plugin: Option<String>,
     /// libcni's wrapped message (`plugin type="bridge" failed (add): …`).
     pub message: String,
+}
+
+impl ChainError {
+    /// A plain Go error libcni returns itself (`fmt.Errorf`), with no CNI code.
+    fn plain(message: String) -> Self {
+        ChainError {
+            error: None,
+            plugin: None,
+            message,
+        }
+    }
 }
 
 impl std::fmt::Display for ChainError {
@@ -356,7 +368,7 @@ impl Invoker<'_> {
         if plugin.plugin_type.contains('/') || plugin.plugin_type.contains('\\') {
             let msg = format!("invalid plugin name: {}", plugin.plugin_type);
             return Err(ChainError {
-                error: CniError::internal(msg.clone()),
+                error: Some(CniError::internal(msg.clone())),
                 plugin: None,
                 message: msg,
             });
@@ -367,7 +379,7 @@ impl Invoker<'_> {
                 plugin.plugin_type
             );
             return Err(ChainError {
-                error: CniError::internal(msg.clone()),
+                error: Some(CniError::internal(msg.clone())),
                 plugin: None,
                 message: msg,
             });
@@ -421,7 +433,7 @@ impl Invoker<'_> {
         }
         reply.map_err(|e| ChainError {
             message: e.to_string(),
-            error: e,
+            error: Some(e),
             plugin: Some(plugin.plugin_type.clone()),
         })
     }
@@ -433,7 +445,7 @@ impl Invoker<'_> {
     fn validate(rt: &RuntimeConf, net: &Network) -> Result<(), ChainError> {
         let wrap = |e: CniError| ChainError {
             message: e.to_string(),
-            error: e,
+            error: Some(e),
             plugin: None,
         };
         skel::validate_container_id(&rt.container_id).map_err(wrap)?;
@@ -486,7 +498,7 @@ impl Invoker<'_> {
                         "add",
                         ChainError {
                             message: e.to_string(),
-                            error: e,
+                            error: Some(e),
                             plugin: Some(plugin.plugin_type.clone()),
                         },
                     ));
@@ -522,14 +534,9 @@ impl Invoker<'_> {
     /// `DelNetworkList`: run the chain in reverse with the cached result (for 0.4.0+), then
     /// drop the cache entry.
     pub fn del(&mut self, net: &Network, rt: &RuntimeConf) -> Result<(), ChainError> {
-        let uses_cache = version::gte(&net.list.cni_version, "0.4.0").map_err(|e| {
-            let err = CniError::new(super::types::code::DECODING_FAILURE, e);
-            ChainError {
-                message: err.msg.clone(),
-                error: err,
-                plugin: None,
-            }
-        })?;
+        // `if gtet, err := version.GreaterThanOrEqualTo(list.CNIVersion, "0.4.0"); err != nil
+        // { return err }`: a plain error.
+        let uses_cache = version::gte(&net.list.cni_version, "0.4.0").map_err(ChainError::plain)?;
         let cached = if uses_cache {
             self.cached(net, rt)
         } else {
@@ -558,15 +565,17 @@ impl Invoker<'_> {
     /// `CheckNetworkList`: refuse below 0.4.0, skip when `disableCheck`, else run in order
     /// with the cached result.
     pub fn check(&mut self, net: &Network, rt: &RuntimeConf) -> Result<(), ChainError> {
+        // CheckNetworkList returns plain errors here, no CNI code:
+        //     if gtet, err := version.GreaterThanOrEqualTo(list.CNIVersion, "0.4.0"); err != nil {
+        //         return err
+        //     } else if !gtet {
+        //         return fmt.Errorf("configuration version %q %w", list.CNIVersion, ErrorCheckNotSupp)
         let v = &net.list.cni_version;
-        let ok = version::gte(v, "0.4.0").unwrap_or(false);
-        if !ok {
-            let msg = format!("configuration version {v:?} does not support the CHECK command");
-            return Err(ChainError {
-                error: CniError::new(super::types::code::INCOMPATIBLE_VERSION, msg.clone()),
-                plugin: None,
-                message: msg,
-            });
+        if !version::gte(v, "0.4.0").map_err(ChainError::plain)? {
+            return Err(ChainError::plain(format!(
+                "configuration version {} does not support the CHECK command",
+                crate::net::validate::go_quote(v)
+            )));
         }
         if net.list.disable_check {
             return Ok(());

@@ -735,18 +735,22 @@ fn unknown_node(lab: &Lab, node: &str) -> LabError {
 
 /// A chain failure as the lab reports it: the plugin's error JSON on stdout (none when the
 /// plugin crashed without printing one), libcni's message (with the CNI code and the
-/// plugin) as the error.
+/// plugin) as the error. A plain Go error of libcni's own has no code and no JSON: its
+/// text alone.
 pub(crate) fn chain_error(e: ChainError) -> LabError {
+    let Some(error) = &e.error else {
+        return LabError::msg(format!("libcni: {}", e.message));
+    };
     let mut out = Outcome::empty();
-    if e.error.crash.is_none() {
-        out.block(&e.error.to_stdout(), Role::Json);
+    if error.crash.is_none() {
+        out.block(&error.to_stdout(), Role::Json);
     }
     let who = e.plugin.as_deref().unwrap_or("libcni");
     LabError::with_output(
-        format!("CNI code {} from {who}: {}", e.error.code, e.message),
+        format!("CNI code {} from {who}: {}", error.code, e.message),
         out,
     )
-    .because(super::Reason::Cni(e.error.code))
+    .because(super::Reason::Cni(error.code))
 }
 
 /// The example configs under `assets/conflists/`, built into the lab.
@@ -894,5 +898,43 @@ mod tests {
                 1
             )
         );
+    }
+
+    /// CheckNetworkList's refusals are plain Go errors (no CNI code, no JSON) made before
+    /// any plugin runs: a version below 0.4.0, and a version ParseVersion cannot read.
+    #[test]
+    fn check_refusals_of_libcni_are_plain_errors() {
+        let dir = std::env::temp_dir().join(format!("lab-cni-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let path = dir.join("00-v.conflist");
+        for (version, want) in [
+            (
+                "0.3.1",
+                "libcni: configuration version \"0.3.1\" does not support the CHECK command",
+            ),
+            (
+                "abc",
+                "libcni: failed to convert major version part \"abc\": strconv.Atoi: parsing \"abc\": invalid syntax",
+            ),
+        ] {
+            let conflist = format!(
+                r#"{{"cniVersion":"{version}","name":"z","plugins":[{{"type":"bridge","bridge":"br-z","ipam":{{"type":"host-local","ranges":[[{{"subnet":"10.1.0.0/24"}}]]}}}}]}}"#
+            );
+            std::fs::write(&path, conflist).expect("a temp file");
+            let mut lab = Lab::with_edges(Lab::new, crate::edge::tests::disk());
+            text(
+                &mut lab,
+                &format!("cni conf load {} --node node-1", path.display()),
+            );
+            let before = lab.wire.next_seq();
+            let Err(e) = lab.execute("cni check c1 --node node-1") else {
+                panic!("{version}: CHECK succeeded");
+            };
+            assert_eq!(e.message, want);
+            let out = e.output.to_text();
+            assert!(!out.contains("\"code\""), "{out}");
+            assert_eq!(lab.wire.next_seq(), before);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
