@@ -199,14 +199,15 @@ impl Lab {
             }
         }
         let last = self.wire.next_seq();
-        let text = format!(
-            "{} on {} net={} ifname={} (wire #{first}..#{})",
-            a.container,
-            a.node,
-            net.list.name,
-            a.ifname,
-            last.saturating_sub(1)
+        let mut text = format!(
+            "{} on {} net={} ifname={}",
+            a.container, a.node, net.list.name, a.ifname
         );
+        // The range of the records it made; none when libcni refused or skipped before
+        // any plugin ran (a CHECK below 0.4.0, `disableCheck`, an invalid ID on ADD).
+        if !(WireRange { first, end: last }).is_empty() {
+            text.push_str(&format!(" (wire #{first}..#{})", last - 1));
+        }
         self.log_cni_op(op.command(), first, last, text);
         self.log_wire_summaries(first, last);
         match result {
@@ -933,6 +934,12 @@ mod tests {
             assert_eq!(e.message, want);
             let out = e.output.to_text();
             assert!(!out.contains("\"code\""), "{out}");
+            // No record was made, so the call log names no range of them.
+            assert!(
+                out.contains("CNI CHECK       c1 on node-1 net=z ifname=eth0\n")
+                    && !out.contains("(wire #"),
+                "{out}"
+            );
             assert_eq!(lab.wire.next_seq(), before);
         }
         let _ = std::fs::remove_dir_all(&dir);
