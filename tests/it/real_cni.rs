@@ -520,3 +520,83 @@ cni del c1 --node node-1
     );
     assert_eq!(namespaces_of(pid), Vec::<String>::new());
 }
+
+/// A result route the plugin installed via the gateway, checked as `ip.ValidateExpectedRoute`
+/// looks for it: a default route without `gw` (01-minimal.conflist, and both families of
+/// 00-dual-stack.conflist) is found by destination alone, so CHECK passes as the real
+/// 1.1.1 bridge's does.
+#[test]
+fn check_of_a_default_route_without_gw_matches_the_real_plugins() {
+    if !oracle::run_or_skip(
+        "check_of_a_default_route_without_gw_matches_the_real_plugins",
+        missing(),
+    ) {
+        return;
+    }
+    let data = DataDir::new("default-route");
+    let assets = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/conflists");
+    let mut script = String::new();
+    for (conflist, id) in [
+        ("01-minimal.conflist", "c1"),
+        ("00-dual-stack.conflist", "c2"),
+    ] {
+        script.push_str(&format!(
+            "cni conf load {} --node node-1\ncni add {id} --node node-1\ncni check {id} --node node-1\ncni del {id} --node node-1\n",
+            assets.join(conflist).display()
+        ));
+    }
+    let args = ["--real-cni", "--cni-plugins", "1.1.1", "run", "-"];
+    let (out, pid) = run_lab(&data, &args, &script);
+    let _guard = Leftovers(vec![pid]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
+    assert!(!stdout.contains("DIFFERS"), "{stdout}");
+    assert_eq!(stdout.matches("bridge CHECK #").count(), 2, "{stdout}");
+    // ADD, CHECK and DEL of bridge, twice.
+    assert_eq!(stdout.matches(": same as the model").count(), 6, "{stdout}");
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+}
+
+/// bridge with `isDefaultGateway` beside an IPAM default route without `gw`: bridge
+/// appends its own default route via the same gateway and the kernel refuses the
+/// duplicate, in the model as with the real plugin (the failing ADD, then the DEL).
+#[test]
+fn is_default_gateway_beside_a_default_route_without_gw_fails_as_the_real_plugin() {
+    if !oracle::run_or_skip(
+        "is_default_gateway_beside_a_default_route_without_gw_fails_as_the_real_plugin",
+        missing(),
+    ) {
+        return;
+    }
+    let data = DataDir::new("default-gw");
+    let conflist = data.0.join("00-g.conflist");
+    std::fs::write(
+        &conflist,
+        r#"{"cniVersion":"1.0.0","name":"gnet","plugins":[{"type":"bridge","bridge":"br-g","isDefaultGateway":true,"ipam":{"type":"host-local","ranges":[[{"subnet":"10.65.0.0/24"}]],"routes":[{"dst":"0.0.0.0/0"}]}}]}"#,
+    )
+    .expect("the conflist");
+    let script = format!(
+        "cni conf load {} --node node-1\ncni add c1 --node node-1\ncni del c1 --node node-1\n",
+        conflist.display()
+    );
+    let args = [
+        "--real-cni",
+        "--cni-plugins",
+        "1.1.1",
+        "run",
+        "--keep-going",
+        "-",
+    ];
+    let (out, pid) = run_lab(&data, &args, &script);
+    let _guard = Leftovers(vec![pid]);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(!stdout.contains("DIFFERS"), "{stdout}");
+    assert!(
+        stderr.contains("failed to add route '{0.0.0.0 00000000000000000000ffff00000000} via 10.65.0.1 dev eth0': file exists"),
+        "{stderr}\n{stdout}"
+    );
+    // The bridge ADD (with its IPAM ADD and DEL) and the DEL: same as the real ones.
+    assert_eq!(stdout.matches(": same as the model").count(), 2, "{stdout}");
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+}

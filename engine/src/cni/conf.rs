@@ -168,14 +168,15 @@ fn conflist_from_value(raw: Value) -> Result<NetworkConfigList, String> {
 
 /// The highest version of `cniVersions` ∪ {cniVersion}, dropping ones newer than ours.
 fn select_version(raw: &Value, cni_version: &str) -> Result<String, String> {
+    // `rvs, ok := rawVersions.([]interface{})` then `%T` of rvs, which a failed assertion
+    // leaves the zero `[]interface{}`: the text names that type whatever the JSON held.
     let Value::Array(items) = raw else {
         return Err(format!(
-            "{LIST_ERR}: invalid type for cniVersions: {}",
-            go_json_kind(raw)
+            "{LIST_ERR}: invalid type for cniVersions: []interface {{}}"
         ));
     };
     let current = super::version::parse(super::version::CURRENT).unwrap_or((1, 1, 0));
-    let mut versions: Vec<((u64, u64, u64), String)> = Vec::new();
+    let mut versions: Vec<((i64, i64, i64), String)> = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let Value::String(v) = item else {
             return Err(format!(
@@ -590,6 +591,27 @@ fn is_conf_file(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// libcni 1.3.0 `ConfListFromBytes`: `%T` of the failed assertion's zero
+    /// `[]interface{}`, whatever `cniVersions` held; an entry as ParseVersion reads it.
+    #[test]
+    fn cni_versions_errors_read_as_libcni_prints_them() {
+        for raw in [r#""1.0.0""#, "1", "{}", "true"] {
+            let text = format!(
+                r#"{{"cniVersion":"1.0.0","name":"z","cniVersions":{raw},"plugins":[{{"type":"bridge"}}]}}"#
+            );
+            assert_eq!(
+                conflist_from_str(&text).unwrap_err(),
+                "error parsing configuration list: invalid type for cniVersions: []interface {}",
+                "{raw}"
+            );
+        }
+        let text = r#"{"cniVersion":"1.0.0","name":"z","cniVersions":["x"],"plugins":[{"type":"bridge"}]}"#;
+        assert_eq!(
+            conflist_from_str(text).unwrap_err(),
+            "error parsing configuration list: invalid cniVersions entry x at index 0: failed to convert major version part \"x\": strconv.Atoi: parsing \"x\": invalid syntax"
+        );
+    }
 
     #[test]
     fn a_file_that_is_not_json_reads_as_go_reads_it() {

@@ -296,12 +296,24 @@ impl WireCall {
 /// plugin produced one.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ChainError {
-    /// The CNI error (from a plugin's stdout, or a libcni validation error).
-    pub error: CniError,
+    /// The CNI error (from a plugin's stdout, or a libcni validation error); `None` for a
+    /// plain Go error libcni returns itself, which carries no CNI code.
+    pub error: Option<CniError>,
     /// The failing plugin's type, if a plugin failed.
     pub plugin: Option<String>,
     /// libcni's wrapped message (`plugin type="bridge" failed (add): …`).
     pub message: String,
+}
+
+impl ChainError {
+    /// A plain Go error libcni returns itself (`fmt.Errorf`), with no CNI code.
+    fn plain(message: String) -> Self {
+        ChainError {
+            error: None,
+            plugin: None,
+            message,
+        }
+    }
 }
 
 impl std::fmt::Display for ChainError {
@@ -351,16 +363,12 @@ pub(crate) struct Invoker<'a> {
 }
 
 impl Invoker<'_> {
-    fn exec(
-        &mut self,
-        plugin: &PluginConf,
-        env: &Arc<CniEnv>,
-        stdin: Stdin,
-    ) -> Result<PluginOutput, ChainError> {
+    /// `c.exec.FindInPath(net.Network.Type, c.Path)`: the plugin's binary, or the error.
+    fn find_in_path(&self, plugin: &PluginConf) -> Result<(), ChainError> {
         if plugin.plugin_type.contains('/') || plugin.plugin_type.contains('\\') {
             let msg = format!("invalid plugin name: {}", plugin.plugin_type);
             return Err(ChainError {
-                error: CniError::internal(msg.clone()),
+                error: Some(CniError::internal(msg.clone())),
                 plugin: None,
                 message: msg,
             });
@@ -371,11 +379,32 @@ impl Invoker<'_> {
                 plugin.plugin_type
             );
             return Err(ChainError {
-                error: CniError::internal(msg.clone()),
+                error: Some(CniError::internal(msg.clone())),
                 plugin: None,
                 message: msg,
             });
         }
+        Ok(())
+    }
+
+    /// Find a plugin and execute it ([`Invoker::find_in_path`], then [`Invoker::run`]).
+    fn exec(
+        &mut self,
+        plugin: &PluginConf,
+        env: &Arc<CniEnv>,
+        stdin: Stdin,
+    ) -> Result<PluginOutput, ChainError> {
+        self.find_in_path(plugin)?;
+        self.run(plugin, env, stdin)
+    }
+
+    /// Execute a plugin found in the path, recording it and its delegates.
+    fn run(
+        &mut self,
+        plugin: &PluginConf,
+        env: &Arc<CniEnv>,
+        stdin: Stdin,
+    ) -> Result<PluginOutput, ChainError> {
         let injected = match self.faults.as_deref_mut() {
             Some(f) => f.on_exec(&plugin.plugin_type, env.cmd(), false),
             None => None,
@@ -404,32 +433,25 @@ impl Invoker<'_> {
         }
         reply.map_err(|e| ChainError {
             message: e.to_string(),
-            error: e,
+            error: Some(e),
             plugin: Some(plugin.plugin_type.clone()),
         })
     }
 
+    /// The checks `addNetwork` makes after `FindInPath` and before it runs the plugin
+    /// (`utils.ValidateContainerID`, `ValidateNetworkName`, `ValidateInterfaceName`, libcni
+    /// 1.3.0 `libcni/api.go`); `delNetwork` and `checkNetwork` make none (each plugin's skel
+    /// checks the ID and ifname itself).
     fn validate(rt: &RuntimeConf, net: &Network) -> Result<(), ChainError> {
         let wrap = |e: CniError| ChainError {
             message: e.to_string(),
-            error: e,
+            error: Some(e),
             plugin: None,
         };
         skel::validate_container_id(&rt.container_id).map_err(wrap)?;
         skel::validate_network_name(&net.list.name).map_err(wrap)?;
         skel::validate_ifname(&rt.ifname).map_err(wrap)?;
         Ok(())
-    }
-
-    /// libcni validates the container ID, network name and ifname before each plugin of a
-    /// chain runs; nothing it checks changes between plugins, so the first check decides
-    /// them all: checked once, before the first plugin (a chain of no plugins checks
-    /// nothing, as libcni's loop does not run).
-    fn validate_once(rt: &RuntimeConf, net: &Network) -> Result<(), ChainError> {
-        if net.list.plugins.is_empty() {
-            return Ok(());
-        }
-        Self::validate(rt, net)
     }
 
     fn wrap(plugin: &PluginConf, verb: &str, mut e: ChainError) -> ChainError {
@@ -450,15 +472,20 @@ impl Invoker<'_> {
     ) -> Result<Arc<CniResult>, ChainError> {
         let env = Arc::new(rt.env(CniCommand::Add));
         let mut prev: Option<Arc<CniResult>> = None;
-        Self::validate_once(rt, net)?;
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
+            // addNetwork: FindInPath, then the validation, then the plugin; AddNetworkList
+            // wraps whichever fails: `fmt.Errorf("plugin %s failed (add): %w",
+            // pluginDescription(net.Network), err)`.
+            if let Err(e) = self.find_in_path(plugin).and(Self::validate(rt, net)) {
+                return Err(Self::wrap(plugin, "add", e));
+            }
             let stdin = Stdin {
                 conf: conf.clone(),
                 runtime_config: rt.runtime_config(plugin),
                 prev_result: prev.clone(),
                 valid_attachments: None,
             };
-            match self.exec(plugin, &env, stdin) {
+            match self.run(plugin, &env, stdin) {
                 Ok(PluginOutput::Result(r)) => prev = Some(r.as_libcni_reads_it()),
                 Ok(_) => {
                     // A plugin that prints nothing on ADD breaks the chain's result.
@@ -471,7 +498,7 @@ impl Invoker<'_> {
                         "add",
                         ChainError {
                             message: e.to_string(),
-                            error: e,
+                            error: Some(e),
                             plugin: Some(plugin.plugin_type.clone()),
                         },
                     ));
@@ -507,21 +534,15 @@ impl Invoker<'_> {
     /// `DelNetworkList`: run the chain in reverse with the cached result (for 0.4.0+), then
     /// drop the cache entry.
     pub fn del(&mut self, net: &Network, rt: &RuntimeConf) -> Result<(), ChainError> {
-        let uses_cache = version::gte(&net.list.cni_version, "0.4.0").map_err(|e| {
-            let err = CniError::new(super::types::code::DECODING_FAILURE, e);
-            ChainError {
-                message: err.msg.clone(),
-                error: err,
-                plugin: None,
-            }
-        })?;
+        // `if gtet, err := version.GreaterThanOrEqualTo(list.CNIVersion, "0.4.0"); err != nil
+        // { return err }`: a plain error.
+        let uses_cache = version::gte(&net.list.cni_version, "0.4.0").map_err(ChainError::plain)?;
         let cached = if uses_cache {
             self.cached(net, rt)
         } else {
             None
         };
         let env = Arc::new(rt.env(CniCommand::Del));
-        Self::validate_once(rt, net)?;
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected).rev() {
             let stdin = Stdin {
                 conf: conf.clone(),
@@ -544,22 +565,23 @@ impl Invoker<'_> {
     /// `CheckNetworkList`: refuse below 0.4.0, skip when `disableCheck`, else run in order
     /// with the cached result.
     pub fn check(&mut self, net: &Network, rt: &RuntimeConf) -> Result<(), ChainError> {
+        // CheckNetworkList returns plain errors here, no CNI code:
+        //     if gtet, err := version.GreaterThanOrEqualTo(list.CNIVersion, "0.4.0"); err != nil {
+        //         return err
+        //     } else if !gtet {
+        //         return fmt.Errorf("configuration version %q %w", list.CNIVersion, ErrorCheckNotSupp)
         let v = &net.list.cni_version;
-        let ok = version::gte(v, "0.4.0").unwrap_or(false);
-        if !ok {
-            let msg = format!("configuration version {v:?} does not support the CHECK command");
-            return Err(ChainError {
-                error: CniError::new(super::types::code::INCOMPATIBLE_VERSION, msg.clone()),
-                plugin: None,
-                message: msg,
-            });
+        if !version::gte(v, "0.4.0").map_err(ChainError::plain)? {
+            return Err(ChainError::plain(format!(
+                "configuration version {} does not support the CHECK command",
+                crate::net::validate::go_quote(v)
+            )));
         }
         if net.list.disable_check {
             return Ok(());
         }
         let cached = self.cached(net, rt);
         let env = Arc::new(rt.env(CniCommand::Check));
-        Self::validate_once(rt, net)?;
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
             let stdin = Stdin {
                 conf: conf.clone(),

@@ -32,6 +32,18 @@ pub fn dispatch(
     if !release.has_gc_and_status() {
         return dispatch_cni_v1_0_1(plugin, ctx, env, stdin, release, cmd);
     }
+    // getCmdArgsFromEnv (CNI library v1.3.0) checks each variable a command requires as it
+    // reads it, before it reports the missing ones: `} else if v.reqForCmd[cmd] &&
+    // v.validateFn != nil {`, utils.ValidateContainerID for CNI_CONTAINERID and
+    // utils.ValidateInterfaceName for CNI_IFNAME (ADD, CHECK and DEL).
+    if matches!(cmd, CniCommand::Add | CniCommand::Check | CniCommand::Del) {
+        if !env.container_id.is_empty() {
+            validate_container_id(&env.container_id)?;
+        }
+        if !env.ifname.is_empty() {
+            validate_ifname(&env.ifname)?;
+        }
+    }
     check_required_env(cmd, env, release)?;
     let supported = plugin.supported_versions();
     if cmd == CniCommand::Version {

@@ -6,17 +6,48 @@ use super::types::{CniError, code};
 /// The spec version this lab implements (`version.Current()`).
 pub(crate) const CURRENT: &str = "1.1.0";
 
-/// Parse `major.minor.patch` into a comparable triple.
-pub fn parse(v: &str) -> Result<(u64, u64, u64), String> {
-    let parts: Vec<&str> = v.split('.').collect();
-    if parts.len() != 3 {
-        return Err(format!("unable to parse version {v:?}"));
+/// `version.ParseVersion` (`pkg/version/plugin.go`): `major[.minor[.micro]]`, each part as
+/// `strconv.Atoi` reads it, into a comparable triple; no version declared is 0.1.0.
+///
+/// ```go
+/// major, err := strconv.Atoi(parts[0])
+/// if err != nil {
+///     return -1, -1, -1, fmt.Errorf("failed to convert major version part %q: %w", parts[0], err)
+/// }
+/// ```
+pub fn parse(v: &str) -> Result<(i64, i64, i64), String> {
+    use crate::net::validate::go_quote;
+    if v.is_empty() {
+        return Ok((0, 1, 0));
     }
-    let num = |s: &str| {
-        s.parse::<u64>()
-            .map_err(|_| format!("unable to parse version {v:?}"))
+    let parts: Vec<&str> = v.split('.').collect();
+    if parts.len() >= 4 {
+        return Err(format!("invalid version {}: too many parts", go_quote(v)));
+    }
+    let part = |i: usize, name: &str| -> Result<i64, String> {
+        match parts.get(i) {
+            None => Ok(0),
+            Some(p) => atoi(p)
+                .map_err(|e| format!("failed to convert {name} version part {}: {e}", go_quote(p))),
+        }
     };
-    Ok((num(parts[0])?, num(parts[1])?, num(parts[2])?))
+    Ok((part(0, "major")?, part(1, "minor")?, part(2, "micro")?))
+}
+
+/// `strconv.Atoi` on a 64-bit platform, with its error text (`strconv.Atoi: parsing "abc":
+/// invalid syntax`, `… value out of range`).
+fn atoi(s: &str) -> Result<i64, String> {
+    use std::num::IntErrorKind;
+    s.parse::<i64>().map_err(|e| {
+        let why = match e.kind() {
+            IntErrorKind::PosOverflow | IntErrorKind::NegOverflow => "value out of range",
+            _ => "invalid syntax",
+        };
+        format!(
+            "strconv.Atoi: parsing {}: {why}",
+            crate::net::validate::go_quote(s)
+        )
+    })
 }
 
 /// `version.GreaterThanOrEqualTo(a, b)`.
@@ -62,7 +93,25 @@ mod tests {
         assert!(gte("1.0.0", "0.4.0").unwrap());
         assert!(gte("0.10.0", "0.4.0").unwrap());
         assert!(!gte("0.3.1", "0.4.0").unwrap());
-        assert!(parse("1.0").is_err());
+        // ParseVersion: missing parts are 0, no version is 0.1.0, parts are Atoi's.
+        assert_eq!(parse("1.0"), Ok((1, 0, 0)));
+        assert_eq!(parse(""), Ok((0, 1, 0)));
+        assert_eq!(
+            gte("abc", "0.4.0").unwrap_err(),
+            "failed to convert major version part \"abc\": strconv.Atoi: parsing \"abc\": invalid syntax"
+        );
+        assert_eq!(
+            parse("1.x.0").unwrap_err(),
+            "failed to convert minor version part \"x\": strconv.Atoi: parsing \"x\": invalid syntax"
+        );
+        assert_eq!(
+            parse("1.0.99999999999999999999").unwrap_err(),
+            "failed to convert micro version part \"99999999999999999999\": strconv.Atoi: parsing \"99999999999999999999\": value out of range"
+        );
+        assert_eq!(
+            parse("1.0.0.0").unwrap_err(),
+            "invalid version \"1.0.0.0\": too many parts"
+        );
     }
 
     #[test]

@@ -199,14 +199,15 @@ impl Lab {
             }
         }
         let last = self.wire.next_seq();
-        let text = format!(
-            "{} on {} net={} ifname={} (wire #{first}..#{})",
-            a.container,
-            a.node,
-            net.list.name,
-            a.ifname,
-            last.saturating_sub(1)
+        let mut text = format!(
+            "{} on {} net={} ifname={}",
+            a.container, a.node, net.list.name, a.ifname
         );
+        // The range of the records it made; none when libcni refused or skipped before
+        // any plugin ran (a CHECK below 0.4.0, `disableCheck`, an invalid ID on ADD).
+        if !(WireRange { first, end: last }).is_empty() {
+            text.push_str(&format!(" (wire #{first}..#{})", last - 1));
+        }
         self.log_cni_op(op.command(), first, last, text);
         self.log_wire_summaries(first, last);
         match result {
@@ -735,18 +736,22 @@ fn unknown_node(lab: &Lab, node: &str) -> LabError {
 
 /// A chain failure as the lab reports it: the plugin's error JSON on stdout (none when the
 /// plugin crashed without printing one), libcni's message (with the CNI code and the
-/// plugin) as the error.
+/// plugin) as the error. A plain Go error of libcni's own has no code and no JSON: its
+/// text alone.
 pub(crate) fn chain_error(e: ChainError) -> LabError {
+    let Some(error) = &e.error else {
+        return LabError::msg(format!("libcni: {}", e.message));
+    };
     let mut out = Outcome::empty();
-    if e.error.crash.is_none() {
-        out.block(&e.error.to_stdout(), Role::Json);
+    if error.crash.is_none() {
+        out.block(&error.to_stdout(), Role::Json);
     }
     let who = e.plugin.as_deref().unwrap_or("libcni");
     LabError::with_output(
-        format!("CNI code {} from {who}: {}", e.error.code, e.message),
+        format!("CNI code {} from {who}: {}", error.code, e.message),
         out,
     )
-    .because(super::Reason::Cni(e.error.code))
+    .because(super::Reason::Cni(error.code))
 }
 
 /// The example configs under `assets/conflists/`, built into the lab.
@@ -809,5 +814,134 @@ mod tests {
         text(&mut lab, "cni add c1 --node node-1");
         let out = text(&mut lab, "cni del c1 --node node-1");
         assert!(!out.contains("note: libcni"), "{out}");
+    }
+
+    /// bridge with `isDefaultGateway` and an IPAM default route without `gw`: `calcGateways`
+    /// does not count that route (no GW) and appends its own via the same gateway, and the
+    /// kernel refuses the second, identical route (EEXIST), as on a real node; the message
+    /// is each release's `ipam.ConfigureIface` text, the appended route's `defaultNet`
+    /// printed with its 16-byte mask.
+    #[test]
+    fn is_default_gateway_beside_an_ipam_default_route_without_gw_is_file_exists() {
+        // Named to sort before the lab's own conflist, so it is the node's network.
+        let dir = std::env::temp_dir().join(format!("lab-cni-cmd-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let path = dir.join("00-g.conflist");
+        for version in ["1.0.0", "0.2.0"] {
+            let conflist = format!(
+                r#"{{"cniVersion":"{version}","name":"gnet","plugins":[{{"type":"bridge","bridge":"br-g","isDefaultGateway":true,"ipam":{{"type":"host-local","ranges":[[{{"subnet":"10.65.0.0/24"}}]],"routes":[{{"dst":"0.0.0.0/0"}}]}}}}]}}"#
+            );
+            std::fs::write(&path, conflist).expect("a temp file");
+            for (release, extra) in [
+                ("1.1.1", ""),
+                ("1.9.1", " metric 0 (Scope: universe, Table: 0)"),
+            ] {
+                let mut lab = Lab::with_edges(Lab::new, crate::edge::tests::disk());
+                text(&mut lab, &format!("cni plugins {release}"));
+                text(
+                    &mut lab,
+                    &format!("cni conf load {} --node node-1", path.display()),
+                );
+                let Err(e) = lab.execute("cni add c1 --node node-1") else {
+                    panic!("{version} on {release}: ADD succeeded");
+                };
+                assert_eq!(
+                    e.message,
+                    format!(
+                        "CNI code 999 from bridge: plugin type=\"bridge\" failed (add): failed to add route '{{0.0.0.0 00000000000000000000ffff00000000}} via 10.65.0.1 dev eth0{extra}': file exists"
+                    ),
+                    "{version} on {release}"
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// libcni 1.3.0 validates the container ID, network name and ifname in `addNetwork`
+    /// only, after `FindInPath`, and `AddNetworkList` wraps the error; `delNetwork` and
+    /// `checkNetwork` validate nothing, so the plugin runs and its skel refuses (DEL runs
+    /// the chain in reverse: bandwidth first), DEL's error wrapped, CHECK's not.
+    #[test]
+    fn invalid_ids_are_refused_where_libcni_and_the_plugins_refuse_them() {
+        let mut lab = Lab::new();
+        let refused = |lab: &mut Lab, line: &str| {
+            let before = lab.wire.next_seq();
+            let Err(e) = lab.execute(line) else {
+                panic!("{line}: succeeded");
+            };
+            (e.message, lab.wire.next_seq() - before)
+        };
+        assert_eq!(
+            refused(&mut lab, "cni add 'bad id' --node node-1"),
+            (
+                "CNI code 4 from libcni: plugin type=\"bridge\" failed (add): invalid characters in containerID; bad id".to_string(),
+                0
+            )
+        );
+        assert_eq!(
+            refused(&mut lab, "cni add c1 --node node-1 --ifname a:b"),
+            (
+                "CNI code 4 from libcni: plugin type=\"bridge\" failed (add): interface name contains / or : or whitespace characters".to_string(),
+                0
+            )
+        );
+        assert_eq!(
+            refused(&mut lab, "cni del 'bad id' --node node-1"),
+            (
+                "CNI code 4 from bandwidth: plugin type=\"bandwidth\" failed (delete): invalid characters in containerID; bad id".to_string(),
+                1
+            )
+        );
+        assert_eq!(
+            refused(&mut lab, "cni check 'bad id' --node node-1"),
+            (
+                "CNI code 4 from bridge: invalid characters in containerID; bad id".to_string(),
+                1
+            )
+        );
+    }
+
+    /// CheckNetworkList's refusals are plain Go errors (no CNI code, no JSON) made before
+    /// any plugin runs: a version below 0.4.0, and a version ParseVersion cannot read.
+    #[test]
+    fn check_refusals_of_libcni_are_plain_errors() {
+        let dir = std::env::temp_dir().join(format!("lab-cni-check-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let path = dir.join("00-v.conflist");
+        for (version, want) in [
+            (
+                "0.3.1",
+                "libcni: configuration version \"0.3.1\" does not support the CHECK command",
+            ),
+            (
+                "abc",
+                "libcni: failed to convert major version part \"abc\": strconv.Atoi: parsing \"abc\": invalid syntax",
+            ),
+        ] {
+            let conflist = format!(
+                r#"{{"cniVersion":"{version}","name":"z","plugins":[{{"type":"bridge","bridge":"br-z","ipam":{{"type":"host-local","ranges":[[{{"subnet":"10.1.0.0/24"}}]]}}}}]}}"#
+            );
+            std::fs::write(&path, conflist).expect("a temp file");
+            let mut lab = Lab::with_edges(Lab::new, crate::edge::tests::disk());
+            text(
+                &mut lab,
+                &format!("cni conf load {} --node node-1", path.display()),
+            );
+            let before = lab.wire.next_seq();
+            let Err(e) = lab.execute("cni check c1 --node node-1") else {
+                panic!("{version}: CHECK succeeded");
+            };
+            assert_eq!(e.message, want);
+            let out = e.output.to_text();
+            assert!(!out.contains("\"code\""), "{out}");
+            // No record was made, so the call log names no range of them.
+            assert!(
+                out.contains("CNI CHECK       c1 on node-1 net=z ifname=eth0\n")
+                    && !out.contains("(wire #"),
+                "{out}"
+            );
+            assert_eq!(lab.wire.next_seq(), before);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -484,8 +484,21 @@ fn calc_gateways(result: &mut CniResult, conf: &BridgeConf) -> (Vec<IpNet>, Vec<
 }
 
 /// `ipam.ConfigureIface`: the link up, its addresses, and the result's routes (a route
-/// without `gw` goes via the first gateway of its family).
-fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<(), CniError> {
+/// without `gw` goes via the first gateway of its family), each with
+/// `netlink.RouteAddEcmp` (`NLM_F_CREATE`, no `NLM_F_EXCL`): the kernel refuses a route
+/// that is already there with the same next hop (`fib_table_insert`: "Error if we find a
+/// perfect match which uses the same scope, type, and nexthop information", EEXIST), so
+/// an IPAM default route without `gw` and the default route `isDefaultGateway` appends
+/// (`calcGateways` counts only a default route with a GW as found) end in `file exists`.
+/// The routes from `ipam_routes` on are the ones `calcGateways` appended, whose `Dst` is
+/// bridge's `defaultNet`, masked by `net.IPMask(net.IPv4zero)` (16 bytes) for IPv4.
+fn configure_iface(
+    host: &mut Host,
+    env: &CniEnv,
+    result: &CniResult,
+    ipam_routes: usize,
+    release: PluginsRelease,
+) -> Result<(), CniError> {
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(netns_open_error(&env.netns));
     };
@@ -516,7 +529,7 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
         }
     }
     link.up = true;
-    for r in &result.routes {
+    for (i, r) in result.routes.iter().enumerate() {
         let Some(dst) = r.dst else {
             continue;
         };
@@ -526,10 +539,25 @@ fn configure_iface(host: &mut Host, env: &CniEnv, result: &CniResult) -> Result<
             None => gw6,
         };
         let entry = RouteEntry::static_route(RouteDst::of_net(dst), via, &env.ifname);
-        if !ns.routes.contains(&entry) {
-            ns.routes.reserve_exact(1);
-            ns.routes.push(entry);
+        if ns.routes.contains(&entry) {
+            let dst = common::GoIpNet {
+                net: Some(dst),
+                field_names: false,
+                v4_mask_16: i >= ipam_routes,
+            };
+            let (via, ifname) = (GoIp(via), &env.ifname);
+            // v1.1.1: "failed to add route '%v via %v dev %v': %v"; v1.9.1 adds
+            // "metric %d (Scope: %v, Table: %d)" (Priority, Scope and Table are zero).
+            let extra = match release {
+                PluginsRelease::V1_1_1 => "",
+                PluginsRelease::V1_9_1 => " metric 0 (Scope: universe, Table: 0)",
+            };
+            return Err(CniError::internal(format!(
+                "failed to add route '{dst} via {via} dev {ifname}{extra}': file exists"
+            )));
         }
+        ns.routes.reserve_exact(1);
+        ns.routes.push(entry);
     }
     Ok(())
 }
@@ -685,7 +713,8 @@ impl Bridge {
 
         if layer3 {
             let ipam = ipam_result(ctx.delegate(&conf.ipam_type, env, stdin)?);
-            if let Err(e) = self.after_ipam(ctx.host, &conf, env, &mut result, ipam) {
+            let release = ctx.registry.release();
+            if let Err(e) = self.after_ipam(ctx.host, &conf, env, &mut result, ipam, release) {
                 // "release IP in case of failure"; the DEL's own error is ignored.
                 let _ = ctx.delegate(&conf.ipam_type, &env_with(env, CniCommand::Del), stdin);
                 return Err(e);
@@ -714,6 +743,7 @@ impl Bridge {
         env: &CniEnv,
         result: &mut CniResult,
         ipam: CniResult,
+        release: PluginsRelease,
     ) -> Result<(), CniError> {
         result.ips = ipam.ips;
         result.routes = ipam.routes;
@@ -721,8 +751,9 @@ impl Bridge {
         if result.ips.is_empty() {
             return Err(CniError::internal("IPAM plugin returned missing IP config"));
         }
+        let ipam_routes = result.routes.len();
         let (gw4, gw6) = calc_gateways(result, conf);
-        configure_iface(host, env, result)?;
+        configure_iface(host, env, result, ipam_routes, release)?;
         if conf.is_gw {
             for &gw in &gw4 {
                 ensure_addr(host, conf, gw)?;
@@ -786,7 +817,8 @@ impl Bridge {
         let Some(prev) = common::prev_result(stdin) else {
             return Err(CniError::internal("Required prevResult missing"));
         };
-        check_prev(ctx.host, &conf, env, &prev).map_err(CniError::internal)?;
+        check_prev(ctx.host, &conf, env, &prev, ctx.registry.release())
+            .map_err(CniError::internal)?;
         Ok(PluginOutput::Empty)
     }
 }
@@ -817,22 +849,6 @@ fn validate_interface<'h>(
     Ok(link)
 }
 
-/// Go's `%v` of a `types.Route` in 1.1.1: `{Dst:{IP:10.96.0.0 Mask:fff00000} GW:<nil>}`.
-fn go_route(r: &Route) -> String {
-    let (ip, mask) = match r.dst {
-        Some(IpNet::V4(n)) => (
-            n.network().to_string(),
-            format!("{:08x}", u32::from(n.netmask())),
-        ),
-        Some(IpNet::V6(n)) => (
-            n.network().to_string(),
-            format!("{:032x}", u128::from(n.netmask())),
-        ),
-        None => ("<nil>".to_string(), String::new()),
-    };
-    format!("{{Dst:{{IP:{ip} Mask:{mask}}} GW:{}}}", GoIp(r.gw))
-}
-
 /// `cmdCheck` after prevResult is known: bridge, container veth, host veth, addresses,
 /// routes, with bridge.go's messages.
 fn check_prev(
@@ -840,6 +856,7 @@ fn check_prev(
     conf: &BridgeConf,
     env: &CniEnv,
     prev: &CniResult,
+    release: PluginsRelease,
 ) -> Result<(), String> {
     let mut br_map = Interface::default();
     let mut cont_map = Interface::default();
@@ -952,21 +969,7 @@ fn check_prev(
             ));
         }
     }
-    // ip.ValidateExpectedRoute: destination and gateway must both match (a route without
-    // gw only matches a table entry without a next hop, as in 1.1.1).
-    for r in &prev.routes {
-        let Some(dst) = r.dst else {
-            continue;
-        };
-        let want_dst = RouteDst::of_net(dst);
-        if !table.iter().any(|e| e.dst == want_dst && e.via == r.gw) {
-            return Err(format!(
-                "Expected Route {} not found in routing table",
-                go_route(r)
-            ));
-        }
-    }
-    Ok(())
+    common::validate_expected_route(&table, &prev.routes, release)
 }
 
 fn statfs_err(path: &str) -> String {

@@ -8,6 +8,7 @@ use super::portmap::Portmap;
 use crate::cni::host::{Host, Link, LinkKind, Netns};
 use crate::cni::plugin::{CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin};
 use crate::cni::registry::Registry;
+use crate::cni::release::PluginsRelease;
 use crate::cni::types::{CniError, CniResult, IpConfig, Route};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -114,7 +115,20 @@ fn call(
     rc: Option<Value>,
     prev: Option<&CniResult>,
 ) -> Call {
-    let reg = registry();
+    call_on(PluginsRelease::default(), h, p, e, conf, rc, prev)
+}
+
+/// [`call`] with the plugins of `release`.
+fn call_on(
+    release: PluginsRelease,
+    h: &mut Host,
+    p: &dyn Plugin,
+    e: &CniEnv,
+    conf: Value,
+    rc: Option<Value>,
+    prev: Option<&CniResult>,
+) -> Call {
+    let reg = registry().with_release(release);
     let mut ctx = PluginCtx {
         host: h,
         registry: &reg,
@@ -528,19 +542,58 @@ fn bridge_check() {
         vec![("host-local".to_string(), CniCommand::Check)]
     );
     assert_eq!(err(c).msg, "Required prevResult missing");
-    // As the real 1.1.1 plugin: an IPAM route without gw is installed via the gateway and
-    // then not found by CHECK.
-    let e = err(call(
-        &mut h,
-        &Bridge,
-        &env(CniCommand::Check),
-        bridge_conf(),
-        None,
-        Some(&r),
-    ));
+    // An IPAM route without gw is installed via the gateway. The real 1.1.1 plugin looks
+    // for it with RT_FILTER_DST | RT_FILTER_GW and a nil gateway, and does not find it;
+    // 1.9.1 filters by gateway only when the route has one, and finds it.
+    let check_on = |h: &mut Host, release, prev: &CniResult| {
+        call_on(
+            release,
+            h,
+            &Bridge,
+            &env(CniCommand::Check),
+            bridge_conf(),
+            None,
+            Some(prev),
+        )
+        .reply
+    };
     assert_eq!(
-        e.msg,
+        check_on(&mut h, PluginsRelease::V1_1_1, &r)
+            .unwrap_err()
+            .msg,
         "Expected Route {Dst:{IP:10.96.0.0 Mask:fff00000} GW:<nil>} not found in routing table"
+    );
+    assert_eq!(
+        check_on(&mut h, PluginsRelease::V1_9_1, &r),
+        Ok(PluginOutput::Empty)
+    );
+    // A default route without gw (01-minimal.conflist's `"routes": [{"dst": "0.0.0.0/0"}]`)
+    // is looked up by destination alone in both releases: found.
+    let mut no_gw = r.clone();
+    no_gw.routes.retain(|x| x.dst == "0.0.0.0/0".parse().ok());
+    no_gw.routes[0].gw = None;
+    for release in PluginsRelease::ALL {
+        assert_eq!(
+            check_on(&mut h, release, &no_gw),
+            Ok(PluginOutput::Empty),
+            "{release:?}"
+        );
+    }
+    // A route whose gw is not the table's is missing in both; each release prints the
+    // route as its CNI library's `types.Route` String does.
+    let mut wrong_gw = r.clone();
+    wrong_gw.routes[0].gw = "10.244.1.99".parse().ok();
+    assert_eq!(
+        check_on(&mut h, PluginsRelease::V1_9_1, &wrong_gw)
+            .unwrap_err()
+            .msg,
+        "Expected Route {Dst:{IP:10.96.0.0 Mask:fff00000} GW:10.244.1.99 MTU:0 AdvMSS:0 Priority:0 Table:<nil> Scope:<nil>} not found in routing table"
+    );
+    assert_eq!(
+        check_on(&mut h, PluginsRelease::V1_1_1, &wrong_gw)
+            .unwrap_err()
+            .msg,
+        "Expected Route {Dst:{IP:10.96.0.0 Mask:fff00000} GW:10.244.1.99} not found in routing table"
     );
     // Without IPAM routes CHECK passes, and a missing container link is reported.
     let mut conf = bridge_conf();

@@ -2,8 +2,10 @@
 //! errors of `pkg/ns`, Go-style typed reads of the JSON config, CNI_ARGS parsing, and
 //! iptables rules rendered the way `iptables -t nat -S` prints them.
 
-use crate::cni::host::{Host, RouteDst};
-use crate::cni::types::{CniError, CniResult, Crash, GoIp};
+use crate::cni::host::{Host, RouteDst, RouteEntry};
+use crate::cni::release::PluginsRelease;
+use crate::cni::types::{CniError, CniResult, Crash, GoIp, Route};
+use ipnet::IpNet;
 use serde_json::Value;
 use sha2::{Digest, Sha512};
 
@@ -563,7 +565,6 @@ pub(crate) fn configure_iface(
     ifname: &str,
     result: &CniResult,
 ) -> Result<(), CniError> {
-    use crate::cni::host::RouteEntry;
     use std::net::IpAddr;
     if result.interfaces.is_empty() {
         return Err(CniError::internal("no interfaces to configure"));
@@ -669,13 +670,14 @@ pub fn is_go_panic(e: &CniError) -> bool {
     e.crash.as_ref().is_some_and(|c| c.exit_status == 2)
 }
 
-/// `ip.ValidateExpectedInterfaceIPs` and `ip.ValidateExpectedRoute` (`pkg/ip/utils_linux.go`,
-/// HEAD) for CHECK: each result address on `ifname` with a route to its prefix, and each
-/// result route in the table (by destination, and by gateway when it has one).
+/// `ip.ValidateExpectedInterfaceIPs` and `ip.ValidateExpectedRoute` (`pkg/ip/utils_linux.go`)
+/// for CHECK: each result address on `ifname` with a route to its prefix, and each result
+/// route in the table as `release` looks for it ([`validate_expected_route`]).
 pub(crate) fn validate_ips_and_routes(
     ns: &crate::cni::host::Netns,
     ifname: &str,
     result: &CniResult,
+    release: PluginsRelease,
 ) -> Result<(), CniError> {
     let table = ns.route_table();
     for ip in &result.ips {
@@ -698,27 +700,183 @@ pub(crate) fn validate_ips_and_routes(
             )));
         }
     }
-    for r in &result.routes {
+    validate_expected_route(&table, &result.routes, release).map_err(CniError::internal)
+}
+
+/// `ip.ValidateExpectedRoute` (`pkg/ip/utils_linux.go`): every result route must be in the
+/// container's main table, looked up as `netlink.RouteListFiltered(family, find, filter)`
+/// does. A default route is looked up by destination alone, whatever its gateway:
+///
+/// ```go
+/// if route.Dst.String() == "0.0.0.0/0" {          // "::/0" for IPv6
+///     find = &netlink.Route{Dst: nil, Gw: route.GW}
+///     routeFilter = netlink.RT_FILTER_DST
+/// }
+/// ```
+///
+/// and netlink's `RT_FILTER_DST` case matches the kernel's default route to a nil `Dst`
+/// (`ipNetEqual(nil, nil)` in the netlink of 1.1.1; 1.9.1's netlink v1.3.1 reads the
+/// default route as 0.0.0.0/0 and `genZeroIPNet` turns the nil filter into 0.0.0.0/0, the
+/// same answer). Any other route is looked up by destination and gateway, and there the
+/// releases differ: 1.1.1 always sets `RT_FILTER_DST | RT_FILTER_GW`, so a route without a
+/// gateway (which `ipam.ConfigureIface` installed via the IP's gateway) matches only a
+/// table entry without a next hop (`route.Gw.Equal(nil)`); 1.9.1 adds the gateway filter
+/// only `if route.GW != nil`. A route without a destination (Go's zero `IPNet`) is
+/// `Invalid static route found`.
+pub(crate) fn validate_expected_route(
+    table: &[RouteEntry],
+    routes: &[Route],
+    release: PluginsRelease,
+) -> Result<(), String> {
+    for r in routes {
         let Some(dst) = r.dst else {
-            continue;
+            return Err(format!(
+                "Invalid static route found {}",
+                GoRoute(r, release)
+            ));
         };
         let want = RouteDst::of_net(dst);
-        let found = table
-            .iter()
-            .any(|e| e.dst == want && (r.gw.is_none() || want.is_default() || e.via == r.gw));
+        let gw_filter = match release {
+            PluginsRelease::V1_1_1 => true,
+            PluginsRelease::V1_9_1 => r.gw.is_some(),
+        };
+        let found = table.iter().any(|e| {
+            if want.is_default() {
+                e.dst == want
+            } else {
+                e.dst == want && (!gw_filter || e.via == r.gw)
+            }
+        });
         if !found {
-            return Err(CniError::internal(format!(
-                "Expected Route {{Dst:{dst} GW:{}}} not found in routing table",
-                GoIp(r.gw)
-            )));
+            return Err(format!(
+                "Expected Route {} not found in routing table",
+                GoRoute(r, release)
+            ));
         }
     }
     Ok(())
 }
 
+/// Go's `%v` of a `*types.Route`, its `String()` in the CNI library of `release`: 1.1.1's
+/// (CNI v1.0.1) is `fmt.Sprintf("%+v", *r)` of `{Dst, GW}`, `{Dst:{IP:10.96.0.0
+/// Mask:fff00000} GW:<nil>}`; 1.9.1's (CNI v1.3.0) adds the fields the lab's routes do not
+/// carry, at their zero values: `{Dst:%+v GW:%v MTU:%d AdvMSS:%d Priority:%d Table:%s
+/// Scope:%s}`.
+pub(crate) struct GoRoute<'a>(pub &'a Route, pub PluginsRelease);
+
+impl std::fmt::Display for GoRoute<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let GoRoute(r, release) = *self;
+        write!(
+            f,
+            "{{Dst:{} GW:{}",
+            GoIpNet {
+                net: r.dst,
+                field_names: true,
+                v4_mask_16: false
+            },
+            GoIp(r.gw)
+        )?;
+        if release == PluginsRelease::V1_9_1 {
+            f.write_str(" MTU:0 AdvMSS:0 Priority:0 Table:<nil> Scope:<nil>")?;
+        }
+        f.write_str("}")
+    }
+}
+
+/// Go's `%v` (or `%+v` with `field_names`) of a `net.IPNet` value: its `String` has a
+/// pointer receiver, so fmt prints the struct, `{10.96.0.0 fff00000}` (`{IP:10.96.0.0
+/// Mask:fff00000}`), the mask as hex bytes. `net.ParseCIDR` gives an IPv4 network a 4-byte
+/// mask; `v4_mask_16` is a mask made of a 16-byte IPv4 address (bridge's `defaultNet.Mask =
+/// net.IPMask(net.IPv4zero)`, `00000000000000000000ffff00000000`). No network is Go's zero
+/// `IPNet`, `{<nil> <nil>}`.
+pub(crate) struct GoIpNet {
+    pub net: Option<IpNet>,
+    pub field_names: bool,
+    pub v4_mask_16: bool,
+}
+
+impl std::fmt::Display for GoIpNet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (ip, mask) = match self.net {
+            Some(IpNet::V4(n)) => {
+                let prefix = if self.v4_mask_16 {
+                    "00000000000000000000ffff"
+                } else {
+                    ""
+                };
+                (
+                    n.network().to_string(),
+                    format!("{prefix}{:08x}", u32::from(n.netmask())),
+                )
+            }
+            Some(IpNet::V6(n)) => (
+                n.network().to_string(),
+                format!("{:032x}", u128::from(n.netmask())),
+            ),
+            None => ("<nil>".to_string(), "<nil>".to_string()),
+        };
+        if self.field_names {
+            write!(f, "{{IP:{ip} Mask:{mask}}}")
+        } else {
+            write!(f, "{{{ip} {mask}}}")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn expected_routes_are_looked_up_as_each_release_filters() {
+        // The container's table after ipam.ConfigureIface: every route via the gateway.
+        let net = |s: &str| s.parse::<IpNet>().expect("a CIDR");
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().ok();
+        let table: Vec<RouteEntry> = [
+            ("0.0.0.0/0", "10.0.0.1"),
+            ("10.96.0.0/12", "10.0.0.1"),
+            ("::/0", "fd00::1"),
+        ]
+        .iter()
+        .map(|&(dst, via)| RouteEntry::static_route(RouteDst::of_net(net(dst)), ip(via), "eth0"))
+        .collect();
+        let route = |dst: &str, gw: &str| Route {
+            dst: Some(net(dst)),
+            gw: ip(gw),
+        };
+        use PluginsRelease::{V1_1_1, V1_9_1};
+        // (route, found by 1.1.1, found by 1.9.1)
+        let cases = [
+            // A default route: RT_FILTER_DST alone, whatever the gateway.
+            (route("0.0.0.0/0", ""), true, true),
+            (route("0.0.0.0/0", "10.0.0.9"), true, true),
+            (route("::/0", ""), true, true),
+            // Another route: 1.1.1 always filters by gateway (nil matches no next hop).
+            (route("10.96.0.0/12", ""), false, true),
+            (route("10.96.0.0/12", "10.0.0.1"), true, true),
+            (route("10.96.0.0/12", "10.0.0.9"), false, false),
+            (route("10.97.0.0/16", ""), false, false),
+        ];
+        for (r, v111, v191) in cases {
+            for (release, want) in [(V1_1_1, v111), (V1_9_1, v191)] {
+                let got = validate_expected_route(&table, std::slice::from_ref(&r), release);
+                assert_eq!(got.is_ok(), want, "{r:?} on {release:?}: {got:?}");
+            }
+        }
+        assert_eq!(
+            validate_expected_route(&[], &[route("::/0", "")], V1_9_1).unwrap_err(),
+            "Expected Route {Dst:{IP::: Mask:00000000000000000000000000000000} GW:<nil> MTU:0 AdvMSS:0 Priority:0 Table:<nil> Scope:<nil>} not found in routing table"
+        );
+        let no_dst = Route {
+            dst: None,
+            gw: None,
+        };
+        assert_eq!(
+            validate_expected_route(&table, &[no_dst], V1_1_1).unwrap_err(),
+            "Invalid static route found {Dst:{IP:<nil> Mask:<nil>} GW:<nil>}"
+        );
+    }
 
     #[test]
     fn arg_items_split_as_strings_split_does() {

@@ -366,7 +366,7 @@ impl HostDevice {
                 cont.name
             )));
         }
-        common::validate_ips_and_routes(ns, &env.ifname, &prev)?;
+        common::validate_ips_and_routes(ns, &env.ifname, &prev, ctx.registry.release())?;
         Ok(PluginOutput::Empty)
     }
 }

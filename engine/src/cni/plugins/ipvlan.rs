@@ -195,7 +195,7 @@ impl Ipvlan {
                 "container ipvlan mode {have} does not match expected value: {want}"
             )));
         }
-        common::validate_ips_and_routes(ns, &env.ifname, &prev)?;
+        common::validate_ips_and_routes(ns, &env.ifname, &prev, ctx.registry.release())?;
         Ok(PluginOutput::Empty)
     }
 }

@@ -398,7 +398,7 @@ impl Macvlan {
                 cont.name, cont.mac, link.mac
             )));
         }
-        common::validate_ips_and_routes(ns, &env.ifname, &prev)?;
+        common::validate_ips_and_routes(ns, &env.ifname, &prev, ctx.registry.release())?;
         Ok(PluginOutput::Empty)
     }
 }

@@ -309,7 +309,7 @@ impl Ptp {
                 env.ifname
             )));
         }
-        common::validate_ips_and_routes(ns, &env.ifname, &prev)?;
+        common::validate_ips_and_routes(ns, &env.ifname, &prev, ctx.registry.release())?;
         Ok(PluginOutput::Empty)
     }
 }
