@@ -1042,3 +1042,39 @@ fn a_prediction_may_name_a_cni_command_without_cni() {
     let out = d.execute("lesson answer DEL").unwrap().to_text();
     assert!(out.contains("Right"), "{out}");
 }
+
+/// ch3-architecture step 7: bandwidth's ADD record of a pod deleted and made again without
+/// a limit is not the pod the task asks for; the record shown must be the pod that exists
+/// now (its UID), and that pod must carry the limit.
+#[test]
+fn a_deleted_pod_s_bandwidth_record_is_not_the_pod_made_again() {
+    let ch3 = |last: &str| {
+        [
+            "pod create slow --node node-1 --bandwidth-ingress 10M".to_string(),
+            "show wire".to_string(),
+            "pod delete slow".to_string(),
+            last.to_string(),
+        ]
+    };
+    assert!(
+        !completes(
+            "ch3-architecture",
+            6,
+            ch3("pod create slow --node node-2"),
+            7
+        ),
+        "ch3: the decoy"
+    );
+    assert!(
+        completes(
+            "ch3-architecture",
+            6,
+            [
+                "pod create slow --node node-2 --bandwidth-ingress 10M",
+                "show wire"
+            ],
+            7
+        ),
+        "ch3: the task"
+    );
+}

@@ -587,6 +587,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: Some(super::saw::for_pvc_test),
     },
     Predicate {
+        pattern: "saw wire <word> for pod <pod>",
+        about: "a record of the CNI call shown this step was made for the pod that exists now (its CNI_ARGS name the pod and its UID): the record of a pod of that name deleted since does not count",
+        eval: super::saw::wire_for_pod,
+        topic: Topic::WireCall,
+        record: Some(super::saw::for_pod_test),
+    },
+    Predicate {
         pattern: "saw wire <word> from pvc|snapshot <name>",
         about: "a record of the CSI call shown this step copies this source: its request's `volume_content_source` holds the claim's volume ID (a clone) or the snapshot's ID (a restore)",
         eval: super::saw::wire_from_source,
