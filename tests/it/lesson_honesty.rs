@@ -1078,3 +1078,47 @@ fn a_deleted_pod_s_bandwidth_record_is_not_the_pod_made_again() {
         "ch3: the task"
     );
 }
+
+/// ch5-core-modules step 1: the same hole as ch3's step 7, with bandwidth's egress limit.
+#[test]
+fn a_deleted_pod_s_egress_limit_is_not_the_pod_made_again() {
+    let ch5 = |last: &str| {
+        [
+            "pod create loader --node node-2 --bandwidth-egress 500M".to_string(),
+            "show wire --last bandwidth:ADD".to_string(),
+            "pod delete loader".to_string(),
+            last.to_string(),
+        ]
+    };
+    assert!(
+        !completes(
+            "ch5-core-modules",
+            0,
+            ch5("pod create loader --node node-1"),
+            1
+        ),
+        "ch5: the decoy"
+    );
+    // Made again with the limit but its own record not shown: the old record is not it.
+    assert!(
+        !completes(
+            "ch5-core-modules",
+            0,
+            ch5("pod create loader --node node-1 --bandwidth-egress 500M"),
+            1
+        ),
+        "ch5: the old pod's record"
+    );
+    assert!(
+        completes(
+            "ch5-core-modules",
+            0,
+            [
+                "pod create loader --node node-1 --bandwidth-egress 500M",
+                "show wire --last bandwidth:ADD"
+            ],
+            1
+        ),
+        "ch5: the task"
+    );
+}
