@@ -1122,3 +1122,33 @@ fn a_deleted_pod_s_egress_limit_is_not_the_pod_made_again() {
         "ch5: the task"
     );
 }
+
+/// ch3-architecture's last predict quiz asks for a next hop: `via 10.244.3.0`, as a route
+/// writes it, names the address; a wrong address after `via` is still wrong.
+#[test]
+fn a_next_hop_may_be_predicted_as_a_route_writes_it() {
+    let at_quiz = || {
+        let mut d = desk();
+        d.execute("lesson start ch3-architecture").unwrap();
+        for _ in 0..200 {
+            if let Some(lab_engine::lesson::Item::Quiz(_, q)) =
+                d.lessons.session.as_ref().map(|s| s.current())
+                && let lab_engine::lesson::QuizKind::Predict { answer, .. } = &q.kind
+                && answer == "10.244.3.0"
+            {
+                return d;
+            }
+            d.execute("skip").unwrap();
+        }
+        panic!("no predict quiz answers 10.244.3.0");
+    };
+    let mut d = at_quiz();
+    let out = d.execute("lesson answer via 10.244.3.0").unwrap().to_text();
+    assert!(out.contains("Right"), "{out}");
+    let mut d = at_quiz();
+    let out = d
+        .execute("lesson answer via 192.168.0.3")
+        .unwrap()
+        .to_text();
+    assert!(!out.contains("Right"), "{out}");
+}
