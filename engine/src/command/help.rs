@@ -862,6 +862,15 @@ pub(crate) fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
             m.push_str(&usage);
             m
         }
+        ErrorKind::ValueValidation
+            if std::error::Error::source(e)
+                .is_some_and(|s| s.is::<crate::command::grammar::KubectlSays>()) =>
+        {
+            // kubectl's own sentence (`-o foo`), as kubectl prints it.
+            std::error::Error::source(e)
+                .map(|s| s.to_string())
+                .unwrap_or_default()
+        }
         ErrorKind::ValueValidation => {
             let arg = plain_arg(&ctx_str(e, ContextKind::InvalidArg).unwrap_or_default());
             let arg = arg.split(' ').next().unwrap_or(&arg).to_string();
