@@ -1152,3 +1152,38 @@ fn a_next_hop_may_be_predicted_as_a_route_writes_it() {
         .to_text();
     assert!(!out.contains("Right"), "{out}");
 }
+
+/// ch4-runtime-workflow step 27 asks for `pod delete w3 --step`; `delete pod w3 --step`
+/// is the same command (`help delete`), so it completes the step too; another pod's
+/// teardown does not.
+#[test]
+fn kubectl_s_verb_order_steps_the_same_teardown() {
+    let at_step_27 = || {
+        let mut d = desk();
+        d.execute("lesson start ch4-runtime-workflow").unwrap();
+        for _ in 0..200 {
+            if let Some(lab_engine::lesson::Item::Step(s)) =
+                d.lessons.session.as_ref().map(|s| s.current())
+                && s.number == 27
+            {
+                return d;
+            }
+            d.execute("skip").unwrap();
+        }
+        panic!("no step 27");
+    };
+    for (line, honest) in [
+        ("pod delete w3 --step", true),
+        ("delete pod w3 --step", true),
+        ("delete pod/w3 --step", true),
+        ("kubectl delete pod w3 --step", true),
+        ("delete pod w3", false),
+    ] {
+        let mut d = at_step_27();
+        let _ = d.execute(line);
+        for _ in 0..8 {
+            let _ = d.execute("step");
+        }
+        assert_eq!(done(&d, 27), honest, "{line}");
+    }
+}

@@ -1059,6 +1059,10 @@ pub struct DeleteArgs {
     /// Delete the objects a manifest names (YAML or JSON)
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub file: Option<String>,
+    /// One pod or claim: then show the CSI calls it made one at a time (`step`, `step
+    /// back`, `step end`), as `pod delete NAME --step` and `pvc delete NAME --step` do
+    #[arg(long)]
+    pub step: bool,
 }
 
 /// `apply -f FILE [-n NS]`.
