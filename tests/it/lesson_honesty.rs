@@ -1042,3 +1042,148 @@ fn a_prediction_may_name_a_cni_command_without_cni() {
     let out = d.execute("lesson answer DEL").unwrap().to_text();
     assert!(out.contains("Right"), "{out}");
 }
+
+/// ch3-architecture step 7: bandwidth's ADD record of a pod deleted and made again without
+/// a limit is not the pod the task asks for; the record shown must be the pod that exists
+/// now (its UID), and that pod must carry the limit.
+#[test]
+fn a_deleted_pod_s_bandwidth_record_is_not_the_pod_made_again() {
+    let ch3 = |last: &str| {
+        [
+            "pod create slow --node node-1 --bandwidth-ingress 10M".to_string(),
+            "show wire".to_string(),
+            "pod delete slow".to_string(),
+            last.to_string(),
+        ]
+    };
+    assert!(
+        !completes(
+            "ch3-architecture",
+            6,
+            ch3("pod create slow --node node-2"),
+            7
+        ),
+        "ch3: the decoy"
+    );
+    assert!(
+        completes(
+            "ch3-architecture",
+            6,
+            [
+                "pod create slow --node node-2 --bandwidth-ingress 10M",
+                "show wire"
+            ],
+            7
+        ),
+        "ch3: the task"
+    );
+}
+
+/// ch5-core-modules step 1: the same hole as ch3's step 7, with bandwidth's egress limit.
+#[test]
+fn a_deleted_pod_s_egress_limit_is_not_the_pod_made_again() {
+    let ch5 = |last: &str| {
+        [
+            "pod create loader --node node-2 --bandwidth-egress 500M".to_string(),
+            "show wire --last bandwidth:ADD".to_string(),
+            "pod delete loader".to_string(),
+            last.to_string(),
+        ]
+    };
+    assert!(
+        !completes(
+            "ch5-core-modules",
+            0,
+            ch5("pod create loader --node node-1"),
+            1
+        ),
+        "ch5: the decoy"
+    );
+    // Made again with the limit but its own record not shown: the old record is not it.
+    assert!(
+        !completes(
+            "ch5-core-modules",
+            0,
+            ch5("pod create loader --node node-1 --bandwidth-egress 500M"),
+            1
+        ),
+        "ch5: the old pod's record"
+    );
+    assert!(
+        completes(
+            "ch5-core-modules",
+            0,
+            [
+                "pod create loader --node node-1 --bandwidth-egress 500M",
+                "show wire --last bandwidth:ADD"
+            ],
+            1
+        ),
+        "ch5: the task"
+    );
+}
+
+/// ch3-architecture's last predict quiz asks for a next hop: `via 10.244.3.0`, as a route
+/// writes it, names the address; a wrong address after `via` is still wrong.
+#[test]
+fn a_next_hop_may_be_predicted_as_a_route_writes_it() {
+    let at_quiz = || {
+        let mut d = desk();
+        d.execute("lesson start ch3-architecture").unwrap();
+        for _ in 0..200 {
+            if let Some(lab_engine::lesson::Item::Quiz(_, q)) =
+                d.lessons.session.as_ref().map(|s| s.current())
+                && let lab_engine::lesson::QuizKind::Predict { answer, .. } = &q.kind
+                && answer == "10.244.3.0"
+            {
+                return d;
+            }
+            d.execute("skip").unwrap();
+        }
+        panic!("no predict quiz answers 10.244.3.0");
+    };
+    let mut d = at_quiz();
+    let out = d.execute("lesson answer via 10.244.3.0").unwrap().to_text();
+    assert!(out.contains("Right"), "{out}");
+    let mut d = at_quiz();
+    let out = d
+        .execute("lesson answer via 192.168.0.3")
+        .unwrap()
+        .to_text();
+    assert!(!out.contains("Right"), "{out}");
+}
+
+/// ch4-runtime-workflow step 27 asks for `pod delete w3 --step`; `delete pod w3 --step`
+/// is the same command (`help delete`), so it completes the step too; another pod's
+/// teardown does not.
+#[test]
+fn kubectl_s_verb_order_steps_the_same_teardown() {
+    let at_step_27 = || {
+        let mut d = desk();
+        d.execute("lesson start ch4-runtime-workflow").unwrap();
+        for _ in 0..200 {
+            if let Some(lab_engine::lesson::Item::Step(s)) =
+                d.lessons.session.as_ref().map(|s| s.current())
+                && s.number == 27
+            {
+                return d;
+            }
+            d.execute("skip").unwrap();
+        }
+        panic!("no step 27");
+    };
+    for (line, honest) in [
+        ("pod delete w3 --step", true),
+        ("delete pod w3 --step", true),
+        ("delete pod/w3 --step", true),
+        ("kubectl delete pod w3 --step", true),
+        ("delete pod w3", false),
+    ] {
+        let mut d = at_step_27();
+        let _ = d.execute(line);
+        for _ in 0..8 {
+            let _ = d.execute("step");
+        }
+        assert_eq!(done(&d, 27), honest, "{line}");
+    }
+}

@@ -568,3 +568,51 @@ fn a_script_prints_every_call_of_a_stepped_pod_create() {
         "{err}"
     );
 }
+
+/// `delete pod web` is `pod delete web` (`help delete`), `--step` included: kubectl's verb
+/// order, its `pod/web` form and a leading `kubectl` step the same teardown, and so does
+/// `delete pvc NAME --step`; a delete `--step` cannot apply to names the form that works.
+#[test]
+fn delete_pod_step_is_pod_delete_step() {
+    let teardown = |line: &str| {
+        let mut desk = wffc_claim();
+        run(&mut desk, "pod create web --pvc data");
+        let out = run(&mut desk, line);
+        let calls: Vec<String> = desk
+            .stepping()
+            .and_then(|s| s.csi())
+            .map(|c| c.steps().iter().map(|s| s.call.rpc.to_string()).collect())
+            .unwrap_or_default();
+        (out, calls)
+    };
+    let (own, calls) = teardown("pod delete web --step");
+    assert!(!calls.is_empty(), "{own}");
+    for line in [
+        "delete pod web --step",
+        "delete pod/web --step",
+        "delete po web --step",
+        "kubectl delete pod web --step",
+    ] {
+        assert_eq!(teardown(line), (own.clone(), calls.clone()), "{line}");
+    }
+    // `delete pvc NAME --step` steps external-provisioner's DeleteVolume.
+    let mut desk = wffc_claim();
+    run(&mut desk, "pod create web --pvc data");
+    run(&mut desk, "pod delete web");
+    let out = run(&mut desk, "delete pvc data --step");
+    assert!(out.contains("DeleteVolume"), "{out}");
+    // A kind or a form `--step` cannot step says which does.
+    let mut desk = wffc_claim();
+    run(&mut desk, "pod create web --pvc data");
+    for line in [
+        "delete sc local-wffc --step",
+        "delete pods --all --step",
+        "delete pod web web2 --step",
+    ] {
+        let e = fails(&mut desk, line);
+        assert!(
+            e.contains("`delete pod NAME --step`") && e.contains("`pvc delete NAME --step`"),
+            "{line}: {e}"
+        );
+    }
+}

@@ -174,3 +174,120 @@ fn a_command_that_failed_after_changing_the_lab_is_an_event() {
         "{timeline}"
     );
 }
+
+/// Every command that only reads the lab is a view, not an event (`help timeline`): it
+/// takes no timeline number, so `rewind -1` goes back past the last command that changed
+/// the lab. A read-only CSI or CNI call made by hand still leaves its wire record (the
+/// lesson checks read it), and a save still replays it.
+#[test]
+fn every_read_only_command_is_a_view_and_adds_no_event() {
+    let mut lab = lab();
+    for line in [
+        "pvc create data --size 1Gi",
+        "pod create web --node node-1 --pvc data --label app=web",
+        "pod create db --node node-2",
+        "snapshot create snap --pvc data",
+    ] {
+        lab.execute(line).unwrap();
+    }
+    let views = [
+        "get pods",
+        "get pods -o wide",
+        "get pvc data -o yaml",
+        "describe pod web",
+        "show ipam node-1",
+        "show routes node-1",
+        "show links node-1",
+        "show events",
+        "show wire",
+        "show wire --list",
+        "show volumes",
+        "show iptables node-1",
+        "reach web db",
+        "trace web db",
+        "timeline",
+        "diff -1",
+        "why route 10.244.2.0/24 --node node-1",
+        "node list",
+        "ns list",
+        "pod list",
+        "sc list",
+        "pvc list",
+        "snapshot list",
+        "policy list",
+        "nad list",
+        "network show",
+        "fault list",
+        "cni plugins",
+        "cni conf show --node node-1",
+        "cni status --node node-1",
+        "cni version --node node-1",
+        "csi get-plugin-info",
+        "csi get-plugin-capabilities",
+        "csi probe",
+        "csi controller-get-capabilities",
+        "csi list-volumes",
+        "csi controller-get-volume pvc/data",
+        "csi validate-volume-capabilities pvc/data",
+        "csi get-capacity",
+        "csi list-snapshots",
+        "csi node-get-info --node node-1",
+        "csi node-get-capabilities --node node-1",
+        "csi call ListVolumes",
+        "csi call /csi.v1.Identity/Probe",
+        "echo hello",
+        "help timeline",
+    ];
+    let events = lab.position().of;
+    assert_eq!(events, 4);
+    for line in views {
+        let wire = lab.wire().next_seq();
+        let result = lab.execute(line);
+        assert!(
+            result.is_ok(),
+            "{line}: {:?}",
+            result.err().map(|e| e.message)
+        );
+        assert_eq!(lab.position().of, events, "`{line}` became an event");
+        if line.starts_with("csi ") {
+            assert!(lab.wire().next_seq() > wire, "`{line}` left no wire record");
+        }
+    }
+    // `rewind -1` undoes the last change, not a view.
+    let out = run(&mut lab, "rewind -1");
+    assert!(out.contains("after event 3 of 4: pod create db"), "{out}");
+    lab.execute("rewind --undo").unwrap();
+    // The views that left a wire record are journaled (a save replays the same logs) but
+    // are no events: `timeline` lists the four changes alone.
+    let timeline = run(&mut lab, "timeline");
+    assert!(
+        !timeline.contains("csi ") && !timeline.contains("cni "),
+        "{timeline}"
+    );
+    let dir = scratch("views");
+    let path = dir.join("views.json");
+    let out = run(&mut lab, &format!("save {}", path.display()));
+    assert!(out.starts_with("saved "), "{out}");
+    let mut loaded = crate::common::lab();
+    loaded.execute(&format!("load {}", path.display())).unwrap();
+    assert_eq!(loaded.position().of, 4);
+    assert_eq!(loaded.wire().next_seq(), lab.wire().next_seq());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// ch2-core-ideas step 21 as a tester typed it: a view after `pod create again` does not
+/// stand between `rewind -1` and the create.
+#[test]
+fn a_view_after_a_change_does_not_take_its_place_in_rewind() {
+    let mut d = desk();
+    d.execute("lesson start ch2-core-ideas").unwrap();
+    for _ in 0..20 {
+        d.execute("skip").unwrap();
+    }
+    d.execute("pod create again --node node-1").unwrap();
+    d.execute("cni conf show --node node-1").unwrap();
+    let out = d.execute("rewind -1").unwrap().to_text();
+    assert!(!out.contains(": pod create again"), "{out}");
+    d.execute("pod create again --node node-1")
+        .expect("again is gone after the rewind");
+}

@@ -910,8 +910,26 @@ impl OutputFormat {
     }
 }
 
+/// An error in kubectl's own words (`-o`'s printer errors), shown as kubectl shows it:
+/// the sentence alone, with no `invalid value … for --output` before it and no usage line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KubectlSays(pub String);
+
+impl std::fmt::Display for KubectlSays {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for KubectlSays {}
+
 /// `-o FORMAT`'s check: a format by name, or kubectl's refusal with the ones the lab has.
-fn output_format(text: &str) -> Result<OutputFormat, String> {
+fn output_format(text: &str) -> Result<OutputFormat, KubectlSays> {
+    output_format_text(text).map_err(KubectlSays)
+}
+
+/// [`output_format`], its error as text.
+fn output_format_text(text: &str) -> Result<OutputFormat, String> {
     let (name, arg) = match text.split_once('=') {
         Some((n, a)) => (n, Some(a)),
         None => (text, None),
@@ -929,8 +947,10 @@ fn output_format(text: &str) -> Result<OutputFormat, String> {
             Err("custom-columns format specified but no custom columns given".to_string())
         }
         ("custom-columns", Some(c)) => Ok(OutputFormat::CustomColumns(c.to_string())),
+        // kubectl's sentence (`printers.NoCompatiblePrinterError`), with the formats the lab
+        // has, in kubectl's (sorted) order.
         _ => Err(format!(
-            "unable to match a printer suitable for the output format {text:?}, allowed formats are: json, name, wide, yaml, jsonpath=TEMPLATE, custom-columns=HEADER:PATH,…"
+            "unable to match a printer suitable for the output format {text:?}, allowed formats are: custom-columns,json,jsonpath,name,wide,yaml"
         )),
     }
 }
@@ -949,7 +969,7 @@ impl clap::builder::TypedValueParser for OutputParser {
         arg: Option<&clap::Arg>,
         value: &std::ffi::OsStr,
     ) -> Result<OutputFormat, clap::Error> {
-        let check: fn(&str) -> Result<OutputFormat, String> = output_format;
+        let check: fn(&str) -> Result<OutputFormat, KubectlSays> = output_format;
         check.parse_ref(cmd, arg, value)
     }
 
@@ -1039,6 +1059,10 @@ pub struct DeleteArgs {
     /// Delete the objects a manifest names (YAML or JSON)
     #[arg(short = 'f', long = "filename", value_name = "FILE")]
     pub file: Option<String>,
+    /// One pod or claim: then show the CSI calls it made one at a time (`step`, `step
+    /// back`, `step end`), as `pod delete NAME --step` and `pvc delete NAME --step` do
+    #[arg(long)]
+    pub step: bool,
 }
 
 /// `apply -f FILE [-n NS]`.

@@ -679,6 +679,69 @@ pub(crate) fn quoted_choice(items: &[String]) -> String {
     }
 }
 
+/// The lab's command that has the subcommand `verb` and one of whose spellings (its name,
+/// its aliases) `names` accepts: `ns` (`namespace`) for `create`, `policy` (`netpol`) for
+/// `delete`. (The command language knows no kind: a room above may accept the other
+/// spellings of a kind.)
+pub(crate) fn kind_command(
+    verb: &str,
+    names: impl Fn(&str) -> bool,
+) -> Option<&'static clap::Command> {
+    tree()
+        .get_subcommands()
+        .filter(|c| c.find_subcommand(verb).is_some())
+        .find(|c| {
+            std::iter::once(c.get_name())
+                .chain(c.get_all_aliases())
+                .any(&names)
+        })
+}
+
+/// kubectl's `create KIND NAME …`, which the lab writes kind first (`ns create NAME`,
+/// `policy create NAME …`): the error names the lab's form for the kind `rest` starts
+/// with, or every command that creates when it names none the lab creates.
+fn create_in_lab_order(rest: &[String]) -> String {
+    let creators: Vec<&clap::Command> = tree()
+        .get_subcommands()
+        .filter(|c| c.find_subcommand("create").is_some())
+        .collect();
+    // The command's own spellings, singular or plural (`ns`, `namespaces`, `netpol`).
+    let found = rest.first().and_then(|k| {
+        let one = k.strip_suffix('s').unwrap_or(k);
+        kind_command("create", |n| n == k || n == one)
+    });
+    match found {
+        Some(c) => {
+            let name = c.get_name();
+            let args: Vec<String> = rest[1..]
+                .iter()
+                .map(|w| {
+                    shlex::try_quote(w)
+                        .map(|q| q.into_owned())
+                        .unwrap_or_else(|_| w.clone())
+                })
+                .collect();
+            let form = std::iter::once(format!("{name} create"))
+                .chain(args)
+                .collect::<Vec<_>>()
+                .join(" ");
+            format!(
+                "unknown command \"create\": the lab writes the kind first: `{form}` (`help {name} create` for its flags); `apply -f FILE` creates what a manifest holds"
+            )
+        }
+        None => {
+            let forms: Vec<String> = creators
+                .iter()
+                .map(|c| format!("`{} create`", c.get_name()))
+                .collect();
+            format!(
+                "unknown command \"create\": the lab writes the kind first, KIND create NAME: {} (`help KIND create` for the flags); `apply -f FILE` creates what a manifest holds",
+                forms.join(", ")
+            )
+        }
+    }
+}
+
 /// The error for a word that names no (sub)command under `path`.
 fn unknown_word(path: &[&'static clap::Command], word: &str, lead: &str) -> String {
     let parent = path.last().copied().unwrap_or(tree());
@@ -785,6 +848,8 @@ pub(crate) fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
                 format!("{bad:?} {QUIT_IN_SCRIPT}")
             } else if path.is_empty() && is_clear_word(&bad) {
                 format!("{bad:?} {CLEAR_IN_SCRIPT}")
+            } else if path.is_empty() && bad == "create" {
+                create_in_lab_order(words.get(used + 1..).unwrap_or_default())
             } else if parent.has_subcommands() {
                 unknown_word(&path, &bad, "unknown")
             } else {
@@ -861,6 +926,15 @@ pub(crate) fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
             }
             m.push_str(&usage);
             m
+        }
+        ErrorKind::ValueValidation
+            if std::error::Error::source(e)
+                .is_some_and(|s| s.is::<crate::command::grammar::KubectlSays>()) =>
+        {
+            // kubectl's own sentence (`-o foo`), as kubectl prints it.
+            std::error::Error::source(e)
+                .map(|s| s.to_string())
+                .unwrap_or_default()
         }
         ErrorKind::ValueValidation => {
             let arg = plain_arg(&ctx_str(e, ContextKind::InvalidArg).unwrap_or_default());

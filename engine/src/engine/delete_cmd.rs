@@ -16,6 +16,10 @@ impl Lab {
     /// `delete KIND NAME… [-n NS]`, `delete KIND -l SELECTOR` or `delete KIND --all`: the
     /// lab's own delete command for that kind, once per object.
     pub fn delete(&mut self, d: DeleteArgs) -> Result<Outcome, LabError> {
+        // `delete pod web --step`: `pod delete web --step` (the desk steps its CSI calls).
+        if let Some(stepped) = stepped(&d) {
+            return self.dispatch(stepped.map_err(LabError::msg)?);
+        }
         if let Some(f) = &d.file {
             let ns = (d.ns != "default").then_some(d.ns.as_str());
             return self.delete_manifest(f, ns);
@@ -163,3 +167,43 @@ pub(super) fn route(
         }
     }
 }
+
+/// With `--step`, the lab's own command a delete is (`delete pod web --step` is `pod delete
+/// web --step`, `delete pvc data --step` is `pvc delete data --step`), or why `--step` does
+/// not apply; `None` without `--step`.
+pub(crate) fn stepped(d: &DeleteArgs) -> Option<Result<Command, String>> {
+    use crate::command::grammar::{PodCmd, PvcCmd};
+    if !d.step {
+        return None;
+    }
+    let refuse = || Err(STEP_APPLIES_TO.to_string());
+    if d.file.is_some() || d.selector.is_some() || d.all {
+        return Some(refuse());
+    }
+    // `delete pod/web` arrives as kind `pod`, name `web`; a lone `pod/web` is split too.
+    let (kind, name) = match (d.kind.as_deref(), d.names.as_slice()) {
+        (Some(k), [n]) if !k.contains('/') => (k, n.as_str()),
+        (Some(k), []) => match k.split_once('/') {
+            Some((k, n)) if !n.is_empty() => (k, n),
+            _ => return Some(refuse()),
+        },
+        _ => return Some(refuse()),
+    };
+    let (name, ns) = (name.to_string(), d.ns.clone());
+    Some(match resource::lookup(kind) {
+        Some(crate::cluster::ApiKind::Pod) => Ok(Command::Pod(PodCmd::Delete {
+            name,
+            ns,
+            step: true,
+        })),
+        Some(crate::cluster::ApiKind::PersistentVolumeClaim) => Ok(Command::Pvc(PvcCmd::Delete {
+            name,
+            ns,
+            step: true,
+        })),
+        _ => refuse(),
+    })
+}
+
+/// What `delete … --step` says when it cannot step.
+const STEP_APPLIES_TO: &str = "--step steps the CSI calls of one pod or one claim: `delete pod NAME --step` (`pod delete NAME --step`) or `delete pvc NAME --step` (`pvc delete NAME --step`)";

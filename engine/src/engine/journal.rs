@@ -8,8 +8,10 @@
 //!   `… list` commands, `help`, `explain`, `echo`, `save`); a failing one only if it moved
 //!   a mark (a failed CNI ADD may have leaked an IP and logged calls; it fails again
 //!   identically on replay), never one rejected before it changed anything;
-//! - a view too, should it ever move the call log, the wire log, the object store or the
-//!   clock (so a view that grows a side effect cannot make a save unloadable);
+//! - a view too when it moves the call log, the wire log, the object store or the clock (a
+//!   read-only CSI or CNI call made by hand, `csi list-volumes`, `cni check`, leaves its
+//!   wire record), so a save replays the same logs; such an entry is marked a view and is
+//!   no timeline event (no number, no rewind point; see [`super::timeline`]);
 //! - never `reset` and `load` (they replace the lab and restart the journal) nor the lesson
 //!   commands (the engine refuses them; the front ends' lesson desk rebuilds the cluster
 //!   through `execute`, which journals the reference commands it replays).
@@ -17,7 +19,8 @@
 use super::Lab;
 use crate::command::Command;
 use crate::command::grammar::{
-    CniCmd, NadCmd, NetworkCmd, NodeCmd, NsCmd, PodCmd, PolicyCmd, PvcCmd, ScCmd, SnapshotCmd,
+    CniCmd, CniConfCmd, CsiCmd, FaultCmd, NadCmd, NetworkCmd, NodeCmd, NsCmd, PodCmd, PolicyCmd,
+    PvcCmd, ScCmd, SnapshotCmd,
 };
 use crate::util::chunked::ChunkedVec;
 use serde::{Deserialize, Serialize};
@@ -70,6 +73,11 @@ pub struct Entry {
     /// The command failed (and fails again on replay).
     #[serde(default, skip_serializing_if = "is_false")]
     pub fails: bool,
+    /// A view that moved a mark (a read-only CSI or CNI call made by hand: its wire record
+    /// stays in the log): journaled so a replay makes the same records, but no event, so
+    /// no timeline number and no rewind point. A replay classifies the line again.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub view: bool,
 }
 
 impl Entry {
@@ -210,17 +218,62 @@ pub(crate) fn classify(cmd: &Command) -> Class {
             NetworkCmd::Show | NetworkCmd::Compare => Class::View,
             NetworkCmd::Multus { .. } | NetworkCmd::Use { .. } => Class::Change,
         },
-        // `cni plugins` alone names the release in use; raw CNI and CSI calls run plugins
-        // and RPCs (a call that changes nothing still moves the wire log's mark).
-        Command::Cni(CniCmd::Plugins { release: None }) => Class::View,
-        Command::Cni(_) | Command::Csi(_) => Class::Change,
+        // `cni plugins` alone names the release in use, `cni conf show` reads net.d; CHECK,
+        // STATUS and VERSION ask the plugins and change nothing. Their wire records still
+        // move the wire log's mark, so a view that made one is journaled, as no event.
+        Command::Cni(c) => match c {
+            CniCmd::Plugins { release: None }
+            | CniCmd::Conf(CniConfCmd::Show { .. })
+            | CniCmd::Check(_)
+            | CniCmd::Status { .. }
+            | CniCmd::Version { .. } => Class::View,
+            CniCmd::Plugins { release: Some(_) }
+            | CniCmd::Conf(CniConfCmd::Load { .. } | CniConfCmd::Remove { .. })
+            | CniCmd::Add(_)
+            | CniCmd::Del(_)
+            | CniCmd::Gc { .. } => Class::Change,
+        },
+        // A CSI RPC that only reads (an Identity call, a list, a get, a capability) is a
+        // view; one that creates, attaches, mounts, expands or deletes is a change.
+        Command::Csi(c) => match c {
+            CsiCmd::GetPluginInfo
+            | CsiCmd::GetPluginCapabilities
+            | CsiCmd::Probe
+            | CsiCmd::ControllerGetCapabilities
+            | CsiCmd::ValidateVolumeCapabilities { .. }
+            | CsiCmd::ListVolumes { .. }
+            | CsiCmd::ControllerGetVolume { .. }
+            | CsiCmd::GetCapacity
+            | CsiCmd::ListSnapshots { .. }
+            | CsiCmd::NodeGetInfo { .. }
+            | CsiCmd::NodeGetCapabilities { .. }
+            | CsiCmd::NodeGetVolumeStats { .. } => Class::View,
+            CsiCmd::Call { rpc, .. } => match crate::csi::resolve(rpc) {
+                Ok((_, method)) if CSI_READS.contains(&method) => Class::View,
+                _ => Class::Change,
+            },
+            CsiCmd::CreateVolume { .. }
+            | CsiCmd::DeleteVolume { .. }
+            | CsiCmd::ControllerPublish { .. }
+            | CsiCmd::ControllerUnpublish { .. }
+            | CsiCmd::CreateSnapshot { .. }
+            | CsiCmd::DeleteSnapshot { .. }
+            | CsiCmd::ControllerExpand { .. }
+            | CsiCmd::NodeStage { .. }
+            | CsiCmd::NodeUnstage { .. }
+            | CsiCmd::NodePublish { .. }
+            | CsiCmd::NodeUnpublish { .. }
+            | CsiCmd::NodeExpand { .. }
+            | CsiCmd::Serve { .. } => Class::Change,
+        },
+        Command::Fault(FaultCmd::List) => Class::View,
         Command::Delete(_)
         | Command::Apply(_)
         | Command::Label(_)
         | Command::Cordon { .. }
         | Command::Uncordon { .. }
         | Command::Drain { .. }
-        | Command::Fault(_)
+        | Command::Fault(FaultCmd::Inject { .. } | FaultCmd::Clear { .. })
         | Command::Tick { .. }
         | Command::Mode { .. }
         | Command::Reconcile { .. } => Class::Change,
@@ -236,6 +289,22 @@ pub(crate) fn classify(cmd: &Command) -> Class {
         | Command::Step { .. } => Class::Restart,
     }
 }
+
+/// The CSI RPCs that only read (what `csi call RPC` classifies as a view).
+const CSI_READS: &[&str] = &[
+    "GetPluginInfo",
+    "GetPluginCapabilities",
+    "Probe",
+    "ControllerGetCapabilities",
+    "ValidateVolumeCapabilities",
+    "ListVolumes",
+    "ControllerGetVolume",
+    "GetCapacity",
+    "ListSnapshots",
+    "NodeGetInfo",
+    "NodeGetCapabilities",
+    "NodeGetVolumeStats",
+];
 
 /// What a view must leave unchanged: call log, wire log, object store, clock, mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -329,12 +398,17 @@ impl Lab {
         };
         let files = std::mem::take(&mut self.journal.reading);
         if record {
+            let view = class == Class::View;
             self.journal.entries.push(Entry {
                 line: line.trim().into(),
                 files: (!files.is_empty()).then(|| Box::new(files)),
                 fails: failed,
+                view,
             });
-            return self.timeline_record();
+            // A view is journaled for the replay's sake only: it is no event.
+            if !view {
+                return self.timeline_record();
+            }
         }
         None
     }

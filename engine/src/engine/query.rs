@@ -49,6 +49,8 @@ pub struct PodFacts<'a> {
     pub netns: Option<&'a str>,
     /// The sandbox's container ID (what CNI calls it), when it has a sandbox.
     pub sandbox_id: Option<&'a str>,
+    /// `metadata.uid`: this pod, not an earlier one of the same name.
+    pub uid: crate::cluster::meta::Uid,
 }
 
 impl<'a> PodFacts<'a> {
@@ -83,6 +85,7 @@ impl<'a> PodFacts<'a> {
                 .collect(),
             netns: sandbox.map(|sb| sb.netns()),
             sandbox_id: sandbox.map(|sb| sb.id()),
+            uid: p.metadata.uid,
         }
     }
 }

@@ -290,9 +290,15 @@ fn entry(i: usize, v: &Value) -> Result<Entry, SaveError> {
         Some(Value::Bool(b)) => *b,
         Some(other) => return Err(type_error(&format!("{path}.fails"), "a boolean", other)),
     };
+    // A view that left a wire record (no event); the replay classifies the line again.
+    let view = match o.get("view") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => return Err(type_error(&format!("{path}.view"), "a boolean", other)),
+    };
     if let Some(k) = o
         .keys()
-        .find(|k| !["line", "files", "fails"].contains(&k.as_str()))
+        .find(|k| !["line", "files", "fails", "view"].contains(&k.as_str()))
     {
         return Err(SaveError::new(format!("{path}: unknown field {k:?}")));
     }
@@ -300,6 +306,7 @@ fn entry(i: usize, v: &Value) -> Result<Entry, SaveError> {
         line: line.into(),
         files: (!files.is_empty()).then(|| Box::new(files)),
         fails,
+        view,
     })
 }
 

@@ -110,6 +110,10 @@ pub(crate) struct History {
     /// The wire log's next sequence number after each event: wire record `s` was made by
     /// the first event whose mark is above `s`.
     wire: ChunkedVec<u64>,
+    /// The journal's length after each event: event `i + 1` is entry `ends[i] - 1`. The
+    /// journal also holds views that moved a mark (read-only calls made by hand), which
+    /// are no events.
+    ends: ChunkedVec<usize>,
     /// Copies of the lab after some events, in event order.
     snapshots: Vec<Snapshot>,
     /// While rewound: the lab the first `rewind` left, with every event.
@@ -154,6 +158,7 @@ impl Default for History {
             start_weight: 0,
             times: ChunkedVec::new(),
             wire: ChunkedVec::new(),
+            ends: ChunkedVec::new(),
             snapshots: Vec::new(),
             present: None,
         }
@@ -189,9 +194,9 @@ impl Lab {
     /// After an event was journaled: note its clock, take a snapshot when one is due, and
     /// fork if the lab was rewound. Returns the note a fork prints.
     pub(crate) fn timeline_record(&mut self) -> Option<Line> {
-        let events = self.journal.entries.len();
+        let events = self.history.times.len() + 1;
         let fork = self.history.present.take().map(|present| {
-            let (from, to) = (events, present.journal.entries.len());
+            let (from, to) = (events, present.history.times.len());
             let dropped = if from == to {
                 format!("event {from} of the old timeline is")
             } else {
@@ -207,6 +212,7 @@ impl Lab {
         });
         self.history.times.push(self.clock);
         self.history.wire.push(self.wire.next_seq());
+        self.history.ends.push(self.journal.entries.len());
         let done = work(self);
         let (since, base) = self
             .history
@@ -259,8 +265,8 @@ impl Lab {
     /// Where the lab stands on its timeline.
     pub fn position(&self) -> Position {
         Position {
-            at: self.journal.entries.len(),
-            of: self.present().journal.entries.len(),
+            at: self.history.times.len(),
+            of: self.present().history.times.len(),
         }
     }
 
@@ -269,10 +275,7 @@ impl Lab {
     pub fn event(&self, number: usize) -> Option<Event> {
         let present = self.present();
         let i = number.checked_sub(1)?;
-        let (e, t) = (
-            present.journal.entries.get(i)?,
-            present.history.times.get(i)?,
-        );
+        let (e, t) = (present.event_entry(number)?, present.history.times.get(i)?);
         Some(Event {
             number,
             clock: *t,
@@ -288,6 +291,7 @@ impl Lab {
             .journal
             .entries
             .iter()
+            .filter(|e| !e.view)
             .zip(&present.history.times)
             .enumerate()
             .map(|(i, (e, t))| Event {
@@ -297,6 +301,21 @@ impl Lab {
                 failed: e.fails,
             })
             .collect()
+    }
+
+    /// The journal entry of event `number` (from 1) of this lab.
+    pub(crate) fn event_entry(&self, number: usize) -> Option<&super::journal::Entry> {
+        let end = *self.history.ends.get(number.checked_sub(1)?)?;
+        self.journal.entries.get(end - 1)
+    }
+
+    /// How many journal entries the lab after event `n` has (0: the start): the event's
+    /// own and those before it, the views after it not counted.
+    fn entries_to(&self, n: usize) -> usize {
+        n.checked_sub(1)
+            .and_then(|i| self.history.ends.get(i))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The lab as it was after event `n` of the present (0: the start), built from the
@@ -309,15 +328,16 @@ impl Lab {
         let (mut lab, from) = match kept.checked_sub(1) {
             Some(i) => {
                 let s = &present.history.snapshots[i];
-                (s.lab.as_ref().clone(), s.event)
+                (s.lab.as_ref().clone(), present.entries_to(s.event))
             }
             None => (present.journal.start.lab(), 0),
         };
+        let to = present.entries_to(n);
         lab.journal.entries = entries.prefix(from);
         lab.edges = self.edges.clone();
         // The replay reads no file: each entry's own are handed back.
         let outer = self.journal.replay_setting();
-        for e in entries.iter_from(from).take(n - from) {
+        for e in entries.iter_from(from).take(to - from) {
             lab.journal.replay_files(Some(e.files_read()));
             let _ = lab.execute(&e.line);
         }
@@ -330,6 +350,7 @@ impl Lab {
             start_weight: present.history.start_weight,
             times: present.history.times.prefix(n),
             wire: present.history.wire.prefix(n),
+            ends: present.history.ends.prefix(n),
             snapshots: present.history.snapshots[..kept].to_vec(),
             present: None,
         };
@@ -470,10 +491,10 @@ impl Lab {
         let pos = self.position();
         let past = self
             .present()
-            .journal
-            .entries
-            .iter_from(pos.at)
-            .map(|e| e.line.to_string())
+            .events()
+            .into_iter()
+            .skip(pos.at)
+            .map(|e| e.line)
             .collect();
         self.shown.push(super::seen::Seen::Rewound {
             at: pos.at,
@@ -487,7 +508,7 @@ impl Lab {
     fn rewound_line(&self) -> Outcome {
         let pos = self.position();
         let mut out = Outcome::empty();
-        let what = match self.journal.entries.last() {
+        let what = match self.event_entry(pos.at) {
             Some(e) => format!("after event {} of {}: {}", pos.at, pos.of, e.line),
             None => format!(
                 "at the start (event 0 of {}): the {} lab",

@@ -708,7 +708,7 @@ impl Lab {
     /// The first event after which `holds` is true of the lab and stays true up to now
     /// (by bisection over the timeline's moments; `holds` must be true of the lab now).
     fn origin_since(&self, holds: impl Fn(&Lab) -> bool) -> Origin {
-        let n = self.journal.entries.len();
+        let n = self.position().at;
         if holds(&self.lab_at(0)) {
             return Origin::Start;
         }
@@ -726,7 +726,7 @@ impl Lab {
 
     /// Event `n` (from 1) as an origin.
     fn origin(&self, n: usize) -> Origin {
-        match self.journal.entries.get(n.wrapping_sub(1)) {
+        match self.event_entry(n) {
             Some(e) => Origin::Event(n, e.line.to_string()),
             None => Origin::Start,
         }

@@ -587,6 +587,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: Some(super::saw::for_pvc_test),
     },
     Predicate {
+        pattern: "saw wire <word> for pod <pod>",
+        about: "a record of the CNI call shown this step was made for the pod that exists now (its CNI_ARGS name the pod and its UID): the record of a pod of that name deleted since does not count",
+        eval: super::saw::wire_for_pod,
+        topic: Topic::WireCall,
+        record: Some(super::saw::for_pod_test),
+    },
+    Predicate {
         pattern: "saw wire <word> from pvc|snapshot <name>",
         about: "a record of the CSI call shown this step copies this source: its request's `volume_content_source` holds the claim's volume ID (a clone) or the snapshot's ID (a restore)",
         eval: super::saw::wire_from_source,
@@ -1731,7 +1738,44 @@ fn ran_as(r: &Ran, want: &Shape) -> bool {
 /// A line's shape as the lessons compare it (see [`Shape::of`]), its `kind` argument by the
 /// kind's singular name: `label po web` and `label pods web` are `label pod web`.
 pub(super) fn shape_of(line: &str) -> Option<Shape> {
-    Shape::of(line).map(|s| kinds_named(&s))
+    let shape = Shape::of(line)?;
+    let own = own_delete_line(line).and_then(|own| Shape::of(&own));
+    Some(kinds_named(own.as_ref().unwrap_or(&shape)))
+}
+
+/// `delete pod web [-n NS] [--step]` as the lab's own command it runs, `pod delete web [-n
+/// NS] [--step]` (`help delete`: they are the same command): one object of a kind the lab
+/// deletes with its own command. `None` for any other line.
+fn own_delete_line(line: &str) -> Option<String> {
+    let Ok(Some(crate::command::Command::Delete(d))) = crate::command::parse(line) else {
+        return None;
+    };
+    if d.file.is_some() || d.selector.is_some() || d.all {
+        return None;
+    }
+    let (kind, name) = match (d.kind.as_deref(), d.names.as_slice()) {
+        (Some(k), [n]) if !k.contains('/') => (k, n.as_str()),
+        (Some(k), []) => k.split_once('/').filter(|(_, n)| !n.is_empty())?,
+        _ => return None,
+    };
+    // The kind by any of its spellings (`po`, `pods`, `persistentvolumeclaim`).
+    let want = crate::resource::lookup(kind)?;
+    let own =
+        crate::command::help::kind_command("delete", |n| crate::resource::lookup(n) == Some(want))?;
+    let delete = own.find_subcommand("delete")?;
+    let takes = |id: &str| delete.get_arguments().any(|a| a.get_id() == id);
+    let mut words = vec![
+        own.get_name().to_string(),
+        "delete".into(),
+        name.to_string(),
+    ];
+    if takes("ns") {
+        words.extend(["-n".to_string(), d.ns.clone()]);
+    }
+    if d.step && takes("step") {
+        words.push("--step".into());
+    }
+    shlex::try_join(words.iter().map(String::as_str)).ok()
 }
 
 fn kinds_named(shape: &Shape) -> Shape {

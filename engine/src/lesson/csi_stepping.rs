@@ -80,6 +80,11 @@ impl CsiStepped {
             }) => Some(CsiStepped::PvcDelete {
                 key: (ns.clone(), name.clone()),
             }),
+            // `delete pod web --step`, `delete pvc/data --step`: the lab's own command.
+            Command::Delete(d) => match crate::engine::delete_cmd::stepped(d) {
+                Some(Ok(own)) => Self::of(&own, lab),
+                _ => None,
+            },
             _ => None,
         }
     }

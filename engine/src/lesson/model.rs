@@ -187,7 +187,8 @@ fn choice_label(given: &str) -> Option<char> {
 /// quotes, backticks and a final full stop do not matter; an address may carry its prefix
 /// (`10.244.1.3/24` for `10.244.1.3`); an RPC may drop `Volume` (`NodeUnpublish`); success
 /// may be said as `ok`, `OK`, `success`, `succeeds` or `0`; a CNI command may drop `CNI`
-/// (`DEL` for `CNI DEL`).
+/// (`DEL` for `CNI DEL`); a next hop may be written as a route writes it (`via 10.244.3.0`
+/// for `10.244.3.0`).
 pub(crate) fn same_prediction(given: &str, answer: &str) -> bool {
     fn clean(s: &str) -> String {
         s.trim()
@@ -209,6 +210,12 @@ pub(crate) fn same_prediction(given: &str, answer: &str) -> bool {
         .collect();
     if words.len() < g.split_whitespace().count() {
         return same_prediction(&words.join(" "), answer);
+    }
+    // A next hop as a route writes it (`via 10.244.3.0`), when the answer is the address.
+    if a.parse::<std::net::IpAddr>().is_ok()
+        && let Some(hop) = g.strip_prefix("via ")
+    {
+        return same_prediction(hop, answer);
     }
     let ok = |s: &str| {
         matches!(
@@ -292,6 +299,8 @@ mod tests {
             ("\"ALREADY_EXISTS\"", "already_exists"),
             ("the bandwidth plugin", "bandwidth"),
             ("a NodeUnpublish call", "NodeUnpublishVolume"),
+            ("via 10.244.3.0", "10.244.3.0"),
+            ("`via 10.244.3.0`", "10.244.3.0"),
         ] {
             assert!(same_prediction(given, answer), "{given} for {answer}");
         }
@@ -304,6 +313,10 @@ mod tests {
             ("the portmap plugin", "bandwidth"),
             ("bandwidth or portmap", "bandwidth"),
             ("the plugin", "bandwidth"),
+            ("via 10.244.3.1", "10.244.3.0"),
+            ("via 192.168.0.3", "10.244.3.0"),
+            ("via", "10.244.3.0"),
+            ("via bandwidth", "bandwidth"),
         ] {
             assert!(!same_prediction(given, answer), "{given} for {answer}");
         }

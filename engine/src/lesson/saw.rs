@@ -442,6 +442,52 @@ pub(crate) fn wire_for_pvc(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
+/// Whether a CNI call's `CNI_ARGS` name the pod that exists now: its namespace and name,
+/// and its UID (`K8S_POD_UID`), read as plugins read them. A call for an earlier pod of the
+/// same name (deleted, then made again) names another UID.
+fn args_name_pod(lab: &Lab, args: &str, pod: &str) -> bool {
+    let Some(now) = crate::engine::query::pod(lab, pod) else {
+        return false;
+    };
+    let (mut ns, mut name, mut uid) = ("", "", "");
+    for (_, kv) in crate::cni::plugins::common::arg_items(args) {
+        match kv {
+            Some(("K8S_POD_NAMESPACE", v)) => ns = v,
+            Some(("K8S_POD_NAME", v)) => name = v,
+            Some(("K8S_POD_UID", v)) => uid = v,
+            _ => {}
+        }
+    }
+    !name.is_empty() && pod_named(pod, ns, name) && !uid.is_empty() && uid == &*now.uid.text()
+}
+
+/// The record test of `saw wire <call> for pod <pod>`: a CNI call for the pod that exists
+/// now (its CNI_ARGS name it and its UID).
+pub(crate) fn for_pod_test(lab: &Lab, rec: &WireRecord, a: &[String]) -> bool {
+    matches!(rec, WireRecord::Cni(c) if args_name_pod(lab, &c.env.args, arg(a, 1)))
+}
+
+/// `saw wire <call> for pod <pod>`: a record shown this step is a call for the pod that
+/// exists now; the record of a pod of the same name deleted since does not count.
+pub(crate) fn wire_for_pod(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, pod) = (arg(a, 0), arg(a, 1));
+    if crate::engine::query::pod(lab, pod).is_none() {
+        return yes_no(false, String::new(), format!("there is no pod {pod}"));
+    }
+    let recs = shown_calls(lab, seen, call);
+    yes_no(
+        recs.iter().any(|r| for_pod_test(lab, r, a)),
+        format!("you saw a {call} call for pod {pod}"),
+        if recs.is_empty() {
+            format!("no {call} record has been shown whole during this step")
+        } else {
+            format!(
+                "the {call} records shown are not calls for pod {pod} as it is now (a pod of that name deleted since is another pod: its UID differs)"
+            )
+        },
+    )
+}
+
 /// The `saw wire CALL …` lines of a step that test one record's content must all hold on
 /// one record: a size seen in one CreateVolume and a topology in another, or a field of a
 /// call made by hand beside the claim's own call, are not what one call carried. `Err`
