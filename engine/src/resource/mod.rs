@@ -746,6 +746,61 @@ mod tests {
         assert_eq!(e("pdos"), e("pdos"));
     }
 
+    fn run(lab: &mut crate::engine::Lab, line: &str) -> String {
+        lab.execute(line)
+            .unwrap_or_else(|e| panic!("{line}: {}", e.message))
+            .to_text()
+    }
+
+    /// A table's header words (a column of two words, `ACCESS MODES`, is two).
+    fn header(text: &str) -> Vec<String> {
+        text.lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// A table's first row, cell by cell (split on runs of two spaces or more).
+    fn first_row(text: &str) -> Vec<String> {
+        text.lines()
+            .nth(1)
+            .unwrap_or_default()
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// printers.go's podColumnDefinitions: `-o wide` adds IP, Node, Nominated Node and
+    /// Readiness Gates; printPod prints `<none>` for the last two when unset.
+    #[test]
+    fn get_pods_wide_has_printers_go_s_columns() {
+        let mut lab = crate::engine::Lab::new();
+        run(&mut lab, "pod create web --node node-1");
+        let t = run(&mut lab, "get pods -o wide");
+        assert_eq!(
+            header(&t),
+            [
+                "NAME",
+                "READY",
+                "STATUS",
+                "RESTARTS",
+                "AGE",
+                "IP",
+                "NODE",
+                "NOMINATED",
+                "NODE",
+                "READINESS",
+                "GATES"
+            ],
+            "{t}"
+        );
+        assert_eq!(first_row(&t)[6..], ["node-1", "<none>", "<none>"], "{t}");
+    }
+
     #[test]
     fn resource_names_are_kubectl_s() {
         assert_eq!(
