@@ -801,6 +801,50 @@ mod tests {
         assert_eq!(first_row(&t)[6..], ["node-1", "<none>", "<none>"], "{t}");
     }
 
+    /// printers.go's nodeColumnDefinitions: `-o wide` adds Internal-IP, External-IP,
+    /// OS-Image, Kernel-Version and Container-Runtime (no pod CIDR), read from the node's
+    /// `status.nodeInfo`, which `-o json` carries.
+    #[test]
+    fn get_nodes_wide_shows_node_info_not_the_pod_cidr() {
+        let mut lab = crate::engine::Lab::new();
+        let t = run(&mut lab, "get nodes -o wide");
+        assert_eq!(
+            header(&t),
+            [
+                "NAME",
+                "STATUS",
+                "ROLES",
+                "AGE",
+                "VERSION",
+                "INTERNAL-IP",
+                "EXTERNAL-IP",
+                "OS-IMAGE",
+                "KERNEL-VERSION",
+                "CONTAINER-RUNTIME"
+            ],
+            "{t}"
+        );
+        assert_eq!(
+            first_row(&t)[4..],
+            [
+                "v1.31.0-lab",
+                "192.168.0.1",
+                "<none>",
+                "Debian GNU/Linux 12 (bookworm)",
+                "6.1.0-25-amd64",
+                "containerd://1.7.22"
+            ],
+            "{t}"
+        );
+        let json = run(&mut lab, "get node node-1 -o json");
+        assert!(
+            json.contains("\"nodeInfo\": {")
+                && json.contains("\"kubeletVersion\": \"v1.31.0-lab\"")
+                && json.contains("\"containerRuntimeVersion\": \"containerd://1.7.22\""),
+            "{json}"
+        );
+    }
+
     #[test]
     fn resource_names_are_kubectl_s() {
         assert_eq!(
