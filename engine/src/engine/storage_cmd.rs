@@ -40,6 +40,7 @@ impl Lab {
                 volume_lifecycle_modes: vec!["Persistent".into()],
                 storage_capacity: false,
                 fs_group_policy: "File".into(),
+                requires_republish: false,
             },
         );
         let _ = self.cluster.csi_drivers().create(driver, clock);

@@ -845,6 +845,42 @@ mod tests {
         );
     }
 
+    /// printers.go's csiDriverColumnDefinitions: TokenRequests and RequiresRepublish
+    /// between StorageCapacity and Modes; printCSIDriver prints `<unset>` for nil
+    /// tokenRequests.
+    #[test]
+    fn get_csidrivers_has_token_requests_and_requires_republish() {
+        let mut lab = crate::engine::Lab::new();
+        let t = run(&mut lab, "get csidrivers");
+        assert_eq!(
+            header(&t),
+            [
+                "NAME",
+                "ATTACHREQUIRED",
+                "PODINFOONMOUNT",
+                "STORAGECAPACITY",
+                "TOKENREQUESTS",
+                "REQUIRESREPUBLISH",
+                "MODES",
+                "AGE"
+            ],
+            "{t}"
+        );
+        assert_eq!(
+            first_row(&t)[..7],
+            [
+                "hostpath.csi.lab",
+                "true",
+                "true",
+                "false",
+                "<unset>",
+                "false",
+                "Persistent"
+            ],
+            "{t}"
+        );
+    }
+
     #[test]
     fn resource_names_are_kubectl_s() {
         assert_eq!(
