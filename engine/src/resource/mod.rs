@@ -881,6 +881,71 @@ mod tests {
         );
     }
 
+    /// printers.go's persistentVolumeColumnDefinitions and
+    /// persistentVolumeClaimColumnDefinitions: VolumeAttributesClass (`<unset>` when nil)
+    /// after StorageClass, a PV's Reason, and VolumeMode at priority 1.
+    #[test]
+    fn get_pv_and_pvc_have_volume_attributes_class_reason_and_wide_volume_mode() {
+        let mut lab = crate::engine::Lab::new();
+        run(&mut lab, "pvc create data --size 1Gi");
+        let words = |v: &[&str]| {
+            v.iter()
+                .flat_map(|c| c.split(' '))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        let pv_columns = [
+            "NAME",
+            "CAPACITY",
+            "ACCESS MODES",
+            "RECLAIM POLICY",
+            "STATUS",
+            "CLAIM",
+            "STORAGECLASS",
+            "VOLUMEATTRIBUTESCLASS",
+            "REASON",
+            "AGE",
+        ];
+        let t = run(&mut lab, "get pv");
+        assert_eq!(header(&t), words(&pv_columns), "{t}");
+        let t = run(&mut lab, "get pv -o wide");
+        assert_eq!(
+            header(&t),
+            words(&[&pv_columns[..], &["VOLUMEMODE"]].concat()),
+            "{t}"
+        );
+        let row = first_row(&t);
+        // An empty REASON: the cells after CLAIM are class, `<unset>`, age, mode.
+        assert_eq!(
+            row[row.len() - 4..],
+            ["standard", "<unset>", "0s", "Filesystem"],
+            "{t}"
+        );
+        let pvc_columns = [
+            "NAME",
+            "STATUS",
+            "VOLUME",
+            "CAPACITY",
+            "ACCESS MODES",
+            "STORAGECLASS",
+            "VOLUMEATTRIBUTESCLASS",
+            "AGE",
+        ];
+        let t = run(&mut lab, "get pvc");
+        assert_eq!(header(&t), words(&pvc_columns), "{t}");
+        let t = run(&mut lab, "get pvc -o wide");
+        assert_eq!(
+            header(&t),
+            words(&[&pvc_columns[..], &["VOLUMEMODE"]].concat()),
+            "{t}"
+        );
+        assert_eq!(
+            first_row(&t)[5..],
+            ["standard", "<unset>", "0s", "Filesystem"],
+            "{t}"
+        );
+    }
+
     #[test]
     fn resource_names_are_kubectl_s() {
         assert_eq!(
