@@ -749,7 +749,16 @@ impl Lab {
             return;
         }
         out.line(Line::styled("Events:", Role::Header));
-        let mut t = Table::new(&["Type", "Reason", "Age", "From", "Message"]);
+        // kubectl's DescribeEvents, through the describer's tab writer (padding 2):
+        //   w.Write(LEVEL_0, "Events:\n  Type\tReason\tAge\tFrom\tMessage\n")
+        //   w.Write(LEVEL_1, "----\t------\t----\t----\t-------\n")
+        let mut t = Table::new(&["Type", "Reason", "Age", "From", "Message"]).with_gap(2);
+        t.row_styled(
+            ["----", "------", "----", "----", "-------"]
+                .into_iter()
+                .map(|c| (c.to_string(), Role::Header))
+                .collect(),
+        );
         let shown = self.shown_events(object, uid);
         for ((e, ev), seen) in events.into_iter().zip(shown) {
             let kind = match e.level() {

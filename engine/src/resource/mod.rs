@@ -946,6 +946,31 @@ mod tests {
         );
     }
 
+    /// kubectl's DescribeEvents: the header, then `----\t------\t----\t----\t-------`,
+    /// through the describer's tab writer (padding 2).
+    #[test]
+    fn describe_events_have_kubectl_s_separator_line() {
+        let mut lab = crate::engine::Lab::new();
+        run(&mut lab, "pvc create data --size 1Gi");
+        let d = run(&mut lab, "describe pvc data");
+        let lines: Vec<&str> = d.lines().collect();
+        let at = lines.iter().position(|l| *l == "Events:").expect("Events:");
+        assert_eq!(
+            lines[at + 1..at + 3],
+            [
+                "  Type    Reason                 Age   From                         Message",
+                "  ----    ------                 ----  ----                         -------",
+            ],
+            "{d}"
+        );
+        assert!(
+            lines[at + 3].starts_with(
+                "  Normal  ExternalProvisioning   0s    persistentvolume-controller  "
+            ),
+            "{d}"
+        );
+    }
+
     #[test]
     fn resource_names_are_kubectl_s() {
         assert_eq!(
