@@ -971,6 +971,32 @@ mod tests {
         );
     }
 
+    /// kubectl get's List for several objects (get.go: a `corev1.List` with an empty
+    /// ListMeta, printed as an unstructured map): keys sorted, `metadata.resourceVersion` "".
+    #[test]
+    fn a_list_carries_kubectl_s_empty_resource_version() {
+        let mut lab = crate::engine::Lab::new();
+        let empty = run(&mut lab, "get pods -o json");
+        assert_eq!(
+            empty.trim_end(),
+            "{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}"
+        );
+        run(&mut lab, "pod create web --node node-1");
+        let json = run(&mut lab, "get pods -o json");
+        assert!(
+            json.trim_end().ends_with(
+                "    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}"
+            ),
+            "{json}"
+        );
+        let yaml = run(&mut lab, "get pods -o yaml");
+        assert!(
+            yaml.starts_with("apiVersion: v1\nitems:\n")
+                && yaml.ends_with("kind: List\nmetadata:\n  resourceVersion: \"\"\n"),
+            "{yaml}"
+        );
+    }
+
     #[test]
     fn resource_names_are_kubectl_s() {
         assert_eq!(
