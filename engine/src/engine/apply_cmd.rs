@@ -250,7 +250,7 @@ impl Lab {
         m: &ObjectM<PodSpecM>,
         ns: &str,
     ) -> Result<Applied, LabError> {
-        validate::object_name(ApiKind::Pod, &doc.name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::Pod, &doc.name)?;
         validate::namespace(ns).map_err(LabError::msg)?;
         self.require_namespace(ns)?;
         let spec = pod_spec(&doc.name, m.spec.as_ref())?;
@@ -310,7 +310,7 @@ impl Lab {
         m: &ObjectM<PvcSpecM>,
         ns: &str,
     ) -> Result<Applied, LabError> {
-        validate::object_name(ApiKind::PersistentVolumeClaim, &doc.name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::PersistentVolumeClaim, &doc.name)?;
         validate::namespace(ns).map_err(LabError::msg)?;
         self.require_namespace(ns)?;
         let name = &doc.name;
@@ -445,7 +445,7 @@ impl Lab {
     }
 
     fn apply_pv(&mut self, doc: &Document, m: &ObjectM<PvSpecM>) -> Result<Applied, LabError> {
-        validate::object_name(ApiKind::PersistentVolume, &doc.name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::PersistentVolume, &doc.name)?;
         let name = &doc.name;
         let invalid =
             |what: String| LabError::msg(format!("PersistentVolume {name:?} is invalid: {what}"));
@@ -579,7 +579,7 @@ impl Lab {
         m: &StorageClassM,
     ) -> Result<Applied, LabError> {
         let name = &doc.name;
-        validate::object_name(ApiKind::StorageClass, name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::StorageClass, name)?;
         validate::provisioner(name, &m.provisioner).map_err(LabError::msg)?;
         let invalid = |what: String| {
             LabError::msg(format!(
@@ -698,7 +698,7 @@ impl Lab {
         ns: &str,
     ) -> Result<Applied, LabError> {
         let name = &doc.name;
-        validate::object_name(ApiKind::VolumeSnapshot, name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::VolumeSnapshot, name)?;
         self.require_namespace(ns)?;
         let empty = SnapshotSpecM::default();
         let s = m.spec.as_ref().unwrap_or(&empty);

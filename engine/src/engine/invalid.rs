@@ -119,6 +119,7 @@ mod tests {
 
     const PVC0: &str = "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: d0\nspec:\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 0\n";
     const NP: &str = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: np\nspec:\n  podSelector: {}\n  ingress:\n  - ports:\n    - port: 80\n      endPort: 70\n";
+    const POD: &str = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: P4\nspec:\n  containers:\n  - name: app\n    image: nginx\n";
 
     /// One refused object: kubectl's checkErr line, from the error's details
     /// (`The <Kind> "<name>" is invalid: <field>: <body>`), no source or line.
@@ -134,6 +135,10 @@ mod tests {
             fails(&mut lab, &apply(NP)),
             "The NetworkPolicy \"np\" is invalid: spec.ingress[0].ports[0].endPort: Invalid value: 80: must be greater than or equal to `port`"
         );
+        let pod = "The Pod \"P4\" is invalid: metadata.name: Invalid value: \"P4\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+        assert_eq!(fails(&mut lab, &apply(POD)), pod);
+        // The lab's create command is the API server's create too.
+        assert_eq!(fails(&mut lab, "pod create P4"), pod);
         // Several: an aggregate, each as StandardErrorMessage prints it.
         let both = fails(&mut lab, &apply(&format!("{PVC0}---\n{NP}")));
         assert_eq!(

@@ -24,7 +24,7 @@ impl Lab {
         zone: Option<&str>,
         sriov: Option<(&str, u32)>,
     ) -> Result<Outcome, LabError> {
-        validate::object_name(ApiKind::Node, name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::Node, name)?;
         if self.nodes.contains_key(name) {
             return Err(LabError::msg(format!(
                 "Error from server (AlreadyExists): nodes \"{name}\" already exists"
