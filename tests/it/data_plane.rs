@@ -423,7 +423,7 @@ fn a_broken_conflist_that_sorts_first_leaves_the_node_without_a_network() {
     let described = run(&mut lab, "describe pod web");
     assert!(
         described.lines().any(|l| l.ends_with(&format!(
-            "NetworkNotReady   0s    kubelet   network is not ready: {NOT_READY}"
+            "NetworkNotReady  0s    kubelet  network is not ready: {NOT_READY}"
         ))),
         "{described}"
     );

@@ -132,7 +132,7 @@ fn names_at_the_kubernetes_length_limits() {
             .is_some_and(|p| p.status.phase == "Running")
     );
     let msg = refused(&mut lab, &format!("pod create {name254} --node node-1"));
-    assert!(msg.contains("at most 253 characters"), "{msg}");
+    assert!(msg.contains("must be no more than 253 characters"), "{msg}");
     bounded("253-char pvc", || {
         lab.execute(&format!("pvc create {name253} --size 1Gi"))
     })

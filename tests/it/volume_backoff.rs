@@ -253,7 +253,7 @@ fn a_volume_waiting_for_its_attach_gets_no_kubelet_event() {
     let events: Vec<&str> = described
         .lines()
         .skip_while(|l| !l.starts_with("Events:"))
-        .skip(2)
+        .skip(3)
         .collect();
     assert_eq!(events.len(), 1, "{described}");
     assert!(events[0].contains("FailedAttachVolume"), "{described}");

@@ -181,6 +181,10 @@ pub struct NodeStatus {
         serialize_with = "shared_resources"
     )]
     pub allocatable: Arc<ResourceList>,
+    /// `nodeInfo`: what kubelet reports of the machine (`get nodes -o wide`'s VERSION,
+    /// OS-IMAGE, KERNEL-VERSION and CONTAINER-RUNTIME columns).
+    #[serde(rename = "nodeInfo")]
+    pub node_info: NodeSystemInfo,
     /// `volumesInUse`: the attachable volumes kubelet's volume manager wants or has on the
     /// node. Empty in the store: it is a report (`super::reports`), filled in when a node
     /// is read.
@@ -190,6 +194,41 @@ pub struct NodeStatus {
     /// Empty in the store, like `volumes_in_use`.
     #[serde(rename = "volumesAttached", skip_serializing_if = "Vec::is_empty")]
     pub volumes_attached: Vec<AttachedVolume>,
+}
+
+/// `Node.status.nodeInfo` (`NodeSystemInfo`), as kubelet fills it in from the machine: the
+/// lab's nodes are one kind of VM, a Debian 12 (bookworm) host on its 6.1 kernel (the
+/// kernel whose sysctls `tuning` knows) running containerd. The machine, system and boot
+/// ids kubelet reads from the host are not modelled (left out), nor `kubeProxyVersion`
+/// (empty from v1.31 on: the DisableNodeKubeProxyVersion gate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeSystemInfo {
+    /// `uname -r`.
+    pub kernel_version: &'static str,
+    /// `PRETTY_NAME` of the host's `/etc/os-release`.
+    pub os_image: &'static str,
+    /// The CRI runtime's `Version` answer, `<runtime name>://<version>`.
+    pub container_runtime_version: &'static str,
+    /// kubelet's own version.
+    pub kubelet_version: &'static str,
+    /// `GOOS`.
+    pub operating_system: &'static str,
+    /// `GOARCH`.
+    pub architecture: &'static str,
+}
+
+impl NodeSystemInfo {
+    /// What every lab node's kubelet reports (the default is Go's zero value, a status
+    /// no kubelet has written).
+    pub const LAB: NodeSystemInfo = NodeSystemInfo {
+        kernel_version: "6.1.0-25-amd64",
+        os_image: "Debian GNU/Linux 12 (bookworm)",
+        container_runtime_version: "containerd://1.7.22",
+        kubelet_version: "v1.31.0-lab",
+        operating_system: "linux",
+        architecture: "amd64",
+    };
 }
 
 /// One entry of `Node.status.volumesAttached`.
@@ -225,6 +264,14 @@ impl NodeStatus {
         self.addresses
             .iter()
             .find(|a| a.address_type == "InternalIP")
+            .map(|a| a.address.as_str())
+    }
+
+    /// The ExternalIP, if any (the lab's nodes have none).
+    pub fn external_ip(&self) -> Option<&str> {
+        self.addresses
+            .iter()
+            .find(|a| a.address_type == "ExternalIP")
             .map(|a| a.address.as_str())
     }
 }

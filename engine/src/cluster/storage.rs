@@ -364,6 +364,9 @@ pub struct CsiDriverSpec {
     pub storage_capacity: bool,
     /// `ReadWriteOnceWithFSType`, `File` or `None`.
     pub fs_group_policy: String,
+    /// Whether kubelet calls NodePublishVolume again periodically (the API server
+    /// defaults it to false). The lab's driver asks for no `tokenRequests` (unset).
+    pub requires_republish: bool,
 }
 
 impl Kind for CsiDriverSpec {

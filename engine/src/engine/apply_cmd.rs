@@ -32,6 +32,21 @@ use std::collections::BTreeMap;
 /// The annotation kubectl's client-side apply keeps the applied manifest in.
 pub(crate) const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 
+/// Why `apply` could not apply one object of its file.
+enum Refused {
+    /// The API server's validation refused it.
+    Invalid {
+        /// The error.
+        invalid: Box<super::invalid::Invalid>,
+        /// Whether the object was there (apply patched it) or was being created.
+        existed: bool,
+        /// The lab's line for a patched object among several errors.
+        lab_text: String,
+    },
+    /// Anything else, as the lab words it.
+    Other(String),
+}
+
 /// What applying one object did.
 enum Applied {
     Created,
@@ -57,6 +72,8 @@ impl Lab {
                     Role::Dim,
                 ));
             }
+            let existed = object_namespace(&doc, a.ns.as_deref())
+                .is_ok_and(|ns| crate::resource::of(doc.kind).exists(self, &ns, &doc.name));
             match self.apply_one(&doc, a.ns.as_deref()) {
                 Ok(done) => {
                     let word = match done {
@@ -66,16 +83,48 @@ impl Lab {
                     };
                     out.line(Line::new().push(what, Role::Name).push(word, Role::Good));
                 }
-                Err(e) => errors.push(format!(
-                    "error when applying {what} from {source:?} (line {}): {}",
-                    doc.line, e.message
-                )),
+                Err(e) => errors.push(match e.invalid {
+                    Some(invalid) => Refused::Invalid {
+                        // An existing object's patch: kubectl's source prefix then
+                        // carries the patch, which the lab does not print.
+                        lab_text: format!(
+                            "error when applying {what} from {source:?} (line {}): {}",
+                            doc.line,
+                            invalid.status_message()
+                        ),
+                        invalid,
+                        existed,
+                    },
+                    None => Refused::Other(format!(
+                        "error when applying {what} from {source:?} (line {}): {}",
+                        doc.line, e.message
+                    )),
+                }),
             }
         }
-        if errors.is_empty() {
+        // kubectl's apply returns its one error as it is (checkErr prints an Invalid one
+        // from its details), several as an aggregate: each then reads as
+        // StandardErrorMessage prints it, the source added by AddSourceToErr("creating").
+        let one = errors.len() == 1;
+        let lines: Vec<String> = errors
+            .into_iter()
+            .map(|e| match e {
+                Refused::Invalid { invalid, .. } if one => invalid.kubectl_message(),
+                Refused::Invalid {
+                    invalid,
+                    existed: false,
+                    ..
+                } => format!(
+                    "Error from server (Invalid): error when creating {source:?}: {}",
+                    invalid.status_message()
+                ),
+                Refused::Invalid { lab_text, .. } | Refused::Other(lab_text) => lab_text,
+            })
+            .collect();
+        if lines.is_empty() {
             return Ok(out);
         }
-        let mut e = LabError::msg(errors.join("\n"));
+        let mut e = LabError::msg(lines.join("\n"));
         e.output = out;
         Err(e)
     }
@@ -201,7 +250,7 @@ impl Lab {
         m: &ObjectM<PodSpecM>,
         ns: &str,
     ) -> Result<Applied, LabError> {
-        validate::object_name(ApiKind::Pod, &doc.name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::Pod, &doc.name)?;
         validate::namespace(ns).map_err(LabError::msg)?;
         self.require_namespace(ns)?;
         let spec = pod_spec(&doc.name, m.spec.as_ref())?;
@@ -261,12 +310,16 @@ impl Lab {
         m: &ObjectM<PvcSpecM>,
         ns: &str,
     ) -> Result<Applied, LabError> {
-        validate::object_name(ApiKind::PersistentVolumeClaim, &doc.name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::PersistentVolumeClaim, &doc.name)?;
         validate::namespace(ns).map_err(LabError::msg)?;
         self.require_namespace(ns)?;
         let name = &doc.name;
         let invalid = |what: String| {
-            LabError::msg(format!("PersistentVolumeClaim {name:?} is invalid: {what}"))
+            LabError::from(super::invalid::Invalid::one(
+                ApiKind::PersistentVolumeClaim,
+                name,
+                what,
+            ))
         };
         let empty = PvcSpecM::default();
         let s = m.spec.as_ref().unwrap_or(&empty);
@@ -392,7 +445,7 @@ impl Lab {
     }
 
     fn apply_pv(&mut self, doc: &Document, m: &ObjectM<PvSpecM>) -> Result<Applied, LabError> {
-        validate::object_name(ApiKind::PersistentVolume, &doc.name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::PersistentVolume, &doc.name)?;
         let name = &doc.name;
         let invalid =
             |what: String| LabError::msg(format!("PersistentVolume {name:?} is invalid: {what}"));
@@ -526,7 +579,7 @@ impl Lab {
         m: &StorageClassM,
     ) -> Result<Applied, LabError> {
         let name = &doc.name;
-        validate::object_name(ApiKind::StorageClass, name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::StorageClass, name)?;
         validate::provisioner(name, &m.provisioner).map_err(LabError::msg)?;
         let invalid = |what: String| {
             LabError::msg(format!(
@@ -625,7 +678,7 @@ impl Lab {
     ) -> Result<Applied, LabError> {
         let spec = m.spec.clone().unwrap_or_default();
         crate::net::validate::validate_policy(ns, &doc.name, &spec)
-            .map_err(|e| LabError::msg(format!("The {e}")))?;
+            .map_err(|e| LabError::from(super::invalid::Invalid::from(e)))?;
         self.require_namespace(ns)?;
         let wanted = spec.defaulted();
         self.upsert(
@@ -645,7 +698,7 @@ impl Lab {
         ns: &str,
     ) -> Result<Applied, LabError> {
         let name = &doc.name;
-        validate::object_name(ApiKind::VolumeSnapshot, name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::VolumeSnapshot, name)?;
         self.require_namespace(ns)?;
         let empty = SnapshotSpecM::default();
         let s = m.spec.as_ref().unwrap_or(&empty);

@@ -20,6 +20,7 @@ pub mod diff;
 mod events_view;
 pub mod fault_cmd;
 pub mod generic_describe;
+pub(crate) mod invalid;
 pub mod ipam_view;
 pub mod journal;
 pub mod kernel_views;
@@ -95,6 +96,9 @@ pub struct LabError {
     pub is_help: bool,
     /// Why it failed, as a value (what checks read instead of the message).
     pub reason: Reason,
+    /// The API server's Invalid error, typed, when that is what refused the command
+    /// (`apply` prints it one way alone and another among several errors).
+    pub(crate) invalid: Option<Box<invalid::Invalid>>,
 }
 
 /// Why a command failed, as a value.
@@ -131,6 +135,7 @@ impl LabError {
             output: Outcome::empty(),
             is_help: false,
             reason: Reason::Other,
+            invalid: None,
         }
     }
 
@@ -141,6 +146,7 @@ impl LabError {
             output,
             is_help: false,
             reason: Reason::Other,
+            invalid: None,
         }
     }
 

@@ -103,7 +103,7 @@ impl Lab {
     fn policy_create(&mut self, a: &PolicyCreateArgs) -> Result<Outcome, LabError> {
         let spec = policy_spec(a).map_err(LabError::msg)?;
         crate::net::validate::validate_policy(&a.ns, &a.name, &spec)
-            .map_err(|e| LabError::msg(format!("The {e}")))?;
+            .map_err(|e| LabError::from(super::invalid::Invalid::from(e)))?;
         self.require_namespace(&a.ns)?;
         let obj = Object::new(&a.name, &a.ns, spec.defaulted());
         let clock = self.clock;

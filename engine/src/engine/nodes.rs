@@ -3,7 +3,7 @@
 use super::validate;
 use super::{Lab, LabError};
 use crate::cluster::objects::ResourceList;
-use crate::cluster::{ApiKind, Condition, NodeAddress, NodeSpec, Object};
+use crate::cluster::{ApiKind, Condition, NodeAddress, NodeSpec, NodeSystemInfo, Object};
 use crate::cni::conf::ConfDir;
 use crate::cni::host::Host;
 use crate::node::NodeRuntime;
@@ -24,7 +24,7 @@ impl Lab {
         zone: Option<&str>,
         sriov: Option<(&str, u32)>,
     ) -> Result<Outcome, LabError> {
-        validate::object_name(ApiKind::Node, name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::Node, name)?;
         if self.nodes.contains_key(name) {
             return Err(LabError::msg(format!(
                 "Error from server (AlreadyExists): nodes \"{name}\" already exists"
@@ -109,6 +109,7 @@ impl Lab {
         }];
         // What kubelet reports for the machine: every lab node is the same 4-CPU, 8 GiB VM,
         // so every Node shares the two lists (a device plugin's resource copies them).
+        obj.status.node_info = NodeSystemInfo::LAB;
         let (capacity, allocatable) = node_resources();
         obj.status.capacity = Arc::clone(capacity);
         obj.status.allocatable = Arc::clone(allocatable);

@@ -36,7 +36,7 @@ impl Lab {
 
     /// Create a pod: on `--node`, or where the scheduler places it.
     pub(crate) fn pod_create(&mut self, a: &PodCreateArgs) -> Result<Outcome, LabError> {
-        validate::object_name(ApiKind::Pod, &a.name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::Pod, &a.name)?;
         validate::namespace(&a.ns).map_err(LabError::msg)?;
         self.require_namespace(&a.ns)?;
         if let Some(node) = &a.node {

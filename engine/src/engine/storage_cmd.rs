@@ -40,6 +40,7 @@ impl Lab {
                 volume_lifecycle_modes: vec!["Persistent".into()],
                 storage_capacity: false,
                 fs_group_policy: "File".into(),
+                requires_republish: false,
             },
         );
         let _ = self.cluster.csi_drivers().create(driver, clock);
@@ -81,7 +82,7 @@ impl Lab {
                 zones,
                 default,
             } => {
-                validate::object_name(ApiKind::StorageClass, &name).map_err(LabError::msg)?;
+                validate::metadata_name(ApiKind::StorageClass, &name)?;
                 validate::provisioner(&name, &provisioner).map_err(LabError::msg)?;
                 if !matches!(reclaim.as_str(), "Delete" | "Retain") {
                     return Err(LabError::msg(format!(
@@ -232,7 +233,7 @@ impl Lab {
     }
 
     fn pvc_create(&mut self, a: &PvcCreateArgs) -> Result<Outcome, LabError> {
-        validate::object_name(ApiKind::PersistentVolumeClaim, &a.name).map_err(LabError::msg)?;
+        validate::metadata_name(ApiKind::PersistentVolumeClaim, &a.name)?;
         validate::namespace(&a.ns).map_err(LabError::msg)?;
         self.require_namespace(&a.ns)?;
         let size = parse_bytes(&a.size).map_err(LabError::msg)?;
@@ -471,7 +472,7 @@ impl Lab {
     pub fn snapshot(&mut self, cmd: SnapshotCmd) -> Result<Outcome, LabError> {
         match cmd {
             SnapshotCmd::Create { name, pvc, ns } => {
-                validate::object_name(ApiKind::VolumeSnapshot, &name).map_err(LabError::msg)?;
+                validate::metadata_name(ApiKind::VolumeSnapshot, &name)?;
                 validate::object_name(ApiKind::PersistentVolumeClaim, &pvc)
                     .map_err(LabError::msg)?;
                 // The API server does not look the claim up: a snapshot of a missing claim is

@@ -1,6 +1,7 @@
 //! Checks on user input, with messages that say what was wrong and what is accepted.
 //! Rules follow Kubernetes' validation (DNS-1123 names, label syntax).
 
+use super::invalid::Invalid;
 use crate::cluster::ApiKind;
 use ipnet::IpNet;
 use std::collections::BTreeMap;
@@ -10,7 +11,9 @@ use std::net::IpAddr;
 /// ending alphanumeric, at most 253 characters, each dot-separated part a DNS-1123 label
 /// (so `a.b..c` and `a.-b` are refused, as the API server refuses them). Names of every
 /// kind the lab creates are subdomains (nodes, pods, claims, classes, snapshots); only
-/// namespaces are labels ([`namespace`]). Errors name the kind by its singular (`pod`).
+/// namespaces are labels ([`namespace`]). Errors name the kind by its singular (`pod`):
+/// this checks a name a command or manifest refers to (`--pvc CLAIM`, a snapshot's
+/// source claim); the name of an object being created is [`metadata_name`]'s.
 pub(crate) fn object_name(kind: ApiKind, name: &str) -> Result<(), String> {
     let singular = || crate::resource::of(kind).names().singular;
     let ok_chars = name
@@ -38,6 +41,34 @@ pub(crate) fn object_name(kind: ApiKind, name: &str) -> Result<(), String> {
         return Err(format!("invalid {} name {name:?}: {why}", singular()));
     }
     Ok(())
+}
+
+/// The name of an object being created, as the API server's `ValidateObjectMeta` checks
+/// it (apimachinery `pkg/api/validation/objectmeta.go`):
+/// `field.Required(fldPath.Child("name"), "name or generateName is required")`, else for
+/// each message of the kind's name check (`NameIsDNSSubdomain` for every kind the lab
+/// creates) `field.Invalid(fldPath.Child("name"), meta.GetName(), msg)`; refused as the
+/// kind's Invalid error (`The Pod "P4" is invalid: metadata.name: Invalid value: "P4": …`).
+pub(crate) fn metadata_name(kind: ApiKind, name: &str) -> Result<(), Invalid> {
+    if name.is_empty() {
+        return Err(Invalid::one(
+            kind,
+            name,
+            "metadata.name: Required value: name or generateName is required",
+        ));
+    }
+    let causes: Vec<String> = crate::net::validate::is_dns1123_subdomain(name)
+        .into_iter()
+        .map(|msg| format!("metadata.name: Invalid value: {name:?}: {msg}"))
+        .collect();
+    if causes.is_empty() {
+        return Ok(());
+    }
+    Err(Invalid {
+        kind,
+        name: name.to_string(),
+        causes,
+    })
 }
 
 /// A StorageClass's provisioner, checked as the API server's `validateProvisioner` does:

@@ -749,7 +749,16 @@ impl Lab {
             return;
         }
         out.line(Line::styled("Events:", Role::Header));
-        let mut t = Table::new(&["Type", "Reason", "Age", "From", "Message"]);
+        // kubectl's DescribeEvents, through the describer's tab writer (padding 2):
+        //   w.Write(LEVEL_0, "Events:\n  Type\tReason\tAge\tFrom\tMessage\n")
+        //   w.Write(LEVEL_1, "----\t------\t----\t----\t-------\n")
+        let mut t = Table::new(&["Type", "Reason", "Age", "From", "Message"]).with_gap(2);
+        t.row_styled(
+            ["----", "------", "----", "----", "-------"]
+                .into_iter()
+                .map(|c| (c.to_string(), Role::Header))
+                .collect(),
+        );
         let shown = self.shown_events(object, uid);
         for ((e, ev), seen) in events.into_iter().zip(shown) {
             let kind = match e.level() {
@@ -791,8 +800,10 @@ pub(crate) fn not_found(resource: &str, name: &str) -> LabError {
     ))
 }
 
-/// A kubectl List of items already printed by `to_go_json`, laid out as `to_go_json` would
-/// print `{"apiVersion": "v1", "kind": "List", "items": [...]}`.
+/// A kubectl List of items already printed by `to_go_json`, as kubectl prints the List it
+/// builds for several objects: its keys in the order the unstructured map prints them, and
+/// an empty `metadata.resourceVersion` (`kubectl get pods -o json` in v1.31:
+/// `{"apiVersion": "v1", "items": [...], "kind": "List", "metadata": {"resourceVersion": ""}}`).
 pub(super) fn list_text<'a>(items: impl Iterator<Item = &'a str>) -> String {
     let mut body: Vec<String> = Vec::new();
     for item in items {
@@ -804,7 +815,9 @@ pub(super) fn list_text<'a>(items: impl Iterator<Item = &'a str>) -> String {
     } else {
         format!("[\n{}\n    ]", body.join(",\n"))
     };
-    format!("{{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"List\",\n    \"items\": {items}\n}}")
+    format!(
+        "{{\n    \"apiVersion\": \"v1\",\n    \"items\": {items},\n    \"kind\": \"List\",\n    \"metadata\": {{\n        \"resourceVersion\": \"\"\n    }}\n}}"
+    )
 }
 
 /// A short age like kubectl's, from the logical clock.

@@ -200,9 +200,12 @@ fn validate_port(port: &NetworkPolicyPort, path: &str, errs: &mut Errs) {
             }
             if let Some(end) = port.end_port {
                 if end < *p {
+                    // The value reported is the port's, not endPort's:
+                    //   field.Invalid(portPath.Child("endPort"), port.Port.IntVal,
+                    //       "must be greater than or equal to `port`")
                     errs.invalid(
                         &format!("{path}.endPort"),
-                        end.to_string(),
+                        p.to_string(),
                         "must be greater than or equal to `port`",
                     );
                 }
@@ -585,7 +588,7 @@ mod tests {
     fn end_port_rules() {
         assert_eq!(
             err_text(r#"{"podSelector":{},"ingress":[{"ports":[{"port":100,"endPort":90}]}]}"#),
-            "NetworkPolicy.networking.k8s.io \"p\" is invalid: spec.ingress[0].ports[0].endPort: Invalid value: 90: must be greater than or equal to `port`"
+            "NetworkPolicy.networking.k8s.io \"p\" is invalid: spec.ingress[0].ports[0].endPort: Invalid value: 100: must be greater than or equal to `port`"
         );
         assert!(
             err_text(r#"{"podSelector":{},"ingress":[{"ports":[{"port":"http","endPort":90}]}]}"#)

@@ -3,10 +3,12 @@
 use super::outcome::{Line, Outcome, Role};
 
 /// A table being built: a header row and data rows of cells with roles.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Table {
     header: Vec<String>,
     rows: Vec<Vec<(String, Role)>>,
+    /// Spaces between columns: 3 as `kubectl get` prints, 2 in a describer's tab writer.
+    gap: usize,
 }
 
 impl Table {
@@ -15,6 +17,7 @@ impl Table {
         Table {
             header: header.iter().map(|h| h.to_string()).collect(),
             rows: Vec::new(),
+            gap: 3,
         }
     }
 
@@ -22,6 +25,13 @@ impl Table {
     pub fn row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
         self.rows
             .push(cells.into_iter().map(|c| (c.into(), Role::Plain)).collect());
+    }
+
+    /// The same table with `gap` spaces between columns (kubectl's describers write
+    /// through `tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)`: a padding of 2).
+    pub(crate) fn with_gap(mut self, gap: usize) -> Self {
+        self.gap = gap;
+        self
     }
 
     /// Add a row whose cells carry roles.
@@ -72,7 +82,7 @@ impl Table {
                 let text = if i + 1 == cols {
                     h.clone()
                 } else {
-                    pad(h, widths[i] + 3)
+                    pad(h, widths[i] + self.gap)
                 };
                 head = head.push(text, Role::Header);
             }
@@ -84,13 +94,19 @@ impl Table {
                 let text = if i + 1 == cols {
                     c.clone()
                 } else {
-                    pad(c, widths[i] + 3)
+                    pad(c, widths[i] + self.gap)
                 };
                 line = line.push(text, *role);
             }
             out.line(line);
         }
         out
+    }
+}
+
+impl Default for Table {
+    fn default() -> Self {
+        Table::new(&[])
     }
 }
 

@@ -19,11 +19,14 @@ impl Resource for CsiDrivers {
         listed: "csidrivers",
         completes_as: "csidrivers",
     };
+    /// printers.go's csiDriverColumnDefinitions.
     const COLUMNS: &'static [&'static str] = &[
         "NAME",
         "ATTACHREQUIRED",
         "PODINFOONMOUNT",
         "STORAGECAPACITY",
+        "TOKENREQUESTS",
+        "REQUIRESREPUBLISH",
         "MODES",
         "AGE",
     ];
@@ -54,7 +57,16 @@ impl Resource for CsiDrivers {
             cell(d.spec.attach_required.to_string()),
             cell(d.spec.pod_info_on_mount.to_string()),
             cell(d.spec.storage_capacity.to_string()),
-            cell(d.spec.volume_lifecycle_modes.join(",")),
+            // printCSIDriver: the audiences of `tokenRequests`, `<unset>` when nil (the
+            // lab's driver requests no tokens).
+            cell("<unset>"),
+            cell(d.spec.requires_republish.to_string()),
+            // `<none>` when the driver lists no modes.
+            cell(if d.spec.volume_lifecycle_modes.is_empty() {
+                "<none>".to_string()
+            } else {
+                d.spec.volume_lifecycle_modes.join(",")
+            }),
             cell(age(lab.clock, d.metadata.creation_tick)),
         ]
     }

@@ -746,6 +746,257 @@ mod tests {
         assert_eq!(e("pdos"), e("pdos"));
     }
 
+    fn run(lab: &mut crate::engine::Lab, line: &str) -> String {
+        lab.execute(line)
+            .unwrap_or_else(|e| panic!("{line}: {}", e.message))
+            .to_text()
+    }
+
+    /// A table's header words (a column of two words, `ACCESS MODES`, is two).
+    fn header(text: &str) -> Vec<String> {
+        text.lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// A table's first row, cell by cell (split on runs of two spaces or more).
+    fn first_row(text: &str) -> Vec<String> {
+        text.lines()
+            .nth(1)
+            .unwrap_or_default()
+            .split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// printers.go's podColumnDefinitions: `-o wide` adds IP, Node, Nominated Node and
+    /// Readiness Gates; printPod prints `<none>` for the last two when unset.
+    #[test]
+    fn get_pods_wide_has_printers_go_s_columns() {
+        let mut lab = crate::engine::Lab::new();
+        run(&mut lab, "pod create web --node node-1");
+        let t = run(&mut lab, "get pods -o wide");
+        assert_eq!(
+            header(&t),
+            [
+                "NAME",
+                "READY",
+                "STATUS",
+                "RESTARTS",
+                "AGE",
+                "IP",
+                "NODE",
+                "NOMINATED",
+                "NODE",
+                "READINESS",
+                "GATES"
+            ],
+            "{t}"
+        );
+        assert_eq!(first_row(&t)[6..], ["node-1", "<none>", "<none>"], "{t}");
+    }
+
+    /// printers.go's nodeColumnDefinitions: `-o wide` adds Internal-IP, External-IP,
+    /// OS-Image, Kernel-Version and Container-Runtime (no pod CIDR), read from the node's
+    /// `status.nodeInfo`, which `-o json` carries.
+    #[test]
+    fn get_nodes_wide_shows_node_info_not_the_pod_cidr() {
+        let mut lab = crate::engine::Lab::new();
+        let t = run(&mut lab, "get nodes -o wide");
+        assert_eq!(
+            header(&t),
+            [
+                "NAME",
+                "STATUS",
+                "ROLES",
+                "AGE",
+                "VERSION",
+                "INTERNAL-IP",
+                "EXTERNAL-IP",
+                "OS-IMAGE",
+                "KERNEL-VERSION",
+                "CONTAINER-RUNTIME"
+            ],
+            "{t}"
+        );
+        assert_eq!(
+            first_row(&t)[4..],
+            [
+                "v1.31.0-lab",
+                "192.168.0.1",
+                "<none>",
+                "Debian GNU/Linux 12 (bookworm)",
+                "6.1.0-25-amd64",
+                "containerd://1.7.22"
+            ],
+            "{t}"
+        );
+        let json = run(&mut lab, "get node node-1 -o json");
+        assert!(
+            json.contains("\"nodeInfo\": {")
+                && json.contains("\"kubeletVersion\": \"v1.31.0-lab\"")
+                && json.contains("\"containerRuntimeVersion\": \"containerd://1.7.22\""),
+            "{json}"
+        );
+    }
+
+    /// printers.go's csiDriverColumnDefinitions: TokenRequests and RequiresRepublish
+    /// between StorageCapacity and Modes; printCSIDriver prints `<unset>` for nil
+    /// tokenRequests.
+    #[test]
+    fn get_csidrivers_has_token_requests_and_requires_republish() {
+        let mut lab = crate::engine::Lab::new();
+        let t = run(&mut lab, "get csidrivers");
+        assert_eq!(
+            header(&t),
+            [
+                "NAME",
+                "ATTACHREQUIRED",
+                "PODINFOONMOUNT",
+                "STORAGECAPACITY",
+                "TOKENREQUESTS",
+                "REQUIRESREPUBLISH",
+                "MODES",
+                "AGE"
+            ],
+            "{t}"
+        );
+        assert_eq!(
+            first_row(&t)[..7],
+            [
+                "hostpath.csi.lab",
+                "true",
+                "true",
+                "false",
+                "<unset>",
+                "false",
+                "Persistent"
+            ],
+            "{t}"
+        );
+    }
+
+    /// printers.go's persistentVolumeColumnDefinitions and
+    /// persistentVolumeClaimColumnDefinitions: VolumeAttributesClass (`<unset>` when nil)
+    /// after StorageClass, a PV's Reason, and VolumeMode at priority 1.
+    #[test]
+    fn get_pv_and_pvc_have_volume_attributes_class_reason_and_wide_volume_mode() {
+        let mut lab = crate::engine::Lab::new();
+        run(&mut lab, "pvc create data --size 1Gi");
+        let words = |v: &[&str]| {
+            v.iter()
+                .flat_map(|c| c.split(' '))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        let pv_columns = [
+            "NAME",
+            "CAPACITY",
+            "ACCESS MODES",
+            "RECLAIM POLICY",
+            "STATUS",
+            "CLAIM",
+            "STORAGECLASS",
+            "VOLUMEATTRIBUTESCLASS",
+            "REASON",
+            "AGE",
+        ];
+        let t = run(&mut lab, "get pv");
+        assert_eq!(header(&t), words(&pv_columns), "{t}");
+        let t = run(&mut lab, "get pv -o wide");
+        assert_eq!(
+            header(&t),
+            words(&[&pv_columns[..], &["VOLUMEMODE"]].concat()),
+            "{t}"
+        );
+        let row = first_row(&t);
+        // An empty REASON: the cells after CLAIM are class, `<unset>`, age, mode.
+        assert_eq!(
+            row[row.len() - 4..],
+            ["standard", "<unset>", "0s", "Filesystem"],
+            "{t}"
+        );
+        let pvc_columns = [
+            "NAME",
+            "STATUS",
+            "VOLUME",
+            "CAPACITY",
+            "ACCESS MODES",
+            "STORAGECLASS",
+            "VOLUMEATTRIBUTESCLASS",
+            "AGE",
+        ];
+        let t = run(&mut lab, "get pvc");
+        assert_eq!(header(&t), words(&pvc_columns), "{t}");
+        let t = run(&mut lab, "get pvc -o wide");
+        assert_eq!(
+            header(&t),
+            words(&[&pvc_columns[..], &["VOLUMEMODE"]].concat()),
+            "{t}"
+        );
+        assert_eq!(
+            first_row(&t)[5..],
+            ["standard", "<unset>", "0s", "Filesystem"],
+            "{t}"
+        );
+    }
+
+    /// kubectl's DescribeEvents: the header, then `----\t------\t----\t----\t-------`,
+    /// through the describer's tab writer (padding 2).
+    #[test]
+    fn describe_events_have_kubectl_s_separator_line() {
+        let mut lab = crate::engine::Lab::new();
+        run(&mut lab, "pvc create data --size 1Gi");
+        let d = run(&mut lab, "describe pvc data");
+        let lines: Vec<&str> = d.lines().collect();
+        let at = lines.iter().position(|l| *l == "Events:").expect("Events:");
+        assert_eq!(
+            lines[at + 1..at + 3],
+            [
+                "  Type    Reason                 Age   From                         Message",
+                "  ----    ------                 ----  ----                         -------",
+            ],
+            "{d}"
+        );
+        assert!(
+            lines[at + 3].starts_with(
+                "  Normal  ExternalProvisioning   0s    persistentvolume-controller  "
+            ),
+            "{d}"
+        );
+    }
+
+    /// kubectl get's List for several objects (get.go: a `corev1.List` with an empty
+    /// ListMeta, printed as an unstructured map): keys sorted, `metadata.resourceVersion` "".
+    #[test]
+    fn a_list_carries_kubectl_s_empty_resource_version() {
+        let mut lab = crate::engine::Lab::new();
+        let empty = run(&mut lab, "get pods -o json");
+        assert_eq!(
+            empty.trim_end(),
+            "{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}"
+        );
+        run(&mut lab, "pod create web --node node-1");
+        let json = run(&mut lab, "get pods -o json");
+        assert!(
+            json.trim_end().ends_with(
+                "    ],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}"
+            ),
+            "{json}"
+        );
+        let yaml = run(&mut lab, "get pods -o yaml");
+        assert!(
+            yaml.starts_with("apiVersion: v1\nitems:\n")
+                && yaml.ends_with("kind: List\nmetadata:\n  resourceVersion: \"\"\n"),
+            "{yaml}"
+        );
+    }
+
     #[test]
     fn resource_names_are_kubectl_s() {
         assert_eq!(

@@ -22,6 +22,9 @@ impl Resource for Nodes {
         completes_as: "nodes",
     };
     const COLUMNS: &'static [&'static str] = &["NAME", "STATUS", "ROLES", "AGE", "VERSION"];
+    /// printers.go's nodeColumnDefinitions: Internal-IP, External-IP, OS-Image,
+    /// Kernel-Version and Container-Runtime at priority 1 (no pod CIDR: `describe node`'s
+    /// PodCIDR line shows it).
     const WIDE: &'static [&'static str] = &[
         "NAME",
         "STATUS",
@@ -29,7 +32,10 @@ impl Resource for Nodes {
         "AGE",
         "VERSION",
         "INTERNAL-IP",
-        "POD-CIDR",
+        "EXTERNAL-IP",
+        "OS-IMAGE",
+        "KERNEL-VERSION",
+        "CONTAINER-RUNTIME",
     ];
     const DESCRIBE: Option<super::Describer<NodeSpec>> = Some(describe);
     const DELETE: Delete = Delete::Refused {
@@ -52,17 +58,25 @@ impl Resource for Nodes {
     }
 
     fn row(lab: &Lab, o: &Object<NodeSpec>, wide: bool) -> Vec<(String, Role)> {
-        let mut row = Vec::with_capacity(if wide { 7 } else { 5 });
+        let info = &o.status.node_info;
+        let mut row = Vec::with_capacity(if wide { 10 } else { 5 });
         row.extend([
             cell(o.name()),
             cell(crate::engine::nodes::status_text(o)),
             cell("<none>"),
             cell(age(lab.clock, o.metadata.creation_tick)),
-            cell("v1.31.0-lab"),
+            cell(info.kubelet_version),
         ]);
         if wide {
+            // printNode: the first InternalIP and ExternalIP address (`<none>` without
+            // one; the lab's nodes have no external address), then nodeInfo's osImage,
+            // kernelVersion and containerRuntimeVersion, `<unknown>` when empty.
+            let known = |v: &'static str| cell(if v.is_empty() { "<unknown>" } else { v });
             row.push(cell(o.status.internal_ip().unwrap_or("<none>")));
-            row.push(cell(o.spec.pod_cidr.clone()));
+            row.push(cell(o.status.external_ip().unwrap_or("<none>")));
+            row.push(known(info.os_image));
+            row.push(known(info.kernel_version));
+            row.push(known(info.container_runtime_version));
         }
         row
     }

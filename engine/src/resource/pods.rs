@@ -25,8 +25,19 @@ impl Resource for Pods {
         completes_as: "pods",
     };
     const COLUMNS: &'static [&'static str] = &["NAME", "READY", "STATUS", "RESTARTS", "AGE"];
-    const WIDE: &'static [&'static str] =
-        &["NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE"];
+    /// printers.go's podColumnDefinitions: IP, Node, Nominated Node and Readiness Gates
+    /// at priority 1.
+    const WIDE: &'static [&'static str] = &[
+        "NAME",
+        "READY",
+        "STATUS",
+        "RESTARTS",
+        "AGE",
+        "IP",
+        "NODE",
+        "NOMINATED NODE",
+        "READINESS GATES",
+    ];
     const DESCRIBE: Option<super::Describer<PodSpec>> = Some(describe);
     const DELETE: Delete = Delete::Command(|name, ns| {
         Command::Pod(PodCmd::Delete {
@@ -52,7 +63,7 @@ impl Resource for Pods {
         } else {
             "0/1"
         };
-        let mut row = Vec::with_capacity(if wide { 7 } else { 5 });
+        let mut row = Vec::with_capacity(if wide { 9 } else { 5 });
         row.extend([
             cell(p.name()),
             cell(ready),
@@ -71,6 +82,11 @@ impl Resource for Pods {
             } else {
                 p.spec.node_name.as_str()
             }));
+            // `status.nominatedNodeName` (set by scheduler preemption, which the lab's
+            // scheduler does not do) and `spec.readinessGates` (the lab's pods have none):
+            // printPod's `<none>` for each.
+            row.push(cell("<none>"));
+            row.push(cell("<none>"));
         }
         row
     }

@@ -24,6 +24,7 @@ impl Resource for Pvcs {
         listed: "pvc",
         completes_as: "pvc",
     };
+    /// printers.go's persistentVolumeClaimColumnDefinitions.
     const COLUMNS: &'static [&'static str] = &[
         "NAME",
         "STATUS",
@@ -31,7 +32,20 @@ impl Resource for Pvcs {
         "CAPACITY",
         "ACCESS MODES",
         "STORAGECLASS",
+        "VOLUMEATTRIBUTESCLASS",
         "AGE",
+    ];
+    /// VolumeMode at priority 1.
+    const WIDE: &'static [&'static str] = &[
+        "NAME",
+        "STATUS",
+        "VOLUME",
+        "CAPACITY",
+        "ACCESS MODES",
+        "STORAGECLASS",
+        "VOLUMEATTRIBUTESCLASS",
+        "AGE",
+        "VOLUMEMODE",
     ];
     const DESCRIBE: Option<super::Describer<PvcSpec>> = Some(describe);
     const DELETE: Delete = Delete::Command(|name, ns| {
@@ -51,7 +65,7 @@ impl Resource for Pvcs {
         c.pvcs()
     }
 
-    fn row(lab: &Lab, p: &Object<PvcSpec>, _wide: bool) -> Vec<(String, Role)> {
+    fn row(lab: &Lab, p: &Object<PvcSpec>, wide: bool) -> Vec<(String, Role)> {
         let status = if p.metadata.deletion_tick().is_some() {
             "Terminating".to_string()
         } else {
@@ -62,7 +76,7 @@ impl Resource for Pvcs {
         } else {
             Role::Warn
         };
-        vec![
+        let mut row = vec![
             (p.name().to_string(), Role::Name),
             (status, role),
             cell(p.spec.volume_name.clone()),
@@ -75,8 +89,15 @@ impl Resource for Pvcs {
             ),
             cell(short_modes(&p.status.access_modes)),
             cell(p.spec.storage_class_name.clone()),
+            // printPersistentVolumeClaim: `<unset>` for a nil volumeAttributesClassName
+            // (the lab models no VolumeAttributesClass).
+            cell("<unset>"),
             cell(age(lab.clock, p.metadata.creation_tick)),
-        ]
+        ];
+        if wide {
+            row.push(cell(super::pvs::unset_if_empty(&p.spec.volume_mode)));
+        }
+        row
     }
 }
 

@@ -22,6 +22,7 @@ impl Resource for Pvs {
         listed: "pv",
         completes_as: "pv",
     };
+    /// printers.go's persistentVolumeColumnDefinitions.
     const COLUMNS: &'static [&'static str] = &[
         "NAME",
         "CAPACITY",
@@ -30,7 +31,23 @@ impl Resource for Pvs {
         "STATUS",
         "CLAIM",
         "STORAGECLASS",
+        "VOLUMEATTRIBUTESCLASS",
+        "REASON",
         "AGE",
+    ];
+    /// VolumeMode at priority 1.
+    const WIDE: &'static [&'static str] = &[
+        "NAME",
+        "CAPACITY",
+        "ACCESS MODES",
+        "RECLAIM POLICY",
+        "STATUS",
+        "CLAIM",
+        "STORAGECLASS",
+        "VOLUMEATTRIBUTESCLASS",
+        "REASON",
+        "AGE",
+        "VOLUMEMODE",
     ];
     const DESCRIBE: Option<super::Describer<PvSpec>> = Some(describe);
     const DELETE: Delete = Delete::Volume;
@@ -44,8 +61,8 @@ impl Resource for Pvs {
         c.pvs()
     }
 
-    fn row(lab: &Lab, pv: &Object<PvSpec>, _wide: bool) -> Vec<(String, Role)> {
-        vec![
+    fn row(lab: &Lab, pv: &Object<PvSpec>, wide: bool) -> Vec<(String, Role)> {
+        let mut row = vec![
             cell(pv.name()),
             cell(pv.spec.capacity.get("storage").cloned().unwrap_or_default()),
             cell(short_modes(&pv.spec.access_modes)),
@@ -59,8 +76,26 @@ impl Resource for Pvs {
                     .unwrap_or_default(),
             ),
             cell(pv.spec.storage_class_name.clone()),
+            // printPersistentVolume: `<unset>` for a nil volumeAttributesClassName (the
+            // lab models no VolumeAttributesClass), then status.reason, which the lab's
+            // volume controllers leave empty.
+            cell("<unset>"),
+            cell(""),
             cell(age(lab.clock, pv.metadata.creation_tick)),
-        ]
+        ];
+        if wide {
+            row.push(cell(unset_if_empty(&pv.spec.volume_mode)));
+        }
+        row
+    }
+}
+
+/// printers.go's `<unset>` for a field that is nil (the lab keeps an unset mode as "").
+pub(super) fn unset_if_empty(v: &str) -> String {
+    if v.is_empty() {
+        "<unset>".to_string()
+    } else {
+        v.to_string()
     }
 }
 
