@@ -406,7 +406,9 @@ impl Lab {
                 view,
             });
             // A view is journaled for the replay's sake only: it is no event.
-            if !view {
+            if view {
+                self.timeline_view();
+            } else {
                 return self.timeline_record();
             }
         }

@@ -110,10 +110,10 @@ pub(crate) struct History {
     /// The wire log's next sequence number after each event: wire record `s` was made by
     /// the first event whose mark is above `s`.
     wire: ChunkedVec<u64>,
-    /// The journal's length after each event: event `i + 1` is entry `ends[i] - 1`. The
-    /// journal also holds views that moved a mark (read-only calls made by hand), which
-    /// are no events.
-    ends: ChunkedVec<usize>,
+    /// The journal's indices of its views: entries that moved a mark (read-only calls made
+    /// by hand) but are no events, in order. Event `n` is the journal's entry `n - 1` plus
+    /// the views before it; a session of pods alone has none, so this costs no room a pod.
+    views: Vec<usize>,
     /// Copies of the lab after some events, in event order.
     snapshots: Vec<Snapshot>,
     /// While rewound: the lab the first `rewind` left, with every event.
@@ -158,7 +158,7 @@ impl Default for History {
             start_weight: 0,
             times: ChunkedVec::new(),
             wire: ChunkedVec::new(),
-            ends: ChunkedVec::new(),
+            views: Vec::new(),
             snapshots: Vec::new(),
             present: None,
         }
@@ -212,7 +212,6 @@ impl Lab {
         });
         self.history.times.push(self.clock);
         self.history.wire.push(self.wire.next_seq());
-        self.history.ends.push(self.journal.entries.len());
         let done = work(self);
         let (since, base) = self
             .history
@@ -303,19 +302,38 @@ impl Lab {
             .collect()
     }
 
+    /// After a view was journaled (a read-only call that left a record): note its place,
+    /// so that event numbers skip it.
+    pub(crate) fn timeline_view(&mut self) {
+        let index = self.journal.entries.len() - 1;
+        self.history.views.push(index);
+    }
+
+    /// The journal index of event `number` (from 1): its place among the events, shifted
+    /// past the views before it.
+    fn entry_index(&self, number: usize) -> Option<usize> {
+        let mut i = number.checked_sub(1)?;
+        if i >= self.history.times.len() {
+            return None;
+        }
+        for &v in &self.history.views {
+            if v > i {
+                break;
+            }
+            i += 1;
+        }
+        Some(i)
+    }
+
     /// The journal entry of event `number` (from 1) of this lab.
     pub(crate) fn event_entry(&self, number: usize) -> Option<&super::journal::Entry> {
-        let end = *self.history.ends.get(number.checked_sub(1)?)?;
-        self.journal.entries.get(end - 1)
+        self.journal.entries.get(self.entry_index(number)?)
     }
 
     /// How many journal entries the lab after event `n` has (0: the start): the event's
     /// own and those before it, the views after it not counted.
     fn entries_to(&self, n: usize) -> usize {
-        n.checked_sub(1)
-            .and_then(|i| self.history.ends.get(i))
-            .copied()
-            .unwrap_or(0)
+        self.entry_index(n).map_or(0, |i| i + 1)
     }
 
     /// The lab as it was after event `n` of the present (0: the start), built from the
@@ -350,7 +368,13 @@ impl Lab {
             start_weight: present.history.start_weight,
             times: present.history.times.prefix(n),
             wire: present.history.wire.prefix(n),
-            ends: present.history.ends.prefix(n),
+            views: present
+                .history
+                .views
+                .iter()
+                .copied()
+                .take_while(|&v| v < to)
+                .collect(),
             snapshots: present.history.snapshots[..kept].to_vec(),
             present: None,
         };
