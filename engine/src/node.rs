@@ -55,7 +55,10 @@ pub const DEFAULT_IFNAME: &str = "eth0";
 /// comes first, then every other address in the result's order. Empty when `eth0` has no
 /// address, which containerd refuses: `failed to find network info for sandbox`.
 pub fn sandbox_ips(result: &CniResult) -> impl Iterator<Item = std::net::IpAddr> + '_ {
-    let on_eth0 = move |ip: &&crate::cni::types::IpConfig| match ip.interface {
+    let on_eth0 = move |ip: &&crate::cni::types::IpConfig| match ip
+        .interface
+        .map(crate::cni::types::IfIndex::get)
+    {
         None => true,
         Some(i) => result
             .interfaces

@@ -149,7 +149,7 @@ pub struct IpConfig {
     /// Index into `interfaces` (absent in a delegated IPAM result). Go declares it first,
     /// so it prints before `address`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interface: Option<usize>,
+    pub interface: Option<IfIndex>,
     /// The address with its prefix length, host bits kept (`10.244.1.2/24`), as Go's
     /// `net.ParseCIDR` reads it and `IPNet.String` prints it.
     #[serde(with = "text::cidr")]
@@ -157,6 +157,47 @@ pub struct IpConfig {
     /// The gateway, if any (Go's nil `net.IP`, omitted).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "text::ip")]
     pub gateway: Option<IpAddr>,
+}
+
+// One a pod in its cached result: the index's bytes are unaligned, so the address, the
+// gateway and it pack into 44 bytes (an `Option<usize>` made it 56).
+const _: () = assert!(std::mem::size_of::<IpConfig>() == 44);
+
+/// An address's interface index (`IpConfig.Interface`): any `usize` a plugin printed, held
+/// as its 8 bytes without alignment, so an [`IpConfig`] needs no padding around it. Read
+/// and printed as the number.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct IfIndex([u8; 8]);
+
+impl IfIndex {
+    /// The index `i`.
+    pub const fn new(i: usize) -> Self {
+        IfIndex((i as u64).to_le_bytes())
+    }
+
+    /// The index.
+    pub const fn get(self) -> usize {
+        u64::from_le_bytes(self.0) as usize
+    }
+}
+
+impl fmt::Debug for IfIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+impl Serialize for IfIndex {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for IfIndex {
+    /// Read as a `usize` is, with its errors (a negative index among them).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        usize::deserialize(d).map(IfIndex::new)
+    }
 }
 
 /// One route in a result (`types.Route`).
@@ -498,6 +539,33 @@ mod tests {
         // A route without dst reads as that zero value, as Go's decoder leaves it.
         let read: Route = serde_json::from_str(r#"{"gw":"10.0.0.1"}"#).unwrap();
         assert_eq!(read.dst, None);
+    }
+
+    #[test]
+    fn an_interface_index_reads_and_prints_as_a_usize_does() {
+        // Any usize round-trips, null is none, and bad input keeps usize's errors.
+        for text in [
+            r#"{"interface":0,"address":"10.0.0.2/8"}"#,
+            r#"{"interface":18446744073709551615,"address":"10.0.0.2/8"}"#,
+        ] {
+            let ip: IpConfig = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&ip).unwrap(), text);
+        }
+        let ip: IpConfig =
+            serde_json::from_str(r#"{"interface":null,"address":"10.0.0.2/8"}"#).unwrap();
+        assert_eq!(ip.interface, None);
+        for bad in ["-1", "1.5", "\"1\"", "18446744073709551616"] {
+            let text = format!(r#"{{"interface":{bad},"address":"10.0.0.2/8"}}"#);
+            let want = serde_json::from_str::<Option<usize>>(bad).unwrap_err();
+            let got = serde_json::from_str::<IpConfig>(&text).unwrap_err();
+            let (want, got) = (want.to_string(), got.to_string());
+            assert_eq!(got.split(" at line").next(), want.split(" at line").next());
+        }
+        let ip = IpConfig {
+            interface: Some(IfIndex::new(2)),
+            ..Default::default()
+        };
+        assert_eq!(format!("{:?}", ip.interface), "Some(2)");
     }
 
     #[test]

@@ -447,7 +447,7 @@ fn calc_gateways(result: &mut CniResult, conf: &BridgeConf) -> (Vec<IpNet>, Vec<
     for i in 0..result.ips.len() {
         let addr = result.ips[i].address;
         let v4 = addr.addr().is_ipv4();
-        result.ips[i].interface = Some(2);
+        result.ips[i].interface = Some(crate::cni::types::IfIndex::new(2));
         if result.ips[i].gateway.is_none() && conf.is_gw {
             result.ips[i].gateway = Some(common::network_plus_one(&addr));
         }

@@ -220,7 +220,7 @@ impl Calico {
                 },
             ],
             ips: vec![IpConfig {
-                interface: Some(1),
+                interface: Some(crate::cni::types::IfIndex::new(1)),
                 address: addr,
                 gateway: None,
             }],

@@ -1123,7 +1123,7 @@ fn cilium_cni_needs_the_agent_and_asks_it_for_the_address() {
     assert_eq!(r.interfaces[0].name, "eth0");
     assert_eq!(r.ips[0].address.to_string(), "10.244.1.2/32");
     assert_eq!(r.ips[0].gateway, "10.244.1.1".parse().ok());
-    assert_eq!(r.ips[0].interface, Some(0));
+    assert_eq!(r.ips[0].interface, Some(crate::cni::types::IfIndex::new(0)));
     let lxc = lxc_name(CID);
     assert!(h.root.links.contains_key(&lxc), "{lxc}");
     let routes: Vec<String> = h.netns[NS]

@@ -167,7 +167,7 @@ impl CiliumCni {
                 sandbox: Some(netns),
             }],
             ips: vec![IpConfig {
-                interface: Some(0),
+                interface: Some(crate::cni::types::IfIndex::new(0)),
                 address: addr,
                 gateway: Some(router.into()),
             }],

@@ -3,7 +3,7 @@
 //! iptables rules rendered the way `iptables -t nat -S` prints them.
 
 use crate::cni::host::{Host, RouteDst};
-use crate::cni::types::{CniError, CniResult, Crash, GoIp};
+use crate::cni::types::{CniError, CniResult, Crash, GoIp, IfIndex};
 use serde_json::Value;
 use sha2::{Digest, Sha512};
 
@@ -579,7 +579,9 @@ pub(crate) fn configure_iface(
     };
     let (mut gw4, mut gw6): (Option<IpAddr>, Option<IpAddr>) = (None, None);
     for ip in &result.ips {
-        let Some(idx) = ip.interface else { continue };
+        let Some(idx) = ip.interface.map(IfIndex::get) else {
+            continue;
+        };
         if result.interfaces.get(idx).map(|i| i.name.as_str()) != Some(ifname) {
             return Err(CniError::internal(format!(
                 "failed to add IP addr {} to {}: invalid interface index",

@@ -112,7 +112,10 @@ fn add_moves_the_vf_and_del_restores_it() {
         ("net2", "ca:fe:c0:ff:ee:01", 1500, NS)
     );
     assert_eq!(res.ips[0].address.to_string(), "10.56.217.2/24");
-    assert_eq!(res.ips[0].interface, Some(0));
+    assert_eq!(
+        res.ips[0].interface,
+        Some(crate::cni::types::IfIndex::new(0))
+    );
     assert!(!h.root.links.contains_key("ens1f0v0"), "gone from the host");
     let l = h.netns[NS].links.get("net2").unwrap();
     assert!(l.up);
