@@ -331,7 +331,7 @@ fn result_040(r: &CniResult) -> Value {
                 let mut m = serde_json::Map::new();
                 m.insert("name".into(), json!(i.name.as_str()));
                 if !i.mac.is_empty() {
-                    m.insert("mac".into(), json!(i.mac.as_str()));
+                    m.insert("mac".into(), json!(i.mac.to_compact_string().as_str()));
                 }
                 if let Some(sandbox) = &i.sandbox {
                     m.insert("sandbox".into(), json!(&**sandbox));

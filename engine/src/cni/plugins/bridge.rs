@@ -337,7 +337,7 @@ fn ensure_bridge(host: &mut Host, conf: &BridgeConf) -> Result<Interface, CniErr
     link.up = true;
     Ok(Interface {
         name: (*br).into(),
-        mac: link.mac.to_compact_string(),
+        mac: link.mac.into(),
         ..Default::default()
     })
 }
@@ -408,12 +408,12 @@ fn setup_veth(
     Ok((
         Interface {
             name: host_name.into(),
-            mac: host_mac.to_compact_string(),
+            mac: host_mac.into(),
             ..Default::default()
         },
         Interface {
             name: (&*env.ifname).into(),
-            mac: cont_mac.to_compact_string(),
+            mac: cont_mac.into(),
             sandbox: Some(netns),
             ..Default::default()
         },
@@ -871,7 +871,7 @@ fn check_prev(
             br_map.name
         ));
     }
-    if !br_map.mac.is_empty() && br.mac != *br_map.mac {
+    if !br_map.mac.is_empty() && br_map.mac != br.mac {
         return Err(format!(
             "Bridge interface {} Mac doesn't match: {}",
             br_map.name, br_map.mac
@@ -901,7 +901,7 @@ fn check_prev(
             cont.name
         ));
     };
-    if !cont_map.mac.is_empty() && cont.mac != *cont_map.mac {
+    if !cont_map.mac.is_empty() && cont_map.mac != cont.mac {
         return Err(format!(
             "Interface {} Mac {} doesn't match container Mac: {}",
             cont_map.name, cont_map.mac, cont.mac
@@ -924,7 +924,7 @@ fn check_prev(
         {
             continue;
         }
-        if !intf.mac.is_empty() && link.mac != *intf.mac {
+        if !intf.mac.is_empty() && intf.mac != link.mac {
             return Err(format!(
                 "Interface {} Mac doesn't match: {} not found",
                 intf.name, intf.mac

@@ -214,7 +214,7 @@ impl Calico {
                 },
                 Interface {
                     name: (&*env.ifname).into(),
-                    mac: cont_mac.to_compact_string(),
+                    mac: cont_mac.into(),
                     mtu,
                     sandbox: Some(netns),
                 },

@@ -174,7 +174,7 @@ fn assert_like_real(lab: &CniResult, real_json: &str) {
     assert_eq!(lab.cni_version, real.cni_version);
     assert_eq!(lab.interfaces.len(), real.interfaces.len());
     for (l, r) in lab.interfaces.iter().zip(&real.interfaces) {
-        assert!(is_mac(&l.mac), "bad mac {}", l.mac);
+        assert!(is_mac(&l.mac.to_string()), "bad mac {}", l.mac);
         assert_eq!(l.sandbox_path(), r.sandbox_path());
         if r.name.starts_with("veth") {
             assert!(is_veth_name(&l.name), "bad veth name {}", l.name);

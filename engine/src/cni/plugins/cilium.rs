@@ -162,7 +162,7 @@ impl CiliumCni {
             cni_version: stdin.cni_version().into(),
             interfaces: vec![Interface {
                 name: (&*env.ifname).into(),
-                mac: cont_mac.to_compact_string(),
+                mac: cont_mac.into(),
                 mtu: 0,
                 sandbox: Some(netns),
             }],

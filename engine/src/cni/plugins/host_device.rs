@@ -229,7 +229,7 @@ fn move_link_in(
     link.up = true;
     // Addresses do not follow a link into another namespace.
     link.addrs.clear();
-    let mac = link.mac.to_compact_string();
+    let mac = link.mac.into();
     if let Some(ns) = host.netns.get_mut(&env.netns) {
         ns.links.insert(env.ifname.clone(), link);
     }

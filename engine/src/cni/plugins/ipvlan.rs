@@ -99,7 +99,7 @@ fn create_ipvlan(
         .insert(env.ifname.clone(), Link::new(&env.ifname, kind, mac, mtu));
     Ok(Interface {
         name: (&*env.ifname).into(),
-        mac: mac.to_compact_string(),
+        mac: mac.into(),
         mtu: 0,
         sandbox: ns_path,
     })

@@ -217,7 +217,7 @@ fn create_macvlan(
     ns.links.insert(env.ifname.clone(), link);
     Ok(Interface {
         name: (&*env.ifname).into(),
-        mac: mac.to_compact_string(),
+        mac: mac.into(),
         mtu: 0,
         sandbox: ns_path,
     })
@@ -392,7 +392,7 @@ impl Macvlan {
                 "container macvlan mode {mode} does not match expected value: {want}"
             )));
         }
-        if !cont.mac.is_empty() && link.mac != *cont.mac {
+        if !cont.mac.is_empty() && cont.mac != link.mac {
             return Err(err(format!(
                 "interface {} Mac {} doesn't match container Mac: {}",
                 cont.name, cont.mac, link.mac

@@ -131,12 +131,12 @@ fn setup_container_veth(
     result.interfaces = vec![
         Interface {
             name: host_name.into(),
-            mac: host_mac.to_compact_string(),
+            mac: host_mac.into(),
             ..Default::default()
         },
         Interface {
             name: (&*env.ifname).into(),
-            mac: cont_mac.to_compact_string(),
+            mac: cont_mac.into(),
             mtu: 0,
             sandbox: common::sandbox(host, &env.netns),
         },

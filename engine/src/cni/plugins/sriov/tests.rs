@@ -108,7 +108,12 @@ fn add_moves_the_vf_and_del_restores_it() {
     assert_eq!(res.interfaces.len(), 1);
     let i = &res.interfaces[0];
     assert_eq!(
-        (i.name.as_str(), i.mac.as_str(), i.mtu, i.sandbox_path()),
+        (
+            i.name.as_str(),
+            i.mac.to_string().as_str(),
+            i.mtu,
+            i.sandbox_path()
+        ),
         ("net2", "ca:fe:c0:ff:ee:01", 1500, NS)
     );
     assert_eq!(res.ips[0].address.to_string(), "10.56.217.2/24");
@@ -177,7 +182,7 @@ fn add_moves_the_vf_and_del_restores_it() {
         panic!()
     };
     assert_eq!(res.ips[0].address.to_string(), "10.56.217.3/24");
-    assert_eq!(before.mac, *res.interfaces[0].mac, "no mac: the VF's own");
+    assert_eq!(before.mac, res.interfaces[0].mac, "no mac: the VF's own");
 }
 
 #[test]
