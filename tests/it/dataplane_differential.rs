@@ -239,7 +239,7 @@ pub(crate) fn mirror(lab: &Lab, prefix: &str) -> Result<Real, String> {
         real.guard.add(&ns)?;
         real.node_ns.insert(node.clone(), ns);
         for (key, sb) in &rt.sandboxes {
-            let pod = key.rsplit('/').next().unwrap_or(key).to_string();
+            let pod = key.name().to_string();
             let pns = format!("{prefix}-{pod}");
             real.guard.add(&pns)?;
             real.pod_ns

@@ -126,6 +126,13 @@ impl PartialEq<String> for Mac {
     }
 }
 
+/// The address is the one a result's MAC text spells ([`MacText`](super::types::MacText)).
+impl PartialEq<super::types::MacText> for Mac {
+    fn eq(&self, other: &super::types::MacText) -> bool {
+        *other == *self
+    }
+}
+
 /// The kind of a network link.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LinkKind {

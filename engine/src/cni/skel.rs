@@ -5,7 +5,7 @@
 use super::plugin::{CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin};
 use super::plugins::memo::DocMemo;
 use super::release::PluginsRelease;
-use super::types::{CniError, CniResult, code, to_go_json};
+use super::types::{CniError, CniResult, IfIndex, code, to_go_json};
 use super::version;
 use serde_json::{Value, json};
 use std::cell::RefCell;
@@ -343,7 +343,7 @@ fn result_040(r: &CniResult) -> Value {
                 let mut m = serde_json::Map::new();
                 m.insert("name".into(), json!(i.name.as_str()));
                 if !i.mac.is_empty() {
-                    m.insert("mac".into(), json!(i.mac.as_str()));
+                    m.insert("mac".into(), json!(i.mac.to_compact_string().as_str()));
                 }
                 if let Some(sandbox) = &i.sandbox {
                     m.insert("sandbox".into(), json!(&**sandbox));
@@ -360,7 +360,7 @@ fn result_040(r: &CniResult) -> Value {
             .map(|ip| {
                 let mut m = serde_json::Map::new();
                 m.insert("version".into(), json!(family(ip.address.addr().is_ipv6())));
-                if let Some(i) = ip.interface {
+                if let Some(i) = ip.interface.map(IfIndex::get) {
                     m.insert("interface".into(), json!(i));
                 }
                 m.insert("address".into(), json!(ip.address.to_string()));

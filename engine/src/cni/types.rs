@@ -3,6 +3,7 @@
 //! Field names and order follow `containernetworking/cni:pkg/types/100/types.go`; the
 //! printed form follows `types.PrintResult` (Go's `json.MarshalIndent` with four spaces).
 
+use crate::cni::host::Mac;
 use compact_str::CompactString;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
@@ -114,15 +115,9 @@ pub struct Interface {
     /// bytes).
     #[serde(with = "text::compact")]
     pub name: CompactString,
-    /// Hardware address as the plugin wrote it: Go's `Interface.Mac` is a string that a
-    /// plugin may copy from its config verbatim (tuning's `mac`), so it stays text, inline
-    /// (a MAC's 17 bytes take no allocation).
-    #[serde(
-        default,
-        skip_serializing_if = "CompactString::is_empty",
-        with = "text::compact"
-    )]
-    pub mac: CompactString,
+    /// Hardware address as the plugin wrote it (see [`MacText`]).
+    #[serde(default, skip_serializing_if = "MacText::is_empty", with = "text::mac")]
+    pub mac: MacText,
     /// MTU (1.1.0 only).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub mtu: u32,
@@ -134,6 +129,103 @@ pub struct Interface {
         with = "text::non_empty"
     )]
     pub sandbox: Option<Arc<str>>,
+}
+
+// Three a pod in its cached result (the bridge, the host veth, eth0).
+const _: () = assert!(std::mem::size_of::<Interface>() == 64);
+
+/// A result's hardware address as the plugin wrote it. Go's `Interface.Mac` is a string
+/// that a plugin may copy from its config verbatim (tuning's `mac`, in any case or form
+/// `net.ParseMAC` reads), so it is that text; held as the six bytes when the text is how
+/// `ip link` prints them (`0a:58:0a:f4:01:02`, what the plugins write), else as the text.
+/// Equal when the texts are equal.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct MacText(MacRepr);
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum MacRepr {
+    /// The text is [`Mac`]'s own.
+    Printed(Mac),
+    /// Any other text (empty for none).
+    Text(Box<str>),
+}
+
+impl MacText {
+    /// Whether there is none (Go's empty string).
+    pub fn is_empty(&self) -> bool {
+        matches!(&self.0, MacRepr::Text(t) if t.is_empty())
+    }
+
+    /// The text, inline.
+    pub fn to_compact_string(&self) -> CompactString {
+        match &self.0 {
+            MacRepr::Printed(mac) => mac.to_compact_string(),
+            MacRepr::Text(t) => CompactString::new(t),
+        }
+    }
+}
+
+impl Default for MacText {
+    fn default() -> Self {
+        MacText(MacRepr::Text(Box::default()))
+    }
+}
+
+impl From<Mac> for MacText {
+    fn from(mac: Mac) -> Self {
+        MacText(MacRepr::Printed(mac))
+    }
+}
+
+impl From<&str> for MacText {
+    fn from(text: &str) -> Self {
+        match text.parse::<Mac>() {
+            Ok(mac) if mac == text => MacText(MacRepr::Printed(mac)),
+            _ => MacText(MacRepr::Text(text.into())),
+        }
+    }
+}
+
+impl fmt::Display for MacText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            MacRepr::Printed(mac) => mac.fmt(f),
+            MacRepr::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+/// As the text's own `Debug` (quoted).
+impl fmt::Debug for MacText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.to_compact_string().as_str(), f)
+    }
+}
+
+/// The text equals `other`.
+impl PartialEq<str> for MacText {
+    fn eq(&self, other: &str) -> bool {
+        match &self.0 {
+            MacRepr::Printed(mac) => mac == other,
+            MacRepr::Text(t) => **t == *other,
+        }
+    }
+}
+
+impl PartialEq<&str> for MacText {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
+/// The text is `mac`'s as `ip link` prints it ([`Mac`]'s `PartialEq<str>`).
+impl PartialEq<Mac> for MacText {
+    fn eq(&self, mac: &Mac) -> bool {
+        match &self.0 {
+            MacRepr::Printed(m) => m == mac,
+            MacRepr::Text(t) => *mac == **t,
+        }
+    }
 }
 
 impl Interface {
@@ -149,7 +241,7 @@ pub struct IpConfig {
     /// Index into `interfaces` (absent in a delegated IPAM result). Go declares it first,
     /// so it prints before `address`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interface: Option<usize>,
+    pub interface: Option<IfIndex>,
     /// The address with its prefix length, host bits kept (`10.244.1.2/24`), as Go's
     /// `net.ParseCIDR` reads it and `IPNet.String` prints it.
     #[serde(with = "text::cidr")]
@@ -157,6 +249,47 @@ pub struct IpConfig {
     /// The gateway, if any (Go's nil `net.IP`, omitted).
     #[serde(default, skip_serializing_if = "Option::is_none", with = "text::ip")]
     pub gateway: Option<IpAddr>,
+}
+
+// One a pod in its cached result: the index's bytes are unaligned, so the address, the
+// gateway and it pack into 44 bytes (an `Option<usize>` made it 56).
+const _: () = assert!(std::mem::size_of::<IpConfig>() == 44);
+
+/// An address's interface index (`IpConfig.Interface`): any `usize` a plugin printed, held
+/// as its 8 bytes without alignment, so an [`IpConfig`] needs no padding around it. Read
+/// and printed as the number.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct IfIndex([u8; 8]);
+
+impl IfIndex {
+    /// The index `i`.
+    pub const fn new(i: usize) -> Self {
+        IfIndex((i as u64).to_le_bytes())
+    }
+
+    /// The index.
+    pub const fn get(self) -> usize {
+        u64::from_le_bytes(self.0) as usize
+    }
+}
+
+impl fmt::Debug for IfIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+impl Serialize for IfIndex {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for IfIndex {
+    /// Read as a `usize` is, with its errors (a negative index among them).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        usize::deserialize(d).map(IfIndex::new)
+    }
 }
 
 /// One route in a result (`types.Route`).
@@ -262,6 +395,20 @@ mod text {
 
         pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CompactString, D::Error> {
             string(d).map(|text| CompactString::new(text))
+        }
+    }
+
+    /// A hardware address as text ([`MacText`](crate::cni::types::MacText)).
+    pub mod mac {
+        use super::*;
+        use crate::cni::types::MacText;
+
+        pub fn serialize<S: Serializer>(mac: &MacText, s: S) -> Result<S::Ok, S::Error> {
+            s.collect_str(mac)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<MacText, D::Error> {
+            string(d).map(|text| MacText::from(&*text))
         }
     }
 
@@ -498,6 +645,72 @@ mod tests {
         // A route without dst reads as that zero value, as Go's decoder leaves it.
         let read: Route = serde_json::from_str(r#"{"gw":"10.0.0.1"}"#).unwrap();
         assert_eq!(read.dst, None);
+    }
+
+    #[test]
+    fn an_interface_index_reads_and_prints_as_a_usize_does() {
+        // Any usize round-trips, null is none, and bad input keeps usize's errors.
+        for text in [
+            r#"{"interface":0,"address":"10.0.0.2/8"}"#,
+            r#"{"interface":18446744073709551615,"address":"10.0.0.2/8"}"#,
+        ] {
+            let ip: IpConfig = serde_json::from_str(text).unwrap();
+            assert_eq!(serde_json::to_string(&ip).unwrap(), text);
+        }
+        let ip: IpConfig =
+            serde_json::from_str(r#"{"interface":null,"address":"10.0.0.2/8"}"#).unwrap();
+        assert_eq!(ip.interface, None);
+        for bad in ["-1", "1.5", "\"1\"", "18446744073709551616"] {
+            let text = format!(r#"{{"interface":{bad},"address":"10.0.0.2/8"}}"#);
+            let want = serde_json::from_str::<Option<usize>>(bad).unwrap_err();
+            let got = serde_json::from_str::<IpConfig>(&text).unwrap_err();
+            let (want, got) = (want.to_string(), got.to_string());
+            assert_eq!(got.split(" at line").next(), want.split(" at line").next());
+        }
+        let ip = IpConfig {
+            interface: Some(IfIndex::new(2)),
+            ..Default::default()
+        };
+        assert_eq!(format!("{:?}", ip.interface), "Some(2)");
+    }
+
+    #[test]
+    fn a_mac_is_the_text_the_plugin_wrote() {
+        // `ip link`'s own text is held as bytes; any other text as written.
+        for text in [
+            "0a:58:0a:f4:01:02",
+            "0A:58:0A:F4:01:02",
+            "0a-58-0a-f4-01-02",
+            "0a58.0af4.0102",
+            "not a mac",
+            "",
+        ] {
+            let mac = MacText::from(text);
+            assert_eq!(mac.to_string(), text);
+            assert_eq!(mac.to_compact_string(), text);
+            assert_eq!(format!("{mac:?}"), format!("{text:?}"));
+            assert!(mac == text);
+            assert_eq!(mac.is_empty(), text.is_empty());
+            let json = format!(r#"{{"name":"eth0","mac":{text:?}}}"#);
+            let intf: Interface = serde_json::from_str(&json).unwrap();
+            assert_eq!(intf.mac, mac);
+        }
+        assert!(matches!(
+            MacText::from("0a:58:0a:f4:01:02").0,
+            MacRepr::Printed(_)
+        ));
+        assert!(matches!(
+            MacText::from("0A:58:0A:F4:01:02").0,
+            MacRepr::Text(_)
+        ));
+        let mac: Mac = "0a:58:0a:f4:01:02".parse().unwrap();
+        assert_eq!(MacText::from(mac), MacText::from("0a:58:0a:f4:01:02"));
+        let (printed, upper) = (MacText::from(mac), MacText::from("0A:58:0A:F4:01:02"));
+        assert!(printed == mac);
+        assert!(mac == printed);
+        assert!(upper != mac);
+        assert!(mac != upper);
+        assert_eq!(MacText::default(), MacText::from(""));
     }
 
     #[test]

@@ -243,12 +243,10 @@ impl Lab {
         let Some(rt) = self.nodes.get(&a.node) else {
             return;
         };
-        let meant = rt.sandboxes.iter().find(|(pod, sb)| {
-            sb.id().starts_with(&a.container)
-                || pod
-                    .rsplit_once('/')
-                    .is_some_and(|(_, name)| name == a.container)
-        });
+        let meant = rt
+            .sandboxes
+            .iter()
+            .find(|(pod, sb)| sb.id().starts_with(&a.container) || pod.name() == a.container);
         if let Some((pod, sb)) = meant {
             out.line(Line::styled(
                 format!(

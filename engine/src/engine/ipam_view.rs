@@ -192,7 +192,7 @@ pub fn other_ipam_lines(lab: &Lab, node: &str) -> Vec<String> {
                 lab.nodes
                     .get(node)
                     .and_then(|rt| rt.sandboxes.iter().find(|(_, sb)| sb.id() == owner))
-                    .map(|(k, _)| k.clone())
+                    .map(|(k, _)| k.to_string())
                     .unwrap_or_else(|| owner.chars().take(13).collect())
             };
             out.push(format!("    {ip}  {who}"));

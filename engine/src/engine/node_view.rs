@@ -205,7 +205,7 @@ pub fn sandboxes(lab: &Lab, node: &str) -> Vec<SandboxRow> {
         .map(|rt| {
             rt.sandboxes
                 .iter()
-                .map(|(k, sb)| sandbox_row(k, sb))
+                .map(|(k, sb)| sandbox_row(&k.to_string(), sb))
                 .collect()
         })
         .unwrap_or_default()
@@ -213,21 +213,21 @@ pub fn sandboxes(lab: &Lab, node: &str) -> Vec<SandboxRow> {
 
 /// The pod (`ns/name`) whose sandbox has this container ID on a node, if any (a raw
 /// `cni add` has none).
-pub(crate) fn sandbox_owner<'a>(lab: &'a Lab, node: &str, container_id: &str) -> Option<&'a str> {
+pub(crate) fn sandbox_owner(lab: &Lab, node: &str, container_id: &str) -> Option<String> {
     lab.nodes
         .get(node)?
         .sandboxes
         .iter()
         .find(|(_, sb)| sb.id() == container_id)
-        .map(|(k, _)| k.as_str())
+        .map(|(k, _)| k.to_string())
 }
 
 /// Who accounts for a host-local lease on a node, as the node's own files tell: a sandbox,
 /// libcni's result cache, or nothing that will ever DEL it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LeaseHolder<'a> {
+pub enum LeaseHolder {
     /// A pod whose sandbox has this container ID (`ns/name`).
-    Pod(&'a str),
+    Pod(String),
     /// No pod, but libcni cached the attachment under the network the node uses: a raw
     /// `cni add`, which `cni del` releases.
     Attachment,
@@ -243,7 +243,7 @@ pub enum LeaseHolder<'a> {
     Leaked,
 }
 
-impl LeaseHolder<'_> {
+impl LeaseHolder {
     /// True when nothing that will ever send a DEL accounts for the lease.
     pub fn leaked(&self) -> bool {
         matches!(self, LeaseHolder::OtherChain { .. } | LeaseHolder::Leaked)
@@ -252,12 +252,12 @@ impl LeaseHolder<'_> {
 
 /// Who accounts for the lease of this container ID and interface on a node (`None` for a
 /// node that does not exist).
-pub fn lease_holder<'a>(
-    lab: &'a Lab,
+pub fn lease_holder(
+    lab: &Lab,
     node: &str,
     container_id: &str,
     ifname: &str,
-) -> Option<LeaseHolder<'a>> {
+) -> Option<LeaseHolder> {
     let rt = lab.nodes.get(node)?;
     if let Some(pod) = sandbox_owner(lab, node, container_id) {
         return Some(LeaseHolder::Pod(pod));
@@ -489,7 +489,10 @@ mod tests {
         assert!(kinds.contains(&LinkType::Veth));
         let sb = sandbox(&lab, "node-1", "default/web").unwrap();
         assert_eq!(sandboxes(&lab, "node-1"), vec![sb.clone()]);
-        assert_eq!(sandbox_owner(&lab, "node-1", &sb.id), Some("default/web"));
+        assert_eq!(
+            sandbox_owner(&lab, "node-1", &sb.id).as_deref(),
+            Some("default/web")
+        );
         assert!(netns_links(&lab, "node-1", &sb.netns).any(|l| l.name == "eth0"));
         assert!(!netns_routes(&lab, "node-1", &sb.netns).is_empty());
         let files = ipam_files(&lab, "node-1").unwrap();
@@ -513,7 +516,7 @@ mod tests {
         let web = sandbox(&lab, "node-1", "default/web").unwrap().id;
         assert_eq!(
             lease_holder(&lab, "node-1", &web, "eth0"),
-            Some(LeaseHolder::Pod("default/web"))
+            Some(LeaseHolder::Pod("default/web".to_string()))
         );
         assert_eq!(
             lease_holder(&lab, "node-1", "raw1", "eth0"),

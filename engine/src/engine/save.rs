@@ -500,7 +500,7 @@ impl Lab {
                 .iter()
                 .map(|(k, s)| {
                     (
-                        k.clone(),
+                        k.to_string(),
                         json!({"id": s.id(), "netns": s.netns(), "ip": s.ip()}),
                     )
                 })

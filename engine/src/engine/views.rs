@@ -380,7 +380,7 @@ impl Lab {
                         out.plain(format!("    {}", r.to_ip_route()));
                     }
                     tables.push(super::seen::RouteTable {
-                        place: pod_place(&n, key),
+                        place: pod_place(&n, &key.to_string()),
                         routes: routes.iter().map(route_fact).collect(),
                     });
                 }

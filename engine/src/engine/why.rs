@@ -686,7 +686,7 @@ impl Lab {
             .iter()
             .find(|(_, s)| s.id() == container)
             .map(|(pod, _)| Link::Sandbox {
-                pod: pod.clone(),
+                pod: pod.to_string(),
                 node: node.to_string(),
             })
     }

@@ -296,8 +296,8 @@ impl Kubelet {
                 }
             }
         }
-        let sandbox_key = pod.key();
-        let result = if let Some(sb) = cri.node.sandboxes.get(&sandbox_key) {
+        let (ns, name) = (&pod.metadata.namespace, &pod.metadata.name);
+        let result = if let Some(sb) = cri.node.sandboxes.get_pod(ns, name) {
             std::sync::Arc::clone(&sb.result)
         } else {
             let work = self
@@ -305,7 +305,7 @@ impl Kubelet {
                 .get_or_insert_with(SharedKey::clone(&shared), PodWork::default);
             work.attempts += 1;
             let attempt = work.attempts;
-            match self.run_pod_sandbox(ctx, cri, &pod, &shared, sandbox_key, attempt) {
+            match self.run_pod_sandbox(ctx, cri, &pod, &shared, attempt) {
                 Ok(result) => result,
                 Err(message) => {
                     ctx.pod_event(
@@ -411,7 +411,9 @@ impl Kubelet {
         }
         let node_name = pod.spec.node_name.clone();
         let actor = Actor::kubelet(&node_name);
-        let had_sandbox = cri.node.sandboxes.contains_key(&pod.key());
+        let had_sandbox = (cri.node.sandboxes)
+            .get_pod(&pod.metadata.namespace, &pod.metadata.name)
+            .is_some();
         let fail = |kubelet: &mut Kubelet, ctx: &mut Ctx<'_>, message: String| {
             ctx.pod_event(
                 &actor,

@@ -23,8 +23,7 @@ pub(crate) const INGRESS_BANDWIDTH: &str = "kubernetes.io/ingress-bandwidth";
 pub(crate) const EGRESS_BANDWIDTH: &str = "kubernetes.io/egress-bandwidth";
 
 impl Kubelet {
-    /// RunPodSandbox for the pod stored under `shared` whose sandbox key (`ns/name`) is
-    /// `pod_key`: returns the chain's result (the sandbox's addresses are
+    /// RunPodSandbox for the pod stored under `shared` (its sandbox's key): returns the chain's result (the sandbox's addresses are
     /// [`crate::node::sandbox_ips`] of it), or the error kubelet reports.
     pub(crate) fn run_pod_sandbox(
         &mut self,
@@ -32,7 +31,6 @@ impl Kubelet {
         cri: &mut Cri<'_>,
         pod: &Object<PodSpec>,
         shared: &SharedKey,
-        pod_key: String,
         attempt: u32,
     ) -> Result<Arc<crate::cni::types::CniResult>, String> {
         let node_name = pod.spec.node_name.as_str();
@@ -158,7 +156,7 @@ impl Kubelet {
                     result: Arc::clone(&result),
                     rt,
                 };
-                cri.node.sandboxes.insert(pod_key, sandbox);
+                cri.node.sandboxes.insert(SharedKey::clone(shared), sandbox);
                 Ok(result)
             }
             Err(e) => {
@@ -194,9 +192,9 @@ impl Kubelet {
         pod: &Object<PodSpec>,
     ) -> Result<(), String> {
         let node_name = pod.spec.node_name.clone();
-        let pod_key = pod.key();
+        let (ns, name) = (&pod.metadata.namespace, &pod.metadata.name);
         let node = &mut *cri.node;
-        let Some(sb) = node.sandboxes.get(&pod_key).cloned() else {
+        let Some(sb) = node.sandboxes.get_pod(ns, name).cloned() else {
             return Ok(());
         };
         let first_wire = ctx.wire.next_seq();
@@ -234,7 +232,7 @@ impl Kubelet {
         };
         if result.is_ok() {
             node.host.remove_netns(sb.netns());
-            node.sandboxes.remove(&pod_key);
+            node.sandboxes.remove_pod(ns, name);
             if let Some(r) = ctx.real {
                 r.netns_removed(&node_name, sb.netns());
             }

@@ -125,7 +125,7 @@ fn pod_net(v: &View<'_>, p: &Object<PodSpec>) -> PodNet {
     let sandbox = v
         .nodes
         .get(&p.spec.node_name)
-        .and_then(|n| n.sandboxes.get(&p.key()));
+        .and_then(|n| n.sandboxes.get_pod(&p.metadata.namespace, p.name()));
     pn.netns = sandbox.map(|sb| sb.netns().to_string());
     let root = v.nodes.get(&p.spec.node_name).map(|n| &n.host.root);
     pn.host_veth = sandbox
@@ -161,7 +161,7 @@ pub(crate) fn sandbox_ids(v: &View<'_>) -> BTreeMap<String, String> {
         .flat_map(|rt| {
             rt.sandboxes
                 .iter()
-                .map(|(k, sb)| (k.clone(), sb.id().to_string()))
+                .map(|(k, sb)| (k.to_string(), sb.id().to_string()))
         })
         .collect()
 }

@@ -135,6 +135,22 @@ impl<K: Ord, V> VecMap<K, V> {
         self.entries.retain_mut(|(k, v)| keep(k, v));
     }
 
+    /// The entry `cmp` finds: `cmp` orders a key against the one sought, as `Ord` orders
+    /// the keys (for a key type that is not looked up by a borrowed form).
+    pub fn get_by(&self, cmp: impl FnMut(&K) -> std::cmp::Ordering) -> Option<(&K, &V)> {
+        let mut cmp = cmp;
+        let at = self.entries.binary_search_by(|(k, _)| cmp(k)).ok()?;
+        let (k, v) = &self.entries[at];
+        Some((k, v))
+    }
+
+    /// Take out the value of the entry `cmp` finds (see [`VecMap::get_by`]).
+    pub fn remove_by(&mut self, cmp: impl FnMut(&K) -> std::cmp::Ordering) -> Option<V> {
+        let mut cmp = cmp;
+        let at = self.entries.binary_search_by(|(k, _)| cmp(k)).ok()?;
+        Some(self.entries.remove(at).1)
+    }
+
     /// Take out the value under `key`.
     pub fn remove<Q: Ord + ?Sized>(&mut self, key: &Q) -> Option<V>
     where

@@ -329,7 +329,7 @@ fn draw_leases(
             &lease.container_id,
             &lease.ifname,
         ) {
-            Some(LeaseHolder::Pod(k)) => k.strip_prefix("default/").unwrap_or(k).to_string(),
+            Some(LeaseHolder::Pod(k)) => k.strip_prefix("default/").unwrap_or(&k).to_string(),
             // The pane is narrow: the REPL's `show ipam` says more.
             Some(LeaseHolder::Attachment) | None => "raw `cni add`".to_string(),
             Some(LeaseHolder::OtherChain { .. }) => "leaked (net changed)".to_string(),

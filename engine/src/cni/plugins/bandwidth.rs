@@ -346,7 +346,7 @@ impl Bandwidth {
             host.root.links.insert(ifb.clone(), link);
             result.interfaces.push(Interface {
                 name: ifb.as_str().into(),
-                mac: mac.to_compact_string(),
+                mac: mac.into(),
                 ..Default::default()
             });
             if host

@@ -337,7 +337,7 @@ fn ensure_bridge(host: &mut Host, conf: &BridgeConf) -> Result<Interface, CniErr
     link.up = true;
     Ok(Interface {
         name: (*br).into(),
-        mac: link.mac.to_compact_string(),
+        mac: link.mac.into(),
         ..Default::default()
     })
 }
@@ -408,12 +408,12 @@ fn setup_veth(
     Ok((
         Interface {
             name: host_name.into(),
-            mac: host_mac.to_compact_string(),
+            mac: host_mac.into(),
             ..Default::default()
         },
         Interface {
             name: (&*env.ifname).into(),
-            mac: cont_mac.to_compact_string(),
+            mac: cont_mac.into(),
             sandbox: Some(netns),
             ..Default::default()
         },
@@ -447,7 +447,7 @@ fn calc_gateways(result: &mut CniResult, conf: &BridgeConf) -> (Vec<IpNet>, Vec<
     for i in 0..result.ips.len() {
         let addr = result.ips[i].address;
         let v4 = addr.addr().is_ipv4();
-        result.ips[i].interface = Some(2);
+        result.ips[i].interface = Some(crate::cni::types::IfIndex::new(2));
         if result.ips[i].gateway.is_none() && conf.is_gw {
             result.ips[i].gateway = Some(common::network_plus_one(&addr));
         }
@@ -875,7 +875,7 @@ fn check_prev(
             br_map.name
         ));
     }
-    if !br_map.mac.is_empty() && br.mac != *br_map.mac {
+    if !br_map.mac.is_empty() && br_map.mac != br.mac {
         return Err(format!(
             "Bridge interface {} Mac doesn't match: {}",
             br_map.name, br_map.mac
@@ -905,7 +905,7 @@ fn check_prev(
             cont.name
         ));
     };
-    if !cont_map.mac.is_empty() && cont.mac != *cont_map.mac {
+    if !cont_map.mac.is_empty() && cont_map.mac != cont.mac {
         return Err(format!(
             "Interface {} Mac {} doesn't match container Mac: {}",
             cont_map.name, cont_map.mac, cont.mac
@@ -928,7 +928,7 @@ fn check_prev(
         {
             continue;
         }
-        if !intf.mac.is_empty() && link.mac != *intf.mac {
+        if !intf.mac.is_empty() && intf.mac != link.mac {
             return Err(format!(
                 "Interface {} Mac doesn't match: {} not found",
                 intf.name, intf.mac

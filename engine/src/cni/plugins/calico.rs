@@ -207,13 +207,13 @@ impl Calico {
                 },
                 Interface {
                     name: (&*env.ifname).into(),
-                    mac: cont_mac.to_compact_string(),
+                    mac: cont_mac.into(),
                     mtu,
                     sandbox: Some(netns),
                 },
             ],
             ips: vec![IpConfig {
-                interface: Some(1),
+                interface: Some(crate::cni::types::IfIndex::new(1)),
                 address: addr,
                 gateway: None,
             }],

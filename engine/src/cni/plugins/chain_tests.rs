@@ -188,7 +188,7 @@ fn assert_like_real(lab: &CniResult, real_json: &str) {
     assert_eq!(lab.cni_version, real.cni_version);
     assert_eq!(lab.interfaces.len(), real.interfaces.len());
     for (l, r) in lab.interfaces.iter().zip(&real.interfaces) {
-        assert!(is_mac(&l.mac), "bad mac {}", l.mac);
+        assert!(is_mac(&l.mac.to_string()), "bad mac {}", l.mac);
         assert_eq!(l.sandbox_path(), r.sandbox_path());
         if r.name.starts_with("veth") {
             assert!(is_veth_name(&l.name), "bad veth name {}", l.name);
@@ -1176,7 +1176,7 @@ fn cilium_cni_needs_the_agent_and_asks_it_for_the_address() {
     assert_eq!(r.interfaces[0].name, "eth0");
     assert_eq!(r.ips[0].address.to_string(), "10.244.1.2/32");
     assert_eq!(r.ips[0].gateway, "10.244.1.1".parse().ok());
-    assert_eq!(r.ips[0].interface, Some(0));
+    assert_eq!(r.ips[0].interface, Some(crate::cni::types::IfIndex::new(0)));
     let lxc = lxc_name(CID);
     assert!(h.root.links.contains_key(&lxc), "{lxc}");
     let routes: Vec<String> = h.netns[NS]

@@ -156,12 +156,12 @@ impl CiliumCni {
             cni_version: stdin.cni_version().into(),
             interfaces: vec![Interface {
                 name: (&*env.ifname).into(),
-                mac: cont_mac.to_compact_string(),
+                mac: cont_mac.into(),
                 mtu: 0,
                 sandbox: Some(netns),
             }],
             ips: vec![IpConfig {
-                interface: Some(0),
+                interface: Some(crate::cni::types::IfIndex::new(0)),
                 address: addr,
                 gateway: Some(router.into()),
             }],

@@ -4,7 +4,7 @@
 
 use crate::cni::host::{Host, RouteDst, RouteEntry};
 use crate::cni::release::PluginsRelease;
-use crate::cni::types::{CniError, CniResult, Crash, GoIp, Route};
+use crate::cni::types::{CniError, CniResult, Crash, GoIp, IfIndex, Route};
 use ipnet::IpNet;
 use serde_json::Value;
 use sha2::{Digest, Sha512};
@@ -580,7 +580,9 @@ pub(crate) fn configure_iface(
     };
     let (mut gw4, mut gw6): (Option<IpAddr>, Option<IpAddr>) = (None, None);
     for ip in &result.ips {
-        let Some(idx) = ip.interface else { continue };
+        let Some(idx) = ip.interface.map(IfIndex::get) else {
+            continue;
+        };
         if result.interfaces.get(idx).map(|i| i.name.as_str()) != Some(ifname) {
             return Err(CniError::internal(format!(
                 "failed to add IP addr {} to {}: invalid interface index",

@@ -229,7 +229,7 @@ fn move_link_in(
     link.up = true;
     // Addresses do not follow a link into another namespace.
     link.addrs.clear();
-    let mac = link.mac.to_compact_string();
+    let mac = link.mac.into();
     if let Some(ns) = host.netns.get_mut(&env.netns) {
         ns.links.insert(env.ifname.clone(), link);
     }
@@ -313,7 +313,7 @@ impl HostDevice {
         result.ips = ipam.ips;
         result.routes = ipam.routes;
         for ip in &mut result.ips {
-            ip.interface = Some(0);
+            ip.interface = Some(crate::cni::types::IfIndex::new(0));
         }
         if let Err(e) = common::configure_iface(ctx.host, &env.netns, &env.ifname, &result) {
             let _ = common::exec_ipam(ctx, &c.ipam_type, CniCommand::Del, env, stdin);
@@ -442,7 +442,7 @@ mod tests {
         let r = result(run_in(&mut h, CniCommand::Add, &c, "", NS, "eth1"));
         assert_eq!(r.interfaces[0].name, "eth1");
         assert_eq!(r.interfaces[0].mac, "02:00:00:00:00:20");
-        assert_eq!(r.ips[0].interface, Some(0));
+        assert_eq!(r.ips[0].interface, Some(crate::cni::types::IfIndex::new(0)));
         let l = h.netns[NS].links.get("eth1").cloned().unwrap();
         assert_eq!(l.alias(), Some("hd0"));
         assert!(l.up);

@@ -99,7 +99,7 @@ fn create_ipvlan(
         .insert(env.ifname.clone(), Link::new(&env.ifname, kind, mac, mtu));
     Ok(Interface {
         name: (&*env.ifname).into(),
-        mac: mac.to_compact_string(),
+        mac: mac.into(),
         mtu: 0,
         sandbox: ns_path,
     })
@@ -133,7 +133,7 @@ impl Ipvlan {
         };
         result.cni_version = stdin.cni_version().into();
         for ip in &mut result.ips {
-            ip.interface = Some(0);
+            ip.interface = Some(crate::cni::types::IfIndex::new(0));
         }
         result.interfaces = vec![iface];
         for key in [
@@ -234,7 +234,7 @@ fn prev_with_ips() -> crate::cni::types::CniResult {
             ..Default::default()
         }],
         ips: vec![crate::cni::types::IpConfig {
-            interface: Some(0),
+            interface: Some(crate::cni::types::IfIndex::new(0)),
             address: "10.11.0.5/24".parse().unwrap(),
             gateway: None,
         }],

@@ -66,7 +66,7 @@ impl Loopback {
             r.ips.push(IpConfig {
                 address: addr,
                 gateway: None,
-                interface: Some(0),
+                interface: Some(crate::cni::types::IfIndex::new(0)),
             });
         }
         Ok(PluginOutput::Result(Arc::new(r)))

@@ -217,7 +217,7 @@ fn create_macvlan(
     ns.links.insert(env.ifname.clone(), link);
     Ok(Interface {
         name: (&*env.ifname).into(),
-        mac: mac.to_compact_string(),
+        mac: mac.into(),
         mtu: 0,
         sandbox: ns_path,
     })
@@ -250,7 +250,7 @@ pub(crate) fn add_layer3(
     result.ips = ipam.ips;
     result.routes = ipam.routes;
     for ip in &mut result.ips {
-        ip.interface = Some(0);
+        ip.interface = Some(crate::cni::types::IfIndex::new(0));
     }
     for fam in ["net.ipv4.conf", "net.ipv6.conf"] {
         let leaf = if fam.contains("ipv4") {
@@ -392,7 +392,7 @@ impl Macvlan {
                 "container macvlan mode {mode} does not match expected value: {want}"
             )));
         }
-        if !cont.mac.is_empty() && link.mac != *cont.mac {
+        if !cont.mac.is_empty() && cont.mac != link.mac {
             return Err(err(format!(
                 "interface {} Mac {} doesn't match container Mac: {}",
                 cont.name, cont.mac, link.mac
@@ -515,7 +515,7 @@ pub(crate) mod tests {
         let r = result(run(&mut h, CniCommand::Add, &conf(json!({})), ""));
         assert_eq!(r.interfaces.len(), 1);
         assert_eq!(r.interfaces[0].sandbox_path(), NS);
-        assert_eq!(r.ips[0].interface, Some(0));
+        assert_eq!(r.ips[0].interface, Some(crate::cni::types::IfIndex::new(0)));
         assert_eq!(r.routes.len(), 2);
         // The config's (empty) dns replaces static's.
         assert!(r.dns().is_empty());

@@ -23,7 +23,7 @@ use crate::cni::plugin::{
     ALL_VERSIONS, CniCommand, CniEnv, Plugin, PluginCtx, PluginOutput, PluginReply, Stdin,
 };
 use crate::cni::release::PluginsRelease;
-use crate::cni::types::{CniError, CniResult};
+use crate::cni::types::{CniError, CniResult, IfIndex};
 use ipnet::IpNet;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -196,7 +196,7 @@ pub(crate) fn parse_config(stdin: &Stdin, ifname: &str) -> Result<PortMapConf, S
             if (v4 && c.cont_v4.is_some()) || (!v4 && c.cont_v6.is_some()) {
                 continue;
             }
-            if let Some(idx) = ip.interface {
+            if let Some(idx) = ip.interface.map(IfIndex::get) {
                 if let Some(intf) = prev.interfaces.get(idx) {
                     if intf.name != ifname || intf.sandbox_path().is_empty() {
                         continue;

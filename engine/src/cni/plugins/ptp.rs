@@ -126,17 +126,17 @@ fn setup_container_veth(
         ns.links.insert(env.ifname.clone(), cont);
     }
     for ip in &mut result.ips {
-        ip.interface = Some(1);
+        ip.interface = Some(crate::cni::types::IfIndex::new(1));
     }
     result.interfaces = vec![
         Interface {
             name: host_name.into(),
-            mac: host_mac.to_compact_string(),
+            mac: host_mac.into(),
             ..Default::default()
         },
         Interface {
             name: (&*env.ifname).into(),
-            mac: cont_mac.to_compact_string(),
+            mac: cont_mac.into(),
             mtu: 0,
             sandbox: common::sandbox(host, &env.netns),
         },
@@ -378,7 +378,7 @@ mod tests {
         let c = conf(json!({"address": "10.12.0.5/24", "gateway": "10.12.0.1"}));
         let r = result(run_in(&mut h, CniCommand::Add, &c, "", NS, "net6"));
         assert_eq!(r.interfaces.len(), 2);
-        assert_eq!(r.ips[0].interface, Some(1));
+        assert_eq!(r.ips[0].interface, Some(crate::cni::types::IfIndex::new(1)));
         assert_eq!(r.dns().nameservers, vec!["10.12.0.53".to_string()]);
         let veth = &r.interfaces[0].name;
         assert_eq!(

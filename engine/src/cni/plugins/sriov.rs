@@ -534,7 +534,7 @@ impl Sriov {
             r.cni_version = result.cni_version.clone();
             r.interfaces = result.interfaces.clone();
             for ip in &mut r.ips {
-                ip.interface = Some(0); // every address is on the VF
+                ip.interface = Some(crate::cni::types::IfIndex::new(0)); // every address is on the VF
             }
             configure_iface(ctx.host, env, &r);
             result = r;

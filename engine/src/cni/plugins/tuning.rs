@@ -697,7 +697,7 @@ mod tests {
     fn backup_then_restore_and_sysctls_stay() {
         let mut h = host();
         let prev = chained(&mut h);
-        let old_mac = prev.interfaces[0].mac.clone();
+        let old_mac = prev.interfaces[0].mac.to_string();
         let c = conf(
             json!({"mac": "02:00:00:00:aa:01", "promisc": true, "mtu": 1400,
             "allmulti": true, "sysctl": {"net.ipv4.conf.IFNAME.proxy_arp": "1"}}),

@@ -6,7 +6,7 @@
 //! The bytes: each entry is `json.MarshalIndent(s, "", "    ")`, joined by `,` inside
 //! `[`…`]` (so `[{ … },{ … }]`), with Go's HTML escaping (`<nil>` → `\u003cnil\u003e`).
 
-use crate::cni::types::{CniResult, Dns, IpConfig, Route, to_go_json};
+use crate::cni::types::{CniResult, Dns, IfIndex, IpConfig, Route, to_go_json};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -172,7 +172,7 @@ pub(crate) fn statuses(
             .ips
             .iter()
             .find(|ip| ip.gateway.is_some() && ip.interface.is_some())
-            .and_then(|ip| ip.interface)
+            .and_then(|ip| ip.interface.map(IfIndex::get))
     } else {
         None
     };
@@ -207,7 +207,7 @@ pub(crate) fn statuses(
     }
     let last = out.len().checked_sub(1);
     for ip in &result.ips {
-        let at = match ip.interface {
+        let at = match ip.interface.map(IfIndex::get) {
             Some(i) => index.get(&i).copied(),
             None => last,
         };
@@ -240,7 +240,7 @@ mod tests {
 
     fn ip(a: &str, gw: &str, i: Option<usize>) -> IpConfig {
         IpConfig {
-            interface: i,
+            interface: i.map(IfIndex::new),
             address: a.parse().unwrap(),
             gateway: gw.parse().ok(),
         }

@@ -108,11 +108,19 @@ fn add_moves_the_vf_and_del_restores_it() {
     assert_eq!(res.interfaces.len(), 1);
     let i = &res.interfaces[0];
     assert_eq!(
-        (i.name.as_str(), i.mac.as_str(), i.mtu, i.sandbox_path()),
+        (
+            i.name.as_str(),
+            i.mac.to_string().as_str(),
+            i.mtu,
+            i.sandbox_path()
+        ),
         ("net2", "ca:fe:c0:ff:ee:01", 1500, NS)
     );
     assert_eq!(res.ips[0].address.to_string(), "10.56.217.2/24");
-    assert_eq!(res.ips[0].interface, Some(0));
+    assert_eq!(
+        res.ips[0].interface,
+        Some(crate::cni::types::IfIndex::new(0))
+    );
     assert!(!h.root.links.contains_key("ens1f0v0"), "gone from the host");
     let l = h.netns[NS].links.get("net2").unwrap();
     assert!(l.up);
@@ -174,7 +182,7 @@ fn add_moves_the_vf_and_del_restores_it() {
         panic!()
     };
     assert_eq!(res.ips[0].address.to_string(), "10.56.217.3/24");
-    assert_eq!(before.mac, *res.interfaces[0].mac, "no mac: the VF's own");
+    assert_eq!(before.mac, res.interfaces[0].mac, "no mac: the VF's own");
 }
 
 #[test]
