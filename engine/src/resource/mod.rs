@@ -135,9 +135,18 @@ pub(crate) trait Resource: Sync + 'static {
     /// `get -o json`: the kept objects, each with its name, as kubectl prints them.
     fn json(_lab: &Lab, kept: Vec<&Object<Self::Spec>>) -> Vec<(String, String)> {
         kept.into_iter()
-            .map(|o| (o.metadata.name.clone(), crate::cni::types::to_go_json(o)))
+            .map(|o| (o.metadata.name.clone(), kubectl_json(o)))
             .collect()
     }
+}
+
+/// An object as `kubectl get -o json` prints it: kubectl reads what the API server sends
+/// as unstructured maps, and Go's encoder writes a map's keys sorted, so every level's
+/// fields print in byte order (`apiVersion`, `kind`, `metadata`, `spec`, `status`), four
+/// spaces a level (`-o yaml` is made from the same document).
+pub(crate) fn kubectl_json<T: serde::Serialize>(obj: &T) -> String {
+    let value = serde_json::to_value(obj).unwrap_or(serde_json::Value::Null);
+    crate::cni::types::to_go_json(&value)
 }
 
 /// How `get -w` prints one object: its row (`-o wide`'s with `wide`), its name or its JSON.

@@ -93,7 +93,7 @@ impl Resource for Nodes {
                 if let Some(r) = reports.get(n.name()) {
                     r.fill(&mut n.status);
                 }
-                (n.metadata.name.clone(), crate::cni::types::to_go_json(&n))
+                (n.metadata.name.clone(), super::kubectl_json(&n))
             })
             .collect()
     }
