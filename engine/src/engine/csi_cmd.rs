@@ -494,7 +494,7 @@ impl Lab {
                 if !req.is_object() {
                     return Err(LabError::msg(format!(
                         "the request is {}, not a JSON object; give a protojson object with csi.proto field names, e.g. '{{\"volume_id\": \"vol-1\"}}' ('{{}}' for an empty request)",
-                        json_kind(&req)
+                        crate::util::text::json_kind(&req)
                     )));
                 }
                 // protojson accepts the JSON names (`volumeId`) as well as the proto names.
@@ -663,17 +663,5 @@ impl Lab {
             }
         }
         Ok((out, shown))
-    }
-}
-
-/// What a JSON value is, as an error names it (`an array`).
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

@@ -142,7 +142,7 @@ impl SaveFile {
         let Value::Object(obj) = v else {
             return Err(SaveError::new(format!(
                 "not a cni-csi-lab save file: expected a JSON object with \"format\": \"{FORMAT}\", found {}",
-                type_name(&v)
+                crate::util::text::json_kind(&v)
             )));
         };
         match obj.get("format") {
@@ -223,21 +223,10 @@ impl SaveFile {
     }
 }
 
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 fn type_error(path: &str, expected: &str, found: &Value) -> SaveError {
     SaveError::new(format!(
         "{path}: expected {expected}, found {}",
-        type_name(found)
+        crate::util::text::json_kind(found)
     ))
 }
 
