@@ -132,7 +132,7 @@ pub struct Interface {
 }
 
 // Three a pod in its cached result (the bridge, the host veth, eth0).
-const _: () = assert!(std::mem::size_of::<Interface>() == 64);
+const _: () = assert!(std::mem::size_of::<Interface>() <= 64);
 
 /// A result's hardware address as the plugin wrote it. Go's `Interface.Mac` is a string
 /// that a plugin may copy from its config verbatim (tuning's `mac`, in any case or form
@@ -253,7 +253,7 @@ pub struct IpConfig {
 
 // One a pod in its cached result: the index's bytes are unaligned, so the address, the
 // gateway and it pack into 44 bytes (an `Option<usize>` made it 56).
-const _: () = assert!(std::mem::size_of::<IpConfig>() == 44);
+const _: () = assert!(std::mem::size_of::<IpConfig>() <= 44);
 
 /// An address's interface index (`IpConfig.Interface`): any `usize` a plugin printed, held
 /// as its 8 bytes without alignment, so an [`IpConfig`] needs no padding around it. Read
