@@ -239,6 +239,63 @@ fn a_pod_s_lo_is_ifindex_1_and_up() {
     );
 }
 
+/// `(index, name)` of each device line of `ip -d addr` as `show links` prints it.
+fn indexes(view: &str) -> Vec<(u32, String)> {
+    view.lines()
+        .filter_map(|l| {
+            let (index, rest) = l.trim_start().split_once(": ")?;
+            let name = rest.split(": ").next()?;
+            Some((index.parse().ok()?, name.to_string()))
+        })
+        .collect()
+}
+
+/// Interface indexes follow creation, as the kernel hands them out, and stay: a pod deleted
+/// does not renumber the others' veths (so `eth0@ifN` in a pod keeps naming its veth), and
+/// its index is not given out again.
+#[test]
+fn interface_indexes_follow_creation_and_survive_other_pods() {
+    let mut lab = crate::common::lab();
+    let host_veths = |lab: &mut Lab| -> Vec<(u32, String)> {
+        indexes(&run(lab, "show links node-1"))
+            .into_iter()
+            .filter(|(_, n)| n.starts_with("veth"))
+            .collect()
+    };
+    let pod_eth0 = |lab: &mut Lab, pod: &str| -> String {
+        let view = run(lab, &format!("show links node-1 --pod {pod}"));
+        indexes(&view)
+            .into_iter()
+            .find(|(i, _)| *i == 2)
+            .map(|(_, n)| n)
+            .unwrap_or_else(|| panic!("no device 2 in {view}"))
+    };
+    run(&mut lab, "pod create a --node node-1");
+    run(&mut lab, "pod create b --node node-1");
+    let host = indexes(&run(&mut lab, "show links node-1"));
+    let names: Vec<&str> = host
+        .iter()
+        .map(|(_, n)| n.split('@').next().unwrap_or(n))
+        .collect();
+    // lo and the uplink at boot, then what the first ADD made: the bridge, then a's veth.
+    assert_eq!(&names[..3], ["lo", "eth0", "cni0"], "{host:?}");
+    let before = host_veths(&mut lab);
+    assert_eq!(before.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [4, 5]);
+    let b_veth = before[1].clone();
+    assert_eq!(pod_eth0(&mut lab, "b"), format!("eth0@if{}", b_veth.0));
+    run(&mut lab, "pod delete a");
+    run(&mut lab, "pod create d --node node-1");
+    let after = host_veths(&mut lab);
+    assert!(after.contains(&b_veth), "b's veth keeps 5: {after:?}");
+    assert_eq!(after.len(), 2);
+    assert!(
+        after.iter().any(|(i, _)| *i == 6),
+        "d's veth is 6, not a's 4: {after:?}"
+    );
+    assert_eq!(pod_eth0(&mut lab, "b"), format!("eth0@if{}", b_veth.0));
+    assert_eq!(pod_eth0(&mut lab, "d"), "eth0@if6");
+}
+
 /// The typed walk of `trace SRC DST [--port P] [--size N]`.
 fn walk(lab: &Lab, src: &str, dst: &str, port: Option<u16>, size: Option<u32>) -> Trace {
     let args = lab_engine::command::grammar::FlowArgs {

@@ -429,7 +429,7 @@ fn mirror_links(
                 &["-n", ns, "link", "set", "dev", &l.name, "master", m],
             );
         }
-        if l.hairpin {
+        if l.hairpin() {
             must(
                 "ip",
                 &[
@@ -446,7 +446,7 @@ fn mirror_links(
                 ],
             );
         }
-        if l.promisc {
+        if l.promisc() {
             must(
                 "ip",
                 &["-n", ns, "link", "set", "dev", &l.name, "promisc", "on"],

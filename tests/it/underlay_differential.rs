@@ -942,8 +942,8 @@ fn lab_links(host: &Host, ns: &str) -> Vec<String> {
                 l.up,
                 l.mtu,
                 l.mac,
-                l.promisc,
-                l.allmulti,
+                l.promisc(),
+                l.allmulti(),
                 l.alias().unwrap_or(""),
             ))
         })

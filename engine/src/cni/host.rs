@@ -218,12 +218,16 @@ pub struct Link {
     pub addrs: Vec<ipnet::IpNet>,
     /// Administratively up.
     pub up: bool,
-    /// Hairpin mode on a bridge port.
-    pub hairpin: bool,
-    /// Promiscuous mode.
-    pub promisc: bool,
-    /// `allmulticast` (tuning's `allmulti`).
-    pub allmulti: bool,
+    /// Hairpin, promiscuous and all-multicast mode, one bit each ([`Link::hairpin`],
+    /// [`Link::promisc`], [`Link::allmulti`]): three `bool`s would leave no room for the
+    /// index in the link's 128 bytes.
+    modes: u8,
+    /// The interface index the kernel gave the device in its namespace (`ip link`'s `2:`,
+    /// the `N` of a peer's `@ifN`); 0 until the link is in a namespace ([`Links`] hands
+    /// indexes out as the kernel does).
+    ///
+    /// [`Links`]: super::links::Links
+    ifindex: u32,
     /// What only some links have (an alias, a PCI address); `None` when neither is set.
     rare: Option<Box<LinkRare>>,
 }
@@ -231,6 +235,11 @@ pub struct Link {
 // Two links a pod (its `eth0`, the host's veth), each behind an `Arc`: the rare kinds are
 // boxed and `master` is shared to keep this size.
 const _: () = assert!(std::mem::size_of::<Link>() <= 128);
+
+/// [`Link::modes`]' bits.
+const HAIRPIN: u8 = 1;
+const PROMISC: u8 = 2;
+const ALLMULTI: u8 = 4;
 
 /// The fields of a [`Link`] that few links have, kept out of its common size.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -250,10 +259,57 @@ impl Link {
             master: None,
             addrs: Vec::new(),
             up: false,
-            hairpin: false,
-            promisc: false,
-            allmulti: false,
+            modes: 0,
+            ifindex: 0,
             rare: None,
+        }
+    }
+
+    /// The interface index in its namespace; 0 before it is added to one.
+    pub fn ifindex(&self) -> u32 {
+        self.ifindex
+    }
+
+    /// Set by [`super::links::Links`] when the link enters a namespace.
+    pub(crate) fn set_ifindex(&mut self, ifindex: u32) {
+        self.ifindex = ifindex;
+    }
+
+    /// Hairpin mode on a bridge port (`ip link set … type bridge_slave hairpin on`).
+    pub fn hairpin(&self) -> bool {
+        self.modes & HAIRPIN != 0
+    }
+
+    /// Promiscuous mode (`ip link set … promisc on`).
+    pub fn promisc(&self) -> bool {
+        self.modes & PROMISC != 0
+    }
+
+    /// `allmulticast` (tuning's `allmulti`).
+    pub fn allmulti(&self) -> bool {
+        self.modes & ALLMULTI != 0
+    }
+
+    /// Turn hairpin mode on or off.
+    pub fn set_hairpin(&mut self, on: bool) {
+        self.set_mode(HAIRPIN, on);
+    }
+
+    /// Turn promiscuous mode on or off.
+    pub fn set_promisc(&mut self, on: bool) {
+        self.set_mode(PROMISC, on);
+    }
+
+    /// Turn all-multicast mode on or off.
+    pub fn set_allmulti(&mut self, on: bool) {
+        self.set_mode(ALLMULTI, on);
+    }
+
+    fn set_mode(&mut self, bit: u8, on: bool) {
+        if on {
+            self.modes |= bit;
+        } else {
+            self.modes &= !bit;
         }
     }
 
@@ -261,6 +317,8 @@ impl Link {
     /// with [`LO_ADDRS`]).
     pub fn loopback(up: bool) -> Self {
         let mut lo = Link::new("lo", LinkKind::Loopback, Mac::default(), 65536);
+        // The first device of every namespace (`LOOPBACK_IFINDEX`).
+        lo.ifindex = 1;
         if up {
             lo.up = true;
             lo.addrs = LO_ADDRS.to_vec();

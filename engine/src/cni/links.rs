@@ -8,8 +8,8 @@
 use super::host::Link;
 use std::sync::{Arc, LazyLock};
 
-/// Links by name, in name order (`ip link` order is not modelled; name order keeps every
-/// view deterministic).
+/// Links by name, in name order, each with the interface index the kernel would have given
+/// it here (`ip link` lists them in index order: see [`Link::ifindex`]).
 #[derive(Clone, Default)]
 pub struct Links {
     /// Sorted by name; a link shared with other namespaces (or copies of this one) is
@@ -17,8 +17,13 @@ pub struct Links {
     links: Vec<Arc<Link>>,
     /// What the packet walker asks of a host namespace's links on every node (its uplink
     /// addresses, its bridge's address), read from the links the first time it is asked
-    /// after they changed: every `&mut` access drops it.
-    facts: std::sync::OnceLock<Box<LinkFacts>>,
+    /// after they changed: every `&mut` access drops it. (A pointer, not a `OnceLock`,
+    /// which would leave no room for `last_ifindex` in a namespace's size.)
+    facts: once_cell::race::OnceBox<LinkFacts>,
+    /// The last interface index handed out here (the kernel's `net->ifindex`): the next
+    /// new device gets the first free index above it, so a deleted device's index is not
+    /// reused while the counter has not wrapped.
+    last_ifindex: u32,
 }
 
 /// Typed facts read from the links (see [`Links::uplink_addrs`], [`Links::bridge_addr`]).
@@ -59,6 +64,7 @@ impl Links {
         links.push(Arc::clone(if up { &UP } else { &DOWN }));
         Links {
             links,
+            last_ifindex: 1,
             ..Links::default()
         }
     }
@@ -78,7 +84,7 @@ impl Links {
     fn facts(&self) -> &LinkFacts {
         let facts = self.facts.get_or_init(|| Box::new(LinkFacts::of(self)));
         debug_assert_eq!(
-            **facts,
+            *facts,
             LinkFacts::of(self),
             "the links' facts are the links' as they are now"
         );
@@ -87,8 +93,30 @@ impl Links {
 
     /// The links, about to change: the facts read from them are dropped.
     fn changing(&mut self) -> &mut Vec<Arc<Link>> {
-        self.facts = std::sync::OnceLock::new();
+        self.facts = once_cell::race::OnceBox::new();
         &mut self.links
+    }
+
+    /// The index a device entering this namespace gets, as `dev_new_index` and
+    /// `dev_change_net_namespace` choose it: a device moved in keeps its index (`wanted`)
+    /// when no device here has it; otherwise, and for a new device (`wanted` 0), the first
+    /// free index after the last one handed out here.
+    fn index_for(&mut self, wanted: u32) -> u32 {
+        let taken = |i: u32| self.links.iter().any(|l| l.ifindex() == i);
+        if wanted != 0 && !taken(wanted) {
+            return wanted;
+        }
+        let mut next = self.last_ifindex;
+        loop {
+            next = next
+                .checked_add(1)
+                .filter(|&n| n <= i32::MAX as u32)
+                .unwrap_or(1);
+            if !taken(next) {
+                self.last_ifindex = next;
+                return next;
+            }
+        }
     }
 
     /// Whether a link of this name exists.
@@ -109,20 +137,29 @@ impl Links {
 
     /// Add or replace the link called `name` (the link takes that name); returns the link
     /// it replaced.
+    ///
+    /// A link replacing one of its name is the same device changed, and keeps that
+    /// device's index. A new one gets an index as the kernel gives it ([`Link::ifindex`]):
+    /// a link made here (index 0) the next free one, a link moved from another namespace
+    /// its own when it is free here.
     pub fn insert(&mut self, name: impl AsRef<str>, mut link: Link) -> Option<Link> {
         let name = name.as_ref();
         if link.name != name {
             link.name = name.into();
         }
-        let at = self.position(name);
-        let links = self.changing();
-        match at {
-            Ok(i) => Some(Arc::unwrap_or_clone(std::mem::replace(
-                &mut links[i],
-                Arc::new(link),
-            ))),
+        match self.position(name) {
+            Ok(i) => {
+                link.set_ifindex(self.links[i].ifindex());
+                let links = self.changing();
+                Some(Arc::unwrap_or_clone(std::mem::replace(
+                    &mut links[i],
+                    Arc::new(link),
+                )))
+            }
             Err(i) => {
-                links.insert(i, Arc::new(link));
+                let ifindex = self.index_for(link.ifindex());
+                link.set_ifindex(ifindex);
+                self.changing().insert(i, Arc::new(link));
                 None
             }
         }
@@ -134,18 +171,18 @@ impl Links {
         name: &str,
         make: impl FnOnce() -> Link,
     ) -> &mut Link {
-        let at = self.position(name);
-        let links = self.changing();
-        let i = match at {
+        let i = match self.position(name) {
             Ok(i) => i,
             Err(i) => {
                 let mut link = make();
                 link.name = name.into();
-                links.insert(i, Arc::new(link));
+                let ifindex = self.index_for(link.ifindex());
+                link.set_ifindex(ifindex);
+                self.changing().insert(i, Arc::new(link));
                 i
             }
         };
-        Arc::make_mut(&mut links[i])
+        Arc::make_mut(&mut self.changing()[i])
     }
 
     /// Remove the link called `name`.
@@ -157,6 +194,19 @@ impl Links {
     /// The links in name order.
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Link> {
         self.links.iter().map(|l| &**l)
+    }
+
+    /// The links in interface-index order, as `ip link` lists them (the order the
+    /// kernel's device list keeps, for a namespace whose devices were made here).
+    pub fn by_ifindex(&self) -> Vec<&Link> {
+        let mut links: Vec<&Link> = self.values().collect();
+        links.sort_by_key(|l| l.ifindex());
+        links
+    }
+
+    /// The link with this interface index.
+    pub fn by_index(&self, ifindex: u32) -> Option<&Link> {
+        self.values().find(|l| l.ifindex() == ifindex)
     }
 
     /// The links in name order, mutably (each copied first if it is shared).
@@ -181,7 +231,7 @@ impl Links {
 
 impl PartialEq for Links {
     fn eq(&self, other: &Self) -> bool {
-        self.links == other.links
+        self.links == other.links && self.last_ifindex == other.last_ifindex
     }
 }
 
@@ -305,7 +355,9 @@ mod tests {
         assert_eq!(a["eth0"].name, "eth0", "the key names the link");
         let replaced = a.insert("eth0", link("eth0")).expect("replaced");
         assert_eq!(replaced.mtu, 9000);
-        // The same set reached another way (grow, then shrink) equals it.
+        assert_eq!(a["eth0"].ifindex(), 1, "a replaced device keeps its index");
+        // The same links reached another way (grow, then shrink) differ in their indexes:
+        // the kernel does not hand the ten deleted ones out again.
         let mut b = Links::default();
         for i in 0..10 {
             b.insert(format!("tmp{i}"), link("t"));
@@ -314,7 +366,59 @@ mod tests {
             b.remove(&format!("tmp{i}"));
         }
         b.insert("eth0", link("eth0"));
-        assert_eq!(a, b);
+        assert_eq!(b["eth0"].ifindex(), 11);
+        assert_ne!(a, b);
+        let mut c = Links::default();
+        c.insert("eth0", link("eth0"));
+        assert_eq!(a, c, "equal links with equal histories are equal");
+    }
+
+    #[test]
+    fn interface_indexes_are_handed_out_as_the_kernel_does() {
+        let mut host = Links::with_loopback(true);
+        assert_eq!(
+            host["lo"].ifindex(),
+            1,
+            "lo is the first device of every namespace"
+        );
+        for name in ["eth0", "cni0", "vethb", "vetha"] {
+            host.insert(name, link(name));
+        }
+        let index = |l: &Links, name: &str| l[name].ifindex();
+        // Creation order, not name order.
+        assert_eq!(
+            ["eth0", "cni0", "vethb", "vetha"].map(|n| index(&host, n)),
+            [2, 3, 4, 5]
+        );
+        let order: Vec<&str> = host.by_ifindex().iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(order, ["lo", "eth0", "cni0", "vethb", "vetha"]);
+        // A deleted device's index is not reused, and the others keep theirs.
+        host.remove("vethb");
+        host.insert("vethc", link("vethc"));
+        assert_eq!(index(&host, "vethc"), 6);
+        assert_eq!(index(&host, "vetha"), 5);
+        // A device moved in keeps its index where it is free, else takes the next one.
+        let mut pod = Links::with_loopback(false);
+        pod.insert("eth0", link("eth0"));
+        assert_eq!(index(&pod, "eth0"), 2);
+        let moved = host.remove("vetha").expect("there");
+        pod.insert("net1", moved);
+        assert_eq!(index(&pod, "net1"), 5, "kept: free here");
+        let clash = host.remove("cni0").expect("there");
+        assert_eq!(clash.ifindex(), 3);
+        pod.insert("net2", clash.clone());
+        assert_eq!(index(&pod, "net2"), 3, "kept: free here too");
+        pod.insert("net3", clash);
+        assert_eq!(
+            index(&pod, "net3"),
+            4,
+            "3 is taken: the next free after the last"
+        );
+        pod.insert("net4", link("net4"));
+        assert_eq!(index(&pod, "net4"), 6, "5 is taken by the moved device");
+        // Looked up by index.
+        assert_eq!(pod.by_index(5).map(|l| l.name.as_str()), Some("net1"));
+        assert_eq!(pod.by_index(9), None);
     }
 
     #[test]

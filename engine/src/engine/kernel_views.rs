@@ -446,25 +446,12 @@ impl Lab {
     }
 }
 
-/// A namespace's links in ifindex order: `lo` is 1 in every namespace (the kernel makes it
-/// first), then the node's uplinks (`eth0` is there at boot, before any CNI plugin runs),
-/// then the others by name.
-fn by_index(ns: &Netns) -> Vec<&Link> {
-    let mut links: Vec<&Link> = ns.links.values().collect();
-    links.sort_by_key(|l| match l.kind {
-        LinkKind::Loopback => 0,
-        LinkKind::Physical => 1,
-        _ => 2,
-    });
-    links
-}
-
 /// `ip -d addr` for a namespace: index, name (`@peer` for a veth), flags, MTU, master,
 /// state, the link line, the kind's details, and the addresses.
 fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::LinkFact> {
-    let links = by_index(ns);
+    let links = ns.links.by_ifindex();
     let mut facts = Vec::new();
-    for (i, l) in links.iter().enumerate() {
+    for l in links {
         let mut out = Vec::new();
         let name = match &l.kind {
             // A peer in the same namespace prints by name (`cilium_host@cilium_net`).
@@ -476,19 +463,14 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             LinkKind::Veth { peer, peer_netns } => {
                 let idx = host
                     .peer_ns(peer_netns.as_deref())
-                    .and_then(|o| by_index(o).iter().position(|x| x.name == peer))
-                    .map(|p| p + 1)
-                    .unwrap_or(0);
+                    .and_then(|o| o.links.get(peer))
+                    .map_or(0, Link::ifindex);
                 format!("{}@if{idx}", l.name)
             }
             // A macvlan/ipvlan names its lower device by index in the host namespace, as
             // `ip link` does from a pod (`net1@if2`).
             LinkKind::Macvlan(lower) | LinkKind::Ipvlan(lower) if !std::ptr::eq(ns, &host.root) => {
-                let idx = by_index(&host.root)
-                    .iter()
-                    .position(|x| x.name == lower.master)
-                    .map(|p| p + 1)
-                    .unwrap_or(0);
+                let idx = host.root.links.get(&lower.master).map_or(0, Link::ifindex);
                 format!("{}@if{idx}", l.name)
             }
             LinkKind::Macvlan(lower) | LinkKind::Ipvlan(lower) => {
@@ -514,7 +496,7 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             .unwrap_or_default();
         out.push(format!(
             "{}: {name}: {flags} mtu {}{master} state {state}",
-            i + 1,
+            l.ifindex(),
             l.mtu
         ));
         if l.kind == LinkKind::Loopback {
@@ -525,7 +507,7 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
         match &l.kind {
             LinkKind::Veth { .. } => out.push(format!(
                 "    veth{}",
-                if l.hairpin {
+                if l.hairpin() {
                     " (bridge port: hairpin on)"
                 } else {
                     ""

@@ -1632,8 +1632,8 @@ fn host_lookup(host: &Host, ip: IpAddr) -> Option<RouteEntry> {
 /// The source address the host puts on a packet it sends by `r` (and MASQUERADE uses):
 /// the route's `src`, else the first address of the output device, else (a device with no
 /// address, such as Calico's `cali…` veths) what `inet_select_addr` finds on the others in
-/// ifindex order, where the uplink comes first (created with the node) and loopback's
-/// host-scope address never qualifies.
+/// ifindex order (the kernel's device list), where the uplink comes first (made with the
+/// node) and loopback's host-scope address never qualifies.
 fn preferred_src(host: &Host, r: &RouteEntry) -> Option<IpAddr> {
     if let Some(s) = r.src() {
         return Some(s);
@@ -1645,11 +1645,7 @@ fn preferred_src(host: &Host, r: &RouteEntry) -> Option<IpAddr> {
             .find(|a| a.is_ipv4() && !a.is_loopback())
     };
     let out = host.root.links.get(&r.dev).and_then(first);
-    out.or_else(|| {
-        let links = host.root.links.values();
-        let (uplinks, others): (Vec<_>, Vec<_>) = links.partition(|l| l.kind == LinkKind::Physical);
-        uplinks.into_iter().chain(others).find_map(first)
-    })
+    out.or_else(|| host.root.links.by_ifindex().into_iter().find_map(first))
 }
 
 /// Is `ip` one of the host namespace's addresses?

@@ -332,7 +332,7 @@ fn ensure_bridge(host: &mut Host, conf: &BridgeConf) -> Result<Interface, CniErr
         )));
     }
     if conf.promisc {
-        link.promisc = true;
+        link.set_promisc(true);
     }
     link.up = true;
     Ok(Interface {
@@ -399,7 +399,7 @@ fn setup_veth(
     );
     hostl.up = true;
     hostl.master = Some(conf.br_name.clone());
-    hostl.hairpin = conf.hairpin;
+    hostl.set_hairpin(conf.hairpin);
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(netns_open_error(&env.netns));
     };
@@ -881,10 +881,12 @@ fn check_prev(
             br_map.name, br_map.mac
         ));
     }
-    if br.promisc != conf.promisc {
+    if br.promisc() != conf.promisc {
         return Err(format!(
             "Bridge interface {} configured Promisc Mode {} doesn't match current state: {} ",
-            br_map.name, conf.promisc, br.promisc
+            br_map.name,
+            conf.promisc,
+            br.promisc()
         ));
     }
     if *env.netns != *cont_map.sandbox_path() {

@@ -259,7 +259,7 @@ fn bridge_add_matches_real_result_and_rules() {
     assert!(h.root.links["cni0"].up);
     let veth = &h.root.links[r.interfaces[1].name.as_str()];
     assert_eq!(veth.master.as_deref(), Some("cni0"));
-    assert!(veth.up && !veth.hairpin);
+    assert!(veth.up && !veth.hairpin());
     assert_eq!(
         h.sysctls.get("net.ipv4.ip_forward").map(String::as_str),
         Some("1")

@@ -65,7 +65,7 @@ fn load_conf(stdin: &Stdin) -> Result<PtpConf, CniError> {
 
 /// netlink's `Route.String()` for the failing gateway route of an address without a
 /// gateway (`Dst` is the nil IP's /32, which prints `<nil>`).
-fn go_route(ifindex: usize, src: IpAddr) -> String {
+fn go_route(ifindex: u32, src: IpAddr) -> String {
     format!("{{Ifindex: {ifindex} Dst: <nil> Src: {src} Gw: <nil> Flags: [] Table: 0 Realm: 0}}")
 }
 
@@ -145,11 +145,7 @@ fn setup_container_veth(
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(common::netns_open_error(&env.netns));
     };
-    let ifindex = ns
-        .links
-        .values()
-        .position(|l| l.name == env.ifname)
-        .map_or(0, |p| p + 1);
+    let ifindex = ns.links.get(&env.ifname).map_or(0, |l| l.ifindex());
     for ip in &result.ips {
         let addr = ip.address;
         let prefix = addr.trunc();

@@ -452,9 +452,9 @@ impl Tuning {
             let mac = (!c.mac.is_empty()).then(|| link.mac.to_string());
             let bytes = backup_json(
                 mac.as_deref(),
-                c.promisc.then_some(link.promisc),
+                c.promisc.then_some(link.promisc()),
                 if c.mtu != 0 { link.mtu } else { 0 },
-                c.allmulti.map(|_| link.allmulti),
+                c.allmulti.map(|_| link.allmulti()),
             );
             host.files.insert(backup_path(&c.data_dir, env), bytes);
         }
@@ -470,7 +470,7 @@ impl Tuning {
             }
         }
         if c.promisc {
-            pod_link(host, env)?.promisc = true;
+            pod_link(host, env)?.set_promisc(true);
         }
         if c.mtu != 0 {
             let kind = pod_link(host, env)?.kind.clone();
@@ -482,7 +482,7 @@ impl Tuning {
             }
         }
         if let Some(a) = c.allmulti {
-            pod_link(host, env)?.allmulti = a;
+            pod_link(host, env)?.set_allmulti(a);
         }
         Ok(PluginOutput::Result(std::sync::Arc::new(result)))
     }
@@ -510,10 +510,10 @@ impl Tuning {
             }
         }
         if let Some(p) = saved.get("promisc").and_then(Value::as_bool) {
-            link.promisc = p;
+            link.set_promisc(p);
         }
         if let Some(a) = saved.get("allmulti").and_then(Value::as_bool) {
-            link.allmulti = a;
+            link.set_allmulti(a);
         }
         host.files.remove(&path);
         Ok(PluginOutput::Empty)
@@ -564,12 +564,12 @@ impl Tuning {
                 env.ifname, c.mac, link.mac
             )));
         }
-        if c.promisc != link.promisc {
+        if c.promisc != link.promisc() {
             return Err(CniError::internal(format!(
                 "Error: Tuning link {} configured promisc is {}, current value is {}",
                 env.ifname,
                 c.promisc,
-                u8::from(link.promisc)
+                u8::from(link.promisc())
             )));
         }
         if c.mtu != 0 && c.mtu != i64::from(link.mtu) {
@@ -579,10 +579,11 @@ impl Tuning {
             )));
         }
         if let Some(a) = c.allmulti {
-            if a != link.allmulti {
+            if a != link.allmulti() {
                 return Err(CniError::internal(format!(
                     "Error: Tuning configured all-multicast mode of {} is {a}, current value is {}",
-                    env.ifname, link.allmulti
+                    env.ifname,
+                    link.allmulti()
                 )));
             }
         }
@@ -720,7 +721,7 @@ mod tests {
         invoke(&mut h, CniCommand::Del, c, Some((*r).clone())).unwrap();
         let l = h.netns[NS].links.get("net1").cloned().unwrap();
         assert_eq!(
-            (l.mac.to_string().as_str(), l.promisc, l.mtu, l.allmulti),
+            (l.mac.to_string().as_str(), l.promisc(), l.mtu, l.allmulti()),
             (old_mac.as_str(), false, 1500, false)
         );
         assert!(!h.files.contains_key("/run/cni/tuning/c1_net1.json"));

@@ -18,12 +18,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         pkt: &Pkt,
     ) -> Option<Outcome> {
         let node: &str = &host.node;
-        let ifindex = host
-            .root
-            .links
-            .values()
-            .position(|l| l.name == ep.ifname)
-            .map_or(0, |i| i as u32 + 1);
+        let ifindex = host.root.links.get(&ep.ifname).map_or(0, |l| l.ifindex());
         let q = PolicyQuery {
             node,
             endpoint: ep.id,
