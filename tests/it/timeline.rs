@@ -69,6 +69,54 @@ fn a_rewind_replays_a_file_from_the_journal_not_from_the_disk() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A manifest a command read (here an inline one, `apply -f - <<EOF`) stays in the journal
+/// when the lab forks after a rewind: the rewound past was replayed, and each replayed entry
+/// keeps the text it read, so `rewind`, `diff` and `save` after the fork still see it.
+#[test]
+fn a_fork_after_a_rewind_keeps_the_manifests_the_past_read() {
+    let dir = scratch("fork-heredoc");
+    let mut lab = lab();
+    lab.execute(
+        "apply -f - <<EOF\napiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec: {nodeName: node-1, containers: [{name: app, image: nginx}]}\nEOF",
+    )
+    .unwrap();
+    lab.execute("pod create again --node node-1").unwrap();
+    lab.execute("rewind -1").unwrap();
+    lab.execute("pod create again --node node-1").unwrap();
+    let entries: Vec<Option<String>> = lab
+        .journal()
+        .entries
+        .iter()
+        .map(|e| e.files_read().get("-").cloned())
+        .collect();
+    assert!(
+        entries[0]
+            .as_deref()
+            .is_some_and(|m| m.contains("name: web")),
+        "the fork's first entry keeps its manifest: {entries:?}"
+    );
+    // The past rebuilt from the journal holds web.
+    lab.execute("rewind 1").unwrap();
+    assert_eq!(lab.counts().1, 1, "{}", run(&mut lab, "get pods"));
+    lab.execute("rewind --undo").unwrap();
+    assert_eq!(lab.counts().1, 2);
+    // And a save replays.
+    let path = dir.join("forked.json");
+    let out = run(&mut lab, &format!("save {}", path.display()));
+    assert!(out.starts_with("saved "), "{out}");
+    let mut loaded = crate::common::lab();
+    loaded.execute(&format!("load {}", path.display())).unwrap();
+    assert_eq!(
+        run(&mut loaded, "get pods -o wide"),
+        run(&mut lab, "get pods -o wide")
+    );
+    // Loaded, the journal still holds the manifest: saving again writes it.
+    let again = dir.join("again.json");
+    let out = run(&mut loaded, &format!("save {}", again.display()));
+    assert!(out.starts_with("saved "), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_script_rewinds_diffs_and_asks_why() {
     let mut desk = desk();

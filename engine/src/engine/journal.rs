@@ -340,12 +340,16 @@ impl Lab {
     /// the text the journal kept.
     fn read_journaled(&mut self, path: &str, what: &str, cap: u64) -> std::io::Result<String> {
         if let Some(files) = &self.journal.replay {
-            return files.get(path).cloned().ok_or_else(|| {
+            let text = files.get(path).cloned().ok_or_else(|| {
                 std::io::Error::new(
                     std::io::ErrorKind::NotFound,
                     "not in the save file (a replay never reads the disk)",
                 )
-            });
+            })?;
+            // The replayed entry is journaled again (a rewound lab's past, a loaded save's
+            // journal): it keeps the text it read, or a later replay of it would find none.
+            self.journal.reading.insert(path.to_string(), text.clone());
+            return Ok(text);
         }
         let text = crate::edge::read_text(&*self.edges.files, path, what, cap)?;
         self.journal.reading.insert(path.to_string(), text.clone());
@@ -356,7 +360,9 @@ impl Lab {
     /// replay the text the journal kept under the name `-`.
     pub(crate) fn read_stdin(&mut self) -> Option<String> {
         if let Some(files) = &self.journal.replay {
-            return files.get("-").cloned();
+            let text = files.get("-").cloned()?;
+            self.journal.reading.insert("-".to_string(), text.clone());
+            return Some(text);
         }
         let text = self.journal.stdin.take()?;
         self.journal.reading.insert("-".to_string(), text.clone());
