@@ -14,6 +14,7 @@
 //! Objects are applied in the file's order; one refused by the server does not stop the
 //! others, and apply then fails naming each (kubectl prints them all at the end).
 
+use super::invalid::Invalid;
 use super::validate;
 use super::{Lab, LabError};
 use crate::cluster::nad::NetAttachDefSpec;
@@ -295,10 +296,11 @@ impl Lab {
             c.image = w.image.clone();
         }
         if images_only != wanted {
-            return Err(LabError::msg(format!(
-                "The Pod {:?} is invalid: spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative); delete the pod and apply again",
-                doc.name
-            )));
+            return Err(invalid(
+                ApiKind::Pod,
+                &doc.name,
+                "spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+            ));
         }
         next.spec = wanted;
         self.store_update(&current, next, |c| c.pods())
@@ -447,8 +449,7 @@ impl Lab {
     fn apply_pv(&mut self, doc: &Document, m: &ObjectM<PvSpecM>) -> Result<Applied, LabError> {
         validate::metadata_name(ApiKind::PersistentVolume, &doc.name)?;
         let name = &doc.name;
-        let invalid =
-            |what: String| LabError::msg(format!("PersistentVolume {name:?} is invalid: {what}"));
+        let invalid = |what: String| invalid(ApiKind::PersistentVolume, name, what);
         let empty = PvSpecM::default();
         let s = m.spec.as_ref().unwrap_or(&empty);
         let capacity = s
@@ -580,12 +581,8 @@ impl Lab {
     ) -> Result<Applied, LabError> {
         let name = &doc.name;
         validate::metadata_name(ApiKind::StorageClass, name)?;
-        validate::provisioner(name, &m.provisioner).map_err(LabError::msg)?;
-        let invalid = |what: String| {
-            LabError::msg(format!(
-                "StorageClass.storage.k8s.io {name:?} is invalid: {what}"
-            ))
-        };
+        validate::provisioner(name, &m.provisioner)?;
+        let invalid = |what: String| invalid(ApiKind::StorageClass, name, what);
         let reclaim = m.reclaim_policy.clone().unwrap_or_else(|| "Delete".into());
         if !matches!(reclaim.as_str(), "Delete" | "Retain") {
             return Err(invalid(format!(
@@ -656,16 +653,14 @@ impl Lab {
                         now.volume_binding_mode
                     ));
                 }
-                match forbidden.as_slice() {
-                    [] => Ok(()),
-                    [one] => Err(LabError::msg(format!(
-                        "The StorageClass {name:?} is invalid: {one}"
-                    ))),
-                    many => Err(LabError::msg(format!(
-                        "The StorageClass {name:?} is invalid: [{}]",
-                        many.join(", ")
-                    ))),
+                if forbidden.is_empty() {
+                    return Ok(());
                 }
+                Err(LabError::from(Invalid {
+                    kind: ApiKind::StorageClass,
+                    name: name.clone(),
+                    causes: forbidden,
+                }))
             },
         )
     }
@@ -702,11 +697,7 @@ impl Lab {
         self.require_namespace(ns)?;
         let empty = SnapshotSpecM::default();
         let s = m.spec.as_ref().unwrap_or(&empty);
-        let invalid = |what: &str| {
-            LabError::msg(format!(
-                "VolumeSnapshot.snapshot.storage.k8s.io {name:?} is invalid: {what}"
-            ))
-        };
+        let invalid = |what: &str| invalid(ApiKind::VolumeSnapshot, name, what);
         let claim = match (
             &s.source.persistent_volume_claim_name,
             &s.source.volume_snapshot_content_name,
@@ -759,10 +750,11 @@ impl Lab {
             .into_iter()
             .next()
         {
-            return Err(LabError::msg(format!(
-                "The NetworkAttachmentDefinition {:?} is invalid: metadata.name: Invalid value: {:?}: {why}",
-                doc.name, doc.name
-            )));
+            return Err(invalid(
+                ApiKind::NetworkAttachmentDefinition,
+                &doc.name,
+                format!("metadata.name: Invalid value: {:?}: {why}", doc.name),
+            ));
         }
         self.require_namespace(ns)?;
         let wanted = NetAttachDefSpec {
@@ -883,9 +875,126 @@ fn access_modes(given: &[String]) -> Result<Vec<String>, String> {
     Ok(modes)
 }
 
+/// A container's resources checked as `ValidateResourceRequirements` checks them (after
+/// defaulting): each name a standard container resource or a qualified extended one,
+/// each value not negative (an extended resource's a whole count), each request at most
+/// its limit and, for an extended resource (which cannot be overcommitted), equal to it.
+/// Every error is returned, in the order the API server finds them (limits, then
+/// requests; names in order); text that is no quantity is refused as the decoder does.
+fn resource_requirements(path: &str, r: &ResourceRequirements) -> Result<Vec<String>, LabError> {
+    use crate::util::quantity::Quantity as Q;
+    let parse = |v: &str| {
+        Q::parse(v).ok_or_else(|| {
+            LabError::msg(format!(
+                "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {v:?}"
+            ))
+        })
+    };
+    let shown = |q: &Q, v: &str| q.canonical().unwrap_or_else(|| v.to_string());
+    let mut causes = Vec::new();
+    for (which, list) in [("limits", &r.limits), ("requests", &r.requests)] {
+        for (k, v) in list {
+            let field = format!("{path}.{which}[{k}]");
+            causes.extend(container_resource_name(k, &field));
+            let q = parse(v)?;
+            if q.negative {
+                causes.push(format!(
+                    "{field}: Invalid value: {:?}: must be greater than or equal to 0",
+                    shown(&q, v)
+                ));
+            }
+            let whole = q
+                .ceil()
+                .is_ok_and(|n| q.cmp_whole(n) == std::cmp::Ordering::Equal);
+            if is_extended_resource(k) && !whole {
+                causes.push(format!(
+                    "{field}: Invalid value: {:?}: must be an integer",
+                    shown(&q, v)
+                ));
+            }
+            let Some(limit) = r.limits.get(k).filter(|_| which == "requests") else {
+                continue;
+            };
+            let l = parse(limit)?;
+            let order = q.cmp_value(&l);
+            if is_extended_resource(k) && order != std::cmp::Ordering::Equal {
+                causes.push(format!(
+                    "{path}.requests: Invalid value: {:?}: must be equal to {k} limit of {}",
+                    shown(&q, v),
+                    shown(&l, limit)
+                ));
+            } else if order == std::cmp::Ordering::Greater {
+                causes.push(format!(
+                    "{path}.requests: Invalid value: {:?}: must be less than or equal to {k} limit of {}",
+                    shown(&q, v),
+                    shown(&l, limit)
+                ));
+            }
+        }
+    }
+    Ok(causes)
+}
+
+/// `validateContainerResourceName`: a qualified name; without a domain, a standard
+/// container resource (`cpu`, `memory`, `ephemeral-storage`, `hugepages-…`); with one, a
+/// native (`kubernetes.io`) or extended resource name.
+fn container_resource_name(name: &str, field: &str) -> Vec<String> {
+    let quoted = crate::net::validate::go_quote(name);
+    let qualified = crate::net::validate::is_qualified_name(name);
+    if !qualified.is_empty() {
+        return qualified
+            .into_iter()
+            .map(|why| format!("{field}: Invalid value: {quoted}: {why}"))
+            .collect();
+    }
+    let mut errs = Vec::new();
+    if !name.contains('/') {
+        // IsStandardResourceName, then IsStandardContainerResourceName.
+        const STANDARD: [&str; 20] = [
+            "cpu",
+            "memory",
+            "ephemeral-storage",
+            "requests.cpu",
+            "requests.memory",
+            "requests.ephemeral-storage",
+            "limits.cpu",
+            "limits.memory",
+            "limits.ephemeral-storage",
+            "pods",
+            "resourcequotas",
+            "services",
+            "replicationcontrollers",
+            "secrets",
+            "configmaps",
+            "persistentvolumeclaims",
+            "storage",
+            "requests.storage",
+            "services.nodeports",
+            "services.loadbalancers",
+        ];
+        let huge = name.starts_with("hugepages-");
+        let quota_huge = huge || name.starts_with("requests.hugepages-");
+        if !(STANDARD.contains(&name) || quota_huge) {
+            errs.push(format!(
+                "{field}: Invalid value: {quoted}: must be a standard resource type or fully qualified"
+            ));
+        }
+        if !(matches!(name, "cpu" | "memory" | "ephemeral-storage") || huge) {
+            errs.push(format!(
+                "{field}: Invalid value: {quoted}: must be a standard resource for containers"
+            ));
+        }
+    } else if !(name.contains("kubernetes.io/") || is_extended_resource(name)) {
+        errs.push(format!(
+            "{field}: Invalid value: {quoted}: doesn't follow extended resource name standard"
+        ));
+    }
+    errs
+}
+
 /// `Pod.spec` from a manifest, checked as `ValidatePodSpec` checks what the lab models.
 fn pod_spec(name: &str, spec: Option<&PodSpecM>) -> Result<PodSpec, LabError> {
-    let invalid = |what: String| LabError::msg(format!("The Pod {name:?} is invalid: {what}"));
+    let invalid = |what: String| invalid(ApiKind::Pod, name, what);
     let empty = PodSpecM::default();
     let s = spec.unwrap_or(&empty);
     if s.containers.is_empty() {
@@ -937,21 +1046,25 @@ fn pod_spec(name: &str, spec: Option<&PodSpecM>) -> Result<PodSpec, LabError> {
             limits: text(&c.resources.limits),
             requests: text(&c.resources.requests),
         };
+        // SetDefaults_Pod: a limit without a request is the request too.
+        for (k, v) in &resources.limits {
+            resources
+                .requests
+                .entry(k.clone())
+                .or_insert_with(|| v.clone());
+        }
+        let causes = resource_requirements(&format!("spec.containers[{i}].resources"), &resources)?;
+        if !causes.is_empty() {
+            return Err(LabError::from(Invalid {
+                kind: ApiKind::Pod,
+                name: name.to_string(),
+                causes,
+            }));
+        }
         for (k, v) in &resources.limits {
             if is_extended_resource(k) {
-                validate::extended_resource(name, &format!("{k}={v}")).map_err(LabError::msg)?;
-                // Extended resources cannot be overcommitted: a request defaults to the limit.
-                resources
-                    .requests
-                    .entry(k.clone())
-                    .or_insert_with(|| v.clone());
-            }
-        }
-        for (k, v) in &resources.requests {
-            if is_extended_resource(k) && resources.limits.get(k) != Some(v) {
-                return Err(invalid(format!(
-                    "spec.containers[{i}].resources.requests[{k}]: Invalid value: \"{v}\": must be equal to {k} limit"
-                )));
+                // The lab's own cap on a count (the API server's checks passed above).
+                validate::extended_resource(name, &format!("{k}={v}"))?;
             }
         }
         containers.push(Container::new(
@@ -997,6 +1110,11 @@ fn pod_spec(name: &str, spec: Option<&PodSpecM>) -> Result<PodSpec, LabError> {
     ))
 }
 
+/// The API server's Invalid error for one field of the object `kind` `name`.
+fn invalid(kind: ApiKind, name: &str, cause: impl Into<String>) -> LabError {
+    LabError::from(Invalid::one(kind, name, cause))
+}
+
 /// Labels and annotations from the manifest onto `meta`, merged with what the object
 /// has as kubectl's three-way merge does: keys the last apply set and this one dropped
 /// are removed, keys others set are kept. The applied manifest is kept in
@@ -1008,12 +1126,8 @@ fn set_metadata(
     current: Option<&Meta>,
 ) -> Result<(), LabError> {
     for (k, v) in &given.labels {
-        validate::label(&format!("{k}={v}")).map_err(|e| {
-            LabError::msg(format!(
-                "The {} {:?} is invalid: metadata.labels: {e}",
-                doc.kind, doc.name
-            ))
-        })?;
+        validate::label(&format!("{k}={v}"))
+            .map_err(|e| invalid(doc.kind, &doc.name, format!("metadata.labels: {e}")))?;
     }
     if let (Some(rv), Some(cur)) = (&given.resource_version, current) {
         if rv.parse::<u64>().ok() != Some(cur.resource_version) {

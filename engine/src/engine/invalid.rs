@@ -147,6 +147,97 @@ mod tests {
         );
     }
 
+    /// The other kinds' validation errors are the same typed error: a StorageClass, a
+    /// PersistentVolume, a VolumeSnapshot, a claim update, a NetworkAttachmentDefinition,
+    /// and the lab's create commands, which are the API server's create too.
+    #[test]
+    fn every_kind_refused_reads_as_kubectl_prints_it() {
+        let mut lab = crate::engine::Lab::new();
+        let apply = |doc: &str| format!("apply -f - <<EOF\n{doc}EOF");
+        for (doc, want) in [
+            (
+                "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: sc1}\nprovisioner: \"\"\n",
+                "The StorageClass \"sc1\" is invalid: provisioner: Required value",
+            ),
+            (
+                "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: pv1}\nspec: {accessModes: [ReadWriteOnce]}\n",
+                "The PersistentVolume \"pv1\" is invalid: spec.capacity: Required value",
+            ),
+            (
+                "apiVersion: snapshot.storage.k8s.io/v1\nkind: VolumeSnapshot\nmetadata: {name: s1}\nspec: {source: {}}\n",
+                "The VolumeSnapshot \"s1\" is invalid: spec.source: Invalid value: \"object\": Exactly one of volumeSnapshotContentName and persistentVolumeClaimName should be specified",
+            ),
+        ] {
+            assert_eq!(fails(&mut lab, &apply(doc)), want);
+        }
+        assert_eq!(
+            fails(&mut lab, "sc create s2 --provisioner ''"),
+            "The StorageClass \"s2\" is invalid: provisioner: Required value"
+        );
+        assert_eq!(
+            fails(&mut lab, "pvc create d --size 0"),
+            "The PersistentVolumeClaim \"d\" is invalid: spec.resources[storage]: Invalid value: \"0\": must be greater than zero"
+        );
+        assert_eq!(
+            fails(&mut lab, "pod create w --pvc a --pvc a"),
+            "The Pod \"w\" is invalid: spec.volumes[1].name: Duplicate value: \"a\""
+        );
+    }
+
+    /// A container's resources as `ValidateResourceRequirements` checks them: a request
+    /// over its limit, a negative value, an unknown name, an extended resource's request
+    /// other than its limit, all reported at once.
+    #[test]
+    fn a_pods_resources_are_checked_as_the_api_server_checks_them() {
+        let mut lab = crate::engine::Lab::new();
+        let pod = |name: &str, resources: &str| {
+            format!(
+                "apply -f - <<EOF\napiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec: {{containers: [{{name: app, image: nginx, resources: {resources}}}]}}\nEOF"
+            )
+        };
+        assert_eq!(
+            fails(
+                &mut lab,
+                &pod("p1", "{limits: {cpu: \"1\"}, requests: {cpu: \"2\"}}")
+            ),
+            "The Pod \"p1\" is invalid: spec.containers[0].resources.requests: Invalid value: \"2\": must be less than or equal to cpu limit of 1"
+        );
+        assert_eq!(
+            fails(&mut lab, &pod("p2", "{requests: {cpu: \"-1\"}}")),
+            "The Pod \"p2\" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: \"-1\": must be greater than or equal to 0"
+        );
+        assert_eq!(
+            fails(&mut lab, &pod("p3", "{requests: {foo: \"1\"}}")),
+            "The Pod \"p3\" is invalid: \n* spec.containers[0].resources.requests[foo]: Invalid value: \"foo\": must be a standard resource type or fully qualified\n* spec.containers[0].resources.requests[foo]: Invalid value: \"foo\": must be a standard resource for containers"
+        );
+        assert_eq!(
+            fails(
+                &mut lab,
+                &pod(
+                    "p4",
+                    "{limits: {example.com/gpu: \"2\"}, requests: {example.com/gpu: \"1\"}}"
+                )
+            ),
+            "The Pod \"p4\" is invalid: spec.containers[0].resources.requests: Invalid value: \"1\": must be equal to example.com/gpu limit of 2"
+        );
+        // Within its limit (500m is less than 1): created, and a limit alone is the
+        // request too, as the API server's defaulting makes it.
+        lab.execute(&pod(
+            "ok",
+            "{limits: {cpu: \"1\", memory: 1Gi}, requests: {cpu: 500m}}",
+        ))
+        .expect("created");
+        let p = lab
+            .cluster()
+            .pods
+            .get(&("default".into(), "ok".into()))
+            .expect("ok");
+        let r = p.spec.containers[0].resources();
+        assert_eq!(r.requests.get("cpu").map(String::as_str), Some("500m"));
+        assert_eq!(r.requests.get("memory").map(String::as_str), Some("1Gi"));
+        assert_eq!(lab.counts().1, 1, "no refused pod was created");
+    }
+
     #[test]
     fn reads_as_the_server_sends_it_and_as_kubectl_prints_it() {
         let e = Invalid::one(

@@ -36,9 +36,10 @@ impl Lab {
             .into_iter()
             .next()
         {
-            return Err(LabError::msg(format!(
-                "The NetworkAttachmentDefinition {:?} is invalid: metadata.name: Invalid value: {:?}: {why}",
-                a.name, a.name
+            return Err(LabError::from(super::invalid::Invalid::one(
+                crate::cluster::ApiKind::NetworkAttachmentDefinition,
+                &a.name,
+                format!("metadata.name: Invalid value: {:?}: {why}", a.name),
             )));
         }
         super::validate::namespace(&a.ns).map_err(LabError::msg)?;

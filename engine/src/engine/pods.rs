@@ -50,7 +50,7 @@ impl Lab {
         }
         let mut resources = crate::cluster::ResourceRequirements::default();
         for r in &a.resources {
-            let (name, count) = validate::extended_resource(&a.name, r).map_err(LabError::msg)?;
+            let (name, count) = validate::extended_resource(&a.name, r)?;
             if resources.limits.contains_key(&name) {
                 return Err(LabError::msg(format!(
                     "invalid --resource {r:?}: {name} is given twice; give each resource once with its count"
@@ -77,9 +77,14 @@ impl Lab {
                 .iter()
                 .any(|v: &PodVolume| v.persistent_volume_claim.claim_name == claim)
             {
-                return Err(LabError::msg(format!(
-                    "Pod \"{}\" is invalid: spec.volumes: claim {claim:?} is listed twice",
-                    a.name
+                // The lab names a claim's volume after the claim.
+                return Err(LabError::from(super::invalid::Invalid::one(
+                    ApiKind::Pod,
+                    &a.name,
+                    format!(
+                        "spec.volumes[{}].name: Duplicate value: {claim:?}",
+                        volumes.len()
+                    ),
                 )));
             }
             volumes.push(PodVolume {

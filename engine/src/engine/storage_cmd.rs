@@ -1,6 +1,7 @@
 //! `sc`, `pvc` and `snapshot`: the API side of storage. The controllers in
 //! `crate::storage` and the kubelets do the rest.
 
+use super::invalid::Invalid;
 use super::listing::Sel;
 use super::validate;
 use super::{Lab, LabError};
@@ -83,15 +84,23 @@ impl Lab {
                 default,
             } => {
                 validate::metadata_name(ApiKind::StorageClass, &name)?;
-                validate::provisioner(&name, &provisioner).map_err(LabError::msg)?;
+                validate::provisioner(&name, &provisioner)?;
                 if !matches!(reclaim.as_str(), "Delete" | "Retain") {
-                    return Err(LabError::msg(format!(
-                        "StorageClass.storage.k8s.io \"{name}\" is invalid: reclaimPolicy: Unsupported value: \"{reclaim}\": supported values: \"Delete\", \"Retain\""
+                    return Err(LabError::from(Invalid::one(
+                        ApiKind::StorageClass,
+                        &name,
+                        format!(
+                            "reclaimPolicy: Unsupported value: \"{reclaim}\": supported values: \"Delete\", \"Retain\""
+                        ),
                     )));
                 }
                 if !matches!(binding.as_str(), "Immediate" | "WaitForFirstConsumer") {
-                    return Err(LabError::msg(format!(
-                        "StorageClass.storage.k8s.io \"{name}\" is invalid: volumeBindingMode: Unsupported value: \"{binding}\": supported values: \"Immediate\", \"WaitForFirstConsumer\""
+                    return Err(LabError::from(Invalid::one(
+                        ApiKind::StorageClass,
+                        &name,
+                        format!(
+                            "volumeBindingMode: Unsupported value: \"{binding}\": supported values: \"Immediate\", \"WaitForFirstConsumer\""
+                        ),
                     )));
                 }
                 let mut parameters = BTreeMap::new();
@@ -240,18 +249,18 @@ impl Lab {
         // The API server keeps the request in its canonical form (`5000M` is `5G`).
         let request = canonical_text(&a.size);
         if size <= 0 {
-            return Err(LabError::msg(format!(
-                "PersistentVolumeClaim \"{}\" is invalid: spec.resources[storage]: Invalid value: \"{request}\": must be greater than zero",
-                a.name
+            return Err(LabError::from(Invalid::one(
+                ApiKind::PersistentVolumeClaim,
+                &a.name,
+                format!(
+                    "spec.resources[storage]: Invalid value: \"{request}\": must be greater than zero"
+                ),
             )));
         }
         let mut modes = Vec::new();
         for m in &a.access {
             let mode = K8sAccessMode::parse(m).ok_or_else(|| {
-                LabError::msg(format!(
-                    "PersistentVolumeClaim \"{}\" is invalid: spec.accessModes: Unsupported value: \"{m}\": supported values: \"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\" (or RWO, ROX, RWX, RWOP)",
-                    a.name
-                ))
+                LabError::from(Invalid::one(ApiKind::PersistentVolumeClaim, &a.name, format!("spec.accessModes: Unsupported value: \"{m}\": supported values: \"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\" (or RWO, ROX, RWX, RWOP)")))
             })?;
             let name = mode.api_name().to_string();
             if !modes.contains(&name) {
@@ -259,15 +268,20 @@ impl Lab {
             }
         }
         if modes.contains(&"ReadWriteOncePod".to_string()) && modes.len() > 1 {
-            return Err(LabError::msg(format!(
-                "PersistentVolumeClaim \"{}\" is invalid: spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes",
-                a.name
+            return Err(LabError::from(Invalid::one(
+                ApiKind::PersistentVolumeClaim,
+                &a.name,
+                "spec.accessModes: Forbidden: may not use ReadWriteOncePod with other access modes",
             )));
         }
         if !matches!(a.mode.as_str(), "Filesystem" | "Block") {
-            return Err(LabError::msg(format!(
-                "PersistentVolumeClaim \"{}\" is invalid: spec.volumeMode: Unsupported value: \"{}\": supported values: \"Block\", \"Filesystem\"",
-                a.name, a.mode
+            return Err(LabError::from(Invalid::one(
+                ApiKind::PersistentVolumeClaim,
+                &a.name,
+                format!(
+                    "spec.volumeMode: Unsupported value: \"{}\": supported values: \"Block\", \"Filesystem\"",
+                    a.mode
+                ),
             )));
         }
         // The DefaultStorageClass admission plugin fills in the default class.
@@ -351,8 +365,10 @@ impl Lab {
             .and_then(|s| parse_bytes(s).ok())
             .unwrap_or(0);
         if want < current {
-            return Err(LabError::msg(format!(
-                "PersistentVolumeClaim \"{name}\" is invalid: spec.resources.requests.storage: Forbidden: field can not be less than status.capacity"
+            return Err(LabError::from(Invalid::one(
+                ApiKind::PersistentVolumeClaim,
+                name,
+                "spec.resources.requests.storage: Forbidden: field can not be less than status.capacity",
             )));
         }
         let mut next = pvc;

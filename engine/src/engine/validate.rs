@@ -1,6 +1,7 @@
 //! Checks on user input, with messages that say what was wrong and what is accepted.
 //! Rules follow Kubernetes' validation (DNS-1123 names, label syntax).
 
+use super::LabError;
 use super::invalid::Invalid;
 use crate::cluster::ApiKind;
 use ipnet::IpNet;
@@ -73,10 +74,9 @@ pub(crate) fn metadata_name(kind: ApiKind, name: &str) -> Result<(), Invalid> {
 
 /// A StorageClass's provisioner, checked as the API server's `validateProvisioner` does:
 /// required, and a qualified name once lowercased (`hostpath.csi.lab`, `example.com/nfs`).
-pub fn provisioner(class: &str, provisioner: &str) -> Result<(), String> {
-    let invalid = |why: String| {
-        format!("StorageClass.storage.k8s.io {class:?} is invalid: provisioner: {why}")
-    };
+pub(crate) fn provisioner(class: &str, provisioner: &str) -> Result<(), Invalid> {
+    let invalid =
+        |why: String| Invalid::one(ApiKind::StorageClass, class, format!("provisioner: {why}"));
     if provisioner.is_empty() {
         return Err(invalid("Required value".to_string()));
     }
@@ -201,37 +201,38 @@ pub(crate) const MAX_EXTENDED_COUNT: i64 = 1024;
 /// `--resource NAME=COUNT` of pod `pod`: an extended resource name (a qualified name with a
 /// domain outside `kubernetes.io`, as `validateContainerResourceName` demands) and a
 /// whole, non-negative count (`IsIntegerResourceName`: extended resources are counted).
-pub(crate) fn extended_resource(pod: &str, text: &str) -> Result<(String, i64), String> {
+pub(crate) fn extended_resource(pod: &str, text: &str) -> Result<(String, i64), LabError> {
     let Some((name, qty)) = text.split_once('=') else {
-        return Err(format!(
+        return Err(LabError::msg(format!(
             "invalid --resource {text:?}: expected NAME=COUNT, e.g. intel.com/sriov_netdevice=1"
-        ));
+        )));
     };
-    let field = format!("Pod {pod:?} is invalid: spec.containers[0].resources.limits[{name}]");
+    let field = format!("spec.containers[0].resources.limits[{name}]");
+    let invalid = |cause: String| LabError::from(Invalid::one(ApiKind::Pod, pod, cause));
     if let Some(why) = crate::net::validate::is_qualified_name(name)
         .into_iter()
         .next()
     {
-        return Err(format!(
+        return Err(invalid(format!(
             "{field}: Invalid value: {}: {why}",
             crate::net::validate::go_quote(name)
-        ));
+        )));
     }
     if !name.contains('/') {
-        return Err(format!(
+        return Err(LabError::msg(format!(
             "invalid --resource {text:?}: the lab's pods request extended resources only (DOMAIN/NAME, e.g. intel.com/sriov_netdevice); {name:?} is a standard resource, and cpu and memory requests are not modelled"
-        ));
+        )));
     }
     if !crate::cluster::is_extended_resource(name) {
-        return Err(format!(
+        return Err(invalid(format!(
             "{field}: Invalid value: {}: doesn't follow extended resource name standard",
             crate::net::validate::go_quote(name)
-        ));
+        )));
     }
     let bad_syntax = || {
-        format!(
+        LabError::msg(format!(
             "invalid --resource {text:?}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-        )
+        ))
     };
     let num = qty.strip_prefix('+').unwrap_or(qty);
     let (neg, digits) = match num.strip_prefix('-') {
@@ -248,16 +249,16 @@ pub(crate) fn extended_resource(pod: &str, text: &str) -> Result<(String, i64), 
     let whole = frac.chars().all(|c| c == '0');
     let zero = int.chars().all(|c| c == '0') && whole;
     if neg && !zero {
-        return Err(format!(
+        return Err(invalid(format!(
             "{field}: Invalid value: {}: must be greater than or equal to 0",
             crate::net::validate::go_quote(qty)
-        ));
+        )));
     }
     if !whole {
-        return Err(format!(
+        return Err(invalid(format!(
             "{field}: Invalid value: {}: must be an integer",
             crate::net::validate::go_quote(qty)
-        ));
+        )));
     }
     let trimmed = int.trim_start_matches('0');
     let n: i64 = if trimmed.is_empty() {
@@ -268,9 +269,9 @@ pub(crate) fn extended_resource(pod: &str, text: &str) -> Result<(String, i64), 
         trimmed.parse().unwrap_or(MAX_EXTENDED_COUNT + 1)
     };
     if n > MAX_EXTENDED_COUNT {
-        return Err(format!(
+        return Err(LabError::msg(format!(
             "invalid --resource {text:?}: at most {MAX_EXTENDED_COUNT} of one resource per pod in the lab"
-        ));
+        )));
     }
     Ok((name.to_string(), n))
 }
@@ -312,18 +313,19 @@ mod tests {
         assert!(provisioner("s", "hostpath.csi.lab").is_ok());
         assert!(provisioner("s", "example.com/nfs").is_ok());
         assert_eq!(
-            provisioner("s", "").unwrap_err(),
+            provisioner("s", "").unwrap_err().kubectl_message(),
+            "The StorageClass \"s\" is invalid: provisioner: Required value"
+        );
+        assert_eq!(
+            provisioner("s", "").unwrap_err().status_message(),
             "StorageClass.storage.k8s.io \"s\" is invalid: provisioner: Required value"
         );
         assert!(
-            provisioner("s", &"p".repeat(64))
-                .unwrap_err()
-                .contains("no more than 63")
+            provisioner("s", &"p".repeat(64)).unwrap_err().causes[0].contains("no more than 63")
         );
         assert!(
-            provisioner("s", "bad name!")
-                .unwrap_err()
-                .contains("Invalid value: \"bad name!\"")
+            provisioner("s", "bad name!").unwrap_err().causes[0]
+                .starts_with("provisioner: Invalid value: \"bad name!\"")
         );
     }
 
@@ -365,42 +367,51 @@ mod tests {
         assert_eq!(extended_resource("p", "example.com/x=02").unwrap().1, 2);
         assert_eq!(extended_resource("p", "example.com/x=1.0").unwrap().1, 1);
         assert_eq!(
-            extended_resource("p", "intel.com/sriov_netdevice=1.5").unwrap_err(),
-            "Pod \"p\" is invalid: spec.containers[0].resources.limits[intel.com/sriov_netdevice]: Invalid value: \"1.5\": must be an integer"
+            extended_resource("p", "intel.com/sriov_netdevice=1.5")
+                .unwrap_err()
+                .message,
+            "The Pod \"p\" is invalid: spec.containers[0].resources.limits[intel.com/sriov_netdevice]: Invalid value: \"1.5\": must be an integer"
         );
         assert!(
             extended_resource("p", "example.com/x=-1")
                 .unwrap_err()
+                .message
                 .contains("greater than or equal to 0")
         );
         assert!(
             extended_resource("p", "example.com/x=one")
                 .unwrap_err()
+                .message
                 .contains("regular expression")
         );
         assert!(
             extended_resource("p", "example.com/x")
                 .unwrap_err()
+                .message
                 .contains("NAME=COUNT")
         );
         assert!(
             extended_resource("p", "cpu=1")
                 .unwrap_err()
+                .message
                 .contains("extended resources only")
         );
         assert!(
             extended_resource("p", "kubernetes.io/x=1")
                 .unwrap_err()
+                .message
                 .contains("extended resource name standard")
         );
         assert!(
             extended_resource("p", "bad name/x=1")
                 .unwrap_err()
+                .message
                 .contains("Invalid value")
         );
         assert!(
             extended_resource("p", "example.com/x=99999999999999999999")
                 .unwrap_err()
+                .message
                 .contains("at most")
         );
     }

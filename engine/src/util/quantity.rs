@@ -252,6 +252,40 @@ impl Quantity {
         }
     }
 
+    /// Compare two quantities by value, as `Quantity.Cmp` does (`500m` < `1`, `1Gi` >
+    /// `1G`, `-1` < `0`): exactly when both fit a u128 fraction, else by their
+    /// approximate values (only past 10^38, where nothing real lies).
+    pub(crate) fn cmp_value(&self, other: &Quantity) -> std::cmp::Ordering {
+        use std::cmp::Ordering;
+        let magnitude = match (self.negative, other.negative) {
+            (false, true) => return Ordering::Greater,
+            (true, false) => return Ordering::Less,
+            _ => {
+                let exact = match (self.fraction(), other.fraction()) {
+                    (Ok((n1, Some(d1))), Ok((n2, Some(d2)))) => {
+                        match (n1.checked_mul(d2), n2.checked_mul(d1)) {
+                            (Some(a), Some(b)) => Some(a.cmp(&b)),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
+                exact.unwrap_or_else(|| self.approx().total_cmp(&other.approx()))
+            }
+        };
+        if self.negative {
+            magnitude.reverse()
+        } else {
+            magnitude
+        }
+    }
+
+    /// The magnitude as a float (for comparisons beyond a u128).
+    fn approx(&self) -> f64 {
+        let exp10 = self.exp10.clamp(-400, 400) as i32;
+        self.digits as f64 * 10f64.powi(exp10) * 2f64.powi(self.exp2 as i32)
+    }
+
     /// Compare the magnitude with a whole number.
     pub(crate) fn cmp_whole(&self, n: u128) -> std::cmp::Ordering {
         use std::cmp::Ordering;
@@ -327,6 +361,27 @@ pub(crate) fn format_bytes(bytes: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn quantities_compare_by_value() {
+        use std::cmp::Ordering::*;
+        let q = |t: &str| Quantity::parse(t).unwrap();
+        for (a, b, want) in [
+            ("500m", "1", Less),
+            ("1", "1000m", Equal),
+            ("1Gi", "1G", Greater),
+            ("1024Mi", "1Gi", Equal),
+            ("-1", "0", Less),
+            ("-2", "-1", Less),
+            ("0.5", "500m", Equal),
+            ("1e3", "1k", Equal),
+            ("2", "1", Greater),
+            ("1e40", "1e39", Greater),
+        ] {
+            assert_eq!(q(a).cmp_value(&q(b)), want, "{a} vs {b}");
+            assert_eq!(q(b).cmp_value(&q(a)), want.reverse(), "{b} vs {a}");
+        }
+    }
+
     use super::*;
 
     #[test]
