@@ -336,3 +336,41 @@ proptest! {
         }
     }
 }
+
+/// Cilium matches a pod by its identity, never by an ipBlock: a policy allowing
+/// 10.0.0.0/8 lets no pod in, though the API's reading allows one. `reach` answers with
+/// what the datapath does and gives the API's reading beside it.
+#[test]
+fn reach_answers_with_what_cilium_does_when_it_differs_from_the_apis_reading() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "network use cilium");
+    run(&mut lab, "pod create db --node node-2 --label app=db");
+    run(&mut lab, "pod create other --node node-2");
+    run(
+        &mut lab,
+        "apply -f - <<EOF\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: ipb}\nspec:\n  podSelector: {matchLabels: {app: db}}\n  ingress:\n  - from: [{ipBlock: {cidr: 10.0.0.0/8}}]\n    ports: [{port: 80}]\nEOF",
+    );
+    let (_, seen) = lab
+        .reach(&lab_engine::command::grammar::FlowArgs {
+            src: "other".into(),
+            dst: "db".into(),
+            port: Some("80".into()),
+            size: None,
+        })
+        .expect("reach");
+    let lab_engine::engine::seen::Seen::Reach(r) = seen else {
+        panic!("not a reach")
+    };
+    assert!(r.policies_allow, "the API's reading allows it");
+    assert!(!r.allowed, "Cilium drops it");
+    let reach = run(&mut lab, "reach other db --port 80");
+    let first = reach.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("denied: ") && first.contains("cilium's datapath drops it"),
+        "{reach}"
+    );
+    assert!(
+        reach.contains("the policies as the Kubernetes API defines them would allow it: allowed"),
+        "{reach}"
+    );
+}

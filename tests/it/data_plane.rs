@@ -296,6 +296,38 @@ fn interface_indexes_follow_creation_and_survive_other_pods() {
     assert_eq!(pod_eth0(&mut lab, "d"), "eth0@if6");
 }
 
+/// A bandwidth annotation is text to the API server: the pod is created, and containerd
+/// refuses it when it makes the sandbox (`toCNIBandWidth`), before any plugin runs; the
+/// pod waits with FailedCreatePodSandBox. `Value()` rounds up, so 999.5 is 1000 bits.
+#[test]
+fn a_bad_bandwidth_annotation_fails_the_sandbox_not_the_create() {
+    let mut lab = crate::common::lab();
+    run(
+        &mut lab,
+        "pod create slow --node node-1 --bandwidth-ingress 0",
+    );
+    assert_eq!(lab.counts().1, 1, "the API server stored the pod");
+    assert_ne!(crate::common::phase(&lab, "slow"), "Running");
+    let failed: Vec<String> = lab
+        .calls()
+        .iter()
+        .filter(|(_, e)| e.reason() == Some("FailedCreatePodSandBox"))
+        .map(|(_, e)| e.detail())
+        .collect();
+    assert!(
+        failed.first().is_some_and(|m| m.ends_with(
+            "get cni namespace options: reading pod bandwidth annotations: resource is unreasonably small (< 1kbit)"
+        )),
+        "{failed:?}"
+    );
+    assert_eq!(lab.wire().len(), 0, "no plugin ran");
+    run(
+        &mut lab,
+        "pod create ok --node node-1 --bandwidth-ingress 999.5",
+    );
+    assert_eq!(crate::common::phase(&lab, "ok"), "Running");
+}
+
 /// The typed walk of `trace SRC DST [--port P] [--size N]`.
 fn walk(lab: &Lab, src: &str, dst: &str, port: Option<u16>, size: Option<u32>) -> Trace {
     let args = lab_engine::command::grammar::FlowArgs {

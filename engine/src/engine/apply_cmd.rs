@@ -22,7 +22,6 @@ use crate::cluster::policy::NetworkPolicySpec;
 use crate::cluster::*;
 use crate::command::grammar::ApplyArgs;
 use crate::csi::K8sAccessMode;
-use crate::kubelet::sandbox::{EGRESS_BANDWIDTH, INGRESS_BANDWIDTH};
 use crate::manifest::schema::*;
 use crate::manifest::{self, Document, Manifest};
 use crate::render::{Line, Outcome, Role};
@@ -255,13 +254,6 @@ impl Lab {
         validate::namespace(ns).map_err(LabError::msg)?;
         self.require_namespace(ns)?;
         let spec = pod_spec(&doc.name, m.spec.as_ref())?;
-        for (key, what) in [(INGRESS_BANDWIDTH, "ingress"), (EGRESS_BANDWIDTH, "egress")] {
-            if let Some(v) = m.metadata.annotations.get(key) {
-                validate::bandwidth(v).map_err(|e| {
-                    LabError::msg(format!("metadata.annotations[{key}] ({what}): {e}"))
-                })?;
-            }
-        }
         if !spec.node_name.is_empty() && !self.nodes.contains_key(&spec.node_name) {
             let known: Vec<_> = self.nodes.keys().cloned().collect();
             return Err(LabError::msg(format!(

@@ -295,13 +295,38 @@ impl Lab {
                     ));
                 }
             }
-            _ => {
-                let role = if trace.policy_allows() {
+            _ if trace.policy_allows() == verdict.allowed() => {
+                let role = if verdict.allowed() {
                     Role::Good
                 } else {
                     Role::Bad
                 };
                 out.line(Line::styled(verdict.text(), role));
+            }
+            _ => {
+                // The datapath decides otherwise than the policies read as the API defines
+                // them (Cilium matches a pod by its identity, never by an ipBlock): what
+                // happens to the packet is the answer, the API's reading is beside it.
+                let (word, does, role, would) = if trace.policy_allows() {
+                    ("allowed", "lets it through", Role::Good, "deny")
+                } else {
+                    ("denied", "drops it", Role::Bad, "allow")
+                };
+                out.line(Line::styled(
+                    format!(
+                        "{word}: {}; {}'s datapath {does} (the hop below)",
+                        verdict.flow,
+                        self.network.name()
+                    ),
+                    role,
+                ));
+                out.line(Line::styled(
+                    format!(
+                        "  the policies as the Kubernetes API defines them would {would} it: {}",
+                        verdict.text()
+                    ),
+                    Role::Dim,
+                ));
             }
         }
         // Where the deciding check sits on the packet's path (the hop `trace` numbers).

@@ -345,11 +345,17 @@ mod tests {
         assert!(bandwidth("ten").is_err());
         assert_eq!(bandwidth("1e6").unwrap(), 1_000_000);
         assert_eq!(bandwidth("1.5M").unwrap(), 1_500_000);
-        assert!(bandwidth("-1M").unwrap_err().contains("unreasonably small"));
+        assert_eq!(
+            bandwidth("-1M").unwrap_err(),
+            "resource is unreasonably small (< 1kbit)"
+        );
+        // Value() rounds up: 999.2 is 1000 bits, the least allowed.
+        assert_eq!(bandwidth("999.2").unwrap(), 1_000);
+        assert!(bandwidth("999").is_err());
         assert!(
-            bandwidth("999.6")
+            bandwidth("ten")
                 .unwrap_err()
-                .contains("unreasonably small")
+                .starts_with("quantities must match")
         );
         assert!(
             bandwidth("1e99")

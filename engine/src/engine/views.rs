@@ -822,13 +822,41 @@ pub(super) fn list_text<'a>(items: impl Iterator<Item = &'a str>) -> String {
 
 /// A short age like kubectl's, from the logical clock.
 pub fn age(now: Millis, then: Millis) -> String {
-    let s = now.saturating_sub(then).whole_secs();
+    human_duration(now.saturating_sub(then).whole_secs())
+}
+
+/// apimachinery's `duration.HumanDuration` of a whole number of seconds: seconds below
+/// 2 minutes, minutes and seconds below 10 minutes, minutes below 3 hours, hours and
+/// minutes below 8 hours, hours below 2 days, days and hours below 8 days, days below 2
+/// years, then years and days below 8 years, then years (a zero second part is left out).
+pub(crate) fn human_duration(seconds: u64) -> String {
+    let (s, m, h) = (seconds, seconds / 60, seconds / 3600);
+    let (d, y) = (h / 24, h / 24 / 365);
+    let pair = |big: u64, a: &str, small: u64, b: &str| {
+        if small == 0 {
+            format!("{big}{a}")
+        } else {
+            format!("{big}{a}{small}{b}")
+        }
+    };
     if s < 120 {
         format!("{s}s")
-    } else if s < 7200 {
-        format!("{}m", s / 60)
+    } else if m < 10 {
+        pair(m, "m", s % 60, "s")
+    } else if m < 180 {
+        format!("{m}m")
+    } else if h < 8 {
+        pair(h, "h", m % 60, "m")
+    } else if h < 48 {
+        format!("{h}h")
+    } else if h < 24 * 8 {
+        pair(d, "d", h % 24, "h")
+    } else if h < 24 * 365 * 2 {
+        format!("{d}d")
+    } else if h < 24 * 365 * 8 {
+        pair(y, "y", d % 365, "d")
     } else {
-        format!("{}h", s / 3600)
+        format!("{y}y")
     }
 }
 
@@ -1072,7 +1100,34 @@ pub(super) fn route_fact(r: &crate::cni::host::RouteEntry) -> super::seen::Route
 
 #[cfg(test)]
 mod qos_tests {
-    use super::qos_class;
+    /// As apimachinery's duration_test.go has them.
+    #[test]
+    fn ages_read_as_human_duration_prints_them() {
+        for (secs, want) in [
+            (0, "0s"),
+            (119, "119s"),
+            (120, "2m"),
+            (125, "2m5s"),
+            (599, "9m59s"),
+            (600, "10m"),
+            (7200, "120m"),
+            (3 * 3600, "3h"),
+            (3 * 3600 + 60 * 30, "3h30m"),
+            (8 * 3600, "8h"),
+            (47 * 3600 + 59 * 60, "47h"),
+            (48 * 3600, "2d"),
+            (48 * 3600 + 3600, "2d1h"),
+            (8 * 24 * 3600, "8d"),
+            (367 * 24 * 3600, "367d"),
+            (2 * 365 * 24 * 3600, "2y"),
+            (2 * 365 * 24 * 3600 + 24 * 3600, "2y1d"),
+            (8 * 365 * 24 * 3600, "8y"),
+        ] {
+            assert_eq!(human_duration(secs), want, "{secs} s");
+        }
+    }
+
+    use super::{human_duration, qos_class};
     use crate::cluster::{Container, PodSpec, ResourceRequirements};
 
     fn pod(limits: &[(&str, &str)], requests: &[(&str, &str)]) -> PodSpec {

@@ -1,25 +1,28 @@
-//! kubelet's reading of the bandwidth annotations (`kubernetes.io/ingress-bandwidth`,
-//! `kubernetes.io/egress-bandwidth`) into the `bandwidth` capability containerd passes to
-//! the plugin (`pkg/util/bandwidth` `ExtractPodBandwidthResources`: a resource quantity,
-//! at least 1k and at most 1P bits per second).
+//! containerd's reading of the bandwidth annotations (`kubernetes.io/ingress-bandwidth`,
+//! `kubernetes.io/egress-bandwidth`) into the `bandwidth` capability it passes to the
+//! plugin (`toCNIBandWidth`, `ExtractPodBandwidthResources`: a resource quantity whose
+//! `Value()`, rounded up, is at least 1k and at most 1P bits per second). The API server
+//! stores any text there; a bad one fails the pod's RunPodSandbox.
 
 /// A Kubernetes quantity of bits per second for the bandwidth annotations (`10M`, `1Gi`,
-/// `500k`), checked like kubelet: at least 1k, at most 1P.
+/// `500k`), checked as `ExtractPodBandwidthResources` checks it, with its errors.
 pub fn parse(text: &str) -> Result<u64, String> {
-    use std::cmp::Ordering;
     let q = crate::util::quantity::Quantity::parse(text).ok_or_else(|| {
-        format!(
-            "invalid bandwidth {text:?}: expected a quantity like 10M, 500k, 1Gi or 1e6 (bits per second)"
-        )
+        // resource.ParseQuantity's ErrFormatWrong.
+        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'".to_string()
     })?;
-    if q.negative || q.cmp_whole(1_000) == Ordering::Less {
-        return Err(format!("resource is unreasonably small (< 1kbit): {text}"));
+    let small = || "resource is unreasonably small (< 1kbit)".to_string();
+    let large = || "resource is unreasonably large (> 1Pbit)".to_string();
+    if q.negative {
+        return Err(small());
     }
-    if q.cmp_whole(1_000_000_000_000_000) == Ordering::Greater {
-        return Err(format!("resource is unreasonably large (> 1Pbit): {text}"));
+    // `Value()` rounds a fraction up: 999.5 is 1000, enough.
+    let bits = q.ceil().map_err(|_| large())?;
+    if bits < 1_000 {
+        return Err(small());
     }
-    let bits = q
-        .round()
-        .map_err(|_| format!("resource is unreasonably large (> 1Pbit): {text}"))?;
+    if bits > 1_000_000_000_000_000 {
+        return Err(large());
+    }
     Ok(bits as u64)
 }

@@ -40,17 +40,28 @@ impl Kubelet {
             &crate::util::hash::uid(&[&id, "netns"]).text(),
         ]
         .concat();
-        let rt = Arc::new(runtime_conf(pod, shared, &id, &netns)?);
+        let (id, netns): (Arc<str>, Arc<str>) = (id.into(), netns.into());
         let actor = self.runtime_actor.clone();
         ctx.log(
             &actor,
             "RunPodSandbox",
             Detail::RunPodSandbox {
                 pod: SharedKey::clone(shared),
-                sandbox: Arc::clone(&rt.container_id),
-                netns: Arc::clone(&rt.netns),
+                sandbox: Arc::clone(&id),
+                netns: Arc::clone(&netns),
             },
         );
+        // setupPodNetwork's `cniNamespaceOpts` reads the annotations before any plugin
+        // runs: a bad bandwidth fails the sandbox with no CNI call.
+        let rt = match runtime_conf(pod, shared, Arc::clone(&id), netns) {
+            Ok(rt) => Arc::new(rt),
+            Err(e) => {
+                return Err(format!(
+                    "rpc error: code = Unknown desc = failed to setup network for sandbox {:?}: get cni namespace options: reading pod bandwidth annotations: {e}",
+                    &*id
+                ));
+            }
+        };
         // The conf holds the sandbox's ID and namespace from here on.
         let id = &rt.container_id;
         // go-cni's Setup asks its Status first: with no network loaded it is
@@ -265,12 +276,12 @@ static ETH0: std::sync::LazyLock<Arc<str>> =
 fn runtime_conf(
     pod: &Object<PodSpec>,
     shared: &SharedKey,
-    id: &str,
-    netns: &str,
+    id: Arc<str>,
+    netns: Arc<str>,
 ) -> Result<RuntimeConf, String> {
     let mut rt = RuntimeConf {
-        container_id: id.into(),
-        netns: netns.into(),
+        container_id: id,
+        netns,
         ifname: Arc::clone(&ETH0),
         // containerd's labels: the pod's identity, the text made when a plugin runs.
         args: CniArgs::Pod {

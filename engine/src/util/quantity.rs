@@ -244,14 +244,6 @@ impl Quantity {
         }
     }
 
-    /// The magnitude rounded to the nearest whole number (halves up).
-    pub fn round(&self) -> Result<u128, Overflow> {
-        match self.fraction()? {
-            (_, None) => Ok(0),
-            (num, Some(den)) => Ok(num / den + u128::from(num % den >= den.div_ceil(2))),
-        }
-    }
-
     /// Compare two quantities by value, as `Quantity.Cmp` does (`500m` < `1`, `1Gi` >
     /// `1G`, `-1` < `0`): exactly when both fit a u128 fraction, else by their
     /// approximate values (only past 10^38, where nothing real lies).
@@ -487,7 +479,6 @@ mod tests {
     #[test]
     fn rounding_and_comparing() {
         let q = Quantity::parse("1.2345Ki").unwrap();
-        assert_eq!(q.round().unwrap(), 1264);
         assert_eq!(q.ceil().unwrap(), 1265);
         assert_eq!(
             Quantity::parse("999.6").unwrap().cmp_whole(1000),
