@@ -1053,7 +1053,7 @@ fn pod_place(node: &str, key: &str) -> super::seen::Place {
 /// namespace with an up link; the lab prints IPv6's table only where a network configured
 /// IPv6.) Each command is a header made by `head`, then its routes indented by `indent`;
 /// returns the routes shown as facts.
-pub(super) fn route_sections(
+fn route_sections(
     out: &mut Outcome,
     host: &crate::cni::host::Host,
     ns: &crate::cni::host::Netns,
