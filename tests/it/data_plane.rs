@@ -572,3 +572,163 @@ fn show_links_of_a_pod_says_where_the_pod_is() {
         "{msg}"
     );
 }
+
+/// A conflist written to a temporary file, loaded on node-1 where it sorts first.
+fn load_conflist(lab: &mut Lab, tag: &str, text: &str) {
+    let dir = std::env::temp_dir().join(format!("lab-kv-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("00-kv.conflist");
+    std::fs::write(&path, text).unwrap();
+    let out = run(
+        lab,
+        &format!("cni conf load {} --node node-1", path.display()),
+    );
+    assert!(out.contains("(active: 00-kv.conflist)"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The lines under the header that ends with `$ cmd`, up to the next header.
+fn section(out: &str, cmd: &str) -> Vec<String> {
+    let mut lines = out
+        .lines()
+        .skip_while(|l| !l.ends_with(&format!("$ {cmd}")));
+    assert!(lines.next().is_some(), "no `$ {cmd}` in:\n{out}");
+    lines
+        .take_while(|l| !l.contains(" $ "))
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+/// A dual-stack pod: `ip route` lists IPv4's routes only and `ip -6 route` IPv6's, with the
+/// kernel's link-local route, as iproute2 6.1 prints them in a netns the bridge plugin set up
+/// (they were listed together under `ip route`, without fe80::/64).
+#[test]
+fn dual_stack_routes_print_in_two_tables() {
+    let mut lab = crate::common::lab();
+    load_conflist(
+        &mut lab,
+        "ds",
+        r#"{"cniVersion":"1.0.0","name":"ds","plugins":[{"type":"bridge","bridge":"cni0",
+        "isGateway":true,"ipam":{"type":"host-local","ranges":[[{"subnet":"10.244.1.0/24"}],
+        [{"subnet":"fd00:1::/120"}]],"routes":[{"dst":"0.0.0.0/0"},{"dst":"::/0"}]}}]}"#,
+    );
+    run(&mut lab, "pod create a --node node-1");
+    let out = run(&mut lab, "show routes node-1 --pod a");
+    assert_eq!(
+        section(&out, "ip route"),
+        [
+            "default via 10.244.1.1 dev eth0",
+            "10.244.1.0/24 dev eth0 proto kernel scope link src 10.244.1.2",
+        ],
+        "{out}"
+    );
+    assert_eq!(
+        section(&out, "ip -6 route"),
+        [
+            "fd00:1::/120 dev eth0 proto kernel metric 256 pref medium",
+            "fe80::/64 dev eth0 proto kernel metric 256 pref medium",
+            "default via fd00:1::1 dev eth0 metric 1024 pref medium",
+        ],
+        "{out}"
+    );
+    // The node's view runs the same two commands in the pod.
+    let node = run(&mut lab, "show routes node-1");
+    assert!(
+        node.contains(") $ ip -6 route\n    fd00:1::/120 dev eth0"),
+        "{node}"
+    );
+    let links = run(&mut lab, "show links node-1 --pod a");
+    let eth0 = section(&links, "ip -d addr");
+    assert!(
+        eth0.contains(&"inet 10.244.1.2/24 brd 10.244.1.255 scope global eth0".to_string())
+            && eth0.contains(&"inet6 fd00:1::2/120 scope global".to_string()),
+        "{links}"
+    );
+}
+
+/// A bridge whose last port went has no carrier: `NO-CARRIER … state DOWN`, and its routes
+/// are `linkdown`, as the kernel shows cni0 after the DEL of its last pod.
+#[test]
+fn a_bridge_without_ports_has_no_carrier() {
+    let mut lab = crate::common::lab();
+    load_conflist(
+        &mut lab,
+        "br",
+        r#"{"cniVersion":"1.0.0","name":"br","plugins":[{"type":"bridge","bridge":"cni0",
+        "isGateway":true,"ipam":{"type":"host-local","ranges":[[{"subnet":"10.244.1.0/24"}]],
+        "routes":[{"dst":"0.0.0.0/0"}]}}]}"#,
+    );
+    run(&mut lab, "pod create a --node node-1");
+    let up = run(&mut lab, "show links node-1");
+    let cni0 = |out: &str| {
+        out.lines()
+            .find(|l| l.contains(": cni0: "))
+            .unwrap_or_else(|| panic!("no cni0 in:\n{out}"))
+            .trim()
+            .split_once(": ")
+            .unwrap()
+            .1
+            .to_string()
+    };
+    assert_eq!(
+        cni0(&up),
+        "cni0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 state UP",
+        "{up}"
+    );
+    assert!(
+        up.contains("inet 10.244.1.1/24 brd 10.244.1.255 scope global cni0"),
+        "{up}"
+    );
+    run(&mut lab, "pod delete a");
+    let down = run(&mut lab, "show links node-1");
+    assert_eq!(
+        cni0(&down),
+        "cni0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 state DOWN",
+        "{down}"
+    );
+    let routes = run(&mut lab, "show routes node-1");
+    assert!(
+        routes.contains("10.244.1.0/24 dev cni0 proto kernel scope link src 10.244.1.1 linkdown"),
+        "{routes}"
+    );
+}
+
+/// tuning's promisc and allmulti, bandwidth's ifb and the kernel's link-local addresses show
+/// in `ip -d addr` as the kernel sets them (the flags were a fixed table: no PROMISC, an ifb
+/// with MULTICAST and state UP).
+#[test]
+fn link_flags_follow_the_link() {
+    let mut lab = crate::common::lab();
+    load_conflist(
+        &mut lab,
+        "tun",
+        r#"{"cniVersion":"1.0.0","name":"tun","plugins":[{"type":"ptp","ipam":{"type":"host-local",
+        "ranges":[[{"subnet":"10.244.1.0/24"}]],"routes":[{"dst":"0.0.0.0/0"}]}},
+        {"type":"tuning","promisc":true,"allmulti":true,"mac":"c2:11:22:33:44:55","mtu":1300},
+        {"type":"bandwidth","capabilities":{"bandwidth":true}}]}"#,
+    );
+    run(&mut lab, "pod create a --node node-1");
+    let pod = run(&mut lab, "show links node-1 --pod a");
+    assert!(
+        pod.contains(": eth0@if")
+            && pod.contains(
+                ": <BROADCAST,MULTICAST,ALLMULTI,PROMISC,UP,LOWER_UP> mtu 1300 state UP\n      \
+                 link/ether c2:11:22:33:44:55 brd ff:ff:ff:ff:ff:ff"
+            )
+            && pod.contains("inet6 fe80::c011:22ff:fe33:4455/64 scope link"),
+        "{pod}"
+    );
+    run(
+        &mut lab,
+        "pod create b --node node-1 --bandwidth-ingress 1M --bandwidth-egress 2M",
+    );
+    let host = run(&mut lab, "show links node-1");
+    let ifb = host
+        .lines()
+        .find(|l| l.contains(": bwp"))
+        .unwrap_or_else(|| panic!("no ifb in:\n{host}"));
+    assert!(
+        ifb.contains(": <BROADCAST,NOARP,UP,LOWER_UP> mtu ") && ifb.ends_with(" state UNKNOWN"),
+        "{host}"
+    );
+}

@@ -62,20 +62,27 @@ fn a_dual_stack_add_writes_v6_rules_to_ip6tables() {
     assert!(n2.ip4.nat.to_lines().len() > 4);
 }
 
-/// A dual-stack pod's routes as `ip route` then `ip -6 route` print them: the IPv6
-/// connected route the kernel adds for the /64 is there, and each IPv6 line has its metric
-/// and preference; the host's cni0 has its IPv6 connected route too.
+/// A dual-stack pod's routes as `ip route` then `ip -6 route` print them, each under its
+/// own command: the IPv6 connected route the kernel adds for the /64 is there with the
+/// link-local one, and each IPv6 line has its metric and preference; the host's cni0 has
+/// its IPv6 connected route too.
 #[test]
 fn a_dual_stack_pod_lists_its_ipv6_connected_route() {
     let mut lab = dual_stack_lab();
     let pod = text(&mut lab, "show routes --pod web");
-    let routes: Vec<&str> = pod.lines().skip(1).map(str::trim).collect();
+    let routes: Vec<&str> = pod.lines().map(str::trim).collect();
+    let netns = routes[0]
+        .strip_suffix(" $ ip route")
+        .unwrap_or_else(|| panic!("{pod}"));
+    let v6_head = format!("{netns} $ ip -6 route");
     assert_eq!(
-        routes,
+        routes[1..],
         [
             "default via 10.244.1.1 dev eth0",
             "10.244.1.0/24 dev eth0 proto kernel scope link src 10.244.1.2",
+            &v6_head,
             "fd00:10:1::/64 dev eth0 proto kernel metric 256 pref medium",
+            "fe80::/64 dev eth0 proto kernel metric 256 pref medium",
             "default via fd00:10:1::1 dev eth0 metric 1024 pref medium",
         ]
     );

@@ -415,7 +415,7 @@ impl RouteDst {
     /// `ip route`'s order among the non-default routes: by destination address; for one
     /// address the longer prefix first (the kernel's FIB trie lists a leaf's aliases that
     /// way; checked with `ip route` on 6.x). `default` sorts last.
-    fn sort_key(&self) -> (u128, u8) {
+    pub(crate) fn sort_key(&self) -> (u128, u8) {
         if self.is_default() {
             return (u128::MAX, 0);
         }
@@ -608,13 +608,21 @@ impl RouteEntry {
 
     /// The line as `ip route` prints it.
     pub fn to_ip_route(&self) -> String {
+        self.to_ip_route_linkdown(false)
+    }
+
+    /// The line as `ip route` prints it, with `linkdown` when `linkdown` (the kernel flags a
+    /// route whose device has no carrier, RTNH_F_LINKDOWN: see [`Netns::linkdown`]).
+    pub fn to_ip_route_linkdown(&self, linkdown: bool) -> String {
         let mut s = String::new();
         // Writing to a String cannot fail.
-        let _ = self.write_ip_route(&mut s);
+        let _ = self.write_ip_route(&mut s, linkdown);
         s
     }
 
-    fn write_ip_route(&self, s: &mut String) -> std::fmt::Result {
+    /// In iproute2's `print_route` order: destination, `via`, `dev`, `proto`, `scope`,
+    /// `src`, `metric`, the flags (`onlink`, `linkdown`), the metrics (`mtu`), `pref`.
+    fn write_ip_route(&self, s: &mut String, linkdown: bool) -> std::fmt::Result {
         use std::fmt::Write;
         if self.blackhole {
             write!(s, "blackhole {}", self.dst)?;
@@ -641,18 +649,24 @@ impl RouteEntry {
         if let Some(src) = self.src() {
             write!(s, " src {src}")?;
         }
-        if self.onlink {
-            s.push_str(" onlink");
-        }
-        if let Some(mtu) = self.mtu() {
-            write!(s, " mtu {mtu}")?;
-        }
         if self.is_ipv6() {
             // `ip -6 route` prints every route's metric and router preference: the kernel's
             // connected routes have IP6_RT_PRIO_ADDRCONF (256), a program's IP6_RT_PRIO_USER
             // (1024).
             let metric = if self.proto_kernel { 256 } else { 1024 };
-            write!(s, " metric {metric} pref medium")?;
+            write!(s, " metric {metric}")?;
+        }
+        if self.onlink {
+            s.push_str(" onlink");
+        }
+        if linkdown {
+            s.push_str(" linkdown");
+        }
+        if let Some(mtu) = self.mtu() {
+            write!(s, " mtu {mtu}")?;
+        }
+        if self.is_ipv6() {
+            s.push_str(" pref medium");
         }
         Ok(())
     }
@@ -947,6 +961,12 @@ struct NetnsTweaks {
     deleted_connected: Vec<(CompactString, IpNet)>,
 }
 
+/// `fe80::/64`, the prefix of the kernel's link-local routes.
+const LINK_LOCAL_NET: IpNet = IpNet::V6(ipnet::Ipv6Net::new_assert(
+    std::net::Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 0),
+    64,
+));
+
 /// The addresses the kernel puts on `lo` when it comes up, in `ip addr`'s order: IPv4's
 /// 127.0.0.1/8 (`inetdev_event` on NETDEV_UP), then IPv6's ::1/128 (`addrconf_notify` →
 /// `init_loopback`).
@@ -1016,6 +1036,95 @@ impl Netns {
                 self.tweaks = None;
             }
         }
+    }
+
+    /// Whether the link has carrier (`LOWER_UP`; `NO-CARRIER` when it is up without): an up
+    /// bridge has carrier while some up link is its port, as the bridge's port state
+    /// selection sets it (`br_port_state_selection`: the last port going takes it off, and
+    /// `ip link` then says `NO-CARRIER … state DOWN`); any other up link has it. The
+    /// kernel leaves a new bridge's carrier on until its first port comes and goes; the
+    /// lab keeps no such history, and the bridge plugin attaches a port in the ADD that
+    /// makes the bridge, so a bridge without ports here is one whose ports went.
+    pub fn carrier(&self, link: &Link) -> bool {
+        link.up
+            && (link.kind != LinkKind::Bridge
+                || self
+                    .links
+                    .values()
+                    .any(|p| p.up && p.master.as_deref() == Some(link.name.as_str())))
+    }
+
+    /// Whether the kernel flags a route on `dev` `linkdown` (RTNH_F_LINKDOWN): its device
+    /// is up without carrier (a bridge whose last port went). The kernel still routes by
+    /// such a route (`ignore_routes_with_linkdown` is 0 by default), so the packet walker
+    /// takes it as any other; only the views print the flag.
+    pub fn linkdown(&self, dev: &str) -> bool {
+        self.links
+            .get(dev)
+            .is_some_and(|l| l.up && !self.carrier(l))
+    }
+
+    /// The link-local address the kernel gives `link` here (`inet6 fe80::…/64 scope
+    /// link`), derived from its state: addrconf gives one to every up non-loopback
+    /// Ethernet-like device once it has carrier (a bridge keeps its own when its carrier
+    /// goes), unless IPv6 is off on it (`disable_ipv6`, read by `sysctl`: the namespace's
+    /// sysctls). With Debian's default `addr_gen_mode` 0 it is EUI-64 from the MAC:
+    /// `fe80::` then the MAC with its universal/local bit flipped and `ff:fe` in the
+    /// middle (checked on a veth, a bridge and an ifb in a netns here). An ipvlan (whose
+    /// interface ID the kernel derives from its `dev_id`, not only the shared MAC) shows
+    /// none here.
+    pub fn link_local<'s>(
+        &self,
+        link: &Link,
+        sysctl: impl Fn(&str) -> Option<&'s str>,
+    ) -> Option<ipnet::Ipv6Net> {
+        let eligible = match link.kind {
+            LinkKind::Loopback | LinkKind::Ipvlan(_) => false,
+            LinkKind::Bridge => link.up,
+            _ => self.carrier(link),
+        };
+        let off = |key: &str| sysctl(&format!("net.ipv6.conf.{key}.disable_ipv6")) == Some("1");
+        if !eligible || off("all") || off(&link.name) {
+            return None;
+        }
+        let m = link.mac.0;
+        let addr = std::net::Ipv6Addr::from([
+            0xfe,
+            0x80,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+            m[0] ^ 2,
+            m[1],
+            m[2],
+            0xff,
+            0xfe,
+            m[3],
+            m[4],
+            m[5],
+        ]);
+        Some(ipnet::Ipv6Net::new_assert(addr, 64))
+    }
+
+    /// The kernel's `fe80::/64 dev LINK proto kernel metric 256` route for each link with a
+    /// link-local address ([`Netns::link_local`]), in interface-index order (the order the
+    /// links come up, as the plugins make them).
+    pub fn link_local_routes<'s>(
+        &self,
+        sysctl: impl Fn(&str) -> Option<&'s str> + Copy,
+    ) -> Vec<RouteEntry> {
+        self.links
+            .by_ifindex()
+            .into_iter()
+            .filter(|l| self.link_local(l, sysctl).is_some())
+            .map(|l| RouteEntry {
+                proto_kernel: true,
+                ..RouteEntry::static_route(RouteDst::Net(LINK_LOCAL_NET), None, &l.name)
+            })
+            .collect()
     }
 
     /// The routing table as `ip route` then `ip -6 route` show it: IPv4's default routes
@@ -1442,6 +1551,16 @@ impl Host {
             self.sysctls.insert(name.to_string(), value.to_string());
         } else if let Some(ns) = self.netns.get_mut(netns) {
             ns.set_sysctl(name, value);
+        }
+    }
+
+    /// A sysctl a program wrote in `ns`, one of this host's namespaces (the host's own
+    /// namespace keeps its sysctls in [`Host::sysctls`]).
+    pub fn sysctl_in<'a>(&'a self, ns: &'a Netns, name: &str) -> Option<&'a str> {
+        if std::ptr::eq(ns, &self.root) {
+            self.sysctls.get(name).map(String::as_str)
+        } else {
+            ns.sysctl(name)
         }
     }
 

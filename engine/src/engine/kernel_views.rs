@@ -478,16 +478,14 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             }
             _ => l.name.to_string(),
         };
-        let flags = match (&l.kind, l.up) {
-            (LinkKind::Loopback, true) => "<LOOPBACK,UP,LOWER_UP>",
-            (LinkKind::Loopback, false) => "<LOOPBACK>",
-            (_, true) => "<BROADCAST,MULTICAST,UP,LOWER_UP>",
-            (_, false) => "<BROADCAST,MULTICAST>",
-        };
-        let state = match (&l.kind, l.up) {
-            (_, false) => "DOWN",
-            (LinkKind::Loopback | LinkKind::Vxlan(_), true) => "UNKNOWN",
-            (_, true) => "UP",
+        let carrier = ns.carrier(l);
+        let flags = link_flags(l, carrier);
+        // Operstate: a device whose driver reports none (lo, vxlan, ifb) is UNKNOWN while
+        // up; a bridge that lost its carrier is DOWN.
+        let state = match (&l.kind, l.up, carrier) {
+            (_, false, _) | (_, true, false) => "DOWN",
+            (LinkKind::Loopback | LinkKind::Vxlan(_) | LinkKind::Ifb, true, true) => "UNKNOWN",
+            (_, true, true) => "UP",
         };
         let master = l
             .master
@@ -563,10 +561,24 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
         let (v4, v6): (Vec<&ipnet::IpNet>, Vec<&ipnet::IpNet>) =
             l.addrs.iter().partition(|a| a.addr().is_ipv4());
         for a in v4 {
-            out.push(format!("    inet {a} scope {scope} {}", l.name));
+            // The plugins' netlink.AddrAdd sets the broadcast address of an IPv4 address
+            // shorter than /31 (`brd 10.244.1.255`, as a bridge plugin's cni0 and eth0
+            // show it); the kernel's own 127.0.0.1/8 on lo has none.
+            let brd = match a {
+                ipnet::IpNet::V4(n) if n.prefix_len() < 31 && l.kind != LinkKind::Loopback => {
+                    format!(" brd {}", n.broadcast())
+                }
+                _ => String::new(),
+            };
+            out.push(format!("    inet {a}{brd} scope {scope} {}", l.name));
         }
         for a in v6 {
             out.push(format!("    inet6 {a} scope {scope}"));
+        }
+        // The link-local address after the global ones (the kernel keeps a device's IPv6
+        // addresses by scope).
+        if let Some(ll) = ns.link_local(l, |k| host.sysctl_in(ns, k)) {
+            out.push(format!("    inet6 {ll} scope link"));
         }
         facts.push(super::seen::LinkFact {
             name: l.name.to_string(),
@@ -579,6 +591,35 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
         });
     }
     facts
+}
+
+/// A link's flags as iproute2's `print_link_flags` prints them: `NO-CARRIER` first for an
+/// up link without carrier, then the `IFF_*` flags in its order (`LOOPBACK`, `BROADCAST`,
+/// `POINTOPOINT`, `MULTICAST`, `NOARP`, `ALLMULTI`, `PROMISC`, …, `UP`, `LOWER_UP`).
+fn link_flags(l: &Link, carrier: bool) -> String {
+    let mut flags: Vec<&str> = Vec::new();
+    if l.up && !carrier {
+        flags.push("NO-CARRIER");
+    }
+    match l.kind {
+        LinkKind::Loopback => flags.push("LOOPBACK"),
+        // ifb_setup: IFF_NOARP, no IFF_MULTICAST.
+        LinkKind::Ifb => flags.extend(["BROADCAST", "NOARP"]),
+        _ => flags.extend(["BROADCAST", "MULTICAST"]),
+    }
+    if l.allmulti() {
+        flags.push("ALLMULTI");
+    }
+    if l.promisc() {
+        flags.push("PROMISC");
+    }
+    if l.up {
+        flags.push("UP");
+    }
+    if carrier {
+        flags.push("LOWER_UP");
+    }
+    format!("<{}>", flags.join(","))
 }
 
 /// A link's kind in one word (`veth`, `vxlan`, `vf`, …).

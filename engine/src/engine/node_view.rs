@@ -134,7 +134,12 @@ pub(crate) fn netns_routes(lab: &Lab, node: &str, netns: &str) -> Vec<String> {
     lab.nodes
         .get(node)
         .and_then(|rt| rt.host.netns.get(netns))
-        .map(|ns| ns.route_table().iter().map(|r| r.to_ip_route()).collect())
+        .map(|ns| {
+            ns.route_table()
+                .iter()
+                .map(|r| r.to_ip_route_linkdown(ns.linkdown(&r.dev)))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -316,7 +321,7 @@ pub(crate) fn host_routes(lab: &Lab, node: &str) -> Option<Vec<RouteRow>> {
             .map(|r| RouteRow {
                 dst: (!r.dst.is_default()).then(|| r.dst.net()),
                 via: r.via,
-                line: r.to_ip_route(),
+                line: r.to_ip_route_linkdown(rt.host.root.linkdown(&r.dev)),
             })
             .collect(),
     )

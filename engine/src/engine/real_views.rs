@@ -157,23 +157,38 @@ impl Lab {
             };
             match rc.namespace(&n, model_netns) {
                 Some(ns) => {
-                    out.line(
-                        Line::new()
-                            .push(format!("{what} (real)"), Role::Name)
-                            .push(format!(" $ ip -n {ns} route"), Role::Dim),
-                    );
-                    kernel_lines(&mut out, &rc.tool(&["ip", "-n", &ns, "route"]), "  ");
+                    // The commands the model's side ran there (`ip route`, and `ip -6
+                    // route` where the model's namespace has IPv6 routes).
+                    let v6 = |netns: Option<&str>| {
+                        match netns {
+                            None => Some(rt.host.route_table()),
+                            Some(p) => rt.host.netns.get(p).map(|m| m.route_table()),
+                        }
+                        .is_some_and(|t| t.iter().any(|r| r.is_ipv6()))
+                    };
+                    let run = |out: &mut Outcome, who: String, ns: &str, v6: bool, indent| {
+                        let families: &[&[&str]] = if v6 { &[&[], &["-6"]] } else { &[&[]] };
+                        for family in families {
+                            let mut args = vec!["ip", "-n", ns];
+                            args.extend_from_slice(family);
+                            args.push("route");
+                            out.line(
+                                Line::new()
+                                    .push(format!("{who} (real)"), Role::Name)
+                                    .push(format!(" $ {}", args.join(" ")), Role::Dim),
+                            );
+                            kernel_lines(out, &rc.tool(&args), indent);
+                        }
+                    };
+                    run(&mut out, what, &ns, v6(model_netns), "  ");
                     if pod_key.is_none() {
                         for (key, sb) in &rt.sandboxes {
                             if let Some(pns) = rc.namespace(&n, Some(sb.netns())) {
-                                out.line(
-                                    Line::new()
-                                        .push(format!("  pod {key} (real)"), Role::Name)
-                                        .push(format!(" $ ip -n {pns} route"), Role::Dim),
-                                );
-                                kernel_lines(
+                                run(
                                     &mut out,
-                                    &rc.tool(&["ip", "-n", &pns, "route"]),
+                                    format!("  pod {key}"),
+                                    &pns,
+                                    v6(Some(sb.netns())),
                                     "    ",
                                 );
                             }

@@ -338,50 +338,44 @@ impl Lab {
             if let Some(key) = &pod_key {
                 if let Some(sb) = rt.sandboxes.get(key) {
                     if let Some(ns) = rt.host.netns.get(sb.netns()) {
-                        out.line(
+                        let head = |cmd: &str| {
                             Line::new()
                                 .push(format!("pod {key}"), Role::Name)
-                                .push(format!(" (netns {}) $ ip route", sb.netns()), Role::Dim),
-                        );
-                        let routes = ns.route_table();
-                        for r in &routes {
-                            out.plain(format!("  {}", r.to_ip_route()));
-                        }
+                                .push(format!(" (netns {}) $ {cmd}", sb.netns()), Role::Dim)
+                        };
+                        let table = ns.route_table();
+                        let routes = route_sections(&mut out, &rt.host, ns, table, "  ", head);
                         tables.push(super::seen::RouteTable {
                             place: pod_place(&n, key),
-                            routes: routes.iter().map(route_fact).collect(),
+                            routes,
                         });
                     }
                 }
                 continue;
             }
-            out.line(
+            let head = |cmd: &str| {
                 Line::new()
                     .push(n.to_string(), Role::Name)
-                    .push(" (host) $ ip route", Role::Dim),
-            );
-            let routes = rt.host.route_table();
-            for r in routes.iter() {
-                out.plain(format!("  {}", r.to_ip_route()));
-            }
+                    .push(format!(" (host) $ {cmd}"), Role::Dim)
+            };
+            let table = rt.host.route_table();
+            let routes = route_sections(&mut out, &rt.host, &rt.host.root, table, "  ", head);
             tables.push(super::seen::RouteTable {
                 place: super::seen::Place::Node(n.clone()),
-                routes: routes.iter().map(route_fact).collect(),
+                routes,
             });
             for (key, sb) in &rt.sandboxes {
                 if let Some(ns) = rt.host.netns.get(sb.netns()) {
-                    out.line(
+                    let head = |cmd: &str| {
                         Line::new()
                             .push(format!("  pod {key}"), Role::Name)
-                            .push(format!(" (netns {}) $ ip route", sb.netns()), Role::Dim),
-                    );
-                    let routes = ns.route_table();
-                    for r in &routes {
-                        out.plain(format!("    {}", r.to_ip_route()));
-                    }
+                            .push(format!(" (netns {}) $ {cmd}", sb.netns()), Role::Dim)
+                    };
+                    let table = ns.route_table();
+                    let routes = route_sections(&mut out, &rt.host, ns, table, "    ", head);
                     tables.push(super::seen::RouteTable {
                         place: pod_place(&n, &key.to_string()),
-                        routes: routes.iter().map(route_fact).collect(),
+                        routes,
                     });
                 }
             }
@@ -1078,6 +1072,56 @@ fn pod_place(node: &str, key: &str) -> super::seen::Place {
     super::seen::Place::Pod {
         node: node.to_string(),
         pod: crate::cluster::ObjectRef::new(crate::cluster::ApiKind::Pod, ns, name),
+    }
+}
+
+/// The commands `show routes` runs in a namespace `ns` whose main table is `table`: `ip
+/// route` (IPv4's routes) and, when the table has IPv6 routes, `ip -6 route`, with the
+/// kernel's link-local routes (`fe80::/64`) among them. (The kernel has those in every
+/// namespace with an up link; the lab prints IPv6's table only where a network configured
+/// IPv6.) Each command is a header made by `head`, then its routes indented by `indent`;
+/// returns the routes shown as facts.
+fn route_sections(
+    out: &mut Outcome,
+    host: &crate::cni::host::Host,
+    ns: &crate::cni::host::Netns,
+    table: Vec<crate::cni::host::RouteEntry>,
+    indent: &str,
+    head: impl Fn(&str) -> Line,
+) -> Vec<super::seen::RouteFact> {
+    let (v6, v4): (Vec<_>, Vec<_>) = table
+        .into_iter()
+        .partition(crate::cni::host::RouteEntry::is_ipv6);
+    let mut facts = Vec::new();
+    let mut section = |cmd: &str, routes: &[crate::cni::host::RouteEntry]| {
+        out.line(head(cmd));
+        for r in routes {
+            let fact = route_fact_in(ns, r);
+            out.plain(format!("{indent}{}", fact.line));
+            facts.push(fact);
+        }
+    };
+    section("ip route", &v4);
+    if !v6.is_empty() {
+        let mut all = v6;
+        all.extend(ns.link_local_routes(|k| host.sysctl_in(ns, k)));
+        // Stable, so each destination's routes keep the table's order, the link-local
+        // ones after the others to fe80::/64; the default routes last.
+        all.sort_by_key(|r| r.dst.sort_key());
+        section("ip -6 route", &all);
+    }
+    facts
+}
+
+/// A route of the namespace `ns` as a fact, its line with `linkdown` when its device has
+/// no carrier.
+fn route_fact_in(
+    ns: &crate::cni::host::Netns,
+    r: &crate::cni::host::RouteEntry,
+) -> super::seen::RouteFact {
+    super::seen::RouteFact {
+        line: r.to_ip_route_linkdown(ns.linkdown(&r.dev)),
+        ..route_fact(r)
     }
 }
 
