@@ -445,3 +445,24 @@ fn csi_step_16_steps_to_the_attach() {
     assert!(out.contains("node_id   node-3"), "{out}");
     assert_eq!(at(&desk), 16);
 }
+
+/// ch3-csi-multus step 14: a pod pinned to a node with no free VF is refused by the
+/// kubelet's device manager, whose admit handler runs before the resource-fit predicate:
+/// `UnexpectedAdmissionError`, not `OutOfintel.com/sriov_netdevice`.
+#[test]
+fn csi_step_14_teaches_the_device_manager_s_refusal() {
+    let mut desk = desk_at(CSI, 14);
+    ok(
+        &mut desk,
+        "pod create pinned --node gpu-1 --resource intel.com/sriov_netdevice=1",
+    );
+    let out = ok(&mut desk, "describe pod pinned");
+    assert!(
+        out.contains("Allocate failed due to requested number of devices unavailable for intel.com/sriov_netdevice. Requested: 1, Available: 0, which is unexpected"),
+        "{out}"
+    );
+    assert!(!out.contains("OutOfintel.com"), "{out}");
+    assert_eq!(at(&desk), 14);
+    let text = lesson(CSI).steps[13].text.join("\n");
+    assert!(text.contains("UnexpectedAdmissionError"), "{text}");
+}
