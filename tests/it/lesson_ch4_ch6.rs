@@ -394,3 +394,20 @@ fn ch6_step_18_reads_who_writes_the_masquerade_chain() {
     );
     assert_eq!(at(&desk), 18);
 }
+
+/// ch6 step 18 asks for the rule that masquerades pod traffic leaving the cluster (rule 5,
+/// `-s 10.244.0.0/16 ! -d 224.0.0.0/4`). Rule 6 (`! -s 10.244.0.0/16 -d 10.244.0.0/16`) has
+/// the same `-j MASQUERADE --random-fully` and passed a check on those words; the check now
+/// reads the rule's typed match.
+#[test]
+fn ch6_step_18_needs_the_rule_for_traffic_leaving_the_cluster() {
+    let mut desk = at_step(CH6, 18);
+    let out = run(&mut desk, "why rule FLANNEL-POSTRTG 6 --node node-1");
+    assert!(out.contains("! -s 10.244.0.0/16 -d 10.244.0.0/16"), "{out}");
+    assert_eq!(at(&desk), 17, "rule 6 passed");
+    let out = run(&mut desk, "why rule FLANNEL-POSTRTG 4 --node node-1");
+    assert!(!out.contains("error"), "{out}");
+    assert_eq!(at(&desk), 17, "rule 4 (a RETURN) passed");
+    run(&mut desk, "why rule FLANNEL-POSTRTG 5 --node node-1");
+    assert_eq!(at(&desk), 18);
+}
