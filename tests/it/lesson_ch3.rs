@@ -526,3 +526,41 @@ fn csi_step_14_teaches_the_device_manager_s_refusal() {
     let text = lesson(CSI).steps[13].text.join("\n");
     assert!(text.contains("UnexpectedAdmissionError"), "{text}");
 }
+
+/// After step 16 is done by stepping to its ControllerPublishVolume (or skipped while a
+/// flow is stepped), `back` went on moving the CSI call viewer ("── call 1/4") instead of
+/// going back to step 16. Stepping ends with the step it was for.
+#[test]
+fn back_after_csi_step_16_goes_back_to_the_step() {
+    let mut desk = desk_at(CSI, 16);
+    ok(&mut desk, "pvc create ckpt --size 1Gi --class local-wffc");
+    ok(
+        &mut desk,
+        "pod create trainer-ckpt --node-selector kubernetes.io/hostname=node-3 --pvc ckpt --step",
+    );
+    let out = ok(&mut desk, "step");
+    assert_eq!(at(&desk), 16);
+    assert!(out.contains("stepping ended at call 2/4"), "{out}");
+    assert!(
+        out.contains("── call 4/4"),
+        "the rest printed at once: {out}"
+    );
+    assert!(desk.stepping().is_none());
+    let out = ok(&mut desk, "back");
+    assert!(!out.contains("── call"), "{out}");
+    assert_eq!(at(&desk), 15, "back goes to step 16");
+
+    // Skipped while a flow is stepped: the same.
+    let mut desk = desk_at(CSI, 16);
+    ok(&mut desk, "pvc create ckpt --size 1Gi --class local-wffc");
+    ok(
+        &mut desk,
+        "pod create trainer-ckpt --node-selector kubernetes.io/hostname=node-3 --pvc ckpt --step",
+    );
+    assert!(desk.stepping().is_some());
+    ok(&mut desk, "skip");
+    assert!(desk.stepping().is_none());
+    let out = ok(&mut desk, "back");
+    assert!(!out.contains("── call"), "{out}");
+    assert_eq!(at(&desk), 15);
+}
