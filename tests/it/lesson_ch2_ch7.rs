@@ -392,3 +392,49 @@ fn ch7_step_22_reads_why_of_the_right_lease() {
     assert!(out.contains("`pod create app-b --node node-2`"), "{out}");
     assert_eq!(step(&desk), 23);
 }
+
+/// ch2 step 14 asks for a claim `data` of 1Gi: a 5Gi one is not it (the check held the
+/// claim's phase, not its size); the asked-for claim still passes.
+#[test]
+fn ch2_step_14_holds_the_claim_s_size() {
+    let mut desk = at_step(CH2, 14);
+    type_lines(
+        &mut desk,
+        &["get sc", "pvc create data --size 5Gi", "get pvc"],
+    );
+    assert_eq!(step(&desk), 14, "a 5Gi claim passed");
+    type_lines(
+        &mut desk,
+        &[
+            "pvc delete data",
+            "pvc create data --size 1Gi",
+            "get pvc",
+            "get pv",
+        ],
+    );
+    assert_eq!(step(&desk), 15);
+}
+
+/// ch7 step 17 asks for a snapshot of `db-data`: one of another claim (`data`, left by the
+/// steps before) is not it, nor does it let steps 18–20 restore the wrong data; a snapshot
+/// of db-data is.
+#[test]
+fn ch7_step_17_needs_the_snapshot_of_db_data() {
+    let mut desk = at_step(CH7, 17);
+    type_lines(
+        &mut desk,
+        &[
+            "pvc create db-data --size 10Gi",
+            "snapshot create snap-db-v1 --pvc data",
+        ],
+    );
+    assert_eq!(step(&desk), 17, "a snapshot of the wrong claim passed");
+    type_lines(
+        &mut desk,
+        &[
+            "snapshot delete snap-db-v1",
+            "snapshot create snap-db-v1 --pvc db-data",
+        ],
+    );
+    assert_eq!(step(&desk), 18);
+}

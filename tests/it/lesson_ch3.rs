@@ -445,3 +445,122 @@ fn csi_step_16_steps_to_the_attach() {
     assert!(out.contains("node_id   node-3"), "{out}");
     assert_eq!(at(&desk), 16);
 }
+
+/// ch3-csi-multus step 3 took a claim that never binds (`--class local-wffc`: it waits for
+/// a pod, and step mode writes no WaitForFirstConsumer event before a reconcile; `--class
+/// nope`: no such class), and step 4 (`pvc data phase Bound`) then could never pass. The
+/// check holds the claim's class to the default `standard` and its size; step 4's hint
+/// names the way out.
+#[test]
+fn csi_step_3_needs_a_claim_of_the_default_class() {
+    for class in ["local-wffc", "nope"] {
+        let mut desk = desk_at(CSI, 3);
+        ok(&mut desk, "mode step");
+        ok(
+            &mut desk,
+            &format!("pvc create data --size 1Gi --class {class}"),
+        );
+        ok(&mut desk, "get pvc");
+        assert_eq!(at(&desk), 2, "a {class} claim passed step 3");
+        // The way out step 3's hint gives.
+        ok(&mut desk, "lesson retry");
+        ok(&mut desk, "mode step");
+        ok(&mut desk, "pvc create data --size 1Gi");
+        ok(&mut desk, "get pvc");
+        assert_eq!(
+            at(&desk),
+            3,
+            "{class}: the default claim after the wrong one"
+        );
+        ok(&mut desk, "reconcile");
+        assert_eq!(at(&desk), 4, "{class}: step 4 binds it");
+    }
+    let mut desk = desk_at(CSI, 3);
+    ok(&mut desk, "mode step");
+    ok(&mut desk, "pvc create data --size 2Gi");
+    ok(&mut desk, "get pvc");
+    assert_eq!(at(&desk), 2, "a 2Gi claim passed step 3");
+    // At step 4 with a claim that never binds (made again with a class there): step 4's
+    // hint names `back`, which rebuilds the cluster as step 3 began.
+    let mut desk = desk_at(CSI, 4);
+    ok(&mut desk, "pvc delete data");
+    ok(&mut desk, "reconcile");
+    ok(&mut desk, "pvc create data --size 1Gi --class local-wffc");
+    ok(&mut desk, "reconcile");
+    assert_eq!(at(&desk), 3, "a local-wffc claim bound at step 4");
+    ok(&mut desk, "back");
+    assert_eq!(at(&desk), 2);
+    assert!(
+        !ok(&mut desk, "get pvc").contains("data"),
+        "back undid the claim"
+    );
+    let hints: Vec<String> = lesson(CSI).steps[3]
+        .hints
+        .iter()
+        .map(|h| h.text.clone())
+        .collect();
+    let hints = hints.join("\n");
+    assert!(
+        hints.contains("`back`") && hints.contains("standard"),
+        "{hints}"
+    );
+}
+
+/// ch3-csi-multus step 14: a pod pinned to a node with no free VF is refused by the
+/// kubelet's device manager, whose admit handler runs before the resource-fit predicate:
+/// `UnexpectedAdmissionError`, not `OutOfintel.com/sriov_netdevice`.
+#[test]
+fn csi_step_14_teaches_the_device_manager_s_refusal() {
+    let mut desk = desk_at(CSI, 14);
+    ok(
+        &mut desk,
+        "pod create pinned --node gpu-1 --resource intel.com/sriov_netdevice=1",
+    );
+    let out = ok(&mut desk, "describe pod pinned");
+    assert!(
+        out.contains("Allocate failed due to requested number of devices unavailable for intel.com/sriov_netdevice. Requested: 1, Available: 0, which is unexpected"),
+        "{out}"
+    );
+    assert!(!out.contains("OutOfintel.com"), "{out}");
+    assert_eq!(at(&desk), 14);
+    let text = lesson(CSI).steps[13].text.join("\n");
+    assert!(text.contains("UnexpectedAdmissionError"), "{text}");
+}
+
+/// After step 16 is done by stepping to its ControllerPublishVolume (or skipped while a
+/// flow is stepped), `back` went on moving the CSI call viewer ("── call 1/4") instead of
+/// going back to step 16. Stepping ends with the step it was for.
+#[test]
+fn back_after_csi_step_16_goes_back_to_the_step() {
+    let mut desk = desk_at(CSI, 16);
+    ok(&mut desk, "pvc create ckpt --size 1Gi --class local-wffc");
+    ok(
+        &mut desk,
+        "pod create trainer-ckpt --node-selector kubernetes.io/hostname=node-3 --pvc ckpt --step",
+    );
+    let out = ok(&mut desk, "step");
+    assert_eq!(at(&desk), 16);
+    assert!(out.contains("stepping ended at call 2/4"), "{out}");
+    assert!(
+        out.contains("── call 4/4"),
+        "the rest printed at once: {out}"
+    );
+    assert!(desk.stepping().is_none());
+    let out = ok(&mut desk, "back");
+    assert!(!out.contains("── call"), "{out}");
+    assert_eq!(at(&desk), 15, "back goes to step 16");
+
+    // Skipped while a flow is stepped: the same.
+    let mut desk = desk_at(CSI, 16);
+    ok(&mut desk, "pvc create ckpt --size 1Gi --class local-wffc");
+    ok(
+        &mut desk,
+        "pod create trainer-ckpt --node-selector kubernetes.io/hostname=node-3 --pvc ckpt --step",
+    );
+    assert!(desk.stepping().is_some());
+    ok(&mut desk, "skip");
+    assert!(desk.stepping().is_none());
+    let out = ok(&mut desk, "back");
+    assert!(!out.contains("── call"), "{out}");
+    assert_eq!(at(&desk), 15);
+}

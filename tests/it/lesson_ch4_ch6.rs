@@ -394,3 +394,58 @@ fn ch6_step_18_reads_who_writes_the_masquerade_chain() {
     );
     assert_eq!(at(&desk), 18);
 }
+
+/// ch6 step 18 asks for the rule that masquerades pod traffic leaving the cluster (rule 5,
+/// `-s 10.244.0.0/16 ! -d 224.0.0.0/4`). Rule 6 (`! -s 10.244.0.0/16 -d 10.244.0.0/16`) has
+/// the same `-j MASQUERADE --random-fully` and passed a check on those words; the check now
+/// reads the rule's typed match.
+#[test]
+fn ch6_step_18_needs_the_rule_for_traffic_leaving_the_cluster() {
+    let mut desk = at_step(CH6, 18);
+    let out = run(&mut desk, "why rule FLANNEL-POSTRTG 6 --node node-1");
+    assert!(out.contains("! -s 10.244.0.0/16 -d 10.244.0.0/16"), "{out}");
+    assert_eq!(at(&desk), 17, "rule 6 passed");
+    let out = run(&mut desk, "why rule FLANNEL-POSTRTG 4 --node node-1");
+    assert!(!out.contains("error"), "{out}");
+    assert_eq!(at(&desk), 17, "rule 4 (a RETURN) passed");
+    run(&mut desk, "why rule FLANNEL-POSTRTG 5 --node node-1");
+    assert_eq!(at(&desk), 18);
+}
+
+/// ch6 step 16 asks for ALREADY_EXISTS from `vol-a` asked again at 2Gi: a conflict on
+/// another volume (`zzz` at 1Gi, then 5Gi) after the two 1Gi calls is not it.
+#[test]
+fn ch6_step_16_needs_the_conflict_on_vol_a() {
+    let mut desk = at_step(CH6, 16);
+    for l in [
+        "csi create-volume vol-a --size 1Gi",
+        "csi create-volume vol-a --size 1Gi",
+        "csi create-volume zzz --size 1Gi",
+        "csi create-volume zzz --size 5Gi",
+    ] {
+        run(&mut desk, l);
+    }
+    assert_eq!(at(&desk), 15, "a conflict on zzz passed");
+    let out = run(&mut desk, "csi create-volume vol-a --size 2Gi");
+    assert!(out.contains("ALREADY_EXISTS"), "{out}");
+    assert_eq!(at(&desk), 16);
+}
+
+/// ch6 step 17 asks for a snapshot `logs-snap` of claim `logs`: one of another claim
+/// (`scratch`, left by chapter 6's steps before) is not it.
+#[test]
+fn ch6_step_17_needs_the_snapshot_of_logs() {
+    let mut desk = at_step(CH6, 17);
+    for l in [
+        "pvc create logs --size 1Gi",
+        "pod create logger --pvc logs",
+        "pvc expand logs 2Gi",
+        "snapshot create logs-snap --pvc scratch",
+    ] {
+        run(&mut desk, l);
+    }
+    assert_eq!(at(&desk), 16, "a snapshot of scratch passed");
+    run(&mut desk, "snapshot delete logs-snap");
+    run(&mut desk, "snapshot create logs-snap --pvc logs");
+    assert_eq!(at(&desk), 17);
+}

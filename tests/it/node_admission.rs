@@ -258,3 +258,42 @@ fn a_lost_node_carries_the_unreachable_taints_until_it_is_back() {
     assert!(!run(&mut lab, "get node node-2 -o yaml").contains("taints:"));
     assert_eq!(lab.cluster().pods[&key("picky")].spec.node_name, "node-2");
 }
+
+/// The device manager's admit handler runs before the resource fit and the node selector
+/// (NewMainKubelet's order), so it allocates first; a pod refused after that (its selector
+/// does not match) gives its VF back: the next pod pinned there gets the device it freed.
+#[test]
+fn a_pod_refused_after_its_allocation_gives_the_device_back() {
+    let mut lab = crate::common::lab();
+    run(
+        &mut lab,
+        "node add gpu-1 --cidr 10.244.4.0/24 --ip 192.168.0.4 --sriov-pf ens1f0 --vfs 1",
+    );
+    let out = run(
+        &mut lab,
+        "pod create picky --node gpu-1 --node-selector disktype=ssd --resource intel.com/sriov_netdevice=1",
+    );
+    assert!(out.contains("Predicate NodeAffinity failed"), "{out}");
+    assert_eq!(
+        lab.cluster().pods[&key("picky")].status.reason(),
+        "NodeAffinity"
+    );
+    run(
+        &mut lab,
+        "pod create vf --node gpu-1 --resource intel.com/sriov_netdevice=1",
+    );
+    assert_eq!(phase(&lab, "vf"), "Running");
+    // The only VF is taken now: Allocate refuses the next one.
+    let out = run(
+        &mut lab,
+        "pod create more --node gpu-1 --resource intel.com/sriov_netdevice=1",
+    );
+    assert!(
+        out.contains("Allocate failed due to requested number of devices unavailable for intel.com/sriov_netdevice. Requested: 1, Available: 0, which is unexpected"),
+        "{out}"
+    );
+    assert_eq!(
+        lab.cluster().pods[&key("more")].status.reason(),
+        "UnexpectedAdmissionError"
+    );
+}

@@ -127,26 +127,30 @@ fn scheduler_places_admits_rejects_and_frees() {
     assert!(d.contains("FailedScheduling"), "{d}");
     assert!(d.contains(FULL), "{d}");
 
-    // A pod pinned to the full node gets past the scheduler; kubelet rejects it.
+    // A pod pinned to the full node gets past the scheduler; kubelet rejects it. Its
+    // device manager's admit handler runs before the resource-fit predicate (NewMainKubelet
+    // adds GetAllocateResourcesPodAdmitHandler first), so Allocate refuses it, not the
+    // predicate's `OutOfintel.com/sriov_netdevice`.
     let out = run(
         &mut lab,
         "pod create pinned --node sriov-1 --resource intel.com/sriov_netdevice=1",
     );
-    let msg = "Node didn't have enough resource: intel.com/sriov_netdevice, requested: 1, used: 2, capacity: 2";
+    let msg = "Allocate failed due to requested number of devices unavailable for intel.com/sriov_netdevice. Requested: 1, Available: 0, which is unexpected";
     assert!(out.contains(msg), "{out}");
+    assert!(!out.contains("Node didn't have enough resource"), "{out}");
     let p = &lab.cluster().pods[&("default".to_string(), "pinned".to_string())];
     assert_eq!(p.status.phase, "Failed");
-    assert_eq!(p.status.reason(), "OutOfintel.com/sriov_netdevice");
+    assert_eq!(p.status.reason(), "UnexpectedAdmissionError");
     assert_eq!(p.status.message(), format!("Pod was rejected: {msg}"));
     let d = run(&mut lab, "describe pod pinned");
     assert!(d.contains("Warning"), "{d}");
     // spec.nodeName from the manifest: the scheduler never saw the pod.
     assert!(!d.contains("default-scheduler"), "{d}");
-    assert!(d.contains("OutOfintel.com/sriov_netdevice"), "{d}");
+    assert!(d.contains("UnexpectedAdmissionError"), "{d}");
     let pods = run(&mut lab, "get pods");
     assert!(
         pods.lines()
-            .any(|l| l.starts_with("pinned") && l.contains("OutOfintel.com/sriov_netdevice")),
+            .any(|l| l.starts_with("pinned") && l.contains("UnexpectedAdmissionError")),
         "{pods}"
     );
 

@@ -208,3 +208,24 @@ fn the_teardown_steps_in_the_panel_with_the_volume_lit() {
         assert!(text.contains("NODE_READY → CREATED"), "{text}");
     }
 }
+
+/// Enter on an empty command line is the next step of a `--step` walk, as the lessons' hints
+/// say and as a playback's Enter is its next command (it did nothing). A typed line still
+/// runs on Enter.
+#[test]
+fn enter_on_an_empty_prompt_steps() {
+    let size = (120, 40);
+    let at = |a: &App| a.desk.stepping().map(|s| s.at() + 1);
+    let mut a = csi_stepping(size);
+    assert_eq!(at(&a), Some(1));
+    drive(&mut a, size, vec![key(KeyCode::Enter)]);
+    assert_eq!(at(&a), Some(2), "Enter on the empty prompt");
+    drive(&mut a, size, vec![key(KeyCode::Enter)]);
+    assert_eq!(at(&a), Some(3), "Enter again");
+    let mut typed: Vec<_> = "get pvc".chars().map(|c| key(KeyCode::Char(c))).collect();
+    typed.push(key(KeyCode::Enter));
+    let t = drive(&mut a, size, typed);
+    assert_ne!(at(&a), Some(4), "a typed line is run, not a step");
+    let text = screen_text(t.backend().buffer());
+    assert!(text.contains("get pvc"), "{text}");
+}

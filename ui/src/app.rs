@@ -702,6 +702,11 @@ impl App {
             // On an empty command line, the arrows and Esc step the trace being stepped.
             Action::Edit(Edit::Left) if self.stepping_keys() => Some(Action::StepHop(-1)),
             Action::Edit(Edit::Right) if self.stepping_keys() => Some(Action::StepHop(1)),
+            // Enter on an empty command line is the next step, as a playback's Enter is its
+            // next command and the REPL's empty line is `step`.
+            Action::Submit if self.ui.mode == Mode::Command && self.stepping_keys() => {
+                Some(Action::StepHop(1))
+            }
             Action::StepHop(d) => {
                 if self.desk.stepping().is_none() {
                     self.flash(

@@ -620,7 +620,7 @@ struct PodStatusRare {
 
 impl PodStatus {
     /// Why a waiting container waits (`ContainerCreating`), or why the pod failed
-    /// (`OutOfintel.com/sriov_netdevice`); empty when neither.
+    /// (`UnexpectedAdmissionError`, `OutOfpods`); empty when neither.
     pub fn reason(&self) -> &str {
         self.rare.as_ref().map_or("", |n| &n.reason)
     }

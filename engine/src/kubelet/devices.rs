@@ -362,8 +362,9 @@ impl super::Kubelet {
         }
     }
 
-    /// kubelet's `canAdmitPod` for a pod newly bound to the node: the resource fit against
-    /// the pods admitted before it, then the device manager's allocation. A refused pod is
+    /// kubelet's `canAdmitPod` for a pod newly bound to the node: the device manager's
+    /// allocation, then the resource fit against the pods admitted before it and the node
+    /// selector, in the order NewMainKubelet adds their admit handlers. A refused pod is
     /// rejected (`rejectPod`: phase Failed, a Warning event). Returns whether it was admitted.
     pub(super) fn admit_pod(
         &mut self,
@@ -405,9 +406,24 @@ impl super::Kubelet {
         } else {
             Vec::new()
         };
-        let verdict = admit(allocatable, &pod.spec, pods_used, &others)
-            .and_then(|()| admit_selector(labels, &pod.spec))
-            .and_then(|()| self.devices.allocate(&mut cri.node.host, pod));
+        // NewMainKubelet adds the container manager's GetAllocateResourcesPodAdmitHandler
+        // before lifecycle.NewPredicateAdmitHandler: the device manager allocates a device
+        // plugin's resource first, so a pod pinned to a node with no free device is
+        // refused by its Allocate (UnexpectedAdmissionError), never by the predicate's
+        // `OutOf<resource>`, which is left for what no device plugin serves (pods, and
+        // extended resources no plugin registered). A refusal after the allocation gives
+        // the devices back.
+        let verdict = self
+            .devices
+            .allocate(&mut cri.node.host, pod)
+            .and_then(|()| {
+                let fit = admit(allocatable, &pod.spec, pods_used, &others)
+                    .and_then(|()| admit_selector(labels, &pod.spec));
+                if fit.is_err() {
+                    self.devices.free(&pod_key(pod));
+                }
+                fit
+            });
         let actor = self.actor.clone();
         match verdict {
             Ok(()) => {

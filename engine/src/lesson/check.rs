@@ -984,6 +984,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
+        pattern: "saw why rule <node> <word> matching <text>",
+        about: "during this step `why rule … --node NODE` explained a rule of this chain on the node whose match and target are these, read as iptables reads them (`-s 10.244.0.0/16 ! -d 224.0.0.0/4 -j MASQUERADE`: each of `[!] -s`, `-d`, `-i`, `-o`, `-p` given is the rule's, the target too when `-j` is given)",
+        eval: super::saw::why_rule_matching,
+        topic: Topic::Routes,
+        record: None,
+    },
+    Predicate {
         pattern: "saw why rule <node> <word> by portmap|ipmasq|flanneld|felix",
         about: "during this step `why rule … --node NODE` followed a rule of the node to this chain and found it written by this component",
         eval: super::saw::why_rule_by,

@@ -883,7 +883,10 @@ impl Desk {
             QuizKind::Choice { answer, .. } => (quiz.is_right(given), answer.to_string()),
             QuizKind::Predict { answer, .. } => {
                 let answer = super::facts::answer_in(&self.lab, answer);
-                (super::model::same_prediction(given, &answer), answer)
+                (
+                    super::model::predicted(&quiz.question, given, &answer),
+                    answer,
+                )
             }
         };
         if right {

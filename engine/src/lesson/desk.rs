@@ -227,7 +227,11 @@ impl Desk {
     pub fn run(&mut self, line: &str) -> Executed {
         let journaled = self.lab.journal_mark();
         let saves = self.lessons.saves();
+        let place = self.lesson_place();
         let mut ran = self.run_line(line);
+        if self.lesson_place() != place {
+            self.end_stepping_with_the_step(&mut ran);
+        }
         self.follow_watch(&mut ran);
         if let Some(s) = &mut self.lessons.session {
             // Where the current item began, in the lab's events: after the line that moved
@@ -252,6 +256,37 @@ impl Desk {
             }
         }
         ran
+    }
+
+    /// Which lesson is in progress and at which item, if one is.
+    fn lesson_place(&self) -> Option<(String, usize)> {
+        let s = self.lessons.session.as_ref()?;
+        Some((s.lesson.id.clone(), s.at))
+    }
+
+    /// The lesson moved (a step done, `skip`, `back`, `next`, another lesson): a trace or
+    /// CSI flow being stepped ends with the step it was stepped for, its rest printed at
+    /// once after the feedback, so `back`, Enter and `q` are the lesson's again and the
+    /// dashboard's stepping panel closes.
+    fn end_stepping_with_the_step(&mut self, ran: &mut Executed) {
+        let Some(mut s) = self.stepping.take() else {
+            return;
+        };
+        self.stepped_at_once = None;
+        let Ok(out) = &mut ran.result else {
+            return;
+        };
+        let (unit, at, of) = (s.unit(), s.at() + 1, s.len());
+        while s.forward() == Moved::On {
+            out.extend(s.shown());
+        }
+        out.extend(s.result());
+        out.line(Line::styled(
+            format!(
+                "(stepping ended at {unit} {at}/{of} with the step it was for, the rest printed at once: `back` goes to the step before)"
+            ),
+            Role::Dim,
+        ));
     }
 
     /// Why a `rewind N` is refused during a lesson: it goes to before the current item

@@ -166,9 +166,74 @@ impl Quiz {
         let given = given.trim();
         match &self.kind {
             QuizKind::Choice { answer, .. } => choice_label(given) == Some(*answer),
-            QuizKind::Predict { answer, .. } => same_prediction(given, answer.trim()),
+            QuizKind::Predict { answer, .. } => predicted(&self.question, given, answer.trim()),
         }
     }
+}
+
+/// The options a prediction's question offers, when it offers some: backticked names
+/// joined by `,` and `or` (`Which runs first: `CNI DEL` or `NodeUnpublishVolume`?`).
+fn question_options(question: &str) -> Vec<&str> {
+    // Odd indices are inside backticks (closed when text follows: `a`b` is unclosed); the
+    // text between two spans joins them.
+    let parts: Vec<&str> = question.split('`').collect();
+    let mut run: Vec<&str> = Vec::new();
+    let mut joined_by_or = false;
+    for i in (1..parts.len().saturating_sub(1)).step_by(2) {
+        run.push(parts[i]);
+        let gap = parts[i + 1].trim();
+        if i + 3 < parts.len() && matches!(gap, "," | "or" | ", or") {
+            joined_by_or |= gap != ",";
+            continue;
+        }
+        if joined_by_or && run.len() >= 2 {
+            return run;
+        }
+        run.clear();
+        joined_by_or = false;
+    }
+    Vec::new()
+}
+
+/// Whether a prediction gives the answer, as [`same_prediction`] reads it, or, when the
+/// question offers options (`` `A` or `B` ``), names the answer's option first without
+/// hedging: `CNI DEL runs first` and `CNI DEL then NodeUnpublishVolume` give `CNI DEL`;
+/// `CNI DEL or NodeUnpublishVolume` gives neither.
+pub(crate) fn predicted(question: &str, given: &str, answer: &str) -> bool {
+    if same_prediction(given, answer) {
+        return true;
+    }
+    let options = question_options(question);
+    if options.len() < 2 {
+        return false;
+    }
+    let words: Vec<String> = given
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| {
+                matches!(
+                    c,
+                    ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')' | '`' | '"' | '\''
+                )
+            })
+            .to_string()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words
+        .iter()
+        .any(|w| w.eq_ignore_ascii_case("or") || w.eq_ignore_ascii_case("either"))
+    {
+        return false;
+    }
+    // The option named first: at the earliest word, the longest run of words that names one.
+    let first = (0..words.len()).find_map(|at| {
+        (1..=4.min(words.len() - at)).rev().find_map(|len| {
+            let span = words[at..at + len].join(" ");
+            options.iter().find(|o| same_prediction(&span, o))
+        })
+    });
+    first.is_some_and(|o| same_prediction(o, answer))
 }
 
 /// The option label a choice answer names (`b`, `B)`, `(B)`, `B.` → `B`), if it is one
@@ -249,7 +314,7 @@ pub(crate) fn same_prediction(given: &str, answer: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{Quiz, QuizKind, same_prediction};
+    use super::{Quiz, QuizKind, predicted, question_options, same_prediction};
 
     #[test]
     fn reordered_options_are_relabelled_and_the_answer_moves_with_its_option() {
@@ -320,6 +385,53 @@ mod tests {
         ] {
             assert!(!same_prediction(given, answer), "{given} for {answer}");
         }
+    }
+
+    /// Issue: `CNI DEL runs first` and `CNI DEL then NodeUnpublishVolume` were marked wrong
+    /// for a question offering `CNI DEL` or `NodeUnpublishVolume`, and a prediction has one
+    /// try. The option named first, without an `or`, is the answer given.
+    #[test]
+    fn a_prediction_names_one_of_the_question_s_options() {
+        let q = "Delete pod ai-agent. Which runs first: `CNI DEL` or `NodeUnpublishVolume`?";
+        assert_eq!(question_options(q), ["CNI DEL", "NodeUnpublishVolume"]);
+        for given in [
+            "CNI DEL runs first",
+            "CNI DEL then NodeUnpublishVolume",
+            "CNI DEL, then NodeUnpublishVolume",
+            "`CNI DEL` first",
+            "DEL runs first",
+            "cni del",
+            "DEL",
+            "CNI DEL.",
+        ] {
+            assert!(predicted(q, given, "CNI DEL"), "{given}");
+        }
+        for given in [
+            "NodeUnpublishVolume runs first",
+            "NodeUnpublishVolume then CNI DEL",
+            "NodeUnpublish",
+            "CNI DEL or NodeUnpublishVolume",
+            "either CNI DEL, NodeUnpublishVolume",
+            "NodeUnpublishVolume or CNI DEL",
+            "ADD runs first",
+            "runs first",
+            "",
+        ] {
+            assert!(!predicted(q, given, "CNI DEL"), "{given}");
+        }
+        // A question without options is read as before.
+        assert!(!predicted(
+            "Which plugin?",
+            "bandwidth first then portmap",
+            "bandwidth"
+        ));
+        assert!(predicted(
+            "Which plugin?",
+            "the bandwidth plugin",
+            "bandwidth"
+        ));
+        assert!(question_options("Which `X`? Run `show wire`.").is_empty());
+        assert_eq!(question_options("`a`, `b` or `c`: which?"), ["a", "b", "c"]);
     }
 
     #[test]

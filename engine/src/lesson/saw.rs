@@ -2486,6 +2486,62 @@ pub(crate) fn why_rule_holding(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
+/// `saw why rule <node> <chain> matching <spec>`: `why rule` explained a rule of the chain
+/// on the node (the chain's first link) whose typed match is the spec's: each of the
+/// spec's `[!] -s`, `[!] -d`, `[!] -i`, `[!] -o` and `[!] -p` equals the rule's (addresses
+/// compared as networks, as iptables stores them), and its target too when the spec has a
+/// `-j`. A rule with the same target and other addresses (flannel's `! -s POD_NET -d
+/// POD_NET` masquerade next to the `-s POD_NET ! -d 224.0.0.0/4` one) does not hold.
+pub(crate) fn why_rule_matching(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    use crate::cni::netfilter::{RuleSpec, Target};
+    use crate::engine::why::Link;
+    let (node, chain, spec) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let want = RuleSpec::parse(spec);
+    let fits = |have: &RuleSpec| {
+        fn same<T: PartialEq>(want: &Option<T>, have: &Option<T>) -> bool {
+            want.is_none() || want == have
+        }
+        same(&want.src, &have.src)
+            && same(&want.dst, &have.dst)
+            && same(&want.iif, &have.iif)
+            && same(&want.oif, &have.oif)
+            && same(&want.proto, &have.proto)
+            && (want.target == Target::None || want.target == have.target)
+    };
+    let mut explained = Vec::new();
+    for links in why_chains(seen) {
+        if let Some(Link::Rule {
+            node: n,
+            chain: c,
+            number,
+            text,
+            ..
+        }) = links.first()
+            && n == node
+            && c == chain
+        {
+            explained.push((*number, fits(&RuleSpec::parse(text))));
+        }
+    }
+    let holds = explained.iter().any(|&(_, fits)| fits);
+    yes_no(
+        holds,
+        format!("`why rule` explained the rule of {chain} on {node} that matches `{spec}`"),
+        if explained.is_empty() {
+            format!("no `why rule {chain} … --node {node}` explained a rule during this step")
+        } else {
+            format!(
+                "`why rule` explained rule {} of {chain} on {node}, whose match is not `{spec}`",
+                explained
+                    .iter()
+                    .map(|(n, _)| n.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+    )
+}
+
 pub(crate) fn why_rule_by(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     use crate::engine::why::Link;
     let (node, chain, writer) = (arg(a, 0), arg(a, 1), arg(a, 2));
