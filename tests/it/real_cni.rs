@@ -600,3 +600,47 @@ fn is_default_gateway_beside_a_default_route_without_gw_fails_as_the_real_plugin
     assert_eq!(stdout.matches(": same as the model").count(), 2, "{stdout}");
     assert_eq!(namespaces_of(pid), Vec::<String>::new());
 }
+
+/// libcni caches a chain's result only when the whole ADD succeeded: after a duplicate ADD
+/// that fails at bridge on both sides, each side keeps its own earlier result, so CHECK
+/// hands the real bridge the real chain's result (its real MACs), not the model's.
+#[test]
+fn check_after_a_failed_duplicate_add_uses_each_sides_own_cached_result() {
+    if !oracle::run_or_skip(
+        "check_after_a_failed_duplicate_add_uses_each_sides_own_cached_result",
+        missing(),
+    ) {
+        return;
+    }
+    let data = DataDir::new("dup-add");
+    let script = "cni add c1 --node node-1
+cni add c1 --node node-1
+cni check c1 --node node-1
+cni del c1 --node node-1
+";
+    let args = [
+        "--real-cni",
+        "--cni-plugins",
+        "1.1.1",
+        "--preset",
+        "single-node",
+        "run",
+        "--keep-going",
+        "-",
+    ];
+    let (out, pid) = run_lab(&data, &args, script);
+    let _guard = Leftovers(vec![pid]);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("container veth name provided (eth0) already exists"),
+        "{stderr}\n{stdout}"
+    );
+    assert!(!stdout.contains("DIFFERS"), "{stdout}");
+    assert!(
+        stdout.contains("bridge ADD #5: same as the model")
+            && stdout.contains("bridge CHECK #6: same as the model"),
+        "{stdout}"
+    );
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+}
