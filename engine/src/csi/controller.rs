@@ -67,8 +67,8 @@ impl Driver {
     /// segments. external-provisioner always sends requirements to this driver (see
     /// `crate::storage::topology`), so every provisioned volume has a node.
     ///
-    /// The access mode does not matter, as in csi-driver-host-path (CreateVolume checks only
-    /// that block and mount are not both asked for): an RWX or ROX volume lives on one node
+    /// The access mode does not matter, as in csi-driver-host-path (its CreateVolume does not
+    /// look at it; the lab refuses only UNKNOWN): an RWX or ROX volume lives on one node
     /// too, and ControllerPublish to any other node is NOT_FOUND. With no requirements (a raw
     /// `csi create-volume`) the volume is left reachable from every node: the spec lets the
     /// CO "assume the volume is equally accessible from all nodes" when accessible_topology
