@@ -841,12 +841,13 @@ impl RealCni for Handle {
     }
 }
 
-/// The entries of a directory, sorted by name (none if it cannot be read).
+/// The entries of a directory, sorted by name in byte order as `ls` lists them with
+/// LC_COLLATE=C (none if it cannot be read).
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
-    v.sort();
+    v.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
     v
 }
 

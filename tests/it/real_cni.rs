@@ -644,3 +644,51 @@ cni del c1 --node node-1
     );
     assert_eq!(namespaces_of(pid), Vec::<String>::new());
 }
+
+/// `show ipam` and `show ipam --real` list host-local's directory in the same order, as `ls`
+/// does (byte order): `10.244.1.10` before `10.244.1.2`, then `last_reserved_ip.0` and
+/// `lock`.
+#[test]
+fn show_ipam_lists_the_files_in_the_real_directorys_order() {
+    if !oracle::run_or_skip(
+        "show_ipam_lists_the_files_in_the_real_directorys_order",
+        missing(),
+    ) {
+        return;
+    }
+    let data = DataDir::new("ipam-order");
+    let mut script: String = (1..=10)
+        .map(|i| format!("cni add c{i} --node node-1\n"))
+        .collect();
+    script.push_str("show ipam node-1\nshow ipam node-1 --real\n");
+    let args = ["--real-cni", "--cni-plugins", "1.1.1", "run", "-"];
+    let (out, pid) = run_lab(&data, &args, &script);
+    let _guard = Leftovers(vec![pid]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
+    let (model, real) = stdout
+        .split_once("node-1 (real): ")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let model = model
+        .rsplit_once("node-1: /var/lib/cni/networks/")
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .1;
+    let names = |listing: &str| -> Vec<String> {
+        listing
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.strip_prefix("  "))
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|n| !n.starts_with("range"))
+            .map(str::to_string)
+            .collect()
+    };
+    let (model, real) = (names(model), names(real));
+    assert_eq!(model, real, "{stdout}");
+    assert_eq!(
+        &model[..3],
+        ["10.244.1.10", "10.244.1.11", "10.244.1.2"],
+        "{stdout}"
+    );
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+}
