@@ -17,7 +17,8 @@
 //!   a whole DEL chain succeeded).
 //!
 //! Those are the only changes to what the model sends; `show wire N --real` lists them.
-//! The comparison ([`compare`]) normalises MACs, random veth names and namespace paths.
+//! The comparison ([`compare`]) normalises MACs, random veth names, namespace paths and
+//! the bin dir (the real `CNI_PATH` read as the model's).
 //!
 //! Nothing outlives the session ([`marker`]): namespaces are deleted on `reset`, on exit,
 //! on SIGINT/SIGTERM/SIGHUP, and after a crash by the next start of the lab. Deleting a
@@ -607,6 +608,9 @@ impl Session {
                 "CNI_PATH={bin_dir} (the model's {}: where the real binaries are)",
                 x.env.path
             ));
+            // A plugin that names its CNI_PATH (`failed to find plugin "x" in path
+            // [/usr/lib/cni]` for a missing IPAM) says the model's path when compared.
+            call.paths.push((bin_dir.clone(), model_path.to_string()));
         }
         let real_env = CniEnv {
             netns: real_netns.into(),

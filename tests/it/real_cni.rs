@@ -692,3 +692,49 @@ fn show_ipam_lists_the_files_in_the_real_directorys_order() {
     );
     assert_eq!(namespaces_of(pid), Vec::<String>::new());
 }
+
+/// A missing IPAM plugin: bridge names its CNI_PATH in the error, the real bin dir on the
+/// real side; the comparison reads it as the model's `/opt/cni/bin`, so the two answers are
+/// the same.
+#[test]
+fn a_missing_ipam_plugin_fails_the_same_whatever_the_bin_dir() {
+    if !oracle::run_or_skip(
+        "a_missing_ipam_plugin_fails_the_same_whatever_the_bin_dir",
+        missing(),
+    ) {
+        return;
+    }
+    let data = DataDir::new("no-ipam");
+    let conflist = data.0.join("00-ni.conflist");
+    std::fs::write(
+        &conflist,
+        r#"{"cniVersion":"1.0.0","name":"ni-net","plugins":[{"type":"bridge","bridge":"br-ni","ipam":{"type":"nosuch-ipam"}}]}"#,
+    )
+    .expect("the conflist");
+    let script = format!(
+        "cni conf load {} --node node-1\ncni add c1 --node node-1\n",
+        conflist.display()
+    );
+    let args = [
+        "--real-cni",
+        "--cni-plugins",
+        "1.1.1",
+        "run",
+        "--keep-going",
+        "-",
+    ];
+    let (out, pid) = run_lab(&data, &args, &script);
+    let _guard = Leftovers(vec![pid]);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("failed to find plugin \"nosuch-ipam\" in path [/opt/cni/bin]"),
+        "{stderr}\n{stdout}"
+    );
+    assert!(!stdout.contains("DIFFERS"), "{stdout}");
+    assert!(
+        stdout.contains("bridge ADD #0: same as the model"),
+        "{stdout}"
+    );
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+}
