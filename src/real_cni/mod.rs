@@ -12,10 +12,13 @@
 //! - host-local's `dataDir` points into the session's own directory, never the host's
 //!   `/var/lib/cni/networks`;
 //! - `prevResult` is the real chain's own: the real previous plugin's output on ADD, the
-//!   real final result on DEL and CHECK (as libcni's cache would hold it).
+//!   real final result on DEL and CHECK (as libcni's cache would hold it: written only when
+//!   a whole ADD chain succeeded, so a failed ADD leaves the earlier result, and dropped when
+//!   a whole DEL chain succeeded).
 //!
 //! Those are the only changes to what the model sends; `show wire N --real` lists them.
-//! The comparison ([`compare`]) normalises MACs, random veth names and namespace paths.
+//! The comparison ([`compare`]) normalises MACs, random veth names, namespace paths and
+//! the bin dir (the real `CNI_PATH` read as the model's).
 //!
 //! Nothing outlives the session ([`marker`]): namespaces are deleted on `reset`, on exit,
 //! on SIGINT/SIGTERM/SIGHUP, and after a crash by the next start of the lab. Deleting a
@@ -174,6 +177,7 @@ pub fn enable(cfg: Config) -> Result<(), String> {
         pods: BTreeMap::new(),
         next_pod: 1,
         results: BTreeMap::new(),
+        chains: BTreeMap::new(),
         pending: VecDeque::new(),
         calls: BTreeMap::new(),
     });
@@ -360,15 +364,58 @@ struct Session {
     /// (node, the model's netns path) → the pod's namespace.
     pods: BTreeMap<(String, String), String>,
     next_pod: u64,
-    /// (node, network, container ID, ifname) → the real chain's latest ADD output.
-    results: BTreeMap<(String, String, String, String), Value>,
+    /// Per attachment, the real side of libcni's result cache: the final result of the
+    /// last real ADD chain that succeeded whole (what DEL and CHECK get as prevResult).
+    results: BTreeMap<Attachment, Value>,
+    /// Per attachment, the ADD or DEL chain last run, until it is settled into `results`
+    /// ([`Session::settle`]: when the next chain or CHECK on that attachment starts, or
+    /// when the operation's calls are paired).
+    chains: BTreeMap<Attachment, Chain>,
     /// Real calls not yet paired with their wire record.
     pending: VecDeque<RealCall>,
     /// Real calls by the wire record they go with.
     calls: BTreeMap<u64, RealCall>,
 }
 
+/// libcni's cache key: (node, network, container ID, ifname).
+type Attachment = (String, String, String, String);
+
+/// One ADD or DEL chain of the real plugins, as far as it ran.
+#[derive(Debug)]
+struct Chain {
+    command: CniCommand,
+    /// ADD: the output of the last real plugin that succeeded (the next one's prevResult).
+    out: Option<Value>,
+    /// Every real plugin of the chain ran and succeeded, and so did the model's.
+    ok: bool,
+}
+
 impl Session {
+    /// libcni's cache after the chain last run on `key`: an ADD chain that succeeded whole
+    /// caches its final result (`cacheAdd` comes after the last plugin); a DEL chain that
+    /// succeeded whole drops it (`cacheDel`); a failed chain leaves the cache as it was.
+    fn settle(&mut self, key: &Attachment) {
+        let Some(chain) = self.chains.remove(key) else {
+            return;
+        };
+        match (chain.command, chain.ok, chain.out) {
+            (CniCommand::Add, true, Some(out)) => {
+                self.results.insert(key.clone(), out);
+            }
+            (CniCommand::Del, true, _) => {
+                self.results.remove(key);
+            }
+            _ => {}
+        }
+    }
+
+    fn settle_all(&mut self) {
+        let keys: Vec<Attachment> = self.chains.keys().cloned().collect();
+        for k in keys {
+            self.settle(&k);
+        }
+    }
+
     fn adopt(&mut self, lab: u64) {
         if self.owner != Some(lab) {
             self.clear();
@@ -397,6 +444,7 @@ impl Session {
         self.pods.clear();
         self.nodes.clear();
         self.results.clear();
+        self.chains.clear();
         self.pending.clear();
         self.calls.clear();
     }
@@ -436,8 +484,48 @@ impl Session {
         self.dir.join("host-local").join(safe(node))
     }
 
-    /// Run the real plugin for one execution the model made and compare.
+    /// Run the real plugin for one execution the model made and compare, keeping the real
+    /// chain's results as libcni would (see [`Session::settle`]).
     fn execute(&mut self, x: &Beside<'_>) -> RealCall {
+        let cmd = x.env.cmd();
+        let key: Attachment = (
+            x.node.to_string(),
+            x.stdin.network_name().to_string(),
+            x.env.container_id.to_string(),
+            x.env.ifname.to_string(),
+        );
+        // A chain starts with an ADD without prevResult (its first plugin), or with a DEL
+        // or CHECK after anything else: the chain before it is over.
+        let continues = self.chains.get(&key).is_some_and(|c| {
+            c.command == cmd && (cmd != CniCommand::Add || x.stdin.prev_result.is_some())
+        });
+        if !continues {
+            self.settle(&key);
+            if matches!(cmd, CniCommand::Add | CniCommand::Del) {
+                self.chains.insert(
+                    key.clone(),
+                    Chain {
+                        command: cmd,
+                        out: None,
+                        ok: true,
+                    },
+                );
+            }
+        }
+        let call = self.run(x, &key);
+        if let Some(chain) = self.chains.get_mut(&key) {
+            let real_ok = call.exit == Some(0) && !matches!(call.verdict, Verdict::NotRun(_));
+            let out = (cmd == CniCommand::Add && real_ok)
+                .then(|| serde_json::from_str::<Value>(&call.stdout).ok())
+                .flatten();
+            chain.ok &= real_ok && !x.model.is_err() && (cmd != CniCommand::Add || out.is_some());
+            chain.out = out;
+        }
+        call
+    }
+
+    /// Run the real plugin for one execution the model made and compare.
+    fn run(&mut self, x: &Beside<'_>, key: &Attachment) -> RealCall {
         let cmd = x.env.cmd();
         let mut call = RealCall {
             node: x.node.to_string(),
@@ -520,6 +608,9 @@ impl Session {
                 "CNI_PATH={bin_dir} (the model's {}: where the real binaries are)",
                 x.env.path
             ));
+            // A plugin that names its CNI_PATH (`failed to find plugin "x" in path
+            // [/usr/lib/cni]` for a missing IPAM) says the model's path when compared.
+            call.paths.push((bin_dir.clone(), model_path.to_string()));
         }
         let real_env = CniEnv {
             netns: real_netns.into(),
@@ -533,14 +624,12 @@ impl Session {
             .collect();
         // Stdin: the model's, with the real chain's prevResult and the lab's dataDir.
         let mut doc = x.stdin.to_json();
-        let key = (
-            x.node.to_string(),
-            x.stdin.network_name().to_string(),
-            x.env.container_id.to_string(),
-            x.env.ifname.to_string(),
-        );
         if x.stdin.prev_result.is_some() {
-            match (self.results.get(&key), cmd) {
+            let prev = match cmd {
+                CniCommand::Add => self.chains.get(key).and_then(|c| c.out.as_ref()),
+                _ => self.results.get(key),
+            };
+            match (prev, cmd) {
                 (Some(prev), _) => {
                     if let Value::Object(m) = &mut doc {
                         m.insert("prevResult".into(), prev.clone());
@@ -600,16 +689,6 @@ impl Session {
                 "\n(stopped by the lab after {} s: timeout)",
                 kernel::PLUGIN_SECS
             ));
-        }
-        if cmd == CniCommand::Add {
-            match serde_json::from_str::<Value>(&ran.stdout) {
-                Ok(v) if ran.ok() => {
-                    self.results.insert(key, v);
-                }
-                _ => {
-                    self.results.remove(&key);
-                }
-            }
         }
         let (real_view, _) = compare::libcni_view(&ran.stdout, &ran.stderr, ran.code);
         let d = compare::differences(
@@ -693,6 +772,8 @@ impl RealCni for Handle {
             s.calls.insert(seq, call);
         }
         s.pending.clear();
+        // The operation is over: its chains are settled.
+        s.settle_all();
         while s.calls.len() > CALLS_KEPT {
             s.calls.pop_first();
         }
@@ -764,12 +845,13 @@ impl RealCni for Handle {
     }
 }
 
-/// The entries of a directory, sorted by name (none if it cannot be read).
+/// The entries of a directory, sorted by name in byte order as `ls` lists them with
+/// LC_COLLATE=C (none if it cannot be read).
 fn sorted_entries(dir: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
-    v.sort();
+    v.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
     v
 }
 

@@ -593,3 +593,95 @@ fn the_reliability_page_states_every_cap() {
         );
     }
 }
+
+/// The CSI page lists what the lab's CreateVolume checks, hostpath's and the lab's own:
+/// each message it quotes is the driver's answer to such a request.
+#[test]
+fn the_csi_page_quotes_create_volumes_checks_as_the_driver_answers() {
+    let page = read(&src().join("real/csi.md"));
+    let page = page.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mount = r#"{"mount":{},"access_mode":{"mode":"SINGLE_NODE_WRITER"}}"#;
+    let cases = [
+        (
+            r#"{"name":"v1","volume_capabilities":[{}]}"#.to_string(),
+            "INVALID_ARGUMENT",
+            "volume_capabilities[0]: access_mode is required and cannot be UNKNOWN",
+        ),
+        (
+            r#"{"name":"v1","volume_capabilities":[{"access_mode":{"mode":"SINGLE_NODE_WRITER"}}]}"#
+                .to_string(),
+            "INVALID_ARGUMENT",
+            "volume_capabilities[0]: one of access type block or mount is required",
+        ),
+        (
+            format!(r#"{{"volume_capabilities":[{mount}]}}"#),
+            "INVALID_ARGUMENT",
+            "Name missing in request",
+        ),
+        (
+            r#"{"name":"v1"}"#.to_string(),
+            "INVALID_ARGUMENT",
+            "Volume Capabilities missing in request",
+        ),
+        (
+            format!(
+                r#"{{"name":"v1","volume_capabilities":[{mount},{{"block":{{}},"access_mode":{{"mode":"SINGLE_NODE_WRITER"}}}}]}}"#
+            ),
+            "INVALID_ARGUMENT",
+            "cannot have both block and mount access type",
+        ),
+        (
+            format!(
+                r#"{{"name":"v1","volume_capabilities":[{mount}],"capacity_range":{{"required_bytes":"-1"}}}}"#
+            ),
+            "INVALID_ARGUMENT",
+            "cannot have negative capacity",
+        ),
+        (
+            format!(
+                r#"{{"name":"v1","volume_capabilities":[{mount}],"capacity_range":{{"required_bytes":"2","limit_bytes":"1"}}}}"#
+            ),
+            "INVALID_ARGUMENT",
+            "capacity cannot exceed limit",
+        ),
+    ];
+    for (req, code, msg) in &cases {
+        let mut lab = crate::common::lab();
+        let Err(e) = lab.execute(&format!("csi call CreateVolume '{req}'")) else {
+            panic!("{req}: succeeded");
+        };
+        assert!(
+            e.message.contains(&format!("{code} ")) && e.message.ends_with(msg),
+            "{req}: {}",
+            e.message
+        );
+        assert!(page.contains(msg), "csi.md does not quote {msg:?}");
+    }
+    // An existing name with another access mode: ALREADY_EXISTS, in hostpath's wording.
+    let mut lab = crate::common::lab();
+    crate::common::run(
+        &mut lab,
+        &format!(r#"csi call CreateVolume '{{"name":"v1","volume_capabilities":[{mount}]}}'"#),
+    );
+    let Err(e) = lab.execute(
+        r#"csi call CreateVolume '{"name":"v1","volume_capabilities":[{"mount":{},"access_mode":{"mode":"MULTI_NODE_MULTI_WRITER"}}]}'"#,
+    ) else {
+        panic!("same name, other mode: succeeded");
+    };
+    assert!(
+        e.message
+            .ends_with("ALREADY_EXISTS (6) from CreateVolume: Volume with the same name: v1 but with different access mode already exist"),
+        "{}",
+        e.message
+    );
+    assert!(
+        page.contains(
+            "Volume with the same name: NAME but with different access mode already exist"
+        ) && page.contains("Some checks are the lab's own"),
+        "csi.md does not say which checks are the lab's own"
+    );
+    assert!(
+        !page.contains("checks only that block and mount are not both asked for"),
+        "csi.md still says CreateVolume checks only block and mount"
+    );
+}

@@ -846,3 +846,38 @@ fn full_slash_16_allocates_fast() {
     assert!(store.index_consistent());
     assert!(t.elapsed().as_secs() < 20, "too slow: {:?}", t.elapsed());
 }
+
+/// `show ipam` lists host-local's directory as `ls` does (byte order, LC_COLLATE=C): a lease
+/// file `10.244.1.10` before `10.244.1.3`, then `last_reserved_ip.0`, then `lock`, as the
+/// `--real` listing of the real directory is ordered.
+#[test]
+fn show_ipam_lists_the_files_in_ls_order() {
+    let mut lab = crate::common::lab();
+    for i in 1..=10 {
+        lab.execute(&format!("cni add c{i} --node node-1"))
+            .unwrap_or_else(|e| panic!("c{i}: {}", e.message));
+    }
+    let out = lab
+        .execute("show ipam node-1")
+        .unwrap_or_else(|e| panic!("{}", e.message))
+        .to_text();
+    let names: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| !n.starts_with("range"))
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    assert_eq!(names, sorted, "{out}");
+    assert_eq!(
+        &names[..3],
+        ["10.244.1.10", "10.244.1.11", "10.244.1.2"],
+        "{out}"
+    );
+    assert_eq!(
+        &names[names.len() - 2..],
+        ["last_reserved_ip.0", "lock"],
+        "{out}"
+    );
+}

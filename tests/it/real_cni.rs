@@ -600,3 +600,141 @@ fn is_default_gateway_beside_a_default_route_without_gw_fails_as_the_real_plugin
     assert_eq!(stdout.matches(": same as the model").count(), 2, "{stdout}");
     assert_eq!(namespaces_of(pid), Vec::<String>::new());
 }
+
+/// libcni caches a chain's result only when the whole ADD succeeded: after a duplicate ADD
+/// that fails at bridge on both sides, each side keeps its own earlier result, so CHECK
+/// hands the real bridge the real chain's result (its real MACs), not the model's.
+#[test]
+fn check_after_a_failed_duplicate_add_uses_each_sides_own_cached_result() {
+    if !oracle::run_or_skip(
+        "check_after_a_failed_duplicate_add_uses_each_sides_own_cached_result",
+        missing(),
+    ) {
+        return;
+    }
+    let data = DataDir::new("dup-add");
+    let script = "cni add c1 --node node-1
+cni add c1 --node node-1
+cni check c1 --node node-1
+cni del c1 --node node-1
+";
+    let args = [
+        "--real-cni",
+        "--cni-plugins",
+        "1.1.1",
+        "--preset",
+        "single-node",
+        "run",
+        "--keep-going",
+        "-",
+    ];
+    let (out, pid) = run_lab(&data, &args, script);
+    let _guard = Leftovers(vec![pid]);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("container veth name provided (eth0) already exists"),
+        "{stderr}\n{stdout}"
+    );
+    assert!(!stdout.contains("DIFFERS"), "{stdout}");
+    assert!(
+        stdout.contains("bridge ADD #5: same as the model")
+            && stdout.contains("bridge CHECK #6: same as the model"),
+        "{stdout}"
+    );
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+}
+
+/// `show ipam` and `show ipam --real` list host-local's directory in the same order, as `ls`
+/// does (byte order): `10.244.1.10` before `10.244.1.2`, then `last_reserved_ip.0` and
+/// `lock`.
+#[test]
+fn show_ipam_lists_the_files_in_the_real_directorys_order() {
+    if !oracle::run_or_skip(
+        "show_ipam_lists_the_files_in_the_real_directorys_order",
+        missing(),
+    ) {
+        return;
+    }
+    let data = DataDir::new("ipam-order");
+    let mut script: String = (1..=10)
+        .map(|i| format!("cni add c{i} --node node-1\n"))
+        .collect();
+    script.push_str("show ipam node-1\nshow ipam node-1 --real\n");
+    let args = ["--real-cni", "--cni-plugins", "1.1.1", "run", "-"];
+    let (out, pid) = run_lab(&data, &args, &script);
+    let _guard = Leftovers(vec![pid]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
+    let (model, real) = stdout
+        .split_once("node-1 (real): ")
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let model = model
+        .rsplit_once("node-1: /var/lib/cni/networks/")
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .1;
+    let names = |listing: &str| -> Vec<String> {
+        listing
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.strip_prefix("  "))
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|n| !n.starts_with("range"))
+            .map(str::to_string)
+            .collect()
+    };
+    let (model, real) = (names(model), names(real));
+    assert_eq!(model, real, "{stdout}");
+    assert_eq!(
+        &model[..3],
+        ["10.244.1.10", "10.244.1.11", "10.244.1.2"],
+        "{stdout}"
+    );
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+}
+
+/// A missing IPAM plugin: bridge names its CNI_PATH in the error, the real bin dir on the
+/// real side; the comparison reads it as the model's `/opt/cni/bin`, so the two answers are
+/// the same.
+#[test]
+fn a_missing_ipam_plugin_fails_the_same_whatever_the_bin_dir() {
+    if !oracle::run_or_skip(
+        "a_missing_ipam_plugin_fails_the_same_whatever_the_bin_dir",
+        missing(),
+    ) {
+        return;
+    }
+    let data = DataDir::new("no-ipam");
+    let conflist = data.0.join("00-ni.conflist");
+    std::fs::write(
+        &conflist,
+        r#"{"cniVersion":"1.0.0","name":"ni-net","plugins":[{"type":"bridge","bridge":"br-ni","ipam":{"type":"nosuch-ipam"}}]}"#,
+    )
+    .expect("the conflist");
+    let script = format!(
+        "cni conf load {} --node node-1\ncni add c1 --node node-1\n",
+        conflist.display()
+    );
+    let args = [
+        "--real-cni",
+        "--cni-plugins",
+        "1.1.1",
+        "run",
+        "--keep-going",
+        "-",
+    ];
+    let (out, pid) = run_lab(&data, &args, &script);
+    let _guard = Leftovers(vec![pid]);
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("failed to find plugin \"nosuch-ipam\" in path [/opt/cni/bin]"),
+        "{stderr}\n{stdout}"
+    );
+    assert!(!stdout.contains("DIFFERS"), "{stdout}");
+    assert!(
+        stdout.contains("bridge ADD #0: same as the model"),
+        "{stdout}"
+    );
+    assert_eq!(namespaces_of(pid), Vec::<String>::new());
+}

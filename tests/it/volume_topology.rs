@@ -107,6 +107,33 @@ fn the_scheduler_follows_the_volume_and_a_pinned_pod_elsewhere_never_starts() {
     assert_eq!(lab.cluster().pods[&key("stray")].status.phase, "Pending");
 }
 
+/// external-attacher's syncDetach looks only at its finalizer: the attachment whose
+/// ControllerPublishVolume failed is still unpublished (csiDetach calls Detach whatever
+/// `status.attached` says) before the finalizer goes; the driver answers OK, as the spec
+/// requires for a volume not attached to that node.
+#[test]
+fn a_failed_attach_is_still_unpublished_before_its_attachment_goes() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(&mut lab, "pod create db --node node-1 --pvc data");
+    run(&mut lab, "pod delete db");
+    let out = run(&mut lab, "tick 10");
+    let unpublish = out
+        .find("ControllerUnpublishVolume #2 vol-95328f0b: OK")
+        .unwrap_or_else(|| panic!("{out}"));
+    let removed = out
+        .find("detached from node-1; volumeattachment removed")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(unpublish < removed, "{out}");
+    let wire = run(&mut lab, "show wire --list");
+    assert!(
+        wire.lines()
+            .any(|l| l.contains("ControllerUnpublishVolume") && l.contains("OK")),
+        "{wire}"
+    );
+    assert!(lab.cluster().volume_attachments.is_empty());
+}
+
 #[test]
 fn without_attach_kubelet_reports_the_node_affinity_check() {
     let mut lab = crate::common::lab();

@@ -32,6 +32,9 @@ pub(crate) trait PluginExec {
     /// Whether a plugin of this type is installed in `CNI_PATH` (`FindInPath`).
     fn installed(&self, plugin_type: &str) -> bool;
 
+    /// The release of containernetworking/plugins in `CNI_PATH`.
+    fn release(&self) -> super::release::PluginsRelease;
+
     /// Execute the plugin with `env` and `stdin`. `injected` is the armed fault the runtime
     /// found for this execution; `faults` is asked again for each delegate the plugin runs.
     fn exec(
@@ -57,6 +60,10 @@ pub(crate) struct InProcess<'a> {
 impl PluginExec for InProcess<'_> {
     fn installed(&self, plugin_type: &str) -> bool {
         self.registry.find(plugin_type).is_some()
+    }
+
+    fn release(&self) -> super::release::PluginsRelease {
+        self.registry.release()
     }
 
     fn exec(

@@ -250,6 +250,11 @@ impl PluginCtx<'_> {
     /// Delegate to another plugin by type with the same env and stdin (`ipam.ExecAdd` etc.).
     pub fn delegate(&mut self, plugin_type: &str, env: &CniEnv, stdin: &Stdin) -> PluginReply {
         let Some(p) = self.registry.find(plugin_type) else {
+            // A binary of the release the lab does not model (dhcp as IPAM): the exec
+            // failure libcni's invoke would give, code 0 (see `not_modelled`).
+            if let Some(e) = self.registry.release().not_modelled(plugin_type) {
+                return Err(e);
+            }
             // No binary was found, so nothing ran: nothing goes on the wire.
             return Err(CniError::internal(format!(
                 "failed to find plugin \"{plugin_type}\" in path [{}]",

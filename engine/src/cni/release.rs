@@ -95,6 +95,35 @@ impl PluginsRelease {
         self >= PluginsRelease::V1_9_1
     }
 
+    /// The binaries of this release the lab does not model: every directory of
+    /// `plugins/{main,meta,ipam}` at the release's tag (but `windows`, which the Linux
+    /// build skips) that is not one of the lab's plugin models. A chain that names one stops
+    /// there ([`PluginsRelease::not_modelled`]).
+    pub fn unmodelled(self) -> &'static [&'static str] {
+        match self {
+            PluginsRelease::V1_1_1 => &["dhcp", "firewall", "sbr", "vlan", "vrf"],
+            // dummy came in v1.4.0, tap in v1.3.0.
+            PluginsRelease::V1_9_1 => &["dhcp", "dummy", "firewall", "sbr", "tap", "vlan", "vrf"],
+        }
+    }
+
+    /// The lab's error for a plugin this release ships but the lab does not model: on a
+    /// real node the binary is in `/opt/cni/bin` and runs; in the lab it cannot, so the call
+    /// fails where the plugin would have run. Its code is 0, as libcni's for a plugin it
+    /// found but whose execution failed without a CNI error (`pkg/invoke/raw_exec.go`
+    /// pluginErr: `netplugin failed …`); the text is the lab's own.
+    pub(crate) fn not_modelled(self, plugin_type: &str) -> Option<super::types::CniError> {
+        self.unmodelled().contains(&plugin_type).then(|| {
+            super::types::CniError::new(
+                0,
+                format!(
+                    "plugin {plugin_type:?} is in containernetworking/plugins {self} ({}) but not modelled by the lab (`cni plugins` lists the ones it models)",
+                    super::runtime::CNI_PATH
+                ),
+            )
+        })
+    }
+
     /// An error message as this release words it, given v1.9.1's. Upstream lower-cased the
     /// first letter of many messages for Go's error style check after v1.1.1 (macvlan's
     /// CHECK: `Container macvlan mode …` became `container macvlan mode …`); only call
@@ -133,6 +162,68 @@ impl fmt::Display for PluginsRelease {
 mod tests {
     use super::*;
     use crate::cni::plugin::{ALL_VERSIONS, VERSIONS_FROM_030};
+
+    /// Every binary of each release (`plugins/{main,meta,ipam}` at its tag, without
+    /// `windows`) is a plugin the lab models or one of [`PluginsRelease::unmodelled`],
+    /// never both.
+    #[test]
+    fn every_binary_of_a_release_is_modelled_or_listed_as_not() {
+        let v1_1_1 = [
+            "bandwidth",
+            "bridge",
+            "dhcp",
+            "firewall",
+            "host-device",
+            "host-local",
+            "ipvlan",
+            "loopback",
+            "macvlan",
+            "portmap",
+            "ptp",
+            "sbr",
+            "static",
+            "tuning",
+            "vlan",
+            "vrf",
+        ];
+        let v1_9_1 = [
+            "bandwidth",
+            "bridge",
+            "dhcp",
+            "dummy",
+            "firewall",
+            "host-device",
+            "host-local",
+            "ipvlan",
+            "loopback",
+            "macvlan",
+            "portmap",
+            "ptp",
+            "sbr",
+            "static",
+            "tap",
+            "tuning",
+            "vlan",
+            "vrf",
+        ];
+        let registry = crate::cni::registry::Registry::standard();
+        for (release, binaries) in [
+            (PluginsRelease::V1_1_1, &v1_1_1[..]),
+            (PluginsRelease::V1_9_1, &v1_9_1[..]),
+        ] {
+            for b in binaries {
+                let modelled = registry.find(b).is_some();
+                let listed = release.unmodelled().contains(b);
+                assert!(
+                    modelled != listed,
+                    "{release} {b}: modelled {modelled}, listed {listed}"
+                );
+            }
+            for u in release.unmodelled() {
+                assert!(binaries.contains(u), "{release} does not ship {u}");
+            }
+        }
+    }
 
     #[test]
     fn parses_with_or_without_v_and_names_the_choices() {

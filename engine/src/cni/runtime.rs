@@ -365,24 +365,27 @@ pub(crate) struct Invoker<'a> {
 impl Invoker<'_> {
     /// `c.exec.FindInPath(net.Network.Type, c.Path)`: the plugin's binary, or the error.
     fn find_in_path(&self, plugin: &PluginConf) -> Result<(), ChainError> {
+        // FindInPath's errors are plain Go errors (`fmt.Errorf`), with no CNI code.
         if plugin.plugin_type.contains('/') || plugin.plugin_type.contains('\\') {
-            let msg = format!("invalid plugin name: {}", plugin.plugin_type);
-            return Err(ChainError {
-                error: Some(CniError::internal(msg.clone())),
-                plugin: None,
-                message: msg,
-            });
+            return Err(ChainError::plain(format!(
+                "invalid plugin name: {}",
+                plugin.plugin_type
+            )));
         }
         if !self.exec.installed(&plugin.plugin_type) {
-            let msg = format!(
+            // A binary of the release the lab does not model: FindInPath would find it and
+            // the plugin would run; the lab stops the chain there as an execution failure.
+            if let Some(e) = self.exec.release().not_modelled(&plugin.plugin_type) {
+                return Err(ChainError {
+                    message: e.to_string(),
+                    error: Some(e),
+                    plugin: Some(plugin.plugin_type.clone()),
+                });
+            }
+            return Err(ChainError::plain(format!(
                 "failed to find plugin {:?} in path [{CNI_PATH}]",
                 plugin.plugin_type
-            );
-            return Err(ChainError {
-                error: Some(CniError::internal(msg.clone())),
-                plugin: None,
-                message: msg,
-            });
+            )));
         }
         Ok(())
     }

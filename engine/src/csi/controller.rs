@@ -67,8 +67,8 @@ impl Driver {
     /// segments. external-provisioner always sends requirements to this driver (see
     /// `crate::storage::topology`), so every provisioned volume has a node.
     ///
-    /// The access mode does not matter, as in csi-driver-host-path (CreateVolume checks only
-    /// that block and mount are not both asked for): an RWX or ROX volume lives on one node
+    /// The access mode does not matter, as in csi-driver-host-path (its CreateVolume does not
+    /// look at it; the lab refuses only UNKNOWN): an RWX or ROX volume lives on one node
     /// too, and ControllerPublish to any other node is NOT_FOUND. With no requirements (a raw
     /// `csi create-volume`) the volume is left reachable from every node: the spec lets the
     /// CO "assume the volume is equally accessible from all nodes" when accessible_topology
@@ -567,6 +567,16 @@ impl Driver {
             // A volume that does not exist is not published (external-attacher#165).
             return Ok(ControllerUnpublishVolumeResponse {});
         };
+        // A node the volume is not attached to, in or out of its topology, is OK. The spec
+        // is not silent here ("If the volume … is not attached to the node corresponding to
+        // the node_id, the Plugin MUST reply 0 OK"), so the lab follows it rather than
+        // csi-driver-host-path, which since v1.10.0 (the commit that added the
+        // ControllerPublishVolume NOT_FOUND modelled above) answers NOT_FOUND `Node ID %s
+        // does not match to expected Node ID %s` for any node but its own. The lab takes
+        // hostpath's answer only where the spec is silent, as it is for a publish outside the
+        // topology. With hostpath's answer external-attacher, which unpublishes every
+        // attachment it holds a finalizer on (also one whose publish failed), would retry
+        // forever and the VolumeAttachment would never go.
         let nodes: Vec<String> = if req.node_id.is_empty() {
             vol.attachments.keys().cloned().collect()
         } else {

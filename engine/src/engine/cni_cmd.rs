@@ -406,6 +406,10 @@ impl Lab {
             chosen.current_spec(),
             chosen.current_spec(),
         )));
+        out.line(Line::plain(format!(
+            "  in the release but not modelled by the lab (a chain that names one fails there): {}",
+            chosen.unmodelled().join(", ")
+        )));
         for other in PluginsRelease::ALL.into_iter().filter(|r| *r != chosen) {
             out.line(Line::styled(
                 format!(
@@ -851,6 +855,85 @@ mod tests {
                     "{version} on {release}"
                 );
             }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A plugin the release ships but the lab does not model: the chain runs up to it, as
+    /// libcni runs it, and it fails there with an exec failure's code (0) and a message
+    /// that says so (not FindInPath's "failed to find plugin", which says the binary is
+    /// missing); in 1.1.1 too, and as a delegated IPAM (dhcp). A type no release ships is
+    /// FindInPath's plain Go error: no CNI code, printed as libcni's.
+    #[test]
+    fn a_shipped_plugin_the_lab_does_not_model_says_so() {
+        let dir = std::env::temp_dir().join(format!("lab-cni-unmodelled-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temp dir");
+        let conf = |name: &str, plugins: &str| {
+            let path = dir.join(format!("00-{name}.conflist"));
+            std::fs::write(
+                &path,
+                format!(r#"{{"cniVersion":"1.0.0","name":"{name}","plugins":[{plugins}]}}"#),
+            )
+            .expect("a temp file");
+            path.display().to_string()
+        };
+        let firewall = conf(
+            "fw",
+            r#"{"type":"bridge","bridge":"br-fw","ipam":{"type":"host-local","subnet":"10.66.0.0/24"}},{"type":"firewall"}"#,
+        );
+        let dhcp = conf(
+            "dh",
+            r#"{"type":"macvlan","master":"eth0","ipam":{"type":"dhcp"}}"#,
+        );
+        let nosuch = conf("nx", r#"{"type":"nosuch"}"#);
+        for release in ["1.9.1", "1.1.1"] {
+            let mut lab = Lab::with_edges(Lab::new, crate::edge::tests::disk());
+            text(&mut lab, &format!("cni plugins {release}"));
+            text(&mut lab, &format!("cni conf load {firewall} --node node-1"));
+            let before = lab.wire.next_seq();
+            let Err(e) = lab.execute("cni add c1 --node node-1") else {
+                panic!("{release}: ADD succeeded");
+            };
+            assert_eq!(
+                e.message,
+                format!(
+                    "CNI code 0 from firewall: plugin type=\"firewall\" failed (add): plugin \"firewall\" is in containernetworking/plugins {release} (/opt/cni/bin) but not modelled by the lab (`cni plugins` lists the ones it models)"
+                )
+            );
+            // bridge ran (with its host-local), firewall did not.
+            assert_eq!(lab.wire.next_seq() - before, 2, "{release}");
+            text(&mut lab, "cni conf remove 00-fw.conflist --node node-1");
+            text(&mut lab, &format!("cni conf load {dhcp} --node node-1"));
+            let Err(e) = lab.execute("cni add c2 --node node-1") else {
+                panic!("{release}: ADD succeeded");
+            };
+            assert_eq!(
+                e.message,
+                format!(
+                    "CNI code 0 from macvlan: plugin type=\"macvlan\" failed (add): plugin \"dhcp\" is in containernetworking/plugins {release} (/opt/cni/bin) but not modelled by the lab (`cni plugins` lists the ones it models)"
+                )
+            );
+            text(&mut lab, "cni conf remove 00-dh.conflist --node node-1");
+            text(&mut lab, &format!("cni conf load {nosuch} --node node-1"));
+            let Err(e) = lab.execute("cni add c3 --node node-1") else {
+                panic!("{release}: ADD succeeded");
+            };
+            assert_eq!(
+                e.message,
+                "libcni: plugin type=\"nosuch\" failed (add): failed to find plugin \"nosuch\" in path [/opt/cni/bin]"
+            );
+            let plugins = text(&mut lab, "cni plugins");
+            let listed = if release == "1.1.1" {
+                "dhcp, firewall, sbr, vlan, vrf"
+            } else {
+                "dhcp, dummy, firewall, sbr, tap, vlan, vrf"
+            };
+            assert!(
+                plugins.contains(&format!(
+                    "in the release but not modelled by the lab (a chain that names one fails there): {listed}"
+                )),
+                "{plugins}"
+            );
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -253,29 +253,34 @@ impl Lab {
                     );
                 }
                 out.line(head);
+                // The directory's files as `ls` lists them: by name in byte order
+                // (LC_COLLATE=C), so 10.244.1.10 comes before 10.244.1.3, as in the
+                // `--real` listing of the real directory.
+                let mut files: Vec<(String, Line)> = Vec::new();
                 for (ip, lease) in store.leases() {
                     let owner = self.lease_note(&n, &lease.container_id, &lease.ifname);
-                    out.line(
-                        Line::new()
-                            .push(format!("  {:<20}", ip.to_string()), Role::Name)
-                            .push(
-                                format!("{}\\r\\n{}", lease.container_id, lease.ifname),
-                                Role::Plain,
-                            )
-                            .push(owner, Role::Dim),
-                    );
+                    let name = ip.to_string();
+                    let line = Line::new()
+                        .push(format!("  {name:<20}"), Role::Name)
+                        .push(
+                            format!("{}\\r\\n{}", lease.container_id, lease.ifname),
+                            Role::Plain,
+                        )
+                        .push(owner, Role::Dim);
+                    files.push((name, line));
                 }
                 for (idx, ip) in store.last_reserved() {
-                    out.line(
-                        Line::new()
-                            .push(
-                                format!("  {:<20}", format!("last_reserved_ip.{idx}")),
-                                Role::Name,
-                            )
-                            .push(ip.to_string(), Role::Plain),
-                    );
+                    let name = format!("last_reserved_ip.{idx}");
+                    let line = Line::new()
+                        .push(format!("  {name:<20}"), Role::Name)
+                        .push(ip.to_string(), Role::Plain);
+                    files.push((name, line));
                 }
-                out.line(Line::new().push("  lock", Role::Name));
+                files.push(("lock".into(), Line::new().push("  lock", Role::Name)));
+                files.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+                for (_, line) in files {
+                    out.line(line);
+                }
                 let text = match summary {
                     Some(s) if !s.ranges.is_empty() => format!(
                         "  range {} · gateway {} (skipped) · {} leased · {} free",

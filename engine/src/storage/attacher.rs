@@ -189,44 +189,54 @@ impl Attacher {
         }
     }
 
+    /// external-attacher's `syncDetach`: with its finalizer on the attachment it calls
+    /// ControllerUnpublishVolume, whether or not the attach succeeded (`csiDetach` does not
+    /// look at `status.attached`: a ControllerPublishVolume that failed, or whose answer was
+    /// lost, may still have attached the volume), and drops the finalizer only on success.
     fn detach(&mut self, ctx: &mut Ctx<'_>, va: &Object<VaSpec>, key: &str) -> bool {
+        if !va
+            .metadata
+            .finalizers()
+            .iter()
+            .any(|f| f == ATTACHER_FINALIZER)
+        {
+            // "VolumeAttachment is already detached".
+            return false;
+        }
         let handle = ctx
             .api
             .pvs
             .get_named("", &va.spec.source.persistent_volume_name)
             .map(|pv| pv.spec.csi.volume_handle.clone());
-        if va.status.attached {
-            let Some(handle) = handle else {
-                // The PV is gone: nothing the driver can be asked about.
-                let _ = ctx.api.volume_attachments().remove_finalizer(
-                    "",
-                    va.name(),
-                    ATTACHER_FINALIZER,
-                );
-                return true;
-            };
-            let req = ControllerUnpublishVolumeRequest {
-                volume_id: handle,
-                node_id: super::listers::csi_node_id(ctx.api, &va.spec.node_name),
-                ..Default::default()
-            };
-            if let Err(status) = ctx.csi_call(
-                "external-attacher",
-                None,
-                "ControllerUnpublishVolume",
-                req,
-                |d, r| d.controller_unpublish_volume(r),
-            ) {
-                if let Ok(mut next) = ctx.api.volume_attachments().get("", va.name()).cloned() {
-                    next.status.detach_error = Some(VolumeError {
-                        message: status.go_error_string(),
-                        time: crate::cluster::meta::timestamp(ctx.clock.whole_secs()),
-                    });
-                    let _ = ctx.api.volume_attachments().update_status(&next);
-                }
-                self.backoff.fail(ctx, key.to_string());
-                return true;
+        let Some(handle) = handle else {
+            // The PV is gone: nothing the driver can be asked about.
+            let _ =
+                ctx.api
+                    .volume_attachments()
+                    .remove_finalizer("", va.name(), ATTACHER_FINALIZER);
+            return true;
+        };
+        let req = ControllerUnpublishVolumeRequest {
+            volume_id: handle,
+            node_id: super::listers::csi_node_id(ctx.api, &va.spec.node_name),
+            ..Default::default()
+        };
+        if let Err(status) = ctx.csi_call(
+            "external-attacher",
+            None,
+            "ControllerUnpublishVolume",
+            req,
+            |d, r| d.controller_unpublish_volume(r),
+        ) {
+            if let Ok(mut next) = ctx.api.volume_attachments().get("", va.name()).cloned() {
+                next.status.detach_error = Some(VolumeError {
+                    message: status.go_error_string(),
+                    time: crate::cluster::meta::timestamp(ctx.clock.whole_secs()),
+                });
+                let _ = ctx.api.volume_attachments().update_status(&next);
             }
+            self.backoff.fail(ctx, key.to_string());
+            return true;
         }
         self.backoff.clear(key);
         let pv = va.spec.source.persistent_volume_name.clone();

@@ -183,6 +183,10 @@ impl PluginExec for SideBySide<'_> {
         self.model.installed(plugin_type)
     }
 
+    fn release(&self) -> super::release::PluginsRelease {
+        self.model.release()
+    }
+
     fn exec(
         &mut self,
         plugin_type: &str,
