@@ -463,8 +463,6 @@ fn calc_gateways(result: &mut CniResult, conf: &BridgeConf) -> (Vec<IpNet>, Vec<
                 } else {
                     IpNet::V6(ipnet::Ipv6Net::default())
                 };
-                // A result holds a default route a family: no room reserved for more.
-                result.routes.reserve_exact(1);
                 result.routes.push(Route {
                     dst: Some(any),
                     gw: result.ips[i].gateway,
@@ -707,7 +705,7 @@ impl Bridge {
         let (host_iface, cont_iface) = setup_veth(ctx.host, &conf, env)?;
         let mut result = CniResult {
             cni_version: stdin.cni_version().into(),
-            interfaces: vec![br_iface, host_iface, cont_iface],
+            interfaces: vec![br_iface, host_iface, cont_iface].into(),
             ..Default::default()
         };
 
