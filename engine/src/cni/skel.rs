@@ -576,7 +576,8 @@ mod tests {
                 address: "10.1.2.2/24".parse().unwrap(),
                 gateway: "10.1.2.1".parse().ok(),
                 interface: None,
-            }],
+            }]
+            .into(),
             ..Default::default()
         };
         let s = print_result(&r);

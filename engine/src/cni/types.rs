@@ -488,14 +488,14 @@ pub struct CniResult {
     #[serde(rename = "cniVersion", with = "text::compact")]
     pub cni_version: CompactString,
     /// Interfaces created or touched.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub interfaces: Vec<Interface>,
+    #[serde(default, skip_serializing_if = "List::is_empty")]
+    pub interfaces: List<Interface>,
     /// Addresses assigned.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ips: Vec<IpConfig>,
+    #[serde(default, skip_serializing_if = "List::is_empty")]
+    pub ips: List<IpConfig>,
     /// Routes added in the container.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub routes: Vec<Route>,
+    #[serde(default, skip_serializing_if = "List::is_empty")]
+    pub routes: List<Route>,
     /// DNS settings, held only when any is set (most results have none); printed `{}`
     /// when `None`, as Go prints its empty struct ([`CniResult::dns`]).
     #[serde(default, with = "text::dns")]
@@ -506,6 +506,128 @@ pub struct CniResult {
     /// prints for 0.2.0 and 0.3.x. Not part of the JSON.
     #[serde(skip)]
     pub printed_as_current: bool,
+}
+
+// One a running pod, in its cached result (an `Arc`): the lists are held at their length.
+const _: () = assert!(std::mem::size_of::<CniResult>() <= 88);
+
+/// A result's list (its interfaces, IPs or routes), held at its length: a boxed slice, 8
+/// bytes smaller than a `Vec`, with no spare room. A cached result is one a running pod
+/// and is not changed once cached; plugins build a result with [`List::push`] and
+/// [`List::retain`], which reallocate, on lists of a few elements. Reads as a slice;
+/// serialized, deserialized, compared and `Debug`ged as the `Vec` it was.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct List<T>(Box<[T]>);
+
+impl<T> List<T> {
+    /// An empty list (no allocation).
+    pub fn new() -> Self {
+        List(Box::default())
+    }
+
+    /// Whether it has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Add `value` at the end.
+    pub fn push(&mut self, value: T) {
+        self.edit(|v| v.push(value));
+    }
+
+    /// Keep only the elements for which `keep` is true, in order.
+    pub fn retain(&mut self, keep: impl FnMut(&T) -> bool) {
+        self.edit(|v| v.retain(keep));
+    }
+
+    /// Remove every element.
+    pub fn clear(&mut self) {
+        self.0 = Box::default();
+    }
+
+    /// Change the list as a `Vec`, then hold it at its new length again.
+    fn edit(&mut self, change: impl FnOnce(&mut Vec<T>)) {
+        let mut v = std::mem::take(&mut self.0).into_vec();
+        change(&mut v);
+        self.0 = v.into_boxed_slice();
+    }
+}
+
+impl<T> std::ops::Deref for List<T> {
+    type Target = [T];
+
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for List<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        &mut self.0
+    }
+}
+
+impl<T> From<Vec<T>> for List<T> {
+    fn from(v: Vec<T>) -> Self {
+        List(v.into_boxed_slice())
+    }
+}
+
+impl<T> FromIterator<T> for List<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Self {
+        List(iter.into_iter().collect())
+    }
+}
+
+impl<T> IntoIterator for List<T> {
+    type Item = T;
+    type IntoIter = std::vec::IntoIter<T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_vec().into_iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a List<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a mut List<T> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter_mut()
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for List<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<T: PartialEq> PartialEq<Vec<T>> for List<T> {
+    fn eq(&self, other: &Vec<T>) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl<T: Serialize> Serialize for List<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<T>::deserialize(d).map(List::from)
+    }
 }
 
 impl CniResult {
@@ -587,7 +709,8 @@ mod tests {
                 address: "10.10.0.2/29".parse().unwrap(),
                 gateway: "10.10.0.1".parse().ok(),
                 interface: None,
-            }],
+            }]
+            .into(),
             ..Default::default()
         };
         // Captured from Debian's /usr/lib/cni/host-local 1.1.1.

@@ -121,10 +121,11 @@ fn load_conf(stdin: &Stdin, env: &CniEnv, release: PluginsRelease) -> Result<Bri
         static DECODED: std::cell::RefCell<[Memo; 2]> =
             std::cell::RefCell::new([Memo::default(), Memo::default()]);
     }
-    // The document is the same on every call of a network: decoded once.
+    // The document is the same on every call of a network: decoded once (and what it
+    // decodes to is the same on every node: held once).
     let slot = usize::from(release == PluginsRelease::V1_1_1);
-    let decoded =
-        DECODED.with(|m| m.borrow_mut()[slot].get_or(&stdin.conf, |conf| load_doc(conf, release)));
+    let decoded = DECODED
+        .with(|m| m.borrow_mut()[slot].get_or_equal(&stdin.conf, |conf| load_doc(conf, release)));
     let mut c = decoded.as_ref().clone()?;
     // CNI_ARGS is parsed (and its errors reported) even when a later source wins: the
     // document's `args.cni.mac` (already in `c.mac`) overrides its `MAC`.
@@ -463,8 +464,6 @@ fn calc_gateways(result: &mut CniResult, conf: &BridgeConf) -> (Vec<IpNet>, Vec<
                 } else {
                     IpNet::V6(ipnet::Ipv6Net::default())
                 };
-                // A result holds a default route a family: no room reserved for more.
-                result.routes.reserve_exact(1);
                 result.routes.push(Route {
                     dst: Some(any),
                     gw: result.ips[i].gateway,
@@ -707,7 +706,7 @@ impl Bridge {
         let (host_iface, cont_iface) = setup_veth(ctx.host, &conf, env)?;
         let mut result = CniResult {
             cni_version: stdin.cni_version().into(),
-            interfaces: vec![br_iface, host_iface, cont_iface],
+            interfaces: vec![br_iface, host_iface, cont_iface].into(),
             ..Default::default()
         };
 

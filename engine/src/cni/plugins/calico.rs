@@ -211,12 +211,14 @@ impl Calico {
                     mtu,
                     sandbox: Some(netns),
                 },
-            ],
+            ]
+            .into(),
             ips: vec![IpConfig {
                 interface: Some(crate::cni::types::IfIndex::new(1)),
                 address: addr,
                 gateway: None,
-            }],
+            }]
+            .into(),
             ..Default::default()
         };
         Ok(PluginOutput::Result(Arc::new(result)))
@@ -279,7 +281,8 @@ impl Plugin for CalicoIpam {
                         // An IPv4 block's prefix length is one of an IPv4 address.
                         address: ipnet::Ipv4Net::new_assert(ip, block.prefix_len()).into(),
                         gateway: None,
-                    }],
+                    }]
+                    .into(),
                     ..Default::default()
                 })))
             }

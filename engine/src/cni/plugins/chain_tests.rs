@@ -35,11 +35,13 @@ impl Plugin for FixedIpam {
                     address: "10.244.1.2/24".parse().unwrap(),
                     gateway: "10.244.1.1".parse().ok(),
                     interface: None,
-                }],
+                }]
+                .into(),
                 routes: vec![Route {
                     dst: "10.96.0.0/12".parse().ok(),
                     gw: None,
-                }],
+                }]
+                .into(),
                 ..Default::default()
             }))),
             _ => Ok(PluginOutput::Empty),

@@ -159,12 +159,14 @@ impl CiliumCni {
                 mac: cont_mac.into(),
                 mtu: 0,
                 sandbox: Some(netns),
-            }],
+            }]
+            .into(),
             ips: vec![IpConfig {
                 interface: Some(crate::cni::types::IfIndex::new(0)),
                 address: addr,
                 gateway: Some(router.into()),
-            }],
+            }]
+            .into(),
             routes: vec![
                 Route {
                     dst: Some(ipnet::IpNet::from(std::net::IpAddr::from(router))),
@@ -174,7 +176,8 @@ impl CiliumCni {
                     dst: Some(ipnet::IpNet::V4(ipnet::Ipv4Net::default())),
                     gw: Some(router.into()),
                 },
-            ],
+            ]
+            .into(),
             ..Default::default()
         };
         Ok(PluginOutput::Result(Arc::new(result)))

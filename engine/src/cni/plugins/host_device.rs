@@ -299,7 +299,7 @@ impl HostDevice {
             .map_err(|e| CniError::internal(format!("failed to move link {e}")))?;
         let mut result = CniResult {
             cni_version: stdin.cni_version().into(),
-            interfaces: vec![iface],
+            interfaces: vec![iface].into(),
             ..Default::default()
         };
         if c.ipam_type.is_empty() {

@@ -135,7 +135,7 @@ impl Ipvlan {
         for ip in &mut result.ips {
             ip.interface = Some(crate::cni::types::IfIndex::new(0));
         }
-        result.interfaces = vec![iface];
+        result.interfaces = vec![iface].into();
         for key in [
             format!("net.ipv4.conf.{}.arp_notify", env.ifname),
             format!("net.ipv6.conf.{}.ndisc_notify", env.ifname),
@@ -232,12 +232,14 @@ fn prev_with_ips() -> crate::cni::types::CniResult {
         interfaces: vec![Interface {
             name: "eth0".into(),
             ..Default::default()
-        }],
+        }]
+        .into(),
         ips: vec![crate::cni::types::IpConfig {
             interface: Some(crate::cni::types::IfIndex::new(0)),
             address: "10.11.0.5/24".parse().unwrap(),
             gateway: None,
-        }],
+        }]
+        .into(),
         ..Default::default()
     }
 }

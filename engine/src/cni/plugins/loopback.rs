@@ -56,7 +56,8 @@ impl Loopback {
                 mac: "00:00:00:00:00:00".into(),
                 sandbox: super::common::sandbox(host, &env.netns),
                 ..Default::default()
-            }],
+            }]
+            .into(),
             // loopback.go builds a current.Result with the config's cniVersion and prints
             // it as that version: nothing is converted.
             printed_as_current: true,

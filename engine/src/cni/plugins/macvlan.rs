@@ -325,7 +325,7 @@ impl Macvlan {
         let iface = create_macvlan(ctx.host, &conf, env)?;
         let mut result = CniResult {
             cni_version: stdin.cni_version().into(),
-            interfaces: vec![iface],
+            interfaces: vec![iface].into(),
             ..Default::default()
         };
         if conf.ipam_type.is_empty() {

@@ -16,12 +16,16 @@ use std::sync::{Arc, Weak};
 #[derive(Debug)]
 pub(crate) struct DocMemo<T> {
     entries: FxHashMap<usize, (Weak<Value>, Arc<T>)>,
+    /// The value decoded last, for [`DocMemo::get_or_equal`] (held weakly: it keeps
+    /// nothing alive).
+    last: Weak<T>,
 }
 
 impl<T> Default for DocMemo<T> {
     fn default() -> Self {
         DocMemo {
             entries: FxHashMap::default(),
+            last: Weak::new(),
         }
     }
 }
@@ -34,6 +38,35 @@ impl<T> DocMemo<T> {
 
     /// What `decode` makes of `doc`, decoded once while `doc` stays in the memo.
     pub(crate) fn get_or(&mut self, doc: &Arc<Value>, decode: impl FnOnce(&Value) -> T) -> Arc<T> {
+        self.get_or_sharing(doc, decode, |_, v| Arc::new(v))
+    }
+
+    /// [`get_or`](Self::get_or), where a value equal to the one decoded last is that
+    /// value's copy. Every node holds its own document (a template filled in with the
+    /// node's podCIDR), so each node's entry would hold its own value; a plugin that does
+    /// not read the podCIDR (bridge) decodes the same value from all of them, now held once.
+    pub(crate) fn get_or_equal(
+        &mut self,
+        doc: &Arc<Value>,
+        decode: impl FnOnce(&Value) -> T,
+    ) -> Arc<T>
+    where
+        T: PartialEq,
+    {
+        self.get_or_sharing(doc, decode, |last, v| match last.upgrade() {
+            Some(last) if *last == v => last,
+            _ => Arc::new(v),
+        })
+    }
+
+    /// The memo's lookup, with `share` making the new entry's value from the value
+    /// decoded last and the new one.
+    fn get_or_sharing(
+        &mut self,
+        doc: &Arc<Value>,
+        decode: impl FnOnce(&Value) -> T,
+        share: impl FnOnce(&Weak<T>, T) -> Arc<T>,
+    ) -> Arc<T> {
         let addr = Arc::as_ptr(doc) as usize;
         if let Some((d, v)) = self.entries.get(&addr) {
             // The entry's Weak keeps this address reserved, so it is this very document.
@@ -41,7 +74,8 @@ impl<T> DocMemo<T> {
                 return v.clone();
             }
         }
-        let v = Arc::new(decode(doc));
+        let v = share(&self.last, decode(doc));
+        self.last = Arc::downgrade(&v);
         if self.entries.len() >= Self::CAPACITY {
             self.entries.clear();
         }
@@ -54,6 +88,25 @@ impl<T> DocMemo<T> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn equal_values_of_different_documents_are_one_copy() {
+        let mut memo: DocMemo<String> = DocMemo::default();
+        let (a, b, c) = (
+            Arc::new(json!({"name": "x", "subnet": "10.1.0.0/24"})),
+            Arc::new(json!({"name": "x", "subnet": "10.1.1.0/24"})),
+            Arc::new(json!({"name": "y", "subnet": "10.1.1.0/24"})),
+        );
+        let name = |v: &Value| v["name"].to_string();
+        let (va, vb, vc) = (
+            memo.get_or_equal(&a, name),
+            memo.get_or_equal(&b, name),
+            memo.get_or_equal(&c, name),
+        );
+        assert!(Arc::ptr_eq(&va, &vb), "equal values are shared");
+        assert_eq!((&*vb, &*vc), (&"\"x\"".to_string(), &"\"y\"".to_string()));
+        assert!(Arc::ptr_eq(&memo.get_or_equal(&b, |_| unreachable!()), &va));
+    }
 
     #[test]
     fn decodes_a_document_once_and_tells_equal_copies_apart() {

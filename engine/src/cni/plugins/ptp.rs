@@ -140,7 +140,8 @@ fn setup_container_veth(
             mtu: 0,
             sandbox: common::sandbox(host, &env.netns),
         },
-    ];
+    ]
+    .into();
     common::configure_iface(host, &env.netns, &env.ifname, result)?;
     let Some(ns) = host.netns.get_mut(&env.netns) else {
         return Err(common::netns_open_error(&env.netns));

@@ -508,7 +508,8 @@ impl Sriov {
                 },
                 mtu,
                 sandbox: super::common::sandbox(ctx.host, &env.netns),
-            }],
+            }]
+            .into(),
             ..Default::default()
         };
         if !c.ipam_type.is_empty() {

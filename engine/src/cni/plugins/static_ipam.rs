@@ -215,7 +215,7 @@ impl StaticIpam {
         let c = load_ipam_config(stdin, &env.args)?;
         let result = CniResult {
             cni_version: stdin.cni_version().into(),
-            interfaces: Vec::new(),
+            interfaces: Default::default(),
             ips: c
                 .addresses
                 .iter()
@@ -225,7 +225,7 @@ impl StaticIpam {
                     gateway: a.gateway,
                 })
                 .collect(),
-            routes: c.routes,
+            routes: c.routes.into(),
             dns: c.dns.boxed_if_set(),
             printed_as_current: false,
         };

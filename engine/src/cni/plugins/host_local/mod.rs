@@ -225,9 +225,9 @@ fn cmd_add(host: &mut Host, env: &CniEnv, stdin: &Stdin) -> PluginReply {
 
     Ok(PluginOutput::Result(Arc::new(CniResult {
         cni_version: conf.cni_version.as_str().into(),
-        interfaces: Vec::new(),
-        ips,
-        routes: conf.routes.clone(),
+        interfaces: Default::default(),
+        ips: ips.into(),
+        routes: conf.routes.clone().into(),
         dns: dns.boxed_if_set(),
         printed_as_current: false,
     })))

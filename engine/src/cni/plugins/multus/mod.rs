@@ -289,12 +289,14 @@ fn empty_result(env: &CniEnv, cni_version: &str) -> CniResult {
             name: (&*env.ifname).into(),
             sandbox: (!env.netns.is_empty()).then(|| std::sync::Arc::clone(&env.netns)),
             ..Default::default()
-        }],
+        }]
+        .into(),
         ips: vec![IpConfig {
             interface: None,
             address: ipnet::IpNet::V4(ipnet::Ipv4Net::default()),
             gateway: Some(std::net::Ipv4Addr::UNSPECIFIED.into()),
-        }],
+        }]
+        .into(),
         ..Default::default()
     }
 }

@@ -255,28 +255,30 @@ mod tests {
                 iface("cni0", "aa:aa:aa:aa:aa:aa", "", 0),
                 iface("veth1234", "bb:bb:bb:bb:bb:bb", "", 0),
                 iface("eth0", "0a:58:0a:f4:01:05", "/var/run/netns/x", 0),
-            ],
-            ips: vec![ip("10.244.1.5/24", "10.244.1.1", Some(2))],
+            ]
+            .into(),
+            ips: vec![ip("10.244.1.5/24", "10.244.1.1", Some(2))].into(),
             routes: vec![Route {
                 dst: "0.0.0.0/0".parse().ok(),
                 gw: "10.244.1.1".parse().ok(),
-            }],
+            }]
+            .into(),
             dns: None,
             printed_as_current: false,
         };
         let macvlan = CniResult {
             cni_version: "1.0.0".into(),
-            interfaces: vec![iface("net1", "3a:94:93:60:98:07", "/var/run/netns/x", 0)],
-            ips: vec![ip("10.10.0.5/24", "10.10.0.1", Some(0))],
-            routes: vec![],
+            interfaces: vec![iface("net1", "3a:94:93:60:98:07", "/var/run/netns/x", 0)].into(),
+            ips: vec![ip("10.10.0.5/24", "10.10.0.1", Some(0))].into(),
+            routes: vec![].into(),
             dns: None,
             printed_as_current: false,
         };
         let sriov = CniResult {
             cni_version: "1.0.0".into(),
-            interfaces: vec![iface("net2", "ca:fe:c0:ff:ee:01", "/var/run/netns/x", 1500)],
-            ips: vec![ip("10.56.217.171/24", "", Some(0))],
-            routes: vec![],
+            interfaces: vec![iface("net2", "ca:fe:c0:ff:ee:01", "/var/run/netns/x", 1500)].into(),
+            ips: vec![ip("10.56.217.171/24", "", Some(0))].into(),
+            routes: vec![].into(),
             dns: None,
             printed_as_current: false,
         };
@@ -330,12 +332,13 @@ mod tests {
     #[test]
     fn default_route_without_gateway_is_go_nil() {
         let r = CniResult {
-            interfaces: vec![iface("net1", "02:00:00:00:00:01", "/n", 0)],
-            ips: vec![ip("10.10.0.5/24", "", Some(0))],
+            interfaces: vec![iface("net1", "02:00:00:00:00:01", "/n", 0)].into(),
+            ips: vec![ip("10.10.0.5/24", "", Some(0))].into(),
             routes: vec![Route {
                 dst: "0.0.0.0/0".parse().ok(),
                 gw: None,
-            }],
+            }]
+            .into(),
             ..Default::default()
         };
         let s = annotation(&statuses(&r, "default/m", false, None));
@@ -352,8 +355,9 @@ mod tests {
                 iface("veth0", "aa", "", 0),
                 iface("a", "01", "/n", 0),
                 iface("b", "02", "/n", 0),
-            ],
-            ips: vec![ip("10.0.0.2/24", "", None)],
+            ]
+            .into(),
+            ips: vec![ip("10.0.0.2/24", "", None)].into(),
             ..Default::default()
         };
         let s = statuses(&r, "n", true, None);
