@@ -299,3 +299,65 @@ fn save_keeps_every_kind() {
         );
     }
 }
+
+/// The snapshot kinds print the CRDs' `additionalPrinterColumns` (external-snapshotter
+/// v8): a VolumeSnapshot's source content and creation time, a content's class and the
+/// snapshot's namespace.
+#[test]
+fn snapshots_print_the_crds_columns() {
+    let mut lab = crate::common::lab();
+    for line in [
+        "pvc create data --size 1Gi",
+        "pod create db --pvc data",
+        "snapshot create s1 --pvc data",
+        "tick 5",
+    ] {
+        lab.execute(line)
+            .unwrap_or_else(|e| panic!("{line}: {}", e.message));
+    }
+    let vs = lab
+        .execute("get vs")
+        .map(|o| o.to_text())
+        .unwrap_or_default();
+    let header: Vec<&str> = vs.lines().next().unwrap_or("").split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "READYTOUSE",
+            "SOURCEPVC",
+            "SOURCESNAPSHOTCONTENT",
+            "RESTORESIZE",
+            "SNAPSHOTCLASS",
+            "SNAPSHOTCONTENT",
+            "CREATIONTIME",
+            "AGE"
+        ]
+    );
+    let vsc = lab
+        .execute("get vsc")
+        .map(|o| o.to_text())
+        .unwrap_or_default();
+    let mut lines = vsc.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "READYTOUSE",
+            "RESTORESIZE",
+            "DELETIONPOLICY",
+            "DRIVER",
+            "VOLUMESNAPSHOTCLASS",
+            "VOLUMESNAPSHOT",
+            "VOLUMESNAPSHOTNAMESPACE",
+            "AGE"
+        ]
+    );
+    let row: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+    assert_eq!(
+        row[5..8],
+        ["csi-hostpath-snapclass", "s1", "default"],
+        "{vsc}"
+    );
+}

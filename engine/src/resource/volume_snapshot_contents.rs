@@ -27,7 +27,9 @@ impl Resource for VolumeSnapshotContents {
         "RESTORESIZE",
         "DELETIONPOLICY",
         "DRIVER",
+        "VOLUMESNAPSHOTCLASS",
         "VOLUMESNAPSHOT",
+        "VOLUMESNAPSHOTNAMESPACE",
         "AGE",
     ];
     const DESCRIBE: Option<super::Describer<VolumeSnapshotContentSpec>> =
@@ -62,7 +64,9 @@ impl Resource for VolumeSnapshotContents {
             ),
             cell(c.spec.deletion_policy.clone()),
             cell(c.spec.driver.clone()),
+            cell(c.spec.volume_snapshot_class_name.clone()),
             cell(c.spec.volume_snapshot_ref.name.clone()),
+            cell(c.spec.volume_snapshot_ref.namespace.clone()),
             cell(age(lab.clock, c.metadata.creation_tick)),
         ]
     }

@@ -28,9 +28,11 @@ impl Resource for VolumeSnapshots {
         "NAME",
         "READYTOUSE",
         "SOURCEPVC",
+        "SOURCESNAPSHOTCONTENT",
         "RESTORESIZE",
         "SNAPSHOTCLASS",
         "SNAPSHOTCONTENT",
+        "CREATIONTIME",
         "AGE",
     ];
     const DESCRIBE: Option<super::Describer<VolumeSnapshotSpec>> =
@@ -47,14 +49,29 @@ impl Resource for VolumeSnapshots {
         c.snapshots()
     }
 
+    /// The CRD's `additionalPrinterColumns` (external-snapshotter v8): a pre-provisioned
+    /// content's name (`SOURCESNAPSHOTCONTENT`, blank: the lab snapshots claims only) and
+    /// when the driver cut the snapshot (`CREATIONTIME`, a date column: its age).
     fn row(lab: &Lab, s: &Object<VolumeSnapshotSpec>, _wide: bool) -> Vec<(String, Role)> {
+        let cut = lab
+            .cluster
+            .snapshot_contents
+            .get_named("", &s.status.bound_volume_snapshot_content_name)
+            .and_then(|c| c.status.creation_time)
+            .map(|nanos| {
+                let secs = (nanos / 1_000_000_000 - crate::cluster::meta::EPOCH_UNIX).max(0);
+                age(lab.clock, crate::util::time::Millis::secs(secs as u64))
+            })
+            .unwrap_or_default();
         vec![
             cell(s.name()),
             cell(s.status.ready_to_use.to_string()),
             cell(s.spec.source.persistent_volume_claim_name.clone()),
+            cell(String::new()),
             cell(s.status.restore_size.clone()),
             cell(s.spec.volume_snapshot_class_name.clone()),
             cell(s.status.bound_volume_snapshot_content_name.clone()),
+            cell(cut),
             cell(age(lab.clock, s.metadata.creation_tick)),
         ]
     }
