@@ -289,6 +289,38 @@ pub(crate) fn timestamp(tick: u64) -> String {
     format!("{year:04}-{month:02}-{:02}T{h:02}:{m:02}:{s:02}Z", day + 1)
 }
 
+/// A tick as Go's `time.RFC1123Z` prints it (`Wed, 01 Jan 2025 00:00:05 +0000`), as
+/// kubectl describe prints condition times; `None` is the zero time
+/// (`Mon, 01 Jan 0001 00:00:00 +0000`).
+pub(crate) fn rfc1123z(tick: Option<u64>) -> String {
+    let Some(tick) = tick else {
+        return "Mon, 01 Jan 0001 00:00:00 +0000".to_string();
+    };
+    // 2025-01-01 was a Wednesday.
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let day = DAYS[((3 + tick / 86_400) % 7) as usize];
+    // From the RFC 3339 text: YYYY-MM-DDTHH:MM:SSZ.
+    let t = timestamp(tick);
+    let (date, time) = t.split_once('T').unwrap_or((&t, ""));
+    let mut parts = date.splitn(3, '-');
+    let (y, m, d) = (
+        parts.next().unwrap_or(""),
+        parts
+            .next()
+            .and_then(|m| m.parse::<usize>().ok())
+            .unwrap_or(1),
+        parts.next().unwrap_or(""),
+    );
+    let month = MONTHS[m.clamp(1, 12) - 1];
+    format!(
+        "{day}, {d} {month} {y} {} +0000",
+        time.trim_end_matches('Z')
+    )
+}
+
 pub(crate) fn opt_tick_as_timestamp<S: serde::Serializer>(
     tick: &Option<crate::util::time::Millis>,
     s: S,
@@ -312,7 +344,7 @@ impl Meta {
 
 #[cfg(test)]
 mod tests {
-    use super::{Uid, timestamp};
+    use super::{Uid, rfc1123z, timestamp};
 
     #[test]
     fn uids_print_in_groups_and_the_empty_one_as_nothing() {
@@ -335,6 +367,12 @@ mod tests {
 
     #[test]
     fn timestamps_count_from_the_epoch() {
+        assert_eq!(rfc1123z(Some(5)), "Wed, 01 Jan 2025 00:00:05 +0000");
+        assert_eq!(
+            rfc1123z(Some(86_400 * 59 + 3661)),
+            "Sat, 01 Mar 2025 01:01:01 +0000"
+        );
+        assert_eq!(rfc1123z(None), "Mon, 01 Jan 0001 00:00:00 +0000");
         assert_eq!(timestamp(0), super::EPOCH);
         assert_eq!(timestamp(3661), "2025-01-01T01:01:01Z");
         assert_eq!(timestamp(59 * 86_400), "2025-03-01T00:00:00Z");

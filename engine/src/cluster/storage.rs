@@ -119,9 +119,28 @@ pub struct PvcCondition {
     pub condition_type: String,
     /// `True`.
     pub status: String,
+    /// `lastProbeTime`: the resize conditions never set it, so the API server writes the
+    /// zero time as `null`.
+    #[serde(serialize_with = "null_time")]
+    pub last_probe_time: (),
+    /// When the condition was set (the tick), written as a timestamp.
+    #[serde(serialize_with = "tick_as_timestamp")]
+    pub last_transition_time: crate::util::time::Millis,
     /// Human-readable message.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub message: String,
+}
+
+/// A zero `metav1.Time`, as its JSON reads: `null`.
+fn null_time<S: serde::Serializer>(_: &(), s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_none()
+}
+
+fn tick_as_timestamp<S: serde::Serializer>(
+    tick: &crate::util::time::Millis,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&super::meta::timestamp(tick.whole_secs()))
 }
 
 /// `PersistentVolumeClaim.status`.

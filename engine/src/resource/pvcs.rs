@@ -182,13 +182,50 @@ fn describe(lab: &Lab, p: &Object<PvcSpec>) -> Outcome {
         },
     );
     if !p.status.conditions.is_empty() {
+        // describePersistentVolumeClaim's table through describe's tabwriter (each cell
+        // of a condition ends in a space; columns padded by 2).
         out.line(Line::styled("Conditions:", Role::Header));
-        out.plain("  Type                      Status  Message");
+        let mut rows: Vec<[String; 6]> = vec![
+            [
+                "Type",
+                "Status",
+                "LastProbeTime",
+                "LastTransitionTime",
+                "Reason",
+                "Message",
+            ]
+            .map(String::from),
+            [
+                "----",
+                "------",
+                "-----------------",
+                "------------------",
+                "------",
+                "-------",
+            ]
+            .map(String::from),
+        ];
+        use crate::cluster::meta::rfc1123z;
         for c in &p.status.conditions {
-            out.plain(format!(
-                "  {:<25} {:<7} {}",
-                c.condition_type, c.status, c.message
-            ));
+            rows.push([
+                format!("{} ", c.condition_type),
+                format!("{} ", c.status),
+                format!("{} ", rfc1123z(None)),
+                format!("{} ", rfc1123z(Some(c.last_transition_time.whole_secs()))),
+                " ".to_string(),
+                c.message.clone(),
+            ]);
+        }
+        let widths: Vec<usize> = (0..5)
+            .map(|i| rows.iter().map(|r| r[i].len()).max().unwrap_or(0) + 2)
+            .collect();
+        for r in &rows {
+            let mut line = String::from("  ");
+            for (i, w) in widths.iter().enumerate() {
+                line.push_str(&format!("{:<w$}", r[i]));
+            }
+            line.push_str(&r[5]);
+            out.plain(line.trim_end().to_string());
         }
     }
     lab.events_for(&mut out, &ObjectRef::to(p), p.metadata.uid, 15);

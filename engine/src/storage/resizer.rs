@@ -58,7 +58,9 @@ pub(crate) fn merge_resize_conditions(
             .iter()
             .position(|n| n.condition_type == c.condition_type)
         {
-            out.push(new.remove(i));
+            // The same status keeps the condition as it was (its transition time).
+            let n = new.remove(i);
+            out.push(if n.status == c.status { c.clone() } else { n });
         } else if keep_old {
             out.push(c.clone());
         }
@@ -140,7 +142,8 @@ impl Resizer {
                 let resizing = PvcCondition {
                     condition_type: RESIZING.into(),
                     status: "True".into(),
-                    message: String::new(),
+                    last_transition_time: ctx.clock,
+                    ..PvcCondition::default()
                 };
                 next.status.conditions =
                     merge_resize_conditions(&cur.status.conditions, vec![resizing], false);
@@ -207,7 +210,9 @@ impl Resizer {
                             let pending = PvcCondition {
                                 condition_type: FS_RESIZE_PENDING.into(),
                                 status: "True".into(),
+                                last_transition_time: ctx.clock,
                                 message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node.".into(),
+                                ..PvcCondition::default()
                             };
                             st.conditions = merge_resize_conditions(
                                 &cur.status.conditions,
@@ -293,6 +298,7 @@ mod tests {
             condition_type: t.into(),
             status: "True".into(),
             message: message.into(),
+            ..PvcCondition::default()
         }
     }
 
