@@ -15,6 +15,7 @@ mod csi_remote;
 mod csi_volume_refs;
 mod data_plane;
 mod dataplane_differential;
+mod event_counts;
 mod grade;
 mod host_local_conformance;
 mod host_local_differential;

@@ -32,9 +32,13 @@ fn a_node_stage_failing_twice_converges_in_a_second_and_a_half() {
     assert!(out.contains("NodeStageVolume #"), "{out}");
     assert_eq!(phase(&lab, "web"), "Running");
     assert_eq!(lab.clock(), Millis::ms(1500));
-    // Two FailedMount events, and no pod worker backoff on the way.
+    // Two FailedMount events, one Event with a count, and no pod worker backoff on the way.
     let d = run(&mut lab, "describe pod web");
-    assert_eq!(d.matches("FailedMount").count(), 2, "{d}");
+    assert_eq!(d.matches("FailedMount").count(), 1, "{d}");
+    assert!(
+        d.contains("  FailedMount             1s (x2 over 1s)  kubelet"),
+        "{d}"
+    );
     assert!(!d.contains("retries its mounts"), "{d}");
 }
 
@@ -190,9 +194,9 @@ fn one_long_tick_fires_each_mount_retry_at_its_time() {
 
 /// The pod worker's 10 s retry after a failed sandbox fires every 10 s inside a tick of an
 /// hour (360 retries, not one at the end), and the attach timeout of a driver no
-/// external-attacher serves is reported at its time, 2 min after the attach began (the
-/// next one, 2 min after the 500 ms backoff, repeats it: the API server folds a repeated
-/// event into the first).
+/// external-attacher serves is reported at its time, 2 min after the attach began, and the
+/// next one 2 min after the 500 ms backoff (a repeat: the API server folds it into the
+/// first Event, `x2`).
 #[test]
 fn a_tick_of_an_hour_fires_every_retry_and_timeout_at_its_time() {
     let mut lab = crate::common::lab();
@@ -215,7 +219,13 @@ fn a_tick_of_an_hour_fires_every_retry_and_timeout_at_its_time() {
     );
     run(&mut lab, "pod create app --node node-1 --pvc ebs-claim");
     run(&mut lab, "tick 250");
-    assert_eq!(event_times(&lab, "FailedAttachVolume"), [Millis::secs(120)]);
+    assert_eq!(
+        event_times(&lab, "FailedAttachVolume"),
+        [Millis::secs(120), Millis::ms(240_500)]
+    );
+    let d = run(&mut lab, "describe pod app");
+    assert_eq!(d.matches("FailedAttachVolume").count(), 1, "{d}");
+    assert!(d.contains("FailedAttachVolume  9s (x2 over 2m)"), "{d}");
 }
 
 /// The work of one tick is bounded: past `MAX_TIMERS_PER_TICK` stops the rest of the span

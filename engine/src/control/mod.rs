@@ -194,8 +194,8 @@ impl Ctx<'_> {
         self.calls.push(e)
     }
 
-    /// Record a Kubernetes event on an object, skipping an exact repeat of a recent event
-    /// (the API server would only bump its count).
+    /// Record a Kubernetes event on an object. Every occurrence is recorded: the API
+    /// server's Event folds a repeat into one with a count ([`crate::record::fold_events`]).
     pub fn event(
         &mut self,
         actor: impl Into<Actor>,
@@ -204,17 +204,12 @@ impl Ctx<'_> {
         object: ObjectRef,
         level: Level,
     ) {
-        // The API server aggregates a repeated event (same object, reason and message) into
-        // one with a count; the lab keeps the first.
         let event = Event {
             reason,
             uid: uid_of(self.api, &object),
             object,
             message: message.into(),
         };
-        if self.calls.repeats_recent_event(&event) {
-            return;
-        }
         let e = CallEvent::new(self.clock, actor.into(), What::Event(event), level);
         self.calls.push(e);
     }

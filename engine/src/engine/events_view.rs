@@ -35,8 +35,10 @@ struct Row {
     /// The namespace it is in: its object's (`default` for a cluster-scoped object, where
     /// kubelet and the controllers record them).
     namespace: String,
-    /// When it was recorded.
+    /// When it was first recorded (`firstTimestamp`).
     at: Millis,
+    /// When it was last recorded (`lastTimestamp`: a repeat updates the Event).
+    last: Millis,
     /// What it is about.
     object: ObjectRef,
     /// Its source component (`kubelet`, `default-scheduler`).
@@ -65,9 +67,10 @@ enum Field {
     Reason,
     Type,
     Source,
-    /// `lastTimestamp`, `firstTimestamp`, `metadata.creationTimestamp`: one time, as every
-    /// event of the lab is seen once.
+    /// `firstTimestamp`, `metadata.creationTimestamp`: when the Event was made.
     Time,
+    /// `lastTimestamp`: when it was last seen (a repeat updates it).
+    Last,
 }
 
 impl Field {
@@ -81,6 +84,7 @@ impl Field {
             Field::Type => r.type_name().to_string(),
             Field::Source => r.source.clone(),
             Field::Time => r.at.whole_secs().to_string(),
+            Field::Last => r.last.whole_secs().to_string(),
         }
     }
 
@@ -88,6 +92,7 @@ impl Field {
     fn compare(self, a: &Row, b: &Row) -> Ordering {
         match self {
             Field::Time => a.at.whole_secs().cmp(&b.at.whole_secs()),
+            Field::Last => a.last.whole_secs().cmp(&b.last.whole_secs()),
             _ => self.text(a).cmp(&self.text(b)),
         }
     }
@@ -108,7 +113,7 @@ const SELECTABLE: &[(&str, Field)] = &[
 
 /// The fields `--sort-by` sorts events by.
 const SORTABLE: &[(&str, Field)] = &[
-    ("lastTimestamp", Field::Time),
+    ("lastTimestamp", Field::Last),
     ("firstTimestamp", Field::Time),
     ("eventTime", Field::Time),
     ("metadata.creationTimestamp", Field::Time),
@@ -202,10 +207,11 @@ impl Lab {
         let query = g.label_query()?;
         let keep_labels = query.is_none_or(|q| q.matches(&Default::default()));
         let ns = g.ns.as_deref().unwrap_or("default");
-        let mut rows: Vec<Row> = self
-            .calls
-            .all_events()
-            .map(|(e, ev)| {
+        // The API server's Events: each repeat folded into the first with its count.
+        let mut rows: Vec<Row> = crate::record::fold_events(self.calls.all_events())
+            .into_iter()
+            .map(|f| {
+                let (e, ev) = (f.first, f.event);
                 let mut message = String::new();
                 ev.message.write(&ev.object, &mut message);
                 let namespace = if ev.object.namespace.is_empty() {
@@ -216,6 +222,7 @@ impl Lab {
                 Row {
                     namespace,
                     at: e.tick(),
+                    last: f.last,
                     object: ev.object.clone(),
                     source: e.actor().source().to_string(),
                     seen: EventSeen {
@@ -267,7 +274,8 @@ impl Lab {
                     Role::Plain
                 };
                 cells.extend([
-                    (super::views::age(self.clock, r.at), Role::Plain),
+                    // LAST SEEN: `lastTimestamp` (the count and first time are -o wide's).
+                    (super::views::age(self.clock, r.last), Role::Plain),
                     (r.type_name().to_string(), type_role),
                     (r.seen.reason.to_string(), Role::Plain),
                     (
@@ -321,7 +329,7 @@ mod tests {
 
     #[test]
     fn sort_by_takes_kubectl_s_paths() {
-        assert_eq!(parse_sort_by(".lastTimestamp").unwrap(), Field::Time);
+        assert_eq!(parse_sort_by(".lastTimestamp").unwrap(), Field::Last);
         assert_eq!(
             parse_sort_by("{.metadata.creationTimestamp}").unwrap(),
             Field::Time

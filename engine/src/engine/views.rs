@@ -660,16 +660,30 @@ impl Lab {
         Some(super::seen::Described { object, events })
     }
 
+    /// The Event objects an Events section shows for `object` with `uid`: the recorded
+    /// events folded as the API server keeps them (a repeat counted into the first), in
+    /// kubectl's order (`DescribeEvents` sorts by `lastTimestamp`, whole seconds; ties keep
+    /// the order recorded).
+    fn described_events<'a>(
+        &'a self,
+        object: &'a ObjectRef,
+        uid: Uid,
+    ) -> Vec<crate::record::Folded<'a>> {
+        let mut events = crate::record::fold_events(self.calls.events(object, Some(uid)));
+        events.sort_by_key(|f| f.last.whole_secs());
+        events
+    }
+
     /// The events an Events section shows for `object` with `uid`.
     fn shown_events(&self, object: &ObjectRef, uid: Uid) -> Vec<super::seen::EventSeen> {
-        self.calls
-            .events(object, Some(uid))
-            .map(|(e, ev)| {
+        self.described_events(object, uid)
+            .into_iter()
+            .map(|f| {
                 let mut message = String::new();
-                ev.message.write(&ev.object, &mut message);
+                f.event.message.write(&f.event.object, &mut message);
                 super::seen::EventSeen {
-                    warning: e.level() == Level::Warning,
-                    reason: ev.reason,
+                    warning: f.first.level() == Level::Warning,
+                    reason: f.event.reason,
                     message,
                 }
             })
@@ -737,7 +751,7 @@ impl Lab {
     /// uid, in a table under `Events:` (`<none>` in the value column at `width` when there
     /// are none).
     pub(crate) fn events_for(&self, out: &mut Outcome, object: &ObjectRef, uid: Uid, width: usize) {
-        let events: Vec<_> = self.calls.events(object, Some(uid)).collect();
+        let events = self.described_events(object, uid);
         if events.is_empty() {
             // In the describe's value column, as kubectl's tabwriter puts it.
             out.line(
@@ -758,14 +772,25 @@ impl Lab {
                 .map(|c| (c.to_string(), Role::Header))
                 .collect(),
         );
-        let shown = self.shown_events(object, uid);
-        for ((e, ev), seen) in events.into_iter().zip(shown) {
+        for f in events {
+            let e = f.first;
             let kind = match e.level() {
                 Level::Normal => "Normal",
                 Level::Warning => "Warning",
             };
-            let message = seen.message;
-            debug_assert_eq!(ev.reason, seen.reason);
+            let mut message = String::new();
+            f.event.message.write(&f.event.object, &mut message);
+            // DescribeEvents' interval: `LAST (xCOUNT over FIRST)` for a repeated event.
+            let interval = if f.count > 1 {
+                format!(
+                    "{} (x{} over {})",
+                    age(self.clock, f.last),
+                    f.count,
+                    age(self.clock, e.tick())
+                )
+            } else {
+                age(self.clock, e.tick())
+            };
             t.row_styled(vec![
                 (
                     kind.into(),
@@ -775,8 +800,8 @@ impl Lab {
                         Role::Plain
                     },
                 ),
-                (ev.reason.into(), Role::Plain),
-                (age(self.clock, e.tick()), Role::Plain),
+                (f.event.reason.into(), Role::Plain),
+                (interval, Role::Plain),
                 (e.actor().source().to_string(), Role::Actor),
                 (message, Role::Plain),
             ]);

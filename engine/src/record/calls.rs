@@ -2,9 +2,10 @@
 //! what, in order, with Kubernetes events for `describe`) and the wire log (each plugin
 //! execution with its exact env, stdin and stdout, each CSI RPC with its request and reply).
 
-use super::call::{CallEvent, Event};
+use super::call::{CallEvent, Event, Level};
 use super::wire::{CsiCall, WireRecord};
 use crate::cluster::ObjectRef;
+use crate::util::time::Millis;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -68,69 +69,28 @@ impl<T> Ring<T> {
     }
 }
 
-/// The call log: a [`Ring`] of entries that also indexes its Kubernetes events by what
-/// makes two of them the same (reason, object, its UID, message), so the API server's
-/// aggregation of a repeat ([`CallLog::repeats_recent_event`]) is a lookup, not a scan.
+/// The call log: a [`Ring`] of entries. It keeps every Kubernetes event recorded, repeats
+/// too; the API server's Event objects, which fold repeats into one with a count, are read
+/// from it ([`fold_events`]).
 #[derive(Debug, Clone)]
 pub struct CallLog {
     /// The entries, shared (an [`crate::render::Outcome`] holds the ones its command caused
     /// until it is shown, and a copy of the lab shares them).
     ring: Ring<Arc<CallEvent>>,
-    /// Event key hash → the sequence number of the latest entry with that key. Only
-    /// lookups read it (output never does); entries older than the window are pruned.
-    latest_event: rustc_hash::FxHashMap<u64, u64>,
 }
-
-/// How far back a repeated event is noticed: the last this many entries.
-pub(crate) const REPEAT_WINDOW: u64 = 256;
 
 impl CallLog {
     /// An empty log keeping at most `capacity` entries.
     pub fn new(capacity: usize) -> Self {
         CallLog {
             ring: Ring::new(capacity),
-            latest_event: rustc_hash::FxHashMap::default(),
         }
     }
 
     /// Append an entry with the next sequence number and return that number.
     pub fn push(&mut self, mut item: CallEvent) -> u64 {
         item.set_seq(self.ring.next_seq());
-        let key = item.event().map(event_key);
-        let seq = self.ring.push(Arc::new(item));
-        if let Some(key) = key {
-            self.latest_event.insert(key, seq);
-            if self.latest_event.len() > 8 * REPEAT_WINDOW as usize {
-                let floor = self.window_floor();
-                self.latest_event.retain(|_, s| *s >= floor);
-            }
-        }
-        seq
-    }
-
-    /// The first sequence number inside the repeat window.
-    fn window_floor(&self) -> u64 {
-        self.ring.next_seq().saturating_sub(REPEAT_WINDOW)
-    }
-
-    /// Whether one of the last [`REPEAT_WINDOW`] entries is this event already: the same
-    /// reason, object, object UID and message.
-    pub(crate) fn repeats_recent_event(&self, event: &Event) -> bool {
-        let key = event_key(event);
-        let same = |e: &CallEvent| e.event() == Some(event);
-        let found = self
-            .latest_event
-            .get(&key)
-            .is_some_and(|&seq| seq >= self.window_floor() && self.get(seq).is_some_and(same));
-        debug_assert_eq!(
-            found,
-            self.iter()
-                .rev()
-                .take(REPEAT_WINDOW as usize)
-                .any(|(_, e)| same(e)),
-            "the event index agrees with a scan of the window"
-        );
-        found
+        self.ring.push(Arc::new(item))
     }
 
     /// The events about `object`, oldest first: with `uid`, only those of that incarnation
@@ -198,13 +158,60 @@ impl CallLog {
     }
 }
 
-/// A hash of what makes two events the same (FxHash: no random keys, the same in every
-/// run, and cheap enough to run on every event recorded).
-fn event_key(event: &Event) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = rustc_hash::FxHasher::default();
-    event.hash(&mut h);
-    h.finish()
+/// One Event object as the API server keeps it: the occurrences of one event that
+/// client-go's event recorder folded into it. Its `EventCorrelator` (`events_cache.go`)
+/// keys an event by `getEventKey` (source component and host, involved object with its
+/// UID, type, reason, message); a repeat of a key it has seen updates that Event instead
+/// of creating one: `count` + 1, `lastTimestamp` now, `firstTimestamp` kept.
+///
+/// Not modelled: the `EventAggregator`'s folding of more than 10 similar events (differing
+/// only in message) within 10 minutes into one reading `(combined from similar events): …`,
+/// the spam filter's token bucket per source and object, and the recorder's bounded
+/// (LRU) cache of keys: the lab's components do not repeat events at those rates in the
+/// call log's span, and the call log itself is the bound.
+#[derive(Debug, Clone, Copy)]
+pub struct Folded<'a> {
+    /// The first occurrence: its tick is `firstTimestamp`, its level the Event's type, its
+    /// actor the Event's source.
+    pub first: &'a CallEvent,
+    /// The event (reason, object, message).
+    pub event: &'a Event,
+    /// The latest occurrence's tick: `lastTimestamp`.
+    pub last: Millis,
+    /// How many times it was recorded: `count`.
+    pub count: u32,
+}
+
+/// The Event objects the API server keeps for these recorded events (oldest first, as
+/// recorded): each repeat of an event folded into the first with its count and last time
+/// (see [`Folded`]). Derived when shown, so the log stores nothing more per event.
+pub fn fold_events<'a>(
+    events: impl IntoIterator<Item = (&'a CallEvent, &'a Event)>,
+) -> Vec<Folded<'a>> {
+    use std::collections::hash_map::Entry;
+    type Key<'a> = (&'a str, Option<&'a str>, Level, &'a Event);
+    let mut index: rustc_hash::FxHashMap<Key<'a>, usize> = rustc_hash::FxHashMap::default();
+    let mut folded: Vec<Folded<'a>> = Vec::new();
+    for (e, event) in events {
+        let key = (e.actor().source(), e.actor().node(), e.level(), event);
+        match index.entry(key) {
+            Entry::Occupied(at) => {
+                let f = &mut folded[*at.get()];
+                f.count += 1;
+                f.last = e.tick();
+            }
+            Entry::Vacant(at) => {
+                at.insert(folded.len());
+                folded.push(Folded {
+                    first: e,
+                    event,
+                    last: e.tick(),
+                    count: 1,
+                });
+            }
+        }
+    }
+    folded
 }
 
 /// The wire log.
@@ -235,28 +242,40 @@ mod tests {
     }
 
     #[test]
-    fn a_repeated_event_is_found_within_the_window_only() {
-        let mut log = CallLog::new(10_000);
-        log.push(entry(event("Scheduled", "a", "uid-1", "assigned")));
-        let repeats = |log: &CallLog, name: &str, uid: &str| {
-            log.repeats_recent_event(&event("Scheduled", name, uid, "assigned"))
+    fn repeats_fold_into_one_event_with_a_count_and_last_time() {
+        let mut log = CallLog::new(100);
+        let at = |secs: u64, e: Event, level: Level, actor: Actor| {
+            CallEvent::new(Millis::secs(secs), actor, What::Event(e), level)
         };
-        assert!(repeats(&log, "a", "uid-1"));
-        // Another object, another incarnation of the name, another message: not a repeat.
-        assert!(!repeats(&log, "b", "uid-1"));
-        assert!(!repeats(&log, "a", "uid-2"));
-        assert!(!log.repeats_recent_event(&event("Scheduled", "a", "uid-1", "x")));
-        // 255 more entries: the event is still the 256th from the end.
-        for i in 0..255 {
-            log.push(entry(event("Pulled", "c", "uid-3", &i.to_string())));
-        }
-        assert!(repeats(&log, "a", "uid-1"));
-        // More entries push it out of the window (and enough of them prune the index).
-        for i in 0..3000 {
-            log.push(entry(event("Pulled", "c", "uid-3", &format!("more {i}"))));
-        }
-        assert!(!repeats(&log, "a", "uid-1"));
-        assert!(log.latest_event.len() <= 8 * REPEAT_WINDOW as usize + 1);
+        let kubelet = || Actor::kubelet("node-1");
+        let warn = |secs, e| at(secs, e, Level::Warning, kubelet());
+        log.push(warn(1, event("FailedMount", "a", "uid-1", "boom")));
+        log.push(warn(3, event("FailedMount", "a", "uid-1", "other")));
+        log.push(warn(5, event("FailedMount", "a", "uid-1", "boom")));
+        // Another incarnation, another type, another source: other Events.
+        log.push(warn(6, event("FailedMount", "a", "uid-2", "boom")));
+        log.push(at(
+            7,
+            event("FailedMount", "a", "uid-1", "boom"),
+            Level::Normal,
+            kubelet(),
+        ));
+        log.push(at(
+            8,
+            event("FailedMount", "a", "uid-1", "boom"),
+            Level::Warning,
+            Actor::kubelet("node-2"),
+        ));
+        log.push(warn(9, event("FailedMount", "a", "uid-1", "boom")));
+        let folded = fold_events(log.all_events());
+        let facts: Vec<_> = folded
+            .iter()
+            .map(|f| (f.first.tick().whole_secs(), f.last.whole_secs(), f.count))
+            .collect();
+        assert_eq!(
+            facts,
+            [(1, 9, 3), (3, 3, 1), (6, 6, 1), (7, 7, 1), (8, 8, 1)]
+        );
     }
 
     #[test]

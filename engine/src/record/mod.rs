@@ -12,5 +12,5 @@ pub use call::{
     Actor, Agent, CallEvent, CniOp, CniPurpose, Detail, Event, Level, Message, PluginRun, What,
     WireRange,
 };
-pub use calls::{CallLog, Ring, WireLog};
+pub use calls::{CallLog, Folded, Ring, WireLog, fold_events};
 pub use wire::{CsiCall, WireMessage, WireRecord};

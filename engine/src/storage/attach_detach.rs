@@ -39,6 +39,10 @@ pub(crate) struct AttachDetach {
     /// The VolumeAttachments it made for drivers the lab does not run, by name, with how
     /// many of its attach operations have timed out waiting for them so far.
     unserved: BTreeMap<String, u32>,
+    /// The (PV, node) attachments queued behind a Multi-Attach error already reported: the
+    /// desired state's `MultiAttachErrorReported`, so the event is recorded once while the
+    /// attachment stays wanted (the reconciler's `reportMultiAttachError` guard).
+    multi_reported: BTreeSet<(String, String)>,
 }
 
 /// How long csi_attacher's Attach waits for the VolumeAttachment to be attached
@@ -247,8 +251,10 @@ impl AttachDetach {
                     "the attach/detach controller's attachments by volume differ from a scan"
                 );
                 if !elsewhere.is_empty() {
-                    // Stays queued: tried (and reported) again on the next pass.
-                    self.multi_attach_error(ctx, w, &elsewhere, &state.wants);
+                    // Stays queued: tried again on the next pass, reported once.
+                    if self.multi_reported.insert(target.clone()) {
+                        self.multi_attach_error(ctx, w, &elsewhere, &state.wants);
+                    }
                     continue;
                 }
             }
@@ -329,6 +335,9 @@ impl AttachDetach {
                 );
             }
         }
+        // A report is forgotten once its attachment is made or no longer wanted.
+        self.multi_reported
+            .retain(|target| state.to_attach.contains(target));
         self.wants = state;
         changed
     }

@@ -20,6 +20,11 @@ pub(crate) struct PvController {
     /// The PVs a claim can be matched to (its volume index, `pkg/controller/volume/
     /// persistentvolume/index.go`).
     pub free: super::work::FreePvs,
+    /// The unbound claims it recorded an event on, with the claim's resourceVersion then
+    /// and the event's reason and message: upstream syncs a claim when it is written (and
+    /// on its 15 s resync, not modelled), not on every pass, so an unchanged claim is not
+    /// told the same again.
+    told: std::collections::BTreeMap<super::work::SharedKey, (u64, &'static str, String)>,
 }
 
 /// kube-controller-manager's pv-protection controller: a deleted PV keeps its finalizer
@@ -155,6 +160,7 @@ impl PvController {
                     }
             });
         let mut changed = false;
+        self.told.retain(|k, _| claims.binary_search(k).is_ok());
         for key in claims {
             let free = self.free.refresh(&ctx.api.revs, &ctx.api.pvs);
             let Some(pvc) = ctx.api.pvcs.get(&key) else {
@@ -168,6 +174,11 @@ impl PvController {
                     changed |= bind_volume_to_claim(ctx, &pv, &pvc);
                 }
                 ClaimStep::Tell(reason, message, level) => {
+                    let told = (pvc.metadata.resource_version, reason, message.clone());
+                    if self.told.get(&key) == Some(&told) {
+                        continue;
+                    }
+                    self.told.insert(key.clone(), told);
                     ctx.event(
                         "persistentvolume-controller",
                         reason,
