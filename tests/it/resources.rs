@@ -361,3 +361,48 @@ fn snapshots_print_the_crds_columns() {
         "{vsc}"
     );
 }
+
+/// describe pvc's Conditions table is describePersistentVolumeClaim's: six columns with a
+/// dashed row, times in RFC1123Z, the never-set probe time as Go's zero time.
+#[test]
+fn describe_pvc_prints_conditions_as_kubectl_does() {
+    let mut lab = crate::common::lab();
+    for line in [
+        "pvc create data --size 1Gi",
+        "tick 3",
+        "pvc expand data 2Gi",
+        "tick 2",
+    ] {
+        lab.execute(line)
+            .unwrap_or_else(|e| panic!("{line}: {}", e.message));
+    }
+    let d = lab
+        .execute("describe pvc data")
+        .map(|o| o.to_text())
+        .unwrap_or_default();
+    let at = d.find("Conditions:").unwrap_or_else(|| panic!("{d}"));
+    let table: Vec<&str> = d[at..].lines().skip(1).take(3).collect();
+    let cells = |l: &str| {
+        l.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        cells(table[0]),
+        [
+            "Type",
+            "Status",
+            "LastProbeTime",
+            "LastTransitionTime",
+            "Reason",
+            "Message"
+        ]
+    );
+    assert!(table[1].trim_start().starts_with("----  "), "{d}");
+    let row = cells(table[2]);
+    assert_eq!(row[0], "Resizing", "{d}");
+    assert_eq!(row[2], "Mon, 01 Jan 0001 00:00:00 +0000");
+    assert!(row[3].starts_with("Wed, 01 Jan 2025 00:00:0"), "{d}");
+}
