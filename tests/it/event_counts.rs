@@ -49,7 +49,7 @@ fn kubelet_s_repeated_failed_mount_is_one_event_with_a_count() {
     let words = failed[0].split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         words.starts_with(
-            "Warning FailedMount 61s (x8 over 2m) kubelet MountVolume.MountDevice failed"
+            "Warning FailedMount 61s (x8 over 2m5s) kubelet MountVolume.MountDevice failed"
         ),
         "{d}"
     );
