@@ -309,15 +309,21 @@ mod tests {
             cond(RESIZING, ""),
             cond(FS_RESIZE_PENDING, "a"),
         ];
+        // The same status keeps the old condition (its message and transition time).
         let merged = merge_resize_conditions(&old, vec![cond(FS_RESIZE_PENDING, "b")], true);
         assert_eq!(
             merged,
             [
                 cond("Other", ""),
                 cond(RESIZING, ""),
-                cond(FS_RESIZE_PENDING, "b")
+                cond(FS_RESIZE_PENDING, "a")
             ]
         );
+        // Another status replaces it.
+        let mut off = cond(FS_RESIZE_PENDING, "b");
+        off.status = "False".into();
+        let merged = merge_resize_conditions(&old, vec![off.clone()], true);
+        assert_eq!(merged, [cond("Other", ""), cond(RESIZING, ""), off]);
         let merged = merge_resize_conditions(&old, vec![cond(RESIZING, "")], false);
         assert_eq!(merged, [cond("Other", ""), cond(RESIZING, "")]);
         assert_eq!(
