@@ -161,8 +161,8 @@ pub enum Link {
         chain: String,
         /// Its number in the chain, from 1.
         number: usize,
-        /// Its match and target, after `-A CHAIN`.
-        text: String,
+        /// The rule as stored: its text after `-A CHAIN` and its parsed match and target.
+        rule: crate::cni::netfilter::XtRule,
     },
     /// Whose a chain is (a rule's, or the chain a rule jumps to).
     Chain {
@@ -329,11 +329,12 @@ impl Link {
                 table,
                 chain,
                 number,
-                text,
+                rule,
             } => format!(
-                "rule {number} of {chain} ({} -t {}) on {node}: -A {chain} {text}",
+                "rule {number} of {chain} ({} -t {}) on {node}: -A {chain} {}",
                 if *v6 { "ip6tables" } else { "iptables" },
-                table.name()
+                table.name(),
+                rule.text()
             ),
             Link::Chain { chain, writer } => format!("{chain} is {}", writer.text()),
             Link::Identity { id, labels } => format!("identity {id}: {}", labels.join(" ")),

@@ -2443,30 +2443,34 @@ pub(crate) fn why_route_lease(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
-/// `saw why rule <node> <chain> by <writer>`: `why rule` this step followed a rule on the
-/// node to this chain and found it written by this component (`portmap`, `ipmasq`,
-/// `flanneld` or `felix`).
-/// `saw why rule <node> <chain> holding <words>`: `why rule` explained a rule of the chain
-/// on the node (the chain's first link) whose `-A CHAIN …` form holds the words in a row.
-pub(crate) fn why_rule_holding(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+/// The rules of `chain` on `node` that `why rule` explained this step (each chain's first
+/// link), with their numbers, as the rule was stored when explained.
+fn rules_explained<'a>(
+    seen: &'a Observed,
+    node: &'a str,
+    chain: &'a str,
+) -> impl Iterator<Item = (usize, &'a crate::cni::netfilter::XtRule)> + 'a {
     use crate::engine::why::Link;
-    let (node, chain, spec) = (arg(a, 0), arg(a, 1), arg(a, 2));
-    let words: Vec<&str> = spec.split_whitespace().collect();
-    let mut explained = Vec::new();
-    for links in why_chains(seen) {
-        if let Some(Link::Rule {
+    why_chains(seen).filter_map(move |links| match links.first() {
+        Some(Link::Rule {
             node: n,
             chain: c,
             number,
-            text,
+            rule,
             ..
-        }) = links.first()
-            && n == node
-            && c == chain
-        {
-            explained.push((*number, format!("-A {c} {text}")));
-        }
-    }
+        }) if n == node && c == chain => Some((*number, rule)),
+        _ => None,
+    })
+}
+
+/// `saw why rule <node> <chain> holding <words>`: `why rule` explained a rule of the chain
+/// on the node (the chain's first link) whose `-A CHAIN …` form holds the words in a row.
+pub(crate) fn why_rule_holding(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (node, chain, spec) = (arg(a, 0), arg(a, 1), arg(a, 2));
+    let words: Vec<&str> = spec.split_whitespace().collect();
+    let explained: Vec<(usize, String)> = rules_explained(seen, node, chain)
+        .map(|(number, rule)| (number, format!("-A {chain} {}", rule.text())))
+        .collect();
     let holds = explained.iter().any(|(_, r)| has_words(r, &words));
     yes_no(
         holds,
@@ -2494,7 +2498,6 @@ pub(crate) fn why_rule_holding(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 /// POD_NET` masquerade next to the `-s POD_NET ! -d 224.0.0.0/4` one) does not hold.
 pub(crate) fn why_rule_matching(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     use crate::cni::netfilter::{RuleSpec, Target};
-    use crate::engine::why::Link;
     let (node, chain, spec) = (arg(a, 0), arg(a, 1), arg(a, 2));
     let want = RuleSpec::parse(spec);
     let fits = |have: &RuleSpec| {
@@ -2508,21 +2511,9 @@ pub(crate) fn why_rule_matching(_: &Lab, seen: &Observed, a: &[String]) -> Eval 
             && same(&want.proto, &have.proto)
             && (want.target == Target::None || want.target == have.target)
     };
-    let mut explained = Vec::new();
-    for links in why_chains(seen) {
-        if let Some(Link::Rule {
-            node: n,
-            chain: c,
-            number,
-            text,
-            ..
-        }) = links.first()
-            && n == node
-            && c == chain
-        {
-            explained.push((*number, fits(&RuleSpec::parse(text))));
-        }
-    }
+    let explained: Vec<(usize, bool)> = rules_explained(seen, node, chain)
+        .map(|(number, rule)| (number, fits(rule.spec())))
+        .collect();
     let holds = explained.iter().any(|&(_, fits)| fits);
     yes_no(
         holds,
@@ -2542,6 +2533,9 @@ pub(crate) fn why_rule_matching(_: &Lab, seen: &Observed, a: &[String]) -> Eval 
     )
 }
 
+/// `saw why rule <node> <chain> by <writer>`: `why rule` this step followed a rule on the
+/// node to this chain and found it written by this component (`portmap`, `ipmasq`,
+/// `flanneld` or `felix`).
 pub(crate) fn why_rule_by(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     use crate::engine::why::Link;
     let (node, chain, writer) = (arg(a, 0), arg(a, 1), arg(a, 2));

@@ -135,7 +135,7 @@ impl Lab {
             table: kind,
             chain: chain_name.to_string(),
             number,
-            text: rule.text().to_string(),
+            rule: rule.clone(),
         }];
         let own = self.chain_author(node, chain_name);
         let target = rule
