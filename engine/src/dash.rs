@@ -772,8 +772,11 @@ pub use crate::engine::ipam_view::{IpamSummary, ipam_summaries};
 // ---------------------------------------------------------------------------------------
 // Routes.
 
-/// The routes inside a pod's network namespace, `ip route` form.
-pub fn pod_route_lines(lab: &Lab, pod: &PodFacts) -> Vec<String> {
+pub use crate::engine::seen::RouteFact;
+pub use crate::engine::views::RouteTables;
+
+/// The routes inside a pod's network namespace, as `ip route` and `ip -6 route` print them.
+pub fn pod_routes(lab: &Lab, pod: &PodFacts) -> RouteTables {
     node_view::netns_routes(lab, &pod.node, &pod.netns)
 }
 

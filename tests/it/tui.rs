@@ -1305,8 +1305,9 @@ fn key_tokens(a: &App) -> std::collections::BTreeSet<String> {
             }
             add(&s.gateway);
         }
-        for l in lab.node_route_lines(n).unwrap() {
-            for w in l.split_whitespace().filter(|w| w.contains('.')) {
+        let tables = lab.node_routes(n).unwrap();
+        for f in tables.v4.iter().chain(&tables.v6) {
+            for w in f.line.split_whitespace().filter(|w| w.contains('.')) {
                 add(w);
             }
         }
@@ -1315,8 +1316,9 @@ fn key_tokens(a: &App) -> std::collections::BTreeSet<String> {
         let p = dash::pod_facts(lab, key).unwrap();
         add(&p.ip);
         add(&p.status);
-        for l in dash::pod_route_lines(lab, &p) {
-            for w in l.split_whitespace().filter(|w| w.contains('.')) {
+        let tables = dash::pod_routes(lab, &p);
+        for f in tables.v4.iter().chain(&tables.v6) {
+            for w in f.line.split_whitespace().filter(|w| w.contains('.')) {
                 add(w);
             }
         }
@@ -2298,4 +2300,77 @@ fn lesson_play_at_80x24_keeps_the_step_in_the_lesson_pane() {
                 .all(|s| s.role == lab_engine::render::Role::Prose)),
         "the step's text is prose in the Output"
     );
+}
+
+/// The routes pane prints a dual-stack namespace's tables as `show routes` does: `ip route`,
+/// then `ip -6 route` under its own prompt with the kernel's link-local route, for the node
+/// and for the selected pod, at both sizes.
+#[test]
+fn the_routes_pane_prints_ipv6_under_its_own_prompt() {
+    let dir = std::env::temp_dir().join(format!("lab-tui-ds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("00-ds.conflist");
+    std::fs::write(
+        &path,
+        r#"{"cniVersion":"1.0.0","name":"ds","plugins":[{"type":"bridge","bridge":"cni0",
+        "isGateway":true,"ipam":{"type":"host-local","ranges":[[{"subnet":"10.244.1.0/24"}],
+        [{"subnet":"fd00:1::/120"}]],"routes":[{"dst":"0.0.0.0/0"},{"dst":"::/0"}]}}]}"#,
+    )
+    .unwrap();
+    let load = format!("cni conf load {} --node node-1", path.display());
+    for size in [LARGE, SMALL] {
+        let mut a = after(
+            crate::common::lab(),
+            size,
+            &[&load, "pod create a --node node-1"],
+        );
+        a.ui.sel_node = Some("node-1".into());
+        a.ui.sel_pod = Some(("default".into(), "a".into()));
+        a.run_command("get pods");
+        let rows = &a.derived.routes.rows;
+        let at = rows
+            .iter()
+            .position(|r| *r == tui::app::RouteRow::Prompt("ip -6 route"))
+            .expect("the node's IPv6 routes have their prompt");
+        let line = |r: &tui::app::RouteRow| match r {
+            tui::app::RouteRow::Route(f) => f.line.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            rows[..at]
+                .iter()
+                .all(|r| !line(r).contains("fd00") && !line(r).starts_with("fe80")),
+            "{rows:?}"
+        );
+        assert!(
+            rows[at + 1..]
+                .iter()
+                .any(|r| line(r) == "fd00:1::/120 dev cni0 proto kernel metric 256 pref medium"),
+            "{rows:?}"
+        );
+        let alt3 = Event::Key(KeyEvent::new(KeyCode::Char('3'), KeyModifiers::ALT));
+        let t = drive(&mut a, size, vec![key(KeyCode::Esc), alt3]);
+        assert_eq!(a.ui.focus, Pane::Routes);
+        let text = screen_text(t.backend().buffer());
+        assert!(text.contains("node-1 (host) $ ip route"), "{text}");
+        // Scrolled to the IPv6 table's prompt.
+        a.ui.scroll[Pane::Routes.index()] = 1 + at;
+        let t = drive(&mut a, size, vec![]);
+        let text = screen_text(t.backend().buffer());
+        assert!(
+            text.contains("node-1 (host) $ ip -6 route")
+                && text.contains("  fd00:1::/120 dev cni0 proto kernel metric 256 pref medium"),
+            "{text}"
+        );
+        // Scrolled to the end: the pod's two tables.
+        a.ui.scroll[Pane::Routes.index()] = 1000;
+        let t = drive(&mut a, size, vec![]);
+        let text = screen_text(t.backend().buffer());
+        assert!(
+            text.contains("pod default/a (netns) $ ip -6 route"),
+            "{text}"
+        );
+        assert!(text.contains("fe80::/64 dev eth0"), "{text}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -264,7 +264,7 @@ pub struct Derived {
     pub calls: Option<Vec<u64>>,
     /// What the last command changed in the IPAM store on screen.
     pub ipam: IpamChanges,
-    /// The selected node's route table (`ip route` lines), and which node it is for. A node
+    /// The selected node's route tables (`ip route`, `ip -6 route`), and which node it is for. A node
     /// table is O(nodes²) to build, so it is built once per command or selection change.
     pub routes: NodeRoutes,
     /// Where each node's box starts in the topology (of the groups shown).
@@ -362,13 +362,37 @@ fn pod_rows(ix: &PodIndex, node: &str, pods: &[PodKey]) -> usize {
 pub struct NodeRoutes {
     /// The node.
     pub node: Option<String>,
-    /// `ip route` lines.
-    pub lines: Vec<String>,
-    /// The widest line's width in columns (so a frame knows every line fits a pane
-    /// without measuring 5,000 of them).
+    /// The rows under the pane's `$ ip route` prompt: the IPv4 routes, then (when the node
+    /// has IPv6 routes) the `$ ip -6 route` prompt and its routes.
+    pub rows: Vec<RouteRow>,
+    /// The widest row's width in columns (so a frame knows every row fits a pane without
+    /// measuring 5,000 of them).
     pub widest: usize,
     /// Why there is no table (an unknown node).
     pub error: Option<String>,
+}
+
+/// A row of a route table in the routes pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteRow {
+    /// A route, as `ip route` prints it.
+    Route(lab_engine::dash::RouteFact),
+    /// The prompt of the table's second command (`ip -6 route`).
+    Prompt(&'static str),
+    /// A note in place of routes (the group of pods not scheduled yet has no kernel).
+    Note(&'static str),
+}
+
+impl RouteRow {
+    /// The rows of a namespace's tables under its first prompt (`ip route`).
+    pub fn of(tables: lab_engine::dash::RouteTables) -> Vec<RouteRow> {
+        let mut rows: Vec<RouteRow> = tables.v4.into_iter().map(RouteRow::Route).collect();
+        if !tables.v6.is_empty() {
+            rows.push(RouteRow::Prompt("ip -6 route"));
+            rows.extend(tables.v6.into_iter().map(RouteRow::Route));
+        }
+        rows
+    }
 }
 
 /// The dashboard: the lab, the view state and the theme.
@@ -651,26 +675,32 @@ impl App {
         let node = self.ui.sel_node.clone();
         let table = match node.as_deref() {
             // The group of pods not scheduled yet has no kernel.
-            Some("") => Ok(vec![
-                "(not scheduled yet: no node, so no routes)".to_string(),
-            ]),
-            Some(n) => self.desk.lab.node_route_lines(n),
+            Some("") => Ok(vec![RouteRow::Note(
+                "(not scheduled yet: no node, so no routes)",
+            )]),
+            Some(n) => self.desk.lab.node_routes(n).map(RouteRow::of),
             None => Ok(Vec::new()),
         };
         self.derived.routes = match table {
-            Ok(lines) => NodeRoutes {
+            Ok(rows) => NodeRoutes {
                 node,
-                widest: lines
+                widest: rows
                     .iter()
-                    .map(|l| unicode_width::UnicodeWidthStr::width(l.as_str()))
+                    .map(|r| match r {
+                        RouteRow::Route(f) => {
+                            unicode_width::UnicodeWidthStr::width(f.line.as_str())
+                        }
+                        RouteRow::Note(n) => unicode_width::UnicodeWidthStr::width(*n),
+                        RouteRow::Prompt(_) => 0,
+                    })
                     .max()
                     .unwrap_or(0),
-                lines,
+                rows,
                 error: None,
             },
             Err(e) => NodeRoutes {
                 node,
-                lines: Vec::new(),
+                rows: Vec::new(),
                 widest: 0,
                 error: Some(e),
             },

@@ -58,19 +58,20 @@ impl Lab {
         }
     }
 
-    /// A node's main routing table in `ip route` form, as its kernel holds it: the
-    /// connected routes of its addresses, and what the network daemon programmed.
-    pub fn node_route_lines(&self, node: &str) -> Result<Vec<String>, String> {
+    /// A node's main routing table as `ip route` and `ip -6 route` print it, as its kernel
+    /// holds it: the connected routes of its addresses, and what the network daemon
+    /// programmed.
+    pub fn node_routes(&self, node: &str) -> Result<super::views::RouteTables, String> {
         let rt = self
             .nodes
             .get(node)
             .ok_or_else(|| format!("Error from server (NotFound): nodes \"{node}\" not found"))?;
-        Ok(rt
-            .host
-            .route_table()
-            .iter()
-            .map(|r| r.to_ip_route())
-            .collect())
+        let host = &rt.host;
+        Ok(super::views::route_tables(
+            host,
+            &host.root,
+            host.route_table(),
+        ))
     }
 
     /// The network as `crate::net` sees it: nodes (podCIDR, InternalIP, cni0's address),

@@ -128,18 +128,13 @@ pub(crate) fn netns_links<'a>(
     links_of(lab.nodes.get(node).and_then(|rt| rt.host.netns.get(netns)))
 }
 
-/// The routing table of a sandbox namespace on a node as `ip route` prints it, one line
-/// per route (empty when the namespace does not exist).
-pub(crate) fn netns_routes(lab: &Lab, node: &str, netns: &str) -> Vec<String> {
+/// The routing tables of a sandbox namespace on a node as `ip route` and `ip -6 route`
+/// print them (empty when the namespace does not exist).
+pub(crate) fn netns_routes(lab: &Lab, node: &str, netns: &str) -> super::views::RouteTables {
     lab.nodes
         .get(node)
-        .and_then(|rt| rt.host.netns.get(netns))
-        .map(|ns| {
-            ns.route_table()
-                .iter()
-                .map(|r| r.to_ip_route_linkdown(ns.linkdown(&r.dev)))
-                .collect()
-        })
+        .and_then(|rt| Some((rt, rt.host.netns.get(netns)?)))
+        .map(|(rt, ns)| super::views::route_tables(&rt.host, ns, ns.route_table()))
         .unwrap_or_default()
 }
 
@@ -499,7 +494,7 @@ mod tests {
             Some("default/web")
         );
         assert!(netns_links(&lab, "node-1", &sb.netns).any(|l| l.name == "eth0"));
-        assert!(!netns_routes(&lab, "node-1", &sb.netns).is_empty());
+        assert!(!netns_routes(&lab, "node-1", &sb.netns).v4.is_empty());
         let files = ipam_files(&lab, "node-1").unwrap();
         let (net, f) = files.iter().next().unwrap();
         let lease = f.leases.values().next().unwrap();

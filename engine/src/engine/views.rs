@@ -1105,12 +1105,48 @@ fn pod_place(node: &str, key: &str) -> super::seen::Place {
     }
 }
 
-/// The commands `show routes` runs in a namespace `ns` whose main table is `table`: `ip
-/// route` (IPv4's routes) and, when the table has IPv6 routes, `ip -6 route`, with the
-/// kernel's link-local routes (`fe80::/64`) among them. (The kernel has those in every
-/// namespace with an up link; the lab prints IPv6's table only where a network configured
-/// IPv6.) Each command is a header made by `head`, then its routes indented by `indent`;
-/// returns the routes shown as facts.
+/// A namespace's routes as the two commands `show routes` runs print them: `ip route`
+/// (IPv4's routes) and `ip -6 route`, which has the kernel's link-local routes
+/// (`fe80::/64`) among its own. (The kernel has those in every namespace with an up link;
+/// the lab prints IPv6's table only where a network configured IPv6, so `v6` is empty
+/// otherwise.) Each route's line has `linkdown` when its device has no carrier.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RouteTables {
+    /// `ip route`.
+    pub v4: Vec<super::seen::RouteFact>,
+    /// `ip -6 route` (empty when the namespace has no IPv6 route).
+    pub v6: Vec<super::seen::RouteFact>,
+}
+
+/// The routes of `ns` on `host`, whose main table is `table` (a sandbox's own table; the
+/// host's with the network daemon's peer routes), as [`RouteTables`].
+pub(crate) fn route_tables(
+    host: &crate::cni::host::Host,
+    ns: &crate::cni::host::Netns,
+    table: Vec<crate::cni::host::RouteEntry>,
+) -> RouteTables {
+    let (v6, v4): (Vec<_>, Vec<_>) = table
+        .into_iter()
+        .partition(crate::cni::host::RouteEntry::is_ipv6);
+    let v6 = if v6.is_empty() {
+        v6
+    } else {
+        let mut all = v6;
+        all.extend(ns.link_local_routes(|k| host.sysctl_in(ns, k)));
+        // Stable, so each destination's routes keep the table's order, the link-local
+        // ones after the others to fe80::/64; the default routes last.
+        all.sort_by_key(|r| r.dst.sort_key());
+        all
+    };
+    RouteTables {
+        v4: v4.iter().map(|r| route_fact_in(ns, r)).collect(),
+        v6: v6.iter().map(|r| route_fact_in(ns, r)).collect(),
+    }
+}
+
+/// Print `ns`'s [`RouteTables`]: each command is a header made by `head`, then its routes
+/// indented by `indent` (`ip -6 route` only when there are IPv6 routes); returns the routes
+/// shown as facts.
 fn route_sections(
     out: &mut Outcome,
     host: &crate::cni::host::Host,
@@ -1119,26 +1155,18 @@ fn route_sections(
     indent: &str,
     head: impl Fn(&str) -> Line,
 ) -> Vec<super::seen::RouteFact> {
-    let (v6, v4): (Vec<_>, Vec<_>) = table
-        .into_iter()
-        .partition(crate::cni::host::RouteEntry::is_ipv6);
+    let RouteTables { v4, v6 } = route_tables(host, ns, table);
     let mut facts = Vec::new();
-    let mut section = |cmd: &str, routes: &[crate::cni::host::RouteEntry]| {
+    let mut section = |cmd: &str, routes: Vec<super::seen::RouteFact>| {
         out.line(head(cmd));
-        for r in routes {
-            let fact = route_fact_in(ns, r);
+        for fact in routes {
             out.plain(format!("{indent}{}", fact.line));
             facts.push(fact);
         }
     };
-    section("ip route", &v4);
+    section("ip route", v4);
     if !v6.is_empty() {
-        let mut all = v6;
-        all.extend(ns.link_local_routes(|k| host.sysctl_in(ns, k)));
-        // Stable, so each destination's routes keep the table's order, the link-local
-        // ones after the others to fe80::/64; the default routes last.
-        all.sort_by_key(|r| r.dst.sort_key());
-        section("ip -6 route", &all);
+        section("ip -6 route", v6);
     }
     facts
 }

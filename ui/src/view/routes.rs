@@ -5,7 +5,7 @@
 //! words: a prefix or an address is never cut.
 
 use super::{dim, pane_block, put};
-use crate::app::App;
+use crate::app::{App, RouteRow};
 use crate::keymap::Pane;
 use lab_engine::dash as model;
 use ratatui::buffer::Buffer;
@@ -59,33 +59,104 @@ fn route_height(route: &str, width: usize) -> usize {
 }
 
 /// While a trace is stepped and its hop is a routing decision: where (the node, and the pod
-/// for a pod's own table) and the route that matched, as `ip route` prints it.
-fn consulted(app: &App) -> Option<(lab_engine::net::hop::Place, String)> {
+/// for a pod's own table) and the route that matched.
+fn consulted(
+    app: &App,
+) -> Option<(
+    &lab_engine::net::hop::Place,
+    &lab_engine::cni::host::RouteEntry,
+)> {
     use lab_engine::net::hop::Entry;
     let hop = app.desk.stepping()?.packet()?.hop();
     match &hop.entry {
-        Some(Entry::Route(r)) => Some((hop.at.clone(), r.to_ip_route())),
+        Some(Entry::Route(r)) => Some((&hop.at, r)),
         _ => None,
     }
 }
 
-/// The style of a table's line: highlighted when it is the route the stepped hop matched.
-fn route_style(app: &App, here: &lab_engine::net::hop::Place, line: &str) -> ratatui::style::Style {
+/// The style of a table's route: highlighted when it is the route the stepped hop matched
+/// (the same destination, next hop, device and type).
+fn route_style(
+    app: &App,
+    here: &lab_engine::net::hop::Place,
+    route: &model::RouteFact,
+) -> ratatui::style::Style {
     match consulted(app) {
-        Some((at, route)) if &at == here && route == line => app.theme.selected,
+        Some((at, r))
+            if at == here
+                && route.via == r.via
+                && route.dev == r.dev.as_str()
+                && route.blackhole == r.blackhole
+                && route.dst == r.dst.to_string() =>
+        {
+            app.theme.selected
+        }
         _ => app.theme.plain,
     }
+}
+
+/// A row's text, as [`route_rows`] lays out a route (a prompt has none: it is drawn apart).
+fn row_text(row: &RouteRow) -> &str {
+    match row {
+        RouteRow::Route(f) => &f.line,
+        RouteRow::Note(n) => n,
+        RouteRow::Prompt(_) => "",
+    }
+}
+
+/// The rows a table's row takes at a width, styled: a route (highlighted when the stepped
+/// hop matched it), a note, or the second command's prompt.
+fn row_lines(
+    app: &App,
+    here: &lab_engine::net::hop::Place,
+    at: At<'_>,
+    row: &RouteRow,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let style = match row {
+        RouteRow::Route(f) => route_style(app, here, f),
+        RouteRow::Note(_) => app.theme.plain,
+        RouteRow::Prompt(cmd) => return vec![prompt(app, at.who, at.place, cmd)],
+    };
+    route_rows(row_text(row), width)
+        .into_iter()
+        .map(|r| Line::styled(r, style))
+        .collect()
+}
+
+/// How many rows a table's row takes at a width.
+fn row_height(row: &RouteRow, width: usize) -> usize {
+    match row {
+        RouteRow::Prompt(_) => 1,
+        _ => route_height(row_text(row), width),
+    }
+}
+
+/// The prompt a learner would type a command at: who (`node-1`, `pod default/web`) and
+/// where (`host`, `netns`).
+fn prompt(app: &App, who: &str, place: &str, cmd: &str) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(who.to_string(), app.theme.name),
+        Span::styled(format!(" ({place}) $ {cmd}"), app.theme.dim),
+    ])
+}
+
+/// Who and where a table is (`node-1`, `host`): its prompts' first two parts.
+#[derive(Clone, Copy)]
+struct At<'a> {
+    who: &'a str,
+    place: &'static str,
 }
 
 /// The node table's rows as the pane holds them.
 enum NodeRows<'a> {
     /// A note in place of the table (an error, not computed yet).
     Note(Line<'static>),
-    /// The table, every route on one row (most tables: the rows are the lines, so a
-    /// scrolled-past route costs nothing, not even its width).
-    Fit(&'a [String], lab_engine::net::hop::Place),
+    /// The table, every row on one line (most tables: a scrolled-past route costs nothing,
+    /// not even its width).
+    Fit(&'a [RouteRow], lab_engine::net::hop::Place, At<'a>),
     /// The table with routes wider than the pane (wrapped: rows are counted per route).
-    Wrap(&'a [String], lab_engine::net::hop::Place),
+    Wrap(&'a [RouteRow], lab_engine::net::hop::Place, At<'a>),
 }
 
 /// The pane's content at a width: the node prompt, the node's table, the pod's table.
@@ -104,7 +175,7 @@ impl Rows<'_> {
 
 fn rows(app: &App, width: usize) -> Rows<'_> {
     let t = &app.theme;
-    let Some(node) = app.ui.sel_node.clone() else {
+    let Some(node) = app.ui.sel_node.as_deref() else {
         return Rows {
             header: dim(t, "no node selected"),
             node: NodeRows::Note(Line::default()),
@@ -112,22 +183,23 @@ fn rows(app: &App, width: usize) -> Rows<'_> {
             tail: Vec::new(),
         };
     };
-    let header = Line::from(vec![
-        Span::styled(node.clone(), t.name),
-        Span::styled(" (host) $ ip route", t.dim),
-    ]);
+    let host = At {
+        who: node,
+        place: "host",
+    };
+    let header = prompt(app, host.who, host.place, "ip route");
     let r = &app.derived.routes;
-    let fresh = r.node.as_deref() == Some(node.as_str());
+    let fresh = r.node.as_deref() == Some(node);
     let (node_rows, node_len) = match &r.error {
         Some(e) if fresh => (NodeRows::Note(Line::styled(format!("  {e}"), t.bad)), 1),
         None if fresh => {
-            let here = lab_engine::net::hop::Place::Node(node.clone());
+            let here = lab_engine::net::hop::Place::Node(node.to_string());
             if r.widest + 2 <= width {
-                (NodeRows::Fit(&r.lines, here), r.lines.len())
+                (NodeRows::Fit(&r.rows, here, host), r.rows.len())
             } else {
                 (
-                    NodeRows::Wrap(&r.lines, here),
-                    r.lines.iter().map(|l| route_height(l, width)).sum(),
+                    NodeRows::Wrap(&r.rows, here, host),
+                    r.rows.iter().map(|row| row_height(row, width)).sum(),
                 )
             }
         }
@@ -141,11 +213,13 @@ fn rows(app: &App, width: usize) -> Rows<'_> {
         .filter(|p| p.node == node);
     let mut tail = Vec::new();
     if let Some(p) = pod {
-        tail.push(Line::from(vec![
-            Span::styled(format!("pod {}/{}", p.ns, p.name), t.name),
-            Span::styled(" (netns) $ ip route", t.dim),
-        ]));
-        let routes = model::pod_route_lines(&app.desk.lab, &p);
+        let who = format!("pod {}/{}", p.ns, p.name);
+        let at = At {
+            who: &who,
+            place: "netns",
+        };
+        tail.push(prompt(app, at.who, at.place, "ip route"));
+        let routes = RouteRow::of(model::pod_routes(&app.desk.lab, &p));
         if routes.is_empty() {
             tail.push(dim(t, "  (no sandbox network yet)"));
         }
@@ -154,13 +228,8 @@ fn rows(app: &App, width: usize) -> Rows<'_> {
             name: p.name.clone(),
             node: p.node.clone(),
         };
-        for l in routes {
-            let style = route_style(app, &here, &l);
-            tail.extend(
-                route_rows(&l, width)
-                    .into_iter()
-                    .map(|row| Line::styled(row, style)),
-            );
+        for row in &routes {
+            tail.extend(row_lines(app, &here, at, row, width));
         }
     }
     Rows {
@@ -182,22 +251,17 @@ fn rows_from<'a>(
     let in_node = start.saturating_sub(1);
     let node: Box<dyn Iterator<Item = Line<'static>> + 'a> = match rows.node {
         NodeRows::Note(l) => Box::new(std::iter::once(l).take(rows.node_len).skip(in_node)),
-        NodeRows::Fit(lines, here) => Box::new(
-            lines
+        NodeRows::Fit(table, here, at) => Box::new(
+            table
                 .get(in_node..)
                 .unwrap_or_default()
                 .iter()
-                .map(move |l| Line::styled(format!("  {l}"), route_style(app, &here, l))),
+                .flat_map(move |row| row_lines(app, &here, at, row, width)),
         ),
-        NodeRows::Wrap(lines, here) => Box::new(
-            lines
+        NodeRows::Wrap(table, here, at) => Box::new(
+            table
                 .iter()
-                .flat_map(move |l| {
-                    let style = route_style(app, &here, l);
-                    route_rows(l, width)
-                        .into_iter()
-                        .map(move |row| Line::styled(row, style))
-                })
+                .flat_map(move |row| row_lines(app, &here, at, row, width))
                 .skip(in_node),
         ),
     };
