@@ -116,8 +116,8 @@ fn a_failed_attach_is_still_unpublished_before_its_attachment_goes() {
     let mut lab = crate::common::lab();
     run(&mut lab, "pvc create data --size 1Gi");
     run(&mut lab, "pod create db --node node-1 --pvc data");
-    run(&mut lab, "pod delete db");
-    let out = run(&mut lab, "tick 10");
+    // The deletion is handled at once (the attach's backoff is not waited out).
+    let out = run(&mut lab, "pod delete db");
     let unpublish = out
         .find("ControllerUnpublishVolume #2 vol-95328f0b: OK")
         .unwrap_or_else(|| panic!("{out}"));
@@ -311,4 +311,30 @@ fn the_volume_node_is_said_where_it_is_decided() {
     // A pod pinned where the volume is gets no note.
     let out = run(&mut lab, "pod create w --node node-2 --pvc x");
     assert!(!out.contains("note:"), "{out}");
+}
+
+/// An attachment's deletion is an update external-attacher's informer queues at once
+/// (`shouldEnqueueVAChange`): the detach does not wait out the failed attach's backoff.
+/// Before, ControllerUnpublishVolume waited for the attach's retry time (t=63s here).
+#[test]
+fn a_deleted_attachment_is_detached_without_waiting_out_the_attach_backoff() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(
+        &mut lab,
+        "fault inject ControllerPublishVolume --code INTERNAL --times 100",
+    );
+    run(&mut lab, "pod create db --node node-1 --pvc data");
+    let out = run(&mut lab, "tick 40");
+    assert!(
+        out.contains("failure 6 in a row, retry at t=63s"),
+        "the attach waits in the rate limiter: {out}"
+    );
+    let out = run(&mut lab, "pod delete db");
+    assert!(
+        out.contains("ControllerUnpublishVolume #7 vol-95328f0b: OK")
+            && out.contains("detached from node-1; volumeattachment removed"),
+        "{out}"
+    );
+    assert!(lab.cluster().volume_attachments.is_empty());
 }

@@ -76,6 +76,14 @@ impl Backoff {
         self.retry_at.insert(key.to_string(), at);
     }
 
+    /// Work on `key` now, keeping its failures in a row: client-go's `queue.Add` of an item
+    /// the rate limiter holds (an informer's update event): the item is processed at once,
+    /// and a later failure still waits as long as its count says (`NumRequeues` is only
+    /// reset by `Forget`).
+    pub fn requeue(&mut self, key: &str) {
+        self.retry_at.remove(key);
+    }
+
     /// Forget a failure after success.
     pub fn clear(&mut self, key: &str) {
         self.retry_at.remove(key);

@@ -16,6 +16,11 @@ pub(crate) struct Attacher {
     pub work: super::work::WorkSet,
     /// Its work queue's rate limiter.
     pub backoff: crate::control::Backoff,
+    /// The attachments held by the rate limiter after a failed attach. Their deletion is an
+    /// update its VolumeAttachment informer hands to the queue at once (`vaUpdated`:
+    /// `shouldEnqueueVAChange` passes any change but the attacher's own error fields), so
+    /// the detach does not wait out the attach's backoff.
+    attach_failed: std::collections::BTreeSet<String>,
     /// Its VolumeAttachment informer's index by PV.
     pub(super) vas_by_pv: super::work::VasByPv,
 }
@@ -46,6 +51,9 @@ impl Attacher {
         let mut changed = false;
         for va in vas {
             let key = format!("attacher/{}", va.name());
+            if va.metadata.deletion_tick().is_some() && self.attach_failed.remove(&key) {
+                self.backoff.requeue(&key);
+            }
             if self.backoff.waiting(ctx.clock, &key) {
                 continue;
             }
@@ -90,6 +98,7 @@ impl Attacher {
             Ok(c) => c,
             Err(e) => {
                 self.write_attach_error(ctx, va, e);
+                self.attach_failed.insert(key.to_string());
                 self.backoff.fail(ctx, key.to_string());
                 return true;
             }
@@ -124,6 +133,7 @@ impl Attacher {
                 );
             }
             Ok(resp) => {
+                self.attach_failed.remove(key);
                 self.backoff.clear(key);
                 if let Ok(mut next) = ctx.api.volume_attachments().get("", va.name()).cloned() {
                     next.status.attached = true;
@@ -153,6 +163,7 @@ impl Attacher {
                         Level::Warning,
                     );
                 }
+                self.attach_failed.insert(key.to_string());
                 self.backoff.fail(ctx, key.to_string());
             }
         }
