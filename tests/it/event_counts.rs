@@ -79,3 +79,30 @@ fn the_provisioner_s_repeated_events_are_counted_not_dropped() {
     assert!(provisioning[0].contains(" (x5 over 15s) "), "{d}");
     assert!(failed[0].contains(" (x4 over 15s) "), "{d}");
 }
+
+/// snapshot-controller records SnapshotDeletePending when it syncs a snapshot whose restore
+/// is under way and returns without requeueing it: one event while the snapshot does not
+/// change, not one per retry of the restore's CreateVolume. Before, the lab recorded it on
+/// every pass (`x13 over 60s` here).
+#[test]
+fn a_pending_snapshot_deletion_is_recorded_once_per_sync() {
+    let mut lab = lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(&mut lab, "snapshot create s1 --pvc data");
+    run(
+        &mut lab,
+        "fault inject CreateVolume --code INTERNAL --times 100",
+    );
+    run(&mut lab, "pvc create r --size 1Gi --from-snapshot s1");
+    run(&mut lab, "snapshot delete s1");
+    let out = run(&mut lab, "tick 60");
+    assert!(out.contains("CreateVolume"), "the restore retries: {out}");
+    let described = run(&mut lab, "describe vs s1");
+    let pending = rows(&described, "SnapshotDeletePending");
+    assert_eq!(pending.len(), 1, "{described}");
+    assert!(!pending[0].contains("(x"), "{described}");
+    // The restore done, the deletion goes on.
+    run(&mut lab, "fault clear");
+    run(&mut lab, "tick 300");
+    assert!(lab.cluster().snapshots.is_empty());
+}

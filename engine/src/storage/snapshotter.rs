@@ -54,6 +54,11 @@ pub(crate) const BEING_DELETED: &str =
 pub(crate) struct Snapshotter {
     /// Its work queue's rate limiter.
     pub backoff: crate::control::Backoff,
+    /// Snapshots whose deletion waits for a restore, with the resourceVersion their
+    /// SnapshotDeletePending event was recorded at. snapshot-controller records the event
+    /// when it syncs the snapshot and returns without error (no requeue), so it comes again
+    /// only when the snapshot changes, not on every pass of the lab's loop.
+    delete_pending: std::collections::BTreeMap<(String, String), u64>,
 }
 
 impl Component for Snapshotter {
@@ -137,7 +142,7 @@ impl Snapshotter {
     fn sync_snapshot(&mut self, ctx: &mut Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -> bool {
         let mut changed = check_and_remove_pvc_finalizer(ctx, vs, false);
         if vs.metadata.deletion_tick().is_some() {
-            return process_deletion(ctx, vs) || changed;
+            return process_deletion(&mut self.delete_pending, ctx, vs) || changed;
         }
         changed |= add_snapshot_finalizers(ctx, vs);
         let Some(vs) = ctx
@@ -503,10 +508,15 @@ fn check_and_remove_pvc_finalizer(
 /// `processSnapshotWithDeletionTimestamp`: wait while a claim is being restored from the
 /// snapshot; otherwise mark its content, delete it (deletionPolicy Delete) and let the
 /// snapshot go, keeping the bound finalizer until the content object is gone.
-fn process_deletion(ctx: &mut Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -> bool {
+fn process_deletion(
+    delete_pending: &mut std::collections::BTreeMap<(String, String), u64>,
+    ctx: &mut Ctx<'_>,
+    vs: &Object<VolumeSnapshotSpec>,
+) -> bool {
     if !deletion_candidate(vs) {
         return false;
     }
+    let key = (vs.metadata.namespace.clone(), vs.name().to_string());
     let name = if vs.status.bound_volume_snapshot_content_name.is_empty() {
         content_name(vs)
     } else {
@@ -522,15 +532,19 @@ fn process_deletion(ctx: &mut Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -> bool 
         .as_ref()
         .is_some_and(|c| c.spec.deletion_policy == "Delete");
     if content.is_some() && being_restored(ctx, vs) {
-        ctx.event(
-            "snapshot-controller",
-            "SnapshotDeletePending",
-            "Snapshot is being used to restore a PVC",
-            ObjectRef::to(vs),
-            Level::Warning,
-        );
+        let version = vs.metadata.resource_version;
+        if delete_pending.insert(key, version) != Some(version) {
+            ctx.event(
+                "snapshot-controller",
+                "SnapshotDeletePending",
+                "Snapshot is being used to restore a PVC",
+                ObjectRef::to(vs),
+                Level::Warning,
+            );
+        }
         return false;
     }
+    delete_pending.remove(&key);
     let mut changed = false;
     if let Some(c) = &content {
         changed |= set_being_deleted(ctx, c);
