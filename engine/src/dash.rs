@@ -246,12 +246,20 @@ pub fn lesson_view(lab: &Lab, lessons: &Lessons, hint: Option<String>) -> Option
         ),
         Item::Finished => ("Lesson complete.".into(), String::new()),
     };
+    let options = match s.current() {
+        Item::Quiz(_, q) => match &q.kind {
+            crate::lesson::model::QuizKind::Choice { options, .. } => options.clone(),
+            crate::lesson::model::QuizKind::Predict { .. } => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
     Some(LessonView {
         title: s.lesson.title.clone(),
         done,
         total,
         position,
         text,
+        options,
         goal,
         hint,
         step: match s.current() {
@@ -350,8 +358,10 @@ pub struct LessonView {
     /// Where the learner is, in the REPL's words: `step 3/17 · quizzes 0/6`, then
     /// ` · variant 12` when the lesson is not played as written.
     pub position: String,
-    /// The step's teaching text.
+    /// The step's teaching text, or the quiz's question.
     pub text: String,
+    /// A multiple-choice quiz's options, label and text, in order (empty otherwise).
+    pub options: Vec<(char, String)>,
     /// What the learner should achieve in this step.
     pub goal: String,
     /// The hint, when the learner asked for it.

@@ -383,14 +383,17 @@ fn ch3_step_23_is_done_by_a_script_and_by_play() {
     let mut desk = desk_at(CNI, 23);
     let out = step_23_by_script(&mut desk, &reference);
     assert_eq!(at(&desk), 23, "{out}");
-    // Done at the sixth `step`, the tunnel hop; the hops after it follow the feedback.
+    // Done at the sixth `step`, the tunnel hop; the hops after it come before the feedback
+    // (QA 21 §4), and the quiz last.
     let (before, after) = out.split_once("✓ Step 23 done").expect("done");
     assert!(
         before.contains("── hop 7/14: node-1 · tunnel ──"),
         "{before}"
     );
-    assert!(!before.contains("hop 8/14"), "{before}");
-    assert!(after.contains("── hop 14/14:"), "{after}");
+    assert!(before.contains("(stepping ended at hop 7/14"), "{before}");
+    assert!(before.contains("── hop 14/14:"), "{before}");
+    assert!(!after.contains("── hop "), "{after}");
+    assert!(after.contains("── Quiz 1/6"), "{after}");
 
     // The trace printed at once: every hop counts as stepped.
     let mut desk = desk_at(CNI, 23);
@@ -563,4 +566,102 @@ fn back_after_csi_step_16_goes_back_to_the_step() {
     let out = ok(&mut desk, "back");
     assert!(!out.contains("── call"), "{out}");
     assert_eq!(at(&desk), 15);
+}
+
+/// QA 21 §1: step 2's `saw conf … active 05-lab-v110.conflist` was met by a view shown
+/// before the file was removed again, so the step passed with node-1 back on `10-lab` and
+/// step 3 could not be done. The step now also checks the runtime's file at the end.
+#[test]
+fn ch3_step_2_needs_the_new_file_still_active() {
+    let mut desk = desk_at(CNI, 2);
+    for line in [
+        "cni conf load assets/conflists/05-lab-v110.conflist --node node-1",
+        "cni conf show --node node-1",
+        "cni conf remove 05-lab-v110.conflist --node node-1",
+        "pod create old --node node-1",
+    ] {
+        ok(&mut desk, line);
+    }
+    assert_eq!(at(&desk), 1, "step 2 done with 10-lab.conflist active");
+    let out = ok(&mut desk, "hint");
+    let out = out + &ok(&mut desk, "hint") + &ok(&mut desk, "hint");
+    assert!(out.contains("Load it once more"), "{out}");
+    ok(
+        &mut desk,
+        "cni conf load assets/conflists/05-lab-v110.conflist --node node-1",
+    );
+    ok(&mut desk, "cni conf show --node node-1");
+    assert_eq!(at(&desk), 2, "step 2 done once the file is back");
+}
+
+/// QA 21 §3: step 7 compared the ingress annotation as text, so `--bandwidth-ingress
+/// 10000000`, the rate the wire shows, was "not yet". It compares quantities now; `10Mi`
+/// (10485760) is another rate.
+#[test]
+fn ch3_step_7_takes_the_rate_written_another_way() {
+    let mut desk = desk_at(CNI, 7);
+    ok(
+        &mut desk,
+        "pod create slow --node node-2 --bandwidth-ingress 10Mi",
+    );
+    ok(&mut desk, "show wire");
+    assert_eq!(at(&desk), 6, "step 7 done with 10Mi");
+    ok(&mut desk, "pod delete slow");
+    ok(
+        &mut desk,
+        "pod create slow --node node-2 --bandwidth-ingress 10000000",
+    );
+    assert_eq!(at(&desk), 6);
+    ok(&mut desk, "show wire");
+    assert_eq!(at(&desk), 7, "step 7 done with 10000000");
+}
+
+/// QA 21 §4: the `step` that completed step 23 printed the first quiz and then the trace's
+/// remaining hops, so the question scrolled away above them. The stepping's rest is now
+/// printed first and the quiz last; a `skip` during a stepping does the same.
+#[test]
+fn the_quiz_after_a_stepped_step_comes_after_the_rest_of_the_trace() {
+    let mut desk = desk_at(CNI, 23);
+    ok(&mut desk, "network use flannel-vxlan");
+    ok(&mut desk, "trace old slow --step");
+    let mut out = String::new();
+    for _ in 0..6 {
+        out = ok(&mut desk, "step");
+    }
+    assert_eq!(at(&desk), 23, "{out}");
+    let pos = |needle: &str| {
+        out.find(needle)
+            .unwrap_or_else(|| panic!("no {needle:?} in\n{out}"))
+    };
+    let (hop7, last, ended) = (pos("hop 7/14"), pos("hop 14/14"), pos("(stepping ended"));
+    let (done, quiz) = (pos("✓ Step 23 done"), pos("── Quiz 1/6"));
+    assert!(
+        hop7 < last && last < ended && ended < done && done < quiz,
+        "{out}"
+    );
+    assert!(desk.stepping().is_none());
+
+    // `skip` while stepping: the trace's rest, then the quiz.
+    let mut desk = desk_at(CNI, 23);
+    ok(&mut desk, "network use flannel-vxlan");
+    ok(&mut desk, "trace old slow --step");
+    let out = ok(&mut desk, "skip");
+    let ended = out.find("(stepping ended").expect("stepping ended");
+    let quiz = out.find("── Quiz 1/6").expect("the quiz");
+    assert!(ended < quiz, "{out}");
+}
+
+/// QA 21 §9: quiz 6's next hop with a remark, `10.244.3.0 (onlink via flannel.1)`, was
+/// refused while `the bandwidth plugin` and `10.244.1.3/24` were taken. An address with
+/// words that name no other address is taken; a hedge is not.
+#[test]
+fn ch3_quiz_takes_the_next_hop_with_a_remark() {
+    for (given, right) in [
+        ("10.244.3.0 (onlink via flannel.1)", true),
+        ("10.244.3.0 or 10.244.2.0", false),
+    ] {
+        let mut desk = desk_at(CNI, 29);
+        let out = ok(&mut desk, &format!("lesson answer {given}"));
+        assert_eq!(out.contains("✓ Right"), right, "{given}: {out}");
+    }
 }

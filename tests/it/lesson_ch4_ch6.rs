@@ -449,3 +449,61 @@ fn ch6_step_17_needs_the_snapshot_of_logs() {
     run(&mut desk, "snapshot create logs-snap --pvc logs");
     assert_eq!(at(&desk), 17);
 }
+
+/// QA 21 §2: ch4 step 9 ("What a repeat does") counted two publishes and two unpublishes,
+/// so publish, unpublish, publish, unpublish passed without a single repeat. The step now
+/// needs each call made twice in a row with the same request; ch6 step 15 likewise.
+#[test]
+fn ch4_step_9_and_ch6_step_15_need_a_call_repeated() {
+    let publish = "csi controller-publish pvc/data --node node-2";
+    let unpublish = "csi controller-unpublish pvc/data --node node-2";
+    let mut desk = at_step(CH4, 9);
+    for line in [publish, unpublish, publish, unpublish] {
+        run(&mut desk, line);
+    }
+    assert_eq!(at(&desk), 8, "step 9 done without a repeat");
+    let hints = run(&mut desk, "hint") + &run(&mut desk, "hint") + &run(&mut desk, "hint");
+    assert!(hints.contains("A repeat is the same call again"), "{hints}");
+    // An echo of the words is not the call.
+    run(
+        &mut desk,
+        "echo ControllerPublishVolume ControllerPublishVolume node-2 data",
+    );
+    assert_eq!(at(&desk), 8);
+    // Publish twice in a row, then unpublish twice in a row.
+    for line in [publish, publish, unpublish, unpublish] {
+        run(&mut desk, line);
+    }
+    assert_eq!(at(&desk), 9, "step 9 done by the repeats");
+
+    // A repeat to another node is no repeat of the task's call (node-1: NOT_FOUND).
+    let mut desk = at_step(CH4, 9);
+    for line in [
+        publish,
+        "csi controller-publish pvc/data --node node-1",
+        unpublish,
+        "csi controller-unpublish pvc/data --node node-1",
+    ] {
+        run(&mut desk, line);
+    }
+    assert_eq!(at(&desk), 8, "step 9 done with the second calls failing");
+
+    // ch6 step 15: NodePublish, NodeUnpublish alternated is not it either.
+    let l = lesson(CH6);
+    let step = &l.steps[14];
+    let lines: Vec<String> = step
+        .commands
+        .iter()
+        .map(|c| c.text.replace("${mnt}", "demo"))
+        .collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let mut desk = at_step(CH6, 15);
+    for i in [0, 2, 1, 3] {
+        run(&mut desk, &lines[i]);
+    }
+    assert_eq!(at(&desk), 14, "ch6 step 15 done without a repeat");
+    for line in &lines {
+        run(&mut desk, line);
+    }
+    assert_eq!(at(&desk), 15, "ch6 step 15 done by the repeats");
+}

@@ -288,3 +288,50 @@ fn step_27_steps_to_the_policy_drop_on_the_right_node() {
     assert!(out.contains("Policy denied"), "{out}");
     assert_eq!(at(&desk), 27);
 }
+
+/// QA 21 §3: step 1 compared the egress annotation as text, so `--bandwidth-egress
+/// 500000000`, the same rate the plugin received, was "not yet". It compares quantities
+/// now; another rate, or an echo of the words, is still not it.
+#[test]
+fn ch5_step_1_takes_the_rate_written_another_way() {
+    let (mut desk, _) = at_step(1);
+    run(
+        &mut desk,
+        "pod create loader --node node-1 --bandwidth-egress 400M",
+    );
+    run(
+        &mut desk,
+        "echo kubernetes.io/egress-bandwidth=500M egressRate 500000000",
+    );
+    run(&mut desk, "show wire --last bandwidth:ADD");
+    assert_eq!(at(&desk), 0, "step 1 done with 400M");
+    run(&mut desk, "pod delete loader");
+    completes(
+        &mut desk,
+        1,
+        &[
+            "pod create loader --node node-1 --bandwidth-egress 500000000",
+            "show wire --last bandwidth:ADD",
+        ],
+    );
+}
+
+/// QA 21 §6: quiz 9's explanation pointed at "the Multi-Attach line in the output", which
+/// `pod create s3` does not print. It now sends the learner to `describe pod s2`, which
+/// shows that event.
+#[test]
+fn ch5_quiz_9_explains_with_what_the_lab_shows() {
+    let mut desk = crate::common::desk();
+    run(&mut desk, &format!("lesson start {ID}"));
+    for _ in 0..35 {
+        run(&mut desk, "skip");
+    }
+    let out = run(&mut desk, "lesson answer Running");
+    assert!(out.contains("✓ Right: Running."), "{out}");
+    assert!(!out.contains("Multi-Attach line in the output"), "{out}");
+    let cmd_out = &out[..out.find("✓ Right").unwrap()];
+    assert!(!cmd_out.contains("Multi-Attach"), "{cmd_out}");
+    assert!(out.contains("`describe pod s2`"), "{out}");
+    let s2 = run(&mut desk, "describe pod s2");
+    assert!(s2.contains("Multi-Attach error for volume"), "{s2}");
+}

@@ -364,7 +364,12 @@ fn a_csi_record_shown_does_not_stand_for_the_calls_a_step_asks_the_learner_to_ma
         "one publish and an unpublish of another target"
     );
     run_all(&mut d, &[publish, unpublish]);
-    assert!(done(&d, 15), "two of each on the learner's target");
+    assert!(
+        !done(&d, 15),
+        "two of each on the learner's target, but none repeated (QA 21 §2)"
+    );
+    run_all(&mut d, &[publish, publish, unpublish, unpublish]);
+    assert!(done(&d, 15), "each repeated on the learner's target");
 }
 
 #[test]

@@ -261,6 +261,32 @@ fn a_lesson_pane_when_a_lesson_runs() {
     insta::assert_snapshot!("lesson_160x48", t.backend());
 }
 
+/// QA 21 §5: at a multiple-choice quiz the Lesson pane showed the question and not its
+/// A/B/C options, which only the Output pane listed (and may have scrolled away). The pane
+/// lists them now, at the compact and the full size alike.
+#[test]
+fn the_lesson_pane_lists_a_quiz_s_options() {
+    for size in [SMALL, LARGE] {
+        let mut lines = vec!["lesson start ch4-runtime-workflow"];
+        lines.extend(std::iter::repeat_n("skip", 27));
+        let mut a = after(crate::common::lab(), size, &lines);
+        let pane = a.lesson.clone().expect("the lesson pane");
+        assert!(pane.position.starts_with("quiz 1/"), "{}", pane.position);
+        assert_eq!(pane.options.len(), 3, "{:?}", pane.options);
+        a.ui.focus = Pane::Lesson;
+        let t = frame(&mut a, size);
+        let text = screen_text(t.backend().buffer());
+        for want in [
+            "which ID equals CNI_CONTAINERID?",
+            "A) K8S_POD_UID",
+            "B) K8S_POD_INFRA_CONTAINER_ID,",
+            "C) The ID of the pod's app",
+        ] {
+            assert!(text.contains(want), "{size:?}: {want:?} missing:\n{text}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Keys.
 

@@ -148,6 +148,13 @@ fn a_pods_own_second_address_is_looped_back() {
         t.contains("delivered to default/a net1 10.10.0.5 (itself)"),
         "{t}"
     );
+    // QA 21 §10: the packet leaves from net1's address (the local route's preferred
+    // source), not from eth0's.
+    let first = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap_or("");
+    assert_eq!(first.trim(), "1  default/a net1 10.10.0.5", "{t}");
 }
 
 /// The real path: Multus runs the macvlan NAD for net1 and sriov-cni for a VF; the walker

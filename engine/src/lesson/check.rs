@@ -580,6 +580,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
+        pattern: "you repeated <word> with <text> <text> for pvc <pvc>",
+        about: "during this step the learner made this CSI call by hand on the claim's volume, with this JSON value at this pointer of its request, twice in a row: the same request to the same node, both answered OK, and no other call on the volume with that value answered OK between (publish, unpublish, publish repeats nothing; a call about another node or target does not count)",
+        eval: super::saw::repeated_by_hand_for_pvc,
+        topic: Topic::WireCall,
+        record: None,
+    },
+    Predicate {
         pattern: "saw wire <word> for pvc <pvc>",
         about: "a record of the CSI call shown this step was made by a component (not by hand) for the claim's volume (its name or volume ID) and answered OK",
         eval: super::saw::wire_for_pvc,
@@ -822,7 +829,7 @@ pub(crate) const PREDICATES: &[Predicate] = &[
     },
     Predicate {
         pattern: "pod <pod> annotation <word>",
-        about: "metadata.annotations has this KEY=VALUE (k8s.v1.cni.cncf.io/networks=rdma-net)",
+        about: "metadata.annotations has this KEY=VALUE (k8s.v1.cni.cncf.io/networks=rdma-net); the bandwidth annotations compare as quantities, as containerd reads them (10M and 10000000 alike)",
         eval: super::saw::pod_annotation,
         topic: Topic::Pod,
         record: None,

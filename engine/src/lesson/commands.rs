@@ -1023,6 +1023,11 @@ impl Desk {
                 error_line(&e)
             }
         };
+        // A trace or CSI flow stepped for the step ends with it: its rest comes before the
+        // feedback, so the next step or quiz is the last thing printed.
+        if let Some(rest) = self.stepping_rest() {
+            out.extend(rest);
+        }
         out.extend(feedback);
         ran.result = Ok(out);
         ran

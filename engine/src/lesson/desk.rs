@@ -264,18 +264,31 @@ impl Desk {
         Some((s.lesson.id.clone(), s.at))
     }
 
-    /// The lesson moved (a step done, `skip`, `back`, `next`, another lesson): a trace or
-    /// CSI flow being stepped ends with the step it was stepped for, its rest printed at
-    /// once after the feedback, so `back`, Enter and `q` are the lesson's again and the
-    /// dashboard's stepping panel closes.
+    /// The lesson moved (`skip`, `back`, `next`, another lesson): a trace or CSI flow being
+    /// stepped ends with the step it was stepped for, so `back`, Enter and `q` are the
+    /// lesson's again and the dashboard's stepping panel closes. Its rest is printed at once
+    /// before what the lesson command printed, so the next step or quiz comes last. (A step
+    /// a command completed ends the stepping itself, before its feedback: see
+    /// [`Desk::stepping_rest`].)
     fn end_stepping_with_the_step(&mut self, ran: &mut Executed) {
-        let Some(mut s) = self.stepping.take() else {
+        let Some(rest) = self.stepping_rest() else {
             return;
         };
-        self.stepped_at_once = None;
         let Ok(out) = &mut ran.result else {
             return;
         };
+        let mut first = rest;
+        first.extend(std::mem::take(out));
+        *out = first;
+    }
+
+    /// The stepping in progress ended because its step is over: the hops or calls not yet
+    /// shown and its result, printed at once, and a line saying so; `None` when nothing is
+    /// being stepped.
+    pub(crate) fn stepping_rest(&mut self) -> Option<Outcome> {
+        let mut s = self.stepping.take()?;
+        self.stepped_at_once = None;
+        let mut out = Outcome::empty();
         let (unit, at, of) = (s.unit(), s.at() + 1, s.len());
         while s.forward() == Moved::On {
             out.extend(s.shown());
@@ -287,6 +300,7 @@ impl Desk {
             ),
             Role::Dim,
         ));
+        Some(out)
     }
 
     /// Why a `rewind N` is refused during a lesson: it goes to before the current item

@@ -276,11 +276,11 @@ pub(crate) fn same_prediction(given: &str, answer: &str) -> bool {
     if words.len() < g.split_whitespace().count() {
         return same_prediction(&words.join(" "), answer);
     }
-    // A next hop as a route writes it (`via 10.244.3.0`), when the answer is the address.
-    if a.parse::<std::net::IpAddr>().is_ok()
-        && let Some(hop) = g.strip_prefix("via ")
-    {
-        return same_prediction(hop, answer);
+    // An address, with words around it that name no other address and do not hedge: a
+    // next hop as a route writes it (`via 10.244.3.0`), or with a remark (`10.244.3.0
+    // (onlink via flannel.1)`).
+    if a.parse::<std::net::IpAddr>().is_ok() && g.split_whitespace().count() > 1 {
+        return address_among_words(&g, &a);
     }
     let ok = |s: &str| {
         matches!(
@@ -310,6 +310,42 @@ pub(crate) fn same_prediction(given: &str, answer: &str) -> bool {
     }
     // An RPC without its `Volume` suffix (`nodeunpublish` for `nodeunpublishvolume`).
     a.ends_with("volume") && a.len() > 6 && g == a[..a.len() - 6]
+}
+
+/// Whether a prediction of several words gives the address `answer` (both lowercase):
+/// one word is the address (or it with a prefix length), no other word is an address or a
+/// prefix, and none hedges or negates (`or`, `either`, `not`, `no`, `maybe`).
+fn address_among_words(given: &str, answer: &str) -> bool {
+    const HEDGES: &[&str] = &["or", "either", "not", "no", "maybe", "nor"];
+    let is_address = |w: &str| {
+        let addr = w.split_once('/').map_or(w, |(addr, _)| addr);
+        addr.parse::<std::net::IpAddr>().is_ok()
+    };
+    let words: Vec<&str> = given
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| {
+                matches!(
+                    c,
+                    ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')' | '[' | ']' | '`' | '"' | '\''
+                )
+            })
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut gives = false;
+    for w in words {
+        if HEDGES.contains(&w) {
+            return false;
+        }
+        if is_address(w) {
+            if !same_prediction(w, answer) {
+                return false;
+            }
+            gives = true;
+        }
+    }
+    gives
 }
 
 #[cfg(test)]
@@ -366,6 +402,11 @@ mod tests {
             ("a NodeUnpublish call", "NodeUnpublishVolume"),
             ("via 10.244.3.0", "10.244.3.0"),
             ("`via 10.244.3.0`", "10.244.3.0"),
+            // QA 21 §9: an address with a remark, as the bandwidth plugin with its words.
+            ("10.244.3.0 (onlink via flannel.1)", "10.244.3.0"),
+            ("via 10.244.3.0 dev flannel.1 onlink", "10.244.3.0"),
+            ("10.244.3.0, flannel.1's address on node-3", "10.244.3.0"),
+            ("10.244.1.3/24 on eth0", "10.244.1.3"),
         ] {
             assert!(same_prediction(given, answer), "{given} for {answer}");
         }
@@ -382,6 +423,12 @@ mod tests {
             ("via 192.168.0.3", "10.244.3.0"),
             ("via", "10.244.3.0"),
             ("via bandwidth", "bandwidth"),
+            ("10.244.3.0 or 10.244.3.1", "10.244.3.0"),
+            ("10.244.3.1 (not 10.244.3.0)", "10.244.3.0"),
+            ("not 10.244.3.0", "10.244.3.0"),
+            ("10.244.3.0 via 192.168.0.3", "10.244.3.0"),
+            ("flannel.1 (onlink)", "10.244.3.0"),
+            ("maybe 10.244.3.0", "10.244.3.0"),
         ] {
             assert!(!same_prediction(given, answer), "{given} for {answer}");
         }

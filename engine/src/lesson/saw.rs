@@ -311,6 +311,76 @@ pub(crate) fn called_by_hand_for_pvc(lab: &Lab, seen: &Observed, a: &[String]) -
     }
 }
 
+/// The CSI calls the learner made by hand during this step (each raw `csi` command's own
+/// records), in order, that answered OK.
+fn hand_calls<'l>(lab: &'l Lab, seen: &Observed) -> Vec<&'l WireRecord> {
+    seen.runs
+        .iter()
+        .filter(|r| {
+            r.shape
+                .as_ref()
+                .is_some_and(|s| s.path.first().map(String::as_str) == Some("csi"))
+        })
+        .flat_map(|r| r.wire.0..r.wire.1)
+        .filter_map(|s| lab.wire().get(s))
+        .filter(|r| matches!(r, WireRecord::Csi(_)) && !r.failed())
+        .collect()
+}
+
+/// `you repeated <call> with <pointer> <value> for pvc <claim>`: among the learner's CSI
+/// calls by hand on the claim's volume with this value at the pointer (`/node_id node-2`),
+/// two of this RPC come one right after the other, to the same node with the same request,
+/// and both answered OK: what a repeat by a sidecar or kubelet looks like. Alternating
+/// calls (publish, unpublish, publish) repeat nothing; a call about another node or target
+/// between does not count.
+pub(crate) fn repeated_by_hand_for_pvc(lab: &Lab, seen: &Observed, a: &[String]) -> Eval {
+    let (call, ptr, want, claim) = (arg(a, 0), arg(a, 1), arg(a, 2), arg(a, 3));
+    let Some(pv) = crate::engine::query::claim_volume(lab, claim) else {
+        return yes_no(
+            false,
+            String::new(),
+            format!("no persistent volume was made for claim {claim}"),
+        );
+    };
+    let about = |r: &WireRecord| match r {
+        WireRecord::Csi(c) => {
+            let subject = c.request.subject();
+            (subject == Some(pv.name) || subject == Some(pv.handle))
+                && holds_at(r, "request", ptr, want)
+        }
+        WireRecord::Cni(_) => false,
+    };
+    let same = |x: &WireRecord, y: &WireRecord| match (x, y) {
+        (WireRecord::Csi(x), WireRecord::Csi(y)) => {
+            x.rpc == y.rpc && x.node == y.node && x.request.to_json() == y.request.to_json()
+        }
+        _ => false,
+    };
+    let calls: Vec<&WireRecord> = hand_calls(lab, seen)
+        .into_iter()
+        .filter(|r| about(r))
+        .collect();
+    let mine = calls.iter().filter(|r| is_call(r, call)).count();
+    let holds = calls
+        .windows(2)
+        .any(|w| is_call(w[0], call) && same(w[0], w[1]));
+    let of = format!(
+        "{call} on claim {claim}'s volume {} with {ptr} = {want}",
+        pv.handle
+    );
+    yes_no(
+        holds,
+        format!("you made the same {of} twice in a row, and both answered OK"),
+        if mine == 0 {
+            format!("you made no {of} that answered OK during this step (`csi …` makes the call)")
+        } else {
+            format!(
+                "you made {mine} {of}, but never the same call twice in a row: a repeat is the same call again, before any other"
+            )
+        },
+    )
+}
+
 /// The count behind both `you called …` lines; `volume` is the claim, its PV's name and
 /// its volume ID.
 fn called_by_hand_about(
@@ -321,17 +391,9 @@ fn called_by_hand_about(
 ) -> Eval {
     let (call, ptr, want) = (arg(a, 0), arg(a, 2), arg(a, 3));
     let need = arg(a, 1).parse::<usize>().unwrap_or(usize::MAX);
-    let by_hand = seen
-        .runs
-        .iter()
-        .filter(|r| {
-            r.shape
-                .as_ref()
-                .is_some_and(|s| s.path.first().map(String::as_str) == Some("csi"))
-        })
-        .flat_map(|r| r.wire.0..r.wire.1)
-        .filter_map(|s| lab.wire().get(s))
-        .filter(|r| is_call(r, call) && !r.failed());
+    let by_hand = hand_calls(lab, seen)
+        .into_iter()
+        .filter(|r| is_call(r, call));
     let about = |r: &WireRecord| match (volume, r) {
         (None, _) => true,
         (Some((_, name, handle)), WireRecord::Csi(c)) => {
@@ -1701,13 +1763,27 @@ pub(crate) fn pod_annotation(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (k, v) = arg(a, 1).split_once('=').unwrap_or((arg(a, 1), ""));
     let have = p.annotations.get(k);
     yes_no(
-        have.is_some_and(|h| h == v),
+        have.is_some_and(|h| annotation_is(k, h, v)),
         format!("pod {} has the annotation {k}={v}", p.key),
         match have {
             Some(h) => format!("pod {}'s annotation {k} is {h:?}", p.key),
             None => format!("pod {} has no annotation {k}", p.key),
         },
     )
+}
+
+/// Whether an annotation's value is the one a check wants: the bandwidth annotations,
+/// which containerd reads as resource quantities, by value (`10M` is `10000000`); any
+/// other, as written.
+fn annotation_is(key: &str, have: &str, want: &str) -> bool {
+    use crate::kubelet::sandbox::{EGRESS_BANDWIDTH, INGRESS_BANDWIDTH};
+    use crate::util::quantity::Quantity;
+    if key == INGRESS_BANDWIDTH || key == EGRESS_BANDWIDTH {
+        if let (Some(h), Some(w)) = (Quantity::parse(have), Quantity::parse(want)) {
+            return h.cmp_value(&w).is_eq();
+        }
+    }
+    have == want
 }
 
 /// `pod <pod> port <HOST:CONTAINER[/PROTO]>`: a host port mapping of the pod as `pod create
@@ -1918,6 +1994,11 @@ mod ch3_tests {
         assert!(r.holds("pod old annotation kubernetes.io/ingress-bandwidth=10M"));
         assert!(!r.holds("pod old annotation kubernetes.io/ingress-bandwidth=20M"));
         assert!(!r.holds("pod m annotation kubernetes.io/ingress-bandwidth=10M"));
+        // The bandwidth annotations are quantities: 10M is 10000000 and 10000k, not 10Mi.
+        assert!(r.holds("pod old annotation kubernetes.io/ingress-bandwidth=10000000"));
+        assert!(r.holds("pod old annotation kubernetes.io/ingress-bandwidth=10000k"));
+        assert!(!r.holds("pod old annotation kubernetes.io/ingress-bandwidth=10Mi"));
+        assert!(!r.holds("pod old annotation kubernetes.io/egress-bandwidth=10M"));
         assert!(r.holds("pod old port 8080:80"));
         assert!(!r.holds("pod old port 9090:80"));
         assert!(r.holds("pod old port 8080:80/tcp"));

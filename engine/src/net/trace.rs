@@ -740,16 +740,28 @@ impl<'a, 'n> Walker<'a, 'n> {
                 pod.key()
             ));
         };
+        let host = self.fabric.host(&pod.node);
+        let ns = host.and_then(|h| pod.netns.as_deref().and_then(|p| h.netns.get(p)));
+        // To an address of another of its own interfaces (net1's), the local route's
+        // preferred source is that address itself (`ip route get` says `local A dev lo src
+        // A`): the packet leaves from there, not from eth0.
+        let own = ns.filter(|_| dst_ip != src_ip).and_then(|ns| {
+            ns.links
+                .values()
+                .find(|l| l.addrs.iter().any(|a| a.addr() == dst_ip))
+        });
+        let (from_dev, src_ip) = match own {
+            Some(l) => (l.name.as_str(), dst_ip),
+            None => (pod.ifname.as_str(), src_ip),
+        };
         self.push(
             HopKind::Endpoint,
             pod_place(pod),
-            Some(&pod.ifname),
+            Some(from_dev),
             Detail::Sender { addr: Some(src_ip) },
         );
         let pkt = Pkt::new(src_ip, dst_ip, proto, dport, size);
         self.send(&pkt);
-        let host = self.fabric.host(&pod.node);
-        let ns = host.and_then(|h| pod.netns.as_deref().and_then(|p| h.netns.get(p)));
         let (Some(host), Some(ns)) = (host, ns) else {
             return self.no_route(format!(
                 "{}'s network namespace is gone (no sandbox on {})",
@@ -758,15 +770,8 @@ impl<'a, 'n> Walker<'a, 'n> {
             ));
         };
         // Any address of the pod's own interfaces (eth0's, or net1's) is in its local table.
-        let own_dev = if dst_ip == src_ip {
-            Some(pod.ifname.as_str())
-        } else {
-            ns.links
-                .values()
-                .find(|l| l.addrs.iter().any(|a| a.addr() == dst_ip))
-                .map(|l| l.name.as_str())
-        };
-        if let Some(dev) = own_dev {
+        if dst_ip == src_ip {
+            let dev = from_dev;
             self.push(
                 HopKind::PodRoute,
                 pod_place(pod),

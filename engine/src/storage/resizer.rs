@@ -206,7 +206,10 @@ impl Resizer {
                         let mut next = cur.clone();
                         let st = &mut next.status;
                         if resp.node_expansion_required {
-                            // markForPendingNodeExpansion.
+                            // markForPendingNodeExpansion, which keeps the old resize
+                            // conditions (`keepOldResizeConditions` true since
+                            // external-resizer v1.12.0, Kubernetes v1.31): Resizing stays
+                            // True next to FileSystemResizePending until kubelet is done.
                             let pending = PvcCondition {
                                 condition_type: FS_RESIZE_PENDING.into(),
                                 status: "True".into(),

@@ -1,7 +1,8 @@
 //! The lesson pane, shown while a lesson runs: title, a progress bar with the step number
 //! the REPL shows (quizzes counted apart), the NetworkPolicy verdicts of the flows the
 //! step's checks name (as they are now) and the goal first so they show without scrolling,
-//! then the step's text, and the hint when asked for (`h`).
+//! then the step's text (a quiz's question and its options), and the hint when asked for
+//! (`h`).
 
 use super::{dim, draw_lines, pane_block};
 use crate::app::App;
@@ -52,6 +53,24 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
     for para in l.text.lines() {
         for row in wrap_words(para, width) {
             out.push(Line::styled(row, t.plain));
+        }
+    }
+    // A multiple-choice quiz's options, as the REPL lists them: `  A) …`, wrapped under
+    // their text.
+    for (label, option) in &l.options {
+        for (i, row) in wrap_words(option, width.saturating_sub(5))
+            .into_iter()
+            .enumerate()
+        {
+            let head = if i == 0 {
+                format!("  {label}) ")
+            } else {
+                "     ".to_string()
+            };
+            out.push(Line::from(vec![
+                Span::styled(head, t.name),
+                Span::styled(row, t.plain),
+            ]));
         }
     }
     match (&l.hint, app.ui.show_hint) {
