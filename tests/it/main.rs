@@ -44,6 +44,7 @@ mod paste;
 mod real_cni;
 mod resources;
 mod save_load;
+mod scheduler_filters;
 mod scheduler_sampling;
 mod sriov;
 mod stepping;

@@ -37,6 +37,20 @@ impl StorageClassSpec {
     pub fn waits_for_first_consumer(&self) -> bool {
         self.volume_binding_mode == "WaitForFirstConsumer"
     }
+
+    /// Whether a node with these labels is in the class's `allowedTopologies`
+    /// (`v1helper.MatchTopologySelectorTerms`): no term allows every node; otherwise one
+    /// term must hold, every one of its requirements on a label the node has with one of
+    /// the values. A term with no requirement selects nothing.
+    pub fn allows_node(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.allowed_topologies.is_empty()
+            || self.allowed_topologies.iter().any(|t| {
+                !t.match_label_expressions.is_empty()
+                    && t.match_label_expressions
+                        .iter()
+                        .all(|r| labels.get(&r.key).is_some_and(|v| r.values.contains(v)))
+            })
+    }
 }
 
 /// One `allowedTopologies` term.

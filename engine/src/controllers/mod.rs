@@ -2,6 +2,7 @@
 //! node lifecycle, taint eviction and namespace controllers. Each is a [`crate::control::Component`] with its own state;
 //! the storage controllers and sidecars live in `crate::storage`, kubelet in `crate::kubelet`.
 
+pub(crate) mod host_ports;
 pub mod namespace;
 pub mod node_info;
 pub mod node_lifecycle;

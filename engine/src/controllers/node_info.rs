@@ -21,6 +21,7 @@
 //! the node tree and a cycle's walk order are lists of slots, and a cycle breaks score ties
 //! by each node's rank in name order (kept with the walk order) instead of comparing names.
 
+use super::host_ports::{HostPort, HostPortInfo};
 use super::node_tree::NodeTree;
 use crate::cluster::{
     EventType, Kind, NodeSpec, Object, PodSpec, Revisions, Table, is_extended_resource,
@@ -33,9 +34,10 @@ use std::collections::BTreeMap;
 /// A table key: (namespace, name).
 type Key = (String, String);
 
-/// A pod as the cache counts it: its node's name and the extended resources it requests.
+/// A pod as the cache counts it: its node's name, the extended resources it requests and
+/// the host ports it holds.
 #[cfg(any(test, debug_assertions))]
-type Counted<'a> = (&'a str, &'a [(String, i64)]);
+type Counted<'a> = (&'a str, &'a [(String, i64)], &'a [HostPort]);
 
 /// What a node can give its pods (`status.allocatable`), parsed once per node write.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -153,13 +155,15 @@ pub(crate) struct NodeInfo {
     pub pods: usize,
     /// What those pods request of each extended resource (only the ones some pod requests).
     pub requested: BTreeMap<String, i64>,
+    /// The host ports those pods hold (`UsedPorts`).
+    pub used_ports: HostPortInfo,
 }
 
 /// What a cycle reads of a node for a pod that asks for nothing but room (no node
-/// selector, no extended resource, no volume): such a pod fails a node only on the node's
-/// own state (NodeUnschedulable, TaintToleration, the pod count), so whether it fits and
-/// the score it would give are kept with the node, updated when its facts or its pods
-/// change, and a cycle reads two numbers per node.
+/// selector, no extended resource, no host port, no volume): such a pod fails a node only
+/// on the node's own state (NodeUnschedulable, TaintToleration, the pod count), so whether
+/// it fits and the score it would give are kept with the node, updated when its facts or
+/// its pods change, and a cycle reads two numbers per node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Fit {
     /// Whether such a pod passes every filter on the node: a known node, not cordoned,
@@ -195,6 +199,8 @@ struct PodInfo {
     slot: usize,
     /// The extended resources it requests (none for most pods: no allocation).
     requests: Vec<(String, i64)>,
+    /// The host ports it holds (none for most pods: no allocation).
+    ports: Vec<HostPort>,
 }
 
 /// The scheduler's cache: a `NodeInfo` per node name in slots, the pods counted on them,
@@ -235,6 +241,10 @@ struct Walk {
     /// The walk order again, each slot with its rank (what a cycle reads per node).
     ranked: Vec<(usize, u32)>,
 }
+
+/// What a pod already holds on its node: the node's slot, the extended resources it
+/// requests and the host ports it holds.
+pub(crate) type OwnHold<'a> = (usize, &'a [(String, i64)], &'a [HostPort]);
 
 /// A scheduling cycle's view of the cache: the nodes in walk order.
 pub(crate) struct Snapshot<'a> {
@@ -290,15 +300,17 @@ impl<'a> Snapshot<'a> {
         self.rank[slot]
     }
 
-    /// The node a pod counts on (its slot), with what it requests there, if it holds a
-    /// node's resources (keys are unique, so the pod at its key is the pod). A pod with no
-    /// `spec.nodeName` holds none: it is not looked up.
-    pub fn pod_node(&self, pod: &Object<PodSpec>) -> Option<(usize, &'a [(String, i64)])> {
+    /// The node a pod counts on (its slot), with what it requests and the host ports it
+    /// holds there, if it holds a node's resources (keys are unique, so the pod at its key
+    /// is the pod). A pod with no `spec.nodeName` holds none: it is not looked up.
+    pub fn pod_node(&self, pod: &Object<PodSpec>) -> Option<OwnHold<'a>> {
         if pod.spec.node_name.is_empty() {
             return None;
         }
         let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
-        self.pods.get(&key).map(|p| (p.slot, p.requests.as_slice()))
+        self.pods
+            .get(&key)
+            .map(|p| (p.slot, p.requests.as_slice(), p.ports.as_slice()))
     }
 }
 
@@ -384,6 +396,7 @@ impl NodeInfos {
             if info.pods > 0 {
                 info.pods = 0;
                 info.requested.clear();
+                info.used_ports = HostPortInfo::default();
                 self.refit(slot);
                 self.release_if_empty(slot);
             }
@@ -403,6 +416,7 @@ impl NodeInfos {
                     node: None,
                     pods: 0,
                     requested: BTreeMap::new(),
+                    used_ports: HostPortInfo::default(),
                 };
                 let slot = match self.free.pop() {
                     Some(slot) => {
@@ -473,14 +487,19 @@ impl NodeInfos {
                 Vec::new()
             }
         });
+        let ports = now.map_or_else(Vec::new, |p| super::host_ports::wanted(&p.spec));
         if let (Some(old), Some(p)) = (self.pods.get(&key), now) {
-            if self.slots[old.slot].name == p.spec.node_name && old.requests == requests {
+            if self.slots[old.slot].name == p.spec.node_name
+                && old.requests == requests
+                && old.ports == ports
+            {
                 return;
             }
         }
         if let Some(old) = self.pods.remove(&key) {
             let info = &mut self.slots[old.slot];
             info.pods -= 1;
+            info.used_ports.remove(&old.ports);
             for (resource, n) in &old.requests {
                 if let Some(total) = info.requested.get_mut(resource) {
                     *total -= n;
@@ -499,8 +518,16 @@ impl NodeInfos {
             for (resource, n) in &requests {
                 *info.requested.entry(resource.clone()).or_default() += n;
             }
+            info.used_ports.add(&ports);
             self.refit(slot);
-            self.pods.insert(key, PodInfo { slot, requests });
+            self.pods.insert(
+                key,
+                PodInfo {
+                    slot,
+                    requests,
+                    ports,
+                },
+            );
         }
     }
 
@@ -544,7 +571,10 @@ impl NodeInfos {
         let pods = self
             .pods
             .iter()
-            .map(|(k, p)| (k, (self.slots[p.slot].name.as_str(), p.requests.as_slice())))
+            .map(|(k, p)| {
+                let name = self.slots[p.slot].name.as_str();
+                (k, (name, p.requests.as_slice(), p.ports.as_slice()))
+            })
             .collect();
         (infos, pods)
     }
@@ -727,9 +757,20 @@ mod tests {
                 if d > 0 {
                     resources.requests.insert(DEVICE.into(), d.to_string());
                 }
+                // One device also asks for a host port, so the ports a node's pods hold
+                // change with the pods' writes.
+                let ports = if d == 1 {
+                    vec![crate::cluster::ContainerPort {
+                        container_port: 80,
+                        host_port: 8080,
+                        protocol: "TCP".into(),
+                    }]
+                } else {
+                    Vec::new()
+                };
                 pod.spec
                     .containers
-                    .push(Container::new("app", "busybox", Vec::new(), resources));
+                    .push(Container::new("app", "busybox", ports, resources));
                 match api.pods.get(&pod_key(p)).cloned() {
                     Some(mut old) => {
                         old.spec = pod.spec;

@@ -10,14 +10,19 @@
 //!   `not-ready`/`unreachable` NoSchedule taint the node lifecycle controller adds);
 //! - NodeAffinity: the node's labels hold every `spec.nodeSelector` pair (`node(s) didn't
 //!   match Pod's node affinity/selector`);
+//! - NodePorts: every host port the pod asks for is free among the node's pods' (see
+//!   [`super::host_ports`]; `node(s) didn't have free ports for the requested pod ports`);
 //! - NodeResourcesFit (`pkg/scheduler/framework/plugins/noderesources/fit.go`): the pod
 //!   count (`Too many pods`) and each extended resource the pod requests against the node's
 //!   allocatable less what the pods already bound to it request (`Insufficient <name>`);
-//! - the per-node volume checks (VolumeBinding: selected node, PV node affinity).
+//! - the per-node volume checks: VolumeRestrictions (a ReadWriteOncePod claim in use fails
+//!   every node), then VolumeBinding (selected node, PV node affinity, the class's
+//!   `allowedTopologies` for a claim to provision).
 //!
 //! **Message** (`FitError.Error()`): `0/<N> nodes are available: <count> <reason>, ….` with
 //! the `<count> <reason>` strings sorted, then the DefaultPreemption post-filter's own
-//! histogram: nodes that failed only resolvable filters (NodeResourcesFit) give `No
+//! histogram: nodes that failed only resolvable filters (NodePorts, NodeResourcesFit,
+//! VolumeRestrictions' ReadWriteOncePod conflict) give `No
 //! preemption victims found for incoming pod` (every lab pod has priority 0, so there is
 //! never a lower-priority victim); nodes with an unresolvable failure (taint, volume) give
 //! `Preemption is not helpful for scheduling`.
@@ -29,7 +34,8 @@
 //! the node with the most room left wins. Ties go to the node whose name sorts first (the
 //! real scheduler breaks ties at random, `selectHost`).
 
-use super::node_info::{NodeFacts, NodeInfo, Snapshot};
+use super::host_ports::{HostPort, HostPortInfo};
+use super::node_info::{NodeFacts, NodeInfo, OwnHold, Snapshot};
 use crate::cluster::{Object, PodSpec};
 use std::collections::BTreeMap;
 
@@ -38,16 +44,39 @@ pub(crate) const DEFAULT_MILLI_CPU: i64 = 100;
 /// The scheduler's memory request for a container that sets none (bytes).
 pub(crate) const DEFAULT_MEMORY: i64 = 200 * 1024 * 1024;
 
+/// What a node's pods hold of its host ports, and what of that is the pod's own (when it
+/// counts on the node already).
+struct Ports<'a> {
+    /// The ports the node's pods hold.
+    used: &'a HostPortInfo,
+    /// The pod's own.
+    own: &'a [HostPort],
+}
+
+/// The host ports of the node in `slot` (its `NodeInfo` is `info`) as the pod meets them:
+/// `own` is what the pod holds already, if anything.
+fn ports_on<'a>(own: Option<OwnHold<'a>>, slot: usize, info: &'a NodeInfo) -> Ports<'a> {
+    Ports {
+        used: &info.used_ports,
+        own: match own {
+            Some((node, _, ports)) if node == slot => ports,
+            _ => &[],
+        },
+    }
+}
+
 /// Why one node cannot take the pod: (reason, resolvable by preemption). `bound` counts
-/// the other pods on the node, `requests` are the pod's extended resource requests and
-/// `used(resource)` what the other pods request of one.
+/// the other pods on the node, `requests` are the pod's extended resource requests,
+/// `used(resource)` what the other pods request of one, `ports` the host ports the pod
+/// asks for and what the node's pods hold, and `volume` the volume checks' reasons.
 fn node_failures(
     pod: &Object<PodSpec>,
     node: &NodeFacts,
     bound: usize,
     requests: &[(String, i64)],
     used: impl Fn(&str) -> i64,
-    volume: Option<String>,
+    (want, ports): (&[HostPort], Ports<'_>),
+    volume: Vec<(String, bool)>,
 ) -> Vec<(String, bool)> {
     let mut out = Vec::new();
     // NodeUnschedulable runs first (`plugins/nodeunschedulable`): a cordoned node fails
@@ -69,6 +98,12 @@ fn node_failures(
             false,
         ));
     }
+    // NodePorts runs between NodeAffinity and NodeResourcesFit; it fails as Unschedulable
+    // (preemption might free the port).
+    if out.is_empty() && !want.is_empty() && !ports.used.fits(want, ports.own) {
+        out.push((super::host_ports::ERR_REASON.to_string(), true));
+        return out;
+    }
     if out.is_empty() {
         let alloc = &node.allocatable;
         if let Some(max) = alloc.pods {
@@ -86,12 +121,10 @@ fn node_failures(
             }
         }
     }
-    // VolumeBinding's Filter runs after NodeResourcesFit: a node that does not fit has
-    // no volume reason.
-    if out.is_empty()
-        && let Some(v) = volume
-    {
-        out.push((v, false));
+    // VolumeRestrictions' and VolumeBinding's Filters run after NodeResourcesFit: a node
+    // that does not fit has no volume reason.
+    if out.is_empty() {
+        out = volume;
     }
     out
 }
@@ -130,7 +163,8 @@ pub(crate) struct Search<'a> {
 }
 
 /// One scheduling cycle for `pod` (no node yet): the chosen node, or the FailedScheduling
-/// message. `volume_reason(node, labels)` is the per-node volume check.
+/// message. `volume_reason(node, labels)` is the per-node volume checks' reasons, each
+/// with whether preemption could resolve it (none: the node passes them).
 ///
 /// The filters run over the nodes from where the last cycle stopped, and the search ends
 /// once [`super::node_tree::feasible_nodes_to_find`] feasible nodes are found
@@ -140,20 +174,20 @@ pub(crate) struct Search<'a> {
 pub(crate) fn place(
     pod: &Object<PodSpec>,
     search: Search<'_>,
-    volume_reason: impl Fn(&str, &BTreeMap<String, String>) -> Option<String>,
+    volume_reason: impl Fn(&str, &BTreeMap<String, String>) -> Vec<(String, bool)>,
 ) -> Result<String, String> {
     let nodes = search.nodes;
     // What the pod itself counts for on its node, if anything: the other pods are what
     // the filters weigh.
     let own = nodes.pod_node(pod);
     let others = |slot: usize, info: &NodeInfo| match own {
-        Some((node, _)) if node == slot => info.pods - 1,
+        Some((node, _, _)) if node == slot => info.pods - 1,
         _ => info.pods,
     };
     let used = |slot: usize, info: &NodeInfo, resource: &str| {
         let total = info.requested.get(resource).copied().unwrap_or(0);
         let mine = match own {
-            Some((node, requests)) if node == slot => requests
+            Some((node, requests, _)) if node == slot => requests
                 .iter()
                 .filter(|(r, _)| r == resource)
                 .map(|(_, n)| n)
@@ -162,18 +196,22 @@ pub(crate) fn place(
         };
         total - mine
     };
+    let ports = |slot: usize, info| ports_on(own, slot, info);
     // The pod's requirements, read once per cycle rather than once per node.
     let requests = if pod.spec.has_extended_requests() {
         pod.spec.extended_requests()
     } else {
         Vec::new()
     };
+    let want = super::host_ports::wanted(&pod.spec);
     // A pod that asks a node for nothing but room (no node selector, no extended resource,
-    // no volume) fails a node only on the node's own state: NodeUnschedulable,
-    // TaintToleration and the pod count. Such a node is checked on those three facts; any
-    // other, or one that fails, goes through every filter for its reasons.
+    // no host port, no volume) fails a node only on the node's own state:
+    // NodeUnschedulable, TaintToleration and the pod count. Such a node is checked on
+    // those three facts; any other, or one that fails, goes through every filter for its
+    // reasons.
     let plain = pod.spec.node_selector().is_empty()
         && requests.iter().all(|(_, n)| *n == 0)
+        && want.is_empty()
         && pod.spec.volumes().is_empty();
     let total = nodes.len();
     if total == 0 {
@@ -189,7 +227,7 @@ pub(crate) fn place(
     let (mut best, mut best_key) = (None, 0);
     let (mut feasible, mut processed) = (0, 0);
     // The node the pod already counts on (if any) weighs it differently: the full checks.
-    let own_slot = own.map(|(slot, _)| slot);
+    let own_slot = own.map(|(slot, _, _)| slot);
     for step in 0..total {
         if feasible == to_find {
             break;
@@ -216,6 +254,7 @@ pub(crate) fn place(
                         info.pods,
                         &requests,
                         |resource| used(slot, info, resource),
+                        (&want, ports(slot, info)),
                         volume_reason(&info.name, &facts.labels),
                     );
                     assert!(all.is_empty(), "a plain pod's fit differs: {all:?}");
@@ -248,6 +287,7 @@ pub(crate) fn place(
                 count,
                 &requests,
                 |resource| used(slot, info, resource),
+                (&want, ports(slot, info)),
                 volume_reason(&info.name, &facts.labels),
             )
         };
@@ -259,6 +299,7 @@ pub(crate) fn place(
                 count,
                 &requests,
                 |resource| used(slot, info, resource),
+                (&want, ports(slot, info)),
                 volume_reason(&info.name, &facts.labels),
             );
             assert!(all.is_empty(), "a plain pod's fit differs: {all:?}");

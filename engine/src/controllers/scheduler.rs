@@ -1,7 +1,8 @@
 //! kube-scheduler. A pod without `spec.nodeName` is placed by filtering and scoring the
-//! nodes ([`super::placement`]: Ready, NodeResourcesFit for extended resources, the pod's
-//! node selector, the volume checks; LeastAllocated, then the node name), or stays Pending
-//! with a FailedScheduling event that says why no node fits. From 100 nodes on a cycle
+//! nodes ([`super::placement`]: Ready, the pod's node selector, NodePorts,
+//! NodeResourcesFit for extended resources, the volume checks; LeastAllocated, then the
+//! node name), or stays Pending with a FailedScheduling event that says why no node fits.
+//! From 100 nodes on a cycle
 //! searches only part of the cluster, as the real one does (`percentageOfNodesToScore`,
 //! walking [`super::node_tree`] from where the last cycle stopped).
 //!
@@ -9,10 +10,12 @@
 //! scheduler's informer only queues pods whose `spec.nodeName` is empty
 //! (`pkg/scheduler/eventhandlers.go`, `unassignedPod`), so there is no `Scheduled` or
 //! `FailedScheduling` event for it. The node's kubelet admits it itself
-//! ([`crate::kubelet`]: resources, node selector) and its volume manager does the volume
-//! checks (`MountVolume.NodeAffinity check failed`, the ReadWriteOncePod check).
+//! ([`crate::kubelet`]: resources, node selector, host ports) and its volume manager does
+//! the volume checks (`MountVolume.NodeAffinity check failed`, the ReadWriteOncePod check).
 
-use crate::cluster::{Cluster, Condition, Conditions, Object, PodSpec, VolumeNodeAffinity};
+use crate::cluster::{
+    Cluster, Condition, Conditions, Object, PodSpec, StorageClassSpec, VolumeNodeAffinity,
+};
 use crate::control::{Component, Ctx};
 use crate::record::{Detail, Level, Message};
 use crate::storage::work::WorkSet;
@@ -114,8 +117,8 @@ impl Scheduler {
         next_start: &mut usize,
     ) -> Result<String, String> {
         let checks = VolumeChecks::prepare(ctx.api, pod);
-        if let Some(reason) = pod_level_volume_reason(ctx.api, &checks, pod) {
-            return Err(reason);
+        if let Some(reason) = &checks.prefilter {
+            return Err(reason.clone());
         }
         self.cache
             .refresh(&ctx.api.revs, &ctx.api.nodes, &ctx.api.pods);
@@ -279,70 +282,51 @@ impl Scheduler {
     }
 }
 
-/// The volume checks that fail the pod whatever the node (VolumeBinding's and
-/// VolumeRestrictions' PreFilter): a missing or deleted claim, an unbound Immediate
-/// claim, a ReadWriteOncePod claim in use.
-fn pod_level_volume_reason(
-    api: &Cluster,
-    checks: &VolumeChecks<'_>,
-    pod: &Object<PodSpec>,
-) -> Option<String> {
-    // No volume check to run (a pod with no claims): nothing to look up.
-    if checks.steps.is_empty() {
-        return None;
-    }
-    let empty = BTreeMap::new();
-    let labels = api
-        .nodes
-        .get(&(crate::cluster::no_namespace(), pod.spec.node_name.clone()))
-        .map_or(&empty, |o| &o.metadata.labels);
-    let reason = checks.reason(&pod.spec.node_name, labels)?;
-    // The node-specific checks speak of "1 node(s)"; those are per node here.
-    let per_node = reason.contains("did not match the node selected")
-        || reason.contains("volume node affinity conflict");
-    (!per_node).then_some(reason)
-}
+/// VolumeRestrictions' reason when a ReadWriteOncePod claim of the pod is in use
+/// (`ErrReasonReadWriteOncePodConflict`).
+const READ_WRITE_ONCE_POD_CONFLICT: &str =
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode";
 
-/// The per-node volume checks (VolumeBinding's Filter) for `node`, as a histogram
-/// reason (`node(s) had volume node affinity conflict`).
+/// VolumeBinding's reason when a claim to bind or provision cannot be on the node
+/// (`ErrReasonBindConflict`): here, a claim to provision whose class's `allowedTopologies`
+/// leave the node out (`checkVolumeProvisions`).
+const BIND_CONFLICT: &str = "node(s) didn't find available persistent volumes to bind";
+
+/// VolumeBinding's reason when a bound claim's PV cannot be on the node
+/// (`ErrReasonNodeConflict`).
+const NODE_CONFLICT: &str = "node(s) had volume node affinity conflict";
+
+/// The per-node volume checks (VolumeRestrictions' and VolumeBinding's Filters) for
+/// `node`: the histogram reasons, each with whether preemption could resolve it.
 fn node_volume_reason(
     checks: &VolumeChecks<'_>,
     pod: &Object<PodSpec>,
     node: &str,
     labels: &BTreeMap<String, String>,
-) -> Option<String> {
+) -> Vec<(String, bool)> {
     if pod.spec.volumes().is_empty() {
-        return None;
+        return Vec::new();
     }
-    let short = checks.node_reason(node, labels)?;
-    debug_assert_eq!(
-        Some(short.as_str()),
-        checks.reason(node, labels).as_deref().map(histogram_reason),
-        "the node's reason is its one-node message's"
-    );
-    Some(short)
-}
-
-/// The reason a one-node FailedScheduling message gives: "0/N nodes are available: 1
-/// <reason>. preemption: …" → "<reason>" (a message of another shape, whole up to
-/// ". preemption:").
-fn histogram_reason(message: &str) -> &str {
-    let head = message.split(". preemption:").next().unwrap_or(message);
-    head.split_once(": 1 ").map(|(_, r)| r).unwrap_or(head)
+    checks.node_reasons(node, labels)
 }
 
 /// The scheduler's volume checks for one pod, with its claims, their classes and PVs, and
 /// the ReadWriteOncePod users looked up once per scheduling cycle rather than once per
-/// node: each step is tried on a node in the order the checks run, and the first that
-/// fails gives the reason.
+/// node.
 struct VolumeChecks<'a> {
-    /// How many nodes the cluster has (the messages cite it).
-    nodes: usize,
-    /// The checks, in order.
+    /// The PreFilter failure that fails the pod whatever the node (VolumeRestrictions' and
+    /// VolumeBinding's PreFilter: a missing or deleted claim, an unbound Immediate claim),
+    /// as the whole FailedScheduling message.
+    prefilter: Option<String>,
+    /// Whether a ReadWriteOncePod claim of the pod is used by another pod on a node
+    /// (VolumeRestrictions' PreFilter counts them cluster-wide, `conflictingPVCRefCount`;
+    /// its Filter then fails every node it runs on).
+    read_write_once_pod_in_use: bool,
+    /// VolumeBinding's per-node checks, in the pod's claim order.
     steps: Vec<Step<'a>>,
 }
 
-/// One volume check.
+/// One of VolumeBinding's per-node checks.
 enum Step<'a> {
     /// A WaitForFirstConsumer claim not bound yet has a selected node: other nodes fail.
     Selected {
@@ -353,8 +337,9 @@ enum Step<'a> {
     },
     /// The bound PV's node affinity must admit the node.
     Affinity(&'a VolumeNodeAffinity),
-    /// Fails on every node, with this message.
-    Fails(String),
+    /// A WaitForFirstConsumer claim not bound yet is provisioned: its class's
+    /// `allowedTopologies` must admit the node.
+    Provision(&'a StorageClassSpec),
 }
 
 impl<'a> VolumeChecks<'a> {
@@ -362,43 +347,30 @@ impl<'a> VolumeChecks<'a> {
     fn prepare(api: &'a Cluster, pod: &'a Object<PodSpec>) -> Self {
         let n = api.nodes.len();
         let ns = &pod.metadata.namespace;
-        let mut steps = Vec::new();
-        for v in pod.spec.volumes() {
-            let claim = &v.persistent_volume_claim.claim_name;
-            let Some(pvc) = api.pvcs.get(&(ns.clone(), claim.clone())) else {
-                steps.push(Step::Fails(format!(
-                    "0/{n} nodes are available: persistentvolumeclaim \"{claim}\" not found. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
-                )));
-                break;
+        let whole = |reason: String| {
+            Some(format!(
+                "0/{n} nodes are available: {reason}. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
+            ))
+        };
+        let mut checks = VolumeChecks {
+            prefilter: None,
+            read_write_once_pod_in_use: false,
+            steps: Vec::new(),
+        };
+        // VolumeRestrictions' PreFilter runs first and looks every claim up.
+        let claims = pod.spec.volumes().iter().map(|v| {
+            let claim = v.persistent_volume_claim.claim_name.as_str();
+            (claim, api.pvcs.get(&(ns.clone(), claim.to_string())))
+        });
+        let mut found = Vec::new();
+        for (claim, pvc) in claims {
+            let Some(pvc) = pvc else {
+                checks.prefilter = whole(format!("persistentvolumeclaim \"{claim}\" not found"));
+                return checks;
             };
-            if pvc.metadata.deletion_tick().is_some() {
-                steps.push(Step::Fails(format!(
-                    "0/{n} nodes are available: persistentvolumeclaim \"{claim}\" is being deleted. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
-                )));
-                break;
-            }
-            let wffc = crate::storage::listers::class_of(api, pvc)
-                .is_some_and(|c| c.spec.waits_for_first_consumer());
-            if pvc.spec.volume_name.is_empty() && wffc {
-                if let Some(selected) = pvc
-                    .metadata
-                    .annotations()
-                    .get(crate::storage::SELECTED_NODE)
-                {
-                    steps.push(Step::Selected { claim, selected });
-                }
-            }
-            if pvc.spec.volume_name.is_empty() && !wffc {
-                steps.push(Step::Fails(format!(
-                    "0/{n} nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
-                )));
-                break;
-            }
-            if let Some(affinity) = crate::storage::listers::pv_for_claim(api, ns, claim)
-                .and_then(|pv| pv.spec.node_affinity.as_ref())
-            {
-                steps.push(Step::Affinity(affinity));
-            }
+            found.push((claim, pvc));
+        }
+        for &(claim, pvc) in &found {
             if pvc
                 .spec
                 .access_modes
@@ -415,56 +387,82 @@ impl<'a> VolumeChecks<'a> {
                         && other.status.phase != "Failed"
                         && other.status.phase != "Succeeded"
                     });
-                if in_use {
-                    steps.push(Step::Fails(format!(
-                        "0/{n} nodes are available: 1 node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode. preemption: 0/{n} nodes are available: {n} No preemption victims found for incoming pod."
-                    )));
-                    break;
-                }
+                checks.read_write_once_pod_in_use |= in_use;
             }
         }
-        VolumeChecks { nodes: n, steps }
-    }
-
-    /// Why the pod cannot go to `node` (with these labels), in the scheduler's words.
-    fn reason(&self, node: &str, labels: &BTreeMap<String, String>) -> Option<String> {
-        let n = self.nodes;
-        Some(match self.failing_step(node, labels)? {
-            Step::Fails(message) => message.clone(),
-            step => format!(
-                "0/{n} nodes are available: 1 {}. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling.",
-                step.node_reason()
-            ),
-        })
-    }
-
-    /// What the node's line of the scheduler's histogram says when a volume check fails on
-    /// it (`node(s) had volume node affinity conflict`), without the one-node message
-    /// around it.
-    fn node_reason(&self, node: &str, labels: &BTreeMap<String, String>) -> Option<String> {
-        self.failing_step(node, labels).map(Step::node_reason)
-    }
-
-    /// The first check that fails on `node`, in the order the checks run.
-    fn failing_step(&self, node: &str, labels: &BTreeMap<String, String>) -> Option<&Step<'a>> {
-        self.steps.iter().find(|step| match step {
-            Step::Selected { selected, .. } => *selected != node,
-            Step::Affinity(affinity) => !affinity.admits(labels),
-            Step::Fails(_) => true,
-        })
-    }
-}
-
-impl Step<'_> {
-    /// The histogram reason of a check that failed on a node.
-    fn node_reason(&self) -> String {
-        match self {
-            Step::Selected { claim, selected } => format!(
-                "node(s) did not match the node selected for persistentvolumeclaim \"{claim}\" ({}={selected})",
-                crate::storage::SELECTED_NODE
-            ),
-            Step::Affinity(_) => "node(s) had volume node affinity conflict".to_string(),
-            Step::Fails(message) => histogram_reason(message).to_string(),
+        // VolumeBinding's PreFilter, then what its Filter checks per node.
+        for (claim, pvc) in found {
+            if pvc.metadata.deletion_tick().is_some() {
+                checks.prefilter = whole(format!(
+                    "persistentvolumeclaim \"{claim}\" is being deleted"
+                ));
+                return checks;
+            }
+            let class = crate::storage::listers::class_of(api, pvc)
+                .filter(|c| c.spec.waits_for_first_consumer());
+            if pvc.spec.volume_name.is_empty() {
+                let Some(class) = class else {
+                    checks.prefilter =
+                        whole("pod has unbound immediate PersistentVolumeClaims".to_string());
+                    return checks;
+                };
+                if let Some(selected) = pvc
+                    .metadata
+                    .annotations()
+                    .get(crate::storage::SELECTED_NODE)
+                {
+                    checks.steps.push(Step::Selected { claim, selected });
+                }
+                checks.steps.push(Step::Provision(&class.spec));
+            }
+            if let Some(affinity) = crate::storage::listers::pv_for_claim(api, ns, claim)
+                .and_then(|pv| pv.spec.node_affinity.as_ref())
+            {
+                checks.steps.push(Step::Affinity(affinity));
+            }
         }
+        checks
+    }
+
+    /// Why the pod cannot go to `node` (with these labels): the reasons of the first
+    /// volume Filter that fails there (the framework stops at a node's first failing
+    /// plugin), each with whether preemption could resolve it.
+    ///
+    /// VolumeRestrictions fails as Unschedulable (removing the claim's user would help).
+    /// VolumeBinding (`FindPodVolumes`) fails as UnschedulableAndUnresolvable with each
+    /// reason that holds: a bound claim's PV node affinity, then the claims to bind (a
+    /// selected node elsewhere ends the check; else the classes' `allowedTopologies`).
+    fn node_reasons(&self, node: &str, labels: &BTreeMap<String, String>) -> Vec<(String, bool)> {
+        if self.read_write_once_pod_in_use {
+            return vec![(READ_WRITE_ONCE_POD_CONFLICT.to_string(), true)];
+        }
+        let mut out = Vec::new();
+        let affinity_fails = self
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Affinity(a) if !a.admits(labels)));
+        if affinity_fails {
+            out.push((NODE_CONFLICT.to_string(), false));
+        }
+        let elsewhere = self.steps.iter().find_map(|s| match s {
+            Step::Selected { claim, selected } if *selected != node => Some((claim, selected)),
+            _ => None,
+        });
+        if let Some((claim, selected)) = elsewhere {
+            out.push((
+                format!(
+                    "node(s) did not match the node selected for persistentvolumeclaim \"{claim}\" ({}={selected})",
+                    crate::storage::SELECTED_NODE
+                ),
+                false,
+            ));
+        } else if self
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Provision(class) if !class.allows_node(labels)))
+        {
+            out.push((BIND_CONFLICT.to_string(), false));
+        }
+        out
     }
 }

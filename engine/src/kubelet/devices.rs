@@ -52,7 +52,7 @@ pub struct PodAllocation {
 /// Why admission refused a pod: kubelet's reason and message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
-    /// `OutOf<resource>` or `UnexpectedAdmissionError`.
+    /// `OutOf<resource>`, `NodeAffinity`, `NodePorts` or `UnexpectedAdmissionError`.
     pub reason: String,
     /// The message without the `Pod was rejected: ` prefix.
     pub message: String,
@@ -248,6 +248,32 @@ pub(crate) fn admit_selector(
     })
 }
 
+/// The host-port part of kubelet's admission (`scheduler.AdmissionCheck`'s
+/// `nodeports.Fits`, after the node selector): a pod asking for a host port that one of
+/// the node's active pods (`others`) holds is rejected with reason `NodePorts`. Only a pod
+/// created with `spec.nodeName` can get here: the scheduler's NodePorts filter keeps the
+/// pods it places off such a node.
+pub(crate) fn admit_ports<'a>(
+    pod: &PodSpec,
+    others: impl IntoIterator<Item = &'a PodSpec>,
+) -> Result<(), Rejection> {
+    let want = crate::controllers::host_ports::wanted(pod);
+    if want.is_empty() {
+        return Ok(());
+    }
+    let used = crate::controllers::host_ports::HostPortInfo::of(others);
+    if used.fits(&want, &[]) {
+        return Ok(());
+    }
+    Err(Rejection {
+        reason: "NodePorts".into(),
+        message: format!(
+            "Predicate NodePorts failed: {}",
+            crate::controllers::host_ports::ERR_REASON
+        ),
+    })
+}
+
 fn insufficient(resource: &str, requested: i64, used: i64, capacity: i64) -> Rejection {
     Rejection {
         reason: format!("OutOf{resource}"),
@@ -266,6 +292,7 @@ pub(crate) fn reason_text(reason: &str) -> &'static str {
     match reason {
         "UnexpectedAdmissionError" => return "UnexpectedAdmissionError",
         "NodeAffinity" => return "NodeAffinity",
+        "NodePorts" => return "NodePorts",
         "OutOfpods" => return "OutOfpods",
         _ => {}
     }
@@ -418,7 +445,8 @@ impl super::Kubelet {
             .allocate(&mut cri.node.host, pod)
             .and_then(|()| {
                 let fit = admit(allocatable, &pod.spec, pods_used, &others)
-                    .and_then(|()| admit_selector(labels, &pod.spec));
+                    .and_then(|()| admit_selector(labels, &pod.spec))
+                    .and_then(|()| admit_ports(&pod.spec, active()));
                 if fit.is_err() {
                     self.devices.free(&pod_key(pod));
                 }
@@ -475,7 +503,43 @@ impl super::Kubelet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::{Container, ResourceRequirements};
+    use crate::cluster::{Container, ContainerPort, ResourceRequirements};
+
+    /// A pod whose one container asks for these host ports (protocol, port).
+    fn with_host_ports(ports: &[(&str, u16)]) -> PodSpec {
+        let mut spec = PodSpec::default();
+        let ports = ports
+            .iter()
+            .map(|&(protocol, host_port)| ContainerPort {
+                container_port: 80,
+                host_port,
+                protocol: protocol.into(),
+            })
+            .collect();
+        spec.containers.push(Container::new(
+            "app",
+            "busybox",
+            ports,
+            ResourceRequirements::default(),
+        ));
+        spec
+    }
+
+    #[test]
+    fn admission_rejects_a_host_port_an_active_pod_holds() {
+        let holder = with_host_ports(&[("TCP", 8080)]);
+        let e = admit_ports(&with_host_ports(&[("TCP", 8080)]), [&holder]).unwrap_err();
+        assert_eq!(e.reason, "NodePorts");
+        assert_eq!(
+            e.message,
+            "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
+        );
+        assert_eq!(reason_text(&e.reason), "NodePorts");
+        assert!(admit_ports(&with_host_ports(&[("UDP", 8080)]), [&holder]).is_ok());
+        assert!(admit_ports(&with_host_ports(&[("TCP", 8081)]), [&holder]).is_ok());
+        // A container port with no host port holds nothing.
+        assert!(admit_ports(&with_host_ports(&[("TCP", 0)]), [&holder]).is_ok());
+    }
 
     const RES: &str = "intel.com/sriov_netdevice";
 
