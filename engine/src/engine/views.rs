@@ -802,7 +802,7 @@ impl Lab {
                 ),
                 (f.event.reason.into(), Role::Plain),
                 (interval, Role::Plain),
-                (e.actor().source().to_string(), Role::Actor),
+                (e.event_source().to_string(), Role::Actor),
                 (message, Role::Plain),
             ]);
         }
@@ -1299,6 +1299,7 @@ mod trace_text_tests {
             object: crate::cluster::ObjectRef::new(crate::cluster::ApiKind::Pod, "default", "p"),
             uid: None,
             message: Message::Text("bad \x1b]0;pwned\x07 name · ok".into()),
+            source: None,
         };
         let entry = CallEvent::new(
             crate::util::time::Millis::ZERO,

@@ -198,8 +198,9 @@ impl Snapshotter {
                 })
                 .is_err()
             {
-                ctx.event(
+                ctx.event_from(
                     "csi-snapshotter",
+                    Some(super::SNAPSHOTTER_EVENT_SOURCE),
                     "SnapshotDeleteError",
                     "Failed to delete snapshot",
                     ObjectRef::new(ApiKind::VolumeSnapshotContent, "", name),
@@ -295,8 +296,9 @@ impl Snapshotter {
                 if final_error(status.code) {
                     remove_annotation(ctx, &name, BEING_CREATED);
                 }
-                ctx.event(
+                ctx.event_from(
                     "csi-snapshotter",
+                    Some(super::SNAPSHOTTER_EVENT_SOURCE),
                     "SnapshotCreationFailed",
                     format!("Failed to create snapshot: {}", status.go_error_string()),
                     object,
