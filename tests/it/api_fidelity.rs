@@ -245,3 +245,22 @@ fn sidecar_events_carry_the_sources_their_recorders_have() {
     };
     assert!(!sidecar.contains("ProvisioningSucceeded"), "{sidecar}");
 }
+
+#[test]
+fn a_policy_selector_kubectl_cannot_parse_is_refused_and_creates_nothing() {
+    let mut lab = crate::common::lab();
+    let e = lab
+        .execute(r#"policy create p --select "a=b,,""#)
+        .expect_err("a=b,, is not a selector");
+    assert_eq!(e.message, "found ',', expected: identifier after ','");
+    assert!(lab.cluster().policies.is_empty());
+}
+
+#[test]
+fn describing_an_empty_name_is_client_go_s_error() {
+    let mut lab = crate::common::lab();
+    let e = lab
+        .execute(r#"describe pod """#)
+        .expect_err("an empty name");
+    assert_eq!(e.message, "resource name may not be empty");
+}

@@ -593,6 +593,10 @@ impl Lab {
                 asked.extend(d.names.iter().map(|n| (kind, d.ns.clone(), n.clone())));
             }
         }
+        // client-go's request builder refuses an empty name before any request.
+        if asked.iter().any(|(_, _, name)| name.is_empty()) {
+            return Err(LabError::msg("resource name may not be empty"));
+        }
         let mut errors = Vec::new();
         let mut found = Vec::with_capacity(asked.len());
         for (kind, ns, name) in asked {
