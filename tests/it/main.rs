@@ -2,6 +2,7 @@
 //! `cargo test --test it`). Each module is one area: transcripts, lessons, the dashboard,
 //! the differential tests against the real plugins and the kernel, …
 
+mod api_fidelity;
 mod architecture;
 mod bad_files;
 mod book;

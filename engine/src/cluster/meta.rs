@@ -15,7 +15,8 @@ pub struct Meta {
     pub uid: Uid,
     /// Assigned by the store on every write (a decimal string, as Kubernetes prints it).
     pub resource_version: u64,
-    /// Bumped only when the spec changes.
+    /// 1 on create and bumped only when the spec changes, for the kinds whose registry
+    /// strategy keeps it ([`super::Kind::GENERATION`]); 0 (not printed) for the others.
     pub generation: u64,
     /// The logical time the object was created (the lab's clock, not wall time), printed
     /// as `creationTimestamp` counted from the lab's epoch.
@@ -116,8 +117,8 @@ impl PartialEq for Meta {
 impl Eq for Meta {}
 
 /// `metadata` as the API writes it, fields in `ObjectMeta`'s order as the lab prints them;
-/// an empty namespace, label, annotation or finalizer list and an unset deletion time are
-/// left out.
+/// an empty namespace, label, annotation or finalizer list, a zero generation and an unset
+/// deletion time are left out.
 impl Serialize for Meta {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
@@ -128,7 +129,10 @@ impl Serialize for Meta {
         }
         st.serialize_field("uid", &self.uid)?;
         st.serialize_field("resourceVersion", &self.resource_version.to_string())?;
-        st.serialize_field("generation", &self.generation)?;
+        // `generation,omitempty`: the kinds that keep none print none.
+        if self.generation != 0 {
+            st.serialize_field("generation", &self.generation)?;
+        }
         // `metav1.Time` keeps whole seconds: a sub-second clock time is truncated.
         st.serialize_field(
             "creationTimestamp",

@@ -27,6 +27,8 @@ pub struct NoStatus {}
 
 impl super::Kind for NetAttachDefSpec {
     const API_KIND: super::ApiKind = super::ApiKind::NetworkAttachmentDefinition;
+    /// A custom resource: the API server keeps metadata.generation.
+    const GENERATION: bool = true;
     const API_VERSION: &'static str = "k8s.cni.cncf.io/v1";
     const RESOURCE: &'static str = "network-attachment-definitions.k8s.cni.cncf.io";
     const NAMESPACED: bool = true;

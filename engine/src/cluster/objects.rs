@@ -728,6 +728,8 @@ pub struct NetworkPolicyStatus {}
 
 impl Kind for super::policy::NetworkPolicySpec {
     const API_KIND: super::ApiKind = super::ApiKind::NetworkPolicy;
+    /// Its strategy keeps metadata.generation.
+    const GENERATION: bool = true;
     const API_VERSION: &'static str = "networking.k8s.io/v1";
     const RESOURCE: &'static str = "networkpolicies.networking.k8s.io";
     const NAMESPACED: bool = true;

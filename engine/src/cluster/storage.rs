@@ -6,6 +6,15 @@ use super::store::Kind;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// The finalizer the StorageObjectInUseProtection admission plugin puts on every claim;
+/// kube-controller-manager's pvc-protection controller removes it from a deleted claim no
+/// pod uses.
+pub const PVC_PROTECTION: &str = "kubernetes.io/pvc-protection";
+/// The finalizer the StorageObjectInUseProtection admission plugin puts on every PV;
+/// kube-controller-manager's pv-protection controller removes it from a deleted PV that is
+/// no longer Bound.
+pub const PV_PROTECTION: &str = "kubernetes.io/pv-protection";
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -200,6 +209,7 @@ impl Kind for PvcSpec {
     const API_VERSION: &'static str = "v1";
     const RESOURCE: &'static str = "persistentvolumeclaims";
     const NAMESPACED: bool = true;
+    const PROTECTION_FINALIZER: Option<&'static str> = Some(PVC_PROTECTION);
     type Status = PvcStatus;
 }
 
@@ -326,6 +336,7 @@ impl Kind for PvSpec {
     const API_VERSION: &'static str = "v1";
     const RESOURCE: &'static str = "persistentvolumes";
     const NAMESPACED: bool = false;
+    const PROTECTION_FINALIZER: Option<&'static str> = Some(PV_PROTECTION);
     type Status = PvStatus;
 }
 
@@ -404,6 +415,8 @@ pub struct CsiDriverSpec {
 
 impl Kind for CsiDriverSpec {
     const API_KIND: super::ApiKind = super::ApiKind::CsiDriver;
+    /// Its strategy keeps metadata.generation.
+    const GENERATION: bool = true;
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     const RESOURCE: &'static str = "csidrivers.storage.k8s.io";
     const NAMESPACED: bool = false;
@@ -500,6 +513,8 @@ pub struct VolumeSnapshotError {
 
 impl Kind for VolumeSnapshotSpec {
     const API_KIND: super::ApiKind = super::ApiKind::VolumeSnapshot;
+    /// A custom resource: the API server keeps metadata.generation.
+    const GENERATION: bool = true;
     const API_VERSION: &'static str = "snapshot.storage.k8s.io/v1";
     const RESOURCE: &'static str = "volumesnapshots.snapshot.storage.k8s.io";
     const NAMESPACED: bool = true;
@@ -550,6 +565,8 @@ pub struct VolumeSnapshotContentStatus {
 
 impl Kind for VolumeSnapshotContentSpec {
     const API_KIND: super::ApiKind = super::ApiKind::VolumeSnapshotContent;
+    /// A custom resource: the API server keeps metadata.generation.
+    const GENERATION: bool = true;
     const API_VERSION: &'static str = "snapshot.storage.k8s.io/v1";
     const RESOURCE: &'static str = "volumesnapshotcontents.snapshot.storage.k8s.io";
     const NAMESPACED: bool = false;

@@ -40,6 +40,16 @@ pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug + Send + Sync + 'stat
     /// objects (5,000 nodes at most), and their writes pay nothing for an index.
     const LABEL_INDEX: bool = false;
 
+    /// The finalizer the API server's StorageObjectInUseProtection admission plugin
+    /// appends to every object of the kind created without it
+    /// (`plugin/pkg/admission/storage/storageobjectinuseprotection`): claims and volumes.
+    const PROTECTION_FINALIZER: Option<&'static str> = None;
+
+    /// Whether the kind's registry strategy keeps `metadata.generation` (1 on create, one
+    /// more on each spec change): NetworkPolicy, CSIDriver and custom resources do; a Pod,
+    /// PVC, PV, Node or VolumeAttachment of Kubernetes 1.31 has none (0, not printed).
+    const GENERATION: bool = false;
+
     /// Take a stored object (under table key `key`) out of the store's field indexes
     /// ([`FieldIndexes`]), before it is written or removed. Most kinds have no index.
     fn unindex(_index: &mut FieldIndexes, _key: &SharedKey, _obj: &Object<Self>) {}
@@ -999,7 +1009,8 @@ pub fn no_namespace() -> String {
 }
 
 impl<K: Kind> TableOps<'_, K> {
-    /// Create an object; its uid, resourceVersion and generation (1) are assigned here.
+    /// Create an object; its uid, resourceVersion and generation (1, for a kind that keeps
+    /// one) are assigned here.
     pub fn create(
         &mut self,
         mut obj: Object<K>,
@@ -1015,6 +1026,11 @@ impl<K: Kind> TableOps<'_, K> {
                 name: obj.metadata.name,
             });
         }
+        if let Some(f) = K::PROTECTION_FINALIZER
+            && !obj.metadata.finalizers().iter().any(|x| x == f)
+        {
+            obj.metadata.finalizers_mut().push(f.to_string());
+        }
         self.revs.created += 1;
         obj.metadata.uid = crate::util::hash::uid(&[
             K::KIND,
@@ -1023,7 +1039,7 @@ impl<K: Kind> TableOps<'_, K> {
             &self.revs.created.to_string(),
         ]);
         obj.metadata.resource_version = self.revs.bump();
-        obj.metadata.generation = 1;
+        obj.metadata.generation = u64::from(K::GENERATION);
         obj.metadata.creation_tick = tick;
         let rv = obj.metadata.resource_version;
         self.revs.tap(EventType::Added, &obj);
@@ -1073,7 +1089,8 @@ impl<K: Kind> TableOps<'_, K> {
     }
 
     /// Update metadata and spec (the status in `obj` is ignored, as the main resource
-    /// endpoint does); generation is bumped only when the spec changed.
+    /// endpoint does); generation (of a kind that keeps one) is bumped only when the spec
+    /// changed.
     pub fn update(&mut self, obj: Object<K>) -> Result<u64, ApiError> {
         let slot = self.check_current(&obj)?;
         let rv = self.revs.bump();
@@ -1085,7 +1102,7 @@ impl<K: Kind> TableOps<'_, K> {
             self.labels.remove::<K>(&current.metadata);
         }
         let spec_changed = current.spec != obj.spec;
-        let generation = current.metadata.generation + u64::from(spec_changed);
+        let generation = current.metadata.generation + u64::from(K::GENERATION && spec_changed);
         let uid = std::mem::take(&mut current.metadata.uid);
         let creation_tick = current.metadata.creation_tick;
         current.metadata = obj.metadata;

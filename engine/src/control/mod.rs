@@ -204,11 +204,27 @@ impl Ctx<'_> {
         object: ObjectRef,
         level: Level,
     ) {
+        self.event_from(actor, None, reason, message, object, level);
+    }
+
+    /// Record a Kubernetes event on an object through a recorder whose source component
+    /// is not the actor's name (a sidecar's: `external-resizer DRIVER`); the call log
+    /// still names the actor.
+    pub(crate) fn event_from(
+        &mut self,
+        actor: impl Into<Actor>,
+        source: Option<&'static str>,
+        reason: &'static str,
+        message: impl Into<Message>,
+        object: ObjectRef,
+        level: Level,
+    ) {
         let event = Event {
             reason,
             uid: uid_of(self.api, &object),
             object,
             message: message.into(),
+            source,
         };
         let e = CallEvent::new(self.clock, actor.into(), What::Event(event), level);
         self.calls.push(e);
@@ -228,6 +244,7 @@ impl Ctx<'_> {
             object: ObjectRef::to(pod),
             uid: Some(pod.metadata.uid),
             message: message.into(),
+            source: None,
         };
         let e = CallEvent::new(self.clock, actor.into(), What::Event(event), level);
         self.calls.push(e);

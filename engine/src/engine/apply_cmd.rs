@@ -25,7 +25,7 @@ use crate::csi::K8sAccessMode;
 use crate::manifest::schema::*;
 use crate::manifest::{self, Document, Manifest};
 use crate::render::{Line, Outcome, Role};
-use crate::storage::{PVC_PROTECTION, SNAPSHOT_CLASS};
+use crate::storage::SNAPSHOT_CLASS;
 use crate::util::quantity::parse_bytes;
 use std::collections::BTreeMap;
 
@@ -397,7 +397,7 @@ impl Lab {
         let Some(current) = current else {
             let mut obj = Object::new(name, ns, wanted);
             set_metadata(&mut obj.metadata, doc, &m.metadata, None)?;
-            obj.metadata.finalizers_mut().push(PVC_PROTECTION.into());
+            // The store's create adds kubernetes.io/pvc-protection (admission).
             let clock = self.clock;
             self.cluster.pvcs().create(obj, clock)?;
             return Ok(Applied::Created);

@@ -1,6 +1,6 @@
 //! `delete KIND NAME`, kubectl's verb order, routed to the lab's own `pod delete`, `pvc
 //! delete`, … so that the output and the journal are theirs; `delete -f FILE` deletes what
-//! a manifest names (`super::apply_cmd`), and `delete pv NAME` a volume no claim holds.
+//! a manifest names (`super::apply_cmd`), and `delete pv NAME` a PersistentVolume (Terminating while Bound).
 //!
 //! Argument errors use kubectl's words (the resource builder,
 //! `staging/src/k8s.io/cli-runtime/pkg/resource/builder.go`).

@@ -224,7 +224,7 @@ impl Lab {
                     at: e.tick(),
                     last: f.last,
                     object: ev.object.clone(),
-                    source: e.actor().source().to_string(),
+                    source: e.event_source().to_string(),
                     seen: EventSeen {
                         warning: e.level() == Level::Warning,
                         reason: ev.reason,

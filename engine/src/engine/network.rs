@@ -456,6 +456,9 @@ fn trace_seen(
 pub use crate::cluster::policy::parse_port;
 
 fn selector(text: &str) -> Result<LabelSelector, String> {
+    // kubectl's label selector parser judges the text first (`a=b,,`: "found ',',
+    // expected: identifier after ','"); the lab's policies take its `k=v` pairs.
+    crate::cluster::label_query::parse(text)?;
     let labels = super::validate::labels(text)?;
     Ok(LabelSelector {
         match_labels: labels,

@@ -14,7 +14,7 @@ use crate::control::Component;
 use crate::csi::K8sAccessMode;
 use crate::render::{Line, Outcome, Role, Table};
 use crate::storage::snapshotter::PVC_AS_SOURCE;
-use crate::storage::{DEFAULT_CLASS, DRIVER, PVC_PROTECTION, SNAPSHOT_CLASS};
+use crate::storage::{DEFAULT_CLASS, DRIVER, PV_PROTECTION, PVC_PROTECTION, SNAPSHOT_CLASS};
 use crate::util::quantity::{canonical_text, parse_bytes};
 use std::collections::BTreeMap;
 
@@ -310,7 +310,7 @@ impl Lab {
             }),
             (None, None) => None,
         };
-        let mut obj = Object::new(
+        let obj = Object::new(
             &a.name,
             &a.ns,
             PvcSpec {
@@ -324,9 +324,9 @@ impl Lab {
                 data_source,
             },
         );
-        // The StorageObjectInUseProtection admission plugin's finalizer. The provisioner
-        // annotations come later, from the PV controller, once provisioning may start.
-        obj.metadata.finalizers_mut().push(PVC_PROTECTION.into());
+        // The store's create adds the StorageObjectInUseProtection admission plugin's
+        // finalizer. The provisioner annotations come later, from the PV controller, once
+        // provisioning may start.
         let clock = self.clock;
         self.cluster.pvcs().create(obj, clock)?;
         let mut out = created(format!("persistentvolumeclaim/{}", a.name));
@@ -442,36 +442,32 @@ impl Lab {
             .unwrap_or_default()
     }
 
-    /// `delete pv NAME` (or `delete -f` of a PV manifest): a volume no claim holds is
-    /// removed; one bound to a claim stays, as pv-protection keeps it, until the claim
-    /// is deleted (its reclaim policy then decides).
+    /// `delete pv NAME` (or `delete -f` of a PV manifest): the API server accepts it and,
+    /// as the PV holds finalizers (kubernetes.io/pv-protection from admission, the
+    /// provisioner's), only sets its deletionTimestamp. The pv-protection controller lets
+    /// go once the PV is not Bound (its claim is gone), so a bound PV stays Terminating
+    /// and keeps serving its claim until then.
     pub(crate) fn pv_delete(&mut self, name: &str) -> Result<Outcome, LabError> {
+        let clock = self.clock;
         let pv = self.cluster.pvs().get("", name)?.clone();
-        if let Some(c) = &pv.spec.claim_ref {
-            let bound = self
-                .cluster
-                .pvcs
-                .get(&(c.namespace.clone(), c.name.clone()))
-                .is_some_and(|claim| c.uid.is_empty() || claim.metadata.uid == c.uid);
-            if bound {
-                let ns = if c.namespace == "default" {
-                    String::new()
-                } else {
-                    format!(" -n {}", c.namespace)
-                };
-                return Err(LabError::msg(format!(
-                    "persistentvolume {name:?} is bound to claim {}/{} (kubernetes.io/pv-protection keeps it while bound): delete the claim instead (`delete pvc {}{ns}`): the PV's reclaim policy ({}) does the rest",
-                    c.namespace, c.name, c.name, pv.spec.persistent_volume_reclaim_policy
-                )));
-            }
-        }
-        self.cluster.pvs().delete("", name)?;
+        self.cluster.pvs().request_delete("", name, clock)?;
         let mut out = Outcome::empty();
         out.line(
             Line::new()
                 .push(format!("persistentvolume \"{name}\""), Role::Name)
                 .push(" deleted", Role::Good),
         );
+        if pv.status.phase == "Bound"
+            && let Some(c) = &pv.spec.claim_ref
+        {
+            out.line(Line::styled(
+                format!(
+                    "  (Terminating while bound to claim {}/{}: finalizer {PV_PROTECTION})",
+                    c.namespace, c.name
+                ),
+                Role::Dim,
+            ));
+        }
         if pv.spec.persistent_volume_reclaim_policy == "Retain" || pv.status.phase == "Available" {
             out.line(Line::styled(
                 format!(

@@ -593,6 +593,10 @@ impl Lab {
                 asked.extend(d.names.iter().map(|n| (kind, d.ns.clone(), n.clone())));
             }
         }
+        // client-go's request builder refuses an empty name before any request.
+        if asked.iter().any(|(_, _, name)| name.is_empty()) {
+            return Err(LabError::msg("resource name may not be empty"));
+        }
         let mut errors = Vec::new();
         let mut found = Vec::with_capacity(asked.len());
         for (kind, ns, name) in asked {
@@ -802,7 +806,7 @@ impl Lab {
                 ),
                 (f.event.reason.into(), Role::Plain),
                 (interval, Role::Plain),
-                (e.actor().source().to_string(), Role::Actor),
+                (e.event_source().to_string(), Role::Actor),
                 (message, Role::Plain),
             ]);
         }
@@ -1327,6 +1331,7 @@ mod trace_text_tests {
             object: crate::cluster::ObjectRef::new(crate::cluster::ApiKind::Pod, "default", "p"),
             uid: None,
             message: Message::Text("bad \x1b]0;pwned\x07 name · ok".into()),
+            source: None,
         };
         let entry = CallEvent::new(
             crate::util::time::Millis::ZERO,

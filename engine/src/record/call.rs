@@ -240,6 +240,10 @@ pub struct Event {
     pub uid: Option<crate::cluster::Uid>,
     /// The message.
     pub message: Message,
+    /// The event recorder's `source.component` when it is not the acting component's own
+    /// name (external-provisioner's library records as `DRIVER_HOST_UUID`, external-resizer
+    /// as `external-resizer DRIVER`); `None` reads the actor's ([`Actor::source`]).
+    pub source: Option<&'static str>,
 }
 
 /// An event's message: the frequent ones as facts, any other as its text.
@@ -581,6 +585,15 @@ impl CallEvent {
             What::Event(e) => Some(e),
             _ => None,
         }
+    }
+
+    /// The component an event was recorded by, as `describe`'s From column and `get
+    /// events`' SOURCE show it: the recorder's source, else the actor's
+    /// ([`Actor::source`]).
+    pub fn event_source(&self) -> &str {
+        self.event()
+            .and_then(|e| e.source)
+            .unwrap_or_else(|| self.actor.source())
     }
 
     /// The event's reason, if it is an event (`Scheduled`).

@@ -193,7 +193,7 @@ pub fn fold_events<'a>(
     let mut index: rustc_hash::FxHashMap<Key<'a>, usize> = rustc_hash::FxHashMap::default();
     let mut folded: Vec<Folded<'a>> = Vec::new();
     for (e, event) in events {
-        let key = (e.actor().source(), e.actor().node(), e.level(), event);
+        let key = (e.event_source(), e.actor().node(), e.level(), event);
         match index.entry(key) {
             Entry::Occupied(at) => {
                 let f = &mut folded[*at.get()];
@@ -229,6 +229,7 @@ mod tests {
             object: ObjectRef::new(ApiKind::Pod, "default", name),
             uid: Some(crate::util::hash::uid(&[uid])),
             message: Message::Text(message.into()),
+            source: None,
         }
     }
 

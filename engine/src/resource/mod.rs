@@ -80,7 +80,7 @@ pub(crate) enum Delete {
     /// The lab's own delete command for the kind (`pod delete NAME`), so that the output
     /// and the journal are that command's; given the name and the namespace.
     Command(fn(String, String) -> Command),
-    /// `Lab::pv_delete`: a volume no claim holds (it has no command of its own).
+    /// `Lab::pv_delete`: a PersistentVolume (it has no command of its own).
     Volume,
     /// The lab does not delete the kind: why, and what to do instead, given the name.
     /// With `must_exist`, a name that does not exist is NotFound first.
@@ -964,18 +964,27 @@ mod tests {
         let d = run(&mut lab, "describe pvc data");
         let lines: Vec<&str> = d.lines().collect();
         let at = lines.iter().position(|l| *l == "Events:").expect("Events:");
+        // The From column is as wide as its widest cell, external-provisioner's source.
+        let w = crate::storage::PROVISIONER_EVENT_SOURCE.len() + 2;
         assert_eq!(
             lines[at + 1..at + 3],
             [
-                "  Type    Reason                 Age   From                         Message",
-                "  ----    ------                 ----  ----                         -------",
+                format!(
+                    "  Type    Reason                 Age   {:<w$}Message",
+                    "From"
+                ),
+                format!(
+                    "  ----    ------                 ----  {:<w$}-------",
+                    "----"
+                ),
             ],
             "{d}"
         );
         assert!(
-            lines[at + 3].starts_with(
-                "  Normal  ExternalProvisioning   0s    persistentvolume-controller  "
-            ),
+            lines[at + 3].starts_with(&format!(
+                "  Normal  ExternalProvisioning   0s    {:<w$}Waiting",
+                "persistentvolume-controller"
+            )),
             "{d}"
         );
     }

@@ -1,5 +1,6 @@
-//! `v1` PersistentVolume: kubectl's printer and describer; `delete pv` deletes a volume no
-//! claim holds (`Lab::pv_delete`: the lab has no `pv delete` command).
+//! `v1` PersistentVolume: kubectl's printer and describer; `delete pv` requests its
+//! deletion, which pv-protection holds while the PV is Bound (`Lab::pv_delete`: the lab
+//! has no `pv delete` command).
 
 use super::{Apply, Delete, Names, Resource, cell};
 use crate::cluster::{Cluster, Object, ObjectRef, PvSpec, Table, TableOps};
@@ -67,7 +68,12 @@ impl Resource for Pvs {
             cell(pv.spec.capacity.get("storage").cloned().unwrap_or_default()),
             cell(short_modes(&pv.spec.access_modes)),
             cell(pv.spec.persistent_volume_reclaim_policy.clone()),
-            cell(pv.status.phase.clone()),
+            // printPersistentVolume: a PV being deleted shows Terminating.
+            cell(if pv.metadata.deletion_tick().is_some() {
+                "Terminating".to_string()
+            } else {
+                pv.status.phase.clone()
+            }),
             cell(
                 pv.spec
                     .claim_ref
@@ -96,6 +102,15 @@ pub(super) fn unset_if_empty(v: &str) -> String {
         "<unset>".to_string()
     } else {
         v.to_string()
+    }
+}
+
+/// describePersistentVolume's `Status:`: `Terminating (lasts AGE)` for a PV being deleted,
+/// else its phase.
+fn status(lab: &Lab, pv: &Object<PvSpec>) -> String {
+    match pv.metadata.deletion_tick() {
+        Some(tick) => format!("Terminating (lasts {})", age(lab.clock, tick)),
+        None => pv.status.phase.clone(),
     }
 }
 
@@ -139,7 +154,7 @@ fn describe(lab: &Lab, pv: &Object<PvSpec>) -> Outcome {
         format!("[{}]", pv.metadata.finalizers().join(" ")),
     );
     kv(&mut out, "StorageClass", pv.spec.storage_class_name.clone());
-    kv(&mut out, "Status", pv.status.phase.clone());
+    kv(&mut out, "Status", status(lab, pv));
     kv(
         &mut out,
         "Claim",

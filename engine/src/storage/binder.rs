@@ -571,7 +571,7 @@ mod tests {
         let pv = pv_of(&lab, uid).expect("provisioned");
         assert_eq!(
             pv.metadata.finalizers(),
-            [PV_PROTECTION, PROVISIONER_FINALIZER]
+            [PROVISIONER_FINALIZER, PV_PROTECTION]
         );
     }
 
@@ -618,7 +618,7 @@ mod tests {
         assert!(pv.metadata.deletion_tick().is_none());
         assert_eq!(
             pv.metadata.finalizers(),
-            [PV_PROTECTION, PROVISIONER_FINALIZER]
+            [PROVISIONER_FINALIZER, PV_PROTECTION]
         );
         run(&mut lab, "mode step");
         run(&mut lab, "tick 1");

@@ -32,8 +32,7 @@ use crate::util::time::Millis;
 
 /// The driver every StorageClass of the lab names.
 pub(crate) const DRIVER: &str = crate::csi::DRIVER_NAME;
-/// The finalizer kube-controller-manager puts on claims in use.
-pub(crate) const PVC_PROTECTION: &str = "kubernetes.io/pvc-protection";
+pub(crate) use crate::cluster::{PV_PROTECTION, PVC_PROTECTION};
 /// The finalizer external-attacher puts on the VolumeAttachments it handles.
 pub(crate) const ATTACHER_FINALIZER: &str = "external-attacher/hostpath-csi-lab";
 /// Annotation the scheduler sets on a WaitForFirstConsumer claim.
@@ -49,10 +48,18 @@ pub(crate) const BETA_STORAGE_PROVISIONER: &str = "volume.beta.kubernetes.io/sto
 /// DeleteVolume (sig-storage-lib-external-provisioner `finalizerPV`).
 pub(crate) const PROVISIONER_FINALIZER: &str =
     "external-provisioner.volume.kubernetes.io/finalizer";
-/// The finalizer the StorageObjectInUseProtection admission plugin puts on every PV;
-/// kube-controller-manager's pv-protection controller removes it from a deleted PV that is
-/// no longer Bound.
-pub(crate) const PV_PROTECTION: &str = "kubernetes.io/pv-protection";
+/// The source external-provisioner's events are recorded with: sig-storage-lib-external-
+/// provisioner's `NewProvisionController` names its recorder `DRIVER_HOSTNAME_UUID` (the
+/// hostname is the controller pod's, `csi-hostpathplugin-0` for the lab's driver, and the
+/// UUID one made at start, here a fixed one).
+pub(crate) const PROVISIONER_EVENT_SOURCE: &str =
+    "hostpath.csi.lab_csi-hostpathplugin-0_5d6b1c0e-3a2f-11ef-9c4b-0242ac120003";
+/// The source external-resizer's events are recorded with (`NewResizeController`:
+/// `external-resizer DRIVER`).
+pub(crate) const RESIZER_EVENT_SOURCE: &str = "external-resizer hostpath.csi.lab";
+/// The source csi-snapshotter's events are recorded with (its sidecar controller:
+/// `csi-snapshotter DRIVER`).
+pub(crate) const SNAPSHOTTER_EVENT_SOURCE: &str = "csi-snapshotter hostpath.csi.lab";
 /// The default StorageClass annotation.
 pub(crate) const DEFAULT_CLASS: &str = "storageclass.kubernetes.io/is-default-class";
 /// The snapshot class the lab installs.
@@ -203,5 +210,20 @@ impl StorageControllers {
             .flat_map(|b| b.retry_times())
             .map(|(k, v)| (k.clone(), *v))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod source_tests {
+    /// The sidecars' event sources name the lab's driver as the real ones name theirs.
+    #[test]
+    fn the_sidecars_event_sources_name_the_driver() {
+        let d = super::DRIVER;
+        assert!(super::PROVISIONER_EVENT_SOURCE.starts_with(&format!("{d}_csi-hostpathplugin-0_")));
+        assert_eq!(super::RESIZER_EVENT_SOURCE, format!("external-resizer {d}"));
+        assert_eq!(
+            super::SNAPSHOTTER_EVENT_SOURCE,
+            format!("csi-snapshotter {d}")
+        );
     }
 }

@@ -5,8 +5,8 @@
 //! claim used by a pod gets the `selected-node` annotation.
 
 use super::{
-    BETA_STORAGE_PROVISIONER, DRIVER, PROVISIONER_FINALIZER, PV_PROTECTION, SELECTED_NODE,
-    STORAGE_PROVISIONER, volume_capability,
+    BETA_STORAGE_PROVISIONER, DRIVER, PROVISIONER_FINALIZER, SELECTED_NODE, STORAGE_PROVISIONER,
+    volume_capability,
 };
 use crate::cluster::ObjectRef;
 use crate::cluster::{
@@ -115,8 +115,9 @@ impl Provisioner {
         }
         self.backoff_uid
             .insert(backoff_key.clone(), pvc.metadata.uid);
-        ctx.event(
+        ctx.event_from(
             "external-provisioner",
+            Some(super::PROVISIONER_EVENT_SOURCE),
             "Provisioning",
             format!(
                 "External provisioner is provisioning volume for claim \"{}\"",
@@ -129,8 +130,9 @@ impl Provisioner {
         {
             Ok(r) => r,
             Err(msg) => {
-                ctx.event(
+                ctx.event_from(
                     "external-provisioner",
+                    Some(super::PROVISIONER_EVENT_SOURCE),
                     "ProvisioningFailed",
                     format!(
                         "failed to provision volume with StorageClass \"{}\": {msg}",
@@ -149,8 +151,9 @@ impl Provisioner {
         let volume = match resp {
             Ok(r) => r.volume.unwrap_or_default(),
             Err(status) => {
-                ctx.event(
+                ctx.event_from(
                     "external-provisioner",
+                    Some(super::PROVISIONER_EVENT_SOURCE),
                     "ProvisioningFailed",
                     format!(
                         "failed to provision volume with StorageClass \"{}\": {}",
@@ -244,18 +247,18 @@ impl Provisioner {
         pv.metadata
             .annotations_mut()
             .insert("pv.kubernetes.io/provisioned-by".into(), DRIVER.into());
-        // The StorageObjectInUseProtection admission plugin's finalizer, then the one
-        // external-provisioner adds to every PV it provisions (`AddFinalizer(true)`;
-        // handleProtectionFinalizer takes it off again from a PV that is not reclaimed
-        // with Delete).
-        pv.metadata.finalizers_mut().push(PV_PROTECTION.into());
+        // The finalizer external-provisioner adds to every PV it provisions
+        // (`AddFinalizer(true)`; handleProtectionFinalizer takes it off again from a PV
+        // that is not reclaimed with Delete); the store's create then appends the
+        // StorageObjectInUseProtection admission plugin's kubernetes.io/pv-protection.
         pv.metadata
             .finalizers_mut()
             .push(PROVISIONER_FINALIZER.into());
         let clock = ctx.clock;
         if ctx.api.pvs().create(pv, clock).is_ok() {
-            ctx.event(
+            ctx.event_from(
                 "external-provisioner",
+                Some(super::PROVISIONER_EVENT_SOURCE),
                 "ProvisioningSucceeded",
                 format!("Successfully provisioned volume {pv_name}"),
                 object,
@@ -470,8 +473,9 @@ impl Provisioner {
                     );
                 }
                 Err(status) => {
-                    ctx.event(
+                    ctx.event_from(
                         "external-provisioner",
+                        Some(super::PROVISIONER_EVENT_SOURCE),
                         "VolumeFailedDelete",
                         status.go_error_string(),
                         object,

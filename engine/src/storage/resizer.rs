@@ -158,8 +158,9 @@ impl Resizer {
                     let _ = ctx.api.pvcs().update_status(&next);
                 }
             }
-            ctx.event(
+            ctx.event_from(
                 "external-resizer",
+                Some(super::RESIZER_EVENT_SOURCE),
                 "Resizing",
                 format!("External resizer is resizing volume {}", pv.name()),
                 object.clone(),
@@ -234,16 +235,18 @@ impl Resizer {
                         let _ = ctx.api.pvcs().update_status(&next);
                     }
                     if resp.node_expansion_required {
-                        ctx.event(
+                        ctx.event_from(
                             "external-resizer",
+                            Some(super::RESIZER_EVENT_SOURCE),
                             "FileSystemResizeRequired",
                             "Require file system resize of volume on node",
                             object,
                             Level::Normal,
                         );
                     } else {
-                        ctx.event(
+                        ctx.event_from(
                             "external-resizer",
+                            Some(super::RESIZER_EVENT_SOURCE),
                             "VolumeResizeSuccessful",
                             "Resize volume succeeded",
                             object,
@@ -252,8 +255,9 @@ impl Resizer {
                     }
                 }
                 Err(status) => {
-                    ctx.event(
+                    ctx.event_from(
                         "external-resizer",
+                        Some(super::RESIZER_EVENT_SOURCE),
                         "VolumeResizeFailed",
                         format!(
                             "resize volume \"{}\" by resizer \"{}\" failed: {}",

@@ -203,8 +203,9 @@ impl Snapshotter {
                 })
                 .is_err()
             {
-                ctx.event(
+                ctx.event_from(
                     "csi-snapshotter",
+                    Some(super::SNAPSHOTTER_EVENT_SOURCE),
                     "SnapshotDeleteError",
                     "Failed to delete snapshot",
                     ObjectRef::new(ApiKind::VolumeSnapshotContent, "", name),
@@ -300,8 +301,9 @@ impl Snapshotter {
                 if final_error(status.code) {
                     remove_annotation(ctx, &name, BEING_CREATED);
                 }
-                ctx.event(
+                ctx.event_from(
                     "csi-snapshotter",
+                    Some(super::SNAPSHOTTER_EVENT_SOURCE),
                     "SnapshotCreationFailed",
                     format!("Failed to create snapshot: {}", status.go_error_string()),
                     object,
