@@ -14,6 +14,7 @@ mod csi_grpc;
 mod csi_remote;
 mod csi_volume_refs;
 mod data_plane;
+mod describers;
 mod dataplane_differential;
 mod event_counts;
 mod grade;

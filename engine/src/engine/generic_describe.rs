@@ -203,6 +203,30 @@ fn write_lines(
     }
 }
 
+/// Lines as a kubectl describer writes them (the PrefixWriter's indentation in the text,
+/// cells separated by tabs), aligned by [`tabwrite`] as kubectl's `tabbedString` aligns
+/// them, added to `out` without the blanks a line ends in (kubectl writes a space after a
+/// condition's status): a line's first cell is a header when a value follows it or it ends
+/// with `:`.
+pub(crate) fn push_tabbed(out: &mut Outcome, lines: &[String]) {
+    for cells in tabwrite(lines) {
+        let mut line = Line::new();
+        let mut cells = cells.into_iter();
+        if let Some(mut first) = cells.next() {
+            let rest = cells.collect::<String>().trim_end().to_string();
+            if rest.is_empty() {
+                first.truncate(first.trim_end().len());
+            }
+            let header = !rest.is_empty() || first.ends_with(':');
+            line = line.push(first, if header { Role::Header } else { Role::Plain });
+            if !rest.is_empty() {
+                line = line.push(rest, Role::Plain);
+            }
+        }
+        out.line(line);
+    }
+}
+
 /// `describe KIND NAME` of a kind kubectl has no describer for (the snapshot CRDs), as its
 /// generic describer prints a custom resource.
 pub(crate) fn describe<K: Kind>(lab: &Lab, o: &Object<K>) -> Outcome {
@@ -267,19 +291,7 @@ pub(crate) fn describe<K: Kind>(lab: &Lab, o: &Object<K>) -> Outcome {
         lines.push("Events:\t<none>".into());
     }
     let mut out = Outcome::empty();
-    for cells in tabwrite(&lines) {
-        let mut line = Line::new();
-        let mut cells = cells.into_iter();
-        if let Some(first) = cells.next() {
-            let rest: String = cells.collect();
-            let header = !rest.is_empty() || first.trim_end().ends_with(':');
-            line = line.push(first, if header { Role::Header } else { Role::Plain });
-            if !rest.is_empty() {
-                line = line.push(rest, Role::Plain);
-            }
-        }
-        out.line(line);
-    }
+    push_tabbed(&mut out, &lines);
     if has_events {
         lab.events_for(&mut out, &object, uid, 15);
     }

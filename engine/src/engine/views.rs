@@ -747,6 +747,12 @@ impl Lab {
         Ok(out)
     }
 
+    /// Whether the call log has events about `object` with `uid` (a description's Events
+    /// section is a table then, `Events:  <none>` otherwise).
+    pub(crate) fn has_events(&self, object: &ObjectRef, uid: Uid) -> bool {
+        self.calls.events(object, Some(uid)).next().is_some()
+    }
+
     /// The Events section of a description: the call log's events about `object` with its
     /// uid, in a table under `Events:` (`<none>` in the value column at `width` when there
     /// are none).

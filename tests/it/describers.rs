@@ -1,0 +1,106 @@
+//! `describe` prints what kubectl v1.31's describers print (`pkg/describe/describe.go`),
+//! line for line where the lab models the field: the layouts, the sections and the
+//! tabwriter's alignment (padding 2, a column block running over consecutive lines with a
+//! cell in it).
+
+use crate::common::run;
+use lab_engine::engine::Lab;
+
+/// The lines of `text` from the one equal to `from` on, as many as `n`.
+fn lines_from<'a>(text: &'a str, from: &str, n: usize) -> Vec<&'a str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == from)
+        .unwrap_or_else(|| panic!("no line {from:?} in:\n{text}"));
+    lines[at..(at + n).min(lines.len())].to_vec()
+}
+
+/// describeContainerBasicInfo prints `Port:` and `Host Port:` for every container
+/// (`<none>` without ports, `Ports:`/`Host Ports:` for several), and describeContainerState
+/// `State:`, `Ready:` and `Restart Count:` once kubelet has written the container's status;
+/// the block is one tabwriter column, so the values line up after `Restart Count:`.
+#[test]
+fn describe_pod_prints_ports_host_ports_and_container_state() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create web --node node-1 --port 8080:80");
+    run(&mut lab, "pod create plain --node node-1");
+    let d = run(&mut lab, "describe pod web");
+    assert_eq!(
+        lines_from(&d, "Containers:", 8),
+        [
+            "Containers:",
+            "  app:",
+            "    Image:          registry.k8s.io/nginx-slim:0.27",
+            "    Port:           80/TCP",
+            "    Host Port:      8080/TCP",
+            "    State:          Running",
+            "    Ready:          True",
+            "    Restart Count:  0",
+        ],
+        "{d}"
+    );
+    let d = run(&mut lab, "describe pod plain");
+    assert_eq!(
+        lines_from(&d, "  app:", 7)[2..4],
+        ["    Port:           <none>", "    Host Port:      <none>"],
+        "{d}"
+    );
+    // An unscheduled pod has no container status: no State, Ready or Restart Count.
+    run(&mut lab, "cordon node-1");
+    run(&mut lab, "cordon node-2");
+    run(&mut lab, "pod create waiting");
+    let d = run(&mut lab, "describe pod waiting");
+    assert!(
+        !d.contains("State:") && !d.contains("Restart Count:"),
+        "{d}"
+    );
+}
+
+/// describePod's Conditions rows, `Volumes:`, `QoS Class:`, `Node-Selectors:`,
+/// `Tolerations:` and `Events:  <none>` are one tabwriter column block: the values line up
+/// after the longest cell, `  PodReadyToStartContainers ` (kubectl writes a space after
+/// each condition's type).
+#[test]
+fn describe_pod_aligns_conditions_and_the_lines_after_them_as_one_block() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create web --node node-1");
+    let d = run(&mut lab, "describe pod web --show-events=false");
+    assert_eq!(
+        lines_from(&d, "Conditions:", 12),
+        [
+            "Conditions:",
+            "  Type                        Status",
+            "  PodReadyToStartContainers   True",
+            "  Initialized                 True",
+            "  Ready                       True",
+            "  ContainersReady             True",
+            "  PodScheduled                True",
+            "Volumes:                      <none>",
+            "QoS Class:                    BestEffort",
+            "Node-Selectors:               <none>",
+            "Tolerations:                  node.kubernetes.io/not-ready:NoExecute op=Exists for 300s",
+            "                              node.kubernetes.io/unreachable:NoExecute op=Exists for 300s",
+        ],
+        "{d}"
+    );
+}
+
+/// A pod being deleted that has not finished: describePod's
+/// `Status:  Terminating (lasts <age of deletionTimestamp>)`.
+#[test]
+fn describe_pod_being_deleted_says_how_long_it_has_been_terminating() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create db --node node-2");
+    run(&mut lab, "fault inject node-down --node node-2");
+    run(&mut lab, "tick 40");
+    run(&mut lab, "pod delete db");
+    run(&mut lab, "tick 125");
+    let d = run(&mut lab, "describe pod db");
+    assert!(
+        d.lines().any(|l| l == "Status:       Terminating (lasts 2m5s)"),
+        "{d}"
+    );
+    let get = run(&mut lab, "get pod db");
+    assert!(get.contains("Terminating"), "{get}");
+}
