@@ -104,3 +104,26 @@ fn describe_pod_being_deleted_says_how_long_it_has_been_terminating() {
     let get = run(&mut lab, "get pod db");
     assert!(get.contains("Terminating"), "{get}");
 }
+
+/// kubectl v1.31's describe prints every object with its describer's settings, whose
+/// ShowEvents is true unless `--show-events=false`: `describe pods` (no name, or `-l`)
+/// ends each pod with its Events section.
+#[test]
+fn describe_several_pods_prints_each_pod_s_events() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create web --node node-1 --label app=web");
+    run(&mut lab, "pod create db --node node-2 --label app=web");
+    for line in ["describe pods", "describe pods -l app=web", "describe pod web db"] {
+        let d = run(&mut lab, line);
+        let events: Vec<&str> = d.lines().filter(|l| l.starts_with("Events:")).collect();
+        assert_eq!(events, ["Events:", "Events:"], "{line}:\n{d}");
+        assert_eq!(
+            d.matches("  Normal  Started  0s    kubelet  Started container app")
+                .count(),
+            2,
+            "{line}:\n{d}"
+        );
+    }
+    let d = run(&mut lab, "describe pods --show-events=false");
+    assert!(!d.contains("Events:"), "{d}");
+}

@@ -531,11 +531,12 @@ impl Lab {
 
     /// `describe KIND [NAME…] [-n NS]` or `describe KIND/NAME…`, as kubectl's `describe`
     /// runs it (`pkg/cmd/describe/describe.go`): every object of the kind when no name is
-    /// given; the objects one after another, two blank lines between; their events only when
-    /// exactly one object is described and nothing was missing, unless `--show-events` says
-    /// otherwise (`ShowEventsExplicitlySet`); a missing name is NotFound
-    /// after the others print; and `describe KIND X` that finds no `X` describes the objects
-    /// whose names start with `X` (`DescribeMatchingResources`), without events.
+    /// given; the objects one after another, two blank lines between, each with its events
+    /// unless `--show-events=false` (v1.31's `DescriberSettings.ShowEvents`, true by
+    /// default; leaving them out for several objects came with v1.36's
+    /// `ShowEventsExplicitlySet`); a missing name is NotFound after the others print; and
+    /// `describe KIND X` that finds no `X` describes the objects whose names start with `X`
+    /// (`DescribeMatchingResources`), with their events likewise.
     pub fn describe(&self, d: &DescribeArgs) -> Result<Outcome, LabError> {
         self.describe_seen(d).map(|(out, _)| out)
     }
@@ -621,15 +622,13 @@ impl Lab {
                 if i > 0 {
                     out.plain("");
                 }
-                let events = d.show_events == Some(true);
+                let events = d.show_events.unwrap_or(true);
                 out.extend(self.describe_one(kind, &d.ns, name, events)?);
                 seen.extend(self.described(kind, &d.ns, name, events));
             }
             return Ok((out, seen));
         }
-        let show_events = d
-            .show_events
-            .unwrap_or(asked.len() == 1 && errors.is_empty());
+        let show_events = d.show_events.unwrap_or(true);
         let mut out = Outcome::empty();
         for (i, (kind, ns, name)) in asked.iter().enumerate() {
             if i > 0 {
