@@ -98,7 +98,8 @@ fn describe_pod_being_deleted_says_how_long_it_has_been_terminating() {
     run(&mut lab, "tick 125");
     let d = run(&mut lab, "describe pod db");
     assert!(
-        d.lines().any(|l| l == "Status:       Terminating (lasts 2m5s)"),
+        d.lines()
+            .any(|l| l == "Status:       Terminating (lasts 2m5s)"),
         "{d}"
     );
     let get = run(&mut lab, "get pod db");
@@ -113,7 +114,11 @@ fn describe_several_pods_prints_each_pod_s_events() {
     let mut lab = Lab::new();
     run(&mut lab, "pod create web --node node-1 --label app=web");
     run(&mut lab, "pod create db --node node-2 --label app=web");
-    for line in ["describe pods", "describe pods -l app=web", "describe pod web db"] {
+    for line in [
+        "describe pods",
+        "describe pods -l app=web",
+        "describe pod web db",
+    ] {
         let d = run(&mut lab, line);
         let events: Vec<&str> = d.lines().filter(|l| l.starts_with("Events:")).collect();
         assert_eq!(events, ["Events:", "Events:"], "{line}:\n{d}");
@@ -126,4 +131,81 @@ fn describe_several_pods_prints_each_pod_s_events() {
     }
     let d = run(&mut lab, "describe pods --show-events=false");
     assert!(!d.contains("Events:"), "{d}");
+}
+
+/// describeNode: Roles, Annotations and CreationTimestamp in the first block, the four
+/// conditions kubelet posts, `System Info:` from `status.nodeInfo`, PodCIDR and PodCIDRs
+/// in the column block of System Info (no line without a tab between them), then
+/// describeNodeResource's `Non-terminated Pods:` table with its header (an empty column
+/// after Name) and the Events section.
+#[test]
+fn describe_node_prints_kubectl_s_sections() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create web --node node-1");
+    run(&mut lab, "tick 65");
+    let d = run(&mut lab, "describe node node-1");
+    let lines: Vec<&str> = d.lines().collect();
+    assert_eq!(
+        lines[..2],
+        ["Name:               node-1", "Roles:              <none>"],
+        "{d}"
+    );
+    assert!(
+        lines.contains(&"CreationTimestamp:  Wed, 01 Jan 2025 00:00:00 +0000"),
+        "{d}"
+    );
+    assert_eq!(
+        lines_from(&d, "Conditions:", 7),
+        [
+            "Conditions:",
+            "  Type             Status  Reason                       Message",
+            "  ----             ------  ------                       -------",
+            "  MemoryPressure   False   KubeletHasSufficientMemory   kubelet has sufficient memory available",
+            "  DiskPressure     False   KubeletHasNoDiskPressure     kubelet has no disk pressure",
+            "  PIDPressure      False   KubeletHasSufficientPID      kubelet has sufficient PID available",
+            "  Ready            True    KubeletReady                 kubelet is posting ready status",
+        ],
+        "{d}"
+    );
+    assert_eq!(
+        lines_from(&d, "System Info:", 14),
+        [
+            "System Info:",
+            "  Kernel Version:             6.1.0-25-amd64",
+            "  OS Image:                   Debian GNU/Linux 12 (bookworm)",
+            "  Operating System:           linux",
+            "  Architecture:               amd64",
+            "  Container Runtime Version:  containerd://1.7.22",
+            "  Kubelet Version:            v1.31.0-lab",
+            "PodCIDR:                      10.244.1.0/24",
+            "PodCIDRs:                     10.244.1.0/24",
+            "Non-terminated Pods:          (1 in total)",
+            "  Namespace                   Name    CPU Requests  CPU Limits  Memory Requests  Memory Limits  Age",
+            "  ---------                   ----    ------------  ----------  ---------------  -------------  ---",
+            "  default                     web     0 (0%)        0 (0%)      0 (0%)           0 (0%)         65s",
+            "Allocated resources:",
+        ],
+        "{d}"
+    );
+    assert_eq!(lines.last(), Some(&"Events:              <none>"), "{d}");
+}
+
+/// A node whose kubelet went silent: the node lifecycle controller sets every condition
+/// kubelet posts to Unknown (tryUpdateNodeHealth), reason NodeStatusUnknown.
+#[test]
+fn describe_lost_node_shows_every_condition_unknown() {
+    let mut lab = Lab::new();
+    run(&mut lab, "fault inject node-down --node node-2");
+    run(&mut lab, "tick 40");
+    let d = run(&mut lab, "describe node node-2");
+    let rows = lines_from(&d, "Conditions:", 7);
+    assert_eq!(rows.len(), 7, "{d}");
+    for (row, kind) in
+        rows[3..]
+            .iter()
+            .zip(["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"])
+    {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[..3], [kind, "Unknown", "NodeStatusUnknown"], "{d}");
+    }
 }

@@ -8,6 +8,7 @@ use super::Lab;
 use crate::cluster::{Kind, Object, ObjectRef};
 use crate::render::{Line, Outcome, Role};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 /// kubectl's PrefixWriter indentation: two spaces a level.
 fn indent(level: usize) -> String {
@@ -225,6 +226,88 @@ pub(crate) fn push_tabbed(out: &mut Outcome, lines: &[String]) {
         }
         out.line(line);
     }
+}
+
+/// `printLabelsMultiline` (and `printNodeTaintsMultiline`, `printPodTolerationsMultiline`,
+/// which print the same way): `Title:` and the first item, each other item on a line of its
+/// own in the value column, `<none>` without any.
+pub(crate) fn multiline_lines(
+    lines: &mut Vec<String>,
+    title: &str,
+    items: impl IntoIterator<Item = String>,
+) {
+    let mut any = false;
+    for (i, item) in items.into_iter().enumerate() {
+        any = true;
+        if i == 0 {
+            lines.push(format!("{title}:\t{item}"));
+        } else {
+            lines.push(format!("\t{item}"));
+        }
+    }
+    if !any {
+        lines.push(format!("{title}:\t<none>"));
+    }
+}
+
+/// `printLabelsMultiline`: `key=value`, sorted by key.
+pub(crate) fn labels_lines(
+    lines: &mut Vec<String>,
+    title: &str,
+    labels: &BTreeMap<String, String>,
+) {
+    multiline_lines(lines, title, labels.iter().map(|(k, v)| format!("{k}={v}")));
+}
+
+/// kubectl's `maxAnnotationLen`: a longer annotation prints on the lines under its key.
+const MAX_ANNOTATION_LEN: usize = 140;
+
+/// `printAnnotationsMultiline`: `key: value`, sorted by key, kubectl's last-applied
+/// annotation skipped; a value that spans lines, or would make the line longer than
+/// [`MAX_ANNOTATION_LEN`], goes on the lines under its key, each cut to 138 characters
+/// and `...`.
+pub(crate) fn annotations_lines(
+    lines: &mut Vec<String>,
+    title: &str,
+    annotations: &BTreeMap<String, String>,
+) {
+    let kept: Vec<(&String, &String)> = annotations
+        .iter()
+        .filter(|(k, _)| *k != "kubectl.kubernetes.io/last-applied-configuration")
+        .collect();
+    if kept.is_empty() {
+        lines.push(format!("{title}:\t<none>"));
+        return;
+    }
+    for (i, (k, v)) in kept.into_iter().enumerate() {
+        let head = if i == 0 {
+            format!("{title}:")
+        } else {
+            String::new()
+        };
+        let value = v.strip_suffix('\n').unwrap_or(v);
+        if value.len() + k.len() + 2 > MAX_ANNOTATION_LEN || value.contains('\n') {
+            lines.push(format!("{head}\t{k}:"));
+            for part in value.split('\n') {
+                lines.push(format!("\t  {}", shorten(part, MAX_ANNOTATION_LEN - 2)));
+            }
+        } else {
+            lines.push(format!("{head}\t{k}: {value}"));
+        }
+    }
+}
+
+/// kubectl's `shorten`: the first `max` bytes and `...` (here cut at a character
+/// boundary).
+fn shorten(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
 }
 
 /// `describe KIND NAME` of a kind kubectl has no describer for (the snapshot CRDs), as its

@@ -6,8 +6,8 @@ use crate::cluster::{Cluster, Object, ObjectRef, PodSpec, Table, TableOps};
 use crate::command::Command;
 use crate::command::grammar::PodCmd;
 use crate::engine::Lab;
+use crate::engine::generic_describe::{multiline_lines, push_tabbed};
 use crate::engine::pods::pod_status_text;
-use crate::engine::generic_describe::push_tabbed;
 use crate::engine::views::{MapStyle, age, map_field, qos_class};
 use crate::manifest::Manifest;
 use crate::render::{Line, Outcome, Role};
@@ -215,8 +215,19 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         }
     }
     lines.push(format!("QoS Class:\t{}", qos_class(&p.spec)));
-    multiline(&mut lines, "Node-Selectors", p.spec.node_selector().iter().map(|(k, v)| format!("{k}={v}")));
-    multiline(&mut lines, "Tolerations", tolerations(p.spec.tolerations.list()).into_iter());
+    multiline_lines(
+        &mut lines,
+        "Node-Selectors",
+        p.spec
+            .node_selector()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}")),
+    );
+    multiline_lines(
+        &mut lines,
+        "Tolerations",
+        tolerations(p.spec.tolerations.list()),
+    );
     let object = ObjectRef::to(p);
     let has_events = lab.has_events(&object, p.metadata.uid);
     if !has_events {
@@ -335,24 +346,6 @@ fn container_state(p: &Object<PodSpec>) -> Option<ContainerState> {
         _ => None,
     }
 }
-
-/// `printLabelsMultiline`/`printPodTolerationsMultiline`: `Title:` and the first item, the
-/// others each on a line of their own in the value column, `<none>` without any.
-fn multiline(lines: &mut Vec<String>, title: &str, items: impl Iterator<Item = String>) {
-    let mut any = false;
-    for (i, item) in items.enumerate() {
-        any = true;
-        if i == 0 {
-            lines.push(format!("{title}:\t{item}"));
-        } else {
-            lines.push(format!("\t{item}"));
-        }
-    }
-    if !any {
-        lines.push(format!("{title}:\t<none>"));
-    }
-}
-
 
 /// kubectl's `printTolerationsMultiline`: one a line, sorted by key. The lab's tolerations
 /// all have a key, an effect, `Exists` and a time, so each reads
