@@ -209,3 +209,24 @@ fn describe_lost_node_shows_every_condition_unknown() {
         assert_eq!(cells[..3], [kind, "Unknown", "NodeStatusUnknown"], "{d}");
     }
 }
+
+/// printAnnotationsMultiline leaves kubectl's last-applied-configuration annotation out:
+/// an object made by `apply -f` describes with `Annotations:  <none>`.
+#[test]
+fn describe_leaves_out_the_last_applied_annotation() {
+    let dir = std::env::temp_dir().join(format!("fixdsc-last-applied-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("pod.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: applied\nspec:\n  nodeName: node-1\n  containers:\n  - name: app\n    image: busybox\n",
+    )
+    .expect("write manifest");
+    let mut lab = crate::common::lab();
+    run(&mut lab, &format!("apply -f {}", file.display()));
+    let json = run(&mut lab, "get pod applied -o json");
+    assert!(json.contains("last-applied-configuration"), "{json}");
+    let d = run(&mut lab, "describe pod applied");
+    assert!(d.lines().any(|l| l == "Annotations:  <none>"), "{d}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

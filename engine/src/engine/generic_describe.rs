@@ -328,33 +328,8 @@ pub(crate) fn describe<K: Kind>(lab: &Lab, o: &Object<K>) -> Outcome {
         format!("Name:\t{}", text("name")),
         format!("Namespace:\t{}", text("namespace")),
     ];
-    let labels = meta.get("labels").and_then(Value::as_object);
-    match labels.filter(|m| !m.is_empty()) {
-        None => lines.push("Labels:\t<none>".into()),
-        Some(m) => {
-            for (i, (k, v)) in m.iter().enumerate() {
-                let head = if i == 0 { "Labels:" } else { "" };
-                lines.push(format!("{head}\t{k}={}", go_value(v)));
-            }
-        }
-    }
-    // printAnnotationsMultiline: `key: value`, one a line (a long one on its own lines).
-    let annotations = meta.get("annotations").and_then(Value::as_object);
-    match annotations.filter(|m| !m.is_empty()) {
-        None => lines.push("Annotations:\t<none>".into()),
-        Some(m) => {
-            for (i, (k, v)) in m.iter().enumerate() {
-                let head = if i == 0 { "Annotations:" } else { "" };
-                let v = go_value(v);
-                if v.len() + k.len() + 2 > 140 {
-                    lines.push(format!("{head}\t{k}:"));
-                    lines.push(format!("\t  {v}"));
-                } else {
-                    lines.push(format!("{head}\t{k}: {v}"));
-                }
-            }
-        }
-    }
+    labels_lines(&mut lines, "Labels", &o.metadata.labels);
+    annotations_lines(&mut lines, "Annotations", o.metadata.annotations());
     print_unstructured(
         &mut lines,
         0,

@@ -892,7 +892,8 @@ pub(crate) fn human_duration(seconds: u64) -> String {
 /// How kubectl describe prints a map field (`printLabelsMultiline`,
 /// `printAnnotationsMultiline`): one entry a line, the first beside the key and the others
 /// under it in the value column, `<none>` when empty. Labels read `key=value`, annotations
-/// `key: value`; an annotation whose value spans lines has it on the lines below its key.
+/// `key: value`; an annotation whose value spans lines, or is too long for one, has it on
+/// the lines below its key, and kubectl's last-applied-configuration is left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum MapStyle {
     /// `key=value`.
@@ -909,31 +910,19 @@ pub(crate) fn map_field(
     m: &std::collections::BTreeMap<String, String>,
     style: MapStyle,
 ) {
-    let head = |first: bool| {
-        let key = if first {
-            format!("{field}:")
-        } else {
-            String::new()
-        };
-        Line::new().push(format!("{key:<width$}"), Role::Header)
-    };
-    if m.is_empty() {
-        out.line(head(true).push("<none>", Role::Plain));
-        return;
+    let mut lines = Vec::new();
+    match style {
+        MapStyle::Labels => super::generic_describe::labels_lines(&mut lines, field, m),
+        MapStyle::Annotations => super::generic_describe::annotations_lines(&mut lines, field, m),
     }
-    let pad = " ".repeat(width);
-    for (i, (k, v)) in m.iter().enumerate() {
-        let line = head(i == 0);
-        match style {
-            MapStyle::Labels => out.line(line.push(format!("{k}={v}"), Role::Plain)),
-            MapStyle::Annotations if v.contains('\n') => {
-                out.line(line.push(format!("{k}:"), Role::Plain));
-                for l in v.lines() {
-                    out.plain(format!("{pad}  {l}"));
-                }
-            }
-            MapStyle::Annotations => out.line(line.push(format!("{k}: {v}"), Role::Plain)),
-        }
+    // The tabbed lines with the value column at `width`.
+    for l in lines {
+        let (key, value) = l.split_once('\t').unwrap_or(("", &l));
+        out.line(
+            Line::new()
+                .push(format!("{key:<width$}"), Role::Header)
+                .push(value.to_string(), Role::Plain),
+        );
     }
 }
 
