@@ -230,3 +230,147 @@ fn describe_leaves_out_the_last_applied_annotation() {
     assert!(d.lines().any(|l| l == "Annotations:  <none>"), "{d}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// describeNetworkPolicySpec, as the networking lessons read it: the pod selector after
+/// `PodSelector: ` at PrefixWriter level 2 (five spaces), each rule's ports and peers under
+/// `Allowing ingress traffic:`, the direction a policy does not name as not affected, and
+/// the policy types. kubectl's NetworkPolicy describer prints no Events section.
+#[test]
+fn describe_networkpolicy_prints_kubectl_s_spec() {
+    let mut lab = Lab::new();
+    run(
+        &mut lab,
+        "policy create db-allow-web --select app=db --ingress-from app=web --port 3306",
+    );
+    run(
+        &mut lab,
+        "policy create deny-all --select '' --types Ingress",
+    );
+    run(&mut lab, "tick 5");
+    let d = run(&mut lab, "describe netpol db-allow-web");
+    assert_eq!(
+        d.lines().collect::<Vec<_>>(),
+        [
+            "Name:         db-allow-web",
+            "Namespace:    default",
+            "Created on:   2025-01-01 00:00:00 +0000 UTC",
+            "Labels:       <none>",
+            "Annotations:  <none>",
+            "Spec:",
+            "  PodSelector:     app=db",
+            "  Allowing ingress traffic:",
+            "    To Port: 3306/TCP",
+            "    From:",
+            "      PodSelector: app=web",
+            "  Not affecting egress traffic",
+            "  Policy Types: Ingress",
+        ],
+        "{d}"
+    );
+    let d = run(&mut lab, "describe networkpolicy deny-all");
+    assert_eq!(
+        lines_from(&d, "Spec:", 6),
+        [
+            "Spec:",
+            "  PodSelector:     <none> (Allowing the specific traffic to all pods in this namespace)",
+            "  Allowing ingress traffic:",
+            "    <none> (Selected pods are isolated for ingress connectivity)",
+            "  Not affecting egress traffic",
+            "  Policy Types: Ingress",
+        ],
+        "{d}"
+    );
+}
+
+/// describeStorageClass: IsDefaultClass from the default-class annotation, annotations and
+/// parameters as `labels.FormatLabels` prints them, `<unset>` for an unset
+/// allowVolumeExpansion, and the Events section.
+#[test]
+fn describe_storageclass_prints_kubectl_s_fields() {
+    let mut lab = Lab::new();
+    let d = run(&mut lab, "describe sc standard");
+    assert_eq!(
+        d.lines().collect::<Vec<_>>(),
+        [
+            "Name:                  standard",
+            "IsDefaultClass:        Yes",
+            "Annotations:           storageclass.kubernetes.io/is-default-class=true",
+            "Provisioner:           hostpath.csi.lab",
+            "Parameters:            <none>",
+            "AllowVolumeExpansion:  True",
+            "MountOptions:          <none>",
+            "ReclaimPolicy:         Delete",
+            "VolumeBindingMode:     Immediate",
+            "Events:                <none>",
+        ],
+        "{d}"
+    );
+    let d = run(&mut lab, "describe storageclass local-wffc");
+    assert!(d.lines().any(|l| l == "IsDefaultClass:        No"), "{d}");
+}
+
+/// describeNamespace: the phase, then (each after a blank line) what kubectl says of a
+/// namespace without ResourceQuotas or LimitRanges; no Events section.
+#[test]
+fn describe_namespace_prints_kubectl_s_quota_and_limit_lines() {
+    let mut lab = Lab::new();
+    let d = run(&mut lab, "describe ns default");
+    assert_eq!(
+        d.lines().collect::<Vec<_>>(),
+        [
+            "Name:         default",
+            "Labels:       kubernetes.io/metadata.name=default",
+            "Annotations:  <none>",
+            "Status:       Active",
+            "",
+            "No resource quota.",
+            "",
+            "No LimitRange resource.",
+        ],
+        "{d}"
+    );
+}
+
+/// describeCSINode: each driver's node ID, attach limit and topology keys (Go's `%s` of a
+/// slice); VolumeAttachment and CSIDriver, which kubectl has no describer of its own for,
+/// through its generic describer.
+#[test]
+fn describe_csinode_volumeattachment_and_csidriver() {
+    let mut lab = Lab::new();
+    let d = run(&mut lab, "describe csinode node-1");
+    assert_eq!(
+        lines_from(&d, "Spec:", 8),
+        [
+            "Spec:",
+            "  Drivers:",
+            "    hostpath.csi.lab:",
+            "      Node ID:  node-1",
+            "      Allocatables:",
+            "        Count:        16",
+            "      Topology Keys:  [topology.hostpath.csi.lab/node topology.kubernetes.io/zone]",
+            "Events:               <none>",
+        ],
+        "{d}"
+    );
+    let d = run(&mut lab, "describe csidriver hostpath.csi.lab");
+    assert!(
+        d.lines().any(|l| l == "Kind:         CSIDriver")
+            && d.lines().any(|l| l == "  Attach Required:     true"),
+        "{d}"
+    );
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(&mut lab, "pod create db --node node-2 --pvc data");
+    let names = run(&mut lab, "get va -o name");
+    let va = names
+        .lines()
+        .next()
+        .and_then(|l| l.split_once('/'))
+        .map(|(_, name)| name)
+        .unwrap_or_default();
+    let d = run(&mut lab, &format!("describe va {va}"));
+    assert!(
+        d.lines().any(|l| l == "Kind:         VolumeAttachment")
+            && d.lines().any(|l| l == "  Attached:  true"),
+        "{d}"
+    );
+}

@@ -1,11 +1,15 @@
-//! `describe` for the kinds kubectl has no describer of its own for (the snapshot CRDs):
+//! `describe` for the kinds kubectl has no describer of its own for (the snapshot CRDs,
+//! VolumeAttachment, CSIDriver):
 //! kubectl's generic describer (`pkg/describe/describe.go` genericDescriber), which prints
 //! the name, namespace, labels and annotations, then every other field of the object, keys
 //! sorted and named by `smartLabelFor` (`creationTimestamp` → `Creation Timestamp`), and
-//! lines the values up with a `text/tabwriter` (padding 2) as kubectl's `tabbedString` does.
+//! lines the values up with a `text/tabwriter` (padding 2) as kubectl's `tabbedString` does;
+//! and the tabbed-line helpers the lab's other describers print with (the tabwriter, the
+//! multi-line label and annotation fields, the Events section, label and selector text).
 
 use super::Lab;
-use crate::cluster::{Kind, Object, ObjectRef};
+use crate::cluster::selector::LabelSelector;
+use crate::cluster::{Kind, Object, ObjectRef, Uid};
 use crate::render::{Line, Outcome, Role};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -310,8 +314,73 @@ fn shorten(s: &str, max: usize) -> String {
     format!("{}...", &s[..end])
 }
 
-/// `describe KIND NAME` of a kind kubectl has no describer for (the snapshot CRDs), as its
-/// generic describer prints a custom resource.
+/// A describer's tabbed lines (see [`push_tabbed`]) and then its Events section: the
+/// events recorded about `object` with `uid`, or `Events:  <none>` in the lines' last
+/// column block (kubectl's DescribeEvents writes it through the same tabwriter).
+pub(crate) fn with_events(
+    lab: &Lab,
+    mut lines: Vec<String>,
+    object: &ObjectRef,
+    uid: Uid,
+) -> Outcome {
+    let has_events = lab.has_events(object, uid);
+    if !has_events {
+        lines.push("Events:\t<none>".into());
+    }
+    let mut out = Outcome::empty();
+    push_tabbed(&mut out, &lines);
+    if has_events {
+        lab.events_for(&mut out, object, uid, 0);
+    }
+    out
+}
+
+/// apimachinery's `labels.FormatLabels`: `k=v` pairs sorted by key, joined by commas;
+/// `<none>` for none.
+pub(crate) fn format_labels(m: &BTreeMap<String, String>) -> String {
+    if m.is_empty() {
+        return "<none>".into();
+    }
+    m.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `metav1.FormatLabelSelector`: the selector's requirements as `labels.Selector` prints
+/// them, sorted by key (`k=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, values sorted),
+/// joined by commas; `<none>` for the empty selector.
+pub(crate) fn format_label_selector(sel: &LabelSelector) -> String {
+    let mut reqs: Vec<(String, String)> = sel
+        .match_labels
+        .iter()
+        .map(|(k, v)| (k.clone(), format!("{k}={v}")))
+        .collect();
+    for r in &sel.match_expressions {
+        let mut values = r.values.clone();
+        values.sort();
+        let values = values.join(",");
+        let text = match r.operator.as_str() {
+            "In" => format!("{} in ({values})", r.key),
+            "NotIn" => format!("{} notin ({values})", r.key),
+            "Exists" => r.key.clone(),
+            "DoesNotExist" => format!("!{}", r.key),
+            other => format!("{} {other} ({values})", r.key),
+        };
+        reqs.push((r.key.clone(), text));
+    }
+    if reqs.is_empty() {
+        return "<none>".into();
+    }
+    reqs.sort_by(|a, b| a.0.cmp(&b.0));
+    reqs.into_iter()
+        .map(|(_, t)| t)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `describe KIND NAME` of a kind kubectl has no describer for (the snapshot CRDs,
+/// VolumeAttachment, CSIDriver), as its generic describer prints it.
 pub(crate) fn describe<K: Kind>(lab: &Lab, o: &Object<K>) -> Outcome {
     let object = ObjectRef::to(o);
     let uid = o.metadata.uid;
@@ -343,17 +412,7 @@ pub(crate) fn describe<K: Kind>(lab: &Lab, o: &Object<K>) -> Outcome {
             ".metadata.annotations",
         ],
     );
-    let has_events = lab.calls.events(&object, Some(uid)).next().is_some();
-    if !has_events {
-        // DescribeEvents writes this line into the same tabwriter block.
-        lines.push("Events:\t<none>".into());
-    }
-    let mut out = Outcome::empty();
-    push_tabbed(&mut out, &lines);
-    if has_events {
-        lab.events_for(&mut out, &object, uid, 15);
-    }
-    out
+    with_events(lab, lines, &object, uid)
 }
 
 #[cfg(test)]

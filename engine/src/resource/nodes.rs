@@ -9,7 +9,7 @@ use crate::cluster::{
 };
 use crate::engine::Lab;
 use crate::engine::generic_describe::{
-    annotations_lines, labels_lines, multiline_lines, push_tabbed,
+    annotations_lines, labels_lines, multiline_lines, with_events,
 };
 use crate::engine::views::age;
 use crate::render::{Outcome, Role};
@@ -203,17 +203,7 @@ fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
         ));
     }
     allocated_lines(&mut lines, &n.status.allocatable, &pods);
-    let object = ObjectRef::to(n);
-    let has_events = lab.has_events(&object, n.metadata.uid);
-    if !has_events {
-        lines.push("Events:\t<none>".into());
-    }
-    let mut out = Outcome::empty();
-    push_tabbed(&mut out, &lines);
-    if has_events {
-        lab.events_for(&mut out, &object, n.metadata.uid, 0);
-    }
-    out
+    with_events(lab, lines, &ObjectRef::to(n), n.metadata.uid)
 }
 
 /// kubectl's `findNodeRoles`: the roles `node-role.kubernetes.io/ROLE` labels give, and a

@@ -6,7 +6,7 @@ use crate::cluster::{Cluster, Object, ObjectRef, PodSpec, Table, TableOps};
 use crate::command::Command;
 use crate::command::grammar::PodCmd;
 use crate::engine::Lab;
-use crate::engine::generic_describe::{multiline_lines, push_tabbed};
+use crate::engine::generic_describe::{multiline_lines, with_events};
 use crate::engine::pods::pod_status_text;
 use crate::engine::views::{MapStyle, age, map_field, qos_class};
 use crate::manifest::Manifest;
@@ -228,16 +228,7 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         "Tolerations",
         tolerations(p.spec.tolerations.list()),
     );
-    let object = ObjectRef::to(p);
-    let has_events = lab.has_events(&object, p.metadata.uid);
-    if !has_events {
-        // DescribeEvents writes `Events:\t<none>` into the same column block.
-        lines.push("Events:\t<none>".into());
-    }
-    push_tabbed(&mut out, &lines);
-    if has_events {
-        lab.events_for(&mut out, &object, p.metadata.uid, 0);
-    }
+    out.extend(with_events(lab, lines, &ObjectRef::to(p), p.metadata.uid));
     out
 }
 
