@@ -519,15 +519,16 @@ fn a_broken_conflist_that_sorts_first_leaves_the_node_without_a_network() {
     let node = run(&mut lab, "describe node node-1");
     assert!(
         node.lines()
-            .any(|l| l == format!("  Ready  False   KubeletNotReady  {NOT_READY}")),
+            .any(|l| l
+                == format!("  Ready            False   KubeletNotReady              {NOT_READY}")),
         "{node}"
     );
     // The node lifecycle controller taints the NotReady node at once (NoSchedule, then the
     // NoExecute taint of taint-based eviction), and the scheduler reads the taint.
     assert!(
         node.contains(
-            "Taints:        node.kubernetes.io/not-ready:NoExecute\n               \
-             node.kubernetes.io/not-ready:NoSchedule\nUnschedulable: false"
+            "Taints:             node.kubernetes.io/not-ready:NoExecute\n                    \
+             node.kubernetes.io/not-ready:NoSchedule\nUnschedulable:      false"
         ),
         "{node}"
     );
@@ -538,7 +539,7 @@ fn a_broken_conflist_that_sorts_first_leaves_the_node_without_a_network() {
     run(&mut lab, "cni conf remove 00-broken.conflist --node node-1");
     assert_eq!(ready(&lab, "node-1").0, "True");
     let node = run(&mut lab, "describe node node-1");
-    assert!(node.contains("Taints:        <none>\n"), "{node}");
+    assert!(node.contains("Taints:             <none>\n"), "{node}");
     assert_eq!(phase(&lab, "web"), "Running");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -16,6 +16,7 @@ mod csi_remote;
 mod csi_volume_refs;
 mod data_plane;
 mod dataplane_differential;
+mod describers;
 mod event_counts;
 mod grade;
 mod host_local_conformance;

@@ -218,15 +218,15 @@ fn a_lost_node_carries_the_unreachable_taints_until_it_is_back() {
     run(&mut lab, "tick 30");
     let before = run(&mut lab, "describe node node-2");
     assert!(
-        before.contains("Taints:        <none>\n"),
+        before.contains("Taints:             <none>\n"),
         "still in its grace period: {before}"
     );
     run(&mut lab, "tick 30");
     let described = run(&mut lab, "describe node node-2");
     assert!(
         described.contains(
-            "Taints:        node.kubernetes.io/unreachable:NoExecute\n               \
-             node.kubernetes.io/unreachable:NoSchedule\nUnschedulable: false"
+            "Taints:             node.kubernetes.io/unreachable:NoExecute\n                    \
+             node.kubernetes.io/unreachable:NoSchedule\nUnschedulable:      false"
         ),
         "{described}"
     );
@@ -240,7 +240,7 @@ fn a_lost_node_carries_the_unreachable_taints_until_it_is_back() {
         );
     }
     assert!(
-        run(&mut lab, "describe node node-1").contains("Taints:        <none>\n"),
+        run(&mut lab, "describe node node-1").contains("Taints:             <none>\n"),
         "node-1 is Ready"
     );
     run(
@@ -254,7 +254,7 @@ fn a_lost_node_carries_the_unreachable_taints_until_it_is_back() {
     );
     run(&mut lab, "fault clear 1");
     let back = run(&mut lab, "describe node node-2");
-    assert!(back.contains("Taints:        <none>\n"), "{back}");
+    assert!(back.contains("Taints:             <none>\n"), "{back}");
     assert!(!run(&mut lab, "get node node-2 -o yaml").contains("taints:"));
     assert_eq!(lab.cluster().pods[&key("picky")].spec.node_name, "node-2");
 }

@@ -325,6 +325,16 @@ pub(crate) fn rfc1123z(tick: Option<u64>) -> String {
     )
 }
 
+/// A tick as Go's `time.Time.String` prints a UTC time (`2025-01-01 00:00:05 +0000 UTC`),
+/// as kubectl describe prints a `metav1.Time` with `%s` (NetworkPolicy's `Created on:`).
+pub(crate) fn go_time_string(tick: u64) -> String {
+    let t = timestamp(tick);
+    format!(
+        "{} +0000 UTC",
+        t.replacen('T', " ", 1).trim_end_matches('Z')
+    )
+}
+
 pub(crate) fn opt_tick_as_timestamp<S: serde::Serializer>(
     tick: &Option<crate::util::time::Millis>,
     s: S,
@@ -377,6 +387,10 @@ mod tests {
             "Sat, 01 Mar 2025 01:01:01 +0000"
         );
         assert_eq!(rfc1123z(None), "Mon, 01 Jan 0001 00:00:00 +0000");
+        assert_eq!(
+            super::go_time_string(86_400 + 3661),
+            "2025-01-02 01:01:01 +0000 UTC"
+        );
         assert_eq!(timestamp(0), super::EPOCH);
         assert_eq!(timestamp(3661), "2025-01-01T01:01:01Z");
         assert_eq!(timestamp(59 * 86_400), "2025-03-01T00:00:00Z");

@@ -91,7 +91,7 @@ pub enum Command {
     Get(GetArgs),
     /// Describe objects, with the events of one (kubectl describe)
     #[command(
-        after_help = "Events print when one object is described, as kubectl prints them.\nExamples:\n  describe pod web\n  describe pods\n  describe pod web db\n  describe pod/web node/node-1\n  describe pod we      (no pod \"we\": the pods whose names start with \"we\")\n  describe pods -l app=web\n  describe pods -A\n  describe pods --show-events=false"
+        after_help = "Each object's events print after it, as kubectl v1.31 prints them (--show-events=false leaves them out).\nExamples:\n  describe pod web\n  describe pods\n  describe pod web db\n  describe pod/web node/node-1\n  describe pod we      (no pod \"we\": the pods whose names start with \"we\")\n  describe pods -l app=web\n  describe pods -A\n  describe pods --show-events=false"
     )]
     Describe(DescribeArgs),
     /// Delete an object, in kubectl's verb order (`delete pod web` is `pod delete web`)
@@ -1100,8 +1100,7 @@ pub struct DescribeArgs {
     /// 'k in (a,b)'; a comma ANDs them
     #[arg(short = 'l', long = "selector")]
     pub selector: Option<String>,
-    /// Print each object's events (true or false); by default only when one object is
-    /// described
+    /// Print each object's events (true or false; true by default)
     #[arg(
         long = "show-events",
         value_name = "BOOL",

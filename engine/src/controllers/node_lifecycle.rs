@@ -15,7 +15,7 @@
 //! ([`super::taint_eviction`]) deletes them once their 300 s toleration of the NoExecute
 //! taint (DefaultTolerationSeconds) runs out.
 
-use crate::cluster::{Condition, NodeSpec, Object, Taint};
+use crate::cluster::{NodeSpec, Object, Taint};
 use crate::control::{Component, Ctx};
 use crate::faults::Target;
 
@@ -246,21 +246,18 @@ impl NodeLifecycle {
                 continue;
             };
             let mut next = cur;
-            next.status.conditions = vec![if want_unknown {
-                Condition {
-                    condition_type: "Ready".into(),
-                    status: "Unknown".into(),
-                    reason: "NodeStatusUnknown".into(),
-                    message: "Kubelet stopped posting node status.".into(),
+            if want_unknown {
+                // tryUpdateNodeHealth: every condition kubelet posts goes Unknown.
+                for c in &mut next.status.conditions {
+                    c.status = "Unknown".into();
+                    c.reason = "NodeStatusUnknown".into();
+                    c.message = "Kubelet stopped posting node status.".into();
                 }
             } else {
-                Condition {
-                    condition_type: "Ready".into(),
-                    status: "True".into(),
-                    reason: "KubeletReady".into(),
-                    message: "kubelet is posting ready status".into(),
-                }
-            }];
+                // The kubelet posts its status again.
+                next.status.conditions =
+                    crate::kubelet::node_conditions(crate::kubelet::node_ready());
+            }
             if ctx.api.nodes().update_status(&next).is_ok() {
                 changed = true;
                 if want_unknown {
@@ -286,6 +283,7 @@ impl NodeLifecycle {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::Condition;
     use crate::util::time::Millis;
 
     fn node(ready: &str, taints: &[(&str, &str)]) -> Object<NodeSpec> {

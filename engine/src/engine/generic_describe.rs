@@ -1,13 +1,18 @@
-//! `describe` for the kinds kubectl has no describer of its own for (the snapshot CRDs):
+//! `describe` for the kinds kubectl has no describer of its own for (the snapshot CRDs,
+//! VolumeAttachment, CSIDriver):
 //! kubectl's generic describer (`pkg/describe/describe.go` genericDescriber), which prints
 //! the name, namespace, labels and annotations, then every other field of the object, keys
 //! sorted and named by `smartLabelFor` (`creationTimestamp` → `Creation Timestamp`), and
-//! lines the values up with a `text/tabwriter` (padding 2) as kubectl's `tabbedString` does.
+//! lines the values up with a `text/tabwriter` (padding 2) as kubectl's `tabbedString` does;
+//! and the tabbed-line helpers the lab's other describers print with (the tabwriter, the
+//! multi-line label and annotation fields, the Events section, label and selector text).
 
 use super::Lab;
-use crate::cluster::{Kind, Object, ObjectRef};
+use crate::cluster::selector::LabelSelector;
+use crate::cluster::{Kind, Object, ObjectRef, Uid};
 use crate::render::{Line, Outcome, Role};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 
 /// kubectl's PrefixWriter indentation: two spaces a level.
 fn indent(level: usize) -> String {
@@ -203,8 +208,179 @@ fn write_lines(
     }
 }
 
-/// `describe KIND NAME` of a kind kubectl has no describer for (the snapshot CRDs), as its
-/// generic describer prints a custom resource.
+/// Lines as a kubectl describer writes them (the PrefixWriter's indentation in the text,
+/// cells separated by tabs), aligned by [`tabwrite`] as kubectl's `tabbedString` aligns
+/// them, added to `out` without the blanks a line ends in (kubectl writes a space after a
+/// condition's status): a line's first cell is a header when a value follows it or it ends
+/// with `:`.
+pub(crate) fn push_tabbed(out: &mut Outcome, lines: &[String]) {
+    for cells in tabwrite(lines) {
+        let mut line = Line::new();
+        let mut cells = cells.into_iter();
+        if let Some(mut first) = cells.next() {
+            let rest = cells.collect::<String>().trim_end().to_string();
+            if rest.is_empty() {
+                first.truncate(first.trim_end().len());
+            }
+            let header = !rest.is_empty() || first.ends_with(':');
+            line = line.push(first, if header { Role::Header } else { Role::Plain });
+            if !rest.is_empty() {
+                line = line.push(rest, Role::Plain);
+            }
+        }
+        out.line(line);
+    }
+}
+
+/// `printLabelsMultiline` (and `printNodeTaintsMultiline`, `printPodTolerationsMultiline`,
+/// which print the same way): `Title:` and the first item, each other item on a line of its
+/// own in the value column, `<none>` without any.
+pub(crate) fn multiline_lines(
+    lines: &mut Vec<String>,
+    title: &str,
+    items: impl IntoIterator<Item = String>,
+) {
+    let mut any = false;
+    for (i, item) in items.into_iter().enumerate() {
+        any = true;
+        if i == 0 {
+            lines.push(format!("{title}:\t{item}"));
+        } else {
+            lines.push(format!("\t{item}"));
+        }
+    }
+    if !any {
+        lines.push(format!("{title}:\t<none>"));
+    }
+}
+
+/// `printLabelsMultiline`: `key=value`, sorted by key.
+pub(crate) fn labels_lines(
+    lines: &mut Vec<String>,
+    title: &str,
+    labels: &BTreeMap<String, String>,
+) {
+    multiline_lines(lines, title, labels.iter().map(|(k, v)| format!("{k}={v}")));
+}
+
+/// kubectl's `maxAnnotationLen`: a longer annotation prints on the lines under its key.
+const MAX_ANNOTATION_LEN: usize = 140;
+
+/// `printAnnotationsMultiline`: `key: value`, sorted by key, kubectl's last-applied
+/// annotation skipped; a value that spans lines, or would make the line longer than
+/// [`MAX_ANNOTATION_LEN`], goes on the lines under its key, each cut to 138 characters
+/// and `...`.
+pub(crate) fn annotations_lines(
+    lines: &mut Vec<String>,
+    title: &str,
+    annotations: &BTreeMap<String, String>,
+) {
+    let kept: Vec<(&String, &String)> = annotations
+        .iter()
+        .filter(|(k, _)| *k != "kubectl.kubernetes.io/last-applied-configuration")
+        .collect();
+    if kept.is_empty() {
+        lines.push(format!("{title}:\t<none>"));
+        return;
+    }
+    for (i, (k, v)) in kept.into_iter().enumerate() {
+        let head = if i == 0 {
+            format!("{title}:")
+        } else {
+            String::new()
+        };
+        let value = v.strip_suffix('\n').unwrap_or(v);
+        if value.len() + k.len() + 2 > MAX_ANNOTATION_LEN || value.contains('\n') {
+            lines.push(format!("{head}\t{k}:"));
+            for part in value.split('\n') {
+                lines.push(format!("\t  {}", shorten(part, MAX_ANNOTATION_LEN - 2)));
+            }
+        } else {
+            lines.push(format!("{head}\t{k}: {value}"));
+        }
+    }
+}
+
+/// kubectl's `shorten`: the first `max` bytes and `...` (here cut at a character
+/// boundary).
+fn shorten(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+/// A describer's tabbed lines (see [`push_tabbed`]) and then its Events section: the
+/// events recorded about `object` with `uid`, or `Events:  <none>` in the lines' last
+/// column block (kubectl's DescribeEvents writes it through the same tabwriter).
+pub(crate) fn with_events(
+    lab: &Lab,
+    mut lines: Vec<String>,
+    object: &ObjectRef,
+    uid: Uid,
+) -> Outcome {
+    let has_events = lab.has_events(object, uid);
+    if !has_events {
+        lines.push("Events:\t<none>".into());
+    }
+    let mut out = Outcome::empty();
+    push_tabbed(&mut out, &lines);
+    if has_events {
+        lab.events_for(&mut out, object, uid, 0);
+    }
+    out
+}
+
+/// apimachinery's `labels.FormatLabels`: `k=v` pairs sorted by key, joined by commas;
+/// `<none>` for none.
+pub(crate) fn format_labels(m: &BTreeMap<String, String>) -> String {
+    if m.is_empty() {
+        return "<none>".into();
+    }
+    m.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `metav1.FormatLabelSelector`: the selector's requirements as `labels.Selector` prints
+/// them, sorted by key (`k=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, values sorted),
+/// joined by commas; `<none>` for the empty selector.
+pub(crate) fn format_label_selector(sel: &LabelSelector) -> String {
+    let mut reqs: Vec<(String, String)> = sel
+        .match_labels
+        .iter()
+        .map(|(k, v)| (k.clone(), format!("{k}={v}")))
+        .collect();
+    for r in &sel.match_expressions {
+        let mut values = r.values.clone();
+        values.sort();
+        let values = values.join(",");
+        let text = match r.operator.as_str() {
+            "In" => format!("{} in ({values})", r.key),
+            "NotIn" => format!("{} notin ({values})", r.key),
+            "Exists" => r.key.clone(),
+            "DoesNotExist" => format!("!{}", r.key),
+            other => format!("{} {other} ({values})", r.key),
+        };
+        reqs.push((r.key.clone(), text));
+    }
+    if reqs.is_empty() {
+        return "<none>".into();
+    }
+    reqs.sort_by(|a, b| a.0.cmp(&b.0));
+    reqs.into_iter()
+        .map(|(_, t)| t)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `describe KIND NAME` of a kind kubectl has no describer for (the snapshot CRDs,
+/// VolumeAttachment, CSIDriver), as its generic describer prints it.
 pub(crate) fn describe<K: Kind>(lab: &Lab, o: &Object<K>) -> Outcome {
     let object = ObjectRef::to(o);
     let uid = o.metadata.uid;
@@ -221,33 +397,8 @@ pub(crate) fn describe<K: Kind>(lab: &Lab, o: &Object<K>) -> Outcome {
         format!("Name:\t{}", text("name")),
         format!("Namespace:\t{}", text("namespace")),
     ];
-    let labels = meta.get("labels").and_then(Value::as_object);
-    match labels.filter(|m| !m.is_empty()) {
-        None => lines.push("Labels:\t<none>".into()),
-        Some(m) => {
-            for (i, (k, v)) in m.iter().enumerate() {
-                let head = if i == 0 { "Labels:" } else { "" };
-                lines.push(format!("{head}\t{k}={}", go_value(v)));
-            }
-        }
-    }
-    // printAnnotationsMultiline: `key: value`, one a line (a long one on its own lines).
-    let annotations = meta.get("annotations").and_then(Value::as_object);
-    match annotations.filter(|m| !m.is_empty()) {
-        None => lines.push("Annotations:\t<none>".into()),
-        Some(m) => {
-            for (i, (k, v)) in m.iter().enumerate() {
-                let head = if i == 0 { "Annotations:" } else { "" };
-                let v = go_value(v);
-                if v.len() + k.len() + 2 > 140 {
-                    lines.push(format!("{head}\t{k}:"));
-                    lines.push(format!("\t  {v}"));
-                } else {
-                    lines.push(format!("{head}\t{k}: {v}"));
-                }
-            }
-        }
-    }
+    labels_lines(&mut lines, "Labels", &o.metadata.labels);
+    annotations_lines(&mut lines, "Annotations", o.metadata.annotations());
     print_unstructured(
         &mut lines,
         0,
@@ -261,29 +412,7 @@ pub(crate) fn describe<K: Kind>(lab: &Lab, o: &Object<K>) -> Outcome {
             ".metadata.annotations",
         ],
     );
-    let has_events = lab.calls.events(&object, Some(uid)).next().is_some();
-    if !has_events {
-        // DescribeEvents writes this line into the same tabwriter block.
-        lines.push("Events:\t<none>".into());
-    }
-    let mut out = Outcome::empty();
-    for cells in tabwrite(&lines) {
-        let mut line = Line::new();
-        let mut cells = cells.into_iter();
-        if let Some(first) = cells.next() {
-            let rest: String = cells.collect();
-            let header = !rest.is_empty() || first.trim_end().ends_with(':');
-            line = line.push(first, if header { Role::Header } else { Role::Plain });
-            if !rest.is_empty() {
-                line = line.push(rest, Role::Plain);
-            }
-        }
-        out.line(line);
-    }
-    if has_events {
-        lab.events_for(&mut out, &object, uid, 15);
-    }
-    out
+    with_events(lab, lines, &object, uid)
 }
 
 #[cfg(test)]

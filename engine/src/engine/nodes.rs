@@ -3,7 +3,7 @@
 use super::validate;
 use super::{Lab, LabError};
 use crate::cluster::objects::ResourceList;
-use crate::cluster::{ApiKind, Condition, NodeAddress, NodeSpec, NodeSystemInfo, Object};
+use crate::cluster::{ApiKind, NodeAddress, NodeSpec, NodeSystemInfo, Object};
 use crate::cni::conf::ConfDir;
 use crate::cni::host::Host;
 use crate::node::NodeRuntime;
@@ -101,12 +101,7 @@ impl Lab {
                 address: name.into(),
             },
         ];
-        obj.status.conditions = vec![Condition {
-            condition_type: "Ready".into(),
-            status: "True".into(),
-            reason: "KubeletReady".into(),
-            message: "kubelet is posting ready status".into(),
-        }];
+        obj.status.conditions = crate::kubelet::node_conditions(crate::kubelet::node_ready());
         // What kubelet reports for the machine: every lab node is the same 4-CPU, 8 GiB VM,
         // so every Node shares the two lists (a device plugin's resource copies them).
         obj.status.node_info = NodeSystemInfo::LAB;

@@ -531,11 +531,12 @@ impl Lab {
 
     /// `describe KIND [NAME…] [-n NS]` or `describe KIND/NAME…`, as kubectl's `describe`
     /// runs it (`pkg/cmd/describe/describe.go`): every object of the kind when no name is
-    /// given; the objects one after another, two blank lines between; their events only when
-    /// exactly one object is described and nothing was missing, unless `--show-events` says
-    /// otherwise (`ShowEventsExplicitlySet`); a missing name is NotFound
-    /// after the others print; and `describe KIND X` that finds no `X` describes the objects
-    /// whose names start with `X` (`DescribeMatchingResources`), without events.
+    /// given; the objects one after another, two blank lines between, each with its events
+    /// unless `--show-events=false` (v1.31's `DescriberSettings.ShowEvents`, true by
+    /// default; leaving them out for several objects came with v1.36's
+    /// `ShowEventsExplicitlySet`); a missing name is NotFound after the others print; and
+    /// `describe KIND X` that finds no `X` describes the objects whose names start with `X`
+    /// (`DescribeMatchingResources`), with their events likewise.
     pub fn describe(&self, d: &DescribeArgs) -> Result<Outcome, LabError> {
         self.describe_seen(d).map(|(out, _)| out)
     }
@@ -625,15 +626,13 @@ impl Lab {
                 if i > 0 {
                     out.plain("");
                 }
-                let events = d.show_events == Some(true);
+                let events = d.show_events.unwrap_or(true);
                 out.extend(self.describe_one(kind, &d.ns, name, events)?);
                 seen.extend(self.described(kind, &d.ns, name, events));
             }
             return Ok((out, seen));
         }
-        let show_events = d
-            .show_events
-            .unwrap_or(asked.len() == 1 && errors.is_empty());
+        let show_events = d.show_events.unwrap_or(true);
         let mut out = Outcome::empty();
         for (i, (kind, ns, name)) in asked.iter().enumerate() {
             if i > 0 {
@@ -749,6 +748,12 @@ impl Lab {
             out.truncate(at);
         }
         Ok(out)
+    }
+
+    /// Whether the call log has events about `object` with `uid` (a description's Events
+    /// section is a table then, `Events:  <none>` otherwise).
+    pub(crate) fn has_events(&self, object: &ObjectRef, uid: Uid) -> bool {
+        self.calls.events(object, Some(uid)).next().is_some()
     }
 
     /// The Events section of a description: the call log's events about `object` with its
@@ -891,7 +896,8 @@ pub(crate) fn human_duration(seconds: u64) -> String {
 /// How kubectl describe prints a map field (`printLabelsMultiline`,
 /// `printAnnotationsMultiline`): one entry a line, the first beside the key and the others
 /// under it in the value column, `<none>` when empty. Labels read `key=value`, annotations
-/// `key: value`; an annotation whose value spans lines has it on the lines below its key.
+/// `key: value`; an annotation whose value spans lines, or is too long for one, has it on
+/// the lines below its key, and kubectl's last-applied-configuration is left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum MapStyle {
     /// `key=value`.
@@ -908,31 +914,19 @@ pub(crate) fn map_field(
     m: &std::collections::BTreeMap<String, String>,
     style: MapStyle,
 ) {
-    let head = |first: bool| {
-        let key = if first {
-            format!("{field}:")
-        } else {
-            String::new()
-        };
-        Line::new().push(format!("{key:<width$}"), Role::Header)
-    };
-    if m.is_empty() {
-        out.line(head(true).push("<none>", Role::Plain));
-        return;
+    let mut lines = Vec::new();
+    match style {
+        MapStyle::Labels => super::generic_describe::labels_lines(&mut lines, field, m),
+        MapStyle::Annotations => super::generic_describe::annotations_lines(&mut lines, field, m),
     }
-    let pad = " ".repeat(width);
-    for (i, (k, v)) in m.iter().enumerate() {
-        let line = head(i == 0);
-        match style {
-            MapStyle::Labels => out.line(line.push(format!("{k}={v}"), Role::Plain)),
-            MapStyle::Annotations if v.contains('\n') => {
-                out.line(line.push(format!("{k}:"), Role::Plain));
-                for l in v.lines() {
-                    out.plain(format!("{pad}  {l}"));
-                }
-            }
-            MapStyle::Annotations => out.line(line.push(format!("{k}: {v}"), Role::Plain)),
-        }
+    // The tabbed lines with the value column at `width`.
+    for l in lines {
+        let (key, value) = l.split_once('\t').unwrap_or(("", &l));
+        out.line(
+            Line::new()
+                .push(format!("{key:<width$}"), Role::Header)
+                .push(value.to_string(), Role::Plain),
+        );
     }
 }
 

@@ -145,13 +145,8 @@ pub(crate) fn post_network_status(ctx: &mut Ctx<'_>, node: &str, network_ready: 
         return false;
     }
     let mut next = cur;
-    next.status.conditions = vec![if network_ready {
-        Condition {
-            condition_type: "Ready".into(),
-            status: "True".into(),
-            reason: "KubeletReady".into(),
-            message: "kubelet is posting ready status".into(),
-        }
+    next.status.conditions = node_conditions(if network_ready {
+        node_ready()
     } else {
         Condition {
             condition_type: "Ready".into(),
@@ -159,7 +154,7 @@ pub(crate) fn post_network_status(ctx: &mut Ctx<'_>, node: &str, network_ready: 
             reason: "KubeletNotReady".into(),
             message: RUNTIME_NETWORK_NOT_READY.into(),
         }
-    }];
+    });
     if ctx.api.nodes().update_status(&next).is_err() {
         return false;
     }
@@ -597,6 +592,43 @@ fn sort_pod_ips(
         (Some(first), second) => (Some(first), second),
         (None, other) => (other, None),
     }
+}
+
+/// The node conditions kubelet posts, in the order its status setters write them
+/// (`defaultNodeStatusFuncs`): MemoryPressure, DiskPressure and PIDPressure, False (the
+/// lab's nodes run short of none of them), then `ready`.
+pub(crate) fn node_conditions(ready: Condition) -> Vec<Condition> {
+    vec![
+        Condition::fixed(
+            "MemoryPressure",
+            "False",
+            "KubeletHasSufficientMemory",
+            "kubelet has sufficient memory available",
+        ),
+        Condition::fixed(
+            "DiskPressure",
+            "False",
+            "KubeletHasNoDiskPressure",
+            "kubelet has no disk pressure",
+        ),
+        Condition::fixed(
+            "PIDPressure",
+            "False",
+            "KubeletHasSufficientPID",
+            "kubelet has sufficient PID available",
+        ),
+        ready,
+    ]
+}
+
+/// kubelet's Ready condition of a node whose runtime is ready.
+pub(crate) fn node_ready() -> Condition {
+    Condition::fixed(
+        "Ready",
+        "True",
+        "KubeletReady",
+        "kubelet is posting ready status",
+    )
 }
 
 /// The pod conditions kubelet reports, all true once running. Every pod reports one of

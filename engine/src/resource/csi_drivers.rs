@@ -30,6 +30,9 @@ impl Resource for CsiDrivers {
         "MODES",
         "AGE",
     ];
+    /// kubectl has no describer of its own for the kind: its generic one.
+    const DESCRIBE: Option<super::Describer<CsiDriverSpec>> =
+        Some(crate::engine::generic_describe::describe);
     const DELETE: Delete = Delete::Refused {
         must_exist: false,
         why: |_| {

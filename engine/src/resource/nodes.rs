@@ -3,10 +3,16 @@
 //! delete nodes (`fault inject node-down` models losing one).
 
 use super::{Apply, Delete, Names, Resource, cell};
-use crate::cluster::{Cluster, NodeSpec, Object, PodSpec, ResourceList, Table, TableOps};
+use crate::cluster::meta::rfc1123z;
+use crate::cluster::{
+    Cluster, NodeSpec, Object, ObjectRef, PodSpec, ResourceList, Table, TableOps,
+};
 use crate::engine::Lab;
-use crate::engine::views::{MapStyle, age, map_field};
-use crate::render::{Line, Outcome, Role};
+use crate::engine::generic_describe::{
+    annotations_lines, labels_lines, multiline_lines, with_events,
+};
+use crate::engine::views::age;
+use crate::render::{Outcome, Role};
 
 /// Nodes.
 pub(crate) struct Nodes;
@@ -99,149 +105,141 @@ impl Resource for Nodes {
     }
 }
 
-/// `describe node NAME`.
+/// `describe node NAME`: kubectl's describeNode, its lines aligned by the describer's
+/// tabwriter. What the lab does not model is left out: the node Lease (kubectl's `Lease:`
+/// lines), the conditions' heartbeat and transition times, the machine, system and boot
+/// ids, and kube-proxy's version (v1.31's kubelet leaves it empty).
 fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
-    let mut out = Outcome::empty();
-    // The value column is the tabwriter's: after the longest key printed,
-    // `Unschedulable:`, and a space.
-    out.line(
-        Line::new()
-            .push("Name:          ", Role::Header)
-            .push(n.name().to_string(), Role::Plain),
-    );
-    map_field(&mut out, "Labels", 15, &n.metadata.labels, MapStyle::Labels);
-    // kubectl prints Taints and Unschedulable for every node, the taints sorted by
-    // "effect,key" (`printTaintsMultilineWithIndent`: NoExecute before NoSchedule).
+    let mut lines: Vec<String> = vec![format!("Name:\t{}", n.name())];
+    let roles = node_roles(&n.metadata.labels);
+    lines.push(format!(
+        "Roles:\t{}",
+        if roles.is_empty() {
+            "<none>".to_string()
+        } else {
+            roles.join(",")
+        }
+    ));
+    labels_lines(&mut lines, "Labels", &n.metadata.labels);
+    annotations_lines(&mut lines, "Annotations", n.metadata.annotations());
+    lines.push(format!(
+        "CreationTimestamp:\t{}",
+        rfc1123z(Some(n.metadata.creation_tick.whole_secs()))
+    ));
+    // printNodeTaintsMultiline: sorted by "effect,key" (NoExecute before NoSchedule).
     let mut taints: Vec<&crate::cluster::Taint> = n.spec.taints.iter().collect();
     taints.sort_by(|a, b| (&a.effect, &a.key).cmp(&(&b.effect, &b.key)));
-    let taints: Vec<String> = taints
-        .iter()
-        .map(|t| format!("{}:{}", t.key, t.effect))
-        .collect();
-    if taints.is_empty() {
-        out.line(
-            Line::new()
-                .push("Taints:        ", Role::Header)
-                .push("<none>", Role::Plain),
-        );
-    }
-    for (i, t) in taints.into_iter().enumerate() {
-        let key = if i == 0 { "Taints:" } else { "" };
-        out.line(
-            Line::new()
-                .push(format!("{key:<15}"), Role::Header)
-                .push(t, Role::Plain),
-        );
-    }
-    out.line(
-        Line::new()
-            .push("Unschedulable: ", Role::Header)
-            .push(n.spec.unschedulable.to_string(), Role::Plain),
+    multiline_lines(
+        &mut lines,
+        "Taints",
+        taints.iter().map(|t| format!("{}:{}", t.key, t.effect)),
     );
-    conditions_block(&mut out, &n.status.conditions);
-    out.line(
-        Line::new()
-            .push("PodCIDR:       ", Role::Header)
-            .push(n.spec.pod_cidr.clone(), Role::Plain),
-    );
-    out.line(Line::styled("Addresses:", Role::Header));
-    // kubectl's tabwriter aligns the addresses on the longest type.
-    let w = n
-        .status
-        .addresses
-        .iter()
-        .map(|a| a.address_type.len() + 1)
-        .max()
-        .unwrap_or(0);
+    lines.push(format!("Unschedulable:\t{}", n.spec.unschedulable));
+    if !n.status.conditions.is_empty() {
+        lines.push("Conditions:".into());
+        lines.push("  Type\tStatus\tReason\tMessage".into());
+        lines.push("  ----\t------\t------\t-------".into());
+        for c in &n.status.conditions {
+            lines.push(format!(
+                "  {} \t{} \t{} \t{}",
+                c.condition_type, c.status, c.reason, c.message
+            ));
+        }
+    }
+    lines.push("Addresses:".into());
     for a in &n.status.addresses {
-        let t = format!("{}:", a.address_type);
-        out.plain(format!("  {t:<w$}  {}", a.address));
+        lines.push(format!("  {}:\t{}", a.address_type, a.address));
     }
-    resource_block(&mut out, "Capacity:", &n.status.capacity);
-    resource_block(&mut out, "Allocatable:", &n.status.allocatable);
+    for (title, list) in [
+        ("Capacity:", &n.status.capacity),
+        ("Allocatable:", &n.status.allocatable),
+    ] {
+        if !list.is_empty() {
+            lines.push(title.into());
+            for (k, v) in list.iter() {
+                lines.push(format!("  {k}:\t{v}"));
+            }
+        }
+    }
+    let info = &n.status.node_info;
+    lines.push("System Info:".into());
+    for (k, v) in [
+        ("Kernel Version", info.kernel_version),
+        ("OS Image", info.os_image),
+        ("Operating System", info.operating_system),
+        ("Architecture", info.architecture),
+        ("Container Runtime Version", info.container_runtime_version),
+        ("Kubelet Version", info.kubelet_version),
+    ] {
+        lines.push(format!("  {k}:\t{v}"));
+    }
+    if !n.spec.pod_cidr.is_empty() {
+        lines.push(format!("PodCIDR:\t{}", n.spec.pod_cidr));
+    }
+    if !n.spec.pod_cidrs.is_empty() {
+        lines.push(format!("PodCIDRs:\t{}", n.spec.pod_cidrs.join(",")));
+    }
+    // describeNodeResource: the pods the field selector `spec.nodeName=NAME,
+    // status.phase!=Succeeded,status.phase!=Failed` lists.
     let pods: Vec<_> = lab
         .cluster
         .pods_on_node(n.name())
         .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
         .collect();
-    out.line(Line::styled(
-        format!("Non-terminated Pods: ({} in total)", pods.len()),
-        Role::Header,
-    ));
+    lines.push(format!("Non-terminated Pods:\t({} in total)", pods.len()));
+    lines.push(
+        "  Namespace\tName\t\tCPU Requests\tCPU Limits\tMemory Requests\tMemory Limits\tAge".into(),
+    );
+    lines.push(
+        "  ---------\t----\t\t------------\t----------\t---------------\t-------------\t---".into(),
+    );
     for p in &pods {
-        out.plain(format!(
-            "  {:<12} {:<20} {}",
+        // The lab's containers ask for no cpu or memory.
+        lines.push(format!(
+            "  {}\t{}\t\t0 (0%)\t0 (0%)\t0 (0%)\t0 (0%)\t{}",
             p.metadata.namespace,
             p.name(),
-            p.status.pod_ip.map(|ip| ip.to_string()).unwrap_or_default()
+            age(lab.clock, p.metadata.creation_tick)
         ));
     }
-    if !n.status.allocatable.is_empty() {
-        allocated_block(&mut out, &n.status.allocatable, &pods);
-    }
-    out
+    allocated_lines(&mut lines, &n.status.allocatable, &pods);
+    with_events(lab, lines, &ObjectRef::to(n), n.metadata.uid)
 }
 
-/// kubectl describe node's `Conditions:` table (the lab's clock has no heartbeat or
-/// transition times, so those two columns are left out), the columns as its tabwriter
-/// aligns them.
-fn conditions_block(out: &mut Outcome, conditions: &[crate::cluster::Condition]) {
-    if conditions.is_empty() {
-        return;
+/// kubectl's `findNodeRoles`: the roles `node-role.kubernetes.io/ROLE` labels give, and a
+/// `kubernetes.io/role` label's value, sorted.
+fn node_roles(labels: &std::collections::BTreeMap<String, String>) -> Vec<String> {
+    let mut roles: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    for (k, v) in labels {
+        if let Some(role) = k.strip_prefix("node-role.kubernetes.io/") {
+            if !role.is_empty() {
+                roles.insert(role.to_string());
+            }
+        } else if k == "kubernetes.io/role" && !v.is_empty() {
+            roles.insert(v.clone());
+        }
     }
-    out.line(Line::styled("Conditions:", Role::Header));
-    let rows: Vec<[&str; 4]> = std::iter::once(["Type", "Status", "Reason", "Message"])
-        .chain(std::iter::once(["----", "------", "------", "-------"]))
-        .chain(
-            conditions
-                .iter()
-                .map(|c| [&*c.condition_type, &*c.status, &*c.reason, &*c.message]),
-        )
-        .collect();
-    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
-    let (w0, w1, w2) = (width(0), width(1), width(2));
-    for r in &rows {
-        out.plain(format!(
-            "  {:<w0$}  {:<w1$}  {:<w2$}  {}",
-            r[0], r[1], r[2], r[3]
-        ));
-    }
-}
-
-/// kubectl describe node's `Capacity:` / `Allocatable:` block: `  name:  value`, aligned.
-fn resource_block(out: &mut Outcome, title: &str, list: &ResourceList) {
-    if list.is_empty() {
-        return;
-    }
-    out.line(Line::styled(title, Role::Header));
-    let width = list.keys().map(|k| k.len() + 1).max().unwrap_or(0);
-    for (k, v) in list {
-        out.plain(format!("  {:<width$}  {v}", format!("{k}:")));
-    }
+    roles.into_iter().collect()
 }
 
 /// kubectl describe node's `Allocated resources:`: requests and limits of the node's
 /// non-terminated pods; cpu, memory and ephemeral-storage with their share of allocatable,
 /// extended resources as counts.
-fn allocated_block(out: &mut Outcome, allocatable: &ResourceList, pods: &[&Object<PodSpec>]) {
-    let active: Vec<_> = pods
-        .iter()
-        .filter(|p| p.status.phase != "Failed" && p.status.phase != "Succeeded")
-        .collect();
-    out.line(Line::styled("Allocated resources:", Role::Header));
-    out.plain("  (Total limits may be over 100 percent, i.e., overcommitted.)");
-    let mut rows: Vec<(String, String, String)> = Vec::new();
+fn allocated_lines(lines: &mut Vec<String>, allocatable: &ResourceList, pods: &[&Object<PodSpec>]) {
+    lines.push("Allocated resources:".into());
+    lines.push("  (Total limits may be over 100 percent, i.e., overcommitted.)".into());
+    lines.push("  Resource\tRequests\tLimits".into());
+    lines.push("  --------\t--------\t------".into());
     // The lab's containers set no cpu, memory or storage requests.
     for r in ["cpu", "memory", "ephemeral-storage"] {
-        rows.push((r.to_string(), "0 (0%)".into(), "0 (0%)".into()));
+        lines.push(format!("  {r}\t0 (0%)\t0 (0%)"));
     }
     for r in allocatable
         .keys()
         .filter(|k| crate::cluster::is_extended_resource(k))
     {
         let sum = |limits: bool| -> i64 {
-            active
-                .iter()
+            pods.iter()
                 .flat_map(|p| p.spec.containers.iter())
                 .filter_map(|c| {
                     let l = if limits {
@@ -253,19 +251,6 @@ fn allocated_block(out: &mut Outcome, allocatable: &ResourceList, pods: &[&Objec
                 })
                 .sum()
         };
-        rows.push((r.clone(), sum(false).to_string(), sum(true).to_string()));
-    }
-    let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(8);
-    let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(8);
-    out.plain(format!(
-        "  {:<w0$}  {:<w1$}  Limits",
-        "Resource", "Requests"
-    ));
-    out.plain(format!(
-        "  {:<w0$}  {:<w1$}  ------",
-        "--------", "--------"
-    ));
-    for (r, req, lim) in rows {
-        out.plain(format!("  {r:<w0$}  {req:<w1$}  {lim}"));
+        lines.push(format!("  {r}\t{}\t{}", sum(false), sum(true)));
     }
 }

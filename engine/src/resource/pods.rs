@@ -6,6 +6,7 @@ use crate::cluster::{Cluster, Object, ObjectRef, PodSpec, Table, TableOps};
 use crate::command::Command;
 use crate::command::grammar::PodCmd;
 use crate::engine::Lab;
+use crate::engine::generic_describe::{multiline_lines, with_events};
 use crate::engine::pods::pod_status_text;
 use crate::engine::views::{MapStyle, age, map_field, qos_class};
 use crate::manifest::Manifest;
@@ -128,15 +129,17 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         p.metadata.annotations(),
         MapStyle::Annotations,
     );
-    // kubectl describe prints the phase (ContainerCreating is the container's
-    // waiting reason, below), or Terminating for a pod being deleted.
-    let column = pod_status_text(p);
-    let status = if p.metadata.deletion_tick().is_some() {
-        column.clone()
-    } else if p.status.phase.is_empty() {
-        "Pending".to_string()
-    } else {
-        p.status.phase.to_string()
+    // kubectl describe prints the phase (ContainerCreating is the container's waiting
+    // reason, below), or, for a pod being deleted that has not finished, how long since its
+    // deletionTimestamp: `Terminating (lasts 5s)`. kubectl prints the pod's
+    // deletionGracePeriodSeconds beside it (`Termination Grace Period:`); the lab's delete
+    // has no grace period (its deletionTimestamp is the time of the request), so that line
+    // is left out.
+    let finished = matches!(&*p.status.phase, "Failed" | "Succeeded");
+    let status = match p.metadata.deletion_tick() {
+        Some(deleted) if !finished => format!("Terminating (lasts {})", age(lab.clock, deleted)),
+        _ if p.status.phase.is_empty() => "Pending".to_string(),
+        _ => p.status.phase.to_string(),
     };
     kv(&mut out, "Status", status);
     if p.status.phase == "Failed" {
@@ -177,120 +180,168 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         ));
     }
     crate::engine::multus_view::network_lines(&mut out, p);
-    out.line(Line::styled("Containers:", Role::Header));
+    // From here on the lines are written as kubectl's describePod writes them, cells
+    // separated by tabs, and aligned by its tabwriter.
+    let mut lines: Vec<String> = vec!["Containers:".into()];
     for c in &p.spec.containers {
-        out.plain(format!("  {}:", c.name));
-        out.plain(format!("    Image:  {}", c.image));
-        match column.as_str() {
-            "Running" => out.plain("    State:  Running"),
-            "ContainerCreating" => {
-                out.plain("    State:  Waiting");
-                out.plain("      Reason:  ContainerCreating");
-            }
-            _ => {}
-        }
-        for port in &c.ports {
-            out.plain(format!(
-                "    Port:   {}/{} (host port {})",
-                port.container_port, port.protocol, port.host_port
-            ));
-        }
-        for (title, list) in [
-            ("    Limits:", &c.resources().limits),
-            ("    Requests:", &c.resources().requests),
-        ] {
-            if !list.is_empty() {
-                out.plain(title);
-                for (k, v) in list {
-                    out.plain(format!("      {k}:  {v}"));
-                }
-            }
-        }
-        let held = lab
-            .kubelets
-            .get(&p.spec.node_name)
-            .and_then(|k| {
-                k.devices
-                    .allocated
-                    .get(&(p.metadata.namespace.clone(), p.name().to_string()))
-            })
-            .and_then(|a| a.containers.get(&*c.name));
-        if let Some(held) = held {
-            out.plain("    Devices (kubelet device manager):");
-            for (r, d) in held {
-                out.plain(format!("      {r}:  {}", d.ids.join(",")));
-            }
-            out.plain("    Environment (from the device plugin's Allocate):");
-            for d in held.values() {
-                for (k, v) in &d.envs {
-                    out.plain(format!("      {k}:  {v}"));
-                }
-            }
-        }
+        container_lines(&mut lines, lab, p, c);
     }
     // kubectl prints the section only when the pod has conditions (a pod that
-    // kubelet rejected at admission has none).
+    // kubelet rejected at admission has none); a space ends each cell of a row.
     if !p.status.conditions.is_empty() {
-        out.line(Line::styled("Conditions:", Role::Header));
-        out.plain("  Type                        Status");
+        lines.push("Conditions:".into());
+        lines.push("  Type\tStatus".into());
     }
     for c in p.status.conditions.iter() {
-        out.plain(format!("  {:<27} {}", c.condition_type, c.status));
+        lines.push(format!("  {} \t{} ", c.condition_type, c.status));
     }
     // describePodVolumes: only claims are modelled (no service-account token
     // volume, which a real pod also has).
     if p.spec.volumes().is_empty() {
-        kv(&mut out, "Volumes", "<none>".into());
+        lines.push("Volumes:\t<none>".into());
     } else {
-        out.line(Line::styled("Volumes:", Role::Header));
+        lines.push("Volumes:".into());
         for v in p.spec.volumes() {
-            out.plain(format!("  {}:", v.name));
-            out.plain("    Type:       PersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)");
-            out.plain(format!(
-                "    ClaimName:  {}",
+            lines.push(format!("  {}:", v.name));
+            lines.push("    Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)".into());
+            lines.push(format!(
+                "    ClaimName:\t{}",
                 v.persistent_volume_claim.claim_name
             ));
-            out.plain(format!(
-                "    ReadOnly:   {}",
+            lines.push(format!(
+                "    ReadOnly:\t{}",
                 v.persistent_volume_claim.read_only
             ));
         }
     }
-    let wide = |out: &mut Outcome, k: &str, v: String| {
-        out.line(
-            Line::new()
-                .push(format!("{:<17}", format!("{k}:")), Role::Header)
-                .push(v, Role::Plain),
-        );
-    };
-    wide(&mut out, "QoS Class", qos_class(&p.spec).into());
-    wide(
-        &mut out,
+    lines.push(format!("QoS Class:\t{}", qos_class(&p.spec)));
+    multiline_lines(
+        &mut lines,
         "Node-Selectors",
-        if p.spec.node_selector().is_empty() {
-            "<none>".into()
-        } else {
-            p.spec
-                .node_selector()
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join("\n                 ")
-        },
+        p.spec
+            .node_selector()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}")),
     );
-    wide(
-        &mut out,
+    multiline_lines(
+        &mut lines,
         "Tolerations",
-        tolerations_text(p.spec.tolerations.list()),
+        tolerations(p.spec.tolerations.list()),
     );
-    lab.events_for(&mut out, &ObjectRef::to(p), p.metadata.uid, 14);
+    out.extend(with_events(lab, lines, &ObjectRef::to(p), p.metadata.uid));
     out
+}
+
+/// kubectl's describeContainers for one container: describeContainerBasicInfo (name,
+/// image, ports and host ports, `<none>` without any), describeContainerState (when the
+/// pod has a container status: kubelet writes one once it has the pod's sandbox) and
+/// describeContainerResource; then the lab's lines from the kubelet's device manager.
+/// The lab's containers have no ID, image ID, start time, command, probes, environment
+/// or mounts in the API object, so those lines are left out.
+fn container_lines(
+    lines: &mut Vec<String>,
+    lab: &Lab,
+    p: &Object<PodSpec>,
+    c: &crate::cluster::Container,
+) {
+    lines.push(format!("  {}:", c.name));
+    lines.push(format!("    Image:\t{}", c.image));
+    let ports = |f: fn(&crate::cluster::ContainerPort) -> u16| {
+        c.ports
+            .iter()
+            .map(|port| format!("{}/{}", f(port), port.protocol))
+            .collect::<Vec<_>>()
+    };
+    for (one, many, list) in [
+        ("Port", "Ports", ports(|p| p.container_port)),
+        ("Host Port", "Host Ports", ports(|p| p.host_port)),
+    ] {
+        match list.len() {
+            0 => lines.push(format!("    {one}:\t<none>")),
+            1 => lines.push(format!("    {one}:\t{}", list[0])),
+            _ => lines.push(format!("    {many}:\t{}", list.join(", "))),
+        }
+    }
+    if let Some(state) = container_state(p) {
+        match state {
+            ContainerState::Running => lines.push("    State:\tRunning".into()),
+            ContainerState::Waiting(reason) => {
+                lines.push("    State:\tWaiting".into());
+                lines.push(format!("      Reason:\t{reason}"));
+            }
+        }
+        let ready = p
+            .status
+            .conditions
+            .iter()
+            .any(|c| c.condition_type == "ContainersReady" && c.status == "True");
+        lines.push(format!(
+            "    Ready:\t{}",
+            if ready { "True" } else { "False" }
+        ));
+        // The lab's kubelet never restarts a container (`get pods`' RESTARTS is 0).
+        lines.push("    Restart Count:\t0".into());
+    }
+    for (title, list) in [
+        ("    Limits:", &c.resources().limits),
+        ("    Requests:", &c.resources().requests),
+    ] {
+        if !list.is_empty() {
+            lines.push(title.into());
+            for (k, v) in list {
+                lines.push(format!("      {k}:\t{v}"));
+            }
+        }
+    }
+    let held = lab
+        .kubelets
+        .get(&p.spec.node_name)
+        .and_then(|k| {
+            k.devices
+                .allocated
+                .get(&(p.metadata.namespace.clone(), p.name().to_string()))
+        })
+        .and_then(|a| a.containers.get(&*c.name));
+    if let Some(held) = held {
+        // Not in kubectl's output, and not aligned with it: what the device manager did.
+        lines.push("    Devices (kubelet device manager):".into());
+        for (r, d) in held {
+            lines.push(format!("      {r}:  {}", d.ids.join(",")));
+        }
+        lines.push("    Environment (from the device plugin's Allocate):".into());
+        for d in held.values() {
+            for (k, v) in &d.envs {
+                lines.push(format!("      {k}:  {v}"));
+            }
+        }
+    }
+}
+
+/// A container's state in its status, as kubelet writes it for the lab's pods.
+enum ContainerState {
+    /// Running.
+    Running,
+    /// Waiting, for this reason (`ContainerCreating`).
+    Waiting(String),
+}
+
+/// The state of the pod's containers, when the pod has container statuses: kubelet writes
+/// them with its first status (Waiting in ContainerCreating while the sandbox is made,
+/// Running once it runs); an unscheduled pod, or one kubelet rejected, has none.
+fn container_state(p: &Object<PodSpec>) -> Option<ContainerState> {
+    match (&*p.status.phase, p.status.reason()) {
+        ("Running", _) => Some(ContainerState::Running),
+        ("Pending", "ContainerCreating") => {
+            Some(ContainerState::Waiting("ContainerCreating".into()))
+        }
+        _ => None,
+    }
 }
 
 /// kubectl's `printTolerationsMultiline`: one a line, sorted by key. The lab's tolerations
 /// all have a key, an effect, `Exists` and a time, so each reads
 /// `KEY:EFFECT op=Exists for Ns`.
-fn tolerations_text(tolerations: &[crate::cluster::Toleration]) -> String {
+fn tolerations(tolerations: &[crate::cluster::Toleration]) -> Vec<String> {
     let mut sorted = tolerations.to_vec();
     sorted.sort_by_key(|t| t.key);
     sorted
@@ -301,6 +352,5 @@ fn tolerations_text(tolerations: &[crate::cluster::Toleration]) -> String {
                 t.key, t.effect, t.operator, t.toleration_seconds
             )
         })
-        .collect::<Vec<_>>()
-        .join("\n                 ")
+        .collect()
 }

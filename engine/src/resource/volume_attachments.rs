@@ -21,6 +21,9 @@ impl Resource for VolumeAttachments {
         completes_as: "va",
     };
     const COLUMNS: &'static [&'static str] = &["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"];
+    /// kubectl has no describer of its own for the kind: its generic one.
+    const DESCRIBE: Option<super::Describer<VaSpec>> =
+        Some(crate::engine::generic_describe::describe);
     const DELETE: Delete = Delete::Refused {
         must_exist: false,
         why: |_| {

@@ -1,0 +1,376 @@
+//! `describe` prints what kubectl v1.31's describers print (`pkg/describe/describe.go`),
+//! line for line where the lab models the field: the layouts, the sections and the
+//! tabwriter's alignment (padding 2, a column block running over consecutive lines with a
+//! cell in it).
+
+use crate::common::run;
+use lab_engine::engine::Lab;
+
+/// The lines of `text` from the one equal to `from` on, as many as `n`.
+fn lines_from<'a>(text: &'a str, from: &str, n: usize) -> Vec<&'a str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == from)
+        .unwrap_or_else(|| panic!("no line {from:?} in:\n{text}"));
+    lines[at..(at + n).min(lines.len())].to_vec()
+}
+
+/// describeContainerBasicInfo prints `Port:` and `Host Port:` for every container
+/// (`<none>` without ports, `Ports:`/`Host Ports:` for several), and describeContainerState
+/// `State:`, `Ready:` and `Restart Count:` once kubelet has written the container's status;
+/// the block is one tabwriter column, so the values line up after `Restart Count:`.
+#[test]
+fn describe_pod_prints_ports_host_ports_and_container_state() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create web --node node-1 --port 8080:80");
+    run(&mut lab, "pod create plain --node node-1");
+    let d = run(&mut lab, "describe pod web");
+    assert_eq!(
+        lines_from(&d, "Containers:", 8),
+        [
+            "Containers:",
+            "  app:",
+            "    Image:          registry.k8s.io/nginx-slim:0.27",
+            "    Port:           80/TCP",
+            "    Host Port:      8080/TCP",
+            "    State:          Running",
+            "    Ready:          True",
+            "    Restart Count:  0",
+        ],
+        "{d}"
+    );
+    let d = run(&mut lab, "describe pod plain");
+    assert_eq!(
+        lines_from(&d, "  app:", 7)[2..4],
+        ["    Port:           <none>", "    Host Port:      <none>"],
+        "{d}"
+    );
+    // An unscheduled pod has no container status: no State, Ready or Restart Count.
+    run(&mut lab, "cordon node-1");
+    run(&mut lab, "cordon node-2");
+    run(&mut lab, "pod create waiting");
+    let d = run(&mut lab, "describe pod waiting");
+    assert!(
+        !d.contains("State:") && !d.contains("Restart Count:"),
+        "{d}"
+    );
+}
+
+/// describePod's Conditions rows, `Volumes:`, `QoS Class:`, `Node-Selectors:`,
+/// `Tolerations:` and `Events:  <none>` are one tabwriter column block: the values line up
+/// after the longest cell, `  PodReadyToStartContainers ` (kubectl writes a space after
+/// each condition's type).
+#[test]
+fn describe_pod_aligns_conditions_and_the_lines_after_them_as_one_block() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create web --node node-1");
+    let d = run(&mut lab, "describe pod web --show-events=false");
+    assert_eq!(
+        lines_from(&d, "Conditions:", 12),
+        [
+            "Conditions:",
+            "  Type                        Status",
+            "  PodReadyToStartContainers   True",
+            "  Initialized                 True",
+            "  Ready                       True",
+            "  ContainersReady             True",
+            "  PodScheduled                True",
+            "Volumes:                      <none>",
+            "QoS Class:                    BestEffort",
+            "Node-Selectors:               <none>",
+            "Tolerations:                  node.kubernetes.io/not-ready:NoExecute op=Exists for 300s",
+            "                              node.kubernetes.io/unreachable:NoExecute op=Exists for 300s",
+        ],
+        "{d}"
+    );
+}
+
+/// A pod being deleted that has not finished: describePod's
+/// `Status:  Terminating (lasts <age of deletionTimestamp>)`.
+#[test]
+fn describe_pod_being_deleted_says_how_long_it_has_been_terminating() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create db --node node-2");
+    run(&mut lab, "fault inject node-down --node node-2");
+    run(&mut lab, "tick 40");
+    run(&mut lab, "pod delete db");
+    run(&mut lab, "tick 125");
+    let d = run(&mut lab, "describe pod db");
+    assert!(
+        d.lines()
+            .any(|l| l == "Status:       Terminating (lasts 2m5s)"),
+        "{d}"
+    );
+    let get = run(&mut lab, "get pod db");
+    assert!(get.contains("Terminating"), "{get}");
+}
+
+/// kubectl v1.31's describe prints every object with its describer's settings, whose
+/// ShowEvents is true unless `--show-events=false`: `describe pods` (no name, or `-l`)
+/// ends each pod with its Events section.
+#[test]
+fn describe_several_pods_prints_each_pod_s_events() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create web --node node-1 --label app=web");
+    run(&mut lab, "pod create db --node node-2 --label app=web");
+    for line in [
+        "describe pods",
+        "describe pods -l app=web",
+        "describe pod web db",
+    ] {
+        let d = run(&mut lab, line);
+        let events: Vec<&str> = d.lines().filter(|l| l.starts_with("Events:")).collect();
+        assert_eq!(events, ["Events:", "Events:"], "{line}:\n{d}");
+        assert_eq!(
+            d.matches("  Normal  Started  0s    kubelet  Started container app")
+                .count(),
+            2,
+            "{line}:\n{d}"
+        );
+    }
+    let d = run(&mut lab, "describe pods --show-events=false");
+    assert!(!d.contains("Events:"), "{d}");
+}
+
+/// describeNode: Roles, Annotations and CreationTimestamp in the first block, the four
+/// conditions kubelet posts, `System Info:` from `status.nodeInfo`, PodCIDR and PodCIDRs
+/// in the column block of System Info (no line without a tab between them), then
+/// describeNodeResource's `Non-terminated Pods:` table with its header (an empty column
+/// after Name) and the Events section.
+#[test]
+fn describe_node_prints_kubectl_s_sections() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create web --node node-1");
+    run(&mut lab, "tick 65");
+    let d = run(&mut lab, "describe node node-1");
+    let lines: Vec<&str> = d.lines().collect();
+    assert_eq!(
+        lines[..2],
+        ["Name:               node-1", "Roles:              <none>"],
+        "{d}"
+    );
+    assert!(
+        lines.contains(&"CreationTimestamp:  Wed, 01 Jan 2025 00:00:00 +0000"),
+        "{d}"
+    );
+    assert_eq!(
+        lines_from(&d, "Conditions:", 7),
+        [
+            "Conditions:",
+            "  Type             Status  Reason                       Message",
+            "  ----             ------  ------                       -------",
+            "  MemoryPressure   False   KubeletHasSufficientMemory   kubelet has sufficient memory available",
+            "  DiskPressure     False   KubeletHasNoDiskPressure     kubelet has no disk pressure",
+            "  PIDPressure      False   KubeletHasSufficientPID      kubelet has sufficient PID available",
+            "  Ready            True    KubeletReady                 kubelet is posting ready status",
+        ],
+        "{d}"
+    );
+    assert_eq!(
+        lines_from(&d, "System Info:", 14),
+        [
+            "System Info:",
+            "  Kernel Version:             6.1.0-25-amd64",
+            "  OS Image:                   Debian GNU/Linux 12 (bookworm)",
+            "  Operating System:           linux",
+            "  Architecture:               amd64",
+            "  Container Runtime Version:  containerd://1.7.22",
+            "  Kubelet Version:            v1.31.0-lab",
+            "PodCIDR:                      10.244.1.0/24",
+            "PodCIDRs:                     10.244.1.0/24",
+            "Non-terminated Pods:          (1 in total)",
+            "  Namespace                   Name    CPU Requests  CPU Limits  Memory Requests  Memory Limits  Age",
+            "  ---------                   ----    ------------  ----------  ---------------  -------------  ---",
+            "  default                     web     0 (0%)        0 (0%)      0 (0%)           0 (0%)         65s",
+            "Allocated resources:",
+        ],
+        "{d}"
+    );
+    assert_eq!(lines.last(), Some(&"Events:              <none>"), "{d}");
+}
+
+/// A node whose kubelet went silent: the node lifecycle controller sets every condition
+/// kubelet posts to Unknown (tryUpdateNodeHealth), reason NodeStatusUnknown.
+#[test]
+fn describe_lost_node_shows_every_condition_unknown() {
+    let mut lab = Lab::new();
+    run(&mut lab, "fault inject node-down --node node-2");
+    run(&mut lab, "tick 40");
+    let d = run(&mut lab, "describe node node-2");
+    let rows = lines_from(&d, "Conditions:", 7);
+    assert_eq!(rows.len(), 7, "{d}");
+    for (row, kind) in
+        rows[3..]
+            .iter()
+            .zip(["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"])
+    {
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cells[..3], [kind, "Unknown", "NodeStatusUnknown"], "{d}");
+    }
+}
+
+/// printAnnotationsMultiline leaves kubectl's last-applied-configuration annotation out:
+/// an object made by `apply -f` describes with `Annotations:  <none>`.
+#[test]
+fn describe_leaves_out_the_last_applied_annotation() {
+    let dir = std::env::temp_dir().join(format!("fixdsc-last-applied-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("pod.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: applied\nspec:\n  nodeName: node-1\n  containers:\n  - name: app\n    image: busybox\n",
+    )
+    .expect("write manifest");
+    let mut lab = crate::common::lab();
+    run(&mut lab, &format!("apply -f {}", file.display()));
+    let json = run(&mut lab, "get pod applied -o json");
+    assert!(json.contains("last-applied-configuration"), "{json}");
+    let d = run(&mut lab, "describe pod applied");
+    assert!(d.lines().any(|l| l == "Annotations:  <none>"), "{d}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// describeNetworkPolicySpec, as the networking lessons read it: the pod selector after
+/// `PodSelector: ` at PrefixWriter level 2 (five spaces), each rule's ports and peers under
+/// `Allowing ingress traffic:`, the direction a policy does not name as not affected, and
+/// the policy types. kubectl's NetworkPolicy describer prints no Events section.
+#[test]
+fn describe_networkpolicy_prints_kubectl_s_spec() {
+    let mut lab = Lab::new();
+    run(
+        &mut lab,
+        "policy create db-allow-web --select app=db --ingress-from app=web --port 3306",
+    );
+    run(
+        &mut lab,
+        "policy create deny-all --select '' --types Ingress",
+    );
+    run(&mut lab, "tick 5");
+    let d = run(&mut lab, "describe netpol db-allow-web");
+    assert_eq!(
+        d.lines().collect::<Vec<_>>(),
+        [
+            "Name:         db-allow-web",
+            "Namespace:    default",
+            "Created on:   2025-01-01 00:00:00 +0000 UTC",
+            "Labels:       <none>",
+            "Annotations:  <none>",
+            "Spec:",
+            "  PodSelector:     app=db",
+            "  Allowing ingress traffic:",
+            "    To Port: 3306/TCP",
+            "    From:",
+            "      PodSelector: app=web",
+            "  Not affecting egress traffic",
+            "  Policy Types: Ingress",
+        ],
+        "{d}"
+    );
+    let d = run(&mut lab, "describe networkpolicy deny-all");
+    assert_eq!(
+        lines_from(&d, "Spec:", 6),
+        [
+            "Spec:",
+            "  PodSelector:     <none> (Allowing the specific traffic to all pods in this namespace)",
+            "  Allowing ingress traffic:",
+            "    <none> (Selected pods are isolated for ingress connectivity)",
+            "  Not affecting egress traffic",
+            "  Policy Types: Ingress",
+        ],
+        "{d}"
+    );
+}
+
+/// describeStorageClass: IsDefaultClass from the default-class annotation, annotations and
+/// parameters as `labels.FormatLabels` prints them, `<unset>` for an unset
+/// allowVolumeExpansion, and the Events section.
+#[test]
+fn describe_storageclass_prints_kubectl_s_fields() {
+    let mut lab = Lab::new();
+    let d = run(&mut lab, "describe sc standard");
+    assert_eq!(
+        d.lines().collect::<Vec<_>>(),
+        [
+            "Name:                  standard",
+            "IsDefaultClass:        Yes",
+            "Annotations:           storageclass.kubernetes.io/is-default-class=true",
+            "Provisioner:           hostpath.csi.lab",
+            "Parameters:            <none>",
+            "AllowVolumeExpansion:  True",
+            "MountOptions:          <none>",
+            "ReclaimPolicy:         Delete",
+            "VolumeBindingMode:     Immediate",
+            "Events:                <none>",
+        ],
+        "{d}"
+    );
+    let d = run(&mut lab, "describe storageclass local-wffc");
+    assert!(d.lines().any(|l| l == "IsDefaultClass:        No"), "{d}");
+}
+
+/// describeNamespace: the phase, then (each after a blank line) what kubectl says of a
+/// namespace without ResourceQuotas or LimitRanges; no Events section.
+#[test]
+fn describe_namespace_prints_kubectl_s_quota_and_limit_lines() {
+    let mut lab = Lab::new();
+    let d = run(&mut lab, "describe ns default");
+    assert_eq!(
+        d.lines().collect::<Vec<_>>(),
+        [
+            "Name:         default",
+            "Labels:       kubernetes.io/metadata.name=default",
+            "Annotations:  <none>",
+            "Status:       Active",
+            "",
+            "No resource quota.",
+            "",
+            "No LimitRange resource.",
+        ],
+        "{d}"
+    );
+}
+
+/// describeCSINode: each driver's node ID, attach limit and topology keys (Go's `%s` of a
+/// slice); VolumeAttachment and CSIDriver, which kubectl has no describer of its own for,
+/// through its generic describer.
+#[test]
+fn describe_csinode_volumeattachment_and_csidriver() {
+    let mut lab = Lab::new();
+    let d = run(&mut lab, "describe csinode node-1");
+    assert_eq!(
+        lines_from(&d, "Spec:", 8),
+        [
+            "Spec:",
+            "  Drivers:",
+            "    hostpath.csi.lab:",
+            "      Node ID:  node-1",
+            "      Allocatables:",
+            "        Count:        16",
+            "      Topology Keys:  [topology.hostpath.csi.lab/node topology.kubernetes.io/zone]",
+            "Events:               <none>",
+        ],
+        "{d}"
+    );
+    let d = run(&mut lab, "describe csidriver hostpath.csi.lab");
+    assert!(
+        d.lines().any(|l| l == "Kind:         CSIDriver")
+            && d.lines().any(|l| l == "  Attach Required:     true"),
+        "{d}"
+    );
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(&mut lab, "pod create db --node node-2 --pvc data");
+    let names = run(&mut lab, "get va -o name");
+    let va = names
+        .lines()
+        .next()
+        .and_then(|l| l.split_once('/'))
+        .map(|(_, name)| name)
+        .unwrap_or_default();
+    let d = run(&mut lab, &format!("describe va {va}"));
+    assert!(
+        d.lines().any(|l| l == "Kind:         VolumeAttachment")
+            && d.lines().any(|l| l == "  Attached:  true"),
+        "{d}"
+    );
+}
