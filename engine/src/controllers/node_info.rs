@@ -297,7 +297,10 @@ impl<'a> Snapshot<'a> {
         if pod.spec.node_name.is_empty() {
             return None;
         }
-        let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
+        let key = (
+            pod.metadata.namespace().clone(),
+            pod.metadata.name().clone(),
+        );
         self.pods.get(&key).map(|p| (p.slot, p.requests.as_slice()))
     }
 }
@@ -727,9 +730,12 @@ mod tests {
                 if d > 0 {
                     resources.requests.insert(DEVICE.into(), d.to_string());
                 }
-                pod.spec
-                    .containers
-                    .push(Container::new("app", "busybox", Vec::new(), resources));
+                pod.spec.containers.to_mut().push(Container::new(
+                    "app",
+                    "busybox",
+                    Vec::new(),
+                    resources,
+                ));
                 match api.pods.get(&pod_key(p)).cloned() {
                     Some(mut old) => {
                         old.spec = pod.spec;

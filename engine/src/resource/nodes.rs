@@ -93,7 +93,7 @@ impl Resource for Nodes {
                 if let Some(r) = reports.get(n.name()) {
                     r.fill(&mut n.status);
                 }
-                (n.metadata.name.clone(), super::kubectl_json(&n))
+                (n.metadata.name().clone(), super::kubectl_json(&n))
             })
             .collect()
     }
@@ -171,7 +171,7 @@ fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
     for p in &pods {
         out.plain(format!(
             "  {:<12} {:<20} {}",
-            p.metadata.namespace,
+            p.metadata.namespace(),
             p.name(),
             p.status.pod_ip.map(|ip| ip.to_string()).unwrap_or_default()
         ));

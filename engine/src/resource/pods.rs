@@ -110,7 +110,7 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         );
     };
     kv(&mut out, "Name", p.name().into());
-    kv(&mut out, "Namespace", p.metadata.namespace.clone());
+    kv(&mut out, "Namespace", p.metadata.namespace().clone());
     kv(
         &mut out,
         "Node",
@@ -178,7 +178,7 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     }
     crate::engine::multus_view::network_lines(&mut out, p);
     out.line(Line::styled("Containers:", Role::Header));
-    for c in &p.spec.containers {
+    for c in p.spec.containers.iter() {
         out.plain(format!("  {}:", c.name));
         out.plain(format!("    Image:  {}", c.image));
         match column.as_str() {
@@ -212,7 +212,7 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
             .and_then(|k| {
                 k.devices
                     .allocated
-                    .get(&(p.metadata.namespace.clone(), p.name().to_string()))
+                    .get(&(p.metadata.namespace().clone(), p.name().to_string()))
             })
             .and_then(|a| a.containers.get(&*c.name));
         if let Some(held) = held {
