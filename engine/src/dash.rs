@@ -295,7 +295,8 @@ pub fn focus_claims(lab: &Lab, focus: &Focus) -> Vec<String> {
         .map(|v| {
             format!(
                 "{}/{}",
-                pod.metadata.namespace, v.persistent_volume_claim.claim_name
+                pod.metadata.namespace(),
+                v.persistent_volume_claim.claim_name
             )
         })
         .collect()
@@ -548,7 +549,7 @@ fn more_interfaces(
                 (LinkType::Veth, ..) => "veth".to_string(),
                 _ => "device".to_string(),
             };
-            let own_ns = format!("{}/", pod.metadata.namespace);
+            let own_ns = format!("{}/", pod.metadata.namespace());
             let net = status
                 .iter()
                 .find(|e| e.get("interface").and_then(|v| v.as_str()) == Some(l.name))

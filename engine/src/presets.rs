@@ -355,7 +355,7 @@ mod tests {
         );
         let lab = build("dc-1000", disk()).unwrap();
         let node = lab.cluster.nodes.values().last().unwrap();
-        assert_eq!(node.metadata.name, "node-1000");
+        assert_eq!(node.metadata.name(), "node-1000");
         assert_eq!(dc_script(5000).lines().count(), 1026, "capped at the /14");
         let limits = k8s_limits_script();
         let lines: Vec<&str> = limits

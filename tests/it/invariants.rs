@@ -341,7 +341,7 @@ fn violations(lab: &Lab) -> Vec<String> {
     let attach_required = c
         .csi_drivers
         .values()
-        .any(|d| d.metadata.name == "hostpath.csi.lab" && d.spec.attach_required);
+        .any(|d| d.metadata.name() == "hostpath.csi.lab" && d.spec.attach_required);
     let stages = lab
         .driver()
         .config
@@ -381,21 +381,22 @@ fn violations(lab: &Lab) -> Vec<String> {
             .volume_attachments
             .values()
             .filter(|va| {
-                va.status.attached && va.spec.source.persistent_volume_name == pv.metadata.name
+                va.status.attached && va.spec.source.persistent_volume_name == *pv.metadata.name()
             })
             .map(|va| va.spec.node_name.as_str())
             .collect();
         if va_nodes.len() > 1 {
             bad.push(format!(
                 "(3) PV {} ({:?}) attached (VolumeAttachment) on {va_nodes:?}",
-                pv.metadata.name, pv.spec.access_modes
+                pv.metadata.name(),
+                pv.spec.access_modes
             ));
         }
         if let Some(v) = lab.driver().volume(&pv.spec.csi.volume_handle) {
             if v.attachments.len() > 1 {
                 bad.push(format!(
                     "(3) PV {} ({:?}) attached (driver) on {:?}",
-                    pv.metadata.name,
+                    pv.metadata.name(),
                     pv.spec.access_modes,
                     v.attachments.keys().collect::<Vec<_>>()
                 ));
@@ -409,7 +410,7 @@ fn violations(lab: &Lab) -> Vec<String> {
         if !c.pvs.contains_key(&(String::new(), pv.clone())) {
             bad.push(format!(
                 "(4) VolumeAttachment {} names missing PV {pv}",
-                va.metadata.name
+                va.metadata.name()
             ));
         }
         if !c
@@ -418,7 +419,8 @@ fn violations(lab: &Lab) -> Vec<String> {
         {
             bad.push(format!(
                 "(4) VolumeAttachment {} names missing node {}",
-                va.metadata.name, va.spec.node_name
+                va.metadata.name(),
+                va.spec.node_name
             ));
         }
     }
@@ -440,7 +442,8 @@ fn violations(lab: &Lab) -> Vec<String> {
                 if !back {
                     bad.push(format!(
                         "(4) Bound claim {ns}/{name}: PV {} claimRef {:?} does not point back",
-                        pv.metadata.name, pv.spec.claim_ref
+                        pv.metadata.name(),
+                        pv.spec.claim_ref
                     ));
                 }
             }
@@ -620,7 +623,7 @@ fn converge(lab: &mut Lab, lines: &mut Vec<String>, raw_csi: bool) -> Result<(),
             .pvs
             .values()
             .filter(|pv| pv.spec.persistent_volume_reclaim_policy != "Retain")
-            .map(|pv| pv.metadata.name.clone())
+            .map(|pv| pv.metadata.name().clone())
             .collect();
         if !pvs.is_empty() {
             bad.push(format!("PVs left: {pvs:?}"));

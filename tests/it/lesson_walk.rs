@@ -74,14 +74,14 @@ fn mistake(d: &mut Draws, lesson: &Lesson, i: usize, desk: &Desk) -> (&'static s
                 .cluster()
                 .pods
                 .values()
-                .map(|p| p.metadata.name.clone())
+                .map(|p| p.metadata.name().clone())
                 .find(|n| !cmd.split(' ').any(|w| w == n));
             let pod = desk
                 .lab
                 .cluster()
                 .pods
                 .values()
-                .map(|p| p.metadata.name.clone())
+                .map(|p| p.metadata.name().clone())
                 .find(|n| cmd.split(' ').any(|w| w == n));
             match (pod, other) {
                 (Some(p), Some(o)) => ("wrong pod", vec![swap(&cmd, &p, &o)]),

@@ -26,7 +26,7 @@ impl LabelIndex {
     /// The namespace an object of `K` is indexed under: its own, or the empty one for a
     /// cluster-scoped kind (whatever its metadata says).
     fn ns_of<K: Kind>(m: &Meta) -> &str {
-        if K::NAMESPACED { &m.namespace } else { "" }
+        if K::NAMESPACED { m.namespace() } else { "" }
     }
 
     /// Enter an object's labels (after it was created or its metadata written).
@@ -58,10 +58,10 @@ impl LabelIndex {
             };
             match values.get_mut(v.as_str()) {
                 Some(names) => {
-                    names.insert(m.name.clone());
+                    names.insert(m.name().clone());
                 }
                 None => {
-                    values.insert(v.clone(), BTreeSet::from([m.name.clone()]));
+                    values.insert(v.clone(), BTreeSet::from([m.name().clone()]));
                 }
             }
         }
@@ -85,7 +85,7 @@ impl LabelIndex {
                 continue;
             };
             if let Some(names) = values.get_mut(v.as_str()) {
-                names.remove(m.name.as_str());
+                names.remove(m.name().as_str());
                 if names.is_empty() {
                     values.remove(v.as_str());
                 }
@@ -234,7 +234,7 @@ mod tests {
             LabelIndex::objects(&c.pods, keys)
                 .into_iter()
                 .filter(|p| q.matches(&p.metadata.labels))
-                .map(|p| format!("{}/{}", p.metadata.namespace, p.metadata.name))
+                .map(|p| format!("{}/{}", p.metadata.namespace(), p.metadata.name()))
                 .collect(),
         )
     }
@@ -244,9 +244,9 @@ mod tests {
         let q = parse(selector).unwrap();
         c.pods
             .values()
-            .filter(|p| ns.is_none_or(|n| n == p.metadata.namespace))
+            .filter(|p| ns.is_none_or(|n| n == p.metadata.namespace()))
             .filter(|p| q.matches(&p.metadata.labels))
-            .map(|p| format!("{}/{}", p.metadata.namespace, p.metadata.name))
+            .map(|p| format!("{}/{}", p.metadata.namespace(), p.metadata.name()))
             .collect()
     }
 

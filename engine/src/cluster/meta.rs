@@ -1,16 +1,18 @@
 //! Object metadata as the API server keeps it: name, namespace, uid, resourceVersion,
 //! generation, labels, annotations.
 
+use super::store::SharedKey;
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// `metadata` of an object (`ObjectMeta`).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Meta {
-    /// The object's name.
-    pub name: String,
-    /// The namespace; empty for cluster-scoped kinds.
-    pub namespace: String,
+    /// The namespace (empty for cluster-scoped kinds) and the name, read with
+    /// [`Meta::namespace`] and [`Meta::name`]: once the store holds the object, the
+    /// table's key itself (one copy of the text, however many maps name the object).
+    key: SharedKey,
     /// A deterministic UID derived from kind, namespace and name and the creation counter.
     pub uid: Uid,
     /// Assigned by the store on every write (a decimal string, as Kubernetes prints it).
@@ -29,8 +31,9 @@ pub struct Meta {
     rare: Option<Box<MetaRare>>,
 }
 
-// One a pod (in its object's own allocation): the rare fields are boxed to keep this size.
-const _: () = assert!(std::mem::size_of::<Meta>() <= 128);
+// One a pod (in its object's own allocation): the rare fields are boxed and the names are
+// the store key's, to keep this size.
+const _: () = assert!(std::mem::size_of::<Meta>() <= 88);
 
 /// The rare part of a [`Meta`].
 #[derive(Debug, Clone, Default)]
@@ -44,6 +47,35 @@ struct MetaRare {
 static NO_ANNOTATIONS: BTreeMap<String, String> = BTreeMap::new();
 
 impl Meta {
+    /// The object's name.
+    pub fn name(&self) -> &String {
+        &self.key.1
+    }
+
+    /// The namespace; empty for cluster-scoped kinds.
+    pub fn namespace(&self) -> &String {
+        &self.key.0
+    }
+
+    /// Rename the object (the text is copied first while the store's key shares it).
+    pub fn set_name(&mut self, name: impl Into<String>) {
+        Arc::make_mut(&mut self.key).1 = name.into();
+    }
+
+    /// Move the object to another namespace (copied first while shared, as
+    /// [`Meta::set_name`]).
+    pub fn set_namespace(&mut self, namespace: impl Into<String>) {
+        Arc::make_mut(&mut self.key).0 = namespace.into();
+    }
+
+    /// Hold the names as `key` (the store's table key) when it spells them, instead of a
+    /// copy.
+    pub(crate) fn share_key(&mut self, key: &SharedKey) {
+        if !Arc::ptr_eq(&self.key, key) && *self.key == **key {
+            self.key = SharedKey::clone(key);
+        }
+    }
+
     /// Set when deletion was requested and teardown is still running
     /// (`deletionTimestamp`).
     pub fn deletion_tick(&self) -> Option<crate::util::time::Millis> {
@@ -101,8 +133,7 @@ impl Meta {
 /// Equal when every field reads the same (an emptied rare part equals none).
 impl PartialEq for Meta {
     fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-            && self.namespace == other.namespace
+        self.key == other.key
             && self.uid == other.uid
             && self.resource_version == other.resource_version
             && self.generation == other.generation
@@ -116,6 +147,22 @@ impl PartialEq for Meta {
 
 impl Eq for Meta {}
 
+/// As the fields were derived: the name and namespace as two fields.
+impl std::fmt::Debug for Meta {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Meta")
+            .field("name", self.name())
+            .field("namespace", self.namespace())
+            .field("uid", &self.uid)
+            .field("resource_version", &self.resource_version)
+            .field("generation", &self.generation)
+            .field("creation_tick", &self.creation_tick)
+            .field("labels", &self.labels)
+            .field("rare", &self.rare)
+            .finish()
+    }
+}
+
 /// `metadata` as the API writes it, fields in `ObjectMeta`'s order as the lab prints them;
 /// an empty namespace, label, annotation or finalizer list, a zero generation and an unset
 /// deletion time are left out.
@@ -123,9 +170,9 @@ impl Serialize for Meta {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let mut st = s.serialize_struct("Meta", 10)?;
-        st.serialize_field("name", &self.name)?;
-        if !self.namespace.is_empty() {
-            st.serialize_field("namespace", &self.namespace)?;
+        st.serialize_field("name", self.name())?;
+        if !self.namespace().is_empty() {
+            st.serialize_field("namespace", self.namespace())?;
         }
         st.serialize_field("uid", &self.uid)?;
         st.serialize_field("resourceVersion", &self.resource_version.to_string())?;
@@ -349,9 +396,13 @@ impl Meta {
     /// Metadata for a new object (uid and resourceVersion are set by the store).
     pub fn named(name: &str, namespace: &str) -> Self {
         Meta {
-            name: name.to_string(),
-            namespace: namespace.to_string(),
-            ..Default::default()
+            key: Arc::new((namespace.to_string(), name.to_string())),
+            uid: Uid::default(),
+            resource_version: 0,
+            generation: 0,
+            creation_tick: Default::default(),
+            labels: BTreeMap::new(),
+            rare: None,
         }
     }
 }

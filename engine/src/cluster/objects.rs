@@ -2,6 +2,7 @@
 
 use super::store::Kind;
 use serde::Serialize;
+use std::borrow::Cow;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -313,6 +314,19 @@ pub struct Container {
 // One a pod (in its spec's own allocation): the rare resources are boxed to keep this size.
 const _: () = assert!(std::mem::size_of::<Container>() <= 80);
 
+/// The image of the lab's pods (`pod create`).
+pub const LAB_IMAGE: &str = "registry.k8s.io/nginx-slim:0.27";
+
+/// The containers of a `pod create` pod without ports or resources: one, `app`, from
+/// [`LAB_IMAGE`]. Such a pod's spec borrows them ([`PodSpec::containers`]) instead of
+/// holding a copy.
+pub static LAB_CONTAINERS: [Container; 1] = [Container {
+    name: Cow::Borrowed("app"),
+    image: Cow::Borrowed(LAB_IMAGE),
+    ports: Vec::new(),
+    resources: None,
+}];
+
 /// The requirements of a container that asks for nothing.
 static NO_RESOURCES: ResourceRequirements = ResourceRequirements {
     limits: ResourceList::new(),
@@ -446,8 +460,10 @@ impl Serialize for DefaultTolerations {
 pub struct PodSpec {
     /// The node it is scheduled to.
     pub node_name: String,
-    /// Containers.
-    pub containers: Vec<Container>,
+    /// Containers: borrowed from [`LAB_CONTAINERS`] when they are the lab's one container
+    /// (what `pod create` makes unless given ports or resources, the same on every such
+    /// pod), owned otherwise.
+    pub containers: Cow<'static, [Container]>,
     /// `volumes` and `nodeSelector`, held only when either is set (most pods have
     /// neither): read with [`PodSpec::volumes`] and [`PodSpec::node_selector`].
     rare: Option<Box<PodSpecRare>>,
@@ -480,6 +496,11 @@ impl PodSpec {
         volumes: Vec<PodVolume>,
         node_selector: std::collections::BTreeMap<String, String>,
     ) -> Self {
+        let containers = if containers[..] == LAB_CONTAINERS[..] {
+            Cow::Borrowed(&LAB_CONTAINERS[..])
+        } else {
+            Cow::Owned(containers)
+        };
         let mut spec = PodSpec {
             node_name,
             containers,
@@ -793,5 +814,40 @@ pub(crate) fn is_extended_resource(name: &str) -> bool {
                 || name.starts_with("requests."))
         }
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Container, LAB_CONTAINERS, LAB_IMAGE, PodSpec, ResourceRequirements};
+    use std::borrow::Cow;
+    use std::collections::BTreeMap;
+
+    /// A pod of the lab's one container borrows it (every `pod create` pod holds no copy);
+    /// any other list is the pod's own; both read and serialize as the list they are.
+    #[test]
+    fn the_lab_container_is_borrowed_and_any_other_owned() {
+        let spec = |image: &'static str| {
+            let app = Container::new("app", image, Vec::new(), ResourceRequirements::default());
+            PodSpec::new("node-1".into(), vec![app], Vec::new(), BTreeMap::new())
+        };
+        let lab = spec(LAB_IMAGE);
+        assert!(matches!(lab.containers, Cow::Borrowed(_)));
+        assert_eq!(lab.containers[..], LAB_CONTAINERS[..]);
+        let other = spec("busybox");
+        assert!(matches!(other.containers, Cow::Owned(_)));
+        assert_eq!(other.containers[0].image, "busybox");
+        let json = serde_json::to_value(&lab).unwrap();
+        assert_eq!(
+            json["containers"],
+            serde_json::json!([{"name": "app", "image": LAB_IMAGE}])
+        );
+        let mut edited = lab.clone();
+        edited.containers.to_mut()[0].image = "busybox".into();
+        assert_eq!(edited, other);
+        assert_eq!(
+            lab.containers[0].image, LAB_IMAGE,
+            "the shared list is unchanged"
+        );
     }
 }

@@ -112,7 +112,7 @@ impl ObjectRef {
 
     /// A reference to this object.
     pub fn to<K: super::Kind>(obj: &super::Object<K>) -> Self {
-        ObjectRef::new(K::API_KIND, &obj.metadata.namespace, &obj.metadata.name)
+        ObjectRef::new(K::API_KIND, obj.metadata.namespace(), obj.metadata.name())
     }
 }
 

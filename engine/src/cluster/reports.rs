@@ -93,7 +93,10 @@ impl VolumePods {
         if pod.spec.volumes().is_empty() {
             return;
         }
-        let key: Key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
+        let key: Key = (
+            pod.metadata.namespace().clone(),
+            pod.metadata.name().clone(),
+        );
         self.remove(&key);
         let claims: Vec<String> = pod
             .spec

@@ -88,7 +88,8 @@ pub struct EventFacts {
 }
 
 /// A table key (namespace, name) shared by the table's order map, the object's slot and
-/// the field indexes: one copy of the key per object, however many maps name it.
+/// metadata ([`Meta::namespace`], [`Meta::name`]) and the field indexes: one copy of the
+/// key per object, however many maps name it.
 pub type SharedKey = Arc<(String, String)>;
 
 /// The store's indexes on pod fields, kept on every pod write and delete, and the nodes'
@@ -171,7 +172,7 @@ impl FieldIndexes {
 
     /// Take a node out (before it is written or removed).
     pub(super) fn unindex_node(&mut self, node: &Object<super::NodeSpec>) {
-        self.node_nets.remove(&node.metadata.name);
+        self.node_nets.remove(node.metadata.name());
     }
 
     /// Enter a node (after it was written; a node already in is written over).
@@ -180,10 +181,10 @@ impl FieldIndexes {
             pod_cidr: node.spec.pod_cidr.parse().ok(),
             internal_ip: node.status.internal_ip().and_then(|ip| ip.parse().ok()),
         };
-        match self.node_nets.get_mut(&node.metadata.name) {
+        match self.node_nets.get_mut(node.metadata.name()) {
             Some(at) => *at = fields,
             None => {
-                self.node_nets.insert(node.metadata.name.clone(), fields);
+                self.node_nets.insert(node.metadata.name().clone(), fields);
             }
         }
     }
@@ -314,15 +315,15 @@ impl<K: Kind> Object<K> {
 
     /// The object's name.
     pub fn name(&self) -> &str {
-        &self.metadata.name
+        self.metadata.name()
     }
 
     /// `namespace/name`, or just the name for cluster-scoped kinds.
     pub fn key(&self) -> String {
-        if self.metadata.namespace.is_empty() {
-            self.metadata.name.clone()
+        if self.metadata.namespace().is_empty() {
+            self.metadata.name().clone()
         } else {
-            [&self.metadata.namespace, "/", &self.metadata.name].concat()
+            [self.metadata.namespace(), "/", self.metadata.name()].concat()
         }
     }
 }
@@ -608,9 +609,9 @@ impl<K: Kind> Table<K> {
 
     /// Whether `obj`'s metadata spells the key (namespace, name).
     fn spells(obj: &Object<K>, namespace: &str, name: &str) -> bool {
-        obj.metadata.name == name
+        obj.metadata.name() == name
             && if K::NAMESPACED {
-                obj.metadata.namespace == namespace
+                obj.metadata.namespace() == namespace
             } else {
                 namespace.is_empty()
             }
@@ -690,9 +691,11 @@ impl<K: Kind> Table<K> {
     }
 
     /// Put `obj` under `key` (a new key), returning its key and it in place.
-    fn add(&mut self, key: (String, String), obj: Object<K>) -> (&SharedKey, &mut Object<K>) {
+    fn add(&mut self, key: (String, String), mut obj: Object<K>) -> (&SharedKey, &mut Object<K>) {
         let hash = key_hash(&key.0, &key.1);
         let key = Arc::new(key);
+        // The object's names are the key's text when they spell it (one copy).
+        obj.metadata.share_key(&key);
         let live = Some(Slot {
             key: key.clone(),
             obj: Arc::new(obj),
@@ -1016,14 +1019,14 @@ impl<K: Kind> TableOps<'_, K> {
         mut obj: Object<K>,
         tick: crate::util::time::Millis,
     ) -> Result<&Object<K>, ApiError> {
-        if K::NAMESPACED && obj.metadata.namespace.is_empty() {
-            obj.metadata.namespace = "default".into();
+        if K::NAMESPACED && obj.metadata.namespace().is_empty() {
+            obj.metadata.set_namespace("default");
         }
-        let key = table_key(&obj.metadata.namespace, &obj.metadata.name, K::NAMESPACED);
+        let key = table_key(obj.metadata.namespace(), obj.metadata.name(), K::NAMESPACED);
         if self.table.find(&key.0, &key.1).is_some() {
             return Err(ApiError::AlreadyExists {
                 resource: K::RESOURCE,
-                name: obj.metadata.name,
+                name: obj.metadata.name().clone(),
             });
         }
         if let Some(f) = K::PROTECTION_FINALIZER
@@ -1034,8 +1037,8 @@ impl<K: Kind> TableOps<'_, K> {
         self.revs.created += 1;
         obj.metadata.uid = crate::util::hash::uid(&[
             K::KIND,
-            &obj.metadata.namespace,
-            &obj.metadata.name,
+            obj.metadata.namespace(),
+            obj.metadata.name(),
             &self.revs.created.to_string(),
         ]);
         obj.metadata.resource_version = self.revs.bump();
@@ -1065,7 +1068,7 @@ impl<K: Kind> TableOps<'_, K> {
 
     fn check_current(&mut self, obj: &Object<K>) -> Result<u32, ApiError> {
         let m = &obj.metadata;
-        self.check_version(&m.namespace, &m.name, m.resource_version)
+        self.check_version(m.namespace(), m.name(), m.resource_version)
     }
 
     /// The table slot of `namespace/name` if its resourceVersion is still `rv` (and no
@@ -1097,7 +1100,7 @@ impl<K: Kind> TableOps<'_, K> {
         let (key, current) = self.table.entry_mut(slot);
         K::unindex(self.index, key, current);
         let relabelled = current.metadata.labels != obj.metadata.labels
-            || current.metadata.namespace != obj.metadata.namespace;
+            || current.metadata.namespace() != obj.metadata.namespace();
         if relabelled {
             self.labels.remove::<K>(&current.metadata);
         }
@@ -1106,6 +1109,7 @@ impl<K: Kind> TableOps<'_, K> {
         let uid = std::mem::take(&mut current.metadata.uid);
         let creation_tick = current.metadata.creation_tick;
         current.metadata = obj.metadata;
+        current.metadata.share_key(key);
         current.metadata.uid = uid;
         current.metadata.creation_tick = creation_tick;
         current.metadata.generation = generation;
@@ -1166,8 +1170,8 @@ impl<K: Kind> TableOps<'_, K> {
     pub(crate) fn update_status(&mut self, obj: &Object<K>) -> Result<u64, ApiError> {
         let m = &obj.metadata;
         self.write_status(
-            &m.namespace,
-            &m.name,
+            m.namespace(),
+            m.name(),
             m.resource_version,
             obj.status.clone(),
         )
@@ -1330,6 +1334,47 @@ mod tests {
         assert_eq!(names(c.fields.pods_on_node("node-1")), ["a"]);
         assert_eq!(names(c.fields.pods_with_ip(ip)), Vec::<&str>::new());
         c.fields.assert_matches(&c.nodes, &c.pods);
+    }
+
+    /// A stored object's name and namespace are its table key's text (one copy), after a
+    /// create and after an update whose object brought its own; renaming a copy read from
+    /// the store changes neither the stored object nor its key.
+    #[test]
+    fn a_stored_objects_names_are_its_table_key() {
+        let mut c = Cluster::default();
+        let shares = |c: &Cluster| {
+            let (key, obj) = c.pods.get_held("default", "a").unwrap();
+            std::ptr::eq(key.1.as_str(), obj.metadata.name().as_str())
+                && std::ptr::eq(key.0.as_str(), obj.metadata.namespace().as_str())
+        };
+        let a = Object::new("a", "default", PodSpec::default());
+        c.pods().create(a, Millis::ZERO).unwrap();
+        assert!(shares(&c));
+        let mut again = Object::new("a", "default", PodSpec::default());
+        again.metadata.resource_version = c
+            .pods()
+            .get("default", "a")
+            .unwrap()
+            .metadata
+            .resource_version;
+        again.metadata.labels.insert("app".into(), "web".into());
+        c.pods().update(again).unwrap();
+        assert!(shares(&c));
+        let mut copy = c.pods().get("default", "a").unwrap().clone();
+        copy.metadata.set_name("z");
+        copy.metadata.set_namespace("prod");
+        assert_eq!(
+            (
+                copy.metadata.namespace().as_str(),
+                copy.metadata.name().as_str()
+            ),
+            ("prod", "z")
+        );
+        let stored = c.pods.get_named("default", "a").unwrap();
+        assert_eq!(stored.metadata.name(), "a");
+        assert_eq!(stored.metadata.labels["app"], "web");
+        assert_eq!(names(c.pods.keys()), ["a"]);
+        assert!(shares(&c));
     }
 
     /// kubelet's patch of its Node's labels leaves the store as reading the Node, adding

@@ -307,7 +307,10 @@ impl<'a> Snapshot<'a> {
         if pod.spec.node_name.is_empty() {
             return None;
         }
-        let key = (pod.metadata.namespace.clone(), pod.metadata.name.clone());
+        let key = (
+            pod.metadata.namespace().clone(),
+            pod.metadata.name().clone(),
+        );
         self.pods
             .get(&key)
             .map(|p| (p.slot, p.requests.as_slice(), p.ports.as_slice()))
@@ -770,6 +773,7 @@ mod tests {
                 };
                 pod.spec
                     .containers
+                    .to_mut()
                     .push(Container::new("app", "busybox", ports, resources));
                 match api.pods.get(&pod_key(p)).cloned() {
                     Some(mut old) => {

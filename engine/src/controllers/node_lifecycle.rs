@@ -116,7 +116,7 @@ fn mark_pods_not_ready(ctx: &mut Ctx<'_>, node: &str) {
         .api
         .pods_on_node(node)
         .filter(|p| ready(p))
-        .map(|p| (p.metadata.namespace.clone(), p.metadata.name.clone()))
+        .map(|p| (p.metadata.namespace().clone(), p.metadata.name().clone()))
         .collect();
     for key in pods {
         let written = ctx.write_pod_status(&key, "node-lifecycle-controller", |s| {

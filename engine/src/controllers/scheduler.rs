@@ -142,7 +142,7 @@ impl Scheduler {
     /// before it, and nothing else writes during the pass, so it is the table's pod and is
     /// bound as it is (not looked up again).
     fn schedule_unbound(&mut self, ctx: &mut Ctx<'_>, pod: Object<PodSpec>) -> bool {
-        let key = (pod.metadata.namespace.clone(), pod.name().to_string());
+        let key = (pod.metadata.namespace().clone(), pod.name().to_string());
         let node = match self.decide(ctx, &pod) {
             Ok(node) => node,
             Err(reason) => return self.mark_unschedulable(ctx, &pod, &key, reason),
@@ -224,7 +224,7 @@ impl Scheduler {
     /// Whether a WaitForFirstConsumer claim of the pod is not bound yet (its provisioning
     /// follows the `selected-node` annotation; the pod is bound after it).
     fn waits_for_claims(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> bool {
-        let ns = &pod.metadata.namespace;
+        let ns = pod.metadata.namespace();
         pod.spec.volumes().iter().any(|v| {
             let claim = &v.persistent_volume_claim.claim_name;
             ctx.api.pvcs.get_named(ns, claim).is_some_and(|pvc| {
@@ -244,7 +244,7 @@ impl Scheduler {
         node: &str,
     ) -> bool {
         let mut changed = false;
-        let ns = &pod.metadata.namespace;
+        let ns = pod.metadata.namespace();
         for v in pod.spec.volumes() {
             let claim = &v.persistent_volume_claim.claim_name;
             let Some(pvc) = ctx.api.pvcs.get_named(ns, claim) else {
@@ -346,7 +346,7 @@ impl<'a> VolumeChecks<'a> {
     /// Look up what the checks need for `pod`.
     fn prepare(api: &'a Cluster, pod: &'a Object<PodSpec>) -> Self {
         let n = api.nodes.len();
-        let ns = &pod.metadata.namespace;
+        let ns = pod.metadata.namespace();
         let whole = |reason: String| {
             Some(format!(
                 "0/{n} nodes are available: {reason}. preemption: 0/{n} nodes are available: {n} Preemption is not helpful for scheduling."
@@ -360,7 +360,7 @@ impl<'a> VolumeChecks<'a> {
         // VolumeRestrictions' PreFilter runs first and looks every claim up.
         let claims = pod.spec.volumes().iter().map(|v| {
             let claim = v.persistent_volume_claim.claim_name.as_str();
-            (claim, api.pvcs.get(&(ns.clone(), claim.to_string())))
+            (claim, api.pvcs.get(&(ns.to_string(), claim.to_string())))
         });
         let mut found = Vec::new();
         for (claim, pvc) in claims {

@@ -100,7 +100,7 @@ fn keys_where(
 ) -> Vec<(String, String)> {
     deletions(api)
         .filter(|(_, t)| when(*t))
-        .map(|(p, _)| (p.metadata.namespace.clone(), p.metadata.name.clone()))
+        .map(|(p, _)| (p.metadata.namespace().clone(), p.metadata.name().clone()))
         .collect()
 }
 

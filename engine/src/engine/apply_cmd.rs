@@ -284,7 +284,12 @@ impl Lab {
         // ValidatePodUpdate: only the images may change (and a few fields the lab does
         // not model).
         let mut images_only = current.spec.clone();
-        for (c, w) in images_only.containers.iter_mut().zip(&wanted.containers) {
+        for (c, w) in images_only
+            .containers
+            .to_mut()
+            .iter_mut()
+            .zip(wanted.containers.iter())
+        {
             c.image = w.image.clone();
         }
         if images_only != wanted {
@@ -804,8 +809,8 @@ impl Lab {
             return Ok(Applied::Unchanged);
         }
         let key = (
-            current.metadata.namespace.clone(),
-            current.metadata.name.clone(),
+            current.metadata.namespace().clone(),
+            current.metadata.name().clone(),
         );
         table(&mut self.cluster).update(next)?;
         if K::API_KIND == ApiKind::Pod {

@@ -44,9 +44,9 @@ impl<'a> Sel<'a> {
 
     /// Whether the object with this metadata is listed.
     pub fn keep(&self, m: &Meta) -> bool {
-        let ns_ok = m.namespace.is_empty() || self.ns.is_none_or(|n| n == m.namespace);
+        let ns_ok = m.namespace().is_empty() || self.ns.is_none_or(|n| n == m.namespace());
         ns_ok
-            && self.name.is_none_or(|n| n == m.name)
+            && self.name.is_none_or(|n| n == m.name())
             && self.query.is_none_or(|q| q.matches(&m.labels))
     }
 
@@ -80,7 +80,7 @@ impl<'a> Sel<'a> {
             first.0 = format!("{p}/{}", first.0);
         }
         if self.ns_column {
-            cells.insert(0, (m.namespace.clone(), Role::Plain));
+            cells.insert(0, (m.namespace().clone(), Role::Plain));
         }
         if self.labels_column {
             // kubectl's labels.FormatLabels: k=v by key, joined by commas.

@@ -768,7 +768,7 @@ impl Lab {
             self.cluster
                 .pvcs
                 .get(&(
-                    pod.metadata.namespace.clone(),
+                    pod.metadata.namespace().clone(),
                     v.persistent_volume_claim.claim_name.clone(),
                 ))
                 .is_some_and(|c| {

@@ -85,11 +85,11 @@ impl Lab {
     pub(crate) fn nad_list(&self, ns: Option<&str>) -> Outcome {
         let mut t = Table::new(&["NAMESPACE", "NAME", "TYPE", "RESOURCE", "AGE"]);
         for n in self.cluster.net_attach_defs.values() {
-            if ns.is_some_and(|x| x != n.metadata.namespace) {
+            if ns.is_some_and(|x| x != n.metadata.namespace()) {
                 continue;
             }
             t.row([
-                n.metadata.namespace.clone(),
+                n.metadata.namespace().clone(),
                 n.name().to_string(),
                 config_types(&n.spec.config),
                 n.metadata

@@ -140,7 +140,7 @@ impl Lab {
         let mut t = Table::new(&["NAMESPACE", "NAME", "POD-SELECTOR", "TYPES", "AGE"]);
         for p in self.cluster.policies.values() {
             t.row([
-                p.metadata.namespace.clone(),
+                p.metadata.namespace().clone(),
                 p.name().to_string(),
                 super::views::selector_column(&p.spec.pod_selector),
                 p.spec.policy_types.join(","),

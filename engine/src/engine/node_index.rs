@@ -182,7 +182,7 @@ mod tests {
             .nodes
             .values()
             .find(|n| n.status.internal_ip() == Some(ip))
-            .map(|n| n.metadata.name.clone())
+            .map(|n| n.metadata.name().clone())
     }
 
     fn scan_default(lab: &Lab) -> u32 {

@@ -291,7 +291,7 @@ impl super::Lab {
             .pods_on_node(name)
             .filter(|p| p.metadata.deletion_tick().is_none())
             .map(|p| {
-                let (ns, n) = (&p.metadata.namespace, &p.metadata.name);
+                let (ns, n) = (p.metadata.namespace(), p.metadata.name());
                 let finished = p.status.phase == "Succeeded" || p.status.phase == "Failed";
                 (ns.clone(), n.clone(), finished)
             })

@@ -135,7 +135,7 @@ impl Lab {
             a.node.clone().unwrap_or_default(),
             vec![Container::new(
                 "app",
-                "registry.k8s.io/nginx-slim:0.27",
+                crate::cluster::LAB_IMAGE,
                 ports,
                 resources,
             )],
@@ -253,7 +253,10 @@ impl Lab {
     /// reconcile after this command) places it, or, with `spec.nodeName`, the node's
     /// kubelet takes it as it is.
     pub(crate) fn admit_pod(&mut self, obj: Object<PodSpec>) -> Result<(), LabError> {
-        let key = (obj.metadata.namespace.clone(), obj.metadata.name.clone());
+        let key = (
+            obj.metadata.namespace().clone(),
+            obj.metadata.name().clone(),
+        );
         let clock = self.clock;
         self.cluster.pods().create(obj, clock)?;
         if let Some(pod) = self.cluster.pods.get(&key) {
@@ -313,7 +316,7 @@ impl Lab {
     /// Request deletion; the kubelet tears the pod down, then it is removed.
     pub(crate) fn pod_delete(&mut self, ns: &str, name: &str) -> Result<Outcome, LabError> {
         let mut pod = self.cluster.pods().get(ns, name)?.clone();
-        let key = (pod.metadata.namespace.clone(), name.to_string());
+        let key = (pod.metadata.namespace().clone(), name.to_string());
         if pod.metadata.deletion_tick().is_none() {
             pod.metadata.set_deletion_tick(Some(self.clock));
             self.cluster.pods().update(pod)?;
@@ -332,7 +335,7 @@ impl Lab {
     pub(crate) fn pod_list(&self, ns: Option<&str>) -> Outcome {
         let mut t = Table::new(&["NAMESPACE", "NAME", "NODE", "IP", "STATUS"]);
         for p in self.cluster.pods.values() {
-            if ns.is_some_and(|n| n != p.metadata.namespace) {
+            if ns.is_some_and(|n| n != p.metadata.namespace()) {
                 continue;
             }
             let status = pod_status_text(p);
@@ -342,8 +345,8 @@ impl Lab {
                 _ => Role::Plain,
             };
             t.row_styled(vec![
-                (p.metadata.namespace.clone(), Role::Plain),
-                (p.metadata.name.clone(), Role::Name),
+                (p.metadata.namespace().clone(), Role::Plain),
+                (p.metadata.name().clone(), Role::Name),
                 (p.spec.node_name.clone(), Role::Plain),
                 (
                     p.status

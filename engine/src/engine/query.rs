@@ -65,7 +65,7 @@ impl<'a> PodFacts<'a> {
             status: super::pods::pod_status_text(p),
             ip: p.status.pod_ip,
             node: &p.spec.node_name,
-            namespace: &p.metadata.namespace,
+            namespace: p.metadata.namespace(),
             labels: &p.metadata.labels,
             annotations: p.metadata.annotations(),
             host_ports: p
@@ -100,7 +100,10 @@ pub fn pod<'a>(lab: &'a Lab, key_: &str) -> Option<PodFacts<'a>> {
 
 /// The names of every pod, in key order.
 pub(crate) fn pod_names(lab: &Lab) -> impl Iterator<Item = &str> {
-    lab.cluster.pods.values().map(|p| p.metadata.name.as_str())
+    lab.cluster
+        .pods
+        .values()
+        .map(|p| p.metadata.name().as_str())
 }
 
 /// The quantity of `resource` in the Node's `status.allocatable` (`None`: no such node;

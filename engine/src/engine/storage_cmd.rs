@@ -383,13 +383,13 @@ impl Lab {
             .pods
             .values()
             .filter(|p| {
-                p.metadata.namespace == ns
+                p.metadata.namespace() == ns
                     && p.spec
                         .volumes()
                         .iter()
                         .any(|v| v.persistent_volume_claim.claim_name == name)
             })
-            .map(|p| (p.metadata.namespace.clone(), p.name().to_string()))
+            .map(|p| (p.metadata.namespace().clone(), p.name().to_string()))
             .collect();
         self.dirty.extend(users);
         let mut out = Outcome::empty();

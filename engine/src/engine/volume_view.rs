@@ -49,7 +49,7 @@ pub fn volume_rows(lab: &Lab) -> Vec<VolumeRow> {
     for pvc in lab.cluster.pvcs.values() {
         let pv = crate::storage::listers::pv_for_claim(
             &lab.cluster,
-            &pvc.metadata.namespace,
+            pvc.metadata.namespace(),
             pvc.name(),
         );
         let volume_id = pv.map(|p| p.spec.csi.volume_handle.clone());
@@ -171,7 +171,7 @@ pub(crate) fn node_volumes(c: &Cluster) -> BTreeMap<String, NodeVolumes> {
             for v in pod.spec.volumes() {
                 let pv = crate::storage::listers::pv_for_claim(
                     c,
-                    &pod.metadata.namespace,
+                    pod.metadata.namespace(),
                     &v.persistent_volume_claim.claim_name,
                 );
                 if let Some(pv) = pv {

@@ -581,7 +581,7 @@ impl Lab {
             .filter(|p| {
                 p.spec.volumes().iter().any(|v| {
                     let claim = (
-                        p.metadata.namespace.clone(),
+                        p.metadata.namespace().clone(),
                         v.persistent_volume_claim.claim_name.clone(),
                     );
                     self.cluster

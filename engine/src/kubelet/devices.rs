@@ -106,7 +106,7 @@ impl DeviceManager {
     pub fn allocate(&mut self, host: &mut Host, pod: &Object<PodSpec>) -> Result<(), Rejection> {
         let mut alloc = PodAllocation::default();
         let mut taken: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for c in &pod.spec.containers {
+        for c in pod.spec.containers.iter() {
             for (resource, q) in &c.resources().limits {
                 let Some(ep) = self.endpoints.get(resource) else {
                     continue; // not a device plugin resource
@@ -189,7 +189,10 @@ impl DeviceManager {
 }
 
 fn pod_key(pod: &Object<PodSpec>) -> (String, String) {
-    (pod.metadata.namespace.clone(), pod.metadata.name.clone())
+    (
+        pod.metadata.namespace().clone(),
+        pod.metadata.name().clone(),
+    )
 }
 
 /// predicate.go's resource fit for one pod against the node's allocatable and the pods
@@ -516,7 +519,7 @@ mod tests {
                 protocol: protocol.into(),
             })
             .collect();
-        spec.containers.push(Container::new(
+        spec.containers.to_mut().push(Container::new(
             "app",
             "busybox",
             ports,

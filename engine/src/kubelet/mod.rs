@@ -291,7 +291,7 @@ impl Kubelet {
                 }
             }
         }
-        let (ns, name) = (&pod.metadata.namespace, &pod.metadata.name);
+        let (ns, name) = (pod.metadata.namespace(), pod.metadata.name());
         let result = if let Some(sb) = cri.node.sandboxes.get_pod(ns, name) {
             std::sync::Arc::clone(&sb.result)
         } else {
@@ -407,7 +407,7 @@ impl Kubelet {
         let node_name = pod.spec.node_name.clone();
         let actor = Actor::kubelet(&node_name);
         let had_sandbox = (cri.node.sandboxes)
-            .get_pod(&pod.metadata.namespace, &pod.metadata.name)
+            .get_pod(pod.metadata.namespace(), pod.metadata.name())
             .is_some();
         let fail = |kubelet: &mut Kubelet, ctx: &mut Ctx<'_>, message: String| {
             ctx.pod_event(
@@ -514,7 +514,7 @@ impl Kubelet {
         ctx.faults.kubelet_down_until.insert(node.to_string(), back);
         // The operation executor's backoffs lived in the process that died.
         self.volume_ops = Default::default();
-        let (ns, name) = (&pod.metadata.namespace, &pod.metadata.name);
+        let (ns, name) = (pod.metadata.namespace(), pod.metadata.name());
         let key = match ctx.api.pods.get_shared(ns, name) {
             Some((key, _)) => SharedKey::clone(key),
             None => SharedKey::new((ns.clone(), name.clone())),

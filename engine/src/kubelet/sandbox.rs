@@ -95,7 +95,7 @@ impl Kubelet {
         let mut scope = crate::faults::FaultScope::new(ctx.faults, node_name);
         // PodResources `List`: the device manager's allocations for this pod (kubelet
         // admitted the pod and allocated its devices before RunPodSandbox).
-        let pod_devices = self.pod_devices(&pod.metadata.namespace, &pod.metadata.name);
+        let pod_devices = self.pod_devices(pod.metadata.namespace(), pod.metadata.name());
         let shared_node = self.shared_node();
         let mut kube = super::kube_client::KubeletClient::new(&*ctx.api, pod_devices);
         let mut model = crate::cni::exec::InProcess {
@@ -203,7 +203,7 @@ impl Kubelet {
         pod: &Object<PodSpec>,
     ) -> Result<(), String> {
         let node_name = pod.spec.node_name.clone();
-        let (ns, name) = (&pod.metadata.namespace, &pod.metadata.name);
+        let (ns, name) = (pod.metadata.namespace(), pod.metadata.name());
         let node = &mut *cri.node;
         let Some(sb) = node.sandboxes.get_pod(ns, name).cloned() else {
             return Ok(());
@@ -218,7 +218,7 @@ impl Kubelet {
                     wire.push(WireRecord::cni(c));
                 };
                 let mut scope = crate::faults::FaultScope::new(ctx.faults, &node_name);
-                let pod_devices = self.pod_devices(&pod.metadata.namespace, &pod.metadata.name);
+                let pod_devices = self.pod_devices(pod.metadata.namespace(), pod.metadata.name());
                 let mut kube = super::kube_client::KubeletClient::new(&*ctx.api, pod_devices);
                 let mut model = crate::cni::exec::InProcess {
                     registry,
@@ -291,7 +291,7 @@ fn runtime_conf(
         ..Default::default()
     };
     let mut mappings = Vec::new();
-    for c in &pod.spec.containers {
+    for c in pod.spec.containers.iter() {
         for p in &c.ports {
             if p.host_port != 0 {
                 mappings.push(json!({

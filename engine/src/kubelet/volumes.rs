@@ -90,7 +90,7 @@ pub(crate) enum TeardownWait {
 /// The pod's name for the volume bound to `pv` (`OuterVolumeSpecName`: the pod spec's
 /// volume name), or the PV's name when no claim of the pod leads to it any more.
 fn outer_volume_name(ctx: &Ctx<'_>, pod: &Object<PodSpec>, pv: &str) -> String {
-    let ns = &pod.metadata.namespace;
+    let ns = pod.metadata.namespace();
     pod.spec
         .volumes()
         .iter()
@@ -215,7 +215,7 @@ impl Kubelet {
         let mut backing_off = false;
         for v in pod.spec.volumes() {
             let claim = &v.persistent_volume_claim.claim_name;
-            let ns = &pod.metadata.namespace;
+            let ns = pod.metadata.namespace();
             if ctx.api.pvcs.get_named(ns, claim).is_none() {
                 return Err(MountWait::Waiting(
                     "FailedMount",
@@ -446,7 +446,7 @@ impl Kubelet {
                 volume_context.insert("csi.storage.k8s.io/pod.name".into(), pod.name().into());
                 volume_context.insert(
                     "csi.storage.k8s.io/pod.namespace".into(),
-                    pod.metadata.namespace.clone(),
+                    pod.metadata.namespace().clone(),
                 );
                 volume_context.insert(
                     "csi.storage.k8s.io/pod.uid".into(),
@@ -720,7 +720,7 @@ impl Kubelet {
     /// The PVs a pod's claims are bound to (found through the claim, or through the PV's
     /// claimRef once the claim is gone).
     fn pod_pv_names(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Vec<String> {
-        let ns = &pod.metadata.namespace;
+        let ns = pod.metadata.namespace();
         let mut out = Vec::new();
         for v in pod.spec.volumes() {
             let claim = &v.persistent_volume_claim.claim_name;

@@ -57,7 +57,7 @@ pub(crate) fn cluster_net_where<'p>(
     }
     for p in v.api.policies.values() {
         net.policies.push(Policy {
-            namespace: p.metadata.namespace.clone(),
+            namespace: p.metadata.namespace().clone(),
             name: p.name().to_string(),
             spec: p.spec.clone(),
         });
@@ -118,14 +118,14 @@ pub(crate) fn answer(v: &View<'_>, net: &mut ClusterNet) -> bool {
 /// One pod's network: its labels and IP from the object, its network namespace and the
 /// host end of its veth from the node's runtime.
 fn pod_net(v: &View<'_>, p: &Object<PodSpec>) -> PodNet {
-    let mut pn = PodNet::new(&p.metadata.namespace, p.name(), &p.spec.node_name);
+    let mut pn = PodNet::new(p.metadata.namespace(), p.name(), &p.spec.node_name);
     pn.labels = p.metadata.labels.clone();
     pn.ip = p.status.pod_ip;
     pn.second_ip = p.status.second_pod_ip();
     let sandbox = v
         .nodes
         .get(&p.spec.node_name)
-        .and_then(|n| n.sandboxes.get_pod(&p.metadata.namespace, p.name()));
+        .and_then(|n| n.sandboxes.get_pod(p.metadata.namespace(), p.name()));
     pn.netns = sandbox.map(|sb| sb.netns().to_string());
     let root = v.nodes.get(&p.spec.node_name).map(|n| &n.host.root);
     pn.host_veth = sandbox

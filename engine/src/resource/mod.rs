@@ -135,7 +135,7 @@ pub(crate) trait Resource: Sync + 'static {
     /// `get -o json`: the kept objects, each with its name, as kubectl prints them.
     fn json(_lab: &Lab, kept: Vec<&Object<Self::Spec>>) -> Vec<(String, String)> {
         kept.into_iter()
-            .map(|o| (o.metadata.name.clone(), kubectl_json(o)))
+            .map(|o| (o.metadata.name().clone(), kubectl_json(o)))
             .collect()
     }
 }
@@ -178,7 +178,7 @@ pub(crate) enum Printed {
 fn print_one<R: Resource>(lab: &Lab, o: &Object<R::Spec>, sel: &Sel<'_>, how: PrintOne) -> Printed {
     match how {
         PrintOne::Row { wide } => Printed::Row(sel.cells(&o.metadata, R::row(lab, o, wide))),
-        PrintOne::Name => Printed::Name(o.metadata.name.clone()),
+        PrintOne::Name => Printed::Name(o.metadata.name().clone()),
         PrintOne::Json => Printed::Json(
             R::json(lab, vec![o])
                 .into_iter()
@@ -399,7 +399,7 @@ impl<R: Resource> AnyResource for R {
     fn kept_names(&self, lab: &Lab, sel: &Sel<'_>) -> Vec<String> {
         kept::<R>(&lab.cluster, sel)
             .into_iter()
-            .map(|o| o.metadata.name.clone())
+            .map(|o| o.metadata.name().clone())
             .collect()
     }
 

@@ -64,7 +64,7 @@ fn describe(lab: &Lab, n: &Object<NetAttachDefSpec>) -> Outcome {
         );
     };
     kv(&mut out, "Name", n.name().to_string());
-    kv(&mut out, "Namespace", n.metadata.namespace.clone());
+    kv(&mut out, "Namespace", n.metadata.namespace().clone());
     map_field(&mut out, "Labels", 14, &n.metadata.labels, MapStyle::Labels);
     map_field(
         &mut out,
@@ -99,10 +99,11 @@ fn describe(lab: &Lab, n: &Object<NetAttachDefSpec>) -> Outcome {
                 .annotations()
                 .get(NETWORKS_ANNOTATION)
                 .is_some_and(|v| {
-                    crate::cni::plugins::multus::annotation::parse(v, &p.metadata.namespace)
+                    crate::cni::plugins::multus::annotation::parse(v, p.metadata.namespace())
                         .is_ok_and(|sels| {
-                            sels.iter()
-                                .any(|s| s.name == n.name() && s.namespace == n.metadata.namespace)
+                            sels.iter().any(|s| {
+                                s.name == n.name() && s.namespace == *n.metadata.namespace()
+                            })
                         })
                 })
         })

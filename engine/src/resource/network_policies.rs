@@ -59,7 +59,7 @@ impl Resource for NetworkPolicies {
 fn describe(_lab: &Lab, p: &Object<NetworkPolicySpec>) -> Outcome {
     let mut lines = vec![
         format!("Name:\t{}", p.name()),
-        format!("Namespace:\t{}", p.metadata.namespace),
+        format!("Namespace:\t{}", p.metadata.namespace()),
         format!(
             "Created on:\t{}",
             go_time_string(p.metadata.creation_tick.whole_secs())

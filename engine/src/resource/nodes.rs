@@ -99,7 +99,7 @@ impl Resource for Nodes {
                 if let Some(r) = reports.get(n.name()) {
                     r.fill(&mut n.status);
                 }
-                (n.metadata.name.clone(), super::kubectl_json(&n))
+                (n.metadata.name().clone(), super::kubectl_json(&n))
             })
             .collect()
     }
@@ -197,7 +197,7 @@ fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
         // The lab's containers ask for no cpu or memory.
         lines.push(format!(
             "  {}\t{}\t\t0 (0%)\t0 (0%)\t0 (0%)\t0 (0%)\t{}",
-            p.metadata.namespace,
+            p.metadata.namespace(),
             p.name(),
             age(lab.clock, p.metadata.creation_tick)
         ));

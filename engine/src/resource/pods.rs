@@ -111,7 +111,7 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         );
     };
     kv(&mut out, "Name", p.name().into());
-    kv(&mut out, "Namespace", p.metadata.namespace.clone());
+    kv(&mut out, "Namespace", p.metadata.namespace().clone());
     kv(
         &mut out,
         "Node",
@@ -183,7 +183,7 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     // From here on the lines are written as kubectl's describePod writes them, cells
     // separated by tabs, and aligned by its tabwriter.
     let mut lines: Vec<String> = vec!["Containers:".into()];
-    for c in &p.spec.containers {
+    for c in p.spec.containers.iter() {
         container_lines(&mut lines, lab, p, c);
     }
     // kubectl prints the section only when the pod has conditions (a pod that
@@ -299,7 +299,7 @@ fn container_lines(
         .and_then(|k| {
             k.devices
                 .allocated
-                .get(&(p.metadata.namespace.clone(), p.name().to_string()))
+                .get(&(p.metadata.namespace().clone(), p.name().to_string()))
         })
         .and_then(|a| a.containers.get(&*c.name));
     if let Some(held) = held {

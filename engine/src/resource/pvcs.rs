@@ -112,7 +112,7 @@ fn describe(lab: &Lab, p: &Object<PvcSpec>) -> Outcome {
         );
     };
     kv(&mut out, "Name", p.name().into());
-    kv(&mut out, "Namespace", p.metadata.namespace.clone());
+    kv(&mut out, "Namespace", p.metadata.namespace().clone());
     kv(&mut out, "StorageClass", p.spec.storage_class_name.clone());
     let status = if p.metadata.deletion_tick().is_some() {
         format!(
@@ -163,7 +163,7 @@ fn describe(lab: &Lab, p: &Object<PvcSpec>) -> Outcome {
         .pods
         .values()
         .filter(|pod| {
-            pod.metadata.namespace == p.metadata.namespace
+            pod.metadata.namespace() == p.metadata.namespace()
                 && pod
                     .spec
                     .volumes()

@@ -90,7 +90,7 @@ impl AttachDetach {
             return None;
         }
         let pod = ctx.api.pods.get(key)?;
-        let ns = &pod.metadata.namespace;
+        let ns = pod.metadata.namespace();
         let mut out = PodWants {
             claims: pod
                 .spec

@@ -325,7 +325,7 @@ fn unbound_claim_step<'a>(
         // ever gives the claim a node for it: it stays Pending (the Kubernetes docs:
         // "do not use nodeName" with WaitForFirstConsumer; use a node selector).
         let waiting: Vec<&str> =
-            super::listers::pods_using(api, &pvc.metadata.namespace, &pvc.metadata.name)
+            super::listers::pods_using(api, pvc.metadata.namespace(), pvc.metadata.name())
                 .into_iter()
                 .filter(|p| {
                     p.spec.node_name.is_empty()
@@ -464,8 +464,8 @@ fn best_match<'a>(
 /// Whether the PV's claimRef names the claim (by uid too, when it has one).
 fn prebound(pvc: &Object<PvcSpec>, pv: &Object<PvSpec>) -> bool {
     pv.spec.claim_ref.as_ref().is_some_and(|r| {
-        r.name == pvc.metadata.name
-            && r.namespace == pvc.metadata.namespace
+        r.name == *pvc.metadata.name()
+            && r.namespace == *pvc.metadata.namespace()
             && (r.uid.is_empty() || r.uid == pvc.metadata.uid)
     })
 }
@@ -482,8 +482,8 @@ fn bind_volume_to_claim(ctx: &mut Ctx<'_>, pv: &Object<PvSpec>, pvc: &Object<Pvc
     }
     next.spec.claim_ref = Some(crate::cluster::ObjectReference {
         kind: crate::cluster::ApiKind::PersistentVolumeClaim.name().into(),
-        namespace: pvc.metadata.namespace.clone(),
-        name: pvc.metadata.name.clone(),
+        namespace: pvc.metadata.namespace().clone(),
+        name: pvc.metadata.name().clone(),
         uid: pvc.metadata.uid.to_string(),
     });
     if ctx.api.pvs().update(next).is_err() {

@@ -57,7 +57,7 @@ pub(crate) fn pods_on_node_using(
             && p.spec.volumes().iter().any(|v| {
                 pv_for_claim(
                     api,
-                    &p.metadata.namespace,
+                    p.metadata.namespace(),
                     &v.persistent_volume_claim.claim_name,
                 )
                 .is_some_and(|x| x.name() == pv)
@@ -98,7 +98,7 @@ pub(crate) fn pods_using<'a>(
         found.iter().map(|p| p.key()).collect::<Vec<_>>(),
         api.pods
             .values()
-            .filter(|p| p.metadata.namespace == namespace
+            .filter(|p| p.metadata.namespace() == namespace
                 && p.spec
                     .volumes()
                     .iter()

@@ -222,7 +222,7 @@ impl Provisioner {
                 access_modes: pvc.spec.access_modes.clone(),
                 claim_ref: Some(ObjectReference {
                     kind: ApiKind::PersistentVolumeClaim.name().into(),
-                    namespace: pvc.metadata.namespace.clone(),
+                    namespace: pvc.metadata.namespace().clone(),
                     name: pvc.name().to_string(),
                     uid: pvc.metadata.uid.to_string(),
                 }),
@@ -296,7 +296,7 @@ impl Provisioner {
                     let vs = ctx
                         .api
                         .snapshots
-                        .get(&(pvc.metadata.namespace.clone(), src.name.clone()))
+                        .get(&(pvc.metadata.namespace().clone(), src.name.clone()))
                         .ok_or_else(|| {
                             format!(
                                 "error getting handle for DataSource Type VolumeSnapshot by Name {}: error getting snapshot {} from api server: volumesnapshots.snapshot.storage.k8s.io \"{}\" not found",
@@ -514,7 +514,7 @@ fn clone_source(
     source: &str,
     requested: i64,
 ) -> Result<VolumeContentSource, String> {
-    let ns = &claim.metadata.namespace;
+    let ns = claim.metadata.namespace();
     let src = ctx
         .api
         .pvcs

@@ -112,7 +112,8 @@ impl Resizer {
                 .and_then(|s| parse_bytes(s).ok())
                 .unwrap_or(0);
             let Some(pv) =
-                super::listers::pv_for_claim(ctx.api, &pvc.metadata.namespace, pvc.name()).cloned()
+                super::listers::pv_for_claim(ctx.api, pvc.metadata.namespace(), pvc.name())
+                    .cloned()
             else {
                 continue;
             };
@@ -135,7 +136,7 @@ impl Resizer {
             if let Ok(cur) = ctx
                 .api
                 .pvcs()
-                .get(&pvc.metadata.namespace, pvc.name())
+                .get(pvc.metadata.namespace(), pvc.name())
                 .cloned()
             {
                 let mut next = cur.clone();
@@ -201,7 +202,7 @@ impl Resizer {
                     if let Ok(cur) = ctx
                         .api
                         .pvcs()
-                        .get(&pvc.metadata.namespace, pvc.name())
+                        .get(pvc.metadata.namespace(), pvc.name())
                         .cloned()
                     {
                         let mut next = cur.clone();

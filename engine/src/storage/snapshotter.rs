@@ -89,7 +89,7 @@ fn deletion_candidate(vs: &Object<VolumeSnapshotSpec>) -> bool {
 /// Whether a content points back at this very snapshot (`IsVolumeSnapshotRefSet`).
 fn points_at(c: &Object<VolumeSnapshotContentSpec>, vs: &Object<VolumeSnapshotSpec>) -> bool {
     let r = &c.spec.volume_snapshot_ref;
-    r.name == vs.name() && r.namespace == vs.metadata.namespace && r.uid == vs.metadata.uid
+    r.name == vs.name() && r.namespace == *vs.metadata.namespace() && r.uid == vs.metadata.uid
 }
 
 /// gRPC codes after which a CreateSnapshot may still be running in the driver
@@ -148,7 +148,7 @@ impl Snapshotter {
         let Some(vs) = ctx
             .api
             .snapshots
-            .get(&(vs.metadata.namespace.clone(), vs.name().to_string()))
+            .get(&(vs.metadata.namespace().clone(), vs.name().to_string()))
             .cloned()
         else {
             return changed;
@@ -384,7 +384,7 @@ fn create_snapshot_content(
     ctx: &mut Ctx<'_>,
     vs: &Object<VolumeSnapshotSpec>,
 ) -> Result<Object<VolumeSnapshotContentSpec>, (bool, String)> {
-    let ns = vs.metadata.namespace.clone();
+    let ns = vs.metadata.namespace().clone();
     let claim = vs.spec.source.persistent_volume_claim_name.clone();
     let wrote = ensure_pvc_finalizer(ctx, vs).map_err(|e| (false, e))?;
     // getCreateSnapshotInput looks the class up before the volume; the lab has one
@@ -441,7 +441,7 @@ fn ensure_pvc_finalizer(
     ctx: &mut Ctx<'_>,
     vs: &Object<VolumeSnapshotSpec>,
 ) -> Result<bool, String> {
-    let ns = &vs.metadata.namespace;
+    let ns = vs.metadata.namespace();
     let claim = &vs.spec.source.persistent_volume_claim_name;
     let Some(pvc) = ctx.api.pvcs.get(&(ns.clone(), claim.clone())) else {
         return Err(format!(
@@ -471,7 +471,7 @@ fn check_and_remove_pvc_finalizer(
     vs: &Object<VolumeSnapshotSpec>,
     skip_current: bool,
 ) -> bool {
-    let ns = &vs.metadata.namespace;
+    let ns = vs.metadata.namespace();
     let claim = &vs.spec.source.persistent_volume_claim_name;
     let Some(pvc) = ctx.api.pvcs.get(&(ns.clone(), claim.clone())) else {
         return false;
@@ -481,7 +481,7 @@ fn check_and_remove_pvc_finalizer(
     }
     // isPVCBeingUsed: a snapshot of the claim that is not ready yet.
     let in_use = ctx.api.snapshots.values().any(|s| {
-        s.metadata.namespace == *ns
+        *s.metadata.namespace() == *ns
             && !(skip_current && s.name() == vs.name())
             && s.spec.source.persistent_volume_claim_name == *claim
             && !s.status.ready_to_use
@@ -518,7 +518,7 @@ fn process_deletion(
     if !deletion_candidate(vs) {
         return false;
     }
-    let key = (vs.metadata.namespace.clone(), vs.name().to_string());
+    let key = (vs.metadata.namespace().clone(), vs.name().to_string());
     let name = if vs.status.bound_volume_snapshot_content_name.is_empty() {
         content_name(vs)
     } else {
@@ -564,7 +564,7 @@ fn process_deletion(
     if !(content.is_some() && delete_content) {
         remove.push(SNAPSHOT_BOUND);
     }
-    let (ns, vs_name) = (vs.metadata.namespace.clone(), vs.name().to_string());
+    let (ns, vs_name) = (vs.metadata.namespace().clone(), vs.name().to_string());
     let Ok(cur) = ctx.api.snapshots().get(&ns, &vs_name).cloned() else {
         return changed;
     };
@@ -596,7 +596,7 @@ fn process_deletion(
 /// `isVolumeBeingCreatedFromSnapshot`: a Pending claim names the snapshot as its source.
 fn being_restored(ctx: &Ctx<'_>, vs: &Object<VolumeSnapshotSpec>) -> bool {
     ctx.api.pvcs.values().any(|p| {
-        p.metadata.namespace == vs.metadata.namespace
+        p.metadata.namespace() == vs.metadata.namespace()
             && p.status.phase == "Pending"
             && p.spec.data_source.as_ref().is_some_and(|d| {
                 d.kind == ApiKind::VolumeSnapshot.name()
@@ -667,7 +667,7 @@ fn update_snapshot_status(
     let Ok(cur) = ctx
         .api
         .snapshots()
-        .get(&vs.metadata.namespace, vs.name())
+        .get(vs.metadata.namespace(), vs.name())
         .cloned()
     else {
         return false;
@@ -740,7 +740,7 @@ fn snapshot_error(
     reason: &'static str,
     message: String,
 ) -> bool {
-    let ns = vs.metadata.namespace.clone();
+    let ns = vs.metadata.namespace().clone();
     let Ok(cur) = ctx.api.snapshots().get(&ns, vs.name()).cloned() else {
         return false;
     };

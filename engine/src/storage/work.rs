@@ -418,7 +418,7 @@ impl FreePvs {
             self.names.iter().eq(pvs
                 .values()
                 .filter(|pv| Self::holds(pv))
-                .map(|pv| &pv.metadata.name)),
+                .map(|pv| pv.metadata.name())),
             "the PV controller's free PVs differ from a scan"
         );
         &self.names
