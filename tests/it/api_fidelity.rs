@@ -264,3 +264,55 @@ fn describing_an_empty_name_is_client_go_s_error() {
         .expect_err("an empty name");
     assert_eq!(e.message, "resource name may not be empty");
 }
+
+/// The node lifecycle controller records through its own recorder (source
+/// `node-controller`): a Normal `NodeNotReady` "Node NODE status is now: NodeNotReady" on
+/// the Node (`RecordNodeStatusChange`), then a Warning `NodeNotReady` on each pod it marks
+/// not ready; kubelet records `NodeReady` on the Node once it posts again. Before, the pods'
+/// events came from `node-lifecycle-controller` and the Node had none.
+#[test]
+fn a_lost_node_s_events_come_from_node_controller() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pod create a --node node-2");
+    run(&mut lab, "fault inject node-down --node node-2");
+    run(&mut lab, "tick 40");
+    let pod = run(&mut lab, "describe pod a");
+    let row = |text: &str, reason: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.starts_with("Events:"))
+            .find(|l| l.split_whitespace().nth(1) == Some(reason))
+            .map(|l| l.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        row(&pod, "NodeNotReady"),
+        [
+            "Warning",
+            "NodeNotReady",
+            "0s",
+            "node-controller",
+            "Node",
+            "is",
+            "not",
+            "ready"
+        ],
+        "{pod}"
+    );
+    let node = run(&mut lab, "describe node node-2");
+    assert_eq!(
+        row(&node, "NodeNotReady")[..4],
+        ["Normal", "NodeNotReady", "0s", "node-controller"],
+        "{node}"
+    );
+    assert!(
+        node.contains("node-controller  Node node-2 status is now: NodeNotReady"),
+        "{node}"
+    );
+    run(&mut lab, "fault clear");
+    run(&mut lab, "tick 5");
+    let node = run(&mut lab, "describe node node-2");
+    assert!(
+        node.contains("kubelet") && node.contains("Node node-2 status is now: NodeReady"),
+        "{node}"
+    );
+}

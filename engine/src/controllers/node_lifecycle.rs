@@ -15,7 +15,10 @@
 //! ([`super::taint_eviction`]) deletes them once their 300 s toleration of the NoExecute
 //! taint (DefaultTolerationSeconds) runs out.
 
-use crate::cluster::{NodeSpec, Object, Taint};
+use crate::cluster::{ApiKind, NodeSpec, Object, ObjectRef, Taint};
+
+/// The node lifecycle controller's event source (`EventSource{Component: "node-controller"}`).
+const NODE_CONTROLLER: &str = "node-controller";
 use crate::control::{Component, Ctx};
 use crate::faults::Target;
 
@@ -129,14 +132,15 @@ fn mark_pods_not_ready(ctx: &mut Ctx<'_>, node: &str) {
                 c.status = "False".into();
             }
         });
-        if written.is_ok()
-            && let Some(pod) = ctx.api.pods.get(&key).cloned()
-        {
-            ctx.pod_event(
+        // "record NodeNotReady event after updateStatus to make sure pod still exists",
+        // through the controller's recorder (source `node-controller`).
+        if written.is_ok() && ctx.api.pods.get(&key).is_some() {
+            ctx.event_from(
                 "node-lifecycle-controller",
+                Some(NODE_CONTROLLER),
                 "NodeNotReady",
                 "Node is not ready",
-                &pod,
+                ObjectRef::new(ApiKind::Pod, key.0, key.1),
                 crate::record::Level::Warning,
             );
         }
@@ -261,17 +265,24 @@ impl NodeLifecycle {
             if ctx.api.nodes().update_status(&next).is_ok() {
                 changed = true;
                 if want_unknown {
-                    ctx.log_warning(
+                    // `RecordNodeStatusChange`: a Normal event on the Node, then the pods.
+                    ctx.event_from(
                         "node-lifecycle-controller",
+                        Some(NODE_CONTROLLER),
                         "NodeNotReady",
-                        format!("node {n}: Ready=Unknown (Kubelet stopped posting node status.)"),
+                        format!("Node {n} status is now: NodeNotReady"),
+                        ObjectRef::new(ApiKind::Node, "", n.clone()),
+                        crate::record::Level::Normal,
                     );
                     mark_pods_not_ready(ctx, &n);
                 } else {
-                    ctx.log(
+                    // kubelet's `recordNodeStatusEvent` once it posts Ready again.
+                    ctx.event(
                         crate::record::Actor::kubelet(&n),
                         "NodeReady",
-                        format!("node {n} status is now: NodeReady"),
+                        format!("Node {n} status is now: NodeReady"),
+                        ObjectRef::new(ApiKind::Node, "", n.clone()),
+                        crate::record::Level::Normal,
                     );
                 }
             }
