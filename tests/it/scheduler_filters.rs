@@ -257,3 +257,70 @@ fn a_host_port_two_pinned_pods_hold_is_free_to_the_scheduler_once_either_goes() 
     );
     assert_eq!(phase(&lab, "b"), "Running");
 }
+
+/// A claim to bind whose `volume.kubernetes.io/selected-node` names another node fails the
+/// node in VolumeBinding's Filter with `ErrReasonBindConflict`: `FindPodVolumes` takes the
+/// "Fast path, skip unmatched node" (`unboundVolumesSatisfied = false`), and no reason
+/// names the claim or the node.
+#[test]
+fn a_claim_selected_for_another_node_fails_the_node_as_a_bind_conflict() {
+    let mut lab = common::lab();
+    run(&mut lab, "mode step");
+    run(&mut lab, "sc create late --binding WaitForFirstConsumer");
+    run(&mut lab, "pvc create w --size 1Gi --class late");
+    run(&mut lab, "pod create p --pvc w");
+    run(&mut lab, "reconcile scheduler");
+    let w = &lab.cluster().pvcs[&key("w")];
+    assert_eq!(
+        w.metadata
+            .annotations()
+            .get("volume.kubernetes.io/selected-node")
+            .map(String::as_str),
+        Some("node-1")
+    );
+    // q shares the claim but may only go to node-2.
+    run(
+        &mut lab,
+        "pod create q --pvc w --node-selector kubernetes.io/hostname=node-2",
+    );
+    let out = run(&mut lab, "reconcile scheduler");
+    let want = format!(
+        "0/2 nodes are available: 1 {BIND_CONFLICT}, 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    );
+    assert!(out.contains(&want), "{out}");
+    assert_eq!(unschedulable(&lab, "q"), want);
+    assert_eq!(failed_scheduling_event(&mut lab, "q"), want);
+}
+
+/// VolumeBinding's PreFilter: `podHasPVCs` walks every claim of the pod before
+/// `GetPodVolumeClaims` sorts them, so a claim being deleted fails the pod even when an
+/// unbound Immediate claim comes first in its volumes.
+#[test]
+fn a_claim_being_deleted_wins_over_an_unbound_immediate_claim_listed_first() {
+    let mut lab = common::lab();
+    run(&mut lab, "mode step");
+    run(&mut lab, "sc create now --binding Immediate");
+    run(&mut lab, "pvc create i --size 1Gi --class now");
+    run(&mut lab, "pvc create d --size 1Gi --class now");
+    run(&mut lab, "pvc delete d");
+    let preemption =
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.";
+    let deleted = format!(
+        "0/2 nodes are available: persistentvolumeclaim \"d\" is being deleted. {preemption}"
+    );
+    for (pod, volumes) in [("p", "--pvc i --pvc d"), ("q", "--pvc d --pvc i")] {
+        run(&mut lab, &format!("pod create {pod} {volumes}"));
+        let out = run(&mut lab, "reconcile scheduler");
+        assert!(out.contains(&deleted), "{out}");
+        assert_eq!(unschedulable(&lab, pod), deleted);
+    }
+    // With no claim being deleted, the unbound Immediate claim is the reason.
+    run(&mut lab, "pod create r --pvc i");
+    run(&mut lab, "reconcile scheduler");
+    assert_eq!(
+        unschedulable(&lab, "r"),
+        format!(
+            "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. {preemption}"
+        )
+    );
+}
