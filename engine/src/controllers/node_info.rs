@@ -829,6 +829,49 @@ mod tests {
         }
     }
 
+    /// `NodeInfo.UsedPorts` is a set: a pod that goes takes its port out though another
+    /// pod holds it too, and that pod's next write (`UpdatePod`: remove, then add) puts it
+    /// back, even when the write comes in the same batch of events as the going.
+    #[test]
+    fn a_shared_host_port_goes_with_either_holder_and_comes_back_with_a_write() {
+        let mut api = Cluster::default();
+        let mut cache = NodeInfos::default();
+        apply(&mut api, &Op::Node(0, None));
+        apply(&mut api, &Op::Pod(0, Some(0), 1));
+        apply(&mut api, &Op::Pod(1, Some(0), 1));
+        let port =
+            super::super::host_ports::wanted(&api.pods[&("default".into(), "p1".into())].spec);
+        let held = |cache: &mut NodeInfos, api: &Cluster| {
+            cache.refresh(&api.revs, &api.nodes, &api.pods);
+            cache.assert_matches(&api.nodes, &api.pods);
+            let slot = cache.slot_of["n0"];
+            !cache.slots[slot].used_ports.fits(&port, &[])
+        };
+        assert!(held(&mut cache, &api));
+        apply(&mut api, &Op::DeletePod(0));
+        assert!(!held(&mut cache, &api));
+        let relabel = |api: &mut Cluster, p: &str, v: &str| {
+            let mut pod = api.pods[&("default".into(), p.into())].clone();
+            pod.metadata.labels.insert("v".into(), v.into());
+            api.pods().update(pod).expect("a pod update");
+        };
+        relabel(&mut api, "p1", "1");
+        assert!(held(&mut cache, &api));
+        // p1 written before and after p2 goes, in one batch: its last write is the last word.
+        apply(&mut api, &Op::Pod(2, Some(0), 1));
+        assert!(held(&mut cache, &api));
+        relabel(&mut api, "p1", "2");
+        apply(&mut api, &Op::DeletePod(2));
+        relabel(&mut api, "p1", "3");
+        assert!(held(&mut cache, &api));
+        // Written only before p2 goes: the port is out.
+        apply(&mut api, &Op::Pod(2, Some(0), 1));
+        assert!(held(&mut cache, &api));
+        relabel(&mut api, "p1", "4");
+        apply(&mut api, &Op::DeletePod(2));
+        assert!(!held(&mut cache, &api));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
 
