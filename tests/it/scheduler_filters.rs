@@ -6,7 +6,9 @@
 //! - VolumeRestrictions: a ReadWriteOncePod claim in use fails every node (its PreFilter
 //!   counts the claim's users cluster-wide), as Unschedulable;
 //! - VolumeBinding: a WaitForFirstConsumer claim to provision fails every node its class's
-//!   `allowedTopologies` leave out (`checkVolumeProvisions`), as unresolvable.
+//!   `allowedTopologies` leave out (`checkVolumeProvisions`), as unresolvable; so does one
+//!   whose `selected-node` names another node (the same `ErrReasonBindConflict`); its
+//!   PreFilter reports a claim being deleted before an unbound Immediate one.
 
 use crate::common;
 
