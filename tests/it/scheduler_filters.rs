@@ -6,7 +6,9 @@
 //! - VolumeRestrictions: a ReadWriteOncePod claim in use fails every node (its PreFilter
 //!   counts the claim's users cluster-wide), as Unschedulable;
 //! - VolumeBinding: a WaitForFirstConsumer claim to provision fails every node its class's
-//!   `allowedTopologies` leave out (`checkVolumeProvisions`), as unresolvable.
+//!   `allowedTopologies` leave out (`checkVolumeProvisions`), as unresolvable; so does one
+//!   whose `selected-node` names another node (the same `ErrReasonBindConflict`); its
+//!   PreFilter reports a claim being deleted before an unbound Immediate one.
 
 use crate::common;
 
@@ -87,16 +89,38 @@ fn a_host_port_taken_on_a_node_keeps_the_next_pod_off_it() {
     let out = run(&mut lab, "pod create e --port 8080:80 --node node-1");
     let msg = format!("Predicate NodePorts failed: {NO_FREE_PORTS}");
     assert!(out.contains(&msg), "{out}");
-    assert!(!out.contains("default-scheduler"), "{out}");
+    assert!(
+        !out.contains("pod/e →") && !out.contains("default/e"),
+        "{out}"
+    );
     let e = &lab.cluster().pods[&key("e")];
     assert_eq!(e.status.phase, "Failed");
     assert_eq!(e.status.reason(), "NodePorts");
     assert_eq!(e.status.message(), format!("Pod was rejected: {msg}"));
-    // The port's holder goes: the waiting pod takes the node.
+    // A Failed pod leaves the scheduler's cache (its pod informer watches only
+    // non-terminal pods, `newPodInformer`), and `RemovePod` takes e's TCP 8080 out of
+    // node-1's `UsedPorts` though a still holds it: the waiting pods are bound to node-1
+    // one after the other, and kubelet rejects each.
+    let bound = |p: &str| format!("Successfully assigned default/{p} to node-1");
+    assert!(
+        out.contains(&bound("c")) && out.contains(&bound("d")),
+        "{out}"
+    );
+    for p in ["c", "d"] {
+        let pod = &lab.cluster().pods[&key(p)];
+        assert_eq!(pod.spec.node_name, "node-1");
+        assert_eq!(pod.status.phase, "Failed");
+        assert_eq!(pod.status.message(), format!("Pod was rejected: {msg}"));
+    }
+    assert_eq!(phase(&lab, "a"), "Running");
+    // The port's holder goes: the next pod asking for it runs on node-1.
     run(&mut lab, "pod delete a");
-    run(&mut lab, "tick 1s");
-    assert_eq!(node_of(&lab, "c"), "node-1");
-    assert_eq!(phase(&lab, "c"), "Running");
+    run(
+        &mut lab,
+        "pod create f --port 8080:80 --node-selector kubernetes.io/hostname=node-1",
+    );
+    assert_eq!(node_of(&lab, "f"), "node-1");
+    assert_eq!(phase(&lab, "f"), "Running");
 }
 
 const RWOP_IN_USE: &str =
@@ -192,4 +216,113 @@ fn a_wait_for_first_consumer_claim_keeps_its_pod_in_the_class_topology() {
         "0/2 nodes are available: 1 {BIND_CONFLICT}, 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     );
     assert!(out.contains(&want), "{out}");
+}
+
+/// Upstream's `NodeInfo.UsedPorts` is a set (`HostPortInfo`): `RemovePod` takes a pod's
+/// host ports out of it whoever else holds them (`updateUsedPorts`). Two pods pinned to
+/// one node (no scheduler, no check until kubelet admits them) can both hold a port; when
+/// one goes and the other is not written again, the scheduler sees the port free, binds a
+/// pod that asks for it there, and the node's kubelet rejects that pod.
+#[test]
+fn a_host_port_two_pinned_pods_hold_is_free_to_the_scheduler_once_either_goes() {
+    let mut lab = common::lab();
+    run(&mut lab, "mode step");
+    run(&mut lab, "pod create b --port 8080:80 --node node-1");
+    run(&mut lab, "reconcile kubelet --node node-1");
+    assert_eq!(phase(&lab, "b"), "Running");
+    // a is pinned too, and not admitted yet: both hold TCP 8080 on node-1.
+    run(&mut lab, "pod create a --port 8080:80 --node node-1");
+    run(
+        &mut lab,
+        "pod create c --port 8080:80 --node-selector kubernetes.io/hostname=node-1",
+    );
+    run(&mut lab, "reconcile scheduler");
+    let want = format!(
+        "0/2 nodes are available: 1 {NO_FREE_PORTS}, 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."
+    );
+    assert_eq!(unschedulable(&lab, "c"), want);
+    // a goes; b is not written again.
+    run(&mut lab, "pod delete a");
+    run(&mut lab, "reconcile kubelet --node node-1");
+    assert!(!lab.cluster().pods.contains_key(&key("a")));
+    run(&mut lab, "tick 1s");
+    run(&mut lab, "reconcile scheduler");
+    assert_eq!(node_of(&lab, "c"), "node-1");
+    // kubelet's admission counts b's port (`nodeports.Fits` over the node's active pods).
+    run(&mut lab, "reconcile kubelet --node node-1");
+    let c = &lab.cluster().pods[&key("c")];
+    assert_eq!(c.status.phase, "Failed");
+    assert_eq!(c.status.reason(), "NodePorts");
+    assert_eq!(
+        c.status.message(),
+        format!("Pod was rejected: Predicate NodePorts failed: {NO_FREE_PORTS}")
+    );
+    assert_eq!(phase(&lab, "b"), "Running");
+}
+
+/// A claim to bind whose `volume.kubernetes.io/selected-node` names another node fails the
+/// node in VolumeBinding's Filter with `ErrReasonBindConflict`: `FindPodVolumes` takes the
+/// "Fast path, skip unmatched node" (`unboundVolumesSatisfied = false`), and no reason
+/// names the claim or the node.
+#[test]
+fn a_claim_selected_for_another_node_fails_the_node_as_a_bind_conflict() {
+    let mut lab = common::lab();
+    run(&mut lab, "mode step");
+    run(&mut lab, "sc create late --binding WaitForFirstConsumer");
+    run(&mut lab, "pvc create w --size 1Gi --class late");
+    run(&mut lab, "pod create p --pvc w");
+    run(&mut lab, "reconcile scheduler");
+    let w = &lab.cluster().pvcs[&key("w")];
+    assert_eq!(
+        w.metadata
+            .annotations()
+            .get("volume.kubernetes.io/selected-node")
+            .map(String::as_str),
+        Some("node-1")
+    );
+    // q shares the claim but may only go to node-2.
+    run(
+        &mut lab,
+        "pod create q --pvc w --node-selector kubernetes.io/hostname=node-2",
+    );
+    let out = run(&mut lab, "reconcile scheduler");
+    let want = format!(
+        "0/2 nodes are available: 1 {BIND_CONFLICT}, 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    );
+    assert!(out.contains(&want), "{out}");
+    assert_eq!(unschedulable(&lab, "q"), want);
+    assert_eq!(failed_scheduling_event(&mut lab, "q"), want);
+}
+
+/// VolumeBinding's PreFilter: `podHasPVCs` walks every claim of the pod before
+/// `GetPodVolumeClaims` sorts them, so a claim being deleted fails the pod even when an
+/// unbound Immediate claim comes first in its volumes.
+#[test]
+fn a_claim_being_deleted_wins_over_an_unbound_immediate_claim_listed_first() {
+    let mut lab = common::lab();
+    run(&mut lab, "mode step");
+    run(&mut lab, "sc create now --binding Immediate");
+    run(&mut lab, "pvc create i --size 1Gi --class now");
+    run(&mut lab, "pvc create d --size 1Gi --class now");
+    run(&mut lab, "pvc delete d");
+    let preemption =
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.";
+    let deleted = format!(
+        "0/2 nodes are available: persistentvolumeclaim \"d\" is being deleted. {preemption}"
+    );
+    for (pod, volumes) in [("p", "--pvc i --pvc d"), ("q", "--pvc d --pvc i")] {
+        run(&mut lab, &format!("pod create {pod} {volumes}"));
+        let out = run(&mut lab, "reconcile scheduler");
+        assert!(out.contains(&deleted), "{out}");
+        assert_eq!(unschedulable(&lab, pod), deleted);
+    }
+    // With no claim being deleted, the unbound Immediate claim is the reason.
+    run(&mut lab, "pod create r --pvc i");
+    run(&mut lab, "reconcile scheduler");
+    assert_eq!(
+        unschedulable(&lab, "r"),
+        format!(
+            "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. {preemption}"
+        )
+    );
 }

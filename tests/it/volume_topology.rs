@@ -338,3 +338,57 @@ fn a_deleted_attachment_is_detached_without_waiting_out_the_attach_backoff() {
     );
     assert!(lab.cluster().volume_attachments.is_empty());
 }
+
+/// The attach/detach controller's FailedAttachVolume events for a ReadWriteOnce volume
+/// wanted on a second node (`reportMultiAttachError`): each waiting pod's message lists
+/// every pod in its namespace that uses the volume on the node it is attached to, and
+/// once none does, says only that it is attached elsewhere.
+#[test]
+fn a_multi_attach_error_lists_every_pod_using_the_volume_on_its_node() {
+    let multi_attach = |lab: &Lab, pod: &str| -> Vec<String> {
+        lab.calls()
+            .iter()
+            .filter_map(|(_, c)| c.event())
+            .filter(|e| e.reason == "FailedAttachVolume" && e.object.name == pod)
+            .map(|e| {
+                let mut m = String::new();
+                e.message.write(&e.object, &mut m);
+                m
+            })
+            .collect()
+    };
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    let home = pv_node(&lab, "data");
+    let away = if home == "node-1" { "node-2" } else { "node-1" };
+    let pv = lab.cluster().pvcs[&key("data")].spec.volume_name.clone();
+    run(&mut lab, &format!("pod create a --pvc data --node {home}"));
+    run(&mut lab, &format!("pod create c --pvc data --node {home}"));
+    run(&mut lab, &format!("pod create b --pvc data --node {away}"));
+    assert_eq!(
+        multi_attach(&lab, "b"),
+        [format!(
+            "Multi-Attach error for volume \"{pv}\" Volume is already used by pod(s) a, c"
+        )]
+    );
+    // Reported once per volume and node: a pod that comes to the same node later gets
+    // none (`MultiAttachErrorReported`).
+    run(&mut lab, &format!("pod create d --pvc data --node {away}"));
+    assert!(multi_attach(&lab, "d").is_empty());
+    // The users go but the attachment stays a while: a pod wanting it elsewhere is told
+    // it is attached, with no pod to name.
+    run(&mut lab, "mode step");
+    for p in ["a", "c", "b", "d"] {
+        run(&mut lab, &format!("pod delete {p}"));
+    }
+    run(&mut lab, &format!("reconcile kubelet --node {home}"));
+    run(&mut lab, &format!("reconcile kubelet --node {away}"));
+    run(&mut lab, &format!("pod create e --pvc data --node {away}"));
+    run(&mut lab, "reconcile attachdetach");
+    assert_eq!(
+        multi_attach(&lab, "e"),
+        [format!(
+            "Multi-Attach error for volume \"{pv}\" Volume is already exclusively attached to one node and can't be attached to another"
+        )]
+    );
+}

@@ -10,7 +10,7 @@
 //! accepted but not modelled), so every port the lab holds is on `0.0.0.0`.
 
 use crate::cluster::PodSpec;
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 /// The wildcard host IP (`DefaultBindAllHostIP`).
 const ANY_IP: &str = "0.0.0.0";
@@ -47,13 +47,16 @@ pub(crate) fn wanted(spec: &PodSpec) -> Vec<HostPort> {
         .collect()
 }
 
-/// The host ports a node's pods hold (`NodeInfo.UsedPorts`), each with how many pods hold
-/// it (pods pinned with `spec.nodeName` can hold one twice), so a pod that goes frees only
-/// its own hold.
+/// The host ports a node's pods hold (`NodeInfo.UsedPorts`): a set, as upstream's
+/// `HostPortInfo` (`map[ip]map[ProtocolPort]struct{}`) is. `updateUsedPorts` adds a pod's
+/// ports when the pod comes and removes them when it goes, whoever else holds them: two
+/// pods pinned with `spec.nodeName` to one node can hold the same port, and when one goes
+/// the port is free in the scheduler's eyes until the other is written again (its next
+/// update adds it back) or the cache is rebuilt.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct HostPortInfo {
-    /// Each port held, and by how many pods.
-    held: BTreeMap<HostPort, usize>,
+    /// Each port held.
+    held: BTreeSet<HostPort>,
 }
 
 impl HostPortInfo {
@@ -66,37 +69,34 @@ impl HostPortInfo {
         info
     }
 
-    /// A pod holding `ports` came.
+    /// A pod holding `ports` came (`HostPortInfo.Add`).
     pub(crate) fn add(&mut self, ports: &[HostPort]) {
+        self.held.extend(ports.iter().cloned());
+    }
+
+    /// A pod holding `ports` went (`HostPortInfo.Remove`: the port leaves the set even
+    /// when another pod holds it too).
+    pub(crate) fn remove(&mut self, ports: &[HostPort]) {
         for p in ports {
-            *self.held.entry(p.clone()).or_default() += 1;
+            self.held.remove(p);
         }
     }
 
-    /// A pod holding `ports` went.
-    pub(crate) fn remove(&mut self, ports: &[HostPort]) {
-        for p in ports {
-            if let Some(n) = self.held.get_mut(p) {
-                *n -= 1;
-                if *n == 0 {
-                    self.held.remove(p);
-                }
-            }
-        }
+    /// Whether every port here is held in `other` too.
+    #[cfg(any(test, debug_assertions))]
+    pub(crate) fn is_subset(&self, other: &HostPortInfo) -> bool {
+        self.held.is_subset(&other.held)
     }
 
     /// Whether `want` conflicts with a port held here (`CheckConflict`), leaving out what
-    /// `own` holds (the pod being checked, when it is counted here already).
+    /// `own` holds (the pod being checked, when it is counted here already: as if it were
+    /// removed first).
     fn conflicts(&self, want: &HostPort, own: &[HostPort]) -> bool {
-        let held = |p: &HostPort| {
-            let n = self.held.get(p).copied().unwrap_or(0);
-            n > own.iter().filter(|o| *o == p).count()
-        };
-        self.held.keys().any(|p| {
+        self.held.iter().any(|p| {
             p.protocol == want.protocol
                 && p.port == want.port
                 && (want.ip == ANY_IP || p.ip == ANY_IP || p.ip == want.ip)
-                && held(p)
+                && !own.contains(p)
         })
     }
 
@@ -136,17 +136,17 @@ mod tests {
     }
 
     #[test]
-    fn a_port_held_twice_is_freed_by_both_holders() {
+    fn a_port_two_pods_hold_is_freed_when_either_goes() {
         let p = [port("", "TCP", 80)];
         let mut used = HostPortInfo::default();
         used.add(&p);
         used.add(&p);
-        // The pod's own hold is not a conflict; another's is.
-        assert!(!used.fits(&p, &p));
-        used.remove(&p);
-        assert!(used.fits(&p, &p));
         assert!(!used.fits(&p, &[]));
+        // The pod's own hold is not a conflict.
+        assert!(used.fits(&p, &p));
+        // `HostPortInfo.Remove` deletes the port whoever else holds it.
         used.remove(&p);
+        assert!(used.fits(&p, &[]));
         assert_eq!(used, HostPortInfo::default());
     }
 }

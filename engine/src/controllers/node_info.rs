@@ -39,6 +39,15 @@ type Key = (String, String);
 #[cfg(any(test, debug_assertions))]
 type Counted<'a> = (&'a str, &'a [(String, i64)], &'a [HostPort]);
 
+/// A `NodeInfo` as a recompute compares it: all but its host ports.
+#[cfg(any(test, debug_assertions))]
+type Compared<'a> = (
+    &'a String,
+    &'a Option<NodeFacts>,
+    usize,
+    &'a BTreeMap<String, i64>,
+);
+
 /// What a node can give its pods (`status.allocatable`), parsed once per node write.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct Allocatable {
@@ -323,13 +332,19 @@ impl NodeInfos {
         self.refresh_nodes(revs, nodes);
         match self.pods_seen.and_then(|seen| events_from(revs, seen)) {
             Some(events) => {
-                // Each event is looked up in the table, so a pod's later events in the same
-                // batch would find what its first one found: it is read once.
+                // Each event is looked up in the table, so a pod's events in the same batch
+                // would all find what its last one left: it is read once, in its last
+                // event's place (so a pod written after another went adds its host ports
+                // back, as its update would: see `HostPortInfo`).
+                let events: Vec<_> = events.filter(|e| e.kind == PodSpec::API_KIND).collect();
                 let mut read = FxHashSet::default();
-                for e in events.filter(|e| e.kind == PodSpec::API_KIND) {
-                    if !read.insert(e.key.as_str()) {
-                        continue;
-                    }
+                let mut last: Vec<_> = events
+                    .iter()
+                    .rev()
+                    .filter(|e| read.insert(e.key.as_str()))
+                    .collect();
+                last.reverse();
+                for e in last {
                     let key = event_key(e).0;
                     let pod = pods.get(&key);
                     self.note_pod(key, pod);
@@ -496,6 +511,9 @@ impl NodeInfos {
                 && old.requests == requests
                 && old.ports == ports
             {
+                // `UpdatePod` is `removePod` then `addPod`: the pod's host ports are in the
+                // set again, even if another pod's going took them out.
+                self.slots[old.slot].used_ports.add(&ports);
                 return;
             }
         }
@@ -562,14 +580,17 @@ impl NodeInfos {
         }
     }
 
-    /// The cache by node name, as a recompute compares it: each name's `NodeInfo`, and
-    /// each pod's node and requests.
+    /// The cache by node name, as a recompute compares it: each name's `NodeInfo` but its
+    /// `UsedPorts` (see [`Self::assert_matches`]), and each pod's node and requests.
     #[cfg(any(test, debug_assertions))]
-    fn by_name(&self) -> (BTreeMap<&str, &NodeInfo>, BTreeMap<&Key, Counted<'_>>) {
+    fn by_name(&self) -> (BTreeMap<&str, Compared<'_>>, BTreeMap<&Key, Counted<'_>>) {
         let infos = self
             .slot_of
             .iter()
-            .map(|(name, &slot)| (name.as_str(), &self.slots[slot]))
+            .map(|(name, &slot)| {
+                let i = &self.slots[slot];
+                (name.as_str(), (&i.name, &i.node, i.pods, &i.requested))
+            })
             .collect();
         let pods = self
             .pods
@@ -594,6 +615,15 @@ impl NodeInfos {
             fresh.by_name(),
             "the scheduler's cache is stale"
         );
+        // The host ports kept from events are the recompute's, less any a pod's going took
+        // out while another pod held them too (`HostPortInfo.Remove`).
+        for (name, &slot) in &self.slot_of {
+            let fresh_ports = &fresh.slots[fresh.slot_of[name]].used_ports;
+            assert!(
+                self.slots[slot].used_ports.is_subset(fresh_ports),
+                "the scheduler's cache holds a host port no pod on {name} holds"
+            );
+        }
         for &slot in self.slot_of.values() {
             assert_eq!(
                 self.fits[slot],
@@ -797,6 +827,49 @@ mod tests {
             Op::DropEvents => api.revs.events.clear(),
             Op::Pass | Op::Look => {}
         }
+    }
+
+    /// `NodeInfo.UsedPorts` is a set: a pod that goes takes its port out though another
+    /// pod holds it too, and that pod's next write (`UpdatePod`: remove, then add) puts it
+    /// back, even when the write comes in the same batch of events as the going.
+    #[test]
+    fn a_shared_host_port_goes_with_either_holder_and_comes_back_with_a_write() {
+        let mut api = Cluster::default();
+        let mut cache = NodeInfos::default();
+        apply(&mut api, &Op::Node(0, None));
+        apply(&mut api, &Op::Pod(0, Some(0), 1));
+        apply(&mut api, &Op::Pod(1, Some(0), 1));
+        let port =
+            super::super::host_ports::wanted(&api.pods[&("default".into(), "p1".into())].spec);
+        let held = |cache: &mut NodeInfos, api: &Cluster| {
+            cache.refresh(&api.revs, &api.nodes, &api.pods);
+            cache.assert_matches(&api.nodes, &api.pods);
+            let slot = cache.slot_of["n0"];
+            !cache.slots[slot].used_ports.fits(&port, &[])
+        };
+        assert!(held(&mut cache, &api));
+        apply(&mut api, &Op::DeletePod(0));
+        assert!(!held(&mut cache, &api));
+        let relabel = |api: &mut Cluster, p: &str, v: &str| {
+            let mut pod = api.pods[&("default".into(), p.into())].clone();
+            pod.metadata.labels.insert("v".into(), v.into());
+            api.pods().update(pod).expect("a pod update");
+        };
+        relabel(&mut api, "p1", "1");
+        assert!(held(&mut cache, &api));
+        // p1 written before and after p2 goes, in one batch: its last write is the last word.
+        apply(&mut api, &Op::Pod(2, Some(0), 1));
+        assert!(held(&mut cache, &api));
+        relabel(&mut api, "p1", "2");
+        apply(&mut api, &Op::DeletePod(2));
+        relabel(&mut api, "p1", "3");
+        assert!(held(&mut cache, &api));
+        // Written only before p2 goes: the port is out.
+        apply(&mut api, &Op::Pod(2, Some(0), 1));
+        assert!(held(&mut cache, &api));
+        relabel(&mut api, "p1", "4");
+        apply(&mut api, &Op::DeletePod(2));
+        assert!(!held(&mut cache, &api));
     }
 
     proptest! {

@@ -330,8 +330,6 @@ struct VolumeChecks<'a> {
 enum Step<'a> {
     /// A WaitForFirstConsumer claim not bound yet has a selected node: other nodes fail.
     Selected {
-        /// The claim.
-        claim: &'a str,
         /// Its `volume.kubernetes.io/selected-node`.
         selected: &'a str,
     },
@@ -390,14 +388,20 @@ impl<'a> VolumeChecks<'a> {
                 checks.read_write_once_pod_in_use |= in_use;
             }
         }
-        // VolumeBinding's PreFilter, then what its Filter checks per node.
+        // VolumeBinding's PreFilter: `podHasPVCs` walks every claim first (a claim being
+        // deleted fails the pod whatever the others are), then `GetPodVolumeClaims` sorts
+        // them and any unbound Immediate claim fails it.
+        if let Some((claim, _)) = found
+            .iter()
+            .find(|(_, pvc)| pvc.metadata.deletion_tick().is_some())
+        {
+            checks.prefilter = whole(format!(
+                "persistentvolumeclaim \"{claim}\" is being deleted"
+            ));
+            return checks;
+        }
+        // Then what its Filter checks per node.
         for (claim, pvc) in found {
-            if pvc.metadata.deletion_tick().is_some() {
-                checks.prefilter = whole(format!(
-                    "persistentvolumeclaim \"{claim}\" is being deleted"
-                ));
-                return checks;
-            }
             let class = crate::storage::listers::class_of(api, pvc)
                 .filter(|c| c.spec.waits_for_first_consumer());
             if pvc.spec.volume_name.is_empty() {
@@ -411,7 +415,7 @@ impl<'a> VolumeChecks<'a> {
                     .annotations()
                     .get(crate::storage::SELECTED_NODE)
                 {
-                    checks.steps.push(Step::Selected { claim, selected });
+                    checks.steps.push(Step::Selected { selected });
                 }
                 checks.steps.push(Step::Provision(&class.spec));
             }
@@ -444,22 +448,19 @@ impl<'a> VolumeChecks<'a> {
         if affinity_fails {
             out.push((NODE_CONFLICT.to_string(), false));
         }
-        let elsewhere = self.steps.iter().find_map(|s| match s {
-            Step::Selected { claim, selected } if *selected != node => Some((claim, selected)),
-            _ => None,
-        });
-        if let Some((claim, selected)) = elsewhere {
-            out.push((
-                format!(
-                    "node(s) did not match the node selected for persistentvolumeclaim \"{claim}\" ({}={selected})",
-                    crate::storage::SELECTED_NODE
-                ),
-                false,
-            ));
-        } else if self
+        // `FindPodVolumes`: a claim to bind whose `selected-node` names another node
+        // ends the check at once ("Fast path, skip unmatched node":
+        // `unboundVolumesSatisfied = false`, so `ErrReasonBindConflict`); else the claims
+        // to provision meet the classes' `allowedTopologies` (`checkVolumeProvisions`).
+        let elsewhere = self
             .steps
             .iter()
-            .any(|s| matches!(s, Step::Provision(class) if !class.allows_node(labels)))
+            .any(|s| matches!(s, Step::Selected { selected } if *selected != node));
+        if elsewhere
+            || self
+                .steps
+                .iter()
+                .any(|s| matches!(s, Step::Provision(class) if !class.allows_node(labels)))
         {
             out.push((BIND_CONFLICT.to_string(), false));
         }

@@ -41,8 +41,12 @@ pub(crate) struct AttachDetach {
     unserved: BTreeMap<String, u32>,
     /// The (PV, node) attachments queued behind a Multi-Attach error already reported: the
     /// desired state's `MultiAttachErrorReported`, so the event is recorded once while the
-    /// attachment stays wanted (the reconciler's `reportMultiAttachError` guard).
-    multi_reported: BTreeSet<(String, String)>,
+    /// attachment stays wanted (the reconciler's `reportMultiAttachError` guard), each with
+    /// the pods that wanted it at the last pass. Upstream's desired state drops the
+    /// (volume, node) and its flag the moment its last pod goes (`DeletePod`), and a pod
+    /// that wants it again starts with none (`AddPod`); the lab sees passes only, so a want
+    /// none of whose pods was there at the last pass counts as one that went in between.
+    multi_reported: BTreeMap<(String, String), Vec<Key>>,
 }
 
 /// How long csi_attacher's Attach waits for the VolumeAttachment to be attached
@@ -215,6 +219,16 @@ impl AttachDetach {
             }
         }
         let mut changed = false;
+        // A report is forgotten with its want (see `multi_reported`).
+        self.multi_reported.retain(|(pv, node), pods| {
+            match state.wants.get(pv).and_then(|by_node| by_node.get(node)) {
+                Some(w) if w.pods.iter().any(|p| pods.contains(p)) => {
+                    pods.clone_from(&w.pods);
+                    true
+                }
+                _ => false,
+            }
+        });
         // Attach what is wanted (in (pv, node) order, as a walk of every want would).
         let queued: Vec<(String, String)> = state.to_attach.iter().cloned().collect();
         for target in queued {
@@ -252,7 +266,8 @@ impl AttachDetach {
                 );
                 if !elsewhere.is_empty() {
                     // Stays queued: tried again on the next pass, reported once.
-                    if self.multi_reported.insert(target.clone()) {
+                    if !self.multi_reported.contains_key(&target) {
+                        self.multi_reported.insert(target.clone(), w.pods.clone());
                         self.multi_attach_error(ctx, w, &elsewhere, &state.wants);
                     }
                     continue;
@@ -337,7 +352,7 @@ impl AttachDetach {
         }
         // A report is forgotten once its attachment is made or no longer wanted.
         self.multi_reported
-            .retain(|target| state.to_attach.contains(target));
+            .retain(|target, _| state.to_attach.contains(target));
         self.wants = state;
         changed
     }
