@@ -91,6 +91,13 @@ impl Resource for Pods {
         }
         row
     }
+
+    /// The pod as the API server serves it: its defaults and kubelet's status added.
+    fn json(_lab: &Lab, kept: Vec<&Object<PodSpec>>) -> Vec<(String, String)> {
+        kept.into_iter()
+            .map(|p| (p.name().to_string(), super::pod_json::served(p)))
+            .collect()
+    }
 }
 
 /// `describe pod NAME`.
@@ -318,7 +325,7 @@ fn container_lines(
 }
 
 /// A container's state in its status, as kubelet writes it for the lab's pods.
-enum ContainerState {
+pub(super) enum ContainerState {
     /// Running.
     Running,
     /// Waiting, for this reason (`ContainerCreating`).
@@ -328,7 +335,7 @@ enum ContainerState {
 /// The state of the pod's containers, when the pod has container statuses: kubelet writes
 /// them with its first status (Waiting in ContainerCreating while the sandbox is made,
 /// Running once it runs); an unscheduled pod, or one kubelet rejected, has none.
-fn container_state(p: &Object<PodSpec>) -> Option<ContainerState> {
+pub(super) fn container_state(p: &Object<PodSpec>) -> Option<ContainerState> {
     match (&*p.status.phase, p.status.reason()) {
         ("Running", _) => Some(ContainerState::Running),
         ("Pending", "ContainerCreating") => {
