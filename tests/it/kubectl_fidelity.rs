@@ -98,10 +98,7 @@ fn a_running_pod_s_json_has_the_api_server_defaults_and_kubelet_s_status() {
         ),
         "{yaml}"
     );
-    assert!(
-        yaml.contains("  hostIPs:\n  - ip: 192.168.0.1\n"),
-        "{yaml}"
-    );
+    assert!(yaml.contains("  hostIPs:\n  - ip: 192.168.0.1\n"), "{yaml}");
 }
 
 /// A pod kubelet cannot make a sandbox for yet: its container waits in
@@ -167,5 +164,65 @@ fn qos_class_and_image_pull_policy_follow_the_containers() {
     };
     assert_eq!(qos(&mut lab, "g"), ("Guaranteed".into(), "Always".into()));
     assert_eq!(qos(&mut lab, "b"), ("Burstable".into(), "Always".into()));
-    assert_eq!(qos(&mut lab, "t"), ("BestEffort".into(), "IfNotPresent".into()));
+    assert_eq!(
+        qos(&mut lab, "t"),
+        ("BestEffort".into(), "IfNotPresent".into())
+    );
+}
+
+/// kubectl's builder reads a kind word with dots as `RESOURCE.GROUP`,
+/// `RESOURCE.VERSION.GROUP` or `Kind.GROUP` (`mappingFor`), so what `get -o name` prints
+/// names the object again, in get, describe and delete alike; a kind's word with another
+/// group is refused as kubectl refuses it, naming the part before the first dot.
+#[test]
+fn group_qualified_kind_words_resolve_and_a_wrong_group_is_refused() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(&mut lab, "pod create web --pvc data");
+    run(&mut lab, "tick 10");
+    let name = run(&mut lab, "get va -o name");
+    let name = name.trim();
+    assert!(
+        name.starts_with("volumeattachment.storage.k8s.io/csi-"),
+        "{name}"
+    );
+    let va = name.rsplit('/').next().unwrap_or_default();
+    let got = run(&mut lab, &format!("get {name}"));
+    assert!(
+        got.lines().nth(1).is_some_and(|l| l.starts_with(va)),
+        "{got}"
+    );
+    let got = run(
+        &mut lab,
+        &format!("get volumeattachments.v1.storage.k8s.io {va}"),
+    );
+    assert!(
+        got.lines().nth(1).is_some_and(|l| l.starts_with(va)),
+        "{got}"
+    );
+    let got = run(&mut lab, "get StorageClass.storage.k8s.io standard -o name");
+    assert_eq!(got.trim(), "storageclass.storage.k8s.io/standard");
+    let described = run(
+        &mut lab,
+        "describe storageclasses.v1.storage.k8s.io standard",
+    );
+    assert!(described.starts_with("Name:"), "{described}");
+    assert!(described.contains("hostpath.csi.lab"), "{described}");
+
+    for line in [
+        "get pod.storage.k8s.io web",
+        "describe pod.storage.k8s.io web",
+        "delete pod.storage.k8s.io/web",
+    ] {
+        let e = fails(&mut lab, line);
+        assert_eq!(
+            e.lines().next(),
+            Some("the server doesn't have a resource type \"pod\""),
+            "{line}: {e}"
+        );
+        assert!(!e.contains("did you mean"), "{line}: {e}");
+    }
+    assert!(lab.cluster().pods.contains_key(&crate::common::key("web")));
+    let deleted = run(&mut lab, "delete pods./web");
+    assert!(deleted.starts_with("pod \"web\" deleted"), "{deleted}");
 }

@@ -641,12 +641,19 @@ pub(crate) fn resolve(word: &str) -> Result<&'static dyn AnyResource, LabError> 
     }
     // kubectl names the resource part of a qualified word (`pod` of `pod.storage.k8s.io`:
     // `schema.ParseGroupResource` cuts at the first dot).
-    let word = word.split_once('.').map_or(word, |(r, _)| r);
+    let (word, qualified) = word
+        .split_once('.')
+        .map_or((word, false), |(r, _)| (r, true));
     let mut msg = format!(
         "the server doesn't have a resource type {:?}",
         word.to_ascii_lowercase()
     );
-    let near = near(word);
+    // A kind's own word with another group is no misspelling.
+    let near = if qualified && lookup(word).is_some() {
+        Vec::new()
+    } else {
+        near(word)
+    };
     if !near.is_empty() {
         msg.push_str(&format!("\ndid you mean {}?", near.join(" or ")));
     }
