@@ -226,3 +226,31 @@ fn group_qualified_kind_words_resolve_and_a_wrong_group_is_refused() {
     let deleted = run(&mut lab, "delete pods./web");
     assert!(deleted.starts_with("pod \"web\" deleted"), "{deleted}");
 }
+
+/// printPod's READY counts the spec's containers whose status is ready and running, and
+/// a pod being deleted shows STATUS Terminating with its containers' readiness as it
+/// stands.
+#[test]
+fn ready_counts_every_container_and_a_terminating_pod_keeps_its_readiness() {
+    let mut lab = Lab::new();
+    run(
+        &mut lab,
+        "apply -f - <<EOF\napiVersion: v1\nkind: Pod\nmetadata:\n  name: two\nspec:\n  nodeName: node-2\n  containers:\n  - name: app\n    image: nginx:1.27\n  - name: side\n    image: busybox:1.36\nEOF",
+    );
+    run(&mut lab, "tick 5");
+    let row = |lab: &mut Lab| {
+        let t = run(lab, "get pod two");
+        t.lines()
+            .nth(1)
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(row(&mut lab), "two 2/2 Running");
+    run(&mut lab, "fault inject node-down --node node-2");
+    run(&mut lab, "tick 40");
+    run(&mut lab, "pod delete two");
+    assert_eq!(row(&mut lab), "two 2/2 Terminating");
+}

@@ -99,11 +99,7 @@ fn kubelet_status(status: &mut Map<String, Value>, pod: &Object<PodSpec>) {
     let Some(state) = super::pods::container_state(pod) else {
         return;
     };
-    let ready = pod
-        .status
-        .conditions
-        .iter()
-        .any(|c| c.condition_type == "ContainersReady" && c.status == "True");
+    let ready = super::pods::containers_ready(pod);
     let mut containers: Vec<&Container> = pod.spec.containers.iter().collect();
     containers.sort_by(|a, b| a.name.cmp(&b.name));
     let statuses: Vec<Value> = containers

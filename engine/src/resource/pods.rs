@@ -59,11 +59,16 @@ impl Resource for Pods {
     }
 
     fn row(lab: &Lab, p: &Object<PodSpec>, wide: bool) -> Vec<(String, Role)> {
-        let ready = if p.status.phase == "Running" {
-            "1/1"
+        // printPod's READY: the containers whose status is ready and running, of the
+        // spec's containers (a Terminating pod's still count until kubelet stops them).
+        let total = p.spec.containers.len();
+        let running = matches!(container_state(p), Some(ContainerState::Running));
+        let ready = if running && containers_ready(p) {
+            total
         } else {
-            "0/1"
+            0
         };
+        let ready = format!("{ready}/{total}");
         let mut row = Vec::with_capacity(if wide { 9 } else { 5 });
         row.extend([
             cell(p.name()),
@@ -277,11 +282,7 @@ fn container_lines(
                 lines.push(format!("      Reason:\t{reason}"));
             }
         }
-        let ready = p
-            .status
-            .conditions
-            .iter()
-            .any(|c| c.condition_type == "ContainersReady" && c.status == "True");
+        let ready = containers_ready(p);
         lines.push(format!(
             "    Ready:\t{}",
             if ready { "True" } else { "False" }
@@ -322,6 +323,15 @@ fn container_lines(
             }
         }
     }
+}
+
+/// Whether the pod's containers are ready (its ContainersReady condition: kubelet writes
+/// each container's `ready` with it).
+pub(super) fn containers_ready(p: &Object<PodSpec>) -> bool {
+    p.status
+        .conditions
+        .iter()
+        .any(|c| c.condition_type == "ContainersReady" && c.status == "True")
 }
 
 /// A container's state in its status, as kubelet writes it for the lab's pods.
