@@ -254,3 +254,73 @@ fn ready_counts_every_container_and_a_terminating_pod_keeps_its_readiness() {
     run(&mut lab, "pod delete two");
     assert_eq!(row(&mut lab), "two 2/2 Terminating");
 }
+
+/// `reference.GetReference(scheme, claim)`, as the provisioner and the PV controller's
+/// binder take it: a PV's claimRef has the claim's apiVersion and its resourceVersion as
+/// read then; and the PV strategy's `lastPhaseTransitionTime` is the time of each phase
+/// change (Pending on create, Available, then Bound when a claim binds it).
+#[test]
+fn a_pv_s_claim_ref_and_last_phase_transition_time_are_the_api_server_s() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pvc create data --size 1Gi");
+    let claim_rv = lab.cluster().pvcs[&crate::common::key("data")]
+        .metadata
+        .resource_version;
+    let pv_name = lab.cluster().pvcs[&crate::common::key("data")]
+        .spec
+        .volume_name
+        .clone();
+    let pv = json_of(&mut lab, &format!("pv {pv_name}"));
+    let claim_ref = &pv["spec"]["claimRef"];
+    assert_eq!(claim_ref["apiVersion"], "v1", "{pv:#}");
+    assert_eq!(claim_ref["kind"], "PersistentVolumeClaim");
+    let rv: u64 = claim_ref["resourceVersion"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{pv:#}"));
+    // Read by the provisioner before the binder's writes to the claim.
+    assert!(rv > 0 && rv < claim_rv, "{rv} vs {claim_rv}");
+    assert_eq!(
+        pv["status"]["lastPhaseTransitionTime"], "2025-01-01T00:00:00Z",
+        "{pv:#}"
+    );
+
+    // A volume made by hand: Available when applied, Bound 30s later.
+    let mut lab = Lab::new();
+    run(
+        &mut lab,
+        "apply -f - <<EOF\napiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: by-hand\nspec:\n  capacity: { storage: 1Gi }\n  accessModes: [ReadWriteOnce]\n  csi: { driver: hostpath.csi.lab, volumeHandle: vol-1 }\n  storageClassName: manual\nEOF",
+    );
+    run(&mut lab, "tick 1");
+    let pv = json_of(&mut lab, "pv by-hand");
+    assert_eq!(pv["status"]["phase"], "Available", "{pv:#}");
+    assert_eq!(
+        pv["status"]["lastPhaseTransitionTime"],
+        "2025-01-01T00:00:00Z"
+    );
+    run(&mut lab, "tick 30");
+    run(
+        &mut lab,
+        "apply -f - <<EOF\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: claim\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: { requests: { storage: 1Gi } }\n  storageClassName: manual\nEOF",
+    );
+    run(&mut lab, "tick 1");
+    let pv = json_of(&mut lab, "pv by-hand");
+    assert_eq!(pv["status"]["phase"], "Bound", "{pv:#}");
+    assert_eq!(
+        pv["status"]["lastPhaseTransitionTime"],
+        "2025-01-01T00:00:31Z"
+    );
+    let claim = &lab.cluster().pvcs[&crate::common::key("claim")];
+    let (uid, claim_rv) = (
+        claim.metadata.uid.to_string(),
+        claim.metadata.resource_version,
+    );
+    let claim_ref = &pv["spec"]["claimRef"];
+    assert_eq!(claim_ref["apiVersion"], "v1");
+    assert_eq!(claim_ref["uid"], uid.as_str());
+    let rv: u64 = claim_ref["resourceVersion"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{pv:#}"));
+    assert!(rv > 0 && rv < claim_rv, "{rv} vs {claim_rv}");
+}

@@ -533,6 +533,7 @@ impl Lab {
             },
             name: r.name.clone(),
             uid: r.uid.clone().unwrap_or_default(),
+            ..ObjectReference::default()
         });
         let current = self
             .cluster
