@@ -489,7 +489,7 @@ fn bind_volume_to_claim(ctx: &mut Ctx<'_>, pv: &Object<PvSpec>, pvc: &Object<Pvc
     let bound = next.spec.claim_ref.as_ref().is_some_and(|r| {
         r.name == *pvc.metadata.name()
             && r.namespace == *pvc.metadata.namespace()
-            && r.uid == pvc.metadata.uid.to_string()
+            && r.uid == pvc.metadata.uid
     });
     if !bound {
         next.spec.claim_ref = Some(crate::cluster::ObjectReference::to_claim(pvc));
