@@ -23,6 +23,7 @@ mod host_local_conformance;
 mod host_local_differential;
 mod host_local_proptest;
 mod invariants;
+mod kubectl_fidelity;
 mod lesson_ch2_ch7;
 mod lesson_ch3;
 mod lesson_ch4_ch6;

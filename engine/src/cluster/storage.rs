@@ -213,10 +213,13 @@ impl Kind for PvcSpec {
     type Status = PvcStatus;
 }
 
-/// `claimRef` of a PV.
+/// `claimRef` of a PV (and a snapshot content's `volumeSnapshotRef`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectReference {
+    /// `apiVersion` (`v1` for a claim); empty when the writer gave none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
     /// `PersistentVolumeClaim`.
     pub kind: String,
     /// Namespace.
@@ -225,6 +228,26 @@ pub struct ObjectReference {
     pub name: String,
     /// UID.
     pub uid: String,
+    /// `resourceVersion`: the object's when the reference was taken; empty when the writer
+    /// gave none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub resource_version: String,
+}
+
+impl ObjectReference {
+    /// `reference.GetReference(scheme, claim)`, as the PV controller's binder and the
+    /// external provisioner take it: the claim's apiVersion, kind, namespace, name, uid and
+    /// its resourceVersion as they read it.
+    pub fn to_claim(claim: &super::Object<PvcSpec>) -> Self {
+        ObjectReference {
+            api_version: <PvcSpec as Kind>::API_VERSION.into(),
+            kind: <PvcSpec as Kind>::KIND.into(),
+            namespace: claim.metadata.namespace().clone(),
+            name: claim.metadata.name().clone(),
+            uid: claim.metadata.uid.to_string(),
+            resource_version: claim.metadata.resource_version.to_string(),
+        }
+    }
 }
 
 /// `spec.csi` of a PV.
@@ -318,15 +341,25 @@ pub struct PvSpec {
 
 /// `PersistentVolume.status`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PvStatus {
     /// `Available`, `Bound`, `Released`, `Failed`.
     pub phase: String,
+    /// `lastPhaseTransitionTime` (GA in v1.31): when the phase last changed, set by the
+    /// API server's PV strategy on create (phase Pending) and on a status write that
+    /// changes the phase.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::meta::opt_tick_as_timestamp"
+    )]
+    pub last_phase_transition_time: Option<crate::util::time::Millis>,
 }
 
 impl Default for PvStatus {
     fn default() -> Self {
         PvStatus {
             phase: "Pending".into(),
+            last_phase_transition_time: None,
         }
     }
 }
@@ -338,6 +371,15 @@ impl Kind for PvSpec {
     const NAMESPACED: bool = false;
     const PROTECTION_FINALIZER: Option<&'static str> = Some(PV_PROTECTION);
     type Status = PvStatus;
+
+    /// `persistentvolumeStrategy.PrepareForCreate`: the status is reset to phase Pending,
+    /// its transition time now.
+    fn prepare_for_create(obj: &mut super::Object<Self>, tick: crate::util::time::Millis) {
+        obj.status = PvStatus {
+            phase: "Pending".into(),
+            last_phase_transition_time: Some(tick),
+        };
+    }
 }
 
 /// `VolumeAttachment.spec.source`.

@@ -69,6 +69,10 @@ pub trait Kind: Clone + PartialEq + Serialize + fmt::Debug + Send + Sync + 'stat
     ) {
     }
 
+    /// The kind's registry strategy on create (`PrepareForCreate`), given the time of the
+    /// request: what it sets beyond metadata. Most kinds set nothing.
+    fn prepare_for_create(_obj: &mut Object<Self>, _tick: crate::util::time::Millis) {}
+
     /// The facts of the object as written that a watch event carries (see [`EventFacts`]).
     fn event_facts(_obj: &Object<Self>) -> EventFacts {
         EventFacts::default()
@@ -1044,6 +1048,7 @@ impl<K: Kind> TableOps<'_, K> {
         obj.metadata.resource_version = self.revs.bump();
         obj.metadata.generation = u64::from(K::GENERATION);
         obj.metadata.creation_tick = tick;
+        K::prepare_for_create(&mut obj, tick);
         let rv = obj.metadata.resource_version;
         self.revs.tap(EventType::Added, &obj);
         let facts = K::event_facts(&obj);

@@ -533,6 +533,8 @@ impl Lab {
             },
             name: r.name.clone(),
             uid: r.uid.clone().unwrap_or_default(),
+            api_version: r.api_version.clone().unwrap_or_default(),
+            resource_version: r.resource_version.clone().unwrap_or_default(),
         });
         let current = self
             .cluster

@@ -321,7 +321,7 @@ pub struct ClaimRefM {
     pub kind: Option<String>,
     /// `apiVersion`.
     #[serde(default)]
-    pub api_version: Option<Any>,
+    pub api_version: Option<String>,
     /// `namespace`.
     #[serde(default)]
     pub namespace: String,
@@ -331,9 +331,9 @@ pub struct ClaimRefM {
     /// `uid`.
     #[serde(default)]
     pub uid: Option<String>,
-    /// `resourceVersion`: accepted and ignored.
+    /// `resourceVersion` (ObjectReference's is a string).
     #[serde(default)]
-    pub resource_version: Option<Any>,
+    pub resource_version: Option<String>,
 }
 
 /// `key In values` of a node selector term.

@@ -19,6 +19,7 @@ mod namespaces;
 mod net_attach_defs;
 mod network_policies;
 mod nodes;
+mod pod_json;
 mod pods;
 mod pvcs;
 mod pvs;
@@ -62,6 +63,15 @@ impl Names {
             .chain(std::iter::once(self.singular))
             .chain(self.short.iter().copied())
             .chain(self.aliases.iter().copied())
+            .any(|n| n.eq_ignore_ascii_case(word))
+    }
+
+    /// Whether `word` is one of kubectl's names for the kind (its plural, singular or a
+    /// short name; not the lab's aliases), the resource part of a group-qualified word.
+    fn kubectl_matches(&self, word: &str) -> bool {
+        std::iter::once(self.plural)
+            .chain(std::iter::once(self.singular))
+            .chain(self.short.iter().copied())
             .any(|n| n.eq_ignore_ascii_case(word))
     }
 
@@ -490,6 +500,34 @@ impl dyn AnyResource + '_ {
         self.api_version().rsplit_once('/').map_or("", |(g, _)| g)
     }
 
+    /// Whether `word` names the kind with its group, as kubectl's `schema.ParseResourceArg`
+    /// and `ParseKindArg` read it: `RESOURCE.VERSION.GROUP` (two dots or more: the part
+    /// after the second dot is the group) or `RESOURCE.GROUP` (after the first dot), where
+    /// RESOURCE is one of kubectl's names for the kind, matched ignoring case, or its
+    /// `Kind`, matched exactly.
+    fn qualified_by(&self, word: &str) -> bool {
+        let names = self.names();
+        let kind = self.kind().name();
+        let resource = |r: &str| names.kubectl_matches(r) || r == kind;
+        let (version, group) = self
+            .api_version()
+            .rsplit_once('/')
+            .map_or(("v1", ""), |(g, v)| (v, g));
+        let mut parts = word.splitn(3, '.');
+        let (Some(first), Some(second)) = (parts.next(), parts.next()) else {
+            return false;
+        };
+        let by_version = parts.next().is_some_and(|rest| {
+            resource(first)
+                && second.eq_ignore_ascii_case(version)
+                && rest.eq_ignore_ascii_case(group)
+        });
+        let by_group = word
+            .split_once('.')
+            .is_some_and(|(r, g)| resource(r) && g.eq_ignore_ascii_case(group));
+        by_version || by_group
+    }
+
     /// The API server's NotFound for `name` of this kind.
     pub(crate) fn not_found(&self, name: &str) -> LabError {
         crate::engine::views::not_found(self.api_resource(), name)
@@ -546,11 +584,16 @@ pub(crate) fn of(kind: ApiKind) -> &'static dyn AnyResource {
 }
 
 /// The kind a word names as typed (`po`, `PODS`, `pvc`, `net-attach-def`, `vs`), if any:
-/// kubectl's plural, singular and short names, and the lab's aliases.
+/// kubectl's plural, singular and short names, and the lab's aliases; or, as kubectl's
+/// builder reads a word with dots (`mappingFor`), one of kubectl's names qualified by the
+/// kind's group (`volumeattachment.storage.k8s.io`), or by its version and group
+/// (`volumeattachments.v1.storage.k8s.io`), or the kind itself so qualified
+/// (`VolumeAttachment.storage.k8s.io`).
 pub fn lookup(word: &str) -> Option<ApiKind> {
     REGISTRY
         .iter()
         .find(|r| r.names().matches(word))
+        .or_else(|| REGISTRY.iter().find(|r| r.qualified_by(word)))
         .map(|r| r.kind())
 }
 
@@ -596,11 +639,21 @@ pub(crate) fn resolve(word: &str) -> Result<&'static dyn AnyResource, LabError> 
     if let Some(kind) = lookup(word) {
         return Ok(of(kind));
     }
+    // kubectl names the resource part of a qualified word (`pod` of `pod.storage.k8s.io`:
+    // `schema.ParseGroupResource` cuts at the first dot).
+    let (word, qualified) = word
+        .split_once('.')
+        .map_or((word, false), |(r, _)| (r, true));
     let mut msg = format!(
         "the server doesn't have a resource type {:?}",
         word.to_ascii_lowercase()
     );
-    let near = near(word);
+    // A kind's own word with another group is no misspelling.
+    let near = if qualified && lookup(word).is_some() {
+        Vec::new()
+    } else {
+        near(word)
+    };
     if !near.is_empty() {
         msg.push_str(&format!("\ndid you mean {}?", near.join(" or ")));
     }

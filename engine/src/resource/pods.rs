@@ -59,11 +59,16 @@ impl Resource for Pods {
     }
 
     fn row(lab: &Lab, p: &Object<PodSpec>, wide: bool) -> Vec<(String, Role)> {
-        let ready = if p.status.phase == "Running" {
-            "1/1"
+        // printPod's READY: the containers whose status is ready and running, of the
+        // spec's containers (a Terminating pod's still count until kubelet stops them).
+        let total = p.spec.containers.len();
+        let running = matches!(container_state(p), Some(ContainerState::Running));
+        let ready = if running && containers_ready(p) {
+            total
         } else {
-            "0/1"
+            0
         };
+        let ready = format!("{ready}/{total}");
         let mut row = Vec::with_capacity(if wide { 9 } else { 5 });
         row.extend([
             cell(p.name()),
@@ -90,6 +95,13 @@ impl Resource for Pods {
             row.push(cell("<none>"));
         }
         row
+    }
+
+    /// The pod as the API server serves it: its defaults and kubelet's status added.
+    fn json(_lab: &Lab, kept: Vec<&Object<PodSpec>>) -> Vec<(String, String)> {
+        kept.into_iter()
+            .map(|p| (p.name().to_string(), super::pod_json::served(p)))
+            .collect()
     }
 }
 
@@ -270,11 +282,7 @@ fn container_lines(
                 lines.push(format!("      Reason:\t{reason}"));
             }
         }
-        let ready = p
-            .status
-            .conditions
-            .iter()
-            .any(|c| c.condition_type == "ContainersReady" && c.status == "True");
+        let ready = containers_ready(p);
         lines.push(format!(
             "    Ready:\t{}",
             if ready { "True" } else { "False" }
@@ -317,8 +325,17 @@ fn container_lines(
     }
 }
 
+/// Whether the pod's containers are ready (its ContainersReady condition: kubelet writes
+/// each container's `ready` with it).
+pub(super) fn containers_ready(p: &Object<PodSpec>) -> bool {
+    p.status
+        .conditions
+        .iter()
+        .any(|c| c.condition_type == "ContainersReady" && c.status == "True")
+}
+
 /// A container's state in its status, as kubelet writes it for the lab's pods.
-enum ContainerState {
+pub(super) enum ContainerState {
     /// Running.
     Running,
     /// Waiting, for this reason (`ContainerCreating`).
@@ -328,7 +345,7 @@ enum ContainerState {
 /// The state of the pod's containers, when the pod has container statuses: kubelet writes
 /// them with its first status (Waiting in ContainerCreating while the sandbox is made,
 /// Running once it runs); an unscheduled pod, or one kubelet rejected, has none.
-fn container_state(p: &Object<PodSpec>) -> Option<ContainerState> {
+pub(super) fn container_state(p: &Object<PodSpec>) -> Option<ContainerState> {
     match (&*p.status.phase, p.status.reason()) {
         ("Running", _) => Some(ContainerState::Running),
         ("Pending", "ContainerCreating") => {

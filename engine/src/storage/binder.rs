@@ -126,6 +126,10 @@ impl PvController {
             if pv.status.phase != want {
                 let mut next = pv.clone();
                 next.status.phase = want.into();
+                // The API server's status strategy times the phase change at the request
+                // (`lastPhaseTransitionTime`); this write is the one that changes a PV's
+                // phase, so the request's time is the controller's.
+                next.status.last_phase_transition_time = Some(ctx.clock);
                 if ctx.api.pvs().update_status(&next).is_ok() {
                     changed = true;
                     ctx.log(
@@ -480,12 +484,16 @@ fn bind_volume_to_claim(ctx: &mut Ctx<'_>, pv: &Object<PvSpec>, pvc: &Object<Pvc
             .annotations_mut()
             .insert("pv.kubernetes.io/bound-by-controller".into(), "yes".into());
     }
-    next.spec.claim_ref = Some(crate::cluster::ObjectReference {
-        kind: crate::cluster::ApiKind::PersistentVolumeClaim.name().into(),
-        namespace: pvc.metadata.namespace().clone(),
-        name: pvc.metadata.name().clone(),
-        uid: pvc.metadata.uid.to_string(),
+    // `getBindVolumeToClaim`: a claimRef that already names the claim by its uid is kept
+    // as it is; any other is replaced by a reference to the claim as read.
+    let bound = next.spec.claim_ref.as_ref().is_some_and(|r| {
+        r.name == *pvc.metadata.name()
+            && r.namespace == *pvc.metadata.namespace()
+            && r.uid == pvc.metadata.uid
     });
+    if !bound {
+        next.spec.claim_ref = Some(crate::cluster::ObjectReference::to_claim(pvc));
+    }
     if ctx.api.pvs().update(next).is_err() {
         return false;
     }

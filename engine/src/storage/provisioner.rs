@@ -220,12 +220,8 @@ impl Provisioner {
                     format_bytes(volume.capacity_bytes),
                 )]),
                 access_modes: pvc.spec.access_modes.clone(),
-                claim_ref: Some(ObjectReference {
-                    kind: ApiKind::PersistentVolumeClaim.name().into(),
-                    namespace: pvc.metadata.namespace().clone(),
-                    name: pvc.name().to_string(),
-                    uid: pvc.metadata.uid.to_string(),
-                }),
+                // The provisioner library's `ref.GetReference(scheme, claim)`.
+                claim_ref: Some(ObjectReference::to_claim(pvc)),
                 persistent_volume_reclaim_policy: class.spec.reclaim_policy.clone(),
                 storage_class_name: class.name().to_string(),
                 volume_mode: pvc.spec.volume_mode.clone(),

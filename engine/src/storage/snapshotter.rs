@@ -423,6 +423,7 @@ fn create_snapshot_content(
                 namespace: ns,
                 name: vs.name().to_string(),
                 uid: vs.metadata.uid.to_string(),
+                ..ObjectReference::default()
             },
             volume_snapshot_class_name: SNAPSHOT_CLASS.into(),
         },

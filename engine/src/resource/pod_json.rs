@@ -1,0 +1,156 @@
+//! A pod as the API server serves it (`get pod -o json|yaml`, `get pods -w -o json`): the
+//! lab's stored pod with what Kubernetes v1.31 writes around it, computed when it is shown
+//! (every pod has the same, so no pod holds it): the defaults the API server's defaulting
+//! (`pkg/apis/core/v1/defaults.go`) and admission plugins (Priority, ServiceAccount) set on
+//! create, the QoS class the pod strategy computes, and the container statuses kubelet
+//! writes beside the pod's phase.
+
+use crate::cluster::{Container, Object, PodSpec};
+use serde_json::{Map, Value, json};
+
+/// `pod` as `get -o json` prints it (keys sorted as kubectl prints them).
+pub(super) fn served(pod: &Object<PodSpec>) -> String {
+    let mut value = serde_json::to_value(pod).unwrap_or(Value::Null);
+    if let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) {
+        defaulted_spec(spec);
+    }
+    if let Some(status) = value.get_mut("status").and_then(Value::as_object_mut) {
+        kubelet_status(status, pod);
+    }
+    crate::cni::types::to_go_json(&value)
+}
+
+/// The spec's defaults: `SetDefaults_PodSpec` (dnsPolicy, restartPolicy, securityContext,
+/// terminationGracePeriodSeconds, schedulerName), `SetDefaults_Pod` (enableServiceLinks),
+/// the Priority admission plugin without a priority class (priority 0,
+/// preemptionPolicy PreemptLowerPriority), the ServiceAccount admission plugin
+/// (serviceAccountName `default`, mirrored into the deprecated serviceAccount), and each
+/// container's `SetDefaults_Container`. (The ServiceAccount plugin's projected token
+/// volume `kube-api-access-…` is not modelled: its name has a random suffix.) The lab
+/// keeps any of these a manifest gives out of the object (apply warns), so the defaults
+/// are what the pod has.
+fn defaulted_spec(spec: &mut Map<String, Value>) {
+    for (key, value) in [
+        ("dnsPolicy", json!("ClusterFirst")),
+        ("enableServiceLinks", json!(true)),
+        ("preemptionPolicy", json!("PreemptLowerPriority")),
+        ("priority", json!(0)),
+        ("restartPolicy", json!("Always")),
+        ("schedulerName", json!("default-scheduler")),
+        ("securityContext", json!({})),
+        ("serviceAccount", json!("default")),
+        ("serviceAccountName", json!("default")),
+        ("terminationGracePeriodSeconds", json!(30)),
+    ] {
+        spec.entry(key).or_insert(value);
+    }
+    // nodeName is omitempty: an unscheduled pod has none.
+    if spec.get("nodeName").and_then(Value::as_str) == Some("") {
+        spec.remove("nodeName");
+    }
+    let containers = spec.get_mut("containers").and_then(Value::as_array_mut);
+    for c in containers.into_iter().flatten() {
+        let Some(c) = c.as_object_mut() else { continue };
+        let policy = image_pull_policy(c.get("image").and_then(Value::as_str).unwrap_or(""));
+        c.entry("imagePullPolicy").or_insert(json!(policy));
+        // `resources` has no omitempty: a container that asks for nothing has `{}`.
+        c.entry("resources").or_insert(json!({}));
+        c.entry("terminationMessagePath")
+            .or_insert(json!("/dev/termination-log"));
+        c.entry("terminationMessagePolicy").or_insert(json!("File"));
+    }
+}
+
+/// `SetDefaults_Container`'s imagePullPolicy: `Always` when the image's tag is `latest`
+/// (`parsers.ParseImageName` reads an image without a tag or digest as `latest`),
+/// `IfNotPresent` otherwise.
+pub(crate) fn image_pull_policy(image: &str) -> &'static str {
+    let (name, digest) = match image.split_once('@') {
+        Some((name, _)) => (name, true),
+        None => (image, false),
+    };
+    // A tag follows the last `:` after the last `/` (a `:` before it is a registry port).
+    let last = name.rsplit('/').next().unwrap_or(name);
+    let tag = last.split_once(':').map(|(_, tag)| tag);
+    match tag {
+        Some("latest") => "Always",
+        None if !digest => "Always",
+        _ => "IfNotPresent",
+    }
+}
+
+/// The status kubelet and the API server write beside what the lab keeps: `hostIPs` (its
+/// one entry, `hostIP`), `qosClass` (set on create by the pod strategy, kept by kubelet,
+/// also on a pod it rejects), and `containerStatuses` once kubelet has written the pod's
+/// containers (sorted by name, as kubelet sorts them): a Running pod's containers
+/// running, started and ready as the ContainersReady condition says; a pod whose sandbox
+/// is being made waiting in ContainerCreating (a reason of its container, not of the pod:
+/// the pod's own `reason` is left out). A running container's `containerID`, `imageID`
+/// and `startedAt` are left out: the lab's runtime has no container IDs or image digests,
+/// and keeps no start time.
+fn kubelet_status(status: &mut Map<String, Value>, pod: &Object<PodSpec>) {
+    if let Some(ip) = status.get("hostIP").cloned() {
+        status.insert("hostIPs".into(), json!([{ "ip": ip }]));
+    }
+    status.insert(
+        "qosClass".into(),
+        json!(crate::engine::views::qos_class(&pod.spec)),
+    );
+    let Some(state) = super::pods::container_state(pod) else {
+        return;
+    };
+    let ready = super::pods::containers_ready(pod);
+    let mut containers: Vec<&Container> = pod.spec.containers.iter().collect();
+    containers.sort_by(|a, b| a.name.cmp(&b.name));
+    let statuses: Vec<Value> = containers
+        .into_iter()
+        .map(|c| {
+            let mut s = json!({
+                "image": c.image,
+                "lastState": {},
+                "name": c.name,
+                "restartCount": 0,
+            });
+            let fields = s.as_object_mut().expect("an object");
+            match &state {
+                super::pods::ContainerState::Running => {
+                    fields.insert("ready".into(), json!(ready));
+                    fields.insert("started".into(), json!(true));
+                    fields.insert("state".into(), json!({ "running": {} }));
+                }
+                super::pods::ContainerState::Waiting(reason) => {
+                    fields.insert("imageID".into(), json!(""));
+                    fields.insert("ready".into(), json!(false));
+                    fields.insert("started".into(), json!(false));
+                    fields.insert("state".into(), json!({ "waiting": { "reason": reason } }));
+                }
+            }
+            s
+        })
+        .collect();
+    status.insert("containerStatuses".into(), Value::Array(statuses));
+    if matches!(state, super::pods::ContainerState::Waiting(_)) {
+        status.remove("reason");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::image_pull_policy;
+
+    /// `SetDefaults_Container`: `latest`, or no tag and no digest, is `Always`.
+    #[test]
+    fn image_pull_policy_follows_the_tag() {
+        for (image, policy) in [
+            ("registry.k8s.io/nginx-slim:0.27", "IfNotPresent"),
+            ("nginx", "Always"),
+            ("nginx:latest", "Always"),
+            ("localhost:5000/nginx", "Always"),
+            ("localhost:5000/nginx:1.2", "IfNotPresent"),
+            ("nginx@sha256:abc", "IfNotPresent"),
+            ("nginx:latest@sha256:abc", "Always"),
+        ] {
+            assert_eq!(image_pull_policy(image), policy, "{image}");
+        }
+    }
+}

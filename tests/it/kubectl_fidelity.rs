@@ -1,0 +1,326 @@
+//! kubectl's views of the lab's objects as kubectl v1.31 prints them from a real API
+//! server: a pod's `-o json|yaml` with the defaults the API server sets on create and the
+//! status kubelet writes, the group-qualified kind words kubectl's builder reads
+//! (`volumeattachment.storage.k8s.io/NAME`, which `get -o name` prints), a PV's claimRef
+//! as the binder writes it, and a Terminating pod's row.
+
+use crate::common::run;
+use lab_engine::Lab;
+use serde_json::{Value, json};
+
+/// `get KIND NAME -o json`, read back.
+fn json_of(lab: &mut Lab, what: &str) -> Value {
+    let text = run(lab, &format!("get {what} -o json"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The error a rejected line gives.
+fn fails(lab: &mut Lab, line: &str) -> String {
+    match lab.execute(line) {
+        Ok(out) => panic!("`{line}` succeeded:\n{}", out.to_text()),
+        Err(e) => e.message,
+    }
+}
+
+/// A pod manifest of one container with these resources, applied from a here-document.
+fn apply_pod(lab: &mut Lab, name: &str, image: &str, resources: &str) {
+    run(
+        lab,
+        &format!(
+            "apply -f - <<EOF\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  nodeName: node-1\n  containers:\n  - name: app\n    image: {image}\n    resources: {resources}\nEOF"
+        ),
+    );
+}
+
+/// The API server's defaulting and admission (SetDefaults_PodSpec, SetDefaults_Pod,
+/// SetDefaults_Container, Priority, ServiceAccount, DefaultTolerationSeconds) and the
+/// kubelet's status: what `kubectl get pod -o json` shows of a running pod.
+#[test]
+fn a_running_pod_s_json_has_the_api_server_defaults_and_kubelet_s_status() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create web --node node-1");
+    run(&mut lab, "tick 5");
+    let pod = json_of(&mut lab, "pod web");
+    let spec = &pod["spec"];
+    for (field, want) in [
+        ("dnsPolicy", json!("ClusterFirst")),
+        ("enableServiceLinks", json!(true)),
+        ("preemptionPolicy", json!("PreemptLowerPriority")),
+        ("priority", json!(0)),
+        ("restartPolicy", json!("Always")),
+        ("schedulerName", json!("default-scheduler")),
+        ("securityContext", json!({})),
+        ("serviceAccount", json!("default")),
+        ("serviceAccountName", json!("default")),
+        ("terminationGracePeriodSeconds", json!(30)),
+    ] {
+        assert_eq!(spec[field], want, "spec.{field}");
+    }
+    assert_eq!(
+        spec["tolerations"],
+        json!([
+            {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists", "tolerationSeconds": 300},
+            {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 300},
+        ])
+    );
+    assert_eq!(
+        spec["containers"],
+        json!([{
+            "image": "registry.k8s.io/nginx-slim:0.27",
+            "imagePullPolicy": "IfNotPresent",
+            "name": "app",
+            "resources": {},
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+        }])
+    );
+    let status = &pod["status"];
+    let host = status["hostIP"].as_str().expect("hostIP").to_string();
+    assert_eq!(status["hostIPs"], json!([{ "ip": host }]));
+    assert_eq!(status["qosClass"], "BestEffort");
+    assert_eq!(
+        status["containerStatuses"],
+        json!([{
+            "image": "registry.k8s.io/nginx-slim:0.27",
+            "lastState": {},
+            "name": "app",
+            "ready": true,
+            "restartCount": 0,
+            "started": true,
+            "state": {"running": {}},
+        }])
+    );
+    // -o yaml is the same document, its keys in kubectl's order.
+    let yaml = run(&mut lab, "get pod web -o yaml");
+    assert!(
+        yaml.contains(
+            "  dnsPolicy: ClusterFirst\n  enableServiceLinks: true\n  nodeName: node-1\n  preemptionPolicy: PreemptLowerPriority\n  priority: 0\n  restartPolicy: Always\n"
+        ),
+        "{yaml}"
+    );
+    assert!(yaml.contains("  hostIPs:\n  - ip: 192.168.0.1\n"), "{yaml}");
+}
+
+/// A pod kubelet cannot make a sandbox for yet: its container waits in
+/// ContainerCreating (kubectl's STATUS comes from that reason; the pod has none of its
+/// own), and an unscheduled pod has no nodeName and no container statuses.
+#[test]
+fn a_pod_whose_sandbox_fails_waits_in_container_creating_in_its_container_status() {
+    let mut lab = Lab::new();
+    run(&mut lab, "fault inject bridge --times 1000");
+    run(&mut lab, "pod create web --node node-1");
+    let pod = json_of(&mut lab, "pod web");
+    assert_eq!(pod["status"]["phase"], "Pending");
+    assert_eq!(pod["status"].get("reason"), None, "{pod:#}");
+    assert_eq!(
+        pod["status"]["containerStatuses"],
+        json!([{
+            "image": "registry.k8s.io/nginx-slim:0.27",
+            "imageID": "",
+            "lastState": {},
+            "name": "app",
+            "ready": false,
+            "restartCount": 0,
+            "started": false,
+            "state": {"waiting": {"reason": "ContainerCreating"}},
+        }])
+    );
+    let get = run(&mut lab, "get pod web");
+    assert!(get.contains(" ContainerCreating "), "{get}");
+
+    let mut lab = Lab::new();
+    run(&mut lab, "cordon node-1");
+    run(&mut lab, "cordon node-2");
+    run(&mut lab, "pod create lost");
+    let pod = json_of(&mut lab, "pod lost");
+    assert_eq!(pod["spec"].get("nodeName"), None, "{pod:#}");
+    assert_eq!(pod["status"].get("containerStatuses"), None, "{pod:#}");
+    assert_eq!(pod["status"]["qosClass"], "BestEffort");
+}
+
+/// `v1qos.GetPodQOS` from the containers' cpu and memory requests and limits, and
+/// SetDefaults_Container's imagePullPolicy from the image's tag.
+#[test]
+fn qos_class_and_image_pull_policy_follow_the_containers() {
+    let mut lab = Lab::new();
+    apply_pod(
+        &mut lab,
+        "g",
+        "nginx:latest",
+        "{limits: {cpu: 100m, memory: 64Mi}}",
+    );
+    apply_pod(&mut lab, "b", "nginx", "{requests: {cpu: 100m}}");
+    apply_pod(&mut lab, "t", "nginx:1.27", "{}");
+    run(&mut lab, "tick 5");
+    let qos = |lab: &mut Lab, name: &str| {
+        let pod = json_of(lab, &format!("pod {name}"));
+        (
+            pod["status"]["qosClass"].as_str().unwrap_or("").to_string(),
+            pod["spec"]["containers"][0]["imagePullPolicy"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+        )
+    };
+    assert_eq!(qos(&mut lab, "g"), ("Guaranteed".into(), "Always".into()));
+    assert_eq!(qos(&mut lab, "b"), ("Burstable".into(), "Always".into()));
+    assert_eq!(
+        qos(&mut lab, "t"),
+        ("BestEffort".into(), "IfNotPresent".into())
+    );
+}
+
+/// kubectl's builder reads a kind word with dots as `RESOURCE.GROUP`,
+/// `RESOURCE.VERSION.GROUP` or `Kind.GROUP` (`mappingFor`), so what `get -o name` prints
+/// names the object again, in get, describe and delete alike; a kind's word with another
+/// group is refused as kubectl refuses it, naming the part before the first dot.
+#[test]
+fn group_qualified_kind_words_resolve_and_a_wrong_group_is_refused() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(&mut lab, "pod create web --pvc data");
+    run(&mut lab, "tick 10");
+    let name = run(&mut lab, "get va -o name");
+    let name = name.trim();
+    assert!(
+        name.starts_with("volumeattachment.storage.k8s.io/csi-"),
+        "{name}"
+    );
+    let va = name.rsplit('/').next().unwrap_or_default();
+    let got = run(&mut lab, &format!("get {name}"));
+    assert!(
+        got.lines().nth(1).is_some_and(|l| l.starts_with(va)),
+        "{got}"
+    );
+    let got = run(
+        &mut lab,
+        &format!("get volumeattachments.v1.storage.k8s.io {va}"),
+    );
+    assert!(
+        got.lines().nth(1).is_some_and(|l| l.starts_with(va)),
+        "{got}"
+    );
+    let got = run(&mut lab, "get StorageClass.storage.k8s.io standard -o name");
+    assert_eq!(got.trim(), "storageclass.storage.k8s.io/standard");
+    let described = run(
+        &mut lab,
+        "describe storageclasses.v1.storage.k8s.io standard",
+    );
+    assert!(described.starts_with("Name:"), "{described}");
+    assert!(described.contains("hostpath.csi.lab"), "{described}");
+
+    for line in [
+        "get pod.storage.k8s.io web",
+        "describe pod.storage.k8s.io web",
+        "delete pod.storage.k8s.io/web",
+    ] {
+        let e = fails(&mut lab, line);
+        assert_eq!(
+            e.lines().next(),
+            Some("the server doesn't have a resource type \"pod\""),
+            "{line}: {e}"
+        );
+        assert!(!e.contains("did you mean"), "{line}: {e}");
+    }
+    assert!(lab.cluster().pods.contains_key(&crate::common::key("web")));
+    let deleted = run(&mut lab, "delete pods./web");
+    assert!(deleted.starts_with("pod \"web\" deleted"), "{deleted}");
+}
+
+/// printPod's READY counts the spec's containers whose status is ready and running, and
+/// a pod being deleted shows STATUS Terminating with its containers' readiness as it
+/// stands.
+#[test]
+fn ready_counts_every_container_and_a_terminating_pod_keeps_its_readiness() {
+    let mut lab = Lab::new();
+    run(
+        &mut lab,
+        "apply -f - <<EOF\napiVersion: v1\nkind: Pod\nmetadata:\n  name: two\nspec:\n  nodeName: node-2\n  containers:\n  - name: app\n    image: nginx:1.27\n  - name: side\n    image: busybox:1.36\nEOF",
+    );
+    run(&mut lab, "tick 5");
+    let row = |lab: &mut Lab| {
+        let t = run(lab, "get pod two");
+        t.lines()
+            .nth(1)
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(row(&mut lab), "two 2/2 Running");
+    run(&mut lab, "fault inject node-down --node node-2");
+    run(&mut lab, "tick 40");
+    run(&mut lab, "pod delete two");
+    assert_eq!(row(&mut lab), "two 2/2 Terminating");
+}
+
+/// `reference.GetReference(scheme, claim)`, as the provisioner and the PV controller's
+/// binder take it: a PV's claimRef has the claim's apiVersion and its resourceVersion as
+/// read then; and the PV strategy's `lastPhaseTransitionTime` is the time of each phase
+/// change (Pending on create, Available, then Bound when a claim binds it).
+#[test]
+fn a_pv_s_claim_ref_and_last_phase_transition_time_are_the_api_server_s() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pvc create data --size 1Gi");
+    let claim_rv = lab.cluster().pvcs[&crate::common::key("data")]
+        .metadata
+        .resource_version;
+    let pv_name = lab.cluster().pvcs[&crate::common::key("data")]
+        .spec
+        .volume_name
+        .clone();
+    let pv = json_of(&mut lab, &format!("pv {pv_name}"));
+    let claim_ref = &pv["spec"]["claimRef"];
+    assert_eq!(claim_ref["apiVersion"], "v1", "{pv:#}");
+    assert_eq!(claim_ref["kind"], "PersistentVolumeClaim");
+    let rv: u64 = claim_ref["resourceVersion"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{pv:#}"));
+    // Read by the provisioner before the binder's writes to the claim.
+    assert!(rv > 0 && rv < claim_rv, "{rv} vs {claim_rv}");
+    assert_eq!(
+        pv["status"]["lastPhaseTransitionTime"], "2025-01-01T00:00:00Z",
+        "{pv:#}"
+    );
+
+    // A volume made by hand: Available when applied, Bound 30s later.
+    let mut lab = Lab::new();
+    run(
+        &mut lab,
+        "apply -f - <<EOF\napiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: by-hand\nspec:\n  capacity: { storage: 1Gi }\n  accessModes: [ReadWriteOnce]\n  csi: { driver: hostpath.csi.lab, volumeHandle: vol-1 }\n  storageClassName: manual\nEOF",
+    );
+    run(&mut lab, "tick 1");
+    let pv = json_of(&mut lab, "pv by-hand");
+    assert_eq!(pv["status"]["phase"], "Available", "{pv:#}");
+    assert_eq!(
+        pv["status"]["lastPhaseTransitionTime"],
+        "2025-01-01T00:00:00Z"
+    );
+    run(&mut lab, "tick 30");
+    run(
+        &mut lab,
+        "apply -f - <<EOF\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: claim\nspec:\n  accessModes: [ReadWriteOnce]\n  resources: { requests: { storage: 1Gi } }\n  storageClassName: manual\nEOF",
+    );
+    run(&mut lab, "tick 1");
+    let pv = json_of(&mut lab, "pv by-hand");
+    assert_eq!(pv["status"]["phase"], "Bound", "{pv:#}");
+    assert_eq!(
+        pv["status"]["lastPhaseTransitionTime"],
+        "2025-01-01T00:00:31Z"
+    );
+    let claim = &lab.cluster().pvcs[&crate::common::key("claim")];
+    let (uid, claim_rv) = (
+        claim.metadata.uid.to_string(),
+        claim.metadata.resource_version,
+    );
+    let claim_ref = &pv["spec"]["claimRef"];
+    assert_eq!(claim_ref["apiVersion"], "v1");
+    assert_eq!(claim_ref["uid"], uid.as_str());
+    let rv: u64 = claim_ref["resourceVersion"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{pv:#}"));
+    assert!(rv > 0 && rv < claim_rv, "{rv} vs {claim_rv}");
+}
