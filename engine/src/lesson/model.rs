@@ -293,9 +293,7 @@ fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
         return Some(Flaw::Hedges(w.clone()));
     }
     let named = options_named(&words, &question_options(question));
-    let Some((_, first)) = named.first() else {
-        return None;
-    };
+    let (_, first) = named.first()?;
     let asks_order = question
         .split(|c: char| !c.is_alphanumeric())
         .any(|w| w.eq_ignore_ascii_case("first"));
