@@ -694,6 +694,22 @@ fn a_rebuilt_cluster_leaves_nothing_stepped() {
     let out = ok(&mut desk, "skip");
     assert!(!out.contains("stepping ended"), "{out}");
 
+    // `skip` of step 16 runs its commands, which step the flow: its calls come in order,
+    // the rest after the calls shown (the rest came first, calls 3 and 4 before 1 and 2).
+    let mut desk = desk_at(CSI, 16);
+    let out = ok(&mut desk, "skip");
+    let pos = |needle: &str| {
+        out.find(needle)
+            .unwrap_or_else(|| panic!("no {needle:?} in\n{out}"))
+    };
+    let calls = [pos("── call 1/4"), pos("── call 2/4"), pos("── call 3/4")];
+    let (ended, quiz) = (pos("(stepping ended"), pos("── Quiz 1/3"));
+    assert!(
+        calls[0] < calls[1] && calls[1] < calls[2] && calls[2] < ended && ended < quiz,
+        "{out}"
+    );
+    assert!(desk.stepping().is_none());
+
     // A stepping of the learner's own is not kept by a retry of its step either.
     let mut desk = desk_at(CSI, 16);
     ok(&mut desk, "pvc create ckpt --size 1Gi --class local-wffc");

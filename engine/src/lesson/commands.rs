@@ -758,6 +758,11 @@ impl Desk {
                 for c in &step.commands {
                     out.extend(run_visibly(self, &c.text));
                 }
+                // A walk the commands stepped (`pod create … --step`, `step`) ends with the
+                // step, its rest after the calls shown, in order.
+                if let Some(rest) = self.stepping_rest() {
+                    out.extend(rest);
+                }
                 s.skip();
                 self.lessons.save(&s.lesson.id, &s.progress);
             }
