@@ -685,3 +685,30 @@ fn the_csi_page_quotes_create_volumes_checks_as_the_driver_answers() {
         "csi.md still says CreateVolume checks only block and mount"
     );
 }
+
+/// QA 22 §6: the teaching pages said `back` puts a student back where the step began (it
+/// goes to the step before; `lesson retry` starts the step over), and stated the spread rule
+/// of choice answers without the rounding up the test applies (2 of 4 passes).
+#[test]
+fn the_teaching_pages_say_what_back_and_the_spread_test_do() {
+    let flat = |page: &str| {
+        read(&src().join(page))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let index = flat("teaching/index.md");
+    assert!(!index.contains("`back` or `lesson retry` puts"), "{index}");
+    assert!(index.contains("`back` goes to the step before"), "{index}");
+    let writing = flat("teaching/writing-lessons.md");
+    assert!(
+        writing.contains(
+            "40 % of a lesson's choice quizzes, rounded up (at most 1 of 2, 2 of 4 or 5, 4 of 8)"
+        ),
+        "{writing}"
+    );
+    // The numbers the page gives are the bound `lesson_files` applies: 40 %, rounded up.
+    for (quizzes, most) in [(2usize, 1usize), (4, 2), (5, 2), (8, 4)] {
+        assert_eq!((quizzes * 2).div_ceil(5), most, "{quizzes} quizzes");
+    }
+}

@@ -438,3 +438,33 @@ fn ch7_step_17_needs_the_snapshot_of_db_data() {
     );
     assert_eq!(step(&desk), 18);
 }
+
+/// QA 22 §4: three tasks asked for a view in words ("list the pods with their nodes",
+/// "look at its capacity", "list claims and volumes") that another view met as well (`pod
+/// list`, `describe pvc`, `show volumes`), while the check takes only the `get` it names:
+/// an honest learner was stuck. Each task now names the command, and the other view still
+/// does not complete the step (its check reads what `get` listed, typed).
+#[test]
+fn a_task_whose_check_wants_a_get_names_it() {
+    for (id, n, command, other) in [
+        ("ch3-csi-multus", 15, "`get pods -o wide`", "pod list"),
+        (CH7, 18, "`get pvc db-data`", "describe pvc db-data"),
+        (CH2, 14, "`get pv`", "show volumes"),
+    ] {
+        let mut desk = at_step(id, n);
+        let lesson = std::sync::Arc::clone(&desk.lessons.session.as_ref().unwrap().lesson);
+        let task = lesson.steps[n - 1].task.clone().unwrap_or_default();
+        assert!(task.contains(command), "{id} step {n}: {task}");
+        let commands: Vec<String> = lesson.steps[n - 1]
+            .commands
+            .iter()
+            .map(|c| c.text.clone())
+            .filter(|c| !c.starts_with("get "))
+            .collect();
+        for c in &commands {
+            let _ = desk.execute(c);
+        }
+        let _ = desk.execute(other);
+        assert_eq!(step(&desk), n, "{id} step {n} done by `{other}`");
+    }
+}

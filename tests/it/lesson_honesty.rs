@@ -1192,3 +1192,113 @@ fn kubectl_s_verb_order_steps_the_same_teardown() {
         assert_eq!(done(&d, 27), honest, "{line}");
     }
 }
+
+/// The desk at `lesson`'s predict quiz whose answer is `answer`, and the lines that got
+/// there (from `lesson start`).
+fn at_predict_quiz(lesson: &str, answer: &str) -> (lab_engine::Desk, Vec<String>) {
+    let mut d = desk();
+    let mut lines = vec![format!("lesson start {lesson}")];
+    d.execute(&lines[0]).unwrap();
+    for _ in 0..200 {
+        if let Some(lab_engine::lesson::Item::Quiz(_, q)) =
+            d.lessons.session.as_ref().map(|s| s.current())
+            && let lab_engine::lesson::QuizKind::Predict { answer: a, .. } = &q.kind
+            && a == answer
+        {
+            return (d, lines);
+        }
+        d.execute("skip").unwrap();
+        lines.push("skip".into());
+    }
+    panic!("{lesson} has no predict quiz answering {answer}");
+}
+
+/// QA 22 §1: a prediction that negates or hedges (`not ok`, `maybe ok`) or names two of the
+/// question's options (`ok error`) stated no single answer; it was scored by the option
+/// named first, so a hedge got the one try's credit, in the lesson and in `grade`. It is
+/// refused as a choice answer that is no option is: no try used, nothing counted, and the
+/// grader sees no answer. A plain sentence naming one option (`it is ok`) still counts.
+#[test]
+fn a_prediction_that_negates_hedges_or_names_two_options_uses_no_try() {
+    for (lesson, answer, refused, right) in [
+        (
+            "ch2-core-ideas",
+            "ok",
+            &[
+                "not ok",
+                "ok error",
+                "error ok",
+                "ok/error",
+                "it is not an error, ok",
+                "maybe ok",
+                "ok, probably",
+                "never an error: ok",
+            ][..],
+            "it is ok",
+        ),
+        (
+            "ch7-hands-on",
+            "CNI DEL",
+            &[
+                "not CNI DEL",
+                "not del",
+                "CNI DEL NodeUnpublishVolume",
+                "CNI DEL after NodeUnpublishVolume",
+                "NodeUnpublishVolume, CNI DEL",
+                "neither",
+            ][..],
+            "CNI DEL then NodeUnpublishVolume",
+        ),
+    ] {
+        let (mut d, _) = at_predict_quiz(lesson, answer);
+        for given in refused {
+            let e = d
+                .execute(&format!("lesson answer {given}"))
+                .expect_err(given);
+            assert!(
+                e.message.contains("this try is not used")
+                    && (e.message.contains("negates or hedges")
+                        || e.message.contains("more than one of this quiz's options")),
+                "{given}: {}",
+                e.message
+            );
+            let s = d.lessons.session.as_ref().unwrap();
+            assert_eq!(s.wrong_answers, 0, "{given}: no try used");
+            assert!(no_quiz_counted(&d), "{given}: nothing counted");
+            assert!(s.progress.wrong.is_empty(), "{given}: not marked wrong");
+        }
+        let out = d
+            .execute(&format!("lesson answer {right}"))
+            .unwrap()
+            .to_text();
+        assert!(out.contains("✓ Right"), "{right}: {out}");
+    }
+
+    // The grader replays the same lines: the hedge answers nothing, so quiz 7 is not right.
+    let (mut d, mut lines) = at_predict_quiz("ch2-core-ideas", "ok");
+    let quiz = d
+        .lessons
+        .session
+        .as_ref()
+        .map(|s| s.at - s.lesson.steps.len())
+        .unwrap();
+    let _ = d.execute("lesson answer ok error");
+    lines.push("lesson answer ok error".into());
+    let numbered: Vec<(usize, String)> = (1..).zip(lines).collect();
+    let verdict = grade::replay(
+        &mut desk(),
+        "ch2-core-ideas",
+        (0, None),
+        &numbered,
+        None,
+        None,
+    )
+    .unwrap();
+    let result = verdict.quizzes.get(quiz).map(|(_, r)| r);
+    assert_eq!(
+        result,
+        Some(&QuizResult::Unanswered),
+        "{:?}",
+        verdict.quizzes
+    );
+}

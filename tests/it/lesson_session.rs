@@ -686,3 +686,43 @@ fn two_repl_processes_interleaving_lessons_keep_both_progress() {
     let _ = std::fs::remove_dir_all(&home);
     let _ = std::fs::remove_dir_all(&lessons);
 }
+
+/// QA 22 §5: `lesson hint` answered `did you mean "lint"?`, steering a learner to the
+/// linter; `lesson skip` and `lesson back` only listed `lesson`'s subcommands. The lesson's
+/// own commands are top-level, and the error says so.
+#[test]
+fn lesson_hint_skip_and_back_point_to_the_top_level_commands() {
+    let mut desk = crate::common::desk();
+    ok(&mut desk, "lesson start ch7-hands-on");
+    for word in ["hint", "skip", "back"] {
+        let e = err(&mut desk, &format!("lesson {word}"));
+        assert!(
+            e.contains(&format!(
+                "`{word}` is a command of its own during a lesson: type `{word}`"
+            )),
+            "{e}"
+        );
+        assert!(!e.contains("lint"), "{e}");
+    }
+    assert!(err(&mut desk, "lesson lsit").contains("did you mean \"list\"?"));
+}
+
+/// QA 22 §5: ch7 step 1's third hint spoke only of the label, while the check that failed
+/// was web's address (another pod, created first, took .2). It names the address too.
+#[test]
+fn ch7_step_1_s_third_hint_names_the_address() {
+    let mut desk = crate::common::desk();
+    ok(&mut desk, "lesson start ch7-hands-on");
+    ok(&mut desk, "pod create wbe --node node-1 --label app=web");
+    ok(&mut desk, "pod create web --node node-1");
+    let mut third = String::new();
+    for _ in 0..3 {
+        third = ok(&mut desk, "hint");
+    }
+    assert!(third.contains("Hint 3/"), "{third}");
+    let words = third.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("another address than 10.244.1.2") && words.contains("lesson retry"),
+        "{third}"
+    );
+}

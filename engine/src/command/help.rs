@@ -754,6 +754,23 @@ fn unknown_word(path: &[&'static clap::Command], word: &str, lead: &str) -> Stri
         format!("{lead} subcommand {word:?} for {:?}", path_name(path))
     };
     let mut msg = what;
+    // A lesson's own commands are top-level (`hint`, `skip`, `back`), not `lesson`'s: say
+    // so rather than suggest a `lesson` subcommand spelled alike (`lint` for `hint`).
+    if let [lesson] = path
+        && lesson.get_name() == "lesson"
+        && lead != "no help for"
+        && matches!(
+            super::parse(word),
+            Ok(Some(
+                super::Command::Hint | super::Command::Skip | super::Command::Back
+            ))
+        )
+    {
+        msg.push_str(&format!(
+            "; `{word}` is a command of its own during a lesson: type `{word}`"
+        ));
+        return msg;
+    }
     match sugg.first() {
         Some(first) => {
             let shown: Vec<String> = if lead == "no help for" && !path.is_empty() {

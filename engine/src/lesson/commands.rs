@@ -285,10 +285,14 @@ impl Desk {
 
     /// Rebuild the cluster for the session's current item: fresh cluster, then the
     /// reference commands of every item before it.
+    /// A trace or CSI flow stepped on the old cluster, or left open by a reference command
+    /// of the replay (`pod create … --step`), is not kept: nothing is being stepped after.
     fn rebuild_for(&mut self, s: &mut LessonSession) {
+        self.drop_stepping();
         self.fresh_cluster(false);
         let lesson = Arc::clone(&s.lesson);
         s.seen = play::replay(self, &lesson, s.at);
+        self.drop_stepping();
     }
 
     /// Dispatch a lesson command (`lesson …`, `hint`, `skip`, `back`).
@@ -753,6 +757,11 @@ impl Desk {
                 ));
                 for c in &step.commands {
                     out.extend(run_visibly(self, &c.text));
+                }
+                // A walk the commands stepped (`pod create … --step`, `step`) ends with the
+                // step, its rest after the calls shown, in order.
+                if let Some(rest) = self.stepping_rest() {
+                    out.extend(rest);
                 }
                 s.skip();
                 self.lessons.save(&s.lesson.id, &s.progress);

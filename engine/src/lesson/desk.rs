@@ -81,6 +81,14 @@ impl Desk {
         self.stepping.as_ref()
     }
 
+    /// Forget the trace or CSI flow being stepped, if one is, printing nothing: the cluster
+    /// it walked is being rebuilt (`lesson retry`, `back`, a resume), so there is nothing
+    /// left to step, and `back`, Enter and `q` are the lesson's again.
+    pub(crate) fn drop_stepping(&mut self) {
+        self.stepping = None;
+        self.stepped_at_once = None;
+    }
+
     /// After a script's line (`next`: the script's next command, `None` at its end): a trace
     /// being stepped stays open while the next command is a `step` (`step`, `step back`,
     /// `step end`, or the REPL's keys for them), so a script written for the REPL steps as
@@ -121,14 +129,16 @@ impl Desk {
     }
 
     /// While stepping, the REPL's keys as the commands they stand for: an empty line is
-    /// `step`, `b` or `back` is `step back`, `q` is `step end`.
+    /// `step`, `b` (or `back`, outside a lesson) is `step back`, `q` is `step end`. During
+    /// a lesson `back` stays the lesson's, as its footer says: back one step.
     fn stepping_key<'l>(&self, line: &'l str) -> &'l str {
         if self.stepping.is_none() {
             return line;
         }
         match line.trim() {
             "" => "step",
-            "b" | "back" => "step back",
+            "b" => "step back",
+            "back" if self.lessons.session.is_none() => "step back",
             "q" => "step end",
             _ => line,
         }

@@ -144,7 +144,7 @@ impl Quiz {
     /// labels: `A`, `b)`, `(C)`), naming what is accepted; `None` when it is one.
     pub fn refuse(&self, given: &str) -> Option<String> {
         let QuizKind::Choice { options, .. } = &self.kind else {
-            return None;
+            return self.refuse_prediction(given);
         };
         if choice_label(given).is_some_and(|c| options.iter().any(|(l, _)| *l == c)) {
             return None;
@@ -156,6 +156,28 @@ impl Quiz {
         };
         Some(format!(
             "{:?} is not one of this quiz's options: answer {list} (`lesson answer LETTER`); this try is not used",
+            given.trim()
+        ))
+    }
+
+    /// Why the prediction `given` states no single answer (it negates or hedges, or names
+    /// more than one of the question's options), naming what is accepted; `None` when it
+    /// states one. Like a choice answer that is no option, it uses no try.
+    fn refuse_prediction(&self, given: &str) -> Option<String> {
+        let options = question_options(&self.question);
+        let quoted: Vec<String> = options.iter().map(|o| format!("`{o}`")).collect();
+        let accepted = match quoted.split_last() {
+            Some((last, rest)) if !rest.is_empty() => {
+                format!("a prediction names one of {} or {last}", rest.join(", "))
+            }
+            _ => "a prediction states one answer".to_string(),
+        };
+        let why = match prediction_flaw(&self.question, given)? {
+            Flaw::Hedges(word) => format!("negates or hedges ({word:?})"),
+            Flaw::SeveralOptions => "names more than one of this quiz's options".to_string(),
+        };
+        Some(format!(
+            "{:?} {why}: {accepted} (`lesson answer PREDICTION`); this try is not used",
             given.trim()
         ))
     }
@@ -196,44 +218,115 @@ fn question_options(question: &str) -> Vec<&str> {
 }
 
 /// Whether a prediction gives the answer, as [`same_prediction`] reads it, or, when the
-/// question offers options (`` `A` or `B` ``), names the answer's option first without
-/// hedging: `CNI DEL runs first` and `CNI DEL then NodeUnpublishVolume` give `CNI DEL`;
-/// `CNI DEL or NodeUnpublishVolume` gives neither.
+/// question offers options (`` `A` or `B` ``), names the answer's option and no other:
+/// `CNI DEL runs first` and `it is ok` give one option. A prediction that negates or hedges
+/// (`not ok`, `maybe ok`) or names two options (`ok error`) gives none ([`prediction_flaw`]),
+/// except one option then another when the question asks which comes first (`CNI DEL then
+/// NodeUnpublishVolume`).
 pub(crate) fn predicted(question: &str, given: &str, answer: &str) -> bool {
+    if prediction_flaw(question, given).is_some() {
+        return false;
+    }
     if same_prediction(given, answer) {
         return true;
     }
     let options = question_options(question);
-    if options.len() < 2 {
-        return false;
-    }
-    let words: Vec<String> = given
+    options_named(&prediction_words(given), &options)
+        .first()
+        .is_some_and(|(_, o)| same_prediction(o, answer))
+}
+
+/// Why a prediction states no single answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Flaw {
+    /// It negates or hedges: the word that does (`not`, `or`, `maybe`, `isn't`).
+    Hedges(String),
+    /// It names two of the question's options, not as one then the other.
+    SeveralOptions,
+}
+
+/// Words that negate or hedge: a prediction with one states no single answer.
+const HEDGES: &[&str] = &[
+    "or", "either", "neither", "nor", "not", "no", "never", "cannot", "maybe", "perhaps",
+    "possibly", "probably", "might", "unsure",
+];
+
+/// The words of a prediction, lowercase, without the punctuation around them; `/` parts
+/// words (`ok/error`), except in an address with its prefix (`10.244.1.3/24`).
+fn prediction_words(given: &str) -> Vec<String> {
+    given
         .split_whitespace()
+        .flat_map(|w| {
+            let address = w.split_once('/').is_some_and(|(a, _)| {
+                a.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+                    .parse::<std::net::IpAddr>()
+                    .is_ok()
+            });
+            if address {
+                vec![w]
+            } else {
+                w.split('/').collect()
+            }
+        })
         .map(|w| {
             w.trim_matches(|c: char| {
                 matches!(
                     c,
-                    ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')' | '`' | '"' | '\''
+                    ',' | '.' | ';' | ':' | '!' | '?' | '(' | ')' | '[' | ']' | '`' | '"' | '\''
                 )
             })
-            .to_string()
+            .to_ascii_lowercase()
         })
         .filter(|w| !w.is_empty())
-        .collect();
-    if words
+        .collect()
+}
+
+/// What keeps a prediction from stating one answer, if anything: a word that negates or
+/// hedges, or, for a question with options, a second option named other than after `then`
+/// or `before` in a question that asks which comes first.
+fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
+    let words = prediction_words(given);
+    if let Some(w) = words
         .iter()
-        .any(|w| w.eq_ignore_ascii_case("or") || w.eq_ignore_ascii_case("either"))
+        .find(|w| HEDGES.contains(&w.as_str()) || w.ends_with("n't") || w.ends_with("n\u{2019}t"))
     {
-        return false;
+        return Some(Flaw::Hedges(w.clone()));
     }
-    // The option named first: at the earliest word, the longest run of words that names one.
-    let first = (0..words.len()).find_map(|at| {
-        (1..=4.min(words.len() - at)).rev().find_map(|len| {
+    let named = options_named(&words, &question_options(question));
+    let (_, first) = named.first()?;
+    let asks_order = question
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w.eq_ignore_ascii_case("first"));
+    let in_order =
+        |at: usize| asks_order && at > 0 && matches!(words[at - 1].as_str(), "then" | "before");
+    if named.iter().any(|(at, o)| o != first && !in_order(*at)) {
+        return Some(Flaw::SeveralOptions);
+    }
+    None
+}
+
+/// The options `words` name, in order, each with the index of its first word: at each
+/// word, the longest run of up to four words that names one.
+fn options_named<'q>(words: &[String], options: &[&'q str]) -> Vec<(usize, &'q str)> {
+    let mut named = Vec::new();
+    let mut at = 0;
+    while at < words.len() {
+        let found = (1..=4.min(words.len() - at)).rev().find_map(|len| {
             let span = words[at..at + len].join(" ");
-            options.iter().find(|o| same_prediction(&span, o))
-        })
-    });
-    first.is_some_and(|o| same_prediction(o, answer))
+            options
+                .iter()
+                .find(|o| same_prediction(&span, o))
+                .map(|o| (len, *o))
+        });
+        match found {
+            Some((len, o)) => {
+                named.push((at, o));
+                at += len;
+            }
+            None => at += 1,
+        }
+    }
+    named
 }
 
 /// The option label a choice answer names (`b`, `B)`, `(B)`, `B.` → `B`), if it is one
@@ -463,8 +556,28 @@ mod tests {
             "ADD runs first",
             "runs first",
             "",
+            // QA 22 §1: a negation, a hedge or a second option not in order.
+            "not CNI DEL",
+            "not DEL",
+            "CNI DEL isn't first",
+            "maybe CNI DEL",
+            "CNI DEL NodeUnpublishVolume",
+            "CNI DEL after NodeUnpublishVolume",
+            "CNI DEL/NodeUnpublishVolume",
         ] {
             assert!(!predicted(q, given, "CNI DEL"), "{given}");
+        }
+        // Two options in order only where the question asks which comes first.
+        let q = "Does the chain answer ok or an error? (Answer `ok` or `error`.)";
+        assert!(predicted(q, "it is ok", "ok") && predicted(q, "OK.", "ok"));
+        for given in [
+            "not ok",
+            "ok error",
+            "ok then error",
+            "no error: ok",
+            "ok?/error",
+        ] {
+            assert!(!predicted(q, given, "ok"), "{given}");
         }
         // A question without options is read as before.
         assert!(!predicted(
