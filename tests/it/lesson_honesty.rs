@@ -1249,6 +1249,20 @@ fn a_prediction_that_negates_hedges_or_names_two_options_uses_no_try() {
             ][..],
             "CNI DEL then NodeUnpublishVolume",
         ),
+        // ch5's questions name their options in backticks too, so a sentence naming one
+        // counts there as well (it was marked wrong: the options were plain words).
+        (
+            "ch5-core-modules",
+            "Running",
+            &["Pending or Running", "Running Pending", "not Pending"][..],
+            "s3 is Running",
+        ),
+        (
+            "ch5-core-modules",
+            "denied",
+            &["allowed denied", "not allowed", "maybe denied"][..],
+            "it is denied",
+        ),
     ] {
         let (mut d, _) = at_predict_quiz(lesson, answer);
         for given in refused {
