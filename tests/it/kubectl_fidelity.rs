@@ -324,3 +324,36 @@ fn a_pv_s_claim_ref_and_last_phase_transition_time_are_the_api_server_s() {
         .unwrap_or_else(|| panic!("{pv:#}"));
     assert!(rv > 0 && rv < claim_rv, "{rv} vs {claim_rv}");
 }
+
+/// snapshot-controller's `createSnapshotContent` takes its `volumeSnapshotRef` with
+/// `ref.GetReference(scheme.Scheme, snapshot)`: the snapshot's apiVersion and the
+/// resourceVersion it read, beside kind, namespace, name and uid (it had only the last four).
+#[test]
+fn a_snapshot_content_s_reference_is_the_snapshot_controller_s() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(&mut lab, "snapshot create snap --pvc data");
+    run(&mut lab, "tick 5");
+    let snap = json_of(&mut lab, "vs snap");
+    let content_name = snap["status"]["boundVolumeSnapshotContentName"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{snap:#}"))
+        .to_string();
+    let content = json_of(&mut lab, &format!("vsc {content_name}"));
+    let r = &content["spec"]["volumeSnapshotRef"];
+    assert_eq!(r["apiVersion"], "snapshot.storage.k8s.io/v1", "{content:#}");
+    assert_eq!(r["kind"], "VolumeSnapshot");
+    assert_eq!(r["name"], "snap");
+    assert_eq!(r["namespace"], "default");
+    assert_eq!(r["uid"], snap["metadata"]["uid"]);
+    let rv: u64 = r["resourceVersion"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{content:#}"));
+    let now: u64 = snap["metadata"]["resourceVersion"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    // Read before the controller's later writes to the snapshot (its status, finalizers).
+    assert!(rv > 0 && rv < now, "{rv} vs {now}");
+}

@@ -235,17 +235,18 @@ pub struct ObjectReference {
 }
 
 impl ObjectReference {
-    /// `reference.GetReference(scheme, claim)`, as the PV controller's binder and the
-    /// external provisioner take it: the claim's apiVersion, kind, namespace, name, uid and
+    /// `reference.GetReference(scheme, obj)`, as the PV controller's binder, the external
+    /// provisioner (a PV's `claimRef`) and the snapshot controller (a content's
+    /// `volumeSnapshotRef`) take it: the object's apiVersion, kind, namespace, name, uid and
     /// its resourceVersion as they read it.
-    pub fn to_claim(claim: &super::Object<PvcSpec>) -> Self {
+    pub fn of<K: Kind>(obj: &super::Object<K>) -> Self {
         ObjectReference {
-            api_version: <PvcSpec as Kind>::API_VERSION.into(),
-            kind: <PvcSpec as Kind>::KIND.into(),
-            namespace: claim.metadata.namespace().clone(),
-            name: claim.metadata.name().clone(),
-            uid: claim.metadata.uid.to_string(),
-            resource_version: claim.metadata.resource_version.to_string(),
+            api_version: K::API_VERSION.into(),
+            kind: K::KIND.into(),
+            namespace: obj.metadata.namespace().clone(),
+            name: obj.metadata.name().clone(),
+            uid: obj.metadata.uid.to_string(),
+            resource_version: obj.metadata.resource_version.to_string(),
         }
     }
 }

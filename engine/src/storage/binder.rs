@@ -492,7 +492,7 @@ fn bind_volume_to_claim(ctx: &mut Ctx<'_>, pv: &Object<PvSpec>, pvc: &Object<Pvc
             && r.uid == pvc.metadata.uid
     });
     if !bound {
-        next.spec.claim_ref = Some(crate::cluster::ObjectReference::to_claim(pvc));
+        next.spec.claim_ref = Some(crate::cluster::ObjectReference::of(pvc));
     }
     if ctx.api.pvs().update(next).is_err() {
         return false;

@@ -221,7 +221,7 @@ impl Provisioner {
                 )]),
                 access_modes: pvc.spec.access_modes.clone(),
                 // The provisioner library's `ref.GetReference(scheme, claim)`.
-                claim_ref: Some(ObjectReference::to_claim(pvc)),
+                claim_ref: Some(ObjectReference::of(pvc)),
                 persistent_volume_reclaim_policy: class.spec.reclaim_policy.clone(),
                 storage_class_name: class.name().to_string(),
                 volume_mode: pvc.spec.volume_mode.clone(),

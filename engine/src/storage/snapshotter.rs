@@ -418,13 +418,8 @@ fn create_snapshot_content(
             source: ContentSource {
                 volume_handle: pv.spec.csi.volume_handle.clone(),
             },
-            volume_snapshot_ref: ObjectReference {
-                kind: ApiKind::VolumeSnapshot.name().into(),
-                namespace: ns,
-                name: vs.name().to_string(),
-                uid: vs.metadata.uid.to_string(),
-                ..ObjectReference::default()
-            },
+            // `createSnapshotContent`: `ref.GetReference(scheme.Scheme, snapshot)`.
+            volume_snapshot_ref: ObjectReference::of(vs),
             volume_snapshot_class_name: SNAPSHOT_CLASS.into(),
         },
     );
