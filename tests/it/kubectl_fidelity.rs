@@ -357,3 +357,24 @@ fn a_snapshot_content_s_reference_is_the_snapshot_controller_s() {
     // Read before the controller's later writes to the snapshot (its status, finalizers).
     assert!(rv > 0 && rv < now, "{rv} vs {now}");
 }
+
+/// cli-runtime's `mappingFor` quotes the resource part of the word as it was typed
+/// (`groupResource.Resource`, no lowercasing): `the server doesn't have a resource type
+/// "PDOS"`, and `"Pod"` for `Pod.v1` (a kind word with `v1` read as its group). The lab
+/// lowercased it.
+#[test]
+fn an_unknown_resource_is_named_as_typed() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create web --node node-1");
+    for (line, quoted) in [
+        ("get PDOS", "\"PDOS\""),
+        ("get Pod.v1 web", "\"Pod\""),
+        ("describe pod.storage.k8s.io web", "\"pod\""),
+    ] {
+        let e = fails(&mut lab, line);
+        assert!(
+            e.starts_with(&format!("the server doesn't have a resource type {quoted}")),
+            "{line}: {e}"
+        );
+    }
+}

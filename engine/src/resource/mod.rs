@@ -644,10 +644,8 @@ pub(crate) fn resolve(word: &str) -> Result<&'static dyn AnyResource, LabError> 
     let (word, qualified) = word
         .split_once('.')
         .map_or((word, false), |(r, _)| (r, true));
-    let mut msg = format!(
-        "the server doesn't have a resource type {:?}",
-        word.to_ascii_lowercase()
-    );
+    // cli-runtime's `mappingFor` quotes `groupResource.Resource` as typed (`"PDOS"`).
+    let mut msg = format!("the server doesn't have a resource type {word:?}");
     // A kind's own word with another group is no misspelling.
     let near = if qualified && lookup(word).is_some() {
         Vec::new()
