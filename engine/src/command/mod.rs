@@ -25,9 +25,19 @@ pub enum ParseError {
 /// Split a line into words the way a shell would (quotes, backslashes).
 pub fn split(line: &str) -> Result<Vec<String>, ParseError> {
     shlex::split(line).ok_or_else(|| {
-        ParseError::Invalid(
-            "error: unbalanced quotes in the line (close every ' and \")".to_string(),
-        )
+        // An apostrophe inside a word (`c3's`, `isn't`) opens a quote, as in a shell.
+        let b = line.as_bytes();
+        let apostrophe = (1..b.len().saturating_sub(1)).any(|i| {
+            b[i] == b'\'' && b[i - 1].is_ascii_alphanumeric() && b[i + 1].is_ascii_alphanumeric()
+        });
+        let hint = if apostrophe {
+            "; an apostrophe inside a word opens a quote, as in a shell: write it \\' or put the words in double quotes"
+        } else {
+            ""
+        };
+        ParseError::Invalid(format!(
+            "error: unbalanced quotes in the line (close every ' and \"){hint}"
+        ))
     })
 }
 

@@ -175,6 +175,7 @@ impl Quiz {
         let why = match prediction_flaw(&self.question, given)? {
             Flaw::Hedges(word) => format!("negates or hedges ({word:?})"),
             Flaw::SeveralOptions => "names more than one of this quiz's options".to_string(),
+            Flaw::SeveralAddresses => "names more than one address".to_string(),
         };
         Some(format!(
             "{:?} {why}: {accepted} (`lesson answer PREDICTION`); this try is not used",
@@ -231,9 +232,27 @@ pub(crate) fn predicted(question: &str, given: &str, answer: &str) -> bool {
         return true;
     }
     let options = question_options(question);
-    options_named(&prediction_words(given), &options)
-        .first()
-        .is_some_and(|(_, o)| same_prediction(o, answer))
+    let words = prediction_words(given);
+    let named = options_named(&words, &options);
+    // `X after Y` (the only other option named) states Y first.
+    let stated = match named.as_slice() {
+        [_, (at, second)] if asks_order(question) && words[at - 1] == "after" => Some(second),
+        _ => named.first().map(|(_, o)| o),
+    };
+    stated.is_some_and(|o| same_prediction(o, answer))
+}
+
+/// Whether the question asks which comes first (so a prediction may name the options in
+/// order: `CNI DEL then NodeUnpublishVolume`).
+fn asks_order(question: &str) -> bool {
+    question
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| w.eq_ignore_ascii_case("first"))
+}
+
+/// The address a prediction's word holds (`10.244.1.7`, `10.244.1.7/24`), if any.
+fn word_address(word: &str) -> Option<std::net::IpAddr> {
+    word.split_once('/').map_or(word, |(a, _)| a).parse().ok()
 }
 
 /// Why a prediction states no single answer.
@@ -243,6 +262,8 @@ enum Flaw {
     Hedges(String),
     /// It names two of the question's options, not as one then the other.
     SeveralOptions,
+    /// It names two addresses (`10.244.1.7, after 10.244.1.6`): which one is its answer?
+    SeveralAddresses,
 }
 
 /// Words that negate or hedge: a prediction with one states no single answer.
@@ -292,13 +313,22 @@ fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
     {
         return Some(Flaw::Hedges(w.clone()));
     }
+    let mut addresses = words.iter().filter_map(|w| word_address(w));
+    if let Some(first) = addresses.next()
+        && addresses.any(|a| a != first)
+    {
+        return Some(Flaw::SeveralAddresses);
+    }
     let named = options_named(&words, &question_options(question));
     let (_, first) = named.first()?;
-    let asks_order = question
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|w| w.eq_ignore_ascii_case("first"));
-    let in_order =
-        |at: usize| asks_order && at > 0 && matches!(words[at - 1].as_str(), "then" | "before");
+    let asks_order = asks_order(question);
+    // `X then Y`, `X before Y`, `X first, Y second`, and `Y after X` (one other option).
+    let in_order = |at: usize| {
+        asks_order
+            && at > 0
+            && (matches!(words[at - 1].as_str(), "then" | "before" | "first")
+                || (named.len() == 2 && words[at - 1] == "after"))
+    };
     if named.iter().any(|(at, o)| o != first && !in_order(*at)) {
         return Some(Flaw::SeveralOptions);
     }
@@ -543,6 +573,9 @@ mod tests {
             "cni del",
             "DEL",
             "CNI DEL.",
+            // QA 23 §6: the order said with other words.
+            "NodeUnpublishVolume after CNI DEL",
+            "CNI DEL first, NodeUnpublishVolume second",
         ] {
             assert!(predicted(q, given, "CNI DEL"), "{given}");
         }
@@ -592,6 +625,43 @@ mod tests {
         ));
         assert!(question_options("Which `X`? Run `show wire`.").is_empty());
         assert_eq!(question_options("`a`, `b` or `c`: which?"), ["a", "b", "c"]);
+    }
+
+    /// QA 23 §2 and §8: a prediction naming two addresses states no single answer. It is
+    /// refused, with no try used (it was marked wrong, or right when the answer came
+    /// first), whether the second is a candidate or part of a reason; one address with a
+    /// reason still counts.
+    #[test]
+    fn a_prediction_naming_two_addresses_is_refused() {
+        let quiz = Quiz {
+            line: 1,
+            question: "Predict the IP of the next pod created on node-1.".into(),
+            kind: QuizKind::Predict {
+                answer: "10.244.1.7".into(),
+                run: String::new(),
+            },
+            explanation: String::new(),
+        };
+        for given in [
+            "10.244.1.7, the one after last_reserved_ip 10.244.1.6",
+            "10.244.1.8 and 10.244.1.9",
+            "10.244.1.7 10.244.1.8",
+        ] {
+            let refused = quiz.refuse(given).expect(given);
+            assert!(
+                refused.contains("names more than one address")
+                    && refused.ends_with("this try is not used"),
+                "{given}: {refused}"
+            );
+            assert!(!quiz.is_right(given), "{given}");
+        }
+        for given in [
+            "10.244.1.7 because the lease of c3 is kept",
+            "10.244.1.7/24 on eth0",
+        ] {
+            assert_eq!(quiz.refuse(given), None, "{given}");
+            assert!(quiz.is_right(given), "{given}");
+        }
     }
 
     #[test]
