@@ -44,6 +44,18 @@ fn desk_at(id: &str, n: usize) -> Desk {
     desk
 }
 
+/// ch3-csi-multus at step 16 with its flow stepped: the claim made and the pod created
+/// with `--step`, at the first call.
+fn stepping_at_csi_16() -> Desk {
+    let mut desk = desk_at(CSI, 16);
+    ok(&mut desk, "pvc create ckpt --size 1Gi --class local-wffc");
+    ok(
+        &mut desk,
+        "pod create trainer-ckpt --node-selector kubernetes.io/hostname=node-3 --pvc ckpt --step",
+    );
+    desk
+}
+
 /// Every step: its check is false before its commands and true after, and false after each
 /// decoy (each command left out then an `echo` of the checks' words, every command failing,
 /// a node or pod swapped for another). The one lesson ch3 was failed 17 of them: the `show
@@ -535,12 +547,7 @@ fn csi_step_14_teaches_the_device_manager_s_refusal() {
 /// going back to step 16. Stepping ends with the step it was for.
 #[test]
 fn back_after_csi_step_16_goes_back_to_the_step() {
-    let mut desk = desk_at(CSI, 16);
-    ok(&mut desk, "pvc create ckpt --size 1Gi --class local-wffc");
-    ok(
-        &mut desk,
-        "pod create trainer-ckpt --node-selector kubernetes.io/hostname=node-3 --pvc ckpt --step",
-    );
+    let mut desk = stepping_at_csi_16();
     let out = ok(&mut desk, "step");
     assert_eq!(at(&desk), 16);
     assert!(out.contains("stepping ended at call 2/4"), "{out}");
@@ -554,12 +561,7 @@ fn back_after_csi_step_16_goes_back_to_the_step() {
     assert_eq!(at(&desk), 15, "back goes to step 16");
 
     // Skipped while a flow is stepped: the same.
-    let mut desk = desk_at(CSI, 16);
-    ok(&mut desk, "pvc create ckpt --size 1Gi --class local-wffc");
-    ok(
-        &mut desk,
-        "pod create trainer-ckpt --node-selector kubernetes.io/hostname=node-3 --pvc ckpt --step",
-    );
+    let mut desk = stepping_at_csi_16();
     assert!(desk.stepping().is_some());
     ok(&mut desk, "skip");
     assert!(desk.stepping().is_none());
@@ -711,12 +713,7 @@ fn a_rebuilt_cluster_leaves_nothing_stepped() {
     assert!(desk.stepping().is_none());
 
     // A stepping of the learner's own is not kept by a retry of its step either.
-    let mut desk = desk_at(CSI, 16);
-    ok(&mut desk, "pvc create ckpt --size 1Gi --class local-wffc");
-    ok(
-        &mut desk,
-        "pod create trainer-ckpt --node-selector kubernetes.io/hostname=node-3 --pvc ckpt --step",
-    );
+    let mut desk = stepping_at_csi_16();
     assert!(desk.stepping().is_some());
     ok(&mut desk, "lesson retry");
     assert!(desk.stepping().is_none(), "after retrying step 16");
@@ -729,24 +726,14 @@ fn a_rebuilt_cluster_leaves_nothing_stepped() {
 /// offers `step back`, which cannot help: showing the attach completes the step.
 #[test]
 fn back_during_a_stepped_step_goes_back_a_step() {
-    let mut desk = desk_at(CSI, 16);
-    ok(&mut desk, "pvc create ckpt --size 1Gi --class local-wffc");
-    ok(
-        &mut desk,
-        "pod create trainer-ckpt --node-selector kubernetes.io/hostname=node-3 --pvc ckpt --step",
-    );
+    let mut desk = stepping_at_csi_16();
     let out = ok(&mut desk, "back");
     assert!(out.contains("Back one step"), "{out}");
     assert_eq!(at(&desk), 14, "back goes to step 15");
     assert!(desk.stepping().is_none());
 
     // `b` still steps back (here: already at the first call).
-    let mut desk = desk_at(CSI, 16);
-    ok(&mut desk, "pvc create ckpt --size 1Gi --class local-wffc");
-    ok(
-        &mut desk,
-        "pod create trainer-ckpt --node-selector kubernetes.io/hostname=node-3 --pvc ckpt --step",
-    );
+    let mut desk = stepping_at_csi_16();
     let e = desk.execute("b").unwrap_err();
     assert!(
         e.message.contains("already at the first call"),

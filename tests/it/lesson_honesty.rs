@@ -165,16 +165,7 @@ fn a_quiz_answer_that_is_no_option_uses_no_try_and_a_wrong_one_is_graded_wrong()
     let out = d.execute("lesson answer B").unwrap().to_text();
     assert!(out.contains("Not quite"), "{out}");
     lines.push("lesson answer B".into());
-    let numbered: Vec<(usize, String)> = (1..).zip(lines).collect();
-    let verdict = grade::replay(
-        &mut desk(),
-        "ch2-core-ideas",
-        (0, None),
-        &numbered,
-        None,
-        None,
-    )
-    .unwrap();
+    let (numbered, verdict) = graded_ch2(lines);
     assert_eq!(
         verdict.quizzes.first().map(|(_, r)| r),
         Some(&QuizResult::Wrong {
@@ -644,16 +635,7 @@ fn the_grader_does_not_count_a_failure_the_step_asks_for() {
         .map(|c| c.text.clone())
         .collect();
     lines.push("pod craete typo".into());
-    let numbered: Vec<(usize, String)> = (1..).zip(lines).collect();
-    let v = grade::replay(
-        &mut desk(),
-        "ch2-core-ideas",
-        (0, None),
-        &numbered,
-        None,
-        None,
-    )
-    .unwrap();
+    let (numbered, v) = graded_ch2(lines);
     assert_eq!(
         v.steps_done(),
         lesson.steps.len(),
@@ -1193,6 +1175,22 @@ fn kubectl_s_verb_order_steps_the_same_teardown() {
     }
 }
 
+/// `grade` of `lines` (a submission of ch2-core-ideas at variant 0): the lines numbered
+/// as the file holds them, and the verdict.
+fn graded_ch2(lines: Vec<String>) -> (Vec<(usize, String)>, grade::Verdict) {
+    let numbered: Vec<(usize, String)> = (1..).zip(lines).collect();
+    let verdict = grade::replay(
+        &mut desk(),
+        "ch2-core-ideas",
+        (0, None),
+        &numbered,
+        None,
+        None,
+    )
+    .unwrap();
+    (numbered, verdict)
+}
+
 /// The desk at `lesson`'s predict quiz whose answer is `answer`, and the lines that got
 /// there (from `lesson start`).
 fn at_predict_quiz(lesson: &str, answer: &str) -> (lab_engine::Desk, Vec<String>) {
@@ -1314,16 +1312,7 @@ fn a_prediction_that_negates_hedges_or_names_two_options_uses_no_try() {
         .unwrap();
     let _ = d.execute("lesson answer ok error");
     lines.push("lesson answer ok error".into());
-    let numbered: Vec<(usize, String)> = (1..).zip(lines).collect();
-    let verdict = grade::replay(
-        &mut desk(),
-        "ch2-core-ideas",
-        (0, None),
-        &numbered,
-        None,
-        None,
-    )
-    .unwrap();
+    let (_, verdict) = graded_ch2(lines);
     let result = verdict.quizzes.get(quiz).map(|(_, r)| r);
     assert_eq!(
         result,
