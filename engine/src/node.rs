@@ -171,7 +171,7 @@ impl PartialEq<str> for PodKey {
 
 /// A node's sandboxes by pod, in the order of the pods' `ns/name` keys, read by that text
 /// (`get("default/web")`) or by the key's parts. One a pod on every node, so a [`VecMap`],
-/// whose room is its entries, keyed by the store's shared key.
+/// whose room is about its entries, keyed by the store's shared key.
 #[derive(Debug, Clone, Default)]
 pub struct Sandboxes(VecMap<PodKey, Sandbox>);
 

@@ -1228,7 +1228,7 @@ impl Qdisc {
 /// A node's sandbox namespaces by path (`/var/run/netns/cni-…`), in path order. Each path
 /// is kept once: a veth whose other end is in a sandbox names it with the same text
 /// ([`Namespaces::path`]). One entry a pod on every node: a [`VecMap`], whose room is
-/// its entries, where a B-tree's part-empty nodes cost about as much again.
+/// about its entries, where a B-tree's part-empty nodes cost about as much again.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct Namespaces(VecMap<Arc<str>, Netns>);
 
@@ -1323,10 +1323,10 @@ pub struct Host {
     pub qdiscs: Vec<Qdisc>,
     /// sysctls that plugins set (`net.ipv4.ip_forward` …), by name (a few a node: a
     /// [`VecMap`], where a B-tree's first leaf has room for eleven).
-    pub sysctls: VecMap<String, String>,
+    pub sysctls: VecMap<CompactString, CompactString>,
     /// host-local's data directories by network name (`/var/lib/cni/networks/<net>`): one
     /// or two a node, a [`VecMap`].
-    pub ipam: VecMap<String, IpamStore>,
+    pub ipam: VecMap<CompactString, IpamStore>,
     /// Routes, neighbours and FDB entries the node's network daemon programmed for the other
     /// nodes: a handle on the table every node running the daemon shares (see
     /// [`PeerTable`]; entries owned by this node, or whose route the kernel refuses here,
@@ -1548,7 +1548,7 @@ impl Host {
     /// a sandbox's in its [`Netns::sysctls`]). A namespace that does not exist takes nothing.
     pub(crate) fn set_sysctl(&mut self, netns: &str, name: &str, value: &str) {
         if netns.is_empty() {
-            self.sysctls.insert(name.to_string(), value.to_string());
+            self.sysctls.insert(name.into(), value.into());
         } else if let Some(ns) = self.netns.get_mut(netns) {
             ns.set_sysctl(name, value);
         }
@@ -1558,7 +1558,7 @@ impl Host {
     /// namespace keeps its sysctls in [`Host::sysctls`]).
     pub fn sysctl_in<'a>(&'a self, ns: &'a Netns, name: &str) -> Option<&'a str> {
         if std::ptr::eq(ns, &self.root) {
-            self.sysctls.get(name).map(String::as_str)
+            self.sysctls.get(name).map(CompactString::as_str)
         } else {
             ns.sysctl(name)
         }
@@ -1567,7 +1567,7 @@ impl Host {
     /// A sysctl a program wrote in the namespace at `netns` ("" = the host's).
     pub fn sysctl(&self, netns: &str, name: &str) -> Option<&str> {
         if netns.is_empty() {
-            self.sysctls.get(name).map(String::as_str)
+            self.sysctls.get(name).map(CompactString::as_str)
         } else {
             self.netns.get(netns)?.sysctl(name)
         }

@@ -59,8 +59,8 @@ impl Lease {
 ///
 /// Leases are keyed by IP (one file per IP) and indexed by owner `(container ID, ifname)`,
 /// so the duplicate check and release are index lookups rather than directory walks. A
-/// node's network holds one lease a pod: both maps are [`VecMap`]s, whose room is their
-/// entries.
+/// node's network holds one lease a pod: both maps are [`VecMap`]s, whose room is about
+/// their entries.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct IpamStore {
     /// Leases by IP (one file per IP).

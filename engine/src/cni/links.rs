@@ -24,7 +24,15 @@ pub struct Links {
     /// new device gets the first free index above it, so a deleted device's index is not
     /// reused while the counter has not wrapped.
     last_ifindex: u32,
+    /// No link here has an index above this one (the highest any link has had here; not
+    /// lowered when a link goes): an index above it is free without looking at the links,
+    /// which the kernel's `dev_new_index` asks of each candidate. (It fits in the room
+    /// `last_ifindex` leaves.)
+    max_ifindex: u32,
 }
+
+// One a pod (each sandbox's namespace), in a namespace pinned at 72 bytes.
+const _: () = assert!(std::mem::size_of::<Links>() <= 40);
 
 /// Typed facts read from the links (see [`Links::uplink_addrs`], [`Links::bridge_addr`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +73,7 @@ impl Links {
         Links {
             links,
             last_ifindex: 1,
+            max_ifindex: 1,
             ..Links::default()
         }
     }
@@ -102,8 +111,10 @@ impl Links {
     /// when no device here has it; otherwise, and for a new device (`wanted` 0), the first
     /// free index after the last one handed out here.
     fn index_for(&mut self, wanted: u32) -> u32 {
-        let taken = |i: u32| self.links.iter().any(|l| l.ifindex() == i);
+        let max = self.max_ifindex;
+        let taken = |i: u32| i <= max && self.links.iter().any(|l| l.ifindex() == i);
         if wanted != 0 && !taken(wanted) {
+            self.max_ifindex = max.max(wanted);
             return wanted;
         }
         let mut next = self.last_ifindex;
@@ -114,6 +125,7 @@ impl Links {
                 .unwrap_or(1);
             if !taken(next) {
                 self.last_ifindex = next;
+                self.max_ifindex = max.max(next);
                 return next;
             }
         }
@@ -231,6 +243,7 @@ impl Links {
 
 impl PartialEq for Links {
     fn eq(&self, other: &Self) -> bool {
+        // `max_ifindex` is a bound for lookups, not state the kernel shows.
         self.links == other.links && self.last_ifindex == other.last_ifindex
     }
 }
@@ -291,6 +304,32 @@ mod tests {
         assert!(links.remove("veth07").is_some());
         assert!(!links.contains_key("veth07"));
         assert_eq!(links.len(), 19);
+    }
+
+    #[test]
+    fn a_new_device_skips_an_index_a_device_moved_in_kept() {
+        let mut links = Links::with_loopback(true);
+        // A device moved in from another namespace keeps its index there when it is free.
+        let mut moved = link("moved0");
+        moved.set_ifindex(4);
+        links.insert("moved0", moved);
+        let made: Vec<u32> = (0..4)
+            .map(|i| {
+                let name = format!("made{i}");
+                links.insert(name.clone(), link(&name));
+                links[name.as_str()].ifindex()
+            })
+            .collect();
+        assert_eq!(made, [2, 3, 5, 6], "index 4 is the moved device's");
+        // A device moved in with a taken index gets the next free one instead.
+        let mut clash = link("clash0");
+        clash.set_ifindex(3);
+        links.insert("clash0", clash);
+        assert_eq!(links["clash0"].ifindex(), 7);
+        // A device gone leaves its index unused until the counter wraps.
+        links.remove("made1");
+        links.insert("again", link("again"));
+        assert_eq!(links["again"].ifindex(), 8);
     }
 
     #[test]

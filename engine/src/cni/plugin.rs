@@ -101,6 +101,10 @@ impl CniEnv {
 pub struct Stdin {
     /// The plugin object with `name` and `cniVersion` set (no `capabilities`, per SPEC §4).
     pub conf: Arc<Value>,
+    /// The list whose `name` and `cniVersion` the runtime set in `conf` (libcni's
+    /// `injectConf`), when a runtime built this stdin: the two are read from it, typed,
+    /// instead of from the document ([`Stdin::network_name`], [`Stdin::cni_version`]).
+    pub list: Option<Arc<super::conf::NetworkConfigList>>,
     /// `runtimeConfig`, present only when non-empty (libcni `injectRuntimeConfig`).
     pub runtime_config: Option<Arc<Value>>,
     /// `prevResult`: none for the first ADD, the final ADD result for DEL and CHECK.
@@ -124,6 +128,7 @@ impl Stdin {
     pub fn from_conf(conf: Value) -> Self {
         Stdin {
             conf: Arc::new(conf),
+            list: None,
             runtime_config: None,
             prev_result: None,
             valid_attachments: None,
@@ -137,12 +142,18 @@ impl Stdin {
 
     /// The network name.
     pub fn network_name(&self) -> &str {
-        self.str_field("name")
+        match &self.list {
+            Some(list) => &list.name,
+            None => self.str_field("name"),
+        }
     }
 
     /// The configuration's `cniVersion`.
     pub(crate) fn cni_version(&self) -> &str {
-        self.str_field("cniVersion")
+        match &self.list {
+            Some(list) => &list.cni_version,
+            None => self.str_field("cniVersion"),
+        }
     }
 
     /// The document without `prevResult`, for plugins that never read it (host-local):

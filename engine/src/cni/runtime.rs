@@ -241,7 +241,7 @@ pub struct CacheEntry {
 
 /// libcni's result cache on one node, keyed by (network, container ID, ifname); the key's
 /// text is shared with the network list and the entry's runtime conf. One entry a pod on
-/// every node: a [`VecMap`], whose room is its entries.
+/// every node: a [`VecMap`], whose room is about its entries.
 pub(crate) type ResultCache = VecMap<(Arc<str>, Arc<str>, Arc<str>), CacheEntry>;
 
 // One entry a pod on every node: the key's three texts and the entry's two records are
@@ -484,6 +484,7 @@ impl Invoker<'_> {
             }
             let stdin = Stdin {
                 conf: conf.clone(),
+                list: Some(Arc::clone(&net.list)),
                 runtime_config: rt.runtime_config(plugin),
                 prev_result: prev.clone(),
                 valid_attachments: None,
@@ -549,6 +550,7 @@ impl Invoker<'_> {
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected).rev() {
             let stdin = Stdin {
                 conf: conf.clone(),
+                list: Some(Arc::clone(&net.list)),
                 runtime_config: rt.runtime_config(plugin),
                 prev_result: cached.clone(),
                 valid_attachments: None,
@@ -588,6 +590,7 @@ impl Invoker<'_> {
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
             let stdin = Stdin {
                 conf: conf.clone(),
+                list: Some(Arc::clone(&net.list)),
                 runtime_config: rt.runtime_config(plugin),
                 prev_result: cached.clone(),
                 valid_attachments: None,
@@ -635,6 +638,7 @@ impl Invoker<'_> {
             for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
                 let stdin = Stdin {
                     conf: conf.clone(),
+                    list: Some(Arc::clone(&net.list)),
                     runtime_config: None,
                     prev_result: None,
                     valid_attachments: Some(valid.clone()),
@@ -663,6 +667,7 @@ impl Invoker<'_> {
         for (plugin, conf) in net.list.plugins.iter().zip(&net.injected) {
             let stdin = Stdin {
                 conf: conf.clone(),
+                list: Some(Arc::clone(&net.list)),
                 runtime_config: None,
                 prev_result: None,
                 valid_attachments: None,

@@ -225,14 +225,26 @@ fn validate_config(conf: &Value) -> Result<(), CniError> {
 fn valid_id_chars(s: &str) -> bool {
     // `^[a-zA-Z0-9][a-zA-Z0-9_.\-]*$` (pkg/utils/utils.go cniReg).
     match s.as_bytes() {
-        // Every byte is looked at (a fold, not `all`): the compiler then checks many bytes
-        // at a time, where stopping at the first bad one goes byte by byte (an ID is 64).
-        [first, rest @ ..] if first.is_ascii_alphanumeric() => rest.iter().fold(true, |ok, &b| {
-            ok & (b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-        }),
+        // Every byte is looked up (a fold, not `all`): a table read and an `and` a byte,
+        // where stopping at the first bad one goes byte by byte (an ID is 64).
+        [first, rest @ ..] if first.is_ascii_alphanumeric() => rest
+            .iter()
+            .fold(true, |ok, &b| ok & ID_BYTE[usize::from(b)]),
         _ => false,
     }
 }
+
+/// The bytes `cniReg` allows after the first: ASCII letters, digits, `_`, `.` and `-`.
+const ID_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-');
+        b += 1;
+    }
+    table
+};
 
 /// `utils.ValidateNetworkName`.
 pub(crate) fn validate_network_name(name: &str) -> Result<(), CniError> {
@@ -475,6 +487,19 @@ impl serde::Serialize for OrderedRef<'_> {
 mod tests {
     use super::*;
     use crate::cni::types::IpConfig;
+
+    #[test]
+    fn ids_take_cni_reg_s_bytes_only() {
+        // `^[a-zA-Z0-9][a-zA-Z0-9_.\-]*$`, byte by byte after an allowed first one.
+        for b in 0..=u8::MAX {
+            let allowed = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+            let id = [b'a', b, b'z'];
+            let id = String::from_utf8_lossy(&id);
+            assert_eq!(valid_id_chars(&id), allowed, "byte {b:#04x} in {id:?}");
+        }
+        assert!(!valid_id_chars("-leading") && !valid_id_chars("") && valid_id_chars("a"));
+        assert!(!valid_id_chars("caf\u{e9}"), "a non-ASCII byte is refused");
+    }
 
     /// host-local behind skel on a node of `release`, with this env and config.
     fn run_host_local(release: PluginsRelease, env: &CniEnv, conf: Value) -> PluginReply {

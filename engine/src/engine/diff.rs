@@ -70,7 +70,7 @@ impl Moment {
             for (net, store) in &rt.host.ipam {
                 for (ip, lease) in store.leases() {
                     m.leases.insert(
-                        (node.clone(), net.clone(), *ip),
+                        (node.clone(), net.to_string(), *ip),
                         lease.container_id.to_string(),
                     );
                 }

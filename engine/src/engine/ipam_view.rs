@@ -81,7 +81,7 @@ pub fn ipam_summaries(lab: &Lab, node: &str) -> Vec<IpamSummary> {
             ranges.entry(key).or_insert((path, cfg));
         }
     }
-    let mut keys: Vec<String> = rt.host.ipam.keys().cloned().collect();
+    let mut keys: Vec<String> = rt.host.ipam.keys().map(|k| k.to_string()).collect();
     for k in ranges.keys() {
         if !keys.contains(k) {
             keys.push(k.clone());
@@ -90,7 +90,7 @@ pub fn ipam_summaries(lab: &Lab, node: &str) -> Vec<IpamSummary> {
     keys.sort();
     keys.into_iter()
         .map(|key| {
-            let used = rt.host.ipam.get(&key).map_or(0, |s| s.len());
+            let used = rt.host.ipam.get(key.as_str()).map_or(0, |s| s.len());
             let mut s = IpamSummary {
                 path: format!("/var/lib/cni/networks/{key}"),
                 net: key.clone(),

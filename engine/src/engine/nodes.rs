@@ -120,7 +120,7 @@ impl Lab {
         );
         // The device plugins start on the host before it joins the map of nodes (they
         // read only the host), saving a lookup in that map.
-        let mut kubelet = crate::kubelet::Kubelet::new(name);
+        let mut kubelet = crate::kubelet::Kubelet::new(name, Some(ip));
         kubelet.start_device_plugins(&mut super::ctx!(self), &host);
         self.nodes
             .insert(name.to_string(), Box::new(NodeRuntime::new(host, confdir)));

@@ -481,7 +481,7 @@ impl Lab {
                         .into_iter()
                         .map(|(f, c)| (f, Value::String(c)))
                         .collect();
-                    (net.clone(), Value::Object(files))
+                    (net.to_string(), Value::Object(files))
                 })
                 .collect();
             let sandboxes: Map<String, Value> = rt

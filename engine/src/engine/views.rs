@@ -238,7 +238,7 @@ impl Lab {
             }
             let summaries = super::ipam_view::ipam_summaries(self, &n);
             for (net, store) in &rt.host.ipam {
-                let summary = summaries.iter().find(|s| &s.net == net);
+                let summary = summaries.iter().find(|s| s.net == *net);
                 let path = summary
                     .map(|s| s.path.clone())
                     .unwrap_or_else(|| format!("/var/lib/cni/networks/{net}"));

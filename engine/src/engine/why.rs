@@ -503,7 +503,7 @@ impl Lab {
         };
         let mut chain = vec![Link::Lease {
             node: node.to_string(),
-            net,
+            net: net.to_string(),
             ip: addr,
             container: lease.container_id.to_string(),
             ifname: lease.ifname.to_string(),

@@ -62,12 +62,15 @@ pub struct Kubelet {
     actor: Actor,
     /// `containerd(node)`: its node's container runtime, as it logs.
     runtime_actor: Actor,
+    /// The InternalIP kubelet was started with (`--node-ip`): it reports it in its Node's
+    /// addresses and in each pod status's `hostIP` (the lab's nodes keep theirs).
+    node_ip: Option<std::net::IpAddr>,
     /// Pod workers by pod key (the API store's copy of the key, shared). One entry a pod on
-    /// every node: a [`VecMap`], whose room is its entries.
+    /// every node: a [`VecMap`], whose room is about its entries.
     pub pod_work: VecMap<SharedKey, PodWork>,
     /// The pods admitted to the node (its pod manager), by key: their requests count as
     /// used when the next pod is admitted. One a pod on every node: a [`VecMap`] (a set),
-    /// whose room is its entries.
+    /// whose room is about its entries.
     pub admitted: VecMap<SharedKey, ()>,
     /// The device manager: device plugin endpoints and the devices each pod holds.
     pub devices: devices::DeviceManager,
@@ -76,14 +79,15 @@ pub struct Kubelet {
 }
 
 impl Kubelet {
-    /// The kubelet that starts when a node joins.
-    pub fn new(node: &str) -> Self {
+    /// The kubelet that starts when a node joins, with the node's InternalIP.
+    pub fn new(node: &str, node_ip: Option<std::net::IpAddr>) -> Self {
         let shared: std::sync::Arc<str> = std::sync::Arc::from(node);
         Kubelet {
             node: node.to_string(),
             node_key: (crate::cluster::no_namespace(), node.to_string()),
             actor: Actor::Agent(Agent::Kubelet, std::sync::Arc::clone(&shared)),
             runtime_actor: Actor::Agent(Agent::Containerd, shared),
+            node_ip,
             pod_work: VecMap::new(),
             admitted: VecMap::new(),
             devices: Default::default(),
@@ -93,10 +97,11 @@ impl Kubelet {
 }
 
 impl Kubelet {
-    /// Its node's InternalIP, as its Node object has it (a pod status's `hostIP`).
-    fn node_ip(&self, ctx: &Ctx<'_>) -> Option<std::net::IpAddr> {
-        let node = ctx.api.nodes.get(&self.node_key)?;
-        node.status.internal_ip()?.parse().ok()
+    /// Its node's InternalIP (a pod status's `hostIP`): the one it was started with, which
+    /// is its Node's (`getHostIPsAnyWay` reads the Node, or kubelet's own when there is
+    /// none).
+    fn node_ip(&self) -> Option<std::net::IpAddr> {
+        self.node_ip
     }
 
     /// The node's name, one allocation shared by its actors and the runtime's CNI calls.
@@ -342,7 +347,7 @@ impl Kubelet {
         // The worker lets go of the pod it read before writing its status, so the store
         // writes the object in place instead of copying the one still held.
         drop(pod);
-        let host_ip = self.node_ip(ctx);
+        let host_ip = self.node_ip();
         let (ip, second_ip) = sort_pod_ips(&result, host_ip);
         let written = ctx.write_pod_status(key, &actor, move |st| {
             st.phase = "Running".into();
@@ -370,7 +375,7 @@ impl Kubelet {
             .is_some_and(|p| p.status.reason() == "ContainerCreating");
         if !already {
             // kubelet's status carries the node's IP from its first write on.
-            let host_ip = self.node_ip(ctx);
+            let host_ip = self.node_ip();
             let _ = ctx.write_pod_status(key, actor, |st| {
                 st.phase = "Pending".into();
                 st.host_ip = host_ip;

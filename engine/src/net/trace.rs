@@ -861,7 +861,7 @@ impl<'a, 'n> Walker<'a, 'n> {
         let node = pod.node.as_str();
         let proxy_arp = host
             .sysctls
-            .get(&format!("net.ipv4.conf.{peer}.proxy_arp"))
+            .get(format!("net.ipv4.conf.{peer}.proxy_arp").as_str())
             .is_some_and(|v| v == "1");
         let arp_for = r.via.filter(|gw| proxy_arp && !host_owns(host, *gw));
         let detail = Detail::HostVeth {

@@ -611,7 +611,7 @@ fn ensure_addr(host: &mut Host, conf: &BridgeConf, want: IpNet) -> Result<(), Cn
 fn set_sysctl(host: &mut Host, key: &str, value: &str) {
     match host.sysctls.get_mut(key) {
         Some(v) if v == value => {}
-        Some(v) => value.clone_into(v),
+        Some(v) => *v = value.into(),
         None => {
             host.sysctls.insert(key.into(), value.into());
         }

@@ -193,7 +193,7 @@ impl Calico {
             (format!("net.ipv4.conf.{host_name}.forwarding"), "1"),
             (format!("net.ipv4.conf.{host_name}.route_localnet"), "1"),
         ] {
-            host.sysctls.insert(key, value.to_string());
+            host.sysctls.insert(key.into(), value.into());
         }
         let mut route = RouteEntry::static_route(RouteDst::Host(ip.addr()), None, &host_name);
         route.scope_link = true;

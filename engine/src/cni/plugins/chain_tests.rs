@@ -263,7 +263,9 @@ fn bridge_add_matches_real_result_and_rules() {
     assert_eq!(veth.master.as_deref(), Some("cni0"));
     assert!(veth.up && !veth.hairpin());
     assert_eq!(
-        h.sysctls.get("net.ipv4.ip_forward").map(String::as_str),
+        h.sysctls
+            .get("net.ipv4.ip_forward")
+            .map(compact_str::CompactString::as_str),
         Some("1")
     );
     let routes: Vec<String> = h.netns[NS]
@@ -789,7 +791,7 @@ fn portmap_rules_match_real_iptables() {
     assert_eq!(
         h.sysctls
             .get("net.ipv4.conf.cni0.route_localnet")
-            .map(String::as_str),
+            .map(compact_str::CompactString::as_str),
         Some("1")
     );
     // CHECK finds the chain; after DEL (twice) it is gone and CHECK says so.

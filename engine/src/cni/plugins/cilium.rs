@@ -149,8 +149,8 @@ impl CiliumCni {
         pod_ns.routes.push(default);
         host.root.links.insert(host_name.clone(), hostl);
         host.sysctls.insert(
-            format!("net.ipv4.conf.{host_name}.rp_filter"),
-            "0".to_string(),
+            format!("net.ipv4.conf.{host_name}.rp_filter").into(),
+            "0".into(),
         );
         let result = CniResult {
             cni_version: stdin.cni_version().into(),

@@ -609,8 +609,10 @@ fn forward_ports(
     let setup = |chain: Chain, nat: &mut XtTable| chain.setup(nat, v6);
     if conf.snat && cont.addr().is_ipv4() {
         if let Some(ifname) = routable_host_if(host, &cont.addr()) {
-            host.sysctls
-                .insert(format!("net.ipv4.conf.{ifname}.route_localnet"), "1".into());
+            host.sysctls.insert(
+                format!("net.ipv4.conf.{ifname}.route_localnet").into(),
+                "1".into(),
+            );
         }
     }
     let nat = &mut host.netfilter.for_addr_mut(&cont.addr()).nat;

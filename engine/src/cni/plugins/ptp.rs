@@ -401,7 +401,9 @@ mod tests {
             ]
         );
         assert_eq!(
-            h.sysctls.get("net.ipv4.ip_forward").map(String::as_str),
+            h.sysctls
+                .get("net.ipv4.ip_forward")
+                .map(compact_str::CompactString::as_str),
             Some("1")
         );
         for _ in 0..2 {

@@ -147,8 +147,10 @@ fn load(env: &CniEnv, stdin: &Stdin) -> Result<(Arc<IpamConfig>, Vec<IpAddr>), C
 
 /// Open (create) the network's directory, as `disk.New` does.
 fn open_store<'h>(host: &'h mut Host, conf: &IpamConfig) -> &'h mut IpamStore {
-    host.ipam
-        .get_or_insert_with(store_key(&conf.data_dir, &conf.name), IpamStore::default)
+    host.ipam.get_or_insert_with(
+        store_key(&conf.data_dir, &conf.name).into(),
+        IpamStore::default,
+    )
 }
 
 /// Release an owner from every range set already allocated (main.go's rollback loop).

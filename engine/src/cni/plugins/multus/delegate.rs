@@ -345,6 +345,7 @@ pub fn add(
         validate(rt, &net.list).map_err(|e| e.to_string())?;
         let stdin = Stdin {
             conf: conf.clone(),
+            list: Some(Arc::clone(&net.list)),
             runtime_config: rt.runtime_config(&plugin.capabilities),
             prev_result: prev.clone(),
             valid_attachments: None,
@@ -405,6 +406,7 @@ pub fn del(
         validate(rt, &net.list).map_err(|e| e.to_string())?;
         let stdin = Stdin {
             conf: conf.clone(),
+            list: Some(Arc::clone(&net.list)),
             runtime_config: rt.runtime_config(&plugin.capabilities),
             prev_result: cached.clone(),
             valid_attachments: None,
@@ -445,6 +447,7 @@ pub fn check(
         validate(rt, &net.list).map_err(|e| e.to_string())?;
         let stdin = Stdin {
             conf: conf.clone(),
+            list: Some(Arc::clone(&net.list)),
             runtime_config: rt.runtime_config(&plugin.capabilities),
             prev_result: cached.clone(),
             valid_attachments: None,
