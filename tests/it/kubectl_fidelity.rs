@@ -335,6 +335,32 @@ fn a_graceful_delete_sets_the_grace_period_and_the_end_of_it_as_deletion_timesta
     );
 }
 
+/// `CheckGracefulDelete` gives a pod already terminal a grace period of 0, and the API
+/// server deletes it in the request: a pod kubelet rejected (Failed) goes at once though
+/// its node is down and its kubelet cannot act.
+#[test]
+fn a_failed_pod_is_deleted_at_once_without_its_kubelet() {
+    let mut lab = Lab::new();
+    run(
+        &mut lab,
+        "pod create picky --node node-2 --node-selector disktype=ssd",
+    );
+    assert_eq!(crate::common::phase(&lab, "picky"), "Failed");
+    run(&mut lab, "fault inject node-down --node node-2");
+    run(&mut lab, "tick 40");
+    let out = run(&mut lab, "pod delete picky");
+    assert!(out.starts_with("pod \"picky\" deleted"), "{out}");
+    assert!(
+        !lab.cluster()
+            .pods
+            .contains_key(&crate::common::key("picky"))
+    );
+    assert_eq!(
+        fails(&mut lab, "get pod picky"),
+        "Error from server (NotFound): pods \"picky\" not found"
+    );
+}
+
 /// `reference.GetReference(scheme, claim)`, as the provisioner and the PV controller's
 /// binder take it: a PV's claimRef has the claim's apiVersion and its resourceVersion as
 /// read then; and the PV strategy's `lastPhaseTransitionTime` is the time of each phase
