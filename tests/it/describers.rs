@@ -87,7 +87,8 @@ fn describe_pod_aligns_conditions_and_the_lines_after_them_as_one_block() {
 }
 
 /// A pod being deleted that has not finished: describePod's
-/// `Status:  Terminating (lasts <age of deletionTimestamp>)`.
+/// `Status:  Terminating (lasts <time since deletionTimestamp>)`, that timestamp being the
+/// end of the pod's 30 s grace period, and `Termination Grace Period:  30s`.
 #[test]
 fn describe_pod_being_deleted_says_how_long_it_has_been_terminating() {
     let mut lab = Lab::new();
@@ -99,7 +100,7 @@ fn describe_pod_being_deleted_says_how_long_it_has_been_terminating() {
     let d = run(&mut lab, "describe pod db");
     assert!(
         d.lines()
-            .any(|l| l == "Status:       Terminating (lasts 2m5s)"),
+            .any(|l| l == "Status:                    Terminating (lasts 95s)"),
         "{d}"
     );
     let get = run(&mut lab, "get pod db");

@@ -255,6 +255,112 @@ fn ready_counts_every_container_and_a_terminating_pod_keeps_its_readiness() {
     assert_eq!(row(&mut lab), "two 2/2 Terminating");
 }
 
+/// A graceful delete (`rest.BeforeDelete` with the pod strategy's `CheckGracefulDelete`):
+/// a pod on a node gets `deletionGracePeriodSeconds` 30 (its defaulted
+/// terminationGracePeriodSeconds) and `deletionTimestamp` = the request's time + 30 s.
+/// kubectl describe prints `Terminating (lasts <HumanDuration of time.Since(deletionTimestamp)>)`,
+/// `<invalid>` while that time is more than a second ahead, and the grace period.
+/// (Its node is down, so kubelet cannot finish the deletion and the pod stays.)
+#[test]
+fn a_graceful_delete_sets_the_grace_period_and_the_end_of_it_as_deletion_timestamp() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create db --node node-2");
+    run(&mut lab, "fault inject node-down --node node-2");
+    run(&mut lab, "tick 40");
+    run(&mut lab, "pod delete db");
+    let pod = &lab.cluster().pods[&crate::common::key("db")];
+    assert_eq!(
+        pod.metadata.deletion_tick(),
+        Some(lab_engine::util::time::Millis::secs(70))
+    );
+    assert_eq!(
+        lab_engine::cluster::pod_deletion::deletion_grace_period_seconds(pod),
+        Some(30)
+    );
+    let metadata = json_of(&mut lab, "pod db")["metadata"].clone();
+    assert_eq!(metadata["deletionTimestamp"], json!("2025-01-01T00:01:10Z"));
+    assert_eq!(metadata["deletionGracePeriodSeconds"], json!(30));
+    let yaml = run(&mut lab, "get pod db -o yaml");
+    assert!(
+        yaml.lines()
+            .any(|l| l == "  deletionGracePeriodSeconds: 30"),
+        "{yaml}"
+    );
+    let status = |lab: &mut Lab| {
+        let d = run(lab, "describe pod db");
+        let lines: Vec<String> = d
+            .lines()
+            .filter(|l| l.starts_with("Status:") || l.starts_with("Termination Grace Period:"))
+            .map(str::to_string)
+            .collect();
+        (lines, d)
+    };
+    let (lines, d) = status(&mut lab);
+    assert_eq!(
+        lines,
+        [
+            "Status:                    Terminating (lasts <invalid>)",
+            "Termination Grace Period:  30s",
+        ],
+        "{d}"
+    );
+    // The value column is the tabwriter's one column for the block.
+    assert!(
+        d.lines().any(|l| l == "Name:                      db"),
+        "{d}"
+    );
+    // 2 s ahead is still `<invalid>`; 1 s ahead is `0s`; then the time since.
+    run(&mut lab, "tick 28");
+    assert_eq!(
+        status(&mut lab).0[0],
+        "Status:                    Terminating (lasts <invalid>)"
+    );
+    run(&mut lab, "tick 1");
+    assert_eq!(
+        status(&mut lab).0[0],
+        "Status:                    Terminating (lasts 0s)"
+    );
+    run(&mut lab, "tick 96");
+    assert_eq!(
+        status(&mut lab).0[0],
+        "Status:                    Terminating (lasts 95s)"
+    );
+    // A second delete without a grace period changes nothing (`gracefulPending`).
+    run(&mut lab, "delete pod db");
+    assert_eq!(
+        lab.cluster().pods[&crate::common::key("db")]
+            .metadata
+            .deletion_tick(),
+        Some(lab_engine::util::time::Millis::secs(70))
+    );
+}
+
+/// `CheckGracefulDelete` gives a pod already terminal a grace period of 0, and the API
+/// server deletes it in the request: a pod kubelet rejected (Failed) goes at once though
+/// its node is down and its kubelet cannot act.
+#[test]
+fn a_failed_pod_is_deleted_at_once_without_its_kubelet() {
+    let mut lab = Lab::new();
+    run(
+        &mut lab,
+        "pod create picky --node node-2 --node-selector disktype=ssd",
+    );
+    assert_eq!(crate::common::phase(&lab, "picky"), "Failed");
+    run(&mut lab, "fault inject node-down --node node-2");
+    run(&mut lab, "tick 40");
+    let out = run(&mut lab, "pod delete picky");
+    assert!(out.starts_with("pod \"picky\" deleted"), "{out}");
+    assert!(
+        !lab.cluster()
+            .pods
+            .contains_key(&crate::common::key("picky"))
+    );
+    assert_eq!(
+        fails(&mut lab, "get pod picky"),
+        "Error from server (NotFound): pods \"picky\" not found"
+    );
+}
+
 /// `reference.GetReference(scheme, claim)`, as the provisioner and the PV controller's
 /// binder take it: a PV's claimRef has the claim's apiVersion and its resourceVersion as
 /// read then; and the PV strategy's `lastPhaseTransitionTime` is the time of each phase

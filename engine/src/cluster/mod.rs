@@ -5,6 +5,7 @@ pub mod label_query;
 pub mod meta;
 pub mod nad;
 pub mod objects;
+pub mod pod_deletion;
 pub mod policy;
 pub mod reference;
 pub mod reports;

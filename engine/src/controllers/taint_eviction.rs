@@ -168,8 +168,8 @@ pub(crate) fn evict(ctx: &mut Ctx<'_>, key: &(String, String)) -> bool {
     let Ok(mut pod) = ctx.api.pods().get(&key.0, &key.1).cloned() else {
         return marked;
     };
-    if pod.metadata.deletion_tick().is_none() {
-        pod.metadata.set_deletion_tick(Some(ctx.clock));
+    // `DeleteOptions{}`: no grace period, so the pod's own (`BeforeDelete`).
+    if crate::cluster::pod_deletion::mark_for_deletion(&mut pod, ctx.clock) {
         let _ = ctx.api.pods().update(pod);
     }
     true
@@ -277,7 +277,8 @@ mod tests {
         let at = run(&mut lab, &["tick 1"]);
         assert!(at.contains("Marking for deletion Pod default/web"), "{at}");
         let p = web(&lab).unwrap();
-        assert_eq!(p.metadata.deletion_tick(), Some(Millis::secs(340)));
+        // Marked at 340 s with the pod's 30 s grace period (`BeforeDelete`).
+        assert_eq!(p.metadata.deletion_tick(), Some(Millis::secs(370)));
         assert!(evicted(&p));
         assert!(
             lab.cluster

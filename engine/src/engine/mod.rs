@@ -877,7 +877,7 @@ impl Lab {
         let (Some(kubelet), Some(runtime)) =
             (self.kubelets.get_mut(node), self.nodes.get_mut(node))
         else {
-            return deleting && self.delete_unbound_pod(key);
+            return deleting && self.remove_pod(key);
         };
         let mut ctx = ctx!(self);
         let mut cri = crate::kubelet::Cri {
@@ -887,8 +887,10 @@ impl Lab {
         kubelet.sync_pod(&mut ctx, &mut cri, key)
     }
 
-    /// The API server's delete of a pod no kubelet holds (never bound to a node).
-    fn delete_unbound_pod(&mut self, key: &(String, String)) -> bool {
+    /// The API server's delete of a pod with a zero grace period (never bound to a node,
+    /// or already terminal: `CheckGracefulDelete`), or one no kubelet holds; kubelet, if
+    /// any, drops what it kept of the pod when it next syncs it.
+    fn remove_pod(&mut self, key: &(String, String)) -> bool {
         if self.cluster.pods().delete(&key.0, &key.1).is_ok() {
             self.cluster.volume_pods.remove(key);
             self.log(

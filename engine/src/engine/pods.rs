@@ -313,13 +313,21 @@ impl Lab {
         asked
     }
 
-    /// Request deletion; the kubelet tears the pod down, then it is removed.
+    /// Request deletion, gracefully as the API server does (see
+    /// `crate::cluster::pod_deletion`); the kubelet tears the pod down at once (the lab's
+    /// container stops on SIGTERM, well within its grace period), then it is removed.
     pub(crate) fn pod_delete(&mut self, ns: &str, name: &str) -> Result<Outcome, LabError> {
         let mut pod = self.cluster.pods().get(ns, name)?.clone();
         let key = (pod.metadata.namespace().clone(), name.to_string());
-        if pod.metadata.deletion_tick().is_none() {
-            pod.metadata.set_deletion_tick(Some(self.clock));
+        let grace = crate::cluster::pod_deletion::grace_period_seconds(&pod);
+        if crate::cluster::pod_deletion::mark_for_deletion(&mut pod, self.clock) {
             self.cluster.pods().update(pod)?;
+            if grace == 0 {
+                // Never scheduled, or already terminal: the API server deletes it in the
+                // request (its `updateForGracefulDeletionAndFinalizers` writes the
+                // deletionTimestamp, then a zero grace period deletes it at once).
+                self.remove_pod(&key);
+            }
         }
         self.dirty.insert(key);
         let mut out = Outcome::empty();

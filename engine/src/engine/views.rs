@@ -858,6 +858,19 @@ pub fn age(now: Millis, then: Millis) -> String {
     human_duration(now.saturating_sub(then).whole_secs())
 }
 
+/// kubectl describe's `translateTimestampSince` of a `metav1.Time` (whole seconds, as the
+/// API serves it): apimachinery's `duration.HumanDuration` of `time.Since(then)`, which
+/// reads a time more than a second ahead as `<invalid>` and one less than two seconds ahead
+/// as `0s` (its tolerance for clock skew; `int(d.Seconds())` truncates toward zero).
+pub(crate) fn human_duration_since(now: Millis, then: Millis) -> String {
+    let (now, then) = (now.as_ms(), then.whole_secs().saturating_mul(1000));
+    match now.checked_sub(then) {
+        Some(since) => human_duration(since / 1000),
+        None if (then - now) / 1000 > 1 => "<invalid>".to_string(),
+        None => "0s".to_string(),
+    }
+}
+
 /// apimachinery's `duration.HumanDuration` of a whole number of seconds: seconds below
 /// 2 minutes, minutes and seconds below 10 minutes, minutes below 3 hours, hours and
 /// minutes below 8 hours, hours below 2 days, days and hours below 8 days, days below 2

@@ -11,6 +11,13 @@ use serde_json::{Map, Value, json};
 /// `pod` as `get -o json` prints it (keys sorted as kubectl prints them).
 pub(super) fn served(pod: &Object<PodSpec>) -> String {
     let mut value = serde_json::to_value(pod).unwrap_or(Value::Null);
+    // Set with deletionTimestamp (`BeforeDelete`): the pod's metadata, not every kind's.
+    if let (Some(metadata), Some(grace)) = (
+        value.get_mut("metadata").and_then(Value::as_object_mut),
+        crate::cluster::pod_deletion::deletion_grace_period_seconds(pod),
+    ) {
+        metadata.insert("deletionGracePeriodSeconds".into(), json!(grace));
+    }
     if let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) {
         defaulted_spec(spec);
     }
@@ -40,7 +47,10 @@ fn defaulted_spec(spec: &mut Map<String, Value>) {
         ("securityContext", json!({})),
         ("serviceAccount", json!("default")),
         ("serviceAccountName", json!("default")),
-        ("terminationGracePeriodSeconds", json!(30)),
+        (
+            "terminationGracePeriodSeconds",
+            json!(crate::cluster::pod_deletion::TERMINATION_GRACE_PERIOD_SECONDS),
+        ),
     ] {
         spec.entry(key).or_insert(value);
     }

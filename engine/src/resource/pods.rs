@@ -8,7 +8,7 @@ use crate::command::grammar::PodCmd;
 use crate::engine::Lab;
 use crate::engine::generic_describe::{multiline_lines, with_events};
 use crate::engine::pods::pod_status_text;
-use crate::engine::views::{MapStyle, age, map_field, qos_class};
+use crate::engine::views::{MapStyle, age, human_duration_since, map_field, qos_class};
 use crate::manifest::Manifest;
 use crate::render::{Line, Outcome, Role};
 
@@ -115,10 +115,24 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         .host_ip
         .map(|ip| ip.to_string())
         .unwrap_or_default();
+    // kubectl describe prints the phase (ContainerCreating is the container's waiting
+    // reason, below), or, for a pod being deleted that has not finished, how long since its
+    // deletionTimestamp and its deletionGracePeriodSeconds. The timestamp is the end of the
+    // grace period (`crate::cluster::pod_deletion`), so until a second before it kubectl's
+    // HumanDuration of the negative time since reads `<invalid>`.
+    let finished = matches!(&*p.status.phase, "Failed" | "Succeeded");
+    let terminating = p.metadata.deletion_tick().filter(|_| !finished);
+    // One tabwriter column: as wide as its widest key, `Annotations:` or `Termination Grace
+    // Period:`, and two spaces.
+    let width = if terminating.is_some() {
+        "Termination Grace Period:".len() + 2
+    } else {
+        "Annotations:".len() + 2
+    };
     let kv = |out: &mut Outcome, k: &str, v: String| {
         out.line(
             Line::new()
-                .push(format!("{:<14}", format!("{k}:")), Role::Header)
+                .push(format!("{:<width$}", format!("{k}:")), Role::Header)
                 .push(v, Role::Plain),
         );
     };
@@ -133,27 +147,40 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
             format!("{}/{node_ip}", p.spec.node_name)
         },
     );
-    map_field(&mut out, "Labels", 14, &p.metadata.labels, MapStyle::Labels);
+    map_field(
+        &mut out,
+        "Labels",
+        width,
+        &p.metadata.labels,
+        MapStyle::Labels,
+    );
     map_field(
         &mut out,
         "Annotations",
-        14,
+        width,
         p.metadata.annotations(),
         MapStyle::Annotations,
     );
-    // kubectl describe prints the phase (ContainerCreating is the container's waiting
-    // reason, below), or, for a pod being deleted that has not finished, how long since its
-    // deletionTimestamp: `Terminating (lasts 5s)`. kubectl prints the pod's
-    // deletionGracePeriodSeconds beside it (`Termination Grace Period:`); the lab's delete
-    // has no grace period (its deletionTimestamp is the time of the request), so that line
-    // is left out.
-    let finished = matches!(&*p.status.phase, "Failed" | "Succeeded");
-    let status = match p.metadata.deletion_tick() {
-        Some(deleted) if !finished => format!("Terminating (lasts {})", age(lab.clock, deleted)),
-        _ if p.status.phase.is_empty() => "Pending".to_string(),
-        _ => p.status.phase.to_string(),
-    };
-    kv(&mut out, "Status", status);
+    match terminating {
+        Some(deletion) => {
+            kv(
+                &mut out,
+                "Status",
+                format!(
+                    "Terminating (lasts {})",
+                    human_duration_since(lab.clock, deletion)
+                ),
+            );
+            let grace = crate::cluster::pod_deletion::deletion_grace_period_seconds(p);
+            kv(
+                &mut out,
+                "Termination Grace Period",
+                format!("{}s", grace.unwrap_or_default()),
+            );
+        }
+        None if p.status.phase.is_empty() => kv(&mut out, "Status", "Pending".to_string()),
+        None => kv(&mut out, "Status", p.status.phase.to_string()),
+    }
     if p.status.phase == "Failed" {
         kv(&mut out, "Reason", p.status.reason().to_string());
         kv(&mut out, "Message", p.status.message().to_string());
@@ -187,7 +214,10 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
         kv(&mut out, "Sandbox", sb.id().to_string());
         kv(&mut out, "Netns", sb.netns().to_string());
         out.line(Line::styled(
-            "              ↑ the lab's additions (crictl inspectp on the node)",
+            format!(
+                "{:width$}↑ the lab's additions (crictl inspectp on the node)",
+                ""
+            ),
             Role::Dim,
         ));
     }
