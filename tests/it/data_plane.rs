@@ -222,10 +222,12 @@ fn a_pod_s_lo_is_ifindex_1_and_up() {
     // IPv4's address with its label, then IPv6's without one, before eth0.
     assert!(
         pod.contains(
-            "  1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 state UNKNOWN\n      \
+            "  1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN group default qlen 1000\n      \
              link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00\n      \
-             inet 127.0.0.1/8 scope host lo\n      \
-             inet6 ::1/128 scope host\n  \
+             inet 127.0.0.1/8 scope host lo\n         \
+             valid_lft forever preferred_lft forever\n      \
+             inet6 ::1/128 scope host\n         \
+             valid_lft forever preferred_lft forever\n  \
              2: eth0@if"
         ),
         "{pod}"
@@ -673,7 +675,7 @@ fn a_bridge_without_ports_has_no_carrier() {
     };
     assert_eq!(
         cni0(&up),
-        "cni0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 state UP",
+        "cni0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP group default qlen 1000",
         "{up}"
     );
     assert!(
@@ -684,7 +686,7 @@ fn a_bridge_without_ports_has_no_carrier() {
     let down = run(&mut lab, "show links node-1");
     assert_eq!(
         cni0(&down),
-        "cni0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 state DOWN",
+        "cni0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc noqueue state DOWN group default qlen 1000",
         "{down}"
     );
     let routes = run(&mut lab, "show routes node-1");
@@ -713,8 +715,8 @@ fn link_flags_follow_the_link() {
     assert!(
         pod.contains(": eth0@if")
             && pod.contains(
-                ": <BROADCAST,MULTICAST,ALLMULTI,PROMISC,UP,LOWER_UP> mtu 1300 state UP\n      \
-                 link/ether c2:11:22:33:44:55 brd ff:ff:ff:ff:ff:ff"
+                ": <BROADCAST,MULTICAST,ALLMULTI,PROMISC,UP,LOWER_UP> mtu 1300 qdisc noqueue state UP group default qlen 1000\n      \
+                 link/ether c2:11:22:33:44:55 brd ff:ff:ff:ff:ff:ff link-netnsid 0"
             )
             && pod.contains("inet6 fe80::c011:22ff:fe33:4455/64 scope link"),
         "{pod}"
@@ -729,7 +731,91 @@ fn link_flags_follow_the_link() {
         .find(|l| l.contains(": bwp"))
         .unwrap_or_else(|| panic!("no ifb in:\n{host}"));
     assert!(
-        ifb.contains(": <BROADCAST,NOARP,UP,LOWER_UP> mtu ") && ifb.ends_with(" state UNKNOWN"),
+        ifb.contains(": <BROADCAST,NOARP,UP,LOWER_UP> mtu ")
+            && ifb.ends_with(" qdisc tbf state UNKNOWN group default qlen 32"),
         "{host}"
+    );
+}
+
+/// `show links` prints iproute2's `ip -d addr` (ipaddress.c print_linkinfo and
+/// print_addrinfo, iplink_bridge.c, iplink_bridge_slave.c): the root qdisc the node has
+/// (`noqueue` for a veth or bridge, bandwidth's `tbf`), `group default` and the kernel's
+/// `qlen` (1000, an ifb's 32); a veth's peer namespace by its name under /var/run/netns on
+/// the host, as `link-netnsid 0` in the pod; `veth` alone on its line, a bridge port's
+/// `bridge_slave` line (no `(bridge port: hairpin on)`), a bridge's `bridge` details; and
+/// every address's `valid_lft forever preferred_lft forever`.
+#[test]
+fn show_links_prints_iproute2_s_ip_d_addr() {
+    let mut lab = crate::common::lab();
+    run(
+        &mut lab,
+        "pod create web --node node-1 --bandwidth-ingress 1M --bandwidth-egress 2M",
+    );
+    let host = run(&mut lab, "show links node-1");
+    let lines: Vec<&str> = host.lines().map(str::trim_end).collect();
+    let from = |start: &str, n: usize| -> Vec<&str> {
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no {start:?} in:\n{host}"));
+        lines[at..at + n].to_vec()
+    };
+    assert_eq!(
+        from("  1: lo:", 6),
+        [
+            "  1: lo: <LOOPBACK,UP,LOWER_UP> mtu 65536 qdisc noqueue state UNKNOWN group default qlen 1000",
+            "      link/loopback 00:00:00:00:00:00 brd 00:00:00:00:00:00",
+            "      inet 127.0.0.1/8 scope host lo",
+            "         valid_lft forever preferred_lft forever",
+            "      inet6 ::1/128 scope host",
+            "         valid_lft forever preferred_lft forever",
+        ],
+        "{host}"
+    );
+    assert_eq!(
+        from("  3: cni0:", 7),
+        [
+            "  3: cni0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP group default qlen 1000",
+            "      link/ether a2:59:ba:56:f9:49 brd ff:ff:ff:ff:ff:ff",
+            "      bridge forward_delay 1500 hello_time 200 max_age 2000 ageing_time 30000 stp_state 0 priority 32768",
+            "      inet 10.244.1.1/24 brd 10.244.1.255 scope global cni0",
+            "         valid_lft forever preferred_lft forever",
+            "      inet6 fe80::a059:baff:fe56:f949/64 scope link",
+            "         valid_lft forever preferred_lft forever",
+        ],
+        "{host}"
+    );
+    assert_eq!(
+        from("  4: veth", 6),
+        [
+            "  4: veth56d1da70@if2: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc tbf master cni0 state UP group default qlen 1000",
+            "      link/ether da:b9:d3:db:3a:2e brd ff:ff:ff:ff:ff:ff link-netns cni-c68e5523-c05b-ceee-df3a-4a9d9935258d",
+            "      veth",
+            "      bridge_slave state forwarding priority 32 cost 2 hairpin on guard off root_block off fastleave off learning on flood on",
+            "      inet6 fe80::d8b9:d3ff:fedb:3a2e/64 scope link",
+            "         valid_lft forever preferred_lft forever",
+        ],
+        "{host}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("  5: bwp")
+            && l.ends_with(": <BROADCAST,NOARP,UP,LOWER_UP> mtu 1500 qdisc tbf state UNKNOWN group default qlen 32")),
+        "{host}"
+    );
+    assert!(!host.contains("bridge port:"), "{host}");
+    let pod = run(&mut lab, "show links node-1 --pod web");
+    let eth0: Vec<&str> = pod
+        .lines()
+        .skip_while(|l| !l.starts_with("  2: eth0"))
+        .take(3)
+        .collect();
+    assert_eq!(
+        eth0,
+        [
+            "  2: eth0@if4: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 qdisc noqueue state UP group default qlen 1000",
+            "      link/ether 7a:46:fb:ea:c7:61 brd ff:ff:ff:ff:ff:ff link-netnsid 0",
+            "      veth",
+        ],
+        "{pod}"
     );
 }

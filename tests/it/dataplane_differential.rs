@@ -10,7 +10,9 @@
 //!   `show routes NODE` against `ip route` (host and pods), `show neigh` against
 //!   `ip neigh show` (its PERMANENT entries), `show fdb` against `bridge fdb show` (its
 //!   `dst` entries; also `bridge fdb show dev flannel.1`, which leaves out `dev`), and
-//!   `show iptables NODE` (nat and filter) against `iptables -t TABLE -S`;
+//!   `show iptables NODE` (nat and filter) against `iptables -t TABLE -S`, and `show links`
+//!   (host and pods) against `ip -d addr` (each device line equal; the other lines equal
+//!   or the kernel's with the `-d` fields the lab leaves out added at the end);
 //! - the routing decision: node-1's `ip route get DB from WEB iif cni0` against the lab's
 //!   `route on node-1:` hop (same gateway and device; §6.1);
 //! - the verdicts: `ping -c1 -W1 -M do -s N` from web to db against `trace web db --size
@@ -453,8 +455,16 @@ fn mirror_links(
             );
         }
         for a in &l.addrs {
+            // netlink.AddrAdd (the plugins') sets an IPv4 address's broadcast when the
+            // prefix is shorter than /31; `ip addr add` sets none unless asked (`brd +`).
+            let brd = a.addr().is_ipv4() && a.prefix_len() < 31 && l.kind != LinkKind::Loopback;
             let a = a.to_string();
-            must("ip", &["-n", ns, "addr", "add", &a, "dev", &l.name]);
+            let mut args = vec!["-n", ns, "addr", "add", a.as_str()];
+            if brd {
+                args.extend(["brd", "+"]);
+            }
+            args.extend(["dev", l.name.as_str()]);
+            must("ip", &args);
         }
     }
     for l in &links {
@@ -625,6 +635,7 @@ pub(crate) fn compare_state(lab: &mut Lab, real: &Real, backend: Backend) {
                 "bridge fdb show dev {dev} on {node}: the kernel (left) and the lab (right) differ"
             );
         }
+        compare_links(lab, real, node);
         // §3, §6.4: the nat and filter tables.
         for table in ["nat", "filter"] {
             let lab_lines =
@@ -637,6 +648,132 @@ pub(crate) fn compare_state(lab: &mut Lab, real: &Real, backend: Backend) {
                 kernel, lab_lines,
                 "iptables -t {table} -S on {node}: the kernel (left) and the lab (right) differ"
             );
+        }
+    }
+}
+
+/// `ip -d addr`'s devices: each device's lines by its name (without `@peer`), the device
+/// line without its index and `@peer` (indexes follow creation, which the mirror does in
+/// its own order), every line trimmed.
+fn devices(lines: &[String]) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for l in lines {
+        let head = l
+            .split_once(": ")
+            .filter(|(i, _)| !i.is_empty() && i.bytes().all(|b| b.is_ascii_digit()));
+        if let Some((_, rest)) = head {
+            let (name, tail) = rest.split_once(": ").expect("NAME: FLAGS");
+            let name = name.split('@').next().unwrap_or(name).to_string();
+            out.insert(name.clone(), vec![format!("{name}: {tail}")]);
+            current = Some(name);
+        } else if let Some(c) = &current {
+            out.get_mut(c)
+                .expect("the device")
+                .push(l.trim_end().to_string());
+        }
+    }
+    out
+}
+
+/// `text` with each `link-netns NAME` replaced by `with`.
+fn rename_netns(text: &str, name: &str, with: &str) -> String {
+    let from = format!("link-netns {name}");
+    text.lines()
+        .map(|l| {
+            let words: Vec<&str> = l.split(' ').collect();
+            match words
+                .windows(2)
+                .position(|w| w[0] == "link-netns" && w[1] == name)
+            {
+                Some(i) => {
+                    let mut out: Vec<&str> = words[..i].to_vec();
+                    out.push(with);
+                    out.extend(&words[i + 2..]);
+                    out.join(" ")
+                }
+                None => l.to_string(),
+            }
+        })
+        .inspect(|l| debug_assert!(!l.contains(&from)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The lab's `show links` lines (after its header, without the view's indent).
+fn lab_links(out: &str) -> Vec<String> {
+    out.lines()
+        .skip(1)
+        .filter_map(|l| l.strip_prefix("  "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `show links NODE` and `show links NODE --pod POD` against `ip -d addr` in the mirror:
+/// every device the lab shows (not the node's eth0, a veth to the wire in the mirror), its
+/// device line equal (flags, mtu, qdisc, master, state, group, qlen), and each other line
+/// equal or the kernel's with words added at the end: `-d`'s fields the lab leaves out
+/// (promiscuity, queue counts, a bridge's and a port's settings past those it models, the
+/// DAD flag `tentative` of a fresh address). The mirror's namespaces have names of their
+/// own: a host veth's `link-netns` names the lab's `cni-…`, and a pod's peer namespace (a
+/// real node's unnamed root namespace) is `link-netnsid 0`.
+fn compare_links(lab: &mut Lab, real: &Real, node: &str) {
+    let ns = &real.node_ns[node];
+    let mut kernel_host = trimmed(&must("ip", &["-n", ns, "-d", "addr"])).join("\n");
+    let mut views = Vec::new();
+    for ((n, path), pns) in &real.pod_ns {
+        if n != node {
+            continue;
+        }
+        let lab_name = path.rsplit('/').next().unwrap_or(path);
+        kernel_host = rename_netns(&kernel_host, pns, &format!("link-netns {lab_name}"));
+        let pod = real
+            .pods
+            .iter()
+            .find(|(_, v)| v.0 == *node && v.1 == *path)
+            .map(|(k, _)| k.clone())
+            .expect("the pod of a namespace");
+        let kernel = rename_netns(
+            &trimmed(&must("ip", &["-n", pns, "-d", "addr"])).join("\n"),
+            ns,
+            "link-netnsid 0",
+        );
+        views.push((
+            format!("pod {pod}"),
+            kernel,
+            text(lab, &format!("show links {node} --pod {pod}")),
+        ));
+    }
+    views.push((
+        format!("{node} (host)"),
+        kernel_host,
+        text(lab, &format!("show links {node}")),
+    ));
+    for (who, kernel, lab_out) in views {
+        let kernel = devices(&kernel.lines().map(str::to_string).collect::<Vec<_>>());
+        let lab_devs = devices(&lab_links(&lab_out));
+        for (name, lines) in &lab_devs {
+            if name == "eth0" && !who.starts_with("pod ") {
+                continue;
+            }
+            let k = kernel
+                .get(name)
+                .unwrap_or_else(|| panic!("{who}: the kernel has no {name}:\n{kernel:?}"));
+            assert_eq!(
+                k.len(),
+                lines.len(),
+                "ip -d addr, {who}, {name}: the kernel (left) and the lab (right) differ:\n{k:#?}\n{lines:#?}"
+            );
+            assert_eq!(
+                k[0], lines[0],
+                "ip -d addr, {who}: the device line: the kernel (left) and the lab (right) differ"
+            );
+            for (kl, ll) in k.iter().zip(lines).skip(1) {
+                assert!(
+                    kl == ll || kl.starts_with(&format!("{ll} ")),
+                    "ip -d addr, {who}, {name}: the kernel's\n{kl:?}\nis not the lab's\n{ll:?}\nwith fields added at its end"
+                );
+            }
         }
     }
 }

@@ -169,15 +169,19 @@ fn describe_node_prints_kubectl_s_sections() {
         "{d}"
     );
     assert_eq!(
-        lines_from(&d, "System Info:", 14),
+        lines_from(&d, "System Info:", 18),
         [
             "System Info:",
+            "  Machine ID:                 267112d7ff5d4fb181e501a9e9553077",
+            "  System UUID:                0a345523-438a-42b7-8b70-890a44b006a4",
+            "  Boot ID:                    a8967fd4-5381-4de4-85e9-b7f59198994b",
             "  Kernel Version:             6.1.0-25-amd64",
             "  OS Image:                   Debian GNU/Linux 12 (bookworm)",
             "  Operating System:           linux",
             "  Architecture:               amd64",
             "  Container Runtime Version:  containerd://1.7.22",
             "  Kubelet Version:            v1.31.0-lab",
+            "  Kube-Proxy Version:",
             "PodCIDR:                      10.244.1.0/24",
             "PodCIDRs:                     10.244.1.0/24",
             "Non-terminated Pods:          (1 in total)",
@@ -189,6 +193,81 @@ fn describe_node_prints_kubectl_s_sections() {
         "{d}"
     );
     assert_eq!(lines.last(), Some(&"Events:              <none>"), "{d}");
+}
+
+/// describeNodeLease: after `Unschedulable:` the node's Lease, its own tabwriter block:
+/// kubelet holds it under the node's name, never sets AcquireTime, and renews it every
+/// 10 s from when the node joined (at 65 s the last renewal was at 60 s).
+#[test]
+fn describe_node_prints_the_kubelet_s_lease() {
+    let mut lab = Lab::new();
+    run(&mut lab, "tick 65");
+    let d = run(&mut lab, "describe node node-1");
+    assert_eq!(
+        lines_from(&d, "Unschedulable:      false", 6),
+        [
+            "Unschedulable:      false",
+            "Lease:",
+            "  HolderIdentity:  node-1",
+            "  AcquireTime:     <unset>",
+            "  RenewTime:       Wed, 01 Jan 2025 00:01:00 +0000",
+            "Conditions:",
+        ],
+        "{d}"
+    );
+}
+
+/// A lost node's kubelet renews its Lease no more: RenewTime stays at the last renewal
+/// before the fault, while the other node's goes on.
+#[test]
+fn a_lost_node_s_lease_is_not_renewed() {
+    let mut lab = Lab::new();
+    run(&mut lab, "tick 25");
+    run(&mut lab, "fault inject node-down --node node-2");
+    run(&mut lab, "tick 60");
+    let renew = |lab: &mut Lab, node: &str| {
+        let d = run(lab, &format!("describe node {node}"));
+        lines_from(&d, "Lease:", 4)[3].to_string()
+    };
+    assert_eq!(
+        renew(&mut lab, "node-2"),
+        "  RenewTime:       Wed, 01 Jan 2025 00:00:20 +0000"
+    );
+    assert_eq!(
+        renew(&mut lab, "node-1"),
+        "  RenewTime:       Wed, 01 Jan 2025 00:01:20 +0000"
+    );
+}
+
+/// The machine, system and boot ids are each node's own (kubelet reads them from the
+/// machine), the same on every run, and a node's `-o yaml` carries them in `nodeInfo`.
+#[test]
+fn each_node_reports_its_own_machine_ids() {
+    let mut lab = Lab::new();
+    let info = |lab: &mut Lab, node: &str| -> Vec<String> {
+        let d = run(lab, &format!("describe node {node}"));
+        lines_from(&d, "System Info:", 4)[1..]
+            .iter()
+            .map(|l| l.to_string())
+            .collect()
+    };
+    let (one, two) = (info(&mut lab, "node-1"), info(&mut lab, "node-2"));
+    for (a, b) in one.iter().zip(&two) {
+        let (ka, va) = a.split_once(':').expect("a field");
+        let (kb, vb) = b.split_once(':').expect("a field");
+        assert_eq!(ka, kb);
+        assert_ne!(va, vb, "{ka}: node-1 and node-2 have the same");
+    }
+    assert_eq!(info(&mut Lab::new(), "node-2"), two);
+    let yaml = run(&mut lab, "get node node-1 -o yaml");
+    for l in [
+        "    bootID: a8967fd4-5381-4de4-85e9-b7f59198994b",
+        "    kubeProxyVersion: \"\"",
+        "    machineID: 267112d7ff5d4fb181e501a9e9553077",
+        "    systemUUID: 0a345523-438a-42b7-8b70-890a44b006a4",
+    ] {
+        assert!(yaml.lines().any(|y| y == l), "no {l:?} in:\n{yaml}");
+    }
 }
 
 /// A node whose kubelet went silent: the node lifecycle controller sets every condition

@@ -66,10 +66,10 @@ fn the_node_shows_its_nic_and_capacity() {
     let mut lab = cluster();
     let links = run(&mut lab, "show links sriov-1");
     for want in [
-        "ens1f0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 state UP",
+        "ens1f0: <BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 state UP group default qlen 1000",
         "parentbus pci parentdev 0000:03:00.0",
         "vf 0     link/ether 00:00:00:00:00:00 brd ff:ff:ff:ff:ff:ff, spoof checking on, link-state auto, trust off",
-        "ens1f0v1: <BROADCAST,MULTICAST> mtu 1500 state DOWN",
+        "ens1f0v1: <BROADCAST,MULTICAST> mtu 1500 qdisc noop state DOWN group default qlen 1000",
         "vf 1 of ens1f0",
         "parentbus pci parentdev 0000:03:02.1",
     ] {

@@ -199,12 +199,22 @@ pub struct NodeStatus {
 
 /// `Node.status.nodeInfo` (`NodeSystemInfo`), as kubelet fills it in from the machine: the
 /// lab's nodes are one kind of VM, a Debian 12 (bookworm) host on its 6.1 kernel (the
-/// kernel whose sysctls `tuning` knows) running containerd. The machine, system and boot
-/// ids kubelet reads from the host are not modelled (left out), nor `kubeProxyVersion`
-/// (empty from v1.31 on: the DisableNodeKubeProxyVersion gate).
+/// kernel whose sysctls `tuning` knows) running containerd. `kubeProxyVersion` is empty:
+/// v1.31.0's kubelet leaves it unset (the DisableNodeKubeProxyVersion gate, beta and on
+/// in 1.31.0). The machine, system and boot ids are each node's own, derived from its name
+/// ([`NodeSystemInfo::lab`]); `None` (`""`, Go's zero value) in a status no kubelet wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct NodeSystemInfo {
+    /// `/etc/machine-id` (32 hex digits).
+    #[serde(rename = "machineID", serialize_with = "machine_id_text")]
+    pub machine_id: Option<[u8; 16]>,
+    /// The firmware's `/sys/class/dmi/id/product_uuid`.
+    #[serde(rename = "systemUUID", serialize_with = "uuid_text")]
+    pub system_uuid: Option<[u8; 16]>,
+    /// `/proc/sys/kernel/random/boot_id`.
+    #[serde(rename = "bootID", serialize_with = "uuid_text")]
+    pub boot_id: Option<[u8; 16]>,
     /// `uname -r`.
     pub kernel_version: &'static str,
     /// `PRETTY_NAME` of the host's `/etc/os-release`.
@@ -213,6 +223,8 @@ pub struct NodeSystemInfo {
     pub container_runtime_version: &'static str,
     /// kubelet's own version.
     pub kubelet_version: &'static str,
+    /// Deprecated; empty (see the type's note).
+    pub kube_proxy_version: &'static str,
     /// `GOOS`.
     pub operating_system: &'static str,
     /// `GOARCH`.
@@ -220,16 +232,75 @@ pub struct NodeSystemInfo {
 }
 
 impl NodeSystemInfo {
-    /// What every lab node's kubelet reports (the default is Go's zero value, a status
-    /// no kubelet has written).
+    /// What every lab node's kubelet reports but the ids (the default is Go's zero value,
+    /// a status no kubelet has written).
     pub const LAB: NodeSystemInfo = NodeSystemInfo {
+        machine_id: None,
+        system_uuid: None,
+        boot_id: None,
         kernel_version: "6.1.0-25-amd64",
         os_image: "Debian GNU/Linux 12 (bookworm)",
         container_runtime_version: "containerd://1.7.22",
         kubelet_version: "v1.31.0-lab",
+        kube_proxy_version: "",
         operating_system: "linux",
         architecture: "amd64",
     };
+
+    /// What node `node`'s kubelet reports: [`Self::LAB`] with the machine's ids, random
+    /// version-4 UUIDs on a real machine (systemd's machine-id, the hypervisor's SMBIOS
+    /// UUID, the kernel's boot id), here derived from the node's name so that every run
+    /// prints the same.
+    pub fn lab(node: &str) -> NodeSystemInfo {
+        let id = |what: &str| Some(crate::util::hash::uuid_v4_bytes(&[node, what]));
+        NodeSystemInfo {
+            machine_id: id("machine-id"),
+            system_uuid: id("product_uuid"),
+            boot_id: id("boot_id"),
+            ..Self::LAB
+        }
+    }
+
+    /// The machine id as `/etc/machine-id` holds it (32 lowercase hex digits), or `""`.
+    pub fn machine_id_text(&self) -> String {
+        self.machine_id
+            .map(|b| crate::util::hash::to_hex(&b))
+            .unwrap_or_default()
+    }
+
+    /// The system UUID in its 8-4-4-4-12 form, or `""`.
+    pub fn system_uuid_text(&self) -> String {
+        self.system_uuid.map(uuid_form).unwrap_or_default()
+    }
+
+    /// The boot id in its 8-4-4-4-12 form, or `""`.
+    pub fn boot_id_text(&self) -> String {
+        self.boot_id.map(uuid_form).unwrap_or_default()
+    }
+}
+
+/// 16 bytes as a UUID's lowercase 8-4-4-4-12 text.
+fn uuid_form(b: [u8; 16]) -> String {
+    let hex = crate::util::hash::to_hex(&b);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+fn machine_id_text<S: serde::Serializer>(id: &Option<[u8; 16]>, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_str(
+        &id.map(|b| crate::util::hash::to_hex(&b))
+            .unwrap_or_default(),
+    )
+}
+
+fn uuid_text<S: serde::Serializer>(id: &Option<[u8; 16]>, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_str(&id.map(uuid_form).unwrap_or_default())
 }
 
 /// One entry of `Node.status.volumesAttached`.

@@ -487,31 +487,39 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             (LinkKind::Loopback | LinkKind::Vxlan(_) | LinkKind::Ifb, true, true) => "UNKNOWN",
             (_, true, true) => "UP",
         };
+        let in_root = std::ptr::eq(ns, &host.root);
+        // print_linkinfo: `mtu`, `qdisc`, `master`, the operstate, `group` (IFLA_GROUP, 0 is
+        // `default`), then `qlen` (`ip addr` sets filter.showqueue).
+        let qdisc = root_qdisc(l, in_root, host)
+            .map(|q| format!(" qdisc {q}"))
+            .unwrap_or_default();
         let master = l
             .master
             .as_deref()
             .map(|m| format!(" master {m}"))
             .unwrap_or_default();
         out.push(format!(
-            "{}: {name}: {flags} mtu {}{master} state {state}",
+            "{}: {name}: {flags} mtu {}{qdisc}{master} state {state} group default qlen {}",
             l.ifindex(),
-            l.mtu
+            l.mtu,
+            tx_queue_len(&l.kind)
         ));
+        let link_netns = link_netns(&l.kind, in_root);
         if l.kind == LinkKind::Loopback {
             out.push(format!("    link/loopback {} brd 00:00:00:00:00:00", l.mac));
         } else {
-            out.push(format!("    link/ether {} brd ff:ff:ff:ff:ff:ff", l.mac));
+            out.push(format!(
+                "    link/ether {} brd ff:ff:ff:ff:ff:ff{link_netns}",
+                l.mac
+            ));
         }
+        // `-d` goes on with ` promiscuity N allmulti N minmtu N maxmtu N` on the link line
+        // and `numtxqueues … gso_max_size … gro_max_size …` after the kind's details: left
+        // out, as the lab keeps no promiscuity counts, driver MTU bounds or queue counts.
         match &l.kind {
-            LinkKind::Veth { .. } => out.push(format!(
-                "    veth{}",
-                if l.hairpin() {
-                    " (bridge port: hairpin on)"
-                } else {
-                    ""
-                }
-            )),
-            LinkKind::Bridge => out.push("    bridge".to_string()),
+            // veth has no IFLA_INFO_DATA to print: the kind alone (`veth `).
+            LinkKind::Veth { .. } => out.push("    veth".to_string()),
+            LinkKind::Bridge => out.push(BRIDGE_DETAILS.to_string()),
             LinkKind::Ifb => out.push("    ifb".to_string()),
             LinkKind::Vxlan(v) if v.local.is_empty() => out.push(format!(
                 // External (collect_metadata) mode, as Cilium creates cilium_vxlan.
@@ -537,6 +545,10 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
             LinkKind::Ipvlan(lower) => out.push(format!("    ipvlan  mode {} bridge", lower.mode)),
             LinkKind::SriovVf(v) => out.push(format!("    vf {} of {}", v.vf, v.pf)),
             LinkKind::Loopback | LinkKind::Physical => {}
+        }
+        // print_linktype: a port's IFLA_INFO_SLAVE_KIND on its own line after the kind's.
+        if let Some(port) = bridge_slave(ns, l, carrier) {
+            out.push(port);
         }
         if let Some(alias) = l.alias() {
             out.push(format!("    alias {alias}"));
@@ -571,14 +583,17 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
                 _ => String::new(),
             };
             out.push(format!("    inet {a}{brd} scope {scope} {}", l.name));
+            out.push(LIFETIMES.to_string());
         }
         for a in v6 {
             out.push(format!("    inet6 {a} scope {scope}"));
+            out.push(LIFETIMES.to_string());
         }
         // The link-local address after the global ones (the kernel keeps a device's IPv6
         // addresses by scope).
         if let Some(ll) = ns.link_local(l, |k| host.sysctl_in(ns, k)) {
             out.push(format!("    inet6 {ll} scope link"));
+            out.push(LIFETIMES.to_string());
         }
         facts.push(super::seen::LinkFact {
             name: l.name.to_string(),
@@ -591,6 +606,112 @@ fn link_lines(ns: &Netns, host: &crate::cni::host::Host) -> Vec<super::seen::Lin
         });
     }
     facts
+}
+
+/// print_addrinfo's IFA_CACHEINFO line: every address the lab holds was added without a
+/// lifetime (by a plugin's netlink.AddrAdd, or by the kernel: lo's, the link-local), so
+/// both are INFINITY_LIFE_TIME.
+const LIFETIMES: &str = "       valid_lft forever preferred_lft forever";
+
+/// A bridge's `-d` details (iplink_bridge.c bridge_print_opt) as br_dev_setup leaves them
+/// and the bridge plugin keeps them (it never turns STP on or changes a timer): 15 s,
+/// 2 s and 20 s in centiseconds, 300 s ageing, STP off, priority 0x8000. Left out from
+/// `vlan_filtering` on: the plugin turns VLAN filtering on for a `vlan` conf, which the lab
+/// does not model; `bridge_id`/`designated_root`, the timers and the multicast and
+/// netfilter settings are not modelled either.
+const BRIDGE_DETAILS: &str = "    bridge forward_delay 1500 hello_time 200 max_age 2000 ageing_time 30000 stp_state 0 priority 32768";
+
+/// The root qdisc `ip addr` names (IFLA_QDISC): a qdisc a plugin added on a host device
+/// (bandwidth's `tbf`; an `ingress` qdisc is no root), else the kernel's: `noqueue` for the
+/// IFF_NO_QUEUE devices (lo, veth, bridge, vxlan, macvlan, ipvlan, as `ip addr` shows them,
+/// up or down), `noop` for a down device that queues. `None` for an up NIC, VF or ifb
+/// without one: the kernel gives it `mq` or net.core.default_qdisc by its hardware queues,
+/// which the lab does not model.
+fn root_qdisc<'a>(l: &Link, in_root: bool, host: &'a crate::cni::host::Host) -> Option<&'a str> {
+    if in_root
+        && let Some(q) = host
+            .qdiscs
+            .iter()
+            .find(|q| q.dev == l.name && q.kind != "ingress")
+    {
+        return Some(&q.kind);
+    }
+    match l.kind {
+        LinkKind::Loopback
+        | LinkKind::Bridge
+        | LinkKind::Veth { .. }
+        | LinkKind::Vxlan(_)
+        | LinkKind::Macvlan(_)
+        | LinkKind::Ipvlan(_) => Some("noqueue"),
+        LinkKind::Ifb | LinkKind::Physical | LinkKind::SriovVf(_) if !l.up => Some("noop"),
+        LinkKind::Ifb | LinkKind::Physical | LinkKind::SriovVf(_) => None,
+    }
+}
+
+/// The device's tx_queue_len (`qlen`): ether_setup's DEFAULT_TX_QUEUE_LEN (1000), which
+/// loopback also has; ifb_setup's TX_Q_LIMIT (32).
+fn tx_queue_len(kind: &LinkKind) -> u32 {
+    match kind {
+        LinkKind::Ifb => 32,
+        _ => 1000,
+    }
+}
+
+/// IFLA_LINK_NETNSID, when the other end (a veth's peer, a macvlan's or ipvlan's lower
+/// device) is in another namespace: iproute2 prints ` link-netns NAME` when the namespace
+/// has a name under /var/run/netns (a sandbox `cni-…`), else ` link-netnsid N`. A pod's
+/// namespace has one peer namespace, the host's, which gets nsid 0 and has no name. A
+/// host-side peer outside /var/run/netns (a `cni add --netns` path) is left out: its nsid
+/// is the order the kernel allocated ids in, which the lab does not keep.
+fn link_netns(kind: &LinkKind, in_root: bool) -> String {
+    match kind {
+        LinkKind::Veth {
+            peer_netns: Some(path),
+            ..
+        } => match path
+            .strip_prefix("/var/run/netns/")
+            .or_else(|| path.strip_prefix("/run/netns/"))
+        {
+            Some(name) if !name.is_empty() && !name.contains('/') => format!(" link-netns {name}"),
+            _ => String::new(),
+        },
+        LinkKind::Veth {
+            peer_netns: None, ..
+        }
+        | LinkKind::Macvlan(_)
+        | LinkKind::Ipvlan(_)
+            if !in_root =>
+        {
+            " link-netnsid 0".to_string()
+        }
+        _ => String::new(),
+    }
+}
+
+/// A bridge port's `-d` line (iplink_bridge_slave.c bridge_slave_print_opt), up to the
+/// fields the lab models: the STP state (no STP: `forwarding` while the port and its bridge
+/// are up with carrier, else `disabled`), new_nbp's priority 32, the cost br_port_cost
+/// gives a veth's 10 Gb/s (2), hairpin, and new_nbp's flags (guard, root_block and
+/// fastleave off, learning and flood on), which the bridge plugin does not change. Left
+/// out from `port_id` on: the port number is the lowest free one when the port joined,
+/// which the lab does not keep, and the timers, designated bridge and multicast settings
+/// are not modelled. Only a veth port is known to have cost 2; another port's line stops
+/// before `cost`.
+fn bridge_slave(ns: &Netns, l: &Link, carrier: bool) -> Option<String> {
+    let bridge = ns.links.get(l.master.as_deref()?)?;
+    if bridge.kind != LinkKind::Bridge {
+        return None;
+    }
+    let forwarding = l.up && carrier && bridge.up;
+    let state = if forwarding { "forwarding" } else { "disabled" };
+    let mut line = format!("    bridge_slave state {state} priority 32");
+    if matches!(l.kind, LinkKind::Veth { .. }) {
+        line.push_str(&format!(
+            " cost 2 hairpin {} guard off root_block off fastleave off learning on flood on",
+            if l.hairpin() { "on" } else { "off" }
+        ));
+    }
+    Some(line)
 }
 
 /// A link's flags as iproute2's `print_link_flags` prints them: `NO-CARRIER` first for an

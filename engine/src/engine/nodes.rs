@@ -104,7 +104,7 @@ impl Lab {
         obj.status.conditions = crate::kubelet::node_conditions(crate::kubelet::node_ready());
         // What kubelet reports for the machine: every lab node is the same 4-CPU, 8 GiB VM,
         // so every Node shares the two lists (a device plugin's resource copies them).
-        obj.status.node_info = NodeSystemInfo::LAB;
+        obj.status.node_info = NodeSystemInfo::lab(name);
         let (capacity, allocatable) = node_resources();
         obj.status.capacity = Arc::clone(capacity);
         obj.status.allocatable = Arc::clone(allocatable);

@@ -599,6 +599,25 @@ fn sort_pod_ips(
     }
 }
 
+/// kubelet's node lease renewInterval: NodeLeaseDurationSeconds (40) ×
+/// nodeLeaseRenewIntervalFraction (0.25), pkg/kubelet/kubelet.go.
+pub(crate) const LEASE_RENEW_INTERVAL: Millis = Millis::secs(10);
+
+/// The node Lease's `spec.renewTime`: kubelet's lease controller (component-helpers
+/// `apimachinery/lease`) creates the Lease as kubelet starts (`started`, when the node
+/// joined) and renews it every [`LEASE_RENEW_INTERVAL`]; a lost node's kubelet
+/// (`down_since`) renews no more. The controller's 4% jitter is left out (renewals fall
+/// on the 10 s grid), and a node back from `node-down` renews on the same grid.
+pub(crate) fn lease_renew_time(started: Millis, now: Millis, down_since: Option<Millis>) -> Millis {
+    let until = down_since.map_or(now, |d| d.min(now));
+    if until < started {
+        return started;
+    }
+    let every = LEASE_RENEW_INTERVAL.as_ms();
+    let renewals = (until.as_ms() - started.as_ms()) / every;
+    started.saturating_add(Millis::ms(renewals * every))
+}
+
 /// The node conditions kubelet posts, in the order its status setters write them
 /// (`defaultNodeStatusFuncs`): MemoryPressure, DiskPressure and PIDPressure, False (the
 /// lab's nodes run short of none of them), then `ready`.

@@ -106,9 +106,8 @@ impl Resource for Nodes {
 }
 
 /// `describe node NAME`: kubectl's describeNode, its lines aligned by the describer's
-/// tabwriter. What the lab does not model is left out: the node Lease (kubectl's `Lease:`
-/// lines), the conditions' heartbeat and transition times, the machine, system and boot
-/// ids, and kube-proxy's version (v1.31's kubelet leaves it empty).
+/// tabwriter. What the lab does not model is left out: the conditions' heartbeat and
+/// transition times.
 fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
     let mut lines: Vec<String> = vec![format!("Name:\t{}", n.name())];
     let roles = node_roles(&n.metadata.labels);
@@ -135,6 +134,7 @@ fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
         taints.iter().map(|t| format!("{}:{}", t.key, t.effect)),
     );
     lines.push(format!("Unschedulable:\t{}", n.spec.unschedulable));
+    lease_lines(lab, n, &mut lines);
     if !n.status.conditions.is_empty() {
         lines.push("Conditions:".into());
         lines.push("  Type\tStatus\tReason\tMessage".into());
@@ -164,12 +164,16 @@ fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
     let info = &n.status.node_info;
     lines.push("System Info:".into());
     for (k, v) in [
+        ("Machine ID", info.machine_id_text().as_str()),
+        ("System UUID", &info.system_uuid_text()),
+        ("Boot ID", &info.boot_id_text()),
         ("Kernel Version", info.kernel_version),
         ("OS Image", info.os_image),
         ("Operating System", info.operating_system),
         ("Architecture", info.architecture),
         ("Container Runtime Version", info.container_runtime_version),
         ("Kubelet Version", info.kubelet_version),
+        ("Kube-Proxy Version", info.kube_proxy_version),
     ] {
         lines.push(format!("  {k}:\t{v}"));
     }
@@ -204,6 +208,35 @@ fn describe(lab: &Lab, n: &Object<NodeSpec>) -> Outcome {
     }
     allocated_lines(&mut lines, &n.status.allocatable, &pods);
     with_events(lab, lines, &ObjectRef::to(n), n.metadata.uid)
+}
+
+/// describeNodeLease: the node's Lease in `kube-node-lease`, which the node's kubelet holds
+/// (HolderIdentity its node name; it never sets AcquireTime) and renews
+/// ([`crate::kubelet::lease_renew_time`]); kubectl's own line when there is none (a Node no
+/// kubelet of the lab runs).
+fn lease_lines(lab: &Lab, n: &Object<NodeSpec>, lines: &mut Vec<String>) {
+    let name = n.name();
+    if !lab.kubelets.contains_key(name) {
+        lines.push(format!(
+            "Lease:\tFailed to get lease: leases.coordination.k8s.io \"{name}\" not found"
+        ));
+        return;
+    }
+    let down_since = lab
+        .faults
+        .armed
+        .iter()
+        .filter(|f| f.target == crate::faults::Target::NodeDown && f.node.as_deref() == Some(name))
+        .map(|f| f.armed_at)
+        .min();
+    let renewed = crate::kubelet::lease_renew_time(n.metadata.creation_tick, lab.clock, down_since);
+    lines.push("Lease:".into());
+    lines.push(format!("  HolderIdentity:\t{name}"));
+    lines.push("  AcquireTime:\t<unset>".into());
+    lines.push(format!(
+        "  RenewTime:\t{}",
+        rfc1123z(Some(renewed.whole_secs()))
+    ));
 }
 
 /// kubectl's `findNodeRoles`: the roles `node-role.kubernetes.io/ROLE` labels give, and a

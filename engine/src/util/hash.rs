@@ -92,6 +92,18 @@ pub fn uid(parts: &[&str]) -> crate::cluster::meta::Uid {
     crate::cluster::meta::Uid::from_bytes(bytes)
 }
 
+/// 128 bits derived from the parts with a version-4 UUID's version and variant bits set
+/// (`xxxxxxxx-xxxx-4xxx-[89ab]xxx-…`), as a random UUID the kernel or systemd makes has.
+pub(crate) fn uuid_v4_bytes(parts: &[&str]) -> [u8; 16] {
+    let [a, b] = halves(parts);
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&a.to_be_bytes());
+    bytes[8..].copy_from_slice(&b.to_be_bytes());
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    bytes
+}
+
 /// A 64-hex-digit ID like containerd's sandbox and container IDs.
 pub(crate) fn id64(parts: &[&str]) -> String {
     let mut digits = [0u8; 64];
