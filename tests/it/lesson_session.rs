@@ -373,7 +373,10 @@ fn lesson_commands_without_a_lesson_say_what_to_do() {
     let out = ok(&mut desk, "reset");
     assert!(out.contains("Left lesson ch7-hands-on"), "{out}");
     assert!(desk.lessons.session.is_none());
-    assert!(err(&mut desk, "lesson play ch7-hands-on --speed 0").starts_with("invalid --speed 0"));
+    assert!(
+        err(&mut desk, "lesson play ch7-hands-on --speed 0")
+            .starts_with("invalid value \"0\" for --speed: expected a number above 0")
+    );
 }
 
 #[test]
