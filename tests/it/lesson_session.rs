@@ -227,7 +227,7 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
         desk.lessons.session.as_ref().unwrap().current(),
         Item::Quiz(0, _)
     ));
-    assert!(err(&mut desk, "lesson answer").contains("needs WORDS"));
+    assert!(err(&mut desk, "lesson answer").contains("needs your answer to quiz 1: answer A, B or C"));
     let out = ok(&mut desk, "lesson answer a");
     assert!(out.contains("✓ Right: A."), "{out}");
     // A wrong answer gets the explanation and one more try; a second wrong one moves on.

@@ -1876,8 +1876,8 @@ pub enum LessonCmd {
     Status,
     /// Answer the current quiz: a letter, or your prediction
     Answer {
-        /// The answer
-        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        /// The answer (with none, the lab says what the current quiz accepts)
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         words: Vec<String>,
     },
     /// Try the current step again: the cluster is rebuilt as it was when the step began

@@ -846,6 +846,14 @@ impl Desk {
                 ));
             }
         };
+        if given.trim().is_empty() {
+            self.lessons.session = Some(s);
+            return Err(LabError::msg(format!(
+                "`lesson answer` needs your answer to quiz {number}: {}; no try is used",
+                quiz.accepted()
+            ))
+            .because(crate::engine::Reason::Usage));
+        }
         if let Some(why) = quiz.refuse(given) {
             self.lessons.session = Some(s);
             return Err(LabError::msg(why));
