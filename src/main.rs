@@ -881,7 +881,8 @@ fn run_one(desk: &mut Desk, line: &str) -> ExitCode {
     let stderr = std::io::stderr();
     let plain = Options::default();
     let result = desk.execute(line);
-    let usage = matches!(&result, Err(e) if e.reason == lab_engine::engine::Reason::Usage && !e.is_help);
+    let usage =
+        matches!(&result, Err(e) if e.reason == lab_engine::engine::Reason::Usage && !e.is_help);
     match repl::print_result(result, &plain, &mut stdout.lock(), &mut stderr.lock()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) if usage => ExitCode::from(2),

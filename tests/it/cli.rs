@@ -496,7 +496,7 @@ fn a_piped_repl_says_its_lesson_progress_is_not_kept() {
             c.stdin
                 .take()
                 .expect("piped")
-                .write_all(b"lesson start ch2-core-ideas\n")?;
+                .write_all(b"lesson start ch2-core-ideas\nlesson stop\n")?;
             c.wait_with_output()
         })
         .expect("the binary runs");
@@ -505,6 +505,12 @@ fn a_piped_repl_says_its_lesson_progress_is_not_kept() {
         out.contains("Progress is kept in memory only and goes when this session ends: this REPL reads a pipe or a file"),
         "{out}"
     );
+    // QA 24 §8: leaving says what is true, not "progress kept … resumes it".
+    assert!(
+        out.contains("Left lesson ch2-core-ideas; progress kept in memory only: `lesson start ch2-core-ideas` resumes it in this session, not in a new one; this REPL reads a pipe or a file"),
+        "{out}"
+    );
+    assert!(!out.contains("progress kept. "), "{out}");
 }
 
 /// `run FILE --step`: a teacher paces a script of their own: captions from its comments,

@@ -145,7 +145,10 @@ fn an_unused_pod_address_on_a_node_with_a_default_route_leaves_by_the_gateway() 
     let t = walk(&lab, "web", "10.244.2.99", Some(80), None);
     match &t.outcome {
         Outcome::LeftCluster { via, astray, .. } => {
-            assert!(via.starts_with("node-2's default gateway 192.168.0.254"), "{via}");
+            assert!(
+                via.starts_with("node-2's default gateway 192.168.0.254"),
+                "{via}"
+            );
             assert!(astray.is_some(), "a pod address going astray says so");
         }
         other => panic!("{other:?}"),

@@ -151,7 +151,10 @@ fn an_empty_answer_says_what_the_quiz_accepts_and_uses_no_try() {
     let mut saw = (false, false);
     while saw != (true, true) {
         let Some(Item::Quiz(i, quiz)) = d.lessons.session.as_ref().map(|s| s.current()) else {
-            if matches!(d.lessons.session.as_ref().map(|s| s.current()), Some(Item::Finished)) {
+            if matches!(
+                d.lessons.session.as_ref().map(|s| s.current()),
+                Some(Item::Finished)
+            ) {
                 break;
             }
             d.execute("skip").unwrap();
@@ -168,7 +171,10 @@ fn an_empty_answer_says_what_the_quiz_accepts_and_uses_no_try() {
             )
         );
         if predict {
-            assert!(accepted.ends_with("(`lesson answer PREDICTION`)"), "{accepted}");
+            assert!(
+                accepted.ends_with("(`lesson answer PREDICTION`)"),
+                "{accepted}"
+            );
             saw.1 = true;
         } else {
             assert!(accepted.starts_with("answer A, B"), "{accepted}");

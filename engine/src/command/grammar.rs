@@ -2030,7 +2030,8 @@ pub(crate) fn play_speed(text: &str) -> Result<f64, String> {
 }
 
 /// What `lesson play --speed` accepts.
-const PLAY_SPEED: &str = "expected a number above 0, e.g. 2 for twice as fast or 0.5 for half speed";
+const PLAY_SPEED: &str =
+    "expected a number above 0, e.g. 2 for twice as fast or 0.5 for half speed";
 
 /// A `u32` argument (`fault inject --times N`).
 pub fn whole_u32(text: &str) -> Result<u32, String> {
