@@ -958,6 +958,10 @@ impl Desk {
                     out.line(Line::styled(format!("── {h}"), Role::Header));
                 }
                 PlayEvent::Text(t) => out.block(&super::facts::fill(&self.lab, &t), Role::Plain),
+                PlayEvent::Task(t) => out.block(
+                    &super::facts::fill(&self.lab, &format!("Task: {t}")),
+                    Role::Plain,
+                ),
                 PlayEvent::Type { command, .. } => out.extend(run_visibly(self, &command)),
                 PlayEvent::Pause { .. } | PlayEvent::WaitForKey => {}
             }

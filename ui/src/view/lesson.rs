@@ -150,12 +150,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let block = pane_block(app, Pane::Lesson, Vec::new());
     let inner = block.inner(area);
     block.render(area, buf);
-    draw_lines(
-        buf,
-        inner,
-        &lines(app, inner.width),
-        app.ui.scroll[Pane::Lesson.index()],
-    );
+    let lines = lines(app, inner.width);
+    let scroll = app.ui.scroll[Pane::Lesson.index()];
+    draw_lines(buf, inner, &lines, scroll);
+    // What the pane cannot show, on its border as the other panes say it (`↓ N more`).
+    let h = inner.height as usize;
+    let above = scroll.min(lines.len().saturating_sub(h));
+    let below = lines.len().saturating_sub(above + h);
+    super::more_cue(app, area, above, below, buf);
 }
 
 #[cfg(test)]
