@@ -2542,3 +2542,30 @@ fn both_nodes_of_the_default_cluster_show_at_the_projector_size() {
         assert_eq!(grid_panes(&a, buf.area).len(), 4);
     }
 }
+
+/// QA 24 §6: at 80×24 `--big` the Lesson pane's progress line was cut at `variant …`: where
+/// a bar and the whole position do not fit side by side, the position shows alone.
+#[test]
+fn the_lesson_pane_shows_the_variant_at_80x24_big() {
+    let mut a = App::new(crate::common::lab(), Theme::build(None, true, true));
+    a.update(tui::Action::Resize(SMALL.0, SMALL.1));
+    a.run_command("lesson start ch7-hands-on --variant 12");
+    let t = frame(&mut a, SMALL);
+    let buf = t.backend().buffer();
+    let pane = tui::view::layout(&a, buf.area)
+        .rect(Pane::Lesson)
+        .expect("the Lesson pane is on screen");
+    let rows: Vec<String> = (pane.y..pane.bottom())
+        .map(|y| {
+            (pane.x..pane.right())
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect()
+        })
+        .collect();
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("step 1/22 · quizzes 0/6 · variant 12")),
+        "{}",
+        screen_text(buf)
+    );
+}

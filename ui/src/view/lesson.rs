@@ -28,6 +28,10 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
     if l.total == 0 {
         // A script's playback: no steps to count, only the cue.
         out.push(Line::styled(l.position.clone(), t.plain));
+    } else if label.chars().count() + 4 > width {
+        // Too narrow for a bar beside the whole position (`… · variant 12` was cut at
+        // 80×24 `--big`): the position alone, its step count saying the progress.
+        out.push(Line::styled(l.position.clone(), t.plain));
     } else {
         out.push(Line::from(vec![
             Span::styled("█".repeat(filled), t.step_done),
