@@ -874,18 +874,18 @@ fn grade(
 }
 
 /// One command from the shell (`cni-csi-lab lesson …`): its output on stdout, an error as
-/// `error: …` on stderr (no script line number: there is no script), exit 1 when it fails.
+/// `error: …` on stderr (no script line number: there is no script), exit 1 when it fails
+/// and 2 when the line is bad usage (an unknown flag, a bad value such as `--speed abc`).
 fn run_one(desk: &mut Desk, line: &str) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let plain = Options::default();
-    match repl::print_result(
-        desk.execute(line),
-        &plain,
-        &mut stdout.lock(),
-        &mut stderr.lock(),
-    ) {
+    let result = desk.execute(line);
+    let usage =
+        matches!(&result, Err(e) if e.reason == lab_engine::engine::Reason::Usage && !e.is_help);
+    match repl::print_result(result, &plain, &mut stdout.lock(), &mut stderr.lock()) {
         Ok(true) => ExitCode::SUCCESS,
+        Ok(false) if usage => ExitCode::from(2),
         Ok(false) => ExitCode::from(1),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
@@ -983,6 +983,12 @@ fn record_lesson_play(desk: &mut Desk, line: &str, cast: &std::path::Path) -> Ex
             return ExitCode::from(2);
         }
     };
+    // The lesson first: a typo in its id leaves an existing FILE alone, as `run --record`
+    // does (the speed was checked as the line parsed).
+    if let Err(e) = desk.lessons.find_variant(&id, opts.variant) {
+        print_error(&e);
+        return ExitCode::from(1);
+    }
     let file = match cni_csi_lab::cast::Cast::create(cast, 100, 30, &format!("lesson {id}")) {
         Ok(f) => f,
         Err(e) => {

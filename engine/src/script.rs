@@ -260,6 +260,7 @@ mod tests {
             .iter()
             .map(|e| match e {
                 PlayEvent::Text(t) => format!("text {t:?}"),
+                PlayEvent::Task(t) => format!("task {t:?}"),
                 PlayEvent::Type {
                     command,
                     expect_failure,

@@ -735,10 +735,10 @@ fn negative_max_entries_and_speed_are_values_not_flags() {
     );
     let e = desk
         .execute("lesson play ch2-core-ideas --speed -1")
-        .expect_err("refused by playback");
+        .expect_err("refused as the line parses");
     assert!(
         e.message
-            .contains("invalid --speed -1: expected a number above 0"),
+            .contains("invalid value \"-1\" for --speed: expected a number above 0"),
         "{}",
         e.message
     );

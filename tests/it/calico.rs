@@ -89,7 +89,9 @@ fn a_node_that_goes_down_has_its_routes_withdrawn_and_they_return_with_it() {
     assert!(bgp.contains("| start |"), "{bgp}");
     let trace = run(&mut lab, &format!("trace web {db}"));
     assert!(
-        trace.contains("no route to host") && trace.contains("knows no pod routes"),
+        trace.contains("left the cluster at hop")
+            && trace.contains("not toward a pod")
+            && trace.contains("knows no pod routes"),
         "{trace}"
     );
     run(&mut lab, "fault clear all");

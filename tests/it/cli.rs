@@ -327,6 +327,52 @@ fn lesson_play_records_an_asciicast() {
     assert!(text(&o.stderr).contains("--record records `lesson play ID`"));
 }
 
+/// QA 24 §2: a usage error in `lesson play ID --record FILE` (a lesson that does not
+/// exist, a bad --speed) leaves an existing FILE as it was, as `run --record` does.
+#[test]
+fn lesson_play_record_leaves_an_existing_file_on_a_usage_error() {
+    for (args, code) in [
+        (["nosuch", "--speed", "1"], 1),
+        (["ch7-hands-on", "--speed", "0"], 2),
+        (["ch7-hands-on", "--speed", "abc"], 2),
+    ] {
+        let keep = temp_file("keep.cast", "important\n");
+        let path = keep.to_string_lossy().into_owned();
+        let mut words = vec!["lesson", "play"];
+        words.extend(args);
+        words.extend(["--record", &path]);
+        let o = lab(&words, "");
+        assert_eq!(o.status.code(), Some(code), "{args:?}: {}", text(&o.stderr));
+        assert_eq!(
+            std::fs::read_to_string(&keep).expect("the file is still there"),
+            "important\n",
+            "{args:?}"
+        );
+    }
+}
+
+/// QA 24 §7: every bad `lesson play --speed` is bad usage (exit 2, as scripts.md says),
+/// and each message says what is accepted.
+#[test]
+fn every_bad_lesson_play_speed_exits_2_and_says_what_is_accepted() {
+    for speed in ["abc", "0", "-1", "inf", ""] {
+        let o = lab(&["lesson", "play", "ch7-hands-on", "--speed", speed], "");
+        assert_eq!(o.status.code(), Some(2), "--speed {speed:?}");
+        let err = text(&o.stderr);
+        assert!(
+            err.starts_with(&format!(
+                "error: invalid value {speed:?} for --speed: expected a number above 0, e.g. 2 for twice as fast"
+            )),
+            "{err}"
+        );
+    }
+    // An unknown flag is bad usage too; a lesson that fails to play is not.
+    let o = lab(&["lesson", "play", "ch7-hands-on", "--bogus"], "");
+    assert_eq!(o.status.code(), Some(2));
+    let o = lab(&["lesson", "play", "nosuch"], "");
+    assert_eq!(o.status.code(), Some(1));
+}
+
 /// Issue 38, small things: a here-document after a command that reads none was swallowed
 /// (exit 0); an indented `  EOF` ended a `<<EOF` document.
 #[test]
@@ -450,7 +496,7 @@ fn a_piped_repl_says_its_lesson_progress_is_not_kept() {
             c.stdin
                 .take()
                 .expect("piped")
-                .write_all(b"lesson start ch2-core-ideas\n")?;
+                .write_all(b"lesson start ch2-core-ideas\nlesson stop\n")?;
             c.wait_with_output()
         })
         .expect("the binary runs");
@@ -459,6 +505,12 @@ fn a_piped_repl_says_its_lesson_progress_is_not_kept() {
         out.contains("Progress is kept in memory only and goes when this session ends: this REPL reads a pipe or a file"),
         "{out}"
     );
+    // QA 24 §8: leaving says what is true, not "progress kept … resumes it".
+    assert!(
+        out.contains("Left lesson ch2-core-ideas; progress kept in memory only: `lesson start ch2-core-ideas` resumes it in this session, not in a new one; this REPL reads a pipe or a file"),
+        "{out}"
+    );
+    assert!(!out.contains("progress kept. "), "{out}");
 }
 
 /// `run FILE --step`: a teacher paces a script of their own: captions from its comments,

@@ -134,6 +134,41 @@ fn a_peer_on_another_segment_gets_no_host_gw_route_and_the_trace_says_why() {
     assert!(trace.contains("Nexthop has invalid gateway"), "{trace}");
 }
 
+/// QA 24 §14: an unused address in node-2's podCIDR, before any pod is networked there.
+/// node-2 has a default route, so its kernel forwards the packet to the gateway (a route
+/// matched: no EHOSTUNREACH on the node), as it does for 8.8.8.8 from node-1.
+#[test]
+fn an_unused_pod_address_on_a_node_with_a_default_route_leaves_by_the_gateway() {
+    use lab_engine::net::trace::Outcome;
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pod create web --node node-1 --label app=web");
+    let t = walk(&lab, "web", "10.244.2.99", Some(80), None);
+    match &t.outcome {
+        Outcome::LeftCluster { via, astray, .. } => {
+            assert!(
+                via.starts_with("node-2's default gateway 192.168.0.254"),
+                "{via}"
+            );
+            assert!(astray.is_some(), "a pod address going astray says so");
+        }
+        other => panic!("{other:?}"),
+    }
+    let shown = run(&mut lab, "trace web 10.244.2.99 --port 80/TCP");
+    let last = shown.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("left the cluster at hop 9: node-2's default gateway 192.168.0.254"),
+        "{shown}"
+    );
+    assert!(!shown.contains("no route to host"), "{shown}");
+    // Outside the cluster it leaves the same way, with nothing astray.
+    let t = walk(&lab, "web", "8.8.8.8", Some(80), None);
+    assert!(
+        matches!(&t.outcome, Outcome::LeftCluster { astray: None, .. }),
+        "{:?}",
+        t.outcome
+    );
+}
+
 #[test]
 fn kube_flannels_conflist_loads_unchanged_and_delegates_to_bridge_with_subnet_env() {
     let file = concat!(

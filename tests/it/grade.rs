@@ -146,6 +146,48 @@ fn a_tampered_submission_is_graded_by_its_lines_not_its_claims() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// QA 24 §3: handing in a draft (`lesson submit`, one that worked and one that failed)
+/// is no work on the cluster: the final submission leaves those lines out, and a grader
+/// replaying an older submission or a script skips them, so `lines_failed` counts only
+/// typos and refused commands.
+#[test]
+fn a_draft_handed_in_is_not_a_failed_line_of_the_final_submission() {
+    let dir = scratch("draft");
+    let lesson = the_lesson();
+    let mut lines = solution(&lesson, 1);
+    lines.push("lesson submit draft.json".to_string());
+    lines.push("lesson submit".to_string());
+    lines.push("lesson submit no/such/dir/x.json".to_string());
+    lines.extend(lesson.steps[1].commands.iter().map(|c| c.text.clone()));
+    submit(&dir, &lines, "final.json");
+    let sub: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("final.json")).unwrap()).unwrap();
+    let typed: Vec<&str> = sub["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["line"].as_str().unwrap())
+        .collect();
+    assert!(
+        typed.iter().all(|l| !l.starts_with("lesson submit")),
+        "{typed:?}"
+    );
+    let o = lab(&["grade", "--lesson", LESSON, "--json", "final.json"], &dir);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON verdict");
+    assert_eq!(v["steps_done"], 2, "{v}");
+    assert_eq!(v["lines_failed"], 0, "{v}");
+    assert_eq!(v["failed_lines"], serde_json::json!([]), "{v}");
+    // A script holding the same lines (as an older submission did) is graded alike.
+    std::fs::write(dir.join("hw.lab"), lines.join("\n")).unwrap();
+    let o = lab(&["grade", "--lesson", LESSON, "--json", "hw.lab"], &dir);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON verdict");
+    assert_eq!(v["steps_done"], 2, "{v}");
+    assert_eq!(v["lines_failed"], 0, "{v}");
+    assert_eq!(v["lines_replayed"], lines.len() - 3, "{v}");
+    assert!(dir.join("draft.json").exists(), "the draft was written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_script_is_graded_as_typed_and_its_replay_writes_no_file() {
     let dir = scratch("script");

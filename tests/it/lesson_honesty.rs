@@ -141,6 +141,51 @@ fn one_record_must_show_all_of_a_step_s_facts_about_a_call() {
     assert!(!done(&d, 12), "facts from two records");
 }
 
+/// QA 24 §7: `lesson answer` with no words says what the current quiz accepts (its
+/// letters, or what a prediction names), as a wrong letter does, and uses no try.
+#[test]
+fn an_empty_answer_says_what_the_quiz_accepts_and_uses_no_try() {
+    use lab_engine::lesson::{Item, QuizKind};
+    let mut d = desk();
+    d.execute("lesson start ch2-core-ideas").unwrap();
+    let mut saw = (false, false);
+    while saw != (true, true) {
+        let Some(Item::Quiz(i, quiz)) = d.lessons.session.as_ref().map(|s| s.current()) else {
+            if matches!(
+                d.lessons.session.as_ref().map(|s| s.current()),
+                Some(Item::Finished)
+            ) {
+                break;
+            }
+            d.execute("skip").unwrap();
+            continue;
+        };
+        let predict = matches!(quiz.kind, QuizKind::Predict { .. });
+        let accepted = quiz.accepted();
+        let e = d.execute("lesson answer").unwrap_err();
+        assert_eq!(
+            e.message,
+            format!(
+                "`lesson answer` needs your answer to quiz {}: {accepted}; no try is used",
+                i + 1
+            )
+        );
+        if predict {
+            assert!(
+                accepted.ends_with("(`lesson answer PREDICTION`)"),
+                "{accepted}"
+            );
+            saw.1 = true;
+        } else {
+            assert!(accepted.starts_with("answer A, B"), "{accepted}");
+            saw.0 = true;
+        }
+        assert_eq!(d.lessons.session.as_ref().unwrap().wrong_answers, 0);
+        d.execute("skip").unwrap();
+    }
+    assert_eq!(saw, (true, true), "a choice quiz and a prediction were met");
+}
+
 #[test]
 fn a_quiz_answer_that_is_no_option_uses_no_try_and_a_wrong_one_is_graded_wrong() {
     let mut d = desk();

@@ -227,7 +227,9 @@ fn the_whole_lesson_typed_by_a_learner_with_quizzes() {
         desk.lessons.session.as_ref().unwrap().current(),
         Item::Quiz(0, _)
     ));
-    assert!(err(&mut desk, "lesson answer").contains("needs WORDS"));
+    assert!(
+        err(&mut desk, "lesson answer").contains("needs your answer to quiz 1: answer A, B or C")
+    );
     let out = ok(&mut desk, "lesson answer a");
     assert!(out.contains("✓ Right: A."), "{out}");
     // A wrong answer gets the explanation and one more try; a second wrong one moves on.
@@ -373,7 +375,10 @@ fn lesson_commands_without_a_lesson_say_what_to_do() {
     let out = ok(&mut desk, "reset");
     assert!(out.contains("Left lesson ch7-hands-on"), "{out}");
     assert!(desk.lessons.session.is_none());
-    assert!(err(&mut desk, "lesson play ch7-hands-on --speed 0").starts_with("invalid --speed 0"));
+    assert!(
+        err(&mut desk, "lesson play ch7-hands-on --speed 0")
+            .starts_with("invalid value \"0\" for --speed: expected a number above 0")
+    );
 }
 
 #[test]
@@ -438,6 +443,26 @@ fn verify_and_lint_as_commands() {
         desk.lab.cluster().pods.is_empty(),
         "verify plays on its own lab"
     );
+}
+
+/// QA 24 §1: the variant is saved as the lesson starts, so a learner who quits before
+/// finishing step 1 resumes their variant with `lesson start ID` (grading.md).
+#[test]
+fn a_variant_started_and_quit_before_any_step_resumes() {
+    let dir = temp_dir("progress-variant");
+    let path = dir.join("progress.json");
+    let mut desk = crate::common::desk();
+    desk.lessons.set_store(Box::new(FileStore::new(&path)));
+    ok(&mut desk, &format!("lesson start {ID} --variant 12"));
+    drop(desk);
+    let saved = Progress::from_json(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(saved.of(ID).variant, 12);
+    let mut desk = crate::common::desk();
+    desk.lessons.set_store(Box::new(FileStore::new(&path)));
+    let out = ok(&mut desk, &format!("lesson start {ID}"));
+    assert!(out.contains("Variant 12 of 128"), "{out}");
+    assert_eq!(desk.lessons.session.as_ref().unwrap().lesson.variant, 12);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

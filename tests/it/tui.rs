@@ -384,13 +384,9 @@ fn focus_moves_with_tab_shift_tab_and_alt_digits() {
     let mut a = after(crate::common::lab(), SMALL, PODS);
     // The long output of the last command took over the small screen (Output focused).
     assert_eq!(a.ui.focus, Pane::Output);
-    // Start in the command line; Esc gives the keys to the panes; Esc again goes back to
-    // the pane that was focused before; Tab moves on.
-    let t = drive(
-        &mut a,
-        SMALL,
-        vec![key(KeyCode::Esc), key(KeyCode::Esc), key(KeyCode::Tab)],
-    );
+    // Start in the command line; one Esc gives the keys to the panes and goes back to the
+    // pane that was focused before (QA 24 §4); Tab moves on.
+    let t = drive(&mut a, SMALL, vec![key(KeyCode::Esc), key(KeyCode::Tab)]);
     assert_eq!(a.ui.mode, Mode::Normal);
     assert_eq!(a.ui.focus, Pane::Ipam);
     insta::assert_snapshot!("focus_ipam_80x24", t.backend());
@@ -855,7 +851,10 @@ fn scrolling_with_page_keys_and_the_mouse_wheel() {
         SMALL,
         &["pod create web --node node-1", "show wire 0"],
     );
-    a.update(tui::Action::Back); // keys to the panes; output is focused after the long output
+    // Keys to the panes: the Esc that does it also brings the panes back from the long
+    // output, so the Output is focused again (Alt-7) to scroll it.
+    a.update(tui::Action::Back);
+    a.update(tui::Action::FocusNth(6));
     assert_eq!(a.ui.focus, Pane::Output);
     let before = a.ui.scroll[Pane::Output.index()];
     drive(&mut a, SMALL, vec![key(KeyCode::PageUp)]);
@@ -2399,4 +2398,174 @@ fn the_routes_pane_prints_ipv6_under_its_own_prompt() {
         assert!(text.contains("fe80::/64 dev eth0"), "{text}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// QA 24 §4: at 100×30 a typed command that changes the cluster keeps the four state panes
+/// in view, its output in the strip under them (the book's tour: follow the Volumes pane
+/// to PUBLISHED); a long text that changes nothing (`help`) takes the screen, and one Esc
+/// brings the panes back, the keys acting on them (at 80×24 too).
+#[test]
+fn a_command_s_long_output_keeps_the_panes_and_one_esc_returns_from_help() {
+    for size in [(100u16, 30u16), SMALL] {
+        let mut a = app(crate::common::lab(), size);
+        let mut ev = Vec::new();
+        for l in [
+            "pod create web --node node-1 --label app=web",
+            "pvc create data --size 1Gi",
+            "pod create db --node node-2 --label app=db --pvc data",
+        ] {
+            ev.extend(typed(l));
+            ev.push(key(KeyCode::Enter));
+        }
+        let t = drive(&mut a, size, ev);
+        let want = if size.0 >= 100 { 4 } else { 2 };
+        if size.0 >= 100 {
+            let shown = grid_panes(&a, t.backend().buffer().area);
+            assert_eq!(shown.len(), want, "{size:?}: {shown:?}");
+            let text = screen_text(t.backend().buffer());
+            assert!(text.contains("◉ PUBLISHED"), "{size:?}:\n{text}");
+            assert!(text.contains("pod/db created"), "{size:?}:\n{text}");
+        } else {
+            // At 80×24 the strip is four rows: the call log takes the screen until Esc.
+            assert_eq!(a.ui.focus, Pane::Output, "{size:?}");
+            drive(&mut a, size, vec![key(KeyCode::Esc)]);
+        }
+        // `help` changes nothing and is long: it takes the screen; one Esc gives it back.
+        let mut ev = typed("help");
+        ev.push(key(KeyCode::Enter));
+        drive(&mut a, size, ev);
+        assert_eq!(a.ui.focus, Pane::Output, "{size:?}");
+        let t = drive(&mut a, size, vec![key(KeyCode::Esc)]);
+        assert_eq!(
+            a.ui.mode,
+            Mode::Normal,
+            "{size:?}: the keys act on the panes"
+        );
+        assert_ne!(a.ui.focus, Pane::Output, "{size:?}");
+        assert_eq!(
+            grid_panes(&a, t.backend().buffer().area).len(),
+            want,
+            "{size:?}"
+        );
+    }
+}
+
+/// QA 24 §5: at 100×30 `lesson play` keeps the step's task in view in the Lesson pane
+/// (above the text, as a lesson's goal), and the pane says `↓ N more` when its text
+/// goes on below, as the other panes do.
+#[test]
+fn the_lesson_pane_keeps_the_task_and_says_there_is_more() {
+    let size = (100, 30);
+    let mut a = app(crate::common::lab(), size);
+    let mut ev = typed("lesson play ch7-hands-on --step --speed 4");
+    ev.push(key(KeyCode::Enter));
+    drive(&mut a, size, ev);
+    for _ in 0..400 {
+        if a.lesson
+            .as_ref()
+            .is_some_and(|l| l.text.starts_with("Step 2/"))
+        {
+            break;
+        }
+        if a.playback.as_ref().is_some_and(|p| p.waiting_key) {
+            drive(&mut a, size, vec![key(KeyCode::Enter)]);
+        }
+        a.update(tui::Action::Tick);
+    }
+    let view = a.lesson.clone().expect("the playback's pane");
+    assert!(view.text.starts_with("Step 2/"), "{view:?}");
+    assert_eq!(view.goal, "Show the latest bridge ADD.", "{view:?}");
+    let t = frame(&mut a, size);
+    let buf = t.backend().buffer();
+    let text = screen_text(buf);
+    assert!(text.contains("Goal: Show the latest bridge ADD."), "{text}");
+    let pane = tui::view::layout(&a, buf.area)
+        .rect(Pane::Lesson)
+        .expect("the Lesson pane is on screen");
+    let bottom: String = (pane.x..pane.right())
+        .map(|x| buf[(x, pane.bottom() - 1)].symbol().to_string())
+        .collect();
+    assert!(
+        bottom.contains("↓") && bottom.contains("more"),
+        "{bottom}\n{text}"
+    );
+}
+
+/// QA 24 §6: at 100×30 Topology shows both of the default cluster's nodes whole, before
+/// any pod (`--big` too) and with two pods on node-1 (the book's `play demo.lab`), Routes
+/// and Volumes keeping their rows. (At 80×24 it holds about one node: the book says so.)
+#[test]
+fn both_nodes_of_the_default_cluster_show_at_the_projector_size() {
+    let size = (100, 30);
+    for (big, lines) in [
+        (false, &[][..]),
+        (true, &[][..]),
+        (
+            false,
+            &["pod create a --node node-1", "pod create b --node node-1"][..],
+        ),
+    ] {
+        let mut a = App::new(crate::common::lab(), Theme::build(None, big, true));
+        a.update(tui::Action::Resize(size.0, size.1));
+        for l in lines {
+            a.run_command(l);
+        }
+        a.update(tui::Action::FocusNth(0));
+        let mut a = App::new(crate::common::lab(), Theme::build(None, big, true));
+        a.update(tui::Action::Resize(size.0, size.1));
+        let t = frame(&mut a, size);
+        let buf = t.backend().buffer();
+        let text = screen_text(buf);
+        let screen = tui::view::layout(&a, buf.area);
+        let topo = screen.rect(Pane::Topology).expect("Topology");
+        let rows: Vec<String> = (topo.y..topo.bottom())
+            .map(|y| {
+                (topo.x..topo.right())
+                    .map(|x| buf[(x, y)].symbol().to_string())
+                    .collect()
+            })
+            .collect();
+        for node in ["node-1 · zone-1", "node-2 · zone-2"] {
+            assert!(
+                rows.iter().any(|r| r.contains(node)),
+                "big={big}: {node}\n{text}"
+            );
+        }
+        assert!(
+            rows.iter().any(|r| r.contains("eth0 192.168.0.2/24")),
+            "big={big}: node-2's address\n{text}"
+        );
+        assert!(
+            rows.iter().all(|r| !r.contains("more")),
+            "big={big}: nothing of the nodes below\n{text}"
+        );
+        assert_eq!(grid_panes(&a, buf.area).len(), 4);
+    }
+}
+
+/// QA 24 §6: at 80×24 `--big` the Lesson pane's progress line was cut at `variant …`: where
+/// a bar and the whole position do not fit side by side, the position shows alone.
+#[test]
+fn the_lesson_pane_shows_the_variant_at_80x24_big() {
+    let mut a = App::new(crate::common::lab(), Theme::build(None, true, true));
+    a.update(tui::Action::Resize(SMALL.0, SMALL.1));
+    a.run_command("lesson start ch7-hands-on --variant 12");
+    let t = frame(&mut a, SMALL);
+    let buf = t.backend().buffer();
+    let pane = tui::view::layout(&a, buf.area)
+        .rect(Pane::Lesson)
+        .expect("the Lesson pane is on screen");
+    let rows: Vec<String> = (pane.y..pane.bottom())
+        .map(|y| {
+            (pane.x..pane.right())
+                .map(|x| buf[(x, y)].symbol().to_string())
+                .collect()
+        })
+        .collect();
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("step 1/22 · quizzes 0/6 · variant 12")),
+        "{}",
+        screen_text(buf)
+    );
 }

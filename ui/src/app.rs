@@ -498,7 +498,13 @@ impl Playback {
     /// An item's heading: a new step or quiz (its text follows).
     fn heading(&mut self, h: &str) {
         self.view.done += 1;
+        self.view.goal.clear();
         self.title(h);
+    }
+
+    /// The step's task: shown as the pane's goal, above the text, so it stays in view.
+    fn task(&mut self, t: &str) {
+        self.view.goal = t.split_whitespace().collect::<Vec<_>>().join(" ");
     }
 
     /// The lesson's title, shown until the first step's heading.
@@ -994,6 +1000,13 @@ impl App {
         match self.ui.mode {
             Mode::Help => self.ui.mode = self.ui.prev_mode,
             Mode::Command => {
+                // A long output took the screen by itself: the Esc that leaves an empty
+                // command line brings the panes back too (one Esc, as the book says).
+                if self.ui.prompt.text.is_empty() && self.ui.focus == Pane::Output {
+                    if let Some(p) = self.ui.focus_stack.pop() {
+                        self.ui.focus = p;
+                    }
+                }
                 self.ui.mode = Mode::Normal;
                 self.ui.colon = false;
                 self.ui.candidates.clear();
@@ -1407,6 +1420,14 @@ impl App {
                     p.text(&t);
                     p.events.pop_front();
                 }
+                PlayEvent::Task(t) => {
+                    let t = lab_engine::lesson::facts::fill(&self.desk.lab, &t);
+                    if !(p.lesson_code && view::lesson_on_screen(self, self.ui.area)) {
+                        self.push_output(Line::styled(format!("Task: {t}"), Role::Prose));
+                    }
+                    p.task(&t);
+                    p.events.pop_front();
+                }
                 PlayEvent::Pause { millis } => {
                     p.events.pop_front();
                     p.wait_ticks = millis.div_ceil(PLAYBACK_TICK_MS);
@@ -1634,6 +1655,7 @@ impl App {
         let snapshot = self.ipam_snapshot();
         let wire_mark = self.desk.lab.wire().next_seq();
         let call_mark = self.desk.lab.calls().next_seq();
+        let position = self.desk.lab.position();
         let ran = match self.desk.execute(line) {
             Ok(out) => {
                 let n = out.len();
@@ -1696,7 +1718,8 @@ impl App {
         // Where this command's echo is now (older lines may have been dropped).
         let new = usize::try_from(self.ui.output_pushed - pushed_before).unwrap_or(usize::MAX);
         let echo = self.ui.output.len().saturating_sub(new);
-        self.show_output_from(echo);
+        let changed = self.desk.lab.position() != position;
+        self.show_output(echo, changed);
         // The lesson pane follows the lesson player (started, advanced, left by a command).
         let hint = if line == "hint" {
             self.ui.output.back().map(|l| l.text())
@@ -1753,6 +1776,15 @@ impl App {
     /// fit, else show the bottom; in the compact layout, bring the output into view when it
     /// is longer than the strip under the pane.
     fn show_output_from(&mut self, echo: usize) {
+        self.show_output(echo, false);
+    }
+
+    /// [`App::show_output_from`] for a command that `changed` the cluster (it made an
+    /// event): in the two-by-two grid (100×30) its output stays in the strip under the
+    /// state panes, which show
+    /// what it changed (the strip's `↓ N more` cue, PgDn or Alt-7 read the rest); only a
+    /// long text that changed nothing (`help`, `describe`) takes the screen.
+    fn show_output(&mut self, echo: usize, changed: bool) {
         let screen = view::layout(self, self.ui.area);
         let strip = screen.inner(Pane::Output, &self.theme).unwrap_or_default();
         // The strip as it is without the timeline bar, which borrows its last row: the
@@ -1772,11 +1804,15 @@ impl App {
         // whose "↓ more" cue says what is below.)
         let stepping = self.desk.stepping().is_some();
         let playing_lesson = self.playback.as_ref().is_some_and(|p| p.lesson_code);
+        // (At 80×24 the strip is four rows: a pod's call log takes the screen there.)
+        let keeps_panes =
+            changed && view::is_grid(self.ui.area) && self.ui.area.width >= view::GRID_TWO_COLUMNS;
         if compact
             && self.ui.focus != Pane::Output
             && new_lines > room
             && !stepping
             && !playing_lesson
+            && !keeps_panes
         {
             self.ui.focus_stack.push(self.ui.focus);
             self.ui.focus = Pane::Output;

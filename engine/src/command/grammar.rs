@@ -1876,8 +1876,8 @@ pub enum LessonCmd {
     Status,
     /// Answer the current quiz: a letter, or your prediction
     Answer {
-        /// The answer
-        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        /// The answer (with none, the lab says what the current quiz accepts)
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         words: Vec<String>,
     },
     /// Try the current step again: the cluster is rebuilt as it was when the step began
@@ -1897,7 +1897,7 @@ pub enum LessonCmd {
         /// Lesson id
         id: String,
         /// Playback speed (2 = twice as fast; front ends that animate use it)
-        #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+        #[arg(long, default_value_t = 1.0, allow_negative_numbers = true, value_parser = play_speed)]
         speed: f64,
         /// Wait for a key between steps (front ends that animate use it)
         #[arg(long)]
@@ -2019,6 +2019,19 @@ pub(crate) fn whole_u64(text: &str) -> Result<u64, String> {
 pub(crate) fn whole_usize(text: &str) -> Result<usize, String> {
     whole(text, usize::MAX as u64)
 }
+
+/// `lesson play --speed X`: a number above 0 (`0`, `-1`, `abc`, `inf` are refused here,
+/// as bad usage, with what is accepted).
+pub(crate) fn play_speed(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(PLAY_SPEED.to_string()),
+    }
+}
+
+/// What `lesson play --speed` accepts.
+const PLAY_SPEED: &str =
+    "expected a number above 0, e.g. 2 for twice as fast or 0.5 for half speed";
 
 /// A `u32` argument (`fault inject --times N`).
 pub fn whole_u32(text: &str) -> Result<u32, String> {

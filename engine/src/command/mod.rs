@@ -54,6 +54,32 @@ pub fn without_kubectl(line: &str) -> &str {
     }
 }
 
+/// The subcommands a line names, by their names in the grammar (`lesson submit` for
+/// `lesson submit`, `lesson submit x.json` and a bare `lesson submit` that misses its
+/// FILE alike; an alias gives its command's name), whether or not the rest parses.
+pub fn command_path(line: &str) -> Vec<String> {
+    let line = without_kubectl(strip_comment(line));
+    let words =
+        split(line).unwrap_or_else(|_| line.split_whitespace().map(str::to_string).collect());
+    let root = <CommandLine as clap::CommandFactory>::command();
+    let mut cmd = &root;
+    let mut path = Vec::new();
+    for w in &words {
+        let Some(sub) = cmd.find_subcommand(w) else {
+            break;
+        };
+        path.push(sub.get_name().to_string());
+        cmd = sub;
+    }
+    path
+}
+
+/// Whether `line` is `lesson submit …` (handing the lesson in, not work on the cluster:
+/// a lesson's transcript leaves it out and a grader does not replay it).
+pub fn is_lesson_submit(line: &str) -> bool {
+    command_path(line) == ["lesson", "submit"]
+}
+
 /// The word [`without_kubectl`] drops.
 pub(crate) const KUBECTL: &str = "kubectl";
 

@@ -263,13 +263,13 @@ impl Desk {
     pub(crate) fn leave_lesson(&mut self) -> Option<Line> {
         let s = self.lessons.session.take()?;
         self.lessons.save(&s.lesson.id, &s.progress);
-        Some(Line::styled(
+        let id = &s.lesson.id;
+        let text = self.lessons.kept_in_memory(id).unwrap_or_else(|| {
             format!(
-                "Left lesson {id} (progress kept); `lesson start {id}` resumes it on a fresh cluster.",
-                id = s.lesson.id
-            ),
-            Role::Dim,
-        ))
+                "Left lesson {id} (progress kept); `lesson start {id}` resumes it on a fresh cluster."
+            )
+        });
+        Some(Line::styled(text, Role::Dim))
     }
 
     /// A fresh cluster, as `reset [--empty]` makes; a lesson in progress is left (its
@@ -395,10 +395,10 @@ impl Desk {
                     .ok_or_else(|| LabError::msg(NO_LESSON))?;
                 self.lessons.save(&s.lesson.id, &s.progress);
                 let mut out = Outcome::empty();
-                out.plain(format!(
-                    "Left lesson {id}; progress kept. `lesson start {id}` resumes it.",
-                    id = s.lesson.id
-                ));
+                let id = &s.lesson.id;
+                out.plain(self.lessons.kept_in_memory(id).unwrap_or_else(|| {
+                    format!("Left lesson {id}; progress kept. `lesson start {id}` resumes it.")
+                }));
                 Ok(out)
             }
             LessonCmd::Play {
@@ -619,6 +619,9 @@ impl Desk {
             ));
         }
         out.extend(render_current(&s));
+        // Saved at once: the variant chosen (and a switch's cleared progress) outlasts a
+        // quit before the first step, so `lesson start ID` alone resumes it.
+        self.lessons.save(&id, &s.progress);
         self.lessons.session = Some(s);
         Ok(out)
     }
@@ -846,6 +849,14 @@ impl Desk {
                 ));
             }
         };
+        if given.trim().is_empty() {
+            self.lessons.session = Some(s);
+            return Err(LabError::msg(format!(
+                "`lesson answer` needs your answer to quiz {number}: {}; no try is used",
+                quiz.accepted()
+            ))
+            .because(crate::engine::Reason::Usage));
+        }
         if let Some(why) = quiz.refuse(given) {
             self.lessons.session = Some(s);
             return Err(LabError::msg(why));
@@ -947,6 +958,10 @@ impl Desk {
                     out.line(Line::styled(format!("── {h}"), Role::Header));
                 }
                 PlayEvent::Text(t) => out.block(&super::facts::fill(&self.lab, &t), Role::Plain),
+                PlayEvent::Task(t) => out.block(
+                    &super::facts::fill(&self.lab, &format!("Task: {t}")),
+                    Role::Plain,
+                ),
                 PlayEvent::Type { command, .. } => out.extend(run_visibly(self, &command)),
                 PlayEvent::Pause { .. } | PlayEvent::WaitForKey => {}
             }

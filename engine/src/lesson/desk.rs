@@ -250,8 +250,12 @@ impl Desk {
             if s.rewind_floor().is_none_or(|floor| floor > events.of) {
                 s.began = Some((s.at, events.at));
             }
-            // A played script's lines went in one by one as they ran.
-            if !matches!(ran.command, Some(Command::Play(_))) {
+            // A played script's lines went in one by one as they ran. Handing the lesson in
+            // (`lesson submit`, a draft or an attempt that failed) is no work on the
+            // cluster: a grader replaying the transcript would count it a failed line.
+            if !matches!(ran.command, Some(Command::Play(_)))
+                && !crate::command::is_lesson_submit(line)
+            {
                 let files = self.lab.files_read_since(journaled);
                 s.progress.transcript.push(TypedLine {
                     line: line.to_string(),

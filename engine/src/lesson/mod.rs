@@ -109,6 +109,16 @@ impl Lessons {
         self.store.notice()
     }
 
+    /// Where a left lesson's progress is kept, when the store keeps it only in memory
+    /// (a piped REPL): `lesson start ID` resumes it in this session only.
+    pub(crate) fn kept_in_memory(&self, id: &str) -> Option<String> {
+        self.store.memory_only_because().map(|why| {
+            format!(
+                "Left lesson {id}; progress kept in memory only: `lesson start {id}` resumes it in this session, not in a new one; {why}."
+            )
+        })
+    }
+
     /// Read lessons from a directory instead of the embedded ones (`--lessons DIR`, for
     /// authors). Files are re-read by every `lesson list|start|play|verify|lint`. Returns
     /// how many lessons parsed; an unreadable directory is an error and changes nothing.

@@ -149,29 +149,39 @@ impl Quiz {
         if choice_label(given).is_some_and(|c| options.iter().any(|(l, _)| *l == c)) {
             return None;
         }
-        let labels: Vec<String> = options.iter().map(|(l, _)| l.to_string()).collect();
-        let list = match labels.split_last() {
-            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-            _ => labels.join(""),
-        };
         Some(format!(
-            "{:?} is not one of this quiz's options: answer {list} (`lesson answer LETTER`); this try is not used",
-            given.trim()
+            "{:?} is not one of this quiz's options: {}; this try is not used",
+            given.trim(),
+            self.accepted()
         ))
+    }
+
+    /// What `lesson answer` takes for this quiz: `answer A, B or C (`lesson answer
+    /// LETTER`)`, or the prediction's options.
+    pub fn accepted(&self) -> String {
+        match &self.kind {
+            QuizKind::Choice { options, .. } => {
+                let labels: Vec<String> = options.iter().map(|(l, _)| l.to_string()).collect();
+                let list = match labels.split_last() {
+                    Some((last, rest)) if !rest.is_empty() => {
+                        format!("{} or {last}", rest.join(", "))
+                    }
+                    _ => labels.join(""),
+                };
+                format!("answer {list} (`lesson answer LETTER`)")
+            }
+            QuizKind::Predict { .. } => format!(
+                "{} (`lesson answer PREDICTION`)",
+                prediction_accepted(&self.question)
+            ),
+        }
     }
 
     /// Why the prediction `given` states no single answer (it negates or hedges, or names
     /// more than one of the question's options), naming what is accepted; `None` when it
     /// states one. Like a choice answer that is no option, it uses no try.
     fn refuse_prediction(&self, given: &str) -> Option<String> {
-        let options = question_options(&self.question);
-        let quoted: Vec<String> = options.iter().map(|o| format!("`{o}`")).collect();
-        let accepted = match quoted.split_last() {
-            Some((last, rest)) if !rest.is_empty() => {
-                format!("a prediction names one of {} or {last}", rest.join(", "))
-            }
-            _ => "a prediction states one answer".to_string(),
-        };
+        let accepted = prediction_accepted(&self.question);
         let why = match prediction_flaw(&self.question, given)? {
             Flaw::Hedges(word) => format!("negates or hedges ({word:?})"),
             Flaw::SeveralOptions => "names more than one of this quiz's options".to_string(),
@@ -191,6 +201,18 @@ impl Quiz {
             QuizKind::Choice { answer, .. } => choice_label(given) == Some(*answer),
             QuizKind::Predict { answer, .. } => predicted(&self.question, given, answer.trim()),
         }
+    }
+}
+
+/// What a prediction to `question` must do: name one of its options, or state one answer.
+fn prediction_accepted(question: &str) -> String {
+    let options = question_options(question);
+    let quoted: Vec<String> = options.iter().map(|o| format!("`{o}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => {
+            format!("a prediction names one of {} or {last}", rest.join(", "))
+        }
+        _ => "a prediction states one answer".to_string(),
     }
 }
 

@@ -39,6 +39,8 @@ pub enum PlayEvent {
     Heading(String),
     /// Teaching text (Markdown as written).
     Text(String),
+    /// A step's task (shown as `Task: …`; a dashboard keeps it in view above the text).
+    Task(String),
     /// Type this command visibly (one character every `millis_per_char`), then run it
     /// through `Desk::execute` and show its output. `expect_failure`: it is meant to fail.
     Type {
@@ -144,7 +146,7 @@ pub fn plan(lesson: &Lesson, opts: PlayOptions) -> Vec<PlayEvent> {
             ev.push(PlayEvent::Text(s.text.join("\n")));
         }
         if let Some(t) = &s.task {
-            ev.push(PlayEvent::Text(format!("Task: {t}")));
+            ev.push(PlayEvent::Task(t.clone()));
         }
         for c in &s.commands {
             ev.push(PlayEvent::Type {
@@ -465,6 +467,12 @@ impl super::Desk {
                 }
                 PlayEvent::Text(t) => {
                     let mut out = Outcome::empty();
+                    out.block(&super::facts::fill(&self.lab, &t), Role::Prose);
+                    sink.show(&out);
+                }
+                PlayEvent::Task(t) => {
+                    let mut out = Outcome::empty();
+                    let t = format!("Task: {t}");
                     out.block(&super::facts::fill(&self.lab, &t), Role::Prose);
                     sink.show(&out);
                 }

@@ -251,6 +251,12 @@ pub trait ProgressStore: Send {
         None
     }
 
+    /// Why progress lasts only as long as the session, when a front end that usually keeps
+    /// it on disk keeps it in memory this time (said when a lesson is left).
+    fn memory_only_because(&self) -> Option<&str> {
+        None
+    }
+
     /// Record that lesson `id`'s progress went from `before` to `after` and save, merged
     /// with whatever else the store holds now (see [`Progress::apply_change`]); returns the
     /// progress saved. A store another session may write too ([`FileStore`]) re-reads and
@@ -300,6 +306,10 @@ impl ProgressStore for MemoryStore {
 
     fn location(&self) -> String {
         "memory (not saved to disk)".to_string()
+    }
+
+    fn memory_only_because(&self) -> Option<&str> {
+        self.why.as_deref()
     }
 
     fn notice(&self) -> Option<String> {

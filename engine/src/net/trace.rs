@@ -152,6 +152,9 @@ pub enum Outcome {
         hop: usize,
         /// Through where.
         via: String,
+        /// Why it never reaches its destination, when that is a cluster address the node
+        /// had no route for but the default (the kernel still forwards it: a route exists).
+        astray: Option<String>,
     },
     /// No route (or no neighbour) for it.
     NoRoute {
@@ -211,7 +214,7 @@ impl Trace {
     pub(crate) fn went_through(&self) -> bool {
         matches!(
             self.outcome,
-            Outcome::Delivered(_) | Outcome::LeftCluster { .. }
+            Outcome::Delivered(_) | Outcome::LeftCluster { astray: None, .. }
         )
     }
 
@@ -247,7 +250,16 @@ impl Trace {
             Outcome::Conflict { hop, reason } => {
                 format!("address conflict at hop {hop}: {reason}")
             }
-            Outcome::LeftCluster { hop, via } => format!("left the cluster at hop {hop}: {via}"),
+            Outcome::LeftCluster {
+                hop,
+                via,
+                astray: None,
+            } => format!("left the cluster at hop {hop}: {via}"),
+            Outcome::LeftCluster {
+                hop,
+                via,
+                astray: Some(why),
+            } => format!("left the cluster at hop {hop}: {via}, not toward a pod: {why}"),
         }
     }
 
@@ -1061,19 +1073,22 @@ impl<'a, 'n> Walker<'a, 'n> {
                             .nodes
                             .iter()
                             .any(|n| n.pod_cidr.is_some_and(|c| c.trunc().contains(&pkt.dst)));
-                    if r.dst.is_default() && in_cluster {
-                        // A router knows no pod routes: ICMP "host unreachable" from it.
-                        return self.no_route(format!(
-                            "{}; the default route sends it to {next}, a router that knows no pod routes",
-                            self.why_no_route(host, pkt.dst)
-                        ));
-                    }
                     if r.dst.is_default() {
+                        // A route matched (the default), so the kernel forwards the packet
+                        // to the gateway, as for any address outside the cluster: no
+                        // EHOSTUNREACH on the node. A cluster address goes astray there.
+                        let astray = in_cluster.then(|| {
+                            format!(
+                                "{}, and the gateway knows no pod routes",
+                                self.why_only_default(host, pkt.dst)
+                            )
+                        });
                         return Outcome::LeftCluster {
                             hop: self.hops.len(),
                             via: format!(
                                 "{node}'s default gateway {next} (the lab models nothing beyond the nodes)"
                             ),
+                            astray,
                         };
                     }
                     return self.no_route(format!(
@@ -1500,37 +1515,66 @@ impl<'a, 'n> Walker<'a, 'n> {
 
     fn why_no_route(&self, host: &Host, dst_ip: IpAddr) -> String {
         let node = &host.node;
+        match self.route_gap(host, dst_ip) {
+            Some(Gap::OwnNode(why)) => format!("{node} has no route to {dst_ip}: {why}"),
+            Some(Gap::Peer(why)) => format!("{node} has no route to {dst_ip} ({why})"),
+            None => format!("{node} has no route to {dst_ip} (Network is unreachable)"),
+        }
+    }
+
+    /// Why the node's only route to a cluster address is its default route.
+    fn why_only_default(&self, host: &Host, dst_ip: IpAddr) -> String {
+        let node = &host.node;
+        let lead = format!("{node} has no route to {dst_ip} but its default route");
+        match self.route_gap(host, dst_ip) {
+            Some(Gap::OwnNode(why)) => format!("{lead}: {why}"),
+            Some(Gap::Peer(why)) => format!("{lead} ({why})"),
+            None => match self.net.pod_with_ip(dst_ip) {
+                Some(p) => format!("{lead} ({dst_ip} is {}/{}'s address)", p.namespace, p.name),
+                None => lead,
+            },
+        }
+    }
+
+    /// Why a node lacks the route to an address in a node's podCIDR (None: in no podCIDR).
+    fn route_gap(&self, host: &Host, dst_ip: IpAddr) -> Option<Gap> {
+        let node = &host.node;
         let owner = self
             .net
             .nodes
             .iter()
-            .find(|n| n.pod_cidr.is_some_and(|c| c.trunc().contains(&dst_ip)));
-        match owner {
-            Some(o) if &o.name == node => format!(
-                "{node} has no route to {dst_ip}: no pod has been networked on it yet (its bridge has no address)"
-            ),
-            Some(o) => {
-                let cidr = o
-                    .pod_cidr
-                    .map(|c| c.trunc().to_string())
-                    .unwrap_or_default();
-                let refused = host.peer_entry_of(&o.name);
-                let why = match refused {
-                    Some(p) if !host.accepts_route(&p.route) => format!(
-                        "the kernel refused `{}`: Nexthop has invalid gateway (host-gw needs the nodes on one L2 segment)",
-                        p.route.to_ip_route()
-                    ),
-                    Some(_) => "the route is missing".to_string(),
-                    None => format!("the network daemon programmed no route for {}", o.name),
-                };
-                format!(
-                    "{node} has no route to {dst_ip} ({cidr} is {}'s podCIDR, but {why})",
-                    o.name
-                )
-            }
-            None => format!("{node} has no route to {dst_ip} (Network is unreachable)"),
+            .find(|n| n.pod_cidr.is_some_and(|c| c.trunc().contains(&dst_ip)))?;
+        if &owner.name == node {
+            return Some(Gap::OwnNode(
+                "no pod has been networked on it yet (its bridge has no address)".to_string(),
+            ));
         }
+        let cidr = owner
+            .pod_cidr
+            .map(|c| c.trunc().to_string())
+            .unwrap_or_default();
+        let refused = host.peer_entry_of(&owner.name);
+        let why = match refused {
+            Some(p) if !host.accepts_route(&p.route) => format!(
+                "the kernel refused `{}`: Nexthop has invalid gateway (host-gw needs the nodes on one L2 segment)",
+                p.route.to_ip_route()
+            ),
+            Some(_) => "the route is missing".to_string(),
+            None => format!("the network daemon programmed no route for {}", owner.name),
+        };
+        Some(Gap::Peer(format!(
+            "{cidr} is {}'s podCIDR, but {why}",
+            owner.name
+        )))
     }
+}
+
+/// Why a node lacks a route to an address in a podCIDR, as [`Walker::route_gap`] says.
+enum Gap {
+    /// The podCIDR is the node's own.
+    OwnNode(String),
+    /// The podCIDR is another node's.
+    Peer(String),
 }
 
 /// The VXLAN datagram carrying `pkt` (50 bytes more) and the uplink's MTU it is

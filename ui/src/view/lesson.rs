@@ -28,6 +28,10 @@ pub fn lines(app: &App, width: u16) -> Vec<Line<'static>> {
     if l.total == 0 {
         // A script's playback: no steps to count, only the cue.
         out.push(Line::styled(l.position.clone(), t.plain));
+    } else if label.chars().count() + 4 > width {
+        // Too narrow for a bar beside the whole position (`… · variant 12` was cut at
+        // 80×24 `--big`): the position alone, its step count saying the progress.
+        out.push(Line::styled(l.position.clone(), t.plain));
     } else {
         out.push(Line::from(vec![
             Span::styled("█".repeat(filled), t.step_done),
@@ -150,12 +154,14 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let block = pane_block(app, Pane::Lesson, Vec::new());
     let inner = block.inner(area);
     block.render(area, buf);
-    draw_lines(
-        buf,
-        inner,
-        &lines(app, inner.width),
-        app.ui.scroll[Pane::Lesson.index()],
-    );
+    let lines = lines(app, inner.width);
+    let scroll = app.ui.scroll[Pane::Lesson.index()];
+    draw_lines(buf, inner, &lines, scroll);
+    // What the pane cannot show, on its border as the other panes say it (`↓ N more`).
+    let h = inner.height as usize;
+    let above = scroll.min(lines.len().saturating_sub(h));
+    let below = lines.len().saturating_sub(above + h);
+    super::more_cue(app, area, above, below, buf);
 }
 
 #[cfg(test)]

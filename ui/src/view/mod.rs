@@ -246,9 +246,20 @@ fn grid(app: &App, rest: Rect, panes: &mut Vec<(Pane, Rect)>) {
     let [main, bottom] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(strip)]).areas(rest);
     let log = matches!(app.ui.focus, Pane::Calls | Pane::Wire);
+    // In the two-by-two grid Topology gets what its boxes need (the default cluster's two
+    // nodes with a pod or two), from its 55% share up to what leaves Routes and Volumes
+    // eight rows. (At 80×24 the pane under it keeps its share: its leases or volume.)
+    let [share, _] =
+        Layout::vertical([Constraint::Percentage(55), Constraint::Fill(1)]).areas(main);
+    let wants = u16::try_from(app.topo_rows() + 2).unwrap_or(u16::MAX);
+    let topo_h = if two_columns {
+        wants.min(main.height.saturating_sub(8)).max(share.height)
+    } else {
+        share.height
+    };
     if two_columns {
         let [top, low] =
-            Layout::vertical([Constraint::Percentage(55), Constraint::Fill(1)]).areas(main);
+            Layout::vertical([Constraint::Length(topo_h), Constraint::Fill(1)]).areas(main);
         let [topo, ipam] =
             Layout::horizontal([Constraint::Percentage(58), Constraint::Fill(1)]).areas(top);
         panes.push((Pane::Topology, topo));
@@ -270,7 +281,7 @@ fn grid(app: &App, rest: Rect, panes: &mut Vec<(Pane, Rect)>) {
             p => p,
         };
         let [topo, other] =
-            Layout::vertical([Constraint::Percentage(55), Constraint::Fill(1)]).areas(main);
+            Layout::vertical([Constraint::Length(topo_h), Constraint::Fill(1)]).areas(main);
         panes.push((Pane::Topology, topo));
         panes.push((partner, other));
     }
