@@ -250,7 +250,8 @@ pub(crate) fn predicted(question: &str, given: &str, answer: &str) -> bool {
     if prediction_flaw(question, given).is_some() {
         return false;
     }
-    if same_prediction(given, answer) {
+    // The answer without its reason (whose words may negate something else).
+    if same_prediction(given, answer) || same_prediction(hedge_scope(question, given), answer) {
         return true;
     }
     let options = question_options(question);
@@ -332,11 +333,11 @@ fn prediction_words(given: &str) -> Vec<String> {
 /// or `before` in a question that asks which comes first.
 fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
     let words = prediction_words(given);
-    if let Some(w) = words
-        .iter()
+    if let Some(w) = prediction_words(hedge_scope(question, given))
+        .into_iter()
         .find(|w| HEDGES.contains(&w.as_str()) || w.ends_with("n't") || w.ends_with("n\u{2019}t"))
     {
-        return Some(Flaw::Hedges(w.clone()));
+        return Some(Flaw::Hedges(w));
     }
     let mut addresses = words.iter().filter_map(|w| word_address(w));
     if let Some(first) = addresses.next()
@@ -358,6 +359,38 @@ fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
         return Some(Flaw::SeveralOptions);
     }
     None
+}
+
+/// The part of a prediction where a negation or hedge is about the answer: all of it, but
+/// a reason given after it. The answer is the clauses (split at `,` `;` `:` `—` and a
+/// full stop) up to the first that names one of the question's options or an address;
+/// what follows is its reason, whose `not` is about something else (`Running, RWO is per
+/// node, not per pod`), unless the reason opens with a hedge (`ok, probably`, `ok, not
+/// error`). A second option or address in the reason is still counted
+/// ([`prediction_flaw`]).
+fn hedge_scope<'g>(question: &str, given: &'g str) -> &'g str {
+    let options = question_options(question);
+    let names_answer = |clause: &str| {
+        let words = prediction_words(clause);
+        words.iter().any(|w| word_address(w).is_some())
+            || !options_named(&words, &options).is_empty()
+    };
+    let mut start = 0;
+    for (at, c) in given.char_indices() {
+        let full_stop = c == '.' && given[at + 1..].starts_with(char::is_whitespace);
+        if !(matches!(c, ',' | ';' | ':' | '\u{2014}') || full_stop) {
+            continue;
+        }
+        let (answer, reason) = (&given[..at], &given[at + c.len_utf8()..]);
+        if names_answer(&given[start..at]) {
+            let opens_with_hedge = prediction_words(reason)
+                .first()
+                .is_some_and(|w| HEDGES.contains(&w.as_str()) || w.ends_with("n't"));
+            return if opens_with_hedge { given } else { answer };
+        }
+        start = at + c.len_utf8();
+    }
+    given
 }
 
 /// The options `words` name, in order, each with the index of its first word: at each
@@ -498,7 +531,9 @@ fn address_among_words(given: &str, answer: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{Quiz, QuizKind, predicted, question_options, same_prediction};
+    use super::{
+        Flaw, Quiz, QuizKind, predicted, prediction_flaw, question_options, same_prediction,
+    };
 
     #[test]
     fn reordered_options_are_relabelled_and_the_answer_moves_with_its_option() {
@@ -689,6 +724,46 @@ mod tests {
             assert_eq!(quiz.refuse(given), None, "{given}");
             assert!(quiz.is_right(given), "{given}");
         }
+    }
+
+    /// QA 23 §4: a negation in the reason after the answer is about the reason (`not per
+    /// pod`), so the prediction counts; one before the answer, or opening the reason, still
+    /// hedges it, and a second option in the reason is still a second answer.
+    #[test]
+    fn a_negation_in_a_reason_is_not_a_hedge() {
+        let q = "Will s3 be `Running` or `Pending`?";
+        for given in [
+            "Running, RWO is per node, not per pod",
+            "Running: the claim isn't bound to another node",
+            "Running. It does not wait for the other pod",
+            "Running \u{2014} its volume is not held on another node",
+        ] {
+            assert_eq!(prediction_flaw(q, given), None, "{given}");
+            assert!(predicted(q, given, "Running"), "{given}");
+        }
+        for (given, flaw) in [
+            ("not Running, it waits", Flaw::Hedges("not".into())),
+            ("Running, probably", Flaw::Hedges("probably".into())),
+            ("Running, not Pending", Flaw::Hedges("not".into())),
+            (
+                "maybe Running, RWO is per node",
+                Flaw::Hedges("maybe".into()),
+            ),
+            ("Running, or Pending", Flaw::Hedges("or".into())),
+            ("Running, but s2 is not Pending", Flaw::SeveralOptions),
+        ] {
+            assert_eq!(prediction_flaw(q, given), Some(flaw), "{given}");
+            assert!(!predicted(q, given, "Running"), "{given}");
+        }
+        // An address answer with a reason that negates.
+        let q = "Predict the IP of the next pod created on node-1.";
+        assert!(predicted(
+            q,
+            "10.244.1.7: the lease of c3 is not released",
+            "10.244.1.7"
+        ));
+        assert!(!predicted(q, "10.244.1.7, not reused yet", "10.244.1.7"));
+        assert!(!predicted(q, "not 10.244.1.7, it is taken", "10.244.1.7"));
     }
 
     #[test]
