@@ -170,7 +170,9 @@ def learner(b, base, lab, tmp):
     manifest = open(os.path.join(ROOT, "assets/manifests/web-app.yaml")).read()
     b.eval(f"window.lab.upload('web-app.yaml', {json.dumps(manifest)})")
     b.type_line("apply -f web-app.yaml")
-    b.wait(lambda: "networkpolicy.networking.k8s.io/web-from-clients created" in b.screen(),
+    # A command that changes the cluster keeps the state panes, its output in the strip
+    # under them: the manifest's first objects there, its pod in Topology.
+    b.wait(lambda: "namespace/shop created" in b.screen() and "shop/web" in b.screen(),
            "the uploaded manifest applied")
     check(True, "an uploaded file is what `apply -f NAME` reads")
 
