@@ -61,8 +61,7 @@ pub fn command_path(line: &str) -> Vec<String> {
     let line = without_kubectl(strip_comment(line));
     let words =
         split(line).unwrap_or_else(|_| line.split_whitespace().map(str::to_string).collect());
-    let root = <CommandLine as clap::CommandFactory>::command();
-    let mut cmd = &root;
+    let mut cmd = help::tree();
     let mut path = Vec::new();
     for w in &words {
         let Some(sub) = cmd.find_subcommand(w) else {

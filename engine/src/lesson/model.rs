@@ -298,6 +298,12 @@ const HEDGES: &[&str] = &[
     "wouldnt", "couldnt",
 ];
 
+/// Whether a prediction's word negates or hedges: one of [`HEDGES`], or a contraction
+/// with `n't` (either apostrophe).
+fn is_hedge(word: &str) -> bool {
+    HEDGES.contains(&word) || word.ends_with("n't") || word.ends_with("n\u{2019}t")
+}
+
 /// The words of a prediction, lowercase, without the punctuation around them; `/` parts
 /// words (`ok/error`), except in an address with its prefix (`10.244.1.3/24`).
 fn prediction_words(given: &str) -> Vec<String> {
@@ -335,7 +341,7 @@ fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
     let words = prediction_words(given);
     if let Some(w) = prediction_words(hedge_scope(question, given))
         .into_iter()
-        .find(|w| HEDGES.contains(&w.as_str()) || w.ends_with("n't") || w.ends_with("n\u{2019}t"))
+        .find(|w| is_hedge(w))
     {
         return Some(Flaw::Hedges(w));
     }
@@ -385,7 +391,7 @@ fn hedge_scope<'g>(question: &str, given: &'g str) -> &'g str {
         if names_answer(&given[start..at]) {
             let opens_with_hedge = prediction_words(reason)
                 .first()
-                .is_some_and(|w| HEDGES.contains(&w.as_str()) || w.ends_with("n't"));
+                .is_some_and(|w| is_hedge(w));
             return if opens_with_hedge { given } else { answer };
         }
         start = at + c.len_utf8();
