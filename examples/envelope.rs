@@ -10,6 +10,10 @@
 //! cargo run --release --example envelope -- --pinned 150000 --scheduled 0 --interactive 9
 //! ```
 //!
+//! `--over N` pins the pods over the first N nodes only (all 5,000 by default): at 500,
+//! 15,000 pods fill their nodes as 150,000 fill 5,000, for a profile of a full node at a
+//! tenth of the run.
+//!
 //! `--interactive N` then times single commands a learner would type at that size (each
 //! run N times, the median wall time; the N pods created are deleted in the next row).
 //! For `get pods -l app=x` it first creates 100 pods labelled `app=x` (on nodes 1 to 100).
@@ -56,13 +60,16 @@ fn main() {
     let mut pinned = 10_000u32;
     let mut scheduled = 2_000u32;
     let mut repeats = 0u32;
-    let usage = "usage: envelope [--pinned N (10000)] [--scheduled N (2000)] [--interactive N (0)]";
+    let mut over = 5_000u32;
+    let usage = "usage: envelope [--pinned N (10000)] [--scheduled N (2000)] [--over NODES (5000)] \
+                 [--interactive N (0)]";
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let target = match a.as_str() {
             "--pinned" => &mut pinned,
             "--scheduled" => &mut scheduled,
             "--interactive" => &mut repeats,
+            "--over" => &mut over,
             _ => {
                 eprintln!("envelope: unknown argument {a:?}\n{usage}");
                 std::process::exit(2);
@@ -84,6 +91,10 @@ fn main() {
                 std::process::exit(2);
             }
         }
+    }
+    if !(1..=5_000).contains(&over) {
+        eprintln!("envelope: --over takes a number of nodes from 1 to 5000, not {over}\n{usage}");
+        std::process::exit(2);
     }
     let (wall, cpu0) = (Instant::now(), cpu());
     let mut lab =
@@ -110,7 +121,7 @@ fn main() {
     };
     if pinned > 0 {
         let lines =
-            (0..pinned).map(|i| format!("pod create p{i:06} --node node-{:04}", i % 5000 + 1));
+            (0..pinned).map(|i| format!("pod create p{i:06} --node node-{:04}", i % over + 1));
         let (w, c) = timed(&mut lab, lines);
         println!(
             "{pinned} pinned pods: {:.2} s wall, {:.2} s CPU ({})",

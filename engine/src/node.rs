@@ -5,7 +5,8 @@
 use crate::cluster::store::SharedKey;
 use crate::cni::conf::ConfDir;
 use crate::cni::host::Host;
-use crate::cni::runtime::{Network, ResultCache};
+use crate::cni::result_cache::ResultCache;
+use crate::cni::runtime::Network;
 use crate::cni::types::CniResult;
 use crate::util::vec_map::VecMap;
 use std::cmp::Ordering;
@@ -328,11 +329,7 @@ impl NodeRuntime {
         self.sandboxes
             .iter()
             .filter_map(|(pod, sb)| {
-                let mut nets = self
-                    .cache
-                    .keys()
-                    .filter(|(_, id, _)| **id == *sb.id())
-                    .map(|(net, _, _)| net);
+                let mut nets = self.cache.networks_of(sb.id(), None);
                 let first = nets.next()?;
                 let other = *first != network.name && nets.all(|net| *net != network.name);
                 other.then_some((pod, &**first))

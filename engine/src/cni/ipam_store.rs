@@ -31,6 +31,9 @@ pub struct Lease {
 // runtime's text, shared.
 const _: () = assert!(std::mem::size_of::<(IpAddr, Lease)>() <= 64);
 
+// One a pod on every node too: the owner index's entry, with no allocation of its own.
+const _: () = assert!(std::mem::size_of::<((u32, IpAddr), ())>() <= 24);
+
 impl Lease {
     /// A lease for a container's interface.
     pub fn new(container_id: &std::sync::Arc<str>, ifname: &str) -> Self {
@@ -65,12 +68,12 @@ impl Lease {
 pub struct IpamStore {
     /// Leases by IP (one file per IP).
     leases: VecMap<IpAddr, Lease>,
-    /// The owner index: the hash of `(container ID, ifname)` ([`owner_key`]) → the IPs whose
-    /// file holds an owner of that hash, sorted; a lookup keeps those whose lease is the
-    /// owner's (a collision only lists another owner's IPs there). Keyed by a number, the
-    /// index holds no second copy of the owner's text, and a lookup builds none; a pod holds
-    /// one or two IPs, a slice allocated to fit.
-    by_owner: VecMap<u64, Box<[IpAddr]>>,
+    /// The owner index: (the hash of `(container ID, ifname)` ([`owner_key`]), IP) for
+    /// every lease, sorted, so an owner's IPs are a run of entries; a lookup keeps those
+    /// whose lease is the owner's (a collision only lists another owner's IPs there).
+    /// Keyed by numbers, the index holds no second copy of the owner's text, a lookup
+    /// builds none, and an entry (24 bytes) needs no allocation of its own.
+    by_owner: VecMap<(u32, IpAddr), ()>,
     /// `last_reserved_ip.<index>` files by range-set index (one or two a node's network: a
     /// [`VecMap`], where a B-tree's first leaf has room for eleven).
     last_reserved: VecMap<usize, IpAddr>,
@@ -140,15 +143,8 @@ impl IpamStore {
     }
 
     /// Add `ip` to the owner index under `key` ([`owner_key`]).
-    fn index_owner(&mut self, key: u64, ip: IpAddr) {
-        let ips = self.by_owner.get_or_insert_with(key, Box::default);
-        if let Err(at) = ips.binary_search(&ip) {
-            let mut grown = Vec::with_capacity(ips.len() + 1);
-            grown.extend_from_slice(&ips[..at]);
-            grown.push(ip);
-            grown.extend_from_slice(&ips[at..]);
-            *ips = grown.into_boxed_slice();
-        }
+    fn index_owner(&mut self, key: u32, ip: IpAddr) {
+        self.by_owner.insert((key, ip), ());
     }
 
     /// Write `last_reserved_ip.<range_set>` directly.
@@ -220,23 +216,21 @@ impl IpamStore {
     /// Whether the owner index agrees exactly with the leases (an invariant; for tests).
     pub fn index_consistent(&self) -> bool {
         // Leases iterate in IP order, so each rebuilt list is sorted.
-        let mut rebuilt: VecMap<u64, Box<[IpAddr]>> = VecMap::new();
+        let mut rebuilt: VecMap<(u32, IpAddr), ()> = VecMap::new();
         for (ip, lease) in &self.leases {
-            let ips = rebuilt
-                .get_or_insert_with(owner_key(&lease.container_id, &lease.ifname), Box::default);
-            let mut grown = ips.to_vec();
-            grown.push(*ip);
-            *ips = grown.into_boxed_slice();
+            rebuilt.insert((owner_key(&lease.container_id, &lease.ifname), *ip), ());
         }
         rebuilt == self.by_owner
     }
 
     /// The IPs whose file holds exactly this owner, in IP order.
     fn owned<'s>(&'s self, id: &'s str, ifname: &'s str) -> impl Iterator<Item = IpAddr> + 's {
+        let key = owner_key(id, ifname);
         self.by_owner
-            .get(&owner_key(id, ifname))
-            .into_iter()
-            .flat_map(|ips| ips.iter().copied())
+            .iter_from(|(k, _)| *k < key)
+            .map(|((k, ip), ())| (*k, *ip))
+            .take_while(move |(k, _)| *k == key)
+            .map(|(_, ip)| ip)
             .filter(move |ip| {
                 self.leases
                     .get(ip)
@@ -258,23 +252,17 @@ impl IpamStore {
 
     fn remove_lease(&mut self, ip: &IpAddr) {
         if let Some(old) = self.leases.remove(ip) {
-            let key = owner_key(&old.container_id, &old.ifname);
-            if let Some(ips) = self.by_owner.get_mut(&key) {
-                if ips.len() == 1 && ips[0] == *ip {
-                    self.by_owner.remove(&key);
-                } else {
-                    let kept: Vec<IpAddr> = ips.iter().copied().filter(|i| i != ip).collect();
-                    *ips = kept.into_boxed_slice();
-                }
-            }
+            self.by_owner
+                .remove(&(owner_key(&old.container_id, &old.ifname), *ip));
         }
     }
 }
 
 /// The owner index's key: a hash of `(container ID, ifname)`, eight bytes at a time (FxHash's
-/// step), each part closed by its length. Stable (no random seed): the engine is
-/// deterministic, and the index is only ever looked up, never listed.
-fn owner_key(id: &str, ifname: &str) -> u64 {
+/// step), each part closed by its length, folded to 32 bits (a node's network holds tens of
+/// owners; a collision costs a comparison, never a wrong answer). Stable (no random seed):
+/// the engine is deterministic, and the index is only ever looked up, never listed.
+fn owner_key(id: &str, ifname: &str) -> u32 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let mut h = 0u64;
     let mut add = |w: u64| h = (h.rotate_left(5) ^ w).wrapping_mul(K);
@@ -291,7 +279,7 @@ fn owner_key(id: &str, ifname: &str) -> u64 {
         add(u64::from_le_bytes(last));
         add(part.len() as u64);
     }
-    h
+    ((h >> 32) ^ h) as u32
 }
 
 #[cfg(test)]
@@ -378,20 +366,14 @@ mod tests {
         let mut s = IpamStore::new();
         s.reserve(&"c1".into(), "eth0", ip("10.0.0.2"), 0);
         s.reserve(&"c2".into(), "eth0", ip("10.0.0.3"), 0);
-        let c2 = s.by_owner.remove(&owner_key("c2", "eth0")).unwrap();
-        let shared = s.by_owner.get_mut(&owner_key("c1", "eth0")).unwrap();
-        let mut both = shared.to_vec();
-        both.extend(c2.iter().copied());
-        both.sort();
-        *shared = both.into_boxed_slice();
+        let (c1, c2) = (owner_key("c1", "eth0"), owner_key("c2", "eth0"));
+        assert!(s.by_owner.remove(&(c2, ip("10.0.0.3"))).is_some());
+        s.by_owner.insert((c1, ip("10.0.0.3")), ());
         assert_eq!(s.get_by_id("c1", "eth0"), vec![ip("10.0.0.2")]);
         assert!(!s.find_by_id("c2", "eth0"), "c2's key has no entry now");
         s.release_by_id("c1", "eth0");
         assert!(!s.is_leased(&ip("10.0.0.2")) && s.is_leased(&ip("10.0.0.3")));
-        assert_eq!(
-            s.by_owner.get(&owner_key("c1", "eth0")).map(|i| i.len()),
-            Some(1)
-        );
+        assert_eq!(s.by_owner.keys().filter(|(k, _)| *k == c1).count(), 1);
     }
 
     #[test]

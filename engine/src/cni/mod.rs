@@ -17,6 +17,7 @@ pub mod plugins;
 pub mod real;
 pub mod registry;
 pub mod release;
+pub mod result_cache;
 pub mod runtime;
 pub mod skel;
 pub mod sriov_nic;

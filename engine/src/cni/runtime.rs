@@ -6,12 +6,12 @@
 
 use super::conf::{NetworkConfigList, PluginConf};
 use super::plugin::{Attachment, CniCommand, CniEnv, PluginOutput, PluginReply, Stdin};
+use super::result_cache::{CacheEntry, ResultCache};
 use super::skel;
 use super::types::{CniError, CniResult};
 use super::version;
 use crate::cluster::meta::Uid;
 use crate::cluster::store::SharedKey;
-use crate::util::vec_map::VecMap;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -229,24 +229,6 @@ impl RuntimeConf {
         (!rc.is_empty()).then(|| Arc::new(Value::Object(rc)))
     }
 }
-
-/// One cached attachment (`/var/lib/cni/results/<net>-<cid>-<ifname>`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CacheEntry {
-    /// The runtime configuration of the ADD (shared with the sandbox that made it).
-    pub rt: Arc<RuntimeConf>,
-    /// The final result of the chain.
-    pub result: Arc<CniResult>,
-}
-
-/// libcni's result cache on one node, keyed by (network, container ID, ifname); the key's
-/// text is shared with the network list and the entry's runtime conf. One entry a pod on
-/// every node: a [`VecMap`], whose room is about its entries.
-pub(crate) type ResultCache = VecMap<(Arc<str>, Arc<str>, Arc<str>), CacheEntry>;
-
-// One entry a pod on every node: the key's three texts and the entry's two records are
-// shared pointers.
-const _: () = assert!(std::mem::size_of::<((Arc<str>, Arc<str>, Arc<str>), CacheEntry)>() <= 64);
 
 /// One plugin execution as seen on the wire.
 #[derive(Debug, Clone)]
@@ -512,11 +494,7 @@ impl Invoker<'_> {
         }
         let result = prev.unwrap_or_default();
         self.cache.insert(
-            (
-                Arc::clone(&net.name),
-                Arc::clone(&rt.container_id),
-                Arc::clone(&rt.ifname),
-            ),
+            &net.name,
             CacheEntry {
                 rt: rt.clone(),
                 result: result.clone(),
@@ -527,11 +505,7 @@ impl Invoker<'_> {
 
     fn cached(&self, net: &Network, rt: &RuntimeConf) -> Option<Arc<CniResult>> {
         self.cache
-            .get(&(
-                Arc::clone(&net.name),
-                Arc::clone(&rt.container_id),
-                Arc::clone(&rt.ifname),
-            ))
+            .get(&net.name, &rt.container_id, &rt.ifname)
             .map(|c| c.result.clone())
     }
 
@@ -559,11 +533,7 @@ impl Invoker<'_> {
                 return Err(Self::wrap(plugin, "delete", e));
             }
         }
-        self.cache.remove(&(
-            Arc::clone(&net.name),
-            Arc::clone(&rt.container_id),
-            Arc::clone(&rt.ifname),
-        ));
+        self.cache.remove(&net.name, &rt.container_id, &rt.ifname);
         Ok(())
     }
 
@@ -610,14 +580,13 @@ impl Invoker<'_> {
         }
         let stale: Vec<Arc<RuntimeConf>> = self
             .cache
-            .iter()
-            .filter(|((n, cid, ifname), _)| {
-                **n == *net.list.name
-                    && !valid
-                        .iter()
-                        .any(|a| *a.container_id == **cid && *a.ifname == **ifname)
+            .of_network(&net.list.name)
+            .filter(|e| {
+                !valid
+                    .iter()
+                    .any(|a| *a.container_id == *e.container_id() && *a.ifname == *e.ifname())
             })
-            .map(|(_, e)| e.rt.clone())
+            .map(|e| e.rt.clone())
             .collect();
         for rt in stale {
             if let Err(mut e) = self.del(net, &rt) {

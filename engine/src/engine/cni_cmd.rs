@@ -114,11 +114,7 @@ impl Lab {
             .ok_or_else(|| LabError::msg(format!("node {:?} not found", a.node)))?;
         let cached = node_rt
             .cache
-            .get(&(
-                Arc::clone(&net.name),
-                Arc::from(a.container.as_str()),
-                Arc::from(a.ifname.as_str()),
-            ))
+            .get(&net.name, &a.container, &a.ifname)
             .map(|c| c.rt.as_ref().clone());
         let netns = match (&a.netns, op, &cached) {
             (Some(n), _, _) => n.clone(),

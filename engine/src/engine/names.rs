@@ -31,7 +31,7 @@ impl Lab {
         match wanted {
             Wanted::Containers => {
                 for rt in self.nodes.values() {
-                    out.extend(rt.cache.keys().map(|(_, id, _)| id.to_string()));
+                    out.extend(rt.cache.iter().map(|(_, e)| e.container_id().to_string()));
                 }
             }
             Wanted::Kinds => out.extend(crate::resource::completion_words().map(String::from)),

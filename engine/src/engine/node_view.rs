@@ -265,9 +265,8 @@ pub fn lease_holder(
     let active = rt.confdir.active().ok();
     let mut cached = rt
         .cache
-        .keys()
-        .filter(|(_, c, i)| **c == *container_id && (ifname.is_empty() || **i == *ifname))
-        .map(|(net, _, _)| &**net)
+        .networks_of(container_id, (!ifname.is_empty()).then_some(ifname))
+        .map(|net| &**net)
         .peekable();
     if cached.peek().is_none() {
         return Some(LeaseHolder::Leaked);
@@ -326,7 +325,7 @@ pub(crate) fn host_routes(lab: &Lab, node: &str) -> Option<Vec<RouteRow>> {
 /// any network (`None` for an unknown node).
 pub(crate) fn cni_cached(lab: &Lab, node: &str, container_id: &str) -> Option<bool> {
     let rt = lab.nodes.get(node)?;
-    Some(rt.cache.keys().any(|(_, id, _)| **id == *container_id))
+    Some(rt.cache.holds_container(container_id))
 }
 
 /// The file of the node's `/etc/cni/net.d` the runtime uses (the first that loads, in
@@ -353,9 +352,8 @@ pub(crate) fn cached_networks<'a>(
         .get(node)
         .map(|rt| {
             rt.cache
-                .keys()
-                .filter(|(_, id, i)| **id == *container_id && **i == *ifname)
-                .map(|(net, _, _)| &**net)
+                .networks_of(container_id, Some(ifname))
+                .map(|net| &**net)
                 .collect()
         })
         .unwrap_or_default()

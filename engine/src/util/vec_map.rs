@@ -154,6 +154,15 @@ impl<K: Ord, V> VecMap<K, V> {
         Some((k, v))
     }
 
+    /// The entries from the first whose key `before` says no to, in order: with `before`
+    /// true for a prefix of the keys (those below a bound), the entries from that bound on.
+    pub fn iter_from(&self, before: impl FnMut(&K) -> bool) -> Iter<'_, K, V> {
+        let mut before = before;
+        let at = self.entries.partition_point(|(k, _)| before(k));
+        let by_ref: for<'e> fn(&'e (K, V)) -> (&'e K, &'e V) = |(k, v)| (k, v);
+        self.entries[at..].iter().map(by_ref)
+    }
+
     /// Take out the value of the entry `cmp` finds (see [`VecMap::get_by`]).
     pub fn remove_by(&mut self, cmp: impl FnMut(&K) -> std::cmp::Ordering) -> Option<V> {
         let mut cmp = cmp;
