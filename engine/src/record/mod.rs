@@ -9,7 +9,7 @@ pub mod calls;
 pub mod wire;
 
 pub use call::{
-    Actor, Agent, CallEvent, CniOp, CniPurpose, Detail, Event, Level, Message, PluginRun, What,
+    Actor, Agent, CallEvent, CniOp, CniPurpose, Detail, Event, EventPart, Level, Message, PluginRun, What,
     WireRange,
 };
 pub use calls::{CallLog, Folded, Ring, WireLog, fold_events};

@@ -20,6 +20,7 @@ mod net_attach_defs;
 mod network_policies;
 mod nodes;
 mod pod_json;
+mod pod_runtime;
 mod pods;
 mod pvcs;
 mod pvs;
@@ -27,6 +28,8 @@ mod storage_classes;
 mod volume_attachments;
 mod volume_snapshot_contents;
 mod volume_snapshots;
+
+pub(crate) use pod_json::image_pull_policy;
 
 use crate::cluster::Table as Objects;
 use crate::cluster::{ApiKind, Cluster, Kind, LabelIndex, Meta, Object, ObjectRef, TableOps};
