@@ -591,7 +591,9 @@ fn container_image(pod: &Object<PodSpec>) -> Text {
     pod.spec
         .containers
         .first()
-        .map_or(Text::Borrowed(crate::cluster::LAB_IMAGE), |c| c.image.clone())
+        .map_or(Text::Borrowed(crate::cluster::LAB_IMAGE), |c| {
+            c.image.clone()
+        })
 }
 
 /// kubelet's `sortPodIPs`: of the sandbox's addresses, the first of the node's family, then

@@ -335,7 +335,7 @@ impl Event {
     pub fn parts(&self) -> &'static [EventPart] {
         match &self.message {
             Message::Started { image, .. }
-                if crate::resource::image_pull_policy(image) == "IfNotPresent" =>
+                if crate::cluster::image_pull_policy(image) == "IfNotPresent" =>
             {
                 &[EventPart::Pulled, EventPart::Created, EventPart::Recorded]
             }

@@ -296,6 +296,54 @@ mod tests {
         );
     }
 
+    /// A container's Started is the three Events kubelet records as it starts it, each
+    /// folded with its own repeats; an `Always` image has no `Pulled` (it is pulled, and
+    /// the pull's events are not modelled).
+    #[test]
+    fn a_started_event_is_pulled_created_started() {
+        let started = |image: &'static str| Event {
+            reason: "Started",
+            object: ObjectRef::new(ApiKind::Pod, "default", "a"),
+            uid: Some(crate::util::hash::uid(&["uid-1"])),
+            message: Message::Started {
+                container: "app".into(),
+                image: image.into(),
+            },
+            source: None,
+        };
+        let mut log = CallLog::new(100);
+        log.push(entry(started("registry.k8s.io/nginx-slim:0.27")));
+        log.push(entry(started("registry.k8s.io/nginx-slim:0.27")));
+        let shown: Vec<(String, String, u32)> = fold_events(log.all_events())
+            .iter()
+            .map(|f| {
+                let mut m = String::new();
+                f.write_message(&mut m);
+                (f.reason().to_string(), m, f.count)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (
+                    "Pulled".to_string(),
+                    "Container image \"registry.k8s.io/nginx-slim:0.27\" already present on machine"
+                        .to_string(),
+                    2
+                ),
+                ("Created".to_string(), "Created container app".to_string(), 2),
+                ("Started".to_string(), "Started container app".to_string(), 2),
+            ]
+        );
+        let mut log = CallLog::new(100);
+        log.push(entry(started("nginx")));
+        let reasons: Vec<&str> = fold_events(log.all_events())
+            .iter()
+            .map(|f| f.reason())
+            .collect();
+        assert_eq!(reasons, ["Created", "Started"]);
+    }
+
     #[test]
     fn events_are_found_by_object_and_incarnation() {
         let mut log = CallLog::new(100);

@@ -29,8 +29,6 @@ mod volume_attachments;
 mod volume_snapshot_contents;
 mod volume_snapshots;
 
-pub(crate) use pod_json::image_pull_policy;
-
 use crate::cluster::Table as Objects;
 use crate::cluster::{ApiKind, Cluster, Kind, LabelIndex, Meta, Object, ObjectRef, TableOps};
 use crate::command::Command;

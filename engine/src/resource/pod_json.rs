@@ -23,7 +23,10 @@ pub(super) fn served(lab: &Lab, pod: &Object<PodSpec>, times: Option<KubeletTime
     }
     if let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) {
         defaulted_spec(spec);
-        token_volume(spec, &super::pod_runtime::token_volume_name(pod.metadata.uid));
+        token_volume(
+            spec,
+            &super::pod_runtime::token_volume_name(pod.metadata.uid),
+        );
     }
     if let Some(status) = value.get_mut("status").and_then(Value::as_object_mut) {
         kubelet_status(status, lab, pod, times);
@@ -64,7 +67,8 @@ fn defaulted_spec(spec: &mut Map<String, Value>) {
     let containers = spec.get_mut("containers").and_then(Value::as_array_mut);
     for c in containers.into_iter().flatten() {
         let Some(c) = c.as_object_mut() else { continue };
-        let policy = image_pull_policy(c.get("image").and_then(Value::as_str).unwrap_or(""));
+        let policy =
+            crate::cluster::image_pull_policy(c.get("image").and_then(Value::as_str).unwrap_or(""));
         c.entry("imagePullPolicy").or_insert(json!(policy));
         // `resources` has no omitempty: a container that asks for nothing has `{}`.
         c.entry("resources").or_insert(json!({}));
@@ -119,24 +123,6 @@ fn token_volume(spec: &mut Map<String, Value>, name: &str) {
         if let Some(c) = c.as_object_mut() {
             c.insert("volumeMounts".into(), json!([mount.clone()]));
         }
-    }
-}
-
-/// `SetDefaults_Container`'s imagePullPolicy: `Always` when the image's tag is `latest`
-/// (`parsers.ParseImageName` reads an image without a tag or digest as `latest`),
-/// `IfNotPresent` otherwise.
-pub(crate) fn image_pull_policy(image: &str) -> &'static str {
-    let (name, digest) = match image.split_once('@') {
-        Some((name, _)) => (name, true),
-        None => (image, false),
-    };
-    // A tag follows the last `:` after the last `/` (a `:` before it is a registry port).
-    let last = name.rsplit('/').next().unwrap_or(name);
-    let tag = last.split_once(':').map(|(_, tag)| tag);
-    match tag {
-        Some("latest") => "Always",
-        None if !digest => "Always",
-        _ => "IfNotPresent",
     }
 }
 
@@ -213,26 +199,5 @@ fn kubelet_status(
     status.insert("containerStatuses".into(), Value::Array(statuses));
     if matches!(state, super::pods::ContainerState::Waiting(_)) {
         status.remove("reason");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::image_pull_policy;
-
-    /// `SetDefaults_Container`: `latest`, or no tag and no digest, is `Always`.
-    #[test]
-    fn image_pull_policy_follows_the_tag() {
-        for (image, policy) in [
-            ("registry.k8s.io/nginx-slim:0.27", "IfNotPresent"),
-            ("nginx", "Always"),
-            ("nginx:latest", "Always"),
-            ("localhost:5000/nginx", "Always"),
-            ("localhost:5000/nginx:1.2", "IfNotPresent"),
-            ("nginx@sha256:abc", "IfNotPresent"),
-            ("nginx:latest@sha256:abc", "Always"),
-        ] {
-            assert_eq!(image_pull_policy(image), policy, "{image}");
-        }
     }
 }

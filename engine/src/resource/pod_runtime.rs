@@ -123,7 +123,9 @@ mod tests {
             let suffix = name.strip_prefix("kube-api-access-").expect(name);
             assert_eq!(suffix.len(), 5, "{name}");
             assert!(
-                suffix.bytes().all(|c| b"bcdfghjklmnpqrstvwxz2456789".contains(&c)),
+                suffix
+                    .bytes()
+                    .all(|c| b"bcdfghjklmnpqrstvwxz2456789".contains(&c)),
                 "{name}"
             );
         }
