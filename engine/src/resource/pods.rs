@@ -267,36 +267,33 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     // describeVolumes: the pod's claims, then the ServiceAccount admission plugin's token
     // volume (`printProjectedVolumeSource` of its three sources), which every pod has.
     lines.push("Volumes:".into());
-    {
-        for v in p.spec.volumes() {
-            lines.push(format!("  {}:", v.name));
-            lines.push("    Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)".into());
-            lines.push(format!(
-                "    ClaimName:\t{}",
-                v.persistent_volume_claim.claim_name
-            ));
-            lines.push(format!(
-                "    ReadOnly:\t{}",
-                v.persistent_volume_claim.read_only
-            ));
-        }
-        lines.push(format!("  {token_volume}:"));
-        lines.push(
-            "    Type:\tProjected (a volume that contains injected data from multiple sources)"
-                .into(),
-        );
+    for v in p.spec.volumes() {
+        lines.push(format!("  {}:", v.name));
+        lines.push("    Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)".into());
         lines.push(format!(
-            "    TokenExpirationSeconds:\t{}",
-            super::pod_runtime::TOKEN_EXPIRATION_SECONDS
+            "    ClaimName:\t{}",
+            v.persistent_volume_claim.claim_name
         ));
         lines.push(format!(
-            "    ConfigMapName:\t{}",
-            super::pod_runtime::ROOT_CA_CONFIG_MAP
+            "    ReadOnly:\t{}",
+            v.persistent_volume_claim.read_only
         ));
-        // `%v` of the source's unset `optional` (a nil *bool).
-        lines.push("    ConfigMapOptional:\t<nil>".into());
-        lines.push("    DownwardAPI:\ttrue".into());
     }
+    lines.push(format!("  {token_volume}:"));
+    lines.push(
+        "    Type:\tProjected (a volume that contains injected data from multiple sources)".into(),
+    );
+    lines.push(format!(
+        "    TokenExpirationSeconds:\t{}",
+        super::pod_runtime::TOKEN_EXPIRATION_SECONDS
+    ));
+    lines.push(format!(
+        "    ConfigMapName:\t{}",
+        super::pod_runtime::ROOT_CA_CONFIG_MAP
+    ));
+    // `%v` of the source's unset `optional` (a nil *bool).
+    lines.push("    ConfigMapOptional:\t<nil>".into());
+    lines.push("    DownwardAPI:\ttrue".into());
     lines.push(format!("QoS Class:\t{}", qos_class(&p.spec)));
     multiline_lines(
         &mut lines,
