@@ -26,48 +26,321 @@ fn describe_pod_prints_ports_host_ports_and_container_state() {
     run(&mut lab, "pod create web --node node-1 --port 8080:80");
     run(&mut lab, "pod create plain --node node-1");
     let d = run(&mut lab, "describe pod web");
+    let id = container_id(&mut lab, "web");
+    let token = token_volume(&mut lab, "web");
     assert_eq!(
-        lines_from(&d, "Containers:", 8),
+        lines_from(&d, "Containers:", 14),
         [
             "Containers:",
             "  app:",
+            &format!("    Container ID:   {id}"),
             "    Image:          registry.k8s.io/nginx-slim:0.27",
             "    Port:           80/TCP",
             "    Host Port:      8080/TCP",
             "    State:          Running",
+            "      Started:      Wed, 01 Jan 2025 00:00:00 +0000",
             "    Ready:          True",
             "    Restart Count:  0",
+            "    Environment:    <none>",
+            "    Mounts:",
+            &format!("      /var/run/secrets/kubernetes.io/serviceaccount from {token} (ro)"),
+            "Conditions:",
         ],
         "{d}"
     );
     let d = run(&mut lab, "describe pod plain");
     assert_eq!(
-        lines_from(&d, "  app:", 7)[2..4],
+        lines_from(&d, "  app:", 7)[3..5],
         ["    Port:           <none>", "    Host Port:      <none>"],
         "{d}"
     );
-    // An unscheduled pod has no container status: no State, Ready or Restart Count.
+    // An unscheduled pod has no container status: no container ID, image ID, State, Ready
+    // or Restart Count, and no start time; its spec has the token volume and mount.
     run(&mut lab, "cordon node-1");
     run(&mut lab, "cordon node-2");
     run(&mut lab, "pod create waiting");
     let d = run(&mut lab, "describe pod waiting");
+    for absent in [
+        "State:",
+        "Restart Count:",
+        "Container ID:",
+        "Image ID:",
+        "Start Time:",
+    ] {
+        assert!(!d.contains(absent), "{absent}: {d}");
+    }
+    let token = token_volume(&mut lab, "waiting");
     assert!(
-        !d.contains("State:") && !d.contains("Restart Count:"),
+        d.contains(&format!(
+            "    Mounts:\n      /var/run/secrets/kubernetes.io/serviceaccount from {token} (ro)\n"
+        )),
         "{d}"
     );
 }
 
-/// describePod's Conditions rows, `Volumes:`, `QoS Class:`, `Node-Selectors:`,
-/// `Tolerations:` and `Events:  <none>` are one tabwriter column block: the values line up
-/// after the longest cell, `  PodReadyToStartContainers ` (kubectl writes a space after
-/// each condition's type).
+/// The pod as `get -o json` serves it.
+fn served(lab: &mut Lab, pod: &str) -> serde_json::Value {
+    let text = run(lab, &format!("get pod {pod} -o json"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// The running container's `containerID` in the served pod.
+fn container_id(lab: &mut Lab, pod: &str) -> String {
+    let pod = served(lab, pod);
+    pod["status"]["containerStatuses"][0]["containerID"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no containerID: {pod:#}"))
+        .to_string()
+}
+
+/// The name of the served pod's token volume (the ServiceAccount admission plugin's).
+fn token_volume(lab: &mut Lab, pod: &str) -> String {
+    let pod = served(lab, pod);
+    let volumes = pod["spec"]["volumes"].as_array().expect("volumes");
+    let name = volumes.last().expect("a volume")["name"]
+        .as_str()
+        .expect("a name")
+        .to_string();
+    assert_eq!(
+        pod["spec"]["containers"][0]["volumeMounts"],
+        serde_json::json!([{
+            "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+            "name": name,
+            "readOnly": true,
+        }]),
+        "{pod:#}"
+    );
+    name
+}
+
+/// describePod for a running pod, in kubectl v1.31's order: Priority and Service Account
+/// (the admission plugins' defaults) before Node, Start Time after it (kubelet's
+/// `startTime`, RFC1123Z), the container's ID (containerd's, the one `get -o yaml`
+/// serves), `Started:` under State, `Environment:` and `Mounts:` (the token mount), and
+/// the Volumes section with the claim and the projected token volume; the Events are the
+/// kubelet's Pulled, Created and Started, in that order.
+#[test]
+fn describe_pod_prints_the_running_pod_as_kubectl_does() {
+    let mut lab = Lab::new();
+    run(&mut lab, "tick 65");
+    run(
+        &mut lab,
+        "pod create web --node node-1 --label app=web --port 8080:80",
+    );
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(
+        &mut lab,
+        "pod create db --node node-2 --label app=db --pvc data",
+    );
+    let d = run(&mut lab, "describe pod web");
+    assert_eq!(
+        lines_from(&d, "Name:             web", 6),
+        [
+            "Name:             web",
+            "Namespace:        default",
+            "Priority:         0",
+            "Service Account:  default",
+            "Node:             node-1/192.168.0.1",
+            "Start Time:       Wed, 01 Jan 2025 00:01:05 +0000",
+        ],
+        "{d}"
+    );
+    let id = container_id(&mut lab, "web");
+    let hex = id.strip_prefix("containerd://").expect(&id);
+    assert!(
+        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{id}"
+    );
+    assert!(d.contains(&format!("    Container ID:   {id}\n")), "{d}");
+    assert!(
+        d.contains("      Started:      Wed, 01 Jan 2025 00:01:05 +0000\n"),
+        "{d}"
+    );
+    let token = token_volume(&mut lab, "web");
+    assert_eq!(
+        lines_from(&d, "Volumes:", 7),
+        [
+            "Volumes:",
+            &format!("  {token}:"),
+            "    Type:                    Projected (a volume that contains injected data from multiple sources)",
+            "    TokenExpirationSeconds:  3607",
+            "    ConfigMapName:           kube-root-ca.crt",
+            "    ConfigMapOptional:       <nil>",
+            "    DownwardAPI:             true",
+        ],
+        "{d}"
+    );
+    assert_eq!(
+        lines_from(&d, "Events:", 5),
+        [
+            "Events:",
+            "  Type    Reason   Age   From     Message",
+            "  ----    ------   ----  ----     -------",
+            "  Normal  Pulled   0s    kubelet  Container image \"registry.k8s.io/nginx-slim:0.27\" already present on machine",
+            "  Normal  Created  0s    kubelet  Created container app",
+        ],
+        "{d}"
+    );
+    assert!(
+        d.ends_with("  Normal  Started  0s    kubelet  Started container app\n")
+            || d.ends_with("  Normal  Started  0s    kubelet  Started container app"),
+        "{d}"
+    );
+    // The served pod says the same.
+    let pod = served(&mut lab, "web");
+    assert_eq!(pod["status"]["startTime"], "2025-01-01T00:01:05Z");
+    assert_eq!(
+        pod["status"]["containerStatuses"][0]["state"],
+        serde_json::json!({"running": {"startedAt": "2025-01-01T00:01:05Z"}})
+    );
+    assert_eq!(pod["spec"]["volumes"].as_array().map(Vec::len), Some(1));
+
+    // The pod with a claim: the claim, then the token volume; the lab keeps no
+    // volumeMounts, so the container mounts the token volume only.
+    let d = run(&mut lab, "describe pod db");
+    let token = token_volume(&mut lab, "db");
+    assert_eq!(
+        lines_from(&d, "Volumes:", 6),
+        [
+            "Volumes:",
+            "  data:",
+            "    Type:       PersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)",
+            "    ClaimName:  data",
+            "    ReadOnly:   false",
+            &format!("  {token}:"),
+        ],
+        "{d}"
+    );
+    assert_eq!(
+        lines_from(&d, "    Mounts:", 3),
+        [
+            "    Mounts:",
+            &format!("      /var/run/secrets/kubernetes.io/serviceaccount from {token} (ro)"),
+            "Conditions:",
+        ],
+        "{d}"
+    );
+    let pod = served(&mut lab, "db");
+    assert_eq!(
+        pod["spec"]["volumes"][0],
+        serde_json::json!({"name": "data", "persistentVolumeClaim": {"claimName": "data"}})
+    );
+    assert_eq!(pod["spec"]["volumes"][1]["name"], token.as_str());
+}
+
+/// The container ID and the token volume's name are derived, not random: the same
+/// commands give the same ones; another pod, or a new incarnation of the name, gets its
+/// own; `describe`, `get -o yaml` and a list of pods agree.
+#[test]
+fn pod_ids_are_deterministic_and_the_same_in_every_view() {
+    let ids = |lab: &mut Lab, pod: &str| (container_id(lab, pod), token_volume(lab, pod));
+    let mut a = Lab::new();
+    let mut b = Lab::new();
+    for lab in [&mut a, &mut b] {
+        run(lab, "pod create web --node node-1");
+        run(lab, "pod create db --node node-1");
+    }
+    let web = ids(&mut a, "web");
+    assert_eq!(web, ids(&mut b, "web"));
+    let db = ids(&mut a, "db");
+    assert_ne!(web.0, db.0);
+    assert_ne!(web.1, db.1);
+    let d = run(&mut a, "describe pod web");
+    assert!(
+        d.contains(&format!("    Container ID:   {}\n", web.0)),
+        "{d}"
+    );
+    assert!(d.contains(&format!("  {}:\n", web.1)), "{d}");
+    let yaml = run(&mut a, "get pod web -o yaml");
+    assert!(
+        yaml.contains(&format!("  - containerID: {}\n", web.0)),
+        "{yaml}"
+    );
+    assert!(yaml.contains(&format!("  - name: {}\n", web.1)), "{yaml}");
+    // `get pods -o json` reads the same values for each pod.
+    let list: serde_json::Value =
+        serde_json::from_str(&run(&mut a, "get pods -o json")).expect("json");
+    for item in list["items"].as_array().expect("items") {
+        let name = item["metadata"]["name"].as_str().expect("name");
+        assert_eq!(item, &served(&mut a, name), "{name}");
+    }
+    run(&mut a, "pod delete web");
+    run(&mut a, "tick 40");
+    run(&mut a, "pod create web --node node-1");
+    let again = ids(&mut a, "web");
+    assert_ne!(again.0, web.0);
+    assert_ne!(again.1, web.1);
+}
+
+/// A container waiting in ContainerCreating has a status without an ID or image ID yet:
+/// kubectl prints both lines empty (the lab trims the tabwriter's trailing padding), and `State:  Waiting` with the reason; `Start Time:`
+/// is when kubelet first synced the pod (it recorded the sandbox failure then).
+#[test]
+fn describe_pod_of_a_container_creating_pod_prints_empty_ids() {
+    let mut lab = Lab::new();
+    run(&mut lab, "fault inject bridge --times 1000");
+    run(&mut lab, "pod create web --node node-1");
+    let d = run(&mut lab, "describe pod web");
+    assert_eq!(
+        lines_from(&d, "  app:", 8),
+        [
+            "  app:",
+            "    Container ID:",
+            "    Image:          registry.k8s.io/nginx-slim:0.27",
+            "    Image ID:",
+            "    Port:           <none>",
+            "    Host Port:      <none>",
+            "    State:          Waiting",
+            "      Reason:       ContainerCreating",
+        ],
+        "{d}"
+    );
+    assert!(
+        d.contains("Start Time:       Wed, 01 Jan 2025 00:00:00 +0000\n"),
+        "{d}"
+    );
+    assert!(!d.contains("Started:"), "{d}");
+    assert!(!d.contains("Normal  Created"), "{d}");
+}
+
+/// `get events` lists kubelet's three events of a container start, in the order recorded
+/// (one API object each: a field selector picks one).
+#[test]
+fn get_events_lists_pulled_created_started() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create web --node node-1");
+    let ev = run(
+        &mut lab,
+        "get events --field-selector involvedObject.name=web",
+    );
+    let reasons: Vec<&str> = ev
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    assert_eq!(reasons, ["Pulled", "Created", "Started"], "{ev}");
+    let created = run(&mut lab, "get events --field-selector reason=Created");
+    assert!(
+        created.ends_with("Normal   Created   pod/web   Created container app")
+            || created.contains("Normal   Created   pod/web   Created container app\n"),
+        "{created}"
+    );
+    assert_eq!(created.lines().count(), 2, "{created}");
+}
+
+/// describePod's Conditions rows are one tabwriter column block: the values line up after
+/// the longest cell, `  PodReadyToStartContainers ` (kubectl writes a space after each
+/// condition's type); `Volumes:` and the volume's name have no cell and end it, and the
+/// token volume's fields, `QoS Class:`, `Node-Selectors:` and `Tolerations:` are the next
+/// block, lined up after `    TokenExpirationSeconds:`.
 #[test]
 fn describe_pod_aligns_conditions_and_the_lines_after_them_as_one_block() {
     let mut lab = Lab::new();
     run(&mut lab, "pod create web --node node-1");
     let d = run(&mut lab, "describe pod web --show-events=false");
+    let token = token_volume(&mut lab, "web");
     assert_eq!(
-        lines_from(&d, "Conditions:", 12),
+        lines_from(&d, "Conditions:", 18),
         [
             "Conditions:",
             "  Type                        Status",
@@ -76,11 +349,17 @@ fn describe_pod_aligns_conditions_and_the_lines_after_them_as_one_block() {
             "  Ready                       True",
             "  ContainersReady             True",
             "  PodScheduled                True",
-            "Volumes:                      <none>",
-            "QoS Class:                    BestEffort",
-            "Node-Selectors:               <none>",
-            "Tolerations:                  node.kubernetes.io/not-ready:NoExecute op=Exists for 300s",
-            "                              node.kubernetes.io/unreachable:NoExecute op=Exists for 300s",
+            "Volumes:",
+            &format!("  {token}:"),
+            "    Type:                    Projected (a volume that contains injected data from multiple sources)",
+            "    TokenExpirationSeconds:  3607",
+            "    ConfigMapName:           kube-root-ca.crt",
+            "    ConfigMapOptional:       <nil>",
+            "    DownwardAPI:             true",
+            "QoS Class:                   BestEffort",
+            "Node-Selectors:              <none>",
+            "Tolerations:                 node.kubernetes.io/not-ready:NoExecute op=Exists for 300s",
+            "                             node.kubernetes.io/unreachable:NoExecute op=Exists for 300s",
         ],
         "{d}"
     );
@@ -307,7 +586,7 @@ fn describe_leaves_out_the_last_applied_annotation() {
     let json = run(&mut lab, "get pod applied -o json");
     assert!(json.contains("last-applied-configuration"), "{json}");
     let d = run(&mut lab, "describe pod applied");
-    assert!(d.lines().any(|l| l == "Annotations:  <none>"), "{d}");
+    assert!(d.lines().any(|l| l == "Annotations:      <none>"), "{d}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

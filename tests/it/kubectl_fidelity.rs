@@ -63,6 +63,34 @@ fn a_running_pod_s_json_has_the_api_server_defaults_and_kubelet_s_status() {
             {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 300},
         ])
     );
+    // The ServiceAccount plugin's token volume (`kube-api-access-` and five characters of
+    // apimachinery's rand.String alphabet) and its read-only mount.
+    let token = spec["volumes"][0]["name"]
+        .as_str()
+        .expect("a volume")
+        .to_string();
+    let suffix = token.strip_prefix("kube-api-access-").expect(&token);
+    assert!(
+        suffix.len() == 5
+            && suffix
+                .bytes()
+                .all(|c| b"bcdfghjklmnpqrstvwxz2456789".contains(&c)),
+        "{token}"
+    );
+    assert_eq!(
+        spec["volumes"],
+        json!([{
+            "name": token,
+            "projected": {
+                "defaultMode": 420,
+                "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {"configMap": {"items": [{"key": "ca.crt", "path": "ca.crt"}], "name": "kube-root-ca.crt"}},
+                    {"downwardAPI": {"items": [{"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}, "path": "namespace"}]}},
+                ],
+            },
+        }])
+    );
     assert_eq!(
         spec["containers"],
         json!([{
@@ -72,22 +100,39 @@ fn a_running_pod_s_json_has_the_api_server_defaults_and_kubelet_s_status() {
             "resources": {},
             "terminationMessagePath": "/dev/termination-log",
             "terminationMessagePolicy": "File",
+            "volumeMounts": [{
+                "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                "name": token,
+                "readOnly": true,
+            }],
         }])
     );
     let status = &pod["status"];
     let host = status["hostIP"].as_str().expect("hostIP").to_string();
     assert_eq!(status["hostIPs"], json!([{ "ip": host }]));
     assert_eq!(status["qosClass"], "BestEffort");
+    // kubelet's first sync and the container's start, before `tick 5`.
+    assert_eq!(status["startTime"], "2025-01-01T00:00:00Z");
+    let id = status["containerStatuses"][0]["containerID"]
+        .as_str()
+        .expect("containerID")
+        .to_string();
+    assert!(
+        id.strip_prefix("containerd://")
+            .is_some_and(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{id}"
+    );
     assert_eq!(
         status["containerStatuses"],
         json!([{
+            "containerID": id,
             "image": "registry.k8s.io/nginx-slim:0.27",
             "lastState": {},
             "name": "app",
             "ready": true,
             "restartCount": 0,
             "started": true,
-            "state": {"running": {}},
+            "state": {"running": {"startedAt": "2025-01-01T00:00:00Z"}},
         }])
     );
     // -o yaml is the same document, its keys in kubectl's order.
@@ -112,6 +157,8 @@ fn a_pod_whose_sandbox_fails_waits_in_container_creating_in_its_container_status
     let pod = json_of(&mut lab, "pod web");
     assert_eq!(pod["status"]["phase"], "Pending");
     assert_eq!(pod["status"].get("reason"), None, "{pod:#}");
+    // kubelet synced the pod (and recorded its sandbox failure) at once.
+    assert_eq!(pod["status"]["startTime"], "2025-01-01T00:00:00Z");
     assert_eq!(
         pod["status"]["containerStatuses"],
         json!([{
@@ -135,6 +182,7 @@ fn a_pod_whose_sandbox_fails_waits_in_container_creating_in_its_container_status
     let pod = json_of(&mut lab, "pod lost");
     assert_eq!(pod["spec"].get("nodeName"), None, "{pod:#}");
     assert_eq!(pod["status"].get("containerStatuses"), None, "{pod:#}");
+    assert_eq!(pod["status"].get("startTime"), None, "{pod:#}");
     assert_eq!(pod["status"]["qosClass"], "BestEffort");
 }
 
@@ -483,4 +531,34 @@ fn an_unknown_resource_is_named_as_typed() {
             "{line}: {e}"
         );
     }
+}
+
+/// kubelet's image manager records `Pulled` (`already present on machine`) before a
+/// container's Created and Started only when it does not pull: an `IfNotPresent` image.
+/// An `Always` image (`:latest`, or no tag) is pulled, and the pull's events, with its
+/// duration and size, are not modelled: the pod's events are Created and Started.
+#[test]
+fn pulled_is_recorded_for_an_image_kubelet_does_not_pull() {
+    let mut lab = Lab::new();
+    apply_pod(&mut lab, "pinned", "registry.k8s.io/nginx-slim:0.28", "{}");
+    apply_pod(&mut lab, "latest", "nginx", "{}");
+    let reasons = |lab: &mut Lab, pod: &str| -> Vec<String> {
+        let d = run(lab, &format!("describe pod {pod}"));
+        let at = d.find("\nEvents:\n").unwrap_or_else(|| panic!("{d}"));
+        d[at..]
+            .lines()
+            .skip(4)
+            .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+            .collect()
+    };
+    assert_eq!(
+        reasons(&mut lab, "pinned"),
+        ["Pulled", "Created", "Started"]
+    );
+    assert_eq!(reasons(&mut lab, "latest"), ["Created", "Started"]);
+    let d = run(&mut lab, "describe pod pinned");
+    assert!(
+        d.contains("kubelet  Container image \"registry.k8s.io/nginx-slim:0.28\" already present on machine\n"),
+        "{d}"
+    );
 }

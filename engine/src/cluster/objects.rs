@@ -388,6 +388,24 @@ const _: () = assert!(std::mem::size_of::<Container>() <= 80);
 /// The image of the lab's pods (`pod create`).
 pub const LAB_IMAGE: &str = "registry.k8s.io/nginx-slim:0.27";
 
+/// `SetDefaults_Container`'s imagePullPolicy: `Always` when the image's tag is `latest`
+/// (`parsers.ParseImageName` reads an image without a tag or digest as `latest`),
+/// `IfNotPresent` otherwise.
+pub fn image_pull_policy(image: &str) -> &'static str {
+    let (name, digest) = match image.split_once('@') {
+        Some((name, _)) => (name, true),
+        None => (image, false),
+    };
+    // A tag follows the last `:` after the last `/` (a `:` before it is a registry port).
+    let last = name.rsplit('/').next().unwrap_or(name);
+    let tag = last.split_once(':').map(|(_, tag)| tag);
+    match tag {
+        Some("latest") => "Always",
+        None if !digest => "Always",
+        _ => "IfNotPresent",
+    }
+}
+
 /// The containers of a `pod create` pod without ports or resources: one, `app`, from
 /// [`LAB_IMAGE`]. Such a pod's spec borrows them ([`PodSpec::containers`]) instead of
 /// holding a copy.
@@ -890,7 +908,9 @@ pub(crate) fn is_extended_resource(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{Container, LAB_CONTAINERS, LAB_IMAGE, PodSpec, ResourceRequirements};
+    use super::{
+        Container, LAB_CONTAINERS, LAB_IMAGE, PodSpec, ResourceRequirements, image_pull_policy,
+    };
     use std::borrow::Cow;
     use std::collections::BTreeMap;
 
@@ -920,5 +940,21 @@ mod tests {
             lab.containers[0].image, LAB_IMAGE,
             "the shared list is unchanged"
         );
+    }
+
+    /// `SetDefaults_Container`: `latest`, or no tag and no digest, is `Always`.
+    #[test]
+    fn image_pull_policy_follows_the_tag() {
+        for (image, policy) in [
+            ("registry.k8s.io/nginx-slim:0.27", "IfNotPresent"),
+            ("nginx", "Always"),
+            ("nginx:latest", "Always"),
+            ("localhost:5000/nginx", "Always"),
+            ("localhost:5000/nginx:1.2", "IfNotPresent"),
+            ("nginx@sha256:abc", "IfNotPresent"),
+            ("nginx:latest@sha256:abc", "Always"),
+        ] {
+            assert_eq!(image_pull_policy(image), policy, "{image}");
+        }
     }
 }

@@ -213,7 +213,7 @@ impl Lab {
             .map(|f| {
                 let (e, ev) = (f.first, f.event);
                 let mut message = String::new();
-                ev.message.write(&ev.object, &mut message);
+                f.write_message(&mut message);
                 let namespace = if ev.object.namespace.is_empty() {
                     "default".to_string()
                 } else {
@@ -227,7 +227,7 @@ impl Lab {
                     source: e.event_source().to_string(),
                     seen: EventSeen {
                         warning: e.level() == Level::Warning,
-                        reason: ev.reason,
+                        reason: f.reason(),
                         message,
                     },
                 }

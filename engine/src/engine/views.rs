@@ -683,10 +683,10 @@ impl Lab {
             .into_iter()
             .map(|f| {
                 let mut message = String::new();
-                f.event.message.write(&f.event.object, &mut message);
+                f.write_message(&mut message);
                 super::seen::EventSeen {
                     warning: f.first.level() == Level::Warning,
-                    reason: f.event.reason,
+                    reason: f.reason(),
                     message,
                 }
             })
@@ -788,7 +788,7 @@ impl Lab {
                 Level::Warning => "Warning",
             };
             let mut message = String::new();
-            f.event.message.write(&f.event.object, &mut message);
+            f.write_message(&mut message);
             // DescribeEvents' interval: `LAST (xCOUNT over FIRST)` for a repeated event.
             let interval = if f.count > 1 {
                 format!(
@@ -809,7 +809,7 @@ impl Lab {
                         Role::Plain
                     },
                 ),
-                (f.event.reason.into(), Role::Plain),
+                (f.reason().into(), Role::Plain),
                 (interval, Role::Plain),
                 (e.event_source().to_string(), Role::Actor),
                 (message, Role::Plain),

@@ -340,7 +340,10 @@ impl Kubelet {
         ctx.pod_event(
             &actor,
             "Started",
-            Message::Started(container_name(&pod)),
+            Message::Started {
+                container: container_name(&pod),
+                image: container_image(&pod),
+            },
             &pod,
             Level::Normal,
         );
@@ -581,6 +584,16 @@ fn container_name(pod: &Object<PodSpec>) -> Text {
         .containers
         .first()
         .map_or(Text::Borrowed("app"), |c| c.name.clone())
+}
+
+/// The image of the pod's container, as its `Started` event names it.
+fn container_image(pod: &Object<PodSpec>) -> Text {
+    pod.spec
+        .containers
+        .first()
+        .map_or(Text::Borrowed(crate::cluster::LAB_IMAGE), |c| {
+            c.image.clone()
+        })
 }
 
 /// kubelet's `sortPodIPs`: of the sandbox's addresses, the first of the node's family, then

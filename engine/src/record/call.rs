@@ -251,9 +251,17 @@ pub struct Event {
 pub enum Message {
     /// The message as written.
     Text(String),
-    /// kubelet started the pod's container: `Started container NAME` (the name borrowed from
-    /// the pod's spec when it is the lab's own).
-    Started(crate::cluster::Text),
+    /// kubelet started the pod's container: `Started container NAME`. kubelet's
+    /// `startContainer` records two events before it with this one, which the API server's
+    /// view of the log shows beside it ([`ContainerStart`]): the image manager's `Pulled`
+    /// (the image is present) and `Created`. The name and image are borrowed from the pod's
+    /// spec when it is the lab's own.
+    Started {
+        /// The container's name.
+        container: crate::cluster::Text,
+        /// The container's image.
+        image: crate::cluster::Text,
+    },
     /// kubelet stops the pod's container: `Stopping container NAME`.
     Killing(crate::cluster::Text),
     /// The scheduler bound the pod (the event's object) to this node:
@@ -272,7 +280,7 @@ impl Message {
     pub fn write(&self, object: &ObjectRef, out: &mut String) {
         match self {
             Message::Text(t) => out.push_str(t),
-            Message::Started(container) => {
+            Message::Started { container, .. } => {
                 out.push_str("Started container ");
                 out.push_str(container);
             }
@@ -298,6 +306,67 @@ impl Message {
                 out.push('/');
                 out.push_str(&object.name);
             }
+        }
+    }
+}
+
+/// Which Event a recorded event is shown as. kubelet's `startContainer`
+/// (`kuberuntime_container.go`) records three events as it starts a container, which the
+/// lab's kubelet does in one step: the image manager's `Pulled`, then `Created`, then
+/// `Started`. The call log keeps the last ([`Message::Started`]) and the API server's view
+/// of the log ([`Event::parts`]) shows the three.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventPart {
+    /// The event as recorded.
+    Recorded,
+    /// Before a container's `Started`, the image manager's `Pulled`: `Container image
+    /// "IMAGE" already present on machine`.
+    Pulled,
+    /// Before a container's `Started`, `Created container NAME`.
+    Created,
+}
+
+impl Event {
+    /// The Events this recorded event is, in the order they were recorded: a container's
+    /// `Started` is `Pulled` (when kubelet's image manager does not pull: an
+    /// `IfNotPresent` image, which the lab's nodes hold; an `Always` image is pulled, and
+    /// the pull's events, with its duration and image size, are left out), `Created` and
+    /// itself; any other event is itself.
+    pub fn parts(&self) -> &'static [EventPart] {
+        match &self.message {
+            Message::Started { image, .. }
+                if crate::cluster::image_pull_policy(image) == "IfNotPresent" =>
+            {
+                &[EventPart::Pulled, EventPart::Created, EventPart::Recorded]
+            }
+            Message::Started { .. } => &[EventPart::Created, EventPart::Recorded],
+            _ => &[EventPart::Recorded],
+        }
+    }
+
+    /// The reason of `part` of this event (`Pulled`, `Created`, or its own).
+    pub fn part_reason(&self, part: EventPart) -> &'static str {
+        match part {
+            EventPart::Recorded => self.reason,
+            EventPart::Pulled => "Pulled",
+            EventPart::Created => "Created",
+        }
+    }
+
+    /// The message of `part` of this event, written at the end of `out`.
+    pub fn write_part_message(&self, part: EventPart, out: &mut String) {
+        match (part, &self.message) {
+            (EventPart::Pulled, Message::Started { image, .. }) => {
+                // The image manager's `Container image %q already present on machine`.
+                out.push_str("Container image ");
+                out.push_str(&crate::net::validate::go_quote(image));
+                out.push_str(" already present on machine");
+            }
+            (EventPart::Created, Message::Started { container, .. }) => {
+                out.push_str("Created container ");
+                out.push_str(container);
+            }
+            _ => self.message.write(&self.object, out),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! what, in order, with Kubernetes events for `describe`) and the wire log (each plugin
 //! execution with its exact env, stdin and stdout, each CSI RPC with its request and reply).
 
-use super::call::{CallEvent, Event, Level};
+use super::call::{CallEvent, Event, EventPart, Level};
 use super::wire::{CsiCall, WireRecord};
 use crate::cluster::ObjectRef;
 use crate::util::time::Millis;
@@ -174,8 +174,10 @@ pub struct Folded<'a> {
     /// The first occurrence: its tick is `firstTimestamp`, its level the Event's type, its
     /// actor the Event's source.
     pub first: &'a CallEvent,
-    /// The event (reason, object, message).
+    /// The event (reason, object, message) it was recorded as.
     pub event: &'a Event,
+    /// Which of the Events the recorded one is shown as ([`Event::parts`]).
+    pub part: EventPart,
     /// The latest occurrence's tick: `lastTimestamp`.
     pub last: Millis,
     /// How many times it was recorded: `count`.
@@ -183,35 +185,50 @@ pub struct Folded<'a> {
 }
 
 /// The Event objects the API server keeps for these recorded events (oldest first, as
-/// recorded): each repeat of an event folded into the first with its count and last time
+/// recorded; a container's `Started` as the three kubelet records, [`Event::parts`]): each repeat of an event folded into the first with its count and last time
 /// (see [`Folded`]). Derived when shown, so the log stores nothing more per event.
 pub fn fold_events<'a>(
     events: impl IntoIterator<Item = (&'a CallEvent, &'a Event)>,
 ) -> Vec<Folded<'a>> {
     use std::collections::hash_map::Entry;
-    type Key<'a> = (&'a str, Option<&'a str>, Level, &'a Event);
+    type Key<'a> = (&'a str, Option<&'a str>, Level, &'a Event, EventPart);
     let mut index: rustc_hash::FxHashMap<Key<'a>, usize> = rustc_hash::FxHashMap::default();
     let mut folded: Vec<Folded<'a>> = Vec::new();
     for (e, event) in events {
-        let key = (e.event_source(), e.actor().node(), e.level(), event);
-        match index.entry(key) {
-            Entry::Occupied(at) => {
-                let f = &mut folded[*at.get()];
-                f.count += 1;
-                f.last = e.tick();
-            }
-            Entry::Vacant(at) => {
-                at.insert(folded.len());
-                folded.push(Folded {
-                    first: e,
-                    event,
-                    last: e.tick(),
-                    count: 1,
-                });
+        for &part in event.parts() {
+            let key = (e.event_source(), e.actor().node(), e.level(), event, part);
+            match index.entry(key) {
+                Entry::Occupied(at) => {
+                    let f = &mut folded[*at.get()];
+                    f.count += 1;
+                    f.last = e.tick();
+                }
+                Entry::Vacant(at) => {
+                    at.insert(folded.len());
+                    folded.push(Folded {
+                        first: e,
+                        event,
+                        part,
+                        last: e.tick(),
+                        count: 1,
+                    });
+                }
             }
         }
     }
     folded
+}
+
+impl Folded<'_> {
+    /// The Event's reason.
+    pub fn reason(&self) -> &'static str {
+        self.event.part_reason(self.part)
+    }
+
+    /// The Event's message, written at the end of `out`.
+    pub fn write_message(&self, out: &mut String) {
+        self.event.write_part_message(self.part, out);
+    }
 }
 
 /// The wire log.
@@ -277,6 +294,54 @@ mod tests {
             facts,
             [(1, 9, 3), (3, 3, 1), (6, 6, 1), (7, 7, 1), (8, 8, 1)]
         );
+    }
+
+    /// A container's Started is the three Events kubelet records as it starts it, each
+    /// folded with its own repeats; an `Always` image has no `Pulled` (it is pulled, and
+    /// the pull's events are not modelled).
+    #[test]
+    fn a_started_event_is_pulled_created_started() {
+        let started = |image: &'static str| Event {
+            reason: "Started",
+            object: ObjectRef::new(ApiKind::Pod, "default", "a"),
+            uid: Some(crate::util::hash::uid(&["uid-1"])),
+            message: Message::Started {
+                container: "app".into(),
+                image: image.into(),
+            },
+            source: None,
+        };
+        let mut log = CallLog::new(100);
+        log.push(entry(started("registry.k8s.io/nginx-slim:0.27")));
+        log.push(entry(started("registry.k8s.io/nginx-slim:0.27")));
+        let shown: Vec<(String, String, u32)> = fold_events(log.all_events())
+            .iter()
+            .map(|f| {
+                let mut m = String::new();
+                f.write_message(&mut m);
+                (f.reason().to_string(), m, f.count)
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (
+                    "Pulled".to_string(),
+                    "Container image \"registry.k8s.io/nginx-slim:0.27\" already present on machine"
+                        .to_string(),
+                    2
+                ),
+                ("Created".to_string(), "Created container app".to_string(), 2),
+                ("Started".to_string(), "Started container app".to_string(), 2),
+            ]
+        );
+        let mut log = CallLog::new(100);
+        log.push(entry(started("nginx")));
+        let reasons: Vec<&str> = fold_events(log.all_events())
+            .iter()
+            .map(|f| f.reason())
+            .collect();
+        assert_eq!(reasons, ["Created", "Started"]);
     }
 
     #[test]

@@ -9,8 +9,8 @@ pub mod calls;
 pub mod wire;
 
 pub use call::{
-    Actor, Agent, CallEvent, CniOp, CniPurpose, Detail, Event, Level, Message, PluginRun, What,
-    WireRange,
+    Actor, Agent, CallEvent, CniOp, CniPurpose, Detail, Event, EventPart, Level, Message,
+    PluginRun, What, WireRange,
 };
 pub use calls::{CallLog, Folded, Ring, WireLog, fold_events};
 pub use wire::{CsiCall, WireMessage, WireRecord};

@@ -20,6 +20,7 @@ mod net_attach_defs;
 mod network_policies;
 mod nodes;
 mod pod_json;
+mod pod_runtime;
 mod pods;
 mod pvcs;
 mod pvs;

@@ -5,11 +5,14 @@
 //! create, the QoS class the pod strategy computes, and the container statuses kubelet
 //! writes beside the pod's phase.
 
+use super::pod_runtime::{KubeletTimes, TOKEN_EXPIRATION_SECONDS, TOKEN_MOUNT_PATH};
 use crate::cluster::{Container, Object, PodSpec};
+use crate::engine::Lab;
 use serde_json::{Map, Value, json};
 
-/// `pod` as `get -o json` prints it (keys sorted as kubectl prints them).
-pub(super) fn served(pod: &Object<PodSpec>) -> String {
+/// `pod` as `get -o json` prints it (keys sorted as kubectl prints them), with the times
+/// kubelet wrote (see [`super::pod_runtime::kubelet_times`]).
+pub(super) fn served(lab: &Lab, pod: &Object<PodSpec>, times: Option<KubeletTimes>) -> String {
     let mut value = serde_json::to_value(pod).unwrap_or(Value::Null);
     // Set with deletionTimestamp (`BeforeDelete`): the pod's metadata, not every kind's.
     if let (Some(metadata), Some(grace)) = (
@@ -20,9 +23,13 @@ pub(super) fn served(pod: &Object<PodSpec>) -> String {
     }
     if let Some(spec) = value.get_mut("spec").and_then(Value::as_object_mut) {
         defaulted_spec(spec);
+        token_volume(
+            spec,
+            &super::pod_runtime::token_volume_name(pod.metadata.uid),
+        );
     }
     if let Some(status) = value.get_mut("status").and_then(Value::as_object_mut) {
-        kubelet_status(status, pod);
+        kubelet_status(status, lab, pod, times);
     }
     crate::cni::types::to_go_json(&value)
 }
@@ -32,9 +39,8 @@ pub(super) fn served(pod: &Object<PodSpec>) -> String {
 /// the Priority admission plugin without a priority class (priority 0,
 /// preemptionPolicy PreemptLowerPriority), the ServiceAccount admission plugin
 /// (serviceAccountName `default`, mirrored into the deprecated serviceAccount), and each
-/// container's `SetDefaults_Container`. (The ServiceAccount plugin's projected token
-/// volume `kube-api-access-…` is not modelled: its name has a random suffix.) The lab
-/// keeps any of these a manifest gives out of the object (apply warns), so the defaults
+/// container's `SetDefaults_Container`. (The ServiceAccount plugin's token volume is
+/// [`token_volume`]'s.) The lab keeps any of these a manifest gives out of the object (apply warns), so the defaults
 /// are what the pod has.
 fn defaulted_spec(spec: &mut Map<String, Value>) {
     for (key, value) in [
@@ -61,7 +67,8 @@ fn defaulted_spec(spec: &mut Map<String, Value>) {
     let containers = spec.get_mut("containers").and_then(Value::as_array_mut);
     for c in containers.into_iter().flatten() {
         let Some(c) = c.as_object_mut() else { continue };
-        let policy = image_pull_policy(c.get("image").and_then(Value::as_str).unwrap_or(""));
+        let policy =
+            crate::cluster::image_pull_policy(c.get("image").and_then(Value::as_str).unwrap_or(""));
         c.entry("imagePullPolicy").or_insert(json!(policy));
         // `resources` has no omitempty: a container that asks for nothing has `{}`.
         c.entry("resources").or_insert(json!({}));
@@ -71,21 +78,51 @@ fn defaulted_spec(spec: &mut Map<String, Value>) {
     }
 }
 
-/// `SetDefaults_Container`'s imagePullPolicy: `Always` when the image's tag is `latest`
-/// (`parsers.ParseImageName` reads an image without a tag or digest as `latest`),
-/// `IfNotPresent` otherwise.
-pub(crate) fn image_pull_policy(image: &str) -> &'static str {
-    let (name, digest) = match image.split_once('@') {
-        Some((name, _)) => (name, true),
-        None => (image, false),
-    };
-    // A tag follows the last `:` after the last `/` (a `:` before it is a registry port).
-    let last = name.rsplit('/').next().unwrap_or(name);
-    let tag = last.split_once(':').map(|(_, tag)| tag);
-    match tag {
-        Some("latest") => "Always",
-        None if !digest => "Always",
-        _ => "IfNotPresent",
+/// The ServiceAccount admission plugin's token volume, named `name`, appended to the
+/// pod's volumes (a projected volume of the token, the cluster's CA and the namespace,
+/// `defaultMode` 0644 as the API server defaults it), and its read-only mount in each
+/// container (`volumeMounts`, which the lab keeps no other entry of).
+fn token_volume(spec: &mut Map<String, Value>, name: &str) {
+    let volume = json!({
+        "name": name,
+        "projected": {
+            "defaultMode": 420,
+            "sources": [
+                {
+                    "serviceAccountToken": {
+                        "expirationSeconds": TOKEN_EXPIRATION_SECONDS,
+                        "path": "token",
+                    }
+                },
+                {
+                    "configMap": {
+                        "items": [{ "key": "ca.crt", "path": "ca.crt" }],
+                        "name": super::pod_runtime::ROOT_CA_CONFIG_MAP,
+                    }
+                },
+                {
+                    "downwardAPI": {
+                        "items": [{
+                            "fieldRef": { "apiVersion": "v1", "fieldPath": "metadata.namespace" },
+                            "path": "namespace",
+                        }]
+                    }
+                }
+            ]
+        }
+    });
+    match spec.get_mut("volumes").and_then(Value::as_array_mut) {
+        Some(volumes) => volumes.push(volume),
+        None => {
+            spec.insert("volumes".into(), json!([volume]));
+        }
+    }
+    let mount = json!({ "mountPath": TOKEN_MOUNT_PATH, "name": name, "readOnly": true });
+    let containers = spec.get_mut("containers").and_then(Value::as_array_mut);
+    for c in containers.into_iter().flatten() {
+        if let Some(c) = c.as_object_mut() {
+            c.insert("volumeMounts".into(), json!([mount.clone()]));
+        }
     }
 }
 
@@ -95,10 +132,22 @@ pub(crate) fn image_pull_policy(image: &str) -> &'static str {
 /// containers (sorted by name, as kubelet sorts them): a Running pod's containers
 /// running, started and ready as the ContainersReady condition says; a pod whose sandbox
 /// is being made waiting in ContainerCreating (a reason of its container, not of the pod:
-/// the pod's own `reason` is left out). A running container's `containerID`, `imageID`
-/// and `startedAt` are left out: the lab's runtime has no container IDs or image digests,
-/// and keeps no start time.
-fn kubelet_status(status: &mut Map<String, Value>, pod: &Object<PodSpec>) {
+/// the pod's own `reason` is left out). `startTime`, a running container's `containerID`
+/// and `startedAt` are derived ([`super::pod_runtime`]; the times while the call log holds
+/// kubelet's events). A running container's `imageID` is left out: the lab has no image
+/// digests.
+fn kubelet_status(
+    status: &mut Map<String, Value>,
+    lab: &Lab,
+    pod: &Object<PodSpec>,
+    times: Option<KubeletTimes>,
+) {
+    if let Some(t) = times.filter(|_| !pod.status.phase.is_empty()) {
+        status.insert(
+            "startTime".into(),
+            json!(crate::cluster::meta::timestamp(t.start_time.whole_secs())),
+        );
+    }
     if let Some(ip) = status.get("hostIP").cloned() {
         status.insert("hostIPs".into(), json!([{ "ip": ip }]));
     }
@@ -124,9 +173,18 @@ fn kubelet_status(status: &mut Map<String, Value>, pod: &Object<PodSpec>) {
             let fields = s.as_object_mut().expect("an object");
             match &state {
                 super::pods::ContainerState::Running => {
+                    if let Some(id) = super::pod_runtime::container_id(lab, pod, &c.name) {
+                        fields.insert("containerID".into(), json!(id));
+                    }
                     fields.insert("ready".into(), json!(ready));
                     fields.insert("started".into(), json!(true));
-                    fields.insert("state".into(), json!({ "running": {} }));
+                    let running = match times.and_then(|t| t.started_at) {
+                        Some(at) => json!({
+                            "startedAt": crate::cluster::meta::timestamp(at.whole_secs())
+                        }),
+                        None => json!({}),
+                    };
+                    fields.insert("state".into(), json!({ "running": running }));
                 }
                 super::pods::ContainerState::Waiting(reason) => {
                     fields.insert("imageID".into(), json!(""));
@@ -141,26 +199,5 @@ fn kubelet_status(status: &mut Map<String, Value>, pod: &Object<PodSpec>) {
     status.insert("containerStatuses".into(), Value::Array(statuses));
     if matches!(state, super::pods::ContainerState::Waiting(_)) {
         status.remove("reason");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::image_pull_policy;
-
-    /// `SetDefaults_Container`: `latest`, or no tag and no digest, is `Always`.
-    #[test]
-    fn image_pull_policy_follows_the_tag() {
-        for (image, policy) in [
-            ("registry.k8s.io/nginx-slim:0.27", "IfNotPresent"),
-            ("nginx", "Always"),
-            ("nginx:latest", "Always"),
-            ("localhost:5000/nginx", "Always"),
-            ("localhost:5000/nginx:1.2", "IfNotPresent"),
-            ("nginx@sha256:abc", "IfNotPresent"),
-            ("nginx:latest@sha256:abc", "Always"),
-        ] {
-            assert_eq!(image_pull_policy(image), policy, "{image}");
-        }
     }
 }

@@ -98,9 +98,21 @@ impl Resource for Pods {
     }
 
     /// The pod as the API server serves it: its defaults and kubelet's status added.
-    fn json(_lab: &Lab, kept: Vec<&Object<PodSpec>>) -> Vec<(String, String)> {
+    fn json(lab: &Lab, kept: Vec<&Object<PodSpec>>) -> Vec<(String, String)> {
+        // One walk of the call log for the times kubelet wrote, however many pods.
+        let times = if kept.len() > 1 {
+            Some(super::pod_runtime::all_kubelet_times(lab))
+        } else {
+            None
+        };
         kept.into_iter()
-            .map(|p| (p.name().to_string(), super::pod_json::served(p)))
+            .map(|p| {
+                let t = match &times {
+                    Some(all) => all.get(&p.metadata.uid).copied(),
+                    None => super::pod_runtime::kubelet_times(lab, p),
+                };
+                (p.name().to_string(), super::pod_json::served(lab, p, t))
+            })
             .collect()
     }
 }
@@ -122,13 +134,14 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     // HumanDuration of the negative time since reads `<invalid>`.
     let finished = matches!(&*p.status.phase, "Failed" | "Succeeded");
     let terminating = p.metadata.deletion_tick().filter(|_| !finished);
-    // One tabwriter column: as wide as its widest key, `Annotations:` or `Termination Grace
-    // Period:`, and two spaces.
+    // One tabwriter column: as wide as its widest key, `Service Account:` or `Termination
+    // Grace Period:`, and two spaces.
     let width = if terminating.is_some() {
         "Termination Grace Period:".len() + 2
     } else {
-        "Annotations:".len() + 2
+        "Service Account:".len() + 2
     };
+    let times = super::pod_runtime::kubelet_times(lab, p);
     let kv = |out: &mut Outcome, k: &str, v: String| {
         out.line(
             Line::new()
@@ -138,6 +151,10 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     };
     kv(&mut out, "Name", p.name().into());
     kv(&mut out, "Namespace", p.metadata.namespace().clone());
+    // The Priority admission plugin's `spec.priority` (no priority class: 0) and the
+    // ServiceAccount plugin's `serviceAccountName`, as `get -o yaml` serves them.
+    kv(&mut out, "Priority", "0".into());
+    kv(&mut out, "Service Account", "default".into());
     kv(
         &mut out,
         "Node",
@@ -147,6 +164,15 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
             format!("{}/{node_ip}", p.spec.node_name)
         },
     );
+    // `status.startTime`, once kubelet has written a status (and while the call log still
+    // holds the event that says when).
+    if let Some(t) = times.filter(|_| !p.status.phase.is_empty()) {
+        kv(
+            &mut out,
+            "Start Time",
+            crate::cluster::meta::rfc1123z(Some(t.start_time.whole_secs())),
+        );
+    }
     map_field(
         &mut out,
         "Labels",
@@ -225,8 +251,9 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     // From here on the lines are written as kubectl's describePod writes them, cells
     // separated by tabs, and aligned by its tabwriter.
     let mut lines: Vec<String> = vec!["Containers:".into()];
+    let token_volume = super::pod_runtime::token_volume_name(p.metadata.uid);
     for c in p.spec.containers.iter() {
-        container_lines(&mut lines, lab, p, c);
+        container_lines(&mut lines, lab, p, c, times, &token_volume);
     }
     // kubectl prints the section only when the pod has conditions (a pod that
     // kubelet rejected at admission has none); a space ends each cell of a row.
@@ -237,25 +264,36 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     for c in p.status.conditions.iter() {
         lines.push(format!("  {} \t{} ", c.condition_type, c.status));
     }
-    // describePodVolumes: only claims are modelled (no service-account token
-    // volume, which a real pod also has).
-    if p.spec.volumes().is_empty() {
-        lines.push("Volumes:\t<none>".into());
-    } else {
-        lines.push("Volumes:".into());
-        for v in p.spec.volumes() {
-            lines.push(format!("  {}:", v.name));
-            lines.push("    Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)".into());
-            lines.push(format!(
-                "    ClaimName:\t{}",
-                v.persistent_volume_claim.claim_name
-            ));
-            lines.push(format!(
-                "    ReadOnly:\t{}",
-                v.persistent_volume_claim.read_only
-            ));
-        }
+    // describeVolumes: the pod's claims, then the ServiceAccount admission plugin's token
+    // volume (`printProjectedVolumeSource` of its three sources), which every pod has.
+    lines.push("Volumes:".into());
+    for v in p.spec.volumes() {
+        lines.push(format!("  {}:", v.name));
+        lines.push("    Type:\tPersistentVolumeClaim (a reference to a PersistentVolumeClaim in the same namespace)".into());
+        lines.push(format!(
+            "    ClaimName:\t{}",
+            v.persistent_volume_claim.claim_name
+        ));
+        lines.push(format!(
+            "    ReadOnly:\t{}",
+            v.persistent_volume_claim.read_only
+        ));
     }
+    lines.push(format!("  {token_volume}:"));
+    lines.push(
+        "    Type:\tProjected (a volume that contains injected data from multiple sources)".into(),
+    );
+    lines.push(format!(
+        "    TokenExpirationSeconds:\t{}",
+        super::pod_runtime::TOKEN_EXPIRATION_SECONDS
+    ));
+    lines.push(format!(
+        "    ConfigMapName:\t{}",
+        super::pod_runtime::ROOT_CA_CONFIG_MAP
+    ));
+    // `%v` of the source's unset `optional` (a nil *bool).
+    lines.push("    ConfigMapOptional:\t<nil>".into());
+    lines.push("    DownwardAPI:\ttrue".into());
     lines.push(format!("QoS Class:\t{}", qos_class(&p.spec)));
     multiline_lines(
         &mut lines,
@@ -274,20 +312,41 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     out
 }
 
-/// kubectl's describeContainers for one container: describeContainerBasicInfo (name,
-/// image, ports and host ports, `<none>` without any), describeContainerState (when the
-/// pod has a container status: kubelet writes one once it has the pod's sandbox) and
-/// describeContainerResource; then the lab's lines from the kubelet's device manager.
-/// The lab's containers have no ID, image ID, start time, command, probes, environment
-/// or mounts in the API object, so those lines are left out.
+/// kubectl's describeContainers for one container: describeContainerBasicInfo (name, the
+/// status's container ID, image, the status's image ID, ports and host ports, `<none>`
+/// without any), describeContainerState (when the pod has a container status: kubelet
+/// writes one once it has the pod's sandbox), describeContainerResource,
+/// describeContainerEnvVars (the lab's containers set no environment) and
+/// describeContainerVolumes (the ServiceAccount plugin's token mount: the lab keeps no
+/// `volumeMounts`, so a claim is mounted in no container); then the lab's lines from the
+/// kubelet's device manager. The lab's containers have no command or probes. A running
+/// container's image ID is left out: the lab has no image digests.
 fn container_lines(
     lines: &mut Vec<String>,
     lab: &Lab,
     p: &Object<PodSpec>,
     c: &crate::cluster::Container,
+    times: Option<super::pod_runtime::KubeletTimes>,
+    token_volume: &str,
 ) {
+    let state = container_state(p);
     lines.push(format!("  {}:", c.name));
-    lines.push(format!("    Image:\t{}", c.image));
+    match &state {
+        Some(ContainerState::Running) => {
+            let id = super::pod_runtime::container_id(lab, p, &c.name);
+            if let Some(id) = id {
+                lines.push(format!("    Container ID:\t{id}"));
+            }
+            lines.push(format!("    Image:\t{}", c.image));
+        }
+        // A waiting container's status has neither yet (kubectl prints them empty).
+        Some(ContainerState::Waiting(_)) => {
+            lines.push("    Container ID:\t".into());
+            lines.push(format!("    Image:\t{}", c.image));
+            lines.push("    Image ID:\t".into());
+        }
+        None => lines.push(format!("    Image:\t{}", c.image)),
+    }
     let ports = |f: fn(&crate::cluster::ContainerPort) -> u16| {
         c.ports
             .iter()
@@ -304,9 +363,17 @@ fn container_lines(
             _ => lines.push(format!("    {many}:\t{}", list.join(", "))),
         }
     }
-    if let Some(state) = container_state(p) {
+    if let Some(state) = state {
         match state {
-            ContainerState::Running => lines.push("    State:\tRunning".into()),
+            ContainerState::Running => {
+                lines.push("    State:\tRunning".into());
+                if let Some(at) = times.and_then(|t| t.started_at) {
+                    lines.push(format!(
+                        "      Started:\t{}",
+                        crate::cluster::meta::rfc1123z(Some(at.whole_secs()))
+                    ));
+                }
+            }
             ContainerState::Waiting(reason) => {
                 lines.push("    State:\tWaiting".into());
                 lines.push(format!("      Reason:\t{reason}"));
@@ -331,6 +398,12 @@ fn container_lines(
             }
         }
     }
+    lines.push("    Environment:\t<none>".into());
+    lines.push("    Mounts:".into());
+    lines.push(format!(
+        "      {} from {token_volume} (ro)",
+        super::pod_runtime::TOKEN_MOUNT_PATH
+    ));
     let held = lab
         .kubelets
         .get(&p.spec.node_name)
