@@ -733,3 +733,41 @@ fn describe_csinode_volumeattachment_and_csidriver() {
         "{d}"
     );
 }
+
+/// `status.startTime` and a container's `startedAt` are what kubelet wrote in the status:
+/// they stay however long the session runs (the call log keeps only its last entries), and
+/// a pod waiting for its sandbox has a start time but no started container.
+#[test]
+fn kubelet_s_times_stay_in_the_status_of_a_pod_of_a_long_session() {
+    let mut lab = Lab::new();
+    run(&mut lab, "tick 7");
+    run(&mut lab, "pod create web --node node-1");
+    run(&mut lab, "tick 3");
+    // Enough pods come and go for the call log to drop every entry about web.
+    for i in 0..700 {
+        run(&mut lab, &format!("pod create x{i} --node node-2"));
+        run(&mut lab, &format!("pod delete x{i}"));
+    }
+    let web = served(&mut lab, "web");
+    assert_eq!(web["status"]["startTime"], "2025-01-01T00:00:07Z", "{web}");
+    assert_eq!(
+        web["status"]["containerStatuses"][0]["state"]["running"]["startedAt"],
+        "2025-01-01T00:00:07Z",
+        "{web}"
+    );
+    let d = run(&mut lab, "describe pod web");
+    assert!(
+        d.contains("Start Time:       Wed, 01 Jan 2025 00:00:07 +0000"),
+        "{d}"
+    );
+    assert!(
+        d.contains("      Started:      Wed, 01 Jan 2025 00:00:07 +0000"),
+        "{d}"
+    );
+    // Never scheduled: kubelet wrote nothing, so no start time.
+    run(&mut lab, "cordon node-1");
+    run(&mut lab, "cordon node-2");
+    run(&mut lab, "pod create waiting");
+    let waiting = served(&mut lab, "waiting");
+    assert!(waiting["status"].get("startTime").is_none(), "{waiting}");
+}

@@ -1,6 +1,7 @@
 //! The core API kinds the network side needs: Namespace, Node and Pod.
 
 use super::store::Kind;
+use crate::util::time::Millis;
 use serde::Serialize;
 use std::borrow::Cow;
 use std::net::IpAddr;
@@ -709,14 +710,37 @@ pub struct PodStatus {
     /// kubelet's `sortPodIPs` puts the sandbox's first address of the node's family first.
     /// Written with the second one by [`PodStatus::set_pod_ips`].
     pub pod_ip: Option<IpAddr>,
+    /// `startTime`: when kubelet first wrote the pod's status (its status manager sets it
+    /// on the first write and keeps it), as [`StatusTime`].
+    start: Option<StatusTime>,
+    /// The container's `state.running.startedAt`: when kubelet last started it (the pod
+    /// went Running), as [`StatusTime`].
+    started: Option<StatusTime>,
     /// `reason`, `message` and a dual-stack pod's second address, held only while one is
     /// set (a running single-stack pod has none).
     rare: Option<Box<PodStatusRare>>,
 }
 
 // A pod's object is boxed in the store, one a pod: the rare `reason`/`message` and second
-// address are boxed to keep this size.
-const _: () = assert!(std::mem::size_of::<PodStatus>() <= 96);
+// address are boxed to keep this size (the two times kubelet writes are whole seconds).
+const _: () = assert!(std::mem::size_of::<PodStatus>() <= 104);
+const _: () = assert!(std::mem::size_of::<Option<StatusTime>>() == 4);
+
+/// A time kubelet writes in a pod's status (a `metav1.Time`, whole seconds when served):
+/// the lab clock's seconds plus one, so an unset time costs no room beside a set one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StatusTime(std::num::NonZeroU32);
+
+impl StatusTime {
+    fn of(now: Millis) -> Self {
+        let secs = u32::try_from(now.whole_secs()).unwrap_or(u32::MAX - 1);
+        StatusTime(std::num::NonZeroU32::MIN.saturating_add(secs))
+    }
+
+    fn secs(self) -> u64 {
+        u64::from(self.0.get() - 1)
+    }
+}
 
 /// The rare part of a [`PodStatus`]: never all empty (an empty one is none).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -729,6 +753,27 @@ struct PodStatusRare {
 }
 
 impl PodStatus {
+    /// kubelet's status manager on every write: `startTime` is set on the first and kept
+    /// from then on (`updateStatusInternal`).
+    pub fn keep_start_time(&mut self, now: Millis) {
+        self.start.get_or_insert(StatusTime::of(now));
+    }
+
+    /// kubelet started the pod's container now (`state.running.startedAt`).
+    pub fn set_started(&mut self, now: Millis) {
+        self.started = Some(StatusTime::of(now));
+    }
+
+    /// `startTime`, in whole seconds of the lab's clock (`None` before kubelet wrote one).
+    pub fn start_secs(&self) -> Option<u64> {
+        self.start.map(StatusTime::secs)
+    }
+
+    /// The container's `startedAt`, in whole seconds of the lab's clock.
+    pub fn started_secs(&self) -> Option<u64> {
+        self.started.map(StatusTime::secs)
+    }
+
     /// Why a waiting container waits (`ContainerCreating`), or why the pod failed
     /// (`UnexpectedAdmissionError`, `OutOfpods`); empty when neither.
     pub fn reason(&self) -> &str {
@@ -787,6 +832,8 @@ impl Default for PodStatus {
             conditions: Conditions::Borrowed(&[]),
             host_ip: None,
             pod_ip: None,
+            start: None,
+            started: None,
             rare: None,
         }
     }

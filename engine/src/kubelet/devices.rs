@@ -487,7 +487,9 @@ impl super::Kubelet {
                     crate::record::Level::Warning,
                 );
                 let message = format!("Pod was rejected: {}", rej.message);
+                let now = ctx.clock;
                 let _ = ctx.write_pod_status(key, &actor, |st| {
+                    st.keep_start_time(now);
                     st.phase = "Failed".into();
                     st.set_reason(reason);
                     st.set_message(message.clone());

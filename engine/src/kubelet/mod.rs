@@ -352,7 +352,10 @@ impl Kubelet {
         drop(pod);
         let host_ip = self.node_ip();
         let (ip, second_ip) = sort_pod_ips(&result, host_ip);
+        let now = ctx.clock;
         let written = ctx.write_pod_status(key, &actor, move |st| {
+            st.keep_start_time(now);
+            st.set_started(now);
             st.phase = "Running".into();
             st.set_reason(Text::Borrowed(""));
             st.host_ip = host_ip;
@@ -379,7 +382,9 @@ impl Kubelet {
         if !already {
             // kubelet's status carries the node's IP from its first write on.
             let host_ip = self.node_ip();
+            let now = ctx.clock;
             let _ = ctx.write_pod_status(key, actor, |st| {
+                st.keep_start_time(now);
                 st.phase = "Pending".into();
                 st.host_ip = host_ip;
                 st.set_reason("ContainerCreating");
@@ -563,7 +568,9 @@ impl Kubelet {
             return false;
         }
         let actor = self.actor.clone();
+        let now = ctx.clock;
         ctx.write_pod_status(key, &actor, |s| {
+            s.keep_start_time(now);
             if let Some(c) = s.conditions.to_mut().iter_mut().find(|c| ready(c)) {
                 c.status = "True".into();
                 c.reason = "".into();

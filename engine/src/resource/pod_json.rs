@@ -132,9 +132,8 @@ fn token_volume(spec: &mut Map<String, Value>, name: &str) {
 /// containers (sorted by name, as kubelet sorts them): a Running pod's containers
 /// running, started and ready as the ContainersReady condition says; a pod whose sandbox
 /// is being made waiting in ContainerCreating (a reason of its container, not of the pod:
-/// the pod's own `reason` is left out). `startTime`, a running container's `containerID`
-/// and `startedAt` are derived ([`super::pod_runtime`]; the times while the call log holds
-/// kubelet's events). A running container's `imageID` is left out: the lab has no image
+/// the pod's own `reason` is left out). a running container's `containerID` is derived
+/// ([`super::pod_runtime`]); `startTime` and `startedAt` are what kubelet wrote. A running container's `imageID` is left out: the lab has no image
 /// digests.
 fn kubelet_status(
     status: &mut Map<String, Value>,

@@ -1,12 +1,10 @@
-//! What a pod's served object holds that the lab keeps in no field of its own, derived
-//! when the pod is shown (so `describe pod` and `get pod -o yaml` read the same values and
-//! no pod stores them): the ServiceAccount admission plugin's token volume and its mount,
-//! the container ID containerd gives the pod's container in its sandbox, and the times
-//! kubelet writes into the status, read from the events it recorded.
+//! What a pod's served object shows beyond its stored fields, made when the pod is shown
+//! (so `describe pod` and `get pod -o yaml` read the same values): the ServiceAccount admission plugin's token volume and its mount,
+//! the container ID containerd gives the pod's container in its sandbox; and the times
+//! kubelet wrote into the status, as the served object spells them.
 
 use crate::cluster::{Object, PodSpec, Uid};
 use crate::engine::Lab;
-use crate::record::{Actor, Agent, CallEvent, Event};
 use crate::util::time::Millis;
 
 /// Where the ServiceAccount admission plugin mounts the token volume in every container
@@ -54,60 +52,18 @@ pub(super) fn container_id(lab: &Lab, pod: &Object<PodSpec>, name: &str) -> Opti
 /// sync of the pod) and the container's `state.running.startedAt`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct KubeletTimes {
-    /// `status.startTime`: the first event kubelet recorded about this incarnation of
-    /// the pod (its first sync records one: a failure, or the container's start).
+    /// `status.startTime`: kubelet's first status write for the pod.
     pub(super) start_time: Millis,
-    /// `startedAt` of the running container: the tick of kubelet's latest `Started`
-    /// event about it.
+    /// `startedAt` of the running container: when kubelet last started it.
     pub(super) started_at: Option<Millis>,
 }
 
-impl KubeletTimes {
-    /// The times these events of kubelet about one pod say (`None` without any).
-    fn read<'a>(events: impl Iterator<Item = (&'a CallEvent, &'a Event)>) -> Option<Self> {
-        let mut times: Option<KubeletTimes> = None;
-        for (e, ev) in events.filter(|(e, _)| is_kubelet(e)) {
-            let t = times.get_or_insert(KubeletTimes {
-                start_time: e.tick(),
-                started_at: None,
-            });
-            if ev.reason == "Started" {
-                t.started_at = Some(e.tick());
-            }
-        }
-        times
-    }
-}
-
-/// Whether kubelet recorded the entry.
-fn is_kubelet(e: &CallEvent) -> bool {
-    matches!(e.actor(), Actor::Agent(Agent::Kubelet, _))
-}
-
-/// The times of one pod, from the events about it the call log still holds (`None` once
-/// the log has dropped them: the lab keeps no other record of them).
-pub(super) fn kubelet_times(lab: &Lab, pod: &Object<PodSpec>) -> Option<KubeletTimes> {
-    let object = crate::cluster::ObjectRef::to(pod);
-    KubeletTimes::read(
-        lab.calls()
-            .events(&object, Some(pod.metadata.uid))
-            .filter(|(_, ev)| ev.uid == Some(pod.metadata.uid)),
-    )
-}
-
-/// The times of every pod kubelet recorded events about, by UID: one walk of the call log
-/// for a list of pods.
-pub(super) fn all_kubelet_times(lab: &Lab) -> rustc_hash::FxHashMap<Uid, KubeletTimes> {
-    let mut by_uid: rustc_hash::FxHashMap<Uid, Vec<(&CallEvent, &Event)>> = Default::default();
-    for (e, ev) in lab.calls().all_events() {
-        if let (Some(uid), crate::cluster::ApiKind::Pod) = (ev.uid, ev.object.kind) {
-            by_uid.entry(uid).or_default().push((e, ev));
-        }
-    }
-    by_uid
-        .into_iter()
-        .filter_map(|(uid, events)| KubeletTimes::read(events.into_iter()).map(|t| (uid, t)))
-        .collect()
+/// The times kubelet wrote in the pod's status (`None` before its first status write).
+pub(super) fn kubelet_times(pod: &Object<PodSpec>) -> Option<KubeletTimes> {
+    Some(KubeletTimes {
+        start_time: Millis::secs(pod.status.start_secs()?),
+        started_at: pod.status.started_secs().map(Millis::secs),
+    })
 }
 
 #[cfg(test)]

@@ -99,18 +99,9 @@ impl Resource for Pods {
 
     /// The pod as the API server serves it: its defaults and kubelet's status added.
     fn json(lab: &Lab, kept: Vec<&Object<PodSpec>>) -> Vec<(String, String)> {
-        // One walk of the call log for the times kubelet wrote, however many pods.
-        let times = if kept.len() > 1 {
-            Some(super::pod_runtime::all_kubelet_times(lab))
-        } else {
-            None
-        };
         kept.into_iter()
             .map(|p| {
-                let t = match &times {
-                    Some(all) => all.get(&p.metadata.uid).copied(),
-                    None => super::pod_runtime::kubelet_times(lab, p),
-                };
+                let t = super::pod_runtime::kubelet_times(p);
                 (p.name().to_string(), super::pod_json::served(lab, p, t))
             })
             .collect()
@@ -141,7 +132,7 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
     } else {
         "Service Account:".len() + 2
     };
-    let times = super::pod_runtime::kubelet_times(lab, p);
+    let times = super::pod_runtime::kubelet_times(p);
     let kv = |out: &mut Outcome, k: &str, v: String| {
         out.line(
             Line::new()
@@ -164,8 +155,7 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
             format!("{}/{node_ip}", p.spec.node_name)
         },
     );
-    // `status.startTime`, once kubelet has written a status (and while the call log still
-    // holds the event that says when).
+    // `status.startTime`, once kubelet has written a status.
     if let Some(t) = times.filter(|_| !p.status.phase.is_empty()) {
         kv(
             &mut out,
