@@ -918,7 +918,7 @@ impl Desk {
             // grader shows it as `wrong` unless the second try is right). A prediction has
             // one try: its command's output, just shown, is the answer.
             s.wrong_answers += 1;
-            s.progress.wrong.insert(number);
+            s.answered_wrong();
             self.lessons.save(&s.lesson.id, &s.progress);
             out.line(Line::styled(
                 "✗ Not quite. Read this, then try once more with `lesson answer …` (`skip` moves on):",
@@ -937,7 +937,7 @@ impl Desk {
                 format!("✗ Not quite: the answer is {answer}{shown}."),
                 Role::Bad,
             ));
-            s.progress.wrong.insert(number);
+            s.answered_wrong();
             s.skip();
             self.lessons.save(&s.lesson.id, &s.progress);
         }
@@ -1018,6 +1018,24 @@ impl Desk {
             return ran;
         };
         s.seen.record(line, &ran);
+        // A prediction's command (or a view or experiment showing what it shows) run before
+        // the answer gave the answer away: a right answer after it, however the learner
+        // comes back to the quiz, is not a first-time prediction.
+        let peeked = match s.current() {
+            Item::Quiz(_, q) => match &q.kind {
+                QuizKind::Predict { run, .. } => s
+                    .seen
+                    .runs
+                    .last()
+                    .is_some_and(|r| gave_the_answer(r, run).is_some()),
+                QuizKind::Choice { .. } => false,
+            },
+            _ => false,
+        };
+        if peeked {
+            s.answer_shown();
+            self.lessons.save(&s.lesson.id, &s.progress);
+        }
         let passed = match s.current() {
             Item::Step(step) => check::eval_all(&step.checks, &self.lab, &s.seen)
                 .is_ok()
