@@ -468,3 +468,48 @@ fn a_task_whose_check_wants_a_get_names_it() {
         assert_eq!(step(&desk), n, "{id} step {n} done by `{other}`");
     }
 }
+
+/// QA 25 §2: ch7 steps 15, 19 and 21 ask for pod X with claim C, and passed with an X that
+/// mounts nothing, as long as another pod mounted C. X must use the claim; the task as
+/// written still passes.
+#[test]
+fn ch7_steps_15_19_and_21_want_the_named_pod_to_use_the_claim() {
+    for (n, decoy, task) in [
+        (
+            15,
+            &[
+                "pod create app --node node-2",
+                "pod create x --node node-2 --pvc data",
+                "show volumes",
+            ][..],
+            &["pod create app --node node-2 --pvc data", "show volumes"][..],
+        ),
+        (
+            19,
+            &[
+                "pod create db-0 --node node-1",
+                "pod create y --node node-1 --pvc db-data",
+            ][..],
+            &["pod create db-0 --node node-1 --pvc db-data"][..],
+        ),
+        (
+            21,
+            &[
+                "pvc create shared --size 2Gi",
+                "pod create z --node node-1 --pvc shared",
+                "pod create ai-agent --node node-1 --label app=ai-agent",
+            ][..],
+            &[
+                "pvc create shared --size 2Gi",
+                "pod create ai-agent --node node-1 --label app=ai-agent --pvc shared",
+            ][..],
+        ),
+    ] {
+        let mut desk = at_step(CH7, n);
+        type_lines(&mut desk, decoy);
+        assert_eq!(step(&desk), n, "step {n} passed with {decoy:?}");
+        let mut desk = at_step(CH7, n);
+        type_lines(&mut desk, task);
+        assert_eq!(step(&desk), n + 1, "step {n} with {task:?}");
+    }
+}

@@ -507,3 +507,44 @@ fn ch4_step_9_and_ch6_step_15_need_a_call_repeated() {
     }
     assert_eq!(at(&desk), 15, "ch6 step 15 done by the repeats");
 }
+
+/// QA 25 §2: ch6 step 13 asks for reader-a and reader-b on node-2, both using claim data,
+/// and passed with no reader-a at all (a hand-made NodePublish made up the second target)
+/// or a reader-a that mounts nothing. Both readers must use the claim.
+#[test]
+fn ch6_step_13_wants_both_readers_using_the_claim() {
+    for decoy in [
+        &[
+            "csi node-publish pvc/data --node node-2 --target /mnt/x --access SINGLE_NODE_MULTI_WRITER",
+            "pod create reader-b --node node-2 --pvc data",
+            "show wire --last NodePublishVolume",
+        ][..],
+        &[
+            "pod create reader-a --node node-2",
+            "csi node-publish pvc/data --node node-2 --target /mnt/x --access SINGLE_NODE_MULTI_WRITER",
+            "pod create reader-b --node node-2 --pvc data",
+            "show wire --last NodePublishVolume",
+        ][..],
+        &[
+            "pod create reader-c --node node-2 --pvc data",
+            "pod create reader-a --node node-2",
+            "pod create reader-b --node node-2 --pvc data",
+            "show wire --last NodePublishVolume",
+        ][..],
+    ] {
+        let mut desk = at_step(CH6, 13);
+        for l in decoy {
+            run(&mut desk, l);
+        }
+        assert_eq!(at(&desk), 12, "step 13 passed with {decoy:?}");
+    }
+    let mut desk = at_step(CH6, 13);
+    for l in [
+        "pod create reader-a --node node-2 --pvc data",
+        "pod create reader-b --node node-2 --pvc data",
+        "show wire --last NodePublishVolume",
+    ] {
+        run(&mut desk, l);
+    }
+    assert_eq!(at(&desk), 13);
+}
