@@ -513,3 +513,57 @@ fn ch7_steps_15_19_and_21_want_the_named_pod_to_use_the_claim() {
         assert_eq!(step(&desk), n + 1, "step {n} with {task:?}");
     }
 }
+
+/// QA 25 §5: ch2 step 15 asks for InternalIP 192.168.0.9 and passed with the lab's next
+/// address; §4: its worked-out hint said `pod default/b is Running` of a pod the learner
+/// never made (what the step's commands would make of the cluster). It says what is wrong
+/// now: tiny's podCIDR.
+#[test]
+fn ch2_step_15_wants_tiny_s_address_and_its_hint_says_what_is_wrong_now() {
+    let mut desk = at_step(CH2, 15);
+    type_lines(
+        &mut desk,
+        &[
+            "node add tiny --cidr 10.244.9.0/30",
+            "pod create a --node tiny",
+            "pod create b --node tiny",
+        ],
+    );
+    assert_eq!(step(&desk), 15, "tiny without --ip passed");
+    let mut hint = String::new();
+    for _ in 0..3 {
+        hint = desk.execute("hint").unwrap().to_text();
+    }
+    assert!(
+        hint.contains("(`node tiny ip 192.168.0.9`: node tiny has InternalIP 192.168.0.3)"),
+        "{hint}"
+    );
+
+    let mut desk = at_step(CH2, 15);
+    type_lines(
+        &mut desk,
+        &["node add tiny --cidr 10.244.9.0/29 --ip 192.168.0.9"],
+    );
+    let mut hint = String::new();
+    for _ in 0..3 {
+        hint = desk.execute("hint").unwrap().to_text();
+    }
+    assert!(
+        hint.contains(
+            "Hint 3/3: your cluster has moved away from what this step needs (`node tiny cidr 10.244.9.0/30`: node tiny has podCIDR 10.244.9.0/29)."
+        ),
+        "{hint}"
+    );
+    assert!(!hint.contains("pod default/b"), "{hint}");
+
+    let mut desk = at_step(CH2, 15);
+    type_lines(
+        &mut desk,
+        &[
+            "node add tiny --cidr 10.244.9.0/30 --ip 192.168.0.9",
+            "pod create a --node tiny",
+            "pod create b --node tiny",
+        ],
+    );
+    assert_eq!(step(&desk), 16);
+}

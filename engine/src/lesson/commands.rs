@@ -691,24 +691,40 @@ impl Desk {
     fn moves_from_here(&self, step: &super::Step, seen: &check::Observed) -> Moves {
         let mut lab = self.lab.clone();
         lab.swap_replay_files(Some(Default::default()));
-        let mut seen = seen.clone();
+        let mut after_seen = seen.clone();
         let mut typed = Vec::new();
         for c in &step.commands {
             let ran = lab.run(&c.text);
             if ran.failed() == c.expect_failure {
                 typed.push(c.clone());
             }
-            seen.record(&c.text, &ran);
+            after_seen.record(&c.text, &ran);
         }
-        match check::eval_all(&step.checks, &lab, &seen) {
+        match check::eval_all(&step.checks, &lab, &after_seen) {
             Ok(()) => Moves {
                 retry_first: None,
                 commands: typed,
             },
-            Err((c, e)) => Moves {
-                retry_first: Some(format!("`{}`: {}", c.text, e.actual)),
-                commands: step.commands.clone(),
-            },
+            Err((c, e)) => {
+                // Say what is wrong now: the first check that fails here and that the
+                // step's commands leave as it is (tiny's podCIDR /29), not what the copy
+                // they ran on turned into (`pod b` Running, a pod the learner never made).
+                let now = step.checks.iter().find_map(|c| {
+                    let after = c.eval(&lab, &after_seen);
+                    let here = c.eval(&self.lab, seen);
+                    (!after.holds && !here.holds && here.actual == after.actual)
+                        .then(|| format!("`{}`: {}", c.text, here.actual))
+                });
+                Moves {
+                    retry_first: Some(now.unwrap_or_else(|| {
+                        format!(
+                            "the step's commands, typed now, would not complete it: they would leave `{}` false ({})",
+                            c.text, e.actual
+                        )
+                    })),
+                    commands: step.commands.clone(),
+                }
+            }
         }
     }
 
