@@ -567,3 +567,39 @@ fn ch2_step_15_wants_tiny_s_address_and_its_hint_says_what_is_wrong_now() {
     );
     assert_eq!(step(&desk), 16);
 }
+
+/// QA 25 §12: ch7 step 15's second hint promised a Multi-Attach wait after `pod delete app`
+/// that the lab never makes: the attach to the wrong node failed, so deleting the pod
+/// releases the VolumeAttachment at once. The hint says what the lab does, and it does it.
+#[test]
+fn ch7_step_15_s_hint_says_the_new_pod_starts_right_away() {
+    let mut desk = at_step(CH7, 15);
+    type_lines(&mut desk, &["pod create app --node node-1 --pvc data"]);
+    desk.execute("hint").unwrap();
+    let hint = desk.execute("hint").unwrap().to_text();
+    let words = hint.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("Hint 2/"), "{hint}");
+    assert!(!words.contains("Multi-Attach"), "{hint}");
+    assert!(
+        words.contains("`pod delete app` releases its VolumeAttachment at once")
+            && words.contains("a new `app` on node-2 starts right away"),
+        "{hint}"
+    );
+    type_lines(
+        &mut desk,
+        &["pod delete app", "pod create app --node node-2 --pvc data"],
+    );
+    let multi_attach = desk
+        .lab
+        .calls()
+        .iter()
+        .any(|(_, e)| e.detail().contains("Multi-Attach"));
+    assert!(!multi_attach, "a Multi-Attach error after all");
+    assert_eq!(
+        desk.lab.cluster().pods[&("default".into(), "app".into())]
+            .status
+            .phase
+            .to_string(),
+        "Running"
+    );
+}
