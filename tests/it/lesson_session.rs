@@ -940,3 +940,21 @@ fn a_wrong_answer_outlasts_a_new_session_through_the_progress_file() {
     assert_eq!(p.second_try.into_iter().collect::<Vec<_>>(), vec![1]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// QA 25 §13: starting another lesson during one rebuilt the cluster and left the first
+/// without a word; `reset` and `lesson play` say "Left lesson …". So does `lesson start`;
+/// starting the same lesson again (a resume) says nothing of leaving.
+#[test]
+fn starting_another_lesson_says_the_first_is_left() {
+    let mut desk = crate::common::desk();
+    ok(&mut desk, &format!("lesson start {ID}"));
+    let out = ok(&mut desk, "lesson start ch6-source-walkthrough");
+    assert!(
+        out.starts_with(&format!(
+            "Left lesson {ID} (progress kept); `lesson start {ID}` resumes it on a fresh cluster.\nLesson ch6-source-walkthrough"
+        )),
+        "{out}"
+    );
+    let out = ok(&mut desk, "lesson start ch6-source-walkthrough");
+    assert!(!out.contains("Left lesson"), "{out}");
+}

@@ -558,10 +558,14 @@ impl Desk {
             .lessons
             .find_variant(&id, variant.unwrap_or(resumed))
             .map_err(LabError::msg)?;
-        // The lesson left behind keeps its transcript up to here.
-        if let Some(old) = self.lessons.session.take() {
-            self.lessons.save(&old.lesson.id, &old.progress);
-        }
+        // The lesson left behind keeps its transcript up to here; another lesson left is
+        // said, as `reset` and `lesson play` say it (its cluster goes).
+        let same = self
+            .lessons
+            .session
+            .as_ref()
+            .is_some_and(|s| s.lesson.id == id);
+        let left = self.leave_lesson().filter(|_| !same);
         let mut saved = self.lessons.progress().of(&id);
         // Another variant has other names and addresses: what was done in the old one
         // (and the lines that did it) does not count in the new one.
@@ -575,6 +579,9 @@ impl Desk {
         }
         let mut s = LessonSession::new(Arc::clone(&lesson), saved.within(&lesson));
         let mut out = Outcome::empty();
+        if let Some(left) = left {
+            out.line(left);
+        }
         out.line(Line::styled(
             format!(
                 "Lesson {} · {} (chapter {})",
