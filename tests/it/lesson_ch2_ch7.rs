@@ -603,3 +603,32 @@ fn ch7_step_15_s_hint_says_the_new_pod_starts_right_away() {
         "Running"
     );
 }
+
+/// QA 25 §13: ch7 step 7 asks for app-a on node-1 and app-b on node-2, and wanted app-b at
+/// exactly 10.244.2.2: a learner who first put app-a on node-2 by mistake and deleted it
+/// got .3 (round robin, as step 4 taught) and could not pass. The address app-b really got
+/// on node-2 passes; app-b on node-1 does not.
+#[test]
+fn ch7_step_7_takes_the_address_app_b_really_got() {
+    let mut desk = at_step(CH7, 7);
+    type_lines(
+        &mut desk,
+        &[
+            "pod create app-a --node node-2",
+            "pod delete app-a",
+            "pod create app-a --node node-1",
+            "pod create app-b --node node-1",
+        ],
+    );
+    assert_eq!(step(&desk), 7, "app-b on node-1 passed");
+    type_lines(
+        &mut desk,
+        &["pod delete app-b", "pod create app-b --node node-2"],
+    );
+    assert_eq!(step(&desk), 8);
+    let ip = desk.lab.cluster().pods[&("default".into(), "app-b".into())]
+        .status
+        .pod_ip
+        .clone();
+    assert_eq!(ip, "10.244.2.3".parse().ok(), "round robin went on");
+}
