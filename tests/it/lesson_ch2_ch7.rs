@@ -628,7 +628,6 @@ fn ch7_step_7_takes_the_address_app_b_really_got() {
     assert_eq!(step(&desk), 8);
     let ip = desk.lab.cluster().pods[&("default".into(), "app-b".into())]
         .status
-        .pod_ip
-        .clone();
+        .pod_ip;
     assert_eq!(ip, "10.244.2.3".parse().ok(), "round robin went on");
 }
