@@ -468,3 +468,166 @@ fn a_task_whose_check_wants_a_get_names_it() {
         assert_eq!(step(&desk), n, "{id} step {n} done by `{other}`");
     }
 }
+
+/// QA 25 §2: ch7 steps 15, 19 and 21 ask for pod X with claim C, and passed with an X that
+/// mounts nothing, as long as another pod mounted C. X must use the claim; the task as
+/// written still passes.
+#[test]
+fn ch7_steps_15_19_and_21_want_the_named_pod_to_use_the_claim() {
+    for (n, decoy, task) in [
+        (
+            15,
+            &[
+                "pod create app --node node-2",
+                "pod create x --node node-2 --pvc data",
+                "show volumes",
+            ][..],
+            &["pod create app --node node-2 --pvc data", "show volumes"][..],
+        ),
+        (
+            19,
+            &[
+                "pod create db-0 --node node-1",
+                "pod create y --node node-1 --pvc db-data",
+            ][..],
+            &["pod create db-0 --node node-1 --pvc db-data"][..],
+        ),
+        (
+            21,
+            &[
+                "pvc create shared --size 2Gi",
+                "pod create z --node node-1 --pvc shared",
+                "pod create ai-agent --node node-1 --label app=ai-agent",
+            ][..],
+            &[
+                "pvc create shared --size 2Gi",
+                "pod create ai-agent --node node-1 --label app=ai-agent --pvc shared",
+            ][..],
+        ),
+    ] {
+        let mut desk = at_step(CH7, n);
+        type_lines(&mut desk, decoy);
+        assert_eq!(step(&desk), n, "step {n} passed with {decoy:?}");
+        let mut desk = at_step(CH7, n);
+        type_lines(&mut desk, task);
+        assert_eq!(step(&desk), n + 1, "step {n} with {task:?}");
+    }
+}
+
+/// QA 25 §5: ch2 step 15 asks for InternalIP 192.168.0.9 and passed with the lab's next
+/// address; §4: its worked-out hint said `pod default/b is Running` of a pod the learner
+/// never made (what the step's commands would make of the cluster). It says what is wrong
+/// now: tiny's podCIDR.
+#[test]
+fn ch2_step_15_wants_tiny_s_address_and_its_hint_says_what_is_wrong_now() {
+    let mut desk = at_step(CH2, 15);
+    type_lines(
+        &mut desk,
+        &[
+            "node add tiny --cidr 10.244.9.0/30",
+            "pod create a --node tiny",
+            "pod create b --node tiny",
+        ],
+    );
+    assert_eq!(step(&desk), 15, "tiny without --ip passed");
+    let mut hint = String::new();
+    for _ in 0..3 {
+        hint = desk.execute("hint").unwrap().to_text();
+    }
+    assert!(
+        hint.contains("(`node tiny ip 192.168.0.9`: node tiny has InternalIP 192.168.0.3)"),
+        "{hint}"
+    );
+
+    let mut desk = at_step(CH2, 15);
+    type_lines(
+        &mut desk,
+        &["node add tiny --cidr 10.244.9.0/29 --ip 192.168.0.9"],
+    );
+    let mut hint = String::new();
+    for _ in 0..3 {
+        hint = desk.execute("hint").unwrap().to_text();
+    }
+    assert!(
+        hint.contains(
+            "Hint 3/3: your cluster has moved away from what this step needs (`node tiny cidr 10.244.9.0/30`: node tiny has podCIDR 10.244.9.0/29)."
+        ),
+        "{hint}"
+    );
+    assert!(!hint.contains("pod default/b"), "{hint}");
+
+    let mut desk = at_step(CH2, 15);
+    type_lines(
+        &mut desk,
+        &[
+            "node add tiny --cidr 10.244.9.0/30 --ip 192.168.0.9",
+            "pod create a --node tiny",
+            "pod create b --node tiny",
+        ],
+    );
+    assert_eq!(step(&desk), 16);
+}
+
+/// QA 25 §12: ch7 step 15's second hint promised a Multi-Attach wait after `pod delete app`
+/// that the lab never makes: the attach to the wrong node failed, so deleting the pod
+/// releases the VolumeAttachment at once. The hint says what the lab does, and it does it.
+#[test]
+fn ch7_step_15_s_hint_says_the_new_pod_starts_right_away() {
+    let mut desk = at_step(CH7, 15);
+    type_lines(&mut desk, &["pod create app --node node-1 --pvc data"]);
+    desk.execute("hint").unwrap();
+    let hint = desk.execute("hint").unwrap().to_text();
+    let words = hint.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("Hint 2/"), "{hint}");
+    assert!(!words.contains("Multi-Attach"), "{hint}");
+    assert!(
+        words.contains("`pod delete app` releases its VolumeAttachment at once")
+            && words.contains("a new `app` on node-2 starts right away"),
+        "{hint}"
+    );
+    type_lines(
+        &mut desk,
+        &["pod delete app", "pod create app --node node-2 --pvc data"],
+    );
+    let multi_attach = desk
+        .lab
+        .calls()
+        .iter()
+        .any(|(_, e)| e.detail().contains("Multi-Attach"));
+    assert!(!multi_attach, "a Multi-Attach error after all");
+    assert_eq!(
+        desk.lab.cluster().pods[&("default".into(), "app".into())]
+            .status
+            .phase
+            .to_string(),
+        "Running"
+    );
+}
+
+/// QA 25 §13: ch7 step 7 asks for app-a on node-1 and app-b on node-2, and wanted app-b at
+/// exactly 10.244.2.2: a learner who first put app-a on node-2 by mistake and deleted it
+/// got .3 (round robin, as step 4 taught) and could not pass. The address app-b really got
+/// on node-2 passes; app-b on node-1 does not.
+#[test]
+fn ch7_step_7_takes_the_address_app_b_really_got() {
+    let mut desk = at_step(CH7, 7);
+    type_lines(
+        &mut desk,
+        &[
+            "pod create app-a --node node-2",
+            "pod delete app-a",
+            "pod create app-a --node node-1",
+            "pod create app-b --node node-1",
+        ],
+    );
+    assert_eq!(step(&desk), 7, "app-b on node-1 passed");
+    type_lines(
+        &mut desk,
+        &["pod delete app-b", "pod create app-b --node node-2"],
+    );
+    assert_eq!(step(&desk), 8);
+    let ip = desk.lab.cluster().pods[&("default".into(), "app-b".into())]
+        .status
+        .pod_ip;
+    assert_eq!(ip, "10.244.2.3".parse().ok(), "round robin went on");
+}

@@ -507,3 +507,68 @@ fn ch4_step_9_and_ch6_step_15_need_a_call_repeated() {
     }
     assert_eq!(at(&desk), 15, "ch6 step 15 done by the repeats");
 }
+
+/// QA 25 §2: ch6 step 13 asks for reader-a and reader-b on node-2, both using claim data,
+/// and passed with no reader-a at all (a hand-made NodePublish made up the second target)
+/// or a reader-a that mounts nothing. Both readers must use the claim.
+#[test]
+fn ch6_step_13_wants_both_readers_using_the_claim() {
+    for decoy in [
+        &[
+            "csi node-publish pvc/data --node node-2 --target /mnt/x --access SINGLE_NODE_MULTI_WRITER",
+            "pod create reader-b --node node-2 --pvc data",
+            "show wire --last NodePublishVolume",
+        ][..],
+        &[
+            "pod create reader-a --node node-2",
+            "csi node-publish pvc/data --node node-2 --target /mnt/x --access SINGLE_NODE_MULTI_WRITER",
+            "pod create reader-b --node node-2 --pvc data",
+            "show wire --last NodePublishVolume",
+        ][..],
+        &[
+            "pod create reader-c --node node-2 --pvc data",
+            "pod create reader-a --node node-2",
+            "pod create reader-b --node node-2 --pvc data",
+            "show wire --last NodePublishVolume",
+        ][..],
+    ] {
+        let mut desk = at_step(CH6, 13);
+        for l in decoy {
+            run(&mut desk, l);
+        }
+        assert_eq!(at(&desk), 12, "step 13 passed with {decoy:?}");
+    }
+    let mut desk = at_step(CH6, 13);
+    for l in [
+        "pod create reader-a --node node-2 --pvc data",
+        "pod create reader-b --node node-2 --pvc data",
+        "show wire --last NodePublishVolume",
+    ] {
+        run(&mut desk, l);
+    }
+    assert_eq!(at(&desk), 13);
+}
+
+/// QA 25 §13: ch6 steps 2 and 3 ask for the latest bridge and host-local ADD, `web`'s, and
+/// took the record of a `web` deleted since (on the other node, `show wire 0` and `show wire
+/// 1`). The record must be the call for the pod as it is now.
+#[test]
+fn ch6_steps_2_and_3_want_the_add_of_the_pod_as_it_is_now() {
+    let mut desk = at_step(CH6, 1);
+    for l in [
+        "pod create web --node node-2",
+        "pod delete web",
+        "pod create web --node node-1",
+    ] {
+        run(&mut desk, l);
+    }
+    assert_eq!(at(&desk), 1, "step 1 done");
+    run(&mut desk, "show wire 0");
+    assert_eq!(at(&desk), 1, "step 2 passed on the deleted web's ADD");
+    run(&mut desk, "show wire --last bridge:ADD");
+    assert_eq!(at(&desk), 2);
+    run(&mut desk, "show wire 1");
+    assert_eq!(at(&desk), 2, "step 3 passed on the deleted web's IPAM ADD");
+    run(&mut desk, "show wire --last host-local:ADD");
+    assert_eq!(at(&desk), 3);
+}

@@ -751,3 +751,210 @@ fn ch7_step_1_s_third_hint_names_the_address() {
         "{third}"
     );
 }
+
+/// `lines` typed after `lesson start LESSON` and `skips` skips, on a fresh desk: the live
+/// lab's score of quiz `quiz` (right first time, at the second try, or not right), and the
+/// grader's verdict on the same lines.
+fn quiz_scored(
+    lesson: &str,
+    skips: usize,
+    lines: &[&str],
+    quiz: u32,
+) -> (Option<bool>, lab_engine::lesson::grade::QuizResult) {
+    let mut typed = vec![format!("lesson start {lesson}")];
+    typed.extend(std::iter::repeat_n("skip".to_string(), skips));
+    typed.extend(lines.iter().map(|l| l.to_string()));
+    let mut desk = crate::common::desk();
+    for l in &typed {
+        let _ = desk.execute(l);
+    }
+    let p = desk.lessons.progress().of(lesson);
+    let live = p
+        .quizzes
+        .contains(&quiz)
+        .then(|| !p.second_try.contains(&quiz));
+    let numbered: Vec<(usize, String)> = (1..).zip(typed).collect();
+    let verdict = lab_engine::lesson::grade::replay(
+        &mut crate::common::desk(),
+        lesson,
+        (0, None),
+        &numbered,
+        None,
+        None,
+    )
+    .unwrap();
+    let graded = verdict.quizzes[quiz as usize - 1].1.clone();
+    (live, graded)
+}
+
+/// QA 25 §1: a quiz's wrong answer, a peek at a prediction's output, or a `skip` that
+/// showed the answer was forgotten once the learner left the quiz: `back`, `lesson retry`
+/// or `lesson stop` + `lesson start` and the answer now known scored "right the first
+/// time", in the lab and in `grade`. The quiz keeps its first try however the learner moves.
+#[test]
+fn a_quiz_keeps_its_first_try_however_the_learner_moves() {
+    use lab_engine::lesson::grade::QuizResult::{RightFirstTime, RightSecondTry, Wrong};
+    let ch6 = "ch6-source-walkthrough";
+    for (lesson, skips, lines, quiz, live, graded) in [
+        // `skip` showed the answer; back, and type it.
+        (
+            ID,
+            22,
+            &["skip", "back", "lesson answer A"][..],
+            1,
+            Some(false),
+            RightSecondTry { line: 26 },
+        ),
+        // A wrong letter, then the quiz again by every way back to it.
+        (
+            ID,
+            22,
+            &["lesson answer B", "lesson retry", "lesson answer A"][..],
+            1,
+            Some(false),
+            RightSecondTry { line: 26 },
+        ),
+        (
+            ID,
+            22,
+            &[
+                "lesson answer B",
+                "lesson stop",
+                &format!("lesson start {ID}"),
+                "lesson answer A",
+            ][..],
+            1,
+            Some(false),
+            RightSecondTry { line: 27 },
+        ),
+        (
+            ID,
+            22,
+            &["lesson answer B", "back", "skip", "lesson answer A"][..],
+            1,
+            Some(false),
+            RightSecondTry { line: 27 },
+        ),
+        // The first try is used: a second wrong letter after the retry is the last.
+        (
+            ID,
+            22,
+            &[
+                "lesson answer B",
+                "lesson retry",
+                "lesson answer C",
+                "lesson answer A",
+            ][..],
+            1,
+            None,
+            Wrong { line: 24 },
+        ),
+        // A prediction answered wrong (its output printed the answer), then back.
+        (
+            ch6,
+            22,
+            &[
+                "lesson answer NodeUnstageVolume",
+                "back",
+                "lesson answer NodeUnpublishVolume",
+            ][..],
+            5,
+            Some(false),
+            RightSecondTry { line: 26 },
+        ),
+        // A peek at the next address, then a retry to clear the guard.
+        (
+            ch6,
+            23,
+            &[
+                "pod create probe --node node-1",
+                "lesson retry",
+                "lesson answer 10.244.1.7",
+            ][..],
+            6,
+            Some(false),
+            RightSecondTry { line: 27 },
+        ),
+        (
+            ch6,
+            23,
+            &[
+                "pod create probe --node node-1",
+                "lesson stop",
+                &format!("lesson start {ch6}"),
+                "lesson answer 10.244.1.7",
+            ][..],
+            6,
+            Some(false),
+            RightSecondTry { line: 28 },
+        ),
+        // Right at once stays right, answered again wrong or not.
+        (
+            ID,
+            22,
+            &["lesson answer A", "back", "lesson answer B"][..],
+            1,
+            Some(true),
+            RightFirstTime { line: 24 },
+        ),
+        // `lesson reset` starts a new attempt (and a new transcript).
+        (
+            ID,
+            22,
+            &["lesson answer B", "lesson reset"]
+                .iter()
+                .copied()
+                .chain(std::iter::repeat_n("skip", 22))
+                .chain(["lesson answer A"])
+                .collect::<Vec<_>>()[..],
+            1,
+            Some(true),
+            RightFirstTime { line: 48 },
+        ),
+    ] {
+        let (l, g) = quiz_scored(lesson, skips, lines, quiz);
+        assert_eq!((l, g), (live, graded), "{lesson} quiz {quiz}: {lines:?}");
+    }
+}
+
+/// QA 25 §1: the wrong answer is in the progress file, so a lesson resumed in a new
+/// session keeps it.
+#[test]
+fn a_wrong_answer_outlasts_a_new_session_through_the_progress_file() {
+    let dir = temp_dir("wrong-kept");
+    let path = dir.join("progress.json");
+    let mut desk = crate::common::desk();
+    desk.lessons.set_store(Box::new(FileStore::new(&path)));
+    ok(&mut desk, &format!("lesson start {ID}"));
+    for _ in 0..22 {
+        ok(&mut desk, "skip");
+    }
+    ok(&mut desk, "lesson answer B");
+    drop(desk);
+    let mut desk = crate::common::desk();
+    desk.lessons.set_store(Box::new(FileStore::new(&path)));
+    ok(&mut desk, &format!("lesson start {ID}"));
+    let out = ok(&mut desk, "lesson answer A");
+    assert!(out.contains("✓ Right: A."), "{out}");
+    let p = desk.lessons.progress().of(ID);
+    assert_eq!(p.second_try.into_iter().collect::<Vec<_>>(), vec![1]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// QA 25 §13: starting another lesson during one rebuilt the cluster and left the first
+/// without a word; `reset` and `lesson play` say "Left lesson …". So does `lesson start`;
+/// starting the same lesson again (a resume) says nothing of leaving.
+#[test]
+fn starting_another_lesson_says_the_first_is_left() {
+    let mut desk = crate::common::desk();
+    ok(&mut desk, &format!("lesson start {ID}"));
+    let out = ok(&mut desk, "lesson start ch6-source-walkthrough");
+    assert!(
+        out.starts_with(&format!(
+            "Left lesson {ID} (progress kept); `lesson start {ID}` resumes it on a fresh cluster.\nLesson ch6-source-walkthrough"
+        )),
+        "{out}"
+    );
+    let out = ok(&mut desk, "lesson start ch6-source-walkthrough");
+    assert!(!out.contains("Left lesson"), "{out}");
+}

@@ -338,6 +338,15 @@ pub(crate) fn node_pod_cidr<'a>(lab: &'a Lab, node: &str) -> Option<&'a str> {
         .map(|n| n.spec.pod_cidr.as_str())
 }
 
+/// A node's InternalIP (its `status.addresses` entry), if the node exists: `Some(None)`
+/// when it has none.
+pub(crate) fn node_internal_ip<'a>(lab: &'a Lab, node: &str) -> Option<Option<&'a str>> {
+    lab.cluster
+        .nodes
+        .get(&(no_namespace(), node.to_string()))
+        .map(|n| n.status.internal_ip())
+}
+
 /// The messages of the pod's events with this reason (the pod of that name that exists
 /// now, as [`pod_has_event`] reads them).
 pub(crate) fn pod_event_messages(lab: &Lab, key_: &str, reason: &str) -> Vec<String> {

@@ -237,6 +237,13 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
+        pattern: "node <node> ip <ip>",
+        about: "the Node's InternalIP (`status.addresses`) is this address",
+        eval: node_ip,
+        topic: Topic::Node,
+        record: None,
+    },
+    Predicate {
         pattern: "node <node> sriov-pf <word> vfs <n>",
         about: "the node's SR-IOV PF of this name has this many virtual functions",
         eval: node_sriov_pf,
@@ -1396,6 +1403,19 @@ fn node_cidr(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     }
 }
 
+fn node_ip(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let n = arg(a, 0);
+    let want: Option<std::net::IpAddr> = arg(a, 1).parse().ok();
+    match query::node_internal_ip(lab, n) {
+        Some(Some(ip)) => Eval::new(
+            want.is_some() && ip.parse().ok() == want,
+            format!("node {n} has InternalIP {ip}"),
+        ),
+        Some(None) => Eval::new(false, format!("node {n} has no InternalIP")),
+        None => Eval::new(false, format!("there is no node {n}")),
+    }
+}
+
 fn node_sriov_pf(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (n, pf) = (arg(a, 0), arg(a, 1));
     match node_view::sriov_vf_count(lab, n, pf) {
@@ -1870,6 +1890,9 @@ fn pod_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (ns, name) = split_ns(arg(a, 0));
     // The pod that exists now: a deleted pod of the same name had other events.
     let holds = query::pod_has_event(lab, arg(a, 0), arg(a, 1));
+    if !holds && !pod_exists_now(lab, arg(a, 0)) {
+        return Eval::new(false, format!("there is no pod {ns}/{name}"));
+    }
     Eval::new(
         holds,
         format!(
@@ -1880,6 +1903,12 @@ fn pod_event(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
+/// Whether the pod exists (an event check's "has no event" of a pod that does not exist
+/// says so instead).
+fn pod_exists_now(lab: &Lab, key: &str) -> bool {
+    query::pod(lab, key).is_some()
+}
+
 fn pod_event_message(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (ns, name) = split_ns(arg(a, 0));
     let (reason, text) = (arg(a, 1), arg(a, 2));
@@ -1888,6 +1917,7 @@ fn pod_event_message(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     Eval::new(
         holds,
         match messages.last() {
+            None if !pod_exists_now(lab, arg(a, 0)) => format!("there is no pod {ns}/{name}"),
             None => format!("pod {ns}/{name} has no {reason} event"),
             Some(m) if !holds => format!("pod {ns}/{name}'s {reason} event says {m:?}"),
             Some(_) => format!("pod {ns}/{name} has a {reason} event saying {text:?}"),

@@ -558,10 +558,14 @@ impl Desk {
             .lessons
             .find_variant(&id, variant.unwrap_or(resumed))
             .map_err(LabError::msg)?;
-        // The lesson left behind keeps its transcript up to here.
-        if let Some(old) = self.lessons.session.take() {
-            self.lessons.save(&old.lesson.id, &old.progress);
-        }
+        // The lesson left behind keeps its transcript up to here; another lesson left is
+        // said, as `reset` and `lesson play` say it (its cluster goes).
+        let same = self
+            .lessons
+            .session
+            .as_ref()
+            .is_some_and(|s| s.lesson.id == id);
+        let left = self.leave_lesson().filter(|_| !same);
         let mut saved = self.lessons.progress().of(&id);
         // Another variant has other names and addresses: what was done in the old one
         // (and the lines that did it) does not count in the new one.
@@ -575,6 +579,9 @@ impl Desk {
         }
         let mut s = LessonSession::new(Arc::clone(&lesson), saved.within(&lesson));
         let mut out = Outcome::empty();
+        if let Some(left) = left {
+            out.line(left);
+        }
         out.line(Line::styled(
             format!(
                 "Lesson {} · {} (chapter {})",
@@ -691,24 +698,40 @@ impl Desk {
     fn moves_from_here(&self, step: &super::Step, seen: &check::Observed) -> Moves {
         let mut lab = self.lab.clone();
         lab.swap_replay_files(Some(Default::default()));
-        let mut seen = seen.clone();
+        let mut after_seen = seen.clone();
         let mut typed = Vec::new();
         for c in &step.commands {
             let ran = lab.run(&c.text);
             if ran.failed() == c.expect_failure {
                 typed.push(c.clone());
             }
-            seen.record(&c.text, &ran);
+            after_seen.record(&c.text, &ran);
         }
-        match check::eval_all(&step.checks, &lab, &seen) {
+        match check::eval_all(&step.checks, &lab, &after_seen) {
             Ok(()) => Moves {
                 retry_first: None,
                 commands: typed,
             },
-            Err((c, e)) => Moves {
-                retry_first: Some(format!("`{}`: {}", c.text, e.actual)),
-                commands: step.commands.clone(),
-            },
+            Err((c, e)) => {
+                // Say what is wrong now: the first check that fails here and that the
+                // step's commands leave as it is (tiny's podCIDR /29), not what the copy
+                // they ran on turned into (`pod b` Running, a pod the learner never made).
+                let now = step.checks.iter().find_map(|c| {
+                    let after = c.eval(&lab, &after_seen);
+                    let here = c.eval(&self.lab, seen);
+                    (!after.holds && !here.holds && here.actual == after.actual)
+                        .then(|| format!("`{}`: {}", c.text, here.actual))
+                });
+                Moves {
+                    retry_first: Some(now.unwrap_or_else(|| {
+                        format!(
+                            "the step's commands, typed now, would not complete it: they would leave `{}` false ({})",
+                            c.text, e.actual
+                        )
+                    })),
+                    commands: step.commands.clone(),
+                }
+            }
         }
     }
 
@@ -918,7 +941,7 @@ impl Desk {
             // grader shows it as `wrong` unless the second try is right). A prediction has
             // one try: its command's output, just shown, is the answer.
             s.wrong_answers += 1;
-            s.progress.wrong.insert(number);
+            s.answered_wrong();
             self.lessons.save(&s.lesson.id, &s.progress);
             out.line(Line::styled(
                 "✗ Not quite. Read this, then try once more with `lesson answer …` (`skip` moves on):",
@@ -937,7 +960,7 @@ impl Desk {
                 format!("✗ Not quite: the answer is {answer}{shown}."),
                 Role::Bad,
             ));
-            s.progress.wrong.insert(number);
+            s.answered_wrong();
             s.skip();
             self.lessons.save(&s.lesson.id, &s.progress);
         }
@@ -1018,6 +1041,24 @@ impl Desk {
             return ran;
         };
         s.seen.record(line, &ran);
+        // A prediction's command (or a view or experiment showing what it shows) run before
+        // the answer gave the answer away: a right answer after it, however the learner
+        // comes back to the quiz, is not a first-time prediction.
+        let peeked = match s.current() {
+            Item::Quiz(_, q) => match &q.kind {
+                QuizKind::Predict { run, .. } => s
+                    .seen
+                    .runs
+                    .last()
+                    .is_some_and(|r| gave_the_answer(r, run).is_some()),
+                QuizKind::Choice { .. } => false,
+            },
+            _ => false,
+        };
+        if peeked {
+            s.answer_shown();
+            self.lessons.save(&s.lesson.id, &s.progress);
+        }
         let passed = match s.current() {
             Item::Step(step) => check::eval_all(&step.checks, &self.lab, &s.seen)
                 .is_ok()

@@ -584,6 +584,7 @@ fn progress_of(desk: &mut Desk, lesson: &str) -> LessonProgress {
         quizzes: p.quizzes.clone(),
         second_try: p.second_try.clone(),
         wrong: p.wrong.clone(),
+        shown: p.shown.clone(),
         skipped_steps: p.skipped_steps.clone(),
         skipped_quizzes: p.skipped_quizzes.clone(),
     }

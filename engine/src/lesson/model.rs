@@ -186,6 +186,7 @@ impl Quiz {
             Flaw::Hedges(word) => format!("negates or hedges ({word:?})"),
             Flaw::SeveralOptions => "names more than one of this quiz's options".to_string(),
             Flaw::SeveralAddresses => "names more than one address".to_string(),
+            Flaw::Asks => "asks (\"?\") instead of stating an answer".to_string(),
         };
         Some(format!(
             "{:?} {why}: {accepted} (`lesson answer PREDICTION`); this try is not used",
@@ -285,17 +286,44 @@ enum Flaw {
     Hedges(String),
     /// It names two of the question's options, not as one then the other.
     SeveralOptions,
-    /// It names two addresses (`10.244.1.7, after 10.244.1.6`): which one is its answer?
+    /// It names two addresses (`10.244.1.7, after 10.244.1.6`; `10.244.1.8 else .9`, the
+    /// second shortened): which one is its answer?
     SeveralAddresses,
+    /// It asks: a question mark on the answer (`ok?`, `10.244.1.7?`).
+    Asks,
 }
 
 /// Words that negate or hedge: a prediction with one states no single answer.
 const HEDGES: &[&str] = &[
-    "or", "either", "neither", "nor", "not", "no", "never", "cannot", "maybe", "perhaps",
-    "possibly", "probably", "might", "unsure",
+    "or",
+    "else",
+    "otherwise",
+    "either",
+    "neither",
+    "nor",
+    "not",
+    "no",
+    "never",
+    "cannot",
+    "maybe",
+    "perhaps",
+    "possibly",
+    "probably",
+    "might",
+    "unsure",
     // Contractions whose apostrophe a shell-like line dropped (`don't … won't` pair up).
-    "dont", "doesnt", "isnt", "arent", "wont", "cant", "didnt", "wasnt", "werent", "shouldnt",
-    "wouldnt", "couldnt",
+    "dont",
+    "doesnt",
+    "isnt",
+    "arent",
+    "wont",
+    "cant",
+    "didnt",
+    "wasnt",
+    "werent",
+    "shouldnt",
+    "wouldnt",
+    "couldnt",
 ];
 
 /// Whether a prediction's word negates or hedges: one of [`HEDGES`], or a contraction
@@ -339,15 +367,16 @@ fn prediction_words(given: &str) -> Vec<String> {
 /// or `before` in a question that asks which comes first.
 fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
     let words = prediction_words(given);
-    if let Some(w) = prediction_words(hedge_scope(question, given))
-        .into_iter()
-        .find(|w| is_hedge(w))
-    {
+    let scope = hedge_scope(question, given);
+    if let Some(w) = prediction_words(scope).into_iter().find(|w| is_hedge(w)) {
         return Some(Flaw::Hedges(w));
+    }
+    if scope.contains('?') {
+        return Some(Flaw::Asks);
     }
     let mut addresses = words.iter().filter_map(|w| word_address(w));
     if let Some(first) = addresses.next()
-        && addresses.any(|a| a != first)
+        && (addresses.any(|a| a != first) || names_a_shortened_address(given, first))
     {
         return Some(Flaw::SeveralAddresses);
     }
@@ -365,6 +394,44 @@ fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
         return Some(Flaw::SeveralOptions);
     }
     None
+}
+
+/// Whether a prediction that names the address `first` names another one shortened, as a
+/// person writes a second address in the same network: its last parts after a dot (`.9`,
+/// `1.9`, `.1.9`: `10.244.1.8 else .9`, `10.244.1.8, .9`), or its last part alone after a
+/// word that joins two answers (`10.244.1.8 and 9`). The tail of `first` itself
+/// (`10.244.1.8, .8`) is the same address.
+fn names_a_shortened_address(given: &str, first: std::net::IpAddr) -> bool {
+    const JOINS: &[&str] = &["and", "or", "else", "then", "&", "+", "vs"];
+    let first = first.to_string();
+    let is_tail = |t: &str| first.ends_with(&format!(".{}", t.trim_start_matches('.')));
+    let tokens: Vec<&str> = given
+        .split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    ',' | ';' | '/' | '(' | ')' | '[' | ']' | '`' | '"' | '\'' | '\u{2014}'
+                )
+        })
+        .map(|t| t.trim_end_matches(['.', '?', '!', ':']))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let octets = |t: &str| {
+        let parts: Vec<&str> = t.split('.').collect();
+        (1..=3).contains(&parts.len())
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.len() <= 3 && p.parse::<u8>().is_ok())
+    };
+    tokens.iter().enumerate().any(|(at, t)| {
+        let shortened = match t.strip_prefix('.') {
+            Some(rest) => octets(rest),
+            None => t.contains('.') && octets(t),
+        };
+        let after_a_join =
+            at > 0 && JOINS.contains(&tokens[at - 1].to_ascii_lowercase().as_str()) && octets(t);
+        (shortened || after_a_join) && !is_tail(t)
+    })
 }
 
 /// The part of a prediction where a negation or hedge is about the answer: all of it, but
@@ -770,6 +837,68 @@ mod tests {
         ));
         assert!(!predicted(q, "10.244.1.7, not reused yet", "10.244.1.7"));
         assert!(!predicted(q, "not 10.244.1.7, it is taken", "10.244.1.7"));
+    }
+
+    /// QA 25 §3: a second address written short (`.9`, `1.9`) is a second address, and
+    /// `else`/`and`/`then`/`/` joining two answers do not make one; a question mark asks
+    /// instead of predicting. Each is refused with no try used, as the full-form case is.
+    #[test]
+    fn a_shortened_second_address_or_a_question_is_no_prediction() {
+        let quiz = Quiz {
+            line: 1,
+            question: "Predict the IP of the next pod created on node-1.".into(),
+            kind: QuizKind::Predict {
+                answer: "10.244.1.8".into(),
+                run: String::new(),
+            },
+            explanation: String::new(),
+        };
+        for (given, why) in [
+            ("10.244.1.8 else .9", "negates or hedges (\"else\")"),
+            ("10.244.1.8 and .9", "names more than one address"),
+            ("10.244.1.8 / .9", "names more than one address"),
+            ("10.244.1.8/.9", "names more than one address"),
+            ("10.244.1.8, .9", "names more than one address"),
+            ("10.244.1.8 then .2", "names more than one address"),
+            ("10.244.1.8 then 1.9", "names more than one address"),
+            ("10.244.1.8 and 9", "names more than one address"),
+            ("10.244.1.8, or otherwise .9", "negates or hedges (\"or\")"),
+            ("10.244.1.8?", "asks (\"?\") instead of stating an answer"),
+            ("10.244.1.8 ?", "asks (\"?\") instead of stating an answer"),
+            // A reason naming another address short names two, as in full form.
+            (
+                "10.244.1.8: round robin goes on from .7",
+                "names more than one address",
+            ),
+        ] {
+            let refused = quiz.refuse(given).expect(given);
+            assert!(
+                refused.contains(why) && refused.ends_with("this try is not used"),
+                "{given}: {refused}"
+            );
+            assert!(!quiz.is_right(given), "{given}");
+        }
+        // One address, its tail named again, a prefix length, a reason that says why.
+        for given in [
+            "10.244.1.8",
+            "10.244.1.8/24",
+            "10.244.1.8, i.e. .8",
+            "10.244.1.8 (onlink via flannel.1)",
+            "10.244.1.8, after 2 pods",
+        ] {
+            assert_eq!(quiz.refuse(given), None, "{given}");
+            assert!(quiz.is_right(given), "{given}");
+        }
+        let q = "Does the chain answer ok or an error? (Answer `ok` or `error`.)";
+        assert_eq!(prediction_flaw(q, "ok?"), Some(Flaw::Asks));
+        assert!(!predicted(q, "ok?", "ok"));
+        // A question in the reason is about the reason.
+        assert!(predicted(q, "ok, why would it fail?", "ok"));
+        assert!(predicted(
+            "Will s3 be `Running` or `Pending`?",
+            "Running, RWO is per node, not per pod",
+            "Running"
+        ));
     }
 
     #[test]

@@ -26,6 +26,12 @@ pub struct LessonProgress {
     /// also lands in `quizzes` and `second_try`).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
     pub wrong: BTreeSet<u32>,
+    /// Quiz numbers whose answer the learner saw before answering right: `skip` showed it,
+    /// or the learner ran a prediction's command (or a view or experiment showing what it
+    /// shows) first. Kept however the learner comes back to the quiz (`back`, `lesson
+    /// retry`, a resumed lesson): a right answer after it is at the second try.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub shown: BTreeSet<u32>,
     /// Step numbers the learner skipped without doing them (a resumed lesson starts after
     /// them; they come back once everything else is done).
     #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
@@ -117,6 +123,7 @@ impl LessonProgress {
         self.quizzes.retain(has_quiz);
         self.second_try.retain(has_quiz);
         self.wrong.retain(has_quiz);
+        self.shown.retain(has_quiz);
         self.skipped_quizzes.retain(has_quiz);
         self
     }
@@ -177,6 +184,7 @@ impl Progress {
         let sets = [
             (&before.second_try, &after.second_try, &mut lp.second_try),
             (&before.wrong, &after.wrong, &mut lp.wrong),
+            (&before.shown, &after.shown, &mut lp.shown),
             (
                 &before.skipped_steps,
                 &after.skipped_steps,

@@ -38,7 +38,8 @@ pub struct LessonSession {
     pub next_hint: usize,
     /// What the learner ran during the current item.
     pub seen: Observed,
-    /// Wrong answers given to the current quiz (a second one moves on).
+    /// Wrong answers given to the current quiz (a second one moves on); one on record from
+    /// before the learner came back to the quiz counts.
     pub wrong_answers: u32,
     /// Whether the lab ran the current predict quiz's command for an answer, and whether it
     /// succeeded (`None`: not yet): it runs once, and `skip` does not run it again.
@@ -55,7 +56,7 @@ impl LessonSession {
     /// A session at the first item not done yet.
     pub fn new(lesson: Arc<Lesson>, progress: LessonProgress) -> Self {
         let at = first_open(&lesson, &progress);
-        LessonSession {
+        let mut s = LessonSession {
             lesson,
             at,
             next_hint: 0,
@@ -64,6 +65,47 @@ impl LessonSession {
             predict_ran: None,
             progress,
             began: None,
+        };
+        s.wrong_answers = s.tries_used();
+        s
+    }
+
+    /// The current quiz's number (1-based), if the learner is on a quiz.
+    pub fn quiz_number(&self) -> Option<u32> {
+        match self.current() {
+            Item::Quiz(i, _) => Some(u32::try_from(i + 1).unwrap_or(u32::MAX)),
+            _ => None,
+        }
+    }
+
+    /// Wrong answers the current quiz has on record from before the learner came back to
+    /// it (`back`, `lesson retry`, a resumed lesson): its first try is used, so the next
+    /// wrong answer is the last.
+    fn tries_used(&self) -> u32 {
+        self.quiz_number()
+            .filter(|n| self.progress.wrong.contains(n) && !self.progress.quizzes.contains(n))
+            .map_or(0, |_| 1)
+    }
+
+    /// Note that the learner saw the current quiz's answer before answering it (`skip`, or
+    /// a prediction's command run first): a right answer from now on, however the learner
+    /// comes back to the quiz, is at the second try. A quiz already answered keeps its
+    /// score.
+    pub fn answer_shown(&mut self) {
+        if let Some(n) = self.quiz_number()
+            && !self.progress.quizzes.contains(&n)
+        {
+            self.progress.shown.insert(n);
+        }
+    }
+
+    /// Note a wrong answer to the current quiz (a quiz already answered right keeps its
+    /// score: the first answer counts).
+    pub fn answered_wrong(&mut self) {
+        if let Some(n) = self.quiz_number()
+            && !self.progress.quizzes.contains(&n)
+        {
+            self.progress.wrong.insert(n);
         }
     }
 
@@ -100,7 +142,8 @@ impl LessonSession {
     }
 
     /// Mark the current item done and move to the next (a quiz answered after a wrong
-    /// answer is done, and counted as right at the second try).
+    /// answer, or after its answer was shown, is done, and counted as right at the second
+    /// try, whenever that was; a quiz answered again keeps its first score).
     pub fn complete(&mut self) {
         match self.current() {
             Item::Step(s) => {
@@ -110,13 +153,13 @@ impl LessonSession {
             }
             Item::Quiz(i, _) => {
                 let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
-                self.progress.quizzes.insert(n);
-                self.progress.skipped_quizzes.remove(&n);
-                if self.wrong_answers > 0 {
-                    self.progress.second_try.insert(n);
-                } else {
-                    self.progress.second_try.remove(&n);
+                let p = &mut self.progress;
+                if p.quizzes.insert(n)
+                    && (self.wrong_answers > 0 || p.wrong.contains(&n) || p.shown.contains(&n))
+                {
+                    p.second_try.insert(n);
                 }
+                p.skipped_quizzes.remove(&n);
             }
             Item::Finished => return,
         }
@@ -124,7 +167,7 @@ impl LessonSession {
     }
 
     /// Move on without marking the current item done; it is remembered as skipped, so a
-    /// resumed lesson starts after it.
+    /// resumed lesson starts after it (a quiz's answer, which skipping shows, as shown).
     pub fn skip(&mut self) -> bool {
         match self.current() {
             Item::Step(s) if !self.progress.steps.contains(&s.number) => {
@@ -135,6 +178,8 @@ impl LessonSession {
                 let n = u32::try_from(i + 1).unwrap_or(u32::MAX);
                 if !self.progress.quizzes.contains(&n) {
                     self.progress.skipped_quizzes.insert(n);
+                    // Skipping shows the answer.
+                    self.progress.shown.insert(n);
                 }
             }
             Item::Finished => return false,
@@ -166,7 +211,7 @@ impl LessonSession {
     pub(crate) fn move_to(&mut self, at: usize) {
         self.at = at.min(self.lesson.item_count());
         self.next_hint = 0;
-        self.wrong_answers = 0;
+        self.wrong_answers = self.tries_used();
         self.predict_ran = None;
         self.seen.new_step();
     }
