@@ -484,3 +484,39 @@ fn an_unknown_resource_is_named_as_typed() {
         );
     }
 }
+
+/// Only the kinds with a status in Kubernetes 1.31 print one. NetworkPolicy's (alpha in
+/// 1.24, never on by default) left networking.k8s.io/v1 in 1.28; CSIDriver and CSINode
+/// (storage.k8s.io/v1) never had one; StorageClass has its fields at the top level.
+#[test]
+fn only_kinds_with_a_status_print_one() {
+    let mut lab = Lab::new();
+    for line in [
+        "policy create db-allow-web --select app=db --ingress-from app=web --port 3306/TCP",
+        "sc create fast",
+        "pvc create data --size 1Gi --class fast",
+        "pod create web --node node-1 --pvc data",
+        "tick 5",
+    ] {
+        run(&mut lab, line);
+    }
+    for (what, has_status) in [
+        ("networkpolicy db-allow-web", false),
+        ("csinode node-1", false),
+        ("csidriver hostpath.csi.lab", false),
+        ("storageclass fast", false),
+        ("pod web", true),
+        ("node node-1", true),
+        ("namespace default", true),
+        ("pvc data", true),
+    ] {
+        let obj = json_of(&mut lab, what);
+        assert_eq!(obj.get("status").is_some(), has_status, "{what}: {obj}");
+        let yaml = run(&mut lab, &format!("get {what} -o yaml"));
+        assert_eq!(
+            yaml.lines().any(|l| l.starts_with("status:")),
+            has_status,
+            "{what}:\n{yaml}"
+        );
+    }
+}

@@ -79,7 +79,7 @@ pub struct TopologyRequirement {
     pub values: Vec<String>,
 }
 
-/// Nothing: StorageClass has no status.
+/// Nothing: StorageClass, CSIDriver and CSINode (storage.k8s.io/v1) have no status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct NoStatus {}
 
@@ -463,6 +463,7 @@ impl Kind for CsiDriverSpec {
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     const RESOURCE: &'static str = "csidrivers.storage.k8s.io";
     const NAMESPACED: bool = false;
+    const HAS_STATUS: bool = false;
     type Status = NoStatus;
 }
 
@@ -502,6 +503,7 @@ impl Kind for CsiNodeSpec {
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     const RESOURCE: &'static str = "csinodes.storage.k8s.io";
     const NAMESPACED: bool = false;
+    const HAS_STATUS: bool = false;
     type Status = NoStatus;
 }
 
