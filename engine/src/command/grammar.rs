@@ -1628,7 +1628,7 @@ pub enum CsiCmd {
         /// Restore from a snapshot ID
         #[arg(long)]
         from_snapshot: Option<String>,
-        /// Clone a volume ID
+        /// Clone a volume: its ID, or pvc/NAME for the volume of a bound claim
         #[arg(long)]
         from_volume: Option<String>,
         /// Require the volume to be reachable from this node (accessibility_requirements)
@@ -1690,7 +1690,7 @@ pub enum CsiCmd {
     CreateSnapshot {
         /// The idempotency name
         name: String,
-        /// Source volume ID
+        /// Source volume ID, or pvc/NAME for the volume of a bound claim
         #[arg(long)]
         volume: String,
     },
