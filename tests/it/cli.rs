@@ -849,5 +849,9 @@ fn api_errors_print_as_kubectl_prints_them() {
         "error: unknown command \"nod\"; did you mean \"node\"?".to_string(),
     ];
     let got: Vec<&str> = err.lines().filter(|l| !l.starts_with("usage")).collect();
-    assert_eq!(got[..want.len()], want.iter().map(String::as_str).collect::<Vec<_>>()[..], "{err}");
+    assert_eq!(
+        got[..want.len()],
+        want.iter().map(String::as_str).collect::<Vec<_>>()[..],
+        "{err}"
+    );
 }

@@ -520,3 +520,58 @@ fn only_kinds_with_a_status_print_one() {
         );
     }
 }
+
+/// An empty listing of one namespace says which (kubectl's `get` without `-A`); of every
+/// namespace (the `list` commands without `-n`, `policy list`), it does not.
+#[test]
+fn an_empty_listing_names_its_namespace_when_it_has_one() {
+    let mut lab = Lab::new();
+    run(&mut lab, "pod create p --node node-1 --ns kube-system");
+    for (line, want) in [
+        (
+            "pod list -n default",
+            "No resources found in default namespace.",
+        ),
+        (
+            "nad list -n default",
+            "No resources found in default namespace.",
+        ),
+        ("get pods", "No resources found in default namespace."),
+        ("policy list", "No resources found"),
+        ("nad list", "No resources found"),
+        ("get networkpolicies -A", "No resources found"),
+    ] {
+        assert_eq!(run(&mut lab, line).trim_end(), want, "{line}");
+    }
+}
+
+/// The `show` views print text; `-o` on one says where the JSON is instead of only that
+/// the flag is unknown (DESIGN.md's `-o json` is `get`'s).
+#[test]
+fn show_with_an_output_flag_says_where_the_json_is() {
+    let mut lab = Lab::new();
+    for line in ["show ipam -o json", "show wire 0 --output=json"] {
+        let first = fails(&mut lab, line)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        let here = if line.starts_with("show ipam") {
+            "show ipam"
+        } else {
+            "show wire"
+        };
+        let flag = if line.contains("--output") {
+            "--output"
+        } else {
+            "-o"
+        };
+        assert_eq!(
+            first,
+            format!(
+                "unknown flag \"{flag}\" for \"{here}\": the show views print text only; JSON is in `get KIND [NAME] -o json|yaml` (the API objects) and `show wire N` (a call's request and response)"
+            ),
+            "{line}"
+        );
+    }
+}

@@ -203,10 +203,7 @@ pub fn plan(lesson: &Lesson, opts: PlayOptions) -> Vec<PlayEvent> {
 pub(crate) fn run_text(desk: &mut Desk, line: &str) -> (String, bool) {
     match desk.execute_lesson_code(line) {
         Ok(o) => (o.to_text(), false),
-        Err(e) => (
-            format!("{}{}\n", e.output.to_text(), e.text()),
-            true,
-        ),
+        Err(e) => (format!("{}{}\n", e.output.to_text(), e.text()), true),
     }
 }
 
