@@ -455,7 +455,8 @@ pub struct CniAttachArgs {
     /// CNI_IFNAME
     #[arg(long, default_value = "eth0")]
     pub ifname: String,
-    /// CNI_NETNS (default: a namespace the lab creates for the container)
+    /// CNI_NETNS (default: /var/run/netns/CONTAINER, which the lab creates on ADD; any other
+    /// path must exist already, e.g. another container's)
     #[arg(long)]
     pub netns: Option<String>,
     /// CNI_ARGS, K=V;K2=V2
