@@ -575,3 +575,38 @@ fn show_with_an_output_flag_says_where_the_json_is() {
         );
     }
 }
+
+/// A claim waiting for kubelet to grow its filesystem, as a default Kubernetes 1.31 cluster
+/// shows it (RecoverVolumeExpansionFailure alpha and off: the API server drops
+/// `allocatedResources` and `allocatedResourceStatuses`, external-resizer v1.12 takes its
+/// legacy path): the old capacity and FileSystemResizePending, which replaced Resizing.
+#[test]
+fn a_claim_waiting_for_a_node_resize_shows_what_1_31_shows() {
+    let mut lab = Lab::new();
+    run(&mut lab, "sc create fast");
+    run(&mut lab, "pvc create db-data --size 10Gi --class fast");
+    run(&mut lab, "pvc expand db-data 20Gi");
+    let pvc = json_of(&mut lab, "pvc db-data");
+    let status = &pvc["status"];
+    let keys: Vec<&str> = status
+        .as_object()
+        .expect("a status")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["accessModes", "capacity", "conditions", "phase"],
+        "{pvc}"
+    );
+    assert_eq!(status["capacity"]["storage"], "10Gi");
+    let types: Vec<&str> = status["conditions"]
+        .as_array()
+        .expect("conditions")
+        .iter()
+        .filter_map(|c| c["type"].as_str())
+        .collect();
+    assert_eq!(types, ["FileSystemResizePending"], "{pvc}");
+    let yaml = run(&mut lab, "get pvc db-data -o yaml");
+    assert!(!yaml.contains("allocatedResource"), "{yaml}");
+}

@@ -181,14 +181,6 @@ pub struct PvcStatus {
     /// Resize conditions.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<PvcCondition>,
-    /// The size a resize in flight works towards (`storage`): written by external-resizer
-    /// when it starts ControllerExpandVolume, and kept after the resize is done.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub allocated_resources: BTreeMap<String, String>,
-    /// Where that resize stands (`storage`: `ControllerResizeInProgress`,
-    /// `NodeResizePending`, `NodeResizeInProgress`); cleared when it is done.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub allocated_resource_statuses: BTreeMap<String, String>,
 }
 
 impl Default for PvcStatus {
@@ -198,8 +190,6 @@ impl Default for PvcStatus {
             access_modes: Vec::new(),
             capacity: BTreeMap::new(),
             conditions: Vec::new(),
-            allocated_resources: BTreeMap::new(),
-            allocated_resource_statuses: BTreeMap::new(),
         }
     }
 }

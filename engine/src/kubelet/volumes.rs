@@ -24,9 +24,7 @@ use crate::csi::types::{
     NodeUnpublishVolumeRequest, NodeUnstageVolumeRequest,
 };
 use crate::record::Actor;
-use crate::storage::resizer::{
-    FS_RESIZE_PENDING, NODE_RESIZE_IN_PROGRESS, merge_resize_conditions,
-};
+use crate::storage::resizer::{FS_RESIZE_PENDING, merge_resize_conditions};
 use crate::storage::{DRIVER, volume_capability};
 use crate::util::quantity::parse_bytes;
 use sha2::{Digest, Sha256};
@@ -584,16 +582,6 @@ impl Kubelet {
             .get("storage")
             .and_then(|s| parse_bytes(s).ok())
             .unwrap_or(0);
-        // MarkNodeExpansionInProgress (pkg/volume/util/resize_util.go), before the call.
-        if let Ok(cur) = ctx.api.pvcs().get(&claim.namespace, &claim.name).cloned() {
-            let mut next = cur.clone();
-            next.status
-                .allocated_resource_statuses
-                .insert("storage".into(), NODE_RESIZE_IN_PROGRESS.into());
-            if next != cur {
-                let _ = ctx.api.pvcs().update_status(&next);
-            }
-        }
         let node = pod.spec.node_name.clone();
         let req = NodeExpandVolumeRequest {
             volume_id: pv.spec.csi.volume_handle.clone(),
@@ -611,13 +599,12 @@ impl Kubelet {
             d.node_expand_volume(&n, r)
         })
         .map_err(|s| OpFailure::new("MountVolume.NodeExpandVolume failed", s.go_error_string()))?;
-        // MarkNodeExpansionFinishedWithRecovery: the new capacity, no resize conditions, no
-        // resize status (allocatedResources stays).
+        // MarkFSResizeFinished (pkg/volume/util/resize_util.go; RecoverVolumeExpansionFailure
+        // is off in 1.31): the new capacity, no resize conditions.
         if let Ok(cur) = ctx.api.pvcs().get(&claim.namespace, &claim.name).cloned() {
             let mut next = cur.clone();
             next.status.conditions =
                 merge_resize_conditions(&cur.status.conditions, Vec::new(), false);
-            next.status.allocated_resource_statuses.remove("storage");
             if let Some(s) = pv.spec.capacity.get("storage") {
                 next.status.capacity.insert("storage".into(), s.clone());
             }
