@@ -76,11 +76,12 @@ pub fn paint(out: &Outcome) -> String {
     s
 }
 
-/// An error message as the front ends print it: `error:` in the failure style, then the
-/// message (continuation lines, such as the usage, dimmed).
-pub fn paint_error(message: &str) -> String {
+/// An error message as the front ends print it: its `prefix` (`LabError::prefix`: `error:`
+/// or nothing) in the failure style, then the message (continuation lines, such as the
+/// usage, dimmed).
+pub fn paint_error(prefix: &str, message: &str) -> String {
     let message = escape_controls(message);
-    let mut s = match lab_engine::render::error_prefix(&message) {
+    let mut s = match prefix {
         "" => String::new(),
         prefix => format!("{} ", prefix.trim_end().style(style(Role::Bad))),
     };
@@ -229,7 +230,7 @@ mod tests {
 
     #[test]
     fn error_lines_are_painted_and_keep_their_words() {
-        let e = paint_error("unknown command \"nod\"\nusage: node list");
+        let e = paint_error("error: ", "unknown command \"nod\"\nusage: node list");
         assert_eq!(
             strip(&e),
             "error: unknown command \"nod\"\nusage: node list\n"

@@ -5,7 +5,6 @@
 //! standard input (`apply -f - <<EOF`). Tests and transcripts use this same path.
 
 use crate::lesson::Desk;
-use crate::render::error_text;
 use crate::render::escape_controls as safe;
 use std::io::Write;
 
@@ -95,7 +94,7 @@ pub fn run_line(desk: &mut Desk, line_no: usize, line: &str) -> Option<LineRepor
         Ok(out) => (out.to_text(), String::new()),
         Err(e) => (
             e.output.to_text(),
-            format!("{}\n", error_text(&safe(&e.message))),
+            format!("{}{}\n", e.prefix(), safe(&e.message)),
         ),
     };
     let ok = failed == expect_fail;

@@ -127,13 +127,12 @@ pub fn print_result(
             out.write_all(paint(&e.output, opts.color_out).as_bytes())?;
             out.flush()?;
             let msg = if opts.color_err {
-                ansi::paint_error(&e.message)
+                ansi::paint_error(e.prefix(), &e.message)
             } else {
                 format!(
-                    "{}\n",
-                    lab_engine::render::error_text(&lab_engine::render::escape_controls(
-                        &e.message
-                    ))
+                    "{}{}\n",
+                    e.prefix(),
+                    lab_engine::render::escape_controls(&e.message)
                 )
             };
             err.write_all(msg.as_bytes())?;

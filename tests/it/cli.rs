@@ -811,3 +811,47 @@ fn the_readme_sample_session_is_what_the_lab_prints() {
         skipping = false;
     }
 }
+
+/// API errors read as kubectl 1.31's `checkErr` prints them: a status through
+/// `StandardErrorMessage` (`Error from server (Forbidden): …`), an Invalid status from its
+/// details (`The Pod "Web" is invalid: …`, one cause on the line, several as `* ` lines),
+/// neither with `error: `; anything else with `error: `. A claim's resize meets the API
+/// server's update validation (RecoverVolumeExpansionFailure off, 1.31's default) before
+/// the PersistentVolumeClaimResize admission plugin.
+#[test]
+fn api_errors_print_as_kubectl_prints_them() {
+    let o = lab(
+        &["repl", "--plain"],
+        "pvc expand nope 5Gi\n\
+         pod create Web --node node-1\n\
+         pvc create z --size 1Gi --class nope\n\
+         pvc expand z 5Gi\n\
+         pvc expand z 500Mi\n\
+         sc create fixed --no-expansion\n\
+         pvc create b --size 1Gi --class fixed\n\
+         pvc expand b 2Gi\n\
+         pvc expand b 500Mi\n\
+         nod\n",
+    );
+    let err = text(&o.stderr);
+    let immutable = "spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims";
+    let shrink =
+        "spec.resources.requests.storage: Forbidden: field can not be less than previous value";
+    let want = [
+        "Error from server (NotFound): persistentvolumeclaims \"nope\" not found".to_string(),
+        "The Pod \"Web\" is invalid: metadata.name: Invalid value: \"Web\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')".to_string(),
+        format!("The PersistentVolumeClaim \"z\" is invalid: {immutable}"),
+        "The PersistentVolumeClaim \"z\" is invalid: ".to_string(),
+        format!("* {immutable}"),
+        format!("* {shrink}"),
+        "Error from server (Forbidden): persistentvolumeclaims \"b\" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize".to_string(),
+        format!("The PersistentVolumeClaim \"b\" is invalid: {shrink}"),
+        "error: unknown command \"nod\"; did you mean \"node\"?".to_string(),
+    ];
+    let got: Vec<&str> = err.lines().filter(|l| !l.starts_with("usage")).collect();
+    assert_eq!(
+        got[..want.len()],
+        want.iter().map(String::as_str).collect::<Vec<_>>()[..],
+        "{err}"
+    );
+}

@@ -71,3 +71,47 @@ fn a_missing_or_unbound_claim_is_refused_and_changes_nothing() {
     );
     assert_eq!(lab.wire().len(), before, "nothing went over the wire");
 }
+
+/// CreateSnapshot's source and CreateVolume's clone source take `pvc/NAME` as the other
+/// `csi` commands do: the driver gets the claim's volume ID, not the words.
+#[test]
+fn snapshot_and_clone_sources_take_a_claim() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create data --size 1Gi");
+    let id = lab
+        .cluster()
+        .pvs
+        .values()
+        .next()
+        .expect("a PV")
+        .spec
+        .csi
+        .volume_handle
+        .clone();
+    let json = |text: &str| -> serde_json::Value {
+        let start = text.find('{').expect("a JSON reply");
+        let end = text.rfind('}').expect("a JSON reply");
+        serde_json::from_str(&text[start..=end]).unwrap_or_else(|e| panic!("{e}: {text}"))
+    };
+    let snap = json(&run(&mut lab, "csi create-snapshot s1 --volume pvc/data"));
+    assert_eq!(snap["snapshot"]["source_volume_id"], id.as_str(), "{snap}");
+    let clone = json(&run(
+        &mut lab,
+        "csi create-volume c1 --size 1Gi --from-volume pvc/data",
+    ));
+    assert_eq!(
+        clone["volume"]["content_source"]["volume"]["volume_id"],
+        id.as_str(),
+        "{clone}"
+    );
+    // A claim that does not exist is the API server's NotFound, before any call.
+    let before = lab.wire().len();
+    let e = lab
+        .execute("csi create-snapshot s2 --volume pvc/nope")
+        .unwrap_err();
+    assert_eq!(
+        e.message,
+        "Error from server (NotFound): persistentvolumeclaims \"nope\" not found (give a volume ID, or pvc/NAME of a bound claim)"
+    );
+    assert_eq!(lab.wire().len(), before, "nothing went over the wire");
+}

@@ -297,3 +297,38 @@ fn a_pod_refused_after_its_allocation_gives_the_device_back() {
         "UnexpectedAdmissionError"
     );
 }
+
+/// The FailedMount message of a pod whose claims kubelet's desired state of world populator
+/// could not process is `WaitForAttachAndMount`'s (kubelet v1.31): the unmounted, the
+/// unattached and the unprocessed volumes, then the populator's errors, sorted and joined.
+#[test]
+fn failed_mount_names_unmounted_unattached_and_unprocessed_volumes() {
+    let mut lab = crate::common::lab();
+    run(&mut lab, "pvc create local --size 1Gi --class local-wffc");
+    run(&mut lab, "pod create early --node node-2 --pvc local");
+    run(&mut lab, "pod create w --node node-1 --pvc nope --pvc gone");
+    // A processed claim whose volume cannot attach to node-1 (it lives on node-2).
+    run(&mut lab, "pvc create data --size 1Gi");
+    run(&mut lab, "pod create x --node node-1 --pvc data --pvc nope");
+    let events = run(&mut lab, "get events");
+    let message = |object: &str| -> String {
+        let row = events
+            .lines()
+            .find(|l| l.contains(" FailedMount ") && l.contains(&format!(" {object} ")))
+            .unwrap_or_else(|| panic!("no FailedMount for {object}:\n{events}"));
+        let at = row.find(" Unable").expect("the message column");
+        row[at + 1..].to_string()
+    };
+    assert_eq!(
+        message("pod/early"),
+        "Unable to attach or mount volumes: unmounted volumes=[local], unattached volumes=[], failed to process volumes=[local]: error processing PVC default/local: PVC is not bound"
+    );
+    assert_eq!(
+        message("pod/w"),
+        "Unable to attach or mount volumes: unmounted volumes=[gone nope], unattached volumes=[], failed to process volumes=[gone nope]: error processing PVC default/gone: failed to fetch PVC from API server: persistentvolumeclaims \"gone\" not found; error processing PVC default/nope: failed to fetch PVC from API server: persistentvolumeclaims \"nope\" not found"
+    );
+    assert_eq!(
+        message("pod/x"),
+        "Unable to attach or mount volumes: unmounted volumes=[data nope], unattached volumes=[data], failed to process volumes=[nope]: error processing PVC default/nope: failed to fetch PVC from API server: persistentvolumeclaims \"nope\" not found"
+    );
+}

@@ -402,8 +402,9 @@ fn describe_pvc_prints_conditions_as_kubectl_does() {
         ]
     );
     assert!(table[1].trim_start().starts_with("----  "), "{d}");
+    // Kubernetes 1.31's external-resizer: FileSystemResizePending replaced Resizing.
     let row = cells(table[2]);
-    assert_eq!(row[0], "Resizing", "{d}");
+    assert_eq!(row[0], "FileSystemResizePending", "{d}");
     assert_eq!(row[2], "Mon, 01 Jan 0001 00:00:00 +0000");
     assert!(row[3].starts_with("Wed, 01 Jan 2025 00:00:0"), "{d}");
 }

@@ -1370,7 +1370,7 @@ impl App {
                 self.ui.candidates.clear();
                 self.show_playback();
             }
-            Err(e) => self.push_output(error_line(&e.message)),
+            Err(e) => self.push_output(error_line_as(e.prefix(), &e.message)),
         }
     }
 
@@ -1489,12 +1489,12 @@ impl App {
         self.ui.scroll[Pane::Output.index()] = 0;
     }
 
-    /// An error into the output (its first line marked `✗`, the rest indented under it)
-    /// and its first line in the flash.
-    fn push_error(&mut self, message: &str) {
+    /// An error into the output (its first line marked `✗` and its prefix, the rest
+    /// indented under it) and its first line in the flash.
+    fn push_error(&mut self, prefix: &str, message: &str) {
         for (i, part) in message.lines().enumerate() {
             self.push_output(if i == 0 {
-                error_line(part)
+                error_line_as(prefix, part)
             } else {
                 Line::styled(format!("         {part}"), Role::Bad)
             });
@@ -1683,6 +1683,7 @@ impl App {
                 Ran::Done
             }
             Err(e) => {
+                let prefix = e.prefix();
                 for l in e.output.into_lines() {
                     self.push_output(l);
                 }
@@ -1690,7 +1691,7 @@ impl App {
                     self.flash(format!("✓ {line}"), FlashLevel::Info);
                     Ran::Done
                 } else {
-                    self.push_error(&e.message);
+                    self.push_error(prefix, &e.message);
                     Ran::Failed
                 }
             }
@@ -2118,7 +2119,7 @@ impl App {
         let listing = match lab_engine::resource::listing(&self.desk.lab, word, namespace) {
             Ok(l) => l,
             Err(e) => {
-                self.push_error(&e.message);
+                self.push_error(e.prefix(), &e.message);
                 self.show_output_from(self.ui.output.len().saturating_sub(
                     usize::try_from(self.ui.output_pushed - pushed_before).unwrap_or(usize::MAX),
                 ));
@@ -2491,9 +2492,14 @@ fn names_kind(rest: &str) -> bool {
 /// The first output line of an error: `✗ error: …`, or just `✗ …` when the message
 /// already says it is an error (kubectl's `Error from server (NotFound): …`).
 fn error_line(message: &str) -> Line {
+    error_line_as(lab_engine::render::error_prefix(message), message)
+}
+
+/// [`error_line`] with the prefix the error chose (`LabError::prefix`).
+fn error_line_as(prefix: &str, message: &str) -> Line {
     Line::new()
         .push("✗ ", Role::Bad)
-        .push(lab_engine::render::error_prefix(message), Role::Bad)
+        .push(prefix.to_string(), Role::Bad)
         .push(message.to_string(), Role::Bad)
 }
 

@@ -879,7 +879,9 @@ impl Serialize for PodStatus {
     }
 }
 
-/// `NetworkPolicy.status` (empty in networking.k8s.io/v1).
+/// A NetworkPolicy has no status: `NetworkPolicyStatus` (alpha in 1.24, never on by
+/// default) left networking.k8s.io/v1 in Kubernetes 1.28 (kubernetes/kubernetes#115843),
+/// so this empty type is never printed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct NetworkPolicyStatus {}
 
@@ -890,6 +892,7 @@ impl Kind for super::policy::NetworkPolicySpec {
     const API_VERSION: &'static str = "networking.k8s.io/v1";
     const RESOURCE: &'static str = "networkpolicies.networking.k8s.io";
     const NAMESPACED: bool = true;
+    const HAS_STATUS: bool = false;
     type Status = NetworkPolicyStatus;
 }
 

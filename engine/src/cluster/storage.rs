@@ -79,7 +79,7 @@ pub struct TopologyRequirement {
     pub values: Vec<String>,
 }
 
-/// Nothing: StorageClass has no status.
+/// Nothing: StorageClass, CSIDriver and CSINode (storage.k8s.io/v1) have no status.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
 pub struct NoStatus {}
 
@@ -181,14 +181,6 @@ pub struct PvcStatus {
     /// Resize conditions.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<PvcCondition>,
-    /// The size a resize in flight works towards (`storage`): written by external-resizer
-    /// when it starts ControllerExpandVolume, and kept after the resize is done.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub allocated_resources: BTreeMap<String, String>,
-    /// Where that resize stands (`storage`: `ControllerResizeInProgress`,
-    /// `NodeResizePending`, `NodeResizeInProgress`); cleared when it is done.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub allocated_resource_statuses: BTreeMap<String, String>,
 }
 
 impl Default for PvcStatus {
@@ -198,8 +190,6 @@ impl Default for PvcStatus {
             access_modes: Vec::new(),
             capacity: BTreeMap::new(),
             conditions: Vec::new(),
-            allocated_resources: BTreeMap::new(),
-            allocated_resource_statuses: BTreeMap::new(),
         }
     }
 }
@@ -463,6 +453,7 @@ impl Kind for CsiDriverSpec {
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     const RESOURCE: &'static str = "csidrivers.storage.k8s.io";
     const NAMESPACED: bool = false;
+    const HAS_STATUS: bool = false;
     type Status = NoStatus;
 }
 
@@ -502,6 +493,7 @@ impl Kind for CsiNodeSpec {
     const API_VERSION: &'static str = "storage.k8s.io/v1";
     const RESOURCE: &'static str = "csinodes.storage.k8s.io";
     const NAMESPACED: bool = false;
+    const HAS_STATUS: bool = false;
     type Status = NoStatus;
 }
 

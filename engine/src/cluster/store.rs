@@ -383,6 +383,16 @@ pub enum ApiError {
         /// Object name.
         name: String,
     },
+    /// An admission plugin refused the request (`admission.NewForbidden`).
+    #[error("{resource} \"{name}\" is forbidden: {reason}")]
+    Forbidden {
+        /// Resource name.
+        resource: &'static str,
+        /// Object name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
     /// The object is invalid.
     #[error("{resource} \"{name}\" is invalid: {reason}")]
     Invalid {
@@ -402,6 +412,7 @@ impl ApiError {
             ApiError::NotFound { .. } => "NotFound",
             ApiError::AlreadyExists { .. } => "AlreadyExists",
             ApiError::Conflict { .. } => "Conflict",
+            ApiError::Forbidden { .. } => "Forbidden",
             ApiError::Invalid { .. } => "Invalid",
         }
     }

@@ -455,7 +455,8 @@ pub struct CniAttachArgs {
     /// CNI_IFNAME
     #[arg(long, default_value = "eth0")]
     pub ifname: String,
-    /// CNI_NETNS (default: a namespace the lab creates for the container)
+    /// CNI_NETNS (default: /var/run/netns/CONTAINER, which the lab creates on ADD; any other
+    /// path must exist already, e.g. another container's)
     #[arg(long)]
     pub netns: Option<String>,
     /// CNI_ARGS, K=V;K2=V2
@@ -1628,7 +1629,7 @@ pub enum CsiCmd {
         /// Restore from a snapshot ID
         #[arg(long)]
         from_snapshot: Option<String>,
-        /// Clone a volume ID
+        /// Clone a volume: its ID, or pvc/NAME for the volume of a bound claim
         #[arg(long)]
         from_volume: Option<String>,
         /// Require the volume to be reachable from this node (accessibility_requirements)
@@ -1690,7 +1691,7 @@ pub enum CsiCmd {
     CreateSnapshot {
         /// The idempotency name
         name: String,
-        /// Source volume ID
+        /// Source volume ID, or pvc/NAME for the volume of a bound claim
         #[arg(long)]
         volume: String,
     },

@@ -912,6 +912,12 @@ pub(crate) fn from_clap_error(words: &[String], e: &clap::Error) -> ParseError {
                 let mut m = format!("unknown flag {flag:?} for {here:?}");
                 if !sugg.is_empty() {
                     m.push_str(&format!("; did you mean {}?", quoted_choice(&sugg)));
+                } else if matches!(flag.as_str(), "-o" | "--output") && here.starts_with("show ") {
+                    // DESIGN.md promises `-o json` on every view of state; the `show` views
+                    // are text only for now, so say where the JSON is.
+                    m.push_str(
+                        ": the show views print text only; JSON is in `get KIND [NAME] -o json|yaml` (the API objects) and `show wire N` (a call's request and response)",
+                    );
                 }
                 m.push_str(&usage);
                 m

@@ -137,10 +137,12 @@ impl Lab {
             // Kept verbatim, even if malformed: the plugins' parsers report it.
             rt.args = CniArgs::Text(a.args.as_deref().unwrap_or_default().into());
         }
-        // Acting as the runtime: create the namespace before ADD (`ip netns add`), unless
-        // the learner named one explicitly.
+        // Acting as the runtime: create the container's namespace before ADD (`ip netns add
+        // CONTAINER`, at /var/run/netns/CONTAINER), whether `--netns` was left out or names
+        // that path. Any other path is the learner's own and must exist: the plugins open it
+        // as given.
         let created_ns =
-            op == Op::Add && a.netns.is_none() && !node_rt.host.netns.contains_key(&netns);
+            op == Op::Add && netns == default_netns && !node_rt.host.netns.contains_key(&netns);
         if created_ns {
             node_rt
                 .host
@@ -782,6 +784,38 @@ mod tests {
             Ok(out) => out.to_text(),
             Err(e) => panic!("{line}: {}", e.message),
         }
+    }
+
+    /// The lab, as the runtime, makes the container's namespace /var/run/netns/CONTAINER for
+    /// an ADD whether `--netns` leaves it out or names that very path (ch2's hint calls it
+    /// the lab's); any other path must exist, and the plugin's own error says it does not.
+    #[test]
+    fn an_add_naming_the_container_s_own_namespace_creates_it() {
+        let mut lab = Lab::new();
+        let out = text(
+            &mut lab,
+            "cni add c1 --node node-1 --netns /var/run/netns/c1",
+        );
+        assert!(out.contains("\"sandbox\": \"/var/run/netns/c1\""), "{out}");
+        assert!(
+            lab.nodes["node-1"]
+                .host
+                .netns
+                .contains_key("/var/run/netns/c1")
+        );
+        let e = lab
+            .execute("cni add c3 --node node-1 --netns /var/run/netns/elsewhere")
+            .expect_err("no such namespace");
+        assert_eq!(
+            e.message,
+            "CNI code 999 from bridge: plugin type=\"bridge\" failed (add): failed to open netns \"/var/run/netns/elsewhere\": failed to Statfs \"/var/run/netns/elsewhere\": no such file or directory"
+        );
+        assert!(
+            !lab.nodes["node-1"]
+                .host
+                .netns
+                .contains_key("/var/run/netns/elsewhere")
+        );
     }
 
     /// A DEL of an ID libcni has no cached result for succeeds in every plugin and releases

@@ -188,7 +188,9 @@ impl Lab {
                     }),
                     (None, Some(v)) => Some(VolumeContentSource {
                         snapshot: None,
-                        volume: Some(VolumeSource { volume_id: v }),
+                        volume: Some(VolumeSource {
+                            volume_id: self.volume_ref(&v)?,
+                        }),
                     }),
                     (None, None) => None,
                 };
@@ -305,7 +307,7 @@ impl Lab {
             }
             CsiCmd::CreateSnapshot { name, volume } => {
                 let req = CreateSnapshotRequest {
-                    source_volume_id: volume,
+                    source_volume_id: self.volume_ref(&volume)?,
                     name,
                     ..Default::default()
                 };

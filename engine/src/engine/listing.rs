@@ -16,6 +16,15 @@ use crate::command::grammar::{GetArgs, OutputFormat};
 use crate::render::{Line, Outcome, Role, Table};
 use crate::resource::{self, AnyResource};
 
+/// What an empty listing of namespaced objects prints (kubectl's `get`): "No resources found
+/// in NS namespace." for one namespace, "No resources found" for every namespace (`-A`).
+pub(crate) fn no_resources_found(ns: Option<&str>) -> String {
+    match ns {
+        Some(ns) => format!("No resources found in {ns} namespace."),
+        None => "No resources found".to_string(),
+    }
+}
+
 /// Which objects of one kind a listing keeps, and how its rows are named.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Sel<'a> {

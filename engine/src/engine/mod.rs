@@ -156,6 +156,22 @@ impl LabError {
         self
     }
 
+    /// The prefix a front end prints before the message: nothing for an API server's
+    /// refusal (kubectl's `checkErr` prints a status as `StandardErrorMessage` words it,
+    /// `Error from server (Forbidden): …`, and an Invalid one from its details, `The Pod
+    /// "x" is invalid: …`, neither with `error: `), else [`crate::render::error_prefix`].
+    pub fn prefix(&self) -> &'static str {
+        match self.reason {
+            Reason::Api(_) => "",
+            _ => crate::render::error_prefix(&self.message),
+        }
+    }
+
+    /// The error as a front end shows it: [`LabError::prefix`], then the message.
+    pub fn text(&self) -> String {
+        format!("{}{}", self.prefix(), self.message)
+    }
+
     /// What a command that goes on past failures (kubectl's `ContinueOnError`) ends with:
     /// its output, or, after it, every error one per line.
     pub fn after(output: Outcome, errors: Vec<LabError>) -> Result<Outcome, LabError> {

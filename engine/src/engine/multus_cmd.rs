@@ -102,7 +102,7 @@ impl Lab {
         }
         if t.is_empty() {
             let mut out = Outcome::empty();
-            out.plain("No resources found");
+            out.plain(super::listing::no_resources_found(ns));
             return out;
         }
         t.render()

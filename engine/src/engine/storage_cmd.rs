@@ -350,26 +350,45 @@ impl Lab {
     ) -> Result<Outcome, LabError> {
         let want = parse_bytes(size).map_err(LabError::msg)?;
         let pvc = self.cluster.pvcs().get(ns, name)?.clone();
-        let allowed = crate::storage::listers::class_of(&self.cluster, &pvc)
-            .is_some_and(|c| c.spec.allow_volume_expansion);
-        if !allowed {
-            return Err(LabError::msg(format!(
-                "persistentvolumeclaims \"{name}\" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize"
-            )));
-        }
-        let current = pvc
-            .status
-            .capacity
+        let old = pvc
+            .spec
+            .resources
+            .requests
             .get("storage")
-            .or_else(|| pvc.spec.resources.requests.get("storage"))
             .and_then(|s| parse_bytes(s).ok())
             .unwrap_or(0);
-        if want < current {
-            return Err(LabError::from(Invalid::one(
-                ApiKind::PersistentVolumeClaim,
-                name,
-                "spec.resources.requests.storage: Forbidden: field can not be less than status.capacity",
-            )));
+        // The API server validates the update first (ValidatePersistentVolumeClaimUpdate,
+        // Kubernetes 1.31 with RecoverVolumeExpansionFailure off, its default): the size of
+        // a claim that is not Bound is part of its immutable spec, and a request may not
+        // shrink. Both errors come together.
+        let mut causes = Vec::new();
+        if pvc.status.phase != "Bound" && want != old {
+            causes.push(
+                "spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims".to_string(),
+            );
+        }
+        if want < old {
+            causes.push(
+                "spec.resources.requests.storage: Forbidden: field can not be less than previous value"
+                    .to_string(),
+            );
+        }
+        if !causes.is_empty() {
+            return Err(LabError::from(Invalid {
+                kind: ApiKind::PersistentVolumeClaim,
+                name: name.to_string(),
+                causes,
+            }));
+        }
+        // Then the PersistentVolumeClaimResize admission plugin, for a claim that grows.
+        let allowed = crate::storage::listers::class_of(&self.cluster, &pvc)
+            .is_some_and(|c| c.spec.allow_volume_expansion);
+        if want > old && !allowed {
+            return Err(LabError::from(crate::cluster::ApiError::Forbidden {
+                resource: "persistentvolumeclaims",
+                name: name.to_string(),
+                reason: "only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize".into(),
+            }));
         }
         let mut next = pvc;
         next.spec

@@ -24,9 +24,7 @@ use crate::csi::types::{
     NodeUnpublishVolumeRequest, NodeUnstageVolumeRequest,
 };
 use crate::record::Actor;
-use crate::storage::resizer::{
-    FS_RESIZE_PENDING, NODE_RESIZE_IN_PROGRESS, merge_resize_conditions,
-};
+use crate::storage::resizer::{FS_RESIZE_PENDING, merge_resize_conditions};
 use crate::storage::{DRIVER, volume_capability};
 use crate::util::quantity::parse_bytes;
 use sha2::{Digest, Sha256};
@@ -200,6 +198,89 @@ pub(crate) fn mount_checks(
     Ok(())
 }
 
+/// The FailedMount message of a pod the desired state of world populator could not take
+/// whole (`processPodVolumes`: a claim that does not exist or is not bound is left out, with
+/// an error for the pod), or `None` when every volume was processed. `WaitForAttachAndMount`
+/// (`pkg/kubelet/volumemanager/volume_manager.go`) stops at the first poll that pops the
+/// pod's errors and wraps them (sorted, joined by `; `) as
+/// `unmounted volumes=%v, unattached volumes=%v, failed to process volumes=%v: %w`; kubelet
+/// records that as `Unable to attach or mount volumes: %v`. Unmounted: the pod's volumes not
+/// mounted for it; unattached: the processed ones whose attach the node does not report yet;
+/// failed to process: the ones left out. (A real pod also has its projected
+/// `kube-api-access-…` volume, which the lab does not model.)
+fn unprocessed_volumes(ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Option<String> {
+    let ns = pod.metadata.namespace();
+    let mut errors = Vec::new();
+    let volumes: Vec<_> = pod
+        .spec
+        .volumes()
+        .iter()
+        .map(|v| {
+            let claim = &v.persistent_volume_claim.claim_name;
+            if ctx.api.pvcs.get_named(ns, claim).is_none() {
+                errors.push(format!(
+                    "error processing PVC {ns}/{claim}: failed to fetch PVC from API server: persistentvolumeclaims \"{claim}\" not found"
+                ));
+                return (v, None);
+            }
+            let pv = crate::storage::listers::pv_for_claim(ctx.api, ns, claim);
+            if pv.is_none() {
+                errors.push(format!("error processing PVC {ns}/{claim}: PVC is not bound"));
+            }
+            (v, pv)
+        })
+        .collect();
+    if errors.is_empty() {
+        return None;
+    }
+    let node = &pod.spec.node_name;
+    let me = pod.key();
+    let (mut not_in_dsw, mut unattached, mut unmounted) = (Vec::new(), Vec::new(), Vec::new());
+    for (v, pv) in volumes {
+        let Some(pv) = pv else {
+            not_in_dsw.push(v.name.clone());
+            unmounted.push(v.name.clone());
+            continue;
+        };
+        let mounted = ctx
+            .api
+            .mounts
+            .published_keys(node)
+            .any(|(_, p, name)| *p == me && name == pv.name());
+        if !mounted {
+            unmounted.push(v.name.clone());
+        }
+        if crate::storage::listers::attach_required(ctx.api, &pv.spec.csi.driver) {
+            let va = crate::storage::attach_detach::attachment_name(
+                &pv.spec.csi.volume_handle,
+                &pv.spec.csi.driver,
+                node,
+            );
+            let attached = ctx
+                .api
+                .volume_attachments
+                .get_named("", &va)
+                .is_some_and(|va| va.status.attached);
+            if !attached {
+                unattached.push(v.name.clone());
+            }
+        }
+    }
+    // `PopPodErrors` lists its set sorted; the volume lists are sorted too.
+    errors.sort();
+    errors.dedup();
+    for list in [&mut unmounted, &mut unattached, &mut not_in_dsw] {
+        list.sort();
+    }
+    Some(format!(
+        "Unable to attach or mount volumes: unmounted volumes=[{}], unattached volumes=[{}], failed to process volumes=[{}]: {}",
+        unmounted.join(" "),
+        unattached.join(" "),
+        not_in_dsw.join(" "),
+        errors.join("; ")
+    ))
+}
+
 impl Kubelet {
     /// Attach-wait, stage, publish (and node-expand) every volume of a pod.
     pub(crate) fn mount_pod_volumes(
@@ -213,27 +294,15 @@ impl Kubelet {
         let mut unattached = Vec::new();
         let mut failed: Option<String> = None;
         let mut backing_off = false;
+        if let Some(msg) = unprocessed_volumes(ctx, pod) {
+            return Err(MountWait::Waiting("FailedMount", msg));
+        }
         for v in pod.spec.volumes() {
             let claim = &v.persistent_volume_claim.claim_name;
             let ns = pod.metadata.namespace();
-            if ctx.api.pvcs.get_named(ns, claim).is_none() {
-                return Err(MountWait::Waiting(
-                    "FailedMount",
-                    format!(
-                        "Unable to attach or mount volumes: unmounted volumes=[{}]: error processing PVC {ns}/{claim}: failed to fetch PVC from API server: persistentvolumeclaims \"{claim}\" not found",
-                        v.name
-                    ),
-                ));
-            };
             let Some(pv) = crate::storage::listers::pv_for_claim(ctx.api, ns, claim).cloned()
             else {
-                return Err(MountWait::Waiting(
-                    "FailedMount",
-                    format!(
-                        "Unable to attach or mount volumes: unmounted volumes=[{}]: error processing PVC {ns}/{claim}: PVC is not bound",
-                        v.name
-                    ),
-                ));
+                continue;
             };
             // The reconciler mounts only what the node reports attached
             // (`VerifyControllerAttachedVolume` first); the checks of `MountVolume` follow.
@@ -513,16 +582,6 @@ impl Kubelet {
             .get("storage")
             .and_then(|s| parse_bytes(s).ok())
             .unwrap_or(0);
-        // MarkNodeExpansionInProgress (pkg/volume/util/resize_util.go), before the call.
-        if let Ok(cur) = ctx.api.pvcs().get(&claim.namespace, &claim.name).cloned() {
-            let mut next = cur.clone();
-            next.status
-                .allocated_resource_statuses
-                .insert("storage".into(), NODE_RESIZE_IN_PROGRESS.into());
-            if next != cur {
-                let _ = ctx.api.pvcs().update_status(&next);
-            }
-        }
         let node = pod.spec.node_name.clone();
         let req = NodeExpandVolumeRequest {
             volume_id: pv.spec.csi.volume_handle.clone(),
@@ -540,13 +599,12 @@ impl Kubelet {
             d.node_expand_volume(&n, r)
         })
         .map_err(|s| OpFailure::new("MountVolume.NodeExpandVolume failed", s.go_error_string()))?;
-        // MarkNodeExpansionFinishedWithRecovery: the new capacity, no resize conditions, no
-        // resize status (allocatedResources stays).
+        // MarkFSResizeFinished (pkg/volume/util/resize_util.go; RecoverVolumeExpansionFailure
+        // is off in 1.31): the new capacity, no resize conditions.
         if let Ok(cur) = ctx.api.pvcs().get(&claim.namespace, &claim.name).cloned() {
             let mut next = cur.clone();
             next.status.conditions =
                 merge_resize_conditions(&cur.status.conditions, Vec::new(), false);
-            next.status.allocated_resource_statuses.remove("storage");
             if let Some(s) = pv.spec.capacity.get("storage") {
                 next.status.capacity.insert("storage".into(), s.clone());
             }

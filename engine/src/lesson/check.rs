@@ -98,11 +98,7 @@ impl Observed {
     pub fn record(&mut self, line: &str, ex: &Executed) {
         let text = match &ex.result {
             Ok(o) => o.to_text(),
-            Err(e) => format!(
-                "{}{}\n",
-                e.output.to_text(),
-                crate::render::error_text(&e.message)
-            ),
+            Err(e) => format!("{}{}\n", e.output.to_text(), e.text()),
         };
         let ran = Ran {
             line: line.to_string(),

@@ -17,7 +17,7 @@ use crate::command::Command;
 use crate::command::grammar::LessonCmd;
 use crate::engine::LabError;
 use crate::engine::seen::Executed;
-use crate::render::{Line, Outcome, Role, Table, error_text};
+use crate::render::{Line, Outcome, Role, Table};
 use std::sync::Arc;
 
 const NO_LESSON: &str =
@@ -156,7 +156,7 @@ pub(crate) fn render_current(s: &LessonSession) -> Outcome {
 
 fn error_line(e: &LabError) -> Outcome {
     let mut out = e.output.clone();
-    out.line(Line::styled(error_text(&e.message), Role::Bad));
+    out.line(Line::styled(e.text(), Role::Bad));
     out
 }
 

@@ -198,14 +198,12 @@ pub fn plan(lesson: &Lesson, opts: PlayOptions) -> Vec<PlayEvent> {
     ev
 }
 
-/// What a command printed (stdout, then `error: …`) and whether it failed.
+/// What a command printed (stdout, then the error as a front end shows it) and whether
+/// it failed.
 pub(crate) fn run_text(desk: &mut Desk, line: &str) -> (String, bool) {
     match desk.execute_lesson_code(line) {
         Ok(o) => (o.to_text(), false),
-        Err(e) => (
-            format!("{}error: {}\n", e.output.to_text(), e.message),
-            true,
-        ),
+        Err(e) => (format!("{}{}\n", e.output.to_text(), e.text()), true),
     }
 }
 
@@ -454,7 +452,7 @@ impl super::Desk {
         sink: &mut dyn PlaySink,
         lesson_code: bool,
     ) -> bool {
-        use crate::render::{Line, Outcome, Role, error_text};
+        use crate::render::{Line, Outcome, Role};
         let mut events = events.into_iter().peekable();
         while let Some(ev) = events.next() {
             match ev {
@@ -493,7 +491,7 @@ impl super::Desk {
                         Ok(o) => o,
                         Err(e) => {
                             let mut o = e.output.clone();
-                            o.line(Line::styled(error_text(&e.message), Role::Bad));
+                            o.line(Line::styled(e.text(), Role::Bad));
                             o
                         }
                     };

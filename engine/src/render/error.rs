@@ -3,7 +3,8 @@
 /// The prefix a front end prints before a failed command's message: `error: `, or nothing
 /// when the message already says it is an error. kubectl prints an API server's refusal as
 /// it comes (`Error from server (NotFound): pods "x" not found`, no `error: ` before it),
-/// and a message that starts with `error: ` has its prefix already.
+/// and a message that starts with `error: ` has its prefix already. A failed command's
+/// [`crate::LabError::prefix`] knows more: any API status (`The Pod "x" is invalid: …`).
 pub fn error_prefix(message: &str) -> &'static str {
     if message.starts_with("Error from server (") || message.starts_with("error: ") {
         ""

@@ -4,14 +4,15 @@
 //! NodeExpandVolume on a node where it is mounted — "the disk grew but the filesystem did
 //! not" until then.
 //!
-//! The lab's control plane runs with `RecoverVolumeExpansionFailure` on (beta and on by
-//! default from Kubernetes v1.32, alpha before; without it the API server drops the
-//! fields), so the claim's status tells where a resize stands, as
-//! `pkg/controller/expand_and_recover.go` and `resize_status.go` write it:
-//! `allocatedResources.storage` is the size being worked towards (set when
-//! ControllerExpandVolume starts, kept afterwards) and `allocatedResourceStatuses.storage`
-//! goes `ControllerResizeInProgress` → `NodeResizePending` (→ `NodeResizeInProgress`, by
-//! kubelet) → gone when the resize is done.
+//! Kubernetes 1.31, which the lab models, has `RecoverVolumeExpansionFailure` alpha and off
+//! (`pkg/features/kube_features.go`; beta and on from 1.32), and external-resizer v1.12 has
+//! its own gate off too: the resize takes the legacy path (`resizePVC`), whose only marks on
+//! the claim are its conditions. `markPVCResizeInProgress` sets Resizing;
+//! `markPVCAsFSResizeRequired` replaces it with FileSystemResizePending (it keeps no old
+//! resize condition); `markPVCResizeFinished`, or kubelet's `MarkFSResizeFinished`, writes
+//! the new capacity and drops them. `status.allocatedResources` and
+//! `allocatedResourceStatuses` belong to the gate: the 1.31 API server drops them
+//! (`dropDisabledStatusFields`), so the lab has none.
 
 use super::volume_capability;
 use crate::cluster::{Object, ObjectRef, PvcCondition, PvcSpec};
@@ -24,14 +25,6 @@ use crate::util::quantity::{format_bytes, parse_bytes};
 pub(crate) const FS_RESIZE_PENDING: &str = "FileSystemResizePending";
 /// The condition a claim carries while a resize is in progress.
 pub(crate) const RESIZING: &str = "Resizing";
-/// `allocatedResourceStatuses.storage` while ControllerExpandVolume runs (or failed with a
-/// retryable error).
-pub(crate) const CONTROLLER_RESIZE_IN_PROGRESS: &str = "ControllerResizeInProgress";
-/// `allocatedResourceStatuses.storage` once the controller is done and the node must grow
-/// the filesystem.
-pub(crate) const NODE_RESIZE_PENDING: &str = "NodeResizePending";
-/// `allocatedResourceStatuses.storage` while kubelet runs NodeExpandVolume.
-pub(crate) const NODE_RESIZE_IN_PROGRESS: &str = "NodeResizeInProgress";
 
 /// The condition types a resize owns (external-resizer `knownResizeConditions`).
 const RESIZE_CONDITIONS: [&str; 4] = [
@@ -131,8 +124,7 @@ impl Resizer {
                 continue;
             }
             let object = ObjectRef::to(&pvc);
-            // markControllerResizeInProgress: Resizing, the size it works towards and its
-            // status, before the call.
+            // markPVCResizeInProgress: Resizing, before the call.
             if let Ok(cur) = ctx
                 .api
                 .pvcs()
@@ -148,13 +140,6 @@ impl Resizer {
                 };
                 next.status.conditions =
                     merge_resize_conditions(&cur.status.conditions, vec![resizing], false);
-                let size = pvc.spec.resources.requests.get("storage").cloned();
-                next.status
-                    .allocated_resources
-                    .insert("storage".into(), size.unwrap_or_default());
-                next.status
-                    .allocated_resource_statuses
-                    .insert("storage".into(), CONTROLLER_RESIZE_IN_PROGRESS.into());
                 if next != cur {
                     let _ = ctx.api.pvcs().update_status(&next);
                 }
@@ -208,10 +193,8 @@ impl Resizer {
                         let mut next = cur.clone();
                         let st = &mut next.status;
                         if resp.node_expansion_required {
-                            // markForPendingNodeExpansion, which keeps the old resize
-                            // conditions (`keepOldResizeConditions` true since
-                            // external-resizer v1.12.0, Kubernetes v1.31): Resizing stays
-                            // True next to FileSystemResizePending until kubelet is done.
+                            // markPVCAsFSResizeRequired: FileSystemResizePending replaces
+                            // Resizing (`keepOldResizeCondition` false).
                             let pending = PvcCondition {
                                 condition_type: FS_RESIZE_PENDING.into(),
                                 status: "True".into(),
@@ -222,16 +205,13 @@ impl Resizer {
                             st.conditions = merge_resize_conditions(
                                 &cur.status.conditions,
                                 vec![pending],
-                                true,
+                                false,
                             );
-                            st.allocated_resource_statuses
-                                .insert("storage".into(), NODE_RESIZE_PENDING.into());
                         } else {
-                            // markOverallExpansionAsFinished.
+                            // markPVCResizeFinished.
                             st.capacity.insert("storage".into(), size.clone());
                             st.conditions =
                                 merge_resize_conditions(&cur.status.conditions, Vec::new(), false);
-                            st.allocated_resource_statuses.remove("storage");
                         }
                         let _ = ctx.api.pvcs().update_status(&next);
                     }
@@ -340,46 +320,45 @@ mod tests {
         );
     }
 
+    /// Kubernetes 1.31's resize (RecoverVolumeExpansionFailure off): the claim's
+    /// conditions say where it stands, Resizing then FileSystemResizePending alone, and the
+    /// claim never shows `allocatedResources` or `allocatedResourceStatuses`.
     #[test]
-    fn allocated_resources_follow_a_resize_from_controller_to_node() {
+    fn a_resize_shows_its_conditions_and_no_allocated_fields() {
         let mut lab = Lab::new();
         run(&mut lab, "pvc create db --size 1Gi");
-        assert!(status(&lab).allocated_resources.is_empty());
-        // A retryable ControllerExpandVolume failure leaves the controller's status.
+        let shown = |lab: &mut Lab| {
+            let out = lab.execute("get pvc db -o json").expect("get").to_text();
+            let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+            let status = v["status"].as_object().expect("a status").clone();
+            assert!(!status.contains_key("allocatedResources"), "{out}");
+            assert!(!status.contains_key("allocatedResourceStatuses"), "{out}");
+        };
+        // A retryable ControllerExpandVolume failure leaves Resizing.
         run(
             &mut lab,
             "fault inject ControllerExpandVolume --code UNAVAILABLE",
         );
         run(&mut lab, "pvc expand db 2Gi");
         let st = status(&lab);
-        assert_eq!(st.allocated_resources["storage"], "2Gi");
-        assert_eq!(
-            st.allocated_resource_statuses["storage"],
-            CONTROLLER_RESIZE_IN_PROGRESS
-        );
         assert_eq!(types(&st), [RESIZING]);
         assert_eq!(st.capacity["storage"], "1Gi");
+        shown(&mut lab);
         run(&mut lab, "tick 1");
         let st = status(&lab);
-        assert_eq!(
-            st.allocated_resource_statuses["storage"],
-            NODE_RESIZE_PENDING
-        );
-        assert_eq!(types(&st), [RESIZING, FS_RESIZE_PENDING]);
-        // kubelet marks its part before NodeExpandVolume; a failure leaves it there.
+        assert_eq!(types(&st), [FS_RESIZE_PENDING]);
+        assert_eq!(st.capacity["storage"], "1Gi");
+        shown(&mut lab);
+        // A failed NodeExpandVolume leaves the claim waiting; the retry finishes it.
         run(&mut lab, "fault inject NodeExpandVolume --code INTERNAL");
         run(&mut lab, "pod create p --node node-2 --pvc db");
         let st = status(&lab);
-        assert_eq!(
-            st.allocated_resource_statuses["storage"],
-            NODE_RESIZE_IN_PROGRESS
-        );
+        assert_eq!(types(&st), [FS_RESIZE_PENDING]);
         assert_eq!(st.capacity["storage"], "1Gi");
         run(&mut lab, "tick 10");
         let st = status(&lab);
-        assert!(st.allocated_resource_statuses.is_empty());
         assert!(st.conditions.is_empty());
-        assert_eq!(st.allocated_resources["storage"], "2Gi");
         assert_eq!(st.capacity["storage"], "2Gi");
+        shown(&mut lab);
     }
 }
