@@ -654,6 +654,37 @@ fn show_with_an_output_flag_says_where_the_json_is() {
     }
 }
 
+/// A `pvc expand` to the size the claim already requests (however it is spelled) changes
+/// nothing, as a kubectl patch that changes nothing: it says so, and the API server writes
+/// nothing (the resourceVersion stays, no resizer runs).
+#[test]
+fn an_expand_to_the_same_size_changes_nothing() {
+    let mut lab = Lab::new();
+    run(&mut lab, "sc create fast");
+    run(&mut lab, "pvc create db-data --size 1Gi --class fast");
+    let before = json_of(&mut lab, "pvc db-data");
+    for same in ["1Gi", "1024Mi"] {
+        let out = run(&mut lab, &format!("pvc expand db-data {same}"));
+        assert!(
+            out.contains(&format!(
+                "persistentvolumeclaim/db-data requests {same} (no change)"
+            )),
+            "{out}"
+        );
+        assert!(!out.contains("external-resizer"), "{out}");
+        assert_eq!(json_of(&mut lab, "pvc db-data"), before);
+    }
+    let out = run(&mut lab, "pvc expand db-data 2Gi");
+    assert!(
+        !out.contains("(no change)") && out.contains("requests 2Gi"),
+        "{out}"
+    );
+    assert_ne!(
+        json_of(&mut lab, "pvc db-data")["metadata"]["resourceVersion"],
+        before["metadata"]["resourceVersion"]
+    );
+}
+
 /// A claim waiting for kubelet to grow its filesystem, as a default Kubernetes 1.31 cluster
 /// shows it (RecoverVolumeExpansionFailure alpha and off: the API server drops
 /// `allocatedResources` and `allocatedResourceStatuses`, external-resizer v1.12 takes its

@@ -3,7 +3,10 @@
 //! A vector of shared links sorted by name, each copied on write: a new namespace's `lo` is
 //! the one the kernel gives every namespace ([`Links::with_loopback`]), held once for all of
 //! them until a program changes it, and an insert moves pointers (a host has one link a
-//! pod). A pod's namespace then costs two pointers and its own `eth0`.
+//! pod). Each entry holds the first eight bytes of its link's name beside the pointer, so a
+//! search compares numbers and follows a pointer only to a link whose name starts as the
+//! one sought (a host's `vethXXXX` links live apart, each a cold read in a large cluster).
+//! A pod's namespace then costs two entries and its own `eth0`.
 
 use super::host::Link;
 use std::sync::{Arc, LazyLock};
@@ -12,9 +15,9 @@ use std::sync::{Arc, LazyLock};
 /// it here (`ip link` lists them in index order: see [`Link::ifindex`]).
 #[derive(Clone, Default)]
 pub struct Links {
-    /// Sorted by name; a link shared with other namespaces (or copies of this one) is
-    /// copied before it changes.
-    links: Vec<Arc<Link>>,
+    /// Sorted by name, each link beside its [`name_prefix`]; a link shared with other
+    /// namespaces (or copies of this one) is copied before it changes.
+    links: Vec<(u64, Arc<Link>)>,
     /// What the packet walker asks of a host namespace's links on every node (its uplink
     /// addresses, its bridge's address), read from the links the first time it is asked
     /// after they changed: every `&mut` access drops it. (A pointer, not a `OnceLock`,
@@ -69,7 +72,7 @@ impl Links {
         static DOWN: LazyLock<Arc<Link>> = LazyLock::new(|| Arc::new(Link::loopback(false)));
         static UP: LazyLock<Arc<Link>> = LazyLock::new(|| Arc::new(Link::loopback(true)));
         let mut links = Vec::with_capacity(2);
-        links.push(Arc::clone(if up { &UP } else { &DOWN }));
+        links.push((name_prefix("lo"), Arc::clone(if up { &UP } else { &DOWN })));
         Links {
             links,
             last_ifindex: 1,
@@ -101,7 +104,7 @@ impl Links {
     }
 
     /// The links, about to change: the facts read from them are dropped.
-    fn changing(&mut self) -> &mut Vec<Arc<Link>> {
+    fn changing(&mut self) -> &mut Vec<(u64, Arc<Link>)> {
         self.facts = once_cell::race::OnceBox::new();
         &mut self.links
     }
@@ -112,7 +115,7 @@ impl Links {
     /// free index after the last one handed out here.
     fn index_for(&mut self, wanted: u32) -> u32 {
         let max = self.max_ifindex;
-        let taken = |i: u32| i <= max && self.links.iter().any(|l| l.ifindex() == i);
+        let taken = |i: u32| i <= max && self.values().any(|l| l.ifindex() == i);
         if wanted != 0 && !taken(wanted) {
             self.max_ifindex = max.max(wanted);
             return wanted;
@@ -138,13 +141,13 @@ impl Links {
 
     /// The link of this name.
     pub fn get(&self, name: &str) -> Option<&Link> {
-        self.position(name).ok().map(|i| &*self.links[i])
+        self.position(name).ok().map(|i| &*self.links[i].1)
     }
 
     /// The link of this name, mutably (copied first if it is shared).
     pub fn get_mut(&mut self, name: &str) -> Option<&mut Link> {
         let i = self.position(name).ok()?;
-        Some(Arc::make_mut(&mut self.changing()[i]))
+        Some(Arc::make_mut(&mut self.changing()[i].1))
     }
 
     /// Add or replace the link called `name` (the link takes that name); returns the link
@@ -161,17 +164,18 @@ impl Links {
         }
         match self.position(name) {
             Ok(i) => {
-                link.set_ifindex(self.links[i].ifindex());
+                link.set_ifindex(self.links[i].1.ifindex());
                 let links = self.changing();
                 Some(Arc::unwrap_or_clone(std::mem::replace(
-                    &mut links[i],
+                    &mut links[i].1,
                     Arc::new(link),
                 )))
             }
             Err(i) => {
                 let ifindex = self.index_for(link.ifindex());
                 link.set_ifindex(ifindex);
-                self.changing().insert(i, Arc::new(link));
+                self.changing()
+                    .insert(i, (name_prefix(name), Arc::new(link)));
                 None
             }
         }
@@ -190,22 +194,23 @@ impl Links {
                 link.name = name.into();
                 let ifindex = self.index_for(link.ifindex());
                 link.set_ifindex(ifindex);
-                self.changing().insert(i, Arc::new(link));
+                self.changing()
+                    .insert(i, (name_prefix(name), Arc::new(link)));
                 i
             }
         };
-        Arc::make_mut(&mut self.changing()[i])
+        Arc::make_mut(&mut self.changing()[i].1)
     }
 
     /// Remove the link called `name`.
     pub fn remove(&mut self, name: &str) -> Option<Link> {
         let i = self.position(name).ok()?;
-        Some(Arc::unwrap_or_clone(self.changing().remove(i)))
+        Some(Arc::unwrap_or_clone(self.changing().remove(i).1))
     }
 
     /// The links in name order.
     pub fn values(&self) -> impl DoubleEndedIterator<Item = &Link> {
-        self.links.iter().map(|l| &**l)
+        self.links.iter().map(|(_, l)| &**l)
     }
 
     /// The links in interface-index order, as `ip link` lists them (the order the
@@ -223,7 +228,7 @@ impl Links {
 
     /// The links in name order, mutably (each copied first if it is shared).
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Link> {
-        self.changing().iter_mut().map(Arc::make_mut)
+        self.changing().iter_mut().map(|(_, l)| Arc::make_mut(l))
     }
 
     /// How many links there are.
@@ -237,8 +242,20 @@ impl Links {
     }
 
     fn position(&self, name: &str) -> Result<usize, usize> {
-        self.links.binary_search_by(|l| l.name.as_str().cmp(name))
+        let prefix = name_prefix(name);
+        self.links
+            .binary_search_by(|(p, l)| p.cmp(&prefix).then_with(|| l.name.as_str().cmp(name)))
     }
+}
+
+/// The first eight bytes of a link's name as a big-endian number, zero-padded: where two
+/// names' numbers differ, they order as the names do (a name that ends within the eight
+/// bytes orders before any it is a prefix of, as `str` orders them).
+fn name_prefix(name: &str) -> u64 {
+    let mut bytes = [0u8; 8];
+    let n = name.len().min(8);
+    bytes[..n].copy_from_slice(&name.as_bytes()[..n]);
+    u64::from_be_bytes(bytes)
 }
 
 impl PartialEq for Links {
@@ -254,7 +271,7 @@ impl std::fmt::Debug for Links {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // By name, as a map.
         f.debug_map()
-            .entries(self.links.iter().map(|l| (&l.name, &**l)))
+            .entries(self.values().map(|l| (&l.name, l)))
             .finish()
     }
 }
@@ -304,6 +321,38 @@ mod tests {
         assert!(links.remove("veth07").is_some());
         assert!(!links.contains_key("veth07"));
         assert_eq!(links.len(), 19);
+    }
+
+    #[test]
+    fn names_sharing_their_first_eight_bytes_or_shorter_stay_in_order() {
+        let mut links = Links::with_loopback(true);
+        let names = [
+            "veth1234abce",
+            "veth1234abcd",
+            "veth1234",
+            "veth123",
+            "v",
+            "vethX",
+            "eth0",
+            "cni0",
+            "flannel.1",
+            "veth1234abcd.100",
+        ];
+        for name in names {
+            links.insert(name, link(name));
+        }
+        let order: Vec<&str> = links.values().map(|l| l.name.as_str()).collect();
+        let mut sorted: Vec<&str> = names.iter().copied().chain(["lo"]).collect();
+        sorted.sort();
+        assert_eq!(order, sorted);
+        for name in names {
+            assert_eq!(links[name].name, name);
+        }
+        for absent in ["veth1234abc", "veth1234abcf", "veth12", "lo0", ""] {
+            assert!(!links.contains_key(absent), "{absent}");
+        }
+        links.remove("veth1234abcd");
+        assert!(links.contains_key("veth1234abce") && !links.contains_key("veth1234abcd"));
     }
 
     #[test]

@@ -357,6 +357,18 @@ impl Lab {
             .get("storage")
             .and_then(|s| parse_bytes(s).ok())
             .unwrap_or(0);
+        // A request the claim already has is a patch that changes nothing: kubectl says so
+        // and the API server writes nothing (no new resourceVersion, no watch event, so no
+        // controller wakes).
+        if want == old && pvc.spec.resources.requests.contains_key("storage") {
+            let mut out = Outcome::empty();
+            out.line(
+                Line::new()
+                    .push(format!("persistentvolumeclaim/{name}"), Role::Name)
+                    .push(format!(" requests {size} (no change)"), Role::Dim),
+            );
+            return Ok(out);
+        }
         // The API server validates the update first (ValidatePersistentVolumeClaimUpdate,
         // Kubernetes 1.31 with RecoverVolumeExpansionFailure off, its default): the size of
         // a claim that is not Bound is part of its immutable spec, and a request may not

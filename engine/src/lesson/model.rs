@@ -400,9 +400,15 @@ fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
 /// person writes a second address in the same network: its last parts after a dot (`.9`,
 /// `1.9`, `.1.9`: `10.244.1.8 else .9`, `10.244.1.8, .9`), or its last part alone after a
 /// word that joins two answers (`10.244.1.8 and 9`). The tail of `first` itself
-/// (`10.244.1.8, .8`) is the same address.
+/// (`10.244.1.8, .8`) is the same address, and a number with a unit after it (`after 1.5
+/// s`, `2.5 GiB`) is a quantity.
 fn names_a_shortened_address(given: &str, first: std::net::IpAddr) -> bool {
     const JOINS: &[&str] = &["and", "or", "else", "then", "&", "+", "vs"];
+    const UNITS: &[&str] = &[
+        "s", "sec", "secs", "second", "seconds", "ms", "min", "mins", "minute", "minutes", "h",
+        "hour", "hours", "x", "%", "percent", "times", "k", "ki", "kib", "kb", "m", "mi", "mib",
+        "mb", "g", "gi", "gib", "gb",
+    ];
     let first = first.to_string();
     let is_tail = |t: &str| first.ends_with(&format!(".{}", t.trim_start_matches('.')));
     let tokens: Vec<&str> = given
@@ -430,7 +436,10 @@ fn names_a_shortened_address(given: &str, first: std::net::IpAddr) -> bool {
         };
         let after_a_join =
             at > 0 && JOINS.contains(&tokens[at - 1].to_ascii_lowercase().as_str()) && octets(t);
-        (shortened || after_a_join) && !is_tail(t)
+        let quantity = tokens
+            .get(at + 1)
+            .is_some_and(|unit| UNITS.contains(&unit.to_ascii_lowercase().as_str()));
+        (shortened || after_a_join) && !is_tail(t) && !quantity
     })
 }
 
@@ -885,6 +894,9 @@ mod tests {
             "10.244.1.8, i.e. .8",
             "10.244.1.8 (onlink via flannel.1)",
             "10.244.1.8, after 2 pods",
+            "10.244.1.8, after 1.5 s",
+            "10.244.1.8: the resync takes 2.5 seconds",
+            "10.244.1.8 (the node has 1.5 GiB left)",
         ] {
             assert_eq!(quiz.refuse(given), None, "{given}");
             assert!(quiz.is_right(given), "{given}");
