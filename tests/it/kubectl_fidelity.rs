@@ -655,8 +655,8 @@ fn show_with_an_output_flag_says_where_the_json_is() {
 }
 
 /// A `pvc expand` to the size the claim already requests (however it is spelled) changes
-/// nothing, as a kubectl patch that changes nothing: it says so, and the API server writes
-/// nothing (the resourceVersion stays, no resizer runs).
+/// nothing, as a kubectl patch that changes nothing: it says so with the request the claim
+/// holds, and the API server writes nothing (the resourceVersion stays, no resizer runs).
 #[test]
 fn an_expand_to_the_same_size_changes_nothing() {
     let mut lab = Lab::new();
@@ -666,9 +666,7 @@ fn an_expand_to_the_same_size_changes_nothing() {
     for same in ["1Gi", "1024Mi"] {
         let out = run(&mut lab, &format!("pvc expand db-data {same}"));
         assert!(
-            out.contains(&format!(
-                "persistentvolumeclaim/db-data requests {same} (no change)"
-            )),
+            out.contains("persistentvolumeclaim/db-data requests 1Gi (no change)"),
             "{out}"
         );
         assert!(!out.contains("external-resizer"), "{out}");

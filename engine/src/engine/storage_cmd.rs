@@ -360,14 +360,18 @@ impl Lab {
         // A request the claim already has is a patch that changes nothing: kubectl says so
         // and the API server writes nothing (no new resourceVersion, no watch event, so no
         // controller wakes).
-        if want == old && pvc.spec.resources.requests.contains_key("storage") {
-            let mut out = Outcome::empty();
-            out.line(
-                Line::new()
-                    .push(format!("persistentvolumeclaim/{name}"), Role::Name)
-                    .push(format!(" requests {size} (no change)"), Role::Dim),
-            );
-            return Ok(out);
+        if let Some(held) = pvc
+            .spec
+            .resources
+            .requests
+            .get("storage")
+            .filter(|_| want == old)
+        {
+            return Ok(requests_line(
+                name,
+                &format!("{held} (no change)"),
+                Role::Dim,
+            ));
         }
         // The API server validates the update first (ValidatePersistentVolumeClaimUpdate,
         // Kubernetes 1.31 with RecoverVolumeExpansionFailure off, its default): the size of
@@ -423,13 +427,7 @@ impl Lab {
             .map(|p| (p.metadata.namespace().clone(), p.name().to_string()))
             .collect();
         self.dirty.extend(users);
-        let mut out = Outcome::empty();
-        out.line(
-            Line::new()
-                .push(format!("persistentvolumeclaim/{name}"), Role::Name)
-                .push(format!(" requests {size}"), Role::Good),
-        );
-        Ok(out)
+        Ok(requests_line(name, size, Role::Good))
     }
 
     /// Why a claim is still Pending, as `kubectl describe pvc` shows it: its latest event
@@ -590,6 +588,17 @@ fn table_or(t: Table, empty: &str) -> Outcome {
     } else {
         t.render()
     }
+}
+
+/// `pvc expand`'s answer: the claim and what it now requests.
+fn requests_line(name: &str, request: &str, role: Role) -> Outcome {
+    let mut out = Outcome::empty();
+    out.line(
+        Line::new()
+            .push(format!("persistentvolumeclaim/{name}"), Role::Name)
+            .push(format!(" requests {request}"), role),
+    );
+    out
 }
 
 #[cfg(test)]
