@@ -376,7 +376,9 @@ fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
     }
     let mut addresses = words.iter().filter_map(|w| word_address(w));
     if let Some(first) = addresses.next()
-        && (addresses.any(|a| a != first) || names_a_shortened_address(given, first))
+        && (addresses.any(|a| a != first)
+            || names_a_shortened_address(given, first)
+            || words.iter().any(|w| slash_names_another_address(w)))
     {
         return Some(Flaw::SeveralAddresses);
     }
@@ -394,6 +396,28 @@ fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
         return Some(Flaw::SeveralOptions);
     }
     None
+}
+
+/// Whether a word `ADDRESS/REST` names a second address after its slash (`10.244.1.8/9`,
+/// `10.244.1.8/10.244.1.9`, `10.244.1.8/1.9`) rather than a prefix length a pod's address
+/// is written with (`/24`, `/26`, `/32`: 16 to 32 for IPv4, 48 to 128 for IPv6). `/9` is
+/// a prefix no pod network has: it reads as `.8 or .9`.
+fn slash_names_another_address(word: &str) -> bool {
+    let Some((address, rest)) = word.split_once('/') else {
+        return false;
+    };
+    let Ok(address) = address.parse::<std::net::IpAddr>() else {
+        return false;
+    };
+    let rest = rest.trim_start_matches('.');
+    match rest.parse::<u8>() {
+        Ok(len) if address.is_ipv4() => !(16..=32).contains(&len),
+        Ok(len) => !(48..=128).contains(&len),
+        Err(_) => {
+            rest.parse::<std::net::IpAddr>().is_ok()
+                || rest.split('.').all(|p| p.parse::<u8>().is_ok())
+        }
+    }
 }
 
 /// Whether a prediction that names the address `first` names another one shortened, as a
@@ -872,6 +896,10 @@ mod tests {
             ("10.244.1.8 then 1.9", "names more than one address"),
             ("10.244.1.8 and 9", "names more than one address"),
             ("10.244.1.8, or otherwise .9", "negates or hedges (\"or\")"),
+            ("10.244.1.8/9", "names more than one address"),
+            ("10.244.1.8/10.244.1.9", "names more than one address"),
+            ("10.244.1.8/1.9", "names more than one address"),
+            ("it gets 10.244.1.8/7.", "names more than one address"),
             ("10.244.1.8?", "asks (\"?\") instead of stating an answer"),
             ("10.244.1.8 ?", "asks (\"?\") instead of stating an answer"),
             // A reason naming another address short names two, as in full form.
@@ -891,6 +919,8 @@ mod tests {
         for given in [
             "10.244.1.8",
             "10.244.1.8/24",
+            "10.244.1.8/32.",
+            "10.244.1.8/26",
             "10.244.1.8, i.e. .8",
             "10.244.1.8 (onlink via flannel.1)",
             "10.244.1.8, after 2 pods",
