@@ -322,3 +322,42 @@ fn a_lesson_done_in_two_sittings_replays_to_the_same_verdict() {
     assert_eq!(v.steps_done(), 4, "{}", v.render().to_text());
     assert!(v.claimed_not_replayed.is_empty());
 }
+
+/// Helpers' play, stop 66: `lesson play` printed every quiz's answer and a reset wiped a
+/// wrong answer, and the grader counted the right answers after either as first tries. Now
+/// both are in the lines handed in, and their replay counts those quizzes as seen.
+#[test]
+fn answers_seen_in_a_play_or_before_a_reset_are_not_first_tries() {
+    let lesson = the_lesson();
+    let solved = solution(&lesson, lesson.steps.len());
+    let first_time = |dir: &std::path::Path, file: &str| {
+        let o = lab(&["grade", "--lesson", LESSON, "--json", file], dir);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON verdict");
+        assert_eq!(v["steps_done"], lesson.steps.len(), "{v}");
+        v["quizzes_right_first_time"].as_u64().expect("a count")
+    };
+    // The whole lesson played before it is started: every quiz's answer was seen.
+    let dir = scratch("play");
+    let mut lines = vec![format!("lesson play {LESSON}")];
+    lines.extend(solved.iter().cloned());
+    submit(&dir, &lines, "carol.json");
+    assert_eq!(first_time(&dir, "carol.json"), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+    // Quiz 1 answered wrong, then `lesson reset` and the lesson done again.
+    let QuizKind::Choice { answer, .. } = &lesson.quizzes[0].kind else {
+        panic!("quiz 1 of {LESSON} is a choice");
+    };
+    let wrong = if *answer == 'A' { 'B' } else { 'A' };
+    let dir = scratch("reset");
+    let mut lines = vec![format!("lesson start {LESSON}")];
+    lines.extend(std::iter::repeat_n("skip".to_string(), lesson.steps.len()));
+    lines.push(format!("lesson answer {wrong}"));
+    lines.push("lesson reset".to_string());
+    lines.extend(solved.iter().skip(1).cloned());
+    submit(&dir, &lines, "dave.json");
+    assert_eq!(
+        first_time(&dir, "dave.json"),
+        u64::try_from(lesson.quizzes.len() - 1).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

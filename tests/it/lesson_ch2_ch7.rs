@@ -184,6 +184,20 @@ fn ch2_step_19_wants_the_policy_the_task_describes() {
         ],
     );
     assert_eq!(step(&desk), 19, "a policy that admits the wrong pods");
+    for (select, from) in [("''", "app=api"), ("app=db", "''")] {
+        type_lines(
+            &mut desk,
+            &[
+                "policy delete db-allow-api",
+                // Selects every pod, or lets every pod in: web → db is still denied.
+                &format!(
+                    "policy create db-allow-api --select {select} --ingress-from {from} --port 5432/TCP"
+                ),
+                "reach web db --port 5432",
+            ],
+        );
+        assert_eq!(step(&desk), 19, "--select {select} --ingress-from {from}");
+    }
     type_lines(
         &mut desk,
         &[
@@ -630,4 +644,36 @@ fn ch7_step_7_takes_the_address_app_b_really_got() {
         .status
         .pod_ip;
     assert_eq!(ip, "10.244.2.3".parse().ok(), "round robin went on");
+}
+
+/// ch7 step 9 asks for a policy selecting `app=db` that lets `app=web` in: one that selects
+/// every pod (and so isolates web and app-a too), or lets every pod in, is not it, though
+/// the verdicts on the flows it asks about are the same.
+#[test]
+fn ch7_step_9_wants_the_policy_the_task_describes() {
+    for (select, from) in [("''", "app=web"), ("app=db", "''")] {
+        let mut desk = at_step(CH7, 9);
+        type_lines(
+            &mut desk,
+            &[
+                "pod create db --node node-2 --label app=db",
+                &format!(
+                    "policy create db-allow-web --select {select} --ingress-from {from} --port 3306/TCP"
+                ),
+                "reach web db --port 3306",
+                "reach web db --port 8080",
+            ],
+        );
+        assert_eq!(step(&desk), 9, "--select {select} --ingress-from {from}");
+        type_lines(
+            &mut desk,
+            &[
+                "policy delete db-allow-web",
+                "policy create db-allow-web --select app=db --ingress-from app=web --port 3306/TCP",
+                "reach web db --port 3306",
+                "reach web db --port 8080",
+            ],
+        );
+        assert_eq!(step(&desk), 10);
+    }
 }

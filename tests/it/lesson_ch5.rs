@@ -335,3 +335,83 @@ fn ch5_quiz_9_explains_with_what_the_lab_shows() {
     let s2 = run(&mut desk, "describe pod s2");
     assert!(s2.contains("Multi-Attach error for volume"), "{s2}");
 }
+
+/// A policy that selects every pod, or lets in or out every pod, is not the policy the task
+/// asks for, though the flows it asks about get the verdicts they should: steps 7 and 12
+/// read the policy's podSelector and peers, and the step stays open until the policy is
+/// replaced by the right one.
+#[test]
+fn a_policy_for_every_pod_does_not_pass_the_policy_steps() {
+    for (select, from) in [("''", "app=web"), ("app=db", "''"), ("''", "''")] {
+        let (mut desk, _) = at_step(7);
+        for line in [
+            "reach web db --port 5432",
+            &format!(
+                "policy create db-allow-web --select {select} --ingress-from {from} --port 5432/TCP"
+            ),
+            "reach web db --port 5432",
+        ] {
+            run(&mut desk, line);
+        }
+        assert_eq!(
+            at(&desk),
+            6,
+            "step 7 done with --select {select} --ingress-from {from}"
+        );
+        for line in [
+            "policy delete db-allow-web",
+            "policy create db-allow-web --select app=db --ingress-from app=web --port 5432/TCP",
+            "reach web db --port 5432",
+        ] {
+            run(&mut desk, line);
+        }
+        assert_eq!(
+            at(&desk),
+            7,
+            "step 7 not done with the policy the task asks for"
+        );
+    }
+    for (select, to) in [("''", "app=db"), ("app=web", "''")] {
+        let (mut desk, _) = at_step(12);
+        for line in [
+            &format!(
+                "policy create web-to-db --select {select} --egress-to {to} --port 5432/TCP --types Egress"
+            ),
+            "reach web db --port 5432",
+        ] {
+            run(&mut desk, line);
+        }
+        assert_eq!(
+            at(&desk),
+            11,
+            "step 12 done with --select {select} --egress-to {to}"
+        );
+        for line in [
+            "policy delete web-to-db",
+            "policy create web-to-db --select app=web --egress-to app=db --port 5432/TCP --types Egress",
+            "reach web db --port 5432",
+        ] {
+            run(&mut desk, line);
+        }
+        assert_eq!(
+            at(&desk),
+            12,
+            "step 12 not done with the policy the task asks for"
+        );
+    }
+}
+
+/// Step 25 asks for 2Gi: an expansion to another size leaves it open (step 26 could never
+/// pass after it).
+#[test]
+fn step_25_needs_the_size_the_task_names() {
+    let (mut desk, _) = at_step(25);
+    for line in [
+        "pvc create grow --size 1Gi",
+        "pvc expand grow 5Gi",
+        "describe pvc grow",
+    ] {
+        run(&mut desk, line);
+    }
+    assert_eq!(at(&desk), 24, "step 25 done with an expansion to 5Gi");
+}

@@ -348,7 +348,7 @@ fn a_wrong_prediction_has_no_second_try_after_the_output_showed_the_answer() {
     let mut d = at_item("ch2-core-ideas", 21 + 7);
     let quiz = |d: &lab_engine::Desk| d.lessons.session.as_ref().map(|s| s.at);
     let at = quiz(&d);
-    let answered = d.execute("lesson answer A").unwrap().to_text();
+    let answered = d.execute("lesson answer 192.0.2.1").unwrap().to_text();
     assert!(
         answered.contains("Not quite: the answer is") && answered.contains("one try"),
         "{answered}"

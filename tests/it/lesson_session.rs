@@ -730,6 +730,11 @@ fn lesson_hint_skip_and_back_point_to_the_top_level_commands() {
         assert!(!e.contains("lint"), "{e}");
     }
     assert!(err(&mut desk, "lesson lsit").contains("did you mean \"list\"?"));
+    // Helpers' play, stop 66: `lesson help` (and `pod help`) point to `help lesson`.
+    for (line, help) in [("lesson help", "help lesson"), ("pod help", "help pod")] {
+        let e = err(&mut desk, line);
+        assert!(e.contains(&format!("help comes first: `{help}`")), "{e}");
+    }
 }
 
 /// QA 22 §5: ch7 step 1's third hint spoke only of the label, while the check that failed
@@ -897,7 +902,8 @@ fn a_quiz_keeps_its_first_try_however_the_learner_moves() {
             Some(true),
             RightFirstTime { line: 24 },
         ),
-        // `lesson reset` starts a new attempt (and a new transcript).
+        // `lesson reset` starts the steps over, but the wrong answer stays on record (and
+        // in the transcript the grader replays).
         (
             ID,
             22,
@@ -908,8 +914,8 @@ fn a_quiz_keeps_its_first_try_however_the_learner_moves() {
                 .chain(["lesson answer A"])
                 .collect::<Vec<_>>()[..],
             1,
-            Some(true),
-            RightFirstTime { line: 48 },
+            Some(false),
+            RightSecondTry { line: 48 },
         ),
     ] {
         let (l, g) = quiz_scored(lesson, skips, lines, quiz);

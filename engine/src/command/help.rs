@@ -754,6 +754,12 @@ fn unknown_word(path: &[&'static clap::Command], word: &str, lead: &str) -> Stri
         format!("{lead} subcommand {word:?} for {:?}", path_name(path))
     };
     let mut msg = what;
+    // `lesson help`, `pod help`: the help is its own command, the other way round.
+    if word == "help" && !path.is_empty() && lead != "no help for" {
+        msg.push_str(&format!("; help comes first: `help {}`\n", path_name(path)));
+        msg.push_str(&usage_block(path));
+        return msg;
+    }
     // A lesson's own commands are top-level (`hint`, `skip`, `back`), not `lesson`'s: say
     // so rather than suggest a `lesson` subcommand spelled alike (`lint` for `hint`).
     if let [lesson] = path

@@ -7,7 +7,7 @@
 //! Every key is `ns/name` or a bare `name` in `default`, as the lesson language writes it.
 
 use super::Lab;
-use crate::cluster::policy::{IntOrString, NetworkPolicyPort, Protocol};
+use crate::cluster::policy::{IntOrString, NetworkPolicyPeer, NetworkPolicyPort, Protocol};
 use crate::cluster::{ApiKind, Object, PodSpec, no_namespace};
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -379,16 +379,29 @@ pub(crate) fn policy_types<'a>(lab: &'a Lab, key_: &str) -> Option<&'a [String]>
         .map(|p| p.spec.policy_types.as_slice())
 }
 
-/// Whether an ingress rule of the NetworkPolicy `key` lets in pods of its namespace carrying
-/// `labels` on this port (its `from` has a podSelector that matches them, or is empty; its
-/// `ports` hold the port, or are empty): what the policy says, whatever the network
-/// enforces. `None`: no such policy.
+/// Whether the NetworkPolicy `key`'s podSelector takes a pod by the label `key=value`: it
+/// matches a pod carrying just that label and not a pod without it (an empty selector,
+/// which takes every pod of the namespace, does not; nor one that also needs another
+/// label). Written as matchLabels or matchExpressions alike. `None`: no such policy.
+pub(crate) fn policy_selects(lab: &Lab, key_: &str, label: (&str, &str)) -> Option<bool> {
+    let policy = lab.cluster.policies.get(&key(key_))?;
+    let with: BTreeMap<String, String> = [(label.0.to_string(), label.1.to_string())].into();
+    let selector = &policy.spec.pod_selector;
+    Some(selector.matches(&with) && !selector.matches(&BTreeMap::new()))
+}
+
+/// Whether a rule of the NetworkPolicy `key` lets traffic on this port through between the
+/// pods it selects and pods of its namespace carrying `labels`: with `egress` false, an
+/// ingress rule lets them in (its `from` has a podSelector that matches them, or is empty);
+/// with `egress` true, an egress rule lets the selected pods out to them (its `to`, the
+/// same way); the rule's `ports` hold the port, or are empty. What the policy says,
+/// whatever the network enforces. `None`: no such policy.
 pub(crate) fn policy_admits(
     lab: &Lab,
     key_: &str,
     labels: &BTreeMap<String, String>,
-    port: u16,
-    proto: Protocol,
+    (port, proto): (u16, Protocol),
+    egress: bool,
 ) -> Option<bool> {
     let p = lab.cluster.policies.get(&key(key_))?;
     let port_ok = |q: &NetworkPolicyPort| {
@@ -407,10 +420,10 @@ pub(crate) fn policy_admits(
                 Some(IntOrString::Str(_)) => false,
             }
     };
-    let holds = p.spec.ingress.iter().any(|r| {
-        (r.ports.is_empty() || r.ports.iter().any(port_ok))
-            && (r.from.is_empty()
-                || r.from.iter().any(|peer| {
+    let lets = |ports: &[NetworkPolicyPort], peers: &[NetworkPolicyPeer]| {
+        (ports.is_empty() || ports.iter().any(port_ok))
+            && (peers.is_empty()
+                || peers.iter().any(|peer| {
                     peer.namespace_selector.is_none()
                         && peer.ip_block.is_none()
                         && peer
@@ -418,7 +431,12 @@ pub(crate) fn policy_admits(
                             .as_ref()
                             .is_some_and(|s| s.matches(labels))
                 }))
-    });
+    };
+    let holds = if egress {
+        p.spec.egress.iter().any(|r| lets(&r.ports, &r.to))
+    } else {
+        p.spec.ingress.iter().any(|r| lets(&r.ports, &r.from))
+    };
     Some(holds)
 }
 

@@ -787,9 +787,23 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
+        pattern: "policy <policy> selects <word>",
+        about: "the NetworkPolicy's podSelector takes pods by this KEY=VALUE label: it matches a pod with just that label and not one without it (an empty selector, which takes every pod, does not hold)",
+        eval: super::saw::policy_selects,
+        topic: Topic::None,
+        record: None,
+    },
+    Predicate {
         pattern: "policy <policy> admits <word> port <port>",
         about: "an ingress rule of the NetworkPolicy lets in pods of its namespace with this KEY=VALUE label on this port (what the policy says, whatever pods exist or the network enforces)",
         eval: super::saw::policy_admits,
+        topic: Topic::None,
+        record: None,
+    },
+    Predicate {
+        pattern: "policy <policy> lets-out <word> port <port>",
+        about: "an egress rule of the NetworkPolicy lets the pods it selects out to pods of its namespace with this KEY=VALUE label on this port (what the policy says, whatever pods exist or the network enforces)",
+        eval: super::saw::policy_lets_out,
         topic: Topic::None,
         record: None,
     },

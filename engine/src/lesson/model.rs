@@ -146,7 +146,7 @@ impl Quiz {
         let QuizKind::Choice { options, .. } = &self.kind else {
             return self.refuse_prediction(given);
         };
-        if choice_label(given).is_some_and(|c| options.iter().any(|(l, _)| *l == c)) {
+        if chosen(given, options).is_some() {
             return None;
         }
         Some(format!(
@@ -182,11 +182,17 @@ impl Quiz {
     /// states one. Like a choice answer that is no option, it uses no try.
     fn refuse_prediction(&self, given: &str) -> Option<String> {
         let accepted = prediction_accepted(&self.question);
-        let why = match prediction_flaw(&self.question, given)? {
+        let wants_address = match &self.kind {
+            QuizKind::Predict { answer, .. } => names_an_address(answer),
+            QuizKind::Choice { .. } => false,
+        };
+        let why = match prediction_flaw(&self.question, given, wants_address)? {
             Flaw::Hedges(word) => format!("negates or hedges ({word:?})"),
             Flaw::SeveralOptions => "names more than one of this quiz's options".to_string(),
             Flaw::SeveralAddresses => "names more than one address".to_string(),
             Flaw::Asks => "asks (\"?\") instead of stating an answer".to_string(),
+            Flaw::NoOption => "names none of this quiz's options".to_string(),
+            Flaw::NoAddress => "names no address, and the question asks for one".to_string(),
         };
         Some(format!(
             "{:?} {why}: {accepted} (`lesson answer PREDICTION`); this try is not used",
@@ -199,7 +205,7 @@ impl Quiz {
     pub fn is_right(&self, given: &str) -> bool {
         let given = given.trim();
         match &self.kind {
-            QuizKind::Choice { answer, .. } => choice_label(given) == Some(*answer),
+            QuizKind::Choice { answer, options } => chosen(given, options) == Some(*answer),
             QuizKind::Predict { answer, .. } => predicted(&self.question, given, answer.trim()),
         }
     }
@@ -248,7 +254,7 @@ fn question_options(question: &str) -> Vec<&str> {
 /// except one option then another when the question asks which comes first (`CNI DEL then
 /// NodeUnpublishVolume`).
 pub(crate) fn predicted(question: &str, given: &str, answer: &str) -> bool {
-    if prediction_flaw(question, given).is_some() {
+    if prediction_flaw(question, given, names_an_address(answer)).is_some() {
         return false;
     }
     // The answer without its reason (whose words may negate something else).
@@ -274,6 +280,13 @@ fn asks_order(question: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case("first"))
 }
 
+/// Whether a prediction's answer is an address: one written out, or a fact the lab reads
+/// (`{pod web ip}`, `{lease c3 on node-1}`: every fact is an address).
+fn names_an_address(answer: &str) -> bool {
+    answer.trim().parse::<std::net::IpAddr>().is_ok()
+        || matches!(super::facts::Fact::parse(answer), Some(Ok(_)))
+}
+
 /// The address a prediction's word holds (`10.244.1.7`, `10.244.1.7/24`), if any.
 fn word_address(word: &str) -> Option<std::net::IpAddr> {
     word.split_once('/').map_or(word, |(a, _)| a).parse().ok()
@@ -291,6 +304,10 @@ enum Flaw {
     SeveralAddresses,
     /// It asks: a question mark on the answer (`ok?`, `10.244.1.7?`).
     Asks,
+    /// It names none of the question's options (`deny` for `allowed` or `denied`).
+    NoOption,
+    /// The question asks for an address and it names none (`A`, `the next one`).
+    NoAddress,
 }
 
 /// Words that negate or hedge: a prediction with one states no single answer.
@@ -309,8 +326,11 @@ const HEDGES: &[&str] = &[
     "perhaps",
     "possibly",
     "probably",
+    "likely",
     "might",
     "unsure",
+    "guess",
+    "unless",
     // Contractions whose apostrophe a shell-like line dropped (`don't … won't` pair up).
     "dont",
     "doesnt",
@@ -332,11 +352,26 @@ fn is_hedge(word: &str) -> bool {
     HEDGES.contains(&word) || word.ends_with("n't") || word.ends_with("n\u{2019}t")
 }
 
+/// The parts of a word written without spaces that name one thing each: `,` and `;` part
+/// them (`ok,error`, `10.244.1.7;10.244.1.8`), and so does one `:` (`10.244.1.7:.8`), but
+/// not the colons of an IPv6 address.
+fn split_joined(word: &str) -> Vec<&str> {
+    word.split([',', ';'])
+        .flat_map(|w| match w.split_once(':') {
+            Some((a, b)) if !b.contains(':') => vec![a, b],
+            _ => vec![w],
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
 /// The words of a prediction, lowercase, without the punctuation around them; `/` parts
-/// words (`ok/error`), except in an address with its prefix (`10.244.1.3/24`).
+/// words (`ok/error`), except in an address with its prefix (`10.244.1.3/24`), and so do
+/// `,`, `;` and a `:` written without a space ([`split_joined`]).
 fn prediction_words(given: &str) -> Vec<String> {
     given
         .split_whitespace()
+        .flat_map(split_joined)
         .flat_map(|w| {
             let address = w.split_once('/').is_some_and(|(a, _)| {
                 a.trim_matches(|c: char| !c.is_ascii_alphanumeric())
@@ -365,7 +400,7 @@ fn prediction_words(given: &str) -> Vec<String> {
 /// What keeps a prediction from stating one answer, if anything: a word that negates or
 /// hedges, or, for a question with options, a second option named other than after `then`
 /// or `before` in a question that asks which comes first.
-fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
+fn prediction_flaw(question: &str, given: &str, wants_address: bool) -> Option<Flaw> {
     let words = prediction_words(given);
     let scope = hedge_scope(question, given);
     if let Some(w) = prediction_words(scope).into_iter().find(|w| is_hedge(w)) {
@@ -382,9 +417,29 @@ fn prediction_flaw(question: &str, given: &str) -> Option<Flaw> {
     {
         return Some(Flaw::SeveralAddresses);
     }
-    let named = options_named(&words, &question_options(question));
-    let (_, first) = named.first()?;
+    if wants_address && !words.iter().any(|w| word_address(w).is_some()) {
+        return Some(Flaw::NoAddress);
+    }
+    let options = question_options(question);
+    let named = options_named(&words, &options);
+    let Some((_, first)) = named.first() else {
+        return (!options.is_empty()).then_some(Flaw::NoOption);
+    };
     let asks_order = asks_order(question);
+    // Every option of three or more, each once, in a question that asks which comes first:
+    // a whole order (`bandwidth, portmap, bridge`), whose first is the answer. (Two options
+    // side by side, `CNI DEL NodeUnpublishVolume`, still read as both.)
+    let mut distinct: Vec<&str> = named.iter().map(|(_, o)| *o).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let whole_order = asks_order
+        && options.len() >= 3
+        && !given.contains('/')
+        && named.len() == options.len()
+        && distinct.len() == options.len();
+    if whole_order {
+        return None;
+    }
     // `X then Y`, `X before Y`, `X first, Y second`, and `Y after X` (one other option).
     let in_order = |at: usize| {
         asks_order
@@ -443,6 +498,7 @@ fn names_a_shortened_address(given: &str, first: std::net::IpAddr) -> bool {
                     ',' | ';' | '/' | '(' | ')' | '[' | ']' | '`' | '"' | '\'' | '\u{2014}'
                 )
         })
+        .flat_map(split_joined)
         .map(|t| t.trim_end_matches(['.', '?', '!', ':']))
         .filter(|t| !t.is_empty())
         .collect();
@@ -523,6 +579,27 @@ fn options_named<'q>(words: &[String], options: &[&'q str]) -> Vec<(usize, &'q s
     named
 }
 
+/// The option a choice answer names: by its label ([`choice_label`]), or by the option's
+/// whole text as the quiz prints it (case, spacing, backticks and a final full stop aside).
+fn chosen(given: &str, options: &[(char, String)]) -> Option<char> {
+    if let Some(c) = choice_label(given).filter(|c| options.iter().any(|(l, _)| l == c)) {
+        return Some(c);
+    }
+    let plain = |t: &str| {
+        t.replace('`', "")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .trim_end_matches('.')
+            .to_lowercase()
+    };
+    let given = plain(given);
+    options
+        .iter()
+        .find(|(_, text)| !given.is_empty() && plain(text) == given)
+        .map(|(l, _)| *l)
+}
+
 /// The option label a choice answer names (`b`, `B)`, `(B)`, `B.` → `B`), if it is one
 /// letter or digit.
 fn choice_label(given: &str) -> Option<char> {
@@ -572,7 +649,7 @@ pub(crate) fn same_prediction(given: &str, answer: &str) -> bool {
     let ok = |s: &str| {
         matches!(
             s,
-            "ok" | "success" | "succeeds" | "succeeded" | "0" | "exit 0"
+            "ok" | "okay" | "success" | "succeeds" | "succeeded" | "0" | "exit 0"
         )
     };
     if ok(&g) && ok(&a) {
@@ -844,7 +921,7 @@ mod tests {
             "Running. It does not wait for the other pod",
             "Running \u{2014} its volume is not held on another node",
         ] {
-            assert_eq!(prediction_flaw(q, given), None, "{given}");
+            assert_eq!(prediction_flaw(q, given, false), None, "{given}");
             assert!(predicted(q, given, "Running"), "{given}");
         }
         for (given, flaw) in [
@@ -858,7 +935,7 @@ mod tests {
             ("Running, or Pending", Flaw::Hedges("or".into())),
             ("Running, but s2 is not Pending", Flaw::SeveralOptions),
         ] {
-            assert_eq!(prediction_flaw(q, given), Some(flaw), "{given}");
+            assert_eq!(prediction_flaw(q, given, false), Some(flaw), "{given}");
             assert!(!predicted(q, given, "Running"), "{given}");
         }
         // An address answer with a reason that negates.
@@ -897,6 +974,20 @@ mod tests {
             ("10.244.1.8 and 9", "names more than one address"),
             ("10.244.1.8, or otherwise .9", "negates or hedges (\"or\")"),
             ("10.244.1.8/9", "names more than one address"),
+            ("10.244.1.8,10.244.1.9", "names more than one address"),
+            ("10.244.1.8;10.244.1.9", "names more than one address"),
+            ("10.244.1.8:.9", "names more than one address"),
+            ("10.244.1.8,.9,.10", "names more than one address"),
+            ("A", "names no address, and the question asks for one"),
+            (
+                "the next one after .7",
+                "names no address, and the question asks for one",
+            ),
+            ("10.244.1.8 i guess", "negates or hedges (\"guess\")"),
+            (
+                "10.244.1.8 unless c1 is reused",
+                "negates or hedges (\"unless\")",
+            ),
             ("10.244.1.8/10.244.1.9", "names more than one address"),
             ("10.244.1.8/1.9", "names more than one address"),
             ("it gets 10.244.1.8/7.", "names more than one address"),
@@ -932,7 +1023,7 @@ mod tests {
             assert!(quiz.is_right(given), "{given}");
         }
         let q = "Does the chain answer ok or an error? (Answer `ok` or `error`.)";
-        assert_eq!(prediction_flaw(q, "ok?"), Some(Flaw::Asks));
+        assert_eq!(prediction_flaw(q, "ok?", false), Some(Flaw::Asks));
         assert!(!predicted(q, "ok?", "ok"));
         // A question in the reason is about the reason.
         assert!(predicted(q, "ok, why would it fail?", "ok"));
@@ -960,5 +1051,94 @@ mod tests {
         ] {
             assert!(!same_prediction(given, answer), "{given} for {answer}");
         }
+    }
+}
+
+#[cfg(test)]
+mod option_tests {
+    use super::*;
+
+    /// Helpers' play, stop 66: options joined without spaces are as many options as with
+    /// them; an answer that names no option is refused without using the one try; a whole
+    /// order of every option answers "which comes first" by its first.
+    #[test]
+    fn joined_absent_and_ordered_options() {
+        let q = "Does the chain answer ok or an error? (Answer `ok` or `error`.)";
+        for given in ["ok,error", "ok;error", "ok:error", "error,ok"] {
+            assert_eq!(
+                prediction_flaw(q, given, false),
+                Some(Flaw::SeveralOptions),
+                "{given}"
+            );
+            assert!(!predicted(q, given, "ok"), "{given}");
+        }
+        for given in ["okay", "exit 0", "ok", "success"] {
+            assert_eq!(prediction_flaw(q, given, false), None, "{given}");
+            assert!(predicted(q, given, "ok"), "{given}");
+        }
+        let q = "May db reach web on port 80? Answer `allowed` or `denied`.";
+        for given in ["deny", "dropped", "blocked", "A"] {
+            assert_eq!(
+                prediction_flaw(q, given, false),
+                Some(Flaw::NoOption),
+                "{given}"
+            );
+        }
+        let q = "Which plugin runs DEL first: `bridge`, `portmap` or `bandwidth`?";
+        for given in ["bandwidth,bridge", "bandwidth, bridge", "bandwidth bridge"] {
+            assert_eq!(
+                prediction_flaw(q, given, false),
+                Some(Flaw::SeveralOptions),
+                "{given}"
+            );
+        }
+        for (given, right) in [
+            ("bandwidth, portmap, bridge", true),
+            ("bandwidth, portmap then bridge", true),
+            ("bridge, portmap, bandwidth", false),
+        ] {
+            assert_eq!(prediction_flaw(q, given, false), None, "{given}");
+            assert_eq!(predicted(q, given, "bandwidth"), right, "{given}");
+        }
+        // The same option twice is no whole order.
+        assert_eq!(
+            prediction_flaw(q, "bandwidth, portmap, bandwidth", false),
+            Some(Flaw::SeveralOptions)
+        );
+        // IPv6 colons do not part an address.
+        let q = "Which address does it get?";
+        assert_eq!(prediction_flaw(q, "fd00:10:244:1::7", true), None);
+        assert!(predicted(q, "fd00:10:244:1::7", "fd00:10:244:1::7"));
+    }
+}
+
+#[cfg(test)]
+mod choice_tests {
+    use super::*;
+
+    /// Helpers' play, stop 66: typing an option's own text was refused as "not one of
+    /// this quiz's options"; it names that option.
+    #[test]
+    fn an_option_s_text_names_the_option() {
+        let options = vec![
+            (
+                'A',
+                "The address after `last_reserved_ip`, wrapping at the end of the range."
+                    .to_string(),
+            ),
+            ('B', "The lowest free address.".to_string()),
+        ];
+        assert_eq!(chosen("b", &options), Some('B'));
+        assert_eq!(
+            chosen(
+                "the address after last_reserved_ip,  wrapping at the end of the range",
+                &options
+            ),
+            Some('A')
+        );
+        assert_eq!(chosen("The lowest free address", &options), Some('B'));
+        assert_eq!(chosen("the lowest", &options), None);
+        assert_eq!(chosen("C", &options), None);
+        assert_eq!(chosen("", &options), None);
     }
 }

@@ -43,7 +43,7 @@ pub struct LessonProgress {
     /// lesson as written, is not written down.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub variant: u32,
-    /// Every line the learner typed in the lesson since it started (or was reset), with
+    /// Every line the learner typed in the lesson since it started (a `lesson reset` keeps them), with
     /// the files those lines read: what `lesson submit` hands in and a grader replays
     /// (see [`super::grade`]). Saved with the progress at each step and lesson command.
     #[serde(default, skip_serializing_if = "Transcript::is_empty")]

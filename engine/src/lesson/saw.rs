@@ -1362,7 +1362,17 @@ pub(crate) fn volume_targets(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
 /// pods of its namespace carrying this label on this port (its `from` has a podSelector
 /// that matches them, or is empty; its `ports` hold the port, or are empty). What the
 /// policy says, whatever pods exist and whatever the network enforces.
-pub(crate) fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+pub(crate) fn policy_admits(lab: &Lab, o: &Observed, a: &[String]) -> Eval {
+    policy_lets(lab, o, a, false)
+}
+
+/// `policy <policy> lets-out <KEY=VALUE> port <port>`: an egress rule of the NetworkPolicy
+/// lets the pods it selects out to pods of its namespace with that label on that port.
+pub(crate) fn policy_lets_out(lab: &Lab, o: &Observed, a: &[String]) -> Eval {
+    policy_lets(lab, o, a, true)
+}
+
+fn policy_lets(lab: &Lab, _: &Observed, a: &[String], egress: bool) -> Eval {
     let (key, label, port) = (arg(a, 0), arg(a, 1), arg(a, 2));
     let (ns, name) = key.split_once('/').unwrap_or(("default", key));
     let labels: std::collections::BTreeMap<String, String> = label
@@ -1373,7 +1383,42 @@ pub(crate) fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let Ok((port, proto)) = crate::cluster::policy::parse_port(port) else {
         return yes_no(false, String::new(), format!("{port} is not a port"));
     };
-    let Some(holds) = crate::engine::query::policy_admits(lab, key, &labels, port, proto) else {
+    let Some(holds) = crate::engine::query::policy_admits(lab, key, &labels, (port, proto), egress)
+    else {
+        return yes_no(
+            false,
+            String::new(),
+            format!("networkpolicy {ns}/{name} does not exist"),
+        );
+    };
+    let (verb, rule) = if egress {
+        ("lets out to", "egress")
+    } else {
+        ("admits", "ingress")
+    };
+    yes_no(
+        holds,
+        format!(
+            "networkpolicy {ns}/{name} {verb} {label} on {port}/{}",
+            proto.as_str()
+        ),
+        format!(
+            "no {rule} rule of networkpolicy {ns}/{name} {verb} pods with {label} on {port}/{}",
+            proto.as_str()
+        ),
+    )
+}
+
+/// `policy <policy> selects <KEY=VALUE>`: the NetworkPolicy's podSelector takes pods by
+/// that label (see [`crate::engine::query::policy_selects`]): not every pod, not a pod
+/// that lacks the label.
+pub(crate) fn policy_selects(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (key, label) = (arg(a, 0), arg(a, 1));
+    let (ns, name) = key.split_once('/').unwrap_or(("default", key));
+    let Some((k, v)) = label.split_once('=') else {
+        return yes_no(false, String::new(), format!("{label} is not KEY=VALUE"));
+    };
+    let Some(holds) = crate::engine::query::policy_selects(lab, key, (k, v)) else {
         return yes_no(
             false,
             String::new(),
@@ -1382,13 +1427,9 @@ pub(crate) fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     };
     yes_no(
         holds,
+        format!("networkpolicy {ns}/{name} selects the pods labelled {label}"),
         format!(
-            "networkpolicy {ns}/{name} admits {label} on {port}/{}",
-            proto.as_str()
-        ),
-        format!(
-            "no ingress rule of networkpolicy {ns}/{name} admits pods with {label} on {port}/{}",
-            proto.as_str()
+            "networkpolicy {ns}/{name}'s podSelector does not select by {label} (it takes every pod, or needs other labels)"
         ),
     )
 }

@@ -200,8 +200,26 @@ impl LessonSession {
 
     /// Start over: first item, no progress (the same variant).
     pub fn reset(&mut self) {
+        let old = std::mem::take(&mut self.progress);
+        // A quiz answered wrong or whose answer was seen stays so: starting over does not
+        // make a right answer after it a first try. And the lines typed before stay in
+        // the transcript, so a grader's replay sees them too (unless it is past its cap:
+        // then it starts anew, or nothing could be handed in).
+        let seen = old
+            .shown
+            .iter()
+            .chain(&old.wrong)
+            .chain(&old.second_try)
+            .copied()
+            .collect();
         self.progress = LessonProgress {
-            variant: self.progress.variant,
+            variant: old.variant,
+            shown: seen,
+            transcript: if old.transcript.dropped == 0 {
+                old.transcript
+            } else {
+                Default::default()
+            },
             ..LessonProgress::default()
         };
         self.move_to(0);
