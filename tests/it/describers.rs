@@ -101,13 +101,17 @@ fn token_volume(lab: &mut Lab, pod: &str) -> String {
         .as_str()
         .expect("a name")
         .to_string();
+    // The plugin's mount comes after the container's own.
+    let mounts = pod["spec"]["containers"][0]["volumeMounts"]
+        .as_array()
+        .expect("volumeMounts");
     assert_eq!(
-        pod["spec"]["containers"][0]["volumeMounts"],
-        serde_json::json!([{
+        mounts.last(),
+        Some(&serde_json::json!({
             "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
             "name": name,
             "readOnly": true,
-        }]),
+        })),
         "{pod:#}"
     );
     name
@@ -195,8 +199,8 @@ fn describe_pod_prints_the_running_pod_as_kubectl_does() {
     );
     assert_eq!(pod["spec"]["volumes"].as_array().map(Vec::len), Some(1));
 
-    // The pod with a claim: the claim, then the token volume; the lab keeps no
-    // volumeMounts, so the container mounts the token volume only.
+    // The pod with a claim: the claim, then the token volume; the container mounts the
+    // claim (`--pvc` mounts it at /mnt/CLAIM) and the token volume, sorted by path.
     let d = run(&mut lab, "describe pod db");
     let token = token_volume(&mut lab, "db");
     assert_eq!(
@@ -212,9 +216,10 @@ fn describe_pod_prints_the_running_pod_as_kubectl_does() {
         "{d}"
     );
     assert_eq!(
-        lines_from(&d, "    Mounts:", 3),
+        lines_from(&d, "    Mounts:", 4),
         [
             "    Mounts:",
+            "      /mnt/data from data (rw)",
             &format!("      /var/run/secrets/kubernetes.io/serviceaccount from {token} (ro)"),
             "Conditions:",
         ],
@@ -226,6 +231,10 @@ fn describe_pod_prints_the_running_pod_as_kubectl_does() {
         serde_json::json!({"name": "data", "persistentVolumeClaim": {"claimName": "data"}})
     );
     assert_eq!(pod["spec"]["volumes"][1]["name"], token.as_str());
+    assert_eq!(
+        pod["spec"]["containers"][0]["volumeMounts"][0],
+        serde_json::json!({"mountPath": "/mnt/data", "name": "data"})
+    );
 }
 
 /// The container ID and the token volume's name are derived, not random: the same

@@ -360,4 +360,33 @@ fn answers_seen_in_a_play_or_before_a_reset_are_not_first_tries() {
         u64::try_from(lesson.quizzes.len() - 1).unwrap()
     );
     let _ = std::fs::remove_dir_all(&dir);
+    // The lesson played while it is in progress (the play leaves it; it is resumed).
+    let dir = scratch("play-inside");
+    let mut lines = vec![
+        format!("lesson start {LESSON}"),
+        format!("lesson play {LESSON}"),
+    ];
+    lines.extend(solved.iter().cloned());
+    submit(&dir, &lines, "erin.json");
+    assert_eq!(first_time(&dir, "erin.json"), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+    // Quiz 1 answered wrong, then another variant and back: the lines before the switch
+    // stay in the submission, and the wrong answer counts.
+    let dir = scratch("variant");
+    let mut lines = vec![format!("lesson start {LESSON}")];
+    lines.extend(std::iter::repeat_n("skip".to_string(), lesson.steps.len()));
+    lines.push(format!("lesson answer {wrong}"));
+    lines.push(format!("lesson start {LESSON} --variant 1"));
+    lines.push(format!("lesson start {LESSON} --variant 0"));
+    lines.extend(solved.iter().skip(1).cloned());
+    submit(&dir, &lines, "frank.json");
+    let o = lab(&["grade", "--lesson", LESSON, "--json", "frank.json"], &dir);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON verdict");
+    assert_eq!(v["quizzes"][0]["result"], "right-second-try", "{v}");
+    assert_eq!(
+        v["quizzes_right_first_time"].as_u64(),
+        Some(u64::try_from(lesson.quizzes.len() - 1).unwrap()),
+        "{v}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

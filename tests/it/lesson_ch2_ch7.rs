@@ -184,19 +184,34 @@ fn ch2_step_19_wants_the_policy_the_task_describes() {
         ],
     );
     assert_eq!(step(&desk), 19, "a policy that admits the wrong pods");
-    for (select, from) in [("''", "app=api"), ("app=db", "''")] {
+    for (select, from, port) in [
+        ("''", "app=api", " --port 5432/TCP"),
+        ("app=db", "''", " --port 5432/TCP"),
+        // Another namespace's pods let in too, or every port.
+        (
+            "app=db",
+            "app=api --ingress-from ns:kubernetes.io/metadata.name=kube-system",
+            " --port 5432/TCP",
+        ),
+        ("app=db", "app=api", ""),
+    ] {
         type_lines(
             &mut desk,
             &[
                 "policy delete db-allow-api",
-                // Selects every pod, or lets every pod in: web → db is still denied.
+                // Selects every pod, lets more in, or on every port: web → db is still
+                // denied.
                 &format!(
-                    "policy create db-allow-api --select {select} --ingress-from {from} --port 5432/TCP"
+                    "policy create db-allow-api --select {select} --ingress-from {from}{port}"
                 ),
                 "reach web db --port 5432",
             ],
         );
-        assert_eq!(step(&desk), 19, "--select {select} --ingress-from {from}");
+        assert_eq!(
+            step(&desk),
+            19,
+            "--select {select} --ingress-from {from}{port}"
+        );
     }
     type_lines(
         &mut desk,

@@ -240,3 +240,98 @@ proptest! {
         }
     }
 }
+
+/// A pod's volumeMounts and volumeDevices are kept (web-app.yaml's mount no longer warns),
+/// checked as the API server checks them, shown by `describe` and `-o yaml`, and kubelet
+/// mounts only the volumes a container uses ("Skipping unused volume"): an unused claim
+/// is attached but never staged or published, and a block claim in volumeMounts fails.
+#[test]
+fn volume_mounts_are_kept_checked_and_decide_what_kubelet_mounts() {
+    let dir = scratch("mounts");
+    let mut lab = crate::common::lab();
+    let out = ok(&mut lab, "apply -f assets/manifests/web-app.yaml");
+    assert!(!out.contains("volumeMounts"), "{out}");
+    let d = ok(&mut lab, "describe pod web -n shop");
+    assert!(
+        d.contains("      /usr/share/nginx/html from data (rw)\n"),
+        "{d}"
+    );
+    let y = ok(&mut lab, "get pod web -n shop -o yaml");
+    assert!(
+        y.contains("    - mountPath: /usr/share/nginx/html\n      name: data\n"),
+        "{y}"
+    );
+    // Each mistake named, nothing created.
+    let pod = |containers: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\nspec:\n  containers:\n  - name: app\n    image: busybox\n{containers}  volumes:\n  - name: data\n    persistentVolumeClaim:\n      claimName: c\n  - name: scratch\n    emptyDir: {{}}\n"
+        )
+    };
+    for (containers, cause) in [
+        (
+            "    volumeMounts:\n    - name: nope\n      mountPath: /d\n",
+            "spec.containers[0].volumeMounts[0].name: Not found: \"nope\"",
+        ),
+        (
+            "    volumeMounts:\n    - name: data\n",
+            "spec.containers[0].volumeMounts[0].mountPath: Required value",
+        ),
+        (
+            "    volumeMounts:\n    - name: data\n      mountPath: /d\n    - name: scratch\n      mountPath: /d\n",
+            "spec.containers[0].volumeMounts[1].mountPath: Invalid value: \"/d\": must be unique",
+        ),
+        (
+            "    volumeMounts:\n    - name: data\n      mountPath: /d\n    volumeDevices:\n    - name: data\n      devicePath: /dev/d\n",
+            "spec.containers[0].volumeDevices[0].name: Invalid value: \"data\": must not already exist in volumeMounts",
+        ),
+        (
+            "    volumeDevices:\n    - name: scratch\n      devicePath: /dev/s\n",
+            "spec.containers[0].volumeDevices[0].name: Invalid value: \"scratch\": can only use volume source type of PersistentVolumeClaim for block mode",
+        ),
+    ] {
+        let file = dir.join("bad.yaml");
+        std::fs::write(&file, pod(containers)).unwrap();
+        let e = fails(&mut lab, &format!("apply -f {}", file.display()));
+        assert!(e.contains(cause), "{containers}: {e}");
+        assert!(!ok(&mut lab, "get pods").contains("bad"), "{e}");
+    }
+    // A claim no container uses: attached, never mounted; the pod runs.
+    let file = dir.join("unused.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: d2\nspec:\n  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: nm\nspec:\n  containers:\n  - name: app\n    image: busybox\n  volumes:\n  - name: data\n    persistentVolumeClaim:\n      claimName: d2\n",
+    )
+    .unwrap();
+    let out = ok(&mut lab, &format!("apply -f {}", file.display()));
+    assert!(out.contains("ControllerPublishVolume"), "{out}");
+    assert!(
+        !out.contains("NodeStageVolume") && !out.contains("NodePublishVolume"),
+        "{out}"
+    );
+    assert!(out.contains("pod/nm podIP="), "{out}");
+    // `pod create --pvc`: a filesystem claim at /mnt/CLAIM, a block claim as /dev/CLAIM.
+    ok(&mut lab, "pvc create blk --size 1Gi --mode Block");
+    ok(&mut lab, "pvc create fs --size 1Gi");
+    ok(&mut lab, "pod create both --pvc blk --pvc fs:ro");
+    let d = ok(&mut lab, "describe pod both");
+    assert!(
+        d.contains("    Mounts:\n      /mnt/fs from fs (ro)\n")
+            && d.contains("    Devices:\n      /dev/blk from blk\n"),
+        "{d}"
+    );
+    assert!(d.contains("Status:           Running"), "{d}");
+    // A block claim named in volumeMounts: kubelet's volume manager refuses it.
+    let file = dir.join("mismatch.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: mm\nspec:\n  containers:\n  - name: app\n    image: busybox\n    volumeMounts:\n    - name: b\n      mountPath: /b\n  volumes:\n  - name: b\n    persistentVolumeClaim:\n      claimName: blk2\n---\napiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: blk2\nspec:\n  accessModes: [ReadWriteOnce]\n  volumeMode: Block\n  resources:\n    requests:\n      storage: 1Gi\n",
+    )
+    .unwrap();
+    ok(&mut lab, &format!("apply -f {}", file.display()));
+    let d = ok(&mut lab, "describe pod mm");
+    assert!(
+        d.contains("volume b has volumeMode Block, but is specified in volumeMounts"),
+        "{d}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -377,10 +377,49 @@ pub struct Container {
     /// Declared ports.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<ContainerPort>,
-    /// `resources`: requests and limits (extended resources need both, equal); held only
-    /// when any is set (most pods ask for none). Read with [`Container::resources`].
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resources: Option<Box<ResourceRequirements>>,
+    /// `resources`, `volumeMounts` and `volumeDevices`, held only when any is set (most
+    /// pods ask for no resources and mount no claim). Read with [`Container::resources`],
+    /// [`Container::volume_mounts`] and [`Container::volume_devices`].
+    #[serde(flatten)]
+    rare: Option<Box<ContainerRare>>,
+}
+
+/// The rare part of a [`Container`]: never all empty (an empty one is none).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct ContainerRare {
+    /// `resources`: requests and limits (extended resources need both, equal).
+    #[serde(skip_serializing_if = "ResourceRequirements::is_empty")]
+    resources: ResourceRequirements,
+    /// `volumeMounts`: where the pod's filesystem volumes appear in the container.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    volume_mounts: Vec<VolumeMount>,
+    /// `volumeDevices`: where the pod's block volumes appear in the container.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    volume_devices: Vec<VolumeDevice>,
+}
+
+/// `containers[].volumeMounts[]`: a pod volume mounted at a path in the container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VolumeMount {
+    /// The pod volume (`spec.volumes[].name`).
+    pub name: String,
+    /// Where it appears in the container.
+    pub mount_path: String,
+    /// Mounted read-only in this container.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub read_only: bool,
+}
+
+/// `containers[].volumeDevices[]`: a pod's block volume as a device in the container.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VolumeDevice {
+    /// The pod volume (`spec.volumes[].name`).
+    pub name: String,
+    /// The device's path in the container.
+    pub device_path: String,
 }
 
 // One a pod (in its spec's own allocation): the rare resources are boxed to keep this size.
@@ -414,7 +453,7 @@ pub static LAB_CONTAINERS: [Container; 1] = [Container {
     name: Cow::Borrowed("app"),
     image: Cow::Borrowed(LAB_IMAGE),
     ports: Vec::new(),
-    resources: None,
+    rare: None,
 }];
 
 /// The requirements of a container that asks for nothing.
@@ -435,13 +474,49 @@ impl Container {
             name: name.into(),
             image: image.into(),
             ports,
-            resources: (!resources.is_empty()).then(|| Box::new(resources)),
+            rare: None,
         }
+        .with_rare(|r| r.resources = resources)
+    }
+
+    /// The container with these `volumeMounts` and `volumeDevices`.
+    pub fn with_volumes(self, mounts: Vec<VolumeMount>, devices: Vec<VolumeDevice>) -> Self {
+        self.with_rare(|r| {
+            r.volume_mounts = mounts;
+            r.volume_devices = devices;
+        })
+    }
+
+    fn with_rare(mut self, set: impl FnOnce(&mut ContainerRare)) -> Self {
+        let mut rare = self.rare.take().map(|b| *b).unwrap_or_default();
+        set(&mut rare);
+        let empty = rare.resources.is_empty()
+            && rare.volume_mounts.is_empty()
+            && rare.volume_devices.is_empty();
+        self.rare = (!empty).then(|| Box::new(rare));
+        self
     }
 
     /// `resources`: requests and limits (both empty when the container asks for none).
     pub fn resources(&self) -> &ResourceRequirements {
-        self.resources.as_deref().unwrap_or(&NO_RESOURCES)
+        self.rare.as_ref().map_or(&NO_RESOURCES, |r| &r.resources)
+    }
+
+    /// `volumeMounts`, in the order given.
+    pub fn volume_mounts(&self) -> &[VolumeMount] {
+        self.rare.as_ref().map_or(&[], |r| &r.volume_mounts)
+    }
+
+    /// `volumeDevices`, in the order given.
+    pub fn volume_devices(&self) -> &[VolumeDevice] {
+        self.rare.as_ref().map_or(&[], |r| &r.volume_devices)
+    }
+
+    /// Whether the container uses pod volume `name`, mounted or as a device (kubelet's
+    /// `GetPodVolumeNames`).
+    pub fn uses_volume(&self, name: &str) -> bool {
+        self.volume_mounts().iter().any(|m| m.name == name)
+            || self.volume_devices().iter().any(|d| d.name == name)
     }
 }
 
@@ -606,6 +681,15 @@ impl PodSpec {
     /// `spec.volumes`.
     pub fn volumes(&self) -> &[PodVolume] {
         self.rare.as_ref().map_or(&[], |r| &r.volumes)
+    }
+
+    /// The volumes a container uses (in its `volumeMounts` or `volumeDevices`): the ones
+    /// kubelet's volume manager mounts. It skips the others ("Skipping unused volume"),
+    /// though the scheduler and the attach/detach controller still count them.
+    pub fn used_volumes(&self) -> impl Iterator<Item = &PodVolume> {
+        self.volumes()
+            .iter()
+            .filter(|v| self.containers.iter().any(|c| c.uses_volume(&v.name)))
     }
 
     /// `spec.nodeSelector`: labels a node must have (the scheduler's NodeAffinity filter,

@@ -53,6 +53,24 @@ impl LabelSelector {
         self.match_labels.is_empty() && self.match_expressions.is_empty()
     }
 
+    /// Whether it selects by the one label `key=value` and nothing else: it has a
+    /// requirement, and each is that label (`matchLabels`, or `key In (value)`). A
+    /// selector that takes more (`key Exists`, `key In (value, other)`, `{}`) or fewer (a
+    /// second label) pods is not.
+    pub fn is_exactly(&self, key: &str, value: &str) -> bool {
+        let labels_ok = self
+            .match_labels
+            .iter()
+            .all(|(k, v)| k == key && v == value);
+        let exprs_ok = self.match_expressions.iter().all(|r| {
+            r.key == key
+                && r.operator == "In"
+                && !r.values.is_empty()
+                && r.values.iter().all(|v| v == value)
+        });
+        !self.is_empty() && labels_ok && exprs_ok
+    }
+
     /// Does the selector match this label set? An unknown operator matches nothing
     /// (validation rejects it before a policy is stored).
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
@@ -168,5 +186,30 @@ mod tests {
             serde_json::to_string(&LabelSelector::everything()).unwrap(),
             "{}"
         );
+    }
+
+    /// Helpers' play, stop 66: a lesson's "select app=db" was met by `app Exists` and
+    /// `app In (db, web)`; only selectors that take exactly the label's pods are it.
+    #[test]
+    fn exactly_one_label_is_matchlabels_or_in_of_that_value() {
+        let labels = LabelSelector {
+            match_labels: l(&[("app", "db")]),
+            match_expressions: Vec::new(),
+        };
+        assert!(labels.is_exactly("app", "db"));
+        assert!(expr("app", "In", &["db"]).is_exactly("app", "db"));
+        for wide in [
+            LabelSelector::everything(),
+            expr("app", "Exists", &[]),
+            expr("app", "In", &["db", "web"]),
+            expr("app", "NotIn", &["web"]),
+            expr("tier", "In", &["db"]),
+            LabelSelector {
+                match_labels: l(&[("app", "db"), ("tier", "x")]),
+                match_expressions: Vec::new(),
+            },
+        ] {
+            assert!(!wide.is_exactly("app", "db"), "{wide:?}");
+        }
     }
 }

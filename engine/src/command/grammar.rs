@@ -381,7 +381,7 @@ pub struct PodCreateArgs {
     /// Egress bandwidth limit (kubernetes.io/egress-bandwidth), e.g. 10M
     #[arg(long, allow_hyphen_values = true, value_parser = quantity_text)]
     pub bandwidth_egress: Option<String>,
-    /// A PersistentVolumeClaim to mount, CLAIM[:ro] (repeatable)
+    /// A PersistentVolumeClaim the container mounts at /mnt/CLAIM (a Block claim: the device /dev/CLAIM), CLAIM[:ro] (repeatable)
     #[arg(long = "pvc")]
     pub pvcs: Vec<String>,
     /// Extra networks for Multus (k8s.v1.cni.cncf.io/networks): `a@net1,ns/b` or the JSON list form

@@ -1066,12 +1066,11 @@ fn pod_spec(name: &str, spec: Option<&PodSpecM>) -> Result<PodSpec, LabError> {
                 validate::extended_resource(name, &format!("{k}={v}"))?;
             }
         }
-        containers.push(Container::new(
-            c.name.clone(),
-            c.image.clone(),
-            ports,
-            resources,
-        ));
+        let (mounts, devices) = volume_uses(name, i, c, s)?;
+        containers.push(
+            Container::new(c.name.clone(), c.image.clone(), ports, resources)
+                .with_volumes(mounts, devices),
+        );
     }
     let mut volumes = Vec::new();
     for (i, v) in s.volumes.iter().enumerate() {
@@ -1107,6 +1106,120 @@ fn pod_spec(name: &str, spec: Option<&PodSpecM>) -> Result<PodSpec, LabError> {
         volumes,
         s.node_selector.clone(),
     ))
+}
+
+/// Container `i`'s `volumeMounts` and `volumeDevices`, checked as `ValidateVolumeMounts`
+/// and `ValidateVolumeDevices` check them (each names a volume of the pod; paths given and
+/// unique; a volume or path not both mounted and a device), every error found reported.
+/// Those of volumes of kinds the lab does not model are left out with their volumes.
+fn volume_uses(
+    pod: &str,
+    i: usize,
+    c: &crate::manifest::schema::ContainerM,
+    spec: &PodSpecM,
+) -> Result<(Vec<VolumeMount>, Vec<VolumeDevice>), LabError> {
+    let source = |name: &str| spec.volumes.iter().find(|v| v.name == name);
+    let mut causes = Vec::new();
+    let mut paths: Vec<&str> = Vec::new();
+    for (j, m) in c.volume_mounts.iter().enumerate() {
+        let field = format!("spec.containers[{i}].volumeMounts[{j}]");
+        if m.name.is_empty() {
+            causes.push(format!("{field}.name: Required value"));
+        }
+        if source(&m.name).is_none() {
+            causes.push(format!("{field}.name: Not found: {:?}", m.name));
+        }
+        if m.mount_path.is_empty() {
+            causes.push(format!("{field}.mountPath: Required value"));
+        }
+        if paths.contains(&m.mount_path.as_str()) {
+            causes.push(format!(
+                "{field}.mountPath: Invalid value: {:?}: must be unique",
+                m.mount_path
+            ));
+        }
+        paths.push(&m.mount_path);
+        if c.volume_devices.iter().any(|d| d.name == m.name) {
+            causes.push(format!(
+                "{field}.name: Invalid value: {:?}: must not already exist in volumeDevices",
+                m.name
+            ));
+        }
+        if c.volume_devices
+            .iter()
+            .any(|d| d.device_path == m.mount_path)
+        {
+            causes.push(format!(
+                "{field}.mountPath: Invalid value: {:?}: must not already exist as a path in volumeDevices",
+                m.mount_path
+            ));
+        }
+    }
+    let mut device_paths: Vec<&str> = Vec::new();
+    for (j, d) in c.volume_devices.iter().enumerate() {
+        let field = format!("spec.containers[{i}].volumeDevices[{j}]");
+        match source(&d.name) {
+            None => causes.push(format!("{field}.name: Not found: {:?}", d.name)),
+            Some(v) if v.persistent_volume_claim.is_none() => causes.push(format!(
+                "{field}.name: Invalid value: {:?}: can only use volume source type of PersistentVolumeClaim for block mode",
+                d.name
+            )),
+            Some(_) => {}
+        }
+        if d.device_path.is_empty() {
+            causes.push(format!("{field}.devicePath: Required value"));
+        }
+        if device_paths.contains(&d.device_path.as_str()) {
+            causes.push(format!(
+                "{field}.devicePath: Invalid value: {:?}: must be unique",
+                d.device_path
+            ));
+        }
+        device_paths.push(&d.device_path);
+        if c.volume_mounts.iter().any(|m| m.name == d.name) {
+            causes.push(format!(
+                "{field}.name: Invalid value: {:?}: must not already exist in volumeMounts",
+                d.name
+            ));
+        }
+        if c.volume_mounts
+            .iter()
+            .any(|m| m.mount_path == d.device_path)
+        {
+            causes.push(format!(
+                "{field}.devicePath: Invalid value: {:?}: must not already exist as a path in volumeMounts",
+                d.device_path
+            ));
+        }
+    }
+    if !causes.is_empty() {
+        return Err(LabError::from(Invalid {
+            kind: ApiKind::Pod,
+            name: pod.to_string(),
+            causes,
+        }));
+    }
+    let modelled = |name: &str| source(name).is_some_and(|v| v.persistent_volume_claim.is_some());
+    let mounts = c
+        .volume_mounts
+        .iter()
+        .filter(|m| modelled(&m.name))
+        .map(|m| VolumeMount {
+            name: m.name.clone(),
+            mount_path: m.mount_path.clone(),
+            read_only: m.read_only,
+        })
+        .collect();
+    let devices = c
+        .volume_devices
+        .iter()
+        .filter(|d| modelled(&d.name))
+        .map(|d| VolumeDevice {
+            name: d.name.clone(),
+            device_path: d.device_path.clone(),
+        })
+        .collect();
+    Ok((mounts, devices))
 }
 
 /// The API server's Invalid error for one field of the object `kind` `name`.

@@ -95,6 +95,7 @@ impl Lab {
                 },
             });
         }
+        let (mounts, devices) = self.claim_mounts(&a.ns, &volumes);
         let mut node_selector = std::collections::BTreeMap::new();
         for l in &a.node_selector {
             let (k, v) = validate::label(l)
@@ -133,12 +134,10 @@ impl Lab {
         }
         let spec = PodSpec::new(
             a.node.clone().unwrap_or_default(),
-            vec![Container::new(
-                "app",
-                crate::cluster::LAB_IMAGE,
-                ports,
-                resources,
-            )],
+            vec![
+                Container::new("app", crate::cluster::LAB_IMAGE, ports, resources)
+                    .with_volumes(mounts, devices),
+            ],
             volumes,
             node_selector,
         );
@@ -169,6 +168,42 @@ impl Lab {
             ));
         }
         Ok(out)
+    }
+
+    /// Where `pod create`'s container uses each `--pvc` volume: a filesystem claim mounted
+    /// at `/mnt/CLAIM` (read-only with `:ro`), a claim that exists with `volumeMode: Block`
+    /// as the device `/dev/CLAIM` (kubelet refuses a block volume in `volumeMounts`). A
+    /// volume no container uses is one kubelet never mounts ("Skipping unused volume").
+    fn claim_mounts(
+        &self,
+        ns: &str,
+        volumes: &[PodVolume],
+    ) -> (
+        Vec<crate::cluster::VolumeMount>,
+        Vec<crate::cluster::VolumeDevice>,
+    ) {
+        let (mut mounts, mut devices) = (Vec::new(), Vec::new());
+        for v in volumes {
+            let claim = &v.persistent_volume_claim.claim_name;
+            let block = self
+                .cluster
+                .pvcs
+                .get(&(ns.to_string(), claim.clone()))
+                .is_some_and(|c| c.spec.volume_mode == "Block");
+            if block {
+                devices.push(crate::cluster::VolumeDevice {
+                    name: v.name.clone(),
+                    device_path: format!("/dev/{claim}"),
+                });
+            } else {
+                mounts.push(crate::cluster::VolumeMount {
+                    name: v.name.clone(),
+                    mount_path: format!("/mnt/{claim}"),
+                    read_only: v.persistent_volume_claim.read_only,
+                });
+            }
+        }
+        (mounts, devices)
     }
 
     /// A pod pinned with `--node` skips the scheduler's VolumeBinding check: for each of

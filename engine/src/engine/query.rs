@@ -379,29 +379,75 @@ pub(crate) fn policy_types<'a>(lab: &'a Lab, key_: &str) -> Option<&'a [String]>
         .map(|p| p.spec.policy_types.as_slice())
 }
 
-/// Whether the NetworkPolicy `key`'s podSelector takes a pod by the label `key=value`: it
-/// matches a pod carrying just that label and not a pod without it (an empty selector,
-/// which takes every pod of the namespace, does not; nor one that also needs another
-/// label). Written as matchLabels or matchExpressions alike. `None`: no such policy.
+/// Whether the NetworkPolicy `key`'s podSelector takes the pods labelled `key=value` and
+/// no others ([`crate::cluster::LabelSelector::is_exactly`]: matchLabels or `In` alike).
+/// `None`: no such policy.
 pub(crate) fn policy_selects(lab: &Lab, key_: &str, label: (&str, &str)) -> Option<bool> {
     let policy = lab.cluster.policies.get(&key(key_))?;
-    let with: BTreeMap<String, String> = [(label.0.to_string(), label.1.to_string())].into();
-    let selector = &policy.spec.pod_selector;
-    Some(selector.matches(&with) && !selector.matches(&BTreeMap::new()))
+    Some(policy.spec.pod_selector.is_exactly(label.0, label.1))
 }
 
-/// Whether a rule of the NetworkPolicy `key` lets traffic on this port through between the
-/// pods it selects and pods of its namespace carrying `labels`: with `egress` false, an
-/// ingress rule lets them in (its `from` has a podSelector that matches them, or is empty);
-/// with `egress` true, an egress rule lets the selected pods out to them (its `to`, the
-/// same way); the rule's `ports` hold the port, or are empty. What the policy says,
-/// whatever the network enforces. `None`: no such policy.
+/// Whether every rule of the NetworkPolicy `key` in one direction (ingress, or egress with
+/// `egress`) lets through only pods of its namespace labelled `label` (each peer a pod
+/// selector that is exactly that label: no namespace selector, no ipBlock, no empty
+/// `from`/`to`) and only on this one port (each rule's `ports` that port alone), and there
+/// is such a rule. `None`: no such policy.
+pub(crate) fn policy_only(
+    lab: &Lab,
+    key_: &str,
+    label: (&str, &str),
+    (port, proto): (u16, Protocol),
+    egress: bool,
+) -> Option<bool> {
+    let p = lab.cluster.policies.get(&key(key_))?;
+    let port_is = |q: &NetworkPolicyPort| {
+        q.protocol
+            .as_deref()
+            .and_then(Protocol::parse_loose)
+            .unwrap_or_default()
+            == proto
+            && q.port == Some(IntOrString::Int(i32::from(port)))
+            && q.end_port.is_none_or(|e| e == i32::from(port))
+    };
+    let peer_is = |peer: &NetworkPolicyPeer| {
+        peer.namespace_selector.is_none()
+            && peer.ip_block.is_none()
+            && peer
+                .pod_selector
+                .as_ref()
+                .is_some_and(|s| s.is_exactly(label.0, label.1))
+    };
+    let rule_is = |ports: &[NetworkPolicyPort], peers: &[NetworkPolicyPeer]| {
+        !ports.is_empty()
+            && ports.iter().all(port_is)
+            && !peers.is_empty()
+            && peers.iter().all(peer_is)
+    };
+    let rules: Vec<bool> = if egress {
+        p.spec
+            .egress
+            .iter()
+            .map(|r| rule_is(&r.ports, &r.to))
+            .collect()
+    } else {
+        p.spec
+            .ingress
+            .iter()
+            .map(|r| rule_is(&r.ports, &r.from))
+            .collect()
+    };
+    Some(!rules.is_empty() && rules.iter().all(|ok| *ok))
+}
+
+/// Whether an ingress rule of the NetworkPolicy `key` lets in pods of its namespace carrying
+/// `labels` on this port (its `from` has a podSelector that matches them, or is empty; its
+/// `ports` hold the port, or are empty): what the policy says, whatever the network
+/// enforces. `None`: no such policy.
 pub(crate) fn policy_admits(
     lab: &Lab,
     key_: &str,
     labels: &BTreeMap<String, String>,
     (port, proto): (u16, Protocol),
-    egress: bool,
 ) -> Option<bool> {
     let p = lab.cluster.policies.get(&key(key_))?;
     let port_ok = |q: &NetworkPolicyPort| {
@@ -432,12 +478,7 @@ pub(crate) fn policy_admits(
                             .is_some_and(|s| s.matches(labels))
                 }))
     };
-    let holds = if egress {
-        p.spec.egress.iter().any(|r| lets(&r.ports, &r.to))
-    } else {
-        p.spec.ingress.iter().any(|r| lets(&r.ports, &r.from))
-    };
-    Some(holds)
+    Some(p.spec.ingress.iter().any(|r| lets(&r.ports, &r.from)))
 }
 
 /// Whether a watch from the beginning would have delivered an event of this type

@@ -253,7 +253,7 @@ impl Kubelet {
             }
             return first;
         }
-        if !pod.spec.volumes().is_empty() {
+        if pod.spec.used_volumes().next().is_some() {
             match self.mount_pod_volumes(ctx, &pod) {
                 Ok(_) => {}
                 Err(crate::kubelet::volumes::MountWait::Waiting(reason, msg)) => {

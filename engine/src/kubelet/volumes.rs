@@ -198,6 +198,31 @@ pub(crate) fn mount_checks(
     Ok(())
 }
 
+/// `createVolumeSpec`'s check of how the pod's containers use a volume against the PV's
+/// `volumeMode`: a block volume mounted as a filesystem, or a filesystem volume given as a
+/// device, is an error the volume manager records for the pod.
+fn mode_mismatch(pod: &Object<PodSpec>, volume: &str, mode: &str) -> Option<String> {
+    let containers = pod.spec.containers.iter();
+    let mounted = containers
+        .clone()
+        .any(|c| c.volume_mounts().iter().any(|m| m.name == volume));
+    let device = containers
+        .clone()
+        .any(|c| c.volume_devices().iter().any(|d| d.name == volume));
+    let mode = if mode.is_empty() { "Filesystem" } else { mode };
+    if mounted && mode != "Filesystem" {
+        Some(format!(
+            "volume {volume} has volumeMode {mode}, but is specified in volumeMounts"
+        ))
+    } else if device && mode != "Block" {
+        Some(format!(
+            "volume {volume} has volumeMode {mode}, but is specified in volumeDevices"
+        ))
+    } else {
+        None
+    }
+}
+
 /// The FailedMount message of a pod the desired state of world populator could not take
 /// whole (`processPodVolumes`: a claim that does not exist or is not bound is left out, with
 /// an error for the pod), or `None` when every volume was processed. `WaitForAttachAndMount`
@@ -213,8 +238,7 @@ fn unprocessed_volumes(ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Option<String> {
     let mut errors = Vec::new();
     let volumes: Vec<_> = pod
         .spec
-        .volumes()
-        .iter()
+        .used_volumes()
         .map(|v| {
             let claim = &v.persistent_volume_claim.claim_name;
             if ctx.api.pvcs.get_named(ns, claim).is_none() {
@@ -224,10 +248,18 @@ fn unprocessed_volumes(ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Option<String> {
                 return (v, None);
             }
             let pv = crate::storage::listers::pv_for_claim(ctx.api, ns, claim);
-            if pv.is_none() {
+            let Some(pv) = pv else {
                 errors.push(format!("error processing PVC {ns}/{claim}: PVC is not bound"));
+                return (v, None);
+            };
+            // A volume whose spec fails is left out of the desired state too.
+            match mode_mismatch(pod, &v.name, &pv.spec.volume_mode) {
+                Some(e) => {
+                    errors.push(e);
+                    (v, None)
+                }
+                None => (v, Some(pv)),
             }
-            (v, pv)
         })
         .collect();
     if errors.is_empty() {
@@ -297,7 +329,7 @@ impl Kubelet {
         if let Some(msg) = unprocessed_volumes(ctx, pod) {
             return Err(MountWait::Waiting("FailedMount", msg));
         }
-        for v in pod.spec.volumes() {
+        for v in pod.spec.used_volumes() {
             let claim = &v.persistent_volume_claim.claim_name;
             let ns = pod.metadata.namespace();
             let Some(pv) = crate::storage::listers::pv_for_claim(ctx.api, ns, claim).cloned()
@@ -780,7 +812,7 @@ impl Kubelet {
     fn pod_pv_names(&self, ctx: &Ctx<'_>, pod: &Object<PodSpec>) -> Vec<String> {
         let ns = pod.metadata.namespace();
         let mut out = Vec::new();
-        for v in pod.spec.volumes() {
+        for v in pod.spec.used_volumes() {
             let claim = &v.persistent_volume_claim.claim_name;
             let pv = crate::storage::listers::pv_for_claim(ctx.api, ns, claim)
                 .map(|p| p.name().to_string())

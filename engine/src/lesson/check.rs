@@ -788,7 +788,7 @@ pub(crate) const PREDICATES: &[Predicate] = &[
     },
     Predicate {
         pattern: "policy <policy> selects <word>",
-        about: "the NetworkPolicy's podSelector takes pods by this KEY=VALUE label: it matches a pod with just that label and not one without it (an empty selector, which takes every pod, does not hold)",
+        about: "the NetworkPolicy's podSelector takes the pods with this KEY=VALUE label and no others: each of its requirements is that label (matchLabels, or KEY In (VALUE)); `{}`, KEY Exists or a second value does not hold",
         eval: super::saw::policy_selects,
         topic: Topic::None,
         record: None,
@@ -801,9 +801,9 @@ pub(crate) const PREDICATES: &[Predicate] = &[
         record: None,
     },
     Predicate {
-        pattern: "policy <policy> lets-out <word> port <port>",
-        about: "an egress rule of the NetworkPolicy lets the pods it selects out to pods of its namespace with this KEY=VALUE label on this port (what the policy says, whatever pods exist or the network enforces)",
-        eval: super::saw::policy_lets_out,
+        pattern: "policy <policy> only-from|only-to <word> port <port>",
+        about: "every ingress (only-from) or egress (only-to) rule of the NetworkPolicy lets through only pods of its namespace with this KEY=VALUE label (a pod selector of just that label: no namespace selector, no ipBlock), on this port alone; and it has such a rule",
+        eval: super::saw::policy_only,
         topic: Topic::None,
         record: None,
     },

@@ -226,28 +226,21 @@ fn showed_the_answer(ran: &super::check::Ran, run: &str) -> bool {
 }
 
 /// Whether a view of another command shows what the view `want` shows: a node's routes
-/// are also in its neighbour and FDB tables, in a trace's hops and in `why route`; a flow's
-/// verdict is also in a trace and in `policies`. (So a prediction of a next hop or a
-/// verdict is not read off one of them first.) A view of another node shows another
-/// node's tables.
+/// are also in its neighbour and FDB tables, its links (a flannel.1 address is the next
+/// hop to that node), a trace's hops, `why route` and `diff`, and every node holds the
+/// same route to another node's podCIDR; a flow's verdict is also in a trace and in
+/// `policies`. (So a prediction of a next hop or a verdict is not read off one of them
+/// first.)
 fn shows_the_same_facts(want: &Shape, have: &Shape) -> bool {
-    let node = |s: &Shape| {
-        s.given
-            .iter()
-            .find(|(k, _)| k == "node")
-            .map(|(_, v)| v.clone())
-    };
-    if let (Some(a), Some(b)) = (node(want), node(have))
-        && a != b
-    {
-        return false;
-    }
     let want: Vec<&str> = want.path.iter().map(String::as_str).collect();
     let have: Vec<&str> = have.path.iter().map(String::as_str).collect();
     match want.as_slice() {
         ["show", "routes"] => matches!(
             have.as_slice(),
-            ["show", "routes" | "neigh" | "fdb", ..] | ["trace", ..] | ["why", "route", ..]
+            ["show", "routes" | "neigh" | "fdb" | "links", ..]
+                | ["trace", ..]
+                | ["why", "route", ..]
+                | ["diff", ..]
         ),
         ["reach", ..] => matches!(
             have.as_slice(),
@@ -604,13 +597,16 @@ impl Desk {
             .is_some_and(|s| s.lesson.id == id);
         let left = self.leave_lesson().filter(|_| !same);
         let mut saved = self.lessons.progress().of(&id);
-        // Another variant has other names and addresses: what was done in the old one
-        // (and the lines that did it) does not count in the new one.
+        // Another variant has other names and addresses: the steps done in the old one do
+        // not count in the new one. Its quizzes answered wrong or seen stay seen (the
+        // choices are the same), and the lines typed stay, for a grader to replay.
         let switched = (saved.variant != lesson.variant).then_some(saved.variant);
         let had_progress = saved.done() > 0 || !saved.transcript.is_empty();
         if switched.is_some() {
             saved = LessonProgress {
                 variant: lesson.variant,
+                shown: saved.seen_quizzes(),
+                transcript: std::mem::take(&mut saved.transcript),
                 ..LessonProgress::default()
             };
         }
@@ -629,7 +625,7 @@ impl Desk {
         match switched {
             Some(old) if had_progress => out.line(Line::styled(
                 format!(
-                    "Variant {}: other names and addresses than variant {old}, so the lesson starts over from step 1 (variant {old}'s progress is cleared).",
+                    "Variant {}: other names and addresses than variant {old}, so the lesson starts over from step 1 (variant {old}'s steps are cleared; its quizzes answered wrong or seen stay so).",
                     lesson.variant
                 ),
                 Role::Warn,
@@ -1139,9 +1135,9 @@ impl Desk {
 impl Desk {
     /// `lesson play` prints every quiz's answer: each quiz of the lesson not yet answered
     /// right counts as seen, as `skip` shows it (a right answer later is at the second
-    /// try). In the lesson in progress the line goes into its transcript as every line
-    /// does; otherwise it is written into the lesson's saved transcript, so a grader's
-    /// replay of the lines handed in plays it too.
+    /// try), and the line goes into the lesson's transcript, so a grader's replay of the
+    /// lines handed in plays it too. (The play leaves the lesson in progress, which saves
+    /// it; a lesson never started gets the variant played.)
     fn play_shows_the_answers(&mut self, lesson: &super::model::Lesson, variant: u32) {
         let quizzes = u32::try_from(lesson.quizzes.len()).unwrap_or(u32::MAX);
         let mark = |p: &mut super::progress::LessonProgress| {
@@ -1151,6 +1147,13 @@ impl Desk {
                 }
             }
         };
+        let line = super::progress::TypedLine {
+            line: match variant {
+                0 => format!("lesson play {}", lesson.id),
+                v => format!("lesson play {} --variant {v}", lesson.id),
+            },
+            files: Default::default(),
+        };
         if let Some(s) = self
             .lessons
             .session
@@ -1158,22 +1161,18 @@ impl Desk {
             .filter(|s| s.lesson.id == lesson.id)
         {
             mark(&mut s.progress);
-            self.lessons.save_session();
+            s.progress.transcript.push(line);
             return;
         }
         if quizzes == 0 {
             return;
         }
         let mut p = self.lessons.progress().of(&lesson.id);
+        if p.done() == 0 && p.transcript.is_empty() {
+            p.variant = variant;
+        }
         mark(&mut p);
-        let line = match variant {
-            0 => format!("lesson play {}", lesson.id),
-            v => format!("lesson play {} --variant {v}", lesson.id),
-        };
-        p.transcript.push(super::progress::TypedLine {
-            line,
-            files: Default::default(),
-        });
+        p.transcript.push(line);
         self.lessons.save(&lesson.id, &p);
     }
 }
@@ -1198,16 +1197,15 @@ mod tests {
             "trace slow 10.244.3.5",
             "why route 10.244.3.0/24 --node node-2",
             "show routes",
+            // Every node routes to node-3's pods the same way.
+            "show routes node-1",
+            "show neigh node-1",
+            "show links node-3",
+            "diff 0",
         ] {
             assert!(shows_the_same_facts(&routes, &path(line)), "{line}");
         }
-        for line in [
-            "show ipam node-2",
-            "get pods",
-            "show links node-2",
-            "show neigh node-1",
-            "show routes node-1",
-        ] {
+        for line in ["show ipam node-2", "get pods", "show volumes"] {
             assert!(!shows_the_same_facts(&routes, &path(line)), "{line}");
         }
         let reach = path("reach db web --port 80");

@@ -193,6 +193,9 @@ impl Quiz {
             Flaw::Asks => "asks (\"?\") instead of stating an answer".to_string(),
             Flaw::NoOption => "names none of this quiz's options".to_string(),
             Flaw::NoAddress => "names no address, and the question asks for one".to_string(),
+            Flaw::Network => {
+                "names a network (a prefix length), and a next hop is one address".to_string()
+            }
         };
         Some(format!(
             "{:?} {why}: {accepted} (`lesson answer PREDICTION`); this try is not used",
@@ -308,6 +311,9 @@ enum Flaw {
     NoOption,
     /// The question asks for an address and it names none (`A`, `the next one`).
     NoAddress,
+    /// The question asks for a next hop, one address, and it names a network
+    /// (`10.244.3.0/24`, the destination the question gives).
+    Network,
 }
 
 /// Words that negate or hedge: a prediction with one states no single answer.
@@ -327,6 +333,12 @@ const HEDGES: &[&str] = &[
     "possibly",
     "probably",
     "likely",
+    "could",
+    "depends",
+    "alternatively",
+    "roughly",
+    "approximately",
+    "~",
     "might",
     "unsure",
     "guess",
@@ -406,6 +418,16 @@ fn prediction_flaw(question: &str, given: &str, wants_address: bool) -> Option<F
     if let Some(w) = prediction_words(scope).into_iter().find(|w| is_hedge(w)) {
         return Some(Flaw::Hedges(w));
     }
+    // Two answers with a slash between (`ok/fail`), but not an address with its prefix
+    // or a path (`/csi.v1.Node/NodeUnpublishVolume`).
+    let slashed = |w: &str| {
+        !w.starts_with('/')
+            && w.split('/').filter(|p| !p.is_empty()).count() > 1
+            && word_address(w).is_none()
+    };
+    if scope.split_whitespace().any(slashed) {
+        return Some(Flaw::Hedges("/".into()));
+    }
     if scope.contains('?') {
         return Some(Flaw::Asks);
     }
@@ -419,6 +441,13 @@ fn prediction_flaw(question: &str, given: &str, wants_address: bool) -> Option<F
     }
     if wants_address && !words.iter().any(|w| word_address(w).is_some()) {
         return Some(Flaw::NoAddress);
+    }
+    if question.to_ascii_lowercase().contains("next hop")
+        && words
+            .iter()
+            .any(|w| word_address(w).is_some() && w.contains('/'))
+    {
+        return Some(Flaw::Network);
     }
     let options = question_options(question);
     let named = options_named(&words, &options);
@@ -1072,6 +1101,15 @@ mod option_tests {
             );
             assert!(!predicted(q, given, "ok"), "{given}");
         }
+        for given in ["ok/fail", "ok, alternatively it fails"] {
+            assert!(prediction_flaw(q, given, false).is_some(), "{given}");
+        }
+        for given in ["could be ok", "ok (depends)"] {
+            assert!(
+                matches!(prediction_flaw(q, given, false), Some(Flaw::Hedges(_))),
+                "{given}"
+            );
+        }
         for given in ["okay", "exit 0", "ok", "success"] {
             assert_eq!(prediction_flaw(q, given, false), None, "{given}");
             assert!(predicted(q, given, "ok"), "{given}");
@@ -1105,6 +1143,13 @@ mod option_tests {
             prediction_flaw(q, "bandwidth, portmap, bandwidth", false),
             Some(Flaw::SeveralOptions)
         );
+        // A next hop is an address, not the destination network the question names.
+        let q = "Which next hop (an IP address) does node-2 use for node-3's pods (10.244.3.0/24)?";
+        assert_eq!(
+            prediction_flaw(q, "10.244.3.0/24", true),
+            Some(Flaw::Network)
+        );
+        assert_eq!(prediction_flaw(q, "via 10.244.3.0", true), None);
         // IPv6 colons do not part an address.
         let q = "Which address does it get?";
         assert_eq!(prediction_flaw(q, "fd00:10:244:1::7", true), None);

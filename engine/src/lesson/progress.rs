@@ -105,6 +105,17 @@ impl LessonProgress {
         self.steps.len() + self.quizzes.len()
     }
 
+    /// The quizzes a fresh start keeps as seen (`lesson reset`, another variant): those
+    /// answered wrong, right only at the second try, or whose answer was seen.
+    pub(crate) fn seen_quizzes(&self) -> BTreeSet<u32> {
+        self.shown
+            .iter()
+            .chain(&self.wrong)
+            .chain(&self.second_try)
+            .copied()
+            .collect()
+    }
+
     /// Quizzes answered right at the first try.
     pub(crate) fn right_first_time(&self) -> usize {
         self.quizzes.difference(&self.second_try).count()

@@ -1358,21 +1358,47 @@ pub(crate) fn volume_targets(_: &Lab, seen: &Observed, a: &[String]) -> Eval {
     )
 }
 
+/// `policy <policy> only-from|only-to <KEY=VALUE> port <port>`: every ingress (or egress)
+/// rule of the NetworkPolicy lets through only pods of its namespace with that label, on
+/// that port alone (see [`crate::engine::query::policy_only`]).
+pub(crate) fn policy_only(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
+    let (key, dir, label, port) = (arg(a, 0), arg(a, 1), arg(a, 2), arg(a, 3));
+    let (ns, name) = key.split_once('/').unwrap_or(("default", key));
+    let egress = dir == "only-to";
+    let Some((k, v)) = label.split_once('=') else {
+        return yes_no(false, String::new(), format!("{label} is not KEY=VALUE"));
+    };
+    let Ok((port, proto)) = crate::cluster::policy::parse_port(port) else {
+        return yes_no(false, String::new(), format!("{port} is not a port"));
+    };
+    let Some(holds) = crate::engine::query::policy_only(lab, key, (k, v), (port, proto), egress)
+    else {
+        return yes_no(
+            false,
+            String::new(),
+            format!("networkpolicy {ns}/{name} does not exist"),
+        );
+    };
+    let (rules, to) = if egress {
+        ("egress", "out to")
+    } else {
+        ("ingress", "in from")
+    };
+    let port = format!("{port}/{}", proto.as_str());
+    yes_no(
+        holds,
+        format!("every {rules} rule of networkpolicy {ns}/{name} lets {to} only {label} on {port}"),
+        format!(
+            "networkpolicy {ns}/{name} has no {rules} rule, or one that lets {to} more than the pods with {label} on {port} (other pods, namespaces, addresses or ports)"
+        ),
+    )
+}
+
 /// `policy <policy> admits <KEY=VALUE> port <port>`: an ingress rule of the policy lets in
 /// pods of its namespace carrying this label on this port (its `from` has a podSelector
 /// that matches them, or is empty; its `ports` hold the port, or are empty). What the
 /// policy says, whatever pods exist and whatever the network enforces.
-pub(crate) fn policy_admits(lab: &Lab, o: &Observed, a: &[String]) -> Eval {
-    policy_lets(lab, o, a, false)
-}
-
-/// `policy <policy> lets-out <KEY=VALUE> port <port>`: an egress rule of the NetworkPolicy
-/// lets the pods it selects out to pods of its namespace with that label on that port.
-pub(crate) fn policy_lets_out(lab: &Lab, o: &Observed, a: &[String]) -> Eval {
-    policy_lets(lab, o, a, true)
-}
-
-fn policy_lets(lab: &Lab, _: &Observed, a: &[String], egress: bool) -> Eval {
+pub(crate) fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (key, label, port) = (arg(a, 0), arg(a, 1), arg(a, 2));
     let (ns, name) = key.split_once('/').unwrap_or(("default", key));
     let labels: std::collections::BTreeMap<String, String> = label
@@ -1383,27 +1409,21 @@ fn policy_lets(lab: &Lab, _: &Observed, a: &[String], egress: bool) -> Eval {
     let Ok((port, proto)) = crate::cluster::policy::parse_port(port) else {
         return yes_no(false, String::new(), format!("{port} is not a port"));
     };
-    let Some(holds) = crate::engine::query::policy_admits(lab, key, &labels, (port, proto), egress)
-    else {
+    let Some(holds) = crate::engine::query::policy_admits(lab, key, &labels, (port, proto)) else {
         return yes_no(
             false,
             String::new(),
             format!("networkpolicy {ns}/{name} does not exist"),
         );
     };
-    let (verb, rule) = if egress {
-        ("lets out to", "egress")
-    } else {
-        ("admits", "ingress")
-    };
     yes_no(
         holds,
         format!(
-            "networkpolicy {ns}/{name} {verb} {label} on {port}/{}",
+            "networkpolicy {ns}/{name} admits {label} on {port}/{}",
             proto.as_str()
         ),
         format!(
-            "no {rule} rule of networkpolicy {ns}/{name} {verb} pods with {label} on {port}/{}",
+            "no ingress rule of networkpolicy {ns}/{name} admits pods with {label} on {port}/{}",
             proto.as_str()
         ),
     )

@@ -205,16 +205,9 @@ impl LessonSession {
         // make a right answer after it a first try. And the lines typed before stay in
         // the transcript, so a grader's replay sees them too (unless it is past its cap:
         // then it starts anew, or nothing could be handed in).
-        let seen = old
-            .shown
-            .iter()
-            .chain(&old.wrong)
-            .chain(&old.second_try)
-            .copied()
-            .collect();
         self.progress = LessonProgress {
             variant: old.variant,
-            shown: seen,
+            shown: old.seen_quizzes(),
             transcript: if old.transcript.dropped == 0 {
                 old.transcript
             } else {

@@ -194,6 +194,39 @@ pub struct ContainerM {
     /// `resources`.
     #[serde(default)]
     pub resources: ResourcesM,
+    /// `volumeMounts`.
+    #[serde(default)]
+    pub volume_mounts: Vec<VolumeMountM>,
+    /// `volumeDevices`.
+    #[serde(default)]
+    pub volume_devices: Vec<VolumeDeviceM>,
+}
+
+/// `containers[].volumeMounts[]`.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct VolumeMountM {
+    /// `name`.
+    #[serde(default)]
+    pub name: String,
+    /// `mountPath`.
+    #[serde(default)]
+    pub mount_path: String,
+    /// `readOnly`.
+    #[serde(default)]
+    pub read_only: bool,
+}
+
+/// `containers[].volumeDevices[]`.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(rename_all = "camelCase")]
+pub struct VolumeDeviceM {
+    /// `name`.
+    #[serde(default)]
+    pub name: String,
+    /// `devicePath`.
+    #[serde(default)]
+    pub device_path: String,
 }
 
 /// `persistentVolumeClaim` volume source.
@@ -539,8 +572,10 @@ pub(crate) const UNMODELLED: &[&str] = &[
     "spec.containers[].env",
     "spec.containers[].envFrom",
     "spec.containers[].workingDir",
-    "spec.containers[].volumeMounts",
-    "spec.containers[].volumeDevices",
+    "spec.containers[].volumeMounts[].subPath",
+    "spec.containers[].volumeMounts[].subPathExpr",
+    "spec.containers[].volumeMounts[].mountPropagation",
+    "spec.containers[].volumeMounts[].recursiveReadOnly",
     "spec.containers[].imagePullPolicy",
     "spec.containers[].livenessProbe",
     "spec.containers[].readinessProbe",

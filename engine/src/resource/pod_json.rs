@@ -81,7 +81,7 @@ fn defaulted_spec(spec: &mut Map<String, Value>) {
 /// The ServiceAccount admission plugin's token volume, named `name`, appended to the
 /// pod's volumes (a projected volume of the token, the cluster's CA and the namespace,
 /// `defaultMode` 0644 as the API server defaults it), and its read-only mount in each
-/// container (`volumeMounts`, which the lab keeps no other entry of).
+/// container (`volumeMounts`, after the container's own).
 fn token_volume(spec: &mut Map<String, Value>, name: &str) {
     let volume = json!({
         "name": name,
@@ -120,8 +120,12 @@ fn token_volume(spec: &mut Map<String, Value>, name: &str) {
     let mount = json!({ "mountPath": TOKEN_MOUNT_PATH, "name": name, "readOnly": true });
     let containers = spec.get_mut("containers").and_then(Value::as_array_mut);
     for c in containers.into_iter().flatten() {
-        if let Some(c) = c.as_object_mut() {
-            c.insert("volumeMounts".into(), json!([mount.clone()]));
+        // After the container's own mounts, as the plugin appends it.
+        let mounts = c
+            .as_object_mut()
+            .map(|c| c.entry("volumeMounts").or_insert_with(|| json!([])));
+        if let Some(mounts) = mounts.and_then(Value::as_array_mut) {
+            mounts.push(mount.clone());
         }
     }
 }

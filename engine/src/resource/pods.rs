@@ -307,8 +307,8 @@ fn describe(lab: &Lab, p: &Object<PodSpec>) -> Outcome {
 /// without any), describeContainerState (when the pod has a container status: kubelet
 /// writes one once it has the pod's sandbox), describeContainerResource,
 /// describeContainerEnvVars (the lab's containers set no environment) and
-/// describeContainerVolumes (the ServiceAccount plugin's token mount: the lab keeps no
-/// `volumeMounts`, so a claim is mounted in no container); then the lab's lines from the
+/// describeContainerVolumes (the container's mounts and the ServiceAccount plugin's token
+/// mount, then its block devices); then the lab's lines from the
 /// kubelet's device manager. The lab's containers have no command or probes. A running
 /// container's image ID is left out: the lab has no image digests.
 fn container_lines(
@@ -389,11 +389,29 @@ fn container_lines(
         }
     }
     lines.push("    Environment:\t<none>".into());
+    // describeContainerVolumes: the mounts sorted by path (the token's among them), then
+    // the block devices sorted by path.
     lines.push("    Mounts:".into());
-    lines.push(format!(
-        "      {} from {token_volume} (ro)",
-        super::pod_runtime::TOKEN_MOUNT_PATH
-    ));
+    let token = crate::cluster::VolumeMount {
+        name: token_volume.to_string(),
+        mount_path: super::pod_runtime::TOKEN_MOUNT_PATH.to_string(),
+        read_only: true,
+    };
+    let mut mounts: Vec<&crate::cluster::VolumeMount> =
+        c.volume_mounts().iter().chain([&token]).collect();
+    mounts.sort_by(|a, b| a.mount_path.cmp(&b.mount_path));
+    for m in mounts {
+        let flag = if m.read_only { "ro" } else { "rw" };
+        lines.push(format!("      {} from {} ({flag})", m.mount_path, m.name));
+    }
+    if !c.volume_devices().is_empty() {
+        lines.push("    Devices:".into());
+        let mut devices: Vec<_> = c.volume_devices().iter().collect();
+        devices.sort_by(|a, b| a.device_path.cmp(&b.device_path));
+        for d in devices {
+            lines.push(format!("      {} from {}", d.device_path, d.name));
+        }
+    }
     let held = lab
         .kubelets
         .get(&p.spec.node_name)
