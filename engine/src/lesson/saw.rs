@@ -1429,9 +1429,9 @@ pub(crate) fn policy_admits(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     )
 }
 
-/// `policy <policy> selects <KEY=VALUE>`: the NetworkPolicy's podSelector takes pods by
-/// that label (see [`crate::engine::query::policy_selects`]): not every pod, not a pod
-/// that lacks the label.
+/// `policy <policy> selects <KEY=VALUE>`: the NetworkPolicy's podSelector takes exactly
+/// the pods with that label (see [`crate::engine::query::policy_selects`]): not every pod,
+/// not more values of the key, not fewer pods by a second label.
 pub(crate) fn policy_selects(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
     let (key, label) = (arg(a, 0), arg(a, 1));
     let (ns, name) = key.split_once('/').unwrap_or(("default", key));
@@ -1449,7 +1449,7 @@ pub(crate) fn policy_selects(lab: &Lab, _: &Observed, a: &[String]) -> Eval {
         holds,
         format!("networkpolicy {ns}/{name} selects the pods labelled {label}"),
         format!(
-            "networkpolicy {ns}/{name}'s podSelector does not select by {label} (it takes every pod, or needs other labels)"
+            "networkpolicy {ns}/{name}'s podSelector is not just {label} (it takes every pod, other values, or needs other labels)"
         ),
     )
 }
